@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Caller-owned error context. Fallible functions return >= 0 on success or exactly -errno on
+ * failure; when the caller passes a non-NULL `struct xp_error *`, a human message saying what
+ * failed and where is written into it. Passing NULL is always allowed.
+ */
+
+#include <stddef.h>
+
+#include "xpool/macro.h"
+
+#define XP_ERROR_MSG_MAX 512
+
+struct xp_error {
+        int code;                   /* the negative errno that was returned, 0 when unset */
+        char msg[XP_ERROR_MSG_MAX]; /* NUL-terminated, may be truncated */
+};
+
+/* Sets *err (when not NULL) and returns code, so `return xp_errorf(err, -EINVAL, ...)` works. */
+int xp_errorf(struct xp_error *err, int code, const char *fmt, ...) _printf_(3, 4);
+
+/*
+ * Prepends "<prefix>: " to an error message that is already set, adding context on the way up.
+ * Returns err->code (or -EINVAL when err is NULL or unset, so callers can still return it).
+ */
+int xp_error_prefix(struct xp_error *err, const char *fmt, ...) _printf_(2, 3);
+
+/* Clears an error so the struct can be reused. */
+void xp_error_clear(struct xp_error *err);
+
+/* The message, or strerror(-code) when no message was set. Never NULL. */
+const char *xp_error_message(const struct xp_error *err);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* String helpers shared by parsers and validators. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Enough for any quoted value xp_quote() writes: 64 shown bytes, escaped, quotes and "...". */
+#define XP_QUOTE_MAX 300
+
+/*
+ * Writes s as a double-quoted string fit for an error message: '"' and '\\' escaped, bytes
+ * outside printable ASCII as \xNN, cut after 64 input bytes with "..." appended. Returns buf.
+ * A NULL s prints as (null).
+ */
+char *xp_quote(const char *s, char buf[static XP_QUOTE_MAX]);
+
+/* Like xp_quote() for a buffer that may hold NUL bytes. */
+char *xp_quote_mem(const char *s, size_t len, char buf[static XP_QUOTE_MAX]);
+
+/* strdup that returns NULL for NULL. */
+char *xp_strdup0(const char *s);
+
+bool xp_streq0(const char *a, const char *b);
