@@ -2,7 +2,7 @@
 
 add_compile_options(
   -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
-  -Wimplicit-fallthrough -Wundef -Wpointer-arith -Wvla -Wno-missing-field-initializers
+  -Wimplicit-fallthrough -Wundef -Wpointer-arith -Wvla -Wno-missing-field-initializers -Wno-format-truncation
   -fno-strict-aliasing -fno-common)
 if(XPOOL_WERROR)
   add_compile_options(-Werror)

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * JSON <-> objects. Decoding checks types, then validates the object the way a Kubernetes API
+ * server would (names, quantities, enums, cross-field rules), and reports the first problem with
+ * its field path and, when the input came from a file with a source map, its line and column:
+ *
+ *   pod.yaml:12:20: spec.containers[0].resources.limits[nvidia.com/gpu]: "1.5x" is not a valid
+ * quantity
+ *
+ * Members the model does not know are kept (struct member `extra`) and encoded back, so objects
+ * round-trip. Decoding never half-applies: on failure nothing is returned and nothing leaks.
+ */
+
+#include <jansson.h>
+
+#include "xpool/error.h"
+#include "xpool/object.h"
+#include "xpool/path.h"
+#include "xpool/yaml.h"
+
+enum xp_decode_flags {
+        XP_DECODE_STRICT = 1u << 0, /* unknown fields are errors (kubectl --validate=strict) */
+        XP_DECODE_TRUSTED =
+            1u << 1, /* skip semantic validation: objects read back from our store */
+};
+
+/* Where the JSON came from, for error messages. Every member may be NULL. */
+struct xp_decode_source {
+        const char *name;                /* "pod.yaml"; prefixes messages */
+        const struct xp_source_map *map; /* adds line:column */
+        const struct xp_path *base;      /* where the object sits in its document (List items) */
+};
+
+/*
+ * Decodes and validates. `source` may be NULL. The JSON's apiVersion and kind, when present, must
+ * be "v1" and "Pod" (or "Node"). On success *ret owns a new object (free with xp_pod_free()).
+ */
+int xp_pod_from_json(const json_t *json,
+                     const struct xp_decode_source *source,
+                     unsigned flags,
+                     struct xp_pod **ret,
+                     struct xp_error *err);
+int xp_node_from_json(const json_t *json,
+                      const struct xp_decode_source *source,
+                      unsigned flags,
+                      struct xp_node **ret,
+                      struct xp_error *err);
+
+/* Validates an object built or changed in code, with the same rules and messages as decoding. */
+int xp_pod_validate(const struct xp_pod *pod, struct xp_error *err);
+int xp_node_validate(const struct xp_node *node, struct xp_error *err);
+
+/* Encodes with apiVersion and kind first, modeled fields in API order, unknown members after. */
+int xp_pod_to_json(const struct xp_pod *pod, json_t **ret);
+int xp_node_to_json(const struct xp_node *node, json_t **ret);
+
+/* Convenience: parse JSON text (a request body) and decode. Syntax errors carry line:column. */
+int xp_pod_from_json_text(const char *text,
+                          size_t len,
+                          const char *source_name,
+                          unsigned flags,
+                          struct xp_pod **ret,
+                          struct xp_error *err);
+int xp_node_from_json_text(const char *text,
+                           size_t len,
+                           const char *source_name,
+                           unsigned flags,
+                           struct xp_node **ret,
+                           struct xp_error *err);

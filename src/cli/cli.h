@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* One file per subcommand; main.c dispatches through the table in commands.c. */
+
+struct xp_cli_command {
+        const char *name;
+        const char *summary; /* one line for `xpool help` */
+        int (*run)(int argc, char **argv);
+};
+
+extern const struct xp_cli_command xp_cli_commands[];
+
+/* Exit codes: 0 success, 1 the operation failed, 2 bad usage. */
+#define XP_EXIT_FAILURE 1
+#define XP_EXIT_USAGE   2
+
+int xp_cmd_version(int argc, char **argv);
+int xp_cmd_validate(int argc, char **argv);
+int xp_cmd_convert(int argc, char **argv);
+int xp_cmd_help(int argc, char **argv);
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "xpool/manifest.h"
+
+/* What `-f FILE... [--strict]` commands share. */
+struct xp_cli_manifest_args {
+        const char **files; /* borrowed from argv */
+        size_t n_files;
+        bool strict;
+        const char *output; /* -o, NULL when not given */
+};
+
+/*
+ * Parses `-f/--filename FILE` (repeatable), `--strict` and, when allow_output, `-o FORMAT`.
+ * Prints usage (with usage_text) and returns XP_EXIT_USAGE on bad usage, 0 to go on, and -1
+ * after --help (exit 0).
+ */
+int xp_cli_parse_manifest_args(int argc,
+                               char **argv,
+                               const char *usage_text,
+                               bool allow_output,
+                               struct xp_cli_manifest_args *ret);
+
+/* Loads one file, printing the error to stderr on failure. */
+int xp_cli_load_manifest(const char *file, bool strict, struct xp_manifest *ret);

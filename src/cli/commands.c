@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
+
+#include "cli.h"
+
+const struct xp_cli_command xp_cli_commands[] = {
+    {"validate", "check manifests the way the API server will (-f FILE...)", xp_cmd_validate},
+    {"convert", "print manifests as normalized JSON (-f FILE...)", xp_cmd_convert},
+    {"version", "print the version", xp_cmd_version},
+    {"help", "show this help", xp_cmd_help},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Top-level Pod and Node: apiVersion/kind, decode + validate, encode, free. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "xpool/strutil.h"
+
+struct kind_info {
+        const char *kind;
+        const struct xp_schema *schema;
+};
+
+static const struct kind_info pod_kind = {"Pod", &xp_pod_schema};
+static const struct kind_info node_kind = {"Node", &xp_node_schema};
+
+static int
+check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const json_t *json)
+{
+        const json_t *api_version = json_object_get(json, "apiVersion");
+        const json_t *kind = json_object_get(json, "kind");
+        char q[XP_QUOTE_MAX];
+        int r = 0;
+
+        if (api_version && !json_is_null(api_version) &&
+            (!json_is_string(api_version) || strcmp(json_string_value(api_version), "v1") != 0)) {
+                xp_path_push_field(&ctx->path, "apiVersion");
+                r = json_is_string(api_version)
+                        ? xp_decode_fail(ctx,
+                                         -EINVAL,
+                                         NULL,
+                                         false,
+                                         "unsupported value %s: %s is in apiVersion \"v1\"",
+                                         xp_quote(json_string_value(api_version), q),
+                                         info->kind)
+                        : xp_decode_fail(
+                              ctx, -EINVAL, NULL, false, "expected a string such as \"v1\"");
+        } else if (kind && !json_is_null(kind) &&
+                   (!json_is_string(kind) || strcmp(json_string_value(kind), info->kind) != 0)) {
+                xp_path_push_field(&ctx->path, "kind");
+                r = json_is_string(kind) ? xp_decode_fail(ctx,
+                                                          -EINVAL,
+                                                          NULL,
+                                                          false,
+                                                          "unexpected kind %s: expected \"%s\"",
+                                                          xp_quote(json_string_value(kind), q),
+                                                          info->kind)
+                                         : xp_decode_fail(ctx,
+                                                          -EINVAL,
+                                                          NULL,
+                                                          false,
+                                                          "expected a string such as \"%s\"",
+                                                          info->kind);
+        }
+        if (r < 0)
+                xp_path_pop(&ctx->path);
+        return r;
+}
+
+static int decode_object(const struct kind_info *info,
+                         const json_t *json,
+                         const struct xp_decode_source *source,
+                         unsigned flags,
+                         void **ret,
+                         struct xp_error *err)
+{
+        struct xp_decode_ctx ctx = {.source = source, .flags = flags, .err = err};
+        void *object;
+        json_t **extra;
+        int r;
+
+        if (source && source->base)
+                ctx.path = *source->base;
+
+        if (!json_is_object(json))
+                return xp_decode_fail(&ctx,
+                                      -EINVAL,
+                                      NULL,
+                                      false,
+                                      "expected a %s object (a mapping), got %s",
+                                      info->kind,
+                                      json_is_array(json) ? "a list" : "a scalar");
+        r = check_type_meta(&ctx, info, json);
+        if (r < 0)
+                return r;
+
+        object = calloc(1, info->schema->size);
+        if (!object)
+                return -ENOMEM;
+        r = xp_schema_decode(&ctx, info->schema, json, object);
+        if (r >= 0 && !(flags & XP_DECODE_TRUSTED))
+                r = xp_schema_validate(&ctx, info->schema, object);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        xp_errorf(err, r, "out of memory decoding a %s", info->kind);
+                xp_schema_done(info->schema, object);
+                free(object);
+                return r;
+        }
+
+        /* apiVersion and kind are implied by the type; keep them out of the unknown members */
+        extra = (json_t **)((char *)object + info->schema->extra_offset);
+        if (*extra) {
+                json_object_del(*extra, "apiVersion");
+                json_object_del(*extra, "kind");
+        }
+        *ret = object;
+        return 0;
+}
+
+static int encode_object(const struct kind_info *info, const void *object, json_t **ret)
+{
+        json_t *body;
+        json_t *out = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", info->kind);
+        int r;
+
+        if (!out)
+                return -ENOMEM;
+        r = xp_schema_encode(info->schema, object, &body);
+        if (r < 0) {
+                json_decref(out);
+                return r;
+        }
+        r = json_object_update(out, body);
+        json_decref(body);
+        if (r < 0) {
+                json_decref(out);
+                return -ENOMEM;
+        }
+        *ret = out;
+        return 0;
+}
+
+static int validate_object(const struct kind_info *info, const void *object, struct xp_error *err)
+{
+        struct xp_decode_ctx ctx = {.err = err};
+
+        return xp_schema_validate(&ctx, info->schema, object);
+}
+
+static int decode_text(const struct kind_info *info,
+                       const char *text,
+                       size_t len,
+                       const char *source_name,
+                       unsigned flags,
+                       void **ret,
+                       struct xp_error *err)
+{
+        struct xp_decode_source source = {.name = source_name};
+        json_error_t jerr;
+        json_t *json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        int r;
+
+        if (!json)
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "%s%s%d:%d: invalid JSON: %s",
+                                 source_name ? source_name : "",
+                                 source_name ? ":" : "",
+                                 jerr.line,
+                                 jerr.column,
+                                 jerr.text);
+        r = decode_object(info, json, source_name ? &source : NULL, flags, ret, err);
+        json_decref(json);
+        return r;
+}
+
+int xp_pod_from_json(const json_t *json,
+                     const struct xp_decode_source *source,
+                     unsigned flags,
+                     struct xp_pod **ret,
+                     struct xp_error *err)
+{
+        return decode_object(&pod_kind, json, source, flags, (void **)ret, err);
+}
+
+int xp_node_from_json(const json_t *json,
+                      const struct xp_decode_source *source,
+                      unsigned flags,
+                      struct xp_node **ret,
+                      struct xp_error *err)
+{
+        return decode_object(&node_kind, json, source, flags, (void **)ret, err);
+}
+
+int xp_pod_from_json_text(const char *text,
+                          size_t len,
+                          const char *source_name,
+                          unsigned flags,
+                          struct xp_pod **ret,
+                          struct xp_error *err)
+{
+        return decode_text(&pod_kind, text, len, source_name, flags, (void **)ret, err);
+}
+
+int xp_node_from_json_text(const char *text,
+                           size_t len,
+                           const char *source_name,
+                           unsigned flags,
+                           struct xp_node **ret,
+                           struct xp_error *err)
+{
+        return decode_text(&node_kind, text, len, source_name, flags, (void **)ret, err);
+}
+
+int xp_pod_validate(const struct xp_pod *pod, struct xp_error *err)
+{
+        return validate_object(&pod_kind, pod, err);
+}
+
+int xp_node_validate(const struct xp_node *node, struct xp_error *err)
+{
+        return validate_object(&node_kind, node, err);
+}
+
+int xp_pod_to_json(const struct xp_pod *pod, json_t **ret)
+{
+        return encode_object(&pod_kind, pod, ret);
+}
+
+int xp_node_to_json(const struct xp_node *node, json_t **ret)
+{
+        return encode_object(&node_kind, node, ret);
+}
+
+void xp_pod_free(struct xp_pod *pod)
+{
+        if (!pod)
+                return;
+        xp_schema_done(&xp_pod_schema, pod);
+        free(pod);
+}
+
+void xp_node_free(struct xp_node *node)
+{
+        if (!node)
+                return;
+        xp_schema_done(&xp_node_schema, node);
+        free(node);
+}

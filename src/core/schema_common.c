@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <string.h>
+
+#include "schema.h"
+#include "xpool/names.h"
+#include "xpool/strutil.h"
+
+#define ANNOTATIONS_TOTAL_MAX (256 * 1024)
+
+static int check_map(struct xp_decode_ctx *ctx, const struct xp_strmap *map, bool values_are_labels)
+{
+        for (size_t i = 0; i < map->n; i++) {
+                struct xp_error cause = {0};
+
+                if (xp_check_qualified_name(map->items[i].key, &cause) < 0)
+                        return xp_decode_fail_error(ctx, &cause, map->items[i].key, true);
+                if (values_are_labels && xp_check_label_value(map->items[i].value, &cause) < 0)
+                        return xp_decode_fail_error(ctx, &cause, map->items[i].key, false);
+        }
+        return 0;
+}
+
+int xp_check_label_map(struct xp_decode_ctx *ctx, const void *value)
+{
+        return check_map(ctx, value, true);
+}
+
+int xp_check_annotation_map(struct xp_decode_ctx *ctx, const void *value)
+{
+        const struct xp_strmap *map = value;
+        size_t total = 0;
+        int r = check_map(ctx, map, false);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < map->n; i++)
+                total += strlen(map->items[i].key) + strlen(map->items[i].value);
+        if (total > ANNOTATIONS_TOTAL_MAX)
+                return xp_decode_fail(ctx,
+                                      -E2BIG,
+                                      NULL,
+                                      false,
+                                      "too long: must have at most %d bytes in all, has %zu",
+                                      ANNOTATIONS_TOTAL_MAX,
+                                      total);
+        return 0;
+}
+
+static int relay(struct xp_decode_ctx *ctx, int r, const struct xp_error *cause)
+{
+        return r < 0 ? xp_decode_fail_error(ctx, cause, NULL, false) : 0;
+}
+
+int xp_check_subdomain_field(struct xp_decode_ctx *ctx, const void *value)
+{
+        struct xp_error cause = {0};
+
+        return relay(ctx, xp_check_dns1123_subdomain(*(char *const *)value, &cause), &cause);
+}
+
+int xp_check_label_field(struct xp_decode_ctx *ctx, const void *value)
+{
+        struct xp_error cause = {0};
+
+        return relay(ctx, xp_check_dns1123_label(*(char *const *)value, &cause), &cause);
+}
+
+int xp_check_qualified_field(struct xp_decode_ctx *ctx, const void *value)
+{
+        struct xp_error cause = {0};
+
+        return relay(ctx, xp_check_qualified_name(*(char *const *)value, &cause), &cause);
+}
+
+int xp_check_label_value_field(struct xp_decode_ctx *ctx, const void *value)
+{
+        struct xp_error cause = {0};
+
+        return relay(ctx, xp_check_label_value(*(char *const *)value, &cause), &cause);
+}
+
+static int check_int_not_negative(struct xp_decode_ctx *ctx, int64_t v)
+{
+        if (v < 0)
+                return xp_decode_fail(ctx,
+                                      -EINVAL,
+                                      NULL,
+                                      false,
+                                      "invalid value %lld: must be greater than or equal to 0",
+                                      (long long)v);
+        return 0;
+}
+
+int xp_check_non_negative(struct xp_decode_ctx *ctx, const void *value)
+{
+        return check_int_not_negative(ctx, *(const int64_t *)value);
+}
+
+int xp_check_opt_non_negative(struct xp_decode_ctx *ctx, const void *value)
+{
+        return check_int_not_negative(ctx, ((const struct xp_opt_int64 *)value)->value);
+}
+
+int xp_check_weight(struct xp_decode_ctx *ctx, const void *value)
+{
+        int64_t weight = *(const int64_t *)value;
+
+        if (weight < 1 || weight > 100)
+                return xp_decode_fail(ctx,
+                                      -EINVAL,
+                                      NULL,
+                                      false,
+                                      "invalid value %lld: must be in the range 1-100",
+                                      (long long)weight);
+        return 0;
+}

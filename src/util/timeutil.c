@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "xpool/timeutil.h"
+
+static bool digits(const char *s, int n, int *ret)
+{
+        int v = 0;
+
+        for (int i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+                v = v * 10 + (s[i] - '0');
+        }
+        *ret = v;
+        return true;
+}
+
+static bool is_leap(int year)
+{
+        return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+}
+
+int xp_time_parse_rfc3339(const char *text, int64_t *ret)
+{
+        static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        int year, month, day, hour, minute, second, offset = 0;
+        const char *p = text;
+        struct tm tm = {0};
+        time_t t;
+
+        if (!digits(p, 4, &year) || p[4] != '-' || !digits(p + 5, 2, &month) || p[7] != '-' ||
+            !digits(p + 8, 2, &day) || (p[10] != 'T' && p[10] != 't') ||
+            !digits(p + 11, 2, &hour) || p[13] != ':' || !digits(p + 14, 2, &minute) ||
+            p[16] != ':' || !digits(p + 17, 2, &second))
+                return -EINVAL;
+        if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60)
+                return -EINVAL;
+        if (day > month_days[month - 1] + (month == 2 && is_leap(year)))
+                return -EINVAL;
+        p += 19;
+        if (*p == '.') {
+                p++;
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                while (*p >= '0' && *p <= '9')
+                        p++;
+        }
+        if (*p == 'Z' || *p == 'z') {
+                p++;
+        } else if (*p == '+' || *p == '-') {
+                int oh, om;
+
+                if (!digits(p + 1, 2, &oh) || p[3] != ':' || !digits(p + 4, 2, &om) || oh > 23 ||
+                    om > 59)
+                        return -EINVAL;
+                offset = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
+                p += 6;
+        } else {
+                return -EINVAL;
+        }
+        if (*p)
+                return -EINVAL;
+
+        tm.tm_year = year - 1900;
+        tm.tm_mon = month - 1;
+        tm.tm_mday = day;
+        tm.tm_hour = hour;
+        tm.tm_min = minute;
+        tm.tm_sec = second == 60 ? 59 : second;
+        t = timegm(&tm);
+        *ret = (int64_t)t - offset;
+        return 0;
+}
+
+char *xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX])
+{
+        time_t t = (time_t)seconds;
+        struct tm tm;
+
+        if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0) {
+                snprintf(buf, XP_RFC3339_MAX, "1970-01-01T00:00:00Z");
+                return buf;
+        }
+        snprintf(buf,
+                 XP_RFC3339_MAX,
+                 "%04d-%02d-%02dT%02d:%02d:%02dZ",
+                 tm.tm_year + 1900,
+                 tm.tm_mon + 1,
+                 tm.tm_mday,
+                 tm.tm_hour,
+                 tm.tm_min,
+                 tm.tm_sec);
+        return buf;
+}
