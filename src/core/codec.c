@@ -489,9 +489,14 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
         json_t **extra = AT(object, schema->extra_offset);
         json_t *copy;
 
-        if (ctx->flags & XP_DECODE_STRICT)
-                return xp_decode_fail(
-                    ctx, -EINVAL, key, true, "unknown field \"%s\" in %s", key, schema->name);
+        if (ctx->flags & XP_DECODE_STRICT) {
+                int r;
+
+                xp_path_push_field(&ctx->path, key);
+                r = xp_decode_fail(ctx, -EINVAL, NULL, true, "unknown field \"%s\" in %s", key, schema->name);
+                xp_path_pop(&ctx->path);
+                return r;
+        }
         if (!*extra) {
                 *extra = json_object();
                 if (!*extra)

@@ -67,7 +67,7 @@ static int decode_object(const struct kind_info *info,
 {
         struct xp_decode_ctx ctx = {.source = source, .flags = flags, .err = err};
         void *object;
-        json_t **extra;
+        json_t *body;
         int r;
 
         if (source && source->base)
@@ -85,10 +85,18 @@ static int decode_object(const struct kind_info *info,
         if (r < 0)
                 return r;
 
+        /* apiVersion and kind are implied by the type: decode the rest */
+        body = json_copy((json_t *)json);
         object = calloc(1, info->schema->size);
-        if (!object)
+        if (!body || !object) {
+                json_decref(body);
+                free(object);
                 return -ENOMEM;
-        r = xp_schema_decode(&ctx, info->schema, json, object);
+        }
+        json_object_del(body, "apiVersion");
+        json_object_del(body, "kind");
+        r = xp_schema_decode(&ctx, info->schema, body, object);
+        json_decref(body);
         if (r >= 0 && !(flags & XP_DECODE_TRUSTED))
                 r = xp_schema_validate(&ctx, info->schema, object);
         if (r < 0) {
@@ -99,12 +107,6 @@ static int decode_object(const struct kind_info *info,
                 return r;
         }
 
-        /* apiVersion and kind are implied by the type; keep them out of the unknown members */
-        extra = (json_t **)((char *)object + info->schema->extra_offset);
-        if (*extra) {
-                json_object_del(*extra, "apiVersion");
-                json_object_del(*extra, "kind");
-        }
         *ret = object;
         return 0;
 }

@@ -289,7 +289,7 @@ static const struct xp_field pod_spec_fields[] = {
              XP_FT_STRUCT_LIST,
              struct xp_pod_spec,
              containers,
-             .flags = XP_FIELD_REQUIRED | XP_FIELD_ALWAYS,
+             .flags = XP_FIELD_ALWAYS,
              .schema = &container_schema),
     XP_FIELD("restartPolicy",
              XP_FT_ENUM,

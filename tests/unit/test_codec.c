@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xpool/codec.h"
+#include "xpool/manifest.h"
+
+#define DATA XPOOL_TEST_DATA "/manifests/"
+
+static struct xp_pod *load_pod(const char *file)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+        struct xp_pod *pod;
+
+        if (xp_manifest_load_file(file, 0, &m, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(m.n, 1);
+        assert_int_equal(m.objects[0].kind, XP_OBJECT_POD);
+        pod = m.objects[0].pod;
+        m.objects[0].pod = NULL;
+        free(m.objects);
+        return pod;
+}
+
+static struct xp_node *load_node(const char *file)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+        struct xp_node *node;
+
+        if (xp_manifest_load_file(file, 0, &m, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(m.n, 1);
+        assert_int_equal(m.objects[0].kind, XP_OBJECT_NODE);
+        node = m.objects[0].node;
+        m.objects[0].node = NULL;
+        free(m.objects);
+        return node;
+}
+
+/* The value at an RFC 6901 pointer without the leading '/' ("a/0/nvidia.com~1gpu"). */
+static json_t *at(json_t *json, const char *path)
+{
+        char *copy = strdup(path), *save = NULL;
+
+        for (char *t = strtok_r(copy, "/", &save); t && json; t = strtok_r(NULL, "/", &save)) {
+                char *tilde;
+
+                while ((tilde = strstr(t, "~1"))) {
+                        *tilde = '/';
+                        memmove(tilde + 1, tilde + 2, strlen(tilde + 2) + 1);
+                }
+                json = json_is_array(json) ? json_array_get(json, strtoul(t, NULL, 10))
+                                           : json_object_get(json, t);
+        }
+        free(copy);
+        return json;
+}
+
+static const char *str_at(json_t *json, const char *path)
+{
+        json_t *v = at(json, path);
+
+        if (!json_is_string(v))
+                fail_msg("%s is not a string", path);
+        return json_string_value(v);
+}
+
+static void decodes_every_modeled_pod_field(void **state)
+{
+        struct xp_pod *pod = load_pod(DATA "full-pod.yaml");
+        const struct xp_container *c = &pod->spec.containers.items[0];
+        const struct xp_affinity *a = pod->spec.affinity;
+        char text[XP_QUANTITY_STRING_MAX];
+
+        (void)state;
+        assert_string_equal(pod->metadata.namespace, "research");
+        assert_string_equal(pod->metadata.resource_version, "42");
+        assert_int_equal(pod->metadata.generation, 3);
+        assert_int_equal(pod->metadata.creation_timestamp, 1796223845);
+        assert_string_equal(xp_strmap_get(&pod->metadata.labels, "job"), "llm");
+        assert_int_equal(pod->metadata.finalizers.n, 1);
+        assert_int_equal(pod->spec.init_containers.n, 1);
+        assert_string_equal(pod->spec.init_containers.items[0].args.items[0], "cp /data/* /work/");
+        assert_string_equal(c->working_dir, "/work");
+        assert_int_equal(c->args.n, 3);
+        assert_int_equal(c->env.n, 2);
+        assert_null(c->env.items[1].value);
+        assert_non_null(json_object_get(c->env.items[1].extra, "valueFrom"));
+        assert_string_equal(
+            xp_quantity_format(xp_resource_list_get(&c->resources.requests, "cpu"), text), "4");
+        assert_string_equal(
+            xp_quantity_format(xp_resource_list_get(&c->resources.limits, "memory"), text), "64Gi");
+        assert_true(c->security_context->run_as_user.set);
+        assert_int_equal(c->security_context->run_as_user.value, 1000);
+        assert_true(c->security_context->allow_privilege_escalation.set);
+        assert_false(c->security_context->allow_privilege_escalation.value);
+        assert_false(c->security_context->run_as_non_root.set);
+        assert_int_equal(pod->spec.restart_policy, XP_RESTART_ON_FAILURE);
+        assert_true(pod->spec.termination_grace_period_seconds.set);
+        assert_int_equal(pod->spec.termination_grace_period_seconds.value, 60);
+        assert_int_equal(pod->spec.priority.value, 1000);
+        assert_string_equal(xp_strmap_get(&pod->spec.node_selector, "xpool.io/gpu-product"),
+                            "H100-SXM");
+        assert_int_equal(a->node_affinity->required->terms.items[0].match_expressions.items[0].op,
+                         XP_SELECTOR_OP_GT);
+        assert_int_equal(a->node_affinity->preferred.items[0].weight, 50);
+        assert_string_equal(a->pod_anti_affinity->required.items[0].topology_key,
+                            "kubernetes.io/hostname");
+        assert_string_equal(
+            xp_strmap_get(&a->pod_anti_affinity->required.items[0].label_selector->match_labels,
+                          "job"),
+            "llm");
+        assert_int_equal(a->pod_anti_affinity->preferred.items[0]
+                             .term.label_selector->match_expressions.items[0]
+                             .op,
+                         XP_SELECTOR_OP_EXISTS);
+        assert_null(a->pod_affinity);
+        assert_int_equal(pod->spec.tolerations.n, 2);
+        assert_int_equal(pod->spec.tolerations.items[1].effect, XP_TAINT_EFFECT_NO_EXECUTE);
+        assert_int_equal(pod->spec.tolerations.items[1].toleration_seconds.value, 300);
+        assert_int_equal(pod->status.phase, XP_POD_RUNNING);
+        assert_int_equal(pod->status.conditions.items[0].status, XP_CONDITION_TRUE);
+        assert_string_equal(pod->status.host_ip, "10.0.0.5");
+        assert_true(pod->status.container_statuses.items[0].ready);
+        assert_non_null(pod->status.container_statuses.items[0].state.running);
+        assert_int_equal(pod->status.container_statuses.items[0].last_state.terminated->exit_code,
+                         137);
+        assert_string_equal(pod->status.container_statuses.items[0].last_state.terminated->reason,
+                            "OOMKilled");
+        xp_pod_free(pod);
+}
+
+static void encoding_keeps_what_the_client_sent(void **state)
+{
+        struct xp_pod *pod = load_pod(DATA "full-pod.yaml");
+        json_t *json;
+        const char *first_key;
+        void *iter;
+
+        (void)state;
+        assert_int_equal(xp_pod_to_json(pod, &json), 0);
+        iter = json_object_iter(json);
+        first_key = json_object_iter_key(iter);
+        assert_string_equal(first_key, "apiVersion");
+        assert_string_equal(json_object_iter_key(json_object_iter_next(json, iter)), "kind");
+        assert_string_equal(str_at(json, "kind"), "Pod");
+        /* fields xpool does not model, at every depth */
+        assert_string_equal(str_at(json, "metadata/ownerReferences/0/kind"), "Job");
+        assert_int_equal(json_integer_value(at(json, "metadata/ownerReferences/0/uid")), 1234);
+        assert_string_equal(str_at(json, "spec/containers/0/env/1/valueFrom/fieldRef/fieldPath"),
+                            "metadata.name");
+        assert_string_equal(str_at(json, "spec/containers/0/securityContext/capabilities/drop/0"),
+                            "ALL");
+        assert_int_equal(json_integer_value(at(json, "spec/containers/0/ports/0/containerPort")),
+                         29500);
+        assert_string_equal(str_at(json, "spec/volumes/0/hostPath/path"), "/data");
+        assert_int_equal(json_integer_value(at(json, "spec/securityContext/fsGroup")), 2000);
+        /* modeled fields in Kubernetes' shapes */
+        assert_string_equal(str_at(json, "metadata/creationTimestamp"), "2026-12-02T15:04:05Z");
+        assert_string_equal(str_at(json, "spec/containers/0/resources/requests/cpu"), "4");
+        assert_string_equal(str_at(json, "spec/containers/0/resources/limits/nvidia.com~1gpu"),
+                            "4");
+        assert_true(
+            json_is_false(at(json, "spec/containers/0/securityContext/allowPrivilegeEscalation")));
+        assert_string_equal(str_at(json, "spec/restartPolicy"), "OnFailure");
+        assert_string_equal(
+            str_at(
+                json,
+                "spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/0/operator"),
+            "Gt");
+        assert_int_equal(json_integer_value(at(json, "status/containerStatuses/0/restartCount")),
+                         0);
+        assert_true(json_is_true(at(json, "status/containerStatuses/0/ready")));
+        assert_int_equal(json_integer_value(
+                             at(json, "status/containerStatuses/0/lastState/terminated/exitCode")),
+                         137);
+        assert_string_equal(str_at(json, "status/conditions/0/status"), "True");
+        assert_null(at(json, "spec/nodeName"));
+        json_decref(json);
+        xp_pod_free(pod);
+}
+
+/* json -> object -> json -> object -> json: the two encodings are equal. */
+static void assert_pod_round_trips(struct xp_pod *pod)
+{
+        struct xp_error err = {0};
+        struct xp_pod *again = NULL;
+        json_t *first, *second;
+        char *text;
+
+        assert_int_equal(xp_pod_to_json(pod, &first), 0);
+        text = json_dumps(first, JSON_COMPACT);
+        assert_non_null(text);
+        if (xp_pod_from_json_text(text, strlen(text), "round-trip", 0, &again, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(xp_pod_to_json(again, &second), 0);
+        assert_true(json_equal(first, second));
+        free(text);
+        json_decref(first);
+        json_decref(second);
+        xp_pod_free(again);
+}
+
+static void pods_and_nodes_round_trip(void **state)
+{
+        struct xp_pod *pod = load_pod(DATA "full-pod.yaml");
+        struct xp_pod *seed = load_pod(DATA "seed-pod.yaml");
+        struct xp_node *node = load_node(DATA "gpu-node.yaml");
+        struct xp_node *again = NULL;
+        struct xp_error err = {0};
+        json_t *first, *second;
+
+        (void)state;
+        assert_pod_round_trips(pod);
+        assert_pod_round_trips(seed);
+
+        assert_int_equal(xp_node_to_json(node, &first), 0);
+        assert_int_equal(xp_node_from_json(first, NULL, 0, &again, &err), 0);
+        assert_int_equal(xp_node_to_json(again, &second), 0);
+        assert_true(json_equal(first, second));
+        assert_string_equal(str_at(first, "status/xpool/links/0/level"), "NVLink");
+        assert_int_equal(json_integer_value(at(first, "status/xpool/links/0/nvlinks")), 18);
+        assert_true(json_is_false(at(first, "status/xpool/devices/1/healthy")));
+        assert_true(json_is_true(at(first, "status/xpool/devices/0/simulated")));
+        assert_int_equal(json_integer_value(at(first, "status/xpool/devices/0/index")), 0);
+        assert_true(json_real_value(at(first, "status/xpool/devices/0/metrics/powerWatts")) ==
+                    540.25);
+        assert_int_equal(
+            json_integer_value(at(first, "status/daemonEndpoints/kubeletEndpoint/Port")), 10250);
+        assert_string_equal(str_at(first, "status/allocatable/cpu"), "3800m");
+        json_decref(first);
+        json_decref(second);
+        xp_pod_free(pod);
+        xp_pod_free(seed);
+        xp_node_free(node);
+        xp_node_free(again);
+}
+
+static void node_inventory_is_decoded(void **state)
+{
+        struct xp_node *node = load_node(DATA "gpu-node.yaml");
+        const struct xp_node_inventory *inv = node->status.xpool;
+        const struct xp_device *d;
+
+        (void)state;
+        assert_non_null(inv);
+        assert_int_equal(inv->cpu->threads, 4);
+        assert_int_equal(inv->numa_nodes.n, 1);
+        assert_int_equal(inv->numa_nodes.items[0].memory_bytes, 68719476736LL);
+        assert_int_equal(inv->devices.n, 2);
+        d = &inv->devices.items[0];
+        assert_int_equal(d->kind, XP_DEVICE_GPU);
+        assert_string_equal(d->resource_name, "nvidia.com/gpu");
+        assert_int_equal(d->device_nodes.n, 3);
+        assert_int_equal(d->memory_bytes, 85899345920LL);
+        assert_true(d->fp16_tflops == 989.5);
+        assert_true(d->numa_node.set);
+        assert_int_equal(d->numa_node.value, 0);
+        assert_string_equal(d->pci_address, "0000:18:00.0");
+        assert_true(d->healthy);
+        assert_true(d->simulated);
+        assert_int_equal(d->metrics->memory_used_bytes, 42949672960LL);
+        assert_false(inv->devices.items[1].healthy);
+        assert_string_equal(inv->devices.items[1].health_reason,
+                            "Xid 79: GPU has fallen off the bus");
+        assert_int_equal(inv->links.items[0].level, XP_LINK_NVLINK);
+        assert_true(inv->links.items[0].bandwidth_gbps == 450);
+        assert_int_equal(node->spec.taints.items[0].effect, XP_TAINT_EFFECT_NO_SCHEDULE);
+        assert_int_equal(node->status.conditions.items[0].last_heartbeat_time, 1796223845);
+        assert_string_equal(node->status.node_info.kernel_version, "6.1.0-26-amd64");
+        xp_node_free(node);
+}
+
+static void json_bodies_decode_with_line_and_column(void **state)
+{
+        static const char body[] =
+            "{\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n"
+            " \"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\"}]}}";
+        static const char broken[] = "{\"apiVersion\": \"v1\",\n \"kind\": }";
+        static const char duplicate[] = "{\"kind\": \"Pod\", \"kind\": \"Pod\"}";
+        static const char wrong_kind[] =
+            "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}}";
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+
+        (void)state;
+        assert_int_equal(xp_pod_from_json_text(body, sizeof(body) - 1, NULL, 0, &pod, &err), 0);
+        assert_string_equal(pod->spec.containers.items[0].name, "c");
+        xp_pod_free(pod);
+        pod = NULL;
+        assert_int_equal(xp_pod_from_json_text(broken, sizeof(broken) - 1, "body", 0, &pod, &err),
+                         -EINVAL);
+        assert_string_equal(err.msg, "body:2:10: invalid JSON: unexpected token near '}'");
+        assert_int_equal(
+            xp_pod_from_json_text(duplicate, sizeof(duplicate) - 1, "body", 0, &pod, &err),
+            -EINVAL);
+        assert_string_equal(err.msg,
+                            "body:1:22: invalid JSON: duplicate object key near '\"kind\"'");
+        assert_int_equal(
+            xp_pod_from_json_text(wrong_kind, sizeof(wrong_kind) - 1, NULL, 0, &pod, &err),
+            -EINVAL);
+        assert_string_equal(err.msg, "kind: unexpected kind \"Node\": expected \"Pod\"");
+        assert_null(pod);
+}
+
+static void objects_built_in_code_validate_and_encode(void **state)
+{
+        struct xp_pod *pod = calloc(1, sizeof(*pod));
+        struct xp_container *c = calloc(1, sizeof(*c));
+        struct xp_quantity half = xp_quantity_from_milli(500);
+        struct xp_error err = {0};
+        json_t *json;
+
+        (void)state;
+        pod->metadata.name = strdup("built");
+        pod->spec.containers.items = c;
+        pod->spec.containers.n = 1;
+        assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
+        assert_string_equal(
+            err.msg,
+            "spec.containers[0].image: required value: a container needs an image or a command");
+        c->name = strdup("main");
+        c->image = strdup("busybox");
+        assert_int_equal(xp_resource_list_set(&c->resources.limits, "nvidia.com/gpu", &half), 0);
+        assert_int_equal(xp_pod_validate(pod, &err), 0);
+        pod->status.phase = XP_POD_PENDING;
+        assert_int_equal(xp_pod_to_json(pod, &json), 0);
+        assert_string_equal(str_at(json, "spec/containers/0/resources/limits/nvidia.com~1gpu"),
+                            "500m");
+        assert_string_equal(str_at(json, "status/phase"), "Pending");
+        assert_null(at(json, "status/conditions"));
+        json_decref(json);
+        xp_pod_free(pod);
+}
+
+static void trusted_decoding_skips_validation_not_types(void **state)
+{
+        static const char invalid_name[] =
+            "{\"metadata\": {\"name\": \"Not_Valid\"}, \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\"}]}}";
+        static const char bad_type[] = "{\"metadata\": {\"name\": 5}, \"spec\": {}}";
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+
+        (void)state;
+        assert_int_equal(
+            xp_pod_from_json_text(invalid_name, sizeof(invalid_name) - 1, NULL, 0, &pod, &err),
+            -EINVAL);
+        assert_int_equal(
+            xp_pod_from_json_text(
+                invalid_name, sizeof(invalid_name) - 1, NULL, XP_DECODE_TRUSTED, &pod, &err),
+            0);
+        assert_string_equal(pod->metadata.name, "Not_Valid");
+        xp_pod_free(pod);
+        pod = NULL;
+        assert_int_equal(xp_pod_from_json_text(
+                             bad_type, sizeof(bad_type) - 1, NULL, XP_DECODE_TRUSTED, &pod, &err),
+                         -EINVAL);
+        assert_string_equal(
+            err.msg,
+            "metadata.name: expected a string, got a number (quote the value to make it a string)");
+}
+
+static void null_means_absent(void **state)
+{
+        static const char text[] =
+            "{\"metadata\": {\"name\": \"p\", \"labels\": null, \"creationTimestamp\": null},"
+            " \"spec\": {\"nodeName\": null, \"containers\": [{\"name\": \"c\", \"image\": \"i\", \"resources\": {\"limits\": {\"cpu\": null}}}]}}";
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+
+        (void)state;
+        assert_int_equal(xp_pod_from_json_text(text, sizeof(text) - 1, NULL, 0, &pod, &err), 0);
+        assert_null(pod->spec.node_name);
+        assert_int_equal(pod->metadata.labels.n, 0);
+        assert_int_equal(pod->spec.containers.items[0].resources.limits.n, 0);
+        xp_pod_free(pod);
+}
+
+static void enum_names_round_trip(void **state)
+{
+        (void)state;
+        assert_string_equal(xp_pod_phase_to_string(XP_POD_SUCCEEDED), "Succeeded");
+        assert_int_equal(xp_pod_phase_from_string("Failed"), XP_POD_FAILED);
+        assert_int_equal(xp_pod_phase_from_string("failed"), -EINVAL);
+        assert_null(xp_pod_phase_to_string(XP_POD_PHASE_UNSET));
+        assert_string_equal(xp_restart_policy_to_string(XP_RESTART_NEVER), "Never");
+        assert_int_equal(xp_restart_policy_from_string("OnFailure"), XP_RESTART_ON_FAILURE);
+        assert_string_equal(xp_condition_status_to_string(XP_CONDITION_UNKNOWN), "Unknown");
+        assert_int_equal(xp_condition_status_from_string("True"), XP_CONDITION_TRUE);
+        assert_string_equal(xp_taint_effect_to_string(XP_TAINT_EFFECT_PREFER_NO_SCHEDULE),
+                            "PreferNoSchedule");
+        assert_int_equal(xp_taint_effect_from_string("NoExecute"), XP_TAINT_EFFECT_NO_EXECUTE);
+        assert_string_equal(xp_device_kind_to_string(XP_DEVICE_FPGA), "fpga");
+        assert_int_equal(xp_device_kind_from_string("npu"), XP_DEVICE_NPU);
+        assert_string_equal(xp_link_level_to_string(XP_LINK_PXB), "PXB");
+        assert_int_equal(xp_link_level_from_string("SYS"), XP_LINK_SYS);
+        assert_int_equal(xp_link_level_from_string("NV4"), -EINVAL);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(decodes_every_modeled_pod_field),
+            cmocka_unit_test(encoding_keeps_what_the_client_sent),
+            cmocka_unit_test(pods_and_nodes_round_trip),
+            cmocka_unit_test(node_inventory_is_decoded),
+            cmocka_unit_test(json_bodies_decode_with_line_and_column),
+            cmocka_unit_test(objects_built_in_code_validate_and_encode),
+            cmocka_unit_test(trusted_decoding_skips_validation_not_types),
+            cmocka_unit_test(null_means_absent),
+            cmocka_unit_test(enum_names_round_trip),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

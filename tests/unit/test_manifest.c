@@ -1,0 +1,1195 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xpool/manifest.h"
+
+#define DATA XPOOL_TEST_DATA "/manifests/"
+
+static void loads_the_seed_pod(void **state)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+        const struct xp_container *c;
+        char text[XP_QUANTITY_STRING_MAX];
+
+        (void)state;
+        assert_int_equal(xp_manifest_load_file(DATA "seed-pod.yaml", 0, &m, &err), 0);
+        assert_int_equal(m.n, 1);
+        assert_int_equal(m.objects[0].kind, XP_OBJECT_POD);
+        assert_int_equal(m.objects[0].pos.line, 2);
+        assert_string_equal(m.objects[0].pod->metadata.name, "ai-training");
+        assert_int_equal(m.objects[0].pod->spec.containers.n, 1);
+        c = &m.objects[0].pod->spec.containers.items[0];
+        assert_string_equal(c->name, "trainer");
+        assert_string_equal(c->image, "ai-framework:latest");
+        assert_int_equal(c->resources.limits.n, 2);
+        assert_string_equal(
+            xp_quantity_format(xp_resource_list_get(&c->resources.limits, "nvidia.com/gpu"), text),
+            "1");
+        assert_string_equal(
+            xp_quantity_format(xp_resource_list_get(&c->resources.limits, "vendor.com/npu"), text),
+            "2");
+        assert_null(xp_resource_list_get(&c->resources.requests, "nvidia.com/gpu"));
+        xp_manifest_done(&m);
+        assert_int_equal(m.n, 0);
+}
+
+static void loads_multi_document_files_in_order(void **state)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+        const struct xp_pod *json_pod;
+
+        (void)state;
+        assert_int_equal(xp_manifest_load_file(DATA "multi.yaml", 0, &m, &err), 0);
+        assert_int_equal(m.n, 4);
+        assert_int_equal(m.objects[0].kind, XP_OBJECT_NODE);
+        assert_string_equal(m.objects[0].node->metadata.name, "gpu-node-1");
+        assert_int_equal(m.objects[1].kind, XP_OBJECT_NODE);
+        assert_string_equal(m.objects[1].node->metadata.name, "npu-node-1");
+        assert_non_null(
+            xp_resource_list_get(&m.objects[1].node->status.allocatable, "huawei.com/Ascend910"));
+        assert_int_equal(m.objects[2].kind, XP_OBJECT_POD);
+        assert_string_equal(m.objects[2].pod->metadata.namespace, "ml");
+        assert_string_equal(xp_strmap_get(&m.objects[2].pod->metadata.labels, "tier"), "1");
+        assert_int_equal(m.objects[3].kind, XP_OBJECT_POD);
+        json_pod = m.objects[3].pod;
+        assert_string_equal(json_pod->metadata.name, "preprocess");
+        assert_int_equal(json_pod->spec.containers.items[0].command.n, 3);
+        assert_string_equal(json_pod->spec.containers.items[0].command.items[2], "true");
+        assert_int_equal(m.objects[3].pos.line, 46);
+        xp_manifest_done(&m);
+}
+
+static void loads_lists_as_kubectl_prints_them(void **state)
+{
+        static const char text[] = "apiVersion: v1\n"
+                                   "kind: List\n"
+                                   "items:\n"
+                                   "- apiVersion: v1\n"
+                                   "  kind: Node\n"
+                                   "  metadata: {name: n1}\n"
+                                   "- apiVersion: v1\n"
+                                   "  kind: Pod\n"
+                                   "  metadata: {name: p1}\n"
+                                   "  spec: {containers: [{name: c, image: i}]}\n"
+                                   "---\n"
+                                   "apiVersion: v1\n"
+                                   "kind: PodList\n"
+                                   "items:\n"
+                                   "- metadata: {name: p2}\n"
+                                   "  spec: {containers: [{name: c, image: i}]}\n"
+                                   "---\n"
+                                   "apiVersion: v1\n"
+                                   "kind: NodeList\n"
+                                   "items: []\n";
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_manifest_load_buffer(text, sizeof(text) - 1, "list.yaml", 0, &m, &err),
+                         0);
+        assert_int_equal(m.n, 3);
+        assert_int_equal(m.objects[0].kind, XP_OBJECT_NODE);
+        assert_int_equal(m.objects[0].pos.line, 4);
+        assert_int_equal(m.objects[1].kind, XP_OBJECT_POD);
+        assert_string_equal(m.objects[1].pod->metadata.name, "p1");
+        assert_int_equal(m.objects[2].kind, XP_OBJECT_POD);
+        assert_string_equal(m.objects[2].pod->metadata.name, "p2");
+        xp_manifest_done(&m);
+}
+
+static void empty_input_holds_no_objects(void **state)
+{
+        static const char text[] = "# nothing here\n---\n---\n";
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_manifest_load_buffer(text, sizeof(text) - 1, "empty.yaml", 0, &m, &err),
+                         0);
+        assert_int_equal(m.n, 0);
+        assert_int_equal(xp_manifest_load_buffer("", 0, "empty.yaml", 0, &m, &err), 0);
+        assert_int_equal(m.n, 0);
+        xp_manifest_done(&m);
+}
+
+struct bad_manifest {
+        const char *file;
+        bool strict;
+        const char *text;
+        const char *error;
+};
+
+/* Each input with the one error a user must see: file, line, column, field path and what is wrong.
+ */
+static const struct bad_manifest
+    bad_manifests
+        [] =
+            {
+                {
+                    .file = "seed-bad-quantity.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: ai-training\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: trainer\n"
+                            "    image: ai-framework:latest\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        nvidia.com/gpu: 1.5x\n"
+                            "        vendor.com/npu: 2\n"
+                            "",
+                    .error =
+                        "seed-bad-quantity.yaml:11:25: spec.containers[0].resources.limits[nvidia.com/gpu]: \"1.5x\" is not a valid quantity",
+                },
+                {
+                    .file = "no-kind.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "",
+                    .error =
+                        "no-kind.yaml:1:1: kind: required value: every object in a manifest needs a kind, e.g. \"kind: Pod\"",
+                },
+                {
+                    .file = "no-api-version.yaml",
+                    .strict = false,
+                    .text = "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "",
+                    .error =
+                        "no-api-version.yaml:1:1: apiVersion: required value: every object in a manifest needs an apiVersion, e.g. \"apiVersion: v1\"",
+                },
+                {
+                    .file = "unsupported-kind.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Deployment\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "",
+                    .error =
+                        "unsupported-kind.yaml:2:7: kind: unsupported kind \"Deployment\": xpool manages Pod and Node objects (and lists of them)",
+                },
+                {
+                    .file = "wrong-api-version.yaml",
+                    .strict = false,
+                    .text = "apiVersion: apps/v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "",
+                    .error =
+                        "wrong-api-version.yaml:1:13: apiVersion: unsupported value \"apps/v1\": Pod is in apiVersion \"v1\"",
+                },
+                {
+                    .file = "no-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  labels: {a: b}\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "no-name.yaml:4:3: metadata.name: required value: name or generateName is required",
+                },
+                {
+                    .file = "bad-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: My_Pod\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "bad-name.yaml:4:9: metadata.name: invalid value \"My_Pod\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')",
+                },
+                {
+                    .file = "bad-namespace.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  namespace: Team.A\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "bad-namespace.yaml:5:14: metadata.namespace: invalid value \"Team.A\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name')",
+                },
+                {
+                    .file = "no-containers.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec: {}\n"
+                            "",
+                    .error =
+                        "no-containers.yaml:5:7: spec.containers: required value: a pod needs at least one container",
+                },
+                {
+                    .file = "empty-containers.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers: []\n"
+                            "",
+                    .error =
+                        "empty-containers.yaml:6:15: spec.containers: required value: a pod needs at least one container",
+                },
+                {
+                    .file = "no-spec.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "",
+                    .error = "no-spec.yaml:1:1: spec: required value",
+                },
+                {
+                    .file = "spec-is-list.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "- name: c\n"
+                            "",
+                    .error = "spec-is-list.yaml:6:1: spec: expected a mapping, got a list",
+                },
+                {
+                    .file = "duplicate-container.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  - name: c\n"
+                            "    image: j\n"
+                            "",
+                    .error =
+                        "duplicate-container.yaml:9:11: spec.containers[1].name: duplicate value \"c\": container names must be unique within a pod",
+                },
+                {
+                    .file = "no-image-no-command.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "",
+                    .error =
+                        "no-image-no-command.yaml:7:5: spec.containers[0].image: required value: a container needs an image or a command",
+                },
+                {
+                    .file = "bad-container-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: Trainer\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "bad-container-name.yaml:7:11: spec.containers[0].name: invalid value \"Trainer\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name')",
+                },
+                {
+                    .file = "bad-restart-policy.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  restartPolicy: Sometimes\n"
+                            "",
+                    .error =
+                        "bad-restart-policy.yaml:9:18: spec.restartPolicy: unsupported value \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+                },
+                {
+                    .file = "negative-cpu.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        cpu: -1\n"
+                            "",
+                    .error =
+                        "negative-cpu.yaml:11:14: spec.containers[0].resources.limits[cpu]: invalid value \"-1\": must be greater than or equal to 0",
+                },
+                {
+                    .file = "request-over-limit.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        cpu: 1\n"
+                            "      requests:\n"
+                            "        cpu: 2\n"
+                            "",
+                    .error =
+                        "request-over-limit.yaml:13:14: spec.containers[0].resources.requests[cpu]: invalid value \"2\": must be less than or equal to cpu limit of 1",
+                },
+                {
+                    .file = "extended-request-not-limit.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        nvidia.com/gpu: 1\n"
+                            "      requests:\n"
+                            "        nvidia.com/gpu: 2\n"
+                            "",
+                    .error =
+                        "extended-request-not-limit.yaml:13:25: spec.containers[0].resources.requests[nvidia.com/gpu]: invalid value \"2\": must be equal to nvidia.com/gpu limit of 1 (extended resources cannot be overcommitted)",
+                },
+                {
+                    .file = "resource-without-domain.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        gpu: 1\n"
+                            "",
+                    .error =
+                        "resource-without-domain.yaml:11:9: spec.containers[0].resources.limits[gpu]: invalid resource name \"gpu\": a name without a domain must be a standard resource (cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>); extended resources need a domain, e.g. \"vendor.com/npu\"",
+                },
+                {
+                    .file = "resource-not-for-containers.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        pods: 1\n"
+                            "",
+                    .error =
+                        "resource-not-for-containers.yaml:11:9: spec.containers[0].resources.limits[pods]: invalid resource name \"pods\": a container may request cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource such as \"nvidia.com/gpu\"",
+                },
+                {
+                    .file = "resource-reserved-domain.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        kubernetes.io/gpu: 1\n"
+                            "",
+                    .error =
+                        "resource-reserved-domain.yaml:11:9: spec.containers[0].resources.limits[kubernetes.io/gpu]: invalid resource name \"kubernetes.io/gpu\": the kubernetes.io domain is reserved for Kubernetes' own resources",
+                },
+                {
+                    .file = "quantity-bad-suffix.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      requests:\n"
+                            "        memory: 2GB\n"
+                            "",
+                    .error =
+                        "quantity-bad-suffix.yaml:11:17: spec.containers[0].resources.requests[memory]: \"2GB\" is not a valid quantity",
+                },
+                {
+                    .file = "quantity-too-large.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      requests:\n"
+                            "        memory: 99999999999999999999\n"
+                            "",
+                    .error =
+                        "quantity-too-large.yaml:11:17: spec.containers[0].resources.requests[memory]: \"1e+20\" is out of range: the largest quantity is 9223372036854775807",
+                },
+                {
+                    .file = "quantity-boolean.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        nvidia.com/gpu: true\n"
+                            "",
+                    .error =
+                        "quantity-boolean.yaml:11:25: spec.containers[0].resources.limits[nvidia.com/gpu]: expected a quantity (a string such as \"500m\" or \"2Gi\", or a number), got a boolean",
+                },
+                {
+                    .file = "label-number.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  labels:\n"
+                            "    version: 1\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "label-number.yaml:6:14: metadata.labels[version]: expected a string, got a number (quote the value to make it a string)",
+                },
+                {
+                    .file = "label-value.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  labels:\n"
+                            "    app: -bad-\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "label-value.yaml:6:10: metadata.labels[app]: invalid value \"-bad-\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                },
+                {
+                    .file = "label-key.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  labels:\n"
+                            "    \"bad key\": x\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "label-key.yaml:6:5: metadata.labels[bad key]: invalid value \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', 'my.name' or 'example.com/MyName')",
+                },
+                {
+                    .file = "node-selector-value.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  nodeSelector:\n"
+                            "    gpu: \"a b\"\n"
+                            "",
+                    .error =
+                        "node-selector-value.yaml:10:10: spec.nodeSelector[gpu]: invalid value \"a b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                },
+                {
+                    .file = "toleration-exists-value.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  tolerations:\n"
+                            "  - key: a\n"
+                            "    operator: Exists\n"
+                            "    value: b\n"
+                            "",
+                    .error =
+                        "toleration-exists-value.yaml:12:12: spec.tolerations[0].value: invalid value: value must be empty when `operator` is 'Exists'",
+                },
+                {
+                    .file = "toleration-effect.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  tolerations:\n"
+                            "  - key: a\n"
+                            "    effect: NoRun\n"
+                            "",
+                    .error =
+                        "toleration-effect.yaml:11:13: spec.tolerations[0].effect: unsupported value \"NoRun\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+                },
+                {
+                    .file = "toleration-seconds.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  tolerations:\n"
+                            "  - key: a\n"
+                            "    value: b\n"
+                            "    effect: NoSchedule\n"
+                            "    tolerationSeconds: 5\n"
+                            "",
+                    .error =
+                        "toleration-seconds.yaml:12:13: spec.tolerations[0].effect: invalid value: effect must be 'NoExecute' when `tolerationSeconds` is set",
+                },
+                {
+                    .file = "toleration-no-key.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  tolerations:\n"
+                            "  - value: b\n"
+                            "",
+                    .error =
+                        "toleration-no-key.yaml:10:5: spec.tolerations[0].operator: invalid value: operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+                },
+                {
+                    .file = "anti-affinity-topology.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  affinity:\n"
+                            "    podAntiAffinity:\n"
+                            "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                            "      - labelSelector:\n"
+                            "          matchLabels: {app: x}\n"
+                            "",
+                    .error =
+                        "anti-affinity-topology.yaml:12:9: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: required value: can not be empty",
+                },
+                {
+                    .file = "affinity-weight.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  affinity:\n"
+                            "    podAntiAffinity:\n"
+                            "      preferredDuringSchedulingIgnoredDuringExecution:\n"
+                            "      - weight: 101\n"
+                            "        podAffinityTerm:\n"
+                            "          topologyKey: kubernetes.io/hostname\n"
+                            "",
+                    .error =
+                        "affinity-weight.yaml:12:17: spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: invalid value 101: must be in the range 1-100",
+                },
+                {
+                    .file = "selector-in-without-values.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  affinity:\n"
+                            "    nodeAffinity:\n"
+                            "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                            "        nodeSelectorTerms:\n"
+                            "        - matchExpressions:\n"
+                            "          - key: a\n"
+                            "            operator: In\n"
+                            "",
+                    .error =
+                        "selector-in-without-values.yaml:14:13: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: required value: must be specified when `operator` is 'In' or 'NotIn'",
+                },
+                {
+                    .file = "selector-gt-not-integer.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  affinity:\n"
+                            "    nodeAffinity:\n"
+                            "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                            "        nodeSelectorTerms:\n"
+                            "        - matchExpressions:\n"
+                            "          - key: a\n"
+                            "            operator: Gt\n"
+                            "            values: [x]\n"
+                            "",
+                    .error =
+                        "selector-gt-not-integer.yaml:16:21: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: invalid value: must be an integer when `operator` is 'Lt' or 'Gt'",
+                },
+                {
+                    .file = "label-selector-gt.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  affinity:\n"
+                            "    podAffinity:\n"
+                            "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                            "      - topologyKey: zone\n"
+                            "        labelSelector:\n"
+                            "          matchExpressions:\n"
+                            "          - {key: a, operator: Gt, values: [\"1\"]}\n"
+                            "",
+                    .error =
+                        "label-selector-gt.yaml:15:32: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].operator: unsupported value \"Gt\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"",
+                },
+                {
+                    .file = "grace-negative.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  terminationGracePeriodSeconds: -5\n"
+                            "",
+                    .error =
+                        "grace-negative.yaml:9:34: spec.terminationGracePeriodSeconds: invalid value -5: must be greater than or equal to 0",
+                },
+                {
+                    .file = "priority-out-of-range.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  priority: 3000000000\n"
+                            "",
+                    .error =
+                        "priority-out-of-range.yaml:9:13: spec.priority: 3000000000 is out of range for a 32-bit integer",
+                },
+                {
+                    .file = "priority-string.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  priority: high\n"
+                            "",
+                    .error =
+                        "priority-string.yaml:9:13: spec.priority: expected an integer, got a string",
+                },
+                {
+                    .file = "env-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    env:\n"
+                            "    - name: A=B\n"
+                            "      value: x\n"
+                            "",
+                    .error =
+                        "env-name.yaml:10:13: spec.containers[0].env[0].name: invalid value \"A=B\": an environment variable name must consist of printable ASCII characters other than '='",
+                },
+                {
+                    .file = "env-value-number.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    env:\n"
+                            "    - name: A\n"
+                            "      value: 5\n"
+                            "",
+                    .error =
+                        "env-value-number.yaml:11:14: spec.containers[0].env[0].value: expected a string, got a number (quote the value to make it a string)",
+                },
+                {
+                    .file = "command-string.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    command: python train.py\n"
+                            "",
+                    .error =
+                        "command-string.yaml:9:14: spec.containers[0].command: expected a list of strings, got a string",
+                },
+                {
+                    .file = "strict-unknown-field.yaml",
+                    .strict = true,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resoures: {}\n"
+                            "",
+                    .error =
+                        "strict-unknown-field.yaml:9:5: spec.containers[0].resoures: unknown field \"resoures\" in Container",
+                },
+                {
+                    .file = "yaml-syntax.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  labels: a: b\n"
+                            "",
+                    .error =
+                        "yaml-syntax.yaml:5:12: mapping values are not allowed in this context",
+                },
+                {
+                    .file = "yaml-duplicate-key.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  name: q\n"
+                            "",
+                    .error = "yaml-duplicate-key.yaml:5:3: duplicate key \"name\"",
+                },
+                {
+                    .file = "yaml-tab.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "\tname: p\n"
+                            "",
+                    .error =
+                        "yaml-tab.yaml:4:1: found character that cannot start any token (tabs are not allowed for indentation)",
+                },
+                {
+                    .file = "second-document-bad.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "---\n"
+                            "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: q\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources: {limits: {cpu: 1m1}}\n"
+                            "",
+                    .error =
+                        "second-document-bad.yaml:18:31: spec.containers[0].resources.limits[cpu]: \"1m1\" is not a valid quantity",
+                },
+                {
+                    .file = "list-item-bad.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: List\n"
+                            "items:\n"
+                            "- apiVersion: v1\n"
+                            "  kind: Pod\n"
+                            "  metadata:\n"
+                            "    name: p\n"
+                            "  spec:\n"
+                            "    containers:\n"
+                            "    - name: c\n"
+                            "      image: i\n"
+                            "      resources:\n"
+                            "        limits:\n"
+                            "          cpu: 2x\n"
+                            "",
+                    .error =
+                        "list-item-bad.yaml:14:16: items[0].spec.containers[0].resources.limits[cpu]: \"2x\" is not a valid quantity",
+                },
+                {
+                    .file = "document-is-scalar.yaml",
+                    .strict = false,
+                    .text = "hello\n"
+                            "",
+                    .error =
+                        "document-is-scalar.yaml:1:1: expected an object with apiVersion and kind, got a scalar",
+                },
+                {
+                    .file = "timestamp.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "  creationTimestamp: yesterday\n"
+                            "",
+                    .error =
+                        "timestamp.yaml:5:22: metadata.creationTimestamp: invalid timestamp \"yesterday\": expected RFC 3339, e.g. \"2026-12-02T15:04:05Z\"",
+                },
+                {
+                    .file = "node-taint-no-effect.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "spec:\n"
+                            "  taints:\n"
+                            "  - key: gpu\n"
+                            "",
+                    .error = "node-taint-no-effect.yaml:7:5: spec.taints[0].effect: required value",
+                },
+                {
+                    .file = "node-capacity-quantity.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  capacity:\n"
+                            "    nvidia.com/gpu: lots\n"
+                            "",
+                    .error =
+                        "node-capacity-quantity.yaml:7:21: status.capacity[nvidia.com/gpu]: \"lots\" is not a valid quantity",
+                },
+                {
+                    .file = "node-capacity-negative.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  allocatable:\n"
+                            "    memory: -1Gi\n"
+                            "",
+                    .error =
+                        "node-capacity-negative.yaml:7:13: status.allocatable[memory]: invalid value \"-1Gi\": must be greater than or equal to 0",
+                },
+                {
+                    .file = "device-link-unknown.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  xpool:\n"
+                            "    devices:\n"
+                            "    - id: GPU-0\n"
+                            "      kind: gpu\n"
+                            "      resourceName: nvidia.com/gpu\n"
+                            "    links:\n"
+                            "    - a: GPU-0\n"
+                            "      b: GPU-9\n"
+                            "      level: NVLink\n"
+                            "",
+                    .error =
+                        "device-link-unknown.yaml:13:10: status.xpool.links[0].b: unknown device \"GPU-9\": a link must join two devices listed in devices",
+                },
+                {
+                    .file = "device-kind.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  xpool:\n"
+                            "    devices:\n"
+                            "    - id: GPU-0\n"
+                            "      kind: tpu\n"
+                            "      resourceName: google.com/tpu\n"
+                            "",
+                    .error =
+                        "device-kind.yaml:9:13: status.xpool.devices[0].kind: unsupported value \"tpu\": supported values: \"gpu\", \"npu\", \"fpga\", \"vpu\", \"accelerator\"",
+                },
+                {
+                    .file = "device-duplicate-id.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  xpool:\n"
+                            "    devices:\n"
+                            "    - {id: GPU-0, kind: gpu, resourceName: nvidia.com/gpu}\n"
+                            "    - {id: GPU-0, kind: gpu, resourceName: nvidia.com/gpu, index: 1}\n"
+                            "",
+                    .error =
+                        "device-duplicate-id.yaml:9:12: status.xpool.devices[1].id: duplicate value \"GPU-0\": device ids must be unique within a node",
+                },
+                {
+                    .file = "device-resource-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  xpool:\n"
+                            "    devices:\n"
+                            "    - {id: GPU-0, kind: gpu, resourceName: gpu}\n"
+                            "",
+                    .error =
+                        "device-resource-name.yaml:8:44: status.xpool.devices[0].resourceName: invalid resource name \"gpu\": a name without a domain must be a standard resource (cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>); extended resources need a domain, e.g. \"vendor.com/npu\"",
+                },
+                {
+                    .file = "json-bad-quantity.yaml",
+                    .strict = false,
+                    .text =
+                        "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"p\"},\n"
+                        " \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\",\n"
+                        "   \"resources\": {\"limits\": {\"cpu\": \"1x\"}}}]}}\n"
+                        "",
+                    .error =
+                        "json-bad-quantity.yaml:3:36: spec.containers[0].resources.limits[cpu]: \"1x\" is not a valid quantity",
+                },
+};
+
+static void every_bad_manifest_gets_its_precise_error(void **state)
+{
+        (void)state;
+        assert_true(XP_ELEMENTSOF(bad_manifests) >= 30);
+        for (size_t i = 0; i < XP_ELEMENTSOF(bad_manifests); i++) {
+                const struct bad_manifest *b = &bad_manifests[i];
+                struct xp_manifest sentinel = {.objects = (void *)&sentinel, .n = 12345};
+                struct xp_error err = {0};
+                int r = xp_manifest_load_buffer(b->text,
+                                                strlen(b->text),
+                                                b->file,
+                                                b->strict ? XP_DECODE_STRICT : 0,
+                                                &sentinel,
+                                                &err);
+
+                if (r >= 0 || strcmp(err.msg, b->error) != 0)
+                        fail_msg(
+                            "%s: got %d \"%s\"\n  expected \"%s\"", b->file, r, err.msg, b->error);
+                assert_int_equal(err.code, r);
+                /* a failed load changes nothing */
+                assert_ptr_equal(sentinel.objects, &sentinel);
+                assert_int_equal(sentinel.n, 12345);
+        }
+}
+
+static void unknown_fields_pass_unless_strict(void **state)
+{
+        static const char text[] =
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+            "spec:\n  containers: [{name: c, image: i, ports: [{containerPort: 80}]}]\n";
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_manifest_load_buffer(text, sizeof(text) - 1, "p.yaml", 0, &m, &err), 0);
+        assert_non_null(json_object_get(m.objects[0].pod->spec.containers.items[0].extra, "ports"));
+        xp_manifest_done(&m);
+        assert_int_equal(
+            xp_manifest_load_buffer(text, sizeof(text) - 1, "p.yaml", XP_DECODE_STRICT, &m, &err),
+            -EINVAL);
+        assert_string_equal(
+            err.msg, "p.yaml:5:36: spec.containers[0].ports: unknown field \"ports\" in Container");
+}
+
+static void file_errors_say_what_to_do(void **state)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_manifest_load_file(DATA "no-such-file.yaml", 0, &m, &err), -ENOENT);
+        assert_string_equal(err.msg,
+                            "cannot open " DATA "no-such-file.yaml: No such file or directory");
+        assert_int_equal(xp_manifest_load_file(DATA, 0, &m, &err), -EISDIR);
+        assert_string_equal(err.msg, DATA " is a directory: give a manifest file");
+}
+
+static void oversized_input_is_refused_before_parsing(void **state)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+        size_t size = XP_MANIFEST_MAX_BYTES + 1;
+        char *big = malloc(size);
+
+        (void)state;
+        assert_non_null(big);
+        memset(big, '#', size);
+        assert_int_equal(xp_manifest_load_buffer(big, size, "big.yaml", 0, &m, &err), -E2BIG);
+        assert_string_equal(err.msg, "big.yaml: too large (33554433 bytes, at most 33554432)");
+        free(big);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(loads_the_seed_pod),
+            cmocka_unit_test(loads_multi_document_files_in_order),
+            cmocka_unit_test(loads_lists_as_kubectl_prints_them),
+            cmocka_unit_test(empty_input_holds_no_objects),
+            cmocka_unit_test(every_bad_manifest_gets_its_precise_error),
+            cmocka_unit_test(unknown_fields_pass_unless_strict),
+            cmocka_unit_test(file_errors_say_what_to_do),
+            cmocka_unit_test(oversized_input_is_refused_before_parsing),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
