@@ -2,8 +2,12 @@
 
 add_compile_options(
   -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
-  -Wimplicit-fallthrough -Wundef -Wpointer-arith -Wvla -Wno-missing-field-initializers -Wno-format-truncation
+  -Wimplicit-fallthrough -Wundef -Wpointer-arith -Wvla -Wno-missing-field-initializers
   -fno-strict-aliasing -fno-common)
+if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  # Messages are cut to their buffers on purpose; GCC's guess that they might be is noise.
+  add_compile_options(-Wno-format-truncation)
+endif()
 if(XPOOL_WERROR)
   add_compile_options(-Werror)
 endif()

@@ -87,5 +87,8 @@ int xp_quantity_sub(const struct xp_quantity *a,
 /* The value in milli-units; -ERANGE when it does not fit in an int64_t. */
 int xp_quantity_to_milli(const struct xp_quantity *q, int64_t *ret);
 
-/* The value in base units rounded up (Kubernetes' Value()); -ERANGE when it does not fit. */
+/*
+ * The value in base units rounded up (Kubernetes' Value()); -ERANGE when it does not fit.
+ * Like Value(), negative values round away from zero too: -1500m gives -2.
+ */
 int xp_quantity_to_int_ceil(const struct xp_quantity *q, int64_t *ret);
