@@ -439,6 +439,9 @@ static int decode_field(struct xp_decode_ctx *ctx,
 
                 if (!json_is_string(json))
                         return type_error(ctx, json, "a string");
+                /* "" leaves an optional enum unset, as Kubernetes reads it (operator: "" is Equal) */
+                if (!*json_string_value(json) && !(field->flags & XP_FIELD_REQUIRED))
+                        return 0;
                 v = xp_enum_from_string(field->enum_names, json_string_value(json));
                 if (v < 0)
                         return enum_error(ctx, field->enum_names, json_string_value(json));

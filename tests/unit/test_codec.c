@@ -369,20 +369,32 @@ static void trusted_decoding_skips_validation_not_types(void **state)
             "metadata.name: expected a string, got a number (quote the value to make it a string)");
 }
 
-static void null_means_absent(void **state)
+static void null_and_empty_enums_mean_absent(void **state)
 {
         static const char text[] =
             "{\"metadata\": {\"name\": \"p\", \"labels\": null, \"creationTimestamp\": null},"
-            " \"spec\": {\"nodeName\": null, \"containers\": [{\"name\": \"c\", \"image\": \"i\", \"resources\": {\"limits\": {\"cpu\": null}}}]}}";
+            " \"spec\": {\"nodeName\": null, \"restartPolicy\": \"\", \"tolerations\": [{\"operator\": \"Exists\", \"effect\": \"\"}],"
+            " \"containers\": [{\"name\": \"c\", \"image\": \"i\", \"resources\": {\"limits\": {\"cpu\": null}}}]}}";
+        static const char empty_required[] =
+            "{\"metadata\": {\"name\": \"n\"}, \"spec\": {\"taints\": [{\"key\": \"k\", \"effect\": \"\"}]}}";
         struct xp_error err = {0};
+        struct xp_node *node = NULL;
         struct xp_pod *pod = NULL;
 
         (void)state;
         assert_int_equal(xp_pod_from_json_text(text, sizeof(text) - 1, NULL, 0, &pod, &err), 0);
         assert_null(pod->spec.node_name);
         assert_int_equal(pod->metadata.labels.n, 0);
+        assert_int_equal(pod->spec.restart_policy, XP_RESTART_UNSET);
+        assert_int_equal(pod->spec.tolerations.items[0].effect, XP_TAINT_EFFECT_UNSET);
         assert_int_equal(pod->spec.containers.items[0].resources.limits.n, 0);
         xp_pod_free(pod);
+        assert_int_equal(xp_node_from_json_text(
+                             empty_required, sizeof(empty_required) - 1, NULL, 0, &node, &err),
+                         -EINVAL);
+        assert_string_equal(
+            err.msg,
+            "spec.taints[0].effect: unsupported value \"\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
 }
 
 static void enum_names_round_trip(void **state)
@@ -416,7 +428,7 @@ int main(void)
             cmocka_unit_test(json_bodies_decode_with_line_and_column),
             cmocka_unit_test(objects_built_in_code_validate_and_encode),
             cmocka_unit_test(trusted_decoding_skips_validation_not_types),
-            cmocka_unit_test(null_means_absent),
+            cmocka_unit_test(null_and_empty_enums_mean_absent),
             cmocka_unit_test(enum_names_round_trip),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
