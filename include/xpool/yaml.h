@@ -24,6 +24,8 @@
 
 #define XP_YAML_MAX_DEPTH  128
 #define XP_YAML_MAX_VALUES 1000000
+/* Values in all documents of one input together, after alias and merge expansion. */
+#define XP_YAML_MAX_TOTAL_VALUES (4 * XP_YAML_MAX_VALUES)
 
 /* A 1-based position in a source text. line == 0 means unknown. */
 struct xp_source_pos {
@@ -39,13 +41,23 @@ struct xp_source_entry {
         struct xp_source_pos key;   /* start of the key for mapping members, else == value */
 };
 
-/* Returns 0 and fills *ret, or -ENOENT when the pointer has no recorded position. */
+/*
+ * Returns 0 and fills *ret, or -ENOENT when the pointer has no recorded position
+ * (-EINVAL when it is not a JSON pointer: not "" nor starting with '/', or a '~' not followed
+ * by '0' or '1'). Array indices are decimal without leading zeros, as RFC 6901 says.
+ * Takes O(depth * log(members)) time.
+ */
 int xp_source_map_lookup(const struct xp_source_map *map,
                          const char *pointer,
                          struct xp_source_entry *ret);
 void xp_source_map_free(struct xp_source_map *map);
 XP_DEFINE_FREEP(struct xp_source_map, xp_source_map_free)
 
+/*
+ * An alias shares its anchor's value: the same json_t is referenced (json_incref) wherever the
+ * alias appears, and its descendants' positions point at the anchored text. Callers that modify
+ * a returned tree in place should json_deep_copy() it first.
+ */
 struct xp_yaml_document {
         json_t *root;               /* owned; never NULL in a returned document */
         struct xp_source_map *map;  /* owned */
