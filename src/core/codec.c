@@ -439,7 +439,8 @@ static int decode_field(struct xp_decode_ctx *ctx,
 
                 if (!json_is_string(json))
                         return type_error(ctx, json, "a string");
-                /* "" leaves an optional enum unset, as Kubernetes reads it (operator: "" is Equal) */
+                /* "" leaves an optional enum unset, as Kubernetes reads it (operator: "" is Equal)
+                 */
                 if (!*json_string_value(json) && !(field->flags & XP_FIELD_REQUIRED))
                         return 0;
                 v = xp_enum_from_string(field->enum_names, json_string_value(json));
@@ -496,7 +497,8 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
                 int r;
 
                 xp_path_push_field(&ctx->path, key);
-                r = xp_decode_fail(ctx, -EINVAL, NULL, true, "unknown field \"%s\" in %s", key, schema->name);
+                r = xp_decode_fail(
+                    ctx, -EINVAL, NULL, true, "unknown field \"%s\" in %s", key, schema->name);
                 xp_path_pop(&ctx->path);
                 return r;
         }
