@@ -299,9 +299,14 @@ static int decode_quantity(struct xp_decode_ctx *ctx, const json_t *json, struct
 
         if (json_is_string(json))
                 r = xp_quantity_parse(json_string_value(json), ret, &cause);
-        else if (json_is_integer(json))
+        else if (json_is_integer(json) && json_integer_value(json) != INT64_MIN)
                 *ret = xp_quantity_from_int(json_integer_value(json)), r = 0;
-        else if (json_is_real(json))
+        else if (json_is_integer(json)) { /* one past the quantity range: the usual error */
+                char text[32];
+
+                snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(json));
+                r = xp_quantity_parse(text, ret, &cause);
+        } else if (json_is_real(json))
                 r = xp_quantity_from_double(json_real_value(json), ret, &cause);
         else
                 return type_error(

@@ -317,9 +317,13 @@ char *xp_quantity_format(const struct xp_quantity *q, char buf[static XP_QUANTIT
         if (q->milli < 0)
                 buf[o++] = '-';
 
-        /* Binary SI only for whole values of at least 1024 in magnitude; decimal SI otherwise. */
+        /*
+         * Binary SI only for whole multiples of 1Ki; decimal SI otherwise. Kubernetes prints a
+         * whole binary value such as 2000 bare, which reads back as decimal and prints "2k" the
+         * next time; printing it as decimal at once keeps the canonical form stable.
+         */
         if (format == XP_QUANTITY_BINARY_SI) {
-                if (mag >= 1024 * 1000 && mag % 1000 == 0) {
+                if (mag >= 1024 * 1000 && mag % (1024 * 1000) == 0) {
                         unsigned __int128 units = mag / 1000;
                         size_t i = 0;
 

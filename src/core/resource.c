@@ -101,7 +101,7 @@ combine(struct xp_resource_list *list,
                         xp_resource_list_done(&result);
                         return xp_errorf(err,
                                          -ERANGE,
-                                         "%s %s overflows the largest quantity",
+                                         "%s %s leaves the range of quantities",
                                          verb,
                                          xp_quote(other->items[i].name, q));
                 }
@@ -181,8 +181,10 @@ static bool is_hugepages(const char *name)
 {
         struct xp_quantity size;
 
+        /* the page size: a positive whole number of bytes, "2Mi" or "1Gi" */
         return strncmp(name, "hugepages-", 10) == 0 &&
-               xp_quantity_parse(name + 10, &size, NULL) >= 0;
+               xp_quantity_parse(name + 10, &size, NULL) >= 0 && size.milli > 0 &&
+               xp_quantity_is_integer(&size);
 }
 
 bool xp_resource_name_is_standard(const char *name)

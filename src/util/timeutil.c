@@ -6,6 +6,10 @@
 
 #include "xpool/timeutil.h"
 
+/* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z */
+#define RFC3339_MIN (-62167219200LL)
+#define RFC3339_MAX 253402300799LL
+
 static bool digits(const char *s, int n, int *ret)
 {
         int v = 0;
@@ -72,6 +76,10 @@ int xp_time_parse_rfc3339(const char *text, int64_t *ret)
         tm.tm_min = minute;
         tm.tm_sec = second == 60 ? 59 : second;
         t = timegm(&tm);
+        /* an offset may carry the instant past year 9999 or before year 0, which RFC 3339 cannot
+         * write */
+        if ((int64_t)t - offset < RFC3339_MIN || (int64_t)t - offset > RFC3339_MAX)
+                return -EINVAL;
         *ret = (int64_t)t - offset;
         return 0;
 }

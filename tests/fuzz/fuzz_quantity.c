@@ -2,9 +2,7 @@
 /*
  * Fuzzes xp_quantity_parse(). For every input that parses, checks that:
  *  - the value stays within +-(2^63-1) base units and its canonical string fits the buffer;
- *  - the canonical string parses back to the same value and prints the same string again (one
- *    Kubernetes quirk aside: a binary SI value printed without a suffix, like "2000", comes back
- *    as decimal SI and then prints as "2k"; that string must then be stable);
+ *  - the canonical string parses back to the same value and prints the same string again;
  *  - q + q - q == q whenever q + q does not leave the range, and q - q == 0;
  *  - to_int_ceil() always succeeds and rounds away from zero.
  * On failure the error code and message must be set.
@@ -26,33 +24,17 @@ static void check(bool ok)
                 __builtin_trap();
 }
 
-static bool is_plain_integer(const char *s)
-{
-        if (*s == '-')
-                s++;
-        for (; *s; s++)
-                if (*s < '0' || *s > '9')
-                        return false;
-        return true;
-}
-
 static void check_round_trip(const struct xp_quantity *q)
 {
-        char s1[XP_QUANTITY_STRING_MAX], s2[XP_QUANTITY_STRING_MAX], s3[XP_QUANTITY_STRING_MAX];
-        struct xp_quantity q2, q3;
+        char s1[XP_QUANTITY_STRING_MAX], s2[XP_QUANTITY_STRING_MAX];
+        struct xp_quantity q2;
 
         xp_quantity_format(q, s1);
         check(strlen(s1) < XP_QUANTITY_STRING_MAX);
         check(xp_quantity_parse(s1, &q2, NULL) == 0);
         check(xp_quantity_cmp(q, &q2) == 0);
         xp_quantity_format(&q2, s2);
-        if (strcmp(s1, s2) != 0) {
-                check(q->format == XP_QUANTITY_BINARY_SI && is_plain_integer(s1));
-                check(q2.format == XP_QUANTITY_DECIMAL_SI);
-                check(xp_quantity_parse(s2, &q3, NULL) == 0);
-                check(xp_quantity_cmp(q, &q3) == 0);
-                check(strcmp(s2, xp_quantity_format(&q3, s3)) == 0);
-        }
+        check(strcmp(s1, s2) == 0);
 }
 
 static void check_arithmetic(const struct xp_quantity *q)

@@ -397,6 +397,31 @@ static void null_and_empty_enums_mean_absent(void **state)
             "spec.taints[0].effect: unsupported value \"\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
 }
 
+static void json_integer_quantities_keep_the_range(void **state)
+{
+        static const char lowest[] =
+            "{\"metadata\": {\"name\": \"n\"}, \"status\": {\"capacity\": {\"cpu\": -9223372036854775808}}}";
+        static const char highest[] =
+            "{\"metadata\": {\"name\": \"n\"}, \"status\": {\"capacity\": {\"cpu\": 9223372036854775807}}}";
+        struct xp_error err = {0};
+        struct xp_node *node = NULL;
+        json_t *json;
+
+        (void)state;
+        assert_int_equal(xp_node_from_json_text(
+                             lowest, sizeof(lowest) - 1, NULL, XP_DECODE_TRUSTED, &node, &err),
+                         -ERANGE);
+        assert_string_equal(
+            err.msg,
+            "status.capacity[cpu]: \"-9223372036854775808\" is out of range: the largest quantity is 9223372036854775807");
+        assert_int_equal(xp_node_from_json_text(highest, sizeof(highest) - 1, NULL, 0, &node, &err),
+                         0);
+        assert_int_equal(xp_node_to_json(node, &json), 0);
+        assert_string_equal(str_at(json, "status/capacity/cpu"), "9223372036854775807");
+        json_decref(json);
+        xp_node_free(node);
+}
+
 static void enum_names_round_trip(void **state)
 {
         (void)state;
@@ -429,6 +454,7 @@ int main(void)
             cmocka_unit_test(objects_built_in_code_validate_and_encode),
             cmocka_unit_test(trusted_decoding_skips_validation_not_types),
             cmocka_unit_test(null_and_empty_enums_mean_absent),
+            cmocka_unit_test(json_integer_quantities_keep_the_range),
             cmocka_unit_test(enum_names_round_trip),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

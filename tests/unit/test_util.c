@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xpool/error.h"
+#include "xpool/macro.h"
+#include "xpool/strutil.h"
+#include "xpool/timeutil.h"
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+static int fails_with(struct xp_error *err, const char *path)
+{
+        return xp_errorf(err, -ENOENT, "cannot open '%s'", path);
+}
+
+static void errorf_returns_code(void **state)
+{
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(fails_with(&err, "/etc/xpool.conf"), -ENOENT);
+        assert_int_equal(err.code, -ENOENT);
+        assert_string_equal(err.msg, "cannot open '/etc/xpool.conf'");
+        assert_string_equal(xp_error_message(&err), "cannot open '/etc/xpool.conf'");
+
+        /* NULL is allowed and the code still comes back */
+        assert_int_equal(fails_with(NULL, "x"), -ENOENT);
+        assert_int_equal(xp_errorf(NULL, -EINVAL, "%s", "ignored"), -EINVAL);
+
+        /* a later error replaces the earlier one */
+        assert_int_equal(xp_errorf(&err, -E2BIG, "too big: %d", 42), -E2BIG);
+        assert_int_equal(err.code, -E2BIG);
+        assert_string_equal(err.msg, "too big: 42");
+}
+
+static void errorf_truncates_long_messages(void **state)
+{
+        struct xp_error err = {0};
+        char big[2 * XP_ERROR_MSG_MAX];
+
+        (void)state;
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        assert_int_equal(xp_errorf(&err, -EINVAL, "%s", big), -EINVAL);
+        assert_int_equal(strlen(err.msg), XP_ERROR_MSG_MAX - 1);
+        assert_int_equal(err.code, -EINVAL);
+}
+
+static void error_prefix_adds_context(void **state)
+{
+        struct xp_error err = {0};
+
+        (void)state;
+        xp_errorf(&err, -EINVAL, "\"1.5x\" is not a valid quantity");
+        assert_int_equal(xp_error_prefix(&err, "pod.yaml:%d", 12), -EINVAL);
+        assert_string_equal(err.msg, "pod.yaml:12: \"1.5x\" is not a valid quantity");
+        assert_int_equal(err.code, -EINVAL);
+
+        assert_int_equal(xp_error_prefix(&err, "loading %s", "manifests"), -EINVAL);
+        assert_string_equal(xp_error_message(&err),
+                            "loading manifests: pod.yaml:12: \"1.5x\" is not a valid quantity");
+
+        /* a code without a message gets strerror() behind the prefix */
+        err = (struct xp_error){.code = -ENOENT};
+        assert_int_equal(xp_error_prefix(&err, "open"), -ENOENT);
+        assert_string_equal(err.msg, "open: No such file or directory");
+
+        /* nothing to prefix: NULL or an unset error */
+        assert_int_equal(xp_error_prefix(NULL, "x"), -EINVAL);
+        xp_error_clear(&err);
+        assert_int_equal(xp_error_prefix(&err, "x"), -EINVAL);
+        assert_int_equal(err.code, 0);
+        assert_string_equal(err.msg, "");
+}
+
+static void error_prefix_truncates(void **state)
+{
+        struct xp_error err = {0};
+        char big[XP_ERROR_MSG_MAX];
+
+        (void)state;
+        memset(big, 'y', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        xp_errorf(&err, -EIO, "%s", big);
+        assert_int_equal(xp_error_prefix(&err, "ctx"), -EIO);
+        assert_int_equal(strlen(err.msg), XP_ERROR_MSG_MAX - 1);
+        assert_memory_equal(err.msg, "ctx: yyy", 8);
+}
+
+static void error_message_fallbacks(void **state)
+{
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_string_equal(xp_error_message(NULL), "unknown error");
+        assert_string_equal(xp_error_message(&err), "no error");
+        err.code = -ENOMEM;
+        assert_string_equal(xp_error_message(&err), strerror(ENOMEM));
+        err.code = -EACCES;
+        assert_string_equal(xp_error_message(&err), "Permission denied");
+
+        xp_errorf(&err, -EIO, "disk on fire");
+        assert_string_equal(xp_error_message(&err), "disk on fire");
+        xp_error_clear(&err);
+        assert_int_equal(err.code, 0);
+        assert_string_equal(xp_error_message(&err), "no error");
+        xp_error_clear(NULL);
+}
+
+/* ---- quoting -------------------------------------------------------------------------------- */
+
+static void quote_escapes(void **state)
+{
+        static const struct {
+                const char *in;
+                const char *out;
+        } cases[] = {
+            {"", "\"\""},
+            {"abc", "\"abc\""},
+            {"nvidia.com/gpu", "\"nvidia.com/gpu\""},
+            {"say \"hi\"", "\"say \\\"hi\\\"\""},
+            {"C:\\dir", "\"C:\\\\dir\""},
+            {"a\tb\nc\r", "\"a\\x09b\\x0ac\\x0d\""},
+            {"\x01\x1f", "\"\\x01\\x1f\""},
+            {" ~", "\" ~\""},
+            {"\x7f", "\"\\x7f\""},
+            {"caf\xc3\xa9", "\"caf\\xc3\\xa9\""},
+            {"\x80\xff", "\"\\x80\\xff\""},
+            {"'single'", "\"'single'\""},
+        };
+        char buf[XP_QUOTE_MAX];
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(cases); i++)
+                assert_string_equal(xp_quote(cases[i].in, buf), cases[i].out);
+        assert_ptr_equal(xp_quote("x", buf), buf);
+        assert_string_equal(xp_quote(NULL, buf), "(null)");
+}
+
+static void quote_truncates_after_64_bytes(void **state)
+{
+        char in[200], expected[XP_QUOTE_MAX], buf[XP_QUOTE_MAX];
+
+        (void)state;
+        /* 64 bytes: shown whole */
+        memset(in, 'a', 64);
+        in[64] = '\0';
+        snprintf(expected, sizeof(expected), "\"%s\"", in);
+        assert_string_equal(xp_quote(in, buf), expected);
+
+        /* 65 bytes: the first 64 and "..." after the closing quote */
+        memset(in, 'a', 65);
+        in[64] = 'b';
+        in[65] = '\0';
+        snprintf(expected, sizeof(expected), "\"%.64s\"...", in);
+        assert_string_equal(xp_quote(in, buf), expected);
+        assert_null(strchr(buf, 'b'));
+
+        /* the worst case: 64 escaped bytes, each \xNN, still fits the buffer */
+        memset(in, 0xff, 199);
+        in[199] = '\0';
+        xp_quote(in, buf);
+        assert_int_equal(strlen(buf), 1 + 64 * 4 + 1 + 3);
+        assert_true(strlen(buf) < XP_QUOTE_MAX);
+        assert_memory_equal(buf, "\"\\xff\\xff", 9);
+        assert_string_equal(buf + strlen(buf) - 8, "\\xff\"...");
+
+        /* escapes count input bytes, not output bytes */
+        memset(in, '"', 70);
+        in[70] = '\0';
+        xp_quote(in, buf);
+        assert_int_equal(strlen(buf), 1 + 64 * 2 + 1 + 3);
+}
+
+static void quote_mem_shows_nul(void **state)
+{
+        char buf[XP_QUOTE_MAX];
+
+        (void)state;
+        assert_string_equal(xp_quote_mem("a\0b", 3, buf), "\"a\\x00b\"");
+        assert_string_equal(xp_quote_mem("\0", 1, buf), "\"\\x00\"");
+        assert_string_equal(xp_quote_mem("abc", 0, buf), "\"\"");
+        assert_string_equal(xp_quote_mem("abcdef", 3, buf), "\"abc\"");
+}
+
+static void strdup0_and_streq0(void **state)
+{
+        char *copy;
+
+        (void)state;
+        assert_null(xp_strdup0(NULL));
+        copy = xp_strdup0("x");
+        assert_non_null(copy);
+        assert_string_equal(copy, "x");
+        free(copy);
+
+        assert_true(xp_streq0(NULL, NULL));
+        assert_false(xp_streq0(NULL, ""));
+        assert_false(xp_streq0("", NULL));
+        assert_true(xp_streq0("", ""));
+        assert_true(xp_streq0("a", "a"));
+        assert_false(xp_streq0("a", "b"));
+}
+
+/* ---- RFC 3339 ------------------------------------------------------------------------------- */
+
+static void time_parse_valid(void **state)
+{
+        static const struct {
+                const char *text;
+                int64_t seconds;
+        } cases[] = {
+            {"1970-01-01T00:00:00Z", 0},
+            {"2026-12-02T15:51:44Z", 1796226704},
+            {"2026-12-02t15:51:44z", 1796226704},
+            {"2026-12-02T15:51:44.123456Z", 1796226704},
+            {"2026-12-02T15:51:44.999999999Z", 1796226704}, /* fractions are dropped */
+            {"2026-12-02T15:51:44.0Z", 1796226704},
+            {"2026-12-02T15:51:44+08:00", 1796197904}, /* 07:51:44Z */
+            {"2026-12-02T15:51:44.5+08:00", 1796197904},
+            {"2026-12-02T15:51:44-05:30", 1796246504}, /* 21:21:44Z */
+            {"2026-12-02T15:51:44+00:00", 1796226704},
+            {"2026-12-02T15:51:44-00:00", 1796226704},
+            {"2026-01-01T05:00:00+08:00", 1767225600 - 3 * 3600}, /* the day before in UTC */
+            {"2024-02-29T12:00:00Z", 1709208000},
+            {"2000-02-29T00:00:00Z", 951782400},
+            {"1969-12-31T23:59:59Z", -1},
+            {"9999-12-31T23:59:59Z", 253402300799},
+            {"0000-01-01T00:00:00Z", -62167219200},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(cases); i++) {
+                int64_t t = 12345;
+
+                if (xp_time_parse_rfc3339(cases[i].text, &t) != 0)
+                        fail_msg("\"%s\" rejected", cases[i].text);
+                if (t != cases[i].seconds)
+                        fail_msg("\"%s\" gave %lld, expected %lld",
+                                 cases[i].text,
+                                 (long long)t,
+                                 (long long)cases[i].seconds);
+        }
+}
+
+static void time_parse_invalid(void **state)
+{
+        static const char *const bad[] = {
+            "9999-12-31T23:59:59-01:00", /* past year 9999 once the offset is applied */
+            "0000-01-01T00:00:00+00:01", /* before year 0 */
+            "",
+            "2026",
+            "2026-12-02",
+            "2026-02-30T00:00:00Z",
+            "2026-02-29T00:00:00Z", /* not a leap year */
+            "2100-02-29T00:00:00Z", /* not a leap year either */
+            "2026-04-31T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-00-10T00:00:00Z",
+            "2026-12-00T00:00:00Z",
+            "2026-12-32T00:00:00Z",
+            "2026-12-02T24:00:00Z",
+            "2026-12-02T23:60:00Z",
+            "2026-12-02T23:59:61Z",
+            "2026-12-02T15:04:05",                      /* missing Z */
+            "2026-12-02T15:04:05Zjunk",                 /* trailing junk */
+            "2026-12-02T15:04:05Z ",                    /* trailing space */
+            " 2026-12-02T15:04:05Z",                    /* leading space */
+            "2026-12-02 15:04:05Z",                     /* space instead of T */
+            "2026-12-02T15:04:05.Z",                    /* empty fraction */
+            "2026-12-02T15:04:05,5Z",                   /* comma fraction */
+            "2026-12-02T15:04:05+0800",                 /* offset without colon */
+            "2026-12-02T15:04:05+08",                   /* short offset */
+            "2026-12-02T15:04:05+24:00",                /* offset hour out of range */
+            "2026-12-02T15:04:05+08:60",                /* offset minute out of range */
+            "2026-12-02T15:04:05+08:00Z",               /* offset and Z */
+            "2026-12-02T15:04:05UTC",                   /* zone name */
+            "2026-1-02T15:04:05Z",                      /* one-digit month */
+            "2026-12-02T5:04:05Z",                      /* one-digit hour */
+            "26-12-02T15:04:05Z",                       /* two-digit year */
+            "+2026-12-02T15:04:05Z",                    /* sign before the year */
+            "2026/12/02T15:04:05Z",                     /* wrong separators */
+            "2026-12-02T15-04-05Z",                     /* wrong separators */
+            "2026-12-02T15:04:05\nZ",                   /* control character */
+            "\xef\xbc\x92\x30\x32\x36-12-02T15:04:05Z", /* a fullwidth digit */
+        };
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(bad); i++) {
+                int64_t t = 12345;
+
+                if (xp_time_parse_rfc3339(bad[i], &t) != -EINVAL)
+                        fail_msg("\"%s\" not rejected with -EINVAL", bad[i]);
+                assert_int_equal(t, 12345); /* untouched on failure */
+        }
+}
+
+static void time_format(void **state)
+{
+        static const struct {
+                int64_t seconds;
+                const char *text;
+        } cases[] = {
+            {0, "1970-01-01T00:00:00Z"},
+            {1796226704, "2026-12-02T15:51:44Z"},
+            {1709208000, "2024-02-29T12:00:00Z"},
+            {-1, "1969-12-31T23:59:59Z"},
+            {253402300799, "9999-12-31T23:59:59Z"},
+            {-62167219200, "0000-01-01T00:00:00Z"},
+        };
+        char buf[XP_RFC3339_MAX];
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(cases); i++)
+                assert_string_equal(xp_time_format_rfc3339(cases[i].seconds, buf), cases[i].text);
+        assert_ptr_equal(xp_time_format_rfc3339(0, buf), buf);
+}
+
+static void time_round_trip(void **state)
+{
+        static const char *const texts[] = {
+            "2026-12-02T15:51:44Z",
+            "1999-12-31T23:59:59Z",
+            "2000-01-01T00:00:00Z",
+            "2024-02-29T00:00:00Z",
+            "1900-03-01T12:34:56Z",
+            "1970-01-01T00:00:01Z",
+        };
+        char buf[XP_RFC3339_MAX];
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(texts); i++) {
+                int64_t t;
+
+                assert_int_equal(xp_time_parse_rfc3339(texts[i], &t), 0);
+                assert_string_equal(xp_time_format_rfc3339(t, buf), texts[i]);
+        }
+
+        /* format then parse gives the same second, a few years either side of the epoch */
+        for (int64_t t = -(int64_t)86400 * 366; t < (int64_t)86400 * 366 * 60;
+             t += 86400 * 7 + 3631) {
+                int64_t back;
+
+                xp_time_format_rfc3339(t, buf);
+                assert_int_equal(xp_time_parse_rfc3339(buf, &back), 0);
+                assert_int_equal(back, t);
+        }
+        /* other spellings of the same instant come back in UTC without a fraction */
+        {
+                int64_t t;
+
+                assert_int_equal(xp_time_parse_rfc3339("2026-12-02T23:30:00.75-01:00", &t), 0);
+                assert_string_equal(xp_time_format_rfc3339(t, buf), "2026-12-03T00:30:00Z");
+        }
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(errorf_returns_code),
+            cmocka_unit_test(errorf_truncates_long_messages),
+            cmocka_unit_test(error_prefix_adds_context),
+            cmocka_unit_test(error_prefix_truncates),
+            cmocka_unit_test(error_message_fallbacks),
+            cmocka_unit_test(quote_escapes),
+            cmocka_unit_test(quote_truncates_after_64_bytes),
+            cmocka_unit_test(quote_mem_shows_nul),
+            cmocka_unit_test(strdup0_and_streq0),
+            cmocka_unit_test(time_parse_valid),
+            cmocka_unit_test(time_parse_invalid),
+            cmocka_unit_test(time_format),
+            cmocka_unit_test(time_round_trip),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
