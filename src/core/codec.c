@@ -258,13 +258,11 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
         return r;
 }
 
-static int decode_string_map(struct xp_decode_ctx *ctx, const json_t *json, struct xp_strmap *map)
+/* A JSON object of at most XP_LIST_MAX members, or a type error naming what was expected. */
+static int check_mapping(struct xp_decode_ctx *ctx, const json_t *json, const char *expected)
 {
-        const char *key;
-        json_t *value;
-
         if (!json_is_object(json))
-                return type_error(ctx, json, "a mapping of strings");
+                return type_error(ctx, json, expected);
         if (json_object_size(json) > XP_LIST_MAX)
                 return xp_decode_fail(ctx,
                                       -E2BIG,
@@ -273,10 +271,21 @@ static int decode_string_map(struct xp_decode_ctx *ctx, const json_t *json, stru
                                       "too many entries (%zu, at most %d)",
                                       json_object_size(json),
                                       XP_LIST_MAX);
+        return 0;
+}
+
+static int decode_string_map(struct xp_decode_ctx *ctx, const json_t *json, struct xp_strmap *map)
+{
+        const char *key;
+        json_t *value;
+
+        int r = check_mapping(ctx, json, "a mapping of strings");
+
+        if (r < 0)
+                return r;
         json_object_foreach((json_t *)json, key, value)
         {
                 _cleanup_free_ char *text = NULL;
-                int r;
 
                 if (json_is_null(value))
                         continue;
@@ -322,20 +331,13 @@ decode_resources(struct xp_decode_ctx *ctx, const json_t *json, struct xp_resour
         const char *key;
         json_t *value;
 
-        if (!json_is_object(json))
-                return type_error(ctx, json, "a mapping of resource names to quantities");
-        if (json_object_size(json) > XP_LIST_MAX)
-                return xp_decode_fail(ctx,
-                                      -E2BIG,
-                                      NULL,
-                                      false,
-                                      "too many entries (%zu, at most %d)",
-                                      json_object_size(json),
-                                      XP_LIST_MAX);
+        int r = check_mapping(ctx, json, "a mapping of resource names to quantities");
+
+        if (r < 0)
+                return r;
         json_object_foreach((json_t *)json, key, value)
         {
                 struct xp_quantity q;
-                int r;
 
                 if (json_is_null(value))
                         continue;

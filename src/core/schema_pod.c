@@ -128,18 +128,22 @@ static const struct xp_schema resource_requirements_schema =
               resource_requirements_fields,
               .validate = validate_resource_requirements);
 
+/* Who a process runs as: shared by the pod's and each container's security context. */
+#define RUN_AS_FIELDS                                                                              \
+        XP_FIELD("runAsUser",                                                                      \
+                 XP_FT_OPT_INT64,                                                                  \
+                 struct xp_security_context,                                                       \
+                 run_as_user,                                                                      \
+                 .check = xp_check_opt_non_negative),                                              \
+            XP_FIELD("runAsGroup",                                                                 \
+                     XP_FT_OPT_INT64,                                                              \
+                     struct xp_security_context,                                                   \
+                     run_as_group,                                                                 \
+                     .check = xp_check_opt_non_negative),                                          \
+            XP_FIELD("runAsNonRoot", XP_FT_OPT_BOOL, struct xp_security_context, run_as_non_root)
+
 static const struct xp_field security_context_fields[] = {
-    XP_FIELD("runAsUser",
-             XP_FT_OPT_INT64,
-             struct xp_security_context,
-             run_as_user,
-             .check = xp_check_opt_non_negative),
-    XP_FIELD("runAsGroup",
-             XP_FT_OPT_INT64,
-             struct xp_security_context,
-             run_as_group,
-             .check = xp_check_opt_non_negative),
-    XP_FIELD("runAsNonRoot", XP_FT_OPT_BOOL, struct xp_security_context, run_as_non_root),
+    RUN_AS_FIELDS,
     XP_FIELD("privileged", XP_FT_OPT_BOOL, struct xp_security_context, privileged),
     XP_FIELD("allowPrivilegeEscalation",
              XP_FT_OPT_BOOL,
@@ -264,17 +268,7 @@ static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
 }
 
 static const struct xp_field pod_security_context_fields[] = {
-    XP_FIELD("runAsUser",
-             XP_FT_OPT_INT64,
-             struct xp_security_context,
-             run_as_user,
-             .check = xp_check_opt_non_negative),
-    XP_FIELD("runAsGroup",
-             XP_FT_OPT_INT64,
-             struct xp_security_context,
-             run_as_group,
-             .check = xp_check_opt_non_negative),
-    XP_FIELD("runAsNonRoot", XP_FT_OPT_BOOL, struct xp_security_context, run_as_non_root),
+    RUN_AS_FIELDS,
 };
 static const struct xp_schema pod_security_context_schema =
     XP_SCHEMA(struct xp_security_context, "PodSecurityContext", pod_security_context_fields);
