@@ -70,6 +70,9 @@ int xp_quantity_cmp(const struct xp_quantity *a, const struct xp_quantity *b);
 
 bool xp_quantity_is_zero(const struct xp_quantity *q);
 
+/* -1, 0 or 1 as the value is negative, zero or positive. */
+int xp_quantity_sign(const struct xp_quantity *q);
+
 /* True when the value is a whole number of base units. */
 bool xp_quantity_is_integer(const struct xp_quantity *q);
 

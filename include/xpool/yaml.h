@@ -80,3 +80,35 @@ int xp_yaml_load(const char *data,
                  struct xp_error *err);
 
 void xp_yaml_documents_free(struct xp_yaml_document *docs, size_t n);
+
+/*
+ * jansson values as YAML, as `kubectl get -o yaml` prints objects: block style, 2-space
+ * indentation, a list under a key not indented further (`containers:\n- name: x`), members in
+ * the object's order, empty collections as {} and [], long lines never folded, UTF-8 kept.
+ *
+ * A string is double-quoted when, written plain, some reader would resolve it to anything but
+ * that string: the YAML 1.2 core schema (xp_yaml_load), YAML 1.1 (yes/no/on/off/y/n, 0b101,
+ * 017, 1_000, 1:20, timestamps, <<, =) or go-yaml as kubectl uses it. Other strings are plain
+ * unless libyaml needs quotes for their syntax (`'- a'`, `'a: b'`, `"tab\there"`); multi-line
+ * strings are literal blocks (`|`) where a literal block holds them exactly. Integers print as
+ * integers, reals with a '.' and enough digits to read back the same double (`2.0`, `0.1`),
+ * booleans as true/false, null as null. What this writes, xp_yaml_load() reads back to a
+ * json_equal() value, as long as it nests at most XP_YAML_MAX_DEPTH levels.
+ */
+
+/* Deeper values (or a cycle) are refused with -EINVAL. */
+#define XP_YAML_DUMP_MAX_DEPTH 1024
+
+/*
+ * Writes value (borrowed) as one YAML document. On success *ret_text holds the NUL-terminated
+ * text, which the caller frees with free(), and *ret_len (when not NULL) its length. Returns
+ * -EINVAL for a NULL value, a string that is not valid UTF-8, a value nested deeper than
+ * XP_YAML_DUMP_MAX_DEPTH, and -ENOMEM; the outputs are untouched on failure.
+ */
+int xp_yaml_dump(const json_t *value, char **ret_text, size_t *ret_len);
+
+/*
+ * Like xp_yaml_dump() for n values (borrowed, not modified): one document each, every one after
+ * the first starting with `---`. n == 0 gives "".
+ */
+int xp_yaml_dump_documents(json_t *const *values, size_t n, char **ret_text, size_t *ret_len);

@@ -358,6 +358,11 @@ int xp_quantity_cmp(const struct xp_quantity *a, const struct xp_quantity *b)
         return (a->milli > b->milli) - (a->milli < b->milli);
 }
 
+int xp_quantity_sign(const struct xp_quantity *q)
+{
+        return (q->milli > 0) - (q->milli < 0);
+}
+
 bool xp_quantity_is_zero(const struct xp_quantity *q)
 {
         return q->milli == 0;

@@ -183,7 +183,7 @@ static bool is_hugepages(const char *name)
 
         /* the page size: a positive whole number of bytes, "2Mi" or "1Gi" */
         return strncmp(name, "hugepages-", 10) == 0 &&
-               xp_quantity_parse(name + 10, &size, NULL) >= 0 && size.milli > 0 &&
+               xp_quantity_parse(name + 10, &size, NULL) >= 0 && xp_quantity_sign(&size) > 0 &&
                xp_quantity_is_integer(&size);
 }
 

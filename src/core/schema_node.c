@@ -240,7 +240,7 @@ static int check_node_resources(struct xp_decode_ctx *ctx, const void *value)
 
                 if (xp_resource_name_check(list->items[i].name, &cause) < 0)
                         return xp_decode_fail_error(ctx, &cause, list->items[i].name, true);
-                if (list->items[i].quantity.milli < 0)
+                if (xp_quantity_sign(&list->items[i].quantity) < 0)
                         return xp_decode_fail(
                             ctx,
                             -EINVAL,

@@ -57,7 +57,7 @@ static int check_container_resources(struct xp_decode_ctx *ctx, const void *valu
                             true,
                             "invalid resource name %s: a container may request cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource such as \"nvidia.com/gpu\"",
                             xp_quote(res->name, q));
-                if (res->quantity.milli < 0)
+                if (xp_quantity_sign(&res->quantity) < 0)
                         return xp_decode_fail(
                             ctx,
                             -EINVAL,

@@ -55,6 +55,26 @@ cmp -s "$tmp/out" "$tmp/full.json" || { echo "FAIL convert is not idempotent"; d
 check "convert several as List" 0 "$xpool" convert -f "$data/multi.yaml"
 expect_in "convert List" "$tmp/out" '"kind": "List"'
 
+# convert -o yaml prints what kubectl prints, and reads back to the same objects.
+check "convert yaml" 0 "$xpool" convert -o yaml -f "$data/full-pod.yaml"
+cp "$tmp/out" "$tmp/full.yaml"
+expect_in "convert yaml kind" "$tmp/full.yaml" 'kind: Pod'
+expect_in "convert yaml quotes numeric strings" "$tmp/full.yaml" 'cpu: "4"'
+grep -A1 -x '  containers:' "$tmp/full.yaml" | grep -qx '  - name: trainer' ||
+  { echo "FAIL convert -o yaml: list items not at their key's indentation"; failures=$((failures + 1)); }
+check "convert yaml reloads" 0 "$xpool" convert -o json -f - <"$tmp/full.yaml"
+cmp -s "$tmp/out" "$tmp/full.json" || { echo "FAIL convert -o yaml does not read back the same"; diff "$tmp/out" "$tmp/full.json"; failures=$((failures + 1)); }
+check "convert yaml idempotent" 0 "$xpool" convert -o yaml -f "$tmp/full.yaml"
+cmp -s "$tmp/out" "$tmp/full.yaml" || { echo "FAIL convert -o yaml is not idempotent"; diff "$tmp/out" "$tmp/full.yaml"; failures=$((failures + 1)); }
+check "convert several as yaml List" 0 "$xpool" convert -o yaml -f "$data/multi.yaml"
+cp "$tmp/out" "$tmp/list.yaml"
+expect_in "convert yaml List" "$tmp/list.yaml" 'kind: List'
+grep -q '^---' "$tmp/list.yaml" && { echo "FAIL convert -o yaml of several objects printed several documents"; failures=$((failures + 1)); }
+check "convert yaml List reloads" 0 "$xpool" convert -o json -f - <"$tmp/list.yaml"
+cp "$tmp/out" "$tmp/list.json"
+check "convert several as json List" 0 "$xpool" convert -f "$data/multi.yaml"
+cmp -s "$tmp/out" "$tmp/list.json" || { echo "FAIL convert -o yaml List does not read back the same"; diff "$tmp/out" "$tmp/list.json"; failures=$((failures + 1)); }
+
 # Usage errors exit 2 and say what to do.
 check "no file" 2 "$xpool" validate
 expect_in "no file hint" "$tmp/err" "no manifest given: use -f FILE"
@@ -63,6 +83,7 @@ expect_in "unknown command hint" "$tmp/err" "unknown command 'frobnicate'; run '
 check "missing file" 1 "$xpool" validate -f "$tmp/nope.yaml"
 expect_in "missing file error" "$tmp/err" "cannot open $tmp/nope.yaml: No such file or directory"
 check "bad output format" 2 "$xpool" convert -f "$data/seed-pod.yaml" -o xml
+expect_in "bad output format hint" "$tmp/err" "unsupported output format 'xml' (supported: json, yaml)"
 check "help" 0 "$xpool" help
 expect_in "help lists validate" "$tmp/out" "validate"
 check "version" 0 "$xpool" version
