@@ -52,7 +52,11 @@ int xp_node_from_json(const json_t *json,
 int xp_pod_validate(const struct xp_pod *pod, struct xp_error *err);
 int xp_node_validate(const struct xp_node *node, struct xp_error *err);
 
-/* Encodes with apiVersion and kind first, modeled fields in API order, unknown members after. */
+/*
+ * Encodes with apiVersion and kind first, modeled fields in API order, unknown members after.
+ * -ENOMEM, or -ERANGE for a value JSON cannot hold (NaN, a time outside the years 0-9999), which
+ * validation reports with its field first.
+ */
 int xp_pod_to_json(const struct xp_pod *pod, json_t **ret);
 int xp_node_to_json(const struct xp_node *node, json_t **ret);
 

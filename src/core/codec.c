@@ -549,19 +549,6 @@ int xp_schema_decode(struct xp_decode_ctx *ctx,
                         return r;
         }
 
-        for (size_t i = 0; i < schema->n_fields; i++) {
-                const struct xp_field *field = &schema->fields[i];
-                const json_t *present = json_object_get(json, field->name);
-
-                if ((field->flags & XP_FIELD_REQUIRED) && (!present || json_is_null(present))) {
-                        int r;
-
-                        xp_path_push_field(&ctx->path, field->name);
-                        r = xp_decode_fail(ctx, -EINVAL, NULL, false, "required value");
-                        xp_path_pop(&ctx->path);
-                        return r;
-                }
-        }
         return 0;
 }
 
@@ -578,9 +565,29 @@ static bool field_present(const struct xp_field *field, const void *value)
                 return ((const struct xp_opt_int64 *)value)->set;
         case XP_FT_OPT_BOOL:
                 return ((const struct xp_opt_bool *)value)->set;
+        case XP_FT_ENUM:
+                return *(const int *)value != 0;
+        case XP_FT_TIME:
+                return *(const int64_t *)value != 0;
         default:
                 return true;
         }
+}
+
+/* What every value of a type must satisfy, whatever the field: finite numbers, writable times. */
+static int check_value(struct xp_decode_ctx *ctx, const struct xp_field *field, const void *value)
+{
+        if (field->type == XP_FT_DOUBLE && !isfinite(*(const double *)value))
+                return xp_decode_fail(
+                    ctx, -EINVAL, NULL, false, "invalid value: must be a finite number");
+        if (field->type == XP_FT_TIME && (*(const int64_t *)value < XP_RFC3339_MIN_SECONDS ||
+                                          *(const int64_t *)value > XP_RFC3339_MAX_SECONDS))
+                return xp_decode_fail(ctx,
+                                      -ERANGE,
+                                      NULL,
+                                      false,
+                                      "invalid value: the time is outside the years 0000 to 9999");
+        return 0;
 }
 
 int xp_schema_validate(struct xp_decode_ctx *ctx,
@@ -592,10 +599,14 @@ int xp_schema_validate(struct xp_decode_ctx *ctx,
                 const void *value = AT_CONST(object, field->offset);
                 int r = 0;
 
-                if (!field_present(field, value))
+                if (!field_present(field, value) && !(field->flags & XP_FIELD_REQUIRED))
                         continue;
                 xp_path_push_field(&ctx->path, field->name);
-                if (field->check)
+                if (!field_present(field, value))
+                        r = xp_decode_fail(ctx, -EINVAL, NULL, false, "required value");
+                if (r >= 0)
+                        r = check_value(ctx, field, value);
+                if (r >= 0 && field->check)
                         r = field->check(ctx, value);
                 if (r >= 0 && field->type == XP_FT_STRUCT)
                         r = xp_schema_validate(ctx, field->schema, value);
@@ -725,6 +736,8 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
         case XP_FT_DOUBLE:
                 if (!always && *(const double *)value == 0.0)
                         return 0;
+                if (!isfinite(*(const double *)value))
+                        return -ERANGE; /* JSON has no NaN or infinity; validation says so */
                 json = json_real(*(const double *)value);
                 break;
         case XP_FT_TIME: {
@@ -732,7 +745,9 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
 
                 if (*(const int64_t *)value == 0)
                         return 0;
-                json = json_string(xp_time_format_rfc3339(*(const int64_t *)value, text));
+                if (xp_time_format_rfc3339(*(const int64_t *)value, text) < 0)
+                        return -ERANGE;
+                json = json_string(text);
                 break;
         }
         case XP_FT_ENUM: {
@@ -787,13 +802,14 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
                 json = json_array();
                 for (size_t i = 0; json && i < list->n; i++) {
                         json_t *element;
-
-                        if (xp_schema_encode(field->schema,
+                        int r =
+                            xp_schema_encode(field->schema,
                                              (const char *)list->items + i * field->schema->size,
-                                             &element) < 0 ||
-                            json_array_append_new(json, element) < 0) {
+                                             &element);
+
+                        if (r < 0 || json_array_append_new(json, element) < 0) {
                                 json_decref(json);
-                                return -ENOMEM;
+                                return r < 0 ? r : -ENOMEM;
                         }
                 }
                 break;
@@ -819,7 +835,7 @@ int xp_schema_encode(const struct xp_schema *schema, const void *object, json_t 
                 if (r < 0 ||
                     (r > 0 && json_object_set_new(out, schema->fields[i].name, value) < 0)) {
                         json_decref(out);
-                        return -ENOMEM;
+                        return r < 0 ? r : -ENOMEM;
                 }
         }
         if (*extra && json_object_update_missing(out, *extra) < 0) {

@@ -6,10 +6,6 @@
 
 #include "xpool/timeutil.h"
 
-/* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z */
-#define RFC3339_MIN (-62167219200LL)
-#define RFC3339_MAX 253402300799LL
-
 static bool digits(const char *s, int n, int *ret)
 {
         int v = 0;
@@ -78,21 +74,21 @@ int xp_time_parse_rfc3339(const char *text, int64_t *ret)
         t = timegm(&tm);
         /* an offset may carry the instant past year 9999 or before year 0, which RFC 3339 cannot
          * write */
-        if ((int64_t)t - offset < RFC3339_MIN || (int64_t)t - offset > RFC3339_MAX)
+        if ((int64_t)t - offset < XP_RFC3339_MIN_SECONDS ||
+            (int64_t)t - offset > XP_RFC3339_MAX_SECONDS)
                 return -EINVAL;
         *ret = (int64_t)t - offset;
         return 0;
 }
 
-char *xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX])
+int xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX])
 {
         time_t t = (time_t)seconds;
         struct tm tm;
 
-        if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0) {
-                snprintf(buf, XP_RFC3339_MAX, "1970-01-01T00:00:00Z");
-                return buf;
-        }
+        if (seconds < XP_RFC3339_MIN_SECONDS || seconds > XP_RFC3339_MAX_SECONDS ||
+            !gmtime_r(&t, &tm))
+                return -ERANGE;
         snprintf(buf,
                  XP_RFC3339_MAX,
                  "%04d-%02d-%02dT%02d:%02d:%02dZ",
@@ -102,5 +98,5 @@ char *xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX])
                  tm.tm_hour,
                  tm.tm_min,
                  tm.tm_sec);
-        return buf;
+        return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -324,12 +325,20 @@ static void objects_built_in_code_validate_and_encode(void **state)
         pod->metadata.name = strdup("built");
         pod->spec.containers.items = c;
         pod->spec.containers.n = 1;
+        /* required fields are checked for objects built in code, as when decoding */
+        assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
+        assert_string_equal(err.msg, "spec.containers[0].name: required value");
+        c->name = strdup("main");
         assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
         assert_string_equal(
             err.msg,
             "spec.containers[0].image: required value: a container needs an image or a command");
-        c->name = strdup("main");
         c->image = strdup("busybox");
+        c->env.items = calloc(1, sizeof(*c->env.items));
+        c->env.n = 1;
+        assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
+        assert_string_equal(err.msg, "spec.containers[0].env[0].name: required value");
+        c->env.items[0].name = strdup("A");
         assert_int_equal(xp_resource_list_set(&c->resources.limits, "nvidia.com/gpu", &half), 0);
         assert_int_equal(xp_pod_validate(pod, &err), 0);
         pod->status.phase = XP_POD_PENDING;
@@ -340,6 +349,34 @@ static void objects_built_in_code_validate_and_encode(void **state)
         assert_null(at(json, "status/conditions"));
         json_decref(json);
         xp_pod_free(pod);
+}
+
+static void values_json_cannot_hold_are_invalid(void **state)
+{
+        struct xp_node *node = load_node(DATA "gpu-node.yaml");
+        struct xp_error err = {0};
+        json_t *json = NULL;
+
+        (void)state;
+        node->status.xpool->devices.items[0].metrics->power_watts = NAN;
+        assert_int_equal(xp_node_validate(node, &err), -EINVAL);
+        assert_string_equal(
+            err.msg,
+            "status.xpool.devices[0].metrics.powerWatts: invalid value: must be a finite number");
+        assert_int_equal(xp_node_to_json(node, &json), -ERANGE);
+        assert_null(json);
+        node->status.xpool->devices.items[0].metrics->power_watts = 300;
+        node->status.conditions.items[0].last_heartbeat_time = INT64_MAX;
+        assert_int_equal(xp_node_validate(node, &err), -ERANGE);
+        assert_string_equal(
+            err.msg,
+            "status.conditions[0].lastHeartbeatTime: invalid value: the time is outside the years 0000 to 9999");
+        assert_int_equal(xp_node_to_json(node, &json), -ERANGE);
+        node->status.conditions.items[0].last_heartbeat_time = 1796223845;
+        assert_int_equal(xp_node_validate(node, &err), 0);
+        assert_int_equal(xp_node_to_json(node, &json), 0);
+        json_decref(json);
+        xp_node_free(node);
 }
 
 static void trusted_decoding_skips_validation_not_types(void **state)
@@ -452,6 +489,7 @@ int main(void)
             cmocka_unit_test(node_inventory_is_decoded),
             cmocka_unit_test(json_bodies_decode_with_line_and_column),
             cmocka_unit_test(objects_built_in_code_validate_and_encode),
+            cmocka_unit_test(values_json_cannot_hold_are_invalid),
             cmocka_unit_test(trusted_decoding_skips_validation_not_types),
             cmocka_unit_test(null_and_empty_enums_mean_absent),
             cmocka_unit_test(json_integer_quantities_keep_the_range),

@@ -276,7 +276,7 @@ static const struct bad_manifest
                             "metadata:\n"
                             "  name: p\n"
                             "",
-                    .error = "no-spec.yaml:1:1: spec: required value",
+                    .error = "no-spec.yaml:1:1: spec.containers: required value: a pod needs at least one container",
                 },
                 {
                     .file = "spec-is-list.yaml",
