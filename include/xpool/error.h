@@ -22,10 +22,11 @@ struct xp_error {
 int xp_errorf(struct xp_error *err, int code, const char *fmt, ...) _printf_(3, 4);
 
 /*
- * Prepends "<prefix>: " to an error message that is already set, adding context on the way up.
- * Returns err->code (or -EINVAL when err is NULL or unset, so callers can still return it).
+ * Prepends "<prefix>: " to the message in err (strerror(code) when none was set), adding context
+ * on the way up, and returns code, so `return xp_error_prefix(err, r, "loading %s", path);` is
+ * one line. err may be NULL.
  */
-int xp_error_prefix(struct xp_error *err, const char *fmt, ...) _printf_(2, 3);
+int xp_error_prefix(struct xp_error *err, int code, const char *fmt, ...) _printf_(3, 4);
 
 /* Clears an error so the struct can be reused. */
 void xp_error_clear(struct xp_error *err);

@@ -19,14 +19,16 @@ int xp_errorf(struct xp_error *err, int code, const char *fmt, ...)
         return code;
 }
 
-int xp_error_prefix(struct xp_error *err, const char *fmt, ...)
+int xp_error_prefix(struct xp_error *err, int code, const char *fmt, ...)
 {
         char prefix[XP_ERROR_MSG_MAX];
         char joined[XP_ERROR_MSG_MAX];
         va_list ap;
 
-        if (!err || err->code == 0)
-                return -EINVAL;
+        if (!err)
+                return code;
+        if (err->code == 0)
+                err->code = code;
 
         va_start(ap, fmt);
         vsnprintf(prefix, sizeof(prefix), fmt, ap);
@@ -34,7 +36,7 @@ int xp_error_prefix(struct xp_error *err, const char *fmt, ...)
 
         snprintf(joined, sizeof(joined), "%s: %s", prefix, xp_error_message(err));
         memcpy(err->msg, joined, sizeof(err->msg));
-        return err->code;
+        return code;
 }
 
 void xp_error_clear(struct xp_error *err)

@@ -61,25 +61,25 @@ static void error_prefix_adds_context(void **state)
 
         (void)state;
         xp_errorf(&err, -EINVAL, "\"1.5x\" is not a valid quantity");
-        assert_int_equal(xp_error_prefix(&err, "pod.yaml:%d", 12), -EINVAL);
+        assert_int_equal(xp_error_prefix(&err, -EINVAL, "pod.yaml:%d", 12), -EINVAL);
         assert_string_equal(err.msg, "pod.yaml:12: \"1.5x\" is not a valid quantity");
         assert_int_equal(err.code, -EINVAL);
 
-        assert_int_equal(xp_error_prefix(&err, "loading %s", "manifests"), -EINVAL);
+        assert_int_equal(xp_error_prefix(&err, -EINVAL, "loading %s", "manifests"), -EINVAL);
         assert_string_equal(xp_error_message(&err),
                             "loading manifests: pod.yaml:12: \"1.5x\" is not a valid quantity");
 
         /* a code without a message gets strerror() behind the prefix */
         err = (struct xp_error){.code = -ENOENT};
-        assert_int_equal(xp_error_prefix(&err, "open"), -ENOENT);
+        assert_int_equal(xp_error_prefix(&err, -ENOENT, "open"), -ENOENT);
         assert_string_equal(err.msg, "open: No such file or directory");
 
-        /* nothing to prefix: NULL or an unset error */
-        assert_int_equal(xp_error_prefix(NULL, "x"), -EINVAL);
+        /* an unset error takes the code; a NULL one still passes the code through */
         xp_error_clear(&err);
-        assert_int_equal(xp_error_prefix(&err, "x"), -EINVAL);
-        assert_int_equal(err.code, 0);
-        assert_string_equal(err.msg, "");
+        assert_int_equal(xp_error_prefix(&err, -ENOMEM, "reading"), -ENOMEM);
+        assert_int_equal(err.code, -ENOMEM);
+        assert_string_equal(err.msg, "reading: Cannot allocate memory");
+        assert_int_equal(xp_error_prefix(NULL, -ENOMEM, "x"), -ENOMEM);
 }
 
 static void error_prefix_truncates(void **state)
@@ -91,7 +91,7 @@ static void error_prefix_truncates(void **state)
         memset(big, 'y', sizeof(big) - 1);
         big[sizeof(big) - 1] = '\0';
         xp_errorf(&err, -EIO, "%s", big);
-        assert_int_equal(xp_error_prefix(&err, "ctx"), -EIO);
+        assert_int_equal(xp_error_prefix(&err, -EIO, "ctx"), -EIO);
         assert_int_equal(strlen(err.msg), XP_ERROR_MSG_MAX - 1);
         assert_memory_equal(err.msg, "ctx: yyy", 8);
 }
