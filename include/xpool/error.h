@@ -11,7 +11,7 @@
 
 #include "xpool/macro.h"
 
-#define XP_ERROR_MSG_MAX 512
+#define XP_ERROR_MSG_MAX 1024
 
 struct xp_error {
         int code;                   /* the negative errno that was returned, 0 when unset */

@@ -191,6 +191,13 @@ struct xp_security_context {
         json_t *extra;
 };
 
+enum xp_pull_policy {
+        XP_PULL_UNSET, /* Always for :latest or no tag, else IfNotPresent */
+        XP_PULL_ALWAYS,
+        XP_PULL_IF_NOT_PRESENT,
+        XP_PULL_NEVER,
+};
+
 struct xp_container {
         char *name;
         char *image;
@@ -199,7 +206,7 @@ struct xp_container {
         char *working_dir;
         XP_LIST(struct xp_env_var, env);
         struct xp_resource_requirements resources;
-        char *image_pull_policy;
+        enum xp_pull_policy image_pull_policy;
         struct xp_security_context *security_context;
         json_t *extra; /* ports, volumeMounts, probes, ... */
 };
@@ -344,6 +351,13 @@ enum xp_link_level {
         XP_LINK_SYS,    /* across NUMA nodes (the SMP interconnect) */
 };
 
+/* As the kubelet's device plugin API says it; a device whose backend cannot tell is UNKNOWN. */
+enum xp_device_health {
+        XP_DEVICE_HEALTH_UNKNOWN,
+        XP_DEVICE_HEALTHY,
+        XP_DEVICE_UNHEALTHY,
+};
+
 struct xp_device_metrics {
         double utilization_percent;
         int64_t memory_used_bytes;
@@ -368,8 +382,8 @@ struct xp_device {
         char *local_cpus; /* a cpulist, "0-23,48-71" */
         char *pci_address;
         char *pci_link; /* "16GT/s x16" */
-        bool healthy;
-        char *health_reason;
+        enum xp_device_health health;
+        char *health_reason; /* why, when unhealthy ("Xid 79: GPU has fallen off the bus") */
         struct xp_device_metrics *metrics;
         bool simulated;
         json_t *extra;
@@ -467,6 +481,7 @@ const char *xp_condition_status_to_string(enum xp_condition_status status);
 const char *xp_taint_effect_to_string(enum xp_taint_effect effect);
 const char *xp_device_kind_to_string(enum xp_device_kind kind);
 const char *xp_link_level_to_string(enum xp_link_level level);
+const char *xp_device_health_to_string(enum xp_device_health health);
 
 /* Each returns the value (> 0) or -EINVAL for a spelling it does not know. */
 int xp_pod_phase_from_string(const char *s);
@@ -475,3 +490,4 @@ int xp_condition_status_from_string(const char *s);
 int xp_taint_effect_from_string(const char *s);
 int xp_device_kind_from_string(const char *s);
 int xp_link_level_from_string(const char *s);
+int xp_device_health_from_string(const char *s);

@@ -88,5 +88,14 @@ bool xp_resource_name_is_standard(const char *name);
 /* A resource with a domain prefix outside kubernetes.io (nvidia.com/gpu, xpool.io/accelerator). */
 bool xp_resource_name_is_extended(const char *name);
 
+/* hugepages-<size> with a positive whole size ("hugepages-2Mi"). */
+bool xp_resource_name_is_hugepages(const char *name);
+
+/*
+ * False for resources that cannot be overcommitted, extended resources and huge pages: a
+ * container that requests one must set its limit, and the two must be equal.
+ */
+bool xp_resource_name_is_overcommittable(const char *name);
+
 /* Resources a container may request: cpu, memory, ephemeral-storage, hugepages-*, extended. */
 bool xp_resource_name_is_container_resource(const char *name);

@@ -16,6 +16,9 @@
  */
 char *xp_quote(const char *s, char buf[static XP_QUOTE_MAX]);
 
+/* Like xp_quote() without the quotes: for map keys inside a field path. */
+char *xp_escape(const char *s, char buf[static XP_QUOTE_MAX]);
+
 /* Like xp_quote() for a buffer that may hold NUL bytes. */
 char *xp_quote_mem(const char *s, size_t len, char buf[static XP_QUOTE_MAX]);
 

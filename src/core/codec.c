@@ -491,6 +491,14 @@ static const struct xp_field *find_field(const struct xp_schema *schema, const c
         return NULL;
 }
 
+static bool is_passthrough(const struct xp_schema *schema, const char *key)
+{
+        for (const char *const *name = schema->passthrough; name && *name; name++)
+                if (strcmp(*name, key) == 0)
+                        return true;
+        return false;
+}
+
 static int keep_unknown(struct xp_decode_ctx *ctx,
                         const struct xp_schema *schema,
                         const char *key,
@@ -500,7 +508,7 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
         json_t **extra = AT(object, schema->extra_offset);
         json_t *copy;
 
-        if (ctx->flags & XP_DECODE_STRICT) {
+        if ((ctx->flags & XP_DECODE_STRICT) && !is_passthrough(schema, key)) {
                 int r;
 
                 xp_path_push_field(&ctx->path, key);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -145,6 +146,16 @@ static int load_object(struct xp_decode_ctx *ctx,
                             "kind",
                             "unsupported kind %s: xpool manages Pod and Node objects (and lists of them)",
                             xp_quote(json_string_value(kind), q));
+                if (implied && entry != implied) {
+                        char message[128];
+
+                        snprintf(message,
+                                 sizeof(message),
+                                 "unexpected kind %%s: a %s holds only %s objects",
+                                 implied->list_kind,
+                                 implied->kind);
+                        return fail(ctx, "kind", message, xp_quote(json_string_value(kind), q));
+                }
         }
 
         object.kind = entry->type;
@@ -172,6 +183,7 @@ static int load_document(const struct xp_yaml_document *doc,
         struct xp_decode_ctx ctx = {.source = &source, .flags = flags, .err = err};
         const json_t *items, *kind;
         const struct kind_entry *implied;
+        char q[XP_QUOTE_MAX];
         int r = load_object(&ctx, doc, doc->root, NULL, flags, out, err);
 
         if (r <= 0)
@@ -192,11 +204,12 @@ static int load_document(const struct xp_yaml_document *doc,
                 xp_path_push_index(&ctx.path, i);
                 r = load_object(&ctx, doc, json_array_get(items, i), implied, flags, out, err);
                 if (r > 0)
-                        r = fail(
-                            &ctx,
-                            "kind",
-                            "unsupported kind %s: lists may not hold lists",
-                            json_string_value(json_object_get(json_array_get(items, i), "kind")));
+                        r = fail(&ctx,
+                                 "kind",
+                                 "unsupported kind %s: lists may not hold lists",
+                                 xp_quote(json_string_value(
+                                              json_object_get(json_array_get(items, i), "kind")),
+                                          q));
                 xp_path_pop(&ctx.path);
         }
         return r;

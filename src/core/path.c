@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "xpool/path.h"
+#include "xpool/strutil.h"
 
 static void push(struct xp_path *path, struct xp_path_segment segment)
 {
@@ -56,9 +57,13 @@ char *xp_path_format(const struct xp_path *path, char *buf, size_t size)
                 case XP_PATH_INDEX:
                         n = snprintf(buf + used, size - used, "[%zu]", s->index);
                         break;
-                default:
-                        n = snprintf(buf + used, size - used, "[%s]", s->name);
+                default: {
+                        char shown[XP_QUOTE_MAX];
+
+                        /* keys come from users: shown escaped and cut like quoted values */
+                        n = snprintf(buf + used, size - used, "[%s]", xp_escape(s->name, shown));
                         break;
+                }
                 }
                 if (n < 0)
                         break;

@@ -177,7 +177,7 @@ static const char *const standard_names[] = {
     XP_RESOURCE_PODS,
 };
 
-static bool is_hugepages(const char *name)
+bool xp_resource_name_is_hugepages(const char *name)
 {
         struct xp_quantity size;
 
@@ -192,7 +192,7 @@ bool xp_resource_name_is_standard(const char *name)
         for (size_t i = 0; i < XP_ELEMENTSOF(standard_names); i++)
                 if (strcmp(name, standard_names[i]) == 0)
                         return true;
-        return is_hugepages(name);
+        return xp_resource_name_is_hugepages(name);
 }
 
 static bool in_kubernetes_domain(const char *name, size_t prefix_len)
@@ -214,11 +214,16 @@ bool xp_resource_name_is_extended(const char *name)
                strncmp(name, "requests.", 9) != 0 && xp_check_qualified_name(name, NULL) == 0;
 }
 
+bool xp_resource_name_is_overcommittable(const char *name)
+{
+        return !xp_resource_name_is_extended(name) && !xp_resource_name_is_hugepages(name);
+}
+
 bool xp_resource_name_is_container_resource(const char *name)
 {
         return strcmp(name, XP_RESOURCE_CPU) == 0 || strcmp(name, XP_RESOURCE_MEMORY) == 0 ||
-               strcmp(name, XP_RESOURCE_EPHEMERAL_STORAGE) == 0 || is_hugepages(name) ||
-               xp_resource_name_is_extended(name);
+               strcmp(name, XP_RESOURCE_EPHEMERAL_STORAGE) == 0 ||
+               xp_resource_name_is_hugepages(name) || xp_resource_name_is_extended(name);
 }
 
 int xp_resource_name_check(const char *name, struct xp_error *err)

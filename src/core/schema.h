@@ -63,6 +63,12 @@ struct xp_schema {
         size_t extra_offset;
         const struct xp_field *fields;
         size_t n_fields;
+        /*
+         * Kubernetes fields of this type that xpool does not model but keeps as sent (in extra):
+         * NULL-terminated. Strict decoding refuses only names in neither list, as a Kubernetes
+         * API server's strict field validation would.
+         */
+        const char *const *passthrough;
         /* Cross-field rules, run after the fields' own checks with the path at this struct. */
         int (*validate)(struct xp_decode_ctx *ctx, const void *object);
 };
@@ -141,3 +147,11 @@ int xp_check_label_value_field(struct xp_decode_ctx *ctx, const void *value);
 int xp_check_non_negative(struct xp_decode_ctx *ctx, const void *value);
 int xp_check_opt_non_negative(struct xp_decode_ctx *ctx, const void *value);
 int xp_check_weight(struct xp_decode_ctx *ctx, const void *value);
+
+/* Reports `list[index].field: duplicate value "value": why` below the current path. */
+int xp_fail_duplicate(struct xp_decode_ctx *ctx,
+                      const char *list,
+                      size_t index,
+                      const char *field,
+                      const char *value,
+                      const char *why);

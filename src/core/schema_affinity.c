@@ -61,6 +61,18 @@ static int validate_requirement(struct xp_decode_ctx *ctx, const void *object)
                             ctx,
                             "values",
                             "required value: must be specified when `operator` is 'In' or 'NotIn'");
+                for (size_t i = 0; i < req->values.n; i++) {
+                        struct xp_error cause = {0};
+                        int r = 0;
+
+                        if (xp_check_label_value(req->values.items[i], &cause) >= 0)
+                                continue;
+                        xp_path_push_field(&ctx->path, "values");
+                        xp_path_push_index(&ctx->path, i);
+                        r = xp_decode_fail_error(ctx, &cause, NULL, false);
+                        ctx->path.depth -= 2;
+                        return r;
+                }
                 break;
         case XP_SELECTOR_OP_EXISTS:
         case XP_SELECTOR_OP_DOES_NOT_EXIST:
@@ -233,11 +245,14 @@ static const struct xp_field pod_affinity_term_fields[] = {
              namespace_selector,
              .schema = &label_selector_schema),
 };
+static const char *const pod_affinity_term_passthrough[] = {
+    "matchLabelKeys", "mismatchLabelKeys", NULL};
 static const struct xp_schema pod_affinity_term_schema =
     XP_SCHEMA(struct xp_pod_affinity_term,
               "PodAffinityTerm",
               pod_affinity_term_fields,
-              .validate = validate_pod_affinity_term);
+              .validate = validate_pod_affinity_term,
+              .passthrough = pod_affinity_term_passthrough);
 
 static const struct xp_field weighted_term_fields[] = {
     XP_FIELD("weight",

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema.h"
@@ -11,12 +13,29 @@
 static int check_map(struct xp_decode_ctx *ctx, const struct xp_strmap *map, bool values_are_labels)
 {
         for (size_t i = 0; i < map->n; i++) {
+                const char *key = map->items[i].key;
                 struct xp_error cause = {0};
+                int r;
 
-                if (xp_check_qualified_name(map->items[i].key, &cause) < 0)
-                        return xp_decode_fail_error(ctx, &cause, map->items[i].key, true);
+                if (values_are_labels) {
+                        r = xp_check_qualified_name(key, &cause);
+                } else {
+                        /* annotation keys are checked in lower case, as Kubernetes does */
+                        _cleanup_free_ char *lower = strdup(key);
+
+                        if (!lower)
+                                return -ENOMEM;
+                        for (char *p = lower; *p; p++)
+                                *p = (char)tolower((unsigned char)*p);
+                        r = xp_check_qualified_name(lower, &cause);
+                        if (r < 0)
+                                xp_check_qualified_name(
+                                    key, &cause); /* the message shows the key as written */
+                }
+                if (r < 0)
+                        return xp_decode_fail_error(ctx, &cause, key, true);
                 if (values_are_labels && xp_check_label_value(map->items[i].value, &cause) < 0)
-                        return xp_decode_fail_error(ctx, &cause, map->items[i].key, false);
+                        return xp_decode_fail_error(ctx, &cause, key, false);
         }
         return 0;
 }
@@ -114,4 +133,25 @@ int xp_check_weight(struct xp_decode_ctx *ctx, const void *value)
                                       "invalid value %lld: must be in the range 1-100",
                                       (long long)weight);
         return 0;
+}
+
+int xp_fail_duplicate(struct xp_decode_ctx *ctx,
+                      const char *list,
+                      size_t index,
+                      const char *field,
+                      const char *value,
+                      const char *why)
+{
+        char q[XP_QUOTE_MAX];
+        int r;
+
+        xp_path_push_field(&ctx->path, list);
+        xp_path_push_index(&ctx->path, index);
+        xp_path_push_field(&ctx->path, field);
+        r = xp_decode_fail(
+            ctx, -EINVAL, NULL, false, "duplicate value %s: %s", xp_quote(value, q), why);
+        xp_path_pop(&ctx->path);
+        xp_path_pop(&ctx->path);
+        xp_path_pop(&ctx->path);
+        return r;
 }

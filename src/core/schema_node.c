@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema.h"
 #include "schema_affinity.h"
 #include "schema_status.h"
+#include "xpool/array.h"
 #include "xpool/strutil.h"
 
 /* ---- xpool's device inventory (status.xpool) ----------------------------------------------- */
@@ -15,6 +17,12 @@ static const struct xp_enum_name device_kind_names[] = {
     {"fpga", XP_DEVICE_FPGA},
     {"vpu", XP_DEVICE_VPU},
     {"accelerator", XP_DEVICE_ACCELERATOR},
+    {NULL, 0},
+};
+
+static const struct xp_enum_name device_health_names[] = {
+    {"Healthy", XP_DEVICE_HEALTHY},
+    {"Unhealthy", XP_DEVICE_UNHEALTHY},
     {NULL, 0},
 };
 
@@ -102,7 +110,7 @@ static const struct xp_field device_fields[] = {
     XP_FIELD("localCPUs", XP_FT_STRING, struct xp_device, local_cpus),
     XP_FIELD("pciAddress", XP_FT_STRING, struct xp_device, pci_address),
     XP_FIELD("pciLink", XP_FT_STRING, struct xp_device, pci_link),
-    XP_FIELD("healthy", XP_FT_BOOL, struct xp_device, healthy, .flags = XP_FIELD_ALWAYS),
+    XP_FIELD("health", XP_FT_ENUM, struct xp_device, health, .enum_names = device_health_names),
     XP_FIELD("healthReason", XP_FT_STRING, struct xp_device, health_reason),
     XP_FIELD(
         "metrics", XP_FT_STRUCT_PTR, struct xp_device, metrics, .schema = &device_metrics_schema),
@@ -153,14 +161,6 @@ static const struct xp_field cpu_topology_fields[] = {
 static const struct xp_schema cpu_topology_schema =
     XP_SCHEMA(struct xp_cpu_topology, "CPUTopology", cpu_topology_fields);
 
-static const struct xp_device *find_device(const struct xp_node_inventory *inv, const char *id)
-{
-        for (size_t i = 0; i < inv->devices.n; i++)
-                if (xp_streq0(inv->devices.items[i].id, id))
-                        return &inv->devices.items[i];
-        return NULL;
-}
-
 static int fail_link_end(struct xp_decode_ctx *ctx, size_t index, const char *end, const char *id)
 {
         char q[XP_QUOTE_MAX];
@@ -179,34 +179,35 @@ static int fail_link_end(struct xp_decode_ctx *ctx, size_t index, const char *en
         return r;
 }
 
-/* Device ids are unique and links join listed devices. */
+/* Device ids are unique and links join listed devices; O(n log n) against large inventories. */
 static int validate_inventory(struct xp_decode_ctx *ctx, const void *object)
 {
         const struct xp_node_inventory *inv = object;
+        _cleanup_free_ const char **ids = calloc(inv->devices.n ? inv->devices.n : 1, sizeof(*ids));
+        _cleanup_free_ const char **sorted = NULL;
+        size_t dup;
+        int r;
 
+        if (!ids)
+                return -ENOMEM;
         for (size_t i = 0; i < inv->devices.n; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (xp_streq0(inv->devices.items[i].id, inv->devices.items[j].id)) {
-                                char q[XP_QUOTE_MAX];
-                                int r;
-
-                                xp_path_push_field(&ctx->path, "devices");
-                                xp_path_push_index(&ctx->path, i);
-                                xp_path_push_field(&ctx->path, "id");
-                                r = xp_decode_fail(
-                                    ctx,
-                                    -EINVAL,
-                                    NULL,
-                                    false,
-                                    "duplicate value %s: device ids must be unique within a node",
-                                    xp_quote(inv->devices.items[i].id, q));
-                                ctx->path.depth -= 3;
-                                return r;
-                        }
+                ids[i] = inv->devices.items[i].id;
+        r = xp_first_duplicate(ids, inv->devices.n, &dup);
+        if (r != 0)
+                return r < 0 ? r
+                             : xp_fail_duplicate(ctx,
+                                                 "devices",
+                                                 dup,
+                                                 "id",
+                                                 ids[dup],
+                                                 "device ids must be unique within a node");
+        sorted = xp_sorted_copy(ids, inv->devices.n);
+        if (!sorted)
+                return -ENOMEM;
         for (size_t i = 0; i < inv->links.n; i++) {
-                if (!find_device(inv, inv->links.items[i].a))
+                if (!xp_sorted_contains(sorted, inv->devices.n, inv->links.items[i].a))
                         return fail_link_end(ctx, i, "a", inv->links.items[i].a);
-                if (!find_device(inv, inv->links.items[i].b))
+                if (!xp_sorted_contains(sorted, inv->devices.n, inv->links.items[i].b))
                         return fail_link_end(ctx, i, "b", inv->links.items[i].b);
         }
         return 0;
@@ -258,8 +259,9 @@ static const struct xp_field node_spec_fields[] = {
     XP_FIELD("unschedulable", XP_FT_BOOL, struct xp_node_spec, unschedulable),
     XP_FIELD("taints", XP_FT_STRUCT_LIST, struct xp_node_spec, taints, .schema = &xp_taint_schema),
 };
-static const struct xp_schema node_spec_schema =
-    XP_SCHEMA(struct xp_node_spec, "NodeSpec", node_spec_fields);
+static const char *const node_spec_passthrough[] = {"podCIDRs", "configSource", "externalID", NULL};
+static const struct xp_schema node_spec_schema = XP_SCHEMA(
+    struct xp_node_spec, "NodeSpec", node_spec_fields, .passthrough = node_spec_passthrough);
 
 static const struct xp_field node_address_fields[] = {
     XP_FIELD("type", XP_FT_STRING, struct xp_node_address, type, .flags = XP_FIELD_REQUIRED),
@@ -283,8 +285,11 @@ static const struct xp_field node_info_fields[] = {
     INFO_FIELD("operatingSystem", operating_system),
     INFO_FIELD("architecture", architecture),
 };
-static const struct xp_schema node_info_schema =
-    XP_SCHEMA(struct xp_node_system_info, "NodeSystemInfo", node_info_fields);
+static const char *const node_info_passthrough[] = {"swap", NULL};
+static const struct xp_schema node_info_schema = XP_SCHEMA(struct xp_node_system_info,
+                                                           "NodeSystemInfo",
+                                                           node_info_fields,
+                                                           .passthrough = node_info_passthrough);
 
 static const struct xp_field node_status_fields[] = {
     XP_FIELD("capacity",
@@ -311,8 +316,20 @@ static const struct xp_field node_status_fields[] = {
         "nodeInfo", XP_FT_STRUCT, struct xp_node_status, node_info, .schema = &node_info_schema),
     XP_FIELD("xpool", XP_FT_STRUCT_PTR, struct xp_node_status, xpool, .schema = &inventory_schema),
 };
+static const char *const node_status_passthrough[] = {"phase",
+                                                      "daemonEndpoints",
+                                                      "images",
+                                                      "volumesInUse",
+                                                      "volumesAttached",
+                                                      "config",
+                                                      "runtimeHandlers",
+                                                      "features",
+                                                      NULL};
 static const struct xp_schema node_status_schema =
-    XP_SCHEMA(struct xp_node_status, "NodeStatus", node_status_fields);
+    XP_SCHEMA(struct xp_node_status,
+              "NodeStatus",
+              node_status_fields,
+              .passthrough = node_status_passthrough);
 
 static int validate_node(struct xp_decode_ctx *ctx, const void *object)
 {
@@ -360,4 +377,14 @@ const char *xp_link_level_to_string(enum xp_link_level level)
 int xp_link_level_from_string(const char *s)
 {
         return xp_enum_from_string(link_level_names, s);
+}
+
+const char *xp_device_health_to_string(enum xp_device_health health)
+{
+        return xp_enum_to_string(device_health_names, (int)health);
+}
+
+int xp_device_health_from_string(const char *s)
+{
+        return xp_enum_from_string(device_health_names, s);
 }

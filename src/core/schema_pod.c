@@ -1,12 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema.h"
 #include "schema_affinity.h"
 #include "schema_status.h"
+#include "xpool/array.h"
 #include "xpool/names.h"
 #include "xpool/strutil.h"
+
+static const struct xp_enum_name pull_policy_names[] = {
+    {"Always", XP_PULL_ALWAYS},
+    {"IfNotPresent", XP_PULL_IF_NOT_PRESENT},
+    {"Never", XP_PULL_NEVER},
+    {NULL, 0},
+};
 
 static const struct xp_enum_name restart_policy_names[] = {
     {"Always", XP_RESTART_ALWAYS},
@@ -35,8 +47,9 @@ static const struct xp_field env_var_fields[] = {
              .check = check_env_name),
     XP_FIELD("value", XP_FT_STRING, struct xp_env_var, value),
 };
+static const char *const env_var_passthrough[] = {"valueFrom", NULL};
 static const struct xp_schema env_var_schema =
-    XP_SCHEMA(struct xp_env_var, "EnvVar", env_var_fields);
+    XP_SCHEMA(struct xp_env_var, "EnvVar", env_var_fields, .passthrough = env_var_passthrough);
 
 static int check_container_resources(struct xp_decode_ctx *ctx, const void *value)
 {
@@ -69,45 +82,90 @@ static int check_container_resources(struct xp_decode_ctx *ctx, const void *valu
         return 0;
 }
 
+static int fail_request(struct xp_decode_ctx *ctx, const char *name, const char *fmt, ...)
+    _printf_(3, 4);
+
+static int fail_request(struct xp_decode_ctx *ctx, const char *name, const char *fmt, ...)
+{
+        char message[XP_ERROR_MSG_MAX];
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        xp_path_push_field(&ctx->path, "requests");
+        r = xp_decode_fail(ctx, -EINVAL, name, false, "%s", message);
+        xp_path_pop(&ctx->path);
+        return r;
+}
+
+static bool has_any(const struct xp_resource_requirements *rr, bool (*match)(const char *))
+{
+        for (size_t i = 0; i < rr->limits.n; i++)
+                if (match(rr->limits.items[i].name))
+                        return true;
+        for (size_t i = 0; i < rr->requests.n; i++)
+                if (match(rr->requests.items[i].name))
+                        return true;
+        return false;
+}
+
+static bool is_cpu_or_memory(const char *name)
+{
+        return strcmp(name, XP_RESOURCE_CPU) == 0 || strcmp(name, XP_RESOURCE_MEMORY) == 0;
+}
+
+/*
+ * Kubernetes' rules: a request is at most its limit; devices and huge pages are never
+ * overcommitted, so their request needs a limit equal to it; huge pages come with cpu or memory.
+ */
 static int validate_resource_requirements(struct xp_decode_ctx *ctx, const void *object)
 {
         const struct xp_resource_requirements *rr = object;
-        int r = 0;
 
-        xp_path_push_field(&ctx->path, "requests");
-        for (size_t i = 0; i < rr->requests.n && r >= 0; i++) {
+        for (size_t i = 0; i < rr->requests.n; i++) {
                 const struct xp_resource *req = &rr->requests.items[i];
                 const struct xp_quantity *limit = xp_resource_list_get(&rr->limits, req->name);
+                bool overcommittable = xp_resource_name_is_overcommittable(req->name);
                 char have[XP_QUANTITY_STRING_MAX], want[XP_QUANTITY_STRING_MAX];
 
+                xp_quantity_format(&req->quantity, have);
+                if (!limit && !overcommittable)
+                        return fail_request(
+                            ctx,
+                            req->name,
+                            "required value: a limit must be set for %s, which cannot be overcommitted (set limits[%s] equal to the request)",
+                            req->name,
+                            req->name);
                 if (!limit)
                         continue;
-                xp_quantity_format(&req->quantity, have);
                 xp_quantity_format(limit, want);
-                if (xp_resource_name_is_extended(req->name) &&
-                    xp_quantity_cmp(&req->quantity, limit) != 0)
-                        r = xp_decode_fail(
+                if (!overcommittable && xp_quantity_cmp(&req->quantity, limit) != 0)
+                        return fail_request(
                             ctx,
-                            -EINVAL,
                             req->name,
-                            false,
-                            "invalid value \"%s\": must be equal to %s limit of %s (extended resources cannot be overcommitted)",
+                            "invalid value \"%s\": must be equal to %s limit of %s (it cannot be overcommitted)",
                             have,
                             req->name,
                             want);
-                else if (xp_quantity_cmp(&req->quantity, limit) > 0)
-                        r = xp_decode_fail(
+                if (xp_quantity_cmp(&req->quantity, limit) > 0)
+                        return fail_request(
                             ctx,
-                            -EINVAL,
                             req->name,
-                            false,
                             "invalid value \"%s\": must be less than or equal to %s limit of %s",
                             have,
                             req->name,
                             want);
         }
-        xp_path_pop(&ctx->path);
-        return r;
+        if (has_any(rr, xp_resource_name_is_hugepages) && !has_any(rr, is_cpu_or_memory))
+                return xp_decode_fail(
+                    ctx,
+                    -EINVAL,
+                    NULL,
+                    false,
+                    "invalid value: huge pages require a cpu or memory request or limit");
+        return 0;
 }
 
 static const struct xp_field resource_requirements_fields[] = {
@@ -122,11 +180,13 @@ static const struct xp_field resource_requirements_fields[] = {
              requests,
              .check = check_container_resources),
 };
+static const char *const resource_requirements_passthrough[] = {"claims", NULL};
 static const struct xp_schema resource_requirements_schema =
     XP_SCHEMA(struct xp_resource_requirements,
               "ResourceRequirements",
               resource_requirements_fields,
-              .validate = validate_resource_requirements);
+              .validate = validate_resource_requirements,
+              .passthrough = resource_requirements_passthrough);
 
 /* Who a process runs as: shared by the pod's and each container's security context. */
 #define RUN_AS_FIELDS                                                                              \
@@ -150,8 +210,19 @@ static const struct xp_field security_context_fields[] = {
              struct xp_security_context,
              allow_privilege_escalation),
 };
+static const char *const security_context_passthrough[] = {"capabilities",
+                                                           "seLinuxOptions",
+                                                           "windowsOptions",
+                                                           "readOnlyRootFilesystem",
+                                                           "procMount",
+                                                           "seccompProfile",
+                                                           "appArmorProfile",
+                                                           NULL};
 static const struct xp_schema security_context_schema =
-    XP_SCHEMA(struct xp_security_context, "SecurityContext", security_context_fields);
+    XP_SCHEMA(struct xp_security_context,
+              "SecurityContext",
+              security_context_fields,
+              .passthrough = security_context_passthrough);
 
 static int validate_container(struct xp_decode_ctx *ctx, const void *object)
 {
@@ -188,17 +259,55 @@ static const struct xp_field container_fields[] = {
              struct xp_container,
              resources,
              .schema = &resource_requirements_schema),
-    XP_FIELD("imagePullPolicy", XP_FT_STRING, struct xp_container, image_pull_policy),
+    XP_FIELD("imagePullPolicy",
+             XP_FT_ENUM,
+             struct xp_container,
+             image_pull_policy,
+             .enum_names = pull_policy_names),
     XP_FIELD("securityContext",
              XP_FT_STRUCT_PTR,
              struct xp_container,
              security_context,
              .schema = &security_context_schema),
 };
-static const struct xp_schema container_schema =
-    XP_SCHEMA(struct xp_container, "Container", container_fields, .validate = validate_container);
+static const char *const container_passthrough[] = {"ports",
+                                                    "envFrom",
+                                                    "resizePolicy",
+                                                    "restartPolicy",
+                                                    "volumeMounts",
+                                                    "volumeDevices",
+                                                    "livenessProbe",
+                                                    "readinessProbe",
+                                                    "startupProbe",
+                                                    "lifecycle",
+                                                    "terminationMessagePath",
+                                                    "terminationMessagePolicy",
+                                                    "stdin",
+                                                    "stdinOnce",
+                                                    "tty",
+                                                    NULL};
+static const struct xp_schema container_schema = XP_SCHEMA(struct xp_container,
+                                                           "Container",
+                                                           container_fields,
+                                                           .validate = validate_container,
+                                                           .passthrough = container_passthrough);
 
 /* ---- spec ---------------------------------------------------------------------------------- */
+
+static int check_active_deadline(struct xp_decode_ctx *ctx, const void *value)
+{
+        int64_t v = ((const struct xp_opt_int64 *)value)->value;
+
+        if (v < 1 || v > INT32_MAX)
+                return xp_decode_fail(
+                    ctx,
+                    -EINVAL,
+                    NULL,
+                    false,
+                    "invalid value %lld: must be between 1 and 2147483647, inclusive",
+                    (long long)v);
+        return 0;
+}
 
 static int check_node_selector(struct xp_decode_ctx *ctx, const void *value)
 {
@@ -213,39 +322,25 @@ static int check_priority_class(struct xp_decode_ctx *ctx, const void *value)
 /* Container names are unique across init and regular containers. */
 static int check_unique_names(struct xp_decode_ctx *ctx, const struct xp_pod_spec *spec)
 {
-        size_t total = spec->init_containers.n + spec->containers.n;
+        size_t n_init = spec->init_containers.n, total = n_init + spec->containers.n;
+        _cleanup_free_ const char **names = calloc(total ? total : 1, sizeof(*names));
+        size_t dup;
+        int r;
 
-        for (size_t i = 0; i < total; i++) {
-                bool init_i = i < spec->init_containers.n;
-                const struct xp_container *ci =
-                    init_i ? &spec->init_containers.items[i]
-                           : &spec->containers.items[i - spec->init_containers.n];
-
-                for (size_t j = 0; j < i; j++) {
-                        bool init_j = j < spec->init_containers.n;
-                        const struct xp_container *cj =
-                            init_j ? &spec->init_containers.items[j]
-                                   : &spec->containers.items[j - spec->init_containers.n];
-                        char q[XP_QUOTE_MAX];
-                        int r;
-
-                        if (!xp_streq0(ci->name, cj->name))
-                                continue;
-                        xp_path_push_field(&ctx->path, init_i ? "initContainers" : "containers");
-                        xp_path_push_index(&ctx->path, init_i ? i : i - spec->init_containers.n);
-                        xp_path_push_field(&ctx->path, "name");
-                        r = xp_decode_fail(
-                            ctx,
-                            -EINVAL,
-                            NULL,
-                            false,
-                            "duplicate value %s: container names must be unique within a pod",
-                            xp_quote(ci->name, q));
-                        ctx->path.depth -= 3;
-                        return r;
-                }
-        }
-        return 0;
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < total; i++)
+                names[i] = i < n_init ? spec->init_containers.items[i].name
+                                      : spec->containers.items[i - n_init].name;
+        r = xp_first_duplicate(names, total, &dup);
+        if (r <= 0)
+                return r;
+        return xp_fail_duplicate(ctx,
+                                 dup < n_init ? "initContainers" : "containers",
+                                 dup < n_init ? dup : dup - n_init,
+                                 "name",
+                                 names[dup],
+                                 "container names must be unique within a pod");
 }
 
 static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
@@ -270,8 +365,22 @@ static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
 static const struct xp_field pod_security_context_fields[] = {
     RUN_AS_FIELDS,
 };
+static const char *const pod_security_context_passthrough[] = {"seLinuxOptions",
+                                                               "windowsOptions",
+                                                               "supplementalGroups",
+                                                               "supplementalGroupsPolicy",
+                                                               "fsGroup",
+                                                               "sysctls",
+                                                               "fsGroupChangePolicy",
+                                                               "seccompProfile",
+                                                               "appArmorProfile",
+                                                               "seLinuxChangePolicy",
+                                                               NULL};
 static const struct xp_schema pod_security_context_schema =
-    XP_SCHEMA(struct xp_security_context, "PodSecurityContext", pod_security_context_fields);
+    XP_SCHEMA(struct xp_security_context,
+              "PodSecurityContext",
+              pod_security_context_fields,
+              .passthrough = pod_security_context_passthrough);
 
 static const struct xp_field pod_spec_fields[] = {
     XP_FIELD("initContainers",
@@ -299,7 +408,7 @@ static const struct xp_field pod_spec_fields[] = {
              XP_FT_OPT_INT64,
              struct xp_pod_spec,
              active_deadline_seconds,
-             .check = xp_check_opt_non_negative),
+             .check = check_active_deadline),
     XP_FIELD("nodeSelector",
              XP_FT_STRING_MAP,
              struct xp_pod_spec,
@@ -327,8 +436,39 @@ static const struct xp_field pod_spec_fields[] = {
              .check = check_priority_class),
     XP_FIELD("priority", XP_FT_OPT_INT32, struct xp_pod_spec, priority),
 };
-static const struct xp_schema pod_spec_schema =
-    XP_SCHEMA(struct xp_pod_spec, "PodSpec", pod_spec_fields, .validate = validate_pod_spec);
+static const char *const pod_spec_passthrough[] = {"volumes",
+                                                   "ephemeralContainers",
+                                                   "dnsPolicy",
+                                                   "serviceAccountName",
+                                                   "serviceAccount",
+                                                   "automountServiceAccountToken",
+                                                   "hostNetwork",
+                                                   "hostPID",
+                                                   "hostIPC",
+                                                   "shareProcessNamespace",
+                                                   "imagePullSecrets",
+                                                   "hostname",
+                                                   "subdomain",
+                                                   "hostAliases",
+                                                   "dnsConfig",
+                                                   "readinessGates",
+                                                   "runtimeClassName",
+                                                   "enableServiceLinks",
+                                                   "preemptionPolicy",
+                                                   "overhead",
+                                                   "topologySpreadConstraints",
+                                                   "setHostnameAsFQDN",
+                                                   "os",
+                                                   "hostUsers",
+                                                   "schedulingGates",
+                                                   "resourceClaims",
+                                                   "resources",
+                                                   NULL};
+static const struct xp_schema pod_spec_schema = XP_SCHEMA(struct xp_pod_spec,
+                                                          "PodSpec",
+                                                          pod_spec_fields,
+                                                          .validate = validate_pod_spec,
+                                                          .passthrough = pod_spec_passthrough);
 
 /* ---- status -------------------------------------------------------------------------------- */
 
@@ -409,8 +549,18 @@ static const struct xp_field container_status_fields[] = {
     XP_FIELD("containerID", XP_FT_STRING, struct xp_container_status, container_id),
     XP_FIELD("started", XP_FT_OPT_BOOL, struct xp_container_status, started),
 };
+static const char *const container_status_passthrough[] = {"allocatedResources",
+                                                           "resources",
+                                                           "volumeMounts",
+                                                           "user",
+                                                           "allocatedResourcesStatus",
+                                                           "stopSignal",
+                                                           NULL};
 static const struct xp_schema container_status_schema =
-    XP_SCHEMA(struct xp_container_status, "ContainerStatus", container_status_fields);
+    XP_SCHEMA(struct xp_container_status,
+              "ContainerStatus",
+              container_status_fields,
+              .passthrough = container_status_passthrough);
 
 static const struct xp_field pod_status_fields[] = {
     XP_FIELD("phase", XP_FT_ENUM, struct xp_pod_status, phase, .enum_names = pod_phase_names),
@@ -437,8 +587,15 @@ static const struct xp_field pod_status_fields[] = {
              .schema = &container_status_schema),
     XP_FIELD("qosClass", XP_FT_STRING, struct xp_pod_status, qos_class),
 };
-static const struct xp_schema pod_status_schema =
-    XP_SCHEMA(struct xp_pod_status, "PodStatus", pod_status_fields);
+static const char *const pod_status_passthrough[] = {"observedGeneration",
+                                                     "hostIPs",
+                                                     "podIPs",
+                                                     "ephemeralContainerStatuses",
+                                                     "resize",
+                                                     "resourceClaimStatuses",
+                                                     NULL};
+static const struct xp_schema pod_status_schema = XP_SCHEMA(
+    struct xp_pod_status, "PodStatus", pod_status_fields, .passthrough = pod_status_passthrough);
 
 /* ---- pod ----------------------------------------------------------------------------------- */
 

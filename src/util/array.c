@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +53,62 @@ void xp_array_remove(void *items, size_t *n, size_t size, size_t index)
 
         memmove(base + index * size, base + (index + 1) * size, (*n - index - 1) * size);
         (*n)--;
+}
+
+struct ordered_name {
+        const char *name;
+        size_t index;
+};
+
+static int compare_ordered(const void *a, const void *b)
+{
+        const struct ordered_name *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+
+        if (c)
+                return c;
+        return (x->index > y->index) - (x->index < y->index);
+}
+
+int xp_first_duplicate(const char *const *names, size_t n, size_t *ret_index)
+{
+        struct ordered_name *sorted = calloc(n ? n : 1, sizeof(*sorted));
+        size_t m = 0, first = SIZE_MAX;
+
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (names[i])
+                        sorted[m++] = (struct ordered_name){names[i], i};
+        qsort(sorted, m, sizeof(*sorted), compare_ordered);
+        /* within a run of equal names every entry but the earliest repeats one before it */
+        for (size_t i = 1; i < m; i++)
+                if (strcmp(sorted[i].name, sorted[i - 1].name) == 0 && sorted[i].index < first)
+                        first = sorted[i].index;
+        free(sorted);
+        if (first == SIZE_MAX)
+                return 0;
+        *ret_index = first;
+        return 1;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char **xp_sorted_copy(const char *const *names, size_t n)
+{
+        const char **copy = calloc(n ? n : 1, sizeof(*copy));
+
+        if (!copy)
+                return NULL;
+        memcpy(copy, names, n * sizeof(*copy));
+        qsort(copy, n, sizeof(*copy), compare_names);
+        return copy;
+}
+
+bool xp_sorted_contains(const char *const *sorted, size_t n, const char *name)
+{
+        return name && bsearch(&name, sorted, n, sizeof(*sorted), compare_names) != NULL;
 }

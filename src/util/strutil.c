@@ -6,12 +6,11 @@
 
 #define QUOTE_SHOWN_MAX 64
 
-char *xp_quote_mem(const char *s, size_t len, char buf[static XP_QUOTE_MAX])
+/* Writes the escaped, possibly cut form of s[0..len) at buf + o; returns the new end. */
+static size_t escape_into(const char *s, size_t len, char *buf, size_t o)
 {
-        size_t o = 0;
         size_t shown = len < QUOTE_SHOWN_MAX ? len : QUOTE_SHOWN_MAX;
 
-        buf[o++] = '"';
         for (size_t i = 0; i < shown; i++) {
                 unsigned char c = (unsigned char)s[i];
 
@@ -24,12 +23,36 @@ char *xp_quote_mem(const char *s, size_t len, char buf[static XP_QUOTE_MAX])
                         buf[o++] = (char)c;
                 }
         }
-        buf[o++] = '"';
-        if (shown < len) {
-                memcpy(buf + o, "...", 3);
+        buf[o] = '\0';
+        return o;
+}
+
+static size_t append_cut_mark(size_t len, char *buf, size_t o)
+{
+        if (len > QUOTE_SHOWN_MAX) {
+                memcpy(buf + o, "...", 4);
                 o += 3;
         }
+        return o;
+}
+
+char *xp_escape(const char *s, char buf[static XP_QUOTE_MAX])
+{
+        size_t len = strlen(s);
+
+        append_cut_mark(len, buf, escape_into(s, len, buf, 0));
+        return buf;
+}
+
+char *xp_quote_mem(const char *s, size_t len, char buf[static XP_QUOTE_MAX])
+{
+        size_t o;
+
+        buf[0] = '"';
+        o = escape_into(s, len, buf, 1);
+        buf[o++] = '"';
         buf[o] = '\0';
+        append_cut_mark(len, buf, o);
         return buf;
 }
 

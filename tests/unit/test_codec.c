@@ -230,7 +230,7 @@ static void pods_and_nodes_round_trip(void **state)
         assert_true(json_equal(first, second));
         assert_string_equal(str_at(first, "status/xpool/links/0/level"), "NVLink");
         assert_int_equal(json_integer_value(at(first, "status/xpool/links/0/nvlinks")), 18);
-        assert_true(json_is_false(at(first, "status/xpool/devices/1/healthy")));
+        assert_string_equal(str_at(first, "status/xpool/devices/1/health"), "Unhealthy");
         assert_true(json_is_true(at(first, "status/xpool/devices/0/simulated")));
         assert_int_equal(json_integer_value(at(first, "status/xpool/devices/0/index")), 0);
         assert_true(json_real_value(at(first, "status/xpool/devices/0/metrics/powerWatts")) ==
@@ -267,10 +267,10 @@ static void node_inventory_is_decoded(void **state)
         assert_true(d->numa_node.set);
         assert_int_equal(d->numa_node.value, 0);
         assert_string_equal(d->pci_address, "0000:18:00.0");
-        assert_true(d->healthy);
+        assert_int_equal(d->health, XP_DEVICE_HEALTHY);
         assert_true(d->simulated);
         assert_int_equal(d->metrics->memory_used_bytes, 42949672960LL);
-        assert_false(inv->devices.items[1].healthy);
+        assert_int_equal(inv->devices.items[1].health, XP_DEVICE_UNHEALTHY);
         assert_string_equal(inv->devices.items[1].health_reason,
                             "Xid 79: GPU has fallen off the bus");
         assert_int_equal(inv->links.items[0].level, XP_LINK_NVLINK);
@@ -478,6 +478,9 @@ static void enum_names_round_trip(void **state)
         assert_string_equal(xp_link_level_to_string(XP_LINK_PXB), "PXB");
         assert_int_equal(xp_link_level_from_string("SYS"), XP_LINK_SYS);
         assert_int_equal(xp_link_level_from_string("NV4"), -EINVAL);
+        assert_string_equal(xp_device_health_to_string(XP_DEVICE_UNHEALTHY), "Unhealthy");
+        assert_int_equal(xp_device_health_from_string("Healthy"), XP_DEVICE_HEALTHY);
+        assert_null(xp_device_health_to_string(XP_DEVICE_HEALTH_UNKNOWN));
 }
 
 int main(void)

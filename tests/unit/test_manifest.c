@@ -276,7 +276,8 @@ static const struct bad_manifest
                             "metadata:\n"
                             "  name: p\n"
                             "",
-                    .error = "no-spec.yaml:1:1: spec.containers: required value: a pod needs at least one container",
+                    .error =
+                        "no-spec.yaml:1:1: spec.containers: required value: a pod needs at least one container",
                 },
                 {
                     .file = "spec-is-list.yaml",
@@ -408,7 +409,7 @@ static const struct bad_manifest
                             "        nvidia.com/gpu: 2\n"
                             "",
                     .error =
-                        "extended-request-not-limit.yaml:13:25: spec.containers[0].resources.requests[nvidia.com/gpu]: invalid value \"2\": must be equal to nvidia.com/gpu limit of 1 (extended resources cannot be overcommitted)",
+                        "extended-request-not-limit.yaml:13:25: spec.containers[0].resources.requests[nvidia.com/gpu]: invalid value \"2\": must be equal to nvidia.com/gpu limit of 1 (it cannot be overcommitted)",
                 },
                 {
                     .file = "resource-without-domain.yaml",
@@ -1105,6 +1106,194 @@ static const struct bad_manifest
                     .error =
                         "json-bad-quantity.yaml:3:36: spec.containers[0].resources.limits[cpu]: \"1x\" is not a valid quantity",
                 },
+                {
+                    .file = "extended-request-without-limit.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      requests:\n"
+                            "        nvidia.com/gpu: 1\n"
+                            "",
+                    .error =
+                        "extended-request-without-limit.yaml:11:25: spec.containers[0].resources.requests[nvidia.com/gpu]: required value: a limit must be set for nvidia.com/gpu, which cannot be overcommitted (set limits[nvidia.com/gpu] equal to the request)",
+                },
+                {
+                    .file = "hugepages-without-cpu-or-memory.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        hugepages-2Mi: 4Mi\n"
+                            "",
+                    .error =
+                        "hugepages-without-cpu-or-memory.yaml:10:7: spec.containers[0].resources: invalid value: huge pages require a cpu or memory request or limit",
+                },
+                {
+                    .file = "hugepages-request-not-limit.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    resources:\n"
+                            "      limits:\n"
+                            "        memory: 1Gi\n"
+                            "        hugepages-2Mi: 4Mi\n"
+                            "      requests:\n"
+                            "        hugepages-2Mi: 2Mi\n"
+                            "",
+                    .error =
+                        "hugepages-request-not-limit.yaml:14:24: spec.containers[0].resources.requests[hugepages-2Mi]: invalid value \"2Mi\": must be equal to hugepages-2Mi limit of 4Mi (it cannot be overcommitted)",
+                },
+                {
+                    .file = "active-deadline-zero.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  activeDeadlineSeconds: 0\n"
+                            "",
+                    .error =
+                        "active-deadline-zero.yaml:9:26: spec.activeDeadlineSeconds: invalid value 0: must be between 1 and 2147483647, inclusive",
+                },
+                {
+                    .file = "image-pull-policy.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "    imagePullPolicy: Sometimes\n"
+                            "",
+                    .error =
+                        "image-pull-policy.yaml:9:22: spec.containers[0].imagePullPolicy: unsupported value \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\"",
+                },
+                {
+                    .file = "generate-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  generateName: Trainer-\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "generate-name.yaml:4:17: metadata.generateName: invalid value \"Trainer-\": a name prefix must be a lowercase RFC 1123 subdomain, optionally ending in '-' (e.g. 'trainer-')",
+                },
+                {
+                    .file = "empty-name.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: \"\"\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "empty-name.yaml:4:9: metadata.name: required value: name or generateName is required",
+                },
+                {
+                    .file = "finalizer-without-domain.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "  finalizers: [cleanup]\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "",
+                    .error =
+                        "finalizer-without-domain.yaml:5:16: metadata.finalizers[0]: invalid value \"cleanup\": a finalizer name needs a domain, e.g. \"example.com/cleanup\"",
+                },
+                {
+                    .file = "selector-value.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Pod\n"
+                            "metadata:\n"
+                            "  name: p\n"
+                            "spec:\n"
+                            "  containers:\n"
+                            "  - name: c\n"
+                            "    image: i\n"
+                            "  affinity:\n"
+                            "    podAntiAffinity:\n"
+                            "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                            "      - topologyKey: zone\n"
+                            "        labelSelector:\n"
+                            "          matchExpressions:\n"
+                            "          - {key: app, operator: In, values: [ok, \"not ok\"]}\n"
+                            "",
+                    .error =
+                        "selector-value.yaml:15:51: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].values[1]: invalid value \"not ok\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                },
+                {
+                    .file = "pod-list-holds-node.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: PodList\n"
+                            "items:\n"
+                            "- apiVersion: v1\n"
+                            "  kind: Node\n"
+                            "  metadata: {name: n}\n"
+                            "",
+                    .error =
+                        "pod-list-holds-node.yaml:5:9: items[0].kind: unexpected kind \"Node\": a PodList holds only Pod objects",
+                },
+                {
+                    .file = "long-label-key.yaml",
+                    .strict = false,
+                    .text =
+                        "apiVersion: v1\n"
+                        "kind: Pod\n"
+                        "metadata:\n"
+                        "  name: p\n"
+                        "  labels:\n"
+                        "    \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\tb\": x\n"
+                        "spec:\n"
+                        "  containers:\n"
+                        "  - name: c\n"
+                        "    image: i\n"
+                        "",
+                    .error =
+                        "long-label-key.yaml:6:5: metadata.labels[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...]: invalid value \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"...: the name part must be no more than 63 characters",
+                },
 };
 
 static void every_bad_manifest_gets_its_precise_error(void **state)
@@ -1134,21 +1323,35 @@ static void every_bad_manifest_gets_its_precise_error(void **state)
 
 static void unknown_fields_pass_unless_strict(void **state)
 {
+        /* ports is a Kubernetes field xpool keeps as sent; portz is a typo */
         static const char text[] =
-            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
-            "spec:\n  containers: [{name: c, image: i, ports: [{containerPort: 80}]}]\n";
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: []}\n"
+            "spec:\n  containers: [{name: c, image: i, ports: [{containerPort: 80}], portz: 1}]\n";
+        static const char kubernetes_fields[] =
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, ownerReferences: []}\n"
+            "spec:\n  volumes: []\n  containers: [{name: c, image: i, ports: [{containerPort: 80}]}]\n";
         struct xp_manifest m = {0};
         struct xp_error err = {0};
 
         (void)state;
         assert_int_equal(xp_manifest_load_buffer(text, sizeof(text) - 1, "p.yaml", 0, &m, &err), 0);
         assert_non_null(json_object_get(m.objects[0].pod->spec.containers.items[0].extra, "ports"));
+        assert_non_null(json_object_get(m.objects[0].pod->spec.containers.items[0].extra, "portz"));
         xp_manifest_done(&m);
         assert_int_equal(
             xp_manifest_load_buffer(text, sizeof(text) - 1, "p.yaml", XP_DECODE_STRICT, &m, &err),
             -EINVAL);
         assert_string_equal(
-            err.msg, "p.yaml:5:36: spec.containers[0].ports: unknown field \"ports\" in Container");
+            err.msg, "p.yaml:5:66: spec.containers[0].portz: unknown field \"portz\" in Container");
+        assert_int_equal(xp_manifest_load_buffer(kubernetes_fields,
+                                                 sizeof(kubernetes_fields) - 1,
+                                                 "k.yaml",
+                                                 XP_DECODE_STRICT,
+                                                 &m,
+                                                 &err),
+                         0);
+        assert_int_equal(m.n, 1);
+        xp_manifest_done(&m);
 }
 
 static void file_errors_say_what_to_do(void **state)
