@@ -295,6 +295,39 @@ static void array_insert_and_remove(void **state)
         free(items);
 }
 
+static void first_duplicate_in_document_order(void **state)
+{
+        const char *none[] = {"a", "b", "c"};
+        const char *later[] = {"x", "y", "z", "y", "x"}; /* x repeats at 4, y at 3: 3 comes first */
+        const char *with_null[] = {NULL, "a", NULL, "a"}; /* NULL names are not compared */
+        size_t index = 99;
+
+        (void)state;
+        assert_int_equal(xp_first_duplicate(none, 3, &index), 0);
+        assert_int_equal(index, 99);
+        assert_int_equal(xp_first_duplicate(none, 0, &index), 0);
+        assert_int_equal(xp_first_duplicate(later, 5, &index), 1);
+        assert_int_equal(index, 3);
+        assert_int_equal(xp_first_duplicate(with_null, 4, &index), 1);
+        assert_int_equal(index, 3);
+}
+
+static void sorted_copy_answers_membership(void **state)
+{
+        const char *ids[] = {"GPU-3", "GPU-1", "GPU-2"};
+        const char **sorted = xp_sorted_copy(ids, 3);
+
+        (void)state;
+        assert_non_null(sorted);
+        assert_string_equal(sorted[0], "GPU-1");
+        assert_string_equal(sorted[2], "GPU-3");
+        assert_string_equal(ids[0], "GPU-3"); /* the input keeps its order */
+        assert_true(xp_sorted_contains(sorted, 3, "GPU-2"));
+        assert_false(xp_sorted_contains(sorted, 3, "GPU-9"));
+        assert_false(xp_sorted_contains(sorted, 3, NULL));
+        free(sorted);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -306,6 +339,8 @@ int main(void)
             cmocka_unit_test(distinct_keys_random_inserts),
             cmocka_unit_test(sorted_find_positions),
             cmocka_unit_test(array_insert_and_remove),
+            cmocka_unit_test(first_duplicate_in_document_order),
+            cmocka_unit_test(sorted_copy_answers_membership),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

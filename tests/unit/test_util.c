@@ -372,6 +372,21 @@ static void time_round_trip(void **state)
         }
 }
 
+static void escape_is_quote_without_quotes(void **state)
+{
+        char buf[XP_QUOTE_MAX];
+        char longer[100];
+
+        (void)state;
+        assert_string_equal(xp_escape("nvidia.com/gpu", buf), "nvidia.com/gpu");
+        assert_string_equal(xp_escape("a\tb\"c", buf), "a\\x09b\\\"c");
+        memset(longer, 'k', sizeof(longer) - 1);
+        longer[sizeof(longer) - 1] = '\0';
+        xp_escape(longer, buf);
+        assert_int_equal(strlen(buf), 64 + 3);
+        assert_string_equal(buf + 64, "...");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -383,6 +398,7 @@ int main(void)
             cmocka_unit_test(quote_escapes),
             cmocka_unit_test(quote_truncates_after_64_bytes),
             cmocka_unit_test(quote_mem_shows_nul),
+            cmocka_unit_test(escape_is_quote_without_quotes),
             cmocka_unit_test(strdup0_and_streq0),
             cmocka_unit_test(time_parse_valid),
             cmocka_unit_test(time_parse_invalid),
