@@ -93,7 +93,7 @@ void xp_yaml_documents_free(struct xp_yaml_document *docs, size_t n);
  * strings are literal blocks (`|`) where a literal block holds them exactly. Integers print as
  * integers, reals with a '.' and enough digits to read back the same double (`2.0`, `0.1`),
  * booleans as true/false, null as null. What this writes, xp_yaml_load() reads back to a
- * json_equal() value, as long as it nests at most XP_YAML_MAX_DEPTH levels.
+ * json_equal() value, within the loader's bounds (XP_YAML_MAX_DEPTH, XP_YAML_MAX_VALUES).
  */
 
 /* Deeper values (or a cycle) are refused with -EINVAL. */

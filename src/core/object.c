@@ -151,7 +151,7 @@ static int decode_text(const struct kind_info *info,
 {
         struct xp_decode_source source = {.name = source_name};
         json_error_t jerr;
-        json_t *json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        json_t *json = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         int r;
 
         if (!json)
