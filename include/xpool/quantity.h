@@ -4,14 +4,18 @@
 /*
  * Kubernetes resource quantities ("100m", "1.5", "2Gi", "500Mi", "1e3", "1k", "2M", "250n").
  *
- * A quantity is held exactly as a signed count of milli-units (1/1000 of the base unit), which
- * is the precision Kubernetes keeps: finer input ("1.5m", "250n") is rounded up, away from zero,
- * to the next milli-unit, as Kubernetes does. The range is that of Kubernetes too: at most
- * 2^63-1 base units in magnitude; larger input is rejected with -ERANGE rather than capped.
+ * A quantity is held exactly as a signed count of nano-units (10^-9 of the base unit), which is
+ * the precision Kubernetes keeps (k8s.io/apimachinery ParseQuantity): "250n" stays "250n" and
+ * "1.5m" is "1500u"; only finer input ("0.1n", "1.0000000001") is rounded up, away from zero, to
+ * the next nano-unit, as Kubernetes does. The magnitude is at most 2^63-1 base units; larger
+ * input is rejected with -ERANGE. Here xpool is stricter than Kubernetes on purpose: Kubernetes
+ * keeps larger decimal values ("10E", "1e30") and silently caps binary ones ("8Ei") at 2^63-1.
  *
  * The format a quantity was written in (decimal SI, binary SI, decimal exponent) is remembered so
  * that printing gives Kubernetes' canonical form: "1500m" stays "1500m", "1024Mi" prints as
- * "1Gi", "1.5Gi" as "1536Mi", "1000" as "1k", "1e3" as "1e3", "0.5" as "500m".
+ * "1Gi", "1.5Gi" as "1536Mi", "1000" as "1k", "1e3" as "1e3", "0.5" as "500m", "0.5m" as
+ * "500u", "0.5e-3" as "500e-6". As in Kubernetes, a binary value strictly between -1 and 1 takes
+ * the decimal SI format when parsed.
  *
  * Grammar (as in k8s.io/apimachinery):
  *   quantity ::= [+-] number suffix
@@ -32,11 +36,15 @@ enum xp_quantity_format {
 };
 
 struct xp_quantity {
-        __int128 milli; /* value * 1000, exact */
+        __int128 nano; /* value * 10^9, exact; read it only through the functions below */
         enum xp_quantity_format format;
 };
 
-/* Longest canonical string plus NUL ("-9223372036854775807999m" and the like). */
+/*
+ * Longest canonical string plus NUL. A value in range needs at most 33 bytes
+ * ("-9223372036854775806999999999e-9"); 48 also holds any __int128 count of nano-units
+ * (at most 43 characters), so even a value built out of range prints without truncation.
+ */
 #define XP_QUANTITY_STRING_MAX 48
 
 /* Longest input accepted by the parser, a bound against hostile input. */
@@ -61,6 +69,9 @@ struct xp_quantity xp_quantity_from_int(int64_t value);
 
 /* An exact count of milli-units in decimal SI format. */
 struct xp_quantity xp_quantity_from_milli(int64_t milli);
+
+/* An exact count of nano-units (metrics-server's nanocores) in decimal SI format. */
+struct xp_quantity xp_quantity_from_nano(int64_t nano);
 
 /* Writes the canonical form into buf (XP_QUANTITY_STRING_MAX bytes). Returns buf. */
 char *xp_quantity_format(const struct xp_quantity *q, char buf[static XP_QUANTITY_STRING_MAX]);
@@ -87,8 +98,18 @@ int xp_quantity_sub(const struct xp_quantity *a,
                     const struct xp_quantity *b,
                     struct xp_quantity *ret);
 
-/* The value in milli-units; -ERANGE when it does not fit in an int64_t. */
+/*
+ * The value in milli-units, rounded up, away from zero, to a whole milli-unit as Kubernetes'
+ * MilliValue() does: "250n" gives 1, "-1500u" gives -2. -ERANGE when the result does not fit
+ * in an int64_t (beyond about +-9.2e15 base units), where MilliValue() would overflow.
+ */
 int xp_quantity_to_milli(const struct xp_quantity *q, int64_t *ret);
+
+/*
+ * The exact value in nano-units; -ERANGE when it does not fit in an int64_t (beyond about
+ * +-9.2e9 base units).
+ */
+int xp_quantity_to_nano(const struct xp_quantity *q, int64_t *ret);
 
 /*
  * The value in base units rounded up (Kubernetes' Value()); -ERANGE when it does not fit.

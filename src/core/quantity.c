@@ -9,18 +9,24 @@
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 
-/* The largest magnitude, in milli-units: 2^63-1 base units, as Kubernetes allows. */
-#define MILLI_MAX ((__int128)INT64_MAX * 1000)
+/* One base unit in nano-units, the finest precision Kubernetes keeps. */
+#define NANO_PER_UNIT 1000000000
+
+/* One milli-unit in nano-units. */
+#define NANO_PER_MILLI 1000000
+
+/* The largest magnitude, in nano-units: 2^63-1 base units (about 9.2e27 nano-units). */
+#define NANO_MAX ((__int128)INT64_MAX * NANO_PER_UNIT)
 
 /*
  * Decimal exponents are clamped to this magnitude before any arithmetic. Far beyond it, any
- * non-zero value is either out of range or rounds up to one milli-unit, so the clamp changes
+ * non-zero value is either out of range or rounds up to one nano-unit, so the clamp changes
  * no result but keeps every loop and every sum small.
  */
 #define EXPONENT_CLAMP 100000
 
-/* The most decimal digits a value in range can have in milli-units (MILLI_MAX < 10^22). */
-#define MILLI_DIGITS_MAX 22
+/* The most decimal digits a value in range can have in nano-units (NANO_MAX < 10^28). */
+#define NANO_DIGITS_MAX 28
 
 /* Room for the significant digits of the input times 1024^6 (at most 19 more digits). */
 #define DIGITS_MAX (XP_QUANTITY_INPUT_MAX + 24)
@@ -51,8 +57,8 @@ static const struct suffix suffixes[] = {
     {.name = "Ei", .format = XP_QUANTITY_BINARY_SI, .pow1024 = 6},
 };
 
-/* Decimal SI suffixes for the exponents -3, 0, 3, ..., 18, in that order. */
-static const char *const decimal_si_names[] = {"m", "", "k", "M", "G", "T", "P", "E"};
+/* Decimal SI suffixes for the exponents -9, -6, -3, 0, 3, ..., 18, in that order. */
+static const char *const decimal_si_names[] = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
 
 /* Binary SI suffixes for 1024^0 .. 1024^6. */
 static const char *const binary_si_names[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
@@ -203,7 +209,7 @@ int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error
         }
         if (n == 0) {
                 /* Zero, whatever the exponent; "-0" is plain zero. */
-                *ret = (struct xp_quantity){.milli = 0, .format = format};
+                *ret = (struct xp_quantity){.nano = 0, .format = format};
                 return 0;
         }
         for (size_t i = 0; i < n / 2; i++) {
@@ -215,26 +221,32 @@ int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error
         for (int i = 0; i < pow1024; i++)
                 n = digits_multiply(digits, n, 1024);
 
-        /* The value in milli-units is digits * 10^shift; its top digit is not zero. */
-        shift = exponent - (long)frac_len + 3;
-        if ((long)n + shift > MILLI_DIGITS_MAX)
+        /* The value in nano-units is digits * 10^shift; its top digit is not zero. */
+        shift = exponent - (long)frac_len + 9;
+        if ((long)n + shift > NANO_DIGITS_MAX)
                 return out_of_range(text, err);
         for (long i = (long)n - 1; i >= 0 && i >= -shift; i--)
                 mag = mag * 10 + digits[i];
         for (long i = 0; i < shift; i++)
                 mag *= 10;
-        /* Anything finer than a milli-unit rounds up, away from zero. */
+        /* Anything finer than a nano-unit rounds up, away from zero, as Kubernetes does. */
         for (long i = 0; i < (long)n && i < -shift; i++) {
                 if (digits[i] != 0) {
                         mag++;
                         break;
                 }
         }
-        if (mag > (unsigned __int128)MILLI_MAX)
+        if (mag > (unsigned __int128)NANO_MAX)
                 return out_of_range(text, err);
+        /*
+         * Kubernetes gives a binary quantity strictly between -1 and 1 the decimal format ("2n"
+         * from "0.000000000001Ki"); it prints as decimal either way.
+         */
+        if (format == XP_QUANTITY_BINARY_SI && mag < NANO_PER_UNIT)
+                format = XP_QUANTITY_DECIMAL_SI;
 
         *ret = (struct xp_quantity){
-            .milli = negative ? -(__int128)mag : (__int128)mag,
+            .nano = negative ? -(__int128)mag : (__int128)mag,
             .format = format,
         };
         return 0;
@@ -273,14 +285,22 @@ int xp_quantity_from_double(double value, struct xp_quantity *ret, struct xp_err
 struct xp_quantity xp_quantity_from_int(int64_t value)
 {
         return (struct xp_quantity){
-            .milli = (__int128)value * 1000,
+            .nano = (__int128)value * NANO_PER_UNIT,
             .format = XP_QUANTITY_DECIMAL_SI,
         };
 }
 
 struct xp_quantity xp_quantity_from_milli(int64_t milli)
 {
-        return (struct xp_quantity){.milli = milli, .format = XP_QUANTITY_DECIMAL_SI};
+        return (struct xp_quantity){
+            .nano = (__int128)milli * NANO_PER_MILLI,
+            .format = XP_QUANTITY_DECIMAL_SI,
+        };
+}
+
+struct xp_quantity xp_quantity_from_nano(int64_t nano)
+{
+        return (struct xp_quantity){.nano = nano, .format = XP_QUANTITY_DECIMAL_SI};
 }
 
 static unsigned __int128 magnitude(__int128 v)
@@ -305,16 +325,16 @@ static size_t format_u128(unsigned __int128 v, char *buf, size_t o)
 
 char *xp_quantity_format(const struct xp_quantity *q, char buf[static XP_QUANTITY_STRING_MAX])
 {
-        unsigned __int128 mag = magnitude(q->milli);
+        unsigned __int128 mag = magnitude(q->nano);
         enum xp_quantity_format format = q->format;
         size_t o = 0;
-        int e = -3;
+        int e = -9;
 
         if (mag == 0) {
                 strcpy(buf, "0");
                 return buf;
         }
-        if (q->milli < 0)
+        if (q->nano < 0)
                 buf[o++] = '-';
 
         /*
@@ -323,8 +343,10 @@ char *xp_quantity_format(const struct xp_quantity *q, char buf[static XP_QUANTIT
          * next time; printing it as decimal at once keeps the canonical form stable.
          */
         if (format == XP_QUANTITY_BINARY_SI) {
-                if (mag >= 1024 * 1000 && mag % (1024 * 1000) == 0) {
-                        unsigned __int128 units = mag / 1000;
+                const unsigned __int128 kibi = (unsigned __int128)1024 * NANO_PER_UNIT;
+
+                if (mag >= kibi && mag % kibi == 0) {
+                        unsigned __int128 units = mag / NANO_PER_UNIT;
                         size_t i = 0;
 
                         while (i + 1 < XP_ELEMENTSOF(binary_si_names) && units % 1024 == 0) {
@@ -338,14 +360,14 @@ char *xp_quantity_format(const struct xp_quantity *q, char buf[static XP_QUANTIT
                 format = XP_QUANTITY_DECIMAL_SI;
         }
 
-        /* The largest exponent in -3, 0, ..., 18 that leaves a whole mantissa. */
+        /* The largest exponent in -9, -6, ..., 18 that leaves a whole mantissa. */
         while (e < 18 && mag % 1000 == 0) {
                 mag /= 1000;
                 e += 3;
         }
         o = format_u128(mag, buf, o);
         if (format == XP_QUANTITY_DECIMAL_SI)
-                strcpy(buf + o, decimal_si_names[(e + 3) / 3]);
+                strcpy(buf + o, decimal_si_names[(e + 9) / 3]);
         else if (e != 0)
                 snprintf(buf + o, XP_QUANTITY_STRING_MAX - o, "e%d", e);
         else
@@ -355,45 +377,45 @@ char *xp_quantity_format(const struct xp_quantity *q, char buf[static XP_QUANTIT
 
 int xp_quantity_cmp(const struct xp_quantity *a, const struct xp_quantity *b)
 {
-        return (a->milli > b->milli) - (a->milli < b->milli);
+        return (a->nano > b->nano) - (a->nano < b->nano);
 }
 
 int xp_quantity_sign(const struct xp_quantity *q)
 {
-        return (q->milli > 0) - (q->milli < 0);
+        return (q->nano > 0) - (q->nano < 0);
 }
 
 bool xp_quantity_is_zero(const struct xp_quantity *q)
 {
-        return q->milli == 0;
+        return q->nano == 0;
 }
 
 bool xp_quantity_is_integer(const struct xp_quantity *q)
 {
-        return q->milli % 1000 == 0;
+        return q->nano % NANO_PER_UNIT == 0;
 }
 
-static bool in_range(__int128 milli)
+static bool in_range(__int128 nano)
 {
-        return milli >= -MILLI_MAX && milli <= MILLI_MAX;
+        return nano >= -NANO_MAX && nano <= NANO_MAX;
 }
 
-static int add_milli(const struct xp_quantity *a,
-                     const struct xp_quantity *b,
-                     __int128 b_milli,
-                     struct xp_quantity *ret)
+static int add_nano(const struct xp_quantity *a,
+                    const struct xp_quantity *b,
+                    __int128 b_nano,
+                    struct xp_quantity *ret)
 {
         __int128 sum;
 
         /* Both operands in range first, so the sum itself cannot overflow. */
-        if (!in_range(a->milli) || !in_range(b_milli))
+        if (!in_range(a->nano) || !in_range(b_nano))
                 return -ERANGE;
-        sum = a->milli + b_milli;
+        sum = a->nano + b_nano;
         if (!in_range(sum))
                 return -ERANGE;
         *ret = (struct xp_quantity){
-            .milli = sum,
-            .format = a->milli == 0 ? b->format : a->format,
+            .nano = sum,
+            .format = a->nano == 0 ? b->format : a->format,
         };
         return 0;
 }
@@ -402,40 +424,50 @@ int xp_quantity_add(const struct xp_quantity *a,
                     const struct xp_quantity *b,
                     struct xp_quantity *ret)
 {
-        return add_milli(a, b, b->milli, ret);
+        return add_nano(a, b, b->nano, ret);
 }
 
 int xp_quantity_sub(const struct xp_quantity *a,
                     const struct xp_quantity *b,
                     struct xp_quantity *ret)
 {
-        if (!in_range(b->milli))
+        if (!in_range(b->nano))
                 return -ERANGE;
-        return add_milli(a, b, -b->milli, ret);
+        return add_nano(a, b, -b->nano, ret);
+}
+
+/*
+ * The value divided by unit (in nano-units), rounded away from zero as Kubernetes' ScaledValue()
+ * does; -ERANGE when the result does not fit in an int64_t.
+ */
+static int to_scaled_ceil(const struct xp_quantity *q, unsigned unit, int64_t *ret)
+{
+        unsigned __int128 mag = magnitude(q->nano);
+        unsigned __int128 scaled = mag / unit + (mag % unit != 0);
+
+        if (q->nano < 0) {
+                if (scaled > (unsigned __int128)INT64_MAX + 1)
+                        return -ERANGE;
+                *ret = (int64_t) - (__int128)scaled;
+        } else {
+                if (scaled > INT64_MAX)
+                        return -ERANGE;
+                *ret = (int64_t)scaled;
+        }
+        return 0;
+}
+
+int xp_quantity_to_nano(const struct xp_quantity *q, int64_t *ret)
+{
+        return to_scaled_ceil(q, 1, ret);
 }
 
 int xp_quantity_to_milli(const struct xp_quantity *q, int64_t *ret)
 {
-        if (q->milli > INT64_MAX || q->milli < INT64_MIN)
-                return -ERANGE;
-        *ret = (int64_t)q->milli;
-        return 0;
+        return to_scaled_ceil(q, NANO_PER_MILLI, ret);
 }
 
 int xp_quantity_to_int_ceil(const struct xp_quantity *q, int64_t *ret)
 {
-        unsigned __int128 mag = magnitude(q->milli);
-        unsigned __int128 units = mag / 1000 + (mag % 1000 != 0);
-
-        /* Rounded away from zero, as Kubernetes' Value() does. */
-        if (q->milli < 0) {
-                if (units > (unsigned __int128)INT64_MAX + 1)
-                        return -ERANGE;
-                *ret = (int64_t) - (__int128)units;
-        } else {
-                if (units > INT64_MAX)
-                        return -ERANGE;
-                *ret = (int64_t)units;
-        }
-        return 0;
+        return to_scaled_ceil(q, NANO_PER_UNIT, ret);
 }

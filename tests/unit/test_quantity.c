@@ -13,14 +13,15 @@
 
 #define RANGE_MSG   " is out of range: the largest quantity is 9223372036854775807"
 #define INVALID_MSG " is not a valid quantity"
-#define MILLI_MAX   ((__int128)INT64_MAX * 1000)
+#define NANO        ((__int128)1000000000)
+#define NANO_MAX    ((__int128)INT64_MAX * NANO)
 
 /* A value no parse can produce, to check that failures leave *ret alone. */
-static const struct xp_quantity sentinel = {.milli = 4242, .format = XP_QUANTITY_BINARY_SI};
+static const struct xp_quantity sentinel = {.nano = 4242, .format = XP_QUANTITY_BINARY_SI};
 
 static void assert_untouched(const struct xp_quantity *q)
 {
-        assert_true(q->milli == sentinel.milli);
+        assert_true(q->nano == sentinel.nano);
         assert_int_equal(q->format, sentinel.format);
 }
 
@@ -62,8 +63,8 @@ static const struct valid_case valid_cases[] = {
     {"-2000000", "-2M", DSI},
     {"123456789", "123456789", DSI},
     /* every decimal SI suffix */
-    {"1n", "1m", DSI},
-    {"1u", "1m", DSI},
+    {"1n", "1n", DSI},
+    {"1u", "1u", DSI},
     {"100m", "100m", DSI},
     {"1000m", "1", DSI},
     {"1500m", "1500m", DSI},
@@ -78,17 +79,44 @@ static const struct valid_case valid_cases[] = {
     {"1E", "1E", DSI},
     {"8E", "8E", DSI},
     {"-2k", "-2k", DSI},
-    /* finer than a milli-unit rounds up, away from zero */
-    {"250n", "1m", DSI},
+    /* nano precision is kept: n and u values print as such */
+    {"250n", "250n", DSI},
+    {"-250n", "-250n", DSI},
+    {"1000n", "1u", DSI},
+    {"1080n", "1080n", DSI},
+    {"1000u", "1m", DSI},
+    {"999999999n", "999999999n", DSI},
+    {"1000000000n", "1", DSI},
     {"1000000n", "1m", DSI},
-    {"1000001n", "2m", DSI},
-    {"1500000n", "2m", DSI},
-    {"0.1m", "1m", DSI},
-    {"1.5m", "2m", DSI},
-    {"-0.1m", "-1m", DSI},
-    {"-1.5m", "-2m", DSI},
-    {"0.000000000000000000000001", "1m", DSI},
-    {"0.00100000000000000000000000000000000000000000000000001", "2m", DSI},
+    {"1000001n", "1000001n", DSI},
+    {"1500000n", "1500u", DSI},
+    {"0.1m", "100u", DSI},
+    {"0.5m", "500u", DSI},
+    {"1.5m", "1500u", DSI},
+    {"-0.1m", "-100u", DSI},
+    {"-1.5m", "-1500u", DSI},
+    {"-1.5u", "-1500n", DSI},
+    {"0.0005k", "500m", DSI},
+    {"1.000000001", "1000000001n", DSI},
+    {"0.000000123", "123n", DSI},
+    {"100.035k", "100035", DSI},
+    /* finer than a nano-unit rounds up, away from zero */
+    {"0.1n", "1n", DSI},
+    {"0.9n", "1n", DSI},
+    {"-0.1n", "-1n", DSI},
+    {"1.5n", "2n", DSI},
+    {"-1.5n", "-2n", DSI},
+    {"3.001n", "4n", DSI},
+    {"0.0000000001", "1n", DSI},
+    {"0.0000000005", "1n", DSI},
+    {"0.00000012345", "124n", DSI},
+    {"0.00000012354", "124n", DSI},
+    {"0.00000012300001", "124n", DSI},
+    {"1.00000000001", "1000000001n", DSI},
+    {"-1.00000000001", "-1000000001n", DSI},
+    {"999999999.1n", "1", DSI},
+    {"0.000000000000000000000001", "1n", DSI},
+    {"0.00100000000000000000000000000000000000000000000000001", "1000001n", DSI},
     {"1.0000000000000000000000000000000000000000000000000000000000", "1", DSI},
     /* every binary SI suffix and canonicalisation */
     {"1Ki", "1Ki", BSI},
@@ -106,6 +134,12 @@ static const struct valid_case valid_cases[] = {
     {"0.5Ki", "512", BSI},
     {"1.5Ki", "1536", BSI},
     {"0.001Ki", "1024m", BSI},
+    /* binary values strictly between -1 and 1 take the decimal format, as in Kubernetes */
+    {"0.000001Ki", "1024u", DSI},
+    {".000000001Ki", "1024n", DSI},
+    {"-.000000001Ki", "-1024n", DSI},
+    {"0.000000000001Ki", "2n", DSI},
+    {"0.00048828125Ki", "500m", DSI},
     {"1.953125Ki", "2k", BSI},
     {"0.0009765625Ki", "1", BSI},
     {"1048576Ki", "1Gi", BSI},
@@ -120,8 +154,15 @@ static const struct valid_case valid_cases[] = {
     {"0.5e0", "500e-3", DEX},
     {"12e-1", "1200e-3", DEX},
     {"1e18", "1e18", DEX},
-    {"-1e-9", "-1e-3", DEX},
-    {"1e-999999999", "1e-3", DEX},
+    {"-1e-9", "-1e-9", DEX},
+    {"1e-6", "1e-6", DEX},
+    {"0.5e-3", "500e-6", DEX},
+    {"1.5e-3", "1500e-6", DEX},
+    {"25e-8", "250e-9", DEX},
+    {"1.1E-9", "2e-9", DEX},
+    {"0.5e-9", "1e-9", DEX},
+    {"-0.5e-9", "-1e-9", DEX},
+    {"1e-999999999", "1e-9", DEX},
     {"1e000003", "1e3", DEX},
     {".5e-2", "5e-3", DEX},
     /* the edges of the range */
@@ -130,7 +171,14 @@ static const struct valid_case valid_cases[] = {
     {"+9223372036854775807", "9223372036854775807", DSI},
     {"9223372036854775807000m", "9223372036854775807", DSI},
     {"9223372036854775806.5", "9223372036854775806500m", DSI},
-    {"9223372036854775806.9999", "9223372036854775807", DSI},
+    {"9223372036854775806.9999", "9223372036854775806999900u", DSI},
+    {"9223372036854775806.999999999", "9223372036854775806999999999n", DSI},
+    {"9223372036854775806.9999999991", "9223372036854775807", DSI},
+    {"9223372036854775807000000000n", "9223372036854775807", DSI},
+    {"-9223372036854775806999999999n", "-9223372036854775806999999999n", DSI},
+    {"-9223372036854775806999999999e-9", "-9223372036854775806999999999e-9", DEX},
+    {"9223372036.854775807", "9223372036854775807n", DSI},
+    {"-9223372036.854775808", "-9223372036854775808n", DSI},
     {"9.223372036854775807E", "9223372036854775807", DSI},
     {"9223372036854775807e0", "9223372036854775807", DEX},
     {"0.9223372036854775807e19", "9223372036854775807", DEX},
@@ -191,6 +239,10 @@ static const struct invalid_case invalid_cases[] = {
     {"9223372036854775807.0001", -ERANGE, "\"9223372036854775807.0001\"" RANGE_MSG},
     {"9223372036854775807001m", -ERANGE, "\"9223372036854775807001m\"" RANGE_MSG},
     {"9223372036854775807000001u", -ERANGE, "\"9223372036854775807000001u\"" RANGE_MSG},
+    {"9223372036854775807000000001n", -ERANGE, "\"9223372036854775807000000001n\"" RANGE_MSG},
+    {"9223372036854775807.000000001", -ERANGE, "\"9223372036854775807.000000001\"" RANGE_MSG},
+    {"9223372036854775807.0000000001", -ERANGE, "\"9223372036854775807.0000000001\"" RANGE_MSG},
+    {"-9223372036854775807.0000000001", -ERANGE, "\"-9223372036854775807.0000000001\"" RANGE_MSG},
     {"8Ei", -ERANGE, "\"8Ei\"" RANGE_MSG},
     {"10E", -ERANGE, "\"10E\"" RANGE_MSG},
     {"1e999999999", -ERANGE, "\"1e999999999\"" RANGE_MSG},
@@ -280,38 +332,48 @@ static void rejects_long_input(void **state)
             "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... "
             "is not a valid quantity");
 
-        /* The longest fraction the limit allows still rounds up to one milli-unit. */
+        /* The longest fraction the limit allows still rounds up to one nano-unit. */
         memset(text, '0', XP_QUANTITY_INPUT_MAX);
         text[1] = '.';
         text[XP_QUANTITY_INPUT_MAX - 1] = '1';
         text[XP_QUANTITY_INPUT_MAX] = '\0';
         q = parse_ok(text);
-        assert_string_equal(xp_quantity_format(&q, buf), "1m");
+        assert_string_equal(xp_quantity_format(&q, buf), "1n");
 
         assert_int_equal(xp_quantity_parse(NULL, &q, &err), -EINVAL);
         assert_string_equal(err.msg, "(null) is not a valid quantity");
 }
 
-static void keeps_exact_milli_values(void **state)
+static void keeps_exact_nano_values(void **state)
 {
         struct xp_quantity q;
         int64_t v;
 
         (void)state;
         q = parse_ok("1.5Gi");
-        assert_true(q.milli == (__int128)1536 * 1024 * 1024 * 1000);
+        assert_true(q.nano == (__int128)1536 * 1024 * 1024 * NANO);
         q = parse_ok("1Ei");
-        assert_true(q.milli == (__int128)1152921504606846976 * 1000);
+        assert_true(q.nano == (__int128)1152921504606846976 * NANO);
         q = parse_ok("9223372036854775807");
-        assert_true(q.milli == MILLI_MAX);
+        assert_true(q.nano == NANO_MAX);
         q = parse_ok("-9223372036854775807");
-        assert_true(q.milli == -MILLI_MAX);
+        assert_true(q.nano == -NANO_MAX);
+        q = parse_ok("9223372036854775806.999999999");
+        assert_true(q.nano == NANO_MAX - 1);
         q = parse_ok("250n");
-        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
-        assert_int_equal(v, 1);
+        assert_true(q.nano == 250);
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_int_equal(v, 250);
         q = parse_ok("-250n");
-        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
-        assert_int_equal(v, -1);
+        assert_true(q.nano == -250);
+        q = parse_ok("1.5m");
+        assert_true(q.nano == 1500000);
+        q = parse_ok("0.1n");
+        assert_true(q.nano == 1);
+        q = parse_ok("-0.1n");
+        assert_true(q.nano == -1);
+        q = parse_ok("1e-999999999");
+        assert_true(q.nano == 1);
 }
 
 static void compares_values(void **state)
@@ -337,6 +399,24 @@ static void compares_values(void **state)
         a = parse_ok("1001m");
         b = parse_ok("1");
         assert_int_equal(xp_quantity_cmp(&a, &b), 1);
+        a = parse_ok("1000000001n");
+        assert_int_equal(xp_quantity_cmp(&a, &b), 1);
+        a = parse_ok("999999999n");
+        assert_int_equal(xp_quantity_cmp(&a, &b), -1);
+        a = parse_ok("250n");
+        b = parse_ok("0.25u");
+        assert_int_equal(xp_quantity_cmp(&a, &b), 0);
+        b = parse_ok("251n");
+        assert_int_equal(xp_quantity_cmp(&a, &b), -1);
+        b = parse_ok("1m");
+        assert_int_equal(xp_quantity_cmp(&a, &b), -1);
+        a = parse_ok("-1n");
+        b = parse_ok("0");
+        assert_int_equal(xp_quantity_cmp(&a, &b), -1);
+        assert_int_equal(xp_quantity_sign(&a), -1);
+        a = parse_ok("1n");
+        assert_int_equal(xp_quantity_sign(&a), 1);
+        assert_int_equal(xp_quantity_sign(&b), 0);
 
         a = parse_ok("0");
         assert_true(xp_quantity_is_zero(&a));
@@ -347,6 +427,12 @@ static void compares_values(void **state)
         a = parse_ok("-3k");
         assert_true(xp_quantity_is_integer(&a));
         a = parse_ok("-1500m");
+        assert_false(xp_quantity_is_integer(&a));
+        a = parse_ok("999999999n");
+        assert_false(xp_quantity_is_integer(&a));
+        a = parse_ok("1000000000n");
+        assert_true(xp_quantity_is_integer(&a));
+        a = parse_ok("-1000000001n");
         assert_false(xp_quantity_is_integer(&a));
 }
 
@@ -362,6 +448,19 @@ static void adds_and_subtracts(void **state)
         assert_string_equal(xp_quantity_format(&r, buf), "1500m");
         assert_int_equal(xp_quantity_sub(&b, &a, &r), 0);
         assert_string_equal(xp_quantity_format(&r, buf), "-500m");
+
+        /* Nano-units add up exactly (metrics-server's nanocores). */
+        a = parse_ok("250n");
+        b = parse_ok("750n");
+        assert_int_equal(xp_quantity_add(&a, &b, &r), 0);
+        assert_string_equal(xp_quantity_format(&r, buf), "1u");
+        b = parse_ok("1m");
+        assert_int_equal(xp_quantity_sub(&b, &a, &r), 0);
+        assert_string_equal(xp_quantity_format(&r, buf), "999750n");
+        a = parse_ok("1.5m");
+        b = parse_ok("500u");
+        assert_int_equal(xp_quantity_add(&a, &b, &r), 0);
+        assert_string_equal(xp_quantity_format(&r, buf), "2m");
 
         /* The result keeps a's format, or b's when a is zero. */
         a = parse_ok("1Gi");
@@ -393,19 +492,22 @@ static void adds_and_subtracts(void **state)
         assert_string_equal(xp_quantity_format(&r, buf), "9223372036854775807");
         a = r;
         r = sentinel;
-        b = parse_ok("1m");
+        b = parse_ok("1n");
         assert_int_equal(xp_quantity_add(&a, &b, &r), -ERANGE);
         assert_untouched(&r);
         assert_int_equal(xp_quantity_add(&a, &a, &r), -ERANGE);
         assert_untouched(&r);
-        b = parse_ok("-1m");
+        b = parse_ok("-1n");
         assert_int_equal(xp_quantity_sub(&a, &b, &r), -ERANGE);
         assert_untouched(&r);
         assert_int_equal(xp_quantity_sub(&a, &a, &r), 0);
         assert_true(xp_quantity_is_zero(&r));
+        b = parse_ok("1n");
+        assert_int_equal(xp_quantity_sub(&a, &b, &r), 0);
+        assert_string_equal(xp_quantity_format(&r, buf), "9223372036854775806999999999n");
 
         a = parse_ok("-9223372036854775807");
-        b = parse_ok("1m");
+        b = parse_ok("1n");
         r = sentinel;
         assert_int_equal(xp_quantity_sub(&a, &b, &r), -ERANGE);
         assert_untouched(&r);
@@ -415,7 +517,7 @@ static void adds_and_subtracts(void **state)
         assert_true(xp_quantity_is_zero(&r));
 
         /* Operands outside the range (built by hand) are refused, not overflowed. */
-        a = (struct xp_quantity){.milli = ((__int128)1) << 126};
+        a = (struct xp_quantity){.nano = ((__int128)1) << 126};
         b = parse_ok("1");
         r = sentinel;
         assert_int_equal(xp_quantity_add(&a, &a, &r), -ERANGE);
@@ -460,6 +562,29 @@ static void converts_to_integers(void **state)
         assert_int_equal(xp_quantity_to_int_ceil(&q, &v), 0);
         assert_true(v == -INT64_MAX);
 
+        /* to_milli rounds up, away from zero, to whole milli-units, as MilliValue() does. */
+        q = parse_ok("250n");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, 1);
+        q = parse_ok("-250n");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, -1);
+        q = parse_ok("1000001n");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, 2);
+        q = parse_ok("-1500u");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, -2);
+        q = parse_ok("1m");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, 1);
+        q = parse_ok("0");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, 0);
+        q = parse_ok("2Ki");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_int_equal(v, 2048000);
+
         /* to_milli covers +-9.2e15 base units only. */
         q = parse_ok("9223372036854775.807");
         assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
@@ -475,18 +600,50 @@ static void converts_to_integers(void **state)
         q = parse_ok("9223372036854775807");
         assert_int_equal(xp_quantity_to_milli(&q, &v), -ERANGE);
         assert_int_equal(v, 77);
+        /* Rounding up may be what leaves the range. */
+        q = parse_ok("9223372036854775.806001");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_true(v == INT64_MAX);
+        v = 77;
+        q = parse_ok("9223372036854775.807001");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), -ERANGE);
+        q = parse_ok("-9223372036854775.808001");
+        assert_int_equal(xp_quantity_to_milli(&q, &v), -ERANGE);
+        assert_int_equal(v, 77);
+
+        /* to_nano is exact and covers +-9.2e9 base units only. */
+        q = parse_ok("1");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_int_equal(v, 1000000000);
+        q = parse_ok("-1500u");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_int_equal(v, -1500000);
+        q = parse_ok("9223372036.854775807");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_true(v == INT64_MAX);
+        q = parse_ok("-9223372036.854775808");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_true(v == INT64_MIN);
+        v = 77;
+        q = parse_ok("9223372036.854775808");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), -ERANGE);
+        q = parse_ok("-9223372036.854775809");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), -ERANGE);
+        q = parse_ok("10G");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), -ERANGE);
+        assert_int_equal(v, 77);
 
         /* to_int_ceil can only fail for values built by hand beyond the range. */
-        q = (struct xp_quantity){.milli = ((__int128)INT64_MAX + 1) * 1000};
+        q = (struct xp_quantity){.nano = ((__int128)INT64_MAX + 1) * NANO};
         assert_int_equal(xp_quantity_to_int_ceil(&q, &v), -ERANGE);
-        q = (struct xp_quantity){.milli = MILLI_MAX + 1};
+        q = (struct xp_quantity){.nano = NANO_MAX + 1};
         assert_int_equal(xp_quantity_to_int_ceil(&q, &v), -ERANGE);
         assert_int_equal(v, 77);
-        q = (struct xp_quantity){.milli = -((__int128)INT64_MAX + 1) * 1000};
+        q = (struct xp_quantity){.nano = -((__int128)INT64_MAX + 1) * NANO};
         assert_int_equal(xp_quantity_to_int_ceil(&q, &v), 0);
         assert_true(v == INT64_MIN);
         v = 77;
-        q = (struct xp_quantity){.milli = -((__int128)INT64_MAX + 1) * 1000 - 1};
+        q = (struct xp_quantity){.nano = -((__int128)INT64_MAX + 1) * NANO - 1};
         assert_int_equal(xp_quantity_to_int_ceil(&q, &v), -ERANGE);
         assert_int_equal(v, 77);
 }
@@ -504,12 +661,14 @@ static void converts_doubles(void **state)
             {1e6, "1M"},
             {0.0, "0"},
             {-0.0, "0"},
-            {0.0001, "1m"},
-            {1e-300, "1m"},
-            {-1e-300, "-1m"},
-            {1234.5678, "1234568m"},
+            {0.0001, "100u"},
+            {1e-9, "1n"},
+            {2.5e-7, "250n"},
+            {1e-300, "1n"},
+            {-1e-300, "-1n"},
+            {1234.5678, "1234567800u"},
             {0.3, "300m"},
-            {1.0 / 3.0, "334m"},
+            {1.0 / 3.0, "333333334n"},
             {4294967296.0, "4294967296"},
             {9.2e18, "9200P"},
         };
@@ -571,6 +730,30 @@ static void builds_from_integers(void **state)
         assert_true(v == INT64_MIN);
         q = xp_quantity_from_milli(5000);
         assert_string_equal(xp_quantity_format(&q, buf), "5");
+        q = xp_quantity_from_milli(INT64_MAX);
+        assert_string_equal(xp_quantity_format(&q, buf), "9223372036854775807m");
+
+        q = xp_quantity_from_nano(250);
+        assert_int_equal(q.format, XP_QUANTITY_DECIMAL_SI);
+        assert_string_equal(xp_quantity_format(&q, buf), "250n");
+        q = xp_quantity_from_nano(-1500);
+        assert_string_equal(xp_quantity_format(&q, buf), "-1500n");
+        q = xp_quantity_from_nano(1500000);
+        assert_string_equal(xp_quantity_format(&q, buf), "1500u");
+        q = xp_quantity_from_nano(1000000000);
+        assert_string_equal(xp_quantity_format(&q, buf), "1");
+        q = xp_quantity_from_nano(0);
+        assert_true(xp_quantity_is_zero(&q));
+        q = xp_quantity_from_nano(INT64_MAX);
+        assert_string_equal(xp_quantity_format(&q, buf), "9223372036854775807n");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_true(v == INT64_MAX);
+        q = xp_quantity_from_nano(INT64_MIN);
+        assert_string_equal(xp_quantity_format(&q, buf), "-9223372036854775808n");
+        assert_int_equal(xp_quantity_to_nano(&q, &v), 0);
+        assert_true(v == INT64_MIN);
+        assert_int_equal(xp_quantity_to_milli(&q, &v), 0);
+        assert_true(v == -9223372036855);
 }
 
 static void formats_every_style(void **state)
@@ -580,11 +763,11 @@ static void formats_every_style(void **state)
 
         (void)state;
         /* The same value prints differently in each format. */
-        q = (struct xp_quantity){.milli = 2048000, .format = XP_QUANTITY_BINARY_SI};
+        q = (struct xp_quantity){.nano = 2048 * NANO, .format = XP_QUANTITY_BINARY_SI};
         assert_string_equal(xp_quantity_format(&q, buf), "2Ki");
         q.format = XP_QUANTITY_DECIMAL_SI;
         assert_string_equal(xp_quantity_format(&q, buf), "2048");
-        q.milli = 15000000000;
+        q.nano = 15000000 * NANO;
         q.format = XP_QUANTITY_DECIMAL_EXP;
         assert_string_equal(xp_quantity_format(&q, buf), "15e6");
         q.format = XP_QUANTITY_DECIMAL_SI;
@@ -593,25 +776,51 @@ static void formats_every_style(void **state)
         q.format = XP_QUANTITY_BINARY_SI;
         assert_string_equal(xp_quantity_format(&q, buf), "15M");
         /* Binary below 1024 in magnitude, or not whole, prints as decimal SI. */
-        q.milli = -1023000;
+        q.nano = -1023 * NANO;
         assert_string_equal(xp_quantity_format(&q, buf), "-1023");
-        q.milli = -1024000;
+        q.nano = -1024 * NANO;
         assert_string_equal(xp_quantity_format(&q, buf), "-1Ki");
-        q.milli = 1024500;
+        q.nano = 1024500000000;
         assert_string_equal(xp_quantity_format(&q, buf), "1024500m");
+        q.nano = 1024000000001;
+        assert_string_equal(xp_quantity_format(&q, buf), "1024000000001n");
+        /* Below milli: u and n, or exponents -6 and -9. */
+        q.nano = 500000;
+        q.format = XP_QUANTITY_DECIMAL_SI;
+        assert_string_equal(xp_quantity_format(&q, buf), "500u");
+        q.format = XP_QUANTITY_DECIMAL_EXP;
+        assert_string_equal(xp_quantity_format(&q, buf), "500e-6");
+        q.nano = -250;
+        assert_string_equal(xp_quantity_format(&q, buf), "-250e-9");
+        q.format = XP_QUANTITY_DECIMAL_SI;
+        assert_string_equal(xp_quantity_format(&q, buf), "-250n");
         /* Exponents stop at E; the longest strings fit. */
-        q.milli = (__int128)9 * 1000000000000000000 * 1000;
+        q.nano = (__int128)9 * 1000000000000000000 * NANO;
         q.format = XP_QUANTITY_DECIMAL_EXP;
         assert_string_equal(xp_quantity_format(&q, buf), "9e18");
         q.format = XP_QUANTITY_DECIMAL_SI;
         assert_string_equal(xp_quantity_format(&q, buf), "9E");
-        q.milli = (__int128)-123456789012345678 * 1000000000000000000 * 1000;
-        assert_string_equal(xp_quantity_format(&q, buf), "-123456789012345678E");
-        q.milli = -MILLI_MAX - 1;
-        assert_string_equal(xp_quantity_format(&q, buf), "-9223372036854775807001m");
-        q.milli = -((__int128)1 << 126) - 1;
+        q.nano = (__int128)-123456789012 * 1000000000000000000 * NANO;
+        assert_string_equal(xp_quantity_format(&q, buf), "-123456789012E");
+        q.format = XP_QUANTITY_DECIMAL_EXP;
+        assert_string_equal(xp_quantity_format(&q, buf), "-123456789012e18");
+        q.format = XP_QUANTITY_DECIMAL_SI;
+        q.nano = -NANO_MAX + 1;
+        assert_string_equal(xp_quantity_format(&q, buf), "-9223372036854775806999999999n");
+        q.format = XP_QUANTITY_DECIMAL_EXP;
+        assert_string_equal(xp_quantity_format(&q, buf), "-9223372036854775806999999999e-9");
+        q.format = XP_QUANTITY_DECIMAL_SI;
+        q.nano = -NANO_MAX - 1;
+        assert_string_equal(xp_quantity_format(&q, buf), "-9223372036854775807000000001n");
+        q.nano = -((__int128)1 << 126) - 1;
         assert_string_equal(xp_quantity_format(&q, buf),
-                            "-85070591730234615865843651857942052865m");
+                            "-85070591730234615865843651857942052865n");
+        assert_true(strlen(buf) < XP_QUANTITY_STRING_MAX);
+        /* Any __int128 fits the buffer, even in the longest style. */
+        q.nano = -(__int128)(((unsigned __int128)1 << 127) - 1);
+        q.format = XP_QUANTITY_DECIMAL_EXP;
+        assert_string_equal(xp_quantity_format(&q, buf),
+                            "-170141183460469231731687303715884105727e-9");
         assert_true(strlen(buf) < XP_QUANTITY_STRING_MAX);
 }
 
@@ -621,7 +830,7 @@ int main(void)
             cmocka_unit_test(parses_valid_quantities),
             cmocka_unit_test(rejects_invalid_quantities),
             cmocka_unit_test(rejects_long_input),
-            cmocka_unit_test(keeps_exact_milli_values),
+            cmocka_unit_test(keeps_exact_nano_values),
             cmocka_unit_test(compares_values),
             cmocka_unit_test(adds_and_subtracts),
             cmocka_unit_test(converts_to_integers),
