@@ -60,6 +60,18 @@ int xp_node_validate(const struct xp_node *node, struct xp_error *err);
 int xp_pod_to_json(const struct xp_pod *pod, json_t **ret);
 int xp_node_to_json(const struct xp_node *node, json_t **ret);
 
+/*
+ * xpool's device inventory on its own (what status.xpool of a Node holds): a node description
+ * file for simulated devices, `xpool devices -o json`. No apiVersion or kind.
+ */
+int xp_node_inventory_from_json(const json_t *json,
+                                const struct xp_decode_source *source,
+                                unsigned flags,
+                                struct xp_node_inventory **ret,
+                                struct xp_error *err);
+int xp_node_inventory_to_json(const struct xp_node_inventory *inventory, json_t **ret);
+int xp_node_inventory_validate(const struct xp_node_inventory *inventory, struct xp_error *err);
+
 /* Convenience: parse JSON text (a request body) and decode. Syntax errors carry line:column. */
 int xp_pod_from_json_text(const char *text,
                           size_t len,

@@ -381,7 +381,10 @@ struct xp_device {
         struct xp_opt_int64 numa_node;
         char *local_cpus; /* a cpulist, "0-23,48-71" */
         char *pci_address;
-        char *pci_link; /* "16GT/s x16" */
+        char *pci_id;                   /* vendor:device, "10de:2330" */
+        char *pci_link;                 /* "16GT/s x16" */
+        char *compute_capability;       /* CUDA's "9.0", where the vendor has one */
+        struct xp_opt_bool mig_enabled; /* NVIDIA Multi-Instance GPU mode, where supported */
         enum xp_device_health health;
         char *health_reason; /* why, when unhealthy ("Xid 79: GPU has fallen off the bus") */
         struct xp_device_metrics *metrics;
@@ -414,6 +417,7 @@ struct xp_cpu_topology {
 
 struct xp_node_inventory {
         struct xp_cpu_topology *cpu;
+        int64_t memory_bytes; /* the node's total memory */
         XP_LIST(struct xp_numa_node, numa_nodes);
         XP_LIST(struct xp_device, devices);
         XP_LIST(struct xp_device_link, links);
@@ -471,8 +475,10 @@ struct xp_node {
 
 void xp_pod_free(struct xp_pod *pod);
 void xp_node_free(struct xp_node *node);
+void xp_node_inventory_free(struct xp_node_inventory *inventory);
 XP_DEFINE_FREEP(struct xp_pod, xp_pod_free)
 XP_DEFINE_FREEP(struct xp_node, xp_node_free)
+XP_DEFINE_FREEP(struct xp_node_inventory, xp_node_inventory_free)
 
 /* Each returns the Kubernetes spelling, or NULL for UNSET/out of range. */
 const char *xp_pod_phase_to_string(enum xp_pod_phase phase);

@@ -8,12 +8,15 @@
 #include "xpool/strutil.h"
 
 struct kind_info {
-        const char *kind;
+        const char *kind; /* NULL: not a Kubernetes object, no apiVersion or kind */
+        const char *name; /* for messages */
         const struct xp_schema *schema;
 };
 
-static const struct kind_info pod_kind = {"Pod", &xp_pod_schema};
-static const struct kind_info node_kind = {"Node", &xp_node_schema};
+static const struct kind_info pod_kind = {"Pod", "Pod", &xp_pod_schema};
+static const struct kind_info node_kind = {"Node", "Node", &xp_node_schema};
+/* not a Kubernetes object: no apiVersion or kind (a node description, `xpool devices -o json`) */
+static const struct kind_info inventory_kind = {NULL, "node inventory", &xp_node_inventory_schema};
 
 static int
 check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const json_t *json)
@@ -23,6 +26,8 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
         char q[XP_QUOTE_MAX];
         int r = 0;
 
+        if (!info->kind)
+                return 0;
         if (api_version && !json_is_null(api_version) &&
             (!json_is_string(api_version) || strcmp(json_string_value(api_version), "v1") != 0)) {
                 xp_path_push_field(&ctx->path, "apiVersion");
@@ -79,7 +84,7 @@ static int decode_object(const struct kind_info *info,
                                       NULL,
                                       false,
                                       "expected a %s object (a mapping), got %s",
-                                      info->kind,
+                                      info->name,
                                       json_is_array(json) ? "a list" : "a scalar");
         r = check_type_meta(&ctx, info, json);
         if (r < 0)
@@ -93,15 +98,17 @@ static int decode_object(const struct kind_info *info,
                 free(object);
                 return -ENOMEM;
         }
-        json_object_del(body, "apiVersion");
-        json_object_del(body, "kind");
+        if (info->kind) {
+                json_object_del(body, "apiVersion");
+                json_object_del(body, "kind");
+        }
         r = xp_schema_decode(&ctx, info->schema, body, object);
         json_decref(body);
         if (r >= 0 && !(flags & XP_DECODE_TRUSTED))
                 r = xp_schema_validate(&ctx, info->schema, object);
         if (r < 0) {
                 if (r == -ENOMEM)
-                        xp_errorf(err, r, "out of memory decoding a %s", info->kind);
+                        xp_errorf(err, r, "out of memory decoding a %s", info->name);
                 xp_schema_done(info->schema, object);
                 free(object);
                 return r;
@@ -114,9 +121,12 @@ static int decode_object(const struct kind_info *info,
 static int encode_object(const struct kind_info *info, const void *object, json_t **ret)
 {
         json_t *body;
-        json_t *out = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", info->kind);
+        json_t *out;
         int r;
 
+        if (!info->kind)
+                return xp_schema_encode(info->schema, object, ret);
+        out = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", info->kind);
         if (!out)
                 return -ENOMEM;
         r = xp_schema_encode(info->schema, object, &body);
@@ -240,4 +250,31 @@ void xp_node_free(struct xp_node *node)
                 return;
         xp_schema_done(&xp_node_schema, node);
         free(node);
+}
+
+int xp_node_inventory_from_json(const json_t *json,
+                                const struct xp_decode_source *source,
+                                unsigned flags,
+                                struct xp_node_inventory **ret,
+                                struct xp_error *err)
+{
+        return decode_object(&inventory_kind, json, source, flags, (void **)ret, err);
+}
+
+int xp_node_inventory_to_json(const struct xp_node_inventory *inventory, json_t **ret)
+{
+        return encode_object(&inventory_kind, inventory, ret);
+}
+
+int xp_node_inventory_validate(const struct xp_node_inventory *inventory, struct xp_error *err)
+{
+        return validate_object(&inventory_kind, inventory, err);
+}
+
+void xp_node_inventory_free(struct xp_node_inventory *inventory)
+{
+        if (!inventory)
+                return;
+        xp_schema_done(&xp_node_inventory_schema, inventory);
+        free(inventory);
 }

@@ -136,6 +136,7 @@ int xp_enum_from_string(const struct xp_enum_name *names, const char *s);
 extern const struct xp_schema xp_pod_schema;
 extern const struct xp_schema xp_node_schema;
 extern const struct xp_schema xp_object_meta_schema;
+extern const struct xp_schema xp_node_inventory_schema;
 
 /* Checks shared by the schema files (schema_common.c). */
 int xp_check_label_map(struct xp_decode_ctx *ctx, const void *value);

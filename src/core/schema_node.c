@@ -109,7 +109,10 @@ static const struct xp_field device_fields[] = {
              .check = xp_check_opt_non_negative),
     XP_FIELD("localCPUs", XP_FT_STRING, struct xp_device, local_cpus),
     XP_FIELD("pciAddress", XP_FT_STRING, struct xp_device, pci_address),
+    XP_FIELD("pciID", XP_FT_STRING, struct xp_device, pci_id),
     XP_FIELD("pciLink", XP_FT_STRING, struct xp_device, pci_link),
+    XP_FIELD("computeCapability", XP_FT_STRING, struct xp_device, compute_capability),
+    XP_FIELD("migEnabled", XP_FT_OPT_BOOL, struct xp_device, mig_enabled),
     XP_FIELD("health", XP_FT_ENUM, struct xp_device, health, .enum_names = device_health_names),
     XP_FIELD("healthReason", XP_FT_STRING, struct xp_device, health_reason),
     XP_FIELD(
@@ -214,6 +217,11 @@ static int validate_inventory(struct xp_decode_ctx *ctx, const void *object)
 }
 
 static const struct xp_field inventory_fields[] = {
+    XP_FIELD("memoryBytes",
+             XP_FT_INT64,
+             struct xp_node_inventory,
+             memory_bytes,
+             .check = xp_check_non_negative),
     XP_FIELD(
         "cpu", XP_FT_STRUCT_PTR, struct xp_node_inventory, cpu, .schema = &cpu_topology_schema),
     XP_FIELD("numaNodes",
@@ -226,7 +234,7 @@ static const struct xp_field inventory_fields[] = {
     XP_FIELD(
         "links", XP_FT_STRUCT_LIST, struct xp_node_inventory, links, .schema = &device_link_schema),
 };
-static const struct xp_schema inventory_schema = XP_SCHEMA(
+const struct xp_schema xp_node_inventory_schema = XP_SCHEMA(
     struct xp_node_inventory, "NodeInventory", inventory_fields, .validate = validate_inventory);
 
 /* ---- node ---------------------------------------------------------------------------------- */
@@ -314,7 +322,11 @@ static const struct xp_field node_status_fields[] = {
              .schema = &node_address_schema),
     XP_FIELD(
         "nodeInfo", XP_FT_STRUCT, struct xp_node_status, node_info, .schema = &node_info_schema),
-    XP_FIELD("xpool", XP_FT_STRUCT_PTR, struct xp_node_status, xpool, .schema = &inventory_schema),
+    XP_FIELD("xpool",
+             XP_FT_STRUCT_PTR,
+             struct xp_node_status,
+             xpool,
+             .schema = &xp_node_inventory_schema),
 };
 static const char *const node_status_passthrough[] = {"phase",
                                                       "daemonEndpoints",

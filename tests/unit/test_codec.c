@@ -459,6 +459,38 @@ static void json_integer_quantities_keep_the_range(void **state)
         xp_node_free(node);
 }
 
+static void inventories_stand_alone(void **state)
+{
+        static const char text[] =
+            "{\"memoryBytes\": 8589934592, \"cpu\": {\"sockets\": 1, \"cores\": 2, \"threads\": 2},"
+            " \"devices\": [{\"id\": \"sim-npu-0\", \"index\": 0, \"kind\": \"npu\", \"resourceName\": \"vendor.com/npu\","
+            " \"pciID\": \"19e5:d801\", \"computeCapability\": \"9.0\", \"migEnabled\": false, \"simulated\": true}]}";
+        struct xp_node_inventory *inv = NULL;
+        struct xp_error err = {0};
+        json_t *json, *encoded;
+
+        (void)state;
+        json = json_loads(text, 0, NULL);
+        assert_non_null(json);
+        assert_int_equal(xp_node_inventory_from_json(json, NULL, XP_DECODE_STRICT, &inv, &err), 0);
+        assert_int_equal(inv->memory_bytes, 8589934592LL);
+        assert_string_equal(inv->devices.items[0].pci_id, "19e5:d801");
+        assert_true(inv->devices.items[0].mig_enabled.set);
+        assert_false(inv->devices.items[0].mig_enabled.value);
+        assert_int_equal(xp_node_inventory_validate(inv, &err), 0);
+        assert_int_equal(xp_node_inventory_to_json(inv, &encoded), 0);
+        assert_null(json_object_get(encoded, "kind"));
+        assert_true(json_equal(json, encoded));
+        json_decref(encoded);
+        json_decref(json);
+        xp_node_inventory_free(inv);
+
+        json = json_loads("[1]", 0, NULL);
+        assert_int_equal(xp_node_inventory_from_json(json, NULL, 0, &inv, &err), -EINVAL);
+        assert_string_equal(err.msg, "expected a node inventory object (a mapping), got a list");
+        json_decref(json);
+}
+
 static void enum_names_round_trip(void **state)
 {
         (void)state;
@@ -496,6 +528,7 @@ int main(void)
             cmocka_unit_test(trusted_decoding_skips_validation_not_types),
             cmocka_unit_test(null_and_empty_enums_mean_absent),
             cmocka_unit_test(json_integer_quantities_keep_the_range),
+            cmocka_unit_test(inventories_stand_alone),
             cmocka_unit_test(enum_names_round_trip),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
