@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Device discovery: what compute a node has, in one vendor-neutral model (struct
+ * xp_node_inventory in object.h): CPUs, NUMA nodes and memory, every accelerator with its
+ * Kubernetes resource name, and how each pair of accelerators is connected.
+ *
+ * Backends, each an ops table chosen at run time (src/device/<name>.c):
+ *   cpu   sockets, cores, threads, NUMA nodes and memory from sysfs and procfs
+ *   nvml  NVIDIA GPUs through libnvidia-ml.so.1 loaded with dlopen: UUID, memory, NVLink, health
+ *   pci   every PCI accelerator matched on vendor and device id: GPUs, NPUs, FPGAs, ...; the PCIe
+ *         ancestry that gives the topology levels of `nvidia-smi topo -m`
+ *   sim   simulated devices from a node description file, marked simulated everywhere
+ * A backend whose hardware, driver or library is absent is skipped, never an error.
+ *
+ * Every file is read below config->root ("/" on a live machine), so tests replay captured sysfs
+ * trees through the same code.
+ */
+
+#include "xpool/error.h"
+#include "xpool/object.h"
+
+/* Changes what discovery reports for matching devices (from configuration). */
+struct xp_device_override {
+        const char *match; /* a model substring (case-insensitive) or a PCI id "10de:2330" */
+        const char *resource_name; /* NULL: keep */
+        double fp16_tflops;        /* 0: keep */
+        double fp32_tflops;        /* 0: keep */
+};
+
+struct xp_discovery_config {
+        const char *root;             /* where /sys, /proc and /dev are found; NULL means "/" */
+        const char *node_description; /* sim: a YAML or JSON node description; NULL: none */
+        const char *nvml_library;     /* NULL: $XPOOL_NVML_LIBRARY, else "libnvidia-ml.so.1" */
+        const char *const *backends;  /* NULL-terminated names to run; NULL: all */
+        const struct xp_device_override *overrides;
+        size_t n_overrides;
+};
+
+/*
+ * Runs the backends and returns the node's inventory: devices sorted by kind, vendor and index,
+ * a link for every pair of accelerators (the best level found), NUMA locality. On failure (a
+ * broken node description, bad config, -ENOMEM) returns -errno with err saying what and where,
+ * and no inventory.
+ */
+int xp_device_discover(const struct xp_discovery_config *config,
+                       struct xp_node_inventory **ret,
+                       struct xp_error *err);
+
+/* The names of all backends, in the order they run, NULL-terminated. */
+const char *const *xp_device_backend_names(void);
+
+/* The link between two devices (either order), or NULL. */
+const struct xp_device_link *
+xp_device_link_find(const struct xp_node_inventory *inventory, const char *a, const char *b);
+
+/*
+ * The connection matrix of the accelerators as `nvidia-smi topo -m` prints it (X, NV#, PIX, PXB,
+ * PHB, NODE, SYS), with each device's CPU and NUMA affinity, and the legend. Caller frees.
+ */
+int xp_device_topology_format(const struct xp_node_inventory *inventory, char **ret_text);
