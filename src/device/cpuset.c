@@ -48,8 +48,9 @@ int xp_cpuset_parse(const char *text, struct xp_cpuset *ret)
         struct xp_cpuset set = {0};
         const char *p = text;
 
-        while (*p == ' ' || *p == '\n')
+        while (*p == ' ')
                 p++;
+        /* the list, then nothing but the line end the kernel writes */
         while (*p && *p != '\n') {
                 unsigned first, last;
 
@@ -63,11 +64,15 @@ int xp_cpuset_parse(const char *text, struct xp_cpuset *ret)
                 }
                 for (unsigned cpu = first; cpu <= last; cpu++)
                         xp_cpuset_add(&set, cpu);
-                if (*p == ',')
+                if (*p == ',' && p[1] >= '0' && p[1] <= '9')
                         p++;
                 else if (*p && *p != '\n')
                         return -EINVAL;
         }
+        while (*p == '\n' || *p == ' ')
+                p++;
+        if (*p)
+                return -EINVAL;
         *ret = set;
         return 0;
 }

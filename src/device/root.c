@@ -39,11 +39,13 @@ int xp_root_read(struct xp_discovery *d, const char *path, char **ret)
                 if (size + 1 >= allocated) {
                         char *grown;
 
-                        if (allocated >= ROOT_FILE_MAX) {
+                        if (allocated > ROOT_FILE_MAX) {
                                 free(buf);
                                 return -EFBIG;
                         }
-                        allocated *= 2;
+                        /* room for ROOT_FILE_MAX bytes, the NUL, and one more to see the end */
+                        allocated =
+                            allocated * 2 > ROOT_FILE_MAX ? ROOT_FILE_MAX + 2 : allocated * 2;
                         grown = realloc(buf, allocated);
                         if (!grown) {
                                 free(buf);
@@ -63,6 +65,10 @@ int xp_root_read(struct xp_discovery *d, const char *path, char **ret)
                 if (n == 0)
                         break;
                 size += (size_t)n;
+                if (size > ROOT_FILE_MAX) {
+                        free(buf);
+                        return -EFBIG;
+                }
         }
         while (size > 0 && isspace((unsigned char)buf[size - 1]))
                 size--;
@@ -71,40 +77,56 @@ int xp_root_read(struct xp_discovery *d, const char *path, char **ret)
         return 0;
 }
 
+/* Decimal, or hexadecimal after "0x"; never octal, never leading blanks or signs for unsigned. */
+static int parse_number(const char *text, bool is_signed, uint64_t *ret_u, int64_t *ret_i)
+{
+        const char *digits = text;
+        int base = 10;
+        char *end;
+
+        if (is_signed && (*digits == '-' || *digits == '+'))
+                digits++;
+        if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+                base = 16;
+                digits += 2;
+        }
+        if (!isxdigit((unsigned char)*digits) || (base == 10 && !isdigit((unsigned char)*digits)))
+                return -EINVAL;
+        errno = 0;
+        if (is_signed) {
+                long long v = strtoll(text, &end, base == 16 ? 16 : 10);
+
+                if (errno || *end)
+                        return -EINVAL;
+                *ret_i = v;
+        } else {
+                unsigned long long v = strtoull(text, &end, base == 16 ? 16 : 10);
+
+                if (errno || *end)
+                        return -EINVAL;
+                *ret_u = v;
+        }
+        return 0;
+}
+
 int xp_root_read_u64(struct xp_discovery *d, const char *path, uint64_t *ret)
 {
         _cleanup_free_ char *text = NULL;
-        char *end;
-        uint64_t v;
         int r = xp_root_read(d, path, &text);
 
         if (r < 0)
                 return r;
-        if (!text[0] || text[0] == '-')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(text, &end, 0);
-        if (errno || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
+        return parse_number(text, false, ret, NULL);
 }
 
 int xp_root_read_i64(struct xp_discovery *d, const char *path, int64_t *ret)
 {
         _cleanup_free_ char *text = NULL;
-        char *end;
-        long long v;
         int r = xp_root_read(d, path, &text);
 
         if (r < 0)
                 return r;
-        errno = 0;
-        v = strtoll(text, &end, 0);
-        if (errno || !text[0] || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
+        return parse_number(text, true, NULL, ret);
 }
 
 int xp_root_readlink(struct xp_discovery *d, const char *path, char **ret)
