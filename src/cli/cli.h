@@ -18,6 +18,7 @@ extern const struct xp_cli_command xp_cli_commands[];
 int xp_cmd_version(int argc, char **argv);
 int xp_cmd_validate(int argc, char **argv);
 int xp_cmd_convert(int argc, char **argv);
+int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
 
 #include <stdbool.h>

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# xpool devices: the live machine, captured trees, node descriptions, exit codes and what a user
+# reads. Usage errors (an unknown option, output format or backend) exit 2; failed discovery (an
+# unreadable root, a broken node description) exits 1.
+set -euo pipefail
+xpool=${XPOOL_BIN:?}
+data=${XPOOL_TEST_DATA:?}
+src=${XPOOL_SOURCE_DIR:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+check() { # name, expected exit code, command...
+  local name=$1 want=$2 got=0
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err" || got=$?
+  if [[ $got -ne $want ]]; then
+    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1))
+  fi
+}
+expect_in() { # name, file, text
+  if ! grep -qF -- "$3" "$2"; then
+    echo "FAIL $1: '$3' not in output:"; cat "$2"; failures=$((failures + 1))
+  fi
+}
+expect_count() { # name, file, count, text: lines holding text
+  local got
+  got=$(grep -cF -- "$4" "$2" || true)
+  if [[ $got -ne $3 ]]; then
+    echo "FAIL $1: $got lines with '$4', expected $3:"; cat "$2"; failures=$((failures + 1))
+  fi
+}
+
+# The live machine: its threads and memory as the kernel reports them.
+check "live machine" 0 "$xpool" devices
+all=$(nproc --all)
+online=$(getconf _NPROCESSORS_ONLN)
+grep -qE "^Node: .* ($all|$online) threads?;" "$tmp/out" ||
+  { echo "FAIL live threads: expected $all (or $online online) threads:"; cat "$tmp/out"; failures=$((failures + 1)); }
+mem=$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+expect_in "live memory" "$tmp/out" "memory $mem GiB"
+expect_in "live NUMA" "$tmp/out" "NUMA node 0: CPUs "
+check "live machine json" 0 "$xpool" devices -o json
+cp "$tmp/out" "$tmp/live.json"
+expect_in "live json threads" "$tmp/live.json" '"threads": '
+kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+expect_in "live json memory" "$tmp/live.json" "\"memoryBytes\": $((kb * 1024))"
+if command -v jq >/dev/null; then
+  [[ $(jq -r '.cpu.threads' "$tmp/live.json") =~ ^($all|$online)$ ]] ||
+    { echo "FAIL live json: jq reads cpu.threads $(jq -r '.cpu.threads' "$tmp/live.json")"; failures=$((failures + 1)); }
+fi
+
+# The captured CI machine: CPUs and memory, no accelerators.
+check "ci-machine tree" 0 "$xpool" devices --root "$data/sysfs/ci-machine"
+expect_in "ci-machine no accelerators" "$tmp/out" "No accelerators found."
+expect_in "ci-machine threads" "$tmp/out" "2 threads;"
+
+# The seed's node description: one GPU and two NPUs, all simulated, with their resource names.
+seed=$src/examples/nodes/seed-gpu-npu.yaml
+check "seed description" 0 "$xpool" devices --node-description "$seed"
+cp "$tmp/out" "$tmp/seed.txt"
+expect_count "seed simulated devices" "$tmp/seed.txt" 3 "  SIM  Healthy"
+expect_count "seed GPU" "$tmp/seed.txt" 1 " nvidia.com/gpu "
+expect_count "seed NPUs" "$tmp/seed.txt" 2 " vendor.com/npu "
+expect_in "seed GPU model" "$tmp/seed.txt" "NVIDIA H100 80GB HBM3"
+expect_in "seed topology by default" "$tmp/seed.txt" "Legend"
+expect_in "seed node line" "$tmp/seed.txt" "Node: "
+check "seed -o json" 0 "$xpool" devices --backends sim -n "$seed" -o json
+cp "$tmp/out" "$tmp/seed.json"
+expect_count "seed json simulated" "$tmp/seed.json" 3 '"simulated": true'
+expect_in "seed json catalog" "$tmp/seed.json" '"fp16TFLOPS": 989.5'
+expect_in "seed json link" "$tmp/seed.json" '"level": "NVLink"'
+# what -o json prints is itself a node description xpool reads back to the same inventory
+check "json reads back" 0 "$xpool" devices --backends sim -n "$tmp/seed.json" -o json
+cmp -s "$tmp/out" "$tmp/seed.json" || { echo "FAIL -o json does not read back the same"; diff "$tmp/seed.json" "$tmp/out"; failures=$((failures + 1)); }
+check "seed -o yaml" 0 "$xpool" devices --backends sim -n "$seed" -o yaml
+cp "$tmp/out" "$tmp/seed.yaml"
+expect_in "seed yaml" "$tmp/seed.yaml" "resourceName: vendor.com/npu"
+check "yaml reads back" 0 "$xpool" devices --backends sim -n "$tmp/seed.yaml" -o json
+cmp -s "$tmp/out" "$tmp/seed.json" || { echo "FAIL -o yaml does not read back the same"; diff "$tmp/seed.json" "$tmp/out"; failures=$((failures + 1)); }
+check "description on stdin" 0 "$xpool" devices --backends sim -n - -o json <"$seed"
+cmp -s "$tmp/out" "$tmp/seed.json" || { echo "FAIL stdin description differs"; failures=$((failures + 1)); }
+
+# Every example node description works.
+for f in "$src"/examples/nodes/*.yaml; do
+  check "example $(basename "$f")" 0 "$xpool" devices --backends sim -n "$f" --topology
+done
+check "one GPU, --topology" 0 "$xpool" devices --backends sim -n - --topology <<<'devices: [{kind: gpu, resourceName: nvidia.com/gpu}]'
+expect_in "topology on request" "$tmp/out" "Legend"
+check "one GPU, no matrix" 0 "$xpool" devices --backends sim -n - <<<'devices: [{kind: gpu, resourceName: nvidia.com/gpu}]'
+grep -q Legend "$tmp/out" && { echo "FAIL a single device printed a topology matrix"; failures=$((failures + 1)); }
+
+# Broken descriptions: exit 1, file:line:column and field on stderr, nothing on stdout.
+check "bad kind" 1 "$xpool" devices -n "$data/nodes/bad-kind.yaml"
+expect_in "bad kind error" "$tmp/err" "error: $data/nodes/bad-kind.yaml:7:9: devices[1].kind: unsupported value \"tpu\": supported values: "
+[[ -s "$tmp/out" ]] && { echo "FAIL bad kind: wrote to stdout"; failures=$((failures + 1)); }
+check "bad link" 1 "$xpool" devices -n "$data/nodes/bad-link.yaml"
+expect_in "bad link error" "$tmp/err" "bad-link.yaml:7:20: links[0].devices[1]: unknown device \"gpu-2\""
+check "bad syntax" 1 "$xpool" devices -n "$data/nodes/bad-syntax.json"
+expect_in "bad syntax error" "$tmp/err" "bad-syntax.json:4:1: "
+check "missing description" 1 "$xpool" devices -n "$tmp/nope.yaml"
+expect_in "missing description error" "$tmp/err" "cannot open the node description $tmp/nope.yaml: No such file or directory"
+
+# A simulated id that a discovered device already has: both named. Needs the captured 8-GPU
+# tree's PCI part.
+if "$xpool" devices --root "$data/sysfs/dgx-8gpu" --backends pci -o json 2>/dev/null | grep -qF '"0000:03:00.0"'; then
+  check "id clash" 1 "$xpool" devices --root "$data/sysfs/dgx-8gpu" -n "$data/nodes/bad-clash.yaml"
+  expect_in "id clash error" "$tmp/err" "bad-clash.yaml:3:8: devices[0].id: simulated device \"0000:03:00.0\" clashes with the device 0000:03:00.0 (NVIDIA H100 80GB HBM3) already in the inventory"
+else
+  echo "note: dgx-8gpu has no PCI accelerators yet; id clash check skipped"
+fi
+
+# Usage and discovery errors say what to do.
+check "unknown backend" 2 "$xpool" devices --backends cpu,tpu
+expect_in "unknown backend hint" "$tmp/err" "unknown backend 'tpu' in --backends: choose from cpu, nvml, pci and sim"
+check "empty backends" 2 "$xpool" devices --backends ,
+check "bad output format" 2 "$xpool" devices -o xml
+expect_in "bad output format hint" "$tmp/err" "unsupported output format 'xml' (supported: table, json, yaml)"
+check "stray argument" 2 "$xpool" devices nodes.yaml
+expect_in "stray argument hint" "$tmp/err" "--node-description FILE"
+check "missing root" 1 "$xpool" devices --root "$tmp/nothing"
+expect_in "missing root error" "$tmp/err" "cannot open the discovery root $tmp/nothing"
+expect_in "missing root hint" "$tmp/err" "hint: --root names a directory with sys/ and proc/"
+check "devices help" 0 "$xpool" devices --help
+expect_in "devices help" "$tmp/out" "--node-description FILE"
+check "help lists devices" 0 "$xpool" help
+expect_in "help lists devices" "$tmp/out" "devices"
+
+# The nvidia-smi comparison says why it cannot run here.
+if ! command -v nvidia-smi >/dev/null; then
+  check "compare-nvidia-smi without a GPU" 77 env XPOOL_BIN="$xpool" "$src/scripts/compare-nvidia-smi"
+  expect_in "compare-nvidia-smi message" "$tmp/err" "nvidia-smi not found"
+fi
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all xpool devices checks passed"
