@@ -110,6 +110,21 @@ else
   echo "note: dgx-8gpu has no PCI accelerators yet; id clash check skipped"
 fi
 
+# NVIDIA GPUs through the real dlopen path, against the fake libnvidia-ml.so.1 the tests build.
+if [[ -n "${XPOOL_FAKE_NVML:-}" && -f "$XPOOL_FAKE_NVML" ]]; then
+  check "nvml on the dgx tree" 0 env FAKE_NVML_CONFIG="$data/nvml/h100-8x-nvswitch.json" \
+    "$xpool" devices --root "$data/sysfs/dgx-8gpu" --nvml-library "$XPOOL_FAKE_NVML"
+  expect_in "nvml gives memory and health" "$tmp/out" "7      gpu   NVIDIA H100 80GB HBM3  nvidia.com/gpu  79.6 GiB  1     0000:a4:00.0  -    Healthy"
+  expect_in "nvml NVSwitch fabric" "$tmp/out" "GPU0	 X 	NV18	NV18	NV18	NV18	NV18	NV18	NV18	0-47,96-143	0"
+  check "nvml Xid 79" 0 env FAKE_NVML_CONFIG="$data/nvml/xid79.json" XPOOL_NVML_LIBRARY="$XPOOL_FAKE_NVML" \
+    "$xpool" devices --backends nvml
+  expect_in "Xid 79 makes the GPU unhealthy" "$tmp/out" "Unhealthy (Xid 79: GPU has fallen off the bus)"
+  check "nvml absent is no error" 0 "$xpool" devices --backends cpu,nvml --nvml-library "$tmp/no/libnvidia-ml.so.1"
+  expect_in "nvml absent" "$tmp/out" "No accelerators found."
+else
+  echo "note: XPOOL_FAKE_NVML not set; fake NVML checks skipped"
+fi
+
 # Usage and discovery errors say what to do.
 check "unknown backend" 2 "$xpool" devices --backends cpu,tpu
 expect_in "unknown backend hint" "$tmp/err" "unknown backend 'tpu' in --backends: choose from cpu, nvml, pci and sim"
