@@ -15,6 +15,7 @@ struct xp_discovery {
         const struct xp_discovery_config *config;
         int root_fd; /* O_PATH|O_DIRECTORY of config->root */
         struct xp_node_inventory *inventory;
+        void *state; /* what a backend's probe keeps for its discover; its release frees it */
 };
 
 struct xp_device_backend {
@@ -23,6 +24,8 @@ struct xp_device_backend {
         int (*probe)(struct xp_discovery *d);
         /* Adds to (or enriches) d->inventory. Fails only for real errors (-ENOMEM, a bad file). */
         int (*discover)(struct xp_discovery *d, struct xp_error *err);
+        /* Optional: frees d->state after discover (a loaded library, an open handle). */
+        void (*release)(struct xp_discovery *d);
 };
 
 extern const struct xp_device_backend xp_cpu_backend;

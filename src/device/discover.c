@@ -219,6 +219,9 @@ int xp_device_discover(const struct xp_discovery_config *config,
                 if (!wanted(config, b->name) || b->probe(&d) < 0)
                         continue;
                 r = b->discover(&d, err);
+                if (b->release)
+                        b->release(&d);
+                d.state = NULL;
         }
         close(d.root_fd);
         if (r < 0)

@@ -725,15 +725,31 @@ out:
 
 /* ---- the backend ------------------------------------------------------------------------- */
 
+/* Loads and initialises NVML once; discover uses it and release shuts it down. */
 static int nvml_probe(struct xp_discovery *d)
 {
-        struct nvml_api api;
-        int r = nvml_api_open(d, &api);
+        struct nvml_api *api = calloc(1, sizeof(*api));
+        int r;
 
-        if (r < 0)
+        if (!api)
+                return -ENOMEM;
+        r = nvml_api_open(d, api);
+        if (r < 0) {
+                free(api);
                 return r;
-        nvml_api_close(&api);
+        }
+        d->state = api;
         return 0;
+}
+
+static void nvml_release(struct xp_discovery *d)
+{
+        struct nvml_api *api = d->state;
+
+        if (api) {
+                nvml_api_close(api);
+                free(api);
+        }
 }
 
 static void gpus_free(struct nvml_gpu *gpus, size_t n)
@@ -747,21 +763,17 @@ static void gpus_free(struct nvml_gpu *gpus, size_t n)
 
 static int nvml_discover(struct xp_discovery *d, struct xp_error *err)
 {
+        const struct nvml_api *api = d->state;
         struct nvml_gpu *gpus = NULL;
-        struct nvml_api api;
         unsigned int count = 0;
         size_t n = 0;
         enum nvml_return nr;
         int r = 0;
 
-        /* probe checked the library; load it again here, since the ops table keeps no state */
-        if (nvml_api_open(d, &api) < 0)
-                return 0;
-        nr = api.get_count(&count);
+        nr = api->get_count(&count);
         if (nr != NVML_SUCCESS || count == 0) {
                 if (nr != NVML_SUCCESS)
-                        xp_debug("nvml", "nvmlDeviceGetCount_v2: %s", nvml_strerror(&api, nr));
-                nvml_api_close(&api);
+                        xp_debug("nvml", "nvmlDeviceGetCount_v2: %s", nvml_strerror(api, nr));
                 return 0;
         }
         if (count > NVML_GPUS_MAX) {
@@ -774,20 +786,19 @@ static int nvml_discover(struct xp_discovery *d, struct xp_error *err)
                 goto out;
         }
         for (unsigned i = 0; i < count; i++) {
-                r = add_gpu(d, &api, i, gpus, n, &gpus[n]);
+                r = add_gpu(d, api, i, gpus, n, &gpus[n]);
                 if (r < 0) {
                         n++; /* free what add_gpu copied */
                         goto out;
                 }
                 n += (size_t)r;
         }
-        r = add_nvlinks(d, &api, gpus, n);
+        r = add_nvlinks(d, api, gpus, n);
         if (r < 0)
                 goto out;
-        r = check_health(d, &api, gpus, n);
+        r = check_health(d, api, gpus, n);
 out:
         gpus_free(gpus, n);
-        nvml_api_close(&api);
         if (r < 0)
                 return xp_errorf(err, r, "nvml: out of memory while listing GPUs");
         return 0;
@@ -797,4 +808,5 @@ const struct xp_device_backend xp_nvml_backend = {
     .name = "nvml",
     .probe = nvml_probe,
     .discover = nvml_discover,
+    .release = nvml_release,
 };
