@@ -11,9 +11,11 @@
 #include "xpool/codec.h"
 #include "xpool/device.h"
 #include "xpool/macro.h"
+#include "xpool/resource.h"
 #include "xpool/yaml.h"
 
-#define BACKENDS_MAX 16
+#define BACKENDS_MAX  16
+#define OVERRIDES_MAX 32
 
 static const char usage[] =
     "Usage: xpool devices [--root DIR] [--node-description FILE] [--backends LIST]\n"
@@ -27,6 +29,11 @@ static const char usage[] =
     "  -b, --backends LIST          run only these backends, comma-separated: cpu,nvml,pci,sim\n"
     "      --nvml-library PATH      the NVML library to load (default: $XPOOL_NVML_LIBRARY, else\n"
     "                               libnvidia-ml.so.1)\n"
+    "      --override MATCH:KEY=VALUE[,KEY=VALUE...]\n"
+    "                               change what discovery reports for devices whose model contains\n"
+    "                               MATCH (or whose PCI id is MATCH, e.g. 10de:2330); keys: resource\n"
+    "                               (the Kubernetes resource name), fp16 and fp32 (nominal TFLOPS);\n"
+    "                               repeatable, e.g. --override 'H100:resource=nvidia.com/h100'\n"
     "  -o, --output FORMAT          table (the default), json or yaml (the node's status.xpool)\n"
     "  -t, --topology               print the topology matrix (the default with 2+ accelerators)\n\n"
     "Exits 1 when discovery fails (an unreadable root, a broken node description), 2 on bad usage\n"
@@ -36,6 +43,8 @@ struct devices_args {
         struct xp_discovery_config config;
         const char *backends[BACKENDS_MAX + 1];
         char *backends_text; /* owned: backends[] point into it */
+        struct xp_device_override overrides[OVERRIDES_MAX];
+        char *override_texts[OVERRIDES_MAX]; /* owned: overrides[] point into them */
         const char *output;
         bool topology;
 };
@@ -301,17 +310,92 @@ static int parse_backends(const char *text, struct devices_args *args)
         return 0;
 }
 
+/* MATCH:resource=NAME,fp16=N,fp32=N into the next override. 0 or XP_EXIT_USAGE (printed). */
+static int parse_override(const char *text, struct devices_args *args)
+{
+        size_t n = args->config.n_overrides;
+        struct xp_device_override *o = &args->overrides[n];
+        char *copy, *colon, *save = NULL;
+
+        if (n >= OVERRIDES_MAX) {
+                fprintf(stderr, "xpool devices: at most %d --override options\n", OVERRIDES_MAX);
+                return XP_EXIT_USAGE;
+        }
+        copy = args->override_texts[n] = strdup(text);
+        if (!copy)
+                return XP_EXIT_FAILURE;
+        /* MATCH ends at the last ':' before the first '=' (a PCI id "10de:2330" has its own) */
+        colon = NULL;
+        for (char *p = copy; *p && *p != '='; p++)
+                if (*p == ':')
+                        colon = p;
+        if (!colon || colon == copy || !colon[1]) {
+                fprintf(
+                    stderr,
+                    "xpool devices: --override '%s': expected MATCH:KEY=VALUE, e.g. 'H100:resource=nvidia.com/h100'\n",
+                    text);
+                return XP_EXIT_USAGE;
+        }
+        *colon = '\0';
+        o->match = copy;
+        for (char *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(kv, '='), *end;
+                struct xp_error err = {0};
+                double v;
+
+                if (!eq) {
+                        fprintf(stderr,
+                                "xpool devices: --override '%s': '%s' is not KEY=VALUE\n",
+                                text,
+                                kv);
+                        return XP_EXIT_USAGE;
+                }
+                *eq = '\0';
+                if (strcmp(kv, "resource") == 0) {
+                        if (xp_resource_name_check(eq + 1, &err) < 0) {
+                                fprintf(stderr,
+                                        "xpool devices: --override '%s': %s\n",
+                                        text,
+                                        xp_error_message(&err));
+                                return XP_EXIT_USAGE;
+                        }
+                        o->resource_name = eq + 1;
+                        continue;
+                }
+                v = strtod(eq + 1, &end);
+                if (!eq[1] || *end || !(v > 0) ||
+                    (strcmp(kv, "fp16") != 0 && strcmp(kv, "fp32") != 0)) {
+                        fprintf(
+                            stderr,
+                            "xpool devices: --override '%s': unknown key or bad value '%s=%s' (keys: resource=NAME, fp16=TFLOPS, fp32=TFLOPS)\n",
+                            text,
+                            kv,
+                            eq + 1);
+                        return XP_EXIT_USAGE;
+                }
+                if (strcmp(kv, "fp16") == 0)
+                        o->fp16_tflops = v;
+                else
+                        o->fp32_tflops = v;
+        }
+        args->config.overrides = args->overrides;
+        args->config.n_overrides = n + 1;
+        return 0;
+}
+
 /* 0 to go on, -1 after --help, XP_EXIT_USAGE or XP_EXIT_FAILURE (printed). */
 static int parse_args(int argc, char **argv, struct devices_args *args)
 {
         enum {
-                OPT_NVML = 0x100
+                OPT_NVML = 0x100,
+                OPT_OVERRIDE,
         };
         static const struct option options[] = {
             {"root", required_argument, NULL, 'r'},
             {"node-description", required_argument, NULL, 'n'},
             {"backends", required_argument, NULL, 'b'},
             {"nvml-library", required_argument, NULL, OPT_NVML},
+            {"override", required_argument, NULL, OPT_OVERRIDE},
             {"output", required_argument, NULL, 'o'},
             {"topology", no_argument, NULL, 't'},
             {"help", no_argument, NULL, 'h'},
@@ -335,6 +419,11 @@ static int parse_args(int argc, char **argv, struct devices_args *args)
                         break;
                 case OPT_NVML:
                         args->config.nvml_library = optarg;
+                        break;
+                case OPT_OVERRIDE:
+                        r = parse_override(optarg, args);
+                        if (r != 0)
+                                return r;
                         break;
                 case 'o':
                         args->output = optarg;
@@ -398,5 +487,7 @@ int xp_cmd_devices(int argc, char **argv)
         }
 out:
         free(args.backends_text);
+        for (size_t i = 0; i < OVERRIDES_MAX; i++)
+                free(args.override_texts[i]);
         return r < 0 ? 0 : r;
 }

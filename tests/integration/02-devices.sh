@@ -119,6 +119,14 @@ if [[ -n "${XPOOL_FAKE_NVML:-}" && -f "$XPOOL_FAKE_NVML" ]]; then
   check "nvml Xid 79" 0 env FAKE_NVML_CONFIG="$data/nvml/xid79.json" XPOOL_NVML_LIBRARY="$XPOOL_FAKE_NVML" \
     "$xpool" devices --backends nvml
   expect_in "Xid 79 makes the GPU unhealthy" "$tmp/out" "Unhealthy (Xid 79: GPU has fallen off the bus)"
+  check "override resource name and TFLOPS" 0 env FAKE_NVML_CONFIG="$data/nvml/xid79.json" XPOOL_NVML_LIBRARY="$XPOOL_FAKE_NVML" \
+    "$xpool" devices --backends nvml --override 'H100:resource=nvidia.com/h100,fp16=1000' -o json
+  expect_in "override resource name" "$tmp/out" '"resourceName": "nvidia.com/h100"'
+  expect_in "override fp16" "$tmp/out" '"fp16TFLOPS": 1000.0'
+  check "override needs a key" 2 "$xpool" devices --override H100
+  expect_in "override hint" "$tmp/err" "expected MATCH:KEY=VALUE"
+  check "override checks the resource name" 2 "$xpool" devices --override 'H100:resource=gpu'
+  expect_in "override resource error" "$tmp/err" 'invalid resource name "gpu"'
   check "nvml absent is no error" 0 "$xpool" devices --backends cpu,nvml --nvml-library "$tmp/no/libnvidia-ml.so.1"
   expect_in "nvml absent" "$tmp/out" "No accelerators found."
 else
