@@ -26,3 +26,7 @@ char *xp_quote_mem(const char *s, size_t len, char buf[static XP_QUOTE_MAX]);
 char *xp_strdup0(const char *s);
 
 bool xp_streq0(const char *a, const char *b);
+
+/* True when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF). */
+bool xp_utf8_valid(const char *s, size_t len);

@@ -479,44 +479,6 @@ static bool in_merge_value(struct loader *l)
 /* ------------------------------------------------------------------------------------------ */
 /* Scalars */
 
-static bool utf8_valid(const char *s, size_t len)
-{
-        const unsigned char *p = (const unsigned char *)s, *end = p + len;
-
-        while (p < end) {
-                unsigned c = *p++;
-                size_t extra;
-                uint32_t cp;
-
-                if (c < 0x80)
-                        continue;
-                if (c >= 0xc2 && c <= 0xdf) {
-                        extra = 1;
-                        cp = c & 0x1f;
-                } else if (c >= 0xe0 && c <= 0xef) {
-                        extra = 2;
-                        cp = c & 0x0f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        extra = 3;
-                        cp = c & 0x07;
-                } else {
-                        return false;
-                }
-                if ((size_t)(end - p) < extra)
-                        return false;
-                for (size_t i = 0; i < extra; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (p[i] & 0x3f);
-                }
-                p += extra;
-                if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10ffff ||
-                    (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-        }
-        return true;
-}
-
 static bool is_null(const char *s)
 {
         return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
@@ -673,7 +635,7 @@ static int resolve_plain(struct loader *l, const char *text, struct xp_source_po
 
 static int make_string(const char *text, size_t len, json_t **ret)
 {
-        if (!utf8_valid(text, len))
+        if (!xp_utf8_valid(text, len))
                 return -EILSEQ;
         *ret = json_stringn_nocheck(text, len);
         return *ret ? 0 : -ENOMEM;
@@ -886,7 +848,7 @@ set_key(struct loader *l, const char *text, size_t len, bool merge, struct xp_so
                             -EINVAL,
                             "mapping key %s contains a NUL byte",
                             xp_quote_mem(text, len, q));
-        if (!utf8_valid(text, len))
+        if (!xp_utf8_valid(text, len))
                 return fail(l, pos, -EINVAL, "mapping key is not valid UTF-8");
         if (merge ? f->seen_merge : json_object_get(f->value, text) != NULL)
                 return fail(l, pos, -EINVAL, "duplicate key %s", xp_quote(text, q));

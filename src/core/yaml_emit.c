@@ -24,6 +24,7 @@
 #include <yaml.h>
 
 #include "xpool/macro.h"
+#include "xpool/strutil.h"
 #include "xpool/yaml.h"
 
 #define DIGITS "0123456789"
@@ -237,44 +238,6 @@ static int emit(yaml_emitter_t *emitter, yaml_event_t *e)
         return 0;
 }
 
-static bool utf8_valid(const char *s, size_t len)
-{
-        const unsigned char *p = (const unsigned char *)s, *end = p + len;
-
-        while (p < end) {
-                unsigned c = *p++;
-                size_t extra;
-                uint32_t cp;
-
-                if (c < 0x80)
-                        continue;
-                if (c >= 0xc2 && c <= 0xdf) {
-                        extra = 1;
-                        cp = c & 0x1f;
-                } else if (c >= 0xe0 && c <= 0xef) {
-                        extra = 2;
-                        cp = c & 0x0f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        extra = 3;
-                        cp = c & 0x07;
-                } else {
-                        return false;
-                }
-                if ((size_t)(end - p) < extra)
-                        return false;
-                for (size_t i = 0; i < extra; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (p[i] & 0x3f);
-                }
-                p += extra;
-                if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10ffff ||
-                    (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-        }
-        return true;
-}
-
 static int emit_scalar(yaml_emitter_t *emitter,
                        const char *text,
                        size_t len,
@@ -285,7 +248,7 @@ static int emit_scalar(yaml_emitter_t *emitter,
 
         if (!yaml_scalar_event_initialize(
                 &e, NULL, NULL, (yaml_char_t *)text, (int)len, plain_implicit, 1, style))
-                return utf8_valid(text, len) ? -ENOMEM : -EINVAL;
+                return xp_utf8_valid(text, len) ? -ENOMEM : -EINVAL;
         return emit(emitter, &e);
 }
 

@@ -28,84 +28,9 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "nvml_abi.h"
 #include "xpool/log.h"
 #include "xpool/strutil.h"
-
-/* ---- NVML's ABI, declared from its public API reference ---------------------------------- */
-
-/* nvmlReturn_t (the values this backend looks at) */
-enum nvml_return {
-        NVML_SUCCESS = 0,
-        NVML_ERROR_NOT_SUPPORTED = 3,
-        NVML_ERROR_DRIVER_NOT_LOADED = 9,
-        NVML_ERROR_TIMEOUT = 10,
-        NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-        NVML_ERROR_GPU_IS_LOST = 15,
-};
-
-/* nvmlEnableState_t */
-enum nvml_enable_state {
-        NVML_FEATURE_DISABLED = 0,
-        NVML_FEATURE_ENABLED = 1,
-};
-
-/* nvmlTemperatureSensors_t */
-enum nvml_temperature_sensor {
-        NVML_TEMPERATURE_GPU = 0,
-};
-
-/* nvmlIntNvLinkDeviceType_t */
-enum nvml_nvlink_device_type {
-        NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
-        NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
-        NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
-        NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xff,
-};
-
-#define NVML_NVLINK_MAX_LINKS              18
-#define NVML_DEVICE_UUID_V2_BUFFER_SIZE    96
-#define NVML_DEVICE_NAME_V2_BUFFER_SIZE    96
-#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
-#define NVML_DEVICE_PCI_BUS_ID_LEGACY_SIZE 16
-#define NVML_DEVICE_MIG_ENABLE             1
-#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR UINT64_C(0x0000000000000008)
-
-/* nvmlDevice_t and nvmlEventSet_t: opaque handles */
-struct nvml_device;
-struct nvml_event_set;
-
-/* nvmlMemory_t: bytes */
-struct nvml_memory {
-        unsigned long long total;
-        unsigned long long free;
-        unsigned long long used;
-};
-
-/* nvmlUtilization_t: percent over the last sample period */
-struct nvml_utilization {
-        unsigned int gpu;
-        unsigned int memory;
-};
-
-/* nvmlPciInfo_t (the layout nvmlDeviceGetPciInfo_v3 and ..._NvLinkRemotePciInfo_v2 fill) */
-struct nvml_pci_info {
-        char bus_id_legacy[NVML_DEVICE_PCI_BUS_ID_LEGACY_SIZE]; /* busIdLegacy */
-        unsigned int domain;
-        unsigned int bus;
-        unsigned int device;
-        unsigned int pci_device_id;    /* pciDeviceId: device id << 16 | vendor id */
-        unsigned int pci_subsystem_id; /* pciSubSystemId */
-        char bus_id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE]; /* busId, "00000000:18:00.0" */
-};
-
-/* nvmlEventData_t */
-struct nvml_event_data {
-        struct nvml_device *device;
-        unsigned long long event_type;
-        unsigned long long event_data; /* the Xid, for Xid critical error events */
-        unsigned int gpu_instance_id;
-        unsigned int compute_instance_id;
-};
 
 struct nvml_api {
         void *dl;

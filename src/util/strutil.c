@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,4 +76,42 @@ bool xp_streq0(const char *a, const char *b)
         if (!a || !b)
                 return a == b;
         return strcmp(a, b) == 0;
+}
+
+bool xp_utf8_valid(const char *s, size_t len)
+{
+        const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+        while (p < end) {
+                unsigned c = *p++;
+                size_t extra;
+                uint32_t cp;
+
+                if (c < 0x80)
+                        continue;
+                if (c >= 0xc2 && c <= 0xdf) {
+                        extra = 1;
+                        cp = c & 0x1f;
+                } else if (c >= 0xe0 && c <= 0xef) {
+                        extra = 2;
+                        cp = c & 0x0f;
+                } else if (c >= 0xf0 && c <= 0xf4) {
+                        extra = 3;
+                        cp = c & 0x07;
+                } else {
+                        return false;
+                }
+                if ((size_t)(end - p) < extra)
+                        return false;
+                for (size_t i = 0; i < extra; i++) {
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                        cp = (cp << 6) | (p[i] & 0x3f);
+                }
+                p += extra;
+                if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10ffff ||
+                    (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+        }
+        return true;
 }

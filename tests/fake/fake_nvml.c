@@ -32,73 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the ABI, declared from NVML's public API reference ---------------------------------- */
-
-enum nvml_return {
-        NVML_SUCCESS = 0,
-        NVML_ERROR_UNINITIALIZED = 1,
-        NVML_ERROR_INVALID_ARGUMENT = 2,
-        NVML_ERROR_NOT_SUPPORTED = 3,
-        NVML_ERROR_NO_PERMISSION = 4,
-        NVML_ERROR_INSUFFICIENT_SIZE = 7,
-        NVML_ERROR_DRIVER_NOT_LOADED = 9,
-        NVML_ERROR_TIMEOUT = 10,
-        NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-        NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
-        NVML_ERROR_MEMORY = 20,
-        NVML_ERROR_UNKNOWN = 999,
-};
-
-enum nvml_enable_state {
-        NVML_FEATURE_DISABLED = 0,
-        NVML_FEATURE_ENABLED = 1,
-};
-
-enum nvml_temperature_sensor {
-        NVML_TEMPERATURE_GPU = 0,
-};
-
-enum nvml_nvlink_device_type {
-        NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
-        NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
-        NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
-        NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xff,
-};
-
-#define NVML_NVLINK_MAX_LINKS              18
-#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x0000000000000008ULL
-
-struct nvml_memory {
-        unsigned long long total;
-        unsigned long long free;
-        unsigned long long used;
-};
-
-struct nvml_utilization {
-        unsigned int gpu;
-        unsigned int memory;
-};
-
-struct nvml_pci_info {
-        char bus_id_legacy[16];
-        unsigned int domain;
-        unsigned int bus;
-        unsigned int device;
-        unsigned int pci_device_id;
-        unsigned int pci_subsystem_id;
-        char bus_id[32];
-};
-
-struct nvml_device;
-struct nvml_event_set;
-
-struct nvml_event_data {
-        struct nvml_device *device;
-        unsigned long long event_type;
-        unsigned long long event_data;
-        unsigned int gpu_instance_id;
-        unsigned int compute_instance_id;
-};
+#include "device/nvml_abi.h"
 
 /* The exported functions (prototypes first, as -Wmissing-prototypes asks). */
 enum nvml_return nvmlInit_v2(void);

@@ -387,6 +387,30 @@ static void escape_is_quote_without_quotes(void **state)
         assert_string_equal(buf + 64, "...");
 }
 
+static void utf8_validity(void **state)
+{
+        static const struct {
+                const char *text;
+                bool valid;
+        } cases[] = {
+            {"plain ascii", true},
+            {"GPU \xe6\x98\xbe\xe5\x8d\xa1", true}, /* 显卡 */
+            {"\xf0\x9f\x9a\x80", true},             /* U+1F680 */
+            {"\xc3\x28", false},                    /* bad continuation */
+            {"\xc0\xaf", false},                    /* overlong '/' */
+            {"\xe0\x80\xaf", false},                /* overlong, 3 bytes */
+            {"\xed\xa0\x80", false},                /* a UTF-16 surrogate */
+            {"\xf4\x90\x80\x80", false},            /* past U+10FFFF */
+            {"\xe6\x98", false},                    /* cut short */
+            {"\x80", false},                        /* a lone continuation byte */
+        };
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(cases); i++)
+                if (xp_utf8_valid(cases[i].text, strlen(cases[i].text)) != cases[i].valid)
+                        fail_msg("case %zu: expected %s", i, cases[i].valid ? "valid" : "invalid");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -399,6 +423,7 @@ int main(void)
             cmocka_unit_test(quote_truncates_after_64_bytes),
             cmocka_unit_test(quote_mem_shows_nul),
             cmocka_unit_test(escape_is_quote_without_quotes),
+            cmocka_unit_test(utf8_validity),
             cmocka_unit_test(strdup0_and_streq0),
             cmocka_unit_test(time_parse_valid),
             cmocka_unit_test(time_parse_invalid),
