@@ -1,26 +1,7 @@
 #!/usr/bin/env bash
 # The xpool binary on manifests: exit codes, where output goes, and what a user reads.
-set -euo pipefail
-xpool=${XPOOL_BIN:?}
+source "$(dirname "$0")/lib.sh"
 data=${XPOOL_TEST_DATA:?}/manifests
-src=${XPOOL_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-check() { # name, expected exit code, command...
-  local name=$1 want=$2 got=0
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err" || got=$?
-  if [[ $got -ne $want ]]; then
-    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1))
-  fi
-}
-expect_in() { # name, file, text
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in output:"; cat "$2"; failures=$((failures + 1))
-  fi
-}
 
 check "seed pod validates" 0 "$xpool" validate -f "$src/examples/ai-training.yaml"
 expect_in "seed pod summary" "$tmp/out" "Pod default/ai-training: container trainer limits nvidia.com/gpu=1,vendor.com/npu=2"
@@ -89,8 +70,4 @@ expect_in "help lists validate" "$tmp/out" "validate"
 check "version" 0 "$xpool" version
 expect_in "version" "$tmp/out" "xpool 0.1.0"
 
-if [[ $failures -gt 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all CLI manifest checks passed"
+finish "CLI manifest"

@@ -2,34 +2,8 @@
 # xpool devices: the live machine, captured trees, node descriptions, exit codes and what a user
 # reads. Usage errors (an unknown option, output format or backend) exit 2; failed discovery (an
 # unreadable root, a broken node description) exits 1.
-set -euo pipefail
-xpool=${XPOOL_BIN:?}
+source "$(dirname "$0")/lib.sh"
 data=${XPOOL_TEST_DATA:?}
-src=${XPOOL_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-check() { # name, expected exit code, command...
-  local name=$1 want=$2 got=0
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err" || got=$?
-  if [[ $got -ne $want ]]; then
-    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1))
-  fi
-}
-expect_in() { # name, file, text
-  if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in output:"; cat "$2"; failures=$((failures + 1))
-  fi
-}
-expect_count() { # name, file, count, text: lines holding text
-  local got
-  got=$(grep -cF -- "$4" "$2" || true)
-  if [[ $got -ne $3 ]]; then
-    echo "FAIL $1: $got lines with '$4', expected $3:"; cat "$2"; failures=$((failures + 1))
-  fi
-}
 
 # The live machine: its threads and memory as the kernel reports them.
 check "live machine" 0 "$xpool" devices
@@ -155,8 +129,4 @@ if ! command -v nvidia-smi >/dev/null; then
   expect_in "compare-nvidia-smi message" "$tmp/err" "nvidia-smi not found"
 fi
 
-if [[ $failures -gt 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all xpool devices checks passed"
+finish "xpool devices"
