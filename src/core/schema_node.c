@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,50 @@ static int fail_link_end(struct xp_decode_ctx *ctx, size_t index, const char *en
         return r;
 }
 
+struct numa_entry {
+        int64_t id;
+        size_t index;
+};
+
+static int compare_numa_entries(const void *x, const void *y)
+{
+        const struct numa_entry *a = x, *b = y;
+
+        if (a->id != b->id)
+                return a->id < b->id ? -1 : 1;
+        return (a->index > b->index) - (a->index < b->index);
+}
+
+/* NUMA node ids are unique; reports the first repeat in document order, in O(n log n). */
+static int check_unique_numa_ids(struct xp_decode_ctx *ctx, const struct xp_node_inventory *inv)
+{
+        size_t n = inv->numa_nodes.n, first = SIZE_MAX;
+        _cleanup_free_ struct numa_entry *entries = calloc(n ? n : 1, sizeof(*entries));
+        int r;
+
+        if (!entries)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                entries[i] = (struct numa_entry){inv->numa_nodes.items[i].id, i};
+        qsort(entries, n, sizeof(*entries), compare_numa_entries);
+        for (size_t i = 1; i < n; i++)
+                if (entries[i].id == entries[i - 1].id && entries[i].index < first)
+                        first = entries[i].index;
+        if (first == SIZE_MAX)
+                return 0;
+        xp_path_push_field(&ctx->path, "numaNodes");
+        xp_path_push_index(&ctx->path, first);
+        xp_path_push_field(&ctx->path, "id");
+        r = xp_decode_fail(ctx,
+                           -EINVAL,
+                           NULL,
+                           false,
+                           "duplicate value %lld: NUMA node ids must be unique within a node",
+                           (long long)inv->numa_nodes.items[first].id);
+        ctx->path.depth -= 3;
+        return r;
+}
+
 /* Device ids are unique and links join listed devices; O(n log n) against large inventories. */
 static int validate_inventory(struct xp_decode_ctx *ctx, const void *object)
 {
@@ -204,6 +249,9 @@ static int validate_inventory(struct xp_decode_ctx *ctx, const void *object)
                                                  "id",
                                                  ids[dup],
                                                  "device ids must be unique within a node");
+        r = check_unique_numa_ids(ctx, inv);
+        if (r < 0)
+                return r;
         sorted = xp_sorted_copy(ids, inv->devices.n);
         if (!sorted)
                 return -ENOMEM;

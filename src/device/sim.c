@@ -679,11 +679,14 @@ static int add_node_part(struct xp_discovery *d, struct xp_node_inventory *desc,
 
                 if (dev->local_cpus || !dev->numa_node.set)
                         continue;
-                for (size_t n = 0; n < inv->numa_nodes.n; n++)
-                        if (inv->numa_nodes.items[n].id == dev->numa_node.value &&
-                            inv->numa_nodes.items[n].cpus &&
-                            copy_string(&dev->local_cpus, inv->numa_nodes.items[n].cpus) < 0)
+                for (size_t n = 0; n < inv->numa_nodes.n; n++) {
+                        if (inv->numa_nodes.items[n].id != dev->numa_node.value ||
+                            !inv->numa_nodes.items[n].cpus)
+                                continue;
+                        if (copy_string(&dev->local_cpus, inv->numa_nodes.items[n].cpus) < 0)
                                 return -ENOMEM;
+                        break;
+                }
         }
         return 0;
 }

@@ -1294,6 +1294,23 @@ static const struct bad_manifest
                     .error =
                         "long-label-key.yaml:6:5: metadata.labels[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...]: invalid value \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"...: the name part must be no more than 63 characters",
                 },
+                {
+                    .file = "numa-duplicate-id.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata:\n"
+                            "  name: n1\n"
+                            "status:\n"
+                            "  xpool:\n"
+                            "    numaNodes:\n"
+                            "    - {id: 0, cpus: \"0-3\"}\n"
+                            "    - {id: 1, cpus: \"4-7\"}\n"
+                            "    - {id: 0, cpus: \"8-11\"}\n"
+                            "",
+                    .error =
+                        "numa-duplicate-id.yaml:10:12: status.xpool.numaNodes[2].id: duplicate value 0: NUMA node ids must be unique within a node",
+                },
 };
 
 static void every_bad_manifest_gets_its_precise_error(void **state)
