@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "pci_ids.h"
+#include "xpool/log.h"
 #include "xpool/strutil.h"
 
 #define PCI_DEVICES     "sys/bus/pci/devices"
@@ -594,6 +595,12 @@ scan_one(struct xp_discovery *d, const char *name, struct pci_scan *scan, struct
         r = read_id(d, name, "vendor", &f.vendor, err);
         if (r >= 0)
                 r = read_id(d, name, "device", &f.device, err);
+        if (r == -ENOENT || r == -ENODEV) {
+                /* a function that went away while we looked (hot unplug): not ours to fail on */
+                xp_debug("pci", "%s: %s", name, xp_error_message(err));
+                xp_error_clear(err);
+                return 0;
+        }
         if (r < 0)
                 return r;
         id = xp_pci_id_lookup(f.vendor, f.device);
@@ -749,13 +756,17 @@ static int add_device(struct xp_discovery *d, struct pci_function *f, int64_t in
 
 /* ---- topology ----------------------------------------------------------------------------- */
 
-static enum xp_link_level pcie_level(const struct pci_function *a, const struct pci_function *b)
+/* single_numa: the node has exactly one NUMA node, so crossing sockets is impossible */
+static enum xp_link_level
+pcie_level(const struct pci_function *a, const struct pci_function *b, bool single_numa)
 {
         size_t common = 0, below_a, below_b;
 
         if (!a->host_bridge || !b->host_bridge || strcmp(a->host_bridge, b->host_bridge) != 0) {
-                bool same_node =
-                    a->numa.set == b->numa.set && (!a->numa.set || a->numa.value == b->numa.value);
+                /* known NUMA nodes decide; with one unknown, a node with one NUMA node does */
+                bool same_node = a->numa.set && b->numa.set
+                                     ? a->numa.value == b->numa.value
+                                     : single_numa || (!a->numa.set && !b->numa.set);
 
                 return same_node ? XP_LINK_NODE : XP_LINK_SYS;
         }
@@ -775,12 +786,13 @@ static int add_links(struct xp_discovery *d, const struct pci_scan *scan)
                 for (size_t j = i + 1; j < scan->n; j++) {
                         const struct pci_function *a = &scan->items[i], *b = &scan->items[j];
                         double bw_a = link_bandwidth(a), bw_b = link_bandwidth(b);
-                        int r = xp_discovery_add_link(d,
-                                                      a->device_id,
-                                                      b->device_id,
-                                                      pcie_level(a, b),
-                                                      0,
-                                                      bw_a < bw_b ? bw_a : bw_b);
+                        int r =
+                            xp_discovery_add_link(d,
+                                                  a->device_id,
+                                                  b->device_id,
+                                                  pcie_level(a, b, d->inventory->numa_nodes.n == 1),
+                                                  0,
+                                                  bw_a < bw_b ? bw_a : bw_b);
 
                         if (r < 0)
                                 return r;

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -23,13 +24,21 @@ static const char *relative(const char *path)
 
 int xp_root_read(struct xp_discovery *d, const char *path, char **ret)
 {
+        /* non-blocking, and only regular files: a FIFO or device in a tree must not hang us */
         _cleanup_close_ int fd =
-            openat(d->root_fd, relative(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+            openat(d->root_fd, relative(path), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         size_t size = 0, allocated = 4096;
+        struct stat st;
         char *buf;
 
         if (fd < 0)
                 return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
         buf = malloc(allocated);
         if (!buf)
                 return -ENOMEM;

@@ -303,6 +303,84 @@ static void class_alone_is_no_accelerator(void **state)
         assert_int_equal(inv->links.n, 0);
 }
 
+/* A function below host bridge `bridge` with its vendor/device ids and NUMA node. */
+static void function_on(const char *bridge,
+                        const char *address,
+                        const char *vendor,
+                        const char *device,
+                        const char *numa)
+{
+        char rel[512], target[512], link[4096];
+
+        snprintf(rel, sizeof(rel), "sys/devices/%s/%s/vendor", bridge, address);
+        put(rel, vendor);
+        snprintf(rel, sizeof(rel), "sys/devices/%s/%s/device", bridge, address);
+        put(rel, device);
+        snprintf(rel, sizeof(rel), "sys/devices/%s/%s/numa_node", bridge, address);
+        put(rel, numa);
+        put("sys/bus/pci/devices/.keep", "");
+        snprintf(target, sizeof(target), "../../../devices/%s/%s", bridge, address);
+        snprintf(link, sizeof(link), "%s/sys/bus/pci/devices/%s", tmp_root, address);
+        assert_int_equal(symlink(target, link), 0);
+}
+
+/* One NUMA node: two devices on different host bridges cannot be across sockets, whatever
+ * numa_node says (-1 is common on single-socket machines). */
+static void single_numa_node_is_never_sys(void **state)
+{
+        static const char *const cpu_and_pci_only[] = {"cpu", "pci", NULL};
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv = NULL;
+        struct xp_error err = {0};
+        const struct xp_device_link *l;
+
+        (void)state;
+        put("sys/devices/system/cpu/online", "0-1");
+        put("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0");
+        put("sys/devices/system/cpu/cpu0/topology/core_id", "0");
+        put("sys/devices/system/cpu/cpu1/topology/physical_package_id", "0");
+        put("sys/devices/system/cpu/cpu1/topology/core_id", "1");
+        put("sys/devices/system/node/online", "0");
+        put("sys/devices/system/node/node0/cpulist", "0-1");
+        put("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal:       1048576 kB");
+        put("proc/meminfo", "MemTotal:        1048576 kB");
+        function_on("pci0000:00", "0000:00:01.0", "0x1da3", "0x1020", "-1");
+        function_on("pci0000:40", "0000:40:01.0", "0x1da3", "0x1020", "0");
+        if (discover(tmp_root, cpu_and_pci_only, &inv, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(inv->devices.n, 2);
+        l = xp_device_link_find(inv, "0000:00:01.0", "0000:40:01.0");
+        assert_non_null(l);
+        assert_int_equal(l->level, XP_LINK_NODE);
+}
+
+/* A function whose files vanish (hot unplug) is skipped; a FIFO in the tree is refused, not read.
+ */
+static void odd_files_do_not_stop_discovery(void **state)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv = NULL;
+        struct xp_error err = {0};
+        char path[4096];
+        int r;
+
+        (void)state;
+        function("0000:00:01.0", "0x8086", "0x1234", "0x060400");
+        function("0000:00:05.0", "0x1da3", "0x1020", "0x120000");
+        snprintf(path, sizeof(path), "%s/sys/devices/pci0000:00/0000:00:01.0/vendor", tmp_root);
+        assert_int_equal(unlink(path), 0);
+        if (discover(tmp_root, pci_only, &inv, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(inv->devices.n, 1);
+        xp_node_inventory_free(TAKE_PTR(inv));
+
+        snprintf(path, sizeof(path), "%s/sys/devices/pci0000:00/0000:00:05.0/numa_node", tmp_root);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        /* returns at once although nobody writes the FIFO: an unreadable optional file is absent */
+        r = discover(tmp_root, pci_only, &inv, &err);
+        assert_int_equal(r, 0);
+        assert_int_equal(inv->devices.n, 1);
+        assert_false(inv->devices.items[0].numa_node.set);
+}
+
 static void malformed_vendor(void **state)
 {
         _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv = NULL;
@@ -402,6 +480,9 @@ int main(void)
             cmocka_unit_test(dgx_levels),
             cmocka_unit_test(table_sorted_and_valid),
             cmocka_unit_test_setup_teardown(class_alone_is_no_accelerator, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(single_numa_node_is_never_sys, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(
+                odd_files_do_not_stop_discovery, setup_tmp, teardown_tmp),
             cmocka_unit_test_setup_teardown(malformed_vendor, setup_tmp, teardown_tmp),
             cmocka_unit_test_setup_teardown(malformed_numa_node, setup_tmp, teardown_tmp),
             cmocka_unit_test_setup_teardown(nvidia_minor_from_driver, setup_tmp, teardown_tmp),
