@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "xpool/codec.h"
@@ -84,20 +86,27 @@ struct row {
         char cells[COL_COUNT][CELL_MAX];
 };
 
+/* "NVIDIA H100" names NVIDIA; "AMD Alveo U250" names "AMD Xilinx" (its first word). */
+static bool model_names_vendor(const char *vendor, const char *model)
+{
+        size_t word = strcspn(vendor, " ");
+
+        return strstr(model, vendor) ||
+               (strncasecmp(model, vendor, word) == 0 && (model[word] == ' ' || !model[word]));
+}
+
 static void format_device(const struct xp_device *dev, struct row *row)
 {
         const char *health = xp_device_health_to_string(dev->health);
 
         snprintf(row->cells[COL_INDEX], CELL_MAX, "%lld", (long long)dev->index);
         snprintf(row->cells[COL_KIND], CELL_MAX, "%s", xp_device_kind_to_string(dev->kind));
-        snprintf(row->cells[COL_DEVICE],
-                 CELL_MAX,
-                 "%s%s%s",
-                 dev->vendor && !(dev->model && strstr(dev->model, dev->vendor)) ? dev->vendor : "",
-                 dev->vendor && dev->model && !strstr(dev->model, dev->vendor) ? " " : "",
-                 dev->model    ? dev->model
-                 : dev->vendor ? ""
-                               : "-");
+        if (dev->model && (!dev->vendor || model_names_vendor(dev->vendor, dev->model)))
+                snprintf(row->cells[COL_DEVICE], CELL_MAX, "%s", dev->model);
+        else if (dev->model)
+                snprintf(row->cells[COL_DEVICE], CELL_MAX, "%s %s", dev->vendor, dev->model);
+        else
+                snprintf(row->cells[COL_DEVICE], CELL_MAX, "%s", dev->vendor ? dev->vendor : "-");
         snprintf(row->cells[COL_RESOURCE], CELL_MAX, "%s", dev->resource_name);
         if (dev->memory_bytes > 0)
                 snprintf(
@@ -363,7 +372,7 @@ static int parse_override(const char *text, struct devices_args *args)
                         continue;
                 }
                 v = strtod(eq + 1, &end);
-                if (!eq[1] || *end || !(v > 0) ||
+                if (!eq[1] || *end || !(v > 0) || !isfinite(v) ||
                     (strcmp(kv, "fp16") != 0 && strcmp(kv, "fp32") != 0)) {
                         fprintf(
                             stderr,

@@ -46,6 +46,38 @@ static int check_resource_name(struct xp_decode_ctx *ctx, const void *value)
         return 0;
 }
 
+/* The agent hands these to workloads: absolute paths below /dev, no way out of it. */
+static int check_device_nodes(struct xp_decode_ctx *ctx, const void *value)
+{
+        const struct xp_list_raw *list = value;
+        char **nodes = list->items;
+
+        for (size_t i = 0; i < list->n; i++) {
+                const char *p = nodes[i];
+                bool ok = strncmp(p, "/dev/", 5) == 0 && p[5] && strlen(p) < 4096;
+
+                for (const char *c = p; ok && (c = strstr(c, "..")); c += 2)
+                        if ((c == p || c[-1] == '/') && (c[2] == '/' || !c[2]))
+                                ok = false;
+                if (!ok) {
+                        char q[XP_QUOTE_MAX];
+                        int r;
+
+                        xp_path_push_index(&ctx->path, i);
+                        r = xp_decode_fail(
+                            ctx,
+                            -EINVAL,
+                            NULL,
+                            false,
+                            "invalid value %s: a device node is an absolute path below /dev without '..', e.g. \"/dev/nvidia0\"",
+                            xp_quote(p, q));
+                        xp_path_pop(&ctx->path);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 static const struct xp_field device_metrics_fields[] = {
     XP_FIELD("utilizationPercent",
              XP_FT_DOUBLE,
@@ -93,7 +125,11 @@ static const struct xp_field device_fields[] = {
              index,
              .flags = XP_FIELD_ALWAYS,
              .check = xp_check_non_negative),
-    XP_FIELD("deviceNodes", XP_FT_STRING_LIST, struct xp_device, device_nodes),
+    XP_FIELD("deviceNodes",
+             XP_FT_STRING_LIST,
+             struct xp_device,
+             device_nodes,
+             .check = check_device_nodes),
     XP_FIELD(
         "memoryBytes", XP_FT_INT64, struct xp_device, memory_bytes, .check = xp_check_non_negative),
     XP_FIELD("computeUnits",

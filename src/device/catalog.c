@@ -51,7 +51,7 @@ static const struct catalog_model models[] = {
     {{"A40"}, 149.7, 37.4, 84},
     {{"A10"}, 125.0, 31.2, 72},
     {{"L40S"}, 362.05, 91.6, 142},
-    {{"L40"}, 362.1, 90.5, 142},
+    {{"L40"}, 181.05, 90.5, 142}, /* dense; 362.1 is the sparsity figure */
     {{"L4"}, 121.0, 30.3, 58},
     {{"V100S"}, 130.0, 16.4, 80},
     {{"V100", "PCIe"}, 112.0, 14.0, 80},
@@ -64,8 +64,9 @@ static const struct catalog_model models[] = {
     {{"MI325X"}, 1307.4, 163.4, 304},
     {{"MI300X"}, 1307.4, 163.4, 304},
     {{"MI300A"}, 980.6, 122.6, 228},
-    {{"MI250X"}, 383.0, 47.9, 220},
-    {{"MI250"}, 362.1, 45.3, 208},
+    /* MI250X and MI250 are two GCDs, each its own PCI GPU: per-GCD figures (half the card's) */
+    {{"MI250X"}, 191.5, 23.95, 110},
+    {{"MI250"}, 181.05, 22.65, 104},
     {{"MI210"}, 181.0, 22.6, 104},
     {{"MI100"}, 184.6, 23.1, 120},
 
@@ -73,7 +74,7 @@ static const struct catalog_model models[] = {
     {{"Max", "1550"}, 832.0, 52.0, 128},
     {{"Max", "1100"}, 352.0, 22.2, 56},
     {{"Flex", "170"}, 128.0, 16.0, 32},
-    {{"Flex", "140"}, 52.5, 8.0, 16},
+    {{"Flex", "140"}, 26.25, 4.0, 8}, /* two GPUs per card: per-GPU figures */
 
     /* Huawei Ascend: the Atlas product pages on hiascend.com (FP16 per NPU); AI core counts vary
      * by SKU of the 910B and are left to discovery. */

@@ -355,8 +355,8 @@ static void catalog_matches_the_most_specific_model(void **state)
             {"NVIDIA RTX 6000 Ada Generation", 364.25, 91.1, 142},
             {"NVIDIA GeForce RTX 4090", 330.3, 82.6, 128},
             {"AMD Instinct MI300X", 1307.4, 163.4, 304},
-            {"AMD Instinct MI250X", 383, 47.9, 220},
-            {"AMD Instinct MI250", 362.1, 45.3, 208},
+            {"AMD Instinct MI250X", 191.5, 23.95, 110}, /* per GCD */
+            {"AMD Instinct MI250", 181.05, 22.65, 104},
             {"AMD Instinct MI210", 181, 22.6, 104},
             {"Intel Data Center GPU Max 1550", 832, 52, 128},
             {"Intel Data Center GPU Flex 170", 128, 16, 32},

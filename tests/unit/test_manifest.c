@@ -1311,6 +1311,23 @@ static const struct bad_manifest
                     .error =
                         "numa-duplicate-id.yaml:10:12: status.xpool.numaNodes[2].id: duplicate value 0: NUMA node ids must be unique within a node",
                 },
+                {
+                    .file = "device-node-escapes-dev.yaml",
+                    .strict = false,
+                    .text = "apiVersion: v1\n"
+                            "kind: Node\n"
+                            "metadata: {name: n}\n"
+                            "status:\n"
+                            "  xpool:\n"
+                            "    devices:\n"
+                            "    - id: gpu0\n"
+                            "      kind: gpu\n"
+                            "      resourceName: nvidia.com/gpu\n"
+                            "      deviceNodes: [/dev/nvidia0, /dev/../etc/shadow]\n"
+                            "",
+                    .error =
+                        "device-node-escapes-dev.yaml:10:35: status.xpool.devices[0].deviceNodes[1]: invalid value \"/dev/../etc/shadow\": a device node is an absolute path below /dev without '..', e.g. \"/dev/nvidia0\"",
+                },
 };
 
 static void every_bad_manifest_gets_its_precise_error(void **state)
