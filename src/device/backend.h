@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "link_index.h"
 #include "xpool/device.h"
 
 struct xp_discovery {
@@ -16,6 +17,7 @@ struct xp_discovery {
         int root_fd; /* O_PATH|O_DIRECTORY of config->root */
         struct xp_node_inventory *inventory;
         void *state; /* what a backend's probe keeps for its discover; its release frees it */
+        struct xp_link_index link_index; /* over inventory->links, for xp_discovery_add_link() */
 };
 
 struct xp_device_backend {

@@ -93,7 +93,10 @@ int xp_discovery_add_link(struct xp_discovery *d,
         struct xp_node_inventory *inv = d->inventory;
         struct xp_device_link *grown, *link;
 
-        if (xp_device_link_find(inv, a, b))
+        /* backends may also append links themselves: the index catches up with them here */
+        if (xp_link_index_update(&d->link_index, inv) < 0)
+                return -ENOMEM;
+        if (xp_link_index_find(&d->link_index, inv, a, b))
                 return 0;
         grown = realloc(inv->links.items, (inv->links.n + 1) * sizeof(*grown));
         if (!grown)
@@ -224,6 +227,7 @@ int xp_device_discover(const struct xp_discovery_config *config,
                 d.state = NULL;
         }
         close(d.root_fd);
+        xp_link_index_done(&d.link_index);
         if (r < 0)
                 return r;
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "link_index.h"
 #include "xpool/device.h"
 
 #define LABEL_MAX 32
@@ -46,6 +47,7 @@ static const char *const legend =
     "  NV#  = Connection traversing a bonded set of # direct device links (NVLink, Infinity Fabric, HCCS)\n";
 
 static void print_cell(FILE *f,
+                       const struct xp_link_index *index,
                        const struct xp_node_inventory *inv,
                        const struct xp_device *a,
                        const struct xp_device *b)
@@ -57,7 +59,7 @@ static void print_cell(FILE *f,
                 fputs(" X ", f);
                 return;
         }
-        link = xp_device_link_find(inv, a->id, b->id);
+        link = xp_link_index_find(index, inv, a->id, b->id);
         if (!link) {
                 fputs("N/A", f);
                 return;
@@ -75,6 +77,7 @@ int xp_device_topology_format(const struct xp_node_inventory *inventory, char **
         const size_t n = inventory->devices.n;
         _cleanup_free_ char(*labels)[LABEL_MAX] = NULL;
         size_t counters[XP_DEVICE_ACCELERATOR + 1] = {0};
+        _cleanup_(xp_link_index_done) struct xp_link_index index = {0};
         char *text = NULL;
         size_t size = 0;
         FILE *f;
@@ -87,7 +90,7 @@ int xp_device_topology_format(const struct xp_node_inventory *inventory, char **
                 return 0;
         }
         labels = calloc(n, sizeof(*labels));
-        if (!labels)
+        if (!labels || xp_link_index_update(&index, inventory) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 enum xp_device_kind kind = inventory->devices.items[i].kind;
@@ -108,7 +111,7 @@ int xp_device_topology_format(const struct xp_node_inventory *inventory, char **
                 fputs(labels[i], f);
                 for (size_t j = 0; j < n; j++) {
                         fputc('\t', f);
-                        print_cell(f, inventory, a, &inventory->devices.items[j]);
+                        print_cell(f, &index, inventory, a, &inventory->devices.items[j]);
                 }
                 fprintf(f, "\t%s\t", a->local_cpus && *a->local_cpus ? a->local_cpus : "N/A");
                 if (a->numa_node.set)
