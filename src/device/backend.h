@@ -18,6 +18,8 @@ struct xp_discovery {
         struct xp_node_inventory *inventory;
         void *state; /* what a backend's probe keeps for its discover; its release frees it */
         struct xp_link_index link_index; /* over inventory->links, for xp_discovery_add_link() */
+        bool nvml_listed; /* NVML ran and listed the node's NVIDIA GPUs: one it missed is in trouble
+                           */
 };
 
 struct xp_device_backend {

@@ -410,9 +410,12 @@ static int add_gpu(struct xp_discovery *d,
             xp_discovery_set_string(&dev->pci_id, pci_id[0] ? pci_id : NULL) < 0)
                 return -ENOMEM;
 
-        if (api->get_minor_number && supported(api->get_minor_number(h, &minor)))
+        /* the minor number names the device node; the driver allows 0-254 */
+        if (api->get_minor_number && supported(api->get_minor_number(h, &minor)) && minor < 255)
                 have_minor = true;
         if (have_minor) {
+                dev->index =
+                    minor; /* index means nvidiaN everywhere, as the pci backend reads it */
                 snprintf(node, sizeof(node), "/dev/nvidia%u", minor);
                 if (add_device_node(dev, node) < 0)
                         return -ENOMEM;
@@ -696,11 +699,13 @@ static int nvml_discover(struct xp_discovery *d, struct xp_error *err)
         int r = 0;
 
         nr = api->get_count(&count);
-        if (nr != NVML_SUCCESS || count == 0) {
-                if (nr != NVML_SUCCESS)
-                        xp_debug("nvml", "nvmlDeviceGetCount_v2: %s", nvml_strerror(api, nr));
+        if (nr != NVML_SUCCESS) {
+                xp_debug("nvml", "nvmlDeviceGetCount_v2: %s", nvml_strerror(api, nr));
                 return 0;
         }
+        d->nvml_listed = true;
+        if (count == 0)
+                return 0;
         if (count > NVML_GPUS_MAX) {
                 xp_debug("nvml", "NVML counts %u GPUs, listing the first %d", count, NVML_GPUS_MAX);
                 count = NVML_GPUS_MAX;

@@ -354,14 +354,38 @@ static int driver_name(struct xp_discovery *d, const char *address, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
-/* "Device Minor:  3" in proc/driver/nvidia/gpus/<address>/information, or -1. */
-static int nvidia_minor(struct xp_discovery *d, const char *address, int64_t *ret)
+/* The value after "key:" in the NVIDIA driver's information file, up to the end of its line. */
+static char *info_value(const char *text, const char *key)
 {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        const char *line;
+        const char *line = strstr(text, key), *end;
+
+        if (!line)
+                return NULL;
+        line += strlen(key);
+        while (*line == ' ' || *line == '\t')
+                line++;
+        end = line + strcspn(line, "\n");
+        while (end > line && (end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+        return strndup(line, (size_t)(end - line));
+}
+
+/*
+ * What the NVIDIA driver says of the GPU at address
+ * (proc/driver/nvidia/gpus/<address>/information): its minor number ("Device Minor:", -1 when
+ * unknown) and UUID ("GPU UUID:", NULL when unknown), the id NVML gives the same GPU, so a GPU
+ * keeps its id whether or not NVML is loaded.
+ */
+static int
+nvidia_driver_info(struct xp_discovery *d, const char *address, int64_t *ret_minor, char **ret_uuid)
+{
+        _cleanup_free_ char *path = NULL, *text = NULL, *minor = NULL;
+        char *uuid;
         int r;
 
-        *ret = -1;
+        *ret_minor = -1;
+        if (ret_uuid)
+                *ret_uuid = NULL;
         if (asprintf(&path, "proc/driver/nvidia/gpus/%s/information", address) < 0)
                 return -ENOMEM;
         r = xp_root_read(d, path, &text);
@@ -369,18 +393,23 @@ static int nvidia_minor(struct xp_discovery *d, const char *address, int64_t *re
                 return r;
         if (r < 0)
                 return 0;
-        line = strstr(text, "Device Minor:");
-        if (line) {
-                const char *p = line + strlen("Device Minor:");
+        minor = info_value(text, "Device Minor:");
+        if (minor) {
                 char *end;
-                long v;
+                long v = strtol(minor, &end, 10);
 
-                while (*p == ' ' || *p == '\t')
-                        p++;
-                v = strtol(p, &end, 10);
-                if (end != p && v >= 0 && v < 256)
-                        *ret = v;
+                if (end != minor && !*end && v >= 0 && v < 256)
+                        *ret_minor = v;
         }
+        uuid = info_value(text, "GPU UUID:");
+        if (uuid && (strncmp(uuid, "GPU-", 4) != 0 || strlen(uuid) > 80)) {
+                free(uuid); /* not what the driver writes: keep the PCI address as id */
+                uuid = NULL;
+        }
+        if (ret_uuid)
+                *ret_uuid = uuid;
+        else
+                free(uuid);
         return 0;
 }
 
@@ -415,7 +444,7 @@ static int render_node(struct node_ctx *c, const char *address, bool card)
 static int nodes_nvidia(struct node_ctx *c)
 {
         int64_t minor;
-        int r = nvidia_minor(c->d, c->f->address, &minor);
+        int r = nvidia_driver_info(c->d, c->f->address, &minor, NULL);
 
         if (r < 0)
                 return r;
@@ -705,7 +734,7 @@ static int add_device(struct xp_discovery *d, struct pci_function *f, int64_t in
 {
         const struct family_ops *ops = &families[f->id->family];
         _cleanup_(node_list_done) struct node_list nodes = {0};
-        _cleanup_free_ char *pci_id = NULL, *link = NULL;
+        _cleanup_free_ char *pci_id = NULL, *link = NULL, *uuid = NULL;
         const char *resource_name = f->id->resource_name;
         struct node_ctx c = {
             .d = d, .f = f, .index = &index, .nodes = &nodes, .resource_name = &resource_name};
@@ -721,14 +750,32 @@ static int add_device(struct xp_discovery *d, struct pci_function *f, int64_t in
         if (r < 0)
                 return r;
 
+        if (f->id->family == XP_PCI_NVIDIA) {
+                int64_t minor;
+
+                r = nvidia_driver_info(d, f->address, &minor, &uuid);
+                if (r < 0)
+                        return r;
+        }
         dev = find_known(d, f);
+        if (!dev && uuid) /* NVML found it but could not say where it sits */
+                dev = xp_discovery_find_id(d, uuid);
         if (!dev) {
                 dev = xp_discovery_add_device(d);
                 if (!dev)
                         return -ENOMEM;
                 dev->kind = f->id->kind;
                 dev->index = index;
-                if ((r = xp_discovery_set_string(&dev->id, f->address)) < 0 ||
+                if (f->id->family == XP_PCI_NVIDIA && d->nvml_listed) {
+                        /* on the bus and known to the driver, yet NVML cannot reach it */
+                        dev->health = XP_DEVICE_UNHEALTHY;
+                        r = xp_discovery_set_string(
+                            &dev->health_reason,
+                            "NVML does not report this GPU: it may have fallen off the bus or failed");
+                        if (r < 0)
+                                return r;
+                }
+                if ((r = xp_discovery_set_string(&dev->id, uuid ? uuid : f->address)) < 0 ||
                     (r = xp_discovery_set_string(&dev->pci_address, f->address)) < 0)
                         return r;
         }

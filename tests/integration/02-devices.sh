@@ -75,14 +75,12 @@ expect_in "bad syntax error" "$tmp/err" "bad-syntax.json:4:1: "
 check "missing description" 1 "$xpool" devices -n "$tmp/nope.yaml"
 expect_in "missing description error" "$tmp/err" "cannot open the node description $tmp/nope.yaml: No such file or directory"
 
-# A simulated id that a discovered device already has: both named. Needs the captured 8-GPU
-# tree's PCI part.
-if "$xpool" devices --root "$data/sysfs/dgx-8gpu" --backends pci -o json 2>/dev/null | grep -qF '"0000:03:00.0"'; then
-  check "id clash" 1 "$xpool" devices --root "$data/sysfs/dgx-8gpu" -n "$data/nodes/bad-clash.yaml"
-  expect_in "id clash error" "$tmp/err" "bad-clash.yaml:3:8: devices[0].id: simulated device \"0000:03:00.0\" clashes with the device 0000:03:00.0 (NVIDIA H100 80GB HBM3) already in the inventory"
-else
-  echo "note: dgx-8gpu has no PCI accelerators yet; id clash check skipped"
-fi
+# A simulated id that a discovered device already has (the driver's GPU UUID): both named.
+check "id clash" 1 "$xpool" devices --root "$data/sysfs/dgx-8gpu" -n "$data/nodes/bad-clash.yaml"
+expect_in "id clash error" "$tmp/err" "bad-clash.yaml:3:8: devices[0].id: simulated device \"GPU-5f2a8c31-9d47-4e1b-b6a0-3c7e1d9f2000\" clashes with the device GPU-5f2a8c31-9d47-4e1b-b6a0-3c7e1d9f2000 (NVIDIA H100 80GB HBM3 at 0000:03:00.0) already in the inventory"
+# Without NVML a GPU keeps the id NVML gives it (the driver's UUID), not its PCI address.
+check "pci ids are the driver's UUIDs" 0 "$xpool" devices --root "$data/sysfs/dgx-8gpu" --backends pci -o json
+expect_in "pci UUID id" "$tmp/out" '"id": "GPU-5f2a8c31-9d47-4e1b-b6a0-3c7e1d9f2000"'
 
 # NVIDIA GPUs through the real dlopen path, against the fake libnvidia-ml.so.1 the tests build.
 if [[ -n "${XPOOL_FAKE_NVML:-}" && -f "$XPOOL_FAKE_NVML" ]]; then

@@ -384,8 +384,6 @@ static void test_dgx_nvml_and_pci(void **state)
         size_t gpus = 0;
 
         (void)state;
-        if (access(DGX_ROOT "/sys/bus/pci/devices", F_OK) < 0)
-                skip();
         inv = discover_with(XPOOL_FAKE_NVML, "h100-8x-nvswitch", DGX_ROOT, nvml_and_pci);
         for (size_t i = 0; i < inv->devices.n; i++) {
                 const struct xp_device *dev = device_at(inv, i);
@@ -415,6 +413,50 @@ static void test_dgx_nvml_and_pci(void **state)
         xp_node_inventory_free(inv);
 }
 
+/* NVML that cannot tell where its GPUs sit: pci still matches them, through the driver's UUID,
+ * so each GPU is listed once, never once per backend. */
+static void test_nvml_without_pci_info(void **state)
+{
+        struct xp_node_inventory *inv;
+
+        (void)state;
+        inv = discover_with(XPOOL_FAKE_NVML, "h100-no-pci-info", DGX_ROOT, nvml_and_pci);
+        assert_int_equal(inv->devices.n, 8);
+        for (size_t i = 0; i < inv->devices.n; i++) {
+                const struct xp_device *dev = device_at(inv, i);
+
+                assert_int_equal(strncmp(dev->id, "GPU-5f2a8c31-9d47-4e1b-b6a0-3c7e1d9f200", 39),
+                                 0);
+                assert_non_null(dev->pci_address); /* filled in by pci */
+                assert_string_equal(dev->pci_address, h100_pci[dev->id[39] - '0']);
+                assert_int_equal(dev->memory_bytes, 85520809984LL); /* from NVML */
+        }
+        xp_node_inventory_free(inv);
+}
+
+/* A GPU the driver lists in sysfs but NVML does not report is there, and Unhealthy. */
+static void test_gpu_nvml_cannot_see(void **state)
+{
+        struct xp_node_inventory *inv;
+        size_t unhealthy = 0;
+
+        (void)state;
+        inv = discover_with(XPOOL_FAKE_NVML, "h100-7-of-8", DGX_ROOT, nvml_and_pci);
+        assert_int_equal(inv->devices.n, 8);
+        for (size_t i = 0; i < inv->devices.n; i++) {
+                const struct xp_device *dev = device_at(inv, i);
+
+                if (dev->health != XP_DEVICE_UNHEALTHY)
+                        continue;
+                unhealthy++;
+                assert_string_equal(dev->pci_address, "0000:03:00.0");
+                assert_string_equal(dev->id, "GPU-5f2a8c31-9d47-4e1b-b6a0-3c7e1d9f2000");
+                assert_non_null(strstr(dev->health_reason, "NVML does not report this GPU"));
+        }
+        assert_int_equal(unhealthy, 1);
+        xp_node_inventory_free(inv);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -428,6 +470,8 @@ int main(void)
             cmocka_unit_test(test_driver_not_loaded),
             cmocka_unit_test(test_library_from_environment),
             cmocka_unit_test(test_dgx_nvml_and_pci),
+            cmocka_unit_test(test_nvml_without_pci_info),
+            cmocka_unit_test(test_gpu_nvml_cannot_see),
         };
 
         return cmocka_run_group_tests(tests, setup_group, NULL);
