@@ -457,9 +457,10 @@ static int nodes_nvidia(struct node_ctx *c)
         return node_add(c->nodes, "/dev/nvidia-uvm-tools");
 }
 
+/* ROCm's device plugin hands a container both the card and the render node, and /dev/kfd. */
 static int nodes_kfd(struct node_ctx *c)
 {
-        int r = render_node(c, c->f->address, false);
+        int r = render_node(c, c->f->address, true);
 
         return r < 0 ? r : node_add(c->nodes, "/dev/kfd");
 }
