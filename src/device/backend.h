@@ -18,6 +18,8 @@ struct xp_discovery {
         struct xp_node_inventory *inventory;
         void *state; /* what a backend's probe keeps for its discover; its release frees it */
         struct xp_link_index link_index; /* over inventory->links, for xp_discovery_add_link() */
+        const void *links_array; /* inventory->links.items as xp_discovery_add_link() left it */
+        size_t links_capacity;   /* its room, in links */
         bool nvml_listed; /* NVML ran and listed the node's NVIDIA GPUs: one it missed is in trouble
                            */
 };
@@ -51,7 +53,8 @@ struct xp_device *xp_discovery_find_pci(struct xp_discovery *d, const char *pci_
 struct xp_device *xp_discovery_find_id(struct xp_discovery *d, const char *id);
 
 /*
- * Records the link between devices a and b (ids) unless one exists already: the first backend to
+ * Records the link between devices a and b (ids) unless one exists already (backends add links
+ * only through this function, which keeps an index and spare room): the first backend to
  * report a pair wins, so NVLink from nvml runs before the PCIe levels from pci. Returns 1 when
  * added, 0 when the pair had a link, -ENOMEM.
  */

@@ -93,15 +93,28 @@ int xp_discovery_add_link(struct xp_discovery *d,
         struct xp_node_inventory *inv = d->inventory;
         struct xp_device_link *grown, *link;
 
-        /* backends may also append links themselves: the index catches up with them here */
+        /* the index catches up with the links added since the last call */
         if (xp_link_index_update(&d->link_index, inv) < 0)
                 return -ENOMEM;
         if (xp_link_index_find(&d->link_index, inv, a, b))
                 return 0;
-        grown = realloc(inv->links.items, (inv->links.n + 1) * sizeof(*grown));
-        if (!grown)
-                return -ENOMEM;
-        inv->links.items = grown;
+        /* grow geometrically: a node of n devices gets n^2/2 links (only this function adds
+         * links; a list it did not allocate is taken as exactly full) */
+        if (inv->links.items != d->links_array || inv->links.n >= d->links_capacity) {
+                size_t capacity = inv->links.items == d->links_array ? d->links_capacity * 2 : 0;
+
+                if (capacity < inv->links.n + 1)
+                        capacity = inv->links.n + 1;
+                if (capacity < 16)
+                        capacity = 16;
+                grown = realloc(inv->links.items, capacity * sizeof(*grown));
+                if (!grown)
+                        return -ENOMEM;
+                inv->links.items = grown;
+                d->links_array = grown;
+                d->links_capacity = capacity;
+        }
+        grown = inv->links.items;
         link = &grown[inv->links.n];
         *link = (struct xp_device_link){
             .a = strdup(a),
