@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The durable object store behind the API server: Kubernetes-style objects (JSON bodies) keyed by
+ * kind, namespace and name, in SQLite with write-ahead logging. An acknowledged write is on disk
+ * (fsync'ed) before the call returns, and survives kill -9 of the process. Concurrent writers
+ * are group-committed: writes that arrive while a commit is in flight share the next
+ * transaction and its one fsync.
+ *
+ * Every write gets the next resourceVersion, a single counter for the whole store that only
+ * grows, across restarts too. Each write also appends an event (ADDED, MODIFIED, DELETED with the
+ * object as written) to a log kept for the last `event_history` writes, from which watches
+ * resume; asking for events older than the log holds is -EXPIRED (the API's 410 Gone).
+ *
+ * Thread-safe: any number of threads may call any function on one store, except that
+ * xp_store_close() must not run concurrently with any other call on the same store. One process
+ * opens a store at a time (the server owns its data directory).
+ *
+ * What is where (docs/store.md has the full story): table objects(kind, namespace, name, version,
+ * body) holds the current state, table events(version, type, kind, namespace, name, body) the
+ * recent history, table meta the version counter. Bodies are stored without
+ * metadata.resourceVersion; the store fills it in from the version column on every read.
+ */
+
+#include <errno.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpool/error.h"
+
+/*
+ * The error of a watch that asks for history the store no longer keeps (the API's 410 Gone):
+ * functions return -XP_STORE_EXPIRED. ("-EXPIRED" in the text below.)
+ */
+#define XP_STORE_EXPIRED EKEYEXPIRED
+
+/* Limits on what one write may carry: longer keys are -EINVAL, larger bodies -E2BIG. */
+#define XP_STORE_KEY_MAX  253               /* kind, namespace and name, each, in bytes */
+#define XP_STORE_BODY_MAX (3 * 1024 * 1024) /* the serialised object, in bytes */
+
+struct xp_store;
+
+struct xp_store_options {
+        const char *path;     /* the database file; its directory must exist */
+        size_t event_history; /* events kept for watch resumption; 0 means 10000 */
+};
+
+enum xp_store_event_type {
+        XP_STORE_ADDED = 1,
+        XP_STORE_MODIFIED,
+        XP_STORE_DELETED,
+};
+
+struct xp_store_event {
+        enum xp_store_event_type type;
+        uint64_t resource_version;
+        char *kind;
+        char *namespace; /* "" for cluster-scoped kinds */
+        char *name;
+        json_t *object; /* owned: the object as written (for DELETED, its last state) */
+};
+
+/*
+ * Opens (creating when absent) the store. -errno with err naming the file and saying what went
+ * wrong: -ENOENT when its directory is missing, -EACCES, -EBADMSG when the file is not an xpool
+ * store or is corrupt, -EPROTO when it was written by a newer schema. Caller frees with
+ * xp_store_close().
+ */
+int xp_store_open(const struct xp_store_options *options,
+                  struct xp_store **ret,
+                  struct xp_error *err);
+/* Closes the store; NULL is fine. No call on the store may be in progress. */
+void xp_store_close(struct xp_store *store);
+
+/*
+ * Creates an object. namespace is "" for cluster-scoped kinds. The store sets
+ * metadata.resourceVersion in object (a decimal string, as Kubernetes writes it) before storing
+ * it, and returns the new version. -EEXIST when the key exists. object is borrowed and modified
+ * (only on success). -EINVAL when object is not a JSON object (or its metadata is not one) or a
+ * key is empty or longer than XP_STORE_KEY_MAX; -E2BIG for a body over XP_STORE_BODY_MAX; -EIO,
+ * -ENOSPC, ... when the database fails, after which nothing was written.
+ */
+int xp_store_create(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    json_t *object,
+                    uint64_t *ret_version,
+                    struct xp_error *err);
+
+/*
+ * Replaces an object. expected_version 0 writes unconditionally; otherwise the stored version
+ * must equal it, else -ESTALE (the API's 409 Conflict). -ENOENT when absent. Sets
+ * metadata.resourceVersion in object on success, as create does.
+ */
+int xp_store_update(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    uint64_t expected_version,
+                    json_t *object,
+                    uint64_t *ret_version,
+                    struct xp_error *err);
+
+/*
+ * Deletes; expected_version as for update. *ret_last (may be NULL) receives the last state (a new
+ * reference; its metadata.resourceVersion is the deletion's version, as in the DELETED event).
+ */
+int xp_store_delete(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    uint64_t expected_version,
+                    json_t **ret_last,
+                    uint64_t *ret_version,
+                    struct xp_error *err);
+
+/* The object (a new reference) and its version. -ENOENT when absent. */
+int xp_store_get(struct xp_store *store,
+                 const char *kind,
+                 const char *namespace,
+                 const char *name,
+                 json_t **ret_object,
+                 uint64_t *ret_version,
+                 struct xp_error *err);
+
+/*
+ * All objects of a kind (in one namespace, or all when namespace is NULL), ordered by namespace
+ * then name, as a new JSON array, with the store's version at the time of the read (a
+ * consistent snapshot: the version to start a watch from).
+ */
+int xp_store_list(struct xp_store *store,
+                  const char *kind,
+                  const char *namespace,
+                  json_t **ret_items,
+                  uint64_t *ret_version,
+                  struct xp_error *err);
+
+/*
+ * Up to max events of a kind (all namespaces when namespace is NULL) with a version greater than
+ * since, in version order. -EXPIRED when events after since are no longer kept. Free with
+ * xp_store_events_free().
+ *
+ * The boundary: the log keeps every event from version `oldest` to the newest. The events after
+ * since are complete when since + 1 >= oldest, i.e. since >= oldest - 1; a smaller since is
+ * -EXPIRED, whatever kind it asks for. A store with no event kept (nothing written yet) expires
+ * nothing. A since at or past the newest version gives 0 events. max must be at least 1 (else
+ * -EINVAL): it bounds the memory of one call whatever the backlog.
+ */
+int xp_store_events_since(struct xp_store *store,
+                          const char *kind,
+                          const char *namespace,
+                          uint64_t since,
+                          size_t max,
+                          struct xp_store_event **ret_events,
+                          size_t *ret_n,
+                          struct xp_error *err);
+void xp_store_events_free(struct xp_store_event *events, size_t n);
+
+/*
+ * As xp_store_events_since(), and *ret_through receives the version up to which the log was
+ * read: every matching event with since < version <= *ret_through was returned. It is the version
+ * of the last event returned when max events came back, else the store's version at the read. A
+ * watcher resumes from *ret_through rather than from its last event, so that a stream of writes
+ * to other kinds or namespaces does not age its position out of the log.
+ */
+int xp_store_events_scan(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         uint64_t since,
+                         size_t max,
+                         struct xp_store_event **ret_events,
+                         size_t *ret_n,
+                         uint64_t *ret_through,
+                         struct xp_error *err);
+
+/* The latest version written. */
+uint64_t xp_store_version(struct xp_store *store);
+
+/*
+ * Blocks until a write newer than version happens or timeout_ms passes (-1: no limit). Returns 1
+ * when there is something newer, 0 on timeout.
+ */
+int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms);
+
+/* Counters since open, for tests, benchmarks and /metrics. */
+struct xp_store_stats {
+        uint64_t writes;      /* writes acknowledged: each took one version */
+        uint64_t rejected;    /* writes refused without effect: -EEXIST, -ENOENT, -ESTALE, ... */
+        uint64_t commits;     /* transactions committed: one WAL fsync each (synchronous=FULL) */
+        uint64_t max_batch;   /* the most writes one commit carried */
+        uint64_t trims;       /* times the event log was cut back to event_history */
+        uint64_t checkpoints; /* WAL checkpoints into the database file */
+};
+
+void xp_store_stats(struct xp_store *store, struct xp_store_stats *ret);

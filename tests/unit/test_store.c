@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "xpool/macro.h"
+#include "xpool/store.h"
+
+struct fixture {
+        char dir[64];
+        char path[128];
+        struct xp_store *store;
+};
+
+static void remove_db(struct fixture *f)
+{
+        char p[160];
+
+        unlink(f->path);
+        snprintf(p, sizeof(p), "%s-wal", f->path);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s-shm", f->path);
+        unlink(p);
+}
+
+static struct xp_store *open_store(const char *path, size_t history)
+{
+        struct xp_store_options options = {.path = path, .event_history = history};
+        struct xp_error err = {0};
+        struct xp_store *store = NULL;
+
+        if (xp_store_open(&options, &store, &err) < 0)
+                fail_msg("open %s: %s", path, err.msg);
+        return store;
+}
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        snprintf(f->dir, sizeof(f->dir), "/tmp/xpool-store-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
+        f->store = open_store(f->path, 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+
+        xp_store_close(f->store);
+        remove_db(f);
+        rmdir(f->dir);
+        free(f);
+        return 0;
+}
+
+static json_t *pod(const char *name, const char *phase)
+{
+        json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}",
+                              "apiVersion",
+                              "v1",
+                              "kind",
+                              "Pod",
+                              "metadata",
+                              "name",
+                              name,
+                              "namespace",
+                              "default",
+                              "status",
+                              "phase",
+                              phase);
+
+        assert_non_null(o);
+        return o;
+}
+
+static const char *rv_of(json_t *o)
+{
+        return json_string_value(
+            json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+}
+
+static uint64_t create(struct xp_store *s, const char *kind, const char *ns, const char *name)
+{
+        struct xp_error err = {0};
+        json_t *o = pod(name, "Pending");
+        uint64_t v = 0;
+
+        if (xp_store_create(s, kind, ns, name, o, &v, &err) < 0)
+                fail_msg("create %s %s/%s: %s", kind, ns, name, err.msg);
+        json_decref(o);
+        return v;
+}
+
+static void crud(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        json_t *o = pod("a", "Pending"), *got = NULL, *last = NULL;
+        uint64_t v1 = 0, v2 = 0, v3 = 0, gv = 0;
+        char buf[32];
+
+        assert_int_equal(xp_store_version(f->store), 0);
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "a", o, &v1, &err), 0);
+        assert_true(v1 > 0);
+        snprintf(buf, sizeof(buf), "%" PRIu64, v1);
+        assert_string_equal(rv_of(o), buf);
+        assert_int_equal(xp_store_version(f->store), v1);
+
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "a", &got, &gv, &err), 0);
+        assert_int_equal(gv, v1);
+        assert_true(json_equal(got, o));
+        json_decref(got);
+
+        /* -EEXIST changes nothing, not even the caller's object */
+        json_object_set_new(json_object_get(o, "status"), "phase", json_string("Running"));
+        json_object_set_new(json_object_get(o, "metadata"), "resourceVersion", json_string("77"));
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "a", o, &v2, &err), -EEXIST);
+        assert_non_null(strstr(err.msg, "Pod default/a already exists"));
+        assert_string_equal(rv_of(o), "77");
+        assert_int_equal(xp_store_version(f->store), v1);
+
+        /* update, with and without an expected version */
+        assert_int_equal(xp_store_update(f->store, "Pod", "default", "a", v1, o, &v2, &err), 0);
+        assert_true(v2 > v1);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "a", &got, &gv, &err), 0);
+        assert_int_equal(gv, v2);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(got, "status"), "phase")), "Running");
+        json_decref(got);
+        assert_int_equal(xp_store_update(f->store, "Pod", "default", "a", v1, o, &v3, &err),
+                         -ESTALE);
+        assert_non_null(strstr(err.msg, "expected"));
+        assert_int_equal(xp_store_update(f->store, "Pod", "default", "a", 0, o, &v3, &err), 0);
+        assert_true(v3 > v2);
+        assert_int_equal(xp_store_update(f->store, "Pod", "default", "zz", 0, o, &v3, &err),
+                         -ENOENT);
+
+        /* the same name in another namespace or kind is another object */
+        create(f->store, "Pod", "other", "a");
+        create(f->store, "Node", "", "a");
+
+        /* delete: stale, then right; the last state carries the deletion's version */
+        assert_int_equal(xp_store_delete(f->store, "Pod", "default", "a", v1, &last, NULL, &err),
+                         -ESTALE);
+        assert_int_equal(xp_store_delete(f->store, "Pod", "default", "a", v3, &last, &v2, &err), 0);
+        assert_non_null(last);
+        snprintf(buf, sizeof(buf), "%" PRIu64, v2);
+        assert_string_equal(rv_of(last), buf);
+        json_decref(last);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "a", &got, NULL, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "Pod default/a not found"));
+        assert_int_equal(xp_store_delete(f->store, "Pod", "default", "a", 0, NULL, NULL, &err),
+                         -ENOENT);
+        assert_int_equal(xp_store_get(f->store, "Pod", "other", "a", NULL, NULL, &err), 0);
+        assert_int_equal(xp_store_get(f->store, "Node", "", "a", NULL, NULL, &err), 0);
+
+        /* bad input */
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "", o, NULL, &err), -EINVAL);
+        json_t *arr = json_array();
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "x", arr, NULL, &err),
+                         -EINVAL);
+        json_decref(arr);
+        json_decref(o);
+}
+
+static void versions_persist(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        struct xp_store_event *ev = NULL;
+        uint64_t v1, v2, v3, v4;
+        size_t n = 0;
+
+        v1 = create(f->store, "Pod", "default", "a");
+        v2 = create(f->store, "Pod", "default", "b");
+        assert_true(v2 > v1);
+        /* delete the newest object, then restart: the counter must not go back */
+        assert_int_equal(xp_store_delete(f->store, "Pod", "default", "b", 0, NULL, &v3, &err), 0);
+        assert_true(v3 > v2);
+        xp_store_close(f->store);
+        f->store = open_store(f->path, 0);
+        assert_int_equal(xp_store_version(f->store), v3);
+        v4 = create(f->store, "Pod", "default", "b");
+        assert_true(v4 > v3);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "a", NULL, &v2, &err), 0);
+        assert_int_equal(v2, v1);
+
+        /* the history survived too */
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 4);
+        assert_int_equal(ev[0].type, XP_STORE_ADDED);
+        assert_int_equal(ev[2].type, XP_STORE_DELETED);
+        assert_string_equal(ev[2].name, "b");
+        assert_int_equal(ev[3].resource_version, v4);
+        xp_store_events_free(ev, n);
+}
+
+static void list_snapshot(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        json_t *items = NULL;
+        uint64_t v = 0, last;
+
+        create(f->store, "Pod", "b-ns", "z");
+        create(f->store, "Pod", "a-ns", "y");
+        create(f->store, "Pod", "b-ns", "a");
+        create(f->store, "Node", "", "n1");
+        last = create(f->store, "Pod", "a-ns", "x");
+
+        assert_int_equal(xp_store_list(f->store, "Pod", NULL, &items, &v, &err), 0);
+        assert_int_equal(v, last);
+        assert_int_equal(json_array_size(items), 4);
+        const char *want[][2] = {{"a-ns", "x"}, {"a-ns", "y"}, {"b-ns", "a"}, {"b-ns", "z"}};
+        for (size_t i = 0; i < 4; i++) {
+                json_t *it = json_array_get(items, i);
+                assert_string_equal(
+                    json_string_value(json_object_get(json_object_get(it, "metadata"), "name")),
+                    want[i][1]);
+                assert_non_null(rv_of(it));
+        }
+        json_decref(items);
+
+        assert_int_equal(xp_store_list(f->store, "Pod", "b-ns", &items, &v, &err), 0);
+        assert_int_equal(json_array_size(items), 2);
+        json_decref(items);
+        assert_int_equal(xp_store_list(f->store, "Pod", "none", &items, &v, &err), 0);
+        assert_int_equal(json_array_size(items), 0);
+        json_decref(items);
+        assert_int_equal(xp_store_list(f->store, "Node", NULL, &items, &v, &err), 0);
+        assert_int_equal(json_array_size(items), 1);
+        json_decref(items);
+}
+
+static void events_filters(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        struct xp_store_event *ev = NULL;
+        uint64_t v0, through = 0;
+        size_t n = 0;
+
+        v0 = create(f->store, "Pod", "a", "p1");
+        create(f->store, "Node", "", "n1");
+        create(f->store, "Pod", "b", "p2");
+        create(f->store, "Pod", "a", "p3");
+
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 3);
+        for (size_t i = 1; i < n; i++)
+                assert_true(ev[i].resource_version > ev[i - 1].resource_version);
+        assert_string_equal(ev[0].kind, "Pod");
+        assert_string_equal(ev[1].namespace, "b");
+        assert_string_equal(rv_of(ev[1].object), "3");
+        xp_store_events_free(ev, n);
+
+        assert_int_equal(xp_store_events_since(f->store, "Pod", "a", 0, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(ev[1].name, "p3");
+        xp_store_events_free(ev, n);
+
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, v0, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 2);
+        xp_store_events_free(ev, n);
+
+        assert_int_equal(xp_store_events_since(f->store, "Node", "", 0, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(ev[0].namespace, "");
+        xp_store_events_free(ev, n);
+
+        /* max bounds the answer; through says where to go on from */
+        assert_int_equal(xp_store_events_scan(f->store, "Pod", NULL, 0, 2, &ev, &n, &through, &err),
+                         0);
+        assert_int_equal(n, 2);
+        assert_int_equal(through, ev[1].resource_version);
+        xp_store_events_free(ev, n);
+        assert_int_equal(
+            xp_store_events_scan(f->store, "Pod", NULL, through, 2, &ev, &n, &through, &err), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(through, xp_store_version(f->store));
+        xp_store_events_free(ev, n);
+
+        /* at or past the newest: nothing */
+        assert_int_equal(xp_store_events_since(
+                             f->store, "Pod", NULL, xp_store_version(f->store), 10, &ev, &n, &err),
+                         0);
+        assert_int_equal(n, 0);
+        xp_store_events_free(ev, n);
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 0, &ev, &n, &err),
+                         -EINVAL);
+}
+
+static void events_expire(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        struct xp_store_event *ev = NULL;
+        struct xp_store_stats stats;
+        uint64_t oldest = 0, last = 0, through = 0;
+        size_t n = 0;
+        char name[32];
+
+        /* a fresh store expires nothing */
+        xp_store_close(f->store);
+        remove_db(f);
+        f->store = open_store(f->path, 10);
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 10, &ev, &n, &err), 0);
+        assert_int_equal(n, 0);
+        xp_store_events_free(ev, n);
+
+        for (int i = 0; i < 100; i++) {
+                snprintf(name, sizeof(name), "p%d", i);
+                last = create(f->store, "Pod", "default", name);
+        }
+        xp_store_stats(f->store, &stats);
+        assert_true(stats.trims >= 1);
+        assert_true(stats.trims < 100); /* in batches, not on every write */
+
+        /* find the oldest kept version: the history holds at least 10 */
+        assert_int_equal(
+            xp_store_events_since(f->store, "Pod", NULL, last - 10, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 10);
+        xp_store_events_free(ev, n);
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 100, &ev, &n, &err),
+                         -XP_STORE_EXPIRED);
+        assert_non_null(strstr(err.msg, "no longer kept"));
+        assert_non_null(strstr(err.msg, f->path));
+        /* the boundary: oldest - 1 is fine, oldest - 2 is expired */
+        assert_int_equal(sscanf(strstr(err.msg, "oldest kept is ") + strlen("oldest kept is "),
+                                "%" SCNu64,
+                                &oldest),
+                         1);
+        assert_true(oldest > 1 && oldest <= last - 9);
+        assert_int_equal(
+            xp_store_events_since(f->store, "Pod", NULL, oldest - 1, 200, &ev, &n, &err), 0);
+        assert_int_equal(n, last - oldest + 1);
+        assert_int_equal(ev[0].resource_version, oldest);
+        xp_store_events_free(ev, n);
+        assert_int_equal(
+            xp_store_events_since(f->store, "Pod", NULL, oldest - 2, 200, &ev, &n, &err),
+            -XP_STORE_EXPIRED);
+
+        /* a watcher of another kind that follows `through` is not aged out by Pod writes */
+        assert_int_equal(
+            xp_store_events_scan(f->store, "Node", NULL, last, 10, &ev, &n, &through, &err), 0);
+        assert_int_equal(n, 0);
+        for (int i = 0; i < 50; i++) {
+                snprintf(name, sizeof(name), "q%d", i);
+                create(f->store, "Pod", "default", name);
+                assert_int_equal(xp_store_events_scan(
+                                     f->store, "Node", NULL, through, 10, &ev, &n, &through, &err),
+                                 0);
+                assert_int_equal(n, 0);
+                assert_int_equal(through, xp_store_version(f->store));
+        }
+        /* one that did not follow it is */
+        assert_int_equal(
+            xp_store_events_scan(f->store, "Node", NULL, last, 10, &ev, &n, &through, &err),
+            -XP_STORE_EXPIRED);
+
+        /* the trimmed log survives a restart with the counter */
+        xp_store_close(f->store);
+        f->store = open_store(f->path, 10);
+        assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 100, &ev, &n, &err),
+                         -XP_STORE_EXPIRED);
+        assert_true(create(f->store, "Pod", "default", "after") == last + 51);
+}
+
+struct waiter {
+        struct xp_store *store;
+        uint64_t version;
+        int result;
+};
+
+static void *wait_thread(void *arg)
+{
+        struct waiter *w = arg;
+
+        w->result = xp_store_wait(w->store, w->version, 5000);
+        return NULL;
+}
+
+static void wait_wakes(void **state)
+{
+        struct fixture *f = *state;
+        struct waiter w = {.store = f->store};
+        struct timespec t0, t1;
+        pthread_t th;
+        uint64_t v;
+
+        v = create(f->store, "Pod", "default", "a");
+        /* already newer: at once */
+        assert_int_equal(xp_store_wait(f->store, v - 1, 0), 1);
+        /* nothing newer: times out after about the time asked */
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(xp_store_wait(f->store, v, 100), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >= 90);
+
+        w.version = v;
+        assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
+        usleep(50 * 1000);
+        create(f->store, "Pod", "default", "b");
+        pthread_join(th, NULL);
+        assert_int_equal(w.result, 1);
+}
+
+#define N_THREADS 8
+#define N_CREATES 500
+
+struct writer {
+        struct xp_store *store;
+        int id;
+        uint64_t versions[N_CREATES];
+        int failures;
+};
+
+static void *writer_thread(void *arg)
+{
+        struct writer *w = arg;
+        char name[32];
+
+        for (int i = 0; i < N_CREATES; i++) {
+                struct xp_error err = {0};
+                json_t *o;
+
+                snprintf(name, sizeof(name), "w%d-%d", w->id, i);
+                o = pod(name, "Pending");
+                if (xp_store_create(w->store, "Pod", "default", name, o, &w->versions[i], &err) < 0)
+                        w->failures++;
+                json_decref(o);
+        }
+        return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+static void concurrent_creates(void **state)
+{
+        struct fixture *f = *state;
+        struct writer *w = calloc(N_THREADS, sizeof(*w));
+        uint64_t *all = calloc(N_THREADS * N_CREATES, sizeof(*all));
+        pthread_t th[N_THREADS];
+        struct xp_store_stats stats;
+        struct xp_error err = {0};
+        json_t *items = NULL;
+        uint64_t v;
+
+        assert_non_null(w);
+        assert_non_null(all);
+        for (int i = 0; i < N_THREADS; i++) {
+                w[i].store = f->store;
+                w[i].id = i;
+                assert_int_equal(pthread_create(&th[i], NULL, writer_thread, &w[i]), 0);
+        }
+        for (int i = 0; i < N_THREADS; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(w[i].failures, 0);
+                /* each thread sees its own writes in order */
+                for (int j = 1; j < N_CREATES; j++)
+                        assert_true(w[i].versions[j] > w[i].versions[j - 1]);
+                memcpy(all + i * N_CREATES, w[i].versions, sizeof(w[i].versions));
+        }
+        qsort(all, N_THREADS * N_CREATES, sizeof(*all), cmp_u64);
+        for (int i = 1; i < N_THREADS * N_CREATES; i++)
+                assert_true(all[i] > all[i - 1]);
+        assert_int_equal(all[N_THREADS * N_CREATES - 1], N_THREADS * N_CREATES);
+
+        assert_int_equal(xp_store_list(f->store, "Pod", "default", &items, &v, &err), 0);
+        assert_int_equal(json_array_size(items), N_THREADS * N_CREATES);
+        assert_int_equal(v, N_THREADS * N_CREATES);
+        json_decref(items);
+
+        /* group commit: fewer commits (fsyncs) than writes */
+        xp_store_stats(f->store, &stats);
+        assert_int_equal(stats.writes, N_THREADS * N_CREATES);
+        assert_int_equal(stats.rejected, 0);
+        assert_true(stats.commits < stats.writes);
+        assert_true(stats.max_batch > 1);
+        print_message("group commit: %" PRIu64 " writes in %" PRIu64 " commits, at most %" PRIu64
+                      " in one\n",
+                      stats.writes,
+                      stats.commits,
+                      stats.max_batch);
+        free(all);
+        free(w);
+}
+
+/* Creates of one name from many threads: exactly one wins, the rest get -EEXIST. */
+struct racer {
+        struct xp_store *store;
+        int result;
+};
+
+static void *racer_thread(void *arg)
+{
+        struct racer *r = arg;
+        json_t *o = pod("same", "Pending");
+
+        r->result = xp_store_create(r->store, "Pod", "default", "same", o, NULL, NULL);
+        json_decref(o);
+        return NULL;
+}
+
+static void racing_creates(void **state)
+{
+        struct fixture *f = *state;
+        struct racer r[N_THREADS];
+        pthread_t th[N_THREADS];
+        int ok = 0, exists = 0;
+
+        for (int i = 0; i < N_THREADS; i++) {
+                r[i].store = f->store;
+                assert_int_equal(pthread_create(&th[i], NULL, racer_thread, &r[i]), 0);
+        }
+        for (int i = 0; i < N_THREADS; i++) {
+                pthread_join(th[i], NULL);
+                ok += r[i].result == 0;
+                exists += r[i].result == -EEXIST;
+        }
+        assert_int_equal(ok, 1);
+        assert_int_equal(exists, N_THREADS - 1);
+        assert_int_equal(xp_store_version(f->store), 1);
+}
+
+static void open_errors(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_store_options options = {0};
+        struct xp_error err = {0};
+        struct xp_store *s = NULL;
+        char path[160];
+        FILE *fp;
+
+        /* a directory that does not exist */
+        snprintf(path, sizeof(path), "%s/missing/state.db", f->dir);
+        options.path = path;
+        assert_int_equal(xp_store_open(&options, &s, &err), -ENOENT);
+        assert_null(s);
+        assert_non_null(strstr(err.msg, path));
+
+        /* a file that is not a database */
+        snprintf(path, sizeof(path), "%s/garbage.db", f->dir);
+        fp = fopen(path, "w");
+        assert_non_null(fp);
+        for (int i = 0; i < 512; i++)
+                fputs("this is not an SQLite database\n", fp);
+        fclose(fp);
+        assert_int_equal(xp_store_open(&options, &s, &err), -EBADMSG);
+        assert_null(s);
+        assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "not a database"));
+        unlink(path);
+
+        /* no path */
+        options.path = NULL;
+        assert_int_equal(xp_store_open(&options, &s, &err), -EINVAL);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(crud, setup, teardown),
+            cmocka_unit_test_setup_teardown(versions_persist, setup, teardown),
+            cmocka_unit_test_setup_teardown(list_snapshot, setup, teardown),
+            cmocka_unit_test_setup_teardown(events_filters, setup, teardown),
+            cmocka_unit_test_setup_teardown(events_expire, setup, teardown),
+            cmocka_unit_test_setup_teardown(wait_wakes, setup, teardown),
+            cmocka_unit_test_setup_teardown(concurrent_creates, setup, teardown),
+            cmocka_unit_test_setup_teardown(racing_creates, setup, teardown),
+            cmocka_unit_test_setup_teardown(open_errors, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
