@@ -78,6 +78,8 @@ static int check_device_nodes(struct xp_decode_ctx *ctx, const void *value)
         return 0;
 }
 
+/* Temperature and power are left out when 0: no working device reports 0 °C or 0 W, so 0 is "not
+ * known". */
 static const struct xp_field device_metrics_fields[] = {
     XP_FIELD("utilizationPercent",
              XP_FT_DOUBLE,
@@ -89,16 +91,8 @@ static const struct xp_field device_metrics_fields[] = {
              struct xp_device_metrics,
              memory_used_bytes,
              .flags = XP_FIELD_ALWAYS),
-    XP_FIELD("temperatureCelsius",
-             XP_FT_DOUBLE,
-             struct xp_device_metrics,
-             temperature_celsius,
-             .flags = XP_FIELD_ALWAYS),
-    XP_FIELD("powerWatts",
-             XP_FT_DOUBLE,
-             struct xp_device_metrics,
-             power_watts,
-             .flags = XP_FIELD_ALWAYS),
+    XP_FIELD("temperatureCelsius", XP_FT_DOUBLE, struct xp_device_metrics, temperature_celsius),
+    XP_FIELD("powerWatts", XP_FT_DOUBLE, struct xp_device_metrics, power_watts),
 };
 static const struct xp_schema device_metrics_schema =
     XP_SCHEMA(struct xp_device_metrics, "DeviceMetrics", device_metrics_fields);

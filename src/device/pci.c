@@ -692,19 +692,47 @@ static int fill_string(char **field, const char *value)
         return *field ? 0 : xp_discovery_set_string(field, value);
 }
 
-static int read_amdgpu(struct xp_discovery *d, const struct pci_function *f, struct xp_device *dev)
+/* One number from an amdgpu sysfs file below the device: 0, or -ENOENT and friends, -ENOMEM. */
+static int read_amdgpu_u64(struct xp_discovery *d,
+                           const struct pci_function *f,
+                           const char *file,
+                           uint64_t *ret)
 {
         _cleanup_free_ char *path = NULL;
-        uint64_t v;
-        int r;
 
-        if (asprintf(&path, PCI_DEVICES "/%s/mem_info_vram_total", f->address) < 0)
+        if (asprintf(&path, PCI_DEVICES "/%s/%s", f->address, file) < 0)
                 return -ENOMEM;
-        r = xp_root_read_u64(d, path, &v);
+        return xp_root_read_u64(d, path, ret);
+}
+
+/* amdgpu's memory size and, as live metrics, its busy percentage and memory in use. */
+static int read_amdgpu(struct xp_discovery *d, const struct pci_function *f, struct xp_device *dev)
+{
+        uint64_t total, busy, used;
+        bool have_busy, have_used;
+        int r = read_amdgpu_u64(d, f, "mem_info_vram_total", &total);
+
         if (r == -ENOMEM)
                 return r;
-        if (r >= 0 && v <= INT64_MAX && dev->memory_bytes == 0)
-                dev->memory_bytes = (int64_t)v;
+        if (r >= 0 && total <= INT64_MAX && dev->memory_bytes == 0)
+                dev->memory_bytes = (int64_t)total;
+        r = read_amdgpu_u64(d, f, "gpu_busy_percent", &busy);
+        if (r == -ENOMEM)
+                return r;
+        have_busy = r >= 0 && busy <= 100;
+        r = read_amdgpu_u64(d, f, "mem_info_vram_used", &used);
+        if (r == -ENOMEM)
+                return r;
+        have_used = r >= 0 && used <= INT64_MAX;
+        if ((!have_busy && !have_used) || dev->metrics)
+                return 0;
+        dev->metrics = calloc(1, sizeof(*dev->metrics));
+        if (!dev->metrics)
+                return -ENOMEM;
+        if (have_busy)
+                dev->metrics->utilization_percent = (double)busy;
+        if (have_used)
+                dev->metrics->memory_used_bytes = (int64_t)used;
         return 0;
 }
 
