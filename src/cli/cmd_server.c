@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xpool server: the API server over the durable store, until SIGINT or SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "server/server.h"
+#include "xpool/error.h"
+#include "xpool/log.h"
+#include "xpool/macro.h"
+
+static const char usage[] =
+    "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR]\n\n"
+    "Serves the Kubernetes-shaped API (v1 Pods and Nodes) over plain HTTP, with its state in\n"
+    "DIR/state.db (SQLite, every acknowledged write on disk). Stops on SIGINT or SIGTERM.\n"
+    "See docs/server.md.\n\n"
+    "  -l, --listen HOST:PORT  the address to serve on (default 127.0.0.1:6443); HOST is an IPv4\n"
+    "                          or a bracketed IPv6 address ([::1]:6443); port 0 picks a free one\n"
+    "  -d, --data-dir DIR      where the state lives (default $XDG_STATE_HOME/xpool, else\n"
+    "                          ~/.local/state/xpool); created when missing\n"
+    "      --threads N         worker threads (default 8)\n\n"
+    "There is no authentication or TLS yet: keep it on loopback.\n";
+
+/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
+static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
+{
+        char *colon, *host = text, *end;
+        unsigned long port;
+
+        if (text[0] == '[') {
+                char *close = strchr(text, ']');
+
+                if (!close || close[1] != ':')
+                        return -EINVAL;
+                *close = '\0';
+                host = text + 1;
+                colon = close + 1;
+        } else {
+                colon = strrchr(text, ':');
+                if (!colon)
+                        return -EINVAL;
+                *colon = '\0';
+        }
+        errno = 0;
+        port = strtoul(colon + 1, &end, 10);
+        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535 || !host[0])
+                return -EINVAL;
+        *ret_host = host;
+        *ret_port = (uint16_t)port;
+        return 0;
+}
+
+/* mkdir -p, the last component with mode 0700 (the state is the cluster's). */
+static int make_dirs(const char *path)
+{
+        _cleanup_free_ char *copy = strdup(path);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static char *default_data_dir(void)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char *dir;
+
+        if (state && state[0] == '/')
+                return asprintf(&dir, "%s/xpool", state) < 0 ? NULL : dir;
+        if (home && home[0])
+                return asprintf(&dir, "%s/.local/state/xpool", home) < 0 ? NULL : dir;
+        return strdup("xpool-data");
+}
+
+int xp_cmd_server(int argc, char **argv)
+{
+        static const struct option options[] = {
+            {"listen", required_argument, NULL, 'l'},
+            {"data-dir", required_argument, NULL, 'd'},
+            {"threads", required_argument, NULL, 't'},
+            {"help", no_argument, NULL, 'h'},
+            {},
+        };
+        struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
+        _cleanup_free_ char *listen = NULL, *data_dir = NULL;
+        struct xp_server *server = NULL;
+        struct xp_error err = {0};
+        sigset_t mask;
+        int c, r, sig;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "l:d:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'l':
+                        free(listen);
+                        listen = strdup(optarg);
+                        if (!listen)
+                                return XP_EXIT_FAILURE;
+                        if (parse_listen(listen, &server_options.host, &server_options.port) < 0) {
+                                fprintf(
+                                    stderr,
+                                    "xpool server: --listen '%s': expected HOST:PORT, e.g. 127.0.0.1:6443\n",
+                                    optarg);
+                                return XP_EXIT_USAGE;
+                        }
+                        break;
+                case 'd':
+                        free(data_dir);
+                        data_dir = strdup(optarg);
+                        if (!data_dir)
+                                return XP_EXIT_FAILURE;
+                        break;
+                case 't': {
+                        char *end;
+                        unsigned long n = strtoul(optarg, &end, 10);
+
+                        if (*end || end == optarg || n < 1 || n > 64) {
+                                fprintf(stderr,
+                                        "xpool server: --threads '%s': expected 1 to 64\n",
+                                        optarg);
+                                return XP_EXIT_USAGE;
+                        }
+                        server_options.threads = (unsigned)n;
+                        break;
+                }
+                case 'h':
+                        fputs(usage, stdout);
+                        return 0;
+                default:
+                        fputs(usage, stderr);
+                        return XP_EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(
+                    stderr, "xpool server: unexpected argument '%s'\n\n%s", argv[optind], usage);
+                return XP_EXIT_USAGE;
+        }
+        if (!data_dir) {
+                data_dir = default_data_dir();
+                if (!data_dir)
+                        return XP_EXIT_FAILURE;
+        }
+        r = make_dirs(data_dir);
+        if (r < 0) {
+                fprintf(stderr,
+                        "xpool server: cannot create the data directory '%s': %s\n",
+                        data_dir,
+                        strerror(-r));
+                return XP_EXIT_FAILURE;
+        }
+        server_options.data_dir = data_dir;
+
+        /* Block the stop signals before any thread starts, so that all inherit the mask and
+         * sigwait() below is the one place they arrive. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        r = xp_server_new(&server_options, &server, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool server: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        {
+                const char *host = server_options.host ? server_options.host : "127.0.0.1";
+                bool v6 = strchr(host, ':') != NULL;
+
+                xp_log(LOG_INFO,
+                       "xpool server listening on http://%s%s%s:%u, state in %s",
+                       v6 ? "[" : "",
+                       host,
+                       v6 ? "]" : "",
+                       xp_server_port(server),
+                       data_dir);
+        }
+        do
+                r = sigwait(&mask, &sig);
+        while (r == EINTR);
+        xp_log(LOG_INFO, "xpool server: %s, stopping", strsignal(sig));
+        xp_server_free(server);
+        return 0;
+}

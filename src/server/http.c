@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The HTTP layer: libmicrohttpd with an internal thread pool (epoll), request bodies gathered up
+ * to XP_SERVER_BODY_MAX, dispatch through the routes table in api.c, and every answer a JSON
+ * document (Kubernetes Status objects for errors).
+ *
+ * Why a thread pool: handlers block on the store (a create waits for its group commit's fsync),
+ * so a fixed set of threads each running its own event loop keeps many connections served while
+ * some wait on disk, and bounds the threads whatever the number of clients; concurrent creates
+ * on different threads share one commit.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "server.h"
+#include "xpool/log.h"
+#include "xpool/macro.h"
+#include "xpool/strutil.h"
+
+#define DEFAULT_THREADS 8
+#define MAX_THREADS     64
+#define LISTEN_BACKLOG  512
+#define ADDRESS_MAX     (INET6_ADDRSTRLEN + 16)
+
+struct xp_server {
+        struct MHD_Daemon *daemon;
+        struct xp_store *store;
+        uint16_t port;
+        char address[ADDRESS_MAX]; /* host:port, as clients reach it */
+};
+
+/* Per-request state across libmicrohttpd's calls: the body as it arrives. */
+struct pending {
+        char *body;
+        size_t len;
+        size_t cap;
+        bool too_large;
+};
+
+/* ---- replies ------------------------------------------------------------------------------- */
+
+int reply_status(struct reply *ret,
+                 unsigned code,
+                 const char *reason,
+                 const char *name,
+                 const char *kind,
+                 const char *fmt,
+                 ...)
+{
+        char message[2048];
+        va_list ap;
+        json_t *details, *status;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof message, fmt, ap);
+        va_end(ap);
+        /* Names from the URL may hold any bytes; a JSON string must be UTF-8. */
+        if (!xp_utf8_valid(message, strlen(message)))
+                for (char *c = message; *c; c++)
+                        if ((unsigned char)*c >= 0x80)
+                                *c = '?';
+
+        details = json_object();
+        if (!details)
+                return -ENOMEM;
+        if (name)
+                json_object_set_new(details, "name", json_string(name));
+        if (kind)
+                json_object_set_new(details, "kind", json_string(kind));
+        status = json_pack("{s:s, s:s, s:{}, s:s, s:s?, s:s, s:o, s:I}",
+                           "kind",
+                           "Status",
+                           "apiVersion",
+                           "v1",
+                           "metadata",
+                           "status",
+                           "Failure",
+                           "message",
+                           message,
+                           "reason",
+                           reason,
+                           "details",
+                           details,
+                           "code",
+                           (json_int_t)code);
+        if (!status)
+                return -ENOMEM;
+        json_decref(ret->body);
+        ret->code = code;
+        ret->body = status;
+        return 0;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, char *text)
+{
+        struct MHD_Response *response;
+        enum MHD_Result r;
+
+        response = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+        if (!response) {
+                free(text);
+                return MHD_NO;
+        }
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+        r = MHD_queue_response(conn, code, response);
+        MHD_destroy_response(response);
+        return r;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *reply)
+{
+        char *text = NULL, *line;
+        size_t len;
+
+        if (reply->body)
+                text = json_dumps(reply->body, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(reply->body);
+        reply->body = NULL;
+        if (!text) {
+                /* Out of memory building the answer: a fixed Status that needs no allocation. */
+                static const char oom[] =
+                    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                    "\"Failure\",\"message\":\"out of memory\",\"reason\":\"InternalError\","
+                    "\"code\":500}\n";
+                struct MHD_Response *response = MHD_create_response_from_buffer(
+                    sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+                enum MHD_Result r;
+
+                if (!response)
+                        return MHD_NO;
+                MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+                r = MHD_queue_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, response);
+                MHD_destroy_response(response);
+                return r;
+        }
+        /* One line per document, as the Kubernetes API server writes them. */
+        len = strlen(text);
+        line = realloc(text, len + 2);
+        if (line) {
+                line[len] = '\n';
+                line[len + 1] = '\0';
+                text = line;
+        }
+        return send_text(conn, reply->code, text);
+}
+
+/* ---- routing ------------------------------------------------------------------------------- */
+
+static enum http_method method_from_string(const char *method)
+{
+        static const struct {
+                const char *name;
+                enum http_method method;
+        } methods[] = {
+            {"GET", HTTP_GET},
+            {"POST", HTTP_POST},
+            {"PUT", HTTP_PUT},
+            {"DELETE", HTTP_DELETE},
+        };
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(methods); i++)
+                if (strcmp(method, methods[i].name) == 0)
+                        return methods[i].method;
+        return HTTP_OTHER;
+}
+
+/*
+ * Matches path against a pattern segment by segment; {namespace} and {name} capture one
+ * non-empty segment (at most XP_STORE_KEY_MAX bytes) into the buffers.
+ */
+static bool route_match(const char *pattern,
+                        const char *path,
+                        char namespace[static XP_STORE_KEY_MAX + 1],
+                        char name[static XP_STORE_KEY_MAX + 1],
+                        bool *ret_has_namespace,
+                        bool *ret_has_name)
+{
+        bool has_namespace = false, has_name = false;
+
+        while (*pattern && *path) {
+                size_t plen = strcspn(pattern, "/"), len = strcspn(path, "/");
+
+                if (pattern[0] == '{') {
+                        char *dst;
+
+                        if (len == 0 || len > XP_STORE_KEY_MAX)
+                                return false;
+                        if (strncmp(pattern, "{namespace}", plen) == 0) {
+                                dst = namespace;
+                                has_namespace = true;
+                        } else {
+                                dst = name;
+                                has_name = true;
+                        }
+                        memcpy(dst, path, len);
+                        dst[len] = '\0';
+                } else if (plen != len || strncmp(pattern, path, len) != 0) {
+                        return false;
+                }
+                pattern += plen;
+                path += len;
+                if (*pattern != *path)
+                        return false;
+                if (*pattern == '/') {
+                        pattern++;
+                        path++;
+                }
+        }
+        if (*pattern || *path)
+                return false;
+        *ret_has_namespace = has_namespace;
+        *ret_has_name = has_name;
+        return true;
+}
+
+static int dispatch(struct xp_server *server,
+                    const char *method,
+                    const char *path,
+                    struct pending *pending,
+                    struct reply *ret)
+{
+        char namespace[XP_STORE_KEY_MAX + 1], name[XP_STORE_KEY_MAX + 1];
+        bool path_known = false;
+        enum http_method m = method_from_string(method);
+
+        for (size_t i = 0; i < api_routes_n; i++) {
+                const struct route *route = &api_routes[i];
+                bool has_namespace, has_name;
+
+                if (!route_match(route->pattern, path, namespace, name, &has_namespace, &has_name))
+                        continue;
+                path_known = true;
+                if (route->method != m)
+                        continue;
+
+                struct request req = {
+                    .method = m,
+                    .path = path,
+                    .body = pending->body ? pending->body : "",
+                    .body_len = pending->len,
+                    .store = server->store,
+                    .server_address = server->address,
+                    .namespace = has_namespace ? namespace : NULL,
+                    .name = has_name ? name : NULL,
+                };
+                return route->handler(&req, route->data, ret);
+        }
+        if (path_known)
+                return reply_status(
+                    ret,
+                    405,
+                    "MethodNotAllowed",
+                    NULL,
+                    NULL,
+                    "the server does not allow this method on the requested resource: %s %s",
+                    method,
+                    path);
+        return reply_status(ret,
+                            404,
+                            "NotFound",
+                            NULL,
+                            NULL,
+                            "the server could not find the requested resource: %s %s",
+                            method,
+                            path);
+}
+
+/* ---- libmicrohttpd callbacks ---------------------------------------------------------------- */
+
+static enum MHD_Result on_request(void *cls,
+                                  struct MHD_Connection *conn,
+                                  const char *url,
+                                  const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_data_size,
+                                  void **con_cls)
+{
+        struct xp_server *server = cls;
+        struct pending *pending = *con_cls;
+        struct reply reply = {0};
+        int r;
+
+        (void)version;
+        if (!pending) {
+                const char *length;
+
+                pending = calloc(1, sizeof *pending);
+                if (!pending)
+                        return MHD_NO;
+                *con_cls = pending;
+                /* A declared body over the limit is refused before it is read. */
+                length = MHD_lookup_connection_value(
+                    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                if (length && strtoull(length, NULL, 10) > XP_SERVER_BODY_MAX) {
+                        pending->too_large = true;
+                        goto answer;
+                }
+                return MHD_YES;
+        }
+        if (*upload_data_size > 0) {
+                size_t n = *upload_data_size;
+
+                *upload_data_size = 0;
+                if (pending->too_large)
+                        return MHD_YES;
+                if (pending->len + n > XP_SERVER_BODY_MAX) {
+                        pending->too_large = true;
+                        free(pending->body);
+                        pending->body = NULL;
+                        pending->len = pending->cap = 0;
+                        return MHD_YES;
+                }
+                if (pending->len + n + 1 > pending->cap) {
+                        size_t cap = pending->cap ? pending->cap : 4096;
+                        char *body;
+
+                        while (cap < pending->len + n + 1)
+                                cap *= 2;
+                        body = realloc(pending->body, cap);
+                        if (!body)
+                                return MHD_NO;
+                        pending->body = body;
+                        pending->cap = cap;
+                }
+                memcpy(pending->body + pending->len, upload_data, n);
+                pending->len += n;
+                pending->body[pending->len] = '\0';
+                return MHD_YES;
+        }
+
+answer:
+        if (pending->too_large)
+                r = reply_status(&reply,
+                                 413,
+                                 "RequestEntityTooLarge",
+                                 NULL,
+                                 NULL,
+                                 "the request body is larger than the limit of %d bytes",
+                                 XP_SERVER_BODY_MAX);
+        else
+                r = dispatch(server, method, url, pending, &reply);
+        if (r < 0 && !reply.body)
+                r = reply_status(
+                    &reply, 500, "InternalError", NULL, NULL, "internal error: %s", strerror(-r));
+        xp_debug("server", "%s %s -> %u", method, url, reply.code);
+        return send_reply(conn, &reply);
+}
+
+static void on_completed(void *cls,
+                         struct MHD_Connection *conn,
+                         void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+        struct pending *pending = *con_cls;
+
+        (void)cls;
+        (void)conn;
+        (void)toe;
+        if (pending) {
+                free(pending->body);
+                free(pending);
+                *con_cls = NULL;
+        }
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------ */
+
+/* Binds and listens on host:port; returns the socket and fills the address clients use. */
+static int open_listener(
+    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err)
+{
+        struct sockaddr_storage ss = {0};
+        socklen_t sslen;
+        bool ipv6 = false;
+        int one = 1;
+        _cleanup_close_ int fd = -1;
+
+        if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+                struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+                sin->sin_family = AF_INET;
+                sin->sin_port = htons(port);
+                sslen = sizeof *sin;
+        } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+                struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+                sin6->sin6_family = AF_INET6;
+                sin6->sin6_port = htons(port);
+                sslen = sizeof *sin6;
+                ipv6 = true;
+        } else {
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "'%s' is not an IPv4 or IPv6 address (host names are not resolved)",
+                    host);
+        }
+
+        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return xp_errorf(err, -errno, "cannot create a socket: %m");
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+                return xp_errorf(err, -errno, "cannot set SO_REUSEADDR: %m");
+        if (bind(fd, (struct sockaddr *)&ss, sslen) < 0)
+                return xp_errorf(err,
+                                 -errno,
+                                 "cannot listen on %s%s%s:%u: %m",
+                                 ipv6 ? "[" : "",
+                                 host,
+                                 ipv6 ? "]" : "",
+                                 port);
+        if (listen(fd, LISTEN_BACKLOG) < 0)
+                return xp_errorf(err, -errno, "cannot listen on %s:%u: %m", host, port);
+        sslen = sizeof ss;
+        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0)
+                return xp_errorf(err, -errno, "cannot read the bound address: %m");
+        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                   : ((struct sockaddr_in *)&ss)->sin_port);
+        *ret_ipv6 = ipv6;
+        return TAKE_FD(fd);
+}
+
+int xp_server_new(const struct xp_server_options *options,
+                  struct xp_server **ret,
+                  struct xp_error *err)
+{
+        const char *host = options->host ? options->host : "127.0.0.1";
+        unsigned threads = options->threads ? options->threads : DEFAULT_THREADS;
+        _cleanup_free_ char *db = NULL;
+        _cleanup_close_ int fd = -1;
+        struct xp_server *server;
+        bool ipv6 = false;
+        int r;
+
+        if (!options->data_dir)
+                return xp_errorf(err, -EINVAL, "no data directory given");
+        if (threads > MAX_THREADS)
+                threads = MAX_THREADS;
+        if (asprintf(&db, "%s/state.db", options->data_dir) < 0)
+                return -ENOMEM;
+        server = calloc(1, sizeof *server);
+        if (!server)
+                return -ENOMEM;
+
+        struct xp_store_options store_options = {.path = db};
+        r = xp_store_open(&store_options, &server->store, err);
+        if (r < 0)
+                goto fail;
+
+        r = open_listener(host, options->port, &ipv6, &server->port, err);
+        if (r < 0)
+                goto fail;
+        fd = r;
+        snprintf(server->address,
+                 sizeof server->address,
+                 "%s%s%s:%u",
+                 ipv6 ? "[" : "",
+                 host,
+                 ipv6 ? "]" : "",
+                 server->port);
+
+        server->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+                                              MHD_USE_EPOLL_LINUX_ONLY | (ipv6 ? MHD_USE_IPv6 : 0),
+                                          0,
+                                          NULL,
+                                          NULL,
+                                          on_request,
+                                          server,
+                                          MHD_OPTION_LISTEN_SOCKET,
+                                          (MHD_socket)fd,
+                                          MHD_OPTION_THREAD_POOL_SIZE,
+                                          threads,
+                                          MHD_OPTION_CONNECTION_TIMEOUT,
+                                          (unsigned)60,
+                                          MHD_OPTION_CONNECTION_LIMIT,
+                                          (unsigned)1024,
+                                          MHD_OPTION_NOTIFY_COMPLETED,
+                                          on_completed,
+                                          NULL,
+                                          MHD_OPTION_END);
+        if (!server->daemon) {
+                r = xp_errorf(err, -EIO, "cannot start the HTTP server on %s", server->address);
+                goto fail;
+        }
+        TAKE_FD(fd); /* the daemon closes it when it stops */
+        *ret = server;
+        return 0;
+
+fail:
+        xp_store_close(server->store);
+        free(server);
+        return r;
+}
+
+uint16_t xp_server_port(const struct xp_server *server)
+{
+        return server->port;
+}
+
+void xp_server_free(struct xp_server *server)
+{
+        if (!server)
+                return;
+        if (server->daemon)
+                MHD_stop_daemon(server->daemon);
+        xp_store_close(server->store);
+        free(server);
+}
