@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "schema.h"
+#include "xpool/fileio.h"
 #include "xpool/manifest.h"
 #include "xpool/strutil.h"
 
@@ -249,51 +250,6 @@ int xp_manifest_load_buffer(const char *data,
         return 0;
 }
 
-static int read_all(int fd, const char *name, char **ret, size_t *ret_size, struct xp_error *err)
-{
-        size_t size = 0, allocated = 0;
-        char *buf = NULL;
-
-        for (;;) {
-                ssize_t n;
-
-                if (allocated - size < 65536) {
-                        char *grown;
-
-                        if (allocated > XP_MANIFEST_MAX_BYTES) {
-                                free(buf);
-                                return xp_errorf(err,
-                                                 -E2BIG,
-                                                 "%s: too large (more than %d bytes)",
-                                                 name,
-                                                 XP_MANIFEST_MAX_BYTES);
-                        }
-                        allocated = allocated ? allocated * 2 : 65536;
-                        grown = realloc(buf, allocated);
-                        if (!grown) {
-                                free(buf);
-                                return -ENOMEM;
-                        }
-                        buf = grown;
-                }
-                n = read(fd, buf + size, allocated - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int r = -errno;
-
-                        free(buf);
-                        return xp_errorf(err, r, "%s: %s", name, strerror(-r));
-                }
-                if (n == 0)
-                        break;
-                size += (size_t)n;
-        }
-        *ret = buf;
-        *ret_size = size;
-        return 0;
-}
-
 int xp_manifest_load_file(const char *path,
                           unsigned flags,
                           struct xp_manifest *ret,
@@ -315,8 +271,11 @@ int xp_manifest_load_file(const char *path,
                         return xp_errorf(
                             err, -EISDIR, "%s is a directory: give a manifest file", path);
         }
-        r = read_all(is_stdin ? STDIN_FILENO : fd, name, &data, &size, err);
+        r = xp_read_fd_all(is_stdin ? STDIN_FILENO : fd, XP_MANIFEST_MAX_BYTES, &data, &size);
+        if (r == -E2BIG)
+                return xp_errorf(
+                    err, r, "%s: too large (more than %d bytes)", name, XP_MANIFEST_MAX_BYTES);
         if (r < 0)
-                return r;
+                return xp_errorf(err, r, "%s: %s", name, strerror(-r));
         return xp_manifest_load_buffer(data, size, name, flags, ret, err);
 }

@@ -29,6 +29,7 @@
 #include "backend.h"
 #include "xpool/array.h"
 #include "xpool/codec.h"
+#include "xpool/fileio.h"
 #include "xpool/path.h"
 #include "xpool/strutil.h"
 #include "xpool/yaml.h"
@@ -134,8 +135,9 @@ static int read_description(const char *path, char **ret, size_t *ret_size, stru
 {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
-        size_t size = 0, allocated = 0;
+        size_t size = 0;
         struct stat st;
+        int r;
 
         if (strcmp(path, "-") == 0)
                 fd = dup(STDIN_FILENO);
@@ -149,38 +151,16 @@ static int read_description(const char *path, char **ret, size_t *ret_size, stru
                                  -EISDIR,
                                  "the node description %s is a directory: give a YAML or JSON file",
                                  path);
-        for (;;) {
-                ssize_t n;
-
-                if (allocated - size < 4096) {
-                        char *grown;
-
-                        if (allocated >= SIM_FILE_MAX)
-                                return xp_errorf(
-                                    err,
-                                    -E2BIG,
-                                    "the node description %s is too large (more than %d bytes)",
-                                    path,
-                                    SIM_FILE_MAX);
-                        allocated = allocated ? allocated * 2 : 65536;
-                        grown = realloc(buf, allocated);
-                        if (!grown)
-                                return -ENOMEM;
-                        buf = grown;
-                }
-                n = read(fd, buf + size, allocated - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return xp_errorf(err,
-                                         -errno,
-                                         "cannot read the node description %s: %s",
-                                         path,
-                                         strerror(errno));
-                if (n == 0)
-                        break;
-                size += (size_t)n;
-        }
+        r = xp_read_fd_all(fd, SIM_FILE_MAX, &buf, &size);
+        if (r == -E2BIG)
+                return xp_errorf(err,
+                                 r,
+                                 "the node description %s is too large (more than %d bytes)",
+                                 path,
+                                 SIM_FILE_MAX);
+        if (r < 0)
+                return xp_errorf(
+                    err, r, "cannot read the node description %s: %s", path, strerror(-r));
         *ret = TAKE_PTR(buf);
         *ret_size = size;
         return 0;

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "xpool/error.h"
+#include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -411,6 +412,31 @@ static void utf8_validity(void **state)
                         fail_msg("case %zu: expected %s", i, cases[i].valid ? "valid" : "invalid");
 }
 
+static void read_fd_all_bounds_what_it_reads(void **state)
+{
+        char big[100000];
+        char *data = NULL;
+        size_t size = 0;
+        FILE *f = tmpfile();
+
+        (void)state;
+        assert_non_null(f);
+        memset(big, 'x', sizeof(big));
+        assert_int_equal(fwrite(big, 1, sizeof(big), f), sizeof(big));
+        fflush(f);
+        rewind(f);
+        assert_int_equal(xp_read_fd_all(fileno(f), sizeof(big), &data, &size), 0);
+        assert_int_equal(size, sizeof(big));
+        assert_memory_equal(data, big, size);
+        free(data);
+        data = NULL;
+        rewind(f);
+        assert_int_equal(xp_read_fd_all(fileno(f), sizeof(big) - 1, &data, &size), -E2BIG);
+        assert_null(data);
+        assert_int_equal(xp_read_fd_all(-1, 10, &data, &size), -EBADF);
+        fclose(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -424,6 +450,7 @@ int main(void)
             cmocka_unit_test(quote_mem_shows_nul),
             cmocka_unit_test(escape_is_quote_without_quotes),
             cmocka_unit_test(utf8_validity),
+            cmocka_unit_test(read_fd_all_bounds_what_it_reads),
             cmocka_unit_test(strdup0_and_streq0),
             cmocka_unit_test(time_parse_valid),
             cmocka_unit_test(time_parse_invalid),
