@@ -85,3 +85,30 @@ int xp_node_from_json_text(const char *text,
                            unsigned flags,
                            struct xp_node **ret,
                            struct xp_error *err);
+
+/*
+ * Namespace (v1), Event (v1) and Lease (coordination.k8s.io/v1): the same contract as the Pod
+ * functions above. apiVersion, when present, must be the kind's ("coordination.k8s.io/v1" for a
+ * Lease). Free with xp_namespace_free(), xp_event_free(), xp_lease_free().
+ */
+int xp_namespace_from_json(const json_t *json,
+                           const struct xp_decode_source *source,
+                           unsigned flags,
+                           struct xp_namespace **ret,
+                           struct xp_error *err);
+int xp_event_from_json(const json_t *json,
+                       const struct xp_decode_source *source,
+                       unsigned flags,
+                       struct xp_event **ret,
+                       struct xp_error *err);
+int xp_lease_from_json(const json_t *json,
+                       const struct xp_decode_source *source,
+                       unsigned flags,
+                       struct xp_lease **ret,
+                       struct xp_error *err);
+int xp_namespace_validate(const struct xp_namespace *ns, struct xp_error *err);
+int xp_event_validate(const struct xp_event *event, struct xp_error *err);
+int xp_lease_validate(const struct xp_lease *lease, struct xp_error *err);
+int xp_namespace_to_json(const struct xp_namespace *ns, json_t **ret);
+int xp_event_to_json(const struct xp_event *event, json_t **ret);
+int xp_lease_to_json(const struct xp_lease *lease, json_t **ret);

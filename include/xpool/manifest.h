@@ -12,6 +12,7 @@
 
 #include "xpool/codec.h"
 #include "xpool/error.h"
+#include "xpool/kind.h"
 #include "xpool/object.h"
 #include "xpool/yaml.h"
 
@@ -21,13 +22,21 @@
 enum xp_object_kind {
         XP_OBJECT_POD = 1,
         XP_OBJECT_NODE,
+        XP_OBJECT_NAMESPACE,
+        XP_OBJECT_EVENT,
+        XP_OBJECT_LEASE,
 };
 
 struct xp_manifest_object {
         enum xp_object_kind kind;
+        const struct xp_kind *type; /* the same kind, as its table entry: type->to_json(object) */
         union {
-                struct xp_pod *pod;   /* XP_OBJECT_POD, owned */
-                struct xp_node *node; /* XP_OBJECT_NODE, owned */
+                void *object;                   /* any kind, owned: type->free(object) */
+                struct xp_pod *pod;             /* XP_OBJECT_POD */
+                struct xp_node *node;           /* XP_OBJECT_NODE */
+                struct xp_namespace *namespace; /* XP_OBJECT_NAMESPACE */
+                struct xp_event *event;         /* XP_OBJECT_EVENT */
+                struct xp_lease *lease;         /* XP_OBJECT_LEASE */
         };
         struct xp_source_pos pos; /* where the object starts in its file */
 };

@@ -471,6 +471,106 @@ struct xp_node {
         json_t *extra;
 };
 
+/* ---- namespace (v1, cluster-scoped) --------------------------------------------------------- */
+
+enum xp_namespace_phase {
+        XP_NAMESPACE_PHASE_UNSET,
+        XP_NAMESPACE_ACTIVE,
+        XP_NAMESPACE_TERMINATING,
+};
+
+struct xp_namespace_spec {
+        XP_LIST(char *, finalizers); /* "kubernetes", or qualified names with a domain */
+        json_t *extra;
+};
+
+struct xp_namespace_status {
+        enum xp_namespace_phase phase;
+        json_t *extra; /* conditions */
+};
+
+struct xp_namespace {
+        struct xp_object_meta metadata;
+        struct xp_namespace_spec spec;
+        struct xp_namespace_status status;
+        json_t *extra;
+};
+
+/* ---- event (core v1) ------------------------------------------------------------------------ */
+
+/*
+ * MicroTime (eventTime, a Lease's acquireTime and renewTime): microseconds since the epoch, 0
+ * when absent; RFC 3339 with six fraction digits in JSON ("2026-12-02T19:20:31.123456Z").
+ */
+
+/* What an Event or a Lease refers to (core/v1 ObjectReference). */
+struct xp_object_reference {
+        char *kind;
+        char *namespace;
+        char *name;
+        char *uid;
+        char *api_version;
+        char *resource_version;
+        char *field_path; /* "spec.containers{trainer}" */
+        json_t *extra;
+};
+
+enum xp_event_type {
+        XP_EVENT_TYPE_UNSET,
+        XP_EVENT_NORMAL,
+        XP_EVENT_WARNING,
+};
+
+struct xp_event_source {
+        char *component;
+        char *host;
+        json_t *extra;
+};
+
+struct xp_event_series {
+        int64_t count;              /* int32 */
+        int64_t last_observed_time; /* MicroTime */
+        json_t *extra;              /* state (deprecated) */
+};
+
+struct xp_event {
+        struct xp_object_meta metadata;
+        struct xp_object_reference involved_object;
+        char *reason;
+        char *message;
+        struct xp_event_source source;
+        int64_t first_timestamp;
+        int64_t last_timestamp;
+        int64_t count; /* int32 */
+        enum xp_event_type type;
+        int64_t event_time;             /* MicroTime */
+        struct xp_event_series *series; /* NULL when absent */
+        char *action;
+        struct xp_object_reference *related; /* NULL when absent */
+        char *reporting_component;
+        char *reporting_instance;
+        json_t *extra;
+};
+
+/* ---- lease (coordination.k8s.io/v1) --------------------------------------------------------- */
+
+struct xp_lease_spec {
+        char *holder_identity;
+        struct xp_opt_int64 lease_duration_seconds; /* int32, > 0 */
+        int64_t acquire_time;                       /* MicroTime */
+        int64_t renew_time;                         /* MicroTime */
+        struct xp_opt_int64 lease_transitions;      /* int32, >= 0 */
+        char *strategy;         /* "OldestEmulationVersion" or a qualified name with a domain */
+        char *preferred_holder; /* only with a strategy */
+        json_t *extra;
+};
+
+struct xp_lease {
+        struct xp_object_meta metadata;
+        struct xp_lease_spec spec;
+        json_t *extra;
+};
+
 /* ---- lifecycle and enum names -------------------------------------------------------------- */
 
 void xp_pod_free(struct xp_pod *pod);
@@ -479,6 +579,12 @@ void xp_node_inventory_free(struct xp_node_inventory *inventory);
 XP_DEFINE_FREEP(struct xp_pod, xp_pod_free)
 XP_DEFINE_FREEP(struct xp_node, xp_node_free)
 XP_DEFINE_FREEP(struct xp_node_inventory, xp_node_inventory_free)
+void xp_namespace_free(struct xp_namespace *ns);
+void xp_event_free(struct xp_event *event);
+void xp_lease_free(struct xp_lease *lease);
+XP_DEFINE_FREEP(struct xp_namespace, xp_namespace_free)
+XP_DEFINE_FREEP(struct xp_event, xp_event_free)
+XP_DEFINE_FREEP(struct xp_lease, xp_lease_free)
 
 /* Each returns the Kubernetes spelling, or NULL for UNSET/out of range. */
 const char *xp_pod_phase_to_string(enum xp_pod_phase phase);
@@ -488,6 +594,8 @@ const char *xp_taint_effect_to_string(enum xp_taint_effect effect);
 const char *xp_device_kind_to_string(enum xp_device_kind kind);
 const char *xp_link_level_to_string(enum xp_link_level level);
 const char *xp_device_health_to_string(enum xp_device_health health);
+const char *xp_namespace_phase_to_string(enum xp_namespace_phase phase);
+const char *xp_event_type_to_string(enum xp_event_type type);
 
 /* Each returns the value (> 0) or -EINVAL for a spelling it does not know. */
 int xp_pod_phase_from_string(const char *s);
@@ -497,3 +605,5 @@ int xp_taint_effect_from_string(const char *s);
 int xp_device_kind_from_string(const char *s);
 int xp_link_level_from_string(const char *s);
 int xp_device_health_from_string(const char *s);
+int xp_namespace_phase_from_string(const char *s);
+int xp_event_type_from_string(const char *s);

@@ -18,3 +18,16 @@ int xp_time_parse_rfc3339(const char *text, int64_t *ret);
 /* Formats seconds since the epoch as "YYYY-MM-DDTHH:MM:SSZ". 0, or -ERANGE outside the years
  * 0-9999. */
 int xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX]);
+
+/* "YYYY-MM-DDTHH:MM:SS.ffffffZ" and its NUL. */
+#define XP_MICROTIME_MAX 32
+
+/*
+ * Kubernetes' MicroTime: microseconds since the epoch. Parses any RFC 3339 timestamp the way
+ * xp_time_parse_rfc3339() does, keeping the first six fraction digits (later ones are dropped,
+ * as Go's formatting truncates). 0 or -EINVAL; *ret untouched on failure.
+ */
+int xp_time_parse_microtime(const char *text, int64_t *ret);
+
+/* Formats in UTC with exactly six fraction digits. 0, or -ERANGE outside the years 0-9999. */
+int xp_time_format_microtime(int64_t micros, char buf[static XP_MICROTIME_MAX]);

@@ -55,9 +55,7 @@ static const struct output_format *find_format(const char *name)
 
 static int encode(const struct xp_manifest_object *object, json_t **ret)
 {
-        if (object->kind == XP_OBJECT_POD)
-                return xp_pod_to_json(object->pod, ret);
-        return xp_node_to_json(object->node, ret);
+        return object->type->to_json(object->object, ret);
 }
 
 int xp_cmd_convert(int argc, char **argv)

@@ -7,7 +7,7 @@
 
 static const char usage[] =
     "Usage: xpool validate -f FILE [-f FILE...] [--strict]\n\n"
-    "Checks Pod and Node manifests (YAML or JSON, multi-document) with the rules the API\n"
+    "Checks Pod, Node, Namespace, Event and Lease manifests (YAML or JSON, multi-document) with the rules the API\n"
     "server applies, and prints what each object asks for. Errors name the file, line,\n"
     "column and field. Exits 1 when any file is invalid.\n\n"
     "  -f, --filename FILE  a manifest file, '-' for standard input (repeatable)\n"
@@ -52,6 +52,21 @@ static void print_node(const struct xp_node *node)
         printf(" devices=%zu\n", devices);
 }
 
+/* Kinds without resources to show: the name, and the namespace where the kind has one. */
+static void print_other(const struct xp_manifest_object *object)
+{
+        const struct xp_object_meta *meta = object->type->meta(object->object);
+        const char *name = meta->name ? meta->name : meta->generate_name;
+
+        if (object->type->namespaced)
+                printf("  %s %s/%s\n",
+                       object->type->kind,
+                       meta->namespace ? meta->namespace : "default",
+                       name);
+        else
+                printf("  %s %s\n", object->type->kind, name);
+}
+
 int xp_cmd_validate(int argc, char **argv)
 {
         struct xp_cli_manifest_args args;
@@ -74,8 +89,10 @@ int xp_cmd_validate(int argc, char **argv)
                 for (size_t j = 0; j < manifest.n; j++) {
                         if (manifest.objects[j].kind == XP_OBJECT_POD)
                                 print_pod(manifest.objects[j].pod);
-                        else
+                        else if (manifest.objects[j].kind == XP_OBJECT_NODE)
                                 print_node(manifest.objects[j].node);
+                        else
+                                print_other(&manifest.objects[j]);
                 }
                 xp_manifest_done(&manifest);
         }

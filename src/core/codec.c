@@ -441,6 +441,21 @@ static int decode_field(struct xp_decode_ctx *ctx,
                             xp_quote(json_string_value(json), q));
                 return 0;
         }
+        case XP_FT_MICROTIME: {
+                char q[XP_QUOTE_MAX];
+
+                if (!json_is_string(json))
+                        return type_error(ctx, json, "an RFC 3339 timestamp string");
+                if (xp_time_parse_microtime(json_string_value(json), value) < 0)
+                        return xp_decode_fail(
+                            ctx,
+                            -EINVAL,
+                            NULL,
+                            false,
+                            "invalid timestamp %s: expected RFC 3339 with microseconds, e.g. \"2026-12-02T15:04:05.123456Z\"",
+                            xp_quote(json_string_value(json), q));
+                return 0;
+        }
         case XP_FT_ENUM: {
                 int v;
 
@@ -576,6 +591,7 @@ static bool field_present(const struct xp_field *field, const void *value)
         case XP_FT_ENUM:
                 return *(const int *)value != 0;
         case XP_FT_TIME:
+        case XP_FT_MICROTIME:
                 return *(const int64_t *)value != 0;
         default:
                 return true;
@@ -595,6 +611,17 @@ static int check_value(struct xp_decode_ctx *ctx, const struct xp_field *field, 
                                       NULL,
                                       false,
                                       "invalid value: the time is outside the years 0000 to 9999");
+        if (field->type == XP_FT_MICROTIME) {
+                char text[XP_MICROTIME_MAX];
+
+                if (xp_time_format_microtime(*(const int64_t *)value, text) < 0)
+                        return xp_decode_fail(
+                            ctx,
+                            -ERANGE,
+                            NULL,
+                            false,
+                            "invalid value: the time is outside the years 0000 to 9999");
+        }
         return 0;
 }
 
@@ -754,6 +781,16 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
                 if (*(const int64_t *)value == 0)
                         return 0;
                 if (xp_time_format_rfc3339(*(const int64_t *)value, text) < 0)
+                        return -ERANGE;
+                json = json_string(text);
+                break;
+        }
+        case XP_FT_MICROTIME: {
+                char text[XP_MICROTIME_MAX];
+
+                if (*(const int64_t *)value == 0)
+                        return 0;
+                if (xp_time_format_microtime(*(const int64_t *)value, text) < 0)
                         return -ERANGE;
                 json = json_string(text);
                 break;

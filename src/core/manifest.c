@@ -12,33 +12,39 @@
 #include "xpool/manifest.h"
 #include "xpool/strutil.h"
 
-struct kind_entry {
+/* enum xp_object_kind by kind name, for callers that switch on it. */
+static const struct {
         const char *kind;
         enum xp_object_kind type;
-        const char *list_kind; /* the typed list whose items may leave out kind */
-};
-
-static const struct kind_entry kinds[] = {
-    {.kind = "Pod", .type = XP_OBJECT_POD, .list_kind = "PodList"},
-    {.kind = "Node", .type = XP_OBJECT_NODE, .list_kind = "NodeList"},
+} object_kinds[] = {
+    {"Pod", XP_OBJECT_POD},
+    {"Node", XP_OBJECT_NODE},
+    {"Namespace", XP_OBJECT_NAMESPACE},
+    {"Event", XP_OBJECT_EVENT},
+    {"Lease", XP_OBJECT_LEASE},
 };
 
 const char *xp_object_kind_to_string(enum xp_object_kind kind)
 {
-        for (size_t i = 0; i < XP_ELEMENTSOF(kinds); i++)
-                if (kinds[i].type == kind)
-                        return kinds[i].kind;
+        for (size_t i = 0; i < XP_ELEMENTSOF(object_kinds); i++)
+                if (object_kinds[i].type == kind)
+                        return object_kinds[i].kind;
         return NULL;
+}
+
+static enum xp_object_kind object_kind_of(const struct xp_kind *type)
+{
+        for (size_t i = 0; i < XP_ELEMENTSOF(object_kinds); i++)
+                if (strcmp(object_kinds[i].kind, type->kind) == 0)
+                        return object_kinds[i].type;
+        return 0;
 }
 
 void xp_manifest_done(struct xp_manifest *manifest)
 {
-        for (size_t i = 0; i < manifest->n; i++) {
-                if (manifest->objects[i].kind == XP_OBJECT_POD)
-                        xp_pod_free(manifest->objects[i].pod);
-                else
-                        xp_node_free(manifest->objects[i].node);
-        }
+        for (size_t i = 0; i < manifest->n; i++)
+                if (manifest->objects[i].type)
+                        manifest->objects[i].type->free(manifest->objects[i].object);
         free(manifest->objects);
         manifest->objects = NULL;
         manifest->n = 0;
@@ -70,20 +76,33 @@ static int fail(struct xp_decode_ctx *ctx, const char *field, const char *fmt, c
         return r;
 }
 
-static const struct kind_entry *find_kind(const char *kind)
+static const struct xp_kind *find_list_kind(const char *kind)
 {
-        for (size_t i = 0; i < XP_ELEMENTSOF(kinds); i++)
-                if (strcmp(kinds[i].kind, kind) == 0)
-                        return &kinds[i];
+        for (size_t i = 0; kind && i < xp_kinds_n; i++)
+                if (strcmp(xp_kinds[i]->list_kind, kind) == 0)
+                        return xp_kinds[i];
         return NULL;
 }
 
-static const struct kind_entry *find_list_kind(const char *kind)
+/* "Pod, Node, Namespace, Event and Lease", from the table. */
+static void kind_names(char *buf, size_t size)
 {
-        for (size_t i = 0; i < XP_ELEMENTSOF(kinds); i++)
-                if (strcmp(kinds[i].list_kind, kind) == 0)
-                        return &kinds[i];
-        return NULL;
+        size_t used = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < xp_kinds_n && used < size; i++) {
+                int n = snprintf(buf + used,
+                                 size - used,
+                                 "%s%s",
+                                 i == 0                ? ""
+                                 : i + 1 == xp_kinds_n ? " and "
+                                                       : ", ",
+                                 xp_kinds[i]->kind);
+
+                if (n < 0)
+                        break;
+                used += (size_t)n;
+        }
 }
 
 static struct xp_source_pos position_of(const struct xp_yaml_document *doc,
@@ -102,12 +121,12 @@ static struct xp_source_pos position_of(const struct xp_yaml_document *doc,
 static int load_object(struct xp_decode_ctx *ctx,
                        const struct xp_yaml_document *doc,
                        const json_t *json,
-                       const struct kind_entry *implied,
+                       const struct xp_kind *implied,
                        unsigned flags,
                        struct xp_manifest *out,
                        struct xp_error *err)
 {
-        const struct kind_entry *entry = implied;
+        const struct xp_kind *entry = implied;
         struct xp_decode_source source = {
             .name = ctx->source->name, .map = doc->map, .base = &ctx->path};
         struct xp_manifest_object object = {.pos = position_of(doc, &ctx->path)};
@@ -136,17 +155,22 @@ static int load_object(struct xp_decode_ctx *ctx,
         if (kind && !json_is_null(kind)) {
                 if (!json_is_string(kind))
                         return fail(ctx, "kind", "expected a string such as %s", "\"Pod\"");
-                entry = find_kind(json_string_value(kind));
+                entry = xp_kind_by_name(json_string_value(kind));
                 if (!entry && !implied &&
                     (strcmp(json_string_value(kind), "List") == 0 ||
                      find_list_kind(json_string_value(kind))))
                         return 1; /* a list: the caller walks its items */
-                if (!entry)
-                        return fail(
-                            ctx,
-                            "kind",
-                            "unsupported kind %s: xpool manages Pod and Node objects (and lists of them)",
-                            xp_quote(json_string_value(kind), q));
+                if (!entry) {
+                        char names[128], message[256];
+
+                        kind_names(names, sizeof(names));
+                        snprintf(
+                            message,
+                            sizeof(message),
+                            "unsupported kind %%s: xpool manages %s objects (and lists of them)",
+                            names);
+                        return fail(ctx, "kind", message, xp_quote(json_string_value(kind), q));
+                }
                 if (implied && entry != implied) {
                         char message[128];
 
@@ -159,18 +183,14 @@ static int load_object(struct xp_decode_ctx *ctx,
                 }
         }
 
-        object.kind = entry->type;
-        if (entry->type == XP_OBJECT_POD)
-                r = xp_pod_from_json(json, &source, flags, &object.pod, err);
-        else
-                r = xp_node_from_json(json, &source, flags, &object.node, err);
+        object.kind = object_kind_of(entry);
+        object.type = entry;
+        r = entry->from_json(json, &source, flags, &object.object, err);
         if (r < 0)
                 return r;
         r = append(out, &object);
-        if (r < 0) {
-                xp_pod_free(entry->type == XP_OBJECT_POD ? object.pod : NULL);
-                xp_node_free(entry->type == XP_OBJECT_NODE ? object.node : NULL);
-        }
+        if (r < 0)
+                entry->free(object.object);
         return r;
 }
 
@@ -183,7 +203,7 @@ static int load_document(const struct xp_yaml_document *doc,
         struct xp_decode_source source = {.name = name, .map = doc->map};
         struct xp_decode_ctx ctx = {.source = &source, .flags = flags, .err = err};
         const json_t *items, *kind;
-        const struct kind_entry *implied;
+        const struct xp_kind *implied;
         char q[XP_QUOTE_MAX];
         int r = load_object(&ctx, doc, doc->root, NULL, flags, out, err);
 

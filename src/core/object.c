@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Top-level Pod and Node: apiVersion/kind, decode + validate, encode, free. */
+/* Top-level objects of every kind: apiVersion/kind, decode + validate, encode, free. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schema.h"
+#include "xpool/kind.h"
 #include "xpool/strutil.h"
 
 struct kind_info {
-        const char *kind; /* NULL: not a Kubernetes object, no apiVersion or kind */
-        const char *name; /* for messages */
+        const struct xp_kind *type; /* NULL: not a Kubernetes object, no apiVersion or kind */
+        const char *name;           /* for messages */
         const struct xp_schema *schema;
 };
 
-static const struct kind_info pod_kind = {"Pod", "Pod", &xp_pod_schema};
-static const struct kind_info node_kind = {"Node", "Node", &xp_node_schema};
+static const struct kind_info pod_kind = {&xp_kind_pod, "Pod", &xp_pod_schema};
+static const struct kind_info node_kind = {&xp_kind_node, "Node", &xp_node_schema};
+static const struct kind_info namespace_kind = {
+    &xp_kind_namespace, "Namespace", &xp_namespace_schema};
+static const struct kind_info event_kind = {&xp_kind_event, "Event", &xp_event_schema};
+static const struct kind_info lease_kind = {&xp_kind_lease, "Lease", &xp_lease_schema};
 /* not a Kubernetes object: no apiVersion or kind (a node description, `xpool devices -o json`) */
 static const struct kind_info inventory_kind = {NULL, "node inventory", &xp_node_inventory_schema};
 
@@ -26,23 +31,30 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
         char q[XP_QUOTE_MAX];
         int r = 0;
 
-        if (!info->kind)
+        if (!info->type)
                 return 0;
         if (api_version && !json_is_null(api_version) &&
-            (!json_is_string(api_version) || strcmp(json_string_value(api_version), "v1") != 0)) {
+            (!json_is_string(api_version) ||
+             strcmp(json_string_value(api_version), info->type->api_version) != 0)) {
                 xp_path_push_field(&ctx->path, "apiVersion");
                 r = json_is_string(api_version)
                         ? xp_decode_fail(ctx,
                                          -EINVAL,
                                          NULL,
                                          false,
-                                         "unsupported value %s: %s is in apiVersion \"v1\"",
+                                         "unsupported value %s: %s is in apiVersion \"%s\"",
                                          xp_quote(json_string_value(api_version), q),
-                                         info->kind)
-                        : xp_decode_fail(
-                              ctx, -EINVAL, NULL, false, "expected a string such as \"v1\"");
+                                         info->type->kind,
+                                         info->type->api_version)
+                        : xp_decode_fail(ctx,
+                                         -EINVAL,
+                                         NULL,
+                                         false,
+                                         "expected a string such as \"%s\"",
+                                         info->type->api_version);
         } else if (kind && !json_is_null(kind) &&
-                   (!json_is_string(kind) || strcmp(json_string_value(kind), info->kind) != 0)) {
+                   (!json_is_string(kind) ||
+                    strcmp(json_string_value(kind), info->type->kind) != 0)) {
                 xp_path_push_field(&ctx->path, "kind");
                 r = json_is_string(kind) ? xp_decode_fail(ctx,
                                                           -EINVAL,
@@ -50,13 +62,13 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
                                                           false,
                                                           "unexpected kind %s: expected \"%s\"",
                                                           xp_quote(json_string_value(kind), q),
-                                                          info->kind)
+                                                          info->type->kind)
                                          : xp_decode_fail(ctx,
                                                           -EINVAL,
                                                           NULL,
                                                           false,
                                                           "expected a string such as \"%s\"",
-                                                          info->kind);
+                                                          info->type->kind);
         }
         if (r < 0)
                 xp_path_pop(&ctx->path);
@@ -98,7 +110,7 @@ static int decode_object(const struct kind_info *info,
                 free(object);
                 return -ENOMEM;
         }
-        if (info->kind) {
+        if (info->type) {
                 json_object_del(body, "apiVersion");
                 json_object_del(body, "kind");
         }
@@ -124,9 +136,10 @@ static int encode_object(const struct kind_info *info, const void *object, json_
         json_t *out;
         int r;
 
-        if (!info->kind)
+        if (!info->type)
                 return xp_schema_encode(info->schema, object, ret);
-        out = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", info->kind);
+        out = json_pack(
+            "{s:s, s:s}", "apiVersion", info->type->api_version, "kind", info->type->kind);
         if (!out)
                 return -ENOMEM;
         r = xp_schema_encode(info->schema, object, &body);
@@ -277,4 +290,85 @@ void xp_node_inventory_free(struct xp_node_inventory *inventory)
                 return;
         xp_schema_done(&xp_node_inventory_schema, inventory);
         free(inventory);
+}
+
+int xp_namespace_from_json(const json_t *json,
+                           const struct xp_decode_source *source,
+                           unsigned flags,
+                           struct xp_namespace **ret,
+                           struct xp_error *err)
+{
+        return decode_object(&namespace_kind, json, source, flags, (void **)ret, err);
+}
+
+int xp_namespace_validate(const struct xp_namespace *ns, struct xp_error *err)
+{
+        return validate_object(&namespace_kind, ns, err);
+}
+
+int xp_namespace_to_json(const struct xp_namespace *ns, json_t **ret)
+{
+        return encode_object(&namespace_kind, ns, ret);
+}
+
+void xp_namespace_free(struct xp_namespace *ns)
+{
+        if (!ns)
+                return;
+        xp_schema_done(&xp_namespace_schema, ns);
+        free(ns);
+}
+
+int xp_event_from_json(const json_t *json,
+                       const struct xp_decode_source *source,
+                       unsigned flags,
+                       struct xp_event **ret,
+                       struct xp_error *err)
+{
+        return decode_object(&event_kind, json, source, flags, (void **)ret, err);
+}
+
+int xp_event_validate(const struct xp_event *event, struct xp_error *err)
+{
+        return validate_object(&event_kind, event, err);
+}
+
+int xp_event_to_json(const struct xp_event *event, json_t **ret)
+{
+        return encode_object(&event_kind, event, ret);
+}
+
+void xp_event_free(struct xp_event *event)
+{
+        if (!event)
+                return;
+        xp_schema_done(&xp_event_schema, event);
+        free(event);
+}
+
+int xp_lease_from_json(const json_t *json,
+                       const struct xp_decode_source *source,
+                       unsigned flags,
+                       struct xp_lease **ret,
+                       struct xp_error *err)
+{
+        return decode_object(&lease_kind, json, source, flags, (void **)ret, err);
+}
+
+int xp_lease_validate(const struct xp_lease *lease, struct xp_error *err)
+{
+        return validate_object(&lease_kind, lease, err);
+}
+
+int xp_lease_to_json(const struct xp_lease *lease, json_t **ret)
+{
+        return encode_object(&lease_kind, lease, ret);
+}
+
+void xp_lease_free(struct xp_lease *lease)
+{
+        if (!lease)
+                return;
+        xp_schema_done(&xp_lease_schema, lease);
+        free(lease);
 }

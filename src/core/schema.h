@@ -32,6 +32,7 @@ enum xp_field_type {
         XP_FT_STRUCT,      /* an embedded struct described by .schema */
         XP_FT_STRUCT_PTR,  /* a pointer to a struct described by .schema, NULL when absent */
         XP_FT_STRUCT_LIST, /* XP_LIST(struct ...) of .schema */
+        XP_FT_MICROTIME,   /* int64_t microseconds, RFC 3339 with six fraction digits */
 };
 
 enum xp_field_flags {
@@ -137,6 +138,9 @@ extern const struct xp_schema xp_pod_schema;
 extern const struct xp_schema xp_node_schema;
 extern const struct xp_schema xp_object_meta_schema;
 extern const struct xp_schema xp_node_inventory_schema;
+extern const struct xp_schema xp_namespace_schema; /* schema_namespace.c */
+extern const struct xp_schema xp_event_schema;     /* schema_event.c */
+extern const struct xp_schema xp_lease_schema;     /* schema_lease.c */
 
 /* Checks shared by the schema files (schema_common.c). */
 int xp_check_label_map(struct xp_decode_ctx *ctx, const void *value);
@@ -148,6 +152,11 @@ int xp_check_label_value_field(struct xp_decode_ctx *ctx, const void *value);
 int xp_check_non_negative(struct xp_decode_ctx *ctx, const void *value);
 int xp_check_opt_non_negative(struct xp_decode_ctx *ctx, const void *value);
 int xp_check_weight(struct xp_decode_ctx *ctx, const void *value);
+/* A list of finalizer names: qualified names with a domain, or Kubernetes' own (schema_meta.c). */
+int xp_check_finalizers(struct xp_decode_ctx *ctx, const void *value);
+/* Reports `field: message` below the current path. */
+int xp_fail_field(struct xp_decode_ctx *ctx, int code, const char *field, const char *fmt, ...)
+    _printf_(4, 5);
 
 /* Reports `list[index].field: duplicate value "value": why` below the current path. */
 int xp_fail_duplicate(struct xp_decode_ctx *ctx,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +154,21 @@ int xp_fail_duplicate(struct xp_decode_ctx *ctx,
             ctx, -EINVAL, NULL, false, "duplicate value %s: %s", xp_quote(value, q), why);
         xp_path_pop(&ctx->path);
         xp_path_pop(&ctx->path);
+        xp_path_pop(&ctx->path);
+        return r;
+}
+
+int xp_fail_field(struct xp_decode_ctx *ctx, int code, const char *field, const char *fmt, ...)
+{
+        char message[XP_ERROR_MSG_MAX];
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        xp_path_push_field(&ctx->path, field);
+        r = xp_decode_fail(ctx, code, NULL, false, "%s", message);
         xp_path_pop(&ctx->path);
         return r;
 }

@@ -45,7 +45,7 @@ static int check_generate_name(struct xp_decode_ctx *ctx, const void *value)
 /* Kubernetes' own finalizers, the only ones allowed without a domain. */
 static const char *const standard_finalizers[] = {"kubernetes", "orphan", "foregroundDeletion"};
 
-static int check_finalizers(struct xp_decode_ctx *ctx, const void *value)
+int xp_check_finalizers(struct xp_decode_ctx *ctx, const void *value)
 {
         const struct xp_list_raw *list = value;
         char **names = list->items;
@@ -107,7 +107,7 @@ static const struct xp_field object_meta_fields[] = {
              XP_FT_STRING_LIST,
              struct xp_object_meta,
              finalizers,
-             .check = check_finalizers),
+             .check = xp_check_finalizers),
 };
 
 /* Kubernetes ObjectMeta fields xpool keeps as sent. */

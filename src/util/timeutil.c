@@ -100,3 +100,38 @@ int xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX])
                  tm.tm_sec);
         return 0;
 }
+
+int xp_time_parse_microtime(const char *text, int64_t *ret)
+{
+        int64_t seconds, fraction = 0;
+        int r = xp_time_parse_rfc3339(text, &seconds);
+
+        if (r < 0)
+                return r;
+        /* the parse above checked the layout: a fraction, if any, starts at [19] */
+        if (text[19] == '.') {
+                const char *p = text + 20;
+
+                for (int i = 0; i < 6; i++) {
+                        fraction *= 10;
+                        if (*p >= '0' && *p <= '9')
+                                fraction += *p++ - '0';
+                }
+        }
+        *ret = seconds * 1000000 + fraction;
+        return 0;
+}
+
+int xp_time_format_microtime(int64_t micros, char buf[static XP_MICROTIME_MAX])
+{
+        /* floor division: an instant before 1970 still has a fraction in [0, 999999] */
+        int64_t seconds = micros / 1000000 - (micros % 1000000 < 0);
+        int64_t fraction = micros - seconds * 1000000;
+        char text[XP_RFC3339_MAX];
+
+        if (xp_time_format_rfc3339(seconds, text) < 0)
+                return -ERANGE;
+        text[19] = '\0'; /* drop the 'Z' */
+        snprintf(buf, XP_MICROTIME_MAX, "%s.%06lldZ", text, (long long)fraction);
+        return 0;
+}

@@ -184,7 +184,7 @@ static const struct bad_manifest
                             "  name: p\n"
                             "",
                     .error =
-                        "unsupported-kind.yaml:2:7: kind: unsupported kind \"Deployment\": xpool manages Pod and Node objects (and lists of them)",
+                        "unsupported-kind.yaml:2:7: kind: unsupported kind \"Deployment\": xpool manages Pod, Node, Namespace, Event and Lease objects (and lists of them)",
                 },
                 {
                     .file = "wrong-api-version.yaml",

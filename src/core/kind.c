@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xpool/kind.h"
+#include "xpool/macro.h"
+
+/* The table's untyped operations, each forwarding to the kind's typed codec functions. */
+#define DEFINE_KIND_OPS(name, type)                                                                \
+        static int name##_from_json_any(const json_t *json,                                        \
+                                        const struct xp_decode_source *source,                     \
+                                        unsigned flags,                                            \
+                                        void **ret,                                                \
+                                        struct xp_error *err)                                      \
+        {                                                                                          \
+                type *object;                                                                      \
+                int r = xp_##name##_from_json(json, source, flags, &object, err);                  \
+                                                                                                   \
+                if (r >= 0)                                                                        \
+                        *ret = object;                                                             \
+                return r;                                                                          \
+        }                                                                                          \
+        static int name##_to_json_any(const void *object, json_t **ret)                            \
+        {                                                                                          \
+                return xp_##name##_to_json(object, ret);                                           \
+        }                                                                                          \
+        static int name##_validate_any(const void *object, struct xp_error *err)                   \
+        {                                                                                          \
+                return xp_##name##_validate(object, err);                                          \
+        }                                                                                          \
+        static void name##_free_any(void *object)                                                  \
+        {                                                                                          \
+                xp_##name##_free(object);                                                          \
+        }                                                                                          \
+        static struct xp_object_meta *name##_meta(void *object)                                    \
+        {                                                                                          \
+                return &((type *)object)->metadata;                                                \
+        }
+
+DEFINE_KIND_OPS(pod, struct xp_pod)
+DEFINE_KIND_OPS(node, struct xp_node)
+DEFINE_KIND_OPS(namespace, struct xp_namespace)
+DEFINE_KIND_OPS(event, struct xp_event)
+DEFINE_KIND_OPS(lease, struct xp_lease)
+
+#define KIND_OPS(name)                                                                             \
+        .from_json = name##_from_json_any, .to_json = name##_to_json_any,                          \
+        .validate = name##_validate_any, .free = name##_free_any, .meta = name##_meta
+
+/* kube-apiserver resets a new pod's phase to Pending, whatever the client sent. */
+static int pod_set_defaults(void *object)
+{
+        ((struct xp_pod *)object)->status.phase = XP_POD_PENDING;
+        return 0;
+}
+
+/* A new namespace is Active and carries the "kubernetes" finalizer, which the namespace
+ * controller removes once everything in it is gone. */
+static int namespace_set_defaults(void *object)
+{
+        struct xp_namespace *ns = object;
+        char **grown;
+
+        for (size_t i = 0; i < ns->spec.finalizers.n; i++)
+                if (strcmp(ns->spec.finalizers.items[i], "kubernetes") == 0) {
+                        ns->status.phase = XP_NAMESPACE_ACTIVE;
+                        return 0;
+                }
+        grown = realloc(ns->spec.finalizers.items, (ns->spec.finalizers.n + 1) * sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        ns->spec.finalizers.items = grown;
+        grown[ns->spec.finalizers.n] = strdup("kubernetes");
+        if (!grown[ns->spec.finalizers.n])
+                return -ENOMEM;
+        ns->spec.finalizers.n++;
+        ns->status.phase = XP_NAMESPACE_ACTIVE;
+        return 0;
+}
+
+static const char *const pod_short_names[] = {"po", NULL};
+static const char *const node_short_names[] = {"no", NULL};
+static const char *const namespace_short_names[] = {"ns", NULL};
+static const char *const event_short_names[] = {"ev", NULL};
+static const char *const no_short_names[] = {NULL};
+
+const struct xp_kind xp_kind_pod = {
+    .kind = "Pod",
+    .list_kind = "PodList",
+    .group = "",
+    .version = "v1",
+    .api_version = "v1",
+    .plural = "pods",
+    .singular = "pod",
+    .short_names = pod_short_names,
+    .namespaced = true,
+    KIND_OPS(pod),
+    .set_defaults = pod_set_defaults,
+};
+
+const struct xp_kind xp_kind_node = {
+    .kind = "Node",
+    .list_kind = "NodeList",
+    .group = "",
+    .version = "v1",
+    .api_version = "v1",
+    .plural = "nodes",
+    .singular = "node",
+    .short_names = node_short_names,
+    .namespaced = false,
+    KIND_OPS(node),
+};
+
+const struct xp_kind xp_kind_namespace = {
+    .kind = "Namespace",
+    .list_kind = "NamespaceList",
+    .group = "",
+    .version = "v1",
+    .api_version = "v1",
+    .plural = "namespaces",
+    .singular = "namespace",
+    .short_names = namespace_short_names,
+    .namespaced = false,
+    KIND_OPS(namespace),
+    .set_defaults = namespace_set_defaults,
+};
+
+const struct xp_kind xp_kind_event = {
+    .kind = "Event",
+    .list_kind = "EventList",
+    .group = "",
+    .version = "v1",
+    .api_version = "v1",
+    .plural = "events",
+    .singular = "event",
+    .short_names = event_short_names,
+    .namespaced = true,
+    KIND_OPS(event),
+};
+
+const struct xp_kind xp_kind_lease = {
+    .kind = "Lease",
+    .list_kind = "LeaseList",
+    .group = "coordination.k8s.io",
+    .version = "v1",
+    .api_version = "coordination.k8s.io/v1",
+    .plural = "leases",
+    .singular = "lease",
+    .short_names = no_short_names,
+    .namespaced = true,
+    KIND_OPS(lease),
+};
+
+const struct xp_kind *const xp_kinds[] = {
+    &xp_kind_pod,
+    &xp_kind_node,
+    &xp_kind_namespace,
+    &xp_kind_event,
+    &xp_kind_lease,
+};
+const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
+
+const struct xp_kind *xp_kind_by_name(const char *kind)
+{
+        for (size_t i = 0; kind && i < xp_kinds_n; i++)
+                if (strcmp(xp_kinds[i]->kind, kind) == 0)
+                        return xp_kinds[i];
+        return NULL;
+}
+
+const struct xp_kind *xp_kind_by_resource(const char *group, const char *plural)
+{
+        for (size_t i = 0; group && plural && i < xp_kinds_n; i++)
+                if (strcmp(xp_kinds[i]->group, group) == 0 &&
+                    strcmp(xp_kinds[i]->plural, plural) == 0)
+                        return xp_kinds[i];
+        return NULL;
+}
+
+const struct xp_kind *xp_kind_by_api_version(const char *api_version, const char *kind)
+{
+        const struct xp_kind *found = xp_kind_by_name(kind);
+
+        if (!found || !api_version || strcmp(found->api_version, api_version) != 0)
+                return NULL;
+        return found;
+}
+
+const struct xp_kind *xp_kind_by_any_name(const char *name)
+{
+        for (size_t i = 0; name && i < xp_kinds_n; i++) {
+                const struct xp_kind *k = xp_kinds[i];
+
+                if (strcmp(k->plural, name) == 0 || strcmp(k->singular, name) == 0)
+                        return k;
+                for (const char *const *s = k->short_names; *s; s++)
+                        if (strcmp(*s, name) == 0)
+                                return k;
+        }
+        return NULL;
+}
