@@ -85,28 +85,35 @@ static int check_involved_namespace(struct xp_decode_ctx *ctx, const struct xp_e
 {
         const char *ns = event->metadata.namespace;
         const char *involved = event->involved_object.namespace;
+        /* the old shape (no eventTime) puts events about cluster-scoped objects in default only */
+        bool old_shape = event->event_time == 0;
         char q1[XP_QUOTE_MAX], q2[XP_QUOTE_MAX];
-        bool ok;
         int r;
 
         /* an event without a namespace gets the one it is created in: nothing to compare yet */
         if (empty(ns))
                 return 0;
-        if (!empty(involved))
-                ok = strcmp(ns, involved) == 0;
-        else if (event->event_time == 0) /* the old shape: objects without one live in default */
-                ok = strcmp(ns, "default") == 0;
-        else /* cluster-scoped objects: their events go to default or kube-system */
-                ok = strcmp(ns, "default") == 0 || strcmp(ns, "kube-system") == 0;
-        if (ok)
+        if (!empty(involved) && strcmp(ns, involved) == 0)
+                return 0;
+        if (empty(involved) &&
+            (strcmp(ns, "default") == 0 || (!old_shape && strcmp(ns, "kube-system") == 0)))
                 return 0;
         xp_path_push_field(&ctx->path, "involvedObject");
-        r = xp_fail_field(ctx,
-                          -EINVAL,
-                          "namespace",
-                          "invalid value %s: does not match metadata.namespace %s",
-                          xp_quote(involved ? involved : "", q1),
-                          xp_quote(ns, q2));
+        if (!empty(involved))
+                r = xp_fail_field(ctx,
+                                  -EINVAL,
+                                  "namespace",
+                                  "invalid value %s: does not match metadata.namespace %s",
+                                  xp_quote(involved, q1),
+                                  xp_quote(ns, q2));
+        else
+                r = xp_fail_field(
+                    ctx,
+                    -EINVAL,
+                    "namespace",
+                    "required value: an event in namespace %s must name its object's namespace (events about cluster-scoped objects go in \"default\"%s)",
+                    xp_quote(ns, q2),
+                    old_shape ? "" : " or \"kube-system\"");
         xp_path_pop(&ctx->path);
         return r;
 }
