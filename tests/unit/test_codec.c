@@ -11,7 +11,9 @@
 #include <cmocka.h>
 
 #include "xpool/codec.h"
+#include "xpool/kind.h"
 #include "xpool/manifest.h"
+#include "xpool/timeutil.h"
 
 #define DATA XPOOL_TEST_DATA "/manifests/"
 
@@ -515,6 +517,244 @@ static void enum_names_round_trip(void **state)
         assert_null(xp_device_health_to_string(XP_DEVICE_HEALTH_UNKNOWN));
 }
 
+static void microtime_parses_and_prints(void **state)
+{
+        static const struct {
+                const char *text;
+                int64_t micros;
+                const char *printed; /* NULL: as text */
+        } good[] = {
+            {"2026-12-02T19:20:31.123456Z", 1796239231123456, NULL},
+            {"2026-12-02T19:20:31Z", 1796239231000000, "2026-12-02T19:20:31.000000Z"},
+            {"2026-12-02T19:20:31.5Z", 1796239231500000, "2026-12-02T19:20:31.500000Z"},
+            /* digits past the sixth are dropped, as Go's formatting truncates */
+            {"2026-12-02T19:20:31.123456789Z", 1796239231123456, "2026-12-02T19:20:31.123456Z"},
+            {"2026-12-03T03:20:31.000001+08:00", 1796239231000001, "2026-12-02T19:20:31.000001Z"},
+            {"2026-12-02t19:20:31.25z", 1796239231250000, "2026-12-02T19:20:31.250000Z"},
+            /* a leap second is the second before it, fraction kept */
+            {"2016-12-31T23:59:60.5Z", 1483228799500000, "2016-12-31T23:59:59.500000Z"},
+            /* before 1970 the fraction still counts forward from the second */
+            {"1969-12-31T23:59:59.999999Z", -1, NULL},
+            {"1969-12-31T23:59:58.000001Z", -1999999, NULL},
+            {"0000-01-01T00:00:00.000000Z", -62167219200000000, NULL},
+            {"9999-12-31T23:59:59.999999Z", 253402300799999999, NULL},
+        };
+        static const char *const bad[] = {
+            "",
+            "2026-12-02T19:20:31.Z",
+            "2026-12-02T19:20:31.12a456Z",
+            "2026-12-02 19:20:31.123456Z",
+            "2026-12-02T19:20:31.123456",
+            "2026-02-30T00:00:00.000000Z",
+            "9999-12-31T23:59:59.999999-01:00",
+        };
+        char text[XP_MICROTIME_MAX];
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(good); i++) {
+                int64_t micros = 0;
+
+                if (xp_time_parse_microtime(good[i].text, &micros) < 0)
+                        fail_msg("%s does not parse", good[i].text);
+                if (micros != good[i].micros)
+                        fail_msg("%s: got %lld", good[i].text, (long long)micros);
+                assert_int_equal(xp_time_format_microtime(micros, text), 0);
+                assert_string_equal(text, good[i].printed ? good[i].printed : good[i].text);
+        }
+        for (size_t i = 0; i < XP_ELEMENTSOF(bad); i++) {
+                int64_t micros = 42;
+
+                if (xp_time_parse_microtime(bad[i], &micros) != -EINVAL)
+                        fail_msg("%s parses", bad[i]);
+                assert_int_equal(micros, 42);
+        }
+        assert_int_equal(xp_time_format_microtime(0, text), 0);
+        assert_string_equal(text, "1970-01-01T00:00:00.000000Z");
+        assert_int_equal(xp_time_format_microtime(253402300800000000, text), -ERANGE);
+        assert_int_equal(xp_time_format_microtime(-62167219200000001, text), -ERANGE);
+        assert_int_equal(xp_time_format_microtime(INT64_MIN, text), -ERANGE);
+        assert_int_equal(xp_time_format_microtime(INT64_MAX, text), -ERANGE);
+}
+
+/* Each manifest object encodes, decodes from its encoding through the kind table, and encodes to
+ * the same JSON; returns the first encoding (caller frees). */
+static json_t *assert_object_round_trips(const struct xp_manifest_object *object)
+{
+        struct xp_error err = {0};
+        json_t *first, *second;
+        void *again = NULL;
+
+        assert_int_equal(object->type->to_json(object->object, &first), 0);
+        if (object->type->from_json(first, NULL, XP_DECODE_STRICT, &again, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(object->type->to_json(again, &second), 0);
+        if (!json_equal(first, second)) {
+                char *a = json_dumps(first, 0), *b = json_dumps(second, 0);
+
+                fail_msg("%s\n!=\n%s", a, b);
+        }
+        json_decref(second);
+        object->type->free(again);
+        return first;
+}
+
+static void new_kinds_round_trip(void **state)
+{
+        struct xp_manifest m = {0};
+        struct xp_error err = {0};
+        json_t *ns, *event, *lease;
+
+        (void)state;
+        if (xp_manifest_load_file(DATA "all-kinds.yaml", 0, &m, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(m.n, 5);
+        for (size_t i = 0; i < m.n; i++)
+                json_decref(assert_object_round_trips(&m.objects[i]));
+
+        ns = assert_object_round_trips(&m.objects[0]);
+        assert_string_equal(str_at(ns, "apiVersion"), "v1");
+        assert_string_equal(str_at(ns, "kind"), "Namespace");
+        assert_string_equal(str_at(ns, "spec/finalizers/0"), "kubernetes");
+        assert_string_equal(str_at(ns, "status/phase"), "Active");
+        /* kept as sent, not modeled */
+        assert_string_equal(str_at(ns, "status/conditions/0/type"),
+                            "NamespaceDeletionDiscoveryFailure");
+
+        event = assert_object_round_trips(&m.objects[3]);
+        assert_string_equal(str_at(event, "kind"), "Event");
+        assert_string_equal(str_at(event, "involvedObject/fieldPath"), "spec.containers{c}");
+        assert_string_equal(str_at(event, "involvedObject/resourceVersion"), "42");
+        assert_string_equal(str_at(event, "source/component"), "xpool-scheduler");
+        assert_string_equal(str_at(event, "firstTimestamp"), "2026-12-02T19:20:31Z");
+        assert_string_equal(str_at(event, "eventTime"), "2026-12-02T19:20:31.123456Z");
+        assert_string_equal(str_at(event, "series/lastObservedTime"),
+                            "2026-12-02T19:25:00.000001Z");
+        assert_string_equal(str_at(event, "series/state"), "Ongoing");
+        assert_int_equal(json_integer_value(at(event, "series/count")), 2);
+        assert_int_equal(json_integer_value(at(event, "count")), 3);
+        assert_string_equal(str_at(event, "type"), "Normal");
+        assert_string_equal(str_at(event, "related/kind"), "Node");
+        assert_string_equal(str_at(event, "reportingInstance"), "scheduler-0");
+
+        lease = assert_object_round_trips(&m.objects[4]);
+        assert_string_equal(str_at(lease, "apiVersion"), "coordination.k8s.io/v1");
+        assert_string_equal(str_at(lease, "spec/acquireTime"), "2026-12-02T19:00:00.000000Z");
+        assert_string_equal(str_at(lease, "spec/renewTime"), "2026-12-02T19:20:31.123456Z");
+        assert_int_equal(json_integer_value(at(lease, "spec/leaseDurationSeconds")), 40);
+        /* 0 was sent, and Kubernetes' pointer field tells 0 from absent */
+        assert_true(json_is_integer(at(lease, "spec/leaseTransitions")));
+        assert_int_equal(json_integer_value(at(lease, "spec/leaseTransitions")), 0);
+        assert_string_equal(str_at(lease, "spec/preferredHolder"), "gpu-node-2");
+
+        json_decref(ns);
+        json_decref(event);
+        json_decref(lease);
+        xp_manifest_done(&m);
+}
+
+static void new_kinds_built_in_code_validate(void **state)
+{
+        struct xp_event *event = calloc(1, sizeof(*event));
+        struct xp_lease *lease = calloc(1, sizeof(*lease));
+        struct xp_namespace *ns = calloc(1, sizeof(*ns));
+        struct xp_error err = {0};
+        char long_reason[130];
+        json_t *json = NULL;
+
+        (void)state;
+        event->metadata.name = strdup("e");
+        event->metadata.namespace = strdup("default");
+        assert_int_equal(xp_event_validate(event, &err), 0);
+        /* the newer shape: who reported it and why, within Kubernetes' limits */
+        event->event_time = 1796239231123456;
+        assert_int_equal(xp_event_validate(event, &err), -EINVAL);
+        assert_string_equal(
+            err.msg, "reportingComponent: required value: an event with an eventTime needs it");
+        event->reporting_component = strdup("xpool.io/scheduler");
+        event->reporting_instance = strdup("s0");
+        event->action = strdup("Binding");
+        memset(long_reason, 'a', 129);
+        long_reason[129] = '\0';
+        event->reason = strdup(long_reason);
+        assert_int_equal(xp_event_validate(event, &err), -EINVAL);
+        assert_string_equal(err.msg, "reason: too long: must have at most 128 characters, has 129");
+        event->reason[128] = '\0';
+        assert_int_equal(xp_event_validate(event, &err), 0);
+        event->event_time = INT64_MAX;
+        assert_int_equal(xp_event_validate(event, &err), -ERANGE);
+        assert_string_equal(err.msg,
+                            "eventTime: invalid value: the time is outside the years 0000 to 9999");
+        assert_int_equal(xp_event_to_json(event, &json), -ERANGE);
+        assert_null(json);
+        event->event_time = -1; /* 1969-12-31T23:59:59.999999Z: present, unlike 0 */
+        assert_int_equal(xp_event_to_json(event, &json), 0);
+        assert_string_equal(str_at(json, "eventTime"), "1969-12-31T23:59:59.999999Z");
+        json_decref(json);
+
+        lease->metadata.name = strdup("l");
+        lease->spec.lease_duration_seconds = (struct xp_opt_int64){true, 0};
+        assert_int_equal(xp_lease_validate(lease, &err), -EINVAL);
+        assert_string_equal(err.msg,
+                            "spec.leaseDurationSeconds: invalid value 0: must be greater than 0");
+        lease->spec.lease_duration_seconds.value = 15;
+        lease->spec.renew_time = 1;
+        assert_int_equal(xp_lease_validate(lease, &err), 0);
+        assert_int_equal(xp_lease_to_json(lease, &json), 0);
+        assert_string_equal(str_at(json, "spec/renewTime"), "1970-01-01T00:00:00.000001Z");
+        assert_null(at(json, "spec/acquireTime"));
+        json_decref(json);
+
+        ns->metadata.name = strdup("ml");
+        ns->metadata.namespace = strdup("ml");
+        assert_int_equal(xp_namespace_validate(ns, &err), -EINVAL);
+        assert_string_equal(
+            err.msg,
+            "metadata.namespace: invalid value \"ml\": a Namespace is cluster-scoped and has no namespace");
+        free(ns->metadata.namespace);
+        ns->metadata.namespace = NULL;
+        assert_int_equal(xp_namespace_validate(ns, &err), 0);
+        assert_string_equal(xp_namespace_phase_to_string(XP_NAMESPACE_TERMINATING), "Terminating");
+        assert_int_equal(xp_namespace_phase_from_string("Active"), XP_NAMESPACE_ACTIVE);
+        assert_string_equal(xp_event_type_to_string(XP_EVENT_WARNING), "Warning");
+        assert_int_equal(xp_event_type_from_string("Normal"), XP_EVENT_NORMAL);
+        assert_int_equal(xp_event_type_from_string("normal"), -EINVAL);
+        assert_null(xp_event_type_to_string(XP_EVENT_TYPE_UNSET));
+
+        xp_event_free(event);
+        xp_lease_free(lease);
+        xp_namespace_free(ns);
+}
+
+static void events_about_other_namespaces_are_refused(void **state)
+{
+        static const char body[] =
+            "{\"apiVersion\": \"v1\", \"kind\": \"Event\", \"metadata\": {\"name\": \"e\", \"namespace\": \"kube-system\"},\n"
+            " \"involvedObject\": {\"kind\": \"Node\", \"name\": \"n1\"}}";
+        struct xp_decode_source source = {.name = "event.json"};
+        struct xp_event *event = NULL;
+        struct xp_error err = {0};
+        json_t *json = json_loads(body, 0, NULL);
+
+        (void)state;
+        /* the old shape (no eventTime): events about cluster-scoped objects belong in default */
+        assert_int_equal(xp_event_from_json(json, &source, 0, &event, &err), -EINVAL);
+        assert_null(event);
+        assert_string_equal(
+            err.msg,
+            "event.json: involvedObject.namespace: required value: an event in namespace \"kube-system\" must name its object's namespace (events about cluster-scoped objects go in \"default\")");
+        /* the newer shape allows kube-system too */
+        json_object_set_new(json, "eventTime", json_string("2026-12-02T19:20:31.000000Z"));
+        json_object_set_new(json, "reportingComponent", json_string("kubelet"));
+        json_object_set_new(json, "reportingInstance", json_string("n1"));
+        json_object_set_new(json, "action", json_string("Starting"));
+        json_object_set_new(json, "reason", json_string("Starting"));
+        if (xp_event_from_json(json, &source, 0, &event, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(event->event_time, 1796239231000000);
+        xp_event_free(event);
+        json_decref(json);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -530,6 +770,10 @@ int main(void)
             cmocka_unit_test(json_integer_quantities_keep_the_range),
             cmocka_unit_test(inventories_stand_alone),
             cmocka_unit_test(enum_names_round_trip),
+            cmocka_unit_test(microtime_parses_and_prints),
+            cmocka_unit_test(new_kinds_round_trip),
+            cmocka_unit_test(new_kinds_built_in_code_validate),
+            cmocka_unit_test(events_about_other_namespaces_are_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
