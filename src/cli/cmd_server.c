@@ -24,7 +24,7 @@ static const char usage[] =
     "                          or a bracketed IPv6 address ([::1]:6443); port 0 picks a free one\n"
     "  -d, --data-dir DIR      where the state lives (default $XDG_STATE_HOME/xpool, else\n"
     "                          ~/.local/state/xpool); created when missing\n"
-    "      --threads N         worker threads (default 8)\n\n"
+    "\n"
     "There is no authentication or TLS yet: keep it on loopback.\n";
 
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
@@ -93,7 +93,6 @@ int xp_cmd_server(int argc, char **argv)
         static const struct option options[] = {
             {"listen", required_argument, NULL, 'l'},
             {"data-dir", required_argument, NULL, 'd'},
-            {"threads", required_argument, NULL, 't'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -126,19 +125,6 @@ int xp_cmd_server(int argc, char **argv)
                         if (!data_dir)
                                 return XP_EXIT_FAILURE;
                         break;
-                case 't': {
-                        char *end;
-                        unsigned long n = strtoul(optarg, &end, 10);
-
-                        if (*end || end == optarg || n < 1 || n > 64) {
-                                fprintf(stderr,
-                                        "xpool server: --threads '%s': expected 1 to 64\n",
-                                        optarg);
-                                return XP_EXIT_USAGE;
-                        }
-                        server_options.threads = (unsigned)n;
-                        break;
-                }
                 case 'h':
                         fputs(usage, stdout);
                         return 0;

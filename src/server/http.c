@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The HTTP layer: libmicrohttpd with an internal thread pool (epoll), request bodies gathered up
- * to XP_SERVER_BODY_MAX, dispatch through the routes table in api.c, and every answer a JSON
- * document (Kubernetes Status objects for errors).
+ * The HTTP layer: libmicrohttpd with a thread per connection, request bodies gathered up to
+ * XP_SERVER_BODY_MAX, dispatch through the routes table (routes.c), and every answer a JSON
+ * document (Kubernetes Status objects for errors), a text body, or a stream (watches, logs).
  *
- * Why a thread pool: handlers block on the store (a create waits for its group commit's fsync),
- * so a fixed set of threads each running its own event loop keeps many connections served while
- * some wait on disk, and bounds the threads whatever the number of clients; concurrent creates
- * on different threads share one commit.
+ * Why a thread per connection: handlers block, on the store (a create waits for its group
+ * commit's fsync) and in streams (a watch waits for the next write). With a thread per
+ * connection, N clients creating at once are N writers in the store's next group commit, and a
+ * watch blocks only itself. Connections are bounded (CONNECTION_LIMIT), so are the threads.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,14 +27,14 @@
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
-#define DEFAULT_THREADS 8
-#define MAX_THREADS     64
-#define LISTEN_BACKLOG  512
-#define ADDRESS_MAX     (INET6_ADDRSTRLEN + 16)
+#define CONNECTION_LIMIT 1024
+#define LISTEN_BACKLOG   512
+#define STREAM_BLOCK     (32 * 1024)
+#define ADDRESS_MAX      (INET6_ADDRSTRLEN + 16)
 
 struct xp_server {
         struct MHD_Daemon *daemon;
-        struct xp_store *store;
+        struct api api;
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
 };
@@ -49,59 +49,8 @@ struct pending {
 
 /* ---- replies ------------------------------------------------------------------------------- */
 
-int reply_status(struct reply *ret,
-                 unsigned code,
-                 const char *reason,
-                 const char *name,
-                 const char *kind,
-                 const char *fmt,
-                 ...)
-{
-        char message[2048];
-        va_list ap;
-        json_t *details, *status;
-
-        va_start(ap, fmt);
-        vsnprintf(message, sizeof message, fmt, ap);
-        va_end(ap);
-        /* Names from the URL may hold any bytes; a JSON string must be UTF-8. */
-        if (!xp_utf8_valid(message, strlen(message)))
-                for (char *c = message; *c; c++)
-                        if ((unsigned char)*c >= 0x80)
-                                *c = '?';
-
-        details = json_object();
-        if (!details)
-                return -ENOMEM;
-        if (name)
-                json_object_set_new(details, "name", json_string(name));
-        if (kind)
-                json_object_set_new(details, "kind", json_string(kind));
-        status = json_pack("{s:s, s:s, s:{}, s:s, s:s?, s:s, s:o, s:I}",
-                           "kind",
-                           "Status",
-                           "apiVersion",
-                           "v1",
-                           "metadata",
-                           "status",
-                           "Failure",
-                           "message",
-                           message,
-                           "reason",
-                           reason,
-                           "details",
-                           details,
-                           "code",
-                           (json_int_t)code);
-        if (!status)
-                return -ENOMEM;
-        json_decref(ret->body);
-        ret->code = code;
-        ret->body = status;
-        return 0;
-}
-
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, char *text)
+static enum MHD_Result
+send_text(struct MHD_Connection *conn, unsigned code, char *text, const char *content_type)
 {
         struct MHD_Response *response;
         enum MHD_Result r;
@@ -111,9 +60,61 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, cha
                 free(text);
                 return MHD_NO;
         }
-        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
         MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
         r = MHD_queue_response(conn, code, response);
+        MHD_destroy_response(response);
+        return r;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        struct stream *stream = cls;
+        ssize_t n;
+
+        (void)pos;
+        n = stream->read(stream->state, buf, max);
+        if (n == 0)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n < 0)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        return n;
+}
+
+static void stream_free(void *cls)
+{
+        struct stream *stream = cls;
+
+        if (stream->free)
+                stream->free(stream->state);
+        free(stream);
+}
+
+/* Chunked transfer of a stream; takes the stream's state in every case. */
+static enum MHD_Result send_stream(struct MHD_Connection *conn, struct reply *reply)
+{
+        struct stream *stream = malloc(sizeof *stream);
+        struct MHD_Response *response;
+        enum MHD_Result r;
+
+        if (!stream) {
+                if (reply->stream.free)
+                        reply->stream.free(reply->stream.state);
+                return MHD_NO;
+        }
+        *stream = reply->stream;
+        reply->stream = (struct stream){0};
+        response = MHD_create_response_from_callback(
+            MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, stream, stream_free);
+        if (!response) {
+                stream_free(stream);
+                return MHD_NO;
+        }
+        MHD_add_response_header(response,
+                                MHD_HTTP_HEADER_CONTENT_TYPE,
+                                reply->content_type ? reply->content_type : "application/json");
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+        r = MHD_queue_response(conn, reply->code, response);
         MHD_destroy_response(response);
         return r;
 }
@@ -123,6 +124,21 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *rep
         char *text = NULL, *line;
         size_t len;
 
+        if (reply->stream.read) {
+                json_decref(reply->body);
+                reply->body = NULL;
+                free(reply->text);
+                reply->text = NULL;
+                return send_stream(conn, reply);
+        }
+        if (reply->text) {
+                json_decref(reply->body);
+                reply->body = NULL;
+                return send_text(conn,
+                                 reply->code,
+                                 TAKE_PTR(reply->text),
+                                 reply->content_type ? reply->content_type : "text/plain");
+        }
         if (reply->body)
                 text = json_dumps(reply->body, JSON_COMPACT | JSON_ENSURE_ASCII);
         json_decref(reply->body);
@@ -152,7 +168,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *rep
                 line[len + 1] = '\0';
                 text = line;
         }
-        return send_text(conn, reply->code, text);
+        return send_text(conn, reply->code, text, "application/json");
 }
 
 /* ---- routing ------------------------------------------------------------------------------- */
@@ -166,6 +182,7 @@ static enum http_method method_from_string(const char *method)
             {"GET", HTTP_GET},
             {"POST", HTTP_POST},
             {"PUT", HTTP_PUT},
+            {"PATCH", HTTP_PATCH},
             {"DELETE", HTTP_DELETE},
         };
 
@@ -175,19 +192,22 @@ static enum http_method method_from_string(const char *method)
         return HTTP_OTHER;
 }
 
-/*
- * Matches path against a pattern segment by segment; {namespace} and {name} capture one
- * non-empty segment (at most XP_STORE_KEY_MAX bytes) into the buffers.
- */
-static bool route_match(const char *pattern,
-                        const char *path,
-                        char namespace[static XP_STORE_KEY_MAX + 1],
-                        char name[static XP_STORE_KEY_MAX + 1],
-                        bool *ret_has_namespace,
-                        bool *ret_has_name)
-{
-        bool has_namespace = false, has_name = false;
+/* What a pattern's {placeholders} captured: one path segment each. */
+struct captures {
+        char group[XP_STORE_KEY_MAX + 1];
+        char resource[XP_STORE_KEY_MAX + 1];
+        char namespace[XP_STORE_KEY_MAX + 1];
+        char name[XP_STORE_KEY_MAX + 1];
+        bool has_group, has_resource, has_namespace, has_name;
+};
 
+/*
+ * Matches path against a pattern segment by segment; each {placeholder} captures one non-empty
+ * segment of at most XP_STORE_KEY_MAX bytes.
+ */
+static bool route_match(const char *pattern, const char *path, struct captures *ret)
+{
+        *ret = (struct captures){0};
         while (*pattern && *path) {
                 size_t plen = strcspn(pattern, "/"), len = strcspn(path, "/");
 
@@ -197,11 +217,17 @@ static bool route_match(const char *pattern,
                         if (len == 0 || len > XP_STORE_KEY_MAX)
                                 return false;
                         if (strncmp(pattern, "{namespace}", plen) == 0) {
-                                dst = namespace;
-                                has_namespace = true;
+                                dst = ret->namespace;
+                                ret->has_namespace = true;
+                        } else if (strncmp(pattern, "{group}", plen) == 0) {
+                                dst = ret->group;
+                                ret->has_group = true;
+                        } else if (strncmp(pattern, "{resource}", plen) == 0) {
+                                dst = ret->resource;
+                                ret->has_resource = true;
                         } else {
-                                dst = name;
-                                has_name = true;
+                                dst = ret->name;
+                                ret->has_name = true;
                         }
                         memcpy(dst, path, len);
                         dst[len] = '\0';
@@ -217,31 +243,60 @@ static bool route_match(const char *pattern,
                         path++;
                 }
         }
-        if (*pattern || *path)
-                return false;
-        *ret_has_namespace = has_namespace;
-        *ret_has_name = has_name;
-        return true;
+        return !*pattern && !*path;
+}
+
+/* The kind a resource route is about, or NULL when {resource} names none it serves. */
+static const struct xp_kind *route_kind(const struct route *route, const struct captures *c)
+{
+        const struct xp_kind *kind;
+
+        if (!route->flags)
+                return NULL;
+        kind = xp_kind_by_resource(c->has_group ? c->group : "",
+                                   route->flags & ROUTE_PODS ? "pods" : c->resource);
+        if (!kind)
+                return NULL;
+        if (!(route->flags & (kind->namespaced ? ROUTE_NAMESPACED : ROUTE_CLUSTER)))
+                return NULL;
+        if ((route->flags & ROUTE_STATUS) && !kind_has_status(kind))
+                return NULL;
+        return kind;
+}
+
+const char *request_query(const struct request *req, const char *key)
+{
+        return MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *request_header(const struct request *req, const char *name)
+{
+        return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);
 }
 
 static int dispatch(struct xp_server *server,
+                    struct MHD_Connection *conn,
                     const char *method,
                     const char *path,
                     struct pending *pending,
                     struct reply *ret)
 {
-        char namespace[XP_STORE_KEY_MAX + 1], name[XP_STORE_KEY_MAX + 1];
+        struct captures c;
         bool path_known = false;
         enum http_method m = method_from_string(method);
 
         for (size_t i = 0; i < api_routes_n; i++) {
-                const struct route *route = &api_routes[i];
-                bool has_namespace, has_name;
+                struct route route = api_routes[i];
 
-                if (!route_match(route->pattern, path, namespace, name, &has_namespace, &has_name))
+                if (!route_match(route.pattern, path, &c))
                         continue;
+                if (route.flags) {
+                        route.kind = route_kind(&route, &c);
+                        if (!route.kind)
+                                continue;
+                }
                 path_known = true;
-                if (route->method != m)
+                if (route.method != m)
                         continue;
 
                 struct request req = {
@@ -249,12 +304,13 @@ static int dispatch(struct xp_server *server,
                     .path = path,
                     .body = pending->body ? pending->body : "",
                     .body_len = pending->len,
-                    .store = server->store,
-                    .server_address = server->address,
-                    .namespace = has_namespace ? namespace : NULL,
-                    .name = has_name ? name : NULL,
+                    .api = &server->api,
+                    .group = c.has_group ? c.group : "",
+                    .namespace = c.has_namespace ? c.namespace : NULL,
+                    .name = c.has_name ? c.name : NULL,
+                    .connection = conn,
                 };
-                return route->handler(&req, route->data, ret);
+                return route.handler(&req, &route, ret);
         }
         if (path_known)
                 return reply_status(
@@ -350,7 +406,7 @@ answer:
                                  "the request body is larger than the limit of %d bytes",
                                  XP_SERVER_BODY_MAX);
         else
-                r = dispatch(server, method, url, pending, &reply);
+                r = dispatch(server, conn, method, url, pending, &reply);
         if (r < 0 && !reply.body)
                 r = reply_status(
                     &reply, 500, "InternalError", NULL, NULL, "internal error: %s", strerror(-r));
@@ -437,7 +493,6 @@ int xp_server_new(const struct xp_server_options *options,
                   struct xp_error *err)
 {
         const char *host = options->host ? options->host : "127.0.0.1";
-        unsigned threads = options->threads ? options->threads : DEFAULT_THREADS;
         _cleanup_free_ char *db = NULL;
         _cleanup_close_ int fd = -1;
         struct xp_server *server;
@@ -446,8 +501,6 @@ int xp_server_new(const struct xp_server_options *options,
 
         if (!options->data_dir)
                 return xp_errorf(err, -EINVAL, "no data directory given");
-        if (threads > MAX_THREADS)
-                threads = MAX_THREADS;
         if (asprintf(&db, "%s/state.db", options->data_dir) < 0)
                 return -ENOMEM;
         server = calloc(1, sizeof *server);
@@ -455,7 +508,10 @@ int xp_server_new(const struct xp_server_options *options,
                 return -ENOMEM;
 
         struct xp_store_options store_options = {.path = db};
-        r = xp_store_open(&store_options, &server->store, err);
+        r = xp_store_open(&store_options, &server->api.store, err);
+        if (r < 0)
+                goto fail;
+        r = namespaces_bootstrap(server->api.store, err);
         if (r < 0)
                 goto fail;
 
@@ -471,25 +527,25 @@ int xp_server_new(const struct xp_server_options *options,
                  ipv6 ? "]" : "",
                  server->port);
 
-        server->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-                                              MHD_USE_EPOLL_LINUX_ONLY | (ipv6 ? MHD_USE_IPv6 : 0),
-                                          0,
-                                          NULL,
-                                          NULL,
-                                          on_request,
-                                          server,
-                                          MHD_OPTION_LISTEN_SOCKET,
-                                          (MHD_socket)fd,
-                                          MHD_OPTION_THREAD_POOL_SIZE,
-                                          threads,
-                                          MHD_OPTION_CONNECTION_TIMEOUT,
-                                          (unsigned)60,
-                                          MHD_OPTION_CONNECTION_LIMIT,
-                                          (unsigned)1024,
-                                          MHD_OPTION_NOTIFY_COMPLETED,
-                                          on_completed,
-                                          NULL,
-                                          MHD_OPTION_END);
+        server->api.server_address = server->address;
+        server->daemon =
+            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0),
+                             0,
+                             NULL,
+                             NULL,
+                             on_request,
+                             server,
+                             MHD_OPTION_LISTEN_SOCKET,
+                             (MHD_socket)fd,
+                             MHD_OPTION_CONNECTION_TIMEOUT,
+                             (unsigned)60,
+                             MHD_OPTION_CONNECTION_LIMIT,
+                             (unsigned)CONNECTION_LIMIT,
+                             MHD_OPTION_NOTIFY_COMPLETED,
+                             on_completed,
+                             NULL,
+                             MHD_OPTION_END);
         if (!server->daemon) {
                 r = xp_errorf(err, -EIO, "cannot start the HTTP server on %s", server->address);
                 goto fail;
@@ -499,7 +555,7 @@ int xp_server_new(const struct xp_server_options *options,
         return 0;
 
 fail:
-        xp_store_close(server->store);
+        xp_store_close(server->api.store);
         free(server);
         return r;
 }
@@ -513,8 +569,9 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
+        atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);
-        xp_store_close(server->store);
+        xp_store_close(server->api.store);
         free(server);
 }

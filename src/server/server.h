@@ -24,7 +24,6 @@ struct xp_server_options {
         const char *host;     /* an IPv4 or IPv6 literal; NULL means 127.0.0.1 */
         uint16_t port;        /* 0 picks a free port: xp_server_port() tells which */
         const char *data_dir; /* must exist; the store is DATA_DIR/state.db */
-        unsigned threads;     /* worker threads; 0 picks a default */
 };
 
 /*

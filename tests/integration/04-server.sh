@@ -67,10 +67,10 @@ expect_in "version platform" "$tmp/out" '"platform":"linux/'
 req "api" 200 GET /api
 expect_in "api versions" "$tmp/out" '"versions":["v1"]'
 req "api/v1" 200 GET /api/v1
-expect_in "api/v1 pods" "$tmp/out" '"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","get","list","update"],"shortNames":["po"]'
+expect_in "api/v1 pods" "$tmp/out" '"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["po"]'
 expect_in "api/v1 nodes" "$tmp/out" '"name":"nodes","singularName":"node","namespaced":false,"kind":"Node"'
 req "apis" 200 GET /apis
-expect_in "apis empty" "$tmp/out" '"kind":"APIGroupList","apiVersion":"v1","groups":[]'
+expect_in "apis: coordination" "$tmp/out" '"groups":[{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}]'
 
 # Create, get, list.
 req "create the seed pod" 201 POST "$pods" "$tmp/pod.json"
@@ -112,7 +112,7 @@ req "get missing" 404 GET "$pods/nope"
 expect_in "not found" "$tmp/out" '"message":"pods \"nope\" not found","reason":"NotFound","details":{"name":"nope","kind":"pods"},"code":404'
 req "unknown path" 404 GET /api/v1/widgets
 expect_in "unknown path reason" "$tmp/out" '"reason":"NotFound"'
-req "unsupported method" 405 PATCH "$pods/ai-training"
+req "unsupported method" 405 POST "$pods/ai-training"
 expect_in "method not allowed" "$tmp/out" '"reason":"MethodNotAllowed","details":{},"code":405'
 
 # Update: based on the stored version, then a stale one, then none.

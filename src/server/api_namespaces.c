@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Namespaces: the four every Kubernetes cluster has exist from the first start; namespaced
+ * objects can only be created in a namespace that exists and is not being deleted; deleting a
+ * namespace deletes what is in it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "internal.h"
+#include "xpool/macro.h"
+#include "xpool/timeutil.h"
+
+#define NAMESPACES "namespaces"
+
+static const char *const system_namespaces[] = {
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+};
+
+static bool is_system_namespace(const char *name)
+{
+        for (size_t i = 0; i < XP_ELEMENTSOF(system_namespaces); i++)
+                if (strcmp(system_namespaces[i], name) == 0)
+                        return true;
+        return false;
+}
+
+static json_t *namespace_json(const char *name)
+{
+        char created[XP_RFC3339_MAX], uid[37];
+        uint8_t b[16];
+
+        if (getrandom(b, sizeof b, 0) != sizeof b)
+                return NULL;
+        b[6] = (b[6] & 0x0f) | 0x40;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        snprintf(uid,
+                 sizeof uid,
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 b[0],
+                 b[1],
+                 b[2],
+                 b[3],
+                 b[4],
+                 b[5],
+                 b[6],
+                 b[7],
+                 b[8],
+                 b[9],
+                 b[10],
+                 b[11],
+                 b[12],
+                 b[13],
+                 b[14],
+                 b[15]);
+        xp_time_format_rfc3339(time(NULL), created);
+        return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[s]}, s:{s:s}}",
+                         "apiVersion",
+                         "v1",
+                         "kind",
+                         "Namespace",
+                         "metadata",
+                         "name",
+                         name,
+                         "uid",
+                         uid,
+                         "creationTimestamp",
+                         created,
+                         "labels",
+                         "kubernetes.io/metadata.name",
+                         name,
+                         "spec",
+                         "finalizers",
+                         "kubernetes",
+                         "status",
+                         "phase",
+                         "Active");
+}
+
+int namespaces_bootstrap(struct xp_store *store, struct xp_error *err)
+{
+        for (size_t i = 0; i < XP_ELEMENTSOF(system_namespaces); i++) {
+                json_t *ns;
+                uint64_t version;
+                int r;
+
+                r = xp_store_get(store, NAMESPACES, "", system_namespaces[i], &ns, &version, err);
+                if (r == 0) {
+                        json_decref(ns);
+                        continue;
+                }
+                if (r != -ENOENT)
+                        return r;
+                ns = namespace_json(system_namespaces[i]);
+                if (!ns)
+                        return -ENOMEM;
+                r = xp_store_create(store, NAMESPACES, "", system_namespaces[i], ns, &version, err);
+                json_decref(ns);
+                if (r < 0 && r != -EEXIST)
+                        return r;
+        }
+        return 0;
+}
+
+int namespace_check(const struct request *req, const struct xp_kind *kind, struct reply *ret)
+{
+        struct xp_error err = {0};
+        const char *phase;
+        json_t *ns;
+        uint64_t version;
+        int r;
+
+        if (!kind->namespaced)
+                return 1;
+        r = xp_store_get(req->api->store, NAMESPACES, "", req->namespace, &ns, &version, &err);
+        if (r == -ENOENT)
+                return reply_status(ret,
+                                    404,
+                                    "NotFound",
+                                    req->namespace,
+                                    NAMESPACES,
+                                    "namespaces \"%s\" not found",
+                                    req->namespace);
+        if (r < 0)
+                return reply_store_error(ret, r, NULL, req->namespace, &err);
+        phase = json_string_value(json_object_get(json_object_get(ns, "status"), "phase"));
+        if (phase && strcmp(phase, "Terminating") == 0) {
+                json_decref(ns);
+                return reply_status(
+                    ret,
+                    403,
+                    "Forbidden",
+                    req->name,
+                    kind->plural,
+                    "%s is forbidden: unable to create new content in namespace %s because it is being terminated",
+                    kind->plural,
+                    req->namespace);
+        }
+        json_decref(ns);
+        return 1;
+}
+
+/* Deletes every object of one kind in the namespace; objects already gone are fine. */
+static int delete_contents(struct xp_store *store,
+                           const struct xp_kind *kind,
+                           const char *namespace,
+                           struct xp_error *err)
+{
+        json_t *items, *item;
+        uint64_t version;
+        size_t i;
+        int r;
+
+        r = xp_store_list(store, kind->plural, namespace, &items, &version, err);
+        if (r < 0)
+                return r;
+        json_array_foreach(items, i, item)
+        {
+                const char *name =
+                    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+
+                if (!name)
+                        continue;
+                r = xp_store_delete(store, kind->plural, namespace, name, 0, NULL, &version, err);
+                if (r < 0 && r != -ENOENT) {
+                        json_decref(items);
+                        return r;
+                }
+        }
+        json_decref(items);
+        return 0;
+}
+
+int namespace_delete(const struct request *req,
+                     const struct xp_kind *kind,
+                     uint64_t expected,
+                     bool dry,
+                     struct reply *ret)
+{
+        struct xp_store *store = req->api->store;
+        struct xp_error err = {0};
+        char now[XP_RFC3339_MAX];
+        json_t *ns = NULL, *status, *last = NULL;
+        uint64_t version;
+        int r;
+
+        if (is_system_namespace(req->name))
+                return reply_status(
+                    ret,
+                    403,
+                    "Forbidden",
+                    req->name,
+                    NAMESPACES,
+                    "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                    req->name);
+        r = xp_store_get(store, NAMESPACES, "", req->name, &ns, &version, &err);
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        if (expected && expected != version) {
+                json_decref(ns);
+                return reply_store_error(ret, -ESTALE, kind, req->name, &err);
+        }
+        if (dry)
+                return reply_json(ret, 200, ns);
+
+        /* Terminating first, so that no create lands in it while its contents go. */
+        status = json_object_get(ns, "status");
+        if (!json_is_object(status)) {
+                status = json_object();
+                json_object_set_new(ns, "status", status);
+        }
+        xp_time_format_rfc3339(time(NULL), now);
+        if (!status || json_object_set_new(status, "phase", json_string("Terminating")) < 0 ||
+            json_object_set_new(
+                json_object_get(ns, "metadata"), "deletionTimestamp", json_string(now)) < 0) {
+                json_decref(ns);
+                return -ENOMEM;
+        }
+        r = xp_store_update(store, NAMESPACES, "", req->name, version, ns, &version, &err);
+        json_decref(ns);
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+
+        for (size_t i = 0; i < xp_kinds_n; i++) {
+                if (!xp_kinds[i]->namespaced)
+                        continue;
+                r = delete_contents(store, xp_kinds[i], req->name, &err);
+                if (r < 0)
+                        return reply_store_error(ret, r, xp_kinds[i], req->name, &err);
+        }
+        r = xp_store_delete(store, NAMESPACES, "", req->name, 0, &last, &version, &err);
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        return reply_json(ret, 200, last);
+}

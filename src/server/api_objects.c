@@ -1,0 +1,1022 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The object endpoints, one set of handlers for every kind (xpool/kind.h): create, get, list
+ * (selectors, Tables; ?watch=true hands over to api_watch.c), update, patch, delete, and the
+ * status subresource.
+ *
+ * Objects travel as JSON; every write is decoded and validated through the kind's codec, then
+ * the server sets what it owns (uid, creationTimestamp, resourceVersion, defaults) and encodes
+ * it again, so the store only ever holds objects that passed validation, in canonical form.
+ *
+ * Status: for kinds with a status subresource, writes to the main resource keep the stored
+ * status and writes to /status change only the status, as in Kubernetes: the agent owns a pod's
+ * status, the user its spec.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "internal.h"
+#include "xpool/macro.h"
+#include "xpool/patch.h"
+#include "xpool/selector.h"
+#include "xpool/strutil.h"
+#include "xpool/table.h"
+#include "xpool/timeutil.h"
+
+#define GENERATE_CHARS 5
+#define UUID_STRING    37
+#define PATCH_ATTEMPTS 8
+
+/* ---- small helpers -------------------------------------------------------------------------- */
+
+static int random_bytes(void *buf, size_t n)
+{
+        ssize_t got = getrandom(buf, n, 0);
+
+        if (got < 0)
+                return -errno;
+        return (size_t)got == n ? 0 : -EIO;
+}
+
+/* A random (version 4) UUID, as Kubernetes gives every object. */
+static int uuid_v4(char buf[static UUID_STRING])
+{
+        uint8_t b[16];
+        int r = random_bytes(b, sizeof b);
+
+        if (r < 0)
+                return r;
+        b[6] = (b[6] & 0x0f) | 0x40;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        for (size_t i = 0, o = 0; i < sizeof b; i++) {
+                if (i == 4 || i == 6 || i == 8 || i == 10)
+                        buf[o++] = '-';
+                snprintf(buf + o, 3, "%02x", b[i]);
+                o += 2;
+        }
+        return 0;
+}
+
+/* generateName plus five random characters from Kubernetes' alphabet (no vowels, no 0/1/3). */
+static int generate_name(const char *prefix, char **ret)
+{
+        static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+        uint8_t b[GENERATE_CHARS];
+        char suffix[GENERATE_CHARS + 1];
+        int r = random_bytes(b, sizeof b);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < GENERATE_CHARS; i++)
+                suffix[i] = alphabet[b[i] % (sizeof alphabet - 1)];
+        suffix[GENERATE_CHARS] = '\0';
+        if (asprintf(ret, "%s%s", prefix, suffix) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int replace_string(char **field, const char *value)
+{
+        char *copy = NULL;
+
+        if (value) {
+                copy = strdup(value);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(*field);
+        *field = copy;
+        return 0;
+}
+
+bool kind_has_status(const struct xp_kind *kind)
+{
+        return strcmp(kind->plural, "pods") == 0 || strcmp(kind->plural, "nodes") == 0 ||
+               strcmp(kind->plural, "namespaces") == 0;
+}
+
+static bool is_subresource(const struct route *route, const char *name)
+{
+        return route->subresource && strcmp(route->subresource, name) == 0;
+}
+
+/* Sets (a copy of) value as member key of object, or removes the member when value is NULL. */
+static int set_member(json_t *object, const char *key, const json_t *value)
+{
+        if (!value)
+                return json_object_del(object, key), 0;
+        return json_object_set_new(object, key, json_deep_copy(value)) < 0 ? -ENOMEM : 0;
+}
+
+static json_t *metadata_of(const json_t *object)
+{
+        return json_object_get(object, "metadata");
+}
+
+/* ?fieldValidation=Strict|Warn|Ignore: 1 with the decode flags, else 0 with ret filled. */
+static int decode_flags(const struct request *req, unsigned *ret_flags, struct reply *ret)
+{
+        const char *v = request_query(req, "fieldValidation");
+
+        if (!v || !v[0] || strcmp(v, "Ignore") == 0 || strcmp(v, "Warn") == 0) {
+                *ret_flags = 0;
+                return 1;
+        }
+        if (strcmp(v, "Strict") == 0) {
+                *ret_flags = XP_DECODE_STRICT;
+                return 1;
+        }
+        return reply_status(ret,
+                            400,
+                            "BadRequest",
+                            NULL,
+                            NULL,
+                            "fieldValidation: invalid value %s: expected Ignore, Warn or Strict",
+                            xp_quote(v, (char[XP_QUOTE_MAX]){0}));
+}
+
+/* ?dryRun=All: 1 with *ret_dry set, 0 with ret filled for any other value. */
+static int dry_run(const struct request *req, bool *ret_dry, struct reply *ret)
+{
+        const char *v = request_query(req, "dryRun");
+
+        *ret_dry = v && strcmp(v, "All") == 0;
+        if (!v || !v[0] || *ret_dry)
+                return 1;
+        return reply_status(ret,
+                            400,
+                            "BadRequest",
+                            NULL,
+                            NULL,
+                            "dryRun: invalid value %s: the only dry-run mode is All",
+                            xp_quote(v, (char[XP_QUOTE_MAX]){0}));
+}
+
+/*
+ * Parses a request body into a JSON object of the route's kind: 400 BadRequest for what is not
+ * JSON or names another kind. 1 with *ret_json set, or 0 with ret filled.
+ */
+static int parse_body(const struct request *req,
+                      const struct xp_kind *kind,
+                      json_t **ret_json,
+                      struct reply *ret)
+{
+        json_error_t jerr;
+        json_t *json, *member;
+
+        json = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!json)
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    NULL,
+                                    kind->plural,
+                                    "the request body is not valid JSON: %d:%d: %s",
+                                    jerr.line,
+                                    jerr.column,
+                                    jerr.text);
+        if (!json_is_object(json)) {
+                json_decref(json);
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    NULL,
+                                    kind->plural,
+                                    "the request body must be a JSON object (a %s)",
+                                    kind->kind);
+        }
+        member = json_object_get(json, "kind");
+        if (member &&
+            !(json_is_string(member) && strcmp(json_string_value(member), kind->kind) == 0)) {
+                json_decref(json);
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    NULL,
+                    kind->plural,
+                    "the kind in the request body does not match the resource: expected %s",
+                    kind->kind);
+        }
+        member = json_object_get(json, "apiVersion");
+        if (member && !(json_is_string(member) &&
+                        strcmp(json_string_value(member), kind->api_version) == 0)) {
+                json_decref(json);
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    NULL,
+                    kind->plural,
+                    "the API version in the request body does not match the resource: expected %s",
+                    kind->api_version);
+        }
+        *ret_json = json;
+        return 1;
+}
+
+/* Decodes and validates: 1 with *ret_object, or 0 with ret filled (422 Invalid). */
+static int check_object(const struct xp_kind *kind,
+                        const json_t *json,
+                        unsigned flags,
+                        void **ret_object,
+                        struct reply *ret)
+{
+        struct xp_error err = {0};
+        const char *name = json_string_value(json_object_get(metadata_of(json), "name"));
+        int r = kind->from_json(json, NULL, flags, ret_object, &err);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reply_status(ret,
+                                    422,
+                                    "Invalid",
+                                    name,
+                                    kind->plural,
+                                    "%s \"%s\" is invalid: %s",
+                                    kind->kind,
+                                    name ? name : "",
+                                    xp_error_message(&err));
+        return 1;
+}
+
+/*
+ * The namespace an object must have: the path's (an empty one in the body is filled in, another
+ * one is 400 as Kubernetes answers), none for cluster-scoped kinds. 1 when fine, else 0 with ret
+ * filled.
+ */
+static int settle_namespace(const struct request *req,
+                            const struct xp_kind *kind,
+                            json_t *json,
+                            struct reply *ret)
+{
+        json_t *meta = metadata_of(json);
+        const char *ns;
+
+        if (!json_is_object(meta))
+                return 1; /* validation reports it */
+        if (!kind->namespaced) {
+                json_object_del(meta, "namespace");
+                return 1;
+        }
+        ns = json_string_value(json_object_get(meta, "namespace"));
+        if (ns && ns[0] && strcmp(ns, req->namespace) != 0)
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    json_string_value(json_object_get(meta, "name")),
+                    kind->plural,
+                    "the namespace of the provided object (%s) does not match the namespace sent on the request (%s)",
+                    ns,
+                    req->namespace);
+        return json_object_set_new(meta, "namespace", json_string(req->namespace)) < 0 ? -ENOMEM
+                                                                                       : 1;
+}
+
+/* ---- tables --------------------------------------------------------------------------------- */
+
+/* kubectl asks for Tables with Accept: application/json;as=Table;v=v1;g=meta.k8s.io,... */
+static bool wants_table(const struct request *req)
+{
+        const char *accept = request_header(req, "Accept");
+
+        return accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
+}
+
+/* ?includeObject=None|Metadata|Object: 1 with the mode, 0 with ret filled. */
+static int
+table_include(const struct request *req, enum xp_table_include *ret_include, struct reply *ret)
+{
+        const char *v = request_query(req, "includeObject");
+
+        if (!v || !v[0] || strcmp(v, "Metadata") == 0)
+                *ret_include = XP_TABLE_INCLUDE_METADATA;
+        else if (strcmp(v, "None") == 0)
+                *ret_include = XP_TABLE_INCLUDE_NONE;
+        else if (strcmp(v, "Object") == 0)
+                *ret_include = XP_TABLE_INCLUDE_OBJECT;
+        else
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    NULL,
+                    NULL,
+                    "includeObject: invalid value %s: expected None, Metadata or Object",
+                    xp_quote(v, (char[XP_QUOTE_MAX]){0}));
+        return 1;
+}
+
+/* Answers items (a JSON array; taken) as a Table of kind. */
+static int reply_table(const struct request *req,
+                       const struct xp_kind *kind,
+                       json_t *items,
+                       const char *list_version,
+                       struct reply *ret)
+{
+        enum xp_table_include include;
+        json_t *table = NULL;
+        int r;
+
+        r = table_include(req, &include, ret);
+        if (r <= 0) {
+                json_decref(items);
+                return r;
+        }
+        r = xp_table_build(kind->kind, items, list_version, time(NULL), include, &table);
+        json_decref(items);
+        if (r < 0)
+                return r;
+        return reply_json(ret, 200, table);
+}
+
+/* ---- create --------------------------------------------------------------------------------- */
+
+int handle_create(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        struct xp_error err = {0};
+        struct xp_object_meta *meta;
+        void *object = NULL;
+        json_t *json = NULL, *out = NULL;
+        char uid[UUID_STRING];
+        unsigned flags;
+        uint64_t version;
+        bool dry;
+        int r;
+
+        r = decode_flags(req, &flags, ret);
+        if (r <= 0)
+                return r;
+        r = dry_run(req, &dry, ret);
+        if (r <= 0)
+                return r;
+        r = parse_body(req, kind, &json, ret);
+        if (r <= 0)
+                return r;
+        r = settle_namespace(req, kind, json, ret);
+        if (r <= 0)
+                goto out;
+        r = namespace_check(req, kind, ret);
+        if (r <= 0)
+                goto out;
+        /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
+        if (strcmp(kind->plural, "pods") == 0)
+                json_object_del(json, "status");
+        r = check_object(kind, json, flags, &object, ret);
+        if (r <= 0)
+                goto out;
+        meta = kind->meta(object);
+        if (!meta->name || !meta->name[0]) {
+                /* validation already required name or generateName */
+                r = generate_name(meta->generate_name ? meta->generate_name : "", &meta->name);
+                if (r < 0)
+                        goto out;
+        }
+        r = uuid_v4(uid);
+        if (r < 0)
+                goto out;
+        r = replace_string(&meta->uid, uid);
+        if (r < 0)
+                goto out;
+        r = replace_string(&meta->resource_version, NULL); /* the store sets it */
+        if (r < 0)
+                goto out;
+        meta->creation_timestamp = time(NULL);
+        meta->deletion_timestamp = 0;
+        if (kind->set_defaults) {
+                r = kind->set_defaults(object);
+                if (r < 0)
+                        goto out;
+        }
+        r = kind->to_json(object, &out);
+        if (r < 0)
+                goto out;
+        if (!dry) {
+                r = xp_store_create(req->api->store,
+                                    kind->plural,
+                                    store_namespace(req, kind),
+                                    meta->name,
+                                    out,
+                                    &version,
+                                    &err);
+                if (r < 0) {
+                        r = reply_store_error(ret, r, kind, meta->name, &err);
+                        goto out;
+                }
+        }
+        r = reply_json(ret, 201, TAKE_PTR(out));
+out:
+        json_decref(out);
+        json_decref(json);
+        if (object)
+                kind->free(object);
+        return r;
+}
+
+/* ---- get and list --------------------------------------------------------------------------- */
+
+int handle_get(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        struct xp_error err = {0};
+        json_t *json;
+        uint64_t version;
+        int r;
+
+        r = xp_store_get(req->api->store,
+                         kind->plural,
+                         store_namespace(req, kind),
+                         req->name,
+                         &json,
+                         &version,
+                         &err);
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        if (wants_table(req) && !route->subresource) {
+                json_t *items = json_array();
+
+                if (!items || json_array_append_new(items, json) < 0) {
+                        json_decref(items);
+                        return -ENOMEM;
+                }
+                return reply_table(req, kind, items, NULL, ret);
+        }
+        return reply_json(ret, 200, json);
+}
+
+/* Parses ?labelSelector= and ?fieldSelector=: 1 with both set, 0 with ret filled. */
+int selectors_parse(const struct request *req,
+                    const struct xp_kind *kind,
+                    struct xp_label_selector **ret_labels,
+                    struct xp_field_selector **ret_fields,
+                    struct reply *ret)
+{
+        struct xp_label_selector *labels = NULL;
+        struct xp_field_selector *fields = NULL;
+        struct xp_error err = {0};
+        const char *text;
+        int r;
+
+        text = request_query(req, "labelSelector");
+        r = xp_label_selector_parse(text ? text : "", &labels, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reply_status(
+                    ret, 400, "BadRequest", NULL, NULL, "%s", xp_error_message(&err));
+        text = request_query(req, "fieldSelector");
+        r = xp_field_selector_parse(text ? text : "", kind->kind, &fields, &err);
+        if (r < 0) {
+                xp_label_selector_free(labels);
+                if (r == -ENOMEM)
+                        return r;
+                return reply_status(
+                    ret, 400, "BadRequest", NULL, NULL, "%s", xp_error_message(&err));
+        }
+        *ret_labels = labels;
+        *ret_fields = fields;
+        return 1;
+}
+
+bool selectors_match(const struct xp_label_selector *labels,
+                     const struct xp_field_selector *fields,
+                     const json_t *object)
+{
+        return xp_label_selector_matches(labels, json_object_get(metadata_of(object), "labels")) &&
+               xp_field_selector_matches(fields, object);
+}
+
+static bool is_watch(const struct request *req)
+{
+        const char *v = request_query(req, "watch");
+
+        return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+int handle_list(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        struct xp_label_selector *labels = NULL;
+        struct xp_field_selector *fields = NULL;
+        struct xp_error err = {0};
+        char rv[24];
+        json_t *items = NULL, *kept = NULL, *item;
+        uint64_t version;
+        size_t i;
+        int r;
+
+        if (is_watch(req))
+                return watch_start(req, route, ret);
+        r = selectors_parse(req, kind, &labels, &fields, ret);
+        if (r <= 0)
+                return r;
+        /* /api/v1/pods lists every namespace: no {namespace} in the route */
+        r = xp_store_list(req->api->store,
+                          kind->plural,
+                          kind->namespaced ? req->namespace : "",
+                          &items,
+                          &version,
+                          &err);
+        if (r < 0) {
+                r = reply_store_error(ret, r, kind, NULL, &err);
+                goto out;
+        }
+        if (xp_label_selector_is_empty(labels) && xp_field_selector_is_empty(fields)) {
+                kept = TAKE_PTR(items);
+        } else {
+                kept = json_array();
+                if (!kept) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                json_array_foreach(items, i, item) if (selectors_match(labels, fields, item) &&
+                                                       json_array_append(kept, item) < 0)
+                {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        format_resource_version(version, rv);
+        if (wants_table(req)) {
+                r = reply_table(req, kind, TAKE_PTR(kept), rv, ret);
+                goto out;
+        }
+        r = reply_json(ret,
+                       200,
+                       json_pack("{s:s, s:s, s:{s:s}, s:o}",
+                                 "kind",
+                                 kind->list_kind,
+                                 "apiVersion",
+                                 kind->api_version,
+                                 "metadata",
+                                 "resourceVersion",
+                                 rv,
+                                 "items",
+                                 TAKE_PTR(kept)));
+out:
+        json_decref(items);
+        json_decref(kept);
+        xp_label_selector_free(labels);
+        xp_field_selector_free(fields);
+        return r;
+}
+
+/* ---- update, patch ----------------------------------------------------------------------------
+ */
+
+#define RETRY_CONFLICT 1 /* finish_update(): a stale write the caller may retry */
+
+/*
+ * Validates candidate (an update of stored, whose version is expected), keeps what the server
+ * owns, and writes it. Returns 0 with ret filled (success or error), or RETRY_CONFLICT without
+ * touching ret when the store moved on and retry is set.
+ */
+static int finish_update(const struct request *req,
+                         const struct xp_kind *kind,
+                         const json_t *stored,
+                         const json_t *candidate,
+                         uint64_t expected,
+                         unsigned flags,
+                         bool dry,
+                         bool retry,
+                         struct reply *ret)
+{
+        json_t *stored_meta = metadata_of(stored), *out = NULL;
+        const char *uid = json_string_value(json_object_get(stored_meta, "uid"));
+        const char *created = json_string_value(json_object_get(stored_meta, "creationTimestamp"));
+        const char *deleted = json_string_value(json_object_get(stored_meta, "deletionTimestamp"));
+        struct xp_object_meta *meta;
+        struct xp_error err = {0};
+        void *object = NULL;
+        uint64_t version;
+        int r;
+
+        r = check_object(kind, candidate, flags, &object, ret);
+        if (r <= 0)
+                return r;
+        meta = kind->meta(object);
+        if (!meta->name || strcmp(meta->name, req->name) != 0) {
+                r = reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    req->name,
+                    kind->plural,
+                    "the name of the object (%s) does not match the name on the URL (%s)",
+                    meta->name ? meta->name : "",
+                    req->name);
+                goto out;
+        }
+        /* uid, creationTimestamp and deletionTimestamp belong to the server. */
+        if (meta->uid && meta->uid[0] && !xp_streq0(meta->uid, uid)) {
+                r = reply_status(
+                    ret,
+                    409,
+                    "Conflict",
+                    req->name,
+                    kind->plural,
+                    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+                    meta->uid,
+                    uid ? uid : "");
+                goto out;
+        }
+        r = replace_string(&meta->uid, uid);
+        if (r < 0)
+                goto out;
+        if (!created || xp_time_parse_rfc3339(created, &meta->creation_timestamp) < 0)
+                meta->creation_timestamp = 0;
+        if (!deleted || xp_time_parse_rfc3339(deleted, &meta->deletion_timestamp) < 0)
+                meta->deletion_timestamp = 0;
+        r = replace_string(&meta->resource_version, NULL);
+        if (r < 0)
+                goto out;
+        if (kind->set_defaults) {
+                r = kind->set_defaults(object);
+                if (r < 0)
+                        goto out;
+        }
+        r = kind->to_json(object, &out);
+        if (r < 0)
+                goto out;
+        if (dry) {
+                char rv[24];
+
+                format_resource_version(expected, rv);
+                json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
+        } else {
+                r = xp_store_update(req->api->store,
+                                    kind->plural,
+                                    store_namespace(req, kind),
+                                    req->name,
+                                    expected,
+                                    out,
+                                    &version,
+                                    &err);
+                if (r == -ESTALE && retry) {
+                        r = RETRY_CONFLICT;
+                        goto out;
+                }
+                if (r < 0) {
+                        r = reply_store_error(ret, r, kind, req->name, &err);
+                        goto out;
+                }
+        }
+        r = reply_json(ret, 200, TAKE_PTR(out));
+out:
+        json_decref(out);
+        kind->free(object);
+        return r;
+}
+
+int handle_update(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        struct xp_error err = {0};
+        json_t *json = NULL, *stored = NULL, *candidate = NULL;
+        const char *rv;
+        uint64_t expected, version;
+        unsigned flags;
+        bool dry;
+        int r;
+
+        r = decode_flags(req, &flags, ret);
+        if (r <= 0)
+                return r;
+        r = dry_run(req, &dry, ret);
+        if (r <= 0)
+                return r;
+        r = parse_body(req, kind, &json, ret);
+        if (r <= 0)
+                return r;
+        r = settle_namespace(req, kind, json, ret);
+        if (r <= 0)
+                goto out;
+        /* 404 before any check of the body against the stored object, as Kubernetes. */
+        r = xp_store_get(req->api->store,
+                         kind->plural,
+                         store_namespace(req, kind),
+                         req->name,
+                         &stored,
+                         &version,
+                         &err);
+        if (r < 0) {
+                r = reply_store_error(ret, r, kind, req->name, &err);
+                goto out;
+        }
+        /* Kubernetes requires the version an update is based on: no blind overwrites. */
+        rv = json_string_value(json_object_get(metadata_of(json), "resourceVersion"));
+        if (!rv || !rv[0]) {
+                r = reply_status(
+                    ret,
+                    422,
+                    "Invalid",
+                    req->name,
+                    kind->plural,
+                    "%s \"%s\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
+                    kind->kind,
+                    req->name);
+                goto out;
+        }
+        if (!parse_resource_version(rv, &expected)) {
+                r = reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    req->name,
+                    kind->plural,
+                    "metadata.resourceVersion: \"%s\" is not a resource version this server wrote",
+                    rv);
+                goto out;
+        }
+        if (is_subresource(route, "status")) {
+                /* only the status changes; the rest stays as stored */
+                candidate = json_deep_copy(stored);
+                if (!candidate ||
+                    set_member(candidate, "status", json_object_get(json, "status")) < 0) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        } else {
+                candidate = json_incref(json);
+                if (kind_has_status(kind) &&
+                    set_member(candidate, "status", json_object_get(stored, "status")) < 0) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        r = finish_update(req, kind, stored, candidate, expected, flags, dry, false, ret);
+out:
+        json_decref(candidate);
+        json_decref(stored);
+        json_decref(json);
+        return r;
+}
+
+/* Whether a merge or strategic patch carries metadata.resourceVersion: a precondition then. */
+static bool patch_has_version(enum xp_patch_type type, const json_t *patch)
+{
+        return type != XP_PATCH_JSON &&
+               json_is_string(json_object_get(metadata_of(patch), "resourceVersion"));
+}
+
+int handle_patch(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        const char *content_type = request_header(req, "Content-Type");
+        struct xp_error err = {0};
+        enum xp_patch_type type;
+        json_error_t jerr;
+        json_t *patch = NULL;
+        unsigned flags;
+        bool dry, pinned;
+        int r;
+
+        r = decode_flags(req, &flags, ret);
+        if (r <= 0)
+                return r;
+        r = dry_run(req, &dry, ret);
+        if (r <= 0)
+                return r;
+        if (xp_patch_type_from_content_type(content_type ? content_type : "", &type, &err) < 0)
+                return reply_status(
+                    ret,
+                    415,
+                    "UnsupportedMediaType",
+                    req->name,
+                    kind->plural,
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json");
+        patch = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!patch)
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    req->name,
+                                    kind->plural,
+                                    "the patch is not valid JSON: %d:%d: %s",
+                                    jerr.line,
+                                    jerr.column,
+                                    jerr.text);
+        pinned = patch_has_version(type, patch);
+
+        /* A patch without a version applies to whatever is current: retry when another write wins.
+         */
+        for (unsigned attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
+                json_t *stored = NULL, *patched = NULL, *candidate = NULL;
+                const char *rv;
+                uint64_t version, expected;
+
+                r = xp_store_get(req->api->store,
+                                 kind->plural,
+                                 store_namespace(req, kind),
+                                 req->name,
+                                 &stored,
+                                 &version,
+                                 &err);
+                if (r < 0) {
+                        r = reply_store_error(ret, r, kind, req->name, &err);
+                        break;
+                }
+                r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
+                if (r == -ENOMEM) {
+                        json_decref(stored);
+                        break;
+                }
+                if (r < 0) {
+                        r = reply_status(ret,
+                                         r == -E2BIG ? 413 : 422,
+                                         r == -E2BIG ? "RequestEntityTooLarge" : "Invalid",
+                                         req->name,
+                                         kind->plural,
+                                         "%s \"%s\" cannot be patched: %s",
+                                         kind->kind,
+                                         req->name,
+                                         xp_error_message(&err));
+                        json_decref(stored);
+                        break;
+                }
+                if (!json_is_object(patched)) {
+                        r = reply_status(ret,
+                                         422,
+                                         "Invalid",
+                                         req->name,
+                                         kind->plural,
+                                         "%s \"%s\" cannot be patched: the result is not an object",
+                                         kind->kind,
+                                         req->name);
+                        json_decref(patched);
+                        json_decref(stored);
+                        break;
+                }
+                if (is_subresource(route, "status")) {
+                        candidate = json_deep_copy(stored);
+                        if (candidate)
+                                r = set_member(
+                                    candidate, "status", json_object_get(patched, "status"));
+                        if (candidate && r >= 0)
+                                r = set_member(
+                                    metadata_of(candidate),
+                                    "resourceVersion",
+                                    json_object_get(metadata_of(patched), "resourceVersion"));
+                } else {
+                        candidate = json_incref(patched);
+                        r = 0;
+                        if (kind_has_status(kind))
+                                r = set_member(
+                                    candidate, "status", json_object_get(stored, "status"));
+                }
+                if (!candidate || r < 0) {
+                        json_decref(candidate);
+                        json_decref(patched);
+                        json_decref(stored);
+                        r = -ENOMEM;
+                        break;
+                }
+                rv = json_string_value(json_object_get(metadata_of(candidate), "resourceVersion"));
+                expected = version;
+                if (pinned &&
+                    (!rv || !parse_resource_version(rv, &expected) || expected != version)) {
+                        r = reply_store_error(ret, -ESTALE, kind, req->name, &err);
+                } else {
+                        r = finish_update(
+                            req, kind, stored, candidate, expected, flags, dry, !pinned, ret);
+                }
+                json_decref(candidate);
+                json_decref(patched);
+                json_decref(stored);
+                if (r != RETRY_CONFLICT)
+                        break;
+        }
+        if (r == RETRY_CONFLICT)
+                r = reply_store_error(ret, -ESTALE, kind, req->name, &err);
+        json_decref(patch);
+        return r;
+}
+
+/* ---- delete ---------------------------------------------------------------------------------- */
+
+/* DeleteOptions in the body (optional): preconditions. 1 when fine, 0 with ret filled. */
+static int delete_options(const struct request *req,
+                          const struct xp_kind *kind,
+                          const char **ret_uid,
+                          uint64_t *ret_version,
+                          json_t **ret_options,
+                          struct reply *ret)
+{
+        json_t *options, *pre;
+        json_error_t jerr;
+        const char *rv;
+
+        *ret_uid = NULL;
+        *ret_version = 0;
+        *ret_options = NULL;
+        if (req->body_len == 0)
+                return 1;
+        options = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!json_is_object(options)) {
+                json_decref(options);
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    req->name,
+                                    kind->plural,
+                                    "the request body must be DeleteOptions as a JSON object");
+        }
+        pre = json_object_get(options, "preconditions");
+        *ret_uid = json_string_value(json_object_get(pre, "uid"));
+        rv = json_string_value(json_object_get(pre, "resourceVersion"));
+        if (rv && !parse_resource_version(rv, ret_version)) {
+                json_decref(options);
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    req->name,
+                    kind->plural,
+                    "preconditions.resourceVersion: \"%s\" is not a resource version this server wrote",
+                    rv);
+        }
+        *ret_options = options;
+        return 1;
+}
+
+int handle_delete(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        struct xp_error err = {0};
+        json_t *last = NULL, *options = NULL;
+        const char *uid;
+        uint64_t version, expected;
+        bool dry;
+        int r;
+
+        r = dry_run(req, &dry, ret);
+        if (r <= 0)
+                return r;
+        r = delete_options(req, kind, &uid, &expected, &options, ret);
+        if (r <= 0)
+                return r;
+        if (uid || dry) {
+                json_t *stored;
+                const char *stored_uid;
+
+                r = xp_store_get(req->api->store,
+                                 kind->plural,
+                                 store_namespace(req, kind),
+                                 req->name,
+                                 &stored,
+                                 &version,
+                                 &err);
+                if (r < 0) {
+                        r = reply_store_error(ret, r, kind, req->name, &err);
+                        goto out;
+                }
+                stored_uid = json_string_value(json_object_get(metadata_of(stored), "uid"));
+                if (uid && !xp_streq0(uid, stored_uid)) {
+                        json_decref(stored);
+                        r = reply_status(
+                            ret,
+                            409,
+                            "Conflict",
+                            req->name,
+                            kind->plural,
+                            "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+                            uid,
+                            stored_uid ? stored_uid : "");
+                        goto out;
+                }
+                if (dry) {
+                        r = reply_json(ret, 200, stored);
+                        goto out;
+                }
+                json_decref(stored);
+        }
+        if (strcmp(kind->plural, "namespaces") == 0) {
+                r = namespace_delete(req, kind, expected, dry, ret);
+                goto out;
+        }
+        r = xp_store_delete(req->api->store,
+                            kind->plural,
+                            store_namespace(req, kind),
+                            req->name,
+                            expected,
+                            &last,
+                            &version,
+                            &err);
+        if (r < 0) {
+                r = reply_store_error(ret, r, kind, req->name, &err);
+                goto out;
+        }
+        r = reply_json(ret, 200, last);
+out:
+        json_decref(options);
+        return r;
+}

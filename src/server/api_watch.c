@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Watches: GET on a collection with ?watch=true streams {"type":..., "object":...} lines, one per
+ * change, as the Kubernetes API does, until the client goes away, ?timeoutSeconds passes or the
+ * server stops.
+ *
+ * The stream reads the store's event log (xp_store_events_scan) from a resourceVersion on:
+ * ?resourceVersion=N resumes after N (410 Gone when the log no longer reaches back that far);
+ * none, or 0, starts with the current state as ADDED events. Each connection has its own thread,
+ * so the stream simply blocks in xp_store_wait() between writes, waking every second to notice a
+ * stopping server and sending a newline when idle for a while, so that a client that went away
+ * is noticed (the write fails) and its thread ends.
+ *
+ * Selectors: an object that stops matching (a pod whose phase changed) is reported DELETED, one
+ * that starts matching ADDED, as Kubernetes does; the watch remembers which objects it has
+ * reported as matching, seeded from the state when the watch starts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "xpool/macro.h"
+#include "xpool/selector.h"
+#include "xpool/strutil.h"
+#include "xpool/table.h"
+
+#define WATCH_BATCH       256   /* events read from the store at a time */
+#define WATCH_WAKE_MS     1000  /* longest block before checking for a stopping server */
+#define WATCH_IDLE_MS     15000 /* idle time before a keep-alive newline */
+#define WATCH_TIMEOUT_MAX (24 * 3600)
+
+/* A set of "namespace/name" keys: open addressing, linear probing. */
+struct keyset {
+        char **slots;
+        size_t cap; /* a power of two, or 0 */
+        size_t n;
+};
+
+static uint64_t key_hash(const char *key)
+{
+        uint64_t h = 0xcbf29ce484222325ull;
+
+        for (; *key; key++)
+                h = (h ^ (unsigned char)*key) * 0x100000001b3ull;
+        return h;
+}
+
+static char **keyset_slot(const struct keyset *set, const char *key)
+{
+        size_t i = key_hash(key) & (set->cap - 1);
+
+        while (set->slots[i] && strcmp(set->slots[i], key) != 0)
+                i = (i + 1) & (set->cap - 1);
+        return &set->slots[i];
+}
+
+static bool keyset_has(const struct keyset *set, const char *key)
+{
+        return set->cap && *keyset_slot(set, key);
+}
+
+static int keyset_add(struct keyset *set, const char *key)
+{
+        char **slot;
+
+        if ((set->n + 1) * 2 > set->cap) {
+                struct keyset bigger = {.cap = set->cap ? set->cap * 2 : 64};
+
+                bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
+                if (!bigger.slots)
+                        return -ENOMEM;
+                for (size_t i = 0; i < set->cap; i++)
+                        if (set->slots[i])
+                                *keyset_slot(&bigger, set->slots[i]) = set->slots[i];
+                bigger.n = set->n;
+                free(set->slots);
+                *set = bigger;
+        }
+        slot = keyset_slot(set, key);
+        if (*slot)
+                return 0;
+        *slot = strdup(key);
+        if (!*slot)
+                return -ENOMEM;
+        set->n++;
+        return 0;
+}
+
+/* Removal with backward-shift, so that probing chains stay intact. */
+static void keyset_remove(struct keyset *set, const char *key)
+{
+        size_t i, j;
+
+        if (!set->cap || !*keyset_slot(set, key))
+                return;
+        i = (size_t)(keyset_slot(set, key) - set->slots);
+        free(set->slots[i]);
+        set->slots[i] = NULL;
+        set->n--;
+        for (j = (i + 1) & (set->cap - 1); set->slots[j]; j = (j + 1) & (set->cap - 1)) {
+                char *moved = set->slots[j];
+
+                set->slots[j] = NULL;
+                *keyset_slot(set, moved) = moved;
+        }
+}
+
+static void keyset_done(struct keyset *set)
+{
+        for (size_t i = 0; i < set->cap; i++)
+                free(set->slots[i]);
+        free(set->slots);
+        *set = (struct keyset){0};
+}
+
+struct watch {
+        struct api *api;
+        const struct xp_kind *kind;
+        char *namespace; /* NULL for every namespace */
+        struct xp_label_selector *labels;
+        struct xp_field_selector *fields;
+        bool filtered;
+        struct keyset matching; /* objects reported as matching the selectors */
+        bool table;
+        enum xp_table_include include;
+        bool headers_sent;
+        uint64_t since;
+        int64_t deadline_ms; /* CLOCK_MONOTONIC; 0 when none */
+        int64_t idle_since_ms;
+        bool ended;
+        char *buf;
+        size_t len, off, cap;
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int buf_append(struct watch *w, const char *text, size_t n)
+{
+        if (w->len + n > w->cap) {
+                size_t cap = w->cap ? w->cap : 8192;
+                char *buf;
+
+                while (cap < w->len + n)
+                        cap *= 2;
+                buf = realloc(w->buf, cap);
+                if (!buf)
+                        return -ENOMEM;
+                w->buf = buf;
+                w->cap = cap;
+        }
+        memcpy(w->buf + w->len, text, n);
+        w->len += n;
+        return 0;
+}
+
+/* Appends one event line; object is borrowed. */
+static int emit(struct watch *w, const char *type, const json_t *object)
+{
+        json_t *event, *shown = NULL;
+        char *text;
+        int r;
+
+        if (w->table && strcmp(type, "ERROR") != 0) {
+                json_t *items = json_pack("[O]", object);
+
+                if (!items)
+                        return -ENOMEM;
+                r = xp_table_build(w->kind->kind, items, NULL, time(NULL), w->include, &shown);
+                json_decref(items);
+                if (r < 0)
+                        return r;
+                /* The columns travel once, with the first event, as Kubernetes sends them. */
+                if (w->headers_sent)
+                        json_object_set_new(shown, "columnDefinitions", json_array());
+                w->headers_sent = true;
+        } else {
+                shown = json_incref((json_t *)object);
+        }
+        event = json_pack("{s:s, s:o}", "type", type, "object", shown);
+        if (!event)
+                return -ENOMEM;
+        text = json_dumps(event, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(event);
+        if (!text)
+                return -ENOMEM;
+        r = buf_append(w, text, strlen(text));
+        if (r >= 0)
+                r = buf_append(w, "\n", 1);
+        free(text);
+        return r;
+}
+
+static void object_key(const json_t *object, char *buf, size_t size)
+{
+        const json_t *meta = json_object_get(object, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+
+        snprintf(buf, size, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+/* One change, translated through the selectors into what this watcher sees. */
+static int emit_change(struct watch *w, enum xp_store_event_type type, const json_t *object)
+{
+        static const char *const names[] = {
+            [XP_STORE_ADDED] = "ADDED",
+            [XP_STORE_MODIFIED] = "MODIFIED",
+            [XP_STORE_DELETED] = "DELETED",
+        };
+        char key[2 * XP_STORE_KEY_MAX + 2];
+        bool match, known;
+
+        if (!w->filtered)
+                return emit(w, names[type], object);
+        object_key(object, key, sizeof key);
+        match = selectors_match(w->labels, w->fields, object);
+        known = keyset_has(&w->matching, key);
+        if (type == XP_STORE_DELETED) {
+                if (!known && !match)
+                        return 0;
+                keyset_remove(&w->matching, key);
+                return emit(w, "DELETED", object);
+        }
+        if (match) {
+                int r = keyset_add(&w->matching, key);
+
+                if (r < 0)
+                        return r;
+                return emit(w, known ? "MODIFIED" : "ADDED", object);
+        }
+        if (!known)
+                return 0;
+        keyset_remove(&w->matching, key);
+        return emit(w, "DELETED", object);
+}
+
+static int emit_expired(struct watch *w, const struct xp_error *err)
+{
+        struct reply status = {0};
+        int r;
+
+        r = reply_status(&status, 410, "Expired", NULL, NULL, "%s", xp_error_message(err));
+        if (r < 0)
+                return r;
+        r = emit(w, "ERROR", status.body);
+        json_decref(status.body);
+        w->ended = true;
+        return r;
+}
+
+/* Reads what the log holds after w->since into the buffer. */
+static int watch_fill(struct watch *w)
+{
+        struct xp_store_event *events = NULL;
+        struct xp_error err = {0};
+        uint64_t through;
+        size_t n;
+        int r;
+
+        r = xp_store_events_scan(w->api->store,
+                                 w->kind->plural,
+                                 w->namespace,
+                                 w->since,
+                                 WATCH_BATCH,
+                                 &events,
+                                 &n,
+                                 &through,
+                                 &err);
+        if (r == -XP_STORE_EXPIRED)
+                return emit_expired(w, &err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = emit_change(w, events[i].type, events[i].object);
+        xp_store_events_free(events, n);
+        if (r < 0)
+                return r;
+        w->since = through;
+        return 0;
+}
+
+static ssize_t watch_read(void *state, char *buf, size_t max)
+{
+        struct watch *w = state;
+
+        for (;;) {
+                int64_t now, wait_ms;
+                int r;
+
+                if (w->off < w->len) {
+                        size_t n = w->len - w->off < max ? w->len - w->off : max;
+
+                        memcpy(buf, w->buf + w->off, n);
+                        w->off += n;
+                        w->idle_since_ms = now_ms();
+                        return (ssize_t)n;
+                }
+                w->off = w->len = 0;
+                if (w->ended || atomic_load(&w->api->stopping))
+                        return 0;
+                r = watch_fill(w);
+                if (r < 0)
+                        return r;
+                if (w->len)
+                        continue;
+                now = now_ms();
+                if (w->deadline_ms && now >= w->deadline_ms)
+                        return 0;
+                if (now - w->idle_since_ms >= WATCH_IDLE_MS) {
+                        r = buf_append(w, "\n", 1);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                wait_ms = WATCH_WAKE_MS;
+                if (w->deadline_ms && w->deadline_ms - now < wait_ms)
+                        wait_ms = w->deadline_ms - now;
+                xp_store_wait(w->api->store, w->since, (int)wait_ms);
+        }
+}
+
+static void watch_free(void *state)
+{
+        struct watch *w = state;
+
+        if (!w)
+                return;
+        free(w->namespace);
+        xp_label_selector_free(w->labels);
+        xp_field_selector_free(w->fields);
+        keyset_done(&w->matching);
+        free(w->buf);
+        free(w);
+}
+
+/* ?timeoutSeconds=N: 1 with the deadline, 0 with ret filled. */
+static int watch_deadline(const struct request *req, int64_t *ret_deadline, struct reply *ret)
+{
+        const char *v = request_query(req, "timeoutSeconds");
+        char *end;
+        long n;
+
+        *ret_deadline = 0;
+        if (!v || !v[0])
+                return 1;
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno || *end || n < 0)
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    NULL,
+                    NULL,
+                    "timeoutSeconds: invalid value %s: expected a number of seconds",
+                    xp_quote(v, (char[XP_QUOTE_MAX]){0}));
+        if (n > WATCH_TIMEOUT_MAX)
+                n = WATCH_TIMEOUT_MAX;
+        if (n > 0)
+                *ret_deadline = now_ms() + n * 1000;
+        return 1;
+}
+
+/* The current state: ADDED events (from ?resourceVersion unset or 0), and the matching keys. */
+static int watch_seed(struct watch *w, bool send, struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *items, *item;
+        uint64_t version;
+        size_t i;
+        int r;
+
+        r = xp_store_list(w->api->store, w->kind->plural, w->namespace, &items, &version, &err);
+        if (r < 0)
+                return reply_store_error(ret, r, w->kind, NULL, &err);
+        json_array_foreach(items, i, item)
+        {
+                char key[2 * XP_STORE_KEY_MAX + 2];
+
+                if (w->filtered && !selectors_match(w->labels, w->fields, item))
+                        continue;
+                if (w->filtered) {
+                        object_key(item, key, sizeof key);
+                        r = keyset_add(&w->matching, key);
+                        if (r < 0)
+                                break;
+                }
+                if (send) {
+                        r = emit(w, "ADDED", item);
+                        if (r < 0)
+                                break;
+                }
+        }
+        json_decref(items);
+        if (r < 0)
+                return r;
+        if (send)
+                w->since = version;
+        return 1;
+}
+
+int watch_start(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        const char *rv = request_query(req, "resourceVersion");
+        const char *accept = request_header(req, "Accept");
+        const char *include = request_query(req, "includeObject");
+        struct watch *w;
+        bool from_now = !rv || !rv[0] || strcmp(rv, "0") == 0;
+        int r;
+
+        w = calloc(1, sizeof *w);
+        if (!w)
+                return -ENOMEM;
+        w->api = req->api;
+        w->kind = kind;
+        w->idle_since_ms = now_ms();
+        if (kind->namespaced && req->namespace) {
+                w->namespace = strdup(req->namespace);
+                if (!w->namespace) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        r = selectors_parse(req, kind, &w->labels, &w->fields, ret);
+        if (r <= 0)
+                goto fail;
+        w->filtered =
+            !xp_label_selector_is_empty(w->labels) || !xp_field_selector_is_empty(w->fields);
+        w->table = accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
+        w->include = XP_TABLE_INCLUDE_METADATA;
+        if (include && strcmp(include, "None") == 0)
+                w->include = XP_TABLE_INCLUDE_NONE;
+        else if (include && strcmp(include, "Object") == 0)
+                w->include = XP_TABLE_INCLUDE_OBJECT;
+        r = watch_deadline(req, &w->deadline_ms, ret);
+        if (r <= 0)
+                goto fail;
+
+        if (!from_now) {
+                struct xp_store_event *events = NULL;
+                struct xp_error err = {0};
+                size_t n;
+
+                if (!parse_resource_version(rv, &w->since)) {
+                        r = reply_status(
+                            ret,
+                            400,
+                            "BadRequest",
+                            NULL,
+                            NULL,
+                            "resourceVersion: invalid value %s: expected a resource version this server wrote",
+                            xp_quote(rv, (char[XP_QUOTE_MAX]){0}));
+                        goto fail;
+                }
+                /* Too old is 410 Gone before the stream starts, so clients relist at once. */
+                r = xp_store_events_since(
+                    req->api->store, kind->plural, w->namespace, w->since, 1, &events, &n, &err);
+                if (r < 0) {
+                        r = reply_store_error(ret, r, kind, NULL, &err);
+                        goto fail;
+                }
+                xp_store_events_free(events, n);
+        }
+        if (from_now || w->filtered) {
+                r = watch_seed(w, from_now, ret);
+                if (r <= 0)
+                        goto fail;
+        }
+        ret->code = 200;
+        ret->stream = (struct stream){.read = watch_read, .free = watch_free, .state = w};
+        ret->content_type = "application/json";
+        return 0;
+fail:
+        watch_free(w);
+        return r;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Replies every handler builds: Kubernetes Status objects, JSON bodies, store errors. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "xpool/strutil.h"
+
+static int reply_set(struct reply *ret, unsigned code, json_t *body)
+{
+        json_decref(ret->body);
+        ret->code = code;
+        ret->body = body;
+        return 0;
+}
+
+int reply_status(struct reply *ret,
+                 unsigned code,
+                 const char *reason,
+                 const char *name,
+                 const char *kind,
+                 const char *fmt,
+                 ...)
+{
+        char message[2048];
+        va_list ap;
+        json_t *details, *status;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof message, fmt, ap);
+        va_end(ap);
+        /* Names from the URL may hold any bytes; a JSON string must be UTF-8. */
+        if (!xp_utf8_valid(message, strlen(message)))
+                for (char *c = message; *c; c++)
+                        if ((unsigned char)*c >= 0x80)
+                                *c = '?';
+
+        details = json_object();
+        if (!details)
+                return -ENOMEM;
+        if (name && xp_utf8_valid(name, strlen(name)))
+                json_object_set_new(details, "name", json_string(name));
+        if (kind)
+                json_object_set_new(details, "kind", json_string(kind));
+        status = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:o, s:I}",
+                           "kind",
+                           "Status",
+                           "apiVersion",
+                           "v1",
+                           "metadata",
+                           "status",
+                           "Failure",
+                           "message",
+                           message,
+                           "reason",
+                           reason,
+                           "details",
+                           details,
+                           "code",
+                           (json_int_t)code);
+        if (!status)
+                return -ENOMEM;
+        return reply_set(ret, code, status);
+}
+
+int reply_success(struct reply *ret, unsigned code)
+{
+        json_t *status = json_pack("{s:s, s:s, s:{}, s:s, s:I}",
+                                   "kind",
+                                   "Status",
+                                   "apiVersion",
+                                   "v1",
+                                   "metadata",
+                                   "status",
+                                   "Success",
+                                   "code",
+                                   (json_int_t)code);
+
+        if (!status)
+                return -ENOMEM;
+        return reply_set(ret, code, status);
+}
+
+int reply_json(struct reply *ret, unsigned code, json_t *body)
+{
+        if (!body)
+                return -ENOMEM;
+        return reply_set(ret, code, body);
+}
+
+int reply_store_error(struct reply *ret,
+                      int r,
+                      const struct xp_kind *kind,
+                      const char *name,
+                      const struct xp_error *err)
+{
+        const char *plural = kind ? kind->plural : NULL;
+        const char *what = plural ? plural : "object";
+
+        if (!name)
+                name = "";
+        switch (r) {
+        case -ENOENT:
+                return reply_status(
+                    ret, 404, "NotFound", name, plural, "%s \"%s\" not found", what, name);
+        case -EEXIST:
+                return reply_status(ret,
+                                    409,
+                                    "AlreadyExists",
+                                    name,
+                                    plural,
+                                    "%s \"%s\" already exists",
+                                    what,
+                                    name);
+        case -ESTALE:
+                return reply_status(
+                    ret,
+                    409,
+                    "Conflict",
+                    name,
+                    plural,
+                    "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes to the latest version and try again",
+                    what,
+                    name);
+        case -EINVAL:
+                return reply_status(
+                    ret, 400, "BadRequest", name, plural, "%s", xp_error_message(err));
+        case -E2BIG:
+                return reply_status(
+                    ret, 413, "RequestEntityTooLarge", name, plural, "%s", xp_error_message(err));
+        case -XP_STORE_EXPIRED:
+                return reply_status(ret, 410, "Expired", NULL, NULL, "%s", xp_error_message(err));
+        default:
+                return reply_status(ret,
+                                    500,
+                                    "InternalError",
+                                    name,
+                                    plural,
+                                    "Internal error occurred: %s",
+                                    xp_error_message(err));
+        }
+}
+
+const char *store_namespace(const struct request *req, const struct xp_kind *kind)
+{
+        return kind->namespaced ? req->namespace : "";
+}
+
+bool parse_resource_version(const char *text, uint64_t *ret)
+{
+        char *end;
+        unsigned long long v;
+
+        if (!text || text[0] < '0' || text[0] > '9')
+                return false;
+        errno = 0;
+        v = strtoull(text, &end, 10);
+        if (errno != 0 || *end != '\0' || v == 0)
+                return false;
+        *ret = v;
+        return true;
+}
+
+void format_resource_version(uint64_t version, char buf[static 24])
+{
+        snprintf(buf, 24, "%" PRIu64, version);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The routes table: the discovery documents, then the object paths for every kind, matched in
+ * order. {resource} is resolved through the kinds table (xpool/kind.h) when a request arrives, and
+ * a route whose {resource} names no kind of its group and scope does not match, so that
+ * /api/v1/namespaces/x/status reaches the Namespace status route.
+ */
+#include "internal.h"
+#include "xpool/macro.h"
+
+#define CORE  "/api/v1"
+#define GROUP "/apis/{group}/v1"
+
+/* The object routes under one prefix: core, or a named group. */
+#define OBJECT_ROUTES(prefix)                                                                      \
+        {HTTP_GET,                                                                                 \
+         prefix "/namespaces/{namespace}/{resource}",                                              \
+         handle_list,                                                                              \
+         ROUTE_NAMESPACED,                                                                         \
+         NULL},                                                                                    \
+            {HTTP_POST,                                                                            \
+             prefix "/namespaces/{namespace}/{resource}",                                          \
+             handle_create,                                                                        \
+             ROUTE_NAMESPACED,                                                                     \
+             NULL},                                                                                \
+            {HTTP_GET,                                                                             \
+             prefix "/namespaces/{namespace}/{resource}/{name}",                                   \
+             handle_get,                                                                           \
+             ROUTE_NAMESPACED,                                                                     \
+             NULL},                                                                                \
+            {HTTP_PUT,                                                                             \
+             prefix "/namespaces/{namespace}/{resource}/{name}",                                   \
+             handle_update,                                                                        \
+             ROUTE_NAMESPACED,                                                                     \
+             NULL},                                                                                \
+            {HTTP_PATCH,                                                                           \
+             prefix "/namespaces/{namespace}/{resource}/{name}",                                   \
+             handle_patch,                                                                         \
+             ROUTE_NAMESPACED,                                                                     \
+             NULL},                                                                                \
+            {HTTP_DELETE,                                                                          \
+             prefix "/namespaces/{namespace}/{resource}/{name}",                                   \
+             handle_delete,                                                                        \
+             ROUTE_NAMESPACED,                                                                     \
+             NULL},                                                                                \
+            {HTTP_GET,                                                                             \
+             prefix "/namespaces/{namespace}/{resource}/{name}/status",                            \
+             handle_get,                                                                           \
+             ROUTE_NAMESPACED | ROUTE_STATUS,                                                      \
+             "status"},                                                                            \
+            {HTTP_PUT,                                                                             \
+             prefix "/namespaces/{namespace}/{resource}/{name}/status",                            \
+             handle_update,                                                                        \
+             ROUTE_NAMESPACED | ROUTE_STATUS,                                                      \
+             "status"},                                                                            \
+            {HTTP_PATCH,                                                                           \
+             prefix "/namespaces/{namespace}/{resource}/{name}/status",                            \
+             handle_patch,                                                                         \
+             ROUTE_NAMESPACED | ROUTE_STATUS,                                                      \
+             "status"},                                                                            \
+            {HTTP_GET, prefix "/{resource}", handle_list, ROUTE_ANY_SCOPE, NULL},                  \
+            {HTTP_POST, prefix "/{resource}", handle_create, ROUTE_CLUSTER, NULL},                 \
+            {HTTP_GET, prefix "/{resource}/{name}", handle_get, ROUTE_CLUSTER, NULL},              \
+            {HTTP_PUT, prefix "/{resource}/{name}", handle_update, ROUTE_CLUSTER, NULL},           \
+            {HTTP_PATCH, prefix "/{resource}/{name}", handle_patch, ROUTE_CLUSTER, NULL},          \
+            {HTTP_DELETE, prefix "/{resource}/{name}", handle_delete, ROUTE_CLUSTER, NULL},        \
+            {HTTP_GET,                                                                             \
+             prefix "/{resource}/{name}/status",                                                   \
+             handle_get,                                                                           \
+             ROUTE_CLUSTER | ROUTE_STATUS,                                                         \
+             "status"},                                                                            \
+            {HTTP_PUT,                                                                             \
+             prefix "/{resource}/{name}/status",                                                   \
+             handle_update,                                                                        \
+             ROUTE_CLUSTER | ROUTE_STATUS,                                                         \
+             "status"},                                                                            \
+        {                                                                                          \
+                HTTP_PATCH, prefix "/{resource}/{name}/status", handle_patch,                      \
+                    ROUTE_CLUSTER | ROUTE_STATUS, "status"                                         \
+        }
+
+const struct route api_routes[] = {
+    {HTTP_GET, "/version", handle_version, 0, NULL},
+    {HTTP_GET, "/api", handle_api, 0, NULL},
+    {HTTP_GET, "/api/v1", handle_api_resources, 0, NULL},
+    {HTTP_GET, "/apis", handle_apis, 0, NULL},
+    {HTTP_GET, "/apis/{group}", handle_api_group, 0, NULL},
+    {HTTP_GET, "/apis/{group}/v1", handle_api_resources, 0, NULL},
+    {HTTP_GET, "/openapi/v3", handle_openapi_v3, 0, NULL},
+    {HTTP_GET, "/openapi/v3/api/v1", handle_openapi_v3_group, 0, NULL},
+    {HTTP_GET, "/openapi/v3/apis/{group}/v1", handle_openapi_v3_group, 0, NULL},
+    {HTTP_POST,
+     CORE "/namespaces/{namespace}/pods/{name}/binding",
+     handle_binding,
+     ROUTE_NAMESPACED | ROUTE_PODS,
+     "binding"},
+    {HTTP_GET,
+     CORE "/namespaces/{namespace}/pods/{name}/log",
+     handle_log,
+     ROUTE_NAMESPACED | ROUTE_PODS,
+     "log"},
+    OBJECT_ROUTES(CORE),
+    OBJECT_ROUTES(GROUP),
+};
+
+const size_t api_routes_n = XP_ELEMENTSOF(api_routes);
