@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -323,7 +324,6 @@ static void *client(void *arg)
 
                 if (i >= count)
                         break;
-                latencies[i] = -1;
                 snprintf(name, sizeof(name), "bench-%s-%ld", run_id, i);
                 n = snprintf(body, sizeof(body), pod_template, name);
                 r = snprintf(req,
@@ -512,6 +512,12 @@ static void child_stop(struct child *ch)
         ch->dir[0] = '\0';
 }
 
+static double cpu_seconds(const struct rusage *u)
+{
+        return (double)(u->ru_utime.tv_sec + u->ru_stime.tv_sec) +
+               (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e6;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
         double x = *(const double *)a, y = *(const double *)b;
@@ -550,6 +556,7 @@ int main(int argc, char **argv)
         _cleanup_free_ struct conn *conns = NULL;
         _cleanup_free_ pthread_t *th = NULL;
         struct child ch = {0};
+        struct rusage ru;
         long clients = 32, kib = -1;
         size_t ok = 0;
         double t0, elapsed;
@@ -593,6 +600,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_api: out of memory\n");
                 return 1;
         }
+        /* a create no client got to (its client stopped) counts as not acknowledged */
+        for (long i = 0; i < count; i++)
+                latencies[i] = -1;
         if (xpool) {
                 if (child_start(xpool, &ch) < 0) {
                         child_stop(&ch);
@@ -647,6 +657,13 @@ int main(int argc, char **argv)
                 child_stop(&ch);
         } else {
                 printf("server peak RSS    %10s (not our process: use --xpool)\n", "-");
+        }
+        /* on a small machine the clients compete with the server for the same cores */
+        getrusage(RUSAGE_SELF, &ru);
+        printf("client CPU         %10.2f s user+sys\n", cpu_seconds(&ru));
+        if (xpool) {
+                getrusage(RUSAGE_CHILDREN, &ru);
+                printf("server CPU         %10.2f s user+sys\n", cpu_seconds(&ru));
         }
         if (atomic_load(&errors) > 0 || ok != (size_t)count)
                 r = 1;

@@ -48,6 +48,7 @@ curl_api() { # curl arguments...: with the bearer token when there is one
 
 start_server() { # log name: starts on a free port and waits (bounded) until /version answers
   local log=$tmp/$1.log deadline=$((SECONDS + 15)) port=
+  : >"$log" # the background job opens it later: it must exist for the first look
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
@@ -112,7 +113,7 @@ check_acked() { # name: every pod api_burst acknowledged is in the list, and is 
 pods=/api/v1/namespaces/default/pods
 start_server first
 read_token
-[[ -n "$token" ]] && echo "the server wrote admin.kubeconfig: requests carry its bearer token"
+if [[ -n "$token" ]]; then echo "the server wrote admin.kubeconfig: requests carry its bearer token"; fi
 
 # The burst, and kill -9 once enough of it is acknowledged (bounded wait).
 "$burst" "$base" "$total" 16 ${token:+"$token"} >"$tmp/acked" 2>"$tmp/burst-err" &
@@ -161,7 +162,7 @@ for cycle in 1 2 3; do
   if [[ -n "$created" && -n "$last" && "$created" -le "$last" ]]; then
     echo "FAIL cycle $cycle: version $created not above $last"; failures=$((failures + 1))
   fi
-  [[ -n "$created" ]] && last=$created
+  if [[ -n "$created" ]]; then last=$created; fi
   stop_server KILL
   start_server "cycle-$cycle"
   list_pods "cycle $cycle: list after kill -9"
@@ -174,7 +175,7 @@ for cycle in 1 2 3; do
     failures=$((failures + 1))
   fi
   echo "cycle $cycle: stored versions up to $before, new create got $created"
-  [[ -n "$created" ]] && last=$created
+  if [[ -n "$created" ]]; then last=$created; fi
 done
 
 stop_server TERM
