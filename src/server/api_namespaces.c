@@ -5,6 +5,7 @@
  * namespace deletes what is in it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,73 @@ static json_t *namespace_json(const char *name)
                          "Active");
 }
 
-int namespaces_bootstrap(struct xp_store *store, struct xp_error *err)
+/* ---- the cache ---------------------------------------------------------------------------- */
+
+static bool cache_has(struct namespace_cache *cache, const char *name)
 {
+        bool found = false;
+
+        pthread_mutex_lock(&cache->mutex);
+        for (size_t i = 0; i < cache->n && !found; i++)
+                found = strcmp(cache->names[i], name) == 0;
+        pthread_mutex_unlock(&cache->mutex);
+        return found;
+}
+
+/* Best effort: a namespace missing from the cache is read from the store instead. */
+static void cache_add(struct namespace_cache *cache, const char *name)
+{
+        char **names, *copy;
+
+        if (cache_has(cache, name))
+                return;
+        copy = strdup(name);
+        if (!copy)
+                return;
+        pthread_mutex_lock(&cache->mutex);
+        names = realloc(cache->names, (cache->n + 1) * sizeof *names);
+        if (names) {
+                names[cache->n++] = TAKE_PTR(copy);
+                cache->names = names;
+        }
+        pthread_mutex_unlock(&cache->mutex);
+        free(copy);
+}
+
+static void cache_remove(struct namespace_cache *cache, const char *name)
+{
+        pthread_mutex_lock(&cache->mutex);
+        for (size_t i = 0; i < cache->n; i++)
+                if (strcmp(cache->names[i], name) == 0) {
+                        free(cache->names[i]);
+                        cache->names[i] = cache->names[--cache->n];
+                        break;
+                }
+        pthread_mutex_unlock(&cache->mutex);
+}
+
+void namespace_created(struct api *api, const char *name)
+{
+        cache_add(&api->namespaces, name);
+}
+
+void namespace_changed(struct api *api, const char *name)
+{
+        cache_remove(&api->namespaces, name);
+}
+
+int namespaces_init(struct api *api, struct xp_error *err)
+{
+        struct xp_store *store = api->store;
+        pthread_rwlockattr_t attr;
+
+        /* Writers first: a namespace deletion must not wait out a stream of creates. */
+        pthread_rwlockattr_init(&attr);
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&api->namespaces.lock, &attr);
+        pthread_rwlockattr_destroy(&attr);
+        pthread_mutex_init(&api->namespaces.mutex, NULL);
+
         for (size_t i = 0; i < XP_ELEMENTSOF(system_namespaces); i++) {
                 json_t *ns;
                 uint64_t version;
@@ -109,8 +175,28 @@ int namespaces_bootstrap(struct xp_store *store, struct xp_error *err)
         return 0;
 }
 
+void namespaces_done(struct api *api)
+{
+        struct namespace_cache *cache = &api->namespaces;
+
+        for (size_t i = 0; i < cache->n; i++)
+                free(cache->names[i]);
+        free(cache->names);
+        cache->names = NULL;
+        cache->n = 0;
+        pthread_mutex_destroy(&cache->mutex);
+        pthread_rwlock_destroy(&cache->lock);
+}
+
+void namespace_release(const struct request *req, const struct xp_kind *kind)
+{
+        if (kind->namespaced)
+                pthread_rwlock_unlock(&req->api->namespaces.lock);
+}
+
 int namespace_check(const struct request *req, const struct xp_kind *kind, struct reply *ret)
 {
+        struct namespace_cache *cache = &req->api->namespaces;
         struct xp_error err = {0};
         const char *phase;
         json_t *ns;
@@ -119,20 +205,30 @@ int namespace_check(const struct request *req, const struct xp_kind *kind, struc
 
         if (!kind->namespaced)
                 return 1;
+        pthread_rwlock_rdlock(&cache->lock);
+        if (cache_has(cache, req->namespace))
+                return 1;
         r = xp_store_get(req->api->store, NAMESPACES, "", req->namespace, &ns, &version, &err);
-        if (r == -ENOENT)
-                return reply_status(ret,
-                                    404,
-                                    "NotFound",
-                                    req->namespace,
-                                    NAMESPACES,
-                                    "namespaces \"%s\" not found",
-                                    req->namespace);
-        if (r < 0)
-                return reply_store_error(ret, r, NULL, req->namespace, &err);
+        if (r == 0)
+                r = 1;
+        else if (r == -ENOENT)
+                r = reply_status(ret,
+                                 404,
+                                 "NotFound",
+                                 req->namespace,
+                                 NAMESPACES,
+                                 "namespaces \"%s\" not found",
+                                 req->namespace);
+        else if (r < 0)
+                r = reply_store_error(ret, r, NULL, req->namespace, &err);
+        if (r <= 0) {
+                pthread_rwlock_unlock(&cache->lock);
+                return r;
+        }
         phase = json_string_value(json_object_get(json_object_get(ns, "status"), "phase"));
         if (phase && strcmp(phase, "Terminating") == 0) {
                 json_decref(ns);
+                pthread_rwlock_unlock(&cache->lock);
                 return reply_status(
                     ret,
                     403,
@@ -144,6 +240,7 @@ int namespace_check(const struct request *req, const struct xp_kind *kind, struc
                     req->namespace);
         }
         json_decref(ns);
+        cache_add(cache, req->namespace);
         return 1;
 }
 
@@ -223,7 +320,11 @@ int namespace_delete(const struct request *req,
                 json_decref(ns);
                 return -ENOMEM;
         }
+        pthread_rwlock_wrlock(&req->api->namespaces.lock);
         r = xp_store_update(store, NAMESPACES, "", req->name, version, ns, &version, &err);
+        if (r >= 0)
+                cache_remove(&req->api->namespaces, req->name);
+        pthread_rwlock_unlock(&req->api->namespaces.lock);
         json_decref(ns);
         if (r < 0)
                 return reply_store_error(ret, r, kind, req->name, &err);

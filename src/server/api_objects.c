@@ -350,7 +350,7 @@ int handle_create(const struct request *req, const struct route *route, struct r
         char uid[UUID_STRING];
         unsigned flags;
         uint64_t version;
-        bool dry;
+        bool dry, locked = false;
         int r;
 
         r = decode_flags(req, &flags, ret);
@@ -368,6 +368,7 @@ int handle_create(const struct request *req, const struct route *route, struct r
         r = namespace_check(req, kind, ret);
         if (r <= 0)
                 goto out;
+        locked = true;
         /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
         if (strcmp(kind->plural, "pods") == 0)
                 json_object_del(json, "status");
@@ -413,8 +414,12 @@ int handle_create(const struct request *req, const struct route *route, struct r
                         goto out;
                 }
         }
+        if (strcmp(kind->plural, "namespaces") == 0 && !dry)
+                namespace_created(req->api, meta->name);
         r = reply_json(ret, 201, TAKE_PTR(out));
 out:
+        if (locked)
+                namespace_release(req, kind);
         json_decref(out);
         json_decref(json);
         if (object)
@@ -669,6 +674,8 @@ static int finish_update(const struct request *req,
                         r = reply_store_error(ret, r, kind, req->name, &err);
                         goto out;
                 }
+                if (strcmp(kind->plural, "namespaces") == 0)
+                        namespace_changed(req->api, req->name);
         }
         r = reply_json(ret, 200, TAKE_PTR(out));
 out:

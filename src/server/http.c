@@ -511,7 +511,7 @@ int xp_server_new(const struct xp_server_options *options,
         r = xp_store_open(&store_options, &server->api.store, err);
         if (r < 0)
                 goto fail;
-        r = namespaces_bootstrap(server->api.store, err);
+        r = namespaces_init(&server->api, err);
         if (r < 0)
                 goto fail;
 
@@ -555,6 +555,7 @@ int xp_server_new(const struct xp_server_options *options,
         return 0;
 
 fail:
+        namespaces_done(&server->api);
         xp_store_close(server->api.store);
         free(server);
         return r;
@@ -572,6 +573,7 @@ void xp_server_free(struct xp_server *server)
         atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);
+        namespaces_done(&server->api);
         xp_store_close(server->api.store);
         free(server);
 }

@@ -7,6 +7,7 @@
  */
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,11 +27,28 @@ enum http_method {
         HTTP_OTHER,
 };
 
+/*
+ * The namespaces known to exist and be Active, so that a create need not read its namespace from
+ * the store. Only this server writes namespaces, so the cache cannot go stale: a namespace enters
+ * when a create checks it, leaves when its deletion begins.
+ *
+ * lock orders creates against namespace deletion: a create holds it shared from the namespace
+ * check to the end of its write, a deletion exclusively while it marks the namespace
+ * Terminating, so no create that saw the namespace Active lands after its contents are deleted.
+ */
+struct namespace_cache {
+        pthread_rwlock_t lock;
+        pthread_mutex_t mutex; /* guards names */
+        char **names;
+        size_t n;
+};
+
 /* What every handler shares: the store, and the server's lifecycle. */
 struct api {
         struct xp_store *store;
         const char *server_address; /* host:port clients reach us on */
         atomic_bool stopping;       /* set before the HTTP daemon stops: streams end */
+        struct namespace_cache namespaces;
 };
 
 struct auth_identity;
@@ -138,13 +156,21 @@ const char *store_namespace(const struct request *req, const struct xp_kind *kin
 bool parse_resource_version(const char *text, uint64_t *ret);
 void format_resource_version(uint64_t version, char buf[static 24]);
 
-/* The namespaces every server has; created at start (api_namespaces.c). */
-int namespaces_bootstrap(struct xp_store *store, struct xp_error *err);
+/* The namespaces every server has, created at start, and the cache (api_namespaces.c). */
+int namespaces_init(struct api *api, struct xp_error *err);
+void namespaces_done(struct api *api);
 /*
- * 1 when the request's namespace exists (or the kind is cluster-scoped), else 0 with ret filled
- * with the 404 Kubernetes answers: namespaces "x" not found.
+ * 1 when the request's namespace exists and is Active (or the kind is cluster-scoped), else 0
+ * with ret filled: 404 namespaces "x" not found, 403 when it is being deleted. On 1 for a
+ * namespaced kind the caller holds the namespace lock shared and must namespace_release() it
+ * after its write.
  */
 int namespace_check(const struct request *req, const struct xp_kind *kind, struct reply *ret);
+void namespace_release(const struct request *req, const struct xp_kind *kind);
+/* Records a namespace this server just created as Active. */
+void namespace_created(struct api *api, const char *name);
+/* Forgets what the cache knows of a namespace whose object changed: the next check reads it. */
+void namespace_changed(struct api *api, const char *name);
 
 /*
  * Deletes a namespace as Kubernetes does, synchronously: marks it Terminating (creates in it are
