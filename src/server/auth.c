@@ -648,7 +648,9 @@ static void maybe_reload(struct auth *auth)
         int r;
 
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - auth->checked.tv_sec < RELOAD_INTERVAL)
+        if ((now.tv_sec - auth->checked.tv_sec) * 1000000000LL + now.tv_nsec -
+                auth->checked.tv_nsec <
+            RELOAD_INTERVAL * 1000000000LL)
                 return;
         auth->checked = now;
         if (stat(auth->path, &st) < 0) {
