@@ -224,7 +224,7 @@ int table_cell_age(json_t *cells, const json_t *object, const char *path, time_t
 
 /* ---- resources ------------------------------------------------------------------------------ */
 
-static int json_quantity(const json_t *value, struct xp_quantity *ret)
+int table_quantity(const json_t *value, struct xp_quantity *ret)
 {
         if (json_is_string(value))
                 return xp_quantity_parse(json_string_value(value), ret, NULL);
@@ -252,7 +252,7 @@ int table_extended_resources(const json_t *list, struct xp_resource_list *ret)
 
                 if (!xp_resource_name_is_extended(name))
                         continue;
-                r = json_quantity(value, &q);
+                r = table_quantity(value, &q);
                 if (r >= 0)
                         r = xp_resource_list_set(&result, name, &q);
                 if (r < 0) {
