@@ -805,9 +805,9 @@ static void print_foreign_table(void **state)
             true,
             true,
             true,
-            "<unknown>   web                  3             line one...    hidden   true\n"
-            "            ^[[31mred^[[0m       -1            1.5                     {\"a\":[1]}\n"
-            "<unknown>   héllo                12345678901   tab^Ihere\n"
+            "<unknown>   web              3             line one...   hidden   true\n"
+            "            ^[[31mred^[[0m   -1            1.5                    {\"a\":[1]}\n"
+            "<unknown>   héllo            12345678901   tab^Ihere\n"
             "<unknown>   short\n");
         json_decref(table);
 }
