@@ -774,6 +774,14 @@ static void print_nodes_wide(void **state)
             "NAME         STATUS                        ROLES        AGE     VERSION         DEVICES\n"
             "gpu-node-1   Ready                         gpu,worker   10d     v1.31.0-xpool   nvidia.com/gpu=8\n"
             "npu-node-1   NotReady,SchedulingDisabled   <none>       4h30m   v1.31.0-xpool   nvidia.com/gpu=0,vendor.com/npu=2\n");
+        assert_printed(
+            table,
+            true,
+            false,
+            false,
+            "NAME         STATUS                        ROLES        AGE     VERSION         DEVICES                             INTERNAL-IP   EXTERNAL-IP   CPU    MEMORY   MODELS                        OS-IMAGE                         KERNEL-VERSION   CONTAINER-RUNTIME\n"
+            "gpu-node-1   Ready                         gpu,worker   10d     v1.31.0-xpool   nvidia.com/gpu=8                    10.1.0.11     203.0.113.7   96     503Gi    8x NVIDIA H100 80GB HBM3      Debian GNU/Linux 12 (bookworm)   6.1.0-27-amd64   xpool://0.1.0\n"
+            "npu-node-1   NotReady,SchedulingDisabled   <none>       4h30m   v1.31.0-xpool   nvidia.com/gpu=0,vendor.com/npu=2   10.1.0.12     <none>        95.5   1.5Gi    2x Ascend 910B,1x <unknown>   <unknown>                        <unknown>        <unknown>\n");
         json_decref(table);
 }
 
