@@ -29,10 +29,14 @@ const json_t *table_get(const json_t *object, const char *path)
         for (;;) {
                 const char *dot = strchr(p, '.');
                 size_t len = dot ? (size_t)(dot - p) : strlen(p);
+                char key[64];
 
-                if (!json_is_object(v))
+                /* paths are our own literals; json_object_getn() would need jansson 2.14 */
+                if (!json_is_object(v) || len >= sizeof(key))
                         return NULL;
-                v = json_object_getn(v, p, len);
+                memcpy(key, p, len);
+                key[len] = '\0';
+                v = json_object_get(v, key);
                 if (!v || !dot)
                         return v;
                 p = dot + 1;
@@ -376,10 +380,14 @@ static int build_row(const struct table_kind *kind,
                      json_t *rows)
 {
         _cleanup_(table_json_decrefp) json_t *row = json_object();
-        json_t *cells = json_array(), *object = NULL;
+        json_t *cells, *object = NULL;
         int r;
 
-        if (!row || !cells || json_object_set_new(row, "cells", cells) < 0)
+        if (!row)
+                return -ENOMEM;
+        /* json_object_set_new() releases cells when it fails */
+        cells = json_array();
+        if (!cells || json_object_set_new(row, "cells", cells) < 0)
                 return -ENOMEM;
         r = kind->row(item, now, cells, row);
         if (r < 0)
