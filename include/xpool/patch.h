@@ -58,9 +58,10 @@ int xp_patch_apply(enum xp_patch_type type,
 
 /*
  * Two-way JSON merge patch that turns `from` into `to` (null for removed members; arrays replaced
- * whole). *ret is {} when equal; a new value the caller frees. -ENOMEM, or -E2BIG when either is
- * nested deeper than XP_PATCH_MAX_DEPTH. A member whose value in `to` is null cannot be expressed
- * in a merge patch (null means delete) and comes out as a deletion.
+ * whole). *ret is {} when equal objects; when either is not an object, *ret is a copy of `to`
+ * (RFC 7386 has no other way to say it). A new value the caller frees. -ENOMEM, or -E2BIG when
+ * either is nested deeper than XP_PATCH_MAX_DEPTH. A member whose value in `to` is null cannot be
+ * expressed in a merge patch (null means delete) and comes out as a deletion.
  */
 int xp_patch_merge_diff(const json_t *from, const json_t *to, json_t **ret);
 

@@ -37,10 +37,14 @@ enum xp_table_include {
  * Builds a meta.k8s.io/v1 Table for `items` (borrowed: a JSON array of objects of `kind`: "Pod",
  * "Node", "Event", "Namespace", "Lease"; any other kind gets NAME and AGE), ages computed
  * against `now`. An item that is not a JSON object gets the row an empty object would; a NULL or
- * non-array `items` is an empty list. list_version is the list's resourceVersion (the Table's
- * metadata.resourceVersion), may be NULL. include selects rows[].object: none, a
- * PartialObjectMetadata ({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",
- * "metadata":{...}}, a deep copy of the item's metadata), or the whole object (a deep copy).
+ * non-array `items` is an empty list.
+ *
+ * list_version is the list's resourceVersion, the Table's metadata.resourceVersion (valid UTF-8,
+ * as the store's decimal versions are); may be NULL.
+ *
+ * include selects rows[].object: none; a PartialObjectMetadata holding a deep copy of the item's
+ * metadata ({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{...}});
+ * or a deep copy of the whole object.
  *
  * All columns are built, priority > 0 ones included, as kube-apiserver does: the client decides
  * what to show. On success *ret receives a new reference (caller json_decref()s it).
@@ -64,8 +68,9 @@ int xp_table_build(const char *kind,
  *
  * Cells print as kubectl prints them: strings cut at the first newline, carriage return or form
  * feed with "..." appended; other control characters shown in caret notation (ESC as "^[") so a
- * cell cannot drive the terminal; integers in decimal; other numbers, booleans and null as JSON
- * writes them (null as nothing); a row's cells beyond the column definitions are ignored.
+ * cell cannot drive the terminal; integers in decimal; other numbers, booleans, objects and lists
+ * as compact JSON; null as nothing. A row's cells beyond the column definitions are ignored; a
+ * row with fewer cells ends early.
  *
  * Returns 0; -EINVAL when `table` is not a Table (err says what is wrong and where, e.g.
  * "columnDefinitions[2].name is not a string"), and then nothing is written; -ENOMEM; -EIO on

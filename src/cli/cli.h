@@ -20,6 +20,7 @@ int xp_cmd_validate(int argc, char **argv);
 int xp_cmd_convert(int argc, char **argv);
 int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_server(int argc, char **argv);
+int xp_cmd_token(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
 
 #include <stdbool.h>

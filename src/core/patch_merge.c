@@ -104,8 +104,9 @@ int xp_patch_merge_diff(const json_t *from, const json_t *to, json_t **ret)
             xp_patch_check_depth(to, "to", NULL) < 0)
                 return -E2BIG;
         if (!json_is_object(from) || !json_is_object(to)) {
-                /* a non-object patch replaces the whole value (RFC 7386) */
-                patch = json_equal(from, to) ? json_object() : json_deep_copy(to);
+                /* only a whole value can turn a non-object into something else: {} would make it {}
+                 */
+                patch = json_deep_copy(to);
                 if (!patch)
                         return -ENOMEM;
                 *ret = patch;

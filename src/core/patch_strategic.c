@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -149,6 +150,22 @@ static ssize_t index_of(const json_t *list, const json_t *element, const char *k
         return -1;
 }
 
+struct slot {
+        json_t *element;
+        ssize_t order;  /* position in the order list, -1: server-only */
+        ssize_t server; /* position in the original list, -1: new */
+        size_t seq;     /* position in the merged list: keeps the sort stable */
+};
+
+static int compare_order(const void *a, const void *b)
+{
+        const struct slot *x = a, *y = b;
+
+        if (x->order != y->order)
+                return x->order < y->order ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /*
  * Orders a merged list as Kubernetes does: the elements named by `order` (the patch list or
  * $setElementOrder) come in that order, and the elements only the server has keep their places
@@ -161,61 +178,54 @@ static int reorder(struct smp *s,
                    const char *key,
                    json_t **ret)
 {
-        json_t *ordered = json_array(), *server_only = json_array(), *result = json_array();
-        size_t i = 0, j = 0;
-        int r = 0;
+        size_t n = json_array_size(merged), n_ordered = 0, n_server = 0, i = 0, j = 0;
+        _cleanup_free_ struct slot *ordered = calloc(n ? n : 1, sizeof(*ordered));
+        _cleanup_free_ struct slot *server_only = calloc(n ? n : 1, sizeof(*server_only));
+        json_t *result = json_array();
 
-        if (!ordered || !server_only || !result)
-                goto nomem;
-        for (size_t k = 0; k < json_array_size(merged); k++) {
-                json_t *element = json_array_get(merged, k);
-                ssize_t at = index_of(order, element, key), pos;
-
-                if (at < 0) {
-                        if (json_array_append(server_only, element) < 0)
-                                goto nomem;
-                        continue;
-                }
-                /* insertion keeps the sort stable; lists are bounded by MAX_LIST */
-                for (pos = (ssize_t)json_array_size(ordered); pos > 0; pos--)
-                        if (index_of(order, json_array_get(ordered, (size_t)pos - 1), key) <= at)
-                                break;
-                if (json_array_insert(ordered, (size_t)pos, element) < 0)
-                        goto nomem;
+        if (!ordered || !server_only || !result) {
+                json_decref(result);
+                json_decref(merged);
+                return oom(s);
         }
+        for (size_t k = 0; k < n; k++) {
+                struct slot slot = {
+                    .element = json_array_get(merged, k),
+                    .seq = k,
+                };
+
+                slot.order = index_of(order, slot.element, key);
+                slot.server = index_of(server_order, slot.element, key);
+                if (slot.order >= 0)
+                        ordered[n_ordered++] = slot;
+                else
+                        server_only[n_server++] = slot;
+        }
+        qsort(ordered, n_ordered, sizeof(*ordered), compare_order);
 
         /* interleave: a server-only element goes before the next ordered one that follows it on
          * the server; when either is new to the server, the ordered one goes first */
-        while (i < json_array_size(server_only) || j < json_array_size(ordered)) {
-                json_t *next;
+        while (i < n_server || j < n_ordered) {
+                const struct slot *next;
 
-                if (i >= json_array_size(server_only))
-                        next = json_array_get(ordered, j++);
-                else if (j >= json_array_size(ordered))
-                        next = json_array_get(server_only, i++);
-                else {
-                        ssize_t left = index_of(server_order, json_array_get(server_only, i), key);
-                        ssize_t right = index_of(server_order, json_array_get(ordered, j), key);
-
-                        if (left >= 0 && right >= 0 && left < right)
-                                next = json_array_get(server_only, i++);
-                        else
-                                next = json_array_get(ordered, j++);
+                if (i >= n_server)
+                        next = &ordered[j++];
+                else if (j >= n_ordered)
+                        next = &server_only[i++];
+                else if (server_only[i].server >= 0 && ordered[j].server >= 0 &&
+                         server_only[i].server < ordered[j].server)
+                        next = &server_only[i++];
+                else
+                        next = &ordered[j++];
+                if (json_array_append(result, next->element) < 0) {
+                        json_decref(result);
+                        json_decref(merged);
+                        return oom(s);
                 }
-                if (json_array_append(result, next) < 0)
-                        goto nomem;
         }
-        *ret = result;
-        result = NULL;
-        goto out;
-nomem:
-        r = oom(s);
-out:
-        json_decref(ordered);
-        json_decref(server_only);
-        json_decref(result);
         json_decref(merged);
-        return r;
+        *ret = result;
+        return 0;
 }
 
 static int check_list(struct smp *s, const json_t *list, const char *what)

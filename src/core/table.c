@@ -29,10 +29,14 @@ const json_t *table_get(const json_t *object, const char *path)
         for (;;) {
                 const char *dot = strchr(p, '.');
                 size_t len = dot ? (size_t)(dot - p) : strlen(p);
+                char key[64];
 
-                if (!json_is_object(v))
+                /* paths are our own literals; json_object_getn() would need jansson 2.14 */
+                if (!json_is_object(v) || len >= sizeof(key))
                         return NULL;
-                v = json_object_getn(v, p, len);
+                memcpy(key, p, len);
+                key[len] = '\0';
+                v = json_object_get(v, key);
                 if (!v || !dot)
                         return v;
                 p = dot + 1;
@@ -224,7 +228,7 @@ int table_cell_age(json_t *cells, const json_t *object, const char *path, time_t
 
 /* ---- resources ------------------------------------------------------------------------------ */
 
-static int json_quantity(const json_t *value, struct xp_quantity *ret)
+int table_quantity(const json_t *value, struct xp_quantity *ret)
 {
         if (json_is_string(value))
                 return xp_quantity_parse(json_string_value(value), ret, NULL);
@@ -252,7 +256,7 @@ int table_extended_resources(const json_t *list, struct xp_resource_list *ret)
 
                 if (!xp_resource_name_is_extended(name))
                         continue;
-                r = json_quantity(value, &q);
+                r = table_quantity(value, &q);
                 if (r >= 0)
                         r = xp_resource_list_set(&result, name, &q);
                 if (r < 0) {
@@ -376,10 +380,14 @@ static int build_row(const struct table_kind *kind,
                      json_t *rows)
 {
         _cleanup_(table_json_decrefp) json_t *row = json_object();
-        json_t *cells = json_array(), *object = NULL;
+        json_t *cells, *object = NULL;
         int r;
 
-        if (!row || !cells || json_object_set_new(row, "cells", cells) < 0)
+        if (!row)
+                return -ENOMEM;
+        /* json_object_set_new() releases cells when it fails */
+        cells = json_array();
+        if (!cells || json_object_set_new(row, "cells", cells) < 0)
                 return -ENOMEM;
         r = kind->row(item, now, cells, row);
         if (r < 0)

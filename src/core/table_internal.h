@@ -82,6 +82,9 @@ void table_since(int64_t seconds, time_t now, char buf[static XP_TABLE_DURATION_
 
 /* ---- resources ------------------------------------------------------------------------------ */
 
+/* A quantity written as a JSON string or number; -EINVAL for anything else. */
+int table_quantity(const json_t *value, struct xp_quantity *ret);
+
 /*
  * Reads the extended resources (nvidia.com/gpu, ...) of a ResourceList-shaped JSON object into
  * *ret (which must be empty). Quantities may be strings or numbers. -EINVAL when one is

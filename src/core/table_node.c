@@ -150,15 +150,8 @@ static int devices_cell(const json_t *node, json_t *cells)
 /* A standard allocatable resource (cpu, memory) as a quantity; false when missing or malformed. */
 static bool allocatable(const json_t *node, const char *name, struct xp_quantity *ret)
 {
-        const json_t *value = json_object_get(table_get(node, "status.allocatable"), name);
-
-        if (json_is_string(value))
-                return xp_quantity_parse(json_string_value(value), ret, NULL) >= 0;
-        if (json_is_integer(value)) {
-                *ret = xp_quantity_from_int((int64_t)json_integer_value(value));
-                return true;
-        }
-        return false;
+        return table_quantity(json_object_get(table_get(node, "status.allocatable"), name), ret) >=
+               0;
 }
 
 static int cpu_cell(const json_t *node, json_t *cells)

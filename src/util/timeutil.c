@@ -126,12 +126,13 @@ int xp_time_format_microtime(int64_t micros, char buf[static XP_MICROTIME_MAX])
 {
         /* floor division: an instant before 1970 still has a fraction in [0, 999999] */
         int64_t seconds = micros / 1000000 - (micros % 1000000 < 0);
-        int64_t fraction = micros - seconds * 1000000;
+        int64_t fraction;
         char text[XP_RFC3339_MAX];
 
         if (xp_time_format_rfc3339(seconds, text) < 0)
                 return -ERANGE;
-        text[19] = '\0'; /* drop the 'Z' */
+        fraction = micros - seconds * 1000000; /* in range: seconds is a writable year */
+        text[19] = '\0';                       /* drop the 'Z' */
         snprintf(buf, XP_MICROTIME_MAX, "%s.%06lldZ", text, (long long)fraction);
         return 0;
 }

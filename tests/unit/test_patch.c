@@ -740,6 +740,11 @@ static void strategic_errors(void **state)
                  "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":\"a\"}}",
                  -EINVAL,
                  "metadata.finalizers: $deleteFromPrimitiveList/finalizers is not a list");
+        SMP_FAIL("Pod",
+                 "{\"metadata\":{\"finalizers\":[\"a\"]}}",
+                 "{\"metadata\":{\"$setElementOrder/finalizers\":[\"a\"],\"finalizers\":{}}}",
+                 -EINVAL,
+                 "metadata.finalizers: $setElementOrder/finalizers and finalizers need a list");
         SMP_FAIL(
             "Pod",
             "{\"metadata\":{\"finalizers\":[]}}",
@@ -843,6 +848,8 @@ static void merge_diff(void **state)
         check_diff("{\"m\":{\"x\":1}}", "{\"m\":5}", "{\"m\":5}");
         check_diff("{\"m\":5}", "{\"m\":{\"x\":1}}", "{\"m\":{\"x\":1}}");
         check_diff("[1]", "[2]", "[2]");
+        check_diff("[1]", "[1]", "[1]");
+        check_diff("5", "{\"a\":1}", "{\"a\":1}");
         check_diff("{\"a\":1}", "{}", "{\"a\":null}");
 }
 

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xpool token create|list|revoke: the API server's bearer tokens in DATA_DIR/tokens. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "server/auth.h"
+#include "xpool/error.h"
+#include "xpool/macro.h"
+
+static const char usage[] =
+    "Usage: xpool token create (--admin | --reader | --node NAME) [--subject LABEL] [--data-dir DIR]\n"
+    "       xpool token list [--data-dir DIR]\n"
+    "       xpool token revoke ID [--data-dir DIR]\n\n"
+    "Manages the bearer tokens of `xpool server` (DIR/tokens, which holds only their hashes).\n"
+    "A running server picks up changes within a second. See docs/security.md.\n\n"
+    "  create        make a token and print it once (it cannot be shown again)\n"
+    "      --admin       may do everything\n"
+    "      --reader      may get, list and watch everything\n"
+    "      --node NAME   for the agent of node NAME: may update that node, its lease, its pods'\n"
+    "                    status, and create events\n"
+    "      --subject LABEL  who holds an admin or reader token (default: the role's name)\n"
+    "  list          show every token's id, role, subject and creation time\n"
+    "  revoke ID     delete the token with that id (as `list` shows it)\n"
+    "  -d, --data-dir DIR  the server's data directory (default $XDG_STATE_HOME/xpool, else\n"
+    "                      ~/.local/state/xpool)\n";
+
+static char *default_data_dir(void)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char *dir;
+
+        if (state && state[0] == '/')
+                return asprintf(&dir, "%s/xpool", state) < 0 ? NULL : dir;
+        if (home && home[0])
+                return asprintf(&dir, "%s/.local/state/xpool", home) < 0 ? NULL : dir;
+        return strdup("xpool-data");
+}
+
+/* mkdir -p, the last component 0700: the server's state directory, as `xpool server` makes it. */
+static int make_dirs(const char *path)
+{
+        _cleanup_free_ char *copy = strdup(path);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int token_create(const char *data_dir, enum auth_role role, const char *subject)
+{
+        _cleanup_free_ char *token = NULL, *id = NULL;
+        struct xp_error err = {0};
+        int r;
+
+        r = make_dirs(data_dir);
+        if (r < 0) {
+                fprintf(stderr,
+                        "xpool token: cannot create the data directory '%s': %s\n",
+                        data_dir,
+                        strerror(-r));
+                return XP_EXIT_FAILURE;
+        }
+        r = auth_token_create(data_dir, role, subject, &token, &id, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool token create: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        /* The token alone on stdout, so that `xpool token create ... > FILE` stores just it. */
+        printf("%s\n", token);
+        fflush(stdout);
+        fprintf(
+            stderr,
+            "Created %s token %s for %s. It is shown only this once: store it now (mode 0600).\n",
+            auth_role_to_string(role),
+            id,
+            subject);
+        if (role == AUTH_ROLE_NODE)
+                fprintf(stderr, "Use it with: xpool agent --server URL --token-file FILE\n");
+        else
+                fprintf(
+                    stderr,
+                    "Use it with: kubectl --server URL --token TOKEN ..., or in a kubeconfig\n");
+        fprintf(stderr, "Revoke it with: xpool token revoke %s\n", id);
+        return 0;
+}
+
+static int token_list(const char *data_dir)
+{
+        _cleanup_free_ struct auth_token_info *tokens = NULL;
+        struct xp_error err = {0};
+        size_t n = 0;
+        int r;
+
+        r = auth_token_list(data_dir, &tokens, &n, &err);
+        if (r == -ENOENT) {
+                fprintf(
+                    stderr,
+                    "xpool token list: no tokens in '%s' yet: `xpool server` makes an admin token on its first start, or run `xpool token create --admin`\n",
+                    data_dir);
+                return XP_EXIT_FAILURE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "xpool token list: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        printf("%-14s %-7s %-30s %s\n", "ID", "ROLE", "SUBJECT", "CREATED");
+        for (size_t i = 0; i < n; i++)
+                printf("%-14s %-7s %-30s %s\n",
+                       tokens[i].id,
+                       auth_role_to_string(tokens[i].role),
+                       tokens[i].subject,
+                       tokens[i].created);
+        return 0;
+}
+
+static int token_revoke(const char *data_dir, const char *id)
+{
+        struct xp_error err = {0};
+        int r;
+
+        r = auth_token_revoke(data_dir, id, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool token revoke: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        fprintf(stderr, "Revoked token %s; a running server refuses it within a second.\n", id);
+        return 0;
+}
+
+int xp_cmd_token(int argc, char **argv)
+{
+        static const struct option options[] = {
+            {"admin", no_argument, NULL, 'a'},
+            {"reader", no_argument, NULL, 'r'},
+            {"node", required_argument, NULL, 'n'},
+            {"subject", required_argument, NULL, 's'},
+            {"data-dir", required_argument, NULL, 'd'},
+            {"help", no_argument, NULL, 'h'},
+            {},
+        };
+        _cleanup_free_ char *default_dir = NULL;
+        const char *data_dir = NULL, *node = NULL, *subject = NULL, *verb;
+        int role = 0, roles = 0, c;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "d:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'a':
+                        role = AUTH_ROLE_ADMIN;
+                        roles++;
+                        break;
+                case 'r':
+                        role = AUTH_ROLE_READER;
+                        roles++;
+                        break;
+                case 'n':
+                        role = AUTH_ROLE_NODE;
+                        node = optarg;
+                        roles++;
+                        break;
+                case 's':
+                        subject = optarg;
+                        break;
+                case 'd':
+                        data_dir = optarg;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return 0;
+                default:
+                        fputs(usage, stderr);
+                        return XP_EXIT_USAGE;
+                }
+        }
+        if (optind >= argc) {
+                fprintf(stderr, "xpool token: expected create, list or revoke\n\n%s", usage);
+                return XP_EXIT_USAGE;
+        }
+        verb = argv[optind++];
+        if (!data_dir) {
+                default_dir = default_data_dir();
+                if (!default_dir)
+                        return XP_EXIT_FAILURE;
+                data_dir = default_dir;
+        }
+        if (strcmp(verb, "create") == 0) {
+                if (optind < argc || roles != 1) {
+                        fprintf(
+                            stderr,
+                            "xpool token create: give exactly one of --admin, --reader or --node NAME\n\n%s",
+                            usage);
+                        return XP_EXIT_USAGE;
+                }
+                if (role == AUTH_ROLE_NODE && subject) {
+                        fprintf(
+                            stderr,
+                            "xpool token create: a node token's subject is its node name: drop --subject\n");
+                        return XP_EXIT_USAGE;
+                }
+                if (!subject)
+                        subject = role == AUTH_ROLE_NODE ? node : auth_role_to_string(role);
+                return token_create(data_dir, role, subject);
+        }
+        if (roles > 0 || subject) {
+                fprintf(stderr,
+                        "xpool token %s: --admin, --reader, --node and --subject go with create\n",
+                        verb);
+                return XP_EXIT_USAGE;
+        }
+        if (strcmp(verb, "list") == 0 && optind == argc)
+                return token_list(data_dir);
+        if (strcmp(verb, "revoke") == 0 && optind + 1 == argc)
+                return token_revoke(data_dir, argv[optind]);
+        fprintf(stderr, "xpool token: expected `create ...`, `list` or `revoke ID`\n\n%s", usage);
+        return XP_EXIT_USAGE;
+}

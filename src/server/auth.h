@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Who may call the API server: bearer tokens, three roles, and the rules that authorize each
+ * request. docs/security.md is the user's view.
+ *
+ * Tokens live in DATA_DIR/tokens (mode 0600), one line per token:
+ *
+ *     <id> <sha256-hex-of-the-token-text> <role> <subject> <created-RFC3339>
+ *
+ * Only the hash is stored. A token's text is `xp<r>_<id>.<secret>`: <r> is the role's letter
+ * (a admin, r reader, n node), <id> 12 lowercase hex digits (48 random bits, a public handle for
+ * `xpool token list|revoke`), <secret> 64 lowercase hex digits (256 bits of getrandom()).
+ * Empty lines and lines starting with '#' are ignored. Writers (auth_token_create/revoke, the
+ * bootstrap in auth_open) hold an flock on DATA_DIR/tokens.lock, read the file, and replace it
+ * atomically (temporary file, fsync, rename), so concurrent `xpool token` runs lose nothing.
+ */
+
+#include <stddef.h>
+
+#include "xpool/error.h"
+
+enum auth_role {
+        AUTH_ROLE_ADMIN = 1,
+        AUTH_ROLE_READER,
+        AUTH_ROLE_NODE,
+};
+
+/* "admin", "reader", "node"; NULL for anything else. */
+const char *auth_role_to_string(enum auth_role role);
+/* The role, or -EINVAL. */
+int auth_role_from_string(const char *s);
+
+#define AUTH_SUBJECT_MAX  253 /* a node name is a DNS subdomain */
+#define AUTH_TOKEN_ID_LEN 12
+#define AUTH_TOKENS_MAX   10000 /* lines in the tokens file */
+
+struct auth_identity {
+        enum auth_role role;
+        char subject[AUTH_SUBJECT_MAX + 1]; /* the node name for node tokens, a label otherwise */
+        char token_id[32];
+};
+
+struct auth;
+
+/*
+ * Opens DATA_DIR/tokens (DATA_DIR must exist). When the file is absent it is created holding
+ * one admin token (subject "admin") and *ret_new_admin_token receives that token's text, which
+ * the caller shows once and frees; otherwise *ret_new_admin_token is set to NULL. -errno with err
+ * naming the file (and the line, for a corrupt file: -EINVAL). Caller frees with auth_free().
+ */
+int auth_open(const char *data_dir,
+              struct auth **ret,
+              char **ret_new_admin_token,
+              struct xp_error *err);
+void auth_free(struct auth *auth);
+XP_DEFINE_FREEP(struct auth, auth_free)
+
+/*
+ * From an Authorization header value ("Bearer <token>", the scheme case-insensitive; NULL when
+ * the header is absent): 0 with *ret filled, or -EACCES (HTTP 401) with err saying why: no
+ * token, a malformed header or token, an unknown or revoked token. Reloads the tokens file
+ * when it changed on disk (inode, size or mtime; checked at most once per second), so
+ * `xpool token create|revoke` takes effect without a restart. When the changed file cannot be
+ * read or is corrupt, every token is refused (fail closed) until it is fixed. The hash is
+ * compared in constant time. Thread-safe.
+ */
+int auth_authenticate(struct auth *auth,
+                      const char *authorization,
+                      struct auth_identity *ret,
+                      struct xp_error *err);
+
+enum auth_verb {
+        AUTH_GET = 1,
+        AUTH_LIST,
+        AUTH_WATCH,
+        AUTH_CREATE,
+        AUTH_UPDATE,
+        AUTH_PATCH,
+        AUTH_DELETE,
+};
+
+/* "get", "list", ... as Kubernetes names them; NULL for anything else. */
+const char *auth_verb_to_string(enum auth_verb verb);
+
+struct auth_request {
+        enum auth_verb verb;
+        const char *group;       /* "" core, "coordination.k8s.io" */
+        const char *resource;    /* "pods", "nodes", ...; NULL for non-resource paths */
+        const char *subresource; /* "status", "binding", "log" or NULL */
+        const char *namespace;   /* NULL when none (cluster-scoped) */
+        const char *name;        /* NULL for collections; for CREATE, the new object's name */
+        const char *path;        /* the URL path: named in the reason for non-resource paths */
+};
+
+enum auth_decision {
+        AUTH_DENY = 0,
+        AUTH_ALLOW,
+        AUTH_ALLOW_IF_POD_ON_NODE, /* allowed when the pod's spec.nodeName is who->subject */
+};
+
+/*
+ * admin: everything. reader: get/list/watch of everything, and GETs of non-resource paths.
+ * node N: every read except pods/log; create/update/patch of node N and nodes/N/status;
+ * create/update/patch/get/delete of lease N in namespace kube-node-lease (coordination.k8s.io);
+ * create/update/patch of events (core); and, as AUTH_ALLOW_IF_POD_ON_NODE, update/patch of
+ * pods/status, get of pods/log and delete of pods (the server loads the pod and denies when its
+ * spec.nodeName is not N). Everything else is AUTH_DENY, with a Kubernetes-style message in
+ * reason (always NUL-terminated when reason_size > 0), e.g.
+ * `nodes "n2" is forbidden: User "system:node:n1" cannot update resource "nodes" in API group ""
+ * at the cluster scope`. Users are named system:admin:S, system:reader:S and system:node:S.
+ */
+enum auth_decision auth_authorize(const struct auth_identity *who,
+                                  const struct auth_request *req,
+                                  char *reason,
+                                  size_t reason_size);
+
+/* "system:node:n1" and the like, for logs and messages. */
+void auth_user_name(const struct auth_identity *who, char *buf, size_t size);
+
+/*
+ * Creates a token and adds it to DATA_DIR/tokens (created when absent; DATA_DIR must exist).
+ * subject: the node name for AUTH_ROLE_NODE (a DNS subdomain), otherwise a label of letters,
+ * digits and ._:@- (at most AUTH_SUBJECT_MAX). On success *ret_token holds the token's text and
+ * *ret_id its id (caller frees both); -EINVAL for a bad subject or a corrupt file, -errno else.
+ */
+int auth_token_create(const char *data_dir,
+                      enum auth_role role,
+                      const char *subject,
+                      char **ret_token,
+                      char **ret_id,
+                      struct xp_error *err);
+
+/* Removes the token with that id: 0, -ENOENT when there is none, -errno else. */
+int auth_token_revoke(const char *data_dir, const char *id, struct xp_error *err);
+
+struct auth_token_info {
+        char id[32];
+        enum auth_role role;
+        char subject[AUTH_SUBJECT_MAX + 1];
+        char created[40]; /* RFC 3339 */
+};
+
+/*
+ * The tokens in DATA_DIR/tokens, in file order (never their hashes): *ret (caller frees with
+ * free()) and *ret_n. -ENOENT when the file does not exist, -EINVAL for a corrupt one.
+ */
+int auth_token_list(const char *data_dir,
+                    struct auth_token_info **ret,
+                    size_t *ret_n,
+                    struct xp_error *err);
