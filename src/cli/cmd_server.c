@@ -16,16 +16,23 @@
 #include "xpool/macro.h"
 
 static const char usage[] =
-    "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR]\n\n"
-    "Serves the Kubernetes-shaped API (v1 Pods and Nodes) over plain HTTP, with its state in\n"
-    "DIR/state.db (SQLite, every acknowledged write on disk). Stops on SIGINT or SIGTERM.\n"
-    "See docs/server.md.\n\n"
+    "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR] [TLS options] [--kubeconfig FILE]\n\n"
+    "Serves the Kubernetes-shaped API (v1 Pods, Nodes, Namespaces, Events; Leases) with its state\n"
+    "in DIR/state.db (SQLite, every acknowledged write on disk). Every request needs a bearer\n"
+    "token; the admin's is written into DIR/admin.kubeconfig (mode 0600) at every start, so\n"
+    "  export KUBECONFIG=DIR/admin.kubeconfig\n"
+    "makes kubectl and xpool talk to it. Stops on SIGINT or SIGTERM. See docs/server.md and\n"
+    "docs/security.md.\n\n"
     "  -l, --listen HOST:PORT  the address to serve on (default 127.0.0.1:6443); HOST is an IPv4\n"
     "                          or a bracketed IPv6 address ([::1]:6443); port 0 picks a free one\n"
     "  -d, --data-dir DIR      where the state lives (default $XDG_STATE_HOME/xpool, else\n"
     "                          ~/.local/state/xpool); created when missing\n"
-    "\n"
-    "There is no authentication or TLS yet: keep it on loopback.\n";
+    "      --tls-cert FILE     serve with this certificate (PEM) ...\n"
+    "      --tls-key FILE      ... and key, instead of the generated ones (DIR/pki)\n"
+    "      --tls-san NAME      also make the generated certificate valid for NAME (a host name\n"
+    "                          or address agents use); repeatable\n"
+    "      --no-tls            plain HTTP (tokens then cross the network in the clear)\n"
+    "      --kubeconfig FILE   write the admin kubeconfig there instead\n";
 
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -93,10 +100,17 @@ int xp_cmd_server(int argc, char **argv)
         static const struct option options[] = {
             {"listen", required_argument, NULL, 'l'},
             {"data-dir", required_argument, NULL, 'd'},
+            {"tls-cert", required_argument, NULL, 'C'},
+            {"tls-key", required_argument, NULL, 'K'},
+            {"tls-san", required_argument, NULL, 'S'},
+            {"no-tls", no_argument, NULL, 'N'},
+            {"kubeconfig", required_argument, NULL, 'k'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
+        const char *sans[XP_SERVER_SANS_MAX];
+        bool no_tls = false;
         _cleanup_free_ char *listen = NULL, *data_dir = NULL;
         struct xp_server *server = NULL;
         struct xp_error err = {0};
@@ -125,6 +139,27 @@ int xp_cmd_server(int argc, char **argv)
                         if (!data_dir)
                                 return XP_EXIT_FAILURE;
                         break;
+                case 'C':
+                        server_options.tls_cert = optarg;
+                        break;
+                case 'K':
+                        server_options.tls_key = optarg;
+                        break;
+                case 'S':
+                        if (server_options.n_tls_sans == XP_SERVER_SANS_MAX) {
+                                fprintf(stderr,
+                                        "xpool server: --tls-san: at most %d names\n",
+                                        XP_SERVER_SANS_MAX);
+                                return XP_EXIT_USAGE;
+                        }
+                        sans[server_options.n_tls_sans++] = optarg;
+                        break;
+                case 'N':
+                        no_tls = true;
+                        break;
+                case 'k':
+                        server_options.kubeconfig = optarg;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
@@ -138,6 +173,20 @@ int xp_cmd_server(int argc, char **argv)
                     stderr, "xpool server: unexpected argument '%s'\n\n%s", argv[optind], usage);
                 return XP_EXIT_USAGE;
         }
+        if (!!server_options.tls_cert != !!server_options.tls_key) {
+                fprintf(
+                    stderr,
+                    "xpool server: --tls-cert and --tls-key go together: give both, or neither to use a generated certificate\n");
+                return XP_EXIT_USAGE;
+        }
+        if (no_tls && server_options.tls_cert) {
+                fprintf(stderr, "xpool server: --no-tls contradicts --tls-cert and --tls-key\n");
+                return XP_EXIT_USAGE;
+        }
+        server_options.tls = no_tls                    ? XP_SERVER_TLS_OFF
+                             : server_options.tls_cert ? XP_SERVER_TLS_FILES
+                                                       : XP_SERVER_TLS_GENERATE;
+        server_options.tls_sans = sans;
         if (!data_dir) {
                 data_dir = default_data_dir();
                 if (!data_dir)
@@ -166,18 +215,16 @@ int xp_cmd_server(int argc, char **argv)
                 fprintf(stderr, "xpool server: %s\n", xp_error_message(&err));
                 return XP_EXIT_FAILURE;
         }
-        {
-                const char *host = server_options.host ? server_options.host : "127.0.0.1";
-                bool v6 = strchr(host, ':') != NULL;
-
-                xp_log(LOG_INFO,
-                       "xpool server listening on http://%s%s%s:%u, state in %s",
-                       v6 ? "[" : "",
-                       host,
-                       v6 ? "]" : "",
-                       xp_server_port(server),
-                       data_dir);
-        }
+        xp_log(
+            LOG_INFO, "xpool server listening on %s, state in %s", xp_server_url(server), data_dir);
+        xp_log(LOG_INFO,
+               "to use it: export KUBECONFIG=%s; kubectl get nodes",
+               xp_server_kubeconfig(server));
+        if (no_tls && server_options.host && strcmp(server_options.host, "127.0.0.1") != 0 &&
+            strcmp(server_options.host, "::1") != 0)
+                xp_log(LOG_WARNING,
+                       "xpool server: --no-tls on %s: bearer tokens cross the network in the clear",
+                       server_options.host);
         do
                 r = sigwait(&mask, &sig);
         while (r == EINTR);

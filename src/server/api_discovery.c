@@ -81,6 +81,19 @@ int handle_version(const struct request *req, const struct route *route, struct 
                                     "linux/" PLATFORM_ARCH));
 }
 
+/* The health checks: "ok" as text, as kube-apiserver answers them. */
+int handle_health(const struct request *req, const struct route *route, struct reply *ret)
+{
+        (void)req;
+        (void)route;
+        ret->text = strdup("ok");
+        if (!ret->text)
+                return -ENOMEM;
+        ret->code = 200;
+        ret->content_type = "text/plain; charset=utf-8";
+        return 0;
+}
+
 int handle_api(const struct request *req, const struct route *route, struct reply *ret)
 {
         (void)route;

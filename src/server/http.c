@@ -21,8 +21,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "internal.h"
 #include "server.h"
+#include "setup.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
@@ -35,8 +37,12 @@
 struct xp_server {
         struct MHD_Daemon *daemon;
         struct api api;
+        struct auth *auth;
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
+        char url[ADDRESS_MAX + 16];
+        char *kubeconfig;
+        char *tls_cert, *tls_key, *tls_ca; /* PEM; the daemon reads the first two */
 };
 
 /* Per-request state across libmicrohttpd's calls: the body as it arrives. */
@@ -274,6 +280,127 @@ const char *request_header(const struct request *req, const char *name)
         return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);
 }
 
+/* Who may see the server exists without a token, as Kubernetes lets anyone read these. */
+static bool route_is_public(const struct route *route)
+{
+        return route->handler == handle_version || route->handler == handle_health;
+}
+
+static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
+{
+        const char *watch;
+
+        switch (m) {
+        case HTTP_GET:
+                if (req->name)
+                        return AUTH_GET;
+                watch = request_query(req, "watch");
+                return watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0) ? AUTH_WATCH
+                                                                                        : AUTH_LIST;
+        case HTTP_POST:
+                return AUTH_CREATE;
+        case HTTP_PUT:
+                return AUTH_UPDATE;
+        case HTTP_PATCH:
+                return AUTH_PATCH;
+        case HTTP_DELETE:
+        default:
+                return AUTH_DELETE;
+        }
+}
+
+/* The name a create gives its object, which a node's rules look at (its own Node, Lease). */
+static char *created_name(const struct request *req)
+{
+        json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
+        const char *name =
+            json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+        char *copy = name ? strdup(name) : NULL;
+
+        json_decref(body);
+        return copy;
+}
+
+/* Whether the pod of the request is bound to the node (a node token's writes to its pods). */
+static bool pod_on_node(const struct request *req, const char *node)
+{
+        json_t *pod;
+        uint64_t version;
+        const char *bound;
+        bool on;
+
+        if (xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL) <
+            0)
+                return false;
+        bound = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        on = bound && strcmp(bound, node) == 0;
+        json_decref(pod);
+        return on;
+}
+
+/*
+ * Authenticates and authorises a request: 1 with *who filled when it may go on, else 0 with ret
+ * filled (401 Unauthorized, 403 Forbidden), as Kubernetes answers.
+ */
+static int authorize(struct xp_server *server,
+                     const struct route *route,
+                     const struct request *req,
+                     struct auth_identity *who,
+                     struct reply *ret)
+{
+        struct xp_error err = {0};
+        _cleanup_free_ char *name = NULL;
+        enum auth_decision decision;
+        char reason[1024], user[AUTH_SUBJECT_MAX + 32];
+        int r;
+
+        r = auth_authenticate(server->auth, request_header(req, "Authorization"), who, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reply_status(ret,
+                                    401,
+                                    "Unauthorized",
+                                    NULL,
+                                    NULL,
+                                    "Unauthorized: %s",
+                                    xp_error_message(&err));
+        if (req->method == HTTP_POST && !route->subresource && who->role == AUTH_ROLE_NODE)
+                name = created_name(req);
+
+        struct auth_request areq = {
+            .verb = auth_verb_of(req->method, req),
+            .group = req->group,
+            .resource = route->kind ? route->kind->plural : NULL,
+            .subresource = route->subresource,
+            .namespace = req->namespace,
+            .name = req->name ? req->name : name,
+            .path = req->path,
+        };
+        decision = auth_authorize(who, &areq, reason, sizeof reason);
+        if (decision == AUTH_ALLOW_IF_POD_ON_NODE && pod_on_node(req, who->subject))
+                decision = AUTH_ALLOW;
+        if (decision == AUTH_ALLOW)
+                return 1;
+        if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {
+                auth_user_name(who, user, sizeof user);
+                snprintf(
+                    reason,
+                    sizeof reason,
+                    "pods \"%s\" is forbidden: User \"%s\" may only change pods bound to node \"%s\"",
+                    req->name ? req->name : "",
+                    user,
+                    who->subject);
+        }
+        return reply_status(ret,
+                            403,
+                            "Forbidden",
+                            req->name,
+                            route->kind ? route->kind->plural : NULL,
+                            "%s",
+                            reason);
+}
+
 static int dispatch(struct xp_server *server,
                     struct MHD_Connection *conn,
                     const char *method,
@@ -310,6 +437,15 @@ static int dispatch(struct xp_server *server,
                     .name = c.has_name ? c.name : NULL,
                     .connection = conn,
                 };
+                struct auth_identity who;
+
+                if (server->auth && !route_is_public(&route)) {
+                        int r = authorize(server, &route, &req, &who, ret);
+
+                        if (r <= 0)
+                                return r;
+                        req.who = &who;
+                }
                 return route.handler(&req, &route, ret);
         }
         if (path_known)
@@ -496,7 +632,8 @@ int xp_server_new(const struct xp_server_options *options,
         _cleanup_free_ char *db = NULL;
         _cleanup_close_ int fd = -1;
         struct xp_server *server;
-        bool ipv6 = false;
+        char *new_admin_token = NULL;
+        bool ipv6 = false, tls = options->tls != XP_SERVER_TLS_OFF;
         int r;
 
         if (!options->data_dir)
@@ -514,6 +651,15 @@ int xp_server_new(const struct xp_server_options *options,
         r = namespaces_init(&server->api, err);
         if (r < 0)
                 goto fail;
+        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
+        if (r < 0)
+                goto fail;
+        if (tls) {
+                r = setup_tls(
+                    options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
+                if (r < 0)
+                        goto fail;
+        }
 
         r = open_listener(host, options->port, &ipv6, &server->port, err);
         if (r < 0)
@@ -526,11 +672,52 @@ int xp_server_new(const struct xp_server_options *options,
                  host,
                  ipv6 ? "]" : "",
                  server->port);
+        /* Clients on this machine reach a wildcard listener through loopback. */
+        if (strcmp(host, "0.0.0.0") == 0)
+                snprintf(server->url,
+                         sizeof server->url,
+                         "%s://127.0.0.1:%u",
+                         tls ? "https" : "http",
+                         server->port);
+        else if (strcmp(host, "::") == 0)
+                snprintf(server->url,
+                         sizeof server->url,
+                         "%s://[::1]:%u",
+                         tls ? "https" : "http",
+                         server->port);
+        else
+                snprintf(server->url,
+                         sizeof server->url,
+                         "%s://%s",
+                         tls ? "https" : "http",
+                         server->address);
+
+        if (options->kubeconfig)
+                server->kubeconfig = strdup(options->kubeconfig);
+        else if (asprintf(&server->kubeconfig, "%s/admin.kubeconfig", options->data_dir) < 0)
+                server->kubeconfig = NULL;
+        if (!server->kubeconfig) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = setup_kubeconfig(options->data_dir,
+                             server->kubeconfig,
+                             server->url,
+                             server->tls_ca,
+                             TAKE_PTR(new_admin_token),
+                             err);
+        if (r < 0)
+                goto fail;
 
         server->api.server_address = server->address;
+        struct MHD_OptionItem tls_options[] = {
+            {MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key},
+            {MHD_OPTION_END, 0, NULL},
+        };
         server->daemon =
             MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0),
+                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0) | (tls ? MHD_USE_TLS : 0),
                              0,
                              NULL,
                              NULL,
@@ -545,6 +732,8 @@ int xp_server_new(const struct xp_server_options *options,
                              MHD_OPTION_NOTIFY_COMPLETED,
                              on_completed,
                              NULL,
+                             MHD_OPTION_ARRAY,
+                             tls ? tls_options : tls_options + 2,
                              MHD_OPTION_END);
         if (!server->daemon) {
                 r = xp_errorf(err, -EIO, "cannot start the HTTP server on %s", server->address);
@@ -555,15 +744,24 @@ int xp_server_new(const struct xp_server_options *options,
         return 0;
 
 fail:
-        namespaces_done(&server->api);
-        xp_store_close(server->api.store);
-        free(server);
+        free(new_admin_token);
+        xp_server_free(server);
         return r;
 }
 
 uint16_t xp_server_port(const struct xp_server *server)
 {
         return server->port;
+}
+
+const char *xp_server_url(const struct xp_server *server)
+{
+        return server->url;
+}
+
+const char *xp_server_kubeconfig(const struct xp_server *server)
+{
+        return server->kubeconfig;
 }
 
 void xp_server_free(struct xp_server *server)
@@ -575,5 +773,12 @@ void xp_server_free(struct xp_server *server)
                 MHD_stop_daemon(server->daemon);
         namespaces_done(&server->api);
         xp_store_close(server->api.store);
+        auth_free(server->auth);
+        free(server->kubeconfig);
+        free(server->tls_cert);
+        if (server->tls_key)
+                explicit_bzero(server->tls_key, strlen(server->tls_key));
+        free(server->tls_key);
+        free(server->tls_ca);
         free(server);
 }

@@ -199,6 +199,7 @@ bool selectors_match(const struct xp_label_selector *labels,
 /* ---- handlers (api_*.c) ---------------------------------------------------------------------- */
 
 int handle_version(const struct request *req, const struct route *route, struct reply *ret);
+int handle_health(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api(const struct request *req, const struct route *route, struct reply *ret);
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api_group(const struct request *req, const struct route *route, struct reply *ret);

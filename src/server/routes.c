@@ -81,6 +81,9 @@
 
 const struct route api_routes[] = {
     {HTTP_GET, "/version", handle_version, 0, NULL},
+    {HTTP_GET, "/healthz", handle_health, 0, NULL},
+    {HTTP_GET, "/livez", handle_health, 0, NULL},
+    {HTTP_GET, "/readyz", handle_health, 0, NULL},
     {HTTP_GET, "/api", handle_api, 0, NULL},
     {HTTP_GET, "/api/v1", handle_api_resources, 0, NULL},
     {HTTP_GET, "/apis", handle_apis, 0, NULL},

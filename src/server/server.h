@@ -11,6 +11,7 @@
  * threads inherit the mask, then sigwait()).
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xpool/error.h"
@@ -20,10 +21,32 @@
 
 struct xp_server;
 
+enum xp_server_tls {
+        XP_SERVER_TLS_GENERATE = 0, /* a CA and serving certificate made and kept in DATA_DIR/pki */
+        XP_SERVER_TLS_FILES,        /* the certificate and key in tls_cert and tls_key */
+        XP_SERVER_TLS_OFF,          /* plain HTTP */
+};
+
+#define XP_SERVER_SANS_MAX 16
+
+/*
+ * Security is on by default: every request but GET /version and the health checks needs a
+ * bearer token (DATA_DIR/tokens; docs/security.md), and the server speaks TLS with a generated
+ * CA. The server writes a kubeconfig for its admin token (kubeconfig, default
+ * DATA_DIR/admin.kubeconfig, mode 0600) at every start, with the URL it serves on.
+ */
 struct xp_server_options {
         const char *host;     /* an IPv4 or IPv6 literal; NULL means 127.0.0.1 */
         uint16_t port;        /* 0 picks a free port: xp_server_port() tells which */
         const char *data_dir; /* must exist; the store is DATA_DIR/state.db */
+        enum xp_server_tls tls;
+        const char *tls_cert; /* XP_SERVER_TLS_FILES: PEM files */
+        const char *tls_key;
+        /* Further names and addresses the generated certificate is valid for (a node's address
+         * that agents use): up to XP_SERVER_SANS_MAX. */
+        const char *const *tls_sans;
+        size_t n_tls_sans;
+        const char *kubeconfig; /* NULL: DATA_DIR/admin.kubeconfig */
 };
 
 /*
@@ -37,6 +60,10 @@ int xp_server_new(const struct xp_server_options *options,
 
 /* The port it listens on (the chosen one when options.port was 0). */
 uint16_t xp_server_port(const struct xp_server *server);
+/* The URL clients use: https://127.0.0.1:6443 (a wildcard host is given as loopback). */
+const char *xp_server_url(const struct xp_server *server);
+/* The admin kubeconfig written at start. */
+const char *xp_server_kubeconfig(const struct xp_server *server);
 
 /* Stops serving (requests in flight finish) and closes the store. NULL is fine. */
 void xp_server_free(struct xp_server *server);

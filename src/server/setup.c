@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a server needs before it serves: its certificate (generated under DATA_DIR/pki, or the
+ * operator's), and the admin kubeconfig, rewritten at every start with the URL the server is on
+ * now, so that `KUBECONFIG=DATA_DIR/admin.kubeconfig kubectl ...` always works.
+ *
+ * The kubeconfig keeps its token across restarts: the tokens file holds only hashes, so the
+ * token is read back from the kubeconfig written before. When that file is gone, a new admin
+ * token is made (the old one stays valid until revoked: `xpool token list|revoke`).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "kubeconfig.h"
+#include "setup.h"
+#include "tls.h"
+#include "xpool/fileio.h"
+#include "xpool/macro.h"
+#include "xpool/yaml.h"
+
+#define KUBECONFIG_MAX (256 * 1024)
+
+int setup_tls(const struct xp_server_options *options,
+              const char *listen_host,
+              char **ret_cert,
+              char **ret_key,
+              char **ret_ca,
+              struct xp_error *err)
+{
+        _cleanup_free_ char *dir = NULL, *cert_path = NULL, *key_path = NULL, *ca_path = NULL;
+        _cleanup_free_ char *cert = NULL, *key = NULL, *ca = NULL;
+        const char *hosts[XP_SERVER_SANS_MAX + 2];
+        char hostname[256];
+        size_t n = 0;
+        int r;
+
+        if (options->tls == XP_SERVER_TLS_FILES) {
+                if (!options->tls_cert || !options->tls_key)
+                        return xp_errorf(
+                            err, -EINVAL, "TLS from files needs both a certificate and a key");
+                r = tls_check_pair(options->tls_cert, options->tls_key, err);
+                if (r < 0)
+                        return r;
+                r = tls_load_pem(options->tls_cert, &cert, err);
+                if (r < 0)
+                        return r;
+                r = tls_load_pem(options->tls_key, &key, err);
+                if (r < 0)
+                        return r;
+                *ret_cert = TAKE_PTR(cert);
+                *ret_key = TAKE_PTR(key);
+                *ret_ca = NULL; /* signed by a CA clients already trust */
+                return 0;
+        }
+
+        if (options->n_tls_sans > XP_SERVER_SANS_MAX)
+                return xp_errorf(err,
+                                 -E2BIG,
+                                 "%zu extra certificate names given, at most %d",
+                                 options->n_tls_sans,
+                                 XP_SERVER_SANS_MAX);
+        /* tls_ensure() adds 127.0.0.1, ::1 and localhost itself. */
+        if (strcmp(listen_host, "0.0.0.0") != 0 && strcmp(listen_host, "::") != 0)
+                hosts[n++] = listen_host;
+        if (gethostname(hostname, sizeof hostname) == 0 && hostname[0]) {
+                hostname[sizeof hostname - 1] = '\0';
+                hosts[n++] = hostname;
+        }
+        for (size_t i = 0; i < options->n_tls_sans; i++)
+                hosts[n++] = options->tls_sans[i];
+
+        if (asprintf(&dir, "%s/pki", options->data_dir) < 0)
+                return -ENOMEM;
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return xp_errorf(err, -errno, "cannot create %s: %m", dir);
+        r = tls_ensure(dir, hosts, n, err);
+        if (r < 0)
+                return r;
+        if (asprintf(&cert_path, "%s/" TLS_SERVER_CERT, dir) < 0 ||
+            asprintf(&key_path, "%s/" TLS_SERVER_KEY, dir) < 0 ||
+            asprintf(&ca_path, "%s/" TLS_CA_CERT, dir) < 0)
+                return -ENOMEM;
+        r = tls_load_pem(cert_path, &cert, err);
+        if (r < 0)
+                return r;
+        r = tls_load_pem(key_path, &key, err);
+        if (r < 0)
+                return r;
+        r = tls_load_pem(ca_path, &ca, err);
+        if (r < 0)
+                return r;
+        *ret_cert = TAKE_PTR(cert);
+        *ret_key = TAKE_PTR(key);
+        *ret_ca = TAKE_PTR(ca);
+        return 0;
+}
+
+/* The token of the first user in an existing kubeconfig, or NULL. */
+static char *kubeconfig_token(const char *path)
+{
+        struct xp_yaml_document *docs = NULL;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -1;
+        const char *token;
+        char *copy = NULL;
+        size_t size, n = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || xp_read_fd_all(fd, KUBECONFIG_MAX, &text, &size) < 0)
+                return NULL;
+        if (xp_yaml_load(text, size, path, &docs, &n, NULL) < 0 || n != 1)
+                goto out;
+        token = json_string_value(json_object_get(
+            json_object_get(json_array_get(json_object_get(docs[0].root, "users"), 0), "user"),
+            "token"));
+        if (token && token[0])
+                copy = strdup(token);
+out:
+        xp_yaml_documents_free(docs, n);
+        return copy;
+}
+
+int setup_kubeconfig(const char *data_dir,
+                     const char *path,
+                     const char *url,
+                     const char *ca_pem,
+                     char *new_admin_token,
+                     struct xp_error *err)
+{
+        _cleanup_free_ char *token = new_admin_token, *id = NULL;
+        int r;
+
+        /* A token just made for a new data directory wins over any file left at path. */
+        if (!token)
+                token = kubeconfig_token(path);
+        if (token) {
+                struct auth *auth = NULL;
+                struct auth_identity who;
+                struct xp_error ignored = {0};
+                _cleanup_free_ char *header = NULL, *unused = NULL;
+
+                /* The token may have been revoked since: check it against the tokens file. */
+                if (asprintf(&header, "Bearer %s", token) < 0)
+                        return -ENOMEM;
+                r = auth_open(data_dir, &auth, &unused, err);
+                if (r < 0)
+                        return r;
+                r = auth_authenticate(auth, header, &who, &ignored);
+                auth_free(auth);
+                if (r < 0 || who.role != AUTH_ROLE_ADMIN) {
+                        free(token);
+                        token = NULL;
+                }
+        }
+        if (!token) {
+                r = auth_token_create(data_dir, AUTH_ROLE_ADMIN, "admin", &token, &id, err);
+                if (r < 0)
+                        return r;
+        }
+        return kubeconfig_write(path, url, ca_pem, token, "admin", err);
+}

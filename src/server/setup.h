@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The server's start-up: certificate and admin kubeconfig (setup.c). */
+
+#include "server.h"
+#include "xpool/error.h"
+
+/*
+ * The serving certificate and key as PEM text, and the CA's certificate clients should trust
+ * (NULL when the operator's files are used: signed by a CA clients already trust). Generates
+ * them under DATA_DIR/pki for XP_SERVER_TLS_GENERATE, valid for listen_host, this machine's
+ * name, loopback and options->tls_sans. Caller frees the three.
+ */
+int setup_tls(const struct xp_server_options *options,
+              const char *listen_host,
+              char **ret_cert,
+              char **ret_key,
+              char **ret_ca,
+              struct xp_error *err);
+
+/*
+ * Writes the admin kubeconfig at path for url (and ca_pem, may be NULL). new_admin_token (taken;
+ * may be NULL) is the token auth_open() made for a new data directory; otherwise the token of
+ * the kubeconfig already at path is kept while it is still a valid admin token, else a new one
+ * is made.
+ */
+int setup_kubeconfig(const char *data_dir,
+                     const char *path,
+                     const char *url,
+                     const char *ca_pem,
+                     char *new_admin_token,
+                     struct xp_error *err);
