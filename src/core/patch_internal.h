@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* Shared between the patch_*.c files; not part of the public API (include/xpool/patch.h is). */
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "xpool/error.h"
+
+/* JSON equality as RFC 6902 "test" defines it: numbers compare by value (1 == 1.0). */
+bool xp_patch_value_equal(const json_t *a, const json_t *b);
+
+/* -E2BIG with "<what>: nesting deeper than 100 levels" when value is too deep, else 0. */
+int xp_patch_check_depth(const json_t *value, const char *what, struct xp_error *err);
+
+/* Each applies its kind of patch to a deep copy of original; see xp_patch_apply(). */
+int xp_patch_json_apply(const json_t *original,
+                        const json_t *patch,
+                        json_t **ret,
+                        struct xp_error *err);
+int xp_patch_merge_apply(const json_t *original, const json_t *patch, json_t **ret);
+int xp_patch_strategic_apply(const char *kind,
+                             const json_t *original,
+                             const json_t *patch,
+                             json_t **ret,
+                             struct xp_error *err);
