@@ -13,6 +13,7 @@
 #include "xpool/kubeconfig.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
+#include "xpool/yaml.h"
 
 /* Answers larger than this are refused: a list of every object of a big cluster fits. */
 #define MAX_ANSWER_BYTES (256u * 1024 * 1024)
@@ -496,4 +497,36 @@ int xp_client_add_query(char *buf, size_t size, const char *key, const char *val
                 return -ENAMETOOLONG;
         }
         return 0;
+}
+
+int xp_cli_print_json(FILE *out, const json_t *value)
+{
+        if (json_dumpf(value, out, JSON_INDENT(4)) < 0 || fputc('\n', out) == EOF)
+                return -EIO;
+        return 0;
+}
+
+int xp_cli_print_yaml(FILE *out, const json_t *value)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r = xp_yaml_dump(value, &text, &len);
+
+        if (r < 0)
+                return r;
+        return fwrite(text, 1, len, out) == len ? 0 : -EIO;
+}
+
+json_t *xp_cli_list_new(const json_t *items)
+{
+        return json_pack("{s:s, s:O, s:s, s:{s:s}}",
+                         "apiVersion",
+                         "v1",
+                         "items",
+                         (json_t *)items,
+                         "kind",
+                         "List",
+                         "metadata",
+                         "resourceVersion",
+                         "");
 }

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "xpool/error.h"
 #include "xpool/macro.h"
@@ -119,3 +120,12 @@ void xp_client_report(const struct xp_error *err);
 /* Appends `&key=value` (or `?key=value` when buf has no query yet), value percent-encoded.
  * -ENAMETOOLONG when it does not fit. */
 int xp_client_add_query(char *buf, size_t size, const char *key, const char *value);
+
+/* ---- output shared by the client verbs ---- */
+
+/* Prints value as `kubectl -o json` does (4-space indentation) and a newline. -EIO. */
+int xp_cli_print_json(FILE *out, const json_t *value);
+/* Prints value as one YAML document (xp_yaml_dump). -EINVAL, -ENOMEM, -EIO. */
+int xp_cli_print_yaml(FILE *out, const json_t *value);
+/* A v1 List of items (borrowed), as kubectl prints several objects. NULL on -ENOMEM. */
+json_t *xp_cli_list_new(const json_t *items);
