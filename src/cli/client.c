@@ -149,6 +149,12 @@ int xp_client_new(const struct xp_client_options *opts,
                 if (r < 0)
                         return r;
         }
+        server = opts->server ? opts->server : config.server;
+        if (!server || !*server) {
+                xp_kubeconfig_done(&config);
+                return xp_errorf(
+                    err, -EINVAL, "--server needs a URL: http://HOST:PORT or https://HOST:PORT");
+        }
         c = calloc(1, sizeof(*c));
         if (!c) {
                 xp_kubeconfig_done(&config);
@@ -156,7 +162,6 @@ int xp_client_new(const struct xp_client_options *opts,
         }
         c->ca_fd = -1;
         c->curl = curl_easy_init();
-        server = opts->server ? opts->server : config.server;
         namespace = opts->namespace    ? opts->namespace
                     : config.namespace ? config.namespace
                                        : "default";
@@ -398,7 +403,6 @@ static int perform(struct xp_client *c,
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
         }
-        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(c->curl, CURLOPT_NOBODY, strcmp(method, "HEAD") == 0 ? 1L : 0L);
         curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_write);
         curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, t);
