@@ -22,6 +22,11 @@ int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_server(int argc, char **argv);
 int xp_cmd_token(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
+int xp_cmd_apply(int argc, char **argv);
+int xp_cmd_get(int argc, char **argv);
+int xp_cmd_describe(int argc, char **argv);
+int xp_cmd_delete(int argc, char **argv);
+int xp_cmd_logs(int argc, char **argv);
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,3 +54,20 @@ int xp_cli_parse_manifest_args(int argc,
 
 /* Loads one file, printing the error to stderr on failure. */
 int xp_cli_load_manifest(const char *file, bool strict, struct xp_manifest *ret);
+
+#include <jansson.h>
+
+struct xp_client;
+
+/*
+ * The objects of manifests given with -f (files, directories of *.yaml, *.yml and *.json in name
+ * order, '-' for standard input) as JSON the API takes, namespaced ones with metadata.namespace
+ * set from the client's namespace when they name none. Everything is loaded and checked before
+ * anything is returned. Prints what is wrong (file:line:column, or a namespace that contradicts
+ * -n) to stderr and returns -errno; on success *ret is a new JSON array.
+ */
+int xp_cli_load_objects(const char *const *files,
+                        size_t n_files,
+                        bool strict,
+                        const struct xp_client *client,
+                        json_t **ret);

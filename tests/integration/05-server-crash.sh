@@ -49,7 +49,7 @@ curl_api() { # curl arguments...: with the bearer token when there is one
 start_server() { # log name: starts on a free port and waits (bounded) until /version answers
   local log=$tmp/$1.log deadline=$((SECONDS + 15)) port=
   : >"$log" # the background job opens it later: it must exist for the first look
-  "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
+  "$xpool" server --listen 127.0.0.1:0 --no-tls --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "client.h"
+#include "xpool/apiresource.h"
+#include "xpool/macro.h"
+
+static const char usage[] =
+    "Usage: xpool logs POD [-c CONTAINER] [-f] [--tail N] [-n NS]\n\n"
+    "Prints the output of a pod's container, as the node agent keeps it.\n\n"
+    "  -c, --container NAME  which container (needed when the pod has several)\n"
+    "  -f, --follow          keep printing as the container writes\n"
+    "      --tail N          only the last N lines\n" XP_CLIENT_USAGE;
+
+static int on_data(const char *data, size_t len, void *userdata)
+{
+        (void)userdata;
+        if (fwrite(data, 1, len, stdout) != len)
+                return -EIO;
+        /* Followers read it as it comes, not when a buffer fills. */
+        fflush(stdout);
+        return 0;
+}
+
+/*
+ * A 404 on the log is either no such pod or a pod no node agent serves logs for (yet): tell
+ * them apart, since only the first is the user's mistake.
+ */
+static void explain_missing(struct xp_client *client, const char *pod, struct xp_error *err)
+{
+        json_auto_t *object = NULL;
+        struct xp_error get_err = {0};
+        char path[2048];
+        const char *node;
+
+        if (xp_api_resource_path(xp_api_resource_find("pods", NULL),
+                                 xp_client_namespace(client),
+                                 pod,
+                                 path,
+                                 sizeof(path)) < 0 ||
+            xp_client_json(client, "GET", path, NULL, NULL, NULL, &object, &get_err) < 0) {
+                if (get_err.code == -ENOENT)
+                        *err = get_err;
+                return;
+        }
+        node = json_string_value(json_object_get(json_object_get(object, "spec"), "nodeName"));
+        if (!node)
+                xp_errorf(
+                    err, -ENOENT, "pod \"%s\" has no logs yet: it is not scheduled to a node", pod);
+        else
+                xp_errorf(err,
+                          -ENOENT,
+                          "pod \"%s\" has no logs to show: no node agent on %s serves them (%s)",
+                          pod,
+                          node,
+                          xp_error_message(err));
+}
+
+int xp_cmd_logs(int argc, char **argv)
+{
+        static const struct option options[] = {
+            {"container", required_argument, NULL, 'c'},
+            {"follow", no_argument, NULL, 'f'},
+            {"tail", required_argument, NULL, 't'},
+            {"help", no_argument, NULL, 'h'},
+            XP_CLIENT_LONG_OPTIONS,
+            {NULL, 0, NULL, 0},
+        };
+        _cleanup_(xp_client_freep) struct xp_client *client = NULL;
+        struct xp_client_options copts = {0};
+        struct xp_error err = {0};
+        const char *container = NULL, *tail = NULL;
+        const char *pod;
+        bool follow = false;
+        char path[2048];
+        int c, r;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "c:fn:h", options, NULL)) != -1) {
+                if (xp_client_option(c, optarg, &copts))
+                        continue;
+                switch (c) {
+                case 'c':
+                        container = optarg;
+                        break;
+                case 'f':
+                        follow = true;
+                        break;
+                case 't': {
+                        char *end;
+                        long n;
+
+                        errno = 0;
+                        n = strtol(optarg, &end, 10);
+                        if (errno || end == optarg || *end || n < -1) {
+                                fprintf(stderr,
+                                        "xpool logs: --tail takes a number of lines, not '%s'\n",
+                                        optarg);
+                                return XP_EXIT_USAGE;
+                        }
+                        /* kubectl's -1 means everything: the same as not asking. */
+                        tail = n >= 0 ? optarg : NULL;
+                        break;
+                }
+                case 'h':
+                        fputs(usage, stdout);
+                        return 0;
+                default:
+                        fputs(usage, stderr);
+                        return XP_EXIT_USAGE;
+                }
+        }
+        if (optind + 1 != argc) {
+                fprintf(stderr,
+                        optind >= argc ? "xpool logs: name the pod: xpool logs POD\n"
+                                       : "xpool logs: one pod at a time\n");
+                fputs(usage, stderr);
+                return XP_EXIT_USAGE;
+        }
+        pod = argv[optind];
+        /* kubectl takes pod/NAME too. */
+        if (strncmp(pod, "pod/", 4) == 0 || strncmp(pod, "pods/", 5) == 0 ||
+            strncmp(pod, "po/", 3) == 0)
+                pod = strchr(pod, '/') + 1;
+        if (xp_client_new(&copts, &client, &err) < 0) {
+                xp_client_report(&err);
+                return XP_EXIT_FAILURE;
+        }
+        r = xp_api_resource_path(xp_api_resource_find("pods", NULL),
+                                 xp_client_namespace(client),
+                                 pod,
+                                 path,
+                                 sizeof(path));
+        if (r >= 0 && strlen(path) + 4 < sizeof(path))
+                strcat(path, "/log");
+        else
+                r = -ENAMETOOLONG;
+        if (r >= 0 && container)
+                r = xp_client_add_query(path, sizeof(path), "container", container);
+        if (r >= 0 && follow)
+                r = xp_client_add_query(path, sizeof(path), "follow", "true");
+        if (r >= 0 && tail)
+                r = xp_client_add_query(path, sizeof(path), "tailLines", tail);
+        if (r < 0) {
+                fprintf(stderr, "error: the pod or container name is too long\n");
+                return XP_EXIT_FAILURE;
+        }
+        r = xp_client_stream(client, path, "text/plain, */*", on_data, NULL, &err);
+        if (r == -ENOENT)
+                explain_missing(client, pod, &err);
+        if (r < 0) {
+                xp_client_report(&err);
+                return XP_EXIT_FAILURE;
+        }
+        return 0;
+}
