@@ -472,6 +472,8 @@ static int token_add(const char *data_dir,
         }
         if (r < 0 && r != -ENOENT)
                 return r;
+        if (r == -ENOENT)
+                xp_error_clear(err); /* a first token: not an error */
         if (n >= AUTH_TOKENS_MAX)
                 return xp_errorf(err,
                                  -E2BIG,

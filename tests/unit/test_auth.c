@@ -88,7 +88,8 @@ static void open_bootstraps_admin(void **state)
 {
         struct fixture *f = *state;
         _cleanup_(auth_freep) struct auth *auth = NULL, *again = NULL;
-        _cleanup_free_ char *admin = NULL, *none = (char *)"x";
+        _cleanup_free_ char *admin = NULL;
+        char *none = (char *)"unchanged"; /* must become NULL */
         struct auth_identity who = {0};
         struct xp_error err = {0};
         struct stat st;
@@ -303,7 +304,7 @@ static void fails_closed_on_broken_reload(void **state)
 {
         struct fixture *f = *state;
         _cleanup_(auth_freep) struct auth *auth = NULL;
-        _cleanup_free_ char *admin = NULL, *saved = NULL;
+        _cleanup_free_ char *admin = NULL;
         struct auth_identity who = {0};
         struct xp_error err = {0};
         char text[512];
