@@ -19,6 +19,7 @@
 #include "server/auth.h"
 #include "xpool/atomic_file.h"
 #include "xpool/fileio.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/names.h"
 #include "xpool/timeutil.h"
@@ -472,6 +473,8 @@ static int token_add(const char *data_dir,
         }
         if (r < 0 && r != -ENOENT)
                 return r;
+        if (r == -ENOENT)
+                xp_error_clear(err); /* a first token: not an error */
         if (n >= AUTH_TOKENS_MAX)
                 return xp_errorf(err,
                                  -E2BIG,
@@ -675,7 +678,9 @@ static void maybe_reload(struct auth *auth)
         auth->broken[0] = '\0';
         if (r < 0) {
                 /* Fail closed: a revocation must not be undone by a broken or missing file. */
+                /* Clients are told only that the file is broken; the operator sees where. */
                 snprintf(auth->broken, sizeof(auth->broken), "%s", xp_error_message(&err));
+                xp_debug("auth", "refusing every token: %s", auth->broken);
                 return;
         }
         auth->tokens = tokens;
@@ -746,7 +751,9 @@ int auth_authenticate(struct auth *auth,
         maybe_reload(auth);
         if (auth->broken[0]) {
                 r = xp_errorf(
-                    err, -EACCES, "the server cannot read its tokens file (%s)", auth->broken);
+                    err,
+                    -EACCES,
+                    "the server's tokens file is missing or damaged, so every token is refused: run `xpool token list` on the server to see why");
                 goto out;
         }
         t = find_token(auth->tokens, auth->n_tokens, id);

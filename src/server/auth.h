@@ -63,8 +63,10 @@ XP_DEFINE_FREEP(struct auth, auth_free)
  * token, a malformed header or token, an unknown or revoked token. Reloads the tokens file
  * when it changed on disk (inode, size or mtime; checked at most once per second), so
  * `xpool token create|revoke` takes effect without a restart. When the changed file cannot be
- * read or is corrupt, every token is refused (fail closed) until it is fixed. The hash is
- * compared in constant time. Thread-safe.
+ * read or is corrupt, every token is refused (fail closed) until it is fixed; err then says so
+ * without naming the file (the messages are fit for the 401 answer; `xpool token list` and the
+ * `XPOOL_DEBUG=auth` log show where the file is broken). The hash is compared in constant time.
+ * Thread-safe.
  */
 int auth_authenticate(struct auth *auth,
                       const char *authorization,
