@@ -387,8 +387,14 @@ static int child_start(const char *xpool, struct child *ch)
 {
         const char *tmpdir = getenv("TMPDIR") ?: "/tmp";
         posix_spawn_file_actions_t fa;
-        char *argv[] = {
-            (char *)xpool, "server", "--listen", "127.0.0.1:0", "--no-tls", "--data-dir", ch->data, NULL};
+        char *argv[] = {(char *)xpool,
+                        "server",
+                        "--listen",
+                        "127.0.0.1:0",
+                        "--no-tls",
+                        "--data-dir",
+                        ch->data,
+                        NULL};
         double deadline;
         int r;
 

@@ -142,7 +142,7 @@ cp "$pod" "$tmp/dir/b-pod.yml"
 echo "not a manifest" >"$tmp/dir/notes.txt"
 check "apply a directory" 0 k apply -f "$tmp/dir"
 expect_exact "apply a directory prints" "$tmp/out" "node/dgx-01 created
-pod/ai-training unchanged"
+pod/ai-training configured"
 
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers: [{name: c, image: i}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - name: c\n    image: i\n    resources: {limits: {nvidia.com/gpu: 1.5x}}\n' >"$tmp/bad.yaml"
 check "apply a bad manifest" 1 k apply -f "$tmp/bad.yaml"
@@ -235,7 +235,7 @@ check "describe a namespace" 2 k describe ns default
 
 # logs: no node agent yet, so nothing to show; a missing pod is NotFound.
 check "logs without an agent" 1 k logs ai-training
-expect_exact "logs without an agent message" "$tmp/err" 'error: pod "ai-training" has no logs yet: it is not scheduled to a node'
+expect_exact "logs without an agent message" "$tmp/err" 'Error from server (BadRequest): pod "ai-training" has no node yet: its logs exist once it is scheduled and started'
 check "logs of a missing pod" 1 k logs nope
 expect_exact "logs of a missing pod message" "$tmp/err" 'Error from server (NotFound): pods "nope" not found'
 
