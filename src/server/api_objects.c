@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -167,8 +168,21 @@ static int parse_body(const struct request *req,
                       json_t **ret_json,
                       struct reply *ret)
 {
+        const char *content_type = request_header(req, "Content-Type");
         json_error_t jerr;
         json_t *json, *member;
+
+        /* kubectl's typed commands (create <type>, run) send protobuf, which we do not read. */
+        if (content_type && content_type[0] &&
+            strncasecmp(content_type, "application/json", 16) != 0)
+                return reply_status(
+                    ret,
+                    415,
+                    "UnsupportedMediaType",
+                    NULL,
+                    kind->plural,
+                    "the body of the request was in an unknown format (%.64s) - accepted media types include: application/json; for kubectl create and kubectl run, which send protobuf, use kubectl apply -f with a manifest",
+                    content_type);
 
         json = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
         if (!json)
