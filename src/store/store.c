@@ -38,6 +38,8 @@
 #define SCHEMA_VERSION        1
 #define APPLICATION_ID        0x78706f6c /* "xpol" */
 #define CHECKPOINT_PAGES      1000       /* WAL pages (4 MiB) that call for a checkpoint */
+/* WAL pages past which writes wait for a checkpoint: the background one is not keeping up. */
+#define CHECKPOINT_PAGES_HARD (4 * CHECKPOINT_PAGES)
 
 enum op_type {
         OP_CREATE,
@@ -166,6 +168,19 @@ struct xp_store {
         struct xp_store_stats stats;
         struct conn *idle_readers;
         size_t n_idle_readers;
+
+        /*
+         * The checkpointer: a thread with its own connection that copies the WAL into the
+         * database file while writers go on committing, so that no batch waits for it (unless
+         * the WAL outgrows CHECKPOINT_PAGES_HARD).
+         */
+        pthread_t checkpointer;
+        bool checkpointer_running;
+        sqlite3 *checkpoint_db;    /* used only by the checkpointer thread */
+        pthread_cond_t checkpoint; /* checkpoint_wanted or closing changed */
+        bool checkpoint_wanted;    /* under lock */
+        int checkpoint_asked_at;   /* under lock: wal_pages when the last one was asked for */
+        bool closing;              /* under lock */
 
         /* used only by the leader (committing == true) */
         sqlite3 *writer;
@@ -485,6 +500,14 @@ void xp_store_close(struct xp_store *store)
 {
         if (!store)
                 return;
+        if (store->checkpointer_running) {
+                pthread_mutex_lock(&store->lock);
+                store->closing = true;
+                pthread_cond_signal(&store->checkpoint);
+                pthread_mutex_unlock(&store->lock);
+                pthread_join(store->checkpointer, NULL);
+        }
+        sqlite3_close(store->checkpoint_db); /* before the writer, the last connection */
         while (store->idle_readers) {
                 struct conn *c = store->idle_readers;
 
@@ -494,6 +517,7 @@ void xp_store_close(struct xp_store *store)
         stmts_finalize(store->wstmts, _WS_MAX);
         sqlite3_close(store->writer); /* the last connection checkpoints and removes the WAL */
         pthread_cond_destroy(&store->version_bumped);
+        pthread_cond_destroy(&store->checkpoint);
         pthread_cond_destroy(&store->op_done);
         pthread_mutex_destroy(&store->lock);
         free(store->path);
@@ -511,6 +535,32 @@ static int wal_hook(void *userdata, sqlite3 *db, const char *name, int pages)
         (void)name;
         store->wal_pages = pages;
         return SQLITE_OK;
+}
+
+static void *checkpointer_main(void *userdata)
+{
+        struct xp_store *store = userdata;
+
+        pthread_mutex_lock(&store->lock);
+        for (;;) {
+                int rc;
+
+                while (!store->checkpoint_wanted && !store->closing)
+                        pthread_cond_wait(&store->checkpoint, &store->lock);
+                if (store->closing)
+                        break;
+                pthread_mutex_unlock(&store->lock);
+                /* PASSIVE: copies what no reader still needs and never waits; the writer starts
+                 * the WAL over at its next commit once all of it is copied */
+                rc = sqlite3_wal_checkpoint_v2(
+                    store->checkpoint_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+                pthread_mutex_lock(&store->lock);
+                store->checkpoint_wanted = false;
+                if (rc == SQLITE_OK)
+                        store->stats.checkpoints++;
+        }
+        pthread_mutex_unlock(&store->lock);
+        return NULL;
 }
 
 int xp_store_open(const struct xp_store_options *options,
@@ -535,6 +585,7 @@ int xp_store_open(const struct xp_store_options *options,
         /* Until the locks exist, close must not destroy them: set them up first. */
         pthread_mutex_init(&store->lock, NULL);
         pthread_cond_init(&store->op_done, NULL);
+        pthread_cond_init(&store->checkpoint, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
         pthread_cond_init(&store->version_bumped, &attr);
@@ -569,6 +620,17 @@ int xp_store_open(const struct xp_store_options *options,
         if (r < 0)
                 return r;
         sqlite3_wal_hook(store->writer, wal_hook, store);
+        r = open_db(store->path, false, &store->checkpoint_db, err);
+        if (r < 0)
+                return r;
+        r = -pthread_create(&store->checkpointer, NULL, checkpointer_main, store);
+        if (r < 0)
+                return xp_errorf(err,
+                                 r,
+                                 "store %s: cannot start the checkpointer: %s",
+                                 store->path,
+                                 strerror(-r));
+        store->checkpointer_running = true;
         *ret = TAKE_PTR(store);
         return 0;
 }
@@ -857,9 +919,17 @@ static void submit(struct xp_store *store, struct op *op)
                 r = run_batch(store, batch, &version, &trimmed);
 
                 pthread_mutex_lock(&store->lock);
-                /* A checkpoint is due: keep the commit slot through it, so the next batch waits
-                 * for it but the batch just committed does not. */
-                checkpoint = r > 0 && store->wal_pages >= CHECKPOINT_PAGES;
+                /* A checkpoint is due: the checkpointer copies while writes go on. When the WAL
+                 * has grown far past that anyway, keep the commit slot through a checkpoint
+                 * here, so the next batch waits for it but the batch just committed does not. */
+                if (r > 0 && store->wal_pages >= CHECKPOINT_PAGES && !store->checkpoint_wanted &&
+                    (store->wal_pages < store->checkpoint_asked_at ||
+                     store->wal_pages - store->checkpoint_asked_at >= CHECKPOINT_PAGES / 4)) {
+                        store->checkpoint_wanted = true;
+                        store->checkpoint_asked_at = store->wal_pages;
+                        pthread_cond_signal(&store->checkpoint);
+                }
+                checkpoint = r > 0 && store->wal_pages >= CHECKPOINT_PAGES_HARD;
                 store->committing = checkpoint;
                 if (r > 0) {
                         store->version = version;
