@@ -658,11 +658,8 @@ static int finish_update(const struct request *req,
         r = replace_string(&meta->resource_version, NULL);
         if (r < 0)
                 goto out;
-        if (kind->set_defaults) {
-                r = kind->set_defaults(object);
-                if (r < 0)
-                        goto out;
-        }
+        /* No defaults here: they are what a new object starts with (a pod's Pending phase),
+         * and an update carries what the object has become. */
         r = kind->to_json(object, &out);
         if (r < 0)
                 goto out;

@@ -280,12 +280,6 @@ const char *request_header(const struct request *req, const char *name)
         return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);
 }
 
-/* Who may see the server exists without a token, as Kubernetes lets anyone read these. */
-static bool route_is_public(const struct route *route)
-{
-        return route->handler == handle_version || route->handler == handle_health;
-}
-
 static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
 {
         const char *watch;
@@ -338,33 +332,32 @@ static bool pod_on_node(const struct request *req, const char *node)
         return on;
 }
 
+/* The paths anyone may read, as Kubernetes lets anyone see the server is there. */
+static bool path_is_public(const char *method, const char *path)
+{
+        static const char *const public_paths[] = {"/version", "/healthz", "/livez", "/readyz"};
+
+        if (strcmp(method, "GET") != 0)
+                return false;
+        for (size_t i = 0; i < XP_ELEMENTSOF(public_paths); i++)
+                if (strcmp(path, public_paths[i]) == 0)
+                        return true;
+        return false;
+}
+
 /*
- * Authenticates and authorises a request: 1 with *who filled when it may go on, else 0 with ret
- * filled (401 Unauthorized, 403 Forbidden), as Kubernetes answers.
+ * Authorises an authenticated request for a route: 1 when it may go on, else 0 with ret filled
+ * (403 Forbidden), as Kubernetes answers.
  */
-static int authorize(struct xp_server *server,
-                     const struct route *route,
+static int authorize(const struct route *route,
                      const struct request *req,
-                     struct auth_identity *who,
+                     const struct auth_identity *who,
                      struct reply *ret)
 {
-        struct xp_error err = {0};
         _cleanup_free_ char *name = NULL;
         enum auth_decision decision;
         char reason[1024], user[AUTH_SUBJECT_MAX + 32];
-        int r;
 
-        r = auth_authenticate(server->auth, request_header(req, "Authorization"), who, &err);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return reply_status(ret,
-                                    401,
-                                    "Unauthorized",
-                                    NULL,
-                                    NULL,
-                                    "Unauthorized: %s",
-                                    xp_error_message(&err));
         if (req->method == HTTP_POST && !route->subresource && who->role == AUTH_ROLE_NODE)
                 name = created_name(req);
 
@@ -387,7 +380,7 @@ static int authorize(struct xp_server *server,
                 snprintf(
                     reason,
                     sizeof reason,
-                    "pods \"%s\" is forbidden: User \"%s\" may only change pods bound to node \"%s\"",
+                    "pods \"%s\" is forbidden: User \"%s\" may only access pods bound to node \"%s\"",
                     req->name ? req->name : "",
                     user,
                     who->subject);
@@ -409,8 +402,30 @@ static int dispatch(struct xp_server *server,
                     struct reply *ret)
 {
         struct captures c;
-        bool path_known = false;
+        struct auth_identity who;
+        bool path_known = false, authenticated = false;
         enum http_method m = method_from_string(method);
+
+        /* Who is asking comes first, as in Kubernetes: without a valid token even a path that
+         * does not exist is 401, so the server's layout is not shown to strangers. */
+        if (server->auth && !path_is_public(method, path)) {
+                struct xp_error err = {0};
+                struct request probe = {.connection = conn};
+                int r = auth_authenticate(
+                    server->auth, request_header(&probe, "Authorization"), &who, &err);
+
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return reply_status(ret,
+                                            401,
+                                            "Unauthorized",
+                                            NULL,
+                                            NULL,
+                                            "Unauthorized: %s",
+                                            xp_error_message(&err));
+                authenticated = true;
+        }
 
         for (size_t i = 0; i < api_routes_n; i++) {
                 struct route route = api_routes[i];
@@ -437,10 +452,8 @@ static int dispatch(struct xp_server *server,
                     .name = c.has_name ? c.name : NULL,
                     .connection = conn,
                 };
-                struct auth_identity who;
-
-                if (server->auth && !route_is_public(&route)) {
-                        int r = authorize(server, &route, &req, &who, ret);
+                if (authenticated) {
+                        int r = authorize(&route, &req, &who, ret);
 
                         if (r <= 0)
                                 return r;
@@ -706,6 +719,12 @@ int xp_server_new(const struct xp_server_options *options,
                              server->tls_ca,
                              TAKE_PTR(new_admin_token),
                              err);
+        if (r < 0)
+                goto fail;
+        /* Read the tokens again: the kubeconfig's may be new, and must work at once. */
+        auth_free(server->auth);
+        server->auth = NULL;
+        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
         if (r < 0)
                 goto fail;
 
