@@ -331,11 +331,11 @@ node|POST|/api/v1/namespaces/default/pods|pod-new|/api/v1/namespaces/default/pod
 node|PATCH|/api/v1/namespaces/default/pods/bound|label|/api/v1/namespaces/default/pods/bound|pods "bound" is forbidden: @n1 cannot patch resource "pods" in API group "" in the namespace "default"
 node|PUT|/api/v1/namespaces/default/pods/bound|pod-bound|/api/v1/namespaces/default/pods/bound|pods "bound" is forbidden: @n1 cannot update resource "pods" in API group "" in the namespace "default"
 node|POST|/api/v1/namespaces/default/pods/free/binding|bind-free|/api/v1/namespaces/default/pods/free|pods "free" is forbidden: @n1 cannot create resource "pods/binding" in API group "" in the namespace "default"
-node|PATCH|/api/v1/namespaces/default/pods/free/status|running|/api/v1/namespaces/default/pods/free|pods "free" is forbidden: @n1 may only change pods bound to node "n1"
-node|PATCH|/api/v1/namespaces/default/pods/other/status|running|/api/v1/namespaces/default/pods/other|pods "other" is forbidden: @n1 may only change pods bound to node "n1"
-node|PUT|/api/v1/namespaces/default/pods/other/status|pod-other|/api/v1/namespaces/default/pods/other|pods "other" is forbidden: @n1 may only change pods bound to node "n1"
-node|DELETE|/api/v1/namespaces/default/pods/free|-|/api/v1/namespaces/default/pods/free|pods "free" is forbidden: @n1 may only change pods bound to node "n1"
-node|DELETE|/api/v1/namespaces/default/pods/other|-|/api/v1/namespaces/default/pods/other|pods "other" is forbidden: @n1 may only change pods bound to node "n1"
+node|PATCH|/api/v1/namespaces/default/pods/free/status|running|/api/v1/namespaces/default/pods/free|pods "free" is forbidden: @n1 may only access pods bound to node "n1"
+node|PATCH|/api/v1/namespaces/default/pods/other/status|running|/api/v1/namespaces/default/pods/other|pods "other" is forbidden: @n1 may only access pods bound to node "n1"
+node|PUT|/api/v1/namespaces/default/pods/other/status|pod-other|/api/v1/namespaces/default/pods/other|pods "other" is forbidden: @n1 may only access pods bound to node "n1"
+node|DELETE|/api/v1/namespaces/default/pods/free|-|/api/v1/namespaces/default/pods/free|pods "free" is forbidden: @n1 may only access pods bound to node "n1"
+node|DELETE|/api/v1/namespaces/default/pods/other|-|/api/v1/namespaces/default/pods/other|pods "other" is forbidden: @n1 may only access pods bound to node "n1"
 node|DELETE|/api/v1/namespaces/default|-|/api/v1/namespaces/default|namespaces "default" is forbidden: @n1 cannot delete resource "namespaces" in API group "" at the cluster scope
 EOF
 
