@@ -295,6 +295,38 @@ static int settle_namespace(const struct request *req,
                                                                                        : 1;
 }
 
+/*
+ * What a create and an update start with: ?fieldValidation, ?dryRun, the body as an object of the
+ * kind, in the request's namespace. 1 with the three set, else 0 with ret filled.
+ */
+static int begin_write(const struct request *req,
+                       const struct xp_kind *kind,
+                       unsigned *ret_flags,
+                       bool *ret_dry,
+                       json_t **ret_json,
+                       struct reply *ret)
+{
+        json_t *json;
+        int r;
+
+        r = decode_flags(req, ret_flags, ret);
+        if (r <= 0)
+                return r;
+        r = dry_run(req, ret_dry, ret);
+        if (r <= 0)
+                return r;
+        r = parse_body(req, kind, &json, ret);
+        if (r <= 0)
+                return r;
+        r = settle_namespace(req, kind, json, ret);
+        if (r <= 0) {
+                json_decref(json);
+                return r;
+        }
+        *ret_json = json;
+        return 1;
+}
+
 /* ---- tables --------------------------------------------------------------------------------- */
 
 /* kubectl asks for Tables with Accept: application/json;as=Table;v=v1;g=meta.k8s.io,... */
@@ -367,18 +399,9 @@ int handle_create(const struct request *req, const struct route *route, struct r
         bool dry, locked = false;
         int r;
 
-        r = decode_flags(req, &flags, ret);
+        r = begin_write(req, kind, &flags, &dry, &json, ret);
         if (r <= 0)
                 return r;
-        r = dry_run(req, &dry, ret);
-        if (r <= 0)
-                return r;
-        r = parse_body(req, kind, &json, ret);
-        if (r <= 0)
-                return r;
-        r = settle_namespace(req, kind, json, ret);
-        if (r <= 0)
-                goto out;
         r = namespace_check(req, kind, ret);
         if (r <= 0)
                 goto out;
@@ -706,18 +729,9 @@ int handle_update(const struct request *req, const struct route *route, struct r
         bool dry;
         int r;
 
-        r = decode_flags(req, &flags, ret);
+        r = begin_write(req, kind, &flags, &dry, &json, ret);
         if (r <= 0)
                 return r;
-        r = dry_run(req, &dry, ret);
-        if (r <= 0)
-                return r;
-        r = parse_body(req, kind, &json, ret);
-        if (r <= 0)
-                return r;
-        r = settle_namespace(req, kind, json, ret);
-        if (r <= 0)
-                goto out;
         /* 404 before any check of the body against the stored object, as Kubernetes. */
         r = xp_store_get(req->api->store,
                          kind->plural,

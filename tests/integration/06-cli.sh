@@ -61,6 +61,7 @@ expect_exact "unknown type message" "$tmp/err" 'error: the server doesn'"'"'t ha
 
 start_server() {
   local log=$tmp/server.log deadline=$((SECONDS + 15))
+  : >"$log" # the background job opens it later: it must exist for the first look
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
