@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "xpool/macro.h"
 #include "xpool/patch.h"
+#include "xpool/protobuf.h"
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
 #include "xpool/table.h"
@@ -160,8 +161,9 @@ static int dry_run(const struct request *req, bool *ret_dry, struct reply *ret)
 }
 
 /*
- * Parses a request body into a JSON object of the route's kind: 400 BadRequest for what is not
- * JSON or names another kind. 1 with *ret_json set, or 0 with ret filled.
+ * Parses a request body (JSON, or Kubernetes protobuf read into JSON) into a JSON object of the
+ * route's kind: 415 for other media types and protobuf we cannot read, 400 BadRequest for what is
+ * not JSON or names another kind. 1 with *ret_json set, or 0 with ret filled.
  */
 static int parse_body(const struct request *req,
                       const struct xp_kind *kind,
@@ -172,29 +174,43 @@ static int parse_body(const struct request *req,
         json_error_t jerr;
         json_t *json, *member;
 
-        /* kubectl's typed commands (create <type>, run) send protobuf, which we do not read. */
-        if (content_type && content_type[0] &&
-            strncasecmp(content_type, "application/json", 16) != 0)
+        /* kubectl's typed commands (create namespace) and client-go send Kubernetes protobuf. */
+        if (content_type &&
+            strncasecmp(content_type, "application/vnd.kubernetes.protobuf", 35) == 0) {
+                struct xp_error err = {0};
+
+                json = NULL;
+                if (xp_protobuf_to_json(req->body, req->body_len, &json, &err) < 0)
+                        return reply_status(ret,
+                                            415,
+                                            "UnsupportedMediaType",
+                                            NULL,
+                                            kind->plural,
+                                            "the protobuf request body could not be read: %s",
+                                            xp_error_message(&err));
+        } else if (content_type && content_type[0] &&
+                   strncasecmp(content_type, "application/json", 16) != 0) {
                 return reply_status(
                     ret,
                     415,
                     "UnsupportedMediaType",
                     NULL,
                     kind->plural,
-                    "the body of the request was in an unknown format (%.64s) - accepted media types include: application/json; for kubectl create and kubectl run, which send protobuf, use kubectl apply -f with a manifest",
+                    "the body of the request was in an unknown format (%.64s) - accepted media types include: application/json, application/vnd.kubernetes.protobuf",
                     content_type);
-
-        json = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!json)
-                return reply_status(ret,
-                                    400,
-                                    "BadRequest",
-                                    NULL,
-                                    kind->plural,
-                                    "the request body is not valid JSON: %d:%d: %s",
-                                    jerr.line,
-                                    jerr.column,
-                                    jerr.text);
+        } else {
+                json = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+                if (!json)
+                        return reply_status(ret,
+                                            400,
+                                            "BadRequest",
+                                            NULL,
+                                            kind->plural,
+                                            "the request body is not valid JSON: %d:%d: %s",
+                                            jerr.line,
+                                            jerr.column,
+                                            jerr.text);
+        }
         if (!json_is_object(json)) {
                 json_decref(json);
                 return reply_status(ret,
