@@ -483,13 +483,13 @@ req "watch bad field selector" 400 GET "$pods?watch=true&fieldSelector=spec.bogu
 expect_in "watch bad field selector message" "$tmp/out" '"message":"field label not supported: spec.bogus"'
 req "watch in a missing namespace" 200 GET "/api/v1/namespaces/nowhere/pods?watch=true&timeoutSeconds=1"
 
-# 410 Gone: push the oldest kept version past rv_list (the store keeps 10000 events).
+# 410 Gone: push the oldest kept version past rv_list (the store keeps 10000 events, trimmed once 1250 past that).
 printf '{"apiVersion":"v1","kind":"Event","metadata":{"generateName":"burst-"},"involvedObject":{"kind":"Pod","namespace":"kube-public","name":"w1"},"reason":"Burst","message":"m","type":"Normal"}' >"$tmp/burst.json"
-for i in $(seq 10100); do echo "url = \"$base/api/v1/namespaces/kube-public/events\""; done >"$tmp/burst.cfg"
+for i in $(seq 11400); do echo "url = \"$base/api/v1/namespaces/kube-public/events\""; done >"$tmp/burst.cfg"
 curl -sS -X POST -H 'Content-Type: application/json' --data-binary "@$tmp/burst.json" -K "$tmp/burst.cfg" >/dev/null
 req "the burst landed" 200 GET /api/v1/namespaces/kube-public/events
 grep -o '"reason":"Burst"' "$tmp/out" >"$tmp/burst.out" || true
-expect_count "the burst landed all (generateName retries a taken name)" "$tmp/burst.out" 10100 'Burst'
+expect_count "the burst landed all (generateName retries a taken name)" "$tmp/burst.out" 11400 'Burst'
 rv_recent=$(version_of "$tmp/out")
 req "watch an expired version" 410 GET "$pods?watch=true&timeoutSeconds=2&resourceVersion=$rv_list"
 expect_in "expired reason" "$tmp/out" '"reason":"Expired"'
