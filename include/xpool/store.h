@@ -176,6 +176,20 @@ int xp_store_events_scan(struct xp_store *store,
                          uint64_t *ret_through,
                          struct xp_error *err);
 
+/*
+ * The newest event of one object at or before version that the log still holds (what the object
+ * was at that version, for a watch that resumes with a selector): 1 with *ret_type and
+ * *ret_object (a new reference; may be NULL), 0 when the log holds none.
+ */
+int xp_store_event_before(struct xp_store *store,
+                          const char *kind,
+                          const char *namespace,
+                          const char *name,
+                          uint64_t version,
+                          enum xp_store_event_type *ret_type,
+                          json_t **ret_object,
+                          struct xp_error *err);
+
 /* The latest version written. */
 uint64_t xp_store_version(struct xp_store *store);
 

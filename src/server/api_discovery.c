@@ -49,6 +49,7 @@ static const struct subresource subresources[] = {
     {"pods", "binding", "Binding", binding_verbs},
     {"pods", "log", "Pod", log_verbs},
     {"nodes", "status", "Node", status_verbs},
+    {"namespaces", "status", "Namespace", status_verbs},
 };
 
 static const char *const object_verbs[] = {

@@ -25,7 +25,7 @@ static const char *const system_namespaces[] = {
     "kube-node-lease",
 };
 
-static bool is_system_namespace(const char *name)
+bool namespace_protected(const char *name)
 {
         for (size_t i = 0; i < XP_ELEMENTSOF(system_namespaces); i++)
                 if (strcmp(system_namespaces[i], name) == 0)
@@ -288,7 +288,7 @@ int namespace_delete(const struct request *req,
         uint64_t version;
         int r;
 
-        if (is_system_namespace(req->name))
+        if (namespace_protected(req->name))
                 return reply_status(
                     ret,
                     403,

@@ -31,9 +31,10 @@
 #include "xpool/table.h"
 #include "xpool/timeutil.h"
 
-#define GENERATE_CHARS 5
-#define UUID_STRING    37
-#define PATCH_ATTEMPTS 8
+#define GENERATE_CHARS    5
+#define GENERATE_ATTEMPTS 8
+#define UUID_STRING       37
+#define PATCH_ATTEMPTS    64 /* as Kubernetes, a patch without a version retries until it lands */
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
@@ -264,16 +265,12 @@ static int check_object(const struct xp_kind *kind,
 
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
-                return reply_status(ret,
-                                    422,
-                                    "Invalid",
-                                    name,
-                                    kind->plural,
-                                    "%s \"%s\" is invalid: %s",
-                                    kind->kind,
-                                    name ? name : "",
-                                    xp_error_message(&err));
+        if (r < 0) {
+                if (!name || !name[0])
+                        name =
+                            json_string_value(json_object_get(metadata_of(json), "generateName"));
+                return reply_invalid(ret, kind, name, xp_error_message(&err));
+        }
         return 1;
 }
 
@@ -412,7 +409,7 @@ int handle_create(const struct request *req, const struct route *route, struct r
         char uid[UUID_STRING];
         unsigned flags;
         uint64_t version;
-        bool dry, locked = false;
+        bool dry, locked = false, generated;
         int r;
 
         r = begin_write(req, kind, &flags, &dry, &json, ret);
@@ -429,7 +426,8 @@ int handle_create(const struct request *req, const struct route *route, struct r
         if (r <= 0)
                 goto out;
         meta = kind->meta(object);
-        if (!meta->name || !meta->name[0]) {
+        generated = !meta->name || !meta->name[0];
+        if (generated) {
                 /* validation already required name or generateName */
                 r = generate_name(meta->generate_name ? meta->generate_name : "", &meta->name);
                 if (r < 0)
@@ -455,13 +453,27 @@ int handle_create(const struct request *req, const struct route *route, struct r
         if (r < 0)
                 goto out;
         if (!dry) {
-                r = xp_store_create(req->api->store,
-                                    kind->plural,
-                                    store_namespace(req, kind),
-                                    meta->name,
-                                    out,
-                                    &version,
-                                    &err);
+                /* A generated name that is taken gets another, as Kubernetes retries it. */
+                for (unsigned attempt = 0;; attempt++) {
+                        r = xp_store_create(req->api->store,
+                                            kind->plural,
+                                            store_namespace(req, kind),
+                                            meta->name,
+                                            out,
+                                            &version,
+                                            &err);
+                        if (r != -EEXIST || !generated || attempt == GENERATE_ATTEMPTS)
+                                break;
+                        free(meta->name);
+                        meta->name = NULL;
+                        if (generate_name(meta->generate_name ? meta->generate_name : "",
+                                          &meta->name) < 0 ||
+                            json_object_set_new(metadata_of(out), "name", json_string(meta->name)) <
+                                0) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                }
                 if (r < 0) {
                         r = reply_store_error(ret, r, kind, meta->name, &err);
                         goto out;
@@ -633,6 +645,25 @@ out:
 
 #define RETRY_CONFLICT 1 /* finish_update(): a stale write the caller may retry */
 
+/* 1 when candidate (without a resourceVersion) is stored (with one) unchanged, else 0. */
+static int same_object(const json_t *candidate, const json_t *stored)
+{
+        json_t *copy = json_copy((json_t *)stored);
+        json_t *meta = copy ? json_copy(metadata_of(stored)) : NULL;
+        int same;
+
+        if (!copy || !meta) {
+                json_decref(copy);
+                json_decref(meta);
+                return -ENOMEM;
+        }
+        json_object_del(meta, "resourceVersion");
+        json_object_set_new(copy, "metadata", meta);
+        same = json_equal(candidate, copy);
+        json_decref(copy);
+        return same;
+}
+
 /*
  * Validates candidate (an update of stored, whose version is expected), keeps what the server
  * owns, and writes it. Returns 0 with ret filled (success or error), or RETRY_CONFLICT without
@@ -702,6 +733,19 @@ static int finish_update(const struct request *req,
         r = kind->to_json(object, &out);
         if (r < 0)
                 goto out;
+        /* A write that changes nothing is not one: no new version, no event, as Kubernetes;
+         * a stale one is still a conflict. */
+        r = parse_resource_version(
+                json_string_value(json_object_get(stored_meta, "resourceVersion")), &version) &&
+                    version == expected
+                ? same_object(out, stored)
+                : 0;
+        if (r < 0)
+                goto out;
+        if (r > 0) {
+                r = reply_json(ret, 200, json_incref((json_t *)stored));
+                goto out;
+        }
         if (dry) {
                 char rv[24];
 
@@ -1012,6 +1056,10 @@ int handle_delete(const struct request *req, const struct route *route, struct r
         r = delete_options(req, kind, &uid, &expected, &options, ret);
         if (r <= 0)
                 return r;
+        if (strcmp(kind->plural, "namespaces") == 0 && namespace_protected(req->name)) {
+                r = namespace_delete(req, kind, expected, dry, ret); /* answers 403 */
+                goto out;
+        }
         if (uid || dry) {
                 json_t *stored;
                 const char *stored_uid;

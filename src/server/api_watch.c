@@ -12,8 +12,11 @@
  * is noticed (the write fails) and its thread ends.
  *
  * Selectors: an object that stops matching (a pod whose phase changed) is reported DELETED, one
- * that starts matching ADDED, as Kubernetes does; the watch remembers which objects it has
- * reported as matching, seeded from the state when the watch starts.
+ * that starts matching ADDED, as Kubernetes does; the watch remembers which objects match. A
+ * watch that starts now knows that from the current state. One that resumes from version R
+ * learns, the first time it sees an object, what the object was at R from the newest event at or
+ * before R that the log still holds; an object last written before the log begins is taken as it
+ * is now.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -124,6 +127,8 @@ struct watch {
         struct xp_field_selector *fields;
         bool filtered;
         struct keyset matching; /* objects reported as matching the selectors */
+        uint64_t resumed_at;    /* the resourceVersion a resumed watch started after, else 0 */
+        struct keyset settled;  /* objects whose membership at resumed_at is known */
         bool table;
         enum xp_table_include include;
         bool headers_sent;
@@ -208,6 +213,48 @@ static void object_key(const json_t *object, char *buf, size_t size)
         snprintf(buf, size, "%s/%s", ns ? ns : "", name ? name : "");
 }
 
+/*
+ * What an object was, for the selectors, at the version a resumed watch started after: its newest
+ * event at or before then (a new object was nothing), else as the watch's start found it.
+ */
+static int
+settle(struct watch *w, const char *key, enum xp_store_event_type type, const json_t *object)
+{
+        const json_t *meta = json_object_get(object, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        enum xp_store_event_type before_type;
+        json_t *before = NULL;
+        int r;
+
+        r = keyset_add(&w->settled, key);
+        if (r < 0)
+                return r;
+        if (!name)
+                return 0;
+        r = xp_store_event_before(w->api->store,
+                                  w->kind->plural,
+                                  ns ? ns : "",
+                                  name,
+                                  w->resumed_at,
+                                  &before_type,
+                                  &before,
+                                  NULL);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0; /* keep what the start found */
+        if (r == 0 && type != XP_STORE_ADDED)
+                return 0;
+        if (r > 0 && before_type != XP_STORE_DELETED &&
+            selectors_match(w->labels, w->fields, before))
+                r = keyset_add(&w->matching, key);
+        else {
+                keyset_remove(&w->matching, key);
+                r = 0;
+        }
+        json_decref(before);
+        return r;
+}
+
 /* One change, translated through the selectors into what this watcher sees. */
 static int emit_change(struct watch *w, enum xp_store_event_type type, const json_t *object)
 {
@@ -222,6 +269,12 @@ static int emit_change(struct watch *w, enum xp_store_event_type type, const jso
         if (!w->filtered)
                 return emit(w, names[type], object);
         object_key(object, key, sizeof key);
+        if (w->resumed_at && !keyset_has(&w->settled, key)) {
+                int r = settle(w, key, type, object);
+
+                if (r < 0)
+                        return r;
+        }
         match = selectors_match(w->labels, w->fields, object);
         known = keyset_has(&w->matching, key);
         if (type == XP_STORE_DELETED) {
@@ -338,6 +391,7 @@ static void watch_free(void *state)
         xp_label_selector_free(w->labels);
         xp_field_selector_free(w->fields);
         keyset_done(&w->matching);
+        keyset_done(&w->settled);
         free(w->buf);
         free(w);
 }
@@ -470,6 +524,7 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                         goto fail;
                 }
                 xp_store_events_free(events, n);
+                w->resumed_at = w->since;
         }
         if (from_now || w->filtered) {
                 r = watch_seed(w, from_now, ret);

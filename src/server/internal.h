@@ -145,6 +145,15 @@ int reply_store_error(struct reply *ret,
                       const struct xp_kind *kind,
                       const char *name,
                       const struct xp_error *err);
+/*
+ * A Status for an object that fails validation: 422 Invalid with the problem ("field: what") as a
+ * cause kubectl prints, or 400 BadRequest for a field strict validation does not know, in the
+ * API server's words. problem is the codec's message.
+ */
+int reply_invalid(struct reply *ret,
+                  const struct xp_kind *kind,
+                  const char *name,
+                  const char *problem);
 /* A successful Status ({"status":"Success"}), as Kubernetes answers binding and some deletes. */
 int reply_success(struct reply *ret, unsigned code);
 
@@ -182,6 +191,9 @@ int namespace_delete(const struct request *req,
                      uint64_t expected,
                      bool dry,
                      struct reply *ret);
+
+/* The namespaces every server has, which cannot be deleted. */
+bool namespace_protected(const char *name);
 
 struct xp_label_selector;
 struct xp_field_selector;

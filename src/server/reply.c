@@ -67,6 +67,59 @@ int reply_status(struct reply *ret,
         return reply_set(ret, code, status);
 }
 
+int reply_invalid(struct reply *ret,
+                  const struct xp_kind *kind,
+                  const char *name,
+                  const char *problem)
+{
+        const char *sep = strstr(problem, ": ");
+        json_t *cause, *causes;
+        int r;
+
+        if (!name)
+                name = "";
+        /* Strict field validation's unknown fields are 400, as the API server's decoder says. */
+        if (sep && strncmp(sep + 2, "unknown field \"", 15) == 0)
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    name,
+                    kind->plural,
+                    "%s in version \"%s\" cannot be handled as a %s: strict decoding error: unknown field \"%.*s\"",
+                    kind->kind,
+                    kind->version,
+                    kind->kind,
+                    (int)(sep - problem),
+                    problem);
+        r = reply_status(ret,
+                         422,
+                         "Invalid",
+                         name,
+                         kind->plural,
+                         "%s \"%s\" is invalid: %s",
+                         kind->kind,
+                         name,
+                         problem);
+        if (r < 0)
+                return r;
+        /* kubectl prints the causes, not the message, of an Invalid Status. */
+        cause = sep ? json_pack("{s:s, s:s, s:s%}",
+                                "reason",
+                                "FieldValueInvalid",
+                                "message",
+                                sep + 2,
+                                "field",
+                                problem,
+                                (size_t)(sep - problem))
+                    : json_pack("{s:s, s:s}", "reason", "FieldValueInvalid", "message", problem);
+        causes = cause ? json_pack("[o]", cause) : NULL;
+        if (!causes ||
+            json_object_set_new(json_object_get(ret->body, "details"), "causes", causes) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 int reply_success(struct reply *ret, unsigned code)
 {
         json_t *status = json_pack("{s:s, s:s, s:{}, s:s, s:I}",

@@ -75,6 +75,7 @@ enum read_stmt {
         RS_EVENTS_MIN,
         RS_EVENTS_NS,
         RS_EVENTS_ALL,
+        RS_EVENT_BEFORE,
         RS_BEGIN,
         RS_COMMIT,
         RS_ROLLBACK,
@@ -94,6 +95,9 @@ static const char *const read_sql[_RS_MAX] = {
                      "version > ?1 AND kind = ?2 AND namespace = ?3 ORDER BY version LIMIT ?4",
     [RS_EVENTS_ALL] = "SELECT version, type, namespace, name, body FROM events WHERE "
                       "version > ?1 AND kind = ?2 ORDER BY version LIMIT ?3",
+    /* newest first from the version on: the primary key's order, no index needed */
+    [RS_EVENT_BEFORE] = "SELECT type, body, version FROM events WHERE version <= ?1 AND "
+                        "kind = ?2 AND namespace = ?3 AND name = ?4 ORDER BY version DESC LIMIT 1",
     [RS_BEGIN] = "BEGIN",
     [RS_COMMIT] = "COMMIT",
     [RS_ROLLBACK] = "ROLLBACK",
@@ -1240,6 +1244,56 @@ int xp_store_get(struct xp_store *store,
         if (ret_version)
                 *ret_version = version;
         return 0;
+}
+
+int xp_store_event_before(struct xp_store *store,
+                          const char *kind,
+                          const char *namespace,
+                          const char *name,
+                          uint64_t version,
+                          enum xp_store_event_type *ret_type,
+                          json_t **ret_object,
+                          struct xp_error *err)
+{
+        struct conn *c = NULL;
+        sqlite3_stmt *st;
+        json_t *object = NULL;
+        int type = 0, rc, r;
+
+        r = check_key(store, kind, namespace, name, err);
+        if (r < 0)
+                return r;
+        r = conn_get(store, &c, err);
+        if (r < 0)
+                return r;
+        st = c->stmts[RS_EVENT_BEFORE];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)version);
+        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, name, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                r = 0;
+        else if (rc != SQLITE_ROW)
+                r = read_fail(store, c, rc, err);
+        else {
+                uint64_t at = (uint64_t)sqlite3_column_int64(st, 2);
+
+                type = sqlite3_column_int(st, 0);
+                object = parse_body((const char *)sqlite3_column_text(st, 1),
+                                    (size_t)sqlite3_column_bytes(st, 1),
+                                    at);
+                r = object ? 1 : corrupt_body(store, kind, namespace, name, at, err);
+        }
+        conn_put(store, c);
+        if (r <= 0)
+                return r;
+        *ret_type = (enum xp_store_event_type)type;
+        if (ret_object)
+                *ret_object = object;
+        else
+                json_decref(object);
+        return 1;
 }
 
 /* Starts a read transaction and reads the version counter in it. */

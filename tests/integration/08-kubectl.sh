@@ -17,16 +17,24 @@ stop_server() { # signal: stops the running server, if any
 }
 trap 'stop_server KILL; rm -rf "$tmp"' EXIT
 
+# curl speaks to the server as kubectl does: over TLS, trusting the server's CA, with the
+# admin token of the kubeconfig it writes.
+token=
+curl() {
+  command curl --cacert "$data/pki/ca.crt" ${token:+-H "Authorization: Bearer $token"} "$@"
+}
+
 start_server() { # log name: starts on a free port and waits (bounded) until /version answers
-  local log=$tmp/$1.log deadline=$((SECONDS + 15)) port=
+  local log=$tmp/$1.log deadline=$((SECONDS + 15)) url=
   : >"$log" # before the server starts: the wait below reads it at once
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-    port=$(sed -n 's|.*xpool server listening on http://127\.0\.0\.1:\([0-9]*\), state in .*|\1|p' "$log")
-    if [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/version" 2>/dev/null; then
-      base=http://127.0.0.1:$port
+    url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")
+    if [[ -n "$url" ]] && curl -fsS -o /dev/null "$url/version" 2>/dev/null; then
+      base=$url
+      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
       return 0
     fi
     sleep 0.1
@@ -35,22 +43,8 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
 }
 
 start_server kubectl
-# A kubeconfig of our own: the server takes any token for now.
-cat >"$tmp/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: xpool
-  cluster: {server: "$base"}
-users:
-- name: tester
-  user: {token: any-token}
-contexts:
-- name: xpool
-  context: {cluster: xpool, user: tester, namespace: default}
-current-context: xpool
-EOF
-export KUBECONFIG=$tmp/kubeconfig
+# The kubeconfig the server writes, as a user would take it: no other flag.
+export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=10s)
 manifests=${XPOOL_TEST_DATA:?}/manifests
 
