@@ -28,6 +28,16 @@ int xp_cmd_describe(int argc, char **argv);
 int xp_cmd_delete(int argc, char **argv);
 int xp_cmd_logs(int argc, char **argv);
 
+/*
+ * The data directory of `xpool server` and `xpool token` when --data-dir is not given:
+ * $XDG_STATE_HOME/xpool (when absolute), else ~/.local/state/xpool, else ./xpool-data.
+ * Caller frees; NULL on -ENOMEM.
+ */
+char *xp_cli_default_data_dir(void);
+
+/* mkdir -p path, its parents 0755 and the last component 0700; existing ones are kept. -errno. */
+int xp_cli_make_data_dir(const char *path);
+
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "server/server.h"
@@ -61,38 +60,6 @@ static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
         *ret_host = host;
         *ret_port = (uint16_t)port;
         return 0;
-}
-
-/* mkdir -p, the last component with mode 0700 (the state is the cluster's). */
-static int make_dirs(const char *path)
-{
-        _cleanup_free_ char *copy = strdup(path);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
-static char *default_data_dir(void)
-{
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char *dir;
-
-        if (state && state[0] == '/')
-                return asprintf(&dir, "%s/xpool", state) < 0 ? NULL : dir;
-        if (home && home[0])
-                return asprintf(&dir, "%s/.local/state/xpool", home) < 0 ? NULL : dir;
-        return strdup("xpool-data");
 }
 
 int xp_cmd_server(int argc, char **argv)
@@ -188,11 +155,11 @@ int xp_cmd_server(int argc, char **argv)
                                                        : XP_SERVER_TLS_GENERATE;
         server_options.tls_sans = sans;
         if (!data_dir) {
-                data_dir = default_data_dir();
+                data_dir = xp_cli_default_data_dir();
                 if (!data_dir)
                         return XP_EXIT_FAILURE;
         }
-        r = make_dirs(data_dir);
+        r = xp_cli_make_data_dir(data_dir);
         if (r < 0) {
                 fprintf(stderr,
                         "xpool server: cannot create the data directory '%s': %s\n",

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "server/auth.h"
@@ -29,45 +28,13 @@ static const char usage[] =
     "  -d, --data-dir DIR  the server's data directory (default $XDG_STATE_HOME/xpool, else\n"
     "                      ~/.local/state/xpool)\n";
 
-static char *default_data_dir(void)
-{
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char *dir;
-
-        if (state && state[0] == '/')
-                return asprintf(&dir, "%s/xpool", state) < 0 ? NULL : dir;
-        if (home && home[0])
-                return asprintf(&dir, "%s/.local/state/xpool", home) < 0 ? NULL : dir;
-        return strdup("xpool-data");
-}
-
-/* mkdir -p, the last component 0700: the server's state directory, as `xpool server` makes it. */
-static int make_dirs(const char *path)
-{
-        _cleanup_free_ char *copy = strdup(path);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 static int token_create(const char *data_dir, enum auth_role role, const char *subject)
 {
         _cleanup_free_ char *token = NULL, *id = NULL;
         struct xp_error err = {0};
         int r;
 
-        r = make_dirs(data_dir);
+        r = xp_cli_make_data_dir(data_dir);
         if (r < 0) {
                 fprintf(stderr,
                         "xpool token: cannot create the data directory '%s': %s\n",
@@ -193,7 +160,7 @@ int xp_cmd_token(int argc, char **argv)
         }
         verb = argv[optind++];
         if (!data_dir) {
-                default_dir = default_data_dir();
+                default_dir = xp_cli_default_data_dir();
                 if (!default_dir)
                         return XP_EXIT_FAILURE;
                 data_dir = default_dir;
