@@ -34,7 +34,7 @@ int xp_cmd_logs(int argc, char **argv);
  * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with
  * its argument: 0 to go on, or the exit status to stop with after saying why.
  */
-typedef int (*xp_cli_option_fn)(int c, const char *arg, void *userdata);
+typedef int xp_cli_option_fn(int c, const char *arg, void *userdata);
 
 /*
  * The option loop of a subcommand: getopt_long over argv from its first argument with shortopts
@@ -48,7 +48,7 @@ int xp_cli_getopt(int argc,
                   const char *shortopts,
                   const struct option *options,
                   const char *usage,
-                  xp_cli_option_fn fn,
+                  xp_cli_option_fn *fn,
                   void *userdata);
 
 /*

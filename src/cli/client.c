@@ -56,7 +56,7 @@ static bool client_option(int c, const char *arg, struct xp_client_options *opts
 
 struct client_getopt {
         struct xp_client_options *opts;
-        xp_cli_option_fn fn;
+        xp_cli_option_fn *fn;
         void *userdata;
 };
 
@@ -76,7 +76,7 @@ int xp_client_getopt(int argc,
                      const struct option *options,
                      const char *usage,
                      struct xp_client_options *opts,
-                     xp_cli_option_fn fn,
+                     xp_cli_option_fn *fn,
                      void *userdata)
 {
         struct client_getopt g = {.opts = opts, .fn = fn, .userdata = userdata};

@@ -63,7 +63,7 @@ int xp_client_getopt(int argc,
                      const struct option *options,
                      const char *usage,
                      struct xp_client_options *opts,
-                     xp_cli_option_fn fn,
+                     xp_cli_option_fn *fn,
                      void *userdata);
 
 struct xp_client;

@@ -9,7 +9,7 @@ int xp_cli_getopt(int argc,
                   const char *shortopts,
                   const struct option *options,
                   const char *usage,
-                  xp_cli_option_fn fn,
+                  xp_cli_option_fn *fn,
                   void *userdata)
 {
         int c;
