@@ -8,16 +8,14 @@
  *   build/bench/bench_api --xpool build/xpool [--clients 32] [--creates 20000] [--token TOKEN]
  *   build/bench/bench_api --server http://127.0.0.1:6443 [...]
  *
- * The HTTP client is written here on a plain socket (no libcurl) so that the figures measure the
- * server, not a client library. The server is started with posix_spawn before any thread exists.
+ * The HTTP client is the small one on a plain socket of tests/tools/http_client.c (no libcurl), so
+ * that the figures measure the server, not a client library. The server is started with posix_spawn
+ * before any thread exists.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -26,13 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "http_client.h"
 #include "xpool/macro.h"
 
 extern char **environ;
@@ -54,20 +51,9 @@ static const char pod_template[] =
     "\"job\":\"llm\"}},\"topologyKey\":\"kubernetes.io/hostname\"}]}}}}";
 
 #define PODS_PATH   "/api/v1/namespaces/default/pods"
-#define LINE_MAX_   8192
-#define BUF_SIZE    65536
 #define MAX_CLIENTS 1024
 
-/* One keep-alive connection and what has been read from it but not yet parsed. */
-struct conn {
-        int fd;
-        size_t start, end;
-        char buf[BUF_SIZE];
-};
-
-static struct sockaddr_storage server_addr;
-static socklen_t server_addr_len;
-static char host_header[300];
+static struct http_target target;
 static const char *token;
 static char run_id[32];
 static long count;
@@ -83,235 +69,20 @@ static double now(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Splits http://HOST[:PORT][/...] and resolves it (numeric or by name). */
-static int parse_url(const char *url)
+/* Points the clients at url; says what is wrong with it as --server. */
+static int set_server(const char *url)
 {
-        _cleanup_free_ char *copy = NULL;
-        struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-        char *host, *port = NULL, *end;
-        int r;
+        struct xp_error err = {0};
+        int r = http_target_parse(url, &target, &err);
 
-        if (strncmp(url, "http://", 7) != 0) {
-                fprintf(stderr, "bench_api: --server %s: only http:// URLs are supported\n", url);
-                return -EINVAL;
-        }
-        copy = strdup(url + 7);
-        if (!copy)
-                return -ENOMEM;
-        copy[strcspn(copy, "/")] = '\0';
-        snprintf(host_header, sizeof(host_header), "%s", copy);
-        host = copy;
-        if (*host == '[') {
-                end = strchr(host, ']');
-                if (!end) {
-                        fprintf(
-                            stderr, "bench_api: --server %s: no ']' after the IPv6 host\n", url);
-                        return -EINVAL;
-                }
-                *end = '\0';
-                host++;
-                if (end[1] == ':')
-                        port = end + 2;
-        } else if ((end = strchr(host, ':'))) {
-                *end = '\0';
-                port = end + 1;
-        }
-        r = getaddrinfo(host, port && *port ? port : "80", &hints, &ai);
-        if (r != 0) {
-                fprintf(stderr, "bench_api: --server %s: %s\n", url, gai_strerror(r));
-                return -EINVAL;
-        }
-        memcpy(&server_addr, ai->ai_addr, ai->ai_addrlen);
-        server_addr_len = ai->ai_addrlen;
-        freeaddrinfo(ai);
-        return 0;
-}
-
-static int conn_open(struct conn *c)
-{
-        int one = 1, fd;
-
-        fd = socket(server_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        /* requests go out in one write; Nagle would only add delay to the next one */
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (connect(fd, (struct sockaddr *)&server_addr, server_addr_len) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        c->fd = fd;
-        c->start = c->end = 0;
-        return 0;
-}
-
-static void conn_close(struct conn *c)
-{
-        if (c->fd >= 0)
-                close(c->fd);
-        c->fd = -1;
-}
-
-static int send_all(int fd, const char *p, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += w;
-                n -= (size_t)w;
-        }
-        return 0;
-}
-
-/* Reads more into the buffer; 0 at end of stream. */
-static int conn_fill(struct conn *c)
-{
-        ssize_t n;
-
-        if (c->start > 0) {
-                memmove(c->buf, c->buf + c->start, c->end - c->start);
-                c->end -= c->start;
-                c->start = 0;
-        }
-        if (c->end == sizeof(c->buf))
-                return -EMSGSIZE;
-        do
-                n = recv(c->fd, c->buf + c->end, sizeof(c->buf) - c->end, 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        c->end += (size_t)n;
-        return (int)(n > 0);
-}
-
-/* One CRLF-terminated line, without the CRLF, into line (at most LINE_MAX_ bytes). */
-static int conn_line(struct conn *c, char *line)
-{
-        for (;;) {
-                char *eol = memchr(c->buf + c->start, '\n', c->end - c->start);
-
-                if (eol) {
-                        size_t n = (size_t)(eol - (c->buf + c->start));
-
-                        if (n >= LINE_MAX_)
-                                return -EMSGSIZE;
-                        memcpy(line, c->buf + c->start, n);
-                        if (n > 0 && line[n - 1] == '\r')
-                                n--;
-                        line[n] = '\0';
-                        c->start += (size_t)(eol - (c->buf + c->start)) + 1;
-                        return 0;
-                }
-                int r = conn_fill(c);
-                if (r <= 0)
-                        return r < 0 ? r : -ECONNRESET;
-        }
-}
-
-static int conn_skip(struct conn *c, unsigned long long n)
-{
-        while (n > 0) {
-                size_t have = c->end - c->start;
-
-                if (have == 0) {
-                        int r = conn_fill(c);
-                        if (r <= 0)
-                                return r < 0 ? r : -ECONNRESET;
-                        continue;
-                }
-                if (have > n)
-                        have = (size_t)n;
-                c->start += have;
-                n -= have;
-        }
-        return 0;
-}
-
-/*
- * Reads one response and discards its body (Content-Length or chunked, else up to the end of the
- * stream). Returns the status code, or -errno when the connection broke or the answer is not HTTP.
- * *ret_close says the connection cannot carry another request.
- */
-static int read_response(struct conn *c, bool *ret_close)
-{
-        char line[LINE_MAX_];
-        long long length = -1;
-        bool chunked = false, close_after = false;
-        int code, r;
-
-        r = conn_line(c, line);
         if (r < 0)
-                return r;
-        if (sscanf(line, "HTTP/1.%*1[01] %3d", &code) != 1 || code < 100)
-                return -EPROTO;
-        for (;;) {
-                char *value;
-
-                r = conn_line(c, line);
-                if (r < 0)
-                        return r;
-                if (line[0] == '\0')
-                        break;
-                value = strchr(line, ':');
-                if (!value)
-                        return -EPROTO;
-                *value++ = '\0';
-                value += strspn(value, " \t");
-                if (strcasecmp(line, "Content-Length") == 0)
-                        length = strtoll(value, NULL, 10);
-                else if (strcasecmp(line, "Transfer-Encoding") == 0)
-                        chunked = strcasestr(value, "chunked") != NULL;
-                else if (strcasecmp(line, "Connection") == 0)
-                        close_after = strcasestr(value, "close") != NULL;
-        }
-        if (code < 200 || code == 204 || code == 304)
-                length = 0; /* no body whatever the headers say */
-        if (chunked) {
-                for (;;) {
-                        unsigned long long size;
-                        char *end;
-
-                        r = conn_line(c, line);
-                        if (r < 0)
-                                return r;
-                        size = strtoull(line, &end, 16);
-                        if (end == line)
-                                return -EPROTO;
-                        if (size == 0)
-                                break;
-                        r = conn_skip(c, size + 2); /* the chunk and its CRLF */
-                        if (r < 0)
-                                return r;
-                }
-                do { /* trailers up to the empty line */
-                        r = conn_line(c, line);
-                        if (r < 0)
-                                return r;
-                } while (line[0] != '\0');
-        } else if (length >= 0) {
-                r = conn_skip(c, (unsigned long long)length);
-                if (r < 0)
-                        return r;
-        } else {
-                while ((r = conn_fill(c)) > 0)
-                        c->start = c->end;
-                if (r < 0)
-                        return r;
-                close_after = true;
-        }
-        *ret_close = close_after;
-        return code;
+                fprintf(stderr, "bench_api: --server %s: %s\n", url, xp_error_message(&err));
+        return r;
 }
 
 static void *client(void *arg)
 {
-        struct conn *c = arg;
+        struct http_conn *c = arg;
         char body[2048], req[4096];
 
         c->fd = -1;
@@ -325,32 +96,21 @@ static void *client(void *arg)
                 if (i >= count)
                         break;
                 snprintf(name, sizeof(name), "bench-%s-%ld", run_id, i);
-                n = snprintf(body, sizeof(body), pod_template, name);
-                r = snprintf(req,
-                             sizeof(req),
-                             "POST " PODS_PATH " HTTP/1.1\r\nHost: %s\r\nContent-Type: "
-                             "application/json\r\nAccept: application/json\r\n%s%s%sContent-Length:"
-                             " %d\r\n\r\n%s",
-                             host_header,
-                             token ? "Authorization: Bearer " : "",
-                             token ?: "",
-                             token ? "\r\n" : "",
-                             n,
-                             body);
-                if (r < 0 || (size_t)r >= sizeof(req)) {
+                snprintf(body, sizeof(body), pod_template, name);
+                r = http_format_json_request(
+                    req, sizeof(req), "POST", PODS_PATH, &target, "application/json", token, body);
+                if (r < 0) {
                         fprintf(stderr, "bench_api: request for %s does not fit\n", name);
                         atomic_fetch_add(&errors, 1);
                         continue;
                 }
                 t = now();
-                if (c->fd < 0 && (n = conn_open(c)) < 0) {
+                if (c->fd < 0 && (n = http_conn_open(c, &target)) < 0) {
                         fprintf(stderr, "bench_api: connect: %s; client stops\n", strerror(-n));
                         atomic_fetch_add(&errors, 1);
                         break;
                 }
-                r = send_all(c->fd, req, (size_t)r);
-                if (r >= 0)
-                        r = read_response(c, &close_after);
+                r = http_conn_exchange(c, req, (size_t)r, &close_after);
                 if (r == 201) {
                         latencies[i] = now() - t;
                 } else {
@@ -361,9 +121,9 @@ static void *client(void *arg)
                                 fprintf(stderr, "bench_api: create %s: HTTP %d\n", name, r);
                 }
                 if (r < 0 || close_after)
-                        conn_close(c);
+                        http_conn_close(c);
         }
-        conn_close(c);
+        http_conn_close(c);
         return NULL;
 }
 
@@ -439,7 +199,7 @@ static int child_start(const char *xpool, struct child *ch)
 
                                 fclose(fp);
                                 snprintf(url, sizeof(url), "http://127.0.0.1:%u", port);
-                                return parse_url(url);
+                                return set_server(url);
                         }
                 }
                 if (fp)
@@ -559,7 +319,7 @@ int main(int argc, char **argv)
         };
         const char *server = NULL, *xpool = NULL;
         _cleanup_free_ char *child_tok = NULL;
-        _cleanup_free_ struct conn *conns = NULL;
+        _cleanup_free_ struct http_conn *conns = NULL;
         _cleanup_free_ pthread_t *th = NULL;
         struct child ch = {0};
         struct rusage ru;
@@ -618,7 +378,7 @@ int main(int argc, char **argv)
                 if (child_tok)
                         token = child_tok;
                 server = "its own server";
-        } else if (parse_url(server) < 0) {
+        } else if (set_server(server) < 0) {
                 return 1;
         }
 
@@ -626,7 +386,7 @@ int main(int argc, char **argv)
                clients,
                count,
                snprintf(NULL, 0, pod_template, "bench-xxxxxx-xxxxxxxx-0"),
-               host_header,
+               target.host,
                server,
                token ? ", with a bearer token" : "");
         t0 = now();

@@ -3,6 +3,8 @@
 
 /* One file per subcommand; main.c dispatches through the table in commands.c. */
 
+#include <getopt.h>
+
 struct xp_cli_command {
         const char *name;
         const char *summary; /* one line for `xpool help` */
@@ -27,6 +29,37 @@ int xp_cmd_get(int argc, char **argv);
 int xp_cmd_describe(int argc, char **argv);
 int xp_cmd_delete(int argc, char **argv);
 int xp_cmd_logs(int argc, char **argv);
+
+/*
+ * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with
+ * its argument: 0 to go on, or the exit status to stop with after saying why.
+ */
+typedef int xp_cli_option_fn(int c, const char *arg, void *userdata);
+
+/*
+ * The option loop of a subcommand: getopt_long over argv from its first argument with shortopts
+ * and options, -h/--help printing usage to stdout, an unknown option (or a missing argument)
+ * printing it to stderr, and every other code handed to fn (NULL when the subcommand has none of
+ * its own). Returns 0 when the options are over (optind at the first operand), -1 after --help
+ * (exit 0), XP_EXIT_USAGE after an unknown option, or fn's exit status.
+ */
+int xp_cli_getopt(int argc,
+                  char **argv,
+                  const char *shortopts,
+                  const struct option *options,
+                  const char *usage,
+                  xp_cli_option_fn *fn,
+                  void *userdata);
+
+/*
+ * The data directory of `xpool server` and `xpool token` when --data-dir is not given:
+ * $XDG_STATE_HOME/xpool (when absolute), else ~/.local/state/xpool, else ./xpool-data.
+ * Caller frees; NULL on -ENOMEM.
+ */
+char *xp_cli_default_data_dir(void);
+
+/* mkdir -p path, its parents 0755 and the last component 0700; existing ones are kept. -errno. */
+int xp_cli_make_data_dir(const char *path);
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "client.h"
 #include "xpool/kubeconfig.h"
 #include "xpool/macro.h"
@@ -29,7 +30,8 @@ struct xp_client {
         char curl_error[CURL_ERROR_SIZE];
 };
 
-bool xp_client_option(int c, const char *arg, struct xp_client_options *opts)
+/* Takes getopt code c with its argument into opts: true when it was a shared option. */
+static bool client_option(int c, const char *arg, struct xp_client_options *opts)
 {
         switch (c) {
         case XP_CLIENT_OPT_KUBECONFIG:
@@ -50,6 +52,36 @@ bool xp_client_option(int c, const char *arg, struct xp_client_options *opts)
         default:
                 return false;
         }
+}
+
+struct client_getopt {
+        struct xp_client_options *opts;
+        xp_cli_option_fn *fn;
+        void *userdata;
+};
+
+static int client_getopt_option(int c, const char *arg, void *userdata)
+{
+        struct client_getopt *g = userdata;
+
+        if (client_option(c, arg, g->opts))
+                return 0;
+        /* without fn the table has no codes of the command's own: getopt cannot return one */
+        return g->fn ? g->fn(c, arg, g->userdata) : XP_EXIT_USAGE;
+}
+
+int xp_client_getopt(int argc,
+                     char **argv,
+                     const char *shortopts,
+                     const struct option *options,
+                     const char *usage,
+                     struct xp_client_options *opts,
+                     xp_cli_option_fn *fn,
+                     void *userdata)
+{
+        struct client_getopt g = {.opts = opts, .fn = fn, .userdata = userdata};
+
+        return xp_cli_getopt(argc, argv, shortopts, options, usage, client_getopt_option, &g);
 }
 
 /* The kubeconfig to read (caller frees), or NULL when there is none and --server makes do. */

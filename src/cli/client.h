@@ -7,11 +7,13 @@
  * one kept-alive connection) and turns failures into messages that say what to do next.
  */
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "xpool/error.h"
 #include "xpool/macro.h"
 
@@ -51,8 +53,18 @@ enum {
         "      --server URL     the API server, overriding the kubeconfig's\n"                     \
         "      --token TOKEN    the bearer token, overriding the kubeconfig's\n"
 
-/* Takes getopt code c with its argument into opts: true when it was a shared option. */
-bool xp_client_option(int c, const char *arg, struct xp_client_options *opts);
+/*
+ * xp_cli_getopt() for a client verb: its options end with XP_CLIENT_LONG_OPTIONS, and the shared
+ * ones go into *opts before fn sees the command's own. Returns as xp_cli_getopt().
+ */
+int xp_client_getopt(int argc,
+                     char **argv,
+                     const char *shortopts,
+                     const struct option *options,
+                     const char *usage,
+                     struct xp_client_options *opts,
+                     xp_cli_option_fn *fn,
+                     void *userdata);
 
 struct xp_client;
 

@@ -245,6 +245,23 @@ fail:
         return r;
 }
 
+struct apply_args {
+        const char **files; /* borrowed from argv; room for all of it */
+        size_t n_files;
+        bool strict;
+};
+
+static int apply_option(int c, const char *arg, void *userdata)
+{
+        struct apply_args *a = userdata;
+
+        if (c == 'f')
+                a->files[a->n_files++] = arg;
+        else if (c == 's')
+                a->strict = true;
+        return 0;
+}
+
 int xp_cmd_apply(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -256,36 +273,20 @@ int xp_cmd_apply(int argc, char **argv)
         };
         _cleanup_(xp_client_freep) struct xp_client *client = NULL;
         _cleanup_free_ const char **files = calloc((size_t)argc, sizeof(char *));
+        struct apply_args a = {.files = files};
         json_auto_t *objects = NULL;
         struct xp_client_options copts = {0};
         struct xp_error err = {0};
-        size_t n_files = 0, i;
-        bool strict = false;
+        size_t i;
         json_t *object;
-        int c, status = 0;
+        int status;
 
         if (!files)
                 return XP_EXIT_FAILURE;
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "f:n:h", options, NULL)) != -1) {
-                if (xp_client_option(c, optarg, &copts))
-                        continue;
-                switch (c) {
-                case 'f':
-                        files[n_files++] = optarg;
-                        break;
-                case 's':
-                        strict = true;
-                        break;
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
-        if (optind < argc || n_files == 0) {
+        status = xp_client_getopt(argc, argv, "f:n:h", options, usage, &copts, apply_option, &a);
+        if (status != 0)
+                return status < 0 ? 0 : status;
+        if (optind < argc || a.n_files == 0) {
                 fprintf(
                     stderr,
                     optind < argc
@@ -300,7 +301,7 @@ int xp_cmd_apply(int argc, char **argv)
                 return XP_EXIT_FAILURE;
         }
         /* Every manifest is read and checked before anything is sent: a typo changes nothing. */
-        if (xp_cli_load_objects(files, n_files, strict, client, &objects) < 0)
+        if (xp_cli_load_objects(a.files, a.n_files, a.strict, client, &objects) < 0)
                 return XP_EXIT_FAILURE;
         json_array_foreach(objects, i, object)
         {

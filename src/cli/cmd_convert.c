@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "client.h"
 #include "xpool/codec.h"
 #include "xpool/macro.h"
-#include "xpool/yaml.h"
 
 static const char usage[] =
     "Usage: xpool convert -f FILE [-f FILE...] [--strict] [-o json|yaml]\n\n"
@@ -28,13 +28,7 @@ static int print_json(const json_t *out)
 
 static int print_yaml(const json_t *out)
 {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int r = xp_yaml_dump(out, &text, &len);
-
-        if (r < 0)
-                return r;
-        return fwrite(text, 1, len, stdout) == len ? 0 : -EIO;
+        return xp_cli_print_yaml(stdout, out);
 }
 
 static const struct output_format {

@@ -51,6 +51,23 @@ static int delete_one(struct xp_client *client, const struct target *t, bool ign
         return 0;
 }
 
+struct delete_args {
+        const char **files; /* borrowed from argv; room for all of it */
+        size_t n_files;
+        bool ignore_not_found;
+};
+
+static int delete_option(int c, const char *arg, void *userdata)
+{
+        struct delete_args *a = userdata;
+
+        if (c == 'f')
+                a->files[a->n_files++] = arg;
+        else if (c == 'i')
+                a->ignore_not_found = true;
+        return 0;
+}
+
 int xp_cmd_delete(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -64,44 +81,28 @@ int xp_cmd_delete(int argc, char **argv)
         _cleanup_free_ const char **files = calloc((size_t)argc, sizeof(char *));
         _cleanup_free_ struct target *targets = NULL;
         _cleanup_free_ char *type = NULL;
+        struct delete_args a = {.files = files};
         json_auto_t *objects = NULL;
         struct xp_client_options copts = {0};
         struct xp_error err = {0};
-        size_t n_files = 0, n = 0;
-        bool ignore_not_found = false;
-        int c, status = 0;
+        size_t n = 0;
+        int status;
 
         if (!files)
                 return XP_EXIT_FAILURE;
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "f:n:h", options, NULL)) != -1) {
-                if (xp_client_option(c, optarg, &copts))
-                        continue;
-                switch (c) {
-                case 'f':
-                        files[n_files++] = optarg;
-                        break;
-                case 'i':
-                        ignore_not_found = true;
-                        break;
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
-        if (n_files > 0 && optind < argc) {
+        status = xp_client_getopt(argc, argv, "f:n:h", options, usage, &copts, delete_option, &a);
+        if (status != 0)
+                return status < 0 ? 0 : status;
+        if (a.n_files > 0 && optind < argc) {
                 fprintf(stderr, "xpool delete: give either -f FILE or TYPE NAME..., not both\n");
                 return XP_EXIT_USAGE;
         }
-        if (n_files == 0 && optind >= argc) {
+        if (a.n_files == 0 && optind >= argc) {
                 fprintf(stderr, "xpool delete: say what to delete: TYPE NAME... or -f FILE\n");
                 fputs(usage, stderr);
                 return XP_EXIT_USAGE;
         }
-        if (n_files == 0 && optind + 1 >= argc && !strchr(argv[optind], '/')) {
+        if (a.n_files == 0 && optind + 1 >= argc && !strchr(argv[optind], '/')) {
                 fprintf(stderr,
                         "xpool delete: name the %s to delete: xpool delete %s NAME\n",
                         argv[optind],
@@ -112,11 +113,11 @@ int xp_cmd_delete(int argc, char **argv)
                 xp_client_report(&err);
                 return XP_EXIT_FAILURE;
         }
-        if (n_files > 0) {
+        if (a.n_files > 0) {
                 size_t i;
                 json_t *object;
 
-                if (xp_cli_load_objects(files, n_files, false, client, &objects) < 0)
+                if (xp_cli_load_objects(files, a.n_files, false, client, &objects) < 0)
                         return XP_EXIT_FAILURE;
                 targets = calloc(json_array_size(objects) + 1, sizeof(*targets));
                 if (!targets)
@@ -173,7 +174,7 @@ int xp_cmd_delete(int argc, char **argv)
                 }
         }
         for (size_t i = 0; i < n; i++) {
-                int r = delete_one(client, &targets[i], ignore_not_found);
+                int r = delete_one(client, &targets[i], a.ignore_not_found);
 
                 if (r == -ECONNREFUSED)
                         return XP_EXIT_FAILURE;

@@ -669,19 +669,11 @@ int xp_cmd_describe(int argc, char **argv)
         struct xp_client_options copts = {0};
         struct xp_error err = {0};
         const struct xp_api_resource *resource;
-        int c, status = 0;
+        int status;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "n:h", options, NULL)) != -1) {
-                if (xp_client_option(c, optarg, &copts))
-                        continue;
-                if (c == 'h') {
-                        fputs(usage, stdout);
-                        return 0;
-                }
-                fputs(usage, stderr);
-                return XP_EXIT_USAGE;
-        }
+        status = xp_client_getopt(argc, argv, "n:h", options, usage, &copts, NULL, NULL);
+        if (status != 0)
+                return status < 0 ? 0 : status;
         if (optind + 1 >= argc) {
                 fprintf(stderr, "xpool describe: say what to describe: pod NAME or node NAME\n");
                 fputs(usage, stderr);

@@ -392,13 +392,50 @@ static int parse_override(const char *text, struct devices_args *args)
         return 0;
 }
 
+/* getopt codes of the long options without a short one */
+enum {
+        OPT_NVML = 0x100,
+        OPT_OVERRIDE,
+};
+
+static int devices_option(int c, const char *arg, void *userdata)
+{
+        struct devices_args *args = userdata;
+        int r;
+
+        switch (c) {
+        case 'r':
+                args->config.root = arg;
+                break;
+        case 'n':
+                args->config.node_description = arg;
+                break;
+        case 'b':
+                r = parse_backends(arg, args);
+                if (r != 0)
+                        return r;
+                break;
+        case OPT_NVML:
+                args->config.nvml_library = arg;
+                break;
+        case OPT_OVERRIDE:
+                r = parse_override(arg, args);
+                if (r != 0)
+                        return r;
+                break;
+        case 'o':
+                args->output = arg;
+                break;
+        case 't':
+                args->topology = true;
+                break;
+        }
+        return 0;
+}
+
 /* 0 to go on, -1 after --help, XP_EXIT_USAGE or XP_EXIT_FAILURE (printed). */
 static int parse_args(int argc, char **argv, struct devices_args *args)
 {
-        enum {
-                OPT_NVML = 0x100,
-                OPT_OVERRIDE,
-        };
         static const struct option options[] = {
             {"root", required_argument, NULL, 'r'},
             {"node-description", required_argument, NULL, 'n'},
@@ -410,44 +447,10 @@ static int parse_args(int argc, char **argv, struct devices_args *args)
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
-        int c, r;
+        int r = xp_cli_getopt(argc, argv, "r:n:b:o:th", options, usage, devices_option, args);
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "r:n:b:o:th", options, NULL)) != -1) {
-                switch (c) {
-                case 'r':
-                        args->config.root = optarg;
-                        break;
-                case 'n':
-                        args->config.node_description = optarg;
-                        break;
-                case 'b':
-                        r = parse_backends(optarg, args);
-                        if (r != 0)
-                                return r;
-                        break;
-                case OPT_NVML:
-                        args->config.nvml_library = optarg;
-                        break;
-                case OPT_OVERRIDE:
-                        r = parse_override(optarg, args);
-                        if (r != 0)
-                                return r;
-                        break;
-                case 'o':
-                        args->output = optarg;
-                        break;
-                case 't':
-                        args->topology = true;
-                        break;
-                case 'h':
-                        fputs(usage, stdout);
-                        return -1;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
+        if (r != 0)
+                return r;
         if (optind < argc) {
                 fprintf(
                     stderr,

@@ -368,6 +368,46 @@ static int show_named(struct get *g, char **names, size_t n)
         return r < 0 ? XP_EXIT_FAILURE : status;
 }
 
+static int get_option(int c, const char *arg, void *userdata)
+{
+        struct get *g = userdata;
+
+        switch (c) {
+        case 'o': {
+                size_t i;
+
+                for (i = 0; i < XP_ELEMENTSOF(formats); i++)
+                        if (strcmp(formats[i].name, arg) == 0)
+                                break;
+                if (i == XP_ELEMENTSOF(formats)) {
+                        fprintf(
+                            stderr,
+                            "xpool get: unsupported output format '%s' (supported: wide, json, yaml, name)\n",
+                            arg);
+                        return XP_EXIT_USAGE;
+                }
+                g->format = formats[i].format;
+                break;
+        }
+        case 'A':
+                g->all_namespaces = true;
+                break;
+        case 'l':
+                g->label_selector = arg;
+                break;
+        case 'F':
+                g->field_selector = arg;
+                break;
+        case 'H':
+                g->no_headers = true;
+                break;
+        case 'w':
+                g->watch = true;
+                break;
+        }
+        return 0;
+}
+
 int xp_cmd_get(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -389,52 +429,11 @@ int xp_cmd_get(int argc, char **argv)
         _cleanup_free_ char *type_owned = NULL;
         const char *type = NULL;
         size_t n_names = 0;
-        int c, r;
+        int r;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "o:Al:n:wh", options, NULL)) != -1) {
-                if (xp_client_option(c, optarg, &copts))
-                        continue;
-                switch (c) {
-                case 'o': {
-                        size_t i;
-
-                        for (i = 0; i < XP_ELEMENTSOF(formats); i++)
-                                if (strcmp(formats[i].name, optarg) == 0)
-                                        break;
-                        if (i == XP_ELEMENTSOF(formats)) {
-                                fprintf(
-                                    stderr,
-                                    "xpool get: unsupported output format '%s' (supported: wide, json, yaml, name)\n",
-                                    optarg);
-                                return XP_EXIT_USAGE;
-                        }
-                        g.format = formats[i].format;
-                        break;
-                }
-                case 'A':
-                        g.all_namespaces = true;
-                        break;
-                case 'l':
-                        g.label_selector = optarg;
-                        break;
-                case 'F':
-                        g.field_selector = optarg;
-                        break;
-                case 'H':
-                        g.no_headers = true;
-                        break;
-                case 'w':
-                        g.watch = true;
-                        break;
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
+        r = xp_client_getopt(argc, argv, "o:Al:n:wh", options, usage, &copts, get_option, &g);
+        if (r != 0)
+                return r < 0 ? 0 : r;
         if (optind >= argc) {
                 fprintf(
                     stderr,

@@ -62,6 +62,41 @@ static void explain_missing(struct xp_client *client, const char *pod, struct xp
                           xp_error_message(err));
 }
 
+struct logs_args {
+        const char *container, *tail; /* borrowed from argv */
+        bool follow;
+};
+
+static int logs_option(int c, const char *arg, void *userdata)
+{
+        struct logs_args *a = userdata;
+
+        switch (c) {
+        case 'c':
+                a->container = arg;
+                break;
+        case 'f':
+                a->follow = true;
+                break;
+        case 't': {
+                char *end;
+                long n;
+
+                errno = 0;
+                n = strtol(arg, &end, 10);
+                if (errno || end == arg || *end || n < -1) {
+                        fprintf(
+                            stderr, "xpool logs: --tail takes a number of lines, not '%s'\n", arg);
+                        return XP_EXIT_USAGE;
+                }
+                /* kubectl's -1 means everything: the same as not asking. */
+                a->tail = n >= 0 ? arg : NULL;
+                break;
+        }
+        }
+        return 0;
+}
+
 int xp_cmd_logs(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -75,47 +110,14 @@ int xp_cmd_logs(int argc, char **argv)
         _cleanup_(xp_client_freep) struct xp_client *client = NULL;
         struct xp_client_options copts = {0};
         struct xp_error err = {0};
-        const char *container = NULL, *tail = NULL;
+        struct logs_args a = {0};
         const char *pod;
-        bool follow = false;
         char path[2048];
-        int c, r;
+        int r;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "c:fn:h", options, NULL)) != -1) {
-                if (xp_client_option(c, optarg, &copts))
-                        continue;
-                switch (c) {
-                case 'c':
-                        container = optarg;
-                        break;
-                case 'f':
-                        follow = true;
-                        break;
-                case 't': {
-                        char *end;
-                        long n;
-
-                        errno = 0;
-                        n = strtol(optarg, &end, 10);
-                        if (errno || end == optarg || *end || n < -1) {
-                                fprintf(stderr,
-                                        "xpool logs: --tail takes a number of lines, not '%s'\n",
-                                        optarg);
-                                return XP_EXIT_USAGE;
-                        }
-                        /* kubectl's -1 means everything: the same as not asking. */
-                        tail = n >= 0 ? optarg : NULL;
-                        break;
-                }
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
+        r = xp_client_getopt(argc, argv, "c:fn:h", options, usage, &copts, logs_option, &a);
+        if (r != 0)
+                return r < 0 ? 0 : r;
         if (optind + 1 != argc) {
                 fprintf(stderr,
                         optind >= argc ? "xpool logs: name the pod: xpool logs POD\n"
@@ -141,12 +143,12 @@ int xp_cmd_logs(int argc, char **argv)
                 strcat(path, "/log");
         else
                 r = -ENAMETOOLONG;
-        if (r >= 0 && container)
-                r = xp_client_add_query(path, sizeof(path), "container", container);
-        if (r >= 0 && follow)
+        if (r >= 0 && a.container)
+                r = xp_client_add_query(path, sizeof(path), "container", a.container);
+        if (r >= 0 && a.follow)
                 r = xp_client_add_query(path, sizeof(path), "follow", "true");
-        if (r >= 0 && tail)
-                r = xp_client_add_query(path, sizeof(path), "tailLines", tail);
+        if (r >= 0 && a.tail)
+                r = xp_client_add_query(path, sizeof(path), "tailLines", a.tail);
         if (r < 0) {
                 fprintf(stderr, "error: the pod or container name is too long\n");
                 return XP_EXIT_FAILURE;

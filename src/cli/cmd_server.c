@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "server/server.h"
@@ -63,36 +62,60 @@ static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
         return 0;
 }
 
-/* mkdir -p, the last component with mode 0700 (the state is the cluster's). */
-static int make_dirs(const char *path)
-{
-        _cleanup_free_ char *copy = strdup(path);
+struct server_args {
+        struct xp_server_options *options;
+        const char **sans;       /* room for XP_SERVER_SANS_MAX */
+        char *listen, *data_dir; /* copies: --listen is split in place */
+        bool no_tls;
+};
 
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
+static int server_option(int c, const char *arg, void *userdata)
+{
+        struct server_args *a = userdata;
+
+        switch (c) {
+        case 'l':
+                free(a->listen);
+                a->listen = strdup(arg);
+                if (!a->listen)
+                        return XP_EXIT_FAILURE;
+                if (parse_listen(a->listen, &a->options->host, &a->options->port) < 0) {
+                        fprintf(
+                            stderr,
+                            "xpool server: --listen '%s': expected HOST:PORT, e.g. 127.0.0.1:6443\n",
+                            arg);
+                        return XP_EXIT_USAGE;
+                }
+                break;
+        case 'd':
+                free(a->data_dir);
+                a->data_dir = strdup(arg);
+                if (!a->data_dir)
+                        return XP_EXIT_FAILURE;
+                break;
+        case 'C':
+                a->options->tls_cert = arg;
+                break;
+        case 'K':
+                a->options->tls_key = arg;
+                break;
+        case 'S':
+                if (a->options->n_tls_sans == XP_SERVER_SANS_MAX) {
+                        fprintf(stderr,
+                                "xpool server: --tls-san: at most %d names\n",
+                                XP_SERVER_SANS_MAX);
+                        return XP_EXIT_USAGE;
+                }
+                a->sans[a->options->n_tls_sans++] = arg;
+                break;
+        case 'N':
+                a->no_tls = true;
+                break;
+        case 'k':
+                a->options->kubeconfig = arg;
+                break;
         }
-        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-                return -errno;
         return 0;
-}
-
-static char *default_data_dir(void)
-{
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char *dir;
-
-        if (state && state[0] == '/')
-                return asprintf(&dir, "%s/xpool", state) < 0 ? NULL : dir;
-        if (home && home[0])
-                return asprintf(&dir, "%s/.local/state/xpool", home) < 0 ? NULL : dir;
-        return strdup("xpool-data");
 }
 
 int xp_cmd_server(int argc, char **argv)
@@ -110,64 +133,21 @@ int xp_cmd_server(int argc, char **argv)
         };
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
         const char *sans[XP_SERVER_SANS_MAX];
-        bool no_tls = false;
+        struct server_args a = {.options = &server_options, .sans = sans};
         _cleanup_free_ char *listen = NULL, *data_dir = NULL;
         struct xp_server *server = NULL;
         struct xp_error err = {0};
         sigset_t mask;
-        int c, r, sig;
+        bool no_tls;
+        int r, sig;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "l:d:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'l':
-                        free(listen);
-                        listen = strdup(optarg);
-                        if (!listen)
-                                return XP_EXIT_FAILURE;
-                        if (parse_listen(listen, &server_options.host, &server_options.port) < 0) {
-                                fprintf(
-                                    stderr,
-                                    "xpool server: --listen '%s': expected HOST:PORT, e.g. 127.0.0.1:6443\n",
-                                    optarg);
-                                return XP_EXIT_USAGE;
-                        }
-                        break;
-                case 'd':
-                        free(data_dir);
-                        data_dir = strdup(optarg);
-                        if (!data_dir)
-                                return XP_EXIT_FAILURE;
-                        break;
-                case 'C':
-                        server_options.tls_cert = optarg;
-                        break;
-                case 'K':
-                        server_options.tls_key = optarg;
-                        break;
-                case 'S':
-                        if (server_options.n_tls_sans == XP_SERVER_SANS_MAX) {
-                                fprintf(stderr,
-                                        "xpool server: --tls-san: at most %d names\n",
-                                        XP_SERVER_SANS_MAX);
-                                return XP_EXIT_USAGE;
-                        }
-                        sans[server_options.n_tls_sans++] = optarg;
-                        break;
-                case 'N':
-                        no_tls = true;
-                        break;
-                case 'k':
-                        server_options.kubeconfig = optarg;
-                        break;
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
+        r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, server_option, &a);
+        /* the copies are ours whatever the outcome: --listen's host points into its own */
+        listen = a.listen;
+        data_dir = a.data_dir;
+        no_tls = a.no_tls;
+        if (r != 0)
+                return r < 0 ? 0 : r;
         if (optind < argc) {
                 fprintf(
                     stderr, "xpool server: unexpected argument '%s'\n\n%s", argv[optind], usage);
@@ -188,11 +168,11 @@ int xp_cmd_server(int argc, char **argv)
                                                        : XP_SERVER_TLS_GENERATE;
         server_options.tls_sans = sans;
         if (!data_dir) {
-                data_dir = default_data_dir();
+                data_dir = xp_cli_default_data_dir();
                 if (!data_dir)
                         return XP_EXIT_FAILURE;
         }
-        r = make_dirs(data_dir);
+        r = xp_cli_make_data_dir(data_dir);
         if (r < 0) {
                 fprintf(stderr,
                         "xpool server: cannot create the data directory '%s': %s\n",

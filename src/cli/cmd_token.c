@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "server/auth.h"
@@ -29,45 +28,13 @@ static const char usage[] =
     "  -d, --data-dir DIR  the server's data directory (default $XDG_STATE_HOME/xpool, else\n"
     "                      ~/.local/state/xpool)\n";
 
-static char *default_data_dir(void)
-{
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char *dir;
-
-        if (state && state[0] == '/')
-                return asprintf(&dir, "%s/xpool", state) < 0 ? NULL : dir;
-        if (home && home[0])
-                return asprintf(&dir, "%s/.local/state/xpool", home) < 0 ? NULL : dir;
-        return strdup("xpool-data");
-}
-
-/* mkdir -p, the last component 0700: the server's state directory, as `xpool server` makes it. */
-static int make_dirs(const char *path)
-{
-        _cleanup_free_ char *copy = strdup(path);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 static int token_create(const char *data_dir, enum auth_role role, const char *subject)
 {
         _cleanup_free_ char *token = NULL, *id = NULL;
         struct xp_error err = {0};
         int r;
 
-        r = make_dirs(data_dir);
+        r = xp_cli_make_data_dir(data_dir);
         if (r < 0) {
                 fprintf(stderr,
                         "xpool token: cannot create the data directory '%s': %s\n",
@@ -142,6 +109,39 @@ static int token_revoke(const char *data_dir, const char *id)
         return 0;
 }
 
+struct token_args {
+        int role, roles; /* the last of --admin, --reader, --node, and how many were given */
+        const char *node, *subject, *data_dir; /* borrowed from argv */
+};
+
+static int token_option(int c, const char *arg, void *userdata)
+{
+        struct token_args *a = userdata;
+
+        switch (c) {
+        case 'a':
+                a->role = AUTH_ROLE_ADMIN;
+                a->roles++;
+                break;
+        case 'r':
+                a->role = AUTH_ROLE_READER;
+                a->roles++;
+                break;
+        case 'n':
+                a->role = AUTH_ROLE_NODE;
+                a->node = arg;
+                a->roles++;
+                break;
+        case 's':
+                a->subject = arg;
+                break;
+        case 'd':
+                a->data_dir = arg;
+                break;
+        }
+        return 0;
+}
+
 int xp_cmd_token(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -154,69 +154,45 @@ int xp_cmd_token(int argc, char **argv)
             {},
         };
         _cleanup_free_ char *default_dir = NULL;
-        const char *data_dir = NULL, *node = NULL, *subject = NULL, *verb;
-        int role = 0, roles = 0, c;
+        struct token_args a = {0};
+        const char *data_dir, *subject, *verb;
+        int r;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "d:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'a':
-                        role = AUTH_ROLE_ADMIN;
-                        roles++;
-                        break;
-                case 'r':
-                        role = AUTH_ROLE_READER;
-                        roles++;
-                        break;
-                case 'n':
-                        role = AUTH_ROLE_NODE;
-                        node = optarg;
-                        roles++;
-                        break;
-                case 's':
-                        subject = optarg;
-                        break;
-                case 'd':
-                        data_dir = optarg;
-                        break;
-                case 'h':
-                        fputs(usage, stdout);
-                        return 0;
-                default:
-                        fputs(usage, stderr);
-                        return XP_EXIT_USAGE;
-                }
-        }
+        r = xp_cli_getopt(argc, argv, "d:h", options, usage, token_option, &a);
+        if (r != 0)
+                return r < 0 ? 0 : r;
+        data_dir = a.data_dir;
+        subject = a.subject;
         if (optind >= argc) {
                 fprintf(stderr, "xpool token: expected create, list or revoke\n\n%s", usage);
                 return XP_EXIT_USAGE;
         }
         verb = argv[optind++];
         if (!data_dir) {
-                default_dir = default_data_dir();
+                default_dir = xp_cli_default_data_dir();
                 if (!default_dir)
                         return XP_EXIT_FAILURE;
                 data_dir = default_dir;
         }
         if (strcmp(verb, "create") == 0) {
-                if (optind < argc || roles != 1) {
+                if (optind < argc || a.roles != 1) {
                         fprintf(
                             stderr,
                             "xpool token create: give exactly one of --admin, --reader or --node NAME\n\n%s",
                             usage);
                         return XP_EXIT_USAGE;
                 }
-                if (role == AUTH_ROLE_NODE && subject) {
+                if (a.role == AUTH_ROLE_NODE && subject) {
                         fprintf(
                             stderr,
                             "xpool token create: a node token's subject is its node name: drop --subject\n");
                         return XP_EXIT_USAGE;
                 }
                 if (!subject)
-                        subject = role == AUTH_ROLE_NODE ? node : auth_role_to_string(role);
-                return token_create(data_dir, role, subject);
+                        subject = a.role == AUTH_ROLE_NODE ? a.node : auth_role_to_string(a.role);
+                return token_create(data_dir, a.role, subject);
         }
-        if (roles > 0 || subject) {
+        if (a.roles > 0 || subject) {
                 fprintf(stderr,
                         "xpool token %s: --admin, --reader, --node and --subject go with create\n",
                         verb);

@@ -5,6 +5,35 @@
 
 #include "cli.h"
 
+struct manifest_getopt {
+        struct xp_cli_manifest_args *args;
+        const char *usage_text;
+        bool allow_output;
+};
+
+static int manifest_option(int c, const char *arg, void *userdata)
+{
+        struct manifest_getopt *g = userdata;
+
+        switch (c) {
+        case 'f':
+                g->args->files[g->args->n_files++] = arg;
+                break;
+        case 's':
+                g->args->strict = true;
+                break;
+        case 'o':
+                /* --output is in the table either way: refused where it means nothing */
+                if (!g->allow_output) {
+                        fputs(g->usage_text, stderr);
+                        return XP_EXIT_USAGE;
+                }
+                g->args->output = arg;
+                break;
+        }
+        return 0;
+}
+
 int xp_cli_parse_manifest_args(int argc,
                                char **argv,
                                const char *usage_text,
@@ -19,32 +48,18 @@ int xp_cli_parse_manifest_args(int argc,
             {NULL, 0, NULL, 0},
         };
         struct xp_cli_manifest_args args = {0};
-        int c;
+        struct manifest_getopt g = {
+            .args = &args, .usage_text = usage_text, .allow_output = allow_output};
+        int r;
 
         args.files = calloc((size_t)argc, sizeof(char *));
         if (!args.files)
                 return XP_EXIT_FAILURE;
-        optind = 1;
-        while ((c = getopt_long(argc, argv, allow_output ? "f:o:h" : "f:h", options, NULL)) != -1) {
-                switch (c) {
-                case 'f':
-                        args.files[args.n_files++] = optarg;
-                        break;
-                case 's':
-                        args.strict = true;
-                        break;
-                case 'o':
-                        if (!allow_output)
-                                goto usage;
-                        args.output = optarg;
-                        break;
-                case 'h':
-                        fputs(usage_text, stdout);
-                        free(args.files);
-                        return -1;
-                default:
-                        goto usage;
-                }
+        r = xp_cli_getopt(
+            argc, argv, allow_output ? "f:o:h" : "f:h", options, usage_text, manifest_option, &g);
+        if (r != 0) {
+                free(args.files);
+                return r;
         }
         if (optind < argc) {
                 fprintf(stderr,

@@ -15,35 +15,19 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "server/auth.h"
 #include "xpool/macro.h"
 
-struct fixture {
-        char dir[64];
-        char path[96];
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
-
-        assert_non_null(f);
-        strcpy(f->dir, "/tmp/xpool-test-auth-XXXXXX");
-        assert_non_null(mkdtemp(f->dir));
-        snprintf(f->path, sizeof(f->path), "%s/tokens", f->dir);
-        *state = f;
-        return 0;
+        return tmpdir_setup(state, "auth", "tokens");
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        assert_int_equal(system(cmd), 0);
-        free(f);
-        return 0;
+        return tmpdir_teardown(state);
 }
 
 static void write_text(const char *path, const char *text)
@@ -86,7 +70,7 @@ static int authenticate(struct auth *auth, const char *token, struct auth_identi
 
 static void open_bootstraps_admin(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         _cleanup_(auth_freep) struct auth *auth = NULL, *again = NULL;
         _cleanup_free_ char *admin = NULL;
         char *none = (char *)"unchanged"; /* must become NULL */
@@ -132,7 +116,7 @@ static void open_bootstraps_admin(void **state)
 
 static void create_revoke_reload(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         _cleanup_(auth_freep) struct auth *auth = NULL;
         _cleanup_free_ char *admin = NULL, *node = NULL, *node_id = NULL, *reader = NULL,
                             *reader_id = NULL;
@@ -192,7 +176,7 @@ static void create_revoke_reload(void **state)
 
 static void malformed_headers(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         _cleanup_(auth_freep) struct auth *auth = NULL;
         _cleanup_free_ char *admin = NULL;
         struct auth_identity who = {0};
@@ -256,7 +240,7 @@ static void malformed_headers(void **state)
 
 static void corrupt_files(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         static const struct {
                 const char *line;
                 const char *message;
@@ -302,7 +286,7 @@ static void corrupt_files(void **state)
 
 static void fails_closed_on_broken_reload(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         struct auth_token_info *list = NULL;
         size_t n = 0;
         _cleanup_(auth_freep) struct auth *auth = NULL;
@@ -355,7 +339,7 @@ static void fails_closed_on_broken_reload(void **state)
 /* Writers in several processes at once: the lock keeps every token. */
 static void concurrent_writers(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         enum {
                 PROCS = 4,
                 EACH = 8

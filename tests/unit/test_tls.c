@@ -15,37 +15,21 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "server/kubeconfig.h"
 #include "server/tls.h"
 #include "xpool/macro.h"
 #include "xpool/yaml.h"
 
-struct fixture {
-        char dir[64];
-        char tls[96];
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
-
-        assert_non_null(f);
-        strcpy(f->dir, "/tmp/xpool-test-tls-XXXXXX");
-        assert_non_null(mkdtemp(f->dir));
-        snprintf(f->tls, sizeof(f->tls), "%s/tls", f->dir);
-        *state = f;
-        return 0;
+        return tmpdir_setup(state, "tls", "tls");
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        assert_int_equal(system(cmd), 0);
-        free(f);
-        return 0;
+        return tmpdir_teardown(state);
 }
 
 static bool have(const char *program)
@@ -77,13 +61,13 @@ static int run(char *out, size_t size, const char *fmt, ...)
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static char *path_in(const struct fixture *f, const char *name)
+static char *path_in(const struct tmpdir *f, const char *name)
 {
         static char paths[4][160];
         static unsigned next;
         char *p = paths[next++ % 4];
 
-        snprintf(p, sizeof(paths[0]), "%s/%s", f->tls, name);
+        snprintf(p, sizeof(paths[0]), "%s/%s", f->path, name);
         return p;
 }
 
@@ -105,13 +89,13 @@ static mode_t mode_of(const char *path)
 
 static void creates_and_verifies(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         const char *hosts[] = {"xpool.example", "10.1.2.3", "[fd00::7]"};
         struct xp_error err = {0};
         char out[16384];
 
-        assert_int_equal(tls_ensure(f->tls, hosts, XP_ELEMENTSOF(hosts), &err), 0);
-        assert_int_equal(mode_of(f->tls), 0700);
+        assert_int_equal(tls_ensure(f->path, hosts, XP_ELEMENTSOF(hosts), &err), 0);
+        assert_int_equal(mode_of(f->path), 0700);
         assert_int_equal(mode_of(path_in(f, "ca.key")), 0600);
         assert_int_equal(mode_of(path_in(f, "server.key")), 0600);
         assert_int_equal(mode_of(path_in(f, "ca.crt")), 0644);
@@ -167,28 +151,28 @@ static void creates_and_verifies(void **state)
 
 static void reuses_and_regenerates(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         const char *one[] = {"a.example"}, *two[] = {"A.example", "b.example"};
         _cleanup_free_ char *ca = NULL, *crt = NULL, *crt2 = NULL, *crt3 = NULL, *ca2 = NULL,
                             *key3 = NULL, *crt4 = NULL;
         struct xp_error err = {0};
         char cmd[512];
 
-        assert_int_equal(tls_ensure(f->tls, one, 1, &err), 0);
+        assert_int_equal(tls_ensure(f->path, one, 1, &err), 0);
         ca = read_text(path_in(f, "ca.crt"));
         crt = read_text(path_in(f, "server.crt"));
 
         /* the same hosts, or fewer: nothing changes */
-        assert_int_equal(tls_ensure(f->tls, one, 1, &err), 0);
+        assert_int_equal(tls_ensure(f->path, one, 1, &err), 0);
         crt2 = read_text(path_in(f, "server.crt"));
         assert_string_equal(crt, crt2);
         free(crt2);
-        assert_int_equal(tls_ensure(f->tls, NULL, 0, &err), 0);
+        assert_int_equal(tls_ensure(f->path, NULL, 0, &err), 0);
         crt2 = read_text(path_in(f, "server.crt"));
         assert_string_equal(crt, crt2);
 
         /* a new host: a new serving certificate from the same CA */
-        assert_int_equal(tls_ensure(f->tls, two, 2, &err), 0);
+        assert_int_equal(tls_ensure(f->path, two, 2, &err), 0);
         crt3 = read_text(path_in(f, "server.crt"));
         ca2 = read_text(path_in(f, "ca.crt"));
         assert_string_not_equal(crt, crt3);
@@ -202,12 +186,12 @@ static void reuses_and_regenerates(void **state)
         assert_int_equal(tls_check_pair(path_in(f, "server.crt"), path_in(f, "server.key"), &err),
                          -EINVAL);
         assert_non_null(strstr(err.msg, "server.key' is not the private key of"));
-        assert_int_equal(tls_ensure(f->tls, two, 2, &err), 0);
+        assert_int_equal(tls_ensure(f->path, two, 2, &err), 0);
         assert_int_equal(tls_check_pair(path_in(f, "server.crt"), path_in(f, "server.key"), &err),
                          0);
         key3 = read_text(path_in(f, "server.key"));
         unlink(path_in(f, "server.key"));
-        assert_int_equal(tls_ensure(f->tls, two, 2, &err), 0);
+        assert_int_equal(tls_ensure(f->path, two, 2, &err), 0);
         assert_int_equal(tls_check_pair(path_in(f, "server.crt"), path_in(f, "server.key"), &err),
                          0);
         crt4 = read_text(path_in(f, "server.crt"));
@@ -229,11 +213,11 @@ static void reuses_and_regenerates(void **state)
                         "cd %s && printf 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost,DNS:a.example,DNS:b.example\\n' > ext && "
                         "openssl req -new -key server.key -subj /CN=x -out csr 2>&1 && "
                         "openssl x509 -req -in csr -CA ca.crt -CAkey ca.key -CAcreateserial -days %d -extfile ext -out server.crt 2>&1",
-                        f->tls,
+                        f->path,
                         days),
                     0);
                 made = read_text(path_in(f, "server.crt"));
-                assert_int_equal(tls_ensure(f->tls, two, 2, &err), 0);
+                assert_int_equal(tls_ensure(f->path, two, 2, &err), 0);
                 after = read_text(path_in(f, "server.crt"));
                 if (days == 100)
                         assert_string_equal(made, after);
@@ -244,26 +228,26 @@ static void reuses_and_regenerates(void **state)
 
 static void refuses_damage(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         const char *bad[] = {"bad host"}, *empty[] = {""}, *under[] = {"a_b.example"};
         struct xp_error err = {0};
         _cleanup_free_ char *crt = NULL;
         char cmd[512];
         char *text = (char *)"unchanged";
 
-        assert_int_equal(tls_ensure(f->tls, bad, 1, &err), -EINVAL);
+        assert_int_equal(tls_ensure(f->path, bad, 1, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "host 'bad host'"));
-        assert_int_equal(access(f->tls, F_OK), -1); /* nothing made */
-        assert_int_equal(tls_ensure(f->tls, empty, 1, &err), -EINVAL);
-        assert_int_equal(tls_ensure(f->tls, under, 1, &err), -EINVAL);
+        assert_int_equal(access(f->path, F_OK), -1); /* nothing made */
+        assert_int_equal(tls_ensure(f->path, empty, 1, &err), -EINVAL);
+        assert_int_equal(tls_ensure(f->path, under, 1, &err), -EINVAL);
 
-        assert_int_equal(tls_ensure(f->tls, NULL, 0, &err), 0);
+        assert_int_equal(tls_ensure(f->path, NULL, 0, &err), 0);
         crt = read_text(path_in(f, "server.crt"));
 
         /* half a CA is never silently replaced */
         snprintf(cmd, sizeof(cmd), "mv %s %s.saved", path_in(f, "ca.key"), path_in(f, "ca.key"));
         assert_int_equal(system(cmd), 0);
-        assert_int_equal(tls_ensure(f->tls, NULL, 0, &err), -EINVAL);
+        assert_int_equal(tls_ensure(f->path, NULL, 0, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "ca.crt' exists without"));
         assert_non_null(strstr(err.msg, "ca.key"));
         assert_int_equal(access(path_in(f, "ca.key"), F_OK), -1);
@@ -279,13 +263,13 @@ static void refuses_damage(void **state)
                  path_in(f, "server.key"),
                  path_in(f, "ca.key"));
         assert_int_equal(system(cmd), 0);
-        assert_int_equal(tls_ensure(f->tls, NULL, 0, &err), -EINVAL);
+        assert_int_equal(tls_ensure(f->path, NULL, 0, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "ca.key' is not the private key of"));
 
         /* a serving certificate used as the CA */
         snprintf(cmd, sizeof(cmd), "cp %s %s", path_in(f, "server.crt"), path_in(f, "ca.crt"));
         assert_int_equal(system(cmd), 0);
-        assert_int_equal(tls_ensure(f->tls, NULL, 0, &err), -EINVAL);
+        assert_int_equal(tls_ensure(f->path, NULL, 0, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "is not a CA certificate"));
 
         /* PEM loading */
@@ -337,7 +321,7 @@ static enum MHD_Result answer(void *cls,
 /* A real TLS server (libmicrohttpd with our pair), reached by curl and kubectl. */
 static void handshake(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         const char *hosts[] = {"xpool.test"};
         _cleanup_free_ char *cert = NULL, *key = NULL, *ca = NULL;
         struct xp_error err = {0};
@@ -352,7 +336,7 @@ static void handshake(void **state)
                 print_message("curl is missing: skipping the handshake\n");
                 return;
         }
-        assert_int_equal(tls_ensure(f->tls, hosts, 1, &err), 0);
+        assert_int_equal(tls_ensure(f->path, hosts, 1, &err), 0);
         assert_int_equal(tls_load_pem(path_in(f, "server.crt"), &cert, &err), 0);
         assert_int_equal(tls_load_pem(path_in(f, "server.key"), &key, &err), 0);
         assert_int_equal(tls_load_pem(path_in(f, "ca.crt"), &ca, &err), 0);
@@ -459,7 +443,7 @@ static const char *member(json_t *array, const char *field)
 
 static void kubeconfig_content(void **state)
 {
-        struct fixture *f = *state;
+        struct tmpdir *f = *state;
         char path[160], link[160], text[8192];
         struct xp_yaml_document *docs = NULL;
         struct xp_error err = {0};
