@@ -83,7 +83,8 @@ struct search {
         int64_t deg[DEVSEL_MAX];            /* per candidate: affinity to every other free device */
         uint16_t a[DEVSEL_MAX][DEVSEL_MAX]; /* affinity between candidates */
         int64_t max_pair;
-        size_t pick[DEVSEL_MAX]; /* the depth-first search's partial set */
+        int64_t cand_deg[DEVSEL_MAX]; /* greedy only: affinity to every other candidate */
+        size_t pick[DEVSEL_MAX];      /* the depth-first search's partial set */
         bool found;
         struct choice best;
 };
@@ -210,7 +211,11 @@ static void sort_positions(size_t *pos, size_t n)
         }
 }
 
-/* Grows a set from one seed, then swaps single members while that improves it. */
+/*
+ * Grows a set from one seed, each step adding the candidate best linked to the set, on a tie the
+ * one with the most to offer the picks still to come (growth serves within; what is left behind
+ * is weighed by the swaps), then swaps single members while that improves the set.
+ */
 static void greedy_from(struct search *s, size_t seed)
 {
         bool in[DEVSEL_MAX] = {false};
@@ -240,7 +245,7 @@ static void greedy_from(struct search *s, size_t seed)
                         if (in[x])
                                 continue;
                         if (add == SIZE_MAX || link[x] > link[add] ||
-                            (link[x] == link[add] && s->deg[x] < s->deg[add]))
+                            (link[x] == link[add] && s->cand_deg[x] > s->cand_deg[add]))
                                 add = x;
                 }
         }
@@ -344,6 +349,11 @@ static int choose_whole(const struct devsel_node *node,
         } else if (s.m <= EXHAUSTIVE_MAX_CANDIDATES || k <= 2) {
                 dfs(&s, 0, 0, 0, 0, 0);
         } else {
+                for (size_t p = 0; p < s.m; p++) {
+                        s.cand_deg[p] = 0;
+                        for (size_t q = 0; q < s.m; q++)
+                                s.cand_deg[p] += s.a[p][q];
+                }
                 for (size_t seed = 0; seed < s.m; seed++)
                         greedy_from(&s, seed);
         }
