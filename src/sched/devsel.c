@@ -68,10 +68,14 @@ uint16_t devsel_link_affinity(int level, int64_t nvlinks)
         }
 }
 
-struct choice {
+struct key {
         int64_t within;
         int64_t cross;
         int64_t numa_pairs;
+};
+
+struct choice {
+        struct key key;
         size_t pos[DEVSEL_MAX]; /* ascending positions into search.cand */
 };
 
@@ -131,7 +135,7 @@ static int same_numa(const struct search *s, size_t p, size_t q)
 }
 
 /* > 0 when (within, cross, numa_pairs) of a beats b, < 0 when b beats a, 0 when equal. */
-static int compare_key(const struct choice *a, const struct choice *b)
+static int compare_key(const struct key *a, const struct key *b)
 {
         if (a->within != b->within)
                 return a->within > b->within ? 1 : -1;
@@ -152,7 +156,7 @@ static void consider(struct search *s, const struct choice *c)
                 s->found = true;
                 return;
         }
-        r = compare_key(c, &s->best);
+        r = compare_key(&c->key, &s->best.key);
         if (r == 0)
                 for (size_t i = 0; i < s->k && r == 0; i++)
                         if (c->pos[i] != s->best.pos[i])
@@ -171,21 +175,21 @@ dfs(struct search *s, size_t depth, size_t from, int64_t within, int64_t degsum,
 
                 /* the search runs in lexicographic order: only a strictly better key replaces */
                 if (s->found) {
-                        struct choice key = {
+                        struct key key = {
                             .within = within, .cross = cross, .numa_pairs = numa_pairs};
-                        if (compare_key(&key, &s->best) <= 0)
+                        if (compare_key(&key, &s->best.key) <= 0)
                                 return;
                 }
-                s->best.within = within;
-                s->best.cross = cross;
-                s->best.numa_pairs = numa_pairs;
+                s->best.key.within = within;
+                s->best.key.cross = cross;
+                s->best.key.numa_pairs = numa_pairs;
                 memcpy(s->best.pos, s->pick, s->k * sizeof(s->pick[0]));
                 s->found = true;
                 return;
         }
         /* every pair still to be formed at the best affinity cannot catch up: prune */
         if (s->found &&
-            within + (int64_t)(r * depth + r * (r - 1) / 2) * s->max_pair < s->best.within)
+            within + (int64_t)(r * depth + r * (r - 1) / 2) * s->max_pair < s->best.key.within)
                 return;
 
         for (size_t c = from; c + r <= s->m; c++) {
@@ -220,9 +224,10 @@ static void greedy_from(struct search *s, size_t seed)
 {
         bool in[DEVSEL_MAX] = {false};
         int64_t link[DEVSEL_MAX], numa_link[DEVSEL_MAX]; /* to the members of the set */
-        struct choice c = {0};
+        struct choice c;                                 /* pos is written as the set grows */
         size_t size = 0;
 
+        c.key = (struct key){0};
         for (size_t x = 0; x < s->m; x++) {
                 link[x] = 0;
                 numa_link[x] = 0;
@@ -231,9 +236,9 @@ static void greedy_from(struct search *s, size_t seed)
         for (size_t add = seed; size < s->k;) {
                 in[add] = true;
                 c.pos[size++] = add;
-                c.within += link[add];
-                c.numa_pairs += numa_link[add];
-                c.cross += s->deg[add];
+                c.key.within += link[add];
+                c.key.numa_pairs += numa_link[add];
+                c.key.cross += s->deg[add];
                 for (size_t x = 0; x < s->m; x++) {
                         link[x] += s->a[add][x];
                         numa_link[x] += x != add && same_numa(s, add, x);
@@ -249,7 +254,7 @@ static void greedy_from(struct search *s, size_t seed)
                                 add = x;
                 }
         }
-        /* c.cross holds the sum of degrees until here */
+        /* c.key.cross holds the sum of degrees until here */
 
         for (unsigned pass = 0; pass < IMPROVE_MAX_PASSES; pass++) {
                 bool improved = false;
@@ -258,16 +263,17 @@ static void greedy_from(struct search *s, size_t seed)
                         size_t out = c.pos[pi];
 
                         for (size_t x = 0; x < s->m; x++) {
-                                struct choice cur, next;
+                                struct key cur, next;
 
                                 if (in[x])
                                         continue;
-                                cur = (struct choice){.within = c.within,
-                                                      .cross = c.cross - 2 * c.within,
-                                                      .numa_pairs = c.numa_pairs};
-                                next.within = c.within - link[out] + link[x] - s->a[out][x];
-                                next.cross = c.cross - s->deg[out] + s->deg[x] - 2 * next.within;
-                                next.numa_pairs = c.numa_pairs - numa_link[out] + numa_link[x] -
+                                cur = (struct key){.within = c.key.within,
+                                                   .cross = c.key.cross - 2 * c.key.within,
+                                                   .numa_pairs = c.key.numa_pairs};
+                                next.within = c.key.within - link[out] + link[x] - s->a[out][x];
+                                next.cross =
+                                    c.key.cross - s->deg[out] + s->deg[x] - 2 * next.within;
+                                next.numa_pairs = c.key.numa_pairs - numa_link[out] + numa_link[x] -
                                                   same_numa(s, out, x);
                                 if (compare_key(&next, &cur) <= 0)
                                         continue;
@@ -275,9 +281,9 @@ static void greedy_from(struct search *s, size_t seed)
                                 in[out] = false;
                                 in[x] = true;
                                 c.pos[pi] = x;
-                                c.cross += s->deg[x] - s->deg[out];
-                                c.within = next.within;
-                                c.numa_pairs = next.numa_pairs;
+                                c.key.cross += s->deg[x] - s->deg[out];
+                                c.key.within = next.within;
+                                c.key.numa_pairs = next.numa_pairs;
                                 for (size_t y = 0; y < s->m; y++) {
                                         link[y] += s->a[x][y] - s->a[out][y];
                                         numa_link[y] += (y != x && same_numa(s, x, y)) -
@@ -291,7 +297,7 @@ static void greedy_from(struct search *s, size_t seed)
                         break;
         }
 
-        c.cross -= 2 * c.within;
+        c.key.cross -= 2 * c.key.within;
         sort_positions(c.pos, s->k);
         consider(s, &c);
 }
@@ -301,6 +307,9 @@ static int choose_whole(const struct devsel_node *node,
                         const struct devsel_request *req,
                         struct devsel_result *ret)
 {
+        size_t pos_of[DEVSEL_MAX]; /* device index to candidate position, SIZE_MAX if none */
+        int64_t deg[DEVSEL_MAX];   /* per device: affinity to every other free device */
+        bool free[DEVSEL_MAX];
         struct search s;
         int numa;
 
@@ -311,40 +320,56 @@ static int choose_whole(const struct devsel_node *node,
         for (size_t i = 0; i < node->n; i++) {
                 const struct devsel_device *d = &node->devices[i];
 
-                if (!fits(d, req) || d->used_milli != 0)
+                free[i] = is_free(d);
+                deg[i] = 0;
+                pos_of[i] = SIZE_MAX;
+                if (!free[i] || !fits(d, req))
                         continue;
+                pos_of[i] = s.m;
                 s.cand[s.m] = i;
                 s.numa[s.m] = d->numa;
-                s.deg[s.m] = free_degree(node, i);
                 s.m++;
         }
         if (s.m < k)
                 return 0;
 
-        for (size_t p = 0; p < s.m; p++) {
-                s.a[p][p] = 0;
-                for (size_t q = p + 1; q < s.m; q++) {
-                        int64_t v = affinity(node, s.cand[p], s.cand[q]);
+        /* one pass over the pairs of free devices: degrees, and the candidates' matrix */
+        for (size_t i = 0; i < node->n; i++) {
+                if (!free[i])
+                        continue;
+                if (pos_of[i] != SIZE_MAX)
+                        s.a[pos_of[i]][pos_of[i]] = 0;
+                for (size_t j = i + 1; j < node->n; j++) {
+                        uint16_t v;
 
-                        s.a[p][q] = s.a[q][p] = (uint16_t)v;
-                        if (v > s.max_pair)
-                                s.max_pair = v;
+                        if (!free[j])
+                                continue;
+                        v = node->affinity ? node->affinity[i * node->n + j] : 0;
+                        deg[i] += v;
+                        deg[j] += v;
+                        if (pos_of[i] != SIZE_MAX && pos_of[j] != SIZE_MAX) {
+                                s.a[pos_of[i]][pos_of[j]] = s.a[pos_of[j]][pos_of[i]] = v;
+                                if (v > s.max_pair)
+                                        s.max_pair = v;
+                        }
                 }
         }
+        for (size_t p = 0; p < s.m; p++)
+                s.deg[p] = deg[s.cand[p]];
 
         if (k == s.m) {
                 /* one set only: the search would find it slowly for a large node */
-                struct choice c = {0};
+                struct choice c = {.key = {0}};
 
                 for (size_t p = 0; p < s.m; p++) {
                         c.pos[p] = p;
-                        c.cross += s.deg[p];
+                        c.key.cross += s.deg[p];
                         for (size_t q = p + 1; q < s.m; q++) {
-                                c.within += s.a[p][q];
-                                c.numa_pairs += same_numa(&s, p, q);
+                                c.key.within += s.a[p][q];
+                                c.key.numa_pairs += same_numa(&s, p, q);
                         }
                 }
-                c.cross -= 2 * c.within;
+                c.key.cross -= 2 * c.key.within;
                 consider(&s, &c);
         } else if (s.m <= EXHAUSTIVE_MAX_CANDIDATES || k <= 2) {
                 dfs(&s, 0, 0, 0, 0, 0);
@@ -366,7 +391,7 @@ static int choose_whole(const struct devsel_node *node,
                 if (s.numa[s.best.pos[i]] != numa)
                         numa = -1;
         }
-        ret->score = s.best.within * SCORE_SCALE - s.best.cross;
+        ret->score = s.best.key.within * SCORE_SCALE - s.best.key.cross;
         ret->numa = numa < 0 ? -1 : numa;
         return 1;
 }
