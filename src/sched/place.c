@@ -419,7 +419,20 @@ int xp_sched_place(struct xp_sched *sched,
                         if (!prof[o].ops->after_devsel)
                                 cands[i].score += cands[i].raw[o] * prof[o].weight;
         }
-        qsort(cands, n_cands, sizeof(*cands), cmp_cand);
+        /* only the best few are needed: a partial selection, not a sort of every candidate */
+        for (size_t k = 0; k < SCHED_DEVSEL_CANDIDATES * 2 && k < n_cands; k++) {
+                size_t best = k;
+                for (size_t i = k + 1; i < n_cands; i++)
+                        if (cmp_cand(&cands[i], &cands[best]) < 0)
+                                best = i;
+                if (best != k) {
+                        struct cand t = cands[k];
+                        cands[k] = cands[best];
+                        cands[best] = t;
+                }
+        }
+        if (n_cands > SCHED_DEVSEL_CANDIDATES * 2)
+                n_cands = SCHED_DEVSEL_CANDIDATES * 2;
 
         /* device selection for the best few */
         if (has_device_request(&ctx, cands[0].node) || ctx.req.single_numa) {
