@@ -485,10 +485,14 @@ static void affinity_operators(void **state)
                *n3 = node_json("n3", "8", NULL);
 
         (void)state;
-        json_object_update(json_object_get(json_object_get(n1, "metadata"), "labels"),
-                           json_pack("{s:s, s:s, s:s}", "zone", "a", "ssd", "", "gen", "3"));
-        json_object_update(json_object_get(json_object_get(n2, "metadata"), "labels"),
-                           json_pack("{s:s, s:s}", "zone", "b", "gen", "5"));
+        {
+                json_t *l1 = json_pack("{s:s, s:s, s:s}", "zone", "a", "ssd", "", "gen", "3");
+                json_t *l2 = json_pack("{s:s, s:s}", "zone", "b", "gen", "5");
+                json_object_update(json_object_get(json_object_get(n1, "metadata"), "labels"), l1);
+                json_object_update(json_object_get(json_object_get(n2, "metadata"), "labels"), l2);
+                json_decref(l1);
+                json_decref(l2);
+        }
         add_node(sched, n1);
         add_node(sched, n2);
         add_node(sched, n3);
