@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The scheduler core: given a snapshot of the cluster (nodes with their allocatable resources,
+ * devices, device topology, NUMA layout, labels and taints; the pods already placed) and a pod,
+ * decide the node and the concrete devices (and CPUs) that serve it, or say why none can, as
+ * kube-scheduler says it. Pure: no I/O, no clock, no global state; deterministic for a given
+ * seed. The server's scheduling loop, the benchmarks, the trace simulator and the Kubernetes
+ * scheduler extender all call this same core. docs/scheduler.md is the user's view.
+ *
+ * Lifecycle: xp_sched_new() makes an empty snapshot; nodes and placed pods are added, changed
+ * and removed incrementally as the cluster changes (the server follows its watch); each
+ * xp_sched_place() answers for one pod without changing the snapshot, and xp_sched_pod_add()
+ * of the pod with its placement (what the server does once the binding is written) accounts it.
+ * Not thread-safe: one snapshot per thread.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xpool/error.h"
+#include "xpool/macro.h"
+#include "xpool/object.h"
+
+/* The pod annotation that records a placement (set through the Binding, read by the agent). */
+#define XP_PLACEMENT_ANNOTATION "xpool.io/placement"
+
+/* Vendor-neutral requests: resources.limits[xpool.io/accelerator] = N, constrained by these
+ * pod annotations (all optional). docs/scheduler.md has the syntax. */
+#define XP_ACCELERATOR_RESOURCE          "xpool.io/accelerator"
+#define XP_ACCELERATOR_KINDS_ANNOTATION  "xpool.io/accelerator-kinds"      /* "gpu,npu" */
+#define XP_ACCELERATOR_MEMORY_ANNOTATION "xpool.io/accelerator-min-memory" /* "40Gi" */
+#define XP_ACCELERATOR_TFLOPS_ANNOTATION "xpool.io/accelerator-min-tflops" /* "100" (fp16) */
+#define XP_ACCELERATOR_VENDORS_ANNOTATION                                                          \
+        "xpool.io/accelerator-vendors" /* "nvidia,amd": preference order */
+/* Per-pod opt-in to require that CPUs and devices share one NUMA node ("true"). */
+#define XP_NUMA_ANNOTATION "xpool.io/single-numa-node"
+
+enum xp_sched_profile {
+        XP_SCHED_SPREAD = 0, /* least-allocated: spread load (kube-scheduler's default) */
+        XP_SCHED_BINPACK,    /* most-allocated: fill nodes, keep whole nodes free */
+};
+
+struct xp_sched_options {
+        enum xp_sched_profile profile;
+        uint64_t seed; /* ties between equal nodes are broken by it, reproducibly */
+        /* Stop filtering once this many feasible nodes are found (kube-scheduler's
+         * percentageOfNodesToScore, as a count); 0: every node is considered. */
+        unsigned feasible_nodes_to_find;
+};
+
+/* One device (or a fraction of one) a placement gives a pod. */
+struct xp_placement_device {
+        char *resource; /* "nvidia.com/gpu" */
+        char *id;       /* the device's stable id (status.xpool.devices[].id) */
+        int64_t index;  /* the vendor's index, for CUDA_VISIBLE_DEVICES and the like */
+        int64_t milli;  /* 1000 for a whole device; less for a share */
+};
+
+struct xp_placement {
+        char *node;
+        XP_LIST(struct xp_placement_device, devices);
+        char *cpus;        /* the cpulist chosen ("0-11"), NULL when the pod is not pinned */
+        int64_t numa_node; /* the NUMA node CPUs and devices were aligned on, -1 when none */
+        int64_t score;     /* the winning node's score, for tests and explanations */
+};
+
+void xp_placement_done(struct xp_placement *placement);
+/* The annotation's JSON text:
+ * {"node":..,"devices":[{"resource","id","index","milli"}],"cpus":..,"numaNode":..}. */
+int xp_placement_to_json(const struct xp_placement *placement, char **ret);
+/* -EINVAL with err saying what is wrong (the annotation comes from the API: user input). */
+int xp_placement_from_json(const char *text, struct xp_placement *ret, struct xp_error *err);
+
+struct xp_sched;
+
+int xp_sched_new(const struct xp_sched_options *options, struct xp_sched **ret);
+void xp_sched_free(struct xp_sched *sched);
+XP_DEFINE_FREEP(struct xp_sched, xp_sched_free)
+
+/*
+ * Adds a node, or replaces the one of that name (its pods stay accounted). The node's
+ * status.allocatable gives cpu, memory, pods and extended resources; status.xpool the devices,
+ * links and NUMA nodes; labels, taints, spec.unschedulable and the Ready condition the rest.
+ * -EINVAL for a node without a name; -ENOMEM.
+ */
+int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct xp_error *err);
+/* Removes a node; its pods stay remembered and count again if it comes back. -ENOENT. */
+int xp_sched_node_remove(struct xp_sched *sched, const char *name);
+
+/*
+ * Accounts a pod bound to a node (spec.nodeName set): its requests, and the devices of its
+ * placement annotation (when present; otherwise devices are taken as the selector would choose).
+ * Replaces an earlier version of the same pod. -EINVAL when unbound.
+ */
+int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp_error *err);
+/* Forgets a pod (deleted, or finished: Succeeded/Failed pods hold nothing). -ENOENT. */
+int xp_sched_pod_remove(struct xp_sched *sched, const char *namespace, const char *name);
+
+/*
+ * Places a pod. 1 with *ret filled (caller frees with xp_placement_done()), or 0 when no node
+ * fits, with *ret_reason (caller frees) in kube-scheduler's words:
+ *   "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient
+ * nvidia.com/gpu." -EINVAL when the pod's request cannot be understood (err says what: a bad
+ * constraint annotation), -ENOMEM. The snapshot does not change.
+ */
+int xp_sched_place(struct xp_sched *sched,
+                   const struct xp_pod *pod,
+                   struct xp_placement *ret,
+                   char **ret_reason,
+                   struct xp_error *err);
+
+/* Counters for tests and benchmarks. */
+struct xp_sched_stats {
+        size_t nodes;
+        size_t pods;
+        uint64_t placements;
+        uint64_t unschedulable;
+        uint64_t nodes_filtered; /* node checks done, over all placements */
+};
+void xp_sched_stats(const struct xp_sched *sched, struct xp_sched_stats *ret);

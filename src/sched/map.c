@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched_internal.h"
+
+static const char tombstone[1];
+#define TOMBSTONE tombstone
+
+uint64_t sched_hash(const char *s)
+{
+        uint64_t h = 1469598103934665603ull;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ull;
+        return h;
+}
+
+uint64_t sched_mix(uint64_t x)
+{
+        x += 0x9e3779b97f4a7c15ull;
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+        return x ^ (x >> 31);
+}
+
+void smap_done(struct smap *m)
+{
+        free(m->keys);
+        free(m->values);
+        *m = (struct smap){0};
+}
+
+static size_t find_slot(const struct smap *m, const char *key, bool *ret_found)
+{
+        size_t mask = m->cap - 1, i = sched_hash(key) & mask, first_free = SIZE_MAX;
+
+        for (;; i = (i + 1) & mask) {
+                const char *k = m->keys[i];
+                if (!k) {
+                        *ret_found = false;
+                        return first_free != SIZE_MAX ? first_free : i;
+                }
+                if (k == TOMBSTONE) {
+                        if (first_free == SIZE_MAX)
+                                first_free = i;
+                        continue;
+                }
+                if (strcmp(k, key) == 0) {
+                        *ret_found = true;
+                        return i;
+                }
+        }
+}
+
+void *smap_get(const struct smap *m, const char *key)
+{
+        bool found;
+        size_t i;
+
+        if (m->cap == 0)
+                return NULL;
+        i = find_slot(m, key, &found);
+        return found ? m->values[i] : NULL;
+}
+
+static int grow(struct smap *m)
+{
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        struct smap new = {0};
+
+        /* rehashing only to drop tombstones keeps the size */
+        if (m->n * 4 < m->cap)
+                cap = m->cap;
+        new.keys = calloc(cap, sizeof(*new.keys));
+        new.values = calloc(cap, sizeof(*new.values));
+        if (!new.keys || !new.values) {
+                free(new.keys);
+                free(new.values);
+                return -ENOMEM;
+        }
+        new.cap = cap;
+        for (size_t i = 0; i < m->cap; i++) {
+                bool found;
+                size_t j;
+
+                if (!m->keys[i] || m->keys[i] == TOMBSTONE)
+                        continue;
+                j = find_slot(&new, m->keys[i], &found);
+                new.keys[j] = m->keys[i];
+                new.values[j] = m->values[i];
+                new.n++;
+        }
+        new.used = new.n;
+        free(m->keys);
+        free(m->values);
+        *m = new;
+        return 0;
+}
+
+int smap_put(struct smap *m, const char *key, void *value)
+{
+        bool found;
+        size_t i;
+
+        if ((m->used + 1) * 4 > m->cap * 3) {
+                int r = grow(m);
+                if (r < 0)
+                        return r;
+        }
+        i = find_slot(m, key, &found);
+        if (!found) {
+                if (!m->keys[i])
+                        m->used++;
+                m->n++;
+        }
+        m->keys[i] = key;
+        m->values[i] = value;
+        return 0;
+}
+
+void *smap_del(struct smap *m, const char *key)
+{
+        bool found;
+        size_t i;
+        void *v;
+
+        if (m->cap == 0)
+                return NULL;
+        i = find_slot(m, key, &found);
+        if (!found)
+                return NULL;
+        v = m->values[i];
+        m->keys[i] = TOMBSTONE;
+        m->values[i] = NULL;
+        m->n--;
+        return v;
+}

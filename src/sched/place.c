@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One placement: filter nodes from a rotating start until enough are feasible (cheap checks
+ * first), score them with the profile's cheap scores, then run device selection only for the
+ * best few and let its topology score decide among them. Ties go to a hash of the seed, the pod
+ * and the node, so a given seed always gives the same answer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched_internal.h"
+#include "xpool/strutil.h"
+
+size_t numa_free_cpus(const struct snode *node, size_t k)
+{
+        const struct snuma *nn = &node->numa[k];
+        size_t n = 0;
+
+        for (size_t i = 0; i < nn->n_cpus; i++)
+                n += !node->cpu_used[nn->cpus[i]];
+        return n;
+}
+
+static int64_t whole_cpus(const struct podreq *req)
+{
+        return req->cpu > 0 && req->cpu % 1000 == 0 ? req->cpu / 1000 : 0;
+}
+
+/* Device selection with one NUMA constraint (-1: any). */
+static int
+select_once(const struct pctx *ctx, const struct snode *node, int numa, struct devsel_pick *ret)
+{
+        struct devsel_pick pick = {.numa = -1};
+        int common = -3; /* unset */
+
+        for (size_t i = 0; i < ctx->req.n; i++) {
+                const struct sreq *r = &ctx->req.items[i];
+                const struct dgroup *g;
+                struct devsel_node dn;
+                struct devsel_request dr = {.milli = r->milli, .numa = numa};
+                int k;
+
+                if (r->res == RES_ACCEL) {
+                        g = accel_pick_group(ctx, node, NULL);
+                        dr.min_memory_bytes = ctx->req.ac.min_memory;
+                } else {
+                        g = r->res > RES_ACCEL ? node_group(node, r->res) : NULL;
+                }
+                if (!g)
+                        continue;
+                if (pick.n == SCHED_DEVICE_REQUESTS_MAX)
+                        break;
+                dn = (struct devsel_node){.n = g->n, .devices = g->dev, .affinity = g->affinity};
+                if (r->res == RES_ACCEL && (ctx->req.ac.kinds || ctx->req.ac.min_tflops > 0)) {
+                        /* devices that miss the constraints are hidden from the selector */
+                        struct devsel_device devs[DEVSEL_MAX];
+                        memcpy(devs, g->dev, g->n * sizeof(*devs));
+                        for (size_t d = 0; d < g->n; d++)
+                                devs[d].healthy =
+                                    devs[d].healthy && accel_device_matches(&ctx->req.ac, g, d);
+                        dn.devices = devs;
+                        k = devsel_choose(&dn, &dr, &pick.sel[pick.n].result);
+                } else {
+                        k = devsel_choose(&dn, &dr, &pick.sel[pick.n].result);
+                }
+                if (k < 0)
+                        return k;
+                if (k == 0)
+                        return 0;
+                pick.sel[pick.n].group = g;
+                pick.score += pick.sel[pick.n].result.score;
+                if (common == -3)
+                        common = pick.sel[pick.n].result.numa;
+                else if (common != pick.sel[pick.n].result.numa)
+                        common = -1;
+                pick.n++;
+        }
+        pick.numa = common == -3 ? numa : common;
+        *ret = pick;
+        return 1;
+}
+
+int sched_select_devices(const struct pctx *ctx,
+                         const struct snode *node,
+                         int numa,
+                         struct devsel_pick *ret)
+{
+        struct devsel_pick best = {0}, pick;
+        int64_t want = whole_cpus(&ctx->req);
+        bool found = false;
+
+        if (numa != SCHED_NUMA_REQUIRED)
+                return select_once(ctx, node, numa, ret);
+        for (size_t k = 0; k < node->n_numa; k++) {
+                int r;
+                if ((int64_t)numa_free_cpus(node, k) < want)
+                        continue;
+                r = select_once(ctx, node, (int)node->numa[k].id, &pick);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                pick.numa = (int)node->numa[k].id;
+                if (!found || pick.score > best.score) {
+                        best = pick;
+                        found = true;
+                }
+        }
+        if (!found)
+                return 0;
+        *ret = best;
+        return 1;
+}
+
+static bool has_device_request(const struct pctx *ctx, const struct snode *node)
+{
+        for (size_t i = 0; i < ctx->req.n; i++) {
+                uint32_t res = ctx->req.items[i].res;
+                if (res == RES_ACCEL || (res > RES_ACCEL && node_group(node, res)))
+                        return true;
+        }
+        return false;
+}
+
+/* The (topologyKey, value) pairs taken by pods the pod's required anti-affinity selects. */
+static int anti_affinity_prepare(struct pctx *ctx)
+{
+        const struct xp_affinity *aff = ctx->pod->spec.affinity;
+        const struct xp_pod_affinity *anti = aff ? aff->pod_anti_affinity : NULL;
+        const char *ns = ctx->pod->metadata.namespace ? ctx->pod->metadata.namespace : "default";
+        const struct smap *pods = &ctx->sched->pod_map;
+        size_t cap = 0;
+
+        if (!anti || anti->required.n == 0)
+                return 0;
+        for (size_t t = 0; t < anti->required.n; t++) {
+                const struct xp_pod_affinity_term *term = &anti->required.items[t];
+
+                if (!term->topology_key)
+                        continue;
+                for (size_t i = 0; i < pods->cap; i++) {
+                        const struct spod *p = pods->values[i];
+                        const char *value;
+                        bool in_ns = false;
+
+                        if (!p || !p->node->present)
+                                continue;
+                        if (term->namespaces.n == 0)
+                                in_ns = strcmp(p->namespace, ns) == 0;
+                        for (size_t k = 0; k < term->namespaces.n; k++)
+                                in_ns = in_ns || xp_streq0(term->namespaces.items[k], p->namespace);
+                        if (!in_ns || !label_selector_matches(term->label_selector, &p->labels))
+                                continue;
+                        value = xp_strmap_get(&p->node->labels, term->topology_key);
+                        if (!value)
+                                continue;
+                        if (ctx->n_anti == cap) {
+                                size_t ncap = cap ? cap * 2 : 16;
+                                struct anti_value *m = realloc(ctx->anti, ncap * sizeof(*m));
+                                if (!m)
+                                        return -ENOMEM;
+                                ctx->anti = m;
+                                cap = ncap;
+                        }
+                        ctx->anti[ctx->n_anti++] = (struct anti_value){term->topology_key, value};
+                }
+        }
+        return 0;
+}
+
+static int hist_add(struct reason_hist **hist, size_t *n, size_t *cap, const struct reason *r)
+{
+        for (size_t i = 0; i < *n; i++) {
+                const struct reason *h = &(*hist)[i].reason;
+                if (h->kind != r->kind || h->res != r->res)
+                        continue;
+                if (r->kind == REASON_TAINT && (strcmp(h->taint->key, r->taint->key) != 0 ||
+                                                strcmp(h->taint->value, r->taint->value) != 0))
+                        continue;
+                (*hist)[i].count++;
+                return 0;
+        }
+        if (*n == *cap) {
+                size_t ncap = *cap ? *cap * 2 : 8;
+                struct reason_hist *m = realloc(*hist, ncap * sizeof(*m));
+                if (!m)
+                        return -ENOMEM;
+                *hist = m;
+                *cap = ncap;
+        }
+        (*hist)[(*n)++] = (struct reason_hist){.reason = *r, .count = 1};
+        return 0;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+        const struct cand *x = a, *y = b;
+
+        if (x->score != y->score)
+                return x->score > y->score ? -1 : 1;
+        return x->tie > y->tie ? -1 : x->tie < y->tie;
+}
+
+/* Whole CPUs for the pod, on the NUMA node of its devices first. NULL cpus when not pinned. */
+static int pick_cpus(const struct pctx *ctx, const struct snode *node, int *numa, char **ret)
+{
+        int64_t want = whole_cpus(&ctx->req), got = 0;
+        size_t first = SIZE_MAX, most = 0;
+        bool single = true;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0, cap = 0;
+        int last = -2, run_start = -2;
+        uint8_t *chosen;
+
+        *ret = NULL;
+        if (want == 0 || node->n_numa == 0)
+                return 0;
+        for (size_t k = 0; k < node->n_numa; k++) {
+                size_t f = numa_free_cpus(node, k);
+                if (*numa >= 0 && node->numa[k].id == *numa)
+                        first = k;
+                if (first == SIZE_MAX && (most == 0 || f > most)) {
+                        most = f;
+                        if (*numa < 0)
+                                first = k;
+                }
+        }
+        if (first == SIZE_MAX)
+                first = 0;
+        if (*numa < 0) {
+                /* no device NUMA node: the one with the most free CPUs */
+                size_t best = 0;
+                for (size_t k = 0; k < node->n_numa; k++)
+                        if (numa_free_cpus(node, k) > numa_free_cpus(node, best))
+                                best = k;
+                first = best;
+        }
+        chosen = calloc(node->n_cpu_ids, 1);
+        if (!chosen)
+                return -ENOMEM;
+        for (size_t pass = 0; pass < node->n_numa && got < want; pass++) {
+                size_t k = (first + pass) % node->n_numa;
+                const struct snuma *nn = &node->numa[k];
+                if (pass > 0 && ctx->req.single_numa)
+                        break;
+                for (size_t i = 0; i < nn->n_cpus && got < want; i++)
+                        if (!node->cpu_used[nn->cpus[i]] && !chosen[nn->cpus[i]]) {
+                                chosen[nn->cpus[i]] = 1;
+                                got++;
+                                single = pass == 0;
+                        }
+        }
+        if (got < want) {
+                free(chosen);
+                return 0; /* not enough unpinned CPUs: the pod shares the pool */
+        }
+        for (size_t c = 0; c <= node->n_cpu_ids; c++) {
+                bool on = c < node->n_cpu_ids && chosen[c];
+                if (on && last != (int)c - 1)
+                        run_start = (int)c;
+                if (!on && last == (int)c - 1 && run_start >= 0) {
+                        char item[32];
+                        int l = run_start == last
+                                    ? snprintf(item, sizeof(item), "%d", last)
+                                    : snprintf(item, sizeof(item), "%d-%d", run_start, last);
+                        if (len + (size_t)l + 2 > cap) {
+                                size_t ncap = (len + (size_t)l + 2) * 2;
+                                char *m = realloc(text, ncap);
+                                if (!m) {
+                                        free(chosen);
+                                        return -ENOMEM;
+                                }
+                                text = m;
+                                cap = ncap;
+                        }
+                        if (len)
+                                text[len++] = ',';
+                        memcpy(text + len, item, (size_t)l + 1);
+                        len += (size_t)l;
+                        run_start = -2;
+                }
+                if (on)
+                        last = (int)c;
+        }
+        free(chosen);
+        if (*numa < 0 && single)
+                *numa = (int)node->numa[first].id;
+        else if (!single)
+                *numa = -1;
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+static int fill_placement(struct xp_sched *sched,
+                          const struct pctx *ctx,
+                          const struct cand *c,
+                          const struct devsel_pick *pick,
+                          struct xp_placement *ret)
+{
+        _cleanup_(xp_placement_done) struct xp_placement pl = {.numa_node = -1};
+        int numa = pick ? pick->numa : -1;
+        size_t n = 0;
+        int r;
+
+        pl.node = strdup(c->node->name);
+        if (!pl.node)
+                return -ENOMEM;
+        pl.score = c->score;
+        for (size_t i = 0; pick && i < pick->n; i++)
+                n += pick->sel[i].result.n;
+        if (n) {
+                pl.devices.items = calloc(n, sizeof(*pl.devices.items));
+                if (!pl.devices.items)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; pick && i < pick->n; i++) {
+                const struct dgroup *g = pick->sel[i].group;
+                for (size_t k = 0; k < pick->sel[i].result.n; k++) {
+                        size_t d = pick->sel[i].result.index[k];
+                        struct xp_placement_device *pd = &pl.devices.items[pl.devices.n++];
+                        pd->resource = strdup(sched->res_names[g->res]);
+                        pd->id = strdup(g->ids[d]);
+                        pd->index = g->index[d];
+                        pd->milli = pick->sel[i].result.milli[k];
+                        if (!pd->resource || !pd->id)
+                                return -ENOMEM;
+                }
+        }
+        r = pick_cpus(ctx, c->node, &numa, &pl.cpus);
+        if (r < 0)
+                return r;
+        pl.numa_node = numa;
+        *ret = pl;
+        pl = (struct xp_placement){0};
+        return 0;
+}
+
+int xp_sched_place(struct xp_sched *sched,
+                   const struct xp_pod *pod,
+                   struct xp_placement *ret,
+                   char **ret_reason,
+                   struct xp_error *err)
+{
+        const struct profile_weight *prof = sched_profile(sched->options.profile);
+        struct pctx ctx = {.sched = sched, .pod = pod};
+        _cleanup_free_ struct cand *cands = NULL;
+        _cleanup_free_ struct reason_hist *hist = NULL;
+        struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
+        size_t n_cands = 0, n_hist = 0, cap_hist = 0, limit, checked = 0, n_nodes = sched->n_nodes;
+        size_t n_picks = 0;
+        int r;
+
+        r = sched_pod_requests(sched, pod, &ctx.req, err);
+        if (r < 0)
+                return r;
+        r = anti_affinity_prepare(&ctx);
+        if (r < 0)
+                goto out;
+        limit = sched->options.feasible_nodes_to_find;
+        if (limit == 0 || limit > sched->n_present)
+                limit = sched->n_present;
+        cands = calloc(limit + 1, sizeof(*cands));
+        if (!cands) {
+                r = -ENOMEM;
+                goto out;
+        }
+
+        /* filter */
+        for (size_t i = 0; i < n_nodes && n_cands < limit; i++) {
+                struct snode *node = sched->nodes[(sched->next_start + i) % n_nodes];
+                struct reasons rs;
+                bool ok = true;
+
+                checked = i + 1;
+                if (!node->present)
+                        continue;
+                rs.n = 0;
+                sched->stats.nodes_filtered++;
+                for (size_t f = 0; f < sched_n_filters && ok; f++)
+                        ok = sched_filters[f]->filter(&ctx, node, &rs);
+                if (ok) {
+                        cands[n_cands++] = (struct cand){.node = node, .pick = -1};
+                        continue;
+                }
+                for (size_t k = 0; k < rs.n; k++) {
+                        r = hist_add(&hist, &n_hist, &cap_hist, &rs.items[k]);
+                        if (r < 0)
+                                goto out;
+                }
+        }
+        if (n_nodes)
+                sched->next_start = (sched->next_start + checked) % n_nodes;
+        if (n_cands == 0) {
+                r = reasons_format(sched, sched->n_present, hist, n_hist, ret_reason);
+                if (r < 0)
+                        goto out;
+                sched->stats.unschedulable++;
+                r = 0;
+                goto out;
+        }
+
+        /* cheap scores */
+        for (size_t i = 0; i < n_cands; i++) {
+                struct cand *c = &cands[i];
+                if (ctx.req.accel > 0)
+                        c->accel_group = accel_pick_group(&ctx, c->node, NULL);
+                c->tie = sched_mix(sched->options.seed ^ ctx.req.hash ^ c->node->hash);
+                for (size_t o = 0; prof[o].ops; o++)
+                        if (!prof[o].ops->after_devsel)
+                                c->raw[o] = prof[o].ops->score(&ctx, c);
+        }
+        for (size_t o = 0; prof[o].ops; o++)
+                if (!prof[o].ops->after_devsel && prof[o].ops->normalize)
+                        prof[o].ops->normalize(cands, n_cands, o);
+        for (size_t i = 0; i < n_cands; i++) {
+                cands[i].score = 0;
+                for (size_t o = 0; prof[o].ops; o++)
+                        if (!prof[o].ops->after_devsel)
+                                cands[i].score += cands[i].raw[o] * prof[o].weight;
+        }
+        /* only the best few are needed: a partial selection, not a sort of every candidate */
+        for (size_t k = 0; k < SCHED_DEVSEL_CANDIDATES * 2 && k < n_cands; k++) {
+                size_t best = k;
+                for (size_t i = k + 1; i < n_cands; i++)
+                        if (cmp_cand(&cands[i], &cands[best]) < 0)
+                                best = i;
+                if (best != k) {
+                        struct cand t = cands[k];
+                        cands[k] = cands[best];
+                        cands[best] = t;
+                }
+        }
+        if (n_cands > SCHED_DEVSEL_CANDIDATES * 2)
+                n_cands = SCHED_DEVSEL_CANDIDATES * 2;
+
+        /* device selection for the best few */
+        if (has_device_request(&ctx, cands[0].node) || ctx.req.single_numa) {
+                struct cand top[SCHED_DEVSEL_CANDIDATES];
+                size_t n_top = 0;
+
+                for (size_t i = 0; i < n_cands && n_top < SCHED_DEVSEL_CANDIDATES; i++) {
+                        int k = sched_select_devices(&ctx,
+                                                     cands[i].node,
+                                                     ctx.req.single_numa ? SCHED_NUMA_REQUIRED : -1,
+                                                     &picks[n_picks]);
+                        if (k < 0) {
+                                r = xp_errorf(err,
+                                              k,
+                                              "device selection on node %s failed",
+                                              cands[i].node->name);
+                                goto out;
+                        }
+                        if (k == 0)
+                                continue;
+                        top[n_top] = cands[i];
+                        top[n_top].pick = (int)n_picks++;
+                        n_top++;
+                }
+                if (n_top == 0) {
+                        /* the cheap checks passed but no node could give the devices: fragmented */
+                        struct reason rs = {.kind = REASON_INSUFFICIENT};
+                        for (size_t i = 0; i < ctx.req.n; i++)
+                                if (ctx.req.items[i].res >= RES_ACCEL)
+                                        rs.res = ctx.req.items[i].res;
+                        for (size_t i = 0; i < n_cands; i++) {
+                                r = hist_add(&hist, &n_hist, &cap_hist, &rs);
+                                if (r < 0)
+                                        goto out;
+                        }
+                        r = reasons_format(sched, sched->n_present, hist, n_hist, ret_reason);
+                        if (r < 0)
+                                goto out;
+                        sched->stats.unschedulable++;
+                        r = 0;
+                        goto out;
+                }
+                for (size_t o = 0; prof[o].ops; o++) {
+                        if (!prof[o].ops->after_devsel)
+                                continue;
+                        for (size_t i = 0; i < n_top; i++)
+                                top[i].raw[o] = picks[top[i].pick].score;
+                        if (prof[o].ops->normalize)
+                                prof[o].ops->normalize(top, n_top, o);
+                        for (size_t i = 0; i < n_top; i++)
+                                top[i].score += top[i].raw[o] * prof[o].weight;
+                }
+                qsort(top, n_top, sizeof(*top), cmp_cand);
+                cands[0] = top[0];
+        }
+
+        r = fill_placement(
+            sched, &ctx, &cands[0], cands[0].pick >= 0 ? &picks[cands[0].pick] : NULL, ret);
+        if (r < 0)
+                goto out;
+        sched->stats.placements++;
+        r = 1;
+out:
+        if (r == -ENOMEM)
+                xp_errorf(err, r, "placing pod %s: out of memory", pod->metadata.name);
+        free(ctx.anti);
+        podreq_done(&ctx.req);
+        return r;
+}

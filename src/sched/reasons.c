@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Why a pod fits nowhere, in kube-scheduler's words (framework.FitError): each reason with the
+ * count of nodes that gave it, "<count> <reason>", sorted as strings, joined with ", ":
+ *   0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient
+ * nvidia.com/gpu.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched_internal.h"
+
+static int
+reason_text(const struct xp_sched *sched, const struct reason *r, size_t count, char **ret)
+{
+        int n;
+
+        switch (r->kind) {
+        case REASON_UNSCHEDULABLE:
+                n = asprintf(ret, "%zu node(s) were unschedulable", count);
+                break;
+        case REASON_AFFINITY:
+                n = asprintf(ret, "%zu node(s) didn't match Pod's node affinity/selector", count);
+                break;
+        case REASON_TAINT:
+                n = asprintf(ret,
+                             "%zu node(s) had untolerated taint {%s: %s}",
+                             count,
+                             r->taint->key,
+                             r->taint->value);
+                break;
+        case REASON_INSUFFICIENT:
+                n = asprintf(ret, "%zu Insufficient %s", count, sched->res_names[r->res]);
+                break;
+        case REASON_TOO_MANY_PODS:
+                n = asprintf(ret, "%zu Too many pods", count);
+                break;
+        case REASON_ANTI_AFFINITY:
+                n = asprintf(ret, "%zu node(s) didn't match pod anti-affinity rules", count);
+                break;
+        case REASON_NUMA:
+        default:
+                n = asprintf(
+                    ret, "%zu node(s) couldn't align devices and CPUs on one NUMA node", count);
+                break;
+        }
+        if (n < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int reasons_format(const struct xp_sched *sched,
+                   size_t n_nodes,
+                   const struct reason_hist *hist,
+                   size_t n_hist,
+                   char **ret)
+{
+        _cleanup_free_ char **texts = NULL;
+        char *buf = NULL;
+        size_t len;
+        FILE *f;
+        int r = 0;
+
+        if (n_nodes == 0) {
+                buf = strdup("no nodes available to schedule pods");
+                if (!buf)
+                        return -ENOMEM;
+                *ret = buf;
+                return 0;
+        }
+        texts = calloc(n_hist + 1, sizeof(*texts));
+        if (!texts)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_hist && r == 0; i++)
+                r = reason_text(sched, &hist[i].reason, hist[i].count, &texts[i]);
+        if (r == 0) {
+                qsort(texts, n_hist, sizeof(*texts), cmp_str);
+                f = open_memstream(&buf, &len);
+                if (!f) {
+                        r = -ENOMEM;
+                } else {
+                        fprintf(f, "0/%zu nodes are available:", n_nodes);
+                        for (size_t i = 0; i < n_hist; i++)
+                                fprintf(f, "%s%s", i ? ", " : " ", texts[i]);
+                        fputc('.', f);
+                        if (fclose(f) != 0) {
+                                free(buf);
+                                r = -ENOMEM;
+                        }
+                }
+        }
+        for (size_t i = 0; i < n_hist; i++)
+                free(texts[i]);
+        if (r < 0)
+                return r;
+        *ret = buf;
+        return 0;
+}

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The scheduler core's private structures. The snapshot is compact on purpose: resource names
+ * are interned to small ids when a node or pod enters, so the per-node checks of a placement
+ * compare integers, never strings.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/devsel.h"
+#include "xpool/sched.h"
+
+/* Fixed ids: interned first by xp_sched_new(). */
+#define RES_CPU    0u
+#define RES_MEMORY 1u
+#define RES_PODS   2u
+#define RES_ACCEL  3u
+
+/* How many of the best nodes by the cheap scores get device selection. */
+#define SCHED_DEVSEL_CANDIDATES 4
+/* Limits on what one pod may ask, against hostile objects. */
+#define SCHED_POD_RESOURCES_MAX 32
+
+/* ---- a string -> pointer map (open addressing; keys borrowed from the values) ------------- */
+
+struct smap {
+        const char **keys; /* NULL: empty; TOMBSTONE: deleted */
+        void **values;
+        size_t cap; /* a power of two, or 0 */
+        size_t n;
+        size_t used; /* n plus tombstones */
+};
+
+void smap_done(struct smap *m);
+void *smap_get(const struct smap *m, const char *key);
+/* Inserts or replaces; key is borrowed and must live while it is in the map. -ENOMEM. */
+int smap_put(struct smap *m, const char *key, void *value);
+/* Removes key; returns the value, or NULL when absent. */
+void *smap_del(struct smap *m, const char *key);
+uint64_t sched_hash(const char *s);
+uint64_t sched_mix(uint64_t x);
+
+/* ---- the snapshot -------------------------------------------------------------------------- */
+
+/* The devices of one resource on one node. */
+struct dgroup {
+        uint32_t res;
+        enum xp_device_kind kind;
+        size_t n;
+        struct devsel_device *dev;
+        uint16_t *affinity; /* n * n */
+        char **ids;
+        char **vendors;
+        int64_t *index;
+        double *fp16;
+        int free_whole;     /* healthy and unused */
+        int64_t max_free;   /* the largest free share of a healthy device, milli */
+        int64_t best_share; /* the largest free share of a healthy, partly used device; 0 none */
+};
+
+struct staint {
+        char *key;
+        char *value;
+        enum xp_taint_effect effect;
+};
+
+struct snuma {
+        int64_t id;
+        uint16_t *cpus;
+        size_t n_cpus;
+};
+
+struct spod;
+
+struct snode {
+        char *name;
+        uint64_t hash;
+        bool present; /* false: removed (or never seen) but pods still name it */
+        struct xp_strmap labels;
+        struct staint *taints;
+        size_t n_taints;
+        bool unschedulable;
+        int ready; /* 1 True, 0 False, -1 Unknown or missing */
+        size_t n_res;
+        int64_t *alloc; /* milli, by resource id (ids >= n_res: none) */
+        int64_t *used;
+        struct dgroup *groups;
+        size_t n_groups;
+        struct snuma *numa;
+        size_t n_numa;
+        uint8_t *cpu_used; /* by cpu id: pinned by a pod */
+        size_t n_cpu_ids;
+        struct spod **pods;
+        size_t n_pods;
+        size_t cap_pods;
+};
+
+struct sreq {
+        uint32_t res;
+        int64_t milli;
+};
+
+struct sdev {
+        uint32_t res;
+        char *id;
+        int64_t milli;
+};
+
+struct spod {
+        char *key; /* "namespace/name" */
+        char *namespace;
+        char *node_name;
+        struct snode *node;
+        struct xp_strmap labels;
+        struct sreq *reqs;
+        size_t n_reqs;
+        struct sdev *devs;
+        size_t n_devs;
+        uint16_t *cpus;
+        size_t n_cpus;
+        bool accounted;
+};
+
+struct xp_sched {
+        struct xp_sched_options options;
+        char **res_names;
+        size_t n_res;
+        size_t cap_res;
+        struct smap res_ids;
+        struct snode **nodes; /* every entry, present or not, in order of first sight */
+        size_t n_nodes;
+        size_t cap_nodes;
+        size_t n_present;
+        struct smap node_map;
+        struct smap pod_map;
+        size_t next_start;
+        struct xp_sched_stats stats;
+};
+
+/* The id of a resource name, interning it when add is true; -ENOENT (not added) or -ENOMEM. */
+int sched_res_id(struct xp_sched *sched, const char *name, bool add, uint32_t *ret);
+static inline int64_t node_alloc(const struct snode *n, uint32_t res)
+{
+        return res < n->n_res ? n->alloc[res] : 0;
+}
+static inline int64_t node_used(const struct snode *n, uint32_t res)
+{
+        return res < n->n_res ? n->used[res] : 0;
+}
+struct dgroup *node_group(const struct snode *n, uint32_t res);
+void group_refresh(struct dgroup *g);
+/* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
+struct snode *sched_node_entry(struct xp_sched *sched, const char *name);
+
+/* ---- a pod's request (request.c, accelerator.c) -------------------------------------------- */
+
+struct accel_constraints {
+        unsigned kinds; /* bit per enum xp_device_kind; 0: any */
+        int64_t min_memory;
+        double min_tflops;
+        char **vendors; /* preference order */
+        size_t n_vendors;
+};
+
+struct podreq {
+        struct sreq items[SCHED_POD_RESOURCES_MAX]; /* sorted by res */
+        size_t n;
+        int64_t cpu;   /* milli */
+        int64_t accel; /* milli of xpool.io/accelerator, 0 when none */
+        struct accel_constraints ac;
+        bool single_numa;
+        uint64_t hash; /* of namespace/name, for ties */
+};
+
+/* Computes the effective requests (max of each init container, sum of containers; limits
+ * default requests), interning names. -EINVAL with err naming the field; -ENOMEM. */
+int sched_pod_requests(struct xp_sched *sched,
+                       const struct xp_pod *pod,
+                       struct podreq *ret,
+                       struct xp_error *err);
+void podreq_done(struct podreq *req);
+int accel_parse(const struct xp_pod *pod, struct accel_constraints *ret, struct xp_error *err);
+void accel_done(struct accel_constraints *ac);
+/* Does device i of g satisfy the constraints? */
+bool accel_device_matches(const struct accel_constraints *ac, const struct dgroup *g, size_t i);
+/* The vendor's preference rank among ac->vendors (0 best), n_vendors when not listed. */
+size_t accel_vendor_rank(const struct accel_constraints *ac, const char *vendor);
+
+/* ---- filters and scores --------------------------------------------------------------------- */
+
+enum reason_kind {
+        REASON_UNSCHEDULABLE,
+        REASON_AFFINITY,
+        REASON_TAINT,
+        REASON_INSUFFICIENT,
+        REASON_TOO_MANY_PODS,
+        REASON_ANTI_AFFINITY,
+        REASON_NUMA,
+};
+
+struct reason {
+        enum reason_kind kind;
+        uint32_t res;               /* INSUFFICIENT */
+        const struct staint *taint; /* TAINT */
+};
+
+#define REASONS_PER_NODE_MAX (SCHED_POD_RESOURCES_MAX + 2)
+
+struct reasons {
+        struct reason items[REASONS_PER_NODE_MAX];
+        size_t n;
+};
+
+/* What a placement computes once and every filter reads. */
+struct anti_value {
+        const char *key;
+        const char *value;
+};
+
+struct pctx {
+        struct xp_sched *sched;
+        const struct xp_pod *pod;
+        struct podreq req;
+        /* required anti-affinity: (topologyKey, value) pairs taken by matching pods */
+        struct anti_value *anti;
+        size_t n_anti;
+        bool anti_any; /* terms exist */
+};
+
+struct filter_ops {
+        const char *name;
+        /* true when the node passes; otherwise reasons are appended to r */
+        bool (*filter)(const struct pctx *ctx, const struct snode *node, struct reasons *r);
+};
+
+extern const struct filter_ops *const sched_filters[];
+extern const size_t sched_n_filters;
+
+/* A feasible node during scoring. */
+struct cand {
+        struct snode *node;
+        int64_t raw[8]; /* per score op of the profile, before normalizing */
+        int64_t cheap;  /* the weighted scores that need no device selection */
+        int64_t score;  /* weighted, 0..100 per op times weight */
+        uint64_t tie;
+        struct dgroup *accel_group; /* the group chosen for xpool.io/accelerator */
+        int pick;                   /* index into the placement's device picks, -1 none */
+};
+
+struct score_ops {
+        const char *name;
+        int64_t (*score)(const struct pctx *ctx, struct cand *c); /* raw */
+        /* normalize raw values over the candidates to 0..100; NULL: raw is already 0..100 */
+        void (*normalize)(struct cand *cands, size_t n, size_t op);
+        bool after_devsel; /* needs the devices chosen: scored for the best few nodes only */
+};
+
+extern const struct score_ops sched_score_least_allocated;
+extern const struct score_ops sched_score_most_allocated;
+extern const struct score_ops sched_score_balanced;
+extern const struct score_ops sched_score_node_affinity;
+extern const struct score_ops sched_score_taints;
+extern const struct score_ops sched_score_fraction;
+extern const struct score_ops sched_score_vendor;
+extern const struct score_ops sched_score_topology;
+
+struct profile_weight {
+        const struct score_ops *ops;
+        int64_t weight;
+};
+
+/* The score ops and weights for a profile, NULL-terminated by ops. */
+const struct profile_weight *sched_profile(enum xp_sched_profile profile);
+
+/* The devices a node gives a pod: one selection per device resource requested. */
+#define SCHED_DEVICE_REQUESTS_MAX 4
+
+struct devsel_pick {
+        size_t n;
+        struct {
+                const struct dgroup *group;
+                struct devsel_result result;
+        } sel[SCHED_DEVICE_REQUESTS_MAX];
+        int64_t score; /* the sum of devsel scores */
+        int numa;      /* the NUMA node everything chosen shares, -1 when none or mixed */
+};
+
+/*
+ * Chooses the devices for the pod on node. numa: -1 any; SCHED_NUMA_REQUIRED: devices and whole
+ * CPUs on one NUMA node (the best of them). 1 with *ret, 0 when the node cannot serve the pod.
+ */
+#define SCHED_NUMA_REQUIRED (-2)
+int sched_select_devices(const struct pctx *ctx,
+                         const struct snode *node,
+                         int numa,
+                         struct devsel_pick *ret);
+/* Free (unpinned) CPUs of NUMA node k of node. */
+size_t numa_free_cpus(const struct snode *node, size_t k);
+int sched_cpulist_parse(const char *text, uint16_t **ret, size_t *ret_n);
+
+bool node_tolerates(const struct xp_pod *pod,
+                    const char *key,
+                    const char *value,
+                    enum xp_taint_effect effect);
+bool node_selector_term_matches(const struct xp_node_selector_term *term, const struct snode *node);
+bool label_selector_matches(const struct xp_label_selector *sel, const struct xp_strmap *labels);
+struct dgroup *
+accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_rank);
+
+/* ---- reasons ------------------------------------------------------------------------------- */
+
+struct reason_hist {
+        struct reason reason;
+        size_t count;
+};
+
+int reasons_format(const struct xp_sched *sched,
+                   size_t n_nodes,
+                   const struct reason_hist *hist,
+                   size_t n_hist,
+                   char **ret);
