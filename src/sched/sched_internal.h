@@ -76,18 +76,33 @@ struct snuma {
 
 struct spod;
 
+/*
+ * One resource of a node: what it has and what placed pods hold side by side (the fit check
+ * reads both), and its devices, so no per-placement search for the group.
+ */
+struct sres {
+        int64_t alloc; /* milli */
+        int64_t used;
+        struct dgroup *group; /* the node's devices of this resource, NULL when none */
+};
+
+/* Resources held inside the node entry (cpu, memory, pods, the accelerator and a few device
+ * resources): one fetch for the node gives the filters all they read. */
+#define SNODE_RES_INLINE 8
+
 struct snode {
-        char *name;
-        uint64_t hash;
+        /* what every filter reads first, together */
         bool present; /* false: removed (or never seen) but pods still name it */
-        struct xp_strmap labels;
-        struct staint *taints;
-        size_t n_taints;
         bool unschedulable;
         int ready; /* 1 True, 0 False, -1 Unknown or missing */
         size_t n_res;
-        int64_t *alloc; /* milli, by resource id (ids >= n_res: none) */
-        int64_t *used;
+        struct sres *res; /* by resource id (ids >= n_res: none); res_inline when it fits */
+        struct sres res_inline[SNODE_RES_INLINE];
+        struct staint *taints;
+        size_t n_taints;
+        struct xp_strmap labels;
+        uint64_t hash;
+        char *name;
         struct dgroup *groups;
         size_t n_groups;
         struct snuma *numa;
@@ -97,6 +112,8 @@ struct snode {
         struct spod **pods;
         size_t n_pods;
         size_t cap_pods;
+        /* pods with required anti-affinity terms placed here (for the symmetric check) */
+        size_t n_anti_pods;
 };
 
 struct sreq {
@@ -134,6 +151,11 @@ struct xp_sched {
         struct snode **nodes; /* every entry, present or not, in order of first sight */
         size_t n_nodes;
         size_t cap_nodes;
+        /* the entries themselves, allocated in blocks so a scan walks memory in order; entries
+         * live as long as the scheduler */
+        struct snode **slabs;
+        size_t n_slabs;
+        size_t slab_used; /* entries taken from the last block */
         size_t n_present;
         struct smap node_map;
         struct smap pod_map;
@@ -145,13 +167,16 @@ struct xp_sched {
 int sched_res_id(struct xp_sched *sched, const char *name, bool add, uint32_t *ret);
 static inline int64_t node_alloc(const struct snode *n, uint32_t res)
 {
-        return res < n->n_res ? n->alloc[res] : 0;
+        return res < n->n_res ? n->res[res].alloc : 0;
 }
 static inline int64_t node_used(const struct snode *n, uint32_t res)
 {
-        return res < n->n_res ? n->used[res] : 0;
+        return res < n->n_res ? n->res[res].used : 0;
 }
-struct dgroup *node_group(const struct snode *n, uint32_t res);
+static inline struct dgroup *node_group(const struct snode *n, uint32_t res)
+{
+        return res < n->n_res ? n->res[res].group : NULL;
+}
 void group_refresh(struct dgroup *g);
 /* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
 struct snode *sched_node_entry(struct xp_sched *sched, const char *name);

@@ -12,6 +12,8 @@
 #include "xpool/strutil.h"
 
 #define CPU_ID_MAX 4096
+/* Node entries per allocation block. */
+#define SNODE_SLAB 256
 
 int sched_res_id(struct xp_sched *sched, const char *name, bool add, uint32_t *ret)
 {
@@ -87,8 +89,7 @@ struct node_state {
         bool unschedulable;
         int ready;
         size_t n_res;
-        int64_t *alloc;
-        int64_t *used;
+        struct sres *res;
         struct dgroup *groups;
         size_t n_groups;
         struct snuma *numa;
@@ -105,8 +106,7 @@ static void state_done(struct node_state *s)
                 free(s->taints[i].value);
         }
         free(s->taints);
-        free(s->alloc);
-        free(s->used);
+        free(s->res);
         for (size_t i = 0; i < s->n_groups; i++)
                 group_done(&s->groups[i]);
         free(s->groups);
@@ -126,8 +126,7 @@ static void state_get(struct snode *n, struct node_state *s)
             .unschedulable = n->unschedulable,
             .ready = n->ready,
             .n_res = n->n_res,
-            .alloc = n->alloc,
-            .used = n->used,
+            .res = n->res == n->res_inline ? NULL : n->res,
             .groups = n->groups,
             .n_groups = n->n_groups,
             .numa = n->numa,
@@ -145,8 +144,14 @@ static void state_put(struct snode *n, const struct node_state *s)
         n->unschedulable = s->unschedulable;
         n->ready = s->ready;
         n->n_res = s->n_res;
-        n->alloc = s->alloc;
-        n->used = s->used;
+        if (s->res && s->n_res <= SNODE_RES_INLINE) {
+                /* the caller's state is consumed: its array becomes the node's own copy */
+                memcpy(n->res_inline, s->res, s->n_res * sizeof(*s->res));
+                free(s->res);
+                n->res = n->res_inline;
+        } else {
+                n->res = s->res;
+        }
         n->groups = s->groups;
         n->n_groups = s->n_groups;
         n->numa = s->numa;
@@ -165,7 +170,6 @@ static void node_free(struct snode *n)
         state_done(&s);
         free(n->pods);
         free(n->name);
-        free(n);
 }
 
 static void pod_free(struct spod *p)
@@ -197,20 +201,15 @@ void xp_sched_free(struct xp_sched *sched)
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
         free(sched->nodes);
+        for (size_t i = 0; i < sched->n_slabs; i++)
+                free(sched->slabs[i]);
+        free(sched->slabs);
         smap_done(&sched->node_map);
         for (size_t i = 0; i < sched->n_res; i++)
                 free(sched->res_names[i]);
         free(sched->res_names);
         smap_done(&sched->res_ids);
         free(sched);
-}
-
-struct dgroup *node_group(const struct snode *n, uint32_t res)
-{
-        for (size_t i = 0; i < n->n_groups; i++)
-                if (n->groups[i].res == res)
-                        return &n->groups[i];
-        return NULL;
 }
 
 void group_refresh(struct dgroup *g)
@@ -465,10 +464,12 @@ static int build_state(struct xp_sched *sched,
                         return r;
         }
         s->n_res = sched->n_res;
-        s->alloc = calloc(s->n_res, sizeof(*s->alloc));
-        s->used = calloc(s->n_res, sizeof(*s->used));
-        if (!s->alloc || !s->used)
+        s->res = calloc(s->n_res, sizeof(*s->res));
+        if (!s->res)
                 return -ENOMEM;
+        /* every group's resource was interned before n_res was taken */
+        for (size_t k = 0; k < s->n_groups; k++)
+                s->res[s->groups[k].res].group = &s->groups[k];
         for (size_t i = 0; i < node->status.allocatable.n; i++) {
                 const struct xp_resource *res = &node->status.allocatable.items[i];
                 uint32_t id;
@@ -481,7 +482,7 @@ static int build_state(struct xp_sched *sched,
                                          "node %s: status.allocatable[%s]: out of range",
                                          node->metadata.name,
                                          res->name);
-                s->alloc[id] = milli;
+                s->res[id].alloc = milli;
         }
         return 0;
 }
@@ -500,15 +501,25 @@ struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
                 sched->nodes = m;
                 sched->cap_nodes = cap;
         }
-        n = calloc(1, sizeof(*n));
-        if (!n)
-                return NULL;
+        if (sched->n_slabs == 0 || sched->slab_used == SNODE_SLAB) {
+                struct snode **m = realloc(sched->slabs, (sched->n_slabs + 1) * sizeof(*m));
+                if (!m)
+                        return NULL;
+                sched->slabs = m;
+                m[sched->n_slabs] = calloc(SNODE_SLAB, sizeof(**m));
+                if (!m[sched->n_slabs])
+                        return NULL;
+                sched->n_slabs++;
+                sched->slab_used = 0;
+        }
+        n = &sched->slabs[sched->n_slabs - 1][sched->slab_used];
         n->name = strdup(name);
         if (!n->name || smap_put(&sched->node_map, n->name, n) < 0) {
                 free(n->name);
-                free(n);
+                n->name = NULL;
                 return NULL;
         }
+        sched->slab_used++;
         n->hash = sched_hash(name);
         n->ready = -1;
         sched->nodes[sched->n_nodes++] = n;
@@ -521,11 +532,11 @@ static void account(struct snode *n, struct spod *p, int sign)
                 return;
         for (size_t i = 0; i < p->n_reqs; i++)
                 if (p->reqs[i].res < n->n_res)
-                        n->used[p->reqs[i].res] += sign * p->reqs[i].milli;
+                        n->res[p->reqs[i].res].used += sign * p->reqs[i].milli;
         for (size_t i = 0; i < p->n_devs; i++) {
                 struct dgroup *g = node_group(n, p->devs[i].res);
                 if (p->devs[i].res < n->n_res)
-                        n->used[p->devs[i].res] += sign * p->devs[i].milli;
+                        n->res[p->devs[i].res].used += sign * p->devs[i].milli;
                 if (!g)
                         continue;
                 for (size_t d = 0; d < g->n; d++)
