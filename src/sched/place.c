@@ -366,10 +366,12 @@ int xp_sched_place(struct xp_sched *sched,
 {
         const struct profile_weight *prof = sched_profile(sched->options.profile);
         struct pctx ctx = {.sched = sched, .pod = pod};
-        _cleanup_free_ struct cand *cands = NULL;
+        struct cand *cands;
         _cleanup_free_ struct reason_hist *hist = NULL;
         struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
-        size_t n_cands = 0, n_hist = 0, cap_hist = 0, limit, checked = 0, n_nodes = sched->n_nodes;
+        struct cand best[SCHED_DEVSEL_CANDIDATES * 2];
+        size_t n_best, n_cands = 0, n_hist = 0, cap_hist = 0, limit, checked = 0,
+                       n_nodes = sched->n_nodes;
         size_t n_picks = 0;
         int r;
 
@@ -382,11 +384,17 @@ int xp_sched_place(struct xp_sched *sched,
         limit = sched->options.feasible_nodes_to_find;
         if (limit == 0 || limit > sched->n_present)
                 limit = sched->n_present;
-        cands = calloc(limit + 1, sizeof(*cands));
-        if (!cands) {
-                r = -ENOMEM;
-                goto out;
+        if (sched->cap_cands < limit + 1) {
+                /* kept between placements: the filter loop then allocates nothing */
+                struct cand *m = realloc(sched->cands, (limit + 1) * sizeof(*m));
+                if (!m) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                sched->cands = m;
+                sched->cap_cands = limit + 1;
         }
+        cands = sched->cands;
 
         /* filter */
         for (size_t i = 0, at = sched->next_start; i < n_nodes && n_cands < limit; i++) {
@@ -445,20 +453,25 @@ int xp_sched_place(struct xp_sched *sched,
                         if (!prof[o].ops->after_devsel)
                                 cands[i].score += cands[i].raw[o] * prof[o].weight;
         }
-        /* only the best few are needed: a partial selection, not a sort of every candidate */
-        for (size_t k = 0; k < SCHED_DEVSEL_CANDIDATES * 2 && k < n_cands; k++) {
-                size_t best = k;
-                for (size_t i = k + 1; i < n_cands; i++)
-                        if (cmp_cand(&cands[i], &cands[best]) < 0)
-                                best = i;
-                if (best != k) {
-                        struct cand t = cands[k];
-                        cands[k] = cands[best];
-                        cands[best] = t;
+        /* only the best few are needed: one pass keeping them in order, not a sort */
+        n_best = 0;
+        for (size_t i = 0; i < n_cands; i++) {
+                size_t at = n_best;
+                if (n_best == SCHED_DEVSEL_CANDIDATES * 2 &&
+                    cmp_cand(&cands[i], &best[n_best - 1]) >= 0)
+                        continue;
+                if (n_best < SCHED_DEVSEL_CANDIDATES * 2)
+                        n_best++;
+                else
+                        at = n_best - 1;
+                while (at > 0 && cmp_cand(&cands[i], &best[at - 1]) < 0) {
+                        best[at] = best[at - 1];
+                        at--;
                 }
+                best[at] = cands[i];
         }
-        if (n_cands > SCHED_DEVSEL_CANDIDATES * 2)
-                n_cands = SCHED_DEVSEL_CANDIDATES * 2;
+        memcpy(cands, best, n_best * sizeof(*best));
+        n_cands = n_best;
 
         /* device selection for the best few */
         if (has_device_request(&ctx, cands[0].node) || ctx.req.single_numa) {

@@ -161,6 +161,8 @@ struct xp_sched {
         struct smap pod_map;
         size_t next_start;
         struct xp_sched_stats stats;
+        struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
+        size_t cap_cands;
 };
 
 /* The id of a resource name, interning it when add is true; -ENOENT (not added) or -ENOMEM. */

@@ -21,6 +21,9 @@ static int64_t used_permille(const struct pctx *ctx, const struct snode *node, u
         want += node_used(node, res);
         if (want > alloc)
                 want = alloc;
+        /* 128-bit division only where the product could overflow (petabytes of memory) */
+        if (want <= INT64_MAX / 1000)
+                return want * 1000 / alloc;
         return (int64_t)((__int128)want * 1000 / alloc);
 }
 

@@ -209,6 +209,7 @@ void xp_sched_free(struct xp_sched *sched)
                 free(sched->res_names[i]);
         free(sched->res_names);
         smap_done(&sched->res_ids);
+        free(sched->cands);
         free(sched);
 }
 
