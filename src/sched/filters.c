@@ -229,7 +229,11 @@ anti_affinity_filter(const struct pctx *ctx, const struct snode *node, struct re
 {
         for (size_t i = 0; i < ctx->n_anti; i++)
                 if (xp_streq0(xp_strmap_get(&node->labels, ctx->anti[i].key), ctx->anti[i].value)) {
-                        add_reason(r, REASON_ANTI_AFFINITY, 0, NULL);
+                        add_reason(r,
+                                   ctx->anti[i].own ? REASON_ANTI_AFFINITY
+                                                    : REASON_EXISTING_ANTI_AFFINITY,
+                                   0,
+                                   NULL);
                         return false;
                 }
         return true;

@@ -145,52 +145,6 @@ static bool has_device_request(const struct pctx *ctx, const struct snode *node)
         return false;
 }
 
-/* The (topologyKey, value) pairs taken by pods the pod's required anti-affinity selects. */
-static int anti_affinity_prepare(struct pctx *ctx)
-{
-        const struct xp_affinity *aff = ctx->pod->spec.affinity;
-        const struct xp_pod_affinity *anti = aff ? aff->pod_anti_affinity : NULL;
-        const char *ns = ctx->pod->metadata.namespace ? ctx->pod->metadata.namespace : "default";
-        const struct smap *pods = &ctx->sched->pod_map;
-        size_t cap = 0;
-
-        if (!anti || anti->required.n == 0)
-                return 0;
-        for (size_t t = 0; t < anti->required.n; t++) {
-                const struct xp_pod_affinity_term *term = &anti->required.items[t];
-
-                if (!term->topology_key)
-                        continue;
-                for (size_t i = 0; i < pods->cap; i++) {
-                        const struct spod *p = pods->values[i];
-                        const char *value;
-                        bool in_ns = false;
-
-                        if (!p || !p->node->present)
-                                continue;
-                        if (term->namespaces.n == 0)
-                                in_ns = strcmp(p->namespace, ns) == 0;
-                        for (size_t k = 0; k < term->namespaces.n; k++)
-                                in_ns = in_ns || xp_streq0(term->namespaces.items[k], p->namespace);
-                        if (!in_ns || !label_selector_matches(term->label_selector, &p->labels))
-                                continue;
-                        value = xp_strmap_get(&p->node->labels, term->topology_key);
-                        if (!value)
-                                continue;
-                        if (ctx->n_anti == cap) {
-                                size_t ncap = cap ? cap * 2 : 16;
-                                struct anti_value *m = realloc(ctx->anti, ncap * sizeof(*m));
-                                if (!m)
-                                        return -ENOMEM;
-                                ctx->anti = m;
-                                cap = ncap;
-                        }
-                        ctx->anti[ctx->n_anti++] = (struct anti_value){term->topology_key, value};
-                }
-        }
-        return 0;
-}
-
 static int hist_add(struct reason_hist **hist, size_t *n, size_t *cap, const struct reason *r)
 {
         for (size_t i = 0; i < *n; i++) {
@@ -538,6 +492,7 @@ out:
         if (r == -ENOMEM)
                 xp_errorf(err, r, "placing pod %s: out of memory", pod->metadata.name);
         free(ctx.anti);
+        sterms_free(ctx.terms, ctx.n_terms);
         podreq_done(&ctx.req);
         return r;
 }

@@ -40,6 +40,10 @@ reason_text(const struct xp_sched *sched, const struct reason *r, size_t count, 
         case REASON_ANTI_AFFINITY:
                 n = asprintf(ret, "%zu node(s) didn't match pod anti-affinity rules", count);
                 break;
+        case REASON_EXISTING_ANTI_AFFINITY:
+                n = asprintf(
+                    ret, "%zu node(s) didn't satisfy existing pods anti-affinity rules", count);
+                break;
         case REASON_NUMA:
         default:
                 n = asprintf(

@@ -112,8 +112,6 @@ struct snode {
         struct spod **pods;
         size_t n_pods;
         size_t cap_pods;
-        /* pods with required anti-affinity terms placed here (for the symmetric check) */
-        size_t n_anti_pods;
 };
 
 struct sreq {
@@ -125,6 +123,24 @@ struct sdev {
         uint32_t res;
         char *id;
         int64_t milli;
+};
+
+/* A required pod anti-affinity term, copied from the pod (the pod object is the caller's). */
+struct sexpr {
+        char *key;
+        enum xp_selector_op op;
+        char **values;
+        size_t n_values;
+};
+
+struct sterm {
+        char *topology_key;
+        char **namespaces; /* none: the namespace of the pod that has the term */
+        size_t n_namespaces;
+        bool selects; /* false: no labelSelector, which selects no pod */
+        struct xp_strmap match_labels;
+        struct sexpr *exprs;
+        size_t n_exprs;
 };
 
 struct spod {
@@ -140,6 +156,9 @@ struct spod {
         uint16_t *cpus;
         size_t n_cpus;
         bool accounted;
+        struct sterm *anti; /* required anti-affinity terms */
+        size_t n_anti;
+        size_t anti_slot; /* in sched->anti_pods when n_anti > 0 */
 };
 
 struct xp_sched {
@@ -161,6 +180,11 @@ struct xp_sched {
         struct smap pod_map;
         size_t next_start;
         struct xp_sched_stats stats;
+        struct spod **anti_pods; /* placed pods with required anti-affinity terms */
+        size_t n_anti_pods;
+        size_t cap_anti_pods;
+        struct smap label_index; /* "key=value" -> struct plist of placed pods, when on */
+        bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
 };
@@ -226,6 +250,7 @@ enum reason_kind {
         REASON_INSUFFICIENT,
         REASON_TOO_MANY_PODS,
         REASON_ANTI_AFFINITY,
+        REASON_EXISTING_ANTI_AFFINITY,
         REASON_NUMA,
 };
 
@@ -246,17 +271,33 @@ struct reasons {
 struct anti_value {
         const char *key;
         const char *value;
+        bool own; /* the pod's own term; false: a placed pod's term selects the pod */
 };
 
 struct pctx {
         struct xp_sched *sched;
         const struct xp_pod *pod;
         struct podreq req;
-        /* required anti-affinity: (topologyKey, value) pairs taken by matching pods */
+        /* required anti-affinity, both ways: the (topologyKey, value) domains the pod must
+         * stay out of */
         struct anti_value *anti;
         size_t n_anti;
-        bool anti_any; /* terms exist */
+        struct sterm *terms; /* the pod's own required anti-affinity terms */
+        size_t n_terms;
 };
+
+/* ---- required pod anti-affinity (antiaffinity.c) -------------------------------------------- */
+
+/* The pod's required anti-affinity terms with a topology key; *ret NULL when none. -ENOMEM. */
+int sterms_from_pod(const struct xp_pod *pod, struct sterm **ret, size_t *ret_n);
+void sterms_free(struct sterm *terms, size_t n);
+/* Keep the index of placed pods in step; call after the pod is in the snapshot, before it
+ * leaves. -ENOMEM (nothing indexed). */
+int anti_pod_added(struct xp_sched *sched, struct spod *p);
+void anti_pod_removed(struct xp_sched *sched, struct spod *p);
+void anti_free(struct xp_sched *sched);
+/* Fills ctx->anti with the domains the pod must stay out of. -ENOMEM. */
+int anti_affinity_prepare(struct pctx *ctx);
 
 struct filter_ops {
         const char *name;

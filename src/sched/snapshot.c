@@ -185,6 +185,7 @@ static void pod_free(struct spod *p)
                 free(p->devs[i].id);
         free(p->devs);
         free(p->cpus);
+        sterms_free(p->anti, p->n_anti);
         free(p);
 }
 
@@ -197,6 +198,7 @@ void xp_sched_free(struct xp_sched *sched)
                 if (k && sched->pod_map.values[i])
                         pod_free(sched->pod_map.values[i]);
         }
+        anti_free(sched);
         smap_done(&sched->pod_map);
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
@@ -610,6 +612,7 @@ static void node_unlink_pod(struct snode *n, struct spod *p)
 static void pod_forget(struct xp_sched *sched, struct spod *p)
 {
         account(p->node, p, -1);
+        anti_pod_removed(sched, p);
         node_unlink_pod(p->node, p);
         smap_del(&sched->pod_map, p->key);
         sched->stats.pods--;
@@ -682,6 +685,9 @@ static int pod_build(struct xp_sched *sched,
         for (size_t i = 0; i < req.n; i++)
                 if (req.items[i].res != RES_ACCEL)
                         p->reqs[p->n_reqs++] = req.items[i];
+        r = sterms_from_pod(pod, &p->anti, &p->n_anti);
+        if (r < 0)
+                return r;
         if (ann) {
                 _cleanup_(xp_placement_done) struct xp_placement pl = {0};
                 r = xp_placement_from_json(ann, &pl, err);
@@ -794,8 +800,14 @@ int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp
                            ? xp_errorf(err, r, "pod %s/%s: out of memory", ns, pod->metadata.name)
                            : r;
         }
+        p->node = n;
+        r = anti_pod_added(sched, p);
         /* replacing the old version's entry: the key is the same, so nothing else changed yet */
-        r = smap_put(&sched->pod_map, p->key, p);
+        if (r == 0) {
+                r = smap_put(&sched->pod_map, p->key, p);
+                if (r < 0)
+                        anti_pod_removed(sched, p);
+        }
         if (r < 0) {
                 if (old)
                         account(old->node, old, +1);
@@ -803,6 +815,7 @@ int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp
                 return xp_errorf(err, r, "pod %s/%s: out of memory", ns, pod->metadata.name);
         }
         if (old) {
+                anti_pod_removed(sched, old);
                 node_unlink_pod(old->node, old);
                 sched->stats.pods--;
                 pod_free(old);

@@ -602,6 +602,171 @@ static void anti_affinity_spreads_replicas(void **state)
 
 /* ---- profiles and scores ------------------------------------------------------------------- */
 
+/* A node labelled with its zone. */
+static void add_zoned_node(struct xp_sched *sched, const char *name, const char *zone)
+{
+        json_t *json = node_json(name, "8", NULL);
+
+        json_object_set_new(json_object_get(json_object_get(json, "metadata"), "labels"),
+                            "zone",
+                            json_string(zone));
+        add_node(sched, json);
+}
+
+/* Accounts pod as bound to node (no placement annotation). */
+static void bind_to(struct xp_sched *sched, struct xp_pod *pod, const char *node)
+{
+        struct xp_error err = {0};
+
+        free(pod->spec.node_name);
+        pod->spec.node_name = strdup(node);
+        if (xp_sched_pod_add(sched, pod, &err) < 0)
+                fail_msg("pod_add: %s", err.msg);
+}
+
+#define ANTI_TERM(sel, extra, key)                                                                 \
+        "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{" \
+        "\"labelSelector\":" sel extra ",\"topologyKey\":\"" key "\"}]}}"
+
+static void existing_anti_affinity_is_symmetric(void **state)
+{
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 1);
+        struct xp_pod *guard, *guard2, *web, *web_other, *db;
+        char *n, *reason = NULL;
+
+        (void)state;
+        add_zoned_node(sched, "a", "z1");
+        add_zoned_node(sched, "b", "z1");
+        add_zoned_node(sched, "c", "z2");
+        /* guard keeps pods labelled app=web of its namespace out of its zone */
+        guard = simple_pod("guard",
+                           "\"cpu\":\"1\"",
+                           ANTI_TERM("{\"matchLabels\":{\"app\":\"web\"}}", "", "zone"),
+                           NULL);
+        bind_to(sched, guard, "a");
+        web = simple_pod("web", "\"cpu\":\"1\"", NULL, "\"labels\":{\"app\":\"web\"}");
+        for (int i = 0; i < 4; i++) {
+                n = place(sched, web, false, NULL, NULL);
+                assert_non_null(n);
+                assert_string_equal(n, "c");
+                free(n);
+        }
+        assert_int_equal(xp_sched_node_remove(sched, "c"), 0);
+        assert_null(place(sched, web, false, NULL, &reason));
+        assert_string_equal(
+            reason,
+            "0/2 nodes are available: 2 node(s) didn't satisfy existing pods anti-affinity rules.");
+        free(reason);
+        /* the term selects neither another namespace nor other labels */
+        web_other = pod_from(
+            "{\"metadata\":{\"name\":\"web\",\"namespace\":\"other\",\"labels\":{\"app\":\"web\"}},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
+        n = place(sched, web_other, false, NULL, NULL);
+        assert_non_null(n);
+        free(n);
+        db = simple_pod("db", "\"cpu\":\"1\"", NULL, "\"labels\":{\"app\":\"web2\"}");
+        n = place(sched, db, false, NULL, NULL);
+        assert_non_null(n);
+        free(n);
+        /* the guard gone, its zone is open again */
+        assert_int_equal(xp_sched_pod_remove(sched, "default", "guard"), 0);
+        n = place(sched, web, false, NULL, NULL);
+        assert_non_null(n);
+        free(n);
+        /* a term naming namespaces selects pods there, by hostname: only node b is closed */
+        guard2 = simple_pod("guard2",
+                            "\"cpu\":\"1\"",
+                            ANTI_TERM("{\"matchLabels\":{\"app\":\"web\"}}",
+                                      ",\"namespaces\":[\"other\"]",
+                                      "kubernetes.io/hostname"),
+                            NULL);
+        bind_to(sched, guard2, "b");
+        for (int i = 0; i < 4; i++) {
+                n = place(sched, web_other, false, NULL, NULL);
+                assert_non_null(n);
+                assert_string_equal(n, "a");
+                free(n);
+        }
+        n = place(sched, web, false, NULL, NULL); /* default/web is not selected */
+        assert_non_null(n);
+        free(n);
+        /* replacing the guard by a version without the term forgets the term */
+        xp_pod_free(guard2);
+        guard2 = simple_pod("guard2", "\"cpu\":\"1\"", NULL, NULL);
+        bind_to(sched, guard2, "b");
+        assert_int_equal(xp_sched_node_remove(sched, "a"), 0);
+        n = place(sched, web_other, false, NULL, NULL);
+        assert_non_null(n);
+        assert_string_equal(n, "b");
+        free(n);
+        xp_pod_free(guard);
+        xp_pod_free(guard2);
+        xp_pod_free(web);
+        xp_pod_free(web_other);
+        xp_pod_free(db);
+        xp_sched_free(sched);
+}
+
+static void anti_affinity_index_and_fallback(void **state)
+{
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 7);
+        struct xp_pod *db1, *db2, *x, *y;
+        char *n;
+
+        (void)state;
+        add_zoned_node(sched, "a", "z1");
+        add_zoned_node(sched, "b", "z1");
+        add_zoned_node(sched, "c", "z2");
+        /* placed before any pod has a term: the index is built from them when one comes */
+        db1 = simple_pod("db1", "\"cpu\":\"1\"", NULL, "\"labels\":{\"app\":\"db\"}");
+        db2 = simple_pod("db2", "\"cpu\":\"1\"", NULL, "\"labels\":{\"app\":\"db\"}");
+        bind_to(sched, db1, "a");
+        bind_to(sched, db2, "b");
+        /* In with one value: looked up in the index */
+        x = simple_pod(
+            "x",
+            "\"cpu\":\"1\"",
+            ANTI_TERM(
+                "{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\",\"values\":[\"db\"]}]}",
+                "",
+                "kubernetes.io/hostname"),
+            "\"labels\":{\"app\":\"x\"}");
+        for (int i = 0; i < 3; i++) {
+                n = place(sched, x, false, NULL, NULL);
+                assert_non_null(n);
+                assert_string_equal(n, "c");
+                free(n);
+        }
+        /* NotIn alone has nothing to look up: the scan finds db1 and db2 */
+        y = simple_pod(
+            "y",
+            "\"cpu\":\"1\"",
+            ANTI_TERM(
+                "{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"NotIn\",\"values\":[\"x\"]}]}",
+                "",
+                "kubernetes.io/hostname"),
+            "\"labels\":{\"app\":\"x\"}");
+        n = place(sched, y, false, NULL, NULL);
+        assert_non_null(n);
+        assert_string_equal(n, "c");
+        free(n);
+        /* the index follows removals: db2 gone, b is open to x (and c stays open) */
+        assert_int_equal(xp_sched_pod_remove(sched, "default", "db2"), 0);
+        assert_int_equal(xp_sched_node_remove(sched, "c"), 0);
+        n = place(sched, x, false, NULL, NULL);
+        assert_non_null(n);
+        assert_string_equal(n, "b");
+        free(n);
+        /* and additions: db2 back on b leaves x nowhere */
+        bind_to(sched, db2, "b");
+        assert_null(place(sched, x, false, NULL, NULL));
+        xp_pod_free(db1);
+        xp_pod_free(db2);
+        xp_pod_free(x);
+        xp_pod_free(y);
+        xp_sched_free(sched);
+}
+
 static void spread_and_binpack(void **state)
 {
         for (int profile = XP_SCHED_SPREAD; profile <= XP_SCHED_BINPACK; profile++) {
@@ -1075,6 +1240,8 @@ int main(void)
             cmocka_unit_test(taints_and_tolerations),
             cmocka_unit_test(affinity_operators),
             cmocka_unit_test(anti_affinity_spreads_replicas),
+            cmocka_unit_test(existing_anti_affinity_is_symmetric),
+            cmocka_unit_test(anti_affinity_index_and_fallback),
             cmocka_unit_test(spread_and_binpack),
             cmocka_unit_test(init_containers_and_pods_limit),
             cmocka_unit_test(fractions_share_devices),
