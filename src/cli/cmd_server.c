@@ -31,7 +31,9 @@ static const char usage[] =
     "      --tls-san NAME      also make the generated certificate valid for NAME (a host name\n"
     "                          or address agents use); repeatable\n"
     "      --no-tls            plain HTTP (tokens then cross the network in the clear)\n"
-    "      --kubeconfig FILE   write the admin kubeconfig there instead\n";
+    "      --kubeconfig FILE   write the admin kubeconfig there instead\n"
+    "      --no-scheduler      do not place pods: they stay Pending until bound through\n"
+    "                          pods/binding (another scheduler)\n";
 
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -114,6 +116,9 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'k':
                 a->options->kubeconfig = arg;
                 break;
+        case 'P':
+                a->options->scheduler_off = true;
+                break;
         }
         return 0;
 }
@@ -128,6 +133,7 @@ int xp_cmd_server(int argc, char **argv)
             {"tls-san", required_argument, NULL, 'S'},
             {"no-tls", no_argument, NULL, 'N'},
             {"kubeconfig", required_argument, NULL, 'k'},
+            {"no-scheduler", no_argument, NULL, 'P'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -33,7 +33,6 @@
 
 #define GENERATE_CHARS    5
 #define GENERATE_ATTEMPTS 8
-#define UUID_STRING       37
 #define PATCH_ATTEMPTS    64 /* as Kubernetes, a patch without a version retries until it lands */
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -47,8 +46,7 @@ static int random_bytes(void *buf, size_t n)
         return (size_t)got == n ? 0 : -EIO;
 }
 
-/* A random (version 4) UUID, as Kubernetes gives every object. */
-static int uuid_v4(char buf[static UUID_STRING])
+int uuid_v4(char buf[static UUID_STRING])
 {
         uint8_t b[16];
         int r = random_bytes(b, sizeof b);

@@ -5,6 +5,7 @@
  * and log (served by the node's agent).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -72,6 +73,71 @@ static int bind_pod(json_t *pod, const char *node, const json_t *annotations)
         return 0;
 }
 
+/*
+ * The bind loop shared by handle_binding and the scheduler: reads the pod, refuses one that is
+ * bound or being deleted, and writes the binding with the version read as precondition.
+ */
+int pod_bind(struct api *api,
+             const char *ns,
+             const char *name,
+             const char *node,
+             const json_t *annotations,
+             uint64_t expected_version,
+             json_t **ret_pod,
+             struct xp_error *err)
+{
+        int r = -ESTALE;
+
+        for (unsigned attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
+                const char *bound;
+                json_t *pod;
+                uint64_t version;
+
+                r = xp_store_get(api->store, "pods", ns, name, &pod, &version, err);
+                if (r < 0)
+                        return r;
+                if (expected_version != 0 && version != expected_version) {
+                        json_decref(pod);
+                        return xp_errorf(err,
+                                         -ESTALE,
+                                         "pod %s/%s changed: version %" PRIu64
+                                         ", expected %" PRIu64,
+                                         ns,
+                                         name,
+                                         version,
+                                         expected_version);
+                }
+                bound =
+                    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+                if (bound && bound[0]) {
+                        r = xp_errorf(err,
+                                      -EALREADY,
+                                      "pod %s is already assigned to node \"%s\"",
+                                      name,
+                                      bound);
+                        json_decref(pod);
+                        return r;
+                }
+                if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) {
+                        json_decref(pod);
+                        return xp_errorf(err,
+                                         -EBUSY,
+                                         "pod %s is being deleted, cannot be assigned to a host",
+                                         name);
+                }
+                r = bind_pod(pod, node, annotations);
+                if (r == 0)
+                        r = xp_store_update(
+                            api->store, "pods", ns, name, version, pod, &version, err);
+                if (r == 0 && ret_pod)
+                        *ret_pod = json_incref(pod);
+                json_decref(pod);
+                if (r != -ESTALE || expected_version != 0)
+                        return r;
+        }
+        return r;
+}
+
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *pods = route->kind;
@@ -110,67 +176,20 @@ int handle_binding(const struct request *req, const struct route *route, struct 
                     req->name);
         }
 
-        for (unsigned attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
-                const char *bound;
-                json_t *pod;
-                uint64_t version;
-
-                r = xp_store_get(
-                    req->api->store, pods->plural, req->namespace, req->name, &pod, &version, &err);
-                if (r < 0) {
-                        r = reply_store_error(ret, r, pods, req->name, &err);
-                        break;
-                }
-                bound =
-                    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-                if (bound && bound[0]) {
-                        r = reply_status(
-                            ret,
-                            409,
-                            "Conflict",
-                            req->name,
-                            "bindings",
-                            "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned to node \"%s\"",
-                            req->name,
-                            req->name,
-                            bound);
-                        json_decref(pod);
-                        break;
-                }
-                if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) {
-                        r = reply_status(
-                            ret,
-                            409,
-                            "Conflict",
-                            req->name,
-                            "bindings",
-                            "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is being deleted, cannot be assigned to a host",
-                            req->name,
-                            req->name);
-                        json_decref(pod);
-                        break;
-                }
-                r = bind_pod(pod, node, annotations);
-                if (r == 0)
-                        r = xp_store_update(req->api->store,
-                                            pods->plural,
-                                            req->namespace,
-                                            req->name,
-                                            version,
-                                            pod,
-                                            &version,
-                                            &err);
-                json_decref(pod);
-                if (r == -ESTALE)
-                        continue;
-                if (r < 0)
-                        r = reply_store_error(ret, r, pods, req->name, &err);
-                else
-                        r = reply_success(ret, 201);
-                break;
-        }
-        if (r == -ESTALE)
+        r = pod_bind(req->api, req->namespace, req->name, node, annotations, 0, NULL, &err);
+        if (r == -EALREADY || r == -EBUSY)
+                r = reply_status(ret,
+                                 409,
+                                 "Conflict",
+                                 req->name,
+                                 "bindings",
+                                 "Operation cannot be fulfilled on pods/binding \"%s\": %s",
+                                 req->name,
+                                 xp_error_message(&err));
+        else if (r < 0)
                 r = reply_store_error(ret, r, pods, req->name, &err);
+        else
+                r = reply_success(ret, 201);
         json_decref(binding);
         return r;
 }

@@ -38,6 +38,7 @@ struct xp_server {
         struct MHD_Daemon *daemon;
         struct api api;
         struct auth *auth;
+        struct scheduler *scheduler; /* NULL with scheduler_off */
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -664,6 +665,11 @@ int xp_server_new(const struct xp_server_options *options,
         r = namespaces_init(&server->api, err);
         if (r < 0)
                 goto fail;
+        if (!options->scheduler_off) {
+                r = scheduler_start(&server->api, &server->scheduler, err);
+                if (r < 0)
+                        goto fail;
+        }
         r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
         if (r < 0)
                 goto fail;
@@ -787,6 +793,7 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
+        scheduler_stop(server->scheduler); /* it writes to the store: first */
         atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);

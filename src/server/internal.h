@@ -165,6 +165,10 @@ const char *store_namespace(const struct request *req, const struct xp_kind *kin
 bool parse_resource_version(const char *text, uint64_t *ret);
 void format_resource_version(uint64_t version, char buf[static 24]);
 
+#define UUID_STRING 37
+/* A random (version 4) UUID, as Kubernetes gives every object (api_objects.c). */
+int uuid_v4(char buf[static UUID_STRING]);
+
 /* The namespaces every server has, created at start, and the cache (api_namespaces.c). */
 int namespaces_init(struct api *api, struct xp_error *err);
 void namespaces_done(struct api *api);
@@ -233,3 +237,33 @@ int handle_log(const struct request *req, const struct route *route, struct repl
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);
+
+/* ---- binding and the scheduling loop (api_pods.c, scheduler.c) ------------------------------ */
+
+/*
+ * Binds a pod as the Binding subresource does: spec.nodeName, annotations (may be NULL) merged
+ * into metadata.annotations and PodScheduled=True, in one store update whose precondition is the
+ * version read. expected_version 0 binds whatever the pod's version (a stale read is read again);
+ * otherwise the pod must still be at that version, else -ESTALE. -EALREADY when the pod is bound
+ * already, -EBUSY when it is being deleted (err says which, as the 409 message's tail), the
+ * store's errors (-ENOENT, ...). *ret_pod (may be NULL) receives the pod as written.
+ */
+int pod_bind(struct api *api,
+             const char *ns,
+             const char *name,
+             const char *node,
+             const json_t *annotations,
+             uint64_t expected_version,
+             json_t **ret_pod,
+             struct xp_error *err);
+
+/*
+ * The scheduling loop (scheduler.c): one thread that follows nodes and pods in the store and
+ * binds pending pods with the scheduler core. api is borrowed until scheduler_stop(), which
+ * must run before the store closes and returns within about a second. -ENOMEM, or the store's
+ * error when the first listing fails.
+ */
+struct scheduler;
+int scheduler_start(struct api *api, struct scheduler **ret, struct xp_error *err);
+/* Stops the thread and frees everything; NULL is fine. */
+void scheduler_stop(struct scheduler *scheduler);

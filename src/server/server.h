@@ -11,6 +11,7 @@
  * threads inherit the mask, then sigwait()).
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,8 @@ struct xp_server_options {
         const char *const *tls_sans;
         size_t n_tls_sans;
         const char *kubeconfig; /* NULL: DATA_DIR/admin.kubeconfig */
+        /* No scheduling loop: pods stay Pending until something binds them (pods/binding). */
+        bool scheduler_off;
 };
 
 /*

@@ -27,7 +27,8 @@ curl() {
 start_server() { # log name: starts on a free port and waits (bounded) until /version answers
   local log=$tmp/$1.log deadline=$((SECONDS + 15)) port=
   : >"$log" # before the server starts: the wait below reads it at once
-  "$xpool" server --listen 127.0.0.1:0 --no-tls --data-dir "$data" >"$log" 2>&1 &
+  # API semantics (versions, event sequences) without the scheduling loop's writes
+  "$xpool" server --listen 127.0.0.1:0 --no-tls --no-scheduler --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }

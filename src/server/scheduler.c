@@ -1,0 +1,854 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The scheduling loop: one thread with its own scheduler core snapshot (include/xpool/sched.h),
+ * fed from the store as a watch would be: nodes and pods listed at start, then their event logs
+ * followed from the listed versions. Pending pods go through the core in priority, then FIFO,
+ * order; a placement is written as Kubernetes binds (pod_bind(): spec.nodeName, the placement
+ * annotation, PodScheduled=True, one update with the pod's version as precondition), a failure as
+ * PodScheduled=False and a FailedScheduling Event.
+ *
+ * Why unschedulable pods wait: nothing changes for them until the cluster does, so they are
+ * tried again only after a node is added or changed or a placed pod goes away (capacity may have
+ * freed), at most every RETRY_MS, all together so that priority still decides. Their own status
+ * writes come back as MODIFIED events that change neither spec nor metadata, which do not wake
+ * them.
+ *
+ * Races: every write carries the version the decision was made on. A stale one reads the pod
+ * again and decides again; a pod deleted or bound elsewhere meanwhile is dropped (the event
+ * that follows accounts it).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "xpool/codec.h"
+#include "xpool/log.h"
+#include "xpool/macro.h"
+#include "xpool/sched.h"
+#include "xpool/strutil.h"
+#include "xpool/timeutil.h"
+
+#define SCHEDULER_NAME    "xpool-scheduler"
+#define EVENT_BATCH       256  /* events read from the store at a time */
+#define WAKE_MS           100  /* longest block before checking for shutdown */
+#define RETRY_MS          250  /* shortest interval between retries of unschedulable pods */
+#define EVENT_INTERVAL_MS 2000 /* repeated failures update their Event at most this often */
+#define WRITE_ATTEMPTS    8    /* stale writes redone with fresh state before giving up */
+#define NAME_MAX_LEN      253
+
+/* A pod waiting for a node. */
+struct pending {
+        char *namespace;
+        char *name;
+        json_t *pod; /* its latest state */
+        uint64_t version;
+        uint64_t first_version; /* FIFO order among equal creationTimestamps */
+        int64_t priority;
+        bool waiting;  /* tried and unschedulable: tried again when the cluster changes */
+        bool drop;     /* bound or gone: removed at the end of the pass */
+        char *message; /* the last failure's reason */
+        int64_t failures_unwritten; /* failures with message not yet counted in its Event */
+        int64_t event_written_ms;
+};
+
+struct scheduler {
+        struct api *api;
+        pthread_t thread;
+        atomic_bool stop;
+        struct xp_sched *sched;
+        uint64_t nodes_seen, pods_seen; /* the event logs are read up to these */
+        struct pending *queue;
+        size_t n_queue, cap_queue;
+        bool changed; /* capacity may have appeared since the waiting pods were tried */
+        int64_t retried_ms;
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *pod_string(const json_t *pod, const char *part, const char *key)
+{
+        return json_string_value(json_object_get(json_object_get(pod, part), key));
+}
+
+static bool is_bound(const json_t *pod)
+{
+        const char *node = pod_string(pod, "spec", "nodeName");
+
+        return node && node[0];
+}
+
+static bool is_finished(const json_t *pod)
+{
+        const char *phase = pod_string(pod, "status", "phase");
+
+        return xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed");
+}
+
+/* Unbound, not going away, and asking for this scheduler. */
+static bool is_ours_pending(const json_t *pod)
+{
+        const char *scheduler = pod_string(pod, "spec", "schedulerName");
+
+        if (is_bound(pod) || is_finished(pod) ||
+            json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+                return false;
+        return !scheduler || !scheduler[0] || strcmp(scheduler, "xpool") == 0 ||
+               strcmp(scheduler, "default-scheduler") == 0;
+}
+
+static void pending_done(struct pending *p)
+{
+        free(p->namespace);
+        free(p->name);
+        json_decref(p->pod);
+        free(p->message);
+}
+
+static struct pending *queue_find(struct scheduler *s, const char *ns, const char *name)
+{
+        for (size_t i = 0; i < s->n_queue; i++)
+                if (!s->queue[i].drop && strcmp(s->queue[i].namespace, ns) == 0 &&
+                    strcmp(s->queue[i].name, name) == 0)
+                        return &s->queue[i];
+        return NULL;
+}
+
+static void queue_compact(struct scheduler *s)
+{
+        size_t o = 0;
+
+        for (size_t i = 0; i < s->n_queue; i++) {
+                if (s->queue[i].drop)
+                        pending_done(&s->queue[i]);
+                else
+                        s->queue[o++] = s->queue[i];
+        }
+        s->n_queue = o;
+}
+
+static bool same_member(const json_t *a, const json_t *b, const char *part, const char *key)
+{
+        const json_t *x = json_object_get(a, part), *y = json_object_get(b, part);
+
+        if (key) {
+                x = json_object_get(x, key);
+                y = json_object_get(y, key);
+        }
+        return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+/* A change that may make a waiting pod schedulable: its spec, labels or annotations. */
+static bool pod_request_changed(const json_t *old, const json_t *new)
+{
+        return !same_member(old, new, "spec", NULL) ||
+               !same_member(old, new, "metadata", "labels") ||
+               !same_member(old, new, "metadata", "annotations");
+}
+
+/* Records the pod's newest state in the queue (a new entry is tried at once). */
+static int
+queue_upsert(struct scheduler *s, const char *ns, const char *name, json_t *pod, uint64_t version)
+{
+        struct pending *p = queue_find(s, ns, name);
+        json_t *priority = json_object_get(json_object_get(pod, "spec"), "priority");
+
+        if (p) {
+                if (version <= p->version)
+                        return 0;
+                if (pod_request_changed(p->pod, pod))
+                        p->waiting = false;
+                json_decref(p->pod);
+                p->pod = json_incref(pod);
+                p->version = version;
+                p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
+                return 0;
+        }
+        if (s->n_queue == s->cap_queue) {
+                size_t cap = s->cap_queue ? s->cap_queue * 2 : 16;
+                struct pending *bigger = realloc(s->queue, cap * sizeof *bigger);
+
+                if (!bigger)
+                        return -ENOMEM;
+                s->queue = bigger;
+                s->cap_queue = cap;
+        }
+        p = &s->queue[s->n_queue];
+        *p = (struct pending){
+            .namespace = strdup(ns),
+            .name = strdup(name),
+            .version = version,
+            .first_version = version,
+            .priority = json_is_integer(priority) ? json_integer_value(priority) : 0,
+        };
+        if (!p->namespace || !p->name) {
+                pending_done(p);
+                return -ENOMEM;
+        }
+        p->pod = json_incref(pod);
+        s->n_queue++;
+        return 0;
+}
+
+static void queue_remove(struct scheduler *s, const char *ns, const char *name)
+{
+        struct pending *p = queue_find(s, ns, name);
+
+        if (p)
+                p->drop = true;
+}
+
+/* ---- following the store -------------------------------------------------------------------- */
+
+static void node_seen(struct scheduler *s, const json_t *json, bool deleted)
+{
+        _cleanup_(xp_node_freep) struct xp_node *node = NULL;
+        struct xp_error err = {0};
+        const char *name = pod_string(json, "metadata", "name");
+        int r;
+
+        if (!name)
+                return;
+        if (deleted) {
+                (void)xp_sched_node_remove(s->sched, name);
+                return;
+        }
+        r = xp_node_from_json(json, NULL, XP_DECODE_TRUSTED, &node, &err);
+        if (r >= 0)
+                r = xp_sched_node_set(s->sched, node, &err);
+        if (r < 0) {
+                xp_log(LOG_WARNING,
+                       "scheduler: node '%s' left out: %s",
+                       name,
+                       err.msg[0] ? err.msg : strerror(-r));
+                (void)xp_sched_node_remove(s->sched, name);
+                return;
+        }
+        s->changed = true;
+}
+
+static void pod_seen(struct scheduler *s, json_t *json, uint64_t version, bool deleted)
+{
+        _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
+        struct xp_error err = {0};
+        const char *ns = pod_string(json, "metadata", "namespace");
+        const char *name = pod_string(json, "metadata", "name");
+        int r;
+
+        if (!ns || !name)
+                return;
+        if (deleted || !is_bound(json) || is_finished(json)) {
+                /* a pod that held capacity and no longer does: the waiting may fit now */
+                if (xp_sched_pod_remove(s->sched, ns, name) == 0)
+                        s->changed = true;
+        }
+        if (!deleted && is_ours_pending(json)) {
+                r = queue_upsert(s, ns, name, json, version);
+                if (r < 0)
+                        xp_log(LOG_WARNING,
+                               "scheduler: pod %s/%s not queued: %s",
+                               ns,
+                               name,
+                               strerror(-r));
+                return;
+        }
+        queue_remove(s, ns, name);
+        if (deleted || !is_bound(json) || is_finished(json))
+                return;
+        r = xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, &pod, &err);
+        if (r >= 0)
+                r = xp_sched_pod_add(s->sched, pod, &err);
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "scheduler: bound pod %s/%s not accounted: %s",
+                       ns,
+                       name,
+                       err.msg[0] ? err.msg : strerror(-r));
+}
+
+/* Lists one kind and feeds every object to the snapshot and the queue; *ret_version: the list's.
+ */
+static int
+list_kind(struct scheduler *s, const char *kind, uint64_t *ret_version, struct xp_error *err)
+{
+        json_t *items, *item;
+        uint64_t version;
+        size_t i;
+        int r;
+
+        r = xp_store_list(s->api->store, kind, NULL, &items, &version, err);
+        if (r < 0)
+                return r;
+        json_array_foreach(items, i, item)
+        {
+                uint64_t item_version = 0;
+                const char *text = pod_string(item, "metadata", "resourceVersion");
+
+                if (text)
+                        (void)parse_resource_version(text, &item_version);
+                if (strcmp(kind, "nodes") == 0)
+                        node_seen(s, item, false);
+                else
+                        pod_seen(s, item, item_version, false);
+        }
+        json_decref(items);
+        *ret_version = version;
+        return 0;
+}
+
+/* A fresh snapshot from the current state: at start, and when the event log moved past us. */
+static int resync(struct scheduler *s, struct xp_error *err)
+{
+        struct xp_sched_options options = {.profile = XP_SCHED_SPREAD};
+        struct xp_sched *sched;
+        int r;
+
+        r = xp_sched_new(&options, &sched);
+        if (r < 0)
+                return r;
+        xp_sched_free(s->sched);
+        s->sched = sched;
+        /* what is still pending comes back from the list */
+        for (size_t i = 0; i < s->n_queue; i++)
+                pending_done(&s->queue[i]);
+        s->n_queue = 0;
+        r = list_kind(s, "nodes", &s->nodes_seen, err);
+        if (r >= 0)
+                r = list_kind(s, "pods", &s->pods_seen, err);
+        s->changed = true;
+        return r;
+}
+
+/* Reads what happened to one kind since *seen. 1 when something was read, 0 when nothing. */
+static int follow(struct scheduler *s, const char *kind, uint64_t *seen, struct xp_error *err)
+{
+        struct xp_store_event *events;
+        size_t n;
+        uint64_t through;
+        int r, any = 0;
+
+        do {
+                r = xp_store_events_scan(
+                    s->api->store, kind, NULL, *seen, EVENT_BATCH, &events, &n, &through, err);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++) {
+                        bool deleted = events[i].type == XP_STORE_DELETED;
+
+                        if (strcmp(kind, "nodes") == 0)
+                                node_seen(s, events[i].object, deleted);
+                        else
+                                pod_seen(s, events[i].object, events[i].resource_version, deleted);
+                }
+                xp_store_events_free(events, n);
+                *seen = through;
+                any |= n > 0;
+        } while (n == EVENT_BATCH);
+        return any;
+}
+
+/* ---- writes --------------------------------------------------------------------------------- */
+
+/* The Event name: the pod's name and a hash of what is reported, so that a repeat finds it. */
+static void
+event_name(const json_t *pod, const char *reason, const char *message, char *buf, size_t size)
+{
+        const char *parts[] = {pod_string(pod, "metadata", "uid"), reason, message};
+        const char *name = pod_string(pod, "metadata", "name");
+        uint64_t h = 0xcbf29ce484222325ull;
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(parts); i++)
+                for (const char *c = parts[i] ? parts[i] : "";; c++) {
+                        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+                        if (!*c)
+                                break;
+                }
+        snprintf(buf, size, "%.*s.%016" PRIx64, NAME_MAX_LEN - 17, name ? name : "", h);
+}
+
+static json_t *new_event(const json_t *pod,
+                         const char *name,
+                         const char *type,
+                         const char *reason,
+                         const char *message,
+                         int64_t count,
+                         const char *now)
+{
+        const char *ns = pod_string(pod, "metadata", "namespace");
+        char uid[UUID_STRING];
+
+        if (uuid_v4(uid) < 0)
+                return NULL;
+        return json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s, s:s?}, s:s, s:s, s:{s:s}, s:s, s:s, s:I, s:s}",
+            "apiVersion",
+            "v1",
+            "kind",
+            "Event",
+            "metadata",
+            "name",
+            name,
+            "namespace",
+            ns,
+            "uid",
+            uid,
+            "creationTimestamp",
+            now,
+            "involvedObject",
+            "kind",
+            "Pod",
+            "apiVersion",
+            "v1",
+            "namespace",
+            ns,
+            "name",
+            pod_string(pod, "metadata", "name"),
+            "uid",
+            pod_string(pod, "metadata", "uid") ? pod_string(pod, "metadata", "uid") : "",
+            "resourceVersion",
+            pod_string(pod, "metadata", "resourceVersion"),
+            "reason",
+            reason,
+            "message",
+            message,
+            "source",
+            "component",
+            SCHEDULER_NAME,
+            "firstTimestamp",
+            now,
+            "lastTimestamp",
+            now,
+            "count",
+            (json_int_t)count,
+            "type",
+            type);
+}
+
+/* Creates the Event, or adds count to the one already reporting this. */
+static int record_event(struct scheduler *s,
+                        const json_t *pod,
+                        const char *type,
+                        const char *reason,
+                        const char *message,
+                        int64_t count)
+{
+        const char *ns = pod_string(pod, "metadata", "namespace");
+        struct xp_error err = {0};
+        char name[NAME_MAX_LEN + 1], now[XP_RFC3339_MAX];
+        int r = -ESTALE;
+
+        event_name(pod, reason, message, name, sizeof name);
+        xp_time_format_rfc3339(time(NULL), now);
+        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && r == -ESTALE; attempt++) {
+                json_t *event;
+                uint64_t version;
+
+                r = xp_store_get(s->api->store, "events", ns, name, &event, &version, &err);
+                if (r == -ENOENT) {
+                        event = new_event(pod, name, type, reason, message, count, now);
+                        if (!event)
+                                return -ENOMEM;
+                        r = xp_store_create(
+                            s->api->store, "events", ns, name, event, &version, &err);
+                        json_decref(event);
+                        if (r == -EEXIST)
+                                r = -ESTALE; /* another write made it first: count on it */
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                json_t *old = json_object_get(event, "count");
+
+                if (json_object_set_new(
+                        event,
+                        "count",
+                        json_integer((json_is_integer(old) ? json_integer_value(old) : 1) +
+                                     count)) < 0 ||
+                    json_object_set_new(event, "lastTimestamp", json_string(now)) < 0)
+                        r = -ENOMEM;
+                else
+                        r = xp_store_update(
+                            s->api->store, "events", ns, name, version, event, &version, &err);
+                json_decref(event);
+        }
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "scheduler: event %s/%s (%s) not written: %s",
+                       ns,
+                       name,
+                       reason,
+                       err.msg[0] ? err.msg : strerror(-r));
+        return r;
+}
+
+/* Reads the pod again after a stale write: 1 when still pending (entry refreshed), 0 when it was
+ * dropped (bound elsewhere, deleted, no longer ours). */
+static int refresh(struct scheduler *s, struct pending *p)
+{
+        json_t *pod;
+        uint64_t version;
+        int r;
+
+        r = xp_store_get(s->api->store, "pods", p->namespace, p->name, &pod, &version, NULL);
+        if (r == -ENOENT || (r >= 0 && !is_ours_pending(pod))) {
+                p->drop = true;
+                if (r >= 0)
+                        json_decref(pod);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        json_decref(p->pod);
+        p->pod = pod;
+        p->version = version;
+        return 1;
+}
+
+/* PodScheduled=False with the reason, through a write that changes nothing else. */
+static int write_unschedulable(struct scheduler *s, struct pending *p, const char *message)
+{
+        struct xp_error err = {0};
+        char now[XP_RFC3339_MAX];
+        int r = -ESTALE;
+
+        xp_time_format_rfc3339(time(NULL), now);
+        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && r == -ESTALE; attempt++) {
+                json_t *pod, *status, *conditions, *condition, *old = NULL;
+                const char *transition = now;
+                uint64_t version;
+                size_t i;
+
+                if (attempt > 0) {
+                        r = refresh(s, p);
+                        if (r <= 0)
+                                return r;
+                }
+                conditions = json_object_get(json_object_get(p->pod, "status"), "conditions");
+                json_array_foreach(
+                    conditions,
+                    i,
+                    condition) if (xp_streq0(json_string_value(json_object_get(condition, "type")),
+                                             "PodScheduled"))
+                {
+                        old = condition;
+                        break;
+                }
+                if (old) {
+                        const char *st = json_string_value(json_object_get(old, "status"));
+                        const char *reason = json_string_value(json_object_get(old, "reason"));
+                        const char *msg = json_string_value(json_object_get(old, "message"));
+
+                        if (xp_streq0(st, "False") && xp_streq0(reason, "Unschedulable") &&
+                            xp_streq0(msg, message))
+                                return 0;
+                        if (xp_streq0(st, "False") &&
+                            json_string_value(json_object_get(old, "lastTransitionTime")))
+                                transition =
+                                    json_string_value(json_object_get(old, "lastTransitionTime"));
+                }
+                pod = json_deep_copy(p->pod);
+                if (!pod)
+                        return -ENOMEM;
+                status = json_object_get(pod, "status");
+                if (!json_is_object(status)) {
+                        status = json_object();
+                        json_object_set_new(pod, "status", status);
+                }
+                conditions = json_object_get(status, "conditions");
+                if (!json_is_array(conditions)) {
+                        conditions = json_array();
+                        json_object_set_new(status, "conditions", conditions);
+                }
+                condition = json_pack("{s:s, s:s, s:n, s:s, s:s, s:s}",
+                                      "type",
+                                      "PodScheduled",
+                                      "status",
+                                      "False",
+                                      "lastProbeTime",
+                                      "lastTransitionTime",
+                                      transition,
+                                      "reason",
+                                      "Unschedulable",
+                                      "message",
+                                      message);
+                json_array_foreach(
+                    conditions,
+                    i,
+                    old) if (xp_streq0(json_string_value(json_object_get(old, "type")),
+                                       "PodScheduled")) break;
+                if (!condition || !json_is_array(conditions) ||
+                    (i < json_array_size(conditions)
+                         ? json_array_set_new(conditions, i, condition)
+                         : json_array_append_new(conditions, condition)) < 0) {
+                        json_decref(pod);
+                        return -ENOMEM;
+                }
+                r = xp_store_update(
+                    s->api->store, "pods", p->namespace, p->name, p->version, pod, &version, &err);
+                if (r == 0) {
+                        json_decref(p->pod);
+                        p->pod = json_incref(pod);
+                        p->version = version;
+                }
+                json_decref(pod);
+                if (r == -ENOENT) {
+                        p->drop = true;
+                        return 0;
+                }
+        }
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "scheduler: the status of pod %s/%s not written: %s",
+                       p->namespace,
+                       p->name,
+                       err.msg[0] ? err.msg : strerror(-r));
+        return r;
+}
+
+/* Counts the failures not yet in the Event once EVENT_INTERVAL_MS passed since it was written. */
+static void flush_failures(struct scheduler *s, struct pending *p, bool force)
+{
+        int64_t now = now_ms();
+
+        if (p->failures_unwritten == 0 || !p->message ||
+            (!force && now - p->event_written_ms < EVENT_INTERVAL_MS))
+                return;
+        (void)record_event(
+            s, p->pod, "Warning", "FailedScheduling", p->message, p->failures_unwritten);
+        p->failures_unwritten = 0;
+        p->event_written_ms = now;
+}
+
+static void unschedulable(struct scheduler *s, struct pending *p, const char *message)
+{
+        bool repeat = xp_streq0(p->message, message);
+
+        p->waiting = true;
+        xp_debug("sched", "pod %s/%s unschedulable: %s", p->namespace, p->name, message);
+        if (write_unschedulable(s, p, message) < 0 || p->drop)
+                return;
+        if (!repeat) {
+                char *copy = strdup(message);
+
+                if (!copy)
+                        return;
+                flush_failures(s, p, true); /* the old message's count */
+                free(p->message);
+                p->message = copy;
+        }
+        p->failures_unwritten++;
+        flush_failures(s, p, !repeat);
+}
+
+/* Places one pending pod and writes the outcome. */
+static void schedule_one(struct scheduler *s, struct pending *p)
+{
+        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && !p->drop; attempt++) {
+                _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
+                _cleanup_free_ char *reason = NULL, *text = NULL;
+                struct xp_placement placement = {0};
+                struct xp_error err = {0};
+                json_t *annotations, *bound = NULL;
+                int r;
+
+                r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &pod, &err);
+                if (r >= 0)
+                        r = xp_sched_place(s->sched, pod, &placement, &reason, &err);
+                if (r == -EINVAL) {
+                        unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid");
+                        return;
+                }
+                if (r < 0) {
+                        xp_log(LOG_WARNING,
+                               "scheduler: pod %s/%s: %s",
+                               p->namespace,
+                               p->name,
+                               err.msg[0] ? err.msg : strerror(-r));
+                        p->waiting = true;
+                        s->changed = true;
+                        return;
+                }
+                if (r == 0) {
+                        unschedulable(s, p, reason);
+                        return;
+                }
+                r = xp_placement_to_json(&placement, &text);
+                annotations = r >= 0 ? json_pack("{s:s}", XP_PLACEMENT_ANNOTATION, text) : NULL;
+                r = annotations ? pod_bind(s->api,
+                                           p->namespace,
+                                           p->name,
+                                           placement.node,
+                                           annotations,
+                                           p->version,
+                                           &bound,
+                                           &err)
+                                : -ENOMEM;
+                json_decref(annotations);
+                if (r == 0) {
+                        _cleanup_(xp_pod_freep) struct xp_pod *placed = NULL;
+                        char message[2 * NAME_MAX_LEN + 64];
+
+                        if (xp_pod_from_json(bound, NULL, XP_DECODE_TRUSTED, &placed, &err) < 0 ||
+                            xp_sched_pod_add(s->sched, placed, &err) < 0)
+                                xp_log(LOG_WARNING,
+                                       "scheduler: bound pod %s/%s not accounted: %s",
+                                       p->namespace,
+                                       p->name,
+                                       err.msg);
+                        snprintf(message,
+                                 sizeof message,
+                                 "Successfully assigned %s/%s to %s",
+                                 p->namespace,
+                                 p->name,
+                                 placement.node);
+                        flush_failures(s, p, true);
+                        (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
+                        xp_debug("sched", "%s", message);
+                        json_decref(bound);
+                        xp_placement_done(&placement);
+                        p->drop = true;
+                        return;
+                }
+                xp_placement_done(&placement);
+                if (r == -ENOENT || r == -EALREADY || r == -EBUSY) {
+                        p->drop = true; /* deleted or bound meanwhile: its event follows */
+                        return;
+                }
+                if (r != -ESTALE) {
+                        xp_log(LOG_WARNING,
+                               "scheduler: pod %s/%s not bound: %s",
+                               p->namespace,
+                               p->name,
+                               err.msg[0] ? err.msg : strerror(-r));
+                        p->waiting = true;
+                        s->changed = true;
+                        return;
+                }
+                if (refresh(s, p) < 0)
+                        return;
+        }
+}
+
+/* Priority first (higher first), then FIFO: creationTimestamp, then the version first seen. */
+static int pending_compare(const void *a, const void *b)
+{
+        const struct pending *x = *(const struct pending *const *)a;
+        const struct pending *y = *(const struct pending *const *)b;
+        const char *cx = pod_string(x->pod, "metadata", "creationTimestamp");
+        const char *cy = pod_string(y->pod, "metadata", "creationTimestamp");
+        int c;
+
+        if (x->priority != y->priority)
+                return x->priority > y->priority ? -1 : 1;
+        c = strcmp(cx ? cx : "", cy ? cy : "");
+        if (c != 0)
+                return c;
+        return x->first_version < y->first_version ? -1 : x->first_version > y->first_version;
+}
+
+/* One pass over the pods that may be placed now. */
+static void schedule_pass(struct scheduler *s)
+{
+        _cleanup_free_ struct pending **active = NULL;
+        size_t n = 0;
+
+        if (s->changed && now_ms() - s->retried_ms >= RETRY_MS) {
+                for (size_t i = 0; i < s->n_queue; i++)
+                        s->queue[i].waiting = false;
+                s->changed = false;
+                s->retried_ms = now_ms();
+        }
+        active = calloc(s->n_queue ? s->n_queue : 1, sizeof *active);
+        if (!active)
+                return;
+        for (size_t i = 0; i < s->n_queue; i++)
+                if (!s->queue[i].waiting && !s->queue[i].drop)
+                        active[n++] = &s->queue[i];
+        qsort(active, n, sizeof *active, pending_compare);
+        for (size_t i = 0; i < n && !atomic_load(&s->stop); i++)
+                schedule_one(s, active[i]);
+        for (size_t i = 0; i < s->n_queue; i++)
+                if (!s->queue[i].drop)
+                        flush_failures(s, &s->queue[i], false);
+        queue_compact(s);
+}
+
+static void *scheduler_main(void *userdata)
+{
+        struct scheduler *s = userdata;
+
+        while (!atomic_load(&s->stop)) {
+                struct xp_error err = {0};
+                int r;
+
+                r = follow(s, "nodes", &s->nodes_seen, &err);
+                if (r >= 0)
+                        r = follow(s, "pods", &s->pods_seen, &err);
+                if (r == -XP_STORE_EXPIRED) {
+                        xp_log(LOG_INFO, "scheduler: the event log moved past us: listing again");
+                        r = resync(s, &err);
+                }
+                if (r < 0) {
+                        xp_log(LOG_WARNING,
+                               "scheduler: reading the store: %s",
+                               err.msg[0] ? err.msg : strerror(-r));
+                        (void)xp_store_wait(s->api->store, UINT64_MAX, WAKE_MS);
+                        continue;
+                }
+                schedule_pass(s);
+                /* Wait for news; wake early while a retry is due. */
+                (void)xp_store_wait(s->api->store,
+                                    s->nodes_seen < s->pods_seen ? s->nodes_seen : s->pods_seen,
+                                    s->changed ? RETRY_MS / 2 : WAKE_MS);
+        }
+        return NULL;
+}
+
+int scheduler_start(struct api *api, struct scheduler **ret, struct xp_error *err)
+{
+        struct scheduler *s;
+        int r;
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->api = api;
+        r = resync(s, err);
+        if (r >= 0) {
+                r = -pthread_create(&s->thread, NULL, scheduler_main, s);
+                if (r < 0)
+                        xp_errorf(err, r, "cannot start the scheduler thread");
+        }
+        if (r < 0) {
+                atomic_store(&s->stop, true);
+                s->thread = 0;
+                scheduler_stop(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+void scheduler_stop(struct scheduler *s)
+{
+        if (!s)
+                return;
+        if (!atomic_exchange(&s->stop, true))
+                pthread_join(s->thread, NULL);
+        for (size_t i = 0; i < s->n_queue; i++)
+                pending_done(&s->queue[i]);
+        free(s->queue);
+        xp_sched_free(s->sched);
+        free(s);
+}

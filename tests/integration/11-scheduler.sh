@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# xpool server's scheduling loop, driven with curl: pods placed on the node that has what they
+# ask for (the seed's GPU + NPU pod), the placement annotation naming real devices, unschedulable
+# pods with kube-scheduler's PodScheduled message and a FailedScheduling Event counted on
+# repeats, retried when a node is added, NVLink pairs, priority order, --no-scheduler, and
+# kubectl describe showing the events.
+source "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
+data=$tmp/data
+fixtures=${XPOOL_TEST_DATA:?}/scheduler
+server_pid=
+base=
+token=
+tls=
+
+stop_server() { # signal: stops the running server, if any
+  [[ -n "$server_pid" ]] || return 0
+  kill "-$1" "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+}
+trap 'stop_server KILL; rm -rf "$tmp"' EXIT
+
+curl() {
+  command curl ${tls:+--cacert "$data/pki/ca.crt"} ${token:+-H "Authorization: Bearer $token"} "$@"
+}
+
+start_server() { # log name, server options...: starts on a free port, waits until /version answers
+  local log=$tmp/$1.log deadline=$((SECONDS + 15)) url=
+  shift
+  : >"$log"
+  "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$log" 2>&1 &
+  server_pid=$!
+  while [[ $SECONDS -lt $deadline ]]; do
+    kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
+    url=$(sed -n 's|.*xpool server listening on \(https*://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")
+    if [[ -n "$url" ]] && curl -fsS -o /dev/null "$url/version" 2>/dev/null; then
+      base=$url
+      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "FAIL the server did not answer within 15 s:"; cat "$log"; exit 1
+}
+
+# req name, expected HTTP code, method, path [, body file]: the answer in $tmp/out
+req() {
+  local name=$1 want=$2 method=$3 path=$4 body=${5:-} type=${6:-application/json} got
+  local args=(-sS -X "$method" -o "$tmp/out" -w '%{http_code}' --max-time 20)
+  [[ -n "$body" ]] && args+=(-H "Content-Type: $type" --data-binary "@$body")
+  got=$(curl "${args[@]}" "$base$path") || got="curl failed ($?)"
+  if [[ "$got" != "$want" ]]; then
+    echo "FAIL $name: HTTP $got, expected $want"; cat "$tmp/out"; echo; failures=$((failures + 1))
+  fi
+}
+
+create() { # manifest (YAML), collection path: converts and POSTs it
+  "$xpool" convert -o json -f "$1" >"$tmp/create.json"
+  req "create $(basename "$1")" 201 POST "$2" "$tmp/create.json"
+}
+
+# wait_for name, path, text [, seconds]: GETs path until the answer holds text (bounded)
+wait_for() {
+  local deadline=$((SECONDS + ${4:-10}))
+  while [[ $SECONDS -lt $deadline ]]; do
+    curl -sS --max-time 5 -o "$tmp/out" "$base$2" || true
+    grep -qF -- "$3" "$tmp/out" && return 0
+    sleep 0.1
+  done
+  echo "FAIL $1: '$3' did not appear in $2:"; cat "$tmp/out"; echo; failures=$((failures + 1))
+}
+
+not_in() { # name, file, text
+  if grep -qF -- "$3" "$2"; then
+    echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1))
+  fi
+}
+
+events_of() { # pod: its events, one per line, into $tmp/events
+  curl -sS --max-time 5 "$base/api/v1/namespaces/default/events" |
+    sed 's/},{"apiVersion"/}\n{"apiVersion"/g' | grep -F "\"involvedObject\":{\"kind\":\"Pod\"" |
+    grep -F "\"name\":\"$1\"" >"$tmp/events" || true
+}
+
+pods=/api/v1/namespaces/default/pods
+nodes=/api/v1/nodes
+start_server scheduler --no-tls
+for node in gpu-only npu-only mixed; do
+  create "$fixtures/$node.yaml" "$nodes"
+done
+
+# ---- the seed's pod: a GPU and two NPUs, only the mixed node has both -------------------------
+create "$src/examples/ai-training.yaml" "$pods"
+wait_for "seed pod bound" "$pods/ai-training" '"nodeName":"mixed"'
+expect_in "seed pod placement annotation" "$tmp/out" '"xpool.io/placement":"{\"node\":\"mixed\"'
+for id in GPU-mixed-0 NPU-mixed-0 NPU-mixed-1; do
+  expect_in "seed pod placement names $id" "$tmp/out" "\\\"id\\\":\\\"$id\\\""
+done
+expect_in "seed pod PodScheduled" "$tmp/out" '{"type":"PodScheduled","status":"True"'
+events_of ai-training
+expect_in "Scheduled event" "$tmp/events" '"reason":"Scheduled","message":"Successfully assigned default/ai-training to mixed"'
+expect_in "Scheduled event type" "$tmp/events" '"type":"Normal"'
+expect_in "Scheduled event source" "$tmp/events" '"source":{"component":"xpool-scheduler"}'
+
+# ---- more GPUs than any node has: Pending, the reason, an Event; retried when a node comes -----
+message='0/3 nodes are available: 3 Insufficient nvidia.com/gpu.'
+create "$fixtures/pod-4gpu.yaml" "$pods"
+wait_for "4-GPU pod unschedulable" "$pods/four-gpus" '"reason":"Unschedulable"'
+expect_in "4-GPU pod message" "$tmp/out" "{\"type\":\"PodScheduled\",\"status\":\"False\",\"lastProbeTime\":null,\"lastTransitionTime\":"
+expect_in "4-GPU pod message text" "$tmp/out" "\"reason\":\"Unschedulable\",\"message\":\"$message\""
+not_in "4-GPU pod not bound" "$tmp/out" '"nodeName"'
+expect_in "4-GPU pod still Pending" "$tmp/out" '"phase":"Pending"'
+events_of four-gpus
+expect_count "one FailedScheduling event" "$tmp/events" 1 '"reason":"FailedScheduling"'
+expect_in "FailedScheduling message" "$tmp/events" "\"message\":\"$message\""
+expect_in "FailedScheduling type" "$tmp/events" '"type":"Warning"'
+expect_in "FailedScheduling names the pod's uid" "$tmp/events" '"uid":"'
+# A change to a node retries it; the same failure counts on the same Event.
+printf '%s' '{"metadata":{"labels":{"touched":"yes"}}}' >"$tmp/patch.json"
+req "touch a node" 200 PATCH "$nodes/gpu-only" "$tmp/patch.json" application/merge-patch+json
+deadline=$((SECONDS + 10))
+while [[ $SECONDS -lt $deadline ]]; do
+  events_of four-gpus
+  grep -qF '"count":2' "$tmp/events" && break
+  sleep 0.2
+done
+expect_count "repeats stay one Event" "$tmp/events" 1 '"reason":"FailedScheduling"'
+expect_in "repeats counted" "$tmp/events" '"count":2'
+# The bigger node: now it fits.
+create "$fixtures/big.yaml" "$nodes"
+wait_for "4-GPU pod bound once a node fits" "$pods/four-gpus" '"nodeName":"big"'
+expect_in "4-GPU pod scheduled" "$tmp/out" '{"type":"PodScheduled","status":"True"'
+events_of four-gpus
+expect_in "4-GPU Scheduled event" "$tmp/events" '"message":"Successfully assigned default/four-gpus to big"'
+
+# ---- 2 GPUs on the NVLink node: a connected pair (one island), not one from each -----------------
+create "$fixtures/pod-2gpu.yaml" "$pods"
+wait_for "2-GPU pod bound" "$pods/two-gpus" '"nodeName":"big"'
+ids=$(grep -o 'GPU-big-[0-7]' "$tmp/out" | sort -u | tr '\n' ' ')
+if [[ ! "$ids" =~ ^GPU-big-[0-3]\ GPU-big-[0-3]\ $ && ! "$ids" =~ ^GPU-big-[4-7]\ GPU-big-[4-7]\ $ ]]; then
+  echo "FAIL 2-GPU pod on one NVLink island: got $ids"; failures=$((failures + 1))
+fi
+grep -o 'GPU-big-[0-7]' "$tmp/out" | sort -u >"$tmp/two"
+curl -sS "$base$pods/four-gpus" | grep -o 'GPU-big-[0-7]' | sort -u >"$tmp/four"
+if [[ -n "$(comm -12 "$tmp/two" "$tmp/four")" ]]; then
+  echo "FAIL the 2-GPU pod shares a GPU with the 4-GPU pod"; failures=$((failures + 1))
+fi
+
+# ---- priority: two pods wait for one slot, the higher priority gets it ---------------------------
+create "$fixtures/pod-low.yaml" "$pods"
+create "$fixtures/pod-high.yaml" "$pods"
+wait_for "low waits" "$pods/low" 'Insufficient example.com/slot'
+wait_for "high waits" "$pods/high" 'Insufficient example.com/slot'
+create "$fixtures/slot.yaml" "$nodes"
+wait_for "high priority bound" "$pods/high" '"nodeName":"slot"'
+sleep 1
+req "low priority" 200 GET "$pods/low"
+not_in "low priority not bound" "$tmp/out" '"nodeName"'
+expect_in "low priority told why" "$tmp/out" '0/5 nodes are available: 5 Insufficient example.com/slot.'
+# Deleting the winner frees the slot: the other one follows.
+req "delete high" 200 DELETE "$pods/high"
+wait_for "low bound once the slot frees" "$pods/low" '"nodeName":"slot"'
+
+# ---- kubectl describe shows the events (over TLS, with the written kubeconfig) -----------------
+stop_server TERM
+if command -v kubectl >/dev/null; then
+  tls=1
+  start_server kubectl
+  check "kubectl describe pod" 0 kubectl "--kubeconfig=$data/admin.kubeconfig" "--cache-dir=$tmp/kube-cache" --request-timeout=10s describe pod four-gpus
+  expect_in "describe: node" "$tmp/out" "big/"
+  expect_in "describe: FailedScheduling" "$tmp/out" "FailedScheduling"
+  expect_in "describe: failure message" "$tmp/out" "$message"
+  expect_in "describe: Scheduled" "$tmp/out" "Successfully assigned default/four-gpus to big"
+  expect_in "describe: source" "$tmp/out" "xpool-scheduler"
+  stop_server TERM
+  tls=
+else
+  echo "kubectl is not installed: describe not checked"
+fi
+
+# ---- --no-scheduler: pods stay Pending --------------------------------------------------------
+start_server off --no-tls --no-scheduler
+sed 's/name: ai-training/name: unplaced/' "$src/examples/ai-training.yaml" >"$tmp/unplaced.yaml"
+req "free the mixed node" 200 DELETE "$pods/ai-training"
+create "$tmp/unplaced.yaml" "$pods"
+sleep 1.5
+req "unplaced pod" 200 GET "$pods/unplaced"
+not_in "--no-scheduler leaves it unbound" "$tmp/out" '"nodeName"'
+not_in "--no-scheduler writes no condition" "$tmp/out" 'PodScheduled'
+# Stops promptly.
+start=$(date +%s%N)
+stop_server TERM
+elapsed=$((($(date +%s%N) - start) / 1000000))
+# And the loop again: the pending pod is found by the first listing.
+start_server again --no-tls
+wait_for "pending pod found at start" "$pods/unplaced" '"nodeName":"mixed"'
+start=$(date +%s%N)
+stop_server TERM
+elapsed=$((($(date +%s%N) - start) / 1000000))
+if [[ $elapsed -gt 2000 ]]; then
+  echo "FAIL the server took $elapsed ms to stop"; failures=$((failures + 1))
+fi
+
+finish "scheduler"
