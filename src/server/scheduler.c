@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "sched/sched_internal.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -42,14 +43,16 @@
 #define WRITE_ATTEMPTS    8    /* stale writes redone with fresh state before giving up */
 #define NAME_MAX_LEN      253
 
-/* A pod waiting for a node. */
+/* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
+        char *key; /* "namespace/name": the index's key */
         char *namespace;
         char *name;
         json_t *pod; /* its latest state */
         uint64_t version;
         uint64_t first_version; /* FIFO order among equal creationTimestamps */
         int64_t priority;
+        size_t slot;   /* its place in scheduler.queue */
         bool waiting;  /* tried and unschedulable: tried again when the cluster changes */
         bool drop;     /* bound or gone: removed at the end of the pass */
         char *message; /* the last failure's reason */
@@ -63,8 +66,11 @@ struct scheduler {
         atomic_bool stop;
         struct xp_sched *sched;
         uint64_t nodes_seen, pods_seen; /* the event logs are read up to these */
-        struct pending *queue;
+        /* Unordered (a pass sorts what it tries); index finds an entry by key, so that a pod
+         * event costs O(1) whatever the number pending. */
+        struct pending **queue;
         size_t n_queue, cap_queue;
+        struct smap index;
         bool changed; /* capacity may have appeared since the waiting pods were tried */
         int64_t retried_ms;
 };
@@ -108,34 +114,46 @@ static bool is_ours_pending(const json_t *pod)
                strcmp(scheduler, "default-scheduler") == 0;
 }
 
-static void pending_done(struct pending *p)
+static void pending_free(struct pending *p)
 {
+        if (!p)
+                return;
+        free(p->key);
         free(p->namespace);
         free(p->name);
         json_decref(p->pod);
         free(p->message);
+        free(p);
 }
 
 static struct pending *queue_find(struct scheduler *s, const char *ns, const char *name)
 {
-        for (size_t i = 0; i < s->n_queue; i++)
-                if (!s->queue[i].drop && strcmp(s->queue[i].namespace, ns) == 0 &&
-                    strcmp(s->queue[i].name, name) == 0)
-                        return &s->queue[i];
-        return NULL;
+        char key[2 * NAME_MAX_LEN + 2];
+        struct pending *p;
+
+        if (snprintf(key, sizeof key, "%s/%s", ns, name) >= (int)sizeof key)
+                return NULL; /* longer than any name the store accepts: never queued */
+        p = smap_get(&s->index, key);
+        return p && !p->drop ? p : NULL;
 }
 
-static void queue_compact(struct scheduler *s)
+/* Takes p out of the index and the array (the last entry fills its slot) and frees it. */
+static void queue_delete(struct scheduler *s, struct pending *p)
 {
-        size_t o = 0;
+        struct pending *last = s->queue[--s->n_queue];
 
-        for (size_t i = 0; i < s->n_queue; i++) {
-                if (s->queue[i].drop)
-                        pending_done(&s->queue[i]);
-                else
-                        s->queue[o++] = s->queue[i];
-        }
-        s->n_queue = o;
+        (void)smap_del(&s->index, p->key);
+        s->queue[p->slot] = last;
+        last->slot = p->slot;
+        pending_free(p);
+}
+
+static void queue_clear(struct scheduler *s)
+{
+        for (size_t i = 0; i < s->n_queue; i++)
+                pending_free(s->queue[i]);
+        s->n_queue = 0;
+        smap_done(&s->index);
 }
 
 static bool same_member(const json_t *a, const json_t *b, const char *part, const char *key)
@@ -161,8 +179,9 @@ static bool pod_request_changed(const json_t *old, const json_t *new)
 static int
 queue_upsert(struct scheduler *s, const char *ns, const char *name, json_t *pod, uint64_t version)
 {
-        struct pending *p = queue_find(s, ns, name);
+        struct pending *p = queue_find(s, ns, name), *old;
         json_t *priority = json_object_get(json_object_get(pod, "spec"), "priority");
+        int r;
 
         if (p) {
                 if (version <= p->version)
@@ -175,29 +194,45 @@ queue_upsert(struct scheduler *s, const char *ns, const char *name, json_t *pod,
                 p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
                 return 0;
         }
+        if (strlen(ns) > NAME_MAX_LEN || strlen(name) > NAME_MAX_LEN)
+                return -ENAMETOOLONG;
         if (s->n_queue == s->cap_queue) {
                 size_t cap = s->cap_queue ? s->cap_queue * 2 : 16;
-                struct pending *bigger = realloc(s->queue, cap * sizeof *bigger);
+                struct pending **bigger = realloc(s->queue, cap * sizeof *bigger);
 
                 if (!bigger)
                         return -ENOMEM;
                 s->queue = bigger;
                 s->cap_queue = cap;
         }
-        p = &s->queue[s->n_queue];
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
         *p = (struct pending){
             .namespace = strdup(ns),
             .name = strdup(name),
             .version = version,
             .first_version = version,
             .priority = json_is_integer(priority) ? json_integer_value(priority) : 0,
+            .slot = s->n_queue,
         };
-        if (!p->namespace || !p->name) {
-                pending_done(p);
+        if (!p->namespace || !p->name || asprintf(&p->key, "%s/%s", ns, name) < 0) {
+                p->key = NULL;
+                pending_free(p);
                 return -ENOMEM;
         }
+        /* a dropped entry of the same key may still wait for the end of a pass: replace it */
+        old = smap_get(&s->index, p->key);
+        if (old)
+                queue_delete(s, old);
+        r = smap_put(&s->index, p->key, p);
+        if (r < 0) {
+                pending_free(p);
+                return r;
+        }
+        p->slot = s->n_queue;
         p->pod = json_incref(pod);
-        s->n_queue++;
+        s->queue[s->n_queue++] = p;
         return 0;
 }
 
@@ -206,7 +241,7 @@ static void queue_remove(struct scheduler *s, const char *ns, const char *name)
         struct pending *p = queue_find(s, ns, name);
 
         if (p)
-                p->drop = true;
+                queue_delete(s, p);
 }
 
 /* ---- following the store -------------------------------------------------------------------- */
@@ -320,9 +355,7 @@ static int resync(struct scheduler *s, struct xp_error *err)
         xp_sched_free(s->sched);
         s->sched = sched;
         /* what is still pending comes back from the list */
-        for (size_t i = 0; i < s->n_queue; i++)
-                pending_done(&s->queue[i]);
-        s->n_queue = 0;
+        queue_clear(s);
         r = list_kind(s, "nodes", &s->nodes_seen, err);
         if (r >= 0)
                 r = list_kind(s, "pods", &s->pods_seen, err);
@@ -359,6 +392,37 @@ static int follow(struct scheduler *s, const char *kind, uint64_t *seen, struct 
 }
 
 /* ---- writes --------------------------------------------------------------------------------- */
+
+/*
+ * Takes the namespace lock shared for a write into ns, as an API handler does, so that no write
+ * of ours lands in a namespace whose deletion has begun (whose contents may already be gone):
+ * 1 with the lock held (release with ns_unlock()), 0 when ns is missing or terminating, -errno.
+ */
+static int ns_lock(struct scheduler *s, const char *kind_name, const char *ns, const char *name)
+{
+        const struct xp_kind *kind = xp_kind_by_resource("", kind_name);
+        struct request req = {.api = s->api, .namespace = ns, .name = name};
+        struct reply reply = {0};
+        int r;
+
+        if (!kind)
+                return -EINVAL;
+        r = namespace_check(&req, kind, &reply);
+        if (r == 0)
+                xp_debug("sched",
+                         "no %s write into namespace %s (%u): it is gone or terminating",
+                         kind_name,
+                         ns,
+                         reply.code);
+        json_decref(reply.body);
+        free(reply.text);
+        return r;
+}
+
+static void ns_unlock(struct scheduler *s)
+{
+        pthread_rwlock_unlock(&s->api->namespaces.lock);
+}
 
 /* The Event name: the pod's name and a hash of what is reported, so that a repeat finds it. */
 static void
@@ -459,8 +523,14 @@ static int record_event(struct scheduler *s,
                         event = new_event(pod, name, type, reason, message, count, now);
                         if (!event)
                                 return -ENOMEM;
+                        r = ns_lock(s, "events", ns, name);
+                        if (r <= 0) {
+                                json_decref(event);
+                                return r;
+                        }
                         r = xp_store_create(
                             s->api->store, "events", ns, name, event, &version, &err);
+                        ns_unlock(s);
                         json_decref(event);
                         if (r == -EEXIST)
                                 r = -ESTALE; /* another write made it first: count on it */
@@ -765,7 +835,7 @@ static void schedule_pass(struct scheduler *s)
 
         if (s->changed && now_ms() - s->retried_ms >= RETRY_MS) {
                 for (size_t i = 0; i < s->n_queue; i++)
-                        s->queue[i].waiting = false;
+                        s->queue[i]->waiting = false;
                 s->changed = false;
                 s->retried_ms = now_ms();
         }
@@ -773,15 +843,17 @@ static void schedule_pass(struct scheduler *s)
         if (!active)
                 return;
         for (size_t i = 0; i < s->n_queue; i++)
-                if (!s->queue[i].waiting && !s->queue[i].drop)
-                        active[n++] = &s->queue[i];
+                if (!s->queue[i]->waiting && !s->queue[i]->drop)
+                        active[n++] = s->queue[i];
         qsort(active, n, sizeof *active, pending_compare);
         for (size_t i = 0; i < n && !atomic_load(&s->stop); i++)
                 schedule_one(s, active[i]);
+        /* only the pods tried can have been dropped */
+        for (size_t i = 0; i < n; i++)
+                if (active[i]->drop)
+                        queue_delete(s, active[i]);
         for (size_t i = 0; i < s->n_queue; i++)
-                if (!s->queue[i].drop)
-                        flush_failures(s, &s->queue[i], false);
-        queue_compact(s);
+                flush_failures(s, s->queue[i], false);
 }
 
 static void *scheduler_main(void *userdata)
@@ -846,8 +918,7 @@ void scheduler_stop(struct scheduler *s)
                 return;
         if (!atomic_exchange(&s->stop, true))
                 pthread_join(s->thread, NULL);
-        for (size_t i = 0; i < s->n_queue; i++)
-                pending_done(&s->queue[i]);
+        queue_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);
         free(s);
