@@ -34,6 +34,11 @@
 #define XP_ACCELERATOR_TFLOPS_ANNOTATION "xpool.io/accelerator-min-tflops" /* "100" (fp16) */
 #define XP_ACCELERATOR_VENDORS_ANNOTATION                                                          \
         "xpool.io/accelerator-vendors" /* "nvidia,amd": preference order */
+/* Shares by device memory: resources.limits["<device resource>-memory"] = bytes (e.g.
+ * "nvidia.com/gpu-memory: 20Gi", or this one for a vendor-neutral request) is a share of one
+ * device with at least that much memory, ceil(bytes * 1000 / device memory) milli of the device
+ * chosen on each node. */
+#define XP_ACCELERATOR_MEMORY_RESOURCE "xpool.io/accelerator-memory"
 /* Per-pod opt-in to require that CPUs and devices share one NUMA node ("true"). */
 #define XP_NUMA_ANNOTATION "xpool.io/single-numa-node"
 

@@ -156,8 +156,9 @@ size_t accel_vendor_rank(const struct accel_constraints *ac, const char *vendor)
 }
 
 /*
- * The group that serves the pod's xpool.io/accelerator request on node: among the groups with
- * enough matching free devices (or a matching device with room for the share), the preferred
+ * The group that serves the pod's xpool.io/accelerator (or xpool.io/accelerator-memory) request
+ * on node: among the groups with enough matching free devices (or a matching device with room
+ * for the share), the preferred
  * vendor, then the most free devices. NULL when none.
  */
 struct dgroup *accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_rank)
@@ -180,7 +181,9 @@ struct dgroup *accel_pick_group(const struct pctx *ctx, const struct snode *node
                                 continue;
                         if (g->dev[i].used_milli == 0)
                                 free_whole++;
-                        if (1000 - g->dev[i].used_milli >= req->accel)
+                        if (req->mem_bytes > 0 && req->mem_base == RES_ACCEL
+                                ? memshare_device_fits(g, i, req->mem_bytes, NULL, false)
+                                : 1000 - g->dev[i].used_milli >= req->accel)
                                 share = true;
                 }
                 if (req->accel >= 1000 ? free_whole < req->accel / 1000 : !share)

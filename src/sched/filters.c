@@ -205,6 +205,10 @@ static bool fit_filter(const struct pctx *ctx, const struct snode *node, struct 
 
                 if (res == RES_ACCEL) {
                         fits = accel_pick_group(ctx, node, NULL) != NULL;
+                } else if (req->mem_bytes > 0 && res == req->mem_res) {
+                        g = memshare_group(ctx, node);
+                        fits = g && (req->mem_base == RES_ACCEL ||
+                                     memshare_group_fits(g, req->mem_bytes, NULL, false));
                 } else if (res == RES_PODS) {
                         if (node_alloc(node, res) - node_used(node, res) >= milli)
                                 continue;

@@ -27,6 +27,56 @@ static int64_t whole_cpus(const struct podreq *req)
         return req->cpu > 0 && req->cpu % 1000 == 0 ? req->cpu / 1000 : 0;
 }
 
+/*
+ * Device selection for item r of the pod's request: 1 with *ret_group and *ret, 0 when the node
+ * cannot serve it, 2 when it is no device request here (no group), -EINVAL from devsel.
+ */
+static int select_item(const struct pctx *ctx,
+                       const struct snode *node,
+                       const struct sreq *r,
+                       int numa,
+                       const struct dgroup **ret_group,
+                       struct devsel_result *ret)
+{
+        struct devsel_request dr = {.milli = r->milli, .numa = numa};
+        const struct dgroup *g;
+        struct devsel_node dn;
+
+        if (ctx->req.mem_bytes > 0 && r->res == ctx->req.mem_res) {
+                /* a share asked by memory: the node must have the device resource */
+                g = memshare_group(ctx, node);
+                if (!g)
+                        return 0;
+                *ret_group = g;
+                return memshare_choose(g,
+                                       ctx->req.mem_bytes,
+                                       ctx->req.mem_base == RES_ACCEL ? &ctx->req.ac : NULL,
+                                       numa,
+                                       ret);
+        }
+        if (r->res == RES_ACCEL) {
+                g = accel_pick_group(ctx, node, NULL);
+                dr.min_memory_bytes = ctx->req.ac.min_memory;
+        } else {
+                g = r->res > RES_ACCEL ? node_group(node, r->res) : NULL;
+        }
+        if (!g)
+                return 2;
+        *ret_group = g;
+        dn = (struct devsel_node){.n = g->n, .devices = g->dev, .affinity = g->affinity};
+        if (r->res == RES_ACCEL && (ctx->req.ac.kinds || ctx->req.ac.min_tflops > 0)) {
+                /* devices that miss the constraints are hidden from the selector */
+                struct devsel_device devs[DEVSEL_MAX];
+                memcpy(devs, g->dev, g->n * sizeof(*devs));
+                for (size_t d = 0; d < g->n; d++)
+                        devs[d].healthy =
+                            devs[d].healthy && accel_device_matches(&ctx->req.ac, g, d);
+                dn.devices = devs;
+                return devsel_choose(&dn, &dr, ret);
+        }
+        return devsel_choose(&dn, &dr, ret);
+}
+
 /* Device selection with one NUMA constraint (-1: any). */
 static int
 select_once(const struct pctx *ctx, const struct snode *node, int numa, struct devsel_pick *ret)
@@ -34,41 +84,18 @@ select_once(const struct pctx *ctx, const struct snode *node, int numa, struct d
         struct devsel_pick pick = {.numa = -1};
         int common = -3; /* unset */
 
-        for (size_t i = 0; i < ctx->req.n; i++) {
-                const struct sreq *r = &ctx->req.items[i];
-                const struct dgroup *g;
-                struct devsel_node dn;
-                struct devsel_request dr = {.milli = r->milli, .numa = numa};
-                int k;
+        for (size_t i = 0; i < ctx->req.n && pick.n < SCHED_DEVICE_REQUESTS_MAX; i++) {
+                int k = select_item(ctx,
+                                    node,
+                                    &ctx->req.items[i],
+                                    numa,
+                                    &pick.sel[pick.n].group,
+                                    &pick.sel[pick.n].result);
 
-                if (r->res == RES_ACCEL) {
-                        g = accel_pick_group(ctx, node, NULL);
-                        dr.min_memory_bytes = ctx->req.ac.min_memory;
-                } else {
-                        g = r->res > RES_ACCEL ? node_group(node, r->res) : NULL;
-                }
-                if (!g)
-                        continue;
-                if (pick.n == SCHED_DEVICE_REQUESTS_MAX)
-                        break;
-                dn = (struct devsel_node){.n = g->n, .devices = g->dev, .affinity = g->affinity};
-                if (r->res == RES_ACCEL && (ctx->req.ac.kinds || ctx->req.ac.min_tflops > 0)) {
-                        /* devices that miss the constraints are hidden from the selector */
-                        struct devsel_device devs[DEVSEL_MAX];
-                        memcpy(devs, g->dev, g->n * sizeof(*devs));
-                        for (size_t d = 0; d < g->n; d++)
-                                devs[d].healthy =
-                                    devs[d].healthy && accel_device_matches(&ctx->req.ac, g, d);
-                        dn.devices = devs;
-                        k = devsel_choose(&dn, &dr, &pick.sel[pick.n].result);
-                } else {
-                        k = devsel_choose(&dn, &dr, &pick.sel[pick.n].result);
-                }
-                if (k < 0)
+                if (k < 0 || k == 0)
                         return k;
-                if (k == 0)
-                        return 0;
-                pick.sel[pick.n].group = g;
+                if (k == 2)
+                        continue;
                 pick.score += pick.sel[pick.n].result.score;
                 if (common == -3)
                         common = pick.sel[pick.n].result.numa;
@@ -139,7 +166,8 @@ static bool has_device_request(const struct pctx *ctx, const struct snode *node)
 {
         for (size_t i = 0; i < ctx->req.n; i++) {
                 uint32_t res = ctx->req.items[i].res;
-                if (res == RES_ACCEL || (res > RES_ACCEL && node_group(node, res)))
+                if (res == RES_ACCEL || (res > RES_ACCEL && node_group(node, res)) ||
+                    (ctx->req.mem_bytes > 0 && res == ctx->req.mem_res))
                         return true;
         }
         return false;
@@ -391,7 +419,7 @@ int xp_sched_place(struct xp_sched *sched,
         /* cheap scores */
         for (size_t i = 0; i < n_cands; i++) {
                 struct cand *c = &cands[i];
-                if (ctx.req.accel > 0)
+                if (ctx.req.accel > 0 || (ctx.req.mem_bytes > 0 && ctx.req.mem_base == RES_ACCEL))
                         c->accel_group = accel_pick_group(&ctx, c->node, NULL);
                 c->tie = sched_mix(sched->options.seed ^ ctx.req.hash ^ c->node->hash);
                 for (size_t o = 0; prof[o].ops; o++)

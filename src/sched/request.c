@@ -86,6 +86,49 @@ static int container_requests(struct xp_sched *sched,
         return 0;
 }
 
+/*
+ * Item k of req when it is "<device resource>-memory": records the share by memory. One per
+ * pod, and never beside whole or milli requests of the same device resource. -EINVAL naming
+ * both; -ENOMEM.
+ */
+static int memory_share(struct xp_sched *sched, struct podreq *req, size_t k, struct xp_error *err)
+{
+        const char *name = sched->res_names[req->items[k].res];
+        size_t len = memshare_base_len(name);
+        _cleanup_free_ char *base = NULL;
+        uint32_t id;
+        int r;
+
+        if (len == 0)
+                return 0;
+        if (req->mem_bytes > 0)
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "spec.containers[].resources.limits: %s and %s both requested; a pod takes a share of one device",
+                    sched->res_names[req->mem_res],
+                    name);
+        base = strndup(name, len);
+        if (!base)
+                return -ENOMEM;
+        r = sched_res_id(sched, base, true, &id);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < req->n; i++)
+                if (req->items[i].res == id)
+                        return xp_errorf(
+                            err,
+                            -EINVAL,
+                            "spec.containers[].resources.limits: %s and %s both requested; ask for devices or for memory, not both",
+                            base,
+                            name);
+        /* bytes, rounded up: a share is never smaller than asked */
+        req->mem_bytes = req->items[k].milli / 1000 + (req->items[k].milli % 1000 != 0);
+        req->mem_res = req->items[k].res;
+        req->mem_base = id;
+        return 0;
+}
+
 static int cmp_req(const void *a, const void *b)
 {
         const struct sreq *x = a, *y = b;
@@ -141,6 +184,11 @@ int sched_pod_requests(struct xp_sched *sched,
                         req.cpu = req.items[k].milli;
                 else if (req.items[k].res == RES_ACCEL)
                         req.accel = req.items[k].milli;
+                else if (req.items[k].res > RES_ACCEL) {
+                        r = memory_share(sched, &req, k, err);
+                        if (r < 0)
+                                return r;
+                }
         }
         numa = xp_strmap_get(&pod->metadata.annotations, XP_NUMA_ANNOTATION);
         if (numa && strcmp(numa, "true") != 0 && strcmp(numa, "false") != 0)
@@ -150,7 +198,7 @@ int sched_pod_requests(struct xp_sched *sched,
                                  XP_NUMA_ANNOTATION,
                                  numa);
         req.single_numa = numa && strcmp(numa, "true") == 0;
-        if (req.accel > 0) {
+        if (req.accel > 0 || (req.mem_bytes > 0 && req.mem_base == RES_ACCEL)) {
                 if (req.accel >= 1000 && req.accel % 1000 != 0)
                         return xp_errorf(
                             err,

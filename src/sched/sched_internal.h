@@ -223,6 +223,12 @@ struct podreq {
         int64_t cpu;   /* milli */
         int64_t accel; /* milli of xpool.io/accelerator, 0 when none */
         struct accel_constraints ac;
+        /* a share of one device by memory ("nvidia.com/gpu-memory: 20Gi"), 0 bytes when none:
+         * the item of mem_res asks for it; mem_base is the device resource (RES_ACCEL for
+         * xpool.io/accelerator-memory) */
+        int64_t mem_bytes;
+        uint32_t mem_res;
+        uint32_t mem_base;
         bool single_numa;
         uint64_t hash; /* of namespace/name, for ties */
 };
@@ -378,6 +384,42 @@ bool node_selector_term_matches(const struct xp_node_selector_term *term, const 
 bool label_selector_matches(const struct xp_label_selector *sel, const struct xp_strmap *labels);
 struct dgroup *
 accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_rank);
+
+/* ---- shares by device memory (memshare.c) --------------------------------------------------- */
+
+#define MEMSHARE_SUFFIX "-memory"
+
+/* The length of the device resource's name when name is "<domain>/<device>-memory", else 0. */
+size_t memshare_base_len(const char *name);
+/* The share of a device of memory_bytes that bytes take, in milli (ceil); 0 when the device's
+ * memory is unknown (0) or smaller than bytes. */
+int64_t memshare_milli(int64_t bytes, int64_t memory_bytes);
+/* The group whose devices serve the pod's memory share on node (NULL when the pod has none or
+ * the node lacks the resource); for xpool.io/accelerator-memory the group accel_pick_group()
+ * chooses. */
+struct dgroup *memshare_group(const struct pctx *ctx, const struct snode *node);
+/* Does device i of g (healthy, matching the pod's accelerator constraints when ac is not NULL)
+ * have room for bytes? shared_only: only a device already partly used counts. */
+bool memshare_device_fits(const struct dgroup *g,
+                          size_t i,
+                          int64_t bytes,
+                          const struct accel_constraints *ac,
+                          bool shared_only);
+/* Some device of g fits (see memshare_device_fits()). */
+bool memshare_group_fits(const struct dgroup *g,
+                         int64_t bytes,
+                         const struct accel_constraints *ac,
+                         bool shared_only);
+/*
+ * Chooses the device of g for a share of bytes: devsel's share choice among the devices of each
+ * memory size, with that size's milli; the best score wins. numa as devsel_request.numa; ac NULL
+ * or the constraints that hide devices. 1 with *ret, 0 when no device fits, -EINVAL from devsel.
+ */
+int memshare_choose(const struct dgroup *g,
+                    int64_t bytes,
+                    const struct accel_constraints *ac,
+                    int numa,
+                    struct devsel_result *ret);
 
 /* ---- reasons ------------------------------------------------------------------------------- */
 

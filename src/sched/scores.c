@@ -128,6 +128,17 @@ static int64_t fraction_pack(const struct pctx *ctx, struct cand *c)
                 const struct dgroup *g = r->res == RES_ACCEL  ? c->accel_group
                                          : r->res > RES_ACCEL ? node_group(c->node, r->res)
                                                               : NULL;
+                if (ctx->req.mem_bytes > 0 && r->res == ctx->req.mem_res) {
+                        g = ctx->req.mem_base == RES_ACCEL ? c->accel_group
+                                                           : node_group(c->node, ctx->req.mem_base);
+                        return g && memshare_group_fits(
+                                        g,
+                                        ctx->req.mem_bytes,
+                                        ctx->req.mem_base == RES_ACCEL ? &ctx->req.ac : NULL,
+                                        true)
+                                   ? 100
+                                   : 0;
+                }
                 if (!g)
                         continue;
                 if (r->milli < 1000)

@@ -633,32 +633,55 @@ int xp_sched_pod_remove(struct xp_sched *sched, const char *namespace, const cha
         return 0;
 }
 
-/* Devices for a pod bound without a placement annotation: as the selector would choose now. */
-static int choose_devices(struct xp_sched *sched, struct snode *n, struct spod *p)
+static int add_devs(struct spod *p, const struct dgroup *g, const struct devsel_result *res)
 {
+        struct sdev *m = realloc(p->devs, (p->n_devs + res->n) * sizeof(*m));
+
+        if (!m)
+                return -ENOMEM;
+        p->devs = m;
+        for (size_t k = 0; k < res->n; k++) {
+                char *id = strdup(g->ids[res->index[k]]);
+                if (!id)
+                        return -ENOMEM;
+                p->devs[p->n_devs++] =
+                    (struct sdev){.res = g->res, .id = id, .milli = res->milli[k]};
+        }
+        return 0;
+}
+
+/* Devices for a pod bound without a placement annotation: as the selector would choose now. */
+static int
+choose_devices(struct xp_sched *sched, struct snode *n, const struct podreq *req, struct spod *p)
+{
+        struct dgroup *g;
+        int r;
+
+        /* a share by memory of a device resource; one of xpool.io/accelerator needs the
+         * annotation, as whole accelerators do */
+        g = req->mem_bytes > 0 && req->mem_base != RES_ACCEL ? node_group(n, req->mem_base) : NULL;
+        if (g) {
+                struct devsel_result res;
+                if (memshare_choose(g, req->mem_bytes, NULL, -1, &res) > 0) {
+                        r = add_devs(p, g, &res);
+                        if (r < 0)
+                                return r;
+                }
+        }
         for (size_t i = 0; i < p->n_reqs; i++) {
-                struct dgroup *g = node_group(n, p->reqs[i].res);
                 struct devsel_node dn;
                 struct devsel_request dr = {.milli = p->reqs[i].milli, .numa = -1};
                 struct devsel_result res;
-                struct sdev *m;
 
+                g = node_group(n, p->reqs[i].res);
                 if (!g)
                         continue;
                 dn = (struct devsel_node){.n = g->n, .devices = g->dev, .affinity = g->affinity};
                 if (devsel_choose(&dn, &dr, &res) <= 0)
                         continue; /* over-committed: counted, no devices */
-                m = realloc(p->devs, (p->n_devs + res.n) * sizeof(*m));
-                if (!m)
-                        return -ENOMEM;
-                p->devs = m;
-                for (size_t k = 0; k < res.n; k++) {
-                        char *id = strdup(g->ids[res.index[k]]);
-                        if (!id)
-                                return -ENOMEM;
-                        p->devs[p->n_devs++] =
-                            (struct sdev){.res = g->res, .id = id, .milli = res.milli[k]};
-                }
+                r = add_devs(p, g, &res);
+                if (r < 0)
+                        return r;
                 p->reqs[i].milli = 0; /* the devices account it */
         }
         (void)sched;
@@ -682,8 +705,10 @@ static int pod_build(struct xp_sched *sched,
         p->reqs = calloc(req.n, sizeof(*p->reqs));
         if (req.n && !p->reqs)
                 return -ENOMEM;
+        /* the devices account a share by memory (the node has no such resource to count) */
         for (size_t i = 0; i < req.n; i++)
-                if (req.items[i].res != RES_ACCEL)
+                if (req.items[i].res != RES_ACCEL &&
+                    !(req.mem_bytes > 0 && req.items[i].res == req.mem_res))
                         p->reqs[p->n_reqs++] = req.items[i];
         r = sterms_from_pod(pod, &p->anti, &p->n_anti);
         if (r < 0)
@@ -731,7 +756,7 @@ static int pod_build(struct xp_sched *sched,
                                 return r;
                 }
         } else if (n && n->present) {
-                r = choose_devices(sched, (struct snode *)n, p);
+                r = choose_devices(sched, (struct snode *)n, &req, p);
                 if (r < 0)
                         return r;
         }

@@ -899,6 +899,211 @@ static void fractions_share_devices(void **state)
         xp_sched_free(sched);
 }
 
+/* ---- shares by device memory ---------------------------------------------------------------- */
+
+/* A pod asking for limits, on node (a nodeSelector) unless node is NULL. */
+static struct xp_pod *memory_pod(const char *name, const char *limits, const char *node)
+{
+        char sel[128];
+
+        snprintf(sel, sizeof(sel), "\"nodeSelector\":{\"kubernetes.io/hostname\":\"%s\"}", node);
+        return simple_pod(name, limits, node ? sel : NULL, NULL);
+}
+
+static void memory_shares(void **state)
+{
+        static const struct gpu_spec g40[] = {
+            {"nvidia.com/gpu", "gpu", "NVIDIA", 4, 40LL << 30, 312, topo_full}, {0}};
+        static const struct gpu_spec g80[] = {
+            {"nvidia.com/gpu", "gpu", "NVIDIA", 4, 80LL << 30, 989, topo_full}, {0}};
+        static const struct gpu_spec unknown[] = {
+            {"nvidia.com/gpu", "gpu", "NVIDIA", 4, 0, 989, topo_full}, {0}};
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 5);
+        struct xp_placement pl;
+        struct xp_error err = {0};
+        struct xp_pod *pod;
+        char *node, *reason = NULL;
+        int shared;
+
+        (void)state;
+        add_node(sched, node_json("small", "96", g40));
+        add_node(sched, node_json("big", "96", g80));
+
+        /* the milli is computed against each node's device */
+        pod = memory_pod("m80", "\"nvidia.com/gpu-memory\":\"20Gi\"", "big");
+        node = place(sched, pod, false, &pl, NULL);
+        assert_string_equal(node, "big");
+        assert_int_equal(pl.devices.n, 1);
+        assert_string_equal(pl.devices.items[0].resource, "nvidia.com/gpu");
+        assert_int_equal(pl.devices.items[0].milli, 250);
+        free(node);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        pod = memory_pod("m1", "\"nvidia.com/gpu-memory\":\"20Gi\"", "small");
+        node = place(sched, pod, true, &pl, NULL);
+        assert_string_equal(node, "small");
+        assert_int_equal(pl.devices.n, 1);
+        assert_string_equal(pl.devices.items[0].resource, "nvidia.com/gpu");
+        assert_int_equal(pl.devices.items[0].milli, 500);
+        shared = device_number(&pl.devices.items[0]);
+        free(node);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+
+        /* later shares pack onto the shared device while it has room: 250 + 250 fill it */
+        for (int i = 0; i < 2; i++) {
+                pod = memory_pod(i ? "m3" : "m2", "\"nvidia.com/gpu-memory\":\"10Gi\"", "small");
+                free(place(sched, pod, true, &pl, NULL));
+                assert_int_equal(pl.devices.items[0].milli, 250);
+                assert_int_equal(device_number(&pl.devices.items[0]), shared);
+                xp_placement_done(&pl);
+                xp_pod_free(pod);
+        }
+        /* full now: 1Gi (25m of 40Gi, rounded up) goes to another device */
+        pod = memory_pod("m4", "\"nvidia.com/gpu-memory\":\"1Gi\"", "small");
+        free(place(sched, pod, false, &pl, NULL));
+        assert_int_equal(pl.devices.items[0].milli, 25);
+        assert_int_not_equal(device_number(&pl.devices.items[0]), shared);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        /* 750m on a fresh device; then, without a selector, spread still prefers the node
+         * with a shared device that fits */
+        pod = memory_pod("m5", "\"nvidia.com/gpu-memory\":\"30Gi\"", "small");
+        free(place(sched, pod, true, &pl, NULL));
+        assert_int_equal(pl.devices.items[0].milli, 750);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        pod = memory_pod("m6", "\"nvidia.com/gpu-memory\":\"10Gi\"", NULL);
+        node = place(sched, pod, false, &pl, NULL);
+        assert_string_equal(node, "small");
+        assert_int_equal(pl.devices.items[0].milli, 250);
+        free(node);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+
+        /* a whole device's memory is a whole device; more than any device has fits nowhere */
+        pod = memory_pod("whole", "\"nvidia.com/gpu-memory\":\"80Gi\"", NULL);
+        node = place(sched, pod, false, &pl, NULL);
+        assert_string_equal(node, "big");
+        assert_int_equal(pl.devices.items[0].milli, 1000);
+        free(node);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        pod = memory_pod("huge", "\"nvidia.com/gpu-memory\":\"81Gi\"", NULL);
+        assert_null(place(sched, pod, false, NULL, &reason));
+        assert_string_equal(reason,
+                            "0/2 nodes are available: 2 Insufficient nvidia.com/gpu-memory.");
+        free(reason);
+        xp_pod_free(pod);
+
+        /* devices and memory of one resource at once */
+        pod = simple_pod(
+            "both", "\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpu-memory\":\"10Gi\"", NULL, NULL);
+        assert_int_equal(xp_sched_place(sched, pod, &pl, &reason, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "nvidia.com/gpu and nvidia.com/gpu-memory both requested"));
+        xp_pod_free(pod);
+
+        /* a device whose memory is unknown cannot serve a share by memory */
+        add_node(sched, node_json("dark", "96", unknown));
+        pod = memory_pod("m7", "\"nvidia.com/gpu-memory\":\"1Gi\"", "dark");
+        assert_null(place(sched, pod, false, NULL, &reason));
+        assert_string_equal(
+            reason,
+            "0/3 nodes are available: 1 Insufficient nvidia.com/gpu-memory, 2 node(s) didn't match Pod's node affinity/selector.");
+        free(reason);
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
+/* A bound pod without a placement annotation still holds its share by memory. */
+static void memory_share_without_annotation(void **state)
+{
+        static const struct gpu_spec g40[] = {
+            {"nvidia.com/gpu", "gpu", "NVIDIA", 1, 40LL << 30, 312, topo_full}, {0}};
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 5);
+        struct xp_error err = {0};
+        struct xp_placement pl;
+        struct xp_pod *pod;
+        char *reason = NULL;
+
+        (void)state;
+        add_node(sched, node_json("one", "96", g40));
+        pod = memory_pod("held", "\"nvidia.com/gpu-memory\":\"30Gi\"", NULL);
+        pod->spec.node_name = strdup("one");
+        if (xp_sched_pod_add(sched, pod, &err) < 0)
+                fail_msg("pod_add: %s", err.msg);
+        xp_pod_free(pod);
+        pod = memory_pod("more", "\"nvidia.com/gpu-memory\":\"11Gi\"", NULL);
+        assert_null(place(sched, pod, false, NULL, &reason));
+        assert_string_equal(reason,
+                            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu-memory.");
+        free(reason);
+        xp_pod_free(pod);
+        pod = memory_pod("fits", "\"nvidia.com/gpu-memory\":\"10Gi\"", NULL);
+        free(place(sched, pod, false, &pl, NULL));
+        assert_int_equal(pl.devices.items[0].milli, 250);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
+static void accelerator_memory_shares(void **state)
+{
+        static const struct gpu_spec nv[] = {
+            {"nvidia.com/gpu", "gpu", "NVIDIA", 4, 80LL << 30, 989, topo_full}, {0}};
+        static const struct gpu_spec amd[] = {
+            {"amd.com/gpu", "gpu", "AMD", 4, 192LL << 30, 1307, topo_full}, {0}};
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 2);
+        struct xp_error err = {0};
+        struct xp_placement pl;
+        struct xp_pod *pod;
+        char *node, *reason = NULL;
+
+        (void)state;
+        add_node(sched, node_json("nv", "96", nv));
+        add_node(sched, node_json("amd", "96", amd));
+        /* only the 192Gi devices have 100Gi: ceil(100 * 1000 / 192) = 521 milli of one */
+        pod = simple_pod("a", "\"xpool.io/accelerator-memory\":\"100Gi\"", NULL, NULL);
+        node = place(sched, pod, false, &pl, NULL);
+        assert_string_equal(node, "amd");
+        assert_int_equal(pl.devices.n, 1);
+        assert_string_equal(pl.devices.items[0].resource, "amd.com/gpu");
+        assert_int_equal(pl.devices.items[0].milli, 521);
+        free(node);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        /* the constraint annotations still apply: 40Gi of an NVIDIA device is 500m */
+        pod = simple_pod("b",
+                         "\"xpool.io/accelerator-memory\":\"40Gi\"",
+                         NULL,
+                         "\"annotations\":{\"xpool.io/accelerator-vendors\":\"nvidia\"}");
+        node = place(sched, pod, false, &pl, NULL);
+        assert_string_equal(node, "nv");
+        assert_string_equal(pl.devices.items[0].resource, "nvidia.com/gpu");
+        assert_int_equal(pl.devices.items[0].milli, 500);
+        free(node);
+        xp_placement_done(&pl);
+        xp_pod_free(pod);
+        pod = simple_pod("c",
+                         "\"xpool.io/accelerator-memory\":\"1Gi\"",
+                         NULL,
+                         "\"annotations\":{\"xpool.io/accelerator-kinds\":\"npu\"}");
+        assert_null(place(sched, pod, false, NULL, &reason));
+        assert_string_equal(reason,
+                            "0/2 nodes are available: 2 Insufficient xpool.io/accelerator-memory.");
+        free(reason);
+        xp_pod_free(pod);
+        pod = simple_pod("d",
+                         "\"xpool.io/accelerator\":\"1\",\"xpool.io/accelerator-memory\":\"1Gi\"",
+                         NULL,
+                         NULL);
+        assert_int_equal(xp_sched_place(sched, pod, &pl, &reason, &err), -EINVAL);
+        assert_non_null(
+            strstr(err.msg, "xpool.io/accelerator and xpool.io/accelerator-memory both requested"));
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
 /* ---- vendor-neutral requests ----------------------------------------------------------------- */
 
 static void accelerator_requests(void **state)
@@ -1245,6 +1450,9 @@ int main(void)
             cmocka_unit_test(spread_and_binpack),
             cmocka_unit_test(init_containers_and_pods_limit),
             cmocka_unit_test(fractions_share_devices),
+            cmocka_unit_test(memory_shares),
+            cmocka_unit_test(memory_share_without_annotation),
+            cmocka_unit_test(accelerator_memory_shares),
             cmocka_unit_test(accelerator_requests),
             cmocka_unit_test(cpus_follow_devices),
             cmocka_unit_test(placement_round_trip),
