@@ -338,6 +338,27 @@ static int begin_write(const struct request *req,
         return 1;
 }
 
+/* The stored object the request names: 1 with it (and its version), else 0 with ret filled. */
+static int read_stored(const struct request *req,
+                       const struct xp_kind *kind,
+                       json_t **ret_stored,
+                       uint64_t *ret_version,
+                       struct reply *ret)
+{
+        struct xp_error err = {0};
+        int r = xp_store_get(req->api->store,
+                             kind->plural,
+                             store_namespace(req, kind),
+                             req->name,
+                             ret_stored,
+                             ret_version,
+                             &err);
+
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        return 1;
+}
+
 /* ---- tables --------------------------------------------------------------------------------- */
 
 /* kubectl asks for Tables with Accept: application/json;as=Table;v=v1;g=meta.k8s.io,... */
@@ -779,7 +800,6 @@ out:
 int handle_update(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
-        struct xp_error err = {0};
         json_t *json = NULL, *stored = NULL, *candidate = NULL;
         const char *rv;
         uint64_t expected, version;
@@ -791,17 +811,9 @@ int handle_update(const struct request *req, const struct route *route, struct r
         if (r <= 0)
                 return r;
         /* 404 before any check of the body against the stored object, as Kubernetes. */
-        r = xp_store_get(req->api->store,
-                         kind->plural,
-                         store_namespace(req, kind),
-                         req->name,
-                         &stored,
-                         &version,
-                         &err);
-        if (r < 0) {
-                r = reply_store_error(ret, r, kind, req->name, &err);
+        r = read_stored(req, kind, &stored, &version, ret);
+        if (r <= 0)
                 goto out;
-        }
         /* Kubernetes requires the version an update is based on: no blind overwrites. */
         rv = json_string_value(json_object_get(metadata_of(json), "resourceVersion"));
         if (!rv || !rv[0]) {
@@ -904,17 +916,9 @@ int handle_patch(const struct request *req, const struct route *route, struct re
                 const char *rv;
                 uint64_t version, expected;
 
-                r = xp_store_get(req->api->store,
-                                 kind->plural,
-                                 store_namespace(req, kind),
-                                 req->name,
-                                 &stored,
-                                 &version,
-                                 &err);
-                if (r < 0) {
-                        r = reply_store_error(ret, r, kind, req->name, &err);
+                r = read_stored(req, kind, &stored, &version, ret);
+                if (r <= 0)
                         break;
-                }
                 r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
                 if (r == -ENOMEM) {
                         json_decref(stored);
@@ -1062,17 +1066,9 @@ int handle_delete(const struct request *req, const struct route *route, struct r
                 json_t *stored;
                 const char *stored_uid;
 
-                r = xp_store_get(req->api->store,
-                                 kind->plural,
-                                 store_namespace(req, kind),
-                                 req->name,
-                                 &stored,
-                                 &version,
-                                 &err);
-                if (r < 0) {
-                        r = reply_store_error(ret, r, kind, req->name, &err);
+                r = read_stored(req, kind, &stored, &version, ret);
+                if (r <= 0)
                         goto out;
-                }
                 stored_uid = json_string_value(json_object_get(metadata_of(stored), "uid"));
                 if (uid && !xp_streq0(uid, stored_uid)) {
                         json_decref(stored);
