@@ -180,20 +180,27 @@ static int fail_check(const struct parser *p, const char *what, size_t pos, cons
                          why);
 }
 
-/* strconv.ParseInt(s, 10, 64): an optional sign, then decimal digits only. */
+/*
+ * strconv.ParseInt(s, 10, 64): an optional sign, then decimal digits only, within int64_t.
+ * Hand-written rather than strtoll() so that matching leaves errno alone.
+ */
 static bool parse_int64(const char *s, int64_t *ret)
 {
-        const char *digits = s + (*s == '+' || *s == '-');
-        long long v;
-        char *end;
+        bool negative = *s == '-';
+        uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, v = 0;
 
-        if (*digits < '0' || *digits > '9')
+        if (*s == '+' || *s == '-')
+                s++;
+        if (*s == '\0')
                 return false;
-        errno = 0;
-        v = strtoll(s, &end, 10);
-        if (errno != 0 || *end != '\0')
-                return false;
-        *ret = v;
+        for (; *s; s++) {
+                unsigned digit = (unsigned)(*s - '0');
+
+                if (*s < '0' || *s > '9' || v > (limit - digit) / 10)
+                        return false;
+                v = v * 10 + digit;
+        }
+        *ret = negative ? -(int64_t)(v - 1) - 1 : (int64_t)v;
         return true;
 }
 
