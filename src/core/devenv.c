@@ -211,6 +211,14 @@ static int check_placement(const struct xp_placement *placement, struct xp_error
         return 0;
 }
 
+/* Closes a memory stream; a write that failed on it, or the close, is out of memory. */
+static int close_stream(FILE *f)
+{
+        bool failed = ferror(f);
+
+        return fclose(f) != 0 || failed ? -ENOMEM : 0;
+}
+
 static bool is_uuid(const char *id)
 {
         return strncmp(id, "GPU-", 4) == 0 || strncmp(id, "MIG-", 4) == 0;
@@ -270,7 +278,7 @@ static int add_family(struct env *env,
                 for (size_t i = 0; i < n; i++)
                         fprintf(f, "%s%" PRId64, i ? "," : "", indices[i]);
         }
-        if (fclose(f) != 0)
+        if (close_stream(f) < 0)
                 return -ENOMEM;
 
         for (size_t v = 0; v < XP_ELEMENTSOF(family->vars) && family->vars[v]; v++) {
@@ -343,9 +351,9 @@ static int add_neutral(struct env *env,
         json = json_dumps(array, JSON_COMPACT);
         if (!json)
                 goto finish;
-        r = fclose(fv) != 0 ? -ENOMEM : 0;
+        r = close_stream(fv);
         fv = NULL;
-        if (fclose(fs) != 0)
+        if (close_stream(fs) < 0)
                 r = -ENOMEM;
         fs = NULL;
         if (r < 0)
