@@ -178,11 +178,14 @@ int cgroup_keyed_u64(const char *text, const char *key, uint64_t *ret)
 {
         size_t klen = strlen(key);
 
-        for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+        for (const char *line = text, *next; *line; line = next) {
                 const char *v;
                 char *end;
                 uint64_t value;
 
+                next = strchrnul(line, '\n');
+                if (*next)
+                        next++;
                 if (strncmp(line, key, klen) != 0 || line[klen] != ' ')
                         continue;
                 v = line + klen + 1;
@@ -319,7 +322,8 @@ parse_mountinfo_line(struct xp_cgroup_root *root, char *line, unsigned lineno, s
 
                         while (*mp == '/')
                                 mp++;
-                        root->v1_mounts[c] = strdup(mp);
+                        /* "." for a hierarchy mounted at the root keeps paths relative */
+                        root->v1_mounts[c] = strdup(*mp ? mp : ".");
                         if (!root->v1_mounts[c])
                                 return xp_errorf(
                                     err, -ENOMEM, "proc/self/mountinfo: out of memory");
