@@ -338,8 +338,7 @@ static int detect_v1(struct xp_cgroup_root *root, struct xp_error *err)
         _cleanup_close_ int fd = openat(root->fd, "proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
         size_t size = 0;
-        unsigned lineno = 0;
-        char *line, *next;
+        char *line;
         int r;
 
         if (fd < 0) {
@@ -356,6 +355,15 @@ static int detect_v1(struct xp_cgroup_root *root, struct xp_error *err)
                 return xp_errorf(err, -ENOMEM, "reading proc/self/mountinfo: out of memory");
         text = line;
         text[size] = '\0';
+        return cgroup_parse_mountinfo(root, text, err);
+}
+
+int cgroup_parse_mountinfo(struct xp_cgroup_root *root, char *text, struct xp_error *err)
+{
+        unsigned lineno = 0;
+        char *line, *next;
+        int r;
+
         for (line = text; *line; line = next) {
                 next = strchrnul(line, '\n');
                 if (*next)

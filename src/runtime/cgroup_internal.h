@@ -81,6 +81,13 @@ int cgroup_rmdir(struct xp_cgroup_root *root,
                  struct xp_error *err);
 /* The value of the "KEY N" line in text (memory.events, memory.oom_control). -ENODATA if none. */
 int cgroup_keyed_u64(const char *text, const char *key, uint64_t *ret);
+/*
+ * Records in root->v1_mounts the mount point of each controller the cgroup (v1) lines of a
+ * /proc/self/mountinfo text carry, and sets the mode to v1 when any does. Modifies text. -EINVAL
+ * naming the line for a malformed one; -ENOMEM. On failure root may hold some mounts: callers
+ * free it.
+ */
+int cgroup_parse_mountinfo(struct xp_cgroup_root *root, char *text, struct xp_error *err);
 /* Checks limits common to both versions; -EINVAL naming the field. */
 int cgroup_check_limits(const struct xp_cgroup_limits *limits, struct xp_error *err);
 /* CFS quota in microseconds for cpu_millis over period_us (rounded up, at least 1000). */
