@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Control groups for the containers the node agent runs: cgroup v2 where the machine has it
+ * (cgroup.controllers at /sys/fs/cgroup with controllers listed), cgroup v1 otherwise (one
+ * hierarchy per controller, found in /proc/self/mountinfo), or none. Everything is read and
+ * written below a settable root directory ("/" on a real machine) through a directory fd, so
+ * tests point it at a fake tree.
+ *
+ * Lifecycle: xp_cgroup_root_open() once; xp_cgroup_create() per container, then
+ * xp_cgroup_apply(), xp_cgroup_add_pid(), xp_cgroup_oom_kills(); xp_cgroup_remove() once the
+ * processes are gone; xp_cgroup_free(). A struct xp_cgroup borrows its root, which must outlive
+ * it.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xpool/error.h"
+
+enum xp_cgroup_mode {
+        XP_CGROUP_NONE,
+        XP_CGROUP_V1,
+        XP_CGROUP_V2,
+};
+
+/* "none", "v1", "v2"; NULL for a value outside the enum. */
+const char *xp_cgroup_mode_to_string(enum xp_cgroup_mode mode);
+
+/* Longest group path accepted (relative to the hierarchy root). */
+#define XP_CGROUP_PATH_MAX 256
+/* Most device rules one group may carry. */
+#define XP_CGROUP_DEVICES_MAX 256
+
+/* One device node a container may use; v1 "devices.allow" line "TYPE MAJOR:MINOR ACCESS". */
+struct xp_cgroup_device {
+        char type; /* 'c' (character) or 'b' (block) */
+        unsigned major;
+        unsigned minor;
+        char access[4]; /* a non-empty subset of "rwm", NUL-terminated */
+};
+
+/* Limits for one group; zero / NULL fields leave that setting alone. */
+struct xp_cgroup_limits {
+        uint64_t cpu_millis;    /* CPU quota in milli-CPUs (1000 = one CPU) */
+        uint64_t cpu_period_us; /* CFS period; 0 means 100000 */
+        uint64_t memory_bytes;
+        uint64_t pids_max;
+        const char *cpuset_cpus; /* kernel list syntax, e.g. "0-3,8" */
+        const char *cpuset_mems;
+        /* When true: deny every device, then allow only devices[0..n_devices). */
+        bool restrict_devices;
+        const struct xp_cgroup_device *devices; /* borrowed for the call */
+        size_t n_devices;
+};
+
+struct xp_cgroup_root;
+struct xp_cgroup;
+
+/*
+ * Opens root (a directory; "/" on a real machine) and detects the cgroup mode from
+ * ROOT/sys/fs/cgroup and ROOT/proc/self/mountinfo. No cgroups at all is not an error: the mode
+ * is XP_CGROUP_NONE and xp_cgroup_create() fails with -EOPNOTSUPP. Caller frees *ret with
+ * xp_cgroup_root_free(). -ENOENT/-ENOTDIR when root cannot be opened; -ENOMEM; -EINVAL for an
+ * unreadable mountinfo line.
+ */
+int xp_cgroup_root_open(const char *root, struct xp_cgroup_root **ret, struct xp_error *err);
+void xp_cgroup_root_free(struct xp_cgroup_root *root);
+XP_DEFINE_FREEP(struct xp_cgroup_root, xp_cgroup_root_free)
+
+enum xp_cgroup_mode xp_cgroup_root_mode(const struct xp_cgroup_root *root);
+
+/*
+ * The group path of a pod's container: "xpool/<pod_uid>/<container>" in a new string the caller
+ * frees. -EINVAL when either name is empty, holds '/', is "." or "..", or the path is longer
+ * than XP_CGROUP_PATH_MAX.
+ */
+int xp_cgroup_container_path(const char *pod_uid,
+                             const char *container,
+                             char **ret,
+                             struct xp_error *err);
+
+/*
+ * Creates the group at path (relative, '/'-separated, no "." or ".." components) in every
+ * hierarchy the mode uses; existing directories are reused, so creating again after a restart
+ * is fine. v1: new cpuset directories inherit their parent's cpus and mems (the kernel leaves
+ * them empty, which would refuse every task). v2: the cpu, cpuset, memory and pids controllers
+ * the root offers are enabled in each ancestor's cgroup.subtree_control. Caller frees *ret with
+ * xp_cgroup_free(); root is borrowed and must outlive it. -EOPNOTSUPP in XP_CGROUP_NONE mode;
+ * -EINVAL for a bad path; the -errno of a failed mkdir or write.
+ */
+int xp_cgroup_create(struct xp_cgroup_root *root,
+                     const char *path,
+                     struct xp_cgroup **ret,
+                     struct xp_error *err);
+void xp_cgroup_free(struct xp_cgroup *cg);
+XP_DEFINE_FREEP(struct xp_cgroup, xp_cgroup_free)
+
+/* The path the group was created with (borrowed from cg). */
+const char *xp_cgroup_path(const struct xp_cgroup *cg);
+
+/*
+ * Writes limits into the group. Every value is checked before the first write (-EINVAL names
+ * the field), so a bad value changes nothing; a write the kernel refuses stops there and its
+ * -errno is returned with the file and value in err (earlier writes stay). On cgroup v2 a
+ * restrict_devices request fails with -EOPNOTSUPP before any write: device filtering there
+ * needs a BPF program, which is not implemented yet.
+ */
+int xp_cgroup_apply(struct xp_cgroup *cg,
+                    const struct xp_cgroup_limits *limits,
+                    struct xp_error *err);
+
+/* Moves pid into the group (cgroup.procs of every hierarchy). -EINVAL for pid <= 0. */
+int xp_cgroup_add_pid(struct xp_cgroup *cg, pid_t pid, struct xp_error *err);
+
+/*
+ * How many processes the kernel's OOM killer killed in the group: "oom_kill" of memory.events
+ * (v2) or memory.oom_control (v1). -ENODATA when the file has no oom_kill line (v1 kernels
+ * before 4.13); the -errno of the read.
+ */
+int xp_cgroup_oom_kills(struct xp_cgroup *cg, uint64_t *ret, struct xp_error *err);
+
+/*
+ * Removes the group's directory in every hierarchy (the kernel refuses while processes remain:
+ * -EBUSY). A directory already gone counts as removed. Ancestors are left in place.
+ */
+int xp_cgroup_remove(struct xp_cgroup *cg, struct xp_error *err);

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* Shared between the cgroup front end (cgroup.c) and its v1/v2 backends. */
+
+#include <stdint.h>
+
+#include "xpool/cgroup.h"
+
+/* Controllers xpool sets limits through; index into xp_cgroup_root.v1_mounts. */
+enum cgroup_controller {
+        CGROUP_CPU,
+        CGROUP_CPUSET,
+        CGROUP_MEMORY,
+        CGROUP_PIDS,
+        CGROUP_DEVICES,
+        CGROUP_CONTROLLER_MAX,
+};
+
+const char *cgroup_controller_name(enum cgroup_controller c);
+
+struct xp_cgroup;
+
+struct cgroup_backend {
+        const char *name;
+        int (*create)(struct xp_cgroup *cg, struct xp_error *err);
+        int (*apply)(struct xp_cgroup *cg,
+                     const struct xp_cgroup_limits *limits,
+                     struct xp_error *err);
+        int (*add_pid)(struct xp_cgroup *cg, pid_t pid, struct xp_error *err);
+        int (*oom_kills)(struct xp_cgroup *cg, uint64_t *ret, struct xp_error *err);
+        int (*remove)(struct xp_cgroup *cg, struct xp_error *err);
+};
+
+extern const struct cgroup_backend cgroup_v1_backend;
+extern const struct cgroup_backend cgroup_v2_backend;
+
+struct xp_cgroup_root {
+        int fd; /* O_PATH directory fd of the root */
+        enum xp_cgroup_mode mode;
+        /* v1: each controller's mount point relative to the root, NULL when not mounted */
+        char *v1_mounts[CGROUP_CONTROLLER_MAX];
+        /* v2: the controllers cgroup.controllers lists (bit per enum cgroup_controller) */
+        unsigned v2_controllers;
+};
+
+struct xp_cgroup {
+        struct xp_cgroup_root *root; /* borrowed */
+        const struct cgroup_backend *backend;
+        char *path; /* relative to each hierarchy's mount point */
+};
+
+/* The v2 unified hierarchy, relative to the root. */
+#define CGROUP_V2_DIR   "sys/fs/cgroup"
+#define CGROUP_FILE_MAX (64 * 1024)
+
+/*
+ * Writes value to DIR/FILE below the root (no O_CREAT: cgroupfs files exist or the controller is
+ * missing). Errors name the file and the value.
+ */
+int cgroup_write(struct xp_cgroup_root *root,
+                 const char *dir,
+                 const char *file,
+                 const char *value,
+                 struct xp_error *err);
+/* Reads DIR/FILE below the root into a new NUL-terminated string (caller frees). */
+int cgroup_read(struct xp_cgroup_root *root,
+                const char *dir,
+                const char *file,
+                char **ret,
+                struct xp_error *err);
+/* mkdir -p of base/path below the root; existing directories are fine. */
+int cgroup_mkdir_p(struct xp_cgroup_root *root,
+                   const char *base,
+                   const char *path,
+                   struct xp_error *err);
+/* rmdir of base/path below the root; -ENOENT counts as success. */
+int cgroup_rmdir(struct xp_cgroup_root *root,
+                 const char *base,
+                 const char *path,
+                 struct xp_error *err);
+/* The value of the "KEY N" line in text (memory.events, memory.oom_control). -ENODATA if none. */
+int cgroup_keyed_u64(const char *text, const char *key, uint64_t *ret);
+/*
+ * Records in root->v1_mounts the mount point of each controller the cgroup (v1) lines of a
+ * /proc/self/mountinfo text carry, and sets the mode to v1 when any does. Modifies text. -EINVAL
+ * naming the line for a malformed one; -ENOMEM. On failure root may hold some mounts: callers
+ * free it.
+ */
+int cgroup_parse_mountinfo(struct xp_cgroup_root *root, char *text, struct xp_error *err);
+/* Checks limits common to both versions; -EINVAL naming the field. */
+int cgroup_check_limits(const struct xp_cgroup_limits *limits, struct xp_error *err);
+/* CFS quota in microseconds for cpu_millis over period_us (rounded up, at least 1000). */
+uint64_t cgroup_cpu_quota(uint64_t cpu_millis, uint64_t period_us);

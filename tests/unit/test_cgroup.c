@@ -1,0 +1,723 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cgroup layer (src/runtime/cgroup*.c) over fake v1 and v2 trees in a temporary directory:
+ * directories holding the files the kernel would have, so the exact values written can be read
+ * back. One test works on the real /sys/fs/cgroup and skips unless run as root on a writable one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "xpool/cgroup.h"
+#include "xpool/macro.h"
+
+struct fixture {
+        char root[256];
+};
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return remove(path);
+}
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+        const char *tmp = getenv("TMPDIR");
+
+        if (!f)
+                return -1;
+        snprintf(f->root, sizeof(f->root), "%s/xpool-cgroup-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(f->root)) {
+                free(f);
+                return -1;
+        }
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+
+        nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        free(f);
+        return 0;
+}
+
+/* Writes content to root/path, creating the directories on the way. */
+static void put(struct fixture *f, const char *path, const char *content)
+{
+        char full[1024];
+        FILE *file;
+
+        snprintf(full, sizeof(full), "%s/%s", f->root, path);
+        for (char *slash = strchr(full + strlen(f->root) + 1, '/'); slash;
+             slash = strchr(slash + 1, '/')) {
+                *slash = '\0';
+                if (mkdir(full, 0755) < 0 && errno != EEXIST)
+                        fail_msg("mkdir %s: %s", full, strerror(errno));
+                *slash = '/';
+        }
+        file = fopen(full, "we");
+        if (!file)
+                fail_msg("creating %s: %s", full, strerror(errno));
+        assert_int_equal(fwrite(content, 1, strlen(content), file), strlen(content));
+        assert_int_equal(fclose(file), 0);
+}
+
+/* The content of root/path; "<missing>" when there is no such file. Static buffer. */
+static const char *get(struct fixture *f, const char *path)
+{
+        static char buf[4096];
+        char full[1024];
+        FILE *file;
+        size_t n;
+
+        snprintf(full, sizeof(full), "%s/%s", f->root, path);
+        file = fopen(full, "re");
+        if (!file)
+                return "<missing>";
+        n = fread(buf, 1, sizeof(buf) - 1, file);
+        buf[n] = '\0';
+        fclose(file);
+        return buf;
+}
+
+/* A FIFO at root/path, opened for reading, so every write to it can be read back in order. */
+static int put_fifo(struct fixture *f, const char *path)
+{
+        char full[1024];
+        int fd;
+
+        put(f, path, "");
+        snprintf(full, sizeof(full), "%s/%s", f->root, path);
+        assert_int_equal(unlink(full), 0);
+        assert_int_equal(mkfifo(full, 0644), 0);
+        fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        assert_true(fd >= 0);
+        return fd;
+}
+
+static const char *drain(int fd)
+{
+        static char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+        buf[n > 0 ? n : 0] = '\0';
+        return buf;
+}
+
+static void unlink_in(struct fixture *f, const char *path)
+{
+        char full[1024];
+
+        snprintf(full, sizeof(full), "%s/%s", f->root, path);
+        assert_int_equal(unlink(full), 0);
+}
+
+static bool exists(struct fixture *f, const char *path)
+{
+        char full[1024];
+        struct stat st;
+
+        snprintf(full, sizeof(full), "%s/%s", f->root, path);
+        return stat(full, &st) == 0;
+}
+
+/* ---- fake trees ------------------------------------------------------------------------------ */
+
+#define V1_CG "sys/fs/cgroup"
+static const char v1_mountinfo[] =
+    "25 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
+    "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
+    "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+    "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+static const char *const v1_files[][8] = {
+    {"cpu,cpuacct", "cgroup.procs", "cpu.cfs_period_us", "cpu.cfs_quota_us"},
+    {"cpuset", "cgroup.procs", "cpuset.cpus", "cpuset.mems"},
+    {"memory", "cgroup.procs", "memory.limit_in_bytes", "memory.oom_control"},
+    {"devices", "cgroup.procs", "devices.allow", "devices.deny"},
+    {"pids", "cgroup.procs", "pids.max"},
+};
+
+/* Each hierarchy with its files at the root and at every level of group, as mkdir would make. */
+static void v1_tree(struct fixture *f, const char *group)
+{
+        char path[512], prefix[256];
+
+        put(f, "proc/self/mountinfo", v1_mountinfo);
+        put(f, V1_CG "/unified/cgroup.controllers", "");
+        for (size_t h = 0; h < XP_ELEMENTSOF(v1_files); h++) {
+                for (size_t i = 1; v1_files[h][i]; i++) {
+                        snprintf(
+                            path, sizeof(path), V1_CG "/%s/%s", v1_files[h][0], v1_files[h][i]);
+                        put(f, path, "");
+                }
+                for (const char *p = group; p;) {
+                        p = strchr(p, '/');
+                        snprintf(prefix,
+                                 sizeof(prefix),
+                                 "%.*s",
+                                 p ? (int)(p - group) : (int)strlen(group),
+                                 group);
+                        for (size_t i = 1; v1_files[h][i]; i++) {
+                                snprintf(path,
+                                         sizeof(path),
+                                         V1_CG "/%s/%s/%s",
+                                         v1_files[h][0],
+                                         prefix,
+                                         v1_files[h][i]);
+                                put(f, path, "");
+                        }
+                        if (p)
+                                p++;
+                }
+        }
+        put(f, V1_CG "/cpuset/cpuset.cpus", "0-7\n");
+        put(f, V1_CG "/cpuset/cpuset.mems", "0\n");
+}
+
+static const char *const v2_files[] = {"cgroup.procs",
+                                       "cgroup.subtree_control",
+                                       "cpu.max",
+                                       "memory.max",
+                                       "memory.events",
+                                       "pids.max",
+                                       "cpuset.cpus",
+                                       "cpuset.mems"};
+
+static void v2_tree(struct fixture *f, const char *controllers, const char *group)
+{
+        char path[512], prefix[256];
+
+        put(f,
+            "proc/self/mountinfo",
+            "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+        put(f, V1_CG "/cgroup.controllers", controllers);
+        put(f, V1_CG "/cgroup.subtree_control", "");
+        for (const char *p = group; p;) {
+                p = strchr(p, '/');
+                snprintf(prefix,
+                         sizeof(prefix),
+                         "%.*s",
+                         p ? (int)(p - group) : (int)strlen(group),
+                         group);
+                for (size_t i = 0; i < XP_ELEMENTSOF(v2_files); i++) {
+                        snprintf(path, sizeof(path), V1_CG "/%s/%s", prefix, v2_files[i]);
+                        put(f, path, "");
+                }
+                if (p)
+                        p++;
+        }
+}
+
+static struct xp_cgroup_root *open_root(struct fixture *f, enum xp_cgroup_mode mode)
+{
+        struct xp_cgroup_root *root = NULL;
+        struct xp_error err = {0};
+
+        if (xp_cgroup_root_open(f->root, &root, &err) < 0)
+                fail_msg("xp_cgroup_root_open: %s", err.msg);
+        assert_int_equal(xp_cgroup_root_mode(root), mode);
+        return root;
+}
+
+/* ---- detection ------------------------------------------------------------------------------- */
+
+static void detect_modes(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_cgroup *cg = (struct xp_cgroup *)0x1;
+        struct xp_error err = {0};
+
+        assert_string_equal(xp_cgroup_mode_to_string(XP_CGROUP_NONE), "none");
+        assert_string_equal(xp_cgroup_mode_to_string(XP_CGROUP_V1), "v1");
+        assert_string_equal(xp_cgroup_mode_to_string(XP_CGROUP_V2), "v2");
+        assert_null(xp_cgroup_mode_to_string((enum xp_cgroup_mode)3));
+
+        /* an empty tree: no cgroups, which is a mode, not an error */
+        root = open_root(f, XP_CGROUP_NONE);
+        assert_int_equal(xp_cgroup_create(root, "xpool/a/b", &cg, &err), -EOPNOTSUPP);
+        assert_non_null(strstr(err.msg, "no cgroups"));
+        assert_ptr_equal(cg, (struct xp_cgroup *)0x1);
+        xp_cgroup_root_free(TAKE_PTR(root));
+
+        /* only non-cgroup mounts and a named (controller-less) v1 hierarchy: still none */
+        put(f,
+            "proc/self/mountinfo",
+            "25 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+            "40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n");
+        root = open_root(f, XP_CGROUP_NONE);
+        xp_cgroup_root_free(TAKE_PTR(root));
+
+        /* hybrid: an empty cgroup.controllers at the top does not make it v2 */
+        v1_tree(f, "g");
+        put(f, V1_CG "/cgroup.controllers", "\n");
+        root = open_root(f, XP_CGROUP_V1);
+        xp_cgroup_root_free(TAKE_PTR(root));
+
+        put(f, V1_CG "/cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n");
+        root = open_root(f, XP_CGROUP_V2);
+}
+
+static void detect_errors(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_cgroup_root *root = (struct xp_cgroup_root *)0x1;
+        struct xp_error err = {0};
+        char missing[300];
+
+        snprintf(missing, sizeof(missing), "%s/nowhere", f->root);
+        assert_int_equal(xp_cgroup_root_open(missing, &root, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, missing));
+
+        put(f, "proc/self/mountinfo", "25 1 8:1 / / rw - ext4 /dev/sda1 rw\nnonsense line\n");
+        assert_int_equal(xp_cgroup_root_open(f->root, &root, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "mountinfo:2:"));
+
+        put(f, "proc/self/mountinfo", "32 31 0:29 / /x - cgroup\n");
+        assert_int_equal(xp_cgroup_root_open(f->root, &root, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "mountinfo:1: cgroup mount without options"));
+
+        /* a mount point with an escaped space is decoded */
+        put(f, "proc/self/mountinfo", "32 31 0:29 / /c\\040g rw - cgroup cgroup rw,pids\n");
+        put(f, "c g/cgroup.procs", "");
+        assert_int_equal(xp_cgroup_root_open(f->root, &root, &err), 0);
+        assert_int_equal(xp_cgroup_root_mode(root), XP_CGROUP_V1);
+        {
+                _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+
+                assert_int_equal(xp_cgroup_create(root, "g", &cg, &err), 0);
+                assert_true(exists(f, "c g/g"));
+        }
+        xp_cgroup_root_free(root);
+}
+
+/* ---- paths ----------------------------------------------------------------------------------- */
+
+static void paths(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_cgroup *cg = (struct xp_cgroup *)0x1;
+        struct xp_error err = {0};
+        char *path = NULL, longname[300];
+        static const char *const bad[] = {
+            "", "/a", "a/", "a//b", "a/../b", "..", "./a", "a/.", "a\nb"};
+
+        assert_int_equal(xp_cgroup_container_path("0d5c-11", "main", &path, &err), 0);
+        assert_string_equal(path, "xpool/0d5c-11/main");
+        free(path);
+        path = (char *)"untouched";
+        assert_int_equal(xp_cgroup_container_path("a/b", "main", &path, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "pod uid 'a/b'"));
+        assert_int_equal(xp_cgroup_container_path("uid", "..", &path, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "container '..'"));
+        assert_int_equal(xp_cgroup_container_path("", "c", &path, &err), -EINVAL);
+        memset(longname, 'u', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        assert_int_equal(xp_cgroup_container_path(longname, "c", &path, &err), -EINVAL);
+        assert_string_equal(path, "untouched");
+
+        v2_tree(f, "cpu memory pids", "ok");
+        root = open_root(f, XP_CGROUP_V2);
+        for (size_t i = 0; i < XP_ELEMENTSOF(bad); i++) {
+                assert_int_equal(xp_cgroup_create(root, bad[i], &cg, &err), -EINVAL);
+                assert_non_null(strstr(err.msg, "cgroup path"));
+        }
+        assert_int_equal(xp_cgroup_create(root, longname, &cg, &err), -EINVAL);
+        assert_ptr_equal(cg, (struct xp_cgroup *)0x1);
+        assert_false(exists(f, V1_CG "/a"));
+}
+
+/* ---- v1 -------------------------------------------------------------------------------------- */
+
+static const struct xp_cgroup_device gpu_devices[] = {
+    {.type = 'c', .major = 195, .minor = 0, .access = "rwm"},
+    {.type = 'c', .major = 1, .minor = 3, .access = "rw"},
+    {.type = 'b', .major = 8, .minor = 16, .access = "r"},
+};
+
+static void v1_create_apply(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_limits limits = {
+            .cpu_millis = 1500,
+            .memory_bytes = 512 * 1024 * 1024,
+            .pids_max = 64,
+            .cpuset_cpus = "2-3",
+            .cpuset_mems = "0",
+            .restrict_devices = true,
+            .devices = gpu_devices,
+            .n_devices = XP_ELEMENTSOF(gpu_devices),
+        };
+        _cleanup_close_ int deny = -1, allow = -1;
+
+        v1_tree(f, "xpool/uid1/main");
+        root = open_root(f, XP_CGROUP_V1);
+        if (xp_cgroup_create(root, "xpool/uid1/main", &cg, &err) < 0)
+                fail_msg("create: %s", err.msg);
+        assert_string_equal(xp_cgroup_path(cg), "xpool/uid1/main");
+        /* new cpuset levels inherit the parent's cpus and mems, top to bottom */
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/cpuset.cpus"), "0-7");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/cpuset.mems"), "0");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "0-7");
+
+        deny = put_fifo(f, V1_CG "/devices/xpool/uid1/main/devices.deny");
+        allow = put_fifo(f, V1_CG "/devices/xpool/uid1/main/devices.allow");
+        if (xp_cgroup_apply(cg, &limits, &err) < 0)
+                fail_msg("apply: %s", err.msg);
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_period_us"),
+                            "100000");
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_quota_us"),
+                            "150000");
+        assert_string_equal(get(f, V1_CG "/memory/xpool/uid1/main/memory.limit_in_bytes"),
+                            "536870912");
+        assert_string_equal(get(f, V1_CG "/pids/xpool/uid1/main/pids.max"), "64");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "2-3");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.mems"), "0");
+        assert_string_equal(drain(deny), "a");
+        /* three separate writes, in order, one rule each */
+        assert_string_equal(drain(allow), "c 195:0 rwmc 1:3 rwb 8:16 r");
+
+        /* a short period and a tiny quota: the kernel's 1 ms minimum */
+        limits = (struct xp_cgroup_limits){.cpu_millis = 1, .cpu_period_us = 10000};
+        put(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_quota_us", "");
+        put(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_period_us", "");
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), 0);
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_period_us"),
+                            "10000");
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/xpool/uid1/main/cpu.cfs_quota_us"), "1000");
+}
+
+static void v1_apply_errors(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_device dev = {.type = 'x', .major = 1, .minor = 1, .access = "rw"};
+        struct xp_cgroup_limits limits = {
+            .memory_bytes = 4096, .restrict_devices = true, .devices = &dev, .n_devices = 1};
+
+        v1_tree(f, "g");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_create(root, "g", &cg, &err), 0);
+
+        /* checked before any write: nothing changes */
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "devices[0].type"));
+        dev.type = 'c';
+        strcpy(dev.access, "rwx");
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "devices[0].access"));
+        dev.access[0] = '\0';
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EINVAL);
+        limits.restrict_devices = false;
+        strcpy(dev.access, "rw");
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "without restrict_devices"));
+        limits = (struct xp_cgroup_limits){.memory_bytes = 4096, .cpuset_cpus = "0-3; rm"};
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "cpuset_cpus: '0-3; rm'"));
+        limits =
+            (struct xp_cgroup_limits){.memory_bytes = 4096, .cpu_millis = 1, .cpu_period_us = 5};
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "cpu_period_us: 5"));
+        assert_string_equal(get(f, V1_CG "/memory/g/memory.limit_in_bytes"), "");
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/g/cpu.cfs_period_us"), "");
+
+        /* a file the kernel would have is missing: the error names file and value */
+        unlink_in(f, V1_CG "/pids/g/pids.max");
+        limits = (struct xp_cgroup_limits){.pids_max = 99};
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "writing '99' to /sys/fs/cgroup/pids/g/pids.max"));
+}
+
+static void v1_missing_controller(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_limits limits = {.memory_bytes = 4096, .pids_max = 5};
+
+        put(f,
+            "proc/self/mountinfo",
+            "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+        put(f, V1_CG "/memory/g/memory.limit_in_bytes", "");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_create(root, "g", &cg, &err), 0);
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EOPNOTSUPP);
+        assert_non_null(strstr(err.msg, "pids_max needs the v1 pids controller"));
+        assert_string_equal(get(f, V1_CG "/memory/g/memory.limit_in_bytes"), "");
+        /* create really makes the directories of a new group */
+        xp_cgroup_free(TAKE_PTR(cg));
+        assert_int_equal(xp_cgroup_create(root, "new/deeper", &cg, &err), 0);
+        assert_true(exists(f, V1_CG "/memory/new/deeper"));
+        assert_int_equal(xp_cgroup_remove(cg, &err), 0);
+        assert_false(exists(f, V1_CG "/memory/new/deeper"));
+        assert_true(exists(f, V1_CG "/memory/new"));
+}
+
+static void v1_pids_oom_remove(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        uint64_t kills = 77;
+
+        v1_tree(f, "g");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_create(root, "g", &cg, &err), 0);
+        assert_int_equal(xp_cgroup_add_pid(cg, 0, &err), -EINVAL);
+        assert_int_equal(xp_cgroup_add_pid(cg, 4321, &err), 0);
+        for (size_t h = 0; h < XP_ELEMENTSOF(v1_files); h++) {
+                char path[256];
+
+                snprintf(path, sizeof(path), V1_CG "/%s/g/cgroup.procs", v1_files[h][0]);
+                assert_string_equal(get(f, path), "4321");
+        }
+
+        put(f,
+            V1_CG "/memory/g/memory.oom_control",
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+        assert_int_equal(xp_cgroup_oom_kills(cg, &kills, &err), 0);
+        assert_int_equal(kills, 3);
+        put(f, V1_CG "/memory/g/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\n");
+        assert_int_equal(xp_cgroup_oom_kills(cg, &kills, &err), -ENODATA);
+        assert_non_null(strstr(err.msg, "memory.oom_control: no oom_kill line"));
+        put(f, V1_CG "/memory/g/memory.oom_control", "oom_kill x\n");
+        assert_int_equal(xp_cgroup_oom_kills(cg, &kills, &err), -EINVAL);
+        assert_int_equal(kills, 3);
+
+        /* the fake directories hold files, as a busy group holds processes */
+        assert_int_equal(xp_cgroup_remove(cg, &err), -ENOTEMPTY);
+        assert_non_null(strstr(err.msg, "removing cgroup /sys/fs/cgroup/"));
+        for (size_t h = 0; h < XP_ELEMENTSOF(v1_files); h++)
+                for (size_t i = 1; v1_files[h][i]; i++) {
+                        char path[256];
+
+                        snprintf(
+                            path, sizeof(path), V1_CG "/%s/g/%s", v1_files[h][0], v1_files[h][i]);
+                        unlink_in(f, path);
+                }
+        assert_int_equal(xp_cgroup_remove(cg, &err), 0);
+        assert_false(exists(f, V1_CG "/pids/g"));
+        assert_false(exists(f, V1_CG "/cpu,cpuacct/g"));
+        assert_true(exists(f, V1_CG "/pids"));
+        /* gone already: still success */
+        assert_int_equal(xp_cgroup_remove(cg, &err), 0);
+}
+
+/* ---- v2 -------------------------------------------------------------------------------------- */
+
+static void v2_create_apply(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_limits limits = {
+            .cpu_millis = 250,
+            .cpu_period_us = 50000,
+            .memory_bytes = 1 << 30,
+            .pids_max = 100,
+            .cpuset_cpus = "0,4-5",
+            .cpuset_mems = "0-1",
+        };
+        uint64_t kills = 0;
+
+        /* no pids controller here, and io is not one xpool enables */
+        v2_tree(f, "cpuset cpu io memory\n", "xpool/uid2/c");
+        root = open_root(f, XP_CGROUP_V2);
+        if (xp_cgroup_create(root, "xpool/uid2/c", &cg, &err) < 0)
+                fail_msg("create: %s", err.msg);
+        assert_string_equal(get(f, V1_CG "/cgroup.subtree_control"), "+cpu +cpuset +memory");
+        assert_string_equal(get(f, V1_CG "/xpool/cgroup.subtree_control"), "+cpu +cpuset +memory");
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/cgroup.subtree_control"),
+                            "+cpu +cpuset +memory");
+        /* the group holds processes, so it enables nothing below it */
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/cgroup.subtree_control"), "");
+
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EOPNOTSUPP);
+        assert_non_null(strstr(err.msg, "pids_max needs the pids controller"));
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/cpu.max"), "");
+        limits.pids_max = 0;
+        if (xp_cgroup_apply(cg, &limits, &err) < 0)
+                fail_msg("apply: %s", err.msg);
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/cpu.max"), "12500 50000");
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/memory.max"), "1073741824");
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/cpuset.cpus"), "0,4-5");
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/cpuset.mems"), "0-1");
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/pids.max"), "");
+
+        /* device isolation needs BPF on v2: refused before any write */
+        put(f, V1_CG "/xpool/uid2/c/memory.max", "");
+        limits = (struct xp_cgroup_limits){
+            .memory_bytes = 8192, .restrict_devices = true, .devices = gpu_devices, .n_devices = 1};
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), -EOPNOTSUPP);
+        assert_non_null(strstr(err.msg, "BPF"));
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/memory.max"), "");
+
+        assert_int_equal(xp_cgroup_add_pid(cg, 99, &err), 0);
+        assert_string_equal(get(f, V1_CG "/xpool/uid2/c/cgroup.procs"), "99");
+
+        put(f,
+            V1_CG "/xpool/uid2/c/memory.events",
+            "low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n");
+        assert_int_equal(xp_cgroup_oom_kills(cg, &kills, &err), 0);
+        assert_int_equal(kills, 1);
+        put(f, V1_CG "/xpool/uid2/c/memory.events", "oom_kill_other 5\n");
+        assert_int_equal(xp_cgroup_oom_kills(cg, &kills, &err), -ENODATA);
+        assert_int_equal(kills, 1);
+        unlink_in(f, V1_CG "/xpool/uid2/c/memory.events");
+        assert_int_equal(xp_cgroup_oom_kills(cg, &kills, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "reading /sys/fs/cgroup/xpool/uid2/c/memory.events"));
+}
+
+static void v2_errors(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_cgroup *cg = (struct xp_cgroup *)0x1;
+        struct xp_error err = {0};
+
+        /* a parent without cgroup.subtree_control: the kernel would refuse, and so do we */
+        v2_tree(f, "cpu memory pids", "a");
+        root = open_root(f, XP_CGROUP_V2);
+        assert_int_equal(xp_cgroup_create(root, "a/b/c", &cg, &err), -ENOENT);
+        assert_non_null(strstr(
+            err.msg, "writing '+cpu +memory +pids' to /sys/fs/cgroup/a/b/cgroup.subtree_control"));
+        assert_ptr_equal(cg, (struct xp_cgroup *)0x1);
+
+        /* mkdir fails where a file stands in the way */
+        put(f, V1_CG "/blocked", "");
+        assert_int_equal(xp_cgroup_create(root, "blocked/x", &cg, &err), -ENOTDIR);
+        assert_non_null(strstr(err.msg, "creating cgroup /sys/fs/cgroup/blocked/x"));
+}
+
+/* ---- the real machine ------------------------------------------------------------------------ */
+
+static void real_machine(void **state)
+{
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_device null_dev = {.type = 'c', .major = 1, .minor = 3, .access = "rwm"};
+        struct xp_cgroup_limits limits = {
+            .cpu_millis = 500, .memory_bytes = 64 << 20, .pids_max = 16};
+        char path[64], proc[64], line[1024];
+        bool found = false;
+        uint64_t kills = 99;
+        FILE *file;
+        pid_t child;
+        int status, r;
+
+        (void)state;
+        if (geteuid() != 0) {
+                print_message("skipping: not root\n");
+                skip();
+        }
+        if (xp_cgroup_root_open("/", &root, &err) < 0)
+                fail_msg("open /: %s", err.msg);
+        if (xp_cgroup_root_mode(root) == XP_CGROUP_NONE) {
+                print_message("skipping: no cgroups on this machine\n");
+                skip();
+        }
+        snprintf(path, sizeof(path), "xpool-test-%d", (int)getpid());
+        r = xp_cgroup_create(root, path, &cg, &err);
+        if (r == -EROFS || r == -EACCES || r == -EPERM) {
+                print_message("skipping: cgroups not writable: %s\n", err.msg);
+                skip();
+        }
+        if (r < 0)
+                fail_msg("create: %s", err.msg);
+        if (xp_cgroup_root_mode(root) == XP_CGROUP_V1) {
+                limits.restrict_devices = true;
+                limits.devices = &null_dev;
+                limits.n_devices = 1;
+        }
+        r = xp_cgroup_apply(cg, &limits, &err);
+        if (r < 0) {
+                xp_cgroup_remove(cg, NULL);
+                fail_msg("apply: %s", err.msg);
+        }
+
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        r = xp_cgroup_add_pid(cg, child, &err);
+        snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)child);
+        file = fopen(proc, "re");
+        while (file && fgets(line, sizeof(line), file))
+                if (strstr(line, path))
+                        found = true;
+        if (file)
+                fclose(file);
+        kill(child, SIGKILL);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        if (r < 0) {
+                xp_cgroup_remove(cg, NULL);
+                fail_msg("add_pid: %s", err.msg);
+        }
+        assert_true(found);
+        r = xp_cgroup_oom_kills(cg, &kills, &err);
+        assert_true(r == 0 || r == -ENODATA);
+        if (r == 0)
+                assert_int_equal(kills, 0);
+        /* the killed child leaves the group asynchronously; give the kernel a moment */
+        for (int i = 0; i < 50 && (r = xp_cgroup_remove(cg, &err)) == -EBUSY; i++)
+                usleep(20000);
+        if (r < 0)
+                fail_msg("remove: %s", err.msg);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(detect_modes, setup, teardown),
+            cmocka_unit_test_setup_teardown(detect_errors, setup, teardown),
+            cmocka_unit_test_setup_teardown(paths, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_create_apply, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_apply_errors, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
+            cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),
+            cmocka_unit_test_setup_teardown(v2_errors, setup, teardown),
+            cmocka_unit_test(real_machine),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
