@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "internal.h"
@@ -35,32 +34,10 @@ bool namespace_protected(const char *name)
 
 static json_t *namespace_json(const char *name)
 {
-        char created[XP_RFC3339_MAX], uid[37];
-        uint8_t b[16];
+        char created[XP_RFC3339_MAX], uid[UUID_STRING];
 
-        if (getrandom(b, sizeof b, 0) != sizeof b)
+        if (uuid_v4(uid) < 0)
                 return NULL;
-        b[6] = (b[6] & 0x0f) | 0x40;
-        b[8] = (b[8] & 0x3f) | 0x80;
-        snprintf(uid,
-                 sizeof uid,
-                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 b[0],
-                 b[1],
-                 b[2],
-                 b[3],
-                 b[4],
-                 b[5],
-                 b[6],
-                 b[7],
-                 b[8],
-                 b[9],
-                 b[10],
-                 b[11],
-                 b[12],
-                 b[13],
-                 b[14],
-                 b[15]);
         xp_time_format_rfc3339(time(NULL), created);
         return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[s]}, s:{s:s}}",
                          "apiVersion",

@@ -362,11 +362,24 @@ static int read_stored(const struct request *req,
 /* ---- tables --------------------------------------------------------------------------------- */
 
 /* kubectl asks for Tables with Accept: application/json;as=Table;v=v1;g=meta.k8s.io,... */
-static bool wants_table(const struct request *req)
+bool request_wants_table(const struct request *req)
 {
         const char *accept = request_header(req, "Accept");
 
         return accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
+}
+
+bool table_include_parse(const char *value, enum xp_table_include *ret)
+{
+        if (!value || !value[0] || strcmp(value, "Metadata") == 0)
+                *ret = XP_TABLE_INCLUDE_METADATA;
+        else if (strcmp(value, "None") == 0)
+                *ret = XP_TABLE_INCLUDE_NONE;
+        else if (strcmp(value, "Object") == 0)
+                *ret = XP_TABLE_INCLUDE_OBJECT;
+        else
+                return false;
+        return true;
 }
 
 /* ?includeObject=None|Metadata|Object: 1 with the mode, 0 with ret filled. */
@@ -375,13 +388,7 @@ table_include(const struct request *req, enum xp_table_include *ret_include, str
 {
         const char *v = request_query(req, "includeObject");
 
-        if (!v || !v[0] || strcmp(v, "Metadata") == 0)
-                *ret_include = XP_TABLE_INCLUDE_METADATA;
-        else if (strcmp(v, "None") == 0)
-                *ret_include = XP_TABLE_INCLUDE_NONE;
-        else if (strcmp(v, "Object") == 0)
-                *ret_include = XP_TABLE_INCLUDE_OBJECT;
-        else
+        if (!table_include_parse(v, ret_include))
                 return reply_status(
                     ret,
                     400,
@@ -530,7 +537,7 @@ int handle_get(const struct request *req, const struct route *route, struct repl
                          &err);
         if (r < 0)
                 return reply_store_error(ret, r, kind, req->name, &err);
-        if (wants_table(req) && !route->subresource) {
+        if (request_wants_table(req) && !route->subresource) {
                 json_t *items = json_array();
 
                 if (!items || json_array_append_new(items, json) < 0) {
@@ -584,7 +591,7 @@ bool selectors_match(const struct xp_label_selector *labels,
                xp_field_selector_matches(fields, object);
 }
 
-static bool is_watch(const struct request *req)
+bool request_is_watch(const struct request *req)
 {
         const char *v = request_query(req, "watch");
 
@@ -603,7 +610,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         size_t i;
         int r;
 
-        if (is_watch(req))
+        if (request_is_watch(req))
                 return watch_start(req, route, ret);
         r = selectors_parse(req, kind, &labels, &fields, ret);
         if (r <= 0)
@@ -635,7 +642,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
                 }
         }
         format_resource_version(version, rv);
-        if (wants_table(req)) {
+        if (request_wants_table(req)) {
                 r = reply_table(req, kind, TAKE_PTR(kept), rv, ret);
                 goto out;
         }

@@ -466,8 +466,6 @@ int watch_start(const struct request *req, const struct route *route, struct rep
 {
         const struct xp_kind *kind = route->kind;
         const char *rv = request_query(req, "resourceVersion");
-        const char *accept = request_header(req, "Accept");
-        const char *include = request_query(req, "includeObject");
         struct watch *w;
         bool from_now = !rv || !rv[0] || strcmp(rv, "0") == 0;
         int r;
@@ -490,12 +488,10 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                 goto fail;
         w->filtered =
             !xp_label_selector_is_empty(w->labels) || !xp_field_selector_is_empty(w->fields);
-        w->table = accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
-        w->include = XP_TABLE_INCLUDE_METADATA;
-        if (include && strcmp(include, "None") == 0)
-                w->include = XP_TABLE_INCLUDE_NONE;
-        else if (include && strcmp(include, "Object") == 0)
-                w->include = XP_TABLE_INCLUDE_OBJECT;
+        w->table = request_wants_table(req);
+        /* an includeObject a list refuses (400) is taken as the default here */
+        if (!table_include_parse(request_query(req, "includeObject"), &w->include))
+                w->include = XP_TABLE_INCLUDE_METADATA;
         r = watch_deadline(req, &w->deadline_ms, ret);
         if (r <= 0)
                 goto fail;

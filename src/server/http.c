@@ -283,15 +283,11 @@ const char *request_header(const struct request *req, const char *name)
 
 static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
 {
-        const char *watch;
-
         switch (m) {
         case HTTP_GET:
                 if (req->name)
                         return AUTH_GET;
-                watch = request_query(req, "watch");
-                return watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0) ? AUTH_WATCH
-                                                                                        : AUTH_LIST;
+                return request_is_watch(req) ? AUTH_WATCH : AUTH_LIST;
         case HTTP_POST:
                 return AUTH_CREATE;
         case HTTP_PUT:

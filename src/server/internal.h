@@ -17,6 +17,7 @@
 #include "xpool/error.h"
 #include "xpool/kind.h"
 #include "xpool/store.h"
+#include "xpool/table.h"
 
 enum http_method {
         HTTP_GET,
@@ -117,6 +118,13 @@ struct route {
         /* Set per request by the dispatcher from {resource} (or ROUTE_PODS); NULL otherwise. */
         const struct xp_kind *kind;
 };
+
+/* ?watch=true (or 1). */
+bool request_is_watch(const struct request *req);
+/* The Accept header asks for a meta.k8s.io Table (kubectl get). */
+bool request_wants_table(const struct request *req);
+/* ?includeObject's value (NULL or "" is Metadata); false when it is none of the three. */
+bool table_include_parse(const char *value, enum xp_table_include *ret);
 
 /* Kinds whose status is written through /status only: pods, nodes, namespaces. */
 bool kind_has_status(const struct xp_kind *kind);
