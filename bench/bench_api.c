@@ -152,6 +152,9 @@ static int child_start(const char *xpool, struct child *ch)
                         "--listen",
                         "127.0.0.1:0",
                         "--no-tls",
+                        /* the API alone: with no nodes, the scheduler would answer every
+                         * create with a status write and an Event of its own */
+                        "--no-scheduler",
                         "--data-dir",
                         ch->data,
                         NULL};
