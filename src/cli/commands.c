@@ -11,6 +11,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"get", "list objects or show some: tables, -o wide|json|yaml|name, -w", xp_cmd_get},
     {"describe", "show a pod or node in detail, with its events", xp_cmd_describe},
     {"delete", "delete objects by name or by manifest (-f FILE)", xp_cmd_delete},
+    {"run", "run a command as a pod with devices, in the foreground (-- COMMAND)", xp_cmd_run},
     {"logs", "print a pod's container logs (-f to follow)", xp_cmd_logs},
     {"server", "serve the Kubernetes-shaped API over the durable store", xp_cmd_server},
     {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
