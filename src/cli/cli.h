@@ -4,6 +4,7 @@
 /* One file per subcommand; main.c dispatches through the table in commands.c. */
 
 #include <getopt.h>
+#include <stdint.h>
 
 struct xp_cli_command {
         const char *name;
@@ -58,6 +59,9 @@ int xp_cli_getopt(int argc,
  * Caller frees; NULL on -ENOMEM.
  */
 char *xp_cli_default_data_dir(void);
+
+/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
+int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);
 
 /* mkdir -p path, its parents 0755 and the last component 0700; existing ones are kept. -errno. */
 int xp_cli_make_data_dir(const char *path);

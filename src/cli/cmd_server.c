@@ -35,35 +35,6 @@ static const char usage[] =
     "      --no-scheduler      do not place pods: they stay Pending until bound through\n"
     "                          pods/binding (another scheduler)\n";
 
-/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
-static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
-{
-        char *colon, *host = text, *end;
-        unsigned long port;
-
-        if (text[0] == '[') {
-                char *close = strchr(text, ']');
-
-                if (!close || close[1] != ':')
-                        return -EINVAL;
-                *close = '\0';
-                host = text + 1;
-                colon = close + 1;
-        } else {
-                colon = strrchr(text, ':');
-                if (!colon)
-                        return -EINVAL;
-                *colon = '\0';
-        }
-        errno = 0;
-        port = strtoul(colon + 1, &end, 10);
-        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535 || !host[0])
-                return -EINVAL;
-        *ret_host = host;
-        *ret_port = (uint16_t)port;
-        return 0;
-}
-
 struct server_args {
         struct xp_server_options *options;
         const char **sans;       /* room for XP_SERVER_SANS_MAX */
@@ -81,7 +52,7 @@ static int server_option(int c, const char *arg, void *userdata)
                 a->listen = strdup(arg);
                 if (!a->listen)
                         return XP_EXIT_FAILURE;
-                if (parse_listen(a->listen, &a->options->host, &a->options->port) < 0) {
+                if (xp_cli_parse_listen(a->listen, &a->options->host, &a->options->port) < 0) {
                         fprintf(
                             stderr,
                             "xpool server: --listen '%s': expected HOST:PORT, e.g. 127.0.0.1:6443\n",

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -31,5 +35,34 @@ int xp_cli_getopt(int argc,
                 if (r != 0)
                         return r;
         }
+        return 0;
+}
+
+/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
+int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
+{
+        char *colon, *host = text, *end;
+        unsigned long port;
+
+        if (text[0] == '[') {
+                char *close = strchr(text, ']');
+
+                if (!close || close[1] != ':')
+                        return -EINVAL;
+                *close = '\0';
+                host = text + 1;
+                colon = close + 1;
+        } else {
+                colon = strrchr(text, ':');
+                if (!colon)
+                        return -EINVAL;
+                *colon = '\0';
+        }
+        errno = 0;
+        port = strtoul(colon + 1, &end, 10);
+        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535 || !host[0])
+                return -EINVAL;
+        *ret_host = host;
+        *ret_port = (uint16_t)port;
         return 0;
 }
