@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pods on one node, end to end: `xpool server --no-tls` and `xpool agent` started as two
+ * processes (so that the agent is measured alone), then
+ *   - the agent's idle RSS and CPU with no pods, over --idle seconds;
+ *   - create -> Running latency: --latency pods (`sleep 600`) created one after another, each
+ *     timed from its POST until the watch shows it running; p50/p99;
+ *   - throughput: --throughput pods (`true`, restartPolicy Never) created as fast as one client
+ *     can, and the time until the watch has seen every one Succeeded: pods completed per second;
+ *   - the agent's RSS and CPU once more, idle after the work.
+ * Prints figures; asserts nothing.
+ *
+ *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xpool/client.h"
+#include "xpool/macro.h"
+
+extern char **environ;
+
+#define NODE      "bench-node"
+#define PODS_PATH "/api/v1/namespaces/default/pods"
+
+static double now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char dir[512];
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return remove(path) < 0 ? -errno : 0;
+}
+
+/* Starts xpool with args, its output into DIR/log. 0 or -errno. */
+static int spawn(const char *log, char **argv, pid_t *ret)
+{
+        posix_spawn_file_actions_t fa;
+        char path[700];
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, log);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(
+            &fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+        r = posix_spawn(ret, argv[0], &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (r != 0) {
+                fprintf(stderr, "bench_pods: cannot start %s: %s\n", argv[0], strerror(r));
+                return -r;
+        }
+        return 0;
+}
+
+static void stop(pid_t pid)
+{
+        double deadline = now() + 10;
+        int status;
+
+        if (pid <= 0)
+                return;
+        kill(pid, SIGTERM);
+        while (waitpid(pid, &status, WNOHANG) == 0) {
+                if (now() > deadline) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, &status, 0);
+                        return;
+                }
+                usleep(20000);
+        }
+}
+
+/* The first line of file holding needle, from the needle on, or NULL (caller frees). */
+static char *grep_file(const char *file, const char *needle)
+{
+        char path[700], line[4096], *found = NULL, *p;
+        FILE *fp;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
+        fp = fopen(path, "re");
+        while (fp && !found && fgets(line, sizeof(line), fp)) {
+                p = strstr(line, needle);
+                if (p) {
+                        p[strcspn(p, "\r\n")] = '\0';
+                        found = strdup(p);
+                }
+        }
+        if (fp)
+                fclose(fp);
+        return found;
+}
+
+/* The value after "token:" in the admin kubeconfig. */
+static char *admin_token(void)
+{
+        char *line = grep_file("data/admin.kubeconfig", "token:"), *p, *token;
+
+        if (!line)
+                return NULL;
+        p = line + 6;
+        p += strspn(p, " \t\"'");
+        p[strcspn(p, " \t\"'")] = '\0';
+        token = strdup(p);
+        free(line);
+        return token;
+}
+
+/* The agent's RSS (KiB) and CPU seconds so far, from /proc. */
+static void proc_usage(pid_t pid, long *ret_rss_kib, double *ret_cpu)
+{
+        char path[64], buf[4096], *p;
+        unsigned long utime = 0, stime = 0;
+        long rss = -1;
+        FILE *fp;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        fp = fopen(path, "re");
+        while (fp && fgets(buf, sizeof(buf), fp))
+                if (sscanf(buf, "VmRSS: %ld kB", &rss) == 1)
+                        break;
+        if (fp)
+                fclose(fp);
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fp = fopen(path, "re");
+        if (fp && fgets(buf, sizeof(buf), fp) && (p = strrchr(buf, ')')))
+                /* fields 14 and 15 (utime, stime) after the command's closing parenthesis */
+                sscanf(
+                    p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime);
+        if (fp)
+                fclose(fp);
+        *ret_rss_kib = rss;
+        *ret_cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void measure_idle(const char *when, pid_t agent, int seconds)
+{
+        long rss0, rss1;
+        double cpu0, cpu1;
+
+        proc_usage(agent, &rss0, &cpu0);
+        sleep((unsigned)seconds);
+        proc_usage(agent, &rss1, &cpu1);
+        printf("agent idle %s: RSS %.1f MiB, CPU %.2f%% of one core over %d s\n",
+               when,
+               (double)rss1 / 1024.0,
+               100.0 * (cpu1 - cpu0) / seconds,
+               seconds);
+}
+
+/* ---- the watch: when each pod was first seen running, how many have Succeeded ---- */
+
+struct watch {
+        struct xp_apiclient *client;
+        pthread_mutex_t lock;
+        pthread_cond_t changed;
+        json_t *running;   /* name -> seconds (now()) first seen running */
+        json_t *succeeded; /* name -> true */
+        double last_succeeded;
+};
+
+static int on_event(const char *line, size_t len, void *userdata)
+{
+        struct watch *w = userdata;
+        json_auto_t *event = json_loadb(line, len, 0, NULL);
+        json_t *pod = json_object_get(event, "object");
+        const char *name =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+        double t = now();
+
+        if (!name || !phase)
+                return 0;
+        pthread_mutex_lock(&w->lock);
+        if ((strcmp(phase, "Running") == 0 || strcmp(phase, "Succeeded") == 0 ||
+             strcmp(phase, "Failed") == 0) &&
+            !json_object_get(w->running, name))
+                json_object_set_new(w->running, name, json_real(t));
+        if (strcmp(phase, "Succeeded") == 0 && !json_object_get(w->succeeded, name)) {
+                json_object_set_new(w->succeeded, name, json_true());
+                w->last_succeeded = t;
+        }
+        pthread_cond_broadcast(&w->changed);
+        pthread_mutex_unlock(&w->lock);
+        return 0;
+}
+
+static void *watch_thread(void *userdata)
+{
+        struct watch *w = userdata;
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_apiclient_stream_lines(
+            w->client, PODS_PATH "?watch=1", "application/json", on_event, w, &err);
+        if (r < 0 && r != -ECANCELED)
+                fprintf(stderr, "bench_pods: the watch ended: %s\n", xp_error_message(&err));
+        return NULL;
+}
+
+static int create_pod(struct xp_apiclient *client, const char *name, const char *command)
+{
+        json_auto_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:[s, s, s]}]}}",
+                                     "apiVersion",
+                                     "v1",
+                                     "kind",
+                                     "Pod",
+                                     "metadata",
+                                     "name",
+                                     name,
+                                     "spec",
+                                     "restartPolicy",
+                                     "Never",
+                                     "containers",
+                                     "name",
+                                     "c",
+                                     "command",
+                                     "sh",
+                                     "-c",
+                                     command);
+        json_auto_t *answer = NULL;
+        struct xp_error err = {0};
+        int r;
+
+        if (!pod)
+                return -ENOMEM;
+        r = xp_apiclient_json(client, "POST", PODS_PATH, NULL, pod, NULL, &answer, &err);
+        if (r < 0)
+                fprintf(stderr, "bench_pods: create %s: %s\n", name, xp_error_message(&err));
+        return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+static double percentile(const double *sorted, size_t n, double p)
+{
+        size_t i = (size_t)((double)n * p);
+
+        return sorted[i < n ? i : n - 1];
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option options[] = {
+            {"xpool", required_argument, NULL, 'x'},
+            {"latency", required_argument, NULL, 'l'},
+            {"throughput", required_argument, NULL, 't'},
+            {"idle", required_argument, NULL, 'i'},
+            {},
+        };
+        const char *xpool = "build/xpool";
+        long n_latency = 200, n_throughput = 2000, idle = 10;
+        char data[600], agent_data[600], url[64] = "", *token = NULL, *node_token = NULL, *line;
+        struct watch w = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
+        struct xp_apiclient *client = NULL;
+        struct xp_error err = {0};
+        pid_t server = 0, agent = 0;
+        double *latencies = NULL, deadline, t0;
+        pthread_t thread;
+        bool watching = false;
+        int c, rc = 1;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+                switch (c) {
+                case 'x':
+                        xpool = optarg;
+                        break;
+                case 'l':
+                        n_latency = strtol(optarg, NULL, 10);
+                        break;
+                case 't':
+                        n_throughput = strtol(optarg, NULL, 10);
+                        break;
+                case 'i':
+                        idle = strtol(optarg, NULL, 10);
+                        break;
+                default:
+                        fprintf(
+                            stderr,
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S]\n");
+                        return 2;
+                }
+        }
+        if (n_latency < 1 || n_throughput < 1 || idle < 1) {
+                fprintf(stderr, "bench_pods: counts and seconds are at least 1\n");
+                return 2;
+        }
+        signal(SIGPIPE, SIG_IGN);
+        snprintf(dir, sizeof(dir), "%s/bench-pods-XXXXXX", getenv("TMPDIR") ?: "/tmp");
+        if (!mkdtemp(dir)) {
+                fprintf(stderr, "bench_pods: mkdtemp %s: %s\n", dir, strerror(errno));
+                return 1;
+        }
+        snprintf(data, sizeof(data), "%s/data", dir);
+        snprintf(agent_data, sizeof(agent_data), "%s/agent", dir);
+
+        /* the server, then a node token, then the agent */
+        {
+                char *args[] = {(char *)xpool,
+                                "server",
+                                "--listen",
+                                "127.0.0.1:0",
+                                "--no-tls",
+                                "--data-dir",
+                                data,
+                                NULL};
+
+                if (spawn("server.log", args, &server) < 0)
+                        goto out;
+        }
+        for (deadline = now() + 15; now() < deadline && !url[0]; usleep(20000)) {
+                unsigned port;
+
+                line = grep_file("server.log", "listening on http://127.0.0.1:");
+                if (line && sscanf(line, "listening on http://127.0.0.1:%u", &port) == 1)
+                        snprintf(url, sizeof(url), "http://127.0.0.1:%u", port);
+                free(line);
+        }
+        token = admin_token();
+        if (!url[0] || !token) {
+                fprintf(stderr, "bench_pods: the server did not come up; see %s/server.log\n", dir);
+                goto out;
+        }
+        {
+                char *args[] = {
+                    (char *)xpool, "token", "create", "--node", NODE, "--data-dir", data, NULL};
+                pid_t pid;
+                int status;
+
+                if (spawn("token.txt", args, &pid) < 0 || waitpid(pid, &status, 0) != pid ||
+                    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        goto out;
+                node_token = grep_file("token.txt", "xpn_");
+                if (!node_token) {
+                        fprintf(stderr, "bench_pods: no node token in %s/token.txt\n", dir);
+                        goto out;
+                }
+                node_token[strcspn(node_token, " \t")] = '\0';
+        }
+        {
+                char *args[] = {(char *)xpool,
+                                "agent",
+                                "--server",
+                                url,
+                                "--token",
+                                node_token,
+                                "--node-name",
+                                NODE,
+                                "--data-dir",
+                                agent_data,
+                                NULL};
+
+                if (spawn("agent.log", args, &agent) < 0)
+                        goto out;
+        }
+        if (xp_apiclient_new(
+                &(struct xp_apiclient_options){.server = url, .token = token}, &client, &err) < 0 ||
+            xp_apiclient_new(&(struct xp_apiclient_options){.server = url, .token = token},
+                             &w.client,
+                             &err) < 0) {
+                fprintf(stderr, "bench_pods: %s\n", xp_error_message(&err));
+                goto out;
+        }
+        /* the node Ready */
+        for (deadline = now() + 30;; usleep(100000)) {
+                json_auto_t *node = NULL;
+                const json_t *cond;
+                size_t i;
+                bool ready = false;
+
+                if (xp_apiclient_json(
+                        client, "GET", "/api/v1/nodes/" NODE, NULL, NULL, NULL, &node, NULL) >= 0)
+                        json_array_foreach(
+                            json_object_get(json_object_get(node, "status"), "conditions"), i, cond)
+                            ready |=
+                            json_is_string(json_object_get(cond, "status")) &&
+                            strcmp(json_string_value(json_object_get(cond, "type")), "Ready") ==
+                                0 &&
+                            strcmp(json_string_value(json_object_get(cond, "status")), "True") == 0;
+                if (ready)
+                        break;
+                if (now() > deadline) {
+                        fprintf(stderr,
+                                "bench_pods: node %s not Ready within 30 s; see %s/agent.log\n",
+                                NODE,
+                                dir);
+                        goto out;
+                }
+        }
+        printf("one node (server + agent, --no-tls) on 127.0.0.1; logs in %s\n", dir);
+        measure_idle("before any pod", agent, (int)idle);
+
+        w.running = json_object();
+        w.succeeded = json_object();
+        latencies = calloc((size_t)n_latency, sizeof(*latencies));
+        if (!w.running || !w.succeeded || !latencies ||
+            pthread_create(&thread, NULL, watch_thread, &w) != 0)
+                goto out;
+        watching = true;
+        usleep(200000); /* the watch open before the first create */
+
+        /* create -> Running, one pod at a time */
+        for (long i = 0; i < n_latency; i++) {
+                char name[64];
+                double start, seen = 0;
+
+                snprintf(name, sizeof(name), "lat-%ld", i);
+                start = now();
+                if (create_pod(client, name, "sleep 600") < 0)
+                        goto out;
+                pthread_mutex_lock(&w.lock);
+                while (!json_object_get(w.running, name) && now() < start + 60) {
+                        struct timespec ts;
+
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        ts.tv_nsec += 50 * 1000 * 1000;
+                        if (ts.tv_nsec >= 1000000000) {
+                                ts.tv_sec++;
+                                ts.tv_nsec -= 1000000000;
+                        }
+                        pthread_cond_timedwait(&w.changed, &w.lock, &ts);
+                }
+                if (json_object_get(w.running, name))
+                        seen = json_real_value(json_object_get(w.running, name));
+                pthread_mutex_unlock(&w.lock);
+                if (!seen) {
+                        fprintf(stderr, "bench_pods: %s not Running within 60 s\n", name);
+                        goto out;
+                }
+                latencies[i] = seen - start;
+        }
+        qsort(latencies, (size_t)n_latency, sizeof(*latencies), cmp_double);
+        printf("create -> Running, %ld pods one at a time: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+               n_latency,
+               1e3 * percentile(latencies, (size_t)n_latency, 0.50),
+               1e3 * percentile(latencies, (size_t)n_latency, 0.99),
+               1e3 * latencies[n_latency - 1]);
+        /* the sleepers go (grace 0), so that they do not take the node's pod slots */
+        for (long i = 0; i < n_latency; i++) {
+                char path[128];
+                json_auto_t *answer = NULL;
+
+                snprintf(path, sizeof(path), PODS_PATH "/lat-%ld?gracePeriodSeconds=0", i);
+                xp_apiclient_json(client, "DELETE", path, NULL, NULL, NULL, &answer, NULL);
+        }
+
+        /* throughput of short pods */
+        t0 = now();
+        for (long i = 0; i < n_throughput; i++) {
+                char name[64];
+
+                snprintf(name, sizeof(name), "thr-%ld", i);
+                if (create_pod(client, name, "true") < 0)
+                        goto out;
+        }
+        printf("created %ld pods in %.2f s (%.0f/s)\n",
+               n_throughput,
+               now() - t0,
+               (double)n_throughput / (now() - t0));
+        pthread_mutex_lock(&w.lock);
+        for (deadline = now() + 600; now() < deadline;) {
+                long done = 0;
+                const char *key;
+                json_t *v;
+
+                json_object_foreach(w.succeeded, key, v) done += strncmp(key, "thr-", 4) == 0;
+                if (done >= n_throughput)
+                        break;
+                pthread_mutex_unlock(&w.lock);
+                usleep(100000);
+                pthread_mutex_lock(&w.lock);
+        }
+        printf("%ld short pods (`true`, restartPolicy Never) completed in %.2f s: %.1f pods/s\n",
+               n_throughput,
+               w.last_succeeded - t0,
+               (double)n_throughput / (w.last_succeeded - t0));
+        pthread_mutex_unlock(&w.lock);
+        measure_idle("after the work", agent, (int)idle);
+        rc = 0;
+out:
+        if (watching) {
+                xp_apiclient_cancel(w.client);
+                pthread_join(thread, NULL);
+        }
+        stop(agent);
+        stop(server);
+        xp_apiclient_free(client);
+        xp_apiclient_free(w.client);
+        json_decref(w.running);
+        json_decref(w.succeeded);
+        free(latencies);
+        free(token);
+        free(node_token);
+        if (rc == 0)
+                nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        return rc;
+}
