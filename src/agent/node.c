@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Node an agent reports: resources from the inventory (cpu, memory, pods, one integer count
+ * per device resource, unhealthy devices kept out of allocatable), labels the scheduler and users
+ * select on, conditions, addresses and the host's facts. Pure, so it is tested without a server.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_internal.h"
+#include "xpool/codec.h"
+#include "xpool/timeutil.h"
+
+#define MAX_PODS 110
+
+const char *xp_agent_arch(const char *machine)
+{
+        static const struct {
+                const char *machine, *arch;
+        } table[] = {
+            {"x86_64", "amd64"},
+            {"aarch64", "arm64"},
+            {"i686", "386"},
+            {"i386", "386"},
+            {"armv7l", "arm"},
+            {"ppc64le", "ppc64le"},
+            {"s390x", "s390x"},
+            {"riscv64", "riscv64"},
+        };
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(table); i++)
+                if (strcmp(machine, table[i].machine) == 0)
+                        return table[i].arch;
+        return machine;
+}
+
+static bool is_alnum(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALUE_MAX + 1])
+{
+        size_t n = 0;
+
+        for (const char *p = text; *p && n < XP_AGENT_LABEL_VALUE_MAX; p++) {
+                char c = *p;
+
+                if (!is_alnum(c) && c != '.' && c != '_' && c != '-')
+                        c = '-';
+                if (n == 0 && !is_alnum(c))
+                        continue;
+                buf[n++] = c;
+        }
+        while (n > 0 && !is_alnum(buf[n - 1]))
+                n--;
+        buf[n] = '\0';
+        return buf;
+}
+
+json_t *xp_agent_node_conditions(int64_t now_s)
+{
+        static const char *const pressures[][3] = {
+            {"MemoryPressure", "AgentHasSufficientMemory", "the agent has sufficient memory"},
+            {"DiskPressure", "AgentHasNoDiskPressure", "the agent has no disk pressure"},
+            {"PIDPressure", "AgentHasSufficientPID", "the agent has sufficient PIDs"},
+        };
+        char now[XP_RFC3339_MAX];
+        json_t *conditions = json_array();
+
+        xp_time_format_rfc3339(now_s, now);
+        if (!conditions)
+                return NULL;
+        for (size_t i = 0; i < XP_ELEMENTSOF(pressures); i++)
+                if (json_array_append_new(conditions,
+                                          json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
+                                                    "type",
+                                                    pressures[i][0],
+                                                    "status",
+                                                    "False",
+                                                    "reason",
+                                                    pressures[i][1],
+                                                    "message",
+                                                    pressures[i][2],
+                                                    "lastHeartbeatTime",
+                                                    now,
+                                                    "lastTransitionTime",
+                                                    now)) < 0)
+                        goto fail;
+        if (json_array_append_new(conditions,
+                                  json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
+                                            "type",
+                                            "Ready",
+                                            "status",
+                                            "True",
+                                            "reason",
+                                            "AgentReady",
+                                            "message",
+                                            "xpool agent is posting ready status",
+                                            "lastHeartbeatTime",
+                                            now,
+                                            "lastTransitionTime",
+                                            now)) < 0)
+                goto fail;
+        return conditions;
+fail:
+        json_decref(conditions);
+        return NULL;
+}
+
+static int add_count(json_t *list, const char *name, int64_t n)
+{
+        json_t *old = json_object_get(list, name);
+        char buf[32];
+
+        if (old)
+                n += strtoll(json_string_value(old), NULL, 10);
+        snprintf(buf, sizeof(buf), "%" PRId64, n);
+        return json_object_set_new(list, name, json_string(buf));
+}
+
+/* capacity and allocatable: cpu, memory, pods and one count per device resource. */
+static int add_resources(const struct xp_node_inventory *inv,
+                         const struct xp_agent_node_info *info,
+                         json_t *status)
+{
+        json_t *capacity = json_object(), *allocatable = json_object();
+        int64_t cpus = inv->cpu && inv->cpu->threads > 0 ? inv->cpu->threads : info->cpu_count;
+        char buf[32];
+        int r = 0;
+
+        if (json_object_set_new(status, "capacity", capacity) < 0 ||
+            json_object_set_new(status, "allocatable", allocatable) < 0)
+                return -ENOMEM;
+        for (int i = 0; i < 2; i++) {
+                json_t *list = i == 0 ? capacity : allocatable;
+
+                r |= add_count(list, "cpu", cpus > 0 ? cpus : 1);
+                snprintf(
+                    buf, sizeof(buf), "%" PRId64, inv->memory_bytes > 0 ? inv->memory_bytes : 0);
+                r |= json_object_set_new(list, "memory", json_string(buf));
+                r |= add_count(list, "pods", MAX_PODS);
+        }
+        for (size_t i = 0; i < inv->devices.n; i++) {
+                const struct xp_device *d = &inv->devices.items[i];
+
+                if (!d->resource_name || !*d->resource_name)
+                        continue;
+                r |= add_count(capacity, d->resource_name, 1);
+                r |= add_count(allocatable, d->resource_name, d->health != XP_DEVICE_UNHEALTHY);
+        }
+        return r < 0 ? -ENOMEM : 0;
+}
+
+/* xpool.io/<kind>.product, .memory (MiB of the first device) and .count per device kind. */
+static int add_device_labels(const struct xp_node_inventory *inv, json_t *labels)
+{
+        char key[64], value[XP_AGENT_LABEL_VALUE_MAX + 1];
+        int r = 0;
+
+        for (size_t i = 0; i < inv->devices.n; i++) {
+                const struct xp_device *d = &inv->devices.items[i];
+                const char *kind = xp_device_kind_to_string(d->kind);
+                json_t *count;
+
+                if (!kind)
+                        continue;
+                snprintf(key, sizeof(key), "xpool.io/%s.count", kind);
+                count = json_object_get(labels, key);
+                if (count) {
+                        snprintf(value,
+                                 sizeof(value),
+                                 "%lld",
+                                 strtoll(json_string_value(count), NULL, 10) + 1);
+                        r |= json_object_set_new(labels, key, json_string(value));
+                        continue;
+                }
+                r |= json_object_set_new(labels, key, json_string("1"));
+                /* the first device of a kind names the product, as NVIDIA's feature discovery */
+                if (d->model && *xp_agent_label_value(d->model, value)) {
+                        snprintf(key, sizeof(key), "xpool.io/%s.product", kind);
+                        r |= json_object_set_new(labels, key, json_string(value));
+                }
+                if (d->memory_bytes > 0) {
+                        snprintf(key, sizeof(key), "xpool.io/%s.memory", kind);
+                        snprintf(value, sizeof(value), "%" PRId64, d->memory_bytes >> 20);
+                        r |= json_object_set_new(labels, key, json_string(value));
+                }
+        }
+        return r < 0 ? -ENOMEM : 0;
+}
+
+int xp_agent_node_build(const struct xp_node_inventory *inventory,
+                        const struct xp_agent_node_info *info,
+                        json_t **ret,
+                        struct xp_error *err)
+{
+        json_auto_t *node = NULL;
+        json_t *labels, *status, *addresses, *inv_json = NULL, *conditions;
+        int r;
+
+        r = xp_node_inventory_to_json(inventory, &inv_json);
+        if (r < 0)
+                return xp_error_prefix(err, r, "encoding the node's inventory");
+        node = json_pack("{s:s, s:s, s:{s:s, s:{}}, s:{}, s:{s:o}}",
+                         "apiVersion",
+                         "v1",
+                         "kind",
+                         "Node",
+                         "metadata",
+                         "name",
+                         info->name,
+                         "labels",
+                         "spec",
+                         "status",
+                         "xpool",
+                         inv_json);
+        if (!node)
+                return -ENOMEM;
+        labels = json_object_get(json_object_get(node, "metadata"), "labels");
+        status = json_object_get(node, "status");
+        r = json_object_set_new(labels, "kubernetes.io/hostname", json_string(info->hostname));
+        r |= json_object_set_new(labels, "kubernetes.io/os", json_string("linux"));
+        r |= json_object_set_new(labels, "kubernetes.io/arch", json_string(info->arch));
+        r |= json_object_set_new(labels, "xpool.io/agent", json_string("true"));
+        if (r < 0 || add_device_labels(inventory, labels) < 0 ||
+            add_resources(inventory, info, status) < 0)
+                return -ENOMEM;
+        conditions = xp_agent_node_conditions(info->now_s);
+        addresses = json_array();
+        if (!conditions || !addresses ||
+            json_object_set_new(status, "conditions", conditions) < 0 ||
+            json_object_set_new(status, "addresses", addresses) < 0)
+                return -ENOMEM;
+        if (info->address &&
+            json_array_append_new(
+                addresses,
+                json_pack("{s:s, s:s}", "type", "InternalIP", "address", info->address)) < 0)
+                return -ENOMEM;
+        if (json_array_append_new(
+                addresses, json_pack("{s:s, s:s}", "type", "Hostname", "address", info->hostname)) <
+            0)
+                return -ENOMEM;
+        if (json_object_set_new(
+                status,
+                "daemonEndpoints",
+                json_pack("{s:{s:i}}", "kubeletEndpoint", "Port", (int)info->port)) < 0 ||
+            json_object_set_new(status,
+                                "nodeInfo",
+                                json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+                                          "machineID",
+                                          info->machine_id ? info->machine_id : "",
+                                          "systemUUID",
+                                          info->machine_id ? info->machine_id : "",
+                                          "bootID",
+                                          info->boot_id ? info->boot_id : "",
+                                          "kernelVersion",
+                                          info->kernel_version ? info->kernel_version : "",
+                                          "osImage",
+                                          info->os_image ? info->os_image : "Linux",
+                                          "containerRuntimeVersion",
+                                          "xpool://" XPOOL_VERSION,
+                                          "kubeletVersion",
+                                          "v" XPOOL_VERSION "-xpool",
+                                          "kubeProxyVersion",
+                                          "",
+                                          "operatingSystem",
+                                          "linux",
+                                          "architecture",
+                                          info->arch)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(node);
+        return 0;
+}
+
+/* Copies the keys of from that into lacks into into. */
+static int keep_missing(json_t *into, const json_t *from)
+{
+        const char *key;
+        json_t *value;
+
+        if (!json_is_object(from))
+                return 0;
+        json_object_foreach((json_t *)from, key, value) if (!json_object_get(into, key) &&
+                                                            json_object_set(into, key, value) <
+                                                                0) return -ENOMEM;
+        return 0;
+}
+
+json_t *xp_agent_node_merge(const json_t *existing, const json_t *desired)
+{
+        json_auto_t *node = json_deep_copy(desired);
+        const json_t *old_meta = json_object_get(existing, "metadata");
+        json_t *meta = json_object_get(node, "metadata"), *spec;
+
+        if (!node || !meta)
+                return NULL;
+        for (int i = 0; i < 2; i++) {
+                const char *field = i == 0 ? "labels" : "annotations";
+                json_t *mine = json_object_get(meta, field);
+
+                if (!json_is_object(json_object_get(old_meta, field)))
+                        continue;
+                if (!mine) {
+                        mine = json_object();
+                        if (json_object_set_new(meta, field, mine) < 0)
+                                return NULL;
+                }
+                if (keep_missing(mine, json_object_get(old_meta, field)) < 0)
+                        return NULL;
+        }
+        if (json_object_get(old_meta, "resourceVersion") &&
+            json_object_set(meta, "resourceVersion", json_object_get(old_meta, "resourceVersion")) <
+                0)
+                return NULL;
+        spec = json_object_get(existing, "spec");
+        if (json_is_object(spec) && json_object_set(node, "spec", spec) < 0)
+                return NULL;
+        return TAKE_PTR(node);
+}

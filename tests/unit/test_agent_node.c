@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/agent_internal.h"
+#include "xpool/codec.h"
+#include "xpool/macro.h"
+
+/* Two GPUs of one model (one unhealthy), an NPU, an unhealthy FPGA. */
+static const char inventory_json[] =
+    "{\"memoryBytes\": 68719476736, \"cpu\": {\"sockets\": 2, \"cores\": 16, \"threads\": 32},"
+    " \"devices\": ["
+    "  {\"id\": \"g0\", \"kind\": \"gpu\", \"vendor\": \"NVIDIA\", \"model\": \"NVIDIA H100 80GB HBM3\","
+    "   \"resourceName\": \"nvidia.com/gpu\", \"memoryBytes\": 85899345920, \"health\": \"Healthy\"},"
+    "  {\"id\": \"g1\", \"kind\": \"gpu\", \"vendor\": \"NVIDIA\", \"model\": \"NVIDIA H100 80GB HBM3\","
+    "   \"resourceName\": \"nvidia.com/gpu\", \"memoryBytes\": 85899345920, \"health\": \"Unhealthy\"},"
+    "  {\"id\": \"n0\", \"kind\": \"npu\", \"vendor\": \"Huawei\", \"model\": \"Ascend 910B\","
+    "   \"resourceName\": \"huawei.com/Ascend910\"},"
+    "  {\"id\": \"x0\", \"kind\": \"fpga\", \"vendor\": \"Xilinx\", \"model\": \"U250\","
+    "   \"resourceName\": \"xilinx.com/fpga\", \"health\": \"Unhealthy\"}"
+    "]}";
+
+static struct xp_node_inventory *load_inventory(const char *text)
+{
+        json_auto_t *json = json_loads(text, 0, NULL);
+        struct xp_node_inventory *inv = NULL;
+        struct xp_error err = {0};
+
+        assert_non_null(json);
+        if (xp_node_inventory_from_json(json, NULL, 0, &inv, &err) < 0)
+                fail_msg("inventory: %s", err.msg);
+        return inv;
+}
+
+static const struct xp_agent_node_info info = {
+    .name = "node-a",
+    .hostname = "host-a",
+    .address = "10.0.0.5",
+    .arch = "amd64",
+    .kernel_version = "6.1.0",
+    .os_image = "Debian GNU/Linux 12",
+    .machine_id = "abc",
+    .boot_id = "def",
+    .cpu_count = 4,
+    .port = 10250,
+    .now_s = 1764715200, /* 2025-12-02T22:40:00Z */
+};
+
+static const char *get_str(const json_t *root, const char *a, const char *b, const char *c)
+{
+        const json_t *v = json_object_get(json_object_get(root, a), b);
+
+        if (c)
+                v = json_object_get(v, c);
+        return json_string_value(v);
+}
+
+static const json_t *find_by(const json_t *array, const char *key, const char *value)
+{
+        size_t i;
+        json_t *item;
+
+        json_array_foreach(array, i, item) if (strcmp(json_string_value(json_object_get(item, key)),
+                                                      value) == 0) return item;
+        return NULL;
+}
+
+static void resources_count_devices_and_leave_unhealthy_out(void **state)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
+            load_inventory(inventory_json);
+        json_auto_t *node = NULL;
+        const json_t *status;
+
+        (void)state;
+        assert_int_equal(xp_agent_node_build(inv, &info, &node, NULL), 0);
+        status = json_object_get(node, "status");
+        assert_string_equal(get_str(status, "capacity", "cpu", NULL), "32");
+        assert_string_equal(get_str(status, "capacity", "memory", NULL), "68719476736");
+        assert_string_equal(get_str(status, "capacity", "pods", NULL), "110");
+        assert_string_equal(get_str(status, "capacity", "nvidia.com/gpu", NULL), "2");
+        assert_string_equal(get_str(status, "allocatable", "nvidia.com/gpu", NULL), "1");
+        assert_string_equal(get_str(status, "capacity", "huawei.com/Ascend910", NULL), "1");
+        assert_string_equal(get_str(status, "allocatable", "huawei.com/Ascend910", NULL), "1");
+        assert_string_equal(get_str(status, "allocatable", "pods", NULL), "110");
+        /* a resource all of whose devices are unhealthy stays, with none allocatable */
+        assert_string_equal(get_str(status, "capacity", "xilinx.com/fpga", NULL), "1");
+        assert_string_equal(get_str(status, "allocatable", "xilinx.com/fpga", NULL), "0");
+        assert_int_equal(json_object_size(json_object_get(status, "capacity")), 6);
+        assert_int_equal(
+            json_array_size(json_object_get(json_object_get(status, "xpool"), "devices")), 4);
+        assert_int_equal(json_object_get(json_object_get(json_object_get(status, "daemonEndpoints"),
+                                                         "kubeletEndpoint"),
+                                         "Port") == NULL,
+                         0);
+        assert_int_equal(
+            json_integer_value(json_object_get(
+                json_object_get(json_object_get(status, "daemonEndpoints"), "kubeletEndpoint"),
+                "Port")),
+            10250);
+}
+
+static void cpu_count_falls_back_without_topology(void **state)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
+            load_inventory("{\"memoryBytes\": 1024}");
+        json_auto_t *node = NULL;
+
+        (void)state;
+        assert_int_equal(xp_agent_node_build(inv, &info, &node, NULL), 0);
+        assert_string_equal(get_str(node, "status", "capacity", "cpu"), "4");
+        assert_null(get_str(node, "status", "capacity", "nvidia.com/gpu"));
+        assert_null(get_str(node, "metadata", "labels", "xpool.io/gpu.count"));
+}
+
+static void labels_name_products_and_counts(void **state)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
+            load_inventory(inventory_json);
+        json_auto_t *node = NULL;
+        const json_t *labels;
+
+        (void)state;
+        assert_int_equal(xp_agent_node_build(inv, &info, &node, NULL), 0);
+        labels = json_object_get(json_object_get(node, "metadata"), "labels");
+        assert_string_equal(get_str(node, "metadata", "name", NULL), "node-a");
+        assert_string_equal(json_string_value(json_object_get(labels, "kubernetes.io/hostname")),
+                            "host-a");
+        assert_string_equal(json_string_value(json_object_get(labels, "kubernetes.io/os")),
+                            "linux");
+        assert_string_equal(json_string_value(json_object_get(labels, "kubernetes.io/arch")),
+                            "amd64");
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/gpu.product")),
+                            "NVIDIA-H100-80GB-HBM3");
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/gpu.count")), "2");
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/gpu.memory")),
+                            "81920");
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/npu.product")),
+                            "Ascend-910B");
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/npu.count")), "1");
+        assert_null(json_object_get(labels, "xpool.io/npu.memory"));
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/fpga.count")), "1");
+}
+
+static void conditions_addresses_and_node_info(void **state)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
+            load_inventory(inventory_json);
+        json_auto_t *node = NULL;
+        const json_t *status, *ready, *c;
+
+        (void)state;
+        assert_int_equal(xp_agent_node_build(inv, &info, &node, NULL), 0);
+        status = json_object_get(node, "status");
+        ready = find_by(json_object_get(status, "conditions"), "type", "Ready");
+        assert_non_null(ready);
+        assert_string_equal(json_string_value(json_object_get(ready, "status")), "True");
+        assert_string_equal(json_string_value(json_object_get(ready, "reason")), "AgentReady");
+        assert_string_equal(json_string_value(json_object_get(ready, "lastHeartbeatTime")),
+                            "2025-12-02T22:40:00Z");
+        for (int i = 0; i < 3; i++) {
+                c = find_by(json_object_get(status, "conditions"),
+                            "type",
+                            (const char *[]){"MemoryPressure", "DiskPressure", "PIDPressure"}[i]);
+                assert_non_null(c);
+                assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+        }
+        c = find_by(json_object_get(status, "addresses"), "type", "InternalIP");
+        assert_string_equal(json_string_value(json_object_get(c, "address")), "10.0.0.5");
+        c = find_by(json_object_get(status, "addresses"), "type", "Hostname");
+        assert_string_equal(json_string_value(json_object_get(c, "address")), "host-a");
+        assert_string_equal(get_str(status, "nodeInfo", "architecture", NULL), "amd64");
+        assert_string_equal(get_str(status, "nodeInfo", "kernelVersion", NULL), "6.1.0");
+        assert_string_equal(get_str(status, "nodeInfo", "osImage", NULL), "Debian GNU/Linux 12");
+        assert_string_equal(get_str(status, "nodeInfo", "operatingSystem", NULL), "linux");
+}
+
+static void the_node_decodes_as_a_valid_node(void **state)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
+            load_inventory(inventory_json);
+        _cleanup_(xp_node_freep) struct xp_node *decoded = NULL;
+        json_auto_t *node = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_agent_node_build(inv, &info, &node, NULL), 0);
+        if (xp_node_from_json(node, NULL, 0, &decoded, &err) < 0 ||
+            xp_node_validate(decoded, &err) < 0)
+                fail_msg("the agent's Node is refused: %s", err.msg);
+        assert_non_null(decoded->status.xpool);
+        assert_int_equal(decoded->status.xpool->devices.n, 4);
+}
+
+static void merge_keeps_the_operators_labels_and_taints(void **state)
+{
+        json_auto_t *existing = json_loads(
+            "{\"metadata\": {\"name\": \"node-a\", \"resourceVersion\": \"42\","
+            " \"labels\": {\"team\": \"ml\", \"kubernetes.io/arch\": \"old\"},"
+            " \"annotations\": {\"note\": \"x\"}},"
+            " \"spec\": {\"unschedulable\": true, \"taints\": [{\"key\": \"k\", \"effect\": \"NoSchedule\"}]}}",
+            0,
+            NULL);
+        json_auto_t *desired = json_loads("{\"metadata\": {\"name\": \"node-a\", \"labels\":"
+                                          " {\"kubernetes.io/arch\": \"amd64\"}}, \"spec\": {}}",
+                                          0,
+                                          NULL);
+        json_auto_t *merged = xp_agent_node_merge(existing, desired);
+        const json_t *labels;
+
+        (void)state;
+        assert_non_null(merged);
+        labels = json_object_get(json_object_get(merged, "metadata"), "labels");
+        assert_string_equal(json_string_value(json_object_get(labels, "team")), "ml");
+        assert_string_equal(json_string_value(json_object_get(labels, "kubernetes.io/arch")),
+                            "amd64");
+        assert_string_equal(get_str(merged, "metadata", "annotations", "note"), "x");
+        assert_string_equal(get_str(merged, "metadata", "resourceVersion", NULL), "42");
+        assert_true(
+            json_is_true(json_object_get(json_object_get(merged, "spec"), "unschedulable")));
+        assert_int_equal(
+            json_array_size(json_object_get(json_object_get(merged, "spec"), "taints")), 1);
+}
+
+static void label_values_and_arch(void **state)
+{
+        char buf[XP_AGENT_LABEL_VALUE_MAX + 1];
+        char long_text[200];
+
+        (void)state;
+        assert_string_equal(xp_agent_label_value("  Tesla V100 (SXM2) ", buf), "Tesla-V100--SXM2");
+        assert_string_equal(xp_agent_label_value("---", buf), "");
+        memset(long_text, 'a', sizeof(long_text) - 1);
+        long_text[sizeof(long_text) - 1] = '\0';
+        assert_int_equal(strlen(xp_agent_label_value(long_text, buf)), XP_AGENT_LABEL_VALUE_MAX);
+        assert_string_equal(xp_agent_arch("x86_64"), "amd64");
+        assert_string_equal(xp_agent_arch("aarch64"), "arm64");
+        assert_string_equal(xp_agent_arch("mips"), "mips");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(resources_count_devices_and_leave_unhealthy_out),
+            cmocka_unit_test(cpu_count_falls_back_without_topology),
+            cmocka_unit_test(labels_name_products_and_counts),
+            cmocka_unit_test(conditions_addresses_and_node_info),
+            cmocka_unit_test(the_node_decodes_as_a_valid_node),
+            cmocka_unit_test(merge_keeps_the_operators_labels_and_taints),
+            cmocka_unit_test(label_values_and_arch),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
