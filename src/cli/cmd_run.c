@@ -287,6 +287,7 @@ enum pod_stage {
 struct pod_view {
         enum pod_stage stage;
         int exit_code;     /* STAGE_TERMINATED: what to exit with */
+        int64_t restarts;  /* the container's restartCount: the attempt running or last run */
         char reason[64];   /* the terminated state's reason */
         char message[512]; /* why it could not start, why it is gone */
         char unschedulable[512];
@@ -311,6 +312,7 @@ static void view_pod(const json_t *pod, struct pod_view *ret)
 
         ret->stage = STAGE_PENDING;
         ret->unschedulable[0] = '\0';
+        ret->restarts = json_integer_value(json_object_get(cs, "restartCount"));
         json_array_foreach(json_object_get(status, "conditions"), i, condition)
         {
                 const char *type = str_at(condition, "type", NULL);
@@ -368,6 +370,7 @@ struct run {
         char pod_path[1024];
         struct pod_view view;
         char printed[512]; /* the last Pending reason printed */
+        int64_t streamed;  /* attempts whose output was streamed */
         char *line;        /* the watch line so far */
         size_t len;
 };
@@ -380,6 +383,15 @@ static void report_pending(struct run *run)
                 return;
         snprintf(run->printed, sizeof(run->printed), "%s", run->view.unschedulable);
         fprintf(stderr, "xpool run: pod %s is Pending: %s\n", run->name, run->printed);
+}
+
+/* Whether the pod is where the caller waits for it: a STAGE_STARTED wait is for an attempt
+ * whose output was not streamed yet (restartPolicy OnFailure starts several). */
+static bool reached(const struct run *run, enum pod_stage want)
+{
+        if (run->view.stage == STAGE_STARTED && want == STAGE_STARTED)
+                return run->view.restarts >= run->streamed;
+        return run->view.stage >= want;
 }
 
 /* Stops the watch once the stage is at least want; -ECANCELED is that stop. */
@@ -416,7 +428,7 @@ static int wait_event(struct wait_ctx *w, const char *text, size_t len)
         }
         view_pod(object, &w->run->view);
         report_pending(w->run);
-        return w->run->view.stage >= w->want ? -ECANCELED : 0;
+        return reached(w->run, w->want) ? -ECANCELED : 0;
 }
 
 static int on_wait_data(const char *data, size_t len, void *userdata)
@@ -469,7 +481,7 @@ static int wait_for(struct run *run, enum pod_stage want, struct xp_error *err)
                         return r;
                 view_pod(pod, &run->view);
                 report_pending(run);
-                if (run->view.stage >= want)
+                if (reached(run, want))
                         return 0;
                 snprintf(w.version,
                          sizeof(w.version),
@@ -680,11 +692,16 @@ int xp_cmd_run(int argc, char **argv)
                 return 0;
         }
 
-        r = wait_for(&run, STAGE_STARTED, &err);
-        if (r >= 0 && run.view.stage == STAGE_STARTED)
+        /* each attempt's output in turn until the container ends for good */
+        do {
+                r = wait_for(&run, STAGE_STARTED, &err);
+                if (r < 0 || run.view.stage != STAGE_STARTED)
+                        break;
+                run.streamed = run.view.restarts + 1;
                 r = stream_logs(&run, &err);
-        if (r >= 0 && run.view.stage < STAGE_TERMINATED)
-                r = wait_for(&run, STAGE_TERMINATED, &err);
+                if (r >= 0)
+                        r = wait_for(&run, STAGE_STARTED, &err);
+        } while (r >= 0 && run.view.stage == STAGE_STARTED);
         free(run.line);
         if (r < 0) {
                 xp_client_report(&err);
