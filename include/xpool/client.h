@@ -39,6 +39,12 @@ XP_DEFINE_FREEP(struct xp_apiclient, xp_apiclient_free)
 const char *xp_apiclient_server(const struct xp_apiclient *client);
 
 /*
+ * The local IP address of the client's last connection to the server (the address the server
+ * sees: an agent's InternalIP by default). Caller frees. -ENOTCONN before any request.
+ */
+int xp_apiclient_local_address(struct xp_apiclient *client, char **ret);
+
+/*
  * Makes the request in progress on client (from another thread) and every later one fail with
  * -ECANCELED within about a second: how a thread blocked in a watch is stopped.
  */

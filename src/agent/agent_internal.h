@@ -61,3 +61,104 @@ char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALU
 /* The Ready condition (status True, reason AgentReady) and its siblings, at now_s. NULL: -ENOMEM.
  */
 json_t *xp_agent_node_conditions(int64_t now_s);
+
+/* ---- the running agent ---------------------------------------------------------------------- */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "xpool/agent.h"
+#include "xpool/client.h"
+
+struct xp_agent_status;
+struct xp_runtime;
+struct xp_logserver;
+struct xp_reconcile;
+
+/*
+ * The pods of this node as the watch last saw them, handed to the reconcile loop: pods maps uid
+ * to the pod's JSON (JSON null once deleted), dirty holds the uids changed since the loop last
+ * took them. Guarded by lock; wake_fd (an eventfd) is written when dirty gains a uid.
+ */
+struct xp_agent_pods {
+        pthread_mutex_t lock;
+        json_t *pods;
+        json_t *dirty;
+        bool listed; /* the first list is in: uids absent from pods are gone */
+        int wake_fd;
+};
+
+struct xp_agent {
+        char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
+        char *cgroup_root, *shim_exe, *node_description, *hostname, *token_id;
+        int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
+        uint64_t pids_max, log_max_bytes;
+        unsigned log_max_files;
+        struct xp_discovery_config discovery;
+
+        struct xp_apiclient_options api; /* strings borrowed from the fields above */
+        struct xp_node_inventory *inventory;
+        struct xp_node *node; /* the registered Node, decoded (launch specs read it) */
+        json_t *node_json;
+        uint16_t port;
+
+        struct xp_runtime *runtime;
+        struct xp_logserver *logserver;
+        struct xp_agent_status *status;
+        struct xp_agent_pods pods;
+        struct xp_apiclient *watch_client; /* cancelled to stop the watch */
+
+        int stop_fd; /* eventfd: readable once the agent stops */
+        atomic_bool stopping;
+        pthread_t lease_thread, watch_thread, reconcile_thread;
+        bool lease_started, watch_started, reconcile_started;
+};
+
+/* Waits up to ms for the agent to stop: true when it is stopping. */
+bool xp_agent_sleep(struct xp_agent *agent, int64_t ms);
+
+/* CLOCK_REALTIME now in nanoseconds. */
+int64_t xp_agent_now_ns(void);
+
+/* lease.c: creates the Node (or updates it keeping the operator's labels, annotations, taints),
+ * writes its status, and creates or takes the Lease. -errno with err. */
+int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err);
+/* lease.c: the thread renewing the Lease every heartbeat and the Ready condition. */
+void *xp_agent_lease_thread(void *userdata);
+
+/* watch.c: the thread listing and watching the node's pods into agent->pods. */
+void *xp_agent_watch_thread(void *userdata);
+/* watch.c: records one watch event line (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) into pods;
+ * *ret_rv gets the event's resourceVersion (caller frees). -ESTALE for an ERROR 410, -EBADMSG. */
+int xp_agent_pods_apply_event(struct xp_agent_pods *pods,
+                              const char *line,
+                              char **ret_rv,
+                              struct xp_error *err);
+/* watch.c: replaces pods by a v1 PodList: every pod present marked dirty, absent ones deleted. */
+int xp_agent_pods_apply_list(struct xp_agent_pods *pods, const json_t *list, struct xp_error *err);
+int xp_agent_pods_init(struct xp_agent_pods *pods);
+void xp_agent_pods_done(struct xp_agent_pods *pods);
+
+/* reconcile.c: the loop that runs the pods (podsync + runtime). */
+void *xp_agent_reconcile_thread(void *userdata);
+
+/* status.c: the pool of writers that PATCH pod statuses and DELETE finished pods; the newest
+ * status of a pod replaces one not yet written. */
+int xp_agent_status_new(const struct xp_apiclient_options *api,
+                        unsigned n_threads,
+                        struct xp_agent_status **ret,
+                        struct xp_error *err);
+/* Stops the writers; what is not written yet is dropped (the next agent writes it again). */
+void xp_agent_status_free(struct xp_agent_status *s);
+/* Takes ownership of status (a v1 PodStatus). -ENOMEM (status is released then). */
+int xp_agent_status_put(struct xp_agent_status *s,
+                        const char *pod_namespace,
+                        const char *pod_name,
+                        const char *pod_uid,
+                        json_t *status);
+/* DELETE the pod with grace 0 and its uid as precondition (after its last status). */
+int xp_agent_status_delete(struct xp_agent_status *s,
+                           const char *pod_namespace,
+                           const char *pod_name,
+                           const char *pod_uid);

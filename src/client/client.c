@@ -134,6 +134,19 @@ const char *xp_apiclient_server(const struct xp_apiclient *client)
         return client->server;
 }
 
+int xp_apiclient_local_address(struct xp_apiclient *client, char **ret)
+{
+        char *ip = NULL, *copy;
+
+        if (curl_easy_getinfo(client->curl, CURLINFO_LOCAL_IP, &ip) != CURLE_OK || !ip || !*ip)
+                return -ENOTCONN;
+        copy = strdup(ip);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 0;
+}
+
 void xp_apiclient_cancel(struct xp_apiclient *client)
 {
         atomic_store(&client->cancelled, true);

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The node agent: registers this machine as a Node with its device inventory, keeps its Lease
+ * and Ready condition fresh, watches the pods bound to it and runs them through the process
+ * runtime, reporting their status; serves their logs to the API server's proxy. Containers
+ * outlive the agent: a new agent re-adopts them.
+ */
+
+#include <stdint.h>
+
+#include "xpool/device.h"
+#include "xpool/error.h"
+#include "xpool/macro.h"
+
+struct xp_agent_options {
+        const char *server_url; /* https://host:port or http:// */
+        const char *token;      /* the node token (xpn_...) */
+        const char *ca_file;    /* PEM CA that signed the server's certificate; NULL: none (http) */
+        const char *node_name;  /* NULL: the host name */
+        const char *data_dir;   /* agent state (containers/, logs/); created */
+        struct xp_discovery_config
+            discovery;           /* what devices to report (node_description for simulated ones) */
+        const char *listen_host; /* log endpoint; NULL: 0.0.0.0 */
+        uint16_t listen_port;    /* 0: a free port (reported in the Node) */
+        const char *advertise_address; /* the Node's InternalIP; NULL: the address used to reach the
+                                          server */
+        int64_t heartbeat_ms;          /* lease renewal; 0: 10000 */
+        int64_t node_status_ms;        /* node status refresh; 0: 60000 */
+        int64_t backoff_initial_ms;    /* restart back-off; 0: 10000 */
+        int64_t backoff_max_ms;        /* 0: 300000 */
+        uint64_t pids_max;             /* per container; 0: 4096 */
+        uint64_t log_max_bytes;        /* 0: 10 MiB */
+        unsigned log_max_files;        /* 0: 1 */
+        const char *cgroup_root;       /* NULL: "/" */
+        const char *shim_exe;          /* NULL: /proc/self/exe */
+};
+
+struct xp_agent;
+
+/* Discovers devices, opens the runtime (re-adopting containers), registers the Node, then runs
+ * on its own threads. Strings of options are copied. -errno with err saying what failed. */
+int xp_agent_new(const struct xp_agent_options *options,
+                 struct xp_agent **ret,
+                 struct xp_error *err);
+/* Stops the agent's threads; containers keep running (a new agent re-adopts them). */
+void xp_agent_free(struct xp_agent *agent);
+XP_DEFINE_FREEP(struct xp_agent, xp_agent_free)
+const char *xp_agent_node_name(const struct xp_agent *agent);

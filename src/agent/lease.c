@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Registration and heartbeats: the Node is created (or updated, keeping what the operator set:
+ * labels, annotations, taints), its status written, and the Lease kube-node-lease/NAME renewed
+ * every heartbeat, which is what the server's node monitor reads. The Ready condition's
+ * heartbeat is refreshed every node_status_ms. A failed renewal is logged and retried at the next
+ * heartbeat: the server marks the node Unknown only after its grace period.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_internal.h"
+#include "xpool/log.h"
+#include "xpool/timeutil.h"
+
+#define LEASE_DURATION_S 40
+#define LEASE_PATH       "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+
+static int patch_node_status(struct xp_agent *agent,
+                             struct xp_apiclient *client,
+                             json_t *status,
+                             struct xp_error *err)
+{
+        json_auto_t *body = json_pack("{s:O}", "status", status);
+        char path[512];
+
+        if (!body)
+                return -ENOMEM;
+        snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", agent->node_name);
+        return xp_apiclient_json(
+            client, "PATCH", path, "application/merge-patch+json", body, NULL, NULL, err);
+}
+
+int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err)
+{
+        json_auto_t *existing = NULL, *merged = NULL;
+        char path[512];
+        int r;
+
+        r = xp_apiclient_json(
+            client, "POST", "/api/v1/nodes", NULL, agent->node_json, NULL, NULL, err);
+        if (r == -EEXIST) {
+                snprintf(path, sizeof(path), "/api/v1/nodes/%s", agent->node_name);
+                r = xp_apiclient_json(client, "GET", path, NULL, NULL, NULL, &existing, err);
+                if (r < 0)
+                        return xp_error_prefix(err, r, "reading Node %s", agent->node_name);
+                merged = xp_agent_node_merge(existing, agent->node_json);
+                if (!merged)
+                        return -ENOMEM;
+                r = xp_apiclient_json(client, "PUT", path, NULL, merged, NULL, NULL, err);
+        }
+        if (r < 0)
+                return xp_error_prefix(err, r, "registering Node %s", agent->node_name);
+        /* a create or update of the main resource may leave the stored status as it was */
+        r = patch_node_status(agent, client, json_object_get(agent->node_json, "status"), err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "writing the status of Node %s", agent->node_name);
+        return 0;
+}
+
+static int renew_lease(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err)
+{
+        char now[XP_MICROTIME_MAX], path[512];
+        json_auto_t *lease = NULL, *patch = NULL;
+        int r;
+
+        xp_time_format_microtime(xp_agent_now_ns() / 1000, now);
+        snprintf(path, sizeof(path), LEASE_PATH "/%s", agent->node_name);
+        patch = json_pack("{s:{s:s, s:i, s:s}}",
+                          "spec",
+                          "holderIdentity",
+                          agent->node_name,
+                          "leaseDurationSeconds",
+                          LEASE_DURATION_S,
+                          "renewTime",
+                          now);
+        if (!patch)
+                return -ENOMEM;
+        r = xp_apiclient_json(
+            client, "PATCH", path, "application/merge-patch+json", patch, NULL, NULL, err);
+        if (r != -ENOENT)
+                return r;
+        lease = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i, s:s, s:s}}",
+                          "apiVersion",
+                          "coordination.k8s.io/v1",
+                          "kind",
+                          "Lease",
+                          "metadata",
+                          "name",
+                          agent->node_name,
+                          "namespace",
+                          "kube-node-lease",
+                          "spec",
+                          "holderIdentity",
+                          agent->node_name,
+                          "leaseDurationSeconds",
+                          LEASE_DURATION_S,
+                          "acquireTime",
+                          now,
+                          "renewTime",
+                          now);
+        if (!lease)
+                return -ENOMEM;
+        return xp_apiclient_json(client, "POST", LEASE_PATH, NULL, lease, NULL, NULL, err);
+}
+
+static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err)
+{
+        json_auto_t *status = json_object();
+        json_t *conditions = xp_agent_node_conditions(xp_agent_now_ns() / 1000000000);
+
+        if (!status || !conditions || json_object_set_new(status, "conditions", conditions) < 0)
+                return -ENOMEM;
+        return patch_node_status(agent, client, status, err);
+}
+
+void *xp_agent_lease_thread(void *userdata)
+{
+        struct xp_agent *agent = userdata;
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_error err = {0};
+        int64_t next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;
+        bool failing = false;
+        int r;
+
+        r = xp_apiclient_new(&agent->api, &client, &err);
+        if (r < 0) {
+                xp_log(
+                    LOG_ERR, "agent: cannot make the lease's client: %s", xp_error_message(&err));
+                return NULL;
+        }
+        do {
+                xp_error_clear(&err);
+                r = renew_lease(agent, client, &err);
+                if (r >= 0 && xp_agent_now_ns() >= next_status) {
+                        r = refresh_ready(agent, client, &err);
+                        if (r >= 0)
+                                next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;
+                }
+                if (r < 0 && !atomic_load(&agent->stopping))
+                        xp_log(
+                            LOG_WARNING,
+                            "agent: renewing Lease kube-node-lease/%s failed, retrying in %lld ms: %s",
+                            agent->node_name,
+                            (long long)agent->heartbeat_ms,
+                            xp_error_message(&err));
+                else if (r >= 0 && failing)
+                        xp_log(LOG_INFO,
+                               "agent: Lease kube-node-lease/%s renewed again",
+                               agent->node_name);
+                failing = r < 0;
+        } while (!xp_agent_sleep(agent, agent->heartbeat_ms));
+        return NULL;
+}
