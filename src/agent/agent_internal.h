@@ -64,9 +64,11 @@ json_t *xp_agent_node_conditions(int64_t now_s);
 
 /* ---- the running agent ---------------------------------------------------------------------- */
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "xpool/agent.h"
 #include "xpool/client.h"
@@ -115,11 +117,31 @@ struct xp_agent {
         bool lease_started, watch_started, reconcile_started;
 };
 
-/* Waits up to ms for the agent to stop: true when it is stopping. */
-bool xp_agent_sleep(struct xp_agent *agent, int64_t ms);
-
 /* CLOCK_REALTIME now in nanoseconds. */
-int64_t xp_agent_now_ns(void);
+static inline int64_t xp_agent_now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits up to ms for the agent to stop: true when it is stopping. */
+static inline bool xp_agent_sleep(struct xp_agent *agent, int64_t ms)
+{
+        struct pollfd p = {.fd = agent->stop_fd, .events = POLLIN};
+        int64_t until = xp_agent_now_ns() + ms * 1000000;
+
+        while (!atomic_load(&agent->stopping)) {
+                int64_t left = (until - xp_agent_now_ns()) / 1000000;
+
+                if (left <= 0)
+                        return false;
+                if (poll(&p, 1, left > 60000 ? 60000 : (int)left) > 0)
+                        break;
+        }
+        return true;
+}
 
 /* lease.c: creates the Node (or updates it keeping the operator's labels, annotations, taints),
  * writes its status, and creates or takes the Lease. -errno with err. */

@@ -993,6 +993,30 @@ int xp_runtime_list(struct xp_runtime *rt,
         return 0;
 }
 
+/*
+ * The pod's level of the cgroup tree (xpool/<uid>), once no state of the pod is left and none of
+ * its containers is being started (a shim creating its group would race the rmdir). Under lock.
+ */
+static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        _cleanup_free_ char *path = NULL;
+        char dir[PATH_MAX];
+        size_t ulen = strlen(uid);
+
+        if (!rt->root)
+                return;
+        snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid);
+        if (access(dir, F_OK) == 0)
+                return;
+        for (size_t i = 0; i < rt->n_starting; i++)
+                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/')
+                        return;
+        if (asprintf(&path, "xpool/%s", uid) < 0 || xp_cgroup_create(rt->root, path, &cg, NULL) < 0)
+                return;
+        (void)xp_cgroup_remove(cg, NULL);
+}
+
 int xp_runtime_remove(struct xp_runtime *rt,
                       const char *uid,
                       const char *container,
@@ -1022,8 +1046,10 @@ int xp_runtime_remove(struct xp_runtime *rt,
                 if (r < 0)
                         r = xp_error_prefix(err, r, "remove %s/%s", uid, container);
         }
-        if (r == 0)
+        if (r == 0) {
                 remove_state(rt, uid, container);
+                remove_pod_cgroup(rt, uid);
+        }
         cinfo_done(&c);
         pthread_mutex_unlock(&rt->lock);
         return r;
