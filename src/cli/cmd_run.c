@@ -702,6 +702,11 @@ int xp_cmd_run(int argc, char **argv)
                 if (r >= 0)
                         r = wait_for(&run, STAGE_STARTED, &err);
         } while (r >= 0 && run.view.stage == STAGE_STARTED);
+        /* a short command may be over before the pod was seen running: its output still shows */
+        if (r >= 0 && run.view.stage == STAGE_TERMINATED && run.view.restarts >= run.streamed &&
+            strcmp(run.view.reason, "StartError") != 0 &&
+            strcmp(run.view.reason, "ContainerCannotRun") != 0)
+                r = stream_logs(&run, &err);
         free(run.line);
         if (r < 0) {
                 xp_client_report(&err);
