@@ -124,6 +124,19 @@ int xp_cgroup_add_pid(struct xp_cgroup *cg, pid_t pid, struct xp_error *err);
 int xp_cgroup_oom_kills(struct xp_cgroup *cg, uint64_t *ret, struct xp_error *err);
 
 /*
+ * The processes in the group (cgroup.procs of one hierarchy: every hierarchy holds the same
+ * ones), in a new array the caller frees. An empty group gives *ret_n 0 (and *ret NULL).
+ */
+int xp_cgroup_pids(struct xp_cgroup *cg, pid_t **ret, size_t *ret_n, struct xp_error *err);
+
+/*
+ * Sends sig to every process in the group, reading cgroup.procs again until a pass finds no
+ * process it has not signalled yet (so children forked meanwhile get it too). Returns how many
+ * processes were signalled (0 when the group is empty), or -errno.
+ */
+int xp_cgroup_kill(struct xp_cgroup *cg, int sig, struct xp_error *err);
+
+/*
  * Removes the group's directory in every hierarchy (the kernel refuses while processes remain:
  * -EBUSY). A directory already gone counts as removed. Ancestors are left in place.
  */

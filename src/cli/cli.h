@@ -7,7 +7,7 @@
 
 struct xp_cli_command {
         const char *name;
-        const char *summary; /* one line for `xpool help` */
+        const char *summary; /* one line for `xpool help`; NULL: hidden */
         int (*run)(int argc, char **argv);
 };
 

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "xpool/runtime.h"
 
 const struct xp_cli_command xp_cli_commands[] = {
     {"validate", "check manifests the way the API server will (-f FILE...)", xp_cmd_validate},
@@ -16,5 +17,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
+    /* hidden: the per-container shim the node agent starts (include/xpool/runtime.h) */
+    {"__shim", NULL, xp_shim_main},
     {NULL, NULL, NULL},
 };

@@ -12,7 +12,8 @@ int xp_cmd_help(int argc, char **argv)
         printf("xpool: one pool of heterogeneous compute (CPU, GPU, NPU, FPGA, ...)\n\n"
                "Usage: xpool COMMAND [OPTIONS]\n\nCommands:\n");
         for (const struct xp_cli_command *c = xp_cli_commands; c->name; c++)
-                printf("  %-10s %s\n", c->name, c->summary);
+                if (c->summary) /* hidden commands have none */
+                        printf("  %-10s %s\n", c->name, c->summary);
         printf("\nRun 'xpool COMMAND --help' for a command's options.\n");
         return 0;
 }

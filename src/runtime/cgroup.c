@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,4 +583,117 @@ int xp_cgroup_oom_kills(struct xp_cgroup *cg, uint64_t *ret, struct xp_error *er
 int xp_cgroup_remove(struct xp_cgroup *cg, struct xp_error *err)
 {
         return cg->backend->remove(cg, err);
+}
+
+/* The directory of the group in one hierarchy, relative to the root. */
+static int procs_dir(struct xp_cgroup *cg, char *buf, size_t size, struct xp_error *err)
+{
+        static const enum cgroup_controller order[] = {
+            CGROUP_PIDS, CGROUP_MEMORY, CGROUP_CPU, CGROUP_CPUSET, CGROUP_DEVICES};
+        const char *base = NULL;
+        int n;
+
+        if (cg->root->mode == XP_CGROUP_V2)
+                base = CGROUP_V2_DIR;
+        for (size_t i = 0; !base && i < XP_ELEMENTSOF(order); i++)
+                base = cg->root->v1_mounts[order[i]];
+        if (!base)
+                return xp_errorf(err, -EOPNOTSUPP, "cgroup %s: no hierarchy", cg->path);
+        n = snprintf(buf, size, "%s/%s", base, cg->path);
+        if (n < 0 || (size_t)n >= size)
+                return xp_errorf(err, -ENAMETOOLONG, "cgroup %s: path too long", cg->path);
+        return 0;
+}
+
+int xp_cgroup_pids(struct xp_cgroup *cg, pid_t **ret, size_t *ret_n, struct xp_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        char dir[PATH_MAX];
+        size_t n = 0, cap = 0;
+        int r;
+
+        r = procs_dir(cg, dir, sizeof(dir), err);
+        if (r < 0)
+                return r;
+        r = cgroup_read(cg->root, dir, "cgroup.procs", &text, err);
+        if (r < 0)
+                return r;
+        for (char *p = text, *end; *p; p = end) {
+                long v;
+
+                p += strspn(p, "\n");
+                if (!*p)
+                        break;
+                errno = 0;
+                v = strtol(p, &end, 10);
+                if (errno || end == p || v <= 0 || v > INT_MAX || (*end && *end != '\n'))
+                        return xp_errorf(err, -EINVAL, "/%s/cgroup.procs: not a pid list", dir);
+                if (n == cap) {
+                        pid_t *grown;
+
+                        cap = cap ? cap * 2 : 16;
+                        grown = reallocarray(pids, cap, sizeof(*pids));
+                        if (!grown)
+                                return xp_errorf(
+                                    err, -ENOMEM, "/%s/cgroup.procs: out of memory", dir);
+                        pids = grown;
+                }
+                pids[n++] = (pid_t)v;
+        }
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
+}
+
+static bool pid_in(const pid_t *pids, size_t n, pid_t pid)
+{
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+int xp_cgroup_kill(struct xp_cgroup *cg, int sig, struct xp_error *err)
+{
+        _cleanup_free_ pid_t *done = NULL;
+        size_t n_done = 0;
+        int r;
+
+        /* a bounded number of passes: a fork bomb faster than us is stopped by pids.max */
+        for (int pass = 0; pass < 100; pass++) {
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                bool news = false;
+
+                r = xp_cgroup_pids(cg, &pids, &n, err);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++) {
+                        pid_t *grown;
+
+                        if (pid_in(done, n_done, pids[i]))
+                                continue;
+                        grown = reallocarray(done, n_done + 1, sizeof(*done));
+                        if (!grown)
+                                return xp_errorf(
+                                    err, -ENOMEM, "cgroup %s: out of memory", cg->path);
+                        done = grown;
+                        done[n_done++] = pids[i];
+                        news = true;
+                        if (kill(pids[i], sig) < 0 && errno != ESRCH) {
+                                r = -errno;
+                                return xp_errorf(err,
+                                                 r,
+                                                 "cgroup %s: signal %d to pid %d: %s",
+                                                 cg->path,
+                                                 sig,
+                                                 (int)pids[i],
+                                                 strerror(-r));
+                        }
+                }
+                if (!news)
+                        break;
+        }
+        return (int)n_done;
 }

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The process runtime of the node agent: each container runs under its own shim process
+ * (`xpool __shim`), which puts it in a cgroup with its limits, writes its stdout/stderr to CRI
+ * log files, waits for it, and records how it ended. Shims outlive the agent, so an agent that
+ * restarts finds its containers again with xp_runtime_list(). Everything is kept in files:
+ *
+ *   STATE/<pod uid>/<container>/spec.json     the launch (written by xp_runtime_start)
+ *   STATE/<pod uid>/<container>/running.json  pids and start times (written by the shim)
+ *   STATE/<pod uid>/<container>/exit.json     how it ended (written once, atomically)
+ *   STATE/.events/                            the shim creates a file here when a container ends
+ *   LOGS/<ns>_<pod>_<uid>/<container>/<attempt>.log[.N], <attempt>.end
+ *
+ * Lifecycle: xp_runtime_open(), then any of the calls below from one thread at a time or from
+ * several (the runtime serializes them), then xp_runtime_free(), which leaves containers running.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xpool/cgroup.h"
+#include "xpool/error.h"
+
+struct xp_runtime;
+
+struct xp_runtime_options {
+        const char *state_dir;   /* DATA/containers: created when missing */
+        const char *log_dir;     /* DATA/logs: created when missing */
+        const char *shim_exe;    /* executable started as the shim (argv: shim_exe "__shim" ...);
+                                    NULL: /proc/self/exe. `xpool __shim` calls xp_shim_main(). */
+        const char *cgroup_root; /* NULL: "/" (see cgroup.h) */
+        uint64_t log_max_bytes;  /* rotate at this size; 0: 10 MiB */
+        unsigned log_max_files;  /* rotated files kept per attempt; 0: 1 */
+};
+
+/*
+ * Creates the directories when missing, detects cgroups (a machine without writable cgroups is
+ * not an error: see xp_runtime_warning()). Caller frees *ret with xp_runtime_free(). -errno with
+ * err naming the directory on failure.
+ */
+int xp_runtime_open(const struct xp_runtime_options *options,
+                    struct xp_runtime **ret,
+                    struct xp_error *err);
+/* Containers keep running. NULL is fine. */
+void xp_runtime_free(struct xp_runtime *rt);
+XP_DEFINE_FREEP(struct xp_runtime, xp_runtime_free)
+
+/* The cgroup mode containers run under: XP_CGROUP_NONE when cgroups are missing or not writable. */
+enum xp_cgroup_mode xp_runtime_cgroup_mode(const struct xp_runtime *rt);
+/* Why isolation is degraded (no writable cgroups, v2 without device BPF, ...), NULL if not.
+ * Borrowed from rt. */
+const char *xp_runtime_warning(const struct xp_runtime *rt);
+
+struct xp_container_launch {
+        const char *pod_uid, *pod_namespace, *pod_name, *container;
+        unsigned attempt;        /* restart count: the log file <attempt>.log */
+        char *const *argv;       /* NULL-terminated; argv[0] searched in env's PATH
+                                    when it has no '/' */
+        char *const *env;        /* NULL-terminated NAME=value: exactly the
+                                    container's env */
+        const char *working_dir; /* NULL: "/" */
+        bool set_user;           /* securityContext.runAsUser/runAsGroup */
+        uid_t uid;
+        gid_t gid;
+        const struct xp_cgroup_limits *limits; /* NULL: no limits */
+};
+
+struct xp_container_record {
+        char *pod_uid, *pod_namespace, *pod_name, *container;
+        unsigned attempt;
+        pid_t pid;          /* the container's main process; 0 when it never started */
+        int64_t started_ns; /* CLOCK_REALTIME ns */
+        bool exited;
+        int exit_code;     /* exit status, or 128+signal when killed by a signal */
+        int signal;        /* the signal that killed it, 0 if none */
+        bool oom_killed;   /* the cgroup's OOM killer killed a process of it */
+        bool start_failed; /* exec failed: exit_code 128, message says why */
+        int64_t finished_ns;
+        char *message; /* NULL, or e.g. `exec "pythn": No such file or directory` */
+};
+/* Frees the strings of r and zeroes it. */
+void xp_container_record_clear(struct xp_container_record *r);
+/* Clears r[0..n) and frees the array. NULL is fine. */
+void xp_container_records_free(struct xp_container_record *r, size_t n);
+
+/*
+ * Starts the shim, which starts the container and outlives the agent. Returns once the
+ * container's process has exec'd (or failed to: then 0 with start_failed set). The shim puts the
+ * process in its cgroup (xp_cgroup_container_path(uid, container)) with limits before exec,
+ * sets no_new_privs, user, working dir, env; stdout/stderr to the log; records the exit. -EEXIST
+ * when that container is already running (an exited record of it is replaced); -errno + err
+ * otherwise (nothing left behind). *ret (caller clears) is only set on success.
+ */
+int xp_runtime_start(struct xp_runtime *rt,
+                     const struct xp_container_launch *launch,
+                     struct xp_container_record *ret,
+                     struct xp_error *err);
+/* Sends sig to every process of the container (its cgroup, else its process group).
+ * -ESRCH when none runs. */
+int xp_runtime_kill(struct xp_runtime *rt,
+                    const char *pod_uid,
+                    const char *container,
+                    int sig,
+                    struct xp_error *err);
+/*
+ * Every container in state_dir, running or exited (re-adoption after an agent restart), sorted
+ * by pod uid and container. A container whose shim died without recording an exit is reported
+ * (and recorded) as exited with a message, after its remaining processes are killed. Caller
+ * frees *ret with xp_container_records_free(). Drains the event fd.
+ */
+int xp_runtime_list(struct xp_runtime *rt,
+                    struct xp_container_record **ret,
+                    size_t *ret_n,
+                    struct xp_error *err);
+/* Readable (poll POLLIN) when a container may have exited since the last xp_runtime_list().
+ * Borrowed from rt. */
+int xp_runtime_event_fd(const struct xp_runtime *rt);
+/* Forgets an exited container (its state and cgroup; logs stay). -EBUSY while it runs;
+ * -ENOENT when unknown. */
+int xp_runtime_remove(struct xp_runtime *rt,
+                      const char *pod_uid,
+                      const char *container,
+                      struct xp_error *err);
+/* Removes the pod's log directory (when the pod is deleted). Missing is fine. */
+int xp_runtime_remove_logs(struct xp_runtime *rt,
+                           const char *pod_namespace,
+                           const char *pod_name,
+                           const char *pod_uid,
+                           struct xp_error *err);
+/* The log directory of one container: DATA/logs/<ns>_<name>_<uid>/<container> (caller frees).
+ * -EINVAL when a name is not a path component; -ENOMEM. */
+int xp_runtime_log_dir(const struct xp_runtime *rt,
+                       const char *pod_namespace,
+                       const char *pod_name,
+                       const char *pod_uid,
+                       const char *container,
+                       char **ret);
+/*
+ * Entry point of `xpool __shim STATE_DIR` (hidden subcommand): argv[0] is "__shim", argv[1] the
+ * container's state directory; fd 3 is the pipe to xp_runtime_start(). Returns the process exit
+ * status (of the first process: the shim itself forks and detaches at once).
+ */
+int xp_shim_main(int argc, char **argv);

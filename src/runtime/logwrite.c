@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* CRI log files: `TIME STREAM F|P MESSAGE` lines, rotated by size. Used by the shim only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+static const char *const stream_names[] = {
+    [LOGWRITE_STDOUT] = "stdout",
+    [LOGWRITE_STDERR] = "stderr",
+};
+
+void runtime_format_ns(int64_t ns, char buf[static 32])
+{
+        time_t secs = (time_t)(ns / 1000000000);
+        struct tm tm;
+
+        gmtime_r(&secs, &tm);
+        snprintf(buf,
+                 32,
+                 "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ",
+                 tm.tm_year + 1900,
+                 tm.tm_mon + 1,
+                 tm.tm_mday,
+                 tm.tm_hour,
+                 tm.tm_min,
+                 tm.tm_sec,
+                 (long)(ns % 1000000000));
+}
+
+int64_t runtime_now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int runtime_mkdir_p(const char *path, struct xp_error *err)
+{
+        char buf[PATH_MAX];
+        size_t len = strlen(path);
+
+        if (len == 0 || len >= sizeof(buf))
+                return xp_errorf(err, -ENAMETOOLONG, "creating %s: bad path length", path);
+        memcpy(buf, path, len + 1);
+        for (char *p = buf + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char saved = *p;
+
+                *p = '\0';
+                if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+                        int r = -errno;
+
+                        return xp_errorf(err, r, "creating %s: %s", buf, strerror(-r));
+                }
+                *p = saved;
+                if (!saved)
+                        return 0;
+        }
+}
+
+static int log_path(const struct logwrite *lw, unsigned index, char buf[static PATH_MAX])
+{
+        int n = index ? snprintf(buf, PATH_MAX, "%s/%u.log.%u", lw->dir, lw->attempt, index)
+                      : snprintf(buf, PATH_MAX, "%s/%u.log", lw->dir, lw->attempt);
+
+        return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+static int open_live(struct logwrite *lw, bool truncate, struct xp_error *err)
+{
+        char path[PATH_MAX];
+        struct stat st;
+        int r = log_path(lw, 0, path);
+
+        if (r < 0)
+                return xp_errorf(err, r, "log %s: path too long", lw->dir);
+        lw->fd =
+            open(path,
+                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (truncate ? O_TRUNC : 0),
+                 0640);
+        if (lw->fd < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "opening log %s: %s", path, strerror(-r));
+        }
+        lw->size = fstat(lw->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+        return 0;
+}
+
+int logwrite_open(struct logwrite *lw,
+                  const char *dir,
+                  unsigned attempt,
+                  uint64_t max_bytes,
+                  unsigned max_files,
+                  struct xp_error *err)
+{
+        int r;
+
+        *lw = (struct logwrite){.fd = -1, .attempt = attempt};
+        lw->max_bytes = max_bytes ? max_bytes : 10 * 1024 * 1024;
+        lw->max_files = max_files ? max_files : 1;
+        lw->dir = strdup(dir);
+        lw->buf[0] = malloc(LOGWRITE_LINE_MAX);
+        lw->buf[1] = malloc(LOGWRITE_LINE_MAX);
+        if (!lw->dir || !lw->buf[0] || !lw->buf[1]) {
+                logwrite_done(lw);
+                return xp_errorf(err, -ENOMEM, "log %s: out of memory", dir);
+        }
+        r = runtime_mkdir_p(dir, err);
+        if (r >= 0)
+                r = open_live(lw, false, err);
+        if (r < 0)
+                logwrite_done(lw);
+        return r;
+}
+
+/* Shifts <attempt>.log.(K-1) .. .log to .log.K .. .log.1 (the oldest falls off) and reopens. */
+static int rotate(struct logwrite *lw, struct xp_error *err)
+{
+        char from[PATH_MAX], to[PATH_MAX];
+
+        close(lw->fd);
+        lw->fd = -1;
+        for (unsigned i = lw->max_files; i > 0; i--) {
+                if (log_path(lw, i - 1, from) < 0 || log_path(lw, i, to) < 0)
+                        return xp_errorf(err, -ENAMETOOLONG, "log %s: path too long", lw->dir);
+                if (rename(from, to) < 0 && errno != ENOENT) {
+                        int r = -errno;
+
+                        return xp_errorf(err, r, "rotating %s: %s", from, strerror(-r));
+                }
+        }
+        return open_live(lw, true, err);
+}
+
+static int write_line(
+    struct logwrite *lw, enum logwrite_stream s, bool full, int64_t now_ns, struct xp_error *err)
+{
+        char prefix[64], ts[32];
+        struct iovec iov[3];
+        size_t total;
+        ssize_t n;
+        int plen, r;
+
+        runtime_format_ns(now_ns, ts);
+        plen = snprintf(prefix, sizeof(prefix), "%s %s %c ", ts, stream_names[s], full ? 'F' : 'P');
+        total = (size_t)plen + lw->len[s] + 1;
+        iov[0] = (struct iovec){prefix, (size_t)plen};
+        iov[1] = (struct iovec){lw->buf[s], lw->len[s]};
+        iov[2] = (struct iovec){"\n", 1};
+        lw->len[s] = 0;
+        if (lw->fd < 0)
+                return xp_errorf(err, -EBADF, "log %s: not open", lw->dir);
+        if (lw->size > 0 && lw->size + total > lw->max_bytes) {
+                r = rotate(lw, err);
+                if (r < 0)
+                        return r;
+        }
+        do
+                n = writev(lw->fd, iov, 3);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+                r = -errno;
+                return xp_errorf(
+                    err, r, "writing log %s/%u.log: %s", lw->dir, lw->attempt, strerror(-r));
+        }
+        lw->size += (uint64_t)n;
+        return 0;
+}
+
+int logwrite_data(struct logwrite *lw,
+                  enum logwrite_stream s,
+                  const char *data,
+                  size_t len,
+                  int64_t now_ns,
+                  struct xp_error *err)
+{
+        int first = 0;
+
+        while (len > 0) {
+                size_t room = LOGWRITE_LINE_MAX - lw->len[s];
+                const char *nl = memchr(data, '\n', len < room ? len : room);
+                size_t take = nl ? (size_t)(nl - data) : (len < room ? len : room);
+                int r = 0;
+
+                memcpy(lw->buf[s] + lw->len[s], data, take);
+                lw->len[s] += take;
+                data += take;
+                len -= take;
+                if (nl) {
+                        data++;
+                        len--;
+                        r = write_line(lw, s, true, now_ns, first < 0 ? NULL : err);
+                } else if (lw->len[s] == LOGWRITE_LINE_MAX) {
+                        r = write_line(lw, s, false, now_ns, first < 0 ? NULL : err);
+                }
+                if (r < 0 && first == 0)
+                        first = r;
+        }
+        return first;
+}
+
+int logwrite_finish(struct logwrite *lw, int64_t now_ns, struct xp_error *err)
+{
+        char path[PATH_MAX];
+        int first = 0, fd, r;
+
+        for (int s = 0; s < 2; s++)
+                if (lw->len[s] > 0) {
+                        r = write_line(lw, s, false, now_ns, first < 0 ? NULL : err);
+                        if (r < 0 && first == 0)
+                                first = r;
+                }
+        if (lw->fd >= 0) {
+                close(lw->fd);
+                lw->fd = -1;
+        }
+        snprintf(path, sizeof(path), "%s/%u.end", lw->dir, lw->attempt);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+        if (fd < 0) {
+                r = -errno;
+                if (first == 0)
+                        first = xp_errorf(err, r, "creating %s: %s", path, strerror(-r));
+        } else {
+                close(fd);
+        }
+        return first;
+}
+
+void logwrite_done(struct logwrite *lw)
+{
+        if (lw->fd >= 0)
+                close(lw->fd);
+        free(lw->dir);
+        free(lw->buf[0]);
+        free(lw->buf[1]);
+        *lw = (struct logwrite){.fd = -1};
+}

@@ -1,0 +1,1109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process runtime: starts shims (shim.c), and reads the state files they write to list,
+ * signal and forget containers. The agent is multi-threaded, so shims are started with
+ * posix_spawn (no library code runs between fork and exec); each shim detaches at once.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup_internal.h"
+#include "runtime_internal.h"
+#include "xpool/fileio.h"
+
+extern char **environ;
+
+#define STATE_FILE_MAX (1024 * 1024)
+#define LOST_EXIT_CODE 137
+
+struct xp_runtime {
+        char *state_dir, *log_dir, *events_dir, *shim_exe, *cgroup_root;
+        uint64_t log_max_bytes;
+        unsigned log_max_files;
+        struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
+        char *warning;
+        int inotify;
+        pthread_mutex_t lock;
+        char **starting; /* "uid/container" of starts in progress, under lock */
+        size_t n_starting;
+};
+
+/* ---- small helpers ----------------------------------------------------------------------------
+ */
+
+static bool component_ok(const char *s)
+{
+        return s && *s && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 && !strchr(s, '/') &&
+               strlen(s) <= NAME_MAX / 2;
+}
+
+int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state)
+{
+        char path[64], buf[1024], *p;
+        _cleanup_close_ int fd = -1;
+        unsigned long long start;
+        ssize_t n;
+
+        if (pid <= 0)
+                return -ESRCH;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -ESRCH;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -ESRCH;
+        buf[n] = '\0';
+        /* the command name may hold spaces and parentheses: fields start after the last ')' */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2,
+                         "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                         "%*d %*d %llu",
+                         ret_state,
+                         &start) != 2)
+                return -EINVAL;
+        *ret_start = start;
+        return 0;
+}
+
+/* Alive and the same process (not a reused pid): start time matches, not a zombie. */
+static bool proc_alive(pid_t pid, uint64_t start)
+{
+        uint64_t s;
+        char state;
+
+        return runtime_proc_start(pid, &s, &state) == 0 && s == start && state != 'Z' &&
+               state != 'X';
+}
+
+int runtime_write_json(
+    const char *dir, const char *name, const char *text, bool durable, struct xp_error *err)
+{
+        char tmp[PATH_MAX], path[PATH_MAX];
+        size_t len = strlen(text);
+        int fd, r = 0;
+
+        if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+            snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp))
+                return xp_errorf(err, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "writing %s: %s", tmp, strerror(-r));
+        }
+        if (write(fd, text, len) != (ssize_t)len)
+                r = errno ? -errno : -EIO;
+        else if (durable && fsync(fd) < 0)
+                r = -errno;
+        close(fd);
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                unlink(tmp);
+                return xp_errorf(err, r, "writing %s: %s", path, strerror(-r));
+        }
+        if (durable) {
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        fsync(fd);
+                        close(fd);
+                }
+        }
+        return 0;
+}
+
+static json_t *read_json(const char *dir, const char *name)
+{
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        return json_load_file(path, 0, NULL);
+}
+
+static int64_t i64_of(json_t *o, const char *key)
+{
+        return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+static int dup_str(json_t *o, const char *key, char **ret)
+{
+        const char *s = json_string_value(json_object_get(o, key));
+
+        *ret = NULL;
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+void xp_container_record_clear(struct xp_container_record *r)
+{
+        if (!r)
+                return;
+        free(r->pod_uid);
+        free(r->pod_namespace);
+        free(r->pod_name);
+        free(r->container);
+        free(r->message);
+        *r = (struct xp_container_record){0};
+}
+
+void xp_container_records_free(struct xp_container_record *r, size_t n)
+{
+        if (!r)
+                return;
+        for (size_t i = 0; i < n; i++)
+                xp_container_record_clear(&r[i]);
+        free(r);
+}
+
+/* ---- one container's state --------------------------------------------------------------------
+ */
+
+enum cstate {
+        CSTATE_NONE,     /* no spec: nothing there */
+        CSTATE_STARTING, /* spec only: a start in progress or a shim that died before reporting */
+        CSTATE_RUNNING,
+        CSTATE_EXITED,
+        CSTATE_LOST, /* running.json, no exit.json, the shim gone */
+};
+
+struct cinfo {
+        enum cstate state;
+        json_t *spec, *running, *exit;
+};
+
+static void cinfo_done(struct cinfo *c)
+{
+        json_decref(c->spec);
+        json_decref(c->running);
+        json_decref(c->exit);
+        *c = (struct cinfo){0};
+}
+
+static void cinfo_load(const char *dir, struct cinfo *c)
+{
+        *c = (struct cinfo){0};
+        c->spec = read_json(dir, RUNTIME_SPEC_FILE);
+        if (!c->spec)
+                return;
+        c->exit = read_json(dir, RUNTIME_EXIT_FILE);
+        if (c->exit) {
+                c->state = CSTATE_EXITED;
+                return;
+        }
+        c->running = read_json(dir, RUNTIME_RUNNING_FILE);
+        if (!c->running) {
+                c->state = CSTATE_STARTING;
+                return;
+        }
+        /* the shim may have written exit.json between our two reads */
+        if (proc_alive((pid_t)i64_of(c->running, "shim_pid"),
+                       (uint64_t)i64_of(c->running, "shim_start")))
+                c->state = CSTATE_RUNNING;
+        else if ((c->exit = read_json(dir, RUNTIME_EXIT_FILE)))
+                c->state = CSTATE_EXITED;
+        else
+                c->state = CSTATE_LOST;
+}
+
+static int cinfo_record(const struct cinfo *c, struct xp_container_record *ret)
+{
+        struct xp_container_record r = {0};
+        json_t *src = c->exit ? c->exit : c->running;
+        int e = 0;
+
+        e |= dup_str(c->spec, "pod_uid", &r.pod_uid);
+        e |= dup_str(c->spec, "pod_namespace", &r.pod_namespace);
+        e |= dup_str(c->spec, "pod_name", &r.pod_name);
+        e |= dup_str(c->spec, "container", &r.container);
+        r.attempt = (unsigned)i64_of(c->spec, "attempt");
+        if (src) {
+                r.pid = (pid_t)i64_of(src, "pid");
+                r.started_ns = i64_of(src, "started_ns");
+        }
+        if (c->exit) {
+                r.exited = true;
+                r.exit_code = (int)i64_of(c->exit, "exit_code");
+                r.signal = (int)i64_of(c->exit, "signal");
+                r.oom_killed = json_is_true(json_object_get(c->exit, "oom_killed"));
+                r.start_failed = json_is_true(json_object_get(c->exit, "start_failed"));
+                r.finished_ns = i64_of(c->exit, "finished_ns");
+                e |= dup_str(c->exit, "message", &r.message);
+        }
+        if (e) {
+                xp_container_record_clear(&r);
+                return -ENOMEM;
+        }
+        *ret = r;
+        return 0;
+}
+
+static int container_dir(const struct xp_runtime *rt,
+                         const char *uid,
+                         const char *container,
+                         char buf[static PATH_MAX])
+{
+        int n = snprintf(buf, PATH_MAX, "%s/%s/%s", rt->state_dir, uid, container);
+
+        return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+static int open_cgroup(struct xp_runtime *rt,
+                       const char *uid,
+                       const char *container,
+                       struct xp_cgroup **ret,
+                       struct xp_error *err)
+{
+        _cleanup_free_ char *path = NULL;
+        int r = xp_cgroup_container_path(uid, container, &path, err);
+
+        if (r < 0)
+                return r;
+        return xp_cgroup_create(rt->root, path, ret, err);
+}
+
+/* Signals what runs of the container: its cgroup when it has one, else its process group. */
+static int
+signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct xp_error *err)
+{
+        const char *uid = json_string_value(json_object_get(c->spec, "pod_uid"));
+        const char *name = json_string_value(json_object_get(c->spec, "container"));
+        pid_t pid = (pid_t)i64_of(c->running, "pid");
+        int r;
+
+        if (json_is_true(json_object_get(c->running, "cgroup")) && rt->root) {
+                _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+
+                r = open_cgroup(rt, uid, name, &cg, err);
+                if (r < 0)
+                        return r;
+                return xp_cgroup_kill(cg, sig, err);
+        }
+        if (!proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")))
+                return 0;
+        if (kill(-pid, sig) < 0) {
+                r = -errno;
+                if (r == -ESRCH)
+                        return 0;
+                return xp_errorf(
+                    err, r, "signal %d to process group %d: %s", sig, (int)pid, strerror(-r));
+        }
+        return 1;
+}
+
+/* A shim that died without recording the exit: kill what is left and record it for it. */
+static int record_lost(struct xp_runtime *rt, const char *dir, struct cinfo *c)
+{
+        _cleanup_free_ char *text = NULL, *msg = NULL;
+        bool started = c->running != NULL;
+        json_t *o;
+        int r;
+
+        if (started)
+                (void)signal_container(rt, c, SIGKILL, NULL);
+        if (asprintf(&msg,
+                     started ? "the shim (pid %" PRId64 ") died without recording the exit"
+                             : "the shim died before starting the container%.0" PRId64,
+                     started ? i64_of(c->running, "shim_pid") : 0) < 0)
+                return -ENOMEM;
+        o = json_pack("{s:I, s:I, s:i, s:i, s:b, s:b, s:I, s:s}",
+                      "pid",
+                      (json_int_t)(started ? i64_of(c->running, "pid") : 0),
+                      "started_ns",
+                      (json_int_t)(started ? i64_of(c->running, "started_ns") : 0),
+                      "exit_code",
+                      started ? LOST_EXIT_CODE : 128,
+                      "signal",
+                      0,
+                      "oom_killed",
+                      0,
+                      "start_failed",
+                      !started,
+                      "finished_ns",
+                      (json_int_t)runtime_now_ns(),
+                      "message",
+                      msg);
+        if (!o)
+                return -ENOMEM;
+        text = json_dumps(o, JSON_COMPACT);
+        if (!text) {
+                json_decref(o);
+                return -ENOMEM;
+        }
+        r = runtime_write_json(dir, RUNTIME_EXIT_FILE, text, true, NULL);
+        if (r < 0) {
+                json_decref(o);
+                return r;
+        }
+        json_decref(c->exit);
+        c->exit = o;
+        c->state = CSTATE_EXITED;
+        return 0;
+}
+
+static bool is_starting(const struct xp_runtime *rt, const char *uid, const char *container)
+{
+        size_t ulen = strlen(uid);
+
+        for (size_t i = 0; i < rt->n_starting; i++)
+                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/' &&
+                    strcmp(rt->starting[i] + ulen + 1, container) == 0)
+                        return true;
+        return false;
+}
+
+/* ---- open / free ---------------------------------------------------------------------------- */
+
+void xp_runtime_free(struct xp_runtime *rt)
+{
+        if (!rt)
+                return;
+        if (rt->inotify >= 0)
+                close(rt->inotify);
+        xp_cgroup_root_free(rt->root);
+        pthread_mutex_destroy(&rt->lock);
+        free(rt->starting);
+        free(rt->state_dir);
+        free(rt->log_dir);
+        free(rt->events_dir);
+        free(rt->shim_exe);
+        free(rt->cgroup_root);
+        free(rt->warning);
+        free(rt);
+}
+
+static void set_warning(struct xp_runtime *rt, const char *fmt, ...) _printf_(2, 3);
+static void set_warning(struct xp_runtime *rt, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&rt->warning, fmt, ap) < 0)
+                rt->warning = NULL;
+        va_end(ap);
+}
+
+/* Decides whether containers get cgroups, and says why not (or what is missing) in warning. */
+static void detect_cgroups(struct xp_runtime *rt)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *probe = NULL;
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_cgroup_root_open(rt->cgroup_root, &rt->root, &err);
+        if (r < 0) {
+                set_warning(
+                    rt, "no cgroups (%s): containers run without limits", xp_error_message(&err));
+                return;
+        }
+        if (xp_cgroup_root_mode(rt->root) == XP_CGROUP_NONE) {
+                set_warning(rt, "this machine has no cgroups: containers run without limits");
+                goto none;
+        }
+        /* the parent of every container's group; creating it proves the hierarchy writable */
+        r = xp_cgroup_create(rt->root, "xpool", &probe, &err);
+        if (r < 0) {
+                set_warning(rt,
+                            "cgroups are not writable (%s): containers run without limits",
+                            xp_error_message(&err));
+                goto none;
+        }
+        if (xp_cgroup_root_mode(rt->root) == XP_CGROUP_V2)
+                set_warning(rt,
+                            "cgroup v2: device restriction needs a BPF program, not implemented: "
+                            "containers can open every device node");
+        return;
+none:
+        xp_cgroup_root_free(rt->root);
+        rt->root = NULL;
+}
+
+int xp_runtime_open(const struct xp_runtime_options *o,
+                    struct xp_runtime **ret,
+                    struct xp_error *err)
+{
+        _cleanup_(xp_runtime_freep) struct xp_runtime *rt = calloc(1, sizeof(*rt));
+        int r;
+
+        if (!rt)
+                return xp_errorf(err, -ENOMEM, "runtime: out of memory");
+        rt->inotify = -1;
+        pthread_mutex_init(&rt->lock, NULL);
+        if (!o->state_dir || !o->log_dir)
+                return xp_errorf(err, -EINVAL, "runtime: state_dir and log_dir are required");
+        rt->state_dir = strdup(o->state_dir);
+        rt->log_dir = strdup(o->log_dir);
+        rt->shim_exe = o->shim_exe ? strdup(o->shim_exe) : realpath("/proc/self/exe", NULL);
+        rt->cgroup_root = strdup(o->cgroup_root ? o->cgroup_root : "/");
+        if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root ||
+            asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
+                return xp_errorf(err, -ENOMEM, "runtime: out of memory");
+        rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
+        rt->log_max_files = o->log_max_files ? o->log_max_files : 1;
+        r = runtime_mkdir_p(rt->events_dir, err);
+        if (r >= 0)
+                r = runtime_mkdir_p(rt->log_dir, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "runtime");
+        rt->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (rt->inotify < 0 ||
+            inotify_add_watch(rt->inotify, rt->events_dir, IN_CREATE | IN_MOVED_TO) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "runtime: watching %s: %s", rt->events_dir, strerror(-r));
+        }
+        detect_cgroups(rt);
+        *ret = TAKE_PTR(rt);
+        return 0;
+}
+
+enum xp_cgroup_mode xp_runtime_cgroup_mode(const struct xp_runtime *rt)
+{
+        return rt->root ? xp_cgroup_root_mode(rt->root) : XP_CGROUP_NONE;
+}
+
+const char *xp_runtime_warning(const struct xp_runtime *rt)
+{
+        return rt->warning;
+}
+
+int xp_runtime_event_fd(const struct xp_runtime *rt)
+{
+        return rt->inotify;
+}
+
+int xp_runtime_log_dir(const struct xp_runtime *rt,
+                       const char *pod_namespace,
+                       const char *pod_name,
+                       const char *pod_uid,
+                       const char *container,
+                       char **ret)
+{
+        if (!component_ok(pod_namespace) || !component_ok(pod_name) || !component_ok(pod_uid) ||
+            !component_ok(container))
+                return -EINVAL;
+        return asprintf(ret,
+                        "%s/%s_%s_%s/%s",
+                        rt->log_dir,
+                        pod_namespace,
+                        pod_name,
+                        pod_uid,
+                        container) < 0
+                   ? -ENOMEM
+                   : 0;
+}
+
+/* ---- start ---------------------------------------------------------------------------------- */
+
+static json_t *string_list(char *const *v)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && v && v[i]; i++)
+                if (json_array_append_new(a, json_string(v[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static json_t *limits_json(const struct xp_cgroup_limits *l)
+{
+        json_t *devices = json_array(), *o;
+
+        if (!devices)
+                return NULL;
+        for (size_t i = 0; i < l->n_devices; i++) {
+                char type[2] = {l->devices[i].type, '\0'};
+                char access[sizeof(l->devices[i].access)];
+
+                memcpy(access, l->devices[i].access, sizeof(access));
+                access[sizeof(access) - 1] = '\0';
+                if (json_array_append_new(devices,
+                                          json_pack("{s:s, s:I, s:I, s:s}",
+                                                    "type",
+                                                    type,
+                                                    "major",
+                                                    (json_int_t)l->devices[i].major,
+                                                    "minor",
+                                                    (json_int_t)l->devices[i].minor,
+                                                    "access",
+                                                    access)) < 0) {
+                        json_decref(devices);
+                        return NULL;
+                }
+        }
+        o = json_pack("{s:I, s:I, s:I, s:I, s:s?, s:s?, s:b, s:o}",
+                      "cpu_millis",
+                      (json_int_t)l->cpu_millis,
+                      "cpu_period_us",
+                      (json_int_t)l->cpu_period_us,
+                      "memory_bytes",
+                      (json_int_t)l->memory_bytes,
+                      "pids_max",
+                      (json_int_t)l->pids_max,
+                      "cpuset_cpus",
+                      l->cpuset_cpus,
+                      "cpuset_mems",
+                      l->cpuset_mems,
+                      "restrict_devices",
+                      l->restrict_devices,
+                      "devices",
+                      devices);
+        return o;
+}
+
+static char *
+spec_text(const struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
+{
+        json_t *limits = l->limits ? limits_json(l->limits) : json_null();
+        json_t *argv = string_list(l->argv), *env = string_list(l->env), *o;
+        char *text;
+
+        if (!limits || !argv || !env) {
+                json_decref(limits);
+                json_decref(argv);
+                json_decref(env);
+                return NULL;
+        }
+        o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:b, s:I, s:I, s:o, s:s, s:I, "
+                      "s:I, s:s, s:b, s:s}",
+                      "pod_uid",
+                      l->pod_uid,
+                      "pod_namespace",
+                      l->pod_namespace,
+                      "pod_name",
+                      l->pod_name,
+                      "container",
+                      l->container,
+                      "attempt",
+                      (json_int_t)l->attempt,
+                      "argv",
+                      argv,
+                      "env",
+                      env,
+                      "working_dir",
+                      l->working_dir ? l->working_dir : "/",
+                      "set_user",
+                      l->set_user,
+                      "uid",
+                      (json_int_t)l->uid,
+                      "gid",
+                      (json_int_t)l->gid,
+                      "limits",
+                      limits,
+                      "log_dir",
+                      log_dir,
+                      "log_max_bytes",
+                      (json_int_t)rt->log_max_bytes,
+                      "log_max_files",
+                      (json_int_t)rt->log_max_files,
+                      "cgroup_root",
+                      rt->cgroup_root,
+                      "cgroups",
+                      rt->root != NULL,
+                      "events_dir",
+                      rt->events_dir);
+        if (!o)
+                return NULL;
+        text = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        return text;
+}
+
+/* Removes the files of a container's state directory, then the directory and its pod's. */
+static void remove_state(const struct xp_runtime *rt, const char *uid, const char *container)
+{
+        static const char *const files[] = {
+            RUNTIME_EXIT_FILE, RUNTIME_RUNNING_FILE, RUNTIME_SPEC_FILE};
+        char dir[PATH_MAX], path[PATH_MAX + 32];
+
+        if (container_dir(rt, uid, container, dir) < 0)
+                return;
+        for (size_t i = 0; i < XP_ELEMENTSOF(files); i++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+                unlink(path);
+        }
+        rmdir(dir);
+        snprintf(path, sizeof(path), "%s/%s", rt->state_dir, uid);
+        rmdir(path); /* fails while other containers of the pod have state */
+}
+
+/* Starts the shim and waits for its one-line report (it closes the pipe after it). */
+static int
+spawn_shim(struct xp_runtime *rt, const char *dir, char *reply, size_t size, struct xp_error *err)
+{
+        _cleanup_close_ int rd = -1, wr = -1, high = -1;
+        char *argv[] = {rt->shim_exe, (char *)"__shim", (char *)dir, NULL};
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        size_t len = 0;
+        ssize_t n;
+        pid_t pid;
+        int fds[2], r, status;
+
+        if (pipe2(fds, O_CLOEXEC) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "starting the shim: pipe: %s", strerror(-r));
+        }
+        rd = fds[0];
+        wr = fds[1];
+        /* above RUNTIME_NOTIFY_FD, so the dup2 onto it always makes a new, inheritable fd */
+        high = fcntl(wr, F_DUPFD_CLOEXEC, 10);
+        if (high < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "starting the shim: dup: %s", strerror(-r));
+        }
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawnattr_init(&attr);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, high, RUNTIME_NOTIFY_FD);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        r = -posix_spawn(&pid, rt->shim_exe, &fa, &attr, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        if (r < 0)
+                return xp_errorf(err, r, "starting the shim %s: %s", rt->shim_exe, strerror(-r));
+        close(TAKE_FD(wr));
+        close(TAKE_FD(high));
+        while (len < size - 1 &&
+               ((n = read(rd, reply + len, size - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+                if (n > 0)
+                        len += (size_t)n;
+        reply[len] = '\0';
+        /* the first shim process exits at once after forking the real one */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        return 0;
+}
+
+static int starting_add(struct xp_runtime *rt, const char *uid, const char *container)
+{
+        char **grown, *key;
+
+        if (asprintf(&key, "%s/%s", uid, container) < 0)
+                return -ENOMEM;
+        grown = reallocarray(rt->starting, rt->n_starting + 1, sizeof(*grown));
+        if (!grown) {
+                free(key);
+                return -ENOMEM;
+        }
+        rt->starting = grown;
+        rt->starting[rt->n_starting++] = key;
+        return 0;
+}
+
+static void starting_remove(struct xp_runtime *rt, const char *uid, const char *container)
+{
+        size_t ulen = strlen(uid);
+
+        for (size_t i = 0; i < rt->n_starting; i++)
+                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/' &&
+                    strcmp(rt->starting[i] + ulen + 1, container) == 0) {
+                        free(rt->starting[i]);
+                        rt->starting[i] = rt->starting[--rt->n_starting];
+                        return;
+                }
+}
+
+static int start_locked_check(struct xp_runtime *rt,
+                              const struct xp_container_launch *l,
+                              const char *dir,
+                              struct xp_error *err)
+{
+        struct cinfo c;
+        int r = 0;
+
+        if (is_starting(rt, l->pod_uid, l->container))
+                return xp_errorf(
+                    err, -EEXIST, "container %s/%s: being started", l->pod_uid, l->container);
+        cinfo_load(dir, &c);
+        if (c.state == CSTATE_RUNNING)
+                r = xp_errorf(
+                    err, -EEXIST, "container %s/%s: already running", l->pod_uid, l->container);
+        cinfo_done(&c);
+        if (r < 0)
+                return r;
+        r = starting_add(rt, l->pod_uid, l->container);
+        if (r < 0)
+                return xp_errorf(
+                    err, r, "container %s/%s: out of memory", l->pod_uid, l->container);
+        return 0;
+}
+
+static int start(struct xp_runtime *rt,
+                 const struct xp_container_launch *l,
+                 const char *dir,
+                 struct xp_container_record *ret,
+                 struct xp_error *err)
+{
+        _cleanup_free_ char *log_dir = NULL, *text = NULL;
+        char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
+        struct cinfo c;
+        int r, code;
+
+        r = xp_runtime_log_dir(
+            rt, l->pod_namespace, l->pod_name, l->pod_uid, l->container, &log_dir);
+        if (r < 0)
+                return xp_errorf(err,
+                                 r,
+                                 "container %s/%s: log directory: %s",
+                                 l->pod_uid,
+                                 l->container,
+                                 strerror(-r));
+        /* an exited record of an earlier attempt is replaced */
+        snprintf(path, sizeof(path), "%s/" RUNTIME_EXIT_FILE, dir);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/" RUNTIME_RUNNING_FILE, dir);
+        unlink(path);
+        r = runtime_mkdir_p(dir, err);
+        if (r < 0)
+                return r;
+        text = spec_text(rt, l, log_dir);
+        if (!text)
+                return xp_errorf(
+                    err, -ENOMEM, "container %s/%s: out of memory", l->pod_uid, l->container);
+        r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
+        if (r < 0)
+                return r;
+        r = spawn_shim(rt, dir, reply, sizeof(reply), err);
+        if (r < 0)
+                return r;
+        if (strcmp(reply, "ok\n") != 0) {
+                char *msg = NULL;
+
+                if (sscanf(reply, "error %d", &code) == 1 && code > 0 &&
+                    (msg = strchr(reply + 6, ' '))) {
+                        msg[strcspn(msg, "\n")] = '\0';
+                        return xp_errorf(
+                            err, -code, "container %s/%s: %s", l->pod_uid, l->container, msg + 1);
+                }
+                return xp_errorf(err,
+                                 -EIO,
+                                 "container %s/%s: the shim %s exited without reporting",
+                                 l->pod_uid,
+                                 l->container,
+                                 rt->shim_exe);
+        }
+        cinfo_load(dir, &c);
+        r = c.state == CSTATE_RUNNING || c.state == CSTATE_EXITED ? cinfo_record(&c, ret) : -EIO;
+        cinfo_done(&c);
+        if (r < 0)
+                return xp_errorf(err,
+                                 r,
+                                 "container %s/%s: reading the shim's state in %s: %s",
+                                 l->pod_uid,
+                                 l->container,
+                                 dir,
+                                 strerror(-r));
+        return 0;
+}
+
+int xp_runtime_start(struct xp_runtime *rt,
+                     const struct xp_container_launch *l,
+                     struct xp_container_record *ret,
+                     struct xp_error *err)
+{
+        char dir[PATH_MAX];
+        int r;
+
+        if (!component_ok(l->pod_uid) || !component_ok(l->container) ||
+            !component_ok(l->pod_namespace) || !component_ok(l->pod_name))
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "container launch: pod uid, namespace, name and container must be path components");
+        if (!l->argv || !l->argv[0] || !*l->argv[0])
+                return xp_errorf(
+                    err, -EINVAL, "container %s/%s: argv is empty", l->pod_uid, l->container);
+        if (l->limits) {
+                /* the shim applies them; a bad value is the caller's error, not a failed start */
+                r = cgroup_check_limits(l->limits, err);
+                if (r < 0)
+                        return xp_error_prefix(
+                            err, r, "container %s/%s: limits", l->pod_uid, l->container);
+        }
+        r = container_dir(rt, l->pod_uid, l->container, dir);
+        if (r < 0)
+                return xp_errorf(
+                    err, r, "container %s/%s: state path too long", l->pod_uid, l->container);
+        pthread_mutex_lock(&rt->lock);
+        r = start_locked_check(rt, l, dir, err);
+        pthread_mutex_unlock(&rt->lock);
+        if (r < 0)
+                return r;
+        r = start(rt, l, dir, ret, err);
+        pthread_mutex_lock(&rt->lock);
+        if (r < 0)
+                remove_state(rt, l->pod_uid, l->container);
+        starting_remove(rt, l->pod_uid, l->container);
+        pthread_mutex_unlock(&rt->lock);
+        return r;
+}
+
+/* ---- kill, list, remove ------------------------------------------------------------------- */
+
+int xp_runtime_kill(
+    struct xp_runtime *rt, const char *uid, const char *container, int sig, struct xp_error *err)
+{
+        char dir[PATH_MAX];
+        struct cinfo c;
+        int r;
+
+        if (!component_ok(uid) || !component_ok(container) ||
+            container_dir(rt, uid, container, dir) < 0)
+                return xp_errorf(err, -EINVAL, "kill: '%s/%s' is not a container", uid, container);
+        pthread_mutex_lock(&rt->lock);
+        cinfo_load(dir, &c);
+        if (c.state != CSTATE_RUNNING)
+                r = xp_errorf(err, -ESRCH, "kill %s/%s: not running", uid, container);
+        else
+                r = signal_container(rt, &c, sig, err);
+        if (r == 0)
+                r = xp_errorf(err, -ESRCH, "kill %s/%s: no process left", uid, container);
+        cinfo_done(&c);
+        pthread_mutex_unlock(&rt->lock);
+        return r < 0 ? r : 0;
+}
+
+/* Consumes the pending exit events; the scan that follows sees every exit announced so far. */
+static void drain_events(struct xp_runtime *rt)
+{
+        char buf[4096];
+        DIR *d;
+        struct dirent *e;
+
+        while (read(rt->inotify, buf, sizeof(buf)) > 0)
+                ;
+        d = opendir(rt->events_dir);
+        if (!d)
+                return;
+        while ((e = readdir(d)))
+                if (e->d_name[0] != '.')
+                        unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+}
+
+static int record_cmp(const void *a, const void *b)
+{
+        const struct xp_container_record *x = a, *y = b;
+        int c = strcmp(x->pod_uid ? x->pod_uid : "", y->pod_uid ? y->pod_uid : "");
+
+        return c ? c : strcmp(x->container ? x->container : "", y->container ? y->container : "");
+}
+
+static int list_pod(struct xp_runtime *rt,
+                    const char *uid,
+                    struct xp_container_record **v,
+                    size_t *n,
+                    struct xp_error *err)
+{
+        char pdir[PATH_MAX], dir[PATH_MAX];
+        DIR *d;
+        struct dirent *e;
+        int r = 0;
+
+        snprintf(pdir, sizeof(pdir), "%s/%s", rt->state_dir, uid);
+        d = opendir(pdir);
+        if (!d)
+                return 0;
+        while (r >= 0 && (e = readdir(d))) {
+                struct xp_container_record *grown;
+                struct cinfo c;
+
+                if (e->d_name[0] == '.' || container_dir(rt, uid, e->d_name, dir) < 0)
+                        continue;
+                cinfo_load(dir, &c);
+                if (c.state == CSTATE_NONE ||
+                    (c.state == CSTATE_STARTING && is_starting(rt, uid, e->d_name))) {
+                        cinfo_done(&c);
+                        continue;
+                }
+                if (c.state == CSTATE_LOST || c.state == CSTATE_STARTING)
+                        (void)record_lost(rt, dir, &c);
+                grown = reallocarray(*v, *n + 1, sizeof(**v));
+                if (!grown)
+                        r = -ENOMEM;
+                else {
+                        *v = grown;
+                        r = cinfo_record(&c, &(*v)[*n]);
+                        if (r >= 0)
+                                (*n)++;
+                }
+                cinfo_done(&c);
+        }
+        closedir(d);
+        return r < 0 ? xp_errorf(err, r, "listing %s: out of memory", pdir) : 0;
+}
+
+int xp_runtime_list(struct xp_runtime *rt,
+                    struct xp_container_record **ret,
+                    size_t *ret_n,
+                    struct xp_error *err)
+{
+        struct xp_container_record *v = NULL;
+        size_t n = 0;
+        struct dirent *e;
+        DIR *d;
+        int r = 0;
+
+        pthread_mutex_lock(&rt->lock);
+        drain_events(rt);
+        d = opendir(rt->state_dir);
+        if (!d) {
+                r = -errno;
+                pthread_mutex_unlock(&rt->lock);
+                return xp_errorf(err, r, "listing %s: %s", rt->state_dir, strerror(-r));
+        }
+        while (r >= 0 && (e = readdir(d)))
+                if (e->d_name[0] != '.')
+                        r = list_pod(rt, e->d_name, &v, &n, err);
+        closedir(d);
+        pthread_mutex_unlock(&rt->lock);
+        if (r < 0) {
+                xp_container_records_free(v, n);
+                return r;
+        }
+        if (n)
+                qsort(v, n, sizeof(*v), record_cmp);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/*
+ * The pod's level of the cgroup tree (xpool/<uid>), once no state of the pod is left and none of
+ * its containers is being started (a shim creating its group would race the rmdir). Under lock.
+ */
+static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        _cleanup_free_ char *path = NULL;
+        char dir[PATH_MAX];
+        size_t ulen = strlen(uid);
+
+        if (!rt->root)
+                return;
+        snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid);
+        if (access(dir, F_OK) == 0)
+                return;
+        for (size_t i = 0; i < rt->n_starting; i++)
+                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/')
+                        return;
+        if (asprintf(&path, "xpool/%s", uid) < 0 || xp_cgroup_create(rt->root, path, &cg, NULL) < 0)
+                return;
+        (void)xp_cgroup_remove(cg, NULL);
+}
+
+int xp_runtime_remove(struct xp_runtime *rt,
+                      const char *uid,
+                      const char *container,
+                      struct xp_error *err)
+{
+        char dir[PATH_MAX];
+        struct cinfo c;
+        int r = 0;
+
+        if (!component_ok(uid) || !component_ok(container) ||
+            container_dir(rt, uid, container, dir) < 0)
+                return xp_errorf(
+                    err, -EINVAL, "remove: '%s/%s' is not a container", uid, container);
+        pthread_mutex_lock(&rt->lock);
+        cinfo_load(dir, &c);
+        if (c.state == CSTATE_NONE)
+                r = xp_errorf(err, -ENOENT, "remove %s/%s: no such container", uid, container);
+        else if (c.state != CSTATE_EXITED || is_starting(rt, uid, container))
+                r = xp_errorf(err, -EBUSY, "remove %s/%s: still running", uid, container);
+        if (r == 0 && rt->root) {
+                _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+
+                /* normally the shim removed it already; this covers a lost shim */
+                r = open_cgroup(rt, uid, container, &cg, err);
+                if (r >= 0)
+                        r = xp_cgroup_remove(cg, err);
+                if (r < 0)
+                        r = xp_error_prefix(err, r, "remove %s/%s", uid, container);
+        }
+        if (r == 0) {
+                remove_state(rt, uid, container);
+                remove_pod_cgroup(rt, uid);
+        }
+        cinfo_done(&c);
+        pthread_mutex_unlock(&rt->lock);
+        return r;
+}
+
+static int rm_rf_at(int dfd, const char *name)
+{
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d;
+        struct dirent *e;
+        int r = 0;
+
+        if (fd < 0)
+                return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
+        while ((e = readdir(d)))
+                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+                        int q = rm_rf_at(dirfd(d), e->d_name);
+
+                        if (q < 0 && r == 0)
+                                r = q;
+                }
+        closedir(d);
+        if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
+}
+
+int xp_runtime_remove_logs(
+    struct xp_runtime *rt, const char *ns, const char *name, const char *uid, struct xp_error *err)
+{
+        char leaf[PATH_MAX];
+        _cleanup_close_ int dfd = -1;
+        int r;
+
+        if (!component_ok(ns) || !component_ok(name) || !component_ok(uid))
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "remove logs: '%s_%s_%s' is not a pod",
+                                 ns ? ns : "",
+                                 name ? name : "",
+                                 uid ? uid : "");
+        snprintf(leaf, sizeof(leaf), "%s_%s_%s", ns, name, uid);
+        dfd = open(rt->log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "remove logs: %s: %s", rt->log_dir, strerror(-r));
+        }
+        r = rm_rf_at(dfd, leaf);
+        if (r < 0)
+                return xp_errorf(err, r, "remove logs: %s/%s: %s", rt->log_dir, leaf, strerror(-r));
+        return 0;
+}

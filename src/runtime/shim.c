@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The shim: one process per container, started by xp_runtime_start() as `xpool __shim DIR`. It
+ * detaches (fork, the first process exits, setsid), reads DIR/spec.json, creates the cgroup,
+ * forks the container process, moves it into the cgroup, lets it exec, writes its output as CRI
+ * log lines, waits for it, kills what it left behind and records the exit in DIR/exit.json.
+ * The shim is single-threaded, so its forked child may call anything; it still only makes
+ * system calls between fork and exec.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+#include "xpool/cgroup.h"
+
+#define DEFAULT_PATH     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DRAIN_TIMEOUT_MS 2000
+
+struct shim {
+        const char *dir;
+        json_t *spec;
+        int notify;
+        /* from the spec, borrowed from it */
+        const char *uid, *container, *events_dir, *working_dir;
+        unsigned attempt;
+        char **argv, **env;
+        const char *path; /* PATH of env, or DEFAULT_PATH */
+        bool set_user;
+        uid_t user;
+        gid_t group;
+        /* state */
+        struct xp_cgroup_root *root;
+        struct xp_cgroup *cg;
+        bool have_oom;
+        uint64_t oom_before;
+        struct logwrite log;
+        pid_t child;
+        int64_t started_ns;
+};
+
+static void notify_send(struct shim *s, const char *fmt, ...) _printf_(2, 3);
+static void notify_send(struct shim *s, const char *fmt, ...)
+{
+        char buf[RUNTIME_NOTIFY_MAX];
+        va_list ap;
+        int n;
+
+        if (s->notify < 0)
+                return;
+        va_start(ap, fmt);
+        n = vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                n = 0;
+        if ((size_t)n >= sizeof(buf))
+                n = sizeof(buf) - 1;
+        (void)!write(s->notify, buf, (size_t)n);
+        close(s->notify);
+        s->notify = -1;
+}
+
+static char **string_array(json_t *a)
+{
+        size_t n = json_array_size(a);
+        char **v = calloc(n + 1, sizeof(*v));
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                v[i] = (char *)json_string_value(json_array_get(a, i));
+                if (!v[i]) {
+                        free(v);
+                        return NULL;
+                }
+        }
+        return v;
+}
+
+static uint64_t u64_of(json_t *o, const char *key)
+{
+        json_int_t v = json_integer_value(json_object_get(o, key));
+
+        return v > 0 ? (uint64_t)v : 0;
+}
+
+static int load_spec(struct shim *s, struct xp_error *err)
+{
+        char path[PATH_MAX];
+        json_error_t jerr;
+
+        snprintf(path, sizeof(path), "%s/" RUNTIME_SPEC_FILE, s->dir);
+        s->spec = json_load_file(path, 0, &jerr);
+        if (!s->spec)
+                return xp_errorf(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
+        s->uid = json_string_value(json_object_get(s->spec, "pod_uid"));
+        s->container = json_string_value(json_object_get(s->spec, "container"));
+        s->events_dir = json_string_value(json_object_get(s->spec, "events_dir"));
+        s->working_dir = json_string_value(json_object_get(s->spec, "working_dir"));
+        s->attempt = (unsigned)u64_of(s->spec, "attempt");
+        s->set_user = json_is_true(json_object_get(s->spec, "set_user"));
+        s->user = (uid_t)u64_of(s->spec, "uid");
+        s->group = (gid_t)u64_of(s->spec, "gid");
+        s->argv = string_array(json_object_get(s->spec, "argv"));
+        s->env = string_array(json_object_get(s->spec, "env"));
+        if (!s->uid || !s->container || !s->events_dir || !s->working_dir || !s->argv ||
+            !s->argv[0] || !s->env)
+                return xp_errorf(err, -EINVAL, "%s: missing or malformed fields", path);
+        s->path = DEFAULT_PATH;
+        for (char **e = s->env; *e; e++)
+                if (strncmp(*e, "PATH=", 5) == 0)
+                        s->path = *e + 5;
+        return 0;
+}
+
+/* Creates the cgroup and applies the limits; a machine without usable cgroups runs without. */
+static int setup_cgroup(struct shim *s, struct xp_error *err)
+{
+        json_t *jl = json_object_get(s->spec, "limits"), *jd;
+        struct xp_cgroup_limits l = {0};
+        _cleanup_free_ struct xp_cgroup_device *devices = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *root = json_string_value(json_object_get(s->spec, "cgroup_root"));
+        int r;
+
+        if (!json_is_true(json_object_get(s->spec, "cgroups")) || !root)
+                return 0;
+        r = xp_cgroup_root_open(root, &s->root, err);
+        if (r < 0)
+                return r;
+        r = xp_cgroup_container_path(s->uid, s->container, &path, err);
+        if (r < 0)
+                return r;
+        r = xp_cgroup_create(s->root, path, &s->cg, err);
+        if (r < 0)
+                return r;
+        if (json_is_object(jl)) {
+                l.cpu_millis = u64_of(jl, "cpu_millis");
+                l.cpu_period_us = u64_of(jl, "cpu_period_us");
+                l.memory_bytes = u64_of(jl, "memory_bytes");
+                l.pids_max = u64_of(jl, "pids_max");
+                l.cpuset_cpus = json_string_value(json_object_get(jl, "cpuset_cpus"));
+                l.cpuset_mems = json_string_value(json_object_get(jl, "cpuset_mems"));
+                l.restrict_devices = json_is_true(json_object_get(jl, "restrict_devices"));
+                jd = json_object_get(jl, "devices");
+                l.n_devices = json_array_size(jd);
+                if (l.n_devices) {
+                        devices = calloc(l.n_devices, sizeof(*devices));
+                        if (!devices)
+                                return xp_errorf(err, -ENOMEM, "cgroup %s: out of memory", path);
+                }
+                for (size_t i = 0; i < l.n_devices; i++) {
+                        json_t *d = json_array_get(jd, i);
+                        const char *type = json_string_value(json_object_get(d, "type"));
+                        const char *access = json_string_value(json_object_get(d, "access"));
+
+                        devices[i].type = type ? type[0] : 0;
+                        devices[i].major = (unsigned)u64_of(d, "major");
+                        devices[i].minor = (unsigned)u64_of(d, "minor");
+                        snprintf(devices[i].access,
+                                 sizeof(devices[i].access),
+                                 "%s",
+                                 access ? access : "");
+                }
+                l.devices = devices;
+                r = xp_cgroup_apply(s->cg, &l, err);
+                if (r == -EOPNOTSUPP && l.restrict_devices) {
+                        /* v2 without a device program: the runtime's warning says so */
+                        l.restrict_devices = false;
+                        l.n_devices = 0;
+                        l.devices = NULL;
+                        r = xp_cgroup_apply(s->cg, &l, err);
+                }
+                if (r < 0)
+                        return r;
+        }
+        s->have_oom = xp_cgroup_oom_kills(s->cg, &s->oom_before, NULL) >= 0;
+        return 0;
+}
+
+/* In the child: reports why the start failed over the error pipe and exits. */
+_Noreturn static void child_fail(int errfd, int code, const char *what, const char *arg)
+{
+        char buf[RUNTIME_NOTIFY_MAX];
+        int n = snprintf(buf, sizeof(buf), "%s \"%s\": %s", what, arg, strerror(code));
+
+        if (n > 0)
+                (void)!write(errfd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+        _exit(127);
+}
+
+/* In the child: execve with the PATH search of execvpe, but over the container's PATH. */
+_Noreturn static void child_exec(struct shim *s, int errfd)
+{
+        const char *name = s->argv[0];
+        int saved = ENOENT;
+
+        if (strchr(name, '/')) {
+                execve(name, s->argv, s->env);
+                child_fail(errfd, errno, "exec", name);
+        }
+        for (const char *p = s->path; *p;) {
+                size_t len = strcspn(p, ":");
+                char full[PATH_MAX];
+                int n = snprintf(full, sizeof(full), "%.*s%s%s", (int)len, p, len ? "/" : "", name);
+
+                if (n > 0 && (size_t)n < sizeof(full)) {
+                        execve(full, s->argv, s->env);
+                        if (errno == EACCES)
+                                saved = EACCES;
+                        else if (errno != ENOENT && errno != ENOTDIR)
+                                child_fail(errfd, errno, "exec", name);
+                }
+                p += len + (p[len] == ':');
+        }
+        child_fail(errfd, saved, "exec", name);
+}
+
+_Noreturn static void child_main(struct shim *s, int sync_fd, int errfd, int out_fd, int err_fd)
+{
+        sigset_t none;
+        char c;
+        int null;
+
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        /* wait until the shim has put us in the cgroup */
+        if (read(sync_fd, &c, 1) != 1)
+                _exit(127);
+        if (setsid() < 0)
+                child_fail(errfd, errno, "setsid", s->container);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                child_fail(errfd, errno, "prctl", "PR_SET_NO_NEW_PRIVS");
+        if (s->set_user) {
+                char id[32];
+
+                snprintf(id, sizeof(id), "%u", (unsigned)s->group);
+                if (setgroups(0, NULL) < 0)
+                        child_fail(errfd, errno, "setgroups", "");
+                if (setgid(s->group) < 0)
+                        child_fail(errfd, errno, "setgid", id);
+                snprintf(id, sizeof(id), "%u", (unsigned)s->user);
+                if (setuid(s->user) < 0)
+                        child_fail(errfd, errno, "setuid", id);
+        }
+        if (chdir(s->working_dir) < 0)
+                child_fail(errfd, errno, "chdir", s->working_dir);
+        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+                child_fail(errfd, errno, "stdio", "/dev/null");
+        /* nothing of the shim's may reach the container; errfd is already close-on-exec */
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                for (int fd = 3; fd < 1024; fd++)
+                        if (fd != errfd)
+                                close(fd);
+        child_exec(s, errfd);
+}
+
+/* Kills what is left of the container: its cgroup, else its process group. */
+static void kill_rest(struct shim *s)
+{
+        if (s->cg) {
+                for (int i = 0; i < 50 && xp_cgroup_kill(s->cg, SIGKILL, NULL) > 0; i++) {
+                        struct timespec ts = {0, 2 * 1000 * 1000};
+
+                        nanosleep(&ts, NULL);
+                }
+        } else if (s->child > 0) {
+                kill(-s->child, SIGKILL);
+        }
+}
+
+static void reap_all(void)
+{
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+}
+
+static void remove_cgroup(struct shim *s)
+{
+        if (!s->cg)
+                return;
+        for (int i = 0; i < 200; i++) {
+                struct timespec ts = {0, 10 * 1000 * 1000};
+
+                if (xp_cgroup_remove(s->cg, NULL) != -EBUSY)
+                        return;
+                kill_rest(s);
+                reap_all();
+                nanosleep(&ts, NULL);
+        }
+}
+
+static int write_exit(struct shim *s,
+                      int exit_code,
+                      int sig,
+                      bool oom,
+                      bool start_failed,
+                      const char *message,
+                      struct xp_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        json_t *o;
+        char path[PATH_MAX];
+        int fd;
+
+        o = json_pack("{s:I, s:I, s:i, s:i, s:b, s:b, s:I, s:s?}",
+                      "pid",
+                      (json_int_t)(start_failed ? 0 : s->child),
+                      "started_ns",
+                      (json_int_t)s->started_ns,
+                      "exit_code",
+                      exit_code,
+                      "signal",
+                      sig,
+                      "oom_killed",
+                      oom,
+                      "start_failed",
+                      start_failed,
+                      "finished_ns",
+                      (json_int_t)runtime_now_ns(),
+                      "message",
+                      message);
+        if (!o)
+                return xp_errorf(err, -ENOMEM, "%s: out of memory", s->dir);
+        text = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (!text)
+                return xp_errorf(err, -ENOMEM, "%s: out of memory", s->dir);
+        fd = runtime_write_json(s->dir, RUNTIME_EXIT_FILE, text, true, err);
+        if (fd < 0)
+                return fd;
+        snprintf(path,
+                 sizeof(path),
+                 "%s/%s_%s_%u_%d",
+                 s->events_dir,
+                 s->uid,
+                 s->container,
+                 s->attempt,
+                 (int)getpid());
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        if (fd >= 0)
+                close(fd);
+        return 0;
+}
+
+static int write_running(struct shim *s, struct xp_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        uint64_t child_start = 0, shim_start = 0;
+        char state;
+        json_t *o;
+
+        (void)runtime_proc_start(s->child, &child_start, &state);
+        (void)runtime_proc_start(getpid(), &shim_start, &state);
+        o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b}",
+                      "pid",
+                      (json_int_t)s->child,
+                      "pid_start",
+                      (json_int_t)child_start,
+                      "shim_pid",
+                      (json_int_t)getpid(),
+                      "shim_start",
+                      (json_int_t)shim_start,
+                      "started_ns",
+                      (json_int_t)s->started_ns,
+                      "cgroup",
+                      s->cg != NULL);
+        if (!o)
+                return xp_errorf(err, -ENOMEM, "%s: out of memory", s->dir);
+        text = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (!text)
+                return xp_errorf(err, -ENOMEM, "%s: out of memory", s->dir);
+        /* not fsync()ed: start latency matters, and a crash loses the container anyway */
+        return runtime_write_json(s->dir, RUNTIME_RUNNING_FILE, text, false, err);
+}
+
+/* Runs until the container ended and its output is drained; returns its wait status. */
+static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
+{
+        struct pollfd pfd[3] = {
+            {.fd = sigfd, .events = POLLIN},
+            {.fd = out_fd, .events = POLLIN},
+            {.fd = err_fd, .events = POLLIN},
+        };
+        bool main_done = false;
+        int status = 0;
+        static char buf[64 * 1024];
+
+        while (!main_done || pfd[1].fd >= 0 || pfd[2].fd >= 0) {
+                int n = poll(pfd, 3, main_done ? DRAIN_TIMEOUT_MS : -1);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break; /* a process that escaped still holds a pipe: stop waiting */
+                if (pfd[0].revents) {
+                        struct signalfd_siginfo si;
+                        int st;
+                        pid_t pid;
+
+                        (void)!read(sigfd, &si, sizeof(si));
+                        while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+                                if (pid == s->child) {
+                                        status = st;
+                                        main_done = true;
+                                        /* the container is its whole process tree */
+                                        kill_rest(s);
+                                }
+                }
+                for (int i = 1; i < 3; i++) {
+                        ssize_t got;
+
+                        if (pfd[i].fd < 0 || !pfd[i].revents)
+                                continue;
+                        got = read(pfd[i].fd, buf, sizeof(buf));
+                        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+                                continue;
+                        if (got <= 0) {
+                                close(pfd[i].fd);
+                                pfd[i].fd = -1;
+                                continue;
+                        }
+                        (void)logwrite_data(&s->log,
+                                            i == 1 ? LOGWRITE_STDOUT : LOGWRITE_STDERR,
+                                            buf,
+                                            (size_t)got,
+                                            runtime_now_ns(),
+                                            NULL);
+                }
+        }
+        for (int i = 1; i < 3; i++)
+                if (pfd[i].fd >= 0)
+                        close(pfd[i].fd);
+        return status;
+}
+
+static int run(struct shim *s, struct xp_error *err)
+{
+        int out[2] = {-1, -1}, errp[2] = {-1, -1}, sync[2] = {-1, -1}, ep[2] = {-1, -1};
+        _cleanup_close_ int sigfd = -1;
+        char msg[RUNTIME_NOTIFY_MAX];
+        sigset_t chld;
+        ssize_t got;
+        size_t len = 0;
+        int r, status, code, sig;
+        uint64_t oom_after = 0;
+        bool oom = false;
+
+        r = load_spec(s, err);
+        if (r < 0)
+                return r;
+        r = setup_cgroup(s, err);
+        if (r < 0)
+                return r;
+        r = logwrite_open(&s->log,
+                          json_string_value(json_object_get(s->spec, "log_dir")),
+                          s->attempt,
+                          u64_of(s->spec, "log_max_bytes"),
+                          (unsigned)u64_of(s->spec, "log_max_files"),
+                          err);
+        if (r < 0)
+                return r;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &chld, NULL);
+        sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sigfd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+            pipe2(sync, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
+        }
+        s->child = fork();
+        if (s->child < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "%s: fork: %s", s->dir, strerror(-r));
+        }
+        if (s->child == 0)
+                child_main(s, sync[0], ep[1], out[1], errp[1]);
+        close(out[1]);
+        close(errp[1]);
+        close(sync[0]);
+        close(ep[1]);
+        if (s->cg) {
+                r = xp_cgroup_add_pid(s->cg, s->child, err);
+                if (r < 0) {
+                        kill(s->child, SIGKILL);
+                        waitpid(s->child, NULL, 0);
+                        return r;
+                }
+        }
+        (void)!write(sync[1], "g", 1);
+        close(sync[1]);
+        /* EOF on the close-on-exec error pipe: exec happened */
+        while ((got = read(ep[0], msg + len, sizeof(msg) - 1 - len)) > 0 ||
+               (got < 0 && errno == EINTR))
+                if (got > 0)
+                        len += (size_t)got;
+        close(ep[0]);
+        msg[len] = '\0';
+        s->started_ns = runtime_now_ns();
+        if (len > 0) {
+                waitpid(s->child, NULL, 0);
+                close(out[0]);
+                close(errp[0]);
+                (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
+                remove_cgroup(s);
+                r = write_exit(s, 128, 0, false, true, msg, err);
+                if (r < 0)
+                        return r;
+                notify_send(s, "ok\n");
+                return 0;
+        }
+        r = write_running(s, err);
+        if (r < 0) {
+                kill(s->child, SIGKILL);
+                waitpid(s->child, NULL, 0);
+                remove_cgroup(s);
+                return r;
+        }
+        notify_send(s, "ok\n");
+
+        status = supervise(s, sigfd, out[0], errp[0]);
+        kill_rest(s);
+        reap_all();
+        (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
+        if (s->cg && s->have_oom && xp_cgroup_oom_kills(s->cg, &oom_after, NULL) >= 0)
+                oom = oom_after > s->oom_before;
+        remove_cgroup(s);
+        sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        code = sig ? 128 + sig : WEXITSTATUS(status);
+        return write_exit(s, code, sig, oom, false, NULL, err);
+}
+
+int xp_shim_main(int argc, char **argv)
+{
+        struct shim s = {.notify = RUNTIME_NOTIFY_FD, .child = -1, .log = {.fd = -1}};
+        struct xp_error err = {0};
+        pid_t pid;
+        int r;
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: xpool __shim STATE_DIR (started by the node agent)\n");
+                return 2;
+        }
+        if (fcntl(s.notify, F_GETFD) < 0)
+                s.notify = -1;
+        else
+                fcntl(s.notify, F_SETFD, FD_CLOEXEC);
+        /* detach: the agent reaps this first process at once; the shim lives on */
+        pid = fork();
+        if (pid < 0) {
+                notify_send(&s, "error %d fork: %s\n", ENOMEM, strerror(errno));
+                return 1;
+        }
+        if (pid > 0)
+                _exit(0);
+        setsid();
+        signal(SIGPIPE, SIG_IGN);
+        /* orphans of the container come to us, so we reap them */
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        s.dir = argv[1];
+        r = run(&s, &err);
+        if (r < 0) {
+                kill_rest(&s);
+                remove_cgroup(&s);
+                notify_send(&s, "error %d %s\n", -r, xp_error_message(&err));
+        }
+        logwrite_done(&s.log);
+        xp_cgroup_free(s.cg);
+        xp_cgroup_root_free(s.root);
+        free(s.argv);
+        free(s.env);
+        json_decref(s.spec);
+        return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process runtime against real processes: this binary is its own shim (main() runs
+ * xp_shim_main() for "__shim") and its own small container programs ("__alloc", "__open").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tmpdir.h"
+#include "xpool/runtime.h"
+
+struct fixture {
+        struct tmpdir *tmp;
+        char state[128], logs[128];
+        struct xp_runtime *rt;
+        char self[4096];
+};
+
+static char *const default_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+
+static void open_rt(struct fixture *f, uint64_t max_bytes, unsigned max_files)
+{
+        struct xp_runtime_options o = {
+            .state_dir = f->state,
+            .log_dir = f->logs,
+            .log_max_bytes = max_bytes,
+            .log_max_files = max_files,
+        };
+        struct xp_error err = {0};
+
+        assert_int_equal(xp_runtime_open(&o, &f->rt, &err), 0);
+}
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+        ssize_t n;
+
+        assert_non_null(f);
+        tmpdir_setup((void **)&f->tmp, "runtime", "data");
+        snprintf(f->state, sizeof(f->state), "%s/containers", f->tmp->path);
+        snprintf(f->logs, sizeof(f->logs), "%s/logs", f->tmp->path);
+        n = readlink("/proc/self/exe", f->self, sizeof(f->self) - 1);
+        assert_true(n > 0);
+        f->self[n] = '\0';
+        open_rt(f, 0, 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_container_record *v = NULL;
+        size_t n = 0;
+
+        /* forget what the test left, so no cgroup of it stays behind */
+        if (xp_runtime_list(f->rt, &v, &n, NULL) == 0)
+                for (size_t i = 0; i < n; i++) {
+                        if (!v[i].exited)
+                                (void)xp_runtime_kill(
+                                    f->rt, v[i].pod_uid, v[i].container, SIGKILL, NULL);
+                        for (int k = 0;
+                             k < 100 &&
+                             xp_runtime_remove(f->rt, v[i].pod_uid, v[i].container, NULL) == -EBUSY;
+                             k++)
+                                usleep(20000);
+                }
+        xp_container_records_free(v, n);
+        xp_runtime_free(f->rt);
+        tmpdir_teardown((void **)&f->tmp);
+        free(f);
+        return 0;
+}
+
+static struct xp_container_launch launch_of(const char *uid, char *const *argv)
+{
+        return (struct xp_container_launch){
+            .pod_uid = uid,
+            .pod_namespace = "default",
+            .pod_name = "pod",
+            .container = "main",
+            .argv = argv,
+            .env = default_env,
+        };
+}
+
+static void
+start_ok(struct fixture *f, const struct xp_container_launch *l, struct xp_container_record *rec)
+{
+        struct xp_error err = {0};
+        int r = xp_runtime_start(f->rt, l, rec, &err);
+
+        if (r < 0)
+                fail_msg("start %s: %d %s", l->pod_uid, r, xp_error_message(&err));
+}
+
+static char *slurp(const char *path)
+{
+        FILE *fp = fopen(path, "r");
+        char *buf = NULL;
+        size_t len = 0;
+        ssize_t n;
+
+        if (!fp)
+                return NULL;
+        n = getdelim(&buf, &len, '\0', fp);
+        fclose(fp);
+        if (n < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        return buf;
+}
+
+static void kill_ok(struct fixture *f, const char *uid, int sig)
+{
+        struct xp_error err = {0};
+        int r = xp_runtime_kill(f->rt, uid, "main", sig, &err);
+
+        if (r < 0) {
+                char path[512];
+                char *x;
+
+                usleep(100000);
+                snprintf(path, sizeof(path), "%s/%s/main/exit.json", f->state, uid);
+                x = slurp(path);
+                fail_msg("kill %s: %d %s (%s)", uid, r, xp_error_message(&err), x ? x : "-");
+        }
+}
+
+/* Waits (up to 10 s, woken by the event fd) until the container has exited; fills *ret. */
+static void wait_exit(struct fixture *f, const char *uid, struct xp_container_record *ret)
+{
+        for (int i = 0; i < 200; i++) {
+                struct xp_container_record *v = NULL;
+                struct pollfd p = {.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
+                size_t n = 0;
+                bool done = false;
+
+                assert_int_equal(xp_runtime_list(f->rt, &v, &n, NULL), 0);
+                for (size_t k = 0; k < n; k++)
+                        if (strcmp(v[k].pod_uid, uid) == 0 && v[k].exited) {
+                                *ret = v[k];
+                                v[k] = (struct xp_container_record){0};
+                                done = true;
+                        }
+                xp_container_records_free(v, n);
+                if (done)
+                        return;
+                poll(&p, 1, 50);
+        }
+        fail_msg("container %s did not exit", uid);
+}
+
+static struct xp_container_record run_to_end(struct fixture *f, const struct xp_container_launch *l)
+{
+        struct xp_container_record rec = {0}, end = {0};
+
+        start_ok(f, l, &rec);
+        assert_false(rec.start_failed);
+        assert_true(rec.pid > 0);
+        xp_container_record_clear(&rec);
+        wait_exit(f, l->pod_uid, &end);
+        return end;
+}
+
+static char *log_file(struct fixture *f, const char *uid, const char *leaf)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/default_pod_%s/main/%s", f->logs, uid, leaf);
+        return slurp(path);
+}
+
+static bool log_exists(struct fixture *f, const char *uid, const char *leaf)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/default_pod_%s/main/%s", f->logs, uid, leaf);
+        return access(path, F_OK) == 0;
+}
+
+/* Checks every line is `TIME STREAM F|P MSG` with a 30-character UTC time, and returns how
+ * many lines equal "STREAM TAG MSG" after the time. */
+static int count_lines(const char *text, const char *stream_tag_msg)
+{
+        int count = 0;
+
+        for (const char *line = text; *line;) {
+                const char *nl = strchr(line, '\n');
+                size_t len = (size_t)(nl - line);
+
+                assert_non_null(nl);
+                assert_true(len > 31);
+                assert_int_equal(line[4], '-');
+                assert_int_equal(line[10], 'T');
+                assert_int_equal(line[19], '.');
+                assert_int_equal(line[29], 'Z');
+                assert_int_equal(line[30], ' ');
+                if (len - 31 == strlen(stream_tag_msg) &&
+                    memcmp(line + 31, stream_tag_msg, len - 31) == 0)
+                        count++;
+                line = nl + 1;
+        }
+        return count;
+}
+
+static int count_newlines(const char *text)
+{
+        int n = 0;
+
+        for (; *text; text++)
+                n += *text == '\n';
+        return n;
+}
+
+static void exit_codes(void **state)
+{
+        struct fixture *f = *state;
+        char *const ok[] = {"true", NULL}, *const three[] = {"sh", "-c", "exit 3", NULL};
+        struct xp_container_launch l = launch_of("uid-true", ok);
+        struct xp_container_record r = run_to_end(f, &l);
+
+        assert_true(r.exited);
+        assert_int_equal(r.exit_code, 0);
+        assert_int_equal(r.signal, 0);
+        assert_false(r.oom_killed);
+        assert_string_equal(r.pod_namespace, "default");
+        assert_string_equal(r.container, "main");
+        assert_true(r.finished_ns >= r.started_ns && r.started_ns > 0);
+        xp_container_record_clear(&r);
+        l = launch_of("uid-three", three);
+        r = run_to_end(f, &l);
+        assert_int_equal(r.exit_code, 3);
+        xp_container_record_clear(&r);
+}
+
+static void cri_log_format(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {
+            "sh",
+            "-c",
+            "echo out1; echo err1 >&2; echo; head -c 20000 /dev/zero | tr '\\0' x; echo; printf partial",
+            NULL};
+        struct xp_container_launch l = launch_of("uid-cri", argv);
+        struct xp_container_record r = run_to_end(f, &l);
+        _cleanup_free_ char *text = NULL, *p16k = NULL, *rest = NULL;
+
+        assert_int_equal(r.exit_code, 0);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-cri", "0.log");
+        assert_non_null(text);
+        assert_int_equal(count_lines(text, "stdout F out1"), 1);
+        assert_int_equal(count_lines(text, "stderr F err1"), 1);
+        assert_int_equal(count_lines(text, "stdout F "), 1);
+        assert_int_equal(count_lines(text, "stdout P partial"), 1);
+        /* a line over 16 KiB: one P fragment of exactly 16384 bytes, then the F rest */
+        p16k = malloc(16384 + 10);
+        rest = malloc(20000 - 16384 + 10);
+        strcpy(p16k, "stdout P ");
+        memset(p16k + 9, 'x', 16384);
+        p16k[9 + 16384] = '\0';
+        strcpy(rest, "stdout F ");
+        memset(rest + 9, 'x', 20000 - 16384);
+        rest[9 + 20000 - 16384] = '\0';
+        assert_int_equal(count_lines(text, p16k), 1);
+        assert_int_equal(count_lines(text, rest), 1);
+        assert_true(log_exists(f, "uid-cri", "0.end"));
+}
+
+static void rotation(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {
+            "sh", "-c", "i=0; while [ $i -lt 40 ]; do echo line-$i; i=$((i+1)); done", NULL};
+        struct xp_container_launch l = launch_of("uid-rot", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *live = NULL, *one = NULL, *two = NULL;
+        struct stat st;
+        char path[512];
+
+        xp_runtime_free(f->rt);
+        open_rt(f, 200, 2); /* 4 lines of 45 bytes per file */
+        l.attempt = 2;
+        r = run_to_end(f, &l);
+        assert_int_equal(r.exit_code, 0);
+        xp_container_record_clear(&r);
+        live = log_file(f, "uid-rot", "2.log");
+        one = log_file(f, "uid-rot", "2.log.1");
+        two = log_file(f, "uid-rot", "2.log.2");
+        assert_non_null(live);
+        assert_non_null(one);
+        assert_non_null(two);
+        assert_false(log_exists(f, "uid-rot", "2.log.3"));
+        assert_true(log_exists(f, "uid-rot", "2.end"));
+        assert_int_equal(count_lines(live, "stdout F line-39"), 1);
+        assert_int_equal(count_lines(two, "stdout F line-0"), 0); /* rotated away */
+        for (size_t i = 0; i < 3; i++) {
+                static const char *const leaves[] = {"2.log", "2.log.1", "2.log.2"};
+
+                snprintf(path, sizeof(path), "%s/default_pod_uid-rot/main/%s", f->logs, leaves[i]);
+                assert_int_equal(stat(path, &st), 0);
+                assert_true(st.st_size > 0 && st.st_size <= 200);
+        }
+        /* 12 lines kept in all, the newest: line-28 .. line-39, oldest first in .log.2 */
+        assert_int_equal(count_newlines(live) + count_newlines(one) + count_newlines(two), 12);
+        assert_int_equal(count_lines(two, "stdout F line-28"), 1);
+        assert_int_equal(count_lines(one, "stdout F line-32"), 1);
+}
+
+static void start_failure(void **state)
+{
+        struct fixture *f = *state;
+        char *const missing[] = {"/nonexistent/prog", NULL}, *const nopath[] = {
+                                                                 "no-such-command-xp", NULL};
+        struct xp_container_launch l = launch_of("uid-fail", missing);
+        struct xp_container_record r = {0};
+
+        start_ok(f, &l, &r);
+        assert_true(r.start_failed);
+        assert_true(r.exited);
+        assert_int_equal(r.exit_code, 128);
+        assert_int_equal(r.pid, 0);
+        assert_string_equal(r.message, "exec \"/nonexistent/prog\": No such file or directory");
+        xp_container_record_clear(&r);
+        assert_true(log_exists(f, "uid-fail", "0.end"));
+        l = launch_of("uid-fail2", nopath);
+        start_ok(f, &l, &r);
+        assert_true(r.start_failed);
+        assert_string_equal(r.message, "exec \"no-such-command-xp\": No such file or directory");
+        xp_container_record_clear(&r);
+}
+
+static void env_and_dir(void **state)
+{
+        struct fixture *f = *state;
+        char *const env[] = {"PATH=/usr/bin:/bin", "FOO=bar baz", NULL};
+        char *const argv_env[] = {"env", NULL}, *const argv_pwd[] = {"pwd", NULL};
+        struct xp_container_launch l = launch_of("uid-env", argv_env);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL, *text2 = NULL;
+        char want[256];
+
+        l.env = env;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-env", "0.log");
+        assert_int_equal(count_lines(text, "stdout F PATH=/usr/bin:/bin"), 1);
+        assert_int_equal(count_lines(text, "stdout F FOO=bar baz"), 1);
+        assert_int_equal(count_newlines(text), 2); /* nothing else */
+
+        l = launch_of("uid-pwd", argv_pwd);
+        l.working_dir = f->tmp->dir;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text2 = log_file(f, "uid-pwd", "0.log");
+        snprintf(want, sizeof(want), "stdout F %s", f->tmp->dir);
+        assert_int_equal(count_lines(text2, want), 1);
+}
+
+static void no_new_privs(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"grep", "NoNewPrivs", "/proc/self/status", NULL};
+        struct xp_container_launch l = launch_of("uid-nnp", argv);
+        struct xp_container_record r = run_to_end(f, &l);
+        _cleanup_free_ char *text = log_file(f, "uid-nnp", "0.log");
+
+        assert_int_equal(r.exit_code, 0);
+        xp_container_record_clear(&r);
+        assert_int_equal(count_lines(text, "stdout F NoNewPrivs:\t1"), 1);
+}
+
+static void kill_term(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"sleep", "100", NULL};
+        struct xp_container_launch l = launch_of("uid-term", argv);
+        struct xp_container_record r = {0};
+
+        start_ok(f, &l, &r);
+        assert_false(r.exited);
+        xp_container_record_clear(&r);
+        kill_ok(f, "uid-term", SIGTERM);
+        wait_exit(f, "uid-term", &r);
+        assert_int_equal(r.signal, SIGTERM);
+        assert_int_equal(r.exit_code, 143);
+        xp_container_record_clear(&r);
+        assert_int_equal(xp_runtime_kill(f->rt, "uid-term", "main", SIGTERM, NULL), -ESRCH);
+}
+
+static pid_t first_number(const char *text)
+{
+        const char *p = strstr(text, " stdout F ");
+
+        if (!p)
+                fail_msg("no stdout line in \"%s\"", text);
+        return (pid_t)strtol(p + 10, NULL, 10);
+}
+
+static bool gone_soon(pid_t pid)
+{
+        for (int i = 0; i < 200; i++) {
+                char path[64], buf[512];
+                FILE *fp;
+                bool zombie = false;
+
+                snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+                fp = fopen(path, "r");
+                if (!fp)
+                        return true;
+                if (fgets(buf, sizeof(buf), fp) && strrchr(buf, ')'))
+                        zombie = strrchr(buf, ')')[2] == 'Z';
+                fclose(fp);
+                if (zombie)
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+static void grandchildren(void **state)
+{
+        struct fixture *f = *state;
+        char *const leaves[] = {"sh", "-c", "sleep 100 & echo $!; exit 0", NULL};
+        char *const waits[] = {"sh", "-c", "sleep 100 & echo $!; wait", NULL};
+        struct xp_container_launch l = launch_of("uid-gc1", leaves);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL, *text2 = NULL;
+
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-gc1", "0.log");
+        assert_true(gone_soon(first_number(text)));
+
+        l = launch_of("uid-gc2", waits);
+        start_ok(f, &l, &r);
+        for (int i = 0; i < 200 && !(text2 = log_file(f, "uid-gc2", "0.log"), text2 && *text2);
+             i++) {
+                free(text2);
+                text2 = NULL;
+                usleep(10000);
+        }
+        assert_non_null(text2);
+        assert_true(kill(first_number(text2), 0) == 0);
+        kill_ok(f, "uid-gc2", SIGKILL);
+        assert_true(gone_soon(r.pid));
+        xp_container_record_clear(&r);
+        wait_exit(f, "uid-gc2", &r);
+        assert_int_equal(r.signal, SIGKILL);
+        xp_container_record_clear(&r);
+        assert_true(gone_soon(first_number(text2)));
+}
+
+static void readopt(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"sleep", "100", NULL};
+        struct xp_container_launch l = launch_of("uid-adopt", argv);
+        struct xp_container_record r = {0}, *v = NULL;
+        struct pollfd p;
+        size_t n = 0;
+        pid_t pid;
+
+        start_ok(f, &l, &r);
+        pid = r.pid;
+        xp_container_record_clear(&r);
+        assert_int_equal(xp_runtime_start(f->rt, &l, &r, NULL), -EEXIST);
+        xp_runtime_free(f->rt);
+        open_rt(f, 0, 0);
+        assert_int_equal(xp_runtime_list(f->rt, &v, &n, NULL), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(v[0].pod_uid, "uid-adopt");
+        assert_false(v[0].exited);
+        assert_int_equal(v[0].pid, pid);
+        xp_container_records_free(v, n);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", "main", NULL), -EBUSY);
+        kill_ok(f, "uid-adopt", SIGKILL);
+        p = (struct pollfd){.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
+        assert_int_equal(poll(&p, 1, 10000), 1);
+        assert_int_equal(xp_runtime_list(f->rt, &v, &n, NULL), 0);
+        assert_int_equal(n, 1);
+        assert_true(v[0].exited);
+        assert_int_equal(v[0].signal, SIGKILL);
+        assert_int_equal(v[0].exit_code, 137);
+        xp_container_records_free(v, n);
+        /* the list consumed the event */
+        assert_int_equal(poll(&p, 1, 0), 0);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", "main", NULL), 0);
+        assert_int_equal(xp_runtime_list(f->rt, &v, &n, NULL), 0);
+        assert_int_equal(n, 0);
+        free(v);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", "main", NULL), -ENOENT);
+        assert_true(log_exists(f, "uid-adopt", "0.end")); /* logs stay */
+        assert_int_equal(xp_runtime_remove_logs(f->rt, "default", "pod", "uid-adopt", NULL), 0);
+        assert_false(log_exists(f, "uid-adopt", "0.end"));
+}
+
+static void lost_shim(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"sleep", "100", NULL};
+        struct xp_container_launch l = launch_of("uid-lost", argv);
+        struct xp_container_record r = {0};
+        char path[512];
+        _cleanup_free_ char *running = NULL;
+        const char *p;
+        pid_t shim;
+
+        start_ok(f, &l, &r);
+        xp_container_record_clear(&r);
+        snprintf(path, sizeof(path), "%s/uid-lost/main/running.json", f->state);
+        running = slurp(path);
+        assert_non_null(running);
+        p = strstr(running, "\"shim_pid\":");
+        assert_non_null(p);
+        shim = (pid_t)strtol(p + 11, NULL, 10);
+        assert_int_equal(kill(shim, SIGKILL), 0);
+        assert_true(gone_soon(shim));
+        wait_exit(f, "uid-lost", &r);
+        assert_non_null(r.message);
+        assert_non_null(strstr(r.message, "died without recording the exit"));
+        assert_true(gone_soon(r.pid));
+        xp_container_record_clear(&r);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-lost", "main", NULL), 0);
+        if (xp_runtime_cgroup_mode(f->rt) == XP_CGROUP_V1)
+                assert_int_equal(access("/sys/fs/cgroup/pids/xpool/uid-lost", F_OK), -1);
+}
+
+static void bad_launch(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"true", NULL}, *const empty[] = {NULL};
+        struct xp_container_launch l = launch_of("../x", argv);
+        struct xp_container_record r = {0};
+        struct xp_error err = {0};
+
+        assert_int_equal(xp_runtime_start(f->rt, &l, &r, &err), -EINVAL);
+        l = launch_of("uid-bad", empty);
+        assert_int_equal(xp_runtime_start(f->rt, &l, &r, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "argv"));
+}
+
+/* ---- with real cgroups ---- */
+
+static bool have_cgroups(struct fixture *f)
+{
+        if (xp_runtime_cgroup_mode(f->rt) == XP_CGROUP_NONE) {
+                const char *w = xp_runtime_warning(f->rt);
+
+                print_message("skipped: %s\n", w ? w : "no cgroups");
+                return false;
+        }
+        return true;
+}
+
+static void oom_killed(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {f->self, "__alloc", "64", NULL};
+        struct xp_cgroup_limits lim = {.memory_bytes = 16 << 20};
+        struct xp_container_launch l = launch_of("uid-oom", argv);
+        struct xp_container_record r;
+
+        if (!have_cgroups(f))
+                skip();
+        l.limits = &lim;
+        r = run_to_end(f, &l);
+        assert_true(r.oom_killed);
+        assert_int_equal(r.signal, SIGKILL);
+        xp_container_record_clear(&r);
+}
+
+static void cpuset_applied(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"grep", "Cpus_allowed_list", "/proc/self/status", NULL};
+        struct xp_cgroup_limits lim = {.cpuset_cpus = "0"};
+        struct xp_container_launch l = launch_of("uid-cpuset", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL;
+
+        if (!have_cgroups(f))
+                skip();
+        l.limits = &lim;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-cpuset", "0.log");
+        assert_int_equal(count_lines(text, "stdout F Cpus_allowed_list:\t0"), 1);
+}
+
+static void devices_restricted(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {f->self, "__open", "/dev/null", "/dev/zero", NULL};
+        struct xp_cgroup_device null = {.type = 'c', .major = 1, .minor = 3, .access = "rwm"};
+        struct xp_cgroup_limits lim = {.restrict_devices = true, .devices = &null, .n_devices = 1};
+        struct xp_container_launch l = launch_of("uid-dev", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL;
+
+        if (!have_cgroups(f))
+                skip();
+        if (xp_runtime_cgroup_mode(f->rt) == XP_CGROUP_V2) {
+                print_message("skipped: %s\n", xp_runtime_warning(f->rt));
+                skip();
+        }
+        l.limits = &lim;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-dev", "0.log");
+        assert_int_equal(count_lines(text, "stdout F /dev/null: ok"), 1);
+        assert_int_equal(count_lines(text, "stdout F /dev/zero: Operation not permitted"), 1);
+}
+
+/* Container programs run by the tests above. */
+static int helper_main(int argc, char **argv)
+{
+        if (strcmp(argv[1], "__alloc") == 0 && argc == 3) {
+                size_t size = (size_t)strtoul(argv[2], NULL, 10) << 20;
+                volatile char *p = malloc(size);
+                unsigned sum = 0;
+
+                if (!p)
+                        return 1;
+                for (size_t i = 0; i < size; i += 4096)
+                        p[i] = 1;
+                for (size_t i = 0; i < size; i += 4096)
+                        sum += (unsigned)p[i];
+                printf("touched %u pages\n", sum);
+                free((void *)p);
+                return 0;
+        }
+        for (int i = 2; i < argc; i++) {
+                int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+
+                printf("%s: %s\n", argv[i], fd >= 0 ? "ok" : strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+        }
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(exit_codes, setup, teardown),
+            cmocka_unit_test_setup_teardown(cri_log_format, setup, teardown),
+            cmocka_unit_test_setup_teardown(rotation, setup, teardown),
+            cmocka_unit_test_setup_teardown(start_failure, setup, teardown),
+            cmocka_unit_test_setup_teardown(env_and_dir, setup, teardown),
+            cmocka_unit_test_setup_teardown(no_new_privs, setup, teardown),
+            cmocka_unit_test_setup_teardown(kill_term, setup, teardown),
+            cmocka_unit_test_setup_teardown(grandchildren, setup, teardown),
+            cmocka_unit_test_setup_teardown(readopt, setup, teardown),
+            cmocka_unit_test_setup_teardown(lost_shim, setup, teardown),
+            cmocka_unit_test_setup_teardown(bad_launch, setup, teardown),
+            cmocka_unit_test_setup_teardown(oom_killed, setup, teardown),
+            cmocka_unit_test_setup_teardown(cpuset_applied, setup, teardown),
+            cmocka_unit_test_setup_teardown(devices_restricted, setup, teardown),
+        };
+
+        if (argc >= 2 && strcmp(argv[1], "__shim") == 0)
+                return xp_shim_main(argc - 1, argv + 1);
+        if (argc >= 2 && (strcmp(argv[1], "__alloc") == 0 || strcmp(argv[1], "__open") == 0))
+                return helper_main(argc, argv);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
