@@ -8,6 +8,7 @@
  * outlive the agent: a new agent re-adopts them.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xpool/device.h"
@@ -35,6 +36,10 @@ struct xp_agent_options {
         unsigned log_max_files;        /* 0: 1 */
         const char *cgroup_root;       /* NULL: "/" */
         const char *shim_exe;          /* NULL: /proc/self/exe */
+        /* added beside the pinned fields: */
+        const char *
+            ca_pem; /* the CA as PEM text (a kubeconfig's certificate-authority-data); NULL: none */
+        size_t ca_pem_len;
 };
 
 struct xp_agent;
@@ -48,3 +53,9 @@ int xp_agent_new(const struct xp_agent_options *options,
 void xp_agent_free(struct xp_agent *agent);
 XP_DEFINE_FREEP(struct xp_agent, xp_agent_free)
 const char *xp_agent_node_name(const struct xp_agent *agent);
+
+/*
+ * Parses a duration of the command line: a number with a unit, ms, s, m or h ("500ms", "10s",
+ * "5m"; a bare number is seconds), positive and at most a day. -EINVAL otherwise.
+ */
+int xp_agent_parse_duration_ms(const char *text, int64_t *ret_ms);

@@ -93,7 +93,8 @@ struct xp_agent_pods {
 
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
-        char *cgroup_root, *shim_exe, *node_description, *hostname, *token_id;
+        char *cgroup_root, *shim_exe, *node_description, *hostname, *token_id, *ca_pem;
+        size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
         uint64_t pids_max, log_max_bytes;
         unsigned log_max_files;
