@@ -219,6 +219,7 @@ static void check_no_status(struct fx *f)
                 json_object_foreach(old, key, v) if (!json_object_get(f->res.status, key))
                     fail_msg("unexpected status: %s lost", key);
         }
+        fail_msg("a status equal to the pod's: %s", json_dumps(f->res.status, JSON_SORT_KEYS));
 }
 
 static const char *phase(struct fx *f)
