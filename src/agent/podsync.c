@@ -936,6 +936,16 @@ static int sync_pod(const struct xp_podsync_config *config,
                 if (known || !rec->container)
                         continue;
                 any_running = any_running || !rec->exited;
+                if (!rec->exited) {
+                        /* views[].mem may move here: they are not used after this loop */
+                        struct cmem *c = memory_get(m, rec->container, false);
+
+                        if (!c)
+                                return -ENOMEM;
+                        if (c->kill_attempt == rec->attempt + 1)
+                                continue; /* SIGKILL once */
+                        c->kill_attempt = rec->attempt + 1;
+                }
                 r = add_action(res,
                                (struct xp_podsync_action){.kind = rec->exited ? XP_PODSYNC_FORGET
                                                                               : XP_PODSYNC_KILL,
