@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/launch.h"
+#include "xpool/codec.h"
+
+/* JSON text with ' for " (and ` for ' inside strings) so fixtures stay readable. */
+static char *dq(const char *text)
+{
+        char *s = strdup(text);
+
+        assert_non_null(s);
+        for (char *p = s; *p; p++)
+                if (*p == '\'')
+                        *p = '"';
+                else if (*p == '`')
+                        *p = '\'';
+        return s;
+}
+
+static struct xp_node *node_new(void)
+{
+        char *text = dq(
+            "{'apiVersion':'v1','kind':'Node','metadata':{'name':'n1'},'status':{"
+            "'allocatable':{'cpu':'16','memory':'64Gi'},"
+            "'addresses':[{'type':'Hostname','address':'n1'},{'type':'InternalIP','address':'10.0.0.5'}],"
+            "'xpool':{'devices':["
+            "{'id':'GPU-a','kind':'gpu','vendor':'NVIDIA','model':'H100','resourceName':'nvidia.com/gpu',"
+            "'index':0,'deviceNodes':['/dev/nvidia0','/dev/nvidiactl','/dev/nvidia-uvm']},"
+            "{'id':'GPU-b','kind':'gpu','vendor':'NVIDIA','model':'H100','resourceName':'nvidia.com/gpu',"
+            "'index':1,'deviceNodes':['/dev/nvidia1','/dev/nvidiactl','/dev/nvidia-uvm']},"
+            "{'id':'NPU-0','kind':'npu','vendor':'Huawei','model':'Ascend 910B',"
+            "'resourceName':'huawei.com/Ascend910','index':3,'deviceNodes':['/dev/davinci3']}]}}}");
+        struct xp_error err = {0};
+        struct xp_node *node = NULL;
+
+        if (xp_node_from_json_text(text, strlen(text), "node", XP_DECODE_TRUSTED, &node, &err) < 0)
+                fail_msg("node: %s", err.msg);
+        free(text);
+        return node;
+}
+
+#define PLACEMENT                                                                                          \
+        "{\\`node\\`:\\`n1\\`,\\`devices\\`:[{\\`resource\\`:\\`nvidia.com/gpu\\`,\\`id\\`:\\`GPU-a\\`,"   \
+        "\\`index\\`:0,\\`milli\\`:1000},{\\`resource\\`:\\`huawei.com/Ascend910\\`,\\`id\\`:\\`NPU-0\\`," \
+        "\\`index\\`:3,\\`milli\\`:1000}],\\`cpus\\`:\\`2-5\\`,\\`numaNode\\`:0}"
+
+static struct xp_pod *pod_new(const char *annotations, const char *spec)
+{
+        char buf[8192];
+        char *text;
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+
+        snprintf(buf,
+                 sizeof(buf),
+                 "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'train','namespace':'ml',"
+                 "'uid':'uid-7','labels':{'app':'train'},'annotations':%s},'spec':%s}",
+                 annotations,
+                 spec);
+        text = dq(buf);
+        /* \` in the macros above stands for an escaped quote inside a JSON string */
+        for (char *p = text; *p; p++)
+                if (p[0] == '\\' && p[1] == '\'')
+                        p[1] = '"';
+        if (xp_pod_from_json_text(text, strlen(text), "pod", XP_DECODE_TRUSTED, &pod, &err) < 0)
+                fail_msg("pod: %s\n%s", err.msg, text);
+        free(text);
+        return pod;
+}
+
+struct fake_dev {
+        const char *path;
+        unsigned major, minor;
+};
+
+static const struct fake_dev fake_devs[] = {
+    {"/dev/nvidia0", 195, 0},
+    {"/dev/nvidia1", 195, 1},
+    {"/dev/nvidiactl", 195, 255},
+    {"/dev/nvidia-uvm", 510, 0},
+    {"/dev/nvidia-uvm-tools", 510, 1},
+    {"/dev/davinci3", 236, 3},
+    {"/dev/davinci_manager", 237, 0},
+    {"/dev/devmm_svm", 238, 0},
+    {"/dev/hisi_hdc", 239, 0},
+    /* /dev/nvidia-modeset is absent on this node */
+};
+
+static int fake_lookup(const char *path, struct xp_cgroup_device *ret, void *userdata)
+{
+        int *calls = userdata;
+
+        (*calls)++;
+        if (strcmp(path, "/dev/davinci_manager") == 0 && *calls > 100)
+                return -EACCES;
+        for (size_t i = 0; i < XP_ELEMENTSOF(fake_devs); i++)
+                if (strcmp(fake_devs[i].path, path) == 0) {
+                        *ret = (struct xp_cgroup_device){
+                            .type = 'c', .major = fake_devs[i].major, .minor = fake_devs[i].minor};
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+static void assert_strv(char *const *got, const char *const *want)
+{
+        size_t i = 0;
+
+        for (; want[i]; i++) {
+                if (!got[i])
+                        fail_msg("missing [%zu] %s", i, want[i]);
+                if (strcmp(got[i], want[i]) != 0)
+                        fail_msg("[%zu]: got \"%s\", want \"%s\"", i, got[i], want[i]);
+        }
+        if (got[i])
+                fail_msg("extra [%zu] %s", i, got[i]);
+}
+
+static const char *devices_text(const struct xp_launch *l, char *buf, size_t size)
+{
+        size_t len = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < l->limits.n_devices; i++) {
+                const struct xp_cgroup_device *d = &l->limits.devices[i];
+                len += snprintf(buf + len,
+                                size - len,
+                                "%s%c %u:%u %s",
+                                i ? "," : "",
+                                d->type,
+                                d->major,
+                                d->minor,
+                                d->access);
+        }
+        return buf;
+}
+
+#define DEFAULT_DEVS                                                                               \
+        "c 1:3 rwm,c 1:5 rwm,c 1:7 rwm,c 1:8 rwm,c 1:9 rwm,c 5:0 rwm,c 5:1 rwm,c 5:2 rwm"
+
+static void gpu_npu_placement(void **state)
+{
+        struct xp_node *node = node_new();
+        struct xp_pod *pod = pod_new(
+            "{'xpool.io/placement':'" PLACEMENT "'}",
+            "{'nodeName':'n1','securityContext':{'runAsUser':1000},"
+            "'containers':[{'name':'main','image':'pytorch','command':['python3','train.py'],"
+            "'args':['--gpus','$(N)'],'workingDir':'/work',"
+            "'env':[{'name':'N','value':'2'},{'name':'PATH','value':'/opt/bin:/usr/bin'}],"
+            "'securityContext':{'runAsGroup':100},"
+            "'resources':{'limits':{'cpu':'1500m','memory':'1Gi','nvidia.com/gpu':'1',"
+            "'huawei.com/Ascend910':'1'}}}]}");
+        struct xp_launch *l = NULL;
+        struct xp_error err = {0};
+        char buf[2048];
+        int calls = 0;
+
+        (void)state;
+        if (xp_launch_build(pod, "main", false, 3, node, fake_lookup, &calls, 4096, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(l->launch.pod_uid, "uid-7");
+        assert_string_equal(l->launch.pod_namespace, "ml");
+        assert_string_equal(l->launch.pod_name, "train");
+        assert_string_equal(l->launch.container, "main");
+        assert_int_equal(l->launch.attempt, 3);
+        assert_string_equal(l->launch.working_dir, "/work");
+        assert_true(l->launch.set_user);
+        assert_int_equal(l->launch.uid, 1000);
+        assert_int_equal(l->launch.gid, 100);
+        assert_strv(l->launch.argv, (const char *[]){"python3", "train.py", "--gpus", "2", NULL});
+        assert_strv(
+            l->launch.env,
+            (const char *[]){
+                "PATH=/opt/bin:/usr/bin",
+                "HOME=/",
+                "XPOOL_POD_NAME=train",
+                "XPOOL_POD_NAMESPACE=ml",
+                "XPOOL_POD_UID=uid-7",
+                "XPOOL_NODE_NAME=n1",
+                "ASCEND_RT_VISIBLE_DEVICES=3",
+                "ASCEND_VISIBLE_DEVICES=3",
+                "CUDA_VISIBLE_DEVICES=GPU-a",
+                "NVIDIA_VISIBLE_DEVICES=GPU-a",
+                "XPOOL_DEVICES=[{\"resource\":\"nvidia.com/gpu\",\"id\":\"GPU-a\",\"index\":0,"
+                "\"milli\":1000,\"kind\":\"gpu\",\"vendor\":\"NVIDIA\",\"model\":\"H100\"},"
+                "{\"resource\":\"huawei.com/Ascend910\",\"id\":\"NPU-0\",\"index\":3,"
+                "\"milli\":1000,\"kind\":\"npu\",\"vendor\":\"Huawei\",\"model\":\"Ascend 910B\"}]",
+                "XPOOL_VISIBLE_DEVICES=GPU-a,NPU-0",
+                "N=2",
+                NULL});
+        assert_ptr_equal(l->launch.limits, &l->limits);
+        assert_int_equal(l->limits.cpu_millis, 1500);
+        assert_int_equal(l->limits.memory_bytes, 1073741824);
+        assert_int_equal(l->limits.pids_max, 4096);
+        assert_string_equal(l->limits.cpuset_cpus, "2-5");
+        assert_true(l->limits.restrict_devices);
+        /* GPU-b's /dev/nvidia1 is not there; nvidia-modeset is absent on the node */
+        assert_string_equal(devices_text(l, buf, sizeof(buf)),
+                            DEFAULT_DEVS ",c 195:0 rwm,c 195:255 rwm,c 510:0 rwm,c 510:1 rwm,"
+                                         "c 236:3 rwm,c 237:0 rwm,c 238:0 rwm,c 239:0 rwm");
+        xp_launch_free(l);
+
+        /* a lookup failing otherwise than ENOENT fails the build, naming the node */
+        calls = 1000;
+        assert_int_equal(
+            xp_launch_build(pod, "main", false, 0, node, fake_lookup, &calls, 0, &l, &err),
+            -EACCES);
+        assert_string_equal(err.msg, "device node /dev/davinci_manager: Permission denied");
+        xp_pod_free(pod);
+        xp_node_free(node);
+}
+
+static void no_devices_container(void **state)
+{
+        struct xp_node *node = node_new();
+        struct xp_pod *pod =
+            pod_new("{'xpool.io/placement':'" PLACEMENT "'}",
+                    "{'nodeName':'n1','initContainers':[{'name':'fetch','command':['curl']}],"
+                    "'containers':[{'name':'main','command':['x'],"
+                    "'resources':{'limits':{'nvidia.com/gpu':'1'}}}]}");
+        struct xp_launch *l = NULL;
+        struct xp_error err = {0};
+        char buf[2048];
+        int calls = 0;
+
+        (void)state;
+        if (xp_launch_build(pod, "fetch", true, 0, node, fake_lookup, &calls, 0, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_strv(l->launch.argv, (const char *[]){"curl", NULL});
+        assert_strv(
+            l->launch.env,
+            (const char *[]){"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                             "HOME=/root",
+                             "XPOOL_POD_NAME=train",
+                             "XPOOL_POD_NAMESPACE=ml",
+                             "XPOOL_POD_UID=uid-7",
+                             "XPOOL_NODE_NAME=n1",
+                             NULL});
+        assert_false(l->launch.set_user);
+        assert_null(l->launch.working_dir);
+        assert_int_equal(l->limits.cpu_millis, 0);
+        assert_int_equal(l->limits.memory_bytes, 0);
+        assert_string_equal(l->limits.cpuset_cpus, "2-5");
+        assert_string_equal(devices_text(l, buf, sizeof(buf)), DEFAULT_DEVS);
+        assert_int_equal(calls, 0);
+        xp_launch_free(l);
+
+        /* "main" as an init container does not exist */
+        assert_int_equal(
+            xp_launch_build(pod, "main", true, 0, node, fake_lookup, &calls, 0, &l, &err), -ENOENT);
+        assert_string_equal(err.msg, "pod ml/train has no init container main");
+        xp_pod_free(pod);
+        xp_node_free(node);
+}
+
+static void expansion(void **state)
+{
+        struct xp_pod *pod = pod_new(
+            "{}",
+            "{'nodeName':'n1','containers':[{'name':'c','args':['sh','-c',"
+            "'echo $(A) $$(A) $$$(A) $(NOPE) $(A $( $ $(B)x'],"
+            "'env':[{'name':'A','value':'one'},{'name':'B','value':'$(A)-$(C)'},"
+            "{'name':'C','value':'three'},{'name':'D','value':'$(XPOOL_POD_NAME)$$(A)'}]}]}");
+        struct xp_launch *l = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        /* an empty command runs args alone */
+        assert_strv(
+            l->launch.argv,
+            (const char *[]){"sh", "-c", "echo one $(A) $one $(NOPE) $(A $( $ $(B)x", NULL});
+        /* as Kubernetes reads it, the name runs to the first ')': "A $( $ $(B" is unknown */
+        assert_string_equal(l->launch.env[6], "A=one");
+        assert_string_equal(l->launch.env[7], "B=one-$(C)"); /* C is defined after B */
+        assert_string_equal(l->launch.env[8], "C=three");
+        assert_string_equal(l->launch.env[9], "D=train$(A)");
+        assert_null(l->launch.env[10]);
+        /* no node, no placement: only the default devices */
+        assert_int_equal(l->limits.n_devices, 8);
+        assert_null(l->limits.cpuset_cpus);
+        xp_launch_free(l);
+        xp_pod_free(pod);
+}
+
+static void value_from(void **state)
+{
+        struct xp_node *node = node_new();
+        struct xp_pod *pod = pod_new(
+            "{'team':'vision'}",
+            "{'nodeName':'n1','containers':[{'name':'c','command':['env'],'env':["
+            "{'name':'NAME','valueFrom':{'fieldRef':{'fieldPath':'metadata.name'}}},"
+            "{'name':'NS','valueFrom':{'fieldRef':{'fieldPath':'metadata.namespace'}}},"
+            "{'name':'UID','valueFrom':{'fieldRef':{'fieldPath':'metadata.uid'}}},"
+            "{'name':'NODE','valueFrom':{'fieldRef':{'fieldPath':'spec.nodeName'}}},"
+            "{'name':'HOSTIP','valueFrom':{'fieldRef':{'fieldPath':'status.hostIP'}}},"
+            "{'name':'APP','valueFrom':{'fieldRef':{'fieldPath':'metadata.labels[`app`]'}}},"
+            "{'name':'TEAM','valueFrom':{'fieldRef':{'fieldPath':'metadata.annotations[`team`]'}}},"
+            "{'name':'NOLABEL','valueFrom':{'fieldRef':{'fieldPath':'metadata.labels[`x`]'}}},"
+            "{'name':'CPU','valueFrom':{'resourceFieldRef':{'resource':'limits.cpu'}}},"
+            "{'name':'CPU_M','valueFrom':{'resourceFieldRef':{'resource':'limits.cpu','divisor':'1m'}}},"
+            "{'name':'MEM_MI','valueFrom':{'resourceFieldRef':{'resource':'limits.memory','divisor':'1Mi'}}},"
+            "{'name':'REQ_CPU','valueFrom':{'resourceFieldRef':{'resource':'requests.cpu','divisor':'1m'}}},"
+            "{'name':'REQ_MEM','valueFrom':{'resourceFieldRef':{'resource':'requests.memory'}}},"
+            "{'name':'SIDE_MEM','valueFrom':{'resourceFieldRef':{'containerName':'side',"
+            "'resource':'limits.memory','divisor':'1Gi'}}}],"
+            "'resources':{'limits':{'cpu':'2500m','memory':'100Mi'},'requests':{'cpu':'500m'}}},"
+            "{'name':'side','command':['s'],'resources':{'limits':{'memory':'3Gi'}}}]}");
+        struct xp_launch *l = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        if (xp_launch_build(pod, "c", false, 0, node, fake_lookup, NULL, 0, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_strv(l->launch.env + 6,
+                    (const char *[]){"NAME=train",
+                                     "NS=ml",
+                                     "UID=uid-7",
+                                     "NODE=n1",
+                                     "HOSTIP=10.0.0.5",
+                                     "APP=train",
+                                     "TEAM=vision",
+                                     "NOLABEL=",
+                                     "CPU=3",
+                                     "CPU_M=2500",
+                                     "MEM_MI=100",
+                                     "REQ_CPU=500",
+                                     "REQ_MEM=104857600",
+                                     "SIDE_MEM=3",
+                                     NULL});
+        xp_launch_free(l);
+        xp_pod_free(pod);
+
+        /* no limit: the node's allocatable, as the kubelet does */
+        pod = pod_new(
+            "{}",
+            "{'containers':[{'name':'c','command':['env'],'env':["
+            "{'name':'CPU','valueFrom':{'resourceFieldRef':{'resource':'limits.cpu'}}}]}]}");
+        if (xp_launch_build(pod, "c", false, 0, node, NULL, NULL, 0, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(l->launch.env[6], "CPU=16");
+        xp_launch_free(l);
+        xp_pod_free(pod);
+        xp_node_free(node);
+}
+
+static void expect_error(const char *annotations, const char *spec, int code, const char *msg)
+{
+        struct xp_node *node = node_new();
+        struct xp_pod *pod = pod_new(annotations, spec);
+        struct xp_launch *l = (struct xp_launch *)0x1;
+        struct xp_error err = {0};
+        int calls = 0;
+
+        assert_int_equal(
+            xp_launch_build(pod, "c", false, 0, node, fake_lookup, &calls, 0, &l, &err), code);
+        assert_string_equal(err.msg, msg);
+        assert_ptr_equal(l, (struct xp_launch *)0x1);
+        xp_pod_free(pod);
+        xp_node_free(node);
+}
+
+static void errors(void **state)
+{
+        (void)state;
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'c','image':'busybox'}]}",
+            -EINVAL,
+            "spec.containers[0]: container c has no command: xpool runs processes, not images (image \"busybox\" is not pulled; give command or args)");
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"
+            "'valueFrom':{'secretKeyRef':{'name':'s','key':'k'}}}]}]}",
+            -EINVAL,
+            "spec.containers[0].env[0].valueFrom.secretKeyRef: not supported: xpool has no Secrets or ConfigMaps yet (fieldRef and resourceFieldRef are)");
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'o','command':['y']},{'name':'c','command':['x'],"
+            "'env':[{'name':'A','value':'a'},{'name':'P',"
+            "'valueFrom':{'configMapKeyRef':{'name':'s','key':'k'}}}]}]}",
+            -EINVAL,
+            "spec.containers[1].env[1].valueFrom.configMapKeyRef: not supported: xpool has no Secrets or ConfigMaps yet (fieldRef and resourceFieldRef are)");
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"
+            "'valueFrom':{'fieldRef':{'fieldPath':'spec.serviceAccountName'}}}]}]}",
+            -EINVAL,
+            "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: \"spec.serviceAccountName\" is not supported (metadata.name, metadata.namespace, metadata.uid, metadata.labels['KEY'], metadata.annotations['KEY'], spec.nodeName, status.hostIP, status.podIP)");
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"
+            "'valueFrom':{'resourceFieldRef':{'resource':'limits.nvidia.com/gpu'}}}]}]}",
+            -EINVAL,
+            "spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: \"limits.nvidia.com/gpu\" is not supported (limits.cpu, limits.memory, limits.ephemeral-storage, requests.*)");
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'c','command':['x'],"
+            "'resources':{'limits':{'nvidia.com/gpu':'1'}}}]}",
+            -EINVAL,
+            "pod ml/train: annotation xpool.io/placement is missing, yet spec.containers[0] requests nvidia.com/gpu (the scheduler writes it when it binds the pod)");
+        expect_error("{'xpool.io/placement':'{\\`node\\`:\\`n1\\`,\\`devices\\`:7}'}",
+                     "{'containers':[{'name':'c','command':['x']}]}",
+                     -EINVAL,
+                     "pod ml/train: xpool.io/placement: devices: must be an array");
+        expect_error(
+            "{'xpool.io/placement':'{\\`node\\`:\\`n1\\`,\\`devices\\`:[{\\`resource\\`:"
+            "\\`nvidia.com/gpu\\`,\\`id\\`:\\`GPU-z\\`,\\`index\\`:5,\\`milli\\`:1000}]}'}",
+            "{'containers':[{'name':'c','command':['x'],"
+            "'resources':{'limits':{'nvidia.com/gpu':'1'}}}]}",
+            -EINVAL,
+            "annotation xpool.io/placement: device \"GPU-z\" is not in the inventory of node n1");
+        expect_error(
+            "{}",
+            "{'securityContext':{'runAsNonRoot':true},"
+            "'containers':[{'name':'c','command':['x']}]}",
+            -EINVAL,
+            "spec.containers[0].securityContext.runAsNonRoot: the container would run as root (set runAsUser to a non-zero id)");
+        expect_error(
+            "{}",
+            "{'containers':[{'name':'c','command':['x'],'securityContext':{'runAsGroup':5}}]}",
+            -EINVAL,
+            "spec.containers[0].securityContext.runAsGroup: needs runAsUser (xpool has no image to take the user from)");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(gpu_npu_placement),
+            cmocka_unit_test(no_devices_container),
+            cmocka_unit_test(expansion),
+            cmocka_unit_test(value_from),
+            cmocka_unit_test(errors),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
