@@ -33,7 +33,13 @@ static const char usage[] =
     "      --no-tls            plain HTTP (tokens then cross the network in the clear)\n"
     "      --kubeconfig FILE   write the admin kubeconfig there instead\n"
     "      --no-scheduler      do not place pods: they stay Pending until bound through\n"
-    "                          pods/binding (another scheduler)\n";
+    "                          pods/binding (another scheduler)\n"
+    "      --node-monitor-grace-period DURATION\n"
+    "                          a node whose agent has not renewed its Lease for this long is\n"
+    "                          NotReady and tainted unreachable (default 40s)\n"
+    "      --pod-eviction-timeout DURATION\n"
+    "                          the pods of such a node are then marked Failed (NodeLost) after\n"
+    "                          this long, unless they tolerate the taint otherwise (default 5m)\n";
 
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -119,6 +125,24 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'P':
                 a->options->scheduler_off = true;
                 break;
+        case 'G':
+        case 'E': {
+                struct xp_error err = {0};
+                int64_t ms;
+
+                if (xp_server_parse_duration(arg, &ms, &err) < 0 || ms <= 0) {
+                        fprintf(stderr,
+                                "xpool server: --%s: %s\n",
+                                c == 'G' ? "node-monitor-grace-period" : "pod-eviction-timeout",
+                                err.msg[0] ? err.msg : "the duration must be positive");
+                        return XP_EXIT_USAGE;
+                }
+                if (c == 'G')
+                        a->options->node_monitor_grace_ms = ms;
+                else
+                        a->options->pod_eviction_timeout_ms = ms;
+                break;
+        }
         }
         return 0;
 }
@@ -134,6 +158,8 @@ int xp_cmd_server(int argc, char **argv)
             {"no-tls", no_argument, NULL, 'N'},
             {"kubeconfig", required_argument, NULL, 'k'},
             {"no-scheduler", no_argument, NULL, 'P'},
+            {"node-monitor-grace-period", required_argument, NULL, 'G'},
+            {"pod-eviction-timeout", required_argument, NULL, 'E'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -221,6 +221,44 @@ int namespace_check(const struct request *req, const struct xp_kind *kind, struc
         return 1;
 }
 
+/*
+ * Deletes the pods of the namespace as DELETE does (graceful for running ones); *ret_left counts
+ * those still there, terminating.
+ */
+static int
+delete_pods(struct api *api, const char *namespace, size_t *ret_left, struct xp_error *err)
+{
+        const struct pod_delete_options options = {0};
+        json_t *items, *item;
+        uint64_t version;
+        size_t i, left = 0;
+        int r;
+
+        r = xp_store_list(api->store, "pods", namespace, &items, &version, err);
+        if (r < 0)
+                return r;
+        json_array_foreach(items, i, item)
+        {
+                const char *name =
+                    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+                json_t *pod = NULL;
+                bool removed = true;
+
+                if (!name)
+                        continue;
+                r = pod_delete(api, namespace, name, &options, &pod, &removed, err);
+                json_decref(pod);
+                if (r < 0 && r != -ENOENT) {
+                        json_decref(items);
+                        return r;
+                }
+                left += r >= 0 && !removed;
+        }
+        json_decref(items);
+        *ret_left = left;
+        return 0;
+}
+
 /* Deletes every object of one kind in the namespace; objects already gone are fine. */
 static int delete_contents(struct xp_store *store,
                            const struct xp_kind *kind,
@@ -302,19 +340,52 @@ int namespace_delete(const struct request *req,
         if (r >= 0)
                 cache_remove(&req->api->namespaces, req->name);
         pthread_rwlock_unlock(&req->api->namespaces.lock);
-        json_decref(ns);
-        if (r < 0)
+        if (r < 0) {
+                json_decref(ns);
                 return reply_store_error(ret, r, kind, req->name, &err);
+        }
+
+        r = namespace_finish(req->api, req->name, &last, &err);
+        if (r < 0) {
+                json_decref(ns);
+                return reply_store_error(ret, r, kind, req->name, &err);
+        }
+        /* finished by the node lifecycle controller meanwhile: what we wrote is the answer */
+        if (!last)
+                return reply_json(ret, 200, ns);
+        json_decref(ns);
+        return reply_json(ret, 200, last);
+}
+
+int namespace_finish(struct api *api, const char *name, json_t **ret_last, struct xp_error *err)
+{
+        struct xp_store *store = api->store;
+        size_t pods_left = 0;
+        uint64_t version;
+        int r;
 
         for (size_t i = 0; i < xp_kinds_n; i++) {
                 if (!xp_kinds[i]->namespaced)
                         continue;
-                r = delete_contents(store, xp_kinds[i], req->name, &err);
+                if (strcmp(xp_kinds[i]->plural, "pods") == 0)
+                        r = delete_pods(api, name, &pods_left, err);
+                else
+                        r = delete_contents(store, xp_kinds[i], name, err);
                 if (r < 0)
-                        return reply_store_error(ret, r, xp_kinds[i], req->name, &err);
+                        return r;
         }
-        r = xp_store_delete(store, NAMESPACES, "", req->name, 0, &last, &version, &err);
-        if (r < 0)
-                return reply_store_error(ret, r, kind, req->name, &err);
-        return reply_json(ret, 200, last);
+        if (pods_left > 0) {
+                /* Terminating until the agents have stopped the pods (nodelife.c comes back) */
+                if (!ret_last)
+                        return 0;
+                return xp_store_get(store, NAMESPACES, "", name, ret_last, &version, err);
+        }
+        r = xp_store_delete(store, NAMESPACES, "", name, 0, ret_last, &version, err);
+        if (r == -ENOENT) {
+                /* finished by another call meanwhile */
+                if (ret_last)
+                        *ret_last = NULL;
+                return 1;
+        }
+        return r < 0 ? r : 1;
 }

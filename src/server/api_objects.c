@@ -709,6 +709,7 @@ static int finish_update(const struct request *req,
         const char *uid = json_string_value(json_object_get(stored_meta, "uid"));
         const char *created = json_string_value(json_object_get(stored_meta, "creationTimestamp"));
         const char *deleted = json_string_value(json_object_get(stored_meta, "deletionTimestamp"));
+        const json_t *grace;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
         void *object = NULL;
@@ -751,6 +752,11 @@ static int finish_update(const struct request *req,
                 meta->creation_timestamp = 0;
         if (!deleted || xp_time_parse_rfc3339(deleted, &meta->deletion_timestamp) < 0)
                 meta->deletion_timestamp = 0;
+        grace = json_object_get(stored_meta, "deletionGracePeriodSeconds");
+        meta->deletion_grace_period_seconds = (struct xp_opt_int64){
+            .set = json_is_integer(grace),
+            .value = json_is_integer(grace) ? json_integer_value(grace) : 0,
+        };
         r = replace_string(&meta->resource_version, NULL);
         if (r < 0)
                 goto out;
@@ -759,6 +765,20 @@ static int finish_update(const struct request *req,
         r = kind->to_json(object, &out);
         if (r < 0)
                 goto out;
+        /* A terminating pod is on its way out: its agent is stopping what the spec describes. */
+        if (deleted && strcmp(kind->plural, "pods") == 0 &&
+            !json_equal(json_object_get(out, "spec"), json_object_get(stored, "spec"))) {
+                r = reply_status(
+                    ret,
+                    422,
+                    "Invalid",
+                    req->name,
+                    kind->plural,
+                    "Pod \"%s\" is invalid: spec: Forbidden: the pod is terminating (metadata.deletionTimestamp %s): only metadata and status may change",
+                    req->name,
+                    deleted);
+                goto out;
+        }
         /* A write that changes nothing is not one: no new version, no event, as Kubernetes;
          * a stale one is still a conflict. */
         r = parse_resource_version(
@@ -1004,21 +1024,71 @@ int handle_patch(const struct request *req, const struct route *route, struct re
 
 /* ---- delete ---------------------------------------------------------------------------------- */
 
-/* DeleteOptions in the body (optional): preconditions. 1 when fine, 0 with ret filled. */
+/* An integer gracePeriodSeconds: 1, else 0 with ret filled saying where it came from. */
+static int parse_grace(const struct request *req,
+                       const struct xp_kind *kind,
+                       const char *where,
+                       const char *text,
+                       const json_t *value,
+                       int64_t *ret_grace,
+                       struct reply *ret)
+{
+        char *end;
+        long long v;
+
+        if (value) {
+                if (json_is_integer(value)) {
+                        *ret_grace = json_integer_value(value);
+                        return 1;
+                }
+        } else if (text && text[0]) {
+                errno = 0;
+                v = strtoll(text, &end, 10);
+                if (errno == 0 && *end == '\0') {
+                        *ret_grace = v;
+                        return 1;
+                }
+        }
+        return reply_status(ret,
+                            400,
+                            "BadRequest",
+                            req->name,
+                            kind->plural,
+                            "%s: gracePeriodSeconds must be an integer number of seconds",
+                            where);
+}
+
+/*
+ * DeleteOptions in the body (optional) and the query: preconditions and gracePeriodSeconds
+ * (propagationPolicy and orphanDependents are accepted and ignored: nothing here owns dependents).
+ * 1 when fine, 0 with ret filled.
+ */
 static int delete_options(const struct request *req,
                           const struct xp_kind *kind,
-                          const char **ret_uid,
-                          uint64_t *ret_version,
-                          json_t **ret_options,
+                          struct pod_delete_options *ret_options,
+                          json_t **ret_body,
                           struct reply *ret)
 {
-        json_t *options, *pre;
+        const char *query_grace = request_query(req, "gracePeriodSeconds");
+        json_t *options = NULL, *pre, *grace;
         json_error_t jerr;
         const char *rv;
+        int r;
 
-        *ret_uid = NULL;
-        *ret_version = 0;
-        *ret_options = NULL;
+        *ret_options = (struct pod_delete_options){0};
+        *ret_body = NULL;
+        if (query_grace) {
+                r = parse_grace(req,
+                                kind,
+                                "?gracePeriodSeconds",
+                                query_grace,
+                                NULL,
+                                &ret_options->grace_seconds,
+                                ret);
+                if (r <= 0)
+                        return r;
+                ret_options->has_grace = true;
+        }
         if (req->body_len == 0)
                 return 1;
         options = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
@@ -1031,10 +1101,25 @@ static int delete_options(const struct request *req,
                                     kind->plural,
                                     "the request body must be DeleteOptions as a JSON object");
         }
+        grace = json_object_get(options, "gracePeriodSeconds");
+        if (grace && !json_is_null(grace)) {
+                r = parse_grace(req,
+                                kind,
+                                "DeleteOptions.gracePeriodSeconds",
+                                NULL,
+                                grace,
+                                &ret_options->grace_seconds,
+                                ret);
+                if (r <= 0) {
+                        json_decref(options);
+                        return r;
+                }
+                ret_options->has_grace = true;
+        }
         pre = json_object_get(options, "preconditions");
-        *ret_uid = json_string_value(json_object_get(pre, "uid"));
+        ret_options->uid = json_string_value(json_object_get(pre, "uid"));
         rv = json_string_value(json_object_get(pre, "resourceVersion"));
-        if (rv && !parse_resource_version(rv, ret_version)) {
+        if (rv && !parse_resource_version(rv, &ret_options->version)) {
                 json_decref(options);
                 return reply_status(
                     ret,
@@ -1045,26 +1130,54 @@ static int delete_options(const struct request *req,
                     "preconditions.resourceVersion: \"%s\" is not a resource version this server wrote",
                     rv);
         }
-        *ret_options = options;
+        *ret_body = options;
         return 1;
+}
+
+/* DELETE of a pod: graceful (pod_delete()). */
+static int delete_pod(const struct request *req,
+                      const struct xp_kind *kind,
+                      const struct pod_delete_options *options,
+                      struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *pod = NULL;
+        bool removed;
+        int r;
+
+        r = pod_delete(req->api, req->namespace, req->name, options, &pod, &removed, &err);
+        if (r == -ECANCELED)
+                return reply_status(
+                    ret, 409, "Conflict", req->name, kind->plural, "%s", xp_error_message(&err));
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        return reply_json(ret, 200, pod);
 }
 
 int handle_delete(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
+        struct pod_delete_options o;
         struct xp_error err = {0};
         json_t *last = NULL, *options = NULL;
-        const char *uid;
         uint64_t version, expected;
+        const char *uid;
         bool dry;
         int r;
 
         r = dry_run(req, &dry, ret);
         if (r <= 0)
                 return r;
-        r = delete_options(req, kind, &uid, &expected, &options, ret);
+        r = delete_options(req, kind, &o, &options, ret);
         if (r <= 0)
                 return r;
+        o.dry = dry;
+        uid = o.uid;
+        expected = o.version;
+        if (strcmp(kind->plural, "pods") == 0) {
+                r = delete_pod(req, kind, &o, ret);
+                goto out;
+        }
         if (strcmp(kind->plural, "namespaces") == 0 && namespace_protected(req->name)) {
                 r = namespace_delete(req, kind, expected, dry, ret); /* answers 403 */
                 goto out;

@@ -39,6 +39,7 @@ struct xp_server {
         struct api api;
         struct auth *auth;
         struct scheduler *scheduler; /* NULL with scheduler_off */
+        struct nodelife *nodelife;
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -674,6 +675,15 @@ int xp_server_new(const struct xp_server_options *options,
                 if (r < 0)
                         goto fail;
         }
+        r = nodelife_start(&server->api,
+                           options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
+                                                              : XP_SERVER_NODE_MONITOR_GRACE_MS,
+                           options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+                                                                : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
+                           &server->nodelife,
+                           err);
+        if (r < 0)
+                goto fail;
         r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
         if (r < 0)
                 goto fail;
@@ -798,7 +808,8 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
-        scheduler_stop(server->scheduler); /* it writes to the store: first */
+        scheduler_stop(server->scheduler); /* they write to the store: first */
+        nodelife_stop(server->nodelife);
         atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);

@@ -207,6 +207,14 @@ int namespace_delete(const struct request *req,
                      bool dry,
                      struct reply *ret);
 
+/*
+ * Deletes what is left in a Terminating namespace (pods gracefully), and the namespace once no
+ * pod remains: 1 when it is gone, 0 while pods are terminating. *ret_last (may be NULL) receives
+ * the namespace's last state (NULL when another call removed it first), or its current one while
+ * it stays.
+ */
+int namespace_finish(struct api *api, const char *name, json_t **ret_last, struct xp_error *err);
+
 /* The namespaces every server has, which cannot be deleted. */
 bool namespace_protected(const char *name);
 
@@ -264,6 +272,33 @@ int log_proxy(const struct request *req,
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);
 
+/* ---- pod deletion (pod_delete.c) ------------------------------------------------------------ */
+
+/* What a DELETE of a pod asks for (DeleteOptions or the query). */
+struct pod_delete_options {
+        bool has_grace;        /* gracePeriodSeconds given */
+        int64_t grace_seconds; /* negative counts as 1, as Kubernetes */
+        const char *uid;       /* preconditions.uid, NULL when none */
+        uint64_t version;      /* preconditions.resourceVersion, 0 when none */
+        bool dry;              /* ?dryRun=All: decide, write nothing */
+};
+
+/*
+ * Deletes a pod as Kubernetes does (lifecycle_delete_plan()): a pod bound to a node and not
+ * terminal gets metadata.deletionTimestamp = now + grace and stays until its agent deletes it
+ * with grace 0; an unbound or terminal one, or grace 0, is removed at once. *ret_pod receives the
+ * pod as it is now (the last state when removed), *ret_removed whether it is gone. -ECANCELED
+ * when a precondition fails (err has Kubernetes' "Precondition failed: ..." text), the store's
+ * errors (-ENOENT, ...).
+ */
+int pod_delete(struct api *api,
+               const char *ns,
+               const char *name,
+               const struct pod_delete_options *options,
+               json_t **ret_pod,
+               bool *ret_removed,
+               struct xp_error *err);
+
 /* ---- binding and the scheduling loop (api_pods.c, scheduler.c) ------------------------------ */
 
 /*
@@ -293,3 +328,20 @@ struct scheduler;
 int scheduler_start(struct api *api, struct scheduler **ret, struct xp_error *err);
 /* Stops the thread and frees everything; NULL is fine. */
 void scheduler_stop(struct scheduler *scheduler);
+
+/*
+ * The node lifecycle controller (nodelife.c): one thread that marks nodes whose agent stopped
+ * renewing its Lease for grace_ms as Ready=Unknown with the unreachable NoExecute taint, their
+ * pods Ready=False, and after eviction_ms (or the pod's toleration) Failed with reason NodeLost;
+ * it also finishes Terminating namespaces once their pods are gone. api is borrowed until
+ * nodelife_stop(), which must run before the store closes. -ENOMEM, or the store's error when the
+ * first listing fails.
+ */
+struct nodelife;
+int nodelife_start(struct api *api,
+                   int64_t grace_ms,
+                   int64_t eviction_ms,
+                   struct nodelife **ret,
+                   struct xp_error *err);
+/* Stops the thread and frees everything; NULL is fine. */
+void nodelife_stop(struct nodelife *nodelife);

@@ -50,7 +50,22 @@ struct xp_server_options {
         const char *kubeconfig; /* NULL: DATA_DIR/admin.kubeconfig */
         /* No scheduling loop: pods stay Pending until something binds them (pods/binding). */
         bool scheduler_off;
+        /* A node whose agent has not renewed its Lease for this long is lost (Ready Unknown,
+         * tainted unreachable); 0: XP_SERVER_NODE_MONITOR_GRACE_MS. */
+        int64_t node_monitor_grace_ms;
+        /* The pods of a lost node are marked Failed (NodeLost) after this long, unless they
+         * tolerate the taint otherwise; 0: XP_SERVER_POD_EVICTION_TIMEOUT_MS. */
+        int64_t pod_eviction_timeout_ms;
 };
+
+#define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
+#define XP_SERVER_POD_EVICTION_TIMEOUT_MS 300000
+
+/*
+ * A duration as the flags take it: Go's form ("40s", "5m", "1m30s", "500ms", "2h") or a plain
+ * number of seconds. -EINVAL with err saying what is wrong; -ERANGE past a year.
+ */
+int xp_server_parse_duration(const char *text, int64_t *ret_ms, struct xp_error *err);
 
 /*
  * Opens the store and starts listening. -errno with err saying what failed: the store's errors

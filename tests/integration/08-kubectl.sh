@@ -137,7 +137,8 @@ check "create while watching" 0 "${kc[@]}" apply -f "$tmp/watched.yaml"
 check "bind while watching" 0 curl -fsS -X POST -H 'Content-Type: application/json' \
   --data-binary '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"watched"},"target":{"kind":"Node","name":"dgx-01"}}' \
   "$base/api/v1/namespaces/default/pods/watched/binding"
-check "delete while watching" 0 "${kc[@]}" delete pod watched --wait=false
+# bound, with no agent to stop it: only a forced deletion removes it at once
+check "delete while watching" 0 "${kc[@]}" delete pod watched --grace-period=0 --force --wait=false
 wait "$watcher" || true
 expect_in "watch header" "$tmp/watch.out" "NAME"
 expect_in "watch lists the existing pod" "$tmp/watch.out" "ai-training"

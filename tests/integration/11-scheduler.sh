@@ -159,7 +159,8 @@ req "low priority" 200 GET "$pods/low"
 not_in "low priority not bound" "$tmp/out" '"nodeName"'
 expect_in "low priority told why" "$tmp/out" '0/5 nodes are available: 5 Insufficient example.com/slot.'
 # Deleting the winner frees the slot: the other one follows.
-req "delete high" 200 DELETE "$pods/high"
+# grace 0: no agent runs these bound pods, so a graceful deletion would wait for none
+req "delete high" 200 DELETE "$pods/high?gracePeriodSeconds=0"
 wait_for "low bound once the slot frees" "$pods/low" '"nodeName":"slot"'
 
 # ---- kubectl describe shows the events (over TLS, with the written kubeconfig) -----------------
@@ -182,7 +183,7 @@ fi
 # ---- --no-scheduler: pods stay Pending --------------------------------------------------------
 start_server off --no-tls --no-scheduler
 sed 's/name: ai-training/name: unplaced/' "$src/examples/ai-training.yaml" >"$tmp/unplaced.yaml"
-req "free the mixed node" 200 DELETE "$pods/ai-training"
+req "free the mixed node" 200 DELETE "$pods/ai-training?gracePeriodSeconds=0"
 create "$tmp/unplaced.yaml" "$pods"
 sleep 1.5
 req "unplaced pod" 200 GET "$pods/unplaced"

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# Pod and node lifecycle on the server, with curl acting as a node's agent (its node token):
+# graceful DELETE (deletionTimestamp, the pod stays, a later DELETE shortens the grace, the
+# agent's final grace-0 DELETE with a uid precondition, 409 on a wrong one), immediate deletion
+# of unbound pods and of grace 0, spec updates refused while terminating, kubectl delete, a
+# namespace whose pods terminate, and the node lifecycle controller: a lease that stops ->
+# Ready Unknown + unreachable taint, pods Ready=False, then Failed NodeLost after the eviction
+# timeout (a pod tolerating the taint forever stays), and the node back once the lease is renewed
+# and it reports Ready.
+source "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
+data=$tmp/data
+server_pid=
+renewer_pid=
+base=
+token=
+
+stop_server() { # signal: stops the running server, if any
+  [[ -n "$server_pid" ]] || return 0
+  kill "-$1" "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+}
+stop_renewer() {
+  [[ -n "$renewer_pid" ]] || return 0
+  kill "$renewer_pid" 2>/dev/null || true
+  wait "$renewer_pid" 2>/dev/null || true
+  renewer_pid=
+}
+trap 'stop_renewer; stop_server KILL; rm -rf "$tmp"' EXIT
+
+curl() { # as the admin (or as whoever $as names: a token)
+  command curl --cacert "$data/pki/ca.crt" -H "Authorization: Bearer ${as:-$token}" "$@"
+}
+
+start_server() { # log name, server options...
+  local log=$tmp/$1.log deadline=$((SECONDS + 15)) url=
+  shift
+  : >"$log"
+  "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$log" 2>&1 &
+  server_pid=$!
+  while [[ $SECONDS -lt $deadline ]]; do
+    kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
+    url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")
+    if [[ -n "$url" ]] && curl -fsS -o /dev/null "$url/version" 2>/dev/null; then
+      base=$url
+      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "FAIL the server did not answer within 15 s:"; cat "$log"; exit 1
+}
+
+# req name, expected HTTP code, method, path [, body text [, content type]]: the answer in $tmp/out
+req() {
+  local name=$1 want=$2 method=$3 path=$4 body=${5:-} type=${6:-application/json} got
+  local args=(-sS -X "$method" -o "$tmp/out" -w '%{http_code}' --max-time 20)
+  [[ -n "$body" ]] && args+=(-H "Content-Type: $type" --data-binary "$body")
+  got=$(curl "${args[@]}" "$base$path") || got="curl failed ($?)"
+  if [[ "$got" != "$want" ]]; then
+    echo "FAIL $name: HTTP $got, expected $want"; cat "$tmp/out"; echo; failures=$((failures + 1))
+  fi
+}
+
+# wait_for name, path, text [, seconds]: GETs path until the answer holds text (bounded)
+wait_for() {
+  local deadline=$((SECONDS + ${4:-10}))
+  while [[ $SECONDS -lt $deadline ]]; do
+    curl -sS --max-time 5 -o "$tmp/out" "$base$2" || true
+    grep -qF -- "$3" "$tmp/out" && return 0
+    sleep 0.1
+  done
+  echo "FAIL $1: '$3' did not appear in $2:"; cat "$tmp/out"; echo; failures=$((failures + 1))
+}
+
+not_in() { # name, file, text
+  if grep -qF -- "$3" "$2"; then
+    echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1))
+  fi
+}
+
+now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+micro() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
+
+node_json() { # name, heartbeat
+  printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s"},"status":{"capacity":{"cpu":"8","memory":"16Gi","pods":"110"},"allocatable":{"cpu":"8","memory":"16Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True","reason":"AgentReady","lastHeartbeatTime":"%s","lastTransitionTime":"%s"}]}}' \
+    "$1" "$2" "$2"
+}
+
+pod_json() { # name [, extra spec members]
+  printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"terminationGracePeriodSeconds":20,"containers":[{"name":"main","image":"busybox","command":["sleep","3600"]}]%s}}' \
+    "$1" "${2:-}"
+}
+
+bind() { # namespace, pod, node
+  req "bind $2 to $3" 201 POST "/api/v1/namespaces/$1/pods/$2/binding" \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$2\"},\"target\":{\"kind\":\"Node\",\"name\":\"$3\"}}"
+}
+
+json_field() { # file, jq-less extraction of a string member: "key":"value"
+  sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p" "$1" | head -1
+}
+
+pods=/api/v1/namespaces/default/pods
+leases=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
+start_server lifecycle --no-scheduler --node-monitor-grace-period 2s --pod-eviction-timeout 3s
+check "node token" 0 "$xpool" token create --node n1 --data-dir "$data"
+ntoken=$(cat "$tmp/out")
+deadline=$((SECONDS + 10)) # the server reads the tokens file again at most every second
+until as=$ntoken curl -fsS -o /dev/null "$base/api/v1/nodes" 2>/dev/null || [[ $SECONDS -ge $deadline ]]; do
+  sleep 0.2
+done
+
+# ---- the agent registers: Node and Lease, renewed in the background ------------------------------
+as=$ntoken req "agent creates its Node" 201 POST /api/v1/nodes "$(node_json n1 "$(now)")"
+as=$ntoken req "agent creates its Lease" 201 POST "$leases" \
+  "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"n1\",\"namespace\":\"kube-node-lease\"},\"spec\":{\"holderIdentity\":\"n1\",\"leaseDurationSeconds\":40,\"renewTime\":\"$(micro)\"}}"
+renew() {
+  as=$ntoken command curl -sS -o /dev/null --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $ntoken" \
+    -X PATCH -H 'Content-Type: application/merge-patch+json' \
+    --data-binary "{\"spec\":{\"renewTime\":\"$(micro)\"}}" "$base$leases/n1"
+}
+(while :; do renew; sleep 0.3; done) &
+renewer_pid=$!
+
+# ---- graceful deletion -----------------------------------------------------------------------------
+req "create p1" 201 POST "$pods" "$(pod_json p1)"
+uid=$(json_field "$tmp/out" uid)
+bind default p1 n1
+req "DELETE a bound pod" 200 DELETE "$pods/p1"
+expect_in "deletionTimestamp set" "$tmp/out" '"deletionTimestamp":"'
+expect_in "grace from the spec" "$tmp/out" '"deletionGracePeriodSeconds":20'
+req "the pod is still there" 200 GET "$pods/p1"
+expect_in "still there, terminating" "$tmp/out" '"deletionTimestamp":"'
+first=$(json_field "$tmp/out" deletionTimestamp)
+curl -sS -o "$tmp/out" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$base$pods/p1"
+expect_in "Table STATUS Terminating" "$tmp/out" '"Terminating"'
+req "a spec change of a terminating pod" 422 PATCH "$pods/p1" '{"spec":{"activeDeadlineSeconds":5}}' \
+  application/merge-patch+json
+expect_in "422 says why" "$tmp/out" 'the pod is terminating'
+req "a label on a terminating pod" 200 PATCH "$pods/p1" '{"metadata":{"labels":{"a":"b"}}}' \
+  application/merge-patch+json
+expect_in "label kept the deletion" "$tmp/out" '"deletionGracePeriodSeconds":20'
+req "a later DELETE shortens the grace" 200 DELETE "$pods/p1" '{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":5}'
+expect_in "grace shortened" "$tmp/out" '"deletionGracePeriodSeconds":5'
+req "a longer grace does not lengthen it" 200 DELETE "$pods/p1?gracePeriodSeconds=60"
+expect_in "grace stays short" "$tmp/out" '"deletionGracePeriodSeconds":5'
+[[ "$(json_field "$tmp/out" deletionTimestamp)" < "$first" || "$(json_field "$tmp/out" deletionTimestamp)" == "$first" ]] ||
+  { echo "FAIL the deadline moved later"; failures=$((failures + 1)); }
+as=$ntoken req "the agent's DELETE with a wrong uid" 409 DELETE "$pods/p1" \
+  '{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0,"preconditions":{"uid":"not-the-uid"}}'
+expect_in "409 says precondition" "$tmp/out" 'Precondition failed: UID in precondition: not-the-uid'
+req "a wrong resourceVersion precondition" 409 DELETE "$pods/p1" '{"preconditions":{"resourceVersion":"1"}}'
+expect_in "409 names the versions" "$tmp/out" 'ResourceVersion in precondition: 1'
+as=$ntoken req "the agent's final DELETE" 200 DELETE "$pods/p1" \
+  "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":0,\"preconditions\":{\"uid\":\"$uid\"}}"
+req "the pod is gone" 404 GET "$pods/p1"
+
+req "create an unbound pod" 201 POST "$pods" "$(pod_json p2)"
+as=$ntoken req "a node may not delete a pod not bound to it" 403 DELETE "$pods/p2"
+req "DELETE an unbound pod" 200 DELETE "$pods/p2"
+req "an unbound pod goes at once" 404 GET "$pods/p2"
+
+req "create p3" 201 POST "$pods" "$(pod_json p3)"
+bind default p3 n1
+req "DELETE ?gracePeriodSeconds=0" 200 DELETE "$pods/p3?gracePeriodSeconds=0"
+req "grace 0 by the admin goes at once" 404 GET "$pods/p3"
+req "a bad grace" 400 DELETE "$pods/p3?gracePeriodSeconds=soon"
+
+# ---- kubectl -----------------------------------------------------------------------------------------
+if command -v kubectl >/dev/null; then
+  kc=(kubectl --kubeconfig "$data/admin.kubeconfig")
+  req "create p4" 201 POST "$pods" "$(pod_json p4)"
+  bind default p4 n1
+  check "kubectl delete pod" 0 "${kc[@]}" delete pod p4 --wait=false
+  expect_in "kubectl says deleted" "$tmp/out" 'pod "p4" deleted'
+  check "kubectl get the terminating pod" 0 "${kc[@]}" get pod p4
+  expect_in "kubectl shows Terminating" "$tmp/out" "Terminating"
+  check "kubectl delete --grace-period=0 --force" 0 "${kc[@]}" delete pod p4 --grace-period=0 --force
+  req "forced deletion removes it" 404 GET "$pods/p4"
+else
+  echo "kubectl is not installed: its checks skipped"
+fi
+
+# ---- a namespace whose pods terminate ---------------------------------------------------------------
+req "create namespace cascade" 201 POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"cascade"}}'
+req "create a pod in it" 201 POST /api/v1/namespaces/cascade/pods "$(pod_json c1)"
+cuid=$(json_field "$tmp/out" uid)
+bind cascade c1 n1
+req "create an unbound pod in it" 201 POST /api/v1/namespaces/cascade/pods "$(pod_json c2)"
+req "DELETE the namespace" 200 DELETE /api/v1/namespaces/cascade
+expect_in "namespace Terminating" "$tmp/out" '"phase":"Terminating"'
+req "its bound pod terminates" 200 GET /api/v1/namespaces/cascade/pods/c1
+expect_in "its bound pod has a deletionTimestamp" "$tmp/out" '"deletionTimestamp":"'
+req "its unbound pod is gone" 404 GET /api/v1/namespaces/cascade/pods/c2
+as=$ntoken req "the agent's final DELETE in the namespace" 200 DELETE /api/v1/namespaces/cascade/pods/c1 \
+  "{\"gracePeriodSeconds\":0,\"preconditions\":{\"uid\":\"$cuid\"}}"
+deadline=$((SECONDS + 10))
+while [[ $SECONDS -lt $deadline ]]; do
+  code=$(curl -sS -o /dev/null -w '%{http_code}' "$base/api/v1/namespaces/cascade")
+  [[ "$code" == 404 ]] && break
+  sleep 0.1
+done
+[[ "$code" == 404 ]] || { echo "FAIL the namespace stayed after its last pod went: HTTP $code"; failures=$((failures + 1)); }
+
+# ---- the node is lost: its lease stops -----------------------------------------------------------------
+req "create p5" 201 POST "$pods" "$(pod_json p5)"
+bind default p5 n1
+as=$ntoken req "the agent reports p5 Running" 200 PATCH "$pods/p5/status" \
+  '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' \
+  application/strategic-merge-patch+json
+req "create p6 tolerating unreachable forever" 201 POST "$pods" \
+  "$(pod_json p6 ',"tolerations":[{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute"}]')"
+bind default p6 n1
+req "create p7 terminating" 201 POST "$pods" "$(pod_json p7)"
+bind default p7 n1
+req "DELETE p7 with a short grace" 200 DELETE "$pods/p7" '{"gracePeriodSeconds":1}'
+stop_renewer
+wait_for "the node goes Unknown" /api/v1/nodes/n1 '"reason":"NodeStatusUnknown"'
+expect_in "Ready Unknown" "$tmp/out" '"type":"Ready","status":"Unknown"'
+expect_in "the message" "$tmp/out" 'xpool agent stopped renewing its lease'
+expect_in "unreachable taint" "$tmp/out" '"key":"node.kubernetes.io/unreachable","effect":"NoExecute"'
+wait_for "p5 not ready" "$pods/p5" '"type":"Ready","status":"False"'
+curl -sS -o "$tmp/out" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$base/api/v1/nodes/n1"
+expect_in "the Table says NotReady" "$tmp/out" '"NotReady"'
+wait_for "NodeNotReady event" /api/v1/namespaces/default/events '"reason":"NodeNotReady"'
+wait_for "p7 removed after its grace" "$pods" '"resourceVersion"' # any answer
+not_in "p7 gone" "$tmp/out" '"name":"p7"'
+wait_for "p5 Failed" "$pods/p5" '"phase":"Failed"' 10
+expect_in "p5 reason NodeLost" "$tmp/out" '"reason":"NodeLost","message":"Node n1 which was running'
+expect_in "p5's message names the node" "$tmp/out" 'Node n1 which was running pod p5 is unresponsive since'
+req "p6 still there" 200 GET "$pods/p6"
+not_in "p6 not Failed" "$tmp/out" '"phase":"Failed"'
+wait_for "NodeLost event" /api/v1/namespaces/default/events '"reason":"NodeLost"'
+
+# ---- the agent comes back --------------------------------------------------------------------------
+renew
+req "the agent reports Ready" 200 PATCH /api/v1/nodes/n1/status \
+  "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"AgentReady\",\"lastHeartbeatTime\":\"$(now)\"}]}}" \
+  application/strategic-merge-patch+json
+(while :; do renew; sleep 0.3; done) &
+renewer_pid=$!
+deadline=$((SECONDS + 10))
+while [[ $SECONDS -lt $deadline ]]; do
+  curl -sS -o "$tmp/out" "$base/api/v1/nodes/n1"
+  grep -qF 'node.kubernetes.io/unreachable' "$tmp/out" || break
+  sleep 0.1
+done
+not_in "taint removed" "$tmp/out" 'node.kubernetes.io/unreachable'
+expect_in "Ready again" "$tmp/out" '"type":"Ready","status":"True"'
+stop_renewer
+
+finish "lifecycle"
