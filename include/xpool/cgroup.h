@@ -96,6 +96,15 @@ int xp_cgroup_create(struct xp_cgroup_root *root,
                      const char *path,
                      struct xp_cgroup **ret,
                      struct xp_error *err);
+/*
+ * A handle on the group at path without creating anything (to signal, list or remove a group
+ * that may be gone: those treat a missing group as empty). Same errors as xp_cgroup_create()
+ * before any mkdir.
+ */
+int xp_cgroup_open(struct xp_cgroup_root *root,
+                   const char *path,
+                   struct xp_cgroup **ret,
+                   struct xp_error *err);
 void xp_cgroup_free(struct xp_cgroup *cg);
 XP_DEFINE_FREEP(struct xp_cgroup, xp_cgroup_free)
 
@@ -125,7 +134,8 @@ int xp_cgroup_oom_kills(struct xp_cgroup *cg, uint64_t *ret, struct xp_error *er
 
 /*
  * The processes in the group (cgroup.procs of one hierarchy: every hierarchy holds the same
- * ones), in a new array the caller frees. An empty group gives *ret_n 0 (and *ret NULL).
+ * ones), in a new array the caller frees. An empty or missing group gives *ret_n 0 (and *ret
+ * NULL).
  */
 int xp_cgroup_pids(struct xp_cgroup *cg, pid_t **ret, size_t *ret_n, struct xp_error *err);
 

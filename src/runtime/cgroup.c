@@ -526,6 +526,28 @@ void xp_cgroup_free(struct xp_cgroup *cg)
         free(cg);
 }
 
+int xp_cgroup_open(struct xp_cgroup_root *root,
+                   const char *path,
+                   struct xp_cgroup **ret,
+                   struct xp_error *err)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        int r;
+
+        if (root->mode == XP_CGROUP_NONE)
+                return xp_errorf(err, -EOPNOTSUPP, "cgroup %s: this machine has no cgroups", path);
+        r = check_path(path, err);
+        if (r < 0)
+                return r;
+        cg = calloc(1, sizeof(*cg));
+        if (!cg || !(cg->path = strdup(path)))
+                return xp_errorf(err, -ENOMEM, "cgroup %s: out of memory", path);
+        cg->root = root;
+        cg->backend = root->mode == XP_CGROUP_V2 ? &cgroup_v2_backend : &cgroup_v1_backend;
+        *ret = TAKE_PTR(cg);
+        return 0;
+}
+
 int xp_cgroup_create(struct xp_cgroup_root *root,
                      const char *path,
                      struct xp_cgroup **ret,
@@ -617,6 +639,12 @@ int xp_cgroup_pids(struct xp_cgroup *cg, pid_t **ret, size_t *ret_n, struct xp_e
         if (r < 0)
                 return r;
         r = cgroup_read(cg->root, dir, "cgroup.procs", &text, err);
+        if (r == -ENOENT) {
+                /* removed (its processes are gone) */
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
         if (r < 0)
                 return r;
         for (char *p = text, *end; *p; p = end) {

@@ -117,8 +117,14 @@ int logwrite_open(struct logwrite *lw,
                 return xp_errorf(err, -ENOMEM, "log %s: out of memory", dir);
         }
         r = runtime_mkdir_p(dir, err);
-        if (r >= 0)
+        if (r >= 0) {
+                char end[PATH_MAX];
+
+                /* the attempt's log is live again (a restart with the same attempt number) */
+                snprintf(end, sizeof(end), "%s/%u.end", dir, attempt);
+                unlink(end);
                 r = open_live(lw, false, err);
+        }
         if (r < 0)
                 logwrite_done(lw);
         return r;

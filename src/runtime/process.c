@@ -275,7 +275,7 @@ static int open_cgroup(struct xp_runtime *rt,
 
         if (r < 0)
                 return r;
-        return xp_cgroup_create(rt->root, path, ret, err);
+        return xp_cgroup_open(rt->root, path, ret, err);
 }
 
 /* Signals what runs of the container: its cgroup when it has one, else its process group. */
@@ -1012,7 +1012,7 @@ static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
         for (size_t i = 0; i < rt->n_starting; i++)
                 if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/')
                         return;
-        if (asprintf(&path, "xpool/%s", uid) < 0 || xp_cgroup_create(rt->root, path, &cg, NULL) < 0)
+        if (asprintf(&path, "xpool/%s", uid) < 0 || xp_cgroup_open(rt->root, path, &cg, NULL) < 0)
                 return;
         (void)xp_cgroup_remove(cg, NULL);
 }

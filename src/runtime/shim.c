@@ -272,24 +272,29 @@ _Noreturn static void child_main(struct shim *s, int sync_fd, int errfd, int out
         child_exec(s, errfd);
 }
 
-/* Kills what is left of the container: its cgroup, else its process group. */
+static void reap_all(void)
+{
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+}
+
+/*
+ * Kills what is left of the container: its cgroup, else its process group. Only once the main
+ * process was reaped (or never ran): orphans reparented to us are reaped here, so zombies do not
+ * keep the group busy.
+ */
 static void kill_rest(struct shim *s)
 {
         if (s->cg) {
                 for (int i = 0; i < 50 && xp_cgroup_kill(s->cg, SIGKILL, NULL) > 0; i++) {
                         struct timespec ts = {0, 2 * 1000 * 1000};
 
+                        reap_all();
                         nanosleep(&ts, NULL);
                 }
         } else if (s->child > 0) {
                 kill(-s->child, SIGKILL);
         }
-}
-
-static void reap_all(void)
-{
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-                ;
 }
 
 static void remove_cgroup(struct shim *s)
@@ -567,7 +572,9 @@ int xp_shim_main(int argc, char **argv)
         /* detach: the agent reaps this first process at once; the shim lives on */
         pid = fork();
         if (pid < 0) {
-                notify_send(&s, "error %d fork: %s\n", ENOMEM, strerror(errno));
+                int e = errno;
+
+                notify_send(&s, "error %d fork: %s\n", e, strerror(e));
                 return 1;
         }
         if (pid > 0)

@@ -538,6 +538,38 @@ static void v1_pids_oom_remove(void **state)
         assert_int_equal(xp_cgroup_remove(cg, &err), 0);
 }
 
+static void pids_and_open(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL, *missing = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        struct xp_error err = {0};
+        size_t n = 99;
+
+        v1_tree(f, "g");
+        root = open_root(f, XP_CGROUP_V1);
+        /* open creates nothing */
+        assert_int_equal(xp_cgroup_open(root, "h/c", &missing, &err), 0);
+        assert_false(exists(f, V1_CG "/pids/h"));
+        assert_int_equal(xp_cgroup_open(root, "../x", &cg, &err), -EINVAL);
+        assert_int_equal(xp_cgroup_pids(missing, &pids, &n, &err), 0);
+        assert_int_equal(n, 0);
+        assert_null(pids);
+        assert_int_equal(xp_cgroup_kill(missing, 0, &err), 0);
+
+        assert_int_equal(xp_cgroup_open(root, "g", &cg, &err), 0);
+        put(f, V1_CG "/pids/g/cgroup.procs", "12\n345\n");
+        assert_int_equal(xp_cgroup_pids(cg, &pids, &n, &err), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(pids[0], 12);
+        assert_int_equal(pids[1], 345);
+        free(TAKE_PTR(pids));
+        put(f, V1_CG "/pids/g/cgroup.procs", "12\nx\n");
+        assert_int_equal(xp_cgroup_pids(cg, &pids, &n, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "pids/g/cgroup.procs: not a pid list"));
+}
+
 /* ---- v2 -------------------------------------------------------------------------------------- */
 
 static void v2_create_apply(void **state)
@@ -714,6 +746,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_apply_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
+            cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_errors, setup, teardown),
             cmocka_unit_test(real_machine),

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Container starts through the process runtime: COUNT containers running `true`, started one
+ * after another, each with a memory and pids limit when cgroups are usable. Prints the start
+ * latency (xp_runtime_start() called -> returned, i.e. until the container has exec'd) p50/p99/
+ * max, the starts per second, and how long until every exit was recorded. This binary is its
+ * own shim. Prints figures; asserts nothing.
+ *
+ *   build/bench/bench_runtime [COUNT [DIR [CGROUP_ROOT]]]   defaults: 1000, $TMPDIR or /tmp, /
+ * (a CGROUP_ROOT without cgroups, e.g. /var/empty, measures the runtime without them)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xpool/runtime.h"
+
+static int64_t now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* Removes every exited container; returns how many are still running. */
+static size_t reap(struct xp_runtime *rt, size_t *exited)
+{
+        struct xp_container_record *v = NULL;
+        size_t n = 0, running = 0;
+
+        if (xp_runtime_list(rt, &v, &n, NULL) < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!v[i].exited) {
+                        running++;
+                        continue;
+                }
+                if (xp_runtime_remove(rt, v[i].pod_uid, v[i].container, NULL) == 0)
+                        (*exited)++;
+        }
+        xp_container_records_free(v, n);
+        return running;
+}
+
+int main(int argc, char **argv)
+{
+        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        char base[256], state[300], logs[300], uid[64], cmd[300];
+        char *const args[] = {"true", NULL};
+        char *const env[] = {"PATH=/usr/bin:/bin", NULL};
+        struct xp_cgroup_limits limits = {.memory_bytes = 64 << 20, .pids_max = 64};
+        struct xp_runtime *rt = NULL;
+        struct xp_error err = {0};
+        int64_t *lat, t0, total, drained;
+        size_t count = 1000, exited = 0;
+        const char *cgroup_root = NULL;
+
+        if (argc >= 2 && strcmp(argv[1], "__shim") == 0)
+                return xp_shim_main(argc - 1, argv + 1);
+        if (argc >= 2)
+                count = strtoul(argv[1], NULL, 10);
+        if (argc >= 3)
+                tmp = argv[2];
+        if (argc >= 4)
+                cgroup_root = argv[3];
+        if (count == 0)
+                count = 1;
+        snprintf(base, sizeof(base), "%s/xpool-bench-runtime-XXXXXX", tmp);
+        if (!mkdtemp(base)) {
+                perror(base);
+                return 1;
+        }
+        snprintf(state, sizeof(state), "%s/containers", base);
+        snprintf(logs, sizeof(logs), "%s/logs", base);
+        if (xp_runtime_open(&(struct xp_runtime_options){.state_dir = state,
+                                                         .log_dir = logs,
+                                                         .cgroup_root = cgroup_root},
+                            &rt,
+                            &err) < 0) {
+                fprintf(stderr, "bench_runtime: %s\n", xp_error_message(&err));
+                return 1;
+        }
+        printf("cgroups: %s%s%s\n",
+               xp_cgroup_mode_to_string(xp_runtime_cgroup_mode(rt)),
+               xp_runtime_warning(rt) ? "; " : "",
+               xp_runtime_warning(rt) ? xp_runtime_warning(rt) : "");
+        lat = calloc(count, sizeof(*lat));
+        if (!lat)
+                return 1;
+        t0 = now_ns();
+        for (size_t i = 0; i < count; i++) {
+                struct xp_container_record rec = {0};
+                struct xp_container_launch l = {
+                    .pod_uid = uid,
+                    .pod_namespace = "bench",
+                    .pod_name = "pod",
+                    .container = "main",
+                    .argv = args,
+                    .env = env,
+                    .limits = xp_runtime_cgroup_mode(rt) != XP_CGROUP_NONE ? &limits : NULL,
+                };
+                int64_t s = now_ns();
+
+                snprintf(uid, sizeof(uid), "bench-%zu", i);
+                if (xp_runtime_start(rt, &l, &rec, &err) < 0) {
+                        fprintf(
+                            stderr, "bench_runtime: start %zu: %s\n", i, xp_error_message(&err));
+                        return 1;
+                }
+                lat[i] = now_ns() - s;
+                xp_container_record_clear(&rec);
+                /* keep the state directory small, as an agent would */
+                if (i % 100 == 99)
+                        reap(rt, &exited);
+        }
+        total = now_ns() - t0;
+        while (reap(rt, &exited) > 0 || exited < count) {
+                struct pollfd p = {.fd = xp_runtime_event_fd(rt), .events = POLLIN};
+
+                if (poll(&p, 1, 5000) == 0 && exited < count) {
+                        fprintf(stderr,
+                                "bench_runtime: %zu of %zu exits after 5 s idle\n",
+                                exited,
+                                count);
+                        break;
+                }
+        }
+        drained = now_ns() - t0;
+        qsort(lat, count, sizeof(*lat), cmp_i64);
+        printf("containers: %zu (true)\n", count);
+        printf("start latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+               (double)lat[count / 2] / 1e6,
+               (double)lat[(count * 99) / 100] / 1e6,
+               (double)lat[count - 1] / 1e6);
+        printf("starts/s: %.0f\n", (double)count / ((double)total / 1e9));
+        printf("all exits recorded after %.2f s (%zu removed)\n", (double)drained / 1e9, exited);
+        xp_runtime_free(rt);
+        free(lat);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+        return system(cmd) == 0 ? 0 : 1;
+}
