@@ -560,17 +560,19 @@ struct plan {
 static int
 build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, json_t **ret)
 {
-        _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *canon_json = NULL;
+        _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *canon_json = NULL,
+                                       *old = NULL;
         _cleanup_(xp_pod_freep) struct xp_pod *canon = NULL;
         _cleanup_free_ char *init_msg = NULL, *ready_msg = NULL;
-        json_t *old, *conds, *old_conds, *arr;
+        json_t *conds, *old_conds, *arr;
         bool ready = true, completed = p->phase == XP_POD_SUCCEEDED;
         int r;
 
         r = xp_pod_to_json(pod, &pod_json);
         if (r < 0)
                 return r;
-        old = json_object_get(pod_json, "status");
+        /* a reference of our own: pod_json's status is replaced below */
+        old = json_incref(json_object_get(pod_json, "status"));
         status = old ? json_deep_copy(old) : json_object();
         if (!status)
                 return -ENOMEM;
@@ -934,6 +936,16 @@ static int sync_pod(const struct xp_podsync_config *config,
                 if (known || !rec->container)
                         continue;
                 any_running = any_running || !rec->exited;
+                if (!rec->exited) {
+                        /* views[].mem may move here: they are not used after this loop */
+                        struct cmem *c = memory_get(m, rec->container, false);
+
+                        if (!c)
+                                return -ENOMEM;
+                        if (c->kill_attempt == rec->attempt + 1)
+                                continue; /* SIGKILL once */
+                        c->kill_attempt = rec->attempt + 1;
+                }
                 r = add_action(res,
                                (struct xp_podsync_action){.kind = rec->exited ? XP_PODSYNC_FORGET
                                                                               : XP_PODSYNC_KILL,

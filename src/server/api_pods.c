@@ -10,7 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "internal.h"
+#include "xpool/macro.h"
+#include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
 #define BIND_ATTEMPTS 8
@@ -194,21 +197,175 @@ int handle_binding(const struct request *req, const struct route *route, struct 
         return r;
 }
 
+/* Go's strconv.ParseBool, which the API server uses for query parameters; absent is false. */
+static bool parse_query_bool(const char *v, bool *ret)
+{
+        static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+        static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+
+        *ret = false;
+        if (!v)
+                return true;
+        for (size_t i = 0; i < XP_ELEMENTSOF(yes); i++) {
+                if (strcmp(v, yes[i]) == 0) {
+                        *ret = true;
+                        return true;
+                }
+                if (strcmp(v, no[i]) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* A decimal >= min (at most 18 digits); absent: *ret = -1. */
+static bool parse_query_int(const char *v, int64_t min, int64_t *ret)
+{
+        int64_t x = 0;
+        size_t len;
+
+        *ret = -1;
+        if (!v)
+                return true;
+        len = strlen(v);
+        if (len == 0 || len > 18)
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                if (v[i] < '0' || v[i] > '9')
+                        return false;
+                x = x * 10 + (v[i] - '0');
+        }
+        if (x < min)
+                return false;
+        *ret = x;
+        return true;
+}
+
+/* Appends " NAME" for each container of list (a JSON array) to buf. */
+static void list_names(const json_t *list, char *buf, size_t size)
+{
+        size_t i, len;
+        json_t *c;
+
+        json_array_foreach(list, i, c)
+        {
+                const char *name = json_string_value(json_object_get(c, "name"));
+
+                len = strlen(buf);
+                if (name && len + 1 < size)
+                        snprintf(buf + len, size - len, "%s%s", len > 0 ? " " : "", name);
+        }
+}
+
+static bool has_container(const json_t *list, const char *name)
+{
+        size_t i;
+        json_t *c;
+
+        json_array_foreach(list, i, c)
+        {
+                if (xp_streq0(json_string_value(json_object_get(c, "name")), name))
+                        return true;
+        }
+        return false;
+}
+
+/* Where the agent of node serves logs: 1 with host and port, else 0 with ret filled (503). */
+static int node_log_endpoint(const struct request *req,
+                             const char *node,
+                             char host[static 64],
+                             unsigned *port,
+                             struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *obj, *status, *addr;
+        json_int_t p;
+        uint64_t version;
+        size_t i;
+        int r;
+
+        r = xp_store_get(req->api->store, "nodes", "", node, &obj, &version, &err);
+        if (r == -ENOENT)
+                return reply_status(
+                    ret,
+                    503,
+                    "ServiceUnavailable",
+                    req->name,
+                    "pods",
+                    "the logs of pod \"%s\" are kept on node \"%s\", which does not exist (any more)",
+                    req->name,
+                    node);
+        if (r < 0)
+                return reply_status(ret,
+                                    500,
+                                    "InternalError",
+                                    req->name,
+                                    "pods",
+                                    "cannot read node \"%s\": %s",
+                                    node,
+                                    xp_error_message(&err));
+        status = json_object_get(obj, "status");
+        host[0] = '\0';
+        json_array_foreach(json_object_get(status, "addresses"), i, addr)
+        {
+                const char *a = json_string_value(json_object_get(addr, "address"));
+
+                if (xp_streq0(json_string_value(json_object_get(addr, "type")), "InternalIP") &&
+                    a && strlen(a) < 64) {
+                        snprintf(host, 64, "%s", a);
+                        break;
+                }
+        }
+        p = json_integer_value(json_object_get(
+            json_object_get(json_object_get(status, "daemonEndpoints"), "kubeletEndpoint"),
+            "Port"));
+        json_decref(obj);
+        if (!host[0] || p <= 0 || p > 65535)
+                return reply_status(
+                    ret,
+                    503,
+                    "ServiceUnavailable",
+                    req->name,
+                    "pods",
+                    "the logs of pod \"%s\" are kept by the xpool agent on node \"%s\", and the node reports no %s: is its agent running?",
+                    req->name,
+                    node,
+                    !host[0] ? "InternalIP address (status.addresses)"
+                             : "log endpoint (status.daemonEndpoints.kubeletEndpoint.Port)");
+        *port = (unsigned)p;
+        return 1;
+}
+
 int handle_log(const struct request *req, const struct route *route, struct reply *ret)
 {
+        static const char *const bools[] = {"follow", "previous", "timestamps"};
+        static const struct {
+                const char *name;
+                int64_t min;
+        } ints[] = {{"tailLines", 0}, {"sinceSeconds", 1}, {"limitBytes", 1}};
         const struct xp_kind *pods = route->kind;
         struct xp_error err = {0};
-        const char *node;
-        json_t *pod;
+        const char *node, *container, *uid, *since_time;
+        json_t *pod = NULL, *spec, *containers, *inits;
+        char host[64], key_id[AUTH_TOKEN_ID_LEN + 1], names[1024] = "", inames[1024] = "";
+        uint8_t key[AUTH_KEY_LEN];
+        _cleanup_free_ char *path = NULL;
+        size_t len = 0;
+        FILE *f = NULL;
         uint64_t version;
+        unsigned port = 0;
         int r;
 
         r = xp_store_get(
             req->api->store, pods->plural, req->namespace, req->name, &pod, &version, &err);
         if (r < 0)
                 return reply_store_error(ret, r, pods, req->name, &err);
-        node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-        if (!node || !node[0])
+        spec = json_object_get(pod, "spec");
+        node = json_string_value(json_object_get(spec, "nodeName"));
+        containers = json_object_get(spec, "containers");
+        inits = json_object_get(spec, "initContainers");
+        container = request_query(req, "container");
+        uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+        if (!node || !node[0]) {
                 r = reply_status(
                     ret,
                     400,
@@ -217,16 +374,136 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                     pods->plural,
                     "pod \"%s\" has no node yet: its logs exist once it is scheduled and started",
                     req->name);
-        else
+                goto out;
+        }
+        list_names(containers, names, sizeof names);
+        list_names(inits, inames, sizeof inames);
+        if (!container || !container[0]) {
+                if (json_array_size(containers) == 1) {
+                        container = json_string_value(
+                            json_object_get(json_array_get(containers, 0), "name"));
+                } else {
+                        r = reply_status(
+                            ret,
+                            400,
+                            "BadRequest",
+                            req->name,
+                            pods->plural,
+                            "a container name must be specified for pod %s, choose one of: [%s]%s%s%s",
+                            req->name,
+                            names,
+                            inames[0] ? " or one of the init containers: [" : "",
+                            inames,
+                            inames[0] ? "]" : "");
+                        goto out;
+                }
+        } else if (!has_container(containers, container) && !has_container(inits, container)) {
+                r = reply_status(ret,
+                                 400,
+                                 "BadRequest",
+                                 req->name,
+                                 pods->plural,
+                                 "container %s is not valid for pod %s",
+                                 container,
+                                 req->name);
+                goto out;
+        }
+        if (!container || !uid) {
+                r = reply_status(ret,
+                                 500,
+                                 "InternalError",
+                                 req->name,
+                                 pods->plural,
+                                 "pod \"%s\" has no container name or uid",
+                                 req->name);
+                goto out;
+        }
+
+        f = open_memstream(&path, &len);
+        if (!f) {
+                r = -ENOMEM;
+                goto out;
+        }
+        fprintf(f, "/containerLogs/%s/%s/%s?podUID=%s", req->namespace, req->name, container, uid);
+        for (size_t i = 0; i < XP_ELEMENTSOF(bools); i++) {
+                bool v;
+
+                if (!parse_query_bool(request_query(req, bools[i]), &v)) {
+                        fclose(f);
+                        r = reply_status(ret,
+                                         400,
+                                         "BadRequest",
+                                         req->name,
+                                         pods->plural,
+                                         "%s: invalid value \"%s\": want true or false",
+                                         bools[i],
+                                         request_query(req, bools[i]));
+                        goto out;
+                }
+                if (v)
+                        fprintf(f, "&%s=true", bools[i]);
+        }
+        for (size_t i = 0; i < XP_ELEMENTSOF(ints); i++) {
+                int64_t v;
+
+                if (!parse_query_int(request_query(req, ints[i].name), ints[i].min, &v)) {
+                        fclose(f);
+                        r = reply_status(
+                            ret,
+                            400,
+                            "BadRequest",
+                            req->name,
+                            pods->plural,
+                            "%s: invalid value \"%s\": must be an integer greater than or equal to %" PRId64,
+                            ints[i].name,
+                            request_query(req, ints[i].name),
+                            ints[i].min);
+                        goto out;
+                }
+                if (v >= 0)
+                        fprintf(f, "&%s=%" PRId64, ints[i].name, v);
+        }
+        since_time = request_query(req, "sinceTime");
+        if (since_time && !request_query(req, "sinceSeconds")) {
+                int64_t t, ago;
+
+                if (xp_time_parse_rfc3339(since_time, &t) < 0) {
+                        fclose(f);
+                        r = reply_status(ret,
+                                         400,
+                                         "BadRequest",
+                                         req->name,
+                                         pods->plural,
+                                         "sinceTime: invalid value \"%s\": want an RFC 3339 time",
+                                         since_time);
+                        goto out;
+                }
+                /* The agent takes seconds: a time in the future shows what comes from now on. */
+                ago = (int64_t)time(NULL) - t;
+                fprintf(f, "&sinceSeconds=%" PRId64, ago < 1 ? 1 : ago);
+        }
+        if (fclose(f) != 0) {
+                r = -ENOMEM;
+                goto out;
+        }
+
+        r = node_log_endpoint(req, node, host, &port, ret);
+        if (r <= 0)
+                goto out;
+        if (!req->api->auth || auth_node_key(req->api->auth, node, key_id, key) < 0) {
                 r = reply_status(
                     ret,
                     503,
                     "ServiceUnavailable",
                     req->name,
                     pods->plural,
-                    "the logs of pod \"%s\" are kept by the xpool agent on node \"%s\", and no agent serves them to this server",
-                    req->name,
+                    "the server has no node token for node \"%s\" to sign the log request to its agent with: create one with `xpool token create --node %s`",
+                    node,
                     node);
+                goto out;
+        }
+        r = log_proxy(req, node, host, port, path, key_id, key, ret);
+out:
         json_decref(pod);
         return r;
 }

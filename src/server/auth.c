@@ -38,6 +38,7 @@ struct token {
         enum auth_role role;
         char subject[AUTH_SUBJECT_MAX + 1];
         char created[40];
+        uint64_t last_used; /* auth->uses when it last authenticated; 0: never (in memory only) */
 };
 
 struct file_id {
@@ -56,6 +57,7 @@ struct auth {
         struct file_id loaded;   /* the file the table came from */
         struct timespec checked; /* CLOCK_MONOTONIC of the last stat() */
         char broken[256];        /* why the table is empty after a failed reload; "" when fine */
+        uint64_t uses;           /* successful authentications: orders tokens by last use */
 };
 
 static const char *const role_names[] = {
@@ -671,6 +673,13 @@ static void maybe_reload(struct auth *auth)
                 };
                 r = read_tokens(auth->path, &tokens, &n, &loaded, &err);
         }
+        /* Which token a node used last survives the reload (auth_node_key prefers it). */
+        for (size_t i = 0; i < n; i++) {
+                const struct token *old = find_token(auth->tokens, auth->n_tokens, tokens[i].id);
+
+                if (old)
+                        tokens[i].last_used = old->last_used;
+        }
         free(auth->tokens);
         auth->tokens = NULL;
         auth->n_tokens = 0;
@@ -764,8 +773,37 @@ int auth_authenticate(struct auth *auth,
         ret->role = t->role;
         strcpy(ret->subject, t->subject);
         strcpy(ret->token_id, t->id);
+        ((struct token *)t)->last_used = ++auth->uses;
         r = 0;
 out:
+        pthread_mutex_unlock(&auth->lock);
+        return r;
+}
+
+int auth_node_key(struct auth *auth,
+                  const char *node,
+                  char ret_id[static AUTH_TOKEN_ID_LEN + 1],
+                  uint8_t ret_key[static AUTH_KEY_LEN])
+{
+        const struct token *best = NULL;
+        int r = -ENOENT;
+
+        pthread_mutex_lock(&auth->lock);
+        maybe_reload(auth);
+        for (size_t i = 0; i < auth->n_tokens; i++) {
+                const struct token *t = &auth->tokens[i];
+
+                if (t->role != AUTH_ROLE_NODE || strcmp(t->subject, node) != 0)
+                        continue;
+                /* Ties (never used) go to the newest token: the file lists tokens in order. */
+                if (!best || t->last_used >= best->last_used)
+                        best = t;
+        }
+        if (best && strlen(best->id) == AUTH_TOKEN_ID_LEN) {
+                strcpy(ret_id, best->id);
+                memcpy(ret_key, best->hash, AUTH_KEY_LEN);
+                r = 0;
+        }
         pthread_mutex_unlock(&auth->lock);
         return r;
 }

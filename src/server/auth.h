@@ -18,6 +18,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "xpool/error.h"
 
@@ -117,6 +118,18 @@ enum auth_decision auth_authorize(const struct auth_identity *who,
                                   const struct auth_request *req,
                                   char *reason,
                                   size_t reason_size);
+
+#define AUTH_KEY_LEN 32 /* the stored SHA-256 of a token's text */
+
+/*
+ * The id and the stored hash (the key that signs log requests to the node's agent,
+ * xpool/logsign.h) of a token of role node for NODE: the one that authenticated most recently,
+ * else the newest. -ENOENT when the node has none. Thread-safe.
+ */
+int auth_node_key(struct auth *auth,
+                  const char *node,
+                  char ret_id[static AUTH_TOKEN_ID_LEN + 1],
+                  uint8_t ret_key[static AUTH_KEY_LEN]);
 
 /* "system:node:n1" and the like, for logs and messages. */
 void auth_user_name(const struct auth_identity *who, char *buf, size_t size);

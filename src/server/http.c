@@ -282,6 +282,14 @@ const char *request_header(const struct request *req, const char *name)
         return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);
 }
 
+int request_socket(const struct request *req)
+{
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(req->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        return info ? info->connect_fd : -1;
+}
+
 static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
 {
         switch (m) {
@@ -741,6 +749,7 @@ int xp_server_new(const struct xp_server_options *options,
                 goto fail;
 
         server->api.server_address = server->address;
+        server->api.auth = server->auth;
         struct MHD_OptionItem tls_options[] = {
             {MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert},
             {MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key},

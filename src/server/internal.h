@@ -49,6 +49,7 @@ struct api {
         struct xp_store *store;
         const char *server_address; /* host:port clients reach us on */
         atomic_bool stopping;       /* set before the HTTP daemon stops: streams end */
+        struct auth *auth;          /* the tokens; signs log requests to agents (logproxy.c) */
         struct namespace_cache namespaces;
 };
 
@@ -72,6 +73,8 @@ struct request {
 const char *request_query(const struct request *req, const char *key);
 /* A request header (case-insensitive name) or NULL when absent. */
 const char *request_header(const struct request *req, const char *name);
+/* The client's socket (to notice a client that went away while a stream waits), or -1. */
+int request_socket(const struct request *req);
 
 /*
  * A body produced piece by piece (watch streams, logs): read() fills buf with up to max bytes and
@@ -250,6 +253,21 @@ int handle_delete(const struct request *req, const struct route *route, struct r
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret);
 int handle_log(const struct request *req, const struct route *route, struct reply *ret);
+
+/*
+ * Proxies GET path_query to the agent at host:port (logproxy.c), signed with the node token's id
+ * and key: a 200 streams through (text/plain, chunk by chunk as it arrives), the agent's 400 and
+ * 404 come back as Status objects with its message, and an agent that cannot be reached, or
+ * that refuses the signature, is 503 naming node. Returns 0 or -ENOMEM.
+ */
+int log_proxy(const struct request *req,
+              const char *node,
+              const char *host,
+              unsigned port,
+              const char *path_query,
+              const char *token_id,
+              const uint8_t key[static 32],
+              struct reply *ret);
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);

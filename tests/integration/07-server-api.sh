@@ -334,7 +334,7 @@ expect_in "bind without a node reason" "$tmp/out" '"reason":"Invalid"'
 body '[1]'
 req "bind with a non-object" 400 POST "$pods/ai-training/binding" "$tmp/body.json"
 req "log of a bound pod, no agent" 503 GET "$pods/unbound/log"
-expect_in "log no agent message" "$tmp/out" '"message":"the logs of pod \"unbound\" are kept by the xpool agent on node \"dgx-01\", and no agent serves them to this server","reason":"ServiceUnavailable"'
+expect_in "log no agent message" "$tmp/out" '"message":"the server has no node token for node \"dgx-01\" to sign the log request to its agent with: create one with `xpool token create --node dgx-01`","reason":"ServiceUnavailable"'
 pod_named prebound | sed 's/"spec":{/"spec":{"nodeName":"dgx-01",/' >"$tmp/prebound.json"
 req "create a pod with nodeName" 201 POST "$pods" "$tmp/prebound.json"
 body '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"prebound"},"target":{"kind":"Node","name":"dgx-01"}}'

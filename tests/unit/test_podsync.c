@@ -219,6 +219,7 @@ static void check_no_status(struct fx *f)
                 json_object_foreach(old, key, v) if (!json_object_get(f->res.status, key))
                     fail_msg("unexpected status: %s lost", key);
         }
+        fail_msg("a status equal to the pod's: %s", json_dumps(f->res.status, JSON_SORT_KEYS));
 }
 
 static const char *phase(struct fx *f)
@@ -842,6 +843,63 @@ static void agent_restart_readopts(void **state)
         fx_done(&g);
 }
 
+/* Records of containers the spec does not have (a stale state dir): killed once, forgotten. */
+static void unknown_container(void **state)
+{
+        struct fx f;
+        struct xp_container_record r[2];
+
+        (void)state;
+        fx_init(&f, SPEC_APP(""));
+        r[0] = running("app", 0, 0);
+        r[1] = running("ghost", 4, 0);
+        sync_at(&f, r, 2, 1, false);
+        assert_string_equal(f.acts, "KILL ghost 9");
+        sync_at(&f, r, 2, 2, false);
+        assert_string_equal(f.acts, "");
+        r[1] = exited("ghost", 4, 0, 2, 137);
+        sync_at(&f, r, 2, 3, false);
+        assert_string_equal(f.acts, "FORGET ghost 4");
+        /* the ghost is in no status */
+        assert_int_equal(json_array_size(json_object_get(f.res.status, "containerStatuses")), 1);
+        fx_done(&f);
+}
+
+/* A new agent finds a container backing off: the count and last state carry on. */
+static void agent_restart_in_backoff(void **state)
+{
+        struct fx f, g;
+        struct xp_container_record r;
+
+        (void)state;
+        fx_init(&f, SPEC_APP(""));
+        sync_at(&f, NULL, 0, 0, false);
+        r = exited("app", 0, 0, 1, 1);
+        sync_at(&f, &r, 1, 1, false);
+        r = exited("app", 1, 1, 2, 1);
+        sync_at(&f, &r, 1, 2, false);
+        assert_string_equal(f.acts, "FORGET app 1");
+        apply_status(&f);
+
+        fx_init(&g, SPEC_APP(""));
+        xp_pod_free(g.pod);
+        g.pod = f.pod;
+        f.pod = NULL;
+        /* the back-off itself is not remembered: restarted at once, as attempt 2 */
+        sync_at(&g, NULL, 0, 3, false);
+        assert_string_equal(g.acts, "START app 2");
+        check_status_member(
+            &g,
+            "containerStatuses",
+            "[{'name':'app','state':{'waiting':{'reason':'ContainerCreating'}},"
+            "'lastState':{'terminated':{'exitCode':1,'reason':'Error',"
+            "'startedAt':'2027-01-15T08:00:01Z','finishedAt':'2027-01-15T08:00:02Z',"
+            "'containerID':'xpool://uid-1/app/1'}},"
+            "'ready':false,'restartCount':1,'image':'busybox','imageID':'','started':false}]");
+        fx_done(&f);
+        fx_done(&g);
+}
+
 static void errors(void **state)
 {
         struct fx f;
@@ -875,6 +933,8 @@ int main(void)
             cmocka_unit_test(pod_gone),
             cmocka_unit_test(server_terminal),
             cmocka_unit_test(agent_restart_readopts),
+            cmocka_unit_test(unknown_container),
+            cmocka_unit_test(agent_restart_in_backoff),
             cmocka_unit_test(errors),
         };
 

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's log endpoint (logserver.h). Each request is checked against the raw URI as it
+ * arrived (libmicrohttpd's URI log callback sees it before any decoding), which is what the
+ * server signed. A log is streamed by a reader thread that runs xp_log_read() into one end of a
+ * socket pair while libmicrohttpd's content callback reads the other end; the callback also
+ * watches the client's socket, so a client that goes away ends the reader (its writes fail, or
+ * its once-a-second check sees the pair closed) even while a follow waits for new lines.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/logserver.h"
+#include "xpool/log.h"
+#include "xpool/logread.h"
+#include "xpool/logsign.h"
+#include "xpool/macro.h"
+#include "xpool/names.h"
+
+#define PREFIX         "/containerLogs/"
+#define STREAM_BLOCK   (32 * 1024)
+#define WAIT_MS        1000
+#define CONNECTION_MAX 256
+#define URI_MAX        4096
+
+struct xp_logserver {
+        struct MHD_Daemon *daemon;
+        char *log_dir;
+        char token_id[XP_LOGSIGN_ID_MAX];
+        uint8_t key[XP_LOGSIGN_KEY_LEN];
+        uint16_t port;
+        atomic_bool stopping;
+};
+
+struct logstream {
+        struct xp_logserver *server;
+        char *dir;
+        unsigned attempt;
+        struct xp_log_read_options options;
+        int rfd, wfd;  /* the socket pair: MHD reads rfd, the reader thread writes wfd */
+        int client_fd; /* the HTTP client's socket, watched for hang-ups */
+        pthread_t thread;
+};
+
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+        (void)cls;
+        (void)conn;
+        return strndup(uri, URI_MAX + 1);
+}
+
+static void on_completed(void *cls,
+                         struct MHD_Connection *conn,
+                         void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+        (void)cls;
+        (void)conn;
+        (void)toe;
+        free(*req_cls);
+        *req_cls = NULL;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
+    _printf_(3, 4);
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
+{
+        struct MHD_Response *response;
+        enum MHD_Result r;
+        char *text = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return MHD_NO;
+        response = MHD_create_response_from_buffer((size_t)n, text, MHD_RESPMEM_MUST_FREE);
+        if (!response) {
+                free(text);
+                return MHD_NO;
+        }
+        MHD_add_response_header(
+            response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+        r = MHD_queue_response(conn, code, response);
+        MHD_destroy_response(response);
+        return r;
+}
+
+/* ---- the stream ----------------------------------------------------------------------------- */
+
+static int write_to_pair(const char *data, size_t len, void *userdata)
+{
+        struct logstream *ls = userdata;
+
+        if (atomic_load(&ls->server->stopping))
+                return -ECANCELED;
+        if (len == 0) {
+                /* The follower's heartbeat: has the other end gone? */
+                struct pollfd p = {.fd = ls->wfd, .events = 0};
+
+                if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)))
+                        return -EPIPE;
+                return 0;
+        }
+        while (len > 0) {
+                ssize_t n = send(ls->wfd, data, len, MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                data += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+static void *reader_main(void *arg)
+{
+        struct logstream *ls = arg;
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_log_read(ls->dir, ls->attempt, &ls->options, write_to_pair, ls, &err);
+        if (r < 0 && r != -EPIPE && r != -ECANCELED)
+                xp_debug(
+                    "logs", "reading the log in '%s' failed: %s", ls->dir, xp_error_message(&err));
+        shutdown(ls->wfd, SHUT_WR);
+        return NULL;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        struct logstream *ls = cls;
+
+        (void)pos;
+        for (;;) {
+                struct pollfd p[2] = {
+                    {.fd = ls->rfd, .events = POLLIN},
+                    {.fd = ls->client_fd, .events = POLLRDHUP},
+                };
+                ssize_t n;
+                int r;
+
+                r = poll(p, ls->client_fd >= 0 ? 2 : 1, WAIT_MS);
+                if (r < 0 && errno != EINTR)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                if (atomic_load(&ls->server->stopping))
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                if (r <= 0)
+                        continue;
+                if (p[0].revents) {
+                        n = recv(ls->rfd, buf, max, 0);
+                        if (n > 0)
+                                return n;
+                        if (n == 0)
+                                return MHD_CONTENT_READER_END_OF_STREAM;
+                        if (errno != EINTR && errno != EAGAIN)
+                                return MHD_CONTENT_READER_END_WITH_ERROR;
+                        continue;
+                }
+                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+}
+
+static void stream_free(void *cls)
+{
+        struct logstream *ls = cls;
+
+        /* Closing our end makes the reader's next write or heartbeat fail: it ends soon. */
+        close(ls->rfd);
+        pthread_join(ls->thread, NULL);
+        close(ls->wfd);
+        free(ls->dir);
+        free(ls);
+}
+
+static enum MHD_Result start_stream(struct xp_logserver *s,
+                                    struct MHD_Connection *conn,
+                                    char *dir,
+                                    unsigned attempt,
+                                    const struct xp_log_read_options *options)
+{
+        const union MHD_ConnectionInfo *info;
+        struct MHD_Response *response;
+        struct logstream *ls;
+        enum MHD_Result r;
+        int pair[2];
+
+        ls = calloc(1, sizeof *ls);
+        if (!ls) {
+                free(dir);
+                return MHD_NO;
+        }
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+                free(dir);
+                free(ls);
+                return send_text(conn, 500, "cannot create a socket pair: %s\n", strerror(errno));
+        }
+        *ls = (struct logstream){
+            .server = s,
+            .dir = dir,
+            .attempt = attempt,
+            .options = *options,
+            .rfd = pair[0],
+            .wfd = pair[1],
+            .client_fd = -1,
+        };
+        info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (info)
+                ls->client_fd = info->connect_fd;
+        if (pthread_create(&ls->thread, NULL, reader_main, ls) != 0) {
+                close(pair[0]);
+                close(pair[1]);
+                free(dir);
+                free(ls);
+                return send_text(conn, 500, "cannot start a thread to read the log\n");
+        }
+        response = MHD_create_response_from_callback(
+            MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, ls, stream_free);
+        if (!response) {
+                stream_free(ls);
+                return MHD_NO;
+        }
+        MHD_add_response_header(
+            response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+        r = MHD_queue_response(conn, 200, response);
+        MHD_destroy_response(response);
+        return r;
+}
+
+/* ---- requests ------------------------------------------------------------------------------- */
+
+/* "true"/"1" or "false"/"0"/absent; false when it is something else. */
+static bool parse_bool(const char *v, bool *ret)
+{
+        if (!v || strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || !v[0]) {
+                *ret = false;
+                return true;
+        }
+        if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0) {
+                *ret = true;
+                return true;
+        }
+        return false;
+}
+
+/* A decimal >= min, at most 18 digits; absent leaves *ret. */
+static bool parse_int(const char *v, int64_t min, int64_t *ret)
+{
+        int64_t x = 0;
+        size_t len;
+
+        if (!v)
+                return true;
+        len = strlen(v);
+        if (len == 0 || len > 18)
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                if (v[i] < '0' || v[i] > '9')
+                        return false;
+                x = x * 10 + (v[i] - '0');
+        }
+        if (x < min)
+                return false;
+        *ret = x;
+        return true;
+}
+
+static bool uid_valid(const char *uid)
+{
+        size_t len = strlen(uid);
+
+        if (len == 0 || len > 128)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((uid[i] >= '0' && uid[i] <= '9') || (uid[i] >= 'a' && uid[i] <= 'z') ||
+                      (uid[i] >= 'A' && uid[i] <= 'Z') || uid[i] == '-'))
+                        return false;
+        return true;
+}
+
+/* The newest <ns>_<pod>_* directory in log_dir (caller frees), or NULL. */
+static char *newest_pod_dir(const char *log_dir, const char *ns, const char *pod)
+{
+        _cleanup_free_ char *prefix = NULL;
+        char *best = NULL;
+        struct timespec best_time = {0};
+        struct dirent *de;
+        DIR *d;
+
+        if (asprintf(&prefix, "%s_%s_", ns, pod) < 0)
+                return NULL;
+        d = opendir(log_dir);
+        if (!d)
+                return NULL;
+        while ((de = readdir(d))) {
+                char *path;
+                struct stat st;
+
+                if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 ||
+                    !uid_valid(de->d_name + strlen(prefix)))
+                        continue;
+                if (asprintf(&path, "%s/%s", log_dir, de->d_name) < 0)
+                        break;
+                if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+                    (!best || st.st_mtim.tv_sec > best_time.tv_sec ||
+                     (st.st_mtim.tv_sec == best_time.tv_sec &&
+                      st.st_mtim.tv_nsec > best_time.tv_nsec))) {
+                        free(best);
+                        best = path;
+                        best_time = st.st_mtim;
+                } else {
+                        free(path);
+                }
+        }
+        closedir(d);
+        return best;
+}
+
+static enum MHD_Result handle_logs(struct xp_logserver *s,
+                                   struct MHD_Connection *conn,
+                                   const char *url,
+                                   const char *raw_uri)
+{
+        struct xp_log_read_options o = {.tail_lines = -1};
+        struct xp_error err = {0};
+        char ns[64], pod[254], container[64];
+        _cleanup_free_ char *pod_dir = NULL;
+        char *dir = NULL;
+        const char *p = url + strlen(PREFIX), *v;
+        int64_t since_seconds = 0;
+        bool previous = false;
+        unsigned attempt;
+        struct stat st;
+        int r;
+
+        r = xp_logsign_verify(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+                              s->token_id,
+                              s->key,
+                              raw_uri,
+                              (int64_t)time(NULL),
+                              &err);
+        if (r < 0)
+                return send_text(conn, 401, "Unauthorized: %s\n", xp_error_message(&err));
+
+        if (sscanf(p, "%63[^/]/%253[^/]/%63[^/]", ns, pod, container) != 3 ||
+            strlen(ns) + strlen(pod) + strlen(container) + 2 != strlen(p))
+                return send_text(
+                    conn, 404, "not found: want /containerLogs/NAMESPACE/POD/CONTAINER\n");
+        if (xp_check_dns1123_label(ns, &err) < 0 || xp_check_dns1123_subdomain(pod, &err) < 0 ||
+            xp_check_dns1123_label(container, &err) < 0)
+                return send_text(conn, 400, "bad path %s: %s\n", url, xp_error_message(&err));
+
+        if (!parse_bool(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "follow"),
+                        &o.follow))
+                return send_text(conn, 400, "follow: want true or false\n");
+        if (!parse_bool(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "previous"),
+                        &previous))
+                return send_text(conn, 400, "previous: want true or false\n");
+        if (!parse_bool(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timestamps"),
+                        &o.timestamps))
+                return send_text(conn, 400, "timestamps: want true or false\n");
+        if (!parse_int(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tailLines"),
+                       0,
+                       &o.tail_lines))
+                return send_text(conn, 400, "tailLines: want a number >= 0\n");
+        if (!parse_int(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "sinceSeconds"),
+                       1,
+                       &since_seconds))
+                return send_text(conn, 400, "sinceSeconds: want a number >= 1\n");
+        if (!parse_int(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "limitBytes"),
+                       1,
+                       &o.limit_bytes))
+                return send_text(conn, 400, "limitBytes: want a number >= 1\n");
+        if (since_seconds > 0) {
+                struct timespec now;
+
+                clock_gettime(CLOCK_REALTIME, &now);
+                o.since_ns = (now.tv_sec - since_seconds) * 1000000000LL + now.tv_nsec;
+        }
+
+        v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "podUID");
+        if (v && v[0]) {
+                if (!uid_valid(v))
+                        return send_text(conn, 400, "podUID: not a UID\n");
+                if (asprintf(&pod_dir, "%s/%s_%s_%s", s->log_dir, ns, pod, v) < 0)
+                        return MHD_NO;
+                if (stat(pod_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return send_text(
+                            conn, 404, "pod %s/%s (uid %s) has no logs on this node\n", ns, pod, v);
+        } else {
+                pod_dir = newest_pod_dir(s->log_dir, ns, pod);
+                if (!pod_dir)
+                        return send_text(
+                            conn, 404, "pod %s/%s has no logs on this node\n", ns, pod);
+        }
+        if (asprintf(&dir, "%s/%s", pod_dir, container) < 0)
+                return MHD_NO;
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                free(dir);
+                return send_text(conn,
+                                 404,
+                                 "container \"%s\" in pod \"%s\" has no logs on this node\n",
+                                 container,
+                                 pod);
+        }
+        r = xp_log_latest_attempt(dir, previous, &attempt, &err);
+        if (r < 0) {
+                free(dir);
+                if (previous)
+                        return send_text(
+                            conn,
+                            400,
+                            "previous terminated container \"%s\" in pod \"%s\" not found\n",
+                            container,
+                            pod);
+                return send_text(conn,
+                                 404,
+                                 "container \"%s\" in pod \"%s\" has no logs on this node\n",
+                                 container,
+                                 pod);
+        }
+        /* The previous attempt is complete: following it ends at its end. */
+        return start_stream(s, conn, dir, attempt, &o);
+}
+
+static enum MHD_Result on_request(void *cls,
+                                  struct MHD_Connection *conn,
+                                  const char *url,
+                                  const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_data_size,
+                                  void **req_cls)
+{
+        struct xp_logserver *s = cls;
+        const char *raw_uri = *req_cls;
+
+        (void)version;
+        (void)upload_data;
+        if (*upload_data_size > 0) {
+                *upload_data_size = 0; /* bodies are ignored */
+                return MHD_YES;
+        }
+        if (!raw_uri || strlen(raw_uri) > URI_MAX)
+                return send_text(conn, 414, "the URI is longer than %d bytes\n", URI_MAX);
+        if (strncmp(url, PREFIX, strlen(PREFIX)) != 0)
+                return send_text(conn, 404, "not found: %s\n", url);
+        if (strcmp(method, "GET") != 0)
+                return send_text(conn, 405, "method %s not allowed: only GET\n", method);
+        return handle_logs(s, conn, url, raw_uri);
+}
+
+static int open_listener(
+    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err)
+{
+        struct sockaddr_storage ss = {0};
+        _cleanup_close_ int fd = -1;
+        socklen_t sslen;
+        bool ipv6 = false;
+        int one = 1;
+
+        if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+                ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+                ((struct sockaddr_in *)&ss)->sin_port = htons(port);
+                sslen = sizeof(struct sockaddr_in);
+        } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+                ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+                ((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+                sslen = sizeof(struct sockaddr_in6);
+                ipv6 = true;
+        } else {
+                return xp_errorf(
+                    err, -EINVAL, "log endpoint: '%s' is not an IPv4 or IPv6 address", host);
+        }
+        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return xp_errorf(err, -errno, "log endpoint: cannot create a socket: %m");
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+                return xp_errorf(err, -errno, "log endpoint: cannot set SO_REUSEADDR: %m");
+        if (bind(fd, (struct sockaddr *)&ss, sslen) < 0)
+                return xp_errorf(
+                    err, -errno, "log endpoint: cannot listen on %s port %u: %m", host, port);
+        if (listen(fd, 64) < 0)
+                return xp_errorf(
+                    err, -errno, "log endpoint: cannot listen on %s port %u: %m", host, port);
+        sslen = sizeof ss;
+        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0)
+                return xp_errorf(err, -errno, "log endpoint: cannot read the bound address: %m");
+        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                   : ((struct sockaddr_in *)&ss)->sin_port);
+        *ret_ipv6 = ipv6;
+        return TAKE_FD(fd);
+}
+
+int xp_logserver_new(const struct xp_logserver_options *o,
+                     struct xp_logserver **ret,
+                     struct xp_error *err)
+{
+        _cleanup_(xp_logserver_freep) struct xp_logserver *s = NULL;
+        _cleanup_close_ int fd = -1;
+        const char *host = o->host ? o->host : "0.0.0.0";
+        bool ipv6 = false;
+        int r;
+
+        if (!o->log_dir || !o->token_id || !o->token_id[0] ||
+            strlen(o->token_id) >= XP_LOGSIGN_ID_MAX)
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "log endpoint: a log directory and the node token's id are needed");
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->log_dir = strdup(o->log_dir);
+        if (!s->log_dir)
+                return -ENOMEM;
+        strcpy(s->token_id, o->token_id);
+        memcpy(s->key, o->key, sizeof s->key);
+        r = open_listener(host, o->port, &ipv6, &s->port, err);
+        if (r < 0)
+                return r;
+        fd = r;
+        s->daemon =
+            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0),
+                             0,
+                             NULL,
+                             NULL,
+                             on_request,
+                             s,
+                             MHD_OPTION_LISTEN_SOCKET,
+                             (MHD_socket)fd,
+                             MHD_OPTION_CONNECTION_TIMEOUT,
+                             (unsigned)60,
+                             MHD_OPTION_CONNECTION_LIMIT,
+                             (unsigned)CONNECTION_MAX,
+                             MHD_OPTION_URI_LOG_CALLBACK,
+                             uri_log,
+                             NULL,
+                             MHD_OPTION_NOTIFY_COMPLETED,
+                             on_completed,
+                             NULL,
+                             MHD_OPTION_END);
+        if (!s->daemon)
+                return xp_errorf(err,
+                                 -EIO,
+                                 "log endpoint: cannot start the HTTP server on %s port %u",
+                                 host,
+                                 s->port);
+        TAKE_FD(fd); /* the daemon closes it */
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+uint16_t xp_logserver_port(const struct xp_logserver *s)
+{
+        return s->port;
+}
+
+void xp_logserver_free(struct xp_logserver *s)
+{
+        if (!s)
+                return;
+        atomic_store(&s->stopping, true);
+        if (s->daemon)
+                MHD_stop_daemon(s->daemon);
+        free(s->log_dir);
+        free(s);
+}

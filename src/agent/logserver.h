@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The agent's log endpoint: the API server proxies `kubectl logs` here (docs/agent.md, "Logs").
+ * libmicrohttpd with a thread per connection; every request must carry the server's signature
+ * (xpool/logsign.h) made with this node's token, else 401. Plain HTTP: the signature
+ * authenticates the request, the logs themselves travel in the clear.
+ */
+
+#include <stdint.h>
+
+#include "xpool/error.h"
+
+struct xp_logserver_options {
+        const char *host;     /* NULL: 0.0.0.0 */
+        uint16_t port;        /* 0: free */
+        const char *log_dir;  /* DATA/logs */
+        const char *token_id; /* the agent's token id (the part between "xpn_" and ".") */
+        uint8_t key[32];      /* SHA-256 of the agent's whole token text */
+};
+
+struct xp_logserver;
+
+/*
+ * GET /containerLogs/NS/POD/CONTAINER?follow=&tailLines=&previous=&timestamps=&sinceSeconds=
+ * &limitBytes=&podUID= ; podUID picks <ns>_<pod>_<uid> (else the newest such directory).
+ * Answers 200 text/plain with the log (streamed; with follow=true until the attempt's log ends or
+ * the client goes away), 401 for a missing, expired or wrong signature, 400 for bad parameters
+ * (and previous=true with no previous attempt), 404 for an unknown pod or container, each with a
+ * plain-text message. Options are copied. -errno with err when the listener cannot be set up.
+ * Caller frees with xp_logserver_free(), which ends open streams within about a second.
+ */
+int xp_logserver_new(const struct xp_logserver_options *o,
+                     struct xp_logserver **ret,
+                     struct xp_error *err);
+uint16_t xp_logserver_port(const struct xp_logserver *s);
+void xp_logserver_free(struct xp_logserver *s);
+XP_DEFINE_FREEP(struct xp_logserver, xp_logserver_free)
