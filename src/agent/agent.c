@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's lifecycle: discover the devices, open the runtime, start the log endpoint,
+ * register the Node, then run the lease, watch and reconcile threads and the status writers
+ * until xp_agent_free(). Containers are the runtime's and outlive the agent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gnutls/crypto.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/logserver.h"
+#include "agent_internal.h"
+#include "xpool/codec.h"
+#include "xpool/fileio.h"
+#include "xpool/runtime.h"
+
+#define STATUS_WRITERS 4
+
+const char *xp_agent_node_name(const struct xp_agent *agent)
+{
+        return agent->node_name;
+}
+
+static int copy_string(const char *from, char **to)
+{
+        if (!from) {
+                *to = NULL;
+                return 0;
+        }
+        *to = strdup(from);
+        return *to ? 0 : -ENOMEM;
+}
+
+/* The default data directory: /var/lib/xpool/agent as root, else below $XDG_STATE_HOME or ~. */
+static int default_data_dir(char **ret)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        int r;
+
+        if (geteuid() == 0)
+                r = asprintf(ret, "/var/lib/xpool/agent");
+        else if (state && state[0] == '/')
+                r = asprintf(ret, "%s/xpool/agent", state);
+        else if (home && home[0] == '/')
+                r = asprintf(ret, "%s/.local/state/xpool/agent", home);
+        else
+                return -ENOENT;
+        return r < 0 ? -ENOMEM : 0;
+}
+
+static int mkdir_p(const char *path, struct xp_error *err)
+{
+        _cleanup_free_ char *copy = strdup(path);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return xp_errorf(err, -errno, "creating %s: %s", copy, strerror(errno));
+                *p = '/';
+        }
+        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                return xp_errorf(err, -errno, "creating %s: %s", copy, strerror(errno));
+        return 0;
+}
+
+static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
+{
+        char host[256];
+        int r = 0;
+
+        if (!o->server_url || !*o->server_url)
+                return xp_errorf(err, -EINVAL, "the agent needs the server's URL");
+        if (!o->token || !*o->token)
+                return xp_errorf(err, -EINVAL, "the agent needs its node token");
+        r |= copy_string(o->server_url, &a->server_url);
+        r |= copy_string(o->token, &a->token);
+        r |= copy_string(o->ca_file, &a->ca_file);
+        r |= copy_string(o->listen_host, &a->listen_host);
+        if (o->ca_pem) {
+                a->ca_pem = strndup(o->ca_pem, o->ca_pem_len);
+                a->ca_pem_len = o->ca_pem_len;
+                r |= a->ca_pem ? 0 : -ENOMEM;
+        }
+        r |= copy_string(o->advertise_address, &a->advertise_address);
+        r |= copy_string(o->cgroup_root, &a->cgroup_root);
+        r |= copy_string(o->shim_exe, &a->shim_exe);
+        r |= copy_string(o->discovery.node_description, &a->node_description);
+        if (gethostname(host, sizeof(host)) < 0)
+                return xp_errorf(err, -errno, "reading the host name: %s", strerror(errno));
+        host[sizeof(host) - 1] = '\0';
+        r |= copy_string(host, &a->hostname);
+        r |= copy_string(o->node_name ? o->node_name : host, &a->node_name);
+        if (r < 0)
+                return -ENOMEM;
+        if (o->data_dir)
+                r = copy_string(o->data_dir, &a->data_dir);
+        else
+                r = default_data_dir(&a->data_dir);
+        if (r < 0)
+                return xp_errorf(
+                    err, r, "no data directory: give one (neither HOME nor XDG_STATE_HOME is set)");
+        a->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 10000;
+        a->node_status_ms = o->node_status_ms > 0 ? o->node_status_ms : 60000;
+        a->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 10000;
+        a->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
+        a->pids_max = o->pids_max ? o->pids_max : 4096;
+        a->log_max_bytes = o->log_max_bytes;
+        a->log_max_files = o->log_max_files;
+        a->discovery = o->discovery;
+        a->discovery.node_description = a->node_description;
+        a->api = (struct xp_apiclient_options){
+            .server = a->server_url,
+            .token = a->token,
+            .ca_file = a->ca_file,
+            .ca_pem = a->ca_pem,
+            .ca_pem_len = a->ca_pem_len,
+            .cred_where = "the agent's node token",
+            .timeout_ms = 30000,
+        };
+        return 0;
+}
+
+/* The token id of xpn_<id>.<secret>, and the key the server signs log requests with. */
+static int token_key(struct xp_agent *a, uint8_t key[32], struct xp_error *err)
+{
+        const char *dot = strchr(a->token, '.');
+
+        if (strncmp(a->token, "xpn_", 4) != 0 || !dot)
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "the token is not a node token: it looks like xpn_<id>.<secret> (xpool token create --node NAME)");
+        a->token_id = strndup(a->token + 4, (size_t)(dot - a->token - 4));
+        if (!a->token_id)
+                return -ENOMEM;
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, a->token, strlen(a->token), key) < 0)
+                return xp_errorf(err, -EIO, "hashing the node token failed");
+        return 0;
+}
+
+/* The value of KEY="value" or KEY=value in an os-release file (caller frees), NULL if none. */
+static char *os_release_value(const char *text, const char *key)
+{
+        size_t klen = strlen(key);
+
+        for (const char *line = text; line && *line;
+             line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+                size_t len = strcspn(line, "\n");
+
+                if (strncmp(line, key, klen) != 0 || line[klen] != '=')
+                        continue;
+                line += klen + 1;
+                len -= klen + 1;
+                if (len >= 2 && (line[0] == '"' || line[0] == '\'') && line[len - 1] == line[0]) {
+                        line++;
+                        len -= 2;
+                }
+                return strndup(line, len);
+        }
+        return NULL;
+}
+
+static char *read_trimmed(const char *path)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        char *text = NULL;
+        size_t len = 0;
+
+        if (fd < 0 || xp_read_fd_all(fd, 1 << 16, &text, &len) < 0)
+                return NULL;
+        while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+                text[--len] = '\0';
+        return text;
+}
+
+static int build_node(struct xp_agent *a, struct xp_error *err)
+{
+        _cleanup_free_ char *os_text = read_trimmed("/etc/os-release");
+        _cleanup_free_ char *os_image = os_text ? os_release_value(os_text, "PRETTY_NAME") : NULL;
+        _cleanup_free_ char *machine_id = read_trimmed("/etc/machine-id");
+        _cleanup_free_ char *boot_id = read_trimmed("/proc/sys/kernel/random/boot_id");
+        struct utsname u;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        struct xp_agent_node_info info;
+        int r;
+
+        if (uname(&u) < 0)
+                return xp_errorf(err, -errno, "uname: %s", strerror(errno));
+        info = (struct xp_agent_node_info){
+            .name = a->node_name,
+            .hostname = a->hostname,
+            .address = a->advertise_address,
+            .arch = xp_agent_arch(u.machine),
+            .kernel_version = u.release,
+            .os_image = os_image,
+            .machine_id = machine_id,
+            .boot_id = boot_id,
+            .cpu_count = cpus > 0 ? cpus : 1,
+            .port = a->port,
+            .now_s = xp_agent_now_ns() / 1000000000,
+        };
+        r = xp_agent_node_build(a->inventory, &info, &a->node_json, err);
+        if (r < 0)
+                return r;
+        r = xp_node_from_json(a->node_json, NULL, 0, &a->node, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "the agent's own Node");
+        return 0;
+}
+
+/* The InternalIP when none was given: the local address of a connection to the server. */
+static int find_address(struct xp_agent *a, struct xp_apiclient *client, struct xp_error *err)
+{
+        json_auto_t *version = NULL;
+        int r;
+
+        if (a->advertise_address)
+                return 0;
+        r = xp_apiclient_json(client, "GET", "/version", NULL, NULL, NULL, &version, err);
+        if (r < 0)
+                return r;
+        r = xp_apiclient_local_address(client, &a->advertise_address);
+        if (r < 0)
+                return xp_errorf(
+                    err,
+                    r,
+                    "cannot tell the address used to reach the server: give --advertise-address");
+        return 0;
+}
+
+static int start_thread(struct xp_agent *a,
+                        pthread_t *thread,
+                        bool *started,
+                        void *(*fn)(void *),
+                        const char *what,
+                        struct xp_error *err)
+{
+        int r = -pthread_create(thread, NULL, fn, a);
+
+        if (r < 0)
+                return xp_errorf(err, r, "starting the %s thread: %s", what, strerror(-r));
+        *started = true;
+        return 0;
+}
+
+int xp_agent_new(const struct xp_agent_options *options,
+                 struct xp_agent **ret,
+                 struct xp_error *err)
+{
+        _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
+        struct xp_logserver_options lso = {0};
+        int r;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->stop_fd = -1;
+        r = xp_agent_pods_init(&a->pods);
+        if (r < 0)
+                return r;
+        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
+                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
+        r = copy_options(a, options, err);
+        if (r < 0)
+                return r;
+        r = token_key(a, lso.key, err);
+        if (r < 0)
+                return r;
+        r = xp_device_discover(&a->discovery, &a->inventory, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "discovering the node's devices");
+        r = mkdir_p(a->data_dir, err);
+        if (r < 0)
+                return r;
+        if (asprintf(&state_dir, "%s/containers", a->data_dir) < 0 ||
+            asprintf(&log_dir, "%s/logs", a->data_dir) < 0)
+                return -ENOMEM;
+        r = xp_runtime_open(&(struct xp_runtime_options){.state_dir = state_dir,
+                                                         .log_dir = log_dir,
+                                                         .shim_exe = a->shim_exe,
+                                                         .cgroup_root = a->cgroup_root,
+                                                         .log_max_bytes = a->log_max_bytes,
+                                                         .log_max_files = a->log_max_files},
+                            &a->runtime,
+                            err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
+        lso.host = a->listen_host;
+        lso.port = options->listen_port;
+        lso.log_dir = log_dir;
+        lso.token_id = a->token_id;
+        r = xp_logserver_new(&lso, &a->logserver, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "starting the log endpoint");
+        a->port = xp_logserver_port(a->logserver);
+        r = xp_apiclient_new(&a->api, &client, err);
+        if (r < 0)
+                return r;
+        r = find_address(a, client, err);
+        if (r < 0)
+                return r;
+        r = build_node(a, err);
+        if (r < 0)
+                return r;
+        r = xp_agent_register(a, client, err);
+        if (r < 0)
+                return r;
+        r = xp_agent_status_new(&a->api, STATUS_WRITERS, &a->status, err);
+        if (r < 0)
+                return r;
+        r = xp_apiclient_new(&a->api, &a->watch_client, err);
+        if (r < 0)
+                return r;
+        r = start_thread(
+            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
+        if (r >= 0)
+                r = start_thread(
+                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
+        if (r >= 0)
+                r = start_thread(a,
+                                 &a->reconcile_thread,
+                                 &a->reconcile_started,
+                                 xp_agent_reconcile_thread,
+                                 "reconcile",
+                                 err);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+void xp_agent_free(struct xp_agent *a)
+{
+        uint64_t one = 1;
+        ssize_t n = 0;
+
+        if (!a)
+                return;
+        atomic_store(&a->stopping, true);
+        if (a->stop_fd >= 0)
+                n = write(a->stop_fd, &one, sizeof(one));
+        (void)n;
+        if (a->watch_client)
+                xp_apiclient_cancel(a->watch_client);
+        if (a->lease_started)
+                pthread_join(a->lease_thread, NULL);
+        if (a->watch_started)
+                pthread_join(a->watch_thread, NULL);
+        if (a->reconcile_started)
+                pthread_join(a->reconcile_thread, NULL);
+        xp_agent_status_free(a->status);
+        xp_apiclient_free(a->watch_client);
+        xp_logserver_free(a->logserver);
+        xp_runtime_free(a->runtime);
+        if (a->pods.wake_fd >= 0)
+                close(a->pods.wake_fd);
+        xp_agent_pods_done(&a->pods);
+        if (a->stop_fd >= 0)
+                close(a->stop_fd);
+        json_decref(a->node_json);
+        xp_node_free(a->node);
+        xp_node_inventory_free(a->inventory);
+        free(a->server_url);
+        free(a->token);
+        free(a->ca_file);
+        free(a->ca_pem);
+        free(a->node_name);
+        free(a->data_dir);
+        free(a->listen_host);
+        free(a->advertise_address);
+        free(a->cgroup_root);
+        free(a->shim_exe);
+        free(a->node_description);
+        free(a->hostname);
+        free(a->token_id);
+        free(a);
+}

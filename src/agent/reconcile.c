@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The reconcile loop: one thread that waits on the watch's wake eventfd, the runtime's event fd
+ * and the earliest wake time any pod asked for, then syncs the pods that changed: xp_podsync()
+ * decides from the pod and its containers' records what to do, this file does it (start, kill,
+ * forget containers; delete the pod) and hands the statuses to the writers.
+ *
+ * Re-adoption: the loop starts once the watch's first list is in, so the containers the runtime
+ * lists are matched to the pods of that list; those of pods that are gone are synced with no pod,
+ * which kills and forgets them.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <search.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "agent/launch.h"
+#include "agent/podsync.h"
+#include "agent_internal.h"
+#include "xpool/codec.h"
+#include "xpool/log.h"
+#include "xpool/runtime.h"
+
+/* A pod syncs again at once after actions that change its records, at most this often. */
+#define MAX_ROUNDS 8
+
+struct podstate {
+        char *uid, *namespace, *name;
+        json_t *json;       /* the pod as last seen; NULL when gone or not known */
+        struct xp_pod *pod; /* json decoded */
+        bool gone;          /* deleted from the server, or absent from its list */
+        bool done;          /* terminal and cleaned up: nothing to do until it is deleted */
+        bool dirty;
+        bool drop;
+        struct xp_podsync_memory *memory;
+        struct xp_container_record *records;
+        size_t n_records;
+        int64_t wake_at_ns;
+};
+
+struct loop {
+        struct xp_agent *agent;
+        struct xp_podsync_config config;
+        void *tree; /* podstates by uid */
+        struct podstate **states;
+        size_t n_states, cap_states;
+        bool need_list;
+};
+
+static int state_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct podstate *)a)->uid, ((const struct podstate *)b)->uid);
+}
+
+static void state_free(struct podstate *st)
+{
+        if (!st)
+                return;
+        free(st->uid);
+        free(st->namespace);
+        free(st->name);
+        json_decref(st->json);
+        xp_pod_free(st->pod);
+        xp_podsync_memory_free(st->memory);
+        xp_container_records_free(st->records, st->n_records);
+        free(st);
+}
+
+static struct podstate *state_find(struct loop *l, const char *uid)
+{
+        struct podstate key = {.uid = (char *)uid}, **found;
+
+        found = tfind(&key, &l->tree, state_compare);
+        return found ? *found : NULL;
+}
+
+/* The state of uid, made when missing. NULL on -ENOMEM. */
+static struct podstate *state_get(struct loop *l, const char *uid, const char *ns, const char *name)
+{
+        struct podstate *st = state_find(l, uid);
+
+        if (st)
+                return st;
+        if (l->n_states == l->cap_states) {
+                size_t cap = l->cap_states ? 2 * l->cap_states : 64;
+                struct podstate **states = realloc(l->states, cap * sizeof(*states));
+
+                if (!states)
+                        return NULL;
+                l->states = states;
+                l->cap_states = cap;
+        }
+        st = calloc(1, sizeof(*st));
+        if (!st)
+                return NULL;
+        st->uid = strdup(uid);
+        st->namespace = strdup(ns ? ns : "");
+        st->name = strdup(name ? name : "");
+        st->memory = xp_podsync_memory_new();
+        if (!st->uid || !st->namespace || !st->name || !st->memory ||
+            !tsearch(st, &l->tree, state_compare)) {
+                state_free(st);
+                return NULL;
+        }
+        l->states[l->n_states++] = st;
+        return st;
+}
+
+static void set_pod(struct podstate *st, json_t *json)
+{
+        const json_t *meta = json_object_get(json, "metadata");
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+
+        if (!json) {
+                st->gone = true;
+                st->dirty = true;
+                return;
+        }
+        if (xp_pod_from_json(json, NULL, 0, &pod, &err) < 0) {
+                xp_log(LOG_WARNING, "agent: ignoring pod %s: %s", st->uid, xp_error_message(&err));
+                return;
+        }
+        free(st->namespace);
+        free(st->name);
+        st->namespace = strdup(json_string_value(json_object_get(meta, "namespace")) ?: "");
+        st->name = strdup(json_string_value(json_object_get(meta, "name")) ?: "");
+        xp_pod_free(st->pod);
+        st->pod = pod;
+        json_decref(st->json);
+        st->json = json_incref(json);
+        st->gone = false;
+        st->dirty = true;
+}
+
+/* Takes the pods the watch changed since the last call. */
+static int take_changes(struct loop *l)
+{
+        struct xp_agent_pods *pods = &l->agent->pods;
+        json_auto_t *dirty = json_object(), *changed = json_object();
+        const char *uid;
+        json_t *value;
+        void *tmp;
+        int r = 0;
+
+        if (!dirty || !changed)
+                return -ENOMEM;
+        pthread_mutex_lock(&pods->lock);
+        json_object_foreach(pods->dirty, uid, value)
+        {
+                json_t *pod = json_object_get(pods->pods, uid);
+
+                if (json_object_set(changed, uid, pod ? pod : json_null()) < 0)
+                        r = -ENOMEM;
+        }
+        if (r >= 0) {
+                json_decref(pods->dirty);
+                pods->dirty = TAKE_PTR(dirty);
+                json_object_foreach_safe(changed, tmp, uid, value) if (json_is_null(value))
+                    json_object_del(pods->pods, uid);
+        }
+        pthread_mutex_unlock(&pods->lock);
+        if (r < 0)
+                return r;
+        json_object_foreach(changed, uid, value)
+        {
+                const json_t *meta = json_object_get(value, "metadata");
+                struct podstate *st;
+
+                if (json_is_null(value)) {
+                        st = state_find(l, uid);
+                        if (st)
+                                set_pod(st, NULL);
+                        continue;
+                }
+                st = state_get(l,
+                               uid,
+                               json_string_value(json_object_get(meta, "namespace")),
+                               json_string_value(json_object_get(meta, "name")));
+                if (!st)
+                        return -ENOMEM;
+                set_pod(st, value);
+        }
+        return 0;
+}
+
+static int record_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct xp_container_record *)a)->pod_uid,
+                      ((const struct xp_container_record *)b)->pod_uid);
+}
+
+/* Lists the runtime's containers and gives each pod its records (making states for orphans). */
+static int refresh_records(struct loop *l)
+{
+        struct xp_container_record *records = NULL;
+        struct xp_error err = {0};
+        size_t n = 0, i, j;
+        int r;
+
+        r = xp_runtime_list(l->agent->runtime, &records, &n, &err);
+        if (r < 0)
+                return xp_log(LOG_WARNING,
+                              "agent: listing the containers failed: %s",
+                              xp_error_message(&err)),
+                       r;
+        l->need_list = false;
+        for (i = 0; i < l->n_states; i++) {
+                struct podstate *st = l->states[i];
+
+                if (st->n_records > 0)
+                        st->dirty = true;
+                xp_container_records_free(st->records, st->n_records);
+                st->records = NULL;
+                st->n_records = 0;
+        }
+        qsort(records, n, sizeof(*records), record_compare);
+        for (i = 0; i < n; i = j) {
+                struct podstate *st;
+
+                for (j = i + 1; j < n && strcmp(records[j].pod_uid, records[i].pod_uid) == 0; j++)
+                        ;
+                st =
+                    state_get(l, records[i].pod_uid, records[i].pod_namespace, records[i].pod_name);
+                if (st) {
+                        st->records = malloc((j - i) * sizeof(*records));
+                        if (st->records) {
+                                memcpy(st->records, records + i, (j - i) * sizeof(*records));
+                                st->n_records = j - i;
+                                /* the strings moved into st->records */
+                                memset(records + i, 0, (j - i) * sizeof(*records));
+                        }
+                }
+                if (!st || !st->records) {
+                        xp_container_records_free(records, n);
+                        return -ENOMEM;
+                }
+                /* a pod absent from the server's list is gone: its containers are killed */
+                if (!st->json)
+                        st->gone = true;
+                st->dirty = true;
+        }
+        xp_container_records_free(records, n);
+        return 0;
+}
+
+static int dev_lookup(const char *path, struct xp_cgroup_device *ret, void *userdata)
+{
+        struct stat s;
+
+        (void)userdata;
+        if (stat(path, &s) < 0)
+                return -errno;
+        if (!S_ISCHR(s.st_mode) && !S_ISBLK(s.st_mode))
+                return -ENODEV;
+        *ret = (struct xp_cgroup_device){
+            .type = S_ISCHR(s.st_mode) ? 'c' : 'b',
+            .major = major(s.st_rdev),
+            .minor = minor(s.st_rdev),
+            .access = "rwm",
+        };
+        return 0;
+}
+
+/* Puts rec into st's records, replacing the one of the same container and attempt. Takes rec. */
+static int keep_record(struct podstate *st, struct xp_container_record *rec)
+{
+        struct xp_container_record *records;
+
+        for (size_t i = 0; i < st->n_records; i++)
+                if (strcmp(st->records[i].container, rec->container) == 0 &&
+                    st->records[i].attempt == rec->attempt) {
+                        xp_container_record_clear(&st->records[i]);
+                        st->records[i] = *rec;
+                        return 0;
+                }
+        records = realloc(st->records, (st->n_records + 1) * sizeof(*records));
+        if (!records) {
+                xp_container_record_clear(rec);
+                return -ENOMEM;
+        }
+        st->records = records;
+        st->records[st->n_records++] = *rec;
+        return 0;
+}
+
+/* A record saying the container could not be started, which podsync reports (StartError). */
+static int failed_record(struct podstate *st,
+                         const struct xp_podsync_action *a,
+                         const char *message,
+                         int64_t now_ns)
+{
+        struct xp_container_record rec = {
+            .attempt = a->attempt,
+            .started_ns = now_ns,
+            .finished_ns = now_ns,
+            .exited = true,
+            .exit_code = 128,
+            .start_failed = true,
+        };
+
+        rec.pod_uid = strdup(st->uid);
+        rec.pod_namespace = strdup(st->namespace);
+        rec.pod_name = strdup(st->name);
+        rec.container = strdup(a->container);
+        rec.message = strdup(message);
+        if (!rec.pod_uid || !rec.pod_namespace || !rec.pod_name || !rec.container || !rec.message) {
+                xp_container_record_clear(&rec);
+                return -ENOMEM;
+        }
+        return keep_record(st, &rec);
+}
+
+static int start_container(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_launch *launch = NULL;
+        struct xp_container_record rec = {0};
+        struct xp_error err = {0};
+        int r;
+
+        if (!st->pod)
+                return 0;
+        r = xp_launch_build(st->pod,
+                            a->container,
+                            a->init,
+                            a->attempt,
+                            agent->node,
+                            dev_lookup,
+                            NULL,
+                            agent->pids_max,
+                            &launch,
+                            &err);
+        if (r >= 0) {
+                r = xp_runtime_start(agent->runtime, &launch->launch, &rec, &err);
+                xp_launch_free(launch);
+        }
+        if (r == -EEXIST) {
+                /* it runs already (a start we did not see finish): list to learn its record */
+                l->need_list = true;
+                return 0;
+        }
+        if (r < 0)
+                return failed_record(st, a, xp_error_message(&err), xp_agent_now_ns());
+        return keep_record(st, &rec);
+}
+
+static void forget_record(struct podstate *st, const char *container)
+{
+        size_t i = 0;
+
+        while (i < st->n_records) {
+                if (strcmp(st->records[i].container, container) == 0 && st->records[i].exited) {
+                        xp_container_record_clear(&st->records[i]);
+                        st->records[i] = st->records[--st->n_records];
+                } else {
+                        i++;
+                }
+        }
+}
+
+/* Carries out one action: true when it changed the pod's records. */
+static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_error err = {0};
+        int r;
+
+        switch (a->kind) {
+        case XP_PODSYNC_START:
+                r = start_container(l, st, a);
+                if (r < 0)
+                        xp_log(LOG_ERR,
+                               "agent: starting %s/%s %s: %s",
+                               st->namespace,
+                               st->name,
+                               a->container,
+                               strerror(-r));
+                return r >= 0;
+        case XP_PODSYNC_KILL:
+                r = xp_runtime_kill(agent->runtime, st->uid, a->container, a->signal, &err);
+                if (r < 0 && r != -ESRCH)
+                        xp_log(LOG_WARNING,
+                               "agent: signalling %s/%s %s: %s",
+                               st->namespace,
+                               st->name,
+                               a->container,
+                               xp_error_message(&err));
+                return false;
+        case XP_PODSYNC_FORGET:
+                r = xp_runtime_remove(agent->runtime, st->uid, a->container, &err);
+                if (r < 0 && r != -ENOENT) {
+                        xp_log(LOG_WARNING,
+                               "agent: forgetting %s/%s %s: %s",
+                               st->namespace,
+                               st->name,
+                               a->container,
+                               xp_error_message(&err));
+                        return false;
+                }
+                forget_record(st, a->container);
+                return true;
+        case XP_PODSYNC_DELETE_POD:
+                if (!st->gone &&
+                    xp_agent_status_delete(agent->status, st->namespace, st->name, st->uid) < 0)
+                        xp_log(LOG_ERR,
+                               "agent: deleting pod %s/%s: out of memory",
+                               st->namespace,
+                               st->name);
+                return false;
+        }
+        return false;
+}
+
+static void sync_pod(struct loop *l, struct podstate *st)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_error err = {0};
+
+        st->dirty = false;
+        if (st->done) {
+                if (st->gone)
+                        st->drop = true;
+                return;
+        }
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+                struct xp_podsync_result res = {0};
+                bool changed = false, done;
+                int r;
+
+                r = xp_podsync(&l->config,
+                               st->memory,
+                               st->gone ? NULL : st->pod,
+                               st->records,
+                               st->n_records,
+                               xp_agent_now_ns(),
+                               &res,
+                               &err);
+                if (r < 0) {
+                        xp_log(LOG_WARNING,
+                               "agent: syncing pod %s/%s: %s",
+                               st->namespace,
+                               st->name,
+                               xp_error_message(&err));
+                        return;
+                }
+                if (res.status && !st->gone &&
+                    xp_agent_status_put(
+                        agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res.status)) < 0)
+                        xp_log(LOG_ERR,
+                               "agent: the status of pod %s/%s: out of memory",
+                               st->namespace,
+                               st->name);
+                st->wake_at_ns = res.wake_at_ns;
+                for (size_t i = 0; i < res.n_actions; i++)
+                        changed |= act(l, st, &res.actions[i]);
+                done = res.done;
+                xp_podsync_result_clear(&res);
+                if (done) {
+                        st->done = true;
+                        st->wake_at_ns = 0;
+                        xp_podsync_memory_free(st->memory);
+                        st->memory = NULL;
+                        if (st->gone)
+                                st->drop = true;
+                        return;
+                }
+                if (!changed)
+                        return;
+        }
+}
+
+/* Frees the states of pods that are gone and cleaned up, removing their logs. */
+static void drop_states(struct loop *l)
+{
+        size_t i = 0;
+
+        while (i < l->n_states) {
+                struct podstate *st = l->states[i];
+                struct xp_error err = {0};
+
+                if (!st->drop) {
+                        i++;
+                        continue;
+                }
+                if (xp_runtime_remove_logs(
+                        l->agent->runtime, st->namespace, st->name, st->uid, &err) < 0 &&
+                    err.code != -ENOENT)
+                        xp_log(LOG_WARNING,
+                               "agent: removing the logs of pod %s/%s: %s",
+                               st->namespace,
+                               st->name,
+                               xp_error_message(&err));
+                tdelete(st, &l->tree, state_compare);
+                state_free(st);
+                l->states[i] = l->states[--l->n_states];
+        }
+}
+
+static void drain(int fd)
+{
+        uint64_t v;
+        ssize_t n = read(fd, &v, sizeof(v));
+
+        (void)n;
+}
+
+static void free_nothing(void *p)
+{
+        (void)p;
+}
+
+static bool wait_for_list(struct xp_agent *agent)
+{
+        for (;;) {
+                bool listed;
+
+                pthread_mutex_lock(&agent->pods.lock);
+                listed = agent->pods.listed;
+                pthread_mutex_unlock(&agent->pods.lock);
+                if (listed)
+                        return true;
+                if (xp_agent_sleep(agent, 50))
+                        return false;
+        }
+}
+
+void *xp_agent_reconcile_thread(void *userdata)
+{
+        struct xp_agent *agent = userdata;
+        struct loop l = {
+            .agent = agent,
+            .config = {.backoff_initial_ms = agent->backoff_initial_ms,
+                       .backoff_max_ms = agent->backoff_max_ms,
+                       .backoff_reset_ms = 600000},
+        };
+        struct pollfd fds[3] = {
+            {.fd = agent->stop_fd, .events = POLLIN},
+            {.fd = agent->pods.wake_fd, .events = POLLIN},
+            {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
+        };
+
+        if (!wait_for_list(agent))
+                return NULL;
+        l.need_list = true;
+        while (!atomic_load(&agent->stopping)) {
+                int64_t now, next = 0;
+                int timeout = -1;
+
+                if (take_changes(&l) < 0)
+                        xp_log(LOG_ERR, "agent: taking the pod changes: out of memory");
+                if (l.need_list)
+                        refresh_records(&l);
+                now = xp_agent_now_ns();
+                for (size_t i = 0; i < l.n_states; i++) {
+                        struct podstate *st = l.states[i];
+
+                        if (st->dirty || (st->wake_at_ns > 0 && st->wake_at_ns <= now))
+                                sync_pod(&l, st);
+                        if (st->wake_at_ns > 0 && (next == 0 || st->wake_at_ns < next))
+                                next = st->wake_at_ns;
+                }
+                drop_states(&l);
+                if (l.need_list)
+                        timeout = 0;
+                else if (next > 0)
+                        timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+                if (poll(fds, fds[2].fd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+                        break;
+                if (fds[1].revents & POLLIN)
+                        drain(fds[1].fd);
+                /* xp_runtime_list() empties the runtime's event fd */
+                if (fds[2].revents & POLLIN)
+                        l.need_list = true;
+        }
+        for (size_t i = 0; i < l.n_states; i++)
+                state_free(l.states[i]);
+        tdestroy(l.tree, free_nothing);
+        free(l.states);
+        return NULL;
+}

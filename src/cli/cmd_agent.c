@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xpool agent: the node agent, until SIGINT or SIGTERM (see docs/agent.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "xpool/agent.h"
+#include "xpool/fileio.h"
+#include "xpool/kubeconfig.h"
+#include "xpool/log.h"
+#include "xpool/macro.h"
+
+static const char usage[] =
+    "Usage: xpool agent --server URL (--token TOKEN | --token-file FILE) [OPTIONS]\n"
+    "       xpool agent --kubeconfig FILE [OPTIONS]\n\n"
+    "Registers this machine as a Node with its devices, runs the pods bound to it, reports their\n"
+    "status and serves their logs, until SIGINT or SIGTERM. Containers keep running when the agent\n"
+    "stops; the next agent re-adopts them. See docs/agent.md.\n\n"
+    "  -s, --server URL         the API server (https://HOST:PORT, or http:// with --no-tls)\n"
+    "      --token TOKEN        the node token (xpool token create --node NAME)\n"
+    "      --token-file FILE    read the node token from FILE\n"
+    "      --ca-file FILE       the CA that signed the server's certificate (DATA/pki/ca.crt)\n"
+    "      --kubeconfig FILE    a node kubeconfig: server, CA and token (flags override it)\n"
+    "      --node-name NAME     the Node's name (default: the host name)\n"
+    "  -d, --data-dir DIR       containers and logs (default /var/lib/xpool/agent as root, else\n"
+    "                           $XDG_STATE_HOME/xpool/agent or ~/.local/state/xpool/agent)\n"
+    "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
+    "  -l, --listen HOST:PORT   the log endpoint (default 0.0.0.0:0, a free port)\n"
+    "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
+    "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
+    "      --heartbeat DURATION how often the Lease is renewed (default 10s)\n"
+    "      --cgroup-root PATH   the cgroup under which containers are placed (default /)\n";
+
+struct agent_args {
+        struct xp_agent_options *o;
+        const char *token_file, *kubeconfig;
+        char *listen;
+};
+
+static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
+{
+        char *colon = strrchr(text, ':'), *end;
+        unsigned long port;
+
+        if (!colon || colon == text)
+                return -EINVAL;
+        *colon = '\0';
+        errno = 0;
+        port = strtoul(colon + 1, &end, 10);
+        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535)
+                return -EINVAL;
+        *ret_host = text;
+        *ret_port = (uint16_t)port;
+        return 0;
+}
+
+static int duration_option(const char *name, const char *arg, int64_t *ret)
+{
+        if (xp_agent_parse_duration_ms(arg, ret) < 0) {
+                fprintf(stderr,
+                        "xpool agent: --%s '%s': expected a duration such as 500ms, 10s or 5m\n",
+                        name,
+                        arg);
+                return XP_EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int agent_option(int c, const char *arg, void *userdata)
+{
+        struct agent_args *a = userdata;
+
+        switch (c) {
+        case 's':
+                a->o->server_url = arg;
+                break;
+        case 'T':
+                a->o->token = arg;
+                break;
+        case 'F':
+                a->token_file = arg;
+                break;
+        case 'C':
+                a->o->ca_file = arg;
+                break;
+        case 'K':
+                a->kubeconfig = arg;
+                break;
+        case 'n':
+                a->o->node_name = arg;
+                break;
+        case 'd':
+                a->o->data_dir = arg;
+                break;
+        case 'D':
+                a->o->discovery.node_description = arg;
+                break;
+        case 'l':
+                free(a->listen);
+                a->listen = strdup(arg);
+                if (!a->listen)
+                        return XP_EXIT_FAILURE;
+                if (parse_listen(a->listen, &a->o->listen_host, &a->o->listen_port) < 0) {
+                        fprintf(
+                            stderr,
+                            "xpool agent: --listen '%s': expected HOST:PORT, e.g. 0.0.0.0:10250\n",
+                            arg);
+                        return XP_EXIT_USAGE;
+                }
+                break;
+        case 'A':
+                a->o->advertise_address = arg;
+                break;
+        case 'B':
+                return duration_option("backoff", arg, &a->o->backoff_initial_ms);
+        case 'H':
+                return duration_option("heartbeat", arg, &a->o->heartbeat_ms);
+        case 'G':
+                a->o->cgroup_root = arg;
+                break;
+        }
+        return 0;
+}
+
+/* The token in path: its first line, trimmed. Caller frees. */
+static int read_token(const char *path, char **ret)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        char *text = NULL;
+        size_t len = 0;
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = xp_read_fd_all(fd, 4096, &text, &len);
+        if (r < 0)
+                return r;
+        len = strcspn(text, "\r\n");
+        while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t'))
+                len--;
+        text[len] = '\0';
+        if (len == 0) {
+                free(text);
+                return -ENODATA;
+        }
+        *ret = text;
+        return 0;
+}
+
+int xp_cmd_agent(int argc, char **argv)
+{
+        static const struct option options[] = {
+            {"server", required_argument, NULL, 's'},
+            {"token", required_argument, NULL, 'T'},
+            {"token-file", required_argument, NULL, 'F'},
+            {"ca-file", required_argument, NULL, 'C'},
+            {"kubeconfig", required_argument, NULL, 'K'},
+            {"node-name", required_argument, NULL, 'n'},
+            {"data-dir", required_argument, NULL, 'd'},
+            {"node-description", required_argument, NULL, 'D'},
+            {"listen", required_argument, NULL, 'l'},
+            {"advertise-address", required_argument, NULL, 'A'},
+            {"backoff", required_argument, NULL, 'B'},
+            {"heartbeat", required_argument, NULL, 'H'},
+            {"cgroup-root", required_argument, NULL, 'G'},
+            {"help", no_argument, NULL, 'h'},
+            {},
+        };
+        struct xp_agent_options o = {0};
+        struct agent_args a = {.o = &o};
+        struct xp_kubeconfig config = {0};
+        _cleanup_free_ char *token = NULL, *listen = NULL;
+        struct xp_agent *agent = NULL;
+        struct xp_error err = {0};
+        sigset_t mask;
+        int r, sig;
+
+        r = xp_cli_getopt(argc, argv, "s:d:l:h", options, usage, agent_option, &a);
+        listen = a.listen;
+        if (r != 0)
+                return r < 0 ? 0 : r;
+        if (optind < argc) {
+                fprintf(stderr, "xpool agent: unexpected argument '%s'\n\n%s", argv[optind], usage);
+                return XP_EXIT_USAGE;
+        }
+        if (o.token && a.token_file) {
+                fprintf(stderr, "xpool agent: give --token or --token-file, not both\n");
+                return XP_EXIT_USAGE;
+        }
+        if (a.token_file) {
+                r = read_token(a.token_file, &token);
+                if (r < 0) {
+                        fprintf(stderr,
+                                "xpool agent: --token-file %s: %s\n",
+                                a.token_file,
+                                r == -ENODATA ? "the file is empty" : strerror(-r));
+                        return XP_EXIT_FAILURE;
+                }
+                o.token = token;
+        }
+        if (a.kubeconfig) {
+                r = xp_kubeconfig_load(a.kubeconfig, NULL, &config, &err);
+                if (r < 0) {
+                        fprintf(stderr, "xpool agent: %s\n", xp_error_message(&err));
+                        return XP_EXIT_FAILURE;
+                }
+                if (!o.server_url)
+                        o.server_url = config.server;
+                if (!o.token)
+                        o.token = config.token;
+                if (!o.ca_file && config.ca_file)
+                        o.ca_file = config.ca_file;
+                else if (!o.ca_file && config.ca_data) {
+                        o.ca_pem = config.ca_data;
+                        o.ca_pem_len = config.ca_len;
+                }
+        }
+        if (!o.server_url || !o.token) {
+                fprintf(
+                    stderr,
+                    "xpool agent: %s is missing: give --server URL with --token or --token-file, or --kubeconfig FILE\n\n%s",
+                    !o.server_url ? "the server" : "the node token",
+                    usage);
+                xp_kubeconfig_done(&config);
+                return XP_EXIT_USAGE;
+        }
+
+        /* Block the stop signals before any thread starts, so that all inherit the mask and
+         * sigwait() below is the one place they arrive. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        r = xp_agent_new(&o, &agent, &err);
+        xp_kubeconfig_done(&config);
+        if (r < 0) {
+                fprintf(stderr, "xpool agent: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        xp_log(LOG_INFO,
+               "xpool agent: node %s registered with %s",
+               xp_agent_node_name(agent),
+               o.server_url);
+        do
+                r = sigwait(&mask, &sig);
+        while (r == EINTR);
+        xp_log(LOG_INFO, "xpool agent: %s, stopping (containers keep running)", strsignal(sig));
+        xp_agent_free(agent);
+        return 0;
+}

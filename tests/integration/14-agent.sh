@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# xpool agent against a TLS server: two agents (different simulated devices and node tokens, one
+# configured by flags with --ca-file, one by a node kubeconfig) register their Nodes and renew
+# their Leases; a GPU pod that exits 3 ends Failed with exitCode 3 and saw its GPU in
+# CUDA_VISIBLE_DEVICES; a `true` pod Succeeds; an agent killed with SIGKILL and restarted
+# re-adopts its running container (same pid, not started again); a deleted pod's process is
+# stopped by SIGTERM within its grace, the pod removed and its logs too; SIGTERM stops an agent and leaves containers running.
+source "$(dirname "$0")/lib.sh"
+data=$tmp/server
+nodes=$src/examples/nodes
+server_pid= a1_pid= a2_pid=
+export KUBECONFIG=$data/admin.kubeconfig
+
+cleanup() {
+  for pid in $a1_pid $a2_pid $server_pid; do kill -KILL "$pid" 2>/dev/null || true; done
+  pkill -KILL -f "sleep 1007\.5" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+wait_for() { # what, seconds, command...: retries the command until it succeeds
+  local what=$1 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    if [[ $SECONDS -ge $deadline ]]; then
+      echo "FAIL $what (waited)"; "$@" || true; failures=$((failures + 1)); return 1
+    fi
+    sleep 0.1
+  done
+}
+
+"$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
+"$xpool" token create --node n2 --data-dir "$data" >"$tmp/n2.token" 2>/dev/null
+"$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
+server_pid=$!
+deadline=$((SECONDS + 15)) url=
+until [[ -n "$url" ]]; do
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
+  sleep 0.1
+  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+done
+# n2's node kubeconfig: the admin one with n2's token
+sed "s|^\([[:space:]]*token:\).*|\1 $(cat "$tmp/n2.token")|" "$data/admin.kubeconfig" >"$tmp/n2.kubeconfig"
+
+start_a1() {
+  "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
+    --node-name n1 --data-dir "$tmp/a1" --node-description "$nodes/dgx-h100.yaml" \
+    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >>"$tmp/a1.log" 2>&1 &
+  a1_pid=$!
+}
+start_a1
+"$xpool" agent --kubeconfig "$tmp/n2.kubeconfig" --node-name n2 --data-dir "$tmp/a2" \
+  --node-description "$nodes/ascend-8npu.yaml" --listen 127.0.0.1:0 --heartbeat 500ms \
+  >"$tmp/a2.log" 2>&1 &
+a2_pid=$!
+
+# ---- registration -------------------------------------------------------------------------------
+node_ready() { "$xpool" get node "$1" -o yaml | grep -A1 'reason: AgentReady' >/dev/null; }
+wait_for "n1 registers Ready" 20 node_ready n1 || { cat "$tmp/a1.log"; }
+wait_for "n2 registers Ready" 20 node_ready n2 || { cat "$tmp/a2.log"; }
+check "get node n1" 0 "$xpool" get node n1 -o yaml
+expect_in "n1 GPUs" "$tmp/out" "nvidia.com/gpu: \"8\""
+expect_in "n1 product label" "$tmp/out" "xpool.io/gpu.product: NVIDIA-H100-80GB-HBM3"
+expect_in "n1 inventory" "$tmp/out" "simulated: true"
+expect_in "n1 pods" "$tmp/out" "pods: \"110\""
+expect_in "n1 log port" "$tmp/out" "kubeletEndpoint:"
+expect_in "n1 InternalIP" "$tmp/out" "address: 127.0.0.1"
+check "get node n2" 0 "$xpool" get node n2 -o yaml
+expect_in "n2 NPUs" "$tmp/out" "xpool.io/npu.count: \"8\""
+
+# ---- leases renew -------------------------------------------------------------------------------
+renew_time() { "$xpool" get lease "$1" -n kube-node-lease -o yaml | sed -n 's/.*renewTime: //p'; }
+t1=$(renew_time n1) t2=$(renew_time n2)
+[[ -n "$t1" && -n "$t2" ]] || { echo "FAIL no leases: '$t1' '$t2'"; failures=$((failures + 1)); }
+lease_moved() { [[ "$(renew_time "$1")" != "$2" ]]; }
+wait_for "n1's lease renews" 5 lease_moved n1 "$t1"
+wait_for "n2's lease renews" 5 lease_moved n2 "$t2"
+
+# ---- pods run to their end ----------------------------------------------------------------------
+cat >"$tmp/pods.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: exit3}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: none
+    command: ["sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES; exit 3"]
+    resources: {limits: {nvidia.com/gpu: "1"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: done}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: main, image: none, command: ["true"]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: sleeper}
+spec:
+  nodeName: n1
+  terminationGracePeriodSeconds: 30
+  containers:
+  - {name: main, image: none, command: ["sleep", "1007.5"]}
+YAML
+check "create pods" 0 "$xpool" apply -f "$tmp/pods.yaml"
+phase_is() { "$xpool" get pod "$1" -o yaml | grep -q "^  phase: $2\$"; }
+wait_for "exit3 fails" 20 phase_is exit3 Failed
+wait_for "done succeeds" 20 phase_is done Succeeded
+wait_for "sleeper runs" 20 phase_is sleeper Running
+check "exit3 status" 0 "$xpool" get pod exit3 -o yaml
+expect_in "exit3 exit code" "$tmp/out" "exitCode: 3"
+expect_in "exit3 reason" "$tmp/out" "reason: Error"
+expect_in "exit3 container id" "$tmp/out" "containerID: xpool://"
+expect_in "exit3 on n1" "$tmp/out" "nodeName: n1"
+grep -qE 'stdout F gpus=[0-9]' "$tmp"/a1/logs/default_exit3_*/main/0.log ||
+  { echo "FAIL exit3 did not see its GPU:"; cat "$tmp"/a1/logs/default_exit3_*/main/0.log; failures=$((failures + 1)); }
+check "exit3 logs through the server" 0 "$xpool" logs exit3
+expect_in "exit3 logs" "$tmp/out" "gpus="
+check "done status" 0 "$xpool" get pod done -o yaml
+expect_in "done exit code" "$tmp/out" "exitCode: 0"
+expect_in "done reason" "$tmp/out" "reason: Completed"
+
+# ---- re-adoption after SIGKILL ------------------------------------------------------------------
+pid=$(pgrep -f "sleep 1007\.5")
+[[ $(wc -w <<<"$pid") -eq 1 ]] || { echo "FAIL one sleeper expected: '$pid'"; failures=$((failures + 1)); }
+kill -KILL "$a1_pid"; wait "$a1_pid" 2>/dev/null || true
+start_a1
+wait_for "n1 comes back" 20 grep -q "node n1 registered" "$tmp/a1.log"
+sleep 2
+[[ "$(pgrep -f "sleep 1007\.5")" == "$pid" ]] ||
+  { echo "FAIL the sleeper was not re-adopted: '$pid' then '$(pgrep -f "sleep 1007\.5")'"; failures=$((failures + 1)); }
+[[ ! -e $(echo "$tmp"/a1/logs/default_sleeper_*/main)/1.log ]] ||
+  { echo "FAIL the sleeper was started a second time"; failures=$((failures + 1)); }
+check "sleeper status" 0 "$xpool" get pod sleeper -o yaml
+expect_in "sleeper still running" "$tmp/out" "phase: Running"
+expect_in "sleeper not restarted" "$tmp/out" "restartCount: 0"
+
+# ---- deletion -----------------------------------------------------------------------------------
+check "delete sleeper" 0 "$xpool" delete pod sleeper
+gone() { ! "$xpool" get pod sleeper >/dev/null 2>&1 && ! pgrep -f "sleep 1007\.5"; }
+# the grace is 30 s: gone well before means SIGTERM stopped it
+wait_for "the deleted pod's process stops on SIGTERM and the pod goes" 15 gone
+logs_gone() { ! compgen -G "$tmp/a1/logs/default_sleeper_*" >/dev/null; }
+wait_for "the deleted pod's logs go" 5 logs_gone
+
+# ---- SIGTERM stops an agent ---------------------------------------------------------------------
+kill -TERM "$a2_pid"
+deadline=$((SECONDS + 10))
+while kill -0 "$a2_pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]]; do sleep 0.1; done
+if kill -0 "$a2_pid" 2>/dev/null; then
+  echo "FAIL the agent did not stop on SIGTERM"; failures=$((failures + 1))
+else
+  wait "$a2_pid" || { echo "FAIL the agent exited $? on SIGTERM:"; cat "$tmp/a2.log"; failures=$((failures + 1)); }
+fi
+a2_pid=
+finish agent
