@@ -374,6 +374,29 @@ static void env_and_dir(void **state)
         assert_int_equal(count_lines(text2, want), 1);
 }
 
+static void run_as_user(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"sh", "-c", "id -u; id -g; id -G", NULL};
+        struct xp_container_launch l = launch_of("uid-user", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL;
+
+        if (geteuid() != 0) {
+                print_message("skipped: changing the user needs root\n");
+                skip();
+        }
+        l.set_user = true;
+        l.uid = 65534;
+        l.gid = 65533;
+        r = run_to_end(f, &l);
+        assert_int_equal(r.exit_code, 0);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-user", "0.log");
+        assert_int_equal(count_lines(text, "stdout F 65534"), 1);
+        assert_int_equal(count_lines(text, "stdout F 65533"), 2); /* gid, and the only group */
+}
+
 static void no_new_privs(void **state)
 {
         struct fixture *f = *state;
@@ -666,6 +689,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(start_failure, setup, teardown),
             cmocka_unit_test_setup_teardown(env_and_dir, setup, teardown),
             cmocka_unit_test_setup_teardown(no_new_privs, setup, teardown),
+            cmocka_unit_test_setup_teardown(run_as_user, setup, teardown),
             cmocka_unit_test_setup_teardown(kill_term, setup, teardown),
             cmocka_unit_test_setup_teardown(grandchildren, setup, teardown),
             cmocka_unit_test_setup_teardown(readopt, setup, teardown),
