@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Container starts through the process runtime: COUNT containers running `true`, started one
- * after another, each with a memory and pids limit when cgroups are usable. Prints the start
+ * Container starts through the process runtime: COUNT containers running `true`, started by
+ * THREADS threads each one after another (as an agent's workers would), each with a memory and
+ * pids limit when cgroups are usable. Prints the start
  * latency (xp_runtime_start() called -> returned, i.e. until the container has exec'd) p50/p99/
  * max, the starts per second, and how long until every exit was recorded. This binary is its
  * own shim. Prints figures; asserts nothing.
  *
- *   build/bench/bench_runtime [COUNT [DIR [CGROUP_ROOT]]]   defaults: 1000, $TMPDIR or /tmp, /
+ *   build/bench/bench_runtime [COUNT [THREADS [DIR [CGROUP_ROOT]]]]
+ *   defaults: 1000, 1, $TMPDIR or /tmp, /
  * (a CGROUP_ROOT without cgroups, e.g. /var/empty, measures the runtime without them)
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,29 +59,70 @@ static size_t reap(struct xp_runtime *rt, size_t *exited)
         return running;
 }
 
-int main(int argc, char **argv)
+static struct xp_runtime *rt;
+static int64_t *lat;
+static size_t count;
+static atomic_size_t next;
+static atomic_int failed;
+
+static void *worker(void *arg)
 {
-        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        char base[256], state[300], logs[300], uid[64], cmd[300];
         char *const args[] = {"true", NULL};
         char *const env[] = {"PATH=/usr/bin:/bin", NULL};
         struct xp_cgroup_limits limits = {.memory_bytes = 64 << 20, .pids_max = 64};
-        struct xp_runtime *rt = NULL;
         struct xp_error err = {0};
-        int64_t *lat, t0, total, drained;
-        size_t count = 1000, exited = 0;
+        char uid[64];
+
+        (void)arg;
+        for (size_t i; !atomic_load(&failed) && (i = atomic_fetch_add(&next, 1)) < count;) {
+                struct xp_container_record rec = {0};
+                struct xp_container_launch l = {
+                    .pod_uid = uid,
+                    .pod_namespace = "bench",
+                    .pod_name = "pod",
+                    .container = "main",
+                    .argv = args,
+                    .env = env,
+                    .limits = xp_runtime_cgroup_mode(rt) != XP_CGROUP_NONE ? &limits : NULL,
+                };
+                int64_t s = now_ns();
+
+                snprintf(uid, sizeof(uid), "bench-%zu", i);
+                if (xp_runtime_start(rt, &l, &rec, &err) < 0) {
+                        fprintf(
+                            stderr, "bench_runtime: start %zu: %s\n", i, xp_error_message(&err));
+                        atomic_store(&failed, 1);
+                        break;
+                }
+                lat[i] = now_ns() - s;
+                xp_container_record_clear(&rec);
+        }
+        return NULL;
+}
+
+int main(int argc, char **argv)
+{
+        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        char base[256], state[300], logs[300], cmd[300];
+        struct xp_error err = {0};
+        int64_t t0, total, drained;
+        size_t exited = 0, threads = 1;
         const char *cgroup_root = NULL;
+        pthread_t tids[64];
 
         if (argc >= 2 && strcmp(argv[1], "__shim") == 0)
                 return xp_shim_main(argc - 1, argv + 1);
-        if (argc >= 2)
-                count = strtoul(argv[1], NULL, 10);
+        count = argc >= 2 ? strtoul(argv[1], NULL, 10) : 1000;
         if (argc >= 3)
-                tmp = argv[2];
+                threads = strtoul(argv[2], NULL, 10);
         if (argc >= 4)
-                cgroup_root = argv[3];
+                tmp = argv[3];
+        if (argc >= 5)
+                cgroup_root = argv[4];
         if (count == 0)
                 count = 1;
+        if (threads == 0 || threads > 64)
+                threads = 1;
         snprintf(base, sizeof(base), "%s/xpool-bench-runtime-XXXXXX", tmp);
         if (!mkdtemp(base)) {
                 perror(base);
@@ -101,32 +146,14 @@ int main(int argc, char **argv)
         if (!lat)
                 return 1;
         t0 = now_ns();
-        for (size_t i = 0; i < count; i++) {
-                struct xp_container_record rec = {0};
-                struct xp_container_launch l = {
-                    .pod_uid = uid,
-                    .pod_namespace = "bench",
-                    .pod_name = "pod",
-                    .container = "main",
-                    .argv = args,
-                    .env = env,
-                    .limits = xp_runtime_cgroup_mode(rt) != XP_CGROUP_NONE ? &limits : NULL,
-                };
-                int64_t s = now_ns();
-
-                snprintf(uid, sizeof(uid), "bench-%zu", i);
-                if (xp_runtime_start(rt, &l, &rec, &err) < 0) {
-                        fprintf(
-                            stderr, "bench_runtime: start %zu: %s\n", i, xp_error_message(&err));
+        for (size_t t = 0; t < threads; t++)
+                if (pthread_create(&tids[t], NULL, worker, NULL) != 0)
                         return 1;
-                }
-                lat[i] = now_ns() - s;
-                xp_container_record_clear(&rec);
-                /* keep the state directory small, as an agent would */
-                if (i % 100 == 99)
-                        reap(rt, &exited);
-        }
+        for (size_t t = 0; t < threads; t++)
+                pthread_join(tids[t], NULL);
         total = now_ns() - t0;
+        if (atomic_load(&failed))
+                return 1;
         while (reap(rt, &exited) > 0 || exited < count) {
                 struct pollfd p = {.fd = xp_runtime_event_fd(rt), .events = POLLIN};
 
@@ -140,7 +167,7 @@ int main(int argc, char **argv)
         }
         drained = now_ns() - t0;
         qsort(lat, count, sizeof(*lat), cmp_i64);
-        printf("containers: %zu (true)\n", count);
+        printf("containers: %zu (true), %zu starting threads\n", count, threads);
         printf("start latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
                (double)lat[count / 2] / 1e6,
                (double)lat[(count * 99) / 100] / 1e6,

@@ -317,10 +317,13 @@ static int record_lost(struct xp_runtime *rt, const char *dir, struct cinfo *c)
 
         if (started)
                 (void)signal_container(rt, c, SIGKILL, NULL);
-        if (asprintf(&msg,
-                     started ? "the shim (pid %" PRId64 ") died without recording the exit"
-                             : "the shim died before starting the container%.0" PRId64,
-                     started ? i64_of(c->running, "shim_pid") : 0) < 0)
+        if (started)
+                r = asprintf(&msg,
+                             "the shim (pid %" PRId64 ") died without recording the exit",
+                             i64_of(c->running, "shim_pid"));
+        else
+                r = asprintf(&msg, "the shim died before starting the container");
+        if (r < 0)
                 return -ENOMEM;
         o = json_pack("{s:I, s:I, s:i, s:i, s:b, s:b, s:I, s:s}",
                       "pid",
@@ -743,6 +746,8 @@ static int start_locked_check(struct xp_runtime *rt,
         if (c.state == CSTATE_RUNNING)
                 r = xp_errorf(
                     err, -EEXIST, "container %s/%s: already running", l->pod_uid, l->container);
+        else if (c.state == CSTATE_LOST)
+                (void)record_lost(rt, dir, &c); /* kills what the lost shim left running */
         cinfo_done(&c);
         if (r < 0)
                 return r;

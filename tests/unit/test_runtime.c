@@ -374,6 +374,29 @@ static void env_and_dir(void **state)
         assert_int_equal(count_lines(text2, want), 1);
 }
 
+static void run_as_user(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"sh", "-c", "id -u; id -g; id -G", NULL};
+        struct xp_container_launch l = launch_of("uid-user", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL;
+
+        if (geteuid() != 0) {
+                print_message("skipped: changing the user needs root\n");
+                skip();
+        }
+        l.set_user = true;
+        l.uid = 65534;
+        l.gid = 65533;
+        r = run_to_end(f, &l);
+        assert_int_equal(r.exit_code, 0);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-user", "0.log");
+        assert_int_equal(count_lines(text, "stdout F 65534"), 1);
+        assert_int_equal(count_lines(text, "stdout F 65533"), 2); /* gid, and the only group */
+}
+
 static void no_new_privs(void **state)
 {
         struct fixture *f = *state;
@@ -510,6 +533,41 @@ static void readopt(void **state)
         assert_true(log_exists(f, "uid-adopt", "0.end")); /* logs stay */
         assert_int_equal(xp_runtime_remove_logs(f->rt, "default", "pod", "uid-adopt", NULL), 0);
         assert_false(log_exists(f, "uid-adopt", "0.end"));
+}
+
+/* A machine without cgroups: the container's process group stands in for its cgroup. */
+static void without_cgroups(void **state)
+{
+        struct fixture *f = *state;
+        char *const waits[] = {"sh", "-c", "sleep 100 & echo $!; wait", NULL};
+        struct xp_container_launch l = launch_of("uid-nocg", waits);
+        struct xp_cgroup_limits lim = {.memory_bytes = 16 << 20};
+        struct xp_runtime_options o = {
+            .state_dir = f->state, .log_dir = f->logs, .cgroup_root = f->tmp->dir};
+        struct xp_container_record r = {0};
+        _cleanup_free_ char *text = NULL;
+
+        xp_runtime_free(f->rt);
+        assert_int_equal(xp_runtime_open(&o, &f->rt, NULL), 0);
+        assert_int_equal(xp_runtime_cgroup_mode(f->rt), XP_CGROUP_NONE);
+        assert_non_null(xp_runtime_warning(f->rt));
+        assert_non_null(strstr(xp_runtime_warning(f->rt), "without limits"));
+        l.limits = &lim; /* ignored, as the warning says */
+        start_ok(f, &l, &r);
+        for (int i = 0; i < 200 && !(text = log_file(f, "uid-nocg", "0.log"), text && *text); i++) {
+                free(text);
+                text = NULL;
+                usleep(10000);
+        }
+        assert_non_null(text);
+        kill_ok(f, "uid-nocg", SIGTERM);
+        assert_true(gone_soon(r.pid));
+        xp_container_record_clear(&r);
+        wait_exit(f, "uid-nocg", &r);
+        assert_int_equal(r.signal, SIGTERM);
+        assert_false(r.oom_killed);
+        xp_container_record_clear(&r);
+        assert_true(gone_soon(first_number(text)));
 }
 
 static void lost_shim(void **state)
@@ -666,10 +724,12 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(start_failure, setup, teardown),
             cmocka_unit_test_setup_teardown(env_and_dir, setup, teardown),
             cmocka_unit_test_setup_teardown(no_new_privs, setup, teardown),
+            cmocka_unit_test_setup_teardown(run_as_user, setup, teardown),
             cmocka_unit_test_setup_teardown(kill_term, setup, teardown),
             cmocka_unit_test_setup_teardown(grandchildren, setup, teardown),
             cmocka_unit_test_setup_teardown(readopt, setup, teardown),
             cmocka_unit_test_setup_teardown(lost_shim, setup, teardown),
+            cmocka_unit_test_setup_teardown(without_cgroups, setup, teardown),
             cmocka_unit_test_setup_teardown(bad_launch, setup, teardown),
             cmocka_unit_test_setup_teardown(oom_killed, setup, teardown),
             cmocka_unit_test_setup_teardown(cpuset_applied, setup, teardown),
