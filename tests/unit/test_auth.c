@@ -18,6 +18,7 @@
 #include "tmpdir.h"
 
 #include "server/auth.h"
+#include "xpool/logsign.h"
 #include "xpool/macro.h"
 
 static int setup(void **state)
@@ -172,6 +173,44 @@ static void create_revoke_reload(void **state)
         assert_int_equal(auth_token_create(f->dir, (enum auth_role)9, "x", &node, &node_id, &err),
                          -EINVAL);
         assert_int_equal(count_lines(f->path), 2);
+}
+
+static void node_key(void **state)
+{
+        struct tmpdir *f = *state;
+        _cleanup_(auth_freep) struct auth *auth = NULL;
+        _cleanup_free_ char *admin = NULL, *t1 = NULL, *id1 = NULL, *t2 = NULL, *id2 = NULL,
+                            *t3 = NULL, *id3 = NULL;
+        char id[AUTH_TOKEN_ID_LEN + 1] = "";
+        uint8_t key[AUTH_KEY_LEN], want[AUTH_KEY_LEN];
+        struct auth_identity who = {0};
+        struct xp_error err = {0};
+        char xid[XP_LOGSIGN_ID_MAX];
+
+        assert_int_equal(auth_open(f->dir, &auth, &admin, &err), 0);
+        assert_int_equal(auth_node_key(auth, "n1", id, key), -ENOENT);
+        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n1", &t1, &id1, &err), 0);
+        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n1", &t2, &id2, &err), 0);
+        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n2", &t3, &id3, &err), 0);
+        wait_reload();
+        /* Neither used yet: the newest. The key is what the agent computes from its token. */
+        assert_int_equal(auth_node_key(auth, "n1", id, key), 0);
+        assert_string_equal(id, id2);
+        assert_int_equal(xp_logsign_key_from_token(t2, xid, want, &err), 0);
+        assert_memory_equal(key, want, AUTH_KEY_LEN);
+        /* The one that authenticated last wins, also across a reload of the file. */
+        assert_int_equal(authenticate(auth, t1, &who), 0);
+        assert_int_equal(auth_node_key(auth, "n1", id, key), 0);
+        assert_string_equal(id, id1);
+        assert_int_equal(authenticate(auth, t2, &who), 0);
+        assert_int_equal(authenticate(auth, t1, &who), 0);
+        assert_int_equal(auth_token_revoke(f->dir, id3, &err), 0);
+        wait_reload();
+        assert_int_equal(auth_node_key(auth, "n1", id, key), 0);
+        assert_string_equal(id, id1);
+        assert_int_equal(auth_node_key(auth, "n2", id, key), -ENOENT);
+        /* Not a node's token: an admin named like a node does not count. */
+        assert_int_equal(auth_node_key(auth, "admin", id, key), -ENOENT);
 }
 
 static void malformed_headers(void **state)
@@ -575,6 +614,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(open_bootstraps_admin, setup, teardown),
             cmocka_unit_test_setup_teardown(create_revoke_reload, setup, teardown),
             cmocka_unit_test_setup_teardown(malformed_headers, setup, teardown),
+            cmocka_unit_test_setup_teardown(node_key, setup, teardown),
             cmocka_unit_test_setup_teardown(corrupt_files, setup, teardown),
             cmocka_unit_test_setup_teardown(fails_closed_on_broken_reload, setup, teardown),
             cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
