@@ -183,6 +183,30 @@ static void name_from_command(const char *command, char *buf, size_t size)
                 snprintf(buf, size, "run");
 }
 
+/*
+ * value as Kubernetes' $(VAR) expansion of command, args and env leaves it: every '$' doubled,
+ * so that the command runs as typed (sh -c 'kill $$'), as docker run would run it.
+ */
+static json_t *literal(const char *value)
+{
+        _cleanup_free_ char *escaped = NULL;
+        size_t n = 0;
+
+        for (const char *p = value; *p; p++)
+                n += *p == '$' ? 2 : 1;
+        escaped = malloc(n + 1);
+        if (!escaped)
+                return NULL;
+        n = 0;
+        for (const char *p = value; *p; p++) {
+                if (*p == '$')
+                        escaped[n++] = '$';
+                escaped[n++] = *p;
+        }
+        escaped[n] = '\0';
+        return json_string(escaped);
+}
+
 static int set_string(json_t *object, const char *key, const char *value)
 {
         return json_object_set_new(object, key, json_string(value)) < 0 ? -ENOMEM : 0;
@@ -216,7 +240,7 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                         "name",
                         base,
                         "command",
-                        command[0],
+                        "",
                         "args",
                         "resources",
                         "limits",
@@ -228,9 +252,10 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                         a->name ? "name" : "generateName",
                         a->name ? a->name : key);
         container = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+        r |= json_array_set_new(json_object_get(container, "command"), 0, literal(command[0]));
         args = json_object_get(container, "args");
         for (size_t i = 1; command[i]; i++)
-                r |= json_array_append_new(args, json_string(command[i]));
+                r |= json_array_append_new(args, literal(command[i]));
         limits = json_object_get(json_object_get(container, "resources"), "limits");
         requests = json_object_get(json_object_get(container, "resources"), "requests");
         if (a->gpu)
@@ -260,12 +285,12 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                         const char *eq = strchr(a->env[i], '=');
 
                         r |= json_array_append_new(env,
-                                                   json_pack("{s:s%, s:s}",
+                                                   json_pack("{s:s%, s:o}",
                                                              "name",
                                                              a->env[i],
                                                              (size_t)(eq - a->env[i]),
                                                              "value",
-                                                             eq + 1));
+                                                             literal(eq + 1)));
                 }
         }
         if (a->node)
@@ -708,6 +733,11 @@ int xp_cmd_run(int argc, char **argv)
             strcmp(run.view.reason, "ContainerCannotRun") != 0)
                 r = stream_logs(&run, &err);
         free(run.line);
+        /* From here on this thread reports and deletes; a stop signal that came first is being
+         * handled by the stop thread, which holds the lock until it exits. */
+        pthread_mutex_lock(&stop_lock);
+        stop_pod_path[0] = '\0';
+        pthread_mutex_unlock(&stop_lock);
         if (r < 0) {
                 xp_client_report(&err);
                 fprintf(stderr, "xpool run: pod %s is left as it is\n", run.name);
@@ -732,10 +762,6 @@ int xp_cmd_run(int argc, char **argv)
                 status = XP_EXIT_FAILURE;
                 break;
         }
-        /* the stop thread must not delete what is being deleted here */
-        pthread_mutex_lock(&stop_lock);
-        stop_pod_path[0] = '\0';
-        pthread_mutex_unlock(&stop_lock);
         if (!a.keep && run.view.stage != STAGE_GONE)
                 delete_pod(&run);
         return status;

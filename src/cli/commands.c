@@ -17,6 +17,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"agent",
      "run this machine as a node: register it, run its pods, serve their logs",
      xp_cmd_agent},
+    {"up", "run a one-node xpool here: the API server and a node agent", xp_cmd_up},
     {"server", "serve the Kubernetes-shaped API over the durable store", xp_cmd_server},
     {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
     {"version", "print the version", xp_cmd_version},

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# xpool up with the seed's simulated node: the node registers Ready with its devices; the seed's
+# pod applied with kubectl runs to Succeeded and its environment names exactly its devices;
+# xpool run streams the output and exits with the command's exit code (and 127 for a missing
+# command), deleting its pod; kubectl logs; a restart of xpool up reuses its node token.
+source "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+data=$tmp/data
+node=up-node
+up_pid=
+
+stop_up() { # signal: stops xpool up, if it runs
+  [[ -n "$up_pid" ]] || return 0
+  kill "-$1" "$up_pid" 2>/dev/null || true
+  wait "$up_pid" 2>/dev/null || true
+  up_pid=
+}
+trap 'stop_up KILL; rm -rf "$tmp"' EXIT
+
+start_up() { # log name: starts xpool up on a free port, waits (bounded) for its one line
+  local log=$tmp/$1.log deadline=$((SECONDS + 20))
+  : >"$log"
+  "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
+    --backoff-initial 200ms >"$log" 2>&1 &
+  up_pid=$!
+  while [[ $SECONDS -lt $deadline ]]; do
+    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
+    grep -q "^xpool is up" "$log" && return 0
+    sleep 0.1
+  done
+  echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1
+}
+
+# poll name, seconds, expected, command...: runs command until its output is expected (bounded)
+poll() {
+  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
+  shift 3
+  while [[ $SECONDS -lt $deadline ]]; do
+    got=$("$@" 2>&1) || true
+    [[ "$got" == "$want" ]] && return 0
+    sleep 0.2
+  done
+  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
+}
+
+export KUBECONFIG=$data/admin.kubeconfig
+start_up first
+expect_in "the line says how to use it" "$tmp/first.log" "export KUBECONFIG=$KUBECONFIG"
+poll "the node is Ready" 20 True \
+  kubectl get node "$node" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+check "the node's devices" 0 kubectl get node "$node" -o json
+expect_in "the node offers the GPU" "$tmp/out" '"nvidia.com/gpu": "1"'
+expect_in "the node offers the NPUs" "$tmp/out" '"vendor.com/npu": "2"'
+
+# the seed's pod: placed, run, Succeeded, with exactly its three devices in its environment
+check "apply the seed's pod" 0 kubectl apply -f "$src/examples/ai-training.yaml"
+poll "the seed's pod Succeeded" 30 Succeeded \
+  kubectl get pod ai-training -o 'jsonpath={.status.phase}'
+poll "its exit code" 5 0 \
+  kubectl get pod ai-training -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode}'
+check "kubectl logs" 0 kubectl logs ai-training
+cp "$tmp/out" "$tmp/seed.log"
+expect_in "its output" "$tmp/seed.log" "training on the devices xpool gave me:"
+expect_count "the GPU for CUDA" "$tmp/seed.log" 1 "CUDA_VISIBLE_DEVICES=0"
+expect_count "the GPU for the NVIDIA runtime" "$tmp/seed.log" 1 "NVIDIA_VISIBLE_DEVICES="
+expect_in "all three devices, by id" "$tmp/seed.log" "XPOOL_VISIBLE_DEVICES=sim-gpu-0,sim-npu-0,sim-npu-1"
+# CUDA's list holds one device: no comma in it
+if grep -E '^(CUDA|NVIDIA)_VISIBLE_DEVICES=.*,' "$tmp/seed.log"; then
+  echo "FAIL the pod sees more than its one GPU"; failures=$((failures + 1))
+fi
+check "kubectl logs --tail" 0 kubectl logs ai-training --tail 1
+expect_count "--tail 1 is one line" "$tmp/out" 1 "="
+check "xpool logs" 0 "$xpool" logs ai-training
+expect_in "xpool logs shows the same" "$tmp/out" "XPOOL_VISIBLE_DEVICES=sim-gpu-0,sim-npu-0,sim-npu-1"
+
+# xpool run: the exit code, the output as it comes, the pod deleted afterwards
+check "xpool run exits with the command's code" 7 "$xpool" run --gpu 1 -- sh -c 'echo about to fail; exit 7'
+expect_in "xpool run streams the output" "$tmp/out" "about to fail"
+check "xpool run output of a GPU pod" 0 "$xpool" run --gpu 1 -- sh -c 'echo "gpu=$NVIDIA_VISIBLE_DEVICES xpool=$XPOOL_VISIBLE_DEVICES"'
+expect_in "the GPU is named" "$tmp/out" "xpool=sim-gpu-0"
+check "xpool run with --env and args" 0 "$xpool" run --env GREETING=hello -- sh -c 'echo "$GREETING $0"' world
+expect_in "env and args reach the command" "$tmp/out" "hello world"
+check "xpool run of a missing command" 127 "$xpool" run -- /nonexistent/command
+expect_in "says why it did not start" "$tmp/err" "could not start"
+check "xpool run killed by a signal, dollars as typed" 137 "$xpool" run -- sh -c 'kill -9 $$'
+check "xpool run --keep keeps the pod" 0 "$xpool" run --keep --name kept -- true
+check "the kept pod" 0 kubectl get pod kept -o 'jsonpath={.status.phase}'
+expect_in "the kept pod Succeeded" "$tmp/out" "Succeeded"
+check "pods left" 0 kubectl get pods -o name
+expect_count "xpool run deleted its other pods" "$tmp/out" 2 "pod/"
+
+# more than the node has: Pending with the scheduler's reason, Ctrl-C deletes the pod
+"$xpool" run --name too-big --gpu 2 -- true >"$tmp/big.out" 2>"$tmp/big.err" &
+run_pid=$!
+poll "the pod waits" 10 Pending kubectl get pod too-big -o 'jsonpath={.status.phase}'
+sleep 1
+kill -INT "$run_pid"
+rc=0; wait "$run_pid" || rc=$?
+[[ $rc -eq 130 ]] || { echo "FAIL xpool run after Ctrl-C: exit $rc, expected 130"; failures=$((failures + 1)); }
+expect_in "the Pending reason is printed" "$tmp/big.err" "is Pending: "
+expect_in "it names the GPUs" "$tmp/big.err" "nvidia.com/gpu"
+poll "Ctrl-C deleted the pod" 10 "" kubectl get pod too-big -o name --ignore-not-found
+
+# a restart keeps the node token and the pods' history
+token_before=$(cat "$data/agent/node.token")
+stop_up TERM
+start_up second
+[[ "$(cat "$data/agent/node.token")" == "$token_before" ]] || {
+  echo "FAIL the node token changed across a restart"; failures=$((failures + 1)); }
+check "tokens" 0 "$xpool" token list --data-dir "$data"
+expect_count "one node token" "$tmp/out" 1 "$node"
+poll "the node is Ready again" 20 True \
+  kubectl get node "$node" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+check "the seed's pod is still Succeeded" 0 kubectl get pod ai-training -o 'jsonpath={.status.phase}'
+expect_in "still Succeeded" "$tmp/out" "Succeeded"
+check "run after the restart" 3 "$xpool" run -- sh -c 'exit 3'
+finish "xpool up"
