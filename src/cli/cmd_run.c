@@ -35,7 +35,7 @@ static const char usage[] =
     "      --memory QTY         memory limit and request, e.g. 4Gi\n"
     "  -e, --env NAME=VALUE     an environment variable of the command; repeatable\n"
     "      --restart POLICY     Never (default) or OnFailure\n"
-    "      --node NODE          run on that node (a nodeSelector on kubernetes.io/hostname)\n"
+    "      --node NODE          run on that node (node affinity on its name)\n"
     "      --rm                 delete the pod once it is done (the default)\n"
     "      --keep               keep the pod once it is done (to look at it with get/describe)\n"
     "  -d, --detach             create the pod, print its name and return (implies --keep)\n" XP_CLIENT_USAGE;
@@ -293,10 +293,21 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                                                              literal(eq + 1)));
                 }
         }
+        /* the Node's name, which is not always its kubernetes.io/hostname label */
         if (a->node)
                 r |= json_object_set_new(json_object_get(pod, "spec"),
-                                         "nodeSelector",
-                                         json_pack("{s:s}", "kubernetes.io/hostname", a->node));
+                                         "affinity",
+                                         json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}",
+                                                   "nodeAffinity",
+                                                   "requiredDuringSchedulingIgnoredDuringExecution",
+                                                   "nodeSelectorTerms",
+                                                   "matchFields",
+                                                   "key",
+                                                   "metadata.name",
+                                                   "operator",
+                                                   "In",
+                                                   "values",
+                                                   a->node));
         return r != 0 ? NULL : TAKE_PTR(pod);
 }
 

@@ -83,6 +83,8 @@ expect_in "env and args reach the command" "$tmp/out" "hello world"
 check "xpool run of a missing command" 127 "$xpool" run -- /nonexistent/command
 expect_in "says why it did not start" "$tmp/err" "could not start"
 check "xpool run killed by a signal, dollars as typed" 137 "$xpool" run -- sh -c 'kill -9 $$'
+check "xpool run --node by the Node's name" 0 "$xpool" run --node "$node" -- sh -c 'echo on $XPOOL_NODE_NAME'
+expect_in "ran there" "$tmp/out" "on $node"
 check "xpool run --keep keeps the pod" 0 "$xpool" run --keep --name kept -- true
 check "the kept pod" 0 kubectl get pod kept -o 'jsonpath={.status.phase}'
 expect_in "the kept pod Succeeded" "$tmp/out" "Succeeded"
