@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,7 +323,35 @@ int main(int argc, char **argv)
         snprintf(data, sizeof(data), "%s/data", dir);
         snprintf(agent_data, sizeof(agent_data), "%s/agent", dir);
 
-        /* the server, then a node token, then the agent */
+        /* a node token (before the server, which would take a second to see it), the server,
+         * the agent */
+        if (mkdir(data, 0700) < 0) {
+                fprintf(stderr, "bench_pods: mkdir %s: %s\n", data, strerror(errno));
+                goto out;
+        }
+        {
+                /* the token alone is on stdout; no threads exist yet, so popen's fork is safe */
+                char command[2048], text[512] = "";
+                FILE *fp;
+
+                snprintf(command,
+                         sizeof(command),
+                         "'%s' token create --node " NODE " --data-dir '%s' 2>/dev/null",
+                         xpool,
+                         data);
+                fp = popen(command, "r");
+                if (fp && fgets(text, sizeof(text), fp))
+                        text[strcspn(text, "\r\n")] = '\0';
+                if (fp)
+                        pclose(fp);
+                if (strncmp(text, "xpn_", 4) != 0) {
+                        fprintf(stderr, "bench_pods: xpool token create gave no node token\n");
+                        goto out;
+                }
+                node_token = strdup(text);
+                if (!node_token)
+                        goto out;
+        }
         {
                 char *args[] = {(char *)xpool,
                                 "server",
@@ -348,22 +377,6 @@ int main(int argc, char **argv)
         if (!url[0] || !token) {
                 fprintf(stderr, "bench_pods: the server did not come up; see %s/server.log\n", dir);
                 goto out;
-        }
-        {
-                char *args[] = {
-                    (char *)xpool, "token", "create", "--node", NODE, "--data-dir", data, NULL};
-                pid_t pid;
-                int status;
-
-                if (spawn("token.txt", args, &pid) < 0 || waitpid(pid, &status, 0) != pid ||
-                    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        goto out;
-                node_token = grep_file("token.txt", "xpn_");
-                if (!node_token) {
-                        fprintf(stderr, "bench_pods: no node token in %s/token.txt\n", dir);
-                        goto out;
-                }
-                node_token[strcspn(node_token, " \t")] = '\0';
         }
         {
                 char *args[] = {(char *)xpool,
