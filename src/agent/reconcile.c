@@ -223,7 +223,8 @@ static int refresh_records(struct loop *l)
                 st->records = NULL;
                 st->n_records = 0;
         }
-        qsort(records, n, sizeof(*records), record_compare);
+        if (n > 0)
+                qsort(records, n, sizeof(*records), record_compare);
         for (i = 0; i < n; i = j) {
                 struct podstate *st;
 
