@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Registration and heartbeats: the Node is created (or updated, keeping what the operator set:
- * labels, annotations, taints), its status written, and the Lease kube-node-lease/NAME renewed
- * every heartbeat, which is what the server's node monitor reads. The Ready condition's
- * heartbeat is refreshed every node_status_ms. A failed renewal is logged and retried at the next
- * heartbeat: the server marks the node Unknown only after its grace period.
+ * labels, annotations, taints), its status written, the Lease created, and the Lease
+ * kube-node-lease/NAME renewed every heartbeat, which is what the server's node monitor reads. The
+ * Ready condition's heartbeat is refreshed every node_status_ms. A failed renewal is logged and
+ * retried at the next heartbeat: the server marks the node Unknown only after its grace period.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +32,8 @@ static int patch_node_status(struct xp_agent *agent,
             client, "PATCH", path, "application/merge-patch+json", body, NULL, NULL, err);
 }
 
+static int renew_lease(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err);
+
 int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err)
 {
         json_auto_t *existing = NULL, *merged = NULL;
@@ -56,6 +58,11 @@ int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struc
         r = patch_node_status(agent, client, json_object_get(agent->node_json, "status"), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "writing the status of Node %s", agent->node_name);
+        /* the Lease exists once the Node is Ready, so the node monitor never sees one without */
+        r = renew_lease(agent, client, err);
+        if (r < 0)
+                return xp_error_prefix(
+                    err, r, "creating Lease kube-node-lease/%s", agent->node_name);
         return 0;
 }
 
@@ -130,7 +137,7 @@ void *xp_agent_lease_thread(void *userdata)
                     LOG_ERR, "agent: cannot make the lease's client: %s", xp_error_message(&err));
                 return NULL;
         }
-        do {
+        while (!xp_agent_sleep(agent, agent->heartbeat_ms)) {
                 xp_error_clear(&err);
                 r = renew_lease(agent, client, &err);
                 if (r >= 0 && xp_agent_now_ns() >= next_status) {
@@ -150,6 +157,6 @@ void *xp_agent_lease_thread(void *userdata)
                                "agent: Lease kube-node-lease/%s renewed again",
                                agent->node_name);
                 failing = r < 0;
-        } while (!xp_agent_sleep(agent, agent->heartbeat_ms));
+        }
         return NULL;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct podstate {
         bool done;          /* terminal and cleaned up: nothing to do until it is deleted */
         bool dirty;
         bool drop;
+        unsigned starting; /* starts in flight: the pod is not synced until they are back */
         struct xp_podsync_memory *memory;
         struct xp_container_record *records;
         size_t n_records;
@@ -51,6 +53,7 @@ struct loop {
         struct podstate **states;
         size_t n_states, cap_states;
         bool need_list;
+        struct starter *starter;
 };
 
 static int state_compare(const void *a, const void *b)
@@ -220,7 +223,8 @@ static int refresh_records(struct loop *l)
                 st->records = NULL;
                 st->n_records = 0;
         }
-        qsort(records, n, sizeof(*records), record_compare);
+        if (n > 0)
+                qsort(records, n, sizeof(*records), record_compare);
         for (i = 0; i < n; i = j) {
                 struct podstate *st;
 
@@ -317,38 +321,240 @@ static int failed_record(struct podstate *st,
         return keep_record(st, &rec);
 }
 
+static void drain(int fd)
+{
+        uint64_t v;
+        ssize_t n = read(fd, &v, sizeof(v));
+
+        (void)n;
+}
+
+/*
+ * Starts run on a few threads: a start waits for two execs (the shim's and the container's), and
+ * the runtime lets several run at once, so many pods start in parallel. The loop builds the
+ * launch, a starter runs xp_runtime_start() and hands the job back through done_fd.
+ */
+#define STARTERS 8
+
+struct start_job {
+        struct podstate *st; /* kept while starting > 0 */
+        json_t *pod;         /* the pod to start from: the launch borrows from its decoding */
+        const struct xp_node *node;
+        uint64_t pids_max;
+        char *container;
+        bool init;
+        unsigned attempt;
+        struct xp_launch *launch;
+        int result;
+        struct xp_container_record record;
+        char message[256];
+        struct start_job *next;
+};
+
+struct starter {
+        struct xp_runtime *runtime;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        struct start_job *todo, *todo_tail, *done;
+        bool stopping;
+        int done_fd;
+        pthread_t threads[STARTERS];
+        unsigned n_threads;
+};
+
+static void job_free(struct start_job *job)
+{
+        if (!job)
+                return;
+        free(job->container);
+        xp_launch_free(job->launch);
+        json_decref(job->pod);
+        xp_container_record_clear(&job->record);
+        free(job);
+}
+
+/* Decodes the pod, builds the launch and starts it (on a starter thread). */
+static int start_job_run(struct starter *s, struct start_job *job, struct xp_error *err)
+{
+        _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
+        int r;
+
+        r = xp_pod_from_json(job->pod, NULL, 0, &pod, err);
+        if (r >= 0)
+                r = xp_launch_build(pod,
+                                    job->container,
+                                    job->init,
+                                    job->attempt,
+                                    job->node,
+                                    dev_lookup,
+                                    NULL,
+                                    job->pids_max,
+                                    &job->launch,
+                                    err);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EINVAL;
+        return xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+}
+
+static void *starter_thread(void *userdata)
+{
+        struct starter *s = userdata;
+        uint64_t one = 1;
+        ssize_t n = 0;
+
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                struct start_job *job;
+                struct xp_error err = {0};
+
+                while (!s->stopping && !s->todo)
+                        pthread_cond_wait(&s->cond, &s->lock);
+                if (!s->todo)
+                        break;
+                job = s->todo;
+                s->todo = job->next;
+                if (!s->todo)
+                        s->todo_tail = NULL;
+                pthread_mutex_unlock(&s->lock);
+
+                job->result = start_job_run(s, job, &err);
+                if (job->result < 0)
+                        snprintf(job->message, sizeof(job->message), "%s", xp_error_message(&err));
+
+                pthread_mutex_lock(&s->lock);
+                job->next = s->done;
+                s->done = job;
+                n = write(s->done_fd, &one, sizeof(one));
+        }
+        pthread_mutex_unlock(&s->lock);
+        (void)n;
+        return NULL;
+}
+
+static void starter_free(struct starter *s)
+{
+        if (!s)
+                return;
+        pthread_mutex_lock(&s->lock);
+        s->stopping = true;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        /* the queued starts run first: a start is never left half done */
+        for (unsigned i = 0; i < s->n_threads; i++)
+                pthread_join(s->threads[i], NULL);
+        while (s->done) {
+                struct start_job *job = s->done;
+
+                s->done = job->next;
+                job_free(job);
+        }
+        if (s->done_fd >= 0)
+                close(s->done_fd);
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+}
+
+static int starter_new(struct xp_runtime *runtime, struct starter **ret)
+{
+        struct starter *s = calloc(1, sizeof(*s));
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        s->runtime = runtime;
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->cond, NULL);
+        s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->done_fd < 0) {
+                r = -errno;
+                starter_free(s);
+                return r;
+        }
+        for (; s->n_threads < STARTERS; s->n_threads++) {
+                r = -pthread_create(&s->threads[s->n_threads], NULL, starter_thread, s);
+                if (r < 0) {
+                        starter_free(s);
+                        return r;
+                }
+        }
+        *ret = s;
+        return 0;
+}
+
 static int start_container(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
 {
         struct xp_agent *agent = l->agent;
-        struct xp_launch *launch = NULL;
-        struct xp_container_record rec = {0};
-        struct xp_error err = {0};
-        int r;
+        struct start_job *job;
 
         if (!st->pod)
                 return 0;
-        r = xp_launch_build(st->pod,
-                            a->container,
-                            a->init,
-                            a->attempt,
-                            agent->node,
-                            dev_lookup,
-                            NULL,
-                            agent->pids_max,
-                            &launch,
-                            &err);
-        if (r >= 0) {
-                r = xp_runtime_start(agent->runtime, &launch->launch, &rec, &err);
-                xp_launch_free(launch);
+        job = calloc(1, sizeof(*job));
+        if (!job)
+                return -ENOMEM;
+        job->st = st;
+        job->pod = json_incref(st->json);
+        job->node = agent->node;
+        job->pids_max = agent->pids_max;
+        job->init = a->init;
+        job->attempt = a->attempt;
+        job->container = strdup(a->container);
+        if (!job->container) {
+                job_free(job);
+                return -ENOMEM;
         }
-        if (r == -EEXIST) {
-                /* it runs already (a start we did not see finish): list to learn its record */
-                l->need_list = true;
-                return 0;
+        st->starting++;
+        pthread_mutex_lock(&l->starter->lock);
+        if (l->starter->todo_tail)
+                l->starter->todo_tail->next = job;
+        else
+                l->starter->todo = job;
+        l->starter->todo_tail = job;
+        pthread_cond_signal(&l->starter->cond);
+        pthread_mutex_unlock(&l->starter->lock);
+        return 0;
+}
+
+/* Takes the starts that came back: their records, or why they failed. */
+static void collect_starts(struct loop *l)
+{
+        struct start_job *jobs;
+
+        drain(l->starter->done_fd);
+        pthread_mutex_lock(&l->starter->lock);
+        jobs = l->starter->done;
+        l->starter->done = NULL;
+        pthread_mutex_unlock(&l->starter->lock);
+        while (jobs) {
+                struct start_job *job = jobs;
+                struct podstate *st = job->st;
+                int r = 0;
+
+                jobs = job->next;
+                st->starting--;
+                st->dirty = true;
+                if (job->result == -EEXIST) {
+                        /* it runs already (a start we did not see finish): the list has it */
+                        l->need_list = true;
+                } else if (job->result < 0) {
+                        r = failed_record(st,
+                                          &(struct xp_podsync_action){.container = job->container,
+                                                                      .attempt = job->attempt},
+                                          job->message,
+                                          xp_agent_now_ns());
+                } else {
+                        r = keep_record(st, &job->record);
+                        job->record = (struct xp_container_record){0};
+                }
+                if (r < 0)
+                        xp_log(LOG_ERR,
+                               "agent: the start of %s/%s %s: %s",
+                               st->namespace,
+                               st->name,
+                               job->container,
+                               strerror(-r));
+                job_free(job);
         }
-        if (r < 0)
-                return failed_record(st, a, xp_error_message(&err), xp_agent_now_ns());
-        return keep_record(st, &rec);
 }
 
 static void forget_record(struct podstate *st, const char *container)
@@ -382,7 +588,8 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
                                st->name,
                                a->container,
                                strerror(-r));
-                return r >= 0;
+                /* a failed build is a record now; a start in flight comes back later */
+                return r >= 0 && st->starting == 0;
         case XP_PODSYNC_KILL:
                 r = xp_runtime_kill(agent->runtime, st->uid, a->container, a->signal, &err);
                 if (r < 0 && r != -ESRCH)
@@ -423,6 +630,8 @@ static void sync_pod(struct loop *l, struct podstate *st)
         struct xp_agent *agent = l->agent;
         struct xp_error err = {0};
 
+        if (st->starting > 0)
+                return; /* stays dirty: synced once its starts are back */
         st->dirty = false;
         if (st->done) {
                 if (st->gone)
@@ -485,7 +694,7 @@ static void drop_states(struct loop *l)
                 struct podstate *st = l->states[i];
                 struct xp_error err = {0};
 
-                if (!st->drop) {
+                if (!st->drop || st->starting > 0) {
                         i++;
                         continue;
                 }
@@ -501,14 +710,6 @@ static void drop_states(struct loop *l)
                 state_free(st);
                 l->states[i] = l->states[--l->n_states];
         }
-}
-
-static void drain(int fd)
-{
-        uint64_t v;
-        ssize_t n = read(fd, &v, sizeof(v));
-
-        (void)n;
 }
 
 static void free_nothing(void *p)
@@ -540,19 +741,28 @@ void *xp_agent_reconcile_thread(void *userdata)
                        .backoff_max_ms = agent->backoff_max_ms,
                        .backoff_reset_ms = 600000},
         };
-        struct pollfd fds[3] = {
+        struct pollfd fds[4] = {
             {.fd = agent->stop_fd, .events = POLLIN},
             {.fd = agent->pods.wake_fd, .events = POLLIN},
+            {.fd = -1, .events = POLLIN},
             {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
         };
+        int r;
 
         if (!wait_for_list(agent))
                 return NULL;
+        r = starter_new(agent->runtime, &l.starter);
+        if (r < 0) {
+                xp_log(LOG_ERR, "agent: cannot start the container starters: %s", strerror(-r));
+                return NULL;
+        }
+        fds[2].fd = l.starter->done_fd;
         l.need_list = true;
         while (!atomic_load(&agent->stopping)) {
                 int64_t now, next = 0;
                 int timeout = -1;
 
+                collect_starts(&l);
                 if (take_changes(&l) < 0)
                         xp_log(LOG_ERR, "agent: taking the pod changes: out of memory");
                 if (l.need_list)
@@ -571,14 +781,15 @@ void *xp_agent_reconcile_thread(void *userdata)
                         timeout = 0;
                 else if (next > 0)
                         timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
-                if (poll(fds, fds[2].fd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+                if (poll(fds, fds[3].fd >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR)
                         break;
                 if (fds[1].revents & POLLIN)
                         drain(fds[1].fd);
                 /* xp_runtime_list() empties the runtime's event fd */
-                if (fds[2].revents & POLLIN)
+                if (fds[3].revents & POLLIN)
                         l.need_list = true;
         }
+        starter_free(l.starter);
         for (size_t i = 0; i < l.n_states; i++)
                 state_free(l.states[i]);
         tdestroy(l.tree, free_nothing);

@@ -241,15 +241,16 @@ int xp_cmd_agent(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
 
         r = xp_agent_new(&o, &agent, &err);
-        xp_kubeconfig_done(&config);
         if (r < 0) {
                 fprintf(stderr, "xpool agent: %s\n", xp_error_message(&err));
+                xp_kubeconfig_done(&config);
                 return XP_EXIT_FAILURE;
         }
         xp_log(LOG_INFO,
                "xpool agent: node %s registered with %s",
                xp_agent_node_name(agent),
                o.server_url);
+        xp_kubeconfig_done(&config);
         do
                 r = sigwait(&mask, &sig);
         while (r == EINTR);

@@ -19,11 +19,11 @@ cleanup() {
 trap cleanup EXIT
 
 wait_for() { # what, seconds, command...: retries the command until it succeeds
-  local what=$1 deadline=$((SECONDS + $2))
+  local what=$1 seconds=$2 deadline=$((SECONDS + $2))
   shift 2
   until "$@" >/dev/null 2>&1; do
     if [[ $SECONDS -ge $deadline ]]; then
-      echo "FAIL $what (waited)"; "$@" || true; failures=$((failures + 1)); return 1
+      echo "FAIL $what (waited $seconds s)"; "$@" || true; failures=$((failures + 1)); return 0
     fi
     sleep 0.1
   done
@@ -56,8 +56,8 @@ a2_pid=$!
 
 # ---- registration -------------------------------------------------------------------------------
 node_ready() { "$xpool" get node "$1" -o yaml | grep -A1 'reason: AgentReady' >/dev/null; }
-wait_for "n1 registers Ready" 20 node_ready n1 || { cat "$tmp/a1.log"; }
-wait_for "n2 registers Ready" 20 node_ready n2 || { cat "$tmp/a2.log"; }
+wait_for "n1 registers Ready" 20 node_ready n1
+wait_for "n2 registers Ready" 20 node_ready n2
 check "get node n1" 0 "$xpool" get node n1 -o yaml
 expect_in "n1 GPUs" "$tmp/out" "nvidia.com/gpu: \"8\""
 expect_in "n1 product label" "$tmp/out" "xpool.io/gpu.product: NVIDIA-H100-80GB-HBM3"
@@ -69,8 +69,9 @@ check "get node n2" 0 "$xpool" get node n2 -o yaml
 expect_in "n2 NPUs" "$tmp/out" "xpool.io/npu.count: \"8\""
 
 # ---- leases renew -------------------------------------------------------------------------------
-renew_time() { "$xpool" get lease "$1" -n kube-node-lease -o yaml | sed -n 's/.*renewTime: //p'; }
+renew_time() { "$xpool" get lease "$1" -n kube-node-lease -o yaml 2>&1 | sed -n 's/.*renewTime: //p'; }
 t1=$(renew_time n1) t2=$(renew_time n2)
+# the agents create their Leases before they report Ready
 [[ -n "$t1" && -n "$t2" ]] || { echo "FAIL no leases: '$t1' '$t2'"; failures=$((failures + 1)); }
 lease_moved() { [[ "$(renew_time "$1")" != "$2" ]]; }
 wait_for "n1's lease renews" 5 lease_moved n1 "$t1"
@@ -125,14 +126,15 @@ expect_in "done exit code" "$tmp/out" "exitCode: 0"
 expect_in "done reason" "$tmp/out" "reason: Completed"
 
 # ---- re-adoption after SIGKILL ------------------------------------------------------------------
-pid=$(pgrep -f "sleep 1007\.5")
+pid=$(pgrep -f "sleep 1007\.5" || true)
 [[ $(wc -w <<<"$pid") -eq 1 ]] || { echo "FAIL one sleeper expected: '$pid'"; failures=$((failures + 1)); }
 kill -KILL "$a1_pid"; wait "$a1_pid" 2>/dev/null || true
 start_a1
 wait_for "n1 comes back" 20 grep -q "node n1 registered" "$tmp/a1.log"
 sleep 2
-[[ "$(pgrep -f "sleep 1007\.5")" == "$pid" ]] ||
-  { echo "FAIL the sleeper was not re-adopted: '$pid' then '$(pgrep -f "sleep 1007\.5")'"; failures=$((failures + 1)); }
+now=$(pgrep -f "sleep 1007\.5" || true)
+[[ -n "$pid" && "$now" == "$pid" ]] ||
+  { echo "FAIL the sleeper was not re-adopted: '$pid' then '$now'"; failures=$((failures + 1)); }
 [[ ! -e $(echo "$tmp"/a1/logs/default_sleeper_*/main)/1.log ]] ||
   { echo "FAIL the sleeper was started a second time"; failures=$((failures + 1)); }
 check "sleeper status" 0 "$xpool" get pod sleeper -o yaml
@@ -148,7 +150,7 @@ logs_gone() { ! compgen -G "$tmp/a1/logs/default_sleeper_*" >/dev/null; }
 wait_for "the deleted pod's logs go" 5 logs_gone
 
 # ---- SIGTERM stops an agent ---------------------------------------------------------------------
-kill -TERM "$a2_pid"
+kill -TERM "$a2_pid" 2>/dev/null || true
 deadline=$((SECONDS + 10))
 while kill -0 "$a2_pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]]; do sleep 0.1; done
 if kill -0 "$a2_pid" 2>/dev/null; then
@@ -157,4 +159,7 @@ else
   wait "$a2_pid" || { echo "FAIL the agent exited $? on SIGTERM:"; cat "$tmp/a2.log"; failures=$((failures + 1)); }
 fi
 a2_pid=
+if [[ $failures -gt 0 ]]; then
+  for f in server a1 a2; do echo "---- $f.log"; tail -n 30 "$tmp/$f.log"; done
+fi
 finish agent
