@@ -795,7 +795,7 @@ static int start(struct xp_runtime *rt,
                 return r;
         r = spawn_shim(rt, dir, reply, sizeof(reply), err);
         if (r < 0)
-                return r;
+                return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
         if (strcmp(reply, "ok\n") != 0) {
                 char *msg = NULL;
 

@@ -30,6 +30,10 @@ struct fixture {
         char self[4096];
 };
 
+/* The container name: unique per test process, so runs in parallel (several checkouts on one
+ * machine) never share a cgroup xpool/<uid>/<container>. */
+static char cname[32];
+
 static char *const default_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 
 static void open_rt(struct fixture *f, uint64_t max_bytes, unsigned max_files)
@@ -93,7 +97,7 @@ static struct xp_container_launch launch_of(const char *uid, char *const *argv)
             .pod_uid = uid,
             .pod_namespace = "default",
             .pod_name = "pod",
-            .container = "main",
+            .container = cname,
             .argv = argv,
             .env = default_env,
         };
@@ -130,14 +134,14 @@ static char *slurp(const char *path)
 static void kill_ok(struct fixture *f, const char *uid, int sig)
 {
         struct xp_error err = {0};
-        int r = xp_runtime_kill(f->rt, uid, "main", sig, &err);
+        int r = xp_runtime_kill(f->rt, uid, cname, sig, &err);
 
         if (r < 0) {
                 char path[512];
                 char *x;
 
                 usleep(100000);
-                snprintf(path, sizeof(path), "%s/%s/main/exit.json", f->state, uid);
+                snprintf(path, sizeof(path), "%s/%s/%s/exit.json", f->state, uid, cname);
                 x = slurp(path);
                 fail_msg("kill %s: %d %s (%s)", uid, r, xp_error_message(&err), x ? x : "-");
         }
@@ -183,7 +187,7 @@ static char *log_file(struct fixture *f, const char *uid, const char *leaf)
 {
         char path[512];
 
-        snprintf(path, sizeof(path), "%s/default_pod_%s/main/%s", f->logs, uid, leaf);
+        snprintf(path, sizeof(path), "%s/default_pod_%s/%s/%s", f->logs, uid, cname, leaf);
         return slurp(path);
 }
 
@@ -191,7 +195,7 @@ static bool log_exists(struct fixture *f, const char *uid, const char *leaf)
 {
         char path[512];
 
-        snprintf(path, sizeof(path), "%s/default_pod_%s/main/%s", f->logs, uid, leaf);
+        snprintf(path, sizeof(path), "%s/default_pod_%s/%s/%s", f->logs, uid, cname, leaf);
         return access(path, F_OK) == 0;
 }
 
@@ -241,7 +245,7 @@ static void exit_codes(void **state)
         assert_int_equal(r.signal, 0);
         assert_false(r.oom_killed);
         assert_string_equal(r.pod_namespace, "default");
-        assert_string_equal(r.container, "main");
+        assert_string_equal(r.container, cname);
         assert_true(r.finished_ns >= r.started_ns && r.started_ns > 0);
         xp_container_record_clear(&r);
         l = launch_of("uid-three", three);
@@ -314,7 +318,8 @@ static void rotation(void **state)
         for (size_t i = 0; i < 3; i++) {
                 static const char *const leaves[] = {"2.log", "2.log.1", "2.log.2"};
 
-                snprintf(path, sizeof(path), "%s/default_pod_uid-rot/main/%s", f->logs, leaves[i]);
+                snprintf(
+                    path, sizeof(path), "%s/default_pod_uid-rot/%s/%s", f->logs, cname, leaves[i]);
                 assert_int_equal(stat(path, &st), 0);
                 assert_true(st.st_size > 0 && st.st_size <= 200);
         }
@@ -425,7 +430,7 @@ static void kill_term(void **state)
         assert_int_equal(r.signal, SIGTERM);
         assert_int_equal(r.exit_code, 143);
         xp_container_record_clear(&r);
-        assert_int_equal(xp_runtime_kill(f->rt, "uid-term", "main", SIGTERM, NULL), -ESRCH);
+        assert_int_equal(xp_runtime_kill(f->rt, "uid-term", cname, SIGTERM, NULL), -ESRCH);
 }
 
 static pid_t first_number(const char *text)
@@ -513,7 +518,7 @@ static void readopt(void **state)
         assert_false(v[0].exited);
         assert_int_equal(v[0].pid, pid);
         xp_container_records_free(v, n);
-        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", "main", NULL), -EBUSY);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", cname, NULL), -EBUSY);
         kill_ok(f, "uid-adopt", SIGKILL);
         p = (struct pollfd){.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
         assert_int_equal(poll(&p, 1, 10000), 1);
@@ -525,11 +530,11 @@ static void readopt(void **state)
         xp_container_records_free(v, n);
         /* the list consumed the event */
         assert_int_equal(poll(&p, 1, 0), 0);
-        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", "main", NULL), 0);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", cname, NULL), 0);
         assert_int_equal(xp_runtime_list(f->rt, &v, &n, NULL), 0);
         assert_int_equal(n, 0);
         free(v);
-        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", "main", NULL), -ENOENT);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", cname, NULL), -ENOENT);
         assert_true(log_exists(f, "uid-adopt", "0.end")); /* logs stay */
         assert_int_equal(xp_runtime_remove_logs(f->rt, "default", "pod", "uid-adopt", NULL), 0);
         assert_false(log_exists(f, "uid-adopt", "0.end"));
@@ -583,7 +588,7 @@ static void lost_shim(void **state)
 
         start_ok(f, &l, &r);
         xp_container_record_clear(&r);
-        snprintf(path, sizeof(path), "%s/uid-lost/main/running.json", f->state);
+        snprintf(path, sizeof(path), "%s/uid-lost/%s/running.json", f->state, cname);
         running = slurp(path);
         assert_non_null(running);
         p = strstr(running, "\"shim_pid\":");
@@ -596,9 +601,11 @@ static void lost_shim(void **state)
         assert_non_null(strstr(r.message, "died without recording the exit"));
         assert_true(gone_soon(r.pid));
         xp_container_record_clear(&r);
-        assert_int_equal(xp_runtime_remove(f->rt, "uid-lost", "main", NULL), 0);
-        if (xp_runtime_cgroup_mode(f->rt) == XP_CGROUP_V1)
-                assert_int_equal(access("/sys/fs/cgroup/pids/xpool/uid-lost", F_OK), -1);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-lost", cname, NULL), 0);
+        if (xp_runtime_cgroup_mode(f->rt) == XP_CGROUP_V1) {
+                snprintf(path, sizeof(path), "/sys/fs/cgroup/pids/xpool/uid-lost/%s", cname);
+                assert_int_equal(access(path, F_OK), -1);
+        }
 }
 
 static void bad_launch(void **state)
@@ -738,6 +745,7 @@ int main(int argc, char **argv)
 
         if (argc >= 2 && strcmp(argv[1], "__shim") == 0)
                 return xp_shim_main(argc - 1, argv + 1);
+        snprintf(cname, sizeof(cname), "main-%d", (int)getpid());
         if (argc >= 2 && (strcmp(argv[1], "__alloc") == 0 || strcmp(argv[1], "__open") == 0))
                 return helper_main(argc, argv);
         return cmocka_run_group_tests(tests, NULL, NULL);
