@@ -141,6 +141,22 @@ wait "$writer"
 printf 'four\nfive\nsix\n' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL logs -f:"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1)); }
 
+# A follow whose client goes away ends everywhere: the server notices kubectl's hang-up and drops
+# its connection to the endpoint, whose reader thread then ends (side's log has no .end).
+threads() { sed -n 's/^Threads:[[:space:]]*//p' "/proc/$tool_pid/status"; }
+before=$(threads)
+"${kc[@]}" logs web -c side -f --request-timeout=0 >"$tmp/follow.out" 2>&1 &
+follower=$!
+deadline=$((SECONDS + 10))
+until [[ $(threads) -gt $before || $SECONDS -ge $deadline ]]; do sleep 0.1; done
+[[ $(threads) -gt $before ]] || { echo "FAIL the follow did not reach the endpoint"; failures=$((failures + 1)); }
+sleep 0.5
+expect_in "follow without end: the lines so far" "$tmp/follow.out" "plain text"
+kill "$follower"; wait "$follower" 2>/dev/null || true
+deadline=$((SECONDS + 10))
+until [[ $(threads) -le $before || $SECONDS -ge $deadline ]]; do sleep 0.1; done
+[[ $(threads) -le $before ]] || { echo "FAIL the endpoint still streams after kubectl went away ($(threads) threads, $before before)"; failures=$((failures + 1)); }
+
 # ---- the endpoint itself: only the server's signature opens it ------------------------------
 id=${token:4:12}
 key=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
