@@ -183,6 +183,17 @@ expect_code "signature of another path" 401
 expect_in "forged: message" "$tmp/out" "the signature does not match the request"
 direct "$id:$(($(date +%s) + 30)):$(printf '0%.0s' {1..64})"
 expect_code "forged MAC" 401
+path="/containerLogs/default/web/side?tailLines=1"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "without podUID: the pod's newest directory" 200
+expect_in "without podUID: the log" "$tmp/out" "plain text"
+path="/containerLogs/default/web/side?tailLines=x"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "bad tailLines at the endpoint" 400
+expect_in "bad tailLines: message" "$tmp/out" "tailLines: want a number >= 0"
+path="/containerLogs/default/web/nope?podUID=$uid"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "unknown container at the endpoint" 404
 path=/containerLogs/default/nope/app
 direct "$(sign "$path" $(($(date +%s) + 30)))"
 expect_code "unknown pod" 404
@@ -200,4 +211,10 @@ check "logs: agent unreachable" 1 "${kc[@]}" logs gone
 expect_in "unreachable: message" "$tmp/err" "cannot reach the xpool agent of node \"n3\" at 127.0.0.1:$closed"
 api GET /api/v1/namespaces/default/pods/gone/log
 expect_code "unreachable: 503" 503
+
+# The endpoint stops cleanly (under ASan: without leaks).
+kill -TERM "$tool_pid"
+rc=0; wait "$tool_pid" || rc=$?
+tool_pid=
+[[ $rc -eq 0 ]] || { echo "FAIL logserver_tool exited $rc:"; cat "$tmp/tool.err"; failures=$((failures + 1)); }
 finish logs
