@@ -353,6 +353,7 @@ int handle_log(const struct request *req, const struct route *route, struct repl
         FILE *f = NULL;
         uint64_t version;
         unsigned port = 0;
+        bool follow = false;
         int r;
 
         r = xp_store_get(
@@ -442,6 +443,8 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                 }
                 if (v)
                         fprintf(f, "&%s=true", bools[i]);
+                if (i == 0)
+                        follow = v;
         }
         for (size_t i = 0; i < XP_ELEMENTSOF(ints); i++) {
                 int64_t v;
@@ -502,7 +505,7 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                     node);
                 goto out;
         }
-        r = log_proxy(req, node, host, port, path, key_id, key, ret);
+        r = log_proxy(req, node, host, port, path, key_id, key, follow, ret);
 out:
         json_decref(pod);
         return r;

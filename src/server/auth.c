@@ -306,6 +306,7 @@ static int parse_tokens(const char *path,
                         tokens = grown;
                         allocated = grown_n;
                 }
+                tokens[n] = (struct token){0};
                 r = parse_line(line, &tokens[n], err);
                 if (r < 0)
                         return xp_error_prefix(err, r, "%s:%u", path, lineno);

@@ -256,9 +256,10 @@ int handle_log(const struct request *req, const struct route *route, struct repl
 
 /*
  * Proxies GET path_query to the agent at host:port (logproxy.c), signed with the node token's id
- * and key: a 200 streams through (text/plain, chunk by chunk as it arrives), the agent's 400 and
- * 404 come back as Status objects with its message, and an agent that cannot be reached, or
- * that refuses the signature, is 503 naming node. Returns 0 or -ENOMEM.
+ * and key (follow: the agent may take its time before the first byte): a 200 streams through
+ * (text/plain, chunk by chunk as it arrives), the agent's 400 and 404 come back as Status objects
+ * with its message, and an agent that cannot be reached, or that refuses the signature, is 503
+ * naming node. Returns 0 or -ENOMEM.
  */
 int log_proxy(const struct request *req,
               const char *node,
@@ -267,6 +268,7 @@ int log_proxy(const struct request *req,
               const char *path_query,
               const char *token_id,
               const uint8_t key[static 32],
+              bool follow,
               struct reply *ret);
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */

@@ -249,10 +249,10 @@ int log_proxy(const struct request *req,
               const char *path_query,
               const char *token_id,
               const uint8_t key[static 32],
+              bool follow,
               struct reply *ret)
 {
         char signature[XP_LOGSIGN_TEXT_MAX], body[ERROR_BODY_MAX + 1];
-        const char *follow = request_query(req, "follow");
         struct xp_error err = {0};
         _cleanup_free_ char *head = NULL;
         struct proxy *p;
@@ -294,10 +294,7 @@ int log_proxy(const struct request *req,
                         xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));
         }
         if (r >= 0)
-                r = read_head(p,
-                              follow && (strcmp(follow, "true") == 0 || strcmp(follow, "1") == 0),
-                              &code,
-                              &err);
+                r = read_head(p, follow, &code, &err);
         if (r == -ENOMEM) {
                 proxy_free(p);
                 return r;

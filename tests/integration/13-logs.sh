@@ -141,6 +141,22 @@ wait "$writer"
 printf 'four\nfive\nsix\n' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL logs -f:"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1)); }
 
+# A follow whose client goes away ends everywhere: the server notices kubectl's hang-up and drops
+# its connection to the endpoint, whose reader thread then ends (side's log has no .end).
+threads() { sed -n 's/^Threads:[[:space:]]*//p' "/proc/$tool_pid/status"; }
+before=$(threads)
+"${kc[@]}" logs web -c side -f --request-timeout=0 >"$tmp/follow.out" 2>&1 &
+follower=$!
+deadline=$((SECONDS + 10))
+until [[ $(threads) -gt $before || $SECONDS -ge $deadline ]]; do sleep 0.1; done
+[[ $(threads) -gt $before ]] || { echo "FAIL the follow did not reach the endpoint"; failures=$((failures + 1)); }
+sleep 0.5
+expect_in "follow without end: the lines so far" "$tmp/follow.out" "plain text"
+kill "$follower"; wait "$follower" 2>/dev/null || true
+deadline=$((SECONDS + 10))
+until [[ $(threads) -le $before || $SECONDS -ge $deadline ]]; do sleep 0.1; done
+[[ $(threads) -le $before ]] || { echo "FAIL the endpoint still streams after kubectl went away ($(threads) threads, $before before)"; failures=$((failures + 1)); }
+
 # ---- the endpoint itself: only the server's signature opens it ------------------------------
 id=${token:4:12}
 key=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
@@ -167,6 +183,17 @@ expect_code "signature of another path" 401
 expect_in "forged: message" "$tmp/out" "the signature does not match the request"
 direct "$id:$(($(date +%s) + 30)):$(printf '0%.0s' {1..64})"
 expect_code "forged MAC" 401
+path="/containerLogs/default/web/side?tailLines=1"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "without podUID: the pod's newest directory" 200
+expect_in "without podUID: the log" "$tmp/out" "plain text"
+path="/containerLogs/default/web/side?tailLines=x"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "bad tailLines at the endpoint" 400
+expect_in "bad tailLines: message" "$tmp/out" "tailLines: want a number >= 0"
+path="/containerLogs/default/web/nope?podUID=$uid"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "unknown container at the endpoint" 404
 path=/containerLogs/default/nope/app
 direct "$(sign "$path" $(($(date +%s) + 30)))"
 expect_code "unknown pod" 404
@@ -184,4 +211,10 @@ check "logs: agent unreachable" 1 "${kc[@]}" logs gone
 expect_in "unreachable: message" "$tmp/err" "cannot reach the xpool agent of node \"n3\" at 127.0.0.1:$closed"
 api GET /api/v1/namespaces/default/pods/gone/log
 expect_code "unreachable: 503" 503
+
+# The endpoint stops cleanly (under ASan: without leaks).
+kill -TERM "$tool_pid"
+rc=0; wait "$tool_pid" || rc=$?
+tool_pid=
+[[ $rc -eq 0 ]] || { echo "FAIL logserver_tool exited $rc:"; cat "$tmp/tool.err"; failures=$((failures + 1)); }
 finish logs
