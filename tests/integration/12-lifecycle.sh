@@ -3,7 +3,8 @@
 # graceful DELETE (deletionTimestamp, the pod stays, a later DELETE shortens the grace, the
 # agent's final grace-0 DELETE with a uid precondition, 409 on a wrong one), immediate deletion
 # of unbound pods and of grace 0, spec updates refused while terminating, kubectl delete, a
-# namespace whose pods terminate, and the node lifecycle controller: a lease that stops ->
+# namespace whose pods terminate, a terminating pod whose node does not exist removed after its
+# grace, and the node lifecycle controller: a lease that stops ->
 # Ready Unknown + unreachable taint, pods Ready=False, then Failed NodeLost after the eviction
 # timeout (a pod tolerating the taint forever stays), and the node back once the lease is renewed
 # and it reports Ready.
@@ -203,6 +204,19 @@ while [[ $SECONDS -lt $deadline ]]; do
   sleep 0.1
 done
 [[ "$code" == 404 ]] || { echo "FAIL the namespace stayed after its last pod went: HTTP $code"; failures=$((failures + 1)); }
+
+# ---- a pod bound to a node that does not exist: nobody stops it, so it goes after its grace ------
+req "create p8" 201 POST "$pods" "$(pod_json p8)"
+bind default p8 ghost
+req "DELETE p8 with a short grace" 200 DELETE "$pods/p8" '{"gracePeriodSeconds":1}'
+expect_in "p8 terminating" "$tmp/out" '"deletionGracePeriodSeconds":1'
+deadline=$((SECONDS + 10))
+while [[ $SECONDS -lt $deadline ]]; do
+  code=$(curl -sS -o /dev/null -w '%{http_code}' "$base$pods/p8")
+  [[ "$code" == 404 ]] && break
+  sleep 0.2
+done
+[[ "$code" == 404 ]] || { echo "FAIL p8 on a node that does not exist stayed: HTTP $code"; failures=$((failures + 1)); }
 
 # ---- the node is lost: its lease stops -----------------------------------------------------------------
 req "create p5" 201 POST "$pods" "$(pod_json p5)"
