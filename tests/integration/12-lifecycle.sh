@@ -129,6 +129,11 @@ renewer_pid=$!
 req "create p1" 201 POST "$pods" "$(pod_json p1)"
 uid=$(json_field "$tmp/out" uid)
 bind default p1 n1
+req "a dry-run DELETE in DeleteOptions" 200 DELETE "$pods/p1" '{"propagationPolicy":"Background","dryRun":["All"]}'
+expect_in "dry run answers as it would be" "$tmp/out" '"deletionGracePeriodSeconds":20'
+req "a dry-run DELETE changes nothing" 200 GET "$pods/p1"
+not_in "no deletionTimestamp after a dry run" "$tmp/out" 'deletionTimestamp'
+req "an unknown dry-run mode" 400 DELETE "$pods/p1" '{"dryRun":["Some"]}'
 req "DELETE a bound pod" 200 DELETE "$pods/p1"
 expect_in "deletionTimestamp set" "$tmp/out" '"deletionTimestamp":"'
 expect_in "grace from the spec" "$tmp/out" '"deletionGracePeriodSeconds":20'
@@ -174,6 +179,9 @@ if command -v kubectl >/dev/null; then
   kc=(kubectl --kubeconfig "$data/admin.kubeconfig")
   req "create p4" 201 POST "$pods" "$(pod_json p4)"
   bind default p4 n1
+  check "kubectl delete --dry-run=server" 0 "${kc[@]}" delete pod p4 --dry-run=server
+  req "the dry run left p4 alone" 200 GET "$pods/p4"
+  not_in "p4 not terminating after the dry run" "$tmp/out" 'deletionTimestamp'
   check "kubectl delete pod" 0 "${kc[@]}" delete pod p4 --wait=false
   expect_in "kubectl says deleted" "$tmp/out" 'pod "p4" deleted'
   check "kubectl get the terminating pod" 0 "${kc[@]}" get pod p4
