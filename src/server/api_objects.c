@@ -1059,8 +1059,9 @@ static int parse_grace(const struct request *req,
 }
 
 /*
- * DeleteOptions in the body (optional) and the query: preconditions and gracePeriodSeconds
- * (propagationPolicy and orphanDependents are accepted and ignored: nothing here owns dependents).
+ * DeleteOptions in the body (optional) and the query: preconditions, gracePeriodSeconds and
+ * dryRun (propagationPolicy and orphanDependents are accepted and ignored: nothing here owns
+ * dependents).
  * 1 when fine, 0 with ret filled.
  */
 static int delete_options(const struct request *req,
@@ -1070,9 +1071,10 @@ static int delete_options(const struct request *req,
                           struct reply *ret)
 {
         const char *query_grace = request_query(req, "gracePeriodSeconds");
-        json_t *options = NULL, *pre, *grace;
+        json_t *options = NULL, *pre, *grace, *dry, *mode;
         json_error_t jerr;
         const char *rv;
+        size_t i;
         int r;
 
         *ret_options = (struct pod_delete_options){0};
@@ -1115,6 +1117,23 @@ static int delete_options(const struct request *req,
                         return r;
                 }
                 ret_options->has_grace = true;
+        }
+        /* kubectl delete --dry-run=server sends it here, not in the query */
+        dry = json_object_get(options, "dryRun");
+        json_array_foreach(dry, i, mode)
+        {
+                if (!xp_streq0(json_string_value(mode), "All")) {
+                        json_decref(options);
+                        return reply_status(
+                            ret,
+                            400,
+                            "BadRequest",
+                            req->name,
+                            kind->plural,
+                            "DeleteOptions.dryRun[%zu]: the only dry-run mode is All",
+                            i);
+                }
+                ret_options->dry = true;
         }
         pre = json_object_get(options, "preconditions");
         ret_options->uid = json_string_value(json_object_get(pre, "uid"));
@@ -1171,7 +1190,7 @@ int handle_delete(const struct request *req, const struct route *route, struct r
         r = delete_options(req, kind, &o, &options, ret);
         if (r <= 0)
                 return r;
-        o.dry = dry;
+        o.dry = dry = dry || o.dry;
         uid = o.uid;
         expected = o.version;
         if (strcmp(kind->plural, "pods") == 0) {

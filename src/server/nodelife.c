@@ -607,24 +607,30 @@ static void node_back(struct nodelife *c, struct lnode *n)
         n->tainted = false;
 }
 
+/* A terminating pod that nobody is left to stop goes once its grace has passed. */
+static void remove_after_grace(struct nodelife *c, const struct lpod *p)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (time(NULL) < p->deadline_s)
+                return;
+        r = xp_store_delete(c->api->store, "pods", p->namespace, p->name, 0, NULL, NULL, &err);
+        if (r < 0 && r != -ENOENT)
+                xp_log(LOG_WARNING,
+                       "node lifecycle: pod %s not removed: %s",
+                       p->key,
+                       err.msg[0] ? err.msg : strerror(-r));
+}
+
 static void pod_on_lost_node(struct nodelife *c, struct lpod *p, const struct lnode *n, int64_t now)
 {
         char stamp[XP_RFC3339_MAX];
-        struct xp_error err = {0};
         json_t *pod = NULL;
         int r;
 
         if (p->deadline_s) {
-                /* nobody is left to stop it: once its grace has passed it goes */
-                if (time(NULL) >= p->deadline_s) {
-                        r = xp_store_delete(
-                            c->api->store, "pods", p->namespace, p->name, 0, NULL, NULL, &err);
-                        if (r < 0 && r != -ENOENT)
-                                xp_log(LOG_WARNING,
-                                       "node lifecycle: pod %s not removed: %s",
-                                       p->key,
-                                       err.msg[0] ? err.msg : strerror(-r));
-                }
+                remove_after_grace(c, p);
                 return;
         }
         if (p->failed)
@@ -661,7 +667,6 @@ static void pod_on_lost_node(struct nodelife *c, struct lpod *p, const struct ln
 static void tick(struct nodelife *c)
 {
         int64_t now = mono_ms();
-        bool any_lost = false;
 
         for (size_t i = 0; i < c->n_nodes; i++) {
                 struct lnode *n = c->nodes[i];
@@ -674,16 +679,17 @@ static void tick(struct nodelife *c)
                         node_back(c, n);
                 else if (!expired && n->lost)
                         n->lost = false; /* alive again; the taint goes once it reports Ready */
-                any_lost |= n->lost;
         }
-        if (any_lost)
-                for (size_t i = 0; i < c->n_pods && !atomic_load(&c->stop); i++) {
-                        struct lpod *p = c->pods[i];
-                        struct lnode *n = smap_get(&c->node_index, p->node);
+        /* A hash lookup per tracked pod: cheap next to the writes that made them. */
+        for (size_t i = 0; i < c->n_pods && !atomic_load(&c->stop); i++) {
+                struct lpod *p = c->pods[i];
+                struct lnode *n = smap_get(&c->node_index, p->node);
 
-                        if (n && n->lost)
-                                pod_on_lost_node(c, p, n, now);
-                }
+                if (n && n->lost)
+                        pod_on_lost_node(c, p, n, now);
+                else if (!n && p->deadline_s)
+                        remove_after_grace(c, p); /* its node is gone (as Kubernetes' pod GC) */
+        }
         if (c->namespaces_dirty) {
                 c->namespaces_dirty = false;
                 for (size_t i = 0; i < c->n_terminating; i++) {

@@ -16,6 +16,13 @@
  * Races: every write carries the version the decision was made on. A stale one reads the pod
  * again and decides again; a pod deleted or bound elsewhere meanwhile is dropped (the event
  * that follows accounts it).
+ *
+ * Why bindings are written by workers: deciding is fast, but a durable write waits for its
+ * commit's fsync. The loop decides serially on its snapshot, accounts the placed pod there at
+ * once (so the next decision sees the devices taken), and hands the binding and its Scheduled
+ * Event to BIND_WORKERS threads, whose concurrent writes share the store's group commits. A pod
+ * whose binding is in flight is not tried again; a failed binding takes the assumed pod out of
+ * the snapshot, accounts whatever the store now says, and the pod goes back to the queue.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +49,8 @@
 #define EVENT_INTERVAL_MS 2000 /* repeated failures update their Event at most this often */
 #define WRITE_ATTEMPTS    8    /* stale writes redone with fresh state before giving up */
 #define NAME_MAX_LEN      253
+#define BIND_WORKERS      4   /* threads writing bindings and their Events */
+#define INFLIGHT_MAX      512 /* bindings handed to the workers and not yet done */
 
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
@@ -55,15 +64,33 @@ struct pending {
         size_t slot;   /* its place in scheduler.queue */
         bool waiting;  /* tried and unschedulable: tried again when the cluster changes */
         bool drop;     /* bound or gone: removed at the end of the pass */
+        bool inflight; /* its binding is with the workers: not tried meanwhile */
         char *message; /* the last failure's reason */
         int64_t failures_unwritten; /* failures with message not yet counted in its Event */
         int64_t event_written_ms;
+};
+
+/* A binding handed to the workers, and what came of it. */
+struct bind_job {
+        struct bind_job *next;
+        char *namespace, *name, *node;
+        json_t *annotations;
+        uint64_t version; /* the version the decision was made on */
+        int result;       /* pod_bind()'s */
+        char message[256];
 };
 
 struct scheduler {
         struct api *api;
         pthread_t thread;
         atomic_bool stop;
+        pthread_t workers[BIND_WORKERS];
+        size_t n_workers;
+        pthread_mutex_t lock; /* guards the job lists and workers_stop */
+        pthread_cond_t wake;
+        struct bind_job *jobs, *jobs_tail, *done;
+        bool workers_stop;
+        size_t inflight; /* the loop's count of jobs not yet collected */
         struct xp_sched *sched;
         uint64_t nodes_seen, pods_seen; /* the event logs are read up to these */
         /* Unordered (a pass sorts what it tries); index finds an entry by key, so that a pod
@@ -721,92 +748,259 @@ static void unschedulable(struct scheduler *s, struct pending *p, const char *me
         flush_failures(s, p, !repeat);
 }
 
-/* Places one pending pod and writes the outcome. */
-static void schedule_one(struct scheduler *s, struct pending *p)
-{
-        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && !p->drop; attempt++) {
-                _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
-                _cleanup_free_ char *reason = NULL, *text = NULL;
-                struct xp_placement placement = {0};
-                struct xp_error err = {0};
-                json_t *annotations, *bound = NULL;
-                int r;
+/* ---- binding workers --------------------------------------------------------------------------
+ */
 
-                r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &pod, &err);
-                if (r >= 0)
-                        r = xp_sched_place(s->sched, pod, &placement, &reason, &err);
-                if (r == -EINVAL) {
-                        unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid");
-                        return;
-                }
-                if (r < 0) {
-                        xp_log(LOG_WARNING,
-                               "scheduler: pod %s/%s: %s",
-                               p->namespace,
-                               p->name,
-                               err.msg[0] ? err.msg : strerror(-r));
-                        p->waiting = true;
-                        s->changed = true;
-                        return;
-                }
-                if (r == 0) {
-                        unschedulable(s, p, reason);
-                        return;
-                }
-                r = xp_placement_to_json(&placement, &text);
-                annotations = r >= 0 ? json_pack("{s:s}", XP_PLACEMENT_ANNOTATION, text) : NULL;
-                r = annotations ? pod_bind(s->api,
-                                           p->namespace,
-                                           p->name,
-                                           placement.node,
-                                           annotations,
-                                           p->version,
-                                           &bound,
-                                           &err)
-                                : -ENOMEM;
-                json_decref(annotations);
-                if (r == 0) {
-                        _cleanup_(xp_pod_freep) struct xp_pod *placed = NULL;
+static void bind_job_free(struct bind_job *job)
+{
+        if (!job)
+                return;
+        free(job->namespace);
+        free(job->name);
+        free(job->node);
+        json_decref(job->annotations);
+        free(job);
+}
+
+static void *bind_worker(void *userdata)
+{
+        struct scheduler *s = userdata;
+
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                struct bind_job *job;
+                struct xp_error err = {0};
+                json_t *bound = NULL;
+
+                while (!s->jobs && !s->workers_stop)
+                        pthread_cond_wait(&s->wake, &s->lock);
+                job = s->jobs;
+                if (!job)
+                        break; /* stopping, and nothing left */
+                s->jobs = job->next;
+                if (!s->jobs)
+                        s->jobs_tail = NULL;
+                pthread_mutex_unlock(&s->lock);
+
+                job->result = pod_bind(s->api,
+                                       job->namespace,
+                                       job->name,
+                                       job->node,
+                                       job->annotations,
+                                       job->version,
+                                       &bound,
+                                       &err);
+                if (job->result == 0) {
                         char message[2 * NAME_MAX_LEN + 64];
 
-                        if (xp_pod_from_json(bound, NULL, XP_DECODE_TRUSTED, &placed, &err) < 0 ||
-                            xp_sched_pod_add(s->sched, placed, &err) < 0)
-                                xp_log(LOG_WARNING,
-                                       "scheduler: bound pod %s/%s not accounted: %s",
-                                       p->namespace,
-                                       p->name,
-                                       err.msg);
                         snprintf(message,
                                  sizeof message,
                                  "Successfully assigned %s/%s to %s",
-                                 p->namespace,
-                                 p->name,
-                                 placement.node);
-                        flush_failures(s, p, true);
+                                 job->namespace,
+                                 job->name,
+                                 job->node);
                         (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
                         xp_debug("sched", "%s", message);
-                        json_decref(bound);
-                        xp_placement_done(&placement);
-                        p->drop = true;
-                        return;
+                } else {
+                        snprintf(job->message,
+                                 sizeof job->message,
+                                 "%s",
+                                 err.msg[0] ? err.msg : strerror(-job->result));
                 }
-                xp_placement_done(&placement);
-                if (r == -ENOENT || r == -EALREADY || r == -EBUSY) {
-                        p->drop = true; /* deleted or bound meanwhile: its event follows */
-                        return;
+                json_decref(bound);
+
+                pthread_mutex_lock(&s->lock);
+                job->next = s->done;
+                s->done = job;
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+/*
+ * Accounts p as placed on node (the snapshot must see the devices taken before the next
+ * decision) and hands its binding to the workers.
+ */
+static int dispatch(struct scheduler *s, struct pending *p, const char *node, const char *placement)
+{
+        _cleanup_(xp_pod_freep) struct xp_pod *assumed = NULL;
+        struct xp_error err = {0};
+        struct bind_job *job;
+        json_t *copy, *meta, *annotations;
+        int r;
+
+        job = calloc(1, sizeof *job);
+        if (!job)
+                return -ENOMEM;
+        job->namespace = strdup(p->namespace);
+        job->name = strdup(p->name);
+        job->node = strdup(node);
+        job->annotations = json_pack("{s:s}", XP_PLACEMENT_ANNOTATION, placement);
+        job->version = p->version;
+        copy = json_deep_copy(p->pod);
+        meta = json_object_get(copy, "metadata");
+        annotations = json_object_get(meta, "annotations");
+        if (copy && json_is_object(meta) && !json_is_object(annotations)) {
+                annotations = json_object();
+                if (json_object_set_new(meta, "annotations", annotations) < 0)
+                        annotations = NULL;
+        }
+        r = job->namespace && job->name && job->node && job->annotations && annotations &&
+                    json_object_set_new(
+                        annotations, XP_PLACEMENT_ANNOTATION, json_string(placement)) >= 0 &&
+                    json_object_set_new(
+                        json_object_get(copy, "spec"), "nodeName", json_string(node)) >= 0
+                ? 0
+                : -ENOMEM;
+        if (r >= 0)
+                r = xp_pod_from_json(copy, NULL, XP_DECODE_TRUSTED, &assumed, &err);
+        if (r >= 0)
+                r = xp_sched_pod_add(s->sched, assumed, &err);
+        json_decref(copy);
+        if (r < 0) {
+                bind_job_free(job);
+                return r;
+        }
+        flush_failures(s, p, true);
+        p->inflight = true;
+        s->inflight++;
+        pthread_mutex_lock(&s->lock);
+        if (s->jobs_tail)
+                s->jobs_tail->next = job;
+        else
+                s->jobs = job;
+        s->jobs_tail = job;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+}
+
+/* Accounts the pod as the store has it now (bound: its placement; otherwise nothing). */
+static void account_stored(struct scheduler *s, const char *ns, const char *name)
+{
+        _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
+        json_t *json;
+        uint64_t version;
+
+        (void)xp_sched_pod_remove(s->sched, ns, name);
+        s->changed = true;
+        if (xp_store_get(s->api->store, "pods", ns, name, &json, &version, NULL) < 0)
+                return;
+        if (is_bound(json) && !is_finished(json) &&
+            xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, &pod, NULL) >= 0)
+                (void)xp_sched_pod_add(s->sched, pod, NULL);
+        json_decref(json);
+}
+
+/* Takes in what the workers finished: failed bindings go back to the queue. */
+static void collect(struct scheduler *s)
+{
+        struct bind_job *job, *next;
+
+        pthread_mutex_lock(&s->lock);
+        job = s->done;
+        s->done = NULL;
+        pthread_mutex_unlock(&s->lock);
+        for (; job; job = next) {
+                struct pending *p = queue_find(s, job->namespace, job->name);
+                int r = job->result;
+
+                next = job->next;
+                s->inflight--;
+                if (r == 0) {
+                        /* its MODIFIED event may not have come yet */
+                        if (p)
+                                queue_delete(s, p);
+                        bind_job_free(job);
+                        continue;
                 }
-                if (r != -ESTALE) {
-                        xp_log(LOG_WARNING,
-                               "scheduler: pod %s/%s not bound: %s",
-                               p->namespace,
-                               p->name,
-                               err.msg[0] ? err.msg : strerror(-r));
-                        p->waiting = true;
-                        s->changed = true;
-                        return;
+                /* the assumed placement did not happen: account what did */
+                account_stored(s, job->namespace, job->name);
+                if (p) {
+                        p->inflight = false;
+                        if (r == -ENOENT || r == -EALREADY || r == -EBUSY) {
+                                queue_delete(s, p); /* deleted or bound meanwhile */
+                        } else if (r == -ESTALE) {
+                                if (refresh(s, p) == 0)
+                                        queue_delete(s, p);
+                        } else {
+                                xp_log(LOG_WARNING,
+                                       "scheduler: pod %s/%s not bound: %s",
+                                       job->namespace,
+                                       job->name,
+                                       job->message);
+                                p->waiting = true;
+                        }
                 }
-                if (refresh(s, p) < 0)
-                        return;
+                bind_job_free(job);
+        }
+}
+
+static void workers_stop(struct scheduler *s)
+{
+        pthread_mutex_lock(&s->lock);
+        s->workers_stop = true;
+        pthread_cond_broadcast(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < s->n_workers; i++)
+                pthread_join(s->workers[i], NULL);
+        s->n_workers = 0;
+        while (s->done) {
+                struct bind_job *job = s->done;
+
+                s->done = job->next;
+                bind_job_free(job);
+        }
+        while (s->jobs) {
+                struct bind_job *job = s->jobs;
+
+                s->jobs = job->next;
+                bind_job_free(job);
+        }
+}
+
+/* Places one pending pod: an unschedulable one's status is written here, a binding handed on. */
+static void schedule_one(struct scheduler *s, struct pending *p)
+{
+        _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
+        _cleanup_free_ char *reason = NULL, *text = NULL;
+        struct xp_placement placement = {0};
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &pod, &err);
+        if (r >= 0)
+                r = xp_sched_place(s->sched, pod, &placement, &reason, &err);
+        if (r == -EINVAL) {
+                unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid");
+                return;
+        }
+        if (r < 0) {
+                xp_log(LOG_WARNING,
+                       "scheduler: pod %s/%s: %s",
+                       p->namespace,
+                       p->name,
+                       err.msg[0] ? err.msg : strerror(-r));
+                p->waiting = true;
+                s->changed = true;
+                return;
+        }
+        if (r == 0) {
+                unschedulable(s, p, reason);
+                return;
+        }
+        r = xp_placement_to_json(&placement, &text);
+        if (r >= 0)
+                r = dispatch(s, p, placement.node, text);
+        xp_placement_done(&placement);
+        if (r < 0) {
+                xp_log(LOG_WARNING,
+                       "scheduler: pod %s/%s not bound: %s",
+                       p->namespace,
+                       p->name,
+                       strerror(-r));
+                p->waiting = true;
+                s->changed = true;
         }
 }
 
@@ -843,10 +1037,11 @@ static void schedule_pass(struct scheduler *s)
         if (!active)
                 return;
         for (size_t i = 0; i < s->n_queue; i++)
-                if (!s->queue[i]->waiting && !s->queue[i]->drop)
+                if (!s->queue[i]->waiting && !s->queue[i]->drop && !s->queue[i]->inflight)
                         active[n++] = s->queue[i];
         qsort(active, n, sizeof *active, pending_compare);
-        for (size_t i = 0; i < n && !atomic_load(&s->stop); i++)
+        /* the rest waits for the workers to catch up (the next pass, after their writes) */
+        for (size_t i = 0; i < n && !atomic_load(&s->stop) && s->inflight < INFLIGHT_MAX; i++)
                 schedule_one(s, active[i]);
         /* only the pods tried can have been dropped */
         for (size_t i = 0; i < n; i++)
@@ -878,6 +1073,7 @@ static void *scheduler_main(void *userdata)
                         (void)xp_store_wait(s->api->store, UINT64_MAX, WAKE_MS);
                         continue;
                 }
+                collect(s);
                 schedule_pass(s);
                 /* Wait for news; wake early while a retry is due. */
                 (void)xp_store_wait(s->api->store,
@@ -896,7 +1092,16 @@ int scheduler_start(struct api *api, struct scheduler **ret, struct xp_error *er
         if (!s)
                 return -ENOMEM;
         s->api = api;
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->wake, NULL);
         r = resync(s, err);
+        for (size_t i = 0; r >= 0 && i < BIND_WORKERS; i++) {
+                r = -pthread_create(&s->workers[i], NULL, bind_worker, s);
+                if (r < 0)
+                        xp_errorf(err, r, "cannot start the scheduler's binding threads");
+                else
+                        s->n_workers++;
+        }
         if (r >= 0) {
                 r = -pthread_create(&s->thread, NULL, scheduler_main, s);
                 if (r < 0)
@@ -918,6 +1123,9 @@ void scheduler_stop(struct scheduler *s)
                 return;
         if (!atomic_exchange(&s->stop, true))
                 pthread_join(s->thread, NULL);
+        workers_stop(s); /* bindings in flight are written (or fail) before the store closes */
+        pthread_cond_destroy(&s->wake);
+        pthread_mutex_destroy(&s->lock);
         queue_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);

@@ -3,7 +3,8 @@
 # graceful DELETE (deletionTimestamp, the pod stays, a later DELETE shortens the grace, the
 # agent's final grace-0 DELETE with a uid precondition, 409 on a wrong one), immediate deletion
 # of unbound pods and of grace 0, spec updates refused while terminating, kubectl delete, a
-# namespace whose pods terminate, and the node lifecycle controller: a lease that stops ->
+# namespace whose pods terminate, a terminating pod whose node does not exist removed after its
+# grace, and the node lifecycle controller: a lease that stops ->
 # Ready Unknown + unreachable taint, pods Ready=False, then Failed NodeLost after the eviction
 # timeout (a pod tolerating the taint forever stays), and the node back once the lease is renewed
 # and it reports Ready.
@@ -128,6 +129,11 @@ renewer_pid=$!
 req "create p1" 201 POST "$pods" "$(pod_json p1)"
 uid=$(json_field "$tmp/out" uid)
 bind default p1 n1
+req "a dry-run DELETE in DeleteOptions" 200 DELETE "$pods/p1" '{"propagationPolicy":"Background","dryRun":["All"]}'
+expect_in "dry run answers as it would be" "$tmp/out" '"deletionGracePeriodSeconds":20'
+req "a dry-run DELETE changes nothing" 200 GET "$pods/p1"
+not_in "no deletionTimestamp after a dry run" "$tmp/out" 'deletionTimestamp'
+req "an unknown dry-run mode" 400 DELETE "$pods/p1" '{"dryRun":["Some"]}'
 req "DELETE a bound pod" 200 DELETE "$pods/p1"
 expect_in "deletionTimestamp set" "$tmp/out" '"deletionTimestamp":"'
 expect_in "grace from the spec" "$tmp/out" '"deletionGracePeriodSeconds":20'
@@ -173,6 +179,9 @@ if command -v kubectl >/dev/null; then
   kc=(kubectl --kubeconfig "$data/admin.kubeconfig")
   req "create p4" 201 POST "$pods" "$(pod_json p4)"
   bind default p4 n1
+  check "kubectl delete --dry-run=server" 0 "${kc[@]}" delete pod p4 --dry-run=server
+  req "the dry run left p4 alone" 200 GET "$pods/p4"
+  not_in "p4 not terminating after the dry run" "$tmp/out" 'deletionTimestamp'
   check "kubectl delete pod" 0 "${kc[@]}" delete pod p4 --wait=false
   expect_in "kubectl says deleted" "$tmp/out" 'pod "p4" deleted'
   check "kubectl get the terminating pod" 0 "${kc[@]}" get pod p4
@@ -203,6 +212,19 @@ while [[ $SECONDS -lt $deadline ]]; do
   sleep 0.1
 done
 [[ "$code" == 404 ]] || { echo "FAIL the namespace stayed after its last pod went: HTTP $code"; failures=$((failures + 1)); }
+
+# ---- a pod bound to a node that does not exist: nobody stops it, so it goes after its grace ------
+req "create p8" 201 POST "$pods" "$(pod_json p8)"
+bind default p8 ghost
+req "DELETE p8 with a short grace" 200 DELETE "$pods/p8" '{"gracePeriodSeconds":1}'
+expect_in "p8 terminating" "$tmp/out" '"deletionGracePeriodSeconds":1'
+deadline=$((SECONDS + 10))
+while [[ $SECONDS -lt $deadline ]]; do
+  code=$(curl -sS -o /dev/null -w '%{http_code}' "$base$pods/p8")
+  [[ "$code" == 404 ]] && break
+  sleep 0.2
+done
+[[ "$code" == 404 ]] || { echo "FAIL p8 on a node that does not exist stayed: HTTP $code"; failures=$((failures + 1)); }
 
 # ---- the node is lost: its lease stops -----------------------------------------------------------------
 req "create p5" 201 POST "$pods" "$(pod_json p5)"
