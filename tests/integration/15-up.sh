@@ -116,4 +116,12 @@ poll "the node is Ready again" 20 True \
 check "the seed's pod is still Succeeded" 0 kubectl get pod ai-training -o 'jsonpath={.status.phase}'
 expect_in "still Succeeded" "$tmp/out" "Succeeded"
 check "run after the restart" 3 "$xpool" run -- sh -c 'exit 3'
+
+# the sanitizer builds report into the daemon's output; a clean stop lets LeakSanitizer speak
+stop_up TERM
+for log in first second; do
+  if grep -E "runtime error|ERROR: (Address|Leak)Sanitizer" "$tmp/$log.log"; then
+    echo "FAIL sanitizer report from xpool up ($log)"; failures=$((failures + 1))
+  fi
+done
 finish "xpool up"

@@ -220,4 +220,16 @@ expect_in "SIGTERM first" "$tmp/out" "got SIGTERM"
 check "delete the seed's pod" 0 kubectl delete pod seed --grace-period 1 --wait=false
 poll "the seed's pod is gone" 15 "" kubectl get pod seed -o name --ignore-not-found
 [[ $failures -eq 0 ]] || { kubectl get nodes --show-labels; kubectl get pods -o wide; kubectl describe pod flaky | tail -5; }
+
+# the sanitizer builds report into the daemons' output; a clean stop lets LeakSanitizer speak
+for n in "${!agent_pid[@]}"; do kill -TERM "${agent_pid[$n]}" 2>/dev/null || true; done
+kill -TERM "$server_pid" 2>/dev/null || true
+wait 2>/dev/null || true
+agent_pid=()
+server_pid=
+for log in "$tmp"/agent-*.log "$tmp/server.log"; do
+  if grep -E "runtime error|ERROR: (Address|Leak)Sanitizer" "$log"; then
+    echo "FAIL sanitizer report in $(basename "$log")"; failures=$((failures + 1))
+  fi
+done
 finish "isolation"
