@@ -185,12 +185,17 @@ spec:
   affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [npu-only]}]}]}}}
   containers:
   - name: c
-    command: [sh, -c, 'n=\$(cat $tmp/flaky-count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/flaky-count; echo attempt \$n; [ \$n -ge 2 ]']
+    command: [sh, -c, 'date +%s%N >>$tmp/flaky-times; n=\$(cat $tmp/flaky-count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/flaky-count; echo attempt \$n; [ \$n -ge 2 ]']
 EOF
 check "apply flaky" 0 kubectl apply -f "$tmp/flaky.yaml"
 poll "flaky Succeeded after restarts" 30 Succeeded phase flaky
 check "its restarts" 0 kubectl get pod flaky -o 'jsonpath={.status.containerStatuses[0].restartCount}'
 expect_in "restarted twice" "$tmp/out" 2
+# as kubelet: the first restart at once, the next after the back-off (300 ms here)
+mapfile -t starts <"$tmp/flaky-times"
+if [[ ${#starts[@]} -ne 3 ]] || (( starts[2] - starts[1] < 300000000 )); then
+  echo "FAIL the second restart did not wait for the 300 ms back-off: start times ${starts[*]}"; failures=$((failures + 1))
+fi
 check "the last attempt's log" 0 kubectl logs flaky
 expect_in "attempt 2" "$tmp/out" "attempt 2"
 check "the previous attempt's log" 0 kubectl logs flaky --previous
