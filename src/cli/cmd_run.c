@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
@@ -405,10 +406,23 @@ struct run {
         char name[256];
         char pod_path[1024];
         struct pod_view view;
-        char printed[512]; /* the last Pending reason printed */
-        int64_t streamed;  /* attempts whose output was streamed */
-        char *line;        /* the watch line so far */
+        char printed[512];   /* the last Pending reason printed */
+        int64_t streamed;    /* attempts whose output was streamed */
+        const char *restart; /* the pod's restartPolicy */
+        char *line;          /* the watch line so far */
         size_t len;
+        /* The output is read with timestamps (fixed width, so they compare as strings), which
+         * are cut off: a line at or before `floor` (the last one shown by an earlier read) was
+         * shown already, as when the newest attempt changed between a look at the status and
+         * the read of its log. */
+        char floor[40], last[40];
+        char stamp[40]; /* the timestamp of the line being read so far */
+        size_t n_stamp;
+        enum {
+                LINE_START,
+                LINE_SHOW,
+                LINE_SKIP
+        } line_state;
 };
 
 /* Says why the pod is Pending, once per distinct reason. */
@@ -552,30 +566,101 @@ static int wait_for(struct run *run, enum pod_stage want, struct xp_error *err)
 
 static int on_log_data(const char *data, size_t len, void *userdata)
 {
-        (void)userdata;
-        if (fwrite(data, 1, len, stdout) != len)
-                return -EIO;
+        struct run *run = userdata;
+
+        while (len > 0) {
+                const char *nl = memchr(data, '\n', len);
+                size_t n = nl ? (size_t)(nl - data) + 1 : len;
+
+                if (run->line_state == LINE_START) {
+                        const char *sp = memchr(data, ' ', n);
+                        size_t take = sp ? (size_t)(sp - data) : n;
+
+                        if (run->n_stamp + take >= sizeof(run->stamp) || (nl && !sp)) {
+                                /* no timestamp: shown as it is */
+                                if (fwrite(run->stamp, 1, run->n_stamp, stdout) != run->n_stamp)
+                                        return -EIO;
+                                run->n_stamp = 0;
+                                run->line_state = LINE_SHOW;
+                                continue;
+                        }
+                        memcpy(run->stamp + run->n_stamp, data, take);
+                        run->n_stamp += take;
+                        data += take;
+                        len -= take;
+                        if (!sp)
+                                continue;
+                        data++; /* the space after it */
+                        len--;
+                        run->stamp[run->n_stamp] = '\0';
+                        run->n_stamp = 0;
+                        if (run->floor[0] && strcmp(run->stamp, run->floor) <= 0) {
+                                run->line_state = LINE_SKIP;
+                        } else {
+                                memcpy(run->last, run->stamp, sizeof(run->last));
+                                run->line_state = LINE_SHOW;
+                        }
+                        continue;
+                }
+                if (run->line_state == LINE_SHOW && fwrite(data, 1, n, stdout) != n)
+                        return -EIO;
+                if (nl)
+                        run->line_state = LINE_START;
+                data += n;
+                len -= n;
+        }
         fflush(stdout);
         return 0;
 }
 
-/* Follows the container's output until it ends. The log may not be there the moment the
- * container starts (the agent's endpoint, the proxy): a few retries. */
-static int stream_logs(struct run *run, struct xp_error *err)
+/* One attempt's output: the newest (followed until it ends) or the one before it. The log may
+ * not be there the moment the container starts (the agent's endpoint, the proxy): a few
+ * retries. */
+static int stream_attempt(struct run *run, bool previous, struct xp_error *err)
 {
         char path[2048];
         int r;
 
         snprintf(path, sizeof(path), "%s/log", run->pod_path);
-        r = xp_client_add_query(path, sizeof(path), "follow", "true");
+        r = xp_client_add_query(path, sizeof(path), previous ? "previous" : "follow", "true");
+        if (r >= 0)
+                r = xp_client_add_query(path, sizeof(path), "timestamps", "true");
         if (r < 0)
                 return xp_errorf(err, r, "the pod's log path is too long");
+        memcpy(run->floor, run->last, sizeof(run->floor));
+        run->line_state = LINE_START;
+        run->n_stamp = 0;
         for (int i = 0;; i++) {
-                r = xp_client_stream(run->client, path, "text/plain, */*", on_log_data, NULL, err);
-                if (r != -ENOENT || i == 50)
+                r = xp_client_stream(run->client, path, "text/plain, */*", on_log_data, run, err);
+                if (r != -ENOENT || previous || i == 50)
                         return r;
                 nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
         }
+}
+
+/*
+ * The output of the attempts not shown yet, up to the newest (restartCount), which is followed.
+ * The API serves the newest attempt and the one before it, which is read first whenever there
+ * may be one: the newest may have changed since the status was read (a first restart is
+ * immediate), and what was shown already is skipped by its timestamp. An attempt that ended
+ * and was followed by two more before this looked is not there any more; a note says so.
+ */
+static int stream_logs(struct run *run, struct xp_error *err)
+{
+        int64_t newest = run->view.restarts;
+        struct xp_error previous_err = {0};
+
+        if (newest - 1 > run->streamed)
+                fprintf(stderr,
+                        "xpool run: the output of attempts %" PRId64 " to %" PRId64
+                        " is gone (restarted since)\n",
+                        run->streamed,
+                        newest - 2);
+        /* none before the first attempt: the server says so, which is no error here */
+        if (run->streamed > 0 || newest > 0 || strcmp(run->restart, "Never") != 0)
+                (void)stream_attempt(run, true, &previous_err);
+        run->streamed = newest + 1;
+        return stream_attempt(run, false, err);
 }
 
 /* ---- Ctrl-C ---- */
@@ -683,6 +768,7 @@ int xp_cmd_run(int argc, char **argv)
                 return XP_EXIT_FAILURE;
         }
         run.client = client;
+        run.restart = a.restart ? a.restart : "Never";
         run.ns = xp_client_namespace(client);
         pod = build_pod(&a, run.ns, argv + optind);
         if (!pod) {
@@ -733,7 +819,6 @@ int xp_cmd_run(int argc, char **argv)
                 r = wait_for(&run, STAGE_STARTED, &err);
                 if (r < 0 || run.view.stage != STAGE_STARTED)
                         break;
-                run.streamed = run.view.restarts + 1;
                 r = stream_logs(&run, &err);
                 if (r >= 0)
                         r = wait_for(&run, STAGE_STARTED, &err);

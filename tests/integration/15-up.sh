@@ -85,6 +85,9 @@ expect_in "says why it did not start" "$tmp/err" "could not start"
 check "xpool run killed by a signal, dollars as typed" 137 "$xpool" run -- sh -c 'kill -9 $$'
 check "xpool run --node by the Node's name" 0 "$xpool" run --node "$node" -- sh -c 'echo on $XPOOL_NODE_NAME'
 expect_in "ran there" "$tmp/out" "on $node"
+check "xpool run --restart OnFailure" 0 "$xpool" run --restart OnFailure -- sh -c "n=\$(cat $tmp/count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/count; echo attempt \$n; [ \$n -ge 2 ]"
+expect_in "the first attempt's output" "$tmp/out" "attempt 0"
+expect_in "the last attempt's output" "$tmp/out" "attempt 2"
 check "xpool run --keep keeps the pod" 0 "$xpool" run --keep --name kept -- true
 check "the kept pod" 0 kubectl get pod kept -o 'jsonpath={.status.phase}'
 expect_in "the kept pod Succeeded" "$tmp/out" "Succeeded"
