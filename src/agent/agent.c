@@ -212,6 +212,7 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
             .port = a->port,
             .now_s = xp_agent_now_ns() / 1000000000,
         };
+        a->ready_since_s = info.now_s;
         r = xp_agent_node_build(a->inventory, &info, &a->node_json, err);
         if (r < 0)
                 return r;
