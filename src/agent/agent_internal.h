@@ -112,6 +112,7 @@ struct xp_agent {
         struct xp_agent_status *status;
         struct xp_agent_pods pods;
         struct xp_apiclient *watch_client; /* cancelled to stop the watch */
+        struct xp_apiclient *lease_client; /* the lease thread's, cancelled the same way */
 
         int stop_fd; /* eventfd: readable once the agent stops */
         atomic_bool stopping;

@@ -126,18 +126,12 @@ static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, st
 void *xp_agent_lease_thread(void *userdata)
 {
         struct xp_agent *agent = userdata;
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_apiclient *client = agent->lease_client;
         struct xp_error err = {0};
         int64_t next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;
         bool failing = false;
         int r;
 
-        r = xp_apiclient_new(&agent->api, &client, &err);
-        if (r < 0) {
-                xp_log(
-                    LOG_ERR, "agent: cannot make the lease's client: %s", xp_error_message(&err));
-                return NULL;
-        }
         while (!xp_agent_sleep(agent, agent->heartbeat_ms)) {
                 xp_error_clear(&err);
                 r = renew_lease(agent, client, &err);
