@@ -212,6 +212,7 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
             .port = a->port,
             .now_s = xp_agent_now_ns() / 1000000000,
         };
+        a->ready_since_s = info.now_s;
         r = xp_agent_node_build(a->inventory, &info, &a->node_json, err);
         if (r < 0)
                 return r;
@@ -328,6 +329,9 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
         if (r < 0)
                 return r;
+        r = xp_apiclient_new(&a->api, &a->lease_client, err);
+        if (r < 0)
+                return r;
         r = start_thread(
             a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
         if (r >= 0)
@@ -359,6 +363,8 @@ void xp_agent_free(struct xp_agent *a)
         (void)n;
         if (a->watch_client)
                 xp_apiclient_cancel(a->watch_client);
+        if (a->lease_client)
+                xp_apiclient_cancel(a->lease_client);
         if (a->lease_started)
                 pthread_join(a->lease_thread, NULL);
         if (a->watch_started)
@@ -367,6 +373,7 @@ void xp_agent_free(struct xp_agent *a)
                 pthread_join(a->reconcile_thread, NULL);
         xp_agent_status_free(a->status);
         xp_apiclient_free(a->watch_client);
+        xp_apiclient_free(a->lease_client);
         xp_logserver_free(a->logserver);
         xp_runtime_free(a->runtime);
         if (a->pods.wake_fd >= 0)

@@ -58,9 +58,9 @@ const char *xp_agent_arch(const char *machine);
  */
 char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALUE_MAX + 1]);
 
-/* The Ready condition (status True, reason AgentReady) and its siblings, at now_s. NULL: -ENOMEM.
- */
-json_t *xp_agent_node_conditions(int64_t now_s);
+/* The Ready condition (status True, reason AgentReady) and its siblings: heartbeat now_s, in
+ * that status since since_s. NULL: -ENOMEM. */
+json_t *xp_agent_node_conditions(int64_t now_s, int64_t since_s);
 
 /* ---- the running agent ---------------------------------------------------------------------- */
 
@@ -104,6 +104,7 @@ struct xp_agent {
         struct xp_node_inventory *inventory;
         struct xp_node *node; /* the registered Node, decoded (launch specs read it) */
         json_t *node_json;
+        int64_t ready_since_s; /* registration: when the conditions last changed */
         uint16_t port;
 
         struct xp_runtime *runtime;
@@ -111,6 +112,7 @@ struct xp_agent {
         struct xp_agent_status *status;
         struct xp_agent_pods pods;
         struct xp_apiclient *watch_client; /* cancelled to stop the watch */
+        struct xp_apiclient *lease_client; /* the lease thread's, cancelled the same way */
 
         int stop_fd; /* eventfd: readable once the agent stops */
         atomic_bool stopping;

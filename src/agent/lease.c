@@ -115,7 +115,8 @@ static int renew_lease(struct xp_agent *agent, struct xp_apiclient *client, stru
 static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err)
 {
         json_auto_t *status = json_object();
-        json_t *conditions = xp_agent_node_conditions(xp_agent_now_ns() / 1000000000);
+        json_t *conditions =
+            xp_agent_node_conditions(xp_agent_now_ns() / 1000000000, agent->ready_since_s);
 
         if (!status || !conditions || json_object_set_new(status, "conditions", conditions) < 0)
                 return -ENOMEM;
@@ -125,18 +126,12 @@ static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, st
 void *xp_agent_lease_thread(void *userdata)
 {
         struct xp_agent *agent = userdata;
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_apiclient *client = agent->lease_client;
         struct xp_error err = {0};
         int64_t next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;
         bool failing = false;
         int r;
 
-        r = xp_apiclient_new(&agent->api, &client, &err);
-        if (r < 0) {
-                xp_log(
-                    LOG_ERR, "agent: cannot make the lease's client: %s", xp_error_message(&err));
-                return NULL;
-        }
         while (!xp_agent_sleep(agent, agent->heartbeat_ms)) {
                 xp_error_clear(&err);
                 r = renew_lease(agent, client, &err);

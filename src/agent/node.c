@@ -60,17 +60,18 @@ char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALU
         return buf;
 }
 
-json_t *xp_agent_node_conditions(int64_t now_s)
+json_t *xp_agent_node_conditions(int64_t now_s, int64_t since_s)
 {
         static const char *const pressures[][3] = {
             {"MemoryPressure", "AgentHasSufficientMemory", "the agent has sufficient memory"},
             {"DiskPressure", "AgentHasNoDiskPressure", "the agent has no disk pressure"},
             {"PIDPressure", "AgentHasSufficientPID", "the agent has sufficient PIDs"},
         };
-        char now[XP_RFC3339_MAX];
+        char now[XP_RFC3339_MAX], since[XP_RFC3339_MAX];
         json_t *conditions = json_array();
 
         xp_time_format_rfc3339(now_s, now);
+        xp_time_format_rfc3339(since_s, since);
         if (!conditions)
                 return NULL;
         for (size_t i = 0; i < XP_ELEMENTSOF(pressures); i++)
@@ -87,7 +88,7 @@ json_t *xp_agent_node_conditions(int64_t now_s)
                                                     "lastHeartbeatTime",
                                                     now,
                                                     "lastTransitionTime",
-                                                    now)) < 0)
+                                                    since)) < 0)
                         goto fail;
         if (json_array_append_new(conditions,
                                   json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
@@ -102,7 +103,7 @@ json_t *xp_agent_node_conditions(int64_t now_s)
                                             "lastHeartbeatTime",
                                             now,
                                             "lastTransitionTime",
-                                            now)) < 0)
+                                            since)) < 0)
                 goto fail;
         return conditions;
 fail:
@@ -228,7 +229,7 @@ int xp_agent_node_build(const struct xp_node_inventory *inventory,
         if (r < 0 || add_device_labels(inventory, labels) < 0 ||
             add_resources(inventory, info, status) < 0)
                 return -ENOMEM;
-        conditions = xp_agent_node_conditions(info->now_s);
+        conditions = xp_agent_node_conditions(info->now_s, info->now_s);
         addresses = json_array();
         if (!conditions || !addresses ||
             json_object_set_new(status, "conditions", conditions) < 0 ||

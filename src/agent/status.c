@@ -38,6 +38,7 @@ struct xp_agent_status {
         bool stopping;
         const struct xp_apiclient_options *api;
         pthread_t threads[MAX_THREADS];
+        struct xp_apiclient *clients[MAX_THREADS]; /* cancelled on free: no wait for a timeout */
         unsigned n_threads;
 };
 
@@ -185,6 +186,13 @@ static void *writer_thread(void *userdata)
                 return NULL;
         }
         pthread_mutex_lock(&s->lock);
+        for (unsigned i = 0; i < MAX_THREADS; i++)
+                if (!s->clients[i]) {
+                        s->clients[i] = client;
+                        break;
+                }
+        if (s->stopping)
+                xp_apiclient_cancel(client);
         for (;;) {
                 struct pending *e;
                 json_t *status;
@@ -249,6 +257,9 @@ static void *writer_thread(void *userdata)
                         pthread_mutex_lock(&s->lock);
                 }
         }
+        for (unsigned i = 0; i < MAX_THREADS; i++)
+                if (s->clients[i] == client)
+                        s->clients[i] = NULL;
         pthread_mutex_unlock(&s->lock);
         return NULL;
 }
@@ -290,6 +301,9 @@ void xp_agent_status_free(struct xp_agent_status *s)
                 return;
         pthread_mutex_lock(&s->lock);
         s->stopping = true;
+        for (unsigned i = 0; i < MAX_THREADS; i++)
+                if (s->clients[i])
+                        xp_apiclient_cancel(s->clients[i]);
         pthread_cond_broadcast(&s->cond);
         pthread_mutex_unlock(&s->lock);
         for (unsigned i = 0; i < s->n_threads; i++)

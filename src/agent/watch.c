@@ -240,8 +240,14 @@ void *xp_agent_watch_thread(void *userdata)
                 xp_error_clear(&err);
                 r = listed ? 0 : list_pods(agent, agent->watch_client, &w, &err);
                 if (r >= 0) {
+                        int64_t started = xp_agent_now_ns();
+
                         listed = true;
                         r = watch_pods(agent, agent->watch_client, &w, &err);
+                        /* a server ending every watch at once must not make this spin */
+                        if (r >= 0 && xp_agent_now_ns() - started < 1000000000 &&
+                            xp_agent_sleep(agent, 200))
+                                break;
                 }
                 if (r == -ESTALE) {
                         /* our resourceVersion fell out of the server's window: list again */

@@ -137,6 +137,12 @@ now=$(pgrep -f "sleep 1007\.5" || true)
   { echo "FAIL the sleeper was not re-adopted: '$pid' then '$now'"; failures=$((failures + 1)); }
 [[ ! -e $(echo "$tmp"/a1/logs/default_sleeper_*/main)/1.log ]] ||
   { echo "FAIL the sleeper was started a second time"; failures=$((failures + 1)); }
+# the finished pods are not run again by the new agent
+check "exit3 after the restart" 0 "$xpool" get pod exit3 -o yaml
+expect_in "exit3 still failed" "$tmp/out" "phase: Failed"
+expect_in "exit3 not restarted" "$tmp/out" "restartCount: 0"
+[[ $(ls "$tmp"/a1/logs/default_exit3_*/main/ | wc -l) -le 2 && ! -e $(echo "$tmp"/a1/logs/default_exit3_*/main)/1.log ]] ||
+  { echo "FAIL exit3 ran again:"; ls "$tmp"/a1/logs/default_exit3_*/main/; failures=$((failures + 1)); }
 check "sleeper status" 0 "$xpool" get pod sleeper -o yaml
 expect_in "sleeper still running" "$tmp/out" "phase: Running"
 expect_in "sleeper not restarted" "$tmp/out" "restartCount: 0"

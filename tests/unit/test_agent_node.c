@@ -181,6 +181,21 @@ static void conditions_addresses_and_node_info(void **state)
         assert_string_equal(get_str(status, "nodeInfo", "operatingSystem", NULL), "linux");
 }
 
+static void a_heartbeat_keeps_the_transition_time(void **state)
+{
+        json_auto_t *conditions = xp_agent_node_conditions(200, 100);
+        const json_t *ready;
+
+        (void)state;
+        assert_non_null(conditions);
+        assert_int_equal(json_array_size(conditions), 4);
+        ready = find_by(conditions, "type", "Ready");
+        assert_string_equal(json_string_value(json_object_get(ready, "lastHeartbeatTime")),
+                            "1970-01-01T00:03:20Z");
+        assert_string_equal(json_string_value(json_object_get(ready, "lastTransitionTime")),
+                            "1970-01-01T00:01:40Z");
+}
+
 static void the_node_decodes_as_a_valid_node(void **state)
 {
         _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
@@ -251,6 +266,7 @@ int main(void)
             cmocka_unit_test(cpu_count_falls_back_without_topology),
             cmocka_unit_test(labels_name_products_and_counts),
             cmocka_unit_test(conditions_addresses_and_node_info),
+            cmocka_unit_test(a_heartbeat_keeps_the_transition_time),
             cmocka_unit_test(the_node_decodes_as_a_valid_node),
             cmocka_unit_test(merge_keeps_the_operators_labels_and_taints),
             cmocka_unit_test(label_values_and_arch),
