@@ -13,7 +13,7 @@ expect_in "node devices" "$tmp/out" "Node dgx-01: allocatable cpu=3800m,memory=6
 # A bad manifest: exit 1, the precise error on stderr, nothing on stdout.
 sed 's/nvidia.com\/gpu: 1/nvidia.com\/gpu: 1.5x/' "$src/examples/ai-training.yaml" >"$tmp/pod.yaml"
 check "bad quantity" 1 "$xpool" validate -f "$tmp/pod.yaml"
-expect_in "bad quantity error" "$tmp/err" "error: $tmp/pod.yaml:12:25: spec.containers[0].resources.limits[nvidia.com/gpu]: \"1.5x\" is not a valid quantity"
+expect_in "bad quantity error" "$tmp/err" "error: $tmp/pod.yaml:19:25: spec.containers[0].resources.limits[nvidia.com/gpu]: \"1.5x\" is not a valid quantity"
 [[ -s "$tmp/out" ]] && { echo "FAIL bad quantity: wrote to stdout"; failures=$((failures + 1)); }
 
 # One bad file among good ones: the good ones are still reported, the exit code says failure.

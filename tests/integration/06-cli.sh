@@ -116,7 +116,7 @@ check "get nodes, none" 0 k get nodes
 expect_exact "get nodes, none, says so" "$tmp/err" "No resources found"
 
 # apply: create, unchanged, configured; a bad manifest changes nothing.
-pod=$src/examples/ai-training.yaml
+pod=${XPOOL_TEST_DATA:?}/manifests/seed-pod.yaml
 node=${XPOOL_TEST_DATA:?}/manifests/gpu-node.yaml
 check "apply creates" 0 k apply -f "$pod"
 expect_exact "apply creates prints" "$tmp/out" "pod/ai-training created"

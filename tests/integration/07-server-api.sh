@@ -91,7 +91,7 @@ watch_types() {
 pods=/api/v1/namespaces/default/pods
 leases=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases
 table='application/json;as=Table;v=v1;g=meta.k8s.io,application/json'
-check "convert the seed pod" 0 "$xpool" convert -o json -f "$src/examples/ai-training.yaml"
+check "convert the seed pod" 0 "$xpool" convert -o json -f "${XPOOL_TEST_DATA:?}/manifests/seed-pod.yaml"
 tr -d '\n' <"$tmp/out" | sed 's/  */ /g; s/": /":/g; s/{ /{/g; s/ }/}/g; s/\[ /[/g; s/ \]/]/g; s/, /,/g' >"$tmp/pod.json"
 check "convert the node" 0 "$xpool" convert -o json -f "${XPOOL_TEST_DATA:?}/manifests/gpu-node.yaml"
 cp "$tmp/out" "$tmp/node.json"
@@ -175,7 +175,7 @@ req "the recreated namespace is empty" 200 GET /api/v1/namespaces/team/pods
 expect_in "recreated namespace empty" "$tmp/out" '"items":[]'
 
 # ---- pod creates: status reset to Pending ----------------------------------------------------
-sed 's/}}]}}$/}}]},"status":{"phase":"Running","podIP":"10.1.2.3"}}/' "$tmp/pod.json" >"$tmp/running.json"
+sed 's/}}$/},"status":{"phase":"Running","podIP":"10.1.2.3"}}/' "$tmp/pod.json" >"$tmp/running.json"
 grep -q '"phase":"Running"' "$tmp/running.json" || { echo "FAIL test setup: running.json"; exit 1; }
 req "create with a status" 201 POST "$pods" "$tmp/running.json"
 expect_in "create resets status" "$tmp/out" '"status":{"phase":"Pending"}'
