@@ -640,7 +640,7 @@ static void sync_pod(struct loop *l, struct podstate *st)
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
-                bool changed = false, done;
+                bool changed = false, done, starts;
                 int r;
 
                 r = xp_podsync(&l->config,
@@ -659,7 +659,12 @@ static void sync_pod(struct loop *l, struct podstate *st)
                                xp_error_message(&err));
                         return;
                 }
-                if (res.status && !st->gone &&
+                starts = false;
+                for (size_t i = 0; i < res.n_actions; i++)
+                        starts |= res.actions[i].kind == XP_PODSYNC_START;
+                /* with starts the pod is synced again once they are back: its status then says
+                 * how they went, one write instead of a "ContainerCreating" one before it */
+                if (res.status && !st->gone && !starts &&
                     xp_agent_status_put(
                         agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res.status)) < 0)
                         xp_log(LOG_ERR,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The status writers: a few threads, each with its own client (its own connection), PATCH pod
- * statuses (strategic merge patch: conditions merge by type, containerStatuses by name) and
+ * statuses (a strategic merge patch whose `$patch: replace` makes the whole status replace the
+ * stored one) and
  * DELETE pods whose containers all stopped after their deletion. A pod has at most one write in
  * flight; a newer status replaces one still waiting, so a burst of changes of one pod is one
  * write, and the writes of many pods go out together and share the server's group commits.
@@ -17,8 +18,10 @@
 #include "xpool/log.h"
 
 #define MAX_THREADS 16
-/* A write that failed for a reason other than the pod being gone is retried this many times. */
+/* A write that failed for a reason other than the pod being gone is retried this many times, */
 #define MAX_TRIES 5
+/* after this delay, doubled at each failure (0.2 + 0.4 + 0.8 + 1.6 s before giving up) */
+#define RETRY_DELAY_NS (200 * 1000000LL)
 
 struct pending {
         char *uid, *namespace, *name;
@@ -27,6 +30,7 @@ struct pending {
         bool queued;    /* in the queue */
         bool in_flight; /* a writer works on it */
         unsigned tries;
+        int64_t retry_at_ns; /* CLOCK_MONOTONIC; a failed write waits in the queue till then */
         struct pending *next;
 };
 
@@ -56,6 +60,14 @@ static void entry_free(void *p)
         free(e->namespace);
         free(e->name);
         free(e);
+}
+
+static int64_t monotonic_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void enqueue(struct xp_agent_status *s, struct pending *e)
@@ -108,6 +120,7 @@ int xp_agent_status_put(struct xp_agent_status *s,
                 json_decref(e->status);
                 e->status = status;
                 e->tries = 0;
+                e->retry_at_ns = 0;
                 enqueue(s, e);
         }
         pthread_mutex_unlock(&s->lock);
@@ -130,6 +143,7 @@ int xp_agent_status_delete(struct xp_agent_status *s,
         if (e) {
                 e->delete = true;
                 e->tries = 0;
+                e->retry_at_ns = 0;
                 enqueue(s, e);
         }
         pthread_mutex_unlock(&s->lock);
@@ -141,9 +155,14 @@ static int write_status(struct xp_apiclient *client,
                         json_t *status,
                         struct xp_error *err)
 {
-        json_auto_t *body = json_pack("{s:O}", "status", status);
+        /* the status is whole (podsync starts from the stored one): it replaces the stored one,
+         * so what it no longer has (a condition's old reason, a waiting state) goes too */
+        json_auto_t *copy = json_copy(status), *body = NULL;
         char path[1024];
 
+        if (!copy || json_object_set_new(copy, "$patch", json_string("replace")) < 0)
+                return -ENOMEM;
+        body = json_pack("{s:O}", "status", copy);
         if (!body)
                 return -ENOMEM;
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", e->namespace, e->name);
@@ -171,6 +190,33 @@ static int delete_pod(struct xp_apiclient *client, const struct pending *e, stru
         return xp_apiclient_json(client, "DELETE", path, NULL, body, NULL, NULL, err);
 }
 
+/*
+ * Unlinks the first queued entry that is due. With none, NULL and *ret_next the earliest time
+ * one is (0: the queue is empty). Waiting retries stay in the queue without holding a writer,
+ * so one failing pod never delays the others.
+ */
+static struct pending *take_due(struct xp_agent_status *s, int64_t now, int64_t *ret_next)
+{
+        struct pending *prev = NULL;
+
+        *ret_next = 0;
+        for (struct pending *e = s->head; e; prev = e, e = e->next) {
+                if (e->retry_at_ns <= now) {
+                        if (prev)
+                                prev->next = e->next;
+                        else
+                                s->head = e->next;
+                        if (s->tail == e)
+                                s->tail = prev;
+                        e->next = NULL;
+                        return e;
+                }
+                if (*ret_next == 0 || e->retry_at_ns < *ret_next)
+                        *ret_next = e->retry_at_ns;
+        }
+        return NULL;
+}
+
 static void *writer_thread(void *userdata)
 {
         struct xp_agent_status *s = userdata;
@@ -194,18 +240,27 @@ static void *writer_thread(void *userdata)
         if (s->stopping)
                 xp_apiclient_cancel(client);
         for (;;) {
-                struct pending *e;
+                struct pending *e = NULL;
                 json_t *status;
                 bool delete;
 
-                while (!s->stopping && !s->head)
-                        pthread_cond_wait(&s->cond, &s->lock);
+                while (!s->stopping) {
+                        int64_t next;
+
+                        e = take_due(s, monotonic_ns(), &next);
+                        if (e)
+                                break;
+                        if (next == 0) {
+                                pthread_cond_wait(&s->cond, &s->lock);
+                        } else {
+                                struct timespec until = {.tv_sec = next / 1000000000,
+                                                         .tv_nsec = next % 1000000000};
+
+                                pthread_cond_timedwait(&s->cond, &s->lock, &until);
+                        }
+                }
                 if (s->stopping)
                         break;
-                e = s->head;
-                s->head = e->next;
-                if (!s->head)
-                        s->tail = NULL;
                 e->queued = false;
                 e->in_flight = true;
                 status = TAKE_PTR(e->status);
@@ -234,6 +289,8 @@ static void *writer_thread(void *userdata)
                                         e->delete = true;
                                 else if (!e->status)
                                         e->status = TAKE_PTR(status);
+                                e->retry_at_ns =
+                                    monotonic_ns() + (RETRY_DELAY_NS << (e->tries - 1));
                         } else {
                                 xp_log(LOG_ERR,
                                        "agent: giving up %s pod %s/%s: %s",
@@ -249,12 +306,6 @@ static void *writer_thread(void *userdata)
                 } else {
                         tdelete(e, &s->by_uid, entry_compare);
                         entry_free(e);
-                }
-                if (r < 0 && !s->stopping) {
-                        /* a failing server: do not spin on it */
-                        pthread_mutex_unlock(&s->lock);
-                        nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
-                        pthread_mutex_lock(&s->lock);
                 }
         }
         for (unsigned i = 0; i < MAX_THREADS; i++)
@@ -282,7 +333,14 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
         if (!s)
                 return -ENOMEM;
         pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->cond, NULL);
+        {
+                pthread_condattr_t attr;
+
+                pthread_condattr_init(&attr);
+                pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+                pthread_cond_init(&s->cond, &attr);
+                pthread_condattr_destroy(&attr);
+        }
         s->api = api;
         for (; s->n_threads < n_threads; s->n_threads++) {
                 r = -pthread_create(&s->threads[s->n_threads], NULL, writer_thread, s);

@@ -322,20 +322,21 @@ static char *created_name(const struct request *req)
 }
 
 /* Whether the pod of the request is bound to the node (a node token's writes to its pods). */
-static bool pod_on_node(const struct request *req, const char *node)
+/* 1: the pod is bound to the node; 0: it is not; -ENOENT: there is no such pod. */
+static int pod_on_node(const struct request *req, const char *node)
 {
         json_t *pod;
         uint64_t version;
         const char *bound;
-        bool on;
+        int r;
 
-        if (xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL) <
-            0)
-                return false;
+        r = xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL);
+        if (r < 0)
+                return r == -ENOENT ? r : 0;
         bound = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-        on = bound && strcmp(bound, node) == 0;
+        r = bound && strcmp(bound, node) == 0;
         json_decref(pod);
-        return on;
+        return r;
 }
 
 /* The paths anyone may read, as Kubernetes lets anyone see the server is there. */
@@ -353,7 +354,7 @@ static bool path_is_public(const char *method, const char *path)
 
 /*
  * Authorises an authenticated request for a route: 1 when it may go on, else 0 with ret filled
- * (403 Forbidden), as Kubernetes answers.
+ * (403 Forbidden; 404 for a node acting on a pod that does not exist), as Kubernetes answers.
  */
 static int authorize(const struct route *route,
                      const struct request *req,
@@ -377,8 +378,22 @@ static int authorize(const struct route *route,
             .path = req->path,
         };
         decision = auth_authorize(who, &areq, reason, sizeof reason);
-        if (decision == AUTH_ALLOW_IF_POD_ON_NODE && pod_on_node(req, who->subject))
-                decision = AUTH_ALLOW;
+        if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {
+                int on = pod_on_node(req, who->subject);
+
+                /* a node may read every pod, so a missing one is NotFound (as the kubelet gets
+                 * from Kubernetes for the status of a pod deleted meanwhile), not Forbidden */
+                if (on == -ENOENT)
+                        return reply_status(ret,
+                                            404,
+                                            "NotFound",
+                                            req->name,
+                                            "pods",
+                                            "pods \"%s\" not found",
+                                            req->name ? req->name : "");
+                if (on > 0)
+                        decision = AUTH_ALLOW;
+        }
         if (decision == AUTH_ALLOW)
                 return 1;
         if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {

@@ -343,6 +343,13 @@ EOF
 req "node may not read other's log" 403 "$node" GET "$P/other/log"
 expect_in "other's log refused" "$tmp/out" '"message":"pods \"other\" is forbidden: User \"system:node:n1\" '
 req "node may not read an unbound pod's log" 403 "$node" GET "$P/free/log"
+# A pod that is not there (deleted meanwhile) is NotFound for a node, as the kubelet gets from
+# Kubernetes: a node may read every pod, so it learns nothing, and it can tell "gone" from "refused".
+req "a node's status write of a missing pod" 404 "$node" PATCH "$P/missing/status" "$tmp/b/running"
+expect_status "a node's status write of a missing pod" 404 NotFound 'pods "missing" not found'
+req "a node's delete of a missing pod" 404 "$node" DELETE "$P/missing"
+expect_status "a node's delete of a missing pod" 404 NotFound 'pods "missing" not found'
+req "the missing pod stays missing" 404 "$admin" GET "$P/missing"
 # A node token cannot name another node through the body of a create.
 printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","name":"n3"}}' >"$tmp/b/dup"
 req "duplicate names in a create" 403 "$node" POST /api/v1/nodes "$tmp/b/dup"

@@ -112,6 +112,11 @@ phase_is() { "$xpool" get pod "$1" -o yaml | grep -q "^  phase: $2\$"; }
 wait_for "exit3 fails" 20 phase_is exit3 Failed
 wait_for "done succeeds" 20 phase_is done Succeeded
 wait_for "sleeper runs" 20 phase_is sleeper Running
+# the Running status replaces the ContainerCreating one whole: nothing of it lingers
+check "sleeper running status" 0 "$xpool" get pod sleeper -o json
+expect_in "sleeper ready" "$tmp/out" '"type": "Ready"'
+expect_count "no condition keeps a not-ready reason" "$tmp/out" 0 'ContainersNotReady'
+expect_count "no waiting state beside the running one" "$tmp/out" 0 '"waiting"'
 check "exit3 status" 0 "$xpool" get pod exit3 -o yaml
 expect_in "exit3 exit code" "$tmp/out" "exitCode: 3"
 expect_in "exit3 reason" "$tmp/out" "reason: Error"
