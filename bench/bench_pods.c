@@ -5,15 +5,16 @@
  *   - the agent's idle RSS and CPU with no pods, over --idle seconds;
  *   - create -> Running latency: --latency pods (`sleep 600`) created one after another, each
  *     timed from its POST until the watch shows it running; p50/p99;
- *   - throughput: --throughput pods (`true`, restartPolicy Never) created as fast as one client
- *     can, and the time until the watch has seen every one Succeeded: pods completed per second;
+ *   - throughput: --throughput pods (`true`, restartPolicy Never) created as fast as --clients
+ *     clients (4) can, and the time until the watch has seen every one Succeeded: pods completed
+ *     per second;
  *   - the agent's RSS and CPU once more, idle after the work.
  * Prints figures; asserts nothing. The latency is split at the bind (the watch shows
  * spec.nodeName): API and scheduler before, the agent after. --keep leaves the logs (server.log,
  * agent.log).
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
- *                          [--keep]
+ *                          [--clients 4] [--keep]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,8 +38,9 @@
 
 extern char **environ;
 
-#define NODE      "bench-node"
-#define PODS_PATH "/api/v1/namespaces/default/pods"
+#define NODE        "bench-node"
+#define PODS_PATH   "/api/v1/namespaces/default/pods"
+#define MAX_CLIENTS 64
 
 static double now(void)
 {
@@ -132,19 +134,22 @@ static char *admin_token(void)
         return token;
 }
 
-/* The agent's RSS (KiB) and CPU seconds so far, from /proc. */
-static void proc_usage(pid_t pid, long *ret_rss_kib, double *ret_cpu)
+/*
+ * The agent's RSS and its anonymous part (KiB: the rest are pages of the executable and the
+ * shared libraries, shared with other processes) and CPU seconds so far, from /proc.
+ */
+static void proc_usage(pid_t pid, long *ret_rss_kib, long *ret_anon_kib, double *ret_cpu)
 {
         char path[64], buf[4096], *p;
         unsigned long utime = 0, stime = 0;
-        long rss = -1;
+        long rss = -1, anon = -1;
         FILE *fp;
 
         snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
         fp = fopen(path, "re");
         while (fp && fgets(buf, sizeof(buf), fp))
-                if (sscanf(buf, "VmRSS: %ld kB", &rss) == 1)
-                        break;
+                if (sscanf(buf, "VmRSS: %ld kB", &rss) != 1)
+                        sscanf(buf, "RssAnon: %ld kB", &anon);
         if (fp)
                 fclose(fp);
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -156,20 +161,23 @@ static void proc_usage(pid_t pid, long *ret_rss_kib, double *ret_cpu)
         if (fp)
                 fclose(fp);
         *ret_rss_kib = rss;
+        *ret_anon_kib = anon;
         *ret_cpu = (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static void measure_idle(const char *when, pid_t agent, int seconds)
 {
-        long rss0, rss1;
+        long rss0, rss1, anon0, anon1;
         double cpu0, cpu1;
 
-        proc_usage(agent, &rss0, &cpu0);
+        proc_usage(agent, &rss0, &anon0, &cpu0);
         sleep((unsigned)seconds);
-        proc_usage(agent, &rss1, &cpu1);
-        printf("agent idle %s: RSS %.1f MiB, CPU %.2f%% of one core over %d s\n",
+        proc_usage(agent, &rss1, &anon1, &cpu1);
+        printf("agent idle %s: RSS %.1f MiB (%.1f MiB anonymous), CPU %.2f%% of one core over %d "
+               "s\n",
                when,
                (double)rss1 / 1024.0,
+               (double)anon1 / 1024.0,
                100.0 * (cpu1 - cpu0) / seconds,
                seconds);
 }
@@ -270,6 +278,37 @@ static void delete_pod(struct xp_apiclient *client, const char *name)
         xp_apiclient_json(client, "DELETE", path, NULL, NULL, NULL, &answer, NULL);
 }
 
+/* One of the --clients threads: creates the pods first, first + step, ... below count. */
+struct creator {
+        const char *url, *token;
+        long first, step, count;
+        bool failed;
+        pthread_t thread;
+};
+
+static void *creator_thread(void *userdata)
+{
+        struct creator *c = userdata;
+        struct xp_apiclient *client = NULL;
+        struct xp_error err = {0};
+
+        if (xp_apiclient_new(&(struct xp_apiclient_options){.server = c->url, .token = c->token},
+                             &client,
+                             &err) < 0) {
+                fprintf(stderr, "bench_pods: %s\n", xp_error_message(&err));
+                c->failed = true;
+                return NULL;
+        }
+        for (long i = c->first; i < c->count && !c->failed; i += c->step) {
+                char name[64];
+
+                snprintf(name, sizeof(name), "thr-%ld", i);
+                c->failed = create_pod(client, name, "true") < 0;
+        }
+        xp_apiclient_free(client);
+        return NULL;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
         double x = *(const double *)a, y = *(const double *)b;
@@ -292,10 +331,11 @@ int main(int argc, char **argv)
             {"throughput", required_argument, NULL, 't'},
             {"idle", required_argument, NULL, 'i'},
             {"keep", no_argument, NULL, 'k'},
+            {"clients", required_argument, NULL, 'c'},
             {},
         };
         const char *xpool = "build/xpool";
-        long n_latency = 200, n_throughput = 2000, idle = 10;
+        long n_latency = 200, n_throughput = 2000, idle = 10, n_clients = 4;
         char data[600], agent_data[600], url[64] = "", *token = NULL, *node_token = NULL, *line;
         struct watch w = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
         struct xp_apiclient *client = NULL;
@@ -323,15 +363,21 @@ int main(int argc, char **argv)
                 case 'k':
                         keep = true;
                         break;
+                case 'c':
+                        n_clients = strtol(optarg, NULL, 10);
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--keep]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep]\n");
                         return 2;
                 }
         }
-        if (n_latency < 1 || n_throughput < 1 || idle < 1) {
-                fprintf(stderr, "bench_pods: counts and seconds are at least 1\n");
+        if (n_latency < 1 || n_throughput < 1 || idle < 1 || n_clients < 1 ||
+            n_clients > MAX_CLIENTS) {
+                fprintf(stderr,
+                        "bench_pods: counts and seconds are at least 1, clients at most %d\n",
+                        MAX_CLIENTS);
                 return 2;
         }
         signal(SIGPIPE, SIG_IGN);
@@ -517,17 +563,34 @@ int main(int argc, char **argv)
                1e3 * percentile(to_running, (size_t)n_latency, 0.50),
                1e3 * percentile(to_running, (size_t)n_latency, 0.99));
 
-        /* throughput of short pods */
+        /* throughput of short pods, created by --clients threads */
         t0 = now();
-        for (long i = 0; i < n_throughput; i++) {
-                char name[64];
+        {
+                struct creator creators[MAX_CLIENTS] = {0};
+                long started = 0;
+                bool failed = false;
 
-                snprintf(name, sizeof(name), "thr-%ld", i);
-                if (create_pod(client, name, "true") < 0)
+                for (long i = 0; i < n_clients; i++) {
+                        creators[i] = (struct creator){.url = url,
+                                                       .token = token,
+                                                       .first = i,
+                                                       .step = n_clients,
+                                                       .count = n_throughput};
+                        if (pthread_create(
+                                &creators[i].thread, NULL, creator_thread, &creators[i]) != 0)
+                                break;
+                        started++;
+                }
+                for (long i = 0; i < started; i++) {
+                        pthread_join(creators[i].thread, NULL);
+                        failed |= creators[i].failed;
+                }
+                if (failed || started < n_clients)
                         goto out;
         }
-        printf("created %ld pods in %.2f s (%.0f/s)\n",
+        printf("created %ld pods with %ld clients in %.2f s (%.0f/s)\n",
                n_throughput,
+               n_clients,
                now() - t0,
                (double)n_throughput / (now() - t0));
         pthread_mutex_lock(&w.lock);
@@ -547,6 +610,21 @@ int main(int argc, char **argv)
                n_throughput,
                w.last_succeeded - t0,
                (double)n_throughput / (w.last_succeeded - t0));
+        {
+                double last_bound = t0, last_running = t0;
+                const char *key;
+                json_t *v;
+
+                json_object_foreach(w.bound, key, v) if (strncmp(key, "thr-", 4) == 0 &&
+                                                         json_real_value(v) > last_bound)
+                    last_bound = json_real_value(v);
+                json_object_foreach(w.running, key, v) if (strncmp(key, "thr-", 4) == 0 &&
+                                                           json_real_value(v) > last_running)
+                    last_running = json_real_value(v);
+                printf("  the last bound after %.2f s, the last started after %.2f s\n",
+                       last_bound - t0,
+                       last_running - t0);
+        }
         pthread_mutex_unlock(&w.lock);
         measure_idle("after the work", agent, (int)idle);
         rc = 0;

@@ -35,7 +35,7 @@ struct xp_agent_options {
         uint64_t log_max_bytes;        /* 0: 10 MiB */
         unsigned log_max_files;        /* 0: 1 */
         const char *cgroup_root;       /* NULL: "/" */
-        const char *shim_exe;          /* NULL: /proc/self/exe */
+        const char *shim_exe;          /* NULL: the runtime's default (runtime.h) */
         /* added beside the pinned fields: */
         const char *
             ca_pem; /* the CA as PEM text (a kubeconfig's certificate-authority-data); NULL: none */

@@ -31,7 +31,8 @@ struct xp_runtime_options {
         const char *state_dir;   /* DATA/containers: created when missing */
         const char *log_dir;     /* DATA/logs: created when missing */
         const char *shim_exe;    /* executable started as the shim (argv: shim_exe "__shim" ...);
-                                    NULL: /proc/self/exe. `xpool __shim` calls xp_shim_main(). */
+                                    NULL: xpool-shim beside /proc/self/exe, else /proc/self/exe.
+                                    Both call xp_shim_main(). */
         const char *cgroup_root; /* NULL: "/" (see cgroup.h) */
         uint64_t log_max_bytes;  /* rotate at this size; 0: 10 MiB */
         unsigned log_max_files;  /* rotated files kept per attempt; 0: 1 */
@@ -116,6 +117,22 @@ int xp_runtime_list(struct xp_runtime *rt,
                     struct xp_container_record **ret,
                     size_t *ret_n,
                     struct xp_error *err);
+/*
+ * The pods of the containers that exited since the last call or xp_runtime_list(): their uids,
+ * sorted, each once (caller frees each and the array). Drains the event fd. A caller keeping the
+ * records of xp_runtime_list() reads just these again (xp_runtime_list_pod()): an exit costs
+ * its pod's containers, not every container on the node.
+ */
+int xp_runtime_take_exits(struct xp_runtime *rt,
+                          char ***ret_uids,
+                          size_t *ret_n,
+                          struct xp_error *err);
+/* The containers of one pod, as xp_runtime_list() reports them (none: *ret_n 0). */
+int xp_runtime_list_pod(struct xp_runtime *rt,
+                        const char *pod_uid,
+                        struct xp_container_record **ret,
+                        size_t *ret_n,
+                        struct xp_error *err);
 /* Readable (poll POLLIN) when a container may have exited since the last xp_runtime_list().
  * Borrowed from rt. */
 int xp_runtime_event_fd(const struct xp_runtime *rt);

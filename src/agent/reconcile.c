@@ -52,7 +52,8 @@ struct loop {
         void *tree; /* podstates by uid */
         struct podstate **states;
         size_t n_states, cap_states;
-        bool need_list;
+        bool need_list;  /* read every container again (at start, after a start not seen back) */
+        bool need_exits; /* read the pods whose containers exited */
         struct starter *starter;
 };
 
@@ -252,6 +253,59 @@ static int refresh_records(struct loop *l)
         }
         xp_container_records_free(records, n);
         return 0;
+}
+
+/*
+ * Reads the containers of one pod again, from the runtime's files: what a start returned may be
+ * older already (a short container can exit, and its exit be taken, before the start is back).
+ */
+static int reread_pod(struct loop *l, const char *uid, struct xp_error *err)
+{
+        struct xp_container_record *records = NULL;
+        struct podstate *st = state_find(l, uid);
+        size_t n = 0;
+        int r;
+
+        r = xp_runtime_list_pod(l->agent->runtime, uid, &records, &n, err);
+        if (r < 0)
+                return r;
+        if (!st && n > 0)
+                st = state_get(l, uid, records[0].pod_namespace, records[0].pod_name);
+        if (!st) {
+                xp_container_records_free(records, n);
+                return n > 0 ? -ENOMEM : 0;
+        }
+        xp_container_records_free(st->records, st->n_records);
+        st->records = records;
+        st->n_records = n;
+        /* a pod absent from the server's list is gone: its containers are killed */
+        if (!st->json && n > 0)
+                st->gone = true;
+        st->dirty = true;
+        return 0;
+}
+
+/* Reads again just the pods whose containers exited: the node's other records stay as they are. */
+static int refresh_exits(struct loop *l)
+{
+        struct xp_error err = {0};
+        char **uids = NULL;
+        size_t n = 0;
+        int r;
+
+        l->need_exits = false;
+        r = xp_runtime_take_exits(l->agent->runtime, &uids, &n, &err);
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0)
+                        r = reread_pod(l, uids[i], &err);
+                free(uids[i]);
+        }
+        free(uids);
+        if (r < 0) {
+                xp_log(LOG_WARNING, "agent: reading the exits: %s", xp_error_message(&err));
+                l->need_list = true; /* the whole list then */
+        }
+        return r;
 }
 
 static int dev_lookup(const char *path, struct xp_cgroup_device *ret, void *userdata)
@@ -543,8 +597,19 @@ static void collect_starts(struct loop *l)
                                           job->message,
                                           xp_agent_now_ns());
                 } else {
+                        struct xp_error err = {0};
+
                         r = keep_record(st, &job->record);
                         job->record = (struct xp_container_record){0};
+                        /* the files say more than the start's record once it has exited */
+                        if (r >= 0 && reread_pod(l, st->uid, &err) < 0) {
+                                xp_log(LOG_WARNING,
+                                       "agent: reading pod %s/%s: %s",
+                                       st->namespace,
+                                       st->name,
+                                       xp_error_message(&err));
+                                l->need_list = true;
+                        }
                 }
                 if (r < 0)
                         xp_log(LOG_ERR,
@@ -772,6 +837,8 @@ void *xp_agent_reconcile_thread(void *userdata)
                         xp_log(LOG_ERR, "agent: taking the pod changes: out of memory");
                 if (l.need_list)
                         refresh_records(&l);
+                else if (l.need_exits)
+                        refresh_exits(&l);
                 now = xp_agent_now_ns();
                 for (size_t i = 0; i < l.n_states; i++) {
                         struct podstate *st = l.states[i];
@@ -792,7 +859,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                         drain(fds[1].fd);
                 /* xp_runtime_list() empties the runtime's event fd */
                 if (fds[3].revents & POLLIN)
-                        l.need_list = true;
+                        l.need_exits = true;
         }
         starter_free(l.starter);
         for (size_t i = 0; i < l.n_states; i++)

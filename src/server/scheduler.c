@@ -59,6 +59,10 @@ struct pending {
         char *name;
         json_t *pod; /* its latest state */
         uint64_t version;
+        /* pod decoded, at decoded_version: a pod that waits is tried again on every change of
+         * the cluster, and decoding it each time would cost more than placing it */
+        struct xp_pod *decoded;
+        uint64_t decoded_version;
         uint64_t first_version; /* FIFO order among equal creationTimestamps */
         int64_t priority;
         size_t slot;   /* its place in scheduler.queue */
@@ -71,10 +75,18 @@ struct pending {
 };
 
 /* A binding handed to the workers, and what came of it. */
+/*
+ * A write for the workers: a binding (node set), or a PodScheduled=False status (unschedulable
+ * set); either may carry a FailedScheduling Event's count (event_message set).
+ */
 struct bind_job {
         struct bind_job *next;
         char *namespace, *name, *node;
         json_t *annotations;
+        json_t *pod;         /* the pod as decided on (status and Event writes) */
+        char *unschedulable; /* the reason to write as PodScheduled=False */
+        char *event_message; /* a FailedScheduling Event counting event_count failures */
+        int64_t event_count;
         uint64_t version; /* the version the decision was made on */
         int result;       /* pod_bind()'s */
         char message[256];
@@ -149,6 +161,7 @@ static void pending_free(struct pending *p)
         free(p->namespace);
         free(p->name);
         json_decref(p->pod);
+        xp_pod_free(p->decoded);
         free(p->message);
         free(p);
 }
@@ -713,18 +726,72 @@ static int write_unschedulable(struct scheduler *s, struct pending *p, const cha
         return r;
 }
 
-/* Counts the failures not yet in the Event once EVENT_INTERVAL_MS passed since it was written. */
-static void flush_failures(struct scheduler *s, struct pending *p, bool force)
+/*
+ * The failures not yet in the Event, once EVENT_INTERVAL_MS passed since it was written (or
+ * force): their count, taken (0: none due).
+ */
+static int64_t take_failures(struct pending *p, bool force)
 {
-        int64_t now = now_ms();
+        int64_t now = now_ms(), count = p->failures_unwritten;
 
-        if (p->failures_unwritten == 0 || !p->message ||
-            (!force && now - p->event_written_ms < EVENT_INTERVAL_MS))
-                return;
-        (void)record_event(
-            s, p->pod, "Warning", "FailedScheduling", p->message, p->failures_unwritten);
+        if (count == 0 || !p->message || (!force && now - p->event_written_ms < EVENT_INTERVAL_MS))
+                return 0;
         p->failures_unwritten = 0;
         p->event_written_ms = now;
+        return count;
+}
+
+/* True when the pod's PodScheduled condition already says Unschedulable with this message. */
+static bool says_unschedulable(const json_t *pod, const char *message)
+{
+        const json_t *conditions = json_object_get(json_object_get(pod, "status"), "conditions");
+        const json_t *c;
+        size_t i;
+
+        json_array_foreach(conditions, i, c) if (
+            xp_streq0(
+                json_string_value(json_object_get(c, "type")),
+                "PodScheduled")) return xp_streq0(json_string_value(json_object_get(c, "status")),
+                                                  "False") &&
+            xp_streq0(json_string_value(json_object_get(c, "reason")), "Unschedulable") &&
+            xp_streq0(json_string_value(json_object_get(c, "message")), message);
+        return false;
+}
+
+static void job_enqueue(struct scheduler *s, struct bind_job *job);
+static void bind_job_free(struct bind_job *job);
+
+/*
+ * Hands the workers what a failure of p has to write: its status (when it does not say message
+ * yet) and the Event's count when due. Neither waits for a commit in this loop.
+ */
+static void
+write_failure(struct scheduler *s, struct pending *p, const char *status_message, bool force_event)
+{
+        int64_t count = take_failures(p, force_event);
+        struct bind_job *job;
+
+        if (status_message && says_unschedulable(p->pod, status_message))
+                status_message = NULL;
+        if (!status_message && count == 0)
+                return;
+        job = calloc(1, sizeof *job);
+        if (!job)
+                return;
+        job->namespace = strdup(p->namespace);
+        job->name = strdup(p->name);
+        job->pod = json_incref(p->pod);
+        job->version = p->version;
+        job->unschedulable = status_message ? strdup(status_message) : NULL;
+        job->event_message = count > 0 ? strdup(p->message) : NULL;
+        job->event_count = count;
+        if (!job->namespace || !job->name || (status_message && !job->unschedulable) ||
+            (count > 0 && !job->event_message)) {
+                bind_job_free(job);
+                return;
+        }
+        s->inflight++;
+        job_enqueue(s, job);
 }
 
 static void unschedulable(struct scheduler *s, struct pending *p, const char *message)
@@ -733,19 +800,17 @@ static void unschedulable(struct scheduler *s, struct pending *p, const char *me
 
         p->waiting = true;
         xp_debug("sched", "pod %s/%s unschedulable: %s", p->namespace, p->name, message);
-        if (write_unschedulable(s, p, message) < 0 || p->drop)
-                return;
         if (!repeat) {
                 char *copy = strdup(message);
 
                 if (!copy)
                         return;
-                flush_failures(s, p, true); /* the old message's count */
+                write_failure(s, p, NULL, true); /* the old message's count */
                 free(p->message);
                 p->message = copy;
         }
         p->failures_unwritten++;
-        flush_failures(s, p, !repeat);
+        write_failure(s, p, message, !repeat);
 }
 
 /* ---- binding workers --------------------------------------------------------------------------
@@ -759,7 +824,38 @@ static void bind_job_free(struct bind_job *job)
         free(job->name);
         free(job->node);
         json_decref(job->annotations);
+        json_decref(job->pod);
+        free(job->unschedulable);
+        free(job->event_message);
         free(job);
+}
+
+static void job_enqueue(struct scheduler *s, struct bind_job *job)
+{
+        pthread_mutex_lock(&s->lock);
+        if (s->jobs_tail)
+                s->jobs_tail->next = job;
+        else
+                s->jobs = job;
+        s->jobs_tail = job;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+}
+
+/* A failure's writes: the status first (a pod gone or bound meanwhile gets no Event), the Event. */
+static void run_failure_job(struct scheduler *s, struct bind_job *job)
+{
+        /* write_unschedulable() works on an entry of its own: the loop's stays the loop's */
+        struct pending p = {.namespace = job->namespace,
+                            .name = job->name,
+                            .pod = json_incref(job->pod),
+                            .version = job->version};
+
+        job->result = job->unschedulable ? write_unschedulable(s, &p, job->unschedulable) : 0;
+        if (job->result >= 0 && !p.drop && job->event_message)
+                (void)record_event(
+                    s, p.pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+        json_decref(p.pod);
 }
 
 static void *bind_worker(void *userdata)
@@ -782,6 +878,20 @@ static void *bind_worker(void *userdata)
                         s->jobs_tail = NULL;
                 pthread_mutex_unlock(&s->lock);
 
+                if (!job->node) {
+                        run_failure_job(s, job);
+                        pthread_mutex_lock(&s->lock);
+                        job->next = s->done;
+                        s->done = job;
+                        continue;
+                }
+                if (job->event_message)
+                        (void)record_event(s,
+                                           job->pod,
+                                           "Warning",
+                                           "FailedScheduling",
+                                           job->event_message,
+                                           job->event_count);
                 job->result = pod_bind(s->api,
                                        job->namespace,
                                        job->name,
@@ -837,6 +947,13 @@ static int dispatch(struct scheduler *s, struct pending *p, const char *node, co
         job->node = strdup(node);
         job->annotations = json_pack("{s:s}", XP_PLACEMENT_ANNOTATION, placement);
         job->version = p->version;
+        job->pod = json_incref(p->pod);
+        /* the failures before this placement, counted in the Event before the binding */
+        job->event_count = take_failures(p, true);
+        if (job->event_count > 0 && !(job->event_message = strdup(p->message))) {
+                bind_job_free(job);
+                return -ENOMEM;
+        }
         copy = json_deep_copy(p->pod);
         meta = json_object_get(copy, "metadata");
         annotations = json_object_get(meta, "annotations");
@@ -861,17 +978,9 @@ static int dispatch(struct scheduler *s, struct pending *p, const char *node, co
                 bind_job_free(job);
                 return r;
         }
-        flush_failures(s, p, true);
         p->inflight = true;
         s->inflight++;
-        pthread_mutex_lock(&s->lock);
-        if (s->jobs_tail)
-                s->jobs_tail->next = job;
-        else
-                s->jobs = job;
-        s->jobs_tail = job;
-        pthread_cond_signal(&s->wake);
-        pthread_mutex_unlock(&s->lock);
+        job_enqueue(s, job);
         return 0;
 }
 
@@ -907,6 +1016,11 @@ static void collect(struct scheduler *s)
 
                 next = job->next;
                 s->inflight--;
+                if (!job->node) {
+                        /* a failure's writes: their events come back as the pod's */
+                        bind_job_free(job);
+                        continue;
+                }
                 if (r == 0) {
                         /* its MODIFIED event may not have come yet */
                         if (p)
@@ -962,15 +1076,18 @@ static void workers_stop(struct scheduler *s)
 /* Places one pending pod: an unschedulable one's status is written here, a binding handed on. */
 static void schedule_one(struct scheduler *s, struct pending *p)
 {
-        _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
         _cleanup_free_ char *reason = NULL, *text = NULL;
         struct xp_placement placement = {0};
         struct xp_error err = {0};
-        int r;
+        int r = 0;
 
-        r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &pod, &err);
+        if (!p->decoded || p->decoded_version != p->version) {
+                xp_pod_free(TAKE_PTR(p->decoded));
+                r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &p->decoded, &err);
+                p->decoded_version = p->version;
+        }
         if (r >= 0)
-                r = xp_sched_place(s->sched, pod, &placement, &reason, &err);
+                r = xp_sched_place(s->sched, p->decoded, &placement, &reason, &err);
         if (r == -EINVAL) {
                 unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid");
                 return;
@@ -1048,7 +1165,8 @@ static void schedule_pass(struct scheduler *s)
                 if (active[i]->drop)
                         queue_delete(s, active[i]);
         for (size_t i = 0; i < s->n_queue; i++)
-                flush_failures(s, s->queue[i], false);
+                if (!s->queue[i]->inflight)
+                        write_failure(s, s->queue[i], NULL, false);
 }
 
 static void *scheduler_main(void *userdata)

@@ -152,6 +152,15 @@ check "sleeper status" 0 "$xpool" get pod sleeper -o yaml
 expect_in "sleeper still running" "$tmp/out" "phase: Running"
 expect_in "sleeper not restarted" "$tmp/out" "restartCount: 0"
 
+# ---- a burst of short pods: each exit is seen, even one that comes before its start is back ----
+for i in $(seq 1 20); do
+  printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: short-%d}\nspec:\n  nodeName: n1\n  restartPolicy: Never\n  containers:\n  - {name: main, image: none, command: ["true"]}\n' "$i"
+done >"$tmp/short.yaml"
+check "create 20 short pods" 0 "$xpool" apply -f "$tmp/short.yaml"
+all_succeeded() { [[ $("$xpool" get pods | grep -c '^short-.* Completed ') -eq 20 ]]; }
+wait_for "20 short pods all succeed" 20 all_succeeded
+check "delete the short pods" 0 "$xpool" delete -f "$tmp/short.yaml"
+
 # ---- deletion -----------------------------------------------------------------------------------
 check "delete sleeper" 0 "$xpool" delete pod sleeper
 gone() { ! "$xpool" get pod sleeper >/dev/null 2>&1 && ! pgrep -f "sleep 1007\.5"; }

@@ -254,6 +254,57 @@ static void exit_codes(void **state)
         xp_container_record_clear(&r);
 }
 
+/* take_exits names each pod whose container exited, once; list_pod reads just that pod. */
+static void exits_name_their_pods(void **state)
+{
+        struct fixture *f = *state;
+        char *const ok[] = {"true", NULL}, *const slow[] = {"sleep", "30", NULL};
+        struct xp_container_launch a = launch_of("uid-a", ok), b = launch_of("uid-b", slow);
+        struct xp_container_record rec = {0}, *v = NULL;
+        char **uids = NULL;
+        size_t n = 0;
+
+        start_ok(f, &b, &rec);
+        xp_container_record_clear(&rec);
+        start_ok(f, &a, &rec);
+        xp_container_record_clear(&rec);
+        /* uid-a's exit comes; uid-b runs on */
+        for (int i = 0; i < 200 && n == 0; i++) {
+                struct pollfd p = {.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
+
+                poll(&p, 1, 50);
+                assert_int_equal(xp_runtime_take_exits(f->rt, &uids, &n, NULL), 0);
+                if (n == 0)
+                        free(uids);
+        }
+        assert_int_equal(n, 1);
+        assert_string_equal(uids[0], "uid-a");
+        free(uids[0]);
+        free(uids);
+        /* taken: the next call names nothing */
+        assert_int_equal(xp_runtime_take_exits(f->rt, &uids, &n, NULL), 0);
+        assert_int_equal(n, 0);
+        free(uids);
+
+        assert_int_equal(xp_runtime_list_pod(f->rt, "uid-a", &v, &n, NULL), 0);
+        assert_int_equal(n, 1);
+        assert_true(v[0].exited);
+        assert_int_equal(v[0].exit_code, 0);
+        xp_container_records_free(v, n);
+        assert_int_equal(xp_runtime_list_pod(f->rt, "uid-b", &v, &n, NULL), 0);
+        assert_int_equal(n, 1);
+        assert_false(v[0].exited);
+        xp_container_records_free(v, n);
+        assert_int_equal(xp_runtime_list_pod(f->rt, "uid-none", &v, &n, NULL), 0);
+        assert_int_equal(n, 0);
+        free(v);
+        assert_int_equal(xp_runtime_list_pod(f->rt, "../x", &v, &n, NULL), -EINVAL);
+
+        assert_int_equal(xp_runtime_kill(f->rt, "uid-b", cname, SIGKILL, NULL), 0);
+        wait_exit(f, "uid-b", &rec);
+        xp_container_record_clear(&rec);
+}
+
 static void cri_log_format(void **state)
 {
         struct fixture *f = *state;
@@ -726,6 +777,7 @@ int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(exit_codes, setup, teardown),
+            cmocka_unit_test_setup_teardown(exits_name_their_pods, setup, teardown),
             cmocka_unit_test_setup_teardown(cri_log_format, setup, teardown),
             cmocka_unit_test_setup_teardown(rotation, setup, teardown),
             cmocka_unit_test_setup_teardown(start_failure, setup, teardown),
