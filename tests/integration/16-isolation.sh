@@ -174,6 +174,14 @@ check "apply lines" 0 kubectl apply -f "$tmp/lines.yaml"
 poll "lines Succeeded" 20 Succeeded phase lines
 check "logs --tail 2" 0 kubectl logs lines --tail 2
 [[ "$(cat "$tmp/out")" == $'line5\nline6' ]] || { echo "FAIL --tail 2:"; cat "$tmp/out"; failures=$((failures + 1)); }
+# a finished pod kept (not deleted) keeps no cgroup: its container's group went at the exit, its
+# pod's level once its exited container was forgotten
+lines_uid=$(kubectl get pod lines -o 'jsonpath={.metadata.uid}')
+for c in cpu memory cpuset devices; do
+  for _ in $(seq 50); do [[ -e /sys/fs/cgroup/$c/xpool/$lines_uid ]] || break; sleep 0.1; done
+  [[ -n "$lines_uid" && ! -e /sys/fs/cgroup/$c/xpool/$lines_uid ]] ||
+    { echo "FAIL /sys/fs/cgroup/$c/xpool/$lines_uid is left after the pod finished"; failures=$((failures + 1)); }
+done
 
 # restartPolicy OnFailure: fails twice, then succeeds; the agent's back-off is 300 ms here
 cat >"$tmp/flaky.yaml" <<EOF
