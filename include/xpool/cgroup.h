@@ -72,6 +72,9 @@ void xp_cgroup_root_free(struct xp_cgroup_root *root);
 XP_DEFINE_FREEP(struct xp_cgroup_root, xp_cgroup_root_free)
 
 enum xp_cgroup_mode xp_cgroup_root_mode(const struct xp_cgroup_root *root);
+/* Whether groups can filter device access here (v1: the devices controller; v2: loading a BPF
+ * device program): 0, or -EOPNOTSUPP with the reason in err. */
+int xp_cgroup_device_filter_check(const struct xp_cgroup_root *root, struct xp_error *err);
 
 /*
  * The group path of a pod's container: "xpool/<pod_uid>/<container>" in a new string the caller
@@ -114,9 +117,9 @@ const char *xp_cgroup_path(const struct xp_cgroup *cg);
 /*
  * Writes limits into the group. Every value is checked before the first write (-EINVAL names
  * the field), so a bad value changes nothing; a write the kernel refuses stops there and its
- * -errno is returned with the file and value in err (earlier writes stay). On cgroup v2 a
- * restrict_devices request fails with -EOPNOTSUPP before any write: device filtering there
- * needs a BPF program, which is not implemented yet.
+ * -errno is returned with the file and value in err (earlier writes stay). Device filtering is
+ * the v1 devices controller, or on v2 a BPF device program attached to the group (applied
+ * first; -EOPNOTSUPP before any write where BPF programs cannot be loaded).
  */
 int xp_cgroup_apply(struct xp_cgroup *cg,
                     const struct xp_cgroup_limits *limits,

@@ -451,6 +451,20 @@ enum xp_cgroup_mode xp_cgroup_root_mode(const struct xp_cgroup_root *root)
         return root->mode;
 }
 
+int xp_cgroup_device_filter_check(const struct xp_cgroup_root *root, struct xp_error *err)
+{
+        switch (root->mode) {
+        case XP_CGROUP_V1:
+                if (root->v1_mounts[CGROUP_DEVICES])
+                        return 0;
+                return xp_errorf(err, -EOPNOTSUPP, "cgroup v1 without the devices controller");
+        case XP_CGROUP_V2:
+                return cgroup_bpf_probe(err);
+        default:
+                return xp_errorf(err, -EOPNOTSUPP, "no cgroups");
+        }
+}
+
 /* ---- groups ---------------------------------------------------------------------------------- */
 
 static bool component_ok(const char *s, size_t len)

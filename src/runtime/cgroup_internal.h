@@ -50,6 +50,27 @@ struct xp_cgroup {
         char *path; /* relative to each hierarchy's mount point */
 };
 
+struct bpf_insn;
+
+/*
+ * cgroup v2 device isolation (cgroup_bpf.c). The program allowing exactly these devices (and
+ * access), for tests (caller frees *ret); -EINVAL names a bad device.
+ */
+int cgroup_bpf_device_program(const struct xp_cgroup_device *devices,
+                              size_t n,
+                              struct bpf_insn **ret,
+                              size_t *ret_n,
+                              struct xp_error *err);
+/* Attaches that program to the group open at group_fd (O_RDONLY directory). -EOPNOTSUPP when
+ * BPF programs cannot be loaded here. */
+int cgroup_bpf_restrict_devices(int group_fd,
+                                const char *group,
+                                const struct xp_cgroup_device *devices,
+                                size_t n,
+                                struct xp_error *err);
+/* Whether a device program can be loaded here: 0, or -EOPNOTSUPP with the reason. */
+int cgroup_bpf_probe(struct xp_error *err);
+
 /* The v2 unified hierarchy, relative to the root. */
 #define CGROUP_V2_DIR   "sys/fs/cgroup"
 #define CGROUP_FILE_MAX (64 * 1024)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup v2: one unified hierarchy at /sys/fs/cgroup; controllers enabled per subtree. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup_internal.h"
 
@@ -89,12 +91,6 @@ static int v2_apply(struct xp_cgroup *cg, const struct xp_cgroup_limits *l, stru
         char dir[PATH_MAX], value[64];
         int r;
 
-        if (l->restrict_devices)
-                return xp_errorf(
-                    err,
-                    -EOPNOTSUPP,
-                    "cgroup %s: device isolation on cgroup v2 needs a BPF device program, which xpool does not implement yet",
-                    cg->path);
         if ((l->cpu_millis && (r = need(cg, CGROUP_CPU, "cpu_millis", err)) < 0) ||
             (l->memory_bytes && (r = need(cg, CGROUP_MEMORY, "memory_bytes", err)) < 0) ||
             (l->pids_max && (r = need(cg, CGROUP_PIDS, "pids_max", err)) < 0) ||
@@ -104,6 +100,18 @@ static int v2_apply(struct xp_cgroup *cg, const struct xp_cgroup_limits *l, stru
         r = group_dir(cg, dir, sizeof(dir), err);
         if (r < 0)
                 return r;
+        /* first: the program checks every device before it is attached, so a bad one changes
+         * nothing */
+        if (l->restrict_devices) {
+                int fd = openat(cg->root->fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                if (fd < 0)
+                        return xp_errorf(err, -errno, "cgroup /%s: %s", dir, strerror(errno));
+                r = cgroup_bpf_restrict_devices(fd, cg->path, l->devices, l->n_devices, err);
+                close(fd);
+                if (r < 0)
+                        return r;
+        }
 
         if (l->cpu_millis) {
                 uint64_t period = l->cpu_period_us ? l->cpu_period_us : 100000;

@@ -427,10 +427,11 @@ static void detect_cgroups(struct xp_runtime *rt)
                             xp_error_message(&err));
                 goto none;
         }
-        if (xp_cgroup_root_mode(rt->root) == XP_CGROUP_V2)
+        xp_error_clear(&err);
+        if (xp_cgroup_device_filter_check(rt->root, &err) < 0)
                 set_warning(rt,
-                            "cgroup v2: device restriction needs a BPF program, not implemented: "
-                            "containers can open every device node");
+                            "no device filtering (%s): containers can open every device node",
+                            xp_error_message(&err));
         return;
 none:
         xp_cgroup_root_free(rt->root);
