@@ -14,6 +14,7 @@
  * it.
  */
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,10 +37,13 @@ const char *xp_cgroup_mode_to_string(enum xp_cgroup_mode mode);
 #define XP_CGROUP_DEVICES_MAX 256
 
 /* One device node a container may use; v1 "devices.allow" line "TYPE MAJOR:MINOR ACCESS". */
+/* A device's major or minor that matches any (the "*" of devices.allow). */
+#define XP_CGROUP_DEVICE_ANY UINT_MAX
+
 struct xp_cgroup_device {
-        char type; /* 'c' (character) or 'b' (block) */
-        unsigned major;
-        unsigned minor;
+        char type;      /* 'c' (character) or 'b' (block) */
+        unsigned major; /* or XP_CGROUP_DEVICE_ANY */
+        unsigned minor; /* or XP_CGROUP_DEVICE_ANY */
         char access[4]; /* a non-empty subset of "rwm", NUL-terminated */
 };
 

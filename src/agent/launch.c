@@ -342,14 +342,15 @@ static const struct vendor_nodes {
 
 /* Fixed by the kernel's device list (Documentation/admin-guide/devices.txt). */
 static const struct xp_cgroup_device default_devices[] = {
-    {.type = 'c', .major = 1, .minor = 3, .access = "rwm"}, /* null */
-    {.type = 'c', .major = 1, .minor = 5, .access = "rwm"}, /* zero */
-    {.type = 'c', .major = 1, .minor = 7, .access = "rwm"}, /* full */
-    {.type = 'c', .major = 1, .minor = 8, .access = "rwm"}, /* random */
-    {.type = 'c', .major = 1, .minor = 9, .access = "rwm"}, /* urandom */
-    {.type = 'c', .major = 5, .minor = 0, .access = "rwm"}, /* tty */
-    {.type = 'c', .major = 5, .minor = 1, .access = "rwm"}, /* console */
-    {.type = 'c', .major = 5, .minor = 2, .access = "rwm"}, /* ptmx */
+    {.type = 'c', .major = 1, .minor = 3, .access = "rwm"},                      /* null */
+    {.type = 'c', .major = 1, .minor = 5, .access = "rwm"},                      /* zero */
+    {.type = 'c', .major = 1, .minor = 7, .access = "rwm"},                      /* full */
+    {.type = 'c', .major = 1, .minor = 8, .access = "rwm"},                      /* random */
+    {.type = 'c', .major = 1, .minor = 9, .access = "rwm"},                      /* urandom */
+    {.type = 'c', .major = 5, .minor = 0, .access = "rwm"},                      /* tty */
+    {.type = 'c', .major = 5, .minor = 1, .access = "rwm"},                      /* console */
+    {.type = 'c', .major = 5, .minor = 2, .access = "rwm"},                      /* ptmx */
+    {.type = 'c', .major = 136, .minor = XP_CGROUP_DEVICE_ANY, .access = "rwm"}, /* pts */
 };
 
 struct path_list {

@@ -8,13 +8,14 @@
  *
  *   r2 = ctx->access_type; r3 = r2; r2 &= 0xffff (device type); r3 >>= 16 (access asked)
  *   r4 = ctx->major; r5 = ctx->minor
- *   per allowed device: if type, major and minor match and the access asked is a subset of the
- *   allowed one, return 1
+ *   per allowed device: if type, major and minor match (XP_CGROUP_DEVICE_ANY: any) and the access
+ *   asked is a subset of the allowed one, return 1
  *   return 0
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,7 +79,9 @@ int cgroup_bpf_device_program(const struct xp_cgroup_device *devices,
                                             : 0;
                 int allowed = access_bits(d->access);
 
-                if (!type || !allowed || d->major > INT32_MAX || d->minor > INT32_MAX) {
+                if (!type || !allowed ||
+                    (d->major > INT32_MAX && d->major != XP_CGROUP_DEVICE_ANY) ||
+                    (d->minor > INT32_MAX && d->minor != XP_CGROUP_DEVICE_ANY)) {
                         free(v);
                         return xp_errorf(err,
                                          -EINVAL,
@@ -89,10 +92,24 @@ int cgroup_bpf_device_program(const struct xp_cgroup_device *devices,
                                          d->minor,
                                          d->access);
                 }
+                bool any_major = d->major == XP_CGROUP_DEVICE_ANY;
+                bool any_minor = d->minor == XP_CGROUP_DEVICE_ANY;
                 /* each jump skips to the next device's block: offsets count from the next insn */
-                *p++ = insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, 7, type);
-                *p++ = insn(BPF_JMP | BPF_JNE | BPF_K, 4, 0, 6, (int32_t)d->major);
-                *p++ = insn(BPF_JMP | BPF_JNE | BPF_K, 5, 0, 5, (int32_t)d->minor);
+                int16_t len = (int16_t)(INSNS_PER_DEVICE - any_major - any_minor), k = 0;
+
+                *p++ = insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, (int16_t)(len - 1 - k++), type);
+                if (!any_major)
+                        *p++ = insn(BPF_JMP | BPF_JNE | BPF_K,
+                                    4,
+                                    0,
+                                    (int16_t)(len - 1 - k++),
+                                    (int32_t)d->major);
+                if (!any_minor)
+                        *p++ = insn(BPF_JMP | BPF_JNE | BPF_K,
+                                    5,
+                                    0,
+                                    (int16_t)(len - 1 - k++),
+                                    (int32_t)d->minor);
                 *p++ = insn(BPF_ALU64 | BPF_MOV | BPF_X, 1, 3, 0, 0);
                 *p++ = insn(BPF_ALU64 | BPF_AND | BPF_K, 1, 0, 0, ~allowed & 7);
                 *p++ = insn(BPF_JMP | BPF_JNE | BPF_K, 1, 0, 2, 0);

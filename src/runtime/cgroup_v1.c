@@ -165,14 +165,14 @@ static int v1_apply(struct xp_cgroup *cg, const struct xp_cgroup_limits *l, stru
                         return r;
                 for (size_t i = 0; i < l->n_devices; i++) {
                         const struct xp_cgroup_device *d = &l->devices[i];
+                        char major[16] = "*", minor[16] = "*";
 
-                        snprintf(value,
-                                 sizeof(value),
-                                 "%c %u:%u %s",
-                                 d->type,
-                                 d->major,
-                                 d->minor,
-                                 d->access);
+                        if (d->major != XP_CGROUP_DEVICE_ANY)
+                                snprintf(major, sizeof(major), "%u", d->major);
+                        if (d->minor != XP_CGROUP_DEVICE_ANY)
+                                snprintf(minor, sizeof(minor), "%u", d->minor);
+                        snprintf(
+                            value, sizeof(value), "%c %s:%s %s", d->type, major, minor, d->access);
                         r = write_in(cg, CGROUP_DEVICES, "devices.allow", value, err);
                         if (r < 0)
                                 return r;

@@ -143,6 +143,7 @@ expect_in "its GPU's node" "$tmp/devices.list" "c $([[ $own == $dev/gpu-a ]] && 
 not_in "not the other GPU's" "$tmp/devices.list" "c $([[ $own == $dev/gpu-a ]] && echo 10:200 || echo 1:11) rwm"
 expect_in "the NPUs' node" "$tmp/devices.list" "c 1:3 rwm"
 not_in "not everything" "$tmp/devices.list" "a *:* rwm"
+expect_in "pseudo terminals, any minor" "$tmp/devices.list" "c 136:* rwm"
 
 # agent SIGKILL + restart: the running container is adopted, not started again
 procs_before=$(sort "/sys/fs/cgroup/cpu/$cg/cgroup.procs" | tr '\n' ' ')

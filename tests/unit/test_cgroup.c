@@ -360,6 +360,7 @@ static const struct xp_cgroup_device gpu_devices[] = {
     {.type = 'c', .major = 195, .minor = 0, .access = "rwm"},
     {.type = 'c', .major = 1, .minor = 3, .access = "rw"},
     {.type = 'b', .major = 8, .minor = 16, .access = "r"},
+    {.type = 'c', .major = 136, .minor = XP_CGROUP_DEVICE_ANY, .access = "rwm"},
 };
 
 static void v1_create_apply(void **state)
@@ -404,8 +405,8 @@ static void v1_create_apply(void **state)
         assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "2-3");
         assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.mems"), "0");
         assert_string_equal(drain(deny), "a");
-        /* three separate writes, in order, one rule each */
-        assert_string_equal(drain(allow), "c 195:0 rwmc 1:3 rwb 8:16 r");
+        /* four separate writes, in order, one rule each; any minor is "*" */
+        assert_string_equal(drain(allow), "c 195:0 rwmc 1:3 rwb 8:16 rc 136:* rwm");
 
         /* a short period and a tiny quota: the kernel's 1 ms minimum */
         limits = (struct xp_cgroup_limits){.cpu_millis = 1, .cpu_period_us = 10000};

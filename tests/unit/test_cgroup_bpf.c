@@ -52,6 +52,23 @@ static void program_shape(void **state)
         assert_int_equal(insns[n - 2].imm, 0);
         free(insns);
 
+        /* any minor: no minor check, a block one shorter whose jumps still land on the next */
+        {
+                static const struct xp_cgroup_device pts[] = {
+                    {.type = 'c', .major = 136, .minor = XP_CGROUP_DEVICE_ANY, .access = "rw"},
+                    {.type = 'c', .major = 1, .minor = 3, .access = "rw"},
+                };
+
+                assert_int_equal(cgroup_bpf_device_program(pts, 2, &insns, &n, NULL), 0);
+                assert_int_equal(n, 6 + 7 + 8 + 2);
+                assert_int_equal(insns[6].off, 6);       /* type: to the second block */
+                assert_int_equal(insns[6 + 1].imm, 136); /* major */
+                assert_int_equal(insns[6 + 1].off, 5);
+                assert_int_equal(insns[6 + 2].code, BPF_ALU64 | BPF_MOV | BPF_X); /* no minor */
+                assert_int_equal(insns[6 + 7 + 2].imm, 3);                        /* next block */
+                free(insns);
+        }
+
         /* none allowed: the deny alone */
         assert_int_equal(cgroup_bpf_device_program(NULL, 0, &insns, &n, NULL), 0);
         assert_int_equal(n, 8);

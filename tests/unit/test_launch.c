@@ -133,20 +133,24 @@ static const char *devices_text(const struct xp_launch *l, char *buf, size_t siz
         buf[0] = 0;
         for (size_t i = 0; i < l->limits.n_devices; i++) {
                 const struct xp_cgroup_device *d = &l->limits.devices[i];
+                char minor[16] = "*";
+
+                if (d->minor != XP_CGROUP_DEVICE_ANY)
+                        snprintf(minor, sizeof(minor), "%u", d->minor);
                 len += snprintf(buf + len,
                                 size - len,
-                                "%s%c %u:%u %s",
+                                "%s%c %u:%s %s",
                                 i ? "," : "",
                                 d->type,
                                 d->major,
-                                d->minor,
+                                minor,
                                 d->access);
         }
         return buf;
 }
 
 #define DEFAULT_DEVS                                                                               \
-        "c 1:3 rwm,c 1:5 rwm,c 1:7 rwm,c 1:8 rwm,c 1:9 rwm,c 5:0 rwm,c 5:1 rwm,c 5:2 rwm"
+        "c 1:3 rwm,c 1:5 rwm,c 1:7 rwm,c 1:8 rwm,c 1:9 rwm,c 5:0 rwm,c 5:1 rwm,c 5:2 rwm,c 136:* rwm"
 
 static void gpu_npu_placement(void **state)
 {
@@ -288,7 +292,7 @@ static void expansion(void **state)
         assert_string_equal(l->launch.env[9], "D=train$(A)");
         assert_null(l->launch.env[10]);
         /* no node, no placement: only the default devices */
-        assert_int_equal(l->limits.n_devices, 8);
+        assert_int_equal(l->limits.n_devices, 9);
         assert_null(l->limits.cpuset_cpus);
         xp_launch_free(l);
         xp_pod_free(pod);
