@@ -45,7 +45,10 @@ struct xp_agent_options {
 struct xp_agent;
 
 /* Discovers devices, opens the runtime (re-adopting containers), registers the Node, then runs
- * on its own threads. Strings of options are copied. -errno with err saying what failed. */
+ * on its own threads. Strings of options are copied. -errno with err saying what failed.
+ * While the server cannot be reached or fails (connection refused, timeout, 5xx) it waits and
+ * tries again (0.5 s doubling to 10 s, logged), on 401 for 10 s (a token made just now);
+ * -ECANCELED when SIGINT or SIGTERM, blocked by the caller, arrives meanwhile. */
 int xp_agent_new(const struct xp_agent_options *options,
                  struct xp_agent **ret,
                  struct xp_error *err);

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <gnutls/crypto.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,12 @@
 #include "agent_internal.h"
 #include "xpool/codec.h"
 #include "xpool/fileio.h"
+#include "xpool/log.h"
 #include "xpool/runtime.h"
 
 #define STATUS_WRITERS 4
+/* how long a 401 at registration is taken for a token the server has not loaded yet */
+#define UNAUTHORIZED_WAIT_MS 10000
 
 const char *xp_agent_node_name(const struct xp_agent *agent)
 {
@@ -242,6 +247,60 @@ static int find_address(struct xp_agent *a, struct xp_apiclient *client, struct 
         return 0;
 }
 
+/*
+ * Waits ms, or less when SIGINT or SIGTERM arrives while the caller blocks them (as `xpool agent`
+ * does, to take them with sigwait() later): true then, the signal taken.
+ */
+static bool wait_or_stop_signal(int64_t ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+        sigset_t stop, blocked;
+
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, NULL, &blocked);
+        if (sigismember(&blocked, SIGINT) && sigismember(&blocked, SIGTERM))
+                return sigtimedwait(&stop, NULL, &ts) > 0;
+        /* not blocked: their default action ends the process */
+        nanosleep(&ts, NULL);
+        return false;
+}
+
+/*
+ * Finds our address and registers the Node, waiting while the server cannot be reached or
+ * fails (it may start after the nodes, as with the kubelet), and for a while on 401: the server
+ * rereads its tokens about every second, so a token made just now may not be known yet.
+ */
+static int
+register_when_reachable(struct xp_agent *a, struct xp_apiclient *client, struct xp_error *err)
+{
+        int64_t delay_ms = 500, unauthorized_ms = 0;
+        int r;
+
+        for (;;) {
+                xp_error_clear(err);
+                r = find_address(a, client, err);
+                if (r >= 0 && !a->node_json)
+                        r = build_node(a, err);
+                if (r >= 0)
+                        r = xp_agent_register(a, client, err);
+                if (r >= 0 || (r != -ECONNREFUSED && r != -ETIMEDOUT && r != -EIO && r != -EACCES))
+                        return r;
+                if (r == -EACCES && unauthorized_ms >= UNAUTHORIZED_WAIT_MS)
+                        return r;
+                xp_log(LOG_WARNING,
+                       "agent: %s; trying again in %.1f s",
+                       xp_error_message(err),
+                       (double)delay_ms / 1000.0);
+                if (wait_or_stop_signal(delay_ms))
+                        return xp_errorf(err, -ECANCELED, "stopped before the Node was registered");
+                if (r == -EACCES)
+                        unauthorized_ms += delay_ms;
+                delay_ms = delay_ms * 2 > 10000 ? 10000 : delay_ms * 2;
+        }
+}
+
 static int start_thread(struct xp_agent *a,
                         pthread_t *thread,
                         bool *started,
@@ -314,13 +373,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_apiclient_new(&a->api, &client, err);
         if (r < 0)
                 return r;
-        r = find_address(a, client, err);
-        if (r < 0)
-                return r;
-        r = build_node(a, err);
-        if (r < 0)
-                return r;
-        r = xp_agent_register(a, client, err);
+        r = register_when_reachable(a, client, err);
         if (r < 0)
                 return r;
         r = xp_agent_status_new(&a->api, STATUS_WRITERS, &a->status, err);

@@ -244,7 +244,8 @@ int xp_cmd_agent(int argc, char **argv)
         if (r < 0) {
                 fprintf(stderr, "xpool agent: %s\n", xp_error_message(&err));
                 xp_kubeconfig_done(&config);
-                return XP_EXIT_FAILURE;
+                /* asked to stop while it waited for the server: no failure */
+                return r == -ECANCELED ? 0 : XP_EXIT_FAILURE;
         }
         xp_log(LOG_INFO,
                "xpool agent: node %s registered with %s",

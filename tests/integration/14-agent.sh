@@ -5,14 +5,15 @@
 # CUDA_VISIBLE_DEVICES; a `true` pod Succeeds; an agent killed with SIGKILL and restarted
 # re-adopts its running container (same pid, not started again); a deleted pod's process is
 # stopped by SIGTERM within its grace, the pod removed and its logs too; SIGTERM stops an agent and leaves containers running.
+# An agent started before its server waits for it and registers once it is up.
 source "$(dirname "$0")/lib.sh"
 data=$tmp/server
 nodes=$src/examples/nodes
-server_pid= a1_pid= a2_pid=
+server_pid= a1_pid= a2_pid= a3_pid= server3_pid=
 export KUBECONFIG=$data/admin.kubeconfig
 
 cleanup() {
-  for pid in $a1_pid $a2_pid $server_pid; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in $a1_pid $a2_pid $a3_pid $server_pid $server3_pid; do kill -KILL "$pid" 2>/dev/null || true; done
   pkill -KILL -f "sleep 1007\.5" 2>/dev/null || true
   rm -rf "$tmp"
 }
@@ -179,7 +180,36 @@ else
   wait "$a2_pid" || { echo "FAIL the agent exited $? on SIGTERM:"; cat "$tmp/a2.log"; failures=$((failures + 1)); }
 fi
 a2_pid=
+
+# ---- an agent started before its server waits for it ------------------------------------------
+data3=$tmp/server3
+"$xpool" token create --node n3 --data-dir "$data3" >"$tmp/n3.token" 2>/dev/null
+port3=$((30000 + RANDOM % 20000))
+"$xpool" agent --server "http://127.0.0.1:$port3" --token-file "$tmp/n3.token" --node-name n3 \
+  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms >"$tmp/a3.log" 2>&1 &
+a3_pid=$!
+waiting() { grep -q "cannot reach the xpool server.*trying again in" "$tmp/a3.log"; }
+wait_for "the early agent says it waits for the server" 10 waiting
+kill -0 "$a3_pid" 2>/dev/null || { echo "FAIL the early agent gave up:"; cat "$tmp/a3.log"; failures=$((failures + 1)); }
+"$xpool" server --listen "127.0.0.1:$port3" --no-tls --data-dir "$data3" >"$tmp/server3.log" 2>&1 &
+server3_pid=$!
+n3_ready() { KUBECONFIG=$data3/admin.kubeconfig "$xpool" get node n3 -o yaml | grep -q 'reason: AgentReady'; }
+wait_for "the early agent registers once the server is up" 20 n3_ready
+kill -TERM "$a3_pid" 2>/dev/null; wait "$a3_pid" 2>/dev/null || true
+a3_pid=
+# and one stopped while it waits exits at once, and cleanly
+"$xpool" agent --server "http://127.0.0.1:1" --token-file "$tmp/n3.token" --node-name n4 \
+  --data-dir "$tmp/a4" --listen 127.0.0.1:0 >"$tmp/a4.log" 2>&1 &
+a3_pid=$!
+waiting4() { grep -q "trying again in" "$tmp/a4.log"; }
+wait_for "the agent without a server waits" 10 waiting4
+kill -TERM "$a3_pid"
+status=0; wait "$a3_pid" || status=$?
+a3_pid=
+[[ $status -eq 0 ]] || { echo "FAIL SIGTERM while waiting: exit $status"; cat "$tmp/a4.log"; failures=$((failures + 1)); }
+expect_in "says it stopped before registering" "$tmp/a4.log" "stopped before the Node was registered"
+
 if [[ $failures -gt 0 ]]; then
-  for f in server a1 a2; do echo "---- $f.log"; tail -n 30 "$tmp/$f.log"; done
+  for f in server a1 a2 a3 server3; do [[ -f $tmp/$f.log ]] && { echo "---- $f.log"; tail -n 30 "$tmp/$f.log"; }; done
 fi
 finish agent
