@@ -31,3 +31,7 @@ int xp_time_parse_microtime(const char *text, int64_t *ret);
 
 /* Formats in UTC with exactly six fraction digits. 0, or -ERANGE outside the years 0-9999. */
 int xp_time_format_microtime(int64_t micros, char buf[static XP_MICROTIME_MAX]);
+
+/* CLOCK_MONOTONIC now, for intervals and deadlines that must not move with the wall clock. */
+int64_t xp_monotonic_ns(void);
+int64_t xp_monotonic_ms(void);

@@ -16,6 +16,7 @@
 
 #include "agent_internal.h"
 #include "xpool/log.h"
+#include "xpool/timeutil.h"
 
 #define MAX_THREADS 16
 /* A write that failed for a reason other than the pod being gone is retried this many times, */
@@ -60,14 +61,6 @@ static void entry_free(void *p)
         free(e->namespace);
         free(e->name);
         free(e);
-}
-
-static int64_t monotonic_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void enqueue(struct xp_agent_status *s, struct pending *e)
@@ -247,7 +240,7 @@ static void *writer_thread(void *userdata)
                 while (!s->stopping) {
                         int64_t next;
 
-                        e = take_due(s, monotonic_ns(), &next);
+                        e = take_due(s, xp_monotonic_ns(), &next);
                         if (e)
                                 break;
                         if (next == 0) {
@@ -290,7 +283,7 @@ static void *writer_thread(void *userdata)
                                 else if (!e->status)
                                         e->status = TAKE_PTR(status);
                                 e->retry_at_ns =
-                                    monotonic_ns() + (RETRY_DELAY_NS << (e->tries - 1));
+                                    xp_monotonic_ns() + (RETRY_DELAY_NS << (e->tries - 1));
                         } else {
                                 xp_log(LOG_ERR,
                                        "agent: giving up %s pod %s/%s: %s",

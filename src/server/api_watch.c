@@ -29,6 +29,7 @@
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
 #include "xpool/table.h"
+#include "xpool/timeutil.h"
 
 #define WATCH_BATCH       256   /* events read from the store at a time */
 #define WATCH_WAKE_MS     1000  /* longest block before checking for a stopping server */
@@ -139,14 +140,6 @@ struct watch {
         char *buf;
         size_t len, off, cap;
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int buf_append(struct watch *w, const char *text, size_t n)
 {
@@ -354,7 +347,7 @@ static ssize_t watch_read(void *state, char *buf, size_t max)
 
                         memcpy(buf, w->buf + w->off, n);
                         w->off += n;
-                        w->idle_since_ms = now_ms();
+                        w->idle_since_ms = xp_monotonic_ms();
                         return (ssize_t)n;
                 }
                 w->off = w->len = 0;
@@ -365,7 +358,7 @@ static ssize_t watch_read(void *state, char *buf, size_t max)
                         return r;
                 if (w->len)
                         continue;
-                now = now_ms();
+                now = xp_monotonic_ms();
                 if (w->deadline_ms && now >= w->deadline_ms)
                         return 0;
                 if (now - w->idle_since_ms >= WATCH_IDLE_MS) {
@@ -420,7 +413,7 @@ static int watch_deadline(const struct request *req, int64_t *ret_deadline, stru
         if (n > WATCH_TIMEOUT_MAX)
                 n = WATCH_TIMEOUT_MAX;
         if (n > 0)
-                *ret_deadline = now_ms() + n * 1000;
+                *ret_deadline = xp_monotonic_ms() + n * 1000;
         return 1;
 }
 
@@ -475,7 +468,7 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                 return -ENOMEM;
         w->api = req->api;
         w->kind = kind;
-        w->idle_since_ms = now_ms();
+        w->idle_since_ms = xp_monotonic_ms();
         if (kind->namespaced && req->namespace) {
                 w->namespace = strdup(req->namespace);
                 if (!w->namespace) {

@@ -81,14 +81,6 @@ struct nodelife {
         bool namespaces_dirty;
 };
 
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char *member_string(const json_t *object, const char *part, const char *key)
 {
         return json_string_value(json_object_get(json_object_get(object, part), key));
@@ -145,7 +137,7 @@ static struct lnode *node_get(struct nodelife *c, const char *name, bool create)
                 lnode_free(n);
                 return NULL;
         }
-        n->seen_ms = mono_ms();
+        n->seen_ms = xp_monotonic_ms();
         xp_time_format_rfc3339(time(NULL), n->since);
         n->slot = c->n_nodes;
         c->nodes[c->n_nodes++] = n;
@@ -175,7 +167,7 @@ static void pod_drop(struct nodelife *c, struct lpod *p)
 /* The agent showed it is alive. */
 static void node_alive(struct lnode *n)
 {
-        n->seen_ms = mono_ms();
+        n->seen_ms = xp_monotonic_ms();
         xp_time_format_rfc3339(time(NULL), n->since);
 }
 
@@ -576,7 +568,7 @@ static void node_lost(struct nodelife *c, struct lnode *n)
         if (change(c, "nodes", "", n->name, mark_lost_fn, now, &node) < 0)
                 return;
         n->lost = true;
-        n->lost_ms = mono_ms();
+        n->lost_ms = xp_monotonic_ms();
         n->tainted = true;
         n->ready = false;
         snprintf(message,
@@ -666,7 +658,7 @@ static void pod_on_lost_node(struct nodelife *c, struct lpod *p, const struct ln
 
 static void tick(struct nodelife *c)
 {
-        int64_t now = mono_ms();
+        int64_t now = xp_monotonic_ms();
 
         for (size_t i = 0; i < c->n_nodes; i++) {
                 struct lnode *n = c->nodes[i];
@@ -733,9 +725,9 @@ static void *nodelife_main(void *userdata)
                         (void)xp_store_wait(c->api->store, UINT64_MAX, TICK_MS);
                         continue;
                 }
-                if (mono_ms() - last_tick >= TICK_MS || c->namespaces_dirty) {
+                if (xp_monotonic_ms() - last_tick >= TICK_MS || c->namespaces_dirty) {
                         tick(c);
-                        last_tick = mono_ms();
+                        last_tick = xp_monotonic_ms();
                 }
                 (void)xp_store_wait(c->api->store, oldest_seen(c), TICK_MS);
         }

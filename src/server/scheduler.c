@@ -114,14 +114,6 @@ struct scheduler {
         int64_t retried_ms;
 };
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char *pod_string(const json_t *pod, const char *part, const char *key)
 {
         return json_string_value(json_object_get(json_object_get(pod, part), key));
@@ -732,7 +724,7 @@ static int write_unschedulable(struct scheduler *s, struct pending *p, const cha
  */
 static int64_t take_failures(struct pending *p, bool force)
 {
-        int64_t now = now_ms(), count = p->failures_unwritten;
+        int64_t now = xp_monotonic_ms(), count = p->failures_unwritten;
 
         if (count == 0 || !p->message || (!force && now - p->event_written_ms < EVENT_INTERVAL_MS))
                 return 0;
@@ -1144,11 +1136,11 @@ static void schedule_pass(struct scheduler *s)
         _cleanup_free_ struct pending **active = NULL;
         size_t n = 0;
 
-        if (s->changed && now_ms() - s->retried_ms >= RETRY_MS) {
+        if (s->changed && xp_monotonic_ms() - s->retried_ms >= RETRY_MS) {
                 for (size_t i = 0; i < s->n_queue; i++)
                         s->queue[i]->waiting = false;
                 s->changed = false;
-                s->retried_ms = now_ms();
+                s->retried_ms = xp_monotonic_ms();
         }
         active = calloc(s->n_queue ? s->n_queue : 1, sizeof *active);
         if (!active)

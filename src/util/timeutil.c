@@ -136,3 +136,16 @@ int xp_time_format_microtime(int64_t micros, char buf[static XP_MICROTIME_MAX])
         snprintf(buf, XP_MICROTIME_MAX, "%s.%06lldZ", text, (long long)fraction);
         return 0;
 }
+
+int64_t xp_monotonic_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t xp_monotonic_ms(void)
+{
+        return xp_monotonic_ns() / 1000000;
+}
