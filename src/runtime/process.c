@@ -913,22 +913,45 @@ int xp_runtime_kill(
         return r < 0 ? r : 0;
 }
 
-/* Consumes the pending exit events; the scan that follows sees every exit announced so far. */
-static void drain_events(struct xp_runtime *rt)
+/*
+ * Consumes the pending exit announcements, the queue first, then the directory, so the scan that
+ * follows sees every exit announced so far and one announced after it wakes us again. With uids,
+ * collects the pod uid of each (UID_CONTAINER_ATTEMPT_PID: uids and container names hold no
+ * '_'). Under lock. -errno when the directory cannot be read, -ENOMEM (what was collected stays
+ * in *uids, *n).
+ */
+static int drain_events(struct xp_runtime *rt, char ***uids, size_t *n)
 {
         char buf[4096];
-        DIR *d;
         struct dirent *e;
+        DIR *d;
+        int r = 0;
 
         while (read(rt->inotify, buf, sizeof(buf)) > 0)
                 ;
         d = opendir(rt->events_dir);
         if (!d)
-                return;
-        while ((e = readdir(d)))
-                if (e->d_name[0] != '.')
-                        unlinkat(dirfd(d), e->d_name, 0);
+                return -errno;
+        while (r >= 0 && (e = readdir(d))) {
+                size_t len = strcspn(e->d_name, "_");
+
+                if (e->d_name[0] == '.')
+                        continue;
+                if (uids && e->d_name[len] == '_') {
+                        char **grown = reallocarray(*uids, *n + 1, sizeof(**uids));
+
+                        if (!grown || !(grown[*n] = strndup(e->d_name, len))) {
+                                *uids = grown ? grown : *uids;
+                                r = -ENOMEM;
+                                break;
+                        }
+                        *uids = grown;
+                        (*n)++;
+                }
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
         closedir(d);
+        return r;
 }
 
 static int record_cmp(const void *a, const void *b)
@@ -1010,7 +1033,7 @@ int xp_runtime_list(struct xp_runtime *rt,
         int r = 0;
 
         pthread_mutex_lock(&rt->lock);
-        drain_events(rt);
+        (void)drain_events(rt, NULL, NULL);
         d = opendir(rt->state_dir);
         if (!d) {
                 r = -errno;
@@ -1035,46 +1058,18 @@ int xp_runtime_take_exits(struct xp_runtime *rt,
                           size_t *ret_n,
                           struct xp_error *err)
 {
-        char buf[4096], **uids = NULL;
+        char **uids = NULL;
         size_t n = 0, kept = 0;
-        struct dirent *e;
-        DIR *d;
-        int r = 0;
+        int r;
 
         pthread_mutex_lock(&rt->lock);
-        /* the queue first, then the directory: an exit announced after the scan wakes us again */
-        while (read(rt->inotify, buf, sizeof(buf)) > 0)
-                ;
-        d = opendir(rt->events_dir);
-        if (!d) {
-                r = -errno;
-                pthread_mutex_unlock(&rt->lock);
-                return xp_errorf(err, r, "listing %s: %s", rt->events_dir, strerror(-r));
-        }
-        while (r >= 0 && (e = readdir(d))) {
-                /* UID_CONTAINER_ATTEMPT_PID: uids and container names hold no '_' */
-                size_t len = strcspn(e->d_name, "_");
-                char **grown;
-
-                if (e->d_name[0] == '.' || e->d_name[len] != '_')
-                        continue;
-                grown = reallocarray(uids, n + 1, sizeof(*uids));
-                if (!grown || !(grown[n] = strndup(e->d_name, len))) {
-                        uids = grown ? grown : uids;
-                        r = -ENOMEM;
-                        break;
-                }
-                uids = grown;
-                n++;
-                unlinkat(dirfd(d), e->d_name, 0);
-        }
-        closedir(d);
+        r = drain_events(rt, &uids, &n);
         pthread_mutex_unlock(&rt->lock);
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
                         free(uids[i]);
                 free(uids);
-                return xp_errorf(err, r, "listing %s: out of memory", rt->events_dir);
+                return xp_errorf(err, r, "reading %s: %s", rt->events_dir, strerror(-r));
         }
         if (n > 0)
                 qsort(uids, n, sizeof(*uids), uid_cmp);
