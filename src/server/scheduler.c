@@ -74,7 +74,6 @@ struct pending {
         int64_t event_written_ms;
 };
 
-/* A binding handed to the workers, and what came of it. */
 /*
  * A write for the workers: a binding (node set), or a PodScheduled=False status (unschedulable
  * set); either may carry a FailedScheduling Event's count (event_message set).
@@ -617,6 +616,30 @@ static int refresh(struct scheduler *s, struct pending *p)
         return 1;
 }
 
+/* The pod's PodScheduled condition, or NULL. */
+static json_t *pod_scheduled_condition(const json_t *pod)
+{
+        json_t *conditions = json_object_get(json_object_get(pod, "status"), "conditions");
+
+        for (size_t i = 0; i < json_array_size(conditions); i++) {
+                json_t *c = json_array_get(conditions, i);
+
+                if (xp_streq0(json_string_value(json_object_get(c, "type")), "PodScheduled"))
+                        return c;
+        }
+        return NULL;
+}
+
+/* True when the pod's PodScheduled condition already says Unschedulable with this message. */
+static bool says_unschedulable(const json_t *pod, const char *message)
+{
+        const json_t *c = pod_scheduled_condition(pod);
+
+        return c && xp_streq0(json_string_value(json_object_get(c, "status")), "False") &&
+               xp_streq0(json_string_value(json_object_get(c, "reason")), "Unschedulable") &&
+               xp_streq0(json_string_value(json_object_get(c, "message")), message);
+}
+
 /* PodScheduled=False with the reason, through a write that changes nothing else. */
 static int write_unschedulable(struct scheduler *s, struct pending *p, const char *message)
 {
@@ -636,29 +659,12 @@ static int write_unschedulable(struct scheduler *s, struct pending *p, const cha
                         if (r <= 0)
                                 return r;
                 }
-                conditions = json_object_get(json_object_get(p->pod, "status"), "conditions");
-                json_array_foreach(
-                    conditions,
-                    i,
-                    condition) if (xp_streq0(json_string_value(json_object_get(condition, "type")),
-                                             "PodScheduled"))
-                {
-                        old = condition;
-                        break;
-                }
-                if (old) {
-                        const char *st = json_string_value(json_object_get(old, "status"));
-                        const char *reason = json_string_value(json_object_get(old, "reason"));
-                        const char *msg = json_string_value(json_object_get(old, "message"));
-
-                        if (xp_streq0(st, "False") && xp_streq0(reason, "Unschedulable") &&
-                            xp_streq0(msg, message))
-                                return 0;
-                        if (xp_streq0(st, "False") &&
-                            json_string_value(json_object_get(old, "lastTransitionTime")))
-                                transition =
-                                    json_string_value(json_object_get(old, "lastTransitionTime"));
-                }
+                if (says_unschedulable(p->pod, message))
+                        return 0;
+                old = pod_scheduled_condition(p->pod);
+                if (old && xp_streq0(json_string_value(json_object_get(old, "status")), "False") &&
+                    json_string_value(json_object_get(old, "lastTransitionTime")))
+                        transition = json_string_value(json_object_get(old, "lastTransitionTime"));
                 pod = json_deep_copy(p->pod);
                 if (!pod)
                         return -ENOMEM;
@@ -731,23 +737,6 @@ static int64_t take_failures(struct pending *p, bool force)
         p->failures_unwritten = 0;
         p->event_written_ms = now;
         return count;
-}
-
-/* True when the pod's PodScheduled condition already says Unschedulable with this message. */
-static bool says_unschedulable(const json_t *pod, const char *message)
-{
-        const json_t *conditions = json_object_get(json_object_get(pod, "status"), "conditions");
-        const json_t *c;
-        size_t i;
-
-        json_array_foreach(conditions, i, c) if (
-            xp_streq0(
-                json_string_value(json_object_get(c, "type")),
-                "PodScheduled")) return xp_streq0(json_string_value(json_object_get(c, "status")),
-                                                  "False") &&
-            xp_streq0(json_string_value(json_object_get(c, "reason")), "Unschedulable") &&
-            xp_streq0(json_string_value(json_object_get(c, "message")), message);
-        return false;
 }
 
 static void job_enqueue(struct scheduler *s, struct bind_job *job);
@@ -834,6 +823,14 @@ static void job_enqueue(struct scheduler *s, struct bind_job *job)
         pthread_mutex_unlock(&s->lock);
 }
 
+/* The FailedScheduling Event's count the job carries, if any. */
+static void record_failures(struct scheduler *s, const json_t *pod, const struct bind_job *job)
+{
+        if (job->event_message)
+                (void)record_event(
+                    s, pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+}
+
 /* A failure's writes: the status first (a pod gone or bound meanwhile gets no Event), the Event. */
 static void run_failure_job(struct scheduler *s, struct bind_job *job)
 {
@@ -844,9 +841,8 @@ static void run_failure_job(struct scheduler *s, struct bind_job *job)
                             .version = job->version};
 
         job->result = job->unschedulable ? write_unschedulable(s, &p, job->unschedulable) : 0;
-        if (job->result >= 0 && !p.drop && job->event_message)
-                (void)record_event(
-                    s, p.pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+        if (job->result >= 0 && !p.drop)
+                record_failures(s, p.pod, job);
         json_decref(p.pod);
 }
 
@@ -877,13 +873,7 @@ static void *bind_worker(void *userdata)
                         s->done = job;
                         continue;
                 }
-                if (job->event_message)
-                        (void)record_event(s,
-                                           job->pod,
-                                           "Warning",
-                                           "FailedScheduling",
-                                           job->event_message,
-                                           job->event_count);
+                record_failures(s, job->pod, job);
                 job->result = pod_bind(s->api,
                                        job->namespace,
                                        job->name,
@@ -1065,7 +1055,7 @@ static void workers_stop(struct scheduler *s)
         }
 }
 
-/* Places one pending pod: an unschedulable one's status is written here, a binding handed on. */
+/* Places one pending pod: a binding, or an unschedulable one's status and Event, handed on. */
 static void schedule_one(struct scheduler *s, struct pending *p)
 {
         _cleanup_free_ char *reason = NULL, *text = NULL;
