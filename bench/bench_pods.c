@@ -309,6 +309,20 @@ static void *creator_thread(void *userdata)
         return NULL;
 }
 
+/* The latest time in times (name -> seconds) of the names starting with prefix; since if none. */
+static double latest(const json_t *times, const char *prefix, double since)
+{
+        const char *key;
+        json_t *v;
+
+        json_object_foreach((json_t *)times, key, v)
+        {
+                if (strncmp(key, prefix, strlen(prefix)) == 0 && json_real_value(v) > since)
+                        since = json_real_value(v);
+        }
+        return since;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
         double x = *(const double *)a, y = *(const double *)b;
@@ -610,21 +624,9 @@ int main(int argc, char **argv)
                n_throughput,
                w.last_succeeded - t0,
                (double)n_throughput / (w.last_succeeded - t0));
-        {
-                double last_bound = t0, last_running = t0;
-                const char *key;
-                json_t *v;
-
-                json_object_foreach(w.bound, key, v) if (strncmp(key, "thr-", 4) == 0 &&
-                                                         json_real_value(v) > last_bound)
-                    last_bound = json_real_value(v);
-                json_object_foreach(w.running, key, v) if (strncmp(key, "thr-", 4) == 0 &&
-                                                           json_real_value(v) > last_running)
-                    last_running = json_real_value(v);
-                printf("  the last bound after %.2f s, the last started after %.2f s\n",
-                       last_bound - t0,
-                       last_running - t0);
-        }
+        printf("  the last bound after %.2f s, the last started after %.2f s\n",
+               latest(w.bound, "thr-", t0) - t0,
+               latest(w.running, "thr-", t0) - t0);
         pthread_mutex_unlock(&w.lock);
         measure_idle("after the work", agent, (int)idle);
         rc = 0;
