@@ -599,16 +599,15 @@ static void collect_starts(struct loop *l)
                 } else {
                         struct xp_error err = {0};
 
-                        r = keep_record(st, &job->record);
-                        job->record = (struct xp_container_record){0};
-                        /* the files say more than the start's record once it has exited */
-                        if (r >= 0 && reread_pod(l, st->uid, &err) < 0) {
+                        /* the pod's files, not the start's record: they also say whether the
+                         * container has exited since (its exit may have been taken already) */
+                        if (reread_pod(l, st->uid, &err) < 0) {
                                 xp_log(LOG_WARNING,
                                        "agent: reading pod %s/%s: %s",
                                        st->namespace,
                                        st->name,
                                        xp_error_message(&err));
-                                l->need_list = true;
+                                l->need_list = true; /* before the next sync */
                         }
                 }
                 if (r < 0)
