@@ -2,10 +2,10 @@
 /*
  * The status writers: a few threads, each with its own client (its own connection), PATCH pod
  * statuses (a strategic merge patch whose `$patch: replace` makes the whole status replace the
- * stored one) and
- * DELETE pods whose containers all stopped after their deletion. A pod has at most one write in
- * flight; a newer status replaces one still waiting, so a burst of changes of one pod is one
- * write, and the writes of many pods go out together and share the server's group commits.
+ * stored one) and DELETE pods whose containers all stopped after their deletion. A pod has at
+ * most one write in flight; a newer status replaces one still waiting, so a burst of changes of
+ * one pod is one write, and the writes of many pods go out together and share the server's group
+ * commits.
  */
 #include <errno.h>
 #include <search.h>

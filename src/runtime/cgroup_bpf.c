@@ -26,7 +26,9 @@
 
 #include "cgroup_internal.h"
 
-#define INSNS_PER_DEVICE 8
+#define HEADER_INSNS     6 /* the loads and shifts before the first device */
+#define INSNS_PER_DEVICE 8 /* with both major and minor checked */
+#define FOOTER_INSNS     2 /* return 0 */
 
 static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
 {
@@ -61,7 +63,7 @@ int cgroup_bpf_device_program(const struct xp_cgroup_device *devices,
 
         if (n > 4096)
                 return xp_errorf(err, -E2BIG, "device program: %zu devices, at most 4096", n);
-        v = calloc(6 + n * INSNS_PER_DEVICE + 2, sizeof(*v));
+        v = calloc(HEADER_INSNS + n * INSNS_PER_DEVICE + FOOTER_INSNS, sizeof(*v));
         if (!v)
                 return xp_errorf(err, -ENOMEM, "device program: out of memory");
         p = v;
