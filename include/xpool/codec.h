@@ -14,11 +14,22 @@
  */
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "xpool/error.h"
 #include "xpool/object.h"
 #include "xpool/path.h"
 #include "xpool/yaml.h"
+
+/*
+ * How deep an object may nest: mappings and lists inside one another, the object itself being
+ * the first level. Decoding refuses a deeper object (-E2BIG), so that every object the server
+ * stores can still be patched (XP_PATCH_MAX_DEPTH, the same bound, in xpool/patch.h).
+ */
+#define XP_OBJECT_MAX_DEPTH 100
+
+/* Whether value holds mappings and lists nested more than max_depth levels ({} is one level). */
+bool xp_json_deeper_than(const json_t *value, unsigned max_depth);
 
 enum xp_decode_flags {
         XP_DECODE_STRICT = 1u << 0, /* unknown fields are errors (kubectl --validate=strict) */

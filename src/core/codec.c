@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "xpool/apischema.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -114,7 +115,7 @@ static const char *json_type_name(const json_t *json)
         }
 }
 
-static int type_error(struct xp_decode_ctx *ctx, const json_t *json, const char *expected)
+int xp_decode_type_error(struct xp_decode_ctx *ctx, const json_t *json, const char *expected)
 {
         if (strcmp(expected, "a string") == 0 && (json_is_number(json) || json_is_boolean(json)))
                 return xp_decode_fail(
@@ -126,6 +127,83 @@ static int type_error(struct xp_decode_ctx *ctx, const json_t *json, const char 
                     json_type_name(json));
         return xp_decode_fail(
             ctx, -EINVAL, NULL, false, "expected %s, got %s", expected, json_type_name(json));
+}
+
+/* ---- nesting ------------------------------------------------------------------------------- */
+
+static bool deeper(const json_t *value, unsigned level, unsigned max_depth)
+{
+        const char *key;
+        json_t *child;
+        size_t i;
+
+        if (!json_is_object(value) && !json_is_array(value))
+                return false;
+        if (level + 1 > max_depth)
+                return true;
+        json_object_foreach((json_t *)value, key, child)
+        {
+                if (deeper(child, level + 1, max_depth))
+                        return true;
+        }
+        json_array_foreach(value, i, child)
+        {
+                if (deeper(child, level + 1, max_depth))
+                        return true;
+        }
+        return false;
+}
+
+bool xp_json_deeper_than(const json_t *value, unsigned max_depth)
+{
+        return deeper(value, 0, max_depth);
+}
+
+/* The first member or element of json that is nested deeper than max_depth, pushed on the path. */
+static const json_t *
+push_deep_child(struct xp_decode_ctx *ctx, const json_t *json, unsigned max_depth)
+{
+        const char *key;
+        json_t *child;
+        size_t i;
+
+        json_object_foreach((json_t *)json, key, child)
+        {
+                if (xp_json_deeper_than(child, max_depth)) {
+                        xp_path_push_field(&ctx->path, key);
+                        return child;
+                }
+        }
+        json_array_foreach(json, i, child)
+        {
+                if (xp_json_deeper_than(child, max_depth)) {
+                        xp_path_push_index(&ctx->path, i);
+                        return child;
+                }
+        }
+        return NULL;
+}
+
+int xp_decode_check_depth(struct xp_decode_ctx *ctx, const json_t *json)
+{
+        size_t depth = ctx->path.depth;
+        const json_t *at = json;
+        int r;
+
+        if (!xp_json_deeper_than(json, XP_OBJECT_MAX_DEPTH))
+                return 0;
+        /* name two levels: the whole path of the deep part would be a hundred segments long */
+        for (unsigned level = 1; at && level <= 2; level++)
+                at = push_deep_child(ctx, at, XP_OBJECT_MAX_DEPTH - level);
+        r = xp_decode_fail(
+            ctx,
+            -E2BIG,
+            NULL,
+            false,
+            "invalid value: nested too deeply: an object may nest at most %d levels of mappings and lists",
+            XP_OBJECT_MAX_DEPTH);
+        ctx->path.depth = depth;
+        return r;
 }
 
 /* ---- enums --------------------------------------------------------------------------------- */
@@ -181,7 +259,7 @@ static int decode_string(struct xp_decode_ctx *ctx, const json_t *json, char **r
         char *copy;
 
         if (!json_is_string(json))
-                return type_error(ctx, json, "a string");
+                return xp_decode_type_error(ctx, json, "a string");
         len = json_string_length(json);
         if (len > XP_STRING_MAX)
                 return xp_decode_fail(ctx,
@@ -201,7 +279,7 @@ static int decode_string(struct xp_decode_ctx *ctx, const json_t *json, char **r
         return 0;
 }
 
-static int decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool int32, int64_t *ret)
+int xp_decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool int32, int64_t *ret)
 {
         json_int_t v;
 
@@ -215,17 +293,44 @@ static int decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool in
         } else if (json_is_integer(json)) {
                 v = json_integer_value(json);
         } else {
-                return type_error(ctx, json, "an integer");
+                return xp_decode_type_error(ctx, json, "an integer");
         }
         if (int32 && (v < INT32_MIN || v > INT32_MAX))
                 return xp_decode_fail(ctx,
                                       -ERANGE,
                                       NULL,
                                       false,
-                                      "%" JSON_INTEGER_FORMAT
-                                      " is out of range for a 32-bit integer",
-                                      v);
+                                      "invalid value %" JSON_INTEGER_FORMAT
+                                      ": must be a 32-bit integer (between %d and %d)",
+                                      v,
+                                      INT32_MIN,
+                                      INT32_MAX);
         *ret = v;
+        return 0;
+}
+
+int xp_decode_time(struct xp_decode_ctx *ctx, const json_t *json, bool micro, int64_t *ret)
+{
+        char q[XP_QUOTE_MAX];
+
+        if (!json_is_string(json))
+                return xp_decode_type_error(ctx, json, "an RFC 3339 timestamp string");
+        if (!micro && xp_time_parse_rfc3339(json_string_value(json), ret) < 0)
+                return xp_decode_fail(
+                    ctx,
+                    -EINVAL,
+                    NULL,
+                    false,
+                    "invalid timestamp %s: expected RFC 3339, e.g. \"2026-12-02T15:04:05Z\"",
+                    xp_quote(json_string_value(json), q));
+        if (micro && xp_time_parse_microtime(json_string_value(json), ret) < 0)
+                return xp_decode_fail(
+                    ctx,
+                    -EINVAL,
+                    NULL,
+                    false,
+                    "invalid timestamp %s: expected RFC 3339 with microseconds, e.g. \"2026-12-02T15:04:05.123456Z\"",
+                    xp_quote(json_string_value(json), q));
         return 0;
 }
 
@@ -237,7 +342,7 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
         int r = 0;
 
         if (!json_is_array(json))
-                return type_error(ctx, json, "a list of strings");
+                return xp_decode_type_error(ctx, json, "a list of strings");
         n = json_array_size(json);
         if (n > XP_LIST_MAX)
                 return xp_decode_fail(
@@ -262,7 +367,7 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
 static int check_mapping(struct xp_decode_ctx *ctx, const json_t *json, const char *expected)
 {
         if (!json_is_object(json))
-                return type_error(ctx, json, expected);
+                return xp_decode_type_error(ctx, json, expected);
         if (json_object_size(json) > XP_LIST_MAX)
                 return xp_decode_fail(ctx,
                                       -E2BIG,
@@ -301,7 +406,7 @@ static int decode_string_map(struct xp_decode_ctx *ctx, const json_t *json, stru
         return 0;
 }
 
-static int decode_quantity(struct xp_decode_ctx *ctx, const json_t *json, struct xp_quantity *ret)
+int xp_decode_quantity(struct xp_decode_ctx *ctx, const json_t *json, struct xp_quantity *ret)
 {
         struct xp_error cause = {0};
         int r;
@@ -318,7 +423,7 @@ static int decode_quantity(struct xp_decode_ctx *ctx, const json_t *json, struct
         } else if (json_is_real(json))
                 r = xp_quantity_from_double(json_real_value(json), ret, &cause);
         else
-                return type_error(
+                return xp_decode_type_error(
                     ctx, json, "a quantity (a string such as \"500m\" or \"2Gi\", or a number)");
         if (r < 0)
                 return xp_decode_fail_error(ctx, &cause, NULL, false);
@@ -342,7 +447,7 @@ decode_resources(struct xp_decode_ctx *ctx, const json_t *json, struct xp_resour
                 if (json_is_null(value))
                         continue;
                 xp_path_push_key(&ctx->path, key);
-                r = decode_quantity(ctx, value, &q);
+                r = xp_decode_quantity(ctx, value, &q);
                 xp_path_pop(&ctx->path);
                 if (r < 0)
                         return r;
@@ -362,7 +467,7 @@ static int decode_struct_list(struct xp_decode_ctx *ctx,
         char *items;
 
         if (!json_is_array(json))
-                return type_error(ctx, json, "a list");
+                return xp_decode_type_error(ctx, json, "a list");
         n = json_array_size(json);
         if (n > XP_LIST_MAX)
                 return xp_decode_fail(
@@ -382,7 +487,7 @@ static int decode_struct_list(struct xp_decode_ctx *ctx,
                 if (json_is_object(element))
                         r = xp_schema_decode(ctx, schema, element, items + i * schema->size);
                 else
-                        r = type_error(ctx, element, "a mapping");
+                        r = xp_decode_type_error(ctx, element, "a mapping");
                 xp_path_pop(&ctx->path);
                 if (r < 0)
                         return r;
@@ -402,11 +507,11 @@ static int decode_field(struct xp_decode_ctx *ctx,
                 return decode_string(ctx, json, value);
         case XP_FT_INT64:
         case XP_FT_INT32:
-                return decode_integer(ctx, json, field->type == XP_FT_INT32, value);
+                return xp_decode_integer(ctx, json, field->type == XP_FT_INT32, value);
         case XP_FT_OPT_INT64:
         case XP_FT_OPT_INT32: {
                 struct xp_opt_int64 *opt = value;
-                int r = decode_integer(ctx, json, field->type == XP_FT_OPT_INT32, &opt->value);
+                int r = xp_decode_integer(ctx, json, field->type == XP_FT_OPT_INT32, &opt->value);
 
                 opt->set = r >= 0;
                 return r;
@@ -414,7 +519,7 @@ static int decode_field(struct xp_decode_ctx *ctx,
         case XP_FT_BOOL:
         case XP_FT_OPT_BOOL:
                 if (!json_is_boolean(json))
-                        return type_error(ctx, json, "a boolean (true or false)");
+                        return xp_decode_type_error(ctx, json, "a boolean (true or false)");
                 if (field->type == XP_FT_BOOL)
                         *(bool *)value = json_is_true(json);
                 else
@@ -423,44 +528,17 @@ static int decode_field(struct xp_decode_ctx *ctx,
                 return 0;
         case XP_FT_DOUBLE:
                 if (!json_is_number(json))
-                        return type_error(ctx, json, "a number");
+                        return xp_decode_type_error(ctx, json, "a number");
                 *(double *)value = json_number_value(json);
                 return 0;
-        case XP_FT_TIME: {
-                char q[XP_QUOTE_MAX];
-
-                if (!json_is_string(json))
-                        return type_error(ctx, json, "an RFC 3339 timestamp string");
-                if (xp_time_parse_rfc3339(json_string_value(json), value) < 0)
-                        return xp_decode_fail(
-                            ctx,
-                            -EINVAL,
-                            NULL,
-                            false,
-                            "invalid timestamp %s: expected RFC 3339, e.g. \"2026-12-02T15:04:05Z\"",
-                            xp_quote(json_string_value(json), q));
-                return 0;
-        }
-        case XP_FT_MICROTIME: {
-                char q[XP_QUOTE_MAX];
-
-                if (!json_is_string(json))
-                        return type_error(ctx, json, "an RFC 3339 timestamp string");
-                if (xp_time_parse_microtime(json_string_value(json), value) < 0)
-                        return xp_decode_fail(
-                            ctx,
-                            -EINVAL,
-                            NULL,
-                            false,
-                            "invalid timestamp %s: expected RFC 3339 with microseconds, e.g. \"2026-12-02T15:04:05.123456Z\"",
-                            xp_quote(json_string_value(json), q));
-                return 0;
-        }
+        case XP_FT_TIME:
+        case XP_FT_MICROTIME:
+                return xp_decode_time(ctx, json, field->type == XP_FT_MICROTIME, value);
         case XP_FT_ENUM: {
                 int v;
 
                 if (!json_is_string(json))
-                        return type_error(ctx, json, "a string");
+                        return xp_decode_type_error(ctx, json, "a string");
                 /* "" leaves an optional enum unset, as Kubernetes reads it (operator: "" is Equal)
                  */
                 if (!*json_string_value(json) && !(field->flags & XP_FIELD_REQUIRED))
@@ -479,13 +557,13 @@ static int decode_field(struct xp_decode_ctx *ctx,
                 return decode_resources(ctx, json, value);
         case XP_FT_STRUCT:
                 if (!json_is_object(json))
-                        return type_error(ctx, json, "a mapping");
+                        return xp_decode_type_error(ctx, json, "a mapping");
                 return xp_schema_decode(ctx, field->schema, json, value);
         case XP_FT_STRUCT_PTR: {
                 void *child;
 
                 if (!json_is_object(json))
-                        return type_error(ctx, json, "a mapping");
+                        return xp_decode_type_error(ctx, json, "a mapping");
                 child = calloc(1, field->schema->size);
                 if (!child)
                         return -ENOMEM;
@@ -506,12 +584,58 @@ static const struct xp_field *find_field(const struct xp_schema *schema, const c
         return NULL;
 }
 
+/* Whether key is a Kubernetes field of the schema's type: the API schema's word, else the list. */
 static bool is_passthrough(const struct xp_schema *schema, const char *key)
 {
+        const struct xp_apischema *api;
+        const struct xp_apitype *type;
+
+        if (xp_apischema_builtin(&api, NULL) >= 0 && (type = xp_apischema_find(api, schema->name)))
+                return xp_apitype_field(type, key) != NULL;
         for (const char *const *name = schema->passthrough; name && *name; name++)
                 if (strcmp(*name, key) == 0)
                         return true;
         return false;
+}
+
+/*
+ * Integral numbers of a kept member become integers: JSON does not tell 80 from 80.0, but Go's
+ * typed clients refuse 80.0 for an integer field, and the check lets 80.0 pass as it does for
+ * modelled fields. Reals beyond what an int64 holds stay as they are.
+ */
+static bool integral_real(const json_t *json)
+{
+        double d = json_real_value(json);
+
+        return json_is_real(json) && d == floor(d) && fabs(d) < 9.2e18;
+}
+
+static json_t *integer_of(const json_t *real)
+{
+        return json_integer((json_int_t)json_real_value(real));
+}
+
+/* Changes the integral reals inside json (an object or a list) into integers, in place. */
+static int integral_to_integers(json_t *json)
+{
+        const char *key;
+        json_t *member;
+        void *tmp;
+        size_t i;
+
+        json_object_foreach_safe(json, tmp, key, member)
+        {
+                if (integral_real(member) ? json_object_set_new(json, key, integer_of(member)) < 0
+                                          : integral_to_integers(member) < 0)
+                        return -ENOMEM;
+        }
+        json_array_foreach(json, i, member)
+        {
+                if (integral_real(member) ? json_array_set_new(json, i, integer_of(member)) < 0
+                                          : integral_to_integers(member) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 static int keep_unknown(struct xp_decode_ctx *ctx,
@@ -537,8 +661,12 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
                 if (!*extra)
                         return -ENOMEM;
         }
-        copy = json_deep_copy(value);
-        if (!copy || json_object_set_new(*extra, key, copy) < 0)
+        copy = integral_real(value) ? integer_of(value) : json_deep_copy(value);
+        if (!copy || integral_to_integers(copy) < 0) {
+                json_decref(copy);
+                return -ENOMEM;
+        }
+        if (json_object_set_new(*extra, key, copy) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "xpool/apischema.h"
 #include "xpool/kind.h"
 #include "xpool/strutil.h"
 
@@ -75,6 +76,28 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
         return r;
 }
 
+/*
+ * Before the model reads it: the bound on nesting, then the API schema's types for every member,
+ * modelled or not. Objects read back from our own store passed both when they were written.
+ */
+static int check_json(struct xp_decode_ctx *ctx, const struct kind_info *info, const json_t *json)
+{
+        const struct xp_apischema *api;
+        const struct xp_apitype *type;
+        int r;
+
+        if (ctx->flags & XP_DECODE_TRUSTED)
+                return 0;
+        r = xp_decode_check_depth(ctx, json);
+        if (r < 0)
+                return r;
+        r = xp_apischema_builtin(&api, ctx->err);
+        if (r < 0)
+                return r;
+        type = xp_apischema_find(api, info->schema->name);
+        return type ? xp_apischema_check_at(ctx, type, json) : 0;
+}
+
 static int decode_object(const struct kind_info *info,
                          const json_t *json,
                          const struct xp_decode_source *source,
@@ -99,6 +122,8 @@ static int decode_object(const struct kind_info *info,
                                       info->name,
                                       json_is_array(json) ? "a list" : "a scalar");
         r = check_type_meta(&ctx, info, json);
+        if (r >= 0)
+                r = check_json(&ctx, info, json);
         if (r < 0)
                 return r;
 

@@ -4,7 +4,11 @@
 #include <strings.h>
 
 #include "patch_internal.h"
+#include "xpool/codec.h"
 #include "xpool/patch.h"
+
+/* The server stores only objects it can patch afterwards. */
+_Static_assert(XP_OBJECT_MAX_DEPTH <= XP_PATCH_MAX_DEPTH, "a stored object must be patchable");
 
 static const struct {
         enum xp_patch_type type;
@@ -100,29 +104,9 @@ bool xp_patch_value_equal(const json_t *a, const json_t *b)
         }
 }
 
-static bool too_deep(const json_t *value, unsigned depth)
-{
-        const char *key;
-        json_t *member;
-
-        if (!json_is_object(value) && !json_is_array(value))
-                return false;
-        if (depth >= XP_PATCH_MAX_DEPTH)
-                return true;
-        if (json_is_object(value)) {
-                json_object_foreach(
-                    (json_t *)value, key, member) if (too_deep(member, depth + 1)) return true;
-        } else {
-                for (size_t i = 0; i < json_array_size(value); i++)
-                        if (too_deep(json_array_get(value, i), depth + 1))
-                                return true;
-        }
-        return false;
-}
-
 int xp_patch_check_depth(const json_t *value, const char *what, struct xp_error *err)
 {
-        if (too_deep(value, 0))
+        if (xp_json_deeper_than(value, XP_PATCH_MAX_DEPTH))
                 return xp_errorf(
                     err, -E2BIG, "%s: nesting deeper than %d levels", what, XP_PATCH_MAX_DEPTH);
         return 0;

@@ -65,9 +65,11 @@ struct xp_schema {
         const struct xp_field *fields;
         size_t n_fields;
         /*
-         * Kubernetes fields of this type that xpool does not model but keeps as sent (in extra):
-         * NULL-terminated. Strict decoding refuses only names in neither list, as a Kubernetes
-         * API server's strict field validation would.
+         * Kubernetes fields of this type that xpool does not model but keeps as sent (in extra),
+         * NULL-terminated, for types the API schema (src/core/apischema.txt) does not describe;
+         * for the others, the API schema's type of the same name says. Strict decoding refuses
+         * only names that are neither modelled nor Kubernetes fields, as a Kubernetes API
+         * server's strict field validation would.
          */
         const char *const *passthrough;
         /* Cross-field rules, run after the fields' own checks with the path at this struct. */
@@ -118,6 +120,32 @@ int xp_decode_fail_error(struct xp_decode_ctx *ctx,
                          const struct xp_error *cause,
                          const char *key_segment,
                          bool at_key);
+
+/*
+ * The codec's reading of one JSON value, shared with the API schema's check (apischema_check.c)
+ * so that both say the same about the same value: a type error ("expected a string, got a
+ * number"), an integer (an int32 in range), a quantity, an RFC 3339 time (micro: with
+ * microseconds). Each reports at the current path; *ret is set on success only.
+ */
+int xp_decode_type_error(struct xp_decode_ctx *ctx, const json_t *json, const char *expected);
+int xp_decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool int32, int64_t *ret);
+int xp_decode_quantity(struct xp_decode_ctx *ctx, const json_t *json, struct xp_quantity *ret);
+int xp_decode_time(struct xp_decode_ctx *ctx, const json_t *json, bool micro, int64_t *ret);
+
+/*
+ * Refuses json nested deeper than XP_OBJECT_MAX_DEPTH (-E2BIG), naming the member two levels
+ * below the current path that the deep part hangs from.
+ */
+int xp_decode_check_depth(struct xp_decode_ctx *ctx, const json_t *json);
+
+/*
+ * The API schema's check (xpool/apischema.h) at the current path of ctx, so that its errors
+ * carry the codec's positions; ctx->flags' XP_DECODE_STRICT makes unknown fields errors.
+ */
+struct xp_apitype;
+int xp_apischema_check_at(struct xp_decode_ctx *ctx,
+                          const struct xp_apitype *type,
+                          const json_t *json);
 
 /* The generic engine. */
 int xp_schema_decode(struct xp_decode_ctx *ctx,

@@ -245,14 +245,11 @@ static const struct xp_field pod_affinity_term_fields[] = {
              namespace_selector,
              .schema = &label_selector_schema),
 };
-static const char *const pod_affinity_term_passthrough[] = {
-    "matchLabelKeys", "mismatchLabelKeys", NULL};
 static const struct xp_schema pod_affinity_term_schema =
     XP_SCHEMA(struct xp_pod_affinity_term,
               "PodAffinityTerm",
               pod_affinity_term_fields,
-              .validate = validate_pod_affinity_term,
-              .passthrough = pod_affinity_term_passthrough);
+              .validate = validate_pod_affinity_term);
 
 static const struct xp_field weighted_term_fields[] = {
     XP_FIELD("weight",

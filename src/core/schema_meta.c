@@ -110,10 +110,6 @@ static const struct xp_field object_meta_fields[] = {
              .check = xp_check_finalizers),
 };
 
-/* Kubernetes ObjectMeta fields xpool keeps as sent. */
-static const char *const object_meta_passthrough[] = {
-    "selfLink", "ownerReferences", "managedFields", NULL};
-
 static int validate_object_meta(struct xp_decode_ctx *ctx, const void *object)
 {
         const struct xp_object_meta *meta = object;
@@ -128,8 +124,5 @@ static int validate_object_meta(struct xp_decode_ctx *ctx, const void *object)
         return r;
 }
 
-const struct xp_schema xp_object_meta_schema = XP_SCHEMA(struct xp_object_meta,
-                                                         "ObjectMeta",
-                                                         object_meta_fields,
-                                                         .passthrough = object_meta_passthrough,
-                                                         .validate = validate_object_meta);
+const struct xp_schema xp_object_meta_schema = XP_SCHEMA(
+    struct xp_object_meta, "ObjectMeta", object_meta_fields, .validate = validate_object_meta);

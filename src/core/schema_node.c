@@ -345,9 +345,8 @@ static const struct xp_field node_spec_fields[] = {
     XP_FIELD("unschedulable", XP_FT_BOOL, struct xp_node_spec, unschedulable),
     XP_FIELD("taints", XP_FT_STRUCT_LIST, struct xp_node_spec, taints, .schema = &xp_taint_schema),
 };
-static const char *const node_spec_passthrough[] = {"podCIDRs", "configSource", "externalID", NULL};
-static const struct xp_schema node_spec_schema = XP_SCHEMA(
-    struct xp_node_spec, "NodeSpec", node_spec_fields, .passthrough = node_spec_passthrough);
+static const struct xp_schema node_spec_schema =
+    XP_SCHEMA(struct xp_node_spec, "NodeSpec", node_spec_fields);
 
 static const struct xp_field node_address_fields[] = {
     XP_FIELD("type", XP_FT_STRING, struct xp_node_address, type, .flags = XP_FIELD_REQUIRED),
@@ -371,11 +370,8 @@ static const struct xp_field node_info_fields[] = {
     INFO_FIELD("operatingSystem", operating_system),
     INFO_FIELD("architecture", architecture),
 };
-static const char *const node_info_passthrough[] = {"swap", NULL};
-static const struct xp_schema node_info_schema = XP_SCHEMA(struct xp_node_system_info,
-                                                           "NodeSystemInfo",
-                                                           node_info_fields,
-                                                           .passthrough = node_info_passthrough);
+static const struct xp_schema node_info_schema =
+    XP_SCHEMA(struct xp_node_system_info, "NodeSystemInfo", node_info_fields);
 
 static const struct xp_field node_status_fields[] = {
     XP_FIELD("capacity",
@@ -406,20 +402,8 @@ static const struct xp_field node_status_fields[] = {
              xpool,
              .schema = &xp_node_inventory_schema),
 };
-static const char *const node_status_passthrough[] = {"phase",
-                                                      "daemonEndpoints",
-                                                      "images",
-                                                      "volumesInUse",
-                                                      "volumesAttached",
-                                                      "config",
-                                                      "runtimeHandlers",
-                                                      "features",
-                                                      NULL};
 static const struct xp_schema node_status_schema =
-    XP_SCHEMA(struct xp_node_status,
-              "NodeStatus",
-              node_status_fields,
-              .passthrough = node_status_passthrough);
+    XP_SCHEMA(struct xp_node_status, "NodeStatus", node_status_fields);
 
 static int validate_node(struct xp_decode_ctx *ctx, const void *object)
 {

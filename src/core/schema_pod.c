@@ -47,9 +47,8 @@ static const struct xp_field env_var_fields[] = {
              .check = check_env_name),
     XP_FIELD("value", XP_FT_STRING, struct xp_env_var, value),
 };
-static const char *const env_var_passthrough[] = {"valueFrom", NULL};
 static const struct xp_schema env_var_schema =
-    XP_SCHEMA(struct xp_env_var, "EnvVar", env_var_fields, .passthrough = env_var_passthrough);
+    XP_SCHEMA(struct xp_env_var, "EnvVar", env_var_fields);
 
 static int check_container_resources(struct xp_decode_ctx *ctx, const void *value)
 {
@@ -180,13 +179,11 @@ static const struct xp_field resource_requirements_fields[] = {
              requests,
              .check = check_container_resources),
 };
-static const char *const resource_requirements_passthrough[] = {"claims", NULL};
 static const struct xp_schema resource_requirements_schema =
     XP_SCHEMA(struct xp_resource_requirements,
               "ResourceRequirements",
               resource_requirements_fields,
-              .validate = validate_resource_requirements,
-              .passthrough = resource_requirements_passthrough);
+              .validate = validate_resource_requirements);
 
 /* Who a process runs as: shared by the pod's and each container's security context. */
 #define RUN_AS_FIELDS                                                                              \
@@ -210,19 +207,8 @@ static const struct xp_field security_context_fields[] = {
              struct xp_security_context,
              allow_privilege_escalation),
 };
-static const char *const security_context_passthrough[] = {"capabilities",
-                                                           "seLinuxOptions",
-                                                           "windowsOptions",
-                                                           "readOnlyRootFilesystem",
-                                                           "procMount",
-                                                           "seccompProfile",
-                                                           "appArmorProfile",
-                                                           NULL};
 static const struct xp_schema security_context_schema =
-    XP_SCHEMA(struct xp_security_context,
-              "SecurityContext",
-              security_context_fields,
-              .passthrough = security_context_passthrough);
+    XP_SCHEMA(struct xp_security_context, "SecurityContext", security_context_fields);
 
 static int validate_container(struct xp_decode_ctx *ctx, const void *object)
 {
@@ -270,27 +256,8 @@ static const struct xp_field container_fields[] = {
              security_context,
              .schema = &security_context_schema),
 };
-static const char *const container_passthrough[] = {"ports",
-                                                    "envFrom",
-                                                    "resizePolicy",
-                                                    "restartPolicy",
-                                                    "volumeMounts",
-                                                    "volumeDevices",
-                                                    "livenessProbe",
-                                                    "readinessProbe",
-                                                    "startupProbe",
-                                                    "lifecycle",
-                                                    "terminationMessagePath",
-                                                    "terminationMessagePolicy",
-                                                    "stdin",
-                                                    "stdinOnce",
-                                                    "tty",
-                                                    NULL};
-static const struct xp_schema container_schema = XP_SCHEMA(struct xp_container,
-                                                           "Container",
-                                                           container_fields,
-                                                           .validate = validate_container,
-                                                           .passthrough = container_passthrough);
+static const struct xp_schema container_schema =
+    XP_SCHEMA(struct xp_container, "Container", container_fields, .validate = validate_container);
 
 /* ---- spec ---------------------------------------------------------------------------------- */
 
@@ -365,22 +332,8 @@ static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
 static const struct xp_field pod_security_context_fields[] = {
     RUN_AS_FIELDS,
 };
-static const char *const pod_security_context_passthrough[] = {"seLinuxOptions",
-                                                               "windowsOptions",
-                                                               "supplementalGroups",
-                                                               "supplementalGroupsPolicy",
-                                                               "fsGroup",
-                                                               "sysctls",
-                                                               "fsGroupChangePolicy",
-                                                               "seccompProfile",
-                                                               "appArmorProfile",
-                                                               "seLinuxChangePolicy",
-                                                               NULL};
 static const struct xp_schema pod_security_context_schema =
-    XP_SCHEMA(struct xp_security_context,
-              "PodSecurityContext",
-              pod_security_context_fields,
-              .passthrough = pod_security_context_passthrough);
+    XP_SCHEMA(struct xp_security_context, "PodSecurityContext", pod_security_context_fields);
 
 static const struct xp_field pod_spec_fields[] = {
     XP_FIELD("initContainers",
@@ -436,39 +389,8 @@ static const struct xp_field pod_spec_fields[] = {
              .check = check_priority_class),
     XP_FIELD("priority", XP_FT_OPT_INT32, struct xp_pod_spec, priority),
 };
-static const char *const pod_spec_passthrough[] = {"volumes",
-                                                   "ephemeralContainers",
-                                                   "dnsPolicy",
-                                                   "serviceAccountName",
-                                                   "serviceAccount",
-                                                   "automountServiceAccountToken",
-                                                   "hostNetwork",
-                                                   "hostPID",
-                                                   "hostIPC",
-                                                   "shareProcessNamespace",
-                                                   "imagePullSecrets",
-                                                   "hostname",
-                                                   "subdomain",
-                                                   "hostAliases",
-                                                   "dnsConfig",
-                                                   "readinessGates",
-                                                   "runtimeClassName",
-                                                   "enableServiceLinks",
-                                                   "preemptionPolicy",
-                                                   "overhead",
-                                                   "topologySpreadConstraints",
-                                                   "setHostnameAsFQDN",
-                                                   "os",
-                                                   "hostUsers",
-                                                   "schedulingGates",
-                                                   "resourceClaims",
-                                                   "resources",
-                                                   NULL};
-static const struct xp_schema pod_spec_schema = XP_SCHEMA(struct xp_pod_spec,
-                                                          "PodSpec",
-                                                          pod_spec_fields,
-                                                          .validate = validate_pod_spec,
-                                                          .passthrough = pod_spec_passthrough);
+static const struct xp_schema pod_spec_schema =
+    XP_SCHEMA(struct xp_pod_spec, "PodSpec", pod_spec_fields, .validate = validate_pod_spec);
 
 /* ---- status -------------------------------------------------------------------------------- */
 
@@ -549,18 +471,8 @@ static const struct xp_field container_status_fields[] = {
     XP_FIELD("containerID", XP_FT_STRING, struct xp_container_status, container_id),
     XP_FIELD("started", XP_FT_OPT_BOOL, struct xp_container_status, started),
 };
-static const char *const container_status_passthrough[] = {"allocatedResources",
-                                                           "resources",
-                                                           "volumeMounts",
-                                                           "user",
-                                                           "allocatedResourcesStatus",
-                                                           "stopSignal",
-                                                           NULL};
 static const struct xp_schema container_status_schema =
-    XP_SCHEMA(struct xp_container_status,
-              "ContainerStatus",
-              container_status_fields,
-              .passthrough = container_status_passthrough);
+    XP_SCHEMA(struct xp_container_status, "ContainerStatus", container_status_fields);
 
 static const struct xp_field pod_status_fields[] = {
     XP_FIELD("phase", XP_FT_ENUM, struct xp_pod_status, phase, .enum_names = pod_phase_names),
@@ -587,15 +499,8 @@ static const struct xp_field pod_status_fields[] = {
              .schema = &container_status_schema),
     XP_FIELD("qosClass", XP_FT_STRING, struct xp_pod_status, qos_class),
 };
-static const char *const pod_status_passthrough[] = {"observedGeneration",
-                                                     "hostIPs",
-                                                     "podIPs",
-                                                     "ephemeralContainerStatuses",
-                                                     "resize",
-                                                     "resourceClaimStatuses",
-                                                     NULL};
-static const struct xp_schema pod_status_schema = XP_SCHEMA(
-    struct xp_pod_status, "PodStatus", pod_status_fields, .passthrough = pod_status_passthrough);
+static const struct xp_schema pod_status_schema =
+    XP_SCHEMA(struct xp_pod_status, "PodStatus", pod_status_fields);
 
 /* ---- pod ----------------------------------------------------------------------------------- */
 

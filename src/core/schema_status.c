@@ -27,12 +27,8 @@ static const struct xp_enum_name condition_status_names[] = {
 static const struct xp_field pod_condition_fields[] = {
     CONDITION_FIELDS(CONDITION_FIELD("lastProbeTime", XP_FT_TIME, last_probe_time)),
 };
-static const char *const pod_condition_passthrough[] = {"observedGeneration", NULL};
 const struct xp_schema xp_pod_condition_schema =
-    XP_SCHEMA(struct xp_condition,
-              "PodCondition",
-              pod_condition_fields,
-              .passthrough = pod_condition_passthrough);
+    XP_SCHEMA(struct xp_condition, "PodCondition", pod_condition_fields);
 
 static const struct xp_field node_condition_fields[] = {
     CONDITION_FIELDS(CONDITION_FIELD("lastHeartbeatTime", XP_FT_TIME, last_heartbeat_time)),

@@ -158,7 +158,10 @@ static void encoding_keeps_what_the_client_sent(void **state)
         assert_string_equal(str_at(json, "kind"), "Pod");
         /* fields xpool does not model, at every depth */
         assert_string_equal(str_at(json, "metadata/ownerReferences/0/kind"), "Job");
-        assert_int_equal(json_integer_value(at(json, "metadata/ownerReferences/0/uid")), 1234);
+        assert_string_equal(str_at(json, "metadata/ownerReferences/0/uid"),
+                            "1b4c5e2f-58d0-4c3a-9a1e-6a7d2f0c1234");
+        assert_int_equal(json_integer_value(at(json, "metadata/ownerReferences/0/futureField")),
+                         1234);
         assert_string_equal(str_at(json, "spec/containers/0/env/1/valueFrom/fieldRef/fieldPath"),
                             "metadata.name");
         assert_string_equal(str_at(json, "spec/containers/0/securityContext/capabilities/drop/0"),

@@ -852,7 +852,7 @@ static const struct bad_manifest bad_manifests[] = {
                 "  priority: 3000000000\n"
                 "",
         .error =
-            "priority-out-of-range.yaml:9:13: spec.priority: 3000000000 is out of range for a 32-bit integer",
+            "priority-out-of-range.yaml:9:13: spec.priority: invalid value 3000000000: must be a 32-bit integer (between -2147483648 and 2147483647)",
     },
     {
         .file = "priority-string.yaml",
@@ -1470,7 +1470,7 @@ static const struct bad_manifest bad_manifests[] = {
                 "  leaseDurationSeconds: 3000000000\n"
                 "",
         .error =
-            "lease-duration-int32.yaml:5:25: spec.leaseDurationSeconds: 3000000000 is out of range for a 32-bit integer",
+            "lease-duration-int32.yaml:5:25: spec.leaseDurationSeconds: invalid value 3000000000: must be a 32-bit integer (between -2147483648 and 2147483647)",
     },
     {
         .file = "lease-negative-transitions.yaml",
