@@ -457,11 +457,13 @@ int xp_apischema_parse(const char *text,
         struct parser p = {.schema = schema, .err = err};
         int r;
 
-        if (!schema || !(schema->text = strndup(text, len))) {
+        if (!schema || !(schema->text = malloc(len + 1))) {
                 free(schema);
                 return -ENOMEM;
         }
-        if (strlen(schema->text) != len)
+        memcpy(schema->text, text, len);
+        schema->text[len] = '\0';
+        if (memchr(text, '\0', len))
                 r = xp_errorf(err, -EINVAL, "the schema text holds a NUL byte");
         else
                 r = split_lines(schema->text, &p.lines, &p.n_lines, err);

@@ -37,6 +37,36 @@ static int unknown_field(struct xp_decode_ctx *ctx, const struct xp_apitype *typ
         return r;
 }
 
+enum segment {
+        FIELD,
+        KEY,
+        INDEX
+};
+
+/* Checks json as v one path segment below the current path; null means absent, as Kubernetes
+ * reads it, for a field, a map value or a list element alike. */
+static int check_below(struct xp_decode_ctx *ctx,
+                       enum segment segment,
+                       const char *name,
+                       size_t index,
+                       const struct xp_apivalue *v,
+                       const json_t *json)
+{
+        int r;
+
+        if (json_is_null(json))
+                return 0;
+        if (segment == FIELD)
+                xp_path_push_field(&ctx->path, name);
+        else if (segment == KEY)
+                xp_path_push_key(&ctx->path, name);
+        else
+                xp_path_push_index(&ctx->path, index);
+        r = check_value(ctx, v, json);
+        xp_path_pop(&ctx->path);
+        return r;
+}
+
 static int
 check_members(struct xp_decode_ctx *ctx, const struct xp_apitype *type, const json_t *json)
 {
@@ -48,26 +78,17 @@ check_members(struct xp_decode_ctx *ctx, const struct xp_apitype *type, const js
                 const struct xp_apifield *field = xp_apitype_field(type, key);
                 int r;
 
-                if (!field) {
-                        /* kept as sent and not checked, as the codec keeps what it does not model
-                         */
-                        if (ctx->flags & XP_DECODE_STRICT)
-                                return unknown_field(ctx, type, key);
-                        continue;
-                }
-                if (json_is_null(member))
-                        continue; /* null means absent */
-                xp_path_push_field(&ctx->path, key);
-                r = check_value(ctx, field->value, member);
-                xp_path_pop(&ctx->path);
+                /* one it does not know is kept as sent and not checked, as the codec keeps it */
+                if (!field && (ctx->flags & XP_DECODE_STRICT))
+                        return unknown_field(ctx, type, key);
+                r = field ? check_below(ctx, FIELD, key, 0, field->value, member) : 0;
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-/* The elements of a list, or the values of a map: null ones are absent, as Kubernetes reads them.
- */
+/* The elements of a list, or the values of a map. */
 static int
 check_elements(struct xp_decode_ctx *ctx, const struct xp_apivalue *v, const json_t *json)
 {
@@ -81,21 +102,13 @@ check_elements(struct xp_decode_ctx *ctx, const struct xp_apivalue *v, const jso
         /* one of the two loops runs: the first over a list, the second over a mapping */
         json_array_foreach(json, i, element)
         {
-                if (json_is_null(element))
-                        continue;
-                xp_path_push_index(&ctx->path, i);
-                r = check_value(ctx, v->element, element);
-                xp_path_pop(&ctx->path);
+                r = check_below(ctx, INDEX, NULL, i, v->element, element);
                 if (r < 0)
                         return r;
         }
         json_object_foreach((json_t *)json, key, element)
         {
-                if (json_is_null(element))
-                        continue;
-                xp_path_push_key(&ctx->path, key);
-                r = check_value(ctx, v->element, element);
-                xp_path_pop(&ctx->path);
+                r = check_below(ctx, KEY, key, 0, v->element, element);
                 if (r < 0)
                         return r;
         }

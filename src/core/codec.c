@@ -861,48 +861,49 @@ static json_t *encode_resources(const struct xp_resource_list *list)
         return object;
 }
 
-/* Returns 1 with *ret set, 0 when the field is left out, or -ENOMEM. */
-static int encode_field(const struct xp_field *field, const void *object, json_t **ret)
+/*
+ * The encoders of encode_field(): 1 with *ret set (NULL when out of memory), 0 when the field is
+ * left out, or -errno. Scalars first, then lists, maps and structs.
+ */
+static int encode_scalar(const struct xp_field *field, const void *value, json_t **ret)
 {
-        const void *value = AT_CONST(object, field->offset);
         bool always = field->flags & XP_FIELD_ALWAYS;
-        json_t *json = NULL;
 
         switch (field->type) {
         case XP_FT_STRING:
                 if (!*(char *const *)value)
                         return 0;
-                json = string_value(*(char *const *)value);
-                break;
+                *ret = string_value(*(char *const *)value);
+                return 1;
         case XP_FT_INT64:
         case XP_FT_INT32:
                 if (!always && *(const int64_t *)value == 0)
                         return 0;
-                json = json_integer(*(const int64_t *)value);
-                break;
+                *ret = json_integer(*(const int64_t *)value);
+                return 1;
         case XP_FT_OPT_INT64:
         case XP_FT_OPT_INT32:
                 if (!((const struct xp_opt_int64 *)value)->set)
                         return 0;
-                json = json_integer(((const struct xp_opt_int64 *)value)->value);
-                break;
+                *ret = json_integer(((const struct xp_opt_int64 *)value)->value);
+                return 1;
         case XP_FT_BOOL:
                 if (!always && !*(const bool *)value)
                         return 0;
-                json = json_boolean(*(const bool *)value);
-                break;
+                *ret = json_boolean(*(const bool *)value);
+                return 1;
         case XP_FT_OPT_BOOL:
                 if (!((const struct xp_opt_bool *)value)->set)
                         return 0;
-                json = json_boolean(((const struct xp_opt_bool *)value)->value);
-                break;
+                *ret = json_boolean(((const struct xp_opt_bool *)value)->value);
+                return 1;
         case XP_FT_DOUBLE:
                 if (!always && *(const double *)value == 0.0)
                         return 0;
                 if (!isfinite(*(const double *)value))
                         return -ERANGE; /* JSON has no NaN or infinity; validation says so */
-                json = json_real(*(const double *)value);
-                break;
+                *ret = json_real(*(const double *)value);
+                return 1;
         case XP_FT_TIME: {
                 char text[XP_RFC3339_MAX];
 
@@ -910,8 +911,8 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
                         return 0;
                 if (xp_time_format_rfc3339(*(const int64_t *)value, text) < 0)
                         return -ERANGE;
-                json = json_string(text);
-                break;
+                *ret = json_string(text);
+                return 1;
         }
         case XP_FT_MICROTIME: {
                 char text[XP_MICROTIME_MAX];
@@ -920,63 +921,69 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
                         return 0;
                 if (xp_time_format_microtime(*(const int64_t *)value, text) < 0)
                         return -ERANGE;
-                json = json_string(text);
-                break;
+                *ret = json_string(text);
+                return 1;
         }
         case XP_FT_ENUM: {
                 const char *name = xp_enum_to_string(field->enum_names, *(const int *)value);
 
                 if (!name)
                         return 0;
-                json = json_string(name);
+                *ret = json_string(name);
+                return 1;
+        }
+        default:
                 break;
         }
+        return -EINVAL;
+}
+
+static int encode_nested(const struct xp_field *field, const void *value, json_t **ret)
+{
+        bool always = field->flags & XP_FIELD_ALWAYS;
+        int r;
+
+        switch (field->type) {
         case XP_FT_STRING_LIST:
                 if (!always && ((const struct xp_list_raw *)value)->n == 0)
                         return 0;
-                json = encode_string_list(value);
-                break;
+                *ret = encode_string_list(value);
+                return 1;
         case XP_FT_STRING_MAP:
                 if (!always && ((const struct xp_strmap *)value)->n == 0)
                         return 0;
-                json = encode_string_map(value);
-                break;
+                *ret = encode_string_map(value);
+                return 1;
         case XP_FT_RESOURCES:
                 if (!always && ((const struct xp_resource_list *)value)->n == 0)
                         return 0;
-                json = encode_resources(value);
-                break;
-        case XP_FT_STRUCT: {
-                int r = xp_schema_encode(field->schema, value, &json);
-
+                *ret = encode_resources(value);
+                return 1;
+        case XP_FT_STRUCT:
+                r = xp_schema_encode(field->schema, value, ret);
                 if (r < 0)
                         return r;
-                if (!always && json_object_size(json) == 0) {
-                        json_decref(json);
+                if (!always && json_object_size(*ret) == 0) {
+                        json_decref(*ret);
                         return 0;
                 }
-                break;
-        }
-        case XP_FT_STRUCT_PTR: {
-                int r;
-
+                return 1;
+        case XP_FT_STRUCT_PTR:
                 if (!*(void *const *)value)
                         return 0;
-                r = xp_schema_encode(field->schema, *(void *const *)value, &json);
-                if (r < 0)
-                        return r;
-                break;
-        }
+                r = xp_schema_encode(field->schema, *(void *const *)value, ret);
+                return r < 0 ? r : 1;
         case XP_FT_STRUCT_LIST: {
                 const struct xp_list_raw *list = value;
 
                 if (!always && list->n == 0)
                         return 0;
-                json = json_array();
+                json_t *json = json_array();
+
                 for (size_t i = 0; json && i < list->n; i++) {
                         json_t *element;
-                        int r =
-                            xp_schema_encode(field->schema,
+
+                        r = xp_schema_encode(field->schema,
                                              (const char *)list->items + i * field->schema->size,
                                              &element);
 
@@ -985,9 +992,37 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
                                 return r < 0 ? r : -ENOMEM;
                         }
                 }
+                *ret = json;
+                return 1;
+        }
+        default:
                 break;
         }
+        return -EINVAL;
+}
+
+/* Returns 1 with *ret set, 0 when the field is left out, or -ENOMEM. */
+static int encode_field(const struct xp_field *field, const void *object, json_t **ret)
+{
+        const void *value = AT_CONST(object, field->offset);
+        json_t *json = NULL;
+        int r;
+
+        switch (field->type) {
+        case XP_FT_STRING_LIST:
+        case XP_FT_STRING_MAP:
+        case XP_FT_RESOURCES:
+        case XP_FT_STRUCT:
+        case XP_FT_STRUCT_PTR:
+        case XP_FT_STRUCT_LIST:
+                r = encode_nested(field, value, &json);
+                break;
+        default:
+                r = encode_scalar(field, value, &json);
+                break;
         }
+        if (r <= 0)
+                return r;
         if (!json)
                 return -ENOMEM;
         *ret = json;

@@ -22,6 +22,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "admission.h"
 #include "internal.h"
 #include "xpool/macro.h"
 #include "xpool/patch.h"
@@ -476,7 +477,9 @@ int handle_create(const struct request *req, const struct route *route, struct r
                         goto out;
         }
         r = kind->to_json(object, &out);
-        if (r < 0)
+        if (r >= 0)
+                r = admission_check(req, kind, NULL, 0, out, ret);
+        if (r <= 0)
                 goto out;
         if (!dry) {
                 /* A generated name that is taken gets another, as Kubernetes retries it. */
@@ -763,7 +766,9 @@ static int finish_update(const struct request *req,
         /* No defaults here: they are what a new object starts with (a pod's Pending phase),
          * and an update carries what the object has become. */
         r = kind->to_json(object, &out);
-        if (r < 0)
+        if (r >= 0)
+                r = admission_check(req, kind, stored, expected, out, ret);
+        if (r <= 0)
                 goto out;
         /* A terminating pod is on its way out: its agent is stopping what the spec describes. */
         if (deleted && strcmp(kind->plural, "pods") == 0 &&
@@ -953,8 +958,8 @@ int handle_patch(const struct request *req, const struct route *route, struct re
                 }
                 if (r < 0) {
                         r = reply_status(ret,
-                                         r == -E2BIG ? 413 : 422,
-                                         r == -E2BIG ? "RequestEntityTooLarge" : "Invalid",
+                                         422,
+                                         "Invalid",
                                          req->name,
                                          kind->plural,
                                          "%s \"%s\" cannot be patched: %s",

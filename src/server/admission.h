@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Kubernetes' admission rules on a write the handlers have decoded and validated, before it is
+ * stored (docs/security.md, "Node restriction"):
+ *
+ *   - NodeRestriction, for node tokens: a node registers its Node only with labels a kubelet may
+ *     set, and afterwards changes neither its taints nor the labels that steer workloads
+ *     (node-restriction.kubernetes.io/, and kubernetes.io/ or k8s.io/ labels other than the
+ *     kubelet's own), so a stolen node token cannot attract pods; nor a configSource. Answered
+ *     403 Forbidden in kube-apiserver's words.
+ *   - A bound pod's spec.nodeName changes only through the binding subresource: 422 Invalid,
+ *     as kube-apiserver refuses a pod update that changes it.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/*
+ * object is what the write would store (encoded by the codec); stored is the object it
+ * replaces and expected the version the write is based on (NULL and 0 for a create). A write
+ * based on another version than stored's passes: the store's precondition answers it with 409,
+ * as Kubernetes checks the version before admission. Returns 1 when the write may go on, 0 with
+ * ret filled, or -ENOMEM.
+ */
+int admission_check(const struct request *req,
+                    const struct xp_kind *kind,
+                    const json_t *stored,
+                    uint64_t expected,
+                    const json_t *object,
+                    struct reply *ret);
+
+/* Whether NodeRestriction forbids a node to set, change or remove the label of that key. */
+bool admission_node_label_forbidden(const char *key);
