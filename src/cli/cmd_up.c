@@ -242,6 +242,24 @@ static const char *suggestion(const struct xp_discovery_config *discovery)
         return "xpool run -- uname -a";
 }
 
+static const struct option up_options[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"data-dir", required_argument, NULL, 'd'},
+    {"no-tls", no_argument, NULL, OPT_NO_TLS},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"node-name", required_argument, NULL, OPT_NODE_NAME},
+    {"simulate", no_argument, NULL, OPT_SIMULATE},
+    {"node-description", required_argument, NULL, OPT_NODE_DESCRIPTION},
+    {"backoff-initial", required_argument, NULL, OPT_BACKOFF_INITIAL},
+    {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
+    {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
+    {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+    {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
+    {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
+    {"help", no_argument, NULL, 'h'},
+    {},
+};
+
 /* The paths `xpool up` works with; freed by paths_done(). */
 struct up_paths {
         char *data_dir, *agent_dir, *ca_file, *seed_path;
@@ -296,25 +314,43 @@ static int prepare(struct up_args *a, bool given, struct up_paths *p)
         return 0;
 }
 
+/*
+ * The node's name (the host name unless --node-name; host_name holds it) and its token. 0, or
+ * the exit status after saying why.
+ */
+static int identify(struct xp_agent_options *agent,
+                    const struct up_paths *p,
+                    char *host_name,
+                    size_t size,
+                    char **ret_token)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (!agent->node_name) {
+                r = default_node_name(host_name, size);
+                if (r < 0) {
+                        fprintf(
+                            stderr,
+                            "xpool up: no host name to name the node after (%s): give --node-name\n",
+                            strerror(-r));
+                        return XP_EXIT_USAGE;
+                }
+                agent->node_name = host_name;
+        }
+        r = node_token(p->data_dir, p->agent_dir, agent->node_name, ret_token, &err);
+        if (r < 0) {
+                fprintf(stderr,
+                        "xpool up: the node token of %s: %s\n",
+                        agent->node_name,
+                        xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        return 0;
+}
+
 int xp_cmd_up(int argc, char **argv)
 {
-        static const struct option options[] = {
-            {"listen", required_argument, NULL, 'l'},
-            {"data-dir", required_argument, NULL, 'd'},
-            {"no-tls", no_argument, NULL, OPT_NO_TLS},
-            {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-            {"node-name", required_argument, NULL, OPT_NODE_NAME},
-            {"simulate", no_argument, NULL, OPT_SIMULATE},
-            {"node-description", required_argument, NULL, OPT_NODE_DESCRIPTION},
-            {"backoff-initial", required_argument, NULL, OPT_BACKOFF_INITIAL},
-            {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
-            {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
-            {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
-            {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
-            {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
-            {"help", no_argument, NULL, 'h'},
-            {},
-        };
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
         struct xp_agent_options agent_options = {0};
         struct up_args a = {.server = &server_options, .agent = &agent_options};
@@ -328,7 +364,7 @@ int xp_cmd_up(int argc, char **argv)
         sigset_t mask;
         int r, sig;
 
-        r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, up_option, &a);
+        r = xp_cli_getopt(argc, argv, "l:d:h", up_options, usage, up_option, &a);
         listen = a.listen;
         paths.data_dir = a.data_dir;
         data_dir = a.data_dir;
@@ -350,25 +386,9 @@ int xp_cmd_up(int argc, char **argv)
                 return r;
         data_dir = paths.data_dir; /* the default's, when none was given: freed with paths */
         server_options.data_dir = data_dir;
-        if (!agent_options.node_name) {
-                r = default_node_name(host_name, sizeof(host_name));
-                if (r < 0) {
-                        fprintf(
-                            stderr,
-                            "xpool up: no host name to name the node after (%s): give --node-name\n",
-                            strerror(-r));
-                        return XP_EXIT_USAGE;
-                }
-                agent_options.node_name = host_name;
-        }
-        r = node_token(data_dir, paths.agent_dir, agent_options.node_name, &token, &err);
-        if (r < 0) {
-                fprintf(stderr,
-                        "xpool up: the node token of %s: %s\n",
-                        agent_options.node_name,
-                        xp_error_message(&err));
-                return XP_EXIT_FAILURE;
-        }
+        r = identify(&agent_options, &paths, host_name, sizeof(host_name), &token);
+        if (r != 0)
+                return r;
 
         /* Block the stop signals before any thread starts, so that all inherit the mask and
          * sigwait() below is the one place they arrive. */

@@ -350,6 +350,105 @@ void xp_store_events_free(struct xp_store_event *events, size_t n)
         free(events);
 }
 
+/* Inside the read transaction: -EXPIRED when events after since are no longer kept. */
+static int check_kept(
+    struct xp_store *store, struct conn *c, uint64_t version, uint64_t since, struct xp_error *err)
+{
+        sqlite3_stmt *st = c->stmts[RS_EVENTS_MIN];
+        uint64_t oldest;
+        int rc;
+
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return read_fail(store, c, rc, err);
+        /* no event kept: nothing written yet, the next one will be version + 1 */
+        oldest = sqlite3_column_type(st, 0) == SQLITE_NULL ? version + 1
+                                                           : (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (since + 1 >= oldest)
+                return 0;
+        return xp_errorf(err,
+                         -XP_STORE_EXPIRED,
+                         "store %s: events after version %" PRIu64
+                         " are no longer kept (the oldest kept is %" PRIu64 "); list again",
+                         store->path,
+                         since,
+                         oldest);
+}
+
+/* The events read so far, grown as rows come. */
+struct event_list {
+        struct xp_store_event *events;
+        size_t n, cap, max;
+};
+
+/* Appends the current row of st (an RS_EVENTS_* query for kind). */
+static int append_event(struct xp_store *store,
+                        struct event_list *l,
+                        sqlite3_stmt *st,
+                        const char *kind,
+                        struct xp_error *err)
+{
+        struct xp_store_event *e;
+        uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
+
+        if (l->n == l->cap) {
+                size_t want = l->cap ? l->cap * 2 : 16;
+                void *p;
+
+                if (want > l->max)
+                        want = l->max;
+                p = reallocarray(l->events, want, sizeof(*l->events));
+                if (!p)
+                        return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+                l->events = p;
+                l->cap = want;
+        }
+        e = &l->events[l->n];
+        *e = (struct xp_store_event){
+            .type = (enum xp_store_event_type)sqlite3_column_int(st, 1),
+            .resource_version = v,
+            .kind = strdup(kind),
+            .namespace = strdup((const char *)sqlite3_column_text(st, 2) ?: ""),
+            .name = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
+            .object = store_parse_body(
+                (const char *)sqlite3_column_text(st, 4), (size_t)sqlite3_column_bytes(st, 4), v),
+        };
+        l->n++;
+        if (!e->kind || !e->namespace || !e->name || !e->object)
+                return store_corrupt_body(store, kind, e->namespace ?: "", e->name ?: "", v, err);
+        return 0;
+}
+
+/* Inside the read transaction: the events after since, up to l->max. */
+static int read_events(struct xp_store *store,
+                       struct conn *c,
+                       const char *kind,
+                       const char *namespace,
+                       uint64_t since,
+                       struct event_list *l,
+                       struct xp_error *err)
+{
+        sqlite3_stmt *st = c->stmts[namespace ? RS_EVENTS_NS : RS_EVENTS_ALL];
+        int rc, r;
+
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
+        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+        if (namespace)
+                sqlite3_bind_text(st, 3, namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(
+            st, namespace ? 4 : 3, l->max > INT64_MAX ? INT64_MAX : (sqlite3_int64)l->max);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                r = append_event(store, l, st, kind, err);
+                if (r < 0)
+                        return r;
+        }
+        if (rc != SQLITE_DONE)
+                return read_fail(store, c, rc, err);
+        sqlite3_reset(st);
+        return 0;
+}
+
 int xp_store_events_scan(struct xp_store *store,
                          const char *kind,
                          const char *namespace,
@@ -360,11 +459,9 @@ int xp_store_events_scan(struct xp_store *store,
                          uint64_t *ret_through,
                          struct xp_error *err)
 {
-        struct xp_store_event *events = NULL;
+        struct event_list l = {.max = max};
         struct conn *c = NULL;
-        sqlite3_stmt *st;
-        uint64_t version, oldest;
-        size_t n = 0, cap = 0;
+        uint64_t version;
         int rc, r;
 
         r = store_check_key(store, kind, namespace ?: "", "-", err);
@@ -379,93 +476,26 @@ int xp_store_events_scan(struct xp_store *store,
         if (r < 0)
                 return r;
         r = read_begin(store, c, &version, err);
-        if (r < 0)
-                goto out;
-
-        st = c->stmts[RS_EVENTS_MIN];
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                r = read_fail(store, c, rc, err);
-                goto out;
+        if (r >= 0)
+                r = check_kept(store, c, version, since, err);
+        if (r >= 0)
+                r = read_events(store, c, kind, namespace, since, &l, err);
+        if (r >= 0) {
+                rc = store_step_done(c->stmts[RS_COMMIT]);
+                if (rc != SQLITE_DONE)
+                        r = read_fail(store, c, rc, err);
         }
-        /* no event kept: nothing written yet, the next one will be version + 1 */
-        oldest = sqlite3_column_type(st, 0) == SQLITE_NULL ? version + 1
-                                                           : (uint64_t)sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
-        if (since + 1 < oldest) {
-                r = xp_errorf(err,
-                              -XP_STORE_EXPIRED,
-                              "store %s: events after version %" PRIu64
-                              " are no longer kept (the oldest kept is %" PRIu64 "); list again",
-                              store->path,
-                              since,
-                              oldest);
-                goto out;
-        }
-
-        st = c->stmts[namespace ? RS_EVENTS_NS : RS_EVENTS_ALL];
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
-        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-        if (namespace)
-                sqlite3_bind_text(st, 3, namespace, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, namespace ? 4 : 3, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                struct xp_store_event *e;
-                uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
-
-                if (n == cap) {
-                        size_t want = cap ? cap * 2 : 16;
-                        void *p;
-
-                        if (want > max)
-                                want = max;
-                        p = reallocarray(events, want, sizeof(*events));
-                        if (!p) {
-                                r = xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
-                                goto out;
-                        }
-                        events = p;
-                        cap = want;
-                }
-                e = &events[n];
-                *e = (struct xp_store_event){
-                    .type = (enum xp_store_event_type)sqlite3_column_int(st, 1),
-                    .resource_version = v,
-                    .kind = strdup(kind),
-                    .namespace = strdup((const char *)sqlite3_column_text(st, 2) ?: ""),
-                    .name = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
-                    .object = store_parse_body((const char *)sqlite3_column_text(st, 4),
-                                               (size_t)sqlite3_column_bytes(st, 4),
-                                               v),
-                };
-                n++;
-                if (!e->kind || !e->namespace || !e->name || !e->object) {
-                        r = store_corrupt_body(
-                            store, kind, e->namespace ?: "", e->name ?: "", v, err);
-                        goto out;
-                }
-        }
-        if (rc != SQLITE_DONE) {
-                r = read_fail(store, c, rc, err);
-                goto out;
-        }
-        sqlite3_reset(st);
-        rc = store_step_done(c->stmts[RS_COMMIT]);
-        if (rc != SQLITE_DONE) {
-                r = read_fail(store, c, rc, err);
-                goto out;
+        conn_put(store, c);
+        if (r < 0) {
+                xp_store_events_free(l.events, l.n);
+                return r;
         }
         if (ret_through)
-                *ret_through =
-                    n == max ? events[n - 1].resource_version : (version > since ? version : since);
-        *ret_events = TAKE_PTR(events);
-        *ret_n = n;
-        n = 0;
-        r = 0;
-out:
-        conn_put(store, c);
-        xp_store_events_free(events, n);
-        return r;
+                *ret_through = l.n == max ? l.events[l.n - 1].resource_version
+                                          : (version > since ? version : since);
+        *ret_events = l.events;
+        *ret_n = l.n;
+        return 0;
 }
 
 int xp_store_events_since(struct xp_store *store,

@@ -102,6 +102,63 @@ static void bind_key(sqlite3_stmt *st, const struct op *op)
 }
 
 /*
+ * Update and delete: the object must be there at the expected version. 1 to go on (a delete's
+ * last body in op->last_body), 0 when refused (op->result says why), or -(SQLite error).
+ */
+static int check_stored(struct xp_store *store, struct op *op)
+{
+        sqlite3_stmt *st = store->wstmts[WS_OBJECT_GET];
+        uint64_t stored;
+        int rc;
+
+        bind_key(st, op);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+                sqlite3_reset(st);
+                op->result = xp_errorf(&op->err,
+                                       -ENOENT,
+                                       "%s %s%s%s not found",
+                                       op->kind,
+                                       op->namespace,
+                                       store_key_ns(op->namespace),
+                                       op->name);
+                return 0;
+        }
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return -rc;
+        }
+        stored = (uint64_t)sqlite3_column_int64(st, 0);
+        if (op->expected_version != 0 && op->expected_version != stored) {
+                sqlite3_reset(st);
+                op->result =
+                    xp_errorf(&op->err,
+                              -ESTALE,
+                              "%s %s%s%s: version %" PRIu64 " expected, the stored one is %" PRIu64,
+                              op->kind,
+                              op->namespace,
+                              store_key_ns(op->namespace),
+                              op->name,
+                              op->expected_version,
+                              stored);
+                return 0;
+        }
+        if (op->type == OP_DELETE) {
+                const char *text = (const char *)sqlite3_column_text(st, 1);
+                int len = sqlite3_column_bytes(st, 1);
+
+                op->last_body = text ? strndup(text, (size_t)len) : NULL;
+                if (!op->last_body) {
+                        sqlite3_reset(st);
+                        op->result = xp_errorf(&op->err, -ENOMEM, "out of memory");
+                        return 0;
+                }
+        }
+        sqlite3_reset(st);
+        return 1;
+}
+
+/*
  * Applies one operation inside the batch's transaction with the given new version. Returns 1
  * when applied, 0 when refused (op->result and op->err say why; nothing changed), or an SQLite
  * error code (negated) that fails the batch.
@@ -119,55 +176,13 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         int rc;
 
         if (op->type == OP_UPDATE || op->type == OP_DELETE) {
-                uint64_t stored;
-
-                st = store->wstmts[WS_OBJECT_GET];
-                bind_key(st, op);
-                rc = sqlite3_step(st);
-                if (rc == SQLITE_DONE) {
-                        sqlite3_reset(st);
-                        op->result = xp_errorf(&op->err,
-                                               -ENOENT,
-                                               "%s %s%s%s not found",
-                                               op->kind,
-                                               op->namespace,
-                                               store_key_ns(op->namespace),
-                                               op->name);
-                        return 0;
-                }
-                if (rc != SQLITE_ROW) {
-                        sqlite3_reset(st);
-                        return -rc;
-                }
-                stored = (uint64_t)sqlite3_column_int64(st, 0);
-                if (op->expected_version != 0 && op->expected_version != stored) {
-                        sqlite3_reset(st);
-                        op->result = xp_errorf(&op->err,
-                                               -ESTALE,
-                                               "%s %s%s%s: version %" PRIu64
-                                               " expected, the stored one is %" PRIu64,
-                                               op->kind,
-                                               op->namespace,
-                                               store_key_ns(op->namespace),
-                                               op->name,
-                                               op->expected_version,
-                                               stored);
-                        return 0;
-                }
+                rc = check_stored(store, op);
+                if (rc <= 0)
+                        return rc;
                 if (op->type == OP_DELETE) {
-                        const char *text = (const char *)sqlite3_column_text(st, 1);
-                        int len = sqlite3_column_bytes(st, 1);
-
-                        op->last_body = text ? strndup(text, (size_t)len) : NULL;
-                        sqlite3_reset(st);
-                        if (!op->last_body) {
-                                op->result = xp_errorf(&op->err, -ENOMEM, "out of memory");
-                                return 0;
-                        }
                         body = op->last_body;
-                        body_len = (size_t)len;
-                } else
-                        sqlite3_reset(st);
+                        body_len = strlen(op->last_body);
+                }
         }
 
         switch (op->type) {
