@@ -95,12 +95,12 @@ static int integrity(sqlite3 *db, bool full, struct store_facts *f)
         return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-int store_probe(const char *path, sqlite3 *db, bool full, struct store_facts *f)
+int store_probe(
+    const char *path, sqlite3 *db, bool full, struct store_facts *f, struct xp_error *err)
 {
         int64_t tables = 0, app_id = 0, user_version = 0, n = 0, max = 0;
         int rc;
 
-        (void)path;
         rc = query2(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", &tables, NULL);
         if (rc == SQLITE_ROW)
                 rc = query2(db, "PRAGMA application_id", &app_id, NULL);
@@ -125,6 +125,11 @@ int store_probe(const char *path, sqlite3 *db, bool full, struct store_facts *f)
         if (rc == SQLITE_OK)
                 return 0;
 corrupt:
+        /* what says the file is damaged; anything else (I/O, a full disk, locks, memory) is
+         * not a finding about the file but a failure to look at it */
+        if ((rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB &&
+            (rc & 0xff) != SQLITE_FORMAT)
+                return store_sqlite_fail(path, db, rc, err, "cannot examine the database");
         set_corrupt(f, db, rc);
         return 0;
 }
@@ -359,7 +364,7 @@ int store_examine(const char *path,
         /* Closing the last connection checkpoints the WAL into the file and removes it: not
          * before the files are known to agree, or a damaged WAL's evidence would go. */
         sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-        r = store_probe(path, db, full, ret);
+        r = store_probe(path, db, full, ret, err);
         if (r < 0 || !ret_db)
                 sqlite3_close(db);
         else
