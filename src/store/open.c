@@ -116,7 +116,7 @@ static int probe_space(struct xp_store *store, struct xp_error *err)
         return r;
 }
 
-int store_finish_open(struct xp_store *store, struct xp_error *err)
+int store_finish_open(struct xp_store *store, bool *ret_reserved, struct xp_error *err)
 {
         uint64_t reserve;
         int r;
@@ -129,7 +129,7 @@ int store_finish_open(struct xp_store *store, struct xp_error *err)
                 if (r < 0)
                         return r;
                 store->reserved = reserve;
-                store->stats.reservations++;
+                *ret_reserved = true;
         }
         r = seal_write(&store->seal, SEAL_COMMIT, store->version, store->digest, true, err);
         if (r < 0)
@@ -140,8 +140,7 @@ int store_finish_open(struct xp_store *store, struct xp_error *err)
         return probe_space(store, err);
 }
 
-/* A new store's id: 64 random bits, never 0 (0 means "no id"). */
-static int new_store_id(uint64_t *ret, struct xp_error *err)
+int store_new_id(uint64_t *ret, struct xp_error *err)
 {
         uint64_t id = 0;
 
@@ -228,7 +227,7 @@ static int open_checked(struct xp_store *store, struct xp_error *err)
 {
         struct seal_state seal;
         struct store_facts db;
-        bool fresh;
+        bool fresh, reserved = false;
         int r;
 
         r = seal_open(store->path, &store->seal, &seal, err);
@@ -251,11 +250,12 @@ static int open_checked(struct xp_store *store, struct xp_error *err)
         else if (seal.written)
                 store->seal.store_id =
                     seal.has_commit ? seal.commit.store_id : seal.reserve.store_id;
-        else if ((r = new_store_id(&store->seal.store_id, err)) < 0)
+        else if ((r = store_new_id(&store->seal.store_id, err)) < 0)
                 return r;
         if (seal.has_reserve && seal.reserve.store_id == store->seal.store_id)
                 store->reserved = seal.reserve.version;
-        r = store_finish_open(store, err);
+        r = store_finish_open(store, &reserved, err);
+        store->stats.reservations += reserved;
         if (r < 0 && store_space_error(r) && !fresh) {
                 /* the disk is full (or read-only), the database readable: serve reads */
                 store_readonly_enter(store, r);

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -265,9 +264,9 @@ static int rebuild(const char *path,
          * database, the most the seal ever runs ahead of the counter it reserved from. */
         if (!seal->written)
                 floor += RESERVE_STEP;
-        while (id == 0)
-                if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id) && errno != EINTR)
-                        return xp_errorf(err, -errno, "store: getrandom: %m");
+        r = store_new_id(&id, err);
+        if (r < 0)
+                return r;
         if (asprintf(&db_tmp, "%s.recover", path) < 0 ||
             asprintf(&seal_tmp, "%s" SEAL_SUFFIX ".recover", path) < 0)
                 return -ENOMEM;

@@ -219,8 +219,13 @@ void store_readonly_enter(struct xp_store *store, int r);
 bool store_space_error(int r);
 
 /* open.c */
-/* The open's own writes (schema, store id, seal); 0, or -errno (a space error: read-only). */
-int store_finish_open(struct xp_store *store, struct xp_error *err);
+/* A new store's id: 64 random bits, never 0 (0 means "no id"). */
+int store_new_id(uint64_t *ret, struct xp_error *err);
+/*
+ * The open's own writes (seal, schema, store id); 0, or -errno (a space error: read-only).
+ * *ret_reserved is set when it reserved versions (a durable seal write).
+ */
+int store_finish_open(struct xp_store *store, bool *ret_reserved, struct xp_error *err);
 
 /* seal.c */
 /* path + SEAL_SUFFIX (caller frees), or NULL. */

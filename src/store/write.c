@@ -463,7 +463,7 @@ static int admit(struct xp_store *store, struct op *op)
 static int lead(struct xp_store *store, struct batch *b)
 {
         if (store->init_pending) {
-                int r = store_finish_open(store, &b->err);
+                int r = store_finish_open(store, &b->reserved, &b->err);
 
                 if (r < 0)
                         return r;
