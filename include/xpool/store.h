@@ -76,8 +76,9 @@ struct xp_store_event {
  * xp_store_check() reports, xp_store_recover() starts over from what is intact.
  *
  * All files are created 0600 (looser existing ones are made 0600). When the disk cannot take
- * the open's own writes (full: -ENOSPC; read-only: -EROFS) but the database can be read, the
- * store opens read-only (xp_store_readonly()). Caller frees with xp_store_close().
+ * the open's own writes (full: -ENOSPC, -EDQUOT; a database file SQLite cannot write: -EROFS)
+ * but the database can be read, the store opens read-only (xp_store_readonly()). Caller frees
+ * with xp_store_close().
  */
 int xp_store_open(const struct xp_store_options *options,
                   struct xp_store **ret,
