@@ -171,6 +171,8 @@ int main(int argc, char **argv)
         unlink(side);
         snprintf(side, sizeof(side), "%s-shm", path);
         unlink(side);
+        snprintf(side, sizeof(side), "%s.seal", path);
+        unlink(side);
         rmdir(dir);
         return r;
 }

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,8 +66,19 @@ struct xp_store_event {
 /*
  * Opens (creating when absent) the store. -errno with err naming the file and saying what went
  * wrong: -ENOENT when its directory is missing, -EACCES, -EBADMSG when the file is not an xpool
- * store or is corrupt, -EPROTO when it was written by a newer schema. Caller frees with
- * xp_store_close().
+ * store, -EPROTO when it was written by a newer schema, -EBUSY when another process has it open.
+ *
+ * Damage is never silent: the store keeps its last committed version and a digest of its history
+ * in a seal file beside the database (PATH.seal), outside the WAL, and checks the database
+ * (PRAGMA quick_check) and the seal against each other before anything is written. When they
+ * disagree (a zero-length or corrupt database, a WAL cut short, a seal missing) it is -EUCLEAN,
+ * err saying what is wrong and which acknowledged versions are lost, and nothing was changed:
+ * xp_store_check() reports, xp_store_recover() starts over from what is intact.
+ *
+ * All files are created 0600 (looser existing ones are made 0600). When the disk cannot take
+ * the open's own writes (full: -ENOSPC, -EDQUOT; a database file SQLite cannot write: -EROFS)
+ * but the database can be read, the store opens read-only (xp_store_readonly()). Caller frees
+ * with xp_store_close().
  */
 int xp_store_open(const struct xp_store_options *options,
                   struct xp_store **ret,
@@ -201,12 +213,66 @@ int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms);
 
 /* Counters since open, for tests, benchmarks and /metrics. */
 struct xp_store_stats {
-        uint64_t writes;      /* writes acknowledged: each took one version */
-        uint64_t rejected;    /* writes refused without effect: -EEXIST, -ENOENT, -ESTALE, ... */
-        uint64_t commits;     /* transactions committed: one WAL fsync each (synchronous=FULL) */
-        uint64_t max_batch;   /* the most writes one commit carried */
-        uint64_t trims;       /* times the event log was cut back to event_history */
-        uint64_t checkpoints; /* WAL checkpoints into the database file */
+        uint64_t writes;       /* writes acknowledged: each took one version */
+        uint64_t rejected;     /* writes refused without effect: -EEXIST, -ENOENT, -ESTALE, ... */
+        uint64_t commits;      /* transactions committed: one WAL fsync each (synchronous=FULL) */
+        uint64_t max_batch;    /* the most writes one commit carried */
+        uint64_t trims;        /* times the event log was cut back to event_history */
+        uint64_t checkpoints;  /* WAL checkpoints into the database file */
+        uint64_t reservations; /* durable seal writes that reserved versions ahead */
 };
 
 void xp_store_stats(struct xp_store *store, struct xp_store_stats *ret);
+
+/*
+ * Read-only mode: after the disk filled up (at open, or under a commit), writes fail at once
+ * with -ENOSPC (-EROFS, -EDQUOT) and a message saying so ("store PATH is read-only: the disk is
+ * full; ..."), and at most once every second a write tries again; the first that succeeds ends
+ * the mode. Reads go on. Returns true with the reason in why (size bytes) while it lasts.
+ */
+bool xp_store_readonly(struct xp_store *store, char *why, size_t size);
+
+/* What xp_store_check() found. */
+struct xp_store_report {
+        bool exists;  /* a database file or a seal is there */
+        bool in_use;  /* another process has the store open: the figures may be moving */
+        bool damaged; /* the database and its seal disagree, or the database is corrupt */
+        bool sealed;  /* the seal holds a record */
+        uint64_t store_id;
+        uint64_t version;            /* the database's version counter */
+        uint64_t objects;            /* objects in the database */
+        uint64_t sealed_version;     /* the last commit the seal records */
+        uint64_t reserved;           /* versions up to this may have been handed out */
+        uint64_t lost_from, lost_to; /* acknowledged versions not in the database; 0: none known */
+        char integrity[256];         /* "ok", or what PRAGMA integrity_check found first */
+        char finding[512];           /* the verdict, one sentence */
+};
+
+/*
+ * Examines the store at path without changing anything: the database's integrity
+ * (PRAGMA integrity_check) and counter, the seal, whether they agree. 0 with *ret filled in
+ * (also when damaged or absent); -errno when it cannot be examined.
+ */
+int xp_store_check(const char *path, struct xp_store_report *ret, struct xp_error *err);
+
+/* What xp_store_recover() did. */
+struct xp_store_recovery {
+        struct xp_store_report before; /* what the check found first */
+        bool recovered;                /* false: nothing was damaged and nothing changed */
+        uint64_t kept;                 /* objects carried into the new database */
+        uint64_t dropped;              /* rows that could not be read back as objects */
+        uint64_t next_version;         /* the first version the recovered store hands out */
+        char aside[512];               /* the directory the damaged files were moved into */
+        char notes[256];               /* what could not be read, when something could not */
+};
+
+/*
+ * Starts a damaged store over from what is intact: a new database with every object that can be
+ * read from the old one (the watch history starts afresh: watchers get 410 and list again), its
+ * counter above every version any file says was handed out, so no resourceVersion is ever used
+ * twice; the damaged files (database, WAL, shared memory, seal) are moved into
+ * PATH.damaged-TIMESTAMP/. Every step leaves files that an open either accepts as recovered or
+ * reports as damaged. Nothing is done for a store that is not damaged (recovered false).
+ * -EBUSY when a process has the store open.
+ */
+int xp_store_recover(const char *path, struct xp_store_recovery *ret, struct xp_error *err);

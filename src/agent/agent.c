@@ -22,6 +22,7 @@
 #include "agent/logserver.h"
 #include "agent_internal.h"
 #include "xpool/codec.h"
+#include "xpool/datadir.h"
 #include "xpool/fileio.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"
@@ -43,42 +44,6 @@ static int copy_string(const char *from, char **to)
         }
         *to = strdup(from);
         return *to ? 0 : -ENOMEM;
-}
-
-/* The default data directory: /var/lib/xpool/agent as root, else below $XDG_STATE_HOME or ~. */
-static int default_data_dir(char **ret)
-{
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        int r;
-
-        if (geteuid() == 0)
-                r = asprintf(ret, "/var/lib/xpool/agent");
-        else if (state && state[0] == '/')
-                r = asprintf(ret, "%s/xpool/agent", state);
-        else if (home && home[0] == '/')
-                r = asprintf(ret, "%s/.local/state/xpool/agent", home);
-        else
-                return -ENOENT;
-        return r < 0 ? -ENOMEM : 0;
-}
-
-static int mkdir_p(const char *path, struct xp_error *err)
-{
-        _cleanup_free_ char *copy = strdup(path);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return xp_errorf(err, -errno, "creating %s: %s", copy, strerror(errno));
-                *p = '/';
-        }
-        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-                return xp_errorf(err, -errno, "creating %s: %s", copy, strerror(errno));
-        return 0;
 }
 
 static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
@@ -113,10 +78,9 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         if (o->data_dir)
                 r = copy_string(o->data_dir, &a->data_dir);
         else
-                r = default_data_dir(&a->data_dir);
+                r = xp_datadir_agent_default(&a->data_dir, err);
         if (r < 0)
-                return xp_errorf(
-                    err, r, "no data directory: give one (neither HOME nor XDG_STATE_HOME is set)");
+                return r;
         a->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 10000;
         a->node_status_ms = o->node_status_ms > 0 ? o->node_status_ms : 60000;
         a->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 10000;
@@ -346,11 +310,12 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_device_discover(&a->discovery, &a->inventory, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "discovering the node's devices");
-        r = mkdir_p(a->data_dir, err);
+        r = xp_datadir_make(a->data_dir, err);
         if (r < 0)
                 return r;
-        if (asprintf(&state_dir, "%s/containers", a->data_dir) < 0 ||
-            asprintf(&log_dir, "%s/logs", a->data_dir) < 0)
+        state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
+        log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        if (!state_dir || !log_dir)
                 return -ENOMEM;
         r = xp_runtime_open(&(struct xp_runtime_options){.state_dir = state_dir,
                                                          .log_dir = log_dir,

@@ -4,7 +4,10 @@
 /* One file per subcommand; main.c dispatches through the table in commands.c. */
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "xpool/error.h"
 
 struct xp_cli_command {
         const char *name;
@@ -24,6 +27,7 @@ int xp_cmd_convert(int argc, char **argv);
 int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_server(int argc, char **argv);
 int xp_cmd_token(int argc, char **argv);
+int xp_cmd_store(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
 int xp_cmd_apply(int argc, char **argv);
 int xp_cmd_get(int argc, char **argv);
@@ -56,17 +60,27 @@ int xp_cli_getopt(int argc,
                   void *userdata);
 
 /*
- * The data directory of `xpool server` and `xpool token` when --data-dir is not given:
- * $XDG_STATE_HOME/xpool (when absolute), else ~/.local/state/xpool, else ./xpool-data.
- * Caller frees; NULL on -ENOMEM.
+ * The data directory a command works on (caller frees): given (--data-dir) when not NULL, else
+ * the default root (xp_datadir_default()). NULL after saying why on stderr, prefixed with cmd.
  */
-char *xp_cli_default_data_dir(void);
+char *xp_cli_data_dir(const char *cmd, const char *given);
+
+/*
+ * Readies the data directory of a server (`xpool server`, `xpool up`): refuses root's state left
+ * in its former default when dir is the default (given false), creates dir (0700) when missing,
+ * and logs a warning when dir or its pki/ is open to others. 0, or XP_EXIT_FAILURE after saying
+ * why on stderr.
+ */
+int xp_cli_prepare_data_dir(const char *cmd, const char *dir, bool given);
+
+/*
+ * Says on stderr why a server in dir did not start (r and err from xp_server_new()); for a
+ * damaged store (-EUCLEAN) also how to see the damage and recover. Returns XP_EXIT_FAILURE.
+ */
+int xp_cli_start_failed(const char *cmd, const char *dir, int r, const struct xp_error *err);
 
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
 int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);
-
-/* mkdir -p path, its parents 0755 and the last component 0700; existing ones are kept. -errno. */
-int xp_cli_make_data_dir(const char *path);
 
 #include <stdbool.h>
 #include <stddef.h>

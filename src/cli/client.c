@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "client.h"
 #include "xpool/client.h"
+#include "xpool/datadir.h"
 #include "xpool/kubeconfig.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
@@ -78,8 +79,8 @@ int xp_client_getopt(int argc,
 /* The kubeconfig to read (caller frees), or NULL when there is none and --server makes do. */
 static int find_kubeconfig(const struct xp_client_options *opts, char **ret, struct xp_error *err)
 {
-        const char *env = getenv("KUBECONFIG"), *state = getenv("XDG_STATE_HOME");
-        const char *home = getenv("HOME");
+        const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+        _cleanup_free_ char *dir = NULL;
         char *path = NULL;
 
         if (opts->kubeconfig) {
@@ -92,11 +93,9 @@ static int find_kubeconfig(const struct xp_client_options *opts, char **ret, str
                 path = strndup(env, len);
                 goto found;
         }
-        if (state && state[0] == '/') {
-                if (asprintf(&path, "%s/xpool/admin.kubeconfig", state) < 0)
-                        return -ENOMEM;
-        } else if (home && *home) {
-                if (asprintf(&path, "%s/.local/state/xpool/admin.kubeconfig", home) < 0)
+        if (xp_datadir_default(&dir, NULL) >= 0) {
+                path = xp_datadir_path(dir, XP_DATADIR_KUBECONFIG);
+                if (!path)
                         return -ENOMEM;
         }
         if (path && access(path, F_OK) == 0)

@@ -70,8 +70,8 @@ struct xp_client;
 
 /*
  * Resolves the kubeconfig and flags into a client. Kubeconfig lookup: --kubeconfig, else the
- * first file of $KUBECONFIG, else DATA_DIR/admin.kubeconfig ($XDG_STATE_HOME/xpool, else
- * ~/.local/state/xpool) when it exists, else ~/.kube/config when it exists; with --server none
+ * first file of $KUBECONFIG, else DATA_DIR/admin.kubeconfig (the default data directory,
+ * xp_datadir_default()) when it exists, else ~/.kube/config when it exists; with --server none
  * is needed. -EINVAL/-ENOENT with err saying which file and what is wrong; -ENOMEM.
  */
 int xp_client_new(const struct xp_client_options *opts,

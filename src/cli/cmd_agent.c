@@ -29,8 +29,8 @@ static const char usage[] =
     "      --ca-file FILE       the CA that signed the server's certificate (DATA/pki/ca.crt)\n"
     "      --kubeconfig FILE    a node kubeconfig: server, CA and token (flags override it)\n"
     "      --node-name NAME     the Node's name (default: the host name)\n"
-    "  -d, --data-dir DIR       containers and logs (default /var/lib/xpool/agent as root, else\n"
-    "                           $XDG_STATE_HOME/xpool/agent or ~/.local/state/xpool/agent)\n"
+    "  -d, --data-dir DIR       containers and logs (default $XDG_STATE_HOME/xpool/agent, else\n"
+    "                           /var/lib/xpool/agent as root, else ~/.local/state/xpool/agent)\n"
     "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
     "  -l, --listen HOST:PORT   the log endpoint (default 0.0.0.0:0, a free port)\n"
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
@@ -154,25 +154,26 @@ static int read_token(const char *path, char **ret)
         return 0;
 }
 
+static const struct option agent_options[] = {
+    {"server", required_argument, NULL, 's'},
+    {"token", required_argument, NULL, 'T'},
+    {"token-file", required_argument, NULL, 'F'},
+    {"ca-file", required_argument, NULL, 'C'},
+    {"kubeconfig", required_argument, NULL, 'K'},
+    {"node-name", required_argument, NULL, 'n'},
+    {"data-dir", required_argument, NULL, 'd'},
+    {"node-description", required_argument, NULL, 'D'},
+    {"listen", required_argument, NULL, 'l'},
+    {"advertise-address", required_argument, NULL, 'A'},
+    {"backoff", required_argument, NULL, 'B'},
+    {"heartbeat", required_argument, NULL, 'H'},
+    {"cgroup-root", required_argument, NULL, 'G'},
+    {"help", no_argument, NULL, 'h'},
+    {},
+};
+
 int xp_cmd_agent(int argc, char **argv)
 {
-        static const struct option options[] = {
-            {"server", required_argument, NULL, 's'},
-            {"token", required_argument, NULL, 'T'},
-            {"token-file", required_argument, NULL, 'F'},
-            {"ca-file", required_argument, NULL, 'C'},
-            {"kubeconfig", required_argument, NULL, 'K'},
-            {"node-name", required_argument, NULL, 'n'},
-            {"data-dir", required_argument, NULL, 'd'},
-            {"node-description", required_argument, NULL, 'D'},
-            {"listen", required_argument, NULL, 'l'},
-            {"advertise-address", required_argument, NULL, 'A'},
-            {"backoff", required_argument, NULL, 'B'},
-            {"heartbeat", required_argument, NULL, 'H'},
-            {"cgroup-root", required_argument, NULL, 'G'},
-            {"help", no_argument, NULL, 'h'},
-            {},
-        };
         struct xp_agent_options o = {0};
         struct agent_args a = {.o = &o};
         struct xp_kubeconfig config = {0};
@@ -182,7 +183,7 @@ int xp_cmd_agent(int argc, char **argv)
         sigset_t mask;
         int r, sig;
 
-        r = xp_cli_getopt(argc, argv, "s:d:l:h", options, usage, agent_option, &a);
+        r = xp_cli_getopt(argc, argv, "s:d:l:h", agent_options, usage, agent_option, &a);
         listen = a.listen;
         if (r != 0)
                 return r < 0 ? 0 : r;

@@ -25,7 +25,8 @@ static const char usage[] =
     "  -l, --listen HOST:PORT  the address to serve on (default 127.0.0.1:6443); HOST is an IPv4\n"
     "                          or a bracketed IPv6 address ([::1]:6443); port 0 picks a free one\n"
     "  -d, --data-dir DIR      where the state lives (default $XDG_STATE_HOME/xpool, else\n"
-    "                          ~/.local/state/xpool); created when missing\n"
+    "                          /var/lib/xpool as root, else ~/.local/state/xpool); created\n"
+    "                          (mode 0700) when missing\n"
     "      --tls-cert FILE     serve with this certificate (PEM) ...\n"
     "      --tls-key FILE      ... and key, instead of the generated ones (DIR/pki)\n"
     "      --tls-san NAME      also make the generated certificate valid for NAME (a host name\n"
@@ -141,7 +142,7 @@ int xp_cmd_server(int argc, char **argv)
         struct xp_server *server = NULL;
         struct xp_error err = {0};
         sigset_t mask;
-        bool no_tls;
+        bool no_tls, given;
         int r, sig;
 
         r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, server_option, &a);
@@ -170,19 +171,15 @@ int xp_cmd_server(int argc, char **argv)
                              : server_options.tls_cert ? XP_SERVER_TLS_FILES
                                                        : XP_SERVER_TLS_GENERATE;
         server_options.tls_sans = sans;
-        if (!data_dir) {
-                data_dir = xp_cli_default_data_dir();
+        given = data_dir != NULL;
+        if (!given) {
+                data_dir = xp_cli_data_dir("xpool server", NULL);
                 if (!data_dir)
                         return XP_EXIT_FAILURE;
         }
-        r = xp_cli_make_data_dir(data_dir);
-        if (r < 0) {
-                fprintf(stderr,
-                        "xpool server: cannot create the data directory '%s': %s\n",
-                        data_dir,
-                        strerror(-r));
-                return XP_EXIT_FAILURE;
-        }
+        r = xp_cli_prepare_data_dir("xpool server", data_dir, given);
+        if (r != 0)
+                return r;
         server_options.data_dir = data_dir;
 
         /* Block the stop signals before any thread starts, so that all inherit the mask and
@@ -194,10 +191,8 @@ int xp_cmd_server(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
 
         r = xp_server_new(&server_options, &server, &err);
-        if (r < 0) {
-                fprintf(stderr, "xpool server: %s\n", xp_error_message(&err));
-                return XP_EXIT_FAILURE;
-        }
+        if (r < 0)
+                return xp_cli_start_failed("xpool server", data_dir, r, &err);
         xp_log(
             LOG_INFO, "xpool server listening on %s, state in %s", xp_server_url(server), data_dir);
         xp_log(LOG_INFO,

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "server/auth.h"
+#include "xpool/datadir.h"
 #include "xpool/error.h"
 #include "xpool/macro.h"
 
@@ -26,7 +27,7 @@ static const char usage[] =
     "  list          show every token's id, role, subject and creation time\n"
     "  revoke ID     delete the token with that id (as `list` shows it)\n"
     "  -d, --data-dir DIR  the server's data directory (default $XDG_STATE_HOME/xpool, else\n"
-    "                      ~/.local/state/xpool)\n";
+    "                      /var/lib/xpool as root, else ~/.local/state/xpool)\n";
 
 static int token_create(const char *data_dir, enum auth_role role, const char *subject)
 {
@@ -34,12 +35,9 @@ static int token_create(const char *data_dir, enum auth_role role, const char *s
         struct xp_error err = {0};
         int r;
 
-        r = xp_cli_make_data_dir(data_dir);
+        r = xp_datadir_make(data_dir, &err);
         if (r < 0) {
-                fprintf(stderr,
-                        "xpool token: cannot create the data directory '%s': %s\n",
-                        data_dir,
-                        strerror(-r));
+                fprintf(stderr, "xpool token: %s\n", xp_error_message(&err));
                 return XP_EXIT_FAILURE;
         }
         r = auth_token_create(data_dir, role, subject, &token, &id, &err);
@@ -169,7 +167,7 @@ int xp_cmd_token(int argc, char **argv)
         }
         verb = argv[optind++];
         if (!data_dir) {
-                default_dir = xp_cli_default_data_dir();
+                default_dir = xp_cli_data_dir("xpool token", NULL);
                 if (!default_dir)
                         return XP_EXIT_FAILURE;
                 data_dir = default_dir;

@@ -18,6 +18,7 @@
 #include "server/server.h"
 #include "xpool/agent.h"
 #include "xpool/atomic_file.h"
+#include "xpool/datadir.h"
 #include "xpool/device.h"
 #include "xpool/error.h"
 #include "xpool/fileio.h"
@@ -38,8 +39,8 @@ static const char usage[] =
     "in DIR/agent. Stops on SIGINT or SIGTERM; containers keep running and a later `xpool up`\n"
     "takes them back.\n\n"
     "  -l, --listen HOST:PORT     the API's address (default 127.0.0.1:6443); port 0 picks one\n"
-    "  -d, --data-dir DIR         the state (default $XDG_STATE_HOME/xpool, else\n"
-    "                             ~/.local/state/xpool); created when missing\n"
+    "  -d, --data-dir DIR         the state (default $XDG_STATE_HOME/xpool, else /var/lib/xpool\n"
+    "                             as root, else ~/.local/state/xpool); created when missing\n"
     "      --no-tls               plain HTTP (tokens then cross the network in the clear)\n"
     "      --kubeconfig FILE      write the admin kubeconfig there (default DIR/admin.kubeconfig)\n"
     "      --node-name NAME       the Node's name (default: the host name)\n"
@@ -184,7 +185,8 @@ static int node_token(const char *data_dir,
         size_t n_infos = 0, size = 0;
         int r;
 
-        if (asprintf(&path, "%s/node.token", agent_dir) < 0)
+        path = xp_datadir_path(agent_dir, XP_DATADIR_NODE_TOKEN);
+        if (!path)
                 return -ENOMEM;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0 && xp_read_fd_all(fd, 4096, &text, &size) >= 0 &&
@@ -240,30 +242,121 @@ static const char *suggestion(const struct xp_discovery_config *discovery)
         return "xpool run -- uname -a";
 }
 
+static const struct option up_options[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"data-dir", required_argument, NULL, 'd'},
+    {"no-tls", no_argument, NULL, OPT_NO_TLS},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"node-name", required_argument, NULL, OPT_NODE_NAME},
+    {"simulate", no_argument, NULL, OPT_SIMULATE},
+    {"node-description", required_argument, NULL, OPT_NODE_DESCRIPTION},
+    {"backoff-initial", required_argument, NULL, OPT_BACKOFF_INITIAL},
+    {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
+    {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
+    {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+    {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
+    {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
+    {"help", no_argument, NULL, 'h'},
+    {},
+};
+
+/* The paths `xpool up` works with; freed by paths_done(). */
+struct up_paths {
+        char *data_dir, *agent_dir, *ca_file, *seed_path;
+};
+
+static void paths_done(struct up_paths *p)
+{
+        free(p->data_dir);
+        free(p->agent_dir);
+        free(p->ca_file);
+        free(p->seed_path);
+}
+
+/*
+ * The data directory (the default one when none was given) and the agent's within it, both
+ * made private when missing, and the seed's node description there for --simulate. 0, or the
+ * exit status after saying why.
+ */
+static int prepare(struct up_args *a, bool given, struct up_paths *p)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (!given) {
+                p->data_dir = xp_cli_data_dir("xpool up", NULL);
+                if (!p->data_dir)
+                        return XP_EXIT_FAILURE;
+        }
+        r = xp_cli_prepare_data_dir("xpool up", p->data_dir, given);
+        if (r != 0)
+                return r;
+        p->agent_dir = xp_datadir_path(p->data_dir, XP_DATADIR_AGENT);
+        p->ca_file = xp_datadir_path(p->data_dir, XP_DATADIR_CA_CERT);
+        if (!p->agent_dir || !p->ca_file)
+                return XP_EXIT_FAILURE;
+        r = xp_datadir_make(p->agent_dir, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool up: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        if (!a->simulate)
+                return 0;
+        p->seed_path = xp_datadir_path(p->agent_dir, XP_DATADIR_SIMULATED_NODE);
+        if (!p->seed_path)
+                return XP_EXIT_FAILURE;
+        r = xp_write_file_atomic(p->seed_path, xp_cli_seed_node, xp_cli_seed_node_size, 0644, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool up: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        a->agent->discovery.node_description = p->seed_path;
+        return 0;
+}
+
+/*
+ * The node's name (the host name unless --node-name; host_name holds it) and its token. 0, or
+ * the exit status after saying why.
+ */
+static int identify(struct xp_agent_options *agent,
+                    const struct up_paths *p,
+                    char *host_name,
+                    size_t size,
+                    char **ret_token)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (!agent->node_name) {
+                r = default_node_name(host_name, size);
+                if (r < 0) {
+                        fprintf(
+                            stderr,
+                            "xpool up: no host name to name the node after (%s): give --node-name\n",
+                            strerror(-r));
+                        return XP_EXIT_USAGE;
+                }
+                agent->node_name = host_name;
+        }
+        r = node_token(p->data_dir, p->agent_dir, agent->node_name, ret_token, &err);
+        if (r < 0) {
+                fprintf(stderr,
+                        "xpool up: the node token of %s: %s\n",
+                        agent->node_name,
+                        xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        return 0;
+}
+
 int xp_cmd_up(int argc, char **argv)
 {
-        static const struct option options[] = {
-            {"listen", required_argument, NULL, 'l'},
-            {"data-dir", required_argument, NULL, 'd'},
-            {"no-tls", no_argument, NULL, OPT_NO_TLS},
-            {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-            {"node-name", required_argument, NULL, OPT_NODE_NAME},
-            {"simulate", no_argument, NULL, OPT_SIMULATE},
-            {"node-description", required_argument, NULL, OPT_NODE_DESCRIPTION},
-            {"backoff-initial", required_argument, NULL, OPT_BACKOFF_INITIAL},
-            {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
-            {"heartbeat", required_argument, NULL, OPT_HEARTBEAT},
-            {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
-            {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
-            {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
-            {"help", no_argument, NULL, 'h'},
-            {},
-        };
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
         struct xp_agent_options agent_options = {0};
         struct up_args a = {.server = &server_options, .agent = &agent_options};
-        _cleanup_free_ char *listen = NULL, *data_dir = NULL, *agent_dir = NULL, *token = NULL,
-                            *ca_file = NULL, *seed_path = NULL;
+        _cleanup_(paths_done) struct up_paths paths = {0};
+        _cleanup_free_ char *listen = NULL, *token = NULL;
+        const char *data_dir;
         struct xp_server *server = NULL;
         struct xp_agent *agent = NULL;
         struct xp_error err = {0};
@@ -271,8 +364,9 @@ int xp_cmd_up(int argc, char **argv)
         sigset_t mask;
         int r, sig;
 
-        r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, up_option, &a);
+        r = xp_cli_getopt(argc, argv, "l:d:h", up_options, usage, up_option, &a);
         listen = a.listen;
+        paths.data_dir = a.data_dir;
         data_dir = a.data_dir;
         if (r != 0)
                 return r < 0 ? 0 : r;
@@ -287,53 +381,14 @@ int xp_cmd_up(int argc, char **argv)
                 return XP_EXIT_USAGE;
         }
         server_options.tls = a.no_tls ? XP_SERVER_TLS_OFF : XP_SERVER_TLS_GENERATE;
-        if (!data_dir) {
-                data_dir = xp_cli_default_data_dir();
-                if (!data_dir)
-                        return XP_EXIT_FAILURE;
-        }
-        if (asprintf(&agent_dir, "%s/agent", data_dir) < 0 ||
-            asprintf(&ca_file, "%s/pki/ca.crt", data_dir) < 0)
-                return XP_EXIT_FAILURE;
-        r = xp_cli_make_data_dir(agent_dir);
-        if (r < 0) {
-                fprintf(stderr,
-                        "xpool up: cannot create the data directory '%s': %s\n",
-                        agent_dir,
-                        strerror(-r));
-                return XP_EXIT_FAILURE;
-        }
+        r = prepare(&a, data_dir != NULL, &paths);
+        if (r != 0)
+                return r;
+        data_dir = paths.data_dir; /* the default's, when none was given: freed with paths */
         server_options.data_dir = data_dir;
-        if (a.simulate) {
-                if (asprintf(&seed_path, "%s/simulated-node.yaml", agent_dir) < 0)
-                        return XP_EXIT_FAILURE;
-                r = xp_write_file_atomic(
-                    seed_path, xp_cli_seed_node, xp_cli_seed_node_size, 0644, &err);
-                if (r < 0) {
-                        fprintf(stderr, "xpool up: %s\n", xp_error_message(&err));
-                        return XP_EXIT_FAILURE;
-                }
-                agent_options.discovery.node_description = seed_path;
-        }
-        if (!agent_options.node_name) {
-                r = default_node_name(host_name, sizeof(host_name));
-                if (r < 0) {
-                        fprintf(
-                            stderr,
-                            "xpool up: no host name to name the node after (%s): give --node-name\n",
-                            strerror(-r));
-                        return XP_EXIT_USAGE;
-                }
-                agent_options.node_name = host_name;
-        }
-        r = node_token(data_dir, agent_dir, agent_options.node_name, &token, &err);
-        if (r < 0) {
-                fprintf(stderr,
-                        "xpool up: the node token of %s: %s\n",
-                        agent_options.node_name,
-                        xp_error_message(&err));
-                return XP_EXIT_FAILURE;
-        }
+        r = identify(&agent_options, &paths, host_name, sizeof(host_name), &token);
+        if (r != 0)
+                return r;
 
         /* Block the stop signals before any thread starts, so that all inherit the mask and
          * sigwait() below is the one place they arrive. */
@@ -344,16 +399,14 @@ int xp_cmd_up(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
 
         r = xp_server_new(&server_options, &server, &err);
-        if (r < 0) {
-                fprintf(stderr, "xpool up: %s\n", xp_error_message(&err));
-                return XP_EXIT_FAILURE;
-        }
+        if (r < 0)
+                return xp_cli_start_failed("xpool up", data_dir, r, &err);
         xp_log(
             LOG_INFO, "xpool server listening on %s, state in %s", xp_server_url(server), data_dir);
         agent_options.server_url = xp_server_url(server);
         agent_options.token = token;
-        agent_options.ca_file = a.no_tls ? NULL : ca_file;
-        agent_options.data_dir = agent_dir;
+        agent_options.ca_file = a.no_tls ? NULL : paths.ca_file;
+        agent_options.data_dir = paths.agent_dir;
         /* the server proxies logs from this machine: the agent need not listen further out */
         agent_options.listen_host = "127.0.0.1";
         agent_options.advertise_address = "127.0.0.1";

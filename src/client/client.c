@@ -105,6 +105,8 @@ int xp_apiclient_new(const struct xp_apiclient_options *options,
         curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "xpool/" XPOOL_VERSION);
         curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+        /* as the server: nothing older than TLS 1.2 (RFC 8996) */
+        curl_easy_setopt(c->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
         curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
         curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);

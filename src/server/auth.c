@@ -18,6 +18,7 @@
 
 #include "server/auth.h"
 #include "xpool/atomic_file.h"
+#include "xpool/datadir.h"
 #include "xpool/fileio.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -395,9 +396,7 @@ static int format_tokens(const struct token *tokens, size_t n, char **ret, size_
 
 static char *tokens_path(const char *data_dir)
 {
-        char *path;
-
-        return asprintf(&path, "%s/tokens", data_dir) < 0 ? NULL : path;
+        return xp_datadir_path(data_dir, XP_DATADIR_TOKENS);
 }
 
 /* Serializes writers: the tokens file itself is replaced by rename, so the lock is a sibling. */
@@ -406,7 +405,8 @@ static int lock_tokens(const char *data_dir, int *ret_fd, struct xp_error *err)
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -1;
 
-        if (asprintf(&path, "%s/tokens.lock", data_dir) < 0)
+        path = xp_datadir_path(data_dir, XP_DATADIR_TOKENS_LOCK);
+        if (!path)
                 return -ENOMEM;
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)

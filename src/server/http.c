@@ -25,6 +25,8 @@
 #include "internal.h"
 #include "server.h"
 #include "setup.h"
+#include "tls.h"
+#include "xpool/datadir.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
@@ -672,7 +674,8 @@ int xp_server_new(const struct xp_server_options *options,
 
         if (!options->data_dir)
                 return xp_errorf(err, -EINVAL, "no data directory given");
-        if (asprintf(&db, "%s/state.db", options->data_dir) < 0)
+        db = xp_datadir_path(options->data_dir, XP_DATADIR_STORE);
+        if (!db)
                 return -ENOMEM;
         server = calloc(1, sizeof *server);
         if (!server)
@@ -682,6 +685,15 @@ int xp_server_new(const struct xp_server_options *options,
         r = xp_store_open(&store_options, &server->api.store, err);
         if (r < 0)
                 goto fail;
+        {
+                char why[128];
+
+                if (xp_store_readonly(server->api.store, why, sizeof(why)))
+                        xp_log(LOG_WARNING,
+                               "xpool server: the store is read-only: %s; reads are served, "
+                               "writes are refused until that changes",
+                               why);
+        }
         r = namespaces_init(&server->api, err);
         if (r < 0)
                 goto fail;
@@ -742,8 +754,8 @@ int xp_server_new(const struct xp_server_options *options,
 
         if (options->kubeconfig)
                 server->kubeconfig = strdup(options->kubeconfig);
-        else if (asprintf(&server->kubeconfig, "%s/admin.kubeconfig", options->data_dir) < 0)
-                server->kubeconfig = NULL;
+        else
+                server->kubeconfig = xp_datadir_path(options->data_dir, XP_DATADIR_KUBECONFIG);
         if (!server->kubeconfig) {
                 r = -ENOMEM;
                 goto fail;
@@ -768,6 +780,7 @@ int xp_server_new(const struct xp_server_options *options,
         struct MHD_OptionItem tls_options[] = {
             {MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert},
             {MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key},
+            {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)TLS_PRIORITY},
             {MHD_OPTION_END, 0, NULL},
         };
         server->daemon =
@@ -788,7 +801,7 @@ int xp_server_new(const struct xp_server_options *options,
                              on_completed,
                              NULL,
                              MHD_OPTION_ARRAY,
-                             tls ? tls_options : tls_options + 2,
+                             tls ? tls_options : tls_options + 3,
                              MHD_OPTION_END);
         if (!server->daemon) {
                 r = xp_errorf(err, -EIO, "cannot start the HTTP server on %s", server->address);

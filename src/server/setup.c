@@ -20,7 +20,9 @@
 #include "kubeconfig.h"
 #include "setup.h"
 #include "tls.h"
+#include "xpool/datadir.h"
 #include "xpool/fileio.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/yaml.h"
 
@@ -75,7 +77,8 @@ int setup_tls(const struct xp_server_options *options,
         for (size_t i = 0; i < options->n_tls_sans; i++)
                 hosts[n++] = options->tls_sans[i];
 
-        if (asprintf(&dir, "%s/pki", options->data_dir) < 0)
+        dir = xp_datadir_path(options->data_dir, XP_DATADIR_PKI);
+        if (!dir)
                 return -ENOMEM;
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return xp_errorf(err, -errno, "cannot create %s: %m", dir);
@@ -163,5 +166,14 @@ int setup_kubeconfig(const char *data_dir,
                 if (r < 0)
                         return r;
         }
-        return kubeconfig_write(path, url, ca_pem, token, "admin", err);
+        r = kubeconfig_write(path, url, ca_pem, token, "admin", err);
+        if (r == -ENOSPC || r == -EDQUOT || r == -EROFS) {
+                /* A full disk must not keep the server from serving reads (docs/store.md). */
+                xp_log(LOG_WARNING,
+                       "xpool server: %s: it keeps what it held (the URL of an earlier start)",
+                       xp_error_message(err));
+                xp_error_clear(err);
+                return 0;
+        }
+        return r;
 }

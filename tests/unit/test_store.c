@@ -32,6 +32,8 @@ static void remove_db(struct fixture *f)
         unlink(p);
         snprintf(p, sizeof(p), "%s-shm", f->path);
         unlink(p);
+        snprintf(p, sizeof(p), "%s.seal", f->path);
+        unlink(p);
 }
 
 static struct xp_store *open_store(const char *path, size_t history)

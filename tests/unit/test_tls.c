@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tls_ensure() and friends, checked by GnuTLS, openssl, a real handshake and kubectl. */
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -350,6 +351,8 @@ static void handshake(void **state)
                                   cert,
                                   MHD_OPTION_HTTPS_MEM_KEY,
                                   key,
+                                  MHD_OPTION_HTTPS_PRIORITIES,
+                                  TLS_PRIORITY,
                                   MHD_OPTION_END);
         assert_non_null(daemon);
         info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -429,6 +432,23 @@ static void handshake(void **state)
                 print_message("kubectl is missing: skipping its check\n");
         }
         MHD_stop_daemon(daemon);
+}
+
+/* The server's priority string parses, and allows nothing below TLS 1.2. */
+static void priority(void **state)
+{
+        gnutls_priority_t prio;
+        const char *bad = NULL;
+        const unsigned int *list;
+        int n;
+
+        (void)state;
+        assert_int_equal(gnutls_priority_init(&prio, TLS_PRIORITY, &bad), 0);
+        n = gnutls_priority_protocol_list(prio, &list);
+        assert_true(n > 0);
+        for (int i = 0; i < n; i++)
+                assert_true(list[i] == GNUTLS_TLS1_2 || list[i] == GNUTLS_TLS1_3);
+        gnutls_priority_deinit(prio);
 }
 
 static const char *member(json_t *array, const char *field)
@@ -550,6 +570,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(reuses_and_regenerates, setup, teardown),
             cmocka_unit_test_setup_teardown(refuses_damage, setup, teardown),
             cmocka_unit_test_setup_teardown(handshake, setup, teardown),
+            cmocka_unit_test(priority),
             cmocka_unit_test_setup_teardown(kubeconfig_content, setup, teardown),
         };
 

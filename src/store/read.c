@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reads: a small pool of reader connections of their own (WAL lets them read while the writer
+ * writes; they never wait for a commit), and the get, list, events and wait calls.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+#include "xpool/macro.h"
+
+#define READERS_IDLE_MAX 8 /* idle reader connections kept open */
+
+enum read_stmt {
+        RS_GET,
+        RS_LIST_NS,
+        RS_LIST_ALL,
+        RS_META_VERSION,
+        RS_EVENTS_MIN,
+        RS_EVENTS_NS,
+        RS_EVENTS_ALL,
+        RS_EVENT_BEFORE,
+        RS_BEGIN,
+        RS_COMMIT,
+        RS_ROLLBACK,
+        _RS_MAX,
+};
+
+static const char *const read_sql[_RS_MAX] = {
+    [RS_GET] = "SELECT version, body FROM objects WHERE kind = ?1 AND namespace = ?2 AND "
+               "name = ?3",
+    [RS_LIST_NS] = "SELECT namespace, name, version, body FROM objects WHERE kind = ?1 AND "
+                   "namespace = ?2 ORDER BY namespace, name",
+    [RS_LIST_ALL] = "SELECT namespace, name, version, body FROM objects WHERE kind = ?1 "
+                    "ORDER BY namespace, name",
+    [RS_META_VERSION] = "SELECT value FROM meta WHERE key = 'version'",
+    [RS_EVENTS_MIN] = "SELECT min(version) FROM events",
+    [RS_EVENTS_NS] = "SELECT version, type, namespace, name, body FROM events WHERE "
+                     "version > ?1 AND kind = ?2 AND namespace = ?3 ORDER BY version LIMIT ?4",
+    [RS_EVENTS_ALL] = "SELECT version, type, namespace, name, body FROM events WHERE "
+                      "version > ?1 AND kind = ?2 ORDER BY version LIMIT ?3",
+    /* newest first from the version on: the primary key's order, no index needed */
+    [RS_EVENT_BEFORE] = "SELECT type, body, version FROM events WHERE version <= ?1 AND "
+                        "kind = ?2 AND namespace = ?3 AND name = ?4 ORDER BY version DESC LIMIT 1",
+    [RS_BEGIN] = "BEGIN",
+    [RS_COMMIT] = "COMMIT",
+    [RS_ROLLBACK] = "ROLLBACK",
+};
+
+struct conn {
+        sqlite3 *db;
+        sqlite3_stmt *stmts[_RS_MAX];
+        struct conn *next;
+};
+
+static void conn_free(struct conn *c)
+{
+        if (!c)
+                return;
+        store_stmts_finalize(c->stmts, _RS_MAX);
+        sqlite3_close(c->db);
+        free(c);
+}
+
+/* A reader connection: an idle one from the pool, or a new one. Give back with conn_put(). */
+static int conn_get(struct xp_store *store, struct conn **ret, struct xp_error *err)
+{
+        struct conn *c;
+        int r;
+
+        pthread_mutex_lock(&store->lock);
+        c = store->idle_readers;
+        if (c) {
+                store->idle_readers = c->next;
+                store->n_idle_readers--;
+        }
+        pthread_mutex_unlock(&store->lock);
+        if (c) {
+                *ret = c;
+                return 0;
+        }
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+        r = store_open_db(store->path, 0, &c->db, err);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        r = store_db_durable(store->path, c->db, err);
+        if (r < 0) {
+                conn_free(c);
+                return r;
+        }
+        for (size_t i = 0; i < _RS_MAX; i++) {
+                int rc = sqlite3_prepare_v3(
+                    c->db, read_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->stmts[i], NULL);
+                if (rc != SQLITE_OK) {
+                        r = store_sqlite_fail(store->path, c->db, rc, err, "preparing a query");
+                        conn_free(c);
+                        return r;
+                }
+        }
+        *ret = c;
+        return 0;
+}
+
+static void conn_put(struct xp_store *store, struct conn *c)
+{
+        if (!c)
+                return;
+        for (size_t i = 0; i < _RS_MAX; i++)
+                sqlite3_reset(c->stmts[i]);
+        if (!sqlite3_get_autocommit(c->db))
+                store_step_done(c->stmts[RS_ROLLBACK]); /* a read that failed half-way */
+        pthread_mutex_lock(&store->lock);
+        if (store->n_idle_readers < READERS_IDLE_MAX) {
+                c->next = store->idle_readers;
+                store->idle_readers = c;
+                store->n_idle_readers++;
+                c = NULL;
+        }
+        pthread_mutex_unlock(&store->lock);
+        conn_free(c);
+}
+
+void store_readers_free(struct xp_store *store)
+{
+        while (store->idle_readers) {
+                struct conn *c = store->idle_readers;
+
+                store->idle_readers = c->next;
+                conn_free(c);
+        }
+}
+
+static int read_fail(struct xp_store *store, struct conn *c, int rc, struct xp_error *err)
+{
+        return store_sqlite_fail(store->path, c->db, rc, err, "reading");
+}
+
+int xp_store_get(struct xp_store *store,
+                 const char *kind,
+                 const char *namespace,
+                 const char *name,
+                 json_t **ret_object,
+                 uint64_t *ret_version,
+                 struct xp_error *err)
+{
+        struct conn *c = NULL;
+        sqlite3_stmt *st;
+        json_t *object = NULL;
+        uint64_t version = 0;
+        int rc, r;
+
+        r = store_check_key(store, kind, namespace, name, err);
+        if (r < 0)
+                return r;
+        r = conn_get(store, &c, err);
+        if (r < 0)
+                return r;
+        st = c->stmts[RS_GET];
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                r = xp_errorf(err,
+                              -ENOENT,
+                              "%s %s%s%s not found",
+                              kind,
+                              namespace,
+                              store_key_ns(namespace),
+                              name);
+        else if (rc != SQLITE_ROW)
+                r = read_fail(store, c, rc, err);
+        else {
+                version = (uint64_t)sqlite3_column_int64(st, 0);
+                object = store_parse_body((const char *)sqlite3_column_text(st, 1),
+                                          (size_t)sqlite3_column_bytes(st, 1),
+                                          version);
+                if (!object)
+                        r = store_corrupt_body(store, kind, namespace, name, version, err);
+        }
+        conn_put(store, c);
+        if (r < 0)
+                return r;
+        if (ret_object)
+                *ret_object = object;
+        else
+                json_decref(object);
+        if (ret_version)
+                *ret_version = version;
+        return 0;
+}
+
+int xp_store_event_before(struct xp_store *store,
+                          const char *kind,
+                          const char *namespace,
+                          const char *name,
+                          uint64_t version,
+                          enum xp_store_event_type *ret_type,
+                          json_t **ret_object,
+                          struct xp_error *err)
+{
+        struct conn *c = NULL;
+        sqlite3_stmt *st;
+        json_t *object = NULL;
+        int type = 0, rc, r;
+
+        r = store_check_key(store, kind, namespace, name, err);
+        if (r < 0)
+                return r;
+        r = conn_get(store, &c, err);
+        if (r < 0)
+                return r;
+        st = c->stmts[RS_EVENT_BEFORE];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)version);
+        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, name, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                r = 0;
+        else if (rc != SQLITE_ROW)
+                r = read_fail(store, c, rc, err);
+        else {
+                uint64_t at = (uint64_t)sqlite3_column_int64(st, 2);
+
+                type = sqlite3_column_int(st, 0);
+                object = store_parse_body((const char *)sqlite3_column_text(st, 1),
+                                          (size_t)sqlite3_column_bytes(st, 1),
+                                          at);
+                r = object ? 1 : store_corrupt_body(store, kind, namespace, name, at, err);
+        }
+        conn_put(store, c);
+        if (r <= 0)
+                return r;
+        *ret_type = (enum xp_store_event_type)type;
+        if (ret_object)
+                *ret_object = object;
+        else
+                json_decref(object);
+        return 1;
+}
+
+/* Starts a read transaction and reads the version counter in it. */
+static int
+read_begin(struct xp_store *store, struct conn *c, uint64_t *ret_version, struct xp_error *err)
+{
+        sqlite3_stmt *st = c->stmts[RS_META_VERSION];
+        int rc;
+
+        rc = store_step_done(c->stmts[RS_BEGIN]);
+        if (rc != SQLITE_DONE)
+                return read_fail(store, c, rc, err);
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return read_fail(store, c, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, err);
+        }
+        *ret_version = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        return 0;
+}
+
+int xp_store_list(struct xp_store *store,
+                  const char *kind,
+                  const char *namespace,
+                  json_t **ret_items,
+                  uint64_t *ret_version,
+                  struct xp_error *err)
+{
+        struct conn *c = NULL;
+        sqlite3_stmt *st;
+        json_t *items = NULL;
+        uint64_t version;
+        int rc, r;
+
+        r = store_check_key(store, kind, namespace ?: "", "-", err);
+        if (r < 0)
+                return r;
+        items = json_array();
+        if (!items)
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+        r = conn_get(store, &c, err);
+        if (r < 0)
+                goto out;
+        r = read_begin(store, c, &version, err);
+        if (r < 0)
+                goto out;
+        st = c->stmts[namespace ? RS_LIST_NS : RS_LIST_ALL];
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        if (namespace)
+                sqlite3_bind_text(st, 2, namespace, -1, SQLITE_STATIC);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                uint64_t v = (uint64_t)sqlite3_column_int64(st, 2);
+                json_t *object = store_parse_body((const char *)sqlite3_column_text(st, 3),
+                                                  (size_t)sqlite3_column_bytes(st, 3),
+                                                  v);
+
+                if (!object || json_array_append_new(items, object) < 0) {
+                        r = store_corrupt_body(store,
+                                               kind,
+                                               (const char *)sqlite3_column_text(st, 0),
+                                               (const char *)sqlite3_column_text(st, 1),
+                                               v,
+                                               err);
+                        goto out;
+                }
+        }
+        if (rc != SQLITE_DONE) {
+                r = read_fail(store, c, rc, err);
+                goto out;
+        }
+        sqlite3_reset(st);
+        rc = store_step_done(c->stmts[RS_COMMIT]);
+        if (rc != SQLITE_DONE) {
+                r = read_fail(store, c, rc, err);
+                goto out;
+        }
+        if (ret_version)
+                *ret_version = version;
+        *ret_items = TAKE_PTR(items);
+        r = 0;
+out:
+        conn_put(store, c);
+        json_decref(items);
+        return r;
+}
+
+void xp_store_events_free(struct xp_store_event *events, size_t n)
+{
+        if (!events)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                free(events[i].kind);
+                free(events[i].namespace);
+                free(events[i].name);
+                json_decref(events[i].object);
+        }
+        free(events);
+}
+
+/* Inside the read transaction: -EXPIRED when events after since are no longer kept. */
+static int check_kept(
+    struct xp_store *store, struct conn *c, uint64_t version, uint64_t since, struct xp_error *err)
+{
+        sqlite3_stmt *st = c->stmts[RS_EVENTS_MIN];
+        uint64_t oldest;
+        int rc;
+
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return read_fail(store, c, rc, err);
+        /* no event kept: nothing written yet, the next one will be version + 1 */
+        oldest = sqlite3_column_type(st, 0) == SQLITE_NULL ? version + 1
+                                                           : (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (since + 1 >= oldest)
+                return 0;
+        return xp_errorf(err,
+                         -XP_STORE_EXPIRED,
+                         "store %s: events after version %" PRIu64
+                         " are no longer kept (the oldest kept is %" PRIu64 "); list again",
+                         store->path,
+                         since,
+                         oldest);
+}
+
+/* The events read so far, grown as rows come. */
+struct event_list {
+        struct xp_store_event *events;
+        size_t n, cap, max;
+};
+
+/* Appends the current row of st (an RS_EVENTS_* query for kind). */
+static int append_event(struct xp_store *store,
+                        struct event_list *l,
+                        sqlite3_stmt *st,
+                        const char *kind,
+                        struct xp_error *err)
+{
+        struct xp_store_event *e;
+        uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
+
+        if (l->n == l->cap) {
+                size_t want = l->cap ? l->cap * 2 : 16;
+                void *p;
+
+                if (want > l->max)
+                        want = l->max;
+                p = reallocarray(l->events, want, sizeof(*l->events));
+                if (!p)
+                        return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+                l->events = p;
+                l->cap = want;
+        }
+        e = &l->events[l->n];
+        *e = (struct xp_store_event){
+            .type = (enum xp_store_event_type)sqlite3_column_int(st, 1),
+            .resource_version = v,
+            .kind = strdup(kind),
+            .namespace = strdup((const char *)sqlite3_column_text(st, 2) ?: ""),
+            .name = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
+            .object = store_parse_body(
+                (const char *)sqlite3_column_text(st, 4), (size_t)sqlite3_column_bytes(st, 4), v),
+        };
+        l->n++;
+        if (!e->kind || !e->namespace || !e->name || !e->object)
+                return store_corrupt_body(store, kind, e->namespace ?: "", e->name ?: "", v, err);
+        return 0;
+}
+
+/* Inside the read transaction: the events after since, up to l->max. */
+static int read_events(struct xp_store *store,
+                       struct conn *c,
+                       const char *kind,
+                       const char *namespace,
+                       uint64_t since,
+                       struct event_list *l,
+                       struct xp_error *err)
+{
+        sqlite3_stmt *st = c->stmts[namespace ? RS_EVENTS_NS : RS_EVENTS_ALL];
+        int rc, r;
+
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
+        sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+        if (namespace)
+                sqlite3_bind_text(st, 3, namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(
+            st, namespace ? 4 : 3, l->max > INT64_MAX ? INT64_MAX : (sqlite3_int64)l->max);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                r = append_event(store, l, st, kind, err);
+                if (r < 0)
+                        return r;
+        }
+        if (rc != SQLITE_DONE)
+                return read_fail(store, c, rc, err);
+        sqlite3_reset(st);
+        return 0;
+}
+
+int xp_store_events_scan(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         uint64_t since,
+                         size_t max,
+                         struct xp_store_event **ret_events,
+                         size_t *ret_n,
+                         uint64_t *ret_through,
+                         struct xp_error *err)
+{
+        struct event_list l = {.max = max};
+        struct conn *c = NULL;
+        uint64_t version;
+        int rc, r;
+
+        r = store_check_key(store, kind, namespace ?: "", "-", err);
+        if (r < 0)
+                return r;
+        if (max == 0)
+                return xp_errorf(
+                    err, -EINVAL, "store %s: events_since needs max >= 1", store->path);
+        if (since > INT64_MAX)
+                since = INT64_MAX;
+        r = conn_get(store, &c, err);
+        if (r < 0)
+                return r;
+        r = read_begin(store, c, &version, err);
+        if (r >= 0)
+                r = check_kept(store, c, version, since, err);
+        if (r >= 0)
+                r = read_events(store, c, kind, namespace, since, &l, err);
+        if (r >= 0) {
+                rc = store_step_done(c->stmts[RS_COMMIT]);
+                if (rc != SQLITE_DONE)
+                        r = read_fail(store, c, rc, err);
+        }
+        conn_put(store, c);
+        if (r < 0) {
+                xp_store_events_free(l.events, l.n);
+                return r;
+        }
+        if (ret_through)
+                *ret_through = l.n == max ? l.events[l.n - 1].resource_version
+                                          : (version > since ? version : since);
+        *ret_events = l.events;
+        *ret_n = l.n;
+        return 0;
+}
+
+int xp_store_events_since(struct xp_store *store,
+                          const char *kind,
+                          const char *namespace,
+                          uint64_t since,
+                          size_t max,
+                          struct xp_store_event **ret_events,
+                          size_t *ret_n,
+                          struct xp_error *err)
+{
+        return xp_store_events_scan(
+            store, kind, namespace, since, max, ret_events, ret_n, NULL, err);
+}
+
+uint64_t xp_store_version(struct xp_store *store)
+{
+        uint64_t v;
+
+        pthread_mutex_lock(&store->lock);
+        v = store->version;
+        pthread_mutex_unlock(&store->lock);
+        return v;
+}
+
+int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms)
+{
+        struct timespec deadline;
+        int r;
+
+        if (timeout_ms >= 0) {
+                clock_gettime(CLOCK_MONOTONIC, &deadline);
+                deadline.tv_sec += timeout_ms / 1000;
+                deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+                if (deadline.tv_nsec >= 1000000000L) {
+                        deadline.tv_sec++;
+                        deadline.tv_nsec -= 1000000000L;
+                }
+        }
+        pthread_mutex_lock(&store->lock);
+        while (store->version <= version) {
+                if (timeout_ms < 0)
+                        pthread_cond_wait(&store->version_bumped, &store->lock);
+                else if (pthread_cond_timedwait(&store->version_bumped, &store->lock, &deadline) ==
+                         ETIMEDOUT)
+                        break;
+        }
+        r = store->version > version;
+        pthread_mutex_unlock(&store->lock);
+        return r;
+}
+
+void xp_store_stats(struct xp_store *store, struct xp_store_stats *ret)
+{
+        pthread_mutex_lock(&store->lock);
+        *ret = store->stats;
+        pthread_mutex_unlock(&store->lock);
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The store's insides, shared by its files (docs/store.md tells the whole story):
+ *   open.c     opening (the damage check first, then the schema and the seal), read-only mode,
+ *              closing, the checkpointer thread
+ *   write.c    group commit: the queue, batches, versions, the seal after each commit
+ *   read.c     reader connections: get, list, events, wait
+ *   object.c   keys and bodies as stored
+ *   seal.c     the seal file: the last committed version and the versions reserved, outside the
+ *              database and its WAL
+ *   check.c    what the files hold and whether they agree; xp_store_check()
+ *   recover.c  xp_store_recover()
+ *   sql.c      SQLite helpers
+ */
+
+#include <jansson.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpool/store.h"
+
+#define SCHEMA_VERSION   1
+#define APPLICATION_ID   0x78706f6c /* "xpol" */
+#define BUSY_TIMEOUT_MS  5000       /* another process holding the write lock: wait this long */
+#define CHECKPOINT_PAGES 1000       /* WAL pages (4 MiB) that call for a checkpoint */
+/* WAL pages past which writes wait for a checkpoint: the background one is not keeping up. */
+#define CHECKPOINT_PAGES_HARD (4 * CHECKPOINT_PAGES)
+/* Versions reserved by one durable write of the seal: one fdatasync per this many writes. */
+#define RESERVE_STEP 10000
+/* A read-only store tries writing again at most this often. */
+#define READONLY_RETRY_MS 1000
+
+#define SEAL_SUFFIX ".seal"
+#define SEAL_SLOT   512 /* one record per sector, so that a torn write spoils only one */
+#define SEAL_SLOTS  4   /* reservation A and B, commit A and B */
+#define SEAL_SIZE   (SEAL_SLOT * SEAL_SLOTS)
+#define SEAL_RECORD 64 /* the bytes of a record */
+
+enum seal_kind {
+        SEAL_RESERVE = 1, /* versions up to `version` may be handed out; written durably */
+        SEAL_COMMIT = 2,  /* `version` (with `digest`) is the last commit; written after it */
+};
+
+struct seal_record {
+        enum seal_kind kind;
+        uint64_t store_id;
+        uint64_t seq; /* grows with each record of its kind; the newest valid one counts */
+        uint64_t version;
+        uint64_t digest; /* SEAL_COMMIT: the store's chain digest at version */
+        int64_t time;    /* seconds since the epoch, for people */
+};
+
+/* What a seal file holds. */
+struct seal_state {
+        bool present; /* there is a file */
+        bool written; /* it holds at least one valid record */
+        bool damaged; /* it holds bytes that are not a record and no valid record */
+        bool has_commit, has_reserve;
+        struct seal_record commit, reserve; /* the newest valid record of each kind */
+};
+
+/* An open, locked seal file. */
+struct seal {
+        int fd; /* -1 when closed */
+        char *path;
+        uint64_t store_id;
+        uint64_t commit_seq, reserve_seq;
+        bool created; /* made by this open and never written: removed again when the open fails */
+};
+
+/* What the database file holds, as far as the store's checks go. */
+struct store_facts {
+        bool absent;  /* no file */
+        bool empty;   /* no table: a new file, or one that lost everything */
+        bool foreign; /* another program's database */
+        bool newer;   /* written by a newer schema */
+        bool not_db;  /* not an SQLite database at all */
+        bool sealed;  /* it has a store id: a seal belongs to it */
+        uint64_t store_id, version, digest;
+        bool corrupt;      /* unreadable, or the integrity check found problems */
+        char problem[256]; /* what the integrity check or SQLite said, when corrupt */
+        uint64_t objects;  /* xp_store_check() only: rows of objects */
+        uint64_t max_object_version;
+};
+
+/* Whether the files agree: store_judge()'s finding. */
+struct store_verdict {
+        bool damaged;
+        uint64_t lost_from, lost_to; /* acknowledged versions not in the database; 0 when unknown */
+        char what[512];              /* the finding, in one sentence */
+};
+
+struct op;
+struct conn;
+
+enum write_stmt {
+        WS_BEGIN,
+        WS_COMMIT,
+        WS_ROLLBACK,
+        WS_META_VERSION,
+        WS_META_SET_VERSION,
+        WS_META_SET_DIGEST,
+        WS_OBJECT_GET,
+        WS_OBJECT_INSERT,
+        WS_OBJECT_UPDATE,
+        WS_OBJECT_DELETE,
+        WS_EVENT_INSERT,
+        WS_EVENTS_MIN,
+        WS_EVENTS_TRIM,
+        _WS_MAX,
+};
+
+struct xp_store {
+        char *path;
+        size_t event_history;
+        size_t trim_slack;
+
+        pthread_mutex_t lock;
+        pthread_cond_t op_done;        /* a batch finished */
+        pthread_cond_t version_bumped; /* a commit made the version grow (CLOCK_MONOTONIC) */
+
+        /* under lock */
+        struct op *queue_head;
+        struct op *queue_tail;
+        bool committing;
+        uint64_t version;
+        int broken; /* set after a failed commit whose outcome on disk is unknown */
+        struct xp_store_stats stats;
+        struct conn *idle_readers;
+        size_t n_idle_readers;
+
+        /*
+         * Read-only mode (under lock): readonly is the -errno writes get (-ENOSPC when the disk
+         * is full, -EROFS, -EDQUOT), 0 when the store takes writes. A write after
+         * readonly_retry_at (CLOCK_MONOTONIC ms) tries again; init_pending says that the open's
+         * own writes (schema, store id, seal) are still to do.
+         */
+        int readonly;
+        char readonly_why[128];
+        int64_t readonly_retry_at;
+        bool init_pending;
+
+        /*
+         * The checkpointer: a thread with its own connection that copies the WAL into the
+         * database file while writers go on committing, so that no batch waits for it (unless
+         * the WAL outgrows CHECKPOINT_PAGES_HARD).
+         */
+        pthread_t checkpointer;
+        bool checkpointer_running;
+        sqlite3 *checkpoint_db;    /* used only by the checkpointer thread */
+        pthread_cond_t checkpoint; /* checkpoint_wanted or closing changed */
+        bool checkpoint_wanted;    /* under lock */
+        int checkpoint_asked_at;   /* under lock: wal_pages when the last one was asked for */
+        bool closing;              /* under lock */
+
+        /* used only by the leader (committing == true), and by open before any thread */
+        sqlite3 *writer;
+        sqlite3_stmt *wstmts[_WS_MAX];
+        int wal_pages;     /* the WAL's size after the last commit, from wal_hook() */
+        struct seal seal;  /* the seal file, locked while the store is open */
+        uint64_t digest;   /* the chain digest at the last commit */
+        uint64_t reserved; /* versions up to this are reserved durably in the seal */
+};
+
+/* sql.c */
+int store_errno(sqlite3 *db, int rc);
+/* Sets err to "store PATH: WHAT: sqlite's message" and returns the matching -errno. */
+int store_sqlite_fail(
+    const char *path, sqlite3 *db, int rc, struct xp_error *err, const char *what);
+void store_stmts_finalize(sqlite3_stmt **stmts, size_t n);
+/* One statement; with expect, its first column must be that text (case-insensitively). */
+int store_pragma(
+    const char *path, sqlite3 *db, const char *sql, const char *expect, struct xp_error *err);
+/* The first column of the first row (0 when none). */
+int store_query_int(
+    const char *path, sqlite3 *db, const char *sql, int64_t *ret, struct xp_error *err);
+/* A connection (read-write unless flags has SQLITE_OPEN_READONLY; SQLITE_OPEN_CREATE to make the
+ * file) with the busy timeout set and nothing else run. */
+int store_open_db(const char *path, int flags, sqlite3 **ret, struct xp_error *err);
+/* journal_mode=WAL and synchronous=FULL: every commit is fsync'ed before it returns. */
+int store_db_durable(const char *path, sqlite3 *db, struct xp_error *err);
+int store_exec(const char *path, sqlite3 *db, const char *sql, struct xp_error *err);
+/* Steps a statement that returns no row, and resets it. SQLITE_DONE or the error code. */
+int store_step_done(sqlite3_stmt *st);
+
+/* object.c */
+const char *store_key_ns(const char *namespace);
+int store_check_key(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    struct xp_error *err);
+/* The object's text as stored: without metadata.resourceVersion. Caller frees. */
+int store_serialise(
+    struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
+int store_set_resource_version(json_t *object, uint64_t version);
+/* The stored text as an object with metadata.resourceVersion filled in; NULL when not one. */
+json_t *store_parse_body(const char *text, size_t len, uint64_t version);
+int store_corrupt_body(struct xp_store *store,
+                       const char *kind,
+                       const char *namespace,
+                       const char *name,
+                       uint64_t version,
+                       struct xp_error *err);
+
+/* read.c */
+void store_readers_free(struct xp_store *store);
+
+/* write.c */
+int store_writer_prepare(struct xp_store *store, struct xp_error *err);
+/* Under lock: writes are refused with r (a full disk, ...) and tried again in a while. */
+void store_readonly_enter(struct xp_store *store, int r);
+/* Whether r from a write says that the disk cannot take writes now (full, read-only). */
+bool store_space_error(int r);
+
+/* open.c */
+/* A new store's id: 64 random bits, never 0 (0 means "no id"). */
+int store_new_id(uint64_t *ret, struct xp_error *err);
+/*
+ * The open's own writes (seal, schema, store id); 0, or -errno (a space error: read-only).
+ * *ret_reserved is set when it reserved versions (a durable seal write).
+ */
+int store_finish_open(struct xp_store *store, bool *ret_reserved, struct xp_error *err);
+
+/* seal.c */
+/* path + SEAL_SUFFIX (caller frees), or NULL. */
+char *seal_path(const char *db_path);
+void seal_encode(const struct seal_record *rec, uint8_t out[SEAL_RECORD]);
+/* 0, -ENODATA when the slot was never written (all zero), -EBADMSG when it is not a record. */
+int seal_decode(const uint8_t in[SEAL_RECORD], struct seal_record *ret);
+/* The state of a seal file's bytes (size may be short or 0). */
+void seal_parse(const uint8_t *buf, size_t size, struct seal_state *ret);
+/* Reads the seal of db_path without changing or locking anything (absent: !present). */
+int seal_read(const char *db_path, struct seal_state *ret, struct xp_error *err);
+/*
+ * Opens (creating it, 0600 and preallocated, when missing) and locks the seal of db_path, and
+ * reads it into *ret_state. -EBUSY when another process has the store open.
+ */
+int seal_open(const char *db_path,
+              struct seal *ret,
+              struct seal_state *ret_state,
+              struct xp_error *err);
+/* Writes a record (the next seq of its kind); with sync, fdatasync()s it before returning. */
+int seal_write(struct seal *seal,
+               enum seal_kind kind,
+               uint64_t version,
+               uint64_t digest,
+               bool sync,
+               struct xp_error *err);
+int seal_sync(struct seal *seal);
+/* Unlocks and closes; with discard, removes a file that this open created and never wrote. */
+void seal_close(struct seal *seal, bool discard);
+
+/* check.c */
+/*
+ * What the database holds (db open, read-only or not, nothing written): the schema, the meta
+ * rows, and the integrity check (full: integrity_check and the objects' count; else
+ * quick_check). What SQLite calls corrupt (or not a database) is facts->corrupt; a failure
+ * to read (I/O, a full disk that leaves no room for the WAL index, ...) is -errno.
+ */
+int store_probe(
+    const char *path, sqlite3 *db, bool full, struct store_facts *ret, struct xp_error *err);
+/* Whether the seal and the database agree (pure). */
+void store_judge(const struct seal_state *seal,
+                 const struct store_facts *db,
+                 struct store_verdict *ret);
+/*
+ * The facts of the database at path: absent when there is no file, else probed through a new
+ * connection (flags as store_open_db(); it never checkpoints on close), handed back in *ret_db
+ * when that is not NULL (caller closes).
+ */
+int store_examine(const char *path,
+                  int flags,
+                  bool full,
+                  sqlite3 **ret_db,
+                  struct store_facts *ret,
+                  struct xp_error *err);
+/* The report of xp_store_check() from what was found. */
+void store_report_fill(const struct seal_state *seal,
+                       const struct store_facts *db,
+                       const struct store_verdict *v,
+                       struct xp_store_report *ret);
+/* The error xp_store_open() returns for a damaged store: -EUCLEAN, saying what and where. */
+int store_damage_error(const char *path, const struct store_verdict *v, struct xp_error *err);
+/* The highest version any file says was handed out (what a recovered store continues above). */
+uint64_t store_floor(const struct seal_state *seal, const struct store_facts *db);
+
+/*
+ * The digest chain: each write's own hash (of its type, key and body) folded into the digest
+ * with its version, so that the digest at version V names the whole history up to V.
+ */
+uint64_t store_op_hash(int type,
+                       const char *kind,
+                       const char *ns,
+                       const char *name,
+                       const char *body,
+                       size_t body_len);
+uint64_t store_digest_next(uint64_t digest, uint64_t version, uint64_t op_hash);

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Writes, group-committed: a writer enqueues its operation and waits. The first waiter that
+ * finds no commit in flight becomes the leader: it takes the queue (up to BATCH_MAX operations),
+ * runs them all in one BEGIN IMMEDIATE ... COMMIT, and wakes every owner with its own result.
+ * Operations are checked before they are applied, so one -EEXIST or -ESTALE changes nothing and
+ * does not fail the others; a database failure fails the whole batch and nothing of it is
+ * written.
+ *
+ * Versions: meta('version') holds the last version handed out. The leader reads it inside the
+ * write transaction, gives each successful write the next number, and stores the new value in
+ * the same transaction. The counter never goes back: not after deletes (objects rows go, the
+ * counter stays), not after the event log is trimmed (events rows go, the counter stays), not
+ * after a restart. max(events.version) would not do: it is the same number only while the newest
+ * event is kept, and an AUTOINCREMENT key would tie the counter to the events table's own
+ * bookkeeping; an explicit counter says what it is.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_internal.h"
+#include "xpool/macro.h"
+
+#define BATCH_MAX 512 /* writes in one transaction at most */
+
+enum op_type {
+        OP_CREATE,
+        OP_UPDATE,
+        OP_DELETE,
+};
+
+/* One queued write; lives on its owner's stack until done. */
+struct op {
+        enum op_type type;
+        const char *kind;
+        const char *namespace;
+        const char *name;
+        uint64_t expected_version;
+        const char *body; /* serialised object without metadata.resourceVersion (not for delete) */
+        size_t body_len;
+        uint64_t hash; /* store_op_hash() of the write, for the digest chain */
+
+        /* written by the leader, read by the owner once done */
+        bool done;
+        int result;
+        uint64_t version;
+        char *last_body; /* delete: the stored body, malloc'ed */
+        struct xp_error err;
+
+        struct op *next;
+};
+
+static const char *const write_sql[_WS_MAX] = {
+    [WS_BEGIN] = "BEGIN IMMEDIATE",
+    [WS_COMMIT] = "COMMIT",
+    [WS_ROLLBACK] = "ROLLBACK",
+    [WS_META_VERSION] = "SELECT value FROM meta WHERE key = 'version'",
+    [WS_META_SET_VERSION] = "UPDATE meta SET value = ?1 WHERE key = 'version'",
+    [WS_META_SET_DIGEST] = "UPDATE meta SET value = ?1 WHERE key = 'digest'",
+    [WS_OBJECT_GET] = "SELECT version, body FROM objects WHERE kind = ?1 AND namespace = ?2 "
+                      "AND name = ?3",
+    [WS_OBJECT_INSERT] = "INSERT INTO objects (kind, namespace, name, version, body) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5)",
+    [WS_OBJECT_UPDATE] = "UPDATE objects SET version = ?4, body = ?5 WHERE kind = ?1 AND "
+                         "namespace = ?2 AND name = ?3",
+    [WS_OBJECT_DELETE] = "DELETE FROM objects WHERE kind = ?1 AND namespace = ?2 AND "
+                         "name = ?3",
+    [WS_EVENT_INSERT] = "INSERT INTO events (version, type, kind, namespace, name, body) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [WS_EVENTS_MIN] = "SELECT min(version) FROM events",
+    [WS_EVENTS_TRIM] = "DELETE FROM events WHERE version <= ?1",
+};
+
+int store_writer_prepare(struct xp_store *store, struct xp_error *err)
+{
+        for (size_t i = 0; i < _WS_MAX; i++) {
+                int rc = sqlite3_prepare_v3(store->writer,
+                                            write_sql[i],
+                                            -1,
+                                            SQLITE_PREPARE_PERSISTENT,
+                                            &store->wstmts[i],
+                                            NULL);
+                if (rc != SQLITE_OK)
+                        return store_sqlite_fail(
+                            store->path, store->writer, rc, err, "preparing a query");
+        }
+        return 0;
+}
+
+static void bind_key(sqlite3_stmt *st, const struct op *op)
+{
+        sqlite3_bind_text(st, 1, op->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, op->namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, op->name, -1, SQLITE_STATIC);
+}
+
+/*
+ * Update and delete: the object must be there at the expected version. 1 to go on (a delete's
+ * last body in op->last_body), 0 when refused (op->result says why), or -(SQLite error).
+ */
+static int check_stored(struct xp_store *store, struct op *op)
+{
+        sqlite3_stmt *st = store->wstmts[WS_OBJECT_GET];
+        uint64_t stored;
+        int rc;
+
+        bind_key(st, op);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+                sqlite3_reset(st);
+                op->result = xp_errorf(&op->err,
+                                       -ENOENT,
+                                       "%s %s%s%s not found",
+                                       op->kind,
+                                       op->namespace,
+                                       store_key_ns(op->namespace),
+                                       op->name);
+                return 0;
+        }
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return -rc;
+        }
+        stored = (uint64_t)sqlite3_column_int64(st, 0);
+        if (op->expected_version != 0 && op->expected_version != stored) {
+                sqlite3_reset(st);
+                op->result =
+                    xp_errorf(&op->err,
+                              -ESTALE,
+                              "%s %s%s%s: version %" PRIu64 " expected, the stored one is %" PRIu64,
+                              op->kind,
+                              op->namespace,
+                              store_key_ns(op->namespace),
+                              op->name,
+                              op->expected_version,
+                              stored);
+                return 0;
+        }
+        if (op->type == OP_DELETE) {
+                const char *text = (const char *)sqlite3_column_text(st, 1);
+                int len = sqlite3_column_bytes(st, 1);
+
+                op->last_body = text ? strndup(text, (size_t)len) : NULL;
+                if (!op->last_body) {
+                        sqlite3_reset(st);
+                        op->result = xp_errorf(&op->err, -ENOMEM, "out of memory");
+                        return 0;
+                }
+        }
+        sqlite3_reset(st);
+        return 1;
+}
+
+/*
+ * Applies one operation inside the batch's transaction with the given new version. Returns 1
+ * when applied, 0 when refused (op->result and op->err say why; nothing changed), or an SQLite
+ * error code (negated) that fails the batch.
+ */
+static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
+{
+        static const int event_types[] = {
+            [OP_CREATE] = XP_STORE_ADDED,
+            [OP_UPDATE] = XP_STORE_MODIFIED,
+            [OP_DELETE] = XP_STORE_DELETED,
+        };
+        sqlite3_stmt *st;
+        const char *body = op->body;
+        size_t body_len = op->body_len;
+        int rc;
+
+        if (op->type == OP_UPDATE || op->type == OP_DELETE) {
+                rc = check_stored(store, op);
+                if (rc <= 0)
+                        return rc;
+                if (op->type == OP_DELETE) {
+                        body = op->last_body;
+                        body_len = strlen(op->last_body);
+                }
+        }
+
+        switch (op->type) {
+        case OP_CREATE:
+                st = store->wstmts[WS_OBJECT_INSERT];
+                break;
+        case OP_UPDATE:
+                st = store->wstmts[WS_OBJECT_UPDATE];
+                break;
+        case OP_DELETE:
+        default:
+                st = store->wstmts[WS_OBJECT_DELETE];
+                break;
+        }
+        bind_key(st, op);
+        if (op->type != OP_DELETE) {
+                sqlite3_bind_int64(st, 4, (sqlite3_int64)version);
+                sqlite3_bind_text(st, 5, body, (int)body_len, SQLITE_STATIC);
+        }
+        rc = store_step_done(st);
+        if (rc == SQLITE_CONSTRAINT_PRIMARYKEY && op->type == OP_CREATE) {
+                /* a failed statement undoes only itself: the transaction goes on */
+                op->result = xp_errorf(&op->err,
+                                       -EEXIST,
+                                       "%s %s%s%s already exists",
+                                       op->kind,
+                                       op->namespace,
+                                       store_key_ns(op->namespace),
+                                       op->name);
+                return 0;
+        }
+        if (rc != SQLITE_DONE)
+                return -rc;
+
+        st = store->wstmts[WS_EVENT_INSERT];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)version);
+        sqlite3_bind_int(st, 2, event_types[op->type]);
+        sqlite3_bind_text(st, 3, op->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, op->namespace, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, op->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, body, (int)body_len, SQLITE_STATIC);
+        rc = store_step_done(st);
+        if (rc != SQLITE_DONE)
+                return -rc;
+        op->result = 0;
+        op->version = version;
+        return 1;
+}
+
+/* Cuts the event log back to event_history once it has grown trim_slack past it. */
+static int trim_events(struct xp_store *store, uint64_t version, bool *ret_trimmed)
+{
+        sqlite3_stmt *st = store->wstmts[WS_EVENTS_MIN];
+        uint64_t oldest;
+        int rc;
+
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return rc;
+        }
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+                sqlite3_reset(st);
+                return SQLITE_DONE;
+        }
+        oldest = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (version < oldest || version - oldest + 1 < store->event_history + store->trim_slack)
+                return SQLITE_DONE;
+
+        st = store->wstmts[WS_EVENTS_TRIM];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)(version - store->event_history));
+        rc = store_step_done(st);
+        if (rc == SQLITE_DONE)
+                *ret_trimmed = true;
+        return rc;
+}
+
+/* A batch as the leader runs it. */
+struct batch {
+        struct op *ops;
+        size_t n;
+        uint64_t version;    /* the counter after it */
+        uint64_t digest;     /* the chain digest after it */
+        bool trimmed;        /* it cut the event log back */
+        bool reserved;       /* it reserved versions ahead in the seal */
+        bool unknown;        /* it failed where its outcome on disk is unknown */
+        struct xp_error err; /* why it failed as a whole */
+};
+
+/* Sets b->err from SQLite's rc while doing what; returns the -errno. */
+static int batch_sqlite_fail(struct xp_store *store, struct batch *b, int rc, const char *what)
+{
+        int r = store_errno(store->writer, rc) ?: -EIO;
+
+        /* A failed commit or fsync leaves the file's state unknown to us: refuse further writes
+         * rather than hand out versions that may already be on disk. */
+        b->unknown = (rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CORRUPT;
+        return xp_errorf(&b->err, r, "store %s: %s: %s", store->path, what, sqlite3_errstr(rc));
+}
+
+/*
+ * Inside the transaction, with the counter read: the versions this batch may take must be
+ * reserved in the seal, durably, before any of them can be acknowledged.
+ */
+static int reserve(struct xp_store *store, struct batch *b, uint64_t version)
+{
+        uint64_t want = version + b->n + RESERVE_STEP;
+        int r;
+
+        if (version + b->n <= store->reserved)
+                return 0;
+        r = seal_write(&store->seal, SEAL_RESERVE, want, 0, true, &b->err);
+        if (r < 0)
+                return r;
+        store->reserved = want;
+        b->reserved = true;
+        return 0;
+}
+
+/* Applies the batch's operations from version on; the number applied, or -errno. */
+static int apply_all(struct xp_store *store, struct batch *b, uint64_t version)
+{
+        int applied = 0;
+
+        b->digest = store->digest;
+        for (struct op *op = b->ops; op; op = op->next) {
+                int r = apply_op(store, op, version + 1);
+
+                if (r < 0)
+                        return batch_sqlite_fail(store, b, -r, "writing");
+                if (r > 0) {
+                        version++;
+                        applied++;
+                        b->digest = store_digest_next(b->digest, version, op->hash);
+                }
+        }
+        b->version = version;
+        return applied;
+}
+
+/* The counter, the digest and the trim, then COMMIT: 0 or -errno. */
+static int commit(struct xp_store *store, struct batch *b)
+{
+        sqlite3_stmt *st;
+        int rc;
+
+        st = store->wstmts[WS_META_SET_VERSION];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)b->version);
+        rc = store_step_done(st);
+        if (rc != SQLITE_DONE)
+                return batch_sqlite_fail(store, b, rc, "updating the version counter");
+        st = store->wstmts[WS_META_SET_DIGEST];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)b->digest);
+        rc = store_step_done(st);
+        if (rc != SQLITE_DONE)
+                return batch_sqlite_fail(store, b, rc, "updating the digest");
+        rc = trim_events(store, b->version, &b->trimmed);
+        if (rc != SQLITE_DONE)
+                return batch_sqlite_fail(store, b, rc, "trimming the event log");
+        rc = store_step_done(store->wstmts[WS_COMMIT]);
+        if (rc != SQLITE_DONE)
+                return batch_sqlite_fail(store, b, rc, "committing");
+        return 0;
+}
+
+/*
+ * Runs a batch in one transaction: the number of writes committed, or -errno with b->err when
+ * it failed as a whole. Every op's own refusal is in the op.
+ */
+static int run_batch(struct xp_store *store, struct batch *b)
+{
+        sqlite3_stmt *st;
+        uint64_t version;
+        int rc, applied, r;
+
+        rc = store_step_done(store->wstmts[WS_BEGIN]);
+        if (rc != SQLITE_DONE)
+                return batch_sqlite_fail(store, b, rc, "beginning a transaction");
+        st = store->wstmts[WS_META_VERSION];
+        rc = sqlite3_step(st);
+        version = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW)
+                r = batch_sqlite_fail(
+                    store, b, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "reading the counter");
+        else
+                r = reserve(store, b, version);
+        applied = r < 0 ? r : apply_all(store, b, version);
+        if (applied == 0) {
+                /* nothing to make durable: no commit, no fsync */
+                store_step_done(store->wstmts[WS_ROLLBACK]);
+                return 0;
+        }
+        r = applied < 0 ? applied : commit(store, b);
+        if (r < 0) {
+                if (!sqlite3_get_autocommit(store->writer))
+                        store_step_done(store->wstmts[WS_ROLLBACK]);
+                return r;
+        }
+        /* Sealed before any writer hears of it: a kill now leaves the record in the page cache.
+         * A failure leaves the seal behind, which the next commit or open mends. */
+        seal_write(&store->seal, SEAL_COMMIT, b->version, b->digest, false, NULL);
+        store->digest = b->digest;
+        return applied;
+}
+
+bool store_space_error(int r)
+{
+        return r == -ENOSPC || r == -EDQUOT || r == -EROFS;
+}
+
+void store_readonly_enter(struct xp_store *store, int r)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        store->readonly = r;
+        store->readonly_retry_at = now.tv_sec * 1000 + now.tv_nsec / 1000000 + READONLY_RETRY_MS;
+        snprintf(store->readonly_why,
+                 sizeof(store->readonly_why),
+                 "%s",
+                 r == -ENOSPC   ? "the disk is full"
+                 : r == -EDQUOT ? "the disk quota is used up"
+                                : "the database or its file system is read-only");
+}
+
+/* Under lock: the error of a write refused while read-only. */
+static int readonly_error(struct xp_store *store, struct xp_error *err)
+{
+        return xp_errorf(err,
+                         store->readonly,
+                         "store %s is read-only: %s; writes are refused until that changes "
+                         "(tried again at most every %d ms)",
+                         store->path,
+                         store->readonly_why,
+                         READONLY_RETRY_MS);
+}
+
+bool xp_store_readonly(struct xp_store *store, char *why, size_t size)
+{
+        bool readonly;
+
+        pthread_mutex_lock(&store->lock);
+        readonly = store->readonly != 0;
+        if (readonly && why && size > 0)
+                snprintf(why, size, "%s", store->readonly_why);
+        pthread_mutex_unlock(&store->lock);
+        return readonly;
+}
+
+/*
+ * Under lock, before a write is queued: 0 to go on, else the error it gets at once (the store is
+ * broken, or read-only and not due to try again; the write that finds it due is the try).
+ */
+static int admit(struct xp_store *store, struct op *op)
+{
+        struct timespec now;
+        int64_t ms;
+
+        if (store->broken)
+                return xp_errorf(&op->err,
+                                 store->broken,
+                                 "store %s: refusing writes after an I/O error on commit; "
+                                 "restart to recover from the database file",
+                                 store->path);
+        if (!store->readonly)
+                return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        ms = now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        if (ms < store->readonly_retry_at)
+                return readonly_error(store, &op->err);
+        store->readonly_retry_at = ms + READONLY_RETRY_MS;
+        return 0;
+}
+
+/* As the leader, without the lock: the open's own writes first when they are still to do. */
+static int lead(struct xp_store *store, struct batch *b)
+{
+        if (store->init_pending) {
+                int r = store_finish_open(store, &b->reserved, &b->err);
+
+                if (r < 0)
+                        return r;
+                store->init_pending = false;
+        }
+        return run_batch(store, b);
+}
+
+/* Under lock, after a batch: the counters, the mode, and every op's result. */
+static void settle(struct xp_store *store, struct batch *b, int r)
+{
+        if (r > 0) {
+                store->version = b->version;
+                store->readonly = 0;
+                store->stats.commits++;
+                store->stats.writes += (uint64_t)r;
+                if ((uint64_t)r > store->stats.max_batch)
+                        store->stats.max_batch = (uint64_t)r;
+                pthread_cond_broadcast(&store->version_bumped);
+        } else if (r < 0 && b->unknown) {
+                store->broken = r;
+        } else if (r < 0 && store_space_error(r)) {
+                store_readonly_enter(store, r);
+                readonly_error(store, &b->err);
+        }
+        store->stats.trims += b->trimmed;
+        store->stats.reservations += b->reserved;
+        store->stats.rejected += b->n - (r > 0 ? (uint64_t)r : 0);
+        for (struct op *o = b->ops, *next; o; o = next) {
+                next = o->next; /* o may go away as soon as done is seen */
+                if (r < 0) {
+                        o->result = r;
+                        o->err = b->err;
+                        o->version = 0;
+                        free(o->last_body);
+                        o->last_body = NULL;
+                }
+                o->next = NULL;
+                o->done = true;
+        }
+        pthread_cond_broadcast(&store->op_done);
+}
+
+/*
+ * Under lock, after a batch committed: a checkpoint is due when the WAL has grown. The
+ * checkpointer copies while writes go on; when the WAL has grown far past that anyway, the
+ * leader keeps the commit slot through a checkpoint of its own (true), so the next batch waits
+ * for it but the batch just committed does not.
+ */
+static bool want_checkpoint(struct xp_store *store)
+{
+        if (store->wal_pages >= CHECKPOINT_PAGES && !store->checkpoint_wanted &&
+            (store->wal_pages < store->checkpoint_asked_at ||
+             store->wal_pages - store->checkpoint_asked_at >= CHECKPOINT_PAGES / 4)) {
+                store->checkpoint_wanted = true;
+                store->checkpoint_asked_at = store->wal_pages;
+                pthread_cond_signal(&store->checkpoint);
+        }
+        return store->wal_pages >= CHECKPOINT_PAGES_HARD;
+}
+
+/* Under lock, holding the commit slot: the leader's own checkpoint, the lock let go meanwhile. */
+static void checkpoint_inline(struct xp_store *store)
+{
+        int rc;
+
+        pthread_mutex_unlock(&store->lock);
+        /* PASSIVE: copies what no reader still needs, never waits for readers; the WAL starts
+         * over at the next write once all of it is copied */
+        rc = sqlite3_wal_checkpoint_v2(store->writer, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        store->wal_pages = 0;
+        if (rc == SQLITE_OK)
+                seal_sync(&store->seal);
+        pthread_mutex_lock(&store->lock);
+        if (rc == SQLITE_OK)
+                store->stats.checkpoints++;
+        store->committing = false;
+        pthread_cond_broadcast(&store->op_done);
+}
+
+/* Queues op and waits for its result, leading a batch when no commit is in flight. */
+static void submit(struct xp_store *store, struct op *op)
+{
+        pthread_mutex_lock(&store->lock);
+        op->result = admit(store, op);
+        if (op->result < 0) {
+                pthread_mutex_unlock(&store->lock);
+                return;
+        }
+        op->next = NULL;
+        if (store->queue_tail)
+                store->queue_tail->next = op;
+        else
+                store->queue_head = op;
+        store->queue_tail = op;
+
+        while (!op->done) {
+                struct batch b = {.n = 1};
+                struct op *last;
+                bool checkpoint;
+                int r;
+
+                if (store->committing) {
+                        pthread_cond_wait(&store->op_done, &store->lock);
+                        continue;
+                }
+
+                /* Lead: take up to BATCH_MAX queued ops. */
+                store->committing = true;
+                b.ops = last = store->queue_head;
+                while (last->next && b.n < BATCH_MAX) {
+                        last = last->next;
+                        b.n++;
+                }
+                store->queue_head = last->next;
+                if (!store->queue_head)
+                        store->queue_tail = NULL;
+                last->next = NULL;
+                pthread_mutex_unlock(&store->lock);
+
+                r = lead(store, &b);
+
+                pthread_mutex_lock(&store->lock);
+                checkpoint = r > 0 && want_checkpoint(store);
+                store->committing = checkpoint;
+                settle(store, &b, r);
+                if (checkpoint)
+                        checkpoint_inline(store);
+        }
+        pthread_mutex_unlock(&store->lock);
+}
+
+static int write_op(struct xp_store *store,
+                    struct op *op,
+                    json_t *object,
+                    json_t **ret_last,
+                    uint64_t *ret_version,
+                    struct xp_error *err)
+{
+        _cleanup_free_ char *body = NULL;
+        _cleanup_free_ char *last_body = NULL;
+        json_t *last = NULL;
+        int r;
+
+        r = store_check_key(store, op->kind, op->namespace, op->name, err);
+        if (r < 0)
+                return r;
+        if (op->type != OP_DELETE) {
+                r = store_serialise(store, object, &body, &op->body_len, err);
+                if (r < 0)
+                        return r;
+                op->body = body;
+        }
+        /* hashed here, by each writer, so that the leader only chains */
+        op->hash =
+            store_op_hash((int)op->type, op->kind, op->namespace, op->name, op->body, op->body_len);
+
+        submit(store, op);
+        last_body = op->last_body;
+        if (op->result < 0) {
+                if (err)
+                        *err = op->err;
+                return op->result;
+        }
+        /* Durable now; what is left cannot fail the write, only what the caller gets back. */
+        if (object && store_set_resource_version(object, op->version) < 0)
+                return xp_errorf(err,
+                                 -ENOMEM,
+                                 "store %s: written as version %" PRIu64
+                                 " but out of memory setting resourceVersion",
+                                 store->path,
+                                 op->version);
+        if (ret_last) {
+                last = store_parse_body(last_body, strlen(last_body), op->version);
+                if (!last)
+                        return xp_errorf(err,
+                                         -ENOMEM,
+                                         "store %s: deleted as version %" PRIu64
+                                         " but cannot read back the last state",
+                                         store->path,
+                                         op->version);
+                *ret_last = last;
+        }
+        if (ret_version)
+                *ret_version = op->version;
+        return 0;
+}
+
+int xp_store_create(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    json_t *object,
+                    uint64_t *ret_version,
+                    struct xp_error *err)
+{
+        struct op op = {
+            .type = OP_CREATE,
+            .kind = kind,
+            .namespace = namespace,
+            .name = name,
+        };
+
+        return write_op(store, &op, object, NULL, ret_version, err);
+}
+
+int xp_store_update(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    uint64_t expected_version,
+                    json_t *object,
+                    uint64_t *ret_version,
+                    struct xp_error *err)
+{
+        struct op op = {
+            .type = OP_UPDATE,
+            .kind = kind,
+            .namespace = namespace,
+            .name = name,
+            .expected_version = expected_version,
+        };
+
+        return write_op(store, &op, object, NULL, ret_version, err);
+}
+
+int xp_store_delete(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    uint64_t expected_version,
+                    json_t **ret_last,
+                    uint64_t *ret_version,
+                    struct xp_error *err)
+{
+        struct op op = {
+            .type = OP_DELETE,
+            .kind = kind,
+            .namespace = namespace,
+            .name = name,
+            .expected_version = expected_version,
+        };
+
+        return write_op(store, &op, NULL, ret_last, ret_version, err);
+}
