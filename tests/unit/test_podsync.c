@@ -450,7 +450,8 @@ static void on_failure(void **state)
             "'containerID':'xpool://uid-1/app/0'}},"
             "'ready':false,'restartCount':1,'image':'busybox','imageID':'','started':false,"
             "'containerID':'xpool://uid-1/app/1'}]}");
-        assert_true(f.res.done);
+        /* not done while the server does not hold the final status */
+        assert_false(f.res.done);
         apply_status(&f);
 
         /* terminal is kept: nothing restarts, nothing to write */
@@ -505,6 +506,23 @@ static void never_fails(void **state)
             "'containerID':'xpool://uid-1/b/0'}},'lastState':{},'ready':false,"
             "'restartCount':0,'image':'img:1','imageID':'','started':false,"
             "'containerID':'xpool://uid-1/b/0'}]");
+        assert_false(f.res.done);
+        /* the write did not land (the server was away): the next sync, a relist's, writes it
+         * again, and the pod is done only once the server holds it */
+        {
+                json_t *final = json_incref(f.res.status);
+
+                sync_at(&f, NULL, 0, 20, false);
+                assert_string_equal(f.acts, "");
+                assert_non_null(f.res.status);
+                assert_true(json_equal(final, f.res.status));
+                assert_false(f.res.done);
+                json_decref(final);
+        }
+        apply_status(&f);
+        sync_at(&f, NULL, 0, 21, false);
+        assert_string_equal(f.acts, "");
+        check_no_status(&f);
         assert_true(f.res.done);
         fx_done(&f);
 }
@@ -661,11 +679,12 @@ static void init_fails_never(void **state)
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}]");
-        assert_true(f.res.done);
+        assert_false(f.res.done);
         apply_status(&f);
         sync_at(&f, NULL, 0, 30, false);
         assert_string_equal(f.acts, "");
         check_no_status(&f);
+        assert_true(f.res.done);
         fx_done(&f);
 }
 
@@ -796,6 +815,10 @@ static void server_terminal(void **state)
             "'finishedAt':'2027-01-15T08:06:41Z','containerID':'xpool://uid-1/app/0'}},"
             "'lastState':{},'ready':false,'restartCount':0,'image':'busybox',"
             "'imageID':'','started':false,'containerID':'xpool://uid-1/app/0'}]");
+        assert_false(f.res.done);
+        apply_status(&f);
+        sync_at(&f, NULL, 0, 402, false);
+        check_no_status(&f);
         assert_true(f.res.done);
         fx_done(&f);
 }
