@@ -205,6 +205,7 @@ struct cview {
         const struct xp_container *spec;
         struct cmem *mem;
         const struct xp_container_record *running; /* a record that has not exited */
+        const struct xp_container_record *exited;  /* the newest exited record, if any */
         bool restarting;                           /* finished, will restart (now or later) */
         bool starting;                             /* START is in this result */
         bool finished;                             /* finished, stays so */
@@ -746,6 +747,7 @@ struct sync {
         bool server_terminal; /* the server's phase is Succeeded or Failed */
         bool stopping;        /* deleting or terminal: nothing starts any more */
         bool any_running, absorbed, init_failed;
+        bool kept; /* an exited record is kept until the server holds its outcome */
 };
 
 static const struct xp_container *spec_container(const struct sync *y, size_t i)
@@ -757,7 +759,7 @@ static const struct xp_container *spec_container(const struct sync *y, size_t i)
 }
 
 /* Every container's view: its memory, its running record, the outcome of an exited one (taken
- * into memory, and the record forgotten before any start of the container). */
+ * into memory; plan_forgets() decides when the record goes). */
 static int build_views(struct sync *y, struct xp_error *err)
 {
         const char *pod_name = y->pod->metadata.name;
@@ -797,16 +799,7 @@ static int build_views(struct sync *y, struct xp_error *err)
                                 y->absorbed = true;
                         if ((r = absorb(y->config, v->mem, done, y->now_ns)) < 0)
                                 return r;
-                }
-                if (done && !v->running) {
-                        /* before any START of it: the runtime keeps one record per container */
-                        r = add_action(y->res,
-                                       (struct xp_podsync_action){.kind = XP_PODSYNC_FORGET,
-                                                                  .container = ct->name,
-                                                                  .init = i < y->n_init,
-                                                                  .attempt = done->attempt});
-                        if (r < 0)
-                                return r;
+                        v->exited = done;
                 }
                 if (v->running)
                         y->any_running = true;
@@ -833,6 +826,61 @@ static void classify(struct sync *y, struct plan *p)
         for (size_t i = 0; i < y->n_init; i++)
                 if (!succeeded(&y->views[i]))
                         p->inits_done = false;
+}
+
+/* Whether the server's status holds the outcome of attempt of container name: its terminated
+ * state (or last state) names the attempt's containerID. */
+static bool server_has(const struct xp_pod *pod, const char *name, bool init, unsigned attempt)
+{
+        const struct xp_pod_status *st = &pod->status;
+        size_t n = init ? st->init_container_statuses.n : st->container_statuses.n;
+        _cleanup_free_ char *id = NULL;
+
+        if (container_id(pod->metadata.uid, name, attempt, &id) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                const struct xp_container_status *cs =
+                    init ? &st->init_container_statuses.items[i] : &st->container_statuses.items[i];
+                const struct xp_container_state_terminated *t = cs->state.terminated;
+                const struct xp_container_state_terminated *lt = cs->last_state.terminated;
+
+                if (xp_streq0(cs->name, name) && ((t && xp_streq0(t->container_id, id)) ||
+                                                  (lt && xp_streq0(lt->container_id, id))))
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * Forgets: an exited record goes at once when its container restarts (the runtime keeps one
+ * record per container: before its START), or once the server holds its outcome. Until then it
+ * is the only durable copy: an agent restarted while the server is away reads it again, and
+ * neither loses the exit nor starts the attempt again.
+ */
+static int plan_forgets(struct sync *y)
+{
+        for (size_t i = 0; i < y->n; i++) {
+                const struct cview *v = &y->views[i];
+                unsigned attempt;
+                int r;
+
+                if (!v->exited || v->running)
+                        continue;
+                attempt = v->exited->attempt;
+                if (!v->restarting && v->mem->last.attempt == attempt &&
+                    !server_has(y->pod, v->spec->name, i < y->n_init, attempt)) {
+                        y->kept = true;
+                        continue;
+                }
+                r = add_action(y->res,
+                               (struct xp_podsync_action){.kind = XP_PODSYNC_FORGET,
+                                                          .container = v->spec->name,
+                                                          .init = i < y->n_init,
+                                                          .attempt = attempt});
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* Starts: the first unfinished init container, else every container (after its back-off). */
@@ -1004,7 +1052,7 @@ static int sync_pod(struct sync *y, struct xp_error *err)
                 y->m->terminal = server_phase;
         y->stopping = y->deleting || y->m->terminal != XP_POD_PHASE_UNSET;
         classify(y, &p);
-        if ((r = plan_starts(y)) < 0 || (r = plan_kills(y)) < 0)
+        if ((r = plan_forgets(y)) < 0 || (r = plan_starts(y)) < 0 || (r = plan_kills(y)) < 0)
                 return r;
         p.phase = pod_phase(y, &p);
         if (p.phase == XP_POD_SUCCEEDED || p.phase == XP_POD_FAILED)
@@ -1027,7 +1075,7 @@ static int sync_pod(struct sync *y, struct xp_error *err)
         /* done only once the server holds the final status: until then a sync (a watch event,
          * a relist after the server was away) compares it again and writes it again */
         y->res->done = y->m->terminal != XP_POD_PHASE_UNSET && !y->deleting && !y->any_running &&
-                       !y->res->status;
+                       !y->res->status && !y->kept;
         return 0;
 }
 

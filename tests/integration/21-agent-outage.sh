@@ -8,7 +8,10 @@
 #     started again: the start whose shim is still setting up is finished (the shim was held up
 #     opening its log, a FIFO the test opens only after the new agent is up), the one whose shim
 #     was killed with the agent is redone; neither pod is Failed with "the shim died", and each
-#     container ran exactly once (it appends a line to a file).
+#     container ran exactly once (it appends a line to a file);
+# (d) a pod that exits (code 3) while the server is down again, and the agent too is killed and
+#     started again during that outage: the next agent reports the exit, and does not run the
+#     container again.
 source "$(dirname "$0")/lib.sh"
 data=$tmp/server
 share=$tmp/share # what the pods and the test share; no xpool directory is below it
@@ -154,14 +157,21 @@ for p in finish redo; do
   mkfifo "${fifo[$p]}"
 done
 kill -CONT "$agent_pid"
+shim_of() { # pod: the pid of its shim once detached (it leads its own session; the first
+  # process of the shim, about to exit, does not)
+  local pid
+  for pid in $(pgrep -f "__shim $tmp/agent/containers/${uid[$1]}/main\$"); do
+    [[ $(ps -o sid= -p "$pid" | tr -d ' ') == "$pid" ]] && echo "$pid"
+  done
+}
 mid_start() { # pod: its spec written, its shim alive, nothing started yet
   local d=$tmp/agent/containers/${uid[$1]}/main
-  [[ -e $d/spec.json && ! -e $d/running.json && ! -e $d/exit.json ]] && pgrep -f "__shim $d\$"
+  [[ -e $d/spec.json && ! -e $d/running.json && ! -e $d/exit.json && -n $(shim_of "$1") ]]
 }
 wait_for "finish's start is under way" 10 mid_start finish
 wait_for "redo's start is under way" 10 mid_start redo
-shim_finish=$(pgrep -f "__shim $tmp/agent/containers/${uid[finish]}/main\$" || true)
-shim_redo=$(pgrep -f "__shim $tmp/agent/containers/${uid[redo]}/main\$" || true)
+shim_finish=$(shim_of finish)
+shim_redo=$(shim_of redo)
 kill -STOP "$agent_pid" # frozen in the middle of both starts
 sleep 0.2
 kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
@@ -190,6 +200,41 @@ for p in finish redo; do
 done
 check "redo's logs" 0 "$xpool" logs redo
 expect_in "redo's output" "$tmp/out" "hello-redo"
+
+# ---- (d): the agent itself restarted during an outage, after its pod exited ----------------------
+# The exit's record stays on the node until the server holds it: the next agent reports it and
+# does not run the container again.
+cat >"$tmp/restart.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: exit3-restarted}
+spec:
+  nodeName: n1
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: none
+    command: ["sh", "-c", "echo ran >>$share/exit3-restarted.ran; until [ -e $share/go2 ]; do sleep 0.1; done; exit 3"]
+YAML
+check "create the pod of the second outage" 0 "$xpool" apply -f "$tmp/restart.yaml"
+wait_for "exit3-restarted runs" 20 phase_is exit3-restarted Running
+kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
+touch "$share/go2"
+tried() { grep -q "writing the status of pod default/exit3-restarted failed" "$tmp/agent.log"; }
+wait_for "the agent tries to write the exit during the second outage" 10 tried
+kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
+start_agent # it waits for the server
+sleep 2
+start_server "127.0.0.1:$port"
+wait_for "the server comes back again" 15 server_up
+back=$SECONDS
+wait_for "exit3-restarted is Failed after the agent's restart" 15 phase_is exit3-restarted Failed
+echo "second outage: exit3-restarted Failed within $((SECONDS - back)) s of the server's return"
+check "exit3-restarted's status" 0 "$xpool" get pod exit3-restarted -o yaml
+expect_in "exit3-restarted exit code" "$tmp/out" "exitCode: 3"
+expect_in "exit3-restarted not restarted" "$tmp/out" "restartCount: 0"
+runs=$(wc -l <"$share/exit3-restarted.ran" 2>/dev/null || echo 0)
+[[ $runs -eq 1 ]] || fail "exit3-restarted ran $runs times, expected once"
 
 if [[ $failures -gt 0 ]]; then
   for f in server agent; do echo "---- $f.log"; tail -n 40 "$tmp/$f.log"; done

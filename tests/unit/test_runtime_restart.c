@@ -160,7 +160,31 @@ static void wait_dead(pid_t pid)
         assert_false(alive(pid));
 }
 
-/* The pid of the shim of uid's container (its argv names the state directory), 0: none. */
+/* Whether pid leads its own session: the shim after detaching (its first process does not). */
+static bool session_leader(pid_t pid)
+{
+        char path[64], buf[512], *p;
+        int ppid, pgrp, session;
+        ssize_t n;
+        char st;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        return p && sscanf(p + 1, " %c %d %d %d", &st, &ppid, &pgrp, &session) == 4 &&
+               session == (int)pid;
+}
+
+/* The pid of the shim of uid's container (its argv names the state directory, and it has
+ * detached: the first process, about to exit, does not count), 0: none. */
 static pid_t find_shim(struct fixture *f, const char *uid)
 {
         char dir[512], path[64], buf[4096];
@@ -188,7 +212,8 @@ static pid_t find_shim(struct fixture *f, const char *uid)
                 /* argv: EXE __shim DIR */
                 for (char *a = buf; a < buf + n; a += strlen(a) + 1)
                         if (strcmp(a, "__shim") == 0 && a + strlen(a) + 1 < buf + n &&
-                            strcmp(a + strlen(a) + 1, dir) == 0)
+                            strcmp(a + strlen(a) + 1, dir) == 0 &&
+                            session_leader((pid_t)atoi(e->d_name)))
                                 found = (pid_t)atoi(e->d_name);
         }
         closedir(d);
