@@ -828,6 +828,18 @@ static void classify(struct sync *y, struct plan *p)
                         p->inits_done = false;
 }
 
+/* Adds action kind (FORGET, START or KILL with sig) for container i of the sync. */
+static int container_action(
+    struct sync *y, size_t i, enum xp_podsync_action_kind kind, unsigned attempt, int sig)
+{
+        return add_action(y->res,
+                          (struct xp_podsync_action){.kind = kind,
+                                                     .container = y->views[i].spec->name,
+                                                     .init = i < y->n_init,
+                                                     .attempt = attempt,
+                                                     .signal = sig});
+}
+
 /* Whether the server's status holds the outcome of attempt of container name: its terminated
  * state (or last state) names the attempt's containerID. */
 static bool server_has(const struct xp_pod *pod, const char *name, bool init, unsigned attempt)
@@ -872,11 +884,7 @@ static int plan_forgets(struct sync *y)
                         y->kept = true;
                         continue;
                 }
-                r = add_action(y->res,
-                               (struct xp_podsync_action){.kind = XP_PODSYNC_FORGET,
-                                                          .container = v->spec->name,
-                                                          .init = i < y->n_init,
-                                                          .attempt = attempt});
+                r = container_action(y, i, XP_PODSYNC_FORGET, attempt, 0);
                 if (r < 0)
                         return r;
         }
@@ -908,11 +916,7 @@ static int plan_starts(struct sync *y)
                         continue;
                 }
                 v->starting = true;
-                r = add_action(y->res,
-                               (struct xp_podsync_action){.kind = XP_PODSYNC_START,
-                                                          .container = v->spec->name,
-                                                          .init = i < y->n_init,
-                                                          .attempt = attempt});
+                r = container_action(y, i, XP_PODSYNC_START, attempt, 0);
                 if (r < 0)
                         return r;
         }
@@ -927,12 +931,7 @@ static int signal_once(struct sync *y, size_t i, unsigned *mark, int sig)
         if (*mark == v->running->attempt + 1)
                 return 0;
         *mark = v->running->attempt + 1;
-        return add_action(y->res,
-                          (struct xp_podsync_action){.kind = XP_PODSYNC_KILL,
-                                                     .container = v->spec->name,
-                                                     .init = i < y->n_init,
-                                                     .attempt = v->running->attempt,
-                                                     .signal = sig});
+        return container_action(y, i, XP_PODSYNC_KILL, v->running->attempt, sig);
 }
 
 /* Kills: deletion (SIGTERM, SIGKILL at the deadline) or a terminal pod (SIGKILL). */

@@ -133,10 +133,11 @@ static void sleep_ms(long ms)
         nanosleep(&ts, NULL);
 }
 
-/* Whether pid runs (a zombie does not: our pid 1 may take its time to reap it). */
-static bool alive(pid_t pid)
+/* The state and session of pid from /proc/PID/stat; false when there is no such process. */
+static bool proc_stat(pid_t pid, char *ret_state, int *ret_session)
 {
         char path[64], buf[512], *p;
+        int ppid, pgrp;
         ssize_t n;
         int fd;
 
@@ -150,7 +151,16 @@ static bool alive(pid_t pid)
                 return false;
         buf[n] = '\0';
         p = strrchr(buf, ')');
-        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+        return p && sscanf(p + 1, " %c %d %d %d", ret_state, &ppid, &pgrp, ret_session) == 4;
+}
+
+/* Whether pid runs (a zombie does not: our pid 1 may take its time to reap it). */
+static bool alive(pid_t pid)
+{
+        char state;
+        int session;
+
+        return proc_stat(pid, &state, &session) && state != 'Z' && state != 'X';
 }
 
 static void wait_dead(pid_t pid)
@@ -163,24 +173,10 @@ static void wait_dead(pid_t pid)
 /* Whether pid leads its own session: the shim after detaching (its first process does not). */
 static bool session_leader(pid_t pid)
 {
-        char path[64], buf[512], *p;
-        int ppid, pgrp, session;
-        ssize_t n;
-        char st;
-        int fd;
+        char state;
+        int session;
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return false;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        p = strrchr(buf, ')');
-        return p && sscanf(p + 1, " %c %d %d %d", &st, &ppid, &pgrp, &session) == 4 &&
-               session == (int)pid;
+        return proc_stat(pid, &state, &session) && session == (int)pid;
 }
 
 /* The pid of the shim of uid's container (its argv names the state directory, and it has
