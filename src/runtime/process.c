@@ -377,7 +377,7 @@ static bool is_starting(const struct xp_runtime *rt, const char *uid, const char
 
 /*
  * A start that no live process holds the lock of (c spec only, the lock held by the caller):
- * 0 when its container never ran (the release marker is empty: the start may be made again, as
+ * 0 when its container never ran (there is no release marker: the start may be made again, as
  * the same attempt); 1 when its shim died after letting the container go on to exec: what may
  * run of it is killed and the exit recorded (c is EXITED then), so it never runs twice.
  */
@@ -694,11 +694,17 @@ spec_text(const struct xp_runtime *rt, const struct xp_container_launch *l, cons
 static void remove_state(const struct xp_runtime *rt, const char *uid, const char *container)
 {
         static const char *const files[] = {
-            RUNTIME_EXIT_FILE, RUNTIME_RUNNING_FILE, RUNTIME_SPEC_FILE, RUNTIME_LOCK_FILE};
+            RUNTIME_EXIT_FILE, RUNTIME_RUNNING_FILE, RUNTIME_SPEC_FILE};
         char dir[PATH_MAX], path[PATH_MAX + 32];
+        int fd;
 
         if (container_dir(rt, uid, container, dir) < 0)
                 return;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0) {
+                (void)runtime_release_clear(fd);
+                close(fd);
+        }
         for (size_t i = 0; i < XP_ELEMENTSOF(files); i++) {
                 snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
                 unlink(path);
@@ -877,6 +883,7 @@ static int start(struct xp_runtime *rt,
 {
         _cleanup_free_ char *log_dir = NULL, *text = NULL;
         _cleanup_close_ int lock = -1;
+        bool fresh = true;
         char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
         struct cinfo c;
         int r, code;
@@ -890,11 +897,18 @@ static int start(struct xp_runtime *rt,
                                  l->pod_uid,
                                  l->container,
                                  strerror(-r));
-        r = runtime_mkdir_p(dir, err);
-        if (r < 0)
-                return r;
+        /* a directory made now holds nothing of an earlier start */
+        if (mkdir(dir, 0755) < 0) {
+                fresh = false;
+                if (errno != EEXIST) {
+                        fresh = true;
+                        r = runtime_mkdir_p(dir, err);
+                        if (r < 0)
+                                return r;
+                }
+        }
         /* waits while the shim of an interrupted start (an earlier agent's) is still at it */
-        r = runtime_start_lock(dir, true, true, &lock);
+        r = runtime_start_lock(dir, true, &lock);
         if (r < 0)
                 return xp_errorf(err,
                                  r,
@@ -911,15 +925,14 @@ static int start(struct xp_runtime *rt,
         unlink(path);
         snprintf(path, sizeof(path), "%s/" RUNTIME_RUNNING_FILE, dir);
         unlink(path);
-        if (ftruncate(lock, 0) < 0) {
-                r = -errno;
+        r = fresh ? 0 : runtime_release_clear(lock);
+        if (r < 0)
                 return xp_errorf(err,
                                  r,
-                                 "container %s/%s: clearing the start lock: %s",
+                                 "container %s/%s: clearing the release marker: %s",
                                  l->pod_uid,
                                  l->container,
                                  strerror(-r));
-        }
         text = spec_text(rt, l, log_dir);
         if (!text)
                 return xp_errorf(
@@ -1088,19 +1101,14 @@ static bool list_interrupted(
     struct xp_runtime *rt, const char *uid, const char *container, const char *dir, struct cinfo *c)
 {
         _cleanup_close_ int lock = -1;
-        int r = runtime_start_lock(dir, false, false, &lock);
+        int r = runtime_start_lock(dir, false, &lock);
 
-        if (r == -EWOULDBLOCK)
+        /* held: a shim is at it; or the directory cannot be read: left for a start to wait on */
+        if (r < 0)
                 return false;
-        /* a lock that cannot be read (not -ENOENT: a spec without one never got a shim) is
-         * left for a start to wait on */
-        if (r < 0 && r != -ENOENT)
-                return false;
-        if (lock >= 0) {
-                r = settle_interrupted(rt, dir, lock, c);
-                if (r != 0)
-                        return r > 0;
-        }
+        r = settle_interrupted(rt, dir, lock, c);
+        if (r != 0)
+                return r > 0;
         if (rt->root) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 

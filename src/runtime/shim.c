@@ -488,6 +488,8 @@ static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
         return status;
 }
 
+/* The release marker (runtime_internal.h), before the child may exec; the child is killed
+ * when it cannot be made. */
 static int release_marker(struct shim *s, struct xp_error *err)
 {
         uint64_t start = 0;
@@ -498,8 +500,11 @@ static int release_marker(struct shim *s, struct xp_error *err)
                 return 0;
         (void)runtime_proc_start(s->child, &start, &state);
         r = runtime_release_write(s->lock, s->child, start, getpid());
-        if (r < 0)
-                return xp_errorf(err, r, "%s: writing the start lock: %s", s->dir, strerror(-r));
+        if (r < 0) {
+                kill(s->child, SIGKILL);
+                waitpid(s->child, NULL, 0);
+                return xp_errorf(err, r, "%s: the release marker: %s", s->dir, strerror(-r));
+        }
         return 0;
 }
 
@@ -557,14 +562,11 @@ static int run(struct shim *s, struct xp_error *err)
                         return r;
                 }
         }
-        /* from here the container may run: say so in the start lock first, so a next agent
+        /* from here the container may run: say so first (the release marker), so a next agent
          * never starts this attempt again after our death */
         r = release_marker(s, err);
-        if (r < 0) {
-                kill(s->child, SIGKILL);
-                waitpid(s->child, NULL, 0);
+        if (r < 0)
                 return r;
-        }
         (void)!write(sync[1], "g", 1);
         close(sync[1]);
         /* EOF on the close-on-exec error pipe: exec happened */
