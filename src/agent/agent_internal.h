@@ -87,7 +87,9 @@ struct xp_agent_pods {
         pthread_mutex_t lock;
         json_t *pods;
         json_t *dirty;
-        bool listed; /* the first list is in: uids absent from pods are gone */
+        bool listed;        /* the first list is in: uids absent from pods are gone */
+        bool resync;        /* the server is back: every pod is to be compared with it again */
+        atomic_bool relist; /* the watch is to list again at its next chance */
         int wake_fd;
 };
 
@@ -162,6 +164,9 @@ int xp_agent_pods_apply_event(struct xp_agent_pods *pods,
                               struct xp_error *err);
 /* watch.c: replaces pods by a v1 PodList: every pod present marked dirty, absent ones deleted. */
 int xp_agent_pods_apply_list(struct xp_agent_pods *pods, const json_t *list, struct xp_error *err);
+/* watch.c: the server is reachable again (the lease renews after failing): the watch lists again
+ * at its next event, and the reconcile loop compares every pod with what the server holds. */
+void xp_agent_pods_resync(struct xp_agent_pods *pods);
 int xp_agent_pods_init(struct xp_agent_pods *pods);
 void xp_agent_pods_done(struct xp_agent_pods *pods);
 
@@ -169,7 +174,8 @@ void xp_agent_pods_done(struct xp_agent_pods *pods);
 void *xp_agent_reconcile_thread(void *userdata);
 
 /* status.c: the pool of writers that PATCH pod statuses and DELETE finished pods; the newest
- * status of a pod replaces one not yet written. */
+ * status of a pod replaces one not yet written, and a write is tried again until it lands (or
+ * the pod is gone). */
 int xp_agent_status_new(const struct xp_apiclient_options *api,
                         unsigned n_threads,
                         struct xp_agent_status **ret,
@@ -187,3 +193,5 @@ int xp_agent_status_delete(struct xp_agent_status *s,
                            const char *pod_namespace,
                            const char *pod_name,
                            const char *pod_uid);
+/* The pod is gone from the server: what waits to be written for it is dropped. */
+void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid);

@@ -5,6 +5,7 @@
  * kube-node-lease/NAME renewed every heartbeat, which is what the server's node monitor reads. The
  * Ready condition's heartbeat is refreshed every node_status_ms. A failed renewal is logged and
  * retried at the next heartbeat: the server marks the node Unknown only after its grace period.
+ * The first renewal after failures has every pod compared with the server again (resync).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -147,10 +148,13 @@ void *xp_agent_lease_thread(void *userdata)
                             agent->node_name,
                             (long long)agent->heartbeat_ms,
                             xp_error_message(&err));
-                else if (r >= 0 && failing)
+                else if (r >= 0 && failing) {
                         xp_log(LOG_INFO,
                                "agent: Lease kube-node-lease/%s renewed again",
                                agent->node_name);
+                        /* the server is back: what it holds of every pod is checked again */
+                        xp_agent_pods_resync(&agent->pods);
+                }
                 failing = r < 0;
         }
         return NULL;

@@ -205,6 +205,7 @@ struct cview {
         const struct xp_container *spec;
         struct cmem *mem;
         const struct xp_container_record *running; /* a record that has not exited */
+        const struct xp_container_record *exited;  /* the newest exited record, if any */
         bool restarting;                           /* finished, will restart (now or later) */
         bool starting;                             /* START is in this result */
         bool finished;                             /* finished, stays so */
@@ -557,27 +558,16 @@ struct plan {
         enum xp_pod_phase phase;
 };
 
+/* The conditions Initialized, Ready and ContainersReady into status, the kubelet's way. */
 static int
-build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, json_t **ret)
+set_conditions(json_t *status, const json_t *old_conds, const struct plan *p, int64_t now_ns)
 {
-        _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *canon_json = NULL,
-                                       *old = NULL;
-        _cleanup_(xp_pod_freep) struct xp_pod *canon = NULL;
         _cleanup_free_ char *init_msg = NULL, *ready_msg = NULL;
-        json_t *conds, *old_conds, *arr;
         bool ready = true, completed = p->phase == XP_POD_SUCCEEDED;
+        const char *not_ready = completed ? "PodCompleted" : "ContainersNotReady";
+        json_t *conds = json_object_get(status, "conditions");
         int r;
 
-        r = xp_pod_to_json(pod, &pod_json);
-        if (r < 0)
-                return r;
-        /* a reference of our own: pod_json's status is replaced below */
-        old = json_incref(json_object_get(pod_json, "status"));
-        status = old ? json_deep_copy(old) : json_object();
-        if (!status)
-                return -ENOMEM;
-        old_conds = json_object_get(old, "conditions");
-        conds = json_object_get(status, "conditions");
         if (!conds) {
                 if (json_object_set_new(status, "conditions", json_array()) < 0)
                         return -ENOMEM;
@@ -604,34 +594,28 @@ build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, jso
                                              : "ContainersNotInitialized",
                                init_msg,
                                now_ns)) < 0 ||
-            (r = set_condition(conds,
-                               old_conds,
-                               "Ready",
-                               ready,
-                               ready       ? NULL
-                               : completed ? "PodCompleted"
-                                           : "ContainersNotReady",
-                               ready_msg,
-                               now_ns)) < 0 ||
+            (r = set_condition(
+                 conds, old_conds, "Ready", ready, ready ? NULL : not_ready, ready_msg, now_ns)) <
+                0 ||
             (r = set_condition(conds,
                                old_conds,
                                "ContainersReady",
                                ready,
-                               ready       ? NULL
-                               : completed ? "PodCompleted"
-                                           : "ContainersNotReady",
+                               ready ? NULL : not_ready,
                                ready_msg,
                                now_ns)) < 0)
                 return r;
-        if (json_object_set_new(status, "phase", json_string(xp_pod_phase_to_string(p->phase))) <
-                0 ||
-            (!pod->status.start_time &&
-             json_object_set_new(status, "startTime", time_json(now_ns)) < 0))
-                return -ENOMEM;
+        return 0;
+}
+
+/* initContainerStatuses and containerStatuses into status, one entry per container. */
+static int set_container_statuses(json_t *status, const struct xp_pod *pod, const struct plan *p)
+{
         for (int pass = 0; pass < 2; pass++) {
                 const struct cview *v = pass ? p->main : p->init;
                 size_t n = pass ? p->n_main : p->n_init;
                 const char *key = pass ? "containerStatuses" : "initContainerStatuses";
+                json_t *arr;
 
                 if (n == 0)
                         continue;
@@ -640,12 +624,24 @@ build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, jso
                         return -ENOMEM;
                 for (size_t i = 0; i < n; i++) {
                         json_t *cs = container_status_json(pod, &v[i], !p->inits_done);
+
                         if (!cs || json_array_append_new(arr, cs) < 0)
                                 return -ENOMEM;
                 }
         }
+        return 0;
+}
 
-        /* through the codec, so the comparison sees what encoding the pod would give */
+/*
+ * status as the pod's encoding gives it (through the codec, so the comparison sees what the
+ * server will store) into *ret, or NULL when that equals old. pod_json's status is replaced.
+ */
+static int changed_status(json_t *pod_json, json_t *status, const json_t *old, json_t **ret)
+{
+        _cleanup_(json_decrefp) json_t *canon_json = NULL;
+        _cleanup_(xp_pod_freep) struct xp_pod *canon = NULL;
+        int r;
+
         if (json_object_set(pod_json, "status", status) < 0)
                 return -ENOMEM;
         r = xp_pod_from_json(pod_json, NULL, XP_DECODE_TRUSTED, &canon, NULL);
@@ -660,6 +656,35 @@ build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, jso
         }
         *ret = json_incref(json_object_get(canon_json, "status"));
         return *ret ? 0 : -ENOMEM;
+}
+
+/* The whole status the plan gives the pod (from its stored one), NULL when that is unchanged. */
+static int
+build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, json_t **ret)
+{
+        _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *old = NULL;
+        int r;
+
+        r = xp_pod_to_json(pod, &pod_json);
+        if (r < 0)
+                return r;
+        /* a reference of our own: pod_json's status is replaced in changed_status() */
+        old = json_incref(json_object_get(pod_json, "status"));
+        status = old ? json_deep_copy(old) : json_object();
+        if (!status)
+                return -ENOMEM;
+        r = set_conditions(status, json_object_get(old, "conditions"), p, now_ns);
+        if (r < 0)
+                return r;
+        if (json_object_set_new(status, "phase", json_string(xp_pod_phase_to_string(p->phase))) <
+                0 ||
+            (!pod->status.start_time &&
+             json_object_set_new(status, "startTime", time_json(now_ns)) < 0))
+                return -ENOMEM;
+        r = set_container_statuses(status, pod, p);
+        if (r < 0)
+                return r;
+        return changed_status(pod_json, status, old, ret);
 }
 
 /* ---- the sync ------------------------------------------------------------------------------- */
@@ -707,238 +732,282 @@ static int sync_gone(struct xp_podsync_memory *m,
         return 0;
 }
 
-static int sync_pod(const struct xp_podsync_config *config,
-                    struct xp_podsync_memory *m,
-                    const struct xp_pod *pod,
-                    const struct xp_container_record *records,
-                    size_t n_records,
-                    int64_t now_ns,
-                    struct xp_podsync_result *res,
-                    struct xp_error *err)
+/* One sync of a pod the server has: what xp_podsync() works with, the steps below fill it in. */
+struct sync {
+        const struct xp_podsync_config *config;
+        struct xp_podsync_memory *m;
+        const struct xp_pod *pod;
+        const struct xp_container_record *records;
+        size_t n_records;
+        int64_t now_ns;
+        struct xp_podsync_result *res;
+        struct cview *views; /* the init containers, then the others */
+        size_t n_init, n;
+        bool deleting;        /* deletionTimestamp is set */
+        bool server_terminal; /* the server's phase is Succeeded or Failed */
+        bool stopping;        /* deleting or terminal: nothing starts any more */
+        bool any_running, absorbed, init_failed;
+        bool kept; /* an exited record is kept until the server holds its outcome */
+};
+
+static const struct xp_container *spec_container(const struct sync *y, size_t i)
 {
-        _cleanup_free_ struct cview *views = NULL;
-        const struct xp_pod_spec *spec = &pod->spec;
-        size_t n_init = spec->init_containers.n, n = n_init + spec->containers.n;
-        enum xp_pod_phase server_phase = pod->status.phase;
-        bool deleting = pod->metadata.deletion_timestamp != 0;
-        bool server_terminal = server_phase == XP_POD_SUCCEEDED || server_phase == XP_POD_FAILED;
-        bool stopping, any_running = false, absorbed = false, init_failed = false;
-        struct plan p = {0};
+        const struct xp_pod_spec *spec = &y->pod->spec;
+
+        return i < y->n_init ? &spec->init_containers.items[i]
+                             : &spec->containers.items[i - y->n_init];
+}
+
+/* Every container's view: its memory, its running record, the outcome of an exited one (taken
+ * into memory; plan_forgets() decides when the record goes). */
+static int build_views(struct sync *y, struct xp_error *err)
+{
+        const char *pod_name = y->pod->metadata.name;
         int r;
 
-        if (!m->seeded && (r = seed(m, pod)) < 0)
-                return r;
-        views = calloc(n ? n : 1, sizeof(*views));
-        if (!views)
+        y->views = calloc(y->n ? y->n : 1, sizeof(*y->views));
+        if (!y->views)
                 return -ENOMEM;
         /* every entry first: memory_get() may move them */
-        for (size_t i = 0; i < n; i++) {
-                bool init = i < n_init;
-                const struct xp_container *ct =
-                    init ? &spec->init_containers.items[i] : &spec->containers.items[i - n_init];
-
-                if (ct->name && !memory_get(m, ct->name, init))
+        for (size_t i = 0; i < y->n; i++)
+                if (spec_container(y, i)->name &&
+                    !memory_get(y->m, spec_container(y, i)->name, i < y->n_init))
                         return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++) {
-                bool init = i < n_init;
-                const struct xp_container *ct =
-                    init ? &spec->init_containers.items[i] : &spec->containers.items[i - n_init];
+        for (size_t i = 0; i < y->n; i++) {
+                const struct xp_container *ct = spec_container(y, i);
+                struct cview *v = &y->views[i];
                 const struct xp_container_record *done;
 
                 if (!ct->name)
-                        return xp_errorf(err,
-                                         -EINVAL,
-                                         "pod %s: container %zu has no name",
-                                         pod->metadata.name,
-                                         i);
+                        return xp_errorf(
+                            err, -EINVAL, "pod %s: container %zu has no name", pod_name, i);
                 for (size_t j = 0; j < i; j++)
-                        if (strcmp(views[j].spec->name, ct->name) == 0)
+                        if (strcmp(y->views[j].spec->name, ct->name) == 0)
                                 return xp_errorf(err,
                                                  -EINVAL,
                                                  "pod %s: two containers named %s",
-                                                 pod->metadata.name,
+                                                 pod_name,
                                                  ct->name);
-                views[i].spec = ct;
-                views[i].mem = memory_get(m, ct->name, init);
-                if (!views[i].mem)
+                v->spec = ct;
+                v->mem = memory_get(y->m, ct->name, i < y->n_init);
+                if (!v->mem)
                         return -ENOMEM;
-                views[i].running = find_record(records, n_records, ct->name, false);
-                done = find_record(records, n_records, ct->name, true);
+                v->running = find_record(y->records, y->n_records, ct->name, false);
+                done = find_record(y->records, y->n_records, ct->name, true);
                 if (done) {
-                        if (!views[i].mem->last.set || views[i].mem->last.attempt < done->attempt)
-                                absorbed = true;
-                        if ((r = absorb(config, views[i].mem, done, now_ns)) < 0)
+                        if (!v->mem->last.set || v->mem->last.attempt < done->attempt)
+                                y->absorbed = true;
+                        if ((r = absorb(y->config, v->mem, done, y->now_ns)) < 0)
                                 return r;
+                        v->exited = done;
                 }
-                if (done && !views[i].running) {
-                        /* before any START of it: the runtime keeps one record per container */
-                        r = add_action(res,
-                                       (struct xp_podsync_action){.kind = XP_PODSYNC_FORGET,
-                                                                  .container = ct->name,
-                                                                  .init = init,
-                                                                  .attempt = done->attempt});
-                        if (r < 0)
-                                return r;
-                }
-                if (views[i].running)
-                        any_running = true;
+                if (v->running)
+                        y->any_running = true;
         }
-        p = (struct plan){.init = views,
-                          .n_init = n_init,
-                          .main = views + n_init,
-                          .n_main = n - n_init,
-                          .inits_done = true};
-        if (m->terminal == XP_POD_PHASE_UNSET && server_terminal)
-                m->terminal = server_phase;
-        stopping = deleting || m->terminal != XP_POD_PHASE_UNSET;
+        return 0;
+}
 
-        /* which containers finished for good, which restart */
-        for (size_t i = 0; i < n; i++) {
-                struct cview *v = &views[i];
+/* Which containers finished for good, which restart; whether the inits are all done. */
+static void classify(struct sync *y, struct plan *p)
+{
+        for (size_t i = 0; i < y->n; i++) {
+                struct cview *v = &y->views[i];
                 const struct outcome *o = &v->mem->last;
 
                 if (v->running || !o->set)
                         continue;
-                if (!stopping && wants_restart(spec->restart_policy, i < n_init, o))
+                if (!y->stopping && wants_restart(y->pod->spec.restart_policy, i < y->n_init, o))
                         v->restarting = true;
                 else
                         v->finished = true;
-                if (i < n_init && !v->restarting && o->exit_code != 0)
-                        init_failed = true;
+                if (i < y->n_init && !v->restarting && o->exit_code != 0)
+                        y->init_failed = true;
         }
-        for (size_t i = 0; i < n_init; i++)
-                if (!succeeded(&views[i]))
-                        p.inits_done = false;
+        for (size_t i = 0; i < y->n_init; i++)
+                if (!succeeded(&y->views[i]))
+                        p->inits_done = false;
+}
 
-        /* starts: the first unfinished init container, else every container */
-        if (!stopping && !init_failed) {
-                size_t from = n_init, to = n;
+/* Adds action kind (FORGET, START or KILL with sig) for container i of the sync. */
+static int container_action(
+    struct sync *y, size_t i, enum xp_podsync_action_kind kind, unsigned attempt, int sig)
+{
+        return add_action(y->res,
+                          (struct xp_podsync_action){.kind = kind,
+                                                     .container = y->views[i].spec->name,
+                                                     .init = i < y->n_init,
+                                                     .attempt = attempt,
+                                                     .signal = sig});
+}
 
-                for (size_t i = 0; i < n_init; i++)
-                        if (!succeeded(&views[i])) {
-                                from = i;
-                                to = i + 1;
-                                break;
-                        }
-                for (size_t i = from; i < to; i++) {
-                        struct cview *v = &views[i];
-                        unsigned attempt = v->mem->last.set ? v->mem->last.attempt + 1 : 0;
+/* Whether the server's status holds the outcome of attempt of container name: its terminated
+ * state (or last state) names the attempt's containerID. */
+static bool server_has(const struct xp_pod *pod, const char *name, bool init, unsigned attempt)
+{
+        const struct xp_pod_status *st = &pod->status;
+        size_t n = init ? st->init_container_statuses.n : st->container_statuses.n;
+        _cleanup_free_ char *id = NULL;
 
-                        if (v->running || v->finished)
-                                continue;
-                        if (v->restarting && v->mem->restart_at_ns > now_ns) {
-                                wake_at(res, v->mem->restart_at_ns);
-                                continue;
-                        }
-                        v->starting = true;
-                        r = add_action(res,
-                                       (struct xp_podsync_action){.kind = XP_PODSYNC_START,
-                                                                  .container = v->spec->name,
-                                                                  .init = i < n_init,
-                                                                  .attempt = attempt});
-                        if (r < 0)
-                                return r;
+        if (container_id(pod->metadata.uid, name, attempt, &id) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                const struct xp_container_status *cs =
+                    init ? &st->init_container_statuses.items[i] : &st->container_statuses.items[i];
+                const struct xp_container_state_terminated *t = cs->state.terminated;
+                const struct xp_container_state_terminated *lt = cs->last_state.terminated;
+
+                if (xp_streq0(cs->name, name) && ((t && xp_streq0(t->container_id, id)) ||
+                                                  (lt && xp_streq0(lt->container_id, id))))
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * Forgets: an exited record goes at once when its container restarts (the runtime keeps one
+ * record per container: before its START), or once the server holds its outcome. Until then it
+ * is the only durable copy: an agent restarted while the server is away reads it again, and
+ * neither loses the exit nor starts the attempt again.
+ */
+static int plan_forgets(struct sync *y)
+{
+        for (size_t i = 0; i < y->n; i++) {
+                const struct cview *v = &y->views[i];
+                unsigned attempt;
+                int r;
+
+                if (!v->exited || v->running)
+                        continue;
+                attempt = v->exited->attempt;
+                if (!v->restarting && v->mem->last.attempt == attempt &&
+                    !server_has(y->pod, v->spec->name, i < y->n_init, attempt)) {
+                        y->kept = true;
+                        continue;
                 }
-        }
-
-        /* kills: deletion (SIGTERM, SIGKILL at the deadline) or a terminal pod (SIGKILL) */
-        if (stopping) {
-                int64_t deadline = deleting ? pod->metadata.deletion_timestamp * NS_PER_SEC : 0;
-                bool now_kill = !deleting || now_ns >= deadline;
-
-                for (size_t i = 0; i < n; i++) {
-                        struct cview *v = &views[i];
-                        unsigned mark;
-
-                        if (!v->running)
-                                continue;
-                        mark = v->running->attempt + 1;
-                        if (!now_kill && v->mem->term_attempt != mark) {
-                                v->mem->term_attempt = mark;
-                                r = add_action(
-                                    res,
-                                    (struct xp_podsync_action){.kind = XP_PODSYNC_KILL,
-                                                               .container = v->spec->name,
-                                                               .init = i < n_init,
-                                                               .attempt = v->running->attempt,
-                                                               .signal = SIGTERM});
-                                if (r < 0)
-                                        return r;
-                        }
-                        if (now_kill && v->mem->kill_attempt != mark) {
-                                v->mem->kill_attempt = mark;
-                                r = add_action(
-                                    res,
-                                    (struct xp_podsync_action){.kind = XP_PODSYNC_KILL,
-                                                               .container = v->spec->name,
-                                                               .init = i < n_init,
-                                                               .attempt = v->running->attempt,
-                                                               .signal = SIGKILL});
-                                if (r < 0)
-                                        return r;
-                        }
-                        if (!now_kill)
-                                wake_at(res, deadline);
-                }
-        }
-
-        /* the phase, kubelet's way, kept once terminal */
-        if (m->terminal != XP_POD_PHASE_UNSET) {
-                p.phase = m->terminal;
-        } else if (init_failed) {
-                p.phase = XP_POD_FAILED;
-        } else if (!p.inits_done) {
-                p.phase = XP_POD_PENDING;
-        } else {
-                size_t pending = 0, running = 0, stopped = 0, ok = 0;
-
-                for (size_t i = n_init; i < n; i++) {
-                        const struct cview *v = &views[i];
-
-                        if (v->running)
-                                running++;
-                        else if (v->finished || v->restarting)
-                                stopped++, ok += v->mem->last.exit_code == 0;
-                        else
-                                pending++;
-                }
-                if (pending > 0)
-                        p.phase = XP_POD_PENDING;
-                else if (running > 0)
-                        p.phase = XP_POD_RUNNING;
-                else if (stopped > 0 && stopped == ok &&
-                         (deleting || spec->restart_policy == XP_RESTART_NEVER ||
-                          spec->restart_policy == XP_RESTART_ON_FAILURE))
-                        p.phase = XP_POD_SUCCEEDED;
-                else if (stopped > 0 && (deleting || spec->restart_policy == XP_RESTART_NEVER))
-                        p.phase = XP_POD_FAILED;
-                else
-                        p.phase = XP_POD_RUNNING;
-        }
-        if (p.phase == XP_POD_SUCCEEDED || p.phase == XP_POD_FAILED)
-                m->terminal = p.phase;
-
-        /* a terminal pod on the server keeps what it has unless an outcome is new */
-        if (!server_terminal || absorbed) {
-                r = build_status(pod, &p, now_ns, &res->status);
+                r = container_action(y, i, XP_PODSYNC_FORGET, attempt, 0);
                 if (r < 0)
                         return r;
         }
+        return 0;
+}
 
-        /* a record of a container the spec lacks has no place: kill it, then forget it */
-        for (size_t i = 0; i < n_records; i++) {
-                const struct xp_container_record *rec = &records[i];
+/* Starts: the first unfinished init container, else every container (after its back-off). */
+static int plan_starts(struct sync *y)
+{
+        size_t from = y->n_init, to = y->n;
+
+        if (y->stopping || y->init_failed)
+                return 0;
+        for (size_t i = 0; i < y->n_init; i++)
+                if (!succeeded(&y->views[i])) {
+                        from = i;
+                        to = i + 1;
+                        break;
+                }
+        for (size_t i = from; i < to; i++) {
+                struct cview *v = &y->views[i];
+                unsigned attempt = v->mem->last.set ? v->mem->last.attempt + 1 : 0;
+                int r;
+
+                if (v->running || v->finished)
+                        continue;
+                if (v->restarting && v->mem->restart_at_ns > y->now_ns) {
+                        wake_at(y->res, v->mem->restart_at_ns);
+                        continue;
+                }
+                v->starting = true;
+                r = container_action(y, i, XP_PODSYNC_START, attempt, 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* One signal to a running container, once per attempt (mark is the memory of having sent it). */
+static int signal_once(struct sync *y, size_t i, unsigned *mark, int sig)
+{
+        const struct cview *v = &y->views[i];
+
+        if (*mark == v->running->attempt + 1)
+                return 0;
+        *mark = v->running->attempt + 1;
+        return container_action(y, i, XP_PODSYNC_KILL, v->running->attempt, sig);
+}
+
+/* Kills: deletion (SIGTERM, SIGKILL at the deadline) or a terminal pod (SIGKILL). */
+static int plan_kills(struct sync *y)
+{
+        int64_t deadline = y->deleting ? y->pod->metadata.deletion_timestamp * NS_PER_SEC : 0;
+        bool now_kill = !y->deleting || y->now_ns >= deadline;
+
+        if (!y->stopping)
+                return 0;
+        for (size_t i = 0; i < y->n; i++) {
+                struct cview *v = &y->views[i];
+                int r;
+
+                if (!v->running)
+                        continue;
+                r = now_kill ? signal_once(y, i, &v->mem->kill_attempt, SIGKILL)
+                             : signal_once(y, i, &v->mem->term_attempt, SIGTERM);
+                if (r < 0)
+                        return r;
+                if (!now_kill)
+                        wake_at(y->res, deadline);
+        }
+        return 0;
+}
+
+/* The phase, the kubelet's way, kept once terminal. */
+static enum xp_pod_phase pod_phase(const struct sync *y, const struct plan *p)
+{
+        enum xp_restart_policy policy = y->pod->spec.restart_policy;
+        size_t pending = 0, running = 0, stopped = 0, ok = 0;
+
+        if (y->m->terminal != XP_POD_PHASE_UNSET)
+                return y->m->terminal;
+        if (y->init_failed)
+                return XP_POD_FAILED;
+        if (!p->inits_done)
+                return XP_POD_PENDING;
+        for (size_t i = y->n_init; i < y->n; i++) {
+                const struct cview *v = &y->views[i];
+
+                if (v->running)
+                        running++;
+                else if (v->finished || v->restarting)
+                        stopped++, ok += v->mem->last.exit_code == 0;
+                else
+                        pending++;
+        }
+        if (pending > 0)
+                return XP_POD_PENDING;
+        if (running > 0)
+                return XP_POD_RUNNING;
+        if (stopped > 0 && stopped == ok &&
+            (y->deleting || policy == XP_RESTART_NEVER || policy == XP_RESTART_ON_FAILURE))
+                return XP_POD_SUCCEEDED;
+        if (stopped > 0 && (y->deleting || policy == XP_RESTART_NEVER))
+                return XP_POD_FAILED;
+        return XP_POD_RUNNING;
+}
+
+/* A record of a container the spec lacks has no place: kill it, then forget it. */
+static int remove_strangers(struct sync *y)
+{
+        for (size_t i = 0; i < y->n_records; i++) {
+                const struct xp_container_record *rec = &y->records[i];
                 bool known = false;
+                int r;
 
-                for (size_t j = 0; j < n && !known; j++)
-                        known = xp_streq0(rec->container, views[j].spec->name);
+                for (size_t j = 0; j < y->n && !known; j++)
+                        known = xp_streq0(rec->container, y->views[j].spec->name);
                 if (known || !rec->container)
                         continue;
-                any_running = any_running || !rec->exited;
+                y->any_running = y->any_running || !rec->exited;
                 if (!rec->exited) {
-                        /* views[].mem may move here: they are not used after this loop */
-                        struct cmem *c = memory_get(m, rec->container, false);
+                        /* views[].mem may move here: they are not used after this */
+                        struct cmem *c = memory_get(y->m, rec->container, false);
 
                         if (!c)
                                 return -ENOMEM;
@@ -946,7 +1015,7 @@ static int sync_pod(const struct xp_podsync_config *config,
                                 continue; /* SIGKILL once */
                         c->kill_attempt = rec->attempt + 1;
                 }
-                r = add_action(res,
+                r = add_action(y->res,
                                (struct xp_podsync_action){.kind = rec->exited ? XP_PODSYNC_FORGET
                                                                               : XP_PODSYNC_KILL,
                                                           .container = rec->container,
@@ -955,12 +1024,57 @@ static int sync_pod(const struct xp_podsync_config *config,
                 if (r < 0)
                         return r;
         }
-        if (deleting && !any_running) {
-                r = add_action(res, (struct xp_podsync_action){.kind = XP_PODSYNC_DELETE_POD});
+        return 0;
+}
+
+static int sync_pod(struct sync *y, struct xp_error *err)
+{
+        enum xp_pod_phase server_phase = y->pod->status.phase;
+        struct plan p;
+        int r;
+
+        y->n_init = y->pod->spec.init_containers.n;
+        y->n = y->n_init + y->pod->spec.containers.n;
+        y->deleting = y->pod->metadata.deletion_timestamp != 0;
+        y->server_terminal = server_phase == XP_POD_SUCCEEDED || server_phase == XP_POD_FAILED;
+        if (!y->m->seeded && (r = seed(y->m, y->pod)) < 0)
+                return r;
+        r = build_views(y, err);
+        if (r < 0)
+                return r;
+        p = (struct plan){.init = y->views,
+                          .n_init = y->n_init,
+                          .main = y->views + y->n_init,
+                          .n_main = y->n - y->n_init,
+                          .inits_done = true};
+        if (y->m->terminal == XP_POD_PHASE_UNSET && y->server_terminal)
+                y->m->terminal = server_phase;
+        y->stopping = y->deleting || y->m->terminal != XP_POD_PHASE_UNSET;
+        classify(y, &p);
+        if ((r = plan_forgets(y)) < 0 || (r = plan_starts(y)) < 0 || (r = plan_kills(y)) < 0)
+                return r;
+        p.phase = pod_phase(y, &p);
+        if (p.phase == XP_POD_SUCCEEDED || p.phase == XP_POD_FAILED)
+                y->m->terminal = p.phase;
+
+        /* a terminal pod on the server keeps what it has unless an outcome is new */
+        if (!y->server_terminal || y->absorbed) {
+                r = build_status(y->pod, &p, y->now_ns, &y->res->status);
                 if (r < 0)
                         return r;
         }
-        res->done = m->terminal != XP_POD_PHASE_UNSET && !deleting && !any_running;
+        r = remove_strangers(y);
+        if (r < 0)
+                return r;
+        if (y->deleting && !y->any_running) {
+                r = add_action(y->res, (struct xp_podsync_action){.kind = XP_PODSYNC_DELETE_POD});
+                if (r < 0)
+                        return r;
+        }
+        /* done only once the server holds the final status: until then a sync (a watch event,
+         * a relist after the server was away) compares it again and writes it again */
+        y->res->done = y->m->terminal != XP_POD_PHASE_UNSET && !y->deleting && !y->any_running &&
+                       !y->res->status && !y->kept;
         return 0;
 }
 
@@ -992,9 +1106,18 @@ int xp_podsync(const struct xp_podsync_config *config,
         r = memory_copy(memory, &work);
         if (r < 0)
                 return xp_errorf(err, r, "pod sync: out of memory");
-        if (pod)
-                r = sync_pod(&cfg, &work, pod, records, n_records, now_ns, &res, err);
-        else
+        if (pod) {
+                struct sync y = {.config = &cfg,
+                                 .m = &work,
+                                 .pod = pod,
+                                 .records = records,
+                                 .n_records = n_records,
+                                 .now_ns = now_ns,
+                                 .res = &res};
+
+                r = sync_pod(&y, err);
+                free(y.views);
+        } else
                 r = sync_gone(&work, records, n_records, &res);
         if (r < 0) {
                 memory_done(&work);

@@ -151,11 +151,14 @@ static int take_changes(struct loop *l)
         const char *uid;
         json_t *value;
         void *tmp;
+        bool resync;
         int r = 0;
 
         if (!dirty || !changed)
                 return -ENOMEM;
         pthread_mutex_lock(&pods->lock);
+        resync = pods->resync;
+        pods->resync = false;
         json_object_foreach(pods->dirty, uid, value)
         {
                 json_t *pod = json_object_get(pods->pods, uid);
@@ -172,12 +175,18 @@ static int take_changes(struct loop *l)
         pthread_mutex_unlock(&pods->lock);
         if (r < 0)
                 return r;
+        /* the server is back: every pod's status is compared with what it holds, and written
+         * where it differs (a done pod's is known to be there) */
+        for (size_t i = 0; resync && i < l->n_states; i++)
+                l->states[i]->dirty = true;
         json_object_foreach(changed, uid, value)
         {
                 const json_t *meta = json_object_get(value, "metadata");
                 struct podstate *st;
 
                 if (json_is_null(value)) {
+                        /* gone from the server: nothing of it is to be written any more */
+                        xp_agent_status_forget(l->agent->status, uid);
                         st = state_find(l, uid);
                         if (st)
                                 set_pod(st, NULL);

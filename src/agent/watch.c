@@ -2,7 +2,9 @@
 /*
  * The pods of this node: list /api/v1/pods?fieldSelector=spec.nodeName=NAME, then watch from the
  * list's resourceVersion, resuming from the last event's after the stream ends, and listing again
- * on 410 Gone. What it sees goes into agent->pods, and the reconcile loop is woken.
+ * on 410 Gone, after a failure (the server was away: the new list is what every pod's status is
+ * compared with) and when the lease thread saw the server come back. What it sees goes into
+ * agent->pods, and the reconcile loop is woken.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -46,6 +48,15 @@ static void wake(struct xp_agent_pods *pods)
         if (pods->wake_fd >= 0)
                 n = write(pods->wake_fd, &one, sizeof(one));
         (void)n;
+}
+
+void xp_agent_pods_resync(struct xp_agent_pods *pods)
+{
+        atomic_store(&pods->relist, true);
+        pthread_mutex_lock(&pods->lock);
+        pods->resync = true;
+        pthread_mutex_unlock(&pods->lock);
+        wake(pods);
 }
 
 /* Sets uid to pod (NULL: deleted) and marks it dirty; the caller holds the lock. */
@@ -168,6 +179,10 @@ static int on_event(const char *data, size_t len, void *userdata)
         int r;
 
         (void)len;
+        /* the server came back while this stream stayed open: list again, so what the agent
+         * compares its pods with is what the server holds now */
+        if (atomic_exchange(&w->agent->pods.relist, false))
+                return -ESTALE;
         r = xp_agent_pods_apply_event(&w->agent->pods, data, &rv, &err);
         if (r == -ESTALE)
                 return r;
@@ -238,6 +253,8 @@ void *xp_agent_watch_thread(void *userdata)
 
         while (!atomic_load(&agent->stopping)) {
                 xp_error_clear(&err);
+                if (!listed)
+                        atomic_store(&agent->pods.relist, false);
                 r = listed ? 0 : list_pods(agent, agent->watch_client, &w, &err);
                 if (r >= 0) {
                         int64_t started = xp_agent_now_ns();
@@ -250,13 +267,16 @@ void *xp_agent_watch_thread(void *userdata)
                                 break;
                 }
                 if (r == -ESTALE) {
-                        /* our resourceVersion fell out of the server's window: list again */
+                        /* our resourceVersion fell out of the server's window (or the server
+                         * came back while the stream stayed open): list again */
                         listed = false;
                         continue;
                 }
                 if (r >= 0 || atomic_load(&agent->stopping))
                         continue; /* the server ended the stream: resume from the last event */
-                listed = listed && r != -ECANCELED;
+                /* after a failure, list again once the server answers: the list is what the
+                 * reconcile loop compares every pod's status with, and re-sends where it differs */
+                listed = false;
                 xp_log(LOG_WARNING,
                        "agent: watching the pods of node %s failed, retrying in 1 s: %s",
                        agent->node_name,

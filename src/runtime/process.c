@@ -319,7 +319,9 @@ static int record_lost(struct xp_runtime *rt, const char *dir, struct cinfo *c)
                 (void)signal_container(rt, c, SIGKILL, NULL);
         if (started)
                 r = asprintf(&msg,
-                             "the shim (pid %" PRId64 ") died without recording the exit",
+                             json_is_true(json_object_get(c->running, "starting"))
+                                 ? "the shim (pid %" PRId64 ") died while starting the container"
+                                 : "the shim (pid %" PRId64 ") died without recording the exit",
                              i64_of(c->running, "shim_pid"));
         else
                 r = asprintf(&msg, "the shim died before starting the container");
@@ -369,6 +371,45 @@ static bool is_starting(const struct xp_runtime *rt, const char *uid, const char
                     strcmp(rt->starting[i] + ulen + 1, container) == 0)
                         return true;
         return false;
+}
+
+/* ---- interrupted starts --------------------------------------------------------------------- */
+
+/*
+ * A start that no live process holds the lock of (c spec only, the lock held by the caller):
+ * 0 when its container never ran (there is no release marker: the start may be made again, as
+ * the same attempt); 1 when its shim died after letting the container go on to exec: what may
+ * run of it is killed and the exit recorded (c is EXITED then), so it never runs twice.
+ */
+static int settle_interrupted(struct xp_runtime *rt, const char *dir, int lock_fd, struct cinfo *c)
+{
+        struct runtime_release rel;
+        json_t *running;
+        int r;
+
+        r = runtime_release_read(lock_fd, &rel);
+        if (r <= 0)
+                return r;
+        running = json_pack("{s:i, s:I, s:i, s:b, s:b}",
+                            "pid",
+                            (int)rel.pid,
+                            "pid_start",
+                            (json_int_t)rel.pid_start,
+                            "shim_pid",
+                            (int)rel.shim_pid,
+                            "cgroup",
+                            rt->root != NULL,
+                            "starting",
+                            true);
+        if (!running)
+                return -ENOMEM;
+        json_decref(c->running);
+        c->running = running;
+        /* before its setsid() the container is no group leader yet: the pid itself too */
+        if (rel.pid > 0 && proc_alive(rel.pid, rel.pid_start))
+                (void)kill(rel.pid, SIGKILL);
+        r = record_lost(rt, dir, c);
+        return r < 0 ? r : 1;
 }
 
 /* ---- open / free ---------------------------------------------------------------------------- */
@@ -655,9 +696,15 @@ static void remove_state(const struct xp_runtime *rt, const char *uid, const cha
         static const char *const files[] = {
             RUNTIME_EXIT_FILE, RUNTIME_RUNNING_FILE, RUNTIME_SPEC_FILE};
         char dir[PATH_MAX], path[PATH_MAX + 32];
+        int fd;
 
         if (container_dir(rt, uid, container, dir) < 0)
                 return;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0) {
+                (void)runtime_release_clear(fd);
+                close(fd);
+        }
         for (size_t i = 0; i < XP_ELEMENTSOF(files); i++) {
                 snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
                 unlink(path);
@@ -667,11 +714,16 @@ static void remove_state(const struct xp_runtime *rt, const char *uid, const cha
         rmdir(path); /* fails while other containers of the pod have state */
 }
 
-/* Starts the shim and waits for its one-line report (it closes the pipe after it). */
-static int
-spawn_shim(struct xp_runtime *rt, const char *dir, char *reply, size_t size, struct xp_error *err)
+/* Starts the shim, handing it the start lock, and waits for its one-line report (it closes the
+ * pipe after it). */
+static int spawn_shim(struct xp_runtime *rt,
+                      const char *dir,
+                      int lock_fd,
+                      char *reply,
+                      size_t size,
+                      struct xp_error *err)
 {
-        _cleanup_close_ int rd = -1, wr = -1, high = -1;
+        _cleanup_close_ int rd = -1, wr = -1, high = -1, lock_high = -1;
         char *argv[] = {rt->shim_exe, (char *)"__shim", (char *)dir, NULL};
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
@@ -689,7 +741,8 @@ spawn_shim(struct xp_runtime *rt, const char *dir, char *reply, size_t size, str
         wr = fds[1];
         /* above RUNTIME_NOTIFY_FD, so the dup2 onto it always makes a new, inheritable fd */
         high = fcntl(wr, F_DUPFD_CLOEXEC, 10);
-        if (high < 0) {
+        lock_high = fcntl(lock_fd, F_DUPFD_CLOEXEC, 10);
+        if (high < 0 || lock_high < 0) {
                 r = -errno;
                 return xp_errorf(err, r, "starting the shim: dup: %s", strerror(-r));
         }
@@ -701,6 +754,7 @@ spawn_shim(struct xp_runtime *rt, const char *dir, char *reply, size_t size, str
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
         posix_spawn_file_actions_adddup2(&fa, high, RUNTIME_NOTIFY_FD);
+        posix_spawn_file_actions_adddup2(&fa, lock_high, RUNTIME_LOCK_FD);
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -711,6 +765,7 @@ spawn_shim(struct xp_runtime *rt, const char *dir, char *reply, size_t size, str
                 return xp_errorf(err, r, "starting the shim %s: %s", rt->shim_exe, strerror(-r));
         close(TAKE_FD(wr));
         close(TAKE_FD(high));
+        close(TAKE_FD(lock_high));
         while (len < size - 1 &&
                ((n = read(rd, reply + len, size - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
                 if (n > 0)
@@ -778,6 +833,48 @@ static int start_locked_check(struct xp_runtime *rt,
         return 0;
 }
 
+/*
+ * With the start lock held: what an earlier start left in dir. -EEXIST when the container runs,
+ * or when this attempt (or a later one) of it ran already: an attempt never runs twice. A start
+ * interrupted before its container could run is simply made again.
+ */
+static int claim(struct xp_runtime *rt,
+                 const struct xp_container_launch *l,
+                 const char *dir,
+                 int lock_fd,
+                 struct xp_error *err)
+{
+        struct cinfo c;
+        int r = 0;
+
+        cinfo_load(dir, &c);
+        if (c.state == CSTATE_STARTING)
+                r = settle_interrupted(rt, dir, lock_fd, &c);
+        else if (c.state == CSTATE_LOST)
+                r = record_lost(rt, dir, &c); /* kills what the lost shim left running */
+        if (r < 0)
+                r = xp_errorf(err,
+                              r,
+                              "container %s/%s: an earlier start: %s",
+                              l->pod_uid,
+                              l->container,
+                              strerror(-r));
+        else if (c.state == CSTATE_RUNNING)
+                r = xp_errorf(
+                    err, -EEXIST, "container %s/%s: already running", l->pod_uid, l->container);
+        else if (c.state == CSTATE_EXITED && i64_of(c.spec, "attempt") >= (int64_t)l->attempt)
+                r = xp_errorf(err,
+                              -EEXIST,
+                              "container %s/%s: attempt %" PRId64 " ran already",
+                              l->pod_uid,
+                              l->container,
+                              i64_of(c.spec, "attempt"));
+        else
+                r = 0;
+        cinfo_done(&c);
+        return r;
+}
+
 static int start(struct xp_runtime *rt,
                  const struct xp_container_launch *l,
                  const char *dir,
@@ -785,6 +882,8 @@ static int start(struct xp_runtime *rt,
                  struct xp_error *err)
 {
         _cleanup_free_ char *log_dir = NULL, *text = NULL;
+        _cleanup_close_ int lock = -1;
+        bool fresh = true;
         char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
         struct cinfo c;
         int r, code;
@@ -798,14 +897,42 @@ static int start(struct xp_runtime *rt,
                                  l->pod_uid,
                                  l->container,
                                  strerror(-r));
-        /* an exited record of an earlier attempt is replaced */
+        /* a directory made now holds nothing of an earlier start */
+        if (mkdir(dir, 0755) < 0) {
+                fresh = false;
+                if (errno != EEXIST) {
+                        fresh = true;
+                        r = runtime_mkdir_p(dir, err);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* waits while the shim of an interrupted start (an earlier agent's) is still at it */
+        r = runtime_start_lock(dir, true, &lock);
+        if (r < 0)
+                return xp_errorf(err,
+                                 r,
+                                 "container %s/%s: the start lock in %s: %s",
+                                 l->pod_uid,
+                                 l->container,
+                                 dir,
+                                 strerror(-r));
+        r = claim(rt, l, dir, lock, err);
+        if (r < 0)
+                return r;
+        /* an exited record of an earlier attempt is replaced, and its release marker */
         snprintf(path, sizeof(path), "%s/" RUNTIME_EXIT_FILE, dir);
         unlink(path);
         snprintf(path, sizeof(path), "%s/" RUNTIME_RUNNING_FILE, dir);
         unlink(path);
-        r = runtime_mkdir_p(dir, err);
+        r = fresh ? 0 : runtime_release_clear(lock);
         if (r < 0)
-                return r;
+                return xp_errorf(err,
+                                 r,
+                                 "container %s/%s: clearing the release marker: %s",
+                                 l->pod_uid,
+                                 l->container,
+                                 strerror(-r));
         text = spec_text(rt, l, log_dir);
         if (!text)
                 return xp_errorf(
@@ -813,7 +940,7 @@ static int start(struct xp_runtime *rt,
         r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
         if (r < 0)
                 return r;
-        r = spawn_shim(rt, dir, reply, sizeof(reply), err);
+        r = spawn_shim(rt, dir, lock, reply, sizeof(reply), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
         if (strcmp(reply, "ok\n") != 0) {
@@ -881,7 +1008,7 @@ int xp_runtime_start(struct xp_runtime *rt,
                 return r;
         r = start(rt, l, dir, ret, err);
         pthread_mutex_lock(&rt->lock);
-        if (r < 0)
+        if (r < 0 && r != -EEXIST) /* -EEXIST: what is there is another start's */
                 remove_state(rt, l->pod_uid, l->container);
         starting_remove(rt, l->pod_uid, l->container);
         pthread_mutex_unlock(&rt->lock);
@@ -962,6 +1089,37 @@ static int record_cmp(const void *a, const void *b)
         return c ? c : strcmp(x->container ? x->container : "", y->container ? y->container : "");
 }
 
+static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid);
+
+/*
+ * A start that no start of ours runs (spec only): true when it is to be listed, its shim having
+ * died after letting the container go (recorded as lost). False while a shim holds its lock (it
+ * will record how the start went, and announce it, its agent being gone), and when its container
+ * never ran: the state is removed then, and the pod's next sync starts it again.
+ */
+static bool list_interrupted(
+    struct xp_runtime *rt, const char *uid, const char *container, const char *dir, struct cinfo *c)
+{
+        _cleanup_close_ int lock = -1;
+        int r = runtime_start_lock(dir, false, &lock);
+
+        /* held: a shim is at it; or the directory cannot be read: left for a start to wait on */
+        if (r < 0)
+                return false;
+        r = settle_interrupted(rt, dir, lock, c);
+        if (r != 0)
+                return r > 0;
+        if (rt->root) {
+                _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+
+                if (open_cgroup(rt, uid, container, &cg, NULL) >= 0)
+                        (void)xp_cgroup_remove(cg, NULL);
+        }
+        remove_state(rt, uid, container);
+        remove_pod_cgroup(rt, uid);
+        return false;
+}
+
 static int list_pod(struct xp_runtime *rt,
                     const char *uid,
                     struct xp_container_record **v,
@@ -984,12 +1142,13 @@ static int list_pod(struct xp_runtime *rt,
                 if (e->d_name[0] == '.' || container_dir(rt, uid, e->d_name, dir) < 0)
                         continue;
                 cinfo_load(dir, &c);
-                if (c.state == CSTATE_NONE ||
-                    (c.state == CSTATE_STARTING && is_starting(rt, uid, e->d_name))) {
+                if (c.state == CSTATE_NONE || (c.state == CSTATE_STARTING &&
+                                               (is_starting(rt, uid, e->d_name) ||
+                                                !list_interrupted(rt, uid, e->d_name, dir, &c)))) {
                         cinfo_done(&c);
                         continue;
                 }
-                if (c.state == CSTATE_LOST || c.state == CSTATE_STARTING)
+                if (c.state == CSTATE_LOST)
                         (void)record_lost(rt, dir, &c);
                 grown = reallocarray(*v, *n + 1, sizeof(**v));
                 if (!grown)

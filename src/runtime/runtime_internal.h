@@ -3,6 +3,7 @@
 
 /* Shared between the runtime (process.c), the shim (shim.c) and the log writer (logwrite.c). */
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,17 @@
 #define RUNTIME_SPEC_FILE    "spec.json"
 #define RUNTIME_RUNNING_FILE "running.json"
 #define RUNTIME_EXIT_FILE    "exit.json"
+/*
+ * The start lock: an flock on the container's state directory, taken by xp_runtime_start()
+ * before it writes the spec, handed to the shim as RUNTIME_LOCK_FD (the same open file
+ * description, so the lock passes without a gap), and dropped by the shim once running.json or
+ * exit.json is written, or by its death. Free with a spec and neither file: whoever started it is
+ * gone. Just before the shim lets the container go on to exec it makes the release marker, a
+ * second name of spec.json: RUNTIME_RELEASE_PREFIX "PID.STARTTIME.SHIMPID" (the container's pid
+ * and start time, its own pid). No marker proves the container never ran.
+ */
+#define RUNTIME_LOCK_FD        4
+#define RUNTIME_RELEASE_PREFIX "released."
 /* The flat directory below the state dir where shims announce exits. */
 #define RUNTIME_EVENTS_DIR ".events"
 /* The fd the shim gets its pipe to xp_runtime_start() on. */
@@ -67,6 +79,24 @@ int64_t runtime_now_ns(void);
 int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state);
 /* mkdir -p (mode 0755). */
 int runtime_mkdir_p(const char *path, struct xp_error *err);
+/* startlock.c: opens the state directory dir and takes its start lock, waiting for it when
+ * wait, else -EWOULDBLOCK while another holds it. The fd is close-on-exec. -errno. */
+int runtime_start_lock(const char *dir, bool wait, int *ret_fd);
+/* What the release marker names (zeros when its name is not whole). */
+struct runtime_release {
+        pid_t pid;
+        uint64_t pid_start;
+        pid_t shim_pid;
+};
+/* startlock.c: the release marker in the directory dir_fd: 1 (ret filled) when there is one,
+ * 0 when not, -errno. */
+int runtime_release_read(int dir_fd, struct runtime_release *ret);
+/* startlock.c: makes the release marker (the shim, before the container may exec). -errno. */
+int runtime_release_write(int dir_fd, pid_t pid, uint64_t pid_start, pid_t shim);
+/* startlock.c: removes the release markers of the directory dir_fd. -errno. */
+int runtime_release_clear(int dir_fd);
+/* startlock.c: RUNTIME_LOCK_FD, made close-on-exec, when it is the directory dir; else -1. */
+int runtime_start_lock_inherited(const char *dir);
 /* Writes data to dir/name atomically (tmp + rename, fsync when durable). */
 int runtime_write_json(
     const char *dir, const char *name, const char *text, bool durable, struct xp_error *err);

@@ -36,6 +36,7 @@ struct shim {
         const char *dir;
         json_t *spec;
         int notify;
+        int lock; /* the start lock, held until the start is recorded (runtime_internal.h) */
         /* from the spec, borrowed from it */
         const char *uid, *container, *events_dir, *working_dir;
         unsigned attempt;
@@ -54,15 +55,17 @@ struct shim {
         int64_t started_ns;
 };
 
-static void notify_send(struct shim *s, const char *fmt, ...) _printf_(2, 3);
-static void notify_send(struct shim *s, const char *fmt, ...)
+/* Reports to the runtime that started us; false when it is gone (it was killed meanwhile). */
+static bool notify_send(struct shim *s, const char *fmt, ...) _printf_(2, 3);
+static bool notify_send(struct shim *s, const char *fmt, ...)
 {
         char buf[RUNTIME_NOTIFY_MAX];
+        bool sent;
         va_list ap;
         int n;
 
         if (s->notify < 0)
-                return;
+                return true;
         va_start(ap, fmt);
         n = vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
@@ -70,9 +73,10 @@ static void notify_send(struct shim *s, const char *fmt, ...)
                 n = 0;
         if ((size_t)n >= sizeof(buf))
                 n = sizeof(buf) - 1;
-        (void)!write(s->notify, buf, (size_t)n);
+        sent = write(s->notify, buf, (size_t)n) == n;
         close(s->notify);
         s->notify = -1;
+        return sent;
 }
 
 static char **string_array(json_t *a)
@@ -312,6 +316,44 @@ static void remove_cgroup(struct shim *s)
         }
 }
 
+/* A file in the events directory, named UID_CONTAINER_ATTEMPT_PID[suffix]: the agent reads the
+ * pod's state again. */
+static void announce(struct shim *s, const char *suffix)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        snprintf(path,
+                 sizeof(path),
+                 "%s/%s_%s_%u_%d%s",
+                 s->events_dir,
+                 s->uid,
+                 s->container,
+                 s->attempt,
+                 (int)getpid(),
+                 suffix);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        if (fd >= 0)
+                close(fd);
+}
+
+/* The start is recorded (running.json or exit.json): the next start may look at it. */
+static void release_lock(struct shim *s)
+{
+        if (s->lock >= 0)
+                close(s->lock);
+        s->lock = -1;
+}
+
+/* Tells the runtime the start is done; when it is gone (the agent was killed), announces it
+ * instead, so the next agent reads the pod again even though it did not start this. */
+static void start_done(struct shim *s)
+{
+        release_lock(s);
+        if (!notify_send(s, "ok\n"))
+                announce(s, "_started");
+}
+
 static int write_exit(struct shim *s,
                       int exit_code,
                       int sig,
@@ -322,8 +364,7 @@ static int write_exit(struct shim *s,
 {
         _cleanup_free_ char *text = NULL;
         json_t *o;
-        char path[PATH_MAX];
-        int fd;
+        int r;
 
         o = json_pack("{s:I, s:I, s:i, s:i, s:b, s:b, s:I, s:s?}",
                       "pid",
@@ -348,20 +389,10 @@ static int write_exit(struct shim *s,
         json_decref(o);
         if (!text)
                 return xp_errorf(err, -ENOMEM, "%s: out of memory", s->dir);
-        fd = runtime_write_json(s->dir, RUNTIME_EXIT_FILE, text, true, err);
-        if (fd < 0)
-                return fd;
-        snprintf(path,
-                 sizeof(path),
-                 "%s/%s_%s_%u_%d",
-                 s->events_dir,
-                 s->uid,
-                 s->container,
-                 s->attempt,
-                 (int)getpid());
-        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-        if (fd >= 0)
-                close(fd);
+        r = runtime_write_json(s->dir, RUNTIME_EXIT_FILE, text, true, err);
+        if (r < 0)
+                return r;
+        announce(s, "");
         return 0;
 }
 
@@ -457,6 +488,26 @@ static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
         return status;
 }
 
+/* The release marker (runtime_internal.h), before the child may exec; the child is killed
+ * when it cannot be made. */
+static int release_marker(struct shim *s, struct xp_error *err)
+{
+        uint64_t start = 0;
+        char state;
+        int r;
+
+        if (s->lock < 0)
+                return 0;
+        (void)runtime_proc_start(s->child, &start, &state);
+        r = runtime_release_write(s->lock, s->child, start, getpid());
+        if (r < 0) {
+                kill(s->child, SIGKILL);
+                waitpid(s->child, NULL, 0);
+                return xp_errorf(err, r, "%s: the release marker: %s", s->dir, strerror(-r));
+        }
+        return 0;
+}
+
 static int run(struct shim *s, struct xp_error *err)
 {
         int out[2] = {-1, -1}, errp[2] = {-1, -1}, sync[2] = {-1, -1}, ep[2] = {-1, -1};
@@ -511,6 +562,11 @@ static int run(struct shim *s, struct xp_error *err)
                         return r;
                 }
         }
+        /* from here the container may run: say so first (the release marker), so a next agent
+         * never starts this attempt again after our death */
+        r = release_marker(s, err);
+        if (r < 0)
+                return r;
         (void)!write(sync[1], "g", 1);
         close(sync[1]);
         /* EOF on the close-on-exec error pipe: exec happened */
@@ -530,7 +586,7 @@ static int run(struct shim *s, struct xp_error *err)
                 r = write_exit(s, 128, 0, false, true, msg, err);
                 if (r < 0)
                         return r;
-                notify_send(s, "ok\n");
+                start_done(s);
                 return 0;
         }
         r = write_running(s, err);
@@ -540,7 +596,7 @@ static int run(struct shim *s, struct xp_error *err)
                 remove_cgroup(s);
                 return r;
         }
-        notify_send(s, "ok\n");
+        start_done(s);
 
         status = supervise(s, sigfd, out[0], errp[0]);
         kill_rest(s);
@@ -556,7 +612,7 @@ static int run(struct shim *s, struct xp_error *err)
 
 int xp_shim_main(int argc, char **argv)
 {
-        struct shim s = {.notify = RUNTIME_NOTIFY_FD, .child = -1, .log = {.fd = -1}};
+        struct shim s = {.notify = RUNTIME_NOTIFY_FD, .lock = -1, .child = -1, .log = {.fd = -1}};
         struct xp_error err = {0};
         pid_t pid;
         int r;
@@ -569,6 +625,7 @@ int xp_shim_main(int argc, char **argv)
                 s.notify = -1;
         else
                 fcntl(s.notify, F_SETFD, FD_CLOEXEC);
+        s.lock = runtime_start_lock_inherited(argv[1]);
         /* detach: the agent reaps this first process at once; the shim lives on */
         pid = fork();
         if (pid < 0) {

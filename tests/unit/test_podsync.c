@@ -431,7 +431,8 @@ static void on_failure(void **state)
 
         r = exited("app", 1, 2, 4, 0);
         sync_at(&f, &r, 1, 4, false);
-        assert_string_equal(f.acts, "FORGET app 1");
+        /* finished for good: the record stays until the server holds its outcome */
+        assert_string_equal(f.acts, "");
         check_status(
             &f,
             "{'phase':'Succeeded','conditions':[" SCHEDULED ","
@@ -450,10 +451,15 @@ static void on_failure(void **state)
             "'containerID':'xpool://uid-1/app/0'}},"
             "'ready':false,'restartCount':1,'image':'busybox','imageID':'','started':false,"
             "'containerID':'xpool://uid-1/app/1'}]}");
-        assert_true(f.res.done);
+        /* not done while the server does not hold the final status */
+        assert_false(f.res.done);
         apply_status(&f);
 
-        /* terminal is kept: nothing restarts, nothing to write */
+        /* the server has it: the record goes; terminal is kept: nothing restarts or is written */
+        sync_at(&f, &r, 1, 5, false);
+        assert_string_equal(f.acts, "FORGET app 1");
+        check_no_status(&f);
+        assert_true(f.res.done);
         sync_at(&f, NULL, 0, 100, false);
         assert_string_equal(f.acts, "");
         check_no_status(&f);
@@ -476,7 +482,7 @@ static void never_fails(void **state)
         r[0] = exited("a", 0, 0, 2, 1);
         r[1] = running("b", 0, 0);
         sync_at(&f, r, 2, 2, false);
-        assert_string_equal(f.acts, "FORGET a 0");
+        assert_string_equal(f.acts, ""); /* a's record stays until the server has its exit */
         assert_string_equal(phase(&f), "Running"); /* b still runs */
         check_status_member(
             &f,
@@ -489,8 +495,8 @@ static void never_fails(void **state)
             "'reason':'ContainersNotReady','message':'containers with unready status: [a]'}]");
         apply_status(&f);
         r[1] = exited("b", 0, 0, 3, 0);
-        sync_at(&f, &r[1], 1, 3, false);
-        assert_string_equal(f.acts, "FORGET b 0");
+        sync_at(&f, r, 2, 3, false);
+        assert_string_equal(f.acts, "FORGET a 0");
         assert_string_equal(phase(&f), "Failed");
         check_status_member(
             &f,
@@ -505,6 +511,23 @@ static void never_fails(void **state)
             "'containerID':'xpool://uid-1/b/0'}},'lastState':{},'ready':false,"
             "'restartCount':0,'image':'img:1','imageID':'','started':false,"
             "'containerID':'xpool://uid-1/b/0'}]");
+        assert_false(f.res.done);
+        /* the write did not land (the server was away): the next sync, a relist's, writes it
+         * again, and the pod is done only once the server holds it */
+        {
+                json_t *final = json_incref(f.res.status);
+
+                sync_at(&f, &r[1], 1, 20, false);
+                assert_string_equal(f.acts, "");
+                assert_non_null(f.res.status);
+                assert_true(json_equal(final, f.res.status));
+                assert_false(f.res.done);
+                json_decref(final);
+        }
+        apply_status(&f);
+        sync_at(&f, &r[1], 1, 21, false);
+        assert_string_equal(f.acts, "FORGET b 0");
+        check_no_status(&f);
         assert_true(f.res.done);
         fx_done(&f);
 }
@@ -529,7 +552,7 @@ static void start_error_and_oom(void **state)
         r[1] = exited("b", 0, 0, 2, 137);
         r[1].oom_killed = true;
         sync_at(&f, r, 2, 2, false);
-        assert_string_equal(f.acts, "FORGET a 0; FORGET b 0");
+        assert_string_equal(f.acts, "");
         assert_string_equal(phase(&f), "Failed");
         check_status_member(
             &f,
@@ -591,7 +614,8 @@ static void init_containers(void **state)
 
         r = exited("i1", 0, 1, 2, 0);
         sync_at(&f, &r, 1, 2, false);
-        assert_string_equal(f.acts, "FORGET i1 init 0; START i2 init 0");
+        /* i1 is done for good: its record stays until the server holds its exit */
+        assert_string_equal(f.acts, "START i2 init 0");
         apply_status(&f);
 
         /* a failing init container restarts (Always counts as OnFailure for them) */
@@ -602,7 +626,7 @@ static void init_containers(void **state)
 
         r = exited("i2", 1, 3, 4, 0);
         sync_at(&f, &r, 1, 4, false);
-        assert_string_equal(f.acts, "FORGET i2 init 1; START app 0");
+        assert_string_equal(f.acts, "START app 0");
         check_status_member(
             &f,
             "conditions",
@@ -631,11 +655,19 @@ static void init_containers(void **state)
         assert_string_equal(phase(&f), "Pending");
         apply_status(&f);
 
-        /* init containers that succeeded are never run again */
-        r = running("app", 0, 5);
-        sync_at(&f, &r, 1, 5, false);
-        assert_string_equal(f.acts, "");
-        assert_string_equal(phase(&f), "Running");
+        /* init containers that succeeded are never run again; their records go, the server
+         * holding their exits */
+        {
+                struct xp_container_record rs[3] = {
+                    exited("i1", 0, 1, 2, 0), exited("i2", 1, 3, 4, 0), running("app", 0, 5)};
+
+                sync_at(&f, rs, 3, 5, false);
+                assert_string_equal(f.acts, "FORGET i1 init 0; FORGET i2 init 1");
+                assert_string_equal(phase(&f), "Running");
+                apply_status(&f);
+                sync_at(&f, &rs[2], 1, 6, false);
+                assert_string_equal(f.acts, "");
+        }
         fx_done(&f);
 }
 
@@ -649,7 +681,7 @@ static void init_fails_never(void **state)
         sync_at(&f, NULL, 0, 0, false);
         r = exited("i1", 0, 0, 1, 2);
         sync_at(&f, &r, 1, 1, false);
-        assert_string_equal(f.acts, "FORGET i1 init 0");
+        assert_string_equal(f.acts, "");
         assert_string_equal(phase(&f), "Failed");
         check_status_member(
             &f,
@@ -661,11 +693,12 @@ static void init_fails_never(void **state)
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}]");
-        assert_true(f.res.done);
+        assert_false(f.res.done);
         apply_status(&f);
-        sync_at(&f, NULL, 0, 30, false);
-        assert_string_equal(f.acts, "");
+        sync_at(&f, &r, 1, 30, false);
+        assert_string_equal(f.acts, "FORGET i1 init 0");
         check_no_status(&f);
+        assert_true(f.res.done);
         fx_done(&f);
 }
 
@@ -693,27 +726,29 @@ static void graceful_delete(void **state)
         /* SIGTERM once; a exits, b ignores it: no restart of a */
         r[0] = exited("a", 0, 0, 12, 143);
         sync_at(&f, r, 2, 12, false);
-        assert_string_equal(f.acts, "FORGET a 0");
+        assert_string_equal(f.acts, "");
         assert_int_equal(f.res.wake_at_ns, AT(30));
         assert_string_equal(phase(&f), "Running");
         apply_status(&f);
 
-        sync_at(&f, &r[1], 1, 30, false);
-        assert_string_equal(f.acts, "KILL b 9");
+        /* the server has a's exit: its record goes */
+        sync_at(&f, r, 2, 30, false);
+        assert_string_equal(f.acts, "FORGET a 0; KILL b 9");
         assert_int_equal(f.res.wake_at_ns, 0);
         sync_at(&f, &r[1], 1, 31, false);
         assert_string_equal(f.acts, "");
 
+        /* the final status, then the delete (the status writers keep that order) */
         r[1] = exited("b", 0, 0, 31, 137);
         sync_at(&f, &r[1], 1, 31, false);
-        assert_string_equal(f.acts, "FORGET b 0; DELETE_POD");
+        assert_string_equal(f.acts, "DELETE_POD");
         assert_string_equal(phase(&f), "Failed");
         assert_false(f.res.done);
         apply_status(&f);
 
-        /* the DELETE failed: asked again, nothing else */
-        sync_at(&f, NULL, 0, 32, false);
-        assert_string_equal(f.acts, "DELETE_POD");
+        /* the DELETE did not land yet: asked again, nothing else */
+        sync_at(&f, &r[1], 1, 32, false);
+        assert_string_equal(f.acts, "FORGET b 0; DELETE_POD");
         check_no_status(&f);
 
         /* gone from the server */
@@ -785,7 +820,7 @@ static void server_terminal(void **state)
 
         r = exited("app", 0, 0, 401, 137);
         sync_at(&f, &r, 1, 401, false);
-        assert_string_equal(f.acts, "FORGET app 0");
+        assert_string_equal(f.acts, "");
         assert_string_equal(phase(&f), "Failed");
         assert_string_equal(json_string_value(json_object_get(f.res.status, "reason")), "NodeLost");
         check_status_member(
@@ -796,6 +831,11 @@ static void server_terminal(void **state)
             "'finishedAt':'2027-01-15T08:06:41Z','containerID':'xpool://uid-1/app/0'}},"
             "'lastState':{},'ready':false,'restartCount':0,'image':'busybox',"
             "'imageID':'','started':false,'containerID':'xpool://uid-1/app/0'}]");
+        assert_false(f.res.done);
+        apply_status(&f);
+        sync_at(&f, &r, 1, 402, false);
+        assert_string_equal(f.acts, "FORGET app 0");
+        check_no_status(&f);
         assert_true(f.res.done);
         fx_done(&f);
 }
@@ -826,9 +866,31 @@ static void agent_restart_readopts(void **state)
 
         r = exited("app", 1, 2, 4, 0);
         sync_at(&g, &r, 1, 4, false);
-        assert_string_equal(g.acts, "FORGET app 1");
+        assert_string_equal(g.acts, ""); /* the record stays until the server has the exit */
         assert_string_equal(phase(&g), "Succeeded");
+        /* that write does not land (the server is away) and this agent is restarted too: the
+         * record tells the next one, which reports the exit and starts nothing */
+        {
+                struct fx h;
+                json_t *server = NULL;
+                char *want = json_dumps(json_object_get(g.res.status, "containerStatuses"), 0);
+
+                fx_init(&h, SPEC_APP("'restartPolicy':'OnFailure',"));
+                assert_int_equal(xp_pod_to_json(g.pod, &server), 0);
+                set_pod(&h, server);
+                sync_at(&h, &r, 1, 9, false);
+                assert_string_equal(h.acts, "");
+                assert_string_equal(phase(&h), "Succeeded");
+                assert_non_null(want);
+                check_status_member(&h, "containerStatuses", want);
+                assert_false(h.res.done);
+                free(want);
+                fx_done(&h);
+        }
         apply_status(&g);
+        sync_at(&g, &r, 1, 10, false);
+        assert_string_equal(g.acts, "FORGET app 1");
+        assert_true(g.res.done);
         fx_done(&f);
 
         /* and after yet another restart, with the record forgotten: nothing starts */

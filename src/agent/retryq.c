@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's write queue (retryq.h): entries by pod uid in a search tree, the waiting ones in a
+ * FIFO list scanned for the first one due. Pure: the clock is the caller's.
+ */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/retryq.h"
+
+struct qentry {
+        char *uid, *namespace, *name;
+        json_t *status;   /* waiting to be written; NULL: none */
+        bool delete;      /* a DELETE waits (behind the status) */
+        bool queued;      /* in the list */
+        bool out;         /* handed to a writer */
+        bool dropped;     /* the pod went while a write was out: freed when it comes back */
+        bool unreachable; /* the last failure had no answer from the server */
+        unsigned tries;
+        int64_t due_ns;
+        struct qentry *next;
+};
+
+struct xp_retryq {
+        struct xp_retryq_config config;
+        void *tree; /* struct qentry by uid */
+        struct qentry *head, *tail;
+        size_t n;
+};
+
+static int entry_compare(const void *a, const void *b)
+{
+        return strcmp(((const struct qentry *)a)->uid, ((const struct qentry *)b)->uid);
+}
+
+static void entry_free(void *p)
+{
+        struct qentry *e = p;
+
+        json_decref(e->status);
+        free(e->uid);
+        free(e->namespace);
+        free(e->name);
+        free(e);
+}
+
+int xp_retryq_new(const struct xp_retryq_config *config, struct xp_retryq **ret)
+{
+        struct xp_retryq *q;
+
+        if (config->initial_ns <= 0 || config->max_ns < config->initial_ns)
+                return -EINVAL;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        q->config = *config;
+        *ret = q;
+        return 0;
+}
+
+void xp_retryq_free(struct xp_retryq *q)
+{
+        if (!q)
+                return;
+        tdestroy(q->tree, entry_free);
+        free(q);
+}
+
+size_t xp_retryq_pods(const struct xp_retryq *q)
+{
+        return q->n;
+}
+
+static void enqueue(struct xp_retryq *q, struct qentry *e)
+{
+        if (e->queued || e->out)
+                return;
+        e->queued = true;
+        e->next = NULL;
+        if (q->tail)
+                q->tail->next = e;
+        else
+                q->head = e;
+        q->tail = e;
+}
+
+static void unlink_entry(struct xp_retryq *q, struct qentry *e)
+{
+        struct qentry *prev = NULL;
+
+        if (!e->queued)
+                return;
+        for (struct qentry *i = q->head; i; prev = i, i = i->next) {
+                if (i != e)
+                        continue;
+                if (prev)
+                        prev->next = e->next;
+                else
+                        q->head = e->next;
+                if (q->tail == e)
+                        q->tail = prev;
+                break;
+        }
+        e->queued = false;
+        e->next = NULL;
+}
+
+/* Out of the tree (and the count); freed now unless a write of it is out. */
+static void forget(struct xp_retryq *q, struct qentry *e)
+{
+        unlink_entry(q, e);
+        tdelete(e, &q->tree, entry_compare);
+        q->n--;
+        if (e->out)
+                e->dropped = true;
+        else
+                entry_free(e);
+}
+
+/* The entry of uid, made when missing. NULL on -ENOMEM. */
+static struct qentry *
+entry_get(struct xp_retryq *q, const char *ns, const char *name, const char *uid)
+{
+        struct qentry key = {.uid = (char *)uid}, *e, **found;
+
+        found = tfind(&key, &q->tree, entry_compare);
+        if (found)
+                return *found;
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return NULL;
+        e->uid = strdup(uid);
+        e->namespace = strdup(ns);
+        e->name = strdup(name);
+        if (!e->uid || !e->namespace || !e->name || !tsearch(e, &q->tree, entry_compare)) {
+                entry_free(e);
+                return NULL;
+        }
+        q->n++;
+        return e;
+}
+
+int xp_retryq_put_status(struct xp_retryq *q,
+                         const char *pod_namespace,
+                         const char *pod_name,
+                         const char *uid,
+                         json_t *status)
+{
+        struct qentry *e = entry_get(q, pod_namespace, pod_name, uid);
+
+        if (!e) {
+                json_decref(status);
+                return -ENOMEM;
+        }
+        json_decref(e->status);
+        e->status = status;
+        enqueue(q, e);
+        return 0;
+}
+
+int xp_retryq_put_delete(struct xp_retryq *q,
+                         const char *pod_namespace,
+                         const char *pod_name,
+                         const char *uid)
+{
+        struct qentry *e = entry_get(q, pod_namespace, pod_name, uid);
+
+        if (!e)
+                return -ENOMEM;
+        e->delete = true;
+        enqueue(q, e);
+        return 0;
+}
+
+void xp_retryq_drop(struct xp_retryq *q, const char *uid)
+{
+        struct qentry key = {.uid = (char *)uid}, **found;
+
+        found = tfind(&key, &q->tree, entry_compare);
+        if (found)
+                forget(q, *found);
+}
+
+bool xp_retryq_take(struct xp_retryq *q,
+                    int64_t now_ns,
+                    struct xp_retryq_write *ret,
+                    int64_t *ret_next)
+{
+        struct qentry *e;
+
+        *ret_next = 0;
+        for (e = q->head; e; e = e->next) {
+                if (e->due_ns <= now_ns)
+                        break;
+                if (*ret_next == 0 || e->due_ns < *ret_next)
+                        *ret_next = e->due_ns;
+        }
+        if (!e)
+                return false;
+        unlink_entry(q, e);
+        e->out = true;
+        *ret = (struct xp_retryq_write){
+            .uid = e->uid,
+            .namespace = e->namespace,
+            .name = e->name,
+            .status = e->status,
+            .tries = e->tries,
+            .entry = e,
+        };
+        /* the status first: the delete is the pod's last write */
+        if (e->status)
+                e->status = NULL;
+        else
+                e->delete = false;
+        return true;
+}
+
+/* The server answered: writes waiting out a back-off because it did not are due now. */
+static void bring_forward(struct xp_retryq *q, int64_t now_ns)
+{
+        for (struct qentry *e = q->head; e; e = e->next)
+                if (e->unreachable && e->due_ns > now_ns)
+                        e->due_ns = now_ns;
+}
+
+static int64_t backoff(const struct xp_retryq_config *c, unsigned tries)
+{
+        int64_t wait = c->initial_ns;
+
+        for (unsigned i = 1; i < tries && wait < c->max_ns; i++)
+                wait *= 2;
+        return wait < c->max_ns ? wait : c->max_ns;
+}
+
+int64_t xp_retryq_done(struct xp_retryq *q,
+                       struct xp_retryq_write *w,
+                       enum xp_retryq_outcome outcome,
+                       int64_t now_ns)
+{
+        struct qentry *e = w->entry;
+        json_t *status = w->status;
+        int64_t wait = 0;
+
+        *w = (struct xp_retryq_write){0};
+        e->out = false;
+        if (e->dropped) {
+                json_decref(status);
+                entry_free(e);
+                return 0;
+        }
+        switch (outcome) {
+        case XP_RETRYQ_GONE:
+                json_decref(status);
+                forget(q, e);
+                return 0;
+        case XP_RETRYQ_LANDED:
+                json_decref(status);
+                e->tries = 0;
+                e->due_ns = 0;
+                e->unreachable = false;
+                bring_forward(q, now_ns);
+                break;
+        case XP_RETRYQ_UNREACHABLE:
+        case XP_RETRYQ_REFUSED:
+                /* put back what failed, unless something newer replaced it meanwhile */
+                if (!status)
+                        e->delete = true;
+                else if (!e->status)
+                        e->status = status;
+                else
+                        json_decref(status);
+                e->tries++;
+                e->unreachable = outcome == XP_RETRYQ_UNREACHABLE;
+                wait = backoff(&q->config, e->tries);
+                e->due_ns = now_ns + wait;
+                break;
+        }
+        if (e->status || e->delete)
+                enqueue(q, e);
+        else
+                forget(q, e);
+        return wait;
+}
