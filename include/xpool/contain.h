@@ -120,6 +120,17 @@ int xp_seccomp_build(uint64_t effective, void **ret, size_t *ret_len, struct xp_
 extern const char *const xp_contain_masked_paths[];
 /* OCI's default read-only paths (NULL-terminated). */
 extern const char *const xp_contain_readonly_paths[];
+/*
+ * The node's programs and configuration, read-only in every container but a privileged one (as
+ * systemd's ProtectSystem=full, and cron's spool): a file written there is code the node runs
+ * as root (NULL-terminated).
+ */
+extern const char *const xp_contain_system_paths[];
+/*
+ * The node's control sockets, hidden from every container as the secrets are: root on any of
+ * them is root on the node (systemd, D-Bus, container engines). NULL-terminated.
+ */
+extern const char *const xp_contain_node_sockets[];
 
 /*
  * Orders paths to hide for mounting: sorted, duplicates and paths below another one left out

@@ -104,6 +104,8 @@ struct xp_container_record {
         int signal;        /* the signal that killed it, 0 if none */
         bool oom_killed;   /* the cgroup's OOM killer killed a process of it */
         bool start_failed; /* exec failed: exit_code 128, message says why */
+        bool config_error; /* never from the runtime: the agent refused to start it (its
+                              securityContext), exited, message says why */
         int64_t finished_ns;
         char *message; /* NULL, or e.g. `exec "pythn": No such file or directory` */
 };

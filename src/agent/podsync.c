@@ -41,6 +41,7 @@ struct cmem {
         int64_t shown_backoff_ms; /* the delay the CrashLoopBackOff message names */
         unsigned term_attempt;    /* attempt+1 that got SIGTERM (0: none) */
         unsigned kill_attempt;    /* attempt+1 that got SIGKILL (0: none) */
+        char *config_error;       /* the agent will not start it: CreateContainerConfigError */
 };
 
 struct xp_podsync_memory {
@@ -73,6 +74,7 @@ static int outcome_copy(const struct outcome *src, struct outcome *dst)
 static void cmem_done(struct cmem *c)
 {
         free(c->name);
+        free(c->config_error);
         outcome_done(&c->last);
         outcome_done(&c->prev);
 }
@@ -111,11 +113,12 @@ static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_me
                 const struct cmem *s = &src->items[i];
 
                 *d = *s;
-                d->name = NULL;
+                d->name = d->config_error = NULL;
                 d->last = d->prev = (struct outcome){0};
                 dst->n++;
                 if (!(d->name = strdup(s->name)) || outcome_copy(&s->last, &d->last) < 0 ||
-                    outcome_copy(&s->prev, &d->prev) < 0) {
+                    outcome_copy(&s->prev, &d->prev) < 0 ||
+                    (s->config_error && !(d->config_error = strdup(s->config_error)))) {
                         memory_done(dst);
                         return -ENOMEM;
                 }
@@ -415,6 +418,10 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                 if (c->last.set && container_id(uid, name, c->last.attempt, &id) < 0)
                         return NULL;
                 last = c->prev.set ? terminated_json(uid, name, &c->prev) : json_object();
+        } else if (c->config_error && !v->starting) {
+                /* the kubelet's: the container is not created, the pod stays Pending */
+                state = waiting_json("CreateContainerConfigError", c->config_error);
+                last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
         } else if (v->restarting && !v->starting) {
                 char d[32];
 
@@ -765,7 +772,14 @@ static int sync_pod(const struct xp_podsync_config *config,
                         return -ENOMEM;
                 views[i].running = find_record(records, n_records, ct->name, false);
                 done = find_record(records, n_records, ct->name, true);
-                if (done) {
+                if (done && done->config_error) {
+                        /* no attempt: kept apart from the outcomes, not started again */
+                        free(views[i].mem->config_error);
+                        views[i].mem->config_error = strdup(done->message ? done->message : "");
+                        if (!views[i].mem->config_error)
+                                return -ENOMEM;
+                        absorbed = true;
+                } else if (done) {
                         if (!views[i].mem->last.set || views[i].mem->last.attempt < done->attempt)
                                 absorbed = true;
                         if ((r = absorb(config, views[i].mem, done, now_ns)) < 0)
@@ -825,7 +839,7 @@ static int sync_pod(const struct xp_podsync_config *config,
                         struct cview *v = &views[i];
                         unsigned attempt = v->mem->last.set ? v->mem->last.attempt + 1 : 0;
 
-                        if (v->running || v->finished)
+                        if (v->running || v->finished || v->mem->config_error)
                                 continue;
                         if (v->restarting && v->mem->restart_at_ns > now_ns) {
                                 wake_at(res, v->mem->restart_at_ns);

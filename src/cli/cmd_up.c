@@ -50,6 +50,9 @@ static const char usage[] =
     "      --backoff-max DURATION      ... doubling up to this (default 5m)\n"
     "      --heartbeat DURATION        how often the agent renews its node lease (default 10s)\n"
     "      --cgroup-root DIR      the cgroup hierarchy the agent uses (default /)\n"
+    "      --allow-privileged     run privileged containers (off: such pods are refused)\n"
+    "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
+    "                             the device filter are missing (off: they are refused)\n"
     "      --node-monitor-grace-period DURATION, --pod-eviction-timeout DURATION\n"
     "                             as `xpool server` (40s, 5m): for agents of other nodes\n";
 
@@ -65,6 +68,8 @@ enum {
         OPT_CGROUP_ROOT,
         OPT_NODE_MONITOR_GRACE,
         OPT_POD_EVICTION_TIMEOUT,
+        OPT_ALLOW_PRIVILEGED,
+        OPT_ALLOW_DEGRADED,
 };
 
 struct up_args {
@@ -134,6 +139,12 @@ static int up_option(int c, const char *arg, void *userdata)
                 return parse_duration("--heartbeat", arg, &a->agent->heartbeat_ms);
         case OPT_CGROUP_ROOT:
                 a->agent->cgroup_root = arg;
+                break;
+        case OPT_ALLOW_PRIVILEGED:
+                a->agent->allow_privileged = true;
+                break;
+        case OPT_ALLOW_DEGRADED:
+                a->agent->allow_degraded_isolation = true;
                 break;
         case OPT_NODE_MONITOR_GRACE:
         case OPT_POD_EVICTION_TIMEOUT: {
@@ -240,6 +251,69 @@ static const char *suggestion(const struct xp_discovery_config *discovery)
         return "xpool run -- uname -a";
 }
 
+/*
+ * Runs the server and the agent until SIGINT or SIGTERM. The agent's options lack only the
+ * server's URL and what the agent is to hide.
+ */
+static int run(const struct xp_server_options *server_options,
+               struct xp_agent_options *agent_options,
+               const char *data_dir)
+{
+        struct xp_server *server = NULL;
+        struct xp_agent *agent = NULL;
+        struct xp_error err = {0};
+        const char *hide[3] = {NULL, NULL, NULL};
+        sigset_t mask;
+        int r, sig;
+
+        /* Block the stop signals before any thread starts, so that all inherit the mask and
+         * sigwait() below is the one place they arrive. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        r = xp_server_new(server_options, &server, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool up: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        xp_log(
+            LOG_INFO, "xpool server listening on %s, state in %s", xp_server_url(server), data_dir);
+        agent_options->server_url = xp_server_url(server);
+        /* the server's state (its CA key, tokens, store) is in the same directory: no pod sees
+         * it, nor the admin kubeconfig written elsewhere */
+        hide[0] = data_dir;
+        hide[1] = server_options->kubeconfig;
+        agent_options->hide_paths = hide;
+        /* the server proxies logs from this machine: the agent need not listen further out */
+        agent_options->listen_host = "127.0.0.1";
+        agent_options->advertise_address = "127.0.0.1";
+        r = xp_agent_new(agent_options, &agent, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool up: the node agent: %s\n", xp_error_message(&err));
+                xp_server_free(server);
+                return XP_EXIT_FAILURE;
+        }
+        printf("xpool is up (node %s): export KUBECONFIG=%s; then %s, or kubectl apply -f "
+               "examples/ai-training.yaml%s\n",
+               xp_agent_node_name(agent),
+               xp_server_kubeconfig(server),
+               suggestion(&agent_options->discovery),
+               agent_options->discovery.node_description
+                   ? ""
+                   : " (with --simulate: it asks for a GPU and two NPUs)");
+        fflush(stdout);
+        do
+                r = sigwait(&mask, &sig);
+        while (r == EINTR);
+        xp_log(LOG_INFO, "xpool up: %s, stopping (containers keep running)", strsignal(sig));
+        xp_agent_free(agent);
+        xp_server_free(server);
+        return 0;
+}
+
 int xp_cmd_up(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -256,6 +330,8 @@ int xp_cmd_up(int argc, char **argv)
             {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
             {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
             {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
+            {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
+            {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -264,12 +340,9 @@ int xp_cmd_up(int argc, char **argv)
         struct up_args a = {.server = &server_options, .agent = &agent_options};
         _cleanup_free_ char *listen = NULL, *data_dir = NULL, *agent_dir = NULL, *token = NULL,
                             *ca_file = NULL, *seed_path = NULL;
-        struct xp_server *server = NULL;
-        struct xp_agent *agent = NULL;
         struct xp_error err = {0};
         char host_name[HOST_NAME_MAX + 1];
-        sigset_t mask;
-        int r, sig;
+        int r;
 
         r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, up_option, &a);
         listen = a.listen;
@@ -335,48 +408,8 @@ int xp_cmd_up(int argc, char **argv)
                 return XP_EXIT_FAILURE;
         }
 
-        /* Block the stop signals before any thread starts, so that all inherit the mask and
-         * sigwait() below is the one place they arrive. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        signal(SIGPIPE, SIG_IGN);
-
-        r = xp_server_new(&server_options, &server, &err);
-        if (r < 0) {
-                fprintf(stderr, "xpool up: %s\n", xp_error_message(&err));
-                return XP_EXIT_FAILURE;
-        }
-        xp_log(
-            LOG_INFO, "xpool server listening on %s, state in %s", xp_server_url(server), data_dir);
-        agent_options.server_url = xp_server_url(server);
         agent_options.token = token;
         agent_options.ca_file = a.no_tls ? NULL : ca_file;
         agent_options.data_dir = agent_dir;
-        /* the server proxies logs from this machine: the agent need not listen further out */
-        agent_options.listen_host = "127.0.0.1";
-        agent_options.advertise_address = "127.0.0.1";
-        r = xp_agent_new(&agent_options, &agent, &err);
-        if (r < 0) {
-                fprintf(stderr, "xpool up: the node agent: %s\n", xp_error_message(&err));
-                xp_server_free(server);
-                return XP_EXIT_FAILURE;
-        }
-        printf("xpool is up (node %s): export KUBECONFIG=%s; then %s, or kubectl apply -f "
-               "examples/ai-training.yaml%s\n",
-               xp_agent_node_name(agent),
-               xp_server_kubeconfig(server),
-               suggestion(&agent_options.discovery),
-               agent_options.discovery.node_description
-                   ? ""
-                   : " (with --simulate: it asks for a GPU and two NPUs)");
-        fflush(stdout);
-        do
-                r = sigwait(&mask, &sig);
-        while (r == EINTR);
-        xp_log(LOG_INFO, "xpool up: %s, stopping (containers keep running)", strsignal(sig));
-        xp_agent_free(agent);
-        xp_server_free(server);
-        return 0;
+        return run(&server_options, &agent_options, data_dir);
 }

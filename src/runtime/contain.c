@@ -266,6 +266,31 @@ const char *const xp_contain_readonly_paths[] = {
     NULL,
 };
 
+const char *const xp_contain_system_paths[] = {
+    "/bin",
+    "/boot",
+    "/efi",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/sbin",
+    "/usr",
+    "/var/spool/cron",
+    NULL,
+};
+
+const char *const xp_contain_node_sockets[] = {
+    "/run/systemd/private",
+    "/run/dbus/system_bus_socket",
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/crio/crio.sock",
+    "/run/podman/podman.sock",
+    NULL,
+};
+
 static int path_cmp(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);

@@ -40,13 +40,27 @@ static int mask(const char *path, bool dir, const char **what, const char **arg)
         return 0;
 }
 
-static int read_only(const char *path, const char **what, const char **arg)
+/* path bound onto itself read-only, with what is mounted below it, and attrs besides. */
+static int read_only(const char *path, uint64_t attrs, const char **what, const char **arg)
 {
-        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
-            mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MNT_SAFE, NULL) < 0)
+        struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | attrs};
+
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return fail("making read-only", path, what, arg);
+        if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &ro, sizeof(ro)) == 0)
+                return 0;
+        /* before Linux 5.12: the mount itself */
+        if (errno != ENOSYS ||
+            mount(NULL,
+                  path,
+                  NULL,
+                  MS_BIND | MS_REMOUNT | MS_RDONLY | (attrs ? MS_NOSUID | MS_NODEV | MS_NOEXEC : 0),
+                  NULL) < 0)
                 return fail("making read-only", path, what, arg);
         return 0;
 }
+
+#define ATTR_SAFE (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
 /* Every mount read-only, /dev and what is below it (shm, pts, mqueue) left writable. */
 static int read_only_root(const char **what, const char **arg)
@@ -78,15 +92,11 @@ static int read_only_root(const char **what, const char **arg)
  */
 static int read_only_sys(const struct contain_plan *p, const char **what, const char **arg)
 {
-        struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                            MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
         struct stat st;
         int r;
 
-        if (mount("/sys", "/sys", NULL, MS_BIND | MS_REC, NULL) < 0 ||
-            mount_setattr(AT_FDCWD, "/sys", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
-                return fail("making read-only", "/sys", what, arg);
-        if (stat("/sys/fs/cgroup", &st) < 0)
+        r = read_only("/sys", ATTR_SAFE, what, arg);
+        if (r < 0 || stat("/sys/fs/cgroup", &st) < 0)
                 return 0;
         r = mask("/sys/fs/cgroup", true, what, arg);
         /* v2: the container's own group, read-only (its cgroup namespace's root); where the
@@ -96,7 +106,8 @@ static int read_only_sys(const struct contain_plan *p, const char **what, const 
         return r;
 }
 
-/* /proc's and /sys's kernel knobs a container must not turn (OCI's default lists). */
+/* What a container must not change on the node: /proc's and /sys's kernel knobs (OCI's default
+ * lists), the node's programs and configuration. */
 static int kernel_paths(const char **what, const char **arg)
 {
         struct stat st;
@@ -104,7 +115,12 @@ static int kernel_paths(const char **what, const char **arg)
 
         for (size_t i = 0; xp_contain_readonly_paths[i]; i++)
                 if (stat(xp_contain_readonly_paths[i], &st) == 0 &&
-                    (r = read_only(xp_contain_readonly_paths[i], what, arg)) < 0)
+                    (r = read_only(xp_contain_readonly_paths[i], ATTR_SAFE, what, arg)) < 0)
+                        return r;
+        /* the node's programs and configuration: a write there is code the node runs as root */
+        for (size_t i = 0; xp_contain_system_paths[i]; i++)
+                if (lstat(xp_contain_system_paths[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+                    (r = read_only(xp_contain_system_paths[i], 0, what, arg)) < 0)
                         return r;
         for (size_t i = 0; xp_contain_masked_paths[i]; i++)
                 if (stat(xp_contain_masked_paths[i], &st) == 0 &&

@@ -35,11 +35,18 @@ struct contain_plan {
         size_t n_hide_all; /* entries of hide to free (the first n_hide are used) */
 };
 
-/* The JSON the runtime writes for one container: c plus its own settings. NULL: -ENOMEM. */
+/* The JSON the runtime writes for one container: c plus its own settings, and the compiled
+ * seccomp filter (contain_filter_hex(); NULL: the shim compiles it). NULL: -ENOMEM. */
 json_t *contain_spec_json(const struct xp_contain *c,
                           bool namespaces,
                           bool cgroup2,
-                          const char *const *hide);
+                          const char *const *hide,
+                          const char *filter_hex);
+/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
+uint64_t contain_known_caps(void);
+/* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for
+ * the spec (caller frees): the runtime compiles it once per set, not each shim. -errno + err. */
+int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err);
 
 /* Reads the spec's "contain" object and prepares everything the child needs. -errno + err. */
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ static uint64_t *set_of(struct xp_caps *caps, size_t i)
 json_t *contain_spec_json(const struct xp_contain *c,
                           bool namespaces,
                           bool cgroup2,
-                          const char *const *hide)
+                          const char *const *hide,
+                          const char *filter_hex)
 {
         struct xp_caps caps = c->caps;
         json_t *o, *sets = json_object(), *paths = json_array();
@@ -49,7 +51,7 @@ json_t *contain_spec_json(const struct xp_contain *c,
                         goto fail;
         if (!sets || !paths)
                 goto fail;
-        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o}",
+        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:s?}",
                       "privileged",
                       c->privileged,
                       "caps",
@@ -65,7 +67,9 @@ json_t *contain_spec_json(const struct xp_contain *c,
                       "cgroup2",
                       cgroup2,
                       "hide",
-                      paths);
+                      paths,
+                      "filter",
+                      filter_hex);
         return o;
 fail:
         json_decref(sets);
@@ -82,6 +86,64 @@ static uint64_t own_permitted(void)
         if (syscall(SYS_capget, &hdr, data) < 0)
                 return 0;
         return (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
+{
+        _cleanup_free_ unsigned char *prog = NULL;
+        size_t len = 0, bytes;
+        char *text;
+        int r;
+
+        r = xp_seccomp_build(effective & contain_known_caps(), (void **)&prog, &len, err);
+        if (r < 0)
+                return r;
+        bytes = len * sizeof(struct sock_filter);
+        text = malloc(2 * bytes + 1);
+        if (!text)
+                return xp_errorf(err, -ENOMEM, "seccomp: out of memory");
+        for (size_t i = 0; i < bytes; i++) {
+                text[2 * i] = hex_digits[prog[i] >> 4];
+                text[2 * i + 1] = hex_digits[prog[i] & 15];
+        }
+        text[2 * bytes] = '\0';
+        *ret = text;
+        return 0;
+}
+
+static int unhex(char c)
+{
+        const char *p = c ? strchr(hex_digits, c) : NULL;
+
+        return p ? (int)(p - hex_digits) : -1;
+}
+
+/* The filter the runtime compiled (the spec's "filter"). */
+static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_error *err)
+{
+        size_t len = strlen(text), bytes = len / 2;
+        unsigned char *prog;
+
+        if (len == 0 || len % (2 * sizeof(struct sock_filter)) != 0 ||
+            bytes / sizeof(struct sock_filter) > BPF_MAXINSNS)
+                return xp_errorf(err, -EINVAL, "spec: contain.filter has a bad length");
+        prog = malloc(bytes);
+        if (!prog)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        for (size_t i = 0; i < bytes; i++) {
+                int hi = unhex(text[2 * i]), lo = unhex(text[2 * i + 1]);
+
+                if (hi < 0 || lo < 0) {
+                        free(prog);
+                        return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
+                }
+                prog[i] = (unsigned char)(hi << 4 | lo);
+        }
+        p->filter = prog;
+        p->filter_len = bytes / sizeof(struct sock_filter);
+        return 0;
 }
 
 static int last_cap(void)
@@ -143,6 +205,11 @@ static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_er
         return 0;
 }
 
+uint64_t contain_known_caps(void)
+{
+        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
+}
+
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)
 {
         const json_t *c = json_object_get(spec, CONTAIN_SPEC_KEY);
@@ -160,14 +227,17 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         p->cgroup2 = json_is_true(json_object_get(c, "cgroup2"));
         p->last_cap = last_cap();
         /* the kernel's capabilities that the shim holds: a privileged container gets those */
-        known = (XP_CAP_BIT(p->last_cap + 1) - 1) & own_permitted();
+        known = contain_known_caps();
         for (size_t i = 0; i < XP_ELEMENTSOF(set_names); i++)
                 *set_of(&p->caps, i) =
                     (uint64_t)json_integer_value(json_object_get(sets, set_names[i])) & known;
         /* a shim that is not root has no capability to give or take */
         p->set_caps = geteuid() == 0;
         if (json_is_true(json_object_get(c, "seccomp"))) {
-                r = xp_seccomp_build(p->caps.effective, &p->filter, &p->filter_len, err);
+                const char *hex = json_string_value(json_object_get(c, "filter"));
+
+                r = hex ? filter_from_hex(p, hex, err)
+                        : xp_seccomp_build(p->caps.effective, &p->filter, &p->filter_len, err);
                 if (r < 0)
                         return r;
         }

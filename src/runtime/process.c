@@ -41,7 +41,13 @@ struct xp_runtime {
         unsigned log_max_files;
         struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
         char **hide;                 /* NULL-terminated: paths no container sees */
-        unsigned isolation;          /* enum xp_isolation bits */
+        pthread_mutex_t filters_lock;
+        struct {
+                uint64_t effective;
+                char *hex;
+        } filters[8]; /* the seccomp filters compiled, by effective set (contain_filter_hex()) */
+        size_t n_filters;
+        unsigned isolation; /* enum xp_isolation bits */
         char *warning;
         int inotify;
         pthread_mutex_t lock;
@@ -413,6 +419,9 @@ void xp_runtime_free(struct xp_runtime *rt)
                 close(rt->inotify);
         xp_cgroup_root_free(rt->root);
         pthread_mutex_destroy(&rt->lock);
+        pthread_mutex_destroy(&rt->filters_lock);
+        for (size_t i = 0; i < rt->n_filters; i++)
+                free(rt->filters[i].hex);
         free(rt->starting);
         free(rt->state_dir);
         free(rt->log_dir);
@@ -541,22 +550,25 @@ static void detect_contain(struct xp_runtime *rt)
         free(prog);
 }
 
-/* The paths to hide: the runtime's own directories and the caller's. */
+/* The paths to hide: the runtime's own directories, the caller's, the node's control sockets. */
 static int copy_hide(struct xp_runtime *rt, const char *const *paths)
 {
-        size_t n = 0;
+        size_t n = 0, n_sockets = 0, k = 0;
 
         while (paths && paths[n])
                 n++;
-        rt->hide = calloc(n + 3, sizeof(*rt->hide));
+        while (xp_contain_node_sockets[n_sockets])
+                n_sockets++;
+        rt->hide = calloc(n + n_sockets + 3, sizeof(*rt->hide));
         if (!rt->hide)
                 return -ENOMEM;
-        rt->hide[0] = strdup(rt->state_dir);
-        rt->hide[1] = strdup(rt->log_dir);
-        if (!rt->hide[0] || !rt->hide[1])
+        if (!(rt->hide[k++] = strdup(rt->state_dir)) || !(rt->hide[k++] = strdup(rt->log_dir)))
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                if (!(rt->hide[i + 2] = strdup(paths[i])))
+                if (!(rt->hide[k++] = strdup(paths[i])))
+                        return -ENOMEM;
+        for (size_t i = 0; xp_contain_node_sockets[i]; i++)
+                if (!(rt->hide[k++] = strdup(xp_contain_node_sockets[i])))
                         return -ENOMEM;
         return 0;
 }
@@ -591,6 +603,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->inotify = -1;
         pthread_mutex_init(&rt->lock, NULL);
+        pthread_mutex_init(&rt->filters_lock, NULL);
         if (!o->state_dir || !o->log_dir)
                 return xp_errorf(err, -EINVAL, "runtime: state_dir and log_dir are required");
         rt->state_dir = strdup(o->state_dir);
@@ -722,21 +735,46 @@ static json_t *limits_json(const struct xp_cgroup_limits *l)
         return o;
 }
 
+/*
+ * The seccomp filter for effective, compiled once (a shim need not: libseccomp takes about a
+ * millisecond). A copy (caller frees); NULL when it cannot be had (the shim compiles it then).
+ */
+static char *filter_for(struct xp_runtime *rt, uint64_t effective)
+{
+        char *hex = NULL;
+
+        pthread_mutex_lock(&rt->filters_lock);
+        for (size_t i = 0; i < rt->n_filters && !hex; i++)
+                if (rt->filters[i].effective == effective)
+                        hex = strdup(rt->filters[i].hex);
+        if (!hex && rt->n_filters < XP_ELEMENTSOF(rt->filters) &&
+            contain_filter_hex(effective, &rt->filters[rt->n_filters].hex, NULL) >= 0) {
+                rt->filters[rt->n_filters].effective = effective;
+                hex = strdup(rt->filters[rt->n_filters++].hex);
+        }
+        pthread_mutex_unlock(&rt->filters_lock);
+        return hex;
+}
+
 /* The containment the shim applies: what was asked, less what this machine cannot do. */
-static json_t *contain_json(const struct xp_runtime *rt, const struct xp_container_launch *l)
+static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_launch *l)
 {
         struct xp_contain c = l->contain ? *l->contain : xp_contain_default();
+        _cleanup_free_ char *filter = NULL;
 
         if (!(rt->isolation & XP_ISOLATION_SECCOMP))
                 c.seccomp = false;
+        if (c.seccomp)
+                filter = filter_for(rt, c.caps.effective);
         return contain_spec_json(&c,
                                  rt->isolation & XP_ISOLATION_NAMESPACES,
                                  xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
-                                 (const char *const *)rt->hide);
+                                 (const char *const *)rt->hide,
+                                 filter);
 }
 
 static char *
-spec_text(const struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
+spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
 {
         json_t *limits = l->limits ? limits_json(l->limits) : json_null();
         json_t *argv = string_list(l->argv), *env = string_list(l->env), *o;

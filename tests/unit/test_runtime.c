@@ -804,7 +804,8 @@ static void default_containment(void **state)
             .state_dir = f->state, .log_dir = f->logs, .hide_paths = hide};
         struct xp_container_launch l = launch_of("uid-contain", argv);
         struct xp_container_record r;
-        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL, *spec_text = NULL;
+        char spec[512];
         FILE *fp;
 
         snprintf(secret, sizeof(secret), "%s/secret", f->tmp->path);
@@ -824,11 +825,17 @@ static void default_containment(void **state)
                  "echo pid $$; ls /proc | grep -c '^[0-9]'; "
                  "ls /sys/fs/cgroup | wc -l; touch /sys/kernel/x || echo sys read-only; "
                  "echo 1 >/proc/sys/kernel/sysrq || echo proc/sys read-only; "
+                 "touch /etc/.xpool-test || echo etc read-only; "
                  "unshare -m true || echo no unshare",
                  secret,
                  f->state);
         r = run_to_end(f, &l);
         xp_container_record_clear(&r);
+        /* the runtime compiled the filter (once), not the shim */
+        snprintf(spec, sizeof(spec), "%s/uid-contain/%s/spec.json", f->state, cname);
+        spec_text = slurp(spec);
+        assert_non_null(spec_text);
+        assert_non_null(strstr(spec_text, "\"filter\":\""));
         text = log_file(f, "uid-contain", "0.log");
         assert_int_equal(count_lines(text, "stdout F CapEff:\t00000000a80425fb"), 1);
         assert_int_equal(count_lines(text, "stdout F CapBnd:\t00000000a80425fb"), 1);
@@ -844,6 +851,7 @@ static void default_containment(void **state)
         assert_int_equal(count_lines(text, "stdout F 0"), 1); /* an empty /sys/fs/cgroup (v1) */
         assert_int_equal(count_lines(text, "stdout F sys read-only"), 1);
         assert_int_equal(count_lines(text, "stdout F proc/sys read-only"), 1);
+        assert_int_equal(count_lines(text, "stdout F etc read-only"), 1);
         assert_int_equal(count_lines(text, "stdout F no unshare"), 1);
 }
 
