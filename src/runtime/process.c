@@ -464,6 +464,7 @@ static void detect_cgroups(struct xp_runtime *rt)
 {
         _cleanup_(xp_cgroup_freep) struct xp_cgroup *probe = NULL;
         struct xp_error err = {0};
+        char path[64];
         int r;
 
         r = xp_cgroup_root_open(rt->cgroup_root, &rt->root, &err);
@@ -476,8 +477,13 @@ static void detect_cgroups(struct xp_runtime *rt)
                 set_warning(rt, "this machine has no cgroups: containers run without limits");
                 goto none;
         }
-        /* the parent of every container's group; creating it proves the hierarchy writable */
-        r = xp_cgroup_create(rt->root, "xpool", &probe, &err);
+        /* the parent of every container's group, and a group below it: creating that proves
+         * the hierarchy writable (xpool/ may be there already, made by another user) */
+        r = snprintf(path, sizeof(path), "xpool/probe-%d", (int)getpid()) < 0 ? -ENOMEM : 0;
+        if (r >= 0)
+                r = xp_cgroup_create(rt->root, path, &probe, &err);
+        if (r >= 0)
+                (void)xp_cgroup_remove(probe, NULL);
         if (r < 0) {
                 set_warning(rt,
                             "cgroups are not writable (%s): containers run without limits",
