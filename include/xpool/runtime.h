@@ -3,8 +3,10 @@
 
 /*
  * The process runtime of the node agent: each container runs under its own shim process
- * (`xpool __shim`), which puts it in a cgroup with its limits, writes its stdout/stderr to CRI
- * log files, waits for it, and records how it ended. Shims outlive the agent, so an agent that
+ * (`xpool __shim`), the init of the container's pid namespace, which puts it in a cgroup with its
+ * limits, contains it (include/xpool/contain.h: namespaces, the node's secrets hidden,
+ * capabilities, no_new_privs, seccomp), writes its stdout/stderr to CRI log files, waits for it,
+ * and records how it ended. Shims outlive the agent, so an agent that
  * restarts finds its containers again with xp_runtime_list(). Everything is kept in files:
  *
  *   STATE/<pod uid>/<container>/spec.json     the launch (written by xp_runtime_start)
