@@ -8,6 +8,7 @@
  * outlive the agent: a new agent re-adopts them.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,13 @@ struct xp_agent_options {
         const char *
             ca_pem; /* the CA as PEM text (a kubeconfig's certificate-authority-data); NULL: none */
         size_t ca_pem_len;
+        /* containment (docs/security.md, "Threat model"): */
+        bool allow_privileged;         /* run privileged containers (each with a Warning Event) */
+        bool allow_degraded_isolation; /* run pods with limits or devices this node cannot
+                                          enforce (no cgroups, no device filter) */
+        const char *const *hide_paths; /* NULL-terminated: paths no container may see besides
+                                          the data directory (the token and kubeconfig files,
+                                          the server's data directory) */
 };
 
 struct xp_agent;

@@ -182,12 +182,35 @@ struct xp_resource_requirements {
         json_t *extra;
 };
 
+/* securityContext.capabilities: Linux capability names without CAP_, or ALL. */
+struct xp_capabilities {
+        XP_LIST(char *, add);
+        XP_LIST(char *, drop);
+        json_t *extra;
+};
+
+enum xp_seccomp_type {
+        XP_SECCOMP_UNSET,
+        XP_SECCOMP_RUNTIME_DEFAULT,
+        XP_SECCOMP_UNCONFINED,
+        XP_SECCOMP_LOCALHOST,
+};
+
+struct xp_seccomp_profile {
+        enum xp_seccomp_type type; /* required */
+        char *localhost_profile;   /* required for Localhost, forbidden otherwise */
+        json_t *extra;
+};
+
 struct xp_security_context {
         struct xp_opt_int64 run_as_user;
         struct xp_opt_int64 run_as_group;
         struct xp_opt_bool run_as_non_root;
         struct xp_opt_bool privileged;                 /* containers only */
         struct xp_opt_bool allow_privilege_escalation; /* containers only */
+        struct xp_capabilities *capabilities;          /* containers only */
+        struct xp_opt_bool read_only_root_filesystem;  /* containers only */
+        struct xp_seccomp_profile *seccomp_profile;
         json_t *extra;
 };
 

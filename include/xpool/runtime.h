@@ -3,8 +3,10 @@
 
 /*
  * The process runtime of the node agent: each container runs under its own shim process
- * (`xpool __shim`), which puts it in a cgroup with its limits, writes its stdout/stderr to CRI
- * log files, waits for it, and records how it ended. Shims outlive the agent, so an agent that
+ * (`xpool __shim`), the init of the container's pid namespace, which puts it in a cgroup with its
+ * limits, contains it (include/xpool/contain.h: namespaces, the node's secrets hidden,
+ * capabilities, no_new_privs, seccomp), writes its stdout/stderr to CRI log files, waits for it,
+ * and records how it ended. Shims outlive the agent, so an agent that
  * restarts finds its containers again with xp_runtime_list(). Everything is kept in files:
  *
  *   STATE/<pod uid>/<container>/spec.json     the launch (written by xp_runtime_start)
@@ -23,6 +25,7 @@
 #include <sys/types.h>
 
 #include "xpool/cgroup.h"
+#include "xpool/contain.h"
 #include "xpool/error.h"
 
 struct xp_runtime;
@@ -36,6 +39,11 @@ struct xp_runtime_options {
         const char *cgroup_root; /* NULL: "/" (see cgroup.h) */
         uint64_t log_max_bytes;  /* rotate at this size; 0: 10 MiB */
         unsigned log_max_files;  /* rotated files kept per attempt; 0: 1 */
+        /* Paths no container may see (the node's secrets: the agent's data directory, token and
+         * kubeconfig files, the server's data directory), NULL-terminated, absolute; copied.
+         * Resolved at each start, so a path made later is hidden too; state_dir and log_dir are
+         * always hidden. */
+        const char *const *hide_paths;
 };
 
 /*
@@ -52,8 +60,23 @@ XP_DEFINE_FREEP(struct xp_runtime, xp_runtime_free)
 
 /* The cgroup mode containers run under: XP_CGROUP_NONE when cgroups are missing or not writable. */
 enum xp_cgroup_mode xp_runtime_cgroup_mode(const struct xp_runtime *rt);
-/* Why isolation is degraded (no writable cgroups, v2 without device BPF, ...), NULL if not.
- * Borrowed from rt. */
+
+/* What containers can be isolated with on this machine (xp_runtime_isolation()). */
+enum xp_isolation {
+        XP_ISOLATION_CGROUPS = 1 << 0,      /* limits; killing by cgroup */
+        XP_ISOLATION_DEVICES = 1 << 1,      /* the device filter (v1 devices, v2 BPF) */
+        XP_ISOLATION_NAMESPACES = 1 << 2,   /* pid, mount and cgroup namespaces: the node's
+                                               secrets hidden, the whole process tree killed */
+        XP_ISOLATION_CAPABILITIES = 1 << 3, /* capability sets (the agent is root) */
+        XP_ISOLATION_SECCOMP = 1 << 4,      /* the seccomp filter */
+};
+#define XP_ISOLATION_ALL                                                                           \
+        (XP_ISOLATION_CGROUPS | XP_ISOLATION_DEVICES | XP_ISOLATION_NAMESPACES |                   \
+         XP_ISOLATION_CAPABILITIES | XP_ISOLATION_SECCOMP)
+/* The enum xp_isolation bits this runtime has (XP_ISOLATION_ALL: nothing is degraded). */
+unsigned xp_runtime_isolation(const struct xp_runtime *rt);
+/* Why isolation is degraded, one sentence per missing part ("no cgroups (...): containers run
+ * without limits; ..."), NULL if it is not. Borrowed from rt. */
 const char *xp_runtime_warning(const struct xp_runtime *rt);
 
 struct xp_container_launch {
@@ -68,6 +91,9 @@ struct xp_container_launch {
         uid_t uid;
         gid_t gid;
         const struct xp_cgroup_limits *limits; /* NULL: no limits */
+        /* NULL: xp_contain_default(). What this machine cannot apply (xp_runtime_isolation())
+         * is left out, as xp_runtime_warning() says. */
+        const struct xp_contain *contain;
 };
 
 struct xp_container_record {
@@ -80,6 +106,8 @@ struct xp_container_record {
         int signal;        /* the signal that killed it, 0 if none */
         bool oom_killed;   /* the cgroup's OOM killer killed a process of it */
         bool start_failed; /* exec failed: exit_code 128, message says why */
+        bool config_error; /* never from the runtime: the agent refused to start it (its
+                              securityContext), exited, message says why */
         int64_t finished_ns;
         char *message; /* NULL, or e.g. `exec "pythn": No such file or directory` */
 };
@@ -91,8 +119,9 @@ void xp_container_records_free(struct xp_container_record *r, size_t n);
 /*
  * Starts the shim, which starts the container and outlives the agent. Returns once the
  * container's process has exec'd (or failed to: then 0 with start_failed set). The shim puts the
- * process in its cgroup (xp_cgroup_container_path(uid, container)) with limits before exec,
- * sets no_new_privs, user, working dir, env; stdout/stderr to the log; records the exit. -EEXIST
+ * process in its cgroup (xp_cgroup_container_path(uid, container)) with limits before exec, in
+ * its own pid, mount and cgroup namespaces (the shim is the pid namespace's init), contains it
+ * (contain), sets user, working dir, env; stdout/stderr to the log; records the exit. -EEXIST
  * when that container is already running (an exited record of it is replaced); -errno + err
  * otherwise (nothing left behind). *ret (caller clears) is only set on success.
  */
@@ -100,7 +129,8 @@ int xp_runtime_start(struct xp_runtime *rt,
                      const struct xp_container_launch *launch,
                      struct xp_container_record *ret,
                      struct xp_error *err);
-/* Sends sig to every process of the container (its cgroup, else its process group).
+/* Sends sig to every process of the container (its cgroup, else its process group; SIGKILL
+ * also to its main process, whose end makes the shim kill the rest of its pid namespace).
  * -ESRCH when none runs. */
 int xp_runtime_kill(struct xp_runtime *rt,
                     const char *pod_uid,

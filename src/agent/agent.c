@@ -46,6 +46,42 @@ static int copy_string(const char *from, char **to)
         return *to ? 0 : -ENOMEM;
 }
 
+/* An absolute path: relative ones are taken from the working directory, as the user meant. */
+static int absolute(const char *path, char **ret)
+{
+        _cleanup_free_ char *cwd = NULL;
+
+        if (path[0] == '/')
+                return (*ret = strdup(path)) ? 0 : -ENOMEM;
+        cwd = getcwd(NULL, 0);
+        if (!cwd)
+                return -errno;
+        return asprintf(ret, "%s/%s", cwd, path) < 0 ? -ENOMEM : 0;
+}
+
+/* What no container may see: the data directory and the caller's paths, made absolute. */
+static int copy_hide_paths(struct xp_agent *a, const char *const *paths, struct xp_error *err)
+{
+        size_t n = 0;
+        int r;
+
+        while (paths && paths[n])
+                n++;
+        a->hide_paths = calloc(n + 2, sizeof(*a->hide_paths));
+        if (!a->hide_paths)
+                return -ENOMEM;
+        r = absolute(a->data_dir, &a->hide_paths[0]);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = absolute(paths[i], &a->hide_paths[i + 1]);
+                if (r >= 0 && strcmp(a->hide_paths[i + 1], "/") == 0)
+                        return xp_errorf(err,
+                                         -EINVAL,
+                                         "hiding %s from containers: it is the root directory",
+                                         paths[i]);
+        }
+        return r < 0 ? xp_errorf(err, r, "the paths hidden from containers: %s", strerror(-r)) : 0;
+}
+
 static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
 {
         char host[256];
@@ -85,6 +121,15 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         a->node_status_ms = o->node_status_ms > 0 ? o->node_status_ms : 60000;
         a->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 10000;
         a->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
+        r = copy_hide_paths(a, o->hide_paths, err);
+        if (r < 0)
+                return r;
+        a->policy =
+            (struct xp_launch_policy){.allow_privileged = o->allow_privileged,
+                                      .allow_degraded_isolation = o->allow_degraded_isolation,
+                                      .default_uid = geteuid(),
+                                      .node_name = a->node_name};
+        a->isolation.allow_degraded = o->allow_degraded_isolation;
         a->pids_max = o->pids_max ? o->pids_max : 4096;
         a->log_max_bytes = o->log_max_bytes;
         a->log_max_files = o->log_max_files;
@@ -180,6 +225,7 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
             .cpu_count = cpus > 0 ? cpus : 1,
             .port = a->port,
             .now_s = xp_agent_now_ns() / 1000000000,
+            .isolation = &a->isolation,
         };
         a->ready_since_s = info.now_s;
         r = xp_agent_node_build(a->inventory, &info, &a->node_json, err);
@@ -265,6 +311,26 @@ register_when_reachable(struct xp_agent *a, struct xp_apiclient *client, struct 
         }
 }
 
+/* What the runtime can isolate pods with here; said loudly when something is missing. */
+static void note_isolation(struct xp_agent *a)
+{
+        a->isolation.have = xp_runtime_isolation(a->runtime);
+        a->isolation.why = xp_runtime_warning(a->runtime);
+        a->policy.isolation = a->isolation.have;
+        if (a->isolation.have == XP_ISOLATION_ALL)
+                return;
+        xp_log(LOG_WARNING,
+               "agent: isolation is degraded: %s",
+               a->isolation.why ? a->isolation.why : "(no reason given)");
+        xp_log(
+            LOG_WARNING,
+            "agent: %s (the node reports condition IsolationDegraded; docs/security.md)",
+            a->isolation.allow_degraded
+                ? "pods with limits or devices run anyway, as --allow-degraded-isolation asks"
+                : "pods with limits or devices are refused; --allow-degraded-isolation runs them "
+                  "anyway");
+}
+
 static int start_thread(struct xp_agent *a,
                         pthread_t *thread,
                         bool *started,
@@ -317,16 +383,19 @@ int xp_agent_new(const struct xp_agent_options *options,
         log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
         if (!state_dir || !log_dir)
                 return -ENOMEM;
-        r = xp_runtime_open(&(struct xp_runtime_options){.state_dir = state_dir,
-                                                         .log_dir = log_dir,
-                                                         .shim_exe = a->shim_exe,
-                                                         .cgroup_root = a->cgroup_root,
-                                                         .log_max_bytes = a->log_max_bytes,
-                                                         .log_max_files = a->log_max_files},
-                            &a->runtime,
-                            err);
+        r = xp_runtime_open(
+            &(struct xp_runtime_options){.state_dir = state_dir,
+                                         .log_dir = log_dir,
+                                         .shim_exe = a->shim_exe,
+                                         .cgroup_root = a->cgroup_root,
+                                         .log_max_bytes = a->log_max_bytes,
+                                         .log_max_files = a->log_max_files,
+                                         .hide_paths = (const char *const *)a->hide_paths},
+            &a->runtime,
+            err);
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
+        note_isolation(a);
         lso.host = a->listen_host;
         lso.port = options->listen_port;
         lso.log_dir = log_dir;
@@ -342,6 +411,9 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return r;
         r = xp_agent_status_new(&a->api, STATUS_WRITERS, &a->status, err);
+        if (r < 0)
+                return r;
+        r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
         if (r < 0)
                 return r;
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
@@ -390,6 +462,7 @@ void xp_agent_free(struct xp_agent *a)
         if (a->reconcile_started)
                 pthread_join(a->reconcile_thread, NULL);
         xp_agent_status_free(a->status);
+        xp_agent_events_free(a->events);
         xp_apiclient_free(a->watch_client);
         xp_apiclient_free(a->lease_client);
         xp_logserver_free(a->logserver);
@@ -415,5 +488,8 @@ void xp_agent_free(struct xp_agent *a)
         free(a->node_description);
         free(a->hostname);
         free(a->token_id);
+        for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
+                free(a->hide_paths[i]);
+        free(a->hide_paths);
         free(a);
 }

@@ -8,10 +8,19 @@
  */
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "xpool/error.h"
 #include "xpool/object.h"
+
+/* How well the node contains its pods: the runtime's xp_runtime_isolation() and
+ * xp_runtime_warning(), and whether the agent runs degraded pods anyway. */
+struct xp_agent_isolation {
+        unsigned have;   /* enum xp_isolation bits */
+        const char *why; /* the runtime's warning; NULL when nothing is missing */
+        bool allow_degraded;
+};
 
 /* The facts of the host the Node carries beside the inventory; strings borrowed. */
 struct xp_agent_node_info {
@@ -26,6 +35,7 @@ struct xp_agent_node_info {
         int64_t cpu_count;          /* used when the inventory has no CPU topology */
         uint16_t port;              /* the log endpoint: daemonEndpoints.kubeletEndpoint.Port */
         int64_t now_s;              /* heartbeat time, unix seconds */
+        const struct xp_agent_isolation *isolation; /* NULL: complete */
 };
 
 /* Longest label value Kubernetes accepts. */
@@ -58,9 +68,16 @@ const char *xp_agent_arch(const char *machine);
  */
 char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALUE_MAX + 1]);
 
-/* The Ready condition (status True, reason AgentReady) and its siblings: heartbeat now_s, in
- * that status since since_s. NULL: -ENOMEM. */
-json_t *xp_agent_node_conditions(int64_t now_s, int64_t since_s);
+/*
+ * The Ready condition (status True, reason AgentReady) and its siblings: heartbeat now_s, in
+ * that status since since_s; and IsolationDegraded: True when iso misses a part (the reason
+ * names the first: CgroupsUnavailable, DeviceFilterUnavailable, NamespacesUnavailable,
+ * CapabilitiesUnavailable, SeccompUnavailable; the message is the runtime's warning and what
+ * the agent does about it), False (IsolationComplete) otherwise or for iso NULL.
+ * NULL: -ENOMEM.
+ */
+json_t *
+xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_isolation *iso);
 
 /* ---- the running agent ---------------------------------------------------------------------- */
 
@@ -70,10 +87,12 @@ json_t *xp_agent_node_conditions(int64_t now_s, int64_t since_s);
 #include <stdbool.h>
 #include <time.h>
 
+#include "agent/launch.h"
 #include "xpool/agent.h"
 #include "xpool/client.h"
 
 struct xp_agent_status;
+struct xp_agent_events;
 struct xp_runtime;
 struct xp_logserver;
 struct xp_reconcile;
@@ -101,6 +120,9 @@ struct xp_agent {
         uint64_t pids_max, log_max_bytes;
         unsigned log_max_files;
         struct xp_discovery_config discovery;
+        struct xp_launch_policy policy;      /* the flags, and what the runtime can isolate with */
+        struct xp_agent_isolation isolation; /* the same, for the IsolationDegraded condition */
+        char **hide_paths;                   /* NULL-terminated: what no container may see */
 
         struct xp_apiclient_options api; /* strings borrowed from the fields above */
         struct xp_node_inventory *inventory;
@@ -112,6 +134,7 @@ struct xp_agent {
         struct xp_runtime *runtime;
         struct xp_logserver *logserver;
         struct xp_agent_status *status;
+        struct xp_agent_events *events;
         struct xp_agent_pods pods;
         struct xp_apiclient *watch_client; /* cancelled to stop the watch */
         struct xp_apiclient *lease_client; /* the lease thread's, cancelled the same way */
@@ -195,3 +218,20 @@ int xp_agent_status_delete(struct xp_agent_status *s,
                            const char *pod_uid);
 /* The pod is gone from the server: what waits to be written for it is dropped. */
 void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid);
+
+/* events.c: one thread that POSTs core/v1 Events about the node's pods, best effort. */
+int xp_agent_events_new(const struct xp_apiclient_options *api,
+                        const char *node_name,
+                        struct xp_agent_events **ret,
+                        struct xp_error *err);
+/* Stops the thread; events not written yet are dropped. NULL is fine. */
+void xp_agent_events_free(struct xp_agent_events *events);
+/* Queues an Event (type Warning or Normal) about the pod; events may be NULL (then nothing).
+ * -ENOMEM; -ENOBUFS when too many wait (the event is dropped). */
+int xp_agent_event(struct xp_agent_events *events,
+                   const char *pod_namespace,
+                   const char *pod_name,
+                   const char *pod_uid,
+                   const char *type,
+                   const char *reason,
+                   const char *message);

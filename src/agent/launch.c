@@ -309,7 +309,7 @@ static int add_spec_env(const struct xp_pod *pod,
         return 0;
 }
 
-static bool requests_devices(const struct xp_container *c, const char **which)
+bool xp_launch_requests_devices(const struct xp_container *c, const char **which)
 {
         const struct xp_resource_list *lists[] = {&c->resources.limits, &c->resources.requests};
 
@@ -481,54 +481,6 @@ static int build_argv(const struct xp_container *c,
         return 0;
 }
 
-static int build_user(const struct xp_pod *pod,
-                      const struct xp_container *c,
-                      const char *cpath,
-                      struct xp_launch *l,
-                      struct xp_error *err)
-{
-        const struct xp_security_context *sc = c->security_context,
-                                         *psc = pod->spec.security_context;
-        struct xp_opt_int64 user = {0}, group = {0};
-        struct xp_opt_bool non_root = {0};
-
-        if (psc) {
-                user = psc->run_as_user;
-                group = psc->run_as_group;
-                non_root = psc->run_as_non_root;
-        }
-        if (sc && sc->run_as_user.set)
-                user = sc->run_as_user;
-        if (sc && sc->run_as_group.set)
-                group = sc->run_as_group;
-        if (sc && sc->run_as_non_root.set)
-                non_root = sc->run_as_non_root;
-        if (group.set && !user.set)
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "%s.securityContext.runAsGroup: needs runAsUser (xpool has no image to take the user from)",
-                    cpath);
-        if (non_root.set && non_root.value && (!user.set || user.value == 0))
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "%s.securityContext.runAsNonRoot: the container would run as root (set runAsUser to a non-zero id)",
-                    cpath);
-        if (user.set) {
-                if (user.value < 0 || user.value > UINT32_MAX - 1 ||
-                    (group.set && (group.value < 0 || group.value > UINT32_MAX - 1)))
-                        return xp_errorf(err,
-                                         -EINVAL,
-                                         "%s.securityContext: user or group id out of range",
-                                         cpath);
-                l->launch.set_user = true;
-                l->launch.uid = (uid_t)user.value;
-                l->launch.gid = (gid_t)(group.set ? group.value : user.value);
-        }
-        return 0;
-}
-
 static int build_limits(const struct xp_container *c,
                         const char *cpath,
                         const struct xp_placement *pl,
@@ -560,9 +512,10 @@ static int build_limits(const struct xp_container *c,
                         return -ENOMEM;
                 l->limits.cpuset_cpus = l->cpuset;
         }
-        l->limits.restrict_devices = true;
-        l->limits.devices = l->devices;
-        l->limits.n_devices = l->n_devices;
+        /* a privileged container opens every device node, as in Kubernetes */
+        l->limits.restrict_devices = !l->contain.privileged;
+        l->limits.devices = l->contain.privileged ? NULL : l->devices;
+        l->limits.n_devices = l->contain.privileged ? 0 : l->n_devices;
         return 0;
 }
 
@@ -593,51 +546,81 @@ void xp_launch_free(struct xp_launch *l)
         free(l);
 }
 
-int xp_launch_build(const struct xp_pod *pod,
-                    const char *container,
-                    bool init,
-                    unsigned attempt,
-                    const struct xp_node *node,
-                    xp_launch_dev_lookup_fn lookup,
-                    void *userdata,
-                    uint64_t pids_max,
-                    struct xp_launch **ret,
-                    struct xp_error *err)
+/* The spec of the container (or init container) named container, and its field path. */
+static const struct xp_container *
+spec_container(const struct xp_pod *pod, const char *container, bool init, char cpath[static 96])
 {
-        _cleanup_(xp_launch_freep) struct xp_launch *l = NULL;
+        const struct xp_container *items =
+            init ? pod->spec.init_containers.items : pod->spec.containers.items;
+        size_t n = init ? pod->spec.init_containers.n : pod->spec.containers.n;
+
+        for (size_t i = 0; i < n; i++)
+                if (xp_streq0(items[i].name, container)) {
+                        snprintf(
+                            cpath, 96, "spec.%s[%zu]", init ? "initContainers" : "containers", i);
+                        return &items[i];
+                }
+        return NULL;
+}
+
+/* The container's environment: xpool's defaults, the devices' variables, then the spec's. */
+static int build_env(const struct xp_pod *pod,
+                     const struct xp_container *c,
+                     const char *cpath,
+                     const struct xp_node *node,
+                     const struct xp_placement *devices,
+                     const struct xp_launch *l,
+                     struct env_list *env,
+                     struct xp_error *err)
+{
         _cleanup_(xp_devenv_freep) char **devenv = NULL;
-        _cleanup_(env_list_done) struct env_list env = {0};
-        struct xp_placement pl = {.numa_node = -1};
-        const char *ann = xp_strmap_get(&pod->metadata.annotations, XP_PLACEMENT_ANNOTATION);
-        const char *which = NULL;
-        const struct xp_container *c = NULL;
-        bool devices, have_pl = false;
-        char cpath[96];
-        size_t idx = 0;
         int r;
 
-        if (init) {
-                for (idx = 0; idx < pod->spec.init_containers.n && !c; idx++)
-                        if (xp_streq0(pod->spec.init_containers.items[idx].name, container))
-                                c = &pod->spec.init_containers.items[idx];
-        } else {
-                for (idx = 0; idx < pod->spec.containers.n && !c; idx++)
-                        if (xp_streq0(pod->spec.containers.items[idx].name, container))
-                                c = &pod->spec.containers.items[idx];
-        }
-        if (!c)
-                return xp_errorf(err,
-                                 -ENOENT,
-                                 "pod %s/%s has no %scontainer %s",
-                                 or_empty(pod->metadata.namespace),
-                                 or_empty(pod->metadata.name),
-                                 init ? "init " : "",
-                                 container);
-        snprintf(
-            cpath, sizeof(cpath), "spec.%s[%zu]", init ? "initContainers" : "containers", idx - 1);
+        /* defaults first: the spec's env overrides them */
+        if ((r = env_set(env, "PATH", strdup(DEFAULT_PATH))) < 0 ||
+            (r = env_set(env,
+                         "HOME",
+                         strdup(l->launch.set_user && l->launch.uid != 0 ? "/" : "/root"))) < 0 ||
+            (r = env_set(env, "XPOOL_POD_NAME", strdup(or_empty(pod->metadata.name)))) < 0 ||
+            (r = env_set(env, "XPOOL_POD_NAMESPACE", strdup(or_empty(pod->metadata.namespace)))) <
+                0 ||
+            (r = env_set(env, "XPOOL_POD_UID", strdup(or_empty(pod->metadata.uid)))) < 0 ||
+            (r = env_set(env, "XPOOL_NODE_NAME", strdup(or_empty(pod->spec.node_name)))) < 0)
+                return r;
+        if (devices) {
+                r = xp_devenv_build(devices, node, &devenv, err);
+                if (r < 0)
+                        return xp_error_prefix(err, r, "annotation %s", XP_PLACEMENT_ANNOTATION);
+                for (char **e = devenv; *e; e++) {
+                        char *eq = strchr(*e, '=');
 
-        devices = requests_devices(c, &which);
-        if (devices && !ann)
+                        if (!eq)
+                                continue;
+                        *eq = 0;
+                        r = env_set(env, *e, strdup(eq + 1));
+                        *eq = '=';
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return add_spec_env(pod, c, cpath, node, env, err);
+}
+
+/* The placement annotation, when the pod has one (*have), and whether c needs it. */
+static int placement(const struct xp_pod *pod,
+                     const struct xp_container *c,
+                     const char *cpath,
+                     struct xp_placement *pl,
+                     bool *have,
+                     bool *devices,
+                     struct xp_error *err)
+{
+        const char *ann = xp_strmap_get(&pod->metadata.annotations, XP_PLACEMENT_ANNOTATION);
+        const char *which = NULL;
+        int r;
+
+        *devices = xp_launch_requests_devices(c, &which);
+        if (*devices && !ann)
                 return xp_errorf(
                     err,
                     -EINVAL,
@@ -647,83 +630,67 @@ int xp_launch_build(const struct xp_pod *pod,
                     XP_PLACEMENT_ANNOTATION,
                     cpath,
                     which);
-        if (ann) {
-                r = xp_placement_from_json(ann, &pl, err);
-                if (r < 0)
-                        return xp_error_prefix(err,
-                                               r,
-                                               "pod %s/%s",
-                                               or_empty(pod->metadata.namespace),
-                                               or_empty(pod->metadata.name));
-                have_pl = true;
-        }
+        if (!ann)
+                return 0;
+        r = xp_placement_from_json(ann, pl, err);
+        if (r < 0)
+                return xp_error_prefix(err,
+                                       r,
+                                       "pod %s/%s",
+                                       or_empty(pod->metadata.namespace),
+                                       or_empty(pod->metadata.name));
+        *have = true;
+        return 0;
+}
 
+int xp_launch_build(const struct xp_pod *pod,
+                    const char *container,
+                    bool init,
+                    unsigned attempt,
+                    const struct xp_node *node,
+                    xp_launch_dev_lookup_fn lookup,
+                    void *userdata,
+                    uint64_t pids_max,
+                    const struct xp_launch_policy *policy,
+                    struct xp_launch **ret,
+                    struct xp_error *err)
+{
+        _cleanup_(xp_launch_freep) struct xp_launch *l = NULL;
+        _cleanup_(env_list_done) struct env_list env = {0};
+        struct xp_placement pl = {.numa_node = -1};
+        const struct xp_container *c;
+        bool devices = false, have_pl = false;
+        char cpath[96] = "";
+        int r;
+
+        c = spec_container(pod, container, init, cpath);
+        if (!c)
+                return xp_errorf(err,
+                                 -ENOENT,
+                                 "pod %s/%s has no %scontainer %s",
+                                 or_empty(pod->metadata.namespace),
+                                 or_empty(pod->metadata.name),
+                                 init ? "init " : "",
+                                 container);
+        r = placement(pod, c, cpath, &pl, &have_pl, &devices, err);
+        if (r < 0)
+                return r;
         l = calloc(1, sizeof(*l));
-        if (!l) {
-                r = -ENOMEM;
-                goto out;
-        }
-        r = build_user(pod, c, cpath, l, err);
-        if (r < 0)
-                goto out;
-
-        /* defaults first: the spec's env overrides them */
-        if ((r = env_set(&env, "PATH", strdup(DEFAULT_PATH))) < 0 ||
-            (r = env_set(&env,
-                         "HOME",
-                         strdup(l->launch.set_user && l->launch.uid != 0 ? "/" : "/root"))) < 0 ||
-            (r = env_set(&env, "XPOOL_POD_NAME", strdup(or_empty(pod->metadata.name)))) < 0 ||
-            (r = env_set(&env, "XPOOL_POD_NAMESPACE", strdup(or_empty(pod->metadata.namespace)))) <
-                0 ||
-            (r = env_set(&env, "XPOOL_POD_UID", strdup(or_empty(pod->metadata.uid)))) < 0 ||
-            (r = env_set(&env, "XPOOL_NODE_NAME", strdup(or_empty(pod->spec.node_name)))) < 0)
-                goto out;
-        if (devices) {
-                r = xp_devenv_build(&pl, node, &devenv, err);
-                if (r < 0) {
-                        r = xp_error_prefix(err, r, "annotation %s", XP_PLACEMENT_ANNOTATION);
-                        goto out;
-                }
-                for (char **e = devenv; *e; e++) {
-                        char *eq = strchr(*e, '=');
-
-                        if (!eq)
-                                continue;
-                        *eq = 0;
-                        r = env_set(&env, *e, strdup(eq + 1));
-                        *eq = '=';
-                        if (r < 0)
-                                goto out;
-                }
-        }
-        r = add_spec_env(pod, c, cpath, node, &env, err);
-        if (r < 0)
-                goto out;
-        r = build_argv(c, cpath, &env, l, err);
-        if (r < 0)
-                goto out;
-        r = env_to_array(&env, &l->env);
-        if (r < 0)
-                goto out;
-        r = build_devices(devices ? &pl : NULL, node, lookup, userdata, l, err);
-        if (r < 0)
-                goto out;
-        r = build_limits(c, cpath, have_pl ? &pl : NULL, pids_max, l, err);
-        if (r < 0)
-                goto out;
-
-        l->launch.pod_uid = pod->metadata.uid;
-        l->launch.pod_namespace = pod->metadata.namespace;
-        l->launch.pod_name = pod->metadata.name;
-        l->launch.container = c->name;
-        l->launch.attempt = attempt;
-        l->launch.argv = l->argv;
-        l->launch.env = l->env;
-        l->launch.working_dir = c->working_dir;
-        l->launch.limits = &l->limits;
-        *ret = TAKE_PTR(l);
-        r = 0;
-out:
+        r = l ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = xp_launch_user(pod, c, cpath, policy, l, err);
+        if (r >= 0)
+                r = xp_launch_contain(pod, c, cpath, policy, l, err);
+        if (r >= 0)
+                r = build_env(pod, c, cpath, node, devices ? &pl : NULL, l, &env, err);
+        if (r >= 0)
+                r = build_argv(c, cpath, &env, l, err);
+        if (r >= 0)
+                r = env_to_array(&env, &l->env);
+        if (r >= 0)
+                r = build_devices(devices ? &pl : NULL, node, lookup, userdata, l, err);
+        if (r >= 0)
+                r = build_limits(c, cpath, have_pl ? &pl : NULL, pids_max, l, err);
         xp_placement_done(&pl);
         if (r == -ENOMEM)
                 return xp_errorf(err,
@@ -734,5 +701,17 @@ out:
         if (r == -E2BIG && err && !err->code)
                 return xp_errorf(
                     err, r, "%s.env: more than %d variables", cpath, XP_LAUNCH_ENV_MAX);
-        return r;
+        if (r < 0)
+                return r;
+        l->launch.pod_uid = pod->metadata.uid;
+        l->launch.pod_namespace = pod->metadata.namespace;
+        l->launch.pod_name = pod->metadata.name;
+        l->launch.container = c->name;
+        l->launch.attempt = attempt;
+        l->launch.argv = l->argv;
+        l->launch.env = l->env;
+        l->launch.working_dir = c->working_dir;
+        l->launch.limits = &l->limits;
+        *ret = TAKE_PTR(l);
+        return 0;
 }

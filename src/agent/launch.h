@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "xpool/cgroup.h"
+#include "xpool/contain.h"
 #include "xpool/error.h"
 #include "xpool/object.h"
 #include "xpool/runtime.h"
@@ -29,6 +30,15 @@ typedef int (*xp_launch_dev_lookup_fn)(const char *path,
                                        struct xp_cgroup_device *ret,
                                        void *userdata);
 
+/* What this node allows and can do: the agent's flags and its runtime's isolation. */
+struct xp_launch_policy {
+        bool allow_privileged;         /* --allow-privileged */
+        bool allow_degraded_isolation; /* --allow-degraded-isolation */
+        unsigned isolation;            /* xp_runtime_isolation(): XP_ISOLATION_* bits */
+        uid_t default_uid;             /* who a container runs as without runAsUser (the agent) */
+        const char *node_name;         /* for messages */
+};
+
 /* Owns everything `launch` points to; pod and node are not referenced after the build except
  * for launch.pod_uid/pod_namespace/pod_name/container/working_dir, borrowed from the pod (keep
  * it alive while the launch is used). */
@@ -39,7 +49,8 @@ struct xp_launch {
         char **env;                       /* NULL-terminated "NAME=value", one per name */
         struct xp_cgroup_device *devices; /* limits.devices */
         size_t n_devices;
-        char *cpuset; /* limits.cpuset_cpus */
+        char *cpuset;              /* limits.cpuset_cpus */
+        struct xp_contain contain; /* launch.contain */
 };
 
 /*
@@ -54,10 +65,16 @@ struct xp_launch {
  * devices (nvidiactl, nvidia-uvm, ...), major:minor from lookup. Only a container that requests
  * device resources gets the placement's devices; every container gets its cpus.
  *
- * node may be NULL (no devices then). Caller frees *ret with xp_launch_free(). -ENOENT when the
- * pod has no such container; -EINVAL with err naming the field for what cannot be run (no
- * command, valueFrom of Secrets or ConfigMaps, a missing or malformed placement annotation on a
- * pod that asks for devices, a device the node does not list); the lookup's -errno; -ENOMEM.
+ * The container is contained as its securityContext says (xp_launch_contain()); a privileged one
+ * may open every device.
+ *
+ * node may be NULL (no devices then); policy NULL: nothing allowed beyond the defaults, the agent
+ * root. Caller frees *ret with xp_launch_free(). -ENOENT when the pod has no such container;
+ * -EINVAL with err naming the field for what cannot be run (no command, valueFrom of Secrets or
+ * ConfigMaps, a missing or malformed placement annotation on a pod that asks for devices, a
+ * device the node does not list); -EPERM with the kubelet's message for a securityContext the
+ * node refuses (CreateContainerConfigError: runAsNonRoot as root, an unknown capability, ...);
+ * the lookup's -errno; -ENOMEM.
  */
 int xp_launch_build(const struct xp_pod *pod,
                     const char *container,
@@ -67,7 +84,52 @@ int xp_launch_build(const struct xp_pod *pod,
                     xp_launch_dev_lookup_fn lookup,
                     void *userdata,
                     uint64_t pids_max,
+                    const struct xp_launch_policy *policy,
                     struct xp_launch **ret,
                     struct xp_error *err);
 void xp_launch_free(struct xp_launch *l);
 XP_DEFINE_FREEP(struct xp_launch, xp_launch_free)
+
+/* Whether c asks for a device resource (an extended resource); *which names the first. */
+bool xp_launch_requests_devices(const struct xp_container *c, const char **which);
+
+/* ---- launch_contain.c: the securityContext, as the kubelet and containerd read it ------------ */
+
+/*
+ * The user a container runs as: runAsUser/runAsGroup of the container, else of the pod. -EINVAL
+ * for runAsGroup without runAsUser (there is no image to take the user from) or ids out of
+ * range; -EPERM with the kubelet's message when runAsNonRoot is true and it would run as root.
+ */
+int xp_launch_user(const struct xp_pod *pod,
+                   const struct xp_container *c,
+                   const char *cpath,
+                   const struct xp_launch_policy *policy,
+                   struct xp_launch *l,
+                   struct xp_error *err);
+
+/*
+ * l->contain from c's securityContext, the pod's as defaults (seccompProfile): capabilities
+ * (xp_caps_compute()), no_new_privs unless allowPrivilegeEscalation is true or the container is
+ * privileged (stricter than Kubernetes, where it is set only when allowPrivilegeEscalation is
+ * false: docs/security.md says why), readOnlyRootFilesystem, the seccomp filter unless
+ * Unconfined or privileged. -EPERM with the message for what the node refuses: a privileged
+ * container where policy does not allow it, Localhost seccomp profiles, an unknown capability,
+ * allowPrivilegeEscalation false beside privileged or CAP_SYS_ADMIN (as the API server would).
+ */
+int xp_launch_contain(const struct xp_pod *pod,
+                      const struct xp_container *c,
+                      const char *cpath,
+                      const struct xp_launch_policy *policy,
+                      struct xp_launch *l,
+                      struct xp_error *err);
+
+/*
+ * Whether this node runs the pod at all, as the kubelet admits pods: 0, or -EPERM with
+ * *ret_reason (the pod status reason: PrivilegedNotAllowed, IsolationDegraded) and err holding
+ * the message. A privileged container needs policy->allow_privileged; resource limits need
+ * cgroups and device resources a device filter too, unless policy->allow_degraded_isolation.
+ */
+int xp_launch_admit(const struct xp_pod *pod,
+                    const struct xp_launch_policy *policy,
+                    const char **ret_reason,
+                    struct xp_error *err);

@@ -116,8 +116,8 @@ static int renew_lease(struct xp_agent *agent, struct xp_apiclient *client, stru
 static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err)
 {
         json_auto_t *status = json_object();
-        json_t *conditions =
-            xp_agent_node_conditions(xp_agent_now_ns() / 1000000000, agent->ready_since_s);
+        json_t *conditions = xp_agent_node_conditions(
+            xp_agent_now_ns() / 1000000000, agent->ready_since_s, &agent->isolation);
 
         if (!status || !conditions || json_object_set_new(status, "conditions", conditions) < 0)
                 return -ENOMEM;

@@ -60,7 +60,54 @@ char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALU
         return buf;
 }
 
-json_t *xp_agent_node_conditions(int64_t now_s, int64_t since_s)
+/* The IsolationDegraded condition (docs/security.md, "Threat model"). */
+static json_t *
+isolation_condition(const struct xp_agent_isolation *iso, const char *now, const char *since)
+{
+        static const struct {
+                unsigned bit;
+                const char *reason;
+        } parts[] = {
+            {XP_ISOLATION_CGROUPS, "CgroupsUnavailable"},
+            {XP_ISOLATION_DEVICES, "DeviceFilterUnavailable"},
+            {XP_ISOLATION_NAMESPACES, "NamespacesUnavailable"},
+            {XP_ISOLATION_CAPABILITIES, "CapabilitiesUnavailable"},
+            {XP_ISOLATION_SECCOMP, "SeccompUnavailable"},
+        };
+        const char *reason = NULL;
+        _cleanup_free_ char *msg = NULL;
+
+        for (size_t i = 0; iso && i < XP_ELEMENTSOF(parts) && !reason; i++)
+                if (!(iso->have & parts[i].bit))
+                        reason = parts[i].reason;
+        if (reason &&
+            asprintf(&msg,
+                     "%s; %s",
+                     iso->why ? iso->why : reason,
+                     iso->allow_degraded
+                         ? "pods with limits or devices run anyway (--allow-degraded-isolation)"
+                         : "pods with limits or devices are refused (--allow-degraded-isolation "
+                           "runs them anyway)") < 0)
+                return NULL;
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
+                         "type",
+                         "IsolationDegraded",
+                         "status",
+                         reason ? "True" : "False",
+                         "reason",
+                         reason ? reason : "IsolationComplete",
+                         "message",
+                         reason ? msg
+                                : "pods get cgroups, a device filter, namespaces of their own, "
+                                  "capability sets and a seccomp filter",
+                         "lastHeartbeatTime",
+                         now,
+                         "lastTransitionTime",
+                         since);
+}
+
+json_t *
+xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_isolation *iso)
 {
         static const char *const pressures[][3] = {
             {"MemoryPressure", "AgentHasSufficientMemory", "the agent has sufficient memory"},
@@ -103,7 +150,8 @@ json_t *xp_agent_node_conditions(int64_t now_s, int64_t since_s)
                                             "lastHeartbeatTime",
                                             now,
                                             "lastTransitionTime",
-                                            since)) < 0)
+                                            since)) < 0 ||
+            json_array_append_new(conditions, isolation_condition(iso, now, since)) < 0)
                 goto fail;
         return conditions;
 fail:
@@ -229,7 +277,7 @@ int xp_agent_node_build(const struct xp_node_inventory *inventory,
         if (r < 0 || add_device_labels(inventory, labels) < 0 ||
             add_resources(inventory, info, status) < 0)
                 return -ENOMEM;
-        conditions = xp_agent_node_conditions(info->now_s, info->now_s);
+        conditions = xp_agent_node_conditions(info->now_s, info->now_s, info->isolation);
         addresses = json_array();
         if (!conditions || !addresses ||
             json_object_set_new(status, "conditions", conditions) < 0 ||

@@ -41,6 +41,7 @@ struct cmem {
         int64_t shown_backoff_ms; /* the delay the CrashLoopBackOff message names */
         unsigned term_attempt;    /* attempt+1 that got SIGTERM (0: none) */
         unsigned kill_attempt;    /* attempt+1 that got SIGKILL (0: none) */
+        char *config_error;       /* the agent will not start it: CreateContainerConfigError */
 };
 
 struct xp_podsync_memory {
@@ -73,6 +74,7 @@ static int outcome_copy(const struct outcome *src, struct outcome *dst)
 static void cmem_done(struct cmem *c)
 {
         free(c->name);
+        free(c->config_error);
         outcome_done(&c->last);
         outcome_done(&c->prev);
 }
@@ -111,11 +113,12 @@ static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_me
                 const struct cmem *s = &src->items[i];
 
                 *d = *s;
-                d->name = NULL;
+                d->name = d->config_error = NULL;
                 d->last = d->prev = (struct outcome){0};
                 dst->n++;
                 if (!(d->name = strdup(s->name)) || outcome_copy(&s->last, &d->last) < 0 ||
-                    outcome_copy(&s->prev, &d->prev) < 0) {
+                    outcome_copy(&s->prev, &d->prev) < 0 ||
+                    (s->config_error && !(d->config_error = strdup(s->config_error)))) {
                         memory_done(dst);
                         return -ENOMEM;
                 }
@@ -416,6 +419,10 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                 if (c->last.set && container_id(uid, name, c->last.attempt, &id) < 0)
                         return NULL;
                 last = c->prev.set ? terminated_json(uid, name, &c->prev) : json_object();
+        } else if (c->config_error && !v->starting) {
+                /* the kubelet's: the container is not created, the pod stays Pending */
+                state = waiting_json("CreateContainerConfigError", c->config_error);
+                last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
         } else if (v->restarting && !v->starting) {
                 char d[32];
 
@@ -794,7 +801,15 @@ static int build_views(struct sync *y, struct xp_error *err)
                         return -ENOMEM;
                 v->running = find_record(y->records, y->n_records, ct->name, false);
                 done = find_record(y->records, y->n_records, ct->name, true);
-                if (done) {
+                if (done && done->config_error) {
+                        /* no attempt: kept apart from the outcomes, not started again */
+                        free(v->mem->config_error);
+                        v->mem->config_error = strdup(done->message ? done->message : "");
+                        if (!v->mem->config_error)
+                                return -ENOMEM;
+                        y->absorbed = true;
+                        v->exited = done;
+                } else if (done) {
                         if (!v->mem->last.set || v->mem->last.attempt < done->attempt)
                                 y->absorbed = true;
                         if ((r = absorb(y->config, v->mem, done, y->now_ns)) < 0)
@@ -879,7 +894,7 @@ static int plan_forgets(struct sync *y)
                 if (!v->exited || v->running)
                         continue;
                 attempt = v->exited->attempt;
-                if (!v->restarting && v->mem->last.attempt == attempt &&
+                if (!v->exited->config_error && !v->restarting && v->mem->last.attempt == attempt &&
                     !server_has(y->pod, v->spec->name, i < y->n_init, attempt)) {
                         y->kept = true;
                         continue;
@@ -909,7 +924,7 @@ static int plan_starts(struct sync *y)
                 unsigned attempt = v->mem->last.set ? v->mem->last.attempt + 1 : 0;
                 int r;
 
-                if (v->running || v->finished)
+                if (v->running || v->finished || v->mem->config_error)
                         continue;
                 if (v->restarting && v->mem->restart_at_ns > y->now_ns) {
                         wake_at(y->res, v->mem->restart_at_ns);

@@ -39,6 +39,7 @@ struct podstate {
         bool done;          /* terminal and cleaned up: nothing to do until it is deleted */
         bool dirty;
         bool drop;
+        bool admitted;     /* xp_launch_admit() asked (or not needed): never asked again */
         unsigned starting; /* starts in flight: the pod is not synced until they are back */
         struct xp_podsync_memory *memory;
         struct xp_container_record *records;
@@ -357,10 +358,12 @@ static int keep_record(struct podstate *st, struct xp_container_record *rec)
         return 0;
 }
 
-/* A record saying the container could not be started, which podsync reports (StartError). */
+/* A record saying the container could not be started, which podsync reports (StartError; a
+ * securityContext the node refuses: CreateContainerConfigError, and it is not started again). */
 static int failed_record(struct podstate *st,
                          const struct xp_podsync_action *a,
                          const char *message,
+                         bool config_error,
                          int64_t now_ns)
 {
         struct xp_container_record rec = {
@@ -370,6 +373,7 @@ static int failed_record(struct podstate *st,
             .exited = true,
             .exit_code = 128,
             .start_failed = true,
+            .config_error = config_error,
         };
 
         rec.pod_uid = strdup(st->uid);
@@ -404,6 +408,7 @@ struct start_job {
         json_t *pod;         /* the pod to start from: the launch borrows from its decoding */
         const struct xp_node *node;
         uint64_t pids_max;
+        const struct xp_launch_policy *policy;
         char *container;
         bool init;
         unsigned attempt;
@@ -452,10 +457,11 @@ static int start_job_run(struct starter *s, struct start_job *job, struct xp_err
                                     dev_lookup,
                                     NULL,
                                     job->pids_max,
+                                    job->policy,
                                     &job->launch,
                                     err);
         if (r < 0)
-                return r == -ENOMEM ? r : -EINVAL;
+                return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
         return xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
 }
 
@@ -559,6 +565,7 @@ static int start_container(struct loop *l, struct podstate *st, const struct xp_
         job->pod = json_incref(st->json);
         job->node = agent->node;
         job->pids_max = agent->pids_max;
+        job->policy = &agent->policy;
         job->init = a->init;
         job->attempt = a->attempt;
         job->container = strdup(a->container);
@@ -576,6 +583,25 @@ static int start_container(struct loop *l, struct podstate *st, const struct xp_
         pthread_cond_signal(&l->starter->cond);
         pthread_mutex_unlock(&l->starter->lock);
         return 0;
+}
+
+/* A privileged container is audible: a Warning Event on its pod at its first start. */
+static void privileged_event(struct loop *l, struct podstate *st, const struct start_job *job)
+{
+        struct xp_agent *agent = l->agent;
+        char msg[512];
+
+        if (!job->launch || !job->launch->contain.privileged || job->attempt > 0)
+                return;
+        snprintf(
+            msg,
+            sizeof(msg),
+            "container %s runs privileged on node %s (allowed by --allow-privileged): every capability, every device node, no seccomp filter; it can take over the node",
+            job->container,
+            agent->node_name);
+        if (xp_agent_event(
+                agent->events, st->namespace, st->name, st->uid, "Warning", "Privileged", msg) < 0)
+                xp_log(LOG_WARNING, "agent: pod %s/%s: %s", st->namespace, st->name, msg);
 }
 
 /* Takes the starts that came back: their records, or why they failed. */
@@ -604,8 +630,10 @@ static void collect_starts(struct loop *l)
                                           &(struct xp_podsync_action){.container = job->container,
                                                                       .attempt = job->attempt},
                                           job->message,
+                                          job->result == -EPERM,
                                           xp_agent_now_ns());
                 } else {
+                        privileged_event(l, st, job);
                         struct xp_error err = {0};
 
                         /* the pod's files, not the start's record: they also say whether the
@@ -698,6 +726,47 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
         return false;
 }
 
+/* Whether a pod may still be refused: nothing of it has run here or anywhere. */
+static bool never_started(const struct podstate *st)
+{
+        const struct xp_pod *pod = st->pod;
+
+        return st->n_records == 0 && !pod->metadata.deletion_timestamp &&
+               (pod->status.phase == XP_POD_PHASE_UNSET || pod->status.phase == XP_POD_PENDING) &&
+               pod->status.container_statuses.n == 0 && pod->status.init_container_statuses.n == 0;
+}
+
+/*
+ * The kubelet's admission of a pod new to the node: one this node refuses (privileged without
+ * --allow-privileged, limits it cannot enforce) ends Failed with the reason, as the kubelet's
+ * rejected pods do, and a Warning Event says why. false when it was refused.
+ */
+static bool admit(struct loop *l, struct podstate *st)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_error err = {0};
+        const char *reason = NULL;
+        char msg[XP_ERROR_MSG_MAX + 32];
+        json_t *status;
+
+        st->admitted = true;
+        if (!never_started(st) || xp_launch_admit(st->pod, &agent->policy, &reason, &err) >= 0)
+                return true;
+        snprintf(msg, sizeof(msg), "Pod was rejected: %s", xp_error_message(&err));
+        xp_log(LOG_WARNING, "agent: pod %s/%s: %s", st->namespace, st->name, msg);
+        (void)xp_agent_event(
+            agent->events, st->namespace, st->name, st->uid, "Warning", reason, msg);
+        status = json_pack("{s:s, s:s, s:s}", "phase", "Failed", "reason", reason, "message", msg);
+        if (!status ||
+            xp_agent_status_put(agent->status, st->namespace, st->name, st->uid, status) < 0)
+                xp_log(LOG_ERR,
+                       "agent: the status of pod %s/%s: out of memory",
+                       st->namespace,
+                       st->name);
+        st->done = true;
+        return false;
+}
+
 static void sync_pod(struct loop *l, struct podstate *st)
 {
         struct xp_agent *agent = l->agent;
@@ -706,6 +775,8 @@ static void sync_pod(struct loop *l, struct podstate *st)
         if (st->starting > 0)
                 return; /* stays dirty: synced once its starts are back */
         st->dirty = false;
+        if (!st->done && !st->admitted && st->pod && !st->gone && !admit(l, st))
+                return;
         if (st->done) {
                 if (st->gone)
                         st->drop = true;

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "xpool/agent.h"
+#include "xpool/datadir.h"
 #include "xpool/fileio.h"
 #include "xpool/kubeconfig.h"
 #include "xpool/log.h"
@@ -36,12 +37,28 @@ static const char usage[] =
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
     "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
     "      --heartbeat DURATION how often the Lease is renewed (default 10s)\n"
-    "      --cgroup-root PATH   the cgroup under which containers are placed (default /)\n";
+    "      --cgroup-root PATH   the cgroup under which containers are placed (default /)\n"
+    "      --hide PATH          a path no container may see (repeatable); the data directory,\n"
+    "                           the token file, the kubeconfig and the server's default data\n"
+    "                           directory are hidden always (docs/security.md)\n"
+    "      --allow-privileged   run privileged containers (off: such pods are refused)\n"
+    "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
+    "                           the device filter are missing (off: such pods are refused)\n";
+
+#define HIDE_MAX 64
 
 struct agent_args {
         struct xp_agent_options *o;
         const char *token_file, *kubeconfig;
         char *listen;
+        const char *hide[HIDE_MAX + 4]; /* --hide, then the token file, kubeconfig, server's */
+        size_t n_hide;
+};
+
+enum {
+        OPT_HIDE = 0x200,
+        OPT_ALLOW_PRIVILEGED,
+        OPT_ALLOW_DEGRADED,
 };
 
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -125,6 +142,22 @@ static int agent_option(int c, const char *arg, void *userdata)
         case 'G':
                 a->o->cgroup_root = arg;
                 break;
+        case OPT_HIDE:
+                if (a->n_hide >= HIDE_MAX || !*arg) {
+                        fprintf(stderr,
+                                "xpool agent: --hide '%s': %s\n",
+                                arg,
+                                *arg ? "at most 64 paths" : "an empty path");
+                        return XP_EXIT_USAGE;
+                }
+                a->hide[a->n_hide++] = arg;
+                break;
+        case OPT_ALLOW_PRIVILEGED:
+                a->o->allow_privileged = true;
+                break;
+        case OPT_ALLOW_DEGRADED:
+                a->o->allow_degraded_isolation = true;
+                break;
         }
         return 0;
 }
@@ -168,16 +201,72 @@ static const struct option agent_options[] = {
     {"backoff", required_argument, NULL, 'B'},
     {"heartbeat", required_argument, NULL, 'H'},
     {"cgroup-root", required_argument, NULL, 'G'},
+    {"hide", required_argument, NULL, OPT_HIDE},
+    {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
+    {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"help", no_argument, NULL, 'h'},
     {},
 };
+
+/* The token (from --token-file) and what --kubeconfig gives that the flags do not. */
+static int credentials(struct agent_args *a, char **token, struct xp_kubeconfig *config)
+{
+        struct xp_agent_options *o = a->o;
+        struct xp_error err = {0};
+        int r;
+
+        if (a->token_file) {
+                r = read_token(a->token_file, token);
+                if (r < 0) {
+                        fprintf(stderr,
+                                "xpool agent: --token-file %s: %s\n",
+                                a->token_file,
+                                r == -ENODATA ? "the file is empty" : strerror(-r));
+                        return XP_EXIT_FAILURE;
+                }
+                o->token = *token;
+        }
+        if (!a->kubeconfig)
+                return 0;
+        r = xp_kubeconfig_load(a->kubeconfig, NULL, config, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool agent: %s\n", xp_error_message(&err));
+                return XP_EXIT_FAILURE;
+        }
+        if (!o->server_url)
+                o->server_url = config->server;
+        if (!o->token)
+                o->token = config->token;
+        if (!o->ca_file && config->ca_file)
+                o->ca_file = config->ca_file;
+        else if (!o->ca_file && config->ca_data) {
+                o->ca_pem = config->ca_data;
+                o->ca_pem_len = config->ca_len;
+        }
+        return 0;
+}
+
+/* What no container may see beyond --hide: the node's secrets, which give this agent (or a
+ * server of this machine) its power. server_data is freed by the caller. */
+static void hide_secrets(struct agent_args *a, char **server_data)
+{
+        if (xp_datadir_default(server_data, NULL) < 0)
+                *server_data = NULL;
+        if (a->token_file)
+                a->hide[a->n_hide++] = a->token_file;
+        if (a->kubeconfig)
+                a->hide[a->n_hide++] = a->kubeconfig;
+        if (*server_data)
+                a->hide[a->n_hide++] = *server_data;
+        a->o->hide_paths = a->hide;
+}
 
 int xp_cmd_agent(int argc, char **argv)
 {
         struct xp_agent_options o = {0};
         struct agent_args a = {.o = &o};
         struct xp_kubeconfig config = {0};
-        _cleanup_free_ char *token = NULL, *listen = NULL;
+        _cleanup_free_ char *token = NULL, *listen = NULL, *server_data = NULL;
         struct xp_agent *agent = NULL;
         struct xp_error err = {0};
         sigset_t mask;
@@ -195,34 +284,9 @@ int xp_cmd_agent(int argc, char **argv)
                 fprintf(stderr, "xpool agent: give --token or --token-file, not both\n");
                 return XP_EXIT_USAGE;
         }
-        if (a.token_file) {
-                r = read_token(a.token_file, &token);
-                if (r < 0) {
-                        fprintf(stderr,
-                                "xpool agent: --token-file %s: %s\n",
-                                a.token_file,
-                                r == -ENODATA ? "the file is empty" : strerror(-r));
-                        return XP_EXIT_FAILURE;
-                }
-                o.token = token;
-        }
-        if (a.kubeconfig) {
-                r = xp_kubeconfig_load(a.kubeconfig, NULL, &config, &err);
-                if (r < 0) {
-                        fprintf(stderr, "xpool agent: %s\n", xp_error_message(&err));
-                        return XP_EXIT_FAILURE;
-                }
-                if (!o.server_url)
-                        o.server_url = config.server;
-                if (!o.token)
-                        o.token = config.token;
-                if (!o.ca_file && config.ca_file)
-                        o.ca_file = config.ca_file;
-                else if (!o.ca_file && config.ca_data) {
-                        o.ca_pem = config.ca_data;
-                        o.ca_pem_len = config.ca_len;
-                }
-        }
+        r = credentials(&a, &token, &config);
+        if (r != 0)
+                return r;
         if (!o.server_url || !o.token) {
                 fprintf(
                     stderr,
@@ -232,6 +296,8 @@ int xp_cmd_agent(int argc, char **argv)
                 xp_kubeconfig_done(&config);
                 return XP_EXIT_USAGE;
         }
+
+        hide_secrets(&a, &server_data);
 
         /* Block the stop signals before any thread starts, so that all inherit the mask and
          * sigwait() below is the one place they arrive. */

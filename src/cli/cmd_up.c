@@ -51,6 +51,9 @@ static const char usage[] =
     "      --backoff-max DURATION      ... doubling up to this (default 5m)\n"
     "      --heartbeat DURATION        how often the agent renews its node lease (default 10s)\n"
     "      --cgroup-root DIR      the cgroup hierarchy the agent uses (default /)\n"
+    "      --allow-privileged     run privileged containers (off: such pods are refused)\n"
+    "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
+    "                             the device filter are missing (off: they are refused)\n"
     "      --node-monitor-grace-period DURATION, --pod-eviction-timeout DURATION\n"
     "                             as `xpool server` (40s, 5m): for agents of other nodes\n";
 
@@ -66,6 +69,8 @@ enum {
         OPT_CGROUP_ROOT,
         OPT_NODE_MONITOR_GRACE,
         OPT_POD_EVICTION_TIMEOUT,
+        OPT_ALLOW_PRIVILEGED,
+        OPT_ALLOW_DEGRADED,
 };
 
 struct up_args {
@@ -135,6 +140,12 @@ static int up_option(int c, const char *arg, void *userdata)
                 return parse_duration("--heartbeat", arg, &a->agent->heartbeat_ms);
         case OPT_CGROUP_ROOT:
                 a->agent->cgroup_root = arg;
+                break;
+        case OPT_ALLOW_PRIVILEGED:
+                a->agent->allow_privileged = true;
+                break;
+        case OPT_ALLOW_DEGRADED:
+                a->agent->allow_degraded_isolation = true;
                 break;
         case OPT_NODE_MONITOR_GRACE:
         case OPT_POD_EVICTION_TIMEOUT: {
@@ -256,6 +267,8 @@ static const struct option up_options[] = {
     {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
     {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
     {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
+    {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
+    {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"help", no_argument, NULL, 'h'},
     {},
 };
@@ -361,6 +374,7 @@ int xp_cmd_up(int argc, char **argv)
         struct xp_agent *agent = NULL;
         struct xp_error err = {0};
         char host_name[HOST_NAME_MAX + 1];
+        const char *hide[3] = {NULL, NULL, NULL};
         sigset_t mask;
         int r, sig;
 
@@ -407,6 +421,11 @@ int xp_cmd_up(int argc, char **argv)
         agent_options.token = token;
         agent_options.ca_file = a.no_tls ? NULL : paths.ca_file;
         agent_options.data_dir = paths.agent_dir;
+        /* the server's state (its CA key, tokens, store) is in the same directory: no pod sees
+         * it, nor the admin kubeconfig written elsewhere */
+        hide[0] = data_dir;
+        hide[1] = server_options.kubeconfig;
+        agent_options.hide_paths = hide;
         /* the server proxies logs from this machine: the agent need not listen further out */
         agent_options.listen_host = "127.0.0.1";
         agent_options.advertise_address = "127.0.0.1";

@@ -199,6 +199,62 @@ static const struct xp_schema resource_requirements_schema =
                      .check = xp_check_opt_non_negative),                                          \
             XP_FIELD("runAsNonRoot", XP_FT_OPT_BOOL, struct xp_security_context, run_as_non_root)
 
+static const struct xp_field capabilities_fields[] = {
+    XP_FIELD("add", XP_FT_STRING_LIST, struct xp_capabilities, add),
+    XP_FIELD("drop", XP_FT_STRING_LIST, struct xp_capabilities, drop),
+};
+static const struct xp_schema capabilities_schema =
+    XP_SCHEMA(struct xp_capabilities, "Capabilities", capabilities_fields);
+
+static const struct xp_enum_name seccomp_type_names[] = {
+    {"RuntimeDefault", XP_SECCOMP_RUNTIME_DEFAULT},
+    {"Unconfined", XP_SECCOMP_UNCONFINED},
+    {"Localhost", XP_SECCOMP_LOCALHOST},
+    {NULL, 0},
+};
+
+/* As Kubernetes: localhostProfile exactly when the type is Localhost. */
+static int validate_seccomp_profile(struct xp_decode_ctx *ctx, const void *object)
+{
+        const struct xp_seccomp_profile *p = object;
+        bool localhost = p->type == XP_SECCOMP_LOCALHOST;
+
+        if (localhost && (!p->localhost_profile || !*p->localhost_profile))
+                return xp_fail_field(ctx,
+                                     -EINVAL,
+                                     "localhostProfile",
+                                     "required value: must be set when seccomp type is Localhost");
+        if (!localhost && p->localhost_profile)
+                return xp_fail_field(
+                    ctx,
+                    -EINVAL,
+                    "localhostProfile",
+                    "invalid value: can only be set when seccomp type is Localhost");
+        return 0;
+}
+
+static const struct xp_field seccomp_profile_fields[] = {
+    XP_FIELD("type",
+             XP_FT_ENUM,
+             struct xp_seccomp_profile,
+             type,
+             .flags = XP_FIELD_REQUIRED,
+             .enum_names = seccomp_type_names),
+    XP_FIELD("localhostProfile", XP_FT_STRING, struct xp_seccomp_profile, localhost_profile),
+};
+static const struct xp_schema seccomp_profile_schema =
+    XP_SCHEMA(struct xp_seccomp_profile,
+              "SeccompProfile",
+              seccomp_profile_fields,
+              .validate = validate_seccomp_profile);
+
+#define SECCOMP_PROFILE_FIELD                                                                      \
+        XP_FIELD("seccompProfile",                                                                 \
+                 XP_FT_STRUCT_PTR,                                                                 \
+                 struct xp_security_context,                                                       \
+                 seccomp_profile,                                                                  \
+                 .schema = &seccomp_profile_schema)
+
 static const struct xp_field security_context_fields[] = {
     RUN_AS_FIELDS,
     XP_FIELD("privileged", XP_FT_OPT_BOOL, struct xp_security_context, privileged),
@@ -206,6 +262,16 @@ static const struct xp_field security_context_fields[] = {
              XP_FT_OPT_BOOL,
              struct xp_security_context,
              allow_privilege_escalation),
+    XP_FIELD("capabilities",
+             XP_FT_STRUCT_PTR,
+             struct xp_security_context,
+             capabilities,
+             .schema = &capabilities_schema),
+    XP_FIELD("readOnlyRootFilesystem",
+             XP_FT_OPT_BOOL,
+             struct xp_security_context,
+             read_only_root_filesystem),
+    SECCOMP_PROFILE_FIELD,
 };
 static const struct xp_schema security_context_schema =
     XP_SCHEMA(struct xp_security_context, "SecurityContext", security_context_fields);
@@ -331,6 +397,7 @@ static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
 
 static const struct xp_field pod_security_context_fields[] = {
     RUN_AS_FIELDS,
+    SECCOMP_PROFILE_FIELD,
 };
 static const struct xp_schema pod_security_context_schema =
     XP_SCHEMA(struct xp_security_context, "PodSecurityContext", pod_security_context_fields);

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -18,11 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
+#include "contain_internal.h"
 #include "runtime_internal.h"
 #include "xpool/fileio.h"
 
@@ -36,6 +40,14 @@ struct xp_runtime {
         uint64_t log_max_bytes;
         unsigned log_max_files;
         struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
+        char **hide;                 /* NULL-terminated: paths no container sees */
+        pthread_mutex_t filters_lock;
+        struct {
+                uint64_t effective;
+                char *hex;
+        } filters[8]; /* the seccomp filters compiled, by effective set (contain_filter_hex()) */
+        size_t n_filters;
+        unsigned isolation; /* enum xp_isolation bits */
         char *warning;
         int inotify;
         pthread_mutex_t lock;
@@ -52,30 +64,50 @@ static bool component_ok(const char *s)
                strlen(s) <= NAME_MAX / 2;
 }
 
-int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state)
+/* The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses:
+ * they start after the last ')'), in buf. NULL when there is no such process. */
+static const char *proc_stat_fields(pid_t pid, char buf[static 1024])
 {
-        char path[64], buf[1024], *p;
+        char path[64], *p;
         _cleanup_close_ int fd = -1;
-        unsigned long long start;
         ssize_t n;
 
         if (pid <= 0)
-                return -ESRCH;
+                return NULL;
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return -ESRCH;
-        n = read(fd, buf, sizeof(buf) - 1);
+                return NULL;
+        n = read(fd, buf, 1023);
         if (n <= 0)
-                return -ESRCH;
+                return NULL;
         buf[n] = '\0';
-        /* the command name may hold spaces and parentheses: fields start after the last ')' */
         p = strrchr(buf, ')');
-        if (!p || sscanf(p + 2,
-                         "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-                         "%*d %*d %llu",
-                         ret_state,
-                         &start) != 2)
+        return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+pid_t runtime_proc_parent(pid_t pid)
+{
+        char buf[1024];
+        const char *p = proc_stat_fields(pid, buf);
+        int parent;
+
+        return p && sscanf(p, "%*c %d", &parent) == 1 ? (pid_t)parent : 0;
+}
+
+int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state)
+{
+        char buf[1024];
+        const char *p = proc_stat_fields(pid, buf);
+        unsigned long long start;
+
+        if (!p)
+                return -ESRCH;
+        if (sscanf(p,
+                   "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                   "%*d %*d %llu",
+                   ret_state,
+                   &start) != 2)
                 return -EINVAL;
         *ret_start = start;
         return 0;
@@ -291,9 +323,15 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
                 r = open_cgroup(rt, uid, name, &cg, err);
-                if (r < 0)
-                        return r;
-                return xp_cgroup_kill(cg, sig, err);
+                if (r >= 0)
+                        r = xp_cgroup_kill(cg, sig, err);
+                /* the main process, should it have left its group: its end ends the pid
+                 * namespace (the shim kills the rest) */
+                if (r >= 0 && sig == SIGKILL &&
+                    proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")) &&
+                    kill(pid, SIGKILL) == 0 && r == 0)
+                        r = 1;
+                return r;
         }
         if (!proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")))
                 return 0;
@@ -422,25 +460,44 @@ void xp_runtime_free(struct xp_runtime *rt)
                 close(rt->inotify);
         xp_cgroup_root_free(rt->root);
         pthread_mutex_destroy(&rt->lock);
+        pthread_mutex_destroy(&rt->filters_lock);
+        for (size_t i = 0; i < rt->n_filters; i++)
+                free(rt->filters[i].hex);
         free(rt->starting);
         free(rt->state_dir);
         free(rt->log_dir);
         free(rt->events_dir);
         free(rt->shim_exe);
         free(rt->cgroup_root);
+        for (size_t i = 0; rt->hide && rt->hide[i]; i++)
+                free(rt->hide[i]);
+        free(rt->hide);
         free(rt->warning);
         free(rt);
 }
 
+/* Adds a sentence to the warning ("...; ..."). */
 static void set_warning(struct xp_runtime *rt, const char *fmt, ...) _printf_(2, 3);
 static void set_warning(struct xp_runtime *rt, const char *fmt, ...)
 {
+        _cleanup_free_ char *text = NULL;
+        char *joined = NULL;
         va_list ap;
+        int r;
 
         va_start(ap, fmt);
-        if (vasprintf(&rt->warning, fmt, ap) < 0)
-                rt->warning = NULL;
+        r = vasprintf(&text, fmt, ap);
         va_end(ap);
+        if (r < 0)
+                return;
+        if (!rt->warning) {
+                rt->warning = TAKE_PTR(text);
+                return;
+        }
+        if (asprintf(&joined, "%s; %s", rt->warning, text) < 0)
+                return;
+        free(rt->warning);
+        rt->warning = joined;
 }
 
 /* Decides whether containers get cgroups, and says why not (or what is missing) in warning. */
@@ -448,6 +505,7 @@ static void detect_cgroups(struct xp_runtime *rt)
 {
         _cleanup_(xp_cgroup_freep) struct xp_cgroup *probe = NULL;
         struct xp_error err = {0};
+        char path[64];
         int r;
 
         r = xp_cgroup_root_open(rt->cgroup_root, &rt->root, &err);
@@ -460,23 +518,106 @@ static void detect_cgroups(struct xp_runtime *rt)
                 set_warning(rt, "this machine has no cgroups: containers run without limits");
                 goto none;
         }
-        /* the parent of every container's group; creating it proves the hierarchy writable */
-        r = xp_cgroup_create(rt->root, "xpool", &probe, &err);
+        /* the parent of every container's group, and a group below it: creating that proves
+         * the hierarchy writable (xpool/ may be there already, made by another user) */
+        r = snprintf(path, sizeof(path), "xpool/probe-%d", (int)getpid()) < 0 ? -ENOMEM : 0;
+        if (r >= 0)
+                r = xp_cgroup_create(rt->root, path, &probe, &err);
+        if (r >= 0)
+                (void)xp_cgroup_remove(probe, NULL);
         if (r < 0) {
                 set_warning(rt,
                             "cgroups are not writable (%s): containers run without limits",
                             xp_error_message(&err));
                 goto none;
         }
+        rt->isolation |= XP_ISOLATION_CGROUPS;
         xp_error_clear(&err);
         if (xp_cgroup_device_filter_check(rt->root, &err) < 0)
                 set_warning(rt,
                             "no device filtering (%s): containers can open every device node",
                             xp_error_message(&err));
+        else
+                rt->isolation |= XP_ISOLATION_DEVICES;
         return;
 none:
         xp_cgroup_root_free(rt->root);
         rt->root = NULL;
+}
+
+/* Whether a process can be cloned into new pid, mount and cgroup namespaces here (root, and no
+ * sandbox of our own that forbids it). The agent has threads: the child only exits. */
+static bool namespaces_work(void)
+{
+        pid_t pid = (pid_t)syscall(SYS_clone,
+                                   CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWCGROUP | SIGCHLD,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   NULL);
+        int status;
+
+        if (pid == 0)
+                _exit(0);
+        if (pid < 0)
+                return false;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        return true;
+}
+
+/* Decides what else containers get: namespaces, capabilities, seccomp; says what is missing. */
+static void detect_contain(struct xp_runtime *rt)
+{
+        struct xp_error err = {0};
+        void *prog = NULL;
+        size_t len = 0;
+
+        if (geteuid() == 0)
+                rt->isolation |= XP_ISOLATION_CAPABILITIES;
+        else
+                set_warning(rt,
+                            "the agent is not root: containers run as its user, with whatever it "
+                            "may read, and no capability set of their own");
+        if (geteuid() == 0 && namespaces_work())
+                rt->isolation |= XP_ISOLATION_NAMESPACES;
+        else
+                set_warning(rt,
+                            "no namespaces (%s): containers see the node's files, its secrets "
+                            "included, and processes, and a process that leaves its cgroup and "
+                            "session can outlive its pod",
+                            geteuid() == 0 ? strerror(errno) : "not root");
+        if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 ||
+            xp_seccomp_build(XP_CAP_DEFAULT, &prog, &len, &err) < 0)
+                set_warning(rt,
+                            "no seccomp filter (%s): containers may call mount, bpf, keyctl, ...",
+                            err.code ? xp_error_message(&err) : strerror(errno));
+        else
+                rt->isolation |= XP_ISOLATION_SECCOMP;
+        free(prog);
+}
+
+/* The paths to hide: the runtime's own directories, the caller's, the node's control sockets. */
+static int copy_hide(struct xp_runtime *rt, const char *const *paths)
+{
+        size_t n = 0, n_sockets = 0, k = 0;
+
+        while (paths && paths[n])
+                n++;
+        while (xp_contain_node_sockets[n_sockets])
+                n_sockets++;
+        rt->hide = calloc(n + n_sockets + 3, sizeof(*rt->hide));
+        if (!rt->hide)
+                return -ENOMEM;
+        if (!(rt->hide[k++] = strdup(rt->state_dir)) || !(rt->hide[k++] = strdup(rt->log_dir)))
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!(rt->hide[k++] = strdup(paths[i])))
+                        return -ENOMEM;
+        for (size_t i = 0; xp_contain_node_sockets[i]; i++)
+                if (!(rt->hide[k++] = strdup(xp_contain_node_sockets[i])))
+                        return -ENOMEM;
+        return 0;
 }
 
 /*
@@ -509,6 +650,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->inotify = -1;
         pthread_mutex_init(&rt->lock, NULL);
+        pthread_mutex_init(&rt->filters_lock, NULL);
         if (!o->state_dir || !o->log_dir)
                 return xp_errorf(err, -EINVAL, "runtime: state_dir and log_dir are required");
         rt->state_dir = strdup(o->state_dir);
@@ -517,6 +659,8 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         rt->cgroup_root = strdup(o->cgroup_root ? o->cgroup_root : "/");
         if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root ||
             asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
+                return xp_errorf(err, -ENOMEM, "runtime: out of memory");
+        if (copy_hide(rt, o->hide_paths) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
         rt->log_max_files = o->log_max_files ? o->log_max_files : 1;
@@ -532,8 +676,14 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 return xp_errorf(err, r, "runtime: watching %s: %s", rt->events_dir, strerror(-r));
         }
         detect_cgroups(rt);
+        detect_contain(rt);
         *ret = TAKE_PTR(rt);
         return 0;
+}
+
+unsigned xp_runtime_isolation(const struct xp_runtime *rt)
+{
+        return rt->isolation;
 }
 
 enum xp_cgroup_mode xp_runtime_cgroup_mode(const struct xp_runtime *rt)
@@ -632,21 +782,61 @@ static json_t *limits_json(const struct xp_cgroup_limits *l)
         return o;
 }
 
+/*
+ * The seccomp filter for effective, compiled once (a shim need not: libseccomp takes about a
+ * millisecond). A copy (caller frees); NULL when it cannot be had (the shim compiles it then).
+ */
+static char *filter_for(struct xp_runtime *rt, uint64_t effective)
+{
+        char *hex = NULL;
+
+        pthread_mutex_lock(&rt->filters_lock);
+        for (size_t i = 0; i < rt->n_filters && !hex; i++)
+                if (rt->filters[i].effective == effective)
+                        hex = strdup(rt->filters[i].hex);
+        if (!hex && rt->n_filters < XP_ELEMENTSOF(rt->filters) &&
+            contain_filter_hex(effective, &rt->filters[rt->n_filters].hex, NULL) >= 0) {
+                rt->filters[rt->n_filters].effective = effective;
+                hex = strdup(rt->filters[rt->n_filters++].hex);
+        }
+        pthread_mutex_unlock(&rt->filters_lock);
+        return hex;
+}
+
+/* The containment the shim applies: what was asked, less what this machine cannot do. */
+static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_launch *l)
+{
+        struct xp_contain c = l->contain ? *l->contain : xp_contain_default();
+        _cleanup_free_ char *filter = NULL;
+
+        if (!(rt->isolation & XP_ISOLATION_SECCOMP))
+                c.seccomp = false;
+        if (c.seccomp)
+                filter = filter_for(rt, c.caps.effective);
+        return contain_spec_json(&c,
+                                 rt->isolation & XP_ISOLATION_NAMESPACES,
+                                 xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
+                                 (const char *const *)rt->hide,
+                                 filter);
+}
+
 static char *
-spec_text(const struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
+spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
 {
         json_t *limits = l->limits ? limits_json(l->limits) : json_null();
         json_t *argv = string_list(l->argv), *env = string_list(l->env), *o;
+        json_t *contain = contain_json(rt, l);
         char *text;
 
-        if (!limits || !argv || !env) {
+        if (!limits || !argv || !env || !contain) {
                 json_decref(limits);
                 json_decref(argv);
                 json_decref(env);
+                json_decref(contain);
                 return NULL;
         }
         o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:b, s:I, s:I, s:o, s:s, s:I, "
-                      "s:I, s:s, s:b, s:s}",
+                      "s:I, s:s, s:b, s:s, s:o}",
                       "pod_uid",
                       l->pod_uid,
                       "pod_namespace",
@@ -682,7 +872,9 @@ spec_text(const struct xp_runtime *rt, const struct xp_container_launch *l, cons
                       "cgroups",
                       rt->root != NULL,
                       "events_dir",
-                      rt->events_dir);
+                      rt->events_dir,
+                      CONTAIN_SPEC_KEY,
+                      contain);
         if (!o)
                 return NULL;
         text = json_dumps(o, JSON_COMPACT);

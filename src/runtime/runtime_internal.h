@@ -77,6 +77,8 @@ void runtime_format_ns(int64_t ns, char buf[static 32]);
 int64_t runtime_now_ns(void);
 /* Field 22 (starttime) and field 3 (state) of /proc/PID/stat. -ESRCH when no such process. */
 int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state);
+/* Field 4 (the parent's pid) of /proc/PID/stat; 0 when it cannot be read. */
+pid_t runtime_proc_parent(pid_t pid);
 /* mkdir -p (mode 0755). */
 int runtime_mkdir_p(const char *path, struct xp_error *err);
 /* startlock.c: opens the state directory dir and takes its start lock, waiting for it when

@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The shim: one process per container, started by xp_runtime_start() as `xpool __shim DIR`. It
- * detaches (fork, the first process exits, setsid), reads DIR/spec.json, creates the cgroup,
- * forks the container process, moves it into the cgroup, lets it exec, writes its output as CRI
- * log lines, waits for it, kills what it left behind and records the exit in DIR/exit.json.
- * The shim is single-threaded, so its forked child may call anything; it still only makes
- * system calls between fork and exec.
+ * reads DIR/spec.json and prepares the container's containment (contain_plan.c), detaches (fork,
+ * the first process exits, setsid) into a pid namespace of its own where it is the init, creates
+ * the cgroup, forks the container's process (shim_child.c), moves it into the cgroup, lets it
+ * exec, writes its output as CRI log lines, waits for it, kills what it left behind (every other
+ * process of the namespace, so nothing outlives the container, not even a process that left its
+ * cgroup and session) and records the exit in DIR/exit.json.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,34 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime_internal.h"
-#include "xpool/cgroup.h"
+#include "shim_internal.h"
 
 #define DEFAULT_PATH     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DRAIN_TIMEOUT_MS 2000
-
-struct shim {
-        const char *dir;
-        json_t *spec;
-        int notify;
-        int lock; /* the start lock, held until the start is recorded (runtime_internal.h) */
-        /* from the spec, borrowed from it */
-        const char *uid, *container, *events_dir, *working_dir;
-        unsigned attempt;
-        char **argv, **env;
-        const char *path; /* PATH of env, or DEFAULT_PATH */
-        bool set_user;
-        uid_t user;
-        gid_t group;
-        /* state */
-        struct xp_cgroup_root *root;
-        struct xp_cgroup *cg;
-        bool have_oom;
-        uint64_t oom_before;
-        struct logwrite log;
-        pid_t child;
-        int64_t started_ns;
-};
 
 /* Reports to the runtime that started us; false when it is gone (it was killed meanwhile). */
 static bool notify_send(struct shim *s, const char *fmt, ...) _printf_(2, 3);
@@ -129,7 +107,7 @@ static int load_spec(struct shim *s, struct xp_error *err)
         for (char **e = s->env; *e; e++)
                 if (strncmp(*e, "PATH=", 5) == 0)
                         s->path = *e + 5;
-        return 0;
+        return xp_error_prefix(err, contain_plan_prepare(&s->plan, s->spec, err), "%s", path);
 }
 
 /* Creates the cgroup and applies the limits; a machine without usable cgroups runs without. */
@@ -197,98 +175,51 @@ static int setup_cgroup(struct shim *s, struct xp_error *err)
         return 0;
 }
 
-/* In the child: reports why the start failed over the error pipe and exits. */
-_Noreturn static void child_fail(int errfd, int code, const char *what, const char *arg)
-{
-        char buf[RUNTIME_NOTIFY_MAX];
-        int n = snprintf(buf, sizeof(buf), "%s \"%s\": %s", what, arg, strerror(code));
-
-        if (n > 0)
-                (void)!write(errfd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-        _exit(127);
-}
-
-/* In the child: execve with the PATH search of execvpe, but over the container's PATH. */
-_Noreturn static void child_exec(struct shim *s, int errfd)
-{
-        const char *name = s->argv[0];
-        int saved = ENOENT;
-
-        if (strchr(name, '/')) {
-                execve(name, s->argv, s->env);
-                child_fail(errfd, errno, "exec", name);
-        }
-        for (const char *p = s->path; *p;) {
-                size_t len = strcspn(p, ":");
-                char full[PATH_MAX];
-                int n = snprintf(full, sizeof(full), "%.*s%s%s", (int)len, p, len ? "/" : "", name);
-
-                if (n > 0 && (size_t)n < sizeof(full)) {
-                        execve(full, s->argv, s->env);
-                        if (errno == EACCES)
-                                saved = EACCES;
-                        else if (errno != ENOENT && errno != ENOTDIR)
-                                child_fail(errfd, errno, "exec", name);
-                }
-                p += len + (p[len] == ':');
-        }
-        child_fail(errfd, saved, "exec", name);
-}
-
-_Noreturn static void child_main(struct shim *s, int sync_fd, int errfd, int out_fd, int err_fd)
-{
-        sigset_t none;
-        char c;
-        int null;
-
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        /* wait until the shim has put us in the cgroup */
-        if (read(sync_fd, &c, 1) != 1)
-                _exit(127);
-        if (setsid() < 0)
-                child_fail(errfd, errno, "setsid", s->container);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                child_fail(errfd, errno, "prctl", "PR_SET_NO_NEW_PRIVS");
-        if (s->set_user) {
-                char id[32];
-
-                snprintf(id, sizeof(id), "%u", (unsigned)s->group);
-                if (setgroups(0, NULL) < 0)
-                        child_fail(errfd, errno, "setgroups", "");
-                if (setgid(s->group) < 0)
-                        child_fail(errfd, errno, "setgid", id);
-                snprintf(id, sizeof(id), "%u", (unsigned)s->user);
-                if (setuid(s->user) < 0)
-                        child_fail(errfd, errno, "setuid", id);
-        }
-        if (chdir(s->working_dir) < 0)
-                child_fail(errfd, errno, "chdir", s->working_dir);
-        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-                child_fail(errfd, errno, "stdio", "/dev/null");
-        /* nothing of the shim's may reach the container; errfd is already close-on-exec */
-        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-                for (int fd = 3; fd < 1024; fd++)
-                        if (fd != errfd)
-                                close(fd);
-        child_exec(s, errfd);
-}
-
 static void reap_all(void)
 {
         while (waitpid(-1, NULL, WNOHANG) > 0)
                 ;
 }
 
+/* Without a pid namespace: SIGKILL to the shim's children until none is left. The shim is a
+ * subreaper, so every process the container leaves behind becomes its child in turn, whatever
+ * session or cgroup it moved to. */
+static void kill_children(struct shim *s)
+{
+        for (int pass = 0; pass < 100; pass++) {
+                DIR *d = opendir("/proc");
+                struct dirent *e;
+                bool found = false;
+
+                while (d && (e = readdir(d))) {
+                        pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+
+                        if (pid > 0 && runtime_proc_parent(pid) == s->self) {
+                                kill(pid, SIGKILL);
+                                found = true;
+                        }
+                }
+                if (d)
+                        closedir(d);
+                if (!found)
+                        return;
+                reap_all();
+        }
+}
+
 /*
- * Kills what is left of the container: its cgroup, else its process group. Only once the main
- * process was reaped (or never ran): orphans reparented to us are reaped here, so zombies do not
- * keep the group busy.
+ * Kills what is left of the container: as the init of its pid namespace, every other process in
+ * it (nothing of the container can leave the namespace); else its cgroup and every process that
+ * is still the shim's descendant. Only once the main process was reaped (or never ran): orphans
+ * reparented to us are reaped here, so zombies do not keep the group busy.
  */
 static void kill_rest(struct shim *s)
 {
+        /* kill(-1) outside a pid namespace would be every process of the machine */
+        if (s->pidns && getpid() == 1) {
+                kill(-1, SIGKILL);
+                reap_all();
+        }
         if (s->cg) {
                 for (int i = 0; i < 50 && xp_cgroup_kill(s->cg, SIGKILL, NULL) > 0; i++) {
                         struct timespec ts = {0, 2 * 1000 * 1000};
@@ -299,6 +230,8 @@ static void kill_rest(struct shim *s)
         } else if (s->child > 0) {
                 kill(-s->child, SIGKILL);
         }
+        if (!s->pidns)
+                kill_children(s);
 }
 
 static void remove_cgroup(struct shim *s)
@@ -330,7 +263,7 @@ static void announce(struct shim *s, const char *suffix)
                  s->uid,
                  s->container,
                  s->attempt,
-                 (int)getpid(),
+                 (int)s->self,
                  suffix);
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
         if (fd >= 0)
@@ -368,7 +301,7 @@ static int write_exit(struct shim *s,
 
         o = json_pack("{s:I, s:I, s:i, s:i, s:b, s:b, s:I, s:s?}",
                       "pid",
-                      (json_int_t)(start_failed ? 0 : s->child),
+                      (json_int_t)(start_failed ? 0 : s->child_host),
                       "started_ns",
                       (json_int_t)s->started_ns,
                       "exit_code",
@@ -403,21 +336,23 @@ static int write_running(struct shim *s, struct xp_error *err)
         char state;
         json_t *o;
 
-        (void)runtime_proc_start(s->child, &child_start, &state);
-        (void)runtime_proc_start(getpid(), &shim_start, &state);
-        o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b}",
+        (void)runtime_proc_start(s->child_host, &child_start, &state);
+        (void)runtime_proc_start(s->self, &shim_start, &state);
+        o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b, s:b}",
                       "pid",
-                      (json_int_t)s->child,
+                      (json_int_t)s->child_host,
                       "pid_start",
                       (json_int_t)child_start,
                       "shim_pid",
-                      (json_int_t)getpid(),
+                      (json_int_t)s->self,
                       "shim_start",
                       (json_int_t)shim_start,
                       "started_ns",
                       (json_int_t)s->started_ns,
                       "cgroup",
-                      s->cg != NULL);
+                      s->cg != NULL,
+                      "pidns",
+                      s->pidns);
         if (!o)
                 return xp_errorf(err, -ENOMEM, "%s: out of memory", s->dir);
         text = json_dumps(o, JSON_COMPACT);
@@ -488,8 +423,8 @@ static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
         return status;
 }
 
-/* The release marker (runtime_internal.h), before the child may exec; the child is killed
- * when it cannot be made. */
+/* The release marker (runtime_internal.h), before the child may exec: it names the container's
+ * process and the shim as the host sees them. */
 static int release_marker(struct shim *s, struct xp_error *err)
 {
         uint64_t start = 0;
@@ -498,31 +433,96 @@ static int release_marker(struct shim *s, struct xp_error *err)
 
         if (s->lock < 0)
                 return 0;
-        (void)runtime_proc_start(s->child, &start, &state);
-        r = runtime_release_write(s->lock, s->child, start, getpid());
+        (void)runtime_proc_start(s->child_host, &start, &state);
+        r = runtime_release_write(s->lock, s->child_host, start, s->self);
+        if (r < 0)
+                return xp_errorf(err, r, "%s: the release marker: %s", s->dir, strerror(-r));
+        return 0;
+}
+
+/* Reads exactly len bytes (EINTR retried): false at EOF or on an error. */
+static bool read_full(int fd, void *buf, size_t len)
+{
+        size_t got = 0;
+
+        while (got < len) {
+                ssize_t n = read(fd, (char *)buf + got, len - got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return false;
+                got += (size_t)n;
+        }
+        return true;
+}
+
+/*
+ * Forks the container's process, puts it in its cgroup, lets it go, and waits until it exec'd
+ * (EOF on the close-on-exec error pipe after its host pid) or failed to: msg then says why.
+ * The pipes of its stdout and stderr are returned in out[0], errp[0].
+ */
+static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struct xp_error *err)
+{
+        int sync[2] = {-1, -1}, ep[2] = {-1, -1}, r;
+        size_t len = 0;
+        ssize_t got;
+
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
+            pipe2(ep, O_CLOEXEC) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
+        }
+        s->child = fork();
+        if (s->child < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "%s: fork: %s", s->dir, strerror(-r));
+        }
+        if (s->child == 0)
+                shim_child_main(s, sync[0], ep[1], out[1], errp[1]);
+        close(out[1]);
+        close(errp[1]);
+        close(sync[0]);
+        close(ep[1]);
+        r = 0;
+        if (!read_full(ep[0], &s->child_host, sizeof(s->child_host)))
+                r = xp_errorf(
+                    err, -EIO, "%s: the container's process ended before it started", s->dir);
+        else if (s->cg)
+                r = xp_cgroup_add_pid(s->cg, s->child, err);
+        /* from here the container may run: say so first (the release marker), so a next agent
+         * never starts this attempt again after our death */
+        if (r >= 0)
+                r = release_marker(s, err);
         if (r < 0) {
+                close(sync[1]);
+                close(ep[0]);
                 kill(s->child, SIGKILL);
                 waitpid(s->child, NULL, 0);
-                return xp_errorf(err, r, "%s: the release marker: %s", s->dir, strerror(-r));
+                return r;
         }
+        (void)!write(sync[1], "g", 1);
+        close(sync[1]);
+        while (len == 0 && (got = read(ep[0], msg + len, RUNTIME_NOTIFY_MAX - 1 - len)) != 0)
+                if (got > 0)
+                        len += (size_t)got;
+                else if (errno != EINTR)
+                        break;
+        close(ep[0]);
+        msg[len] = '\0';
         return 0;
 }
 
 static int run(struct shim *s, struct xp_error *err)
 {
-        int out[2] = {-1, -1}, errp[2] = {-1, -1}, sync[2] = {-1, -1}, ep[2] = {-1, -1};
+        int out[2] = {-1, -1}, errp[2] = {-1, -1};
         _cleanup_close_ int sigfd = -1;
         char msg[RUNTIME_NOTIFY_MAX];
         sigset_t chld;
-        ssize_t got;
-        size_t len = 0;
         int r, status, code, sig;
         uint64_t oom_after = 0;
         bool oom = false;
 
-        r = load_spec(s, err);
-        if (r < 0)
-                return r;
         r = setup_cgroup(s, err);
         if (r < 0)
                 return r;
@@ -538,46 +538,15 @@ static int run(struct shim *s, struct xp_error *err)
         sigaddset(&chld, SIGCHLD);
         sigprocmask(SIG_BLOCK, &chld, NULL);
         sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (sigfd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-            pipe2(sync, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+        if (sigfd < 0) {
                 r = -errno;
-                return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
+                return xp_errorf(err, r, "%s: signalfd: %s", s->dir, strerror(-r));
         }
-        s->child = fork();
-        if (s->child < 0) {
-                r = -errno;
-                return xp_errorf(err, r, "%s: fork: %s", s->dir, strerror(-r));
-        }
-        if (s->child == 0)
-                child_main(s, sync[0], ep[1], out[1], errp[1]);
-        close(out[1]);
-        close(errp[1]);
-        close(sync[0]);
-        close(ep[1]);
-        if (s->cg) {
-                r = xp_cgroup_add_pid(s->cg, s->child, err);
-                if (r < 0) {
-                        kill(s->child, SIGKILL);
-                        waitpid(s->child, NULL, 0);
-                        return r;
-                }
-        }
-        /* from here the container may run: say so first (the release marker), so a next agent
-         * never starts this attempt again after our death */
-        r = release_marker(s, err);
+        r = start_child(s, out, errp, msg, err);
         if (r < 0)
                 return r;
-        (void)!write(sync[1], "g", 1);
-        close(sync[1]);
-        /* EOF on the close-on-exec error pipe: exec happened */
-        while ((got = read(ep[0], msg + len, sizeof(msg) - 1 - len)) > 0 ||
-               (got < 0 && errno == EINTR))
-                if (got > 0)
-                        len += (size_t)got;
-        close(ep[0]);
-        msg[len] = '\0';
         s->started_ns = runtime_now_ns();
-        if (len > 0) {
+        if (*msg) {
                 waitpid(s->child, NULL, 0);
                 close(out[0]);
                 close(errp[0]);
@@ -610,11 +579,66 @@ static int run(struct shim *s, struct xp_error *err)
         return write_exit(s, code, sig, oom, false, NULL, err);
 }
 
+/* The pid /proc (the host's: the shim never leaves the host's mount namespace) knows us by. */
+static pid_t host_self(void)
+{
+        char buf[32];
+        ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+        if (n <= 0)
+                return getpid();
+        buf[n] = '\0';
+        return (pid_t)strtol(buf, NULL, 10);
+}
+
+/*
+ * Reads the spec and prepares the containment, then detaches: the agent reaps this first process
+ * at once and the shim lives on, as the init of the container's own pid namespace when the spec
+ * asks for namespaces. Returns in the shim (0), or -errno with err in the first process.
+ */
+static int detach(struct shim *s, struct xp_error *err)
+{
+        pid_t pid;
+        int r;
+
+        r = load_spec(s, err);
+        if (r < 0)
+                return r;
+        if (s->plan.namespaces && unshare(CLONE_NEWPID) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "unshare CLONE_NEWPID: %s", strerror(-r));
+        }
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "fork: %s", strerror(-r));
+        }
+        if (pid > 0)
+                _exit(0);
+        s->pidns = s->plan.namespaces;
+        s->self = host_self();
+        setsid();
+        signal(SIGPIPE, SIG_IGN);
+        /* orphans of the container come to us, so we reap them (as the init, they do anyway) */
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        return 0;
+}
+
+static void shim_done(struct shim *s)
+{
+        logwrite_done(&s->log);
+        xp_cgroup_free(s->cg);
+        xp_cgroup_root_free(s->root);
+        contain_plan_done(&s->plan);
+        free(s->argv);
+        free(s->env);
+        json_decref(s->spec);
+}
+
 int xp_shim_main(int argc, char **argv)
 {
         struct shim s = {.notify = RUNTIME_NOTIFY_FD, .lock = -1, .child = -1, .log = {.fd = -1}};
         struct xp_error err = {0};
-        pid_t pid;
         int r;
 
         if (argc != 2) {
@@ -626,32 +650,17 @@ int xp_shim_main(int argc, char **argv)
         else
                 fcntl(s.notify, F_SETFD, FD_CLOEXEC);
         s.lock = runtime_start_lock_inherited(argv[1]);
-        /* detach: the agent reaps this first process at once; the shim lives on */
-        pid = fork();
-        if (pid < 0) {
-                int e = errno;
-
-                notify_send(&s, "error %d fork: %s\n", e, strerror(e));
-                return 1;
-        }
-        if (pid > 0)
-                _exit(0);
-        setsid();
-        signal(SIGPIPE, SIG_IGN);
-        /* orphans of the container come to us, so we reap them */
-        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         s.dir = argv[1];
-        r = run(&s, &err);
+        r = detach(&s, &err);
+        if (r >= 0)
+                r = run(&s, &err);
         if (r < 0) {
-                kill_rest(&s);
-                remove_cgroup(&s);
+                if (s.self > 0) {
+                        kill_rest(&s);
+                        remove_cgroup(&s);
+                }
                 notify_send(&s, "error %d %s\n", -r, xp_error_message(&err));
         }
-        logwrite_done(&s.log);
-        xp_cgroup_free(s.cg);
-        xp_cgroup_root_free(s.root);
-        free(s.argv);
-        free(s.env);
-        json_decref(s.spec);
+        shim_done(&s);
         return r < 0 ? 1 : 0;
 }

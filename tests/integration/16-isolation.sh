@@ -31,6 +31,7 @@ stop_all() {
 trap 'stop_all; rm -rf "$tmp" "$dev"' EXIT
 
 # the simulated devices' nodes: real character devices, so the devices cgroup can tell them apart
+# (opened for writing: reading kmsg needs CAP_SYSLOG, which pods do not hold)
 mknod "$dev/gpu-a" c 1 11    # the GPU the seed's pod gets on node "both"
 mknod "$dev/gpu-b" c 10 200  # the other GPU of node "both"
 mknod "$dev/npu" c 1 3
@@ -106,7 +107,7 @@ spec:
   restartPolicy: Never
   containers:
   - name: trainer
-    command: [sh, -c, 'env | grep VISIBLE_DEVICES= | sort; for d in $dev/gpu-a $dev/gpu-b; do head -c 0 \$d && echo "opened \$d"; done; sleep 30']
+    command: [sh, -c, 'env | grep VISIBLE_DEVICES= | sort; for d in $dev/gpu-a $dev/gpu-b; do true >>\$d && echo "opened \$d"; done; sleep 30']
     resources:
       limits: {nvidia.com/gpu: 1, vendor.com/npu: 2, cpu: 1500m, memory: 256Mi}
 EOF

@@ -183,17 +183,47 @@ static void conditions_addresses_and_node_info(void **state)
 
 static void a_heartbeat_keeps_the_transition_time(void **state)
 {
-        json_auto_t *conditions = xp_agent_node_conditions(200, 100);
+        json_auto_t *conditions = xp_agent_node_conditions(200, 100, NULL);
         const json_t *ready;
 
         (void)state;
         assert_non_null(conditions);
-        assert_int_equal(json_array_size(conditions), 4);
+        assert_int_equal(json_array_size(conditions), 5);
         ready = find_by(conditions, "type", "Ready");
         assert_string_equal(json_string_value(json_object_get(ready, "lastHeartbeatTime")),
                             "1970-01-01T00:03:20Z");
         assert_string_equal(json_string_value(json_object_get(ready, "lastTransitionTime")),
                             "1970-01-01T00:01:40Z");
+}
+
+static void a_degraded_node_says_so(void **state)
+{
+        struct xp_agent_isolation full = {.have = XP_ISOLATION_ALL};
+        struct xp_agent_isolation nocg = {.have = XP_ISOLATION_ALL &
+                                                  ~(XP_ISOLATION_CGROUPS | XP_ISOLATION_DEVICES),
+                                          .why = "no cgroups (x): containers run without limits"};
+        json_auto_t *ok = xp_agent_node_conditions(200, 100, &full);
+        json_auto_t *bad = xp_agent_node_conditions(200, 100, &nocg);
+        json_auto_t *anyway = NULL;
+        const json_t *c;
+
+        (void)state;
+        c = find_by(ok, "type", "IsolationDegraded");
+        assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+        assert_string_equal(json_string_value(json_object_get(c, "reason")), "IsolationComplete");
+        c = find_by(bad, "type", "IsolationDegraded");
+        assert_string_equal(json_string_value(json_object_get(c, "status")), "True");
+        assert_string_equal(json_string_value(json_object_get(c, "reason")), "CgroupsUnavailable");
+        assert_string_equal(
+            json_string_value(json_object_get(c, "message")),
+            "no cgroups (x): containers run without limits; pods with limits or devices are refused (--allow-degraded-isolation runs them anyway)");
+        nocg.allow_degraded = true;
+        nocg.have |= XP_ISOLATION_CGROUPS;
+        anyway = xp_agent_node_conditions(200, 100, &nocg);
+        c = find_by(anyway, "type", "IsolationDegraded");
+        assert_string_equal(json_string_value(json_object_get(c, "reason")),
+                            "DeviceFilterUnavailable");
+        assert_non_null(strstr(json_string_value(json_object_get(c, "message")), "run anyway"));
 }
 
 static void the_node_decodes_as_a_valid_node(void **state)
@@ -267,6 +297,7 @@ int main(void)
             cmocka_unit_test(labels_name_products_and_counts),
             cmocka_unit_test(conditions_addresses_and_node_info),
             cmocka_unit_test(a_heartbeat_keeps_the_transition_time),
+            cmocka_unit_test(a_degraded_node_says_so),
             cmocka_unit_test(the_node_decodes_as_a_valid_node),
             cmocka_unit_test(merge_keeps_the_operators_labels_and_taints),
             cmocka_unit_test(label_values_and_arch),

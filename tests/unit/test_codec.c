@@ -384,6 +384,71 @@ static void values_json_cannot_hold_are_invalid(void **state)
         xp_node_free(node);
 }
 
+/* capabilities, readOnlyRootFilesystem and seccompProfile: decoded, encoded back, validated */
+static void security_contexts_decode_and_validate(void **state)
+{
+        static const char good[] =
+            "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"securityContext\": {\"seccompProfile\": {\"type\": \"Unconfined\"}}, \"containers\": [{\"name\": \"c\", \"image\": \"i\", \"securityContext\": {\"capabilities\": {\"add\": [\"NET_ADMIN\"], \"drop\": [\"ALL\"]}, \"readOnlyRootFilesystem\": true, \"seccompProfile\": {\"type\": \"Localhost\", \"localhostProfile\": \"p.json\"}}}]}}";
+        static const char *const bad[][2] = {
+            {"{\"type\": \"Sometimes\"}",
+             "spec.containers[0].securityContext.seccompProfile.type: unsupported value"},
+            {"{\"type\": \"Localhost\"}",
+             "spec.containers[0].securityContext.seccompProfile.localhostProfile: required value: must be set when seccomp type is Localhost"},
+            {"{\"type\": \"RuntimeDefault\", \"localhostProfile\": \"x\"}",
+             "spec.containers[0].securityContext.seccompProfile.localhostProfile: invalid value: can only be set when seccomp type is Localhost"},
+            {"{}", "spec.containers[0].securityContext.seccompProfile.type: required value"},
+        };
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+        const struct xp_security_context *sc;
+        const char *dropped = NULL;
+        int read_only = 0;
+        json_t *json = NULL;
+
+        (void)state;
+        assert_int_equal(xp_pod_from_json_text(good, sizeof(good) - 1, NULL, 0, &pod, &err), 0);
+        sc = pod->spec.containers.items[0].security_context;
+        assert_int_equal(sc->capabilities->add.n, 1);
+        assert_string_equal(sc->capabilities->add.items[0], "NET_ADMIN");
+        assert_string_equal(sc->capabilities->drop.items[0], "ALL");
+        assert_true(sc->read_only_root_filesystem.set && sc->read_only_root_filesystem.value);
+        assert_int_equal(sc->seccomp_profile->type, XP_SECCOMP_LOCALHOST);
+        assert_string_equal(sc->seccomp_profile->localhost_profile, "p.json");
+        assert_int_equal(pod->spec.security_context->seccomp_profile->type, XP_SECCOMP_UNCONFINED);
+        assert_int_equal(xp_pod_to_json(pod, &json), 0);
+        assert_int_equal(json_unpack(json,
+                                     "{s:{s:[{s:{s:{s:[s]}, s:b}}]}}",
+                                     "spec",
+                                     "containers",
+                                     "securityContext",
+                                     "capabilities",
+                                     "drop",
+                                     &dropped,
+                                     "readOnlyRootFilesystem",
+                                     &read_only),
+                         0);
+        assert_string_equal(dropped, "ALL");
+        assert_true(read_only);
+        json_decref(json);
+        xp_pod_free(pod);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                char *text = NULL;
+
+                assert_true(
+                    asprintf(
+                        &text,
+                        "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\", \"securityContext\": {\"seccompProfile\": %s}}]}}",
+                        bad[i][0]) > 0);
+                pod = NULL;
+                assert_int_equal(xp_pod_from_json_text(text, strlen(text), NULL, 0, &pod, &err),
+                                 -EINVAL);
+                assert_null(pod);
+                if (strncmp(err.msg, bad[i][1], strlen(bad[i][1])) != 0)
+                        fail_msg("%s: got \"%s\"", bad[i][0], err.msg);
+                free(text);
+        }
+}
+
 static void trusted_decoding_skips_validation_not_types(void **state)
 {
         static const char invalid_name[] =
@@ -768,6 +833,7 @@ int main(void)
             cmocka_unit_test(json_bodies_decode_with_line_and_column),
             cmocka_unit_test(objects_built_in_code_validate_and_encode),
             cmocka_unit_test(values_json_cannot_hold_are_invalid),
+            cmocka_unit_test(security_contexts_decode_and_validate),
             cmocka_unit_test(trusted_decoding_skips_validation_not_types),
             cmocka_unit_test(null_and_empty_enums_mean_absent),
             cmocka_unit_test(json_integer_quantities_keep_the_range),

@@ -170,7 +170,8 @@ static void gpu_npu_placement(void **state)
         int calls = 0;
 
         (void)state;
-        if (xp_launch_build(pod, "main", false, 3, node, fake_lookup, &calls, 4096, &l, &err) < 0)
+        if (xp_launch_build(
+                pod, "main", false, 3, node, fake_lookup, &calls, 4096, NULL, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         assert_string_equal(l->launch.pod_uid, "uid-7");
         assert_string_equal(l->launch.pod_namespace, "ml");
@@ -217,7 +218,7 @@ static void gpu_npu_placement(void **state)
         /* a lookup failing otherwise than ENOENT fails the build, naming the node */
         calls = 1000;
         assert_int_equal(
-            xp_launch_build(pod, "main", false, 0, node, fake_lookup, &calls, 0, &l, &err),
+            xp_launch_build(pod, "main", false, 0, node, fake_lookup, &calls, 0, NULL, &l, &err),
             -EACCES);
         assert_string_equal(err.msg, "device node /dev/davinci_manager: Permission denied");
         xp_pod_free(pod);
@@ -238,7 +239,8 @@ static void no_devices_container(void **state)
         int calls = 0;
 
         (void)state;
-        if (xp_launch_build(pod, "fetch", true, 0, node, fake_lookup, &calls, 0, &l, &err) < 0)
+        if (xp_launch_build(pod, "fetch", true, 0, node, fake_lookup, &calls, 0, NULL, &l, &err) <
+            0)
                 fail_msg("%s", err.msg);
         assert_strv(l->launch.argv, (const char *[]){"curl", NULL});
         assert_strv(
@@ -261,7 +263,8 @@ static void no_devices_container(void **state)
 
         /* "main" as an init container does not exist */
         assert_int_equal(
-            xp_launch_build(pod, "main", true, 0, node, fake_lookup, &calls, 0, &l, &err), -ENOENT);
+            xp_launch_build(pod, "main", true, 0, node, fake_lookup, &calls, 0, NULL, &l, &err),
+            -ENOENT);
         assert_string_equal(err.msg, "pod ml/train has no init container main");
         xp_pod_free(pod);
         xp_node_free(node);
@@ -279,7 +282,7 @@ static void expansion(void **state)
         struct xp_error err = {0};
 
         (void)state;
-        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &l, &err) < 0)
+        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, NULL, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         /* an empty command runs args alone */
         assert_strv(
@@ -325,7 +328,7 @@ static void value_from(void **state)
         struct xp_error err = {0};
 
         (void)state;
-        if (xp_launch_build(pod, "c", false, 0, node, fake_lookup, NULL, 0, &l, &err) < 0)
+        if (xp_launch_build(pod, "c", false, 0, node, fake_lookup, NULL, 0, NULL, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         assert_strv(l->launch.env + 6,
                     (const char *[]){"NAME=train",
@@ -351,7 +354,7 @@ static void value_from(void **state)
             "{}",
             "{'containers':[{'name':'c','command':['env'],'env':["
             "{'name':'CPU','valueFrom':{'resourceFieldRef':{'resource':'limits.cpu'}}}]}]}");
-        if (xp_launch_build(pod, "c", false, 0, node, NULL, NULL, 0, &l, &err) < 0)
+        if (xp_launch_build(pod, "c", false, 0, node, NULL, NULL, 0, NULL, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         assert_string_equal(l->launch.env[6], "CPU=16");
         xp_launch_free(l);
@@ -368,7 +371,8 @@ static void expect_error(const char *annotations, const char *spec, int code, co
         int calls = 0;
 
         assert_int_equal(
-            xp_launch_build(pod, "c", false, 0, node, fake_lookup, &calls, 0, &l, &err), code);
+            xp_launch_build(pod, "c", false, 0, node, fake_lookup, &calls, 0, NULL, &l, &err),
+            code);
         assert_string_equal(err.msg, msg);
         assert_ptr_equal(l, (struct xp_launch *)0x1);
         xp_pod_free(pod);
@@ -429,8 +433,14 @@ static void errors(void **state)
             "{}",
             "{'securityContext':{'runAsNonRoot':true},"
             "'containers':[{'name':'c','command':['x']}]}",
-            -EINVAL,
-            "spec.containers[0].securityContext.runAsNonRoot: the container would run as root (set runAsUser to a non-zero id)");
+            -EPERM,
+            "container has runAsNonRoot and image will run as root (pod: \"train_ml(uid-7)\", container: c)");
+        expect_error(
+            "{}",
+            "{'securityContext':{'runAsNonRoot':true,'runAsUser':7},"
+            "'containers':[{'name':'c','command':['x'],'securityContext':{'runAsUser':0}}]}",
+            -EPERM,
+            "container's runAsUser breaks non-root policy (pod: \"train_ml(uid-7)\", container: c)");
         expect_error(
             "{}",
             "{'containers':[{'name':'c','command':['x'],'securityContext':{'runAsGroup':5}}]}",
@@ -438,10 +448,204 @@ static void errors(void **state)
             "spec.containers[0].securityContext.runAsGroup: needs runAsUser (xpool has no image to take the user from)");
 }
 
+/* The containment a container gets from its (and its pod's) securityContext. */
+static int contain_of(const char *spec,
+                      const struct xp_launch_policy *policy,
+                      struct xp_contain *ret,
+                      bool *restrict_devices,
+                      struct xp_error *err)
+{
+        struct xp_node *node = node_new();
+        struct xp_pod *pod = pod_new("{}", spec);
+        struct xp_launch *l = NULL;
+        int calls = 0;
+        int r = xp_launch_build(pod, "c", false, 0, node, fake_lookup, &calls, 0, policy, &l, err);
+
+        if (r >= 0) {
+                *ret = l->contain;
+                assert_ptr_equal(l->launch.contain, &l->contain);
+                if (restrict_devices)
+                        *restrict_devices = l->limits.restrict_devices;
+        }
+        xp_launch_free(l);
+        xp_pod_free(pod);
+        xp_node_free(node);
+        return r;
+}
+
+#define SC(pod_sc, c_sc)                                                                           \
+        "{'securityContext':" pod_sc ",'containers':[{'name':'c','command':['x'],"                 \
+        "'securityContext':" c_sc "}]}"
+
+static void security_contexts(void **state)
+{
+        struct xp_launch_policy allow = {.allow_privileged = true, .node_name = "n1"};
+        struct xp_contain c;
+        struct xp_error err = {0};
+        bool restricted = false;
+
+        (void)state;
+        /* nothing asked: Docker's capabilities, no_new_privs, the filter */
+        assert_int_equal(contain_of(SC("{}", "{}"), NULL, &c, &restricted, &err), 0);
+        assert_false(c.privileged);
+        assert_true(c.caps.effective == XP_CAP_DEFAULT && c.caps.bounding == XP_CAP_DEFAULT);
+        assert_true(c.no_new_privs && c.seccomp && !c.read_only_root && restricted);
+        /* drop ALL, add one back; read-only root */
+        assert_int_equal(
+            contain_of(SC("{}",
+                          "{'capabilities':{'drop':['ALL'],'add':['NET_BIND_SERVICE']},"
+                          "'readOnlyRootFilesystem':true}"),
+                       NULL,
+                       &c,
+                       NULL,
+                       &err),
+            0);
+        assert_true(c.caps.effective == XP_CAP_BIT(10) && c.read_only_root);
+        /* escalation only when asked for */
+        assert_int_equal(
+            contain_of(SC("{}", "{'allowPrivilegeEscalation':true}"), NULL, &c, NULL, &err), 0);
+        assert_false(c.no_new_privs);
+        assert_int_equal(
+            contain_of(SC("{}", "{'allowPrivilegeEscalation':false}"), NULL, &c, NULL, &err), 0);
+        assert_true(c.no_new_privs);
+        /* the pod's seccompProfile is the default, the container's overrides it */
+        assert_int_equal(
+            contain_of(SC("{'seccompProfile':{'type':'Unconfined'}}", "{}"), NULL, &c, NULL, &err),
+            0);
+        assert_false(c.seccomp);
+        assert_int_equal(contain_of(SC("{'seccompProfile':{'type':'Unconfined'}}",
+                                       "{'seccompProfile':{'type':'RuntimeDefault'}}"),
+                                    NULL,
+                                    &c,
+                                    NULL,
+                                    &err),
+                         0);
+        assert_true(c.seccomp);
+        /* privileged: only where the node allows it; then every capability and device */
+        assert_int_equal(contain_of(SC("{}", "{'privileged':true}"), NULL, &c, NULL, &err), -EPERM);
+        assert_string_equal(
+            err.msg,
+            "spec.containers[0].securityContext.privileged: node  does not allow privileged containers (its agent runs without --allow-privileged)");
+        assert_int_equal(contain_of(SC("{}", "{'privileged':true,'capabilities':{'drop':['ALL']}}"),
+                                    &allow,
+                                    &c,
+                                    &restricted,
+                                    &err),
+                         0);
+        assert_true(c.privileged && c.caps.effective == XP_CAP_ALL && !c.no_new_privs &&
+                    !c.seccomp && !restricted);
+}
+
+static void security_context_refusals(void **state)
+{
+        struct xp_launch_policy allow = {.allow_privileged = true, .default_uid = 1000};
+        struct xp_contain c;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(
+            contain_of(SC("{}", "{'capabilities':{'add':['FLY']}}"), NULL, &c, NULL, &err), -EPERM);
+        assert_string_equal(
+            err.msg,
+            "spec.containers[0].securityContext.capabilities: add[0]: unknown capability \"FLY\" (names as CAP_NET_ADMIN without CAP_, or ALL)");
+        assert_int_equal(contain_of(SC("{}",
+                                       "{'seccompProfile':{'type':'Localhost',"
+                                       "'localhostProfile':'p.json'}}"),
+                                    NULL,
+                                    &c,
+                                    NULL,
+                                    &err),
+                         -EPERM);
+        assert_string_equal(
+            err.msg,
+            "spec.containers[0].securityContext.seccompProfile: type Localhost (\"p.json\") is not supported by xpool's process runtime: use RuntimeDefault or Unconfined");
+        assert_int_equal(
+            contain_of(SC("{}", "{'privileged':true,'allowPrivilegeEscalation':false}"),
+                       &allow,
+                       &c,
+                       NULL,
+                       &err),
+            -EPERM);
+        assert_string_equal(
+            err.msg,
+            "spec.containers[0].securityContext.allowPrivilegeEscalation: Invalid value: false: cannot set `allowPrivilegeEscalation` to false and `privileged` to true");
+        assert_int_equal(contain_of(SC("{}",
+                                       "{'allowPrivilegeEscalation':false,"
+                                       "'capabilities':{'add':['SYS_ADMIN']}}"),
+                                    NULL,
+                                    &c,
+                                    NULL,
+                                    &err),
+                         -EPERM);
+        assert_non_null(strstr(err.msg, "CAP_SYS_ADMIN"));
+        /* runAsNonRoot without runAsUser: fine where the agent is not root */
+        assert_int_equal(contain_of(SC("{'runAsNonRoot':true}", "{}"), &allow, &c, NULL, &err), 0);
+}
+
+static int admit(const char *spec,
+                 const struct xp_launch_policy *policy,
+                 const char **reason,
+                 struct xp_error *err)
+{
+        struct xp_pod *pod = pod_new("{}", spec);
+        int r = xp_launch_admit(pod, policy, reason, err);
+
+        xp_pod_free(pod);
+        return r;
+}
+
+static void admission(void **state)
+{
+        const char *privileged = "{'initContainers':[{'name':'i','command':['x'],"
+                                 "'securityContext':{'privileged':true}}],"
+                                 "'containers':[{'name':'c','command':['x']}]}";
+        const char *limited = "{'containers':[{'name':'c','command':['x'],"
+                              "'resources':{'limits':{'memory':'1Gi'}}}]}";
+        const char *gpu = "{'containers':[{'name':'c','command':['x'],"
+                          "'resources':{'limits':{'nvidia.com/gpu':'1'}}}]}";
+        const char *plain = "{'containers':[{'name':'c','command':['x']}]}";
+        struct xp_launch_policy full = {.isolation = XP_ISOLATION_ALL, .node_name = "n1"};
+        struct xp_launch_policy nocg = {.isolation = XP_ISOLATION_ALL &
+                                                     ~(XP_ISOLATION_CGROUPS | XP_ISOLATION_DEVICES),
+                                        .node_name = "n2"};
+        struct xp_launch_policy nodev = {.isolation = XP_ISOLATION_ALL & ~XP_ISOLATION_DEVICES,
+                                         .node_name = "n3"};
+        struct xp_error err = {0};
+        const char *reason = NULL;
+
+        (void)state;
+        assert_int_equal(admit(plain, &full, &reason, &err), 0);
+        assert_int_equal(admit(privileged, &full, &reason, &err), -EPERM);
+        assert_string_equal(reason, "PrivilegedNotAllowed");
+        assert_string_equal(
+            err.msg,
+            "container i (spec.initContainers[0]) asks for privileged: true, which node n1 does not allow: its agent runs without --allow-privileged");
+        full.allow_privileged = true;
+        assert_int_equal(admit(privileged, &full, &reason, &err), 0);
+        /* a degraded node: limits need cgroups, devices a device filter too */
+        assert_int_equal(admit(plain, &nocg, &reason, &err), 0);
+        assert_int_equal(admit(limited, &nocg, &reason, &err), -EPERM);
+        assert_string_equal(reason, "IsolationDegraded");
+        assert_string_equal(
+            err.msg,
+            "node n2 cannot isolate this pod: it cannot create cgroups, so the limits of container c (spec.containers[0]) would not be enforced; start its agent with --allow-degraded-isolation to run such pods anyway");
+        assert_int_equal(admit(limited, &nodev, &reason, &err), 0);
+        assert_int_equal(admit(gpu, &nodev, &reason, &err), -EPERM);
+        assert_non_null(strstr(
+            err.msg,
+            "it has no device filter, so the devices of container c (spec.containers[0], nvidia.com/gpu)"));
+        nocg.allow_degraded_isolation = nodev.allow_degraded_isolation = true;
+        assert_int_equal(admit(limited, &nocg, &reason, &err), 0);
+        assert_int_equal(admit(gpu, &nodev, &reason, &err), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(gpu_npu_placement),
+            cmocka_unit_test(security_contexts),
+            cmocka_unit_test(security_context_refusals),
+            cmocka_unit_test(admission),
             cmocka_unit_test(no_devices_container),
             cmocka_unit_test(expansion),
             cmocka_unit_test(value_from),

@@ -572,6 +572,49 @@ static void start_error_and_oom(void **state)
         fx_done(&f);
 }
 
+/* A securityContext the node refuses: waiting in CreateContainerConfigError, Pending, never
+ * started again, no restart counted; the other container runs. */
+static void config_error(void **state)
+{
+        struct fx f;
+        struct xp_container_record r[2];
+
+        (void)state;
+        fx_init(&f,
+                "{'restartPolicy':'Always','containers':[{'name':'a','command':['x']},"
+                "{'name':'b','command':['y']}]}");
+        sync_at(&f, NULL, 0, 0, false);
+        assert_string_equal(f.acts, "START a 0; START b 0");
+        r[0] = (struct xp_container_record){
+            .container = (char *)"a",
+            .exited = true,
+            .exit_code = 128,
+            .start_failed = true,
+            .config_error = true,
+            .finished_ns = AT(1),
+            .message = (char *)"container has runAsNonRoot and image will run as root"};
+        r[1] = running("b", 0, 1);
+        sync_at(&f, r, 2, 1, false);
+        assert_string_equal(f.acts, "FORGET a 0");
+        assert_string_equal(phase(&f), "Pending");
+        check_status_member(
+            &f,
+            "containerStatuses",
+            "[{'name':'a','state':{'waiting':{'reason':'CreateContainerConfigError',"
+            "'message':'container has runAsNonRoot and image will run as root'}},"
+            "'lastState':{},'ready':false,'restartCount':0,'image':'','imageID':'',"
+            "'started':false},"
+            "{'name':'b','state':{'running':{'startedAt':'2027-01-15T08:00:01Z'}},"
+            "'lastState':{},'ready':true,'restartCount':0,'image':'','imageID':'',"
+            "'started':true,'containerID':'xpool://uid-1/b/0'}]");
+        apply_status(&f);
+        /* later syncs, however late: not started again */
+        sync_at(&f, r + 1, 1, 600, false);
+        assert_string_equal(f.acts, "");
+        assert_int_equal(f.res.wake_at_ns, 0);
+        fx_done(&f);
+}
+
 #define SPEC_INIT(policy)                                                                          \
         "{" policy                                                                                 \
         "'initContainers':[{'name':'i1','command':['a']},{'name':'i2','command':['b']}],"          \
@@ -988,6 +1031,7 @@ int main(void)
             cmocka_unit_test(on_failure),
             cmocka_unit_test(never_fails),
             cmocka_unit_test(start_error_and_oom),
+            cmocka_unit_test(config_error),
             cmocka_unit_test(init_containers),
             cmocka_unit_test(init_fails_never),
             cmocka_unit_test(graceful_delete),

@@ -3,6 +3,7 @@
  * The process runtime against real processes: this binary is its own shim (main() runs
  * xp_shim_main() for "__shim") and its own small container programs ("__alloc", "__open").
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "tmpdir.h"
+#include "xpool/contain.h"
 #include "xpool/runtime.h"
 
 struct fixture {
@@ -176,7 +178,8 @@ static struct xp_container_record run_to_end(struct fixture *f, const struct xp_
         struct xp_container_record rec = {0}, end = {0};
 
         start_ok(f, l, &rec);
-        assert_false(rec.start_failed);
+        if (rec.start_failed)
+                fail_msg("start of %s failed: %s", l->pod_uid, rec.message ? rec.message : "-");
         assert_true(rec.pid > 0);
         xp_container_record_clear(&rec);
         wait_exit(f, l->pod_uid, &end);
@@ -484,13 +487,42 @@ static void kill_term(void **state)
         assert_int_equal(xp_runtime_kill(f->rt, "uid-term", cname, SIGTERM, NULL), -ESRCH);
 }
 
-static pid_t first_number(const char *text)
+/*
+ * The host pid of the process whose command line is "sleep SECONDS", 0 when none: a container's
+ * processes print the pids of their own pid namespace.
+ */
+static pid_t sleeper(const char *seconds)
 {
-        const char *p = strstr(text, " stdout F ");
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        pid_t found = 0;
 
-        if (!p)
-                fail_msg("no stdout line in \"%s\"", text);
-        return (pid_t)strtol(p + 10, NULL, 10);
+        assert_non_null(d);
+        while (!found && (e = readdir(d))) {
+                char path[300], buf[256] = "";
+                FILE *fp;
+                size_t n;
+
+                if (e->d_name[0] < '1' || e->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+                fp = fopen(path, "r");
+                if (!fp)
+                        continue;
+                n = fread(buf, 1, sizeof(buf) - 1, fp);
+                fclose(fp);
+                if (n > 6 && strcmp(buf, "sleep") == 0 && strcmp(buf + 6, seconds) == 0)
+                        found = (pid_t)strtol(e->d_name, NULL, 10);
+        }
+        closedir(d);
+        return found;
+}
+
+/* A duration no other test (or run) sleeps for: "100.<our pid><n>". */
+static const char *sleep_marker(char buf[static 32], int n)
+{
+        snprintf(buf, 32, "100.%d%d", (int)getpid(), n);
+        return buf;
 }
 
 static bool gone_soon(pid_t pid)
@@ -514,37 +546,46 @@ static bool gone_soon(pid_t pid)
         return false;
 }
 
+/* Waits (up to 2 s) for "sleep seconds" to run: its host pid. */
+static pid_t sleeper_soon(const char *seconds)
+{
+        pid_t pid = 0;
+
+        for (int i = 0; i < 200 && !(pid = sleeper(seconds)); i++)
+                usleep(10000);
+        if (!pid)
+                fail_msg("no process sleep %s", seconds);
+        return pid;
+}
+
 static void grandchildren(void **state)
 {
         struct fixture *f = *state;
-        char *const leaves[] = {"sh", "-c", "sleep 100 & echo $!; exit 0", NULL};
-        char *const waits[] = {"sh", "-c", "sleep 100 & echo $!; wait", NULL};
+        char m1[32], m2[32], cmd1[96], cmd2[96];
+        char *const leaves[] = {"sh", "-c", cmd1, NULL};
+        char *const waits[] = {"sh", "-c", cmd2, NULL};
         struct xp_container_launch l = launch_of("uid-gc1", leaves);
         struct xp_container_record r;
-        _cleanup_free_ char *text = NULL, *text2 = NULL;
+        pid_t left;
 
+        snprintf(cmd1, sizeof(cmd1), "sleep %s & sleep 0.3; exit 0", sleep_marker(m1, 1));
+        snprintf(cmd2, sizeof(cmd2), "sleep %s & wait", sleep_marker(m2, 2));
         r = run_to_end(f, &l);
         xp_container_record_clear(&r);
-        text = log_file(f, "uid-gc1", "0.log");
-        assert_true(gone_soon(first_number(text)));
+        for (int i = 0; i < 200 && sleeper(m1); i++)
+                usleep(10000);
+        assert_int_equal(sleeper(m1), 0);
 
         l = launch_of("uid-gc2", waits);
         start_ok(f, &l, &r);
-        for (int i = 0; i < 200 && !(text2 = log_file(f, "uid-gc2", "0.log"), text2 && *text2);
-             i++) {
-                free(text2);
-                text2 = NULL;
-                usleep(10000);
-        }
-        assert_non_null(text2);
-        assert_true(kill(first_number(text2), 0) == 0);
+        left = sleeper_soon(m2);
         kill_ok(f, "uid-gc2", SIGKILL);
         assert_true(gone_soon(r.pid));
         xp_container_record_clear(&r);
         wait_exit(f, "uid-gc2", &r);
         assert_int_equal(r.signal, SIGKILL);
         xp_container_record_clear(&r);
-        assert_true(gone_soon(first_number(text2)));
+        assert_true(gone_soon(left));
 }
 
 static void readopt(void **state)
@@ -595,27 +636,25 @@ static void readopt(void **state)
 static void without_cgroups(void **state)
 {
         struct fixture *f = *state;
-        char *const waits[] = {"sh", "-c", "sleep 100 & echo $!; wait", NULL};
+        char marker[32], cmd[96];
+        char *const waits[] = {"sh", "-c", cmd, NULL};
         struct xp_container_launch l = launch_of("uid-nocg", waits);
         struct xp_cgroup_limits lim = {.memory_bytes = 16 << 20};
         struct xp_runtime_options o = {
             .state_dir = f->state, .log_dir = f->logs, .cgroup_root = f->tmp->dir};
         struct xp_container_record r = {0};
-        _cleanup_free_ char *text = NULL;
+        pid_t left;
 
+        snprintf(cmd, sizeof(cmd), "sleep %s & wait", sleep_marker(marker, 3));
         xp_runtime_free(f->rt);
         assert_int_equal(xp_runtime_open(&o, &f->rt, NULL), 0);
         assert_int_equal(xp_runtime_cgroup_mode(f->rt), XP_CGROUP_NONE);
+        assert_false(xp_runtime_isolation(f->rt) & XP_ISOLATION_CGROUPS);
         assert_non_null(xp_runtime_warning(f->rt));
         assert_non_null(strstr(xp_runtime_warning(f->rt), "without limits"));
         l.limits = &lim; /* ignored, as the warning says */
         start_ok(f, &l, &r);
-        for (int i = 0; i < 200 && !(text = log_file(f, "uid-nocg", "0.log"), text && *text); i++) {
-                free(text);
-                text = NULL;
-                usleep(10000);
-        }
-        assert_non_null(text);
+        left = sleeper_soon(marker);
         kill_ok(f, "uid-nocg", SIGTERM);
         assert_true(gone_soon(r.pid));
         xp_container_record_clear(&r);
@@ -623,7 +662,7 @@ static void without_cgroups(void **state)
         assert_int_equal(r.signal, SIGTERM);
         assert_false(r.oom_killed);
         xp_container_record_clear(&r);
-        assert_true(gone_soon(first_number(text)));
+        assert_true(gone_soon(left));
 }
 
 static void lost_shim(void **state)
@@ -745,6 +784,144 @@ static void devices_restricted(void **state)
         assert_int_equal(count_lines(text, "stdout F /dev/zero: Operation not permitted"), 1);
 }
 
+static bool contained(struct fixture *f, unsigned need)
+{
+        if ((xp_runtime_isolation(f->rt) & need) == need)
+                return true;
+        print_message("skipped: %s\n", xp_runtime_warning(f->rt));
+        return false;
+}
+
+/* The default containment: Docker's capabilities, no_new_privs, the seccomp filter, its own pid
+ * namespace and /proc, the node's secrets hidden, the cgroup file system out of reach. */
+static void default_containment(void **state)
+{
+        struct fixture *f = *state;
+        char secret[300], script[1024];
+        char *const argv[] = {"sh", "-c", script, NULL};
+        const char *hide[] = {secret, NULL};
+        struct xp_runtime_options o = {
+            .state_dir = f->state, .log_dir = f->logs, .hide_paths = hide};
+        struct xp_container_launch l = launch_of("uid-contain", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL, *spec_text = NULL;
+        char spec[512];
+        FILE *fp;
+
+        snprintf(secret, sizeof(secret), "%s/secret", f->tmp->path);
+        fp = fopen(secret, "w");
+        assert_non_null(fp);
+        fputs("s3cr3t\n", fp);
+        fclose(fp);
+        xp_runtime_free(f->rt);
+        assert_int_equal(xp_runtime_open(&o, &f->rt, NULL), 0);
+        if (!contained(f,
+                       XP_ISOLATION_NAMESPACES | XP_ISOLATION_CAPABILITIES | XP_ISOLATION_SECCOMP))
+                skip();
+        snprintf(script,
+                 sizeof(script),
+                 "grep -E '^(CapEff|CapBnd|CapInh|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; "
+                 "cat %s; ls %s | grep -q . && echo state visible; "
+                 "echo pid $$; grep -q __shim /proc/1/cmdline && echo init is the shim; "
+                 "echo others $(ls /proc | grep '^[0-9]' | awk '$1 > 20' | wc -l); "
+                 "ls /sys/fs/cgroup | wc -l; touch /sys/kernel/x || echo sys read-only; "
+                 "echo procsys $(awk '$5 == \"/proc/sys\" {split($6, o, \",\"); print o[1]}' "
+                 "/proc/self/mountinfo); "
+                 "touch /etc/.xpool-test || echo etc read-only; "
+                 "unshare -m true || echo no unshare",
+                 secret,
+                 f->state);
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        /* the runtime compiled the filter (once), not the shim */
+        snprintf(spec, sizeof(spec), "%s/uid-contain/%s/spec.json", f->state, cname);
+        spec_text = slurp(spec);
+        assert_non_null(spec_text);
+        assert_non_null(strstr(spec_text, "\"filter\":\""));
+        text = log_file(f, "uid-contain", "0.log");
+        assert_int_equal(count_lines(text, "stdout F CapEff:\t00000000a80425fb"), 1);
+        assert_int_equal(count_lines(text, "stdout F CapBnd:\t00000000a80425fb"), 1);
+        assert_int_equal(count_lines(text, "stdout F CapInh:\t0000000000000000"), 1);
+        assert_int_equal(count_lines(text, "stdout F CapAmb:\t0000000000000000"), 1);
+        assert_int_equal(count_lines(text, "stdout F NoNewPrivs:\t1"), 1);
+        assert_int_equal(count_lines(text, "stdout F Seccomp:\t2"), 1);
+        assert_int_equal(count_lines(text, "stdout F s3cr3t"), 0);
+        assert_int_equal(count_lines(text, "stdout F state visible"), 0);
+        /* the shell is pid 2, the shim the namespace's init; none of the node's processes */
+        assert_int_equal(count_lines(text, "stdout F pid 2"), 1);
+        assert_int_equal(count_lines(text, "stdout F init is the shim"), 1);
+        assert_int_equal(count_lines(text, "stdout F others 0"), 1);
+        assert_int_equal(count_lines(text, "stdout F 0"), 1); /* an empty /sys/fs/cgroup (v1) */
+        assert_int_equal(count_lines(text, "stdout F sys read-only"), 1);
+        assert_int_equal(count_lines(text, "stdout F procsys ro"), 1);
+        assert_int_equal(count_lines(text, "stdout F etc read-only"), 1);
+        assert_int_equal(count_lines(text, "stdout F no unshare"), 1);
+}
+
+/* privileged: every capability, no filter; read_only_root: nothing but /dev writable */
+static void privileged_and_read_only(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {
+            "sh",
+            "-c",
+            "grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; touch /x-xpool-test || echo "
+            "root read-only; echo x >/dev/null && echo dev writable",
+            NULL};
+        struct xp_contain c = {.privileged = true, .read_only_root = true};
+        struct xp_container_launch l = launch_of("uid-priv", argv);
+        struct xp_container_record r;
+        _cleanup_free_ char *text = NULL;
+        char all[64], line[256];
+        unsigned long long mine = 0;
+        FILE *fp;
+
+        if (!contained(f, XP_ISOLATION_NAMESPACES | XP_ISOLATION_CAPABILITIES))
+                skip();
+        c.caps.bounding = c.caps.effective = c.caps.permitted = XP_CAP_ALL;
+        l.contain = &c;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-priv", "0.log");
+        /* every capability we hold (root may lack some: the shim can give no more) */
+        fp = fopen("/proc/self/status", "r");
+        assert_non_null(fp);
+        while (fgets(line, sizeof(line), fp))
+                if (sscanf(line, "CapPrm: %llx", &mine) == 1)
+                        break;
+        fclose(fp);
+        snprintf(all, sizeof(all), "stdout F CapEff:\t%016llx", mine);
+        assert_int_equal(count_lines(text, all), 1);
+        assert_int_equal(count_lines(text, "stdout F Seccomp:\t0"), 1);
+        assert_int_equal(count_lines(text, "stdout F NoNewPrivs:\t0"), 1);
+        assert_int_equal(count_lines(text, "stdout F root read-only"), 1);
+        assert_int_equal(count_lines(text, "stdout F dev writable"), 1);
+        assert_int_equal(access("/x-xpool-test", F_OK), -1);
+}
+
+/* A process that left its session (and tried its cgroup) dies with the container: by its pid
+ * namespace, else as a descendant the subreaper shim inherited (run as non-root to see that). */
+static void escapee_dies(void **state)
+{
+        struct fixture *f = *state;
+        char marker[32], script[512];
+        char *const argv[] = {"sh", "-c", script, NULL};
+        struct xp_container_launch l = launch_of("uid-escape", argv);
+        struct xp_container_record r;
+
+        snprintf(
+            script,
+            sizeof(script),
+            "setsid sh -c 'for c in pids memory cpu; do echo $$ >/sys/fs/cgroup/$c/cgroup.procs; "
+            "done; exec sleep %s' </dev/null >/dev/null 2>&1 & sleep 0.3; exit 0",
+            sleep_marker(marker, 4));
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        for (int i = 0; i < 200 && sleeper(marker); i++)
+                usleep(10000);
+        assert_int_equal(sleeper(marker), 0);
+}
+
 /* Container programs run by the tests above. */
 static int helper_main(int argc, char **argv)
 {
@@ -793,6 +970,9 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(oom_killed, setup, teardown),
             cmocka_unit_test_setup_teardown(cpuset_applied, setup, teardown),
             cmocka_unit_test_setup_teardown(devices_restricted, setup, teardown),
+            cmocka_unit_test_setup_teardown(default_containment, setup, teardown),
+            cmocka_unit_test_setup_teardown(privileged_and_read_only, setup, teardown),
+            cmocka_unit_test_setup_teardown(escapee_dies, setup, teardown),
         };
 
         if (argc >= 2 && strcmp(argv[1], "__shim") == 0)

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the container's process does to itself between the shim's fork and its exec, in the
+ * order runc does it: namespaces and mounts while it still holds every capability, then the
+ * bounding set, the user, the other capability sets, no_new_privs, and the seccomp filter last
+ * (or before the user changes, when it must be loaded with CAP_SYS_ADMIN). System calls only:
+ * everything was prepared before the fork (contain_plan.c), so this stays async-signal-safe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "contain_internal.h"
+
+#define MNT_SAFE (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+static int fail(const char *step, const char *path, const char **what, const char **arg)
+{
+        int r = -errno;
+
+        *what = step;
+        *arg = path;
+        return r < 0 ? r : -EIO;
+}
+
+/* An empty read-only directory, or /dev/null, over path. */
+static int mask(const char *path, bool dir, const char **what, const char **arg)
+{
+        if (dir ? mount("tmpfs", path, "tmpfs", MS_RDONLY | MNT_SAFE, "mode=0555,nr_inodes=1") < 0
+                : mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+                return fail("hiding", path, what, arg);
+        return 0;
+}
+
+/* path bound onto itself read-only, with what is mounted below it, and attrs besides. */
+static int read_only(const char *path, uint64_t attrs, const char **what, const char **arg)
+{
+        struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | attrs};
+
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return fail("making read-only", path, what, arg);
+        if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &ro, sizeof(ro)) == 0)
+                return 0;
+        /* before Linux 5.12: the mount itself */
+        if (errno != ENOSYS ||
+            mount(NULL,
+                  path,
+                  NULL,
+                  MS_BIND | MS_REMOUNT | MS_RDONLY | (attrs ? MS_NOSUID | MS_NODEV | MS_NOEXEC : 0),
+                  NULL) < 0)
+                return fail("making read-only", path, what, arg);
+        return 0;
+}
+
+#define ATTR_SAFE (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+
+/* Every mount read-only, /dev and what is below it (shm, pts, mqueue) left writable. */
+static int read_only_root(const char **what, const char **arg)
+{
+        struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+        struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
+        struct statx stx;
+
+        if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0) {
+                if (errno != ENOSYS)
+                        return fail("making the root read-only", "/", what, arg);
+                /* before Linux 5.12: the root mount alone */
+                if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
+                        return fail("making the root read-only", "/", what, arg);
+                return 0;
+        }
+        if (statx(AT_FDCWD, "/dev", AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) == 0 &&
+            (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+            (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
+            mount_setattr(AT_FDCWD, "/dev", AT_RECURSIVE, &rw, sizeof(rw)) < 0)
+                return fail("keeping /dev writable", "/dev", what, arg);
+        return 0;
+}
+
+/*
+ * /sys read-only, and no cgroup file system but the container's own. The container shares the
+ * host's network namespace, whose sysfs is mounted already (a new mount of it is refused), so
+ * it is the host's /sys bound read-only with everything below it.
+ */
+static int read_only_sys(const struct contain_plan *p, const char **what, const char **arg)
+{
+        struct stat st;
+        int r;
+
+        r = read_only("/sys", ATTR_SAFE, what, arg);
+        if (r < 0 || stat("/sys/fs/cgroup", &st) < 0)
+                return 0;
+        r = mask("/sys/fs/cgroup", true, what, arg);
+        /* v2: the container's own group, read-only (its cgroup namespace's root); where the
+         * kernel refuses, no cgroup file system at all, which is as safe */
+        if (r >= 0 && p->cgroup2)
+                (void)mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_RDONLY | MNT_SAFE, NULL);
+        return r;
+}
+
+/* What a container must not change on the node: /proc's and /sys's kernel knobs (OCI's default
+ * lists), the node's programs and configuration. */
+static int kernel_paths(const char **what, const char **arg)
+{
+        struct stat st;
+        int r;
+
+        for (size_t i = 0; xp_contain_readonly_paths[i]; i++)
+                if (stat(xp_contain_readonly_paths[i], &st) == 0 &&
+                    (r = read_only(xp_contain_readonly_paths[i], ATTR_SAFE, what, arg)) < 0)
+                        return r;
+        /* the node's programs and configuration: a write there is code the node runs as root */
+        for (size_t i = 0; xp_contain_system_paths[i]; i++)
+                if (lstat(xp_contain_system_paths[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+                    (r = read_only(xp_contain_system_paths[i], 0, what, arg)) < 0)
+                        return r;
+        for (size_t i = 0; xp_contain_masked_paths[i]; i++)
+                if (stat(xp_contain_masked_paths[i], &st) == 0 &&
+                    (r = mask(xp_contain_masked_paths[i], S_ISDIR(st.st_mode), what, arg)) < 0)
+                        return r;
+        return 0;
+}
+
+int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)
+{
+        int r;
+
+        if (!p->namespaces)
+                return 0;
+        /* after joining the cgroup: the namespace's root is the container's own group */
+        if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) < 0)
+                return fail("unshare", "mount and cgroup namespaces", what, arg);
+        /* nothing mounted here reaches the host, nothing the host mounts later reaches here */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return fail("mount", "/ (private propagation)", what, arg);
+        if (p->read_only_root && (r = read_only_root(what, arg)) < 0)
+                return r;
+        /* the pid namespace's own processes only: no other pod's, no agent's command line */
+        if (mount("proc", "/proc", "proc", MNT_SAFE, NULL) < 0)
+                return fail("mount", "/proc", what, arg);
+        if (!p->privileged) {
+                r = read_only_sys(p, what, arg);
+                if (r >= 0)
+                        r = kernel_paths(what, arg);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < p->n_hide; i++) {
+                r = mask(p->hide[i], p->hide_dir[i], what, arg);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int load_filter(const struct contain_plan *p, const char **what, const char **arg)
+{
+        struct sock_fprog prog = {.len = (unsigned short)p->filter_len, .filter = p->filter};
+
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+                return fail("seccomp", "the default filter", what, arg);
+        return 0;
+}
+
+int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg)
+{
+        if (p->set_caps) {
+                for (int c = 0; c <= p->last_cap; c++)
+                        if (!(p->caps.bounding & XP_CAP_BIT(c)) &&
+                            prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+                                return fail("prctl", "PR_CAPBSET_DROP", what, arg);
+                /* EINVAL: a kernel without ambient capabilities has none to clear */
+                if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                        return fail("prctl", "PR_CAP_AMBIENT_CLEAR_ALL", what, arg);
+                /* the permitted set survives the change of user; the effective one is set after */
+                if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+                        return fail("prctl", "PR_SET_KEEPCAPS", what, arg);
+        }
+        if (p->filter && !p->no_new_privs)
+                return load_filter(p, what, arg);
+        return 0;
+}
+
+int contain_child_after_user(const struct contain_plan *p, const char **what, const char **arg)
+{
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[2] = {
+            {.effective = (__u32)p->caps.effective,
+             .permitted = (__u32)p->caps.permitted,
+             .inheritable = (__u32)p->caps.inheritable},
+            {.effective = (__u32)(p->caps.effective >> 32),
+             .permitted = (__u32)(p->caps.permitted >> 32),
+             .inheritable = (__u32)(p->caps.inheritable >> 32)},
+        };
+
+        if (p->set_caps) {
+                if (syscall(SYS_capset, &hdr, data) < 0)
+                        return fail("capset", "the container's capabilities", what, arg);
+                if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+                        return fail("prctl", "PR_SET_KEEPCAPS", what, arg);
+                for (int c = 0; c <= p->last_cap; c++)
+                        if ((p->caps.ambient & XP_CAP_BIT(c)) &&
+                            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
+                                return fail("prctl", "PR_CAP_AMBIENT_RAISE", what, arg);
+        }
+        if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return fail("prctl", "PR_SET_NO_NEW_PRIVS", what, arg);
+        return 0;
+}
+
+int contain_child_seccomp_last(const struct contain_plan *p, const char **what, const char **arg)
+{
+        if (p->filter && p->no_new_privs)
+                return load_filter(p, what, arg);
+        return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The shim's side of the containment model (include/xpool/contain.h): a plan prepared before the
+ * shim forks (contain_plan.c: reading the spec, resolving paths, compiling the seccomp filter),
+ * applied by the forked child before it execs (contain_child.c: system calls only, so it stays
+ * async-signal-safe).
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "xpool/contain.h"
+#include "xpool/error.h"
+
+/* The spec's "contain" object (written by process.c, read by the shim). */
+#define CONTAIN_SPEC_KEY "contain"
+
+struct contain_plan {
+        bool namespaces; /* own mount and cgroup namespaces (the pid one is the shim's) */
+        bool privileged;
+        bool read_only_root;
+        bool no_new_privs;
+        bool set_caps; /* false where the shim has no capability to give (not root) */
+        bool cgroup2;  /* mount the cgroup2 file system read-only (v2: the pod's own group) */
+        struct xp_caps caps;
+        int last_cap; /* the kernel's /proc/sys/kernel/cap_last_cap */
+        void *filter; /* struct sock_filter[filter_len]; NULL: no seccomp */
+        size_t filter_len;
+        char **hide;    /* the node's secrets, resolved, ordered for mounting */
+        bool *hide_dir; /* hide[i] is a directory (else a file, covered by /dev/null) */
+        size_t n_hide;
+        size_t n_hide_all; /* entries of hide to free (the first n_hide are used) */
+};
+
+/* The JSON the runtime writes for one container: c plus its own settings, and the compiled
+ * seccomp filter (contain_filter_hex(); NULL: the shim compiles it). NULL: -ENOMEM. */
+json_t *contain_spec_json(const struct xp_contain *c,
+                          bool namespaces,
+                          bool cgroup2,
+                          const char *const *hide,
+                          const char *filter_hex);
+/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
+uint64_t contain_known_caps(void);
+/* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for
+ * the spec (caller frees): the runtime compiles it once per set, not each shim. -errno + err. */
+int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err);
+
+/* Reads the spec's "contain" object and prepares everything the child needs. -errno + err. */
+int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err);
+void contain_plan_done(struct contain_plan *p);
+
+/*
+ * In the child, between fork and exec. On failure each returns -errno and sets *what (a static
+ * description of the step) and *arg (a path or name, borrowed from the plan or static).
+ *
+ * mounts: after the child joined its cgroup: its own mount and cgroup namespaces, private
+ * propagation, a read-only root when asked, /proc of its pid namespace, a read-only /sys (and
+ * cgroup2), the masked and read-only paths, the node's secrets hidden.
+ */
+int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
+/* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
+ * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */
+int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg);
+/* After the user changed: effective, permitted, inheritable and ambient sets, no_new_privs. */
+int contain_child_after_user(const struct contain_plan *p, const char **what, const char **arg);
+/* Last, right before exec when no_new_privs is set: the seccomp filter. */
+int contain_child_seccomp_last(const struct contain_plan *p, const char **what, const char **arg);

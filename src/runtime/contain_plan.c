@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The containment settings in a container's spec.json: written by the runtime
+ * (contain_spec_json), turned by the shim into the plan its child applies (contain_plan_prepare):
+ * capability sets cut to what the kernel knows, the seccomp filter compiled, the node's secret
+ * paths resolved. Everything that allocates or reads files happens here, before the fork.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "contain_internal.h"
+
+static const char *const set_names[] = {
+    "bounding", "effective", "permitted", "inheritable", "ambient"};
+
+static uint64_t *set_of(struct xp_caps *caps, size_t i)
+{
+        uint64_t *sets[] = {&caps->bounding,
+                            &caps->effective,
+                            &caps->permitted,
+                            &caps->inheritable,
+                            &caps->ambient};
+
+        return sets[i];
+}
+
+json_t *contain_spec_json(const struct xp_contain *c,
+                          bool namespaces,
+                          bool cgroup2,
+                          const char *const *hide,
+                          const char *filter_hex)
+{
+        struct xp_caps caps = c->caps;
+        json_t *o, *sets = json_object(), *paths = json_array();
+
+        for (size_t i = 0; sets && i < XP_ELEMENTSOF(set_names); i++)
+                if (json_object_set_new(
+                        sets, set_names[i], json_integer((json_int_t)*set_of(&caps, i))) < 0)
+                        goto fail;
+        for (size_t i = 0; paths && hide && hide[i]; i++)
+                if (json_array_append_new(paths, json_string(hide[i])) < 0)
+                        goto fail;
+        if (!sets || !paths)
+                goto fail;
+        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:s?}",
+                      "privileged",
+                      c->privileged,
+                      "caps",
+                      sets,
+                      "no_new_privs",
+                      c->no_new_privs,
+                      "read_only_root",
+                      c->read_only_root,
+                      "seccomp",
+                      c->seccomp,
+                      "namespaces",
+                      namespaces,
+                      "cgroup2",
+                      cgroup2,
+                      "hide",
+                      paths,
+                      "filter",
+                      filter_hex);
+        return o;
+fail:
+        json_decref(sets);
+        json_decref(paths);
+        return NULL;
+}
+
+/* The shim's own permitted set: what it can give (all of it, where it is not root in full). */
+static uint64_t own_permitted(void)
+{
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[2] = {{0}};
+
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return 0;
+        return (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
+{
+        _cleanup_free_ unsigned char *prog = NULL;
+        size_t len = 0, bytes;
+        char *text;
+        int r;
+
+        r = xp_seccomp_build(effective & contain_known_caps(), (void **)&prog, &len, err);
+        if (r < 0)
+                return r;
+        bytes = len * sizeof(struct sock_filter);
+        text = malloc(2 * bytes + 1);
+        if (!text)
+                return xp_errorf(err, -ENOMEM, "seccomp: out of memory");
+        for (size_t i = 0; i < bytes; i++) {
+                text[2 * i] = hex_digits[prog[i] >> 4];
+                text[2 * i + 1] = hex_digits[prog[i] & 15];
+        }
+        text[2 * bytes] = '\0';
+        *ret = text;
+        return 0;
+}
+
+static int unhex(char c)
+{
+        const char *p = c ? strchr(hex_digits, c) : NULL;
+
+        return p ? (int)(p - hex_digits) : -1;
+}
+
+/* The filter the runtime compiled (the spec's "filter"). */
+static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_error *err)
+{
+        size_t len = strlen(text), bytes = len / 2;
+        unsigned char *prog;
+
+        if (len == 0 || len % (2 * sizeof(struct sock_filter)) != 0 ||
+            bytes / sizeof(struct sock_filter) > BPF_MAXINSNS)
+                return xp_errorf(err, -EINVAL, "spec: contain.filter has a bad length");
+        prog = malloc(bytes);
+        if (!prog)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        for (size_t i = 0; i < bytes; i++) {
+                int hi = unhex(text[2 * i]), lo = unhex(text[2 * i + 1]);
+
+                if (hi < 0 || lo < 0) {
+                        free(prog);
+                        return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
+                }
+                prog[i] = (unsigned char)(hi << 4 | lo);
+        }
+        p->filter = prog;
+        p->filter_len = bytes / sizeof(struct sock_filter);
+        return 0;
+}
+
+static int last_cap(void)
+{
+        char buf[16] = "";
+        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        int v;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
+                return XP_CAP_LAST;
+        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
+}
+
+/* The secret paths as they are now: symbolic links resolved, missing ones left out. */
+static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_error *err)
+{
+        size_t n = json_array_size(list);
+        int r;
+
+        p->hide = calloc(n ? n : 1, sizeof(*p->hide));
+        p->hide_dir = calloc(n ? n : 1, sizeof(*p->hide_dir));
+        if (!p->hide || !p->hide_dir)
+                return xp_errorf(err, -ENOMEM, "hiding paths: out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const char *path = json_string_value(json_array_get(list, i));
+                char *real;
+
+                if (!path)
+                        return xp_errorf(
+                            err, -EINVAL, "spec: contain.hide[%zu] is not a string", i);
+                real = realpath(path, NULL);
+                if (!real && (errno == ENOENT || errno == ENOTDIR))
+                        continue; /* nothing there to hide (yet) */
+                if (!real) {
+                        r = -errno;
+                        return xp_errorf(err, r, "hiding %s: %s", path, strerror(-r));
+                }
+                if (strcmp(real, "/") == 0) {
+                        free(real);
+                        return xp_errorf(err, -EINVAL, "hiding %s: it is the root directory", path);
+                }
+                p->hide[p->n_hide_all++] = real;
+        }
+        r = xp_contain_hide_order(p->hide, p->n_hide_all, &p->n_hide, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < p->n_hide; i++) {
+                struct stat st;
+
+                if (stat(p->hide[i], &st) < 0) {
+                        r = -errno;
+                        return xp_errorf(err, r, "hiding %s: %s", p->hide[i], strerror(-r));
+                }
+                p->hide_dir[i] = S_ISDIR(st.st_mode);
+        }
+        return 0;
+}
+
+uint64_t contain_known_caps(void)
+{
+        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
+}
+
+int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)
+{
+        const json_t *c = json_object_get(spec, CONTAIN_SPEC_KEY);
+        const json_t *sets = json_object_get(c, "caps");
+        uint64_t known;
+        int r;
+
+        *p = (struct contain_plan){0};
+        if (!json_is_object(c) || !json_is_object(sets))
+                return xp_errorf(err, -EINVAL, "spec: no \"" CONTAIN_SPEC_KEY "\" settings");
+        p->namespaces = json_is_true(json_object_get(c, "namespaces"));
+        p->privileged = json_is_true(json_object_get(c, "privileged"));
+        p->read_only_root = json_is_true(json_object_get(c, "read_only_root"));
+        p->no_new_privs = json_is_true(json_object_get(c, "no_new_privs"));
+        p->cgroup2 = json_is_true(json_object_get(c, "cgroup2"));
+        p->last_cap = last_cap();
+        /* the kernel's capabilities that the shim holds: a privileged container gets those */
+        known = contain_known_caps();
+        for (size_t i = 0; i < XP_ELEMENTSOF(set_names); i++)
+                *set_of(&p->caps, i) =
+                    (uint64_t)json_integer_value(json_object_get(sets, set_names[i])) & known;
+        /* a shim that is not root has no capability to give or take */
+        p->set_caps = geteuid() == 0;
+        if (json_is_true(json_object_get(c, "seccomp"))) {
+                const char *hex = json_string_value(json_object_get(c, "filter"));
+
+                r = hex ? filter_from_hex(p, hex, err)
+                        : xp_seccomp_build(p->caps.effective, &p->filter, &p->filter_len, err);
+                if (r < 0)
+                        return r;
+        }
+        if (p->namespaces)
+                return resolve_hide(p, json_object_get(c, "hide"), err);
+        return 0;
+}
+
+void contain_plan_done(struct contain_plan *p)
+{
+        for (size_t i = 0; i < p->n_hide_all; i++)
+                free(p->hide[i]);
+        free(p->hide);
+        free(p->hide_dir);
+        free(p->filter);
+        *p = (struct contain_plan){0};
+}

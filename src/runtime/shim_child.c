@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The container's process between the shim's fork and its exec. The shim is single-threaded,
+ * yet this code keeps to system calls and its own string handling (no printf, no malloc, no
+ * locale), as POSIX asks of what runs after fork: everything it needs was prepared before.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim_internal.h"
+
+/* A message built without stdio. */
+struct line {
+        char buf[RUNTIME_NOTIFY_MAX];
+        size_t len;
+};
+
+static void put(struct line *l, const char *s)
+{
+        while (s && *s && l->len < sizeof(l->buf) - 1)
+                l->buf[l->len++] = *s++;
+}
+
+static void put_uint(struct line *l, unsigned long v)
+{
+        char digits[24];
+        size_t n = 0;
+
+        do
+                digits[n++] = (char)('0' + v % 10);
+        while ((v /= 10) && n < sizeof(digits));
+        while (n > 0 && l->len < sizeof(l->buf) - 1)
+                l->buf[l->len++] = digits[--n];
+}
+
+/* Reports `what "arg": reason` over the error pipe and ends the process. */
+_Noreturn static void child_fail(int errfd, int code, const char *what, const char *arg)
+{
+        const char *reason = strerrordesc_np(code);
+        struct line l = {.len = 0};
+
+        put(&l, what);
+        put(&l, " \"");
+        put(&l, arg);
+        put(&l, "\": ");
+        if (reason) {
+                put(&l, reason);
+        } else {
+                put(&l, "error ");
+                put_uint(&l, (unsigned long)code);
+        }
+        (void)!write(errfd, l.buf, l.len);
+        _exit(127);
+}
+
+/* execve with the PATH search of execvpe, but over the container's PATH. */
+_Noreturn static void child_exec(const struct shim *s, int errfd)
+{
+        const char *name = s->argv[0];
+        size_t name_len = strlen(name);
+        int saved = ENOENT;
+
+        if (strchr(name, '/')) {
+                execve(name, s->argv, s->env);
+                child_fail(errfd, errno, "exec", name);
+        }
+        for (const char *p = s->path; *p;) {
+                size_t len = strcspn(p, ":");
+                char full[PATH_MAX];
+
+                if (len + 1 + name_len < sizeof(full)) {
+                        memcpy(full, p, len);
+                        full[len] = '/';
+                        memcpy(full + len + (len ? 1 : 0), name, name_len + 1);
+                        execve(full, s->argv, s->env);
+                        if (errno == EACCES)
+                                saved = EACCES;
+                        else if (errno != ENOENT && errno != ENOTDIR)
+                                child_fail(errfd, errno, "exec", name);
+                }
+                p += len + (p[len] == ':');
+        }
+        child_fail(errfd, saved, "exec", name);
+}
+
+/* The pid the host (and the shim's records) know this process by. */
+static pid_t host_pid(void)
+{
+        char buf[24];
+        ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+        pid_t pid = 0;
+
+        /* before the container's own /proc is mounted, /proc is the host's */
+        for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+                pid = pid * 10 + (buf[i] - '0');
+        return pid > 0 ? pid : getpid();
+}
+
+static void take_user(const struct shim *s, int errfd)
+{
+        struct line id = {.len = 0};
+
+        if (!s->set_user)
+                return;
+        put_uint(&id, s->group);
+        if (setgroups(0, NULL) < 0)
+                child_fail(errfd, errno, "setgroups", "");
+        if (setgid(s->group) < 0)
+                child_fail(errfd, errno, "setgid", id.buf);
+        id.len = 0;
+        memset(id.buf, 0, sizeof(id.buf));
+        put_uint(&id, s->user);
+        if (setuid(s->user) < 0)
+                child_fail(errfd, errno, "setuid", id.buf);
+}
+
+_Noreturn void shim_child_main(const struct shim *s, int sync_fd, int errfd, int out_fd, int err_fd)
+{
+        const char *what = "", *arg = "";
+        sigset_t none;
+        pid_t pid;
+        char c;
+        int null, r;
+
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        /* our pid as the host sees it first (the shim's release marker names it), then wait
+         * until the shim has put us in the cgroup */
+        pid = host_pid();
+        if (write(errfd, &pid, sizeof(pid)) != sizeof(pid))
+                _exit(127);
+        if (read(sync_fd, &c, 1) != 1)
+                _exit(127);
+        if ((r = contain_child_mounts(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        if (setsid() < 0)
+                child_fail(errfd, errno, "setsid", s->container);
+        if ((r = contain_child_before_user(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        take_user(s, errfd);
+        if ((r = contain_child_after_user(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        if (chdir(s->working_dir) < 0)
+                child_fail(errfd, errno, "chdir", s->working_dir);
+        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+                child_fail(errfd, errno, "stdio", "/dev/null");
+        /* nothing of the shim's may reach the container; errfd is already close-on-exec */
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                for (int fd = 3; fd < 1024; fd++)
+                        if (fd != errfd)
+                                close(fd);
+        if ((r = contain_child_seccomp_last(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        child_exec(s, errfd);
+}
