@@ -290,6 +290,13 @@ int request_socket(const struct request *req)
         return info ? info->connect_fd : -1;
 }
 
+bool request_is_watch(const struct request *req)
+{
+        const char *v = request_query(req, "watch");
+
+        return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
 static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
 {
         switch (m) {
@@ -682,7 +689,7 @@ int xp_server_new(const struct xp_server_options *options,
         r = xp_store_open(&store_options, &server->api.store, err);
         if (r < 0)
                 goto fail;
-        r = namespaces_init(&server->api, err);
+        r = xp_registry_new(server->api.store, &server->api.registry, err);
         if (r < 0)
                 goto fail;
         if (!options->scheduler_off) {
@@ -828,7 +835,7 @@ void xp_server_free(struct xp_server *server)
         atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);
-        namespaces_done(&server->api);
+        xp_registry_free(server->api.registry);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         free(server->kubeconfig);

@@ -29,18 +29,17 @@
 #include <time.h>
 
 #include "internal.h"
-#include "lifecycle.h"
+#include "registry/lifecycle.h"
 #include "sched/sched_internal.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
-#define TICK_MS        500
-#define EVENT_BATCH    256
-#define WRITE_ATTEMPTS 8
-#define COMPONENT      "xpool-node-lifecycle"
-#define LEASE_NS       "kube-node-lease"
+#define TICK_MS     500
+#define EVENT_BATCH 256
+#define COMPONENT   "xpool-node-lifecycle"
+#define LEASE_NS    "kube-node-lease"
 
 struct lnode {
         char *name;
@@ -394,40 +393,19 @@ static int follow(struct nodelife *c, struct xp_error *err)
 
 /* ---- writes --------------------------------------------------------------------------------- */
 
-/*
- * Changes one object: fn returns 1 when it changed it, 0 when nothing is to be written. Returns
- * 1 written, 0 nothing to write, -errno (logged but for -ENOENT); *ret_object the object then.
- */
-typedef int (*change_fn)(json_t *object, void *userdata);
-
+/* xp_registry_change(), logged but for -ENOENT. */
 static int change(struct nodelife *c,
                   const char *kind,
                   const char *ns,
                   const char *name,
-                  change_fn fn,
+                  xp_registry_change_fn fn,
                   void *userdata,
                   json_t **ret_object)
 {
         struct xp_error err = {0};
-        int r = -ESTALE;
+        int r;
 
-        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && r == -ESTALE; attempt++) {
-                json_t *object;
-                uint64_t version;
-
-                r = xp_store_get(c->api->store, kind, ns, name, &object, &version, &err);
-                if (r < 0)
-                        break;
-                r = fn(object, userdata);
-                if (r > 0) {
-                        r = xp_store_update(
-                            c->api->store, kind, ns, name, version, object, &version, &err);
-                        r = r < 0 ? r : 1;
-                }
-                if (r >= 0 && ret_object)
-                        *ret_object = json_incref(object);
-                json_decref(object);
-        }
+        r = xp_registry_change(c->api->registry, kind, ns, name, fn, userdata, ret_object, &err);
         if (r < 0 && r != -ENOENT)
                 xp_log(LOG_WARNING,
                        "node lifecycle: %s %s%s%s not written: %s",
@@ -448,80 +426,18 @@ static void record_event(struct nodelife *c,
                          const char *reason,
                          const char *message)
 {
-        const struct xp_kind *events = xp_kind_by_resource("", "events");
-        const char *event_ns = ns[0] ? ns : "default";
-        char event_name[XP_STORE_KEY_MAX + 1], now[XP_RFC3339_MAX], id[UUID_STRING];
-        struct request req = {.api = c->api, .namespace = event_ns};
-        struct reply reply = {0};
-        struct xp_error err = {0};
-        struct timespec ts;
-        json_t *event;
-        uint64_t version;
-        int r;
+        const struct xp_registry_event event = {
+            .kind = kind,
+            .namespace = ns,
+            .name = name,
+            .uid = uid,
+            .component = COMPONENT,
+            .type = "Warning",
+            .reason = reason,
+            .message = message,
+        };
 
-        clock_gettime(CLOCK_REALTIME, &ts);
-        snprintf(event_name,
-                 sizeof event_name,
-                 "%.*s.%016" PRIx64,
-                 XP_STORE_KEY_MAX - 17,
-                 name,
-                 (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-        xp_time_format_rfc3339(ts.tv_sec, now);
-        if (!events || uuid_v4(id) < 0)
-                return;
-        event = json_pack(
-            "{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s}",
-            "apiVersion",
-            "v1",
-            "kind",
-            "Event",
-            "metadata",
-            "name",
-            event_name,
-            "namespace",
-            event_ns,
-            "uid",
-            id,
-            "creationTimestamp",
-            now,
-            "involvedObject",
-            "kind",
-            kind,
-            "apiVersion",
-            "v1",
-            "namespace",
-            ns,
-            "name",
-            name,
-            "uid",
-            uid ? uid : "",
-            "reason",
-            reason,
-            "message",
-            message,
-            "source",
-            "component",
-            COMPONENT,
-            "firstTimestamp",
-            now,
-            "lastTimestamp",
-            now,
-            "count",
-            1,
-            "type",
-            "Warning");
-        if (!event)
-                return;
-        req.name = event_name;
-        r = namespace_check(&req, events, &reply);
-        if (r > 0) {
-                r = xp_store_create(
-                    c->api->store, "events", event_ns, event_name, event, &version, &err);
-                namespace_release(&req, events);
-        }
-        json_decref(reply.body);
-        free(reply.text);
-        json_decref(event);
+        (void)xp_registry_event_record(c->api->registry, &event, NULL);
 }
 
 static int mark_lost_fn(json_t *node, void *userdata)
@@ -686,7 +602,8 @@ static void tick(struct nodelife *c)
                 c->namespaces_dirty = false;
                 for (size_t i = 0; i < c->n_terminating; i++) {
                         struct xp_error err = {0};
-                        int r = namespace_finish(c->api, c->terminating[i], NULL, &err);
+                        int r = xp_registry_namespace_finish(
+                            c->api->registry, c->terminating[i], NULL, &err);
 
                         if (r < 0 && r != -ENOENT)
                                 xp_log(LOG_WARNING,

@@ -362,7 +362,7 @@ list_kind(struct scheduler *s, const char *kind, uint64_t *ret_version, struct x
                 const char *text = pod_string(item, "metadata", "resourceVersion");
 
                 if (text)
-                        (void)parse_resource_version(text, &item_version);
+                        (void)xp_registry_version_parse(text, &item_version);
                 if (strcmp(kind, "nodes") == 0)
                         node_seen(s, item, false);
                 else
@@ -424,112 +424,6 @@ static int follow(struct scheduler *s, const char *kind, uint64_t *seen, struct 
 
 /* ---- writes --------------------------------------------------------------------------------- */
 
-/*
- * Takes the namespace lock shared for a write into ns, as an API handler does, so that no write
- * of ours lands in a namespace whose deletion has begun (whose contents may already be gone):
- * 1 with the lock held (release with ns_unlock()), 0 when ns is missing or terminating, -errno.
- */
-static int ns_lock(struct scheduler *s, const char *kind_name, const char *ns, const char *name)
-{
-        const struct xp_kind *kind = xp_kind_by_resource("", kind_name);
-        struct request req = {.api = s->api, .namespace = ns, .name = name};
-        struct reply reply = {0};
-        int r;
-
-        if (!kind)
-                return -EINVAL;
-        r = namespace_check(&req, kind, &reply);
-        if (r == 0)
-                xp_debug("sched",
-                         "no %s write into namespace %s (%u): it is gone or terminating",
-                         kind_name,
-                         ns,
-                         reply.code);
-        json_decref(reply.body);
-        free(reply.text);
-        return r;
-}
-
-static void ns_unlock(struct scheduler *s)
-{
-        pthread_rwlock_unlock(&s->api->namespaces.lock);
-}
-
-/* The Event name: the pod's name and a hash of what is reported, so that a repeat finds it. */
-static void
-event_name(const json_t *pod, const char *reason, const char *message, char *buf, size_t size)
-{
-        const char *parts[] = {pod_string(pod, "metadata", "uid"), reason, message};
-        const char *name = pod_string(pod, "metadata", "name");
-        uint64_t h = 0xcbf29ce484222325ull;
-
-        for (size_t i = 0; i < XP_ELEMENTSOF(parts); i++)
-                for (const char *c = parts[i] ? parts[i] : "";; c++) {
-                        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-                        if (!*c)
-                                break;
-                }
-        snprintf(buf, size, "%.*s.%016" PRIx64, NAME_MAX_LEN - 17, name ? name : "", h);
-}
-
-static json_t *new_event(const json_t *pod,
-                         const char *name,
-                         const char *type,
-                         const char *reason,
-                         const char *message,
-                         int64_t count,
-                         const char *now)
-{
-        const char *ns = pod_string(pod, "metadata", "namespace");
-        char uid[UUID_STRING];
-
-        if (uuid_v4(uid) < 0)
-                return NULL;
-        return json_pack(
-            "{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s, s:s?}, s:s, s:s, s:{s:s}, s:s, s:s, s:I, s:s}",
-            "apiVersion",
-            "v1",
-            "kind",
-            "Event",
-            "metadata",
-            "name",
-            name,
-            "namespace",
-            ns,
-            "uid",
-            uid,
-            "creationTimestamp",
-            now,
-            "involvedObject",
-            "kind",
-            "Pod",
-            "apiVersion",
-            "v1",
-            "namespace",
-            ns,
-            "name",
-            pod_string(pod, "metadata", "name"),
-            "uid",
-            pod_string(pod, "metadata", "uid") ? pod_string(pod, "metadata", "uid") : "",
-            "resourceVersion",
-            pod_string(pod, "metadata", "resourceVersion"),
-            "reason",
-            reason,
-            "message",
-            message,
-            "source",
-            "component",
-            SCHEDULER_NAME,
-            "firstTimestamp",
-            now,
-            "lastTimestamp",
-            now,
-            "count",
-            (json_int_t)count,
-            "type",
-            type);
-}
-
 /* Creates the Event, or adds count to the one already reporting this. */
 static int record_event(struct scheduler *s,
                         const json_t *pod,
@@ -538,56 +432,27 @@ static int record_event(struct scheduler *s,
                         const char *message,
                         int64_t count)
 {
-        const char *ns = pod_string(pod, "metadata", "namespace");
+        const struct xp_registry_event event = {
+            .kind = "Pod",
+            .namespace = pod_string(pod, "metadata", "namespace"),
+            .name = pod_string(pod, "metadata", "name"),
+            .uid = pod_string(pod, "metadata", "uid"),
+            .resource_version = pod_string(pod, "metadata", "resourceVersion"),
+            .component = SCHEDULER_NAME,
+            .type = type,
+            .reason = reason,
+            .message = message,
+            .count = count,
+        };
         struct xp_error err = {0};
-        char name[NAME_MAX_LEN + 1], now[XP_RFC3339_MAX];
-        int r = -ESTALE;
+        int r;
 
-        event_name(pod, reason, message, name, sizeof name);
-        xp_time_format_rfc3339(time(NULL), now);
-        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && r == -ESTALE; attempt++) {
-                json_t *event;
-                uint64_t version;
-
-                r = xp_store_get(s->api->store, "events", ns, name, &event, &version, &err);
-                if (r == -ENOENT) {
-                        event = new_event(pod, name, type, reason, message, count, now);
-                        if (!event)
-                                return -ENOMEM;
-                        r = ns_lock(s, "events", ns, name);
-                        if (r <= 0) {
-                                json_decref(event);
-                                return r;
-                        }
-                        r = xp_store_create(
-                            s->api->store, "events", ns, name, event, &version, &err);
-                        ns_unlock(s);
-                        json_decref(event);
-                        if (r == -EEXIST)
-                                r = -ESTALE; /* another write made it first: count on it */
-                        continue;
-                }
-                if (r < 0)
-                        break;
-                json_t *old = json_object_get(event, "count");
-
-                if (json_object_set_new(
-                        event,
-                        "count",
-                        json_integer((json_is_integer(old) ? json_integer_value(old) : 1) +
-                                     count)) < 0 ||
-                    json_object_set_new(event, "lastTimestamp", json_string(now)) < 0)
-                        r = -ENOMEM;
-                else
-                        r = xp_store_update(
-                            s->api->store, "events", ns, name, version, event, &version, &err);
-                json_decref(event);
-        }
+        r = xp_registry_event_record(s->api->registry, &event, &err);
         if (r < 0)
                 xp_log(LOG_WARNING,
-                       "scheduler: event %s/%s (%s) not written: %s",
-                       ns,
-                       name,
+                       "scheduler: event of %s/%s (%s) not written: %s",
+                       event.namespace,
+                       event.name,
                        reason,
                        err.msg[0] ? err.msg : strerror(-r));
         return r;
@@ -874,14 +739,14 @@ static void *bind_worker(void *userdata)
                         continue;
                 }
                 record_failures(s, job->pod, job);
-                job->result = pod_bind(s->api,
-                                       job->namespace,
-                                       job->name,
-                                       job->node,
-                                       job->annotations,
-                                       job->version,
-                                       &bound,
-                                       &err);
+                job->result = xp_registry_pod_bind(s->api->registry,
+                                                   job->namespace,
+                                                   job->name,
+                                                   job->node,
+                                                   job->annotations,
+                                                   job->version,
+                                                   &bound,
+                                                   &err);
                 if (job->result == 0) {
                         char message[2 * NAME_MAX_LEN + 64];
 
