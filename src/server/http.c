@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "controller/scheduler.h"
 #include "internal.h"
 #include "server.h"
 #include "setup.h"
@@ -38,7 +39,7 @@ struct xp_server {
         struct MHD_Daemon *daemon;
         struct api api;
         struct auth *auth;
-        struct scheduler *scheduler; /* NULL with scheduler_off */
+        struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct nodelife *nodelife;
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
@@ -693,7 +694,7 @@ int xp_server_new(const struct xp_server_options *options,
         if (r < 0)
                 goto fail;
         if (!options->scheduler_off) {
-                r = scheduler_start(&server->api, &server->scheduler, err);
+                r = xp_scheduler_start(server->api.registry, NULL, &server->scheduler, err);
                 if (r < 0)
                         goto fail;
         }
@@ -830,7 +831,7 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
-        scheduler_stop(server->scheduler); /* they write to the store: first */
+        xp_scheduler_free(server->scheduler); /* they write to the store: first */
         nodelife_stop(server->nodelife);
         atomic_store(&server->api.stopping, true);
         if (server->daemon)

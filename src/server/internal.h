@@ -231,17 +231,6 @@ int watch_start(const struct request *req, const struct route *route, struct rep
 /* ---- the controllers (scheduler.c, nodelife.c) ------------------------------------------- */
 
 /*
- * The scheduling loop (scheduler.c): one thread that follows nodes and pods in the store and
- * binds pending pods with the scheduler core. api is borrowed until scheduler_stop(), which
- * must run before the store closes and returns within about a second. -ENOMEM, or the store's
- * error when the first listing fails.
- */
-struct scheduler;
-int scheduler_start(struct api *api, struct scheduler **ret, struct xp_error *err);
-/* Stops the thread and frees everything; NULL is fine. */
-void scheduler_stop(struct scheduler *scheduler);
-
-/*
  * The node lifecycle controller (nodelife.c): one thread that marks nodes whose agent stopped
  * renewing its Lease for grace_ms as Ready=Unknown with the unreachable NoExecute taint, their
  * pods Ready=False, and after eviction_ms (or the pod's toleration) Failed with reason NodeLost;
