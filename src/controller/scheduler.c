@@ -31,7 +31,7 @@
 #include "controller.h"
 #include "informer.h"
 #include "registry/registry.h"
-#include "scheduler_internal.h"
+#include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler_internal.h"
+#include "scheduler_state.h"
 #include "xpool/sched.h"
 
 bool pod_is_ours_pending(const json_t *pod)

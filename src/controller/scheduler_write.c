@@ -16,7 +16,7 @@
 
 #include "clock.h"
 #include "registry/registry.h"
-#include "scheduler_internal.h"
+#include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/sched.h"

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "controller/nodelife.h"
 #include "controller/scheduler.h"
 #include "internal.h"
 #include "server.h"
@@ -40,7 +41,7 @@ struct xp_server {
         struct api api;
         struct auth *auth;
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
-        struct nodelife *nodelife;
+        struct xp_nodelife *nodelife;
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -698,13 +699,13 @@ int xp_server_new(const struct xp_server_options *options,
                 if (r < 0)
                         goto fail;
         }
-        r = nodelife_start(&server->api,
-                           options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
-                                                              : XP_SERVER_NODE_MONITOR_GRACE_MS,
-                           options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+        struct xp_nodelife_options nodelife_options = {
+            .grace_ms = options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
+                                                           : XP_SERVER_NODE_MONITOR_GRACE_MS,
+            .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
                                                                 : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
-                           &server->nodelife,
-                           err);
+        };
+        r = xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
         if (r < 0)
                 goto fail;
         r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
@@ -832,7 +833,7 @@ void xp_server_free(struct xp_server *server)
         if (!server)
                 return;
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
-        nodelife_stop(server->nodelife);
+        xp_nodelife_free(server->nodelife);
         atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);

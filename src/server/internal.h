@@ -227,22 +227,3 @@ int log_proxy(const struct request *req,
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);
-
-/* ---- the controllers (scheduler.c, nodelife.c) ------------------------------------------- */
-
-/*
- * The node lifecycle controller (nodelife.c): one thread that marks nodes whose agent stopped
- * renewing its Lease for grace_ms as Ready=Unknown with the unreachable NoExecute taint, their
- * pods Ready=False, and after eviction_ms (or the pod's toleration) Failed with reason NodeLost;
- * it also finishes Terminating namespaces once their pods are gone. api is borrowed until
- * nodelife_stop(), which must run before the store closes. -ENOMEM, or the store's error when the
- * first listing fails.
- */
-struct nodelife;
-int nodelife_start(struct api *api,
-                   int64_t grace_ms,
-                   int64_t eviction_ms,
-                   struct nodelife **ret,
-                   struct xp_error *err);
-/* Stops the thread and frees everything; NULL is fine. */
-void nodelife_stop(struct nodelife *nodelife);

@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * Shared by the scheduling loop's files: scheduler.c (the loop: informer callbacks, passes,
- * placements), scheduler_queue.c (the pods waiting for a node), scheduler_write.c (the writes
- * and the threads that make them).
+ * The scheduling loop's state, shared by its files: scheduler.c (the loop: informer callbacks,
+ * passes, placements), scheduler_queue.c (the pods waiting for a node), scheduler_write.c (the
+ * writes and the threads that make them).
  */
 
 #include <jansson.h>
