@@ -17,7 +17,7 @@ static int64_t system_wall_s(void *userdata)
         return (int64_t)time(NULL);
 }
 
-const struct xp_clock xp_clock_system = {
+static const struct xp_clock system_clock = {
     .monotonic_ms = system_monotonic_ms,
     .wall_s = system_wall_s,
 };
@@ -25,13 +25,13 @@ const struct xp_clock xp_clock_system = {
 int64_t xp_clock_monotonic_ms(const struct xp_clock *clock)
 {
         if (!clock)
-                clock = &xp_clock_system;
+                clock = &system_clock;
         return clock->monotonic_ms(clock->userdata);
 }
 
 int64_t xp_clock_wall_s(const struct xp_clock *clock)
 {
         if (!clock)
-                clock = &xp_clock_system;
+                clock = &system_clock;
         return clock->wall_s(clock->userdata);
 }

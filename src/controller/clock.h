@@ -16,9 +16,6 @@ struct xp_clock {
         void *userdata;
 };
 
-/* The system's clocks. */
-extern const struct xp_clock xp_clock_system;
-
 /* The clock's monotonic time in ms; NULL is the system's. */
 int64_t xp_clock_monotonic_ms(const struct xp_clock *clock);
 /* The clock's wall time in seconds since the epoch; NULL is the system's. */

@@ -32,7 +32,6 @@ struct xp_workqueue {
         struct xp_workqueue_options options;
         struct smap items;
         struct item *head, *tail;
-        size_t n_ready;
         struct item **waiting;
         size_t n_waiting, cap_waiting;
 };
@@ -107,7 +106,6 @@ static void push(struct xp_workqueue *queue, struct item *item)
         else
                 queue->head = item;
         queue->tail = item;
-        queue->n_ready++;
 }
 
 static void enqueue(struct xp_workqueue *queue, struct item *item)
@@ -203,13 +201,6 @@ void xp_workqueue_forget(struct xp_workqueue *queue, const char *key)
         item_release(queue, item);
 }
 
-unsigned xp_workqueue_failures(const struct xp_workqueue *queue, const char *key)
-{
-        const struct item *item = smap_get(&queue->items, key);
-
-        return item ? item->failures : 0;
-}
-
 /* Queues the waiting keys whose time came. */
 static void promote_due(struct xp_workqueue *queue)
 {
@@ -238,7 +229,6 @@ int xp_workqueue_get(struct xp_workqueue *queue, const char **ret_key)
         queue->head = item->next;
         if (!queue->head)
                 queue->tail = NULL;
-        queue->n_ready--;
         item->next = NULL;
         item->queued = false;
         item->processing = true;
@@ -277,9 +267,4 @@ int64_t xp_workqueue_next_ms(struct xp_workqueue *queue)
                         next = left;
         }
         return next;
-}
-
-size_t xp_workqueue_len(const struct xp_workqueue *queue)
-{
-        return queue->n_ready;
 }

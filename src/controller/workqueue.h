@@ -44,8 +44,6 @@ int xp_workqueue_add_after(struct xp_workqueue *queue, const char *key, int64_t 
 int xp_workqueue_add_rate_limited(struct xp_workqueue *queue, const char *key);
 /* The work on key succeeded: its next failure starts again at base_delay_ms. */
 void xp_workqueue_forget(struct xp_workqueue *queue, const char *key);
-/* The failures counted for key since it was last forgotten. */
-unsigned xp_workqueue_failures(const struct xp_workqueue *queue, const char *key);
 
 /*
  * The next key to work on (borrowed until xp_workqueue_done()): 1 with *ret_key, 0 when no key is
@@ -57,5 +55,3 @@ void xp_workqueue_done(struct xp_workqueue *queue, const char *key);
 
 /* ms until a key is due: 0 when one is ready now, -1 when none is queued or waiting. */
 int64_t xp_workqueue_next_ms(struct xp_workqueue *queue);
-/* Keys queued and ready, not counting those waiting for their time. */
-size_t xp_workqueue_len(const struct xp_workqueue *queue);

@@ -704,6 +704,121 @@ static bool patch_has_version(enum xp_patch_type type, const json_t *patch)
                json_is_string(json_object_get(metadata_of(patch), "resourceVersion"));
 }
 
+/*
+ * The object a patch writes: for /status, the stored object with the patched status (and the
+ * patch's resourceVersion); else the patched object with the stored status where the kind has a
+ * status subresource. NULL without memory.
+ */
+static json_t *patch_candidate(const struct route *route, const json_t *stored, json_t *patched)
+{
+        json_t *candidate;
+        int r = 0;
+
+        if (is_subresource(route, "status")) {
+                candidate = json_deep_copy(stored);
+                if (candidate)
+                        r = set_member(candidate, "status", json_object_get(patched, "status"));
+                if (candidate && r >= 0)
+                        r = set_member(metadata_of(candidate),
+                                       "resourceVersion",
+                                       json_object_get(metadata_of(patched), "resourceVersion"));
+        } else {
+                candidate = json_incref(patched);
+                if (kind_has_status(route->kind))
+                        r = set_member(candidate, "status", json_object_get(stored, "status"));
+        }
+        if (r < 0) {
+                json_decref(candidate);
+                return NULL;
+        }
+        return candidate;
+}
+
+/* What a patch applied to stored gives: 1 with *ret_patched (an object), else 0 (413, 422). */
+static int patch_apply(const struct request *req,
+                       const struct xp_kind *kind,
+                       enum xp_patch_type type,
+                       const json_t *stored,
+                       const json_t *patch,
+                       json_t **ret_patched,
+                       struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *patched = NULL;
+        int r;
+
+        r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reply_status(ret,
+                                    r == -E2BIG ? 413 : 422,
+                                    r == -E2BIG ? "RequestEntityTooLarge" : "Invalid",
+                                    req->name,
+                                    kind->plural,
+                                    "%s \"%s\" cannot be patched: %s",
+                                    kind->kind,
+                                    req->name,
+                                    xp_error_message(&err));
+        if (!json_is_object(patched)) {
+                json_decref(patched);
+                return reply_status(ret,
+                                    422,
+                                    "Invalid",
+                                    req->name,
+                                    kind->plural,
+                                    "%s \"%s\" cannot be patched: the result is not an object",
+                                    kind->kind,
+                                    req->name);
+        }
+        *ret_patched = patched;
+        return 1;
+}
+
+/*
+ * One attempt at a patch on the object as stored now: 0 with ret filled, RETRY_CONFLICT when
+ * another write won and the patch carries no version (pinned: it does), or -errno.
+ */
+static int patch_once(const struct request *req,
+                      const struct route *route,
+                      enum xp_patch_type type,
+                      const json_t *patch,
+                      bool pinned,
+                      unsigned flags,
+                      bool dry,
+                      struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        json_t *stored = NULL, *patched = NULL, *candidate;
+        const char *rv;
+        uint64_t version, expected;
+        int r;
+
+        r = read_stored(req, kind, &stored, &version, ret);
+        if (r > 0)
+                r = patch_apply(req, kind, type, stored, patch, &patched, ret);
+        if (r <= 0) {
+                json_decref(stored);
+                return r;
+        }
+        candidate = patch_candidate(route, stored, patched);
+        if (!candidate) {
+                r = -ENOMEM;
+                goto out;
+        }
+        rv = json_string_value(json_object_get(metadata_of(candidate), "resourceVersion"));
+        expected = version;
+        if (pinned && (!rv || !xp_registry_version_parse(rv, &expected) || expected != version))
+                r = reply_store_error(ret, -ESTALE, kind, req->name, NULL);
+        else
+                r = finish_update(req, kind, stored, candidate, expected, flags, dry, !pinned, ret);
+out:
+        json_decref(candidate);
+        json_decref(patched);
+        json_decref(stored);
+        return r;
+}
+
 int handle_patch(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
@@ -745,84 +860,9 @@ int handle_patch(const struct request *req, const struct route *route, struct re
 
         /* A patch without a version applies to whatever is current: retry when another write wins.
          */
-        for (unsigned attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
-                json_t *stored = NULL, *patched = NULL, *candidate = NULL;
-                const char *rv;
-                uint64_t version, expected;
-
-                r = read_stored(req, kind, &stored, &version, ret);
-                if (r <= 0)
-                        break;
-                r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
-                if (r == -ENOMEM) {
-                        json_decref(stored);
-                        break;
-                }
-                if (r < 0) {
-                        r = reply_status(ret,
-                                         r == -E2BIG ? 413 : 422,
-                                         r == -E2BIG ? "RequestEntityTooLarge" : "Invalid",
-                                         req->name,
-                                         kind->plural,
-                                         "%s \"%s\" cannot be patched: %s",
-                                         kind->kind,
-                                         req->name,
-                                         xp_error_message(&err));
-                        json_decref(stored);
-                        break;
-                }
-                if (!json_is_object(patched)) {
-                        r = reply_status(ret,
-                                         422,
-                                         "Invalid",
-                                         req->name,
-                                         kind->plural,
-                                         "%s \"%s\" cannot be patched: the result is not an object",
-                                         kind->kind,
-                                         req->name);
-                        json_decref(patched);
-                        json_decref(stored);
-                        break;
-                }
-                if (is_subresource(route, "status")) {
-                        candidate = json_deep_copy(stored);
-                        if (candidate)
-                                r = set_member(
-                                    candidate, "status", json_object_get(patched, "status"));
-                        if (candidate && r >= 0)
-                                r = set_member(
-                                    metadata_of(candidate),
-                                    "resourceVersion",
-                                    json_object_get(metadata_of(patched), "resourceVersion"));
-                } else {
-                        candidate = json_incref(patched);
-                        r = 0;
-                        if (kind_has_status(kind))
-                                r = set_member(
-                                    candidate, "status", json_object_get(stored, "status"));
-                }
-                if (!candidate || r < 0) {
-                        json_decref(candidate);
-                        json_decref(patched);
-                        json_decref(stored);
-                        r = -ENOMEM;
-                        break;
-                }
-                rv = json_string_value(json_object_get(metadata_of(candidate), "resourceVersion"));
-                expected = version;
-                if (pinned &&
-                    (!rv || !xp_registry_version_parse(rv, &expected) || expected != version)) {
-                        r = reply_store_error(ret, -ESTALE, kind, req->name, &err);
-                } else {
-                        r = finish_update(
-                            req, kind, stored, candidate, expected, flags, dry, !pinned, ret);
-                }
-                json_decref(candidate);
-                json_decref(patched);
-                json_decref(stored);
-                if (r != RETRY_CONFLICT)
-                        break;
-        }
+        r = RETRY_CONFLICT;
+        for (unsigned attempt = 0; attempt < PATCH_ATTEMPTS && r == RETRY_CONFLICT; attempt++)
+                r = patch_once(req, route, type, patch, pinned, flags, dry, ret);
         if (r == RETRY_CONFLICT)
                 r = reply_store_error(ret, -ESTALE, kind, req->name, &err);
         json_decref(patch);
