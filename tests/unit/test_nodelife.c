@@ -14,36 +14,18 @@
 
 #include <cmocka.h>
 
-#include "controller/clock.h"
 #include "controller/nodelife.h"
-#include "registry/registry.h"
-#include "tmpdir.h"
-#include "xpool/store.h"
+#include "registry_fixture.h"
 #include "xpool/timeutil.h"
 
 #define GRACE_MS    10000
 #define EVICTION_MS 30000
 #define TICK_MS     500 /* nodelife.c: nodes are checked this often */
-#define WALL_START  1800000000
 
 struct fixture {
-        struct tmpdir *dir;
-        struct xp_store *store;
-        struct xp_registry *registry;
-        int64_t now_ms; /* the monotonic clock; the wall clock moves with it */
-        struct xp_clock clock;
+        struct registry_fixture base; /* store, registry, clock */
         struct xp_nodelife *nodelife;
 };
-
-static int64_t fake_ms(void *userdata)
-{
-        return *(int64_t *)userdata;
-}
-
-static int64_t fake_wall(void *userdata)
-{
-        return WALL_START + *(int64_t *)userdata / 1000;
-}
 
 static void step(struct fixture *f)
 {
@@ -57,135 +39,75 @@ static void step(struct fixture *f)
 static void pass(struct fixture *f, int64_t ms)
 {
         for (int64_t left = ms; left > 0; left -= TICK_MS) {
-                f->now_ms += left < TICK_MS ? left : TICK_MS;
+                f->base.now_ms += left < TICK_MS ? left : TICK_MS;
                 step(f);
         }
 }
 
 static json_t *get(struct fixture *f, const char *kind, const char *ns, const char *name)
 {
-        json_t *object = NULL;
-        uint64_t version;
-
-        if (xp_store_get(f->store, kind, ns, name, &object, &version, NULL) < 0)
-                return NULL;
-        return object;
+        return fixture_get(&f->base, kind, ns, name);
 }
 
 static void put(struct fixture *f, const char *kind, const char *ns, const char *name, json_t *o)
 {
-        json_t *old = get(f, kind, ns, name);
-        uint64_t version;
-
-        assert_non_null(o);
-        if (old)
-                assert_int_equal(xp_store_update(f->store, kind, ns, name, 0, o, &version, NULL),
-                                 0);
-        else
-                assert_int_equal(xp_store_create(f->store, kind, ns, name, o, &version, NULL), 0);
-        json_decref(old);
-        json_decref(o);
+        fixture_put(&f->base, kind, ns, name, o);
 }
 
 static void renew_lease(struct fixture *f, const char *node)
 {
         char now[XP_MICROTIME_MAX];
 
-        xp_time_format_microtime((int64_t)fake_wall(&f->now_ms) * 1000000, now);
-        put(f,
-            "leases",
-            "kube-node-lease",
-            node,
-            json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}",
-                      "metadata",
-                      "name",
-                      node,
-                      "namespace",
-                      "kube-node-lease",
-                      "spec",
-                      "holderIdentity",
-                      node,
-                      "renewTime",
-                      now));
+        xp_time_format_microtime(fixture_wall_s(&f->base.now_ms) * 1000000, now);
+        fixture_put_text(&f->base,
+                         "leases",
+                         "kube-node-lease",
+                         node,
+                         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"kube-node-lease\"},"
+                         "\"spec\":{\"holderIdentity\":\"%s\",\"renewTime\":\"%s\"}}",
+                         node,
+                         node,
+                         now);
 }
 
 /* A Ready node with a Lease, and a running pod bound to it. */
 static void put_node_and_pod(struct fixture *f, const char *ns, const char *pod)
 {
-        put(f,
-            "nodes",
-            "",
-            "n1",
-            json_pack("{s:s, s:s, s:{s:s, s:s}, s:{}, s:{s:[{s:s, s:s}]}}",
-                      "apiVersion",
-                      "v1",
-                      "kind",
-                      "Node",
-                      "metadata",
-                      "name",
-                      "n1",
-                      "uid",
-                      "node-uid",
-                      "spec",
-                      "status",
-                      "conditions",
-                      "type",
-                      "Ready",
-                      "status",
-                      "True"));
+        fixture_put_text(&f->base,
+                         "nodes",
+                         "",
+                         "n1",
+                         "{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+                         "\"metadata\":{\"name\":\"n1\",\"uid\":\"node-uid\"},\"spec\":{},"
+                         "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
         renew_lease(f, "n1");
-        put(f,
-            "pods",
-            ns,
-            pod,
-            json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}, s:{s:s}}",
-                      "apiVersion",
-                      "v1",
-                      "kind",
-                      "Pod",
-                      "metadata",
-                      "name",
-                      pod,
-                      "namespace",
-                      ns,
-                      "uid",
-                      "pod-uid",
-                      "spec",
-                      "nodeName",
-                      "n1",
-                      "containers",
-                      "name",
-                      "c",
-                      "image",
-                      "x",
-                      "status",
-                      "phase",
-                      "Running"));
+        fixture_put_text(&f->base,
+                         "pods",
+                         ns,
+                         pod,
+                         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+                         "\"namespace\":\"%s\",\"uid\":\"pod-uid\"},\"spec\":{\"nodeName\":\"n1\","
+                         "\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]},"
+                         "\"status\":{\"phase\":\"Running\"}}",
+                         pod,
+                         ns);
 }
 
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof *f);
         struct xp_error err = {0};
-        void *dir;
 
         assert_non_null(f);
-        tmpdir_setup(&dir, "nodelife", "state.db");
-        f->dir = dir;
-        struct xp_store_options store_options = {.path = f->dir->path};
-        if (xp_store_open(&store_options, &f->store, &err) < 0 ||
-            xp_registry_new(f->store, &f->registry, &err) < 0)
-                fail_msg("%s", err.msg);
-        f->now_ms = 5000000;
-        f->clock =
-            (struct xp_clock){.monotonic_ms = fake_ms, .wall_s = fake_wall, .userdata = &f->now_ms};
+        fixture_open(&f->base, "nodelife", 0);
+        f->base.now_ms = 5000000;
         put_node_and_pod(f, "default", "p");
         struct xp_nodelife_options options = {
-            .clock = &f->clock,
+            .clock = &f->base.clock,
             .grace_ms = GRACE_MS,
             .eviction_ms = EVICTION_MS,
         };
-        if (xp_nodelife_new(f->registry, &options, &f->nodelife, &err) < 0)
+        if (xp_nodelife_new(f->base.registry, &options, &f->nodelife, &err) < 0)
                 fail_msg("nodelife: %s", err.msg);
         step(f);
         *state = f;
@@ -195,13 +117,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        void *dir = f->dir;
 
         xp_nodelife_free(f->nodelife);
-        xp_registry_free(f->registry);
-        xp_store_close(f->store);
+        fixture_close(&f->base);
         free(f);
-        return tmpdir_teardown(&dir);
+        return 0;
 }
 
 /* "status reason" of the object's condition type, or "none". */
@@ -262,7 +182,8 @@ static size_t events(struct fixture *f, const char *reason)
         uint64_t version;
         size_t i, n = 0;
 
-        assert_int_equal(xp_store_list(f->store, "events", "default", &items, &version, NULL), 0);
+        assert_int_equal(xp_store_list(f->base.store, "events", "default", &items, &version, NULL),
+                         0);
         json_array_foreach(items, i, e)
         {
                 if (strcmp(json_string_value(json_object_get(e, "reason")), reason) != 0)
@@ -343,7 +264,7 @@ static void terminating_pod_of_a_lost_node_goes_after_its_grace(void **state)
         json_t *pod = get(f, "pods", "default", "p");
 
         /* deleted with a grace of 60 s: terminating, its agent to stop it */
-        xp_time_format_rfc3339(fake_wall(&f->now_ms) + 60, deadline);
+        xp_time_format_rfc3339(fixture_wall_s(&f->base.now_ms) + 60, deadline);
         json_object_set_new(
             json_object_get(pod, "metadata"), "deletionTimestamp", json_string(deadline));
         put(f, "pods", "default", "p", pod);
@@ -369,14 +290,16 @@ static void namespace_finished_when_its_last_pod_goes(void **state)
             json_pack(
                 "{s:{s:s}, s:{s:s}}", "metadata", "name", "team", "status", "phase", "Active"));
         put_node_and_pod(f, "team", "q");
-        assert_int_equal(xp_registry_namespace_delete(f->registry, "team", 0, false, &ns, &err), 0);
+        assert_int_equal(
+            xp_registry_namespace_delete(f->base.registry, "team", 0, false, &ns, &err), 0);
         json_decref(ns);
         step(f);
         ns = get(f, "namespaces", "", "team");
         assert_non_null(ns); /* its pod is terminating */
         json_decref(ns);
         /* the agent removes the pod: the namespace goes at the next step, without a tick */
-        assert_int_equal(xp_store_delete(f->store, "pods", "team", "q", 0, NULL, NULL, NULL), 0);
+        assert_int_equal(xp_store_delete(f->base.store, "pods", "team", "q", 0, NULL, NULL, NULL),
+                         0);
         step(f);
         assert_null(get(f, "namespaces", "", "team"));
 }
@@ -386,7 +309,8 @@ static void node_without_a_sign_of_life_is_not_watched(void **state)
         struct fixture *f = *state;
 
         assert_int_equal(
-            xp_store_delete(f->store, "leases", "kube-node-lease", "n1", 0, NULL, NULL, NULL), 0);
+            xp_store_delete(f->base.store, "leases", "kube-node-lease", "n1", 0, NULL, NULL, NULL),
+            0);
         pass(f, 3 * GRACE_MS);
         expect_condition(f, "nodes", "", "n1", "Ready", "True -");
         assert_false(tainted(f));

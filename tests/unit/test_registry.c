@@ -11,43 +11,23 @@
 
 #include <cmocka.h>
 
-#include "registry/registry.h"
-#include "tmpdir.h"
-#include "xpool/store.h"
-
-struct fixture {
-        struct tmpdir *dir;
-        struct xp_store *store;
-        struct xp_registry *registry;
-};
+#include "registry_fixture.h"
 
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof *f);
-        struct xp_error err = {0};
-        void *dir;
+        struct registry_fixture *f = calloc(1, sizeof *f);
 
         assert_non_null(f);
-        tmpdir_setup(&dir, "registry", "state.db");
-        f->dir = dir;
-        struct xp_store_options options = {.path = f->dir->path};
-        if (xp_store_open(&options, &f->store, &err) < 0)
-                fail_msg("store: %s", err.msg);
-        if (xp_registry_new(f->store, &f->registry, &err) < 0)
-                fail_msg("registry: %s", err.msg);
+        fixture_open(f, "registry", 0);
         *state = f;
         return 0;
 }
 
 static int teardown(void **state)
 {
-        struct fixture *f = *state;
-        void *dir = f->dir;
-
-        xp_registry_free(f->registry);
-        xp_store_close(f->store);
-        free(f);
-        return tmpdir_teardown(&dir);
+        fixture_close(*state);
+        free(*state);
+        return 0;
 }
 
 static json_t *load(const char *text)
@@ -66,24 +46,13 @@ static const char *str_at(const json_t *j, const char *a, const char *b)
 }
 
 /* Writes object (a JSON text) straight into the store. */
-static void
-put(struct fixture *f, const char *kind, const char *ns, const char *name, const char *text)
+static void put(struct registry_fixture *f,
+                const char *kind,
+                const char *ns,
+                const char *name,
+                const char *text)
 {
-        json_t *object = load(text);
-        uint64_t version;
-
-        assert_int_equal(xp_store_create(f->store, kind, ns, name, object, &version, NULL), 0);
-        json_decref(object);
-}
-
-static json_t *get(struct fixture *f, const char *kind, const char *ns, const char *name)
-{
-        json_t *object = NULL;
-        uint64_t version;
-
-        if (xp_store_get(f->store, kind, ns, name, &object, &version, NULL) < 0)
-                return NULL;
-        return object;
+        fixture_put(f, kind, ns, name, load(text));
 }
 
 #define BOUND_POD(name)                                                                            \
@@ -93,13 +62,13 @@ static json_t *get(struct fixture *f, const char *kind, const char *ns, const ch
 
 static void system_namespaces(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         const char *names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
         struct xp_error err = {0};
         json_t *ns = NULL;
 
         for (size_t i = 0; i < 4; i++) {
-                json_t *object = get(f, "namespaces", "", names[i]);
+                json_t *object = fixture_get(f, "namespaces", "", names[i]);
 
                 assert_non_null(object);
                 assert_string_equal(str_at(object, "status", "phase"), "Active");
@@ -115,7 +84,7 @@ static void system_namespaces(void **state)
 
 static void holds_and_namespace_deletion(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         struct xp_error err = {0};
         json_t *ns = NULL, *pod;
         bool removed = true;
@@ -143,10 +112,10 @@ static void holds_and_namespace_deletion(void **state)
         assert_int_equal(xp_registry_namespace_delete(f->registry, "team", 0, false, &ns, &err), 0);
         assert_string_equal(str_at(ns, "status", "phase"), "Terminating");
         json_decref(ns);
-        pod = get(f, "pods", "team", "run");
+        pod = fixture_get(f, "pods", "team", "run");
         assert_non_null(str_at(pod, "metadata", "deletionTimestamp"));
         json_decref(pod);
-        assert_null(get(f, "events", "team", "e1"));
+        assert_null(fixture_get(f, "events", "team", "e1"));
         assert_int_equal(xp_registry_namespace_hold(f->registry, "team", &err),
                          -XP_REGISTRY_TERMINATING);
         assert_int_equal(xp_registry_namespace_finish(f->registry, "team", NULL, &err), 0);
@@ -160,14 +129,14 @@ static void holds_and_namespace_deletion(void **state)
         assert_int_equal(xp_registry_namespace_finish(f->registry, "team", &ns, &err), 1);
         assert_non_null(ns);
         json_decref(ns);
-        assert_null(get(f, "namespaces", "", "team"));
+        assert_null(fixture_get(f, "namespaces", "", "team"));
         assert_int_equal(xp_registry_namespace_finish(f->registry, "team", &ns, &err), 1);
         assert_null(ns); /* finished before */
 }
 
 static void create_generates_what_the_server_owns(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         const struct xp_kind *kind = &xp_kind_pod;
         json_t *json = load("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
                             "\"generateName\":\"web-\",\"namespace\":\"default\",\"uid\":\"mine\","
@@ -183,7 +152,7 @@ static void create_generates_what_the_server_owns(void **state)
                          0);
         name = str_at(out, "metadata", "name");
         assert_int_equal(strlen(name), strlen("web-") + 5);
-        assert_null(get(f, "pods", "default", name)); /* dry: nothing written */
+        assert_null(fixture_get(f, "pods", "default", name)); /* dry: nothing written */
         json_decref(out);
 
         assert_int_equal(
@@ -194,7 +163,7 @@ static void create_generates_what_the_server_owns(void **state)
         assert_int_equal(strlen(str_at(out, "metadata", "uid")), XP_REGISTRY_UID_STRING - 1);
         assert_non_null(str_at(out, "metadata", "creationTimestamp"));
         assert_string_equal(str_at(out, "status", "phase"), "Pending"); /* defaults */
-        stored = get(f, "pods", "default", name);
+        stored = fixture_get(f, "pods", "default", name);
         assert_non_null(stored);
         assert_string_equal(str_at(stored, "metadata", "uid"), str_at(out, "metadata", "uid"));
         json_decref(stored);
@@ -239,7 +208,7 @@ static void update_keeps_what_the_server_owns(void **state)
 
 static void binding(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         json_t *annotations = load("{\"a\":\"b\"}"), *pod = NULL;
         struct xp_error err = {0};
         const json_t *condition;
@@ -286,7 +255,7 @@ static void binding(void **state)
 
 static void graceful_deletion(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         struct xp_registry_delete_options options = {0};
         struct xp_error err = {0};
         json_t *pod = NULL;
@@ -309,7 +278,7 @@ static void graceful_deletion(void **state)
         assert_false(removed);
         assert_non_null(str_at(pod, "metadata", "deletionTimestamp"));
         json_decref(pod);
-        pod = get(f, "pods", "team", "run");
+        pod = fixture_get(f, "pods", "team", "run");
         assert_non_null(pod);
         json_decref(pod);
 }
@@ -328,7 +297,7 @@ static int add_label(json_t *object, void *userdata)
 
 static void change(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         struct xp_error err = {0};
         json_t *object = NULL;
 
@@ -348,7 +317,7 @@ static void change(void **state)
             -ENOENT);
 }
 
-static size_t count_events(struct fixture *f, const char *ns, int64_t *ret_count)
+static size_t count_events(struct registry_fixture *f, const char *ns, int64_t *ret_count)
 {
         json_t *items, *item;
         uint64_t version;
@@ -365,7 +334,7 @@ static size_t count_events(struct fixture *f, const char *ns, int64_t *ret_count
 
 static void events_count_repeats(void **state)
 {
-        struct fixture *f = *state;
+        struct registry_fixture *f = *state;
         struct xp_registry_event e = {
             .kind = "Pod",
             .namespace = "default",

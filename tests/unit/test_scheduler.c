@@ -14,52 +14,27 @@
 
 #include <cmocka.h>
 
-#include "controller/clock.h"
 #include "controller/scheduler.h"
-#include "registry/registry.h"
-#include "tmpdir.h"
-#include "xpool/store.h"
+#include "registry_fixture.h"
 
 #define RETRY_MS          250  /* scheduler_internal.h: unschedulable pods wait this long */
 #define EVENT_INTERVAL_MS 2000 /* and repeated failures update their Event this often */
 
 struct fixture {
-        struct tmpdir *dir;
-        struct xp_store *store;
-        struct xp_registry *registry;
-        int64_t now_ms;
-        struct xp_clock clock;
+        struct registry_fixture base; /* store, registry, clock */
         struct xp_scheduler *scheduler;
 };
-
-static int64_t fake_ms(void *userdata)
-{
-        return *(int64_t *)userdata;
-}
-
-static int64_t fake_wall(void *userdata)
-{
-        return 1800000000 + *(int64_t *)userdata / 1000;
-}
 
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof *f);
         struct xp_error err = {0};
-        void *dir;
 
         assert_non_null(f);
-        tmpdir_setup(&dir, "scheduler", "state.db");
-        f->dir = dir;
-        struct xp_store_options store_options = {.path = f->dir->path};
-        if (xp_store_open(&store_options, &f->store, &err) < 0 ||
-            xp_registry_new(f->store, &f->registry, &err) < 0)
-                fail_msg("%s", err.msg);
-        f->now_ms = 1000000;
-        f->clock =
-            (struct xp_clock){.monotonic_ms = fake_ms, .wall_s = fake_wall, .userdata = &f->now_ms};
-        struct xp_scheduler_options options = {.clock = &f->clock, .bind_workers = 0};
-        if (xp_scheduler_new(f->registry, &options, &f->scheduler, &err) < 0)
+        fixture_open(&f->base, "scheduler", 0);
+        f->base.now_ms = 1000000;
+        struct xp_scheduler_options options = {.clock = &f->base.clock, .bind_workers = 0};
+        if (xp_scheduler_new(f->base.registry, &options, &f->scheduler, &err) < 0)
                 fail_msg("scheduler: %s", err.msg);
         *state = f;
         return 0;
@@ -68,13 +43,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        void *dir = f->dir;
 
         xp_scheduler_free(f->scheduler);
-        xp_registry_free(f->registry);
-        xp_store_close(f->store);
+        fixture_close(&f->base);
         free(f);
-        return tmpdir_teardown(&dir);
+        return 0;
 }
 
 static void step(struct fixture *f)
@@ -85,104 +58,49 @@ static void step(struct fixture *f)
                 fail_msg("step: %s", err.msg);
 }
 
+/* A Ready node with cpu CPUs; label changes make a new version of it. */
 static void put_node(struct fixture *f, const char *name, const char *cpu, const char *label)
 {
-        json_t *node = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s, "
-                                 "s:s}, s:[{s:s, s:s}]}}",
-                                 "apiVersion",
-                                 "v1",
-                                 "kind",
-                                 "Node",
-                                 "metadata",
-                                 "name",
-                                 name,
-                                 "labels",
-                                 "touch",
-                                 label,
-                                 "status",
-                                 "capacity",
-                                 "cpu",
-                                 cpu,
-                                 "memory",
-                                 "8Gi",
-                                 "pods",
-                                 "110",
-                                 "allocatable",
-                                 "cpu",
-                                 cpu,
-                                 "memory",
-                                 "8Gi",
-                                 "pods",
-                                 "110",
-                                 "conditions",
-                                 "type",
-                                 "Ready",
-                                 "status",
-                                 "True");
-        json_t *old;
-        uint64_t version;
-
-        assert_non_null(node);
-        if (xp_store_get(f->store, "nodes", "", name, &old, &version, NULL) == 0) {
-                json_decref(old);
-                assert_int_equal(
-                    xp_store_update(f->store, "nodes", "", name, 0, node, &version, NULL), 0);
-        } else {
-                assert_int_equal(xp_store_create(f->store, "nodes", "", name, node, &version, NULL),
-                                 0);
-        }
-        json_decref(node);
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+            "\"metadata\":{\"name\":\"%s\",\"labels\":{\"touch\":\"%s\"}},"
+            "\"status\":{\"capacity\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+            name,
+            label,
+            cpu,
+            cpu);
 }
 
+/* A pending pod asking for cpu CPUs. */
 static void put_pod(struct fixture *f, const char *name, const char *cpu, int priority)
 {
-        char uid[64];
-        json_t *pod;
-        uint64_t version;
-
-        snprintf(uid, sizeof uid, "uid-%s", name);
-        pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:i, s:[{s:s, s:s, s:{s:{s:s}}}]}, "
-                        "s:{s:s}}",
-                        "apiVersion",
-                        "v1",
-                        "kind",
-                        "Pod",
-                        "metadata",
-                        "name",
-                        name,
-                        "namespace",
-                        "default",
-                        "uid",
-                        uid,
-                        "creationTimestamp",
-                        "2027-01-15T08:00:00Z",
-                        "spec",
-                        "priority",
-                        priority,
-                        "containers",
-                        "name",
-                        "main",
-                        "image",
-                        "x",
-                        "resources",
-                        "limits",
-                        "cpu",
-                        cpu,
-                        "status",
-                        "phase",
-                        "Pending");
-        assert_non_null(pod);
-        assert_int_equal(xp_store_create(f->store, "pods", "default", name, pod, &version, NULL),
-                         0);
-        json_decref(pod);
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\","
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            priority,
+            cpu);
 }
 
 static json_t *get_pod(struct fixture *f, const char *name)
 {
-        json_t *pod;
-        uint64_t version;
+        json_t *pod = fixture_get(&f->base, "pods", "default", name);
 
-        assert_int_equal(xp_store_get(f->store, "pods", "default", name, &pod, &version, NULL), 0);
+        assert_non_null(pod);
         return pod;
 }
 
@@ -227,7 +145,8 @@ static size_t events(struct fixture *f, const char *pod, const char *reason, int
         uint64_t version;
         size_t i, n = 0;
 
-        assert_int_equal(xp_store_list(f->store, "events", "default", &items, &version, NULL), 0);
+        assert_int_equal(xp_store_list(f->base.store, "events", "default", &items, &version, NULL),
+                         0);
         *ret_count = 0;
         json_array_foreach(items, i, e)
         {
@@ -290,7 +209,7 @@ static void unschedulable_waits_for_the_cluster(void **state)
         put_node(f, "large", "16", "a");
         step(f);
         assert_string_equal(node_of(f, "big", node), "");
-        f->now_ms += RETRY_MS;
+        f->base.now_ms += RETRY_MS;
         step(f);
         assert_string_equal(node_of(f, "big", node), "large");
         expect_scheduled(f, "big", "True - -");
@@ -311,12 +230,12 @@ static void repeated_failures_count_on_one_event(void **state)
         assert_int_equal(count, 1);
         /* a change to the node retries the pod; the Event waits for EVENT_INTERVAL_MS */
         put_node(f, "small", "4", "b");
-        f->now_ms += RETRY_MS;
+        f->base.now_ms += RETRY_MS;
         step(f);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 1);
         put_node(f, "small", "4", "c");
-        f->now_ms += EVENT_INTERVAL_MS;
+        f->base.now_ms += EVENT_INTERVAL_MS;
         step(f);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 3);
@@ -334,9 +253,9 @@ static void capacity_freed_by_a_deletion(void **state)
         put_pod(f, "second", "3", 0);
         step(f);
         assert_string_equal(node_of(f, "second", node), "");
-        assert_int_equal(xp_store_delete(f->store, "pods", "default", "first", 0, NULL, NULL, NULL),
-                         0);
-        f->now_ms += RETRY_MS;
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", "first", 0, NULL, NULL, NULL), 0);
+        f->base.now_ms += RETRY_MS;
         step(f);
         assert_string_equal(node_of(f, "second", node), "n1");
 }
