@@ -211,7 +211,7 @@ dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char
         /* the failures before this placement, counted in the Event before the binding */
         job->event_count = failures_take(s, p, true);
         if (job->event_count > 0 && !(job->event_message = strdup(p->message))) {
-                job_free(job);
+                bind_job_free(job);
                 return -ENOMEM;
         }
         copy = json_deep_copy(p->pod);
@@ -235,12 +235,12 @@ dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char
                 r = xp_sched_pod_add(s->sched, assumed, &err);
         json_decref(copy);
         if (r < 0) {
-                job_free(job);
+                bind_job_free(job);
                 return r;
         }
         p->inflight = true;
         s->inflight++;
-        job_enqueue(s, job);
+        bind_job_enqueue(s, job);
         return 0;
 }
 
@@ -261,14 +261,14 @@ static void collect(struct xp_scheduler *s)
                 s->inflight--;
                 if (!job->node) {
                         /* a failure's writes: their events come back as the pod's */
-                        job_free(job);
+                        bind_job_free(job);
                         continue;
                 }
                 if (r == 0) {
                         /* its MODIFIED event may not have come yet */
                         if (p)
                                 pending_delete(s, p);
-                        job_free(job);
+                        bind_job_free(job);
                         continue;
                 }
                 /* the assumed placement did not happen: account what did */
@@ -289,7 +289,7 @@ static void collect(struct xp_scheduler *s)
                                 p->waiting = true;
                         }
                 }
-                job_free(job);
+                bind_job_free(job);
         }
 }
 
@@ -440,7 +440,7 @@ int xp_scheduler_new(struct xp_registry *registry,
         if (r >= 0)
                 r = xp_informer_list(s->informer, err);
         if (r >= 0)
-                r = jobs_start(s, options->bind_workers, err);
+                r = bind_jobs_start(s, options->bind_workers, err);
         if (r < 0) {
                 xp_scheduler_free(s);
                 return r;
@@ -481,7 +481,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
         if (!s)
                 return;
         xp_controller_stop(s->loop);
-        jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
+        bind_jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
         pthread_cond_destroy(&s->wake);
         pthread_mutex_destroy(&s->lock);
         pending_clear(s);

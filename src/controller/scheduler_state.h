@@ -120,12 +120,12 @@ void pending_clear(struct xp_scheduler *s);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
 
-int jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err);
+int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err);
 /* Lets the workers finish what they hold, joins them, and frees what is left. */
-void jobs_stop(struct xp_scheduler *s);
-void job_free(struct bind_job *job);
+void bind_jobs_stop(struct xp_scheduler *s);
+void bind_job_free(struct bind_job *job);
 /* Hands a job to the workers, or runs it at once when there are none. */
-void job_enqueue(struct xp_scheduler *s, struct bind_job *job);
+void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job);
 
 /*
  * Reads the pod again after a stale write: 1 when still pending (entry refreshed), 0 when it was

@@ -249,17 +249,17 @@ void failure_write(struct xp_scheduler *s,
         job->event_count = count;
         if (!job->namespace || !job->name || (status_message && !job->unschedulable) ||
             (count > 0 && !job->event_message)) {
-                job_free(job);
+                bind_job_free(job);
                 return;
         }
         s->inflight++;
-        job_enqueue(s, job);
+        bind_job_enqueue(s, job);
 }
 
 /* ---- the jobs ---------------------------------------------------------------------------------
  */
 
-void job_free(struct bind_job *job)
+void bind_job_free(struct bind_job *job)
 {
         if (!job)
                 return;
@@ -338,7 +338,7 @@ static void job_done(struct xp_scheduler *s, struct bind_job *job)
         s->done = job;
 }
 
-void job_enqueue(struct xp_scheduler *s, struct bind_job *job)
+void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 {
         if (s->n_workers == 0) {
                 run_job(s, job);
@@ -382,7 +382,7 @@ static void *bind_worker(void *userdata)
         return NULL;
 }
 
-int jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
+int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
 {
         if (n == 0)
                 return 0;
@@ -399,7 +399,7 @@ int jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
         return 0;
 }
 
-void jobs_stop(struct xp_scheduler *s)
+void bind_jobs_stop(struct xp_scheduler *s)
 {
         pthread_mutex_lock(&s->lock);
         s->workers_stop = true;
@@ -414,13 +414,13 @@ void jobs_stop(struct xp_scheduler *s)
                 struct bind_job *job = s->done;
 
                 s->done = job->next;
-                job_free(job);
+                bind_job_free(job);
         }
         while (s->jobs) {
                 struct bind_job *job = s->jobs;
 
                 s->jobs = job->next;
-                job_free(job);
+                bind_job_free(job);
         }
 }
 
