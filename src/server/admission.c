@@ -12,6 +12,7 @@
 
 #include "admission.h"
 #include "auth.h"
+#include "registry/registry.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
@@ -233,7 +234,7 @@ int admission_check(const struct request *req,
         uint64_t version;
 
         /* a stale write is the store's to refuse (409), as Kubernetes checks versions first */
-        if (stored && !(rv && parse_resource_version(rv, &version) && version == expected))
+        if (stored && !(rv && xp_registry_version_parse(rv, &version) && version == expected))
                 return 1;
         if (strcmp(kind->plural, "nodes") == 0 && req->who && req->who->role == AUTH_ROLE_NODE)
                 return restrict_node(req->who->subject, stored, object, ret);

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "admission.h"
@@ -32,76 +31,9 @@
 #include "xpool/table.h"
 #include "xpool/timeutil.h"
 
-#define GENERATE_CHARS    5
-#define GENERATE_ATTEMPTS 8
-#define PATCH_ATTEMPTS    64 /* as Kubernetes, a patch without a version retries until it lands */
+#define PATCH_ATTEMPTS 64 /* as Kubernetes, a patch without a version retries until it lands */
 
 /* ---- small helpers -------------------------------------------------------------------------- */
-
-static int random_bytes(void *buf, size_t n)
-{
-        ssize_t got = getrandom(buf, n, 0);
-
-        if (got < 0)
-                return -errno;
-        return (size_t)got == n ? 0 : -EIO;
-}
-
-int uuid_v4(char buf[static UUID_STRING])
-{
-        uint8_t b[16];
-        int r = random_bytes(b, sizeof b);
-
-        if (r < 0)
-                return r;
-        b[6] = (b[6] & 0x0f) | 0x40;
-        b[8] = (b[8] & 0x3f) | 0x80;
-        for (size_t i = 0, o = 0; i < sizeof b; i++) {
-                if (i == 4 || i == 6 || i == 8 || i == 10)
-                        buf[o++] = '-';
-                snprintf(buf + o, 3, "%02x", b[i]);
-                o += 2;
-        }
-        return 0;
-}
-
-/* generateName plus five random characters from Kubernetes' alphabet (no vowels, no 0/1/3). */
-static int generate_name(const char *prefix, char **ret)
-{
-        static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-        uint8_t b[GENERATE_CHARS];
-        char suffix[GENERATE_CHARS + 1];
-        int r = random_bytes(b, sizeof b);
-
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < GENERATE_CHARS; i++)
-                suffix[i] = alphabet[b[i] % (sizeof alphabet - 1)];
-        suffix[GENERATE_CHARS] = '\0';
-        if (asprintf(ret, "%s%s", prefix, suffix) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-static int replace_string(char **field, const char *value)
-{
-        char *copy = NULL;
-
-        if (value) {
-                copy = strdup(value);
-                if (!copy)
-                        return -ENOMEM;
-        }
-        free(*field);
-        *field = copy;
-        return 0;
-}
-
-bool kind_has_status(const struct xp_kind *kind)
-{
-        return strcmp(kind->plural, "pods") == 0 || strcmp(kind->plural, "nodes") == 0 ||
-               strcmp(kind->plural, "namespaces") == 0;
-}
 
 static bool is_subresource(const struct route *route, const char *name)
 {
@@ -362,27 +294,6 @@ static int read_stored(const struct request *req,
 
 /* ---- tables --------------------------------------------------------------------------------- */
 
-/* kubectl asks for Tables with Accept: application/json;as=Table;v=v1;g=meta.k8s.io,... */
-bool request_wants_table(const struct request *req)
-{
-        const char *accept = request_header(req, "Accept");
-
-        return accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
-}
-
-bool table_include_parse(const char *value, enum xp_table_include *ret)
-{
-        if (!value || !value[0] || strcmp(value, "Metadata") == 0)
-                *ret = XP_TABLE_INCLUDE_METADATA;
-        else if (strcmp(value, "None") == 0)
-                *ret = XP_TABLE_INCLUDE_NONE;
-        else if (strcmp(value, "Object") == 0)
-                *ret = XP_TABLE_INCLUDE_OBJECT;
-        else
-                return false;
-        return true;
-}
-
 /* ?includeObject=None|Metadata|Object: 1 with the mode, 0 with ret filled. */
 static int
 table_include(const struct request *req, enum xp_table_include *ret_include, struct reply *ret)
@@ -426,17 +337,28 @@ static int reply_table(const struct request *req,
 
 /* ---- create --------------------------------------------------------------------------------- */
 
+/* The handler's admission rules (admission.h) as the registry calls them on a create. */
+struct admit_ctx {
+        const struct request *req;
+        const struct xp_kind *kind;
+        struct reply *ret;
+};
+
+static int admit_create(void *userdata, const json_t *object)
+{
+        struct admit_ctx *c = userdata;
+
+        return admission_check(c->req, c->kind, NULL, 0, object, c->ret);
+}
+
 int handle_create(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
         struct xp_error err = {0};
-        struct xp_object_meta *meta;
         void *object = NULL;
         json_t *json = NULL, *out = NULL;
-        char uid[UUID_STRING];
         unsigned flags;
-        uint64_t version;
-        bool dry, locked = false, generated;
+        bool dry, locked = false;
         int r;
 
         r = begin_write(req, kind, &flags, &dry, &json, ret);
@@ -452,65 +374,23 @@ int handle_create(const struct request *req, const struct route *route, struct r
         r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
-        meta = kind->meta(object);
-        generated = !meta->name || !meta->name[0];
-        if (generated) {
-                /* validation already required name or generateName */
-                r = generate_name(meta->generate_name ? meta->generate_name : "", &meta->name);
-                if (r < 0)
-                        goto out;
-        }
-        r = uuid_v4(uid);
+        r = xp_registry_create(
+            req->api->registry,
+            kind,
+            store_namespace(req, kind),
+            object,
+            &(struct xp_registry_admit){
+                .check = admit_create,
+                .userdata = &(struct admit_ctx){.req = req, .kind = kind, .ret = ret}},
+            dry,
+            &out,
+            &err);
+        if (r == -ENOMEM || r == 0)
+                goto out;
         if (r < 0)
-                goto out;
-        r = replace_string(&meta->uid, uid);
-        if (r < 0)
-                goto out;
-        r = replace_string(&meta->resource_version, NULL); /* the store sets it */
-        if (r < 0)
-                goto out;
-        meta->creation_timestamp = time(NULL);
-        meta->deletion_timestamp = 0;
-        if (kind->set_defaults) {
-                r = kind->set_defaults(object);
-                if (r < 0)
-                        goto out;
-        }
-        r = kind->to_json(object, &out);
-        if (r >= 0)
-                r = admission_check(req, kind, NULL, 0, out, ret);
-        if (r <= 0)
-                goto out;
-        if (!dry) {
-                /* A generated name that is taken gets another, as Kubernetes retries it. */
-                for (unsigned attempt = 0;; attempt++) {
-                        r = xp_store_create(req->api->store,
-                                            kind->plural,
-                                            store_namespace(req, kind),
-                                            meta->name,
-                                            out,
-                                            &version,
-                                            &err);
-                        if (r != -EEXIST || !generated || attempt == GENERATE_ATTEMPTS)
-                                break;
-                        free(meta->name);
-                        meta->name = NULL;
-                        if (generate_name(meta->generate_name ? meta->generate_name : "",
-                                          &meta->name) < 0 ||
-                            json_object_set_new(metadata_of(out), "name", json_string(meta->name)) <
-                                0) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                }
-                if (r < 0) {
-                        r = reply_store_error(ret, r, kind, meta->name, &err);
-                        goto out;
-                }
-        }
-        if (strcmp(kind->plural, "namespaces") == 0 && !dry)
-                namespace_created(req->api, meta->name);
-        r = reply_json(ret, 201, TAKE_PTR(out));
+                r = reply_store_error(ret, r, kind, kind->meta(object)->name, &err);
+        else
+                r = reply_json(ret, 201, TAKE_PTR(out));
 out:
         if (locked)
                 namespace_release(req, kind);
@@ -550,55 +430,6 @@ int handle_get(const struct request *req, const struct route *route, struct repl
                 return reply_table(req, kind, items, NULL, ret);
         }
         return reply_json(ret, 200, json);
-}
-
-/* Parses ?labelSelector= and ?fieldSelector=: 1 with both set, 0 with ret filled. */
-int selectors_parse(const struct request *req,
-                    const struct xp_kind *kind,
-                    struct xp_label_selector **ret_labels,
-                    struct xp_field_selector **ret_fields,
-                    struct reply *ret)
-{
-        struct xp_label_selector *labels = NULL;
-        struct xp_field_selector *fields = NULL;
-        struct xp_error err = {0};
-        const char *text;
-        int r;
-
-        text = request_query(req, "labelSelector");
-        r = xp_label_selector_parse(text ? text : "", &labels, &err);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return reply_status(
-                    ret, 400, "BadRequest", NULL, NULL, "%s", xp_error_message(&err));
-        text = request_query(req, "fieldSelector");
-        r = xp_field_selector_parse(text ? text : "", kind->kind, &fields, &err);
-        if (r < 0) {
-                xp_label_selector_free(labels);
-                if (r == -ENOMEM)
-                        return r;
-                return reply_status(
-                    ret, 400, "BadRequest", NULL, NULL, "%s", xp_error_message(&err));
-        }
-        *ret_labels = labels;
-        *ret_fields = fields;
-        return 1;
-}
-
-bool selectors_match(const struct xp_label_selector *labels,
-                     const struct xp_field_selector *fields,
-                     const json_t *object)
-{
-        return xp_label_selector_matches(labels, json_object_get(metadata_of(object), "labels")) &&
-               xp_field_selector_matches(fields, object);
-}
-
-bool request_is_watch(const struct request *req)
-{
-        const char *v = request_query(req, "watch");
-
-        return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
 int handle_list(const struct request *req, const struct route *route, struct reply *ret)
@@ -644,7 +475,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
                         goto out;
                 }
         }
-        format_resource_version(version, rv);
+        xp_registry_version_format(version, rv);
         if (request_wants_table(req)) {
                 r = reply_table(req, kind, TAKE_PTR(kept), rv, ret);
                 goto out;
@@ -694,29 +525,25 @@ static int same_object(const json_t *candidate, const json_t *stored)
 }
 
 /*
- * Validates candidate (an update of stored, whose version is expected), keeps what the server
- * owns, and writes it. Returns 0 with ret filled (success or error), or RETRY_CONFLICT without
- * touching ret when the store moved on and retry is set.
+ * The object an update of stored (whose version is expected) writes: candidate validated, named
+ * as the URL, with what the server owns kept from stored, encoded and admitted. 1 with
+ * *ret_out, else 0 with ret filled, or -errno.
  */
-static int finish_update(const struct request *req,
+static int settle_update(const struct request *req,
                          const struct xp_kind *kind,
                          const json_t *stored,
                          const json_t *candidate,
                          uint64_t expected,
                          unsigned flags,
-                         bool dry,
-                         bool retry,
+                         json_t **ret_out,
                          struct reply *ret)
 {
-        json_t *stored_meta = metadata_of(stored), *out = NULL;
-        const char *uid = json_string_value(json_object_get(stored_meta, "uid"));
-        const char *created = json_string_value(json_object_get(stored_meta, "creationTimestamp"));
-        const char *deleted = json_string_value(json_object_get(stored_meta, "deletionTimestamp"));
-        const json_t *grace;
+        const char *deleted =
+            json_string_value(json_object_get(metadata_of(stored), "deletionTimestamp"));
         struct xp_object_meta *meta;
         struct xp_error err = {0};
         void *object = NULL;
-        uint64_t version;
+        json_t *out = NULL;
         int r;
 
         r = check_object(kind, candidate, flags, &object, ret);
@@ -736,36 +563,16 @@ static int finish_update(const struct request *req,
                 goto out;
         }
         /* uid, creationTimestamp and deletionTimestamp belong to the server. */
-        if (meta->uid && meta->uid[0] && !xp_streq0(meta->uid, uid)) {
+        r = xp_registry_keep_owned(meta, stored, &err);
+        if (r == -ECANCELED) {
                 r = reply_status(
-                    ret,
-                    409,
-                    "Conflict",
-                    req->name,
-                    kind->plural,
-                    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
-                    meta->uid,
-                    uid ? uid : "");
+                    ret, 409, "Conflict", req->name, kind->plural, "%s", xp_error_message(&err));
                 goto out;
         }
-        r = replace_string(&meta->uid, uid);
-        if (r < 0)
-                goto out;
-        if (!created || xp_time_parse_rfc3339(created, &meta->creation_timestamp) < 0)
-                meta->creation_timestamp = 0;
-        if (!deleted || xp_time_parse_rfc3339(deleted, &meta->deletion_timestamp) < 0)
-                meta->deletion_timestamp = 0;
-        grace = json_object_get(stored_meta, "deletionGracePeriodSeconds");
-        meta->deletion_grace_period_seconds = (struct xp_opt_int64){
-            .set = json_is_integer(grace),
-            .value = json_is_integer(grace) ? json_integer_value(grace) : 0,
-        };
-        r = replace_string(&meta->resource_version, NULL);
-        if (r < 0)
-                goto out;
         /* No defaults here: they are what a new object starts with (a pod's Pending phase),
          * and an update carries what the object has become. */
-        r = kind->to_json(object, &out);
+        if (r >= 0)
+                r = kind->to_json(object, &out);
         if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
         if (r <= 0)
@@ -784,49 +591,72 @@ static int finish_update(const struct request *req,
                     deleted);
                 goto out;
         }
-        /* A write that changes nothing is not one: no new version, no event, as Kubernetes;
-         * a stale one is still a conflict. */
-        r = parse_resource_version(
-                json_string_value(json_object_get(stored_meta, "resourceVersion")), &version) &&
-                    version == expected
-                ? same_object(out, stored)
-                : 0;
-        if (r < 0)
-                goto out;
-        if (r > 0) {
-                r = reply_json(ret, 200, json_incref((json_t *)stored));
-                goto out;
-        }
-        if (dry) {
-                char rv[24];
-
-                format_resource_version(expected, rv);
-                json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
-        } else {
-                r = xp_store_update(req->api->store,
-                                    kind->plural,
-                                    store_namespace(req, kind),
-                                    req->name,
-                                    expected,
-                                    out,
-                                    &version,
-                                    &err);
-                if (r == -ESTALE && retry) {
-                        r = RETRY_CONFLICT;
-                        goto out;
-                }
-                if (r < 0) {
-                        r = reply_store_error(ret, r, kind, req->name, &err);
-                        goto out;
-                }
-                if (strcmp(kind->plural, "namespaces") == 0)
-                        namespace_changed(req->api, req->name);
-        }
-        r = reply_json(ret, 200, TAKE_PTR(out));
+        *ret_out = TAKE_PTR(out);
+        r = 1;
 out:
         json_decref(out);
         kind->free(object);
         return r;
+}
+
+/*
+ * Validates candidate (an update of stored, whose version is expected), keeps what the server
+ * owns, and writes it. Returns 0 with ret filled (success or error), or RETRY_CONFLICT without
+ * touching ret when the store moved on and retry is set.
+ */
+static int finish_update(const struct request *req,
+                         const struct xp_kind *kind,
+                         const json_t *stored,
+                         const json_t *candidate,
+                         uint64_t expected,
+                         unsigned flags,
+                         bool dry,
+                         bool retry,
+                         struct reply *ret)
+{
+        const char *stored_rv =
+            json_string_value(json_object_get(metadata_of(stored), "resourceVersion"));
+        struct xp_error err = {0};
+        json_t *out = NULL;
+        uint64_t version;
+        int r;
+
+        r = settle_update(req, kind, stored, candidate, expected, flags, &out, ret);
+        if (r <= 0)
+                return r;
+        /* A write that changes nothing is not one: no new version, no event, as Kubernetes;
+         * a stale one is still a conflict. */
+        r = xp_registry_version_parse(stored_rv, &version) && version == expected
+                ? same_object(out, stored)
+                : 0;
+        if (r != 0) {
+                json_decref(out);
+                return r < 0 ? r : reply_json(ret, 200, json_incref((json_t *)stored));
+        }
+        if (dry) {
+                char rv[24];
+
+                xp_registry_version_format(expected, rv);
+                json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
+                return reply_json(ret, 200, out);
+        }
+        r = xp_store_update(req->api->store,
+                            kind->plural,
+                            store_namespace(req, kind),
+                            req->name,
+                            expected,
+                            out,
+                            &version,
+                            &err);
+        if (r < 0) {
+                json_decref(out);
+                if (r == -ESTALE && retry)
+                        return RETRY_CONFLICT;
+                return reply_store_error(ret, r, kind, req->name, &err);
+        }
+        if (strcmp(kind->plural, "namespaces") == 0)
+                xp_registry_namespace_changed(req->api->registry, req->name);
+        return reply_json(ret, 200, out);
 }
 
 int handle_update(const struct request *req, const struct route *route, struct reply *ret)
@@ -860,7 +690,7 @@ int handle_update(const struct request *req, const struct route *route, struct r
                     req->name);
                 goto out;
         }
-        if (!parse_resource_version(rv, &expected)) {
+        if (!xp_registry_version_parse(rv, &expected)) {
                 r = reply_status(
                     ret,
                     400,
@@ -900,6 +730,121 @@ static bool patch_has_version(enum xp_patch_type type, const json_t *patch)
 {
         return type != XP_PATCH_JSON &&
                json_is_string(json_object_get(metadata_of(patch), "resourceVersion"));
+}
+
+/*
+ * The object a patch writes: for /status, the stored object with the patched status (and the
+ * patch's resourceVersion); else the patched object with the stored status where the kind has a
+ * status subresource. NULL without memory.
+ */
+static json_t *patch_candidate(const struct route *route, const json_t *stored, json_t *patched)
+{
+        json_t *candidate;
+        int r = 0;
+
+        if (is_subresource(route, "status")) {
+                candidate = json_deep_copy(stored);
+                if (candidate)
+                        r = set_member(candidate, "status", json_object_get(patched, "status"));
+                if (candidate && r >= 0)
+                        r = set_member(metadata_of(candidate),
+                                       "resourceVersion",
+                                       json_object_get(metadata_of(patched), "resourceVersion"));
+        } else {
+                candidate = json_incref(patched);
+                if (kind_has_status(route->kind))
+                        r = set_member(candidate, "status", json_object_get(stored, "status"));
+        }
+        if (r < 0) {
+                json_decref(candidate);
+                return NULL;
+        }
+        return candidate;
+}
+
+/* What a patch applied to stored gives: 1 with *ret_patched (an object), else 0 (413, 422). */
+static int patch_apply(const struct request *req,
+                       const struct xp_kind *kind,
+                       enum xp_patch_type type,
+                       const json_t *stored,
+                       const json_t *patch,
+                       json_t **ret_patched,
+                       struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *patched = NULL;
+        int r;
+
+        r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return reply_status(ret,
+                                    422,
+                                    "Invalid",
+                                    req->name,
+                                    kind->plural,
+                                    "%s \"%s\" cannot be patched: %s",
+                                    kind->kind,
+                                    req->name,
+                                    xp_error_message(&err));
+        if (!json_is_object(patched)) {
+                json_decref(patched);
+                return reply_status(ret,
+                                    422,
+                                    "Invalid",
+                                    req->name,
+                                    kind->plural,
+                                    "%s \"%s\" cannot be patched: the result is not an object",
+                                    kind->kind,
+                                    req->name);
+        }
+        *ret_patched = patched;
+        return 1;
+}
+
+/*
+ * One attempt at a patch on the object as stored now: 0 with ret filled, RETRY_CONFLICT when
+ * another write won and the patch carries no version (pinned: it does), or -errno.
+ */
+static int patch_once(const struct request *req,
+                      const struct route *route,
+                      enum xp_patch_type type,
+                      const json_t *patch,
+                      bool pinned,
+                      unsigned flags,
+                      bool dry,
+                      struct reply *ret)
+{
+        const struct xp_kind *kind = route->kind;
+        json_t *stored = NULL, *patched = NULL, *candidate;
+        const char *rv;
+        uint64_t version, expected;
+        int r;
+
+        r = read_stored(req, kind, &stored, &version, ret);
+        if (r > 0)
+                r = patch_apply(req, kind, type, stored, patch, &patched, ret);
+        if (r <= 0) {
+                json_decref(stored);
+                return r;
+        }
+        candidate = patch_candidate(route, stored, patched);
+        if (!candidate) {
+                r = -ENOMEM;
+                goto out;
+        }
+        rv = json_string_value(json_object_get(metadata_of(candidate), "resourceVersion"));
+        expected = version;
+        if (pinned && (!rv || !xp_registry_version_parse(rv, &expected) || expected != version))
+                r = reply_store_error(ret, -ESTALE, kind, req->name, NULL);
+        else
+                r = finish_update(req, kind, stored, candidate, expected, flags, dry, !pinned, ret);
+out:
+        json_decref(candidate);
+        json_decref(patched);
+        json_decref(stored);
+        return r;
 }
 
 int handle_patch(const struct request *req, const struct route *route, struct reply *ret)
@@ -943,84 +888,9 @@ int handle_patch(const struct request *req, const struct route *route, struct re
 
         /* A patch without a version applies to whatever is current: retry when another write wins.
          */
-        for (unsigned attempt = 0; attempt < PATCH_ATTEMPTS; attempt++) {
-                json_t *stored = NULL, *patched = NULL, *candidate = NULL;
-                const char *rv;
-                uint64_t version, expected;
-
-                r = read_stored(req, kind, &stored, &version, ret);
-                if (r <= 0)
-                        break;
-                r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
-                if (r == -ENOMEM) {
-                        json_decref(stored);
-                        break;
-                }
-                if (r < 0) {
-                        r = reply_status(ret,
-                                         422,
-                                         "Invalid",
-                                         req->name,
-                                         kind->plural,
-                                         "%s \"%s\" cannot be patched: %s",
-                                         kind->kind,
-                                         req->name,
-                                         xp_error_message(&err));
-                        json_decref(stored);
-                        break;
-                }
-                if (!json_is_object(patched)) {
-                        r = reply_status(ret,
-                                         422,
-                                         "Invalid",
-                                         req->name,
-                                         kind->plural,
-                                         "%s \"%s\" cannot be patched: the result is not an object",
-                                         kind->kind,
-                                         req->name);
-                        json_decref(patched);
-                        json_decref(stored);
-                        break;
-                }
-                if (is_subresource(route, "status")) {
-                        candidate = json_deep_copy(stored);
-                        if (candidate)
-                                r = set_member(
-                                    candidate, "status", json_object_get(patched, "status"));
-                        if (candidate && r >= 0)
-                                r = set_member(
-                                    metadata_of(candidate),
-                                    "resourceVersion",
-                                    json_object_get(metadata_of(patched), "resourceVersion"));
-                } else {
-                        candidate = json_incref(patched);
-                        r = 0;
-                        if (kind_has_status(kind))
-                                r = set_member(
-                                    candidate, "status", json_object_get(stored, "status"));
-                }
-                if (!candidate || r < 0) {
-                        json_decref(candidate);
-                        json_decref(patched);
-                        json_decref(stored);
-                        r = -ENOMEM;
-                        break;
-                }
-                rv = json_string_value(json_object_get(metadata_of(candidate), "resourceVersion"));
-                expected = version;
-                if (pinned &&
-                    (!rv || !parse_resource_version(rv, &expected) || expected != version)) {
-                        r = reply_store_error(ret, -ESTALE, kind, req->name, &err);
-                } else {
-                        r = finish_update(
-                            req, kind, stored, candidate, expected, flags, dry, !pinned, ret);
-                }
-                json_decref(candidate);
-                json_decref(patched);
-                json_decref(stored);
-                if (r != RETRY_CONFLICT)
-                        break;
-        }
+        r = RETRY_CONFLICT;
+        for (unsigned attempt = 0; attempt < PATCH_ATTEMPTS && r == RETRY_CONFLICT; attempt++)
+                r = patch_once(req, route, type, patch, pinned, flags, dry, ret);
         if (r == RETRY_CONFLICT)
                 r = reply_store_error(ret, -ESTALE, kind, req->name, &err);
         json_decref(patch);
@@ -1071,7 +941,7 @@ static int parse_grace(const struct request *req,
  */
 static int delete_options(const struct request *req,
                           const struct xp_kind *kind,
-                          struct pod_delete_options *ret_options,
+                          struct xp_registry_delete_options *ret_options,
                           json_t **ret_body,
                           struct reply *ret)
 {
@@ -1082,7 +952,7 @@ static int delete_options(const struct request *req,
         size_t i;
         int r;
 
-        *ret_options = (struct pod_delete_options){0};
+        *ret_options = (struct xp_registry_delete_options){0};
         *ret_body = NULL;
         if (query_grace) {
                 r = parse_grace(req,
@@ -1143,7 +1013,7 @@ static int delete_options(const struct request *req,
         pre = json_object_get(options, "preconditions");
         ret_options->uid = json_string_value(json_object_get(pre, "uid"));
         rv = json_string_value(json_object_get(pre, "resourceVersion"));
-        if (rv && !parse_resource_version(rv, &ret_options->version)) {
+        if (rv && !xp_registry_version_parse(rv, &ret_options->version)) {
                 json_decref(options);
                 return reply_status(
                     ret,
@@ -1161,7 +1031,7 @@ static int delete_options(const struct request *req,
 /* DELETE of a pod: graceful (pod_delete()). */
 static int delete_pod(const struct request *req,
                       const struct xp_kind *kind,
-                      const struct pod_delete_options *options,
+                      const struct xp_registry_delete_options *options,
                       struct reply *ret)
 {
         struct xp_error err = {0};
@@ -1169,7 +1039,8 @@ static int delete_pod(const struct request *req,
         bool removed;
         int r;
 
-        r = pod_delete(req->api, req->namespace, req->name, options, &pod, &removed, &err);
+        r = xp_registry_pod_delete(
+            req->api->registry, req->namespace, req->name, options, &pod, &removed, &err);
         if (r == -ECANCELED)
                 return reply_status(
                     ret, 409, "Conflict", req->name, kind->plural, "%s", xp_error_message(&err));
@@ -1181,7 +1052,7 @@ static int delete_pod(const struct request *req,
 int handle_delete(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
-        struct pod_delete_options o;
+        struct xp_registry_delete_options o;
         struct xp_error err = {0};
         json_t *last = NULL, *options = NULL;
         uint64_t version, expected;
@@ -1202,7 +1073,7 @@ int handle_delete(const struct request *req, const struct route *route, struct r
                 r = delete_pod(req, kind, &o, ret);
                 goto out;
         }
-        if (strcmp(kind->plural, "namespaces") == 0 && namespace_protected(req->name)) {
+        if (strcmp(kind->plural, "namespaces") == 0 && xp_registry_namespace_protected(req->name)) {
                 r = namespace_delete(req, kind, expected, dry, ret); /* answers 403 */
                 goto out;
         }

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Pod subresources beyond status: binding (the scheduler's write that places a pod on a node,
- * carrying the placement's annotations onto the pod, as Kubernetes copies a Binding's annotations)
- * and log (served by the node's agent).
+ * Pod subresources beyond status: binding (the registry's xp_registry_pod_bind()) and log (served
+ * by the node's agent).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,131 +14,6 @@
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
-
-#define BIND_ATTEMPTS 8
-
-/* Sets spec.nodeName, the binding's annotations and the PodScheduled condition on pod. */
-static int bind_pod(json_t *pod, const char *node, const json_t *annotations)
-{
-        json_t *spec = json_object_get(pod, "spec"), *meta = json_object_get(pod, "metadata");
-        json_t *status = json_object_get(pod, "status"), *conditions, *condition, *pod_annotations;
-        const char *key;
-        json_t *value;
-        char now[XP_RFC3339_MAX];
-        size_t i;
-
-        if (!json_is_object(spec) || !json_is_object(meta))
-                return -EINVAL;
-        if (json_object_set_new(spec, "nodeName", json_string(node)) < 0)
-                return -ENOMEM;
-        if (json_is_object(annotations) && json_object_size(annotations) > 0) {
-                pod_annotations = json_object_get(meta, "annotations");
-                if (!json_is_object(pod_annotations)) {
-                        pod_annotations = json_object();
-                        if (json_object_set_new(meta, "annotations", pod_annotations) < 0)
-                                return -ENOMEM;
-                }
-                json_object_foreach((json_t *)annotations,
-                                    key,
-                                    value) if (json_object_set(pod_annotations, key, value) <
-                                               0) return -ENOMEM;
-        }
-        if (!json_is_object(status)) {
-                status = json_object();
-                if (json_object_set_new(pod, "status", status) < 0)
-                        return -ENOMEM;
-        }
-        conditions = json_object_get(status, "conditions");
-        if (!json_is_array(conditions)) {
-                conditions = json_array();
-                if (json_object_set_new(status, "conditions", conditions) < 0)
-                        return -ENOMEM;
-        }
-        json_array_foreach(
-            conditions, i, condition) if (json_is_string(json_object_get(condition, "type")) &&
-                                          strcmp(
-                                              json_string_value(json_object_get(condition, "type")),
-                                              "PodScheduled") == 0) break;
-        if (i < json_array_size(conditions))
-                json_array_remove(conditions, i);
-        xp_time_format_rfc3339(time(NULL), now);
-        condition = json_pack("{s:s, s:s, s:n, s:s}",
-                              "type",
-                              "PodScheduled",
-                              "status",
-                              "True",
-                              "lastProbeTime",
-                              "lastTransitionTime",
-                              now);
-        if (!condition || json_array_append_new(conditions, condition) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-/*
- * The bind loop shared by handle_binding and the scheduler: reads the pod, refuses one that is
- * bound or being deleted, and writes the binding with the version read as precondition.
- */
-int pod_bind(struct api *api,
-             const char *ns,
-             const char *name,
-             const char *node,
-             const json_t *annotations,
-             uint64_t expected_version,
-             json_t **ret_pod,
-             struct xp_error *err)
-{
-        int r = -ESTALE;
-
-        for (unsigned attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
-                const char *bound;
-                json_t *pod;
-                uint64_t version;
-
-                r = xp_store_get(api->store, "pods", ns, name, &pod, &version, err);
-                if (r < 0)
-                        return r;
-                if (expected_version != 0 && version != expected_version) {
-                        json_decref(pod);
-                        return xp_errorf(err,
-                                         -ESTALE,
-                                         "pod %s/%s changed: version %" PRIu64
-                                         ", expected %" PRIu64,
-                                         ns,
-                                         name,
-                                         version,
-                                         expected_version);
-                }
-                bound =
-                    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-                if (bound && bound[0]) {
-                        r = xp_errorf(err,
-                                      -EALREADY,
-                                      "pod %s is already assigned to node \"%s\"",
-                                      name,
-                                      bound);
-                        json_decref(pod);
-                        return r;
-                }
-                if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) {
-                        json_decref(pod);
-                        return xp_errorf(err,
-                                         -EBUSY,
-                                         "pod %s is being deleted, cannot be assigned to a host",
-                                         name);
-                }
-                r = bind_pod(pod, node, annotations);
-                if (r == 0)
-                        r = xp_store_update(
-                            api->store, "pods", ns, name, version, pod, &version, err);
-                if (r == 0 && ret_pod)
-                        *ret_pod = json_incref(pod);
-                json_decref(pod);
-                if (r != -ESTALE || expected_version != 0)
-                        return r;
-        }
-        return r;
-}
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret)
 {
@@ -179,7 +53,8 @@ int handle_binding(const struct request *req, const struct route *route, struct 
                     req->name);
         }
 
-        r = pod_bind(req->api, req->namespace, req->name, node, annotations, 0, NULL, &err);
+        r = xp_registry_pod_bind(
+            req->api->registry, req->namespace, req->name, node, annotations, 0, NULL, &err);
         if (r == -EALREADY || r == -EBUSY)
                 r = reply_status(ret,
                                  409,
@@ -335,24 +210,193 @@ static int node_log_endpoint(const struct request *req,
         return 1;
 }
 
-int handle_log(const struct request *req, const struct route *route, struct reply *ret)
+/*
+ * The container whose log is asked for: ?container=, or the only one. 1 with *ret_container
+ * (borrowed from pod), else 0 with ret filled (400).
+ */
+static int log_container(const struct request *req,
+                         const struct xp_kind *pods,
+                         const json_t *pod,
+                         const char **ret_container,
+                         struct reply *ret)
+{
+        const json_t *spec = json_object_get(pod, "spec");
+        const json_t *containers = json_object_get(spec, "containers");
+        const json_t *inits = json_object_get(spec, "initContainers");
+        const char *container = request_query(req, "container");
+        char names[1024] = "", inames[1024] = "";
+
+        list_names(containers, names, sizeof names);
+        list_names(inits, inames, sizeof inames);
+        if (container && container[0]) {
+                if (!has_container(containers, container) && !has_container(inits, container))
+                        return reply_status(ret,
+                                            400,
+                                            "BadRequest",
+                                            req->name,
+                                            pods->plural,
+                                            "container %s is not valid for pod %s",
+                                            container,
+                                            req->name);
+        } else if (json_array_size(containers) == 1) {
+                container =
+                    json_string_value(json_object_get(json_array_get(containers, 0), "name"));
+        } else {
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    req->name,
+                    pods->plural,
+                    "a container name must be specified for pod %s, choose one of: [%s]%s%s%s",
+                    req->name,
+                    names,
+                    inames[0] ? " or one of the init containers: [" : "",
+                    inames,
+                    inames[0] ? "]" : "");
+        }
+        *ret_container = container;
+        return 1;
+}
+
+/* The flags of the query, as the agent takes them: 1 with them appended to f, else 0 (400). */
+static int log_flags(const struct request *req,
+                     const struct xp_kind *pods,
+                     FILE *f,
+                     bool *ret_follow,
+                     struct reply *ret)
 {
         static const char *const bools[] = {"follow", "previous", "timestamps"};
         static const struct {
                 const char *name;
                 int64_t min;
         } ints[] = {{"tailLines", 0}, {"sinceSeconds", 1}, {"limitBytes", 1}};
-        const struct xp_kind *pods = route->kind;
-        struct xp_error err = {0};
-        const char *node, *container, *uid, *since_time;
-        json_t *pod = NULL, *spec, *containers, *inits;
-        char host[64], key_id[AUTH_TOKEN_ID_LEN + 1], names[1024] = "", inames[1024] = "";
-        uint8_t key[AUTH_KEY_LEN];
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(bools); i++) {
+                bool v;
+
+                if (!parse_query_bool(request_query(req, bools[i]), &v))
+                        return reply_status(ret,
+                                            400,
+                                            "BadRequest",
+                                            req->name,
+                                            pods->plural,
+                                            "%s: invalid value \"%s\": want true or false",
+                                            bools[i],
+                                            request_query(req, bools[i]));
+                if (v)
+                        fprintf(f, "&%s=true", bools[i]);
+                if (i == 0)
+                        *ret_follow = v;
+        }
+        for (size_t i = 0; i < XP_ELEMENTSOF(ints); i++) {
+                int64_t v;
+
+                if (!parse_query_int(request_query(req, ints[i].name), ints[i].min, &v))
+                        return reply_status(
+                            ret,
+                            400,
+                            "BadRequest",
+                            req->name,
+                            pods->plural,
+                            "%s: invalid value \"%s\": must be an integer greater than or equal to %" PRId64,
+                            ints[i].name,
+                            request_query(req, ints[i].name),
+                            ints[i].min);
+                if (v >= 0)
+                        fprintf(f, "&%s=%" PRId64, ints[i].name, v);
+        }
+        return 1;
+}
+
+/* ?sinceTime=, as the agent takes it (seconds ago): 1 with it appended to f, else 0 (400). */
+static int
+log_since_time(const struct request *req, const struct xp_kind *pods, FILE *f, struct reply *ret)
+{
+        const char *since_time = request_query(req, "sinceTime");
+        int64_t t, ago;
+
+        if (!since_time || request_query(req, "sinceSeconds"))
+                return 1;
+        if (xp_time_parse_rfc3339(since_time, &t) < 0)
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    req->name,
+                                    pods->plural,
+                                    "sinceTime: invalid value \"%s\": want an RFC 3339 time",
+                                    since_time);
+        /* The agent takes seconds: a time in the future shows what comes from now on. */
+        ago = (int64_t)time(NULL) - t;
+        fprintf(f, "&sinceSeconds=%" PRId64, ago < 1 ? 1 : ago);
+        return 1;
+}
+
+/* The agent's path and query for the log: 1 with *ret_path, else 0 with ret filled, or -ENOMEM. */
+static int log_path(const struct request *req,
+                    const struct xp_kind *pods,
+                    const char *container,
+                    const char *uid,
+                    char **ret_path,
+                    bool *ret_follow,
+                    struct reply *ret)
+{
         _cleanup_free_ char *path = NULL;
         size_t len = 0;
-        FILE *f = NULL;
-        uint64_t version;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&path, &len);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, "/containerLogs/%s/%s/%s?podUID=%s", req->namespace, req->name, container, uid);
+        r = log_flags(req, pods, f, ret_follow, ret);
+        if (r > 0)
+                r = log_since_time(req, pods, f, ret);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        if (r > 0)
+                *ret_path = TAKE_PTR(path);
+        return r;
+}
+
+/* Proxies the log request to the agent of node, signed with the node's key. */
+static int log_from_node(const struct request *req,
+                         const struct xp_kind *pods,
+                         const char *node,
+                         const char *path,
+                         bool follow,
+                         struct reply *ret)
+{
+        char host[64], key_id[AUTH_TOKEN_ID_LEN + 1];
+        uint8_t key[AUTH_KEY_LEN];
         unsigned port = 0;
+        int r;
+
+        r = node_log_endpoint(req, node, host, &port, ret);
+        if (r <= 0)
+                return r;
+        if (!req->api->auth || auth_node_key(req->api->auth, node, key_id, key) < 0)
+                return reply_status(
+                    ret,
+                    503,
+                    "ServiceUnavailable",
+                    req->name,
+                    pods->plural,
+                    "the server has no node token for node \"%s\" to sign the log request to its agent with: create one with `xpool token create --node %s`",
+                    node,
+                    node);
+        return log_proxy(req, node, host, port, path, key_id, key, follow, ret);
+}
+
+int handle_log(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *pods = route->kind;
+        struct xp_error err = {0};
+        const char *node, *container = NULL, *uid;
+        _cleanup_free_ char *path = NULL;
+        json_t *pod = NULL;
+        uint64_t version;
         bool follow = false;
         int r;
 
@@ -360,11 +404,7 @@ int handle_log(const struct request *req, const struct route *route, struct repl
             req->api->store, pods->plural, req->namespace, req->name, &pod, &version, &err);
         if (r < 0)
                 return reply_store_error(ret, r, pods, req->name, &err);
-        spec = json_object_get(pod, "spec");
-        node = json_string_value(json_object_get(spec, "nodeName"));
-        containers = json_object_get(spec, "containers");
-        inits = json_object_get(spec, "initContainers");
-        container = request_query(req, "container");
+        node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
         uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
         if (!node || !node[0]) {
                 r = reply_status(
@@ -377,38 +417,9 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                     req->name);
                 goto out;
         }
-        list_names(containers, names, sizeof names);
-        list_names(inits, inames, sizeof inames);
-        if (!container || !container[0]) {
-                if (json_array_size(containers) == 1) {
-                        container = json_string_value(
-                            json_object_get(json_array_get(containers, 0), "name"));
-                } else {
-                        r = reply_status(
-                            ret,
-                            400,
-                            "BadRequest",
-                            req->name,
-                            pods->plural,
-                            "a container name must be specified for pod %s, choose one of: [%s]%s%s%s",
-                            req->name,
-                            names,
-                            inames[0] ? " or one of the init containers: [" : "",
-                            inames,
-                            inames[0] ? "]" : "");
-                        goto out;
-                }
-        } else if (!has_container(containers, container) && !has_container(inits, container)) {
-                r = reply_status(ret,
-                                 400,
-                                 "BadRequest",
-                                 req->name,
-                                 pods->plural,
-                                 "container %s is not valid for pod %s",
-                                 container,
-                                 req->name);
+        r = log_container(req, pods, pod, &container, ret);
+        if (r <= 0)
                 goto out;
-        }
         if (!container || !uid) {
                 r = reply_status(ret,
                                  500,
@@ -419,93 +430,9 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                                  req->name);
                 goto out;
         }
-
-        f = open_memstream(&path, &len);
-        if (!f) {
-                r = -ENOMEM;
-                goto out;
-        }
-        fprintf(f, "/containerLogs/%s/%s/%s?podUID=%s", req->namespace, req->name, container, uid);
-        for (size_t i = 0; i < XP_ELEMENTSOF(bools); i++) {
-                bool v;
-
-                if (!parse_query_bool(request_query(req, bools[i]), &v)) {
-                        fclose(f);
-                        r = reply_status(ret,
-                                         400,
-                                         "BadRequest",
-                                         req->name,
-                                         pods->plural,
-                                         "%s: invalid value \"%s\": want true or false",
-                                         bools[i],
-                                         request_query(req, bools[i]));
-                        goto out;
-                }
-                if (v)
-                        fprintf(f, "&%s=true", bools[i]);
-                if (i == 0)
-                        follow = v;
-        }
-        for (size_t i = 0; i < XP_ELEMENTSOF(ints); i++) {
-                int64_t v;
-
-                if (!parse_query_int(request_query(req, ints[i].name), ints[i].min, &v)) {
-                        fclose(f);
-                        r = reply_status(
-                            ret,
-                            400,
-                            "BadRequest",
-                            req->name,
-                            pods->plural,
-                            "%s: invalid value \"%s\": must be an integer greater than or equal to %" PRId64,
-                            ints[i].name,
-                            request_query(req, ints[i].name),
-                            ints[i].min);
-                        goto out;
-                }
-                if (v >= 0)
-                        fprintf(f, "&%s=%" PRId64, ints[i].name, v);
-        }
-        since_time = request_query(req, "sinceTime");
-        if (since_time && !request_query(req, "sinceSeconds")) {
-                int64_t t, ago;
-
-                if (xp_time_parse_rfc3339(since_time, &t) < 0) {
-                        fclose(f);
-                        r = reply_status(ret,
-                                         400,
-                                         "BadRequest",
-                                         req->name,
-                                         pods->plural,
-                                         "sinceTime: invalid value \"%s\": want an RFC 3339 time",
-                                         since_time);
-                        goto out;
-                }
-                /* The agent takes seconds: a time in the future shows what comes from now on. */
-                ago = (int64_t)time(NULL) - t;
-                fprintf(f, "&sinceSeconds=%" PRId64, ago < 1 ? 1 : ago);
-        }
-        if (fclose(f) != 0) {
-                r = -ENOMEM;
-                goto out;
-        }
-
-        r = node_log_endpoint(req, node, host, &port, ret);
-        if (r <= 0)
-                goto out;
-        if (!req->api->auth || auth_node_key(req->api->auth, node, key_id, key) < 0) {
-                r = reply_status(
-                    ret,
-                    503,
-                    "ServiceUnavailable",
-                    req->name,
-                    pods->plural,
-                    "the server has no node token for node \"%s\" to sign the log request to its agent with: create one with `xpool token create --node %s`",
-                    node,
-                    node);
-                goto out;
-        }
-        r = log_proxy(req, node, host, port, path, key_id, key, follow, ret);
+        r = log_path(req, pods, container, uid, &path, &follow, ret);
+        if (r > 0)
+                r = log_from_node(req, pods, node, path, follow, ret);
 out:
         json_decref(pod);
         return r;

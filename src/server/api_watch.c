@@ -494,7 +494,7 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                 struct xp_error err = {0};
                 size_t n;
 
-                if (!parse_resource_version(rv, &w->since)) {
+                if (!xp_registry_version_parse(rv, &w->since)) {
                         r = reply_status(
                             ret,
                             400,

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "controller/nodelife.h"
+#include "controller/scheduler.h"
 #include "internal.h"
 #include "server.h"
 #include "setup.h"
@@ -40,8 +42,8 @@ struct xp_server {
         struct MHD_Daemon *daemon;
         struct api api;
         struct auth *auth;
-        struct scheduler *scheduler; /* NULL with scheduler_off */
-        struct nodelife *nodelife;
+        struct xp_scheduler *scheduler; /* NULL with scheduler_off */
+        struct xp_nodelife *nodelife;
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -290,6 +292,13 @@ int request_socket(const struct request *req)
             MHD_get_connection_info(req->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
 
         return info ? info->connect_fd : -1;
+}
+
+bool request_is_watch(const struct request *req)
+{
+        const char *v = request_query(req, "watch");
+
+        return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
 static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
@@ -694,21 +703,21 @@ int xp_server_new(const struct xp_server_options *options,
                                "writes are refused until that changes",
                                why);
         }
-        r = namespaces_init(&server->api, err);
+        r = xp_registry_new(server->api.store, &server->api.registry, err);
         if (r < 0)
                 goto fail;
         if (!options->scheduler_off) {
-                r = scheduler_start(&server->api, &server->scheduler, err);
+                r = xp_scheduler_start(server->api.registry, NULL, &server->scheduler, err);
                 if (r < 0)
                         goto fail;
         }
-        r = nodelife_start(&server->api,
-                           options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
-                                                              : XP_SERVER_NODE_MONITOR_GRACE_MS,
-                           options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+        struct xp_nodelife_options nodelife_options = {
+            .grace_ms = options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
+                                                           : XP_SERVER_NODE_MONITOR_GRACE_MS,
+            .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
                                                                 : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
-                           &server->nodelife,
-                           err);
+        };
+        r = xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
         if (r < 0)
                 goto fail;
         r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
@@ -836,12 +845,12 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
-        scheduler_stop(server->scheduler); /* they write to the store: first */
-        nodelife_stop(server->nodelife);
+        xp_scheduler_free(server->scheduler); /* they write to the store: first */
+        xp_nodelife_free(server->nodelife);
         atomic_store(&server->api.stopping, true);
         if (server->daemon)
                 MHD_stop_daemon(server->daemon);
-        namespaces_done(&server->api);
+        xp_registry_free(server->api.registry);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         free(server->kubeconfig);

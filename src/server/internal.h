@@ -7,13 +7,13 @@
  */
 
 #include <jansson.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "registry/registry.h"
 #include "xpool/error.h"
 #include "xpool/kind.h"
 #include "xpool/store.h"
@@ -28,29 +28,13 @@ enum http_method {
         HTTP_OTHER,
 };
 
-/*
- * The namespaces known to exist and be Active, so that a create need not read its namespace from
- * the store. Only this server writes namespaces, so the cache cannot go stale: a namespace enters
- * when a create checks it, leaves when its deletion begins.
- *
- * lock orders creates against namespace deletion: a create holds it shared from the namespace
- * check to the end of its write, a deletion exclusively while it marks the namespace
- * Terminating, so no create that saw the namespace Active lands after its contents are deleted.
- */
-struct namespace_cache {
-        pthread_rwlock_t lock;
-        pthread_mutex_t mutex; /* guards names */
-        char **names;
-        size_t n;
-};
-
-/* What every handler shares: the store, and the server's lifecycle. */
+/* What every handler shares: the store, the registry over it, and the server's lifecycle. */
 struct api {
         struct xp_store *store;
-        const char *server_address; /* host:port clients reach us on */
-        atomic_bool stopping;       /* set before the HTTP daemon stops: streams end */
-        struct auth *auth;          /* the tokens; signs log requests to agents (logproxy.c) */
-        struct namespace_cache namespaces;
+        struct xp_registry *registry; /* the writes handlers share with the controllers */
+        const char *server_address;   /* host:port clients reach us on */
+        atomic_bool stopping;         /* set before the HTTP daemon stops: streams end */
+        struct auth *auth;            /* the tokens; signs log requests to agents (logproxy.c) */
 };
 
 struct auth_identity;
@@ -122,14 +106,14 @@ struct route {
         const struct xp_kind *kind;
 };
 
-/* ?watch=true (or 1). */
+/* ?watch=true (or 1) (http.c). */
 bool request_is_watch(const struct request *req);
-/* The Accept header asks for a meta.k8s.io Table (kubectl get). */
+/* The Accept header asks for a meta.k8s.io Table (kubectl get) (api_query.c). */
 bool request_wants_table(const struct request *req);
 /* ?includeObject's value (NULL or "" is Metadata); false when it is none of the three. */
 bool table_include_parse(const char *value, enum xp_table_include *ret);
 
-/* Kinds whose status is written through /status only: pods, nodes, namespaces. */
+/* Kinds whose status is written through /status only: pods, nodes, namespaces (routes.c). */
 bool kind_has_status(const struct xp_kind *kind);
 
 extern const struct route api_routes[];
@@ -172,51 +156,21 @@ int reply_success(struct reply *ret, unsigned code);
 
 /* The store's namespace key: the request's for namespaced kinds, "" otherwise. */
 const char *store_namespace(const struct request *req, const struct xp_kind *kind);
-/* A resourceVersion as the store writes it: a positive decimal. */
-bool parse_resource_version(const char *text, uint64_t *ret);
-void format_resource_version(uint64_t version, char buf[static 24]);
 
-#define UUID_STRING 37
-/* A random (version 4) UUID, as Kubernetes gives every object (api_objects.c). */
-int uuid_v4(char buf[static UUID_STRING]);
-
-/* The namespaces every server has, created at start, and the cache (api_namespaces.c). */
-int namespaces_init(struct api *api, struct xp_error *err);
-void namespaces_done(struct api *api);
 /*
- * 1 when the request's namespace exists and is Active (or the kind is cluster-scoped), else 0
- * with ret filled: 404 namespaces "x" not found, 403 when it is being deleted. On 1 for a
- * namespaced kind the caller holds the namespace lock shared and must namespace_release() it
- * after its write.
+ * Holds the request's namespace for a write (xp_registry_namespace_hold()): 1 when it exists and
+ * is Active (or the kind is cluster-scoped), else 0 with ret filled: 404 namespaces "x" not
+ * found, 403 when it is being deleted. On 1 the caller must namespace_release() after its write.
  */
 int namespace_check(const struct request *req, const struct xp_kind *kind, struct reply *ret);
 void namespace_release(const struct request *req, const struct xp_kind *kind);
-/* Records a namespace this server just created as Active. */
-void namespace_created(struct api *api, const char *name);
-/* Forgets what the cache knows of a namespace whose object changed: the next check reads it. */
-void namespace_changed(struct api *api, const char *name);
 
-/*
- * Deletes a namespace as Kubernetes does, synchronously: marks it Terminating (creates in it are
- * refused from then on), deletes every object in it, then the namespace itself. The four
- * namespaces every server has may not be deleted (403).
- */
+/* DELETE of a namespace (xp_registry_namespace_delete()), answered as Kubernetes does. */
 int namespace_delete(const struct request *req,
                      const struct xp_kind *kind,
                      uint64_t expected,
                      bool dry,
                      struct reply *ret);
-
-/*
- * Deletes what is left in a Terminating namespace (pods gracefully), and the namespace once no
- * pod remains: 1 when it is gone, 0 while pods are terminating. *ret_last (may be NULL) receives
- * the namespace's last state (NULL when another call removed it first), or its current one while
- * it stays.
- */
-int namespace_finish(struct api *api, const char *name, json_t **ret_last, struct xp_error *err);
-
-/* The namespaces every server has, which cannot be deleted. */
-bool namespace_protected(const char *name);
 
 struct xp_label_selector;
 struct xp_field_selector;
@@ -273,77 +227,3 @@ int log_proxy(const struct request *req,
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);
-
-/* ---- pod deletion (pod_delete.c) ------------------------------------------------------------ */
-
-/* What a DELETE of a pod asks for (DeleteOptions or the query). */
-struct pod_delete_options {
-        bool has_grace;        /* gracePeriodSeconds given */
-        int64_t grace_seconds; /* negative counts as 1, as Kubernetes */
-        const char *uid;       /* preconditions.uid, NULL when none */
-        uint64_t version;      /* preconditions.resourceVersion, 0 when none */
-        bool dry;              /* ?dryRun=All: decide, write nothing */
-};
-
-/*
- * Deletes a pod as Kubernetes does (lifecycle_delete_plan()): a pod bound to a node and not
- * terminal gets metadata.deletionTimestamp = now + grace and stays until its agent deletes it
- * with grace 0; an unbound or terminal one, or grace 0, is removed at once. *ret_pod receives the
- * pod as it is now (the last state when removed), *ret_removed whether it is gone. -ECANCELED
- * when a precondition fails (err has Kubernetes' "Precondition failed: ..." text), the store's
- * errors (-ENOENT, ...).
- */
-int pod_delete(struct api *api,
-               const char *ns,
-               const char *name,
-               const struct pod_delete_options *options,
-               json_t **ret_pod,
-               bool *ret_removed,
-               struct xp_error *err);
-
-/* ---- binding and the scheduling loop (api_pods.c, scheduler.c) ------------------------------ */
-
-/*
- * Binds a pod as the Binding subresource does: spec.nodeName, annotations (may be NULL) merged
- * into metadata.annotations and PodScheduled=True, in one store update whose precondition is the
- * version read. expected_version 0 binds whatever the pod's version (a stale read is read again);
- * otherwise the pod must still be at that version, else -ESTALE. -EALREADY when the pod is bound
- * already, -EBUSY when it is being deleted (err says which, as the 409 message's tail), the
- * store's errors (-ENOENT, ...). *ret_pod (may be NULL) receives the pod as written.
- */
-int pod_bind(struct api *api,
-             const char *ns,
-             const char *name,
-             const char *node,
-             const json_t *annotations,
-             uint64_t expected_version,
-             json_t **ret_pod,
-             struct xp_error *err);
-
-/*
- * The scheduling loop (scheduler.c): one thread that follows nodes and pods in the store and
- * binds pending pods with the scheduler core. api is borrowed until scheduler_stop(), which
- * must run before the store closes and returns within about a second. -ENOMEM, or the store's
- * error when the first listing fails.
- */
-struct scheduler;
-int scheduler_start(struct api *api, struct scheduler **ret, struct xp_error *err);
-/* Stops the thread and frees everything; NULL is fine. */
-void scheduler_stop(struct scheduler *scheduler);
-
-/*
- * The node lifecycle controller (nodelife.c): one thread that marks nodes whose agent stopped
- * renewing its Lease for grace_ms as Ready=Unknown with the unreachable NoExecute taint, their
- * pods Ready=False, and after eviction_ms (or the pod's toleration) Failed with reason NodeLost;
- * it also finishes Terminating namespaces once their pods are gone. api is borrowed until
- * nodelife_stop(), which must run before the store closes. -ENOMEM, or the store's error when the
- * first listing fails.
- */
-struct nodelife;
-int nodelife_start(struct api *api,
-                   int64_t grace_ms,
-                   int64_t eviction_ms,
-                   struct nodelife **ret,
-                   struct xp_error *err);
-/* Stops the thread and frees everything; NULL is fine. */
-void nodelife_stop(struct nodelife *nodelife);

@@ -202,23 +202,3 @@ const char *store_namespace(const struct request *req, const struct xp_kind *kin
 {
         return kind->namespaced ? req->namespace : "";
 }
-
-bool parse_resource_version(const char *text, uint64_t *ret)
-{
-        char *end;
-        unsigned long long v;
-
-        if (!text || text[0] < '0' || text[0] > '9')
-                return false;
-        errno = 0;
-        v = strtoull(text, &end, 10);
-        if (errno != 0 || *end != '\0' || v == 0)
-                return false;
-        *ret = v;
-        return true;
-}
-
-void format_resource_version(uint64_t version, char buf[static 24])
-{
-        snprintf(buf, 24, "%" PRIu64, version);
-}

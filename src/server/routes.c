@@ -5,6 +5,8 @@
  * a route whose {resource} names no kind of its group and scope does not match, so that
  * /api/v1/namespaces/x/status reaches the Namespace status route.
  */
+#include <string.h>
+
 #include "internal.h"
 #include "xpool/macro.h"
 
@@ -107,3 +109,10 @@ const struct route api_routes[] = {
 };
 
 const size_t api_routes_n = XP_ELEMENTSOF(api_routes);
+
+/* The kinds whose status is a subresource (ROUTE_STATUS), as in Kubernetes. */
+bool kind_has_status(const struct xp_kind *kind)
+{
+        return strcmp(kind->plural, "pods") == 0 || strcmp(kind->plural, "nodes") == 0 ||
+               strcmp(kind->plural, "namespaces") == 0;
+}

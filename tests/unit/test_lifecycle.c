@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The pure lifecycle decisions of the server (src/server/lifecycle.c) and duration flags. */
+/* The pure lifecycle decisions of the server (src/registry/lifecycle.c) and duration flags. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "server/lifecycle.h"
+#include "registry/lifecycle.h"
 #include "server/server.h"
 #include "xpool/timeutil.h"
 

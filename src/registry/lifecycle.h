@@ -3,9 +3,9 @@
 
 /*
  * The pure parts of pod and node lifecycle (lifecycle.c): what a DELETE of a pod does, and how
- * the node lifecycle controller (nodelife.c) rewrites a lost node and the pods on it. No I/O and
- * no clock: the caller passes the time. Objects are v1 JSON as the store holds them; the
- * functions that change one change it in place and leave it as it was when they fail.
+ * the node lifecycle controller (src/controller/nodelife.c) rewrites a lost node and the pods on
+ * it. No I/O and no clock: the caller passes the time. Objects are v1 JSON as the store holds them;
+ * the functions that change one change it in place and leave it as it was when they fail.
  */
 
 #include <jansson.h>

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * A controller's thread: the loop every controller runs, so that none carries a copy. Each round
+ * brings the informer up to date (relisting when the store's log moved past it), then calls the
+ * controller's work, then sleeps until the store has news or the work's timeout passes. A round
+ * whose read of the store fails logs the error and tries again after retry_ms.
+ *
+ * Tests drive a controller without this thread: they call xp_informer_sync() and the work
+ * themselves (each controller offers a step function doing both).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xpool/error.h"
+
+struct xp_informer;
+struct xp_controller;
+
+struct xp_controller_ops {
+        const char *name; /* in logs: "scheduler", "node lifecycle" */
+        /* One round of work after the informer delivered what was new. Returns the longest
+         * sleep (ms) before the next round when the store stays quiet. */
+        int64_t (*work)(void *userdata);
+        /* Called when the informer had to list everything again (may be NULL). */
+        void (*relisted)(void *userdata);
+        int64_t retry_ms; /* the sleep after a failed read of the store */
+};
+
+/*
+ * Starts the thread over informer (listed already) and userdata, both borrowed until
+ * xp_controller_stop(). -errno of pthread_create() with err.
+ */
+int xp_controller_start(const struct xp_controller_ops *ops,
+                        struct xp_informer *informer,
+                        void *userdata,
+                        struct xp_controller **ret,
+                        struct xp_error *err);
+
+/* Ends the thread at its next round (within a sleep) and frees it. NULL is fine. */
+void xp_controller_stop(struct xp_controller *controller);
+
+/* Whether stop was asked for: long work checks it to end early. NULL (no thread): false. */
+bool xp_controller_stopping(const struct xp_controller *controller);

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The informer (informer.h): a list per kind, then the store's event log from there. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "informer.h"
+#include "registry/registry.h"
+#include "xpool/store.h"
+
+#define DEFAULT_BATCH 256
+
+struct xp_informer {
+        struct xp_informer_options options;
+        uint64_t *seen; /* per handler: the log is read up to here */
+};
+
+int xp_informer_new(const struct xp_informer_options *options, struct xp_informer **ret)
+{
+        struct xp_informer *informer;
+
+        if (!options->store || options->n_handlers == 0)
+                return -EINVAL;
+        informer = calloc(1, sizeof *informer);
+        if (!informer)
+                return -ENOMEM;
+        informer->options = *options;
+        if (informer->options.batch == 0)
+                informer->options.batch = DEFAULT_BATCH;
+        informer->seen = calloc(options->n_handlers, sizeof *informer->seen);
+        if (!informer->seen) {
+                free(informer);
+                return -ENOMEM;
+        }
+        *ret = informer;
+        return 0;
+}
+
+void xp_informer_free(struct xp_informer *informer)
+{
+        if (!informer)
+                return;
+        free(informer->seen);
+        free(informer);
+}
+
+static void deliver(const struct xp_informer *informer,
+                    xp_informer_fn fn,
+                    const json_t *object,
+                    uint64_t version)
+{
+        if (fn && object)
+                fn(informer->options.userdata, object, version);
+}
+
+static uint64_t object_version(const json_t *object)
+{
+        const char *text = json_string_value(
+            json_object_get(json_object_get(object, "metadata"), "resourceVersion"));
+        uint64_t version = 0;
+
+        if (text)
+                (void)xp_registry_version_parse(text, &version);
+        return version;
+}
+
+int xp_informer_list(struct xp_informer *informer, struct xp_error *err)
+{
+        const struct xp_informer_options *o = &informer->options;
+
+        for (size_t k = 0; k < o->n_handlers; k++) {
+                const struct xp_informer_handler *h = &o->handlers[k];
+                json_t *items, *item;
+                uint64_t version;
+                size_t i;
+                int r;
+
+                r = xp_store_list(o->store, h->resource, NULL, &items, &version, err);
+                if (r < 0)
+                        return r;
+                json_array_foreach(items, i, item)
+                    deliver(informer, h->add, item, object_version(item));
+                json_decref(items);
+                informer->seen[k] = version;
+        }
+        return 0;
+}
+
+static xp_informer_fn callback_of(const struct xp_informer_handler *h,
+                                  enum xp_store_event_type type)
+{
+        switch (type) {
+        case XP_STORE_ADDED:
+                return h->add;
+        case XP_STORE_MODIFIED:
+                return h->update;
+        case XP_STORE_DELETED:
+                return h->delete;
+        }
+        return NULL;
+}
+
+/* Reads one kind's events to the end of the log: 1 when any came, 0 none, -errno. */
+static int sync_kind(struct xp_informer *informer, size_t k, struct xp_error *err)
+{
+        const struct xp_informer_options *o = &informer->options;
+        const struct xp_informer_handler *h = &o->handlers[k];
+        struct xp_store_event *events;
+        uint64_t through;
+        size_t n;
+        int r, any = 0;
+
+        do {
+                r = xp_store_events_scan(o->store,
+                                         h->resource,
+                                         NULL,
+                                         informer->seen[k],
+                                         o->batch,
+                                         &events,
+                                         &n,
+                                         &through,
+                                         err);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++)
+                        deliver(informer,
+                                callback_of(h, events[i].type),
+                                events[i].object,
+                                events[i].resource_version);
+                xp_store_events_free(events, n);
+                informer->seen[k] = through;
+                any |= n > 0;
+        } while (n == o->batch);
+        return any;
+}
+
+int xp_informer_sync(struct xp_informer *informer, struct xp_error *err)
+{
+        const struct xp_informer_options *o = &informer->options;
+        int r, any = 0;
+
+        for (size_t k = 0; k < o->n_handlers; k++) {
+                r = sync_kind(informer, k, err);
+                if (r == -XP_STORE_EXPIRED) {
+                        /* what the events built may miss deletions: start again from a list */
+                        if (o->reset)
+                                o->reset(o->userdata);
+                        r = xp_informer_list(informer, err);
+                        return r < 0 ? r : 2;
+                }
+                if (r < 0)
+                        return r;
+                any |= r;
+        }
+        return any;
+}
+
+uint64_t xp_informer_position(const struct xp_informer *informer)
+{
+        uint64_t oldest = UINT64_MAX;
+
+        for (size_t k = 0; k < informer->options.n_handlers; k++)
+                if (informer->seen[k] < oldest)
+                        oldest = informer->seen[k];
+        return oldest;
+}
+
+int xp_informer_wait(struct xp_informer *informer, int timeout_ms)
+{
+        return xp_store_wait(informer->options.store, xp_informer_position(informer), timeout_ms);
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pods waiting for a node: an unordered array (a pass sorts what it tries) and an index by
+ * "namespace/name", so that a pod event costs O(1) whatever the number pending.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler_state.h"
+#include "xpool/sched.h"
+
+bool pod_is_ours_pending(const json_t *pod)
+{
+        const char *scheduler = pod_string(pod, "spec", "schedulerName");
+
+        if (pod_is_bound(pod) || pod_is_finished(pod) ||
+            json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+                return false;
+        return !scheduler || !scheduler[0] || strcmp(scheduler, "xpool") == 0 ||
+               strcmp(scheduler, "default-scheduler") == 0;
+}
+
+static void pending_free(struct pending *p)
+{
+        if (!p)
+                return;
+        free(p->key);
+        free(p->namespace);
+        free(p->name);
+        json_decref(p->pod);
+        xp_pod_free(p->decoded);
+        free(p->message);
+        free(p);
+}
+
+struct pending *pending_find(struct xp_scheduler *s, const char *ns, const char *name)
+{
+        char key[2 * NAME_MAX_LEN + 2];
+        struct pending *p;
+
+        if (snprintf(key, sizeof key, "%s/%s", ns, name) >= (int)sizeof key)
+                return NULL; /* longer than any name the store accepts: never queued */
+        p = smap_get(&s->index, key);
+        return p && !p->drop ? p : NULL;
+}
+
+void pending_delete(struct xp_scheduler *s, struct pending *p)
+{
+        struct pending *last = s->queue[--s->n_queue];
+
+        (void)smap_del(&s->index, p->key);
+        s->queue[p->slot] = last;
+        last->slot = p->slot;
+        pending_free(p);
+}
+
+void pending_clear(struct xp_scheduler *s)
+{
+        for (size_t i = 0; i < s->n_queue; i++)
+                pending_free(s->queue[i]);
+        s->n_queue = 0;
+        smap_done(&s->index);
+}
+
+static bool same_member(const json_t *a, const json_t *b, const char *part, const char *key)
+{
+        const json_t *x = json_object_get(a, part), *y = json_object_get(b, part);
+
+        if (key) {
+                x = json_object_get(x, key);
+                y = json_object_get(y, key);
+        }
+        return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+/* A change that may make a waiting pod schedulable: its spec, labels or annotations. */
+static bool pod_request_changed(const json_t *old, const json_t *new)
+{
+        return !same_member(old, new, "spec", NULL) ||
+               !same_member(old, new, "metadata", "labels") ||
+               !same_member(old, new, "metadata", "annotations");
+}
+
+int pending_upsert(
+    struct xp_scheduler *s, const char *ns, const char *name, json_t *pod, uint64_t version)
+{
+        struct pending *p = pending_find(s, ns, name), *old;
+        json_t *priority = json_object_get(json_object_get(pod, "spec"), "priority");
+        int r;
+
+        if (p) {
+                if (version <= p->version)
+                        return 0;
+                if (pod_request_changed(p->pod, pod))
+                        p->waiting = false;
+                json_decref(p->pod);
+                p->pod = json_incref(pod);
+                p->version = version;
+                p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
+                return 0;
+        }
+        if (strlen(ns) > NAME_MAX_LEN || strlen(name) > NAME_MAX_LEN)
+                return -ENAMETOOLONG;
+        if (s->n_queue == s->cap_queue) {
+                size_t cap = s->cap_queue ? s->cap_queue * 2 : 16;
+                struct pending **bigger = realloc(s->queue, cap * sizeof *bigger);
+
+                if (!bigger)
+                        return -ENOMEM;
+                s->queue = bigger;
+                s->cap_queue = cap;
+        }
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        *p = (struct pending){
+            .namespace = strdup(ns),
+            .name = strdup(name),
+            .version = version,
+            .first_version = version,
+            .priority = json_is_integer(priority) ? json_integer_value(priority) : 0,
+            .slot = s->n_queue,
+        };
+        if (!p->namespace || !p->name || asprintf(&p->key, "%s/%s", ns, name) < 0) {
+                p->key = NULL;
+                pending_free(p);
+                return -ENOMEM;
+        }
+        /* a dropped entry of the same key may still wait for the end of a pass: replace it */
+        old = smap_get(&s->index, p->key);
+        if (old)
+                pending_delete(s, old);
+        r = smap_put(&s->index, p->key, p);
+        if (r < 0) {
+                pending_free(p);
+                return r;
+        }
+        p->slot = s->n_queue;
+        p->pod = json_incref(pod);
+        s->queue[s->n_queue++] = p;
+        return 0;
+}
+
+void pending_remove(struct xp_scheduler *s, const char *ns, const char *name)
+{
+        struct pending *p = pending_find(s, ns, name);
+
+        if (p)
+                pending_delete(s, p);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The scheduling loop's state, shared by its files: scheduler.c (the loop: informer callbacks,
+ * passes, placements), scheduler_queue.c (the pods waiting for a node), scheduler_write.c (the
+ * writes and the threads that make them).
+ */
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "controller/scheduler.h"
+#include "sched/sched_internal.h"
+
+#define SCHEDULER_NAME    "xpool-scheduler"
+#define RETRY_MS          250  /* shortest interval between retries of unschedulable pods */
+#define EVENT_INTERVAL_MS 2000 /* repeated failures update their Event at most this often */
+#define NAME_MAX_LEN      253
+#define INFLIGHT_MAX      512 /* writes handed to the workers and not yet done */
+
+/* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
+struct pending {
+        char *key; /* "namespace/name": the index's key */
+        char *namespace;
+        char *name;
+        json_t *pod; /* its latest state */
+        uint64_t version;
+        /* pod decoded, at decoded_version: a pod that waits is tried again on every change of
+         * the cluster, and decoding it each time would cost more than placing it */
+        struct xp_pod *decoded;
+        uint64_t decoded_version;
+        uint64_t first_version; /* FIFO order among equal creationTimestamps */
+        int64_t priority;
+        size_t slot;   /* its place in scheduler.queue */
+        bool waiting;  /* tried and unschedulable: tried again when the cluster changes */
+        bool drop;     /* bound or gone: removed at the end of the pass */
+        bool inflight; /* its binding is with the workers: not tried meanwhile */
+        char *message; /* the last failure's reason */
+        int64_t failures_unwritten; /* failures with message not yet counted in its Event */
+        int64_t event_written_ms;
+};
+
+/*
+ * A write for the workers: a binding (node set), or a PodScheduled=False status (unschedulable
+ * set); either may carry a FailedScheduling Event's count (event_message set).
+ */
+struct bind_job {
+        struct bind_job *next;
+        char *namespace, *name, *node;
+        json_t *annotations;
+        json_t *pod;         /* the pod as decided on (status and Event writes) */
+        char *unschedulable; /* the reason to write as PodScheduled=False */
+        char *event_message; /* a FailedScheduling Event counting event_count failures */
+        int64_t event_count;
+        uint64_t version; /* the version the decision was made on */
+        int result;       /* xp_registry_pod_bind()'s */
+        char message[256];
+};
+
+struct xp_scheduler {
+        struct xp_registry *registry;
+        const struct xp_clock *clock;
+        struct xp_informer *informer;
+        struct xp_controller *loop; /* NULL when a test steps it */
+        pthread_t *workers;
+        size_t n_workers;
+        pthread_mutex_t lock; /* guards the job lists and workers_stop */
+        pthread_cond_t wake;
+        struct bind_job *jobs, *jobs_tail, *done;
+        bool workers_stop;
+        size_t inflight; /* the loop's count of jobs not yet collected */
+        struct xp_sched *sched;
+        /* Unordered (a pass sorts what it tries); index finds an entry by key, so that a pod
+         * event costs O(1) whatever the number pending. */
+        struct pending **queue;
+        size_t n_queue, cap_queue;
+        struct smap index;
+        bool changed; /* capacity may have appeared since the waiting pods were tried */
+        int64_t retried_ms;
+};
+
+/* ---- the pending pods (scheduler_queue.c) ------------------------------------------------ */
+
+static inline const char *pod_string(const json_t *pod, const char *part, const char *key)
+{
+        return json_string_value(json_object_get(json_object_get(pod, part), key));
+}
+
+static inline bool pod_is_bound(const json_t *pod)
+{
+        const char *node = pod_string(pod, "spec", "nodeName");
+
+        return node && node[0];
+}
+
+static inline bool pod_is_finished(const json_t *pod)
+{
+        const char *phase = pod_string(pod, "status", "phase");
+
+        return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
+/* Unbound, not going away, and asking for this scheduler. */
+bool pod_is_ours_pending(const json_t *pod);
+
+/* The entry of a pod, or NULL (also when it is to be dropped). */
+struct pending *pending_find(struct xp_scheduler *s, const char *ns, const char *name);
+/* Records the pod's newest state in the queue (a new entry is tried at once). */
+int pending_upsert(
+    struct xp_scheduler *s, const char *ns, const char *name, json_t *pod, uint64_t version);
+/* Takes p out of the index and the array (the last entry fills its slot) and frees it. */
+void pending_delete(struct xp_scheduler *s, struct pending *p);
+void pending_remove(struct xp_scheduler *s, const char *ns, const char *name);
+void pending_clear(struct xp_scheduler *s);
+
+/* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
+
+int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err);
+/* Lets the workers finish what they hold, joins them, and frees what is left. */
+void bind_jobs_stop(struct xp_scheduler *s);
+void bind_job_free(struct bind_job *job);
+/* Hands a job to the workers, or runs it at once when there are none. */
+void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job);
+
+/*
+ * Reads the pod again after a stale write: 1 when still pending (entry refreshed), 0 when it was
+ * dropped (bound elsewhere, deleted, no longer ours).
+ */
+int pending_refresh(struct xp_scheduler *s, struct pending *p);
+
+/*
+ * The failures not yet in the Event, once EVENT_INTERVAL_MS passed since it was written (or
+ * force): their count, taken (0: none due).
+ */
+int64_t failures_take(struct xp_scheduler *s, struct pending *p, bool force);
+/*
+ * Hands the workers what a failure of p has to write: its status (when it does not say message
+ * yet) and the Event's count when due. Neither waits for a commit in this loop.
+ */
+void failure_write(struct xp_scheduler *s,
+                   struct pending *p,
+                   const char *status_message,
+                   bool force_event);
+/* Accounts the pod as the store has it now (bound: its placement; otherwise nothing). */
+void account_stored(struct xp_scheduler *s, const char *ns, const char *name);

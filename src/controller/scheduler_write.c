@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the scheduling loop writes, and the threads that write it: bindings (through the
+ * registry, with the version decided on as precondition), the PodScheduled=False status of a pod
+ * that does not fit, and the Scheduled and FailedScheduling Events.
+ *
+ * Why bindings are written by workers: deciding is fast, but a durable write waits for its
+ * commit's fsync. The loop decides serially on its snapshot and hands the writes to the workers,
+ * whose concurrent writes share the store's group commits; the loop collects what they finished
+ * (scheduler.c). Without workers (a test's choice) each write is made at once, in the loop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "registry/registry.h"
+#include "scheduler_state.h"
+#include "xpool/codec.h"
+#include "xpool/log.h"
+#include "xpool/sched.h"
+#include "xpool/store.h"
+#include "xpool/strutil.h"
+#include "xpool/timeutil.h"
+
+#define WRITE_ATTEMPTS 8 /* stale writes redone with fresh state before giving up */
+
+/* ---- Events --------------------------------------------------------------------------------- */
+
+/* Creates the Event, or adds count to the one already reporting this. */
+static int record_event(struct xp_scheduler *s,
+                        const json_t *pod,
+                        const char *type,
+                        const char *reason,
+                        const char *message,
+                        int64_t count)
+{
+        const struct xp_registry_event event = {
+            .kind = "Pod",
+            .namespace = pod_string(pod, "metadata", "namespace"),
+            .name = pod_string(pod, "metadata", "name"),
+            .uid = pod_string(pod, "metadata", "uid"),
+            .resource_version = pod_string(pod, "metadata", "resourceVersion"),
+            .component = SCHEDULER_NAME,
+            .type = type,
+            .reason = reason,
+            .message = message,
+            .count = count,
+        };
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_registry_event_record(s->registry, &event, &err);
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "scheduler: event of %s/%s (%s) not written: %s",
+                       event.namespace,
+                       event.name,
+                       reason,
+                       err.msg[0] ? err.msg : strerror(-r));
+        return r;
+}
+
+/* The FailedScheduling Event's count the job carries, if any. */
+static void record_failures(struct xp_scheduler *s, const json_t *pod, const struct bind_job *job)
+{
+        if (job->event_message)
+                (void)record_event(
+                    s, pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+}
+
+int64_t failures_take(struct xp_scheduler *s, struct pending *p, bool force)
+{
+        int64_t now = xp_clock_monotonic_ms(s->clock), count = p->failures_unwritten;
+
+        if (count == 0 || !p->message || (!force && now - p->event_written_ms < EVENT_INTERVAL_MS))
+                return 0;
+        p->failures_unwritten = 0;
+        p->event_written_ms = now;
+        return count;
+}
+
+/* ---- PodScheduled=False --------------------------------------------------------------------- */
+
+int pending_refresh(struct xp_scheduler *s, struct pending *p)
+{
+        json_t *pod;
+        uint64_t version;
+        int r;
+
+        r = xp_store_get(
+            xp_registry_store(s->registry), "pods", p->namespace, p->name, &pod, &version, NULL);
+        if (r == -ENOENT || (r >= 0 && !pod_is_ours_pending(pod))) {
+                p->drop = true;
+                if (r >= 0)
+                        json_decref(pod);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        json_decref(p->pod);
+        p->pod = pod;
+        p->version = version;
+        return 1;
+}
+
+/* The pod's PodScheduled condition, or NULL. */
+static json_t *pod_scheduled_condition(const json_t *pod)
+{
+        json_t *conditions = json_object_get(json_object_get(pod, "status"), "conditions");
+
+        for (size_t i = 0; i < json_array_size(conditions); i++) {
+                json_t *c = json_array_get(conditions, i);
+
+                if (xp_streq0(json_string_value(json_object_get(c, "type")), "PodScheduled"))
+                        return c;
+        }
+        return NULL;
+}
+
+/* True when the pod's PodScheduled condition already says Unschedulable with this message. */
+static bool says_unschedulable(const json_t *pod, const char *message)
+{
+        const json_t *c = pod_scheduled_condition(pod);
+
+        return c && xp_streq0(json_string_value(json_object_get(c, "status")), "False") &&
+               xp_streq0(json_string_value(json_object_get(c, "reason")), "Unschedulable") &&
+               xp_streq0(json_string_value(json_object_get(c, "message")), message);
+}
+
+/*
+ * A copy of pod whose PodScheduled condition is False, Unschedulable, message (in place of the
+ * one it has, else added), or NULL without memory.
+ */
+static json_t *unschedulable_copy(const json_t *pod, const char *message, const char *now)
+{
+        json_t *copy, *status, *conditions, *condition, *old = pod_scheduled_condition(pod);
+        const char *transition = now;
+        size_t i;
+
+        /* still False: the transition was the earlier one */
+        if (old && xp_streq0(json_string_value(json_object_get(old, "status")), "False") &&
+            json_string_value(json_object_get(old, "lastTransitionTime")))
+                transition = json_string_value(json_object_get(old, "lastTransitionTime"));
+        copy = json_deep_copy(pod);
+        if (!copy)
+                return NULL;
+        status = json_object_get(copy, "status");
+        if (!json_is_object(status)) {
+                status = json_object();
+                json_object_set_new(copy, "status", status);
+        }
+        conditions = json_object_get(status, "conditions");
+        if (!json_is_array(conditions)) {
+                conditions = json_array();
+                json_object_set_new(status, "conditions", conditions);
+        }
+        condition = json_pack("{s:s, s:s, s:n, s:s, s:s, s:s}",
+                              "type",
+                              "PodScheduled",
+                              "status",
+                              "False",
+                              "lastProbeTime",
+                              "lastTransitionTime",
+                              transition,
+                              "reason",
+                              "Unschedulable",
+                              "message",
+                              message);
+        json_array_foreach(
+            conditions, i, old) if (xp_streq0(json_string_value(json_object_get(old, "type")),
+                                              "PodScheduled")) break;
+        if (!condition || !json_is_array(conditions) ||
+            (i < json_array_size(conditions) ? json_array_set_new(conditions, i, condition)
+                                             : json_array_append_new(conditions, condition)) < 0) {
+                json_decref(copy);
+                return NULL;
+        }
+        return copy;
+}
+
+/* PodScheduled=False with the reason, through a write that changes nothing else. */
+static int write_unschedulable(struct xp_scheduler *s, struct pending *p, const char *message)
+{
+        struct xp_store *store = xp_registry_store(s->registry);
+        struct xp_error err = {0};
+        char now[XP_RFC3339_MAX];
+        int r = -ESTALE;
+
+        xp_time_format_rfc3339(xp_clock_wall_s(s->clock), now);
+        for (unsigned attempt = 0; attempt < WRITE_ATTEMPTS && r == -ESTALE; attempt++) {
+                json_t *pod;
+                uint64_t version;
+
+                if (attempt > 0) {
+                        r = pending_refresh(s, p);
+                        if (r <= 0)
+                                return r;
+                }
+                if (says_unschedulable(p->pod, message))
+                        return 0;
+                pod = unschedulable_copy(p->pod, message, now);
+                if (!pod)
+                        return -ENOMEM;
+                r = xp_store_update(
+                    store, "pods", p->namespace, p->name, p->version, pod, &version, &err);
+                if (r == 0) {
+                        json_decref(p->pod);
+                        p->pod = json_incref(pod);
+                        p->version = version;
+                }
+                json_decref(pod);
+                if (r == -ENOENT) {
+                        p->drop = true;
+                        return 0;
+                }
+        }
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "scheduler: the status of pod %s/%s not written: %s",
+                       p->namespace,
+                       p->name,
+                       err.msg[0] ? err.msg : strerror(-r));
+        return r;
+}
+
+void failure_write(struct xp_scheduler *s,
+                   struct pending *p,
+                   const char *status_message,
+                   bool force_event)
+{
+        int64_t count = failures_take(s, p, force_event);
+        struct bind_job *job;
+
+        if (status_message && says_unschedulable(p->pod, status_message))
+                status_message = NULL;
+        if (!status_message && count == 0)
+                return;
+        job = calloc(1, sizeof *job);
+        if (!job)
+                return;
+        job->namespace = strdup(p->namespace);
+        job->name = strdup(p->name);
+        job->pod = json_incref(p->pod);
+        job->version = p->version;
+        job->unschedulable = status_message ? strdup(status_message) : NULL;
+        job->event_message = count > 0 ? strdup(p->message) : NULL;
+        job->event_count = count;
+        if (!job->namespace || !job->name || (status_message && !job->unschedulable) ||
+            (count > 0 && !job->event_message)) {
+                bind_job_free(job);
+                return;
+        }
+        s->inflight++;
+        bind_job_enqueue(s, job);
+}
+
+/* ---- the jobs ---------------------------------------------------------------------------------
+ */
+
+void bind_job_free(struct bind_job *job)
+{
+        if (!job)
+                return;
+        free(job->namespace);
+        free(job->name);
+        free(job->node);
+        json_decref(job->annotations);
+        json_decref(job->pod);
+        free(job->unschedulable);
+        free(job->event_message);
+        free(job);
+}
+
+/* A failure's writes: the status first (a pod gone or bound meanwhile gets no Event), the Event. */
+static void run_failure_job(struct xp_scheduler *s, struct bind_job *job)
+{
+        /* write_unschedulable() works on an entry of its own: the loop's stays the loop's */
+        struct pending p = {.namespace = job->namespace,
+                            .name = job->name,
+                            .pod = json_incref(job->pod),
+                            .version = job->version};
+
+        job->result = job->unschedulable ? write_unschedulable(s, &p, job->unschedulable) : 0;
+        if (job->result >= 0 && !p.drop)
+                record_failures(s, p.pod, job);
+        json_decref(p.pod);
+}
+
+/* A binding's writes: the failures before it, the binding, its Scheduled Event. */
+static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
+{
+        struct xp_error err = {0};
+        json_t *bound = NULL;
+
+        record_failures(s, job->pod, job);
+        job->result = xp_registry_pod_bind(s->registry,
+                                           job->namespace,
+                                           job->name,
+                                           job->node,
+                                           job->annotations,
+                                           job->version,
+                                           &bound,
+                                           &err);
+        if (job->result == 0) {
+                char message[2 * NAME_MAX_LEN + 64];
+
+                snprintf(message,
+                         sizeof message,
+                         "Successfully assigned %s/%s to %s",
+                         job->namespace,
+                         job->name,
+                         job->node);
+                (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
+                xp_debug("sched", "%s", message);
+        } else {
+                snprintf(job->message,
+                         sizeof job->message,
+                         "%s",
+                         err.msg[0] ? err.msg : strerror(-job->result));
+        }
+        json_decref(bound);
+}
+
+static void run_job(struct xp_scheduler *s, struct bind_job *job)
+{
+        if (job->node)
+                run_bind_job(s, job);
+        else
+                run_failure_job(s, job);
+}
+
+/* Called with s->lock held. */
+static void job_done(struct xp_scheduler *s, struct bind_job *job)
+{
+        job->next = s->done;
+        s->done = job;
+}
+
+void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
+{
+        if (s->n_workers == 0) {
+                run_job(s, job);
+                pthread_mutex_lock(&s->lock);
+                job_done(s, job);
+                pthread_mutex_unlock(&s->lock);
+                return;
+        }
+        pthread_mutex_lock(&s->lock);
+        if (s->jobs_tail)
+                s->jobs_tail->next = job;
+        else
+                s->jobs = job;
+        s->jobs_tail = job;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+}
+
+static void *bind_worker(void *userdata)
+{
+        struct xp_scheduler *s = userdata;
+
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                struct bind_job *job;
+
+                while (!s->jobs && !s->workers_stop)
+                        pthread_cond_wait(&s->wake, &s->lock);
+                job = s->jobs;
+                if (!job)
+                        break; /* stopping, and nothing left */
+                s->jobs = job->next;
+                if (!s->jobs)
+                        s->jobs_tail = NULL;
+                pthread_mutex_unlock(&s->lock);
+                run_job(s, job);
+                pthread_mutex_lock(&s->lock);
+                job_done(s, job);
+        }
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
+{
+        if (n == 0)
+                return 0;
+        s->workers = calloc(n, sizeof *s->workers);
+        if (!s->workers)
+                return -ENOMEM;
+        for (unsigned i = 0; i < n; i++) {
+                int r = -pthread_create(&s->workers[i], NULL, bind_worker, s);
+
+                if (r < 0)
+                        return xp_errorf(err, r, "cannot start the scheduler's binding threads");
+                s->n_workers++;
+        }
+        return 0;
+}
+
+void bind_jobs_stop(struct xp_scheduler *s)
+{
+        pthread_mutex_lock(&s->lock);
+        s->workers_stop = true;
+        pthread_cond_broadcast(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < s->n_workers; i++)
+                pthread_join(s->workers[i], NULL);
+        s->n_workers = 0;
+        free(s->workers);
+        s->workers = NULL;
+        while (s->done) {
+                struct bind_job *job = s->done;
+
+                s->done = job->next;
+                bind_job_free(job);
+        }
+        while (s->jobs) {
+                struct bind_job *job = s->jobs;
+
+                s->jobs = job->next;
+                bind_job_free(job);
+        }
+}
+
+void account_stored(struct xp_scheduler *s, const char *ns, const char *name)
+{
+        _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
+        json_t *json;
+        uint64_t version;
+
+        (void)xp_sched_pod_remove(s->sched, ns, name);
+        s->changed = true;
+        if (xp_store_get(xp_registry_store(s->registry), "pods", ns, name, &json, &version, NULL) <
+            0)
+                return;
+        if (pod_is_bound(json) && !pod_is_finished(json) &&
+            xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, &pod, NULL) >= 0)
+                (void)xp_sched_pod_add(s->sched, pod, NULL);
+        json_decref(json);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Event recorder of the controllers. As Kubernetes' recorder, a report that repeats one
+ * already made (same object, reason and message) counts on the same Event instead of adding one:
+ * the Event's name is the object's and a hash of the three, so a repeat finds it without a list.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "registry_internal.h"
+#include "xpool/macro.h"
+#include "xpool/store.h"
+#include "xpool/timeutil.h"
+
+#define EVENT_ATTEMPTS 8
+
+/* The Event's name: the object's name and a (FNV-1a) hash of what is reported. */
+static void event_name(const struct xp_registry_event *e, char buf[static XP_STORE_KEY_MAX + 1])
+{
+        const char *parts[] = {e->uid, e->reason, e->message};
+        uint64_t h = 0xcbf29ce484222325ull;
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(parts); i++)
+                for (const char *c = parts[i] ? parts[i] : "";; c++) {
+                        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+                        if (!*c)
+                                break;
+                }
+        snprintf(buf,
+                 XP_STORE_KEY_MAX + 1,
+                 "%.*s.%016" PRIx64,
+                 XP_STORE_KEY_MAX - 17,
+                 e->name ? e->name : "",
+                 h);
+}
+
+static json_t *
+new_event(const struct xp_registry_event *e, const char *ns, const char *name, const char *now)
+{
+        char uid[XP_REGISTRY_UID_STRING];
+
+        if (xp_registry_uid(uid) < 0)
+                return NULL;
+        return json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s, s:s*}, s:s, s:s, s:{s:s}, s:s, s:s, s:I, s:s}",
+            "apiVersion",
+            "v1",
+            "kind",
+            "Event",
+            "metadata",
+            "name",
+            name,
+            "namespace",
+            ns,
+            "uid",
+            uid,
+            "creationTimestamp",
+            now,
+            "involvedObject",
+            "kind",
+            e->kind,
+            "apiVersion",
+            "v1",
+            "namespace",
+            e->namespace ? e->namespace : "",
+            "name",
+            e->name,
+            "uid",
+            e->uid ? e->uid : "",
+            "resourceVersion",
+            e->resource_version,
+            "reason",
+            e->reason,
+            "message",
+            e->message,
+            "source",
+            "component",
+            e->component,
+            "firstTimestamp",
+            now,
+            "lastTimestamp",
+            now,
+            "count",
+            (json_int_t)(e->count > 0 ? e->count : 1),
+            "type",
+            e->type);
+}
+
+/* A new Event, written while its namespace is held: 1, 0 when the namespace refuses, -errno. */
+static int create_event(struct xp_registry *registry,
+                        const struct xp_registry_event *e,
+                        const char *ns,
+                        const char *name,
+                        const char *now,
+                        struct xp_error *err)
+{
+        json_t *event = new_event(e, ns, name, now);
+        uint64_t version;
+        int r;
+
+        if (!event)
+                return -ENOMEM;
+        r = xp_registry_namespace_hold(registry, ns, err);
+        if (r == -ENOENT || r == -XP_REGISTRY_TERMINATING) {
+                json_decref(event);
+                return 0;
+        }
+        if (r >= 0) {
+                r = xp_store_create(registry->store, "events", ns, name, event, &version, err);
+                xp_registry_namespace_release(registry, ns);
+        }
+        json_decref(event);
+        return r < 0 ? r : 1;
+}
+
+/* Adds count to the Event as read (at version). */
+static int count_event(struct xp_registry *registry,
+                       json_t *event,
+                       uint64_t version,
+                       int64_t count,
+                       const char *now,
+                       struct xp_error *err)
+{
+        const json_t *old = json_object_get(event, "count");
+        const char *ns =
+            json_string_value(json_object_get(json_object_get(event, "metadata"), "namespace"));
+        const char *name =
+            json_string_value(json_object_get(json_object_get(event, "metadata"), "name"));
+
+        if (json_object_set_new(
+                event,
+                "count",
+                json_integer((json_is_integer(old) ? json_integer_value(old) : 1) + count)) < 0 ||
+            json_object_set_new(event, "lastTimestamp", json_string(now)) < 0)
+                return -ENOMEM;
+        return xp_store_update(registry->store,
+                               "events",
+                               ns ? ns : "",
+                               name ? name : "",
+                               version,
+                               event,
+                               &version,
+                               err);
+}
+
+int xp_registry_event_record(struct xp_registry *registry,
+                             const struct xp_registry_event *e,
+                             struct xp_error *err)
+{
+        const char *ns = e->namespace && e->namespace[0] ? e->namespace : "default";
+        char name[XP_STORE_KEY_MAX + 1], now[XP_RFC3339_MAX];
+        int r = -ESTALE;
+
+        event_name(e, name);
+        xp_time_format_rfc3339(time(NULL), now);
+        for (unsigned attempt = 0; attempt < EVENT_ATTEMPTS && r == -ESTALE; attempt++) {
+                json_t *event;
+                uint64_t version;
+
+                r = xp_store_get(registry->store, "events", ns, name, &event, &version, err);
+                if (r == -ENOENT) {
+                        r = create_event(registry, e, ns, name, now, err);
+                        if (r == -EEXIST)
+                                r = -ESTALE; /* another write made it first: count on it */
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                r = count_event(registry, event, version, e->count > 0 ? e->count : 1, now, err);
+                json_decref(event);
+                r = r < 0 ? r : 1;
+        }
+        return r;
+}

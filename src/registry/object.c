@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Writes of any kind: a create with what the server owns in its metadata, what an update keeps
+ * of it, and the read-modify-write loop that redoes a write that lost a race.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "registry_internal.h"
+#include "xpool/object.h"
+#include "xpool/store.h"
+#include "xpool/strutil.h"
+#include "xpool/timeutil.h"
+
+#define GENERATE_ATTEMPTS 8
+#define CHANGE_ATTEMPTS   8
+
+static int replace_string(char **field, const char *value)
+{
+        char *copy = NULL;
+
+        if (value) {
+                copy = strdup(value);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(*field);
+        *field = copy;
+        return 0;
+}
+
+static int generate_name(struct xp_object_meta *meta)
+{
+        free(meta->name);
+        meta->name = NULL;
+        return xp_registry_generate_name(meta->generate_name ? meta->generate_name : "",
+                                         &meta->name);
+}
+
+/* The metadata a new object gets from the server, whatever its author wrote. */
+static int set_owned(struct xp_object_meta *meta, bool generated)
+{
+        char uid[XP_REGISTRY_UID_STRING];
+        int r;
+
+        /* validation already required name or generateName */
+        r = generated ? generate_name(meta) : 0;
+        if (r >= 0)
+                r = xp_registry_uid(uid);
+        if (r >= 0)
+                r = replace_string(&meta->uid, uid);
+        if (r >= 0)
+                r = replace_string(&meta->resource_version, NULL); /* the store sets it */
+        meta->creation_timestamp = time(NULL);
+        meta->deletion_timestamp = 0;
+        return r;
+}
+
+/* Writes out; a generated name that is taken gets another, as Kubernetes retries it. */
+static int create_named(struct xp_registry *registry,
+                        const struct xp_kind *kind,
+                        const char *ns,
+                        struct xp_object_meta *meta,
+                        bool generated,
+                        json_t *out,
+                        struct xp_error *err)
+{
+        uint64_t version;
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                r = xp_store_create(
+                    registry->store, kind->plural, ns, meta->name, out, &version, err);
+                if (r != -EEXIST || !generated || attempt == GENERATE_ATTEMPTS)
+                        return r;
+                r = generate_name(meta);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(
+                        json_object_get(out, "metadata"), "name", json_string(meta->name)) < 0)
+                        return -ENOMEM;
+        }
+}
+
+int xp_registry_create(struct xp_registry *registry,
+                       const struct xp_kind *kind,
+                       const char *ns,
+                       void *object,
+                       const struct xp_registry_admit *admit,
+                       bool dry,
+                       json_t **ret_json,
+                       struct xp_error *err)
+{
+        struct xp_object_meta *meta = kind->meta(object);
+        bool generated = !meta->name || !meta->name[0];
+        json_t *out = NULL;
+        int r;
+
+        r = set_owned(meta, generated);
+        if (r >= 0 && kind->set_defaults)
+                r = kind->set_defaults(object);
+        if (r >= 0)
+                r = kind->to_json(object, &out);
+        if (r >= 0)
+                r = admit ? admit->check(admit->userdata, out) : 1;
+        if (r > 0 && !dry && (r = create_named(registry, kind, ns, meta, generated, out, err)) >= 0)
+                r = 1;
+        if (r <= 0) {
+                json_decref(out);
+                return r;
+        }
+        if (strcmp(kind->plural, "namespaces") == 0 && !dry)
+                xp_registry_namespace_created(registry, meta->name);
+        *ret_json = out;
+        return 1;
+}
+
+int xp_registry_keep_owned(struct xp_object_meta *meta, const json_t *stored, struct xp_error *err)
+{
+        const json_t *stored_meta = json_object_get(stored, "metadata");
+        const char *uid = json_string_value(json_object_get(stored_meta, "uid"));
+        const char *created = json_string_value(json_object_get(stored_meta, "creationTimestamp"));
+        const char *deleted = json_string_value(json_object_get(stored_meta, "deletionTimestamp"));
+        const json_t *grace = json_object_get(stored_meta, "deletionGracePeriodSeconds");
+
+        if (meta->uid && meta->uid[0] && !xp_streq0(meta->uid, uid))
+                return xp_errorf(
+                    err,
+                    -ECANCELED,
+                    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+                    meta->uid,
+                    uid ? uid : "");
+        if (replace_string(&meta->uid, uid) < 0 ||
+            replace_string(&meta->resource_version, NULL) < 0)
+                return -ENOMEM;
+        if (!created || xp_time_parse_rfc3339(created, &meta->creation_timestamp) < 0)
+                meta->creation_timestamp = 0;
+        if (!deleted || xp_time_parse_rfc3339(deleted, &meta->deletion_timestamp) < 0)
+                meta->deletion_timestamp = 0;
+        meta->deletion_grace_period_seconds = (struct xp_opt_int64){
+            .set = json_is_integer(grace),
+            .value = json_is_integer(grace) ? json_integer_value(grace) : 0,
+        };
+        return 0;
+}
+
+int xp_registry_change(struct xp_registry *registry,
+                       const char *resource,
+                       const char *ns,
+                       const char *name,
+                       xp_registry_change_fn fn,
+                       void *userdata,
+                       json_t **ret_object,
+                       struct xp_error *err)
+{
+        int r = -ESTALE;
+
+        for (unsigned attempt = 0; attempt < CHANGE_ATTEMPTS && r == -ESTALE; attempt++) {
+                json_t *object;
+                uint64_t version;
+
+                r = xp_store_get(registry->store, resource, ns, name, &object, &version, err);
+                if (r < 0)
+                        break;
+                r = fn(object, userdata);
+                if (r > 0) {
+                        r = xp_store_update(
+                            registry->store, resource, ns, name, version, object, &version, err);
+                        r = r < 0 ? r : 1;
+                }
+                if (r >= 0 && ret_object)
+                        *ret_object = json_incref(object);
+                json_decref(object);
+        }
+        return r;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The scheduling loop (src/controller/scheduler*.c) on a temporary store, stepped by the test on
+ * a clock it moves: no thread (bindings are written in the step), no real time.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/scheduler.h"
+#include "registry_fixture.h"
+
+#define RETRY_MS          250  /* scheduler_internal.h: unschedulable pods wait this long */
+#define EVENT_INTERVAL_MS 2000 /* and repeated failures update their Event this often */
+
+struct fixture {
+        struct registry_fixture base; /* store, registry, clock */
+        struct xp_scheduler *scheduler;
+};
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof *f);
+        struct xp_error err = {0};
+
+        assert_non_null(f);
+        fixture_open(&f->base, "scheduler", 0);
+        f->base.now_ms = 1000000;
+        struct xp_scheduler_options options = {.clock = &f->base.clock, .bind_workers = 0};
+        if (xp_scheduler_new(f->base.registry, &options, &f->scheduler, &err) < 0)
+                fail_msg("scheduler: %s", err.msg);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+
+        xp_scheduler_free(f->scheduler);
+        fixture_close(&f->base);
+        free(f);
+        return 0;
+}
+
+static void step(struct fixture *f)
+{
+        struct xp_error err = {0};
+
+        if (xp_scheduler_step(f->scheduler, &err) < 0)
+                fail_msg("step: %s", err.msg);
+}
+
+/* A Ready node with cpu CPUs; label changes make a new version of it. */
+static void put_node(struct fixture *f, const char *name, const char *cpu, const char *label)
+{
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+            "\"metadata\":{\"name\":\"%s\",\"labels\":{\"touch\":\"%s\"}},"
+            "\"status\":{\"capacity\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+            name,
+            label,
+            cpu,
+            cpu);
+}
+
+/* A pending pod asking for cpu CPUs. */
+static void put_pod(struct fixture *f, const char *name, const char *cpu, int priority)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\","
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            priority,
+            cpu);
+}
+
+static json_t *get_pod(struct fixture *f, const char *name)
+{
+        json_t *pod = fixture_get(&f->base, "pods", "default", name);
+
+        assert_non_null(pod);
+        return pod;
+}
+
+/* The pod's node ("" when unbound). */
+static const char *node_of(struct fixture *f, const char *name, char buf[static 64])
+{
+        json_t *pod = get_pod(f, name);
+        const char *node =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+
+        snprintf(buf, 64, "%s", node ? node : "");
+        json_decref(pod);
+        return buf;
+}
+
+/* The pod's PodScheduled condition as "status reason message". */
+static void expect_scheduled(struct fixture *f, const char *name, const char *want)
+{
+        json_t *pod = get_pod(f, name), *c;
+        char got[512] = "none";
+        size_t i;
+
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+        {
+                if (strcmp(json_string_value(json_object_get(c, "type")), "PodScheduled") != 0)
+                        continue;
+                snprintf(got,
+                         sizeof got,
+                         "%s %s %s",
+                         json_string_value(json_object_get(c, "status")),
+                         json_string_value(json_object_get(c, "reason")) ?: "-",
+                         json_string_value(json_object_get(c, "message")) ?: "-");
+        }
+        json_decref(pod);
+        assert_string_equal(got, want);
+}
+
+/* The Events about pod with reason: how many, and the count of the last. */
+static size_t events(struct fixture *f, const char *pod, const char *reason, int64_t *ret_count)
+{
+        json_t *items, *e;
+        uint64_t version;
+        size_t i, n = 0;
+
+        assert_int_equal(xp_store_list(f->base.store, "events", "default", &items, &version, NULL),
+                         0);
+        *ret_count = 0;
+        json_array_foreach(items, i, e)
+        {
+                const json_t *involved = json_object_get(e, "involvedObject");
+
+                if (strcmp(json_string_value(json_object_get(involved, "name")), pod) != 0 ||
+                    strcmp(json_string_value(json_object_get(e, "reason")), reason) != 0)
+                        continue;
+                assert_string_equal(
+                    json_string_value(json_object_get(json_object_get(e, "source"), "component")),
+                    "xpool-scheduler");
+                *ret_count = json_integer_value(json_object_get(e, "count"));
+                n++;
+        }
+        json_decref(items);
+        return n;
+}
+
+static void binds_a_pending_pod(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+        int64_t count;
+        json_t *pod;
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "web", "1", 0);
+        step(f);
+        assert_string_equal(node_of(f, "web", node), "n1");
+        expect_scheduled(f, "web", "True - -");
+        pod = get_pod(f, "web");
+        assert_non_null(strstr(json_string_value(json_object_get(
+                                   json_object_get(json_object_get(pod, "metadata"), "annotations"),
+                                   "xpool.io/placement")),
+                               "\"node\":\"n1\""));
+        json_decref(pod);
+        assert_int_equal(events(f, "web", "Scheduled", &count), 1);
+        assert_int_equal(count, 1);
+        step(f); /* the binding's own event: nothing more to do */
+        assert_int_equal(events(f, "web", "Scheduled", &count), 1);
+        assert_int_equal(events(f, "web", "FailedScheduling", &count), 0);
+}
+
+static void unschedulable_waits_for_the_cluster(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+        int64_t count;
+
+        put_node(f, "small", "4", "a");
+        put_pod(f, "big", "8", 0);
+        step(f);
+        assert_string_equal(node_of(f, "big", node), "");
+        expect_scheduled(
+            f, "big", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 1);
+
+        /* a node that fits: tried again, but not before RETRY_MS since the last try */
+        put_node(f, "large", "16", "a");
+        step(f);
+        assert_string_equal(node_of(f, "big", node), "");
+        f->base.now_ms += RETRY_MS;
+        step(f);
+        assert_string_equal(node_of(f, "big", node), "large");
+        expect_scheduled(f, "big", "True - -");
+        assert_int_equal(events(f, "big", "Scheduled", &count), 1);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 1);
+}
+
+static void repeated_failures_count_on_one_event(void **state)
+{
+        struct fixture *f = *state;
+        int64_t count;
+
+        put_node(f, "small", "4", "a");
+        put_pod(f, "big", "8", 0);
+        step(f);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 1);
+        /* a change to the node retries the pod; the Event waits for EVENT_INTERVAL_MS */
+        put_node(f, "small", "4", "b");
+        f->base.now_ms += RETRY_MS;
+        step(f);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 1);
+        put_node(f, "small", "4", "c");
+        f->base.now_ms += EVENT_INTERVAL_MS;
+        step(f);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 3);
+}
+
+static void capacity_freed_by_a_deletion(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "first", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "first", node), "n1");
+        put_pod(f, "second", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "second", node), "");
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", "first", 0, NULL, NULL, NULL), 0);
+        f->base.now_ms += RETRY_MS;
+        step(f);
+        assert_string_equal(node_of(f, "second", node), "n1");
+}
+
+static void priority_decides(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "low", "3", 10);
+        put_pod(f, "high", "3", 100);
+        step(f);
+        assert_string_equal(node_of(f, "high", node), "n1");
+        assert_string_equal(node_of(f, "low", node), "");
+        expect_scheduled(
+            f, "low", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(binds_a_pending_pod, setup, teardown),
+            cmocka_unit_test_setup_teardown(unschedulable_waits_for_the_cluster, setup, teardown),
+            cmocka_unit_test_setup_teardown(repeated_failures_count_on_one_event, setup, teardown),
+            cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
+            cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
