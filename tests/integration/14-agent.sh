@@ -7,6 +7,8 @@
 # stopped by SIGTERM within its grace, the pod removed and its logs too; SIGTERM stops an agent and leaves containers running.
 # An agent started before its server waits for it and registers once it is up.
 source "$(dirname "$0")/lib.sh"
+# the sleeper's argument, unique to this run: other checkouts may run this test at the same time
+sleeper_arg=1007.$$
 data=$tmp/server
 nodes=$src/examples/nodes
 server_pid= a1_pid= a2_pid= a3_pid= server3_pid=
@@ -14,7 +16,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 
 cleanup() {
   for pid in $a1_pid $a2_pid $a3_pid $server_pid $server3_pid; do kill -KILL "$pid" 2>/dev/null || true; done
-  pkill -KILL -f "sleep 1007\.5" 2>/dev/null || true
+  pkill -KILL -f "sleep $sleeper_arg" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -79,7 +81,7 @@ wait_for "n1's lease renews" 5 lease_moved n1 "$t1"
 wait_for "n2's lease renews" 5 lease_moved n2 "$t2"
 
 # ---- pods run to their end ----------------------------------------------------------------------
-cat >"$tmp/pods.yaml" <<'YAML'
+cat >"$tmp/pods.yaml" <<YAML
 apiVersion: v1
 kind: Pod
 metadata: {name: exit3}
@@ -88,7 +90,7 @@ spec:
   containers:
   - name: main
     image: none
-    command: ["sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES; exit 3"]
+    command: ["sh", "-c", "echo gpus=\$CUDA_VISIBLE_DEVICES; exit 3"]
     resources: {limits: {nvidia.com/gpu: "1"}}
 ---
 apiVersion: v1
@@ -106,7 +108,7 @@ spec:
   nodeName: n1
   terminationGracePeriodSeconds: 30
   containers:
-  - {name: main, image: none, command: ["sleep", "1007.5"]}
+  - {name: main, image: none, command: ["sleep", "$sleeper_arg"]}
 YAML
 check "create pods" 0 "$xpool" apply -f "$tmp/pods.yaml"
 phase_is() { "$xpool" get pod "$1" -o yaml | grep -q "^  phase: $2\$"; }
@@ -132,13 +134,13 @@ expect_in "done exit code" "$tmp/out" "exitCode: 0"
 expect_in "done reason" "$tmp/out" "reason: Completed"
 
 # ---- re-adoption after SIGKILL ------------------------------------------------------------------
-pid=$(pgrep -f "sleep 1007\.5" || true)
+pid=$(pgrep -f "sleep $sleeper_arg" || true)
 [[ $(wc -w <<<"$pid") -eq 1 ]] || { echo "FAIL one sleeper expected: '$pid'"; failures=$((failures + 1)); }
 kill -KILL "$a1_pid"; wait "$a1_pid" 2>/dev/null || true
 start_a1
 wait_for "n1 comes back" 20 grep -q "node n1 registered" "$tmp/a1.log"
 sleep 2
-now=$(pgrep -f "sleep 1007\.5" || true)
+now=$(pgrep -f "sleep $sleeper_arg" || true)
 [[ -n "$pid" && "$now" == "$pid" ]] ||
   { echo "FAIL the sleeper was not re-adopted: '$pid' then '$now'"; failures=$((failures + 1)); }
 [[ ! -e $(echo "$tmp"/a1/logs/default_sleeper_*/main)/1.log ]] ||
@@ -164,7 +166,7 @@ check "delete the short pods" 0 "$xpool" delete -f "$tmp/short.yaml"
 
 # ---- deletion -----------------------------------------------------------------------------------
 check "delete sleeper" 0 "$xpool" delete pod sleeper
-gone() { ! "$xpool" get pod sleeper >/dev/null 2>&1 && ! pgrep -f "sleep 1007\.5"; }
+gone() { ! "$xpool" get pod sleeper >/dev/null 2>&1 && ! pgrep -f "sleep $sleeper_arg"; }
 # the grace is 30 s: gone well before means SIGTERM stopped it
 wait_for "the deleted pod's process stops on SIGTERM and the pod goes" 15 gone
 logs_gone() { ! compgen -G "$tmp/a1/logs/default_sleeper_*" >/dev/null; }
