@@ -33,6 +33,7 @@ int xp_cmd_logs(int argc, char **argv);
 int xp_cmd_run(int argc, char **argv);
 int xp_cmd_agent(int argc, char **argv);
 int xp_cmd_up(int argc, char **argv);
+int xp_cmd_device_plugin(int argc, char **argv);
 
 /*
  * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with
