@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "xpool/agent.h"
@@ -204,7 +205,7 @@ static int serve(struct plugin_args *a)
         return 0;
 }
 
-int xp_cmd_device_plugin(int argc, char **argv)
+int xp_device_plugin_main(int argc, char **argv)
 {
         struct plugin_args a = {0};
         int r;
@@ -221,4 +222,31 @@ int xp_cmd_device_plugin(int argc, char **argv)
         for (size_t i = 0; i < a.n_texts; i++)
                 free(a.texts[i]);
         return r < 0 ? 0 : r;
+}
+
+/* The lean xpool-device-plugin beside our own executable (src/plugin/main.c), else this one. */
+int xp_cmd_device_plugin(int argc, char **argv)
+{
+        char self[4096], *lean = NULL;
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+        if (n > 0 && !getenv("XPOOL_DEVICE_PLUGIN_IN_PROCESS")) {
+                self[n] = '\0';
+                if (strrchr(self, '/') &&
+                    asprintf(&lean, "%.*s/xpool-device-plugin", (int)(strrchr(self, '/') - self), self) >= 0 &&
+                    access(lean, X_OK) == 0) {
+                        char **args = calloc((size_t)argc + 2, sizeof(char *));
+
+                        if (args) {
+                                args[0] = lean;
+                                for (int i = 0; i < argc; i++)
+                                        args[i + 1] = argv[i];
+                                execv(lean, args);
+                                /* not runnable after all: serve from this process */
+                                free(args);
+                        }
+                }
+                free(lean);
+        }
+        return xp_device_plugin_main(argc, argv);
 }

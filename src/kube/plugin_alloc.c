@@ -11,6 +11,7 @@
 
 #include "kube/plugin_internal.h"
 #include "xpool/cdi.h"
+#include "xpool/array.h"
 #include "xpool/devenv.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
@@ -232,6 +233,22 @@ static size_t fallback(const V1beta1__ContainerPreferredAllocationRequest *req, 
         return n;
 }
 
+/* The kubelet lists each device once; a list that does not is refused, not guessed at. */
+static int duplicates(const V1beta1__ContainerPreferredAllocationRequest *req, struct xp_error *err)
+{
+        size_t at;
+        int r;
+
+        r = xp_first_duplicate((const char *const *)req->available_deviceids, req->n_available_deviceids, &at);
+        if (r > 0)
+                return xp_errorf(err, -EINVAL, "available_deviceIDs[%zu]: %s is listed twice", at, req->available_deviceids[at]);
+        if (r == 0)
+                r = xp_first_duplicate((const char *const *)req->must_include_deviceids, req->n_must_include_deviceids, &at);
+        if (r > 0)
+                return xp_errorf(err, -EINVAL, "must_include_deviceIDs[%zu]: %s is listed twice", at, req->must_include_deviceids[at]);
+        return r < 0 ? xp_errorf(err, r, "out of memory") : 0;
+}
+
 int kube_prefer(const struct xp_node_inventory *inv,
                 const struct kube_resource *res,
                 const V1beta1__ContainerPreferredAllocationRequest *req,
@@ -252,6 +269,9 @@ int kube_prefer(const struct xp_node_inventory *inv,
         size_t n = 0;
         int r;
 
+        r = duplicates(req, err);
+        if (r < 0)
+                return r;
         if (req->allocation_size <= 0 || (size_t)req->allocation_size > req->n_available_deviceids)
                 return xp_errorf(err,
                                  -EINVAL,
