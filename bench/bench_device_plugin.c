@@ -30,7 +30,10 @@ extern char **environ;
 
 static int registered;
 
-static int on_register(void *userdata, const ProtobufCMessage *request, ProtobufCMessage **ret, struct xp_error *err)
+static int on_register(void *userdata,
+                       const ProtobufCMessage *request,
+                       ProtobufCMessage **ret,
+                       struct xp_error *err)
 {
         V1beta1__Empty *e = malloc(sizeof(*e));
 
@@ -68,7 +71,8 @@ static long proc_kib(pid_t pid, const char *file, const char *key)
         if (!f)
                 return -1;
         while (fgets(line, sizeof(line), f))
-                if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), " %ld", &v) == 1)
+                if (strncmp(line, key, strlen(key)) == 0 &&
+                    sscanf(line + strlen(key), " %ld", &v) == 1)
                         sum = (sum < 0 ? 0 : sum) + v;
         fclose(f);
         return sum;
@@ -80,7 +84,8 @@ static void report(const char *stage, pid_t pid)
 {
         long rss = proc_kib(pid, "status", "VmRSS:"), anon = proc_kib(pid, "status", "RssAnon:");
         long pss = proc_kib(pid, "smaps_rollup", "Pss:");
-        long uss = proc_kib(pid, "smaps_rollup", "Private_Clean:") + proc_kib(pid, "smaps_rollup", "Private_Dirty:");
+        long uss = proc_kib(pid, "smaps_rollup", "Private_Clean:") +
+                   proc_kib(pid, "smaps_rollup", "Private_Dirty:");
 
         printf("%-20s RSS %.1f MiB (anonymous %.1f MiB), USS %.1f MiB, PSS %.1f MiB\n",
                stage,
@@ -92,7 +97,8 @@ static void report(const char *stage, pid_t pid)
 
 static double calls(grpc_channel *ch, int rounds, const char *const *ids)
 {
-        V1beta1__ContainerPreferredAllocationRequest creq = V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+        V1beta1__ContainerPreferredAllocationRequest creq =
+            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
         V1beta1__ContainerPreferredAllocationRequest *creqs[] = {&creq};
         V1beta1__PreferredAllocationRequest preq = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
         V1beta1__ContainerAllocateRequest areq = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
@@ -113,9 +119,23 @@ static double calls(grpc_channel *ch, int rounds, const char *const *ids)
         for (int i = 0; i < rounds; i++) {
                 ProtobufCMessage *resp = NULL;
 
-                if (kube_rpc_unary(ch, "/v1beta1.DevicePlugin/GetPreferredAllocation", &preq.base, &v1beta1__preferred_allocation_response__descriptor, 1 << 20, 5000, &resp, &err) < 0 ||
+                if (kube_rpc_unary(ch,
+                                   "/v1beta1.DevicePlugin/GetPreferredAllocation",
+                                   &preq.base,
+                                   &v1beta1__preferred_allocation_response__descriptor,
+                                   1 << 20,
+                                   5000,
+                                   &resp,
+                                   &err) < 0 ||
                     (protobuf_c_message_free_unpacked(resp, NULL), 0) ||
-                    kube_rpc_unary(ch, "/v1beta1.DevicePlugin/Allocate", &alloc.base, &v1beta1__allocate_response__descriptor, 1 << 20, 5000, &resp, &err) < 0) {
+                    kube_rpc_unary(ch,
+                                   "/v1beta1.DevicePlugin/Allocate",
+                                   &alloc.base,
+                                   &v1beta1__allocate_response__descriptor,
+                                   1 << 20,
+                                   5000,
+                                   &resp,
+                                   &err) < 0) {
                         fprintf(stderr, "bench_device_plugin: %s\n", xp_error_message(&err));
                         exit(1);
                 }
@@ -141,7 +161,8 @@ int main(int argc, char **argv)
             {NULL, 0, NULL, 0},
         };
         const char *xpool = "build/xpool";
-        char dir[] = "/tmp/xpool-bench-plugin-XXXXXX", kubelet[128], sock[160], target[170], cfg[128];
+        char dir[] = "/tmp/xpool-bench-plugin-XXXXXX", kubelet[128], sock[160], target[170],
+             cfg[128];
         const char *ids[8];
         int idle = 5, rounds = 1000, c;
         struct kube_server *server = NULL;
@@ -165,15 +186,32 @@ int main(int argc, char **argv)
         if (!mkdtemp(dir))
                 return 1;
         snprintf(kubelet, sizeof(kubelet), "%s/kubelet.sock", dir);
-        snprintf(cfg, sizeof(cfg), "FAKE_NVML_CONFIG=%s", XPOOL_TEST_DATA "/nvml/h100-8x-two-islands.json");
+        snprintf(cfg,
+                 sizeof(cfg),
+                 "FAKE_NVML_CONFIG=%s",
+                 XPOOL_TEST_DATA "/nvml/h100-8x-two-islands.json");
         kube_rpc_ref();
         cq = grpc_completion_queue_create_for_next(NULL);
-        if (kube_server_start(&(struct kube_server_config){.socket_path = kubelet, .methods = kubelet_methods, .n_methods = 1}, cq, &server, &err) < 0) {
+        if (kube_server_start(&(struct kube_server_config){.socket_path = kubelet,
+                                                           .methods = kubelet_methods,
+                                                           .n_methods = 1},
+                              cq,
+                              &server,
+                              &err) < 0) {
                 fprintf(stderr, "bench_device_plugin: %s\n", xp_error_message(&err));
                 return 1;
         }
         {
-                char *args[] = {(char *)xpool, "device-plugin", "--plugin-dir", dir, "--no-cdi", "--backends", "nvml", "--nvml-library", XPOOL_FAKE_NVML, NULL};
+                char *args[] = {(char *)xpool,
+                                "device-plugin",
+                                "--plugin-dir",
+                                dir,
+                                "--no-cdi",
+                                "--backends",
+                                "nvml",
+                                "--nvml-library",
+                                XPOOL_FAKE_NVML,
+                                NULL};
                 char *env[] = {cfg, "XPOOL_LOG_LEVEL=warning", NULL};
 
                 if (posix_spawn(&pid, xpool, NULL, NULL, args, env) != 0) {
@@ -200,7 +238,9 @@ int main(int argc, char **argv)
         creds = grpc_insecure_credentials_create();
         ch = grpc_channel_create(target, creds, NULL);
         grpc_channel_credentials_release(creds);
-        printf("%d x (GetPreferredAllocation + Allocate): mean %.3f ms a call\n", rounds, calls(ch, rounds, ids));
+        printf("%d x (GetPreferredAllocation + Allocate): mean %.3f ms a call\n",
+               rounds,
+               calls(ch, rounds, ids));
         report("after the calls", pid);
         serve_for(cq, idle * 1000);
         report("idle again", pid);
@@ -214,7 +254,8 @@ int main(int argc, char **argv)
         while (kube_server_live() > 0)
                 kube_loop_run_once(cq, 50);
         grpc_completion_queue_shutdown(cq);
-        while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
+        while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+               GRPC_QUEUE_SHUTDOWN)
                 ;
         grpc_completion_queue_destroy(cq);
         kube_rpc_unref();

@@ -21,9 +21,9 @@
 #include "xpool/error.h"
 #include "xpool/object.h"
 
-#define XP_CDI_DIR     "/var/run/cdi"
-#define XP_CDI_VERSION "0.5.0" /* the oldest that has everything xpool writes */
-#define XP_CDI_VENDOR  "xpool.io"
+#define XP_CDI_DIR      "/var/run/cdi"
+#define XP_CDI_VERSION  "0.5.0" /* the oldest that has everything xpool writes */
+#define XP_CDI_VENDOR   "xpool.io"
 #define XP_CDI_NAME_MAX 256
 
 /* The kind of device's spec ("xpool.io/gpu"), or NULL when the device has no CDI name. */

@@ -37,7 +37,7 @@ struct xp_podres_devices {
 struct xp_podres_container {
         char *name;
         XP_LIST(struct xp_podres_devices, devices);
-        XP_LIST(int64_t, cpu_ids); /* exclusive CPUs (static CPU manager policy) */
+        XP_LIST(int64_t, cpu_ids);    /* exclusive CPUs (static CPU manager policy) */
         XP_LIST(char *, cdi_devices); /* from dynamic resources (DRA), fully qualified */
 };
 
@@ -95,6 +95,5 @@ int xp_podres_allocatable(struct xp_podres_client *client,
  * The pod holding device id of resource in list, or NULL when none does; borrowed from list. A
  * convenience for the per-device allocation of the inventory.
  */
-const struct xp_podres_pod *xp_podres_find_device(const struct xp_podres_list *list,
-                                                  const char *resource,
-                                                  const char *id);
+const struct xp_podres_pod *
+xp_podres_find_device(const struct xp_podres_list *list, const char *resource, const char *id);

@@ -88,7 +88,10 @@ static int split(struct plugin_args *a, const char *option, const char *arg, con
         a->texts[a->n_texts++] = text;
         for (tok = strtok_r(text, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 if (n == LIST_MAX) {
-                        fprintf(stderr, "xpool device-plugin: --%s: more than %d names\n", option, LIST_MAX);
+                        fprintf(stderr,
+                                "xpool device-plugin: --%s: more than %d names\n",
+                                option,
+                                LIST_MAX);
                         return XP_EXIT_USAGE;
                 }
                 list[n++] = tok;
@@ -109,21 +112,28 @@ static int parse_mount(struct plugin_args *a, const char *arg)
         eq = strchr(text, '=');
         colon = eq ? strchr(eq + 1, ':') : NULL;
         if (!eq || eq == text || !colon || eq[1] != '/' || colon[1] != '/') {
-                fprintf(stderr,
-                        "xpool device-plugin: --mount '%s': expected RESOURCE=/HOST:/CONTAINER[:ro]\n",
-                        arg);
+                fprintf(
+                    stderr,
+                    "xpool device-plugin: --mount '%s': expected RESOURCE=/HOST:/CONTAINER[:ro]\n",
+                    arg);
                 return XP_EXIT_USAGE;
         }
         *eq = *colon = '\0';
         ro = strchr(colon + 1, ':');
         if (ro && strcmp(ro, ":ro") != 0) {
-                fprintf(stderr, "xpool device-plugin: --mount '%s': only ':ro' may follow the container path\n", arg);
+                fprintf(
+                    stderr,
+                    "xpool device-plugin: --mount '%s': only ':ro' may follow the container path\n",
+                    arg);
                 return XP_EXIT_USAGE;
         }
         if (ro)
                 *ro = '\0';
         m = &a->mounts[a->o.n_mounts++];
-        *m = (struct xp_kube_mount){.resource = text, .host_path = eq + 1, .container_path = colon + 1, .read_only = ro != NULL};
+        *m = (struct xp_kube_mount){.resource = text,
+                                    .host_path = eq + 1,
+                                    .container_path = colon + 1,
+                                    .read_only = ro != NULL};
         return 0;
 }
 
@@ -150,8 +160,12 @@ static int plugin_option(int c, const char *arg, void *userdata)
         case OPT_MOUNT:
                 return parse_mount(a, arg);
         case OPT_HEALTH:
-                if (xp_agent_parse_duration_ms(arg, &a->o.health_interval_ms) < 0 || a->o.health_interval_ms <= 0) {
-                        fprintf(stderr, "xpool device-plugin: --health-interval '%s': expected a duration such as 500ms or 5s\n", arg);
+                if (xp_agent_parse_duration_ms(arg, &a->o.health_interval_ms) < 0 ||
+                    a->o.health_interval_ms <= 0) {
+                        fprintf(
+                            stderr,
+                            "xpool device-plugin: --health-interval '%s': expected a duration such as 500ms or 5s\n",
+                            arg);
                         return XP_EXIT_USAGE;
                 }
                 return 0;
@@ -233,7 +247,10 @@ int xp_cmd_device_plugin(int argc, char **argv)
         if (n > 0 && !getenv("XPOOL_DEVICE_PLUGIN_IN_PROCESS")) {
                 self[n] = '\0';
                 if (strrchr(self, '/') &&
-                    asprintf(&lean, "%.*s/xpool-device-plugin", (int)(strrchr(self, '/') - self), self) >= 0 &&
+                    asprintf(&lean,
+                             "%.*s/xpool-device-plugin",
+                             (int)(strrchr(self, '/') - self),
+                             self) >= 0 &&
                     access(lean, X_OK) == 0) {
                         char **args = calloc((size_t)argc + 2, sizeof(char *));
 

@@ -20,8 +20,8 @@
 struct watched_gpu {
         char *id;
         struct nvml_device *handle;
-        bool xid_unhealthy;   /* made Unhealthy by an Xid: the driver may bring it back */
-        int64_t since_ms;     /* when, for the first recheck */
+        bool xid_unhealthy; /* made Unhealthy by an Xid: the driver may bring it back */
+        int64_t since_ms;   /* when, for the first recheck */
         int64_t last_check_ms;
 };
 
@@ -66,7 +66,8 @@ static int watch_gpus(struct xp_device_health_watch *w, const struct xp_node_inv
                         continue;
                 nr = w->api.get_handle_by_uuid(d->id, &h);
                 if (nr != NVML_SUCCESS || !h) {
-                        xp_debug("nvml", "GPU %s: no handle: %s", d->id, xp_nvml_strerror(&w->api, nr));
+                        xp_debug(
+                            "nvml", "GPU %s: no handle: %s", d->id, xp_nvml_strerror(&w->api, nr));
                         continue;
                 }
                 nr = w->api.register_events(h, NVML_EVENT_TYPE_XID_CRITICAL_ERROR, w->set);
@@ -80,7 +81,8 @@ static int watch_gpus(struct xp_device_health_watch *w, const struct xp_node_inv
                 if (!w->gpus[w->n].id)
                         return -ENOMEM;
                 /* an Xid that discovery saw counts as one the driver may clear */
-                w->gpus[w->n].xid_unhealthy = d->health == XP_DEVICE_UNHEALTHY && d->health_reason &&
+                w->gpus[w->n].xid_unhealthy = d->health == XP_DEVICE_UNHEALTHY &&
+                                              d->health_reason &&
                                               strncmp(d->health_reason, "Xid ", 4) == 0;
                 w->n++;
         }
@@ -103,11 +105,13 @@ int xp_device_health_watch_new(const struct xp_discovery_config *config,
         w->recheck_ms = recheck_ms > 0 ? recheck_ms : 5000;
         for (size_t i = 0; i < inventory->devices.n; i++)
                 any = any || is_nvml_gpu(&inventory->devices.items[i]);
-        if (any && xp_nvml_api_open(xp_nvml_library(config ? config->nvml_library : NULL), &w->api) == 0) {
+        if (any &&
+            xp_nvml_api_open(xp_nvml_library(config ? config->nvml_library : NULL), &w->api) == 0) {
                 if (!w->api.get_handle_by_uuid || !w->api.event_set_create ||
                     !w->api.register_events || !w->api.event_set_wait || !w->api.event_set_free ||
                     w->api.event_set_create(&w->set) != NVML_SUCCESS) {
-                        xp_debug("nvml", "this NVML cannot watch Xid events: health is discovery's");
+                        xp_debug("nvml",
+                                 "this NVML cannot watch Xid events: health is discovery's");
                         w->set = NULL;
                         xp_nvml_api_close(&w->api);
                 } else {
@@ -140,7 +144,8 @@ static int set_health(struct xp_device *d, enum xp_device_health health, const c
         return 0;
 }
 
-static int drain_events(struct xp_device_health_watch *w, struct xp_node_inventory *inv, int64_t now_ms)
+static int
+drain_events(struct xp_device_health_watch *w, struct xp_node_inventory *inv, int64_t now_ms)
 {
         int changed = 0;
 

@@ -174,6 +174,26 @@ static bool id_taken(const struct nvml_gpu *gpus, size_t n, const char *id)
         return false;
 }
 
+/* The GPU's device nodes; the minor number names its own, which the driver allows 0-254. */
+static int add_nodes(const struct nvml_api *api, struct nvml_device *h, struct xp_device *dev)
+{
+        unsigned int minor;
+        char node[64];
+
+        if (api->get_minor_number && supported(api->get_minor_number(h, &minor)) && minor < 255) {
+                dev->index =
+                    minor; /* index means nvidiaN everywhere, as the pci backend reads it */
+                snprintf(node, sizeof(node), "/dev/nvidia%u", minor);
+                if (add_device_node(dev, node) < 0)
+                        return -ENOMEM;
+        }
+        if (add_device_node(dev, "/dev/nvidiactl") < 0 ||
+            add_device_node(dev, "/dev/nvidia-uvm") < 0 ||
+            add_device_node(dev, "/dev/nvidia-uvm-tools") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /*
  * Adds the GPU at NVML index `index` to the inventory and records it in *gpu. Returns 1 when
  * added, 0 when NVML cannot tell us enough about it to list it (skipped), -ENOMEM.
@@ -187,13 +207,12 @@ static int add_gpu(struct xp_discovery *d,
 {
         char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
         char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "";
-        char pci_address[32] = "", pci_id[16] = "", node[64];
+        char pci_address[32] = "", pci_id[16] = "";
         struct nvml_pci_info pci;
         struct nvml_memory mem;
         struct nvml_device *h = NULL;
         struct xp_device *dev;
-        unsigned int minor, current, pending;
-        bool have_minor = false;
+        unsigned int current, pending;
         const char *id;
         int major_cc, minor_cc, r;
         enum nvml_return nr;
@@ -245,19 +264,7 @@ static int add_gpu(struct xp_discovery *d,
             xp_discovery_set_string(&dev->pci_id, pci_id[0] ? pci_id : NULL) < 0)
                 return -ENOMEM;
 
-        /* the minor number names the device node; the driver allows 0-254 */
-        if (api->get_minor_number && supported(api->get_minor_number(h, &minor)) && minor < 255)
-                have_minor = true;
-        if (have_minor) {
-                dev->index =
-                    minor; /* index means nvidiaN everywhere, as the pci backend reads it */
-                snprintf(node, sizeof(node), "/dev/nvidia%u", minor);
-                if (add_device_node(dev, node) < 0)
-                        return -ENOMEM;
-        }
-        if (add_device_node(dev, "/dev/nvidiactl") < 0 ||
-            add_device_node(dev, "/dev/nvidia-uvm") < 0 ||
-            add_device_node(dev, "/dev/nvidia-uvm-tools") < 0)
+        if (add_nodes(api, h, dev) < 0)
                 return -ENOMEM;
 
         if (api->get_memory_info && supported(api->get_memory_info(h, &mem)))

@@ -71,7 +71,8 @@ static json_t *device_edits(const struct xp_device *d)
         }
         for (size_t i = 0; i < d->device_nodes.n; i++)
                 /* the runtime reads type, major and minor from the host's node itself */
-                if (json_array_append_new(nodes, json_pack("{s:s}", "path", d->device_nodes.items[i])) < 0) {
+                if (json_array_append_new(
+                        nodes, json_pack("{s:s}", "path", d->device_nodes.items[i])) < 0) {
                         json_decref(edits);
                         return NULL;
                 }
@@ -80,7 +81,8 @@ static json_t *device_edits(const struct xp_device *d)
 
 int xp_cdi_spec_build(const struct xp_node_inventory *inv, const char *kind, json_t **ret)
 {
-        json_t *spec = json_pack("{s:s,s:s,s:[]}", "cdiVersion", XP_CDI_VERSION, "kind", kind, "devices");
+        json_t *spec =
+            json_pack("{s:s,s:s,s:[]}", "cdiVersion", XP_CDI_VERSION, "kind", kind, "devices");
         json_t *devices = spec ? json_object_get(spec, "devices") : NULL;
 
         if (!spec)
@@ -94,11 +96,16 @@ int xp_cdi_spec_build(const struct xp_node_inventory *inv, const char *kind, jso
                         continue;
                 /* ids are unique per node; a second one of the same name is left out */
                 for (size_t j = 0; j < json_array_size(devices) && !seen; j++)
-                        seen = xp_streq0(json_string_value(json_object_get(json_array_get(devices, j), "name")), d->id);
+                        seen = xp_streq0(
+                            json_string_value(json_object_get(json_array_get(devices, j), "name")),
+                            d->id);
                 if (seen)
                         continue;
                 edits = device_edits(d);
-                if (!edits || json_array_append_new(devices, json_pack("{s:s,s:o}", "name", d->id, "containerEdits", edits)) < 0) {
+                if (!edits ||
+                    json_array_append_new(
+                        devices, json_pack("{s:s,s:o}", "name", d->id, "containerEdits", edits)) <
+                        0) {
                         json_decref(spec);
                         return -ENOMEM;
                 }
@@ -118,7 +125,10 @@ static void spec_file_name(const char *kind, char buf[static 64])
         *strchr(buf, '/') = '-';
 }
 
-static int write_kind(const struct xp_node_inventory *inv, const char *dir, const char *kind, struct xp_error *err)
+static int write_kind(const struct xp_node_inventory *inv,
+                      const char *dir,
+                      const char *kind,
+                      struct xp_error *err)
 {
         _cleanup_free_ char *text = NULL, *path = NULL;
         char name[64];
@@ -160,7 +170,8 @@ int xp_cdi_write(const struct xp_node_inventory *inv, const char *dir, struct xp
                 spec_file_name(kinds[k], name);
                 snprintf(path, sizeof(path), "%s/%s", dir, name);
                 if (unlink(path) < 0 && errno != ENOENT)
-                        return xp_errorf(err, -errno, "cannot remove the stale CDI spec %s: %m", path);
+                        return xp_errorf(
+                            err, -errno, "cannot remove the stale CDI spec %s: %m", path);
         }
         return 0;
 }

@@ -114,7 +114,8 @@ static int check_value(struct ctx *c, const struct member *m, const json_t *v)
         case T_UINT32:
                 if (!json_is_integer(v))
                         return fail(c, "must be an integer");
-                if (m->type == T_UINT32 && (json_integer_value(v) < 0 || json_integer_value(v) > 4294967295LL))
+                if (m->type == T_UINT32 &&
+                    (json_integer_value(v) < 0 || json_integer_value(v) > 4294967295LL))
                         return fail(c, "must be between 0 and 4294967295");
                 break;
         case T_STRINGS:
@@ -212,7 +213,10 @@ static int check_kind(struct ctx *c, const json_t *v)
 
         if (!slash || !valid_part(s, (size_t)(slash - s), true, "_-.") ||
             !valid_part(slash + 1, strlen(slash + 1), true, "_-"))
-                return fail(c, "'%s' is not a kind vendor/class (a vendor such as example.com, a class such as gpu)", s);
+                return fail(
+                    c,
+                    "'%s' is not a kind vendor/class (a vendor such as example.com, a class such as gpu)",
+                    s);
         return 0;
 }
 
@@ -221,7 +225,10 @@ static int check_device_name(struct ctx *c, const json_t *v)
         const char *s = json_string_value(v);
 
         if (!valid_part(s, strlen(s), false, "_-.:"))
-                return fail(c, "'%s' is not a device name (letters, digits, '_', '-', '.', ':', a letter or digit at both ends)", s);
+                return fail(
+                    c,
+                    "'%s' is not a device name (letters, digits, '_', '-', '.', ':', a letter or digit at both ends)",
+                    s);
         return 0;
 }
 
@@ -342,7 +349,9 @@ static int check_devices(struct ctx *c, const json_t *devices)
                 size_t len = push_index(c, i);
 
                 for (j = 0; j < i; j++)
-                        if (strcmp(name, json_string_value(json_object_get(json_array_get(devices, j), "name"))) == 0)
+                        if (strcmp(name,
+                                   json_string_value(
+                                       json_object_get(json_array_get(devices, j), "name"))) == 0)
                                 return fail(c, "the device name '%s' is used twice", name);
                 push(c, "containerEdits");
                 if (edits_empty(json_object_get(d, "containerEdits")))
@@ -380,7 +389,8 @@ int xp_cdi_check_file(const char *path, struct xp_error *err)
 
         spec = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
         if (!spec)
-                return xp_errorf(err, -EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+                return xp_errorf(
+                    err, -EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
         r = xp_cdi_check(spec, err);
         json_decref(spec);
         if (r < 0)

@@ -12,8 +12,8 @@
  * their health live in the plugin, allocations in the kubelet's checkpoint: a restart loses
  * neither.
  */
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +96,10 @@ static void check_sockets(struct xp_kube_plugin *p, int64_t now)
                 struct kube_endpoint *ep = &p->endpoints[i];
 
                 if (!ep->server || socket_ino(ep->socket_path) == 0) {
-                        xp_log(LOG_INFO, "%s: socket %s is gone; serving again", ep->res->name, ep->socket_path ? ep->socket_path : "(none)");
+                        xp_log(LOG_INFO,
+                               "%s: socket %s is gone; serving again",
+                               ep->res->name,
+                               ep->socket_path ? ep->socket_path : "(none)");
                         endpoint_restart(ep);
                 }
                 if (!ep->server || kubelet == 0 || ep->reg == KUBE_REG_PENDING)
@@ -130,18 +133,21 @@ static void read_events(struct xp_kube_plugin *p)
         ssize_t n;
 
         for (unsigned k = 0; k < 64 && (n = read(p->inotify_fd, buf, sizeof(buf))) > 0; k++)
-                for (char *e = buf; e < buf + n; e += sizeof(struct inotify_event) + ((struct inotify_event *)e)->len) {
+                for (char *e = buf; e < buf + n;
+                     e += sizeof(struct inotify_event) + ((struct inotify_event *)e)->len) {
                         const struct inotify_event *ev = (const void *)e;
 
                         any = true;
                         if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
-                                p->next_check_ms = 0; /* the directory went: look for it again soon */
+                                p->next_check_ms =
+                                    0; /* the directory went: look for it again soon */
                 }
         if (any)
                 p->check_sockets = true;
 }
 
-/* ---- health ------------------------------------------------------------------------------------ */
+/* ---- health ------------------------------------------------------------------------------------
+ */
 
 static void log_transitions(const struct xp_kube_plugin *p, const struct kube_resource *res)
 {
@@ -151,9 +157,16 @@ static void log_transitions(const struct xp_kube_plugin *p, const struct kube_re
                 if (strcmp(kube_health_word(d->health), kube_health_word(res->sent[i])) == 0)
                         continue;
                 if (d->health == XP_DEVICE_UNHEALTHY)
-                        xp_log(LOG_WARNING, "%s %s: Unhealthy (%s)", res->name, d->id, d->health_reason ? d->health_reason : "no reason given");
+                        xp_log(LOG_WARNING,
+                               "%s %s: Unhealthy (%s)",
+                               res->name,
+                               d->id,
+                               d->health_reason ? d->health_reason : "no reason given");
                 else
-                        xp_log(LOG_NOTICE, "%s %s: Healthy again, the driver reports no recovery pending", res->name, d->id);
+                        xp_log(LOG_NOTICE,
+                               "%s %s: Healthy again, the driver reports no recovery pending",
+                               res->name,
+                               d->id);
         }
 }
 
@@ -224,7 +237,8 @@ void xp_kube_plugin_free(struct xp_kube_plugin *p)
                 kube_loop_run_once(p->cq, 10);
         if (p->cq) {
                 grpc_completion_queue_shutdown(p->cq);
-                while (grpc_completion_queue_next(p->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type != GRPC_QUEUE_SHUTDOWN)
+                while (grpc_completion_queue_next(p->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
+                           .type != GRPC_QUEUE_SHUTDOWN)
                         ;
                 grpc_completion_queue_destroy(p->cq);
                 kube_rpc_unref();
@@ -259,22 +273,26 @@ static void remove_stale_sockets(const char *dir)
                 size_t len = strlen(e->d_name);
                 struct stat st;
 
-                if (strncmp(e->d_name, "xpool-", 6) != 0 || len < 11 || strcmp(e->d_name + len - 5, ".sock") != 0)
+                if (strncmp(e->d_name, "xpool-", 6) != 0 || len < 11 ||
+                    strcmp(e->d_name + len - 5, ".sock") != 0)
                         continue;
-                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode))
+                if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISSOCK(st.st_mode))
                         unlinkat(dirfd(d), e->d_name, 0);
         }
         closedir(d);
 }
 
-static int setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct xp_error *err)
+static int
+setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct xp_error *err)
 {
         int r;
 
         r = xp_device_discover(o->discovery, &p->inventory, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "device discovery");
-        r = kube_resources_build(p->inventory, o->resources, o->skip_resources, &p->resources, &p->n_resources);
+        r = kube_resources_build(
+            p->inventory, o->resources, o->skip_resources, &p->resources, &p->n_resources);
         if (r < 0)
                 return xp_errorf(err, r, "out of memory");
         if (p->n_resources == 0)
@@ -287,7 +305,8 @@ static int setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *
                 p->names[i] = p->resources[i].name;
                 p->endpoints[i] = (struct kube_endpoint){.plugin = p, .res = &p->resources[i]};
         }
-        r = xp_device_health_watch_new(o->discovery, p->inventory, o->health_interval_ms, &p->watch, err);
+        r = xp_device_health_watch_new(
+            o->discovery, p->inventory, o->health_interval_ms, &p->watch, err);
         if (r < 0)
                 return r;
         if (p->cdi_dir) {
@@ -312,7 +331,9 @@ static int setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *
         return 0;
 }
 
-int xp_kube_plugin_new(const struct xp_kube_plugin_options *o, struct xp_kube_plugin **ret, struct xp_error *err)
+int xp_kube_plugin_new(const struct xp_kube_plugin_options *o,
+                       struct xp_kube_plugin **ret,
+                       struct xp_error *err)
 {
         _cleanup_(xp_kube_plugin_freep) struct xp_kube_plugin *p = calloc(1, sizeof(*p));
         const char *dir = o->plugin_dir ? o->plugin_dir : XP_KUBE_PLUGIN_DIR;
@@ -323,10 +344,12 @@ int xp_kube_plugin_new(const struct xp_kube_plugin_options *o, struct xp_kube_pl
                 return xp_errorf(err, -ENOMEM, "out of memory");
         p->inotify_fd = -1;
         p->plugin_dir = strdup(dir);
-        if (!p->plugin_dir || asprintf(&p->kubelet_socket, "%s/%s", dir, XP_KUBE_KUBELET_SOCKET) < 0 ||
+        if (!p->plugin_dir ||
+            asprintf(&p->kubelet_socket, "%s/%s", dir, XP_KUBE_KUBELET_SOCKET) < 0 ||
             (*cdi && !(p->cdi_dir = strdup(cdi))))
                 return xp_errorf(err, -ENOMEM, "out of memory");
-        p->alloc = (struct kube_alloc_config){.mounts = o->mounts, .n_mounts = o->n_mounts, .cdi = *cdi != '\0'};
+        p->alloc = (struct kube_alloc_config){
+            .mounts = o->mounts, .n_mounts = o->n_mounts, .cdi = *cdi != '\0'};
         r = setup(p, o, err);
         if (r < 0)
                 return r;

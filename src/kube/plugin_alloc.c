@@ -10,13 +10,14 @@
 #include <string.h>
 
 #include "kube/plugin_internal.h"
-#include "xpool/cdi.h"
 #include "xpool/array.h"
+#include "xpool/cdi.h"
 #include "xpool/devenv.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
 
-static int find_slot(const struct xp_node_inventory *inv, const struct kube_resource *res, const char *id)
+static int
+find_slot(const struct xp_node_inventory *inv, const struct kube_resource *res, const char *id)
 {
         for (size_t i = 0; i < res->n; i++)
                 if (xp_streq0(inv->devices.items[res->slots[i]].id, id))
@@ -151,7 +152,11 @@ static int placement_of(const struct xp_node_inventory *inv,
                                          res->name);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(ids[j], ids[i]) == 0)
-                                return xp_errorf(err, -EINVAL, "devices_ids[%zu]: %s is listed twice", i, ids[i]);
+                                return xp_errorf(err,
+                                                 -EINVAL,
+                                                 "devices_ids[%zu]: %s is listed twice",
+                                                 i,
+                                                 ids[i]);
                 d = &inv->devices.items[res->slots[k]];
                 p->devices.items[i] = (struct xp_placement_device){
                     .resource = res->name, .id = d->id, .index = d->index, .milli = 1000};
@@ -188,7 +193,8 @@ int kube_allocate(const struct xp_node_inventory *inv,
         v1beta1__container_allocate_response__init(resp);
         r = add_env(resp, env);
         for (size_t i = 0; r >= 0 && i < n_ids; i++) {
-                const struct xp_device *d = &inv->devices.items[res->slots[find_slot(inv, res, ids[i])]];
+                const struct xp_device *d =
+                    &inv->devices.items[res->slots[find_slot(inv, res, ids[i])]];
 
                 for (size_t k = 0; r >= 0 && k < d->device_nodes.n; k++)
                         r = add_node(resp, d->device_nodes.items[k]);
@@ -216,7 +222,8 @@ void kube_prefer_free(V1beta1__ContainerPreferredAllocationResponse *resp)
 }
 
 /* Without a set from the core: the must-include devices, then available ones in order. */
-static size_t fallback(const V1beta1__ContainerPreferredAllocationRequest *req, size_t size, const char **out)
+static size_t
+fallback(const V1beta1__ContainerPreferredAllocationRequest *req, size_t size, const char **out)
 {
         size_t n = 0;
 
@@ -239,13 +246,24 @@ static int duplicates(const V1beta1__ContainerPreferredAllocationRequest *req, s
         size_t at;
         int r;
 
-        r = xp_first_duplicate((const char *const *)req->available_deviceids, req->n_available_deviceids, &at);
+        r = xp_first_duplicate(
+            (const char *const *)req->available_deviceids, req->n_available_deviceids, &at);
         if (r > 0)
-                return xp_errorf(err, -EINVAL, "available_deviceIDs[%zu]: %s is listed twice", at, req->available_deviceids[at]);
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "available_deviceIDs[%zu]: %s is listed twice",
+                                 at,
+                                 req->available_deviceids[at]);
         if (r == 0)
-                r = xp_first_duplicate((const char *const *)req->must_include_deviceids, req->n_must_include_deviceids, &at);
+                r = xp_first_duplicate((const char *const *)req->must_include_deviceids,
+                                       req->n_must_include_deviceids,
+                                       &at);
         if (r > 0)
-                return xp_errorf(err, -EINVAL, "must_include_deviceIDs[%zu]: %s is listed twice", at, req->must_include_deviceids[at]);
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "must_include_deviceIDs[%zu]: %s is listed twice",
+                                 at,
+                                 req->must_include_deviceids[at]);
         return r < 0 ? xp_errorf(err, r, "out of memory") : 0;
 }
 

@@ -32,7 +32,8 @@ void kube_resources_free(struct kube_resource *res, size_t n)
 
 static int compare_resources(const void *a, const void *b)
 {
-        return strcmp(((const struct kube_resource *)a)->name, ((const struct kube_resource *)b)->name);
+        return strcmp(((const struct kube_resource *)a)->name,
+                      ((const struct kube_resource *)b)->name);
 }
 
 static int add_slot(struct kube_resource *r, size_t slot, enum xp_device_health health)

@@ -124,7 +124,7 @@ struct xp_kube_plugin {
         struct xp_device_health_watch *watch;
         struct kube_resource *resources;
         size_t n_resources;
-        const char **names; /* the resource names, for xp_kube_plugin_resources() */
+        const char **names;              /* the resource names, for xp_kube_plugin_resources() */
         struct kube_endpoint *endpoints; /* one per resource */
         grpc_completion_queue *cq;
         int inotify_fd;

@@ -7,9 +7,9 @@
  * (plugin.c notices).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,14 +164,15 @@ void kube_register_start(struct kube_endpoint *ep, ino_t kubelet_ino, int64_t no
         rc->channel = grpc_channel_create(target, creds, NULL);
         grpc_channel_credentials_release(creds);
         free(target);
-        rc->call = grpc_channel_create_call(rc->channel,
-                                            NULL,
-                                            GRPC_PROPAGATE_DEFAULTS,
-                                            p->cq,
-                                            grpc_slice_from_static_string("/v1beta1.Registration/Register"),
-                                            NULL,
-                                            kube_rpc_deadline_ms(REG_TIMEOUT_MS),
-                                            NULL);
+        rc->call = grpc_channel_create_call(
+            rc->channel,
+            NULL,
+            GRPC_PROPAGATE_DEFAULTS,
+            p->cq,
+            grpc_slice_from_static_string("/v1beta1.Registration/Register"),
+            NULL,
+            kube_rpc_deadline_ms(REG_TIMEOUT_MS),
+            NULL);
         rc->send = request_of(ep);
         if (!rc->call || !rc->send || start_batch(rc) < 0) {
                 reg_free(rc);

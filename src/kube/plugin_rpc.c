@@ -10,7 +10,10 @@
 #include "kube/plugin_internal.h"
 #include "xpool/log.h"
 
-static int get_options(void *userdata, const ProtobufCMessage *request, ProtobufCMessage **ret, struct xp_error *err)
+static int get_options(void *userdata,
+                       const ProtobufCMessage *request,
+                       ProtobufCMessage **ret,
+                       struct xp_error *err)
 {
         V1beta1__DevicePluginOptions *o = malloc(sizeof(*o));
 
@@ -25,7 +28,10 @@ static int get_options(void *userdata, const ProtobufCMessage *request, Protobuf
         return 0;
 }
 
-static int pre_start(void *userdata, const ProtobufCMessage *request, ProtobufCMessage **ret, struct xp_error *err)
+static int pre_start(void *userdata,
+                     const ProtobufCMessage *request,
+                     ProtobufCMessage **ret,
+                     struct xp_error *err)
 {
         const V1beta1__PreStartContainerRequest *req = (const void *)request;
         struct kube_endpoint *ep = userdata;
@@ -38,7 +44,8 @@ static int pre_start(void *userdata, const ProtobufCMessage *request, ProtobufCM
                 bool found = false;
 
                 for (size_t k = 0; k < ep->res->n && !found; k++)
-                        found = strcmp(inv->devices.items[ep->res->slots[k]].id, req->devices_ids[i]) == 0;
+                        found = strcmp(inv->devices.items[ep->res->slots[k]].id,
+                                       req->devices_ids[i]) == 0;
                 if (!found)
                         return xp_errorf(err,
                                          -EINVAL,
@@ -55,7 +62,10 @@ static int pre_start(void *userdata, const ProtobufCMessage *request, ProtobufCM
         return 0;
 }
 
-static int preferred(void *userdata, const ProtobufCMessage *request, ProtobufCMessage **ret, struct xp_error *err)
+static int preferred(void *userdata,
+                     const ProtobufCMessage *request,
+                     ProtobufCMessage **ret,
+                     struct xp_error *err)
 {
         const V1beta1__PreferredAllocationRequest *req = (const void *)request;
         struct kube_endpoint *ep = userdata;
@@ -69,7 +79,11 @@ static int preferred(void *userdata, const ProtobufCMessage *request, ProtobufCM
         if (!resp->container_responses)
                 r = xp_errorf(err, -ENOMEM, "out of memory");
         for (size_t i = 0; r >= 0 && i < req->n_container_requests; i++) {
-                r = kube_prefer(ep->plugin->inventory, ep->res, req->container_requests[i], &resp->container_responses[i], err);
+                r = kube_prefer(ep->plugin->inventory,
+                                ep->res,
+                                req->container_requests[i],
+                                &resp->container_responses[i],
+                                err);
                 if (r >= 0)
                         resp->n_container_responses++;
                 else
@@ -83,7 +97,10 @@ static int preferred(void *userdata, const ProtobufCMessage *request, ProtobufCM
         return 0;
 }
 
-static int allocate(void *userdata, const ProtobufCMessage *request, ProtobufCMessage **ret, struct xp_error *err)
+static int allocate(void *userdata,
+                    const ProtobufCMessage *request,
+                    ProtobufCMessage **ret,
+                    struct xp_error *err)
 {
         const V1beta1__AllocateRequest *req = (const void *)request;
         struct kube_endpoint *ep = userdata;
@@ -115,7 +132,10 @@ static int allocate(void *userdata, const ProtobufCMessage *request, ProtobufCMe
                 protobuf_c_message_free_unpacked(&resp->base, NULL);
                 return r;
         }
-        xp_log(LOG_INFO, "%s: allocated devices to %zu container(s)", ep->res->name, req->n_container_requests);
+        xp_log(LOG_INFO,
+               "%s: allocated devices to %zu container(s)",
+               ep->res->name,
+               req->n_container_requests);
         *ret = &resp->base;
         return 0;
 }

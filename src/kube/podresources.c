@@ -171,7 +171,8 @@ static int copy_pod(const V1__PodResources *src, struct xp_podres_pod *pod)
                 pod->containers.n++;
                 c->name = xp_strdup0(cr->name ? cr->name : "");
                 if (!c->name ||
-                    copy_device_list(cr->devices, cr->n_devices, &c->devices.items, &c->devices.n) < 0 ||
+                    copy_device_list(cr->devices, cr->n_devices, &c->devices.items, &c->devices.n) <
+                        0 ||
                     copy_ints(cr->cpu_ids, cr->n_cpu_ids, &c->cpu_ids.items, &c->cpu_ids.n) < 0 ||
                     copy_cdi(cr, c) < 0)
                         return -ENOMEM;
@@ -239,7 +240,8 @@ static int call(struct xp_podres_client *c,
         /* the kubelet removes its socket while it restarts: say so rather than wait */
         if (stat(c->path, &st) < 0)
                 return xp_errorf(err, -errno, "pod-resources socket %s: %m", c->path);
-        r = kube_rpc_unary(c->channel, method, req, desc, XP_PODRES_MESSAGE_MAX, c->timeout_ms, ret, err);
+        r = kube_rpc_unary(
+            c->channel, method, req, desc, XP_PODRES_MESSAGE_MAX, c->timeout_ms, ret, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "pod-resources %s", c->path);
         return 0;
@@ -298,7 +300,8 @@ int xp_podres_get(struct xp_podres_client *c,
         if (r < 0)
                 return r;
         if (!resp->pod_resources)
-                r = xp_errorf(err, -ENOENT, "pod-resources %s: no pod %s/%s", c->path, namespace, name);
+                r = xp_errorf(
+                    err, -ENOENT, "pod-resources %s: no pod %s/%s", c->path, namespace, name);
         else if (copy_pod(resp->pod_resources, &pod) < 0)
                 r = xp_errorf(err, -ENOMEM, "out of memory");
         protobuf_c_message_free_unpacked(&resp->base, NULL);
@@ -339,9 +342,8 @@ int xp_podres_allocatable(struct xp_podres_client *c,
         return 0;
 }
 
-const struct xp_podres_pod *xp_podres_find_device(const struct xp_podres_list *list,
-                                                  const char *resource,
-                                                  const char *id)
+const struct xp_podres_pod *
+xp_podres_find_device(const struct xp_podres_list *list, const char *resource, const char *id)
 {
         for (size_t p = 0; p < list->pods.n; p++) {
                 const struct xp_podres_pod *pod = &list->pods.items[p];

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gRPC C core and protobuf-c glue for the kube layer (rpc.h). */
 #include <errno.h>
-#include <inttypes.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/slice.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +52,12 @@ int kube_rpc_unpack(grpc_byte_buffer *bb,
                 return xp_errorf(err, -ENODATA, "no %s message", desc->name);
         size = grpc_byte_buffer_length(bb);
         if (size > max)
-                return xp_errorf(
-                    err, -EMSGSIZE, "%s message of %zu bytes, the limit is %zu", desc->name, size, max);
+                return xp_errorf(err,
+                                 -EMSGSIZE,
+                                 "%s message of %zu bytes, the limit is %zu",
+                                 desc->name,
+                                 size,
+                                 max);
         if (!grpc_byte_buffer_reader_init(&reader, bb))
                 return xp_errorf(err, -EBADMSG, "%s message: cannot be decompressed", desc->name);
         slice = grpc_byte_buffer_reader_readall(&reader);
@@ -208,7 +212,8 @@ int kube_rpc_unary(grpc_channel *channel,
         if (ev.type != GRPC_OP_COMPLETE) {
                 grpc_call_cancel(call, NULL);
                 grpc_completion_queue_pluck(cq, &u, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-                r = xp_errorf(err, -ETIMEDOUT, "%s: no answer in %" PRId64 " ms", method, timeout_ms);
+                r = xp_errorf(
+                    err, -ETIMEDOUT, "%s: no answer in %" PRId64 " ms", method, timeout_ms);
                 goto out;
         }
         if (u.status != GRPC_STATUS_OK) {
@@ -230,8 +235,9 @@ out:
         if (call)
                 grpc_call_unref(call);
         grpc_completion_queue_shutdown(cq);
-        while (grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
-                   .type != GRPC_QUEUE_SHUTDOWN)
+        while (
+            grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+            GRPC_QUEUE_SHUTDOWN)
                 ;
         grpc_completion_queue_destroy(cq);
         if (u.send)

@@ -80,7 +80,8 @@ static void server_maybe_free(struct kube_server *s)
 
 static void shutdown_done(struct kube_tag *tag, bool ok)
 {
-        struct kube_server *s = (struct kube_server *)((char *)tag - offsetof(struct kube_server, shutdown_tag));
+        struct kube_server *s =
+            (struct kube_server *)((char *)tag - offsetof(struct kube_server, shutdown_tag));
 
         (void)ok;
         s->shut_down = true;
@@ -101,7 +102,8 @@ void kube_server_stop(struct kube_server *s)
         grpc_server_cancel_all_calls(s->server);
 }
 
-/* ---- calls ------------------------------------------------------------------------------------ */
+/* ---- calls ------------------------------------------------------------------------------------
+ */
 
 static void call_maybe_release(struct kube_call *c)
 {
@@ -121,7 +123,8 @@ static void call_maybe_release(struct kube_call *c)
 }
 
 /* Starts one send batch: a message (bb, taken), the final status (when finish), or both. */
-static int call_send(struct kube_call *c, grpc_byte_buffer *bb, bool finish, grpc_status_code status)
+static int
+call_send(struct kube_call *c, grpc_byte_buffer *bb, bool finish, grpc_status_code status)
 {
         grpc_op ops[3];
         size_t n = 0;
@@ -208,14 +211,16 @@ static void answer(struct kube_call *c, const ProtobufCMessage *request)
 
 static void recv_done(struct kube_tag *tag, bool ok)
 {
-        struct kube_call *c = (struct kube_call *)((char *)tag - offsetof(struct kube_call, recv_tag));
+        struct kube_call *c =
+            (struct kube_call *)((char *)tag - offsetof(struct kube_call, recv_tag));
         ProtobufCMessage *request = NULL;
         struct xp_error err = {0};
         int r;
 
         c->recv_pending = false;
         if (ok && !c->server->stopping) {
-                r = kube_rpc_unpack(c->received, c->method->request, KUBE_REQUEST_MAX, &request, &err);
+                r = kube_rpc_unpack(
+                    c->received, c->method->request, KUBE_REQUEST_MAX, &request, &err);
                 if (r < 0) {
                         xp_log(LOG_WARNING,
                                "%s: refused a request: %s",
@@ -232,7 +237,8 @@ static void recv_done(struct kube_tag *tag, bool ok)
 
 static void close_done(struct kube_tag *tag, bool ok)
 {
-        struct kube_call *c = (struct kube_call *)((char *)tag - offsetof(struct kube_call, close_tag));
+        struct kube_call *c =
+            (struct kube_call *)((char *)tag - offsetof(struct kube_call, close_tag));
 
         (void)ok;
         c->close_pending = false;
@@ -246,7 +252,8 @@ static void close_done(struct kube_tag *tag, bool ok)
 
 static void send_done(struct kube_tag *tag, bool ok)
 {
-        struct kube_call *c = (struct kube_call *)((char *)tag - offsetof(struct kube_call, send_tag));
+        struct kube_call *c =
+            (struct kube_call *)((char *)tag - offsetof(struct kube_call, send_tag));
         grpc_byte_buffer *next;
 
         c->send_pending = false;
@@ -294,7 +301,8 @@ static int start_call(struct kube_server *s, grpc_call *call, const struct kube_
         grpc_op op;
 
         if (!c) {
-                grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
+                grpc_call_cancel_with_status(
+                    call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
                 grpc_call_unref(call);
                 return -ENOMEM;
         }
@@ -338,7 +346,8 @@ static void request_next(struct kube_server *s)
 
 static void accept_done(struct kube_tag *tag, bool ok)
 {
-        struct kube_server *s = (struct kube_server *)((char *)tag - offsetof(struct kube_server, accept_tag));
+        struct kube_server *s =
+            (struct kube_server *)((char *)tag - offsetof(struct kube_server, accept_tag));
 
         s->accepting = false;
         if (ok && s->incoming) {
@@ -347,7 +356,8 @@ static void accept_done(struct kube_tag *tag, bool ok)
                 if (!m) {
                         char *name = grpc_slice_to_c_string(s->details.method);
 
-                        xp_log(LOG_WARNING, "%s: a call of unknown method %s", s->socket_path, name);
+                        xp_log(
+                            LOG_WARNING, "%s: a call of unknown method %s", s->socket_path, name);
                         gpr_free(name);
                 }
                 start_call(s, TAKE_PTR(s->incoming), m);

@@ -16,7 +16,9 @@ int main(int argc, char **argv)
 {
         /* the same arguments as `xpool device-plugin`, so either runs it */
         if (argc < 2 || strcmp(argv[1], "device-plugin") != 0) {
-                fprintf(stderr, "usage: xpool-device-plugin device-plugin [OPTIONS] (see xpool device-plugin --help)\n");
+                fprintf(
+                    stderr,
+                    "usage: xpool-device-plugin device-plugin [OPTIONS] (see xpool device-plugin --help)\n");
                 return 2;
         }
         xp_log_init();

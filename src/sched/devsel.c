@@ -88,9 +88,9 @@ struct search {
         int64_t deg[DEVSEL_MAX];            /* per candidate: affinity to every other free device */
         uint16_t a[DEVSEL_MAX][DEVSEL_MAX]; /* affinity between candidates */
         int64_t max_pair;
-        int64_t cand_deg[DEVSEL_MAX]; /* greedy only: affinity to every other candidate */
-        size_t pick[DEVSEL_MAX];      /* the depth-first search's partial set */
-        bool req[DEVSEL_MAX];         /* per candidate: required */
+        int64_t cand_deg[DEVSEL_MAX];     /* greedy only: affinity to every other candidate */
+        size_t pick[DEVSEL_MAX];          /* the depth-first search's partial set */
+        bool req[DEVSEL_MAX];             /* per candidate: required */
         size_t req_after[DEVSEL_MAX + 1]; /* required candidates at positions >= p */
         size_t n_req;
         bool found;

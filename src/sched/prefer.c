@@ -59,8 +59,9 @@ static int group_build(const struct xp_node_inventory *inv,
 
                 if (a < 0 || b < 0 || a == b)
                         continue;
-                g->affinity[(size_t)a * g->n + (size_t)b] = g->affinity[(size_t)b * g->n + (size_t)a] =
-                    devsel_link_affinity((int)l->level, l->nvlinks);
+                g->affinity[(size_t)a * g->n + (size_t)b] =
+                    g->affinity[(size_t)b * g->n + (size_t)a] =
+                        devsel_link_affinity((int)l->level, l->nvlinks);
         }
         return 0;
 }
@@ -126,7 +127,8 @@ int xp_sched_prefer_devices(const struct xp_node_inventory *inventory,
                                  request->resource,
                                  request->n_must_include,
                                  request->size);
-        r = mark(inventory, &g, request->resource, request->available, request->n_available, false, err);
+        r = mark(
+            inventory, &g, request->resource, request->available, request->n_available, false, err);
         if (r >= 0)
                 r = mark(inventory,
                          &g,
@@ -140,9 +142,12 @@ int xp_sched_prefer_devices(const struct xp_node_inventory *inventory,
 
         node = (struct devsel_node){.n = g.n, .devices = g.dev, .affinity = g.affinity};
         r = devsel_choose(
-            &node, &(struct devsel_request){.milli = (int64_t)request->size * 1000, .numa = -1}, &res);
+            &node,
+            &(struct devsel_request){.milli = (int64_t)request->size * 1000, .numa = -1},
+            &res);
         if (r <= 0)
-                return r == 0 ? 0 : xp_errorf(err, r, "%s: device selection failed", request->resource);
+                return r == 0 ? 0
+                              : xp_errorf(err, r, "%s: device selection failed", request->resource);
         for (size_t i = 0; i < res.n; i++)
                 ret_devices[i] = g.slot[res.index[i]];
         return 1;

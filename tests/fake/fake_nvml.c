@@ -35,10 +35,10 @@
  */
 #include <jansson.h>
 #include <stdbool.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "device/nvml_abi.h"
 
@@ -324,7 +324,8 @@ static void reload_live(void)
                                 if (g->n_xids < FAKE_XIDS_MAX &&
                                     json_is_integer(json_array_get(xids, x)))
                                         g->xids[g->n_xids++] =
-                                            (unsigned long long)json_integer_value(json_array_get(xids, x));
+                                            (unsigned long long)json_integer_value(
+                                                json_array_get(xids, x));
                         if (json_array_size(xids) > g->xids_read)
                                 g->xids_read = json_array_size(xids);
                         g->has_recovery = get_uint(o, "recovery_action", &v);

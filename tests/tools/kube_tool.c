@@ -24,7 +24,10 @@ static json_t *devices_json(const struct xp_podres_devices *d, size_t n)
                         json_array_append_new(ids, json_string(d[i].ids.items[k]));
                 for (size_t k = 0; k < d[i].numa_nodes.n; k++)
                         json_array_append_new(numa, json_integer(d[i].numa_nodes.items[k]));
-                json_array_append_new(a, json_pack("{s:s,s:o,s:o}", "resource", d[i].resource_name, "ids", ids, "numa", numa));
+                json_array_append_new(
+                    a,
+                    json_pack(
+                        "{s:s,s:o,s:o}", "resource", d[i].resource_name, "ids", ids, "numa", numa));
         }
         return a;
 }
@@ -52,7 +55,13 @@ static json_t *pod_json(const struct xp_podres_pod *pod)
                                                 "cdi",
                                                 cdi));
         }
-        return json_pack("{s:s,s:s,s:o}", "namespace", pod->namespace, "name", pod->name, "containers", containers);
+        return json_pack("{s:s,s:s,s:o}",
+                         "namespace",
+                         pod->namespace,
+                         "name",
+                         pod->name,
+                         "containers",
+                         containers);
 }
 
 static int podres(const char *socket, const char *get)
@@ -86,11 +95,14 @@ static int podres(const char *socket, const char *get)
                 for (size_t i = 0; i < list.pods.n; i++)
                         json_array_append_new(pods, pod_json(&list.pods.items[i]));
                 json_object_set(out, "pods", pods);
-                json_object_set_new(out, "allocatable", devices_json(alloc.devices.items, alloc.devices.n));
+                json_object_set_new(
+                    out, "allocatable", devices_json(alloc.devices.items, alloc.devices.n));
                 if (list.pods.n > 0 && list.pods.items[0].containers.n > 0 &&
                     list.pods.items[0].containers.items[0].devices.n > 0) {
-                        const struct xp_podres_devices *d = &list.pods.items[0].containers.items[0].devices.items[0];
-                        const struct xp_podres_pod *owner = xp_podres_find_device(&list, d->resource_name, d->ids.items[0]);
+                        const struct xp_podres_devices *d =
+                            &list.pods.items[0].containers.items[0].devices.items[0];
+                        const struct xp_podres_pod *owner =
+                            xp_podres_find_device(&list, d->resource_name, d->ids.items[0]);
 
                         json_object_set_new(out, "owner", json_string(owner ? owner->name : ""));
                 }

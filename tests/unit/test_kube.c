@@ -43,12 +43,14 @@ static void add_device(struct xp_node_inventory *inv,
         if (numa >= 0)
                 d->numa_node = (struct xp_opt_int64){.set = true, .value = numa};
         for (; nodes && *nodes; nodes++) {
-                d->device_nodes.items = realloc(d->device_nodes.items, (d->device_nodes.n + 1) * sizeof(char *));
+                d->device_nodes.items =
+                    realloc(d->device_nodes.items, (d->device_nodes.n + 1) * sizeof(char *));
                 d->device_nodes.items[d->device_nodes.n++] = strdup(*nodes);
         }
 }
 
-static void add_link(struct xp_node_inventory *inv, const char *a, const char *b, enum xp_link_level level)
+static void
+add_link(struct xp_node_inventory *inv, const char *a, const char *b, enum xp_link_level level)
 {
         struct xp_device_link *l = &inv->links.items[inv->links.n++];
 
@@ -68,12 +70,30 @@ static struct xp_node_inventory *node(void)
                 char dev[32];
 
                 snprintf(dev, sizeof(dev), "/dev/nvidia%d", i);
-                add_device(inv, ids[i], XP_DEVICE_GPU, "NVIDIA", "nvidia.com/gpu", i, i / 2,
+                add_device(inv,
+                           ids[i],
+                           XP_DEVICE_GPU,
+                           "NVIDIA",
+                           "nvidia.com/gpu",
+                           i,
+                           i / 2,
                            (const char *const[]){dev, "/dev/nvidiactl", NULL});
         }
-        add_device(inv, "ascend-0", XP_DEVICE_NPU, "Huawei", "huawei.com/Ascend910", 0, -1,
+        add_device(inv,
+                   "ascend-0",
+                   XP_DEVICE_NPU,
+                   "Huawei",
+                   "huawei.com/Ascend910",
+                   0,
+                   -1,
                    (const char *const[]){"/dev/davinci0", NULL});
-        add_device(inv, "odd/id", XP_DEVICE_FPGA, "Xilinx", "xilinx.com/fpga", 0, 0,
+        add_device(inv,
+                   "odd/id",
+                   XP_DEVICE_FPGA,
+                   "Xilinx",
+                   "xilinx.com/fpga",
+                   0,
+                   0,
                    (const char *const[]){"/dev/xclmgmt0", NULL});
         add_device(inv, "no-resource", XP_DEVICE_ACCELERATOR, "Acme", NULL, 0, 0, NULL);
         add_link(inv, "GPU-a", "GPU-b", XP_LINK_NVLINK);
@@ -85,7 +105,8 @@ static struct xp_node_inventory *node(void)
         return inv;
 }
 
-static const struct kube_resource *resource(const struct kube_resource *res, size_t n, const char *name)
+static const struct kube_resource *
+resource(const struct kube_resource *res, size_t n, const char *name)
 {
         for (size_t i = 0; i < n; i++)
                 if (strcmp(res[i].name, name) == 0)
@@ -201,9 +222,13 @@ static const char *env_of(const V1beta1__ContainerAllocateResponse *c, const cha
 static void allocate(void **state)
 {
         struct xp_node_inventory *inv = node();
-        struct xp_kube_mount mount = {.resource = "nvidia.com/gpu", .host_path = "/opt/cuda", .container_path = "/usr/local/cuda", .read_only = true};
+        struct xp_kube_mount mount = {.resource = "nvidia.com/gpu",
+                                      .host_path = "/opt/cuda",
+                                      .container_path = "/usr/local/cuda",
+                                      .read_only = true};
         struct kube_alloc_config config = {.mounts = &mount, .n_mounts = 1, .cdi = true};
-        char *ids[] = {"GPU-d", "GPU-c"}, *bad[] = {"GPU-a", "GPU-x"}, *twice[] = {"GPU-a", "GPU-a"};
+        char *ids[] = {"GPU-d", "GPU-c"}, *bad[] = {"GPU-a", "GPU-x"},
+             *twice[] = {"GPU-a", "GPU-a"};
         V1beta1__ContainerAllocateResponse *c = NULL;
         struct xp_error err = {0};
         struct kube_resource *res;
@@ -211,7 +236,8 @@ static void allocate(void **state)
 
         (void)state;
         assert_int_equal(kube_resources_build(inv, NULL, NULL, &res, &n), 0);
-        assert_int_equal(kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, ids, 2, &c, &err), 0);
+        assert_int_equal(
+            kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, ids, 2, &c, &err), 0);
         assert_string_equal(env_of(c, "NVIDIA_VISIBLE_DEVICES"), "GPU-d,GPU-c");
         assert_string_equal(env_of(c, "CUDA_VISIBLE_DEVICES"), "GPU-d,GPU-c");
         assert_non_null(env_of(c, "XPOOL_DEVICES"));
@@ -229,21 +255,37 @@ static void allocate(void **state)
         kube_allocate_free(c);
         c = NULL;
 
-        assert_int_equal(kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, bad, 2, &c, &err), -EINVAL);
-        assert_string_equal(err.msg, "devices_ids[1]: GPU-x is no nvidia.com/gpu device of this node");
+        assert_int_equal(
+            kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, bad, 2, &c, &err),
+            -EINVAL);
+        assert_string_equal(err.msg,
+                            "devices_ids[1]: GPU-x is no nvidia.com/gpu device of this node");
         assert_null(c);
-        assert_int_equal(kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, twice, 2, &c, &err), -EINVAL);
+        assert_int_equal(
+            kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, twice, 2, &c, &err),
+            -EINVAL);
         assert_string_equal(err.msg, "devices_ids[1]: GPU-a is listed twice");
         /* another resource's device is no device of this one */
-        assert_int_equal(kube_allocate(inv, resource(res, n, "huawei.com/Ascend910"), &config, ids, 1, &c, &err), -EINVAL);
+        assert_int_equal(
+            kube_allocate(inv, resource(res, n, "huawei.com/Ascend910"), &config, ids, 1, &c, &err),
+            -EINVAL);
 
-        /* without CDI and for a device without a CDI name: none named, no mount of another resource */
+        /* without CDI and for a device without a CDI name: none named, no mount of another resource
+         */
         config.cdi = false;
-        assert_int_equal(kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, ids, 1, &c, &err), 0);
+        assert_int_equal(
+            kube_allocate(inv, resource(res, n, "nvidia.com/gpu"), &config, ids, 1, &c, &err), 0);
         assert_int_equal(c->n_cdi_devices, 0);
         kube_allocate_free(c);
         config.cdi = true;
-        assert_int_equal(kube_allocate(inv, resource(res, n, "xilinx.com/fpga"), &config, (char *[]){"odd/id"}, 1, &c, &err), 0);
+        assert_int_equal(kube_allocate(inv,
+                                       resource(res, n, "xilinx.com/fpga"),
+                                       &config,
+                                       (char *[]){"odd/id"},
+                                       1,
+                                       &c,
+                                       &err),
+                         0);
         assert_int_equal(c->n_cdi_devices, 0);
         assert_int_equal(c->n_devices, 1);
         kube_allocate_free(c);
@@ -251,10 +293,18 @@ static void allocate(void **state)
         xp_node_inventory_free(inv);
 }
 
-static V1beta1__ContainerPreferredAllocationResponse *
-prefer(const struct xp_node_inventory *inv, const struct kube_resource *res, char **avail, size_t n_avail, char **must, size_t n_must, int size, int want_r, struct xp_error *err)
+static V1beta1__ContainerPreferredAllocationResponse *prefer(const struct xp_node_inventory *inv,
+                                                             const struct kube_resource *res,
+                                                             char **avail,
+                                                             size_t n_avail,
+                                                             char **must,
+                                                             size_t n_must,
+                                                             int size,
+                                                             int want_r,
+                                                             struct xp_error *err)
 {
-        V1beta1__ContainerPreferredAllocationRequest req = V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+        V1beta1__ContainerPreferredAllocationRequest req =
+            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
         V1beta1__ContainerPreferredAllocationResponse *resp = NULL;
 
         req.available_deviceids = avail;
@@ -269,7 +319,8 @@ prefer(const struct xp_node_inventory *inv, const struct kube_resource *res, cha
 static void preferred(void **state)
 {
         struct xp_node_inventory *inv = node();
-        char *all[] = {"GPU-a", "GPU-b", "GPU-c", "GPU-d"}, *must_d[] = {"GPU-d"}, *nope[] = {"GPU-x"};
+        char *all[] = {"GPU-a", "GPU-b", "GPU-c", "GPU-d"}, *must_d[] = {"GPU-d"},
+             *nope[] = {"GPU-x"};
         V1beta1__ContainerPreferredAllocationResponse *r;
         const struct kube_resource *gpus;
         struct xp_error err = {0};
@@ -308,7 +359,8 @@ static void preferred(void **state)
         assert_null(prefer(inv, gpus, nope, 1, NULL, 0, 1, -EINVAL, &err));
         assert_string_equal(err.msg, "nvidia.com/gpu device GPU-x: no such device on this node");
         assert_null(prefer(inv, gpus, all, 2, must_d, 1, 1, -EINVAL, &err));
-        assert_string_equal(err.msg, "nvidia.com/gpu device GPU-d must be included but is not available");
+        assert_string_equal(err.msg,
+                            "nvidia.com/gpu device GPU-d must be included but is not available");
         kube_resources_free(res, n);
         xp_node_inventory_free(inv);
 }
@@ -338,11 +390,14 @@ static void cdi_names_and_specs(void **state)
         assert_int_equal(json_array_size(json_object_get(spec, "devices")), 4);
         {
                 json_t *third = json_array_get(json_object_get(spec, "devices"), 2);
-                json_t *nodes = json_object_get(json_object_get(third, "containerEdits"), "deviceNodes");
+                json_t *nodes =
+                    json_object_get(json_object_get(third, "containerEdits"), "deviceNodes");
 
                 assert_string_equal(json_string_value(json_object_get(third, "name")), "GPU-c");
                 assert_int_equal(json_array_size(nodes), 2);
-                assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, 0), "path")), "/dev/nvidia2");
+                assert_string_equal(
+                    json_string_value(json_object_get(json_array_get(nodes, 0), "path")),
+                    "/dev/nvidia2");
         }
         json_decref(spec);
         assert_int_equal(xp_cdi_spec_build(inv, "xpool.io/fpga", &spec), -ENOENT);
@@ -387,29 +442,46 @@ static void cdi_checker(void **state)
         } bad[] = {
             {"[]", "/: must be an object"},
             {"{\"kind\":\"a.com/b\",\"devices\":[]}", "/: cdiVersion is required"},
-            {"{\"cdiVersion\":\"9.9.9\",\"kind\":\"a.com/b\",\"devices\":[]}", "/cdiVersion: '9.9.9' is not a CDI version"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"ab\",\"devices\":[]}", "/kind: 'ab' is not a kind vendor/class"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b.c\",\"devices\":[]}", "/kind: 'a.com/b.c' is not a kind"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[]}", "/devices: no devices"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\"}]}", "/devices/0: containerEdits is required"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x-\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}", "/devices/0/name: 'x-' is not a device name"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}]}", "/devices/0/containerEdits: no container edits"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"=1\"]}}]}", "/devices/0/containerEdits/env/0: '=1' is not NAME=value"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"dev/x\"}]}}]}", "/devices/0/containerEdits/deviceNodes/0/path: 'dev/x' is not an absolute path"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/x\",\"permissions\":\"rwx\"}]}}]}", "deviceNodes/0/permissions: 'rwx' is not cgroup device access"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/x\",\"uid\":-1}]}}]}", "deviceNodes/0/uid: must be between 0 and 4294967295"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"mounts\":[{\"hostPath\":\"/a\"}]}}]}", "/devices/0/containerEdits/mounts/0: containerPath is required"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"hooks\":[{\"hookName\":\"h\",\"path\":\"/h\",\"args\":[1]}]}}]}", "/devices/0/containerEdits/hooks/0/args/0: must be a string"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}},{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}", "/devices/1: the device name 'x' is used twice"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}],\"extra\":1}", "/extra: unknown member"},
-            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"annotations\":{\"a\":1},\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}", "/annotations/a: must be a string"},
+            {"{\"cdiVersion\":\"9.9.9\",\"kind\":\"a.com/b\",\"devices\":[]}",
+             "/cdiVersion: '9.9.9' is not a CDI version"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"ab\",\"devices\":[]}",
+             "/kind: 'ab' is not a kind vendor/class"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b.c\",\"devices\":[]}",
+             "/kind: 'a.com/b.c' is not a kind"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[]}",
+             "/devices: no devices"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\"}]}",
+             "/devices/0: containerEdits is required"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x-\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}",
+             "/devices/0/name: 'x-' is not a device name"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}]}",
+             "/devices/0/containerEdits: no container edits"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"=1\"]}}]}",
+             "/devices/0/containerEdits/env/0: '=1' is not NAME=value"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"dev/x\"}]}}]}",
+             "/devices/0/containerEdits/deviceNodes/0/path: 'dev/x' is not an absolute path"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/x\",\"permissions\":\"rwx\"}]}}]}",
+             "deviceNodes/0/permissions: 'rwx' is not cgroup device access"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/x\",\"uid\":-1}]}}]}",
+             "deviceNodes/0/uid: must be between 0 and 4294967295"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"mounts\":[{\"hostPath\":\"/a\"}]}}]}",
+             "/devices/0/containerEdits/mounts/0: containerPath is required"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"hooks\":[{\"hookName\":\"h\",\"path\":\"/h\",\"args\":[1]}]}}]}",
+             "/devices/0/containerEdits/hooks/0/args/0: must be a string"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}},{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}",
+             "/devices/1: the device name 'x' is used twice"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}],\"extra\":1}",
+             "/extra: unknown member"},
+            {"{\"cdiVersion\":\"0.5.0\",\"kind\":\"a.com/b\",\"annotations\":{\"a\":1},\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}",
+             "/annotations/a: must be a string"},
         };
-        const char *good = "{\"cdiVersion\":\"0.6.0\",\"kind\":\"vendor.com/class_1\",\"annotations\":{\"a\":\"b\"},"
-                           "\"containerEdits\":{\"env\":[\"X=\"]},\"devices\":[{\"name\":\"0\",\"annotations\":{},"
-                           "\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"major\":195,\"minor\":0,\"permissions\":\"rw\"}],"
-                           "\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/b\",\"options\":[\"ro\"]}],"
-                           "\"hooks\":[{\"hookName\":\"createContainer\",\"path\":\"/bin/h\",\"timeout\":5}]}},"
-                           "{\"name\":\"GPU-1:2.3\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}";
+        const char *good =
+            "{\"cdiVersion\":\"0.6.0\",\"kind\":\"vendor.com/class_1\",\"annotations\":{\"a\":\"b\"},"
+            "\"containerEdits\":{\"env\":[\"X=\"]},\"devices\":[{\"name\":\"0\",\"annotations\":{},"
+            "\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"major\":195,\"minor\":0,\"permissions\":\"rw\"}],"
+            "\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/b\",\"options\":[\"ro\"]}],"
+            "\"hooks\":[{\"hookName\":\"createContainer\",\"path\":\"/bin/h\",\"timeout\":5}]}},"
+            "{\"name\":\"GPU-1:2.3\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}";
         struct xp_error err = {0};
         json_t *spec;
 
