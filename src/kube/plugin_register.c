@@ -28,10 +28,7 @@ struct kube_reg_call {
         ino_t kubelet_ino;
         grpc_channel *channel;
         grpc_call *call;
-        grpc_byte_buffer *send, *recv;
-        grpc_metadata_array initial, trailing;
-        grpc_status_code status;
-        grpc_slice details;
+        struct kube_unary u;
 };
 
 static void reg_free(struct kube_reg_call *rc)
@@ -40,13 +37,7 @@ static void reg_free(struct kube_reg_call *rc)
                 grpc_call_unref(rc->call);
         if (rc->channel)
                 grpc_channel_destroy(rc->channel);
-        if (rc->send)
-                grpc_byte_buffer_destroy(rc->send);
-        if (rc->recv)
-                grpc_byte_buffer_destroy(rc->recv);
-        grpc_metadata_array_destroy(&rc->initial);
-        grpc_metadata_array_destroy(&rc->trailing);
-        grpc_slice_unref(rc->details);
+        kube_unary_done(&rc->u);
         free(rc);
 }
 
@@ -76,7 +67,7 @@ static void reg_done(struct kube_tag *tag, bool ok)
         rc->plugin->reg_calls--;
         if (ep) {
                 ep->reg_call = NULL;
-                if (ok && rc->status == GRPC_STATUS_OK) {
+                if (ok && rc->u.status == GRPC_STATUS_OK) {
                         ep->reg = KUBE_REG_DONE;
                         ep->reg_kubelet_ino = rc->kubelet_ino;
                         ep->reg_backoff_ms = 0;
@@ -85,13 +76,13 @@ static void reg_done(struct kube_tag *tag, bool ok)
                                ep->res->name,
                                ep->socket_name);
                 } else {
-                        char *details = grpc_slice_to_c_string(rc->details);
+                        char *details = grpc_slice_to_c_string(rc->u.details);
                         char why[512];
 
                         snprintf(why,
                                  sizeof(why),
                                  "%s%s%s",
-                                 ok ? kube_rpc_status_name(rc->status) : "call failed",
+                                 ok ? kube_rpc_status_name(rc->u.status) : "call failed",
                                  details && *details ? ": " : "",
                                  details ? details : "");
                         gpr_free(details);
@@ -114,26 +105,6 @@ static grpc_byte_buffer *request_of(const struct kube_endpoint *ep)
         return kube_rpc_pack(&req.base);
 }
 
-static int start_batch(struct kube_reg_call *rc)
-{
-        grpc_op ops[6];
-
-        memset(ops, 0, sizeof(ops));
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[1].op = GRPC_OP_SEND_MESSAGE;
-        ops[1].data.send_message.send_message = rc->send;
-        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-        ops[3].data.recv_initial_metadata.recv_initial_metadata = &rc->initial;
-        ops[4].op = GRPC_OP_RECV_MESSAGE;
-        ops[4].data.recv_message.recv_message = &rc->recv;
-        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-        ops[5].data.recv_status_on_client.trailing_metadata = &rc->trailing;
-        ops[5].data.recv_status_on_client.status = &rc->status;
-        ops[5].data.recv_status_on_client.status_details = &rc->details;
-        return grpc_call_start_batch(rc->call, ops, 6, &rc->tag, NULL) == GRPC_CALL_OK ? 0 : -EIO;
-}
-
 void kube_register_start(struct kube_endpoint *ep, ino_t kubelet_ino, int64_t now_ms)
 {
         struct xp_kube_plugin *p = ep->plugin;
@@ -150,10 +121,7 @@ void kube_register_start(struct kube_endpoint *ep, ino_t kubelet_ino, int64_t no
         rc->plugin = p;
         rc->ep = ep;
         rc->kubelet_ino = kubelet_ino;
-        rc->status = GRPC_STATUS_UNKNOWN;
-        rc->details = grpc_empty_slice();
-        grpc_metadata_array_init(&rc->initial);
-        grpc_metadata_array_init(&rc->trailing);
+        kube_unary_init(&rc->u);
         if (kube_rpc_target(p->kubelet_socket, &target, NULL) < 0) {
                 reg_free(rc);
                 retry_later(ep, "the kubelet's socket path is too long");
@@ -173,8 +141,9 @@ void kube_register_start(struct kube_endpoint *ep, ino_t kubelet_ino, int64_t no
             NULL,
             kube_rpc_deadline_ms(REG_TIMEOUT_MS),
             NULL);
-        rc->send = request_of(ep);
-        if (!rc->call || !rc->send || start_batch(rc) < 0) {
+        rc->u.send = request_of(ep);
+        if (!rc->call || !rc->u.send ||
+            kube_unary_start(rc->call, &rc->u, &rc->tag) != GRPC_CALL_OK) {
                 reg_free(rc);
                 retry_later(ep, "cannot start the call");
                 return;

@@ -62,33 +62,75 @@ static int pre_start(void *userdata,
         return 0;
 }
 
+/* One answer per container request, each from fn; the first refusal says which container. */
+typedef int
+container_fn(struct kube_endpoint *ep, const void *request, void **ret, struct xp_error *err);
+
+static int per_container(struct kube_endpoint *ep,
+                         void *const *requests,
+                         size_t n,
+                         void ***ret_items,
+                         size_t *ret_n,
+                         container_fn *fn,
+                         struct xp_error *err)
+{
+        int r;
+
+        *ret_items = calloc(n + 1, sizeof(void *));
+        if (!*ret_items)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                r = fn(ep, requests[i], &(*ret_items)[i], err);
+                if (r < 0)
+                        return xp_error_prefix(err, r, "container_requests[%zu]", i);
+                (*ret_n)++;
+        }
+        return 0;
+}
+
+static int
+prefer_one(struct kube_endpoint *ep, const void *request, void **ret, struct xp_error *err)
+{
+        return kube_prefer(ep->plugin->inventory,
+                           ep->res,
+                           request,
+                           (V1beta1__ContainerPreferredAllocationResponse **)ret,
+                           err);
+}
+
+static int
+allocate_one(struct kube_endpoint *ep, const void *request, void **ret, struct xp_error *err)
+{
+        const V1beta1__ContainerAllocateRequest *c = request;
+
+        return kube_allocate(ep->plugin->inventory,
+                             ep->res,
+                             &ep->plugin->alloc,
+                             c->devices_ids,
+                             c->n_devices_ids,
+                             (V1beta1__ContainerAllocateResponse **)ret,
+                             err);
+}
+
 static int preferred(void *userdata,
                      const ProtobufCMessage *request,
                      ProtobufCMessage **ret,
                      struct xp_error *err)
 {
         const V1beta1__PreferredAllocationRequest *req = (const void *)request;
-        struct kube_endpoint *ep = userdata;
         V1beta1__PreferredAllocationResponse *resp = malloc(sizeof(*resp));
-        int r = 0;
+        int r;
 
         if (!resp)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         v1beta1__preferred_allocation_response__init(resp);
-        resp->container_responses = calloc(req->n_container_requests + 1, sizeof(void *));
-        if (!resp->container_responses)
-                r = xp_errorf(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; r >= 0 && i < req->n_container_requests; i++) {
-                r = kube_prefer(ep->plugin->inventory,
-                                ep->res,
-                                req->container_requests[i],
-                                &resp->container_responses[i],
-                                err);
-                if (r >= 0)
-                        resp->n_container_responses++;
-                else
-                        xp_error_prefix(err, r, "container_requests[%zu]", i);
-        }
+        r = per_container(userdata,
+                          (void *const *)req->container_requests,
+                          req->n_container_requests,
+                          (void ***)&resp->container_responses,
+                          &resp->n_container_responses,
+                          prefer_one,
+                          err);
         if (r < 0) {
                 protobuf_c_message_free_unpacked(&resp->base, NULL);
                 return r;
@@ -105,29 +147,18 @@ static int allocate(void *userdata,
         const V1beta1__AllocateRequest *req = (const void *)request;
         struct kube_endpoint *ep = userdata;
         V1beta1__AllocateResponse *resp = malloc(sizeof(*resp));
-        int r = 0;
+        int r;
 
         if (!resp)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         v1beta1__allocate_response__init(resp);
-        resp->container_responses = calloc(req->n_container_requests + 1, sizeof(void *));
-        if (!resp->container_responses)
-                r = xp_errorf(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; r >= 0 && i < req->n_container_requests; i++) {
-                const V1beta1__ContainerAllocateRequest *c = req->container_requests[i];
-
-                r = kube_allocate(ep->plugin->inventory,
-                                  ep->res,
-                                  &ep->plugin->alloc,
-                                  c->devices_ids,
-                                  c->n_devices_ids,
-                                  &resp->container_responses[i],
-                                  err);
-                if (r >= 0)
-                        resp->n_container_responses++;
-                else
-                        xp_error_prefix(err, r, "container_requests[%zu]", i);
-        }
+        r = per_container(ep,
+                          (void *const *)req->container_requests,
+                          req->n_container_requests,
+                          (void ***)&resp->container_responses,
+                          &resp->n_container_responses,
+                          allocate_one,
+                          err);
         if (r < 0) {
                 protobuf_c_message_free_unpacked(&resp->base, NULL);
                 return r;

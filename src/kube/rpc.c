@@ -148,15 +148,26 @@ const char *kube_rpc_status_name(grpc_status_code status)
         return "UNKNOWN";
 }
 
-struct unary {
-        grpc_metadata_array initial, trailing;
-        grpc_byte_buffer *send, *recv;
-        grpc_status_code status;
-        grpc_slice details;
-};
+void kube_unary_init(struct kube_unary *u)
+{
+        *u = (struct kube_unary){.status = GRPC_STATUS_UNKNOWN, .details = grpc_empty_slice()};
+        grpc_metadata_array_init(&u->initial);
+        grpc_metadata_array_init(&u->trailing);
+}
 
-/* The batch of a unary call: send the request, half-close, receive the answer and the status. */
-static grpc_call_error start_unary(grpc_call *call, struct unary *u)
+void kube_unary_done(struct kube_unary *u)
+{
+        if (u->send)
+                grpc_byte_buffer_destroy(u->send);
+        if (u->recv)
+                grpc_byte_buffer_destroy(u->recv);
+        grpc_metadata_array_destroy(&u->initial);
+        grpc_metadata_array_destroy(&u->trailing);
+        grpc_slice_unref(u->details);
+        u->send = u->recv = NULL;
+}
+
+grpc_call_error kube_unary_start(grpc_call *call, struct kube_unary *u, void *tag)
 {
         grpc_op ops[6];
 
@@ -173,7 +184,7 @@ static grpc_call_error start_unary(grpc_call *call, struct unary *u)
         ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing;
         ops[5].data.recv_status_on_client.status = &u->status;
         ops[5].data.recv_status_on_client.status_details = &u->details;
-        return grpc_call_start_batch(call, ops, 6, u, NULL);
+        return grpc_call_start_batch(call, ops, 6, tag, NULL);
 }
 
 int kube_rpc_unary(grpc_channel *channel,
@@ -186,16 +197,14 @@ int kube_rpc_unary(grpc_channel *channel,
                    struct xp_error *err)
 {
         gpr_timespec deadline = kube_rpc_deadline_ms(timeout_ms);
-        struct unary u = {.status = GRPC_STATUS_UNKNOWN};
+        struct kube_unary u;
         grpc_slice method_slice = grpc_slice_from_static_string(method);
         grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
         grpc_call *call;
         grpc_event ev;
         int r = 0;
 
-        grpc_metadata_array_init(&u.initial);
-        grpc_metadata_array_init(&u.trailing);
-        u.details = grpc_empty_slice();
+        kube_unary_init(&u);
         call = grpc_channel_create_call(
             channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, method_slice, NULL, deadline, NULL);
         u.send = kube_rpc_pack(req);
@@ -203,7 +212,7 @@ int kube_rpc_unary(grpc_channel *channel,
                 r = xp_errorf(err, -ENOMEM, "%s: cannot start the call", method);
                 goto out;
         }
-        if (start_unary(call, &u) != GRPC_CALL_OK) {
+        if (kube_unary_start(call, &u, &u) != GRPC_CALL_OK) {
                 r = xp_errorf(err, -EIO, "%s: gRPC refused the call", method);
                 goto out;
         }
@@ -240,12 +249,6 @@ out:
             GRPC_QUEUE_SHUTDOWN)
                 ;
         grpc_completion_queue_destroy(cq);
-        if (u.send)
-                grpc_byte_buffer_destroy(u.send);
-        if (u.recv)
-                grpc_byte_buffer_destroy(u.recv);
-        grpc_metadata_array_destroy(&u.initial);
-        grpc_metadata_array_destroy(&u.trailing);
-        grpc_slice_unref(u.details);
+        kube_unary_done(&u);
         return r;
 }

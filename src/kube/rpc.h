@@ -42,6 +42,20 @@ gpr_timespec kube_rpc_deadline_ms(int64_t ms);
 int kube_rpc_status_errno(grpc_status_code status);
 const char *kube_rpc_status_name(grpc_status_code status);
 
+/* What a client's unary call sends and receives: one batch, one completion. */
+struct kube_unary {
+        grpc_metadata_array initial, trailing;
+        grpc_byte_buffer *send; /* the request, owned */
+        grpc_byte_buffer *recv; /* the answer, owned; NULL when none came */
+        grpc_status_code status;
+        grpc_slice details;
+};
+
+void kube_unary_init(struct kube_unary *u);
+void kube_unary_done(struct kube_unary *u);
+/* Sends u->send, half-closes and receives the answer and the status, completing on tag. */
+grpc_call_error kube_unary_start(grpc_call *call, struct kube_unary *u, void *tag);
+
 /*
  * Calls method ("/v1.PodResourcesLister/List") on channel with req, waiting at most timeout_ms,
  * and decodes the answer as resp_desc (at most max bytes). 0 with *ret (free as above), or -errno
