@@ -18,7 +18,10 @@
  * trees through the same code.
  */
 
+#include <stdint.h>
+
 #include "xpool/error.h"
+#include "xpool/macro.h"
 #include "xpool/object.h"
 
 /* Changes what discovery reports for matching devices (from configuration). */
@@ -60,3 +63,36 @@ xp_device_link_find(const struct xp_node_inventory *inventory, const char *a, co
  * PHB, NODE, SYS), with each device's CPU and NUMA affinity, and the legend. Caller frees.
  */
 int xp_device_topology_format(const struct xp_node_inventory *inventory, char **ret_text);
+
+/*
+ * Watching device health while a process runs (the kubelet device plugin): a backend that can
+ * be told of faults keeps listening between polls, so none is missed.
+ *   nvml  Xid critical error events (those NVIDIA's device plugin counts) make a GPU Unhealthy;
+ *         an Unhealthy GPU is Healthy again once the driver reports that it needs no recovery
+ *         action (NVML's GPU recovery action field says NONE: the reset or reboot it asked for has
+ *         happened), checked every recheck_ms. Drivers without that field keep the GPU
+ *         Unhealthy until the process restarts, as NVIDIA's plugin does.
+ * Devices no backend watches keep the health discovery gave them.
+ */
+struct xp_device_health_watch;
+
+/*
+ * Starts watching the devices of inventory (borrowed for the call). A node without NVML gives a
+ * watch that reports nothing. -ENOMEM.
+ */
+int xp_device_health_watch_new(const struct xp_discovery_config *config,
+                               const struct xp_node_inventory *inventory,
+                               int64_t recheck_ms,
+                               struct xp_device_health_watch **ret,
+                               struct xp_error *err);
+void xp_device_health_watch_free(struct xp_device_health_watch *watch);
+XP_DEFINE_FREEP(struct xp_device_health_watch, xp_device_health_watch_free)
+
+/*
+ * Applies what happened since the last poll (without waiting) to the health and health_reason
+ * of inventory's devices, matched by id; now_ms is a monotonic clock. Returns how many devices
+ * changed health, or -ENOMEM.
+ */
+int xp_device_health_poll(struct xp_device_health_watch *watch,
+                          struct xp_node_inventory *inventory,
+                          int64_t now_ms);

@@ -125,3 +125,31 @@ struct xp_sched_stats {
         uint64_t nodes_filtered; /* node checks done, over all placements */
 };
 void xp_sched_stats(const struct xp_sched *sched, struct xp_sched_stats *ret);
+
+/*
+ * One node's preferred devices for a request of whole devices, chosen by the same device
+ * selection as xp_sched_place() (NVLink islands, PCIe switches, NUMA; docs/scheduler.md, "Device
+ * selection"): the kubelet's GetPreferredAllocation. Of inventory's devices of `resource`, the
+ * `available` ones are free, every other one counts as held; the choice keeps must_include and
+ * has `size` devices.
+ */
+struct xp_device_preference {
+        const char *resource;
+        const char *const *available; /* device ids */
+        size_t n_available;
+        const char *const *must_include; /* a subset of available */
+        size_t n_must_include;
+        size_t size;
+};
+
+/*
+ * 1 with ret_devices[0..size) the chosen devices as indices into inventory->devices (ascending),
+ * 0 when no set of that size fits (too few healthy available devices), -EINVAL with err saying
+ * what for an id that is no device of resource, a must-include device that is not available, a
+ * size of 0 or above the resource's devices, more must-include devices than size, or a resource
+ * with more devices than device selection takes (64).
+ */
+int xp_sched_prefer_devices(const struct xp_node_inventory *inventory,
+                            const struct xp_device_preference *request,
+                            size_t *ret_devices,
+                            struct xp_error *err);

@@ -37,6 +37,10 @@ int xp_cmd_logs(int argc, char **argv);
 int xp_cmd_run(int argc, char **argv);
 int xp_cmd_agent(int argc, char **argv);
 int xp_cmd_up(int argc, char **argv);
+int xp_cmd_device_plugin(int argc, char **argv);
+/* The device plugin in this process (xp_cmd_device_plugin runs the lean executable instead when
+ * it is beside ours; src/plugin/main.c calls this). */
+int xp_device_plugin_main(int argc, char **argv);
 
 /*
  * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with

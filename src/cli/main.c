@@ -13,7 +13,7 @@ int xp_cmd_help(int argc, char **argv)
                "Usage: xpool COMMAND [OPTIONS]\n\nCommands:\n");
         for (const struct xp_cli_command *c = xp_cli_commands; c->name; c++)
                 if (c->summary) /* hidden commands have none */
-                        printf("  %-10s %s\n", c->name, c->summary);
+                        printf("  %-13s %s\n", c->name, c->summary);
         printf("\nRun 'xpool COMMAND --help' for a command's options.\n");
         return 0;
 }

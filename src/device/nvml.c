@@ -29,91 +29,9 @@
 
 #include "backend.h"
 #include "nvml_abi.h"
+#include "nvml_api.h"
 #include "xpool/log.h"
 #include "xpool/strutil.h"
-
-struct nvml_api {
-        void *dl;
-        enum nvml_return (*init)(void);
-        enum nvml_return (*shutdown)(void);
-        const char *(*error_string)(enum nvml_return result);
-        enum nvml_return (*get_count)(unsigned int *count);
-        enum nvml_return (*get_handle_by_index)(unsigned int index, struct nvml_device **device);
-        enum nvml_return (*get_uuid)(struct nvml_device *device, char *uuid, unsigned int length);
-        enum nvml_return (*get_name)(struct nvml_device *device, char *name, unsigned int length);
-        enum nvml_return (*get_minor_number)(struct nvml_device *device, unsigned int *minor);
-        enum nvml_return (*get_memory_info)(struct nvml_device *device, struct nvml_memory *memory);
-        enum nvml_return (*get_pci_info)(struct nvml_device *device, struct nvml_pci_info *pci);
-        enum nvml_return (*get_utilization_rates)(struct nvml_device *device,
-                                                  struct nvml_utilization *utilization);
-        enum nvml_return (*get_temperature)(struct nvml_device *device,
-                                            enum nvml_temperature_sensor sensor,
-                                            unsigned int *temperature);
-        enum nvml_return (*get_power_usage)(struct nvml_device *device, unsigned int *milliwatts);
-        enum nvml_return (*get_cuda_compute_capability)(struct nvml_device *device,
-                                                        int *major,
-                                                        int *minor);
-        enum nvml_return (*get_mig_mode)(struct nvml_device *device,
-                                         unsigned int *current,
-                                         unsigned int *pending);
-        enum nvml_return (*get_nvlink_state)(struct nvml_device *device,
-                                             unsigned int link,
-                                             enum nvml_enable_state *active);
-        enum nvml_return (*get_nvlink_remote_pci_info)(struct nvml_device *device,
-                                                       unsigned int link,
-                                                       struct nvml_pci_info *pci);
-        enum nvml_return (*get_nvlink_remote_device_type)(struct nvml_device *device,
-                                                          unsigned int link,
-                                                          enum nvml_nvlink_device_type *type);
-        enum nvml_return (*get_nvlink_version)(struct nvml_device *device,
-                                               unsigned int link,
-                                               unsigned int *version);
-        enum nvml_return (*event_set_create)(struct nvml_event_set **set);
-        enum nvml_return (*register_events)(struct nvml_device *device,
-                                            unsigned long long event_types,
-                                            struct nvml_event_set *set);
-        enum nvml_return (*event_set_wait)(struct nvml_event_set *set,
-                                           struct nvml_event_data *data,
-                                           unsigned int timeout_ms);
-        enum nvml_return (*event_set_free)(struct nvml_event_set *set);
-};
-
-struct nvml_symbol {
-        const char *name;
-        size_t offset; /* of the function pointer in struct nvml_api */
-        bool required;
-};
-
-#define SYMBOL(n, member, req)                                                                     \
-        {                                                                                          \
-                .name = n, .offset = offsetof(struct nvml_api, member), .required = req            \
-        }
-
-static const struct nvml_symbol nvml_symbols[] = {
-    SYMBOL("nvmlInit_v2", init, true),
-    SYMBOL("nvmlShutdown", shutdown, true),
-    SYMBOL("nvmlErrorString", error_string, false),
-    SYMBOL("nvmlDeviceGetCount_v2", get_count, true),
-    SYMBOL("nvmlDeviceGetHandleByIndex_v2", get_handle_by_index, true),
-    SYMBOL("nvmlDeviceGetUUID", get_uuid, false),
-    SYMBOL("nvmlDeviceGetName", get_name, false),
-    SYMBOL("nvmlDeviceGetMinorNumber", get_minor_number, false),
-    SYMBOL("nvmlDeviceGetMemoryInfo", get_memory_info, false),
-    SYMBOL("nvmlDeviceGetPciInfo_v3", get_pci_info, false),
-    SYMBOL("nvmlDeviceGetUtilizationRates", get_utilization_rates, false),
-    SYMBOL("nvmlDeviceGetTemperature", get_temperature, false),
-    SYMBOL("nvmlDeviceGetPowerUsage", get_power_usage, false),
-    SYMBOL("nvmlDeviceGetCudaComputeCapability", get_cuda_compute_capability, false),
-    SYMBOL("nvmlDeviceGetMigMode", get_mig_mode, false),
-    SYMBOL("nvmlDeviceGetNvLinkState", get_nvlink_state, false),
-    SYMBOL("nvmlDeviceGetNvLinkRemotePciInfo_v2", get_nvlink_remote_pci_info, false),
-    SYMBOL("nvmlDeviceGetNvLinkRemoteDeviceType", get_nvlink_remote_device_type, false),
-    SYMBOL("nvmlDeviceGetNvLinkVersion", get_nvlink_version, false),
-    SYMBOL("nvmlEventSetCreate", event_set_create, false),
-    SYMBOL("nvmlDeviceRegisterEvents", register_events, false),
-    SYMBOL("nvmlEventSetWait_v2", event_set_wait, false),
-    SYMBOL("nvmlEventSetFree", event_set_free, false),
-};
 
 /*
  * Per-link, per-direction bandwidth in GB/s by the version nvmlDeviceGetNvLinkVersion reports
@@ -138,31 +56,6 @@ static const struct {
     {7, 50.0},
 };
 
-/*
- * Xids that report an application's fault rather than the GPU's, as NVIDIA's k8s-device-plugin
- * skips them: every other Xid critical error makes the device unhealthy.
- */
-static const unsigned long long application_xids[] = {13, 31, 43, 45, 68, 109};
-
-static const struct {
-        unsigned long long xid;
-        const char *meaning;
-} xid_meanings[] = {
-    {8, "GPU stopped processing"},
-    {48, "double-bit ECC error"},
-    {61, "internal micro-controller breakpoint"},
-    {62, "internal micro-controller halt"},
-    {63, "ECC page retirement or row remapping recorded"},
-    {64, "ECC page retirement or row remapping failed"},
-    {74, "NVLink error"},
-    {79, "GPU has fallen off the bus"},
-    {92, "high single-bit ECC error rate"},
-    {94, "contained ECC error"},
-    {95, "uncontained ECC error"},
-    {119, "GSP RPC timeout"},
-    {120, "GSP error"},
-};
-
 /* Events drained in one discovery, so a flood cannot keep discovery busy. */
 #define NVML_EVENTS_MAX 4096
 /* GPUs listed from one NVML (its count sizes an n x n link matrix). */
@@ -170,67 +63,9 @@ static const struct {
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
-static void nvml_api_close(struct nvml_api *api)
-{
-        if (!api->dl)
-                return;
-        if (api->shutdown)
-                api->shutdown();
-        dlclose(api->dl);
-        *api = (struct nvml_api){0};
-}
-
 static const char *nvml_library(const struct xp_discovery *d)
 {
-        const char *path = d->config->nvml_library;
-
-        if (!path || !*path)
-                path = getenv("XPOOL_NVML_LIBRARY");
-        if (!path || !*path)
-                path = "libnvidia-ml.so.1";
-        return path;
-}
-
-static const char *nvml_strerror(const struct nvml_api *api, enum nvml_return r)
-{
-        const char *s = api->error_string ? api->error_string(r) : NULL;
-
-        return s ? s : "unknown NVML error";
-}
-
-/* Loads the library, resolves the symbols and initialises NVML: 0 or -ENODEV, nothing held. */
-static int nvml_api_open(const struct xp_discovery *d, struct nvml_api *ret)
-{
-        const char *path = nvml_library(d);
-        struct nvml_api api = {0};
-        enum nvml_return nr;
-
-        api.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!api.dl) {
-                xp_debug("nvml", "cannot load %s: %s", path, dlerror());
-                return -ENODEV;
-        }
-        for (size_t i = 0; i < XP_ELEMENTSOF(nvml_symbols); i++) {
-                const struct nvml_symbol *s = &nvml_symbols[i];
-                void *fn = dlsym(api.dl, s->name);
-
-                if (!fn && s->required) {
-                        xp_debug("nvml", "%s lacks %s", path, s->name);
-                        dlclose(api.dl);
-                        return -ENODEV;
-                }
-                if (!fn)
-                        xp_debug("nvml", "%s lacks %s, its field stays empty", path, s->name);
-                memcpy((char *)&api + s->offset, &fn, sizeof(fn));
-        }
-        nr = api.init();
-        if (nr != NVML_SUCCESS) {
-                xp_debug("nvml", "nvmlInit_v2 failed: %s", nvml_strerror(&api, nr));
-                dlclose(api.dl);
-                return -ENODEV;
-        }
-        *ret = api;
-        return 0;
+        return xp_nvml_library(d->config->nvml_library);
 }
 
 /* ---- per-GPU queries ------------------------------------------------------------------------ */
@@ -339,6 +174,26 @@ static bool id_taken(const struct nvml_gpu *gpus, size_t n, const char *id)
         return false;
 }
 
+/* The GPU's device nodes; the minor number names its own, which the driver allows 0-254. */
+static int add_nodes(const struct nvml_api *api, struct nvml_device *h, struct xp_device *dev)
+{
+        unsigned int minor;
+        char node[64];
+
+        if (api->get_minor_number && supported(api->get_minor_number(h, &minor)) && minor < 255) {
+                dev->index =
+                    minor; /* index means nvidiaN everywhere, as the pci backend reads it */
+                snprintf(node, sizeof(node), "/dev/nvidia%u", minor);
+                if (add_device_node(dev, node) < 0)
+                        return -ENOMEM;
+        }
+        if (add_device_node(dev, "/dev/nvidiactl") < 0 ||
+            add_device_node(dev, "/dev/nvidia-uvm") < 0 ||
+            add_device_node(dev, "/dev/nvidia-uvm-tools") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /*
  * Adds the GPU at NVML index `index` to the inventory and records it in *gpu. Returns 1 when
  * added, 0 when NVML cannot tell us enough about it to list it (skipped), -ENOMEM.
@@ -352,20 +207,19 @@ static int add_gpu(struct xp_discovery *d,
 {
         char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
         char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "";
-        char pci_address[32] = "", pci_id[16] = "", node[64];
+        char pci_address[32] = "", pci_id[16] = "";
         struct nvml_pci_info pci;
         struct nvml_memory mem;
         struct nvml_device *h = NULL;
         struct xp_device *dev;
-        unsigned int minor, current, pending;
-        bool have_minor = false;
+        unsigned int current, pending;
         const char *id;
         int major_cc, minor_cc, r;
         enum nvml_return nr;
 
         nr = api->get_handle_by_index(index, &h);
         if (nr != NVML_SUCCESS || !h) {
-                xp_debug("nvml", "GPU %u: no handle: %s", index, nvml_strerror(api, nr));
+                xp_debug("nvml", "GPU %u: no handle: %s", index, xp_nvml_strerror(api, nr));
                 return 0;
         }
         if (api->get_uuid && !supported(api->get_uuid(h, uuid, sizeof(uuid))))
@@ -410,19 +264,7 @@ static int add_gpu(struct xp_discovery *d,
             xp_discovery_set_string(&dev->pci_id, pci_id[0] ? pci_id : NULL) < 0)
                 return -ENOMEM;
 
-        /* the minor number names the device node; the driver allows 0-254 */
-        if (api->get_minor_number && supported(api->get_minor_number(h, &minor)) && minor < 255)
-                have_minor = true;
-        if (have_minor) {
-                dev->index =
-                    minor; /* index means nvidiaN everywhere, as the pci backend reads it */
-                snprintf(node, sizeof(node), "/dev/nvidia%u", minor);
-                if (add_device_node(dev, node) < 0)
-                        return -ENOMEM;
-        }
-        if (add_device_node(dev, "/dev/nvidiactl") < 0 ||
-            add_device_node(dev, "/dev/nvidia-uvm") < 0 ||
-            add_device_node(dev, "/dev/nvidia-uvm-tools") < 0)
+        if (add_nodes(api, h, dev) < 0)
                 return -ENOMEM;
 
         if (api->get_memory_info && supported(api->get_memory_info(h, &mem)))
@@ -567,24 +409,6 @@ add_nvlinks(struct xp_discovery *d, const struct nvml_api *api, struct nvml_gpu 
 
 /* ---- health ------------------------------------------------------------------------------- */
 
-static bool xid_is_critical(unsigned long long xid)
-{
-        for (size_t i = 0; i < XP_ELEMENTSOF(application_xids); i++)
-                if (application_xids[i] == xid)
-                        return false;
-        return true;
-}
-
-static void xid_reason(unsigned long long xid, char out[static 128])
-{
-        for (size_t i = 0; i < XP_ELEMENTSOF(xid_meanings); i++)
-                if (xid_meanings[i].xid == xid) {
-                        snprintf(out, 128, "Xid %llu: %s", xid, xid_meanings[i].meaning);
-                        return;
-                }
-        snprintf(out, 128, "Xid %llu", xid);
-}
-
 /*
  * Drains the Xid critical error events pending now (waiting 0 ms) and marks the devices they
  * name unhealthy; the first critical Xid of a device gives the reason. A device whose events
@@ -614,7 +438,7 @@ static int check_health(struct xp_discovery *d,
                 xp_debug("nvml",
                          "GPU %s: cannot watch Xid events: %s",
                          gpus[i].id,
-                         nvml_strerror(api, nr));
+                         xp_nvml_strerror(api, nr));
                 devices[gpus[i].slot].health = XP_DEVICE_HEALTH_UNKNOWN;
         }
         for (unsigned k = 0; k < NVML_EVENTS_MAX; k++) {
@@ -625,21 +449,21 @@ static int check_health(struct xp_discovery *d,
                 if (nr == NVML_ERROR_TIMEOUT)
                         break;
                 if (nr != NVML_SUCCESS) {
-                        xp_debug("nvml", "nvmlEventSetWait_v2: %s", nvml_strerror(api, nr));
+                        xp_debug("nvml", "nvmlEventSetWait_v2: %s", xp_nvml_strerror(api, nr));
                         for (size_t i = 0; i < n; i++)
                                 if (devices[gpus[i].slot].health == XP_DEVICE_HEALTHY)
                                         devices[gpus[i].slot].health = XP_DEVICE_HEALTH_UNKNOWN;
                         break;
                 }
                 if (!(event.event_type & NVML_EVENT_TYPE_XID_CRITICAL_ERROR) ||
-                    !xid_is_critical(event.event_data))
+                    !xp_nvml_xid_is_critical(event.event_data))
                         continue;
                 for (size_t i = 0; i < n; i++) {
                         struct xp_device *dev = &devices[gpus[i].slot];
 
                         if (gpus[i].handle != event.device || dev->health == XP_DEVICE_UNHEALTHY)
                                 continue;
-                        xid_reason(event.event_data, reason);
+                        xp_nvml_xid_reason(event.event_data, reason);
                         dev->health = XP_DEVICE_UNHEALTHY;
                         r = xp_discovery_set_string(&dev->health_reason, reason);
                         if (r < 0)
@@ -661,7 +485,7 @@ static int nvml_probe(struct xp_discovery *d)
 
         if (!api)
                 return -ENOMEM;
-        r = nvml_api_open(d, api);
+        r = xp_nvml_api_open(nvml_library(d), api);
         if (r < 0) {
                 free(api);
                 return r;
@@ -675,7 +499,7 @@ static void nvml_release(struct xp_discovery *d)
         struct nvml_api *api = d->state;
 
         if (api) {
-                nvml_api_close(api);
+                xp_nvml_api_close(api);
                 free(api);
         }
 }
@@ -700,7 +524,7 @@ static int nvml_discover(struct xp_discovery *d, struct xp_error *err)
 
         nr = api->get_count(&count);
         if (nr != NVML_SUCCESS) {
-                xp_debug("nvml", "nvmlDeviceGetCount_v2: %s", nvml_strerror(api, nr));
+                xp_debug("nvml", "nvmlDeviceGetCount_v2: %s", xp_nvml_strerror(api, nr));
                 return 0;
         }
         d->nvml_listed = true;

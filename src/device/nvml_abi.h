@@ -17,6 +17,7 @@ enum nvml_return {
         NVML_ERROR_INVALID_ARGUMENT = 2,
         NVML_ERROR_NOT_SUPPORTED = 3,
         NVML_ERROR_NO_PERMISSION = 4,
+        NVML_ERROR_NOT_FOUND = 6,
         NVML_ERROR_INSUFFICIENT_SIZE = 7,
         NVML_ERROR_DRIVER_NOT_LOADED = 9,
         NVML_ERROR_TIMEOUT = 10,
@@ -89,4 +90,46 @@ struct nvml_event_data {
         unsigned long long event_data; /* the Xid, for Xid critical error events */
         unsigned int gpu_instance_id;
         unsigned int compute_instance_id;
+};
+
+/* nvmlFieldValue_t, for nvmlDeviceGetFieldValues */
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+/* nvmlDeviceGpuRecoveryAction_t: what the driver asks for before the GPU is usable again */
+enum nvml_recovery_action {
+        NVML_GPU_RECOVERY_ACTION_NONE = 0,
+        NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+        NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+        NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+        NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4,
+};
+
+/* nvmlValueType_t */
+enum nvml_value_type {
+        NVML_VALUE_TYPE_DOUBLE = 0,
+        NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+        NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+        NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+        NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+        NVML_VALUE_TYPE_SIGNED_INT = 5,
+};
+
+/* nvmlValue_t */
+union nvml_value {
+        double d_val;
+        unsigned int ui_val;
+        unsigned long ul_val;
+        unsigned long long ull_val;
+        signed long long sll_val;
+        signed int si_val;
+};
+
+/* nvmlFieldValue_t */
+struct nvml_field_value {
+        unsigned int field_id;
+        unsigned int scope_id;
+        long long timestamp;
+        long long latency_usec;
+        enum nvml_value_type value_type;
+        enum nvml_return nvml_return;
+        union nvml_value value;
 };

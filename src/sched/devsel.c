@@ -12,7 +12,8 @@
  *   4. the lowest indices.
  * Up to 16 candidates (and any k <= 2) the search is exhaustive, depth first in lexicographic
  * order with a bound on what the remaining picks can add; above that, a greedy set grown from
- * every candidate as a seed, each improved by single swaps.
+ * every candidate as a seed, each improved by single swaps. Required devices are in every set
+ * considered: the search never skips one, the greedy sets grow from them and never swap one out.
  *
  * Shares: best fit onto an already shared device (the least room that still fits), else the
  * fresh device whose affinity to the other free devices is lowest.
@@ -87,8 +88,11 @@ struct search {
         int64_t deg[DEVSEL_MAX];            /* per candidate: affinity to every other free device */
         uint16_t a[DEVSEL_MAX][DEVSEL_MAX]; /* affinity between candidates */
         int64_t max_pair;
-        int64_t cand_deg[DEVSEL_MAX]; /* greedy only: affinity to every other candidate */
-        size_t pick[DEVSEL_MAX];      /* the depth-first search's partial set */
+        int64_t cand_deg[DEVSEL_MAX];     /* greedy only: affinity to every other candidate */
+        size_t pick[DEVSEL_MAX];          /* the depth-first search's partial set */
+        bool req[DEVSEL_MAX];             /* per candidate: required */
+        size_t req_after[DEVSEL_MAX + 1]; /* required candidates at positions >= p */
+        size_t n_req;
         bool found;
         struct choice best;
 };
@@ -170,6 +174,9 @@ dfs(struct search *s, size_t depth, size_t from, int64_t within, int64_t degsum,
 {
         size_t r = s->k - depth;
 
+        /* a required candidate left behind can never be picked again */
+        if (s->req_after[from] > r)
+                return;
         if (r == 0) {
                 int64_t cross = degsum - 2 * within;
 
@@ -201,6 +208,8 @@ dfs(struct search *s, size_t depth, size_t from, int64_t within, int64_t degsum,
                 }
                 s->pick[depth] = c;
                 dfs(s, depth + 1, c + 1, within + gain, degsum + s->deg[c], numa_pairs + np);
+                if (s->req[c])
+                        break; /* every later set would skip it */
         }
 }
 
@@ -247,8 +256,8 @@ static void greedy_from(struct search *s, size_t seed)
                         break;
                 add = SIZE_MAX;
                 for (size_t x = 0; x < s->m; x++) {
-                        if (in[x])
-                                continue;
+                        if (in[x] || (size < s->n_req && !s->req[x]))
+                                continue; /* the required ones first */
                         if (add == SIZE_MAX || link[x] > link[add] ||
                             (link[x] == link[add] && s->cand_deg[x] > s->cand_deg[add]))
                                 add = x;
@@ -262,6 +271,8 @@ static void greedy_from(struct search *s, size_t seed)
                 for (size_t pi = 0; pi < s->k; pi++) {
                         size_t out = c.pos[pi];
 
+                        if (s->req[out])
+                                continue;
                         for (size_t x = 0; x < s->m; x++) {
                                 struct key cur, next;
 
@@ -315,6 +326,7 @@ static int choose_whole(const struct devsel_node *node,
 
         s.k = k;
         s.m = 0;
+        s.n_req = 0;
         s.max_pair = 0;
         s.found = false;
         for (size_t i = 0; i < node->n; i++) {
@@ -323,15 +335,23 @@ static int choose_whole(const struct devsel_node *node,
                 free[i] = is_free(d);
                 deg[i] = 0;
                 pos_of[i] = SIZE_MAX;
-                if (!free[i] || !fits(d, req))
+                if (!free[i] || !fits(d, req)) {
+                        if (d->required)
+                                return 0;
                         continue;
+                }
                 pos_of[i] = s.m;
                 s.cand[s.m] = i;
                 s.numa[s.m] = d->numa;
+                s.req[s.m] = d->required;
+                s.n_req += d->required;
                 s.m++;
         }
-        if (s.m < k)
+        if (s.m < k || s.n_req > k)
                 return 0;
+        s.req_after[s.m] = 0;
+        for (size_t p = s.m; p-- > 0;)
+                s.req_after[p] = s.req_after[p + 1] + s.req[p];
 
         /* one pass over the pairs of free devices: degrees, and the candidates' matrix */
         for (size_t i = 0; i < node->n; i++) {
@@ -380,7 +400,8 @@ static int choose_whole(const struct devsel_node *node,
                                 s.cand_deg[p] += s.a[p][q];
                 }
                 for (size_t seed = 0; seed < s.m; seed++)
-                        greedy_from(&s, seed);
+                        if (s.n_req == 0 || s.req[seed])
+                                greedy_from(&s, seed);
         }
 
         numa = s.numa[s.best.pos[0]];
@@ -396,6 +417,17 @@ static int choose_whole(const struct devsel_node *node,
         return 1;
 }
 
+/* A share goes to a required device when there is one. */
+static bool share_allowed(const struct devsel_node *node, size_t i)
+{
+        if (node->devices[i].required)
+                return true;
+        for (size_t j = 0; j < node->n; j++)
+                if (node->devices[j].required)
+                        return false;
+        return true;
+}
+
 static int choose_share(const struct devsel_node *node,
                         const struct devsel_request *req,
                         struct devsel_result *ret)
@@ -408,7 +440,8 @@ static int choose_share(const struct devsel_node *node,
                 const struct devsel_device *d = &node->devices[i];
                 int64_t room = 1000 - d->used_milli;
 
-                if (!fits(d, req) || d->used_milli == 0 || room < req->milli)
+                if (!fits(d, req) || d->used_milli == 0 || room < req->milli ||
+                    !share_allowed(node, i))
                         continue;
                 if (best == SIZE_MAX || room < best_room) {
                         best = i;
@@ -422,7 +455,7 @@ static int choose_share(const struct devsel_node *node,
                         const struct devsel_device *d = &node->devices[i];
                         int64_t cross;
 
-                        if (!fits(d, req) || d->used_milli != 0)
+                        if (!fits(d, req) || d->used_milli != 0 || !share_allowed(node, i))
                                 continue;
                         cross = free_degree(node, i);
                         if (best == SIZE_MAX || cross < best_cross) {

@@ -19,6 +19,10 @@ struct devsel_device {
         int64_t memory_bytes; /* device memory, 0 when unknown */
         int64_t used_milli;   /* 0..1000: what placed pods hold of it */
         bool healthy;         /* unhealthy devices are never chosen */
+        /* Must be among the chosen (the kubelet's must-include devices): a whole-device request
+         * the required devices cannot join (more of them than asked, one used, unhealthy or
+         * off the request's NUMA node) is 0; a share goes to one of them. */
+        bool required;
 };
 
 struct devsel_node {

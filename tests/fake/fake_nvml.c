@@ -18,9 +18,16 @@
  * NOT_SUPPORTED "nvlinks": [{"count": 5, "remote_bus_id": "00000000:05:00.0", "remote_type":
  * "switch", "state": "active"}],        // remote_type gpu|switch|ibmnpu|unknown, state
  * active|inactive "xids": [79]                              // pending Xid critical error events
+ *       "recovery_action": 1              // nvmlDeviceGetFieldValues' GPU recovery action
  *     }]
  *   }
  * Any member may be left out; a device then answers NOT_SUPPORTED for it.
+ *
+ * Live injection, for a process that keeps NVML initialised (the device plugin's health watch):
+ * when the configuration file changes (another inode, size or modification time), the next
+ * nvmlEventSetWait_v2 or nvmlDeviceGetFieldValues re-reads each GPU's (matched by uuid) "xids",
+ * taken as an append-only log (entries past those already read become new pending events), and
+ * its "recovery_action". Replace the file with a rename so a half-written one is never read.
  *
  * Built twice: libnvidia-ml.so.1 with every function, and old/libnvidia-ml.so.1 (FAKE_NVML_OLD)
  * without those an older driver lacks (nvmlDeviceGetNvLinkRemoteDeviceType, nvmlDeviceGetMigMode,
@@ -31,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "device/nvml_abi.h"
 
@@ -66,6 +74,9 @@ enum nvml_return nvmlDeviceRegisterEvents(struct nvml_device *device,
                                           unsigned long long event_types,
                                           struct nvml_event_set *set);
 enum nvml_return nvmlEventSetFree(struct nvml_event_set *set);
+enum nvml_return nvmlDeviceGetHandleByUUID(const char *uuid, struct nvml_device **device);
+enum nvml_return
+nvmlDeviceGetFieldValues(struct nvml_device *device, int count, struct nvml_field_value *values);
 #ifndef FAKE_NVML_OLD
 enum nvml_return
 nvmlDeviceGetMigMode(struct nvml_device *device, unsigned int *current, unsigned int *pending);
@@ -104,6 +115,9 @@ struct nvml_device {
         unsigned n_links;
         unsigned long long xids[FAKE_XIDS_MAX];
         unsigned n_xids;
+        size_t xids_read; /* entries of the configuration's "xids" log taken so far */
+        bool has_recovery;
+        unsigned recovery_action;
         bool registered; /* for Xid events in the one event set */
 };
 
@@ -118,6 +132,7 @@ static struct {
         unsigned n_gpus;
         struct nvml_event_set set;
         bool set_in_use;
+        struct stat config_stat; /* of the file as last read */
 } fake;
 
 static bool listed(const char *member, const char *function)
@@ -269,6 +284,55 @@ static void load_gpu(struct nvml_device *g, json_t *o)
                 if (json_is_integer(x) && g->n_xids < FAKE_XIDS_MAX)
                         g->xids[g->n_xids++] = (unsigned long long)json_integer_value(x);
         }
+        g->xids_read = json_array_size(json_object_get(o, "xids"));
+        g->has_recovery = get_uint(o, "recovery_action", &v);
+        g->recovery_action = (unsigned)v;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+        return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+               a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Takes the live parts of a changed configuration: new Xid log entries, recovery actions. */
+static void reload_live(void)
+{
+        const char *path = getenv("FAKE_NVML_CONFIG");
+        json_t *config, *o;
+        struct stat st;
+        size_t i;
+
+        if (!path || stat(path, &st) < 0 || same_file(&st, &fake.config_stat))
+                return;
+        config = json_load_file(path, 0, NULL);
+        if (!config)
+                return; /* keep the old state; the next change is read again */
+        fake.config_stat = st;
+        json_array_foreach(json_object_get(config, "gpus"), i, o)
+        {
+                const char *uuid = json_string_value(json_object_get(o, "uuid"));
+                json_t *xids = json_object_get(o, "xids");
+                unsigned long long v;
+
+                for (unsigned k = 0; k < fake.n_gpus; k++) {
+                        struct nvml_device *g = &fake.gpus[k];
+
+                        if (!uuid || !g->uuid || strcmp(uuid, g->uuid) != 0)
+                                continue;
+                        for (size_t x = g->xids_read; x < json_array_size(xids); x++)
+                                if (g->n_xids < FAKE_XIDS_MAX &&
+                                    json_is_integer(json_array_get(xids, x)))
+                                        g->xids[g->n_xids++] =
+                                            (unsigned long long)json_integer_value(
+                                                json_array_get(xids, x));
+                        if (json_array_size(xids) > g->xids_read)
+                                g->xids_read = json_array_size(xids);
+                        g->has_recovery = get_uint(o, "recovery_action", &v);
+                        g->recovery_action = (unsigned)v;
+                }
+        }
+        json_decref(config);
 }
 
 static enum nvml_return init_result(const char *init)
@@ -320,6 +384,7 @@ enum nvml_return nvmlInit_v2(void)
         }
         memset(&fake, 0, sizeof(fake));
         fake.config = config;
+        stat(path, &fake.config_stat);
         json_array_foreach(json_object_get(config, "gpus"), i, gpu)
         {
                 if (fake.n_gpus < FAKE_GPUS_MAX)
@@ -544,6 +609,7 @@ enum nvml_return nvmlEventSetWait_v2(struct nvml_event_set *set,
 {
         (void)timeout_ms; /* events are pending or not: the fake never waits */
         KNOB();
+        reload_live();
         if (set != &fake.set || !fake.set_in_use || !data)
                 return NVML_ERROR_INVALID_ARGUMENT;
         for (unsigned i = 0; i < fake.n_gpus; i++) {
@@ -574,5 +640,38 @@ enum nvml_return nvmlEventSetFree(struct nvml_event_set *set)
         fake.set_in_use = false;
         for (unsigned i = 0; i < fake.n_gpus; i++)
                 fake.gpus[i].registered = false;
+        return NVML_SUCCESS;
+}
+
+enum nvml_return nvmlDeviceGetHandleByUUID(const char *uuid, struct nvml_device **device)
+{
+        KNOB();
+        if (!uuid || !device)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        for (unsigned i = 0; i < fake.n_gpus; i++)
+                if (fake.gpus[i].uuid && strcmp(fake.gpus[i].uuid, uuid) == 0) {
+                        *device = &fake.gpus[i];
+                        return NVML_SUCCESS;
+                }
+        return NVML_ERROR_NOT_FOUND;
+}
+
+enum nvml_return
+nvmlDeviceGetFieldValues(struct nvml_device *device, int count, struct nvml_field_value *values)
+{
+        KNOB();
+        if (!valid_device(device) || count < 0 || (count > 0 && !values))
+                return NVML_ERROR_INVALID_ARGUMENT;
+        reload_live();
+        for (int i = 0; i < count; i++) {
+                struct nvml_field_value *v = &values[i];
+
+                v->nvml_return = NVML_ERROR_NOT_SUPPORTED;
+                if (v->field_id != NVML_FI_DEV_GET_GPU_RECOVERY_ACTION || !device->has_recovery)
+                        continue;
+                v->nvml_return = NVML_SUCCESS;
+                v->value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
+                v->value.ui_val = device->recovery_action;
+        }
         return NVML_SUCCESS;
 }

@@ -626,6 +626,70 @@ static void exhaustive_matches_reference(void **state)
 }
 
 /* 32 GPUs in 8 NVLink islands of 4, SYS across: the greedy search still finds islands. */
+/* Must-include devices (the kubelet's): in every choice, with the rest chosen around them. */
+static void required_devices(void **state)
+{
+        struct devsel_result r;
+        struct topo t;
+
+        (void)state;
+        islands(&t);
+        t.dev[5].required = true;
+        expect_whole(&t, 4, -1, (size_t[]){4, 5, 6, 7}, &r);
+        /* 2 with 5: its NV6 partner */
+        expect_whole(&t, 2, -1, (size_t[]){4, 5}, &r);
+        expect_whole(&t, 1, -1, (size_t[]){5}, &r);
+        /* two required across the islands: both, and the best of the rest */
+        t.dev[0].required = true;
+        assert_int_equal(choose(&t, 2000, -1, 0, &r), 1);
+        assert_int_equal(r.n, 2);
+        assert_int_equal(r.index[0], 0);
+        assert_int_equal(r.index[1], 5);
+        /* a third: the partner of either is as good, the lower indices win */
+        expect_whole(&t, 3, -1, (size_t[]){0, 1, 5}, &r);
+        /* more required than asked, a required one held or off the NUMA node: no choice */
+        assert_int_equal(choose(&t, 1000, -1, 0, &r), 0);
+        assert_int_equal(choose(&t, 2000, 0, 0, &r), 0);
+        t.dev[0].used_milli = 1000;
+        assert_int_equal(choose(&t, 4000, -1, 0, &r), 0);
+        t.dev[0].used_milli = 0;
+        t.dev[0].healthy = false;
+        assert_int_equal(choose(&t, 4000, -1, 0, &r), 0);
+        /* a share goes to the required device */
+        t.dev[0].healthy = true;
+        t.dev[0].required = false;
+        t.dev[1].used_milli = 500; /* a best fit elsewhere is not taken */
+        assert_int_equal(choose(&t, 300, -1, 0, &r), 1);
+        assert_int_equal(r.index[0], 5);
+}
+
+/* Above 16 candidates the greedy search keeps required devices too. */
+static void required_devices_greedy(void **state)
+{
+        struct devsel_result r;
+        struct topo t;
+
+        (void)state;
+        topo_init(&t, 32);
+        for (size_t i = 0; i < 32; i++) {
+                t.dev[i].numa = (int)(i / 16);
+                for (size_t j = i + 1; j < 32; j++)
+                        topo_link(&t, i, j, i / 4 == j / 4 ? XP_LINK_NVLINK : XP_LINK_SYS, 4);
+        }
+        t.dev[13].required = true;
+        expect_whole(&t, 4, -1, (size_t[]){12, 13, 14, 15}, &r);
+        t.dev[30].required = true;
+        assert_int_equal(choose(&t, 8000, -1, 0, &r), 1);
+        for (size_t want = 0; want < 2; want++) {
+                size_t idx = want ? 30 : 13;
+                bool found = false;
+
+                for (size_t i = 0; i < r.n; i++)
+                        found = found || r.index[i] == idx;
+                assert_true(found);
+        }
+}
+
 static void large_node_islands(void **state)
 {
         struct devsel_result r;
@@ -712,6 +776,8 @@ int main(void)
             cmocka_unit_test(null_affinity_is_unknown),
             cmocka_unit_test(exhaustive_matches_reference),
             cmocka_unit_test(large_node_islands),
+            cmocka_unit_test(required_devices),
+            cmocka_unit_test(required_devices_greedy),
             cmocka_unit_test(greedy_valid_on_random_nodes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

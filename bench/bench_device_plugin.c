@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The device plugin's footprint: `xpool device-plugin` on a node of 8 GPUs (the fake NVML's
+ * two-island H100 box, tests/data/nvml/h100-8x-two-islands.json), registered with a minimal
+ * kubelet served here (Registration only, on xpool's own gRPC server code), idle for --idle
+ * seconds, then --calls rounds of GetPreferredAllocation and Allocate on its socket, then idle
+ * again. Prints the plugin's RSS (VmRSS, with its anonymous part) at each stage and the calls'
+ * mean latency. The goal (issue 14): under 10 MiB per node with 8 devices.
+ *
+ *   build/bench/bench_device_plugin [--xpool build/xpool] [--idle 5] [--calls 1000]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <grpc/grpc_security.h>
+
+#include "kube/plugin_internal.h"
+#include "kube/rpc.h"
+#include "xpool/timeutil.h"
+
+extern char **environ;
+
+static int registered;
+
+static int on_register(void *userdata,
+                       const ProtobufCMessage *request,
+                       ProtobufCMessage **ret,
+                       struct xp_error *err)
+{
+        V1beta1__Empty *e = malloc(sizeof(*e));
+
+        (void)userdata;
+        (void)request;
+        if (!e)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        v1beta1__empty__init(e);
+        registered++;
+        *ret = &e->base;
+        return 0;
+}
+
+static void free_message(ProtobufCMessage *m)
+{
+        protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static const struct kube_method kubelet_methods[] = {{
+    .path = "/v1beta1.Registration/Register",
+    .request = &v1beta1__register_request__descriptor,
+    .unary = on_register,
+    .free_response = free_message,
+}};
+
+/* A value in kB from a /proc/PID file ("VmRSS:"), -1 when absent. */
+static long proc_kib(pid_t pid, const char *file, const char *key)
+{
+        char path[64], line[256];
+        long sum = -1, v;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, key, strlen(key)) == 0 &&
+                    sscanf(line + strlen(key), " %ld", &v) == 1)
+                        sum = (sum < 0 ? 0 : sum) + v;
+        fclose(f);
+        return sum;
+}
+
+/* RSS, its anonymous part, and the pages this process alone holds (USS: private clean and dirty,
+ * what a node would get back without it) and its proportional share of the shared ones (PSS). */
+static void report(const char *stage, pid_t pid)
+{
+        long rss = proc_kib(pid, "status", "VmRSS:"), anon = proc_kib(pid, "status", "RssAnon:");
+        long pss = proc_kib(pid, "smaps_rollup", "Pss:");
+        long uss = proc_kib(pid, "smaps_rollup", "Private_Clean:") +
+                   proc_kib(pid, "smaps_rollup", "Private_Dirty:");
+
+        printf("%-20s RSS %.1f MiB (anonymous %.1f MiB), USS %.1f MiB, PSS %.1f MiB\n",
+               stage,
+               rss / 1024.0,
+               anon / 1024.0,
+               uss / 1024.0,
+               pss / 1024.0);
+}
+
+static double calls(grpc_channel *ch, int rounds, const char *const *ids)
+{
+        V1beta1__ContainerPreferredAllocationRequest creq =
+            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+        V1beta1__ContainerPreferredAllocationRequest *creqs[] = {&creq};
+        V1beta1__PreferredAllocationRequest preq = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
+        V1beta1__ContainerAllocateRequest areq = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
+        V1beta1__ContainerAllocateRequest *areqs[] = {&areq};
+        V1beta1__AllocateRequest alloc = V1BETA1__ALLOCATE_REQUEST__INIT;
+        int64_t start = xp_monotonic_ns();
+        struct xp_error err = {0};
+
+        creq.available_deviceids = (char **)ids;
+        creq.n_available_deviceids = 8;
+        creq.allocation_size = 4;
+        preq.container_requests = creqs;
+        preq.n_container_requests = 1;
+        areq.devices_ids = (char **)ids + 4;
+        areq.n_devices_ids = 4;
+        alloc.container_requests = areqs;
+        alloc.n_container_requests = 1;
+        for (int i = 0; i < rounds; i++) {
+                ProtobufCMessage *resp = NULL;
+
+                if (kube_rpc_unary(ch,
+                                   "/v1beta1.DevicePlugin/GetPreferredAllocation",
+                                   &preq.base,
+                                   &v1beta1__preferred_allocation_response__descriptor,
+                                   1 << 20,
+                                   5000,
+                                   &resp,
+                                   &err) < 0 ||
+                    (protobuf_c_message_free_unpacked(resp, NULL), 0) ||
+                    kube_rpc_unary(ch,
+                                   "/v1beta1.DevicePlugin/Allocate",
+                                   &alloc.base,
+                                   &v1beta1__allocate_response__descriptor,
+                                   1 << 20,
+                                   5000,
+                                   &resp,
+                                   &err) < 0) {
+                        fprintf(stderr, "bench_device_plugin: %s\n", xp_error_message(&err));
+                        exit(1);
+                }
+                protobuf_c_message_free_unpacked(resp, NULL);
+        }
+        return (double)(xp_monotonic_ns() - start) / 1e6 / (2.0 * rounds);
+}
+
+static void serve_for(grpc_completion_queue *cq, int64_t ms)
+{
+        int64_t end = xp_monotonic_ms() + ms;
+
+        while (xp_monotonic_ms() < end)
+                kube_loop_run_once(cq, 50);
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option opts[] = {
+            {"xpool", required_argument, NULL, 'x'},
+            {"idle", required_argument, NULL, 'i'},
+            {"calls", required_argument, NULL, 'c'},
+            {NULL, 0, NULL, 0},
+        };
+        const char *xpool = "build/xpool";
+        char dir[] = "/tmp/xpool-bench-plugin-XXXXXX", kubelet[128], sock[160], target[170],
+             cfg[128];
+        const char *ids[8];
+        int idle = 5, rounds = 1000, c;
+        struct kube_server *server = NULL;
+        grpc_completion_queue *cq;
+        struct xp_error err = {0};
+        grpc_channel_credentials *creds;
+        grpc_channel *ch;
+        pid_t pid;
+        int status;
+
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                if (c == 'x')
+                        xpool = optarg;
+                else if (c == 'i')
+                        idle = atoi(optarg);
+                else if (c == 'c')
+                        rounds = atoi(optarg);
+                else
+                        return 2;
+        }
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(kubelet, sizeof(kubelet), "%s/kubelet.sock", dir);
+        snprintf(cfg,
+                 sizeof(cfg),
+                 "FAKE_NVML_CONFIG=%s",
+                 XPOOL_TEST_DATA "/nvml/h100-8x-two-islands.json");
+        kube_rpc_ref();
+        cq = grpc_completion_queue_create_for_next(NULL);
+        if (kube_server_start(&(struct kube_server_config){.socket_path = kubelet,
+                                                           .methods = kubelet_methods,
+                                                           .n_methods = 1},
+                              cq,
+                              &server,
+                              &err) < 0) {
+                fprintf(stderr, "bench_device_plugin: %s\n", xp_error_message(&err));
+                return 1;
+        }
+        {
+                char *args[] = {(char *)xpool,
+                                "device-plugin",
+                                "--plugin-dir",
+                                dir,
+                                "--no-cdi",
+                                "--backends",
+                                "nvml",
+                                "--nvml-library",
+                                XPOOL_FAKE_NVML,
+                                NULL};
+                char *env[] = {cfg, "XPOOL_LOG_LEVEL=warning", NULL};
+
+                if (posix_spawn(&pid, xpool, NULL, NULL, args, env) != 0) {
+                        perror("posix_spawn");
+                        return 1;
+                }
+        }
+        for (int i = 0; i < 200 && !registered; i++)
+                serve_for(cq, 50);
+        printf("xpool device-plugin, 8 GPUs: registered %s\n", registered ? "yes" : "NO");
+        serve_for(cq, idle * 1000);
+        report("idle, registered", pid);
+
+        /* the GPUs' ids, as the fake NVML names them */
+        for (int i = 0; i < 8; i++) {
+                char *id;
+
+                if (asprintf(&id, "GPU-%08x-0000-4000-8000-%012x", 0x1a2b3c00 + i, i) < 0)
+                        return 1;
+                ids[i] = id;
+        }
+        snprintf(sock, sizeof(sock), "%s/xpool-nvidia.com_gpu.sock", dir);
+        snprintf(target, sizeof(target), "unix:%s", sock);
+        creds = grpc_insecure_credentials_create();
+        ch = grpc_channel_create(target, creds, NULL);
+        grpc_channel_credentials_release(creds);
+        printf("%d x (GetPreferredAllocation + Allocate): mean %.3f ms a call\n",
+               rounds,
+               calls(ch, rounds, ids));
+        report("after the calls", pid);
+        serve_for(cq, idle * 1000);
+        report("idle again", pid);
+
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        grpc_channel_destroy(ch);
+        for (int i = 0; i < 8; i++)
+                free((char *)ids[i]);
+        kube_server_stop(server);
+        while (kube_server_live() > 0)
+                kube_loop_run_once(cq, 50);
+        grpc_completion_queue_shutdown(cq);
+        while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+               GRPC_QUEUE_SHUTDOWN)
+                ;
+        grpc_completion_queue_destroy(cq);
+        kube_rpc_unref();
+        rmdir(dir);
+        return 0;
+}
