@@ -9,42 +9,29 @@
  * connection, N clients creating at once are N writers in the store's next group commit, and a
  * watch blocks only itself. Connections are bounded (CONNECTION_LIMIT), so are the threads.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "auth.h"
+#include "http.h"
 #include "internal.h"
 #include "server.h"
-#include "setup.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
 #define CONNECTION_LIMIT 1024
-#define LISTEN_BACKLOG   512
 #define STREAM_BLOCK     (32 * 1024)
-#define ADDRESS_MAX      (INET6_ADDRSTRLEN + 16)
 
-struct xp_server {
+struct http {
         struct MHD_Daemon *daemon;
-        struct api api;
+        struct api *api;
         struct auth *auth;
-        struct scheduler *scheduler; /* NULL with scheduler_off */
-        struct nodelife *nodelife;
-        uint16_t port;
-        char address[ADDRESS_MAX]; /* host:port, as clients reach it */
-        char url[ADDRESS_MAX + 16];
-        char *kubeconfig;
-        char *tls_cert, *tls_key, *tls_ca; /* PEM; the daemon reads the first two */
 };
 
 /* Per-request state across libmicrohttpd's calls: the body as it arrives. */
@@ -415,7 +402,7 @@ static int authorize(const struct route *route,
                             reason);
 }
 
-static int dispatch(struct xp_server *server,
+static int dispatch(struct http *server,
                     struct MHD_Connection *conn,
                     const char *method,
                     const char *path,
@@ -467,7 +454,7 @@ static int dispatch(struct xp_server *server,
                     .path = path,
                     .body = pending->body ? pending->body : "",
                     .body_len = pending->len,
-                    .api = &server->api,
+                    .api = server->api,
                     .group = c.has_group ? c.group : "",
                     .namespace = c.has_namespace ? c.namespace : NULL,
                     .name = c.has_name ? c.name : NULL,
@@ -513,7 +500,7 @@ static enum MHD_Result on_request(void *cls,
                                   size_t *upload_data_size,
                                   void **con_cls)
 {
-        struct xp_server *server = cls;
+        struct http *server = cls;
         struct pending *pending = *con_cls;
         struct reply reply = {0};
         int r;
@@ -603,239 +590,56 @@ static void on_completed(void *cls,
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-/* Binds and listens on host:port; returns the socket and fills the address clients use. */
-static int open_listener(
-    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err)
+int http_start(struct api *api,
+               struct auth *auth,
+               const struct http_options *o,
+               struct http **ret,
+               struct xp_error *err)
 {
-        struct sockaddr_storage ss = {0};
-        socklen_t sslen;
-        bool ipv6 = false;
-        int one = 1;
-        _cleanup_close_ int fd = -1;
-
-        if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-                struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-                sin->sin_family = AF_INET;
-                sin->sin_port = htons(port);
-                sslen = sizeof *sin;
-        } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-                struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-                sin6->sin6_family = AF_INET6;
-                sin6->sin6_port = htons(port);
-                sslen = sizeof *sin6;
-                ipv6 = true;
-        } else {
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "'%s' is not an IPv4 or IPv6 address (host names are not resolved)",
-                    host);
-        }
-
-        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return xp_errorf(err, -errno, "cannot create a socket: %m");
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
-                return xp_errorf(err, -errno, "cannot set SO_REUSEADDR: %m");
-        if (bind(fd, (struct sockaddr *)&ss, sslen) < 0)
-                return xp_errorf(err,
-                                 -errno,
-                                 "cannot listen on %s%s%s:%u: %m",
-                                 ipv6 ? "[" : "",
-                                 host,
-                                 ipv6 ? "]" : "",
-                                 port);
-        if (listen(fd, LISTEN_BACKLOG) < 0)
-                return xp_errorf(err, -errno, "cannot listen on %s:%u: %m", host, port);
-        sslen = sizeof ss;
-        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0)
-                return xp_errorf(err, -errno, "cannot read the bound address: %m");
-        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                   : ((struct sockaddr_in *)&ss)->sin_port);
-        *ret_ipv6 = ipv6;
-        return TAKE_FD(fd);
-}
-
-int xp_server_new(const struct xp_server_options *options,
-                  struct xp_server **ret,
-                  struct xp_error *err)
-{
-        const char *host = options->host ? options->host : "127.0.0.1";
-        _cleanup_free_ char *db = NULL;
-        _cleanup_close_ int fd = -1;
-        struct xp_server *server;
-        char *new_admin_token = NULL;
-        bool ipv6 = false, tls = options->tls != XP_SERVER_TLS_OFF;
-        int r;
-
-        if (!options->data_dir)
-                return xp_errorf(err, -EINVAL, "no data directory given");
-        if (asprintf(&db, "%s/state.db", options->data_dir) < 0)
-                return -ENOMEM;
-        server = calloc(1, sizeof *server);
-        if (!server)
-                return -ENOMEM;
-
-        struct xp_store_options store_options = {.path = db};
-        r = xp_store_open(&store_options, &server->api.store, err);
-        if (r < 0)
-                goto fail;
-        r = namespaces_init(&server->api, err);
-        if (r < 0)
-                goto fail;
-        if (!options->scheduler_off) {
-                r = scheduler_start(&server->api, &server->scheduler, err);
-                if (r < 0)
-                        goto fail;
-        }
-        r = nodelife_start(&server->api,
-                           options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
-                                                              : XP_SERVER_NODE_MONITOR_GRACE_MS,
-                           options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
-                                                                : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
-                           &server->nodelife,
-                           err);
-        if (r < 0)
-                goto fail;
-        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
-        if (r < 0)
-                goto fail;
-        if (tls) {
-                r = setup_tls(
-                    options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
-                if (r < 0)
-                        goto fail;
-        }
-
-        r = open_listener(host, options->port, &ipv6, &server->port, err);
-        if (r < 0)
-                goto fail;
-        fd = r;
-        snprintf(server->address,
-                 sizeof server->address,
-                 "%s%s%s:%u",
-                 ipv6 ? "[" : "",
-                 host,
-                 ipv6 ? "]" : "",
-                 server->port);
-        /* Clients on this machine reach a wildcard listener through loopback. */
-        if (strcmp(host, "0.0.0.0") == 0)
-                snprintf(server->url,
-                         sizeof server->url,
-                         "%s://127.0.0.1:%u",
-                         tls ? "https" : "http",
-                         server->port);
-        else if (strcmp(host, "::") == 0)
-                snprintf(server->url,
-                         sizeof server->url,
-                         "%s://[::1]:%u",
-                         tls ? "https" : "http",
-                         server->port);
-        else
-                snprintf(server->url,
-                         sizeof server->url,
-                         "%s://%s",
-                         tls ? "https" : "http",
-                         server->address);
-
-        if (options->kubeconfig)
-                server->kubeconfig = strdup(options->kubeconfig);
-        else if (asprintf(&server->kubeconfig, "%s/admin.kubeconfig", options->data_dir) < 0)
-                server->kubeconfig = NULL;
-        if (!server->kubeconfig) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = setup_kubeconfig(options->data_dir,
-                             server->kubeconfig,
-                             server->url,
-                             server->tls_ca,
-                             TAKE_PTR(new_admin_token),
-                             err);
-        if (r < 0)
-                goto fail;
-        /* Read the tokens again: the kubeconfig's may be new, and must work at once. */
-        auth_free(server->auth);
-        server->auth = NULL;
-        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
-        if (r < 0)
-                goto fail;
-
-        server->api.server_address = server->address;
-        server->api.auth = server->auth;
+        bool tls = o->tls_cert && o->tls_key;
         struct MHD_OptionItem tls_options[] = {
-            {MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert},
-            {MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key},
+            {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key},
             {MHD_OPTION_END, 0, NULL},
         };
-        server->daemon =
-            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0) | (tls ? MHD_USE_TLS : 0),
-                             0,
-                             NULL,
-                             NULL,
-                             on_request,
-                             server,
-                             MHD_OPTION_LISTEN_SOCKET,
-                             (MHD_socket)fd,
-                             MHD_OPTION_CONNECTION_TIMEOUT,
-                             (unsigned)60,
-                             MHD_OPTION_CONNECTION_LIMIT,
-                             (unsigned)CONNECTION_LIMIT,
-                             MHD_OPTION_NOTIFY_COMPLETED,
-                             on_completed,
-                             NULL,
-                             MHD_OPTION_ARRAY,
-                             tls ? tls_options : tls_options + 2,
-                             MHD_OPTION_END);
-        if (!server->daemon) {
-                r = xp_errorf(err, -EIO, "cannot start the HTTP server on %s", server->address);
-                goto fail;
+        struct http *http = calloc(1, sizeof *http);
+
+        if (!http)
+                return -ENOMEM;
+        http->api = api;
+        http->auth = auth;
+        http->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+                                            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+                                            (o->ipv6 ? MHD_USE_IPv6 : 0) | (tls ? MHD_USE_TLS : 0),
+                                        0,
+                                        NULL,
+                                        NULL,
+                                        on_request,
+                                        http,
+                                        MHD_OPTION_LISTEN_SOCKET,
+                                        (MHD_socket)o->listen_fd,
+                                        MHD_OPTION_CONNECTION_TIMEOUT,
+                                        (unsigned)60,
+                                        MHD_OPTION_CONNECTION_LIMIT,
+                                        (unsigned)CONNECTION_LIMIT,
+                                        MHD_OPTION_NOTIFY_COMPLETED,
+                                        on_completed,
+                                        NULL,
+                                        MHD_OPTION_ARRAY,
+                                        tls ? tls_options : tls_options + 2,
+                                        MHD_OPTION_END);
+        if (!http->daemon) {
+                free(http);
+                return xp_errorf(err, -EIO, "libmicrohttpd did not start");
         }
-        TAKE_FD(fd); /* the daemon closes it when it stops */
-        *ret = server;
+        *ret = http;
         return 0;
-
-fail:
-        free(new_admin_token);
-        xp_server_free(server);
-        return r;
 }
 
-uint16_t xp_server_port(const struct xp_server *server)
+void http_stop(struct http *http)
 {
-        return server->port;
-}
-
-const char *xp_server_url(const struct xp_server *server)
-{
-        return server->url;
-}
-
-const char *xp_server_kubeconfig(const struct xp_server *server)
-{
-        return server->kubeconfig;
-}
-
-void xp_server_free(struct xp_server *server)
-{
-        if (!server)
+        if (!http)
                 return;
-        scheduler_stop(server->scheduler); /* they write to the store: first */
-        nodelife_stop(server->nodelife);
-        atomic_store(&server->api.stopping, true);
-        if (server->daemon)
-                MHD_stop_daemon(server->daemon);
-        namespaces_done(&server->api);
-        xp_store_close(server->api.store);
-        auth_free(server->auth);
-        free(server->kubeconfig);
-        free(server->tls_cert);
-        if (server->tls_key)
-                explicit_bzero(server->tls_key, strlen(server->tls_key));
-        free(server->tls_key);
-        free(server->tls_ca);
-        free(server);
+        MHD_stop_daemon(http->daemon);
+        free(http);
 }
