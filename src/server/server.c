@@ -201,7 +201,7 @@ int xp_server_new(const struct xp_server_options *options,
         server->api.auth = server->auth;
         r = http_start(&server->api,
                        server->auth,
-                       &(struct http_options){.listen_fd = fd,
+                       &(struct http_options){.listen_fd = TAKE_FD(fd),
                                               .ipv6 = ipv6,
                                               .tls_cert = tls ? server->tls_cert : NULL,
                                               .tls_key = tls ? server->tls_key : NULL},
@@ -211,7 +211,6 @@ int xp_server_new(const struct xp_server_options *options,
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
         }
-        TAKE_FD(fd); /* the HTTP layer closes it when it stops */
         *ret = server;
         return 0;
 
