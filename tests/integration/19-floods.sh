@@ -9,6 +9,7 @@
 #   normal request (a new TLS connection, GET pods with that token) is served within 100 ms
 #   (tests/tools/flood.c measures; the figures go to docs/reliability.md); the watches over the
 #   user's limit are 429 with Retry-After; a head that trickles is closed at its deadline;
+# - the agent's log endpoint listens on the Node's address only, unless --listen says otherwise.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v openssl >/dev/null || { echo "SKIP: openssl is not installed"; exit 77; }
@@ -157,6 +158,33 @@ read -r closed lo hi < <(sed -n 's/.*closed by the server \([0-9]*\) (after \([0
 if [[ -z "$closed" ]] || (( closed < 20 )) || ! awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo >= 9.5 && hi <= 11.5) }'; then
   echo "FAIL trickling heads were not closed at their 10 s deadline"; failures=$((failures + 1))
 fi
+
+# ---- the agent's log endpoint listens on the Node's address only ------------------------------
+"$xpool" token create --node n1 --data-dir "$tmp/tls" >"$tmp/n1.token" 2>/dev/null
+"$xpool" token create --node n2 --data-dir "$tmp/tls" >"$tmp/n2.token" 2>/dev/null
+for n in n1 n2; do
+  listen=()
+  [[ $n == n2 ]] && listen=(--listen 0.0.0.0:0)
+  "$xpool" agent --server "$tls" --token-file "$tmp/$n.token" --ca-file "$tmp/tls/pki/ca.crt" \
+    --node-name $n --data-dir "$tmp/agent-$n" --node-description "$src/examples/nodes/dgx-h100.yaml" \
+    "${listen[@]}" >"$tmp/agent-$n.log" 2>&1 &
+  pids+=($!)
+done
+log_port() { # node: its log endpoint's port, once registered
+  local deadline=$((SECONDS + 20)) p=
+  while [[ -z "$p" && $SECONDS -lt $deadline ]]; do
+    api GET "/api/v1/nodes/$1"
+    p=$(sed -n 's/.*"kubeletEndpoint":{"Port":\([0-9]*\)}.*/\1/p' "$tmp/out")
+    [[ -n "$p" ]] || sleep 0.2
+  done
+  echo "$p"
+}
+p1=$(log_port n1) p2=$(log_port n2)
+[[ -n "$p1" && -n "$p2" ]] || { echo "FAIL the agents did not register:"; cat "$tmp"/agent-*.log; exit 1; }
+code() { curl -sS -o /dev/null -w '%{http_code}' "http://$1/containerLogs/default/x/c" 2>/dev/null || true; }
+[[ "$(code "127.0.0.1:$p1")" == 401 ]] || { echo "FAIL n1's endpoint does not answer on its address 127.0.0.1"; failures=$((failures + 1)); }
+[[ "$(code "127.0.0.2:$p1")" == 000 ]] || { echo "FAIL n1's endpoint answers on 127.0.0.2, not its address"; failures=$((failures + 1)); }
+[[ "$(code "127.0.0.2:$p2")" == 401 ]] || { echo "FAIL n2's endpoint (--listen 0.0.0.0:0) does not answer on 127.0.0.2"; failures=$((failures + 1)); }
 
 # The server stops cleanly after all that (under ASan: without leaks).
 kill -TERM "$tls_pid"
