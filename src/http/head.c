@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "http/head.h"
+#include "xpool/strutil.h"
 
 /* How much of a target a message quotes. */
 #define QUOTE_MAX 96
@@ -59,17 +60,6 @@ static bool is_tchar(unsigned char c)
                (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-static int hex_value(unsigned char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* The byte a "%HH" at p encodes, or -1 when p does not start a valid one (end is the limit). */
 static int percent_byte(const char *p, const char *end)
 {
@@ -77,8 +67,8 @@ static int percent_byte(const char *p, const char *end)
 
         if (end - p < 3)
                 return -1;
-        hi = hex_value((unsigned char)p[1]);
-        lo = hex_value((unsigned char)p[2]);
+        hi = xp_hex_digit(p[1]);
+        lo = xp_hex_digit(p[2]);
         return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 

@@ -20,6 +20,7 @@
 
 #include "http/head.h"
 #include "server/http.h"
+#include "xpool/strutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,17 +37,6 @@ static void check_refusal(const struct xp_http_refusal *r)
         check(memchr(r->message, '\0', sizeof r->message) && r->message[0]);
 }
 
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* Decodes %HH as libmicrohttpd does; false when a byte is one no lookup may see. */
 static bool decode_path(const char *path, size_t len, char *out)
 {
@@ -55,9 +45,10 @@ static bool decode_path(const char *path, size_t len, char *out)
         for (size_t i = 0; i < len; i++) {
                 unsigned char b = (unsigned char)path[i];
 
-                if (b == '%' && i + 2 < len && hex_value(path[i + 1]) >= 0 &&
-                    hex_value(path[i + 2]) >= 0) {
-                        b = (unsigned char)(hex_value(path[i + 1]) * 16 + hex_value(path[i + 2]));
+                if (b == '%' && i + 2 < len && xp_hex_digit(path[i + 1]) >= 0 &&
+                    xp_hex_digit(path[i + 2]) >= 0) {
+                        b = (unsigned char)(xp_hex_digit(path[i + 1]) * 16 +
+                                            xp_hex_digit(path[i + 2]));
                         i += 2;
                         if (b == '/')
                                 return false;
