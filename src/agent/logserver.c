@@ -33,10 +33,9 @@
 #include "xpool/macro.h"
 #include "xpool/names.h"
 
-#define PREFIX         "/containerLogs/"
-#define STREAM_BLOCK   (32 * 1024)
-#define WAIT_MS        1000
-#define LISTEN_BACKLOG 512 /* a burst of connections waits for the door, not in SYN retries */
+#define PREFIX       "/containerLogs/"
+#define STREAM_BLOCK (32 * 1024)
+#define WAIT_MS      1000
 
 /*
  * Only the API server calls the log endpoint, one connection per `kubectl logs`, so its limits
@@ -537,48 +536,6 @@ static enum MHD_Result on_request(void *cls,
         return handle_logs(s, conn, url, raw_uri);
 }
 
-static int open_listener(
-    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err)
-{
-        struct sockaddr_storage ss = {0};
-        _cleanup_close_ int fd = -1;
-        socklen_t sslen;
-        bool ipv6 = false;
-        int one = 1;
-
-        if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-                ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-                ((struct sockaddr_in *)&ss)->sin_port = htons(port);
-                sslen = sizeof(struct sockaddr_in);
-        } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-                ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-                ((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
-                sslen = sizeof(struct sockaddr_in6);
-                ipv6 = true;
-        } else {
-                return xp_errorf(
-                    err, -EINVAL, "log endpoint: '%s' is not an IPv4 or IPv6 address", host);
-        }
-        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return xp_errorf(err, -errno, "log endpoint: cannot create a socket: %m");
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
-                return xp_errorf(err, -errno, "log endpoint: cannot set SO_REUSEADDR: %m");
-        if (bind(fd, (struct sockaddr *)&ss, sslen) < 0)
-                return xp_errorf(
-                    err, -errno, "log endpoint: cannot listen on %s port %u: %m", host, port);
-        if (listen(fd, LISTEN_BACKLOG) < 0)
-                return xp_errorf(
-                    err, -errno, "log endpoint: cannot listen on %s port %u: %m", host, port);
-        sslen = sizeof ss;
-        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0)
-                return xp_errorf(err, -errno, "log endpoint: cannot read the bound address: %m");
-        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                   : ((struct sockaddr_in *)&ss)->sin_port);
-        *ret_ipv6 = ipv6;
-        return TAKE_FD(fd);
-}
-
 int xp_logserver_new(const struct xp_logserver_options *o,
                      struct xp_logserver **ret,
                      struct xp_error *err)
@@ -604,9 +561,9 @@ int xp_logserver_new(const struct xp_logserver_options *o,
                 return -ENOMEM;
         strcpy(s->token_id, o->token_id);
         memcpy(s->key, o->key, sizeof s->key);
-        r = open_listener(host, o->port, &ipv6, &s->port, err);
+        r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)
-                return r;
+                return xp_error_prefix(err, r, "log endpoint");
         fd = r;
         r = xp_http_door_new(&(struct xp_http_door_options){.listen_fd = TAKE_FD(fd),
                                                             .limits = &limits,

@@ -31,6 +31,7 @@
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http/head.h"
 #include "xpool/error.h"
@@ -67,6 +68,14 @@ struct xp_http_door_options {
 };
 
 struct xp_http_door;
+
+/*
+ * Binds and listens on host (an IPv4 or IPv6 literal; names are not resolved) and port (0: a
+ * free one): the socket, *ret_port the port bound, *ret_ipv6 whether it is IPv6. -errno with err
+ * ("cannot listen on [::1]:6443: Address already in use").
+ */
+int xp_http_listen(
+    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err);
 
 /*
  * Takes the listening socket and raises RLIMIT_NOFILE (to its hard limit, as far as the limits
