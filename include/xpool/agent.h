@@ -24,7 +24,7 @@ struct xp_agent_options {
         const char *data_dir;   /* agent state (containers/, logs/); created */
         struct xp_discovery_config
             discovery;           /* what devices to report (node_description for simulated ones) */
-        const char *listen_host; /* log endpoint; NULL: 0.0.0.0 */
+        const char *listen_host; /* log endpoint; NULL: the advertise address */
         uint16_t listen_port;    /* 0: a free port (reported in the Node) */
         const char *advertise_address; /* the Node's InternalIP; NULL: the address used to reach the
                                           server */

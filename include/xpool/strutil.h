@@ -27,6 +27,9 @@ char *xp_strdup0(const char *s);
 
 bool xp_streq0(const char *a, const char *b);
 
+/* The value of a hexadecimal digit (either case), or -1 when c is none. */
+int xp_hex_digit(char c);
+
 /* True when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or code points past
  * U+10FFFF). */
 bool xp_utf8_valid(const char *s, size_t len);

@@ -258,6 +258,31 @@ static int find_address(struct xp_agent *a, struct xp_apiclient *client, struct 
 }
 
 /*
+ * The log endpoint, on the address the Node advertises unless --listen names another: started
+ * once that address is known, before the Node that carries its port is built.
+ */
+static int start_logserver(struct xp_agent *a, struct xp_error *err)
+{
+        _cleanup_free_ char *log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        int r;
+
+        if (!log_dir)
+                return -ENOMEM;
+        struct xp_logserver_options lso = {
+            .host = a->listen_host ? a->listen_host : a->advertise_address,
+            .port = a->port, /* the one asked for, until the endpoint says which */
+            .log_dir = log_dir,
+            .token_id = a->token_id,
+        };
+        memcpy(lso.key, a->log_key, sizeof lso.key);
+        r = xp_logserver_new(&lso, &a->logserver, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "starting the log endpoint");
+        a->port = xp_logserver_port(a->logserver);
+        return 0;
+}
+
+/*
  * Waits ms, or less when SIGINT or SIGTERM arrives while the caller blocks them (as `xpool agent`
  * does, to take them with sigwait() later): true then, the signal taken.
  */
@@ -291,6 +316,8 @@ register_when_reachable(struct xp_agent *a, struct xp_apiclient *client, struct 
         for (;;) {
                 xp_error_clear(err);
                 r = find_address(a, client, err);
+                if (r >= 0 && !a->logserver)
+                        r = start_logserver(a, err);
                 if (r >= 0 && !a->node_json)
                         r = build_node(a, err);
                 if (r >= 0)
@@ -353,7 +380,6 @@ int xp_agent_new(const struct xp_agent_options *options,
         _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
-        struct xp_logserver_options lso = {0};
         int r;
 
         a = calloc(1, sizeof(*a));
@@ -370,7 +396,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = copy_options(a, options, err);
         if (r < 0)
                 return r;
-        r = token_key(a, lso.key, err);
+        r = token_key(a, a->log_key, err);
         if (r < 0)
                 return r;
         r = xp_device_discover(&a->discovery, &a->inventory, err);
@@ -396,14 +422,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
-        lso.host = a->listen_host;
-        lso.port = options->listen_port;
-        lso.log_dir = log_dir;
-        lso.token_id = a->token_id;
-        r = xp_logserver_new(&lso, &a->logserver, err);
-        if (r < 0)
-                return xp_error_prefix(err, r, "starting the log endpoint");
-        a->port = xp_logserver_port(a->logserver);
+        a->port = options->listen_port;
         r = xp_apiclient_new(&a->api, &client, err);
         if (r < 0)
                 return r;

@@ -130,6 +130,7 @@ struct xp_agent {
         json_t *node_json;
         int64_t ready_since_s; /* registration: when the conditions last changed */
         uint16_t port;
+        uint8_t log_key[32]; /* signs the server's log requests (xpool/logsign.h) */
 
         struct xp_runtime *runtime;
         struct xp_logserver *logserver;

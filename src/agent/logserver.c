@@ -26,20 +26,38 @@
 #include <unistd.h>
 
 #include "agent/logserver.h"
+#include "http/door.h"
 #include "xpool/log.h"
 #include "xpool/logread.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
 #include "xpool/names.h"
 
-#define PREFIX         "/containerLogs/"
-#define STREAM_BLOCK   (32 * 1024)
-#define WAIT_MS        1000
-#define CONNECTION_MAX 256
-#define URI_MAX        4096
+#define PREFIX       "/containerLogs/"
+#define STREAM_BLOCK (32 * 1024)
+#define WAIT_MS      1000
+
+/*
+ * Only the API server calls the log endpoint, one connection per `kubectl logs`, so its limits
+ * are those of one busy user; the door keeps idle and slow connections out of the daemon, as
+ * the API server's does.
+ */
+static const struct xp_http_door_limits limits = {
+    .head_timeout_ms = 10000,
+    .body_timeout_ms = 10000,
+    .idle_timeout_ms = 60000,
+    .pending_max = 2048,
+    .pending_per_client = 1024,
+    .connections_max = 512,
+    .preauth_max = 128,
+    .preauth_per_client = 64,
+    .user_connections_max = 384,
+    .user_streams_max = 256,
+};
 
 struct xp_logserver {
         struct MHD_Daemon *daemon;
+        struct xp_http_door *door;
         char *log_dir;
         char token_id[XP_LOGSIGN_ID_MAX];
         uint8_t key[XP_LOGSIGN_KEY_LEN];
@@ -57,11 +75,13 @@ struct logstream {
         pthread_t thread;
 };
 
+/* A request begins: its target as it arrived, which is what the server signed. */
 static void *uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-        (void)cls;
-        (void)conn;
-        return strndup(uri, URI_MAX + 1);
+        struct xp_logserver *s = cls;
+
+        xp_http_door_request_begin(s->door, conn);
+        return uri ? strdup(uri) : NULL;
 }
 
 static void on_completed(void *cls,
@@ -69,16 +89,19 @@ static void on_completed(void *cls,
                          void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-        (void)cls;
-        (void)conn;
+        struct xp_logserver *s = cls;
+
         (void)toe;
+        xp_http_door_request_end(s->door, conn);
         free(*req_cls);
         *req_cls = NULL;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
-    _printf_(3, 4);
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
+static enum MHD_Result
+send_text(struct xp_logserver *s, struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
+    _printf_(4, 5);
+static enum MHD_Result
+send_text(struct xp_logserver *s, struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
 {
         struct MHD_Response *response;
         enum MHD_Result r;
@@ -100,7 +123,23 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, con
             response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
         r = MHD_queue_response(conn, code, response);
         MHD_destroy_response(response);
+        if (r == MHD_YES)
+                xp_http_door_response_queued(s->door, conn);
         return r;
+}
+
+/* The door's errors in the endpoint's own form: plain text, which the server's proxy quotes. */
+static int format_text(
+    unsigned code, const char *reason, const char *message, char **ret_body, const char **ret_type)
+{
+        size_t len = strlen(message);
+
+        (void)code;
+        (void)reason;
+        if (asprintf(ret_body, "%s%s", message, len && message[len - 1] == '\n' ? "" : "\n") < 0)
+                return -ENOMEM;
+        *ret_type = "text/plain; charset=utf-8";
+        return 0;
 }
 
 /* ---- the stream ----------------------------------------------------------------------------- */
@@ -213,7 +252,8 @@ static enum MHD_Result start_stream(struct xp_logserver *s,
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
                 free(dir);
                 free(ls);
-                return send_text(conn, 500, "cannot create a socket pair: %s\n", strerror(errno));
+                return send_text(
+                    s, conn, 500, "cannot create a socket pair: %s\n", strerror(errno));
         }
         *ls = (struct logstream){
             .server = s,
@@ -232,7 +272,7 @@ static enum MHD_Result start_stream(struct xp_logserver *s,
                 close(pair[1]);
                 free(dir);
                 free(ls);
-                return send_text(conn, 500, "cannot start a thread to read the log\n");
+                return send_text(s, conn, 500, "cannot start a thread to read the log\n");
         }
         response = MHD_create_response_from_callback(
             MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, ls, stream_free);
@@ -245,6 +285,8 @@ static enum MHD_Result start_stream(struct xp_logserver *s,
         MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
         r = MHD_queue_response(conn, 200, response);
         MHD_destroy_response(response);
+        if (r == MHD_YES)
+                xp_http_door_response_queued(s->door, conn);
         return r;
 }
 
@@ -337,21 +379,105 @@ static char *newest_pod_dir(const char *log_dir, const char *ns, const char *pod
         return best;
 }
 
+/* The query's options into o: NULL, or what is wrong (the 400's text). */
+static const char *
+parse_options(struct MHD_Connection *conn, struct xp_log_read_options *o, bool *previous)
+{
+        int64_t since_seconds = 0;
+
+#define QUERY(key) MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key)
+        if (!parse_bool(QUERY("follow"), &o->follow))
+                return "follow: want true or false\n";
+        if (!parse_bool(QUERY("previous"), previous))
+                return "previous: want true or false\n";
+        if (!parse_bool(QUERY("timestamps"), &o->timestamps))
+                return "timestamps: want true or false\n";
+        if (!parse_int(QUERY("tailLines"), 0, &o->tail_lines))
+                return "tailLines: want a number >= 0\n";
+        if (!parse_int(QUERY("sinceSeconds"), 1, &since_seconds))
+                return "sinceSeconds: want a number >= 1\n";
+        if (!parse_int(QUERY("limitBytes"), 1, &o->limit_bytes))
+                return "limitBytes: want a number >= 1\n";
+#undef QUERY
+        if (since_seconds > 0) {
+                struct timespec now;
+
+                clock_gettime(CLOCK_REALTIME, &now);
+                o->since_ns = (now.tv_sec - since_seconds) * 1000000000LL + now.tv_nsec;
+        }
+        return NULL;
+}
+
+/* Finds the container's log and streams the attempt asked for, or answers 400/404. */
+static enum MHD_Result open_log(struct xp_logserver *s,
+                                struct MHD_Connection *conn,
+                                const char *ns,
+                                const char *pod,
+                                const char *container,
+                                bool previous,
+                                const struct xp_log_read_options *o)
+{
+        const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "podUID");
+        _cleanup_free_ char *pod_dir = NULL;
+        struct xp_error err = {0};
+        char *dir = NULL;
+        unsigned attempt;
+        struct stat st;
+
+        if (v && v[0]) {
+                if (!uid_valid(v))
+                        return send_text(s, conn, 400, "podUID: not a UID\n");
+                if (asprintf(&pod_dir, "%s/%s_%s_%s", s->log_dir, ns, pod, v) < 0)
+                        return MHD_NO;
+                if (stat(pod_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return send_text(s,
+                                         conn,
+                                         404,
+                                         "pod %s/%s (uid %s) has no logs on this node\n",
+                                         ns,
+                                         pod,
+                                         v);
+        } else {
+                pod_dir = newest_pod_dir(s->log_dir, ns, pod);
+                if (!pod_dir)
+                        return send_text(
+                            s, conn, 404, "pod %s/%s has no logs on this node\n", ns, pod);
+        }
+        if (asprintf(&dir, "%s/%s", pod_dir, container) < 0)
+                return MHD_NO;
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+            xp_log_latest_attempt(dir, previous, &attempt, &err) < 0) {
+                free(dir);
+                if (previous)
+                        return send_text(
+                            s,
+                            conn,
+                            400,
+                            "previous terminated container \"%s\" in pod \"%s\" not found\n",
+                            container,
+                            pod);
+                return send_text(s,
+                                 conn,
+                                 404,
+                                 "container \"%s\" in pod \"%s\" has no logs on this node\n",
+                                 container,
+                                 pod);
+        }
+        /* The previous attempt is complete: following it ends at its end. */
+        return start_stream(s, conn, dir, attempt, o);
+}
+
 static enum MHD_Result handle_logs(struct xp_logserver *s,
                                    struct MHD_Connection *conn,
                                    const char *url,
                                    const char *raw_uri)
 {
         struct xp_log_read_options o = {.tail_lines = -1};
+        struct xp_http_refusal refusal;
         struct xp_error err = {0};
         char ns[64], pod[254], container[64];
-        _cleanup_free_ char *pod_dir = NULL;
-        char *dir = NULL;
-        const char *p = url + strlen(PREFIX), *v;
-        int64_t since_seconds = 0;
+        const char *p = url + strlen(PREFIX), *bad;
         bool previous = false;
-        unsigned attempt;
-        struct stat st;
         int r;
 
         r = xp_logsign_verify(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
@@ -360,88 +486,26 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
                               raw_uri,
                               (int64_t)time(NULL),
                               &err);
-        if (r < 0)
-                return send_text(conn, 401, "Unauthorized: %s\n", xp_error_message(&err));
+        if (r < 0) {
+                xp_http_refuse(&refusal, 401, "Unauthorized: %s\n", xp_error_message(&err));
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        }
 
         if (sscanf(p, "%63[^/]/%253[^/]/%63[^/]", ns, pod, container) != 3 ||
             strlen(ns) + strlen(pod) + strlen(container) + 2 != strlen(p))
                 return send_text(
-                    conn, 404, "not found: want /containerLogs/NAMESPACE/POD/CONTAINER\n");
+                    s, conn, 404, "not found: want /containerLogs/NAMESPACE/POD/CONTAINER\n");
         if (xp_check_dns1123_label(ns, &err) < 0 || xp_check_dns1123_subdomain(pod, &err) < 0 ||
             xp_check_dns1123_label(container, &err) < 0)
-                return send_text(conn, 400, "bad path %s: %s\n", url, xp_error_message(&err));
-
-        if (!parse_bool(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "follow"),
-                        &o.follow))
-                return send_text(conn, 400, "follow: want true or false\n");
-        if (!parse_bool(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "previous"),
-                        &previous))
-                return send_text(conn, 400, "previous: want true or false\n");
-        if (!parse_bool(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timestamps"),
-                        &o.timestamps))
-                return send_text(conn, 400, "timestamps: want true or false\n");
-        if (!parse_int(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tailLines"),
-                       0,
-                       &o.tail_lines))
-                return send_text(conn, 400, "tailLines: want a number >= 0\n");
-        if (!parse_int(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "sinceSeconds"),
-                       1,
-                       &since_seconds))
-                return send_text(conn, 400, "sinceSeconds: want a number >= 1\n");
-        if (!parse_int(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "limitBytes"),
-                       1,
-                       &o.limit_bytes))
-                return send_text(conn, 400, "limitBytes: want a number >= 1\n");
-        if (since_seconds > 0) {
-                struct timespec now;
-
-                clock_gettime(CLOCK_REALTIME, &now);
-                o.since_ns = (now.tv_sec - since_seconds) * 1000000000LL + now.tv_nsec;
-        }
-
-        v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "podUID");
-        if (v && v[0]) {
-                if (!uid_valid(v))
-                        return send_text(conn, 400, "podUID: not a UID\n");
-                if (asprintf(&pod_dir, "%s/%s_%s_%s", s->log_dir, ns, pod, v) < 0)
-                        return MHD_NO;
-                if (stat(pod_dir, &st) < 0 || !S_ISDIR(st.st_mode))
-                        return send_text(
-                            conn, 404, "pod %s/%s (uid %s) has no logs on this node\n", ns, pod, v);
-        } else {
-                pod_dir = newest_pod_dir(s->log_dir, ns, pod);
-                if (!pod_dir)
-                        return send_text(
-                            conn, 404, "pod %s/%s has no logs on this node\n", ns, pod);
-        }
-        if (asprintf(&dir, "%s/%s", pod_dir, container) < 0)
-                return MHD_NO;
-        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                free(dir);
-                return send_text(conn,
-                                 404,
-                                 "container \"%s\" in pod \"%s\" has no logs on this node\n",
-                                 container,
-                                 pod);
-        }
-        r = xp_log_latest_attempt(dir, previous, &attempt, &err);
-        if (r < 0) {
-                free(dir);
-                if (previous)
-                        return send_text(
-                            conn,
-                            400,
-                            "previous terminated container \"%s\" in pod \"%s\" not found\n",
-                            container,
-                            pod);
-                return send_text(conn,
-                                 404,
-                                 "container \"%s\" in pod \"%s\" has no logs on this node\n",
-                                 container,
-                                 pod);
-        }
-        /* The previous attempt is complete: following it ends at its end. */
-        return start_stream(s, conn, dir, attempt, &o);
+                return send_text(s, conn, 400, "bad path %s: %s\n", url, xp_error_message(&err));
+        bad = parse_options(conn, &o, &previous);
+        if (bad)
+                return send_text(s, conn, 400, "%s", bad);
+        /* Only the API server signs: its requests are one user's, a follow one stream. */
+        if (xp_http_door_admit(s->door, conn, "apiserver", o.follow, &refusal) < 0)
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        xp_http_door_body_done(s->door, conn);
+        return open_log(s, conn, ns, pod, container, previous, &o);
 }
 
 static enum MHD_Result on_request(void *cls,
@@ -455,6 +519,7 @@ static enum MHD_Result on_request(void *cls,
 {
         struct xp_logserver *s = cls;
         const char *raw_uri = *req_cls;
+        struct xp_http_refusal refusal;
 
         (void)version;
         (void)upload_data;
@@ -462,55 +527,13 @@ static enum MHD_Result on_request(void *cls,
                 *upload_data_size = 0; /* bodies are ignored */
                 return MHD_YES;
         }
-        if (!raw_uri || strlen(raw_uri) > URI_MAX)
-                return send_text(conn, 414, "the URI is longer than %d bytes\n", URI_MAX);
+        if (xp_http_door_check_request(s->door, conn, raw_uri, &refusal) < 0)
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
         if (strncmp(url, PREFIX, strlen(PREFIX)) != 0)
-                return send_text(conn, 404, "not found: %s\n", url);
+                return send_text(s, conn, 404, "not found: %s\n", url);
         if (strcmp(method, "GET") != 0)
-                return send_text(conn, 405, "method %s not allowed: only GET\n", method);
+                return send_text(s, conn, 405, "method %s not allowed: only GET\n", method);
         return handle_logs(s, conn, url, raw_uri);
-}
-
-static int open_listener(
-    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err)
-{
-        struct sockaddr_storage ss = {0};
-        _cleanup_close_ int fd = -1;
-        socklen_t sslen;
-        bool ipv6 = false;
-        int one = 1;
-
-        if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-                ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-                ((struct sockaddr_in *)&ss)->sin_port = htons(port);
-                sslen = sizeof(struct sockaddr_in);
-        } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-                ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-                ((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
-                sslen = sizeof(struct sockaddr_in6);
-                ipv6 = true;
-        } else {
-                return xp_errorf(
-                    err, -EINVAL, "log endpoint: '%s' is not an IPv4 or IPv6 address", host);
-        }
-        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return xp_errorf(err, -errno, "log endpoint: cannot create a socket: %m");
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
-                return xp_errorf(err, -errno, "log endpoint: cannot set SO_REUSEADDR: %m");
-        if (bind(fd, (struct sockaddr *)&ss, sslen) < 0)
-                return xp_errorf(
-                    err, -errno, "log endpoint: cannot listen on %s port %u: %m", host, port);
-        if (listen(fd, 64) < 0)
-                return xp_errorf(
-                    err, -errno, "log endpoint: cannot listen on %s port %u: %m", host, port);
-        sslen = sizeof ss;
-        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0)
-                return xp_errorf(err, -errno, "log endpoint: cannot read the bound address: %m");
-        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                   : ((struct sockaddr_in *)&ss)->sin_port);
-        *ret_ipv6 = ipv6;
-        return TAKE_FD(fd);
 }
 
 int xp_logserver_new(const struct xp_logserver_options *o,
@@ -519,7 +542,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
 {
         _cleanup_(xp_logserver_freep) struct xp_logserver *s = NULL;
         _cleanup_close_ int fd = -1;
-        const char *host = o->host ? o->host : "0.0.0.0";
+        const char *host = o->host ? o->host : "127.0.0.1";
+        struct MHD_OptionItem door_options[XP_HTTP_DOOR_MHD_OPTIONS];
         bool ipv6 = false;
         int r;
 
@@ -537,38 +561,42 @@ int xp_logserver_new(const struct xp_logserver_options *o,
                 return -ENOMEM;
         strcpy(s->token_id, o->token_id);
         memcpy(s->key, o->key, sizeof s->key);
-        r = open_listener(host, o->port, &ipv6, &s->port, err);
+        r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)
-                return r;
+                return xp_error_prefix(err, r, "log endpoint");
         fd = r;
-        s->daemon =
-            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0),
-                             0,
-                             NULL,
-                             NULL,
-                             on_request,
-                             s,
-                             MHD_OPTION_LISTEN_SOCKET,
-                             (MHD_socket)fd,
-                             MHD_OPTION_CONNECTION_TIMEOUT,
-                             (unsigned)60,
-                             MHD_OPTION_CONNECTION_LIMIT,
-                             (unsigned)CONNECTION_MAX,
-                             MHD_OPTION_URI_LOG_CALLBACK,
-                             uri_log,
-                             NULL,
-                             MHD_OPTION_NOTIFY_COMPLETED,
-                             on_completed,
-                             NULL,
-                             MHD_OPTION_END);
+        r = xp_http_door_new(&(struct xp_http_door_options){.listen_fd = TAKE_FD(fd),
+                                                            .limits = &limits,
+                                                            .format_error = format_text},
+                             &s->door,
+                             err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "log endpoint");
+        xp_http_door_mhd_options(s->door, door_options);
+        s->daemon = MHD_start_daemon(xp_http_door_mhd_flags() | (ipv6 ? MHD_USE_IPv6 : 0),
+                                     0,
+                                     NULL,
+                                     NULL,
+                                     on_request,
+                                     s,
+                                     MHD_OPTION_ARRAY,
+                                     door_options,
+                                     MHD_OPTION_URI_LOG_CALLBACK,
+                                     uri_log,
+                                     s,
+                                     MHD_OPTION_NOTIFY_COMPLETED,
+                                     on_completed,
+                                     s,
+                                     MHD_OPTION_END);
         if (!s->daemon)
                 return xp_errorf(err,
                                  -EIO,
                                  "log endpoint: cannot start the HTTP server on %s port %u",
                                  host,
                                  s->port);
-        TAKE_FD(fd); /* the daemon closes it */
+        r = xp_http_door_start(s->door, s->daemon, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "log endpoint");
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -583,8 +611,10 @@ void xp_logserver_free(struct xp_logserver *s)
         if (!s)
                 return;
         atomic_store(&s->stopping, true);
+        xp_http_door_stop(s->door);
         if (s->daemon)
                 MHD_stop_daemon(s->daemon);
+        xp_http_door_free(s->door);
         free(s->log_dir);
         free(s);
 }

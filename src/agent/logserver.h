@@ -3,7 +3,8 @@
 
 /*
  * The agent's log endpoint: the API server proxies `kubectl logs` here (docs/agent.md, "Logs").
- * libmicrohttpd with a thread per connection; every request must carry the server's signature
+ * libmicrohttpd with a thread per connection behind the front door (http/door.h: deadlines,
+ * limits, idle connections kept out of the daemon); every request must carry the server's signature
  * (xpool/logsign.h) made with this node's token, else 401. Plain HTTP: the signature
  * authenticates the request, the logs themselves travel in the clear.
  */
@@ -13,7 +14,7 @@
 #include "xpool/error.h"
 
 struct xp_logserver_options {
-        const char *host;     /* NULL: 0.0.0.0 */
+        const char *host;     /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
         uint16_t port;        /* 0: free */
         const char *log_dir;  /* DATA/logs */
         const char *token_id; /* the agent's token id (the part between "xpn_" and ".") */

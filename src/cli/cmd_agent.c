@@ -33,7 +33,7 @@ static const char usage[] =
     "  -d, --data-dir DIR       containers and logs (default $XDG_STATE_HOME/xpool/agent, else\n"
     "                           /var/lib/xpool/agent as root, else ~/.local/state/xpool/agent)\n"
     "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
-    "  -l, --listen HOST:PORT   the log endpoint (default 0.0.0.0:0, a free port)\n"
+    "  -l, --listen [HOST]:PORT the log endpoint (default: the advertise address, a free port)\n"
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
     "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
     "      --heartbeat DURATION how often the Lease is renewed (default 10s)\n"
@@ -66,14 +66,14 @@ static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
         char *colon = strrchr(text, ':'), *end;
         unsigned long port;
 
-        if (!colon || colon == text)
+        if (!colon)
                 return -EINVAL;
         *colon = '\0';
         errno = 0;
         port = strtoul(colon + 1, &end, 10);
         if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535)
                 return -EINVAL;
-        *ret_host = text;
+        *ret_host = colon == text ? NULL : text; /* ":PORT": the advertise address */
         *ret_port = (uint16_t)port;
         return 0;
 }
@@ -127,7 +127,7 @@ static int agent_option(int c, const char *arg, void *userdata)
                 if (parse_listen(a->listen, &a->o->listen_host, &a->o->listen_port) < 0) {
                         fprintf(
                             stderr,
-                            "xpool agent: --listen '%s': expected HOST:PORT, e.g. 0.0.0.0:10250\n",
+                            "xpool agent: --listen '%s': expected [HOST]:PORT, e.g. :10250 or 0.0.0.0:10250\n",
                             arg);
                         return XP_EXIT_USAGE;
                 }

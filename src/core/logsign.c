@@ -9,6 +9,7 @@
 
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
+#include "xpool/strutil.h"
 
 #define MAC_LEN     32
 #define NODE_PREFIX "xpn_"
@@ -92,17 +93,6 @@ int xp_logsign_sign(const char *token_id,
         return 0;
 }
 
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 int xp_logsign_verify(const char *header,
                       const char *token_id,
                       const uint8_t key[static XP_LOGSIGN_KEY_LEN],
@@ -153,7 +143,7 @@ int xp_logsign_verify(const char *header,
                                  XP_LOGSIGN_HEADER,
                                  2 * MAC_LEN);
         for (size_t i = 0; i < MAC_LEN; i++) {
-                int hi = hex_value(mac_text[2 * i]), lo = hex_value(mac_text[2 * i + 1]);
+                int hi = xp_hex_digit(mac_text[2 * i]), lo = xp_hex_digit(mac_text[2 * i + 1]);
 
                 if (hi < 0 || lo < 0)
                         return xp_errorf(err,

@@ -1,58 +1,64 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The HTTP layer: libmicrohttpd with a thread per connection, request bodies gathered up to
- * XP_SERVER_BODY_MAX, dispatch through the routes table (routes.c), and every answer a JSON
- * document (Kubernetes Status objects for errors), a text body, or a stream (watches, logs).
+ * The HTTP layer: libmicrohttpd with a thread per connection behind the front door
+ * (src/http/door.h), request bodies gathered up to XP_SERVER_BODY_MAX, dispatch through the
+ * routes table (routes.c), and every answer a JSON document (Kubernetes Status objects for
+ * errors), a text body, or a stream (watches, logs).
  *
  * Why a thread per connection: handlers block, on the store (a create waits for its group
  * commit's fsync) and in streams (a watch waits for the next write). With a thread per
  * connection, N clients creating at once are N writers in the store's next group commit, and a
- * watch blocks only itself. Connections are bounded (CONNECTION_LIMIT), so are the threads.
+ * watch blocks only itself. What made threads per connection fragile, idle and slow connections
+ * each holding a thread, the door keeps out: a connection reaches the daemon only once its first
+ * request has arrived, and the daemon's connections are limited (per user once authenticated).
+ *
+ * A request is admitted once its head is in, before its body is read: the raw target and the
+ * headers are checked (src/http/head.h), the token authenticated (401), the user's connections
+ * and streams counted (429), the declared size checked (413). Then the body, then the route.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "auth.h"
-#include "controller/nodelife.h"
-#include "controller/scheduler.h"
+#include "http.h"
+#include "http/door.h"
+#include "http/head.h"
 #include "internal.h"
 #include "server.h"
-#include "setup.h"
 #include "tls.h"
-#include "xpool/datadir.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
-#define CONNECTION_LIMIT 1024
-#define LISTEN_BACKLOG   512
-#define STREAM_BLOCK     (32 * 1024)
-#define ADDRESS_MAX      (INET6_ADDRSTRLEN + 16)
+#define STREAM_BLOCK (32 * 1024)
 
-struct xp_server {
+struct http {
         struct MHD_Daemon *daemon;
-        struct api api;
+        struct xp_http_door *door;
+        struct api *api;
         struct auth *auth;
-        struct xp_scheduler *scheduler; /* NULL with scheduler_off */
-        struct xp_nodelife *nodelife;
-        uint16_t port;
-        char address[ADDRESS_MAX]; /* host:port, as clients reach it */
-        char url[ADDRESS_MAX + 16];
-        char *kubeconfig;
-        char *tls_cert, *tls_key, *tls_ca; /* PEM; the daemon reads the first two */
 };
 
-/* Per-request state across libmicrohttpd's calls: the body as it arrives. */
-struct pending {
+/*
+ * One request across libmicrohttpd's calls, from its URI log callback to its completion: the
+ * raw target, the query, who asked, and the body as it arrives. Handlers see it as the opaque
+ * request->connection.
+ */
+struct exchange {
+        struct http *http;
+        struct MHD_Connection *conn;
+        char *raw_target; /* as it arrived, percent-encodings and all */
+        struct xp_http_query query;
+        bool admitted;      /* the head was checked and the caller let in */
+        bool authenticated; /* who holds the caller */
+        bool close;         /* answer with "Connection: close" */
+        struct auth_identity who;
         char *body;
         size_t len;
         size_t cap;
@@ -61,11 +67,24 @@ struct pending {
 
 /* ---- replies ------------------------------------------------------------------------------- */
 
+static enum MHD_Result queue(struct exchange *x, unsigned code, struct MHD_Response *response)
+{
+        enum MHD_Result r;
+
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+        if (x->close)
+                MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+        r = MHD_queue_response(x->conn, code, response);
+        MHD_destroy_response(response);
+        if (r == MHD_YES)
+                xp_http_door_response_queued(x->http->door, x->conn);
+        return r;
+}
+
 static enum MHD_Result
-send_text(struct MHD_Connection *conn, unsigned code, char *text, const char *content_type)
+send_text(struct exchange *x, unsigned code, char *text, const char *content_type)
 {
         struct MHD_Response *response;
-        enum MHD_Result r;
 
         response = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
         if (!response) {
@@ -73,10 +92,7 @@ send_text(struct MHD_Connection *conn, unsigned code, char *text, const char *co
                 return MHD_NO;
         }
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-        MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
-        r = MHD_queue_response(conn, code, response);
-        MHD_destroy_response(response);
-        return r;
+        return queue(x, code, response);
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -103,11 +119,10 @@ static void stream_free(void *cls)
 }
 
 /* Chunked transfer of a stream; takes the stream's state in every case. */
-static enum MHD_Result send_stream(struct MHD_Connection *conn, struct reply *reply)
+static enum MHD_Result send_stream(struct exchange *x, struct reply *reply)
 {
         struct stream *stream = malloc(sizeof *stream);
         struct MHD_Response *response;
-        enum MHD_Result r;
 
         if (!stream) {
                 if (reply->stream.free)
@@ -125,13 +140,10 @@ static enum MHD_Result send_stream(struct MHD_Connection *conn, struct reply *re
         MHD_add_response_header(response,
                                 MHD_HTTP_HEADER_CONTENT_TYPE,
                                 reply->content_type ? reply->content_type : "application/json");
-        MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
-        r = MHD_queue_response(conn, reply->code, response);
-        MHD_destroy_response(response);
-        return r;
+        return queue(x, reply->code, response);
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *reply)
+static enum MHD_Result send_reply(struct exchange *x, struct reply *reply)
 {
         char *text = NULL, *line;
         size_t len;
@@ -141,12 +153,12 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *rep
                 reply->body = NULL;
                 free(reply->text);
                 reply->text = NULL;
-                return send_stream(conn, reply);
+                return send_stream(x, reply);
         }
         if (reply->text) {
                 json_decref(reply->body);
                 reply->body = NULL;
-                return send_text(conn,
+                return send_text(x,
                                  reply->code,
                                  TAKE_PTR(reply->text),
                                  reply->content_type ? reply->content_type : "text/plain");
@@ -163,14 +175,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *rep
                     "\"code\":500}\n";
                 struct MHD_Response *response = MHD_create_response_from_buffer(
                     sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
-                enum MHD_Result r;
 
                 if (!response)
                         return MHD_NO;
                 MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-                r = MHD_queue_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, response);
-                MHD_destroy_response(response);
-                return r;
+                return queue(x, MHD_HTTP_INTERNAL_SERVER_ERROR, response);
         }
         /* One line per document, as the Kubernetes API server writes them. */
         len = strlen(text);
@@ -180,116 +189,58 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct reply *rep
                 line[len + 1] = '\0';
                 text = line;
         }
-        return send_text(conn, reply->code, text, "application/json");
+        return send_text(x, reply->code, text, "application/json");
 }
-
-/* ---- routing ------------------------------------------------------------------------------- */
-
-static enum http_method method_from_string(const char *method)
-{
-        static const struct {
-                const char *name;
-                enum http_method method;
-        } methods[] = {
-            {"GET", HTTP_GET},
-            {"POST", HTTP_POST},
-            {"PUT", HTTP_PUT},
-            {"PATCH", HTTP_PATCH},
-            {"DELETE", HTTP_DELETE},
-        };
-
-        for (size_t i = 0; i < XP_ELEMENTSOF(methods); i++)
-                if (strcmp(method, methods[i].name) == 0)
-                        return methods[i].method;
-        return HTTP_OTHER;
-}
-
-/* What a pattern's {placeholders} captured: one path segment each. */
-struct captures {
-        char group[XP_STORE_KEY_MAX + 1];
-        char resource[XP_STORE_KEY_MAX + 1];
-        char namespace[XP_STORE_KEY_MAX + 1];
-        char name[XP_STORE_KEY_MAX + 1];
-        bool has_group, has_resource, has_namespace, has_name;
-};
 
 /*
- * Matches path against a pattern segment by segment; each {placeholder} captures one non-empty
- * segment of at most XP_STORE_KEY_MAX bytes.
+ * The Status of an error the front door answers (head refused, 429, libmicrohttpd's own
+ * errors): retryAfterSeconds with 429, as Kubernetes' priority and fairness sends it.
  */
-static bool route_match(const char *pattern, const char *path, struct captures *ret)
+static int format_status(
+    unsigned code, const char *reason, const char *message, char **ret_body, const char **ret_type)
 {
-        *ret = (struct captures){0};
-        while (*pattern && *path) {
-                size_t plen = strcspn(pattern, "/"), len = strcspn(path, "/");
+        struct reply reply = {0};
+        char *text;
+        int r;
 
-                if (pattern[0] == '{') {
-                        char *dst;
-
-                        if (len == 0 || len > XP_STORE_KEY_MAX)
-                                return false;
-                        if (strncmp(pattern, "{namespace}", plen) == 0) {
-                                dst = ret->namespace;
-                                ret->has_namespace = true;
-                        } else if (strncmp(pattern, "{group}", plen) == 0) {
-                                dst = ret->group;
-                                ret->has_group = true;
-                        } else if (strncmp(pattern, "{resource}", plen) == 0) {
-                                dst = ret->resource;
-                                ret->has_resource = true;
-                        } else {
-                                dst = ret->name;
-                                ret->has_name = true;
-                        }
-                        memcpy(dst, path, len);
-                        dst[len] = '\0';
-                } else if (plen != len || strncmp(pattern, path, len) != 0) {
-                        return false;
-                }
-                pattern += plen;
-                path += len;
-                if (*pattern != *path)
-                        return false;
-                if (*pattern == '/') {
-                        pattern++;
-                        path++;
-                }
+        r = reply_status(&reply, code, reason, NULL, NULL, "%s", message);
+        if (r < 0)
+                return r;
+        if (code == 429)
+                json_object_set_new(
+                    json_object_get(reply.body, "details"), "retryAfterSeconds", json_integer(1));
+        text = json_dumps(reply.body, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(reply.body);
+        if (!text || asprintf(ret_body, "%s\n", text) < 0) {
+                free(text);
+                return -ENOMEM;
         }
-        return !*pattern && !*path;
+        free(text);
+        *ret_type = "application/json";
+        return 0;
 }
 
-/* The kind a resource route is about, or NULL when {resource} names none it serves. */
-static const struct xp_kind *route_kind(const struct route *route, const struct captures *c)
-{
-        const struct xp_kind *kind;
-
-        if (!route->flags)
-                return NULL;
-        kind = xp_kind_by_resource(c->has_group ? c->group : "",
-                                   route->flags & ROUTE_PODS ? "pods" : c->resource);
-        if (!kind)
-                return NULL;
-        if (!(route->flags & (kind->namespaced ? ROUTE_NAMESPACED : ROUTE_CLUSTER)))
-                return NULL;
-        if ((route->flags & ROUTE_STATUS) && !kind_has_status(kind))
-                return NULL;
-        return kind;
-}
+/* ---- what handlers read of the request ------------------------------------------------------ */
 
 const char *request_query(const struct request *req, const char *key)
 {
-        return MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, key);
+        const struct exchange *x = req->connection;
+
+        return xp_http_query_get(&x->query, key);
 }
 
 const char *request_header(const struct request *req, const char *name)
 {
-        return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);
+        const struct exchange *x = req->connection;
+
+        return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
 }
 
 int request_socket(const struct request *req)
 {
+        const struct exchange *x = req->connection;
         const union MHD_ConnectionInfo *info =
-            MHD_get_connection_info(req->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+            MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
         return info ? info->connect_fd : -1;
 }
@@ -301,199 +252,17 @@ bool request_is_watch(const struct request *req)
         return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 }
 
-static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
-{
-        switch (m) {
-        case HTTP_GET:
-                if (req->name)
-                        return AUTH_GET;
-                return request_is_watch(req) ? AUTH_WATCH : AUTH_LIST;
-        case HTTP_POST:
-                return AUTH_CREATE;
-        case HTTP_PUT:
-                return AUTH_UPDATE;
-        case HTTP_PATCH:
-                return AUTH_PATCH;
-        case HTTP_DELETE:
-        default:
-                return AUTH_DELETE;
-        }
-}
+/* ---- routing ------------------------------------------------------------------------------- */
 
-/* The name a create gives its object, which a node's rules look at (its own Node, Lease). */
-static char *created_name(const struct request *req)
+static int dispatch(struct exchange *x, const char *method, const char *path, struct reply *ret)
 {
-        json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
-        const char *name =
-            json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
-        char *copy = name ? strdup(name) : NULL;
-
-        json_decref(body);
-        return copy;
-}
-
-/* Whether the pod of the request is bound to the node (a node token's writes to its pods). */
-/* 1: the pod is bound to the node; 0: it is not; -ENOENT: there is no such pod. */
-static int pod_on_node(const struct request *req, const char *node)
-{
-        json_t *pod;
-        uint64_t version;
-        const char *bound;
+        struct http_captures c;
+        struct route route;
+        enum http_method m = http_method_from_string(method);
         int r;
 
-        r = xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL);
-        if (r < 0)
-                return r == -ENOENT ? r : 0;
-        bound = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-        r = bound && strcmp(bound, node) == 0;
-        json_decref(pod);
-        return r;
-}
-
-/* The paths anyone may read, as Kubernetes lets anyone see the server is there. */
-static bool path_is_public(const char *method, const char *path)
-{
-        static const char *const public_paths[] = {"/version", "/healthz", "/livez", "/readyz"};
-
-        if (strcmp(method, "GET") != 0)
-                return false;
-        for (size_t i = 0; i < XP_ELEMENTSOF(public_paths); i++)
-                if (strcmp(path, public_paths[i]) == 0)
-                        return true;
-        return false;
-}
-
-/*
- * Authorises an authenticated request for a route: 1 when it may go on, else 0 with ret filled
- * (403 Forbidden; 404 for a node acting on a pod that does not exist), as Kubernetes answers.
- */
-static int authorize(const struct route *route,
-                     const struct request *req,
-                     const struct auth_identity *who,
-                     struct reply *ret)
-{
-        _cleanup_free_ char *name = NULL;
-        enum auth_decision decision;
-        char reason[1024], user[AUTH_SUBJECT_MAX + 32];
-
-        if (req->method == HTTP_POST && !route->subresource && who->role == AUTH_ROLE_NODE)
-                name = created_name(req);
-
-        struct auth_request areq = {
-            .verb = auth_verb_of(req->method, req),
-            .group = req->group,
-            .resource = route->kind ? route->kind->plural : NULL,
-            .subresource = route->subresource,
-            .namespace = req->namespace,
-            .name = req->name ? req->name : name,
-            .path = req->path,
-        };
-        decision = auth_authorize(who, &areq, reason, sizeof reason);
-        if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {
-                int on = pod_on_node(req, who->subject);
-
-                /* a node may read every pod, so a missing one is NotFound (as the kubelet gets
-                 * from Kubernetes for the status of a pod deleted meanwhile), not Forbidden */
-                if (on == -ENOENT)
-                        return reply_status(ret,
-                                            404,
-                                            "NotFound",
-                                            req->name,
-                                            "pods",
-                                            "pods \"%s\" not found",
-                                            req->name ? req->name : "");
-                if (on > 0)
-                        decision = AUTH_ALLOW;
-        }
-        if (decision == AUTH_ALLOW)
-                return 1;
-        if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {
-                auth_user_name(who, user, sizeof user);
-                snprintf(
-                    reason,
-                    sizeof reason,
-                    "pods \"%s\" is forbidden: User \"%s\" may only access pods bound to node \"%s\"",
-                    req->name ? req->name : "",
-                    user,
-                    who->subject);
-        }
-        return reply_status(ret,
-                            403,
-                            "Forbidden",
-                            req->name,
-                            route->kind ? route->kind->plural : NULL,
-                            "%s",
-                            reason);
-}
-
-static int dispatch(struct xp_server *server,
-                    struct MHD_Connection *conn,
-                    const char *method,
-                    const char *path,
-                    struct pending *pending,
-                    struct reply *ret)
-{
-        struct captures c;
-        struct auth_identity who;
-        bool path_known = false, authenticated = false;
-        enum http_method m = method_from_string(method);
-
-        /* Who is asking comes first, as in Kubernetes: without a valid token even a path that
-         * does not exist is 401, so the server's layout is not shown to strangers. */
-        if (server->auth && !path_is_public(method, path)) {
-                struct xp_error err = {0};
-                struct request probe = {.connection = conn};
-                int r = auth_authenticate(
-                    server->auth, request_header(&probe, "Authorization"), &who, &err);
-
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return reply_status(ret,
-                                            401,
-                                            "Unauthorized",
-                                            NULL,
-                                            NULL,
-                                            "Unauthorized: %s",
-                                            xp_error_message(&err));
-                authenticated = true;
-        }
-
-        for (size_t i = 0; i < api_routes_n; i++) {
-                struct route route = api_routes[i];
-
-                if (!route_match(route.pattern, path, &c))
-                        continue;
-                if (route.flags) {
-                        route.kind = route_kind(&route, &c);
-                        if (!route.kind)
-                                continue;
-                }
-                path_known = true;
-                if (route.method != m)
-                        continue;
-
-                struct request req = {
-                    .method = m,
-                    .path = path,
-                    .body = pending->body ? pending->body : "",
-                    .body_len = pending->len,
-                    .api = &server->api,
-                    .group = c.has_group ? c.group : "",
-                    .namespace = c.has_namespace ? c.namespace : NULL,
-                    .name = c.has_name ? c.name : NULL,
-                    .connection = conn,
-                };
-                if (authenticated) {
-                        int r = authorize(&route, &req, &who, ret);
-
-                        if (r <= 0)
-                                return r;
-                        req.who = &who;
-                }
-                return route.handler(&req, &route, ret);
-        }
-        if (path_known)
+        r = http_route_lookup(m, path, &route, &c);
+        if (r == 0)
                 return reply_status(
                     ret,
                     405,
@@ -503,17 +272,171 @@ static int dispatch(struct xp_server *server,
                     "the server does not allow this method on the requested resource: %s %s",
                     method,
                     path);
-        return reply_status(ret,
-                            404,
-                            "NotFound",
-                            NULL,
-                            NULL,
-                            "the server could not find the requested resource: %s %s",
-                            method,
-                            path);
+        if (r < 0)
+                return reply_status(ret,
+                                    404,
+                                    "NotFound",
+                                    NULL,
+                                    NULL,
+                                    "the server could not find the requested resource: %s %s",
+                                    method,
+                                    path);
+
+        struct request req = {
+            .method = m,
+            .path = path,
+            .body = x->body ? x->body : "",
+            .body_len = x->len,
+            .api = x->http->api,
+            .group = c.has_group ? c.group : "",
+            .namespace = c.has_namespace ? c.namespace : NULL,
+            .name = c.has_name ? c.name : NULL,
+            .connection = x,
+        };
+        if (x->authenticated) {
+                r = http_authorize(&route, &req, &x->who, ret);
+                if (r <= 0)
+                        return r;
+                req.who = &x->who;
+        }
+        return route.handler(&req, &route, ret);
+}
+
+/* ---- admission: once the head is in, before the body ------------------------------------------
+ */
+
+/* A watch, or a log that follows: a request that holds its connection as long as it lasts. */
+static bool is_stream(const struct exchange *x, const char *method, const char *path)
+{
+        const char *watch = xp_http_query_get(&x->query, "watch");
+        const char *follow = xp_http_query_get(&x->query, "follow");
+        size_t len = strlen(path);
+
+        if (strcmp(method, "GET") != 0)
+                return false;
+        if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0))
+                return true;
+        return len > 4 && strcmp(path + len - 4, "/log") == 0 && follow &&
+               (strcmp(follow, "true") == 0 || strcmp(follow, "1") == 0);
+}
+
+/*
+ * Who is asking comes first, as in Kubernetes: without a valid token even a path that does not
+ * exist is 401, so the server's layout is not shown to strangers. 1 when the request may go on,
+ * 0 with ret filled, -ENOMEM.
+ */
+static int authenticate(struct exchange *x, const char *method, const char *path, struct reply *ret)
+{
+        struct xp_error err = {0};
+        const char *authorization;
+        int r;
+
+        if (!x->http->auth || http_path_is_public(method, path))
+                return 1;
+        authorization = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Authorization");
+        r = auth_authenticate(x->http->auth, authorization, &x->who, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                x->close = true;
+                return reply_status(ret,
+                                    401,
+                                    "Unauthorized",
+                                    NULL,
+                                    NULL,
+                                    "Unauthorized: %s",
+                                    xp_error_message(&err));
+        }
+        x->authenticated = true;
+        return 1;
+}
+
+/* The head's checks, the caller and its limits, the declared size: MHD_YES to read the body. */
+static enum MHD_Result admit(struct exchange *x, const char *method, const char *path)
+{
+        struct xp_http_refusal refusal;
+        struct reply reply = {0};
+        const char *q = x->raw_target ? strchr(x->raw_target, '?') : NULL;
+        const char *length;
+        char user[AUTH_SUBJECT_MAX + 32];
+        int r;
+
+        x->admitted = true;
+        if (xp_http_door_check_request(x->http->door, x->conn, x->raw_target, &refusal) < 0)
+                return xp_http_door_send_refusal(x->http->door, x->conn, &refusal);
+        if (q && xp_http_query_parse(q + 1, strlen(q + 1), &x->query) < 0)
+                return MHD_NO;
+        r = authenticate(x, method, path, &reply);
+        if (r < 0)
+                return MHD_NO;
+        if (r == 0)
+                return send_reply(x, &reply);
+        /* A public path's caller stays unauthenticated, and so among the first to go when
+         * unauthenticated connections are too many. */
+        if (x->authenticated)
+                auth_user_name(&x->who, user, sizeof user);
+        else
+                snprintf(user, sizeof user, "%s", x->http->auth ? "" : "anonymous");
+        if (user[0] && xp_http_door_admit(
+                           x->http->door, x->conn, user, is_stream(x, method, path), &refusal) < 0)
+                return xp_http_door_send_refusal(x->http->door, x->conn, &refusal);
+        /* A declared body over the limit is refused before it is read. */
+        length =
+            MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (length && strtoull(length, NULL, 10) > XP_SERVER_BODY_MAX) {
+                x->too_large = true;
+                x->close = true;
+                return MHD_YES;
+        }
+        return MHD_YES;
 }
 
 /* ---- libmicrohttpd callbacks ---------------------------------------------------------------- */
+
+/* A request begins: its target as it arrived, before libmicrohttpd decodes it. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+        struct http *http = cls;
+        struct exchange *x = calloc(1, sizeof *x);
+
+        xp_http_door_request_begin(http->door, conn);
+        if (!x)
+                return NULL;
+        x->http = http;
+        x->conn = conn;
+        x->raw_target = uri ? strdup(uri) : NULL;
+        return x;
+}
+
+/* Appends a piece of the body; false when out of memory. */
+static bool body_append(struct exchange *x, const char *data, size_t n)
+{
+        if (x->too_large)
+                return true;
+        if (x->len + n > XP_SERVER_BODY_MAX) {
+                x->too_large = true;
+                free(x->body);
+                x->body = NULL;
+                x->len = x->cap = 0;
+                return true;
+        }
+        if (x->len + n + 1 > x->cap) {
+                size_t cap = x->cap ? x->cap : 4096;
+                char *body;
+
+                while (cap < x->len + n + 1)
+                        cap *= 2;
+                body = realloc(x->body, cap);
+                if (!body)
+                        return false;
+                x->body = body;
+                x->cap = cap;
+        }
+        memcpy(x->body + x->len, data, n);
+        x->len += n;
+        x->body[x->len] = '\0';
+        return true;
+}
 
 static enum MHD_Result on_request(void *cls,
                                   struct MHD_Connection *conn,
@@ -524,61 +447,33 @@ static enum MHD_Result on_request(void *cls,
                                   size_t *upload_data_size,
                                   void **con_cls)
 {
-        struct xp_server *server = cls;
-        struct pending *pending = *con_cls;
+        struct exchange *x = *con_cls;
         struct reply reply = {0};
         int r;
 
+        (void)cls;
         (void)version;
-        if (!pending) {
-                const char *length;
+        if (!x)
+                return MHD_NO; /* out of memory when the request began */
+        if (!x->admitted) {
+                enum MHD_Result admitted = admit(x, method, url);
 
-                pending = calloc(1, sizeof *pending);
-                if (!pending)
-                        return MHD_NO;
-                *con_cls = pending;
-                /* A declared body over the limit is refused before it is read. */
-                length = MHD_lookup_connection_value(
-                    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (length && strtoull(length, NULL, 10) > XP_SERVER_BODY_MAX) {
-                        pending->too_large = true;
+                /* A declared body over the limit is answered before it is read. */
+                if (admitted == MHD_YES && x->too_large)
                         goto answer;
-                }
-                return MHD_YES;
+                return admitted;
         }
         if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                if (pending->too_large)
-                        return MHD_YES;
-                if (pending->len + n > XP_SERVER_BODY_MAX) {
-                        pending->too_large = true;
-                        free(pending->body);
-                        pending->body = NULL;
-                        pending->len = pending->cap = 0;
-                        return MHD_YES;
-                }
-                if (pending->len + n + 1 > pending->cap) {
-                        size_t cap = pending->cap ? pending->cap : 4096;
-                        char *body;
-
-                        while (cap < pending->len + n + 1)
-                                cap *= 2;
-                        body = realloc(pending->body, cap);
-                        if (!body)
-                                return MHD_NO;
-                        pending->body = body;
-                        pending->cap = cap;
-                }
-                memcpy(pending->body + pending->len, upload_data, n);
-                pending->len += n;
-                pending->body[pending->len] = '\0';
-                return MHD_YES;
+                return body_append(x, upload_data, n) ? MHD_YES : MHD_NO;
         }
 
 answer:
-        if (pending->too_large)
+        xp_http_door_body_done(x->http->door, conn);
+        if (x->too_large) {
+                x->close = true;
                 r = reply_status(&reply,
                                  413,
                                  "RequestEntityTooLarge",
@@ -586,13 +481,14 @@ answer:
                                  NULL,
                                  "the request body is larger than the limit of %d bytes",
                                  XP_SERVER_BODY_MAX);
-        else
-                r = dispatch(server, conn, method, url, pending, &reply);
+        } else {
+                r = dispatch(x, method, url, &reply);
+        }
         if (r < 0 && !reply.body)
                 r = reply_status(
                     &reply, 500, "InternalError", NULL, NULL, "internal error: %s", strerror(-r));
         xp_debug("server", "%s %s -> %u", method, url, reply.code);
-        return send_reply(conn, &reply);
+        return send_reply(x, &reply);
 }
 
 static void on_completed(void *cls,
@@ -600,264 +496,96 @@ static void on_completed(void *cls,
                          void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-        struct pending *pending = *con_cls;
+        struct http *http = cls;
+        struct exchange *x = *con_cls;
 
-        (void)cls;
-        (void)conn;
         (void)toe;
-        if (pending) {
-                free(pending->body);
-                free(pending);
+        xp_http_door_request_end(http->door, conn);
+        if (x) {
+                xp_http_query_done(&x->query);
+                free(x->raw_target);
+                free(x->body);
+                free(x);
                 *con_cls = NULL;
         }
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-/* Binds and listens on host:port; returns the socket and fills the address clients use. */
-static int open_listener(
-    const char *host, uint16_t port, bool *ret_ipv6, uint16_t *ret_port, struct xp_error *err)
+int http_start(struct api *api,
+               struct auth *auth,
+               const struct http_options *o,
+               struct http **ret,
+               struct xp_error *err)
 {
-        struct sockaddr_storage ss = {0};
-        socklen_t sslen;
-        bool ipv6 = false;
-        int one = 1;
-        _cleanup_close_ int fd = -1;
-
-        if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-                struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-                sin->sin_family = AF_INET;
-                sin->sin_port = htons(port);
-                sslen = sizeof *sin;
-        } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-                struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-                sin6->sin6_family = AF_INET6;
-                sin6->sin6_port = htons(port);
-                sslen = sizeof *sin6;
-                ipv6 = true;
-        } else {
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "'%s' is not an IPv4 or IPv6 address (host names are not resolved)",
-                    host);
-        }
-
-        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return xp_errorf(err, -errno, "cannot create a socket: %m");
-        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
-                return xp_errorf(err, -errno, "cannot set SO_REUSEADDR: %m");
-        if (bind(fd, (struct sockaddr *)&ss, sslen) < 0)
-                return xp_errorf(err,
-                                 -errno,
-                                 "cannot listen on %s%s%s:%u: %m",
-                                 ipv6 ? "[" : "",
-                                 host,
-                                 ipv6 ? "]" : "",
-                                 port);
-        if (listen(fd, LISTEN_BACKLOG) < 0)
-                return xp_errorf(err, -errno, "cannot listen on %s:%u: %m", host, port);
-        sslen = sizeof ss;
-        if (getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0)
-                return xp_errorf(err, -errno, "cannot read the bound address: %m");
-        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                   : ((struct sockaddr_in *)&ss)->sin_port);
-        *ret_ipv6 = ipv6;
-        return TAKE_FD(fd);
-}
-
-int xp_server_new(const struct xp_server_options *options,
-                  struct xp_server **ret,
-                  struct xp_error *err)
-{
-        const char *host = options->host ? options->host : "127.0.0.1";
-        _cleanup_free_ char *db = NULL;
-        _cleanup_close_ int fd = -1;
-        struct xp_server *server;
-        char *new_admin_token = NULL;
-        bool ipv6 = false, tls = options->tls != XP_SERVER_TLS_OFF;
-        int r;
-
-        if (!options->data_dir)
-                return xp_errorf(err, -EINVAL, "no data directory given");
-        db = xp_datadir_path(options->data_dir, XP_DATADIR_STORE);
-        if (!db)
-                return -ENOMEM;
-        server = calloc(1, sizeof *server);
-        if (!server)
-                return -ENOMEM;
-
-        struct xp_store_options store_options = {.path = db};
-        r = xp_store_open(&store_options, &server->api.store, err);
-        if (r < 0)
-                goto fail;
-        {
-                char why[128];
-
-                if (xp_store_readonly(server->api.store, why, sizeof(why)))
-                        xp_log(LOG_WARNING,
-                               "xpool server: the store is read-only: %s; reads are served, "
-                               "writes are refused until that changes",
-                               why);
-        }
-        r = xp_registry_new(server->api.store, &server->api.registry, err);
-        if (r < 0)
-                goto fail;
-        if (!options->scheduler_off) {
-                r = xp_scheduler_start(server->api.registry, NULL, &server->scheduler, err);
-                if (r < 0)
-                        goto fail;
-        }
-        struct xp_nodelife_options nodelife_options = {
-            .grace_ms = options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
-                                                           : XP_SERVER_NODE_MONITOR_GRACE_MS,
-            .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
-                                                                : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
-        };
-        r = xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
-        if (r < 0)
-                goto fail;
-        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
-        if (r < 0)
-                goto fail;
-        if (tls) {
-                r = setup_tls(
-                    options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
-                if (r < 0)
-                        goto fail;
-        }
-
-        r = open_listener(host, options->port, &ipv6, &server->port, err);
-        if (r < 0)
-                goto fail;
-        fd = r;
-        snprintf(server->address,
-                 sizeof server->address,
-                 "%s%s%s:%u",
-                 ipv6 ? "[" : "",
-                 host,
-                 ipv6 ? "]" : "",
-                 server->port);
-        /* Clients on this machine reach a wildcard listener through loopback. */
-        if (strcmp(host, "0.0.0.0") == 0)
-                snprintf(server->url,
-                         sizeof server->url,
-                         "%s://127.0.0.1:%u",
-                         tls ? "https" : "http",
-                         server->port);
-        else if (strcmp(host, "::") == 0)
-                snprintf(server->url,
-                         sizeof server->url,
-                         "%s://[::1]:%u",
-                         tls ? "https" : "http",
-                         server->port);
-        else
-                snprintf(server->url,
-                         sizeof server->url,
-                         "%s://%s",
-                         tls ? "https" : "http",
-                         server->address);
-
-        if (options->kubeconfig)
-                server->kubeconfig = strdup(options->kubeconfig);
-        else
-                server->kubeconfig = xp_datadir_path(options->data_dir, XP_DATADIR_KUBECONFIG);
-        if (!server->kubeconfig) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = setup_kubeconfig(options->data_dir,
-                             server->kubeconfig,
-                             server->url,
-                             server->tls_ca,
-                             TAKE_PTR(new_admin_token),
-                             err);
-        if (r < 0)
-                goto fail;
-        /* Read the tokens again: the kubeconfig's may be new, and must work at once. */
-        auth_free(server->auth);
-        server->auth = NULL;
-        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
-        if (r < 0)
-                goto fail;
-
-        server->api.server_address = server->address;
-        server->api.auth = server->auth;
+        bool tls = o->tls_cert && o->tls_key;
+        struct MHD_OptionItem door_options[XP_HTTP_DOOR_MHD_OPTIONS];
         struct MHD_OptionItem tls_options[] = {
-            {MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert},
-            {MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key},
+            {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key},
             {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)TLS_PRIORITY},
             {MHD_OPTION_END, 0, NULL},
         };
-        server->daemon =
-            MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                 MHD_USE_POLL | (ipv6 ? MHD_USE_IPv6 : 0) | (tls ? MHD_USE_TLS : 0),
-                             0,
-                             NULL,
-                             NULL,
-                             on_request,
-                             server,
-                             MHD_OPTION_LISTEN_SOCKET,
-                             (MHD_socket)fd,
-                             MHD_OPTION_CONNECTION_TIMEOUT,
-                             (unsigned)60,
-                             MHD_OPTION_CONNECTION_LIMIT,
-                             (unsigned)CONNECTION_LIMIT,
-                             MHD_OPTION_NOTIFY_COMPLETED,
-                             on_completed,
-                             NULL,
-                             MHD_OPTION_ARRAY,
-                             tls ? tls_options : tls_options + 3,
-                             MHD_OPTION_END);
-        if (!server->daemon) {
-                r = xp_errorf(err, -EIO, "cannot start the HTTP server on %s", server->address);
+        struct http *http = calloc(1, sizeof *http);
+        int r;
+
+        if (!http) {
+                close(o->listen_fd);
+                return -ENOMEM;
+        }
+        http->api = api;
+        http->auth = auth;
+        r = xp_http_door_new(&(struct xp_http_door_options){.listen_fd = o->listen_fd,
+                                                            .tls = tls,
+                                                            .limits = &xp_http_door_server_limits,
+                                                            .format_error = format_status},
+                             &http->door,
+                             err);
+        if (r < 0) {
+                free(http);
+                return r;
+        }
+        xp_http_door_mhd_options(http->door, door_options);
+        http->daemon = MHD_start_daemon(xp_http_door_mhd_flags() | (o->ipv6 ? MHD_USE_IPv6 : 0) |
+                                            (tls ? MHD_USE_TLS : 0),
+                                        0,
+                                        NULL,
+                                        NULL,
+                                        on_request,
+                                        http,
+                                        MHD_OPTION_ARRAY,
+                                        door_options,
+                                        MHD_OPTION_URI_LOG_CALLBACK,
+                                        on_uri,
+                                        http,
+                                        MHD_OPTION_NOTIFY_COMPLETED,
+                                        on_completed,
+                                        http,
+                                        MHD_OPTION_ARRAY,
+                                        tls ? tls_options : tls_options + 3,
+                                        MHD_OPTION_END);
+        if (!http->daemon) {
+                r = xp_errorf(err, -EIO, "libmicrohttpd did not start");
                 goto fail;
         }
-        TAKE_FD(fd); /* the daemon closes it when it stops */
-        *ret = server;
+        r = xp_http_door_start(http->door, http->daemon, err);
+        if (r < 0)
+                goto fail;
+        *ret = http;
         return 0;
-
 fail:
-        free(new_admin_token);
-        xp_server_free(server);
+        http_stop(http);
         return r;
 }
 
-uint16_t xp_server_port(const struct xp_server *server)
+void http_stop(struct http *http)
 {
-        return server->port;
-}
-
-const char *xp_server_url(const struct xp_server *server)
-{
-        return server->url;
-}
-
-const char *xp_server_kubeconfig(const struct xp_server *server)
-{
-        return server->kubeconfig;
-}
-
-void xp_server_free(struct xp_server *server)
-{
-        if (!server)
+        if (!http)
                 return;
-        xp_scheduler_free(server->scheduler); /* they write to the store: first */
-        xp_nodelife_free(server->nodelife);
-        atomic_store(&server->api.stopping, true);
-        if (server->daemon)
-                MHD_stop_daemon(server->daemon);
-        xp_registry_free(server->api.registry);
-        xp_store_close(server->api.store);
-        auth_free(server->auth);
-        free(server->kubeconfig);
-        free(server->tls_cert);
-        if (server->tls_key)
-                explicit_bzero(server->tls_key, strlen(server->tls_key));
-        free(server->tls_key);
-        free(server->tls_ca);
-        free(server);
+        /* The door first: nothing new reaches the daemon while it stops. */
+        xp_http_door_stop(http->door);
+        if (http->daemon)
+                MHD_stop_daemon(http->daemon);
+        xp_http_door_free(http->door);
+        free(http);
 }

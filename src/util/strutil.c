@@ -78,6 +78,17 @@ bool xp_streq0(const char *a, const char *b)
         return strcmp(a, b) == 0;
 }
 
+int xp_hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 bool xp_utf8_valid(const char *s, size_t len)
 {
         const unsigned char *p = (const unsigned char *)s, *end = p + len;

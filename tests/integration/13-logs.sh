@@ -2,8 +2,9 @@
 # kubectl logs through the server: the server proxies pods/log to the log endpoint of the pod's
 # node (here tests/tools/logserver_tool.c on a fixture log directory, the agent's module alone),
 # signed with the node's token. --tail, --timestamps, -c, --previous, -f until the log's end,
-# the container choice, the endpoint's 401 for forged and expired signatures, and 503s when the
-# node has no endpoint or its agent cannot be reached.
+# the container choice, the endpoint's 401 for forged and expired signatures, the endpoint under
+# 300 idle and 300 slow connections, and 503s when the node has no endpoint or its agent cannot
+# be reached.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -197,6 +198,25 @@ expect_code "unknown container at the endpoint" 404
 path=/containerLogs/default/nope/app
 direct "$(sign "$path" $(($(date +%s) + 30)))"
 expect_code "unknown pod" 404
+
+# ---- the endpoint under floods (issue 16) -------------------------------------------------------
+# 300 idle connections (more than its old limit of 256) must not stop `kubectl logs`, nor 300
+# that trickle their heads; its own refusals (here a NUL in the path) come as plain text.
+flood=${XPOOL_FLOOD:?}
+for kind in idle slowloris; do
+  "$flood" "http://127.0.0.1:$port" $kind 300 6 --probes 0 >"$tmp/flood.out" 2>&1 &
+  flooder=$!
+  sleep 2 # its connections are open
+  check "logs under 300 $kind connections" 0 timeout 10 "${kc[@]}" logs web -c app --tail=1
+  printf 'six\n' >"$tmp/want"
+  cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL logs under 300 $kind connections:"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1)); }
+  wait "$flooder" || true
+  expect_in "$kind flood: its connections were held" "$tmp/flood.out" "held 300 at the end"
+done
+path="/containerLogs/default/web%00x/app"
+direct "$(sign "$path" $(($(date +%s) + 30)))"
+expect_code "NUL in the endpoint's path" 400
+expect_in "NUL: message" "$tmp/out" "%00 encodes a control character"
 
 # ---- nodes without a reachable agent ---------------------------------------------------------
 check "logs: node without endpoint" 1 "${kc[@]}" logs lonely

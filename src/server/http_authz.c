@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Authorisation of an authenticated request for its route (auth.h has the rules): the verb, the
+ * resource, and for a node's writes to pods, whether the pod is bound to that node.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "http.h"
+#include "internal.h"
+#include "xpool/macro.h"
+
+static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
+{
+        switch (m) {
+        case HTTP_GET:
+                if (req->name)
+                        return AUTH_GET;
+                return request_is_watch(req) ? AUTH_WATCH : AUTH_LIST;
+        case HTTP_POST:
+                return AUTH_CREATE;
+        case HTTP_PUT:
+                return AUTH_UPDATE;
+        case HTTP_PATCH:
+                return AUTH_PATCH;
+        case HTTP_DELETE:
+        default:
+                return AUTH_DELETE;
+        }
+}
+
+/* The name a create gives its object, which a node's rules look at (its own Node, Lease). */
+static char *created_name(const struct request *req)
+{
+        json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
+        const char *name =
+            json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+        char *copy = name ? strdup(name) : NULL;
+
+        json_decref(body);
+        return copy;
+}
+
+/* Whether the pod of the request is bound to the node (a node token's writes to its pods). */
+/* 1: the pod is bound to the node; 0: it is not; -ENOENT: there is no such pod. */
+static int pod_on_node(const struct request *req, const char *node)
+{
+        json_t *pod;
+        uint64_t version;
+        const char *bound;
+        int r;
+
+        r = xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, NULL);
+        if (r < 0)
+                return r == -ENOENT ? r : 0;
+        bound = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        r = bound && strcmp(bound, node) == 0;
+        json_decref(pod);
+        return r;
+}
+
+/* The paths anyone may read, as Kubernetes lets anyone see the server is there. */
+bool http_path_is_public(const char *method, const char *path)
+{
+        static const char *const public_paths[] = {"/version", "/healthz", "/livez", "/readyz"};
+
+        if (strcmp(method, "GET") != 0)
+                return false;
+        for (size_t i = 0; i < XP_ELEMENTSOF(public_paths); i++)
+                if (strcmp(path, public_paths[i]) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Authorises an authenticated request for a route: 1 when it may go on, else 0 with ret filled
+ * (403 Forbidden; 404 for a node acting on a pod that does not exist), as Kubernetes answers.
+ */
+int http_authorize(const struct route *route,
+                   const struct request *req,
+                   const struct auth_identity *who,
+                   struct reply *ret)
+{
+        _cleanup_free_ char *name = NULL;
+        enum auth_decision decision;
+        char reason[1024], user[AUTH_SUBJECT_MAX + 32];
+
+        if (req->method == HTTP_POST && !route->subresource && who->role == AUTH_ROLE_NODE)
+                name = created_name(req);
+
+        struct auth_request areq = {
+            .verb = auth_verb_of(req->method, req),
+            .group = req->group,
+            .resource = route->kind ? route->kind->plural : NULL,
+            .subresource = route->subresource,
+            .namespace = req->namespace,
+            .name = req->name ? req->name : name,
+            .path = req->path,
+        };
+        decision = auth_authorize(who, &areq, reason, sizeof reason);
+        if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {
+                int on = pod_on_node(req, who->subject);
+
+                /* a node may read every pod, so a missing one is NotFound (as the kubelet gets
+                 * from Kubernetes for the status of a pod deleted meanwhile), not Forbidden */
+                if (on == -ENOENT)
+                        return reply_status(ret,
+                                            404,
+                                            "NotFound",
+                                            req->name,
+                                            "pods",
+                                            "pods \"%s\" not found",
+                                            req->name ? req->name : "");
+                if (on > 0)
+                        decision = AUTH_ALLOW;
+        }
+        if (decision == AUTH_ALLOW)
+                return 1;
+        if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {
+                auth_user_name(who, user, sizeof user);
+                snprintf(
+                    reason,
+                    sizeof reason,
+                    "pods \"%s\" is forbidden: User \"%s\" may only access pods bound to node \"%s\"",
+                    req->name ? req->name : "",
+                    user,
+                    who->subject);
+        }
+        return reply_status(ret,
+                            403,
+                            "Forbidden",
+                            req->name,
+                            route->kind ? route->kind->plural : NULL,
+                            "%s",
+                            reason);
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Finding a request's route in the routes table (routes.c): the method by name, then each
+ * pattern segment by segment, with {resource} resolved through the kinds table. Pure: the fuzz
+ * target tests/fuzz/fuzz_http.c runs it on arbitrary paths.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "http.h"
+#include "internal.h"
+#include "xpool/macro.h"
+
+enum http_method http_method_from_string(const char *method)
+{
+        static const struct {
+                const char *name;
+                enum http_method method;
+        } methods[] = {
+            {"GET", HTTP_GET},
+            {"POST", HTTP_POST},
+            {"PUT", HTTP_PUT},
+            {"PATCH", HTTP_PATCH},
+            {"DELETE", HTTP_DELETE},
+        };
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(methods); i++)
+                if (strcmp(method, methods[i].name) == 0)
+                        return methods[i].method;
+        return HTTP_OTHER;
+}
+
+/*
+ * Matches path against a pattern segment by segment; each {placeholder} captures one non-empty
+ * segment of at most XP_STORE_KEY_MAX bytes.
+ */
+static bool route_match(const char *pattern, const char *path, struct http_captures *ret)
+{
+        *ret = (struct http_captures){0};
+        while (*pattern && *path) {
+                size_t plen = strcspn(pattern, "/"), len = strcspn(path, "/");
+
+                if (pattern[0] == '{') {
+                        char *dst;
+
+                        if (len == 0 || len > XP_STORE_KEY_MAX)
+                                return false;
+                        if (strncmp(pattern, "{namespace}", plen) == 0) {
+                                dst = ret->namespace;
+                                ret->has_namespace = true;
+                        } else if (strncmp(pattern, "{group}", plen) == 0) {
+                                dst = ret->group;
+                                ret->has_group = true;
+                        } else if (strncmp(pattern, "{resource}", plen) == 0) {
+                                dst = ret->resource;
+                                ret->has_resource = true;
+                        } else {
+                                dst = ret->name;
+                                ret->has_name = true;
+                        }
+                        memcpy(dst, path, len);
+                        dst[len] = '\0';
+                } else if (plen != len || strncmp(pattern, path, len) != 0) {
+                        return false;
+                }
+                pattern += plen;
+                path += len;
+                if (*pattern != *path)
+                        return false;
+                if (*pattern == '/') {
+                        pattern++;
+                        path++;
+                }
+        }
+        return !*pattern && !*path;
+}
+
+/* The kind a resource route is about, or NULL when {resource} names none it serves. */
+static const struct xp_kind *route_kind(const struct route *route, const struct http_captures *c)
+{
+        const struct xp_kind *kind;
+
+        if (!route->flags)
+                return NULL;
+        kind = xp_kind_by_resource(c->has_group ? c->group : "",
+                                   route->flags & ROUTE_PODS ? "pods" : c->resource);
+        if (!kind)
+                return NULL;
+        if (!(route->flags & (kind->namespaced ? ROUTE_NAMESPACED : ROUTE_CLUSTER)))
+                return NULL;
+        if ((route->flags & ROUTE_STATUS) && !kind_has_status(kind))
+                return NULL;
+        return kind;
+}
+
+int http_route_lookup(enum http_method method,
+                      const char *path,
+                      struct route *ret_route,
+                      struct http_captures *ret)
+{
+        bool path_known = false;
+
+        for (size_t i = 0; i < api_routes_n; i++) {
+                struct route route = api_routes[i];
+
+                if (!route_match(route.pattern, path, ret))
+                        continue;
+                if (route.flags) {
+                        route.kind = route_kind(&route, ret);
+                        if (!route.kind)
+                                continue;
+                }
+                path_known = true;
+                if (route.method != method)
+                        continue;
+                *ret_route = route;
+                return 1;
+        }
+        return path_known ? 0 : -ENOENT;
+}

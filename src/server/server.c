@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The server's assembly: the store, the registry, the scheduling loop and the node lifecycle
+ * controller, the tokens, TLS, the admin kubeconfig and the listening socket, handed to the HTTP
+ * layer (http.c); and their teardown in the reverse order.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "controller/nodelife.h"
+#include "controller/scheduler.h"
+#include "http.h"
+#include "http/door.h"
+#include "internal.h"
+#include "server.h"
+#include "setup.h"
+#include "xpool/datadir.h"
+#include "xpool/log.h"
+#include "xpool/macro.h"
+
+#define ADDRESS_MAX (INET6_ADDRSTRLEN + 16)
+
+struct xp_server {
+        struct http *http;
+        struct api api;
+        struct auth *auth;
+        struct xp_scheduler *scheduler; /* NULL with scheduler_off */
+        struct xp_nodelife *nodelife;
+        uint16_t port;
+        char address[ADDRESS_MAX]; /* host:port, as clients reach it */
+        char url[ADDRESS_MAX + 16];
+        char *kubeconfig;
+        char *tls_cert, *tls_key, *tls_ca; /* PEM; the HTTP layer reads the first two */
+};
+
+/* The store (read-only when its disk is full), the registry over it, and the controllers. */
+static int start_state(struct xp_server *server,
+                       const struct xp_server_options *options,
+                       const char *db,
+                       struct xp_error *err)
+{
+        struct xp_nodelife_options nodelife_options = {
+            .grace_ms = options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
+                                                           : XP_SERVER_NODE_MONITOR_GRACE_MS,
+            .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+                                                                : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
+        };
+        char why[128];
+        int r;
+
+        r = xp_store_open(&(struct xp_store_options){.path = db}, &server->api.store, err);
+        if (r < 0)
+                return r;
+        if (xp_store_readonly(server->api.store, why, sizeof(why)))
+                xp_log(LOG_WARNING,
+                       "xpool server: the store is read-only: %s; reads are served, writes are "
+                       "refused until that changes",
+                       why);
+        r = xp_registry_new(server->api.store, &server->api.registry, err);
+        if (r < 0)
+                return r;
+        if (!options->scheduler_off) {
+                r = xp_scheduler_start(server->api.registry, NULL, &server->scheduler, err);
+                if (r < 0)
+                        return r;
+        }
+        return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+}
+
+/* The address clients reach us on, and the URL this machine's clients use (a wildcard listener
+ * through loopback). */
+static void set_addresses(struct xp_server *server, const char *host, bool ipv6, bool tls)
+{
+        const char *scheme = tls ? "https" : "http";
+
+        snprintf(server->address,
+                 sizeof server->address,
+                 "%s%s%s:%u",
+                 ipv6 ? "[" : "",
+                 host,
+                 ipv6 ? "]" : "",
+                 server->port);
+        if (strcmp(host, "0.0.0.0") == 0)
+                snprintf(server->url, sizeof server->url, "%s://127.0.0.1:%u", scheme, server->port);
+        else if (strcmp(host, "::") == 0)
+                snprintf(server->url, sizeof server->url, "%s://[::1]:%u", scheme, server->port);
+        else
+                snprintf(server->url, sizeof server->url, "%s://%s", scheme, server->address);
+}
+
+int xp_server_new(const struct xp_server_options *options,
+                  struct xp_server **ret,
+                  struct xp_error *err)
+{
+        const char *host = options->host ? options->host : "127.0.0.1";
+        _cleanup_free_ char *db = NULL;
+        _cleanup_close_ int fd = -1;
+        struct xp_server *server;
+        char *new_admin_token = NULL;
+        bool ipv6 = false, tls = options->tls != XP_SERVER_TLS_OFF;
+        int r;
+
+        if (!options->data_dir)
+                return xp_errorf(err, -EINVAL, "no data directory given");
+        db = xp_datadir_path(options->data_dir, XP_DATADIR_STORE);
+        if (!db)
+                return -ENOMEM;
+        server = calloc(1, sizeof *server);
+        if (!server)
+                return -ENOMEM;
+
+        r = start_state(server, options, db, err);
+        if (r < 0)
+                goto fail;
+        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
+        if (r < 0)
+                goto fail;
+        if (tls) {
+                r = setup_tls(
+                    options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
+                if (r < 0)
+                        goto fail;
+        }
+
+        r = xp_http_listen(host, options->port, &ipv6, &server->port, err);
+        if (r < 0)
+                goto fail;
+        fd = r;
+        set_addresses(server, host, ipv6, tls);
+
+        if (options->kubeconfig)
+                server->kubeconfig = strdup(options->kubeconfig);
+        else
+                server->kubeconfig = xp_datadir_path(options->data_dir, XP_DATADIR_KUBECONFIG);
+        if (!server->kubeconfig) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = setup_kubeconfig(options->data_dir,
+                             server->kubeconfig,
+                             server->url,
+                             server->tls_ca,
+                             TAKE_PTR(new_admin_token),
+                             err);
+        if (r < 0)
+                goto fail;
+        /* Read the tokens again: the kubeconfig's may be new, and must work at once. */
+        auth_free(server->auth);
+        server->auth = NULL;
+        r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
+        if (r < 0)
+                goto fail;
+
+        server->api.server_address = server->address;
+        server->api.auth = server->auth;
+        r = http_start(&server->api,
+                       server->auth,
+                       &(struct http_options){.listen_fd = TAKE_FD(fd),
+                                              .ipv6 = ipv6,
+                                              .tls_cert = tls ? server->tls_cert : NULL,
+                                              .tls_key = tls ? server->tls_key : NULL},
+                       &server->http,
+                       err);
+        if (r < 0) {
+                xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
+                goto fail;
+        }
+        *ret = server;
+        return 0;
+
+fail:
+        free(new_admin_token);
+        xp_server_free(server);
+        return r;
+}
+
+uint16_t xp_server_port(const struct xp_server *server)
+{
+        return server->port;
+}
+
+const char *xp_server_url(const struct xp_server *server)
+{
+        return server->url;
+}
+
+const char *xp_server_kubeconfig(const struct xp_server *server)
+{
+        return server->kubeconfig;
+}
+
+void xp_server_free(struct xp_server *server)
+{
+        if (!server)
+                return;
+        xp_scheduler_free(server->scheduler); /* they write to the store: first */
+        xp_nodelife_free(server->nodelife);
+        atomic_store(&server->api.stopping, true);
+        http_stop(server->http);
+        xp_registry_free(server->api.registry);
+        xp_store_close(server->api.store);
+        auth_free(server->auth);
+        free(server->kubeconfig);
+        free(server->tls_cert);
+        if (server->tls_key)
+                explicit_bzero(server->tls_key, strlen(server->tls_key));
+        free(server->tls_key);
+        free(server->tls_ca);
+        free(server);
+}
