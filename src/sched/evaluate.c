@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The core's verdict on named nodes, for a scheduler extender: kube-scheduler has already chosen
+ * the candidates, so every one is filtered (no rotating start, no feasible-node limit), each
+ * failure keeps its own reasons, and the nodes that fit are ranked as a placement ranks its
+ * candidates (rank.c), so the node xp_sched_place() would choose among them scores highest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched_internal.h"
+
+/* Evicting pods cannot cure these: the node itself refuses the pod. */
+static bool is_unresolvable(const struct reasons *rs)
+{
+        for (size_t i = 0; i < rs->n; i++)
+                if (rs->items[i].kind != REASON_UNSCHEDULABLE &&
+                    rs->items[i].kind != REASON_AFFINITY && rs->items[i].kind != REASON_TAINT)
+                        return false;
+        return rs->n > 0;
+}
+
+/* The node's reasons in kube-scheduler's words, joined by ", ". */
+static int describe(const struct xp_sched *sched, const struct reasons *rs, char **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+
+        for (size_t i = 0; i < rs->n; i++) {
+                _cleanup_free_ char *one = NULL;
+                size_t l;
+                char *m;
+                int r = reason_describe(sched, &rs->items[i], &one);
+
+                if (r < 0)
+                        return r;
+                l = strlen(one);
+                m = realloc(text, len + l + 3);
+                if (!m)
+                        return -ENOMEM;
+                text = m;
+                if (len) {
+                        memcpy(text + len, ", ", 2);
+                        len += 2;
+                }
+                memcpy(text + len, one, l + 1);
+                len += l;
+        }
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+/* Ranks the n candidates in sched->cands and writes their scores into v. */
+static int score_fitting(const struct pctx *ctx,
+                         struct cand *cands,
+                         size_t n,
+                         struct xp_sched_verdict *v,
+                         struct xp_error *err)
+{
+        struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
+        struct cand top[SCHED_DEVSEL_CANDIDATES];
+        size_t n_best, n_top = 0;
+        int r;
+
+        rank_cheap(ctx, cands, n);
+        for (size_t i = 0; i < n; i++)
+                v[cands[i].slot].score = cands[i].score;
+        n_best = rank_keep_best(cands, n);
+        if (!rank_needs_devices(ctx, cands[0].node)) {
+                v[cands[0].slot].best = true;
+                return 0;
+        }
+        r = rank_devices(ctx, cands, n_best, picks, top, &n_top, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_best; i++)
+                if (cands[i].pick == RANK_NO_DEVICES)
+                        v[cands[i].slot].score = 0;
+        for (size_t i = 0; i < n_top; i++)
+                v[top[i].slot].score = top[i].score;
+        if (n_top > 0)
+                v[top[0].slot].best = true;
+        return 0;
+}
+
+/* Filters each named node into v; the ones that fit (each once) go to sched->cands. */
+static int filter_named(struct xp_sched *sched,
+                        const struct pctx *ctx,
+                        const char *const *names,
+                        size_t n,
+                        struct xp_sched_verdict *v,
+                        size_t *ret_n_cands)
+{
+        size_t n_cands = 0;
+        int r;
+
+        r = sched_cands_reserve(sched, n + 1);
+        if (r < 0)
+                return r;
+        /* a name asked twice is answered once: the mark says which slot answered it */
+        sched->eval_generation++;
+        for (size_t i = 0; i < n; i++) {
+                struct snode *node = names[i] ? smap_get(&sched->node_map, names[i]) : NULL;
+                struct reasons rs;
+
+                v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
+                if (!node || !node->present)
+                        continue;
+                if (node->eval_generation == sched->eval_generation)
+                        continue; /* fill_repeats() copies the first one's once it is complete */
+                node->eval_generation = sched->eval_generation;
+                node->eval_slot = i;
+                sched->stats.nodes_filtered++;
+                if (sched_filter_node(ctx, node, &rs)) {
+                        v[i].fit = 1;
+                        sched->cands[n_cands++] =
+                            (struct cand){.node = node, .pick = -1, .slot = i};
+                        continue;
+                }
+                v[i].fit = 0;
+                v[i].unresolvable = is_unresolvable(&rs);
+                r = describe(sched, &rs, &v[i].reason);
+                if (r < 0)
+                        return r;
+        }
+        *ret_n_cands = n_cands;
+        return 0;
+}
+
+/* Repeated names take the first one's verdict (its reason copied). */
+static int fill_repeats(const struct xp_sched *sched,
+                        const char *const *names,
+                        size_t n,
+                        struct xp_sched_verdict *v)
+{
+        for (size_t i = 0; i < n; i++) {
+                const struct snode *node = names[i] ? smap_get(&sched->node_map, names[i]) : NULL;
+                size_t first;
+
+                if (!node || !node->present || node->eval_slot == i)
+                        continue;
+                first = node->eval_slot;
+                v[i] = v[first];
+                v[i].best = false;
+                if (v[first].reason && !(v[i].reason = strdup(v[first].reason)))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int xp_sched_evaluate(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *const *names,
+                      size_t n,
+                      unsigned flags,
+                      struct xp_sched_verdict *ret,
+                      struct xp_error *err)
+{
+        struct pctx ctx = {.sched = sched, .pod = pod};
+        struct xp_sched_verdict *v;
+        size_t n_cands = 0;
+        int r;
+
+        v = calloc(n + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        r = sched_pod_requests(sched, pod, &ctx.req, err);
+        if (r < 0) {
+                free(v);
+                return r;
+        }
+        r = anti_affinity_prepare(&ctx);
+        if (r >= 0)
+                r = filter_named(sched, &ctx, names, n, v, &n_cands);
+        if (r >= 0 && n_cands > 0 && (flags & XP_SCHED_EVALUATE_SCORE))
+                r = score_fitting(&ctx, sched->cands, n_cands, v, err);
+        if (r >= 0)
+                r = fill_repeats(sched, names, n, v);
+        if (r >= 0)
+                memcpy(ret, v, n * sizeof(*v));
+        else
+                xp_sched_verdicts_done(v, n);
+        if (r == -ENOMEM)
+                xp_errorf(err, r, "evaluating pod %s: out of memory", pod->metadata.name);
+        free(v);
+        free(ctx.anti);
+        sterms_free(ctx.terms, ctx.n_terms);
+        podreq_done(&ctx.req);
+        return r < 0 ? r : 0;
+}
+
+void xp_sched_verdicts_done(struct xp_sched_verdict *verdicts, size_t n)
+{
+        for (size_t i = 0; verdicts && i < n; i++) {
+                free(verdicts[i].reason);
+                verdicts[i].reason = NULL;
+        }
+}
