@@ -132,6 +132,20 @@ int xp_kube_inventory_patch(const json_t *node,
                             const json_t *annotations,
                             json_t **ret);
 
+/*
+ * Coexistence with another device plugin (NVIDIA's, say): the device resources of inventory
+ * (those not in leave) that node's status.capacity already lists although the inventory
+ * annotation xpool last published there does not name them, so another plugin advertises them.
+ * xpool must not advertise those too: the publisher leaves them (no labels) and says so, and the
+ * device plugin registers none of them. A JSON array of names (caller decrefs; empty: none).
+ * -ENOMEM.
+ */
+int xp_kube_inventory_conflicts(const json_t *node,
+                                const struct xp_node_inventory *inventory,
+                                const char *const *leave,
+                                size_t n_leave,
+                                json_t **ret);
+
 /* ---- the publisher -------------------------------------------------------------------------- */
 
 struct xp_kube_inventory_options {
@@ -142,6 +156,10 @@ struct xp_kube_inventory_options {
         struct xp_kube_allocation_source alloc; /* .list NULL: no allocation state */
         const char *const *leave;               /* resources left to another plugin */
         size_t n_leave;
+        /* the resources this process's device plugin advertises (xpool agent --kubelet): the
+         * Node's capacity lists them because of it, not of another plugin */
+        const char *const *own;
+        size_t n_own;
         int64_t min_interval_ms; /* at most one patch per this; 0: 10 s */
         int64_t poll_ms;         /* devices and allocation read again; 0: 5 s */
         int64_t resync_ms; /* the Node read and patched again even when unchanged; 0: 10 min */
@@ -170,6 +188,7 @@ struct xp_kube_inventory_stats {
         uint64_t patches;  /* patches the API accepted */
         uint64_t failures; /* reads or patches that failed */
         size_t last_bytes; /* the last annotation's size */
+        size_t conflicts;  /* resources found advertised by another plugin (left to it) */
 };
 void xp_kube_inventory_stats(struct xp_kube_inventory *inventory,
                              struct xp_kube_inventory_stats *ret);

@@ -117,6 +117,20 @@ int xp_sched_place(struct xp_sched *sched,
                    struct xp_error *err);
 
 /*
+ * Places a pod on the named node (a scheduler extender binding where kube-scheduler chose): the
+ * devices and CPUs as xp_sched_place() would give them there. 1 with *ret, 0 with *ret_reason
+ * (caller frees; the node's reasons as xp_sched_evaluate() words them) when the pod does not fit
+ * there, -ENOENT when the snapshot has no such node, -EINVAL as xp_sched_place(). The snapshot
+ * does not change.
+ */
+int xp_sched_place_on(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *node,
+                      struct xp_placement *ret,
+                      char **ret_reason,
+                      struct xp_error *err);
+
+/*
  * What the core says of one node for a pod: the answer a scheduler extender gives kube-scheduler
  * for each node it is asked about (src/kube/extender*.c).
  */

@@ -33,6 +33,8 @@ int xp_cmd_logs(int argc, char **argv);
 int xp_cmd_run(int argc, char **argv);
 int xp_cmd_agent(int argc, char **argv);
 int xp_cmd_up(int argc, char **argv);
+int xp_cmd_extender(int argc, char **argv);
+int xp_cmd_inventory(int argc, char **argv);
 
 /*
  * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with

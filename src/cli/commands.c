@@ -20,6 +20,12 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"up", "run a one-node xpool here: the API server and a node agent", xp_cmd_up},
     {"server", "serve the Kubernetes-shaped API over the durable store", xp_cmd_server},
     {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
+    {"extender",
+     "serve kube-scheduler's extender protocol from xpool's scheduling core",
+     xp_cmd_extender},
+    {"inventory",
+     "publish this node's device labels and inventory annotation to a Kubernetes cluster",
+     xp_cmd_inventory},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/xpool/runtime.h) */

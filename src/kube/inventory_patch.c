@@ -116,3 +116,50 @@ int xp_kube_inventory_patch(const json_t *node,
                 json_object_del(json_object_get(*ret, "metadata"), "annotations");
         return *ret ? 0 : -ENOMEM;
 }
+
+/* Whether the inventory annotation on node names a device of resource. */
+static bool published_by_us(const json_t *node, const char *resource)
+{
+        const char *text = json_string_value(
+            json_object_get(meta_map(node, "annotations"), XP_INVENTORY_ANNOTATION));
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv = NULL;
+
+        if (!text || xp_kube_inventory_decode(text, strlen(text), &inv, NULL, NULL) < 0)
+                return false;
+        for (size_t i = 0; i < inv->devices.n; i++)
+                if (xp_streq0(inv->devices.items[i].resource_name, resource))
+                        return true;
+        return false;
+}
+
+int xp_kube_inventory_conflicts(const json_t *node,
+                                const struct xp_node_inventory *inventory,
+                                const char *const *leave,
+                                size_t n_leave,
+                                json_t **ret)
+{
+        const json_t *capacity = json_object_get(json_object_get(node, "status"), "capacity");
+        json_auto_t *out = json_array();
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < inventory->devices.n; i++) {
+                const char *res = inventory->devices.items[i].resource_name;
+                bool listed = false, left = false;
+                size_t k;
+                json_t *v;
+
+                if (!res || !json_object_get(capacity, res))
+                        continue;
+                json_array_foreach(out, k, v) listed =
+                    listed || xp_streq0(json_string_value(v), res);
+                for (k = 0; k < n_leave; k++)
+                        left = left || xp_streq0(leave[k], res);
+                if (listed || left || published_by_us(node, res))
+                        continue;
+                if (json_array_append_new(out, json_string(res)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}

@@ -29,6 +29,9 @@ struct xp_kube_inventory {
         struct xp_kube_inventory_options o;
         char *node_name, *kubeconfig, *sa_dir, *description;
         char **leave;
+        size_t n_leave;
+        char **own;
+        bool checked; /* the Node was read once for other plugins' resources */
         struct xp_kube_api api;
         struct xp_apiclient *client;
         pthread_t thread;
@@ -86,7 +89,7 @@ static int read_desired(struct xp_kube_inventory *inv, struct xp_error *err)
         if (r < 0)
                 return r;
         r = xp_kube_inventory_labels(
-            devices, (const char *const *)inv->leave, inv->o.n_leave, &labels);
+            devices, (const char *const *)inv->leave, inv->n_leave, &labels);
         if (r < 0) {
                 free(text);
                 return r;
@@ -130,6 +133,68 @@ static int ensure_client(struct xp_kube_inventory *inv, struct xp_error *err)
         return 0;
 }
 
+/* The resources left to others and those this process's device plugin advertises. */
+static int own_or_left(const struct xp_kube_inventory *inv, const char ***ret)
+{
+        const char **all = calloc(inv->n_leave + inv->o.n_own + 1, sizeof(*all));
+
+        if (!all)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_leave; i++)
+                all[i] = inv->leave[i];
+        for (size_t i = 0; i < inv->o.n_own; i++)
+                all[inv->n_leave + i] = inv->own[i];
+        *ret = all;
+        return 0;
+}
+
+/*
+ * The first time the Node is read: resources another device plugin advertises there are left to
+ * it from then on (no labels; the plugin must not register them), loudly.
+ */
+static int leave_conflicts(struct xp_kube_inventory *inv, const json_t *node, struct xp_error *err)
+{
+        _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *devices = NULL;
+        json_auto_t *conflicts = NULL;
+        const char **mine = NULL;
+        const json_t *v;
+        size_t i;
+        int r;
+
+        if (inv->checked)
+                return 0;
+        r = xp_device_discover(&inv->o.discovery, &devices, err);
+        if (r >= 0)
+                r = own_or_left(inv, &mine);
+        if (r >= 0)
+                r = xp_kube_inventory_conflicts(
+                    node, devices, mine, inv->n_leave + inv->o.n_own, &conflicts);
+        free(mine);
+        if (r < 0)
+                return r;
+        inv->checked = true;
+        json_array_foreach(conflicts, i, v)
+        {
+                char **m = realloc(inv->leave, (inv->n_leave + 2) * sizeof(*m));
+                if (!m)
+                        return -ENOMEM;
+                inv->leave = m;
+                if (!(m[inv->n_leave] = strdup(json_string_value(v))))
+                        return -ENOMEM;
+                m[++inv->n_leave] = NULL;
+                xp_log(
+                    LOG_ERR,
+                    "inventory: %s is advertised on node %s by another device plugin: xpool leaves it to that plugin (say so with --leave-resource %s, or remove the other plugin)",
+                    json_string_value(v),
+                    inv->node_name,
+                    json_string_value(v));
+                pthread_mutex_lock(&inv->lock);
+                inv->stats.conflicts++;
+                pthread_mutex_unlock(&inv->lock);
+        }
+        return json_array_size(conflicts) > 0 ? read_desired(inv, err) : 0;
+}
+
 /* Reads the Node and sends what it lacks. 1 when a patch was sent, 0 when none was needed. */
 static int publish(struct xp_kube_inventory *inv, struct xp_error *err)
 {
@@ -142,6 +207,8 @@ static int publish(struct xp_kube_inventory *inv, struct xp_error *err)
                 return r;
         snprintf(path, sizeof(path), "/api/v1/nodes/%s", inv->node_name);
         r = xp_apiclient_json(inv->client, "GET", path, NULL, NULL, NULL, &node, err);
+        if (r >= 0)
+                r = leave_conflicts(inv, node, err);
         if (r < 0)
                 return r;
         annotations = json_pack("{s:s}", XP_INVENTORY_ANNOTATION, inv->annotation);
@@ -272,7 +339,13 @@ static int copy_options(struct xp_kube_inventory *inv, const struct xp_kube_inve
             (o->discovery.node_description && !inv->description) || !inv->leave)
                 return -ENOMEM;
         for (size_t i = 0; i < o->n_leave; i++)
-                if (!(inv->leave[i] = strdup(o->leave[i])))
+                if (!(inv->leave[inv->n_leave++] = strdup(o->leave[i])))
+                        return -ENOMEM;
+        inv->own = calloc(o->n_own + 1, sizeof(*inv->own));
+        if (!inv->own)
+                return -ENOMEM;
+        for (size_t i = 0; i < o->n_own; i++)
+                if (!(inv->own[i] = strdup(o->own[i])))
                         return -ENOMEM;
         inv->o.discovery.node_description = inv->description;
         inv->o.min_interval_ms = o->min_interval_ms > 0 ? o->min_interval_ms : 10000;
@@ -298,9 +371,12 @@ void xp_kube_inventory_free(struct xp_kube_inventory *inv)
         pthread_cond_destroy(&inv->wake);
         xp_apiclient_free(inv->client);
         xp_kube_api_done(&inv->api);
-        for (size_t i = 0; inv->leave && i < inv->o.n_leave; i++)
+        for (size_t i = 0; inv->leave && i < inv->n_leave; i++)
                 free(inv->leave[i]);
         free(inv->leave);
+        for (size_t i = 0; inv->own && i < inv->o.n_own; i++)
+                free(inv->own[i]);
+        free(inv->own);
         free(inv->node_name);
         free(inv->kubeconfig);
         free(inv->sa_dir);

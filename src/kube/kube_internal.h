@@ -10,6 +10,7 @@
 
 #include "xpool/error.h"
 #include "xpool/kubeinventory.h"
+#include "xpool/sched.h"
 
 /*
  * The inventory annotation's text expanded into the JSON of a Node's status.xpool (not yet
@@ -32,3 +33,92 @@ int64_t xp_kube_publish_wait_ms(int64_t now_ms,
                                 int64_t last_patch_ms,
                                 int64_t min_interval_ms,
                                 int64_t resync_ms);
+
+/* ---- the extender's cluster picture (extender_cache.c); the caller serializes calls --------- */
+
+struct ext_cache;
+
+int ext_cache_new(const struct xp_sched_options *options, struct ext_cache **ret);
+void ext_cache_free(struct ext_cache *cache);
+/* The snapshot, for evaluating and placing. */
+struct xp_sched *ext_cache_sched(struct ext_cache *cache);
+bool ext_cache_has_node(const struct ext_cache *cache, const char *name);
+size_t ext_cache_nodes(const struct ext_cache *cache);
+/* A Node as the API has it (its inventory annotation read into status.xpool). -errno with err;
+ * a node that cannot be read is removed from the snapshot. */
+int ext_cache_node_set(struct ext_cache *cache, const json_t *node, struct xp_error *err);
+void ext_cache_node_remove(struct ext_cache *cache, const char *name, struct xp_error *err);
+/* A Pod as the API has it: accounted while bound and not finished. -errno with err. */
+int ext_cache_pod_set(struct ext_cache *cache, const json_t *pod, struct xp_error *err);
+int ext_cache_pod_remove(struct ext_cache *cache,
+                         const char *namespace,
+                         const char *name,
+                         struct xp_error *err);
+/* Every Node (nodes) or Pod after a list: those missing from items are gone. -EINVAL with err
+ * naming the first object that could not be taken (the others are). */
+int ext_cache_replace(struct ext_cache *cache,
+                      bool nodes,
+                      const json_t *items,
+                      struct xp_error *err);
+/* The pod bound to node by the extender, with its placement annotation's text. */
+int ext_cache_assume(struct ext_cache *cache,
+                     const struct xp_pod *pod,
+                     const char *node,
+                     const char *placement,
+                     struct xp_error *err);
+
+/* ---- list and watch of one collection (extender_watch.c) ------------------------------------ */
+
+struct ext_watch_ops {
+        /* the whole collection after a list (again after a 410 Gone) */
+        int (*replace)(void *userdata, const json_t *items, struct xp_error *err);
+        /* one event: "ADDED", "MODIFIED" or "DELETED" with its object */
+        int (*event)(void *userdata, const char *type, const json_t *object, struct xp_error *err);
+};
+
+struct ext_watch;
+
+/*
+ * Lists path (with field_selector when not NULL, 500 at a time) and watches it from the list's
+ * resourceVersion on a thread of its own, listing again on 410 Gone and retrying failures (1 s
+ * doubling to 30 s). The API is reached as xp_kube_api_load(kubeconfig, sa_dir) says. -errno
+ * with err when it cannot start.
+ */
+int ext_watch_start(const char *path,
+                    const char *field_selector,
+                    const char *kubeconfig,
+                    const char *sa_dir,
+                    const struct ext_watch_ops *ops,
+                    void *userdata,
+                    struct ext_watch **ret,
+                    struct xp_error *err);
+/* Stops the thread (within about a second). Accepts NULL. */
+void ext_watch_stop(struct ext_watch *watch);
+/* Whether the collection has been listed once. */
+bool ext_watch_synced(struct ext_watch *watch);
+
+/* ---- the HTTP(S) endpoint (extender_http.c) ----------------------------------------------- */
+
+/* Serves one request: verb is the path's last segment for POST ("filter"), or "healthz",
+ * "readyz", "livez" for GET (body NULL). Returns the HTTP status with *ret_body (caller frees;
+ * NULL: out of memory). */
+typedef int
+ext_http_fn(void *userdata, const char *verb, const char *body, size_t len, char **ret_body);
+
+struct ext_http_options {
+        const char *host;                 /* an IPv4 or IPv6 address */
+        uint16_t port;                    /* 0: a free one */
+        const char *cert_file, *key_file; /* both: HTTPS */
+        const char *client_ca_file;       /* HTTPS only: require a client certificate it signed */
+        size_t body_max;
+        ext_http_fn *fn;
+        void *userdata;
+};
+
+struct ext_http;
+
+int ext_http_start(const struct ext_http_options *options,
+                   struct ext_http **ret,
+                   struct xp_error *err);
+uint16_t ext_http_port(const struct ext_http *http);
+void ext_http_stop(struct ext_http *http);

@@ -22,36 +22,6 @@ static bool is_unresolvable(const struct reasons *rs)
         return rs->n > 0;
 }
 
-/* The node's reasons in kube-scheduler's words, joined by ", ". */
-static int describe(const struct xp_sched *sched, const struct reasons *rs, char **ret)
-{
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0;
-
-        for (size_t i = 0; i < rs->n; i++) {
-                _cleanup_free_ char *one = NULL;
-                size_t l;
-                char *m;
-                int r = reason_describe(sched, &rs->items[i], &one);
-
-                if (r < 0)
-                        return r;
-                l = strlen(one);
-                m = realloc(text, len + l + 3);
-                if (!m)
-                        return -ENOMEM;
-                text = m;
-                if (len) {
-                        memcpy(text + len, ", ", 2);
-                        len += 2;
-                }
-                memcpy(text + len, one, l + 1);
-                len += l;
-        }
-        *ret = TAKE_PTR(text);
-        return 0;
-}
-
 /* Ranks the n candidates in sched->cands and writes their scores into v. */
 static int score_fitting(const struct pctx *ctx,
                          struct cand *cands,
@@ -121,7 +91,7 @@ static int filter_named(struct xp_sched *sched,
                 }
                 v[i].fit = 0;
                 v[i].unresolvable = is_unresolvable(&rs);
-                r = describe(sched, &rs, &v[i].reason);
+                r = reasons_join(sched, &rs, &v[i].reason);
                 if (r < 0)
                         return r;
         }

@@ -440,3 +440,65 @@ out:
         podreq_done(&ctx.req);
         return r;
 }
+
+/* Why node cannot give the pod its devices though the cheap checks passed (fragmented). */
+static int fragmented(struct xp_sched *sched, const struct pctx *ctx, char **ret_reason)
+{
+        struct reasons rs = {.n = 1, .items = {{.kind = REASON_INSUFFICIENT}}};
+
+        for (size_t i = 0; i < ctx->req.n; i++)
+                if (ctx->req.items[i].res >= RES_ACCEL)
+                        rs.items[0].res = ctx->req.items[i].res;
+        return reasons_join(sched, &rs, ret_reason);
+}
+
+int xp_sched_place_on(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *node_name,
+                      struct xp_placement *ret,
+                      char **ret_reason,
+                      struct xp_error *err)
+{
+        struct pctx ctx = {.sched = sched, .pod = pod};
+        struct snode *node = smap_get(&sched->node_map, node_name);
+        struct cand c = {.node = node, .pick = -1};
+        struct devsel_pick pick;
+        struct reasons rs;
+        int r, k = 2;
+
+        if (!node || !node->present)
+                return xp_errorf(err, -ENOENT, "node %s is not in the snapshot", node_name);
+        r = sched_pod_requests(sched, pod, &ctx.req, err);
+        if (r < 0)
+                return r;
+        r = anti_affinity_prepare(&ctx);
+        if (r < 0)
+                goto out;
+        if (!sched_filter_node(&ctx, node, &rs)) {
+                r = reasons_join(sched, &rs, ret_reason);
+                goto out;
+        }
+        rank_cheap(&ctx, &c, 1);
+        if (rank_needs_devices(&ctx, node)) {
+                k = sched_select_devices(
+                    &ctx, node, ctx.req.single_numa ? SCHED_NUMA_REQUIRED : -1, &pick);
+                if (k < 0) {
+                        r = xp_errorf(err, k, "device selection on node %s failed", node_name);
+                        goto out;
+                }
+                if (k == 0) {
+                        r = fragmented(sched, &ctx, ret_reason);
+                        goto out;
+                }
+        }
+        r = fill_placement(sched, &ctx, &c, k == 1 ? &pick : NULL, ret);
+        if (r >= 0)
+                r = 1;
+out:
+        if (r == -ENOMEM)
+                xp_errorf(err, r, "placing pod %s: out of memory", pod->metadata.name);
+        free(ctx.anti);
+        sterms_free(ctx.terms, ctx.n_terms);
+        podreq_done(&ctx.req);
+        return r;
+}

@@ -66,6 +66,36 @@ reason_text(const struct xp_sched *sched, const struct reason *r, size_t count, 
         return 0;
 }
 
+/* The node's reasons in kube-scheduler's words, joined by ", ". */
+int reasons_join(const struct xp_sched *sched, const struct reasons *rs, char **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+
+        for (size_t i = 0; i < rs->n; i++) {
+                _cleanup_free_ char *one = NULL;
+                size_t l;
+                char *m;
+                int r = reason_describe(sched, &rs->items[i], &one);
+
+                if (r < 0)
+                        return r;
+                l = strlen(one);
+                m = realloc(text, len + l + 3);
+                if (!m)
+                        return -ENOMEM;
+                text = m;
+                if (len) {
+                        memcpy(text + len, ", ", 2);
+                        len += 2;
+                }
+                memcpy(text + len, one, l + 1);
+                len += l;
+        }
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);

@@ -470,6 +470,8 @@ struct reason_hist {
 /* One reason in kube-scheduler's words, without a count ("Insufficient nvidia.com/gpu"). Caller
  * frees. -ENOMEM. */
 int reason_describe(const struct xp_sched *sched, const struct reason *r, char **ret);
+/* A node's reasons in kube-scheduler's words, joined by ", ". Caller frees. -ENOMEM. */
+int reasons_join(const struct xp_sched *sched, const struct reasons *rs, char **ret);
 int reasons_format(const struct xp_sched *sched,
                    size_t n_nodes,
                    const struct reason_hist *hist,
