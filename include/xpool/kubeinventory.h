@@ -70,6 +70,12 @@ struct xp_kube_allocation_source {
         void *userdata;
 };
 
+struct xp_podres_list;
+/* The allocation the kubelet's pod-resources List answered (xpool/podresources.h): one use per
+ * device a pod's containers hold. -ENOMEM. */
+int xp_kube_allocation_from_podres(const struct xp_podres_list *list,
+                                   struct xp_kube_allocation *ret);
+
 /* ---- the annotation ----------------------------------------------------------------------------
  */
 

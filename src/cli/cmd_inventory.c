@@ -15,6 +15,7 @@
 #include "xpool/kubeinventory.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/podresources.h"
 
 #define LEAVE_MAX 64
 
@@ -26,8 +27,12 @@ static const char usage[] =
     "allocation in the xpool.io/inventory annotation that `xpool extender` reads. Only its own\n"
     "labels and annotations are patched. Runs until SIGINT or SIGTERM. See docs/kubernetes.md.\n\n"
     "      --node-name NAME       the Node (default $NODE_NAME, else the host name)\n"
-    "      --leave-resource NAME  a resource another device plugin advertises (nvidia.com/gpu with\n"
-    "                             NVIDIA's plugin): no labels for it (repeatable)\n"
+    "      --skip-resources LIST  resources another device plugin advertises (nvidia.com/gpu with\n"
+    "                             NVIDIA's plugin), comma-separated: no labels for them; give\n"
+    "                             `xpool device-plugin` the same list\n"
+    "      --pod-resources SOCKET the kubelet's pod-resources API, for which pod holds which\n"
+    "                             device (default " XP_PODRES_SOCKET " when it\n"
+    "                             exists; \"\" for none)\n"
     "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
     "      --interval DURATION    at most one patch per this (default 10s)\n"
     "      --poll DURATION        how often devices are read again (default 5s)\n"
@@ -40,7 +45,86 @@ static const char usage[] =
 struct inventory_args {
         struct xp_kube_inventory_options *o;
         const char *leave[LEAVE_MAX];
+        char *skip; /* the --skip-resources text the list points into */
+        const char *pod_resources;
 };
+
+/* Splits a comma-separated list of resource names into a->leave. */
+static int split_skip(struct inventory_args *a, const char *arg)
+{
+        char *save = NULL, *tok;
+
+        free(a->skip);
+        a->skip = strdup(arg);
+        if (!a->skip)
+                return XP_EXIT_FAILURE;
+        a->o->n_leave = 0;
+        for (tok = strtok_r(a->skip, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (a->o->n_leave == LEAVE_MAX) {
+                        fprintf(stderr,
+                                "xpool inventory: --skip-resources: at most %d names\n",
+                                LEAVE_MAX);
+                        return XP_EXIT_USAGE;
+                }
+                a->leave[a->o->n_leave++] = tok;
+        }
+        return 0;
+}
+
+#ifdef XPOOL_HAVE_PODRES
+static int podres_list(void *userdata, struct xp_kube_allocation *ret, struct xp_error *err)
+{
+        struct xp_podres_list list = {0};
+        int r = xp_podres_list(userdata, &list, err);
+
+        if (r >= 0)
+                r = xp_kube_allocation_from_podres(&list, ret);
+        xp_podres_list_done(&list);
+        return r;
+}
+#endif
+
+static void free_podres(void *client)
+{
+#ifdef XPOOL_HAVE_PODRES
+        xp_podres_client_free(client);
+#else
+        (void)client;
+#endif
+}
+
+/* The allocation source on the pod-resources socket, when there is one. */
+static int pod_resources(struct inventory_args *a, void **ret_client)
+{
+        const char *path = a->pod_resources ? a->pod_resources : XP_PODRES_SOCKET;
+
+        *ret_client = NULL;
+        if (!*path || (!a->pod_resources && access(path, F_OK) < 0))
+                return 0;
+#ifdef XPOOL_HAVE_PODRES
+        {
+                struct xp_podres_client *client = NULL;
+                struct xp_error err = {0};
+                if (xp_podres_client_new(path, 0, &client, &err) < 0) {
+                        fprintf(stderr,
+                                "xpool inventory: --pod-resources %s: %s\n",
+                                path,
+                                xp_error_message(&err));
+                        return XP_EXIT_USAGE;
+                }
+                a->o->alloc = (struct xp_kube_allocation_source){
+                    .name = path, .list = podres_list, .userdata = client};
+                *ret_client = client;
+                return 0;
+        }
+#else
+        fprintf(
+            stderr,
+            "xpool inventory: --pod-resources %s: this xpool was built without the kubelet pod-resources client\n",
+            path);
+        return XP_EXIT_USAGE;
+#endif
+}
 
 static int duration(const char *name, const char *arg, int64_t *ret)
 {
@@ -64,12 +148,9 @@ static int inventory_option(int c, const char *arg, void *userdata)
                 a->o->node_name = arg;
                 break;
         case 'L':
-                if (a->o->n_leave == LEAVE_MAX) {
-                        fprintf(
-                            stderr, "xpool inventory: at most %d --leave-resource\n", LEAVE_MAX);
-                        return XP_EXIT_USAGE;
-                }
-                a->leave[a->o->n_leave++] = arg;
+                return split_skip(a, arg);
+        case 'r':
+                a->pod_resources = arg;
                 break;
         case 'D':
                 a->o->discovery.node_description = arg;
@@ -94,7 +175,8 @@ int xp_cmd_inventory(int argc, char **argv)
 {
         static const struct option options[] = {
             {"node-name", required_argument, NULL, 'n'},
-            {"leave-resource", required_argument, NULL, 'L'},
+            {"skip-resources", required_argument, NULL, 'L'},
+            {"pod-resources", required_argument, NULL, 'r'},
             {"node-description", required_argument, NULL, 'D'},
             {"interval", required_argument, NULL, 'i'},
             {"poll", required_argument, NULL, 'P'},
@@ -107,12 +189,15 @@ int xp_cmd_inventory(int argc, char **argv)
         struct xp_kube_inventory_options o = {0};
         struct inventory_args a = {.o = &o};
         struct xp_kube_inventory *inv = NULL;
+        _cleanup_free_ char *skip = NULL;
+        void *podres = NULL;
         struct xp_error err = {0};
         char host[256];
         sigset_t mask;
         int r, sig;
 
         r = xp_cli_getopt(argc, argv, "h", options, usage, inventory_option, &a);
+        skip = a.skip;
         if (r != 0)
                 return r < 0 ? 0 : r;
         if (optind < argc) {
@@ -121,6 +206,9 @@ int xp_cmd_inventory(int argc, char **argv)
                 return XP_EXIT_USAGE;
         }
         o.leave = a.leave;
+        r = pod_resources(&a, &podres);
+        if (r != 0)
+                return r;
         if (!o.node_name)
                 o.node_name = getenv("NODE_NAME");
         if (!o.node_name || !*o.node_name) {
@@ -140,6 +228,7 @@ int xp_cmd_inventory(int argc, char **argv)
         r = xp_kube_inventory_new(&o, &inv, &err);
         if (r < 0) {
                 fprintf(stderr, "xpool inventory: %s\n", xp_error_message(&err));
+                free_podres(podres);
                 return XP_EXIT_FAILURE;
         }
         xp_log(LOG_INFO, "xpool inventory: publishing the devices of node %s", o.node_name);
@@ -148,5 +237,6 @@ int xp_cmd_inventory(int argc, char **argv)
         while (r == EINTR);
         xp_log(LOG_INFO, "xpool inventory: %s, stopping", strsignal(sig));
         xp_kube_inventory_free(inv);
+        free_podres(podres);
         return 0;
 }

@@ -184,7 +184,7 @@ static int leave_conflicts(struct xp_kube_inventory *inv, const json_t *node, st
                 m[++inv->n_leave] = NULL;
                 xp_log(
                     LOG_ERR,
-                    "inventory: %s is advertised on node %s by another device plugin: xpool leaves it to that plugin (say so with --leave-resource %s, or remove the other plugin)",
+                    "inventory: %s is advertised on node %s by another device plugin: xpool leaves it to that plugin (say so with --skip-resources %s here and to xpool device-plugin, or remove the other plugin)",
                     json_string_value(v),
                     inv->node_name,
                     json_string_value(v));
