@@ -162,10 +162,13 @@ struct xp_kube_inventory_options {
         struct xp_kube_allocation_source alloc; /* .list NULL: no allocation state */
         const char *const *leave;               /* resources left to another plugin */
         size_t n_leave;
-        /* the resources this process's device plugin advertises (xpool agent --kubelet): the
-         * Node's capacity lists them because of it, not of another plugin */
+        /* the resources this process's device plugin advertises: the Node's capacity lists them
+         * because of it, not of another plugin */
         const char *const *own;
         size_t n_own;
+        /* xpool device-plugin serves every resource not in leave here (the DaemonSet runs both
+         * with one list): no resource is another plugin's. false: look for conflicts. */
+        bool device_plugin;
         int64_t min_interval_ms; /* at most one patch per this; 0: 10 s */
         int64_t poll_ms;         /* devices and allocation read again; 0: 5 s */
         int64_t resync_ms; /* the Node read and patched again even when unchanged; 0: 10 min */

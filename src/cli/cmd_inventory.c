@@ -30,6 +30,8 @@ static const char usage[] =
     "      --skip-resources LIST  resources another device plugin advertises (nvidia.com/gpu with\n"
     "                             NVIDIA's plugin), comma-separated: no labels for them; give\n"
     "                             `xpool device-plugin` the same list\n"
+    "      --no-device-plugin     xpool device-plugin does not run on this node: a resource the\n"
+    "                             Node already has is another plugin's, and left to it\n"
     "      --pod-resources SOCKET the kubelet's pod-resources API, for which pod holds which\n"
     "                             device (default " XP_PODRES_SOCKET " when it\n"
     "                             exists; \"\" for none)\n"
@@ -152,6 +154,9 @@ static int inventory_option(int c, const char *arg, void *userdata)
         case 'r':
                 a->pod_resources = arg;
                 break;
+        case 'N':
+                a->o->device_plugin = false;
+                break;
         case 'D':
                 a->o->discovery.node_description = arg;
                 break;
@@ -177,6 +182,7 @@ int xp_cmd_inventory(int argc, char **argv)
             {"node-name", required_argument, NULL, 'n'},
             {"skip-resources", required_argument, NULL, 'L'},
             {"pod-resources", required_argument, NULL, 'r'},
+            {"no-device-plugin", no_argument, NULL, 'N'},
             {"node-description", required_argument, NULL, 'D'},
             {"interval", required_argument, NULL, 'i'},
             {"poll", required_argument, NULL, 'P'},
@@ -186,7 +192,7 @@ int xp_cmd_inventory(int argc, char **argv)
             {"help", no_argument, NULL, 'h'},
             {},
         };
-        struct xp_kube_inventory_options o = {0};
+        struct xp_kube_inventory_options o = {.device_plugin = true};
         struct inventory_args a = {.o = &o};
         struct xp_kube_inventory *inv = NULL;
         _cleanup_free_ char *skip = NULL;

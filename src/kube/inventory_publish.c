@@ -161,7 +161,7 @@ static int leave_conflicts(struct xp_kube_inventory *inv, const json_t *node, st
         size_t i;
         int r;
 
-        if (inv->checked)
+        if (inv->checked || inv->o.device_plugin)
                 return 0;
         r = xp_device_discover(&inv->o.discovery, &devices, err);
         if (r >= 0)
