@@ -41,20 +41,29 @@
 
 /* ---- the protocol ------------------------------------------------------------------------- */
 
+/* A whole Node as sent: its JSON text, borrowed from the request body. */
+struct xp_extender_node_text {
+        const char *text;
+        size_t len;
+};
+
+/* The request, decoded; what it borrows from the body lives as long as the body. */
 struct xp_extender_args {
         struct xp_pod *pod;
-        json_t *nodes;      /* NodeList items as sent (borrowed refs into root); NULL */
-        const char **names; /* the candidates: NodeNames, or the items' metadata.name */
+        json_t *pod_json; /* the Pod as sent */
+        char **names;     /* the candidates: NodeNames, or the Nodes' metadata.name */
         size_t n_names;
-        bool cache_capable; /* sent as NodeNames */
-        json_t *root;       /* the parsed body, owning nodes and names */
+        bool cache_capable;                  /* sent as NodeNames (nodeCacheCapable) */
+        struct xp_extender_node_text *nodes; /* whole Nodes, one per name; NULL with NodeNames */
+        char *arena;                         /* where the names are */
 };
 
 void xp_extender_args_done(struct xp_extender_args *args);
 
 /*
- * Decodes an ExtenderArgs body. -EINVAL with err saying what and where for malformed JSON
- * (`line 1, column 9: ...`), a body that is not an object, a missing or invalid Pod (the codec's
+ * Decodes an ExtenderArgs body (borrowed by *ret until xp_extender_args_done()). -EINVAL with
+ * err saying what and where for malformed JSON (`line 1, column 9: expected ...`), a duplicate
+ * member, a body that is not an object, a missing or invalid Pod (the codec's
  * message with its field path), neither Nodes nor NodeNames, a node without a name; -E2BIG
  * beyond XP_EXTENDER_NODES_MAX nodes; -ENOMEM. Nothing is returned on failure.
  */
@@ -78,19 +87,19 @@ int xp_extender_binding_decode(const char *body,
                                struct xp_error *err);
 
 /*
- * The ExtenderFilterResult for args and the core's verdicts (v[i] for args->names[i]): the nodes
- * that fit, as they came (Nodes) or by name (NodeNames); the others in FailedNodes, or in
- * FailedAndUnresolvableNodes when evicting pods would not help. A node the snapshot lacks fails
- * with unknown_reason. -ENOMEM.
+ * The ExtenderFilterResult's JSON text for args and the core's verdicts (v[i] for
+ * args->names[i]): the nodes that fit, as they came (Nodes) or by name (NodeNames); the others in
+ * FailedNodes, or in FailedAndUnresolvableNodes when evicting pods would not help. A node the
+ * snapshot lacks fails with unknown_reason. Caller frees *ret. -ENOMEM.
  */
 int xp_extender_filter_result(const struct xp_extender_args *args,
                               const struct xp_sched_verdict *v,
                               const char *unknown_reason,
-                              json_t **ret);
-/* The HostPriorityList for the verdicts: the core's best node 10, the others scaled below it. */
+                              char **ret);
+/* The HostPriorityList's text for the verdicts: the core's best node 10, the others below it. */
 int xp_extender_priorities(const struct xp_extender_args *args,
                            const struct xp_sched_verdict *v,
-                           json_t **ret);
+                           char **ret);
 /* The 0..XP_EXTENDER_MAX_PRIORITY score of a node scoring score when the best scores best. */
 int64_t xp_extender_scale(int64_t score, int64_t best, bool is_best);
 

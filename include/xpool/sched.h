@@ -139,16 +139,25 @@ struct xp_sched_verdict {
         bool
             unresolvable; /* fit 0: evicting pods would not help (unschedulable, affinity, taint) */
         bool best;        /* scored: the node xp_sched_place() would choose among those asked */
-        char *reason;     /* fit 0: kube-scheduler's words without a count, "Insufficient
-                             nvidia.com/gpu" (several joined by ", "); owned, else NULL */
-        int64_t score;    /* scored, fit 1: the profile's weighted score, >= 0; higher is better */
+        /* fit 0: kube-scheduler's words without a count, "Insufficient nvidia.com/gpu" (several
+         * joined by ", "), borrowed from the set; else NULL */
+        const char *reason;
+        int64_t score; /* scored, fit 1: the profile's weighted score, >= 0; higher is better */
+};
+
+/* The verdicts of one evaluation: items[i] for names[i]. */
+struct xp_sched_verdicts {
+        struct xp_sched_verdict *items;
+        size_t n;
+        char **texts; /* the distinct reasons the items point to (most nodes share a few) */
+        size_t n_texts;
 };
 
 /* xp_sched_evaluate() flags. */
 #define XP_SCHED_EVALUATE_SCORE 1u /* score the nodes that fit, as xp_sched_place() ranks them */
 
 /*
- * The verdict of the core's filters on each of n named nodes for pod (ret[i] for names[i];
+ * The verdict of the core's filters on each of n named nodes for pod (ret->items[i] for names[i];
  * names may repeat and need not all exist), and with XP_SCHED_EVALUATE_SCORE the scores of those
  * that fit, ranked among them as xp_sched_place() ranks its candidates: the cheap scores for
  * every one, device selection and its topology score for the best few, so the node it would
@@ -163,9 +172,9 @@ int xp_sched_evaluate(struct xp_sched *sched,
                       const char *const *names,
                       size_t n,
                       unsigned flags,
-                      struct xp_sched_verdict *ret,
+                      struct xp_sched_verdicts *ret,
                       struct xp_error *err);
-void xp_sched_verdicts_done(struct xp_sched_verdict *verdicts, size_t n);
+void xp_sched_verdicts_done(struct xp_sched_verdicts *verdicts);
 
 /* Counters for tests and benchmarks. */
 struct xp_sched_stats {

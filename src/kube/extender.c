@@ -23,6 +23,8 @@
 #define RECENT_PODS     64 /* pods remembered from filter/prioritize for their bind */
 #define BIND_TIMEOUT_MS 10000
 
+static const char unknown_node[] =
+    "node is unknown to the xpool extender (not in its watch of Nodes yet)";
 static const char nomem_body[] = "{\"Error\":\"the xpool extender is out of memory\"}";
 
 struct xp_extender {
@@ -134,11 +136,9 @@ uint16_t xp_extender_port(const struct xp_extender *e)
 /* Remembers the pod for its bind, forgetting the oldest past RECENT_PODS. Under the lock. */
 static void remember(struct xp_extender *e, const struct xp_extender_args *a)
 {
-        const json_t *pod = json_object_get(a->root, "Pod");
+        const json_t *pod = a->pod_json;
         char key[512];
 
-        if (!json_is_object(pod))
-                pod = json_object_get(a->root, "pod");
         snprintf(key,
                  sizeof(key),
                  "%s/%s",
@@ -154,36 +154,38 @@ static void remember(struct xp_extender *e, const struct xp_extender_args *a)
 /* Nodes sent whole that the watch has not delivered yet: the API's own, take them. */
 static void take_new_nodes(struct xp_extender *e, const struct xp_extender_args *a)
 {
-        for (size_t i = 0; a->nodes && i < a->n_names; i++)
-                if (!ext_cache_has_node(e->cache, a->names[i]))
-                        (void)ext_cache_node_set(e->cache, json_array_get(a->nodes, i), NULL);
+        for (size_t i = 0; a->nodes && i < a->n_names; i++) {
+                json_t *node;
+                if (ext_cache_has_node(e->cache, a->names[i]))
+                        continue;
+                node = json_loadb(a->nodes[i].text, a->nodes[i].len, 0, NULL);
+                if (node)
+                        (void)ext_cache_node_set(e->cache, node, NULL);
+                json_decref(node);
+        }
 }
 
 static int
 evaluate(struct xp_extender *e, const char *verb, struct xp_extender_args *a, char **ret_body)
 {
         bool filter = strcmp(verb, "filter") == 0;
-        struct xp_sched_verdict *v = calloc(a->n_names + 1, sizeof(*v));
+        struct xp_sched_verdicts set = {0};
         struct xp_error err = {0};
-        json_t *out = NULL;
-        char msg[XP_ERROR_MSG_MAX + 128];
+        char *out = NULL, msg[XP_ERROR_MSG_MAX + 128];
         int r;
 
-        if (!v)
-                return answer(NULL, 500, ret_body);
         pthread_mutex_lock(&e->lock);
         take_new_nodes(e, a);
         remember(e, a);
         r = xp_sched_evaluate(ext_cache_sched(e->cache),
                               a->pod,
-                              a->names,
+                              (const char *const *)a->names,
                               a->n_names,
                               filter ? 0 : XP_SCHED_EVALUATE_SCORE,
-                              v,
+                              &set,
                               &err);
         pthread_mutex_unlock(&e->lock);
         if (r < 0) {
-                free(v);
                 snprintf(msg,
                          sizeof(msg),
                          "pod %s/%s: %s",
@@ -193,15 +195,13 @@ evaluate(struct xp_extender *e, const char *verb, struct xp_extender_args *a, ch
                 /* kube-scheduler shows a filter's Error on the pod; prioritize errors it ignores */
                 return answer_error(filter ? 200 : 422, msg, ret_body);
         }
-        r = filter ? xp_extender_filter_result(
-                         a,
-                         v,
-                         "node is unknown to the xpool extender (not in its watch of Nodes yet)",
-                         &out)
-                   : xp_extender_priorities(a, v, &out);
-        xp_sched_verdicts_done(v, a->n_names);
-        free(v);
-        return answer(r < 0 ? NULL : out, 200, ret_body);
+        r = filter ? xp_extender_filter_result(a, set.items, unknown_node, &out)
+                   : xp_extender_priorities(a, set.items, &out);
+        xp_sched_verdicts_done(&set);
+        if (r < 0)
+                return answer(NULL, 500, ret_body);
+        *ret_body = out;
+        return 200;
 }
 
 static int filter_or_prioritize(

@@ -122,3 +122,50 @@ int ext_http_start(const struct ext_http_options *options,
                    struct xp_error *err);
 uint16_t ext_http_port(const struct ext_http *http);
 void ext_http_stop(struct ext_http *http);
+
+/* ---- the extender's JSON, read and written by hand (extender_json.c) ------------------------ */
+
+/* A scan of a JSON text: p moves forward; on failure what names what was expected at at. */
+struct jscan {
+        const char *p;
+        const char *end;
+        int depth;
+        const char *what; /* "a value", "',' or '}'", ... */
+        const char *at;
+};
+
+/* Skips one value, checking it is JSON (nesting at most 100 deep). -EINVAL. */
+int jscan_skip(struct jscan *scan);
+/* The string at p, unescaped into *ret (caller frees; NULL ret: only checked). -EINVAL, -ENOMEM. */
+int jscan_string(struct jscan *scan, char **ret);
+/* The string at p, unescaped and NUL-terminated into out, which has room for the escaped text
+ * (the decoded one is never longer); *ret_n: the bytes used, the NUL counted. -EINVAL. */
+int jscan_string_to(struct jscan *scan, char *out, size_t *ret_n);
+/* The object at p: member() for each member with its unescaped name and the scan at its value,
+ * which member() must read or skip; member NULL: skipped. -EINVAL or member()'s error. */
+int jscan_object(struct jscan *scan,
+                 int (*member)(struct jscan *scan, const char *key, void *userdata),
+                 void *userdata);
+/* The list at p: element() for each element, with the scan at it, which it must read or skip. */
+int jscan_array(struct jscan *scan,
+                int (*element)(struct jscan *scan, size_t i, void *userdata),
+                void *userdata);
+/* Whether the value at p is null (then read). */
+bool jscan_null(struct jscan *scan);
+/* Line and column (from 1) of the failure, in the text starting at start. */
+void jscan_where(const struct jscan *scan, const char *start, int *ret_line, int *ret_column);
+
+/* A growing output buffer; out of memory is remembered and jbuf_take() returns NULL. */
+struct jbuf {
+        char *p;
+        size_t len;
+        size_t cap;
+        bool oom;
+};
+
+void jbuf_put(struct jbuf *buf, const char *text, size_t len);
+void jbuf_puts(struct jbuf *buf, const char *text);
+void jbuf_string(struct jbuf *buf, const char *s); /* quoted and escaped */
+void jbuf_int(struct jbuf *buf, long long value);
+/* The text written (caller frees), NULL after running out of memory. The buffer is reset. */
+char *jbuf_take(struct jbuf *buf);

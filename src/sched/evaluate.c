@@ -22,6 +22,55 @@ static bool is_unresolvable(const struct reasons *rs)
         return rs->n > 0;
 }
 
+/* The distinct reasons of one evaluation: most failing nodes fail alike, so each text is made
+ * once and the verdicts point to it. */
+struct texts {
+        char **items;
+        struct reasons *of; /* the reasons each text says */
+        size_t n;
+        size_t cap;
+};
+
+static bool same_reasons(const struct reasons *a, const struct reasons *b)
+{
+        if (a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++)
+                if (a->items[i].kind != b->items[i].kind || a->items[i].res != b->items[i].res ||
+                    a->items[i].taint != b->items[i].taint)
+                        return false;
+        return true;
+}
+
+static int
+text_for(const struct xp_sched *sched, struct texts *t, const struct reasons *rs, const char **ret)
+{
+        /* the last few first: a run of equal nodes hits at once */
+        for (size_t i = t->n; i-- > 0 && i + 16 >= t->n;)
+                if (same_reasons(&t->of[i], rs)) {
+                        *ret = t->items[i];
+                        return 0;
+                }
+        if (t->n == t->cap) {
+                size_t cap = t->cap ? t->cap * 2 : 8;
+                char **m = realloc(t->items, cap * sizeof(*m));
+                struct reasons *o;
+                if (!m)
+                        return -ENOMEM;
+                t->items = m;
+                o = realloc(t->of, cap * sizeof(*o));
+                if (!o)
+                        return -ENOMEM;
+                t->of = o;
+                t->cap = cap;
+        }
+        if (reasons_join(sched, rs, &t->items[t->n]) < 0)
+                return -ENOMEM;
+        t->of[t->n] = *rs;
+        *ret = t->items[t->n++];
+        return 0;
+}
+
 /* Ranks the n candidates in sched->cands and writes their scores into v. */
 static int score_fitting(const struct pctx *ctx,
                          struct cand *cands,
@@ -55,11 +104,14 @@ static int score_fitting(const struct pctx *ctx,
         return 0;
 }
 
-/* Filters each named node into v; the ones that fit (each once) go to sched->cands. */
+/* Filters each named node into v; the ones that fit (each once) go to sched->cands. at[i]: the
+ * node of names[i], NULL when none. */
 static int filter_named(struct xp_sched *sched,
                         const struct pctx *ctx,
                         const char *const *names,
                         size_t n,
+                        struct snode **at,
+                        struct texts *texts,
                         struct xp_sched_verdict *v,
                         size_t *ret_n_cands)
 {
@@ -76,7 +128,8 @@ static int filter_named(struct xp_sched *sched,
                 struct reasons rs;
 
                 v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
-                if (!node || !node->present)
+                at[i] = node && node->present ? node : NULL;
+                if (!at[i])
                         continue;
                 if (node->eval_generation == sched->eval_generation)
                         continue; /* fill_repeats() copies the first one's once it is complete */
@@ -91,7 +144,7 @@ static int filter_named(struct xp_sched *sched,
                 }
                 v[i].fit = 0;
                 v[i].unresolvable = is_unresolvable(&rs);
-                r = reasons_join(sched, &rs, &v[i].reason);
+                r = text_for(sched, texts, &rs, &v[i].reason);
                 if (r < 0)
                         return r;
         }
@@ -100,24 +153,18 @@ static int filter_named(struct xp_sched *sched,
 }
 
 /* Repeated names take the first one's verdict (its reason copied). */
-static int fill_repeats(const struct xp_sched *sched,
-                        const char *const *names,
-                        size_t n,
-                        struct xp_sched_verdict *v)
+static void fill_repeats(struct snode *const *at, size_t n, struct xp_sched_verdict *v)
 {
         for (size_t i = 0; i < n; i++) {
-                const struct snode *node = names[i] ? smap_get(&sched->node_map, names[i]) : NULL;
+                const struct snode *node = at[i];
                 size_t first;
 
-                if (!node || !node->present || node->eval_slot == i)
+                if (!node || node->eval_slot == i)
                         continue;
                 first = node->eval_slot;
                 v[i] = v[first];
                 v[i].best = false;
-                if (v[first].reason && !(v[i].reason = strdup(v[first].reason)))
-                        return -ENOMEM;
         }
-        return 0;
 }
 
 int xp_sched_evaluate(struct xp_sched *sched,
@@ -125,17 +172,20 @@ int xp_sched_evaluate(struct xp_sched *sched,
                       const char *const *names,
                       size_t n,
                       unsigned flags,
-                      struct xp_sched_verdict *ret,
+                      struct xp_sched_verdicts *ret,
                       struct xp_error *err)
 {
         struct pctx ctx = {.sched = sched, .pod = pod};
-        struct xp_sched_verdict *v;
+        _cleanup_free_ struct snode **at = calloc(n + 1, sizeof(*at));
+        struct xp_sched_verdict *v = calloc(n + 1, sizeof(*v));
+        struct texts texts = {0};
         size_t n_cands = 0;
         int r;
 
-        v = calloc(n + 1, sizeof(*v));
-        if (!v)
+        if (!v || !at) {
+                free(v);
                 return -ENOMEM;
+        }
         r = sched_pod_requests(sched, pod, &ctx.req, err);
         if (r < 0) {
                 free(v);
@@ -143,28 +193,34 @@ int xp_sched_evaluate(struct xp_sched *sched,
         }
         r = anti_affinity_prepare(&ctx);
         if (r >= 0)
-                r = filter_named(sched, &ctx, names, n, v, &n_cands);
+                r = filter_named(sched, &ctx, names, n, at, &texts, v, &n_cands);
         if (r >= 0 && n_cands > 0 && (flags & XP_SCHED_EVALUATE_SCORE))
                 r = score_fitting(&ctx, sched->cands, n_cands, v, err);
-        if (r >= 0)
-                r = fill_repeats(sched, names, n, v);
-        if (r >= 0)
-                memcpy(ret, v, n * sizeof(*v));
-        else
-                xp_sched_verdicts_done(v, n);
+        free(texts.of);
+        if (r >= 0) {
+                fill_repeats(at, n, v);
+                *ret = (struct xp_sched_verdicts){
+                    .items = v, .n = n, .texts = texts.items, .n_texts = texts.n};
+        } else {
+                struct xp_sched_verdicts gone = {
+                    .items = v, .texts = texts.items, .n_texts = texts.n};
+                xp_sched_verdicts_done(&gone);
+        }
         if (r == -ENOMEM)
                 xp_errorf(err, r, "evaluating pod %s: out of memory", pod->metadata.name);
-        free(v);
         free(ctx.anti);
         sterms_free(ctx.terms, ctx.n_terms);
         podreq_done(&ctx.req);
         return r < 0 ? r : 0;
 }
 
-void xp_sched_verdicts_done(struct xp_sched_verdict *verdicts, size_t n)
+void xp_sched_verdicts_done(struct xp_sched_verdicts *verdicts)
 {
-        for (size_t i = 0; verdicts && i < n; i++) {
-                free(verdicts[i].reason);
-                verdicts[i].reason = NULL;
-        }
+        if (!verdicts)
+                return;
+        for (size_t i = 0; i < verdicts->n_texts; i++)
+                free(verdicts->texts[i]);
+        free(verdicts->texts);
+        free(verdicts->items);
+        *verdicts = (struct xp_sched_verdicts){0};
 }

@@ -30,7 +30,8 @@
 struct smap {
         const char **keys; /* NULL: empty; TOMBSTONE: deleted */
         void **values;
-        size_t cap; /* a power of two, or 0 */
+        uint64_t *hashes; /* of each key: a probe compares these before the strings */
+        size_t cap;       /* a power of two, or 0 */
         size_t n;
         size_t used; /* n plus tombstones */
 };

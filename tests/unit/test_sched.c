@@ -1441,12 +1441,13 @@ static void evaluate(struct xp_sched *sched,
                      struct xp_pod *pod,
                      const char *const *names,
                      size_t n,
-                     struct xp_sched_verdict *v)
+                     struct xp_sched_verdicts *set)
 {
         struct xp_error err = {0};
 
-        if (xp_sched_evaluate(sched, pod, names, n, XP_SCHED_EVALUATE_SCORE, v, &err) < 0)
+        if (xp_sched_evaluate(sched, pod, names, n, XP_SCHED_EVALUATE_SCORE, set, &err) < 0)
                 fail_msg("evaluate: %s", err.msg);
+        assert_int_equal(set->n, n);
 }
 
 /* The node with best set, which must also score highest. */
@@ -1481,7 +1482,8 @@ static void verdicts_match_placement(void **state)
         };
         struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 7);
         json_t *tainted = node_json("tainted", "96", nvidia8_full);
-        struct xp_sched_verdict v[6];
+        struct xp_sched_verdicts set;
+        struct xp_sched_verdict *v;
         struct xp_pod *used;
 
         (void)state;
@@ -1506,7 +1508,8 @@ static void verdicts_match_placement(void **state)
                 struct xp_pod *pod = simple_pod("p", pods[p], NULL, NULL);
                 char *chosen;
 
-                evaluate(sched, pod, names, 6, v);
+                evaluate(sched, pod, names, 6, &set);
+                v = set.items;
                 /* the node place() chooses among the same nodes is the verdicts' best */
                 chosen = place(sched, pod, false, NULL, NULL);
                 assert_non_null(chosen);
@@ -1529,7 +1532,7 @@ static void verdicts_match_placement(void **state)
                 } else {
                         assert_int_equal(v[2].fit, 1);
                 }
-                xp_sched_verdicts_done(v, 6);
+                xp_sched_verdicts_done(&set);
                 xp_pod_free(pod);
         }
         xp_pod_free(used);
@@ -1541,25 +1544,27 @@ static void verdicts_name_every_reason(void **state)
         static const char *const names[] = {"a", "b"};
         struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 1);
         struct xp_pod *pod = simple_pod("q", "\"cpu\":\"200\",\"memory\":\"1Ti\"", NULL, NULL);
-        struct xp_sched_verdict v[2];
+        struct xp_sched_verdicts set;
+        struct xp_sched_verdict *v;
         struct xp_error err = {0};
 
         (void)state;
         add_node(sched, node_json("a", "96", NULL));
         /* filters only: nothing scored, nothing best */
-        assert_int_equal(xp_sched_evaluate(sched, pod, names, 2, 0, v, &err), 0);
+        assert_int_equal(xp_sched_evaluate(sched, pod, names, 2, 0, &set, &err), 0);
+        v = set.items;
         assert_int_equal(v[0].fit, 0);
         assert_string_equal(v[0].reason, "Insufficient cpu, Insufficient memory");
         assert_false(v[0].best);
         assert_int_equal(v[1].fit, -ENOENT);
-        xp_sched_verdicts_done(v, 2);
+        xp_sched_verdicts_done(&set);
         xp_pod_free(pod);
         /* a request the core cannot understand is an error, not a verdict */
         pod = simple_pod("bad",
                          "\"xpool.io/accelerator\":\"1\"",
                          NULL,
                          "\"annotations\":{\"xpool.io/accelerator-kinds\":\"gpu,toaster\"}");
-        assert_int_equal(xp_sched_evaluate(sched, pod, names, 2, 0, v, &err), -EINVAL);
+        assert_int_equal(xp_sched_evaluate(sched, pod, names, 2, 0, &set, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "xpool.io/accelerator-kinds"));
         xp_pod_free(pod);
         xp_sched_free(sched);
