@@ -211,7 +211,7 @@ wait_until "the finished pod's GPUs freed" 10 fits_again
 # bad input: clear errors, and serving goes on
 printf '{"Pod":' >"$tmp/bad.json"
 ext "malformed body" 400 filter "$tmp/bad.json" "${cert[@]}"
-expect_in "says where" "$tmp/out" "the body is not JSON: line 1, column 7"
+expect_in "says where" "$tmp/out" "the body is not JSON: line 1, column 8: expected a value"
 echo '{"NodeNames":["gpu-1"]}' >"$tmp/nopod.json"
 ext "no Pod" 400 prioritize "$tmp/nopod.json" "${cert[@]}"
 expect_in "says what" "$tmp/out" "Pod: required"
