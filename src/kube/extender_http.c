@@ -3,8 +3,8 @@
  * The extender's HTTP(S) endpoint on libmicrohttpd: POST bodies gathered up to the bound (a
  * Content-Length beyond it is refused before a byte is read), handed to the extender with the
  * verb (the path's last segment: urlPrefix may carry any path before it), and GET /healthz and
- * /readyz for the kubelet's probes. With a client CA, a request without a certificate that CA
- * signed is refused: kube-scheduler's extender tlsConfig presents one (certData/keyData).
+ * /readyz for the kubelet's probes. With a client CA, a POST without a certificate that CA
+ * signed is refused: kube-scheduler's extender tlsConfig presents one (certFile/keyFile).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -145,7 +145,8 @@ static enum MHD_Result on_request(void *cls,
         if (!cn) {
                 const char *length =
                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (h->verify_client && !client_verified(c))
+                /* the probes' GETs carry no certificate and say nothing about the cluster */
+                if (h->verify_client && strcmp(method, "GET") != 0 && !client_verified(c))
                         return reply_error(
                             c,
                             MHD_HTTP_UNAUTHORIZED,

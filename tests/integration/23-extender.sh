@@ -223,4 +223,12 @@ ext "still serving" 200 filter "$tmp/filter.json" "${cert[@]}"
 expect_eq "the same answer" "$(json "j['NodeNames']")" "['gpu-1', 'gpu-2']"
 kill -0 "$ext_pid" || { echo "FAIL the extender died"; failures=$((failures + 1)); }
 
+# the manifests build offline as kubectl apply -k builds them (their fields: tests/unit/test_deploy.c)
+if command -v kubectl >/dev/null; then
+  check "kubectl kustomize deploy/kubernetes" 0 kubectl kustomize "$src/deploy/kubernetes"
+  expect_count "the objects it applies" "$tmp/out" 11 "apiVersion:"
+fi
+check "install.sh parses" 0 bash -n "$src/deploy/kubernetes/install.sh"
+check "uninstall.sh parses" 0 bash -n "$src/deploy/kubernetes/uninstall.sh"
+
 finish extender
