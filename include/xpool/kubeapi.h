@@ -9,6 +9,8 @@
  * service account is rotated by the kubelet: xp_kube_api_refresh() notices a new one.
  */
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,3 +56,16 @@ void xp_kube_api_client_options(const struct xp_kube_api *api,
 /* Re-reads the token file when it changed on disk: 1 when the token changed (make new clients),
  * 0 when not or when there is no file, -errno with err (the old token is kept). */
 int xp_kube_api_refresh(struct xp_kube_api *api, struct xp_error *err);
+
+/*
+ * Keeps *client current for a thread that another thread may have to stop: a new client when
+ * there is none or the token changed (xp_kube_api_refresh()), swapped in under lock, so whoever
+ * stops the thread may cancel *client under the same lock; one made after stopping was set is
+ * cancelled at once. 0, or -errno with err (the old client stays).
+ */
+int xp_kube_api_client(struct xp_kube_api *api,
+                       long timeout_ms,
+                       pthread_mutex_t *lock,
+                       const atomic_bool *stopping,
+                       struct xp_apiclient **client,
+                       struct xp_error *err);

@@ -64,6 +64,13 @@ int xp_cli_getopt(int argc,
  */
 char *xp_cli_default_data_dir(void);
 
+#include <signal.h>
+
+/* Blocks SIGINT and SIGTERM (call before starting threads) and ignores SIGPIPE. */
+void xp_cli_block_stop_signals(sigset_t *mask);
+/* Waits for one of the signals xp_cli_block_stop_signals() blocked and returns it. */
+int xp_cli_wait_stop(const sigset_t *mask);
+
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
 int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);
 

@@ -136,11 +136,7 @@ int xp_cmd_extender(int argc, char **argv)
                     o.bind ? " and bind pods" : "");
                 return XP_EXIT_USAGE;
         }
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        signal(SIGPIPE, SIG_IGN);
+        xp_cli_block_stop_signals(&mask);
 
         r = xp_extender_new(&o, &e, &err);
         if (r < 0) {
@@ -156,9 +152,7 @@ int xp_cmd_extender(int argc, char **argv)
                o.listen_host,
                xp_extender_port(e),
                o.bind ? " with bind" : "");
-        do
-                r = sigwait(&mask, &sig);
-        while (r == EINTR);
+        sig = xp_cli_wait_stop(&mask);
         xp_log(LOG_INFO, "xpool extender: %s, stopping", strsignal(sig));
         xp_extender_free(e);
         return 0;

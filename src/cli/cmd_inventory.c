@@ -225,11 +225,7 @@ int xp_cmd_inventory(int argc, char **argv)
                 host[sizeof(host) - 1] = '\0';
                 o.node_name = host;
         }
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        signal(SIGPIPE, SIG_IGN);
+        xp_cli_block_stop_signals(&mask);
 
         r = xp_kube_inventory_new(&o, &inv, &err);
         if (r < 0) {
@@ -238,9 +234,7 @@ int xp_cmd_inventory(int argc, char **argv)
                 return XP_EXIT_FAILURE;
         }
         xp_log(LOG_INFO, "xpool inventory: publishing the devices of node %s", o.node_name);
-        do
-                r = sigwait(&mask, &sig);
-        while (r == EINTR);
+        sig = xp_cli_wait_stop(&mask);
         xp_log(LOG_INFO, "xpool inventory: %s, stopping", strsignal(sig));
         xp_kube_inventory_free(inv);
         free_podres(podres);

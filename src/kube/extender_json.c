@@ -247,45 +247,18 @@ static int literal(struct jscan *s, const char *word)
         return 0;
 }
 
-static int container(struct jscan *s, char close)
+static int skip_member(struct jscan *s, const char *key, void *ud)
 {
-        int r;
+        (void)key;
+        (void)ud;
+        return jscan_skip(s);
+}
 
-        if (++s->depth > DEPTH_MAX)
-                return fail(s, "values nested no deeper than 100");
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == close) {
-                s->p++;
-                s->depth--;
-                return 0;
-        }
-        for (;;) {
-                if (close == '}') {
-                        ws(s);
-                        r = jscan_string(s, NULL);
-                        if (r < 0)
-                                return r;
-                        ws(s);
-                        if (s->p >= s->end || *s->p != ':')
-                                return fail(s, "':' after a member name");
-                        s->p++;
-                }
-                r = jscan_skip(s);
-                if (r < 0)
-                        return r;
-                ws(s);
-                if (s->p < s->end && *s->p == ',') {
-                        s->p++;
-                        continue;
-                }
-                if (s->p < s->end && *s->p == close) {
-                        s->p++;
-                        s->depth--;
-                        return 0;
-                }
-                return fail(s, close == '}' ? "',' or '}'" : "',' or ']'");
-        }
+static int skip_element(struct jscan *s, size_t i, void *ud)
+{
+        (void)i;
+        (void)ud;
+        return jscan_skip(s);
 }
 
 int jscan_skip(struct jscan *s)
@@ -295,9 +268,9 @@ int jscan_skip(struct jscan *s)
                 return fail(s, "a value");
         switch (*s->p) {
         case '{':
-                return container(s, '}');
+                return jscan_object(s, skip_member, NULL);
         case '[':
-                return container(s, ']');
+                return jscan_array(s, skip_element, NULL);
         case '"':
                 return jscan_string(s, NULL);
         case 't':
@@ -321,7 +294,7 @@ int jscan_object(struct jscan *s,
         if (s->p >= s->end || *s->p != '{')
                 return fail(s, "an object");
         if (!member)
-                return container(s, '}');
+                member = skip_member;
         if (++s->depth > DEPTH_MAX)
                 return fail(s, "values nested no deeper than 100");
         s->p++;
@@ -335,7 +308,8 @@ int jscan_object(struct jscan *s,
                 _cleanup_free_ char *key = NULL;
 
                 ws(s);
-                r = jscan_string(s, &key);
+                /* a skipped object's names are only checked, not copied */
+                r = jscan_string(s, member == skip_member ? NULL : &key);
                 if (r < 0)
                         return r;
                 ws(s);
@@ -343,7 +317,7 @@ int jscan_object(struct jscan *s,
                         return fail(s, "':' after a member name");
                 s->p++;
                 ws(s);
-                r = member(s, key, ud);
+                r = member(s, key ? key : "", ud);
                 if (r < 0)
                         return r;
                 ws(s);

@@ -43,26 +43,8 @@ struct ext_watch {
 /* A fresh client when there is none or the service account token changed. */
 static int ensure_client(struct ext_watch *w, struct xp_error *err)
 {
-        struct xp_apiclient_options o;
-        struct xp_apiclient *client = NULL, *old;
-        int r = xp_kube_api_refresh(&w->api, err);
-
-        if (r < 0)
-                return r;
-        if (r == 0 && w->client)
-                return 0;
-        xp_kube_api_client_options(&w->api, REQUEST_TIMEOUT_MS, &o);
-        r = xp_apiclient_new(&o, &client, err);
-        if (r < 0)
-                return r;
-        pthread_mutex_lock(&w->lock);
-        old = w->client;
-        w->client = client;
-        if (atomic_load(&w->stopping))
-                xp_apiclient_cancel(client);
-        pthread_mutex_unlock(&w->lock);
-        xp_apiclient_free(old);
-        return 0;
+        return xp_kube_api_client(
+            &w->api, REQUEST_TIMEOUT_MS, &w->lock, &w->stopping, &w->client, err);
 }
 
 static int query(char *buf, const char *key, const char *value)

@@ -109,28 +109,8 @@ static bool changed(const struct xp_kube_inventory *inv)
 
 static int ensure_client(struct xp_kube_inventory *inv, struct xp_error *err)
 {
-        struct xp_apiclient_options o;
-        int r = xp_kube_api_refresh(&inv->api, err);
-
-        if (r < 0)
-                return r;
-        if (r > 0 || !inv->client) {
-                struct xp_apiclient *client = NULL, *old;
-
-                xp_kube_api_client_options(&inv->api, REQUEST_TIMEOUT_MS, &o);
-                r = xp_apiclient_new(&o, &client, err);
-                if (r < 0)
-                        return r;
-                /* swapped under the lock: xp_kube_inventory_free() cancels the current one */
-                pthread_mutex_lock(&inv->lock);
-                old = inv->client;
-                inv->client = client;
-                if (atomic_load(&inv->stopping))
-                        xp_apiclient_cancel(client);
-                pthread_mutex_unlock(&inv->lock);
-                xp_apiclient_free(old);
-        }
-        return 0;
+        return xp_kube_api_client(
+            &inv->api, REQUEST_TIMEOUT_MS, &inv->lock, &inv->stopping, &inv->client, err);
 }
 
 /* The resources left to others and those this process's device plugin advertises. */

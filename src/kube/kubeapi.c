@@ -175,3 +175,32 @@ int xp_kube_api_refresh(struct xp_kube_api *api, struct xp_error *err)
         api->token = token;
         return 1;
 }
+
+int xp_kube_api_client(struct xp_kube_api *api,
+                       long timeout_ms,
+                       pthread_mutex_t *lock,
+                       const atomic_bool *stopping,
+                       struct xp_apiclient **client,
+                       struct xp_error *err)
+{
+        struct xp_apiclient_options o;
+        struct xp_apiclient *fresh = NULL, *old;
+        int r = xp_kube_api_refresh(api, err);
+
+        if (r < 0)
+                return r;
+        if (r == 0 && *client)
+                return 0;
+        xp_kube_api_client_options(api, timeout_ms, &o);
+        r = xp_apiclient_new(&o, &fresh, err);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(lock);
+        old = *client;
+        *client = fresh;
+        if (atomic_load(stopping))
+                xp_apiclient_cancel(fresh);
+        pthread_mutex_unlock(lock);
+        xp_apiclient_free(old);
+        return 0;
+}

@@ -70,9 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         r = xp_extender_args_decode(body, size, &a, &err);
         if (r < 0) {
-                check(err.msg[0] != '\0' && !a.pod && !a.root && !a.names);
+                check(err.msg[0] != '\0' && !a.pod && !a.pod_json && !a.names);
         } else {
-                check(a.pod && a.root && (a.n_names == 0 || a.names));
+                check(a.pod && a.pod_json && (a.n_names == 0 || a.names));
                 for (size_t i = 0; i < a.n_names; i++)
                         check(a.names[i] && a.names[i][0]);
                 xp_extender_args_done(&a);
