@@ -155,8 +155,8 @@ static inline void prefetch_node(const struct xp_sched *sched, size_t at, size_t
                 near -= n_nodes;
         if (far < n_nodes)
                 __builtin_prefetch(sched->nodes[far]);
-        if (near < n_nodes) {
-                n = sched->nodes[near];
+        /* a removed node has no resources (offsetting NULL is undefined, even to prefetch) */
+        if (near < n_nodes && (n = sched->nodes[near])->res) {
                 __builtin_prefetch(n->res);
                 __builtin_prefetch((const char *)n->res + 64);
         }

@@ -107,7 +107,7 @@ static int setup(void **state)
                 if (xp_yaml_load(text, len, files[i], &d, &n, &err) < 0)
                         fail_msg("%s", err.msg);
                 for (size_t k = 0; k < n; k++)
-                        json_array_append(
+                        json_array_append_new(
                             docs, json_pack("{s:s, s:O}", "file", files[i], "doc", d[k].root));
                 xp_yaml_documents_free(d, n);
                 free(text);
