@@ -122,9 +122,10 @@ static int pod_resources(struct inventory_args *a, void **ret_client)
 #else
         fprintf(
             stderr,
-            "xpool inventory: --pod-resources %s: this xpool was built without the kubelet pod-resources client\n",
-            path);
-        return XP_EXIT_USAGE;
+            "xpool inventory: %s: this xpool was built without the kubelet pod-resources client%s\n",
+            path,
+            a->pod_resources ? "" : "; publishing without allocation state");
+        return a->pod_resources ? XP_EXIT_USAGE : 0;
 #endif
 }
 
