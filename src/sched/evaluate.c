@@ -12,6 +12,8 @@
 
 #include "sched/sched_internal.h"
 
+#define LOOKAHEAD 16 /* names fetched ahead of the one looked up */
+
 /* Evicting pods cannot cure these: the node itself refuses the pod. */
 static bool is_unresolvable(const struct reasons *rs)
 {
@@ -118,14 +120,31 @@ static int filter_named(struct xp_sched *sched,
         size_t n_cands = 0;
         int r;
 
+        _cleanup_free_ uint64_t *h = malloc((n + 1) * sizeof(*h));
+
+        if (!h)
+                return -ENOMEM;
         r = sched_cands_reserve(sched, n + 1);
         if (r < 0)
                 return r;
+        /* thousands of lookups, each a miss on the node's name and entry: hashed first, then
+         * fetched ahead in two steps (the slot, then what it names) so the misses overlap */
+        for (size_t i = 0; i < n; i++)
+                h[i] = names[i] ? smap_hash(names[i]) : 0;
         /* a name asked twice is answered once: the mark says which slot answered it */
         sched->eval_generation++;
         for (size_t i = 0; i < n; i++) {
-                struct snode *node = names[i] ? smap_get(&sched->node_map, names[i]) : NULL;
+                struct snode *node;
                 struct reasons rs;
+
+                if (i + LOOKAHEAD < n)
+                        smap_prefetch(&sched->node_map, h[i + LOOKAHEAD], false, 0);
+                if (i + LOOKAHEAD / 2 < n)
+                        smap_prefetch(&sched->node_map,
+                                      h[i + LOOKAHEAD / 2],
+                                      true,
+                                      sizeof(struct snode)); /* what the filters read */
+                node = names[i] ? smap_get_hashed(&sched->node_map, names[i], h[i]) : NULL;
 
                 v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
                 at[i] = node && node->present ? node : NULL;

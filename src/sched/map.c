@@ -35,10 +35,12 @@ void smap_done(struct smap *m)
 
 /* FNV-1a's low bits hold little of a key's last characters: mixed, names such as node-1 ...
  * node-4999 do not fall into long runs of probes */
-static uint64_t key_hash(const char *key)
+uint64_t smap_hash(const char *key)
 {
         return sched_mix(sched_hash(key));
 }
+
+#define key_hash smap_hash
 
 static size_t find_slot(const struct smap *m, const char *key, uint64_t h, bool *ret_found)
 {
@@ -60,6 +62,38 @@ static size_t find_slot(const struct smap *m, const char *key, uint64_t h, bool 
                         *ret_found = true;
                         return i;
                 }
+        }
+}
+
+void *smap_get_hashed(const struct smap *m, const char *key, uint64_t h)
+{
+        bool found;
+        size_t i;
+
+        if (m->cap == 0)
+                return NULL;
+        i = find_slot(m, key, h, &found);
+        return found ? m->values[i] : NULL;
+}
+
+void smap_prefetch(const struct smap *m, uint64_t h, bool deep, size_t value_bytes)
+{
+        size_t i;
+
+        if (m->cap == 0)
+                return;
+        i = h & (m->cap - 1);
+        if (!deep) {
+                __builtin_prefetch(&m->keys[i]);
+                __builtin_prefetch(&m->hashes[i]);
+                __builtin_prefetch(&m->values[i]);
+                return;
+        }
+        /* the slot's arrays were fetched earlier: now what they point to */
+        if (m->keys[i] && m->hashes[i] == h && m->values[i]) {
+                __builtin_prefetch(m->keys[i]);
+                for (size_t off = 0; off < value_bytes; off += 64)
+                        __builtin_prefetch((const char *)m->values[i] + off);
         }
 }
 

@@ -38,6 +38,12 @@ struct smap {
 
 void smap_done(struct smap *m);
 void *smap_get(const struct smap *m, const char *key);
+/* For many lookups in a row: the key's hash once, the slot prefetched ahead (deep false), then
+ * what it points to (deep true, once the slot is in cache: the key and value_bytes of the value),
+ * then the lookup with the hash. */
+uint64_t smap_hash(const char *key);
+void smap_prefetch(const struct smap *m, uint64_t hash, bool deep, size_t value_bytes);
+void *smap_get_hashed(const struct smap *m, const char *key, uint64_t hash);
 /* Inserts or replaces; key is borrowed and must live while it is in the map. -ENOMEM. */
 int smap_put(struct smap *m, const char *key, void *value);
 /* Removes key; returns the value, or NULL when absent. */
