@@ -86,15 +86,18 @@ char *xp_image_ref_repository(const struct xp_image_ref *ref);
  */
 const char *xp_image_default_pull_policy(const char *text);
 
-/* ---- platforms -------------------------------------------------------------------------------- */
+/* ---- platforms --------------------------------------------------------------------------------
+ */
 
-/* "os/architecture[/variant]" as OCI names them: "linux/amd64", "linux/arm64/v8", "linux/arm/v7". */
+/* "os/architecture[/variant]" as OCI names them: "linux/amd64", "linux/arm64/v8", "linux/arm/v7".
+ */
 #define XP_IMAGE_PLATFORM_MAX 64
 
 /* This machine's platform (uname, GOARCH spelling), e.g. "linux/amd64". Static storage. */
 const char *xp_image_platform_host(void);
 
-/* ---- the image config (what a runtime starts from) -------------------------------------------- */
+/* ---- the image config (what a runtime starts from) --------------------------------------------
+ */
 
 /* The parts of an image's config (the OCI image spec's "config" object) a runtime needs. Every
  * array is NULL-terminated, or NULL when the image does not set it. */
@@ -111,7 +114,8 @@ struct xp_image_config {
         char *os, *architecture, *variant; /* the image's platform (variant may be NULL) */
 };
 
-/* ---- images ----------------------------------------------------------------------------------- */
+/* ---- images -----------------------------------------------------------------------------------
+ */
 
 /* One image in the store: a snapshot, owned by the caller (xp_image_free()). */
 struct xp_image {
@@ -140,7 +144,8 @@ void xp_image_list_free(struct xp_image **images, size_t n);
  */
 char *xp_image_lowerdir(const struct xp_image *img, bool relative);
 
-/* ---- the store -------------------------------------------------------------------------------- */
+/* ---- the store --------------------------------------------------------------------------------
+ */
 
 /* Defaults of the files below: used when they exist, ignored when they do not. */
 #define XP_IMAGE_REGISTRIES_DEFAULT "/etc/xpool/registries.yaml"
@@ -191,7 +196,8 @@ int xp_image_list(struct xp_image_store *s,
                   size_t *ret_n,
                   struct xp_error *err);
 
-/* ---- pulling (src/image/pull.c) --------------------------------------------------------------- */
+/* ---- pulling (src/image/pull.c) ---------------------------------------------------------------
+ */
 
 /* Where a pull stands, for progress reports. Strings borrowed for the call. */
 struct xp_image_progress {
@@ -234,7 +240,8 @@ int xp_image_pull(struct xp_image_store *s,
                   struct xp_image **ret,
                   struct xp_error *err);
 
-/* ---- importing (src/image/import.c) ----------------------------------------------------------- */
+/* ---- importing (src/image/import.c) -----------------------------------------------------------
+ */
 
 struct xp_image_import_options {
         const char *platform; /* as for pulls */
@@ -258,7 +265,8 @@ int xp_image_import(struct xp_image_store *s,
                     size_t *ret_n,
                     struct xp_error *err);
 
-/* ---- in use, removal (src/image/store.c) ------------------------------------------------------ */
+/* ---- in use, removal (src/image/store.c) ------------------------------------------------------
+ */
 
 /*
  * Holds the image with ID image_id (its "sha256:<hex>") for holder (a name of the caller's
