@@ -52,14 +52,17 @@ static json_t *record_json(const struct xp_store_record *rec, const json_t *old)
 
         if (!names || !layers)
                 goto fail;
-        json_array_foreach(json_object_get(old, "names"), i, v) if (json_array_append(names, v) <
-                                                                    0) goto fail;
-        for (i = 0; i < rec->n_names; i++) {
+        /* the names of this pull or import first, then those it had */
+        for (i = 0; i < rec->n_names; i++)
+                if (json_array_append_new(names, json_string(rec->names[i])) < 0)
+                        goto fail;
+        json_array_foreach(json_object_get(old, "names"), i, v)
+        {
                 bool dup = false;
 
-                json_array_foreach(names, j, v) dup |=
-                    strcmp(json_string_value(v) ?: "", rec->names[i]) == 0;
-                if (!dup && json_array_append_new(names, json_string(rec->names[i])) < 0)
+                for (j = 0; j < rec->n_names; j++)
+                        dup |= strcmp(json_string_value(v) ?: "", rec->names[j]) == 0;
+                if (!dup && json_array_append(names, v) < 0)
                         goto fail;
         }
         for (i = 0; i < rec->n_layers; i++)

@@ -30,14 +30,16 @@ struct parse {
 static int fail_at(const struct parse *p, const char *pointer, const char *what, const char *path)
 {
         struct xp_source_entry where;
+        /* an unknown key is pointed at itself, a bad value at the value */
+        bool key = strncmp(what, "unknown key", 11) == 0;
 
         if (xp_source_map_lookup(p->doc->map, pointer, &where) == 0 && where.value.line > 0)
                 return xp_errorf(p->err,
                                  -EINVAL,
                                  "%s:%u:%u: %s: %s",
                                  p->name,
-                                 where.value.line,
-                                 where.value.column,
+                                 key ? where.key.line : where.value.line,
+                                 key ? where.key.column : where.value.column,
                                  path,
                                  what);
         return xp_errorf(p->err, -EINVAL, "%s: %s: %s", p->name, path, what);
