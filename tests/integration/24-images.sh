@@ -29,14 +29,7 @@ wait_for() { # what, seconds, command...
 }
 
 # ---- images and registries ------------------------------------------------------------------
-cat >"$tmp/ai-framework.sh" <<'EOF'
-#!/bin/sh
-echo "ai-framework: the devices I see:"
-for d in /dev/nvidia* /dev/davinci* /dev/npu* /dev/accel/*; do [ -e "$d" ] && echo "  $d"; done
-env | grep _VISIBLE_DEVICES= | sort
-echo "ai-framework: done"
-EOF
-img_layout "$tmp/ai" "$tmp/ai-framework.sh"
+img_ai_framework "$tmp/ai"
 mkdir -p "$tmp/extra/opt"; echo second >"$tmp/extra/opt/second"
 img_layout "$tmp/two" "" "$tmp/extra"
 reg_start plain
