@@ -124,6 +124,10 @@ kill -KILL "$slow_pid"; wait "$slow_pid" 2>/dev/null || true
 check "open after a killed pull" 0 img list
 [[ -z "$(ls -A "$store/tmp")" ]] || { echo "FAIL the killed pull's leftovers stayed:"; ls -la "$store/tmp"; failures=$((failures + 1)); }
 [[ $(ls "$store/layers" | wc -l) -eq $layers_before ]] || { echo "FAIL the killed pull left a layer"; failures=$((failures + 1)); }
+check "bearer token, no credentials" 1 img pull "$fake/bearer:1"
+expect_in "bearer refused" "$tmp/err" "refused access (401"
+printf '{"auths": {"%s": {"username": "puller", "password": "s3cret"}}}\n' "$fake" >"$tmp/fake-auth.json"
+check "bearer token from the realm" 0 img --auth-file "$tmp/fake-auth.json" pull "$fake/bearer:1"
 check "setuid stripped (untrusted)" 0 img pull "$fake/setuid:1"
 su=$(ls -d "$store"/layers/*.untrusted)/fs/bin/su
 [[ -f "$su" && ! -u "$su" ]] || { echo "FAIL the setuid bit of $su stayed"; failures=$((failures + 1)); }

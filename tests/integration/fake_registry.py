@@ -95,6 +95,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if self.path.startswith("/token?"):
+            # a token service: basic puller:s3cret, scope of the bearer repository
+            if self.headers.get("Authorization") != "Basic cHVsbGVyOnMzY3JldA==" or "scope=repository%3Abearer%3Apull" not in self.path:
+                return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}')
+            return self.answer(200, b'{"token":"t0k3n"}')
         parts = self.path.split("/")  # "", v2, repo, kind, ref
         if self.path == "/v2/" or len(parts) < 5:
             return self.answer(200, b"{}")
@@ -104,6 +109,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if repo == "e500":
             return self.answer(500, b'{"errors":[{"code":"UNKNOWN","message":"storage exploded"}]}')
+        if repo == "bearer" and self.headers.get("Authorization") != "Bearer t0k3n":
+            realm = "http://127.0.0.1:%d/token" % self.server.server_address[1]
+            return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}',
+                               headers=[("WWW-Authenticate", 'Bearer realm="%s",service="fake",scope="repository:bearer:pull"' % realm)])
+        if repo == "bearer":
+            repo = "setuid"
         if repo == "e401":
             return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}',
                                headers=[("WWW-Authenticate", 'Basic realm="fake"')])
