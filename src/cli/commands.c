@@ -30,6 +30,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"inventory",
      "publish this node's device labels and inventory annotation to a Kubernetes cluster",
      xp_cmd_inventory},
+    {"image", "the node's images: list, pull, import, inspect, rm, prune", xp_cmd_image},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/xpool/runtime.h) */
