@@ -4,7 +4,7 @@
 /*
  * What the image store's files share: digests (digest.c), manifests, indexes and configs
  * (manifest.c, config.c: pure, fuzzed), platforms (platform.c), layer unpacking (unpack.c), the
- * registry settings and credentials (regconf.c, auth.c), the registry client (registry.c) and
+ * registry settings and credentials (regconf.c, auth.c), the registry client (remote.c) and
  * the store's directory (store.c, blobs.c).
  */
 
