@@ -470,6 +470,10 @@ int main(int argc, char **argv)
                                 NODE,
                                 "--data-dir",
                                 agent_data,
+                                /* the runtime alone: docs/networking.md has the cost of a
+                                 * pod network */
+                                "--pod-network",
+                                "host",
                                 NULL};
 
                 if (spawn("agent.log", args, &agent) < 0)

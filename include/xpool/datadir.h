@@ -14,7 +14,8 @@
  *     admin.kubeconfig        the admin's kubeconfig; 0600
  *     agent/                  a node agent's own directory (0700): the default of `xpool agent`
  *       containers/ logs/     and the one `xpool up` gives its agent; node.token and
- *                             simulated-node.yaml are `xpool up`'s
+ *       network/              simulated-node.yaml are `xpool up`'s; network/ holds one
+ *                             record per pod network (include/xpool/podnet.h)
  *
  * One default root for server and agent: $XDG_STATE_HOME/xpool when XDG_STATE_HOME is set
  * (absolute), else /var/lib/xpool for root, else ~/.local/state/xpool. The agent's default is
@@ -36,6 +37,7 @@
 #define XP_DATADIR_AGENT          "agent"
 #define XP_DATADIR_CONTAINERS     "containers" /* in the agent's directory */
 #define XP_DATADIR_LOGS           "logs"       /* in the agent's directory */
+#define XP_DATADIR_NETWORK        "network"    /* in the agent's directory: pods' networks */
 #define XP_DATADIR_NODE_TOKEN     "node.token" /* in the agent's directory (xpool up) */
 #define XP_DATADIR_SIMULATED_NODE "simulated-node.yaml"
 

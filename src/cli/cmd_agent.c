@@ -43,7 +43,8 @@ static const char usage[] =
     "                           directory are hidden always (docs/security.md)\n"
     "      --allow-privileged   run privileged containers (off: such pods are refused)\n"
     "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
-    "                           the device filter are missing (off: such pods are refused)\n";
+    "                           the device filter are missing, and pods on the node's network\n"
+    "                           where it has no pod network (off: such pods are refused)\n" XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -158,6 +159,12 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_ALLOW_DEGRADED:
                 a->o->allow_degraded_isolation = true;
                 break;
+        case XP_CLI_OPT_POD_NETWORK:
+        case XP_CLI_OPT_CNI_CONF_DIR:
+        case XP_CLI_OPT_CNI_BIN_DIR:
+        case XP_CLI_OPT_NETNS_DIR:
+        case XP_CLI_OPT_POD_CIDR:
+                return xp_cli_podnet_option("xpool agent", c, arg, a->o);
         }
         return 0;
 }
@@ -204,6 +211,7 @@ static const struct option agent_options[] = {
     {"hide", required_argument, NULL, OPT_HIDE},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
 };
