@@ -374,6 +374,21 @@ static int open_network(struct xp_agent *a, struct xp_error *err)
         return 0;
 }
 
+/* The network step (network.c): after the events, which report its failed setups. */
+static int start_network(struct xp_agent *a, struct xp_error *err)
+{
+        int r = xp_agent_network_new(
+            TAKE_PTR(a->podnet),
+            &(struct xp_agent_network_config){.backoff_initial_ms = a->backoff_initial_ms,
+                                              .backoff_max_ms = a->backoff_max_ms,
+                                              .degrade_to_host = a->isolation.allow_degraded,
+                                              .events = a->events},
+            &a->network,
+            err);
+
+        return r < 0 ? xp_error_prefix(err, r, "the pod network") : 0;
+}
+
 /* What the runtime can isolate pods with here; said loudly when something is missing. */
 static void note_isolation(struct xp_agent *a)
 {
@@ -485,16 +500,9 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
         if (r < 0)
                 return r;
-        r = xp_agent_network_new(
-            TAKE_PTR(a->podnet),
-            &(struct xp_agent_network_config){.backoff_initial_ms = a->backoff_initial_ms,
-                                              .backoff_max_ms = a->backoff_max_ms,
-                                              .degrade_to_host = a->isolation.allow_degraded,
-                                              .events = a->events},
-            &a->network,
-            err);
+        r = start_network(a, err);
         if (r < 0)
-                return xp_error_prefix(err, r, "the pod network");
+                return r;
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
         if (r < 0)
                 return r;

@@ -47,6 +47,8 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           const char *const *hide,
                           const char *const *detach,
                           const char *filter_hex);
+/* A JSON array of the strings of v (NULL-terminated; NULL: empty), for the spec. NULL: -ENOMEM. */
+json_t *contain_strings_json(const char *const *v);
 /* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
 uint64_t contain_known_caps(void);
 /* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for

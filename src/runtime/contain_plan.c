@@ -36,8 +36,7 @@ static uint64_t *set_of(struct xp_caps *caps, size_t i)
         return sets[i];
 }
 
-/* A JSON array of the strings of v (NULL-terminated; NULL: empty). */
-static json_t *strings_json(const char *const *v)
+json_t *contain_strings_json(const char *const *v)
 {
         json_t *a = json_array();
 
@@ -57,8 +56,8 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           const char *filter_hex)
 {
         struct xp_caps caps = c->caps;
-        json_t *o, *sets = json_object(), *paths = strings_json(hide);
-        json_t *detached = strings_json(detach);
+        json_t *o, *sets = json_object(), *paths = contain_strings_json(hide);
+        json_t *detached = contain_strings_json(detach);
 
         for (size_t i = 0; sets && i < XP_ELEMENTSOF(set_names); i++)
                 if (json_object_set_new(

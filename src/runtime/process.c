@@ -744,18 +744,6 @@ int xp_runtime_log_dir(const struct xp_runtime *rt,
 
 /* ---- start ---------------------------------------------------------------------------------- */
 
-static json_t *string_list(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (size_t i = 0; a && v && v[i]; i++)
-                if (json_array_append_new(a, json_string(v[i])) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
-
 static json_t *limits_json(const struct xp_cgroup_limits *l)
 {
         json_t *devices = json_array(), *o;
@@ -845,7 +833,8 @@ static char *
 spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
 {
         json_t *limits = l->limits ? limits_json(l->limits) : json_null();
-        json_t *argv = string_list(l->argv), *env = string_list(l->env), *o;
+        json_t *argv = contain_strings_json((const char *const *)l->argv);
+        json_t *env = contain_strings_json((const char *const *)l->env), *o;
         json_t *contain = contain_json(rt, l);
         char *text;
 

@@ -22,8 +22,10 @@
 
 #include "agent/agent_internal.h"
 #include "agent/network.h"
+#include "podnet_fixture.h"
 #include "tmpdir.h"
 #include "xpool/codec.h"
+#include "xpool/log.h"
 
 static struct xp_pod *pod_of(const char *uid, const char *spec)
 {
@@ -103,20 +105,9 @@ static void port_mappings(void **state)
 /* ---- the workers, with fake plugins (as root) ----------------------------------------------- */
 
 struct fx {
-        struct tmpdir *t;
-        char conf_dir[160], bin_dir[160], netns_dir[160], state_dir[160];
+        struct podnet_fixture p;
         struct xp_agent_network *net;
 };
-
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-        FILE *f = fopen(path, "w");
-
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-        assert_int_equal(chmod(path, mode), 0);
-}
 
 static int calls(const struct fx *f, const char *text)
 {
@@ -124,7 +115,7 @@ static int calls(const struct fx *f, const char *text)
         FILE *fp;
         int n = 0;
 
-        snprintf(path, sizeof(path), "%s/calls", f->t->dir);
+        snprintf(path, sizeof(path), "%s/calls", f->p.t->dir);
         fp = fopen(path, "r");
         while (fp && fgets(line, sizeof(line), fp))
                 n += strstr(line, text) != NULL;
@@ -139,18 +130,10 @@ static int fx_setup(void **state)
         char path[256], text[2048];
 
         assert_non_null(f);
-        tmpdir_setup((void **)&f->t, "agentnet", "x");
-        snprintf(f->conf_dir, sizeof(f->conf_dir), "%s/net.d", f->t->dir);
-        snprintf(f->bin_dir, sizeof(f->bin_dir), "%s/bin", f->t->dir);
-        snprintf(f->netns_dir, sizeof(f->netns_dir), "%s/netns", f->t->dir);
-        snprintf(f->state_dir, sizeof(f->state_dir), "%s/network", f->t->dir);
-        assert_int_equal(mkdir(f->conf_dir, 0755), 0);
-        assert_int_equal(mkdir(f->bin_dir, 0755), 0);
-        snprintf(path, sizeof(path), "%s/10-fake.conflist", f->conf_dir);
-        write_file(path,
-                   "{\"cniVersion\":\"1.0.0\",\"name\":\"fake\",\"plugins\":[{\"type\":\"fakenet\","
-                   "\"capabilities\":{\"portMappings\":true}}]}",
-                   0644);
+        podnet_fixture_init(&f->p,
+                            "agentnet",
+                            "{\"cniVersion\":\"1.0.0\",\"name\":\"fake\",\"plugins\":[{\"type\":"
+                            "\"fakenet\",\"capabilities\":{\"portMappings\":true}}]}");
         snprintf(
             text,
             sizeof(text),
@@ -161,9 +144,9 @@ static int fx_setup(void **state)
             "n=$(grep -c '^ADD' $d/calls)\n"
             "printf '{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"eth0\",\"sandbox\":"
             "\"x\"}],\"ips\":[{\"address\":\"10.44.0.%%s/24\",\"interface\":0}]}' $n\n",
-            f->t->dir);
-        snprintf(path, sizeof(path), "%s/fakenet", f->bin_dir);
-        write_file(path, text, 0755);
+            f->p.t->dir);
+        snprintf(path, sizeof(path), "%s/fakenet", f->p.bin_dir);
+        write_text(path, text, 0755);
         *state = f;
         return 0;
 }
@@ -171,13 +154,9 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
         struct fx *f = *state;
-        char cmd[256];
 
         xp_agent_network_free(f->net);
-        snprintf(cmd, sizeof(cmd), "umount -R -l %s 2>/dev/null", f->netns_dir);
-        if (system(cmd) < 0)
-                return -1;
-        tmpdir_teardown((void **)&f->t);
+        podnet_fixture_done(&f->p);
         free(f);
         return 0;
 }
@@ -187,10 +166,10 @@ static void fx_open(struct fx *f, int64_t backoff_ms)
         struct xp_podnet *pn = NULL;
         struct xp_error err = {0};
 
-        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->state_dir,
-                                                                    .conf_dir = f->conf_dir,
-                                                                    .bin_dirs = f->bin_dir,
-                                                                    .netns_dir = f->netns_dir,
+        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->p.state_dir,
+                                                                    .conf_dir = f->p.conf_dir,
+                                                                    .bin_dirs = f->p.bin_dir,
+                                                                    .netns_dir = f->p.netns_dir,
                                                                     .timeout_ms = 5000},
                                         &pn,
                                         &err),
@@ -262,7 +241,7 @@ static void setup_and_release(void **state)
         assert_int_equal(v.state, XP_AGENT_NET_READY);
         assert_false(v.host);
         assert_string_equal(v.ips[0], "10.44.0.1");
-        snprintf(path, sizeof(path), "%s/u1", f->netns_dir);
+        snprintf(path, sizeof(path), "%s/u1", f->p.netns_dir);
         assert_string_equal(v.netns, path);
         /* the hostPort went to the plugin that asks for portMappings */
         assert_int_equal(
@@ -294,8 +273,8 @@ static void failure_and_retry(void **state)
         if (!can_netns())
                 skip();
         fx_open(f, 300);
-        snprintf(fail, sizeof(fail), "%s/fail", f->t->dir);
-        write_file(fail, "", 0644);
+        snprintf(fail, sizeof(fail), "%s/fail", f->p.t->dir);
+        write_text(fail, "", 0644);
         t0 = xp_agent_now_ns();
         xp_agent_network_want(f->net, pod, "192.0.2.7", t0, &v);
         wait_announced(f, "u2");
@@ -336,15 +315,20 @@ static void adoption(void **state)
         xp_agent_network_want(f->net, kept, "192.0.2.7", xp_agent_now_ns(), &v);
         xp_agent_network_want(f->net, gone, "192.0.2.7", xp_agent_now_ns(), &v);
         wait_calls(f, "ADD u", 2);
-        /* the agent goes (its workers finish what they run) and another one starts */
+        /* the agent goes (its workers finish what they run) and another one starts; with
+         * XPOOL_DEBUG=net it CHECKs what it adopts */
         xp_agent_network_free(f->net);
         f->net = NULL;
+        setenv("XPOOL_DEBUG", "net", 1);
+        xp_log_init();
         fx_open(f, 200);
+        unsetenv("XPOOL_DEBUG");
+        xp_log_init();
         xp_agent_network_peek(f->net, kept, "192.0.2.7", &v);
         assert_int_equal(v.state, XP_AGENT_NET_READY);
         xp_agent_network_want(f->net, kept, "192.0.2.7", xp_agent_now_ns(), &v);
         assert_int_equal(v.state, XP_AGENT_NET_READY);
-        /* adopted ones are CHECKed, not ADDed again */
+        /* adopted ones are not ADDed again (but CHECKed, as asked) */
         wait_calls(f, "CHECK u", 2);
         assert_int_equal(calls(f, "ADD u3"), 1);
         /* the pod no one knows any more is torn down, the other kept */

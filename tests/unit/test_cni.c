@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "podnet_fixture.h"
 #include "tmpdir.h"
 #include "xpool/cni.h"
 
@@ -45,31 +46,9 @@ static int parse(const char *text, struct xp_cni_conf **ret, struct xp_error *er
 static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
 {
         char path[512];
-        FILE *f;
 
         snprintf(path, sizeof(path), "%s/%s", dir, name);
-        f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-        assert_int_equal(chmod(path, mode), 0);
-}
-
-static char *slurp(const char *path)
-{
-        FILE *f = fopen(path, "r");
-        char *buf = calloc(1, 65536);
-        size_t n;
-
-        assert_non_null(buf);
-        if (!f) {
-                free(buf);
-                return NULL;
-        }
-        n = fread(buf, 1, 65535, f);
-        buf[n] = '\0';
-        fclose(f);
-        return buf;
+        write_text(path, text, mode);
 }
 
 /* ---- configuration -------------------------------------------------------------------------- */
@@ -519,7 +498,7 @@ static void exec_plugins(void **state)
         out = NULL;
         /* what it was told: the CNI_* variables and PATH only, the configuration on stdin */
         snprintf(path, sizeof(path), "%s/calls/00-ADD-first.env", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_non_null(text);
         assert_non_null(strstr(text, "CNI_COMMAND=ADD\n"));
         assert_non_null(strstr(text, "CNI_CONTAINERID=uid-1\n"));
@@ -530,7 +509,7 @@ static void exec_plugins(void **state)
         assert_non_null(strstr(text, "PATH="));
         free(text);
         snprintf(path, sizeof(path), "%s/calls/00-ADD-first.json", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_string_equal(text, "{\"x\":1}");
         free(text);
 
@@ -578,7 +557,7 @@ static void chain(void **state)
         assert_string_equal(r.ips[0].address, "10.22.0.5");
         /* the second got the first's result and its port mappings */
         snprintf(path, sizeof(path), "%s/calls/01-ADD-second.json", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_non_null(strstr(text, "\"prevResult\":{\"cniVersion\":\"1.0.0\""));
         assert_non_null(strstr(text, "\"runtimeConfig\":{\"portMappings\":[{\"hostPort\":8080"));
         assert_non_null(strstr(text, "\"name\":\"pods\""));
@@ -587,18 +566,18 @@ static void chain(void **state)
         /* DEL: reverse order, the ADD's result as prevResult */
         assert_int_equal(xp_cni_del(c, &a, rc, r.json, &err), 0);
         snprintf(path, sizeof(path), "%s/calls/02-DEL-second.json", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_non_null(text);
         assert_non_null(strstr(text, "\"prevResult\":{"));
         free(text);
         snprintf(path, sizeof(path), "%s/calls/03-DEL-first.json", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_non_null(text);
         free(text);
         /* CHECK: in order */
         assert_int_equal(xp_cni_check(c, &a, rc, r.json, &err), 0);
         snprintf(path, sizeof(path), "%s/calls/04-CHECK-first.json", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_non_null(text);
         free(text);
         xp_cni_result_done(&r);
@@ -615,10 +594,10 @@ static void chain(void **state)
         assert_null(r.json);
         assert_non_null(strstr(err.msg, "network \"pods\": plugin \"failing\" (ADD): no bridge"));
         snprintf(path, sizeof(path), "%s/calls/07-ADD-second.json", t->dir);
-        assert_null(slurp(path));
+        assert_null(slurp_text(path));
         assert_int_equal(xp_cni_del(c, &a, NULL, NULL, &err), -EIO);
         snprintf(path, sizeof(path), "%s/calls/10-DEL-first.json", t->dir);
-        text = slurp(path);
+        text = slurp_text(path);
         assert_non_null(text); /* first was still told, after failing failed */
         free(text);
         xp_cni_conf_free(c);

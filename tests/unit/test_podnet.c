@@ -20,34 +20,9 @@
 
 #include <cmocka.h>
 
+#include "podnet_fixture.h"
 #include "tmpdir.h"
 #include "xpool/podnet.h"
-
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-        FILE *f = fopen(path, "w");
-
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-        assert_int_equal(chmod(path, mode), 0);
-}
-
-static char *slurp(const char *path)
-{
-        FILE *f = fopen(path, "r");
-        char *buf;
-        size_t n;
-
-        if (!f)
-                return NULL;
-        buf = calloc(1, 65536);
-        assert_non_null(buf);
-        n = fread(buf, 1, 65535, f);
-        buf[n] = '\0';
-        fclose(f);
-        return buf;
-}
 
 /* Lines of DIR/calls holding text. */
 static int calls(const char *dir, const char *text)
@@ -56,7 +31,7 @@ static int calls(const char *dir, const char *text)
         int n = 0;
 
         snprintf(path, sizeof(path), "%s/calls", dir);
-        all = slurp(path);
+        all = slurp_text(path);
         for (p = all; p && (p = strstr(p, text)); p += strlen(text))
                 n++;
         free(all);
@@ -103,7 +78,7 @@ static void records(void **state)
         struct stat st;
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 0777, 0600);
-        write_file(strcat(strcpy(path, t->path), "/not-a-record.tmp"), "x", 0600);
+        write_text(strcat(strcpy(path, t->path), "/not-a-record.tmp"), "x", 0600);
         assert_int_equal(xp_podnet_record_list(t->path, &uids, &n, &err), 0);
         assert_int_equal(n, 1);
         assert_string_equal(uids[0], "0b9e-uid");
@@ -170,7 +145,7 @@ static bool can_netns(void)
 /* Whether the mount at dir has shared propagation (mountinfo's optional "shared:N"). */
 static bool shared_mount(const char *dir)
 {
-        char *info = slurp("/proc/self/mountinfo"), *line, *save = NULL;
+        char *info = slurp_text("/proc/self/mountinfo"), *line, *save = NULL;
         char needle[300];
         bool shared = false;
 
@@ -201,7 +176,7 @@ static void netns(void **state)
         assert_int_equal(xp_netns_mounted(path), 1);
         assert_int_equal(xp_netns_create(path, &err), -EEXIST);
         snprintf(plain, sizeof(plain), "%s/plain", dir);
-        write_file(plain, "", 0600);
+        write_text(plain, "", 0600);
         assert_int_equal(xp_netns_mounted(plain), 0);
         assert_int_equal(xp_netns_remove(path, &err), 0);
         assert_int_equal(xp_netns_mounted(path), 0);
@@ -213,8 +188,7 @@ static void netns(void **state)
 /* ---- setup and teardown with fake plugins --------------------------------------------------- */
 
 struct fx {
-        struct tmpdir *t;
-        char conf_dir[160], bin_dir[160], netns_dir[160], state_dir[160];
+        struct podnet_fixture p;
         struct xp_podnet *pn;
 };
 
@@ -237,31 +211,22 @@ static void fake_plugins(struct fx *f)
             "n=$(grep -c '^ADD' $d/calls)\n"
             "printf '{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"eth0\",\"sandbox\":\"%%s\"}],"
             "\"ips\":[{\"address\":\"10.33.0.%%s/24\",\"interface\":0}]}' \"$CNI_NETNS\" $n\n",
-            f->t->dir);
-        snprintf(path, sizeof(path), "%s/fakenet", f->bin_dir);
-        write_file(path, text, 0755);
-        snprintf(path, sizeof(path), "%s/fakeipam", f->bin_dir);
-        write_file(path, "#!/bin/sh\nexit 0\n", 0755);
+            f->p.t->dir);
+        snprintf(path, sizeof(path), "%s/fakenet", f->p.bin_dir);
+        write_text(path, text, 0755);
+        snprintf(path, sizeof(path), "%s/fakeipam", f->p.bin_dir);
+        write_text(path, "#!/bin/sh\nexit 0\n", 0755);
 }
 
 static int fx_setup(void **state)
 {
         struct fx *f = calloc(1, sizeof(*f));
-        char path[256];
 
         assert_non_null(f);
-        tmpdir_setup((void **)&f->t, "podnet", "x");
-        snprintf(f->conf_dir, sizeof(f->conf_dir), "%s/net.d", f->t->dir);
-        snprintf(f->bin_dir, sizeof(f->bin_dir), "%s/bin", f->t->dir);
-        snprintf(f->netns_dir, sizeof(f->netns_dir), "%s/netns", f->t->dir);
-        snprintf(f->state_dir, sizeof(f->state_dir), "%s/network", f->t->dir);
-        assert_int_equal(mkdir(f->conf_dir, 0755), 0);
-        assert_int_equal(mkdir(f->bin_dir, 0755), 0);
-        snprintf(path, sizeof(path), "%s/10-fake.conflist", f->conf_dir);
-        write_file(path,
-                   "{\"cniVersion\":\"1.0.0\",\"name\":\"fake\",\"plugins\":[{\"type\":\"fakenet\","
-                   "\"ipam\":{\"type\":\"fakeipam\"}}]}",
-                   0644);
+        podnet_fixture_init(&f->p,
+                            "podnet",
+                            "{\"cniVersion\":\"1.0.0\",\"name\":\"fake\",\"plugins\":[{\"type\":"
+                            "\"fakenet\",\"ipam\":{\"type\":\"fakeipam\"}}]}");
         fake_plugins(f);
         *state = f;
         return 0;
@@ -270,14 +235,9 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
         struct fx *f = *state;
-        char cmd[256];
 
         xp_podnet_free(f->pn);
-        /* whatever a failed test left mounted */
-        snprintf(cmd, sizeof(cmd), "umount -R -l %s 2>/dev/null", f->netns_dir);
-        if (system(cmd) < 0)
-                return -1;
-        tmpdir_teardown((void **)&f->t);
+        podnet_fixture_done(&f->p);
         free(f);
         return 0;
 }
@@ -286,10 +246,10 @@ static void fx_open(struct fx *f)
 {
         struct xp_error err = {0};
 
-        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->state_dir,
-                                                                    .conf_dir = f->conf_dir,
-                                                                    .bin_dirs = f->bin_dir,
-                                                                    .netns_dir = f->netns_dir,
+        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->p.state_dir,
+                                                                    .conf_dir = f->p.conf_dir,
+                                                                    .bin_dirs = f->p.bin_dir,
+                                                                    .netns_dir = f->p.netns_dir,
                                                                     .timeout_ms = 5000},
                                         &f->pn,
                                         &err),
@@ -313,29 +273,29 @@ static void lifecycle(void **state)
         assert_int_equal(xp_podnet_setup(f->pn, &pod, &info, &err), 0);
         assert_string_equal(info.ips[0].address, "10.33.0.1");
         assert_int_equal(info.n_ips, 1);
-        snprintf(path, sizeof(path), "%s/uid-1", f->netns_dir);
+        snprintf(path, sizeof(path), "%s/uid-1", f->p.netns_dir);
         assert_string_equal(info.netns, path);
         assert_int_equal(xp_netns_mounted(path), 1);
-        assert_int_equal(calls(f->t->dir, "ADD uid-1 ["), 1);
-        assert_int_equal(calls(f->t->dir, "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=web;"), 1);
+        assert_int_equal(calls(f->p.t->dir, "ADD uid-1 ["), 1);
+        assert_int_equal(calls(f->p.t->dir, "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=web;"), 1);
         /* set up again (an agent that restarted): the same, no second ADD */
         assert_int_equal(xp_podnet_setup(f->pn, &pod, &again, &err), 1);
         assert_string_equal(again.ips[0].address, "10.33.0.1");
-        assert_int_equal(calls(f->t->dir, "ADD uid-1"), 1);
+        assert_int_equal(calls(f->p.t->dir, "ADD uid-1"), 1);
         assert_int_equal(xp_podnet_get(f->pn, "uid-1", &again, &err), 0);
         assert_int_equal(xp_podnet_list(f->pn, &uids, &n, &err), 0);
         assert_int_equal(n, 1);
         free(uids[0]);
         free(uids);
         assert_int_equal(xp_podnet_check(f->pn, "uid-1", &err), 0);
-        assert_int_equal(calls(f->t->dir, "CHECK uid-1"), 1);
+        assert_int_equal(calls(f->p.t->dir, "CHECK uid-1"), 1);
         /* teardown: DEL with the namespace, then it and the record are gone */
         assert_int_equal(xp_podnet_teardown(f->pn, "uid-1", &err), 0);
-        assert_int_equal(calls(f->t->dir, "DEL uid-1 [/"), 1);
+        assert_int_equal(calls(f->p.t->dir, "DEL uid-1 [/"), 1);
         assert_int_equal(access(path, F_OK), -1);
         assert_int_equal(xp_podnet_get(f->pn, "uid-1", &again, &err), -ENOENT);
         assert_int_equal(xp_podnet_teardown(f->pn, "uid-1", &err), 0);
-        assert_int_equal(calls(f->t->dir, "DEL uid-1"), 1);
+        assert_int_equal(calls(f->p.t->dir, "DEL uid-1"), 1);
 }
 
 /* What a crash leaves: a record whose ADD never finished; a namespace gone with a reboot. */
@@ -352,27 +312,27 @@ static void interrupted_and_stale(void **state)
         if (!can_netns())
                 skip();
         fx_open(f);
-        snprintf(path, sizeof(path), "%s/uid-2", f->netns_dir);
+        snprintf(path, sizeof(path), "%s/uid-2", f->p.netns_dir);
         rec.netns = path;
         rec.network = json_loads("{\"cniVersion\":\"1.0.0\",\"name\":\"fake\",\"plugins\":"
                                  "[{\"type\":\"fakenet\"}]}",
                                  0,
                                  NULL);
-        assert_int_equal(xp_podnet_record_write(f->state_dir, &rec, &err), 0);
+        assert_int_equal(xp_podnet_record_write(f->p.state_dir, &rec, &err), 0);
         assert_int_equal(xp_netns_create(path, &err), 0);
         assert_int_equal(xp_podnet_get(f->pn, "uid-2", &info, &err), -ESTALE);
         assert_non_null(strstr(err.msg, "its ADD never finished"));
         /* the next setup DELs first (the ADD may have run), then ADDs afresh */
         assert_int_equal(xp_podnet_setup(f->pn, &pod, &info, &err), 0);
-        assert_int_equal(calls(f->t->dir, "DEL uid-2 [/"), 1);
-        assert_int_equal(calls(f->t->dir, "ADD uid-2"), 1);
+        assert_int_equal(calls(f->p.t->dir, "DEL uid-2 [/"), 1);
+        assert_int_equal(calls(f->p.t->dir, "ADD uid-2"), 1);
         assert_int_equal(xp_podnet_get(f->pn, "uid-2", &info, &err), 0);
         /* the namespace gone (a reboot): stale; its DEL is told there is none */
         assert_int_equal(umount2(path, MNT_DETACH), 0);
         assert_int_equal(xp_podnet_get(f->pn, "uid-2", &info, &err), -ESTALE);
         assert_non_null(strstr(err.msg, "its namespace is gone"));
         assert_int_equal(xp_podnet_teardown(f->pn, "uid-2", &err), 0);
-        assert_int_equal(calls(f->t->dir, "DEL uid-2 [] "), 1);
+        assert_int_equal(calls(f->p.t->dir, "DEL uid-2 [] "), 1);
         assert_int_equal(access(path, F_OK), -1);
         assert_int_equal(xp_podnet_get(f->pn, "uid-2", &info, &err), -ENOENT);
         json_decref(rec.network);
@@ -389,28 +349,28 @@ static void failures(void **state)
         if (!can_netns())
                 skip();
         fx_open(f);
-        snprintf(nspath, sizeof(nspath), "%s/uid-3", f->netns_dir);
+        snprintf(nspath, sizeof(nspath), "%s/uid-3", f->p.netns_dir);
         /* a failed ADD is DELed and leaves nothing */
-        snprintf(path, sizeof(path), "%s/fail-ADD", f->t->dir);
-        write_file(path, "{\"code\":7,\"msg\":\"no bridge\"}", 0644);
+        snprintf(path, sizeof(path), "%s/fail-ADD", f->p.t->dir);
+        write_text(path, "{\"code\":7,\"msg\":\"no bridge\"}", 0644);
         assert_int_equal(xp_podnet_setup(f->pn, &pod, &info, &err), -EIO);
         assert_non_null(strstr(err.msg, "plugin \"fakenet\" (ADD): no bridge (code 7)"));
-        assert_int_equal(calls(f->t->dir, "DEL uid-3"), 1);
+        assert_int_equal(calls(f->p.t->dir, "DEL uid-3"), 1);
         assert_int_equal(access(nspath, F_OK), -1);
         assert_int_equal(xp_podnet_get(f->pn, "uid-3", &info, &err), -ENOENT);
         unlink(path);
         /* a result without an address, the same */
-        snprintf(path, sizeof(path), "%s/noaddr", f->t->dir);
-        write_file(path, "", 0644);
+        snprintf(path, sizeof(path), "%s/noaddr", f->p.t->dir);
+        write_text(path, "", 0644);
         assert_int_equal(xp_podnet_setup(f->pn, &pod, &info, &err), -EADDRNOTAVAIL);
         assert_non_null(strstr(err.msg, "has no address for eth0"));
-        assert_int_equal(calls(f->t->dir, "DEL uid-3"), 2);
+        assert_int_equal(calls(f->p.t->dir, "DEL uid-3"), 2);
         assert_int_equal(access(nspath, F_OK), -1);
         unlink(path);
         /* a failing DEL keeps the record and the namespace: the teardown is tried again */
         assert_int_equal(xp_podnet_setup(f->pn, &pod, &info, &err), 0);
-        snprintf(path, sizeof(path), "%s/fail-DEL", f->t->dir);
-        write_file(path, "{\"code\":999,\"msg\":\"iptables is locked\"}", 0644);
+        snprintf(path, sizeof(path), "%s/fail-DEL", f->p.t->dir);
+        write_text(path, "{\"code\":999,\"msg\":\"iptables is locked\"}", 0644);
         assert_int_equal(xp_podnet_teardown(f->pn, "uid-3", &err), -EIO);
         assert_int_equal(xp_podnet_get(f->pn, "uid-3", &info, &err), 0);
         assert_int_equal(xp_netns_mounted(nspath), 1);
@@ -432,7 +392,7 @@ static void unavailable(void **state)
         char path[256];
 
         /* a plugin that is not there */
-        snprintf(path, sizeof(path), "%s/fakeipam", f->bin_dir);
+        snprintf(path, sizeof(path), "%s/fakeipam", f->p.bin_dir);
         unlink(path);
         fx_open(f);
         why = xp_podnet_unavailable(f->pn, &reason);
@@ -444,8 +404,8 @@ static void unavailable(void **state)
         xp_podnet_free(f->pn);
         f->pn = NULL;
         /* a configuration that does not parse */
-        snprintf(path, sizeof(path), "%s/05-bad.conf", f->conf_dir);
-        write_file(path, "{\"cniVersion\":\"1.0.0\"}", 0644);
+        snprintf(path, sizeof(path), "%s/05-bad.conf", f->p.conf_dir);
+        write_text(path, "{\"cniVersion\":\"1.0.0\"}", 0644);
         fx_open(f);
         why = xp_podnet_unavailable(f->pn, &reason);
         assert_string_equal(reason, "CNIConfigInvalid");
@@ -454,16 +414,16 @@ static void unavailable(void **state)
         f->pn = NULL;
         /* what the operator gave wrong is an error */
         assert_int_equal(unlink(path), 0);
-        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->state_dir,
+        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->p.state_dir,
                                                                     .conf_dir = "/nonexistent",
-                                                                    .bin_dirs = f->bin_dir,
-                                                                    .netns_dir = f->netns_dir,
+                                                                    .bin_dirs = f->p.bin_dir,
+                                                                    .netns_dir = f->p.netns_dir,
                                                                     .pod_cidr = "10.0.0.1/8"},
                                         &f->pn,
                                         &err),
                          -EINVAL);
         assert_non_null(strstr(err.msg, "pod CIDR \"10.0.0.1/8\""));
-        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->state_dir,
+        assert_int_equal(xp_podnet_open(&(struct xp_podnet_options){.state_dir = f->p.state_dir,
                                                                     .netns_dir = "run/netns"},
                                         &f->pn,
                                         &err),
