@@ -9,8 +9,9 @@
 #   and has podIP = hostIP;
 # - a hostPort is forwarded to its pod (portmap; skipped alone where iptables cannot work);
 # - a deleted pod leaves no namespace, veth or address behind (CNI DEL);
-# - an agent SIGKILLed and started again keeps the pods' addresses and ADDs nothing twice; a pod
-#   deleted while no agent ran has its network torn down by the next agent;
+# - an agent SIGKILLed and started again keeps the pods' addresses and ADDs nothing twice; pods
+#   deleted while no agent ran have their networks torn down by the next agent, also one of
+#   which nothing but its network was left (a leftover with no pod and no container);
 # - a node without the plugins reports NetworkUnavailable and refuses pods without hostNetwork
 #   (reason NetworkUnavailable), and runs hostNetwork ones.
 # Needs root and the CNI plugins (else exit 77).
@@ -245,17 +246,30 @@ else
 fi
 
 # ---- the agent killed and started again: the addresses kept, nothing ADDed twice -----------------
+# victim is deleted while no agent runs; orphan too, and nothing of it is left on the node but
+# its network (its processes and their state gone: a leftover with no pod and no container)
 pod victim n1 "  restartPolicy: Always" "$listener" >"$tmp/victim.yaml"
-check "apply victim" 0 kubectl apply -f "$tmp/victim.yaml"
+pod orphan n1 "  restartPolicy: Always" "$listener" >"$tmp/orphan.yaml"
+sed -i "s|- $marker\$|- $marker-orphan|" "$tmp/orphan.yaml"
+check "apply victim and orphan" 0 kubectl apply -f "$tmp/victim.yaml" -f "$tmp/orphan.yaml"
 poll "victim Running" 20 Running get victim .status.phase
+poll "orphan Running" 20 Running get orphan .status.phase
 victim_uid=$(uid_of victim) victim_ip=$(get victim .status.podIP)
+orphan_uid=$(uid_of orphan) orphan_ip=$(get orphan .status.podIP)
 kill -KILL "${agent_pid[n1]}"; wait "${agent_pid[n1]}" 2>/dev/null || true
-# deleted while no agent runs: the next one tears its network down
-check "force-delete victim" 0 kubectl delete pod victim --grace-period=0 --force
+check "force-delete victim and orphan" 0 kubectl delete pod victim orphan --grace-period=0 --force
+# the orphan's shim (its pid namespace's init: the container dies with it), state and cgroups
+pkill -KILL -f "containers/$orphan_uid/" || true
+for _ in $(seq 50); do pgrep -f "$marker-orphan" >/dev/null || break; sleep 0.1; done
+rm -rf "$tmp/agent-n1/containers/$orphan_uid"
+for d in /sys/fs/cgroup/*/xpool/"$orphan_uid"; do rmdir "$d"/* "$d" 2>/dev/null || true; done
 start_agent n1 --cni-bin-dir "$tmp/cni/bin"
-poll "the deleted pod's network is torn down by the next agent" 20 1 calls DEL "$victim_uid" bridge
-poll "its namespace is gone" 10 gone sh -c "[ -e '$tmp/netns/$victim_uid' ] || echo gone"
-[[ ! -e "$tmp/ipam/podnet-test/$victim_ip" ]] || { echo "FAIL $victim_ip is still reserved"; failures=$((failures + 1)); }
+for p in victim orphan; do
+  uid=${p}_uid ip=${p}_ip
+  poll "$p's network is torn down by the next agent" 20 1 calls DEL "${!uid}" bridge
+  poll "$p's namespace is gone" 10 gone sh -c "[ -e '$tmp/netns/${!uid}' ] || echo gone"
+  [[ ! -e "$tmp/ipam/podnet-test/${!ip}" ]] || { echo "FAIL ${!ip} ($p) is still reserved"; failures=$((failures + 1)); }
+done
 poll "server still Running" 20 Running get server .status.phase
 check "server's address after the restart" 0 get server .status.podIP
 expect_in "the same address" "$tmp/out" "$server_ip"
