@@ -311,7 +311,30 @@ static int open_cgroup(struct xp_runtime *rt,
         return xp_cgroup_open(rt->root, path, ret, err);
 }
 
-/* Signals what runs of the container: its cgroup when it has one, else its process group. */
+/* A signal to the container's main process alone (its pid checked against its start time). */
+static int signal_main(const struct cinfo *c, int sig, struct xp_error *err)
+{
+        pid_t pid = (pid_t)i64_of(c->running, "pid");
+        int r;
+
+        if (!proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")))
+                return 0;
+        if (kill(pid, sig) < 0) {
+                r = -errno;
+                if (r == -ESRCH)
+                        return 0;
+                return xp_errorf(err, r, "signal %d to pid %d: %s", sig, (int)pid, strerror(-r));
+        }
+        return 1;
+}
+
+/*
+ * Signals what runs of the container. SIGKILL: its cgroup when it has one, else its process
+ * group. Any other signal (the SIGTERM of a graceful deletion) goes to the main process alone, as
+ * Kubernetes' runtimes send it to the container's process 1: a handler it runs may fork (a shell
+ * trap's `touch`), and the cgroup's passes, reread until no new pid comes, would kill what it
+ * forked; the main process stops the others, or its end makes the shim kill them.
+ */
 static int
 signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct xp_error *err)
 {
@@ -320,6 +343,8 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
         pid_t pid = (pid_t)i64_of(c->running, "pid");
         int r;
 
+        if (sig != SIGKILL)
+                return signal_main(c, sig, err);
         if (json_is_true(json_object_get(c->running, "cgroup")) && rt->root) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
@@ -328,8 +353,7 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
                         r = xp_cgroup_kill(cg, sig, err);
                 /* the main process, should it have left its group: its end ends the pid
                  * namespace (the shim kills the rest) */
-                if (r >= 0 && sig == SIGKILL &&
-                    proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")) &&
+                if (r >= 0 && proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")) &&
                     kill(pid, SIGKILL) == 0 && r == 0)
                         r = 1;
                 return r;

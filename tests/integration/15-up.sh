@@ -23,6 +23,7 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
   "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
     --backoff-initial 200ms --pod-network host >"$log" 2>&1 &
   up_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
     grep -q "^xpool is up" "$log" && return 0
@@ -32,6 +33,7 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
 }
 
 export KUBECONFIG=$data/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 start_up first
 expect_in "the line says how to use it" "$tmp/first.log" "export KUBECONFIG=$KUBECONFIG"
 poll "the node is Ready" 20 True \
