@@ -48,6 +48,9 @@ struct xp_agent_options {
         const char *const *hide_paths; /* NULL-terminated: paths no container may see besides
                                           the data directory (the token and kubeconfig files,
                                           the server's data directory) */
+        /* images (docs/images.md): the image store is DATA/images */
+        const char *registries_file; /* NULL: XP_IMAGE_REGISTRIES_DEFAULT when it exists */
+        const char *auth_file;       /* NULL: XP_IMAGE_AUTH_DEFAULT when it exists */
 };
 
 struct xp_agent;

@@ -20,10 +20,12 @@
 #include <unistd.h>
 
 #include "agent/logserver.h"
+#include "agent/pull.h"
 #include "agent_internal.h"
 #include "xpool/codec.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"
+#include "xpool/image.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"
 
@@ -231,6 +233,12 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
         r = xp_agent_node_build(a->inventory, &info, &a->node_json, err);
         if (r < 0)
                 return r;
+        /* the images this node has, as the kubelet reports them */
+        json_t *images = xp_agent_node_images(a->images);
+
+        if (images &&
+            json_object_set_new(json_object_get(a->node_json, "status"), "images", images) < 0)
+                return -ENOMEM;
         r = xp_node_from_json(a->node_json, NULL, 0, &a->node, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "the agent's own Node");
@@ -373,6 +381,24 @@ static int start_thread(struct xp_agent *a,
         return 0;
 }
 
+/* The image store, DATA/images: a registries or credentials file that does not read stops the
+ * agent here, saying where. */
+static int open_images(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
+{
+        _cleanup_free_ char *dir = xp_datadir_path(a->data_dir, XP_DATADIR_IMAGES);
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        r = xp_image_store_open(
+            dir,
+            &(struct xp_image_store_config){.registries_file = o->registries_file,
+                                            .auth_file = o->auth_file},
+            &a->images,
+            err);
+        return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
+}
+
 int xp_agent_new(const struct xp_agent_options *options,
                  struct xp_agent **ret,
                  struct xp_error *err)
@@ -422,6 +448,9 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
+        r = open_images(a, options, err);
+        if (r < 0)
+                return r;
         a->port = options->listen_port;
         r = xp_apiclient_new(&a->api, &client, err);
         if (r < 0)
@@ -433,6 +462,16 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return r;
         r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
+        if (r < 0)
+                return r;
+        r = xp_agent_pulls_new(
+            &(struct xp_agent_pulls_config){.store = a->images,
+                                            .api = &a->api,
+                                            .events = a->events,
+                                            .backoff_initial_ms = a->backoff_initial_ms,
+                                            .backoff_max_ms = a->backoff_max_ms},
+            &a->pulls,
+            err);
         if (r < 0)
                 return r;
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
@@ -480,6 +519,9 @@ void xp_agent_free(struct xp_agent *a)
                 pthread_join(a->watch_thread, NULL);
         if (a->reconcile_started)
                 pthread_join(a->reconcile_thread, NULL);
+        /* after the reconcile loop, which asks it; its pulls are cancelled */
+        xp_agent_pulls_free(a->pulls);
+        xp_image_store_free(a->images);
         xp_agent_status_free(a->status);
         xp_agent_events_free(a->events);
         xp_apiclient_free(a->watch_client);

@@ -96,6 +96,8 @@ struct xp_agent_events;
 struct xp_runtime;
 struct xp_logserver;
 struct xp_reconcile;
+struct xp_image_store;
+struct xp_agent_pulls;
 
 /*
  * The pods of this node as the watch last saw them, handed to the reconcile loop: pods maps uid
@@ -133,6 +135,8 @@ struct xp_agent {
         uint8_t log_key[32]; /* signs the server's log requests (xpool/logsign.h) */
 
         struct xp_runtime *runtime;
+        struct xp_image_store *images; /* DATA/images */
+        struct xp_agent_pulls *pulls;  /* the pull step of container starts (pull.c) */
         struct xp_logserver *logserver;
         struct xp_agent_status *status;
         struct xp_agent_events *events;

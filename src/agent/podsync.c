@@ -42,6 +42,9 @@ struct cmem {
         unsigned term_attempt;    /* attempt+1 that got SIGTERM (0: none) */
         unsigned kill_attempt;    /* attempt+1 that got SIGKILL (0: none) */
         char *config_error;       /* the agent will not start it: CreateContainerConfigError */
+        bool held;                /* xp_podsync_hold(): not started, waiting as hold_reason says */
+        char *hold_reason, *hold_message;
+        int64_t hold_wake_ns;
 };
 
 struct xp_podsync_memory {
@@ -75,6 +78,8 @@ static void cmem_done(struct cmem *c)
 {
         free(c->name);
         free(c->config_error);
+        free(c->hold_reason);
+        free(c->hold_message);
         outcome_done(&c->last);
         outcome_done(&c->prev);
 }
@@ -113,12 +118,14 @@ static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_me
                 const struct cmem *s = &src->items[i];
 
                 *d = *s;
-                d->name = d->config_error = NULL;
+                d->name = d->config_error = d->hold_reason = d->hold_message = NULL;
                 d->last = d->prev = (struct outcome){0};
                 dst->n++;
                 if (!(d->name = strdup(s->name)) || outcome_copy(&s->last, &d->last) < 0 ||
                     outcome_copy(&s->prev, &d->prev) < 0 ||
-                    (s->config_error && !(d->config_error = strdup(s->config_error)))) {
+                    (s->config_error && !(d->config_error = strdup(s->config_error))) ||
+                    (s->hold_reason && !(d->hold_reason = strdup(s->hold_reason))) ||
+                    (s->hold_message && !(d->hold_message = strdup(s->hold_message)))) {
                         memory_done(dst);
                         return -ENOMEM;
                 }
@@ -141,6 +148,45 @@ static struct cmem *memory_get(struct xp_podsync_memory *m, const char *name, bo
         if (!grown[m->n].name)
                 return NULL;
         return &grown[m->n++];
+}
+
+int xp_podsync_hold(struct xp_podsync_memory *m,
+                    const char *container,
+                    bool init,
+                    const char *reason,
+                    const char *message,
+                    int64_t wake_ns)
+{
+        struct cmem *c = m ? memory_get(m, container, init) : NULL;
+        char *r = reason ? strdup(reason) : NULL, *msg = message ? strdup(message) : NULL;
+
+        if (!c || (reason && !r) || (message && !msg)) {
+                free(r);
+                free(msg);
+                return -ENOMEM;
+        }
+        free(c->hold_reason);
+        free(c->hold_message);
+        c->held = true;
+        c->hold_reason = r;
+        c->hold_message = msg;
+        c->hold_wake_ns = wake_ns;
+        return 0;
+}
+
+void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool init)
+{
+        for (size_t i = 0; m && i < m->n; i++) {
+                struct cmem *c = &m->items[i];
+
+                if (c->init != init || strcmp(c->name, container) != 0)
+                        continue;
+                free(c->hold_reason);
+                free(c->hold_message);
+                c->hold_reason = c->hold_message = NULL;
+                c->held = false;
+                c->hold_wake_ns = 0;
+        }
 }
 
 void xp_podsync_result_clear(struct xp_podsync_result *r)
@@ -422,6 +468,11 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
         } else if (c->config_error && !v->starting) {
                 /* the kubelet's: the container is not created, the pod stays Pending */
                 state = waiting_json("CreateContainerConfigError", c->config_error);
+                last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
+        } else if (c->held && !v->starting) {
+                /* held by the agent (its image): ErrImagePull, ImagePullBackOff, ... */
+                state = waiting_json(c->hold_reason ? c->hold_reason : "ContainerCreating",
+                                     c->hold_message);
                 last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
         } else if (v->restarting && !v->starting) {
                 char d[32];
@@ -928,6 +979,11 @@ static int plan_starts(struct sync *y)
                         continue;
                 if (v->restarting && v->mem->restart_at_ns > y->now_ns) {
                         wake_at(y->res, v->mem->restart_at_ns);
+                        continue;
+                }
+                if (v->mem->held) {
+                        if (v->mem->hold_wake_ns > 0)
+                                wake_at(y->res, v->mem->hold_wake_ns);
                         continue;
                 }
                 v->starting = true;

@@ -76,3 +76,18 @@ int xp_podsync(const struct xp_podsync_config *config,
                struct xp_podsync_result *ret,
                struct xp_error *err);
 void xp_podsync_result_clear(struct xp_podsync_result *r);
+
+/*
+ * Holds container (an init container when init) back: while held it is not started, and its
+ * status is waiting with reason (NULL: ContainerCreating) and message (may be NULL); the pod
+ * wakes at wake_ns (0: no wake) so that the holder can look again. The agent holds a container
+ * whose image is being pulled or could not be (src/agent/pull.c). Holding again replaces the
+ * reason. m NULL: -ENOMEM. xp_podsync_release() lets it start at the next sync.
+ */
+int xp_podsync_hold(struct xp_podsync_memory *m,
+                    const char *container,
+                    bool init,
+                    const char *reason,
+                    const char *message,
+                    int64_t wake_ns);
+void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool init);

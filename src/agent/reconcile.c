@@ -23,10 +23,12 @@
 
 #include "agent/launch.h"
 #include "agent/podsync.h"
+#include "agent/pull.h"
 #include "agent_internal.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"
+#include "xpool/strutil.h"
 
 /* A pod syncs again at once after actions that change its records, at most this often. */
 #define MAX_ROUNDS 8
@@ -672,6 +674,34 @@ static void forget_record(struct podstate *st, const char *container)
         }
 }
 
+static struct xp_agent_pull_pod pull_pod(const struct podstate *st)
+{
+        return (struct xp_agent_pull_pod){
+            .uid = st->uid, .namespace = st->namespace, .name = st->name, .json = st->json};
+}
+
+/* The pull step before a start (pull.c): 1 to start, 0 when the container waits for its image
+ * (held in the pod's memory: the next round reports why). */
+static int pull_gate(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+{
+        const struct xp_pod_spec *spec = &st->pod->spec;
+        const struct xp_container *items =
+            a->init ? spec->init_containers.items : spec->containers.items;
+        size_t n = a->init ? spec->init_containers.n : spec->containers.n;
+        struct xp_agent_pull_pod pod = pull_pod(st);
+
+        for (size_t i = 0; i < n; i++)
+                if (xp_streq0(items[i].name, a->container))
+                        return xp_agent_pull_gate(l->agent->pulls,
+                                                  &pod,
+                                                  &items[i],
+                                                  a->init,
+                                                  a->attempt,
+                                                  xp_agent_now_ns(),
+                                                  st->memory);
+        return 1;
+}
+
 /* Carries out one action: true when it changed the pod's records. */
 static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
 {
@@ -681,7 +711,10 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
 
         switch (a->kind) {
         case XP_PODSYNC_START:
-                r = start_container(l, st, a);
+                r = st->pod ? pull_gate(l, st, a) : 1;
+                if (r == 0)
+                        return true; /* held: the next round reports why */
+                r = r < 0 ? r : start_container(l, st, a);
                 if (r < 0)
                         xp_log(LOG_ERR,
                                "agent: starting %s/%s %s: %s",
@@ -782,6 +815,11 @@ static void sync_pod(struct loop *l, struct podstate *st)
                         st->drop = true;
                 return;
         }
+        if (st->pod && !st->gone) {
+                struct xp_agent_pull_pod pod = pull_pod(st);
+
+                xp_agent_pull_refresh(agent->pulls, &pod, xp_agent_now_ns(), st->memory);
+        }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
                 bool changed = false, done, starts;
@@ -855,6 +893,7 @@ static void drop_states(struct loop *l)
                                st->namespace,
                                st->name,
                                xp_error_message(&err));
+                xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
                 l->states[i] = l->states[--l->n_states];
@@ -864,6 +903,24 @@ static void drop_states(struct loop *l)
 static void free_nothing(void *p)
 {
         (void)p;
+}
+
+/* Pulls finished: the pods that waited for them are synced (their holds refreshed). */
+static void pulls_done(struct loop *l)
+{
+        char **uids = NULL;
+        size_t n = 0;
+
+        if (xp_agent_pull_take_done(l->agent->pulls, &uids, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                struct podstate *st = state_find(l, uids[i]);
+
+                if (st)
+                        st->dirty = true;
+                free(uids[i]);
+        }
+        free(uids);
 }
 
 static bool wait_for_list(struct xp_agent *agent)
@@ -890,11 +947,12 @@ void *xp_agent_reconcile_thread(void *userdata)
                        .backoff_max_ms = agent->backoff_max_ms,
                        .backoff_reset_ms = 600000},
         };
-        struct pollfd fds[4] = {
+        struct pollfd fds[5] = {
             {.fd = agent->stop_fd, .events = POLLIN},
             {.fd = agent->pods.wake_fd, .events = POLLIN},
             {.fd = -1, .events = POLLIN},
             {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
+            {.fd = xp_agent_pulls_fd(agent->pulls), .events = POLLIN},
         };
         int r;
 
@@ -932,8 +990,10 @@ void *xp_agent_reconcile_thread(void *userdata)
                         timeout = 0;
                 else if (next > 0)
                         timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
-                if (poll(fds, fds[3].fd >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR)
+                if (poll(fds, XP_ELEMENTSOF(fds), timeout) < 0 && errno != EINTR)
                         break;
+                if (fds[4].revents & POLLIN)
+                        pulls_done(&l);
                 if (fds[1].revents & POLLIN)
                         drain(fds[1].fd);
                 /* xp_runtime_list() empties the runtime's event fd */

@@ -28,6 +28,7 @@ int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_server(int argc, char **argv);
 int xp_cmd_token(int argc, char **argv);
 int xp_cmd_store(int argc, char **argv);
+int xp_cmd_image(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
 int xp_cmd_apply(int argc, char **argv);
 int xp_cmd_get(int argc, char **argv);

@@ -43,7 +43,11 @@ static const char usage[] =
     "                           directory are hidden always (docs/security.md)\n"
     "      --allow-privileged   run privileged containers (off: such pods are refused)\n"
     "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
-    "                           the device filter are missing (off: such pods are refused)\n";
+    "                           the device filter are missing (off: such pods are refused)\n"
+    "      --registries FILE    registry settings for image pulls (default\n"
+    "                           /etc/xpool/registries.yaml; docs/images.md)\n"
+    "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
+    "                           (default /etc/xpool/auth.json)\n";
 
 #define HIDE_MAX 64
 
@@ -59,6 +63,8 @@ enum {
         OPT_HIDE = 0x200,
         OPT_ALLOW_PRIVILEGED,
         OPT_ALLOW_DEGRADED,
+        OPT_REGISTRIES,
+        OPT_AUTH_FILE,
 };
 
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -158,6 +164,12 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_ALLOW_DEGRADED:
                 a->o->allow_degraded_isolation = true;
                 break;
+        case OPT_REGISTRIES:
+                a->o->registries_file = arg;
+                break;
+        case OPT_AUTH_FILE:
+                a->o->auth_file = arg;
+                break;
         }
         return 0;
 }
@@ -204,6 +216,8 @@ static const struct option agent_options[] = {
     {"hide", required_argument, NULL, OPT_HIDE},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    {"registries", required_argument, NULL, OPT_REGISTRIES},
+    {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"help", no_argument, NULL, 'h'},
     {},
 };

@@ -24,6 +24,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"server", "serve the Kubernetes-shaped API over the durable store", xp_cmd_server},
     {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
     {"store", "check the server's store for damage, or recover a damaged one", xp_cmd_store},
+    {"image", "the node's images: list, pull, import, inspect, rm, prune", xp_cmd_image},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/xpool/runtime.h) */
