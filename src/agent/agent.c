@@ -429,6 +429,8 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return xp_error_prefix(err, r, "discovering the node's devices");
         r = xp_datadir_make(a->data_dir, err);
+        if (r >= 0)
+                r = xp_agent_containers_init(a, options, err);
         if (r < 0)
                 return r;
         state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
@@ -442,12 +444,14 @@ int xp_agent_new(const struct xp_agent_options *options,
                                          .cgroup_root = a->cgroup_root,
                                          .log_max_bytes = a->log_max_bytes,
                                          .log_max_files = a->log_max_files,
-                                         .hide_paths = (const char *const *)a->hide_paths},
+                                         .hide_paths = (const char *const *)a->hide_paths,
+                                         .cdi_dir = a->containers.cdi_dir},
             &a->runtime,
             err);
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
+        xp_agent_containers_publish(a);
         r = open_images(a, options, err);
         if (r < 0)
                 return r;
@@ -552,5 +556,6 @@ void xp_agent_free(struct xp_agent *a)
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
                 free(a->hide_paths[i]);
         free(a->hide_paths);
+        xp_agent_containers_done(&a->containers);
         free(a);
 }

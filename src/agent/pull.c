@@ -18,7 +18,7 @@
 
 bool xp_agent_pull_needed(const struct xp_container *c)
 {
-        return c->image && *c->image && c->command.n == 0;
+        return c->image && *c->image;
 }
 
 static void event(struct xp_agent_pulls *p,

@@ -8,6 +8,7 @@
  *   devices[].count: N           N devices from one entry, ids "<id or sim-<kind>>-<i>", index
  *                                index+i (i = 0..N-1)
  *   devices[].numaNode: [0, 1]   one NUMA node per expanded device (needs count)
+ *   devices[].deviceNodes        "{index}" in a path is the expanded device's index
  *   links[].devices: [ids...]    one link of that level for every pair among the devices
  *
  * Before decoding, the conveniences are checked and rewritten in place (count removed, numaNode
@@ -524,6 +525,28 @@ static const char *describe(const struct xp_device *dev, char *buf, size_t size)
         return buf;
 }
 
+/* "{index}" in a device node's path is the device's index: one entry with count: N gives each
+ * device its own node (/dev/npu{index}: /dev/npu0, /dev/npu1, ...). */
+static int index_nodes(struct xp_device *dev)
+{
+        for (size_t k = 0; k < dev->device_nodes.n; k++) {
+                char *at = strstr(dev->device_nodes.items[k], "{index}"), *path;
+
+                if (!at)
+                        continue;
+                if (asprintf(&path,
+                             "%.*s%" PRId64 "%s",
+                             (int)(at - dev->device_nodes.items[k]),
+                             dev->device_nodes.items[k],
+                             dev->index,
+                             at + 7) < 0)
+                        return -ENOMEM;
+                free(dev->device_nodes.items[k]);
+                dev->device_nodes.items[k] = path;
+        }
+        return 0;
+}
+
 static int add_devices(const struct sim_source *src,
                        struct xp_discovery *d,
                        const struct sim_plan *plan,
@@ -575,6 +598,9 @@ static int add_devices(const struct sim_source *src,
                         if (r < 0)
                                 return r;
                         dev->index = from->index + (int64_t)i;
+                        r = index_nodes(dev);
+                        if (r < 0)
+                                return r;
                         if (e->numa_list)
                                 dev->numa_node = (struct xp_opt_int64){
                                     .set = true,
