@@ -59,6 +59,12 @@ struct xp_agent_options {
                                 with simulated devices */
         const char *const *allowed_host_paths; /* hostPath volumes must be below one of these
                                                   (NULL-terminated); NULL: none is allowed */
+        /* the pod network (docs/networking.md): */
+        bool host_network_only;   /* every pod on the node's network (--pod-network host) */
+        const char *cni_conf_dir; /* NULL: /etc/cni/net.d */
+        const char *cni_bin_dirs; /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
+        const char *netns_dir;    /* the pods' namespaces; NULL: /run/xpool/netns */
+        const char *pod_cidr;     /* the built-in network's subnet; NULL: 10.87.0.0/16 */
 };
 
 struct xp_agent;

@@ -14,7 +14,8 @@
  *     admin.kubeconfig        the admin's kubeconfig; 0600
  *     agent/                  a node agent's own directory (0700): the default of `xpool agent`
  *       containers/ logs/     and the one `xpool up` gives its agent; node.token and
- *                             simulated-node.yaml are `xpool up`'s
+ *                             simulated-node.yaml are `xpool up`'s; network/ holds one
+ *                             record per pod network (include/xpool/podnet.h)
  *       images/               the node's image store (include/xpool/image.h, docs/images.md):
  *                             blobs/, layers/, refs.json, holds/, tmp/
  *
@@ -39,6 +40,7 @@
 #define XP_DATADIR_CONTAINERS     "containers" /* in the agent's directory */
 #define XP_DATADIR_LOGS           "logs"       /* in the agent's directory */
 #define XP_DATADIR_IMAGES         "images"     /* in the agent's directory: the image store */
+#define XP_DATADIR_NETWORK        "network"    /* in the agent's directory: pods' networks */
 #define XP_DATADIR_NODE_TOKEN     "node.token" /* in the agent's directory (xpool up) */
 #define XP_DATADIR_SIMULATED_NODE "simulated-node.yaml"
 

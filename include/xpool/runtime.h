@@ -46,6 +46,10 @@ struct xp_runtime_options {
         const char *const *hide_paths;
         /* Where OCI containers' CDI devices are looked up (xp_cdi_resolve()); NULL: XP_CDI_DIR. */
         const char *cdi_dir;
+        /* Mount points no container's mount namespace keeps a copy of (detached from it), NULL-
+         * terminated, absolute; copied: the directory of the pods' network namespaces, whose
+         * mounts would otherwise keep every pod's namespace alive while a container lives. */
+        const char *const *detach_paths;
 };
 
 /*
@@ -151,7 +155,8 @@ struct xp_container_launch {
         const struct xp_contain *contain;
         /* NULL: a process of the node (the process runtime). Else a container run by an OCI
          * runtime from its image's layers: argv, env and working_dir are the container's own
-         * (the image's config applied), set_user/uid/gid are ignored for oci->user. */
+         * (the image's config applied), set_user/uid/gid are ignored for oci->user; it joins
+         * contain->netns as the process would. */
         const struct xp_container_oci *oci;
 };
 

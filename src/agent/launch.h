@@ -55,6 +55,9 @@ struct xp_launch_policy {
         /* hostPath volumes must be below one of these (--allow-host-path), NULL-terminated;
          * NULL: none is allowed */
         const char *const *allowed_host_paths;
+        /* why pods cannot get a network of their own on this node (NULL: they can, or every
+         * pod is on the node's network by the operator's choice) */
+        const char *network_unavailable;
 };
 
 /* What a container that runs from its image runs from (xp_launch_build_image()). */
@@ -62,8 +65,6 @@ struct xp_launch_image {
         const struct xp_runtime_class *runtime; /* an OCI runtime */
         const struct xp_image *image;           /* its config (include/xpool/image.h) */
         char *const *layers;                    /* its layers, bottom first, NULL-terminated */
-        const char *netns;                      /* the pod's network namespace; NULL: the node's */
-        const char *pod_ip;                     /* the pod's address; NULL: unknown */
 };
 
 /* Owns everything `launch` points to; pod and node are not referenced after the build except
@@ -192,9 +193,10 @@ int xp_launch_contain(const struct xp_pod *pod,
 
 /*
  * Whether this node runs the pod at all, as the kubelet admits pods: 0, or -EPERM with
- * *ret_reason (the pod status reason: PrivilegedNotAllowed, IsolationDegraded) and err holding
- * the message. A privileged container needs policy->allow_privileged; resource limits need
- * cgroups and device resources a device filter too, unless policy->allow_degraded_isolation.
+ * *ret_reason (the pod status reason: PrivilegedNotAllowed, IsolationDegraded,
+ * NetworkUnavailable) and err holding the message. A privileged container needs
+ * policy->allow_privileged; resource limits need cgroups and device resources a device filter
+ * too, and a pod without hostNetwork a pod network, unless policy->allow_degraded_isolation.
  */
 int xp_launch_admit(const struct xp_pod *pod,
                     const struct xp_launch_policy *policy,

@@ -381,8 +381,7 @@ int launch_oci(const struct xp_pod *pod,
         oci->image = image->image->names && image->image->names[0] ? image->image->names[0]
                                                                    : image->image->id;
         oci->hostname = l->hostname;
-        oci->pod_ip = image->pod_ip;
-        oci->netns = image->netns;
+        oci->pod_ip = pod->status.pod_ip; /* the agent's network step put it there */
         oci->cdi_devices = l->cdi_devices;
         l->launch.working_dir =
             c->working_dir && *c->working_dir ? c->working_dir : cfg->working_dir;

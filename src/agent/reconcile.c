@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "agent/launch.h"
+#include "agent/network.h"
 #include "agent/podsync.h"
 #include "agent/pull.h"
 #include "agent_internal.h"
@@ -57,6 +58,7 @@ struct loop {
         size_t n_states, cap_states;
         bool need_list;  /* read every container again (at start, after a start not seen back) */
         bool need_exits; /* read the pods whose containers exited */
+        bool adopted;    /* the first pass is done: networks of unknown pods torn down */
         struct starter *starter;
 };
 
@@ -414,6 +416,9 @@ struct start_job {
         char *container;
         bool init;
         unsigned attempt;
+        char *netns;  /* the pod's network namespace; NULL: the node's network */
+        char *pod_ip; /* status.podIP of the downward API; NULL: not known */
+        const char *host_ip;
         struct xp_launch *launch;
         struct xp_image_store *images;
         struct xp_agent_launch_keep keep; /* what an image's launch borrows */
@@ -439,11 +444,24 @@ static void job_free(struct start_job *job)
         if (!job)
                 return;
         free(job->container);
+        free(job->netns);
+        free(job->pod_ip);
         xp_launch_free(job->launch);
         xp_agent_launch_keep_done(&job->keep);
         json_decref(job->pod);
         xp_container_record_clear(&job->record);
         free(job);
+}
+
+static int replace_string(char **field, const char *value)
+{
+        char *copy = strdup(value);
+
+        if (!copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 0;
 }
 
 /* Decodes the pod, builds the launch and starts it (on a starter thread). */
@@ -453,6 +471,11 @@ static int start_job_run(struct starter *s, struct start_job *job, struct xp_err
         int r;
 
         r = xp_pod_from_json(job->pod, NULL, 0, &pod, err);
+        /* the pod's addresses as its status will give them (the downward API reads them) */
+        if (r >= 0 && job->pod_ip && (r = replace_string(&pod->status.pod_ip, job->pod_ip)) < 0)
+                xp_errorf(err, r, "out of memory");
+        if (r >= 0 && job->host_ip && (r = replace_string(&pod->status.host_ip, job->host_ip)) < 0)
+                xp_errorf(err, r, "out of memory");
         if (r >= 0)
                 r = xp_agent_container_launch(
                     &(struct xp_agent_launch_in){.pod = pod,
@@ -469,6 +492,7 @@ static int start_job_run(struct starter *s, struct start_job *job, struct xp_err
                     err);
         if (r < 0)
                 return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
+        job->launch->contain.netns = job->netns;
         return xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
 }
 
@@ -558,7 +582,10 @@ static int starter_new(struct xp_runtime *runtime, struct starter **ret)
         return 0;
 }
 
-static int start_container(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+static int start_container(struct loop *l,
+                           struct podstate *st,
+                           const struct xp_podsync_action *a,
+                           const struct xp_agent_netview *net)
 {
         struct xp_agent *agent = l->agent;
         struct start_job *job;
@@ -577,6 +604,10 @@ static int start_container(struct loop *l, struct podstate *st, const struct xp_
         job->init = a->init;
         job->attempt = a->attempt;
         job->container = strdup(a->container);
+        job->host_ip = agent->advertise_address;
+        if ((!net->host && !(job->netns = strdup(net->netns))) ||
+            (net->n_ips > 0 && !(job->pod_ip = strdup(net->ips[0]))))
+                job->container = (free(job->container), NULL);
         if (!job->container) {
                 job_free(job);
                 return -ENOMEM;
@@ -727,8 +758,11 @@ static int pull_gate(struct loop *l, struct podstate *st, const struct xp_podsyn
         return 1;
 }
 
-/* Carries out one action: true when it changed the pod's records. */
-static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+/* Carries out one action: true when it changed the pod's records. net: the pod's network. */
+static bool act(struct loop *l,
+                struct podstate *st,
+                const struct xp_podsync_action *a,
+                const struct xp_agent_netview *net)
 {
         struct xp_agent *agent = l->agent;
         struct xp_error err = {0};
@@ -739,7 +773,7 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
                 r = st->pod ? pull_gate(l, st, a) : 1;
                 if (r == 0)
                         return true; /* held: the next round reports why */
-                r = r < 0 ? r : start_container(l, st, a);
+                r = r < 0 ? r : start_container(l, st, a, net);
                 if (r < 0)
                         xp_log(LOG_ERR,
                                "agent: starting %s/%s %s: %s",
@@ -826,6 +860,49 @@ static bool admit(struct loop *l, struct podstate *st)
         return false;
 }
 
+/* The pod's network as it stands, and the addresses its status reports (hostIP, podIP). */
+static void network_facts(struct loop *l, struct podstate *st, struct xp_agent_netview *net)
+{
+        const char *ips[XP_CNI_IPS_MAX];
+        size_t n = 0;
+
+        if (st->gone || !st->pod || !st->memory) {
+                /* nothing is started for it any more */
+                *net = (struct xp_agent_netview){.state = XP_AGENT_NET_READY, .host = true};
+                return;
+        }
+        xp_agent_network_peek(l->agent->network, st->pod, l->agent->advertise_address, net);
+        for (; net->state == XP_AGENT_NET_READY && n < net->n_ips; n++)
+                ips[n] = net->ips[n];
+        xp_podsync_memory_set_ips(st->memory, l->agent->advertise_address, ips, n);
+}
+
+/*
+ * Starts wait for the pod's network, as the kubelet's wait for the pod's sandbox: it is asked
+ * for now (a worker sets it up; the pod is synced again when that ends), or, after a failure,
+ * at its retry time, the status meanwhile saying that the containers are being created.
+ */
+static void hold_starts(struct loop *l, struct podstate *st, struct xp_podsync_result *res)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_agent_netview net;
+
+        xp_agent_network_want(
+            agent->network, st->pod, agent->advertise_address, xp_agent_now_ns(), &net);
+        st->wake_at_ns = res->wake_at_ns;
+        if (net.state != XP_AGENT_NET_FAILED)
+                return;
+        if (res->status &&
+            xp_agent_status_put(
+                agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res->status)) < 0)
+                xp_log(LOG_ERR,
+                       "agent: the status of pod %s/%s: out of memory",
+                       st->namespace,
+                       st->name);
+        if (st->wake_at_ns == 0 || net.retry_at_ns < st->wake_at_ns)
+                st->wake_at_ns = net.retry_at_ns;
+}
+
 static void sync_pod(struct loop *l, struct podstate *st)
 {
         struct xp_agent *agent = l->agent;
@@ -848,9 +925,11 @@ static void sync_pod(struct loop *l, struct podstate *st)
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
+                struct xp_agent_netview net;
                 bool changed = false, done, starts;
                 int r;
 
+                network_facts(l, st, &net);
                 r = xp_podsync(&l->config,
                                st->memory,
                                st->gone ? NULL : st->pod,
@@ -870,6 +949,11 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 starts = false;
                 for (size_t i = 0; i < res.n_actions; i++)
                         starts |= res.actions[i].kind == XP_PODSYNC_START;
+                if (starts && net.state != XP_AGENT_NET_READY) {
+                        hold_starts(l, st, &res);
+                        xp_podsync_result_clear(&res);
+                        return;
+                }
                 /* with starts the pod is synced again once they are back: its status then says
                  * how they went, one write instead of a "ContainerCreating" one before it */
                 if (res.status && !st->gone && !starts &&
@@ -881,10 +965,12 @@ static void sync_pod(struct loop *l, struct podstate *st)
                                st->name);
                 st->wake_at_ns = res.wake_at_ns;
                 for (size_t i = 0; i < res.n_actions; i++)
-                        changed |= act(l, st, &res.actions[i]);
+                        changed |= act(l, st, &res.actions[i], &net);
                 done = res.done;
                 xp_podsync_result_clear(&res);
                 if (done) {
+                        /* the pod is over: its address goes back, as the kubelet's sandbox */
+                        xp_agent_network_release(agent->network, st->uid);
                         st->done = true;
                         st->wake_at_ns = 0;
                         xp_podsync_memory_free(st->memory);
@@ -911,6 +997,7 @@ static void drop_states(struct loop *l)
                         i++;
                         continue;
                 }
+                xp_agent_network_release(l->agent->network, st->uid);
                 if (xp_runtime_remove_logs(
                         l->agent->runtime, st->namespace, st->name, st->uid, &err) < 0 &&
                     err.code != -ENOENT)
@@ -931,6 +1018,28 @@ static void drop_states(struct loop *l)
                 state_free(st);
                 l->states[i] = l->states[--l->n_states];
         }
+}
+
+/* The pods whose network setup ended are synced again (their starts waited for it). */
+static void network_changes(struct loop *l)
+{
+        char **uids = NULL;
+        size_t n = 0;
+
+        xp_agent_network_take(l->agent->network, &uids, &n);
+        for (size_t i = 0; i < n; i++) {
+                struct podstate *st = state_find(l, uids[i]);
+
+                if (st)
+                        st->dirty = true;
+                free(uids[i]);
+        }
+        free(uids);
+}
+
+static bool known_pod(const char *uid, void *userdata)
+{
+        return state_find(userdata, uid) != NULL;
 }
 
 static void free_nothing(void *p)
@@ -980,12 +1089,13 @@ void *xp_agent_reconcile_thread(void *userdata)
                        .backoff_max_ms = agent->backoff_max_ms,
                        .backoff_reset_ms = 600000},
         };
-        struct pollfd fds[5] = {
+        struct pollfd fds[6] = {
             {.fd = agent->stop_fd, .events = POLLIN},
             {.fd = agent->pods.wake_fd, .events = POLLIN},
             {.fd = -1, .events = POLLIN},
             {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
             {.fd = xp_agent_pulls_fd(agent->pulls), .events = POLLIN},
+            {.fd = xp_agent_network_fd(agent->network), .events = POLLIN}, /* -1: ignored */
         };
         int r;
 
@@ -1019,6 +1129,11 @@ void *xp_agent_reconcile_thread(void *userdata)
                                 next = st->wake_at_ns;
                 }
                 drop_states(&l);
+                if (!l.adopted && !l.need_list) {
+                        /* every pod and container is known now: the rest are leftovers */
+                        l.adopted = true;
+                        xp_agent_network_release_unknown(agent->network, known_pod, &l);
+                }
                 if (l.need_list)
                         timeout = 0;
                 else if (next > 0)
@@ -1029,6 +1144,8 @@ void *xp_agent_reconcile_thread(void *userdata)
                         pulls_done(&l);
                 if (fds[1].revents & POLLIN)
                         drain(fds[1].fd);
+                if (fds[5].revents & POLLIN)
+                        network_changes(&l);
                 /* xp_runtime_list() empties the runtime's event fd */
                 if (fds[3].revents & POLLIN)
                         l.need_exits = true;

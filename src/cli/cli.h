@@ -177,3 +177,42 @@ struct xp_cli_runtime_flags {
 /* One of the container flags: 1 when c is one (taken), 0 when it is not, -XP_EXIT_USAGE after
  * saying what is wrong. cmd names the command in messages. */
 int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f);
+
+/* ---- the pod network options of `xpool agent` and `xpool up` (podnet_args.c) ---------------- */
+
+struct xp_agent_options;
+
+enum {
+        XP_CLI_OPT_POD_NETWORK = 0x300,
+        XP_CLI_OPT_CNI_CONF_DIR,
+        XP_CLI_OPT_CNI_BIN_DIR,
+        XP_CLI_OPT_NETNS_DIR,
+        XP_CLI_OPT_POD_CIDR,
+};
+
+#define XP_CLI_PODNET_LONG_OPTIONS                                                                 \
+        {"pod-network", required_argument, NULL, XP_CLI_OPT_POD_NETWORK},                          \
+            {"cni-conf-dir", required_argument, NULL, XP_CLI_OPT_CNI_CONF_DIR},                    \
+            {"cni-bin-dir", required_argument, NULL, XP_CLI_OPT_CNI_BIN_DIR},                      \
+            {"netns-dir", required_argument, NULL, XP_CLI_OPT_NETNS_DIR},                          \
+        {                                                                                          \
+                "pod-cidr", required_argument, NULL, XP_CLI_OPT_POD_CIDR                           \
+        }
+
+#define XP_CLI_PODNET_USAGE                                                                        \
+        "      --pod-network MODE   cni (default): each pod gets a network namespace of its\n"     \
+        "                           own from the CNI plugins; host: every pod runs on the\n"       \
+        "                           node's network (docs/networking.md)\n"                         \
+        "      --cni-conf-dir DIR   the CNI network configuration (default /etc/cni/net.d; none\n" \
+        "                           there: the built-in bridge network)\n"                         \
+        "      --cni-bin-dir DIRS   the CNI plugins, ':'-separated (default\n"                     \
+        "                           /usr/lib/cni:/opt/cni/bin)\n"                                  \
+        "      --netns-dir DIR      where the pods' network namespaces are mounted (default\n"     \
+        "                           /run/xpool/netns)\n"                                           \
+        "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n"
+
+/*
+ * Takes one of the options above into o (strings borrowed from arg): 0, or XP_EXIT_USAGE after
+ * saying on stderr (prefixed with cmd) what is wrong with it.
+ */
+int xp_cli_podnet_option(const char *cmd, int c, const char *arg, struct xp_agent_options *o);

@@ -312,8 +312,8 @@ static json_t *namespaces(const struct oci_config_in *in)
         r |= add_namespace(ns, "uts", NULL);
         r |= add_namespace(ns, "cgroup", NULL);
         /* the pod's network, by path; without one (hostNetwork) the node's */
-        if (in->launch->oci->netns)
-                r |= add_namespace(ns, "network", in->launch->oci->netns);
+        if (in->contain->netns)
+                r |= add_namespace(ns, "network", in->contain->netns);
         if (r) {
                 json_decref(ns);
                 return NULL;

@@ -21,7 +21,7 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
   local log=$tmp/$1.log deadline=$((SECONDS + 20))
   : >"$log"
   "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
-    --backoff-initial 200ms >"$log" 2>&1 &
+    --backoff-initial 200ms --pod-network host >"$log" 2>&1 &
   up_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }

@@ -68,7 +68,8 @@ start_agent() { # node, extra flags...: the node's agent, its token from a file
   local n=$1
   shift
   "$xpool" agent --server "$url" --token-file "$tmp/$n.token" --ca-file "$sdata/pki/ca.crt" \
-    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 "$@" >>"$tmp/agent-$n.log" 2>&1 &
+    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --pod-network host "$@" \
+    >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
 }
 start_agent n1
@@ -226,7 +227,7 @@ poll "--allow-degraded-isolation runs it" 30 Succeeded phase degraded
 
 # ---- xpool up: server and agent share one data directory; privileged allowed ----------------------
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$up" --node-name up-node --allow-privileged \
-  >"$tmp/up.log" 2>&1 &
+  --pod-network host >"$tmp/up.log" 2>&1 &
 up_pid=$!
 poll "xpool up comes up" 20 yes sh -c "grep -q '^xpool is up' '$tmp/up.log' && echo yes"
 upk=(--kubeconfig "$up/admin.kubeconfig")
