@@ -203,8 +203,8 @@ struct xp_agent {
         uint8_t log_key[32]; /* signs the server's log requests (xpool/logsign.h) */
 
         struct xp_runtime *runtime;
-        struct xp_image_store *images; /* DATA/images */
-        struct xp_agent_pulls *pulls;  /* the pull step of container starts (pull.c) */
+        struct xp_image_store *images;    /* DATA/images */
+        struct xp_agent_pulls *pulls;     /* the pull step of container starts (pull.c) */
         struct xp_podnet *podnet;         /* the pod network, until network takes it */
         struct xp_agent_network *network; /* the network step (network.h) */
         char *network_message;            /* the NetworkUnavailable condition's message */

@@ -493,7 +493,10 @@ static int start_job_run(struct starter *s, struct start_job *job, struct xp_err
         if (r < 0)
                 return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
         job->launch->contain.netns = job->netns;
-        return xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+        r = xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+        /* -EPERM is the builder's refusal (CreateContainerConfigError); the runtime's is a
+         * failed start, tried again */
+        return r == -EPERM ? -EACCES : r;
 }
 
 static void *starter_thread(void *userdata)

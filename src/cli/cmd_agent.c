@@ -48,7 +48,8 @@ static const char usage[] =
     "      --registries FILE    registry settings for image pulls (default\n"
     "                           /etc/xpool/registries.yaml; docs/images.md)\n"
     "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
-    "                           (default /etc/xpool/auth.json)\n" XP_CLI_RUNTIME_USAGE XP_CLI_PODNET_USAGE;
+    "                           (default /etc/xpool/auth.json)\n" XP_CLI_RUNTIME_USAGE
+        XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 

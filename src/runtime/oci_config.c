@@ -246,7 +246,10 @@ volume_mounts(const struct oci_config_in *in, json_t *mounts, json_t *masked, st
                 const struct xp_container_mount *m = &oci->mounts[i];
                 const char *prop = m->propagation ? m->propagation : "rprivate";
 
-                r = mask_secrets(in, in->mount_sources[i], m->destination, masked, err);
+                /* an emptyDir is the pod's own directory (below the hidden state directory) */
+                r = m->kind == XP_VOLUME_HOST_PATH
+                        ? mask_secrets(in, in->mount_sources[i], m->destination, masked, err)
+                        : 0;
                 if (r < 0)
                         return r;
                 r = add_mount(mounts,

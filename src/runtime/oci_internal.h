@@ -19,6 +19,7 @@
  */
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -122,10 +123,12 @@ const char *oci_apparmor_profile_text(void);
 struct oci_runtime_view {
         const char *state_dir, *cdi_dir;
         const char *const *hide;
+        const char *const *detach; /* mount points no container keeps (the pods' networks) */
         bool cgroups, cgroup2;
         bool apparmor; /* the default profile is loaded */
         bool overlay;  /* the kernel knows overlayfs */
         unsigned isolation;
+        pthread_mutex_t *pods_lock; /* the pods' own files are made by one start at a time */
 };
 
 /*

@@ -60,13 +60,19 @@ static int make_ipc_namespace(const char *path, struct xp_error *err)
         return 0;
 }
 
-/* Whether path is a mount point (its device differs from its parent's). */
+/* Whether path (a file or a directory) is a mount point: its device differs from its
+ * directory's. */
 static bool mounted(const char *path)
 {
         char parent[PATH_MAX];
         struct stat a, b;
+        char *slash;
 
-        snprintf(parent, sizeof(parent), "%s/..", path);
+        snprintf(parent, sizeof(parent), "%s", path);
+        slash = strrchr(parent, '/');
+        if (!slash || slash == parent)
+                return false;
+        *slash = '\0';
         return stat(path, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -39,13 +40,68 @@ static const char *str(const json_t *o, const char *key)
         return json_string_value(json_object_get(o, key));
 }
 
+/* path of a mountinfo field, its octal escapes (\040 for a space) undone in place. */
+static char *unescape(char *path)
+{
+        char *w = path;
+
+        for (char *r = path; *r; r++) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+                        r += 3;
+                } else {
+                        *w++ = *r;
+                }
+        }
+        *w = '\0';
+        return path;
+}
+
+static bool listed(const json_t *list, const char *path, bool below)
+{
+        json_t *e;
+        size_t i;
+
+        json_array_foreach(list, i, e)
+        {
+                const char *p = json_string_value(e);
+                size_t n = p ? strlen(p) : 0;
+
+                /* below: strictly below p; else p itself or below it */
+                if (p && strncmp(path, p, n) == 0 && (path[n] == '/' || (!below && !path[n])))
+                        return true;
+        }
+        return false;
+}
+
+/* This namespace's copies of the other pods' IPC and network namespaces, let go of: the shim
+ * must not keep them alive (the container's own, which its runtime joins, stay). */
+static void drop_foreign(const json_t *detach)
+{
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[8192];
+
+        while (f && fgets(line, sizeof(line), f)) {
+                char *save = NULL, *field = strtok_r(line, " ", &save);
+
+                for (int i = 0; field && i < 4; i++)
+                        field = strtok_r(NULL, " ", &save);
+                if (field && listed(json_object_get(detach, "below"), unescape(field), true) &&
+                    !listed(json_object_get(detach, "keep"), field, false))
+                        (void)umount2(field, MNT_DETACH);
+        }
+        if (f)
+                fclose(f);
+}
+
 /*
  * The shim's own mount namespace, receiving the node's later mounts (slave) but giving none
  * back. On a hybrid cgroup machine whose v2 hierarchy holds a controller (hugetlb, say), crun
  * refuses to run even though the shim makes and limits the group: the v2 hierarchy's controller
  * list is hidden from it here, in this namespace only.
  */
-static int own_namespace(struct xp_error *err)
+static int own_namespace(const json_t *detach, struct xp_error *err)
 {
         static const char unified[] = "/sys/fs/cgroup/unified/cgroup.controllers";
         struct stat st;
@@ -54,6 +110,7 @@ static int own_namespace(struct xp_error *err)
                 return xp_errorf(err, -errno, "unshare CLONE_NEWNS: %m");
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return xp_errorf(err, -errno, "making the shim's mounts slaves: %m");
+        drop_foreign(detach);
         if (stat(unified, &st) == 0 && st.st_size == 0) {
                 char c;
                 int fd = open(unified, O_RDONLY | O_CLOEXEC);
@@ -137,11 +194,12 @@ static int run_runtime(const struct oci_shim *o, const char *const *args, int ou
             o->runtime, "--root", o->root, "--log", o->log, "--log-format", "json"};
         size_t n = 7;
         int status;
-        pid_t pid;
+        pid_t pid, shim;
 
         for (size_t i = 0; args[i] && n < 15; i++)
                 argv[n++] = args[i];
         argv[n] = NULL;
+        shim = getpid();
         pid = fork();
         if (pid < 0)
                 return -errno;
@@ -152,6 +210,11 @@ static int run_runtime(const struct oci_shim *o, const char *const *args, int ou
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 signal(SIGPIPE, SIG_DFL);
+                /* a shim killed mid-start takes its runtime along: nothing creates the container
+                 * after the next agent cleaned up for it */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != shim)
+                        _exit(127);
                 if (null < 0 || dup2(null, 0) < 0 || dup2(out >= 0 ? out : null, 1) < 0 ||
                     dup2(errfd >= 0 ? errfd : null, 2) < 0)
                         _exit(127);
@@ -241,8 +304,8 @@ static int start_failed(struct shim *s, struct oci_shim *o, const char *msg, str
 
 /* create, the release marker, start: 1 when the container runs, 0 when its start failed (and
  * was recorded), -errno for the shim's own failures. */
-static int
-create_and_start(struct shim *s, struct oci_shim *o, int out, int errfd, struct xp_error *err)
+static int create_and_start(
+    struct shim *s, struct oci_shim *o, const int out[2], const int errp[2], struct xp_error *err)
 {
         char pidfile[PATH_MAX], msg[RUNTIME_NOTIFY_MAX];
         const char *create[] = {
@@ -251,11 +314,14 @@ create_and_start(struct shim *s, struct oci_shim *o, int out, int errfd, struct 
         int status, r;
 
         snprintf(pidfile, sizeof(pidfile), "%s/" PID_FILE, o->bundle);
-        status = run_runtime(o, create, out, errfd);
+        status = run_runtime(o, create, out[1], errp[1]);
         if (status != 0) {
                 runtime_error(o, "create", status, msg, sizeof(msg));
                 return start_failed(s, o, msg, err);
         }
+        /* the container waits for its start: what is in its pipes is the runtime's own */
+        drain(out[0]);
+        drain(errp[0]);
         s->child = s->child_host = read_pid(o);
         if (s->child <= 0)
                 return start_failed(
@@ -265,7 +331,7 @@ create_and_start(struct shim *s, struct oci_shim *o, int out, int errfd, struct 
                 r = shim_release_marker(s, err);
         if (r < 0)
                 return start_failed(s, o, xp_error_message(err), err);
-        status = run_runtime(o, start, out, errfd);
+        status = run_runtime(o, start, out[1], errp[1]);
         if (status != 0) {
                 runtime_error(o, "start", status, msg, sizeof(msg));
                 return start_failed(s, o, msg, err);
@@ -285,7 +351,7 @@ static int prepare(struct shim *s, struct oci_shim *o, struct xp_error *err)
                 return xp_errorf(err, -EINVAL, "%s: the spec's oci object is incomplete", s->dir);
         snprintf(o->rootfs, sizeof(o->rootfs), "%s/rootfs", o->bundle);
         snprintf(o->log, sizeof(o->log), "%s/" RUNTIME_LOG, o->bundle);
-        r = own_namespace(err);
+        r = own_namespace(json_object_get(s->oci, "detach"), err);
         if (r >= 0)
                 r = runtime_mkdir_p(o->root, err);
         if (r >= 0)
@@ -325,7 +391,7 @@ int oci_shim_run(struct shim *s, struct xp_error *err)
                 r = resolve_user(s, &o, err);
         if (r < 0)
                 return start_failed(s, &o, xp_error_message(err), err);
-        r = create_and_start(s, &o, out[1], errp[1], err);
+        r = create_and_start(s, &o, out, errp, err);
         close(out[1]);
         close(errp[1]);
         if (r <= 0) {
@@ -333,8 +399,6 @@ int oci_shim_run(struct shim *s, struct xp_error *err)
                 close(errp[0]);
                 return r;
         }
-        drain(out[0]);
-        drain(errp[0]);
         s->started_ns = runtime_now_ns();
         r = shim_write_running(s, err);
         if (r < 0) {

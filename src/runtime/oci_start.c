@@ -101,7 +101,7 @@ void oci_cleanup(const char *dir, const json_t *spec)
         char path[PATH_MAX];
 
         if (!oci)
-                return;
+                return; /* not an OCI container's, or no spec written */
         /* only when the runtime still knows it: its shim deletes it after a normal exit */
         if (runtime && root && id && snprintf(path, sizeof(path), "%s/%s", root, id) > 0 &&
             access(path, F_OK) == 0)
@@ -265,8 +265,31 @@ static json_t *user_json(const struct xp_container_user *u)
                          sup);
 }
 
+/*
+ * The mounts the shim's own mount namespace drops (its copy of the node's would keep them
+ * alive): every pod's IPC namespace and memory emptyDirs and the runtime's detach paths (the
+ * pods' network namespaces), but this container's pod's own, which its runtime uses by path.
+ */
+static json_t *
+detach_json(const struct oci_runtime_view *v, const char *pod_dir, const struct xp_contain *contain)
+{
+        _cleanup_free_ char *pods = NULL;
+        json_t *o;
+
+        if (asprintf(&pods, "%s/" OCI_PODS_DIR, v->state_dir) < 0)
+                return NULL;
+        o = json_pack("{s:[s], s:[s]}", "below", pods, "keep", pod_dir);
+        for (size_t i = 0; o && v->detach && v->detach[i]; i++)
+                json_array_append_new(json_object_get(o, "below"), json_string(v->detach[i]));
+        if (o && contain->netns)
+                json_array_append_new(json_object_get(o, "keep"), json_string(contain->netns));
+        return o;
+}
+
 static json_t *shim_spec(const struct oci_runtime_view *v,
                          const struct xp_container_launch *l,
+                         const struct xp_contain *contain,
+                         const char *pod_dir,
                          const char *bundle,
                          struct xp_error *err)
 {
@@ -280,7 +303,7 @@ static json_t *shim_spec(const struct oci_runtime_view *v,
                 xp_errorf(err, -ENOMEM, "out of memory");
                 return NULL;
         }
-        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:b}",
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:b, s:o}",
                       "runtime",
                       l->oci->runtime_path,
                       "class",
@@ -298,7 +321,9 @@ static json_t *shim_spec(const struct oci_runtime_view *v,
                       "user",
                       user_json(&l->oci->user),
                       "read_only_root",
-                      l->contain && l->contain->read_only_root);
+                      contain->read_only_root,
+                      "detach",
+                      detach_json(v, pod_dir, contain));
         if (!o)
                 xp_errorf(err, -ENOMEM, "out of memory");
         return o;
@@ -402,8 +427,12 @@ int oci_start_prepare(const struct oci_runtime_view *v,
 
         *ret_devices = NULL;
         r = check_node(v, oci, err);
-        if (r >= 0)
+        if (r >= 0) {
+                /* the pod's containers start at once: one makes its IPC namespace */
+                pthread_mutex_lock(v->pods_lock);
                 r = oci_pod_prepare(v->state_dir, l, &pod_dir, err);
+                pthread_mutex_unlock(v->pods_lock);
+        }
         if (r >= 0)
                 r = fresh_bundle(dir, bundle, err);
         if (r >= 0)
@@ -423,7 +452,7 @@ int oci_start_prepare(const struct oci_runtime_view *v,
         in.limits = l->limits ? limits_out : NULL;
         if (r >= 0)
                 r = write_config(v, l, contain, &in, bundle, err);
-        if (r >= 0 && !(*ret_oci = shim_spec(v, l, bundle, err)))
+        if (r >= 0 && !(*ret_oci = shim_spec(v, l, contain, pod_dir, bundle, err)))
                 r = err && err->code ? err->code : -ENOMEM;
         free_sources(sources, oci->n_mounts);
         json_decref(edits);

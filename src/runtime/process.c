@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
@@ -45,6 +46,7 @@ struct xp_runtime {
         char **hide;                 /* NULL-terminated: paths no container sees */
         char **detach;               /* NULL-terminated: mount points no container keeps */
         pthread_mutex_t filters_lock;
+        pthread_mutex_t pods_lock; /* the pods' own files (oci_pod.c) */
         struct {
                 uint64_t effective;
                 char *hex;
@@ -420,6 +422,25 @@ static bool is_starting(const struct xp_runtime *rt, const char *uid, const char
 /* ---- interrupted starts --------------------------------------------------------------------- */
 
 /*
+ * Kills what is in a container's group and removes it, for a start whose container never ran:
+ * nothing there ran the container's code (an OCI runtime's container created and waiting for
+ * its start, a runtime process the dead shim left), so nothing of it may stay.
+ */
+static void kill_group(struct xp_runtime *rt, const char *uid, const char *container)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+
+        if (!rt->root || open_cgroup(rt, uid, container, &cg, NULL) < 0)
+                return;
+        for (int i = 0; i < 50 && xp_cgroup_kill(cg, SIGKILL, NULL) > 0; i++) {
+                struct timespec ts = {0, 2 * 1000 * 1000};
+
+                nanosleep(&ts, NULL);
+        }
+        (void)xp_cgroup_remove(cg, NULL);
+}
+
+/*
  * A start that no live process holds the lock of (c spec only, the lock held by the caller):
  * 0 when its container never ran (there is no release marker: the start may be made again, as
  * the same attempt); 1 when its shim died after letting the container go on to exec: what may
@@ -467,6 +488,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         xp_cgroup_root_free(rt->root);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);
+        pthread_mutex_destroy(&rt->pods_lock);
         for (size_t i = 0; i < rt->n_filters; i++)
                 free(rt->filters[i].hex);
         free(rt->starting);
@@ -724,6 +746,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         rt->inotify = -1;
         pthread_mutex_init(&rt->lock, NULL);
         pthread_mutex_init(&rt->filters_lock, NULL);
+        pthread_mutex_init(&rt->pods_lock, NULL);
         if (!o->state_dir || !o->log_dir)
                 return xp_errorf(err, -EINVAL, "runtime: state_dir and log_dir are required");
         rt->state_dir = strdup(o->state_dir);
@@ -972,14 +995,17 @@ static char *spec_text(struct xp_runtime *rt,
         return text;
 }
 
-/* What an OCI container of the spec in dir left (its runtime's state, its bundle). */
+/* What an OCI container of the spec in dir left (its runtime's state, its bundle; a bundle
+ * also when its start failed before the spec was written). */
 static void forget_oci(const char *dir)
 {
         json_t *spec = read_json(dir, RUNTIME_SPEC_FILE);
+        char bundle[PATH_MAX];
 
-        if (spec)
-                oci_cleanup(dir, spec);
+        oci_cleanup(dir, spec);
         json_decref(spec);
+        snprintf(bundle, sizeof(bundle), "%s/" OCI_BUNDLE, dir);
+        (void)oci_rm_rf(bundle);
 }
 
 /* Removes the files of a container's state directory, then the directory and its pod's. */
@@ -1019,11 +1045,13 @@ static int oci_text(struct xp_runtime *rt,
             .state_dir = rt->state_dir,
             .cdi_dir = rt->cdi_dir,
             .hide = (const char *const *)rt->hide,
+            .detach = (const char *const *)rt->detach,
             .cgroups = rt->root != NULL,
             .cgroup2 = xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
             .apparmor = rt->apparmor,
             .overlay = rt->overlay,
             .isolation = rt->isolation,
+            .pods_lock = &rt->pods_lock,
         };
         struct xp_contain c = contain_cut(rt, l);
         struct xp_cgroup_limits limits = {0};
@@ -1174,6 +1202,9 @@ static int claim(struct xp_runtime *rt,
         cinfo_load(dir, &c);
         if (c.state == CSTATE_STARTING)
                 r = settle_interrupted(rt, dir, lock_fd, &c);
+        /* never ran: what a killed start left waiting (an OCI runtime's created container) */
+        if (r == 0 && c.state == CSTATE_STARTING)
+                kill_group(rt, l->pod_uid, l->container);
         else if (c.state == CSTATE_LOST)
                 r = record_lost(rt, dir, &c); /* kills what the lost shim left running */
         if (r < 0)
@@ -1437,12 +1468,7 @@ static bool list_interrupted(
         r = settle_interrupted(rt, dir, lock, c);
         if (r != 0)
                 return r > 0;
-        if (rt->root) {
-                _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
-
-                if (open_cgroup(rt, uid, container, &cg, NULL) >= 0)
-                        (void)xp_cgroup_remove(cg, NULL);
-        }
+        kill_group(rt, uid, container);
         remove_state(rt, uid, container);
         remove_pod_cgroup(rt, uid);
         return false;
@@ -1721,8 +1747,11 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_erro
                     rt->starting[i][strlen(uid)] == '/')
                         r = xp_errorf(
                             err, -EBUSY, "remove pod %s: a container is being started", uid);
-        if (r == 0)
+        if (r == 0) {
+                pthread_mutex_lock(&rt->pods_lock);
                 r = oci_pod_remove(rt->state_dir, uid, err);
+                pthread_mutex_unlock(&rt->pods_lock);
+        }
         pthread_mutex_unlock(&rt->lock);
         return r;
 }
