@@ -30,6 +30,8 @@
 
 struct xp_runtime;
 
+#define XP_RUNTIME_IPC_DIR "/run/xpool/ipc"
+
 struct xp_runtime_options {
         const char *state_dir;   /* DATA/containers: created when missing */
         const char *log_dir;     /* DATA/logs: created when missing */
@@ -46,6 +48,9 @@ struct xp_runtime_options {
         const char *const *hide_paths;
         /* Where OCI containers' CDI devices are looked up (xp_cdi_resolve()); NULL: XP_CDI_DIR. */
         const char *cdi_dir;
+        /* Where pods' IPC namespaces are pinned (a bind mount per pod, as CRI-O's pinns); NULL:
+         * XP_RUNTIME_IPC_DIR. */
+        const char *ipc_dir;
         /* Mount points no container's mount namespace keeps a copy of (detached from it), NULL-
          * terminated, absolute; copied: the directory of the pods' network namespaces, whose
          * mounts would otherwise keep every pod's namespace alive while a container lives. */

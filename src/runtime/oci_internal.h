@@ -12,10 +12,13 @@
  *                                                      mount namespace only: nothing to leak)
  *   STATE/<pod uid>/<container>/bundle/upper, work     the overlay's writable layer
  *   STATE/<pod uid>/<container>/bundle/runtime.log     the OCI runtime's own messages (JSON)
- *   STATE/.pods/<pod uid>/ipc                          the pod's IPC namespace (a bind mount)
  *   STATE/.pods/<pod uid>/hosts, hostname, resolv.conf the files every container of the pod sees
  *   STATE/.pods/<pod uid>/volumes/<name>               its emptyDir volumes
  *   STATE/.oci/<runtime class>/                        the OCI runtime's state (--root)
+ *   IPC_DIR/<pod uid>                                  the pod's IPC namespace, pinned by a bind
+ *                                                      mount as CRI-O's pinns pins them (outside
+ *                                                      the data directory: removing that is
+ *                                                      never refused for a pod's mount)
  */
 
 #include <jansson.h>
@@ -89,13 +92,15 @@ int oci_cdi_allow(const struct xp_cgroup_limits *limits,
 
 /*
  * The pod's own files for one of its containers (STATE/.pods/<uid>): its IPC namespace made
- * once (a process cloned into a new one binds /proc/self/ns/ipc to a file), hosts, hostname and
- * resolv.conf, its emptyDir volumes (a memory one a tmpfs). *ret_dir: the pod directory (caller
- * frees). -errno + err.
+ * once (a process cloned into a new one binds /proc/self/ns/ipc to IPC_DIR/<uid>), hosts,
+ * hostname and resolv.conf, its emptyDir volumes (a memory one a tmpfs). *ret_dir: the pod
+ * directory, *ret_ipc: its IPC namespace (caller frees both). -errno + err.
  */
 int oci_pod_prepare(const char *state_dir,
+                    const char *ipc_dir,
                     const struct xp_container_launch *l,
                     char **ret_dir,
+                    char **ret_ipc,
                     struct xp_error *err);
 /* The node path of a mount (an emptyDir's directory, a hostPath resolved and checked), with its
  * subPath; made for the *OrCreate types. *ret caller frees. -errno + err. */
@@ -103,8 +108,8 @@ int oci_mount_source(const char *pod_dir,
                      const struct xp_container_mount *m,
                      char **ret,
                      struct xp_error *err);
-/* Unmounts and removes STATE/.pods/<uid>. */
-int oci_pod_remove(const char *state_dir, const char *uid, struct xp_error *err);
+/* Unmounts and removes STATE/.pods/<uid> and IPC_DIR/<uid>. */
+int oci_pod_remove(const char *state_dir, const char *ipc_dir, const char *uid, struct xp_error *err);
 
 /* ---- oci_apparmor.c ------------------------------------------------------------------------- */
 
@@ -121,7 +126,7 @@ const char *oci_apparmor_profile_text(void);
 
 /* What the runtime knows that a start needs. */
 struct oci_runtime_view {
-        const char *state_dir, *cdi_dir;
+        const char *state_dir, *cdi_dir, *ipc_dir;
         const char *const *hide;
         const char *const *detach; /* mount points no container keeps (the pods' networks) */
         bool cgroups, cgroup2;

@@ -158,17 +158,22 @@ static int empty_dirs(const char *dir, const struct xp_container_oci *oci, struc
 }
 
 int oci_pod_prepare(const char *state_dir,
+                    const char *ipc_dir,
                     const struct xp_container_launch *l,
                     char **ret_dir,
+                    char **ret_ipc,
                     struct xp_error *err)
 {
         _cleanup_free_ char *dir = NULL, *ipc = NULL, *volumes = NULL;
         int r;
 
-        if (pod_dir_of(state_dir, l->pod_uid, &dir) < 0 || asprintf(&ipc, "%s/ipc", dir) < 0 ||
+        if (pod_dir_of(state_dir, l->pod_uid, &dir) < 0 ||
+            asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0 ||
             asprintf(&volumes, "%s/volumes", dir) < 0)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         r = runtime_mkdir_p(volumes, err);
+        if (r >= 0)
+                r = runtime_mkdir_p(ipc_dir, err);
         if (r < 0)
                 return r;
         if (!mounted(ipc)) {
@@ -182,6 +187,7 @@ int oci_pod_prepare(const char *state_dir,
         if (r < 0)
                 return r;
         *ret_dir = TAKE_PTR(dir);
+        *ret_ipc = TAKE_PTR(ipc);
         return 0;
 }
 
@@ -303,7 +309,7 @@ int oci_mount_source(const char *pod_dir,
 
 /* ---- removal -------------------------------------------------------------------------------- */
 
-int oci_pod_remove(const char *state_dir, const char *uid, struct xp_error *err)
+int oci_pod_remove(const char *state_dir, const char *ipc_dir, const char *uid, struct xp_error *err)
 {
         _cleanup_free_ char *dir = NULL;
         char path[PATH_MAX];
@@ -313,10 +319,12 @@ int oci_pod_remove(const char *state_dir, const char *uid, struct xp_error *err)
 
         if (pod_dir_of(state_dir, uid, &dir) < 0)
                 return -ENOMEM;
+        snprintf(path, sizeof(path), "%s/%s", ipc_dir, uid);
+        if (mounted(path))
+                (void)umount2(path, MNT_DETACH);
+        (void)unlink(path);
         if (access(dir, F_OK) < 0)
                 return 0;
-        snprintf(path, sizeof(path), "%s/ipc", dir);
-        (void)umount2(path, MNT_DETACH);
         snprintf(path, sizeof(path), "%s/volumes", dir);
         d = opendir(path);
         while (d && (e = readdir(d))) {

@@ -270,15 +270,17 @@ static json_t *user_json(const struct xp_container_user *u)
  * alive): every pod's IPC namespace and memory emptyDirs and the runtime's detach paths (the
  * pods' network namespaces), but this container's pod's own, which its runtime uses by path.
  */
-static json_t *
-detach_json(const struct oci_runtime_view *v, const char *pod_dir, const struct xp_contain *contain)
+static json_t *detach_json(const struct oci_runtime_view *v,
+                           const char *pod_dir,
+                           const char *ipc,
+                           const struct xp_contain *contain)
 {
         _cleanup_free_ char *pods = NULL;
         json_t *o;
 
         if (asprintf(&pods, "%s/" OCI_PODS_DIR, v->state_dir) < 0)
                 return NULL;
-        o = json_pack("{s:[s], s:[s]}", "below", pods, "keep", pod_dir);
+        o = json_pack("{s:[s, s], s:[s, s]}", "below", pods, v->ipc_dir, "keep", pod_dir, ipc);
         for (size_t i = 0; o && v->detach && v->detach[i]; i++)
                 json_array_append_new(json_object_get(o, "below"), json_string(v->detach[i]));
         if (o && contain->netns)
@@ -290,6 +292,7 @@ static json_t *shim_spec(const struct oci_runtime_view *v,
                          const struct xp_container_launch *l,
                          const struct xp_contain *contain,
                          const char *pod_dir,
+                         const char *ipc,
                          const char *bundle,
                          struct xp_error *err)
 {
@@ -323,7 +326,7 @@ static json_t *shim_spec(const struct oci_runtime_view *v,
                       "read_only_root",
                       contain->read_only_root,
                       "detach",
-                      detach_json(v, pod_dir, contain));
+                      detach_json(v, pod_dir, ipc, contain));
         if (!o)
                 xp_errorf(err, -ENOMEM, "out of memory");
         return o;
@@ -371,7 +374,7 @@ static int write_config(const struct oci_runtime_view *v,
                         const char *bundle,
                         struct xp_error *err)
 {
-        _cleanup_free_ char *text = NULL, *cgpath = NULL, *ipc = NULL;
+        _cleanup_free_ char *text = NULL, *cgpath = NULL;
         json_t *config = NULL;
         int r;
 
@@ -383,12 +386,9 @@ static int write_config(const struct oci_runtime_view *v,
                 free(cgpath);
                 cgpath = abs;
         }
-        if (asprintf(&ipc, "%s/ipc", in->pod_dir) < 0)
-                return -ENOMEM;
         in->launch = l;
         in->contain = contain;
         in->cgroups_path = cgpath;
-        in->ipc_path = ipc;
         in->hide = v->hide;
         in->cgroup2 = v->cgroup2;
         in->apparmor = apparmor_profile(v, l->oci, contain);
@@ -420,7 +420,7 @@ int oci_start_prepare(const struct oci_runtime_view *v,
 {
         const struct xp_container_oci *oci = l->oci;
         struct oci_config_in in = {0};
-        _cleanup_free_ char *pod_dir = NULL;
+        _cleanup_free_ char *pod_dir = NULL, *ipc = NULL;
         char bundle[PATH_MAX], **sources = NULL;
         json_t *edits = NULL;
         int r;
@@ -430,7 +430,7 @@ int oci_start_prepare(const struct oci_runtime_view *v,
         if (r >= 0) {
                 /* the pod's containers start at once: one makes its IPC namespace */
                 pthread_mutex_lock(v->pods_lock);
-                r = oci_pod_prepare(v->state_dir, l, &pod_dir, err);
+                r = oci_pod_prepare(v->state_dir, v->ipc_dir, l, &pod_dir, &ipc, err);
                 pthread_mutex_unlock(v->pods_lock);
         }
         if (r >= 0)
@@ -447,12 +447,13 @@ int oci_start_prepare(const struct oci_runtime_view *v,
                         r = xp_error_prefix(err, r, "volume %s", oci->mounts[i].volume);
         }
         in.pod_dir = pod_dir;
+        in.ipc_path = ipc;
         in.mount_sources = sources;
         in.cdi = edits;
         in.limits = l->limits ? limits_out : NULL;
         if (r >= 0)
                 r = write_config(v, l, contain, &in, bundle, err);
-        if (r >= 0 && !(*ret_oci = shim_spec(v, l, contain, pod_dir, bundle, err)))
+        if (r >= 0 && !(*ret_oci = shim_spec(v, l, contain, pod_dir, ipc, bundle, err)))
                 r = err && err->code ? err->code : -ENOMEM;
         free_sources(sources, oci->n_mounts);
         json_decref(edits);

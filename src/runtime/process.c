@@ -54,7 +54,7 @@ struct xp_runtime {
         size_t n_filters;
         unsigned isolation; /* enum xp_isolation bits */
         char *warning;
-        char *cdi_dir;
+        char *cdi_dir, *ipc_dir;
         bool overlay, apparmor; /* OCI containers: the kernel has overlayfs; the profile loaded */
         char *oci_warning;
         int inotify;
@@ -505,6 +505,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         free(rt->detach);
         free(rt->warning);
         free(rt->cdi_dir);
+        free(rt->ipc_dir);
         free(rt->oci_warning);
         free(rt);
 }
@@ -754,7 +755,9 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         rt->shim_exe = o->shim_exe ? strdup(o->shim_exe) : default_shim_exe();
         rt->cgroup_root = strdup(o->cgroup_root ? o->cgroup_root : "/");
         rt->cdi_dir = strdup(o->cdi_dir ? o->cdi_dir : XP_CDI_DIR);
+        rt->ipc_dir = strdup(o->ipc_dir ? o->ipc_dir : XP_RUNTIME_IPC_DIR);
         if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root || !rt->cdi_dir ||
+            !rt->ipc_dir ||
             asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         if (copy_hide(rt, o->hide_paths) < 0 || copy_detach(rt, o->detach_paths) < 0)
@@ -1044,6 +1047,7 @@ static int oci_text(struct xp_runtime *rt,
         struct oci_runtime_view v = {
             .state_dir = rt->state_dir,
             .cdi_dir = rt->cdi_dir,
+            .ipc_dir = rt->ipc_dir,
             .hide = (const char *const *)rt->hide,
             .detach = (const char *const *)rt->detach,
             .cgroups = rt->root != NULL,
@@ -1749,7 +1753,7 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_erro
                             err, -EBUSY, "remove pod %s: a container is being started", uid);
         if (r == 0) {
                 pthread_mutex_lock(&rt->pods_lock);
-                r = oci_pod_remove(rt->state_dir, uid, err);
+                r = oci_pod_remove(rt->state_dir, rt->ipc_dir, uid, err);
                 pthread_mutex_unlock(&rt->pods_lock);
         }
         pthread_mutex_unlock(&rt->lock);

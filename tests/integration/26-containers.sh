@@ -33,7 +33,7 @@ for p in bridge host-local; do [[ -x /usr/lib/cni/$p ]] || cni=; done
 command -v ip >/dev/null || cni=
 
 server_pid= agent_pid= reg_pid_plain=
-br=
+br= uids=
 cleanup() {
   {
     kill -KILL $agent_pid $server_pid $reg_pid_plain || true
@@ -43,6 +43,7 @@ cleanup() {
   # what a failed run may have left mounted (the pods' IPC and network namespaces, emptyDirs)
   awk -v t="$tmp/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r |
     while read -r m; do umount -l "$m" 2>/dev/null; done
+  for u in ${uids:-}; do umount -l "/run/xpool/ipc/$u" 2>/dev/null && rm -f "/run/xpool/ipc/$u"; done
   umount -R -l "$tmp/netns" 2>/dev/null || true
   [[ -n "$br" ]] && ip link del "$br" 2>/dev/null
   rm -rf "$tmp"
@@ -468,6 +469,7 @@ check "it ran once" 0 cat "$tmp/host/slow2"
 expect_count "one run" "$tmp/out" 1 run
 
 # ---- everything deleted: nothing left behind ------------------------------------------------------
+uids=$(kubectl get pods -o 'jsonpath={.items[*].metadata.uid}')
 check "delete every pod" 0 kubectl delete pods --all --wait=false
 gone() { kubectl get pods -o name | wc -l; }
 poll "the pods are gone" 60 0 gone
@@ -477,6 +479,7 @@ left() { # what containers left on the node
     find "$tmp/node/containers" -mindepth 1 -maxdepth 2 -not -name '.*' -not -path '*/.*/*' -printf 'state %p\n'
     find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
     pgrep -f "__shim $tmp/node/containers/" | sed 's/^/shim /'
+    for u in $uids; do [[ -e /run/xpool/ipc/$u ]] && echo "IPC namespace /run/xpool/ipc/$u"; done
   } | sort
 }
 poll "no mount, state, overlay or runtime state left" 30 "" left
