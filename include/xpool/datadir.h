@@ -14,10 +14,10 @@
  *     admin.kubeconfig        the admin's kubeconfig; 0600
  *     agent/                  a node agent's own directory (0700): the default of `xpool agent`
  *       containers/ logs/     and the one `xpool up` gives its agent; node.token and
- *                             simulated-node.yaml are `xpool up`'s; network/ holds one
- *                             record per pod network (include/xpool/podnet.h)
+ *                             simulated-node.yaml are `xpool up`'s
  *       images/               the node's image store (include/xpool/image.h, docs/images.md):
  *                             blobs/, layers/, refs.json, holds/, tmp/
+ *       network/              one record per pod network (include/xpool/podnet.h)
  *
  * One default root for server and agent: $XDG_STATE_HOME/xpool when XDG_STATE_HOME is set
  * (absolute), else /var/lib/xpool for root, else ~/.local/state/xpool. The agent's default is

@@ -560,8 +560,9 @@ int xp_agent_new(const struct xp_agent_options *options,
                                             .backoff_max_ms = a->backoff_max_ms},
             &a->pulls,
             err);
-        if (r >= 0)
-                r = start_network(a, err);
+        if (r < 0)
+                return r;
+        r = start_network(a, err);
         if (r < 0)
                 return r;
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
@@ -609,12 +610,12 @@ void xp_agent_free(struct xp_agent *a)
                 pthread_join(a->watch_thread, NULL);
         if (a->reconcile_started)
                 pthread_join(a->reconcile_thread, NULL);
-        /* after the reconcile loop, which asks it; its pulls are cancelled */
-        xp_agent_pulls_free(a->pulls);
-        xp_image_store_free(a->images);
         /* the reconcile thread is joined: nothing asks the network step any more */
         xp_agent_network_free(a->network);
         xp_podnet_free(a->podnet);
+        /* after the reconcile loop, which asks it; its pulls are cancelled */
+        xp_agent_pulls_free(a->pulls);
+        xp_image_store_free(a->images);
         xp_agent_status_free(a->status);
         xp_agent_events_free(a->events);
         xp_apiclient_free(a->watch_client);

@@ -39,9 +39,12 @@ struct netentry {
 
 struct job {
         enum job_kind kind;
-        struct netentry *entry; /* kept while busy */
+        struct netentry *entry; /* kept while busy; its uid never changes */
         json_t *runtime_config;
         int64_t not_before_ns;
+        /* taken under the lock when the job starts: want() may rename the entry meanwhile */
+        char *namespace, *name;
+        int64_t backoff_ms;
         struct job *next;
 };
 
@@ -213,8 +216,8 @@ static void run_job(struct xp_agent_network *net, struct job *j)
         case JOB_SETUP:
                 r = xp_podnet_setup(net->pn,
                                     &(struct xp_podnet_pod){.uid = e->uid,
-                                                            .pod_namespace = e->namespace,
-                                                            .pod_name = e->name,
+                                                            .pod_namespace = j->namespace,
+                                                            .pod_name = j->name,
                                                             .runtime_config = j->runtime_config},
                                     &info,
                                     &err);
@@ -223,10 +226,10 @@ static void run_job(struct xp_agent_network *net, struct job *j)
                                  sizeof(msg),
                                  "Failed to create pod sandbox: %s",
                                  xp_error_message(&err));
-                        xp_log(LOG_WARNING, "agent: pod %s/%s: %s", e->namespace, e->name, msg);
+                        xp_log(LOG_WARNING, "agent: pod %s/%s: %s", j->namespace, j->name, msg);
                         (void)xp_agent_event(net->config.events,
-                                             e->namespace,
-                                             e->name,
+                                             j->namespace,
+                                             j->name,
                                              e->uid,
                                              "Warning",
                                              "FailedCreatePodSandBox",
@@ -240,10 +243,10 @@ static void run_job(struct xp_agent_network *net, struct job *j)
                             LOG_WARNING,
                             "agent: tearing down the network of pod %s (%s/%s): %s; trying again in %.1f s",
                             e->uid,
-                            e->namespace,
-                            e->name,
+                            j->namespace,
+                            j->name,
                             xp_error_message(&err),
-                            (double)e->backoff_ms / 1000.0);
+                            (double)j->backoff_ms / 1000.0);
                 break;
         case JOB_CHECK:
                 r = xp_podnet_check(net->pn, e->uid, &err);
@@ -311,6 +314,24 @@ static struct job *take_due(struct xp_agent_network *net, int64_t *wait_ns)
         return NULL;
 }
 
+static void job_free(struct job *j)
+{
+        json_decref(j->runtime_config);
+        free(j->namespace);
+        free(j->name);
+        free(j);
+}
+
+/* A job that could not start (out of memory): queued again in a second. */
+static void job_lost(struct xp_agent_network *net, struct job *j)
+{
+        xp_log(LOG_ERR, "agent: the network of pod %s: out of memory", j->entry->uid);
+        pthread_mutex_lock(&net->lock);
+        j->entry->busy = false;
+        (void)queue(net, j->entry, j->kind, TAKE_PTR(j->runtime_config), now_ns() + 1000000000);
+        pthread_mutex_unlock(&net->lock);
+}
+
 static void *worker(void *userdata)
 {
         struct xp_agent_network *net = userdata;
@@ -330,10 +351,15 @@ static void *worker(void *userdata)
                                 pthread_cond_wait(&net->cond, &net->lock);
                         continue;
                 }
+                j->namespace = strdup(j->entry->namespace);
+                j->name = strdup(j->entry->name);
+                j->backoff_ms = j->entry->backoff_ms;
                 pthread_mutex_unlock(&net->lock);
-                run_job(net, j);
-                json_decref(j->runtime_config);
-                free(j);
+                if (j->namespace && j->name)
+                        run_job(net, j);
+                else
+                        job_lost(net, j);
+                job_free(j);
                 pthread_mutex_lock(&net->lock);
         }
         pthread_mutex_unlock(&net->lock);
@@ -423,8 +449,7 @@ void xp_agent_network_free(struct xp_agent_network *net)
                 struct job *j = net->jobs;
 
                 net->jobs = j->next;
-                json_decref(j->runtime_config);
-                free(j);
+                job_free(j);
         }
         for (size_t i = 0; i < net->n_changed; i++)
                 free(net->changed[i]);

@@ -11,6 +11,7 @@
 
 #include "agent_internal.h"
 #include "xpool/codec.h"
+#include "xpool/names.h"
 #include "xpool/timeutil.h"
 
 #define MAX_PODS 110
@@ -36,28 +37,9 @@ const char *xp_agent_arch(const char *machine)
         return machine;
 }
 
-static bool is_alnum(char c)
-{
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALUE_MAX + 1])
 {
-        size_t n = 0;
-
-        for (const char *p = text; *p && n < XP_AGENT_LABEL_VALUE_MAX; p++) {
-                char c = *p;
-
-                if (!is_alnum(c) && c != '.' && c != '_' && c != '-')
-                        c = '-';
-                if (n == 0 && !is_alnum(c))
-                        continue;
-                buf[n++] = c;
-        }
-        while (n > 0 && !is_alnum(buf[n - 1]))
-                n--;
-        buf[n] = '\0';
-        return buf;
+        return xp_label_value_from(text, buf);
 }
 
 /* The IsolationDegraded condition (docs/security.md, "Threat model"). */

@@ -608,10 +608,11 @@ static int start_container(struct loop *l,
         job->attempt = a->attempt;
         job->container = strdup(a->container);
         job->host_ip = agent->advertise_address;
-        if ((!net->host && !(job->netns = strdup(net->netns))) ||
-            (net->n_ips > 0 && !(job->pod_ip = strdup(net->ips[0]))))
-                job->container = (free(job->container), NULL);
-        if (!job->container) {
+        if (!net->host)
+                job->netns = strdup(net->netns);
+        if (net->n_ips > 0)
+                job->pod_ip = strdup(net->ips[0]);
+        if (!job->container || (!net->host && !job->netns) || (net->n_ips > 0 && !job->pod_ip)) {
                 job_free(job);
                 return -ENOMEM;
         }

@@ -42,6 +42,8 @@ int xp_cmd_device_plugin(int argc, char **argv);
 /* The device plugin in this process (xp_cmd_device_plugin runs the lean executable instead when
  * it is beside ours; src/plugin/main.c calls this). */
 int xp_device_plugin_main(int argc, char **argv);
+int xp_cmd_extender(int argc, char **argv);
+int xp_cmd_inventory(int argc, char **argv);
 
 /*
  * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with
@@ -83,6 +85,13 @@ int xp_cli_prepare_data_dir(const char *cmd, const char *dir, bool given);
  * damaged store (-EUCLEAN) also how to see the damage and recover. Returns XP_EXIT_FAILURE.
  */
 int xp_cli_start_failed(const char *cmd, const char *dir, int r, const struct xp_error *err);
+
+#include <signal.h>
+
+/* Blocks SIGINT and SIGTERM (call before starting threads) and ignores SIGPIPE. */
+void xp_cli_block_stop_signals(sigset_t *mask);
+/* Waits for one of the signals xp_cli_block_stop_signals() blocked and returns it. */
+int xp_cli_wait_stop(const sigset_t *mask);
 
 /* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
 int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);

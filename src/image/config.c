@@ -42,24 +42,32 @@ static int string_field(
         return *ret ? 0 : -ENOMEM;
 }
 
+/* A NULL-terminated array of n entries into *ret (the caller's to free even on a later failure);
+ * NULL with err for more than XP_IMAGE_CONFIG_ITEMS, or out of memory. */
+static int new_items(const char *key, size_t n, char ***ret, struct xp_error *err)
+{
+        if (n > XP_IMAGE_CONFIG_ITEMS)
+                return xp_errorf(
+                    err, -EBADMSG, "config.%s: more than %d entries", key, XP_IMAGE_CONFIG_ITEMS);
+        *ret = calloc(n + 1, sizeof(char *));
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* An array of strings (Entrypoint, Cmd, Env). null: unset. */
 static int strv_field(const json_t *obj, const char *key, char ***ret, struct xp_error *err)
 {
         const json_t *v = json_object_get(obj, key);
         size_t n = json_array_size(v);
         char **out;
+        int r;
 
         if (!v || json_is_null(v))
                 return 0;
         if (!json_is_array(v))
                 return xp_errorf(err, -EBADMSG, "config.%s: must be an array of strings", key);
-        if (n > XP_IMAGE_CONFIG_ITEMS)
-                return xp_errorf(
-                    err, -EBADMSG, "config.%s: more than %d entries", key, XP_IMAGE_CONFIG_ITEMS);
-        out = calloc(n + 1, sizeof(*out));
-        if (!out)
-                return -ENOMEM;
-        *ret = out;
+        if ((r = new_items(key, n, ret, err)) < 0)
+                return r;
+        out = *ret;
         for (size_t i = 0; i < n; i++) {
                 const json_t *s = json_array_get(v, i);
 
@@ -79,18 +87,15 @@ keys_field(const json_t *obj, const char *key, bool values, char ***ret, struct 
         size_t n = json_object_size(v), i = 0;
         const char *k;
         char **out;
+        int r;
 
         if (!v || json_is_null(v))
                 return 0;
         if (!json_is_object(v))
                 return xp_errorf(err, -EBADMSG, "config.%s: must be an object", key);
-        if (n > XP_IMAGE_CONFIG_ITEMS)
-                return xp_errorf(
-                    err, -EBADMSG, "config.%s: more than %d entries", key, XP_IMAGE_CONFIG_ITEMS);
-        out = calloc(n + 1, sizeof(*out));
-        if (!out)
-                return -ENOMEM;
-        *ret = out;
+        if ((r = new_items(key, n, ret, err)) < 0)
+                return r;
+        out = *ret;
         json_object_foreach((json_t *)v, k, value)
         {
                 if (values && !json_is_string(value))
@@ -206,20 +211,12 @@ int xp_image_config_parse(const char *data,
         struct xp_image_config c = {0};
         char **ids = NULL;
         size_t n = 0;
-        json_error_t jerr;
-        json_t *root;
+        json_t *root = NULL;
         int r;
 
-        if (size > XP_IMAGE_CONFIG_MAX)
-                return xp_errorf(err, -EBADMSG, "larger than %u bytes", XP_IMAGE_CONFIG_MAX);
-        root = json_loadb(data, size, JSON_REJECT_DUPLICATES, &jerr);
-        if (!root)
-                return xp_errorf(err,
-                                 -EBADMSG,
-                                 "not JSON: line %d column %d: %s",
-                                 jerr.line,
-                                 jerr.column,
-                                 jerr.text);
+        r = xp_image_json_load(data, size, XP_IMAGE_CONFIG_MAX, &root, err);
+        if (r < 0)
+                return r;
         r = parse_root(root, &c, &ids, &n, err);
         json_decref(root);
         if (r < 0) {

@@ -68,6 +68,24 @@ int xp_image_digest_check(
         return 0;
 }
 
+int xp_image_json_load(
+    const char *data, size_t size, size_t max, json_t **ret, struct xp_error *err)
+{
+        json_error_t jerr;
+
+        if (size > max)
+                return xp_errorf(err, -EBADMSG, "larger than %zu bytes", max);
+        *ret = json_loadb(data, size, JSON_REJECT_DUPLICATES, &jerr);
+        if (!*ret)
+                return xp_errorf(err,
+                                 -EBADMSG,
+                                 "not JSON: line %d column %d: %s",
+                                 jerr.line,
+                                 jerr.column,
+                                 jerr.text);
+        return 0;
+}
+
 void xp_image_strv_free(char **v)
 {
         if (!v)

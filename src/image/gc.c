@@ -158,18 +158,12 @@ int xp_image_remove(struct xp_image_store *s, const char *text, struct xp_error 
 
         /* taken before the refs lock, as prune takes them; a pull in progress: cleaned up later */
         lock = xp_store_lock(s, true, true);
-        refs_lock = xp_store_refs_lock(s);
+        refs_lock = xp_store_refs_open(s, &refs, err);
         if (refs_lock < 0)
-                return xp_errorf(
-                    err, refs_lock, "the image store's lock: %s", strerror(-refs_lock));
-        r = xp_store_refs_load(s, &refs, err);
-        if (r < 0)
-                return r;
+                return refs_lock;
         r = xp_store_find(refs, text, &i, &by_id, err);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return xp_errorf(err, -ENOENT, "no image %s in the store", text);
         r = drop(s, json_object_get(refs, "images"), i, text, by_id, err);
         if (r < 0)
                 return r;
@@ -193,13 +187,9 @@ int xp_image_prune(struct xp_image_store *s,
         lock = xp_store_lock(s, true, false);
         if (lock < 0)
                 return xp_errorf(err, lock, "the image store's lock: %s", strerror(-lock));
-        refs_lock = xp_store_refs_lock(s);
+        refs_lock = xp_store_refs_open(s, &refs, err);
         if (refs_lock < 0)
-                return xp_errorf(
-                    err, refs_lock, "the image store's lock: %s", strerror(-refs_lock));
-        r = xp_store_refs_load(s, &refs, err);
-        if (r < 0)
-                return r;
+                return refs_lock;
         images = json_object_get(refs, "images");
         for (size_t i = json_array_size(images); i-- > 0;) {
                 json_t *rec = json_array_get(images, i);

@@ -4,7 +4,7 @@
 /*
  * What the image store's files share: digests (digest.c), manifests, indexes and configs
  * (manifest.c, config.c: pure, fuzzed), platforms (platform.c), layer unpacking (unpack.c), the
- * registry settings and credentials (regconf.c, auth.c), the registry client (registry.c) and
+ * registry settings and credentials (regconf.c, auth.c), the registry client (remote.c) and
  * the store's directory (store.c, blobs.c).
  */
 
@@ -136,6 +136,11 @@ int xp_image_config_parse(const char *data,
                           size_t *ret_n,
                           struct xp_error *err);
 void xp_image_config_done(struct xp_image_config *c);
+
+/* JSON text of at most max bytes, duplicate keys refused: -EBADMSG with err ("not JSON: line 1
+ * column 5: ..."). */
+int xp_image_json_load(
+    const char *data, size_t size, size_t max, json_t **ret, struct xp_error *err);
 
 /* Frees a NULL-terminated string array (NULL is fine). */
 void xp_image_strv_free(char **v);
@@ -283,6 +288,8 @@ int xp_store_refs_lock(struct xp_image_store *s);
  * "untrusted"}]}; an absent file is an empty store. Caller holds the refs lock. */
 int xp_store_refs_load(struct xp_image_store *s, json_t **ret, struct xp_error *err);
 int xp_store_refs_save(struct xp_image_store *s, json_t *refs, struct xp_error *err);
+/* Takes the refs lock and loads refs.json: the lock's fd (the caller closes it), or -errno. */
+int xp_store_refs_open(struct xp_image_store *s, json_t **ret, struct xp_error *err);
 
 /* The record of one image, as pull and import make it. */
 struct xp_store_record {
@@ -366,7 +373,7 @@ int xp_store_gc(struct xp_image_store *s,
 /* Removes path (a file or a tree) as xp_remove_tree_at() does; errors are ignored. */
 void xp_store_remove_path(const char *path);
 /* The record of refs text names (xp_image_get()'s rules): 1 with its index and whether the ID
- * named it, 0 none, -EINVAL. */
+ * named it; -ENOENT (err: no image TEXT in the store), -EINVAL. */
 int xp_store_find(
     const json_t *refs, const char *text, size_t *ret_index, bool *ret_by_id, struct xp_error *err);
 /* Whether image id is held: 1 with the first holder's name in holder, else 0. */

@@ -199,7 +199,7 @@ int xp_store_find(
         if (!hex_prefix(text)) {
                 if (perr.code < 0)
                         return xp_errorf(err, perr.code, "%s", perr.msg);
-                return 0;
+                return xp_errorf(err, -ENOENT, "no image %s in the store", text);
         }
         json_array_foreach(images, i, rec)
         {
@@ -214,9 +214,11 @@ int xp_store_find(
                                  -EINVAL,
                                  "\"%s\" is the prefix of several image IDs: give more of it",
                                  text);
+        if (matches == 0)
+                return xp_errorf(err, -ENOENT, "no image %s in the store", text);
         *ret_index = found;
         *ret_by_id = true;
-        return matches == 1 ? 1 : 0;
+        return 1;
 }
 
 int xp_image_get(struct xp_image_store *s,
@@ -224,22 +226,20 @@ int xp_image_get(struct xp_image_store *s,
                  struct xp_image **ret,
                  struct xp_error *err)
 {
-        _cleanup_close_ int lock = xp_store_refs_lock(s);
+        _cleanup_close_ int lock = -1;
         json_auto_t *refs = NULL;
         size_t i = 0;
         bool by_id;
         int r;
 
+        lock = xp_store_refs_open(s, &refs, err);
+
         if (lock < 0)
-                return xp_errorf(err, lock, "the image store's lock: %s", strerror(-lock));
-        r = xp_store_refs_load(s, &refs, err);
-        if (r < 0)
-                return r;
+
+                return lock;
         r = xp_store_find(refs, text, &i, &by_id, err);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return xp_errorf(err, -ENOENT, "no image %s in the store", text);
         return xp_store_image_from_record(
             s, json_array_get(json_object_get(refs, "images"), i), ret, err);
 }
@@ -249,18 +249,18 @@ int xp_image_list(struct xp_image_store *s,
                   size_t *ret_n,
                   struct xp_error *err)
 {
-        _cleanup_close_ int lock = xp_store_refs_lock(s);
+        _cleanup_close_ int lock = -1;
         json_auto_t *refs = NULL;
         const json_t *images;
         struct xp_image **out;
         size_t n;
         int r;
 
+        lock = xp_store_refs_open(s, &refs, err);
+
         if (lock < 0)
-                return xp_errorf(err, lock, "the image store's lock: %s", strerror(-lock));
-        r = xp_store_refs_load(s, &refs, err);
-        if (r < 0)
-                return r;
+
+                return lock;
         images = json_object_get(refs, "images");
         n = json_array_size(images);
         out = calloc(n ? n : 1, sizeof(*out));

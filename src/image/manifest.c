@@ -255,20 +255,12 @@ int xp_image_manifest_parse(const char *data,
                             struct xp_error *err)
 {
         struct xp_image_manifest m = {0};
-        json_error_t jerr;
-        json_t *root;
+        json_t *root = NULL;
         int r;
 
-        if (size > XP_IMAGE_MANIFEST_MAX)
-                return xp_errorf(err, -EBADMSG, "larger than %u bytes", XP_IMAGE_MANIFEST_MAX);
-        root = json_loadb(data, size, JSON_REJECT_DUPLICATES, &jerr);
-        if (!root)
-                return xp_errorf(err,
-                                 -EBADMSG,
-                                 "not JSON: line %d column %d: %s",
-                                 jerr.line,
-                                 jerr.column,
-                                 jerr.text);
+        r = xp_image_json_load(data, size, XP_IMAGE_MANIFEST_MAX, &root, err);
+        if (r < 0)
+                return r;
         r = parse_root(root, content_type, &m, err);
         json_decref(root);
         if (r < 0) {

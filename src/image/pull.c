@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "image/pull.h"
-#include "image/registry.h"
+#include "image/remote.h"
 
 #define ACCEPT_MANIFESTS                                                                           \
         XP_MT_OCI_INDEX ", " XP_MT_OCI_MANIFEST ", " XP_MT_DOCKER_LIST ", " XP_MT_DOCKER_MANIFEST
@@ -26,7 +26,7 @@ void xp_pull_done(struct xp_pull *p)
         for (size_t i = 0; i < p->n_creds; i++)
                 xp_image_cred_done(&p->creds[i]);
         free(p->creds);
-        xp_imgreg_free(p->reg);
+        xp_image_remote_free(p->reg);
         free(p->top_digest);
         free(p->manifest_digest);
         free(p->top_data);
@@ -96,12 +96,14 @@ int xp_pull_gather_creds(struct xp_pull *p, struct xp_error *err)
 }
 
 /* The manifest by reference from the endpoint base: 0 with p->reg set, or -errno. */
-static int
-try_endpoint(struct xp_pull *p, const char *base, struct xp_imgreg_blob *ret, struct xp_error *err)
+static int try_endpoint(struct xp_pull *p,
+                        const char *base,
+                        struct xp_image_remote_blob *ret,
+                        struct xp_error *err)
 {
         const char *host = strstr(base, "://") + 3;
         char host_buf[512];
-        struct xp_imgreg_opts o = {
+        struct xp_image_remote_opts o = {
             .base = base,
             .host = host_buf,
             .repo = p->ref.path,
@@ -110,22 +112,22 @@ try_endpoint(struct xp_pull *p, const char *base, struct xp_imgreg_blob *ret, st
             .n_creds = p->n_creds,
             .cancel = p->o->cancel,
         };
-        struct xp_imgreg *reg = NULL;
+        struct xp_image_remote *reg = NULL;
         int r;
 
         snprintf(host_buf, sizeof(host_buf), "%.*s", (int)strcspn(host, "/"), host);
-        r = xp_imgreg_new(&o, &reg, err);
+        r = xp_image_remote_new(&o, &reg, err);
         if (r < 0)
                 return r;
-        r = xp_imgreg_fetch(reg,
-                            "manifests",
-                            p->ref.digest ? p->ref.digest : p->ref.tag,
-                            ACCEPT_MANIFESTS,
-                            XP_IMAGE_MANIFEST_MAX,
-                            ret,
-                            err);
+        r = xp_image_remote_fetch(reg,
+                                  "manifests",
+                                  p->ref.digest ? p->ref.digest : p->ref.tag,
+                                  ACCEPT_MANIFESTS,
+                                  XP_IMAGE_MANIFEST_MAX,
+                                  ret,
+                                  err);
         if (r < 0) {
-                xp_imgreg_free(reg);
+                xp_image_remote_free(reg);
                 return r;
         }
         p->reg = reg;
@@ -133,7 +135,7 @@ try_endpoint(struct xp_pull *p, const char *base, struct xp_imgreg_blob *ret, st
 }
 
 /* The registry's mirrors, then the registry itself. */
-static int fetch_top(struct xp_pull *p, struct xp_imgreg_blob *ret, struct xp_error *err)
+static int fetch_top(struct xp_pull *p, struct xp_image_remote_blob *ret, struct xp_error *err)
 {
         const struct xp_regconf_host *h = xp_regconf_find(p->s->conf, p->ref.domain);
         const char *host = strcmp(p->ref.domain, XP_IMAGE_DEFAULT_DOMAIN) == 0
@@ -155,7 +157,7 @@ static int fetch_top(struct xp_pull *p, struct xp_imgreg_blob *ret, struct xp_er
 }
 
 /* The digest of what the registry served, checked against what was asked and what it said. */
-static int check_manifest(const struct xp_imgreg_blob *b,
+static int check_manifest(const struct xp_image_remote_blob *b,
                           const char *want,
                           const char *what,
                           char **ret,
@@ -189,7 +191,7 @@ static int check_manifest(const struct xp_imgreg_blob *b,
 /* The platform's manifest when the top one is an index. */
 static int resolve_index(struct xp_pull *p, struct xp_error *err)
 {
-        struct xp_imgreg_blob b = {0};
+        struct xp_image_remote_blob b = {0};
         const struct xp_image_desc *d;
         size_t i = 0;
         int r;
@@ -198,7 +200,7 @@ static int resolve_index(struct xp_pull *p, struct xp_error *err)
         if (r < 0)
                 return r;
         d = &p->manifest.manifests[i];
-        r = xp_imgreg_fetch(
+        r = xp_image_remote_fetch(
             p->reg, "manifests", d->digest, ACCEPT_MANIFESTS, XP_IMAGE_MANIFEST_MAX, &b, err);
         if (r >= 0)
                 r = check_manifest(
@@ -224,13 +226,13 @@ static int resolve_index(struct xp_pull *p, struct xp_error *err)
                 p->manifest_data = TAKE_PTR(b.data);
                 p->manifest_size = b.size;
         }
-        xp_imgreg_blob_done(&b);
+        xp_image_remote_blob_done(&b);
         return r;
 }
 
 int xp_pull_manifest(struct xp_pull *p, struct xp_error *err)
 {
-        struct xp_imgreg_blob b = {0};
+        struct xp_image_remote_blob b = {0};
         int r;
 
         r = fetch_top(p, &b, err);
@@ -245,7 +247,7 @@ int xp_pull_manifest(struct xp_pull *p, struct xp_error *err)
                 p->top_data = TAKE_PTR(b.data);
                 p->top_size = b.size;
         }
-        xp_imgreg_blob_done(&b);
+        xp_image_remote_blob_done(&b);
         if (r >= 0 && p->manifest.index)
                 return resolve_index(p, err);
         if (r >= 0 && !(p->manifest_digest = strdup(p->top_digest)))

@@ -5,7 +5,7 @@
 
 #include "image/image_internal.h"
 
-struct xp_imgreg;
+struct xp_image_remote;
 
 struct xp_pull {
         struct xp_image_store *s;
@@ -16,9 +16,9 @@ struct xp_pull {
         bool untrusted;
         struct xp_image_cred *creds;
         size_t n_creds;
-        struct xp_imgreg *reg; /* the endpoint that served the manifest */
-        char *top_digest;      /* what the reference resolved to (an index or a manifest) */
-        char *manifest_digest; /* the platform's manifest */
+        struct xp_image_remote *reg; /* the endpoint that served the manifest */
+        char *top_digest;            /* what the reference resolved to (an index or a manifest) */
+        char *manifest_digest;       /* the platform's manifest */
         char *top_data, *manifest_data, *config_data;
         size_t top_size, manifest_size, config_size;
         struct xp_image_manifest manifest;

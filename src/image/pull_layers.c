@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "image/pull.h"
-#include "image/registry.h"
+#include "image/remote.h"
 
 static void progress(struct xp_pull *p,
                      const char *what,
@@ -35,14 +35,15 @@ static void progress(struct xp_pull *p,
 static int pull_config(struct xp_pull *p, struct xp_error *err)
 {
         const struct xp_image_desc *d = &p->manifest.config;
-        struct xp_imgreg_blob b = {0};
+        struct xp_image_remote_blob b = {0};
         int r;
 
         r = xp_store_blob_get(
             p->s, d->digest, XP_IMAGE_CONFIG_MAX, &p->config_data, &p->config_size, NULL);
         if (r < 0) {
                 progress(p, "config", d->digest, 0, (uint64_t)d->size, false);
-                r = xp_imgreg_fetch(p->reg, "blobs", d->digest, NULL, XP_IMAGE_CONFIG_MAX, &b, err);
+                r = xp_image_remote_fetch(
+                    p->reg, "blobs", d->digest, NULL, XP_IMAGE_CONFIG_MAX, &b, err);
                 if (r >= 0)
                         r = xp_image_digest_check(
                             b.data, b.size, d->digest, "the image config", err);
@@ -50,7 +51,7 @@ static int pull_config(struct xp_pull *p, struct xp_error *err)
                         p->config_data = TAKE_PTR(b.data);
                         p->config_size = b.size;
                 }
-                xp_imgreg_blob_done(&b);
+                xp_image_remote_blob_done(&b);
                 if (r < 0)
                         return r;
         }
@@ -72,7 +73,7 @@ static int pull_config(struct xp_pull *p, struct xp_error *err)
 
 /* The download half of a layer: the registry's answer into a socket the unpacking reads. */
 struct download {
-        struct xp_imgreg *reg;
+        struct xp_image_remote *reg;
         const char *digest;
         int fd;
         int result;
@@ -84,7 +85,7 @@ static void *download_thread(void *userdata)
 {
         struct download *d = userdata;
 
-        d->result = xp_imgreg_stream(d->reg, d->digest, d->fd, &d->bytes, &d->err);
+        d->result = xp_image_remote_stream(d->reg, d->digest, d->fd, &d->bytes, &d->err);
         /* the end of the stream for the unpacking */
         close(d->fd);
         return NULL;

@@ -97,17 +97,17 @@ int xp_store_record(struct xp_image_store *s,
                     struct xp_image **ret,
                     struct xp_error *err)
 {
-        _cleanup_close_ int lock = xp_store_refs_lock(s);
+        _cleanup_close_ int lock = -1;
         json_auto_t *refs = NULL, *entry = NULL;
         json_t *images, *old = NULL, *v;
         size_t i, at = SIZE_MAX;
         int r;
 
+        lock = xp_store_refs_open(s, &refs, err);
+
         if (lock < 0)
-                return xp_errorf(err, lock, "the image store's lock: %s", strerror(-lock));
-        r = xp_store_refs_load(s, &refs, err);
-        if (r < 0)
-                return r;
+
+                return lock;
         images = json_object_get(refs, "images");
         json_array_foreach(
             images, i, v) if (strcmp(json_string_value(json_object_get(v, "id")) ?: "", rec->id) ==
@@ -166,12 +166,9 @@ int xp_image_hold(struct xp_image_store *s,
 
         if ((r = check_holder(holder, err)) < 0)
                 return r;
-        lock = xp_store_refs_lock(s);
+        lock = xp_store_refs_open(s, &refs, err);
         if (lock < 0)
-                return xp_errorf(err, lock, "the image store's lock: %s", strerror(-lock));
-        r = xp_store_refs_load(s, &refs, err);
-        if (r < 0)
-                return r;
+                return lock;
         json_array_foreach(json_object_get(refs, "images"), i, v) found |=
             strcmp(json_string_value(json_object_get(v, "id")) ?: "", image_id) == 0;
         if (!found)

@@ -58,6 +58,20 @@ int xp_store_refs_lock(struct xp_image_store *s)
         return fd;
 }
 
+int xp_store_refs_open(struct xp_image_store *s, json_t **ret, struct xp_error *err)
+{
+        int lock = xp_store_refs_lock(s), r;
+
+        if (lock < 0)
+                return xp_errorf(err, lock, "the image store's lock: %s", strerror(-lock));
+        r = xp_store_refs_load(s, ret, err);
+        if (r < 0) {
+                close(lock);
+                return r;
+        }
+        return lock;
+}
+
 int xp_store_refs_load(struct xp_image_store *s, json_t **ret, struct xp_error *err)
 {
         _cleanup_close_ int fd = openat(s->dir_fd, "refs.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -24,7 +24,7 @@ struct stream {
         uint64_t read;
         bool eof;
         int error; /* -errno of the fd, or -ECANCELED */
-        char in[BLOCK], out[BLOCK];
+        char in[BLOCK];
 };
 
 static la_ssize_t outer_read(struct archive *a, void *userdata, const void **buf)
@@ -50,22 +50,31 @@ static la_ssize_t outer_read(struct archive *a, void *userdata, const void **buf
         return n;
 }
 
-static la_ssize_t inner_read(struct archive *a, void *userdata, const void **buf)
+/* The outer reader's next block as it comes (no copy, and no wait for a full buffer: what the
+ * network has delivered is unpacked at once). 0 at the end. */
+static la_ssize_t next_block(struct stream *s, const void **buf)
 {
-        struct stream *s = userdata;
-        la_ssize_t n;
+        la_int64_t offset;
+        size_t size = 0;
+        int r;
 
-        (void)a;
         if (s->eof)
                 return 0;
-        n = archive_read_data(s->outer, s->out, sizeof(s->out));
-        if (n < 0)
-                return -1;
-        if (n == 0)
+        r = archive_read_data_block(s->outer, buf, &size, &offset);
+        if (r == ARCHIVE_EOF) {
                 s->eof = true;
-        xp_sha256_update(&s->tar, s->out, (size_t)n);
-        *buf = s->out;
-        return n;
+                return 0;
+        }
+        if (r != ARCHIVE_OK)
+                return -1;
+        xp_sha256_update(&s->tar, *buf, size);
+        return (la_ssize_t)size;
+}
+
+static la_ssize_t inner_read(struct archive *a, void *userdata, const void **buf)
+{
+        (void)a;
+        return next_block(userdata, buf);
 }
 
 /* What went wrong with the stream, as an error. */
@@ -131,15 +140,11 @@ static int unpack_entries(struct stream *s,
 /* The rest of the stream after the tar's end: hashed too (the diff_id covers every byte). */
 static int drain(struct stream *s, struct xp_error *err)
 {
-        for (int guard = 0; !s->eof; guard++) {
-                la_ssize_t n = archive_read_data(s->outer, s->out, sizeof(s->out));
+        while (!s->eof) {
+                const void *buf;
 
-                if (n < 0)
+                if (next_block(s, &buf) < 0)
                         return stream_error(s, s->outer, "the layer's compression", err);
-                if (n == 0)
-                        s->eof = true;
-                xp_sha256_update(&s->tar, s->out, (size_t)n);
-                (void)guard;
         }
         /* and what follows the compressed stream */
         for (;;) {

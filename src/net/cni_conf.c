@@ -71,16 +71,16 @@ static bool version_ok(const char *s)
 
 int xp_cni_version_compare(const char *a, const char *b)
 {
+        const char *pa = a ? a : "", *pb = b ? b : "";
+
         for (int part = 0; part < 3; part++) {
-                unsigned long x = strtoul(a ? a : "0", (char **)&a, 10);
-                unsigned long y = strtoul(b ? b : "0", (char **)&b, 10);
+                char *ea, *eb;
+                unsigned long x = strtoul(pa, &ea, 10), y = strtoul(pb, &eb, 10);
 
                 if (x != y)
                         return x < y ? -1 : 1;
-                if (a && *a == '.')
-                        a++;
-                if (b && *b == '.')
-                        b++;
+                pa = *ea == '.' ? ea + 1 : ea;
+                pb = *eb == '.' ? eb + 1 : eb;
         }
         return 0;
 }

@@ -29,12 +29,22 @@ void smap_done(struct smap *m)
 {
         free(m->keys);
         free(m->values);
+        free(m->hashes);
         *m = (struct smap){0};
 }
 
-static size_t find_slot(const struct smap *m, const char *key, bool *ret_found)
+/* FNV-1a's low bits hold little of a key's last characters: mixed, names such as node-1 ...
+ * node-4999 do not fall into long runs of probes */
+uint64_t smap_hash(const char *key)
 {
-        size_t mask = m->cap - 1, i = sched_hash(key) & mask, first_free = SIZE_MAX;
+        return sched_mix(sched_hash(key));
+}
+
+#define key_hash smap_hash
+
+static size_t find_slot(const struct smap *m, const char *key, uint64_t h, bool *ret_found)
+{
+        size_t mask = m->cap - 1, i = h & mask, first_free = SIZE_MAX;
 
         for (;; i = (i + 1) & mask) {
                 const char *k = m->keys[i];
@@ -47,10 +57,43 @@ static size_t find_slot(const struct smap *m, const char *key, bool *ret_found)
                                 first_free = i;
                         continue;
                 }
-                if (strcmp(k, key) == 0) {
+                /* the string only when the hash agrees: a probe past another key costs no miss */
+                if (m->hashes[i] == h && strcmp(k, key) == 0) {
                         *ret_found = true;
                         return i;
                 }
+        }
+}
+
+void *smap_get_hashed(const struct smap *m, const char *key, uint64_t h)
+{
+        bool found;
+        size_t i;
+
+        if (m->cap == 0)
+                return NULL;
+        i = find_slot(m, key, h, &found);
+        return found ? m->values[i] : NULL;
+}
+
+void smap_prefetch(const struct smap *m, uint64_t h, bool deep, size_t value_bytes)
+{
+        size_t i;
+
+        if (m->cap == 0)
+                return;
+        i = h & (m->cap - 1);
+        if (!deep) {
+                __builtin_prefetch(&m->keys[i]);
+                __builtin_prefetch(&m->hashes[i]);
+                __builtin_prefetch(&m->values[i]);
+                return;
+        }
+        /* the slot's arrays were fetched earlier: now what they point to */
+        if (m->keys[i] && m->hashes[i] == h && m->values[i]) {
+                __builtin_prefetch(m->keys[i]);
+                for (size_t off = 0; off < value_bytes; off += 64)
+                        __builtin_prefetch((const char *)m->values[i] + off);
         }
 }
 
@@ -61,7 +104,7 @@ void *smap_get(const struct smap *m, const char *key)
 
         if (m->cap == 0)
                 return NULL;
-        i = find_slot(m, key, &found);
+        i = find_slot(m, key, key_hash(key), &found);
         return found ? m->values[i] : NULL;
 }
 
@@ -75,9 +118,11 @@ static int grow(struct smap *m)
                 cap = m->cap;
         new.keys = calloc(cap, sizeof(*new.keys));
         new.values = calloc(cap, sizeof(*new.values));
-        if (!new.keys || !new.values) {
+        new.hashes = calloc(cap, sizeof(*new.hashes));
+        if (!new.keys || !new.values || !new.hashes) {
                 free(new.keys);
                 free(new.values);
+                free(new.hashes);
                 return -ENOMEM;
         }
         new.cap = cap;
@@ -87,20 +132,23 @@ static int grow(struct smap *m)
 
                 if (!m->keys[i] || m->keys[i] == TOMBSTONE)
                         continue;
-                j = find_slot(&new, m->keys[i], &found);
+                j = find_slot(&new, m->keys[i], m->hashes[i], &found);
                 new.keys[j] = m->keys[i];
                 new.values[j] = m->values[i];
+                new.hashes[j] = m->hashes[i];
                 new.n++;
         }
         new.used = new.n;
         free(m->keys);
         free(m->values);
+        free(m->hashes);
         *m = new;
         return 0;
 }
 
 int smap_put(struct smap *m, const char *key, void *value)
 {
+        uint64_t h = key_hash(key);
         bool found;
         size_t i;
 
@@ -109,7 +157,7 @@ int smap_put(struct smap *m, const char *key, void *value)
                 if (r < 0)
                         return r;
         }
-        i = find_slot(m, key, &found);
+        i = find_slot(m, key, h, &found);
         if (!found) {
                 if (!m->keys[i])
                         m->used++;
@@ -117,6 +165,7 @@ int smap_put(struct smap *m, const char *key, void *value)
         }
         m->keys[i] = key;
         m->values[i] = value;
+        m->hashes[i] = h;
         return 0;
 }
 
@@ -128,7 +177,7 @@ void *smap_del(struct smap *m, const char *key)
 
         if (m->cap == 0)
                 return NULL;
-        i = find_slot(m, key, &found);
+        i = find_slot(m, key, key_hash(key), &found);
         if (!found)
                 return NULL;
         v = m->values[i];

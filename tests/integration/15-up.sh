@@ -32,18 +32,6 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
   echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1
 }
 
-# poll name, seconds, expected, command...: runs command until its output is expected (bounded)
-poll() {
-  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
-  shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
-    got=$("$@" 2>&1) || true
-    [[ "$got" == "$want" ]] && return 0
-    sleep 0.2
-  done
-  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
-}
-
 export KUBECONFIG=$data/admin.kubeconfig
 start_up first
 expect_in "the line says how to use it" "$tmp/first.log" "export KUBECONFIG=$KUBECONFIG"

@@ -78,17 +78,6 @@ mkdir -p "$tmp/nocgroups"
 start_agent n2 --cgroup-root "$tmp/nocgroups"
 start_agent n3 --cgroup-root "$tmp/nocgroups" --allow-degraded-isolation
 
-# poll name, seconds, expected, command...: runs command until its output is expected (bounded)
-poll() {
-  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
-  shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
-    got=$("$@" 2>&1) || true
-    [[ "$got" == "$want" ]] && return 0
-    sleep 0.2
-  done
-  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
-}
 ready() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
 phase() { kubectl "${@:2}" get pod "$1" -o 'jsonpath={.status.phase}'; }
 not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1)); fi; }

@@ -29,14 +29,7 @@ wait_for() { # what, seconds, command...
 }
 
 # ---- images and registries ------------------------------------------------------------------
-cat >"$tmp/ai-framework.sh" <<'EOF'
-#!/bin/sh
-echo "ai-framework: the devices I see:"
-for d in /dev/nvidia* /dev/davinci* /dev/npu* /dev/accel/*; do [ -e "$d" ] && echo "  $d"; done
-env | grep _VISIBLE_DEVICES= | sort
-echo "ai-framework: done"
-EOF
-img_layout "$tmp/ai" "$tmp/ai-framework.sh"
+img_ai_framework "$tmp/ai"
 mkdir -p "$tmp/extra/opt"; echo second >"$tmp/extra/opt/second"
 img_layout "$tmp/two" "" "$tmp/extra"
 reg_start plain
@@ -123,6 +116,18 @@ bad hang "did not answer in time"
 [[ ! -e /tmp/escaped && ! -e "$store/escaped" && ! -e "$tmp/escaped" ]] || { echo "FAIL a hostile layer wrote outside"; failures=$((failures + 1)); }
 [[ -z "$(ls -A "$store/tmp")" ]] || { echo "FAIL tmp/ holds leftovers:"; ls -la "$store/tmp"; failures=$((failures + 1)); }
 [[ $(ls "$store/layers" | wc -l) -eq $layers_before ]] || { echo "FAIL a failed pull left a layer"; ls "$store/layers"; failures=$((failures + 1)); }
+# a pull killed half-way through a layer: its temporary directory goes at the next open
+"$xpool" image --data-dir "$tmp/node" --registries "$tmp/registries.yaml" pull "$fake/slow:1" >/dev/null 2>&1 &
+slow_pid=$!
+wait_for "the slow pull is unpacking" 20 compgen -G "$store/tmp/layer-*/fs/etc"
+kill -KILL "$slow_pid"; wait "$slow_pid" 2>/dev/null || true
+check "open after a killed pull" 0 img list
+[[ -z "$(ls -A "$store/tmp")" ]] || { echo "FAIL the killed pull's leftovers stayed:"; ls -la "$store/tmp"; failures=$((failures + 1)); }
+[[ $(ls "$store/layers" | wc -l) -eq $layers_before ]] || { echo "FAIL the killed pull left a layer"; failures=$((failures + 1)); }
+check "bearer token, no credentials" 1 img pull "$fake/bearer:1"
+expect_in "bearer refused" "$tmp/err" "refused access (401"
+printf '{"auths": {"%s": {"username": "puller", "password": "s3cret"}}}\n' "$fake" >"$tmp/fake-auth.json"
+check "bearer token from the realm" 0 img --auth-file "$tmp/fake-auth.json" pull "$fake/bearer:1"
 check "setuid stripped (untrusted)" 0 img pull "$fake/setuid:1"
 su=$(ls -d "$store"/layers/*.untrusted)/fs/bin/su
 [[ -f "$su" && ! -u "$su" ]] || { echo "FAIL the setuid bit of $su stayed"; failures=$((failures + 1)); }

@@ -68,6 +68,10 @@ add_image("badconfig", [good], config_override=b'{"rootfs": {"type": "layers", "
 # a layer whose bytes are not those the manifest names
 m = add_image("mismatch", [good])
 blobs[m["layers"][0]["digest"]] = gzip.compress(tar_of(ok + [("extra", "file", "x")]), mtime=0)
+# a layer whose download stops half-way for a minute (the pull is killed meanwhile)
+slow_tar = tar_of(ok + [("big", "file", "y" * 200000)])
+slow = add_image("slow", [slow_tar], layer_blobs=[slow_tar])
+slow_digest = slow["layers"][0]["digest"]
 manifests["badjson"] = ("application/vnd.oci.image.manifest.v1+json", b'{"schemaVersion": 2, "layers": [')
 manifests["badindex"] = ("application/vnd.oci.image.index.v1+json",
                          json.dumps({"schemaVersion": 2, "manifests": [{"digest": "sha256:xyz", "size": 1}]}).encode())
@@ -91,6 +95,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if self.path.startswith("/token?"):
+            # a token service: basic puller:s3cret, scope of the bearer repository
+            if self.headers.get("Authorization") != "Basic cHVsbGVyOnMzY3JldA==" or "scope=repository%3Abearer%3Apull" not in self.path:
+                return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}')
+            return self.answer(200, b'{"token":"t0k3n"}')
         parts = self.path.split("/")  # "", v2, repo, kind, ref
         if self.path == "/v2/" or len(parts) < 5:
             return self.answer(200, b"{}")
@@ -100,12 +109,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if repo == "e500":
             return self.answer(500, b'{"errors":[{"code":"UNKNOWN","message":"storage exploded"}]}')
+        if repo == "bearer" and self.headers.get("Authorization") != "Bearer t0k3n":
+            realm = "http://127.0.0.1:%d/token" % self.server.server_address[1]
+            return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}',
+                               headers=[("WWW-Authenticate", 'Bearer realm="%s",service="fake",scope="repository:bearer:pull"' % realm)])
+        if repo == "bearer":
+            repo = "setuid"
         if repo == "e401":
             return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}',
                                headers=[("WWW-Authenticate", 'Basic realm="fake"')])
         if kind == "manifests" and repo in manifests:
             ctype, body = manifests[repo]
             return self.answer(200, body, ctype, [("Docker-Content-Digest", digest(body))])
+        if kind == "blobs" and ref == slow_digest:
+            body = blobs[ref]
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            time.sleep(60)
+            return
         if kind == "blobs" and ref in blobs:
             return self.answer(200, blobs[ref], "application/octet-stream")
         return self.answer(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}')

@@ -1,6 +1,7 @@
 # Sourced by the image tests and bench/bench_image_pull.sh (after lib.sh or with $tmp set): images
 # made here from what Debian ships, and Debian's docker-registry on a free loopback port.
 #   img_layout DIR [ENTRYPOINT_SCRIPT] [EXTRA_FILES_DIR]   an OCI image layout from busybox-static
+#   img_ai_framework DIR                                   the seed's ai-framework:latest layout
 #   img_tar_layer ROOTDIR OUT.tar.gz                       a gzip layer of ROOTDIR
 #   reg_start NAME [tls] [auth]                            a registry: sets reg_url_NAME, reg_pid_NAME
 #   img_push LAYOUT:TAG HOST/REPO:TAG [skopeo args...]     skopeo copy into a registry
@@ -71,6 +72,12 @@ img_layout() {
     "$man_hex" "$(stat -c %s "$man")" >"$layout/index.json"
   echo '{"imageLayoutVersion":"1.0.0"}' >"$layout/oci-layout"
   rm -rf "$root" "$work"
+}
+
+# The seed's ai-framework:latest (its pod gives no command): busybox and an entrypoint that logs
+# the devices the container sees (tests/data/images/ai-framework.sh).
+img_ai_framework() {
+  img_layout "$1" "${XPOOL_SOURCE_DIR:-$(dirname "${BASH_SOURCE[0]}")/../..}/tests/data/images/ai-framework.sh"
 }
 
 # Debian's docker-registry on a free port: plain HTTP, or TLS with a self-signed CA

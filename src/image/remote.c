@@ -16,14 +16,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "image/registry.h"
+#include "image/remote.h"
 
 #define TOKEN_MAX      (1024 * 1024)
 #define ERROR_BODY_MAX (64 * 1024)
 
-struct xp_imgreg {
+struct xp_image_remote {
         CURL *curl;
-        struct xp_imgreg_opts o;
+        struct xp_image_remote_opts o;
         char *base, *host; /* copies of o's */
         char *token;       /* bearer token for the repository */
         size_t cred;       /* the candidate credential in use */
@@ -135,8 +135,11 @@ static int on_progress(void *userdata, curl_off_t dt, curl_off_t dn, curl_off_t 
 /* The status callback needs the code before the body arrives. */
 static size_t on_body_status(char *buf, size_t size, size_t n, void *userdata);
 
-static int curl_failed(
-    struct xp_imgreg *reg, CURLcode c, struct response *r, const char *url, struct xp_error *err)
+static int curl_failed(struct xp_image_remote *reg,
+                       CURLcode c,
+                       struct response *r,
+                       const char *url,
+                       struct xp_error *err)
 {
         const char *msg = reg->curl_error[0] ? reg->curl_error : curl_easy_strerror(c);
 
@@ -178,7 +181,7 @@ static int curl_failed(
         }
 }
 
-static void apply_tls(struct xp_imgreg *reg, CURL *curl)
+static void apply_tls(struct xp_image_remote *reg, CURL *curl)
 {
         const struct xp_regconf_host *h = xp_regconf_find(reg->o.conf, reg->o.host);
 
@@ -199,7 +202,7 @@ static void apply_tls(struct xp_imgreg *reg, CURL *curl)
 
 /* One GET of url (with cred as basic authentication when not NULL): 0 with r->status set, or
  * -errno. */
-static int get_once(struct xp_imgreg *reg,
+static int get_once(struct xp_image_remote *reg,
                     const char *url,
                     struct curl_slist *headers,
                     const struct xp_image_cred *cred,
@@ -283,8 +286,10 @@ static void registry_words(const struct response *r, char *buf, size_t size)
                         *p = ' ';
 }
 
-static int
-status_error(struct xp_imgreg *reg, const struct response *r, const char *url, struct xp_error *err)
+static int status_error(struct xp_image_remote *reg,
+                        const struct response *r,
+                        const char *url,
+                        struct xp_error *err)
 {
         char words[256];
 
@@ -309,7 +314,7 @@ status_error(struct xp_imgreg *reg, const struct response *r, const char *url, s
 
 /* A bearer token from the challenge's realm for the repository, with the credential in use. */
 static int
-fetch_token(struct xp_imgreg *reg, const struct xp_image_challenge *ch, struct xp_error *err)
+fetch_token(struct xp_image_remote *reg, const struct xp_image_challenge *ch, struct xp_error *err)
 {
         const struct xp_image_cred *cred =
             reg->cred < reg->o.n_creds ? &reg->o.creds[reg->cred] : NULL;
@@ -365,7 +370,8 @@ fetch_token(struct xp_imgreg *reg, const struct xp_image_challenge *ch, struct x
 
 /* Answers a 401: a token for a Bearer challenge, basic authentication for a Basic one. 1 to
  * try again, 0 to give up (the 401 stands), -errno. */
-static int answer_challenge(struct xp_imgreg *reg, const struct response *r, struct xp_error *err)
+static int
+answer_challenge(struct xp_image_remote *reg, const struct response *r, struct xp_error *err)
 {
         struct xp_image_challenge ch = {0};
         int rc;
@@ -398,7 +404,7 @@ static int answer_challenge(struct xp_imgreg *reg, const struct response *r, str
 }
 
 /* GET url with the authorization this endpoint asked for: 0 with r->status, or -errno. */
-static int request(struct xp_imgreg *reg,
+static int request(struct xp_image_remote *reg,
                    const char *url,
                    const char *accept,
                    struct response *r,
@@ -440,9 +446,11 @@ static int request(struct xp_imgreg *reg,
         return 0;
 }
 
-int xp_imgreg_new(const struct xp_imgreg_opts *o, struct xp_imgreg **ret, struct xp_error *err)
+int xp_image_remote_new(const struct xp_image_remote_opts *o,
+                        struct xp_image_remote **ret,
+                        struct xp_error *err)
 {
-        struct xp_imgreg *reg = calloc(1, sizeof(*reg));
+        struct xp_image_remote *reg = calloc(1, sizeof(*reg));
 
         if (!reg)
                 return -ENOMEM;
@@ -453,14 +461,14 @@ int xp_imgreg_new(const struct xp_imgreg_opts *o, struct xp_imgreg **ret, struct
         reg->o.host = reg->host;
         reg->curl = curl_easy_init();
         if (!reg->curl || !reg->base || !reg->host) {
-                xp_imgreg_free(reg);
+                xp_image_remote_free(reg);
                 return xp_errorf(err, -ENOMEM, "cannot start an HTTP client");
         }
         *ret = reg;
         return 0;
 }
 
-void xp_imgreg_free(struct xp_imgreg *reg)
+void xp_image_remote_free(struct xp_image_remote *reg)
 {
         if (!reg)
                 return;
@@ -474,27 +482,27 @@ void xp_imgreg_free(struct xp_imgreg *reg)
         free(reg);
 }
 
-void xp_imgreg_blob_done(struct xp_imgreg_blob *b)
+void xp_image_remote_blob_done(struct xp_image_remote_blob *b)
 {
         free(b->data);
         free(b->content_type);
         free(b->digest);
-        *b = (struct xp_imgreg_blob){0};
+        *b = (struct xp_image_remote_blob){0};
 }
 
-static int url_of(const struct xp_imgreg *reg, const char *kind, const char *ref, char **ret)
+static int url_of(const struct xp_image_remote *reg, const char *kind, const char *ref, char **ret)
 {
         return asprintf(ret, "%s/v2/%s/%s/%s", reg->o.base, reg->o.repo, kind, ref) < 0 ? -ENOMEM
                                                                                         : 0;
 }
 
-int xp_imgreg_fetch(struct xp_imgreg *reg,
-                    const char *kind,
-                    const char *ref,
-                    const char *accept,
-                    size_t max,
-                    struct xp_imgreg_blob *ret,
-                    struct xp_error *err)
+int xp_image_remote_fetch(struct xp_image_remote *reg,
+                          const char *kind,
+                          const char *ref,
+                          const char *accept,
+                          size_t max,
+                          struct xp_image_remote_blob *ret,
+                          struct xp_error *err)
 {
         struct response r = {.sink_fd = -1, .max = max, .cancel = reg->o.cancel};
         _cleanup_free_ char *url = NULL;
@@ -506,10 +514,10 @@ int xp_imgreg_fetch(struct xp_imgreg *reg,
         if (rc >= 0 && r.status != 200)
                 rc = status_error(reg, &r, url, err);
         if (rc >= 0) {
-                *ret = (struct xp_imgreg_blob){.data = TAKE_PTR(r.body),
-                                               .size = r.size,
-                                               .content_type = TAKE_PTR(r.content_type),
-                                               .digest = TAKE_PTR(r.digest)};
+                *ret = (struct xp_image_remote_blob){.data = TAKE_PTR(r.body),
+                                                     .size = r.size,
+                                                     .content_type = TAKE_PTR(r.content_type),
+                                                     .digest = TAKE_PTR(r.digest)};
                 if (!ret->data && !(ret->data = strdup("")))
                         rc = -ENOMEM;
         }
@@ -517,8 +525,11 @@ int xp_imgreg_fetch(struct xp_imgreg *reg,
         return rc;
 }
 
-int xp_imgreg_stream(
-    struct xp_imgreg *reg, const char *digest, int fd, uint64_t *ret_bytes, struct xp_error *err)
+int xp_image_remote_stream(struct xp_image_remote *reg,
+                           const char *digest,
+                           int fd,
+                           uint64_t *ret_bytes,
+                           struct xp_error *err)
 {
         struct response r = {.sink_fd = fd, .max = 0, .cancel = reg->o.cancel};
         _cleanup_free_ char *url = NULL;
