@@ -109,7 +109,10 @@ int oci_mount_source(const char *pod_dir,
                      char **ret,
                      struct xp_error *err);
 /* Unmounts and removes STATE/.pods/<uid> and IPC_DIR/<uid>. */
-int oci_pod_remove(const char *state_dir, const char *ipc_dir, const char *uid, struct xp_error *err);
+int oci_pod_remove(const char *state_dir,
+                   const char *ipc_dir,
+                   const char *uid,
+                   struct xp_error *err);
 
 /* ---- oci_apparmor.c ------------------------------------------------------------------------- */
 

@@ -309,7 +309,10 @@ int oci_mount_source(const char *pod_dir,
 
 /* ---- removal -------------------------------------------------------------------------------- */
 
-int oci_pod_remove(const char *state_dir, const char *ipc_dir, const char *uid, struct xp_error *err)
+int oci_pod_remove(const char *state_dir,
+                   const char *ipc_dir,
+                   const char *uid,
+                   struct xp_error *err)
 {
         _cleanup_free_ char *dir = NULL;
         char path[PATH_MAX];

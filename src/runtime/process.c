@@ -757,8 +757,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         rt->cdi_dir = strdup(o->cdi_dir ? o->cdi_dir : XP_CDI_DIR);
         rt->ipc_dir = strdup(o->ipc_dir ? o->ipc_dir : XP_RUNTIME_IPC_DIR);
         if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root || !rt->cdi_dir ||
-            !rt->ipc_dir ||
-            asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
+            !rt->ipc_dir || asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         if (copy_hide(rt, o->hide_paths) < 0 || copy_detach(rt, o->detach_paths) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");

@@ -161,34 +161,7 @@ expect_in "a GPU's node is its stand-in" "$tmp/out" "\"hostPath\": \"$tmp/node/s
 check "the stand-ins are character devices" 0 stat -c '%F %t' "$tmp/node/sim-dev/nvidia1" "$tmp/node/sim-dev/npu0"
 expect_count "made with mknod, major 120 (0x78)" "$tmp/out" 2 "character special file 78"
 
-# ---- the seed's pod, unchanged ------------------------------------------------------------------
-check "apply the seed's pod" 0 kubectl apply -f "$XPOOL_TEST_DATA/manifests/seed-pod.yaml"
-completed() { # the reason its container's first run ended with (its later ones restart it)
-  kubectl get pod ai-training -o json | tr -d ' \n' | grep -o '"terminated":{[^}]*"reason":"[A-Za-z]*"' |
-    head -1 | sed 's/.*"reason":"//; s/"$//'
-}
-poll "the seed's pod ran to Completed" 40 Completed completed
-check "its events" 0 kubectl describe pod ai-training
-expect_in "Pulling" "$tmp/out" "Pulling image \"ai-framework:latest\""
-expect_in "Pulled" "$tmp/out" "Successfully pulled image \"ai-framework:latest\""
-check "its log" 0 kubectl logs ai-training
-cp "$tmp/out" "$tmp/seed.log"
-expect_in "the image's entrypoint ran" "$tmp/seed.log" "ai-framework: done"
-gpus=$(grep -cE '^  /dev/nvidia[0-9]$' "$tmp/seed.log" || true)
-[[ $gpus -eq 1 ]] || { echo "FAIL the seed's pod sees $gpus GPUs:"; cat "$tmp/seed.log"; failures=$((failures + 1)); }
-expect_in "the GPU's control node" "$tmp/seed.log" "  /dev/nvidiactl"
-expect_in "the first NPU" "$tmp/seed.log" "  /dev/npu0"
-expect_in "the second NPU" "$tmp/seed.log" "  /dev/npu1"
-expect_in "the devices by id" "$tmp/seed.log" "XPOOL_VISIBLE_DEVICES="
-check "its podIP" 0 get ai-training .status.podIP
-if [[ -n "$br" ]]; then
-  expect_in "its own address on the pod network" "$tmp/out" "$net."
-else
-  [[ -s "$tmp/out" ]] || { echo "FAIL no podIP"; failures=$((failures + 1)); }
-fi
-check "delete the seed's pod" 0 kubectl delete pod ai-training --wait=false
-
-# ---- pods from the test image -------------------------------------------------------------------
+# ---- the pods that need no device start beside the seed's (their starts overlap) -----------------
 logs() { kubectl logs "$1" -c "$2" 2>&1 || true; }
 phase() { get "$1" .status.phase; }
 apply() { # name: applies $tmp/NAME.yaml with @TOOLS@, @APPUSER@ and @HOST@ filled in
@@ -199,7 +172,6 @@ waiting() { # pod: its first container's waiting reason and message
   get "$1" '.status.containerStatuses[0].state.waiting.reason'
 }
 
-# Kubernetes' table, and what the image's config gives
 cat >"$tmp/table.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -222,27 +194,7 @@ spec:
     securityContext: {runAsUser: 2000, runAsGroup: 3000}
     command: [id]
 EOF
-apply table
-poll "the table's pod Succeeded" 40 Succeeded phase table
-expect_log() { # name, pod, container, text
-  logs "$2" "$3" >"$tmp/log.$2.$3"
-  expect_in "$1" "$tmp/log.$2.$3" "$4"
-}
-expect_log "neither: Entrypoint + Cmd" table neither "from-entrypoint from-cmd"
-expect_log "args: Entrypoint + args" table args "from-entrypoint a1 a2"
-expect_log "command: command only" table command "c1"
-not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in:"; cat "$2"; failures=$((failures + 1)); fi; }
-not_in "command: no Cmd" "$tmp/log.table.command" "from-cmd"
-expect_log "command and args" table both "c1 a1"
-not_in "command and args: no Entrypoint" "$tmp/log.table.both" "from-entrypoint"
-expect_log "the image's env under the pod's, its working directory" table env "env: from-image from-pod pod /srv table home=/root"
-expect_log "root by default" table env "uid=0(root) gid=0(root)"
-expect_log "the pod's workingDir over the image's" table workdir "cwd: /tmp"
-expect_log "the image's User, names from its /etc/passwd and /etc/group" table image-user "uid=1000(app) gid=50(staff)"
-expect_log "HOME from its /etc/passwd" table image-user "home=/home/app"
-expect_log "runAsUser and runAsGroup over the image's User" table run-as "uid=2000 gid=3000"
 
-# runAsNonRoot cannot be verified for an image user given by name, as the kubelet says
 cat >"$tmp/nonroot.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -252,12 +204,7 @@ spec:
   securityContext: {runAsNonRoot: true}
   containers: [{name: c, image: @APPUSER@, command: [id]}]
 EOF
-apply nonroot
-poll "runAsNonRoot with a named image user" 30 CreateContainerConfigError waiting nonroot
-check "its message" 0 get nonroot '.status.containerStatuses[0].state.waiting.message'
-expect_in "the kubelet's words" "$tmp/out" "image has non-numeric user (app), cannot verify user is non-root"
 
-# volumes: an emptyDir two containers share, one in memory, hostPaths (one read-only)
 cat >"$tmp/vols.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -284,16 +231,7 @@ spec:
     command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts']
     volumeMounts: [{name: scratch, mountPath: /s}, {name: mem, mountPath: /m}]
 EOF
-apply vols
-poll "the volumes' pod Succeeded" 40 Succeeded phase vols
-expect_log "a read-only hostPath refuses writes" vols writer "ro-refused"
-expect_log "... as a read-only file system" vols writer "Read-only file system"
-expect_log "the emptyDir is shared" vols reader "shared"
-expect_log "the memory emptyDir too" vols reader "mem"
-expect_log "... on a tmpfs" vols reader "tmpfs /m tmpfs"
-check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"
-expect_in "its content" "$tmp/out" from-pod
-check "DirectoryOrCreate made it" 0 cat "$tmp/host/made/y"
+
 cat >"$tmp/hostetc.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -302,12 +240,7 @@ spec:
   volumes: [{name: etc, hostPath: {path: /etc}}]
   containers: [{name: c, image: @TOOLS@, command: [cat, /host/shadow], volumeMounts: [{name: etc, mountPath: /host}]}]
 EOF
-apply hostetc
-poll "a hostPath the node does not allow" 30 CreateContainerConfigError waiting hostetc
-check "its message" 0 get hostetc '.status.containerStatuses[0].state.waiting.message'
-expect_in "says what and how" "$tmp/out" "hostPath /etc is not allowed on node c1"
 
-# containment: a read-only root, seccomp, capabilities
 cat >"$tmp/secure.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -333,7 +266,98 @@ spec:
     securityContext: {capabilities: {drop: [ALL]}}
     command: [sh, -c, 'grep ^CapEff: /proc/self/status']
 EOF
-apply secure
+
+cat >"$tmp/kata.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: under-kata}
+spec:
+  runtimeClassName: kata
+  containers: [{name: c, image: @TOOLS@}]
+EOF
+
+if command -v runc >/dev/null; then
+  cat >"$tmp/runc.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: under-runc}
+spec:
+  restartPolicy: Never
+  runtimeClassName: runc
+  containers: [{name: c, image: @TOOLS@}]
+EOF
+fi
+for p in table nonroot vols hostetc secure kata; do apply $p; done
+command -v runc >/dev/null && apply runc
+
+# ---- the seed's pod, unchanged ------------------------------------------------------------------
+check "apply the seed's pod" 0 kubectl apply -f "$XPOOL_TEST_DATA/manifests/seed-pod.yaml"
+completed() { # the reason its container's first run ended with (its later ones restart it)
+  kubectl get pod ai-training -o json | tr -d ' \n' | grep -o '"terminated":{[^}]*"reason":"[A-Za-z]*"' |
+    head -1 | sed 's/.*"reason":"//; s/"$//'
+}
+poll "the seed's pod ran to Completed" 60 Completed completed
+check "its events" 0 kubectl describe pod ai-training
+expect_in "Pulling" "$tmp/out" "Pulling image \"ai-framework:latest\""
+expect_in "Pulled" "$tmp/out" "Successfully pulled image \"ai-framework:latest\""
+check "its log" 0 kubectl logs ai-training
+cp "$tmp/out" "$tmp/seed.log"
+expect_in "the image's entrypoint ran" "$tmp/seed.log" "ai-framework: done"
+gpus=$(grep -cE '^  /dev/nvidia[0-9]$' "$tmp/seed.log" || true)
+[[ $gpus -eq 1 ]] || { echo "FAIL the seed's pod sees $gpus GPUs:"; cat "$tmp/seed.log"; failures=$((failures + 1)); }
+expect_in "the GPU's control node" "$tmp/seed.log" "  /dev/nvidiactl"
+expect_in "the first NPU" "$tmp/seed.log" "  /dev/npu0"
+expect_in "the second NPU" "$tmp/seed.log" "  /dev/npu1"
+expect_in "the devices by id" "$tmp/seed.log" "XPOOL_VISIBLE_DEVICES="
+check "its podIP" 0 get ai-training .status.podIP
+if [[ -n "$br" ]]; then
+  expect_in "its own address on the pod network" "$tmp/out" "$net."
+else
+  [[ -s "$tmp/out" ]] || { echo "FAIL no podIP"; failures=$((failures + 1)); }
+fi
+check "delete the seed's pod" 0 kubectl delete pod ai-training --wait=false
+
+# ---- pods from the test image -------------------------------------------------------------------
+# Kubernetes' table, and what the image's config gives
+poll "the table's pod Succeeded" 40 Succeeded phase table
+expect_log() { # name, pod, container, text
+  logs "$2" "$3" >"$tmp/log.$2.$3"
+  expect_in "$1" "$tmp/log.$2.$3" "$4"
+}
+expect_log "neither: Entrypoint + Cmd" table neither "from-entrypoint from-cmd"
+expect_log "args: Entrypoint + args" table args "from-entrypoint a1 a2"
+expect_log "command: command only" table command "c1"
+not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in:"; cat "$2"; failures=$((failures + 1)); fi; }
+not_in "command: no Cmd" "$tmp/log.table.command" "from-cmd"
+expect_log "command and args" table both "c1 a1"
+not_in "command and args: no Entrypoint" "$tmp/log.table.both" "from-entrypoint"
+expect_log "the image's env under the pod's, its working directory" table env "env: from-image from-pod pod /srv table home=/root"
+expect_log "root by default" table env "uid=0(root) gid=0(root)"
+expect_log "the pod's workingDir over the image's" table workdir "cwd: /tmp"
+expect_log "the image's User, names from its /etc/passwd and /etc/group" table image-user "uid=1000(app) gid=50(staff)"
+expect_log "HOME from its /etc/passwd" table image-user "home=/home/app"
+expect_log "runAsUser and runAsGroup over the image's User" table run-as "uid=2000 gid=3000"
+
+# runAsNonRoot cannot be verified for an image user given by name, as the kubelet says
+poll "runAsNonRoot with a named image user" 30 CreateContainerConfigError waiting nonroot
+check "its message" 0 get nonroot '.status.containerStatuses[0].state.waiting.message'
+expect_in "the kubelet's words" "$tmp/out" "image has non-numeric user (app), cannot verify user is non-root"
+
+# volumes: an emptyDir two containers share, one in memory, hostPaths (one read-only)
+poll "the volumes' pod Succeeded" 40 Succeeded phase vols
+expect_log "a read-only hostPath refuses writes" vols writer "ro-refused"
+expect_log "... as a read-only file system" vols writer "Read-only file system"
+expect_log "the emptyDir is shared" vols reader "shared"
+expect_log "the memory emptyDir too" vols reader "mem"
+expect_log "... on a tmpfs" vols reader "tmpfs /m tmpfs"
+check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"
+expect_in "its content" "$tmp/out" from-pod
+check "DirectoryOrCreate made it" 0 cat "$tmp/host/made/y"
+poll "a hostPath the node does not allow" 30 CreateContainerConfigError waiting hostetc
+check "its message" 0 get hostetc '.status.containerStatuses[0].state.waiting.message'
+expect_in "says what and how" "$tmp/out" "hostPath /etc is not allowed on node c1"
+
+# containment: a read-only root, seccomp, capabilities
 poll "the containment pod Succeeded" 40 Succeeded phase secure
 expect_log "a read-only root" secure rootfs-ro "Read-only file system"
 expect_log "its volumes stay writable" secure rootfs-ro "emptydir-writable"
@@ -385,30 +409,11 @@ expect_in "sees the node's files" "$tmp/out" on-the-node
 
 # runtime classes: runc, and one the node does not have
 if command -v runc >/dev/null; then
-  cat >"$tmp/runc.yaml" <<'EOF'
-apiVersion: v1
-kind: Pod
-metadata: {name: under-runc}
-spec:
-  restartPolicy: Never
-  runtimeClassName: runc
-  containers: [{name: c, image: @TOOLS@}]
-EOF
-  apply runc
   poll "runc runs it" 40 Succeeded phase under-runc
   expect_log "the same container" under-runc c "from-entrypoint from-cmd"
 else
   echo "SKIP runtime class runc: runc is not installed"
 fi
-cat >"$tmp/kata.yaml" <<'EOF'
-apiVersion: v1
-kind: Pod
-metadata: {name: under-kata}
-spec:
-  runtimeClassName: kata
-  containers: [{name: c, image: @TOOLS@}]
-EOF
-apply kata
 poll "an unknown runtime class fails the pod" 30 Failed phase under-kata
 check "its reason" 0 get under-kata .status.reason
 expect_in "RuntimeClassNotFound" "$tmp/out" RuntimeClassNotFound
