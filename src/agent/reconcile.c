@@ -701,9 +701,12 @@ static void collect_starts(struct loop *l)
         }
 }
 
-static void forget_record(struct podstate *st, const char *container)
+static void forget_record(struct podstate *st, const char *name)
 {
+        char container[256]; /* name may be a record's own, freed below */
         size_t i = 0;
+
+        snprintf(container, sizeof(container), "%s", name);
 
         while (i < st->n_records) {
                 if (strcmp(st->records[i].container, container) == 0 && st->records[i].exited) {
@@ -808,8 +811,9 @@ static bool act(struct loop *l,
                                xp_error_message(&err));
                         return false;
                 }
-                forget_record(st, a->container);
+                /* before the record goes: a->container may be its name */
                 release_image(l, st, a->container);
+                forget_record(st, a->container);
                 return true;
         case XP_PODSYNC_DELETE_POD:
                 if (!st->gone &&
