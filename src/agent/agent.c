@@ -477,14 +477,63 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
         return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
 }
 
+/* The runtime in DATA/containers and DATA/logs, with what it can contain and the node's CDI
+ * specs written for its OCI containers. */
+static int open_runtime(struct xp_agent *a, struct xp_error *err)
+{
+        _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
+        const char *detach[2] = {a->netns_dir, NULL};
+        int r;
+
+        state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
+        log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        if (!state_dir || !log_dir)
+                return -ENOMEM;
+        r = xp_runtime_open(
+            &(struct xp_runtime_options){.state_dir = state_dir,
+                                         .log_dir = log_dir,
+                                         .shim_exe = a->shim_exe,
+                                         .cgroup_root = a->cgroup_root,
+                                         .log_max_bytes = a->log_max_bytes,
+                                         .log_max_files = a->log_max_files,
+                                         .hide_paths = (const char *const *)a->hide_paths,
+                                         .cdi_dir = a->containers.cdi_dir,
+                                         .detach_paths = a->host_network_only ? NULL : detach},
+            &a->runtime,
+            err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
+        note_isolation(a);
+        xp_agent_containers_publish(a);
+        return 0;
+}
+
+/* The lease, watch and reconcile threads. */
+static int start_threads(struct xp_agent *a, struct xp_error *err)
+{
+        int r;
+
+        r = start_thread(
+            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
+        if (r >= 0)
+                r = start_thread(
+                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
+        if (r >= 0)
+                r = start_thread(a,
+                                 &a->reconcile_thread,
+                                 &a->reconcile_started,
+                                 xp_agent_reconcile_thread,
+                                 "reconcile",
+                                 err);
+        return r;
+}
+
 int xp_agent_new(const struct xp_agent_options *options,
                  struct xp_agent **ret,
                  struct xp_error *err)
 {
         _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
-        _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
-        const char *detach[2] = {NULL, NULL};
         int r;
 
         a = calloc(1, sizeof(*a));
@@ -501,7 +550,6 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = copy_options(a, options, err);
         if (r < 0)
                 return r;
-        detach[0] = a->netns_dir;
         r = token_key(a, a->log_key, err);
         if (r < 0)
                 return r;
@@ -509,29 +557,15 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return xp_error_prefix(err, r, "discovering the node's devices");
         r = xp_datadir_make(a->data_dir, err);
+        if (r >= 0)
+                r = xp_agent_containers_init(a, options, err);
         if (r < 0)
                 return r;
-        state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
-        log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
-        if (!state_dir || !log_dir)
-                return -ENOMEM;
         r = open_network(a, err);
+        if (r >= 0)
+                r = open_runtime(a, err);
         if (r < 0)
                 return r;
-        r = xp_runtime_open(
-            &(struct xp_runtime_options){.state_dir = state_dir,
-                                         .log_dir = log_dir,
-                                         .shim_exe = a->shim_exe,
-                                         .cgroup_root = a->cgroup_root,
-                                         .log_max_bytes = a->log_max_bytes,
-                                         .log_max_files = a->log_max_files,
-                                         .hide_paths = (const char *const *)a->hide_paths,
-                                         .detach_paths = a->host_network_only ? NULL : detach},
-            &a->runtime,
-            err);
-        if (r < 0)
-                return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
-        note_isolation(a);
         r = open_images(a, options, err);
         if (r < 0)
                 return r;
@@ -567,18 +601,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_apiclient_new(&a->api, &a->lease_client, err);
         if (r < 0)
                 return r;
-        r = start_thread(
-            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
-        if (r >= 0)
-                r = start_thread(
-                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
-        if (r >= 0)
-                r = start_thread(a,
-                                 &a->reconcile_thread,
-                                 &a->reconcile_started,
-                                 xp_agent_reconcile_thread,
-                                 "reconcile",
-                                 err);
+        r = start_threads(a, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
@@ -647,5 +670,6 @@ void xp_agent_free(struct xp_agent *a)
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
                 free(a->hide_paths[i]);
         free(a->hide_paths);
+        xp_agent_containers_done(&a->containers);
         free(a);
 }

@@ -50,14 +50,14 @@ sed "s|^\([[:space:]]*token:\).*|\1 $(cat "$tmp/n2.token")|" "$data/admin.kubeco
 start_a1() {
   "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
     --node-name n1 --data-dir "$tmp/a1" --node-description "$nodes/dgx-h100.yaml" \
-    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host >>"$tmp/a1.log" 2>&1 &
+    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host --default-runtime process >>"$tmp/a1.log" 2>&1 &
   a1_pid=$!
   diag_log "$tmp/a1.log"
 }
 start_a1
 "$xpool" agent --kubeconfig "$tmp/n2.kubeconfig" --node-name n2 --data-dir "$tmp/a2" \
   --node-description "$nodes/ascend-8npu.yaml" --listen 127.0.0.1:0 --heartbeat 500ms \
-  --pod-network host >"$tmp/a2.log" 2>&1 &
+  --pod-network host --default-runtime process >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
 diag_log "$tmp/a2.log"
 
@@ -192,7 +192,7 @@ data3=$tmp/server3
 "$xpool" token create --node n3 --data-dir "$data3" >"$tmp/n3.token" 2>/dev/null
 port3=$(port_before_listener)
 "$xpool" agent --server "http://127.0.0.1:$port3" --token-file "$tmp/n3.token" --node-name n3 \
-  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms --pod-network host >"$tmp/a3.log" 2>&1 &
+  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms --pod-network host --default-runtime process >"$tmp/a3.log" 2>&1 &
 a3_pid=$!
 diag_log "$tmp/a3.log"
 waiting() { grep -q "cannot reach the xpool server.*trying again in" "$tmp/a3.log"; }
@@ -207,7 +207,7 @@ kill -TERM "$a3_pid" 2>/dev/null; wait "$a3_pid" 2>/dev/null || true
 a3_pid=
 # and one stopped while it waits exits at once, and cleanly
 "$xpool" agent --server "http://127.0.0.1:1" --token-file "$tmp/n3.token" --node-name n4 \
-  --data-dir "$tmp/a4" --listen 127.0.0.1:0 --pod-network host >"$tmp/a4.log" 2>&1 &
+  --data-dir "$tmp/a4" --listen 127.0.0.1:0 --pod-network host --default-runtime process >"$tmp/a4.log" 2>&1 &
 a3_pid=$!
 diag_log "$tmp/a4.log"
 waiting4() { grep -q "trying again in" "$tmp/a4.log"; }

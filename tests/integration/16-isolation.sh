@@ -78,7 +78,7 @@ start_agent() { # node: starts (or restarts) the agent of node with its own toke
   local n=$1
   "$xpool" agent --server "$url" --token "$(cat "$tmp/$n.token")" --ca-file "$data/pki/ca.crt" \
     --node-name "$n" --data-dir "$tmp/agent-$n" --node-description "$tmp/$n.yaml" \
-    --listen 127.0.0.1:0 --backoff 300ms --pod-network host >>"$tmp/agent-$n.log" 2>&1 &
+    --listen 127.0.0.1:0 --backoff 300ms --pod-network host --default-runtime process >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
   diag_log "$tmp/agent-$n.log"
 }

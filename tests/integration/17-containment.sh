@@ -70,7 +70,7 @@ start_agent() { # node, extra flags...: the node's agent, its token from a file
   local n=$1
   shift
   "$xpool" agent --server "$url" --token-file "$tmp/$n.token" --ca-file "$sdata/pki/ca.crt" \
-    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --pod-network host "$@" \
+    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --pod-network host --default-runtime process "$@" \
     >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
   diag_log "$tmp/agent-$n.log"
@@ -219,7 +219,7 @@ poll "--allow-degraded-isolation runs it" 30 Succeeded phase degraded
 
 # ---- xpool up: server and agent share one data directory; privileged allowed ----------------------
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$up" --node-name up-node --allow-privileged \
-  --pod-network host >"$tmp/up.log" 2>&1 &
+  --pod-network host --default-runtime process >"$tmp/up.log" 2>&1 &
 up_pid=$!
 diag_log "$tmp/up.log"
 poll "xpool up comes up" 20 yes sh -c "grep -q '^xpool is up' '$tmp/up.log' && echo yes"
