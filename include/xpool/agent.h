@@ -64,9 +64,3 @@ int xp_agent_new(const struct xp_agent_options *options,
 void xp_agent_free(struct xp_agent *agent);
 XP_DEFINE_FREEP(struct xp_agent, xp_agent_free)
 const char *xp_agent_node_name(const struct xp_agent *agent);
-
-/*
- * Parses a duration of the command line: a number with a unit, ms, s, m or h ("500ms", "10s",
- * "5m"; a bare number is seconds), positive and at most a day. -EINVAL otherwise.
- */
-int xp_agent_parse_duration_ms(const char *text, int64_t *ret_ms);

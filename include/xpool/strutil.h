@@ -29,6 +29,13 @@ bool xp_streq0(const char *a, const char *b);
 
 /* The value of a hexadecimal digit (either case), or -1 when c is none. */
 int xp_hex_digit(char c);
+/* True when s[0..len) are lowercase hexadecimal digits (what xp_hex_encode() writes). */
+bool xp_hex_is_lower(const char *s, size_t len);
+/* Writes data[0..len) as 2 * len lowercase hexadecimal digits and a NUL into out. */
+void xp_hex_encode(const void *data, size_t len, char *out);
+/* Reads 2 * len hexadecimal digits (either case) of text into out[0..len): 0, or -EINVAL (out
+ * partly written) when one is not a digit. */
+int xp_hex_decode(const char *text, void *out, size_t len);
 
 /* True when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or code points past
  * U+10FFFF). */

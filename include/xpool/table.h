@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "xpool/duration.h"
 #include "xpool/error.h"
 
 /* What each row's `object` holds, as ?includeObject=None|Metadata|Object asks kube-apiserver. */
@@ -29,9 +30,6 @@ enum xp_table_include {
         XP_TABLE_INCLUDE_METADATA, /* a PartialObjectMetadata: kube-apiserver's default */
         XP_TABLE_INCLUDE_OBJECT,   /* the whole object */
 };
-
-/* Longest string xp_table_human_duration() writes, NUL included ("<invalid>", "292277024626y"). */
-#define XP_TABLE_DURATION_MAX 32
 
 /*
  * Builds a meta.k8s.io/v1 Table for `items` (borrowed: a JSON array of objects of `kind`: "Pod",
@@ -84,17 +82,8 @@ int xp_table_print(FILE *out,
                    struct xp_error *err);
 
 /*
- * kubectl's HumanDuration (k8s.io/apimachinery/pkg/util/duration): below -1 s "<invalid>", -1 s
- * "0s"; up to 119 s "Ns"; below 10 min "MmSs" ("3m2s", "5m"); below 3 h "Nm"; below 8 h "HhMm"
- * ("4h", "4h5m"); below 48 h "Nh"; below 8 d "DdHh"; below 2 y "Nd"; below 8 y "YyDd"; then "Ny",
- * a year being 365 days. Writes into buf (truncated to size, always NUL-terminated when size > 0;
- * XP_TABLE_DURATION_MAX always suffices).
- */
-void xp_table_human_duration(int64_t seconds, char *buf, size_t size);
-
-/*
  * The age of an RFC 3339 timestamp (a JSON string, borrowed, may be NULL) at `now`, as kubectl's
- * AGE column shows it: xp_table_human_duration(now - timestamp), or "<unknown>" when the
+ * AGE column shows it: xp_duration_human(now - timestamp), or "<unknown>" when the
  * timestamp is missing or malformed.
  */
 void xp_table_age(const json_t *timestamp, time_t now, char *buf, size_t size);

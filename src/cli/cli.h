@@ -83,8 +83,19 @@ int xp_cli_prepare_data_dir(const char *cmd, const char *dir, bool given);
  */
 int xp_cli_start_failed(const char *cmd, const char *dir, int r, const struct xp_error *err);
 
-/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
-int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);
+/*
+ * Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. With
+ * host_optional, ":PORT" is taken too, with *ret_host NULL.
+ */
+int xp_cli_parse_listen(char *text, bool host_optional, const char **ret_host, uint16_t *ret_port);
+
+/*
+ * The value of a duration flag (xp_duration_parse(): "500ms", "10s", "1m30s", "5"), from 1 ms
+ * to max_ms: 0 with *ret, or XP_EXIT_USAGE after saying why on stderr, as
+ * "xpool agent: --heartbeat: duration '5x': unknown unit at 'x' (ms, s, m or h)".
+ */
+int xp_cli_parse_duration(
+    const char *cmd, const char *flag, const char *arg, int64_t max_ms, int64_t *ret);
 
 #include <stdbool.h>
 #include <stddef.h>

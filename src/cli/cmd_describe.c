@@ -210,7 +210,7 @@ print_events(struct xp_client *client, const char *namespace, const char *kind, 
                 const json_t *source = json_object_get(event, "source");
                 const json_t *last = json_object_get(event, "lastTimestamp");
                 json_int_t count = json_integer_value(json_object_get(event, "count"));
-                char age[XP_TABLE_DURATION_MAX], first[XP_TABLE_DURATION_MAX], when[96];
+                char age[XP_DURATION_MAX], first[XP_DURATION_MAX], when[96];
                 const char *cells[5];
 
                 if (!json_is_string(last))
@@ -510,7 +510,7 @@ static int print_node_pods(struct xp_client *client, const char *node, const jso
         {
                 const json_t *metadata = json_object_get(pod, "metadata");
                 json_auto_t *pod_requests = json_object(), *pod_limits = json_object();
-                char age[XP_TABLE_DURATION_MAX];
+                char age[XP_DURATION_MAX];
                 const char *cells[5];
                 size_t j;
                 json_t *c;

@@ -20,6 +20,7 @@
 #include "xpool/atomic_file.h"
 #include "xpool/datadir.h"
 #include "xpool/device.h"
+#include "xpool/duration.h"
 #include "xpool/error.h"
 #include "xpool/fileio.h"
 #include "xpool/log.h"
@@ -80,19 +81,6 @@ struct up_args {
         bool no_tls, simulate;
 };
 
-static int parse_duration(const char *flag, const char *arg, int64_t *ret)
-{
-        if (xp_agent_parse_duration_ms(arg, ret) < 0) {
-                fprintf(
-                    stderr,
-                    "xpool up: %s takes a duration such as 500ms, 10s or 5m (at most 24h), not '%s'\n",
-                    flag,
-                    arg);
-                return XP_EXIT_USAGE;
-        }
-        return 0;
-}
-
 static int up_option(int c, const char *arg, void *userdata)
 {
         struct up_args *a = userdata;
@@ -103,7 +91,7 @@ static int up_option(int c, const char *arg, void *userdata)
                 a->listen = strdup(arg);
                 if (!a->listen)
                         return XP_EXIT_FAILURE;
-                if (xp_cli_parse_listen(a->listen, &a->server->host, &a->server->port) < 0) {
+                if (xp_cli_parse_listen(a->listen, false, &a->server->host, &a->server->port) < 0) {
                         fprintf(
                             stderr,
                             "xpool up: --listen '%s': expected HOST:PORT, e.g. 127.0.0.1:6443\n",
@@ -133,11 +121,17 @@ static int up_option(int c, const char *arg, void *userdata)
                 a->agent->discovery.node_description = arg;
                 break;
         case OPT_BACKOFF_INITIAL:
-                return parse_duration("--backoff-initial", arg, &a->agent->backoff_initial_ms);
+                return xp_cli_parse_duration("up",
+                                             "backoff-initial",
+                                             arg,
+                                             XP_DURATION_DAY_MS,
+                                             &a->agent->backoff_initial_ms);
         case OPT_BACKOFF_MAX:
-                return parse_duration("--backoff-max", arg, &a->agent->backoff_max_ms);
+                return xp_cli_parse_duration(
+                    "up", "backoff-max", arg, XP_DURATION_DAY_MS, &a->agent->backoff_max_ms);
         case OPT_HEARTBEAT:
-                return parse_duration("--heartbeat", arg, &a->agent->heartbeat_ms);
+                return xp_cli_parse_duration(
+                    "up", "heartbeat", arg, XP_DURATION_DAY_MS, &a->agent->heartbeat_ms);
         case OPT_CGROUP_ROOT:
                 a->agent->cgroup_root = arg;
                 break;
@@ -148,22 +142,17 @@ static int up_option(int c, const char *arg, void *userdata)
                 a->agent->allow_degraded_isolation = true;
                 break;
         case OPT_NODE_MONITOR_GRACE:
-        case OPT_POD_EVICTION_TIMEOUT: {
-                struct xp_error err = {0};
-                int64_t ms;
-
-                if (xp_server_parse_duration(arg, &ms, &err) < 0 || ms <= 0) {
-                        fprintf(stderr,
-                                "xpool up: --%s: %s\n",
-                                c == OPT_NODE_MONITOR_GRACE ? "node-monitor-grace-period"
-                                                            : "pod-eviction-timeout",
-                                err.msg[0] ? err.msg : "the duration must be positive");
-                        return XP_EXIT_USAGE;
-                }
-                *(c == OPT_NODE_MONITOR_GRACE ? &a->server->node_monitor_grace_ms
-                                              : &a->server->pod_eviction_timeout_ms) = ms;
-                break;
-        }
+                return xp_cli_parse_duration("up",
+                                             "node-monitor-grace-period",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &a->server->node_monitor_grace_ms);
+        case OPT_POD_EVICTION_TIMEOUT:
+                return xp_cli_parse_duration("up",
+                                             "pod-eviction-timeout",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &a->server->pod_eviction_timeout_ms);
         }
         return 0;
 }

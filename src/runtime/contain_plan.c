@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "contain_internal.h"
+#include "xpool/strutil.h"
 
 static const char *const set_names[] = {
     "bounding", "effective", "permitted", "inheritable", "ambient"};
@@ -88,8 +89,6 @@ static uint64_t own_permitted(void)
         return (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
 }
 
-static const char hex_digits[] = "0123456789abcdef";
-
 int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
 {
         _cleanup_free_ unsigned char *prog = NULL;
@@ -104,20 +103,9 @@ int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
         text = malloc(2 * bytes + 1);
         if (!text)
                 return xp_errorf(err, -ENOMEM, "seccomp: out of memory");
-        for (size_t i = 0; i < bytes; i++) {
-                text[2 * i] = hex_digits[prog[i] >> 4];
-                text[2 * i + 1] = hex_digits[prog[i] & 15];
-        }
-        text[2 * bytes] = '\0';
+        xp_hex_encode(prog, bytes, text);
         *ret = text;
         return 0;
-}
-
-static int unhex(char c)
-{
-        const char *p = c ? strchr(hex_digits, c) : NULL;
-
-        return p ? (int)(p - hex_digits) : -1;
 }
 
 /* The filter the runtime compiled (the spec's "filter"). */
@@ -132,14 +120,9 @@ static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_e
         prog = malloc(bytes);
         if (!prog)
                 return xp_errorf(err, -ENOMEM, "spec: out of memory");
-        for (size_t i = 0; i < bytes; i++) {
-                int hi = unhex(text[2 * i]), lo = unhex(text[2 * i + 1]);
-
-                if (hi < 0 || lo < 0) {
-                        free(prog);
-                        return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
-                }
-                prog[i] = (unsigned char)(hi << 4 | lo);
+        if (xp_hex_decode(text, prog, bytes) < 0) {
+                free(prog);
+                return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
         }
         p->filter = prog;
         p->filter_len = bytes / sizeof(struct sock_filter);

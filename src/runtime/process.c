@@ -664,9 +664,9 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
         rt->log_max_files = o->log_max_files ? o->log_max_files : 1;
-        r = runtime_mkdir_p(rt->events_dir, err);
+        r = xp_mkdir_p(rt->events_dir, 0755, err);
         if (r >= 0)
-                r = runtime_mkdir_p(rt->log_dir, err);
+                r = xp_mkdir_p(rt->log_dir, 0755, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "runtime");
         rt->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -1094,7 +1094,7 @@ static int start(struct xp_runtime *rt,
                 fresh = false;
                 if (errno != EEXIST) {
                         fresh = true;
-                        r = runtime_mkdir_p(dir, err);
+                        r = xp_mkdir_p(dir, 0755, err);
                         if (r < 0)
                                 return r;
                 }

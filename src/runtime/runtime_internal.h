@@ -79,8 +79,6 @@ int64_t runtime_now_ns(void);
 int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state);
 /* Field 4 (the parent's pid) of /proc/PID/stat; 0 when it cannot be read. */
 pid_t runtime_proc_parent(pid_t pid);
-/* mkdir -p (mode 0755). */
-int runtime_mkdir_p(const char *path, struct xp_error *err);
 /* startlock.c: opens the state directory dir and takes its start lock, waiting for it when
  * wait, else -EWOULDBLOCK while another holds it. The fd is close-on-exec. -errno. */
 int runtime_start_lock(const char *dir, bool wait, int *ret_fd);

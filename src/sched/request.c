@@ -210,9 +210,9 @@ int sched_pod_requests(struct xp_sched *sched,
                 if (r < 0)
                         return r;
         }
-        req.hash = sched_mix(
-            sched_hash(pod->metadata.name ? pod->metadata.name : "") ^
-            (sched_hash(pod->metadata.namespace ? pod->metadata.namespace : "default") * 31));
+        req.hash = xp_hash_mix(
+            xp_hash_string(pod->metadata.name ? pod->metadata.name : "") ^
+            (xp_hash_string(pod->metadata.namespace ? pod->metadata.namespace : "default") * 31));
         *ret = req;
         return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sched/devsel.h"
+#include "xpool/map.h"
 #include "xpool/sched.h"
 
 /* Fixed ids: interned first by xp_sched_new(). */
@@ -24,25 +25,6 @@
 #define SCHED_DEVSEL_CANDIDATES 4
 /* Limits on what one pod may ask, against hostile objects. */
 #define SCHED_POD_RESOURCES_MAX 32
-
-/* ---- a string -> pointer map (open addressing; keys borrowed from the values) ------------- */
-
-struct smap {
-        const char **keys; /* NULL: empty; TOMBSTONE: deleted */
-        void **values;
-        size_t cap; /* a power of two, or 0 */
-        size_t n;
-        size_t used; /* n plus tombstones */
-};
-
-void smap_done(struct smap *m);
-void *smap_get(const struct smap *m, const char *key);
-/* Inserts or replaces; key is borrowed and must live while it is in the map. -ENOMEM. */
-int smap_put(struct smap *m, const char *key, void *value);
-/* Removes key; returns the value, or NULL when absent. */
-void *smap_del(struct smap *m, const char *key);
-uint64_t sched_hash(const char *s);
-uint64_t sched_mix(uint64_t x);
 
 /* ---- the snapshot -------------------------------------------------------------------------- */
 
@@ -166,7 +148,7 @@ struct xp_sched {
         char **res_names;
         size_t n_res;
         size_t cap_res;
-        struct smap res_ids;
+        struct xp_map res_ids;
         struct snode **nodes; /* every entry, present or not, in order of first sight */
         size_t n_nodes;
         size_t cap_nodes;
@@ -176,14 +158,14 @@ struct xp_sched {
         size_t n_slabs;
         size_t slab_used; /* entries taken from the last block */
         size_t n_present;
-        struct smap node_map;
-        struct smap pod_map;
+        struct xp_map node_map;
+        struct xp_map pod_map;
         size_t next_start;
         struct xp_sched_stats stats;
         struct spod **anti_pods; /* placed pods with required anti-affinity terms */
         size_t n_anti_pods;
         size_t cap_anti_pods;
-        struct smap label_index; /* "key=value" -> struct plist of placed pods, when on */
+        struct xp_map label_index; /* "key=value" -> struct plist of placed pods, when on */
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
@@ -374,7 +356,6 @@ int sched_select_devices(const struct pctx *ctx,
                          struct devsel_pick *ret);
 /* Free (unpinned) CPUs of NUMA node k of node. */
 size_t numa_free_cpus(const struct snode *node, size_t k);
-int sched_cpulist_parse(const char *text, uint16_t **ret, size_t *ret_n);
 
 bool node_tolerates(const struct xp_pod *pod,
                     const char *key,

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +22,8 @@
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/names.h"
+#include "xpool/random.h"
+#include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
 #define TOKENS_FILE_MAX (4 * 1024 * 1024)
@@ -103,40 +104,6 @@ const char *auth_verb_to_string(enum auth_verb verb)
         if ((size_t)verb >= XP_ELEMENTSOF(verb_names))
                 return NULL;
         return verb_names[verb];
-}
-
-static bool is_lower_hex(const char *s, size_t len)
-{
-        for (size_t i = 0; i < len; i++)
-                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-                        return false;
-        return true;
-}
-
-static void hex_encode(const uint8_t *data, size_t len, char *out)
-{
-        static const char digits[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < len; i++) {
-                out[2 * i] = digits[data[i] >> 4];
-                out[2 * i + 1] = digits[data[i] & 15];
-        }
-        out[2 * len] = '\0';
-}
-
-static int hex_decode(const char *s, uint8_t *out, size_t len)
-{
-        for (size_t i = 0; i < len; i++) {
-                unsigned hi, lo;
-
-                if (!is_lower_hex(s + 2 * i, 2))
-                        return -EINVAL;
-                hi = s[2 * i] <= '9' ? (unsigned)(s[2 * i] - '0') : (unsigned)(s[2 * i] - 'a' + 10);
-                lo = s[2 * i + 1] <= '9' ? (unsigned)(s[2 * i + 1] - '0')
-                                         : (unsigned)(s[2 * i + 1] - 'a' + 10);
-                out[i] = (uint8_t)(hi << 4 | lo);
-        }
-        return 0;
 }
 
 static int sha256(const char *text, size_t len, uint8_t out[static HASH_LEN])
@@ -234,7 +201,8 @@ static int parse_line(char *line, struct token *ret, struct xp_error *err)
         if (check_id(fields[0]) < 0)
                 return xp_errorf(
                     err, -EINVAL, "id '%s' is not 1 to 31 lowercase letters and digits", fields[0]);
-        if (strlen(fields[1]) != 2 * HASH_LEN || hex_decode(fields[1], ret->hash, HASH_LEN) < 0)
+        if (strlen(fields[1]) != 2 * HASH_LEN || !xp_hex_is_lower(fields[1], 2 * HASH_LEN) ||
+            xp_hex_decode(fields[1], ret->hash, HASH_LEN) < 0)
                 return xp_errorf(
                     err, -EINVAL, "token %s: the hash is not 64 lowercase hex digits", fields[0]);
         role = auth_role_from_string(fields[2]);
@@ -378,7 +346,7 @@ static int format_tokens(const struct token *tokens, size_t n, char **ret, size_
         for (size_t i = 0; i < n; i++) {
                 char hash[2 * HASH_LEN + 1];
 
-                hex_encode(tokens[i].hash, HASH_LEN, hash);
+                xp_hex_encode(tokens[i].hash, HASH_LEN, hash);
                 fprintf(f,
                         "%s %s %s %s %s\n",
                         tokens[i].id,
@@ -415,23 +383,6 @@ static int lock_tokens(const char *data_dir, int *ret_fd, struct xp_error *err)
                 if (errno != EINTR)
                         return xp_errorf(err, -errno, "cannot lock '%s': %m", path);
         *ret_fd = TAKE_FD(fd);
-        return 0;
-}
-
-static int random_bytes(void *buf, size_t len)
-{
-        uint8_t *p = buf;
-
-        while (len > 0) {
-                ssize_t n = getrandom(p, len, 0);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                p += n;
-                len -= (size_t)n;
-        }
         return 0;
 }
 
@@ -492,15 +443,15 @@ static int token_add(const char *data_dir,
         t = &tokens[n];
         *t = (struct token){.role = role};
         do {
-                r = random_bytes(id_bytes, sizeof(id_bytes));
+                r = xp_random_bytes(id_bytes, sizeof(id_bytes));
                 if (r < 0)
                         return xp_errorf(err, r, "getrandom: %s", strerror(-r));
-                hex_encode(id_bytes, sizeof(id_bytes), t->id);
+                xp_hex_encode(id_bytes, sizeof(id_bytes), t->id);
         } while (find_token(tokens, n, t->id));
-        r = random_bytes(secret, sizeof(secret));
+        r = xp_random_bytes(secret, sizeof(secret));
         if (r < 0)
                 return xp_errorf(err, r, "getrandom: %s", strerror(-r));
-        hex_encode(secret, sizeof(secret), secret_hex);
+        xp_hex_encode(secret, sizeof(secret), secret_hex);
         if (asprintf(&token, "xp%c_%s.%s", role_letters[role], t->id, secret_hex) < 0)
                 return -ENOMEM;
         r = sha256(token, strlen(token), t->hash);
@@ -708,8 +659,8 @@ static int parse_token_text(const char *token, size_t len, char id[static AUTH_T
         for (size_t i = 1; i < XP_ELEMENTSOF(role_letters); i++)
                 if (token[2] == role_letters[i])
                         role = (int)i;
-        if (role < 0 || !is_lower_hex(token + 4, AUTH_TOKEN_ID_LEN) ||
-            !is_lower_hex(token + 5 + AUTH_TOKEN_ID_LEN, 2 * SECRET_LEN))
+        if (role < 0 || !xp_hex_is_lower(token + 4, AUTH_TOKEN_ID_LEN) ||
+            !xp_hex_is_lower(token + 5 + AUTH_TOKEN_ID_LEN, 2 * SECRET_LEN))
                 return -EINVAL;
         memcpy(id, token + 4, AUTH_TOKEN_ID_LEN);
         id[AUTH_TOKEN_ID_LEN] = '\0';

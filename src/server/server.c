@@ -89,7 +89,8 @@ static void set_addresses(struct xp_server *server, const char *host, bool ipv6,
                  ipv6 ? "]" : "",
                  server->port);
         if (strcmp(host, "0.0.0.0") == 0)
-                snprintf(server->url, sizeof server->url, "%s://127.0.0.1:%u", scheme, server->port);
+                snprintf(
+                    server->url, sizeof server->url, "%s://127.0.0.1:%u", scheme, server->port);
         else if (strcmp(host, "::") == 0)
                 snprintf(server->url, sizeof server->url, "%s://[::1]:%u", scheme, server->port);
         else

@@ -62,12 +62,6 @@ struct xp_server_options {
 #define XP_SERVER_POD_EVICTION_TIMEOUT_MS 300000
 
 /*
- * A duration as the flags take it: Go's form ("40s", "5m", "1m30s", "500ms", "2h") or a plain
- * number of seconds. -EINVAL with err saying what is wrong; -ERANGE past a year.
- */
-int xp_server_parse_duration(const char *text, int64_t *ret_ms, struct xp_error *err);
-
-/*
  * Opens the store and starts listening. -errno with err saying what failed: the store's errors
  * (xp_store_open()), -EINVAL for a bad host, -EADDRINUSE (or another) when it cannot listen.
  * Caller frees with xp_server_free().

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -80,9 +79,7 @@ int setup_tls(const struct xp_server_options *options,
         dir = xp_datadir_path(options->data_dir, XP_DATADIR_PKI);
         if (!dir)
                 return -ENOMEM;
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return xp_errorf(err, -errno, "cannot create %s: %m", dir);
-        r = tls_ensure(dir, hosts, n, err);
+        r = tls_ensure(dir, hosts, n, err); /* makes dir (0700) when missing */
         if (r < 0)
                 return r;
         if (asprintf(&cert_path, "%s/" TLS_SERVER_CERT, dir) < 0 ||

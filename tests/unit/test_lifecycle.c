@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The pure lifecycle decisions of the server (src/registry/lifecycle.c) and duration flags. */
+/* The pure lifecycle decisions of the server (src/registry/lifecycle.c) */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "registry/lifecycle.h"
-#include "server/server.h"
 #include "xpool/timeutil.h"
 
 #define NOW 1800000000 /* 2027-01-15T08:00:00Z */
@@ -208,44 +207,6 @@ static void pod_not_ready_then_lost(void **state)
         json_decref(pod);
 }
 
-static void durations(void **state)
-{
-        struct {
-                const char *text;
-                int64_t ms;
-        } good[] = {
-            {"40s", 40000},
-            {"5m", 300000},
-            {"1m30s", 90000},
-            {"500ms", 500},
-            {"2h", 7200000},
-            {"1.5s", 1500},
-            {"10", 10000},
-        };
-        const char *bad[] = {"", "s", "10x", "-5s", "5m3", "1y", "99999h"};
-        struct xp_error err = {0};
-        int64_t ms;
-
-        (void)state;
-        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-                ms = -1;
-                assert_int_equal(xp_server_parse_duration(good[i].text, &ms, &err), 0);
-                if (ms != good[i].ms)
-                        fail_msg("'%s': %lld ms, expected %lld",
-                                 good[i].text,
-                                 (long long)ms,
-                                 (long long)good[i].ms);
-        }
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-                ms = -1;
-                err = (struct xp_error){0};
-                if (xp_server_parse_duration(bad[i], &ms, &err) >= 0)
-                        fail_msg("'%s' accepted as %lld ms", bad[i], (long long)ms);
-                assert_int_equal(ms, -1);
-                assert_true(err.msg[0] != '\0');
-        }
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -254,7 +215,6 @@ int main(void)
             cmocka_unit_test(eviction_by_toleration),
             cmocka_unit_test(node_lost_and_back),
             cmocka_unit_test(pod_not_ready_then_lost),
-            cmocka_unit_test(durations),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

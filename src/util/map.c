@@ -1,23 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The string map and its hashes (include/xpool/map.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "xpool/map.h"
 
 static const char tombstone[1];
 #define TOMBSTONE tombstone
 
-uint64_t sched_hash(const char *s)
+uint64_t xp_hash_add(uint64_t hash, const void *data, size_t len)
 {
-        uint64_t h = 1469598103934665603ull;
+        const unsigned char *p = data;
 
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 1099511628211ull;
-        return h;
+        for (size_t i = 0; i < len; i++)
+                hash = (hash ^ p[i]) * 0x100000001b3ull;
+        return hash;
 }
 
-uint64_t sched_mix(uint64_t x)
+uint64_t xp_hash_string(const char *s)
+{
+        return xp_hash_add(XP_HASH_INIT, s, strlen(s));
+}
+
+uint64_t xp_hash_mix(uint64_t x)
 {
         x += 0x9e3779b97f4a7c15ull;
         x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -25,16 +31,16 @@ uint64_t sched_mix(uint64_t x)
         return x ^ (x >> 31);
 }
 
-void smap_done(struct smap *m)
+void xp_map_done(struct xp_map *m)
 {
         free(m->keys);
         free(m->values);
-        *m = (struct smap){0};
+        *m = (struct xp_map){0};
 }
 
-static size_t find_slot(const struct smap *m, const char *key, bool *ret_found)
+static size_t find_slot(const struct xp_map *m, const char *key, bool *ret_found)
 {
-        size_t mask = m->cap - 1, i = sched_hash(key) & mask, first_free = SIZE_MAX;
+        size_t mask = m->cap - 1, i = xp_hash_string(key) & mask, first_free = SIZE_MAX;
 
         for (;; i = (i + 1) & mask) {
                 const char *k = m->keys[i];
@@ -54,7 +60,7 @@ static size_t find_slot(const struct smap *m, const char *key, bool *ret_found)
         }
 }
 
-void *smap_get(const struct smap *m, const char *key)
+void *xp_map_get(const struct xp_map *m, const char *key)
 {
         bool found;
         size_t i;
@@ -65,10 +71,10 @@ void *smap_get(const struct smap *m, const char *key)
         return found ? m->values[i] : NULL;
 }
 
-static int grow(struct smap *m)
+static int grow(struct xp_map *m)
 {
         size_t cap = m->cap ? m->cap * 2 : 16;
-        struct smap new = {0};
+        struct xp_map new = {0};
 
         /* rehashing only to drop tombstones keeps the size */
         if (m->n * 4 < m->cap)
@@ -99,7 +105,7 @@ static int grow(struct smap *m)
         return 0;
 }
 
-int smap_put(struct smap *m, const char *key, void *value)
+int xp_map_put(struct xp_map *m, const char *key, void *value)
 {
         bool found;
         size_t i;
@@ -120,7 +126,7 @@ int smap_put(struct smap *m, const char *key, void *value)
         return 0;
 }
 
-void *smap_del(struct smap *m, const char *key)
+void *xp_map_del(struct xp_map *m, const char *key)
 {
         bool found;
         size_t i;

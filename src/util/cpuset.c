@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Kernel CPU lists, "0-3,8-11", as sysfs writes them in cpulist files. */
+/* Kernel CPU lists, "0-3,8-11" (include/xpool/cpuset.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "xpool/cpuset.h"
+#include "xpool/macro.h"
 
 void xp_cpuset_add(struct xp_cpuset *set, unsigned cpu)
 {
