@@ -10,7 +10,7 @@
 
 #include "xpool/error.h"
 #include "xpool/object.h"
-#include "xpool/sched.h"
+#include "xpool/placement.h"
 
 /* A placement naming more devices than this is refused (-E2BIG). */
 #define XP_DEVENV_DEVICES_MAX 1024

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/logserver.h"
 #include "agent_internal.h"
+#include "logserver.h"
 #include "xpool/codec.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"

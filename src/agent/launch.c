@@ -11,10 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/launch.h"
+#include "launch.h"
 #include "xpool/devenv.h"
+#include "xpool/placement.h"
 #include "xpool/quantity.h"
-#include "xpool/sched.h"
 #include "xpool/strutil.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

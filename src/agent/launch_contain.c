@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/launch.h"
+#include "launch.h"
 #include "xpool/resource.h"
 
 static const char *or_empty(const char *s)

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/logserver.h"
-#include "http/door.h"
+#include "logserver.h"
+#include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/logread.h"
 #include "xpool/logsign.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/podsync.h"
+#include "podsync.h"
 #include "xpool/codec.h"
 #include "xpool/duration.h"
 #include "xpool/strutil.h"

@@ -20,9 +20,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "agent/launch.h"
-#include "agent/podsync.h"
 #include "agent_internal.h"
+#include "launch.h"
+#include "podsync.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"

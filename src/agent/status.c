@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/retryq.h"
 #include "agent_internal.h"
+#include "retryq.h"
 #include "xpool/log.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"

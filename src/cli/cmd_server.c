@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "server/server.h"
 #include "xpool/duration.h"
 #include "xpool/error.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/server.h"
 
 static const char usage[] =
     "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR] [TLS options] [--kubeconfig FILE]\n\n"

@@ -16,8 +16,8 @@
 
 #include "clock.h"
 #include "nodelife_view.h"
-#include "registry/lifecycle.h"
 #include "workqueue.h"
+#include "xpool/lifecycle.h"
 #include "xpool/macro.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
@@ -131,7 +131,7 @@ static void node_seen(struct xp_nodelife *c, const char *name, const json_t *nod
                 node_drop(c, n);
                 return;
         }
-        heartbeat = lifecycle_node_heartbeat(node);
+        heartbeat = xp_lifecycle_node_heartbeat(node);
         if (heartbeat && !xp_streq0(heartbeat, n->heartbeat)) {
                 char *copy = strdup(heartbeat);
 
@@ -141,8 +141,8 @@ static void node_seen(struct xp_nodelife *c, const char *name, const json_t *nod
                         node_alive(c, n);
                 }
         }
-        n->ready = lifecycle_node_ready(node);
-        n->tainted = lifecycle_node_tainted(node);
+        n->ready = xp_lifecycle_node_ready(node);
+        n->tainted = xp_lifecycle_node_tainted(node);
 }
 
 static bool namespace_terminating(const struct xp_nodelife *c, const char *ns)
@@ -168,7 +168,7 @@ pod_seen(struct xp_nodelife *c, const char *ns, const char *name, const json_t *
                 return;
         p = xp_map_get(&c->pod_index, key);
         /* only pods that a lost node concerns: bound, and running or terminating */
-        if (deleted || !node || !node[0] || (!lifecycle_pod_active(pod) && !deletion)) {
+        if (deleted || !node || !node[0] || (!xp_lifecycle_pod_active(pod) && !deletion)) {
                 if (p)
                         pod_drop(c, p);
                 return;
@@ -193,7 +193,7 @@ pod_seen(struct xp_nodelife *c, const char *ns, const char *name, const json_t *
                 free(p->node);
                 p->node = copy;
         }
-        p->eviction_ms = lifecycle_eviction_ms(pod, c->eviction_ms);
+        p->eviction_ms = xp_lifecycle_eviction_ms(pod, c->eviction_ms);
         if (!deletion || xp_time_parse_rfc3339(deletion, &p->deadline_s) < 0)
                 p->deadline_s = 0;
         p->failed = xp_streq0(object_string(pod, "status", "phase"), "Failed");

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "controller/informer.h"
-#include "controller/nodelife.h"
+#include "informer.h"
 #include "xpool/map.h"
+#include "xpool/nodelife.h"
 #include "xpool/timeutil.h"
 
 #define LEASE_NS "kube-node-lease"

@@ -30,11 +30,11 @@
 #include "clock.h"
 #include "controller.h"
 #include "informer.h"
-#include "registry/registry.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/registry.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
 

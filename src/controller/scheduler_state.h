@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "controller/scheduler.h"
 #include "xpool/map.h"
+#include "xpool/scheduler.h"
 #include "xpool/workers.h"
 
 #define SCHEDULER_NAME    "xpool-scheduler"

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "clock.h"
-#include "registry/registry.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
+#include "xpool/registry.h"
 #include "xpool/sched.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"

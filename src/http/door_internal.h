@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "http/door.h"
+#include "xpool/http_door.h"
 
 /* Client addresses are counted in this many slots, by hash (a /64 for IPv6). */
 #define CLIENT_SLOTS 4096

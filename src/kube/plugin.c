@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kube/plugin_internal.h"
+#include "plugin_internal.h"
 #include "xpool/cdi.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "deviceplugin.pb-c.h"
-#include "kube/rpc_server.h"
+#include "rpc_server.h"
 #include "xpool/kubeplugin.h"
 
 /* One resource name's devices, as indices into the inventory's devices. */

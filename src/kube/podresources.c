@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kube/rpc.h"
 #include "podresources.pb-c.h"
+#include "rpc.h"
 #include "xpool/podresources.h"
 #include "xpool/strutil.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "kube/rpc.h"
+#include "rpc.h"
 
 void kube_rpc_ref(void)
 {

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sched/devsel.h"
+#include "devsel.h"
 #include "xpool/object.h"
 
 /* NVLink affinities start above every PCIe level (PIX is 5). */

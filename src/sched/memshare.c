@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 size_t memshare_base_len(const char *name)
 {

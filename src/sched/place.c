@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 #include "xpool/cpuset.h"
 #include "xpool/strutil.h"
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 #include "xpool/strutil.h"
 
 static int add_item(struct podreq *req, uint32_t res, int64_t milli, bool sum)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched/devsel.h"
+#include "devsel.h"
 #include "xpool/map.h"
 #include "xpool/sched.h"
 

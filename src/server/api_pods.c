@@ -267,7 +267,7 @@ static int log_from_node(const struct request *req,
                          bool follow,
                          struct reply *ret)
 {
-        char host[64], key_id[AUTH_TOKEN_ID_LEN + 1];
+        char host[64], key_id[XP_TOKEN_ID_LEN + 1];
         uint8_t key[AUTH_KEY_LEN];
         unsigned port = 0;
         int r;

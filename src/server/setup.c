@@ -153,13 +153,13 @@ int setup_kubeconfig(const char *data_dir,
                         return r;
                 r = auth_authenticate(auth, header, &who, &ignored);
                 auth_free(auth);
-                if (r < 0 || who.role != AUTH_ROLE_ADMIN) {
+                if (r < 0 || who.role != XP_TOKEN_ADMIN) {
                         free(token);
                         token = NULL;
                 }
         }
         if (!token) {
-                r = auth_token_create(data_dir, AUTH_ROLE_ADMIN, "admin", &token, &id, err);
+                r = xp_token_create(data_dir, XP_TOKEN_ADMIN, "admin", &token, &id, err);
                 if (r < 0)
                         return r;
         }

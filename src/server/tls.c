@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/tls.h"
+#include "tls.h"
 #include "xpool/atomic_file.h"
 #include "xpool/fileio.h"
 #include "xpool/macro.h"

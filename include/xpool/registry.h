@@ -188,7 +188,7 @@ struct xp_registry_delete_options {
 };
 
 /*
- * Deletes a pod as Kubernetes does (lifecycle_delete_plan()): a pod bound to a node and not
+ * Deletes a pod as Kubernetes does (xp_lifecycle_delete_plan()): a pod bound to a node and not
  * terminal gets metadata.deletionTimestamp = now + grace and stays until its agent deletes it
  * with grace 0; an unbound or terminal one, or grace 0, is removed at once. *ret_pod receives the
  * pod as it is now (the last state when removed), *ret_removed whether it is gone. -ECANCELED

@@ -33,8 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http/head.h"
 #include "xpool/error.h"
+#include "xpool/http.h"
 
 struct xp_http_door_limits {
         unsigned head_timeout_ms; /* request line and headers, from the connection (or TLS's

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xpool/sched.h"
+#include "xpool/placement.h"
 #include "xpool/strutil.h"
 
 #define PLACEMENT_DEVICES_MAX 256
