@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The scheduling loop: its own scheduler core snapshot (include/xpool/sched.h), fed by an
+ * The scheduling loop: its own scheduler core snapshot (include/sched/xpool/sched.h), fed by an
  * informer over nodes and pods (controller/informer.h). Pending pods go through the core in
  * priority, then FIFO, order; a placement is written as Kubernetes binds (xp_registry_pod_bind():
  * spec.nodeName, the placement annotation, PodScheduled=True, one update with the pod's version

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The options of a pod's log as a query (include/xpool/podlog.h). */
+/* The options of a pod's log as a query (include/core/xpool/podlog.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>

@@ -19,7 +19,7 @@
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
 
-struct conn *conns_of(struct MHD_Connection *mhd)
+static struct conn *conns_of(struct MHD_Connection *mhd)
 {
         const union MHD_ConnectionInfo *info =
             MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);

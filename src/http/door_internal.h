@@ -78,7 +78,6 @@ void conns_notify(void *cls,
                   struct MHD_Connection *mhd,
                   void **socket_context,
                   enum MHD_ConnectionNotificationCode toe);
-struct conn *conns_of(struct MHD_Connection *mhd);
 
 /* mhderr.c */
 /* Routes a TLS connection's reads through the door, so that its thread is known. */

@@ -78,6 +78,20 @@ fail:
         return NULL;
 }
 
+static int last_cap(void)
+{
+        char buf[16] = "";
+        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        int v;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
+                return XP_CAP_LAST;
+        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
+}
+
 /* The shim's own permitted set: what it can give (all of it, where it is not root in full). */
 static uint64_t own_permitted(void)
 {
@@ -87,6 +101,12 @@ static uint64_t own_permitted(void)
         if (syscall(SYS_capget, &hdr, data) < 0)
                 return 0;
         return (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
+}
+
+/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
+static uint64_t contain_known_caps(void)
+{
+        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
 }
 
 int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
@@ -127,20 +147,6 @@ static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_e
         p->filter = prog;
         p->filter_len = bytes / sizeof(struct sock_filter);
         return 0;
-}
-
-static int last_cap(void)
-{
-        char buf[16] = "";
-        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        int v;
-
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
-                return XP_CAP_LAST;
-        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
 }
 
 /* The secret paths as they are now: symbolic links resolved, missing ones left out. */
@@ -186,11 +192,6 @@ static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_er
                 p->hide_dir[i] = S_ISDIR(st.st_mode);
         }
         return 0;
-}
-
-uint64_t contain_known_caps(void)
-{
-        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
 }
 
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)

@@ -19,7 +19,8 @@ static const char *const stream_names[] = {
     [LOGWRITE_STDERR] = "stderr",
 };
 
-void runtime_format_ns(int64_t ns, char buf[static 32])
+/* Formats ns since the epoch as RFC 3339 UTC with nine fraction digits; buf of 32 bytes. */
+static void runtime_format_ns(int64_t ns, char buf[static 32])
 {
         time_t secs = (time_t)(ns / 1000000000);
         struct tm tm;

@@ -701,12 +701,14 @@ int xp_runtime_event_fd(const struct xp_runtime *rt)
         return rt->inotify;
 }
 
-int xp_runtime_log_dir(const struct xp_runtime *rt,
-                       const char *pod_namespace,
-                       const char *pod_name,
-                       const char *pod_uid,
-                       const char *container,
-                       char **ret)
+/* The log directory of one container: DATA/logs/<ns>_<name>_<uid>/<container> (caller frees).
+ * -EINVAL when a name is not a path component; -ENOMEM. */
+static int xp_runtime_log_dir(const struct xp_runtime *rt,
+                              const char *pod_namespace,
+                              const char *pod_name,
+                              const char *pod_uid,
+                              const char *container,
+                              char **ret)
 {
         if (!component_ok(pod_namespace) || !component_ok(pod_name) || !component_ok(pod_uid) ||
             !component_ok(container))

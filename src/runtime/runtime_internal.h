@@ -72,8 +72,6 @@ int logwrite_finish(struct logwrite *lw, int64_t now_ns, struct xp_error *err);
 /* Frees lw (closing the log without the .end marker if not finished). */
 void logwrite_done(struct logwrite *lw);
 
-/* Formats ns since the epoch as RFC 3339 UTC with nine fraction digits; buf of 32 bytes. */
-void runtime_format_ns(int64_t ns, char buf[static 32]);
 int64_t runtime_now_ns(void);
 /* Field 22 (starttime) and field 3 (state) of /proc/PID/stat. -ESRCH when no such process. */
 int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state);

@@ -136,24 +136,6 @@ bool node_selector_term_matches(const struct xp_node_selector_term *term, const 
         return true;
 }
 
-bool label_selector_matches(const struct xp_label_selector *sel, const struct xp_strmap *labels)
-{
-        if (!sel)
-                return false;
-        for (size_t i = 0; i < sel->match_labels.n; i++)
-                if (!xp_streq0(xp_strmap_get(labels, sel->match_labels.items[i].key),
-                               sel->match_labels.items[i].value))
-                        return false;
-        for (size_t i = 0; i < sel->match_expressions.n; i++) {
-                const struct xp_selector_requirement *req = &sel->match_expressions.items[i];
-                if (req->op == XP_SELECTOR_OP_GT || req->op == XP_SELECTOR_OP_LT)
-                        return false;
-                if (!requirement_matches(req, xp_strmap_get(labels, req->key ? req->key : "")))
-                        return false;
-        }
-        return true;
-}
-
 static bool affinity_filter(const struct pctx *ctx, const struct snode *node, struct reasons *r)
 {
         const struct xp_pod_spec *spec = &ctx->pod->spec;

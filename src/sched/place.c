@@ -13,7 +13,8 @@
 #include "xpool/cpuset.h"
 #include "xpool/strutil.h"
 
-size_t numa_free_cpus(const struct snode *node, size_t k)
+/* Free (unpinned) CPUs of NUMA node k of node. */
+static size_t numa_free_cpus(const struct snode *node, size_t k)
 {
         const struct snuma *nn = &node->numa[k];
         size_t n = 0;

@@ -185,9 +185,6 @@ static inline struct dgroup *node_group(const struct snode *n, uint32_t res)
 {
         return res < n->n_res ? n->res[res].group : NULL;
 }
-void group_refresh(struct dgroup *g);
-/* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
-struct snode *sched_node_entry(struct xp_sched *sched, const char *name);
 
 /* ---- a pod's request (request.c, accelerator.c) -------------------------------------------- */
 
@@ -354,15 +351,12 @@ int sched_select_devices(const struct pctx *ctx,
                          const struct snode *node,
                          int numa,
                          struct devsel_pick *ret);
-/* Free (unpinned) CPUs of NUMA node k of node. */
-size_t numa_free_cpus(const struct snode *node, size_t k);
 
 bool node_tolerates(const struct xp_pod *pod,
                     const char *key,
                     const char *value,
                     enum xp_taint_effect effect);
 bool node_selector_term_matches(const struct xp_node_selector_term *term, const struct snode *node);
-bool label_selector_matches(const struct xp_label_selector *sel, const struct xp_strmap *labels);
 struct dgroup *
 accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_rank);
 
@@ -372,9 +366,6 @@ accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_
 
 /* The length of the device resource's name when name is "<domain>/<device>-memory", else 0. */
 size_t memshare_base_len(const char *name);
-/* The share of a device of memory_bytes that bytes take, in milli (ceil); 0 when the device's
- * memory is unknown (0) or smaller than bytes. */
-int64_t memshare_milli(int64_t bytes, int64_t memory_bytes);
 /* The group whose devices serve the pod's memory share on node (NULL when the pod has none or
  * the node lacks the resource); for xpool.io/accelerator-memory the group accel_pick_group()
  * chooses. */

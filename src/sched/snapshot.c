@@ -216,7 +216,7 @@ void xp_sched_free(struct xp_sched *sched)
         free(sched);
 }
 
-void group_refresh(struct dgroup *g)
+static void group_refresh(struct dgroup *g)
 {
         g->free_whole = 0;
         g->max_free = 0;
@@ -463,7 +463,8 @@ static int build_state(struct xp_sched *sched,
         return 0;
 }
 
-struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
+/* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
+static struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
 {
         struct snode *n = xp_map_get(&sched->node_map, name);
 

@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Who may call the API server: bearer tokens (their file: include/xpool/token.h), three roles,
- * and the rules that authorize each request. docs/security.md is the user's view.
+ * Who may call the API server: bearer tokens (their file: include/server/xpool/token.h), three
+ * roles, and the rules that authorize each request. docs/security.md is the user's view.
  */
 
 #include <stddef.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP layer: libmicrohttpd with a thread per connection behind the front door
- * (include/xpool/http_door.h), request bodies gathered up to XP_SERVER_BODY_MAX, dispatch through the
- * routes table (routes.c), and every answer a JSON document (Kubernetes Status objects for
- * errors), a text body, or a stream (watches, logs).
+ * (include/http/xpool/http_door.h), request bodies gathered up to XP_SERVER_BODY_MAX, dispatch
+ * through the routes table (routes.c), and every answer a JSON document (Kubernetes Status objects
+ * for errors), a text body, or a stream (watches, logs).
  *
  * Why a thread per connection: handlers block, on the store (a create waits for its group
  * commit's fsync) and in streams (a watch waits for the next write). With a thread per
@@ -13,8 +13,9 @@
  * request has arrived, and the daemon's connections are limited (per user once authenticated).
  *
  * A request is admitted once its head is in, before its body is read: the raw target and the
- * headers are checked (include/xpool/http.h), the token authenticated (401), the user's connections
- * and streams counted (429), the declared size checked (413). Then the body, then the route.
+ * headers are checked (include/http/xpool/http.h), the token authenticated (401), the user's
+ * connections and streams counted (429), the declared size checked (413). Then the body, then the
+ * route.
  */
 #include <errno.h>
 #include <microhttpd.h>

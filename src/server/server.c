@@ -183,11 +183,6 @@ fail:
         return r;
 }
 
-uint16_t xp_server_port(const struct xp_server *server)
-{
-        return server->port;
-}
-
 const char *xp_server_url(const struct xp_server *server)
 {
         return server->url;

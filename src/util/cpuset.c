@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Kernel CPU lists, "0-3,8-11" (include/xpool/cpuset.h). */
+/* Kernel CPU lists, "0-3,8-11" (include/util/xpool/cpuset.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

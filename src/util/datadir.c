@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The data directory's layout and default root (include/xpool/datadir.h). */
+/* The data directory's layout and default root (include/util/xpool/datadir.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

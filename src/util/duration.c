@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Durations: the flags' grammar and the two printed forms (include/xpool/duration.h). */
+/* Durations: the flags' grammar and the two printed forms (include/util/xpool/duration.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The string map and its hashes (include/xpool/map.h). */
+/* The string map and its hashes (include/util/xpool/map.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The worker pool (include/xpool/workers.h). */
+/* The worker pool (include/util/xpool/workers.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -26,9 +26,6 @@
 #define XP_CDI_VENDOR   "xpool.io"
 #define XP_CDI_NAME_MAX 256
 
-/* The kind of device's spec ("xpool.io/gpu"), or NULL when the device has no CDI name. */
-const char *xp_cdi_kind(const struct xp_device *device);
-
 /*
  * device's fully qualified CDI name ("xpool.io/gpu=GPU-8f1c...") into buf: 0, or -ENOENT when
  * the device has none (see above), -ENAMETOOLONG for a small buffer.

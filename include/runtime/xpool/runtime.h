@@ -4,7 +4,7 @@
 /*
  * The process runtime of the node agent: each container runs under its own shim process
  * (`xpool __shim`), the init of the container's pid namespace, which puts it in a cgroup with its
- * limits, contains it (include/xpool/contain.h: namespaces, the node's secrets hidden,
+ * limits, contains it (include/runtime/xpool/contain.h: namespaces, the node's secrets hidden,
  * capabilities, no_new_privs, seccomp), writes its stdout/stderr to CRI log files, waits for it,
  * and records how it ended. Shims outlive the agent, so an agent that
  * restarts finds its containers again with xp_runtime_list(). Everything is kept in files:
@@ -178,14 +178,6 @@ int xp_runtime_remove_logs(struct xp_runtime *rt,
                            const char *pod_name,
                            const char *pod_uid,
                            struct xp_error *err);
-/* The log directory of one container: DATA/logs/<ns>_<name>_<uid>/<container> (caller frees).
- * -EINVAL when a name is not a path component; -ENOMEM. */
-int xp_runtime_log_dir(const struct xp_runtime *rt,
-                       const char *pod_namespace,
-                       const char *pod_name,
-                       const char *pod_uid,
-                       const char *container,
-                       char **ret);
 /*
  * Entry point of `xpool __shim STATE_DIR` (hidden subcommand): argv[0] is "__shim", argv[1] the
  * container's state directory; fd 3 is the pipe to xp_runtime_start(). Returns the process exit

@@ -3,7 +3,7 @@
 
 /*
  * The scheduling loop (docs/scheduler.md): follows nodes and pods in the store and binds pending
- * pods with the scheduler core (include/xpool/sched.h), through the registry: a placement is
+ * pods with the scheduler core (include/sched/xpool/sched.h), through the registry: a placement is
  * written as Kubernetes binds, a failure as PodScheduled=False with a FailedScheduling Event.
  */
 

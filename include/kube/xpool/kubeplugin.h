@@ -60,9 +60,6 @@ int xp_kube_plugin_new(const struct xp_kube_plugin_options *options,
 /* Serves until *stop becomes non-zero, then stops every endpoint cleanly. */
 int xp_kube_plugin_run(struct xp_kube_plugin *plugin, const volatile sig_atomic_t *stop);
 
-/* The inventory as served (health as last seen); borrowed until the plugin is freed. */
-const struct xp_node_inventory *xp_kube_plugin_inventory(const struct xp_kube_plugin *plugin);
-
 /* The resource names served, in order; borrowed. */
 size_t xp_kube_plugin_resources(const struct xp_kube_plugin *plugin, const char *const **ret);
 

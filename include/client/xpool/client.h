@@ -35,9 +35,6 @@ int xp_apiclient_new(const struct xp_apiclient_options *options,
 void xp_apiclient_free(struct xp_apiclient *client);
 XP_DEFINE_FREEP(struct xp_apiclient, xp_apiclient_free)
 
-/* The server URL without a trailing '/'. Borrowed from the client. */
-const char *xp_apiclient_server(const struct xp_apiclient *client);
-
 /*
  * The local IP address of the client's last connection to the server (the address the server
  * sees: an agent's InternalIP by default). Caller frees. -ENOTCONN before any request.

@@ -50,8 +50,6 @@ struct xp_source_entry {
 int xp_source_map_lookup(const struct xp_source_map *map,
                          const char *pointer,
                          struct xp_source_entry *ret);
-void xp_source_map_free(struct xp_source_map *map);
-XP_DEFINE_FREEP(struct xp_source_map, xp_source_map_free)
 
 /*
  * An alias shares its anchor's value: the same json_t is referenced (json_incref) wherever the

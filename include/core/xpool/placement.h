@@ -3,8 +3,8 @@
 
 /*
  * A placement: the node, the concrete devices (or shares of them) and the CPUs a pod is given.
- * The scheduler core decides it (include/xpool/sched.h), the Binding records it on the pod as an
- * annotation, and the agent (and the device plugin) read it back to set the pod's devices up.
+ * The scheduler core decides it (include/sched/xpool/sched.h), the Binding records it on the pod as
+ * an annotation, and the agent (and the device plugin) read it back to set the pod's devices up.
  */
 
 #include <stdint.h>

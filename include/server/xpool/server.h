@@ -38,7 +38,7 @@ enum xp_server_tls {
  */
 struct xp_server_options {
         const char *host;     /* an IPv4 or IPv6 literal; NULL means 127.0.0.1 */
-        uint16_t port;        /* 0 picks a free port: xp_server_port() tells which */
+        uint16_t port;        /* 0 picks a free port: xp_server_url() tells which */
         const char *data_dir; /* must exist; the store is DATA_DIR/state.db */
         enum xp_server_tls tls;
         const char *tls_cert; /* XP_SERVER_TLS_FILES: PEM files */
@@ -70,8 +70,6 @@ int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err);
 
-/* The port it listens on (the chosen one when options.port was 0). */
-uint16_t xp_server_port(const struct xp_server *server);
 /* The URL clients use: https://127.0.0.1:6443 (a wildcard host is given as loopback). */
 const char *xp_server_url(const struct xp_server *server);
 /* The admin kubeconfig written at start. */
