@@ -721,6 +721,102 @@ static int delete_pod(struct run *run)
         return 0;
 }
 
+/* Stop signals go to one thread (with_thread), which deletes the pod; curl's waits are not
+ * disturbed. */
+static void stop_on_signals(const struct xp_client_options *copts, bool with_thread)
+{
+        static sigset_t mask;
+        pthread_t thread;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        stop_copts = copts;
+        if (with_thread && pthread_create(&thread, NULL, stop_thread, &mask) == 0)
+                pthread_detach(thread);
+}
+
+/* Creates the pod: 0 with run's name and pod path, or XP_EXIT_FAILURE after saying why. */
+static int create_pod(struct run *run, const json_t *pod)
+{
+        json_auto_t *created = NULL;
+        struct xp_error err = {0};
+        const char *name;
+        int r;
+
+        snprintf(run->pod_path, sizeof(run->pod_path), "/api/v1/namespaces/%s/pods", run->ns);
+        /* the pod path must be known to the stop thread as soon as the pod exists */
+        pthread_mutex_lock(&stop_lock);
+        r = xp_client_json(run->client, "POST", run->pod_path, NULL, pod, NULL, &created, &err);
+        name = r >= 0 ? str_at(json_object_get(created, "metadata"), "name", NULL) : NULL;
+        if (name) {
+                snprintf(run->name, sizeof(run->name), "%s", name);
+                snprintf(run->pod_path,
+                         sizeof(run->pod_path),
+                         "/api/v1/namespaces/%s/pods/%s",
+                         run->ns,
+                         run->name);
+                snprintf(stop_pod_path, sizeof(stop_pod_path), "%s", run->pod_path);
+        }
+        pthread_mutex_unlock(&stop_lock);
+        if (r < 0) {
+                xp_client_report(&err);
+                return XP_EXIT_FAILURE;
+        }
+        if (!name) {
+                fprintf(stderr, "xpool run: the server created a pod without a name\n");
+                return XP_EXIT_FAILURE;
+        }
+        return 0;
+}
+
+/* Each attempt's output in turn until the container ends for good. 0, or -errno with err. */
+static int follow_pod(struct run *run, struct xp_error *err)
+{
+        int r;
+
+        do {
+                r = wait_for(run, STAGE_STARTED, err);
+                if (r < 0 || run->view.stage != STAGE_STARTED)
+                        break;
+                r = stream_logs(run, err);
+                if (r >= 0)
+                        r = wait_for(run, STAGE_STARTED, err);
+        } while (r >= 0 && run->view.stage == STAGE_STARTED);
+        /* a short command may be over before the pod was seen running: its output still shows */
+        if (r >= 0 && run->view.stage == STAGE_TERMINATED && run->view.restarts >= run->streamed &&
+            strcmp(run->view.reason, "StartError") != 0 &&
+            strcmp(run->view.reason, "ContainerCannotRun") != 0)
+                r = stream_logs(run, err);
+        free(run->line);
+        run->line = NULL;
+        return r;
+}
+
+/* The exit status of `xpool run`: the command's, as the pod ended (saying why when it did not
+ * run to its end). */
+static int exit_status(const struct run *run, const char *command)
+{
+        const struct pod_view *v = &run->view;
+
+        if (v->stage != STAGE_TERMINATED) {
+                fprintf(stderr, "xpool run: pod %s: %s\n", run->name, v->message);
+                return XP_EXIT_FAILURE;
+        }
+        if (strcmp(v->reason, "StartError") == 0 || strcmp(v->reason, "ContainerCannotRun") == 0) {
+                fprintf(stderr,
+                        "xpool run: %s could not start: %s\n",
+                        command,
+                        v->message[0] ? v->message : v->reason);
+                return start_failure_status(v);
+        }
+        if (strcmp(v->reason, "OOMKilled") == 0)
+                fprintf(stderr, "xpool run: the command ran out of memory (OOMKilled)\n");
+        return v->exit_code;
+}
+
 int xp_cmd_run(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -744,13 +840,10 @@ int xp_cmd_run(int argc, char **argv)
         };
         _cleanup_(xp_client_freep) struct xp_client *client = NULL;
         struct xp_client_options copts = {0};
-        json_auto_t *pod = NULL, *created = NULL;
+        json_auto_t *pod = NULL;
         struct xp_error err = {0};
         struct run_args a = {0};
         struct run run = {0};
-        pthread_t thread;
-        sigset_t mask;
-        const char *name;
         int r, status;
 
         /* "+": options end at COMMAND even without "--" */
@@ -775,60 +868,16 @@ int xp_cmd_run(int argc, char **argv)
                 fprintf(stderr, "xpool run: out of memory\n");
                 return XP_EXIT_FAILURE;
         }
-
-        /* Stop signals go to one thread, which deletes the pod; curl's waits are not disturbed. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        stop_copts = &copts;
-        if (!a.detach && pthread_create(&thread, NULL, stop_thread, &mask) == 0)
-                pthread_detach(thread);
-
-        snprintf(run.pod_path, sizeof(run.pod_path), "/api/v1/namespaces/%s/pods", run.ns);
-        /* the pod path must be known to the stop thread as soon as the pod exists */
-        pthread_mutex_lock(&stop_lock);
-        r = xp_client_json(client, "POST", run.pod_path, NULL, pod, NULL, &created, &err);
-        name = r >= 0 ? str_at(json_object_get(created, "metadata"), "name", NULL) : NULL;
-        if (name) {
-                snprintf(run.name, sizeof(run.name), "%s", name);
-                snprintf(run.pod_path,
-                         sizeof(run.pod_path),
-                         "/api/v1/namespaces/%s/pods/%s",
-                         run.ns,
-                         run.name);
-                snprintf(stop_pod_path, sizeof(stop_pod_path), "%s", run.pod_path);
-        }
-        pthread_mutex_unlock(&stop_lock);
-        if (r < 0) {
-                xp_client_report(&err);
-                return XP_EXIT_FAILURE;
-        }
-        if (!name) {
-                fprintf(stderr, "xpool run: the server created a pod without a name\n");
-                return XP_EXIT_FAILURE;
-        }
+        stop_on_signals(&copts, !a.detach);
+        r = create_pod(&run, pod);
+        if (r != 0)
+                return r;
         if (a.detach) {
                 printf("pod/%s created\n", run.name);
                 return 0;
         }
 
-        /* each attempt's output in turn until the container ends for good */
-        do {
-                r = wait_for(&run, STAGE_STARTED, &err);
-                if (r < 0 || run.view.stage != STAGE_STARTED)
-                        break;
-                r = stream_logs(&run, &err);
-                if (r >= 0)
-                        r = wait_for(&run, STAGE_STARTED, &err);
-        } while (r >= 0 && run.view.stage == STAGE_STARTED);
-        /* a short command may be over before the pod was seen running: its output still shows */
-        if (r >= 0 && run.view.stage == STAGE_TERMINATED && run.view.restarts >= run.streamed &&
-            strcmp(run.view.reason, "StartError") != 0 &&
-            strcmp(run.view.reason, "ContainerCannotRun") != 0)
-                r = stream_logs(&run, &err);
-        free(run.line);
+        r = follow_pod(&run, &err);
         /* From here on this thread reports and deletes; a stop signal that came first is being
          * handled by the stop thread, which holds the lock until it exits. */
         pthread_mutex_lock(&stop_lock);
@@ -839,25 +888,7 @@ int xp_cmd_run(int argc, char **argv)
                 fprintf(stderr, "xpool run: pod %s is left as it is\n", run.name);
                 return XP_EXIT_FAILURE;
         }
-        switch (run.view.stage) {
-        case STAGE_TERMINATED:
-                status = run.view.exit_code;
-                if (strcmp(run.view.reason, "StartError") == 0 ||
-                    strcmp(run.view.reason, "ContainerCannotRun") == 0) {
-                        status = start_failure_status(&run.view);
-                        fprintf(stderr,
-                                "xpool run: %s could not start: %s\n",
-                                argv[optind],
-                                run.view.message[0] ? run.view.message : run.view.reason);
-                } else if (strcmp(run.view.reason, "OOMKilled") == 0) {
-                        fprintf(stderr, "xpool run: the command ran out of memory (OOMKilled)\n");
-                }
-                break;
-        default:
-                fprintf(stderr, "xpool run: pod %s: %s\n", run.name, run.view.message);
-                status = XP_EXIT_FAILURE;
-                break;
-        }
+        status = exit_status(&run, argv[optind]);
         if (!a.keep && run.view.stage != STAGE_GONE)
                 delete_pod(&run);
         return status;

@@ -77,12 +77,95 @@ static int bad(struct xp_error *err, const char *what)
         return xp_errorf(err, -EINVAL, "%s: %s", XP_PLACEMENT_ANNOTATION, what);
 }
 
+/* One entry of "devices" into *ret (whose strings the caller frees, set or not). */
+static int
+read_device(const json_t *d, size_t i, struct xp_placement_device *ret, struct xp_error *err)
+{
+        json_t *res = json_object_get(d, "resource"), *id = json_object_get(d, "id");
+        json_t *idx = json_object_get(d, "index"), *milli = json_object_get(d, "milli");
+        const char *field = !json_is_object(d)                                 ? ""
+                            : !json_is_string(res) || !json_string_length(res) ? ".resource"
+                            : !json_is_string(id) || !json_string_length(id)   ? ".id"
+                            : idx && !json_is_integer(idx)                     ? ".index"
+                            : !json_is_integer(milli) || json_integer_value(milli) <= 0 ||
+                                    json_integer_value(milli) > 1000
+                                ? ".milli"
+                                : NULL;
+
+        if (field)
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "%s: devices[%zu]%s: %s",
+                                 XP_PLACEMENT_ANNOTATION,
+                                 i,
+                                 field,
+                                 field[0] == '\0'  ? "must be an object"
+                                 : field[1] == 'm' ? "must be an integer from 1 to 1000"
+                                 : field[2] == 'n' ? "must be an integer"
+                                                   : "must be a non-empty string");
+        ret->resource = strdup(json_string_value(res));
+        ret->id = strdup(json_string_value(id));
+        ret->index = idx ? json_integer_value(idx) : -1;
+        ret->milli = json_integer_value(milli);
+        return ret->resource && ret->id ? 0 : -ENOMEM;
+}
+
+static int read_devices(const json_t *devs, struct xp_placement *pl, struct xp_error *err)
+{
+        if (devs && !json_is_array(devs))
+                return bad(err, "devices: must be an array");
+        if (json_array_size(devs) > PLACEMENT_DEVICES_MAX)
+                return bad(err, "devices: more than 256 entries");
+        if (json_array_size(devs) == 0)
+                return 0;
+        pl->devices.items = calloc(json_array_size(devs), sizeof(*pl->devices.items));
+        if (!pl->devices.items)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_array_size(devs); i++) {
+                int r = read_device(json_array_get(devs, i), i, &pl->devices.items[i], err);
+
+                pl->devices.n++; /* what it holds is freed with pl */
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int read_node(const json_t *root, struct xp_placement *pl, struct xp_error *err)
+{
+        const json_t *v = json_object_get(root, "node");
+
+        if (!json_is_string(v) || json_string_length(v) == 0)
+                return bad(err, "node: must be a non-empty string");
+        pl->node = strdup(json_string_value(v));
+        return pl->node ? 0 : -ENOMEM;
+}
+
+static int read_cpus(const json_t *root, struct xp_placement *pl, struct xp_error *err)
+{
+        const json_t *v = json_object_get(root, "cpus");
+        if (v && !json_is_null(v)) {
+                if (!json_is_string(v))
+                        return bad(err, "cpus: must be a cpulist string");
+                pl->cpus = strdup(json_string_value(v));
+                if (!pl->cpus)
+                        return -ENOMEM;
+        }
+        v = json_object_get(root, "numaNode");
+        if (v) {
+                if (!json_is_integer(v) || json_integer_value(v) < -1)
+                        return bad(err, "numaNode: must be an integer, -1 for none");
+                pl->numa_node = json_integer_value(v);
+        }
+        return 0;
+}
+
 int xp_placement_from_json(const char *text, struct xp_placement *ret, struct xp_error *err)
 {
         _cleanup_(xp_placement_done) struct xp_placement pl = {.numa_node = -1};
         json_error_t jerr;
-        json_t *root, *v, *devs;
-        int r = 0;
+        json_t *root;
+        int r;
 
         if (strlen(text) > PLACEMENT_TEXT_MAX)
                 return bad(err, "longer than 65536 bytes");
@@ -95,95 +178,18 @@ int xp_placement_from_json(const char *text, struct xp_placement *ret, struct xp
                                  jerr.text,
                                  jerr.line,
                                  jerr.column);
-        if (!json_is_object(root)) {
+        if (!json_is_object(root))
                 r = bad(err, "not a JSON object");
-                goto out;
-        }
-        v = json_object_get(root, "node");
-        if (!json_is_string(v) || json_string_length(v) == 0) {
-                r = bad(err, "node: must be a non-empty string");
-                goto out;
-        }
-        pl.node = strdup(json_string_value(v));
-        if (!pl.node) {
-                r = -ENOMEM;
-                goto out;
-        }
-        devs = json_object_get(root, "devices");
-        if (devs && !json_is_array(devs)) {
-                r = bad(err, "devices: must be an array");
-                goto out;
-        }
-        if (json_array_size(devs) > PLACEMENT_DEVICES_MAX) {
-                r = bad(err, "devices: more than 256 entries");
-                goto out;
-        }
-        if (json_array_size(devs) > 0) {
-                pl.devices.items = calloc(json_array_size(devs), sizeof(*pl.devices.items));
-                if (!pl.devices.items) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        for (size_t i = 0; i < json_array_size(devs); i++) {
-                json_t *d = json_array_get(devs, i);
-                json_t *res = json_object_get(d, "resource"), *id = json_object_get(d, "id");
-                json_t *idx = json_object_get(d, "index"), *milli = json_object_get(d, "milli");
-                struct xp_placement_device *pd = &pl.devices.items[pl.devices.n];
-                const char *field = !json_is_object(d)                                 ? ""
-                                    : !json_is_string(res) || !json_string_length(res) ? ".resource"
-                                    : !json_is_string(id) || !json_string_length(id)   ? ".id"
-                                    : idx && !json_is_integer(idx)                     ? ".index"
-                                    : !json_is_integer(milli) || json_integer_value(milli) <= 0 ||
-                                            json_integer_value(milli) > 1000
-                                        ? ".milli"
-                                        : NULL;
-                if (field) {
-                        r = xp_errorf(err,
-                                      -EINVAL,
-                                      "%s: devices[%zu]%s: %s",
-                                      XP_PLACEMENT_ANNOTATION,
-                                      i,
-                                      field,
-                                      field[0] == '\0'  ? "must be an object"
-                                      : field[1] == 'm' ? "must be an integer from 1 to 1000"
-                                      : field[2] == 'n' ? "must be an integer"
-                                                        : "must be a non-empty string");
-                        goto out;
-                }
-                pd->resource = strdup(json_string_value(res));
-                pd->id = strdup(json_string_value(id));
-                pd->index = idx ? json_integer_value(idx) : -1;
-                pd->milli = json_integer_value(milli);
-                pl.devices.n++;
-                if (!pd->resource || !pd->id) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        v = json_object_get(root, "cpus");
-        if (v && !json_is_null(v)) {
-                if (!json_is_string(v)) {
-                        r = bad(err, "cpus: must be a cpulist string");
-                        goto out;
-                }
-                pl.cpus = strdup(json_string_value(v));
-                if (!pl.cpus) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        v = json_object_get(root, "numaNode");
-        if (v) {
-                if (!json_is_integer(v) || json_integer_value(v) < -1) {
-                        r = bad(err, "numaNode: must be an integer, -1 for none");
-                        goto out;
-                }
-                pl.numa_node = json_integer_value(v);
-        }
+        else
+                r = read_node(root, &pl, err);
+        if (r >= 0)
+                r = read_devices(json_object_get(root, "devices"), &pl, err);
+        if (r >= 0)
+                r = read_cpus(root, &pl, err);
+        json_decref(root);
+        if (r < 0)
+                return r;
         *ret = pl;
         pl = (struct xp_placement){0};
-out:
-        json_decref(root);
-        return r;
+        return 0;
 }

@@ -175,27 +175,44 @@ static bool has_device_request(const struct pctx *ctx, const struct snode *node)
         return false;
 }
 
-static int hist_add(struct reason_hist **hist, size_t *n, size_t *cap, const struct reason *r)
+/* The reasons nodes were refused, each counted once per node. */
+struct hist {
+        struct reason_hist *items;
+        size_t n, cap;
+};
+
+static int hist_add(struct hist *h, const struct reason *r)
 {
-        for (size_t i = 0; i < *n; i++) {
-                const struct reason *h = &(*hist)[i].reason;
-                if (h->kind != r->kind || h->res != r->res)
+        for (size_t i = 0; i < h->n; i++) {
+                const struct reason *seen = &h->items[i].reason;
+                if (seen->kind != r->kind || seen->res != r->res)
                         continue;
-                if (r->kind == REASON_TAINT && (strcmp(h->taint->key, r->taint->key) != 0 ||
-                                                strcmp(h->taint->value, r->taint->value) != 0))
+                if (r->kind == REASON_TAINT && (strcmp(seen->taint->key, r->taint->key) != 0 ||
+                                                strcmp(seen->taint->value, r->taint->value) != 0))
                         continue;
-                (*hist)[i].count++;
+                h->items[i].count++;
                 return 0;
         }
-        if (*n == *cap) {
-                size_t ncap = *cap ? *cap * 2 : 8;
-                struct reason_hist *m = realloc(*hist, ncap * sizeof(*m));
+        if (h->n == h->cap) {
+                size_t ncap = h->cap ? h->cap * 2 : 8;
+                struct reason_hist *m = realloc(h->items, ncap * sizeof(*m));
                 if (!m)
                         return -ENOMEM;
-                *hist = m;
-                *cap = ncap;
+                h->items = m;
+                h->cap = ncap;
         }
-        (*hist)[(*n)++] = (struct reason_hist){.reason = *r, .count = 1};
+        h->items[h->n++] = (struct reason_hist){.reason = *r, .count = 1};
+        return 0;
+}
+
+/* No node fits: why, in kube-scheduler's words (0, or -ENOMEM). */
+static int unschedulable(struct xp_sched *sched, const struct hist *h, char **ret_reason)
+{
+        int r = reasons_format(sched, sched->n_present, h->items, h->n, ret_reason);
+
+        if (r < 0)
+                return r;
+        sched->stats.unschedulable++;
         return 0;
 }
 
@@ -308,45 +325,29 @@ static int fill_placement(struct xp_sched *sched,
         return 0;
 }
 
-int xp_sched_place(struct xp_sched *sched,
-                   const struct xp_pod *pod,
-                   struct xp_placement *ret,
-                   char **ret_reason,
-                   struct xp_error *err)
+/* The candidates' array, kept between placements: the filter loop then allocates nothing. */
+static int reserve_cands(struct xp_sched *sched, size_t limit)
 {
-        const struct profile_weight *prof = sched_profile(sched->options.profile);
-        struct pctx ctx = {.sched = sched, .pod = pod};
-        struct cand *cands;
-        _cleanup_free_ struct reason_hist *hist = NULL;
-        struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
-        struct cand best[SCHED_DEVSEL_CANDIDATES * 2];
-        size_t n_best, n_cands = 0, n_hist = 0, cap_hist = 0, limit, checked = 0,
-                       n_nodes = sched->n_nodes;
-        size_t n_picks = 0;
-        int r;
+        struct cand *m;
 
-        r = sched_pod_requests(sched, pod, &ctx.req, err);
-        if (r < 0)
-                return r;
-        r = anti_affinity_prepare(&ctx);
-        if (r < 0)
-                goto out;
-        limit = sched->options.feasible_nodes_to_find;
-        if (limit == 0 || limit > sched->n_present)
-                limit = sched->n_present;
-        if (sched->cap_cands < limit + 1) {
-                /* kept between placements: the filter loop then allocates nothing */
-                struct cand *m = realloc(sched->cands, (limit + 1) * sizeof(*m));
-                if (!m) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                sched->cands = m;
-                sched->cap_cands = limit + 1;
-        }
-        cands = sched->cands;
+        if (sched->cap_cands >= limit + 1)
+                return 0;
+        m = realloc(sched->cands, (limit + 1) * sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        sched->cands = m;
+        sched->cap_cands = limit + 1;
+        return 0;
+}
 
-        /* filter */
+/* ---- filter ------------------------------------------------------------------------------ */
+
+/* From the rotating start until limit nodes are feasible: the candidates in sched->cands. */
+static int filter_nodes(struct pctx *ctx, size_t limit, struct hist *h, size_t *ret_n)
+{
+        struct xp_sched *sched = ctx->sched;
+        size_t n_cands = 0, checked = 0, n_nodes = sched->n_nodes;
+
         for (size_t i = 0, at = sched->next_start; i < n_nodes && n_cands < limit; i++) {
                 struct snode *node = sched->nodes[at];
                 struct reasons rs;
@@ -362,37 +363,44 @@ int xp_sched_place(struct xp_sched *sched,
                 rs.n = 0;
                 sched->stats.nodes_filtered++;
                 for (size_t f = 0; f < sched_n_filters && ok; f++)
-                        ok = sched_filters[f]->filter(&ctx, node, &rs);
+                        ok = sched_filters[f]->filter(ctx, node, &rs);
                 if (ok) {
-                        cands[n_cands++] = (struct cand){.node = node, .pick = -1};
+                        sched->cands[n_cands++] = (struct cand){.node = node, .pick = -1};
                         continue;
                 }
                 for (size_t k = 0; k < rs.n; k++) {
-                        r = hist_add(&hist, &n_hist, &cap_hist, &rs.items[k]);
+                        int r = hist_add(h, &rs.items[k]);
                         if (r < 0)
-                                goto out;
+                                return r;
                 }
         }
         if (n_nodes)
                 sched->next_start = (sched->next_start + checked) % n_nodes;
-        if (n_cands == 0) {
-                r = reasons_format(sched, sched->n_present, hist, n_hist, ret_reason);
-                if (r < 0)
-                        goto out;
-                sched->stats.unschedulable++;
-                r = 0;
-                goto out;
-        }
+        *ret_n = n_cands;
+        return 0;
+}
 
-        /* cheap scores */
+/* ---- cheap scores ------------------------------------------------------------------------ */
+
+/* Scores the candidates with the profile's cheap scores and keeps the best few, in order, at the
+ * front of cands. Returns how many. */
+static size_t score_cheap(const struct pctx *ctx,
+                          const struct profile_weight *prof,
+                          struct cand *cands,
+                          size_t n_cands)
+{
+        struct cand best[SCHED_DEVSEL_CANDIDATES * 2];
+        size_t n_best = 0;
+
         for (size_t i = 0; i < n_cands; i++) {
                 struct cand *c = &cands[i];
-                if (ctx.req.accel > 0 || (ctx.req.mem_bytes > 0 && ctx.req.mem_base == RES_ACCEL))
-                        c->accel_group = accel_pick_group(&ctx, c->node, NULL);
-                c->tie = xp_hash_mix(sched->options.seed ^ ctx.req.hash ^ c->node->hash);
+                if (ctx->req.accel > 0 ||
+                    (ctx->req.mem_bytes > 0 && ctx->req.mem_base == RES_ACCEL))
+                        c->accel_group = accel_pick_group(ctx, c->node, NULL);
+                c->tie = xp_hash_mix(ctx->sched->options.seed ^ ctx->req.hash ^ c->node->hash);
                 for (size_t o = 0; prof[o].ops; o++)
                         if (!prof[o].ops->after_devsel)
-                                c->raw[o] = prof[o].ops->score(&ctx, c);
+                                c->raw[o] = prof[o].ops->score(ctx, c);
         }
         for (size_t o = 0; prof[o].ops; o++)
                 if (!prof[o].ops->after_devsel && prof[o].ops->normalize)
@@ -404,7 +412,6 @@ int xp_sched_place(struct xp_sched *sched,
                                 cands[i].score += cands[i].raw[o] * prof[o].weight;
         }
         /* only the best few are needed: one pass keeping them in order, not a sort */
-        n_best = 0;
         for (size_t i = 0; i < n_cands; i++) {
                 size_t at = n_best;
                 if (n_best == SCHED_DEVSEL_CANDIDATES * 2 &&
@@ -421,72 +428,117 @@ int xp_sched_place(struct xp_sched *sched,
                 best[at] = cands[i];
         }
         memcpy(cands, best, n_best * sizeof(*best));
-        n_cands = n_best;
+        return n_best;
+}
 
-        /* device selection for the best few */
-        if (has_device_request(&ctx, cands[0].node) || ctx.req.single_numa) {
-                struct cand top[SCHED_DEVSEL_CANDIDATES];
-                size_t n_top = 0;
+/* ---- device selection for the best few -------------------------------------------------- */
 
-                for (size_t i = 0; i < n_cands && n_top < SCHED_DEVSEL_CANDIDATES; i++) {
-                        int k = sched_select_devices(&ctx,
-                                                     cands[i].node,
-                                                     ctx.req.single_numa ? SCHED_NUMA_REQUIRED : -1,
-                                                     &picks[n_picks]);
-                        if (k < 0) {
-                                r = xp_errorf(err,
-                                              k,
-                                              "device selection on node %s failed",
-                                              cands[i].node->name);
-                                goto out;
-                        }
-                        if (k == 0)
-                                continue;
-                        top[n_top] = cands[i];
-                        top[n_top].pick = (int)n_picks++;
-                        n_top++;
-                }
-                if (n_top == 0) {
-                        /* the cheap checks passed but no node could give the devices: fragmented */
-                        struct reason rs = {.kind = REASON_INSUFFICIENT};
-                        for (size_t i = 0; i < ctx.req.n; i++)
-                                if (ctx.req.items[i].res >= RES_ACCEL)
-                                        rs.res = ctx.req.items[i].res;
-                        for (size_t i = 0; i < n_cands; i++) {
-                                r = hist_add(&hist, &n_hist, &cap_hist, &rs);
-                                if (r < 0)
-                                        goto out;
-                        }
-                        r = reasons_format(sched, sched->n_present, hist, n_hist, ret_reason);
-                        if (r < 0)
-                                goto out;
-                        sched->stats.unschedulable++;
-                        r = 0;
-                        goto out;
-                }
-                for (size_t o = 0; prof[o].ops; o++) {
-                        if (!prof[o].ops->after_devsel)
-                                continue;
-                        for (size_t i = 0; i < n_top; i++)
-                                top[i].raw[o] = picks[top[i].pick].score;
-                        if (prof[o].ops->normalize)
-                                prof[o].ops->normalize(top, n_top, o);
-                        for (size_t i = 0; i < n_top; i++)
-                                top[i].score += top[i].raw[o] * prof[o].weight;
-                }
-                qsort(top, n_top, sizeof(*top), cmp_cand);
-                cands[0] = top[0];
+/*
+ * Device selection on the best candidates, its topology score deciding among those that can
+ * give the devices: 1 with cands[0] the winner (its pick in picks), 0 when none can (h counts
+ * why), -errno with err.
+ */
+static int select_best_devices(const struct pctx *ctx,
+                               const struct profile_weight *prof,
+                               struct cand *cands,
+                               size_t n_cands,
+                               struct devsel_pick picks[static SCHED_DEVSEL_CANDIDATES],
+                               struct hist *h,
+                               struct xp_error *err)
+{
+        struct cand top[SCHED_DEVSEL_CANDIDATES];
+        size_t n_top = 0;
+
+        for (size_t i = 0; i < n_cands && n_top < SCHED_DEVSEL_CANDIDATES; i++) {
+                int k = sched_select_devices(ctx,
+                                             cands[i].node,
+                                             ctx->req.single_numa ? SCHED_NUMA_REQUIRED : -1,
+                                             &picks[n_top]);
+                if (k < 0)
+                        return xp_errorf(
+                            err, k, "device selection on node %s failed", cands[i].node->name);
+                if (k == 0)
+                        continue;
+                top[n_top] = cands[i];
+                top[n_top].pick = (int)n_top;
+                n_top++;
         }
+        if (n_top == 0) {
+                /* the cheap checks passed but no node could give the devices: fragmented */
+                struct reason rs = {.kind = REASON_INSUFFICIENT};
+                for (size_t i = 0; i < ctx->req.n; i++)
+                        if (ctx->req.items[i].res >= RES_ACCEL)
+                                rs.res = ctx->req.items[i].res;
+                for (size_t i = 0; i < n_cands; i++) {
+                        int r = hist_add(h, &rs);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        for (size_t o = 0; prof[o].ops; o++) {
+                if (!prof[o].ops->after_devsel)
+                        continue;
+                for (size_t i = 0; i < n_top; i++)
+                        top[i].raw[o] = picks[top[i].pick].score;
+                if (prof[o].ops->normalize)
+                        prof[o].ops->normalize(top, n_top, o);
+                for (size_t i = 0; i < n_top; i++)
+                        top[i].score += top[i].raw[o] * prof[o].weight;
+        }
+        qsort(top, n_top, sizeof(*top), cmp_cand);
+        cands[0] = top[0];
+        return 1;
+}
 
-        r = fill_placement(
-            sched, &ctx, &cands[0], cands[0].pick >= 0 ? &picks[cands[0].pick] : NULL, ret);
+int xp_sched_place(struct xp_sched *sched,
+                   const struct xp_pod *pod,
+                   struct xp_placement *ret,
+                   char **ret_reason,
+                   struct xp_error *err)
+{
+        const struct profile_weight *prof = sched_profile(sched->options.profile);
+        struct pctx ctx = {.sched = sched, .pod = pod};
+        struct hist h = {0};
+        struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
+        size_t n_cands = 0, limit;
+        int r;
+
+        r = sched_pod_requests(sched, pod, &ctx.req, err);
+        if (r < 0)
+                return r;
+        limit = sched->options.feasible_nodes_to_find;
+        if (limit == 0 || limit > sched->n_present)
+                limit = sched->n_present;
+        r = anti_affinity_prepare(&ctx);
+        if (r >= 0)
+                r = reserve_cands(sched, limit);
+        if (r >= 0)
+                r = filter_nodes(&ctx, limit, &h, &n_cands);
+        if (r < 0 || n_cands == 0)
+                goto out;
+        n_cands = score_cheap(&ctx, prof, sched->cands, n_cands);
+        if (has_device_request(&ctx, sched->cands[0].node) || ctx.req.single_numa) {
+                r = select_best_devices(&ctx, prof, sched->cands, n_cands, picks, &h, err);
+                if (r <= 0)
+                        goto out;
+        }
+        r = fill_placement(sched,
+                           &ctx,
+                           &sched->cands[0],
+                           sched->cands[0].pick >= 0 ? &picks[sched->cands[0].pick] : NULL,
+                           ret);
         if (r < 0)
                 goto out;
         sched->stats.placements++;
         r = 1;
 out:
+        /* no candidate, or none that can give the devices */
+        if (r == 0)
+                r = unschedulable(sched, &h, ret_reason);
         if (r == -ENOMEM)
                 xp_errorf(err, r, "placing pod %s: out of memory", pod->metadata.name);
+        free(h.items);
         free(ctx.anti);
         sterms_free(ctx.terms, ctx.n_terms);
         podreq_done(&ctx.req);

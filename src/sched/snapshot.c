@@ -257,91 +257,62 @@ static int cpulist_parse(const char *text, uint16_t **ret, size_t *ret_n)
         return 0;
 }
 
-static int build_groups(struct xp_sched *sched,
-                        const struct xp_node_inventory *inv,
-                        struct node_state *s,
-                        struct xp_error *err)
+/* The node's group of resource res (its index in *ret_k), made with room for DEVSEL_MAX devices
+ * when the node has none yet. -ENOMEM. */
+static int group_of(struct node_state *s, uint32_t res, enum xp_device_kind kind, size_t *ret_k)
 {
-        struct xp_map where = {0}; /* device id -> (group << 8 | index) + 1 */
-        int r = 0;
+        struct dgroup *m, *g;
 
-        for (size_t i = 0; i < inv->devices.n; i++) {
-                const struct xp_device *d = &inv->devices.items[i];
-                struct dgroup *g;
-                uint32_t res;
-                size_t k;
+        for (size_t k = 0; k < s->n_groups; k++)
+                if (s->groups[k].res == res) {
+                        *ret_k = k;
+                        return 0;
+                }
+        m = realloc(s->groups, (s->n_groups + 1) * sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        s->groups = m;
+        g = &s->groups[s->n_groups++];
+        *g = (struct dgroup){.res = res, .kind = kind};
+        g->dev = calloc(DEVSEL_MAX, sizeof(*g->dev));
+        g->ids = calloc(DEVSEL_MAX, sizeof(*g->ids));
+        g->vendors = calloc(DEVSEL_MAX, sizeof(*g->vendors));
+        g->index = calloc(DEVSEL_MAX, sizeof(*g->index));
+        g->fp16 = calloc(DEVSEL_MAX, sizeof(*g->fp16));
+        if (!g->dev || !g->ids || !g->vendors || !g->index || !g->fp16)
+                return -ENOMEM;
+        *ret_k = s->n_groups - 1;
+        return 0;
+}
 
-                if (!d->resource_name || !d->id)
-                        continue;
-                r = sched_res_id(sched, d->resource_name, true, &res);
-                if (r < 0)
-                        goto out;
-                g = NULL;
-                for (k = 0; k < s->n_groups; k++)
-                        if (s->groups[k].res == res) {
-                                g = &s->groups[k];
-                                break;
-                        }
-                if (!g) {
-                        struct dgroup *m = realloc(s->groups, (s->n_groups + 1) * sizeof(*m));
-                        if (!m) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                        s->groups = m;
-                        g = &s->groups[s->n_groups++];
-                        *g = (struct dgroup){.res = res, .kind = d->kind};
-                        g->dev = calloc(DEVSEL_MAX, sizeof(*g->dev));
-                        g->ids = calloc(DEVSEL_MAX, sizeof(*g->ids));
-                        g->vendors = calloc(DEVSEL_MAX, sizeof(*g->vendors));
-                        g->index = calloc(DEVSEL_MAX, sizeof(*g->index));
-                        g->fp16 = calloc(DEVSEL_MAX, sizeof(*g->fp16));
-                        if (!g->dev || !g->ids || !g->vendors || !g->index || !g->fp16) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                }
-                if (g->n == DEVSEL_MAX) {
-                        r = xp_errorf(err,
-                                      -EINVAL,
-                                      "status.xpool.devices[%zu]: more than %d devices of %s",
-                                      i,
-                                      DEVSEL_MAX,
-                                      d->resource_name);
-                        goto out;
-                }
-                g->ids[g->n] = strdup(d->id);
-                g->vendors[g->n] = xp_strdup0(d->vendor);
-                if (!g->ids[g->n] || (d->vendor && !g->vendors[g->n])) {
-                        free(g->ids[g->n]);
-                        free(g->vendors[g->n]);
-                        g->ids[g->n] = g->vendors[g->n] = NULL;
-                        r = -ENOMEM;
-                        goto out;
-                }
-                g->dev[g->n] = (struct devsel_device){
-                    .numa = d->numa_node.set ? (int)d->numa_node.value : -1,
-                    .memory_bytes = d->memory_bytes,
-                    .healthy = d->health != XP_DEVICE_UNHEALTHY,
-                };
-                g->index[g->n] = d->index;
-                g->fp16[g->n] = d->fp16_tflops;
-                r = xp_map_put(&where, g->ids[g->n], (void *)(uintptr_t)(((k << 8) | g->n) + 1));
-                if (r < 0) {
-                        g->n++;
-                        goto out;
-                }
-                g->n++;
+/* Adds device d to group g (which has room). -ENOMEM. */
+static int group_add(struct dgroup *g, const struct xp_device *d)
+{
+        g->ids[g->n] = strdup(d->id);
+        g->vendors[g->n] = xp_strdup0(d->vendor);
+        if (!g->ids[g->n] || (d->vendor && !g->vendors[g->n])) {
+                free(g->ids[g->n]);
+                free(g->vendors[g->n]);
+                g->ids[g->n] = g->vendors[g->n] = NULL;
+                return -ENOMEM;
         }
-        for (size_t k = 0; k < s->n_groups; k++) {
-                struct dgroup *g = &s->groups[k];
-                g->affinity = calloc(g->n * g->n + 1, sizeof(*g->affinity));
-                if (!g->affinity) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                group_refresh(g);
-        }
+        g->dev[g->n] = (struct devsel_device){
+            .numa = d->numa_node.set ? (int)d->numa_node.value : -1,
+            .memory_bytes = d->memory_bytes,
+            .healthy = d->health != XP_DEVICE_UNHEALTHY,
+        };
+        g->index[g->n] = d->index;
+        g->fp16[g->n] = d->fp16_tflops;
+        g->n++;
+        return 0;
+}
+
+/* The affinity of each link between two devices of one group (where: device id -> (group << 8 |
+ * index) + 1). */
+static void link_affinities(struct node_state *s,
+                            const struct xp_node_inventory *inv,
+                            const struct xp_map *where)
+{
         for (size_t i = 0; i < inv->links.n; i++) {
                 const struct xp_device_link *l = &inv->links.items[i];
                 uintptr_t a, b;
@@ -350,8 +321,8 @@ static int build_groups(struct xp_sched *sched,
 
                 if (!l->a || !l->b)
                         continue;
-                a = (uintptr_t)xp_map_get(&where, l->a);
-                b = (uintptr_t)xp_map_get(&where, l->b);
+                a = (uintptr_t)xp_map_get(where, l->a);
+                b = (uintptr_t)xp_map_get(where, l->b);
                 if (!a || !b || (a - 1) >> 8 != (b - 1) >> 8)
                         continue;
                 g = &s->groups[(a - 1) >> 8];
@@ -360,7 +331,54 @@ static int build_groups(struct xp_sched *sched,
                 g->affinity[ia * g->n + ib] = g->affinity[ib * g->n + ia] =
                     devsel_link_affinity((int)l->level, l->nvlinks);
         }
-out:
+}
+
+static int build_groups(struct xp_sched *sched,
+                        const struct xp_node_inventory *inv,
+                        struct node_state *s,
+                        struct xp_error *err)
+{
+        struct xp_map where = {0}; /* device id -> (group << 8 | index) + 1 */
+        int r = 0;
+
+        for (size_t i = 0; i < inv->devices.n && r >= 0; i++) {
+                const struct xp_device *d = &inv->devices.items[i];
+                struct dgroup *g;
+                uint32_t res;
+                size_t k;
+
+                if (!d->resource_name || !d->id)
+                        continue;
+                r = sched_res_id(sched, d->resource_name, true, &res);
+                if (r >= 0)
+                        r = group_of(s, res, d->kind, &k);
+                if (r < 0)
+                        break;
+                g = &s->groups[k];
+                if (g->n == DEVSEL_MAX)
+                        r = xp_errorf(err,
+                                      -EINVAL,
+                                      "status.xpool.devices[%zu]: more than %d devices of %s",
+                                      i,
+                                      DEVSEL_MAX,
+                                      d->resource_name);
+                else
+                        r = group_add(g, d);
+                if (r >= 0)
+                        r = xp_map_put(&where,
+                                       g->ids[g->n - 1],
+                                       (void *)(uintptr_t)(((k << 8) | (g->n - 1)) + 1));
+        }
+        for (size_t k = 0; k < s->n_groups && r >= 0; k++) {
+                struct dgroup *g = &s->groups[k];
+                g->affinity = calloc(g->n * g->n + 1, sizeof(*g->affinity));
+                if (!g->affinity)
+                        r = -ENOMEM;
+                else
+                        group_refresh(g);
+        }
+        if (r >= 0)
+                link_affinities(s, inv, &where);
         xp_map_done(&where);
         return r;
 }
