@@ -20,6 +20,11 @@ struct xp_agent_isolation {
         unsigned have;   /* enum xp_isolation bits */
         const char *why; /* the runtime's warning; NULL when nothing is missing */
         bool allow_degraded;
+        /* the pod network (network.c): the NetworkUnavailable condition, left out when
+         * network_reason is NULL */
+        bool network_unavailable;    /* pods cannot get a network of their own */
+        const char *network_reason;  /* CNIPluginNotFound, ...; PodNetworkReady, HostNetwork */
+        const char *network_message; /* why not, or what pods get */
 };
 
 /* The facts of the host the Node carries beside the inventory; strings borrowed. */
@@ -73,7 +78,8 @@ char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALU
  * that status since since_s; and IsolationDegraded: True when iso misses a part (the reason
  * names the first: CgroupsUnavailable, DeviceFilterUnavailable, NamespacesUnavailable,
  * CapabilitiesUnavailable, SeccompUnavailable; the message is the runtime's warning and what
- * the agent does about it), False (IsolationComplete) otherwise or for iso NULL.
+ * the agent does about it), False (IsolationComplete) otherwise or for iso NULL; and
+ * NetworkUnavailable as iso's network fields say (none for iso NULL).
  * NULL: -ENOMEM.
  */
 json_t *
@@ -96,6 +102,8 @@ struct xp_agent_events;
 struct xp_runtime;
 struct xp_logserver;
 struct xp_reconcile;
+struct xp_image_store;
+struct xp_agent_pulls;
 
 /*
  * The pods of this node as the watch last saw them, handed to the reconcile loop: pods maps uid
@@ -112,9 +120,14 @@ struct xp_agent_pods {
         int wake_fd;
 };
 
+struct xp_agent_network;
+struct xp_podnet;
+
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
         char *cgroup_root, *shim_exe, *node_description, *hostname, *token_id, *ca_pem;
+        char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr;
+        bool host_network_only; /* --pod-network host */
         size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
         uint64_t pids_max, log_max_bytes;
@@ -133,6 +146,11 @@ struct xp_agent {
         uint8_t log_key[32]; /* signs the server's log requests (xpool/logsign.h) */
 
         struct xp_runtime *runtime;
+        struct xp_image_store *images;    /* DATA/images */
+        struct xp_agent_pulls *pulls;     /* the pull step of container starts (pull.c) */
+        struct xp_podnet *podnet;         /* the pod network, until network takes it */
+        struct xp_agent_network *network; /* the network step (network.h) */
+        char *network_message;            /* the NetworkUnavailable condition's message */
         struct xp_logserver *logserver;
         struct xp_agent_status *status;
         struct xp_agent_events *events;

@@ -159,8 +159,12 @@ static int field_ref(const struct xp_pod *pod,
                 v = pod->metadata.uid;
         else if (strcmp(path, "spec.nodeName") == 0)
                 v = pod->spec.node_name;
-        else if (strcmp(path, "status.hostIP") == 0 || strcmp(path, "status.podIP") == 0)
-                v = host_ip(pod, node); /* processes share the node's network */
+        else if (strcmp(path, "status.hostIP") == 0)
+                v = host_ip(pod, node);
+        else if (strcmp(path, "status.podIP") == 0)
+                /* the pod's own address once its network is set up (the agent puts it in the
+                 * pod's status before the launch), else the node's (hostNetwork) */
+                v = pod->status.pod_ip ? pod->status.pod_ip : host_ip(pod, node);
         else if ((key = subscript(path, "metadata.labels")))
                 v = xp_strmap_get(&pod->metadata.labels, key);
         else if ((key = subscript(path, "metadata.annotations")))

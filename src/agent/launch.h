@@ -37,6 +37,9 @@ struct xp_launch_policy {
         unsigned isolation;            /* xp_runtime_isolation(): XP_ISOLATION_* bits */
         uid_t default_uid;             /* who a container runs as without runAsUser (the agent) */
         const char *node_name;         /* for messages */
+        /* why pods cannot get a network of their own on this node (NULL: they can, or every
+         * pod is on the node's network by the operator's choice) */
+        const char *network_unavailable;
 };
 
 /* Owns everything `launch` points to; pod and node are not referenced after the build except
@@ -125,9 +128,10 @@ int xp_launch_contain(const struct xp_pod *pod,
 
 /*
  * Whether this node runs the pod at all, as the kubelet admits pods: 0, or -EPERM with
- * *ret_reason (the pod status reason: PrivilegedNotAllowed, IsolationDegraded) and err holding
- * the message. A privileged container needs policy->allow_privileged; resource limits need
- * cgroups and device resources a device filter too, unless policy->allow_degraded_isolation.
+ * *ret_reason (the pod status reason: PrivilegedNotAllowed, IsolationDegraded,
+ * NetworkUnavailable) and err holding the message. A privileged container needs
+ * policy->allow_privileged; resource limits need cgroups and device resources a device filter
+ * too, and a pod without hostNetwork a pod network, unless policy->allow_degraded_isolation.
  */
 int xp_launch_admit(const struct xp_pod *pod,
                     const struct xp_launch_policy *policy,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent_internal.h"
+#include "pull.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
 
@@ -119,7 +120,14 @@ static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, st
         json_t *conditions = xp_agent_node_conditions(
             xp_agent_now_ns() / 1000000000, agent->ready_since_s, &agent->isolation);
 
-        if (!status || !conditions || json_object_set_new(status, "conditions", conditions) < 0)
+        json_t *images = xp_agent_node_images(agent->images);
+
+        if (!status || !conditions || json_object_set_new(status, "conditions", conditions) < 0) {
+                json_decref(images);
+                return -ENOMEM;
+        }
+        /* the images pulled, imported or removed since (xpool image works on the store too) */
+        if (images && json_object_set_new(status, "images", images) < 0)
                 return -ENOMEM;
         return patch_node_status(agent, client, status, err);
 }
@@ -136,7 +144,8 @@ void *xp_agent_lease_thread(void *userdata)
         while (!xp_agent_sleep(agent, agent->heartbeat_ms)) {
                 xp_error_clear(&err);
                 r = renew_lease(agent, client, &err);
-                if (r >= 0 && xp_agent_now_ns() >= next_status) {
+                if (r >= 0 && (xp_agent_now_ns() >= next_status ||
+                               xp_agent_pulls_images_changed(agent->pulls))) {
                         r = refresh_ready(agent, client, &err);
                         if (r >= 0)
                                 next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;

@@ -11,6 +11,7 @@
 
 #include "agent_internal.h"
 #include "xpool/codec.h"
+#include "xpool/names.h"
 #include "xpool/timeutil.h"
 
 #define MAX_PODS 110
@@ -36,28 +37,9 @@ const char *xp_agent_arch(const char *machine)
         return machine;
 }
 
-static bool is_alnum(char c)
-{
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 char *xp_agent_label_value(const char *text, char buf[static XP_AGENT_LABEL_VALUE_MAX + 1])
 {
-        size_t n = 0;
-
-        for (const char *p = text; *p && n < XP_AGENT_LABEL_VALUE_MAX; p++) {
-                char c = *p;
-
-                if (!is_alnum(c) && c != '.' && c != '_' && c != '-')
-                        c = '-';
-                if (n == 0 && !is_alnum(c))
-                        continue;
-                buf[n++] = c;
-        }
-        while (n > 0 && !is_alnum(buf[n - 1]))
-                n--;
-        buf[n] = '\0';
-        return buf;
+        return xp_label_value_from(text, buf);
 }
 
 /* The IsolationDegraded condition (docs/security.md, "Threat model"). */
@@ -100,6 +82,25 @@ isolation_condition(const struct xp_agent_isolation *iso, const char *now, const
                          reason ? msg
                                 : "pods get cgroups, a device filter, namespaces of their own, "
                                   "capability sets and a seccomp filter",
+                         "lastHeartbeatTime",
+                         now,
+                         "lastTransitionTime",
+                         since);
+}
+
+/* The NetworkUnavailable condition (docs/networking.md), NULL when not asked for. */
+static json_t *
+network_condition(const struct xp_agent_isolation *iso, const char *now, const char *since)
+{
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
+                         "type",
+                         "NetworkUnavailable",
+                         "status",
+                         iso->network_unavailable ? "True" : "False",
+                         "reason",
+                         iso->network_reason,
+                         "message",
+                         iso->network_message ? iso->network_message : "",
                          "lastHeartbeatTime",
                          now,
                          "lastTransitionTime",
@@ -151,7 +152,9 @@ xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_i
                                             now,
                                             "lastTransitionTime",
                                             since)) < 0 ||
-            json_array_append_new(conditions, isolation_condition(iso, now, since)) < 0)
+            json_array_append_new(conditions, isolation_condition(iso, now, since)) < 0 ||
+            (iso && iso->network_reason &&
+             json_array_append_new(conditions, network_condition(iso, now, since)) < 0))
                 goto fail;
         return conditions;
 fail:

@@ -43,6 +43,9 @@ struct cmem {
         unsigned term_attempt;    /* attempt+1 that got SIGTERM (0: none) */
         unsigned kill_attempt;    /* attempt+1 that got SIGKILL (0: none) */
         char *config_error;       /* the agent will not start it: CreateContainerConfigError */
+        bool held;                /* xp_podsync_hold(): not started, waiting as hold_reason says */
+        char *hold_reason, *hold_message;
+        int64_t hold_wake_ns;
 };
 
 struct xp_podsync_memory {
@@ -50,6 +53,10 @@ struct xp_podsync_memory {
         size_t n;
         bool seeded;
         enum xp_pod_phase terminal; /* once Succeeded or Failed, kept */
+        /* the addresses the status reports: the node's, the pod's (xp_podsync_memory_set_ips) */
+        char host_ip[XP_PODSYNC_IP_MAX];
+        char pod_ips[XP_PODSYNC_IPS_MAX][XP_PODSYNC_IP_MAX];
+        size_t n_pod_ips;
 };
 
 static void outcome_done(struct outcome *o)
@@ -76,6 +83,8 @@ static void cmem_done(struct cmem *c)
 {
         free(c->name);
         free(c->config_error);
+        free(c->hold_reason);
+        free(c->hold_message);
         outcome_done(&c->last);
         outcome_done(&c->prev);
 }
@@ -101,9 +110,25 @@ void xp_podsync_memory_free(struct xp_podsync_memory *m)
         free(m);
 }
 
+void xp_podsync_memory_set_ips(struct xp_podsync_memory *m,
+                               const char *host_ip,
+                               const char *const *pod_ips,
+                               size_t n_pod_ips)
+{
+        snprintf(m->host_ip, sizeof(m->host_ip), "%s", host_ip ? host_ip : "");
+        m->n_pod_ips = 0;
+        for (size_t i = 0; i < n_pod_ips && i < XP_PODSYNC_IPS_MAX; i++)
+                if (pod_ips[i] && *pod_ips[i])
+                        snprintf(
+                            m->pod_ips[m->n_pod_ips++], sizeof(m->pod_ips[0]), "%s", pod_ips[i]);
+}
+
 static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_memory *dst)
 {
         *dst = (struct xp_podsync_memory){.seeded = src->seeded, .terminal = src->terminal};
+        memcpy(dst->host_ip, src->host_ip, sizeof(dst->host_ip));
+        memcpy(dst->pod_ips, src->pod_ips, sizeof(dst->pod_ips));
+        dst->n_pod_ips = src->n_pod_ips;
         if (src->n == 0)
                 return 0;
         dst->items = calloc(src->n, sizeof(*dst->items));
@@ -114,12 +139,14 @@ static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_me
                 const struct cmem *s = &src->items[i];
 
                 *d = *s;
-                d->name = d->config_error = NULL;
+                d->name = d->config_error = d->hold_reason = d->hold_message = NULL;
                 d->last = d->prev = (struct outcome){0};
                 dst->n++;
                 if (!(d->name = strdup(s->name)) || outcome_copy(&s->last, &d->last) < 0 ||
                     outcome_copy(&s->prev, &d->prev) < 0 ||
-                    (s->config_error && !(d->config_error = strdup(s->config_error)))) {
+                    (s->config_error && !(d->config_error = strdup(s->config_error))) ||
+                    (s->hold_reason && !(d->hold_reason = strdup(s->hold_reason))) ||
+                    (s->hold_message && !(d->hold_message = strdup(s->hold_message)))) {
                         memory_done(dst);
                         return -ENOMEM;
                 }
@@ -142,6 +169,45 @@ static struct cmem *memory_get(struct xp_podsync_memory *m, const char *name, bo
         if (!grown[m->n].name)
                 return NULL;
         return &grown[m->n++];
+}
+
+int xp_podsync_hold(struct xp_podsync_memory *m,
+                    const char *container,
+                    bool init,
+                    const char *reason,
+                    const char *message,
+                    int64_t wake_ns)
+{
+        struct cmem *c = m ? memory_get(m, container, init) : NULL;
+        char *r = reason ? strdup(reason) : NULL, *msg = message ? strdup(message) : NULL;
+
+        if (!c || (reason && !r) || (message && !msg)) {
+                free(r);
+                free(msg);
+                return -ENOMEM;
+        }
+        free(c->hold_reason);
+        free(c->hold_message);
+        c->held = true;
+        c->hold_reason = r;
+        c->hold_message = msg;
+        c->hold_wake_ns = wake_ns;
+        return 0;
+}
+
+void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool init)
+{
+        for (size_t i = 0; m && i < m->n; i++) {
+                struct cmem *c = &m->items[i];
+
+                if (c->init != init || strcmp(c->name, container) != 0)
+                        continue;
+                free(c->hold_reason);
+                free(c->hold_message);
+                c->hold_reason = c->hold_message = NULL;
+                c->held = false;
+                c->hold_wake_ns = 0;
+        }
 }
 
 void xp_podsync_result_clear(struct xp_podsync_result *r)
@@ -399,6 +465,11 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                 /* the kubelet's: the container is not created, the pod stays Pending */
                 state = waiting_json("CreateContainerConfigError", c->config_error);
                 last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
+        } else if (c->held && !v->starting) {
+                /* held by the agent (its image): ErrImagePull, ImagePullBackOff, ... */
+                state = waiting_json(c->hold_reason ? c->hold_reason : "ContainerCreating",
+                                     c->hold_message);
+                last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
         } else if (v->restarting && !v->starting) {
                 char d[XP_DURATION_MAX];
 
@@ -641,9 +712,38 @@ static int changed_status(json_t *pod_json, json_t *status, const json_t *old, j
         return *ret ? 0 : -ENOMEM;
 }
 
+/* [{"ip": ips[0]}, ...], NULL on -ENOMEM. */
+static json_t *ip_list(const char (*ips)[XP_PODSYNC_IP_MAX], size_t n)
+{
+        json_t *list = json_array();
+
+        for (size_t i = 0; list && i < n; i++)
+                if (json_array_append_new(list, json_pack("{s:s}", "ip", ips[i])) < 0) {
+                        json_decref(list);
+                        return NULL;
+                }
+        return list;
+}
+
+/* hostIP(s) and podIP(s), as far as they are known: a pod keeps them once it had them. */
+static int set_ips(json_t *status, const struct xp_podsync_memory *m)
+{
+        if (m->host_ip[0] && (json_object_set_new(status, "hostIP", json_string(m->host_ip)) < 0 ||
+                              json_object_set_new(status, "hostIPs", ip_list(&m->host_ip, 1)) < 0))
+                return -ENOMEM;
+        if (m->n_pod_ips > 0 &&
+            (json_object_set_new(status, "podIP", json_string(m->pod_ips[0])) < 0 ||
+             json_object_set_new(status, "podIPs", ip_list(m->pod_ips, m->n_pod_ips)) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
 /* The whole status the plan gives the pod (from its stored one), NULL when that is unchanged. */
-static int
-build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, json_t **ret)
+static int build_status(const struct xp_pod *pod,
+                        const struct xp_podsync_memory *m,
+                        const struct plan *p,
+                        int64_t now_ns,
+                        json_t **ret)
 {
         _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *old = NULL;
         int r;
@@ -665,6 +765,8 @@ build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, jso
              json_object_set_new(status, "startTime", time_json(now_ns)) < 0))
                 return -ENOMEM;
         r = set_container_statuses(status, pod, p);
+        if (r >= 0)
+                r = set_ips(status, m);
         if (r < 0)
                 return r;
         return changed_status(pod_json, status, old, ret);
@@ -906,6 +1008,11 @@ static int plan_starts(struct sync *y)
                         wake_at(y->res, v->mem->restart_at_ns);
                         continue;
                 }
+                if (v->mem->held) {
+                        if (v->mem->hold_wake_ns > 0)
+                                wake_at(y->res, v->mem->hold_wake_ns);
+                        continue;
+                }
                 v->starting = true;
                 r = container_action(y, i, XP_PODSYNC_START, attempt, 0);
                 if (r < 0)
@@ -1050,7 +1157,7 @@ static int sync_pod(struct sync *y, struct xp_error *err)
 
         /* a terminal pod on the server keeps what it has unless an outcome is new */
         if (!y->server_terminal || y->absorbed) {
-                r = build_status(y->pod, &p, y->now_ns, &y->res->status);
+                r = build_status(y->pod, y->m, &p, y->now_ns, &y->res->status);
                 if (r < 0)
                         return r;
         }

@@ -30,6 +30,21 @@ struct xp_podsync_memory *xp_podsync_memory_new(void);
 void xp_podsync_memory_free(struct xp_podsync_memory *m);
 XP_DEFINE_FREEP(struct xp_podsync_memory, xp_podsync_memory_free)
 
+/* The most addresses of a pod (one per family) and the longest address. */
+#define XP_PODSYNC_IPS_MAX 2
+#define XP_PODSYNC_IP_MAX  46
+
+/*
+ * The addresses the pod's status reports from now on: hostIP and hostIPs the node's host_ip
+ * (NULL or "": left as the server has them), podIP and podIPs pod_ips (the first is podIP; n 0:
+ * left as the server has them, so a pod keeps its address once it had one, as with the
+ * kubelet). Copied; longer ones are cut.
+ */
+void xp_podsync_memory_set_ips(struct xp_podsync_memory *m,
+                               const char *host_ip,
+                               const char *const *pod_ips,
+                               size_t n_pod_ips);
+
 enum xp_podsync_action_kind {
         XP_PODSYNC_START,      /* start container `container`, attempt `attempt` (launch.c) */
         XP_PODSYNC_KILL,       /* send `signal` to container */
@@ -76,3 +91,18 @@ int xp_podsync(const struct xp_podsync_config *config,
                struct xp_podsync_result *ret,
                struct xp_error *err);
 void xp_podsync_result_clear(struct xp_podsync_result *r);
+
+/*
+ * Holds container (an init container when init) back: while held it is not started, and its
+ * status is waiting with reason (NULL: ContainerCreating) and message (may be NULL); the pod
+ * wakes at wake_ns (0: no wake) so that the holder can look again. The agent holds a container
+ * whose image is being pulled or could not be (src/agent/pull.c). Holding again replaces the
+ * reason. m NULL: -ENOMEM. xp_podsync_release() lets it start at the next sync.
+ */
+int xp_podsync_hold(struct xp_podsync_memory *m,
+                    const char *container,
+                    bool init,
+                    const char *reason,
+                    const char *message,
+                    int64_t wake_ns);
+void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool init);

@@ -22,10 +22,13 @@
 
 #include "agent_internal.h"
 #include "launch.h"
+#include "network.h"
 #include "podsync.h"
+#include "pull.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"
+#include "xpool/strutil.h"
 #include "xpool/workers.h"
 
 /* A pod syncs again at once after actions that change its records, at most this often. */
@@ -55,6 +58,7 @@ struct loop {
         size_t n_states, cap_states;
         bool need_list;  /* read every container again (at start, after a start not seen back) */
         bool need_exits; /* read the pods whose containers exited */
+        bool adopted;    /* the first pass is done: networks of unknown pods torn down */
         struct xp_workers *starter; /* the container starts */
 };
 
@@ -413,6 +417,9 @@ struct start_job {
         char *container;
         bool init;
         unsigned attempt;
+        char *netns;  /* the pod's network namespace; NULL: the node's network */
+        char *pod_ip; /* status.podIP of the downward API; NULL: not known */
+        const char *host_ip;
         struct xp_launch *launch;
         int result;
         struct xp_container_record record;
@@ -424,10 +431,23 @@ static void job_free(struct start_job *job)
         if (!job)
                 return;
         free(job->container);
+        free(job->netns);
+        free(job->pod_ip);
         xp_launch_free(job->launch);
         json_decref(job->pod);
         xp_container_record_clear(&job->record);
         free(job);
+}
+
+static int replace_string(char **field, const char *value)
+{
+        char *copy = strdup(value);
+
+        if (!copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 0;
 }
 
 /* Decodes the pod, builds the launch and starts it (on a starter thread). */
@@ -437,6 +457,11 @@ static int start_job_run(struct xp_runtime *runtime, struct start_job *job, stru
         int r;
 
         r = xp_pod_from_json(job->pod, NULL, 0, &pod, err);
+        /* the pod's addresses as its status will give them (the downward API reads them) */
+        if (r >= 0 && job->pod_ip && (r = replace_string(&pod->status.pod_ip, job->pod_ip)) < 0)
+                xp_errorf(err, r, "out of memory");
+        if (r >= 0 && job->host_ip && (r = replace_string(&pod->status.host_ip, job->host_ip)) < 0)
+                xp_errorf(err, r, "out of memory");
         if (r >= 0)
                 r = xp_launch_build(pod,
                                     job->container,
@@ -451,6 +476,7 @@ static int start_job_run(struct xp_runtime *runtime, struct start_job *job, stru
                                     err);
         if (r < 0)
                 return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
+        job->launch->contain.netns = job->netns;
         return xp_runtime_start(runtime, &job->launch->launch, &job->record, err);
 }
 
@@ -473,7 +499,10 @@ static void starter_free_job(struct xp_work *work)
 /* Freeing the pool runs the queued starts first: a start is never left half done. */
 static const struct xp_workers_ops starter_ops = {.run = starter_run, .free = starter_free_job};
 
-static int start_container(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+static int start_container(struct loop *l,
+                           struct podstate *st,
+                           const struct xp_podsync_action *a,
+                           const struct xp_agent_netview *net)
 {
         struct xp_agent *agent = l->agent;
         struct start_job *job;
@@ -491,7 +520,12 @@ static int start_container(struct loop *l, struct podstate *st, const struct xp_
         job->init = a->init;
         job->attempt = a->attempt;
         job->container = strdup(a->container);
-        if (!job->container) {
+        job->host_ip = agent->advertise_address;
+        if (!net->host)
+                job->netns = strdup(net->netns);
+        if (net->n_ips > 0)
+                job->pod_ip = strdup(net->ips[0]);
+        if (!job->container || (!net->host && !job->netns) || (net->n_ips > 0 && !job->pod_ip)) {
                 job_free(job);
                 return -ENOMEM;
         }
@@ -583,8 +617,40 @@ static void forget_record(struct podstate *st, const char *container)
         }
 }
 
-/* Carries out one action: true when it changed the pod's records. */
-static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+static struct xp_agent_pull_pod pull_pod(const struct podstate *st)
+{
+        return (struct xp_agent_pull_pod){
+            .uid = st->uid, .namespace = st->namespace, .name = st->name, .json = st->json};
+}
+
+/* The pull step before a start (pull.c): 1 to start, 0 when the container waits for its image
+ * (held in the pod's memory: the next round reports why). */
+static int pull_gate(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+{
+        const struct xp_pod_spec *spec = &st->pod->spec;
+        const struct xp_container *items =
+            a->init ? spec->init_containers.items : spec->containers.items;
+        size_t n = a->init ? spec->init_containers.n : spec->containers.n;
+        struct xp_agent_pull_pod pod = pull_pod(st);
+
+        for (size_t i = 0; i < n; i++)
+                if (xp_streq0(items[i].name, a->container))
+                        return xp_agent_pull_gate(l->agent->pulls,
+                                                  &pod,
+                                                  &items[i],
+                                                  a->init,
+                                                  a->attempt,
+                                                  xp_agent_now_ns(),
+                                                  st->memory);
+        return 1;
+}
+
+/* Carries out one action: true when it changed the pod's records. net: the pod's network. */
+static bool act(struct loop *l,
+                struct podstate *st,
+                const struct xp_podsync_action *a,
+                const struct xp_agent_netview *net)
+
 {
         struct xp_agent *agent = l->agent;
         struct xp_error err = {0};
@@ -592,7 +658,10 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
 
         switch (a->kind) {
         case XP_PODSYNC_START:
-                r = start_container(l, st, a);
+                r = st->pod ? pull_gate(l, st, a) : 1;
+                if (r == 0)
+                        return true; /* held: the next round reports why */
+                r = r < 0 ? r : start_container(l, st, a, net);
                 if (r < 0)
                         xp_log(LOG_ERR,
                                "agent: starting %s/%s %s: %s",
@@ -678,6 +747,49 @@ static bool admit(struct loop *l, struct podstate *st)
         return false;
 }
 
+/* The pod's network as it stands, and the addresses its status reports (hostIP, podIP). */
+static void network_facts(struct loop *l, struct podstate *st, struct xp_agent_netview *net)
+{
+        const char *ips[XP_CNI_IPS_MAX];
+        size_t n = 0;
+
+        if (st->gone || !st->pod || !st->memory) {
+                /* nothing is started for it any more */
+                *net = (struct xp_agent_netview){.state = XP_AGENT_NET_READY, .host = true};
+                return;
+        }
+        xp_agent_network_peek(l->agent->network, st->pod, l->agent->advertise_address, net);
+        for (; net->state == XP_AGENT_NET_READY && n < net->n_ips; n++)
+                ips[n] = net->ips[n];
+        xp_podsync_memory_set_ips(st->memory, l->agent->advertise_address, ips, n);
+}
+
+/*
+ * Starts wait for the pod's network, as the kubelet's wait for the pod's sandbox: it is asked
+ * for now (a worker sets it up; the pod is synced again when that ends), or, after a failure,
+ * at its retry time, the status meanwhile saying that the containers are being created.
+ */
+static void hold_starts(struct loop *l, struct podstate *st, struct xp_podsync_result *res)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_agent_netview net;
+
+        xp_agent_network_want(
+            agent->network, st->pod, agent->advertise_address, xp_agent_now_ns(), &net);
+        st->wake_at_ns = res->wake_at_ns;
+        if (net.state != XP_AGENT_NET_FAILED)
+                return;
+        if (res->status &&
+            xp_agent_status_put(
+                agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res->status)) < 0)
+                xp_log(LOG_ERR,
+                       "agent: the status of pod %s/%s: out of memory",
+                       st->namespace,
+                       st->name);
+        if (st->wake_at_ns == 0 || net.retry_at_ns < st->wake_at_ns)
+                st->wake_at_ns = net.retry_at_ns;
+}
+
 static void sync_pod(struct loop *l, struct podstate *st)
 {
         struct xp_agent *agent = l->agent;
@@ -693,11 +805,18 @@ static void sync_pod(struct loop *l, struct podstate *st)
                         st->drop = true;
                 return;
         }
+        if (st->pod && !st->gone) {
+                struct xp_agent_pull_pod pod = pull_pod(st);
+
+                xp_agent_pull_refresh(agent->pulls, &pod, xp_agent_now_ns(), st->memory);
+        }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
+                struct xp_agent_netview net;
                 bool changed = false, done, starts;
                 int r;
 
+                network_facts(l, st, &net);
                 r = xp_podsync(&l->config,
                                st->memory,
                                st->gone ? NULL : st->pod,
@@ -717,6 +836,11 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 starts = false;
                 for (size_t i = 0; i < res.n_actions; i++)
                         starts |= res.actions[i].kind == XP_PODSYNC_START;
+                if (starts && net.state != XP_AGENT_NET_READY) {
+                        hold_starts(l, st, &res);
+                        xp_podsync_result_clear(&res);
+                        return;
+                }
                 /* with starts the pod is synced again once they are back: its status then says
                  * how they went, one write instead of a "ContainerCreating" one before it */
                 if (res.status && !st->gone && !starts &&
@@ -728,10 +852,12 @@ static void sync_pod(struct loop *l, struct podstate *st)
                                st->name);
                 st->wake_at_ns = res.wake_at_ns;
                 for (size_t i = 0; i < res.n_actions; i++)
-                        changed |= act(l, st, &res.actions[i]);
+                        changed |= act(l, st, &res.actions[i], &net);
                 done = res.done;
                 xp_podsync_result_clear(&res);
                 if (done) {
+                        /* the pod is over: its address goes back, as the kubelet's sandbox */
+                        xp_agent_network_release(agent->network, st->uid);
                         st->done = true;
                         st->wake_at_ns = 0;
                         xp_podsync_memory_free(st->memory);
@@ -758,6 +884,7 @@ static void drop_states(struct loop *l)
                         i++;
                         continue;
                 }
+                xp_agent_network_release(l->agent->network, st->uid);
                 if (xp_runtime_remove_logs(
                         l->agent->runtime, st->namespace, st->name, st->uid, &err) < 0 &&
                     err.code != -ENOENT)
@@ -766,15 +893,56 @@ static void drop_states(struct loop *l)
                                st->namespace,
                                st->name,
                                xp_error_message(&err));
+                xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
                 l->states[i] = l->states[--l->n_states];
         }
 }
 
+/* The pods whose network setup ended are synced again (their starts waited for it). */
+static void network_changes(struct loop *l)
+{
+        char **uids = NULL;
+        size_t n = 0;
+
+        xp_agent_network_take(l->agent->network, &uids, &n);
+        for (size_t i = 0; i < n; i++) {
+                struct podstate *st = state_find(l, uids[i]);
+
+                if (st)
+                        st->dirty = true;
+                free(uids[i]);
+        }
+        free(uids);
+}
+
+static bool known_pod(const char *uid, void *userdata)
+{
+        return state_find(userdata, uid) != NULL;
+}
+
 static void free_nothing(void *p)
 {
         (void)p;
+}
+
+/* Pulls finished: the pods that waited for them are synced (their holds refreshed). */
+static void pulls_done(struct loop *l)
+{
+        char **uids = NULL;
+        size_t n = 0;
+
+        if (xp_agent_pull_take_done(l->agent->pulls, &uids, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                struct podstate *st = state_find(l, uids[i]);
+
+                if (st)
+                        st->dirty = true;
+                free(uids[i]);
+        }
+        free(uids);
 }
 
 static bool wait_for_list(struct xp_agent *agent)
@@ -801,11 +969,13 @@ void *xp_agent_reconcile_thread(void *userdata)
                        .backoff_max_ms = agent->backoff_max_ms,
                        .backoff_reset_ms = 600000},
         };
-        struct pollfd fds[4] = {
+        struct pollfd fds[6] = {
             {.fd = agent->stop_fd, .events = POLLIN},
             {.fd = agent->pods.wake_fd, .events = POLLIN},
             {.fd = -1, .events = POLLIN},
             {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
+            {.fd = xp_agent_pulls_fd(agent->pulls), .events = POLLIN},
+            {.fd = xp_agent_network_fd(agent->network), .events = POLLIN}, /* -1: ignored */
         };
         struct xp_error err = {0};
         int r;
@@ -847,14 +1017,23 @@ void *xp_agent_reconcile_thread(void *userdata)
                                 next = st->wake_at_ns;
                 }
                 drop_states(&l);
+                if (!l.adopted && !l.need_list) {
+                        /* every pod and container is known now: the rest are leftovers */
+                        l.adopted = true;
+                        xp_agent_network_release_unknown(agent->network, known_pod, &l);
+                }
                 if (l.need_list)
                         timeout = 0;
                 else if (next > 0)
                         timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
-                if (poll(fds, fds[3].fd >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR)
+                if (poll(fds, XP_ELEMENTSOF(fds), timeout) < 0 && errno != EINTR)
                         break;
+                if (fds[4].revents & POLLIN)
+                        pulls_done(&l);
                 if (fds[1].revents & POLLIN)
                         drain(fds[1].fd);
+                if (fds[5].revents & POLLIN)
+                        network_changes(&l);
                 /* xp_runtime_list() empties the runtime's event fd */
                 if (fds[3].revents & POLLIN)
                         l.need_exits = true;

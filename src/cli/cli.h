@@ -28,6 +28,7 @@ int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_server(int argc, char **argv);
 int xp_cmd_token(int argc, char **argv);
 int xp_cmd_store(int argc, char **argv);
+int xp_cmd_image(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
 int xp_cmd_apply(int argc, char **argv);
 int xp_cmd_get(int argc, char **argv);
@@ -41,6 +42,8 @@ int xp_cmd_device_plugin(int argc, char **argv);
 /* The device plugin in this process (xp_cmd_device_plugin runs the lean executable instead when
  * it is beside ours; src/plugin/main.c calls this). */
 int xp_device_plugin_main(int argc, char **argv);
+int xp_cmd_extender(int argc, char **argv);
+int xp_cmd_inventory(int argc, char **argv);
 
 /*
  * Takes one option of a subcommand's own (a code of its shortopts or options other than -h) with
@@ -97,6 +100,13 @@ int xp_cli_parse_listen(char *text, bool host_optional, const char **ret_host, u
 int xp_cli_parse_duration(
     const char *cmd, const char *flag, const char *arg, int64_t max_ms, int64_t *ret);
 
+#include <signal.h>
+
+/* Blocks SIGINT and SIGTERM (call before starting threads) and ignores SIGPIPE. */
+void xp_cli_block_stop_signals(sigset_t *mask);
+/* Waits for one of the signals xp_cli_block_stop_signals() blocked and returns it. */
+int xp_cli_wait_stop(const sigset_t *mask);
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -140,3 +150,42 @@ int xp_cli_load_objects(const char *const *files,
                         bool strict,
                         const struct xp_client *client,
                         json_t **ret);
+
+/* ---- the pod network options of `xpool agent` and `xpool up` (podnet_args.c) ---------------- */
+
+struct xp_agent_options;
+
+enum {
+        XP_CLI_OPT_POD_NETWORK = 0x300,
+        XP_CLI_OPT_CNI_CONF_DIR,
+        XP_CLI_OPT_CNI_BIN_DIR,
+        XP_CLI_OPT_NETNS_DIR,
+        XP_CLI_OPT_POD_CIDR,
+};
+
+#define XP_CLI_PODNET_LONG_OPTIONS                                                                 \
+        {"pod-network", required_argument, NULL, XP_CLI_OPT_POD_NETWORK},                          \
+            {"cni-conf-dir", required_argument, NULL, XP_CLI_OPT_CNI_CONF_DIR},                    \
+            {"cni-bin-dir", required_argument, NULL, XP_CLI_OPT_CNI_BIN_DIR},                      \
+            {"netns-dir", required_argument, NULL, XP_CLI_OPT_NETNS_DIR},                          \
+        {                                                                                          \
+                "pod-cidr", required_argument, NULL, XP_CLI_OPT_POD_CIDR                           \
+        }
+
+#define XP_CLI_PODNET_USAGE                                                                        \
+        "      --pod-network MODE   cni (default): each pod gets a network namespace of its\n"     \
+        "                           own from the CNI plugins; host: every pod runs on the\n"       \
+        "                           node's network (docs/networking.md)\n"                         \
+        "      --cni-conf-dir DIR   the CNI network configuration (default /etc/cni/net.d; none\n" \
+        "                           there: the built-in bridge network)\n"                         \
+        "      --cni-bin-dir DIRS   the CNI plugins, ':'-separated (default\n"                     \
+        "                           /usr/lib/cni:/opt/cni/bin)\n"                                  \
+        "      --netns-dir DIR      where the pods' network namespaces are mounted (default\n"     \
+        "                           /run/xpool/netns)\n"                                           \
+        "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n"
+
+/*
+ * Takes one of the options above into o (strings borrowed from arg): 0, or XP_EXIT_USAGE after
+ * saying on stderr (prefixed with cmd) what is wrong with it.
+ */
+int xp_cli_podnet_option(const char *cmd, int c, const char *arg, struct xp_agent_options *o);

@@ -44,7 +44,12 @@ static const char usage[] =
     "                           directory are hidden always (docs/security.md)\n"
     "      --allow-privileged   run privileged containers (off: such pods are refused)\n"
     "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
-    "                           the device filter are missing (off: such pods are refused)\n";
+    "                           the device filter are missing, and pods on the node's network\n"
+    "                           where it has no pod network (off: such pods are refused)\n"
+    "      --registries FILE    registry settings for image pulls (default\n"
+    "                           /etc/xpool/registries.yaml; docs/images.md)\n"
+    "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
+    "                           (default /etc/xpool/auth.json)\n" XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -60,6 +65,8 @@ enum {
         OPT_HIDE = 0x200,
         OPT_ALLOW_PRIVILEGED,
         OPT_ALLOW_DEGRADED,
+        OPT_REGISTRIES,
+        OPT_AUTH_FILE,
 };
 
 static int agent_option(int c, const char *arg, void *userdata)
@@ -133,6 +140,18 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_ALLOW_DEGRADED:
                 a->o->allow_degraded_isolation = true;
                 break;
+        case OPT_REGISTRIES:
+                a->o->registries_file = arg;
+                break;
+        case OPT_AUTH_FILE:
+                a->o->auth_file = arg;
+                break;
+        case XP_CLI_OPT_POD_NETWORK:
+        case XP_CLI_OPT_CNI_CONF_DIR:
+        case XP_CLI_OPT_CNI_BIN_DIR:
+        case XP_CLI_OPT_NETNS_DIR:
+        case XP_CLI_OPT_POD_CIDR:
+                return xp_cli_podnet_option("xpool agent", c, arg, a->o);
         }
         return 0;
 }
@@ -179,6 +198,9 @@ static const struct option agent_options[] = {
     {"hide", required_argument, NULL, OPT_HIDE},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    {"registries", required_argument, NULL, OPT_REGISTRIES},
+    {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
 };

@@ -37,6 +37,8 @@ static const char usage[] =
     "  -e, --env NAME=VALUE     an environment variable of the command; repeatable\n"
     "      --restart POLICY     Never (default) or OnFailure\n"
     "      --node NODE          run on that node (node affinity on its name)\n"
+    "      --host-network       on the node's network (hostNetwork: true), as srun runs MPI or\n"
+    "                           NCCL jobs; without it the pod has a network of its own\n"
     "      --rm                 delete the pod once it is done (the default)\n"
     "      --keep               keep the pod once it is done (to look at it with get/describe)\n"
     "  -d, --detach             create the pod, print its name and return (implies --keep)\n" XP_CLIENT_USAGE;
@@ -57,6 +59,7 @@ enum {
         OPT_NODE,
         OPT_RM,
         OPT_KEEP,
+        OPT_HOST_NETWORK,
 };
 
 struct run_args {
@@ -65,7 +68,7 @@ struct run_args {
         size_t n_resources;
         const char *env[ENV_MAX];
         size_t n_env;
-        bool keep, detach;
+        bool keep, detach, host_network;
 };
 
 static bool is_count(const char *s)
@@ -150,6 +153,9 @@ static int run_option(int c, const char *arg, void *userdata)
                 break;
         case OPT_KEEP:
                 a->keep = true;
+                break;
+        case OPT_HOST_NETWORK:
+                a->host_network = true;
                 break;
         case 'd':
                 a->detach = true;
@@ -294,6 +300,8 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                                                              literal(eq + 1)));
                 }
         }
+        if (a->host_network)
+                r |= json_object_set_new(json_object_get(pod, "spec"), "hostNetwork", json_true());
         /* the Node's name, which is not always its kubernetes.io/hostname label */
         if (a->node)
                 r |= json_object_set_new(json_object_get(pod, "spec"),
@@ -833,6 +841,7 @@ int xp_cmd_run(int argc, char **argv)
             {"node", required_argument, NULL, OPT_NODE},
             {"rm", no_argument, NULL, OPT_RM},
             {"keep", no_argument, NULL, OPT_KEEP},
+            {"host-network", no_argument, NULL, OPT_HOST_NETWORK},
             {"detach", no_argument, NULL, 'd'},
             {"help", no_argument, NULL, 'h'},
             XP_CLIENT_LONG_OPTIONS,

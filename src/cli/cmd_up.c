@@ -54,7 +54,8 @@ static const char usage[] =
     "      --cgroup-root DIR      the cgroup hierarchy the agent uses (default /)\n"
     "      --allow-privileged     run privileged containers (off: such pods are refused)\n"
     "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
-    "                             the device filter are missing (off: they are refused)\n"
+    "                             the device filter are missing, and pods on the node's\n"
+    "                             network where it has no pod network (off: they are refused)\n" XP_CLI_PODNET_USAGE
     "      --node-monitor-grace-period DURATION, --pod-eviction-timeout DURATION\n"
     "                             as `xpool server` (40s, 5m): for agents of other nodes\n";
 
@@ -141,6 +142,12 @@ static int up_option(int c, const char *arg, void *userdata)
         case OPT_ALLOW_DEGRADED:
                 a->agent->allow_degraded_isolation = true;
                 break;
+        case XP_CLI_OPT_POD_NETWORK:
+        case XP_CLI_OPT_CNI_CONF_DIR:
+        case XP_CLI_OPT_CNI_BIN_DIR:
+        case XP_CLI_OPT_NETNS_DIR:
+        case XP_CLI_OPT_POD_CIDR:
+                return xp_cli_podnet_option("xpool up", c, arg, a->agent);
         case OPT_NODE_MONITOR_GRACE:
                 return xp_cli_parse_duration("up",
                                              "node-monitor-grace-period",
@@ -258,6 +265,7 @@ static const struct option up_options[] = {
     {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
 };

@@ -25,6 +25,13 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"server", "serve the Kubernetes-shaped API over the durable store", xp_cmd_server},
     {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
     {"store", "check the server's store for damage, or recover a damaged one", xp_cmd_store},
+    {"extender",
+     "serve kube-scheduler's extender protocol from xpool's scheduling core",
+     xp_cmd_extender},
+    {"inventory",
+     "publish this node's device labels and inventory annotation to a Kubernetes cluster",
+     xp_cmd_inventory},
+    {"image", "the node's images: list, pull, import, inspect, rm, prune", xp_cmd_image},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/runtime/xpool/runtime.h) */

@@ -161,6 +161,30 @@ int xp_check_label_value(const char *value, struct xp_error *err)
         return 0;
 }
 
+static bool is_alnum_ascii(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+char *xp_label_value_from(const char *text, char buf[static XP_LABEL_VALUE_MAX + 1])
+{
+        size_t n = 0;
+
+        for (const char *p = text; *p && n < XP_LABEL_VALUE_MAX; p++) {
+                char c = *p;
+
+                if (!is_alnum_ascii(c) && c != '.' && c != '_' && c != '-')
+                        c = '-';
+                if (n == 0 && !is_alnum_ascii(c))
+                        continue;
+                buf[n++] = c;
+        }
+        while (n > 0 && !is_alnum_ascii(buf[n - 1]))
+                n--;
+        buf[n] = '\0';
+        return buf;
+}
+
 int xp_check_env_name(const char *value, struct xp_error *err)
 {
         char q[XP_QUOTE_MAX];

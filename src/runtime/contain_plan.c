@@ -10,9 +10,12 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,25 +37,36 @@ static uint64_t *set_of(struct xp_caps *caps, size_t i)
         return sets[i];
 }
 
+json_t *contain_strings_json(const char *const *v)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && v && v[i]; i++)
+                if (json_array_append_new(a, json_string(v[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
 json_t *contain_spec_json(const struct xp_contain *c,
                           bool namespaces,
                           bool cgroup2,
                           const char *const *hide,
+                          const char *const *detach,
                           const char *filter_hex)
 {
         struct xp_caps caps = c->caps;
-        json_t *o, *sets = json_object(), *paths = json_array();
+        json_t *o, *sets = json_object(), *paths = contain_strings_json(hide);
+        json_t *detached = contain_strings_json(detach);
 
         for (size_t i = 0; sets && i < XP_ELEMENTSOF(set_names); i++)
                 if (json_object_set_new(
                         sets, set_names[i], json_integer((json_int_t)*set_of(&caps, i))) < 0)
                         goto fail;
-        for (size_t i = 0; paths && hide && hide[i]; i++)
-                if (json_array_append_new(paths, json_string(hide[i])) < 0)
-                        goto fail;
-        if (!sets || !paths)
+        if (!sets || !paths || !detached)
                 goto fail;
-        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:s?}",
+        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:s?, s:s?}",
                       "privileged",
                       c->privileged,
                       "caps",
@@ -69,12 +83,17 @@ json_t *contain_spec_json(const struct xp_contain *c,
                       cgroup2,
                       "hide",
                       paths,
+                      "detach",
+                      detached,
+                      "netns",
+                      c->netns,
                       "filter",
                       filter_hex);
         return o;
 fail:
         json_decref(sets);
         json_decref(paths);
+        json_decref(detached);
         return NULL;
 }
 
@@ -194,6 +213,46 @@ static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_er
         return 0;
 }
 
+/* The network namespace to join: opened now, joined by the child (setns needs no path then). */
+static int open_netns(struct contain_plan *p, const char *path, struct xp_error *err)
+{
+        int fd, r;
+
+        p->netns = strdup(path);
+        if (!p->netns)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "the pod's network namespace %s: %s", path, strerror(-r));
+        }
+        p->netns_fd = fd;
+        if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+                return xp_errorf(
+                    err, -EINVAL, "the pod's network namespace %s: not a network namespace", path);
+        return 0;
+}
+
+/* The mount points the container's mount namespace drops. */
+static int read_detach(struct contain_plan *p, const json_t *list, struct xp_error *err)
+{
+        size_t n = json_array_size(list);
+
+        p->detach = calloc(n + 1, sizeof(*p->detach));
+        if (!p->detach)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const char *path = json_string_value(json_array_get(list, i));
+
+                if (!path || path[0] != '/')
+                        return xp_errorf(
+                            err, -EINVAL, "spec: contain.detach[%zu] is not an absolute path", i);
+                if (!(p->detach[i] = strdup(path)))
+                        return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        }
+        return 0;
+}
+
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)
 {
         const json_t *c = json_object_get(spec, CONTAIN_SPEC_KEY);
@@ -201,7 +260,7 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         uint64_t known;
         int r;
 
-        *p = (struct contain_plan){0};
+        *p = (struct contain_plan){.netns_fd = -1};
         if (!json_is_object(c) || !json_is_object(sets))
                 return xp_errorf(err, -EINVAL, "spec: no \"" CONTAIN_SPEC_KEY "\" settings");
         p->namespaces = json_is_true(json_object_get(c, "namespaces"));
@@ -225,9 +284,19 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
                 if (r < 0)
                         return r;
         }
-        if (p->namespaces)
-                return resolve_hide(p, json_object_get(c, "hide"), err);
-        return 0;
+        if (json_is_string(json_object_get(c, "netns"))) {
+                r = open_netns(p, json_string_value(json_object_get(c, "netns")), err);
+                if (r < 0)
+                        return r;
+                /* /sys then shows the pod's interfaces, not the node's */
+                p->sysfs = !p->privileged;
+        }
+        if (!p->namespaces)
+                return 0;
+        r = read_detach(p, json_object_get(c, "detach"), err);
+        if (r < 0)
+                return r;
+        return resolve_hide(p, json_object_get(c, "hide"), err);
 }
 
 void contain_plan_done(struct contain_plan *p)
@@ -237,5 +306,12 @@ void contain_plan_done(struct contain_plan *p)
         free(p->hide);
         free(p->hide_dir);
         free(p->filter);
-        *p = (struct contain_plan){0};
+        for (size_t i = 0; p->detach && p->detach[i]; i++)
+                free(p->detach[i]);
+        free(p->detach);
+        /* netns is set once netns_fd is: a plan never prepared has no fd to close */
+        if (p->netns && p->netns_fd >= 0)
+                close(p->netns_fd);
+        free(p->netns);
+        *p = (struct contain_plan){.netns_fd = -1};
 }

@@ -41,6 +41,7 @@ struct xp_runtime {
         unsigned log_max_files;
         struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
         char **hide;                 /* NULL-terminated: paths no container sees */
+        char **detach;               /* NULL-terminated: mount points no container keeps */
         pthread_mutex_t filters_lock;
         struct {
                 uint64_t effective;
@@ -472,6 +473,9 @@ void xp_runtime_free(struct xp_runtime *rt)
         for (size_t i = 0; rt->hide && rt->hide[i]; i++)
                 free(rt->hide[i]);
         free(rt->hide);
+        for (size_t i = 0; rt->detach && rt->detach[i]; i++)
+                free(rt->detach[i]);
+        free(rt->detach);
         free(rt->warning);
         free(rt);
 }
@@ -620,6 +624,22 @@ static int copy_hide(struct xp_runtime *rt, const char *const *paths)
         return 0;
 }
 
+/* The mount points containers do not keep (the pods' network namespaces). */
+static int copy_detach(struct xp_runtime *rt, const char *const *paths)
+{
+        size_t n = 0;
+
+        while (paths && paths[n])
+                n++;
+        rt->detach = calloc(n + 1, sizeof(*rt->detach));
+        if (!rt->detach)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!(rt->detach[i] = strdup(paths[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
 /*
  * The lean xpool-shim beside our own executable (libc and jansson only: a tenth of the start
  * time of `xpool`), else our own executable, which runs `__shim` as well.
@@ -660,7 +680,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root ||
             asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
-        if (copy_hide(rt, o->hide_paths) < 0)
+        if (copy_hide(rt, o->hide_paths) < 0 || copy_detach(rt, o->detach_paths) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
         rt->log_max_files = o->log_max_files ? o->log_max_files : 1;
@@ -725,18 +745,6 @@ static int xp_runtime_log_dir(const struct xp_runtime *rt,
 }
 
 /* ---- start ---------------------------------------------------------------------------------- */
-
-static json_t *string_list(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (size_t i = 0; a && v && v[i]; i++)
-                if (json_array_append_new(a, json_string(v[i])) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
 
 static json_t *limits_json(const struct xp_cgroup_limits *l)
 {
@@ -819,6 +827,7 @@ static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_lau
                                  rt->isolation & XP_ISOLATION_NAMESPACES,
                                  xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
                                  (const char *const *)rt->hide,
+                                 (const char *const *)rt->detach,
                                  filter);
 }
 
@@ -826,7 +835,8 @@ static char *
 spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
 {
         json_t *limits = l->limits ? limits_json(l->limits) : json_null();
-        json_t *argv = string_list(l->argv), *env = string_list(l->env), *o;
+        json_t *argv = contain_strings_json((const char *const *)l->argv);
+        json_t *env = contain_strings_json((const char *const *)l->env), *o;
         json_t *contain = contain_json(rt, l);
         char *text;
 

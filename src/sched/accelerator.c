@@ -167,16 +167,20 @@ struct dgroup *accel_pick_group(const struct pctx *ctx, const struct snode *node
         struct dgroup *best = NULL;
         size_t best_rank = SIZE_MAX;
         int best_free = -1;
+        /* without constraints on the devices every healthy one matches: the group's own counts
+         * say the same as the loop below, for each of the many nodes a placement checks */
+        bool plain = !req->ac.kinds && req->ac.min_memory <= 0 && req->ac.min_tflops <= 0 &&
+                     !(req->mem_bytes > 0 && req->mem_base == RES_ACCEL);
 
         for (size_t k = 0; k < node->n_groups; k++) {
                 struct dgroup *g = &node->groups[k];
-                int free_whole = 0;
-                bool share = false;
+                int free_whole = plain ? g->free_whole : 0;
+                bool share = plain && g->max_free >= req->accel;
                 size_t rank;
 
                 if (g->kind == XP_DEVICE_KIND_UNSET)
                         continue;
-                for (size_t i = 0; i < g->n; i++) {
+                for (size_t i = 0; !plain && i < g->n; i++) {
                         if (!g->dev[i].healthy || !accel_device_matches(&req->ac, g, i))
                                 continue;
                         if (g->dev[i].used_milli == 0)

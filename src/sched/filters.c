@@ -256,3 +256,12 @@ const struct filter_ops *const sched_filters[] = {
     &numa_ops,
 };
 const size_t sched_n_filters = XP_ELEMENTSOF(sched_filters);
+
+bool sched_filter_node(const struct pctx *ctx, const struct snode *node, struct reasons *r)
+{
+        r->n = 0;
+        for (size_t f = 0; f < sched_n_filters; f++)
+                if (!sched_filters[f]->filter(ctx, node, r))
+                        return false;
+        return true;
+}

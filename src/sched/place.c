@@ -157,72 +157,35 @@ static inline void prefetch_node(const struct xp_sched *sched, size_t at, size_t
                 near -= n_nodes;
         if (far < n_nodes)
                 __builtin_prefetch(sched->nodes[far]);
-        if (near < n_nodes) {
-                n = sched->nodes[near];
+        /* a removed node has no resources (offsetting NULL is undefined, even to prefetch) */
+        if (near < n_nodes && (n = sched->nodes[near])->res) {
                 __builtin_prefetch(n->res);
                 __builtin_prefetch((const char *)n->res + 64);
         }
 }
 
-static bool has_device_request(const struct pctx *ctx, const struct snode *node)
+static int hist_add(struct reason_hist **hist, size_t *n, size_t *cap, const struct reason *r)
 {
-        for (size_t i = 0; i < ctx->req.n; i++) {
-                uint32_t res = ctx->req.items[i].res;
-                if (res == RES_ACCEL || (res > RES_ACCEL && node_group(node, res)) ||
-                    (ctx->req.mem_bytes > 0 && res == ctx->req.mem_res))
-                        return true;
-        }
-        return false;
-}
-
-/* The reasons nodes were refused, each counted once per node. */
-struct hist {
-        struct reason_hist *items;
-        size_t n, cap;
-};
-
-static int hist_add(struct hist *h, const struct reason *r)
-{
-        for (size_t i = 0; i < h->n; i++) {
-                const struct reason *seen = &h->items[i].reason;
-                if (seen->kind != r->kind || seen->res != r->res)
+        for (size_t i = 0; i < *n; i++) {
+                const struct reason *h = &(*hist)[i].reason;
+                if (h->kind != r->kind || h->res != r->res)
                         continue;
-                if (r->kind == REASON_TAINT && (strcmp(seen->taint->key, r->taint->key) != 0 ||
-                                                strcmp(seen->taint->value, r->taint->value) != 0))
+                if (r->kind == REASON_TAINT && (strcmp(h->taint->key, r->taint->key) != 0 ||
+                                                strcmp(h->taint->value, r->taint->value) != 0))
                         continue;
-                h->items[i].count++;
+                (*hist)[i].count++;
                 return 0;
         }
-        if (h->n == h->cap) {
-                size_t ncap = h->cap ? h->cap * 2 : 8;
-                struct reason_hist *m = realloc(h->items, ncap * sizeof(*m));
+        if (*n == *cap) {
+                size_t ncap = *cap ? *cap * 2 : 8;
+                struct reason_hist *m = realloc(*hist, ncap * sizeof(*m));
                 if (!m)
                         return -ENOMEM;
-                h->items = m;
-                h->cap = ncap;
+                *hist = m;
+                *cap = ncap;
         }
-        h->items[h->n++] = (struct reason_hist){.reason = *r, .count = 1};
+        (*hist)[(*n)++] = (struct reason_hist){.reason = *r, .count = 1};
         return 0;
-}
-
-/* No node fits: why, in kube-scheduler's words (0, or -ENOMEM). */
-static int unschedulable(struct xp_sched *sched, const struct hist *h, char **ret_reason)
-{
-        int r = reasons_format(sched, sched->n_present, h->items, h->n, ret_reason);
-
-        if (r < 0)
-                return r;
-        sched->stats.unschedulable++;
-        return 0;
-}
-
-static int cmp_cand(const void *a, const void *b)
-{
-        const struct cand *x = a, *y = b;
-
-        if (x->score != y->score)
-                return x->score > y->score ? -1 : 1;
-        return x->tie > y->tie ? -1 : x->tie < y->tie;
 }
 
 /* Whole CPUs for the pod, on the NUMA node of its devices first. NULL cpus when not pinned. */
@@ -325,33 +288,40 @@ static int fill_placement(struct xp_sched *sched,
         return 0;
 }
 
-/* The candidates' array, kept between placements: the filter loop then allocates nothing. */
-static int reserve_cands(struct xp_sched *sched, size_t limit)
-{
-        struct cand *m;
+/* The histogram of the reasons nodes failed for, as the message counts them. */
+struct hist {
+        struct reason_hist *items;
+        size_t n;
+        size_t cap;
+};
 
-        if (sched->cap_cands >= limit + 1)
-                return 0;
-        m = realloc(sched->cands, (limit + 1) * sizeof(*m));
-        if (!m)
-                return -ENOMEM;
-        sched->cands = m;
-        sched->cap_cands = limit + 1;
+static int unschedulable(struct xp_sched *sched, const struct hist *h, char **ret_reason)
+{
+        int r = reasons_format(sched, sched->n_present, h->items, h->n, ret_reason);
+
+        if (r < 0)
+                return r;
+        sched->stats.unschedulable++;
         return 0;
 }
 
-/* ---- filter ------------------------------------------------------------------------------ */
-
-/* From the rotating start until limit nodes are feasible: the candidates in sched->cands. */
-static int filter_nodes(struct pctx *ctx, size_t limit, struct hist *h, size_t *ret_n)
+/* Filters nodes from the rotating start until enough fit (sched->cands, *ret_n of them); the
+ * reasons of those that do not go into h. */
+static int
+filter_nodes(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, size_t *ret_n)
 {
-        struct xp_sched *sched = ctx->sched;
-        size_t n_cands = 0, checked = 0, n_nodes = sched->n_nodes;
+        size_t n_nodes = sched->n_nodes, limit = sched->options.feasible_nodes_to_find, checked = 0,
+               n_cands = 0;
+        int r;
 
+        if (limit == 0 || limit > sched->n_present)
+                limit = sched->n_present;
+        r = sched_cands_reserve(sched, limit + 1);
+        if (r < 0)
+                return r;
         for (size_t i = 0, at = sched->next_start; i < n_nodes && n_cands < limit; i++) {
                 struct snode *node = sched->nodes[at];
                 struct reasons rs;
-                bool ok = true;
 
                 /* the nodes are scattered on the heap: fetch ahead what the filters read */
                 prefetch_node(sched, at, n_nodes);
@@ -360,16 +330,13 @@ static int filter_nodes(struct pctx *ctx, size_t limit, struct hist *h, size_t *
                 checked = i + 1;
                 if (!node->present)
                         continue;
-                rs.n = 0;
                 sched->stats.nodes_filtered++;
-                for (size_t f = 0; f < sched_n_filters && ok; f++)
-                        ok = sched_filters[f]->filter(ctx, node, &rs);
-                if (ok) {
+                if (sched_filter_node(ctx, node, &rs)) {
                         sched->cands[n_cands++] = (struct cand){.node = node, .pick = -1};
                         continue;
                 }
                 for (size_t k = 0; k < rs.n; k++) {
-                        int r = hist_add(h, &rs.items[k]);
+                        r = hist_add(&h->items, &h->n, &h->cap, &rs.items[k]);
                         if (r < 0)
                                 return r;
                 }
@@ -380,165 +347,124 @@ static int filter_nodes(struct pctx *ctx, size_t limit, struct hist *h, size_t *
         return 0;
 }
 
-/* ---- cheap scores ------------------------------------------------------------------------ */
-
-/* Scores the candidates with the profile's cheap scores and keeps the best few, in order, at the
- * front of cands. Returns how many. */
-static size_t score_cheap(const struct pctx *ctx,
-                          const struct profile_weight *prof,
-                          struct cand *cands,
-                          size_t n_cands)
-{
-        struct cand best[SCHED_DEVSEL_CANDIDATES * 2];
-        size_t n_best = 0;
-
-        for (size_t i = 0; i < n_cands; i++) {
-                struct cand *c = &cands[i];
-                if (ctx->req.accel > 0 ||
-                    (ctx->req.mem_bytes > 0 && ctx->req.mem_base == RES_ACCEL))
-                        c->accel_group = accel_pick_group(ctx, c->node, NULL);
-                c->tie = xp_hash_mix(ctx->sched->options.seed ^ ctx->req.hash ^ c->node->hash);
-                for (size_t o = 0; prof[o].ops; o++)
-                        if (!prof[o].ops->after_devsel)
-                                c->raw[o] = prof[o].ops->score(ctx, c);
-        }
-        for (size_t o = 0; prof[o].ops; o++)
-                if (!prof[o].ops->after_devsel && prof[o].ops->normalize)
-                        prof[o].ops->normalize(cands, n_cands, o);
-        for (size_t i = 0; i < n_cands; i++) {
-                cands[i].score = 0;
-                for (size_t o = 0; prof[o].ops; o++)
-                        if (!prof[o].ops->after_devsel)
-                                cands[i].score += cands[i].raw[o] * prof[o].weight;
-        }
-        /* only the best few are needed: one pass keeping them in order, not a sort */
-        for (size_t i = 0; i < n_cands; i++) {
-                size_t at = n_best;
-                if (n_best == SCHED_DEVSEL_CANDIDATES * 2 &&
-                    cmp_cand(&cands[i], &best[n_best - 1]) >= 0)
-                        continue;
-                if (n_best < SCHED_DEVSEL_CANDIDATES * 2)
-                        n_best++;
-                else
-                        at = n_best - 1;
-                while (at > 0 && cmp_cand(&cands[i], &best[at - 1]) < 0) {
-                        best[at] = best[at - 1];
-                        at--;
-                }
-                best[at] = cands[i];
-        }
-        memcpy(cands, best, n_best * sizeof(*best));
-        return n_best;
-}
-
-/* ---- device selection for the best few -------------------------------------------------- */
-
-/*
- * Device selection on the best candidates, its topology score deciding among those that can
- * give the devices: 1 with cands[0] the winner (its pick in picks), 0 when none can (h counts
- * why), -errno with err.
- */
-static int select_best_devices(const struct pctx *ctx,
-                               const struct profile_weight *prof,
-                               struct cand *cands,
-                               size_t n_cands,
-                               struct devsel_pick picks[static SCHED_DEVSEL_CANDIDATES],
-                               struct hist *h,
-                               struct xp_error *err)
-{
-        struct cand top[SCHED_DEVSEL_CANDIDATES];
-        size_t n_top = 0;
-
-        for (size_t i = 0; i < n_cands && n_top < SCHED_DEVSEL_CANDIDATES; i++) {
-                int k = sched_select_devices(ctx,
-                                             cands[i].node,
-                                             ctx->req.single_numa ? SCHED_NUMA_REQUIRED : -1,
-                                             &picks[n_top]);
-                if (k < 0)
-                        return xp_errorf(
-                            err, k, "device selection on node %s failed", cands[i].node->name);
-                if (k == 0)
-                        continue;
-                top[n_top] = cands[i];
-                top[n_top].pick = (int)n_top;
-                n_top++;
-        }
-        if (n_top == 0) {
-                /* the cheap checks passed but no node could give the devices: fragmented */
-                struct reason rs = {.kind = REASON_INSUFFICIENT};
-                for (size_t i = 0; i < ctx->req.n; i++)
-                        if (ctx->req.items[i].res >= RES_ACCEL)
-                                rs.res = ctx->req.items[i].res;
-                for (size_t i = 0; i < n_cands; i++) {
-                        int r = hist_add(h, &rs);
-                        if (r < 0)
-                                return r;
-                }
-                return 0;
-        }
-        for (size_t o = 0; prof[o].ops; o++) {
-                if (!prof[o].ops->after_devsel)
-                        continue;
-                for (size_t i = 0; i < n_top; i++)
-                        top[i].raw[o] = picks[top[i].pick].score;
-                if (prof[o].ops->normalize)
-                        prof[o].ops->normalize(top, n_top, o);
-                for (size_t i = 0; i < n_top; i++)
-                        top[i].score += top[i].raw[o] * prof[o].weight;
-        }
-        qsort(top, n_top, sizeof(*top), cmp_cand);
-        cands[0] = top[0];
-        return 1;
-}
-
 int xp_sched_place(struct xp_sched *sched,
                    const struct xp_pod *pod,
                    struct xp_placement *ret,
                    char **ret_reason,
                    struct xp_error *err)
 {
-        const struct profile_weight *prof = sched_profile(sched->options.profile);
         struct pctx ctx = {.sched = sched, .pod = pod};
-        struct hist h = {0};
+        struct hist hist = {0};
         struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
-        size_t n_cands = 0, limit;
+        struct cand top[SCHED_DEVSEL_CANDIDATES], *cands;
+        size_t n_cands = 0, n_top = 0;
         int r;
 
         r = sched_pod_requests(sched, pod, &ctx.req, err);
         if (r < 0)
                 return r;
-        limit = sched->options.feasible_nodes_to_find;
-        if (limit == 0 || limit > sched->n_present)
-                limit = sched->n_present;
         r = anti_affinity_prepare(&ctx);
         if (r >= 0)
-                r = reserve_cands(sched, limit);
-        if (r >= 0)
-                r = filter_nodes(&ctx, limit, &h, &n_cands);
-        if (r < 0 || n_cands == 0)
+                r = filter_nodes(sched, &ctx, &hist, &n_cands);
+        if (r < 0)
                 goto out;
-        n_cands = score_cheap(&ctx, prof, sched->cands, n_cands);
-        if (has_device_request(&ctx, sched->cands[0].node) || ctx.req.single_numa) {
-                r = select_best_devices(&ctx, prof, sched->cands, n_cands, picks, &h, err);
-                if (r <= 0)
-                        goto out;
+        if (n_cands == 0) {
+                r = unschedulable(sched, &hist, ret_reason);
+                goto out;
         }
-        r = fill_placement(sched,
-                           &ctx,
-                           &sched->cands[0],
-                           sched->cands[0].pick >= 0 ? &picks[sched->cands[0].pick] : NULL,
-                           ret);
+        cands = sched->cands;
+        rank_cheap(&ctx, cands, n_cands);
+        n_cands = rank_keep_best(cands, n_cands);
+        if (rank_needs_devices(&ctx, cands[0].node)) {
+                r = rank_devices(&ctx, cands, n_cands, picks, top, &n_top, err);
+                if (r < 0)
+                        goto out;
+                if (n_top == 0) {
+                        /* the cheap checks passed but no node could give the devices: fragmented */
+                        struct reason rs = {.kind = REASON_INSUFFICIENT};
+                        for (size_t i = 0; i < ctx.req.n; i++)
+                                if (ctx.req.items[i].res >= RES_ACCEL)
+                                        rs.res = ctx.req.items[i].res;
+                        for (size_t i = 0; i < n_cands && r >= 0; i++)
+                                r = hist_add(&hist.items, &hist.n, &hist.cap, &rs);
+                        if (r >= 0)
+                                r = unschedulable(sched, &hist, ret_reason);
+                        goto out;
+                }
+                cands[0] = top[0];
+        }
+        r = fill_placement(
+            sched, &ctx, &cands[0], cands[0].pick >= 0 ? &picks[cands[0].pick] : NULL, ret);
         if (r < 0)
                 goto out;
         sched->stats.placements++;
         r = 1;
 out:
-        /* no candidate, or none that can give the devices */
-        if (r == 0)
-                r = unschedulable(sched, &h, ret_reason);
         if (r == -ENOMEM)
                 xp_errorf(err, r, "placing pod %s: out of memory", pod->metadata.name);
-        free(h.items);
+        free(hist.items);
+        free(ctx.anti);
+        sterms_free(ctx.terms, ctx.n_terms);
+        podreq_done(&ctx.req);
+        return r;
+}
+
+/* Why node cannot give the pod its devices though the cheap checks passed (fragmented). */
+static int fragmented(struct xp_sched *sched, const struct pctx *ctx, char **ret_reason)
+{
+        struct reasons rs = {.n = 1, .items = {{.kind = REASON_INSUFFICIENT}}};
+
+        for (size_t i = 0; i < ctx->req.n; i++)
+                if (ctx->req.items[i].res >= RES_ACCEL)
+                        rs.items[0].res = ctx->req.items[i].res;
+        return reasons_join(sched, &rs, ret_reason);
+}
+
+int xp_sched_place_on(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *node_name,
+                      struct xp_placement *ret,
+                      char **ret_reason,
+                      struct xp_error *err)
+{
+        struct pctx ctx = {.sched = sched, .pod = pod};
+        struct snode *node = xp_map_get(&sched->node_map, node_name);
+        struct cand c = {.node = node, .pick = -1};
+        struct devsel_pick pick;
+        struct reasons rs;
+        int r, k = 2;
+
+        if (!node || !node->present)
+                return xp_errorf(err, -ENOENT, "node %s is not in the snapshot", node_name);
+        r = sched_pod_requests(sched, pod, &ctx.req, err);
+        if (r < 0)
+                return r;
+        r = anti_affinity_prepare(&ctx);
+        if (r < 0)
+                goto out;
+        if (!sched_filter_node(&ctx, node, &rs)) {
+                r = reasons_join(sched, &rs, ret_reason);
+                goto out;
+        }
+        rank_cheap(&ctx, &c, 1);
+        if (rank_needs_devices(&ctx, node)) {
+                k = sched_select_devices(
+                    &ctx, node, ctx.req.single_numa ? SCHED_NUMA_REQUIRED : -1, &pick);
+                if (k < 0) {
+                        r = xp_errorf(err, k, "device selection on node %s failed", node_name);
+                        goto out;
+                }
+                if (k == 0) {
+                        r = fragmented(sched, &ctx, ret_reason);
+                        goto out;
+                }
+        }
+        r = fill_placement(sched, &ctx, &c, k == 1 ? &pick : NULL, ret);
+        if (r >= 0)
+                r = 1;
+out:
+        if (r == -ENOMEM)
+                xp_errorf(err, r, "placing pod %s: out of memory", pod->metadata.name);
         free(ctx.anti);
         sterms_free(ctx.terms, ctx.n_terms);
         podreq_done(&ctx.req);

@@ -12,48 +12,87 @@
 
 #include "sched_internal.h"
 
-static int
-reason_text(const struct xp_sched *sched, const struct reason *r, size_t count, char **ret)
+int reason_describe(const struct xp_sched *sched, const struct reason *r, char **ret)
 {
         int n;
 
         switch (r->kind) {
         case REASON_UNSCHEDULABLE:
-                n = asprintf(ret, "%zu node(s) were unschedulable", count);
+                n = asprintf(ret, "node(s) were unschedulable");
                 break;
         case REASON_AFFINITY:
-                n = asprintf(ret, "%zu node(s) didn't match Pod's node affinity/selector", count);
+                n = asprintf(ret, "node(s) didn't match Pod's node affinity/selector");
                 break;
         case REASON_TAINT:
-                n = asprintf(ret,
-                             "%zu node(s) had untolerated taint {%s: %s}",
-                             count,
-                             r->taint->key,
-                             r->taint->value);
+                n = asprintf(
+                    ret, "node(s) had untolerated taint {%s: %s}", r->taint->key, r->taint->value);
                 break;
         case REASON_INSUFFICIENT:
-                n = asprintf(ret, "%zu Insufficient %s", count, sched->res_names[r->res]);
+                n = asprintf(ret, "Insufficient %s", sched->res_names[r->res]);
                 break;
         case REASON_TOO_MANY_PODS:
-                n = asprintf(ret, "%zu Too many pods", count);
+                n = asprintf(ret, "Too many pods");
                 break;
         case REASON_ANTI_AFFINITY:
-                n = asprintf(ret, "%zu node(s) didn't match pod anti-affinity rules", count);
+                n = asprintf(ret, "node(s) didn't match pod anti-affinity rules");
                 break;
         case REASON_EXISTING_ANTI_AFFINITY:
-                n = asprintf(
-                    ret, "%zu node(s) didn't satisfy existing pods anti-affinity rules", count);
+                n = asprintf(ret, "node(s) didn't satisfy existing pods anti-affinity rules");
                 break;
         case REASON_NUMA:
         default:
-                n = asprintf(
-                    ret, "%zu node(s) couldn't align devices and CPUs on one NUMA node", count);
+                n = asprintf(ret, "node(s) couldn't align devices and CPUs on one NUMA node");
                 break;
         }
         if (n < 0) {
                 *ret = NULL;
                 return -ENOMEM;
         }
+        return 0;
+}
+
+static int
+reason_text(const struct xp_sched *sched, const struct reason *r, size_t count, char **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        int rc = reason_describe(sched, r, &text);
+
+        if (rc < 0)
+                return rc;
+        if (asprintf(ret, "%zu %s", count, text) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The node's reasons in kube-scheduler's words, joined by ", ". */
+int reasons_join(const struct xp_sched *sched, const struct reasons *rs, char **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+
+        for (size_t i = 0; i < rs->n; i++) {
+                _cleanup_free_ char *one = NULL;
+                size_t l;
+                char *m;
+                int r = reason_describe(sched, &rs->items[i], &one);
+
+                if (r < 0)
+                        return r;
+                l = strlen(one);
+                m = realloc(text, len + l + 3);
+                if (!m)
+                        return -ENOMEM;
+                text = m;
+                if (len) {
+                        memcpy(text + len, ", ", 2);
+                        len += 2;
+                }
+                memcpy(text + len, one, l + 1);
+                len += l;
+        }
+        *ret = TAKE_PTR(text);
         return 0;
 }
 

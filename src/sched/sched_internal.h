@@ -94,6 +94,9 @@ struct snode {
         struct spod **pods;
         size_t n_pods;
         size_t cap_pods;
+        /* xp_sched_evaluate(): the call that last saw the node named, and at which slot */
+        uint64_t eval_generation;
+        size_t eval_slot;
 };
 
 struct sreq {
@@ -169,6 +172,7 @@ struct xp_sched {
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
+        uint64_t eval_generation; /* counts xp_sched_evaluate() calls */
 };
 
 /* The id of a resource name, interning it when add is true; -ENOENT (not added) or -ENOMEM. */
@@ -293,6 +297,10 @@ struct filter_ops {
 extern const struct filter_ops *const sched_filters[];
 extern const size_t sched_n_filters;
 
+/* Runs the filters in order on node: true when it passes them all; otherwise r (reset first)
+ * holds the reasons of the first that failed. */
+bool sched_filter_node(const struct pctx *ctx, const struct snode *node, struct reasons *r);
+
 /* A feasible node during scoring. */
 struct cand {
         struct snode *node;
@@ -301,7 +309,8 @@ struct cand {
         int64_t score;  /* weighted, 0..100 per op times weight */
         uint64_t tie;
         struct dgroup *accel_group; /* the group chosen for xpool.io/accelerator */
-        int pick;                   /* index into the placement's device picks, -1 none */
+        int pick;    /* index into the placement's device picks, -1 none, RANK_NO_DEVICES */
+        size_t slot; /* the caller's own index (evaluate.c: the verdict's) */
 };
 
 struct score_ops {
@@ -351,6 +360,35 @@ int sched_select_devices(const struct pctx *ctx,
                          const struct snode *node,
                          int numa,
                          struct devsel_pick *ret);
+/* ---- ranking the nodes that fit (rank.c) ----------------------------------------------------- */
+
+/* How many of the best by the cheap scores are kept for device selection to choose from. */
+#define RANK_BEST (SCHED_DEVSEL_CANDIDATES * 2)
+/* cand.pick of a candidate whose device selection found nothing (fragmented). */
+#define RANK_NO_DEVICES (-2)
+
+/* Higher score first, then the tie hash: a total order for qsort(). */
+int sched_cand_compare(const void *a, const void *b);
+/* sched->cands holds at least n. -ENOMEM. */
+int sched_cands_reserve(struct xp_sched *sched, size_t n);
+/* Whether device selection decides among the candidates (the pod asks node for devices). */
+bool rank_needs_devices(const struct pctx *ctx, const struct snode *node);
+/* The profile's cheap scores of every candidate, normalized over them and weighted into score. */
+void rank_cheap(const struct pctx *ctx, struct cand *cands, size_t n);
+/* Moves the best RANK_BEST (in order) to the front; returns how many that is. */
+size_t rank_keep_best(struct cand *cands, size_t n);
+/*
+ * Device selection for the candidates in order until SCHED_DEVSEL_CANDIDATES could give the
+ * devices: those go to top (with picks[top[i].pick]) with the topology score added, best first;
+ * a candidate that could not gets pick RANK_NO_DEVICES. *ret_n_top may be 0. -errno with err.
+ */
+int rank_devices(const struct pctx *ctx,
+                 struct cand *cands,
+                 size_t n,
+                 struct devsel_pick picks[static SCHED_DEVSEL_CANDIDATES],
+                 struct cand top[static SCHED_DEVSEL_CANDIDATES],
+                 size_t *ret_n_top,
+                 struct xp_error *err);
 
 bool node_tolerates(const struct xp_pod *pod,
                     const char *key,
@@ -400,6 +438,11 @@ struct reason_hist {
         size_t count;
 };
 
+/* One reason in kube-scheduler's words, without a count ("Insufficient nvidia.com/gpu"). Caller
+ * frees. -ENOMEM. */
+int reason_describe(const struct xp_sched *sched, const struct reason *r, char **ret);
+/* A node's reasons in kube-scheduler's words, joined by ", ". Caller frees. -ENOMEM. */
+int reasons_join(const struct xp_sched *sched, const struct reasons *rs, char **ret);
 int reasons_format(const struct xp_sched *sched,
                    size_t n_nodes,
                    const struct reason_hist *hist,

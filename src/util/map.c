@@ -35,12 +35,20 @@ void xp_map_done(struct xp_map *m)
 {
         free(m->keys);
         free(m->values);
+        free(m->hashes);
         *m = (struct xp_map){0};
 }
 
-static size_t find_slot(const struct xp_map *m, const char *key, bool *ret_found)
+/* FNV-1a's low bits hold little of a key's last characters: mixed, names such as node-1 ...
+ * node-4999 do not fall into long runs of probes */
+uint64_t xp_map_hash(const char *key)
 {
-        size_t mask = m->cap - 1, i = xp_hash_string(key) & mask, first_free = SIZE_MAX;
+        return xp_hash_mix(xp_hash_string(key));
+}
+
+static size_t find_slot(const struct xp_map *m, const char *key, uint64_t h, bool *ret_found)
+{
+        size_t mask = m->cap - 1, i = h & mask, first_free = SIZE_MAX;
 
         for (;; i = (i + 1) & mask) {
                 const char *k = m->keys[i];
@@ -53,22 +61,49 @@ static size_t find_slot(const struct xp_map *m, const char *key, bool *ret_found
                                 first_free = i;
                         continue;
                 }
-                if (strcmp(k, key) == 0) {
+                /* the string only when the hash agrees: a probe past another key costs no miss */
+                if (m->hashes[i] == h && strcmp(k, key) == 0) {
                         *ret_found = true;
                         return i;
                 }
         }
 }
 
-void *xp_map_get(const struct xp_map *m, const char *key)
+void *xp_map_get_hashed(const struct xp_map *m, const char *key, uint64_t h)
 {
         bool found;
         size_t i;
 
         if (m->cap == 0)
                 return NULL;
-        i = find_slot(m, key, &found);
+        i = find_slot(m, key, h, &found);
         return found ? m->values[i] : NULL;
+}
+
+void *xp_map_get(const struct xp_map *m, const char *key)
+{
+        return xp_map_get_hashed(m, key, xp_map_hash(key));
+}
+
+void xp_map_prefetch(const struct xp_map *m, uint64_t h, bool deep, size_t value_bytes)
+{
+        size_t i;
+
+        if (m->cap == 0)
+                return;
+        i = h & (m->cap - 1);
+        if (!deep) {
+                __builtin_prefetch(&m->keys[i]);
+                __builtin_prefetch(&m->hashes[i]);
+                __builtin_prefetch(&m->values[i]);
+                return;
+        }
+        /* the slot's arrays were fetched earlier: now what they point to */
+        if (m->keys[i] && m->hashes[i] == h && m->values[i]) {
+                __builtin_prefetch(m->keys[i]);
+                for (size_t off = 0; off < value_bytes; off += 64)
+                        __builtin_prefetch((const char *)m->values[i] + off);
+        }
 }
 
 static int grow(struct xp_map *m)
@@ -81,9 +116,11 @@ static int grow(struct xp_map *m)
                 cap = m->cap;
         new.keys = calloc(cap, sizeof(*new.keys));
         new.values = calloc(cap, sizeof(*new.values));
-        if (!new.keys || !new.values) {
+        new.hashes = calloc(cap, sizeof(*new.hashes));
+        if (!new.keys || !new.values || !new.hashes) {
                 free(new.keys);
                 free(new.values);
+                free(new.hashes);
                 return -ENOMEM;
         }
         new.cap = cap;
@@ -93,20 +130,23 @@ static int grow(struct xp_map *m)
 
                 if (!m->keys[i] || m->keys[i] == TOMBSTONE)
                         continue;
-                j = find_slot(&new, m->keys[i], &found);
+                j = find_slot(&new, m->keys[i], m->hashes[i], &found);
                 new.keys[j] = m->keys[i];
                 new.values[j] = m->values[i];
+                new.hashes[j] = m->hashes[i];
                 new.n++;
         }
         new.used = new.n;
         free(m->keys);
         free(m->values);
+        free(m->hashes);
         *m = new;
         return 0;
 }
 
 int xp_map_put(struct xp_map *m, const char *key, void *value)
 {
+        uint64_t h = xp_map_hash(key);
         bool found;
         size_t i;
 
@@ -115,7 +155,7 @@ int xp_map_put(struct xp_map *m, const char *key, void *value)
                 if (r < 0)
                         return r;
         }
-        i = find_slot(m, key, &found);
+        i = find_slot(m, key, h, &found);
         if (!found) {
                 if (!m->keys[i])
                         m->used++;
@@ -123,6 +163,7 @@ int xp_map_put(struct xp_map *m, const char *key, void *value)
         }
         m->keys[i] = key;
         m->values[i] = value;
+        m->hashes[i] = h;
         return 0;
 }
 
@@ -134,7 +175,7 @@ void *xp_map_del(struct xp_map *m, const char *key)
 
         if (m->cap == 0)
                 return NULL;
-        i = find_slot(m, key, &found);
+        i = find_slot(m, key, xp_map_hash(key), &found);
         if (!found)
                 return NULL;
         v = m->values[i];

@@ -48,13 +48,13 @@ sed "s|^\([[:space:]]*token:\).*|\1 $(cat "$tmp/n2.token")|" "$data/admin.kubeco
 start_a1() {
   "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
     --node-name n1 --data-dir "$tmp/a1" --node-description "$nodes/dgx-h100.yaml" \
-    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >>"$tmp/a1.log" 2>&1 &
+    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host >>"$tmp/a1.log" 2>&1 &
   a1_pid=$!
 }
 start_a1
 "$xpool" agent --kubeconfig "$tmp/n2.kubeconfig" --node-name n2 --data-dir "$tmp/a2" \
   --node-description "$nodes/ascend-8npu.yaml" --listen 127.0.0.1:0 --heartbeat 500ms \
-  >"$tmp/a2.log" 2>&1 &
+  --pod-network host >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
 
 # ---- registration -------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ data3=$tmp/server3
 "$xpool" token create --node n3 --data-dir "$data3" >"$tmp/n3.token" 2>/dev/null
 port3=$((30000 + RANDOM % 20000))
 "$xpool" agent --server "http://127.0.0.1:$port3" --token-file "$tmp/n3.token" --node-name n3 \
-  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms >"$tmp/a3.log" 2>&1 &
+  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms --pod-network host >"$tmp/a3.log" 2>&1 &
 a3_pid=$!
 waiting() { grep -q "cannot reach the xpool server.*trying again in" "$tmp/a3.log"; }
 wait_for "the early agent says it waits for the server" 10 waiting
@@ -201,7 +201,7 @@ kill -TERM "$a3_pid" 2>/dev/null; wait "$a3_pid" 2>/dev/null || true
 a3_pid=
 # and one stopped while it waits exits at once, and cleanly
 "$xpool" agent --server "http://127.0.0.1:1" --token-file "$tmp/n3.token" --node-name n4 \
-  --data-dir "$tmp/a4" --listen 127.0.0.1:0 >"$tmp/a4.log" 2>&1 &
+  --data-dir "$tmp/a4" --listen 127.0.0.1:0 --pod-network host >"$tmp/a4.log" 2>&1 &
 a3_pid=$!
 waiting4() { grep -q "trying again in" "$tmp/a4.log"; }
 wait_for "the agent without a server waits" 10 waiting4

@@ -21,7 +21,7 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
   local log=$tmp/$1.log deadline=$((SECONDS + 20))
   : >"$log"
   "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
-    --backoff-initial 200ms >"$log" 2>&1 &
+    --backoff-initial 200ms --pod-network host >"$log" 2>&1 &
   up_pid=$!
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
@@ -29,18 +29,6 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
     sleep 0.1
   done
   echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1
-}
-
-# poll name, seconds, expected, command...: runs command until its output is expected (bounded)
-poll() {
-  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
-  shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
-    got=$("$@" 2>&1) || true
-    [[ "$got" == "$want" ]] && return 0
-    sleep 0.2
-  done
-  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
 }
 
 export KUBECONFIG=$data/admin.kubeconfig

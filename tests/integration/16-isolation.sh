@@ -76,21 +76,10 @@ start_agent() { # node: starts (or restarts) the agent of node with its own toke
   local n=$1
   "$xpool" agent --server "$url" --token "$(cat "$tmp/$n.token")" --ca-file "$data/pki/ca.crt" \
     --node-name "$n" --data-dir "$tmp/agent-$n" --node-description "$tmp/$n.yaml" \
-    --listen 127.0.0.1:0 --backoff 300ms >>"$tmp/agent-$n.log" 2>&1 &
+    --listen 127.0.0.1:0 --backoff 300ms --pod-network host >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
 }
 
-# poll name, seconds, expected, command...: runs command until its output is expected (bounded)
-poll() {
-  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
-  shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
-    got=$("$@" 2>&1) || true
-    [[ "$got" == "$want" ]] && return 0
-    sleep 0.2
-  done
-  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
-}
 ready() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
 phase() { kubectl get pod "$1" -o 'jsonpath={.status.phase}'; }
 

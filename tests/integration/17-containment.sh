@@ -68,7 +68,8 @@ start_agent() { # node, extra flags...: the node's agent, its token from a file
   local n=$1
   shift
   "$xpool" agent --server "$url" --token-file "$tmp/$n.token" --ca-file "$sdata/pki/ca.crt" \
-    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 "$@" >>"$tmp/agent-$n.log" 2>&1 &
+    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --pod-network host "$@" \
+    >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
 }
 start_agent n1
@@ -77,17 +78,6 @@ mkdir -p "$tmp/nocgroups"
 start_agent n2 --cgroup-root "$tmp/nocgroups"
 start_agent n3 --cgroup-root "$tmp/nocgroups" --allow-degraded-isolation
 
-# poll name, seconds, expected, command...: runs command until its output is expected (bounded)
-poll() {
-  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
-  shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
-    got=$("$@" 2>&1) || true
-    [[ "$got" == "$want" ]] && return 0
-    sleep 0.2
-  done
-  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
-}
 ready() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
 phase() { kubectl "${@:2}" get pod "$1" -o 'jsonpath={.status.phase}'; }
 not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1)); fi; }
@@ -226,7 +216,7 @@ poll "--allow-degraded-isolation runs it" 30 Succeeded phase degraded
 
 # ---- xpool up: server and agent share one data directory; privileged allowed ----------------------
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$up" --node-name up-node --allow-privileged \
-  >"$tmp/up.log" 2>&1 &
+  --pod-network host >"$tmp/up.log" 2>&1 &
 up_pid=$!
 poll "xpool up comes up" 20 yes sh -c "grep -q '^xpool is up' '$tmp/up.log' && echo yes"
 upk=(--kubeconfig "$up/admin.kubeconfig")

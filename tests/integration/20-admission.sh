@@ -139,7 +139,7 @@ expect_in "taint kept" "$tmp/out" '"taints":[{"key":"dedicated","value":"secure"
 # ---- the real agent re-registers n1 and heartbeats, with the taint and labels in place ----------
 "$xpool" agent --server "$base" --token-file "$tmp/n1.token" --ca-file "$ca" --node-name n1 \
   --data-dir "$tmp/a1" --node-description "$src/examples/nodes/dgx-h100.yaml" \
-  --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/a1.log" 2>&1 &
+  --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host >"$tmp/a1.log" 2>&1 &
 agent_pid=$!
 deadline=$((SECONDS + 20)) ready=
 while [[ $SECONDS -lt $deadline ]]; do

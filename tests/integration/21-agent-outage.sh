@@ -49,7 +49,7 @@ server_up() { "$xpool" get nodes >/dev/null 2>&1; }
 start_agent() {
   "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
     --node-name n1 --data-dir "$tmp/agent" --listen 127.0.0.1:0 --heartbeat 500ms \
-    >>"$tmp/agent.log" 2>&1 &
+    --pod-network host >>"$tmp/agent.log" 2>&1 &
   agent_pid=$!
 }
 

@@ -30,6 +30,17 @@ expect_count() { # name, file, count, text: lines holding text
   fi
 }
 
+poll() { # name, seconds, expected, command...: runs command until its output is expected (bounded)
+  local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
+  shift 3
+  while [[ $SECONDS -lt $deadline ]]; do
+    got=$("$@" 2>&1) || true
+    [[ "$got" == "$want" ]] && return 0
+    sleep 0.2
+  done
+  echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
+}
+
 finish() { # what: ends the script with the verdict
   if [[ $failures -gt 0 ]]; then
     echo "$failures check(s) failed"

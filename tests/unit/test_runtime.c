@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 
 #include "tmpdir.h"
 #include "xpool/contain.h"
+#include "xpool/podnet.h"
 #include "xpool/runtime.h"
 
 struct fixture {
@@ -899,6 +901,58 @@ static void privileged_and_read_only(void **state)
         assert_int_equal(access("/x-xpool-test", F_OK), -1);
 }
 
+/*
+ * The pod's network namespace (xp_contain.netns): joined, /sys/class/net showing its interfaces
+ * (a sysfs of its own), and the namespaces' directory detached from the container's mounts, so
+ * that the container keeps no other pod's namespace alive.
+ */
+static void pod_network(void **state)
+{
+        struct fixture *f = *state;
+        char dir[160], ns[200], script[512], want[64];
+        char *const argv[] = {"sh", "-c", script, NULL};
+        const char *detach[] = {dir, NULL};
+        struct xp_runtime_options o = {
+            .state_dir = f->state, .log_dir = f->logs, .detach_paths = detach};
+        struct xp_contain c = xp_contain_default();
+        struct xp_container_launch l = launch_of("uid-netns", argv);
+        struct xp_container_record r;
+        struct xp_error err = {0};
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+
+        if (!contained(f, XP_ISOLATION_NAMESPACES) || xp_netns_probe(NULL) < 0)
+                skip();
+        snprintf(dir, sizeof(dir), "%s/netns", f->tmp->dir);
+        snprintf(ns, sizeof(ns), "%s/pod", dir);
+        assert_int_equal(xp_netns_dir_prepare(dir, &err), 0);
+        assert_int_equal(xp_netns_create(ns, &err), 0);
+        xp_runtime_free(f->rt);
+        assert_int_equal(xp_runtime_open(&o, &f->rt, &err), 0);
+        snprintf(script,
+                 sizeof(script),
+                 "readlink /proc/self/ns/net; echo $(ls /sys/class/net); grep -c ' %s' "
+                 "/proc/self/mountinfo",
+                 dir);
+        c.netns = ns;
+        l.contain = &c;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-netns", "0.log");
+        assert_int_equal(stat(ns, &st), 0);
+        snprintf(want, sizeof(want), "stdout F net:[%lu]", (unsigned long)st.st_ino);
+        assert_int_equal(count_lines(text, want), 1);
+        assert_int_equal(count_lines(text, "stdout F lo"), 1);
+        assert_int_equal(count_lines(text, "stdout F 0"), 1);
+        /* a namespace that is not one: the start fails, saying so */
+        c.netns = f->logs;
+        l.pod_uid = "uid-netns-bad";
+        assert_true(xp_runtime_start(f->rt, &l, &r, &err) < 0);
+        assert_non_null(strstr(err.msg, "not a network namespace"));
+        assert_int_equal(xp_netns_remove(ns, &err), 0);
+        assert_int_equal(umount2(dir, MNT_DETACH), 0);
+}
+
 /* A process that left its session (and tried its cgroup) dies with the container: by its pid
  * namespace, else as a descendant the subreaper shim inherited (run as non-root to see that). */
 static void escapee_dies(void **state)
@@ -973,6 +1027,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(default_containment, setup, teardown),
             cmocka_unit_test_setup_teardown(privileged_and_read_only, setup, teardown),
             cmocka_unit_test_setup_teardown(escapee_dies, setup, teardown),
+            cmocka_unit_test_setup_teardown(pod_network, setup, teardown),
         };
 
         if (argc >= 2 && strcmp(argv[1], "__shim") == 0)

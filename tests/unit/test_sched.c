@@ -1435,6 +1435,141 @@ static void deterministic_for_a_seed(void **state)
         assert_true(differ);
 }
 
+/* ---- verdicts for a scheduler extender ------------------------------------------------------ */
+
+static void evaluate(struct xp_sched *sched,
+                     struct xp_pod *pod,
+                     const char *const *names,
+                     size_t n,
+                     struct xp_sched_verdicts *set)
+{
+        struct xp_error err = {0};
+
+        if (xp_sched_evaluate(sched, pod, names, n, XP_SCHED_EVALUATE_SCORE, set, &err) < 0)
+                fail_msg("evaluate: %s", err.msg);
+        assert_int_equal(set->n, n);
+}
+
+/* The node with best set, which must also score highest. */
+static const char *best_of(const char *const *names, size_t n, const struct xp_sched_verdict *v)
+{
+        const char *best = NULL;
+        int64_t top = -1;
+
+        for (size_t i = 0; i < n; i++) {
+                if (v[i].fit == 1 && v[i].score > top)
+                        top = v[i].score;
+                if (v[i].best) {
+                        assert_null(best);
+                        best = names[i];
+                }
+        }
+        for (size_t i = 0; best && i < n; i++)
+                if (v[i].best)
+                        assert_int_equal(v[i].score, top);
+        return best;
+}
+
+static void verdicts_match_placement(void **state)
+{
+        static const char *const names[] = {"pairs", "islands", "cpu", "tainted", "gone", "pairs"};
+        static const char *const pods[] = {
+            "\"nvidia.com/gpu\":\"2\"",
+            "\"nvidia.com/gpu\":\"4\"",
+            "\"nvidia.com/gpu\":\"500m\"",
+            "\"xpool.io/accelerator\":\"1\"",
+            "\"cpu\":\"2\"",
+        };
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 7);
+        json_t *tainted = node_json("tainted", "96", nvidia8_full);
+        struct xp_sched_verdicts set;
+        struct xp_sched_verdict *v;
+        struct xp_pod *used;
+
+        (void)state;
+        json_object_set_new(tainted,
+                            "spec",
+                            json_pack("{s:[{s:s, s:s, s:s}]}",
+                                      "taints",
+                                      "key",
+                                      "dedicated",
+                                      "value",
+                                      "infer",
+                                      "effect",
+                                      "NoSchedule"));
+        add_node(sched, node_json("pairs", "96", nvidia8_pairs));
+        add_node(sched, node_json("islands", "96", nvidia8_islands));
+        add_node(sched, node_json("cpu", "96", NULL));
+        add_node(sched, tainted);
+        /* one GPU of the islands box in use: 4 GPUs should take the other island whole */
+        used = simple_pod("used", "\"nvidia.com/gpu\":\"1\"", NULL, NULL);
+        free(place(sched, used, true, NULL, NULL));
+        for (size_t p = 0; p < XP_ELEMENTSOF(pods); p++) {
+                struct xp_pod *pod = simple_pod("p", pods[p], NULL, NULL);
+                char *chosen;
+
+                evaluate(sched, pod, names, 6, &set);
+                v = set.items;
+                /* the node place() chooses among the same nodes is the verdicts' best */
+                chosen = place(sched, pod, false, NULL, NULL);
+                assert_non_null(chosen);
+                assert_string_equal(best_of(names, 6, v), chosen);
+                free(chosen);
+                assert_int_equal(v[3].fit, 0);
+                assert_true(v[3].unresolvable);
+                assert_string_equal(v[3].reason,
+                                    "node(s) had untolerated taint {dedicated: infer}");
+                assert_int_equal(v[4].fit, -ENOENT);
+                assert_null(v[4].reason);
+                /* a name asked twice gets the first one's verdict, and only one is best */
+                assert_int_equal(v[5].fit, v[0].fit);
+                assert_int_equal(v[5].score, v[0].score);
+                assert_false(v[5].best);
+                if (p < 4) {
+                        assert_int_equal(v[2].fit, 0);
+                        assert_false(v[2].unresolvable);
+                        assert_non_null(strstr(v[2].reason, "Insufficient "));
+                } else {
+                        assert_int_equal(v[2].fit, 1);
+                }
+                xp_sched_verdicts_done(&set);
+                xp_pod_free(pod);
+        }
+        xp_pod_free(used);
+        xp_sched_free(sched);
+}
+
+static void verdicts_name_every_reason(void **state)
+{
+        static const char *const names[] = {"a", "b"};
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 1);
+        struct xp_pod *pod = simple_pod("q", "\"cpu\":\"200\",\"memory\":\"1Ti\"", NULL, NULL);
+        struct xp_sched_verdicts set;
+        struct xp_sched_verdict *v;
+        struct xp_error err = {0};
+
+        (void)state;
+        add_node(sched, node_json("a", "96", NULL));
+        /* filters only: nothing scored, nothing best */
+        assert_int_equal(xp_sched_evaluate(sched, pod, names, 2, 0, &set, &err), 0);
+        v = set.items;
+        assert_int_equal(v[0].fit, 0);
+        assert_string_equal(v[0].reason, "Insufficient cpu, Insufficient memory");
+        assert_false(v[0].best);
+        assert_int_equal(v[1].fit, -ENOENT);
+        xp_sched_verdicts_done(&set);
+        xp_pod_free(pod);
+        /* a request the core cannot understand is an error, not a verdict */
+        pod = simple_pod("bad",
+                         "\"xpool.io/accelerator\":\"1\"",
+                         NULL,
+                         "\"annotations\":{\"xpool.io/accelerator-kinds\":\"gpu,toaster\"}");
+        assert_int_equal(xp_sched_evaluate(sched, pod, names, 2, 0, &set, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "xpool.io/accelerator-kinds"));
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1458,6 +1593,8 @@ int main(void)
             cmocka_unit_test(placement_round_trip),
             cmocka_unit_test(incremental_changes),
             cmocka_unit_test(deterministic_for_a_seed),
+            cmocka_unit_test(verdicts_match_placement),
+            cmocka_unit_test(verdicts_name_every_reason),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

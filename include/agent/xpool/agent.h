@@ -48,6 +48,15 @@ struct xp_agent_options {
         const char *const *hide_paths; /* NULL-terminated: paths no container may see besides
                                           the data directory (the token and kubeconfig files,
                                           the server's data directory) */
+        /* images (docs/images.md): the image store is DATA/images */
+        const char *registries_file; /* NULL: XP_IMAGE_REGISTRIES_DEFAULT when it exists */
+        const char *auth_file;       /* NULL: XP_IMAGE_AUTH_DEFAULT when it exists */
+        /* the pod network (docs/networking.md): */
+        bool host_network_only;   /* every pod on the node's network (--pod-network host) */
+        const char *cni_conf_dir; /* NULL: /etc/cni/net.d */
+        const char *cni_bin_dirs; /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
+        const char *netns_dir;    /* the pods' namespaces; NULL: /run/xpool/netns */
+        const char *pod_cidr;     /* the built-in network's subnet; NULL: 10.87.0.0/16 */
 };
 
 struct xp_agent;

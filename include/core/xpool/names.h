@@ -29,4 +29,11 @@ int xp_check_qualified_name(const char *value, struct xp_error *err);
 int xp_check_label_value(const char *value, struct xp_error *err);
 
 /* Environment variable names: printable ASCII without '=', not empty. */
+/*
+ * A label value made from free text (a device's model): characters a label value may not hold
+ * become '-', leading and trailing non-alphanumerics are dropped, at most XP_LABEL_VALUE_MAX
+ * characters are kept ("NVIDIA H100 80GB HBM3" -> "NVIDIA-H100-80GB-HBM3", as NVIDIA's feature
+ * discovery writes it). Returns buf ("" when nothing is left).
+ */
+char *xp_label_value_from(const char *text, char buf[static XP_LABEL_VALUE_MAX + 1]);
 int xp_check_env_name(const char *value, struct xp_error *err);

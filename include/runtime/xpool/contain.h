@@ -13,6 +13,8 @@
  *   read_only_root           root.readonly
  *   seccomp                  linux.seccomp: defaultAction SCMP_ACT_ALLOW, one SCMP_ACT_ERRNO entry
  *                            per xp_seccomp_rules() row that applies (xp_seccomp_rule_applies())
+ *   netns                    linux.namespaces network with its path (the pod's, made by the
+ *                            agent: include/xpool/podnet.h); NULL: none (the node's network)
  *   (the runtime's own)      linux.namespaces pid, mount, cgroup; linux.maskedPaths
  *                            (xp_contain_masked_paths and the node's secrets, see runtime.h);
  *                            linux.readonlyPaths (xp_contain_readonly_paths)
@@ -50,6 +52,9 @@ struct xp_contain {
         bool no_new_privs;
         bool read_only_root;
         bool seccomp; /* the runtime's default filter (RuntimeDefault); false: Unconfined */
+        /* the network namespace to join, a bind mount of it (the pod's); NULL: the node's own
+         * network (hostNetwork). Borrowed: it must outlive the start. */
+        const char *netns;
 };
 
 /* The default containment: XP_CAP_DEFAULT, no_new_privs, seccomp, root writable. */

@@ -44,6 +44,10 @@ struct xp_runtime_options {
          * Resolved at each start, so a path made later is hidden too; state_dir and log_dir are
          * always hidden. */
         const char *const *hide_paths;
+        /* Mount points no container's mount namespace keeps a copy of (detached from it), NULL-
+         * terminated, absolute; copied: the directory of the pods' network namespaces, whose
+         * mounts would otherwise keep every pod's namespace alive while a container lives. */
+        const char *const *detach_paths;
 };
 
 /*

@@ -91,6 +91,66 @@ int xp_sched_place(struct xp_sched *sched,
                    char **ret_reason,
                    struct xp_error *err);
 
+/*
+ * Places a pod on the named node (a scheduler extender binding where kube-scheduler chose): the
+ * devices and CPUs as xp_sched_place() would give them there. 1 with *ret, 0 with *ret_reason
+ * (caller frees; the node's reasons as xp_sched_evaluate() words them) when the pod does not fit
+ * there, -ENOENT when the snapshot has no such node, -EINVAL as xp_sched_place(). The snapshot
+ * does not change.
+ */
+int xp_sched_place_on(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *node,
+                      struct xp_placement *ret,
+                      char **ret_reason,
+                      struct xp_error *err);
+
+/*
+ * What the core says of one node for a pod: the answer a scheduler extender gives kube-scheduler
+ * for each node it is asked about (src/kube/extender*.c).
+ */
+struct xp_sched_verdict {
+        int fit; /* 1 the pod fits; 0 it does not; -ENOENT the snapshot has no such node */
+        bool
+            unresolvable; /* fit 0: evicting pods would not help (unschedulable, affinity, taint) */
+        bool best;        /* scored: the node xp_sched_place() would choose among those asked */
+        /* fit 0: kube-scheduler's words without a count, "Insufficient nvidia.com/gpu" (several
+         * joined by ", "), borrowed from the set; else NULL */
+        const char *reason;
+        int64_t score; /* scored, fit 1: the profile's weighted score, >= 0; higher is better */
+};
+
+/* The verdicts of one evaluation: items[i] for names[i]. */
+struct xp_sched_verdicts {
+        struct xp_sched_verdict *items;
+        size_t n;
+        char **texts; /* the distinct reasons the items point to (most nodes share a few) */
+        size_t n_texts;
+};
+
+/* xp_sched_evaluate() flags. */
+#define XP_SCHED_EVALUATE_SCORE 1u /* score the nodes that fit, as xp_sched_place() ranks them */
+
+/*
+ * The verdict of the core's filters on each of n named nodes for pod (ret->items[i] for names[i];
+ * names may repeat and need not all exist), and with XP_SCHED_EVALUATE_SCORE the scores of those
+ * that fit, ranked among them as xp_sched_place() ranks its candidates: the cheap scores for
+ * every one, device selection and its topology score for the best few, so the node it would
+ * choose among them scores highest and has best set (a node whose devices the selection could
+ * not give scores 0). Unlike xp_sched_place() every named node is checked
+ * (feasible_nodes_to_find does not apply). Caller frees with xp_sched_verdicts_done(). 0;
+ * -EINVAL when the pod's request cannot be understood (err says what), -ENOMEM. The snapshot
+ * does not change; ret is untouched on failure.
+ */
+int xp_sched_evaluate(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *const *names,
+                      size_t n,
+                      unsigned flags,
+                      struct xp_sched_verdicts *ret,
+                      struct xp_error *err);
+void xp_sched_verdicts_done(struct xp_sched_verdicts *verdicts);
+
 /* Counters for tests and benchmarks. */
 struct xp_sched_stats {
         size_t nodes;

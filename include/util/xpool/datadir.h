@@ -15,6 +15,9 @@
  *     agent/                  a node agent's own directory (0700): the default of `xpool agent`
  *       containers/ logs/     and the one `xpool up` gives its agent; node.token and
  *                             simulated-node.yaml are `xpool up`'s
+ *       images/               the node's image store (include/xpool/image.h, docs/images.md):
+ *                             blobs/, layers/, refs.json, holds/, tmp/
+ *       network/              one record per pod network (include/xpool/podnet.h)
  *
  * One default root for server and agent: $XDG_STATE_HOME/xpool when XDG_STATE_HOME is set
  * (absolute), else /var/lib/xpool for root, else ~/.local/state/xpool. The agent's default is
@@ -36,6 +39,8 @@
 #define XP_DATADIR_AGENT          "agent"
 #define XP_DATADIR_CONTAINERS     "containers" /* in the agent's directory */
 #define XP_DATADIR_LOGS           "logs"       /* in the agent's directory */
+#define XP_DATADIR_IMAGES         "images"     /* in the agent's directory: the image store */
+#define XP_DATADIR_NETWORK        "network"    /* in the agent's directory: pods' networks */
 #define XP_DATADIR_NODE_TOKEN     "node.token" /* in the agent's directory (xpool up) */
 #define XP_DATADIR_SIMULATED_NODE "simulated-node.yaml"
 

@@ -27,7 +27,8 @@ uint64_t xp_hash_mix(uint64_t x);
 struct xp_map {
         const char **keys; /* NULL: empty; a tombstone after a removal */
         void **values;
-        size_t cap; /* a power of two, or 0 */
+        uint64_t *hashes; /* of each key (xp_map_hash()): a probe compares these before strings */
+        size_t cap;       /* a power of two, or 0 */
         size_t n;
         size_t used; /* n plus tombstones */
 };
@@ -36,6 +37,14 @@ struct xp_map {
 void xp_map_done(struct xp_map *m);
 /* The value of key, or NULL. */
 void *xp_map_get(const struct xp_map *m, const char *key);
+/*
+ * For many lookups in a row: each key's hash once (xp_map_hash()), its slot prefetched ahead
+ * (deep false), then what the slot points to (deep true, once the slot is in cache: the key and
+ * value_bytes of the value), then the lookup with the hash (xp_map_get_hashed()).
+ */
+uint64_t xp_map_hash(const char *key);
+void xp_map_prefetch(const struct xp_map *m, uint64_t hash, bool deep, size_t value_bytes);
+void *xp_map_get_hashed(const struct xp_map *m, const char *key, uint64_t hash);
 /* Inserts or replaces. -ENOMEM. */
 int xp_map_put(struct xp_map *m, const char *key, void *value);
 /* Removes key; returns its value, or NULL when absent. */

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The core's verdict on named nodes, for a scheduler extender: kube-scheduler has already chosen
+ * the candidates, so every one is filtered (no rotating start, no feasible-node limit), each
+ * failure keeps its own reasons, and the nodes that fit are ranked as a placement ranks its
+ * candidates (rank.c), so the node xp_sched_place() would choose among them scores highest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+#define LOOKAHEAD 16 /* names fetched ahead of the one looked up */
+
+/* Evicting pods cannot cure these: the node itself refuses the pod. */
+static bool is_unresolvable(const struct reasons *rs)
+{
+        for (size_t i = 0; i < rs->n; i++)
+                if (rs->items[i].kind != REASON_UNSCHEDULABLE &&
+                    rs->items[i].kind != REASON_AFFINITY && rs->items[i].kind != REASON_TAINT)
+                        return false;
+        return rs->n > 0;
+}
+
+/* The distinct reasons of one evaluation: most failing nodes fail alike, so each text is made
+ * once and the verdicts point to it. */
+struct texts {
+        char **items;
+        struct reasons *of; /* the reasons each text says */
+        size_t n;
+        size_t cap;
+};
+
+static bool same_reasons(const struct reasons *a, const struct reasons *b)
+{
+        if (a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++)
+                if (a->items[i].kind != b->items[i].kind || a->items[i].res != b->items[i].res ||
+                    a->items[i].taint != b->items[i].taint)
+                        return false;
+        return true;
+}
+
+static int
+text_for(const struct xp_sched *sched, struct texts *t, const struct reasons *rs, const char **ret)
+{
+        /* the last few first: a run of equal nodes hits at once */
+        for (size_t i = t->n; i-- > 0 && i + 16 >= t->n;)
+                if (same_reasons(&t->of[i], rs)) {
+                        *ret = t->items[i];
+                        return 0;
+                }
+        if (t->n == t->cap) {
+                size_t cap = t->cap ? t->cap * 2 : 8;
+                char **m = realloc(t->items, cap * sizeof(*m));
+                struct reasons *o;
+                if (!m)
+                        return -ENOMEM;
+                t->items = m;
+                o = realloc(t->of, cap * sizeof(*o));
+                if (!o)
+                        return -ENOMEM;
+                t->of = o;
+                t->cap = cap;
+        }
+        if (reasons_join(sched, rs, &t->items[t->n]) < 0)
+                return -ENOMEM;
+        t->of[t->n] = *rs;
+        *ret = t->items[t->n++];
+        return 0;
+}
+
+/* Ranks the n candidates in sched->cands and writes their scores into v. */
+static int score_fitting(const struct pctx *ctx,
+                         struct cand *cands,
+                         size_t n,
+                         struct xp_sched_verdict *v,
+                         struct xp_error *err)
+{
+        struct devsel_pick picks[SCHED_DEVSEL_CANDIDATES];
+        struct cand top[SCHED_DEVSEL_CANDIDATES];
+        size_t n_best, n_top = 0;
+        int r;
+
+        rank_cheap(ctx, cands, n);
+        for (size_t i = 0; i < n; i++)
+                v[cands[i].slot].score = cands[i].score;
+        n_best = rank_keep_best(cands, n);
+        if (!rank_needs_devices(ctx, cands[0].node)) {
+                v[cands[0].slot].best = true;
+                return 0;
+        }
+        r = rank_devices(ctx, cands, n_best, picks, top, &n_top, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_best; i++)
+                if (cands[i].pick == RANK_NO_DEVICES)
+                        v[cands[i].slot].score = 0;
+        for (size_t i = 0; i < n_top; i++)
+                v[top[i].slot].score = top[i].score;
+        if (n_top > 0)
+                v[top[0].slot].best = true;
+        return 0;
+}
+
+/* Filters each named node into v; the ones that fit (each once) go to sched->cands. at[i]: the
+ * node of names[i], NULL when none. */
+static int filter_named(struct xp_sched *sched,
+                        const struct pctx *ctx,
+                        const char *const *names,
+                        size_t n,
+                        struct snode **at,
+                        struct texts *texts,
+                        struct xp_sched_verdict *v,
+                        size_t *ret_n_cands)
+{
+        size_t n_cands = 0;
+        int r;
+
+        _cleanup_free_ uint64_t *h = malloc((n + 1) * sizeof(*h));
+
+        if (!h)
+                return -ENOMEM;
+        r = sched_cands_reserve(sched, n + 1);
+        if (r < 0)
+                return r;
+        /* thousands of lookups, each a miss on the node's name and entry: hashed first, then
+         * fetched ahead in two steps (the slot, then what it names) so the misses overlap */
+        for (size_t i = 0; i < n; i++)
+                h[i] = names[i] ? xp_map_hash(names[i]) : 0;
+        /* a name asked twice is answered once: the mark says which slot answered it */
+        sched->eval_generation++;
+        for (size_t i = 0; i < n; i++) {
+                struct snode *node;
+                struct reasons rs;
+
+                if (i + LOOKAHEAD < n)
+                        xp_map_prefetch(&sched->node_map, h[i + LOOKAHEAD], false, 0);
+                if (i + LOOKAHEAD / 2 < n)
+                        xp_map_prefetch(&sched->node_map,
+                                        h[i + LOOKAHEAD / 2],
+                                        true,
+                                        sizeof(struct snode)); /* what the filters read */
+                node = names[i] ? xp_map_get_hashed(&sched->node_map, names[i], h[i]) : NULL;
+
+                v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
+                at[i] = node && node->present ? node : NULL;
+                if (!at[i])
+                        continue;
+                if (node->eval_generation == sched->eval_generation)
+                        continue; /* fill_repeats() copies the first one's once it is complete */
+                node->eval_generation = sched->eval_generation;
+                node->eval_slot = i;
+                sched->stats.nodes_filtered++;
+                if (sched_filter_node(ctx, node, &rs)) {
+                        v[i].fit = 1;
+                        sched->cands[n_cands++] =
+                            (struct cand){.node = node, .pick = -1, .slot = i};
+                        continue;
+                }
+                v[i].fit = 0;
+                v[i].unresolvable = is_unresolvable(&rs);
+                r = text_for(sched, texts, &rs, &v[i].reason);
+                if (r < 0)
+                        return r;
+        }
+        *ret_n_cands = n_cands;
+        return 0;
+}
+
+/* Repeated names take the first one's verdict (its reason copied). */
+static void fill_repeats(struct snode *const *at, size_t n, struct xp_sched_verdict *v)
+{
+        for (size_t i = 0; i < n; i++) {
+                const struct snode *node = at[i];
+                size_t first;
+
+                if (!node || node->eval_slot == i)
+                        continue;
+                first = node->eval_slot;
+                v[i] = v[first];
+                v[i].best = false;
+        }
+}
+
+int xp_sched_evaluate(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *const *names,
+                      size_t n,
+                      unsigned flags,
+                      struct xp_sched_verdicts *ret,
+                      struct xp_error *err)
+{
+        struct pctx ctx = {.sched = sched, .pod = pod};
+        _cleanup_free_ struct snode **at = calloc(n + 1, sizeof(*at));
+        struct xp_sched_verdict *v = calloc(n + 1, sizeof(*v));
+        struct texts texts = {0};
+        size_t n_cands = 0;
+        int r;
+
+        if (!v || !at) {
+                free(v);
+                return -ENOMEM;
+        }
+        r = sched_pod_requests(sched, pod, &ctx.req, err);
+        if (r < 0) {
+                free(v);
+                return r;
+        }
+        r = anti_affinity_prepare(&ctx);
+        if (r >= 0)
+                r = filter_named(sched, &ctx, names, n, at, &texts, v, &n_cands);
+        if (r >= 0 && n_cands > 0 && (flags & XP_SCHED_EVALUATE_SCORE))
+                r = score_fitting(&ctx, sched->cands, n_cands, v, err);
+        free(texts.of);
+        if (r >= 0) {
+                fill_repeats(at, n, v);
+                *ret = (struct xp_sched_verdicts){
+                    .items = v, .n = n, .texts = texts.items, .n_texts = texts.n};
+        } else {
+                struct xp_sched_verdicts gone = {
+                    .items = v, .texts = texts.items, .n_texts = texts.n};
+                xp_sched_verdicts_done(&gone);
+        }
+        if (r == -ENOMEM)
+                xp_errorf(err, r, "evaluating pod %s: out of memory", pod->metadata.name);
+        free(ctx.anti);
+        sterms_free(ctx.terms, ctx.n_terms);
+        podreq_done(&ctx.req);
+        return r < 0 ? r : 0;
+}
+
+void xp_sched_verdicts_done(struct xp_sched_verdicts *verdicts)
+{
+        if (!verdicts)
+                return;
+        for (size_t i = 0; i < verdicts->n_texts; i++)
+                free(verdicts->texts[i]);
+        free(verdicts->texts);
+        free(verdicts->items);
+        *verdicts = (struct xp_sched_verdicts){0};
+}
