@@ -477,34 +477,13 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
         return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
 }
 
-int xp_agent_new(const struct xp_agent_options *options,
-                 struct xp_agent **ret,
-                 struct xp_error *err)
+/* The node's own state: its devices, the data directory, the pod network, the runtime. */
+static int open_node(struct xp_agent *a, struct xp_error *err)
 {
-        _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
-        const char *detach[2] = {NULL, NULL};
+        const char *detach[2] = {a->netns_dir, NULL};
         int r;
 
-        a = calloc(1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        a->stop_fd = -1;
-        r = xp_agent_pods_init(&a->pods);
-        if (r < 0)
-                return r;
-        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
-                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
-        r = copy_options(a, options, err);
-        if (r < 0)
-                return r;
-        detach[0] = a->netns_dir;
-        r = token_key(a, a->log_key, err);
-        if (r < 0)
-                return r;
         r = xp_device_discover(&a->discovery, &a->inventory, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "discovering the node's devices");
@@ -532,16 +511,15 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
-        r = open_images(a, options, err);
-        if (r < 0)
-                return r;
-        a->port = options->listen_port;
-        r = xp_apiclient_new(&a->api, &client, err);
-        if (r < 0)
-                return r;
-        r = register_when_reachable(a, client, err);
-        if (r < 0)
-                return r;
+        return 0;
+}
+
+/* Once registered: the status writers, the Event recorder, the pullers, the network's workers,
+ * then the lease, watch and reconcile threads with their clients. */
+static int start_workers(struct xp_agent *a, struct xp_error *err)
+{
+        int r;
+
         r = xp_agent_status_new(&a->api, STATUS_WRITERS, &a->status, err);
         if (r < 0)
                 return r;
@@ -579,6 +557,48 @@ int xp_agent_new(const struct xp_agent_options *options,
                                  xp_agent_reconcile_thread,
                                  "reconcile",
                                  err);
+        return r;
+}
+
+int xp_agent_new(const struct xp_agent_options *options,
+                 struct xp_agent **ret,
+                 struct xp_error *err)
+{
+        _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        int r;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->stop_fd = -1;
+        r = xp_agent_pods_init(&a->pods);
+        if (r < 0)
+                return r;
+        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
+                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
+        r = copy_options(a, options, err);
+        if (r < 0)
+                return r;
+        r = token_key(a, a->log_key, err);
+        if (r < 0)
+                return r;
+        r = open_node(a, err);
+        if (r < 0)
+                return r;
+        r = open_images(a, options, err);
+        if (r < 0)
+                return r;
+        a->port = options->listen_port;
+        r = xp_apiclient_new(&a->api, &client, err);
+        if (r < 0)
+                return r;
+        r = register_when_reachable(a, client, err);
+        if (r < 0)
+                return r;
+        r = start_workers(a, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
