@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * A pool of worker threads: the scheduler's binding writes, the agent's container starts and its
- * status writers. A job is the caller's struct with a struct xp_work in it (container_of style:
- * the work is its first member); the pool hands jobs to its threads and back.
+ * A pool of worker threads: the scheduler's binding writes, the agent's container starts, status
+ * writers, image pulls and pod network setups. A job is the caller's struct with a struct xp_work
+ * in it (container_of style: the work is its first member); the pool hands jobs to its threads
+ * and back.
  *
  * By default the pool queues what xp_workers_submit() gives it (first in, first out) and puts what
  * is done on a list for the owner to take (xp_workers_done(), signalled on an eventfd when asked
