@@ -477,26 +477,18 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
         return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
 }
 
-/* The node's own state: its devices, the data directory, the pod network, the runtime. */
-static int open_node(struct xp_agent *a, struct xp_error *err)
+/* The runtime in DATA/containers and DATA/logs, with what it can contain and the node's CDI
+ * specs written for its OCI containers. */
+static int open_runtime(struct xp_agent *a, struct xp_error *err)
 {
         _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
         const char *detach[2] = {a->netns_dir, NULL};
         int r;
 
-        r = xp_device_discover(&a->discovery, &a->inventory, err);
-        if (r < 0)
-                return xp_error_prefix(err, r, "discovering the node's devices");
-        r = xp_datadir_make(a->data_dir, err);
-        if (r < 0)
-                return r;
         state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
         log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
         if (!state_dir || !log_dir)
                 return -ENOMEM;
-        r = open_network(a, err);
-        if (r < 0)
-                return r;
         r = xp_runtime_open(
             &(struct xp_runtime_options){.state_dir = state_dir,
                                          .log_dir = log_dir,
@@ -505,46 +497,22 @@ static int open_node(struct xp_agent *a, struct xp_error *err)
                                          .log_max_bytes = a->log_max_bytes,
                                          .log_max_files = a->log_max_files,
                                          .hide_paths = (const char *const *)a->hide_paths,
+                                         .cdi_dir = a->containers.cdi_dir,
                                          .detach_paths = a->host_network_only ? NULL : detach},
             &a->runtime,
             err);
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
+        xp_agent_containers_publish(a);
         return 0;
 }
 
-/* Once registered: the status writers, the Event recorder, the pullers, the network's workers,
- * then the lease, watch and reconcile threads with their clients. */
-static int start_workers(struct xp_agent *a, struct xp_error *err)
+/* The lease, watch and reconcile threads. */
+static int start_threads(struct xp_agent *a, struct xp_error *err)
 {
         int r;
 
-        r = xp_agent_status_new(&a->api, STATUS_WRITERS, &a->status, err);
-        if (r < 0)
-                return r;
-        r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
-        if (r < 0)
-                return r;
-        r = xp_agent_pulls_new(
-            &(struct xp_agent_pulls_config){.store = a->images,
-                                            .api = &a->api,
-                                            .events = a->events,
-                                            .backoff_initial_ms = a->backoff_initial_ms,
-                                            .backoff_max_ms = a->backoff_max_ms},
-            &a->pulls,
-            err);
-        if (r < 0)
-                return r;
-        r = start_network(a, err);
-        if (r < 0)
-                return r;
-        r = xp_apiclient_new(&a->api, &a->watch_client, err);
-        if (r < 0)
-                return r;
-        r = xp_apiclient_new(&a->api, &a->lease_client, err);
-        if (r < 0)
-                return r;
         r = start_thread(
             a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
         if (r >= 0)
@@ -585,7 +553,17 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = token_key(a, a->log_key, err);
         if (r < 0)
                 return r;
-        r = open_node(a, err);
+        r = xp_device_discover(&a->discovery, &a->inventory, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "discovering the node's devices");
+        r = xp_datadir_make(a->data_dir, err);
+        if (r >= 0)
+                r = xp_agent_containers_init(a, options, err);
+        if (r < 0)
+                return r;
+        r = open_network(a, err);
+        if (r >= 0)
+                r = open_runtime(a, err);
         if (r < 0)
                 return r;
         r = open_images(a, options, err);
@@ -598,7 +576,32 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = register_when_reachable(a, client, err);
         if (r < 0)
                 return r;
-        r = start_workers(a, err);
+        r = xp_agent_status_new(&a->api, STATUS_WRITERS, &a->status, err);
+        if (r < 0)
+                return r;
+        r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
+        if (r < 0)
+                return r;
+        r = xp_agent_pulls_new(
+            &(struct xp_agent_pulls_config){.store = a->images,
+                                            .api = &a->api,
+                                            .events = a->events,
+                                            .backoff_initial_ms = a->backoff_initial_ms,
+                                            .backoff_max_ms = a->backoff_max_ms},
+            &a->pulls,
+            err);
+        if (r < 0)
+                return r;
+        r = start_network(a, err);
+        if (r < 0)
+                return r;
+        r = xp_apiclient_new(&a->api, &a->watch_client, err);
+        if (r < 0)
+                return r;
+        r = xp_apiclient_new(&a->api, &a->lease_client, err);
+        if (r < 0)
+                return r;
+        r = start_threads(a, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
@@ -667,5 +670,6 @@ void xp_agent_free(struct xp_agent *a)
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
                 free(a->hide_paths[i]);
         free(a->hide_paths);
+        xp_agent_containers_done(&a->containers);
         free(a);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime_flags.h"
 #include "xpool/agent.h"
 #include "xpool/datadir.h"
 #include "xpool/duration.h"
@@ -49,7 +50,8 @@ static const char usage[] =
     "      --registries FILE    registry settings for image pulls (default\n"
     "                           /etc/xpool/registries.yaml; docs/images.md)\n"
     "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
-    "                           (default /etc/xpool/auth.json)\n" XP_CLI_PODNET_USAGE;
+    "                           (default /etc/xpool/auth.json)\n" XP_CLI_RUNTIME_USAGE
+        XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -59,6 +61,7 @@ struct agent_args {
         char *listen;
         const char *hide[HIDE_MAX + 4]; /* --hide, then the token file, kubeconfig, server's */
         size_t n_hide;
+        struct xp_cli_runtime_flags runtime;
 };
 
 enum {
@@ -72,6 +75,10 @@ enum {
 static int agent_option(int c, const char *arg, void *userdata)
 {
         struct agent_args *a = userdata;
+        int r = xp_cli_runtime_option(c, arg, "xpool agent", &a->runtime);
+
+        if (r != 0)
+                return r < 0 ? -r : 0;
 
         switch (c) {
         case 's':
@@ -200,6 +207,7 @@ static const struct option agent_options[] = {
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"registries", required_argument, NULL, OPT_REGISTRIES},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
@@ -261,7 +269,7 @@ static void hide_secrets(struct agent_args *a, char **server_data)
 int xp_cmd_agent(int argc, char **argv)
 {
         struct xp_agent_options o = {0};
-        struct agent_args a = {.o = &o};
+        struct agent_args a = {.o = &o, .runtime = {.o = &o}};
         struct xp_kubeconfig config = {0};
         _cleanup_free_ char *token = NULL, *listen = NULL, *server_data = NULL;
         struct xp_agent *agent = NULL;

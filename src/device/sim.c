@@ -8,6 +8,7 @@
  *   devices[].count: N           N devices from one entry, ids "<id or sim-<kind>>-<i>", index
  *                                index+i (i = 0..N-1)
  *   devices[].numaNode: [0, 1]   one NUMA node per expanded device (needs count)
+ *   devices[].deviceNodes        "{index}" in a path is the expanded device's index
  *   links[].devices: [ids...]    one link of that level for every pair among the devices
  *
  * Before decoding, the conveniences are checked and rewritten in place (count removed, numaNode
@@ -192,16 +193,12 @@ static int plan_add_id(struct sim_plan *plan, size_t owner, const char *id)
         return 0;
 }
 
-/* A list of NUMA nodes, one per device of the entry: checked, kept, and the first one is the
- * entry's own numaNode. */
-static int
-plan_numa_list(const struct sim_source *src, struct sim_entry *e, size_t j, json_t *entry)
+/* numaNode as a list: one node per device of a count entry. */
+static int plan_numa_list(
+    const struct sim_source *src, struct sim_entry *e, size_t j, json_t *entry, json_t *numa)
 {
-        json_t *numa = json_object_get(entry, "numaNode");
         struct xp_path path;
 
-        if (!json_is_array(numa))
-                return 0;
         sim_path(&path, "devices", j, "numaNode");
         if (!e->has_count)
                 return fail_at(src,
@@ -223,46 +220,8 @@ plan_numa_list(const struct sim_source *src, struct sim_entry *e, size_t j, json
                 }
         }
         e->numa_list = json_incref(numa);
-        return json_object_set(entry, "numaNode", json_array_get(numa, 0)) < 0 ? -ENOMEM : 0;
-}
-
-/* The ids of the entry's devices: given, numbered from the given one with count, or made up. */
-static int plan_ids(const struct sim_source *src,
-                    struct sim_plan *plan,
-                    const struct sim_entry *e,
-                    size_t j,
-                    const json_t *entry)
-{
-        const json_t *id = json_object_get(entry, "id"), *kind = json_object_get(entry, "kind");
-        const json_t *index = json_object_get(entry, "index");
-        const char *kind_name = json_is_string(kind) ? json_string_value(kind) : "device";
-        json_int_t base = json_is_natural(index, INT32_MAX) ? json_integer_value(index) : 0;
-        struct xp_path path;
-
-        if (e->has_id && strlen(json_string_value(id)) > SIM_ID_MAX) {
-                sim_path(&path, "devices", j, "id");
-                return fail_at(src, &path, -EINVAL, "too long (at most %d bytes)", SIM_ID_MAX);
-        }
-        for (size_t i = 0; i < e->count; i++) {
-                char buf[SIM_ID_MAX + 32];
-                int r;
-
-                if (e->has_count)
-                        snprintf(buf,
-                                 sizeof(buf),
-                                 "%s%s-%zu",
-                                 e->has_id ? "" : "sim-",
-                                 e->has_id ? json_string_value(id) : kind_name,
-                                 i);
-                else if (e->has_id)
-                        snprintf(buf, sizeof(buf), "%s", json_string_value(id));
-                else
-                        snprintf(
-                            buf, sizeof(buf), "sim-%.64s-%" JSON_INTEGER_FORMAT, kind_name, base);
-                r = plan_add_id(plan, j, buf);
-                if (r < 0)
-                        return r;
-        }
+        if (json_object_set(entry, "numaNode", json_array_get(numa, 0)) < 0)
+                return -ENOMEM;
         return 0;
 }
 
@@ -270,7 +229,11 @@ static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_
 {
         struct sim_entry *e = &plan->entries[j];
         json_t *count = json_object_get(entry, "count");
+        json_t *numa = json_object_get(entry, "numaNode");
         json_t *id = json_object_get(entry, "id");
+        json_t *kind = json_object_get(entry, "kind");
+        json_t *index = json_object_get(entry, "index");
+        const char *kind_name = json_is_string(kind) ? json_string_value(kind) : "device";
         struct xp_path path;
         int r;
 
@@ -290,9 +253,11 @@ static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_
                 e->has_count = true;
                 json_object_del(entry, "count");
         }
-        r = plan_numa_list(src, e, j, entry);
-        if (r < 0)
-                return r;
+        if (json_is_array(numa)) {
+                r = plan_numa_list(src, e, j, entry, numa);
+                if (r < 0)
+                        return r;
+        }
         if (e->count > 1 && json_object_get(entry, "pciAddress")) {
                 sim_path(&path, "devices", j, "pciAddress");
                 return fail_at(
@@ -312,9 +277,31 @@ static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_
         e->has_id = json_is_string(id);
         if (id && !e->has_id)
                 return 0; /* the decoder reports the type */
-        r = plan_ids(src, plan, e, j, entry);
-        if (r < 0)
-                return r;
+        for (size_t i = 0; i < e->count; i++) {
+                char buf[SIM_ID_MAX + 32];
+                json_int_t base = json_is_natural(index, INT32_MAX) ? json_integer_value(index) : 0;
+
+                if (e->has_id && strlen(json_string_value(id)) > SIM_ID_MAX) {
+                        sim_path(&path, "devices", j, "id");
+                        return fail_at(
+                            src, &path, -EINVAL, "too long (at most %d bytes)", SIM_ID_MAX);
+                }
+                if (e->has_count)
+                        snprintf(buf,
+                                 sizeof(buf),
+                                 "%s%s-%zu",
+                                 e->has_id ? "" : "sim-",
+                                 e->has_id ? json_string_value(id) : kind_name,
+                                 i);
+                else if (e->has_id)
+                        snprintf(buf, sizeof(buf), "%s", json_string_value(id));
+                else
+                        snprintf(
+                            buf, sizeof(buf), "sim-%.64s-%" JSON_INTEGER_FORMAT, kind_name, base);
+                r = plan_add_id(plan, j, buf);
+                if (r < 0)
+                        return r;
+        }
         /* the entry decodes as its first device */
         if (json_object_set_new(entry, "id", json_string(plan->ids[e->first_expanded])) < 0)
                 return -ENOMEM;
@@ -549,6 +536,28 @@ static const char *describe(const struct xp_device *dev, char *buf, size_t size)
         return buf;
 }
 
+/* "{index}" in a device node's path is the device's index: one entry with count: N gives each
+ * device its own node (/dev/npu{index}: /dev/npu0, /dev/npu1, ...). */
+static int index_nodes(struct xp_device *dev)
+{
+        for (size_t k = 0; k < dev->device_nodes.n; k++) {
+                char *at = strstr(dev->device_nodes.items[k], "{index}"), *path;
+
+                if (!at)
+                        continue;
+                if (asprintf(&path,
+                             "%.*s%" PRId64 "%s",
+                             (int)(at - dev->device_nodes.items[k]),
+                             dev->device_nodes.items[k],
+                             dev->index,
+                             at + 7) < 0)
+                        return -ENOMEM;
+                free(dev->device_nodes.items[k]);
+                dev->device_nodes.items[k] = path;
+        }
+        return 0;
+}
+
 static int add_devices(const struct sim_source *src,
                        struct xp_discovery *d,
                        const struct sim_plan *plan,
@@ -600,6 +609,9 @@ static int add_devices(const struct sim_source *src,
                         if (r < 0)
                                 return r;
                         dev->index = from->index + (int64_t)i;
+                        r = index_nodes(dev);
+                        if (r < 0)
+                                return r;
                         if (e->numa_list)
                                 dev->numa_node = (struct xp_opt_int64){
                                     .set = true,

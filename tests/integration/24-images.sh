@@ -183,7 +183,7 @@ pod never "$plain/not-here:1" Never
 pod present "$plain/ai-framework@$digest"
 wait_for "Pulling event" 30 describe framework "Pulling image \"$plain/ai-framework:latest\""
 wait_for "Pulled event" 30 describe framework "Successfully pulled image \"$plain/ai-framework:latest\" in"
-wait_for "after the pull, today's message" 30 describe framework "runs processes, not images"
+wait_for "after the pull, it runs from its image (crun)" 30 describe framework "Completed"
 wait_for "ErrImagePull" 30 describe missing "Failed to pull image \"$plain/nope:1\""
 wait_for "ImagePullBackOff" 30 describe missing "ImagePullBackOff"
 wait_for "Back-off event" 30 describe missing "Back-off pulling image"
