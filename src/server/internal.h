@@ -284,3 +284,29 @@ json_t *api_string_array(const char *const *strings);
 bool discovery_aggregated(const struct request *req);
 /* The aggregated document of the core group (core) or of the named groups. */
 int reply_aggregated(const struct request *req, bool core, struct reply *ret);
+
+/* ---- server-side apply (api_apply.c), called from handle_patch() ----------------------------- */
+
+/* Creates the object json describes (borrowed), as a POST would: 0 with ret filled, or -errno. */
+int create_json(const struct request *req,
+                const struct xp_kind *kind,
+                json_t *json,
+                unsigned flags,
+                bool dry,
+                struct reply *ret);
+/* The body of an apply patch, JSON or one YAML document; NULL with jerr->text saying why. */
+json_t *apply_body(const struct request *req, json_error_t *jerr);
+/* Applies config onto stored: 1 with *ret_patched, else 0 with ret filled (409 conflicts). */
+int apply_patch(const struct request *req,
+                const struct xp_kind *kind,
+                const json_t *stored,
+                const json_t *config,
+                json_t **ret_patched,
+                struct reply *ret);
+/* An apply to an object that does not exist: creates it (201), ret filled; or -errno. */
+int apply_create(const struct request *req,
+                 const struct xp_kind *kind,
+                 const json_t *config,
+                 unsigned flags,
+                 bool dry,
+                 struct reply *ret);

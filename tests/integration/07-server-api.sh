@@ -244,7 +244,7 @@ patch "merge patch replaces lists" 200 "$pods/ai-training" merge '{"spec":{"cont
 not_in "merge patch list replaced" "$tmp/out" 'nvidia.com/gpu'
 printf '{}' >"$tmp/patch.json"
 req "patch as application/json" 415 PATCH "$pods/ai-training" "$tmp/patch.json" application/json
-expect_in "415 message" "$tmp/out" '"message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json","reason":"UnsupportedMediaType"'
+expect_in "415 message" "$tmp/out" '"message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json","reason":"UnsupportedMediaType"'
 expect_in "415 code" "$tmp/out" '"code":415'
 req "patch as text" 415 PATCH "$pods/ai-training" "$tmp/patch.json" text/plain
 patch "patch malformed JSON" 400 "$pods/ai-training" merge '{"metadata":'

@@ -2,7 +2,8 @@
 # Discovery, OpenAPI and the self reviews as stock kubectl 1.32 and Debian's python3-kubernetes
 # use them: kubectl explain (from the OpenAPI v3 documents the schema tables generate),
 # api-resources with short names, verbs and categories, get all, auth whoami and auth can-i
-# (--list too) for the admin, reader and node roles, and the reviews' bad input. The expected
+# (--list too) for the admin, reader and node roles, the reviews' bad input, and server-side
+# apply (managedFields, conflicts, --force-conflicts, fields given up). The expected
 # texts are what kubectl 1.32 prints against kube-apiserver 1.32 for the same rules.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
@@ -185,6 +186,72 @@ post "an access review that is not JSON" 400 $sar 'nojson'
 expect_in "not JSON: BadRequest" "$tmp/out" '"reason":"BadRequest"'
 post "a rules review posted as an access review" 400 $sar '{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{}}'
 post "a review in the wrong group" 404 /apis/coordination.k8s.io/v1/selfsubjectaccessreviews '{}'
+
+# ---- server-side apply: managedFields, conflicts, --force-conflicts, fields given up ---------------
+printf '%s\n' 'apiVersion: v1' 'kind: Pod' 'metadata:' '  name: web' '  labels: {app: web, tier: a}' \
+  'spec:' '  containers:' '  - name: c' '    image: busybox:1' '    command: [sleep, "3600"]' \
+  '    ports:' '    - containerPort: 80' >"$tmp/web.yaml"
+sed 's/busybox:1/busybox:2/; s/tier: a/tier: b/' "$tmp/web.yaml" >"$tmp/web2.yaml"
+sed 's/, tier: b//' "$tmp/web2.yaml" >"$tmp/web3.yaml"
+ssa=("${kc[@]}" apply --server-side)
+check "apply --server-side creates" 0 "${ssa[@]}" -f "$tmp/web.yaml"
+printf 'pod/web serverside-applied\n' >"$tmp/want"
+same "apply --server-side creates" "$tmp/want"
+check "apply --server-side again" 0 "${ssa[@]}" -f "$tmp/web.yaml"
+same "apply --server-side again" "$tmp/want"
+check "managedFields" 0 "${kc[@]}" get pod web -o \
+  'jsonpath={range .metadata.managedFields[*]}{.manager} {.operation} {.apiVersion} {.fieldsType}{"\n"}{end}'
+printf 'kubectl Apply v1 FieldsV1\n' >"$tmp/want"
+same "managedFields: kubectl's Apply entry" "$tmp/want"
+check "the owned fields" 0 "${kc[@]}" get pod web -o 'jsonpath={.metadata.managedFields[0].fieldsV1}'
+expect_in "fieldsV1: the container by its key" "$tmp/out" \
+  '"k:{\"name\":\"c\"}":{".":{},"f:command":{},"f:image":{},"f:name":{},"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}}}'
+expect_in "fieldsV1: labels one by one" "$tmp/out" '"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}}}'
+check "another manager's change conflicts" 1 "${ssa[@]}" --field-manager=other -f "$tmp/web2.yaml"
+head -3 "$tmp/err" >"$tmp/out"
+printf '%s\n' 'error: Apply failed with 2 conflicts: conflicts with "kubectl":' '- .metadata.labels.tier' \
+  '- .spec.containers[name="c"].image' >"$tmp/want"
+same "the conflicts, as kubectl prints Kubernetes' message" "$tmp/want"
+expect_in "kubectl's advice follows" "$tmp/err" 'command with the `--force-conflicts` flag.'
+check "the conflict changed nothing" 0 "${kc[@]}" get pod web -o 'jsonpath={.spec.containers[0].image} {.metadata.labels.tier}'
+expect_in "nothing changed" "$tmp/out" "busybox:1 a"
+check "--force-conflicts takes the fields" 0 "${ssa[@]}" --field-manager=other --force-conflicts -f "$tmp/web2.yaml"
+check "the forced values" 0 "${kc[@]}" get pod web -o \
+  'jsonpath={.spec.containers[0].image} {.metadata.labels.tier} {range .metadata.managedFields[*]}{.manager},{end}'
+expect_in "forced: values and managers" "$tmp/out" "busybox:2 b kubectl,other,"
+check "kubectl gave up image and tier" 0 "${kc[@]}" get pod web -o 'jsonpath={.metadata.managedFields[0].fieldsV1}'
+if grep -q 'f:image\|f:tier' "$tmp/out"; then
+  echo "FAIL kubectl still owns image or tier:"; cat "$tmp/out"; failures=$((failures + 1))
+fi
+check "kubectl now conflicts with other" 1 "${ssa[@]}" -f "$tmp/web.yaml"
+expect_in "conflict with other" "$tmp/err" 'error: Apply failed with 2 conflicts: conflicts with "other":'
+check "a field its only manager no longer applies is removed" 0 "${ssa[@]}" --field-manager=other -f "$tmp/web3.yaml"
+check "tier gone, app kept (kubectl co-owns it)" 0 "${kc[@]}" get pod web -o 'jsonpath={.metadata.labels}'
+printf '{"app":"web"}' >"$tmp/want"
+same "labels after other gave up tier" "$tmp/want"
+check "apply --server-side --dry-run=server" 0 "${ssa[@]}" --field-manager=other --dry-run=server -f "$tmp/web2.yaml"
+expect_in "dry run" "$tmp/out" "pod/web serverside-applied (server dry run)"
+check "the dry run wrote nothing" 0 "${kc[@]}" get pod web -o 'jsonpath={.metadata.labels}'
+same "labels after the dry run" "$tmp/want"
+apply_patch() { # name, expected code, query, body
+  printf '%s' "$4" >"$tmp/body.json"
+  got=$(curl -sS --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $admin" -X PATCH \
+    -H 'Content-Type: application/apply-patch+yaml' -o "$tmp/out" -w '%{http_code}' --max-time 10 \
+    --data-binary "@$tmp/body.json" "$base/api/v1/namespaces/default/pods/web$3") || got="curl failed"
+  [[ "$got" == "$2" ]] || { echo "FAIL $1: HTTP $got, expected $2"; cat "$tmp/out"; failures=$((failures + 1)); }
+}
+apply_patch "apply without a field manager" 422 "" '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"}}'
+expect_in "no field manager: Kubernetes' message" "$tmp/out" \
+  '"message":"PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"'
+apply_patch "apply as YAML" 200 "?fieldManager=yaml" $'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels: {from: yaml}\n'
+expect_in "YAML applied" "$tmp/out" '"from":"yaml"'
+apply_patch "apply two documents" 400 "?fieldManager=yaml" $'a: 1\n---\nb: 2\n'
+expect_in "two documents: why" "$tmp/out" "an apply patch is one document"
+apply_patch "apply a list" 400 "?fieldManager=yaml" '[1]'
+apply_patch "a conflict's causes" 409 "?fieldManager=third" \
+  '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"x"}}}'
+expect_in "409 causes" "$tmp/out" \
+  '"reason":"Conflict","details":{"name":"web","kind":"pods","causes":[{"reason":"FieldManagerConflict","message":"conflict with \"kubectl\"","field":".metadata.labels.app"}'
 
 # ---- Debian's python3-kubernetes: its typed review calls and a raw whoami -------------------------
 if /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then
