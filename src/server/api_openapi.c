@@ -242,21 +242,12 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
            &p_dry_run,
            &p_field_manager,
            &p_field_validation);
-        OP(item, "get", "get", false, true, NULL);
-        OP(item, "put", "put", false, true, &p_dry_run, &p_field_manager, &p_field_validation);
-        OP(item,
-           "patch",
-           "patch",
-           true,
-           true,
-           &p_dry_run,
-           &p_field_manager,
-           &p_field_validation,
-           &p_force);
-        OP(item, "delete", "delete", false, true, &p_dry_run);
-        if (kind_has_status(kind)) {
-                OP(status, "get", "get", false, true, NULL);
-                OP(status,
+        /* the object and, where the kind has one, its status subresource: the same operations */
+        for (int i = 0; i < (kind_has_status(kind) ? 2 : 1); i++) {
+                const char *path = i == 0 ? item : status;
+
+                OP(path, "get", "get", false, true, NULL);
+                OP(path,
                    "put",
                    "put",
                    false,
@@ -264,7 +255,7 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
                    &p_dry_run,
                    &p_field_manager,
                    &p_field_validation);
-                OP(status,
+                OP(path,
                    "patch",
                    "patch",
                    true,
@@ -273,6 +264,8 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
                    &p_field_manager,
                    &p_field_validation,
                    &p_force);
+                if (i == 0)
+                        OP(item, "delete", "delete", false, true, &p_dry_run);
         }
 #undef OP
         return r;
