@@ -137,7 +137,7 @@ int handle_self_subject_review(const struct request *req,
 {
         const char *kind = "SelfSubjectReview";
         json_t *review = NULL, *info;
-        char user[AUTH_SUBJECT_MAX + 32];
+        char user[XP_TOKEN_SUBJECT_MAX + 32];
         int r;
 
         (void)route;
@@ -366,7 +366,7 @@ static bool decide(const struct request *req, const struct access *a, char *reas
         enum auth_decision d;
 
         reason[0] = '\0';
-        if (!who || who->role == AUTH_ROLE_ADMIN) {
+        if (!who || who->role == XP_TOKEN_ADMIN) {
                 snprintf(reason, size, "xpool: allowed by the admin role");
                 return true;
         }
@@ -374,7 +374,7 @@ static bool decide(const struct request *req, const struct access *a, char *reas
         if (!verb)
                 return false;
         if (xp_streq0(a->resource, "*") || xp_streq0(a->group, "*"))
-                return who->role == AUTH_ROLE_READER && verb <= AUTH_WATCH; /* get, list, watch */
+                return who->role == XP_TOKEN_READER && verb <= AUTH_WATCH; /* get, list, watch */
         d = auth_authorize(who,
                            &(struct auth_request){.verb = (enum auth_verb)verb,
                                                   .group = a->group ? a->group : "",
@@ -390,11 +390,13 @@ static bool decide(const struct request *req, const struct access *a, char *reas
         if (d == AUTH_ALLOW_IF_POD_ON_NODE)
                 d = pod_bound_to(req, a->namespace, a->name, who->subject) ? AUTH_ALLOW : AUTH_DENY;
         if (d == AUTH_ALLOW) {
-                snprintf(
-                    reason, size, "xpool: allowed by the %s role", auth_role_to_string(who->role));
+                snprintf(reason,
+                         size,
+                         "xpool: allowed by the %s role",
+                         xp_token_role_to_string(who->role));
                 return true;
         }
-        if (who->role == AUTH_ROLE_NODE && xp_streq0(a->resource, "pods") && !a->non_resource)
+        if (who->role == XP_TOKEN_NODE && xp_streq0(a->resource, "pods") && !a->non_resource)
                 snprintf(reason,
                          size,
                          "no relationship found between node '%s' and this object",

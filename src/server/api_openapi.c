@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "xpool/apischema.h"
+#include "xpool/map.h"
 #include "xpool/openapi.h"
 
 #define MAX_DOCS 8 /* the core group and the named ones */
@@ -358,11 +359,7 @@ static json_t *document(enum xp_openapi_version v, const char *group)
 /* FNV-1a of the text, so clients may cache a document by its URL as long as it holds. */
 static void text_hash(const char *text, char hash[static 17])
 {
-        uint64_t h = 0xcbf29ce484222325ull;
-
-        for (const char *c = text; *c; c++)
-                h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-        snprintf(hash, 17, "%016llX", (unsigned long long)h);
+        snprintf(hash, 17, "%016llX", (unsigned long long)xp_hash_string(text));
 }
 
 static char *dump(json_t *doc)

@@ -103,9 +103,9 @@ static int node_rules(const char *node, const char *ns, json_t *rules)
 
 json_t *auth_user_groups(const struct auth_identity *who)
 {
-        const char *group = who->role == AUTH_ROLE_ADMIN  ? "system:masters"
-                            : who->role == AUTH_ROLE_NODE ? "system:nodes"
-                                                          : "xpool:readers";
+        const char *group = who->role == XP_TOKEN_ADMIN  ? "system:masters"
+                            : who->role == XP_TOKEN_NODE ? "system:nodes"
+                                                         : "xpool:readers";
 
         return json_pack("[s, s]", group, "system:authenticated");
 }
@@ -118,15 +118,15 @@ int auth_rules_review(const struct auth_identity *who, const char *ns, json_t **
 
         if (r >= 0)
                 r = add_self_reviews(rules);
-        if (r >= 0 && who->role == AUTH_ROLE_ADMIN) {
+        if (r >= 0 && who->role == XP_TOKEN_ADMIN) {
                 r = add(rules, rule(all, "*", all, NULL));
                 if (r >= 0)
                         r = add(urls,
                                 json_pack("{s:[s], s:[s]}", "verbs", "*", "nonResourceURLs", "*"));
         } else if (r >= 0) {
-                if (who->role == AUTH_ROLE_READER)
+                if (who->role == XP_TOKEN_READER)
                         r = add(rules, rule(reads, "*", all, NULL));
-                else if (who->role == AUTH_ROLE_NODE)
+                else if (who->role == XP_TOKEN_NODE)
                         r = node_rules(who->subject, ns, rules);
                 if (r >= 0)
                         r = add(urls,
@@ -136,7 +136,7 @@ int auth_rules_review(const struct auth_identity *who, const char *ns, json_t **
                                           "nonResourceURLs",
                                           "*"));
         }
-        if (who->role == AUTH_ROLE_NODE)
+        if (who->role == XP_TOKEN_NODE)
                 snprintf(
                     error,
                     sizeof error,

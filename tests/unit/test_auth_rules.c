@@ -28,7 +28,7 @@ static enum auth_verb verb_of(const char *s)
         return AUTH_GET;
 }
 
-static struct auth_identity identity(enum auth_role role, const char *subject)
+static struct auth_identity identity(enum xp_token_role role, const char *subject)
 {
         struct auth_identity who = {.role = role};
 
@@ -114,7 +114,7 @@ static json_t *review(const struct auth_identity *who, const char *ns)
         return status;
 }
 
-static void check_role(enum auth_role role, const char *subject, const char *ns)
+static void check_role(enum xp_token_role role, const char *subject, const char *ns)
 {
         struct auth_identity who = identity(role, subject);
         json_t *status = review(&who, ns), *rule;
@@ -129,17 +129,17 @@ static void check_role(enum auth_role role, const char *subject, const char *ns)
 static void every_listed_rule_is_allowed(void **state)
 {
         (void)state;
-        check_role(AUTH_ROLE_ADMIN, "admin", "default");
-        check_role(AUTH_ROLE_READER, "ci", "default");
-        check_role(AUTH_ROLE_NODE, "n1", "default");
-        check_role(AUTH_ROLE_NODE, "n1", "kube-node-lease");
+        check_role(XP_TOKEN_ADMIN, "admin", "default");
+        check_role(XP_TOKEN_READER, "ci", "default");
+        check_role(XP_TOKEN_NODE, "n1", "default");
+        check_role(XP_TOKEN_NODE, "n1", "kube-node-lease");
 }
 
 /* What a role may not do is in none of its rules; a node's list says it is incomplete. */
 static void refusals_are_not_listed(void **state)
 {
-        struct auth_identity reader = identity(AUTH_ROLE_READER, "ci");
-        struct auth_identity node = identity(AUTH_ROLE_NODE, "n1");
+        struct auth_identity reader = identity(XP_TOKEN_READER, "ci");
+        struct auth_identity node = identity(XP_TOKEN_NODE, "n1");
         json_t *status = review(&reader, "default"), *rule;
         char text[4096];
         size_t i;
@@ -177,7 +177,7 @@ static void refusals_are_not_listed(void **state)
 
 static void user_groups(void **state)
 {
-        struct auth_identity who = identity(AUTH_ROLE_NODE, "n1");
+        struct auth_identity who = identity(XP_TOKEN_NODE, "n1");
         json_t *groups = auth_user_groups(&who);
 
         (void)state;
