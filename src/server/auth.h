@@ -80,6 +80,9 @@ enum auth_decision {
 };
 
 /*
+ * Every role: create of the self reviews (selfsubjectreviews in authentication.k8s.io,
+ * selfsubjectaccessreviews and selfsubjectrulesreviews in authorization.k8s.io), as Kubernetes'
+ * system:basic-user role allows every user.
  * admin: everything. reader: get/list/watch of everything, and GETs of non-resource paths.
  * node N: every read except pods/log; create/update/patch of node N and nodes/N/status;
  * create/update/patch/get/delete of lease N in namespace kube-node-lease (coordination.k8s.io);

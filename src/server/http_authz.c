@@ -94,7 +94,7 @@ int http_authorize(const struct route *route,
         struct auth_request areq = {
             .verb = auth_verb_of(req->method, req),
             .group = req->group,
-            .resource = route->kind ? route->kind->plural : NULL,
+            .resource = route->kind ? route->kind->plural : route->resource,
             .subresource = route->subresource,
             .namespace = req->namespace,
             .name = req->name ? req->name : name,
@@ -133,7 +133,7 @@ int http_authorize(const struct route *route,
                             403,
                             "Forbidden",
                             req->name,
-                            route->kind ? route->kind->plural : NULL,
+                            route->kind ? route->kind->plural : route->resource,
                             "%s",
                             reason);
 }

@@ -41,6 +41,25 @@ enum xp_apivalue_kind {
 
 struct xp_apitype;
 
+/*
+ * How server-side apply merges a value and tracks who owns it (Kubernetes' x-kubernetes-list-type,
+ * x-kubernetes-map-type and structType): a list is ATOMIC unless the schema says SET (a list of
+ * scalars whose items are owned one by one) or MAP (a list of objects keyed by .keys); a map and an
+ * object are GRANULAR (each member owned on its own) unless the schema says ATOMIC.
+ */
+enum xp_apimerge {
+        XP_APIMERGE_GRANULAR = 0,
+        XP_APIMERGE_ATOMIC,
+        XP_APIMERGE_SET,
+        XP_APIMERGE_MAP,
+};
+
+/* A key of a MAP list: the member's name and the value an item without it has (NULL: none). */
+struct xp_apikey {
+        const char *name;
+        const char *default_value; /* a string default ("TCP"), as the API defaults it */
+};
+
 /* The type of a value: a scalar, a named type, or a list or map of another value type. */
 struct xp_apivalue {
         enum xp_apivalue_kind kind;
@@ -51,6 +70,13 @@ struct xp_apivalue {
 struct xp_apifield {
         const char *name; /* the JSON member name */
         const struct xp_apivalue *value;
+        /* LIST: ATOMIC, SET or MAP (then keys); MAP: GRANULAR or ATOMIC; TYPE: the type's */
+        enum xp_apimerge merge;
+        const struct xp_apikey *keys;
+        size_t n_keys;
+        const struct xp_apitype *origin; /* the type that declares it (another when inlined) */
+        const char *description;         /* from the API documentation, or NULL */
+        bool required;                   /* the API reference marks it required */
 };
 
 /* A named object type ("Container"), its fields in source order, inlined ones included. */
@@ -59,6 +85,8 @@ struct xp_apitype {
         const char *package; /* "io.k8s.api.core.v1" */
         const struct xp_apifield *fields;
         size_t n_fields;
+        bool atomic;             /* replaced whole by apply, owned as one field (structType) */
+        const char *description; /* from the API documentation, or NULL */
 };
 
 struct xp_apischema;
@@ -75,8 +103,22 @@ int xp_apischema_parse(const char *text,
 void xp_apischema_free(struct xp_apischema *schema);
 
 /*
- * The built-in schema (src/core/apischema.txt), read once on first use; never freed. -EINVAL
- * only if the built-in text does not read (the unit tests make sure it does), -ENOMEM.
+ * Adds the descriptions and required markers of docs (the syntax of src/core/apidoc.txt: a
+ * "== Type" or "== Type.field [required]" line, then the text, lines joined by spaces, a blank
+ * line a paragraph break, "| " a line kept as it is) to schema's types and fields. A field
+ * inlined into another type takes its declaring type's description unless the other type has
+ * its own. -EINVAL with err naming the line (an unknown type or field, a description given
+ * twice), -ENOMEM; on failure the schema may hold some of the descriptions.
+ */
+int xp_apischema_describe(struct xp_apischema *schema,
+                          const char *docs,
+                          size_t len,
+                          struct xp_error *err);
+
+/*
+ * The built-in schema (src/core/apischema.txt with the descriptions of src/core/apidoc.txt),
+ * read once on first use; never freed. -EINVAL only if the built-in text does not read (the unit
+ * tests make sure it does), -ENOMEM.
  */
 int xp_apischema_builtin(const struct xp_apischema **ret, struct xp_error *err);
 

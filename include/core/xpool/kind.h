@@ -27,6 +27,7 @@ struct xp_kind {
         const char *plural;             /* "pods": the URL segment and the store key */
         const char *singular;           /* "pod" */
         const char *const *short_names; /* NULL-terminated: {"po", NULL} */
+        const char *const *categories;  /* NULL-terminated ({"all", NULL}), or NULL for none */
         bool namespaced;
         /*
          * Decodes and validates (flags are xp_decode_flags): the kind's xp_<kind>_from_json().

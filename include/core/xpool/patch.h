@@ -27,6 +27,9 @@ enum xp_patch_type {
         XP_PATCH_MERGE,     /* RFC 7386, application/merge-patch+json */
         XP_PATCH_STRATEGIC, /* Kubernetes strategic merge patch,
                                application/strategic-merge-patch+json */
+        XP_PATCH_APPLY,     /* server-side apply, application/apply-patch+yaml: merged by
+                               xp_apply() (xpool/managedfields.h), which needs the field manager;
+                               xp_patch_apply() refuses it */
 };
 
 /*
