@@ -20,6 +20,7 @@ stop_server() {
 trap 'stop_server; rm -rf "$tmp"' EXIT
 
 base=
+: >"$tmp/server.log" # the background job opens it later: it must exist for the first look
 "$xpool" server --listen 127.0.0.1:0 --no-scheduler --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 deadline=$((SECONDS + 15))
