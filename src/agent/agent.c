@@ -21,6 +21,7 @@
 
 #include "agent/logserver.h"
 #include "agent/pull.h"
+#include "agent/stream.h"
 #include "agent_internal.h"
 #include "xpool/codec.h"
 #include "xpool/datadir.h"
@@ -272,11 +273,19 @@ static int find_address(struct xp_agent *a, struct xp_apiclient *client, struct 
 static int start_logserver(struct xp_agent *a, struct xp_error *err)
 {
         _cleanup_free_ char *log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        struct xp_logserver_streams streams;
         int r;
 
         if (!log_dir)
                 return -ENOMEM;
+        /* exec, attach and port-forward share the endpoint (stream.h) */
+        r = xp_agent_streams_new(
+            &(struct xp_agent_streams_options){.runtime = a->runtime}, &a->streams, err);
+        if (r < 0)
+                return r;
+        xp_agent_streams_hook(a->streams, &streams);
         struct xp_logserver_options lso = {
+            .streams = &streams,
             .host = a->listen_host ? a->listen_host : a->advertise_address,
             .port = a->port, /* the one asked for, until the endpoint says which */
             .log_dir = log_dir,
@@ -526,7 +535,10 @@ void xp_agent_free(struct xp_agent *a)
         xp_agent_events_free(a->events);
         xp_apiclient_free(a->watch_client);
         xp_apiclient_free(a->lease_client);
+        /* the streams hold connections of the endpoint, and the runtime */
+        xp_agent_streams_stop(a->streams);
         xp_logserver_free(a->logserver);
+        xp_agent_streams_free(a->streams);
         xp_runtime_free(a->runtime);
         if (a->pods.wake_fd >= 0)
                 close(a->pods.wake_fd);

@@ -95,6 +95,7 @@ struct xp_agent_status;
 struct xp_agent_events;
 struct xp_runtime;
 struct xp_logserver;
+struct xp_agent_streams;
 struct xp_reconcile;
 struct xp_image_store;
 struct xp_agent_pulls;
@@ -138,6 +139,7 @@ struct xp_agent {
         struct xp_image_store *images; /* DATA/images */
         struct xp_agent_pulls *pulls;  /* the pull step of container starts (pull.c) */
         struct xp_logserver *logserver;
+        struct xp_agent_streams *streams; /* exec, attach, port-forward (stream.h) */
         struct xp_agent_status *status;
         struct xp_agent_events *events;
         struct xp_agent_pods pods;
