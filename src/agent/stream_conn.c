@@ -230,12 +230,9 @@ int sconn_ws_next(struct sconn *c, const uint8_t **ret_data, size_t *ret_len)
 
         if (r <= 0)
                 return r;
-        if (op != XP_WS_BINARY) {
-                sconn_ws_close(
-                    c, XP_WS_CLOSE_UNSUPPORTED_DATA, "only binary messages are understood");
-                c->close_received = true;
-                return -EPROTO;
-        }
+        /* a text message counts as a binary one, as with the kubelet: the Python client writes
+         * str data (stdin, resize) as text */
+        (void)op;
         if (c->mode == SCONN_WS)
                 c->last_data_ms = stream_now_ms(); /* SPDY's frames count in stream_spdy.c */
         return 1;

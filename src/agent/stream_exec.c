@@ -63,6 +63,11 @@ struct rc {
         char resize[XP_RC_RESIZE_MAX + 1]; /* SPDY: a terminal size message so far */
         size_t resize_len;
         char *failure; /* a Status to end with instead of the command's */
+        /* exec with a terminal: the command starts once the first terminal size came (kubectl
+         * sends it at once), so that it sees its size from the start; or after a second */
+        bool start_deferred, have_size;
+        int64_t start_deadline_ms;
+        struct winsize size;
         int poll_kind[8];
 };
 
@@ -153,6 +158,8 @@ static void resize(struct rc *rc, const uint8_t *data, size_t len)
         }
         ws.ws_col = w;
         ws.ws_row = h;
+        rc->size = ws;
+        rc->have_size = true;
         if (rc->pty >= 0 && ioctl(rc->pty, TIOCSWINSZ, &ws) < 0)
                 xp_debug("stream", "resizing the terminal: %s", strerror(errno));
 }
@@ -270,6 +277,8 @@ static int open_pty(struct rc *rc, int *ret_slave)
         if (slave < 0)
                 return -errno;
         fcntl(rc->pty, F_SETFL, fcntl(rc->pty, F_GETFL) | O_NONBLOCK);
+        if (rc->have_size)
+                (void)ioctl(rc->pty, TIOCSWINSZ, &rc->size);
         *ret_slave = slave;
         return 0;
 }
@@ -375,6 +384,11 @@ static int begin(struct rc *rc)
                 r = rc_send(rc, ch, NULL, 0);
                 if (r < 0)
                         return r;
+        }
+        if (req->kind == STREAM_EXEC && req->tty && !rc->have_size) {
+                rc->start_deferred = true;
+                rc->start_deadline_ms = stream_now_ms() + 1000;
+                return 0;
         }
         return req->kind == STREAM_EXEC ? exec_start(rc) : attach_start(rc);
 }
@@ -602,6 +616,8 @@ static bool rc_done(struct session *s)
                         return false;
                 if (req->kind == STREAM_ATTACH && rc->attach_fd >= 0)
                         return false;
+                if (req->kind == STREAM_EXEC && rc->start_deferred)
+                        return false;
                 if (req->kind == STREAM_EXEC) {
                         bool outputs = rc->out_fd >= 0 || rc->err_fd >= 0;
 
@@ -677,6 +693,11 @@ static int rc_input_all(struct session *s)
 
         if (r >= 0 && !s->req.websocket && !rc->started && streams_complete(rc))
                 r = begin(rc);
+        if (r >= 0 && rc->start_deferred && !rc->failure &&
+            (rc->have_size || stream_now_ms() >= rc->start_deadline_ms)) {
+                rc->start_deferred = false;
+                r = exec_start(rc);
+        }
         return r;
 }
 

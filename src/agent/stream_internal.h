@@ -63,8 +63,8 @@ size_t sconn_pending(const struct sconn *c);
 bool sconn_wants_input(const struct sconn *c);
 /*
  * SCONN_WS: the next data message: 1 with *ret_data and *ret_len (borrowed until the next call),
- * 0 when there is none yet. Pings are answered, a close answered and noted, text messages and
- * protocol violations answered with a close frame: -EPROTO.
+ * 0 when there is none yet (text messages count as binary ones). Pings are answered, a close
+ * answered and noted, protocol violations answered with a close frame: -EPROTO.
  */
 int sconn_ws_next(struct sconn *c, const uint8_t **ret_data, size_t *ret_len);
 /* SCONN_WS: queues a binary message of the byte b followed by data. -ENOMEM. */

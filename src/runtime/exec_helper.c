@@ -221,6 +221,11 @@ int xp_exec_main(int argc, char **argv)
                     "usage: xpool __exec STATE_DIR tty|notty COMMAND... (started by the node agent)\n");
                 return 2;
         }
+        /* nothing of the agent's past stdio and the report: its sockets would keep its clients'
+         * connections open as long as the command runs */
+        if (close_range(REPORT_FD + 1, ~0U, 0) < 0)
+                for (int fd = REPORT_FD + 1; fd < 1024; fd++)
+                        close(fd);
         fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
         /* the agent's thread that started us waits for us; its end is ours */
         prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);

@@ -38,7 +38,9 @@ static const char *const passed_headers[] = {
 struct tunnel {
         struct api *api;
         int agent;
-        char *pending; /* the agent's bytes that came with its 101 */
+        int client_tcp; /* the client's own socket: with TLS, what run() gets is libmicrohttpd's
+                           socketpair, which does not see the client go away; -1 if unknown */
+        char *pending;  /* the agent's bytes that came with its 101 */
         size_t pending_len;
         char *values[N_PASSED];
         const char *headers[2 * N_PASSED + 1];
@@ -116,17 +118,21 @@ static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
         *down = (struct half){.from = t->agent, .to = fd};
         while (!atomic_load(&t->api->stopping) &&
                !(up->eof && down->eof && !up->len && !down->len)) {
-                struct pollfd p[2] = {
+                struct pollfd p[3] = {
                     {.fd = fd,
                      .events =
                          (short)((!up->eof && !up->len ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
                     {.fd = t->agent,
                      .events = (short)((!down->eof && !down->len ? POLLIN : 0) |
                                        (up->len ? POLLOUT : 0))},
+                    {.fd = t->client_tcp, .events = POLLRDHUP},
                 };
-                int r = poll(p, 2, WAIT_MS);
+                int r = poll(p, t->client_tcp >= 0 ? 3 : 2, WAIT_MS);
 
                 if (r < 0 && errno != EINTR)
+                        break;
+                /* the client closed its connection (kubectl never half-closes one) */
+                if (r > 0 && t->client_tcp >= 0 && (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)))
                         break;
                 if (r > 0 && (!half_move(up, p[0].revents, p[1].revents) ||
                               !half_move(down, p[1].revents, p[0].revents)))
@@ -373,7 +379,7 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                 free(t);
                 return -ENOMEM;
         }
-        *t = (struct tunnel){.api = req->api, .agent = -1};
+        *t = (struct tunnel){.api = req->api, .agent = -1, .client_tcp = request_socket(req)};
         r = t->agent = agent_connect(host, port, &err);
         if (r >= 0 && (r = agent_send_all(t->agent, request, strlen(request))) < 0)
                 xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));
