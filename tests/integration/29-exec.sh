@@ -65,6 +65,15 @@ spec:
   - name: http
     image: python
     command: ["sh", "-c", "cd \$0 && exec python3 -u -m http.server 0 --bind 127.0.0.1", "$tmp/www"]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: crashy}
+spec:
+  containers:
+  - name: fails
+    image: busybox
+    command: ["sh", "-c", "exit 1"]
 EOF
 mkdir -p "$tmp/www"
 echo "served-$mark" >"$tmp/www/index.html"
@@ -194,6 +203,20 @@ expect_in "exec: Forbidden" "$tmp/err" \
   'Error from server (Forbidden): pods "box" is forbidden: User "system:reader:reader" cannot create resource "pods/exec" in API group "" in the namespace "default"'
 check "a reader may not port-forward" 1 "${kc[@]}" --token="$reader" port-forward pod/web ":$web_port"
 expect_in "port-forward: Forbidden" "$tmp/err" 'cannot create resource "pods/portforward"'
+
+# ---- container lifecycle Events, aggregated ----------------------------------------------------
+check "describe box" 0 "${kc[@]}" describe pod box
+expect_in "event Created" "$tmp/out" "Created    "
+expect_in "event Created: message" "$tmp/out" "Created container main"
+expect_in "event Started" "$tmp/out" "Started container main"
+describe_backoff() {
+  "${kc[@]}" describe pod crashy >"$tmp/crashy" 2>&1
+  grep -q "BackOff .*(x[0-9]* over .*Back-off restarting failed container fails in pod crashy_default(" "$tmp/crashy" &&
+    grep -q "Started .*(x[0-9]* over .*Started container fails" "$tmp/crashy"
+}
+wait_for "BackOff and Started counted on one Event each" 30 describe_backoff || cat "$tmp/crashy"
+check "delete web" 0 "${kc[@]}" delete pod web --wait=false
+wait_for "event Killing" 20 sh -c "${kc[*]} get events | grep -q 'Killing .*pod/web .*Stopping container http'"
 
 # ---- bad input ---------------------------------------------------------------------------------
 ws=(-H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13'
