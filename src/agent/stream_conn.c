@@ -191,6 +191,8 @@ ws_next_message(struct sconn *c, uint8_t *ret_op, const uint8_t **ret_data, size
                 struct xp_ws_frame f;
                 int n, r;
 
+                if (c->in.len == c->in.off)
+                        return 0; /* nothing read yet (the buffer may not even exist) */
                 n = xp_ws_frame_parse(c->in.data + c->in.off,
                                       c->in.len - c->in.off,
                                       true,
@@ -261,7 +263,7 @@ int sconn_bytes(struct sconn *c, const uint8_t **ret_data, size_t *ret_len)
                 if (r < 0)
                         return r;
         }
-        *ret_data = b->data + b->off;
+        *ret_data = b->data ? b->data + b->off : (const uint8_t *)"";
         *ret_len = b->len - b->off;
         return 0;
 }

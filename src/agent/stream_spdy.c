@@ -215,7 +215,8 @@ int spdy_send(struct spdy *sp, struct spdy_stream *st, const void *data, size_t 
                         r = sconn_bytes_send(sp->conn, data, k);
                 if (r < 0)
                         return r;
-                data = (const uint8_t *)data + k;
+                if (k)
+                        data = (const uint8_t *)data + k;
                 len -= k;
                 if (last) {
                         st->local_fin = true;
