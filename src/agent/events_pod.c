@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/launch.h"
 #include "agent_internal.h"
+#include "launch.h"
 #include "xpool/strutil.h"
 
 void xp_agent_events_started(struct xp_agent_events *events,

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/door.h"
 #include "stream_internal.h"
+#include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 

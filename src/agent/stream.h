@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/logserver.h"
+#include "logserver.h"
 #include "xpool/error.h"
 
 struct xp_runtime;

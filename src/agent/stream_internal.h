@@ -15,10 +15,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/stream.h"
-#include "http/remotecmd.h"
-#include "http/spdy.h"
-#include "http/websocket.h"
+#include "stream.h"
+#include "xpool/remotecmd.h"
+#include "xpool/spdy.h"
+#include "xpool/websocket.h"
 
 #define STREAM_MESSAGE_MAX (1024 * 1024) /* a WebSocket message, or a SPDY frame */
 #define STREAM_OUT_HIGH    (1024 * 1024) /* queued for the client: stop reading what adds to it */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http/remotecmd.h"
 #include "xpool/macro.h"
+#include "xpool/remotecmd.h"
 
 int xp_rc_channel_from_stream_type(const char *type)
 {

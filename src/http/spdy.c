@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "http/spdy.h"
+#include "xpool/spdy.h"
 
 static uint32_t be32(const uint8_t *p)
 {

@@ -8,8 +8,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "http/spdy.h"
 #include "xpool/macro.h"
+#include "xpool/spdy.h"
 
 static const char *const words[] = {
     "options",

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/spdy.h"
 #include "xpool/macro.h"
+#include "xpool/spdy.h"
 
 int xp_spdy_zlib_init(struct xp_spdy_zlib *z)
 {

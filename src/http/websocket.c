@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http/websocket.h"
+#include "xpool/websocket.h"
 
 #define GUID     "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define KEY_LEN  16 /* bytes behind Sec-WebSocket-Key */

@@ -350,7 +350,7 @@ static char *agent_head(const struct request *req,
 static int
 to_agent(const struct request *req, const char *node, const char *path, struct reply *ret)
 {
-        char host[64], key_id[AUTH_TOKEN_ID_LEN + 1], signature[XP_LOGSIGN_TEXT_MAX];
+        char host[64], key_id[XP_TOKEN_ID_LEN + 1], signature[XP_LOGSIGN_TEXT_MAX];
         _cleanup_free_ char *request = NULL, *buf = malloc(HEAD_MAX + 1);
         struct xp_error err = {0};
         uint8_t key[AUTH_KEY_LEN];

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "http/remotecmd.h"
+#include "xpool/remotecmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/spdy.h"
+#include "xpool/spdy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/websocket.h"
+#include "xpool/websocket.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

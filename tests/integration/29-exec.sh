@@ -51,6 +51,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: box}
 spec:
+  runtimeClassName: process
   containers:
   - name: main
     image: busybox
@@ -61,6 +62,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: web}
 spec:
+  runtimeClassName: process
   containers:
   - name: http
     image: python
@@ -70,6 +72,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: crashy}
 spec:
+  runtimeClassName: process
   containers:
   - name: fails
     image: busybox
@@ -135,7 +138,8 @@ cmp -s "$tmp/blob" "$tmp/blob.back" || { echo "FAIL cp: the file came back diffe
 rm -f "/tmp/blob-$mark"
 
 # ---- run --rm -i, attach ---------------------------------------------------------------------
-check "run --rm -i" 0 "${kc[@]}" run "counter" --rm -i --restart=Never --image=busybox --command -- \
+check "run --rm -i" 0 "${kc[@]}" run "counter" --rm -i --restart=Never --image=busybox \
+  --overrides='{"apiVersion":"v1","spec":{"runtimeClassName":"process"}}' --command -- \
   sh -c 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.5; done'
 expect_in "run --rm -i: the output of the running command" "$tmp/out" "tick 6"
 expect_in "run --rm -i: the pod is deleted" "$tmp/out" 'pod "counter" deleted'

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "http/remotecmd.h"
-#include "http/spdy.h"
-#include "http/websocket.h"
+#include "xpool/remotecmd.h"
+#include "xpool/spdy.h"
+#include "xpool/websocket.h"
 
 static void ws_handshake(void **state)
 {
