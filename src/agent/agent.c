@@ -23,6 +23,7 @@
 #include "logserver.h"
 #include "network.h"
 #include "pull.h"
+#include "stream.h"
 #include "xpool/codec.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"
@@ -279,11 +280,19 @@ static int find_address(struct xp_agent *a, struct xp_apiclient *client, struct 
 static int start_logserver(struct xp_agent *a, struct xp_error *err)
 {
         _cleanup_free_ char *log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        struct xp_logserver_streams streams;
         int r;
 
         if (!log_dir)
                 return -ENOMEM;
+        /* exec, attach and port-forward share the endpoint (stream.h) */
+        r = xp_agent_streams_new(
+            &(struct xp_agent_streams_options){.runtime = a->runtime}, &a->streams, err);
+        if (r < 0)
+                return r;
+        xp_agent_streams_hook(a->streams, &streams);
         struct xp_logserver_options lso = {
+            .streams = &streams,
             .host = a->listen_host ? a->listen_host : a->advertise_address,
             .port = a->port, /* the one asked for, until the endpoint says which */
             .log_dir = log_dir,
@@ -639,7 +648,10 @@ void xp_agent_free(struct xp_agent *a)
         xp_agent_events_free(a->events);
         xp_apiclient_free(a->watch_client);
         xp_apiclient_free(a->lease_client);
+        /* the streams hold connections of the endpoint, and the runtime */
+        xp_agent_streams_stop(a->streams);
         xp_logserver_free(a->logserver);
+        xp_agent_streams_free(a->streams);
         xp_runtime_free(a->runtime);
         if (a->pods.wake_fd >= 0)
                 close(a->pods.wake_fd);

@@ -101,6 +101,7 @@ struct xp_agent_status;
 struct xp_agent_events;
 struct xp_runtime;
 struct xp_logserver;
+struct xp_agent_streams;
 struct xp_reconcile;
 struct xp_image_store;
 struct xp_agent_pulls;
@@ -209,6 +210,7 @@ struct xp_agent {
         struct xp_agent_network *network; /* the network step (network.h) */
         char *network_message;            /* the NetworkUnavailable condition's message */
         struct xp_logserver *logserver;
+        struct xp_agent_streams *streams; /* exec, attach, port-forward (stream.h) */
         struct xp_agent_status *status;
         struct xp_agent_events *events;
         struct xp_agent_pods pods;
@@ -303,7 +305,9 @@ int xp_agent_events_new(const struct xp_apiclient_options *api,
 /* Stops the thread; events not written yet are dropped. NULL is fine. */
 void xp_agent_events_free(struct xp_agent_events *events);
 /* Queues an Event (type Warning or Normal) about the pod; events may be NULL (then nothing).
- * -ENOMEM; -ENOBUFS when too many wait (the event is dropped). */
+ * The same event again within 10 minutes counts on the first (count, lastTimestamp); beyond the
+ * pod's budget (25, then one per 5 minutes) it is dropped. -ENOMEM; -ENOBUFS when too many wait
+ * (the event is dropped). */
 int xp_agent_event(struct xp_agent_events *events,
                    const char *pod_namespace,
                    const char *pod_name,
@@ -311,3 +315,36 @@ int xp_agent_event(struct xp_agent_events *events,
                    const char *type,
                    const char *reason,
                    const char *message);
+/* The same; once: an event already written within 10 minutes is not counted again. */
+int xp_agent_event_once(struct xp_agent_events *events,
+                        const char *pod_namespace,
+                        const char *pod_name,
+                        const char *pod_uid,
+                        const char *type,
+                        const char *reason,
+                        const char *message,
+                        bool once);
+
+/* events_pod.c: the kubelet's container lifecycle Events, from what the reconcile loop sees. */
+struct xp_launch;
+/* A container started: Created and Started, and at its first attempt its devices. */
+void xp_agent_events_started(struct xp_agent_events *events,
+                             const char *ns,
+                             const char *pod,
+                             const char *uid,
+                             const char *container,
+                             unsigned attempt,
+                             const struct xp_launch *launch);
+/* The container is being stopped (signal SIGTERM or SIGKILL): Killing, once. */
+void xp_agent_events_killing(struct xp_agent_events *events,
+                             const char *ns,
+                             const char *pod,
+                             const char *uid,
+                             const char *container);
+/* A pod status about to be written: BackOff for each container waiting in CrashLoopBackOff,
+ * OOMKilled (once per exit) for each container whose last exit was the OOM killer's. */
+void xp_agent_events_status(struct xp_agent_events *events,
+                            const char *ns,
+                            const char *pod,
+                            const char *uid,
+                            const json_t *status);

@@ -391,6 +391,9 @@ static int build(const struct xp_pod *pod,
         l->launch.argv = l->argv;
         l->launch.env = l->env;
         l->launch.limits = &l->limits;
+        /* stdin and stdinOnce (kubectl run -i) are not modelled: kept in the container's extra */
+        l->launch.stdin = json_is_true(json_object_get(c->extra, "stdin"));
+        l->launch.stdin_once = json_is_true(json_object_get(c->extra, "stdinOnce"));
         *ret = TAKE_PTR(l);
         return 0;
 }

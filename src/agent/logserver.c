@@ -64,6 +64,7 @@ struct xp_logserver {
         uint8_t key[XP_LOGSIGN_KEY_LEN];
         uint16_t port;
         atomic_bool stopping;
+        struct xp_logserver_streams streams;
 };
 
 struct logstream {
@@ -431,6 +432,41 @@ static enum MHD_Result open_log(struct xp_logserver *s,
         return start_stream(s, conn, dir, attempt, o);
 }
 
+/* The server's signature on the request (its raw URI): 0, or -EACCES with the 401 in ret. */
+static int verify_signature(struct xp_logserver *s,
+                            struct MHD_Connection *conn,
+                            const char *raw_uri,
+                            struct xp_http_refusal *ret)
+{
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_logsign_verify(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+                              s->token_id,
+                              s->key,
+                              raw_uri,
+                              (int64_t)time(NULL),
+                              &err);
+        if (r < 0)
+                xp_http_refuse(ret, 401, "Unauthorized: %s\n", xp_error_message(&err));
+        return r;
+}
+
+/* exec, attach, port-forward: signed as the logs are, each a stream of the API server's. */
+static enum MHD_Result handle_stream(struct xp_logserver *s,
+                                     struct MHD_Connection *conn,
+                                     const char *url,
+                                     const char *raw_uri)
+{
+        struct xp_http_refusal refusal;
+
+        if (verify_signature(s, conn, raw_uri, &refusal) < 0 ||
+            xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0)
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        xp_http_door_body_done(s->door, conn);
+        return (enum MHD_Result)s->streams.handle(s->streams.cls, conn, url, s->door);
+}
+
 static enum MHD_Result handle_logs(struct xp_logserver *s,
                                    struct MHD_Connection *conn,
                                    const char *url,
@@ -443,18 +479,9 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
         char ns[64], pod[254], container[64];
         const char *p = url + strlen(PREFIX);
         bool previous = false;
-        int r;
 
-        r = xp_logsign_verify(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
-                              s->token_id,
-                              s->key,
-                              raw_uri,
-                              (int64_t)time(NULL),
-                              &err);
-        if (r < 0) {
-                xp_http_refuse(&refusal, 401, "Unauthorized: %s\n", xp_error_message(&err));
+        if (verify_signature(s, conn, raw_uri, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
-        }
 
         if (sscanf(p, "%63[^/]/%253[^/]/%63[^/]", ns, pod, container) != 3 ||
             strlen(ns) + strlen(pod) + strlen(container) + 2 != strlen(p))
@@ -493,6 +520,11 @@ static enum MHD_Result on_request(void *cls,
         }
         if (xp_http_door_check_request(s->door, conn, raw_uri, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
+        if (s->streams.claims && s->streams.claims(url)) {
+                if (strcmp(method, "GET") != 0)
+                        return send_text(s, conn, 405, "method %s not allowed: only GET\n", method);
+                return handle_stream(s, conn, url, raw_uri);
+        }
         if (strncmp(url, PREFIX, strlen(PREFIX)) != 0)
                 return send_text(s, conn, 404, "not found: %s\n", url);
         if (strcmp(method, "GET") != 0)
@@ -524,6 +556,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
         if (!s->log_dir)
                 return -ENOMEM;
         strcpy(s->token_id, o->token_id);
+        if (o->streams)
+                s->streams = *o->streams;
         memcpy(s->key, o->key, sizeof s->key);
         r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)
@@ -537,7 +571,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
         if (r < 0)
                 return xp_error_prefix(err, r, "log endpoint");
         xp_http_door_mhd_options(s->door, door_options);
-        s->daemon = MHD_start_daemon(xp_http_door_mhd_flags() | (ipv6 ? MHD_USE_IPv6 : 0),
+        s->daemon = MHD_start_daemon(xp_http_door_mhd_flags() | (ipv6 ? MHD_USE_IPv6 : 0) |
+                                         (s->streams.handle ? MHD_ALLOW_UPGRADE : 0),
                                      0,
                                      NULL,
                                      NULL,

@@ -9,9 +9,28 @@
  * authenticates the request, the logs themselves travel in the clear.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "xpool/error.h"
+
+struct MHD_Connection;
+struct xp_http_door;
+
+/*
+ * The other requests the endpoint serves (exec, attach, port-forward: src/agent/stream.h), under
+ * the same signature: claims() says whether a path is theirs; handle() answers a GET on it once
+ * its signature is checked and the door counted it as a stream, with a response or an upgrade
+ * (libmicrohttpd's enum MHD_Result, as an int).
+ */
+struct xp_logserver_streams {
+        bool (*claims)(const char *url);
+        int (*handle)(void *cls,
+                      struct MHD_Connection *conn,
+                      const char *url,
+                      struct xp_http_door *door);
+        void *cls;
+};
 
 struct xp_logserver_options {
         const char *host;     /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
@@ -19,6 +38,7 @@ struct xp_logserver_options {
         const char *log_dir;  /* DATA/logs */
         const char *token_id; /* the agent's token id (the part between "xpn_" and ".") */
         uint8_t key[32];      /* SHA-256 of the agent's whole token text */
+        const struct xp_logserver_streams *streams; /* copied; NULL: none */
 };
 
 struct xp_logserver;

@@ -588,6 +588,13 @@ static void collect_starts(struct loop *l)
                                           xp_agent_now_ns());
                 } else {
                         privileged_event(l, st, job);
+                        xp_agent_events_started(l->agent->events,
+                                                st->namespace,
+                                                st->name,
+                                                st->uid,
+                                                job->container,
+                                                job->attempt,
+                                                job->launch);
                         struct xp_error err = {0};
 
                         /* the pod's files, not the start's record: they also say whether the
@@ -702,6 +709,8 @@ static bool act(struct loop *l,
                 /* a failed build is a record now; a start in flight comes back later */
                 return r >= 0 && st->starting == 0;
         case XP_PODSYNC_KILL:
+                xp_agent_events_killing(
+                    agent->events, st->namespace, st->name, st->uid, a->container);
                 r = xp_runtime_kill(agent->runtime, st->uid, a->container, a->signal, &err);
                 if (r < 0 && r != -ESRCH)
                         xp_log(LOG_WARNING,
@@ -875,6 +884,9 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 }
                 /* with starts the pod is synced again once they are back: its status then says
                  * how they went, one write instead of a "ContainerCreating" one before it */
+                if (res.status && !st->gone && !starts)
+                        xp_agent_events_status(
+                            agent->events, st->namespace, st->name, st->uid, res.status);
                 if (res.status && !st->gone && !starts &&
                     xp_agent_status_put(
                         agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res.status)) < 0)

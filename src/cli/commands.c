@@ -36,6 +36,8 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/runtime/xpool/runtime.h) */
     {"__shim", NULL, xp_shim_main},
+    /* hidden: a command run in a container for `kubectl exec` (xp_runtime_exec()) */
+    {"__exec", NULL, xp_exec_main},
     {NULL, NULL, NULL},
 };
 

@@ -355,6 +355,18 @@ void xp_http_door_response_queued(struct xp_http_door *d, struct MHD_Connection 
                 c->response_queued = true;
 }
 
+void xp_http_door_upgraded(struct xp_http_door *d, struct MHD_Connection *mhd)
+{
+        struct conn *c = conns_of(mhd);
+
+        if (!c)
+                return;
+        pthread_mutex_lock(&d->lock);
+        c->upgraded = true;
+        c->deadline_ms = 0;
+        pthread_mutex_unlock(&d->lock);
+}
+
 void xp_http_door_request_end(struct xp_http_door *d, struct MHD_Connection *mhd)
 {
         struct conn *c = conns_of(mhd);
@@ -363,6 +375,11 @@ void xp_http_door_request_end(struct xp_http_door *d, struct MHD_Connection *mhd
                 return;
         c->response_queued = false; /* the next request has none yet */
         pthread_mutex_lock(&d->lock);
+        if (c->upgraded) {
+                /* libmicrohttpd ends the request as it hands the connection over */
+                pthread_mutex_unlock(&d->lock);
+                return;
+        }
         if (c->stream) {
                 d->users[c->user].streams--;
                 c->stream = false;

@@ -26,6 +26,8 @@ struct conn {
         bool preauth;        /* counted as not authenticated (door->n_preauth) */
         bool stream;         /* the request in progress is counted as a stream */
         bool evicted;        /* shut down by the door: closing */
+        bool upgraded;       /* handed to a stream (exec, attach, port-forward): no deadline,
+                                its stream counted until it closes */
         /* Touched only by the connection's own thread: */
         bool response_queued;     /* for the request in progress */
         bool rewritten;           /* the door answered one of libmicrohttpd's errors */

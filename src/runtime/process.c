@@ -820,6 +820,16 @@ const char *xp_runtime_warning(const struct xp_runtime *rt)
         return rt->warning;
 }
 
+const char *runtime_state_dir(const struct xp_runtime *rt)
+{
+        return rt->state_dir;
+}
+
+const char *runtime_shim_exe(const struct xp_runtime *rt)
+{
+        return rt->shim_exe;
+}
+
 int xp_runtime_event_fd(const struct xp_runtime *rt)
 {
         return rt->inotify;
@@ -1018,6 +1028,12 @@ static char *spec_text(struct xp_runtime *rt,
         json_decref(oci);
         if (!o)
                 return NULL;
+        /* what attach.c serves: the container's stdin (spec.containers[].stdin, stdinOnce) */
+        if (json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
+            json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
         text = json_dumps(o, JSON_COMPACT);
         json_decref(o);
         return text;

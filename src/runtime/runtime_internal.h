@@ -95,6 +95,12 @@ int runtime_release_write(int dir_fd, pid_t pid, uint64_t pid_start, pid_t shim)
 int runtime_release_clear(int dir_fd);
 /* startlock.c: RUNTIME_LOCK_FD, made close-on-exec, when it is the directory dir; else -1. */
 int runtime_start_lock_inherited(const char *dir);
+/* exec.c: the container's main process (as running.json in its state directory dir names it,
+ * checked against /proc), if it runs; else -ESRCH with err. */
+int runtime_running_pid(const char *dir, pid_t *ret, struct xp_error *err);
+/* process.c: the runtime's state directory and the shim executable (which also runs __exec). */
+const char *runtime_state_dir(const struct xp_runtime *rt);
+const char *runtime_shim_exe(const struct xp_runtime *rt);
 /* Writes data to dir/name atomically (tmp + rename, fsync when durable). */
 int runtime_write_json(
     const char *dir, const char *name, const char *text, bool durable, struct xp_error *err);

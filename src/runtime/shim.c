@@ -81,7 +81,7 @@ static uint64_t u64_of(json_t *o, const char *key)
         return v > 0 ? (uint64_t)v : 0;
 }
 
-static int load_spec(struct shim *s, struct xp_error *err)
+int shim_load_spec(struct shim *s, struct xp_error *err)
 {
         char path[PATH_MAX];
         json_error_t jerr;
@@ -96,6 +96,8 @@ static int load_spec(struct shim *s, struct xp_error *err)
         s->working_dir = json_string_value(json_object_get(s->spec, "working_dir"));
         s->attempt = (unsigned)u64_of(s->spec, "attempt");
         s->set_user = json_is_true(json_object_get(s->spec, "set_user"));
+        s->stdin = json_is_true(json_object_get(s->spec, "stdin"));
+        s->stdin_once = json_is_true(json_object_get(s->spec, "stdin_once"));
         s->user = (uid_t)u64_of(s->spec, "uid");
         s->group = (gid_t)u64_of(s->spec, "gid");
         s->oci = json_object_get(s->spec, "oci");
@@ -364,10 +366,11 @@ int shim_write_running(struct shim *s, struct xp_error *err)
         return runtime_write_json(s->dir, RUNTIME_RUNNING_FILE, text, false, err);
 }
 
-/* Runs until the container ended and its output is drained; returns its wait status. */
+/* Runs until the container ended and its output is drained; returns its wait status. Attached
+ * clients (attach.c) are served meanwhile. */
 int shim_supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
 {
-        struct pollfd pfd[3] = {
+        struct pollfd pfd[3 + ATTACH_POLL_MAX] = {
             {.fd = sigfd, .events = POLLIN},
             {.fd = out_fd, .events = POLLIN},
             {.fd = err_fd, .events = POLLIN},
@@ -377,12 +380,14 @@ int shim_supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
         static char buf[64 * 1024];
 
         while (!main_done || pfd[1].fd >= 0 || pfd[2].fd >= 0) {
-                int n = poll(pfd, 3, main_done ? DRAIN_TIMEOUT_MS : -1);
+                size_t n_attach = attach_poll(&s->attach, pfd + 3);
+                int n = poll(pfd, 3 + n_attach, main_done ? DRAIN_TIMEOUT_MS : -1);
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0)
                         break; /* a process that escaped still holds a pipe: stop waiting */
+                attach_handle(&s->attach, pfd + 3, n_attach);
                 if (pfd[0].revents) {
                         struct signalfd_siginfo si;
                         int st;
@@ -416,6 +421,7 @@ int shim_supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
                                             (size_t)got,
                                             runtime_now_ns(),
                                             NULL);
+                        attach_output(&s->attach, i == 2, buf, (size_t)got);
                 }
         }
         for (int i = 1; i < 3; i++)
@@ -465,12 +471,12 @@ static bool read_full(int fd, void *buf, size_t len)
  */
 static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struct xp_error *err)
 {
-        int sync[2] = {-1, -1}, ep[2] = {-1, -1}, r;
+        int sync[2] = {-1, -1}, ep[2] = {-1, -1}, in[2] = {-1, -1}, r;
         size_t len = 0;
         ssize_t got;
 
         if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
-            pipe2(ep, O_CLOEXEC) < 0) {
+            pipe2(ep, O_CLOEXEC) < 0 || (s->stdin && pipe2(in, O_CLOEXEC) < 0)) {
                 r = -errno;
                 return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
         }
@@ -480,7 +486,12 @@ static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struc
                 return xp_errorf(err, r, "%s: fork: %s", s->dir, strerror(-r));
         }
         if (s->child == 0)
-                shim_child_main(s, sync[0], ep[1], out[1], errp[1]);
+                shim_child_main(s, sync[0], ep[1], in[0], out[1], errp[1]);
+        if (in[0] >= 0)
+                close(in[0]);
+        /* the container's stdin and output to attached clients; without them it runs as well */
+        if (attach_open(&s->attach, s->dir, in[1], s->stdin_once, NULL) < 0)
+                attach_close(&s->attach);
         close(out[1]);
         close(errp[1]);
         close(sync[0]);
@@ -548,6 +559,7 @@ static int run(struct shim *s, struct xp_error *err)
                 return r;
         s->started_ns = runtime_now_ns();
         if (*msg) {
+                attach_close(&s->attach);
                 waitpid(s->child, NULL, 0);
                 close(out[0]);
                 close(errp[0]);
@@ -569,6 +581,7 @@ static int run(struct shim *s, struct xp_error *err)
         shim_start_done(s);
 
         status = shim_supervise(s, sigfd, out[0], errp[0]);
+        attach_close(&s->attach);
         shim_kill_rest(s);
         shim_reap_all();
         (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
@@ -602,7 +615,7 @@ static int detach(struct shim *s, struct xp_error *err)
         pid_t pid;
         int r;
 
-        r = load_spec(s, err);
+        r = shim_load_spec(s, err);
         if (r < 0)
                 return r;
         /* an OCI runtime makes the container's pid namespace itself */
@@ -628,6 +641,7 @@ static int detach(struct shim *s, struct xp_error *err)
 
 static void shim_done(struct shim *s)
 {
+        attach_close(&s->attach);
         logwrite_done(&s->log);
         xp_cgroup_free(s->cg);
         xp_cgroup_root_free(s->root);
@@ -639,7 +653,11 @@ static void shim_done(struct shim *s)
 
 int xp_shim_main(int argc, char **argv)
 {
-        struct shim s = {.notify = RUNTIME_NOTIFY_FD, .lock = -1, .child = -1, .log = {.fd = -1}};
+        struct shim s = {.notify = RUNTIME_NOTIFY_FD,
+                         .lock = -1,
+                         .child = -1,
+                         .log = {.fd = -1},
+                         .attach = {.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1}};
         struct xp_error err = {0};
         int r;
 

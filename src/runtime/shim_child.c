@@ -10,6 +10,8 @@
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "shim_internal.h"
@@ -119,7 +121,8 @@ static void take_user(const struct shim *s, int errfd)
                 child_fail(errfd, errno, "setuid", id.buf);
 }
 
-_Noreturn void shim_child_main(const struct shim *s, int sync_fd, int errfd, int out_fd, int err_fd)
+_Noreturn void
+shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out_fd, int err_fd)
 {
         const char *what = "", *arg = "";
         sigset_t none;
@@ -148,9 +151,9 @@ _Noreturn void shim_child_main(const struct shim *s, int sync_fd, int errfd, int
                 child_fail(errfd, -r, what, arg);
         if (chdir(s->working_dir) < 0)
                 child_fail(errfd, errno, "chdir", s->working_dir);
-        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        null = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-                child_fail(errfd, errno, "stdio", "/dev/null");
+                child_fail(errfd, errno, "stdio", in_fd >= 0 ? "stdin" : "/dev/null");
         /* nothing of the shim's may reach the container; errfd is already close-on-exec */
         if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 for (int fd = 3; fd < 1024; fd++)
@@ -159,4 +162,38 @@ _Noreturn void shim_child_main(const struct shim *s, int sync_fd, int errfd, int
         if ((r = contain_child_seccomp_last(&s->plan, &what, &arg)) < 0)
                 child_fail(errfd, -r, what, arg);
         child_exec(s, errfd);
+}
+
+_Noreturn void shim_exec_child_main(const struct shim *s, char *const *argv, bool tty, int errfd)
+{
+        struct shim cmd = *s;
+        const char *what = "", *arg = "";
+        sigset_t none;
+        int r;
+
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        /* the helper that forked us stays outside: its end is ours */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        /* its own process group, which the helper kills as a whole */
+        if (setsid() < 0)
+                child_fail(errfd, errno, "setsid", s->container);
+        if (tty && ioctl(0, TIOCSCTTY, 0) < 0)
+                child_fail(errfd, errno, "ioctl", "TIOCSCTTY");
+        if ((r = contain_child_before_user(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        take_user(s, errfd);
+        if ((r = contain_child_after_user(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        if (chdir(s->working_dir) < 0)
+                child_fail(errfd, errno, "chdir", s->working_dir);
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                for (int fd = 3; fd < 1024; fd++)
+                        if (fd != errfd)
+                                close(fd);
+        if ((r = contain_child_seccomp_last(&s->plan, &what, &arg)) < 0)
+                child_fail(errfd, -r, what, arg);
+        cmd.argv = (char **)argv;
+        child_exec(&cmd, errfd);
 }

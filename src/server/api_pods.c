@@ -101,11 +101,11 @@ static bool has_container(const json_t *list, const char *name)
 }
 
 /* Where the agent of node serves logs: 1 with host and port, else 0 with ret filled (503). */
-static int node_log_endpoint(const struct request *req,
-                             const char *node,
-                             char host[static 64],
-                             unsigned *port,
-                             struct reply *ret)
+int node_log_endpoint(const struct request *req,
+                      const char *node,
+                      char host[static 64],
+                      unsigned *port,
+                      struct reply *ret)
 {
         struct xp_error err = {0};
         json_t *obj, *status, *addr;
@@ -170,11 +170,11 @@ static int node_log_endpoint(const struct request *req,
  * The container whose log is asked for: ?container=, or the only one. 1 with *ret_container
  * (borrowed from pod), else 0 with ret filled (400).
  */
-static int log_container(const struct request *req,
-                         const struct xp_kind *pods,
-                         const json_t *pod,
-                         const char **ret_container,
-                         struct reply *ret)
+int pod_container(const struct request *req,
+                  const struct xp_kind *pods,
+                  const json_t *pod,
+                  const char **ret_container,
+                  struct reply *ret)
 {
         const json_t *spec = json_object_get(pod, "spec");
         const json_t *containers = json_object_get(spec, "containers");
@@ -316,7 +316,7 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                     req->name);
                 goto out;
         }
-        r = log_container(req, pods, pod, &container, ret);
+        r = pod_container(req, pods, pod, &container, ret);
         if (r <= 0)
                 goto out;
         if (!container || !uid) {

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -144,10 +145,103 @@ static enum MHD_Result send_stream(struct exchange *x, struct reply *reply)
         return queue(x, reply->code, response);
 }
 
+/* An upgraded connection: the handler's run() on a thread of its own (api_stream.c). */
+struct upgraded {
+        struct upgrade up;
+        struct MHD_UpgradeResponseHandle *urh;
+        int fd;
+        char *early;
+        size_t early_len;
+};
+
+static void *upgraded_thread(void *arg)
+{
+        struct upgraded *u = arg;
+
+        u->up.run(u->up.state, u->fd, u->early, u->early_len);
+        u->up.free(u->up.state);
+        free(u->early);
+        /* last: the daemon's stop waits for it */
+        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
+        free(u);
+        return NULL;
+}
+
+static void on_upgrade(void *cls,
+                       struct MHD_Connection *conn,
+                       void *req_cls,
+                       const char *extra_in,
+                       size_t extra_in_size,
+                       MHD_socket sock,
+                       struct MHD_UpgradeResponseHandle *urh)
+{
+        struct upgraded *u = cls;
+        pthread_attr_t attr;
+        pthread_t thread;
+        int r = 0;
+
+        (void)conn;
+        (void)req_cls;
+        u->urh = urh;
+        u->fd = sock;
+        if (extra_in_size > 0) {
+                u->early = malloc(extra_in_size);
+                r = u->early ? 0 : ENOMEM;
+                if (u->early)
+                        memcpy(u->early, extra_in, extra_in_size);
+                u->early_len = extra_in_size;
+        }
+        if (r == 0) {
+                pthread_attr_init(&attr);
+                pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                r = pthread_create(&thread, &attr, upgraded_thread, u);
+                pthread_attr_destroy(&attr);
+        }
+        if (r != 0) {
+                u->up.free(u->up.state);
+                free(u->early);
+                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+                free(u);
+        }
+}
+
+/* The 101 of an upgrade: the connection goes to reply->upgrade.run() once it went out. */
+static enum MHD_Result send_upgrade(struct exchange *x, struct reply *reply)
+{
+        struct upgraded *u = calloc(1, sizeof *u);
+        struct MHD_Response *response = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
+        enum MHD_Result r;
+
+        if (!response) {
+                reply->upgrade.free(reply->upgrade.state);
+                free(u);
+                return MHD_NO;
+        }
+        u->up = reply->upgrade;
+        reply->upgrade = (struct upgrade){0};
+        for (size_t i = 0; u->up.headers && u->up.headers[i]; i += 2)
+                MHD_add_response_header(response, u->up.headers[i], u->up.headers[i + 1]);
+        xp_http_door_upgraded(x->http->door, x->conn);
+        r = MHD_queue_response(x->conn, MHD_HTTP_SWITCHING_PROTOCOLS, response);
+        MHD_destroy_response(response);
+        if (r != MHD_YES) {
+                /* never upgraded: the callback will not run */
+                u->up.free(u->up.state);
+                free(u);
+        }
+        return r;
+}
+
 static enum MHD_Result send_reply(struct exchange *x, struct reply *reply)
 {
         char *text = NULL, *line;
         size_t len;
+
+        if (reply->upgrade.run) {
+                json_decref(reply->body);
+                reply->body = NULL;
+                return send_upgrade(x, reply);
+        }
 
         if (reply->stream.read) {
                 json_decref(reply->body);
@@ -237,6 +331,13 @@ const char *request_header(const struct request *req, const char *name)
         return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
 }
 
+const char *request_raw_target(const struct request *req)
+{
+        const struct exchange *x = req->connection;
+
+        return x->raw_target ? x->raw_target : "";
+}
+
 int request_socket(const struct request *req)
 {
         const struct exchange *x = req->connection;
@@ -306,6 +407,13 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
 /* ---- admission: once the head is in, before the body ------------------------------------------
  */
 
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+        size_t n = strlen(suffix);
+
+        return len >= n && strcmp(s + len - n, suffix) == 0;
+}
+
 /* A watch, or a log that follows: a request that holds its connection as long as it lasts. */
 static bool is_stream(const struct exchange *x, const char *method, const char *path)
 {
@@ -313,11 +421,16 @@ static bool is_stream(const struct exchange *x, const char *method, const char *
         const char *follow = xp_http_query_get(&x->query, "follow");
         size_t len = strlen(path);
 
+        /* exec, attach, port-forward: upgraded, as long as they last (api_stream.c) */
+        if (strncmp(path, "/api/v1/namespaces/", 19) == 0 && strstr(path, "/pods/") &&
+            (ends_with(path, len, "/exec") || ends_with(path, len, "/attach") ||
+             ends_with(path, len, "/portforward")))
+                return true;
         if (strcmp(method, "GET") != 0)
                 return false;
         if (watch && (strcmp(watch, "true") == 0 || strcmp(watch, "1") == 0))
                 return true;
-        return len > 4 && strcmp(path + len - 4, "/log") == 0 && follow &&
+        return ends_with(path, len, "/log") && follow &&
                (strcmp(follow, "true") == 0 || strcmp(follow, "1") == 0);
 }
 
@@ -548,7 +661,7 @@ int http_start(struct api *api,
         }
         xp_http_door_mhd_options(http->door, door_options);
         http->daemon = MHD_start_daemon(xp_http_door_mhd_flags() | (o->ipv6 ? MHD_USE_IPv6 : 0) |
-                                            (tls ? MHD_USE_TLS : 0),
+                                            (tls ? MHD_USE_TLS : 0) | MHD_ALLOW_UPGRADE,
                                         0,
                                         NULL,
                                         NULL,

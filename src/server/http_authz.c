@@ -13,8 +13,15 @@
 #include "internal.h"
 #include "xpool/macro.h"
 
-static enum auth_verb auth_verb_of(enum http_method m, const struct request *req)
+static enum auth_verb
+auth_verb_of(enum http_method m, const struct route *route, const struct request *req)
 {
+        /* exec, attach, portforward are create, whichever method carries them (pods/exec is not
+         * read access): a WebSocket comes as GET, SPDY as POST */
+        if (route->subresource &&
+            (strcmp(route->subresource, "exec") == 0 || strcmp(route->subresource, "attach") == 0 ||
+             strcmp(route->subresource, "portforward") == 0))
+                return AUTH_CREATE;
         switch (m) {
         case HTTP_GET:
                 if (req->name)
@@ -92,7 +99,7 @@ int http_authorize(const struct route *route,
                 name = created_name(req);
 
         struct auth_request areq = {
-            .verb = auth_verb_of(req->method, req),
+            .verb = auth_verb_of(req->method, route, req),
             .group = req->group,
             .resource = route->kind ? route->kind->plural : route->resource,
             .subresource = route->subresource,

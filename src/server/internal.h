@@ -72,12 +72,28 @@ struct stream {
         void *state;
 };
 
-/* What a handler answers: an HTTP code and one body: JSON (owned), text (owned) or a stream. */
+/*
+ * A connection handed over after a 101 (exec, attach, port-forward: api_stream.c): headers are
+ * the response's (name, value, ..., NULL; borrowed from state). run() gets the client's socket on
+ * a thread of its own and the bytes the client sent past the request; it returns when the stream
+ * ends, within about a second once api->stopping is set, and must not close fd. free() releases
+ * state in every case, run or not.
+ */
+struct upgrade {
+        const char *const *headers;
+        void (*run)(void *state, int fd, const char *early, size_t early_len);
+        void (*free)(void *state);
+        void *state;
+};
+
+/* What a handler answers: an HTTP code and one body: JSON (owned), text (owned) or a stream;
+ * or an upgrade (code 101). */
 struct reply {
         unsigned code;
         json_t *body;
         char *text;
         struct stream stream;
+        struct upgrade upgrade;
         const char *content_type; /* for text and streams; JSON bodies are application/json */
 };
 
@@ -221,6 +237,31 @@ int handle_delete(const struct request *req, const struct route *route, struct r
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret);
 int handle_log(const struct request *req, const struct route *route, struct reply *ret);
+/* exec, attach, portforward (api_stream.c): proxied to the agent of the pod's node. */
+int handle_stream(const struct request *req, const struct route *route, struct reply *ret);
+/* The request's target as it arrived, query and all (http.c). */
+const char *request_raw_target(const struct request *req);
+
+/*
+ * The container a pods/log, exec or attach request is about (api_pods.c): ?container=, or the
+ * only one. 1 with *ret_container (borrowed from pod), else 0 with ret filled (400 naming the
+ * pod's containers, as Kubernetes does).
+ */
+int pod_container(const struct request *req,
+                  const struct xp_kind *pods,
+                  const json_t *pod,
+                  const char **ret_container,
+                  struct reply *ret);
+/* A socket connected to host:port within 5 s (logproxy.c): the fd, or -errno with err. */
+int agent_connect(const char *host, unsigned port, struct xp_error *err);
+/* Sends all of data on fd, waiting up to 5 s for room at a time (logproxy.c). 0 or -errno. */
+int agent_send_all(int fd, const char *data, size_t len);
+/* The node's log endpoint (api_pods.c): 1 with host and port, else 0 with ret filled. */
+int node_log_endpoint(const struct request *req,
+                      const char *node,
+                      char host[static 64],
+                      unsigned *ret_port,
+                      struct reply *ret);
 
 /*
  * Proxies GET path_query to the agent at host:port (logproxy.c), signed with the node token's id

@@ -108,7 +108,7 @@ static ssize_t proxy_read(void *state, char *buf, size_t max)
 }
 
 /* Connects to host:port within CONNECT_TIMEOUT_MS: the socket, or -errno with err. */
-static int connect_to(const char *host, unsigned port, struct xp_error *err)
+int agent_connect(const char *host, unsigned port, struct xp_error *err)
 {
         struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
                                  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
@@ -146,7 +146,7 @@ static int connect_to(const char *host, unsigned port, struct xp_error *err)
         return TAKE_FD(fd);
 }
 
-static int send_all(int fd, const char *data, size_t len)
+int agent_send_all(int fd, const char *data, size_t len)
 {
         while (len > 0) {
                 ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
@@ -286,10 +286,10 @@ int log_proxy(const struct request *req,
         if (!p)
                 return -ENOMEM;
         *p = (struct proxy){.api = req->api, .fd = -1, .client_fd = request_socket(req)};
-        r = connect_to(host, port, &err);
+        r = agent_connect(host, port, &err);
         if (r >= 0) {
                 p->fd = r;
-                r = send_all(p->fd, head, (size_t)n);
+                r = agent_send_all(p->fd, head, (size_t)n);
                 if (r < 0)
                         xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));
         }

@@ -11,7 +11,9 @@
 
 int main(int argc, char **argv)
 {
-        /* the same arguments as `xpool __shim`, so the agent starts either one way */
+        /* the same arguments as `xpool __shim` and `xpool __exec`, so the agent starts either */
+        if (argc >= 2 && strcmp(argv[1], "__exec") == 0)
+                return xp_exec_main(argc - 1, argv + 1);
         if (argc != 3 || strcmp(argv[1], "__shim") != 0) {
                 fprintf(stderr, "usage: xpool-shim __shim STATE_DIR (started by the node agent)\n");
                 return 2;

@@ -139,6 +139,13 @@ void xp_http_door_body_done(struct xp_http_door *door, struct MHD_Connection *co
 /* A response was queued for the request (libmicrohttpd's own errors are then left alone). */
 void xp_http_door_response_queued(struct xp_http_door *door, struct MHD_Connection *conn);
 
+/*
+ * The connection was upgraded (MHD_create_response_for_upgrade(), in its upgrade handler): it has
+ * no deadline from here (the stream keeps its own), and the stream it was admitted as counts
+ * against its user until the connection closes.
+ */
+void xp_http_door_upgraded(struct xp_http_door *door, struct MHD_Connection *conn);
+
 /* The request ended (the completion callback): the next one must come within idle_timeout. */
 void xp_http_door_request_end(struct xp_http_door *door, struct MHD_Connection *conn);
 

@@ -163,6 +163,9 @@ struct xp_container_launch {
          * (the image's config applied), set_user/uid/gid are ignored for oci->user; it joins
          * contain->netns as the process would. */
         const struct xp_container_oci *oci;
+        /* spec.containers[].stdin: the container's stdin is a pipe that attached clients write
+         * to (else /dev/null); stdin_once: it is closed when the first such client is done */
+        bool stdin, stdin_once;
 };
 
 struct xp_container_record {
@@ -259,6 +262,62 @@ const char *xp_runtime_oci_warning(const struct xp_runtime *rt);
  * first: -EBUSY while one has state. Missing is fine.
  */
 int xp_runtime_remove_pod(struct xp_runtime *rt, const char *pod_uid, struct xp_error *err);
+/* ---- reaching into a running container: exec, attach, its network -------------------------
+ *
+ * What the agent's streaming endpoint (docs/agent.md, "Exec, attach, port-forward") does with a
+ * container of this runtime. For the process runtime a command runs through a helper process
+ * (`xpool-shim __exec`, exec_helper.c) that joins the container as `runc exec` would; an OCI
+ * container would run `crun exec` in its place with the same stdio, status and signals.
+ */
+
+struct xp_exec_options {
+        char *const *argv; /* NULL-terminated, at least one word; argv[0] searched in the
+                              container's PATH when it has no '/' */
+        bool tty;          /* stdin_fd is a terminal's slave side: the command's controlling one
+                              (and TERM=xterm unless the container sets TERM) */
+        int stdin_fd, stdout_fd, stderr_fd; /* the command's stdio (dup'ed); -1: /dev/null */
+};
+
+/*
+ * Runs argv in the running container pod_uid/container: in its cgroup and namespaces, with its
+ * containment (capabilities, no_new_privs, seccomp), user, working directory and environment,
+ * as its own process is. Returns once the helper runs: *ret_pid is the process to wait for, whose
+ * exit status is the command's (its code, or 128 + the signal that ended it); *ret_report_fd
+ * (caller closes) reads EOF once the command was exec'd, or one line saying why it was not
+ * (then the helper exits 127). SIGTERM to *ret_pid ends the command and its whole process group.
+ * -ESRCH when the container does not run; -errno with err.
+ */
+int xp_runtime_exec(struct xp_runtime *rt,
+                    const char *pod_uid,
+                    const char *container,
+                    const struct xp_exec_options *o,
+                    pid_t *ret_pid,
+                    int *ret_report_fd,
+                    struct xp_error *err);
+
+/*
+ * Connects to the container's stdio as its shim serves it (attach.c): *ret_fd (caller closes) is
+ * a SOCK_SEQPACKET socket speaking the messages of xpool/attach.h. -ESRCH when the container
+ * does not run; -errno with err.
+ */
+int xp_runtime_attach(struct xp_runtime *rt,
+                      const char *pod_uid,
+                      const char *container,
+                      int *ret_fd,
+                      struct xp_error *err);
+
+/*
+ * The network namespace of the pod's containers (of the first that runs): *ret_fd (caller
+ * closes) for setns(CLONE_NEWNET). -ESRCH when none of them runs.
+ */
+int xp_runtime_pod_netns(struct xp_runtime *rt,
+                         const char *pod_uid,
+                         int *ret_fd,
+                         struct xp_error *err);
+
+/* Entry point of `xpool __exec STATE_DIR tty|notty COMMAND...` (hidden; started by
+ * xp_runtime_exec()). Returns the command's exit status. */
+int xp_exec_main(int argc, char **argv);
 
 /*
  * Entry point of `xpool __shim STATE_DIR` (hidden subcommand): argv[0] is "__shim", argv[1] the

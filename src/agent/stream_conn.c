@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The client's side of a stream (stream_internal.h): the upgraded socket, buffered both ways.
+ * What is read is parsed as WebSocket frames (SCONN_WS, SCONN_WS_TUNNEL) or kept as bytes
+ * (SCONN_RAW). Buffers grow to what one message or frame needs and no further; what is queued to
+ * send is bounded by the sessions, which stop reading what would add to it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "stream_internal.h"
+
+/* The most read into the buffer: one message or frame, and its header. */
+#define IN_MAX (STREAM_MESSAGE_MAX + XP_WS_HEADER_MAX)
+
+static int buf_reserve(struct buf *b, size_t more)
+{
+        size_t cap;
+        uint8_t *p;
+
+        if (b->off > 0 && b->off == b->len)
+                b->off = b->len = 0;
+        if (b->len + more <= b->cap)
+                return 0;
+        if (b->off > 0) {
+                memmove(b->data, b->data + b->off, b->len - b->off);
+                b->len -= b->off;
+                b->off = 0;
+                if (b->len + more <= b->cap)
+                        return 0;
+        }
+        cap = b->cap ? b->cap : 16 * 1024;
+        while (cap < b->len + more)
+                cap *= 2;
+        p = realloc(b->data, cap);
+        if (!p)
+                return -ENOMEM;
+        b->data = p;
+        b->cap = cap;
+        return 0;
+}
+
+static int buf_add(struct buf *b, const void *data, size_t len)
+{
+        int r = buf_reserve(b, len);
+
+        if (r < 0)
+                return r;
+        if (len)
+                memcpy(b->data + b->len, data, len);
+        b->len += len;
+        return 0;
+}
+
+static void buf_free(struct buf *b)
+{
+        free(b->data);
+        *b = (struct buf){0};
+}
+
+int sconn_init(struct sconn *c, int fd, enum sconn_mode mode, const void *early, size_t early_len)
+{
+        *c = (struct sconn){.fd = fd, .mode = mode, .last_data_ms = stream_now_ms()};
+        c->msg.max = STREAM_MESSAGE_MAX;
+        return buf_add(&c->in, early, early_len);
+}
+
+void sconn_done(struct sconn *c)
+{
+        buf_free(&c->in);
+        buf_free(&c->bytes);
+        buf_free(&c->out);
+        xp_ws_message_done(&c->msg);
+}
+
+int sconn_fill(struct sconn *c)
+{
+        size_t room;
+        ssize_t n;
+        int r;
+
+        if (c->eof)
+                return -EPIPE;
+        r = buf_reserve(&c->in, STREAM_CHUNK);
+        if (r < 0)
+                return r;
+        room = c->in.cap - c->in.len;
+        n = recv(c->fd, c->in.data + c->in.len, room, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n <= 0) {
+                c->eof = true;
+                return n == 0 ? -EPIPE : -errno;
+        }
+        c->in.len += (size_t)n;
+        return 0;
+}
+
+int sconn_flush(struct sconn *c)
+{
+        while (c->out.off < c->out.len) {
+                ssize_t n = send(c->fd,
+                                 c->out.data + c->out.off,
+                                 c->out.len - c->out.off,
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                if (n < 0) {
+                        c->eof = true;
+                        return -errno;
+                }
+                c->out.off += (size_t)n;
+        }
+        c->out.off = c->out.len = 0;
+        return 0;
+}
+
+size_t sconn_pending(const struct sconn *c)
+{
+        return c->out.len - c->out.off;
+}
+
+bool sconn_wants_input(const struct sconn *c)
+{
+        return !c->eof && !c->close_received && c->in.len - c->in.off < IN_MAX &&
+               c->bytes.len - c->bytes.off < IN_MAX;
+}
+
+/* Queues a frame; nothing after a close frame. */
+static int
+ws_frame(struct sconn *c, uint8_t opcode, const void *a, size_t alen, const void *b, size_t blen)
+{
+        uint8_t header[XP_WS_HEADER_MAX];
+        size_t hlen;
+        int r;
+
+        if (c->close_sent)
+                return 0;
+        hlen = xp_ws_frame_header(header, opcode, true, alen + blen, NULL);
+        r = buf_reserve(&c->out, hlen + alen + blen);
+        if (r < 0)
+                return r;
+        buf_add(&c->out, header, hlen);
+        buf_add(&c->out, a, alen);
+        buf_add(&c->out, b, blen);
+        if (opcode == XP_WS_CLOSE)
+                c->close_sent = true;
+        return 0;
+}
+
+void sconn_ws_close(struct sconn *c, uint16_t code, const char *reason)
+{
+        uint8_t payload[XP_WS_CONTROL_MAX];
+        size_t len = xp_ws_close_payload(code, reason, payload);
+
+        (void)ws_frame(c, XP_WS_CLOSE, payload, len, NULL, 0);
+}
+
+/* A control frame from the client. */
+static int ws_control(struct sconn *c, const struct xp_ws_frame *f)
+{
+        uint16_t code;
+
+        switch (f->opcode) {
+        case XP_WS_PING:
+                return ws_frame(c, XP_WS_PONG, f->payload, f->len, NULL, 0);
+        case XP_WS_PONG:
+                return 0;
+        default: /* close */
+                c->close_received = true;
+                if (xp_ws_close_parse(f->payload, f->len, &code) < 0) {
+                        sconn_ws_close(c, XP_WS_CLOSE_PROTOCOL_ERROR, "malformed close frame");
+                        return -EPROTO;
+                }
+                sconn_ws_close(c, code == 1005 ? XP_WS_CLOSE_NORMAL : code, NULL);
+                return 0;
+        }
+}
+
+/* The next frame, control frames handled: 1 with a data frame's message complete, 0, -EPROTO. */
+static int
+ws_next_message(struct sconn *c, uint8_t *ret_op, const uint8_t **ret_data, size_t *ret_len)
+{
+        struct xp_ws_violation v = {0};
+
+        while (!c->close_received) {
+                struct xp_ws_frame f;
+                int n, r;
+
+                if (c->in.len == c->in.off)
+                        return 0; /* nothing read yet (the buffer may not even exist) */
+                n = xp_ws_frame_parse(c->in.data + c->in.off,
+                                      c->in.len - c->in.off,
+                                      true,
+                                      STREAM_MESSAGE_MAX,
+                                      &f,
+                                      &v);
+                if (n == 0)
+                        return 0;
+                if (n < 0)
+                        goto violation;
+                c->in.off += (size_t)n;
+                if (f.opcode >= XP_WS_CLOSE) {
+                        r = ws_control(c, &f);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = xp_ws_message_add(&c->msg, &f, ret_op, ret_data, ret_len, &v);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        goto violation;
+                if (r > 0)
+                        return 1;
+        }
+        return 0;
+violation:
+        sconn_ws_close(c, v.code, v.reason);
+        c->close_received = true;
+        return -EPROTO;
+}
+
+int sconn_ws_next(struct sconn *c, const uint8_t **ret_data, size_t *ret_len)
+{
+        uint8_t op;
+        int r = ws_next_message(c, &op, ret_data, ret_len);
+
+        if (r <= 0)
+                return r;
+        /* a text message counts as a binary one, as with the kubelet: the Python client writes
+         * str data (stdin, resize) as text */
+        (void)op;
+        if (c->mode == SCONN_WS)
+                c->last_data_ms = stream_now_ms(); /* SPDY's frames count in stream_spdy.c */
+        return 1;
+}
+
+int sconn_ws_send(struct sconn *c, uint8_t b, const void *data, size_t len)
+{
+        c->last_data_ms = stream_now_ms();
+        return ws_frame(c, XP_WS_BINARY, &b, 1, data, len);
+}
+
+int sconn_bytes(struct sconn *c, const uint8_t **ret_data, size_t *ret_len)
+{
+        struct buf *b = c->mode == SCONN_RAW ? &c->in : &c->bytes;
+
+        while (c->mode == SCONN_WS_TUNNEL) {
+                const uint8_t *data;
+                size_t len;
+                int r = sconn_ws_next(c, &data, &len);
+
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = buf_add(&c->bytes, data, len);
+                if (r < 0)
+                        return r;
+        }
+        *ret_data = b->data ? b->data + b->off : (const uint8_t *)"";
+        *ret_len = b->len - b->off;
+        return 0;
+}
+
+void sconn_bytes_consume(struct sconn *c, size_t n)
+{
+        struct buf *b = c->mode == SCONN_RAW ? &c->in : &c->bytes;
+
+        b->off += n;
+        if (b->off == b->len)
+                b->off = b->len = 0;
+}
+
+int sconn_bytes_send(struct sconn *c, const void *data, size_t len)
+{
+        if (c->mode == SCONN_WS_TUNNEL)
+                return ws_frame(c, XP_WS_BINARY, data, len, NULL, 0);
+        return buf_add(&c->out, data, len);
+}

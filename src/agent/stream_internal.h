@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Shared by the streaming endpoint's files: stream.c (requests, upgrades, the threads),
+ * stream_conn.c (the client's connection: WebSocket frames or raw bytes, buffered both ways),
+ * stream_spdy.c (SPDY streams over it), stream_exec.c (exec and attach) and stream_pf.c
+ * (port-forward). One thread per stream, non-blocking I/O, buffers bounded: a stream that cannot
+ * send stops reading what it would send.
+ */
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stream.h"
+#include "xpool/remotecmd.h"
+#include "xpool/spdy.h"
+#include "xpool/websocket.h"
+
+#define STREAM_MESSAGE_MAX (1024 * 1024) /* a WebSocket message, or a SPDY frame */
+#define STREAM_OUT_HIGH    (1024 * 1024) /* queued for the client: stop reading what adds to it */
+#define STREAM_CHUNK       (32 * 1024)   /* read at once from a process or a port */
+
+/* ---- the client's connection (stream_conn.c) ---------------------------------------------------
+ */
+
+enum sconn_mode {
+        SCONN_WS,        /* WebSocket messages (exec, attach) */
+        SCONN_WS_TUNNEL, /* a byte stream in WebSocket binary messages (SPDY for port-forward) */
+        SCONN_RAW,       /* a byte stream (SPDY) */
+};
+
+struct buf {
+        uint8_t *data;
+        size_t off, len, cap;
+};
+
+struct sconn {
+        int fd; /* the upgraded socket, non-blocking */
+        enum sconn_mode mode;
+        struct buf in;    /* read, not parsed yet */
+        struct buf bytes; /* SCONN_WS_TUNNEL: the tunnelled stream, not consumed yet */
+        struct buf out;   /* to send */
+        struct xp_ws_message msg;
+        bool eof;             /* the client closed its side, or the connection failed */
+        bool close_sent;      /* a WebSocket close frame is queued: nothing more is sent */
+        bool close_received;  /* the client's WebSocket close frame came */
+        int64_t last_data_ms; /* data either way, for the idle timeout (not pings) */
+};
+
+int sconn_init(struct sconn *c, int fd, enum sconn_mode mode, const void *early, size_t early_len);
+void sconn_done(struct sconn *c);
+/* Reads what the socket has (up to the buffer's room). 0, or -errno (eof set). */
+int sconn_fill(struct sconn *c);
+/* Writes what is queued, as far as the socket takes it. 0, or -errno (eof set). */
+int sconn_flush(struct sconn *c);
+/* Bytes queued for the client. */
+size_t sconn_pending(const struct sconn *c);
+/* Whether to poll for reading: the client may send and there is room. */
+bool sconn_wants_input(const struct sconn *c);
+/*
+ * SCONN_WS: the next data message: 1 with *ret_data and *ret_len (borrowed until the next call),
+ * 0 when there is none yet (text messages count as binary ones). Pings are answered, a close
+ * answered and noted, protocol violations answered with a close frame: -EPROTO.
+ */
+int sconn_ws_next(struct sconn *c, const uint8_t **ret_data, size_t *ret_len);
+/* SCONN_WS: queues a binary message of the byte b followed by data. -ENOMEM. */
+int sconn_ws_send(struct sconn *c, uint8_t b, const void *data, size_t len);
+/* SCONN_WS, SCONN_WS_TUNNEL: queues a close frame (once). */
+void sconn_ws_close(struct sconn *c, uint16_t code, const char *reason);
+/*
+ * SCONN_WS_TUNNEL and SCONN_RAW: the stream's bytes received so far (*ret_data, *ret_len) after
+ * handling the frames that carry them; -EPROTO on a WebSocket violation (close queued).
+ */
+int sconn_bytes(struct sconn *c, const uint8_t **ret_data, size_t *ret_len);
+void sconn_bytes_consume(struct sconn *c, size_t n);
+/* SCONN_WS_TUNNEL and SCONN_RAW: queues bytes of the stream. -ENOMEM. */
+int sconn_bytes_send(struct sconn *c, const void *data, size_t len);
+
+/* ---- SPDY over the connection (stream_spdy.c) --------------------------------------------------
+ */
+
+#define SPDY_STREAMS_MAX 256
+
+struct spdy_stream {
+        uint32_t id;
+        struct xp_spdy_headers headers;
+        bool remote_fin, local_fin, reset;
+        int tag; /* the user's: a channel, a port-forward pair */
+};
+
+struct spdy_handler {
+        /* a new stream: 0 to accept (a SYN_REPLY goes out), < 0 to refuse it (RST_STREAM) */
+        int (*open)(void *cls, struct spdy_stream *st);
+        void (*data)(void *cls, struct spdy_stream *st, const uint8_t *data, size_t len);
+        void (*fin)(void *cls, struct spdy_stream *st); /* the client's side ended */
+        void (*reset)(void *cls, struct spdy_stream *st);
+        void *cls;
+};
+
+struct spdy {
+        struct sconn *conn;
+        struct xp_spdy_zlib z;
+        struct spdy_stream *streams[SPDY_STREAMS_MAX];
+        uint32_t last_id;
+        bool goaway;
+        const char *error; /* why the connection failed (static) */
+};
+
+int spdy_init(struct spdy *sp, struct sconn *conn);
+void spdy_done(struct spdy *sp);
+/* Handles every whole frame received: 0, or -errno when the connection is to end (GOAWAY
+ * queued, error says why). */
+int spdy_process(struct spdy *sp, const struct spdy_handler *h);
+/* Queues data on the stream (fin: its last). -ENOMEM; -EPIPE after fin or reset. */
+int spdy_send(struct spdy *sp, struct spdy_stream *st, const void *data, size_t len, bool fin);
+void spdy_reset(struct spdy *sp, struct spdy_stream *st, uint32_t status);
+/* Forgets streams ended both ways or reset. */
+void spdy_gc(struct spdy *sp);
+
+/* ---- a stream's session (stream.c runs the loop, the kinds fill it in) -------------------------
+ */
+
+#define SESSION_POLL_MAX 140
+
+struct session;
+
+struct session_ops {
+        /* Once the connection is up. 0, or -errno to end at once. */
+        int (*start)(struct session *s);
+        /* Whatever came from the client (sconn_ws_next(), sconn_bytes()). 0, or -errno. */
+        int (*input)(struct session *s);
+        /* Its own descriptors to poll besides the connection's; returns how many. */
+        size_t (*poll)(struct session *s, struct pollfd *fds, size_t max);
+        /* Their results. 0, or -errno. */
+        int (*handle)(struct session *s, const struct pollfd *fds, size_t n);
+        /* Whether it has said all it will (the connection then closes once flushed). */
+        bool (*done)(struct session *s);
+        /* The client went away, or the agent stops: end everything now. */
+        void (*abort)(struct session *s);
+        void (*free)(struct session *s);
+};
+
+enum stream_kind {
+        STREAM_EXEC,
+        STREAM_ATTACH,
+        STREAM_PORTFORWARD
+};
+
+struct stream_request {
+        enum stream_kind kind;
+        char ns[64], pod[254], container[64], uid[129];
+        char **argv; /* exec: the command */
+        bool in, out, err, tty;
+        bool websocket;       /* else SPDY */
+        const char *protocol; /* the subprotocol chosen (static) */
+};
+
+struct session {
+        struct xp_agent_streams *owner;
+        struct xp_runtime *runtime;
+        struct stream_request req;
+        struct sconn conn;
+        struct spdy spdy; /* over conn, unless req.websocket with a channel protocol */
+        bool spdy_ready;
+        const struct session_ops *ops;
+        void *state;
+        int64_t idle_timeout_ms;
+};
+
+/* stream_exec.c, stream_pf.c */
+extern const struct session_ops xp_stream_exec_ops;
+extern const struct session_ops xp_stream_pf_ops;
+
+/* stream.c: the monotonic clock in ms. */
+int64_t stream_now_ms(void);

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `xpool-shim __exec DIR tty|notty COMMAND...`: a command run in a running container, as `runc
+ * exec` does it (include/xpool/runtime.h, xp_runtime_exec()). A process of its own, started by the
+ * agent with posix_spawn, because joining a mount namespace needs a process with one thread.
+ *
+ * It reads the container's spec (the same file its shim runs it from) and running.json, joins its
+ * cgroup, then every namespace of its main process that differs from ours (pid, mount, cgroup,
+ * and ipc, uts, net when the pod has its own), forks (a new pid namespace takes only children),
+ * and the child contains itself exactly as the container's process did (shim_child.c) with the
+ * container's user, working directory and environment, and execs the command on the stdio it
+ * was given. This process stays outside, waits, and exits with the command's status: its code,
+ * or 128 + the signal. SIGTERM, SIGHUP or SIGINT to it (or the agent's death) kill the command's
+ * whole process group. A failure before the exec is one line on fd 3, exit status 127.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shim_internal.h"
+
+#define REPORT_FD 3
+
+/* The namespaces joined, in the order runc joins them: the mount namespace last, since the
+ * others are opened through /proc of ours. */
+static const struct {
+        const char *name;
+        int type;
+} namespaces[] = {
+    {"ipc", CLONE_NEWIPC},
+    {"uts", CLONE_NEWUTS},
+    {"net", CLONE_NEWNET},
+    {"pid", CLONE_NEWPID},
+    {"cgroup", CLONE_NEWCGROUP},
+    {"mnt", CLONE_NEWNS},
+};
+#define N_NAMESPACES (sizeof(namespaces) / sizeof(namespaces[0]))
+
+static volatile pid_t command_pid;
+
+static void on_stop(int sig)
+{
+        (void)sig;
+        if (command_pid > 0)
+                kill(-command_pid, SIGKILL);
+}
+
+/* fds[i]: the namespace of pid to join, or -1 when it is ours already. */
+static int open_namespaces(pid_t pid, int fds[static N_NAMESPACES], struct xp_error *err)
+{
+        for (size_t i = 0; i < N_NAMESPACES; i++) {
+                char path[64];
+                struct stat theirs, ours;
+
+                fds[i] = -1;
+                snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, namespaces[i].name);
+                if (stat(path, &theirs) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* a kernel without that kind of namespace */
+                        return xp_errorf(err, -errno, "%s: %m", path);
+                }
+                snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
+                if (stat(path, &ours) == 0 && ours.st_ino == theirs.st_ino &&
+                    ours.st_dev == theirs.st_dev)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, namespaces[i].name);
+                fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+                if (fds[i] < 0)
+                        return xp_errorf(err, -errno, "%s: %m", path);
+        }
+        return 0;
+}
+
+/* Joins the container's cgroup (before its cgroup namespace, whose root it is). */
+static int join_cgroup(const struct shim *s, struct xp_error *err)
+{
+        const char *root = json_string_value(json_object_get(s->spec, "cgroup_root"));
+        _cleanup_free_ char *path = NULL;
+        struct xp_cgroup_root *cr = NULL;
+        struct xp_cgroup *cg = NULL;
+        int r;
+
+        if (!json_is_true(json_object_get(s->spec, "cgroups")) || !root)
+                return 0;
+        r = xp_cgroup_root_open(root, &cr, err);
+        if (r >= 0)
+                r = xp_cgroup_container_path(s->uid, s->container, &path, err);
+        if (r >= 0)
+                r = xp_cgroup_open(cr, path, &cg, err);
+        if (r >= 0)
+                r = xp_cgroup_add_pid(cg, getpid(), err);
+        xp_cgroup_free(cg);
+        xp_cgroup_root_free(cr);
+        return r;
+}
+
+static int enter_namespaces(int fds[static N_NAMESPACES], struct xp_error *err)
+{
+        for (size_t i = 0; i < N_NAMESPACES; i++) {
+                if (fds[i] < 0)
+                        continue;
+                if (setns(fds[i], namespaces[i].type) < 0)
+                        return xp_errorf(err,
+                                         -errno,
+                                         "joining the container's %s namespace: %m",
+                                         namespaces[i].name);
+                close(fds[i]);
+                fds[i] = -1;
+        }
+        return 0;
+}
+
+/* The stdio the command has now; ours become /dev/null, so its ends see EOF when it ends. */
+static void drop_stdio(void)
+{
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+        for (int fd = 0; fd < 3 && null >= 0; fd++)
+                dup2(null, fd);
+        if (null > 2)
+                close(null);
+}
+
+/* With a terminal, TERM=xterm unless the container sets TERM, as containerd's exec does. */
+static char **exec_env(char **env, bool tty)
+{
+        size_t n = 0;
+        char **v;
+
+        for (; env[n]; n++)
+                if (strncmp(env[n], "TERM=", 5) == 0)
+                        tty = false;
+        v = calloc(n + 2, sizeof(*v));
+        if (!v)
+                return NULL;
+        memcpy(v, env, n * sizeof(*v));
+        if (tty)
+                v[n] = (char *)"TERM=xterm";
+        return v;
+}
+
+/* Forks the command and waits for it: its wait status, or -errno with err (the exec failed). */
+static int run_command(struct shim *s, char *const *argv, bool tty, struct xp_error *err)
+{
+        _cleanup_free_ char **env = exec_env(s->env, tty);
+        struct sigaction sa = {.sa_handler = on_stop};
+        char msg[RUNTIME_NOTIFY_MAX];
+        sigset_t all, old;
+        int ep[2], status = 0;
+        ssize_t n, len = 0;
+        pid_t pid;
+
+        if (!env)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        s->env = env;
+        if (pipe2(ep, O_CLOEXEC) < 0)
+                return xp_errorf(err, -errno, "pipe: %m");
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        pid = fork();
+        if (pid == 0) {
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                close(ep[0]);
+                shim_exec_child_main(s, argv, tty, ep[1]);
+        }
+        if (pid < 0) {
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                return xp_errorf(err, -errno, "fork: %m");
+        }
+        command_pid = pid;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(ep[1]);
+        drop_stdio();
+        while ((n = read(ep[0], msg + len, sizeof(msg) - 1 - (size_t)len)) > 0 ||
+               (n < 0 && errno == EINTR))
+                if (n > 0)
+                        len += n;
+        close(ep[0]);
+        msg[len] = '\0';
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (len > 0)
+                return xp_errorf(err, -ENOEXEC, "%s", msg);
+        return status;
+}
+
+static void report(const char *msg)
+{
+        size_t len = strlen(msg);
+
+        if (write(REPORT_FD, msg, len) != (ssize_t)len)
+                return;
+}
+
+int xp_exec_main(int argc, char **argv)
+{
+        struct shim s = {.notify = -1, .lock = -1};
+        struct xp_error err = {0};
+        int fds[N_NAMESPACES], r, status;
+        char **env = NULL;
+        pid_t pid = 0;
+
+        for (size_t i = 0; i < N_NAMESPACES; i++)
+                fds[i] = -1;
+        if (argc < 4 || (strcmp(argv[2], "tty") != 0 && strcmp(argv[2], "notty") != 0)) {
+                fprintf(
+                    stderr,
+                    "usage: xpool __exec STATE_DIR tty|notty COMMAND... (started by the node agent)\n");
+                return 2;
+        }
+        /* nothing of the agent's past stdio and the report: its sockets would keep its clients'
+         * connections open as long as the command runs */
+        if (close_range(REPORT_FD + 1, ~0U, 0) < 0)
+                for (int fd = REPORT_FD + 1; fd < 1024; fd++)
+                        close(fd);
+        fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
+        /* the agent's thread that started us waits for us; its end is ours */
+        prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        s.dir = argv[1];
+        r = shim_load_spec(&s, &err);
+        if (r >= 0)
+                r = runtime_running_pid(s.dir, &pid, &err);
+        if (r >= 0)
+                r = open_namespaces(pid, fds, &err);
+        if (r >= 0)
+                r = join_cgroup(&s, &err);
+        if (r >= 0)
+                r = enter_namespaces(fds, &err);
+        for (size_t i = 0; i < N_NAMESPACES; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+        env = s.env;
+        status = r >= 0 ? run_command(&s, argv + 3, strcmp(argv[2], "tty") == 0, &err) : r;
+        contain_plan_done(&s.plan);
+        free(s.argv);
+        free(env);
+        json_decref(s.spec);
+        if (status < 0) {
+                report(xp_error_message(&err));
+                return 127;
+        }
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return WEXITSTATUS(status);
+}

@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pods/exec, pods/attach, pods/portforward (docs/server.md, "exec, attach, port-forward"): the
+ * request is checked here (the pod, its node, its container; the caller was authorised for the
+ * subresource with verb create), then passed to the agent of the pod's node with the client's
+ * upgrade headers and the server's signature. The agent answers the upgrade itself: its 101 goes
+ * back to the client, and from then on this side copies bytes both ways, as kube-apiserver's
+ * upgrade-aware proxy does with the kubelet, until either side closes. What the agent refuses
+ * before the upgrade comes back as a Status.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "internal.h"
+#include "xpool/logsign.h"
+#include "xpool/macro.h"
+
+#define HEAD_MAX       8192
+#define HEAD_WAIT_MS   30000
+#define WAIT_MS        1000
+#define SIGNATURE_TTL  30
+#define COPY_BUF       (64 * 1024)
+#define HALF_CLOSED_MS 5000 /* after one side closed, the other's last bytes */
+
+/* The upgrade headers of the agent's 101 passed to the client. */
+static const char *const passed_headers[] = {
+    "Upgrade", "Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", "X-Stream-Protocol-Version"};
+#define N_PASSED XP_ELEMENTSOF(passed_headers)
+
+struct tunnel {
+        struct api *api;
+        int agent;
+        int client_tcp; /* the client's own socket: with TLS, what run() gets is libmicrohttpd's
+                           socketpair, which does not see the client go away; -1 if unknown */
+        char *pending;  /* the agent's bytes that came with its 101 */
+        size_t pending_len;
+        char *values[N_PASSED];
+        const char *headers[2 * N_PASSED + 1];
+};
+
+static void tunnel_free(void *state)
+{
+        struct tunnel *t = state;
+
+        if (!t)
+                return;
+        if (t->agent >= 0)
+                close(t->agent);
+        free(t->pending);
+        for (size_t i = 0; i < N_PASSED; i++)
+                free(t->values[i]);
+        free(t);
+}
+
+/* ---- copying ----------------------------------------------------------------------------------
+ */
+
+struct half {
+        int from, to;
+        char buf[COPY_BUF];
+        size_t off, len;
+        bool eof;
+};
+
+/* Reads into h when it is empty, writes what it holds. false when the connection failed. */
+static bool half_move(struct half *h, short rev_from, short rev_to)
+{
+        ssize_t n;
+
+        if (!h->eof && h->len == 0 && (rev_from & (POLLIN | POLLHUP | POLLERR))) {
+                n = recv(h->from, h->buf, sizeof(h->buf), MSG_DONTWAIT);
+                if (n > 0) {
+                        h->off = 0;
+                        h->len = (size_t)n;
+                } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                        h->eof = true;
+                        shutdown(h->to, SHUT_WR);
+                }
+        }
+        if (h->len > h->off && (rev_to & POLLOUT)) {
+                n = send(h->to, h->buf + h->off, h->len - h->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return false;
+                if (n > 0)
+                        h->off += (size_t)n;
+                if (h->off == h->len)
+                        h->off = h->len = 0;
+        }
+        return true;
+}
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
+{
+        struct tunnel *t = state;
+        struct half *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
+        int64_t half_closed = 0;
+
+        if (!up || !down || agent_send_all(t->agent, early, early_len) < 0 ||
+            agent_send_all(fd, t->pending ? t->pending : "", t->pending_len) < 0)
+                goto out;
+        *up = (struct half){.from = fd, .to = t->agent};
+        *down = (struct half){.from = t->agent, .to = fd};
+        while (!atomic_load(&t->api->stopping) &&
+               !(up->eof && down->eof && !up->len && !down->len)) {
+                struct pollfd p[3] = {
+                    {.fd = fd,
+                     .events =
+                         (short)((!up->eof && !up->len ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
+                    {.fd = t->agent,
+                     .events = (short)((!down->eof && !down->len ? POLLIN : 0) |
+                                       (up->len ? POLLOUT : 0))},
+                    {.fd = t->client_tcp, .events = POLLRDHUP},
+                };
+                int r = poll(p, t->client_tcp >= 0 ? 3 : 2, WAIT_MS);
+
+                if (r < 0 && errno != EINTR)
+                        break;
+                /* the client closed its connection (kubectl never half-closes one) */
+                if (r > 0 && t->client_tcp >= 0 && (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                        break;
+                if (r > 0 && (!half_move(up, p[0].revents, p[1].revents) ||
+                              !half_move(down, p[1].revents, p[0].revents)))
+                        break;
+                if ((up->eof || down->eof) && !half_closed)
+                        half_closed = now_ms();
+                if (half_closed && now_ms() - half_closed > HALF_CLOSED_MS)
+                        break;
+        }
+out:
+        free(up);
+        free(down);
+}
+
+/* ---- the agent's answer -----------------------------------------------------------------------
+ */
+
+/* Reads the agent's status line and headers (up to HEAD_MAX) into buf: its length, or -errno. */
+static int read_head(struct tunnel *t, char *buf, size_t *ret_head_len, struct xp_error *err)
+{
+        int64_t deadline = now_ms() + HEAD_WAIT_MS;
+        size_t len = 0;
+        char *end;
+
+        for (;;) {
+                struct pollfd p = {.fd = t->agent, .events = POLLIN};
+                ssize_t n;
+
+                if (atomic_load(&t->api->stopping))
+                        return xp_errorf(err, -ECANCELED, "the server is stopping");
+                if (now_ms() > deadline)
+                        return xp_errorf(
+                            err, -ETIMEDOUT, "no answer within %d s", HEAD_WAIT_MS / 1000);
+                if (poll(&p, 1, WAIT_MS) <= 0)
+                        continue;
+                n = recv(t->agent, buf + len, HEAD_MAX - len, 0);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n <= 0)
+                        return xp_errorf(err,
+                                         -EPROTO,
+                                         "the connection closed before the answer's headers ended");
+                len += (size_t)n;
+                buf[len] = '\0';
+                end = strstr(buf, "\r\n\r\n");
+                if (end) {
+                        *ret_head_len = (size_t)(end - buf) + 4;
+                        return (int)len;
+                }
+                if (len == HEAD_MAX)
+                        return xp_errorf(err,
+                                         -EPROTO,
+                                         "the answer's headers are longer than %d bytes",
+                                         HEAD_MAX);
+        }
+}
+
+/* The value of header name in head (NUL-terminated, lines ending in CRLF), copied; NULL if none. */
+static char *head_value(const char *head, const char *name)
+{
+        size_t nlen = strlen(name);
+
+        for (const char *line = strstr(head, "\r\n"); line && line[2];
+             line = strstr(line + 2, "\r\n")) {
+                const char *v = line + 2, *eol;
+
+                if (strncasecmp(v, name, nlen) != 0 || v[nlen] != ':')
+                        continue;
+                v += nlen + 1;
+                v += strspn(v, " \t");
+                eol = strstr(v, "\r\n");
+                return strndup(v, eol ? (size_t)(eol - v) : strlen(v));
+        }
+        return NULL;
+}
+
+/* The agent's 101: the upgrade for the client. 0, or -ENOMEM. */
+static int
+upgrade_reply(struct tunnel *t, const char *head, size_t head_len, size_t len, struct reply *ret)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < N_PASSED; i++) {
+                t->values[i] = head_value(head, passed_headers[i]);
+                if (t->values[i]) {
+                        t->headers[k++] = passed_headers[i];
+                        t->headers[k++] = t->values[i];
+                }
+        }
+        t->headers[k] = NULL;
+        if (len > head_len) {
+                t->pending = malloc(len - head_len);
+                if (!t->pending)
+                        return -ENOMEM;
+                memcpy(t->pending, head + head_len, len - head_len);
+                t->pending_len = len - head_len;
+        }
+        ret->code = 101;
+        ret->upgrade = (struct upgrade){
+            .headers = t->headers, .run = tunnel_run, .free = tunnel_free, .state = t};
+        return 0;
+}
+
+/* The agent's refusal, as a Status: its 400 and 403 are the request's fault, the rest the node's.
+ */
+static int refusal_reply(const struct request *req,
+                         const char *node,
+                         unsigned code,
+                         char *head,
+                         size_t head_len,
+                         size_t len,
+                         struct reply *ret)
+{
+        char *body = head + head_len;
+
+        body[len - head_len] = '\0';
+        while (*body && strchr(" \r\n", body[strlen(body) - 1]))
+                body[strlen(body) - 1] = '\0';
+        if (code == 400 || code == 403)
+                return reply_status(ret, 400, "BadRequest", req->name, "pods", "%s", body);
+        if (code == 404)
+                return reply_status(ret, 404, "NotFound", req->name, "pods", "%s", body);
+        return reply_status(ret,
+                            503,
+                            "ServiceUnavailable",
+                            req->name,
+                            "pods",
+                            "the xpool agent of node \"%s\" answered %u: %s",
+                            node,
+                            code,
+                            body);
+}
+
+/* ---- the request to the agent -----------------------------------------------------------------
+ */
+
+/* The agent's path: /exec|attach/NS/POD/CONTAINER or /portForward/NS/POD, ?podUID= and the
+ * client's query without its own podUID. NULL: -ENOMEM. */
+static char *
+agent_path(const struct request *req, const char *sub, const char *container, const char *uid)
+{
+        const char *q = strchr(request_raw_target(req), '?');
+        char *path = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&path, &len);
+
+        if (!f)
+                return NULL;
+        if (strcmp(sub, "portforward") == 0)
+                fprintf(f, "/portForward/%s/%s?podUID=%s", req->namespace, req->name, uid);
+        else
+                fprintf(
+                    f, "/%s/%s/%s/%s?podUID=%s", sub, req->namespace, req->name, container, uid);
+        for (const char *p = q ? q + 1 : NULL; p && *p;) {
+                size_t n = strcspn(p, "&");
+
+                /* the pod is this one: a podUID of the client's would name another */
+                if (n > 0 && strncasecmp(p, "podUID=", 7) != 0 && strncmp(p, "podUID", n) != 0)
+                        fprintf(f, "&%.*s", (int)n, p);
+                p += n;
+                if (*p == '&')
+                        p++;
+        }
+        if (fclose(f) != 0) {
+                free(path);
+                return NULL;
+        }
+        return path;
+}
+
+/* The upgrade request: the client's upgrade headers, the server's signature. NULL: -ENOMEM. */
+static char *agent_head(const struct request *req,
+                        const char *path,
+                        const char *host,
+                        unsigned port,
+                        const char *signature)
+{
+        static const char *const copied[] = {"Upgrade",
+                                             "Sec-WebSocket-Key",
+                                             "Sec-WebSocket-Version",
+                                             "Sec-WebSocket-Protocol",
+                                             "X-Stream-Protocol-Version"};
+        bool v6 = strchr(host, ':') != NULL;
+        char *head = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&head, &len);
+
+        if (!f)
+                return NULL;
+        fprintf(
+            f,
+            "GET %s HTTP/1.1\r\nHost: %s%s%s:%u\r\nConnection: Upgrade\r\n%s: %s\r\nUser-Agent: xpool-server\r\n",
+            path,
+            v6 ? "[" : "",
+            host,
+            v6 ? "]" : "",
+            port,
+            XP_LOGSIGN_HEADER,
+            signature);
+        for (size_t i = 0; i < XP_ELEMENTSOF(copied); i++) {
+                const char *v = request_header(req, copied[i]);
+
+                if (v && !strpbrk(v, "\r\n"))
+                        fprintf(f, "%s: %s\r\n", copied[i], v);
+        }
+        fputs("\r\n", f);
+        if (fclose(f) != 0) {
+                free(head);
+                return NULL;
+        }
+        return head;
+}
+
+/* Connects to the agent and asks for the upgrade; its answer becomes ret. */
+static int
+to_agent(const struct request *req, const char *node, const char *path, struct reply *ret)
+{
+        char host[64], key_id[XP_TOKEN_ID_LEN + 1], signature[XP_LOGSIGN_TEXT_MAX];
+        _cleanup_free_ char *request = NULL, *buf = malloc(HEAD_MAX + 1);
+        struct xp_error err = {0};
+        uint8_t key[AUTH_KEY_LEN];
+        struct tunnel *t;
+        unsigned port = 0, code = 0;
+        size_t head_len = 0;
+        int r, len;
+
+        r = node_log_endpoint(req, node, host, &port, ret);
+        if (r <= 0)
+                return r;
+        if (!req->api->auth || auth_node_key(req->api->auth, node, key_id, key) < 0)
+                return reply_status(
+                    ret,
+                    503,
+                    "ServiceUnavailable",
+                    req->name,
+                    "pods",
+                    "the server has no node token for node \"%s\" to sign the request to its agent with",
+                    node);
+        if (xp_logsign_sign(key_id, key, path, (int64_t)time(NULL) + SIGNATURE_TTL, signature) < 0)
+                return -ENOMEM;
+        request = agent_head(req, path, host, port, signature);
+        t = calloc(1, sizeof(*t));
+        if (!request || !t || !buf) {
+                free(t);
+                return -ENOMEM;
+        }
+        *t = (struct tunnel){.api = req->api, .agent = -1, .client_tcp = request_socket(req)};
+        r = t->agent = agent_connect(host, port, &err);
+        if (r >= 0 && (r = agent_send_all(t->agent, request, strlen(request))) < 0)
+                xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));
+        len = r >= 0 ? read_head(t, buf, &head_len, &err) : r;
+        if (len >= 0 && sscanf(buf, "HTTP/1.%*1[01] %3u", &code) != 1)
+                len = xp_errorf(
+                    &err, -EPROTO, "the answer does not start with an HTTP/1 status line");
+        if (len >= 0 && code == 101) {
+                r = upgrade_reply(t, buf, head_len, (size_t)len, ret);
+                if (r < 0)
+                        tunnel_free(t);
+                return r;
+        }
+        if (len >= 0)
+                r = refusal_reply(req, node, code, buf, head_len, (size_t)len, ret);
+        tunnel_free(t);
+        if (len == -ENOMEM)
+                return len;
+        if (len < 0)
+                return reply_status(ret,
+                                    503,
+                                    "ServiceUnavailable",
+                                    req->name,
+                                    "pods",
+                                    "cannot reach the xpool agent of node \"%s\" at %s:%u: %s",
+                                    node,
+                                    host,
+                                    port,
+                                    xp_error_message(&err));
+        return r;
+}
+
+int handle_stream(const struct request *req, const struct route *route, struct reply *ret)
+{
+        const struct xp_kind *pods = route->kind;
+        struct xp_error err = {0};
+        const char *node, *uid, *container = NULL;
+        _cleanup_free_ char *path = NULL;
+        json_t *pod = NULL;
+        uint64_t version;
+        int r;
+
+        r = xp_store_get(
+            req->api->store, pods->plural, req->namespace, req->name, &pod, &version, &err);
+        if (r < 0)
+                return reply_store_error(ret, r, pods, req->name, &err);
+        node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+        if (!node || !node[0] || !uid) {
+                r = reply_status(ret,
+                                 400,
+                                 "BadRequest",
+                                 req->name,
+                                 pods->plural,
+                                 "pod %s does not have a host assigned",
+                                 req->name);
+                goto out;
+        }
+        if (strcmp(route->subresource, "portforward") != 0) {
+                r = pod_container(req, pods, pod, &container, ret);
+                if (r <= 0)
+                        goto out;
+        }
+        path = agent_path(req, route->subresource, container, uid);
+        r = path ? to_agent(req, node, path, ret) : -ENOMEM;
+out:
+        json_decref(pod);
+        return r;
+}
