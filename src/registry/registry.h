@@ -178,6 +178,17 @@ int xp_registry_pod_bind(struct xp_registry *registry,
                          json_t **ret_pod,
                          struct xp_error *err);
 
+/*
+ * Whether an update of a pod from old to new (both as they would be stored, with Kubernetes'
+ * defaults) keeps to what ValidatePodUpdate allows: only the images, activeDeadlineSeconds (set or
+ * lowered), additions to tolerations (and existing ones' tolerationSeconds), and
+ * terminationGracePeriodSeconds from a negative value to 1 may change in the spec. 0 when it may
+ * go on; -EINVAL with err holding the first problem as "FIELD: MESSAGE" in kube-apiserver's
+ * words (spec: Forbidden: pod updates may not change fields other than ..., with a diff of the
+ * spec's members that changed); -ENOMEM.
+ */
+int xp_registry_pod_update_check(const json_t *old, const json_t *new, struct xp_error *err);
+
 /* What a DELETE asks for (DeleteOptions or the query). */
 struct xp_registry_delete_options {
         bool has_grace;        /* gracePeriodSeconds given */

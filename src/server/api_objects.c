@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "xpool/macro.h"
 #include "xpool/patch.h"
+#include "xpool/poddefaults.h"
 #include "xpool/protobuf.h"
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
@@ -71,7 +72,7 @@ static int decode_flags(const struct request *req, unsigned *ret_flags, struct r
                             "BadRequest",
                             NULL,
                             NULL,
-                            "fieldValidation: invalid value %s: expected Ignore, Warn or Strict",
+                            "fieldValidation: Invalid value: %s: expected Ignore, Warn or Strict",
                             xp_quote(v, (char[XP_QUOTE_MAX]){0}));
 }
 
@@ -88,7 +89,7 @@ static int dry_run(const struct request *req, bool *ret_dry, struct reply *ret)
                             "BadRequest",
                             NULL,
                             NULL,
-                            "dryRun: invalid value %s: the only dry-run mode is All",
+                            "dryRun: Invalid value: %s: the only dry-run mode is All",
                             xp_quote(v, (char[XP_QUOTE_MAX]){0}));
 }
 
@@ -292,6 +293,25 @@ static int read_stored(const struct request *req,
         return 1;
 }
 
+/*
+ * Kubernetes' defaults of a pod's JSON, before it is decoded and validated (xpool/poddefaults.h);
+ * stored is the pod an update replaces (NULL for a create).
+ */
+static int pod_defaults(const struct request *req, json_t *pod, const json_t *stored)
+{
+        const struct xp_pod_defaults options = {
+            .toleration_seconds = req->api->pod_toleration_seconds,
+            .old = stored,
+        };
+
+        return xp_pod_defaults_apply(pod, &options);
+}
+
+static bool is_pods(const struct xp_kind *kind)
+{
+        return strcmp(kind->plural, "pods") == 0;
+}
+
 /* ---- tables --------------------------------------------------------------------------------- */
 
 /* ?includeObject=None|Metadata|Object: 1 with the mode, 0 with ret filled. */
@@ -307,7 +327,7 @@ table_include(const struct request *req, enum xp_table_include *ret_include, str
                     "BadRequest",
                     NULL,
                     NULL,
-                    "includeObject: invalid value %s: expected None, Metadata or Object",
+                    "includeObject: Invalid value: %s: expected None, Metadata or Object",
                     xp_quote(v, (char[XP_QUOTE_MAX]){0}));
         return 1;
 }
@@ -369,8 +389,12 @@ int handle_create(const struct request *req, const struct route *route, struct r
                 goto out;
         locked = true;
         /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
-        if (strcmp(kind->plural, "pods") == 0)
+        if (is_pods(kind)) {
                 json_object_del(json, "status");
+                r = pod_defaults(req, json, NULL);
+                if (r < 0)
+                        goto out;
+        }
         r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
@@ -506,7 +530,7 @@ out:
 #define RETRY_CONFLICT 1 /* finish_update(): a stale write the caller may retry */
 
 /* 1 when candidate (without a resourceVersion) is stored (with one) unchanged, else 0. */
-static int same_object(const json_t *candidate, const json_t *stored)
+static int same_json(const json_t *candidate, const json_t *stored)
 {
         json_t *copy = json_copy((json_t *)stored);
         json_t *meta = copy ? json_copy(metadata_of(stored)) : NULL;
@@ -525,9 +549,87 @@ static int same_object(const json_t *candidate, const json_t *stored)
 }
 
 /*
- * The object an update of stored (whose version is expected) writes: candidate validated, named
- * as the URL, with what the server owns kept from stored, encoded and admitted. 1 with
- * *ret_out, else 0 with ret filled, or -errno.
+ * As same_json(), with stored also as the codec writes it: a component that wrote a null
+ * member (a condition's lastProbeTime) or a default the server adds since stored the same
+ * object in other words.
+ */
+static int same_object(const struct xp_kind *kind, const json_t *candidate, const json_t *stored)
+{
+        struct xp_error err = {0};
+        json_t *encoded = NULL;
+        void *object = NULL;
+        int r = same_json(candidate, stored);
+
+        if (r != 0 || kind->from_json(stored, NULL, 0, &object, &err) < 0)
+                return r;
+        r = kind->to_json(object, &encoded);
+        kind->free(object);
+        if (r < 0)
+                return r;
+        r = same_json(candidate, encoded);
+        json_decref(encoded);
+        return r;
+}
+
+/*
+ * A pod update's two sides with Kubernetes' defaults: the candidate as it is validated and
+ * written, and the stored pod as the checks compare it with (a pod stored before a default
+ * existed gets it too, as Kubernetes defaults what it reads). A status that leaves qosClass out
+ * keeps the stored one. 0 or -ENOMEM.
+ */
+static int pod_update_sides(const struct request *req,
+                            const json_t *stored,
+                            const json_t *candidate,
+                            json_t **ret_old,
+                            json_t **ret_new)
+{
+        json_t *old = json_deep_copy(stored), *new = json_deep_copy(candidate), *status, *qos;
+        int r = old && new ? 0 : -ENOMEM;
+
+        if (r >= 0)
+                r = pod_defaults(req, old, NULL);
+        if (r >= 0)
+                r = pod_defaults(req, new, old);
+        status = json_object_get(new, "status");
+        qos = json_object_get(json_object_get(stored, "status"), "qosClass");
+        if (r >= 0 && json_is_object(status) && !json_object_get(status, "qosClass") && qos)
+                r = set_member(status, "qosClass", qos);
+        if (r < 0) {
+                json_decref(old);
+                json_decref(new);
+                return -ENOMEM;
+        }
+        *ret_old = old;
+        *ret_new = new;
+        return 0;
+}
+
+/* A terminating pod is on its way out: its agent is stopping what the spec describes. */
+static int refuse_terminating(const struct request *req,
+                              const json_t *stored,
+                              const json_t *out,
+                              struct reply *ret)
+{
+        const char *deleted =
+            json_string_value(json_object_get(metadata_of(stored), "deletionTimestamp"));
+
+        if (!deleted || json_equal(json_object_get(out, "spec"), json_object_get(stored, "spec")))
+                return 1;
+        return reply_status(
+            ret,
+            422,
+            "Invalid",
+            req->name,
+            "Pod",
+            "Pod \"%s\" is invalid: spec: Forbidden: the pod is terminating (metadata.deletionTimestamp %s): only metadata and status may change",
+            req->name,
+            deleted);
+}
+
+/*
+ * The object an update of stored (whose version is expected) writes: candidate defaulted (pods)
+ * and validated, named as the URL, with what the server owns kept from stored, encoded and
+ * admitted. 1 with *ret_out, else 0 with ret filled, or -errno.
  */
 static int settle_update(const struct request *req,
                          const struct xp_kind *kind,
@@ -538,17 +640,22 @@ static int settle_update(const struct request *req,
                          json_t **ret_out,
                          struct reply *ret)
 {
-        const char *deleted =
-            json_string_value(json_object_get(metadata_of(stored), "deletionTimestamp"));
+        json_t *out = NULL, *old_pod = NULL, *new_pod = NULL;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
         void *object = NULL;
-        json_t *out = NULL;
         int r;
 
+        if (is_pods(kind)) {
+                r = pod_update_sides(req, stored, candidate, &old_pod, &new_pod);
+                if (r < 0)
+                        return r;
+                stored = old_pod;
+                candidate = new_pod;
+        }
         r = check_object(kind, candidate, flags, &object, ret);
         if (r <= 0)
-                return r;
+                goto out;
         meta = kind->meta(object);
         if (!meta->name || strcmp(meta->name, req->name) != 0) {
                 r = reply_status(
@@ -569,33 +676,24 @@ static int settle_update(const struct request *req,
                     ret, 409, "Conflict", req->name, kind->plural, "%s", xp_error_message(&err));
                 goto out;
         }
-        /* No defaults here: they are what a new object starts with (a pod's Pending phase),
-         * and an update carries what the object has become. */
+        /* The create-time defaults (a pod's Pending phase) are not set again: an update
+         * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
         if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
+        if (r > 0 && is_pods(kind))
+                r = refuse_terminating(req, stored, out, ret);
         if (r <= 0)
                 goto out;
-        /* A terminating pod is on its way out: its agent is stopping what the spec describes. */
-        if (deleted && strcmp(kind->plural, "pods") == 0 &&
-            !json_equal(json_object_get(out, "spec"), json_object_get(stored, "spec"))) {
-                r = reply_status(
-                    ret,
-                    422,
-                    "Invalid",
-                    req->name,
-                    kind->plural,
-                    "Pod \"%s\" is invalid: spec: Forbidden: the pod is terminating (metadata.deletionTimestamp %s): only metadata and status may change",
-                    req->name,
-                    deleted);
-                goto out;
-        }
         *ret_out = TAKE_PTR(out);
         r = 1;
 out:
         json_decref(out);
-        kind->free(object);
+        json_decref(old_pod);
+        json_decref(new_pod);
+        if (object)
+                kind->free(object);
         return r;
 }
 
@@ -627,7 +725,7 @@ static int finish_update(const struct request *req,
         /* A write that changes nothing is not one: no new version, no event, as Kubernetes;
          * a stale one is still a conflict. */
         r = xp_registry_version_parse(stored_rv, &version) && version == expected
-                ? same_object(out, stored)
+                ? same_object(kind, out, stored)
                 : 0;
         if (r != 0) {
                 json_decref(out);

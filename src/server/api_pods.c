@@ -72,26 +72,6 @@ int handle_binding(const struct request *req, const struct route *route, struct 
         return r;
 }
 
-/* Go's strconv.ParseBool, which the API server uses for query parameters; absent is false. */
-static bool parse_query_bool(const char *v, bool *ret)
-{
-        static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-        static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
-
-        *ret = false;
-        if (!v)
-                return true;
-        for (size_t i = 0; i < XP_ELEMENTSOF(yes); i++) {
-                if (strcmp(v, yes[i]) == 0) {
-                        *ret = true;
-                        return true;
-                }
-                if (strcmp(v, no[i]) == 0)
-                        return true;
-        }
-        return false;
-}
-
 /* A decimal >= min (at most 18 digits); absent: *ret = -1. */
 static bool parse_query_int(const char *v, int64_t min, int64_t *ret)
 {
@@ -272,18 +252,10 @@ static int log_flags(const struct request *req,
                 int64_t min;
         } ints[] = {{"tailLines", 0}, {"sinceSeconds", 1}, {"limitBytes", 1}};
 
+        /* as kube-apiserver reads PodLogOptions: every value but "0" and "false" is true */
         for (size_t i = 0; i < XP_ELEMENTSOF(bools); i++) {
-                bool v;
+                bool v = query_flag(request_query(req, bools[i]));
 
-                if (!parse_query_bool(request_query(req, bools[i]), &v))
-                        return reply_status(ret,
-                                            400,
-                                            "BadRequest",
-                                            req->name,
-                                            pods->plural,
-                                            "%s: invalid value \"%s\": want true or false",
-                                            bools[i],
-                                            request_query(req, bools[i]));
                 if (v)
                         fprintf(f, "&%s=true", bools[i]);
                 if (i == 0)
@@ -299,7 +271,7 @@ static int log_flags(const struct request *req,
                             "BadRequest",
                             req->name,
                             pods->plural,
-                            "%s: invalid value \"%s\": must be an integer greater than or equal to %" PRId64,
+                            "%s: Invalid value: \"%s\": must be an integer greater than or equal to %" PRId64,
                             ints[i].name,
                             request_query(req, ints[i].name),
                             ints[i].min);
@@ -324,7 +296,7 @@ log_since_time(const struct request *req, const struct xp_kind *pods, FILE *f, s
                                     "BadRequest",
                                     req->name,
                                     pods->plural,
-                                    "sinceTime: invalid value \"%s\": want an RFC 3339 time",
+                                    "sinceTime: Invalid value: \"%s\": want an RFC 3339 time",
                                     since_time);
         /* The agent takes seconds: a time in the future shows what comes from now on. */
         ago = (int64_t)time(NULL) - t;

@@ -408,7 +408,7 @@ static int watch_deadline(const struct request *req, int64_t *ret_deadline, stru
                     "BadRequest",
                     NULL,
                     NULL,
-                    "timeoutSeconds: invalid value %s: expected a number of seconds",
+                    "timeoutSeconds: Invalid value: %s: expected a number of seconds",
                     xp_quote(v, (char[XP_QUOTE_MAX]){0}));
         if (n > WATCH_TIMEOUT_MAX)
                 n = WATCH_TIMEOUT_MAX;
@@ -501,7 +501,7 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                             "BadRequest",
                             NULL,
                             NULL,
-                            "resourceVersion: invalid value %s: expected a resource version this server wrote",
+                            "resourceVersion: Invalid value: %s: expected a resource version this server wrote",
                             xp_quote(rv, (char[XP_QUOTE_MAX]){0}));
                         goto fail;
                 }

@@ -35,6 +35,9 @@ struct api {
         const char *server_address;   /* host:port clients reach us on */
         atomic_bool stopping;         /* set before the HTTP daemon stops: streams end */
         struct auth *auth;            /* the tokens; signs log requests to agents (logproxy.c) */
+        /* The not-ready and unreachable tolerations' tolerationSeconds a new pod gets
+         * (DefaultTolerationSeconds): the pod eviction timeout, in whole seconds. */
+        int64_t pod_toleration_seconds;
 };
 
 struct auth_identity;
@@ -106,7 +109,13 @@ struct route {
         const struct xp_kind *kind;
 };
 
-/* ?watch=true (or 1) (http.c). */
+/*
+ * A boolean query parameter as kube-apiserver decodes one (Convert_Slice_string_To_bool): absent,
+ * "0" and "false" (any case) are false, every other value is true, so ?watch=True (the Python
+ * client's) and ?watch= are watches (api_query.c).
+ */
+bool query_flag(const char *value);
+/* ?watch as query_flag() reads it (http.c). */
 bool request_is_watch(const struct request *req);
 /* The Accept header asks for a meta.k8s.io Table (kubectl get) (api_query.c). */
 bool request_wants_table(const struct request *req);
@@ -132,6 +141,23 @@ int reply_status(struct reply *ret,
                  const char *kind,
                  const char *fmt,
                  ...) __attribute__((format(printf, 6, 7)));
+/* As reply_status(), with details.group beside details.kind (an empty group: none). */
+int reply_status_group(struct reply *ret,
+                       unsigned code,
+                       const char *reason,
+                       const char *name,
+                       const char *group,
+                       const char *kind,
+                       const char *fmt,
+                       ...) __attribute__((format(printf, 7, 8)));
+/* "leases.coordination.k8s.io" (resource) or "Lease.coordination.k8s.io"; core: "pods", "Pod". */
+void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 128]);
+/*
+ * The StatusCause type of a field error's message in field.ErrorList's words: "Required value"
+ * is FieldValueRequired, "Unsupported value" FieldValueNotSupported, "Forbidden"
+ * FieldValueForbidden, "Duplicate value" FieldValueDuplicate; anything else FieldValueInvalid.
+ */
+const char *cause_type(const char *message);
 /* Takes body (NULL means out of memory: -ENOMEM). */
 int reply_json(struct reply *ret, unsigned code, json_t *body);
 /* Maps a store error (-ENOENT, -EEXIST, -ESTALE, ...) to the Status Kubernetes answers with. */

@@ -161,6 +161,12 @@ int xp_server_new(const struct xp_server_options *options,
                 goto fail;
 
         server->api.server_address = server->address;
+        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
+        server->api.pod_toleration_seconds =
+            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
+             999) /
+            1000;
         server->api.auth = server->auth;
         r = http_start(&server->api,
                        server->auth,
