@@ -25,7 +25,7 @@ struct xp_agent_isolation {
 /* The facts of the host the Node carries beside the inventory; strings borrowed. */
 struct xp_agent_node_info {
         const char *name;           /* the Node's name */
-        const char *hostname;       /* the Hostname address and kubernetes.io/hostname */
+        const char *hostname;       /* the Hostname address and kubernetes.io/hostname: the name */
         const char *address;        /* the InternalIP; NULL: none */
         const char *arch;           /* GOARCH spelling: amd64, arm64, ... */
         const char *kernel_version; /* uname -r */
@@ -116,7 +116,7 @@ struct xp_agent_pods {
 
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
-        char *cgroup_root, *shim_exe, *node_description, *hostname, *token_id, *ca_pem;
+        char *cgroup_root, *shim_exe, *node_description, *token_id, *ca_pem;
         size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
         uint64_t pids_max, log_max_bytes;

@@ -164,7 +164,9 @@ static int container_defaults(json_t *c, bool host_network)
 
         if (!json_is_object(c))
                 return 0;
-        r |= default_string(c, "imagePullPolicy", pull_policy(image ? image : ""));
+        /* xpool's process containers run a command without an image: nothing to pull */
+        if (image && image[0])
+                r |= default_string(c, "imagePullPolicy", pull_policy(image));
         r |= default_string(c, "terminationMessagePath", "/dev/termination-log");
         r |= default_string(c, "terminationMessagePolicy", "File");
         r |= port_defaults(c, host_network);

@@ -239,3 +239,20 @@ struct xp_registry_event {
 int xp_registry_event_record(struct xp_registry *registry,
                              const struct xp_registry_event *event,
                              struct xp_error *err);
+
+/* ---- lists at a version (list_at.c) -------------------------------------------------------- */
+
+/*
+ * The objects of a kind (one namespace, or all when namespace is NULL) as they were at version,
+ * ordered by namespace and name: the current ones, with what was written since taken back
+ * through the store's event log. version 0 or at/after the store's version: the current list,
+ * *ret_version the store's version; else *ret_version = version. -XP_STORE_EXPIRED (err says
+ * what) when the log no longer holds what the list was then; -ENOMEM; the store's errors.
+ */
+int xp_registry_list_at(struct xp_store *store,
+                        const char *kind,
+                        const char *namespace,
+                        uint64_t version,
+                        json_t **ret_items,
+                        uint64_t *ret_version,
+                        struct xp_error *err);

@@ -38,6 +38,7 @@ struct subresource {
         const char *name;
         const char *kind; /* the kind the subresource takes */
         const char *const *verbs;
+        const char *group, *version; /* of the kind, when not the resource's (Eviction) */
 };
 
 static const char *const status_verbs[] = {"get", "patch", "update", NULL};
@@ -48,6 +49,8 @@ static const struct subresource subresources[] = {
     {"pods", "status", "Pod", status_verbs},
     {"pods", "binding", "Binding", binding_verbs},
     {"pods", "log", "Pod", log_verbs},
+    /* kubectl drain evicts when discovery lists pods/eviction with its group and version */
+    {"pods", "eviction", "Eviction", binding_verbs, "policy", "v1"},
     {"nodes", "status", "Node", status_verbs},
     {"namespaces", "status", "Namespace", status_verbs},
 };
@@ -234,6 +237,12 @@ static int append_resources(json_t *resources, const struct xp_kind *kind)
                                      sub->kind,
                                      "verbs",
                                      string_array(sub->verbs));
+                if (resource && sub->group &&
+                    (json_object_set_new(resource, "group", json_string(sub->group)) < 0 ||
+                     json_object_set_new(resource, "version", json_string(sub->version)) < 0)) {
+                        json_decref(resource);
+                        resource = NULL;
+                }
                 if (!resource || json_array_append_new(resources, resource) < 0)
                         return -ENOMEM;
         }

@@ -456,71 +456,112 @@ int handle_get(const struct request *req, const struct route *route, struct repl
         return reply_json(ret, 200, json);
 }
 
+/* The items that match the selectors (items taken). */
+static int list_filter(const struct request *req,
+                       const struct xp_kind *kind,
+                       json_t *items,
+                       json_t **ret_kept,
+                       bool *ret_filtered,
+                       struct reply *ret)
+{
+        struct xp_label_selector *labels = NULL;
+        struct xp_field_selector *fields = NULL;
+        json_t *kept = NULL, *item;
+        size_t i;
+        int r;
+
+        r = selectors_parse(req, kind, &labels, &fields, ret);
+        if (r <= 0) {
+                json_decref(items);
+                return r;
+        }
+        *ret_filtered = !xp_label_selector_is_empty(labels) || !xp_field_selector_is_empty(fields);
+        if (!*ret_filtered) {
+                kept = TAKE_PTR(items);
+        } else {
+                kept = json_array();
+                json_array_foreach(items, i, item) if (kept &&
+                                                       selectors_match(labels, fields, item) &&
+                                                       json_array_append(kept, item) < 0)
+                {
+                        json_decref(kept);
+                        kept = NULL;
+                }
+        }
+        json_decref(items);
+        xp_label_selector_free(labels);
+        xp_field_selector_free(fields);
+        if (!kept)
+                return -ENOMEM;
+        *ret_kept = kept;
+        return 1;
+}
+
+/* ListMeta: resourceVersion, continue, remainingItemCount (not counted under selectors). */
+static json_t *list_meta(const char *rv, const char *next, int64_t remaining, bool filtered)
+{
+        json_t *meta = json_pack("{s:s}", "resourceVersion", rv);
+
+        if (meta && next && json_object_set_new(meta, "continue", json_string(next)) < 0)
+                return json_decref(meta), NULL;
+        if (meta && next && !filtered &&
+            json_object_set_new(meta, "remainingItemCount", json_integer(remaining)) < 0)
+                return json_decref(meta), NULL;
+        return meta;
+}
+
 int handle_list(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
-        struct xp_label_selector *labels = NULL;
-        struct xp_field_selector *fields = NULL;
-        struct xp_error err = {0};
-        char rv[24];
-        json_t *items = NULL, *kept = NULL, *item;
+        struct list_options options;
+        json_t *items = NULL, *kept = NULL, *page = NULL, *meta;
+        char rv[24], *next = NULL;
+        bool filtered = false;
+        int64_t remaining;
         uint64_t version;
-        size_t i;
         int r;
 
         if (request_is_watch(req))
                 return watch_start(req, route, ret);
-        r = selectors_parse(req, kind, &labels, &fields, ret);
-        if (r <= 0)
-                return r;
-        /* /api/v1/pods lists every namespace: no {namespace} in the route */
-        r = xp_store_list(req->api->store,
-                          kind->plural,
-                          kind->namespaced ? req->namespace : "",
-                          &items,
-                          &version,
-                          &err);
-        if (r < 0) {
-                r = reply_store_error(ret, r, kind, NULL, &err);
+        r = list_options_parse(req, kind, false, &options, ret);
+        if (r > 0)
+                r = list_read(req, kind, &options, &items, &version, ret);
+        if (r > 0)
+                r = list_filter(req, kind, TAKE_PTR(items), &kept, &filtered, ret);
+        if (r > 0)
+                r = list_page(kind, &options, kept, version, &page, &next, &remaining);
+        json_decref(kept);
+        if (r < 0 || (r == 0 && !page))
+                goto out;
+        xp_registry_version_format(version, rv);
+        meta = list_meta(rv, next, remaining, filtered);
+        if (!meta) {
+                r = -ENOMEM;
                 goto out;
         }
-        if (xp_label_selector_is_empty(labels) && xp_field_selector_is_empty(fields)) {
-                kept = TAKE_PTR(items);
-        } else {
-                kept = json_array();
-                if (!kept) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                json_array_foreach(items, i, item) if (selectors_match(labels, fields, item) &&
-                                                       json_array_append(kept, item) < 0)
-                {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        xp_registry_version_format(version, rv);
         if (request_wants_table(req)) {
-                r = reply_table(req, kind, TAKE_PTR(kept), rv, ret);
+                r = reply_table(req, kind, TAKE_PTR(page), rv, ret);
+                /* the Table's ListMeta pages as the list's does */
+                if (r >= 0 && ret->body && json_is_object(json_object_get(ret->body, "metadata")))
+                        json_object_set(ret->body, "metadata", meta);
+                json_decref(meta);
                 goto out;
         }
         r = reply_json(ret,
                        200,
-                       json_pack("{s:s, s:s, s:{s:s}, s:o}",
+                       json_pack("{s:s, s:s, s:o, s:o}",
                                  "kind",
                                  kind->list_kind,
                                  "apiVersion",
                                  kind->api_version,
                                  "metadata",
-                                 "resourceVersion",
-                                 rv,
+                                 meta,
                                  "items",
-                                 TAKE_PTR(kept)));
+                                 TAKE_PTR(page)));
 out:
         json_decref(items);
-        json_decref(kept);
-        xp_label_selector_free(labels);
-        xp_field_selector_free(fields);
+        json_decref(page);
+        free(next);
         return r;
 }
 
@@ -1037,6 +1078,47 @@ static int parse_grace(const struct request *req,
  * dependents).
  * 1 when fine, 0 with ret filled.
  */
+/*
+ * The DeleteOptions of a DELETE's body: JSON, or protobuf as kubectl delete and client-go send
+ * them (application/vnd.kubernetes.protobuf). 1 with *ret_options (NULL or not an object when
+ * the JSON is not one), or 0 with ret filled (415 for protobuf that cannot be read).
+ */
+static int delete_body(const struct request *req,
+                       const struct xp_kind *kind,
+                       json_t **ret_options,
+                       struct reply *ret)
+{
+        const char *content_type = request_header(req, "Content-Type");
+        struct xp_error err = {0};
+        json_error_t jerr;
+
+        *ret_options = NULL;
+        if (!content_type ||
+            strncasecmp(content_type, "application/vnd.kubernetes.protobuf", 35) != 0) {
+                *ret_options = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+                return 1;
+        }
+        if (xp_protobuf_to_json(req->body, req->body_len, ret_options, &err) < 0)
+                return reply_status(ret,
+                                    415,
+                                    "UnsupportedMediaType",
+                                    req->name,
+                                    kind->plural,
+                                    "the protobuf request body could not be read: %s",
+                                    xp_error_message(&err));
+        if (!xp_streq0(json_string_value(json_object_get(*ret_options, "kind")), "DeleteOptions")) {
+                json_decref(*ret_options);
+                *ret_options = NULL;
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    req->name,
+                                    kind->plural,
+                                    "the request body must be DeleteOptions");
+        }
+        return 1;
+}
+
 static int delete_options(const struct request *req,
                           const struct xp_kind *kind,
                           struct xp_registry_delete_options *ret_options,
@@ -1044,10 +1126,7 @@ static int delete_options(const struct request *req,
                           struct reply *ret)
 {
         const char *query_grace = request_query(req, "gracePeriodSeconds");
-        json_t *options = NULL, *pre, *grace, *dry, *mode;
-        json_error_t jerr;
-        const char *rv;
-        size_t i;
+        json_t *options = NULL;
         int r;
 
         *ret_options = (struct xp_registry_delete_options){0};
@@ -1066,7 +1145,9 @@ static int delete_options(const struct request *req,
         }
         if (req->body_len == 0)
                 return 1;
-        options = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+        r = delete_body(req, kind, &options, ret);
+        if (r <= 0)
+                return r;
         if (!json_is_object(options)) {
                 json_decref(options);
                 return reply_status(ret,
@@ -1076,6 +1157,26 @@ static int delete_options(const struct request *req,
                                     kind->plural,
                                     "the request body must be DeleteOptions as a JSON object");
         }
+        r = delete_options_json(req, kind, options, ret_options, ret);
+        if (r <= 0) {
+                json_decref(options);
+                return r;
+        }
+        *ret_body = options;
+        return 1;
+}
+
+int delete_options_json(const struct request *req,
+                        const struct xp_kind *kind,
+                        const json_t *options,
+                        struct xp_registry_delete_options *ret_options,
+                        struct reply *ret)
+{
+        const json_t *pre, *grace, *dry, *mode;
+        const char *rv;
+        size_t i;
+        int r;
+
         grace = json_object_get(options, "gracePeriodSeconds");
         if (grace && !json_is_null(grace)) {
                 r = parse_grace(req,
@@ -1085,18 +1186,15 @@ static int delete_options(const struct request *req,
                                 grace,
                                 &ret_options->grace_seconds,
                                 ret);
-                if (r <= 0) {
-                        json_decref(options);
+                if (r <= 0)
                         return r;
-                }
                 ret_options->has_grace = true;
         }
         /* kubectl delete --dry-run=server sends it here, not in the query */
         dry = json_object_get(options, "dryRun");
         json_array_foreach(dry, i, mode)
         {
-                if (!xp_streq0(json_string_value(mode), "All")) {
-                        json_decref(options);
+                if (!xp_streq0(json_string_value(mode), "All"))
                         return reply_status(
                             ret,
                             400,
@@ -1105,14 +1203,12 @@ static int delete_options(const struct request *req,
                             kind->plural,
                             "DeleteOptions.dryRun[%zu]: the only dry-run mode is All",
                             i);
-                }
                 ret_options->dry = true;
         }
         pre = json_object_get(options, "preconditions");
         ret_options->uid = json_string_value(json_object_get(pre, "uid"));
         rv = json_string_value(json_object_get(pre, "resourceVersion"));
-        if (rv && !xp_registry_version_parse(rv, &ret_options->version)) {
-                json_decref(options);
+        if (rv && !xp_registry_version_parse(rv, &ret_options->version))
                 return reply_status(
                     ret,
                     400,
@@ -1121,8 +1217,6 @@ static int delete_options(const struct request *req,
                     kind->plural,
                     "preconditions.resourceVersion: \"%s\" is not a resource version this server wrote",
                     rv);
-        }
-        *ret_body = options;
         return 1;
 }
 

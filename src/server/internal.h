@@ -211,9 +211,70 @@ bool selectors_match(const struct xp_label_selector *labels,
                      const struct xp_field_selector *fields,
                      const json_t *object);
 
+/* ---- list options (api_list.c) -------------------------------------------------------------- */
+
+enum list_match {
+        LIST_MATCH_NONE,
+        LIST_MATCH_EXACT,
+        LIST_MATCH_NOT_OLDER,
+        LIST_MATCH_OTHER
+};
+
+/* A list's or a watch's ListOptions beyond the selectors. */
+struct list_options {
+        int64_t limit;              /* 0: no limit */
+        const char *continue_token; /* NULL when none */
+        uint64_t version;           /* ?resourceVersion; 0 when absent or "0" */
+        enum list_match match;      /* ?resourceVersionMatch */
+        int send_initial;           /* ?sendInitialEvents: -1 absent, 0, 1 */
+        bool bookmarks;             /* ?allowWatchBookmarks */
+        int64_t continue_rv;        /* the token's: the snapshot it continues; -1: the current */
+        char start[3 * 253 + 8];    /* the token's start key: after the last listed key */
+        size_t start_len;
+};
+
+/* Reads and validates them as kube-apiserver does: 1, or 0 with ret filled (400, 422). */
+int list_options_parse(const struct request *req,
+                       const struct xp_kind *kind,
+                       bool watch,
+                       struct list_options *o,
+                       struct reply *ret);
+/* The list to page through (the token's snapshot, or Exact's): 1, or 0 with ret filled (410). */
+int list_read(const struct request *req,
+              const struct xp_kind *kind,
+              const struct list_options *o,
+              json_t **ret_items,
+              uint64_t *ret_version,
+              struct reply *ret);
+/*
+ * The page of items (borrowed) after the token's start, at most o->limit: *ret_page new,
+ * *ret_continue the next token (NULL on the last page), *ret_remaining the items after the page
+ * (-1 on the last). 0 or -ENOMEM.
+ */
+int list_page(const struct xp_kind *kind,
+              const struct list_options *o,
+              json_t *items,
+              uint64_t version,
+              json_t **ret_page,
+              char **ret_continue,
+              int64_t *ret_remaining);
+
+/*
+ * Reads DeleteOptions (a JSON object, borrowed: ret_options' strings point into it) into
+ * ret_options, on top of what it holds: 1, or 0 with ret filled (400) (api_objects.c).
+ */
+struct xp_registry_delete_options;
+int delete_options_json(const struct request *req,
+                        const struct xp_kind *kind,
+                        const json_t *options,
+                        struct xp_registry_delete_options *ret_options,
+                        struct reply *ret);
+
 /* ---- handlers (api_*.c) ---------------------------------------------------------------------- */
 
 int handle_version(const struct request *req, const struct route *route, struct reply *ret);
+/* POST pods/{name}/eviction (policy/v1 Eviction) (api_eviction.c). */
+int handle_eviction(const struct request *req, const struct route *route, struct reply *ret);
 int handle_health(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api(const struct request *req, const struct route *route, struct reply *ret);
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret);

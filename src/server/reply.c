@@ -66,6 +66,29 @@ static int status_build(struct reply *ret,
         return reply_set(ret, code, status);
 }
 
+static int status_vformat(struct reply *ret,
+                          unsigned code,
+                          const char *reason,
+                          const char *name,
+                          const char *group,
+                          const char *kind,
+                          const char *fmt,
+                          va_list ap) __attribute__((format(printf, 7, 0)));
+static int status_vformat(struct reply *ret,
+                          unsigned code,
+                          const char *reason,
+                          const char *name,
+                          const char *group,
+                          const char *kind,
+                          const char *fmt,
+                          va_list ap)
+{
+        char message[2048];
+
+        vsnprintf(message, sizeof message, fmt, ap);
+        return status_build(ret, code, reason, name, group, kind, message);
+}
+
 int reply_status(struct reply *ret,
                  unsigned code,
                  const char *reason,
@@ -74,13 +97,13 @@ int reply_status(struct reply *ret,
                  const char *fmt,
                  ...)
 {
-        char message[2048];
         va_list ap;
+        int r;
 
         va_start(ap, fmt);
-        vsnprintf(message, sizeof message, fmt, ap);
+        r = status_vformat(ret, code, reason, name, NULL, kind, fmt, ap);
         va_end(ap);
-        return status_build(ret, code, reason, name, NULL, kind, message);
+        return r;
 }
 
 int reply_status_group(struct reply *ret,
@@ -92,13 +115,13 @@ int reply_status_group(struct reply *ret,
                        const char *fmt,
                        ...)
 {
-        char message[2048];
         va_list ap;
+        int r;
 
         va_start(ap, fmt);
-        vsnprintf(message, sizeof message, fmt, ap);
+        r = status_vformat(ret, code, reason, name, group, kind, fmt, ap);
         va_end(ap);
-        return status_build(ret, code, reason, name, group, kind, message);
+        return r;
 }
 
 void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 128])

@@ -56,7 +56,10 @@ static int start_state(struct xp_server *server,
         char why[128];
         int r;
 
-        r = xp_store_open(&(struct xp_store_options){.path = db}, &server->api.store, err);
+        r = xp_store_open(
+            &(struct xp_store_options){.path = db, .event_history = options->event_history},
+            &server->api.store,
+            err);
         if (r < 0)
                 return r;
         if (xp_store_readonly(server->api.store, why, sizeof(why)))
