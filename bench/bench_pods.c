@@ -14,7 +14,11 @@
  * agent.log).
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
- *                          [--clients 4] [--keep]
+ *                          [--clients 4] [--keep] [--cni-conf-dir DIR]
+ *
+ * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
+ * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
+ * (docs/networking.md has the cost), its namespaces under the bench's directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -346,9 +351,11 @@ int main(int argc, char **argv)
             {"idle", required_argument, NULL, 'i'},
             {"keep", no_argument, NULL, 'k'},
             {"clients", required_argument, NULL, 'c'},
+            {"cni-conf-dir", required_argument, NULL, 'n'},
             {},
         };
-        const char *xpool = "build/xpool";
+        const char *xpool = "build/xpool", *cni_conf_dir = NULL;
+        char netns_dir[620];
         long n_latency = 200, n_throughput = 2000, idle = 10, n_clients = 4;
         char data[600], agent_data[600], url[64] = "", *token = NULL, *node_token = NULL, *line;
         struct watch w = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
@@ -380,10 +387,13 @@ int main(int argc, char **argv)
                 case 'c':
                         n_clients = strtol(optarg, NULL, 10);
                         break;
+                case 'n':
+                        cni_conf_dir = optarg;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR]\n");
                         return 2;
                 }
         }
@@ -403,6 +413,7 @@ int main(int argc, char **argv)
         }
         snprintf(data, sizeof(data), "%s/data", dir);
         snprintf(agent_data, sizeof(agent_data), "%s/agent", dir);
+        snprintf(netns_dir, sizeof(netns_dir), "%s/netns", dir);
 
         /* a node token (before the server, which would take a second to see it), the server,
          * the agent */
@@ -470,6 +481,14 @@ int main(int argc, char **argv)
                                 NODE,
                                 "--data-dir",
                                 agent_data,
+                                "--pod-network",
+                                cni_conf_dir ? "cni" : "host",
+                                "--cni-conf-dir",
+                                (char *)(cni_conf_dir ? cni_conf_dir : "/nonexistent"),
+                                "--netns-dir",
+                                netns_dir,
+                                "--default-runtime",
+                                "process",
                                 NULL};
 
                 if (spawn("agent.log", args, &agent) < 0)
@@ -657,6 +676,8 @@ out:
         free(to_running);
         free(token);
         free(node_token);
+        if (cni_conf_dir)
+                (void)umount2(netns_dir, MNT_DETACH);
         if (rc == 0 && !keep)
                 nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         return rc;

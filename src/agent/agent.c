@@ -19,14 +19,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/logserver.h"
-#include "agent/pull.h"
 #include "agent_internal.h"
+#include "logserver.h"
+#include "network.h"
+#include "pull.h"
 #include "xpool/codec.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"
 #include "xpool/image.h"
 #include "xpool/log.h"
+#include "xpool/podnet.h"
 #include "xpool/runtime.h"
 
 #define STATUS_WRITERS 4
@@ -106,6 +108,11 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         r |= copy_string(o->cgroup_root, &a->cgroup_root);
         r |= copy_string(o->shim_exe, &a->shim_exe);
         r |= copy_string(o->discovery.node_description, &a->node_description);
+        r |= copy_string(o->cni_conf_dir, &a->cni_conf_dir);
+        r |= copy_string(o->cni_bin_dirs, &a->cni_bin_dirs);
+        r |= copy_string(o->netns_dir ? o->netns_dir : XP_PODNET_NETNS_DIR, &a->netns_dir);
+        r |= copy_string(o->pod_cidr, &a->pod_cidr);
+        a->host_network_only = o->host_network_only;
         if (gethostname(host, sizeof(host)) < 0)
                 return xp_errorf(err, -errno, "reading the host name: %s", strerror(errno));
         host[sizeof(host) - 1] = '\0';
@@ -347,6 +354,77 @@ register_when_reachable(struct xp_agent *a, struct xp_apiclient *client, struct 
         }
 }
 
+/*
+ * The pod network: opened before the Node is registered (its NetworkUnavailable condition says
+ * what pods get), said loudly when pods cannot get one. -errno for what the operator gave wrong
+ * (a pod CIDR, the namespaces' directory).
+ */
+static int open_network(struct xp_agent *a, struct xp_error *err)
+{
+        _cleanup_free_ char *state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_NETWORK);
+        const char *why, *reason = NULL;
+        int r;
+
+        a->isolation.network_reason = "HostNetwork";
+        a->isolation.network_message =
+            "every pod runs on the node's network (the agent runs with --pod-network host)";
+        if (a->host_network_only)
+                return 0;
+        if (!state_dir)
+                return -ENOMEM;
+        r = xp_podnet_open(&(struct xp_podnet_options){.state_dir = state_dir,
+                                                       .conf_dir = a->cni_conf_dir,
+                                                       .bin_dirs = a->cni_bin_dirs,
+                                                       .netns_dir = a->netns_dir,
+                                                       .pod_cidr = a->pod_cidr},
+                           &a->podnet,
+                           err);
+        if (r < 0)
+                return r;
+        why = xp_podnet_unavailable(a->podnet, &reason);
+        if (!why) {
+                a->isolation.network_reason = "PodNetworkReady";
+                if (asprintf(&a->network_message,
+                             "each pod gets a network namespace of its own on %s",
+                             xp_podnet_describe(a->podnet)) < 0)
+                        return -ENOMEM;
+                a->isolation.network_message = a->network_message;
+                return 0;
+        }
+        a->isolation.network_unavailable = true;
+        a->isolation.network_reason = reason;
+        if (asprintf(&a->network_message,
+                     "%s; pods without hostNetwork %s",
+                     why,
+                     a->isolation.allow_degraded
+                         ? "run on the node's network (--allow-degraded-isolation)"
+                         : "are refused (--allow-degraded-isolation runs them on the node's "
+                           "network)") < 0)
+                return -ENOMEM;
+        a->isolation.network_message = a->network_message;
+        a->policy.network_unavailable = why;
+        xp_log(
+            LOG_WARNING,
+            "agent: no pod network: %s (the node reports condition NetworkUnavailable; docs/networking.md)",
+            a->network_message);
+        return 0;
+}
+
+/* The network step (network.c): after the events, which report its failed setups. */
+static int start_network(struct xp_agent *a, struct xp_error *err)
+{
+        int r = xp_agent_network_new(
+            TAKE_PTR(a->podnet),
+            &(struct xp_agent_network_config){.backoff_initial_ms = a->backoff_initial_ms,
+                                              .backoff_max_ms = a->backoff_max_ms,
+                                              .degrade_to_host = a->isolation.allow_degraded,
+                                              .events = a->events},
+            &a->network,
+            err);
+
+        return r < 0 ? xp_error_prefix(err, r, "the pod network") : 0;
+}
+
 /* What the runtime can isolate pods with here; said loudly when something is missing. */
 static void note_isolation(struct xp_agent *a)
 {
@@ -400,13 +478,63 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
         return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
 }
 
+/* The runtime in DATA/containers and DATA/logs, with what it can contain and the node's CDI
+ * specs written for its OCI containers. */
+static int open_runtime(struct xp_agent *a, struct xp_error *err)
+{
+        _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
+        const char *detach[2] = {a->netns_dir, NULL};
+        int r;
+
+        state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
+        log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        if (!state_dir || !log_dir)
+                return -ENOMEM;
+        r = xp_runtime_open(
+            &(struct xp_runtime_options){.state_dir = state_dir,
+                                         .log_dir = log_dir,
+                                         .shim_exe = a->shim_exe,
+                                         .cgroup_root = a->cgroup_root,
+                                         .log_max_bytes = a->log_max_bytes,
+                                         .log_max_files = a->log_max_files,
+                                         .hide_paths = (const char *const *)a->hide_paths,
+                                         .cdi_dir = a->containers.cdi_dir,
+                                         .detach_paths = a->host_network_only ? NULL : detach},
+            &a->runtime,
+            err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
+        note_isolation(a);
+        xp_agent_containers_publish(a);
+        return 0;
+}
+
+/* The lease, watch and reconcile threads. */
+static int start_threads(struct xp_agent *a, struct xp_error *err)
+{
+        int r;
+
+        r = start_thread(
+            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
+        if (r >= 0)
+                r = start_thread(
+                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
+        if (r >= 0)
+                r = start_thread(a,
+                                 &a->reconcile_thread,
+                                 &a->reconcile_started,
+                                 xp_agent_reconcile_thread,
+                                 "reconcile",
+                                 err);
+        return r;
+}
+
 int xp_agent_new(const struct xp_agent_options *options,
                  struct xp_agent **ret,
                  struct xp_error *err)
 {
         _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
-        _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
         int r;
 
         a = calloc(1, sizeof(*a));
@@ -430,25 +558,15 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (r < 0)
                 return xp_error_prefix(err, r, "discovering the node's devices");
         r = xp_datadir_make(a->data_dir, err);
+        if (r >= 0)
+                r = xp_agent_containers_init(a, options, err);
         if (r < 0)
                 return r;
-        state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
-        log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
-        if (!state_dir || !log_dir)
-                return -ENOMEM;
-        r = xp_runtime_open(
-            &(struct xp_runtime_options){.state_dir = state_dir,
-                                         .log_dir = log_dir,
-                                         .shim_exe = a->shim_exe,
-                                         .cgroup_root = a->cgroup_root,
-                                         .log_max_bytes = a->log_max_bytes,
-                                         .log_max_files = a->log_max_files,
-                                         .hide_paths = (const char *const *)a->hide_paths},
-            &a->runtime,
-            err);
+        r = open_network(a, err);
+        if (r >= 0)
+                r = open_runtime(a, err);
         if (r < 0)
-                return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
-        note_isolation(a);
+                return r;
         r = open_images(a, options, err);
         if (r < 0)
                 return r;
@@ -475,24 +593,16 @@ int xp_agent_new(const struct xp_agent_options *options,
             err);
         if (r < 0)
                 return r;
+        r = start_network(a, err);
+        if (r < 0)
+                return r;
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
         if (r < 0)
                 return r;
         r = xp_apiclient_new(&a->api, &a->lease_client, err);
         if (r < 0)
                 return r;
-        r = start_thread(
-            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
-        if (r >= 0)
-                r = start_thread(
-                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
-        if (r >= 0)
-                r = start_thread(a,
-                                 &a->reconcile_thread,
-                                 &a->reconcile_started,
-                                 xp_agent_reconcile_thread,
-                                 "reconcile",
-                                 err);
+        r = start_threads(a, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
@@ -520,6 +630,9 @@ void xp_agent_free(struct xp_agent *a)
                 pthread_join(a->watch_thread, NULL);
         if (a->reconcile_started)
                 pthread_join(a->reconcile_thread, NULL);
+        /* the reconcile thread is joined: nothing asks the network step any more */
+        xp_agent_network_free(a->network);
+        xp_podnet_free(a->podnet);
         /* after the reconcile loop, which asks it; its pulls are cancelled */
         xp_agent_pulls_free(a->pulls);
         xp_image_store_free(a->images);
@@ -549,8 +662,14 @@ void xp_agent_free(struct xp_agent *a)
         free(a->shim_exe);
         free(a->node_description);
         free(a->token_id);
+        free(a->cni_conf_dir);
+        free(a->cni_bin_dirs);
+        free(a->netns_dir);
+        free(a->pod_cidr);
+        free(a->network_message);
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
                 free(a->hide_paths[i]);
         free(a->hide_paths);
+        xp_agent_containers_done(&a->containers);
         free(a);
 }

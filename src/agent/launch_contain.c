@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A pod's securityContext, read as the kubelet and containerd read it: the user a container runs
- * as (runAsNonRoot checked with the kubelet's messages), its containment (include/xpool/contain.h)
- * and whether this node admits the pod at all (privileged pods, limits on a degraded node).
+ * as (runAsNonRoot checked with the kubelet's messages), its containment
+ * (include/runtime/xpool/contain.h) and whether this node admits the pod at all (privileged pods,
+ * limits on a degraded node).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/launch.h"
+#include "launch.h"
+#include "network.h"
 #include "xpool/resource.h"
 
 static const char *or_empty(const char *s)
@@ -286,14 +288,41 @@ static int admit_isolation(const struct xp_container *c,
             which ? which : "");
 }
 
+/* A pod that is to have its own network, on a node that cannot give it one. */
+static int admit_network(const struct xp_pod *pod,
+                         const struct xp_launch_policy *policy,
+                         const char **ret_reason,
+                         struct xp_error *err)
+{
+        if (!policy->network_unavailable || policy->allow_degraded_isolation ||
+            xp_agent_pod_host_network(pod))
+                return 0;
+        *ret_reason = "NetworkUnavailable";
+        return xp_errorf(
+            err,
+            -EPERM,
+            "node %s cannot give the pod a network of its own (%s); set hostNetwork: true to run it on the node's network, or start the agent with --allow-degraded-isolation to run such pods there anyway",
+            or_empty(policy->node_name),
+            policy->network_unavailable);
+}
+
 int xp_launch_admit(const struct xp_pod *pod,
                     const struct xp_launch_policy *policy,
                     const char **ret_reason,
                     struct xp_error *err)
 {
-        int r = each_container(pod, policy, admit_privileged, ret_reason, err);
+        const struct xp_runtime_class *cls;
+        int r = xp_launch_runtime_class(pod, policy, &cls, err);
+
+        if (r < 0) {
+                *ret_reason = "RuntimeClassNotFound";
+                return -EPERM;
+        }
+        r = each_container(pod, policy, admit_privileged, ret_reason, err);
 
         if (r >= 0)
                 r = each_container(pod, policy, admit_isolation, ret_reason, err);
+        if (r >= 0)
+                r = admit_network(pod, policy, ret_reason, err);
         return r;
 }

@@ -88,6 +88,25 @@ isolation_condition(const struct xp_agent_isolation *iso, const char *now, const
                          since);
 }
 
+/* The NetworkUnavailable condition (docs/networking.md), NULL when not asked for. */
+static json_t *
+network_condition(const struct xp_agent_isolation *iso, const char *now, const char *since)
+{
+        return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}",
+                         "type",
+                         "NetworkUnavailable",
+                         "status",
+                         iso->network_unavailable ? "True" : "False",
+                         "reason",
+                         iso->network_reason,
+                         "message",
+                         iso->network_message ? iso->network_message : "",
+                         "lastHeartbeatTime",
+                         now,
+                         "lastTransitionTime",
+                         since);
+}
+
 json_t *
 xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_isolation *iso)
 {
@@ -133,7 +152,9 @@ xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_i
                                             now,
                                             "lastTransitionTime",
                                             since)) < 0 ||
-            json_array_append_new(conditions, isolation_condition(iso, now, since)) < 0)
+            json_array_append_new(conditions, isolation_condition(iso, now, since)) < 0 ||
+            (iso && iso->network_reason &&
+             json_array_append_new(conditions, network_condition(iso, now, since)) < 0))
                 goto fail;
         return conditions;
 fail:

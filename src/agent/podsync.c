@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/podsync.h"
+#include "podsync.h"
 #include "xpool/codec.h"
+#include "xpool/duration.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
@@ -53,6 +54,10 @@ struct xp_podsync_memory {
         bool seeded;
         enum xp_pod_phase terminal; /* once Succeeded or Failed, kept */
         int64_t deleting_since_ns;  /* when the deletion was first seen: the grace runs from it */
+        /* the addresses the status reports: the node's, the pod's (xp_podsync_memory_set_ips) */
+        char host_ip[XP_PODSYNC_IP_MAX];
+        char pod_ips[XP_PODSYNC_IPS_MAX][XP_PODSYNC_IP_MAX];
+        size_t n_pod_ips;
 };
 
 static void outcome_done(struct outcome *o)
@@ -106,11 +111,27 @@ void xp_podsync_memory_free(struct xp_podsync_memory *m)
         free(m);
 }
 
+void xp_podsync_memory_set_ips(struct xp_podsync_memory *m,
+                               const char *host_ip,
+                               const char *const *pod_ips,
+                               size_t n_pod_ips)
+{
+        snprintf(m->host_ip, sizeof(m->host_ip), "%s", host_ip ? host_ip : "");
+        m->n_pod_ips = 0;
+        for (size_t i = 0; i < n_pod_ips && i < XP_PODSYNC_IPS_MAX; i++)
+                if (pod_ips[i] && *pod_ips[i])
+                        snprintf(
+                            m->pod_ips[m->n_pod_ips++], sizeof(m->pod_ips[0]), "%s", pod_ips[i]);
+}
+
 static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_memory *dst)
 {
         *dst = (struct xp_podsync_memory){.seeded = src->seeded,
                                           .terminal = src->terminal,
                                           .deleting_since_ns = src->deleting_since_ns};
+        memcpy(dst->host_ip, src->host_ip, sizeof(dst->host_ip));
+        memcpy(dst->pod_ips, src->pod_ips, sizeof(dst->pod_ips));
+        dst->n_pod_ips = src->n_pod_ips;
         if (src->n == 0)
                 return 0;
         dst->items = calloc(src->n, sizeof(*dst->items));
@@ -216,31 +237,6 @@ static void wake_at(struct xp_podsync_result *r, int64_t t)
 {
         if (t > 0 && (r->wake_at_ns == 0 || t < r->wake_at_ns))
                 r->wake_at_ns = t;
-}
-
-/* A Go time.Duration as the kubelet prints it ("10s", "1m20s", "5m0s"). */
-static void format_duration(int64_t ms, char buf[static 32])
-{
-        int64_t s = ms / 1000, frac = ms % 1000;
-        char sec[16];
-
-        if (ms < 1000) {
-                snprintf(buf, 32, "%" PRId64 "ms", ms);
-                return;
-        }
-        if (frac)
-                snprintf(sec, sizeof(sec), "%" PRId64 ".%03" PRId64, s % 60, frac);
-        else
-                snprintf(sec, sizeof(sec), "%" PRId64, s % 60);
-        if (frac) /* trailing zeros go, as in Go */
-                for (size_t n = strlen(sec); sec[n - 1] == '0'; n--)
-                        sec[n - 1] = 0;
-        if (s >= 3600)
-                snprintf(buf, 32, "%" PRId64 "h%" PRId64 "m%ss", s / 3600, s / 60 % 60, sec);
-        else if (s >= 60)
-                snprintf(buf, 32, "%" PRId64 "m%ss", s / 60, sec);
-        else
-                snprintf(buf, 32, "%ss", sec);
 }
 
 static const char *outcome_reason(const struct xp_container_record *rec)
@@ -478,9 +474,9 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                                      c->hold_message);
                 last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
         } else if (v->restarting && !v->starting) {
-                char d[32];
+                char d[XP_DURATION_MAX];
 
-                format_duration(c->shown_backoff_ms, d);
+                xp_duration_format(c->shown_backoff_ms, d);
                 if (asprintf(&msg,
                              "back-off %s restarting failed container=%s pod=%s_%s(%s)",
                              d,
@@ -719,9 +715,38 @@ static int changed_status(json_t *pod_json, json_t *status, const json_t *old, j
         return *ret ? 0 : -ENOMEM;
 }
 
+/* [{"ip": ips[0]}, ...], NULL on -ENOMEM. */
+static json_t *ip_list(const char (*ips)[XP_PODSYNC_IP_MAX], size_t n)
+{
+        json_t *list = json_array();
+
+        for (size_t i = 0; list && i < n; i++)
+                if (json_array_append_new(list, json_pack("{s:s}", "ip", ips[i])) < 0) {
+                        json_decref(list);
+                        return NULL;
+                }
+        return list;
+}
+
+/* hostIP(s) and podIP(s), as far as they are known: a pod keeps them once it had them. */
+static int set_ips(json_t *status, const struct xp_podsync_memory *m)
+{
+        if (m->host_ip[0] && (json_object_set_new(status, "hostIP", json_string(m->host_ip)) < 0 ||
+                              json_object_set_new(status, "hostIPs", ip_list(&m->host_ip, 1)) < 0))
+                return -ENOMEM;
+        if (m->n_pod_ips > 0 &&
+            (json_object_set_new(status, "podIP", json_string(m->pod_ips[0])) < 0 ||
+             json_object_set_new(status, "podIPs", ip_list(m->pod_ips, m->n_pod_ips)) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
 /* The whole status the plan gives the pod (from its stored one), NULL when that is unchanged. */
-static int
-build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, json_t **ret)
+static int build_status(const struct xp_pod *pod,
+                        const struct xp_podsync_memory *m,
+                        const struct plan *p,
+                        int64_t now_ns,
+                        json_t **ret)
 {
         _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *old = NULL;
         int r;
@@ -743,6 +768,8 @@ build_status(const struct xp_pod *pod, const struct plan *p, int64_t now_ns, jso
              json_object_set_new(status, "startTime", time_json(now_ns)) < 0))
                 return -ENOMEM;
         r = set_container_statuses(status, pod, p);
+        if (r >= 0)
+                r = set_ips(status, m);
         if (r < 0)
                 return r;
         return changed_status(pod_json, status, old, ret);
@@ -1142,7 +1169,7 @@ static int sync_pod(struct sync *y, struct xp_error *err)
 
         /* a terminal pod on the server keeps what it has unless an outcome is new */
         if (!y->server_terminal || y->absorbed) {
-                r = build_status(y->pod, &p, y->now_ns, &y->res->status);
+                r = build_status(y->pod, y->m, &p, y->now_ns, &y->res->status);
                 if (r < 0)
                         return r;
         }

@@ -30,6 +30,21 @@ struct xp_podsync_memory *xp_podsync_memory_new(void);
 void xp_podsync_memory_free(struct xp_podsync_memory *m);
 XP_DEFINE_FREEP(struct xp_podsync_memory, xp_podsync_memory_free)
 
+/* The most addresses of a pod (one per family) and the longest address. */
+#define XP_PODSYNC_IPS_MAX 2
+#define XP_PODSYNC_IP_MAX  46
+
+/*
+ * The addresses the pod's status reports from now on: hostIP and hostIPs the node's host_ip
+ * (NULL or "": left as the server has them), podIP and podIPs pod_ips (the first is podIP; n 0:
+ * left as the server has them, so a pod keeps its address once it had one, as with the
+ * kubelet). Copied; longer ones are cut.
+ */
+void xp_podsync_memory_set_ips(struct xp_podsync_memory *m,
+                               const char *host_ip,
+                               const char *const *pod_ips,
+                               size_t n_pod_ips);
+
 enum xp_podsync_action_kind {
         XP_PODSYNC_START,      /* start container `container`, attempt `attempt` (launch.c) */
         XP_PODSYNC_KILL,       /* send `signal` to container */

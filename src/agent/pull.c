@@ -12,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/pull_internal.h"
 #include "agent_internal.h"
+#include "pull_internal.h"
 #include "xpool/log.h"
 
 bool xp_agent_pull_needed(const struct xp_container *c)
 {
-        return c->image && *c->image && c->command.n == 0;
+        return c->image && *c->image;
 }
 
 static void event(struct xp_agent_pulls *p,
@@ -48,9 +48,9 @@ static void event(struct xp_agent_pulls *p,
 static void wait_free(struct xp_agent_pulls *p, struct xp_pull_wait *w)
 {
         if (w->job) {
-                pthread_mutex_lock(&p->lock);
+                xp_pulls_lock(p);
                 xp_pull_job_unref(p, w->job);
-                pthread_mutex_unlock(&p->lock);
+                xp_pulls_unlock(p);
         }
         free(w->uid);
         free(w->container);
@@ -257,6 +257,25 @@ int xp_agent_pull_gate(struct xp_agent_pulls *p,
         return start_pull(p, pod, w, attempt, m);
 }
 
+/*
+ * Whether a pull failed only because no registry could be reached (no route, no name, no answer)
+ * for an image the store has: it was pulled for policy Always, and a node without a registry
+ * (where xpool image import brought it) runs it as it is.
+ */
+static bool
+unreachable_but_present(struct xp_agent_pulls *p, const struct xp_pull_wait *w, int result)
+{
+        struct xp_image *img = NULL;
+        bool present;
+
+        if (result != -ECONNREFUSED && result != -EHOSTUNREACH && result != -ENETUNREACH &&
+            result != -ETIMEDOUT)
+                return false;
+        present = xp_image_get(p->store, w->image, &img, NULL) >= 0;
+        xp_image_free(img);
+        return present;
+}
+
 /* A pull w waited for is over: ready, or ErrImagePull with its back-off. */
 static void pull_over(struct xp_agent_pulls *p,
                       const struct xp_agent_pull_pod *pod,
@@ -282,6 +301,17 @@ static void pull_over(struct xp_agent_pulls *p,
                     waited,
                     job->size);
                 make_ready(w, w->attempt, m);
+        } else if (unreachable_but_present(p, w, job->result)) {
+                /* an edge box without a registry: Always cannot pull, the node has the image */
+                event(p,
+                      pod,
+                      "Warning",
+                      "Failed",
+                      "Failed to pull image \"%s\": %s; the registry cannot be reached, so the "
+                      "image already present on machine is used",
+                      w->image,
+                      job->message);
+                make_ready(w, w->attempt, m);
         } else {
                 w->failures++;
                 w->retry_at_ns = now_ns + backoff_ns(p, w->failures);
@@ -297,9 +327,9 @@ static void pull_over(struct xp_agent_pulls *p,
                 }
                 (void)hold(w, m);
         }
-        pthread_mutex_lock(&p->lock);
+        xp_pulls_lock(p);
         xp_pull_job_unref(p, job);
-        pthread_mutex_unlock(&p->lock);
+        xp_pulls_unlock(p);
         w->job = NULL;
 }
 
@@ -314,9 +344,9 @@ void xp_agent_pull_refresh(struct xp_agent_pulls *p,
                 if (strcmp(w->uid, pod->uid) != 0)
                         continue;
                 if (w->job) {
-                        pthread_mutex_lock(&p->lock);
+                        xp_pulls_lock(p);
                         state = w->job->state;
-                        pthread_mutex_unlock(&p->lock);
+                        xp_pulls_unlock(p);
                 }
                 if (w->job && state == XP_PULL_DONE) {
                         pull_over(p, pod, w, now_ns, m);
@@ -353,7 +383,7 @@ int xp_agent_pull_take_done(struct xp_agent_pulls *p, char ***ret, size_t *ret_n
 
         if (read(p->done_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
                 return -errno;
-        pthread_mutex_lock(&p->lock);
+        xp_pulls_lock(p);
         for (struct xp_pull_wait *w = p->waits; w; w = w->next) {
                 char **grown;
 
@@ -367,7 +397,7 @@ int xp_agent_pull_take_done(struct xp_agent_pulls *p, char ***ret, size_t *ret_n
                 uids = grown;
                 n++;
         }
-        pthread_mutex_unlock(&p->lock);
+        xp_pulls_unlock(p);
         *ret = uids;
         *ret_n = n;
         return 0;

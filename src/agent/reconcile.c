@@ -16,19 +16,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "agent/launch.h"
-#include "agent/podsync.h"
-#include "agent/pull.h"
 #include "agent_internal.h"
+#include "launch.h"
+#include "network.h"
+#include "podsync.h"
+#include "pull.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"
 #include "xpool/strutil.h"
+#include "xpool/workers.h"
 
 /* A pod syncs again at once after actions that change its records, at most this often. */
 #define MAX_ROUNDS 8
@@ -57,7 +58,8 @@ struct loop {
         size_t n_states, cap_states;
         bool need_list;  /* read every container again (at start, after a start not seen back) */
         bool need_exits; /* read the pods whose containers exited */
-        struct starter *starter;
+        bool adopted;    /* the first pass is done: networks of unknown pods torn down */
+        struct xp_workers *starter; /* the container starts */
 };
 
 static int state_compare(const void *a, const void *b)
@@ -401,11 +403,12 @@ static void drain(int fd)
 /*
  * Starts run on a few threads: a start waits for two execs (the shim's and the container's), and
  * the runtime lets several run at once, so many pods start in parallel. The loop builds the
- * launch, a starter runs xp_runtime_start() and hands the job back through done_fd.
+ * launch, a starter runs xp_runtime_start() and hands the job back (the pool's eventfd).
  */
 #define STARTERS 8
 
 struct start_job {
+        struct xp_work work; /* first: the starters' */
         struct podstate *st; /* kept while starting > 0 */
         json_t *pod;         /* the pod to start from: the launch borrows from its decoding */
         const struct xp_node *node;
@@ -414,22 +417,15 @@ struct start_job {
         char *container;
         bool init;
         unsigned attempt;
+        char *netns;  /* the pod's network namespace; NULL: the node's network */
+        char *pod_ip; /* status.podIP of the downward API; NULL: not known */
+        const char *host_ip;
         struct xp_launch *launch;
+        struct xp_image_store *images;
+        struct xp_agent_launch_keep keep; /* what an image's launch borrows */
         int result;
         struct xp_container_record record;
         char message[256];
-        struct start_job *next;
-};
-
-struct starter {
-        struct xp_runtime *runtime;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        struct start_job *todo, *todo_tail, *done;
-        bool stopping;
-        int done_fd;
-        pthread_t threads[STARTERS];
-        unsigned n_threads;
 };
 
 static void job_free(struct start_job *job)
@@ -437,123 +433,84 @@ static void job_free(struct start_job *job)
         if (!job)
                 return;
         free(job->container);
+        free(job->netns);
+        free(job->pod_ip);
         xp_launch_free(job->launch);
+        xp_agent_launch_keep_done(&job->keep);
         json_decref(job->pod);
         xp_container_record_clear(&job->record);
         free(job);
 }
 
+static int replace_string(char **field, const char *value)
+{
+        char *copy = strdup(value);
+
+        if (!copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 0;
+}
+
 /* Decodes the pod, builds the launch and starts it (on a starter thread). */
-static int start_job_run(struct starter *s, struct start_job *job, struct xp_error *err)
+static int start_job_run(struct xp_runtime *runtime, struct start_job *job, struct xp_error *err)
 {
         _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
         int r;
 
         r = xp_pod_from_json(job->pod, NULL, 0, &pod, err);
+        /* the pod's addresses as its status will give them (the downward API reads them) */
+        if (r >= 0 && job->pod_ip && (r = replace_string(&pod->status.pod_ip, job->pod_ip)) < 0)
+                xp_errorf(err, r, "out of memory");
+        if (r >= 0 && job->host_ip && (r = replace_string(&pod->status.host_ip, job->host_ip)) < 0)
+                xp_errorf(err, r, "out of memory");
         if (r >= 0)
-                r = xp_launch_build(pod,
-                                    job->container,
-                                    job->init,
-                                    job->attempt,
-                                    job->node,
-                                    dev_lookup,
-                                    NULL,
-                                    job->pids_max,
-                                    job->policy,
-                                    &job->launch,
-                                    err);
+                r = xp_agent_container_launch(
+                    &(struct xp_agent_launch_in){.pod = pod,
+                                                 .container = job->container,
+                                                 .init = job->init,
+                                                 .attempt = job->attempt,
+                                                 .node = job->node,
+                                                 .lookup = dev_lookup,
+                                                 .pids_max = job->pids_max,
+                                                 .policy = job->policy,
+                                                 .images = job->images},
+                    &job->launch,
+                    &job->keep,
+                    err);
         if (r < 0)
                 return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
-        return xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+        job->launch->contain.netns = job->netns;
+        r = xp_runtime_start(runtime, &job->launch->launch, &job->record, err);
+        /* -EPERM is the builder's refusal (CreateContainerConfigError); the runtime's is a
+         * failed start, tried again */
+        return r == -EPERM ? -EACCES : r;
 }
 
-static void *starter_thread(void *userdata)
+static void starter_run(void *userdata, void *ctx, struct xp_work *work)
 {
-        struct starter *s = userdata;
-        uint64_t one = 1;
-        ssize_t n = 0;
+        struct start_job *job = (struct start_job *)work;
+        struct xp_error err = {0};
 
-        pthread_mutex_lock(&s->lock);
-        for (;;) {
-                struct start_job *job;
-                struct xp_error err = {0};
-
-                while (!s->stopping && !s->todo)
-                        pthread_cond_wait(&s->cond, &s->lock);
-                if (!s->todo)
-                        break;
-                job = s->todo;
-                s->todo = job->next;
-                if (!s->todo)
-                        s->todo_tail = NULL;
-                pthread_mutex_unlock(&s->lock);
-
-                job->result = start_job_run(s, job, &err);
-                if (job->result < 0)
-                        snprintf(job->message, sizeof(job->message), "%s", xp_error_message(&err));
-
-                pthread_mutex_lock(&s->lock);
-                job->next = s->done;
-                s->done = job;
-                n = write(s->done_fd, &one, sizeof(one));
-        }
-        pthread_mutex_unlock(&s->lock);
-        (void)n;
-        return NULL;
+        (void)ctx;
+        job->result = start_job_run(userdata, job, &err);
+        if (job->result < 0)
+                snprintf(job->message, sizeof(job->message), "%s", xp_error_message(&err));
 }
 
-static void starter_free(struct starter *s)
+static void starter_free_job(struct xp_work *work)
 {
-        if (!s)
-                return;
-        pthread_mutex_lock(&s->lock);
-        s->stopping = true;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
-        /* the queued starts run first: a start is never left half done */
-        for (unsigned i = 0; i < s->n_threads; i++)
-                pthread_join(s->threads[i], NULL);
-        while (s->done) {
-                struct start_job *job = s->done;
-
-                s->done = job->next;
-                job_free(job);
-        }
-        if (s->done_fd >= 0)
-                close(s->done_fd);
-        pthread_cond_destroy(&s->cond);
-        pthread_mutex_destroy(&s->lock);
-        free(s);
+        job_free((struct start_job *)work);
 }
 
-static int starter_new(struct xp_runtime *runtime, struct starter **ret)
-{
-        struct starter *s = calloc(1, sizeof(*s));
-        int r;
+/* Freeing the pool runs the queued starts first: a start is never left half done. */
+static const struct xp_workers_ops starter_ops = {.run = starter_run, .free = starter_free_job};
 
-        if (!s)
-                return -ENOMEM;
-        s->runtime = runtime;
-        pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->cond, NULL);
-        s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->done_fd < 0) {
-                r = -errno;
-                starter_free(s);
-                return r;
-        }
-        for (; s->n_threads < STARTERS; s->n_threads++) {
-                r = -pthread_create(&s->threads[s->n_threads], NULL, starter_thread, s);
-                if (r < 0) {
-                        starter_free(s);
-                        return r;
-                }
-        }
-        *ret = s;
-        return 0;
-}
-
-static int start_container(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+static int start_container(struct loop *l,
+                           struct podstate *st,
+                           const struct xp_podsync_action *a,
+                           const struct xp_agent_netview *net)
 {
         struct xp_agent *agent = l->agent;
         struct start_job *job;
@@ -568,22 +525,21 @@ static int start_container(struct loop *l, struct podstate *st, const struct xp_
         job->node = agent->node;
         job->pids_max = agent->pids_max;
         job->policy = &agent->policy;
+        job->images = agent->images;
         job->init = a->init;
         job->attempt = a->attempt;
         job->container = strdup(a->container);
-        if (!job->container) {
+        job->host_ip = agent->advertise_address;
+        if (!net->host)
+                job->netns = strdup(net->netns);
+        if (net->n_ips > 0)
+                job->pod_ip = strdup(net->ips[0]);
+        if (!job->container || (!net->host && !job->netns) || (net->n_ips > 0 && !job->pod_ip)) {
                 job_free(job);
                 return -ENOMEM;
         }
         st->starting++;
-        pthread_mutex_lock(&l->starter->lock);
-        if (l->starter->todo_tail)
-                l->starter->todo_tail->next = job;
-        else
-                l->starter->todo = job;
-        l->starter->todo_tail = job;
-        pthread_cond_signal(&l->starter->cond);
-        pthread_mutex_unlock(&l->starter->lock);
+        xp_workers_submit(l->starter, &job->work);
         return 0;
 }
 
@@ -611,17 +567,13 @@ static void collect_starts(struct loop *l)
 {
         struct start_job *jobs;
 
-        drain(l->starter->done_fd);
-        pthread_mutex_lock(&l->starter->lock);
-        jobs = l->starter->done;
-        l->starter->done = NULL;
-        pthread_mutex_unlock(&l->starter->lock);
+        jobs = (struct start_job *)xp_workers_done(l->starter);
         while (jobs) {
                 struct start_job *job = jobs;
                 struct podstate *st = job->st;
                 int r = 0;
 
-                jobs = job->next;
+                jobs = (struct start_job *)job->work.next;
                 st->starting--;
                 st->dirty = true;
                 if (job->result == -EEXIST) {
@@ -660,9 +612,12 @@ static void collect_starts(struct loop *l)
         }
 }
 
-static void forget_record(struct podstate *st, const char *container)
+static void forget_record(struct podstate *st, const char *name)
 {
+        char container[256]; /* name may be a record's own, freed below */
         size_t i = 0;
+
+        snprintf(container, sizeof(container), "%s", name);
 
         while (i < st->n_records) {
                 if (strcmp(st->records[i].container, container) == 0 && st->records[i].exited) {
@@ -672,6 +627,22 @@ static void forget_record(struct podstate *st, const char *container)
                         i++;
                 }
         }
+}
+
+/* A forgotten container holds its image no more (a hold that is not there is fine). */
+static void release_image(struct loop *l, const struct podstate *st, const char *container)
+{
+        struct xp_error err = {0};
+        char holder[256];
+
+        if (xp_agent_image_holder(st->uid, container, holder) >= 0 &&
+            xp_image_release(l->agent->images, holder, &err) < 0)
+                xp_log(LOG_WARNING,
+                       "agent: releasing the image of %s/%s %s: %s",
+                       st->namespace,
+                       st->name,
+                       container,
+                       xp_error_message(&err));
 }
 
 static struct xp_agent_pull_pod pull_pod(const struct podstate *st)
@@ -690,6 +661,9 @@ static int pull_gate(struct loop *l, struct podstate *st, const struct xp_podsyn
         size_t n = a->init ? spec->init_containers.n : spec->containers.n;
         struct xp_agent_pull_pod pod = pull_pod(st);
 
+        /* a process of the node runs on the node's files: its image is not pulled */
+        if (!xp_agent_runs_images(l->agent, st->pod))
+                return 1;
         for (size_t i = 0; i < n; i++)
                 if (xp_streq0(items[i].name, a->container))
                         return xp_agent_pull_gate(l->agent->pulls,
@@ -702,8 +676,11 @@ static int pull_gate(struct loop *l, struct podstate *st, const struct xp_podsyn
         return 1;
 }
 
-/* Carries out one action: true when it changed the pod's records. */
-static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_action *a)
+/* Carries out one action: true when it changed the pod's records. net: the pod's network. */
+static bool act(struct loop *l,
+                struct podstate *st,
+                const struct xp_podsync_action *a,
+                const struct xp_agent_netview *net)
 {
         struct xp_agent *agent = l->agent;
         struct xp_error err = {0};
@@ -714,7 +691,7 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
                 r = st->pod ? pull_gate(l, st, a) : 1;
                 if (r == 0)
                         return true; /* held: the next round reports why */
-                r = r < 0 ? r : start_container(l, st, a);
+                r = r < 0 ? r : start_container(l, st, a, net);
                 if (r < 0)
                         xp_log(LOG_ERR,
                                "agent: starting %s/%s %s: %s",
@@ -745,6 +722,8 @@ static bool act(struct loop *l, struct podstate *st, const struct xp_podsync_act
                                xp_error_message(&err));
                         return false;
                 }
+                /* before the record goes: a->container may be its name */
+                release_image(l, st, a->container);
                 forget_record(st, a->container);
                 return true;
         case XP_PODSYNC_DELETE_POD:
@@ -800,6 +779,49 @@ static bool admit(struct loop *l, struct podstate *st)
         return false;
 }
 
+/* The pod's network as it stands, and the addresses its status reports (hostIP, podIP). */
+static void network_facts(struct loop *l, struct podstate *st, struct xp_agent_netview *net)
+{
+        const char *ips[XP_CNI_IPS_MAX];
+        size_t n = 0;
+
+        if (st->gone || !st->pod || !st->memory) {
+                /* nothing is started for it any more */
+                *net = (struct xp_agent_netview){.state = XP_AGENT_NET_READY, .host = true};
+                return;
+        }
+        xp_agent_network_peek(l->agent->network, st->pod, l->agent->advertise_address, net);
+        for (; net->state == XP_AGENT_NET_READY && n < net->n_ips; n++)
+                ips[n] = net->ips[n];
+        xp_podsync_memory_set_ips(st->memory, l->agent->advertise_address, ips, n);
+}
+
+/*
+ * Starts wait for the pod's network, as the kubelet's wait for the pod's sandbox: it is asked
+ * for now (a worker sets it up; the pod is synced again when that ends), or, after a failure,
+ * at its retry time, the status meanwhile saying that the containers are being created.
+ */
+static void hold_starts(struct loop *l, struct podstate *st, struct xp_podsync_result *res)
+{
+        struct xp_agent *agent = l->agent;
+        struct xp_agent_netview net;
+
+        xp_agent_network_want(
+            agent->network, st->pod, agent->advertise_address, xp_agent_now_ns(), &net);
+        st->wake_at_ns = res->wake_at_ns;
+        if (net.state != XP_AGENT_NET_FAILED)
+                return;
+        if (res->status &&
+            xp_agent_status_put(
+                agent->status, st->namespace, st->name, st->uid, TAKE_PTR(res->status)) < 0)
+                xp_log(LOG_ERR,
+                       "agent: the status of pod %s/%s: out of memory",
+                       st->namespace,
+                       st->name);
+        if (st->wake_at_ns == 0 || net.retry_at_ns < st->wake_at_ns)
+                st->wake_at_ns = net.retry_at_ns;
+}
+
 static void sync_pod(struct loop *l, struct podstate *st)
 {
         struct xp_agent *agent = l->agent;
@@ -822,9 +844,11 @@ static void sync_pod(struct loop *l, struct podstate *st)
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
+                struct xp_agent_netview net;
                 bool changed = false, done, starts;
                 int r;
 
+                network_facts(l, st, &net);
                 r = xp_podsync(&l->config,
                                st->memory,
                                st->gone ? NULL : st->pod,
@@ -844,6 +868,11 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 starts = false;
                 for (size_t i = 0; i < res.n_actions; i++)
                         starts |= res.actions[i].kind == XP_PODSYNC_START;
+                if (starts && net.state != XP_AGENT_NET_READY) {
+                        hold_starts(l, st, &res);
+                        xp_podsync_result_clear(&res);
+                        return;
+                }
                 /* with starts the pod is synced again once they are back: its status then says
                  * how they went, one write instead of a "ContainerCreating" one before it */
                 if (res.status && !st->gone && !starts &&
@@ -855,10 +884,12 @@ static void sync_pod(struct loop *l, struct podstate *st)
                                st->name);
                 st->wake_at_ns = res.wake_at_ns;
                 for (size_t i = 0; i < res.n_actions; i++)
-                        changed |= act(l, st, &res.actions[i]);
+                        changed |= act(l, st, &res.actions[i], &net);
                 done = res.done;
                 xp_podsync_result_clear(&res);
                 if (done) {
+                        /* the pod is over: its address goes back, as the kubelet's sandbox */
+                        xp_agent_network_release(agent->network, st->uid);
                         st->done = true;
                         st->wake_at_ns = 0;
                         xp_podsync_memory_free(st->memory);
@@ -885,6 +916,7 @@ static void drop_states(struct loop *l)
                         i++;
                         continue;
                 }
+                xp_agent_network_release(l->agent->network, st->uid);
                 if (xp_runtime_remove_logs(
                         l->agent->runtime, st->namespace, st->name, st->uid, &err) < 0 &&
                     err.code != -ENOENT)
@@ -893,11 +925,40 @@ static void drop_states(struct loop *l)
                                st->namespace,
                                st->name,
                                xp_error_message(&err));
+                if (xp_runtime_remove_pod(l->agent->runtime, st->uid, &err) < 0 &&
+                    err.code != -EBUSY)
+                        xp_log(LOG_WARNING,
+                               "agent: removing what pod %s/%s left on the node: %s",
+                               st->namespace,
+                               st->name,
+                               xp_error_message(&err));
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
                 l->states[i] = l->states[--l->n_states];
         }
+}
+
+/* The pods whose network setup ended are synced again (their starts waited for it). */
+static void network_changes(struct loop *l)
+{
+        char **uids = NULL;
+        size_t n = 0;
+
+        xp_agent_network_take(l->agent->network, &uids, &n);
+        for (size_t i = 0; i < n; i++) {
+                struct podstate *st = state_find(l, uids[i]);
+
+                if (st)
+                        st->dirty = true;
+                free(uids[i]);
+        }
+        free(uids);
+}
+
+static bool known_pod(const char *uid, void *userdata)
+{
+        return state_find(userdata, uid) != NULL;
 }
 
 static void free_nothing(void *p)
@@ -947,23 +1008,32 @@ void *xp_agent_reconcile_thread(void *userdata)
                        .backoff_max_ms = agent->backoff_max_ms,
                        .backoff_reset_ms = 600000},
         };
-        struct pollfd fds[5] = {
+        struct pollfd fds[6] = {
             {.fd = agent->stop_fd, .events = POLLIN},
             {.fd = agent->pods.wake_fd, .events = POLLIN},
             {.fd = -1, .events = POLLIN},
             {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
             {.fd = xp_agent_pulls_fd(agent->pulls), .events = POLLIN},
+            {.fd = xp_agent_network_fd(agent->network), .events = POLLIN}, /* -1: ignored */
         };
+        struct xp_error err = {0};
         int r;
 
         if (!wait_for_list(agent))
                 return NULL;
-        r = starter_new(agent->runtime, &l.starter);
+        r = xp_workers_new(&(struct xp_workers_options){.ops = &starter_ops,
+                                                        .userdata = agent->runtime,
+                                                        .threads = STARTERS,
+                                                        .notify = true},
+                           &l.starter,
+                           &err);
         if (r < 0) {
-                xp_log(LOG_ERR, "agent: cannot start the container starters: %s", strerror(-r));
+                xp_log(LOG_ERR,
+                       "agent: cannot start the container starters: %s",
+                       xp_error_message(&err));
                 return NULL;
         }
-        fds[2].fd = l.starter->done_fd;
+        fds[2].fd = xp_workers_fd(l.starter);
         l.need_list = true;
         while (!atomic_load(&agent->stopping)) {
                 int64_t now, next = 0;
@@ -986,6 +1056,11 @@ void *xp_agent_reconcile_thread(void *userdata)
                                 next = st->wake_at_ns;
                 }
                 drop_states(&l);
+                if (!l.adopted && !l.need_list) {
+                        /* every pod and container is known now: the rest are leftovers */
+                        l.adopted = true;
+                        xp_agent_network_release_unknown(agent->network, known_pod, &l);
+                }
                 if (l.need_list)
                         timeout = 0;
                 else if (next > 0)
@@ -996,11 +1071,13 @@ void *xp_agent_reconcile_thread(void *userdata)
                         pulls_done(&l);
                 if (fds[1].revents & POLLIN)
                         drain(fds[1].fd);
+                if (fds[5].revents & POLLIN)
+                        network_changes(&l);
                 /* xp_runtime_list() empties the runtime's event fd */
                 if (fds[3].revents & POLLIN)
                         l.need_exits = true;
         }
-        starter_free(l.starter);
+        xp_workers_free(l.starter);
         for (size_t i = 0; i < l.n_states; i++)
                 state_free(l.states[i]);
         tdestroy(l.tree, free_nothing);

@@ -86,15 +86,26 @@ int xp_cli_prepare_data_dir(const char *cmd, const char *dir, bool given);
  */
 int xp_cli_start_failed(const char *cmd, const char *dir, int r, const struct xp_error *err);
 
+/*
+ * Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. With
+ * host_optional, ":PORT" is taken too, with *ret_host NULL.
+ */
+int xp_cli_parse_listen(char *text, bool host_optional, const char **ret_host, uint16_t *ret_port);
+
+/*
+ * The value of a duration flag (xp_duration_parse(): "500ms", "10s", "1m30s", "5"), from 1 ms
+ * to max_ms: 0 with *ret, or XP_EXIT_USAGE after saying why on stderr, as
+ * "xpool agent: --heartbeat: duration '5x': unknown unit at 'x' (ms, s, m or h)".
+ */
+int xp_cli_parse_duration(
+    const char *cmd, const char *flag, const char *arg, int64_t max_ms, int64_t *ret);
+
 #include <signal.h>
 
 /* Blocks SIGINT and SIGTERM (call before starting threads) and ignores SIGPIPE. */
 void xp_cli_block_stop_signals(sigset_t *mask);
 /* Waits for one of the signals xp_cli_block_stop_signals() blocked and returns it. */
 int xp_cli_wait_stop(const sigset_t *mask);
-
-/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
-int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -139,3 +150,42 @@ int xp_cli_load_objects(const char *const *files,
                         bool strict,
                         const struct xp_client *client,
                         json_t **ret);
+
+/* ---- the pod network options of `xpool agent` and `xpool up` (podnet_args.c) ---------------- */
+
+struct xp_agent_options;
+
+enum {
+        XP_CLI_OPT_POD_NETWORK = 0x300,
+        XP_CLI_OPT_CNI_CONF_DIR,
+        XP_CLI_OPT_CNI_BIN_DIR,
+        XP_CLI_OPT_NETNS_DIR,
+        XP_CLI_OPT_POD_CIDR,
+};
+
+#define XP_CLI_PODNET_LONG_OPTIONS                                                                 \
+        {"pod-network", required_argument, NULL, XP_CLI_OPT_POD_NETWORK},                          \
+            {"cni-conf-dir", required_argument, NULL, XP_CLI_OPT_CNI_CONF_DIR},                    \
+            {"cni-bin-dir", required_argument, NULL, XP_CLI_OPT_CNI_BIN_DIR},                      \
+            {"netns-dir", required_argument, NULL, XP_CLI_OPT_NETNS_DIR},                          \
+        {                                                                                          \
+                "pod-cidr", required_argument, NULL, XP_CLI_OPT_POD_CIDR                           \
+        }
+
+#define XP_CLI_PODNET_USAGE                                                                        \
+        "      --pod-network MODE   cni (default): each pod gets a network namespace of its\n"     \
+        "                           own from the CNI plugins; host: every pod runs on the\n"       \
+        "                           node's network (docs/networking.md)\n"                         \
+        "      --cni-conf-dir DIR   the CNI network configuration (default /etc/cni/net.d; none\n" \
+        "                           there: the built-in bridge network)\n"                         \
+        "      --cni-bin-dir DIRS   the CNI plugins, ':'-separated (default\n"                     \
+        "                           /usr/lib/cni:/opt/cni/bin)\n"                                  \
+        "      --netns-dir DIR      where the pods' network namespaces are mounted (default\n"     \
+        "                           /run/xpool/netns)\n"                                           \
+        "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n"
+
+/*
+ * Takes one of the options above into o (strings borrowed from arg): 0, or XP_EXIT_USAGE after
+ * saying on stderr (prefixed with cmd) what is wrong with it.
+ */
+int xp_cli_podnet_option(const char *cmd, int c, const char *arg, struct xp_agent_options *o);

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime_flags.h"
 #include "xpool/agent.h"
 #include "xpool/datadir.h"
+#include "xpool/duration.h"
 #include "xpool/fileio.h"
 #include "xpool/kubeconfig.h"
 #include "xpool/log.h"
@@ -43,11 +45,13 @@ static const char usage[] =
     "                           directory are hidden always (docs/security.md)\n"
     "      --allow-privileged   run privileged containers (off: such pods are refused)\n"
     "      --allow-degraded-isolation  run pods with limits or devices even where cgroups or\n"
-    "                           the device filter are missing (off: such pods are refused)\n"
+    "                           the device filter are missing, and pods on the node's network\n"
+    "                           where it has no pod network (off: such pods are refused)\n"
     "      --registries FILE    registry settings for image pulls (default\n"
     "                           /etc/xpool/registries.yaml; docs/images.md)\n"
     "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
-    "                           (default /etc/xpool/auth.json)\n";
+    "                           (default /etc/xpool/auth.json)\n" XP_CLI_RUNTIME_USAGE
+        XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -57,6 +61,7 @@ struct agent_args {
         char *listen;
         const char *hide[HIDE_MAX + 4]; /* --hide, then the token file, kubeconfig, server's */
         size_t n_hide;
+        struct xp_cli_runtime_flags runtime;
 };
 
 enum {
@@ -67,38 +72,13 @@ enum {
         OPT_AUTH_FILE,
 };
 
-static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
-{
-        char *colon = strrchr(text, ':'), *end;
-        unsigned long port;
-
-        if (!colon)
-                return -EINVAL;
-        *colon = '\0';
-        errno = 0;
-        port = strtoul(colon + 1, &end, 10);
-        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535)
-                return -EINVAL;
-        *ret_host = colon == text ? NULL : text; /* ":PORT": the advertise address */
-        *ret_port = (uint16_t)port;
-        return 0;
-}
-
-static int duration_option(const char *name, const char *arg, int64_t *ret)
-{
-        if (xp_agent_parse_duration_ms(arg, ret) < 0) {
-                fprintf(stderr,
-                        "xpool agent: --%s '%s': expected a duration such as 500ms, 10s or 5m\n",
-                        name,
-                        arg);
-                return XP_EXIT_USAGE;
-        }
-        return 0;
-}
-
 static int agent_option(int c, const char *arg, void *userdata)
 {
         struct agent_args *a = userdata;
+        int r = xp_cli_runtime_option(c, arg, "xpool agent", &a->runtime);
+
+        if (r != 0)
+                return r < 0 ? -r : 0;
 
         switch (c) {
         case 's':
@@ -130,7 +110,8 @@ static int agent_option(int c, const char *arg, void *userdata)
                 a->listen = strdup(arg);
                 if (!a->listen)
                         return XP_EXIT_FAILURE;
-                if (parse_listen(a->listen, &a->o->listen_host, &a->o->listen_port) < 0) {
+                if (xp_cli_parse_listen(a->listen, true, &a->o->listen_host, &a->o->listen_port) <
+                    0) {
                         fprintf(
                             stderr,
                             "xpool agent: --listen '%s': expected [HOST]:PORT, e.g. :10250 or 0.0.0.0:10250\n",
@@ -142,9 +123,11 @@ static int agent_option(int c, const char *arg, void *userdata)
                 a->o->advertise_address = arg;
                 break;
         case 'B':
-                return duration_option("backoff", arg, &a->o->backoff_initial_ms);
+                return xp_cli_parse_duration(
+                    "agent", "backoff", arg, XP_DURATION_DAY_MS, &a->o->backoff_initial_ms);
         case 'H':
-                return duration_option("heartbeat", arg, &a->o->heartbeat_ms);
+                return xp_cli_parse_duration(
+                    "agent", "heartbeat", arg, XP_DURATION_DAY_MS, &a->o->heartbeat_ms);
         case 'G':
                 a->o->cgroup_root = arg;
                 break;
@@ -170,6 +153,12 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_AUTH_FILE:
                 a->o->auth_file = arg;
                 break;
+        case XP_CLI_OPT_POD_NETWORK:
+        case XP_CLI_OPT_CNI_CONF_DIR:
+        case XP_CLI_OPT_CNI_BIN_DIR:
+        case XP_CLI_OPT_NETNS_DIR:
+        case XP_CLI_OPT_POD_CIDR:
+                return xp_cli_podnet_option("xpool agent", c, arg, a->o);
         }
         return 0;
 }
@@ -218,6 +207,8 @@ static const struct option agent_options[] = {
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"registries", required_argument, NULL, OPT_REGISTRIES},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    XP_CLI_RUNTIME_OPTIONS,
+    XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
 };
@@ -278,7 +269,7 @@ static void hide_secrets(struct agent_args *a, char **server_data)
 int xp_cmd_agent(int argc, char **argv)
 {
         struct xp_agent_options o = {0};
-        struct agent_args a = {.o = &o};
+        struct agent_args a = {.o = &o, .runtime = {.o = &o}};
         struct xp_kubeconfig config = {0};
         _cleanup_free_ char *token = NULL, *listen = NULL, *server_data = NULL;
         struct xp_agent *agent = NULL;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "xpool/registry.h"
 #include "xpool/store.h"
 
 #define SCAN_BATCH 256 /* events read from the log at a time */

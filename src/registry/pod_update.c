@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/registry.h"
+#include "xpool/registry.h"
 #include "xpool/strutil.h"
 
 #define SHOWN_MAX 120 /* bytes of one field's value in the diff of the Forbidden message */

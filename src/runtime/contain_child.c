@@ -86,16 +86,19 @@ static int read_only_root(const char **what, const char **arg)
 }
 
 /*
- * /sys read-only, and no cgroup file system but the container's own. The container shares the
- * host's network namespace, whose sysfs is mounted already (a new mount of it is refused), so
- * it is the host's /sys bound read-only with everything below it.
+ * /sys read-only, and no cgroup file system but the container's own. In the pod's own network
+ * namespace it is a new sysfs of that namespace (its interfaces under /sys/class/net, not the
+ * node's), as runc mounts it. A container in the host's network namespace gets the host's /sys
+ * bound read-only with everything below it: a new sysfs of a namespace the container does not
+ * own is refused.
  */
 static int read_only_sys(const struct contain_plan *p, const char **what, const char **arg)
 {
         struct stat st;
-        int r;
+        int r = 0;
 
-        r = read_only("/sys", ATTR_SAFE, what, arg);
+        if (!p->sysfs || mount("sysfs", "/sys", "sysfs", MS_RDONLY | MNT_SAFE, NULL) < 0)
+                r = read_only("/sys", ATTR_SAFE, what, arg);
         if (r < 0 || stat("/sys/fs/cgroup", &st) < 0)
                 return 0;
         r = mask("/sys/fs/cgroup", true, what, arg);
@@ -133,6 +136,9 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
 {
         int r;
 
+        /* the pod's network: every container of the pod joins the one namespace */
+        if (p->netns_fd >= 0 && setns(p->netns_fd, CLONE_NEWNET) < 0)
+                return fail("joining the network namespace", p->netns, what, arg);
         if (!p->namespaces)
                 return 0;
         /* after joining the cgroup: the namespace's root is the container's own group */
@@ -141,6 +147,11 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         /* nothing mounted here reaches the host, nothing the host mounts later reaches here */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return fail("mount", "/ (private propagation)", what, arg);
+        /* the copies of the pods' network namespaces' mounts: kept, they would keep every
+         * other pod's namespace (its veth, its address) alive as long as this container */
+        for (size_t i = 0; p->detach && p->detach[i]; i++)
+                if (umount2(p->detach[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+                        return fail("detaching", p->detach[i], what, arg);
         if (p->read_only_root && (r = read_only_root(what, arg)) < 0)
                 return r;
         /* the pid namespace's own processes only: no other pod's, no agent's command line */

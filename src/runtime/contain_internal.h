@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * The shim's side of the containment model (include/xpool/contain.h): a plan prepared before the
- * shim forks (contain_plan.c: reading the spec, resolving paths, compiling the seccomp filter),
- * applied by the forked child before it execs (contain_child.c: system calls only, so it stays
- * async-signal-safe).
+ * The shim's side of the containment model (include/runtime/xpool/contain.h): a plan prepared
+ * before the shim forks (contain_plan.c: reading the spec, resolving paths, compiling the seccomp
+ * filter), applied by the forked child before it execs (contain_child.c: system calls only, so it
+ * stays async-signal-safe).
  */
 
 #include <jansson.h>
@@ -33,6 +33,10 @@ struct contain_plan {
         bool *hide_dir; /* hide[i] is a directory (else a file, covered by /dev/null) */
         size_t n_hide;
         size_t n_hide_all; /* entries of hide to free (the first n_hide are used) */
+        int netns_fd;      /* the network namespace to join (opened before the fork); -1: none */
+        char *netns;       /* its path, for messages */
+        char **detach;     /* NULL-terminated: mount points the container's namespace drops */
+        bool sysfs;        /* a sysfs of the joined network namespace (its interfaces) on /sys */
 };
 
 /* The JSON the runtime writes for one container: c plus its own settings, and the compiled
@@ -41,9 +45,10 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           bool namespaces,
                           bool cgroup2,
                           const char *const *hide,
+                          const char *const *detach,
                           const char *filter_hex);
-/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
-uint64_t contain_known_caps(void);
+/* A JSON array of the strings of v (NULL-terminated; NULL: empty), for the spec. NULL: -ENOMEM. */
+json_t *contain_strings_json(const char *const *v);
 /* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for
  * the spec (caller frees): the runtime compiles it once per set, not each shim. -errno + err. */
 int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err);
@@ -56,9 +61,10 @@ void contain_plan_done(struct contain_plan *p);
  * In the child, between fork and exec. On failure each returns -errno and sets *what (a static
  * description of the step) and *arg (a path or name, borrowed from the plan or static).
  *
- * mounts: after the child joined its cgroup: its own mount and cgroup namespaces, private
- * propagation, a read-only root when asked, /proc of its pid namespace, a read-only /sys (and
- * cgroup2), the masked and read-only paths, the node's secrets hidden.
+ * mounts: after the child joined its cgroup: the pod's network namespace, its own mount and
+ * cgroup namespaces, private propagation, the detached mount points gone, a read-only root when
+ * asked, /proc of its pid namespace, a read-only /sys (and cgroup2), the masked and read-only
+ * paths, the node's secrets hidden.
  */
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it

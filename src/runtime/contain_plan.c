@@ -10,14 +10,18 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "contain_internal.h"
+#include "xpool/strutil.h"
 
 static const char *const set_names[] = {
     "bounding", "effective", "permitted", "inheritable", "ambient"};
@@ -33,25 +37,36 @@ static uint64_t *set_of(struct xp_caps *caps, size_t i)
         return sets[i];
 }
 
+json_t *contain_strings_json(const char *const *v)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && v && v[i]; i++)
+                if (json_array_append_new(a, json_string(v[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
 json_t *contain_spec_json(const struct xp_contain *c,
                           bool namespaces,
                           bool cgroup2,
                           const char *const *hide,
+                          const char *const *detach,
                           const char *filter_hex)
 {
         struct xp_caps caps = c->caps;
-        json_t *o, *sets = json_object(), *paths = json_array();
+        json_t *o, *sets = json_object(), *paths = contain_strings_json(hide);
+        json_t *detached = contain_strings_json(detach);
 
         for (size_t i = 0; sets && i < XP_ELEMENTSOF(set_names); i++)
                 if (json_object_set_new(
                         sets, set_names[i], json_integer((json_int_t)*set_of(&caps, i))) < 0)
                         goto fail;
-        for (size_t i = 0; paths && hide && hide[i]; i++)
-                if (json_array_append_new(paths, json_string(hide[i])) < 0)
-                        goto fail;
-        if (!sets || !paths)
+        if (!sets || !paths || !detached)
                 goto fail;
-        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:s?}",
+        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:s?, s:s?}",
                       "privileged",
                       c->privileged,
                       "caps",
@@ -68,13 +83,32 @@ json_t *contain_spec_json(const struct xp_contain *c,
                       cgroup2,
                       "hide",
                       paths,
+                      "detach",
+                      detached,
+                      "netns",
+                      c->netns,
                       "filter",
                       filter_hex);
         return o;
 fail:
         json_decref(sets);
         json_decref(paths);
+        json_decref(detached);
         return NULL;
+}
+
+static int last_cap(void)
+{
+        char buf[16] = "";
+        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        int v;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
+                return XP_CAP_LAST;
+        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
 }
 
 /* The shim's own permitted set: what it can give (all of it, where it is not root in full). */
@@ -88,7 +122,11 @@ static uint64_t own_permitted(void)
         return (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
 }
 
-static const char hex_digits[] = "0123456789abcdef";
+/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
+static uint64_t contain_known_caps(void)
+{
+        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
+}
 
 int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
 {
@@ -104,20 +142,9 @@ int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
         text = malloc(2 * bytes + 1);
         if (!text)
                 return xp_errorf(err, -ENOMEM, "seccomp: out of memory");
-        for (size_t i = 0; i < bytes; i++) {
-                text[2 * i] = hex_digits[prog[i] >> 4];
-                text[2 * i + 1] = hex_digits[prog[i] & 15];
-        }
-        text[2 * bytes] = '\0';
+        xp_hex_encode(prog, bytes, text);
         *ret = text;
         return 0;
-}
-
-static int unhex(char c)
-{
-        const char *p = c ? strchr(hex_digits, c) : NULL;
-
-        return p ? (int)(p - hex_digits) : -1;
 }
 
 /* The filter the runtime compiled (the spec's "filter"). */
@@ -132,32 +159,13 @@ static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_e
         prog = malloc(bytes);
         if (!prog)
                 return xp_errorf(err, -ENOMEM, "spec: out of memory");
-        for (size_t i = 0; i < bytes; i++) {
-                int hi = unhex(text[2 * i]), lo = unhex(text[2 * i + 1]);
-
-                if (hi < 0 || lo < 0) {
-                        free(prog);
-                        return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
-                }
-                prog[i] = (unsigned char)(hi << 4 | lo);
+        if (xp_hex_decode(text, prog, bytes) < 0) {
+                free(prog);
+                return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
         }
         p->filter = prog;
         p->filter_len = bytes / sizeof(struct sock_filter);
         return 0;
-}
-
-static int last_cap(void)
-{
-        char buf[16] = "";
-        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        int v;
-
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
-                return XP_CAP_LAST;
-        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
 }
 
 /* The secret paths as they are now: symbolic links resolved, missing ones left out. */
@@ -205,9 +213,44 @@ static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_er
         return 0;
 }
 
-uint64_t contain_known_caps(void)
+/* The network namespace to join: opened now, joined by the child (setns needs no path then). */
+static int open_netns(struct contain_plan *p, const char *path, struct xp_error *err)
 {
-        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
+        int fd, r;
+
+        p->netns = strdup(path);
+        if (!p->netns)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "the pod's network namespace %s: %s", path, strerror(-r));
+        }
+        p->netns_fd = fd;
+        if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+                return xp_errorf(
+                    err, -EINVAL, "the pod's network namespace %s: not a network namespace", path);
+        return 0;
+}
+
+/* The mount points the container's mount namespace drops. */
+static int read_detach(struct contain_plan *p, const json_t *list, struct xp_error *err)
+{
+        size_t n = json_array_size(list);
+
+        p->detach = calloc(n + 1, sizeof(*p->detach));
+        if (!p->detach)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const char *path = json_string_value(json_array_get(list, i));
+
+                if (!path || path[0] != '/')
+                        return xp_errorf(
+                            err, -EINVAL, "spec: contain.detach[%zu] is not an absolute path", i);
+                if (!(p->detach[i] = strdup(path)))
+                        return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        }
+        return 0;
 }
 
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)
@@ -217,7 +260,7 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         uint64_t known;
         int r;
 
-        *p = (struct contain_plan){0};
+        *p = (struct contain_plan){.netns_fd = -1};
         if (!json_is_object(c) || !json_is_object(sets))
                 return xp_errorf(err, -EINVAL, "spec: no \"" CONTAIN_SPEC_KEY "\" settings");
         p->namespaces = json_is_true(json_object_get(c, "namespaces"));
@@ -241,9 +284,19 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
                 if (r < 0)
                         return r;
         }
-        if (p->namespaces)
-                return resolve_hide(p, json_object_get(c, "hide"), err);
-        return 0;
+        if (json_is_string(json_object_get(c, "netns"))) {
+                r = open_netns(p, json_string_value(json_object_get(c, "netns")), err);
+                if (r < 0)
+                        return r;
+                /* /sys then shows the pod's interfaces, not the node's */
+                p->sysfs = !p->privileged;
+        }
+        if (!p->namespaces)
+                return 0;
+        r = read_detach(p, json_object_get(c, "detach"), err);
+        if (r < 0)
+                return r;
+        return resolve_hide(p, json_object_get(c, "hide"), err);
 }
 
 void contain_plan_done(struct contain_plan *p)
@@ -253,5 +306,12 @@ void contain_plan_done(struct contain_plan *p)
         free(p->hide);
         free(p->hide_dir);
         free(p->filter);
-        *p = (struct contain_plan){0};
+        for (size_t i = 0; p->detach && p->detach[i]; i++)
+                free(p->detach[i]);
+        free(p->detach);
+        /* netns is set once netns_fd is: a plan never prepared has no fd to close */
+        if (p->netns && p->netns_fd >= 0)
+                close(p->netns_fd);
+        free(p->netns);
+        *p = (struct contain_plan){.netns_fd = -1};
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "registry/registry.h"
+#include "xpool/registry.h"
 #include "xpool/protobuf.h"
 #include "xpool/strutil.h"
 

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "registry/registry.h"
+#include "xpool/registry.h"
 #include "xpool/base64.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"

@@ -226,6 +226,38 @@ static void a_degraded_node_says_so(void **state)
         assert_non_null(strstr(json_string_value(json_object_get(c, "message")), "run anyway"));
 }
 
+/* NetworkUnavailable (docs/networking.md): as the agent's network fields say, none without. */
+static void the_pod_network_is_a_condition(void **state)
+{
+        struct xp_agent_isolation ready = {.have = XP_ISOLATION_ALL,
+                                           .network_reason = "PodNetworkReady",
+                                           .network_message = "each pod gets a network"};
+        struct xp_agent_isolation none = {.have = XP_ISOLATION_ALL,
+                                          .network_unavailable = true,
+                                          .network_reason = "CNIPluginNotFound",
+                                          .network_message = "no CNI plugin \"bridge\""};
+        struct xp_agent_isolation unset = {.have = XP_ISOLATION_ALL};
+        json_auto_t *ok = xp_agent_node_conditions(200, 100, &ready);
+        json_auto_t *bad = xp_agent_node_conditions(200, 100, &none);
+        json_auto_t *without = xp_agent_node_conditions(200, 100, &unset);
+        const json_t *c;
+
+        (void)state;
+        c = find_by(ok, "type", "NetworkUnavailable");
+        assert_non_null(c);
+        assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+        assert_string_equal(json_string_value(json_object_get(c, "reason")), "PodNetworkReady");
+        assert_string_equal(json_string_value(json_object_get(c, "message")),
+                            "each pod gets a network");
+        assert_string_equal(json_string_value(json_object_get(c, "lastTransitionTime")),
+                            "1970-01-01T00:01:40Z");
+        c = find_by(bad, "type", "NetworkUnavailable");
+        assert_string_equal(json_string_value(json_object_get(c, "status")), "True");
+        assert_string_equal(json_string_value(json_object_get(c, "reason")), "CNIPluginNotFound");
+        assert_int_equal(json_array_size(without), 5);
+        assert_null(find_by(without, "type", "NetworkUnavailable"));
+}
+
 static void the_node_decodes_as_a_valid_node(void **state)
 {
         _cleanup_(xp_node_inventory_freep) struct xp_node_inventory *inv =
@@ -298,6 +330,7 @@ int main(void)
             cmocka_unit_test(conditions_addresses_and_node_info),
             cmocka_unit_test(a_heartbeat_keeps_the_transition_time),
             cmocka_unit_test(a_degraded_node_says_so),
+            cmocka_unit_test(the_pod_network_is_a_condition),
             cmocka_unit_test(the_node_decodes_as_a_valid_node),
             cmocka_unit_test(merge_keeps_the_operators_labels_and_taints),
             cmocka_unit_test(label_values_and_arch),

@@ -386,7 +386,7 @@ static void errors(void **state)
             "{}",
             "{'containers':[{'name':'c','image':'busybox'}]}",
             -EINVAL,
-            "spec.containers[0]: container c has no command: xpool runs processes, not images (image \"busybox\" is not pulled; give command or args)");
+            "spec.containers[0]: container c has no command: runtime class process runs processes of the node, not images (image \"busybox\" is not pulled; give command or args, or run the pod under an OCI runtime class)");
         expect_error(
             "{}",
             "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"
@@ -639,6 +639,60 @@ static void admission(void **state)
         assert_int_equal(admit(gpu, &nodev, &reason, &err), 0);
 }
 
+/* A pod without hostNetwork on a node that cannot give it a network of its own. */
+static void network_admission(void **state)
+{
+        const char *plain = "{'containers':[{'name':'c','command':['x']}]}";
+        const char *host = "{'hostNetwork':true,'containers':[{'name':'c','command':['x']}]}";
+        struct xp_launch_policy nonet = {
+            .isolation = XP_ISOLATION_ALL,
+            .node_name = "n4",
+            .network_unavailable = "network \"xpool\": no CNI plugin \"bridge\" in /usr/lib/cni"};
+        struct xp_error err = {0};
+        const char *reason = NULL;
+
+        (void)state;
+        assert_int_equal(admit(plain, &nonet, &reason, &err), -EPERM);
+        assert_string_equal(reason, "NetworkUnavailable");
+        assert_string_equal(
+            err.msg,
+            "node n4 cannot give the pod a network of its own (network \"xpool\": no CNI plugin \"bridge\" in /usr/lib/cni); set hostNetwork: true to run it on the node's network, or start the agent with --allow-degraded-isolation to run such pods there anyway");
+        assert_int_equal(admit(host, &nonet, &reason, &err), 0);
+        nonet.allow_degraded_isolation = true;
+        assert_int_equal(admit(plain, &nonet, &reason, &err), 0);
+        nonet.network_unavailable = NULL;
+        nonet.allow_degraded_isolation = false;
+        assert_int_equal(admit(plain, &nonet, &reason, &err), 0);
+}
+
+/* status.podIP: the pod's own address once its network is set up, else the node's. */
+static void pod_ip(void **state)
+{
+        struct xp_node *node = node_new();
+        struct xp_pod *pod = pod_new(
+            "{}",
+            "{'containers':[{'name':'c','command':['env'],'env':["
+            "{'name':'POD_IP','valueFrom':{'fieldRef':{'fieldPath':'status.podIP'}}},"
+            "{'name':'HOST_IP','valueFrom':{'fieldRef':{'fieldPath':'status.hostIP'}}}]}]}");
+        struct xp_launch *l = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        if (xp_launch_build(pod, "c", false, 0, node, NULL, NULL, 0, NULL, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(l->launch.env[6], "POD_IP=10.0.0.5");
+        assert_string_equal(l->launch.env[7], "HOST_IP=10.0.0.5");
+        xp_launch_free(l);
+        pod->status.pod_ip = strdup("10.87.0.9");
+        if (xp_launch_build(pod, "c", false, 0, node, NULL, NULL, 0, NULL, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(l->launch.env[6], "POD_IP=10.87.0.9");
+        assert_string_equal(l->launch.env[7], "HOST_IP=10.0.0.5");
+        xp_launch_free(l);
+        xp_pod_free(pod);
+        xp_node_free(node);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -646,6 +700,8 @@ int main(void)
             cmocka_unit_test(security_contexts),
             cmocka_unit_test(security_context_refusals),
             cmocka_unit_test(admission),
+            cmocka_unit_test(network_admission),
+            cmocka_unit_test(pod_ip),
             cmocka_unit_test(no_devices_container),
             cmocka_unit_test(expansion),
             cmocka_unit_test(value_from),

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "registry/registry.h"
+#include "xpool/registry.h"
 
 #define OLD_SPEC                                                                                   \
         "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"x:1\",\"command\":[\"sleep\"]}],"  \

@@ -1027,6 +1027,39 @@ static void errors(void **state)
         fx_done(&f);
 }
 
+/* hostIP and podIP(s) as the agent gives them, kept once the pod had them (as the kubelet's). */
+static void addresses(void **state)
+{
+        const char *ips[] = {"10.87.0.4", "fd00:87::4"};
+        struct fx f;
+        struct xp_container_record r;
+
+        (void)state;
+        fx_init(&f, SPEC_APP(""));
+        /* the node's address before the pod's network is set up: no podIP yet */
+        xp_podsync_memory_set_ips(f.m, "192.0.2.7", NULL, 0);
+        sync_at(&f, NULL, 0, 0, false);
+        assert_string_equal(f.acts, "START app 0");
+        assert_string_equal(json_string_value(json_object_get(f.res.status, "hostIP")),
+                            "192.0.2.7");
+        check_status_member(&f, "hostIPs", "[{'ip':'192.0.2.7'}]");
+        assert_null(json_object_get(f.res.status, "podIP"));
+        apply_status(&f);
+        /* set up: podIP is the first, podIPs both */
+        xp_podsync_memory_set_ips(f.m, "192.0.2.7", ips, 2);
+        r = running("app", 0, 1);
+        sync_at(&f, &r, 1, 1, false);
+        assert_string_equal(json_string_value(json_object_get(f.res.status, "podIP")), "10.87.0.4");
+        check_status_member(&f, "podIPs", "[{'ip':'10.87.0.4'},{'ip':'fd00:87::4'}]");
+        apply_status(&f);
+        assert_string_equal(f.pod->status.pod_ip, "10.87.0.4");
+        /* torn down (the pod is over): the status keeps them */
+        xp_podsync_memory_set_ips(f.m, "192.0.2.7", NULL, 0);
+        sync_at(&f, &r, 1, 2, false);
+        check_no_status(&f);
+        fx_done(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1045,6 +1078,7 @@ int main(void)
             cmocka_unit_test(agent_restart_readopts),
             cmocka_unit_test(unknown_container),
             cmocka_unit_test(agent_restart_in_backoff),
+            cmocka_unit_test(addresses),
             cmocka_unit_test(errors),
         };
 

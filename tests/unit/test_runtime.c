@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 
 #include "tmpdir.h"
 #include "xpool/contain.h"
+#include "xpool/podnet.h"
 #include "xpool/runtime.h"
 
 struct fixture {
@@ -487,6 +489,63 @@ static void kill_term(void **state)
         assert_int_equal(xp_runtime_kill(f->rt, "uid-term", cname, SIGTERM, NULL), -ESRCH);
 }
 
+/* Waits (up to 5 s) for path to exist. */
+static bool exists_soon(const char *path)
+{
+        for (int i = 0; i < 500; i++) {
+                if (access(path, F_OK) == 0)
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+/*
+ * SIGTERM goes to the main process alone, as Kubernetes' runtimes send it to the container's
+ * process 1: what its handler forks runs to its end (signalling every process of the cgroup again
+ * and again until no new one came killed the `touch` of a shell's TERM trap, so a graceful
+ * deletion lost the container's own clean-up), and its other processes are its to stop.
+ */
+static void term_to_main_only(void **state)
+{
+        struct fixture *f = *state;
+        char cmd[1024], main_up[256], main_done[256], child_up[256], child_term[256];
+        char *const argv[] = {"sh", "-c", cmd, NULL};
+        struct xp_container_launch l = launch_of("uid-term-main", argv);
+        struct xp_container_record r = {0};
+
+        snprintf(main_up, sizeof(main_up), "%s/main.up", f->tmp->dir);
+        snprintf(main_done, sizeof(main_done), "%s/main.done", f->tmp->dir);
+        snprintf(child_up, sizeof(child_up), "%s/child.up", f->tmp->dir);
+        snprintf(child_term, sizeof(child_term), "%s/child.term", f->tmp->dir);
+        /* the child: a TERM trap of its own that forks nothing; a process that forks all the time
+         * (a pass over the cgroup always finds a new pid); the main process: a trap that forks,
+         * then exits 0 */
+        snprintf(cmd,
+                 sizeof(cmd),
+                 "sh -c 'trap \": >%s\" TERM; touch %s; while :; do sleep 0.05; done' & "
+                 "sh -c 'trap \"\" TERM; while :; do /bin/true; done' & "
+                 "trap 'sleep 0.1; touch %s; exit 0' TERM; "
+                 "until [ -e %s ]; do sleep 0.01; done; touch %s; "
+                 "while :; do sleep 0.05; done",
+                 child_term,
+                 child_up,
+                 main_done,
+                 child_up,
+                 main_up);
+        start_ok(f, &l, &r);
+        xp_container_record_clear(&r);
+        assert_true(exists_soon(main_up));
+        kill_ok(f, "uid-term-main", SIGTERM);
+        wait_exit(f, "uid-term-main", &r);
+        assert_int_equal(r.exit_code, 0);
+        assert_int_equal(r.signal, 0);
+        xp_container_record_clear(&r);
+        assert_int_equal(access(main_done, F_OK), 0);
+        /* the rest was SIGKILLed once the main process exited, never SIGTERMed */
+        assert_int_equal(access(child_term, F_OK), -1);
+}
+
 /*
  * The host pid of the process whose command line is "sleep SECONDS", 0 when none: a container's
  * processes print the pids of their own pid namespace.
@@ -899,6 +958,58 @@ static void privileged_and_read_only(void **state)
         assert_int_equal(access("/x-xpool-test", F_OK), -1);
 }
 
+/*
+ * The pod's network namespace (xp_contain.netns): joined, /sys/class/net showing its interfaces
+ * (a sysfs of its own), and the namespaces' directory detached from the container's mounts, so
+ * that the container keeps no other pod's namespace alive.
+ */
+static void pod_network(void **state)
+{
+        struct fixture *f = *state;
+        char dir[160], ns[200], script[512], want[64];
+        char *const argv[] = {"sh", "-c", script, NULL};
+        const char *detach[] = {dir, NULL};
+        struct xp_runtime_options o = {
+            .state_dir = f->state, .log_dir = f->logs, .detach_paths = detach};
+        struct xp_contain c = xp_contain_default();
+        struct xp_container_launch l = launch_of("uid-netns", argv);
+        struct xp_container_record r;
+        struct xp_error err = {0};
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+
+        if (!contained(f, XP_ISOLATION_NAMESPACES) || xp_netns_probe(NULL) < 0)
+                skip();
+        snprintf(dir, sizeof(dir), "%s/netns", f->tmp->dir);
+        snprintf(ns, sizeof(ns), "%s/pod", dir);
+        assert_int_equal(xp_netns_dir_prepare(dir, &err), 0);
+        assert_int_equal(xp_netns_create(ns, &err), 0);
+        xp_runtime_free(f->rt);
+        assert_int_equal(xp_runtime_open(&o, &f->rt, &err), 0);
+        snprintf(script,
+                 sizeof(script),
+                 "readlink /proc/self/ns/net; echo $(ls /sys/class/net); grep -c ' %s' "
+                 "/proc/self/mountinfo",
+                 dir);
+        c.netns = ns;
+        l.contain = &c;
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-netns", "0.log");
+        assert_int_equal(stat(ns, &st), 0);
+        snprintf(want, sizeof(want), "stdout F net:[%lu]", (unsigned long)st.st_ino);
+        assert_int_equal(count_lines(text, want), 1);
+        assert_int_equal(count_lines(text, "stdout F lo"), 1);
+        assert_int_equal(count_lines(text, "stdout F 0"), 1);
+        /* a namespace that is not one: the start fails, saying so */
+        c.netns = f->logs;
+        l.pod_uid = "uid-netns-bad";
+        assert_true(xp_runtime_start(f->rt, &l, &r, &err) < 0);
+        assert_non_null(strstr(err.msg, "not a network namespace"));
+        assert_int_equal(xp_netns_remove(ns, &err), 0);
+        assert_int_equal(umount2(dir, MNT_DETACH), 0);
+}
+
 /* A process that left its session (and tried its cgroup) dies with the container: by its pid
  * namespace, else as a descendant the subreaper shim inherited (run as non-root to see that). */
 static void escapee_dies(void **state)
@@ -962,6 +1073,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(no_new_privs, setup, teardown),
             cmocka_unit_test_setup_teardown(run_as_user, setup, teardown),
             cmocka_unit_test_setup_teardown(kill_term, setup, teardown),
+            cmocka_unit_test_setup_teardown(term_to_main_only, setup, teardown),
             cmocka_unit_test_setup_teardown(grandchildren, setup, teardown),
             cmocka_unit_test_setup_teardown(readopt, setup, teardown),
             cmocka_unit_test_setup_teardown(lost_shim, setup, teardown),
@@ -973,6 +1085,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(default_containment, setup, teardown),
             cmocka_unit_test_setup_teardown(privileged_and_read_only, setup, teardown),
             cmocka_unit_test_setup_teardown(escapee_dies, setup, teardown),
+            cmocka_unit_test_setup_teardown(pod_network, setup, teardown),
         };
 
         if (argc >= 2 && strcmp(argv[1], "__shim") == 0)
