@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "xpool/registry.h"
 #include "xpool/protobuf.h"
+#include "xpool/registry.h"
 #include "xpool/strutil.h"
 
 /* The Eviction: 1 with *ret (an object), or 0 with ret filled. */

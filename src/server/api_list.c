@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "xpool/registry.h"
 #include "xpool/base64.h"
+#include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
 
