@@ -117,7 +117,6 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         if (gethostname(host, sizeof(host)) < 0)
                 return xp_errorf(err, -errno, "reading the host name: %s", strerror(errno));
         host[sizeof(host) - 1] = '\0';
-        r |= copy_string(host, &a->hostname);
         r |= copy_string(o->node_name ? o->node_name : host, &a->node_name);
         if (r < 0)
                 return -ENOMEM;
@@ -225,7 +224,9 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
                 return xp_errorf(err, -errno, "uname: %s", strerror(errno));
         info = (struct xp_agent_node_info){
             .name = a->node_name,
-            .hostname = a->hostname,
+            /* as the kubelet's --hostname-override: a node named otherwise than its machine is
+             * still found by kubernetes.io/hostname=NODE (nodeSelector, topology keys) */
+            .hostname = a->node_name,
             .address = a->advertise_address,
             .arch = xp_agent_arch(u.machine),
             .kernel_version = u.release,
@@ -672,7 +673,6 @@ void xp_agent_free(struct xp_agent *a)
         free(a->cgroup_root);
         free(a->shim_exe);
         free(a->node_description);
-        free(a->hostname);
         free(a->token_id);
         free(a->cni_conf_dir);
         free(a->cni_bin_dirs);

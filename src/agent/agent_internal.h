@@ -30,7 +30,7 @@ struct xp_agent_isolation {
 /* The facts of the host the Node carries beside the inventory; strings borrowed. */
 struct xp_agent_node_info {
         const char *name;           /* the Node's name */
-        const char *hostname;       /* the Hostname address and kubernetes.io/hostname */
+        const char *hostname;       /* the Hostname address and kubernetes.io/hostname: the name */
         const char *address;        /* the InternalIP; NULL: none */
         const char *arch;           /* GOARCH spelling: amd64, arm64, ... */
         const char *kernel_version; /* uname -r */
@@ -182,7 +182,7 @@ struct xp_podnet;
 
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
-        char *cgroup_root, *shim_exe, *node_description, *hostname, *token_id, *ca_pem;
+        char *cgroup_root, *shim_exe, *node_description, *token_id, *ca_pem;
         char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr;
         bool host_network_only; /* --pod-network host */
         size_t ca_pem_len;

@@ -53,6 +53,7 @@ struct xp_podsync_memory {
         size_t n;
         bool seeded;
         enum xp_pod_phase terminal; /* once Succeeded or Failed, kept */
+        int64_t deleting_since_ns;  /* when the deletion was first seen: the grace runs from it */
         /* the addresses the status reports: the node's, the pod's (xp_podsync_memory_set_ips) */
         char host_ip[XP_PODSYNC_IP_MAX];
         char pod_ips[XP_PODSYNC_IPS_MAX][XP_PODSYNC_IP_MAX];
@@ -125,7 +126,9 @@ void xp_podsync_memory_set_ips(struct xp_podsync_memory *m,
 
 static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_memory *dst)
 {
-        *dst = (struct xp_podsync_memory){.seeded = src->seeded, .terminal = src->terminal};
+        *dst = (struct xp_podsync_memory){.seeded = src->seeded,
+                                          .terminal = src->terminal,
+                                          .deleting_since_ns = src->deleting_since_ns};
         memcpy(dst->host_ip, src->host_ip, sizeof(dst->host_ip));
         memcpy(dst->pod_ips, src->pod_ips, sizeof(dst->pod_ips));
         dst->n_pod_ips = src->n_pod_ips;
@@ -1035,11 +1038,20 @@ static int signal_once(struct sync *y, size_t i, unsigned *mark, int sig)
 /* Kills: deletion (SIGTERM, SIGKILL at the deadline) or a terminal pod (SIGKILL). */
 static int plan_kills(struct sync *y)
 {
+        const struct xp_opt_int64 *grace = &y->pod->metadata.deletion_grace_period_seconds;
         int64_t deadline = y->deleting ? y->pod->metadata.deletion_timestamp * NS_PER_SEC : 0;
-        bool now_kill = !y->deleting || y->now_ns >= deadline;
+        bool now_kill;
 
         if (!y->stopping)
                 return 0;
+        /* The kubelet gives the whole grace from when it starts stopping: deletionTimestamp
+         * holds whole seconds, so counting to it alone cut a 3 s grace to about 2.4 s. */
+        if (y->deleting && !y->m->deleting_since_ns)
+                y->m->deleting_since_ns = y->now_ns;
+        if (y->deleting && grace->set && grace->value > 0 &&
+            y->m->deleting_since_ns + grace->value * NS_PER_SEC > deadline)
+                deadline = y->m->deleting_since_ns + grace->value * NS_PER_SEC;
+        now_kill = !y->deleting || y->now_ns >= deadline;
         for (size_t i = 0; i < y->n; i++) {
                 struct cview *v = &y->views[i];
                 int r;

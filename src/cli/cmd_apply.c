@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,17 @@ static int with_last_applied(const json_t *object, json_t **ret)
         return 0;
 }
 
+/* Whether the object the server answered has the version it had before the patch. */
+static bool same_version(const json_t *before, const json_t *after)
+{
+        const char *a = json_string_value(
+            json_object_get(json_object_get(before, "metadata"), "resourceVersion"));
+        const char *b = json_string_value(
+            json_object_get(json_object_get(after, "metadata"), "resourceVersion"));
+
+        return a && b && strcmp(a, b) == 0;
+}
+
 static int apply_one(struct xp_client *client, const json_t *object)
 {
         const struct xp_api_resource *resource =
@@ -238,7 +250,11 @@ static int apply_one(struct xp_client *client, const json_t *object)
             client, "PATCH", path, "application/merge-patch+json", patch, NULL, &answer, &err);
         if (r < 0)
                 goto fail;
-        printf("%s/%s configured\n", type, name);
+        /* A merge patch replaces lists whole, so a manifest's containers differ from the stored
+         * ones by the server's defaults alone; the server writes nothing then, as the strategic
+         * merge kubectl computes would have found. */
+        printf(
+            "%s/%s %s\n", type, name, same_version(current, answer) ? "unchanged" : "configured");
         return 0;
 fail:
         xp_client_report(&err);

@@ -41,7 +41,9 @@ static const char usage[] =
     "                          NotReady and tainted unreachable (default 40s)\n"
     "      --pod-eviction-timeout DURATION\n"
     "                          the pods of such a node are then marked Failed (NodeLost) after\n"
-    "                          this long, unless they tolerate the taint otherwise (default 5m)\n";
+    "                          this long, unless they tolerate the taint otherwise (default 5m)\n"
+    "      --event-history N   the writes kept for watches that resume and for paged lists'\n"
+    "                          continue tokens (default 10000); older ones are 410 Gone\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -99,6 +101,22 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'P':
                 a->options->scheduler_off = true;
                 break;
+        case 'H': {
+                char *end;
+                unsigned long long n;
+
+                errno = 0;
+                n = strtoull(arg, &end, 10);
+                if (errno || *end || n == 0 || arg[0] == '-' || n > 100000000) {
+                        fprintf(stderr,
+                                "xpool server: --event-history '%s': expected a number of writes "
+                                "between 1 and 100000000\n",
+                                arg);
+                        return XP_EXIT_USAGE;
+                }
+                a->options->event_history = (size_t)n;
+                break;
+        }
         case 'G':
                 return xp_cli_parse_duration("server",
                                              "node-monitor-grace-period",
@@ -128,6 +146,7 @@ int xp_cmd_server(int argc, char **argv)
             {"no-scheduler", no_argument, NULL, 'P'},
             {"node-monitor-grace-period", required_argument, NULL, 'G'},
             {"pod-eviction-timeout", required_argument, NULL, 'E'},
+            {"event-history", required_argument, NULL, 'H'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -200,7 +200,7 @@ int xp_decode_check_depth(struct xp_decode_ctx *ctx, const json_t *json)
             -E2BIG,
             NULL,
             false,
-            "invalid value: nested too deeply: an object may nest at most %d levels of mappings and lists",
+            "Invalid value: nested too deeply: an object may nest at most %d levels of mappings and lists",
             XP_OBJECT_MAX_DEPTH);
         ctx->path.depth = depth;
         return r;
@@ -246,7 +246,7 @@ enum_error(struct xp_decode_ctx *ctx, const struct xp_enum_name *names, const ch
                               -EINVAL,
                               NULL,
                               false,
-                              "unsupported value %s: supported values: %s",
+                              "Unsupported value: %s: supported values: %s",
                               xp_quote(value, q),
                               supported);
 }
@@ -300,7 +300,7 @@ int xp_decode_integer(struct xp_decode_ctx *ctx, const json_t *json, bool int32,
                                       -ERANGE,
                                       NULL,
                                       false,
-                                      "invalid value %" JSON_INTEGER_FORMAT
+                                      "Invalid value: %" JSON_INTEGER_FORMAT
                                       ": must be a 32-bit integer (between %d and %d)",
                                       v,
                                       INT32_MIN,
@@ -731,14 +731,14 @@ static int check_value(struct xp_decode_ctx *ctx, const struct xp_field *field, 
 {
         if (field->type == XP_FT_DOUBLE && !isfinite(*(const double *)value))
                 return xp_decode_fail(
-                    ctx, -EINVAL, NULL, false, "invalid value: must be a finite number");
+                    ctx, -EINVAL, NULL, false, "Invalid value: must be a finite number");
         if (field->type == XP_FT_TIME && (*(const int64_t *)value < XP_RFC3339_MIN_SECONDS ||
                                           *(const int64_t *)value > XP_RFC3339_MAX_SECONDS))
                 return xp_decode_fail(ctx,
                                       -ERANGE,
                                       NULL,
                                       false,
-                                      "invalid value: the time is outside the years 0000 to 9999");
+                                      "Invalid value: the time is outside the years 0000 to 9999");
         if (field->type == XP_FT_MICROTIME) {
                 char text[XP_MICROTIME_MAX];
 
@@ -748,7 +748,7 @@ static int check_value(struct xp_decode_ctx *ctx, const struct xp_field *field, 
                             -ERANGE,
                             NULL,
                             false,
-                            "invalid value: the time is outside the years 0000 to 9999");
+                            "Invalid value: the time is outside the years 0000 to 9999");
         }
         return 0;
 }
@@ -766,7 +766,7 @@ int xp_schema_validate(struct xp_decode_ctx *ctx,
                         continue;
                 xp_path_push_field(&ctx->path, field->name);
                 if (!field_present(field, value))
-                        r = xp_decode_fail(ctx, -EINVAL, NULL, false, "required value");
+                        r = xp_decode_fail(ctx, -EINVAL, NULL, false, "Required value");
                 if (r >= 0)
                         r = check_value(ctx, field, value);
                 if (r >= 0 && field->check)

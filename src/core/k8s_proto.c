@@ -335,6 +335,23 @@ MESSAGE(self_subject_rules_review_msg,
         MSG(1, "metadata", object_meta),
         MSG(2, "spec", self_subject_rules_review_spec),
         MSG(3, "status", subject_rules_review_status));
+/* meta/v1 DeleteOptions, and policy/v1 Eviction that carries them (kubectl delete, drain) */
+
+MESSAGE(preconditions, "meta/v1 Preconditions", STR_P(1, "uid"), STR_P(2, "resourceVersion"));
+
+MESSAGE(delete_options,
+        "meta/v1 DeleteOptions",
+        I64_P(1, "gracePeriodSeconds"),
+        MSG(2, "preconditions", preconditions),
+        BOOL_P(3, "orphanDependents"),
+        STR_P(4, "propagationPolicy"),
+        STRS(5, "dryRun"),
+        BOOL_P(6, "ignoreStoreReadErrorWithClusterBreakingPotential"));
+
+MESSAGE(eviction,
+        "policy/v1 Eviction",
+        MSG(1, "metadata", object_meta),
+        MSG(2, "deleteOptions", delete_options));
 
 struct kind_entry {
         const char *api_version;
@@ -354,6 +371,11 @@ static const struct kind_entry kinds[] = {
     {.api_version = "authorization.k8s.io/v1",
      .kind = "SelfSubjectRulesReview",
      .message = &self_subject_rules_review_msg},
+    /* client-go encodes DeleteOptions in the meta group, or the request's group version */
+    {.api_version = "meta.k8s.io/v1", .kind = "DeleteOptions", .message = &delete_options},
+    {.api_version = "v1", .kind = "DeleteOptions", .message = &delete_options},
+    {.api_version = "policy/v1", .kind = "DeleteOptions", .message = &delete_options},
+    {.api_version = "policy/v1", .kind = "Eviction", .message = &eviction},
 };
 
 /* The envelope's pieces, borrowed from the body. */
@@ -489,7 +511,7 @@ int xp_protobuf_to_json(const void *data, size_t size, json_t **ret, struct xp_e
                 return xp_errorf(
                     err,
                     -EPROTONOSUPPORT,
-                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
+                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, DeleteOptions, policy/v1 Eviction, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
                     (int)(env.kind_len > 64 ? 64 : env.kind_len),
                     env.kind ? (const char *)env.kind : "",
                     (int)(env.api_version_len > 64 ? 64 : env.api_version_len),

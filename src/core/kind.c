@@ -5,6 +5,7 @@
 
 #include "xpool/kind.h"
 #include "xpool/macro.h"
+#include "xpool/poddefaults.h"
 
 /* The table's untyped operations, each forwarding to the kind's typed codec functions. */
 #define DEFINE_KIND_OPS(name, type)                                                                \
@@ -48,10 +49,18 @@ DEFINE_KIND_OPS(lease, struct xp_lease)
         .from_json = name##_from_json_any, .to_json = name##_to_json_any,                          \
         .validate = name##_validate_any, .free = name##_free_any, .meta = name##_meta
 
-/* kube-apiserver resets a new pod's phase to Pending, whatever the client sent. */
+/* kube-apiserver resets a new pod's phase to Pending, whatever the client sent, and computes
+ * its QoS class (the spec's defaults came before decoding: xpool/poddefaults.h). */
 static int pod_set_defaults(void *object)
 {
-        ((struct xp_pod *)object)->status.phase = XP_POD_PENDING;
+        struct xp_pod *pod = object;
+        char *qos = strdup(xp_pod_qos_class(pod));
+
+        if (!qos)
+                return -ENOMEM;
+        pod->status.phase = XP_POD_PENDING;
+        free(pod->status.qos_class);
+        pod->status.qos_class = qos;
         return 0;
 }
 

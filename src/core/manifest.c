@@ -144,13 +144,13 @@ static int load_object(struct xp_decode_ctx *ctx,
         if ((!kind || json_is_null(kind)) && !implied)
                 return fail(ctx,
                             "kind",
-                            "required value: every object in a manifest needs a kind, e.g. %s",
+                            "Required value: every object in a manifest needs a kind, e.g. %s",
                             "\"kind: Pod\"");
         if ((!api_version || json_is_null(api_version)) && !implied)
                 return fail(
                     ctx,
                     "apiVersion",
-                    "required value: every object in a manifest needs an apiVersion, e.g. %s",
+                    "Required value: every object in a manifest needs an apiVersion, e.g. %s",
                     "\"apiVersion: v1\"");
         if (kind && !json_is_null(kind)) {
                 if (!json_is_string(kind))

@@ -67,13 +67,13 @@ int xp_check_dns1123_subdomain(const char *value, struct xp_error *err)
         if (len > XP_DNS1123_SUBDOMAIN_MAX)
                 return xp_errorf(err,
                                  -EINVAL,
-                                 "invalid value %s: must be no more than 253 characters",
+                                 "Invalid value: %s: must be no more than 253 characters",
                                  xp_quote(value, q));
         if (!is_dns_subdomain(value, len))
                 return xp_errorf(
                     err,
                     -EINVAL,
-                    "invalid value %s: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')",
+                    "Invalid value: %s: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')",
                     xp_quote(value, q));
         return 0;
 }
@@ -86,13 +86,13 @@ int xp_check_dns1123_label(const char *value, struct xp_error *err)
         if (len > XP_DNS1123_LABEL_MAX)
                 return xp_errorf(err,
                                  -EINVAL,
-                                 "invalid value %s: must be no more than 63 characters",
+                                 "Invalid value: %s: must be no more than 63 characters",
                                  xp_quote(value, q));
         if (!is_dns_label(value, len))
                 return xp_errorf(
                     err,
                     -EINVAL,
-                    "invalid value %s: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name')",
+                    "Invalid value: %s: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name')",
                     xp_quote(value, q));
         return 0;
 }
@@ -111,31 +111,31 @@ int xp_check_qualified_name(const char *value, struct xp_error *err)
                         return xp_errorf(
                             err,
                             -EINVAL,
-                            "invalid value %s: the prefix before '/' must not be empty",
+                            "Invalid value: %s: the prefix before '/' must not be empty",
                             xp_quote(value, q));
                 if (!is_dns_subdomain(value, prefix_len))
                         return xp_errorf(
                             err,
                             -EINVAL,
-                            "invalid value %s: the prefix before '/' must be a lowercase RFC 1123 subdomain of at most 253 characters (e.g. 'example.com')",
+                            "Invalid value: %s: the prefix before '/' must be a lowercase RFC 1123 subdomain of at most 253 characters (e.g. 'example.com')",
                             xp_quote(value, q));
         }
         if (name_len == 0)
                 return xp_errorf(err,
                                  -EINVAL,
-                                 "invalid value %s: the name part must not be empty",
+                                 "Invalid value: %s: the name part must not be empty",
                                  xp_quote(value, q));
         if (name_len > XP_QUALIFIED_NAME_MAX)
                 return xp_errorf(
                     err,
                     -EINVAL,
-                    "invalid value %s: the name part must be no more than 63 characters",
+                    "Invalid value: %s: the name part must be no more than 63 characters",
                     xp_quote(value, q));
         if (!is_name_part(name, name_len))
                 return xp_errorf(
                     err,
                     -EINVAL,
-                    "invalid value %s: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', 'my.name' or 'example.com/MyName')",
+                    "Invalid value: %s: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', 'my.name' or 'example.com/MyName')",
                     xp_quote(value, q));
         return 0;
 }
@@ -150,13 +150,13 @@ int xp_check_label_value(const char *value, struct xp_error *err)
         if (len > XP_LABEL_VALUE_MAX)
                 return xp_errorf(err,
                                  -EINVAL,
-                                 "invalid value %s: must be no more than 63 characters",
+                                 "Invalid value: %s: must be no more than 63 characters",
                                  xp_quote(value, q));
         if (!is_name_part(value, len))
                 return xp_errorf(
                     err,
                     -EINVAL,
-                    "invalid value %s: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                    "Invalid value: %s: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
                     xp_quote(value, q));
         return 0;
 }
@@ -191,13 +191,13 @@ int xp_check_env_name(const char *value, struct xp_error *err)
 
         if (!*value)
                 return xp_errorf(
-                    err, -EINVAL, "required value: an environment variable needs a name");
+                    err, -EINVAL, "Required value: an environment variable needs a name");
         for (const char *p = value; *p; p++)
                 if (*p < 0x20 || *p > 0x7e || *p == '=')
                         return xp_errorf(
                             err,
                             -EINVAL,
-                            "invalid value %s: an environment variable name must consist of printable ASCII characters other than '='",
+                            "Invalid value: %s: an environment variable name must consist of printable ASCII characters other than '='",
                             xp_quote(value, q));
         return 0;
 }

@@ -43,7 +43,7 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
                                          -EINVAL,
                                          NULL,
                                          false,
-                                         "unsupported value %s: %s is in apiVersion \"%s\"",
+                                         "Unsupported value: %s: %s is in apiVersion \"%s\"",
                                          xp_quote(json_string_value(api_version), q),
                                          info->type->kind,
                                          info->type->api_version)

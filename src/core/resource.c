@@ -240,7 +240,7 @@ int xp_resource_name_check(const char *name, struct xp_error *err)
                         return xp_errorf(
                             err,
                             -EINVAL,
-                            "invalid resource name %s: a name without a domain must be a standard resource (cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>); extended resources need a domain, e.g. \"vendor.com/npu\"",
+                            "Invalid value: %s: a name without a domain must be a standard resource (cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>); extended resources need a domain, e.g. \"vendor.com/npu\"",
                             xp_quote(name, q));
                 return 0;
         }
@@ -248,7 +248,7 @@ int xp_resource_name_check(const char *name, struct xp_error *err)
                 return xp_errorf(
                     err,
                     -EINVAL,
-                    "invalid resource name %s: the kubernetes.io domain is reserved for Kubernetes' own resources",
+                    "Invalid value: %s: the kubernetes.io domain is reserved for Kubernetes' own resources",
                     xp_quote(name, q));
         return 0;
 }

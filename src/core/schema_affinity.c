@@ -60,7 +60,7 @@ static int validate_requirement(struct xp_decode_ctx *ctx, const void *object)
                         return fail_at(
                             ctx,
                             "values",
-                            "required value: must be specified when `operator` is 'In' or 'NotIn'");
+                            "Required value: must be specified when `operator` is 'In' or 'NotIn'");
                 for (size_t i = 0; i < req->values.n; i++) {
                         struct xp_error cause = {0};
                         int r = 0;
@@ -80,7 +80,7 @@ static int validate_requirement(struct xp_decode_ctx *ctx, const void *object)
                         return fail_at(
                             ctx,
                             "values",
-                            "forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+                            "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
                 break;
         case XP_SELECTOR_OP_GT:
         case XP_SELECTOR_OP_LT: {
@@ -90,14 +90,14 @@ static int validate_requirement(struct xp_decode_ctx *ctx, const void *object)
                         return fail_at(
                             ctx,
                             "values",
-                            "required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
+                            "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
                 errno = 0;
                 (void)strtoll(req->values.items[0], &end, 10);
                 if (errno || end == req->values.items[0] || *end)
                         return fail_at(
                             ctx,
                             "values",
-                            "invalid value: must be an integer when `operator` is 'Lt' or 'Gt'");
+                            "Invalid value: must be an integer when `operator` is 'Lt' or 'Gt'");
                 break;
         }
         default:
@@ -171,7 +171,7 @@ static int validate_node_selector(struct xp_decode_ctx *ctx, const void *object)
         if (selector->terms.n == 0)
                 return fail_at(ctx,
                                "nodeSelectorTerms",
-                               "required value: must have at least one node selector term");
+                               "Required value: must have at least one node selector term");
         return 0;
 }
 
@@ -223,7 +223,7 @@ static int validate_pod_affinity_term(struct xp_decode_ctx *ctx, const void *obj
         const struct xp_pod_affinity_term *term = object;
 
         if (!term->topology_key || !*term->topology_key)
-                return fail_at(ctx, "topologyKey", "required value: can not be empty");
+                return fail_at(ctx, "topologyKey", "Required value: can not be empty");
         return 0;
 }
 
@@ -312,15 +312,15 @@ static int validate_toleration(struct xp_decode_ctx *ctx, const void *object)
                 return fail_at(
                     ctx,
                     "operator",
-                    "invalid value: operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
+                    "Invalid value: operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
         if (t->op == XP_TOLERATION_OP_EXISTS && has_value)
                 return fail_at(
-                    ctx, "value", "invalid value: value must be empty when `operator` is 'Exists'");
+                    ctx, "value", "Invalid value: value must be empty when `operator` is 'Exists'");
         if (t->toleration_seconds.set && t->effect != XP_TAINT_EFFECT_NO_EXECUTE)
                 return fail_at(
                     ctx,
                     "effect",
-                    "invalid value: effect must be 'NoExecute' when `tolerationSeconds` is set");
+                    "Invalid value: effect must be 'NoExecute' when `tolerationSeconds` is set");
         return 0;
 }
 

@@ -108,7 +108,7 @@ static int check_int_not_negative(struct xp_decode_ctx *ctx, int64_t v)
                                       -EINVAL,
                                       NULL,
                                       false,
-                                      "invalid value %lld: must be greater than or equal to 0",
+                                      "Invalid value: %lld: must be greater than or equal to 0",
                                       (long long)v);
         return 0;
 }
@@ -132,7 +132,7 @@ int xp_check_weight(struct xp_decode_ctx *ctx, const void *value)
                                       -EINVAL,
                                       NULL,
                                       false,
-                                      "invalid value %lld: must be in the range 1-100",
+                                      "Invalid value: %lld: must be in the range 1-100",
                                       (long long)weight);
         return 0;
 }
@@ -151,7 +151,7 @@ int xp_fail_duplicate(struct xp_decode_ctx *ctx,
         xp_path_push_index(&ctx->path, index);
         xp_path_push_field(&ctx->path, field);
         r = xp_decode_fail(
-            ctx, -EINVAL, NULL, false, "duplicate value %s: %s", xp_quote(value, q), why);
+            ctx, -EINVAL, NULL, false, "Duplicate value: %s: %s", xp_quote(value, q), why);
         xp_path_pop(&ctx->path);
         xp_path_pop(&ctx->path);
         xp_path_pop(&ctx->path);

@@ -103,7 +103,7 @@ static int check_involved_namespace(struct xp_decode_ctx *ctx, const struct xp_e
                 r = xp_fail_field(ctx,
                                   -EINVAL,
                                   "namespace",
-                                  "invalid value %s: does not match metadata.namespace %s",
+                                  "Invalid value: %s: does not match metadata.namespace %s",
                                   xp_quote(involved, q1),
                                   xp_quote(ns, q2));
         else
@@ -111,7 +111,7 @@ static int check_involved_namespace(struct xp_decode_ctx *ctx, const struct xp_e
                     ctx,
                     -EINVAL,
                     "namespace",
-                    "required value: an event in namespace %s must name its object's namespace (events about cluster-scoped objects go in \"default\"%s)",
+                    "Required value: an event in namespace %s must name its object's namespace (events about cluster-scoped objects go in \"default\"%s)",
                     xp_quote(ns, q2),
                     old_shape ? "" : " or \"kube-system\"");
         xp_path_pop(&ctx->path);
@@ -123,7 +123,7 @@ check_required_short(struct xp_decode_ctx *ctx, const char *field, const char *v
 {
         if (empty(value))
                 return xp_fail_field(
-                    ctx, -EINVAL, field, "required value: an event with an eventTime needs it");
+                    ctx, -EINVAL, field, "Required value: an event with an eventTime needs it");
         if (strlen(value) > max)
                 return xp_fail_field(ctx,
                                      -EINVAL,
@@ -144,7 +144,7 @@ static int check_new_shape(struct xp_decode_ctx *ctx, const struct xp_event *eve
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      "reportingComponent",
-                                     "required value: an event with an eventTime needs it");
+                                     "Required value: an event with an eventTime needs it");
         if (xp_check_qualified_name(event->reporting_component, &cause) < 0) {
                 xp_path_push_field(&ctx->path, "reportingComponent");
                 r = xp_decode_fail_error(ctx, &cause, NULL, false);

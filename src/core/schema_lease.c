@@ -19,7 +19,7 @@ static int check_duration(struct xp_decode_ctx *ctx, const void *value)
                                       -EINVAL,
                                       NULL,
                                       false,
-                                      "invalid value %lld: must be greater than 0",
+                                      "Invalid value: %lld: must be greater than 0",
                                       (long long)v);
         return 0;
 }
@@ -38,7 +38,7 @@ static int check_strategy(struct xp_decode_ctx *ctx, const void *value)
                     -EINVAL,
                     NULL,
                     false,
-                    "unsupported value %s: supported values: \"" LEASE_STRATEGY_BUILTIN
+                    "Unsupported value: %s: supported values: \"" LEASE_STRATEGY_BUILTIN
                     "\", or a name with a domain, e.g. \"example.com/newest\"",
                     xp_quote(strategy, q));
         if (xp_check_qualified_name(strategy, &cause) < 0)
@@ -73,7 +73,7 @@ static int validate_lease_spec(struct xp_decode_ctx *ctx, const void *object)
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      "preferredHolder",
-                                     "forbidden: may only be set together with strategy");
+                                     "Forbidden: may only be set together with strategy");
         return 0;
 }
 

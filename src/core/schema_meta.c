@@ -36,7 +36,7 @@ static int check_generate_name(struct xp_decode_ctx *ctx, const void *value)
                     -EINVAL,
                     NULL,
                     false,
-                    "invalid value %s: a name prefix must be a lowercase RFC 1123 subdomain, optionally ending in '-' (e.g. 'trainer-')",
+                    "Invalid value: %s: a name prefix must be a lowercase RFC 1123 subdomain, optionally ending in '-' (e.g. 'trainer-')",
                     xp_quote(prefix, q));
         }
         return 0;
@@ -68,7 +68,7 @@ int xp_check_finalizers(struct xp_decode_ctx *ctx, const void *value)
                             -EINVAL,
                             NULL,
                             false,
-                            "invalid value %s: a finalizer name needs a domain, e.g. \"example.com/cleanup\"",
+                            "Invalid value: %s: a finalizer name needs a domain, e.g. \"example.com/cleanup\"",
                             xp_quote(names[i], q));
                 }
                 xp_path_pop(&ctx->path);
@@ -119,7 +119,7 @@ static int validate_object_meta(struct xp_decode_ctx *ctx, const void *object)
                 return 0;
         xp_path_push_field(&ctx->path, "name");
         r = xp_decode_fail(
-            ctx, -EINVAL, NULL, false, "required value: name or generateName is required");
+            ctx, -EINVAL, NULL, false, "Required value: name or generateName is required");
         xp_path_pop(&ctx->path);
         return r;
 }

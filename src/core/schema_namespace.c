@@ -61,7 +61,7 @@ static int validate_namespace(struct xp_decode_ctx *ctx, const void *object)
                     ctx,
                     -EINVAL,
                     "namespace",
-                    "invalid value %s: a Namespace is cluster-scoped and has no namespace",
+                    "Invalid value: %s: a Namespace is cluster-scoped and has no namespace",
                     xp_quote(meta->namespace, q));
         if (r >= 0 && meta->name && *meta->name) {
                 struct xp_error cause = {0};

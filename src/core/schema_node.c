@@ -69,7 +69,7 @@ static int check_device_nodes(struct xp_decode_ctx *ctx, const void *value)
                             -EINVAL,
                             NULL,
                             false,
-                            "invalid value %s: a device node is an absolute path below /dev without '..', e.g. \"/dev/nvidia0\"",
+                            "Invalid value: %s: a device node is an absolute path below /dev without '..', e.g. \"/dev/nvidia0\"",
                             xp_quote(p, q));
                         xp_path_pop(&ctx->path);
                         return r;
@@ -251,7 +251,7 @@ static int check_unique_numa_ids(struct xp_decode_ctx *ctx, const struct xp_node
                            -EINVAL,
                            NULL,
                            false,
-                           "duplicate value %lld: NUMA node ids must be unique within a node",
+                           "Duplicate value: %lld: NUMA node ids must be unique within a node",
                            (long long)inv->numa_nodes.items[first].id);
         ctx->path.depth -= 3;
         return r;
@@ -333,7 +333,7 @@ static int check_node_resources(struct xp_decode_ctx *ctx, const void *value)
                             -EINVAL,
                             list->items[i].name,
                             false,
-                            "invalid value \"%s\": must be greater than or equal to 0",
+                            "Invalid value: \"%s\": must be greater than or equal to 0",
                             xp_quantity_format(&list->items[i].quantity, text));
         }
         return 0;
@@ -414,7 +414,7 @@ static int validate_node(struct xp_decode_ctx *ctx, const void *object)
                 xp_path_push_field(&ctx->path, "metadata");
                 xp_path_push_field(&ctx->path, "name");
                 r = xp_decode_fail(
-                    ctx, -EINVAL, NULL, false, "required value: a node needs a name");
+                    ctx, -EINVAL, NULL, false, "Required value: a node needs a name");
                 ctx->path.depth -= 2;
         }
         return r;

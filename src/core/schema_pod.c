@@ -67,7 +67,7 @@ static int check_container_resources(struct xp_decode_ctx *ctx, const void *valu
                             -EINVAL,
                             res->name,
                             true,
-                            "invalid resource name %s: a container may request cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource such as \"nvidia.com/gpu\"",
+                            "Invalid value: %s: a container may request cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource such as \"nvidia.com/gpu\"",
                             xp_quote(res->name, q));
                 if (xp_quantity_sign(&res->quantity) < 0)
                         return xp_decode_fail(
@@ -75,7 +75,7 @@ static int check_container_resources(struct xp_decode_ctx *ctx, const void *valu
                             -EINVAL,
                             res->name,
                             false,
-                            "invalid value \"%s\": must be greater than or equal to 0",
+                            "Invalid value: \"%s\": must be greater than or equal to 0",
                             xp_quantity_format(&res->quantity, text));
         }
         return 0;
@@ -134,7 +134,7 @@ static int validate_resource_requirements(struct xp_decode_ctx *ctx, const void 
                         return fail_request(
                             ctx,
                             req->name,
-                            "required value: a limit must be set for %s, which cannot be overcommitted (set limits[%s] equal to the request)",
+                            "Required value: a limit must be set for %s, which cannot be overcommitted (set limits[%s] equal to the request)",
                             req->name,
                             req->name);
                 if (!limit)
@@ -144,7 +144,7 @@ static int validate_resource_requirements(struct xp_decode_ctx *ctx, const void 
                         return fail_request(
                             ctx,
                             req->name,
-                            "invalid value \"%s\": must be equal to %s limit of %s (it cannot be overcommitted)",
+                            "Invalid value: \"%s\": must be equal to %s limit of %s (it cannot be overcommitted)",
                             have,
                             req->name,
                             want);
@@ -152,7 +152,7 @@ static int validate_resource_requirements(struct xp_decode_ctx *ctx, const void 
                         return fail_request(
                             ctx,
                             req->name,
-                            "invalid value \"%s\": must be less than or equal to %s limit of %s",
+                            "Invalid value: \"%s\": must be less than or equal to %s limit of %s",
                             have,
                             req->name,
                             want);
@@ -163,7 +163,7 @@ static int validate_resource_requirements(struct xp_decode_ctx *ctx, const void 
                     -EINVAL,
                     NULL,
                     false,
-                    "invalid value: huge pages require a cpu or memory request or limit");
+                    "Invalid value: huge pages require a cpu or memory request or limit");
         return 0;
 }
 
@@ -223,13 +223,13 @@ static int validate_seccomp_profile(struct xp_decode_ctx *ctx, const void *objec
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      "localhostProfile",
-                                     "required value: must be set when seccomp type is Localhost");
+                                     "Required value: must be set when seccomp type is Localhost");
         if (!localhost && p->localhost_profile)
                 return xp_fail_field(
                     ctx,
                     -EINVAL,
                     "localhostProfile",
-                    "invalid value: can only be set when seccomp type is Localhost");
+                    "Invalid value: can only be set when seccomp type is Localhost");
         return 0;
 }
 
@@ -288,7 +288,7 @@ static int validate_container(struct xp_decode_ctx *ctx, const void *object)
                                    -EINVAL,
                                    NULL,
                                    false,
-                                   "required value: a container needs an image or a command");
+                                   "Required value: a container needs an image or a command");
                 xp_path_pop(&ctx->path);
         }
         return r;
@@ -337,7 +337,7 @@ static int check_active_deadline(struct xp_decode_ctx *ctx, const void *value)
                     -EINVAL,
                     NULL,
                     false,
-                    "invalid value %lld: must be between 1 and 2147483647, inclusive",
+                    "Invalid value: %lld: must be between 1 and 2147483647, inclusive",
                     (long long)v);
         return 0;
 }
@@ -388,7 +388,7 @@ static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
                                    -EINVAL,
                                    NULL,
                                    false,
-                                   "required value: a pod needs at least one container");
+                                   "Required value: a pod needs at least one container");
                 xp_path_pop(&ctx->path);
                 return r;
         }

@@ -179,48 +179,21 @@ restrict_node(const char *node, const json_t *stored, const json_t *object, stru
         return 1;
 }
 
-/* What kube-apiserver allows a pod update to change, in its words. */
-#define POD_UPDATABLE_FIELDS                                                                       \
-        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
-
-/* A bound pod keeps its node: only the binding subresource sets spec.nodeName. */
-static int keep_node_name(const json_t *stored, const json_t *object, struct reply *ret)
+/* ValidatePodUpdate's rules (xp_registry_pod_update_check()), answered 422 Invalid. */
+static int pod_update(const struct xp_kind *kind,
+                      const json_t *stored,
+                      const json_t *object,
+                      struct reply *ret)
 {
-        const char *bound = json_string_value(member(stored, "spec", "nodeName"));
-        const char *now = json_string_value(member(object, "spec", "nodeName"));
         const char *name = json_string_value(member(object, "metadata", "name"));
-        char detail[1536];
-        json_t *causes;
-        int r;
+        struct xp_error err = {0};
+        int r = xp_registry_pod_update_check(stored, object, &err);
 
-        if (!bound || !bound[0] || xp_streq0(bound, now))
-                return 1;
-        if (!name)
-                name = "";
-        /* kube-apiserver's message, with its diff of the spec cut down to the field that changed */
-        snprintf(
-            detail,
-            sizeof(detail),
-            "Forbidden: pod updates may not change fields other than " POD_UPDATABLE_FIELDS
-            "\n  core.PodSpec{\n  \t... // other fields unchanged\n- \tNodeName: \"%s\",\n+ \tNodeName: \"%s\",\n  \t...\n  }\n",
-            bound,
-            now ? now : "");
-        /* details.kind is the kind, as kubectl prints it: The Pod "p" is invalid: ... */
-        r = reply_status(
-            ret, 422, "Invalid", name, "Pod", "Pod \"%s\" is invalid: spec: %s", name, detail);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
-        causes = json_pack("[{s:s, s:s, s:s}]",
-                           "reason",
-                           "FieldValueForbidden",
-                           "message",
-                           detail,
-                           "field",
-                           "spec");
-        if (!causes ||
-            json_object_set_new(json_object_get(ret->body, "details"), "causes", causes) < 0)
-                return -ENOMEM;
-        return 0;
+        if (r < 0)
+                return reply_invalid(ret, kind, name, xp_error_message(&err));
+        return 1;
 }
 
 int admission_check(const struct request *req,
@@ -239,6 +212,6 @@ int admission_check(const struct request *req,
         if (strcmp(kind->plural, "nodes") == 0 && req->who && req->who->role == XP_TOKEN_NODE)
                 return restrict_node(req->who->subject, stored, object, ret);
         if (strcmp(kind->plural, "pods") == 0 && stored)
-                return keep_node_name(stored, object, ret);
+                return pod_update(kind, stored, object, ret);
         return 1;
 }

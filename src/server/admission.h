@@ -10,8 +10,9 @@
  *     (node-restriction.kubernetes.io/, and kubernetes.io/ or k8s.io/ labels other than the
  *     kubelet's own), so a stolen node token cannot attract pods; nor a configSource. Answered
  *     403 Forbidden in kube-apiserver's words.
- *   - A bound pod's spec.nodeName changes only through the binding subresource: 422 Invalid,
- *     as kube-apiserver refuses a pod update that changes it.
+ *   - A pod's spec changes only as kube-apiserver's ValidatePodUpdate allows
+ *     (xp_registry_pod_update_check(): the images, activeDeadlineSeconds, added tolerations, ...;
+ *     spec.nodeName only through the binding subresource): 422 Invalid in its words.
  */
 
 #include <jansson.h>

@@ -38,6 +38,8 @@ const struct api_subresource api_subresources[] = {
     {"pods", "status", "Pod", status_verbs},
     {"pods", "binding", "Binding", binding_verbs},
     {"pods", "log", "Pod", log_verbs},
+    /* kubectl drain evicts when discovery lists pods/eviction with its group and version */
+    {"pods", "eviction", "Eviction", binding_verbs, "policy", "v1"},
     {"nodes", "status", "Node", status_verbs},
     {"namespaces", "status", "Namespace", status_verbs},
 };
@@ -240,6 +242,12 @@ static int append_resources(json_t *resources, const struct xp_kind *kind)
                         continue;
                 snprintf(name, sizeof name, "%s/%s", sub->plural, sub->name);
                 resource = resource_entry(name, "", kind->namespaced, sub->kind, sub->verbs);
+                if (resource && sub->group &&
+                    (json_object_set_new(resource, "group", json_string(sub->group)) < 0 ||
+                     json_object_set_new(resource, "version", json_string(sub->version)) < 0)) {
+                        json_decref(resource);
+                        resource = NULL;
+                }
                 if (!resource || json_array_append_new(resources, resource) < 0)
                         return -ENOMEM;
         }

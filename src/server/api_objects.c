@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "xpool/macro.h"
 #include "xpool/patch.h"
+#include "xpool/poddefaults.h"
 #include "xpool/protobuf.h"
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
@@ -71,7 +72,7 @@ static int decode_flags(const struct request *req, unsigned *ret_flags, struct r
                             "BadRequest",
                             NULL,
                             NULL,
-                            "fieldValidation: invalid value %s: expected Ignore, Warn or Strict",
+                            "fieldValidation: Invalid value: %s: expected Ignore, Warn or Strict",
                             xp_quote(v, (char[XP_QUOTE_MAX]){0}));
 }
 
@@ -88,7 +89,7 @@ static int dry_run(const struct request *req, bool *ret_dry, struct reply *ret)
                             "BadRequest",
                             NULL,
                             NULL,
-                            "dryRun: invalid value %s: the only dry-run mode is All",
+                            "dryRun: Invalid value: %s: the only dry-run mode is All",
                             xp_quote(v, (char[XP_QUOTE_MAX]){0}));
 }
 
@@ -292,6 +293,25 @@ static int read_stored(const struct request *req,
         return 1;
 }
 
+/*
+ * Kubernetes' defaults of a pod's JSON, before it is decoded and validated (xpool/poddefaults.h);
+ * stored is the pod an update replaces (NULL for a create).
+ */
+static int pod_defaults(const struct request *req, json_t *pod, const json_t *stored)
+{
+        const struct xp_pod_defaults options = {
+            .toleration_seconds = req->api->pod_toleration_seconds,
+            .old = stored,
+        };
+
+        return xp_pod_defaults_apply(pod, &options);
+}
+
+static bool is_pods(const struct xp_kind *kind)
+{
+        return strcmp(kind->plural, "pods") == 0;
+}
+
 /* ---- tables --------------------------------------------------------------------------------- */
 
 /* ?includeObject=None|Metadata|Object: 1 with the mode, 0 with ret filled. */
@@ -307,7 +327,7 @@ table_include(const struct request *req, enum xp_table_include *ret_include, str
                     "BadRequest",
                     NULL,
                     NULL,
-                    "includeObject: invalid value %s: expected None, Metadata or Object",
+                    "includeObject: Invalid value: %s: expected None, Metadata or Object",
                     xp_quote(v, (char[XP_QUOTE_MAX]){0}));
         return 1;
 }
@@ -387,8 +407,12 @@ int create_json(const struct request *req,
                 goto out;
         locked = true;
         /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
-        if (strcmp(kind->plural, "pods") == 0)
+        if (is_pods(kind)) {
                 json_object_del(json, "status");
+                r = pod_defaults(req, json, NULL);
+                if (r < 0)
+                        goto out;
+        }
         r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
@@ -449,71 +473,112 @@ int handle_get(const struct request *req, const struct route *route, struct repl
         return reply_json(ret, 200, json);
 }
 
+/* The items that match the selectors (items taken). */
+static int list_filter(const struct request *req,
+                       const struct xp_kind *kind,
+                       json_t *items,
+                       json_t **ret_kept,
+                       bool *ret_filtered,
+                       struct reply *ret)
+{
+        struct xp_label_selector *labels = NULL;
+        struct xp_field_selector *fields = NULL;
+        json_t *kept = NULL, *item;
+        size_t i;
+        int r;
+
+        r = selectors_parse(req, kind, &labels, &fields, ret);
+        if (r <= 0) {
+                json_decref(items);
+                return r;
+        }
+        *ret_filtered = !xp_label_selector_is_empty(labels) || !xp_field_selector_is_empty(fields);
+        if (!*ret_filtered) {
+                kept = TAKE_PTR(items);
+        } else {
+                kept = json_array();
+                json_array_foreach(items, i, item) if (kept &&
+                                                       selectors_match(labels, fields, item) &&
+                                                       json_array_append(kept, item) < 0)
+                {
+                        json_decref(kept);
+                        kept = NULL;
+                }
+        }
+        json_decref(items);
+        xp_label_selector_free(labels);
+        xp_field_selector_free(fields);
+        if (!kept)
+                return -ENOMEM;
+        *ret_kept = kept;
+        return 1;
+}
+
+/* ListMeta: resourceVersion, continue, remainingItemCount (not counted under selectors). */
+static json_t *list_meta(const char *rv, const char *next, int64_t remaining, bool filtered)
+{
+        json_t *meta = json_pack("{s:s}", "resourceVersion", rv);
+
+        if (meta && next && json_object_set_new(meta, "continue", json_string(next)) < 0)
+                return json_decref(meta), NULL;
+        if (meta && next && !filtered &&
+            json_object_set_new(meta, "remainingItemCount", json_integer(remaining)) < 0)
+                return json_decref(meta), NULL;
+        return meta;
+}
+
 int handle_list(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *kind = route->kind;
-        struct xp_label_selector *labels = NULL;
-        struct xp_field_selector *fields = NULL;
-        struct xp_error err = {0};
-        char rv[24];
-        json_t *items = NULL, *kept = NULL, *item;
+        struct list_options options;
+        json_t *items = NULL, *kept = NULL, *page = NULL, *meta;
+        char rv[24], *next = NULL;
+        bool filtered = false;
+        int64_t remaining;
         uint64_t version;
-        size_t i;
         int r;
 
         if (request_is_watch(req))
                 return watch_start(req, route, ret);
-        r = selectors_parse(req, kind, &labels, &fields, ret);
-        if (r <= 0)
-                return r;
-        /* /api/v1/pods lists every namespace: no {namespace} in the route */
-        r = xp_store_list(req->api->store,
-                          kind->plural,
-                          kind->namespaced ? req->namespace : "",
-                          &items,
-                          &version,
-                          &err);
-        if (r < 0) {
-                r = reply_store_error(ret, r, kind, NULL, &err);
+        r = list_options_parse(req, kind, false, &options, ret);
+        if (r > 0)
+                r = list_read(req, kind, &options, &items, &version, ret);
+        if (r > 0)
+                r = list_filter(req, kind, TAKE_PTR(items), &kept, &filtered, ret);
+        if (r > 0)
+                r = list_page(kind, &options, kept, version, &page, &next, &remaining);
+        json_decref(kept);
+        if (r < 0 || (r == 0 && !page))
+                goto out;
+        xp_registry_version_format(version, rv);
+        meta = list_meta(rv, next, remaining, filtered);
+        if (!meta) {
+                r = -ENOMEM;
                 goto out;
         }
-        if (xp_label_selector_is_empty(labels) && xp_field_selector_is_empty(fields)) {
-                kept = TAKE_PTR(items);
-        } else {
-                kept = json_array();
-                if (!kept) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                json_array_foreach(items, i, item) if (selectors_match(labels, fields, item) &&
-                                                       json_array_append(kept, item) < 0)
-                {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        xp_registry_version_format(version, rv);
         if (request_wants_table(req)) {
-                r = reply_table(req, kind, TAKE_PTR(kept), rv, ret);
+                r = reply_table(req, kind, TAKE_PTR(page), rv, ret);
+                /* the Table's ListMeta pages as the list's does */
+                if (r >= 0 && ret->body && json_is_object(json_object_get(ret->body, "metadata")))
+                        json_object_set(ret->body, "metadata", meta);
+                json_decref(meta);
                 goto out;
         }
         r = reply_json(ret,
                        200,
-                       json_pack("{s:s, s:s, s:{s:s}, s:o}",
+                       json_pack("{s:s, s:s, s:o, s:o}",
                                  "kind",
                                  kind->list_kind,
                                  "apiVersion",
                                  kind->api_version,
                                  "metadata",
-                                 "resourceVersion",
-                                 rv,
+                                 meta,
                                  "items",
-                                 TAKE_PTR(kept)));
+                                 TAKE_PTR(page)));
 out:
         json_decref(items);
-        json_decref(kept);
-        xp_label_selector_free(labels);
-        xp_field_selector_free(fields);
+        json_decref(page);
+        free(next);
         return r;
 }
 
@@ -523,7 +588,7 @@ out:
 #define RETRY_CONFLICT 1 /* finish_update(): a stale write the caller may retry */
 
 /* 1 when candidate (without a resourceVersion) is stored (with one) unchanged, else 0. */
-static int same_object(const json_t *candidate, const json_t *stored)
+static int same_json(const json_t *candidate, const json_t *stored)
 {
         json_t *copy = json_copy((json_t *)stored);
         json_t *meta = copy ? json_copy(metadata_of(stored)) : NULL;
@@ -542,9 +607,87 @@ static int same_object(const json_t *candidate, const json_t *stored)
 }
 
 /*
- * The object an update of stored (whose version is expected) writes: candidate validated, named
- * as the URL, with what the server owns kept from stored, encoded and admitted. 1 with
- * *ret_out, else 0 with ret filled, or -errno.
+ * As same_json(), with stored also as the codec writes it: a component that wrote a null
+ * member (a condition's lastProbeTime) or a default the server adds since stored the same
+ * object in other words.
+ */
+static int same_object(const struct xp_kind *kind, const json_t *candidate, const json_t *stored)
+{
+        struct xp_error err = {0};
+        json_t *encoded = NULL;
+        void *object = NULL;
+        int r = same_json(candidate, stored);
+
+        if (r != 0 || kind->from_json(stored, NULL, 0, &object, &err) < 0)
+                return r;
+        r = kind->to_json(object, &encoded);
+        kind->free(object);
+        if (r < 0)
+                return r;
+        r = same_json(candidate, encoded);
+        json_decref(encoded);
+        return r;
+}
+
+/*
+ * A pod update's two sides with Kubernetes' defaults: the candidate as it is validated and
+ * written, and the stored pod as the checks compare it with (a pod stored before a default
+ * existed gets it too, as Kubernetes defaults what it reads). A status that leaves qosClass out
+ * keeps the stored one. 0 or -ENOMEM.
+ */
+static int pod_update_sides(const struct request *req,
+                            const json_t *stored,
+                            const json_t *candidate,
+                            json_t **ret_old,
+                            json_t **ret_new)
+{
+        json_t *old = json_deep_copy(stored), *new = json_deep_copy(candidate), *status, *qos;
+        int r = old && new ? 0 : -ENOMEM;
+
+        if (r >= 0)
+                r = pod_defaults(req, old, NULL);
+        if (r >= 0)
+                r = pod_defaults(req, new, old);
+        status = json_object_get(new, "status");
+        qos = json_object_get(json_object_get(stored, "status"), "qosClass");
+        if (r >= 0 && json_is_object(status) && !json_object_get(status, "qosClass") && qos)
+                r = set_member(status, "qosClass", qos);
+        if (r < 0) {
+                json_decref(old);
+                json_decref(new);
+                return -ENOMEM;
+        }
+        *ret_old = old;
+        *ret_new = new;
+        return 0;
+}
+
+/* A terminating pod is on its way out: its agent is stopping what the spec describes. */
+static int refuse_terminating(const struct request *req,
+                              const json_t *stored,
+                              const json_t *out,
+                              struct reply *ret)
+{
+        const char *deleted =
+            json_string_value(json_object_get(metadata_of(stored), "deletionTimestamp"));
+
+        if (!deleted || json_equal(json_object_get(out, "spec"), json_object_get(stored, "spec")))
+                return 1;
+        return reply_status(
+            ret,
+            422,
+            "Invalid",
+            req->name,
+            "Pod",
+            "Pod \"%s\" is invalid: spec: Forbidden: the pod is terminating (metadata.deletionTimestamp %s): only metadata and status may change",
+            req->name,
+            deleted);
+}
+
+/*
+ * The object an update of stored (whose version is expected) writes: candidate defaulted (pods)
+ * and validated, named as the URL, with what the server owns kept from stored, encoded and
+ * admitted. 1 with *ret_out, else 0 with ret filled, or -errno.
  */
 static int settle_update(const struct request *req,
                          const struct xp_kind *kind,
@@ -555,17 +698,22 @@ static int settle_update(const struct request *req,
                          json_t **ret_out,
                          struct reply *ret)
 {
-        const char *deleted =
-            json_string_value(json_object_get(metadata_of(stored), "deletionTimestamp"));
+        json_t *out = NULL, *old_pod = NULL, *new_pod = NULL;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
         void *object = NULL;
-        json_t *out = NULL;
         int r;
 
+        if (is_pods(kind)) {
+                r = pod_update_sides(req, stored, candidate, &old_pod, &new_pod);
+                if (r < 0)
+                        return r;
+                stored = old_pod;
+                candidate = new_pod;
+        }
         r = check_object(kind, candidate, flags, &object, ret);
         if (r <= 0)
-                return r;
+                goto out;
         meta = kind->meta(object);
         if (!meta->name || strcmp(meta->name, req->name) != 0) {
                 r = reply_status(
@@ -586,33 +734,24 @@ static int settle_update(const struct request *req,
                     ret, 409, "Conflict", req->name, kind->plural, "%s", xp_error_message(&err));
                 goto out;
         }
-        /* No defaults here: they are what a new object starts with (a pod's Pending phase),
-         * and an update carries what the object has become. */
+        /* The create-time defaults (a pod's Pending phase) are not set again: an update
+         * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
         if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
+        if (r > 0 && is_pods(kind))
+                r = refuse_terminating(req, stored, out, ret);
         if (r <= 0)
                 goto out;
-        /* A terminating pod is on its way out: its agent is stopping what the spec describes. */
-        if (deleted && strcmp(kind->plural, "pods") == 0 &&
-            !json_equal(json_object_get(out, "spec"), json_object_get(stored, "spec"))) {
-                r = reply_status(
-                    ret,
-                    422,
-                    "Invalid",
-                    req->name,
-                    kind->plural,
-                    "Pod \"%s\" is invalid: spec: Forbidden: the pod is terminating (metadata.deletionTimestamp %s): only metadata and status may change",
-                    req->name,
-                    deleted);
-                goto out;
-        }
         *ret_out = TAKE_PTR(out);
         r = 1;
 out:
         json_decref(out);
-        kind->free(object);
+        json_decref(old_pod);
+        json_decref(new_pod);
+        if (object)
+                kind->free(object);
         return r;
 }
 
@@ -644,7 +783,7 @@ static int finish_update(const struct request *req,
         /* A write that changes nothing is not one: no new version, no event, as Kubernetes;
          * a stale one is still a conflict. */
         r = xp_registry_version_parse(stored_rv, &version) && version == expected
-                ? same_object(out, stored)
+                ? same_object(kind, out, stored)
                 : 0;
         if (r != 0) {
                 json_decref(out);
@@ -962,6 +1101,47 @@ static int parse_grace(const struct request *req,
  * dependents).
  * 1 when fine, 0 with ret filled.
  */
+/*
+ * The DeleteOptions of a DELETE's body: JSON, or protobuf as kubectl delete and client-go send
+ * them (application/vnd.kubernetes.protobuf). 1 with *ret_options (NULL or not an object when
+ * the JSON is not one), or 0 with ret filled (415 for protobuf that cannot be read).
+ */
+static int delete_body(const struct request *req,
+                       const struct xp_kind *kind,
+                       json_t **ret_options,
+                       struct reply *ret)
+{
+        const char *content_type = request_header(req, "Content-Type");
+        struct xp_error err = {0};
+        json_error_t jerr;
+
+        *ret_options = NULL;
+        if (!content_type ||
+            strncasecmp(content_type, "application/vnd.kubernetes.protobuf", 35) != 0) {
+                *ret_options = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+                return 1;
+        }
+        if (xp_protobuf_to_json(req->body, req->body_len, ret_options, &err) < 0)
+                return reply_status(ret,
+                                    415,
+                                    "UnsupportedMediaType",
+                                    req->name,
+                                    kind->plural,
+                                    "the protobuf request body could not be read: %s",
+                                    xp_error_message(&err));
+        if (!xp_streq0(json_string_value(json_object_get(*ret_options, "kind")), "DeleteOptions")) {
+                json_decref(*ret_options);
+                *ret_options = NULL;
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    req->name,
+                                    kind->plural,
+                                    "the request body must be DeleteOptions");
+        }
+        return 1;
+}
+
 static int delete_options(const struct request *req,
                           const struct xp_kind *kind,
                           struct xp_registry_delete_options *ret_options,
@@ -969,10 +1149,7 @@ static int delete_options(const struct request *req,
                           struct reply *ret)
 {
         const char *query_grace = request_query(req, "gracePeriodSeconds");
-        json_t *options = NULL, *pre, *grace, *dry, *mode;
-        json_error_t jerr;
-        const char *rv;
-        size_t i;
+        json_t *options = NULL;
         int r;
 
         *ret_options = (struct xp_registry_delete_options){0};
@@ -991,7 +1168,9 @@ static int delete_options(const struct request *req,
         }
         if (req->body_len == 0)
                 return 1;
-        options = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+        r = delete_body(req, kind, &options, ret);
+        if (r <= 0)
+                return r;
         if (!json_is_object(options)) {
                 json_decref(options);
                 return reply_status(ret,
@@ -1001,6 +1180,26 @@ static int delete_options(const struct request *req,
                                     kind->plural,
                                     "the request body must be DeleteOptions as a JSON object");
         }
+        r = delete_options_json(req, kind, options, ret_options, ret);
+        if (r <= 0) {
+                json_decref(options);
+                return r;
+        }
+        *ret_body = options;
+        return 1;
+}
+
+int delete_options_json(const struct request *req,
+                        const struct xp_kind *kind,
+                        const json_t *options,
+                        struct xp_registry_delete_options *ret_options,
+                        struct reply *ret)
+{
+        const json_t *pre, *grace, *dry, *mode;
+        const char *rv;
+        size_t i;
+        int r;
+
         grace = json_object_get(options, "gracePeriodSeconds");
         if (grace && !json_is_null(grace)) {
                 r = parse_grace(req,
@@ -1010,18 +1209,15 @@ static int delete_options(const struct request *req,
                                 grace,
                                 &ret_options->grace_seconds,
                                 ret);
-                if (r <= 0) {
-                        json_decref(options);
+                if (r <= 0)
                         return r;
-                }
                 ret_options->has_grace = true;
         }
         /* kubectl delete --dry-run=server sends it here, not in the query */
         dry = json_object_get(options, "dryRun");
         json_array_foreach(dry, i, mode)
         {
-                if (!xp_streq0(json_string_value(mode), "All")) {
-                        json_decref(options);
+                if (!xp_streq0(json_string_value(mode), "All"))
                         return reply_status(
                             ret,
                             400,
@@ -1030,14 +1226,12 @@ static int delete_options(const struct request *req,
                             kind->plural,
                             "DeleteOptions.dryRun[%zu]: the only dry-run mode is All",
                             i);
-                }
                 ret_options->dry = true;
         }
         pre = json_object_get(options, "preconditions");
         ret_options->uid = json_string_value(json_object_get(pre, "uid"));
         rv = json_string_value(json_object_get(pre, "resourceVersion"));
-        if (rv && !xp_registry_version_parse(rv, &ret_options->version)) {
-                json_decref(options);
+        if (rv && !xp_registry_version_parse(rv, &ret_options->version))
                 return reply_status(
                     ret,
                     400,
@@ -1046,8 +1240,6 @@ static int delete_options(const struct request *req,
                     kind->plural,
                     "preconditions.resourceVersion: \"%s\" is not a resource version this server wrote",
                     rv);
-        }
-        *ret_body = options;
         return 1;
 }
 

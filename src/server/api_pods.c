@@ -240,7 +240,7 @@ static int log_path(const struct request *req,
                                     "BadRequest",
                                     req->name,
                                     pods->plural,
-                                    "%s: invalid value \"%s\": want %s",
+                                    "%s: Invalid value: \"%s\": want %s",
                                     bad.option,
                                     bad.value,
                                     bad.want);

@@ -5,9 +5,15 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 #include "xpool/selector.h"
+
+bool query_flag(const char *value)
+{
+        return value && strcmp(value, "0") != 0 && strcasecmp(value, "false") != 0;
+}
 
 /* kubectl asks for Tables with Accept: application/json;as=Table;v=v1;g=meta.k8s.io,... */
 bool request_wants_table(const struct request *req)

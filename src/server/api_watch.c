@@ -36,6 +36,9 @@
 #define WATCH_WAKE_MS     1000  /* longest block before checking for a stopping server */
 #define WATCH_IDLE_MS     15000 /* idle time before a keep-alive newline */
 #define WATCH_TIMEOUT_MAX (24 * 3600)
+#define WATCH_BOOKMARK_MS                                                                          \
+        60000 /* between bookmarks, as kube-apiserver's watch cache sends them                     \
+               */
 
 /* A set of "namespace/name" keys, each its own value in the map (and freed with it). */
 struct keyset {
@@ -91,6 +94,8 @@ struct watch {
         uint64_t since;
         int64_t deadline_ms; /* CLOCK_MONOTONIC; 0 when none */
         int64_t idle_since_ms;
+        bool bookmarks;         /* ?allowWatchBookmarks */
+        int64_t bookmark_at_ms; /* the next bookmark is due */
         bool ended;
         char *buf;
         size_t len, off, cap;
@@ -122,7 +127,7 @@ static int emit(struct watch *w, const char *type, const json_t *object)
         char *text;
         int r;
 
-        if (w->table && strcmp(type, "ERROR") != 0) {
+        if (w->table && strcmp(type, "ERROR") != 0 && strcmp(type, "BOOKMARK") != 0) {
                 json_t *items = json_pack("[O]", object);
 
                 if (!items)
@@ -258,6 +263,38 @@ static int emit_expired(struct watch *w, const struct xp_error *err)
         return r;
 }
 
+/*
+ * A BOOKMARK: the kind with nothing but the version the watch has read through, so that a client
+ * resumes from there; the one that ends ?sendInitialEvents' initial state is marked so.
+ */
+static int emit_bookmark(struct watch *w, bool initial_end)
+{
+        char rv[24];
+        json_t *object;
+        int r;
+
+        xp_registry_version_format(w->since, rv);
+        object = json_pack("{s:s, s:s, s:{s:s}}",
+                           "kind",
+                           w->kind->kind,
+                           "apiVersion",
+                           w->kind->api_version,
+                           "metadata",
+                           "resourceVersion",
+                           rv);
+        if (object && initial_end &&
+            json_object_set_new(json_object_get(object, "metadata"),
+                                "annotations",
+                                json_pack("{s:s}", "k8s.io/initial-events-end", "true")) < 0)
+                json_decref(object), object = NULL;
+        if (!object)
+                return -ENOMEM;
+        r = emit(w, "BOOKMARK", object);
+        json_decref(object);
+        w->bookmark_at_ms = xp_monotonic_ms() + WATCH_BOOKMARK_MS;
+        return r;
+}
+
 /* Reads what the log holds after w->since into the buffer. */
 static int watch_fill(struct watch *w)
 {
@@ -316,6 +353,12 @@ static ssize_t watch_read(void *state, char *buf, size_t max)
                 now = xp_monotonic_ms();
                 if (w->deadline_ms && now >= w->deadline_ms)
                         return 0;
+                if (w->bookmarks && now >= w->bookmark_at_ms) {
+                        r = emit_bookmark(w, false);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (now - w->idle_since_ms >= WATCH_IDLE_MS) {
                         r = buf_append(w, "\n", 1);
                         if (r < 0)
@@ -363,7 +406,7 @@ static int watch_deadline(const struct request *req, int64_t *ret_deadline, stru
                     "BadRequest",
                     NULL,
                     NULL,
-                    "timeoutSeconds: invalid value %s: expected a number of seconds",
+                    "timeoutSeconds: Invalid value: %s: expected a number of seconds",
                     xp_quote(v, (char[XP_QUOTE_MAX]){0}));
         if (n > WATCH_TIMEOUT_MAX)
                 n = WATCH_TIMEOUT_MAX;
@@ -372,7 +415,8 @@ static int watch_deadline(const struct request *req, int64_t *ret_deadline, stru
         return 1;
 }
 
-/* The current state: ADDED events (from ?resourceVersion unset or 0), and the matching keys. */
+/* The current state: ADDED events (from ?resourceVersion unset or 0, or ?sendInitialEvents=true)
+ * when send, and the matching keys. */
 static int watch_seed(struct watch *w, bool send, struct reply *ret)
 {
         struct xp_error err = {0};
@@ -405,7 +449,8 @@ static int watch_seed(struct watch *w, bool send, struct reply *ret)
         json_decref(items);
         if (r < 0)
                 return r;
-        if (send)
+        /* a watch from now goes on from the state it read, sent or not */
+        if (send || !w->resumed_at)
                 w->since = version;
         return 1;
 }
@@ -414,9 +459,19 @@ int watch_start(const struct request *req, const struct route *route, struct rep
 {
         const struct xp_kind *kind = route->kind;
         const char *rv = request_query(req, "resourceVersion");
+        struct list_options options;
         struct watch *w;
-        bool from_now = !rv || !rv[0] || strcmp(rv, "0") == 0;
+        bool from_now = !rv || !rv[0] || strcmp(rv, "0") == 0, send_initial;
         int r;
+
+        r = list_options_parse(req, kind, true, &options, ret);
+        if (r <= 0)
+                return r;
+        /* SetListOptionsDefaults (WatchList, on in Kubernetes 1.32): a watch from now sends the
+         * initial state; ?sendInitialEvents=true sends it whatever the version (NotOlderThan) */
+        send_initial = options.send_initial < 0 ? from_now : options.send_initial == 1;
+        if (send_initial)
+                from_now = true;
 
         w = calloc(1, sizeof *w);
         if (!w)
@@ -449,17 +504,7 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                 struct xp_error err = {0};
                 size_t n;
 
-                if (!xp_registry_version_parse(rv, &w->since)) {
-                        r = reply_status(
-                            ret,
-                            400,
-                            "BadRequest",
-                            NULL,
-                            NULL,
-                            "resourceVersion: invalid value %s: expected a resource version this server wrote",
-                            xp_quote(rv, (char[XP_QUOTE_MAX]){0}));
-                        goto fail;
-                }
+                w->since = options.version; /* list_options_parse() checked it */
                 /* Too old is 410 Gone before the stream starts, so clients relist at once. */
                 r = xp_store_events_since(
                     req->api->store, kind->plural, w->namespace, w->since, 1, &events, &n, &err);
@@ -470,9 +515,17 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                 xp_store_events_free(events, n);
                 w->resumed_at = w->since;
         }
+        w->bookmarks = options.bookmarks;
+        w->bookmark_at_ms = xp_monotonic_ms() + WATCH_BOOKMARK_MS;
         if (from_now || w->filtered) {
-                r = watch_seed(w, from_now, ret);
+                r = watch_seed(w, send_initial, ret);
                 if (r <= 0)
+                        goto fail;
+        }
+        /* the initial state is complete: kube-apiserver says so with a marked bookmark */
+        if (send_initial && w->bookmarks) {
+                r = emit_bookmark(w, true);
+                if (r < 0)
                         goto fail;
         }
         ret->code = 200;

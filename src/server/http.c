@@ -349,9 +349,7 @@ int request_socket(const struct request *req)
 
 bool request_is_watch(const struct request *req)
 {
-        const char *v = request_query(req, "watch");
-
-        return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+        return query_flag(request_query(req, "watch"));
 }
 
 /* ---- routing ------------------------------------------------------------------------------- */

@@ -93,10 +93,10 @@ static const struct xp_kind *route_kind(const struct route *route, const struct 
         return kind;
 }
 
-int http_route_lookup(enum http_method method,
-                      const char *path,
-                      struct route *ret_route,
-                      struct http_captures *ret)
+static int route_lookup(enum http_method method,
+                        const char *path,
+                        struct route *ret_route,
+                        struct http_captures *ret)
 {
         bool path_known = false;
 
@@ -117,4 +117,33 @@ int http_route_lookup(enum http_method method,
                 return 1;
         }
         return path_known ? 0 : -ENOENT;
+}
+
+/* The discovery documents a trailing slash names too (/version/, /api/, /apis/), as Kubernetes
+ * serves them; object paths and the health checks keep their one spelling. */
+static bool slash_tolerant(const struct route *route)
+{
+        return !route->flags && route->handler != handle_health;
+}
+
+int http_route_lookup(enum http_method method,
+                      const char *path,
+                      struct route *ret_route,
+                      struct http_captures *ret)
+{
+        size_t len = strlen(path);
+        char trimmed[XP_STORE_KEY_MAX + 64];
+        struct route route;
+        int r;
+
+        r = route_lookup(method, path, ret_route, ret);
+        if (r != -ENOENT || len < 2 || path[len - 1] != '/' || len > sizeof(trimmed))
+                return r;
+        memcpy(trimmed, path, len - 1);
+        trimmed[len - 1] = '\0';
+        r = route_lookup(method, trimmed, &route, ret);
+        if (r <= 0 || !slash_tolerant(&route))
+                return -ENOENT;
+        *ret_route = route;
+        return r;
 }

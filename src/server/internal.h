@@ -35,6 +35,9 @@ struct api {
         const char *server_address;   /* host:port clients reach us on */
         atomic_bool stopping;         /* set before the HTTP daemon stops: streams end */
         struct auth *auth;            /* the tokens; signs log requests to agents (logproxy.c) */
+        /* The not-ready and unreachable tolerations' tolerationSeconds a new pod gets
+         * (DefaultTolerationSeconds): the pod eviction timeout, in whole seconds. */
+        int64_t pod_toleration_seconds;
 };
 
 struct auth_identity;
@@ -124,7 +127,13 @@ struct route {
         const struct xp_kind *kind;
 };
 
-/* ?watch=true (or 1) (http.c). */
+/*
+ * A boolean query parameter as kube-apiserver decodes one (Convert_Slice_string_To_bool): absent,
+ * "0" and "false" (any case) are false, every other value is true, so ?watch=True (the Python
+ * client's) and ?watch= are watches (api_query.c).
+ */
+bool query_flag(const char *value);
+/* ?watch as query_flag() reads it (http.c). */
 bool request_is_watch(const struct request *req);
 /* The Accept header asks for a meta.k8s.io Table (kubectl get) (api_query.c). */
 bool request_wants_table(const struct request *req);
@@ -150,6 +159,23 @@ int reply_status(struct reply *ret,
                  const char *kind,
                  const char *fmt,
                  ...) __attribute__((format(printf, 6, 7)));
+/* As reply_status(), with details.group beside details.kind (an empty group: none). */
+int reply_status_group(struct reply *ret,
+                       unsigned code,
+                       const char *reason,
+                       const char *name,
+                       const char *group,
+                       const char *kind,
+                       const char *fmt,
+                       ...) __attribute__((format(printf, 7, 8)));
+/* "leases.coordination.k8s.io" (resource) or "Lease.coordination.k8s.io"; core: "pods", "Pod". */
+void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 128]);
+/*
+ * The StatusCause type of a field error's message in field.ErrorList's words: "Required value"
+ * is FieldValueRequired, "Unsupported value" FieldValueNotSupported, "Forbidden"
+ * FieldValueForbidden, "Duplicate value" FieldValueDuplicate; anything else FieldValueInvalid.
+ */
+const char *cause_type(const char *message);
 /* Takes body (NULL means out of memory: -ENOMEM). */
 int reply_json(struct reply *ret, unsigned code, json_t *body);
 /* Maps a store error (-ENOENT, -EEXIST, -ESTALE, ...) to the Status Kubernetes answers with. */
@@ -203,9 +229,70 @@ bool selectors_match(const struct xp_label_selector *labels,
                      const struct xp_field_selector *fields,
                      const json_t *object);
 
+/* ---- list options (api_list.c) -------------------------------------------------------------- */
+
+enum list_match {
+        LIST_MATCH_NONE,
+        LIST_MATCH_EXACT,
+        LIST_MATCH_NOT_OLDER,
+        LIST_MATCH_OTHER
+};
+
+/* A list's or a watch's ListOptions beyond the selectors. */
+struct list_options {
+        int64_t limit;              /* 0: no limit */
+        const char *continue_token; /* NULL when none */
+        uint64_t version;           /* ?resourceVersion; 0 when absent or "0" */
+        enum list_match match;      /* ?resourceVersionMatch */
+        int send_initial;           /* ?sendInitialEvents: -1 absent, 0, 1 */
+        bool bookmarks;             /* ?allowWatchBookmarks */
+        int64_t continue_rv;        /* the token's: the snapshot it continues; -1: the current */
+        char start[3 * 253 + 8];    /* the token's start key: after the last listed key */
+        size_t start_len;
+};
+
+/* Reads and validates them as kube-apiserver does: 1, or 0 with ret filled (400, 422). */
+int list_options_parse(const struct request *req,
+                       const struct xp_kind *kind,
+                       bool watch,
+                       struct list_options *o,
+                       struct reply *ret);
+/* The list to page through (the token's snapshot, or Exact's): 1, or 0 with ret filled (410). */
+int list_read(const struct request *req,
+              const struct xp_kind *kind,
+              const struct list_options *o,
+              json_t **ret_items,
+              uint64_t *ret_version,
+              struct reply *ret);
+/*
+ * The page of items (borrowed) after the token's start, at most o->limit: *ret_page new,
+ * *ret_continue the next token (NULL on the last page), *ret_remaining the items after the page
+ * (-1 on the last). 0 or -ENOMEM.
+ */
+int list_page(const struct xp_kind *kind,
+              const struct list_options *o,
+              json_t *items,
+              uint64_t version,
+              json_t **ret_page,
+              char **ret_continue,
+              int64_t *ret_remaining);
+
+/*
+ * Reads DeleteOptions (a JSON object, borrowed: ret_options' strings point into it) into
+ * ret_options, on top of what it holds: 1, or 0 with ret filled (400) (api_objects.c).
+ */
+struct xp_registry_delete_options;
+int delete_options_json(const struct request *req,
+                        const struct xp_kind *kind,
+                        const json_t *options,
+                        struct xp_registry_delete_options *ret_options,
+                        struct reply *ret);
+
 /* ---- handlers (api_*.c) ---------------------------------------------------------------------- */
 
 int handle_version(const struct request *req, const struct route *route, struct reply *ret);
+/* POST pods/{name}/eviction (policy/v1 Eviction) (api_eviction.c). */
+int handle_eviction(const struct request *req, const struct route *route, struct reply *ret);
 int handle_health(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api(const struct request *req, const struct route *route, struct reply *ret);
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret);
@@ -298,8 +385,9 @@ bool api_group_served(const char *group);
 struct api_subresource {
         const char *plural;
         const char *name;
-        const char *kind;
+        const char *kind; /* the kind the subresource takes */
         const char *const *verbs;
+        const char *group, *version; /* of the kind, when not the resource's (Eviction) */
 };
 extern const struct api_subresource api_subresources[];
 extern const size_t api_subresources_n;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +19,17 @@ static int reply_set(struct reply *ret, unsigned code, json_t *body)
         return 0;
 }
 
-int reply_status(struct reply *ret,
-                 unsigned code,
-                 const char *reason,
-                 const char *name,
-                 const char *kind,
-                 const char *fmt,
-                 ...)
+/* A Status of the given code and reason, with details.name, .group and .kind where given. */
+static int status_build(struct reply *ret,
+                        unsigned code,
+                        const char *reason,
+                        const char *name,
+                        const char *group,
+                        const char *kind,
+                        char *message)
 {
-        char message[2048];
-        va_list ap;
         json_t *details, *status;
 
-        va_start(ap, fmt);
-        vsnprintf(message, sizeof message, fmt, ap);
-        va_end(ap);
         /* Names from the URL may hold any bytes; a JSON string must be UTF-8. */
         if (!xp_utf8_valid(message, strlen(message)))
                 for (char *c = message; *c; c++)
@@ -44,6 +41,8 @@ int reply_status(struct reply *ret,
                 return -ENOMEM;
         if (name && xp_utf8_valid(name, strlen(name)))
                 json_object_set_new(details, "name", json_string(name));
+        if (group && group[0])
+                json_object_set_new(details, "group", json_string(group));
         if (kind)
                 json_object_set_new(details, "kind", json_string(kind));
         status = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:o, s:I}",
@@ -67,12 +66,101 @@ int reply_status(struct reply *ret,
         return reply_set(ret, code, status);
 }
 
+static int status_vformat(struct reply *ret,
+                          unsigned code,
+                          const char *reason,
+                          const char *name,
+                          const char *group,
+                          const char *kind,
+                          const char *fmt,
+                          va_list ap) __attribute__((format(printf, 7, 0)));
+static int status_vformat(struct reply *ret,
+                          unsigned code,
+                          const char *reason,
+                          const char *name,
+                          const char *group,
+                          const char *kind,
+                          const char *fmt,
+                          va_list ap)
+{
+        char message[2048];
+
+        vsnprintf(message, sizeof message, fmt, ap);
+        return status_build(ret, code, reason, name, group, kind, message);
+}
+
+int reply_status(struct reply *ret,
+                 unsigned code,
+                 const char *reason,
+                 const char *name,
+                 const char *kind,
+                 const char *fmt,
+                 ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = status_vformat(ret, code, reason, name, NULL, kind, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int reply_status_group(struct reply *ret,
+                       unsigned code,
+                       const char *reason,
+                       const char *name,
+                       const char *group,
+                       const char *kind,
+                       const char *fmt,
+                       ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = status_vformat(ret, code, reason, name, group, kind, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 128])
+{
+        const char *name = resource ? kind->plural : kind->kind;
+
+        if (kind->group[0])
+                snprintf(buf, 128, "%s.%s", name, kind->group);
+        else
+                snprintf(buf, 128, "%s", name);
+}
+
+const char *cause_type(const char *message)
+{
+        static const struct {
+                const char *prefix, *type;
+        } types[] = {
+            {"Required value", "FieldValueRequired"},
+            {"Unsupported value", "FieldValueNotSupported"},
+            {"Forbidden", "FieldValueForbidden"},
+            {"Duplicate value", "FieldValueDuplicate"},
+            {"Too long", "FieldValueTooLong"},
+            {"Too many", "FieldValueTooMany"},
+            {"Not found", "FieldValueNotFound"},
+        };
+
+        for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+                if (strncmp(message, types[i].prefix, strlen(types[i].prefix)) == 0)
+                        return types[i].type;
+        return "FieldValueInvalid";
+}
+
 int reply_invalid(struct reply *ret,
                   const struct xp_kind *kind,
                   const char *name,
                   const char *problem)
 {
         const char *sep = strstr(problem, ": ");
+        char qualified[128];
         json_t *cause, *causes;
         int r;
 
@@ -92,27 +180,30 @@ int reply_invalid(struct reply *ret,
                     kind->kind,
                     (int)(sep - problem),
                     problem);
-        r = reply_status(ret,
-                         422,
-                         "Invalid",
-                         name,
-                         kind->plural,
-                         "%s \"%s\" is invalid: %s",
-                         kind->kind,
-                         name,
-                         problem);
+        /* errors.NewInvalid(): details.kind is the kind, as kubectl prints it: The Pod "x" is
+         * invalid: FIELD: MESSAGE, from the causes */
+        kind_qualified(kind, false, qualified);
+        r = reply_status_group(ret,
+                               422,
+                               "Invalid",
+                               name,
+                               kind->group,
+                               kind->kind,
+                               "%s \"%s\" is invalid: %s",
+                               qualified,
+                               name,
+                               problem);
         if (r < 0)
                 return r;
-        /* kubectl prints the causes, not the message, of an Invalid Status. */
         cause = sep ? json_pack("{s:s, s:s, s:s%}",
                                 "reason",
-                                "FieldValueInvalid",
+                                cause_type(sep + 2),
                                 "message",
                                 sep + 2,
                                 "field",
                                 problem,
                                 (size_t)(sep - problem))
-                    : json_pack("{s:s, s:s}", "reason", "FieldValueInvalid", "message", problem);
+                    : json_pack("{s:s, s:s}", "reason", cause_type(problem), "message", problem);
         causes = cause ? json_pack("[o]", cause) : NULL;
         if (!causes ||
             json_object_set_new(json_object_get(ret->body, "details"), "causes", causes) < 0)
@@ -151,30 +242,36 @@ int reply_store_error(struct reply *ret,
                       const char *name,
                       const struct xp_error *err)
 {
-        const char *plural = kind ? kind->plural : NULL;
-        const char *what = plural ? plural : "object";
+        const char *plural = kind ? kind->plural : NULL, *group = kind ? kind->group : NULL;
+        char what[128] = "object";
 
         if (!name)
                 name = "";
+        /* errors.NewNotFound() and friends name the resource with its group:
+         * leases.coordination.k8s.io */
+        if (kind)
+                kind_qualified(kind, true, what);
         switch (r) {
         case -ENOENT:
-                return reply_status(
-                    ret, 404, "NotFound", name, plural, "%s \"%s\" not found", what, name);
+                return reply_status_group(
+                    ret, 404, "NotFound", name, group, plural, "%s \"%s\" not found", what, name);
         case -EEXIST:
-                return reply_status(ret,
-                                    409,
-                                    "AlreadyExists",
-                                    name,
-                                    plural,
-                                    "%s \"%s\" already exists",
-                                    what,
-                                    name);
+                return reply_status_group(ret,
+                                          409,
+                                          "AlreadyExists",
+                                          name,
+                                          group,
+                                          plural,
+                                          "%s \"%s\" already exists",
+                                          what,
+                                          name);
         case -ESTALE:
-                return reply_status(
+                return reply_status_group(
                     ret,
                     409,
                     "Conflict",
                     name,
+                    group,
                     plural,
                     "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes to the latest version and try again",
                     what,

@@ -56,7 +56,10 @@ static int start_state(struct xp_server *server,
         char why[128];
         int r;
 
-        r = xp_store_open(&(struct xp_store_options){.path = db}, &server->api.store, err);
+        r = xp_store_open(
+            &(struct xp_store_options){.path = db, .event_history = options->event_history},
+            &server->api.store,
+            err);
         if (r < 0)
                 return r;
         if (xp_store_readonly(server->api.store, why, sizeof(why)))
@@ -161,6 +164,12 @@ int xp_server_new(const struct xp_server_options *options,
                 goto fail;
 
         server->api.server_address = server->address;
+        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
+        server->api.pod_toleration_seconds =
+            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
+             999) /
+            1000;
         server->api.auth = server->auth;
         r = http_start(&server->api,
                        server->auth,

@@ -66,7 +66,7 @@ grep -q Legend "$tmp/out" && { echo "FAIL a single device printed a topology mat
 
 # Broken descriptions: exit 1, file:line:column and field on stderr, nothing on stdout.
 check "bad kind" 1 "$xpool" devices -n "$data/nodes/bad-kind.yaml"
-expect_in "bad kind error" "$tmp/err" "error: $data/nodes/bad-kind.yaml:7:9: devices[1].kind: unsupported value \"tpu\": supported values: "
+expect_in "bad kind error" "$tmp/err" "error: $data/nodes/bad-kind.yaml:7:9: devices[1].kind: Unsupported value: \"tpu\": supported values: "
 [[ -s "$tmp/out" ]] && { echo "FAIL bad kind: wrote to stdout"; failures=$((failures + 1)); }
 check "bad link" 1 "$xpool" devices -n "$data/nodes/bad-link.yaml"
 expect_in "bad link error" "$tmp/err" "bad-link.yaml:7:20: links[0].devices[1]: unknown device \"gpu-2\""
@@ -98,7 +98,7 @@ if [[ -n "${XPOOL_FAKE_NVML:-}" && -f "$XPOOL_FAKE_NVML" ]]; then
   check "override needs a key" 2 "$xpool" devices --override H100
   expect_in "override hint" "$tmp/err" "expected MATCH:KEY=VALUE"
   check "override checks the resource name" 2 "$xpool" devices --override 'H100:resource=gpu'
-  expect_in "override resource error" "$tmp/err" 'invalid resource name "gpu"'
+  expect_in "override resource error" "$tmp/err" 'Invalid value: "gpu"'
   check "nvml absent is no error" 0 "$xpool" devices --backends cpu,nvml --nvml-library "$tmp/no/libnvidia-ml.so.1"
   expect_in "nvml absent" "$tmp/out" "No accelerators found."
 else

@@ -85,7 +85,7 @@ expect_in "apis: coordination" "$tmp/out" '{"name":"coordination.k8s.io","versio
 # Create, get, list.
 req "create the seed pod" 201 POST "$pods" "$tmp/pod.json"
 expect_in "create namespace from the path" "$tmp/out" '"namespace":"default"'
-expect_in "create sets status.phase" "$tmp/out" '"status":{"phase":"Pending"}'
+expect_in "create sets status.phase" "$tmp/out" '"status":{"phase":"Pending","qosClass":"BestEffort"}'
 expect_in "create sets creationTimestamp" "$tmp/out" '"creationTimestamp":"20'
 grep -qE '"uid":"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"' "$tmp/out" ||
   { echo "FAIL create: no UUID v4 uid"; cat "$tmp/out"; failures=$((failures + 1)); }

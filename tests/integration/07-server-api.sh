@@ -180,11 +180,11 @@ expect_in "recreated namespace empty" "$tmp/out" '"items":[]'
 sed 's/}}$/},"status":{"phase":"Running","podIP":"10.1.2.3"}}/' "$tmp/pod.json" >"$tmp/running.json"
 grep -q '"phase":"Running"' "$tmp/running.json" || { echo "FAIL test setup: running.json"; exit 1; }
 req "create with a status" 201 POST "$pods" "$tmp/running.json"
-expect_in "create resets status" "$tmp/out" '"status":{"phase":"Pending"}'
+expect_in "create resets status" "$tmp/out" '"status":{"phase":"Pending","qosClass":"BestEffort"}'
 not_in "create drops the podIP" "$tmp/out" '10.1.2.3'
 rv_created=$(version_of "$tmp/out")
 req "get after create" 200 GET "$pods/ai-training"
-expect_in "stored status is Pending" "$tmp/out" '"status":{"phase":"Pending"}'
+expect_in "stored status is Pending" "$tmp/out" '"status":{"phase":"Pending","qosClass":"BestEffort"}'
 cp "$tmp/out" "$tmp/stored.json"
 
 # ---- fieldValidation=Strict, dryRun=All --------------------------------------------------------
@@ -196,7 +196,7 @@ expect_in "strict names the object" "$tmp/out" '"details":{"name":"strict","kind
 req "strict created nothing" 404 GET "$pods/strict"
 req "unknown field, Warn" 201 POST "$pods?fieldValidation=Warn&dryRun=All" "$tmp/unknown.json"
 req "bad fieldValidation" 400 POST "$pods?fieldValidation=Loud" "$tmp/unknown.json"
-expect_in "bad fieldValidation message" "$tmp/out" '"message":"fieldValidation: invalid value \"Loud\": expected Ignore, Warn or Strict","reason":"BadRequest"'
+expect_in "bad fieldValidation message" "$tmp/out" '"message":"fieldValidation: Invalid value: \"Loud\": expected Ignore, Warn or Strict","reason":"BadRequest"'
 sed 's/"metadata":{/"metadata":{"bogus":1,/' "$tmp/stored.json" >"$tmp/strict-put.json"
 req "strict update" 400 PUT "$pods/ai-training?fieldValidation=Strict" "$tmp/strict-put.json"
 expect_in "strict update names the field" "$tmp/out" 'strict decoding error: unknown field \"metadata.bogus\"'
@@ -208,7 +208,7 @@ req "dry-run create" 201 POST "$pods?dryRun=All" "$tmp/dry.json"
 expect_in "dry-run create answers the object" "$tmp/out" '"name":"dry","namespace":"default","uid":"'
 req "dry-run create stored nothing" 404 GET "$pods/dry"
 req "bad dryRun" 400 POST "$pods?dryRun=Yes" "$tmp/dry.json"
-expect_in "bad dryRun message" "$tmp/out" '"message":"dryRun: invalid value \"Yes\": the only dry-run mode is All","reason":"BadRequest"'
+expect_in "bad dryRun message" "$tmp/out" '"message":"dryRun: Invalid value: \"Yes\": the only dry-run mode is All","reason":"BadRequest"'
 sed 's/"metadata":{/"metadata":{"labels":{"dry":"run"},/' "$tmp/stored.json" >"$tmp/dry-put.json"
 req "dry-run update" 200 PUT "$pods/ai-training?dryRun=All" "$tmp/dry-put.json"
 expect_in "dry-run update answers the change" "$tmp/out" '"labels":{"dry":"run"}'
@@ -235,14 +235,18 @@ expect_in "json patch test failure reason" "$tmp/out" '"reason":"Invalid"'
 expect_in "json patch test failure message" "$tmp/out" '"message":"Pod \"ai-training\" cannot be patched: '
 patch "json patch bad path" 422 "$pods/ai-training" json '[{"op":"remove","path":"/spec/nothing/here"}]'
 patch "json patch not an array" 422 "$pods/ai-training" json '{"op":"add"}'
-patch "strategic patch merges containers by name" 200 "$pods/ai-training" strategic-merge '{"spec":{"containers":[{"name":"trainer","image":"ai-framework:v3"},{"name":"sidecar","image":"busybox"}]}}'
-expect_in "strategic patch kept the limits" "$tmp/out" '{"name":"trainer","image":"ai-framework:v3","resources":{"limits":{"nvidia.com/gpu":"1","vendor.com/npu":"2"}}}'
-expect_in "strategic patch added a container" "$tmp/out" '{"name":"sidecar","image":"busybox"}'
-patch "strategic delete directive" 200 "$pods/ai-training" strategic-merge '{"spec":{"containers":[{"name":"sidecar","$patch":"delete"}]}}'
-not_in "strategic delete removed the sidecar" "$tmp/out" 'sidecar'
-expect_in "strategic delete kept trainer" "$tmp/out" '"name":"trainer"'
-patch "merge patch replaces lists" 200 "$pods/ai-training" merge '{"spec":{"containers":[{"name":"trainer","image":"ai-framework:v4"}]}}'
-not_in "merge patch list replaced" "$tmp/out" 'nvidia.com/gpu'
+patch "strategic patch merges containers by name" 200 "$pods/ai-training" strategic-merge '{"spec":{"containers":[{"name":"trainer","image":"ai-framework:v3"}]}}'
+expect_in "strategic patch changed the image" "$tmp/out" '{"name":"trainer","image":"ai-framework:v3",'
+expect_in "strategic patch kept the limits" "$tmp/out" '"limits":{"nvidia.com/gpu":"1","vendor.com/npu":"2"}'
+# Kubernetes' pod-update rules: a container is neither added nor removed, by any patch.
+patch "strategic patch adding a container" 422 "$pods/ai-training" strategic-merge '{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}'
+expect_in "adding a container is forbidden" "$tmp/out" '"message":"Pod \"ai-training\" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers"'
+patch "strategic delete directive" 422 "$pods/ai-training" strategic-merge '{"spec":{"containers":[{"name":"trainer","$patch":"delete"}]}}'
+expect_in "the delete directive removed the container" "$tmp/out" 'spec.containers: Required value'
+patch "merge patch replaces lists" 422 "$pods/ai-training" merge '{"spec":{"containers":[{"name":"trainer","image":"ai-framework:v4"}]}}'
+expect_in "merge patch list replaced" "$tmp/out" 'spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`'
+expect_in "the diff names the dropped resources" "$tmp/out" 'Resources: '
+patch "strategic patch of the image" 200 "$pods/ai-training" strategic-merge '{"spec":{"containers":[{"name":"trainer","image":"ai-framework:v4"}]}}'
 printf '{}' >"$tmp/patch.json"
 req "patch as application/json" 415 PATCH "$pods/ai-training" "$tmp/patch.json" application/json
 expect_in "415 message" "$tmp/out" '"message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json","reason":"UnsupportedMediaType"'
@@ -279,7 +283,7 @@ for i in $(seq 1 12); do expect_in "concurrent patch $i kept" "$tmp/out" "\"c$i\
 
 # ---- the status subresource -----------------------------------------------------------------
 patch "patch the main resource with a status" 200 "$pods/ai-training" merge '{"metadata":{"labels":{"s":"1"}},"status":{"phase":"Failed"}}'
-expect_in "main patch keeps the stored status" "$tmp/out" '"status":{"phase":"Pending"}'
+expect_in "main patch keeps the stored status" "$tmp/out" '"status":{"phase":"Pending","qosClass":"BestEffort"}'
 expect_in "main patch changed the labels" "$tmp/out" '"s":"1"'
 patch "patch status" 200 "$pods/ai-training/status" merge '{"metadata":{"labels":{"s":"2"}},"status":{"phase":"Running","podIP":"10.0.0.7"}}'
 expect_in "status patch changed podIP" "$tmp/out" '"podIP":"10.0.0.7"'
@@ -379,7 +383,7 @@ not_in "table None has no object" "$tmp/out" '"object"'
 req "table includeObject=Object" 200 GET "$pods?includeObject=Object" "" "" "$table"
 expect_in "table Object carries the pod" "$tmp/out" '"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ai-training"'
 req "table includeObject bad" 400 GET "$pods?includeObject=All" "" "" "$table"
-expect_in "table includeObject bad message" "$tmp/out" '"message":"includeObject: invalid value \"All\": expected None, Metadata or Object","reason":"BadRequest"'
+expect_in "table includeObject bad message" "$tmp/out" '"message":"includeObject: Invalid value: \"All\": expected None, Metadata or Object","reason":"BadRequest"'
 req "table get" 200 GET "$pods/unbound" "" "" "$table"
 expect_count "table get one row" "$tmp/out" 1 '"cells":["unbound",'
 req "table with a selector" 200 GET "$pods?labelSelector=team%3Dml" "" "" "$table"
@@ -484,9 +488,9 @@ curl -sS -N --max-time 20 -H "Accept: $table" -o "$tmp/events" "$base$pods?watch
 expect_in "table watch rows" "$tmp/events" '{"type":"ADDED","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1"'
 expect_in "table watch cells" "$tmp/events" '"cells":["ai-training",'
 req "watch bad version" 400 GET "$pods?watch=true&resourceVersion=abc"
-expect_in "watch bad version message" "$tmp/out" '"message":"resourceVersion: invalid value \"abc\": expected a resource version this server wrote","reason":"BadRequest"'
+expect_in "watch bad version message" "$tmp/out" '"message":"resourceVersion: Invalid value: \"abc\": expected a resource version this server wrote","reason":"BadRequest"'
 req "watch bad timeout" 400 GET "$pods?watch=true&timeoutSeconds=soon"
-expect_in "watch bad timeout message" "$tmp/out" '"message":"timeoutSeconds: invalid value \"soon\": expected a number of seconds","reason":"BadRequest"'
+expect_in "watch bad timeout message" "$tmp/out" '"message":"timeoutSeconds: Invalid value: \"soon\": expected a number of seconds","reason":"BadRequest"'
 req "watch bad selector" 400 GET "$pods?watch=true&labelSelector=a%20in"
 expect_in "watch bad selector reason" "$tmp/out" '"reason":"BadRequest"'
 req "watch bad field selector" 400 GET "$pods?watch=true&fieldSelector=spec.bogus%3D1"

@@ -96,11 +96,12 @@ if grep -q stage "$tmp/out"; then echo "FAIL label remove: stage still there"; f
 check "patch --type merge" 0 "${kc[@]}" patch pod ai-training --type merge -p '{"metadata":{"annotations":{"a":"1"}}}'
 expect_in "patch merge: patched" "$tmp/out" "pod/ai-training patched"
 check "patch --type json" 0 "${kc[@]}" patch pod ai-training --type json -p '[{"op":"replace","path":"/spec/containers/0/image","value":"ai-framework:v2"}]'
-check "patch strategic" 0 "${kc[@]}" patch pod ai-training -p '{"spec":{"containers":[{"name":"trainer","resources":{"limits":{"vendor.com/npu":"4"}}}]}}'
+check "patched by json" 0 "${kc[@]}" get pod ai-training -o json
+expect_in "patch json landed" "$tmp/out" '"image": "ai-framework:v2"'
+check "patch strategic" 0 "${kc[@]}" patch pod ai-training -p '{"spec":{"containers":[{"name":"trainer","image":"ai-framework:v3"}]}}'
 check "patched pod" 0 "${kc[@]}" get pod ai-training -o json
 expect_in "patch merge landed" "$tmp/out" '"a": "1"'
-expect_in "patch json landed" "$tmp/out" '"image": "ai-framework:v2"'
-expect_in "patch strategic landed" "$tmp/out" '"vendor.com/npu": "4"'
+expect_in "patch strategic landed" "$tmp/out" '"image": "ai-framework:v3"'
 expect_in "patch strategic kept the gpu" "$tmp/out" '"nvidia.com/gpu": "1"'
 check "patch nothing changes" 0 "${kc[@]}" patch pod ai-training --type merge -p '{"metadata":{"annotations":{"a":"1"}}}'
 expect_in "patch no change" "$tmp/out" "pod/ai-training patched (no change)"
@@ -120,7 +121,7 @@ check "post an event" 0 curl -fsS -X POST -H 'Content-Type: application/json' --
   "$base/api/v1/namespaces/default/events"
 check "describe pod" 0 "${kc[@]}" describe pod ai-training
 expect_in "describe name" "$tmp/out" "ai-training"
-expect_in "describe image" "$tmp/out" "ai-framework:v2"
+expect_in "describe image" "$tmp/out" "ai-framework:v3"
 expect_in "describe limits" "$tmp/out" "nvidia.com/gpu:"
 expect_in "describe event reason" "$tmp/out" "DevicesAllocated"
 expect_in "describe event message" "$tmp/out" "allocated gpu0 to trainer"

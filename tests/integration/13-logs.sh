@@ -126,7 +126,7 @@ expect_code "no container of two" 400
 expect_in "no container: message" "$tmp/out" 'a container name must be specified for pod web, choose one of: [app side]'
 api GET '/api/v1/namespaces/default/pods/web/log?container=app&tailLines=-1'
 expect_code "negative tailLines" 400
-expect_in "negative tailLines: message" "$tmp/out" 'tailLines: invalid value'
+expect_in "negative tailLines: message" "$tmp/out" 'tailLines: Invalid value'
 
 # -f: what is there, then what is appended, through a rotation, until the .end appears. The
 # writes wait until the follower has shown the tail, so a slow start cannot take "five" as it.

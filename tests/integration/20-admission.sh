@@ -193,7 +193,7 @@ bad_pod() { # name, container JSON members
   printf '{"metadata":{"name":"%s"},"spec":{"schedulerName":"manual","containers":[{"name":"c","image":"busybox",%s}]}}' "$1" "$2"
 }
 call "containerPort 99999999999" 422 "$admin" POST $P $json "$(bad_pod t1 '"ports":[{"containerPort":99999999999}]')"
-expect_message "containerPort" 'Pod "t1" is invalid: spec.containers[0].ports[0].containerPort: invalid value 99999999999: must be a 32-bit integer (between -2147483648 and 2147483647)'
+expect_message "containerPort" 'Pod "t1" is invalid: spec.containers[0].ports[0].containerPort: Invalid value: 99999999999: must be a 32-bit integer (between -2147483648 and 2147483647)'
 expect_in "containerPort cause" "$tmp/out" '"field":"spec.containers[0].ports[0].containerPort"'
 call "ports \"80\"" 422 "$admin" POST $P $json "$(bad_pod t2 '"ports":"80"')"
 expect_message "ports" 'Pod "t2" is invalid: spec.containers[0].ports: expected a list, got a string'
@@ -207,7 +207,7 @@ expect_in "node status: path" "$tmp/out" 'status.images[0].sizeBytes: expected a
 if command -v kubectl >/dev/null; then
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: t4}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    ports: [{containerPort: 99999999999}]\n' >"$tmp/t4.yaml"
   check "kubectl create with a bad port" 1 "${kad[@]}" create --validate=false -f "$tmp/t4.yaml"
-  expect_in "kubectl names the field" "$tmp/err" 'spec.containers[0].ports[0].containerPort: invalid value 99999999999'
+  expect_in "kubectl names the field" "$tmp/err" 'spec.containers[0].ports[0].containerPort: Invalid value: 99999999999'
   check "kubectl create a real-world pod" 0 "${kad[@]}" create -f "$manifests/real-world-pod.yaml"
   check "kubectl describes it (typed decoding)" 0 "${kad[@]}" describe pod web-7d9f8
   expect_in "describe: liveness" "$tmp/out" 'Liveness:'
@@ -233,18 +233,18 @@ deep=$(/usr/bin/python3 -c 'print("{\"a\":" * 150 + "1" + "}" * 150)')
 limit='nested too deeply: an object may nest at most 100 levels of mappings and lists'
 call "create 150 levels deep" 422 "$admin" POST $P $json \
   '{"metadata":{"name":"deep"},"spec":{"schedulerName":"manual","containers":[{"name":"c","image":"busybox"}],"x":'"$deep"'}}'
-expect_in "create: the limit" "$tmp/out" "Pod \\\"deep\\\" is invalid: spec.x: invalid value: $limit"
+expect_in "create: the limit" "$tmp/out" "Pod \\\"deep\\\" is invalid: spec.x: Invalid value: $limit"
 call "not created" 404 "$admin" GET $P/deep
 call "merge patch 150 levels deep" 422 "$admin" PATCH $P/p1 $merge '{"metadata":{"annotations":null},"x":'"$deep"'}'
 expect_in "merge patch: the limit" "$tmp/out" 'nesting deeper than 100 levels'
 call "strategic merge 150 levels deep" 422 "$admin" PATCH $P/p1 $smp '{"spec":{"x":'"$deep"'}}'
 call "JSON patch 150 levels deep" 422 "$admin" PATCH $P/p1 $jpatch '[{"op":"add","path":"/spec/x","value":'"$deep"'}]'
 # a JSON patch within the bound whose result is not: 90 levels added 20 levels down
-call "nest 20 levels" 200 "$admin" PATCH $P/p1 $merge \
-  '{"spec":{"y":'"$(/usr/bin/python3 -c 'print("{\"a\":" * 20 + "1" + "}" * 20)')"'}}'
+call "nest 20 levels" 200 "$admin" PATCH $P/p1/status $merge \
+  '{"status":{"y":'"$(/usr/bin/python3 -c 'print("{\"a\":" * 20 + "1" + "}" * 20)')"'}}'
 deep90=$(/usr/bin/python3 -c 'print("{\"a\":" * 90 + "1" + "}" * 90)')
-call "a JSON patch whose result is too deep" 422 "$admin" PATCH $P/p1 $jpatch \
-  '[{"op":"add","path":"/spec/y'"$(printf '/a%.0s' {1..19})"'","value":'"$deep90"'}]'
+call "a JSON patch whose result is too deep" 422 "$admin" PATCH $P/p1/status $jpatch \
+  '[{"op":"add","path":"/status/y'"$(printf '/a%.0s' {1..19})"'","value":'"$deep90"'}]'
 expect_in "result: the limit" "$tmp/out" 'the result would nest deeper than 100 levels'
 call "status patch 150 levels deep" 422 "$admin" PATCH $P/p1/status $merge '{"status":{"x":'"$deep"'}}'
 call "p1 as stored (nothing deep)" 200 "$admin" GET $P/p1

@@ -244,7 +244,7 @@ static void bound_pods_keep_their_node(void **state)
                                "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeName\":\"n1\"}}",
                                &msg),
                          1);
-        /* an unbound pod: the rest of the immutability rules are not here yet */
+        /* an unbound pod too: only the binding subresource sets the node */
         assert_int_equal(
             admit(&an_admin,
                   &xp_kind_pod,
@@ -252,7 +252,7 @@ static void bound_pods_keep_their_node(void **state)
                   7,
                   "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeName\":\"n2\"}}",
                   &msg),
-            1);
+            422);
         assert_int_equal(admit(&an_admin,
                                &xp_kind_pod,
                                NULL,

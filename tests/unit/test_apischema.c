@@ -217,15 +217,15 @@ static void int32_range_is_checked(void **state)
         fails(
             "{\"i\": 2147483648}",
             -ERANGE,
-            "i: invalid value 2147483648: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "i: Invalid value: 2147483648: must be a 32-bit integer (between -2147483648 and 2147483647)");
         fails(
             "{\"i\": -2147483649}",
             -ERANGE,
-            "i: invalid value -2147483649: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "i: Invalid value: -2147483649: must be a 32-bit integer (between -2147483648 and 2147483647)");
         fails(
             "{\"i\": 99999999999}",
             -ERANGE,
-            "i: invalid value 99999999999: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "i: Invalid value: 99999999999: must be a 32-bit integer (between -2147483648 and 2147483647)");
         fails("{\"i\": \"often\"}", -EINVAL, "i: expected an integer, got a string");
         /* int-or-string: a string, or a number that fits an int32 */
         passes("{\"p\": \"http\"}");
@@ -233,7 +233,7 @@ static void int32_range_is_checked(void **state)
         fails(
             "{\"p\": 3000000000}",
             -ERANGE,
-            "p: invalid value 3000000000: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "p: Invalid value: 3000000000: must be a 32-bit integer (between -2147483648 and 2147483647)");
         fails("{\"p\": true}", -EINVAL, "p: expected an integer or a string, got a boolean");
         fails("{\"p\": 1.5}", -EINVAL, "p: expected an integer, got 1.5");
 }
@@ -279,7 +279,7 @@ static void lists_maps_and_types_are_checked_at_every_depth(void **state)
         fails(
             "{\"lu\": [{}, {\"x\": 4294967296}]}",
             -ERANGE,
-            "lu[1].x: invalid value 4294967296: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "lu[1].x: Invalid value: 4294967296: must be a 32-bit integer (between -2147483648 and 2147483647)");
         fails("{\"ml\": {\"k\": [1, \"2\"]}}",
               -EINVAL,
               "ml[k][1]: expected an integer, got a string");
@@ -333,12 +333,12 @@ static void nesting_is_bounded(void **state)
         assert_int_equal(xp_apischema_check(t, deep, 0, &err), -E2BIG);
         assert_string_equal(
             err.msg,
-            "o.a: invalid value: nested too deeply: an object may nest at most 100 levels of mappings and lists");
+            "o.a: Invalid value: nested too deeply: an object may nest at most 100 levels of mappings and lists");
         /* lists count as levels, and unknown fields are bounded too */
         assert_int_equal(xp_apischema_check(t, list, 0, &err), -E2BIG);
         assert_string_equal(
             err.msg,
-            "unknown[0]: invalid value: nested too deeply: an object may nest at most 100 levels of mappings and lists");
+            "unknown[0]: Invalid value: nested too deeply: an object may nest at most 100 levels of mappings and lists");
         json_decref(ok);
         json_decref(deep);
         json_decref(list);
@@ -524,7 +524,7 @@ static void pods_with_wrong_types_in_unmodelled_fields_are_refused(void **state)
         (void)state;
         decode_fails(
             "\"ports\": [{\"containerPort\": 99999999999}]",
-            "spec.containers[0].ports[0].containerPort: invalid value 99999999999: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "spec.containers[0].ports[0].containerPort: Invalid value: 99999999999: must be a 32-bit integer (between -2147483648 and 2147483647)");
         decode_fails("\"ports\": \"80\"",
                      "spec.containers[0].ports: expected a list, got a string");
         decode_fails(
@@ -532,7 +532,7 @@ static void pods_with_wrong_types_in_unmodelled_fields_are_refused(void **state)
             "spec.containers[0].livenessProbe.periodSeconds: expected an integer, got a string");
         decode_fails(
             "\"lifecycle\": {\"preStop\": {\"httpGet\": {\"port\": 1e10}}}",
-            "spec.containers[0].lifecycle.preStop.httpGet.port: invalid value 10000000000: must be a 32-bit integer (between -2147483648 and 2147483647)");
+            "spec.containers[0].lifecycle.preStop.httpGet.port: Invalid value: 10000000000: must be a 32-bit integer (between -2147483648 and 2147483647)");
 }
 
 static void a_real_world_pod_passes_and_round_trips(void **state)
@@ -608,7 +608,7 @@ static void decoding_bounds_nesting(void **state)
         assert_int_equal(xp_pod_from_json(pod, NULL, 0, &out, &err), -E2BIG);
         assert_string_equal(
             err.msg,
-            "spec.deep: invalid value: nested too deeply: an object may nest at most 100 levels of mappings and lists");
+            "spec.deep: Invalid value: nested too deeply: an object may nest at most 100 levels of mappings and lists");
         /* one level less fits: the pod itself and spec are two levels */
         json_object_set_new(json_object_get(pod, "spec"), "deep", nested(XP_OBJECT_MAX_DEPTH - 2));
         assert_int_equal(xp_pod_from_json(pod, NULL, 0, &out, &err), 0);

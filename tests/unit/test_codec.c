@@ -332,17 +332,17 @@ static void objects_built_in_code_validate_and_encode(void **state)
         pod->spec.containers.n = 1;
         /* required fields are checked for objects built in code, as when decoding */
         assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
-        assert_string_equal(err.msg, "spec.containers[0].name: required value");
+        assert_string_equal(err.msg, "spec.containers[0].name: Required value");
         c->name = strdup("main");
         assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
         assert_string_equal(
             err.msg,
-            "spec.containers[0].image: required value: a container needs an image or a command");
+            "spec.containers[0].image: Required value: a container needs an image or a command");
         c->image = strdup("busybox");
         c->env.items = calloc(1, sizeof(*c->env.items));
         c->env.n = 1;
         assert_int_equal(xp_pod_validate(pod, &err), -EINVAL);
-        assert_string_equal(err.msg, "spec.containers[0].env[0].name: required value");
+        assert_string_equal(err.msg, "spec.containers[0].env[0].name: Required value");
         c->env.items[0].name = strdup("A");
         assert_int_equal(xp_resource_list_set(&c->resources.limits, "nvidia.com/gpu", &half), 0);
         assert_int_equal(xp_pod_validate(pod, &err), 0);
@@ -367,7 +367,7 @@ static void values_json_cannot_hold_are_invalid(void **state)
         assert_int_equal(xp_node_validate(node, &err), -EINVAL);
         assert_string_equal(
             err.msg,
-            "status.xpool.devices[0].metrics.powerWatts: invalid value: must be a finite number");
+            "status.xpool.devices[0].metrics.powerWatts: Invalid value: must be a finite number");
         assert_int_equal(xp_node_to_json(node, &json), -ERANGE);
         assert_null(json);
         node->status.xpool->devices.items[0].metrics->power_watts = 300;
@@ -375,7 +375,7 @@ static void values_json_cannot_hold_are_invalid(void **state)
         assert_int_equal(xp_node_validate(node, &err), -ERANGE);
         assert_string_equal(
             err.msg,
-            "status.conditions[0].lastHeartbeatTime: invalid value: the time is outside the years 0000 to 9999");
+            "status.conditions[0].lastHeartbeatTime: Invalid value: the time is outside the years 0000 to 9999");
         assert_int_equal(xp_node_to_json(node, &json), -ERANGE);
         node->status.conditions.items[0].last_heartbeat_time = 1796223845;
         assert_int_equal(xp_node_validate(node, &err), 0);
@@ -391,12 +391,12 @@ static void security_contexts_decode_and_validate(void **state)
             "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"securityContext\": {\"seccompProfile\": {\"type\": \"Unconfined\"}}, \"containers\": [{\"name\": \"c\", \"image\": \"i\", \"securityContext\": {\"capabilities\": {\"add\": [\"NET_ADMIN\"], \"drop\": [\"ALL\"]}, \"readOnlyRootFilesystem\": true, \"seccompProfile\": {\"type\": \"Localhost\", \"localhostProfile\": \"p.json\"}}}]}}";
         static const char *const bad[][2] = {
             {"{\"type\": \"Sometimes\"}",
-             "spec.containers[0].securityContext.seccompProfile.type: unsupported value"},
+             "spec.containers[0].securityContext.seccompProfile.type: Unsupported value"},
             {"{\"type\": \"Localhost\"}",
-             "spec.containers[0].securityContext.seccompProfile.localhostProfile: required value: must be set when seccomp type is Localhost"},
+             "spec.containers[0].securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost"},
             {"{\"type\": \"RuntimeDefault\", \"localhostProfile\": \"x\"}",
-             "spec.containers[0].securityContext.seccompProfile.localhostProfile: invalid value: can only be set when seccomp type is Localhost"},
-            {"{}", "spec.containers[0].securityContext.seccompProfile.type: required value"},
+             "spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: can only be set when seccomp type is Localhost"},
+            {"{}", "spec.containers[0].securityContext.seccompProfile.type: Required value"},
         };
         struct xp_error err = {0};
         struct xp_pod *pod = NULL;
@@ -501,7 +501,7 @@ static void null_and_empty_enums_mean_absent(void **state)
                          -EINVAL);
         assert_string_equal(
             err.msg,
-            "spec.taints[0].effect: unsupported value \"\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
+            "spec.taints[0].effect: Unsupported value: \"\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
 }
 
 static void json_integer_quantities_keep_the_range(void **state)
@@ -737,7 +737,7 @@ static void new_kinds_built_in_code_validate(void **state)
         event->event_time = 1796239231123456;
         assert_int_equal(xp_event_validate(event, &err), -EINVAL);
         assert_string_equal(
-            err.msg, "reportingComponent: required value: an event with an eventTime needs it");
+            err.msg, "reportingComponent: Required value: an event with an eventTime needs it");
         event->reporting_component = strdup("xpool.io/scheduler");
         event->reporting_instance = strdup("s0");
         event->action = strdup("Binding");
@@ -751,7 +751,7 @@ static void new_kinds_built_in_code_validate(void **state)
         event->event_time = INT64_MAX;
         assert_int_equal(xp_event_validate(event, &err), -ERANGE);
         assert_string_equal(err.msg,
-                            "eventTime: invalid value: the time is outside the years 0000 to 9999");
+                            "eventTime: Invalid value: the time is outside the years 0000 to 9999");
         assert_int_equal(xp_event_to_json(event, &json), -ERANGE);
         assert_null(json);
         event->event_time = -1; /* 1969-12-31T23:59:59.999999Z: present, unlike 0 */
@@ -763,7 +763,7 @@ static void new_kinds_built_in_code_validate(void **state)
         lease->spec.lease_duration_seconds = (struct xp_opt_int64){true, 0};
         assert_int_equal(xp_lease_validate(lease, &err), -EINVAL);
         assert_string_equal(err.msg,
-                            "spec.leaseDurationSeconds: invalid value 0: must be greater than 0");
+                            "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0");
         lease->spec.lease_duration_seconds.value = 15;
         lease->spec.renew_time = 1;
         assert_int_equal(xp_lease_validate(lease, &err), 0);
@@ -777,7 +777,7 @@ static void new_kinds_built_in_code_validate(void **state)
         assert_int_equal(xp_namespace_validate(ns, &err), -EINVAL);
         assert_string_equal(
             err.msg,
-            "metadata.namespace: invalid value \"ml\": a Namespace is cluster-scoped and has no namespace");
+            "metadata.namespace: Invalid value: \"ml\": a Namespace is cluster-scoped and has no namespace");
         free(ns->metadata.namespace);
         ns->metadata.namespace = NULL;
         assert_int_equal(xp_namespace_validate(ns, &err), 0);
@@ -809,7 +809,7 @@ static void events_about_other_namespaces_are_refused(void **state)
         assert_null(event);
         assert_string_equal(
             err.msg,
-            "event.json: involvedObject.namespace: required value: an event in namespace \"kube-system\" must name its object's namespace (events about cluster-scoped objects go in \"default\")");
+            "event.json: involvedObject.namespace: Required value: an event in namespace \"kube-system\" must name its object's namespace (events about cluster-scoped objects go in \"default\")");
         /* the newer shape allows kube-system too */
         json_object_set_new(json, "eventTime", json_string("2026-12-02T19:20:31.000000Z"));
         json_object_set_new(json, "reportingComponent", json_string("kubelet"));

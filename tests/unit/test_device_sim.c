@@ -216,7 +216,7 @@ static void bad_files_get_precise_errors(void **state)
         } cases[] = {
             {"bad-kind.yaml",
              -EINVAL,
-             ":7:9: devices[1].kind: unsupported value \"tpu\": supported values: \"gpu\", \"npu\", \"fpga\", \"vpu\", \"accelerator\""},
+             ":7:9: devices[1].kind: Unsupported value: \"tpu\": supported values: \"gpu\", \"npu\", \"fpga\", \"vpu\", \"accelerator\""},
             {"bad-count.yaml",
              -EINVAL,
              ":3:10: devices[0].count: expected a whole number of devices from 1 to 1024"},
@@ -230,7 +230,7 @@ static void bad_files_get_precise_errors(void **state)
             {"bad-field.yaml",
              -EINVAL,
              ":5:3: devices[0].memoryByte: unknown field \"memoryByte\" in Device"},
-            {"bad-level.yaml", -EINVAL, ":5:23: links[0].level: unsupported value \"NVSwitch\""},
+            {"bad-level.yaml", -EINVAL, ":5:23: links[0].level: Unsupported value: \"NVSwitch\""},
             {"bad-syntax.json", -EINVAL, ":4:1: "},
         };
 

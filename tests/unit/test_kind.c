@@ -141,7 +141,7 @@ static void operations_work_on_any_kind(void **state)
         assert_null(object);
         assert_string_equal(
             err.msg,
-            "apiVersion: unsupported value \"coordination.k8s.io/v1\": Event is in apiVersion \"v1\"");
+            "apiVersion: Unsupported value: \"coordination.k8s.io/v1\": Event is in apiVersion \"v1\"");
         json_decref(json);
         xp_kind_pod.free(NULL);
 }

@@ -70,10 +70,10 @@ static char *repeat(char *buf, char c, size_t n)
         return buf;
 }
 
-/* "invalid value \"<first 64 bytes>\"...<rule>", the message for a value longer than 64 bytes. */
+/* "Invalid value: \"<first 64 bytes>\"...<rule>", the message for a value longer than 64 bytes. */
 static char *long_message(char *buf, size_t size, const char *value, const char *rule)
 {
-        snprintf(buf, size, "invalid value \"%.64s\"...%s", value, rule);
+        snprintf(buf, size, "Invalid value: \"%.64s\"...%s", value, rule);
         return buf;
 }
 
@@ -109,21 +109,21 @@ static void subdomain_valid(void **state)
 static void subdomain_invalid(void **state)
 {
         static const struct bad_value bad[] = {
-            {"", "invalid value \"\"" SUBDOMAIN_RULE},
-            {"A", "invalid value \"A\"" SUBDOMAIN_RULE},
-            {"My-Pod", "invalid value \"My-Pod\"" SUBDOMAIN_RULE},
-            {"a..b", "invalid value \"a..b\"" SUBDOMAIN_RULE},
-            {"-a", "invalid value \"-a\"" SUBDOMAIN_RULE},
-            {"a-", "invalid value \"a-\"" SUBDOMAIN_RULE},
-            {".a", "invalid value \".a\"" SUBDOMAIN_RULE},
-            {"a.", "invalid value \"a.\"" SUBDOMAIN_RULE},
-            {"a.-b", "invalid value \"a.-b\"" SUBDOMAIN_RULE},
-            {"a-.b", "invalid value \"a-.b\"" SUBDOMAIN_RULE},
-            {"a_b", "invalid value \"a_b\"" SUBDOMAIN_RULE},
-            {"a b", "invalid value \"a b\"" SUBDOMAIN_RULE},
-            {"a/b", "invalid value \"a/b\"" SUBDOMAIN_RULE},
-            {"caf\xc3\xa9", "invalid value \"caf\\xc3\\xa9\"" SUBDOMAIN_RULE},
-            {"a\nb", "invalid value \"a\\x0ab\"" SUBDOMAIN_RULE},
+            {"", "Invalid value: \"\"" SUBDOMAIN_RULE},
+            {"A", "Invalid value: \"A\"" SUBDOMAIN_RULE},
+            {"My-Pod", "Invalid value: \"My-Pod\"" SUBDOMAIN_RULE},
+            {"a..b", "Invalid value: \"a..b\"" SUBDOMAIN_RULE},
+            {"-a", "Invalid value: \"-a\"" SUBDOMAIN_RULE},
+            {"a-", "Invalid value: \"a-\"" SUBDOMAIN_RULE},
+            {".a", "Invalid value: \".a\"" SUBDOMAIN_RULE},
+            {"a.", "Invalid value: \"a.\"" SUBDOMAIN_RULE},
+            {"a.-b", "Invalid value: \"a.-b\"" SUBDOMAIN_RULE},
+            {"a-.b", "Invalid value: \"a-.b\"" SUBDOMAIN_RULE},
+            {"a_b", "Invalid value: \"a_b\"" SUBDOMAIN_RULE},
+            {"a b", "Invalid value: \"a b\"" SUBDOMAIN_RULE},
+            {"a/b", "Invalid value: \"a/b\"" SUBDOMAIN_RULE},
+            {"caf\xc3\xa9", "Invalid value: \"caf\\xc3\\xa9\"" SUBDOMAIN_RULE},
+            {"a\nb", "Invalid value: \"a\\x0ab\"" SUBDOMAIN_RULE},
         };
         char value[300], message[512];
 
@@ -166,13 +166,13 @@ static void label_valid(void **state)
 static void label_invalid(void **state)
 {
         static const struct bad_value bad[] = {
-            {"", "invalid value \"\"" LABEL_RULE},
-            {"A", "invalid value \"A\"" LABEL_RULE},
-            {"a.b", "invalid value \"a.b\"" LABEL_RULE},
-            {"-a", "invalid value \"-a\"" LABEL_RULE},
-            {"a-", "invalid value \"a-\"" LABEL_RULE},
-            {"a_b", "invalid value \"a_b\"" LABEL_RULE},
-            {"my name", "invalid value \"my name\"" LABEL_RULE},
+            {"", "Invalid value: \"\"" LABEL_RULE},
+            {"A", "Invalid value: \"A\"" LABEL_RULE},
+            {"a.b", "Invalid value: \"a.b\"" LABEL_RULE},
+            {"-a", "Invalid value: \"-a\"" LABEL_RULE},
+            {"a-", "Invalid value: \"a-\"" LABEL_RULE},
+            {"a_b", "Invalid value: \"a_b\"" LABEL_RULE},
+            {"my name", "Invalid value: \"my name\"" LABEL_RULE},
         };
         char value[80], message[256];
 
@@ -183,7 +183,7 @@ static void label_invalid(void **state)
         repeat(value, 'a', 64);
         snprintf(message,
                  sizeof(message),
-                 "invalid value \"%s\": must be no more than 63 characters",
+                 "Invalid value: \"%s\": must be no more than 63 characters",
                  value);
         expect_invalid(xp_check_dns1123_label, value, message);
 
@@ -230,24 +230,24 @@ static void qualified_name_valid(void **state)
 static void qualified_name_invalid(void **state)
 {
         static const struct bad_value bad[] = {
-            {"", "invalid value \"\": the name part must not be empty"},
-            {"/", "invalid value \"/\": the prefix before '/' must not be empty"},
-            {"/a", "invalid value \"/a\": the prefix before '/' must not be empty"},
-            {"a/", "invalid value \"a/\": the name part must not be empty"},
-            {"a/b/c", "invalid value \"a/b/c\"" NAME_PART_RULE},
-            {"Example.com/a", "invalid value \"Example.com/a\"" PREFIX_RULE},
-            {"example..com/a", "invalid value \"example..com/a\"" PREFIX_RULE},
-            {"-example.com/a", "invalid value \"-example.com/a\"" PREFIX_RULE},
-            {"example.com-/a", "invalid value \"example.com-/a\"" PREFIX_RULE},
-            {"exa_mple.com/a", "invalid value \"exa_mple.com/a\"" PREFIX_RULE},
-            {"-a", "invalid value \"-a\"" NAME_PART_RULE},
-            {"a-", "invalid value \"a-\"" NAME_PART_RULE},
-            {"_a", "invalid value \"_a\"" NAME_PART_RULE},
-            {"a.", "invalid value \"a.\"" NAME_PART_RULE},
-            {"a b", "invalid value \"a b\"" NAME_PART_RULE},
-            {"a:b", "invalid value \"a:b\"" NAME_PART_RULE},
-            {"example.com/-a", "invalid value \"example.com/-a\"" NAME_PART_RULE},
-            {"example.com/My Name", "invalid value \"example.com/My Name\"" NAME_PART_RULE},
+            {"", "Invalid value: \"\": the name part must not be empty"},
+            {"/", "Invalid value: \"/\": the prefix before '/' must not be empty"},
+            {"/a", "Invalid value: \"/a\": the prefix before '/' must not be empty"},
+            {"a/", "Invalid value: \"a/\": the name part must not be empty"},
+            {"a/b/c", "Invalid value: \"a/b/c\"" NAME_PART_RULE},
+            {"Example.com/a", "Invalid value: \"Example.com/a\"" PREFIX_RULE},
+            {"example..com/a", "Invalid value: \"example..com/a\"" PREFIX_RULE},
+            {"-example.com/a", "Invalid value: \"-example.com/a\"" PREFIX_RULE},
+            {"example.com-/a", "Invalid value: \"example.com-/a\"" PREFIX_RULE},
+            {"exa_mple.com/a", "Invalid value: \"exa_mple.com/a\"" PREFIX_RULE},
+            {"-a", "Invalid value: \"-a\"" NAME_PART_RULE},
+            {"a-", "Invalid value: \"a-\"" NAME_PART_RULE},
+            {"_a", "Invalid value: \"_a\"" NAME_PART_RULE},
+            {"a.", "Invalid value: \"a.\"" NAME_PART_RULE},
+            {"a b", "Invalid value: \"a b\"" NAME_PART_RULE},
+            {"a:b", "Invalid value: \"a:b\"" NAME_PART_RULE},
+            {"example.com/-a", "Invalid value: \"example.com/-a\"" NAME_PART_RULE},
+            {"example.com/My Name", "Invalid value: \"example.com/My Name\"" NAME_PART_RULE},
         };
         char value[300], message[512];
 
@@ -258,7 +258,7 @@ static void qualified_name_invalid(void **state)
         repeat(value, 'a', 64);
         snprintf(message,
                  sizeof(message),
-                 "invalid value \"%s\": the name part must be no more than 63 characters",
+                 "Invalid value: \"%s\": the name part must be no more than 63 characters",
                  value);
         expect_invalid(xp_check_qualified_name, value, message);
         snprintf(value, sizeof(value), "example.com/");
@@ -304,14 +304,14 @@ static void label_value_valid(void **state)
 static void label_value_invalid(void **state)
 {
         static const struct bad_value bad[] = {
-            {"-a", "invalid value \"-a\"" LABEL_VALUE_RULE},
-            {"a-", "invalid value \"a-\"" LABEL_VALUE_RULE},
-            {"_a", "invalid value \"_a\"" LABEL_VALUE_RULE},
-            {".a", "invalid value \".a\"" LABEL_VALUE_RULE},
-            {"a b", "invalid value \"a b\"" LABEL_VALUE_RULE},
-            {"a/b", "invalid value \"a/b\"" LABEL_VALUE_RULE},
-            {"a=b", "invalid value \"a=b\"" LABEL_VALUE_RULE},
-            {" ", "invalid value \" \"" LABEL_VALUE_RULE},
+            {"-a", "Invalid value: \"-a\"" LABEL_VALUE_RULE},
+            {"a-", "Invalid value: \"a-\"" LABEL_VALUE_RULE},
+            {"_a", "Invalid value: \"_a\"" LABEL_VALUE_RULE},
+            {".a", "Invalid value: \".a\"" LABEL_VALUE_RULE},
+            {"a b", "Invalid value: \"a b\"" LABEL_VALUE_RULE},
+            {"a/b", "Invalid value: \"a/b\"" LABEL_VALUE_RULE},
+            {"a=b", "Invalid value: \"a=b\"" LABEL_VALUE_RULE},
+            {" ", "Invalid value: \" \"" LABEL_VALUE_RULE},
         };
         char value[80], message[256];
 
@@ -321,7 +321,7 @@ static void label_value_invalid(void **state)
         repeat(value, 'v', 64);
         snprintf(message,
                  sizeof(message),
-                 "invalid value \"%s\": must be no more than 63 characters",
+                 "Invalid value: \"%s\": must be no more than 63 characters",
                  value);
         expect_invalid(xp_check_label_value, value, message);
 }
@@ -349,13 +349,13 @@ static void env_name_valid(void **state)
 static void env_name_invalid(void **state)
 {
         static const struct bad_value bad[] = {
-            {"", "required value: an environment variable needs a name"},
-            {"A=B", "invalid value \"A=B\"" ENV_RULE},
-            {"=", "invalid value \"=\"" ENV_RULE},
-            {"A\tB", "invalid value \"A\\x09B\"" ENV_RULE},
-            {"A\n", "invalid value \"A\\x0a\"" ENV_RULE},
-            {"A\x7f", "invalid value \"A\\x7f\"" ENV_RULE},
-            {"caf\xc3\xa9", "invalid value \"caf\\xc3\\xa9\"" ENV_RULE},
+            {"", "Required value: an environment variable needs a name"},
+            {"A=B", "Invalid value: \"A=B\"" ENV_RULE},
+            {"=", "Invalid value: \"=\"" ENV_RULE},
+            {"A\tB", "Invalid value: \"A\\x09B\"" ENV_RULE},
+            {"A\n", "Invalid value: \"A\\x0a\"" ENV_RULE},
+            {"A\x7f", "Invalid value: \"A\\x7f\"" ENV_RULE},
+            {"caf\xc3\xa9", "Invalid value: \"caf\\xc3\\xa9\"" ENV_RULE},
         };
 
         (void)state;

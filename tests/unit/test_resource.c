@@ -468,22 +468,22 @@ static void name_check_rejects(void **state)
                 const char *name;
                 const char *message;
         } bad[] = {
-            {"gpu", "invalid resource name \"gpu\"" NOT_STANDARD},
-            {"GPU", "invalid resource name \"GPU\"" NOT_STANDARD},
-            {"hugepages-", "invalid value \"hugepages-\"" NAME_PART},
-            {"hugepages-huge", "invalid resource name \"hugepages-huge\"" NOT_STANDARD},
-            {"nvidia.com/", "invalid value \"nvidia.com/\": the name part must not be empty"},
-            {"/gpu", "invalid value \"/gpu\": the prefix before '/' must not be empty"},
-            {"kubernetes.io/foo", "invalid resource name \"kubernetes.io/foo\"" RESERVED},
-            {"node.kubernetes.io/x", "invalid resource name \"node.kubernetes.io/x\"" RESERVED},
-            {"nvidia.com/gpu!", "invalid value \"nvidia.com/gpu!\"" NAME_PART},
-            {"nvidia gpu", "invalid value \"nvidia gpu\"" NAME_PART},
-            {"nvidia.com/my gpu", "invalid value \"nvidia.com/my gpu\"" NAME_PART},
-            {" cpu", "invalid value \" cpu\"" NAME_PART},
-            {"NVIDIA.com/gpu", "invalid value \"NVIDIA.com/gpu\"" BAD_PREFIX},
-            {"nvidia..com/gpu", "invalid value \"nvidia..com/gpu\"" BAD_PREFIX},
-            {"nvidia.com/gpu/0", "invalid value \"nvidia.com/gpu/0\"" NAME_PART},
-            {"", "invalid value \"\": the name part must not be empty"},
+            {"gpu", "Invalid value: \"gpu\"" NOT_STANDARD},
+            {"GPU", "Invalid value: \"GPU\"" NOT_STANDARD},
+            {"hugepages-", "Invalid value: \"hugepages-\"" NAME_PART},
+            {"hugepages-huge", "Invalid value: \"hugepages-huge\"" NOT_STANDARD},
+            {"nvidia.com/", "Invalid value: \"nvidia.com/\": the name part must not be empty"},
+            {"/gpu", "Invalid value: \"/gpu\": the prefix before '/' must not be empty"},
+            {"kubernetes.io/foo", "Invalid value: \"kubernetes.io/foo\"" RESERVED},
+            {"node.kubernetes.io/x", "Invalid value: \"node.kubernetes.io/x\"" RESERVED},
+            {"nvidia.com/gpu!", "Invalid value: \"nvidia.com/gpu!\"" NAME_PART},
+            {"nvidia gpu", "Invalid value: \"nvidia gpu\"" NAME_PART},
+            {"nvidia.com/my gpu", "Invalid value: \"nvidia.com/my gpu\"" NAME_PART},
+            {" cpu", "Invalid value: \" cpu\"" NAME_PART},
+            {"NVIDIA.com/gpu", "Invalid value: \"NVIDIA.com/gpu\"" BAD_PREFIX},
+            {"nvidia..com/gpu", "Invalid value: \"nvidia..com/gpu\"" BAD_PREFIX},
+            {"nvidia.com/gpu/0", "Invalid value: \"nvidia.com/gpu/0\"" NAME_PART},
+            {"", "Invalid value: \"\": the name part must not be empty"},
         };
 
         (void)state;
@@ -516,7 +516,7 @@ static void name_check_limits_name_part(void **state)
         assert_int_equal(xp_resource_name_check(name, &err), -EINVAL);
         snprintf(message,
                  sizeof(message),
-                 "invalid value \"%.64s\"...: the name part must be no more than 63 characters",
+                 "Invalid value: \"%.64s\"...: the name part must be no more than 63 characters",
                  name);
         assert_string_equal(err.msg, message);
 
@@ -526,7 +526,7 @@ static void name_check_limits_name_part(void **state)
         assert_int_equal(xp_resource_name_check(name, &err), -EINVAL);
         snprintf(message,
                  sizeof(message),
-                 "invalid value \"%s\": the name part must be no more than 63 characters",
+                 "Invalid value: \"%s\": the name part must be no more than 63 characters",
                  name);
         assert_string_equal(err.msg, message);
 }

@@ -7,10 +7,11 @@
  * into the JSON object the API accepts. A body is the magic "k8s\0" and a runtime.Unknown
  * envelope: the type (apiVersion, kind) and the object's own protobuf encoding in `raw`.
  *
- * Supported kinds: v1 Namespace and v1 Pod, with what they embed (ObjectMeta, PodSpec,
- * Container, ContainerPort, EnvVar, ResourceRequirements, Toleration, PodStatus, ...). Each
- * message is read through a table of the field numbers we know; a field number the table lacks
- * is an error, never dropped, so no part of what the client asked for is lost silently.
+ * Supported kinds: v1 Namespace and v1 Pod, DeleteOptions and policy/v1 Eviction, with what they
+ * embed (ObjectMeta, PodSpec, Container, ContainerPort, EnvVar, ResourceRequirements, Toleration,
+ * PodStatus, ...). Each message is read through a table of the field numbers we know; a field
+ * number the table lacks is an error, never dropped, so no part of what the client asked for is
+ * lost silently.
  *
  * Fields come out the way Kubernetes writes JSON: the encoder of Go's non-pointer fields writes
  * zero values ("" , 0, false), which JSON leaves out (omitempty), so those are omitted; a field

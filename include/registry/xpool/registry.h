@@ -178,6 +178,17 @@ int xp_registry_pod_bind(struct xp_registry *registry,
                          json_t **ret_pod,
                          struct xp_error *err);
 
+/*
+ * Whether an update of a pod from old to new (both as they would be stored, with Kubernetes'
+ * defaults) keeps to what ValidatePodUpdate allows: only the images, activeDeadlineSeconds (set or
+ * lowered), additions to tolerations (and existing ones' tolerationSeconds), and
+ * terminationGracePeriodSeconds from a negative value to 1 may change in the spec. 0 when it may
+ * go on; -EINVAL with err holding the first problem as "FIELD: MESSAGE" in kube-apiserver's
+ * words (spec: Forbidden: pod updates may not change fields other than ..., with a diff of the
+ * spec's members that changed); -ENOMEM.
+ */
+int xp_registry_pod_update_check(const json_t *old, const json_t *new, struct xp_error *err);
+
 /* What a DELETE asks for (DeleteOptions or the query). */
 struct xp_registry_delete_options {
         bool has_grace;        /* gracePeriodSeconds given */
@@ -228,3 +239,20 @@ struct xp_registry_event {
 int xp_registry_event_record(struct xp_registry *registry,
                              const struct xp_registry_event *event,
                              struct xp_error *err);
+
+/* ---- lists at a version (list_at.c) -------------------------------------------------------- */
+
+/*
+ * The objects of a kind (one namespace, or all when namespace is NULL) as they were at version,
+ * ordered by namespace and name: the current ones, with what was written since taken back
+ * through the store's event log. version 0 or at/after the store's version: the current list,
+ * *ret_version the store's version; else *ret_version = version. -XP_STORE_EXPIRED (err says
+ * what) when the log no longer holds what the list was then; -ENOMEM; the store's errors.
+ */
+int xp_registry_list_at(struct xp_store *store,
+                        const char *kind,
+                        const char *namespace,
+                        uint64_t version,
+                        json_t **ret_items,
+                        uint64_t *ret_version,
+                        struct xp_error *err);

@@ -56,6 +56,9 @@ struct xp_server_options {
         /* The pods of a lost node are marked Failed (NodeLost) after this long, unless they
          * tolerate the taint otherwise; 0: XP_SERVER_POD_EVICTION_TIMEOUT_MS. */
         int64_t pod_eviction_timeout_ms;
+        /* Writes the store's event log keeps: how far back a watch resumes and a paged list's
+         * continue token stays valid (etcd's compaction, in kube-apiserver); 0: 10000. */
+        size_t event_history;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
