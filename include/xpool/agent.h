@@ -52,11 +52,12 @@ struct xp_agent_options {
         const char *registries_file; /* NULL: XP_IMAGE_REGISTRIES_DEFAULT when it exists */
         const char *auth_file;       /* NULL: XP_IMAGE_AUTH_DEFAULT when it exists */
         /* the pod network (docs/networking.md): */
-        bool host_network_only;   /* every pod on the node's network (--pod-network host) */
-        const char *cni_conf_dir; /* NULL: /etc/cni/net.d */
-        const char *cni_bin_dirs; /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
-        const char *netns_dir;    /* the pods' namespaces; NULL: /run/xpool/netns */
-        const char *pod_cidr;     /* the built-in network's subnet; NULL: 10.87.0.0/16 */
+        bool host_network_only;      /* every pod on the node's network (--pod-network host) */
+        const char *cni_conf_dir;    /* NULL: /etc/cni/net.d */
+        const char *cni_bin_dirs;    /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
+        const char *netns_dir;       /* the pods' namespaces; NULL: /run/xpool/netns */
+        const char *pod_cidr;        /* the built-in network's subnet; NULL: 10.87.0.0/16 */
+        int64_t metrics_interval_ms; /* device, node and container sampling; 0: 10000 */
 };
 
 struct xp_agent;

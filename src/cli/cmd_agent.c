@@ -48,7 +48,9 @@ static const char usage[] =
     "      --registries FILE    registry settings for image pulls (default\n"
     "                           /etc/xpool/registries.yaml; docs/images.md)\n"
     "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
-    "                           (default /etc/xpool/auth.json)\n" XP_CLI_PODNET_USAGE;
+    "                           (default /etc/xpool/auth.json)\n"
+    "      --metrics-interval DURATION  how often devices, the node and containers are sampled\n"
+    "                           for /metrics (default 10s; docs/monitoring.md)\n" XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -66,6 +68,7 @@ enum {
         OPT_ALLOW_DEGRADED,
         OPT_REGISTRIES,
         OPT_AUTH_FILE,
+        OPT_METRICS_INTERVAL,
 };
 
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -171,6 +174,8 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_AUTH_FILE:
                 a->o->auth_file = arg;
                 break;
+        case OPT_METRICS_INTERVAL:
+                return duration_option("metrics-interval", arg, &a->o->metrics_interval_ms);
         case XP_CLI_OPT_POD_NETWORK:
         case XP_CLI_OPT_CNI_CONF_DIR:
         case XP_CLI_OPT_CNI_BIN_DIR:
@@ -225,6 +230,7 @@ static const struct option agent_options[] = {
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"registries", required_argument, NULL, OPT_REGISTRIES},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},

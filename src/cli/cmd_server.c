@@ -40,7 +40,10 @@ static const char usage[] =
     "                          NotReady and tainted unreachable (default 40s)\n"
     "      --pod-eviction-timeout DURATION\n"
     "                          the pods of such a node are then marked Failed (NodeLost) after\n"
-    "                          this long, unless they tolerate the taint otherwise (default 5m)\n";
+    "                          this long, unless they tolerate the taint otherwise (default 5m)\n"
+    "      --metrics-resolution DURATION\n"
+    "                          how often the agents' usage is read for kubectl top\n"
+    "                          (metrics.k8s.io; default 15s; docs/monitoring.md)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -98,21 +101,26 @@ static int server_option(int c, const char *arg, void *userdata)
                 a->options->scheduler_off = true;
                 break;
         case 'G':
-        case 'E': {
+        case 'E':
+        case 'R': {
                 struct xp_error err = {0};
                 int64_t ms;
 
                 if (xp_server_parse_duration(arg, &ms, &err) < 0 || ms <= 0) {
                         fprintf(stderr,
                                 "xpool server: --%s: %s\n",
-                                c == 'G' ? "node-monitor-grace-period" : "pod-eviction-timeout",
+                                c == 'G'   ? "node-monitor-grace-period"
+                                : c == 'E' ? "pod-eviction-timeout"
+                                           : "metrics-resolution",
                                 err.msg[0] ? err.msg : "the duration must be positive");
                         return XP_EXIT_USAGE;
                 }
                 if (c == 'G')
                         a->options->node_monitor_grace_ms = ms;
-                else
+                else if (c == 'E')
                         a->options->pod_eviction_timeout_ms = ms;
+                else
+                        a->options->metrics_resolution_ms = ms;
                 break;
         }
         }
@@ -132,6 +140,7 @@ int xp_cmd_server(int argc, char **argv)
             {"no-scheduler", no_argument, NULL, 'P'},
             {"node-monitor-grace-period", required_argument, NULL, 'G'},
             {"pod-eviction-timeout", required_argument, NULL, 'E'},
+            {"metrics-resolution", required_argument, NULL, 'R'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

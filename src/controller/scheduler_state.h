@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 
 #include "controller/scheduler.h"
 #include "sched/sched_internal.h"
+#include "xpool/histogram.h"
 
 #define SCHEDULER_NAME    "xpool-scheduler"
 #define RETRY_MS          250  /* shortest interval between retries of unschedulable pods */
@@ -82,6 +84,9 @@ struct xp_scheduler {
         struct smap index;
         bool changed; /* capacity may have appeared since the waiting pods were tried */
         int64_t retried_ms;
+        /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
+        atomic_uint_fast64_t attempts[XP_SCHEDULER_RESULTS];
+        struct xp_histogram attempt_seconds;
 };
 
 /* ---- the pending pods (scheduler_queue.c) ------------------------------------------------ */

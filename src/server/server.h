@@ -56,6 +56,8 @@ struct xp_server_options {
         /* The pods of a lost node are marked Failed (NodeLost) after this long, unless they
          * tolerate the taint otherwise; 0: XP_SERVER_POD_EVICTION_TIMEOUT_MS. */
         int64_t pod_eviction_timeout_ms;
+        /* How often the agents' usage is read (metrics.k8s.io); 0: 15 s. */
+        int64_t metrics_resolution_ms;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
