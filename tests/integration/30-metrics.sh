@@ -90,6 +90,9 @@ promcheck() {
 for f in n1 n2 server; do
   check "promtool check metrics ($f)" 0 promcheck "$tmp/$f.prom"
 done
+for f in "$src"/tests/data/expected/metrics-*.prom; do # the unit tests' golden expositions
+  check "promtool check metrics ($(basename "$f"))" 0 promcheck "$f"
+done
 check "OpenMetrics when asked" 0 curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "http://127.0.0.1:$p1/metrics" -o "$tmp/n1.om"
 expect_in "OpenMetrics ends with # EOF" "$tmp/n1.om" "# EOF"
 check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/pki/ca.crt' '$url/metrics') == 401 ]]"
