@@ -163,7 +163,8 @@ static json_t *pod_item(const struct srv_usage_pod *p)
         return item;
 }
 
-static int reply_list(struct reply *ret, const char *kind, json_t *items)
+static int
+reply_list_of(struct reply *ret, const char *kind, const char *api_version, json_t *items)
 {
         return reply_json(ret,
                           200,
@@ -171,10 +172,15 @@ static int reply_list(struct reply *ret, const char *kind, json_t *items)
                                     "kind",
                                     kind,
                                     "apiVersion",
-                                    METRICS_GV,
+                                    api_version,
                                     "metadata",
                                     "items",
                                     items));
+}
+
+static int reply_list(struct reply *ret, const char *kind, json_t *items)
+{
+        return reply_list_of(ret, kind, METRICS_GV, items);
 }
 
 static int reply_not_found(struct reply *ret, const char *resource, const char *name)
@@ -231,4 +237,56 @@ int handle_pod_metrics(const struct request *req, const struct route *route, str
         for (size_t i = 0; items && i < n; i++)
                 json_array_append_new(items, pod_item(&pods[i]));
         return items ? reply_list(ret, "PodMetricsList", items) : -ENOMEM;
+}
+
+static json_t *device_item(const struct srv_usage_device *d)
+{
+        char ts[XP_RFC3339_MAX], name[400];
+        json_t *usage = json_object();
+
+        xp_time_format_rfc3339((int64_t)d->time_s, ts);
+        snprintf(name, sizeof(name), "%s.%s", d->node, d->device);
+        if (usage && d->has_utilization)
+                json_object_set_new(usage, "utilizationPercent", json_real(d->utilization_percent));
+        if (usage && d->has_memory_used)
+                json_object_set_new(
+                    usage, "memoryUsedBytes", json_integer((json_int_t)d->memory_used_bytes));
+        if (usage && d->has_memory_total)
+                json_object_set_new(
+                    usage, "memoryTotalBytes", json_integer((json_int_t)d->memory_total_bytes));
+        return json_pack("{s:{s:s}, s:s, s:s, s:s, s:s, s:s, s:o*}",
+                         "metadata",
+                         "name",
+                         name,
+                         "node",
+                         d->node,
+                         "device",
+                         d->device,
+                         "kind",
+                         d->kind,
+                         "model",
+                         d->model,
+                         "timestamp",
+                         ts,
+                         "usage",
+                         usage);
+}
+
+/* xpool's own: each device's latest figures as the agents reported them (xpool top). */
+int handle_device_metrics(const struct request *req, const struct route *route, struct reply *ret)
+{
+        _cleanup_free_ struct srv_usage_device *devices = NULL;
+        json_t *items;
+        size_t n = 0;
+        int r;
+
+        (void)route;
+        r = req->api->usage ? srv_usage_devices(req->api->usage, &devices, &n) : 0;
+        if (r < 0)
+                return r;
+        items = json_array();
+        for (size_t i = 0; items && i < n; i++)
+                json_array_append_new(items, device_item(&devices[i]));
+        return items ? reply_list_of(ret, "DeviceMetricsList", "metrics.xpool.io/v1alpha1", items)
+                     : -ENOMEM;
 }
