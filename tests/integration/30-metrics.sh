@@ -73,6 +73,10 @@ spec:
     resources: {limits: {nvidia.com/gpu: 1}, requests: {cpu: 100m, memory: 64Mi}}
 YAML
 check "create the GPU pod" 0 kubectl apply -f "$tmp/train.yaml"
+sed -e 's/name: train/name: infer/; s/monitoring: sim/monitoring: nvml/' "$tmp/train.yaml" >"$tmp/infer.yaml"
+check "create a GPU pod on n2" 0 kubectl apply -f "$tmp/infer.yaml"
+sed -e 's/name: train/name: too-big/; s/nvidia.com\/gpu: 1/nvidia.com\/gpu: 99/' "$tmp/train.yaml" >"$tmp/big.yaml"
+check "create a pod that cannot be placed" 0 kubectl apply -f "$tmp/big.yaml"
 poll "the GPU pod runs" 30 Running kubectl get pod train -o jsonpath='{.status.phase}'
 gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
 
@@ -99,18 +103,12 @@ check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/nul
 check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$p1/metrics/resource) == 401 ]]"
 
 # ---- Prometheus scrapes both agents and the server -----------------------------------------------
+# the shipped configuration (deploy/monitoring/prometheus.yml), pointed at this pool
 pport=$(free_port)
-cat >"$tmp/prometheus.yml" <<YAML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-- job_name: xpool-agents
-  static_configs: [{targets: ['127.0.0.1:$p1', '127.0.0.1:$p2']}]
-- job_name: xpool-server
-  scheme: https
-  tls_config: {ca_file: '$data/pki/ca.crt'}
-  authorization: {credentials_file: '$tmp/prom.token'}
-  static_configs: [{targets: ['${url#https://}']}]
-YAML
+sed -e "s|/etc/prometheus/xpool.token|$tmp/prom.token|; s|/etc/prometheus/xpool-ca.crt|$data/pki/ca.crt|" \
+  -e "s|xpool.example:6443|${url#https://}|; s|'gpu-01.example:10250', 'gpu-02.example:10250'|'127.0.0.1:$p1', '127.0.0.1:$p2'|" \
+  -e "s|interval: 15s|interval: 1s|" "$src/deploy/monitoring/prometheus.yml" >"$tmp/prometheus.yml"
+check "promtool check config" 0 "$promtool" check config "$tmp/prometheus.yml"
 "$prometheus" --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prom" \
   --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
@@ -141,12 +139,21 @@ poll "FB used in MiB" 10 8192 query 'DCGM_FI_DEV_FB_USED{UUID="GPU-5f0c1d2e-3a4b
 poll "xpool_device_* for every device" 10 5 query 'count(xpool_device_info)'
 poll "the pod's allocation" 10 1000 query 'xpool_device_allocated_milli{pod="train"}'
 poll "the scripted NPU is healthy" 10 1 query 'xpool_device_healthy{kind="npu"}'
-poll "server: the running pod" 10 1 query 'xpool_pods{phase="Running"}'
-poll "server: one GPU of four requested" 10 0.25 query 'xpool_resource_allocation_ratio{resource="nvidia.com/gpu",kind="gpu"}'
+poll "server: the running pods" 10 2 query 'xpool_pods{phase="Running"}'
+poll "server: the pod that waits, by its reason" 10 1 query 'xpool_pending_pods{reason="Unschedulable"}'
+poll "server: two GPUs of four requested" 10 0.5 query 'xpool_resource_allocation_ratio{resource="nvidia.com/gpu",kind="gpu"}'
 at_least "server: API requests counted" 1 'apiserver_request_total{verb="POST",resource="pods",code="201"}'
 at_least "server: a scheduling attempt" 1 'scheduler_schedule_attempts_total{result="scheduled"}'
 at_least "server: process metrics" 1000000 'process_resident_memory_bytes{job="xpool-server"}'
-at_least "server: store commits" 1 'xpool_store_commit_duration_seconds_count' 
+at_least "server: store commits" 1 'xpool_store_commit_duration_seconds_count'
+# every query of the shipped Grafana dashboard returns data
+/usr/bin/python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))["panels"]:
+    for t in p["targets"]: print(t["expr"])' "$src/deploy/monitoring/grafana-dashboard.json" >"$tmp/dashboard.queries"
+sleep 2 # rate() over [5m] wants two scrapes of each counter
+while IFS= read -r q; do
+  at_least "dashboard query: $q" 1 "$q" n
+done <"$tmp/dashboard.queries"
 
 # ---- kubectl top -----------------------------------------------------------------------------------
 poll "kubectl top nodes lists both" 20 2 bash -c "kubectl top nodes --no-headers 2>/dev/null | wc -l"
@@ -190,5 +197,5 @@ YAML
 check "create a pod on n2" 0 kubectl apply -f "$tmp/cpu.yaml"
 poll "a pod starts on n2 while NVML hangs" 20 Running kubectl get pod cpu-on-n2 -o jsonpath='{.status.phase}'
 rm -f "$tmp/hang"
-kubectl delete pod train cpu-on-n2 --grace-period=0 --wait=false >/dev/null 2>&1 || true
+kubectl delete pod train infer too-big cpu-on-n2 --grace-period=0 --wait=false >/dev/null 2>&1 || true
 finish "metrics"
