@@ -322,7 +322,7 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
             .token_id = a->token_id,
         };
         memcpy(lso.key, a->log_key, sizeof lso.key);
-        lso.metrics = serve_metrics;
+        lso.metrics = a->metrics ? serve_metrics : NULL;
         lso.metrics_userdata = a->metrics;
         r = xp_logserver_new(&lso, &a->logserver, err);
         if (r < 0)
@@ -545,7 +545,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_datadir_make(a->data_dir, err);
         if (r < 0)
                 return r;
-        r = start_metrics(a, err);
+        r = a->metrics_interval_ms < 0 ? 0 : start_metrics(a, err);
         if (r < 0)
                 return r;
         state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);

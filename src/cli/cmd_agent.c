@@ -50,7 +50,9 @@ static const char usage[] =
     "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
     "                           (default /etc/xpool/auth.json)\n"
     "      --metrics-interval DURATION  how often devices, the node and containers are sampled\n"
-    "                           for /metrics (default 10s; docs/monitoring.md)\n" XP_CLI_PODNET_USAGE;
+    "                           for /metrics (default 10s; docs/monitoring.md)\n"
+    "      --no-metrics         no /metrics and no sampling (kubectl top then has no figures\n"
+    "                           for this node)\n" XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -69,6 +71,7 @@ enum {
         OPT_REGISTRIES,
         OPT_AUTH_FILE,
         OPT_METRICS_INTERVAL,
+        OPT_NO_METRICS,
 };
 
 static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
@@ -176,6 +179,9 @@ static int agent_option(int c, const char *arg, void *userdata)
                 break;
         case OPT_METRICS_INTERVAL:
                 return duration_option("metrics-interval", arg, &a->o->metrics_interval_ms);
+        case OPT_NO_METRICS:
+                a->o->metrics_interval_ms = -1;
+                break;
         case XP_CLI_OPT_POD_NETWORK:
         case XP_CLI_OPT_CNI_CONF_DIR:
         case XP_CLI_OPT_CNI_BIN_DIR:
@@ -231,6 +237,7 @@ static const struct option agent_options[] = {
     {"registries", required_argument, NULL, OPT_REGISTRIES},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
+    {"no-metrics", no_argument, NULL, OPT_NO_METRICS},
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
