@@ -511,6 +511,39 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
         return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
 }
 
+/* The agent with its pods' map and its event fds (freed with xp_agent_free() either way). */
+static int agent_alloc(struct xp_agent **ret, struct xp_error *err)
+{
+        struct xp_agent *a = calloc(1, sizeof(*a));
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        *ret = a;
+        a->stop_fd = -1;
+        r = xp_agent_pods_init(&a->pods);
+        if (r < 0)
+                return r;
+        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
+                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
+        return 0;
+}
+
+/* The node's devices, the data directory, and the metrics threads over them. */
+static int discover(struct xp_agent *a, struct xp_error *err)
+{
+        int r = xp_device_discover(&a->discovery, &a->inventory, err);
+
+        if (r < 0)
+                return xp_error_prefix(err, r, "discovering the node's devices");
+        r = xp_datadir_make(a->data_dir, err);
+        if (r < 0)
+                return r;
+        return a->metrics_interval_ms < 0 ? 0 : start_metrics(a, err);
+}
+
 int xp_agent_new(const struct xp_agent_options *options,
                  struct xp_agent **ret,
                  struct xp_error *err)
@@ -521,17 +554,9 @@ int xp_agent_new(const struct xp_agent_options *options,
         const char *detach[2] = {NULL, NULL};
         int r;
 
-        a = calloc(1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        a->stop_fd = -1;
-        r = xp_agent_pods_init(&a->pods);
+        r = agent_alloc(&a, err);
         if (r < 0)
                 return r;
-        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
-                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
         r = copy_options(a, options, err);
         if (r < 0)
                 return r;
@@ -539,13 +564,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = token_key(a, a->log_key, err);
         if (r < 0)
                 return r;
-        r = xp_device_discover(&a->discovery, &a->inventory, err);
-        if (r < 0)
-                return xp_error_prefix(err, r, "discovering the node's devices");
-        r = xp_datadir_make(a->data_dir, err);
-        if (r < 0)
-                return r;
-        r = a->metrics_interval_ms < 0 ? 0 : start_metrics(a, err);
+        r = discover(a, err);
         if (r < 0)
                 return r;
         state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);

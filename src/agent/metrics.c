@@ -17,6 +17,7 @@
 #include "agent/metrics_internal.h"
 #include "xpool/devsample.h"
 #include "xpool/log.h"
+#include "xpool/timeutil.h"
 
 #define DEFAULT_INTERVAL_MS 10000
 
@@ -46,29 +47,14 @@ struct xp_agent_metrics {
         bool device_started, render_started;
 };
 
-static int64_t monotonic_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Waits up to ms, until stopping, or (flag not NULL) until *flag is set, which it clears: true
  * when stopping. Called with the lock held.
  */
 static bool wait_locked(struct xp_agent_metrics *m, int64_t ms, bool *flag)
 {
-        struct timespec until;
+        struct timespec until = xp_monotonic_deadline(ms);
 
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-        }
         while (!m->stopping && !(flag && *flag) &&
                pthread_cond_timedwait(&m->wake, &m->lock, &until) == 0)
                 ;
@@ -84,12 +70,12 @@ static void *device_main(void *arg)
         pthread_mutex_lock(&m->lock);
         while (!m->stopping) {
                 struct xp_device_samples fresh = {0}, old;
-                int64_t start = monotonic_ms();
+                int64_t start = xp_monotonic_ms();
                 int r;
 
                 pthread_mutex_unlock(&m->lock);
                 r = xp_device_sampler_read(m->sampler, start, &fresh); /* may hang */
-                fresh.duration_ms = monotonic_ms() - start;
+                fresh.duration_ms = xp_monotonic_ms() - start;
                 pthread_mutex_lock(&m->lock);
                 if (r >= 0) {
                         old = m->samples;
@@ -139,7 +125,7 @@ static void render_round(struct xp_agent_metrics *m, const struct mview *view)
             .node_name = m->node_name,
             .hostname = m->hostname,
             .sample_age_s =
-                m->have_samples ? (double)(monotonic_ms() - m->samples.taken_ms) / 1000.0 : -1,
+                m->have_samples ? (double)(xp_monotonic_ms() - m->samples.taken_ms) / 1000.0 : -1,
         };
         r = render(&w, XP_EXPO_TEXT, &mr, false, &fresh[0]);
         if (r >= 0)
@@ -254,15 +240,11 @@ void xp_agent_metrics_free(struct xp_agent_metrics *m)
 static int metrics_alloc(const struct xp_agent_metrics_config *c, struct xp_agent_metrics **ret)
 {
         struct xp_agent_metrics *m = calloc(1, sizeof(*m));
-        pthread_condattr_t attr;
 
         if (!m)
                 return -ENOMEM;
         pthread_mutex_init(&m->lock, NULL);
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&m->wake, &attr);
-        pthread_condattr_destroy(&attr);
+        xp_cond_init_monotonic(&m->wake);
         m->inventory = c->inventory;
         m->pods = c->pods;
         m->interval_ms = c->interval_ms > 0 ? c->interval_ms : DEFAULT_INTERVAL_MS;

@@ -38,6 +38,7 @@
 #include "xpool/macro.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 #define WAKE_MS 100 /* longest sleep before checking for shutdown */
 
@@ -296,23 +297,15 @@ static void collect(struct xp_scheduler *s)
 
 static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
 
-static int64_t now_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One attempt, counted and timed for /metrics. */
 static void schedule_one(struct xp_scheduler *s, struct pending *p)
 {
         enum xp_scheduler_result result = XP_SCHEDULER_SCHEDULED;
-        int64_t start = now_ns();
+        int64_t start = xp_monotonic_ns();
 
         place_one(s, p, &result);
         atomic_fetch_add(&s->attempts[result], 1);
-        xp_histogram_observe(&s->attempt_seconds, (double)(now_ns() - start) / 1e9);
+        xp_histogram_observe(&s->attempt_seconds, (double)(xp_monotonic_ns() - start) / 1e9);
 }
 
 const char *xp_scheduler_result_to_string(enum xp_scheduler_result result)

@@ -192,6 +192,36 @@ static int plan_add_id(struct sim_plan *plan, size_t owner, const char *id)
         return 0;
 }
 
+/* numaNode: [..] of a count entry: one NUMA node per device; the first stays for the decoder. */
+static int plan_numa_list(
+    const struct sim_source *src, struct sim_entry *e, size_t j, json_t *numa, json_t *entry)
+{
+        struct xp_path path;
+
+        sim_path(&path, "devices", j, "numaNode");
+        if (!e->has_count)
+                return fail_at(src,
+                               &path,
+                               -EINVAL,
+                               "a list of NUMA nodes needs count: N, with one node per device");
+        if (json_array_size(numa) != e->count)
+                return fail_at(src,
+                               &path,
+                               -EINVAL,
+                               "%zu NUMA nodes listed for count: %zu: give one per device",
+                               json_array_size(numa),
+                               e->count);
+        for (size_t i = 0; i < e->count; i++) {
+                if (!json_is_natural(json_array_get(numa, i), INT32_MAX)) {
+                        xp_path_push_index(&path, i);
+                        return fail_at(
+                            src, &path, -EINVAL, "expected a NUMA node number (0, 1, ...)");
+                }
+        }
+        e->numa_list = json_incref(numa);
+        return json_object_set(entry, "numaNode", json_array_get(numa, 0)) < 0 ? -ENOMEM : 0;
+}
+
 static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_t j, json_t *entry)
 {
         struct sim_entry *e = &plan->entries[j];
@@ -221,30 +251,9 @@ static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_
                 json_object_del(entry, "count");
         }
         if (json_is_array(numa)) {
-                sim_path(&path, "devices", j, "numaNode");
-                if (!e->has_count)
-                        return fail_at(
-                            src,
-                            &path,
-                            -EINVAL,
-                            "a list of NUMA nodes needs count: N, with one node per device");
-                if (json_array_size(numa) != e->count)
-                        return fail_at(src,
-                                       &path,
-                                       -EINVAL,
-                                       "%zu NUMA nodes listed for count: %zu: give one per device",
-                                       json_array_size(numa),
-                                       e->count);
-                for (size_t i = 0; i < e->count; i++) {
-                        if (!json_is_natural(json_array_get(numa, i), INT32_MAX)) {
-                                xp_path_push_index(&path, i);
-                                return fail_at(
-                                    src, &path, -EINVAL, "expected a NUMA node number (0, 1, ...)");
-                        }
-                }
-                e->numa_list = json_incref(numa);
-                if (json_object_set(entry, "numaNode", json_array_get(numa, 0)) < 0)
-                        return -ENOMEM;
+                r = plan_numa_list(src, e, j, numa, entry);
+                if (r < 0)
+                        return r;
         }
         if (e->count > 1 && json_object_get(entry, "pciAddress")) {
                 sim_path(&path, "devices", j, "pciAddress");

@@ -37,6 +37,7 @@
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 #define STREAM_BLOCK (32 * 1024)
 
@@ -260,14 +261,6 @@ bool request_is_watch(const struct request *req)
 
 /* ---- routing ------------------------------------------------------------------------------- */
 
-static int64_t http_now_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* kube-apiserver's verb label: GET and LIST and WATCH apart. */
 static const char *metric_verb(enum http_method m, const struct request *req)
 {
@@ -299,7 +292,7 @@ static void count_request(struct exchange *x, const struct reply *reply)
                             x->metric_resource ? x->metric_resource : "",
                             x->metric_subresource ? x->metric_subresource : "",
                             reply->code,
-                            (double)(http_now_ns() - x->start_ns) / 1e9);
+                            (double)(xp_monotonic_ns() - x->start_ns) / 1e9);
         if (reply->stream.read && x->metric_verb && strcmp(x->metric_verb, "WATCH") == 0) {
                 x->watching = true;
                 srv_metrics_watchers(m, 1);
@@ -460,7 +453,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         x->http = http;
         x->conn = conn;
         x->raw_target = uri ? strdup(uri) : NULL;
-        x->start_ns = http_now_ns();
+        x->start_ns = xp_monotonic_ns();
         return x;
 }
 

@@ -20,6 +20,7 @@
 #include "xpool/macro.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 #define DEFAULT_INTERVAL_MS 15000
 #define FETCH_TIMEOUT_MS    5000
@@ -433,13 +434,7 @@ static void *usage_main(void *arg)
 
                 pthread_mutex_unlock(&u->lock);
                 usage_round(u);
-                clock_gettime(CLOCK_MONOTONIC, &until);
-                until.tv_sec += u->interval_ms / 1000;
-                until.tv_nsec += (u->interval_ms % 1000) * 1000000;
-                if (until.tv_nsec >= 1000000000) {
-                        until.tv_sec++;
-                        until.tv_nsec -= 1000000000;
-                }
+                until = xp_monotonic_deadline(u->interval_ms);
                 pthread_mutex_lock(&u->lock);
                 while (!u->stopping && pthread_cond_timedwait(&u->wake, &u->lock, &until) == 0)
                         ;
@@ -473,7 +468,6 @@ int srv_usage_start(struct xp_store *store,
                     struct xp_error *err)
 {
         struct srv_usage *u = calloc(1, sizeof(*u));
-        pthread_condattr_t attr;
         int r;
 
         if (!u)
@@ -482,10 +476,7 @@ int srv_usage_start(struct xp_store *store,
         u->auth = auth;
         u->interval_ms = interval_ms > 0 ? interval_ms : DEFAULT_INTERVAL_MS;
         pthread_mutex_init(&u->lock, NULL);
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&u->wake, &attr);
-        pthread_condattr_destroy(&attr);
+        xp_cond_init_monotonic(&u->wake);
         r = -pthread_create(&u->thread, NULL, usage_main, u);
         if (r < 0) {
                 srv_usage_free(u);

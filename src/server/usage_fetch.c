@@ -16,21 +16,14 @@
 #include "usage_internal.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
+#include "xpool/timeutil.h"
 
 #define ANSWER_MAX (16 << 20)
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int wait_fd(int fd, short events, int64_t deadline)
 {
         struct pollfd p = {.fd = fd, .events = events};
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - xp_monotonic_ms();
         int r;
 
         if (left <= 0)
@@ -105,7 +98,7 @@ int usage_fetch(const struct usage_target *t,
                 size_t *ret_len,
                 struct xp_error *err)
 {
-        int64_t deadline = mono_ms() + timeout_ms;
+        int64_t deadline = xp_monotonic_ms() + timeout_ms;
         char signature[XP_LOGSIGN_TEXT_MAX], *head = NULL, *body;
         _cleanup_free_ char *answer = NULL;
         _cleanup_close_ int fd = -1;
