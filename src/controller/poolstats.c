@@ -428,8 +428,7 @@ void xp_poolstats_free(struct xp_poolstats *st)
         free(st);
 }
 
-static int
-poolstats_new(struct xp_registry *registry, struct xp_poolstats **ret, struct xp_error *err)
+int xp_poolstats_new(struct xp_registry *registry, struct xp_poolstats **ret, struct xp_error *err)
 {
         struct xp_poolstats *st = calloc(1, sizeof(*st));
         int r;
@@ -462,7 +461,7 @@ int xp_poolstats_start(struct xp_registry *registry,
                        struct xp_error *err)
 {
         struct xp_poolstats *st;
-        int r = poolstats_new(registry, &st, err);
+        int r = xp_poolstats_new(registry, &st, err);
 
         if (r < 0)
                 return r;
@@ -477,7 +476,9 @@ int xp_poolstats_start(struct xp_registry *registry,
 
 int xp_poolstats_step(struct xp_poolstats *st, struct xp_error *err)
 {
-        return xp_informer_sync(st->informer, err);
+        int r = xp_informer_sync(st->informer, err);
+
+        return r < 0 ? r : 0;
 }
 
 void xp_poolstats_read(struct xp_poolstats *st, struct xp_poolstats_view *ret)

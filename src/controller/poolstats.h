@@ -48,6 +48,8 @@ struct xp_poolstats_view {
 
 extern const char *const xp_poolstats_phase_names[XP_POOLSTATS_PHASES];
 
+/* Lists pods and nodes, without a thread: a test calls xp_poolstats_step(). */
+int xp_poolstats_new(struct xp_registry *registry, struct xp_poolstats **ret, struct xp_error *err);
 /* Lists pods and nodes and starts following them. Stop with xp_poolstats_free(). */
 int xp_poolstats_start(struct xp_registry *registry,
                        struct xp_poolstats **ret,
