@@ -176,15 +176,17 @@ check "the kinds of n1: NPUs" 0 grep -E '^n1 +npu +1 +0 ' "$tmp/top.out"
 # ---- a hung driver: scrapes still answer at once -------------------------------------------------
 echo 3000 >"$tmp/hang"
 sleep 1.5 # the sampler is inside a hung call now
-# 20 scrapes: each within 50 ms; on a loaded 2-core VM one may wait for a core, so one of the 20
-# may take up to 250 ms (a scrape that waited for the driver would take 3 s)
-slow=0 late=0
+# 20 scrapes while every NVML call sleeps 3 s: a scrape that waited for the driver would take
+# seconds. Their median must be within 50 ms and each within 1 s: on the shared 2-core VM, under
+# a load of 15, a scrape may wait tens of milliseconds for a core, which says nothing of ours.
+times=()
 for _ in $(seq 20); do
-  t=$(curl -s --max-time 5 -o /dev/null -w '%{time_total}' "http://127.0.0.1:$p2/metrics")
-  awk -v t="$t" 'BEGIN { exit !(t < 0.05) }' || { slow=$((slow + 1)); echo "slow scrape: $t s"; }
-  awk -v t="$t" 'BEGIN { exit !(t < 0.25) }' || late=$((late + 1))
+  times+=("$(curl -s --max-time 5 -o /dev/null -w '%{time_total}' "http://127.0.0.1:$p2/metrics")")
 done
-check "scrapes answer within 50 ms while NVML hangs" 0 test "$slow" -le 1 -a "$late" -eq 0
+printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
+median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
+echo "scrapes while NVML hangs: median $median s, slowest $worst s"
+check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
 poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s http://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
 cat >"$tmp/cpu.yaml" <<'YAML'
 apiVersion: v1
