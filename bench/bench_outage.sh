@@ -45,7 +45,7 @@ done
 [[ -n $url ]] || { echo "bench_outage: the server did not start" >&2; exit 1; }
 "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
   --node-name n1 --data-dir "$tmp/agent" --listen 127.0.0.1:0 --heartbeat 500ms \
-  >>"$tmp/agent.log" 2>&1 &
+  --default-runtime process >>"$tmp/agent.log" 2>&1 &
 agent_pid=$!
 
 for i in $(seq "$exits"); do

@@ -487,6 +487,8 @@ int main(int argc, char **argv)
                                 (char *)(cni_conf_dir ? cni_conf_dir : "/nonexistent"),
                                 "--netns-dir",
                                 netns_dir,
+                                "--default-runtime",
+                                "process",
                                 NULL};
 
                 if (spawn("agent.log", args, &agent) < 0)

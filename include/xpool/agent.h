@@ -51,6 +51,14 @@ struct xp_agent_options {
         /* images (docs/images.md): the image store is DATA/images */
         const char *registries_file; /* NULL: XP_IMAGE_REGISTRIES_DEFAULT when it exists */
         const char *auth_file;       /* NULL: XP_IMAGE_AUTH_DEFAULT when it exists */
+        /* containers (docs/containers.md) */
+        const char *default_runtime; /* the runtime class of pods that name none; NULL: "crun" */
+        const char *const *runtime_classes; /* "NAME=PATH" each, NULL-terminated: OCI runtimes
+                                               beside the built-in process, crun and runc */
+        const char *cdi_dir; /* the node's CDI specs; NULL: /var/run/cdi, or DATA/cdi on a node
+                                with simulated devices */
+        const char *const *allowed_host_paths; /* hostPath volumes must be below one of these
+                                                  (NULL-terminated); NULL: none is allowed */
         /* the pod network (docs/networking.md): */
         bool host_network_only;      /* every pod on the node's network (--pod-network host) */
         const char *cni_conf_dir;    /* NULL: /etc/cni/net.d */

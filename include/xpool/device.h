@@ -51,6 +51,27 @@ int xp_device_discover(const struct xp_discovery_config *config,
                        struct xp_node_inventory **ret,
                        struct xp_error *err);
 
+/*
+ * The shared control nodes a vendor's user-space stack opens besides each device's own nodes
+ * (NVIDIA's /dev/nvidiactl and /dev/nvidia-uvm, AMD GPUs' /dev/kfd, Huawei's
+ * /dev/davinci_manager, ...), NULL-terminated, static; NULL for a vendor without any.
+ */
+const char *const *xp_device_control_nodes(const struct xp_device *device);
+
+/*
+ * Stand-ins for the device nodes of the inventory's simulated devices, so that a container can be
+ * given them as it would be given real ones: for each node /dev/NAME of a simulated device,
+ * the character device dir/NAME (dir created 0755 when missing), made with mknod when missing
+ * with major XP_SIM_DEVICE_MAJOR (reserved for local use by the kernel's device list: no
+ * driver answers it, so an open fails with ENXIO) and minors 0, 1, ... in order; existing ones
+ * are kept. A node that is not directly below /dev is left out. -errno with err naming the
+ * path.
+ */
+#define XP_SIM_DEVICE_MAJOR 120
+int xp_device_sim_nodes(const struct xp_node_inventory *inventory,
+                        const char *dir,
+                        struct xp_error *err);
+
 /* The names of all backends, in the order they run, NULL-terminated. */
 const char *const *xp_device_backend_names(void);
 

@@ -30,6 +30,8 @@
 
 struct xp_runtime;
 
+#define XP_RUNTIME_IPC_DIR "/run/xpool/ipc"
+
 struct xp_runtime_options {
         const char *state_dir;   /* DATA/containers: created when missing */
         const char *log_dir;     /* DATA/logs: created when missing */
@@ -44,6 +46,11 @@ struct xp_runtime_options {
          * Resolved at each start, so a path made later is hidden too; state_dir and log_dir are
          * always hidden. */
         const char *const *hide_paths;
+        /* Where OCI containers' CDI devices are looked up (xp_cdi_resolve()); NULL: XP_CDI_DIR. */
+        const char *cdi_dir;
+        /* Where pods' IPC namespaces are pinned (a bind mount per pod, as CRI-O's pinns); NULL:
+         * XP_RUNTIME_IPC_DIR. */
+        const char *ipc_dir;
         /* Mount points no container's mount namespace keeps a copy of (detached from it), NULL-
          * terminated, absolute; copied: the directory of the pods' network namespaces, whose
          * mounts would otherwise keep every pod's namespace alive while a container lives. */
@@ -83,6 +90,59 @@ unsigned xp_runtime_isolation(const struct xp_runtime *rt);
  * without limits; ..."), NULL if it is not. Borrowed from rt. */
 const char *xp_runtime_warning(const struct xp_runtime *rt);
 
+/* ---- OCI containers (src/runtime/oci*.c, docs/containers.md) ------------------------------- */
+
+/* What a volume of an OCI container is on the node. */
+enum xp_volume_kind {
+        XP_VOLUME_HOST_PATH,        /* a path of the node (source) */
+        XP_VOLUME_EMPTY_DIR,        /* a directory of the pod's own, kept while the pod is here */
+        XP_VOLUME_EMPTY_DIR_MEMORY, /* the same on a tmpfs (emptyDir medium Memory) */
+};
+
+/* One volume mount of an OCI container, as the pod's volumeMounts says. */
+struct xp_container_mount {
+        enum xp_volume_kind kind;
+        const char *volume;      /* the pod's name of the volume: an emptyDir's directory */
+        const char *source;      /* hostPath: the node's path (absolute, normalized) */
+        const char *allowed;     /* hostPath: the allowed prefix that admitted it; the runtime
+                                    checks that the resolved path (symbolic links followed) is
+                                    still below it */
+        const char *host_type;   /* hostPath: "", DirectoryOrCreate, Directory, FileOrCreate,
+                                    File, Socket, CharDevice, BlockDevice (NULL: "") */
+        uint64_t size_bytes;     /* a memory emptyDir's sizeLimit (0: tmpfs' default) */
+        const char *sub_path;    /* NULL, or a relative path below the volume */
+        const char *destination; /* absolute, in the container */
+        bool read_only;
+        const char *propagation; /* NULL: private; "rslave" (HostToContainer), "rshared" */
+};
+
+/* The user of an OCI container, resolved in its root file system when it has names. */
+struct xp_container_user {
+        bool uid_set, gid_set; /* runAsUser, runAsGroup (the pod's) */
+        uid_t uid;
+        gid_t gid;
+        const char *image_user; /* without runAsUser: the image's User ("app", "1000:staff", ...);
+                                   NULL or "": root */
+        const gid_t *supplemental; /* the pod's supplementalGroups */
+        size_t n_supplemental;
+};
+
+struct xp_container_oci {
+        const char *runtime_class; /* the runtime class (names the runtime's state directory) */
+        const char *runtime_path;  /* the OCI runtime executable: crun, runc, runsc, ... */
+        char *const *layers;       /* the image's unpacked layers, bottom first, NULL-terminated */
+        const char *image;         /* the image, for messages */
+        struct xp_container_user user;
+        const char *hostname; /* the pod's host name */
+        const char *pod_ip;   /* the pod's address for /etc/hosts; NULL: 127.0.1.1 */
+        const char *netns;    /* the pod's network namespace (a path); NULL: the node's */
+        const struct xp_container_mount *mounts;
+        size_t n_mounts;
+        char *const *cdi_devices; /* fully qualified CDI device names, NULL-terminated (or NULL) */
+        const char *apparmor;     /* NULL: the runtime's default profile where AppArmor is
+                                     enabled; "unconfined"; else a profile loaded on the node */
+};
+
 struct xp_container_launch {
         const char *pod_uid, *pod_namespace, *pod_name, *container;
         unsigned attempt;        /* restart count: the log file <attempt>.log */
@@ -98,6 +158,11 @@ struct xp_container_launch {
         /* NULL: xp_contain_default(). What this machine cannot apply (xp_runtime_isolation())
          * is left out, as xp_runtime_warning() says. */
         const struct xp_contain *contain;
+        /* NULL: a process of the node (the process runtime). Else a container run by an OCI
+         * runtime from its image's layers: argv, env and working_dir are the container's own
+         * (the image's config applied), set_user/uid/gid are ignored for oci->user; it joins
+         * contain->netns as the process would. */
+        const struct xp_container_oci *oci;
 };
 
 struct xp_container_record {
@@ -190,6 +255,19 @@ int xp_runtime_log_dir(const struct xp_runtime *rt,
                        const char *pod_uid,
                        const char *container,
                        char **ret);
+/*
+ * Why OCI containers cannot run here, or run with less (no overlayfs; AppArmor not enabled, or
+ * its profile not loaded), one sentence each; NULL when nothing is missing. Borrowed from rt.
+ */
+const char *xp_runtime_oci_warning(const struct xp_runtime *rt);
+
+/*
+ * Removes what a pod left on the node beyond its containers (its emptyDir volumes, its IPC
+ * namespace, its hosts files), once it is gone from the server. Its containers must be removed
+ * first: -EBUSY while one has state. Missing is fine.
+ */
+int xp_runtime_remove_pod(struct xp_runtime *rt, const char *pod_uid, struct xp_error *err);
+
 /*
  * Entry point of `xpool __shim STATE_DIR` (hidden subcommand): argv[0] is "__shim", argv[1] the
  * container's state directory; fd 3 is the pipe to xp_runtime_start(). Returns the process exit

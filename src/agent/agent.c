@@ -301,6 +301,8 @@ static int start_metrics(struct xp_agent *a, struct xp_error *err)
             .interval_ms = a->metrics_interval_ms,
         };
 
+        if (a->metrics_interval_ms < 0)
+                return 0; /* --no-metrics */
         return xp_agent_metrics_new(&c, &a->metrics, err);
 }
 
@@ -511,69 +513,18 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
         return r < 0 ? xp_error_prefix(err, r, "opening the image store") : 0;
 }
 
-/* The agent with its pods' map and its event fds (freed with xp_agent_free() either way). */
-static int agent_alloc(struct xp_agent **ret, struct xp_error *err)
+/* The runtime in DATA/containers and DATA/logs, with what it can contain and the node's CDI
+ * specs written for its OCI containers. */
+static int open_runtime(struct xp_agent *a, struct xp_error *err)
 {
-        struct xp_agent *a = calloc(1, sizeof(*a));
-        int r;
-
-        if (!a)
-                return -ENOMEM;
-        *ret = a;
-        a->stop_fd = -1;
-        r = xp_agent_pods_init(&a->pods);
-        if (r < 0)
-                return r;
-        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
-                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
-        return 0;
-}
-
-/* The node's devices, the data directory, and the metrics threads over them. */
-static int discover(struct xp_agent *a, struct xp_error *err)
-{
-        int r = xp_device_discover(&a->discovery, &a->inventory, err);
-
-        if (r < 0)
-                return xp_error_prefix(err, r, "discovering the node's devices");
-        r = xp_datadir_make(a->data_dir, err);
-        if (r < 0)
-                return r;
-        return a->metrics_interval_ms < 0 ? 0 : start_metrics(a, err);
-}
-
-int xp_agent_new(const struct xp_agent_options *options,
-                 struct xp_agent **ret,
-                 struct xp_error *err)
-{
-        _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
-        const char *detach[2] = {NULL, NULL};
+        const char *detach[2] = {a->netns_dir, NULL};
         int r;
 
-        r = agent_alloc(&a, err);
-        if (r < 0)
-                return r;
-        r = copy_options(a, options, err);
-        if (r < 0)
-                return r;
-        detach[0] = a->netns_dir;
-        r = token_key(a, a->log_key, err);
-        if (r < 0)
-                return r;
-        r = discover(a, err);
-        if (r < 0)
-                return r;
         state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
         log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
         if (!state_dir || !log_dir)
                 return -ENOMEM;
-        r = open_network(a, err);
-        if (r < 0)
-                return r;
         r = xp_runtime_open(
             &(struct xp_runtime_options){.state_dir = state_dir,
                                          .log_dir = log_dir,
@@ -582,12 +533,77 @@ int xp_agent_new(const struct xp_agent_options *options,
                                          .log_max_bytes = a->log_max_bytes,
                                          .log_max_files = a->log_max_files,
                                          .hide_paths = (const char *const *)a->hide_paths,
+                                         .cdi_dir = a->containers.cdi_dir,
                                          .detach_paths = a->host_network_only ? NULL : detach},
             &a->runtime,
             err);
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
+        xp_agent_containers_publish(a);
+        return 0;
+}
+
+/* The lease, watch and reconcile threads. */
+static int start_threads(struct xp_agent *a, struct xp_error *err)
+{
+        int r;
+
+        r = start_thread(
+            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
+        if (r >= 0)
+                r = start_thread(
+                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
+        if (r >= 0)
+                r = start_thread(a,
+                                 &a->reconcile_thread,
+                                 &a->reconcile_started,
+                                 xp_agent_reconcile_thread,
+                                 "reconcile",
+                                 err);
+        return r;
+}
+
+int xp_agent_new(const struct xp_agent_options *options,
+                 struct xp_agent **ret,
+                 struct xp_error *err)
+{
+        _cleanup_(xp_agent_freep) struct xp_agent *a = NULL;
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        int r;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->stop_fd = -1;
+        r = xp_agent_pods_init(&a->pods);
+        if (r < 0)
+                return r;
+        a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        a->pods.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (a->stop_fd < 0 || a->pods.wake_fd < 0)
+                return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
+        r = copy_options(a, options, err);
+        if (r < 0)
+                return r;
+        r = token_key(a, a->log_key, err);
+        if (r < 0)
+                return r;
+        r = xp_device_discover(&a->discovery, &a->inventory, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "discovering the node's devices");
+        r = xp_datadir_make(a->data_dir, err);
+        if (r >= 0)
+                r = start_metrics(a, err);
+        if (r >= 0)
+                r = xp_agent_containers_init(a, options, err);
+        if (r < 0)
+                return r;
+        r = open_network(a, err);
+        if (r >= 0)
+                r = open_runtime(a, err);
+        if (r < 0)
+                return r;
         r = open_images(a, options, err);
         if (r < 0)
                 return r;
@@ -623,18 +639,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_apiclient_new(&a->api, &a->lease_client, err);
         if (r < 0)
                 return r;
-        r = start_thread(
-            a, &a->lease_thread, &a->lease_started, xp_agent_lease_thread, "lease", err);
-        if (r >= 0)
-                r = start_thread(
-                    a, &a->watch_thread, &a->watch_started, xp_agent_watch_thread, "watch", err);
-        if (r >= 0)
-                r = start_thread(a,
-                                 &a->reconcile_thread,
-                                 &a->reconcile_started,
-                                 xp_agent_reconcile_thread,
-                                 "reconcile",
-                                 err);
+        r = start_threads(a, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
@@ -704,5 +709,6 @@ void xp_agent_free(struct xp_agent *a)
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
                 free(a->hide_paths[i]);
         free(a->hide_paths);
+        xp_agent_containers_done(&a->containers);
         free(a);
 }

@@ -121,6 +121,62 @@ struct xp_agent_pods {
         int wake_fd;
 };
 
+/* How the agent runs containers (containers.c): its runtime classes, CDI, volumes. */
+struct xp_agent_containers {
+        struct xp_runtime_class *classes; /* names and paths owned */
+        size_t n_classes;
+        char *default_runtime;
+        char **allowed_host_paths; /* NULL-terminated */
+        char *cdi_dir;
+        char *sim_dev_dir; /* the simulated devices' stand-in nodes; NULL: none simulated */
+};
+
+/* From the options (after discovery): the classes, the CDI directory, the allowed paths, into
+ * a->containers and a->policy. -EINVAL with err for a bad --runtime-class or
+ * --default-runtime, -ENOMEM. */
+int xp_agent_containers_init(struct xp_agent *a,
+                             const struct xp_agent_options *o,
+                             struct xp_error *err);
+/* The node's CDI specs (and the simulated devices' stand-in nodes), written once the runtime is
+ * open; a failure is logged (containers then cannot be given devices), not fatal. */
+void xp_agent_containers_publish(struct xp_agent *a);
+void xp_agent_containers_done(struct xp_agent_containers *c);
+
+/* What a container's launch is built from (on a starter thread). */
+struct xp_agent_launch_in {
+        const struct xp_pod *pod;
+        const char *container;
+        bool init;
+        unsigned attempt;
+        const struct xp_node *node;
+        xp_launch_dev_lookup_fn lookup;
+        uint64_t pids_max;
+        const struct xp_launch_policy *policy;
+        struct xp_image_store *images;
+};
+
+/* What a launch from an image borrows, kept until the start is over. */
+struct xp_agent_launch_keep {
+        struct xp_image *image;
+        char **layers;
+};
+
+/*
+ * The launch of one container as its pod's runtime class says: a process of the node
+ * (xp_launch_build()), or a container from its image, taken from the store and held for the
+ * container (xp_launch_build_image()). -EPERM for a runtime class the node lacks; the builders'
+ * errors. keep is cleared with xp_agent_launch_keep_done() once the start is over.
+ */
+int xp_agent_container_launch(const struct xp_agent_launch_in *in,
+                              struct xp_launch **ret,
+                              struct xp_agent_launch_keep *keep,
+                              struct xp_error *err);
+void xp_agent_launch_keep_done(struct xp_agent_launch_keep *keep);
+/* The name a container holds its image under ("<pod uid>_<container>"). */
+int xp_agent_image_holder(const char *uid, const char *container, char buf[static 256]);
+/* Whether pod runs under an OCI runtime class (its containers' images are pulled). */
+bool xp_agent_runs_images(const struct xp_agent *a, const struct xp_pod *pod);
+
 struct xp_agent_network;
 struct xp_podnet;
 
@@ -137,6 +193,7 @@ struct xp_agent {
         struct xp_launch_policy policy;      /* the flags, and what the runtime can isolate with */
         struct xp_agent_isolation isolation; /* the same, for the IsolationDegraded condition */
         char **hide_paths;                   /* NULL-terminated: what no container may see */
+        struct xp_agent_containers containers; /* runtime classes, CDI, hostPath allow-list */
 
         struct xp_apiclient_options api; /* strings borrowed from the fields above */
         struct xp_node_inventory *inventory;

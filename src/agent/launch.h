@@ -14,6 +14,7 @@
 #include "xpool/cgroup.h"
 #include "xpool/contain.h"
 #include "xpool/error.h"
+#include "xpool/image.h"
 #include "xpool/object.h"
 #include "xpool/runtime.h"
 
@@ -30,6 +31,15 @@ typedef int (*xp_launch_dev_lookup_fn)(const char *path,
                                        struct xp_cgroup_device *ret,
                                        void *userdata);
 
+/* The runtime class every node knows: a process of the node, on its own file system. */
+#define XP_RUNTIME_CLASS_PROCESS "process"
+
+/* A runtime class (runtimeClassName) of this node: the process runtime, or an OCI runtime. */
+struct xp_runtime_class {
+        const char *name; /* a DNS label: "crun", "runc", "kata", "process" */
+        const char *path; /* the OCI runtime's executable; NULL: the process runtime */
+};
+
 /* What this node allows and can do: the agent's flags and its runtime's isolation. */
 struct xp_launch_policy {
         bool allow_privileged;         /* --allow-privileged */
@@ -37,9 +47,24 @@ struct xp_launch_policy {
         unsigned isolation;            /* xp_runtime_isolation(): XP_ISOLATION_* bits */
         uid_t default_uid;             /* who a container runs as without runAsUser (the agent) */
         const char *node_name;         /* for messages */
+        /* runtimeClassName's classes (--runtime-class) and the one of pods that name none
+         * (--default-runtime); none: every pod runs as processes */
+        const struct xp_runtime_class *runtime_classes;
+        size_t n_runtime_classes;
+        const char *default_runtime;
+        /* hostPath volumes must be below one of these (--allow-host-path), NULL-terminated;
+         * NULL: none is allowed */
+        const char *const *allowed_host_paths;
         /* why pods cannot get a network of their own on this node (NULL: they can, or every
          * pod is on the node's network by the operator's choice) */
         const char *network_unavailable;
+};
+
+/* What a container that runs from its image runs from (xp_launch_build_image()). */
+struct xp_launch_image {
+        const struct xp_runtime_class *runtime; /* an OCI runtime */
+        const struct xp_image *image;           /* its config (include/xpool/image.h) */
+        char *const *layers;                    /* its layers, bottom first, NULL-terminated */
 };
 
 /* Owns everything `launch` points to; pod and node are not referenced after the build except
@@ -54,6 +79,12 @@ struct xp_launch {
         size_t n_devices;
         char *cpuset;              /* limits.cpuset_cpus */
         struct xp_contain contain; /* launch.contain */
+        /* a container that runs from its image (launch.oci) */
+        struct xp_container_oci oci;
+        struct xp_container_mount *mounts; /* oci.mounts */
+        char **cdi_devices;                /* oci.cdi_devices */
+        gid_t *supplemental;               /* oci.user.supplemental */
+        char *hostname;
 };
 
 /*
@@ -90,8 +121,42 @@ int xp_launch_build(const struct xp_pod *pod,
                     const struct xp_launch_policy *policy,
                     struct xp_launch **ret,
                     struct xp_error *err);
+/*
+ * As xp_launch_build() for a container that runs from its image under an OCI runtime
+ * (launch.oci): argv from the image's Entrypoint and Cmd with the container's command and args
+ * as Kubernetes combines them (command replaces Entrypoint and drops Cmd; args replace Cmd);
+ * env the image's, then xpool's and the devices' and the container's over it; working directory
+ * the container's, else the image's; the user runAsUser/runAsGroup, else the image's User; the
+ * devices of the placement as CDI names (the runtime injects them from the node's CDI specs);
+ * the pod's emptyDir and hostPath volumes as volumeMounts mount them. -EINVAL for what cannot
+ * run (no command at all: the image has neither Entrypoint nor Cmd); -EPERM with the message
+ * for what the node refuses (a hostPath outside --allow-host-path, a volume kind xpool does not
+ * serve, runAsNonRoot with an image whose user is root or a name).
+ */
+int xp_launch_build_image(const struct xp_pod *pod,
+                          const char *container,
+                          bool init,
+                          unsigned attempt,
+                          const struct xp_node *node,
+                          uint64_t pids_max,
+                          const struct xp_launch_policy *policy,
+                          const struct xp_launch_image *image,
+                          struct xp_launch **ret,
+                          struct xp_error *err);
 void xp_launch_free(struct xp_launch *l);
 XP_DEFINE_FREEP(struct xp_launch, xp_launch_free)
+
+/*
+ * The runtime class pod runs under: its runtimeClassName, else policy's default_runtime; the
+ * process runtime when policy has no classes. -ENOENT with err naming the class and the node's
+ * classes when the node has no such class.
+ */
+int xp_launch_runtime_class(const struct xp_pod *pod,
+                            const struct xp_launch_policy *policy,
+                            const struct xp_runtime_class **ret,
+                            struct xp_error *err);
+/* Whether the class is an OCI runtime's (its containers run from their images). */
+bool xp_launch_runs_images(const struct xp_runtime_class *cls);
 
 /* Whether c asks for a device resource (an extended resource); *which names the first. */
 bool xp_launch_requests_devices(const struct xp_container *c, const char **which);

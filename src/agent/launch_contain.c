@@ -310,7 +310,14 @@ int xp_launch_admit(const struct xp_pod *pod,
                     const char **ret_reason,
                     struct xp_error *err)
 {
-        int r = each_container(pod, policy, admit_privileged, ret_reason, err);
+        const struct xp_runtime_class *cls;
+        int r = xp_launch_runtime_class(pod, policy, &cls, err);
+
+        if (r < 0) {
+                *ret_reason = "RuntimeClassNotFound";
+                return -EPERM;
+        }
+        r = each_container(pod, policy, admit_privileged, ret_reason, err);
 
         if (r >= 0)
                 r = each_container(pod, policy, admit_isolation, ret_reason, err);

@@ -18,7 +18,7 @@
 
 bool xp_agent_pull_needed(const struct xp_container *c)
 {
-        return c->image && *c->image && c->command.n == 0;
+        return c->image && *c->image;
 }
 
 static void event(struct xp_agent_pulls *p,
@@ -257,6 +257,25 @@ int xp_agent_pull_gate(struct xp_agent_pulls *p,
         return start_pull(p, pod, w, attempt, m);
 }
 
+/*
+ * Whether a pull failed only because no registry could be reached (no route, no name, no answer)
+ * for an image the store has: it was pulled for policy Always, and a node without a registry
+ * (where xpool image import brought it) runs it as it is.
+ */
+static bool
+unreachable_but_present(struct xp_agent_pulls *p, const struct xp_pull_wait *w, int result)
+{
+        struct xp_image *img = NULL;
+        bool present;
+
+        if (result != -ECONNREFUSED && result != -EHOSTUNREACH && result != -ENETUNREACH &&
+            result != -ETIMEDOUT)
+                return false;
+        present = xp_image_get(p->store, w->image, &img, NULL) >= 0;
+        xp_image_free(img);
+        return present;
+}
+
 /* A pull w waited for is over: ready, or ErrImagePull with its back-off. */
 static void pull_over(struct xp_agent_pulls *p,
                       const struct xp_agent_pull_pod *pod,
@@ -281,6 +300,17 @@ static void pull_over(struct xp_agent_pulls *p,
                     took,
                     waited,
                     job->size);
+                make_ready(w, w->attempt, m);
+        } else if (unreachable_but_present(p, w, job->result)) {
+                /* an edge box without a registry: Always cannot pull, the node has the image */
+                event(p,
+                      pod,
+                      "Warning",
+                      "Failed",
+                      "Failed to pull image \"%s\": %s; the registry cannot be reached, so the "
+                      "image already present on machine is used",
+                      w->image,
+                      job->message);
                 make_ready(w, w->attempt, m);
         } else {
                 w->failures++;

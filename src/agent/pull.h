@@ -40,8 +40,8 @@ void xp_agent_pulls_free(struct xp_agent_pulls *p);
 /* An eventfd, readable once a pull has finished: then xp_agent_pull_take_done(). */
 int xp_agent_pulls_fd(const struct xp_agent_pulls *p);
 
-/* Whether container c runs from its image (and so needs it): until containers run under an
- * OCI runtime, those that give no command; the rest run as processes of the node. */
+/* Whether container c names an image to pull. The gate is asked only for containers that run
+ * from their images (an OCI runtime class); the process runtime's run on the node's files. */
 bool xp_agent_pull_needed(const struct xp_container *c);
 
 /* The pod a gate is asked about. */

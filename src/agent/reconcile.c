@@ -420,6 +420,8 @@ struct start_job {
         char *pod_ip; /* status.podIP of the downward API; NULL: not known */
         const char *host_ip;
         struct xp_launch *launch;
+        struct xp_image_store *images;
+        struct xp_agent_launch_keep keep; /* what an image's launch borrows */
         int result;
         struct xp_container_record record;
         char message[256];
@@ -445,6 +447,7 @@ static void job_free(struct start_job *job)
         free(job->netns);
         free(job->pod_ip);
         xp_launch_free(job->launch);
+        xp_agent_launch_keep_done(&job->keep);
         json_decref(job->pod);
         xp_container_record_clear(&job->record);
         free(job);
@@ -474,21 +477,26 @@ static int start_job_run(struct starter *s, struct start_job *job, struct xp_err
         if (r >= 0 && job->host_ip && (r = replace_string(&pod->status.host_ip, job->host_ip)) < 0)
                 xp_errorf(err, r, "out of memory");
         if (r >= 0)
-                r = xp_launch_build(pod,
-                                    job->container,
-                                    job->init,
-                                    job->attempt,
-                                    job->node,
-                                    dev_lookup,
-                                    NULL,
-                                    job->pids_max,
-                                    job->policy,
-                                    &job->launch,
-                                    err);
+                r = xp_agent_container_launch(
+                    &(struct xp_agent_launch_in){.pod = pod,
+                                                 .container = job->container,
+                                                 .init = job->init,
+                                                 .attempt = job->attempt,
+                                                 .node = job->node,
+                                                 .lookup = dev_lookup,
+                                                 .pids_max = job->pids_max,
+                                                 .policy = job->policy,
+                                                 .images = job->images},
+                    &job->launch,
+                    &job->keep,
+                    err);
         if (r < 0)
                 return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
         job->launch->contain.netns = job->netns;
-        return xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+        r = xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+        /* -EPERM is the builder's refusal (CreateContainerConfigError); the runtime's is a
+         * failed start, tried again */
+        return r == -EPERM ? -EACCES : r;
 }
 
 static void *starter_thread(void *userdata)
@@ -595,6 +603,7 @@ static int start_container(struct loop *l,
         job->node = agent->node;
         job->pids_max = agent->pids_max;
         job->policy = &agent->policy;
+        job->images = agent->images;
         job->init = a->init;
         job->attempt = a->attempt;
         job->container = strdup(a->container);
@@ -692,9 +701,12 @@ static void collect_starts(struct loop *l)
         }
 }
 
-static void forget_record(struct podstate *st, const char *container)
+static void forget_record(struct podstate *st, const char *name)
 {
+        char container[256]; /* name may be a record's own, freed below */
         size_t i = 0;
+
+        snprintf(container, sizeof(container), "%s", name);
 
         while (i < st->n_records) {
                 if (strcmp(st->records[i].container, container) == 0 && st->records[i].exited) {
@@ -704,6 +716,22 @@ static void forget_record(struct podstate *st, const char *container)
                         i++;
                 }
         }
+}
+
+/* A forgotten container holds its image no more (a hold that is not there is fine). */
+static void release_image(struct loop *l, const struct podstate *st, const char *container)
+{
+        struct xp_error err = {0};
+        char holder[256];
+
+        if (xp_agent_image_holder(st->uid, container, holder) >= 0 &&
+            xp_image_release(l->agent->images, holder, &err) < 0)
+                xp_log(LOG_WARNING,
+                       "agent: releasing the image of %s/%s %s: %s",
+                       st->namespace,
+                       st->name,
+                       container,
+                       xp_error_message(&err));
 }
 
 static struct xp_agent_pull_pod pull_pod(const struct podstate *st)
@@ -722,6 +750,9 @@ static int pull_gate(struct loop *l, struct podstate *st, const struct xp_podsyn
         size_t n = a->init ? spec->init_containers.n : spec->containers.n;
         struct xp_agent_pull_pod pod = pull_pod(st);
 
+        /* a process of the node runs on the node's files: its image is not pulled */
+        if (!xp_agent_runs_images(l->agent, st->pod))
+                return 1;
         for (size_t i = 0; i < n; i++)
                 if (xp_streq0(items[i].name, a->container))
                         return xp_agent_pull_gate(l->agent->pulls,
@@ -739,7 +770,6 @@ static bool act(struct loop *l,
                 struct podstate *st,
                 const struct xp_podsync_action *a,
                 const struct xp_agent_netview *net)
-
 {
         struct xp_agent *agent = l->agent;
         struct xp_error err = {0};
@@ -781,6 +811,8 @@ static bool act(struct loop *l,
                                xp_error_message(&err));
                         return false;
                 }
+                /* before the record goes: a->container may be its name */
+                release_image(l, st, a->container);
                 forget_record(st, a->container);
                 return true;
         case XP_PODSYNC_DELETE_POD:
@@ -979,6 +1011,13 @@ static void drop_states(struct loop *l)
                     err.code != -ENOENT)
                         xp_log(LOG_WARNING,
                                "agent: removing the logs of pod %s/%s: %s",
+                               st->namespace,
+                               st->name,
+                               xp_error_message(&err));
+                if (xp_runtime_remove_pod(l->agent->runtime, st->uid, &err) < 0 &&
+                    err.code != -EBUSY)
+                        xp_log(LOG_WARNING,
+                               "agent: removing what pod %s/%s left on the node: %s",
                                st->namespace,
                                st->name,
                                xp_error_message(&err));

@@ -52,7 +52,7 @@ static const char usage[] =
     "      --metrics-interval DURATION  how often devices, the node and containers are sampled\n"
     "                           for /metrics (default 10s; docs/monitoring.md)\n"
     "      --no-metrics         no /metrics and no sampling (kubectl top then has no figures\n"
-    "                           for this node)\n" XP_CLI_PODNET_USAGE;
+    "                           for this node)\n" XP_CLI_RUNTIME_USAGE XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -62,6 +62,7 @@ struct agent_args {
         char *listen;
         const char *hide[HIDE_MAX + 4]; /* --hide, then the token file, kubeconfig, server's */
         size_t n_hide;
+        struct xp_cli_runtime_flags runtime;
 };
 
 enum {
@@ -106,6 +107,10 @@ static int duration_option(const char *name, const char *arg, int64_t *ret)
 static int agent_option(int c, const char *arg, void *userdata)
 {
         struct agent_args *a = userdata;
+        int r = xp_cli_runtime_option(c, arg, "xpool agent", &a->runtime);
+
+        if (r != 0)
+                return r < 0 ? -r : 0;
 
         switch (c) {
         case 's':
@@ -238,6 +243,7 @@ static const struct option agent_options[] = {
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
     {"no-metrics", no_argument, NULL, OPT_NO_METRICS},
+    XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
@@ -299,7 +305,7 @@ static void hide_secrets(struct agent_args *a, char **server_data)
 int xp_cmd_agent(int argc, char **argv)
 {
         struct xp_agent_options o = {0};
-        struct agent_args a = {.o = &o};
+        struct agent_args a = {.o = &o, .runtime = {.o = &o}};
         struct xp_kubeconfig config = {0};
         _cleanup_free_ char *token = NULL, *listen = NULL, *server_data = NULL;
         struct xp_agent *agent = NULL;

@@ -21,11 +21,22 @@
 #include "xpool/macro.h"
 
 static const char usage[] =
-    "Usage: xpool run [OPTIONS] -- COMMAND [ARGS...]\n\n"
+    "Usage: xpool run [OPTIONS] -- COMMAND [ARGS...]\n"
+    "       xpool run --image IMAGE [OPTIONS] [-- [COMMAND] [ARGS...]]\n\n"
     "Runs COMMAND as a pod on the node the scheduler picks, with the devices asked for, prints\n"
     "its output as it comes and exits with its exit code (128+N when signal N killed it, 127 or\n"
     "126 when it could not start). While the pod waits for room, the scheduler's reason is\n"
-    "printed. Ctrl-C deletes the pod. The pod is deleted at the end unless --keep.\n\n"
+    "printed. Ctrl-C deletes the pod. The pod is deleted at the end unless --keep.\n"
+    "Without --image COMMAND runs as a process of the node, on its files (runtime class process,\n"
+    "like srun); with --image it runs in a container from IMAGE under the node's OCI runtime,\n"
+    "with the devices injected (like docker run --gpus): the words after -- replace the image's\n"
+    "Cmd (its Entrypoint stays), or with --command its Entrypoint too; none: the image's own.\n\n"
+    "      --image IMAGE        run in a container from IMAGE (docs/containers.md)\n"
+    "      --command            with --image: COMMAND replaces the image's Entrypoint\n"
+    "      --pull POLICY        with --image: Always, IfNotPresent or Never (default: Always for\n"
+    "                           :latest or no tag, else IfNotPresent)\n"
+    "      --runtime-class NAME the pod's runtimeClassName (default: process without --image,\n"
+    "                           the node's default with it)\n"
     "      --name NAME          the pod's name (default: generated from COMMAND's name)\n"
     "      --gpu N              N GPUs (nvidia.com/gpu)\n"
     "      --npu N              N NPUs (the --npu-resource resource)\n"
@@ -59,11 +70,17 @@ enum {
         OPT_NODE,
         OPT_RM,
         OPT_KEEP,
+        OPT_IMAGE,
+        OPT_COMMAND,
+        OPT_PULL,
+        OPT_RUNTIME_CLASS,
         OPT_HOST_NETWORK,
 };
 
 struct run_args {
         const char *name, *gpu, *npu, *npu_resource, *accelerator, *cpu, *memory, *restart, *node;
+        const char *image, *pull, *runtime_class;
+        bool command; /* --command: the words replace the image's Entrypoint */
         const char *resources[RESOURCES_MAX]; /* NAME=QTY, borrowed from argv */
         size_t n_resources;
         const char *env[ENV_MAX];
@@ -160,6 +177,25 @@ static int run_option(int c, const char *arg, void *userdata)
         case 'd':
                 a->detach = true;
                 break;
+        case OPT_IMAGE:
+                a->image = arg;
+                break;
+        case OPT_COMMAND:
+                a->command = true;
+                break;
+        case OPT_PULL:
+                if (strcmp(arg, "Always") != 0 && strcmp(arg, "IfNotPresent") != 0 &&
+                    strcmp(arg, "Never") != 0) {
+                        fprintf(stderr,
+                                "xpool run: --pull is Always, IfNotPresent or Never, not '%s'\n",
+                                arg);
+                        return XP_EXIT_USAGE;
+                }
+                a->pull = arg;
+                break;
+        case OPT_RUNTIME_CLASS:
+                a->runtime_class = arg;
+                break;
         }
         return 0;
 }
@@ -219,16 +255,59 @@ static int set_string(json_t *object, const char *key, const char *value)
         return json_object_set_new(object, key, json_string(value)) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * What the container runs: without --image, COMMAND as a process of the node (runtime class
+ * process); with it, the image, the words as its args (Cmd replaced) or with --command as
+ * command and args, none: its own. Kubernetes' table, as kubectl run makes them.
+ */
+static int what_to_run(const struct run_args *a, char **words, json_t *spec, json_t *container)
+{
+        json_t *args = json_object_get(container, "args");
+        bool command = !a->image || a->command;
+        int r = 0;
+
+        if (a->image) {
+                r |= set_string(container, "image", a->image);
+                if (a->pull)
+                        r |= set_string(container, "imagePullPolicy", a->pull);
+        }
+        if (a->runtime_class || !a->image)
+                r |= set_string(
+                    spec, "runtimeClassName", a->runtime_class ? a->runtime_class : "process");
+        if (command && words[0])
+                r |= json_object_set_new(container, "command", json_pack("[o]", literal(words[0])));
+        for (size_t i = command ? 1 : 0; words[0] && words[i]; i++)
+                r |= json_array_append_new(args, literal(words[i]));
+        return r;
+}
+
+/* The pod's base name: COMMAND's, else the image's repository's last component. */
+static void base_name(const struct run_args *a, char **words, char *buf, size_t size)
+{
+        char repo[256];
+
+        if (words[0] || !a->image) {
+                name_from_command(words[0] ? words[0] : "run", buf, size);
+                return;
+        }
+        snprintf(repo, sizeof(repo), "%s", a->image);
+        repo[strcspn(repo, "@")] = '\0';
+        if (strrchr(repo, ':') &&
+            strrchr(repo, ':') > (strrchr(repo, '/') ? strrchr(repo, '/') : repo))
+                *strrchr(repo, ':') = '\0';
+        name_from_command(repo, buf, size);
+}
+
 /* The pod to create. NULL on -ENOMEM. */
 static json_t *build_pod(const struct run_args *a, const char *ns, char **command)
 {
         json_auto_t *pod = NULL;
-        json_t *limits, *requests, *container, *args, *env;
+        json_t *limits, *requests, *container, *env;
         char base[64], key[256];
         int r = 0;
 
-        name_from_command(command[0], base, sizeof(base));
-        pod = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:[{s:s, s:[s], s:[], "
+        base_name(a, command, base, sizeof(base));
+        pod = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:[{s:s, s:[], "
                         "s:{s:{}, s:{}}}]}}",
                         "apiVersion",
                         "v1",
@@ -246,8 +325,6 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                         "containers",
                         "name",
                         base,
-                        "command",
-                        "",
                         "args",
                         "resources",
                         "limits",
@@ -259,10 +336,7 @@ static json_t *build_pod(const struct run_args *a, const char *ns, char **comman
                         a->name ? "name" : "generateName",
                         a->name ? a->name : key);
         container = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
-        r |= json_array_set_new(json_object_get(container, "command"), 0, literal(command[0]));
-        args = json_object_get(container, "args");
-        for (size_t i = 1; command[i]; i++)
-                r |= json_array_append_new(args, literal(command[i]));
+        r |= what_to_run(a, command, json_object_get(pod, "spec"), container);
         limits = json_object_get(json_object_get(container, "resources"), "limits");
         requests = json_object_get(json_object_get(container, "resources"), "requests");
         if (a->gpu)
@@ -729,6 +803,89 @@ static int delete_pod(struct run *run)
         return 0;
 }
 
+/* Creates the pod, its path known to the stop thread as soon as it exists: 0, or an exit status
+ * after saying why. */
+static int create_pod(struct run *run, json_t *pod)
+{
+        json_auto_t *created = NULL;
+        struct xp_error err = {0};
+        const char *name;
+        int r;
+
+        snprintf(run->pod_path, sizeof(run->pod_path), "/api/v1/namespaces/%s/pods", run->ns);
+        /* the pod path must be known to the stop thread as soon as the pod exists */
+        pthread_mutex_lock(&stop_lock);
+        r = xp_client_json(run->client, "POST", run->pod_path, NULL, pod, NULL, &created, &err);
+        name = r >= 0 ? str_at(json_object_get(created, "metadata"), "name", NULL) : NULL;
+        if (name) {
+                snprintf(run->name, sizeof(run->name), "%s", name);
+                snprintf(run->pod_path,
+                         sizeof(run->pod_path),
+                         "/api/v1/namespaces/%s/pods/%s",
+                         run->ns,
+                         run->name);
+                snprintf(stop_pod_path, sizeof(stop_pod_path), "%s", run->pod_path);
+        }
+        pthread_mutex_unlock(&stop_lock);
+        if (r < 0) {
+                xp_client_report(&err);
+                return XP_EXIT_FAILURE;
+        }
+        if (!name) {
+                fprintf(stderr, "xpool run: the server created a pod without a name\n");
+                return XP_EXIT_FAILURE;
+        }
+        return 0;
+}
+
+/* Streams each attempt's output in turn until the container ends for good. */
+static int follow(struct run *run, struct xp_error *err)
+{
+        int r;
+
+        do {
+                r = wait_for(run, STAGE_STARTED, err);
+                if (r < 0 || run->view.stage != STAGE_STARTED)
+                        break;
+                r = stream_logs(run, err);
+                if (r >= 0)
+                        r = wait_for(run, STAGE_STARTED, err);
+        } while (r >= 0 && run->view.stage == STAGE_STARTED);
+        /* a short command may be over before the pod was seen running: its output still shows */
+        if (r >= 0 && run->view.stage == STAGE_TERMINATED && run->view.restarts >= run->streamed &&
+            strcmp(run->view.reason, "StartError") != 0 &&
+            strcmp(run->view.reason, "ContainerCannotRun") != 0)
+                r = stream_logs(run, err);
+        return r;
+}
+
+/* The exit status for how the container ended, saying what went wrong. */
+static int final_status(const struct run *run, const char *what)
+{
+        int status;
+
+        switch (run->view.stage) {
+        case STAGE_TERMINATED:
+                status = run->view.exit_code;
+                if (strcmp(run->view.reason, "StartError") == 0 ||
+                    strcmp(run->view.reason, "ContainerCannotRun") == 0) {
+                        status = start_failure_status(&run->view);
+                        fprintf(stderr,
+                                "xpool run: %s could not start: %s\n",
+                                what,
+                                run->view.message[0] ? run->view.message : run->view.reason);
+                } else if (strcmp(run->view.reason, "OOMKilled") == 0) {
+                        fprintf(stderr, "xpool run: the command ran out of memory (OOMKilled)\n");
+                }
+                break;
+        default:
+                fprintf(stderr, "xpool run: pod %s: %s\n", run->name, run->view.message);
+                status = XP_EXIT_FAILURE;
+                break;
+        }
+        return status;
+}
+
 int xp_cmd_run(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -747,29 +904,37 @@ int xp_cmd_run(int argc, char **argv)
             {"keep", no_argument, NULL, OPT_KEEP},
             {"host-network", no_argument, NULL, OPT_HOST_NETWORK},
             {"detach", no_argument, NULL, 'd'},
+            {"image", required_argument, NULL, OPT_IMAGE},
+            {"command", no_argument, NULL, OPT_COMMAND},
+            {"pull", required_argument, NULL, OPT_PULL},
+            {"runtime-class", required_argument, NULL, OPT_RUNTIME_CLASS},
             {"help", no_argument, NULL, 'h'},
             XP_CLIENT_LONG_OPTIONS,
             {NULL, 0, NULL, 0},
         };
         _cleanup_(xp_client_freep) struct xp_client *client = NULL;
         struct xp_client_options copts = {0};
-        json_auto_t *pod = NULL, *created = NULL;
+        json_auto_t *pod = NULL;
         struct xp_error err = {0};
         struct run_args a = {0};
         struct run run = {0};
         pthread_t thread;
         sigset_t mask;
-        const char *name;
         int r, status;
 
         /* "+": options end at COMMAND even without "--" */
         r = xp_client_getopt(argc, argv, "+e:dn:h", options, usage, &copts, run_option, &a);
         if (r != 0)
                 return r < 0 ? 0 : r;
-        if (optind >= argc) {
+        if (optind >= argc && !a.image) {
                 fprintf(stderr,
-                        "xpool run: name the command: xpool run [OPTIONS] -- COMMAND\n\n%s",
+                        "xpool run: name the command: xpool run [OPTIONS] -- COMMAND, or an "
+                        "image: xpool run --image IMAGE\n\n%s",
                         usage);
+                return XP_EXIT_USAGE;
+        }
+        if ((a.command || a.pull) && !a.image) {
+                fprintf(stderr, "xpool run: --command and --pull go with --image\n");
                 return XP_EXIT_USAGE;
         }
         if (xp_client_new(&copts, &client, &err) < 0) {
@@ -795,48 +960,15 @@ int xp_cmd_run(int argc, char **argv)
         if (!a.detach && pthread_create(&thread, NULL, stop_thread, &mask) == 0)
                 pthread_detach(thread);
 
-        snprintf(run.pod_path, sizeof(run.pod_path), "/api/v1/namespaces/%s/pods", run.ns);
-        /* the pod path must be known to the stop thread as soon as the pod exists */
-        pthread_mutex_lock(&stop_lock);
-        r = xp_client_json(client, "POST", run.pod_path, NULL, pod, NULL, &created, &err);
-        name = r >= 0 ? str_at(json_object_get(created, "metadata"), "name", NULL) : NULL;
-        if (name) {
-                snprintf(run.name, sizeof(run.name), "%s", name);
-                snprintf(run.pod_path,
-                         sizeof(run.pod_path),
-                         "/api/v1/namespaces/%s/pods/%s",
-                         run.ns,
-                         run.name);
-                snprintf(stop_pod_path, sizeof(stop_pod_path), "%s", run.pod_path);
-        }
-        pthread_mutex_unlock(&stop_lock);
-        if (r < 0) {
-                xp_client_report(&err);
-                return XP_EXIT_FAILURE;
-        }
-        if (!name) {
-                fprintf(stderr, "xpool run: the server created a pod without a name\n");
-                return XP_EXIT_FAILURE;
-        }
+        status = create_pod(&run, pod);
+        if (status != 0)
+                return status;
         if (a.detach) {
                 printf("pod/%s created\n", run.name);
                 return 0;
         }
 
-        /* each attempt's output in turn until the container ends for good */
-        do {
-                r = wait_for(&run, STAGE_STARTED, &err);
-                if (r < 0 || run.view.stage != STAGE_STARTED)
-                        break;
-                r = stream_logs(&run, &err);
-                if (r >= 0)
-                        r = wait_for(&run, STAGE_STARTED, &err);
-        } while (r >= 0 && run.view.stage == STAGE_STARTED);
-        /* a short command may be over before the pod was seen running: its output still shows */
-        if (r >= 0 && run.view.stage == STAGE_TERMINATED && run.view.restarts >= run.streamed &&
-            strcmp(run.view.reason, "StartError") != 0 &&
-            strcmp(run.view.reason, "ContainerCannotRun") != 0)
-                r = stream_logs(&run, &err);
+        r = follow(&run, &err);
         free(run.line);
         /* From here on this thread reports and deletes; a stop signal that came first is being
          * handled by the stop thread, which holds the lock until it exits. */
@@ -848,25 +980,7 @@ int xp_cmd_run(int argc, char **argv)
                 fprintf(stderr, "xpool run: pod %s is left as it is\n", run.name);
                 return XP_EXIT_FAILURE;
         }
-        switch (run.view.stage) {
-        case STAGE_TERMINATED:
-                status = run.view.exit_code;
-                if (strcmp(run.view.reason, "StartError") == 0 ||
-                    strcmp(run.view.reason, "ContainerCannotRun") == 0) {
-                        status = start_failure_status(&run.view);
-                        fprintf(stderr,
-                                "xpool run: %s could not start: %s\n",
-                                argv[optind],
-                                run.view.message[0] ? run.view.message : run.view.reason);
-                } else if (strcmp(run.view.reason, "OOMKilled") == 0) {
-                        fprintf(stderr, "xpool run: the command ran out of memory (OOMKilled)\n");
-                }
-                break;
-        default:
-                fprintf(stderr, "xpool run: pod %s: %s\n", run.name, run.view.message);
-                status = XP_EXIT_FAILURE;
-                break;
-        }
+        status = final_status(&run, optind < argc ? argv[optind] : a.image);
         if (!a.keep && run.view.stage != STAGE_GONE)
                 delete_pod(&run);
         return status;

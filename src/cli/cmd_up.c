@@ -56,7 +56,8 @@ static const char usage[] =
     "                             the device filter are missing, and pods on the node's\n"
     "                             network where it has no pod network (off: they are refused)\n" XP_CLI_PODNET_USAGE
     "      --node-monitor-grace-period DURATION, --pod-eviction-timeout DURATION\n"
-    "                             as `xpool server` (40s, 5m): for agents of other nodes\n";
+    "                             as `xpool server` (40s, 5m): for agents of other nodes\n"
+    "      --registries FILE, --auth-file FILE  image pulls, as `xpool agent` (docs/images.md)\n" XP_CLI_RUNTIME_USAGE;
 
 enum {
         OPT_NO_TLS = 0x200,
@@ -72,6 +73,8 @@ enum {
         OPT_POD_EVICTION_TIMEOUT,
         OPT_ALLOW_PRIVILEGED,
         OPT_ALLOW_DEGRADED,
+        OPT_REGISTRIES,
+        OPT_AUTH_FILE,
 };
 
 struct up_args {
@@ -79,6 +82,7 @@ struct up_args {
         struct xp_agent_options *agent;
         char *listen, *data_dir; /* copies: --listen is split in place */
         bool no_tls, simulate;
+        struct xp_cli_runtime_flags runtime;
 };
 
 static int parse_duration(const char *flag, const char *arg, int64_t *ret)
@@ -97,7 +101,10 @@ static int parse_duration(const char *flag, const char *arg, int64_t *ret)
 static int up_option(int c, const char *arg, void *userdata)
 {
         struct up_args *a = userdata;
+        int r = xp_cli_runtime_option(c, arg, "xpool up", &a->runtime);
 
+        if (r != 0)
+                return r < 0 ? -r : 0;
         switch (c) {
         case 'l':
                 free(a->listen);
@@ -147,6 +154,12 @@ static int up_option(int c, const char *arg, void *userdata)
                 break;
         case OPT_ALLOW_DEGRADED:
                 a->agent->allow_degraded_isolation = true;
+                break;
+        case OPT_REGISTRIES:
+                a->agent->registries_file = arg;
+                break;
+        case OPT_AUTH_FILE:
+                a->agent->auth_file = arg;
                 break;
         case XP_CLI_OPT_POD_NETWORK:
         case XP_CLI_OPT_CNI_CONF_DIR:
@@ -276,6 +289,9 @@ static const struct option up_options[] = {
     {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
+    {"registries", required_argument, NULL, OPT_REGISTRIES},
+    {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {},
@@ -374,7 +390,8 @@ int xp_cmd_up(int argc, char **argv)
 {
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
         struct xp_agent_options agent_options = {0};
-        struct up_args a = {.server = &server_options, .agent = &agent_options};
+        struct up_args a = {
+            .server = &server_options, .agent = &agent_options, .runtime = {.o = &agent_options}};
         _cleanup_(paths_done) struct up_paths paths = {0};
         _cleanup_free_ char *listen = NULL, *token = NULL;
         const char *data_dir;

@@ -8,6 +8,7 @@
  *   devices[].count: N           N devices from one entry, ids "<id or sim-<kind>>-<i>", index
  *                                index+i (i = 0..N-1)
  *   devices[].numaNode: [0, 1]   one NUMA node per expanded device (needs count)
+ *   devices[].deviceNodes        "{index}" in a path is the expanded device's index
  *   links[].devices: [ids...]    one link of that level for every pair among the devices
  *
  * Before decoding, the conveniences are checked and rewritten in place (count removed, numaNode
@@ -192,9 +193,9 @@ static int plan_add_id(struct sim_plan *plan, size_t owner, const char *id)
         return 0;
 }
 
-/* numaNode: [..] of a count entry: one NUMA node per device; the first stays for the decoder. */
+/* numaNode as a list: one node per device of a count entry. */
 static int plan_numa_list(
-    const struct sim_source *src, struct sim_entry *e, size_t j, json_t *numa, json_t *entry)
+    const struct sim_source *src, struct sim_entry *e, size_t j, json_t *entry, json_t *numa)
 {
         struct xp_path path;
 
@@ -219,7 +220,9 @@ static int plan_numa_list(
                 }
         }
         e->numa_list = json_incref(numa);
-        return json_object_set(entry, "numaNode", json_array_get(numa, 0)) < 0 ? -ENOMEM : 0;
+        if (json_object_set(entry, "numaNode", json_array_get(numa, 0)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_t j, json_t *entry)
@@ -251,7 +254,7 @@ static int plan_entry(const struct sim_source *src, struct sim_plan *plan, size_
                 json_object_del(entry, "count");
         }
         if (json_is_array(numa)) {
-                r = plan_numa_list(src, e, j, numa, entry);
+                r = plan_numa_list(src, e, j, entry, numa);
                 if (r < 0)
                         return r;
         }
@@ -535,6 +538,28 @@ static const char *describe(const struct xp_device *dev, char *buf, size_t size)
         return buf;
 }
 
+/* "{index}" in a device node's path is the device's index: one entry with count: N gives each
+ * device its own node (/dev/npu{index}: /dev/npu0, /dev/npu1, ...). */
+static int index_nodes(struct xp_device *dev)
+{
+        for (size_t k = 0; k < dev->device_nodes.n; k++) {
+                char *at = strstr(dev->device_nodes.items[k], "{index}"), *path;
+
+                if (!at)
+                        continue;
+                if (asprintf(&path,
+                             "%.*s%" PRId64 "%s",
+                             (int)(at - dev->device_nodes.items[k]),
+                             dev->device_nodes.items[k],
+                             dev->index,
+                             at + 7) < 0)
+                        return -ENOMEM;
+                free(dev->device_nodes.items[k]);
+                dev->device_nodes.items[k] = path;
+        }
+        return 0;
+}
+
 static int add_devices(const struct sim_source *src,
                        struct xp_discovery *d,
                        const struct sim_plan *plan,
@@ -586,6 +611,9 @@ static int add_devices(const struct sim_source *src,
                         if (r < 0)
                                 return r;
                         dev->index = from->index + (int64_t)i;
+                        r = index_nodes(dev);
+                        if (r < 0)
+                                return r;
                         if (e->numa_list)
                                 dev->numa_node = (struct xp_opt_int64){
                                     .set = true,

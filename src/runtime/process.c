@@ -23,11 +23,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
 #include "contain_internal.h"
+#include "oci_internal.h"
 #include "runtime_internal.h"
+#include "xpool/cdi.h"
 #include "xpool/fileio.h"
 
 extern char **environ;
@@ -43,6 +46,7 @@ struct xp_runtime {
         char **hide;                 /* NULL-terminated: paths no container sees */
         char **detach;               /* NULL-terminated: mount points no container keeps */
         pthread_mutex_t filters_lock;
+        pthread_mutex_t pods_lock; /* the pods' own files (oci_pod.c) */
         struct {
                 uint64_t effective;
                 char *hex;
@@ -50,6 +54,9 @@ struct xp_runtime {
         size_t n_filters;
         unsigned isolation; /* enum xp_isolation bits */
         char *warning;
+        char *cdi_dir, *ipc_dir;
+        bool overlay, apparmor; /* OCI containers: the kernel has overlayfs; the profile loaded */
+        char *oci_warning;
         int inotify;
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
@@ -311,7 +318,30 @@ static int open_cgroup(struct xp_runtime *rt,
         return xp_cgroup_open(rt->root, path, ret, err);
 }
 
-/* Signals what runs of the container: its cgroup when it has one, else its process group. */
+/* A signal to the container's main process alone (its pid checked against its start time). */
+static int signal_main(const struct cinfo *c, int sig, struct xp_error *err)
+{
+        pid_t pid = (pid_t)i64_of(c->running, "pid");
+        int r;
+
+        if (!proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")))
+                return 0;
+        if (kill(pid, sig) < 0) {
+                r = -errno;
+                if (r == -ESRCH)
+                        return 0;
+                return xp_errorf(err, r, "signal %d to pid %d: %s", sig, (int)pid, strerror(-r));
+        }
+        return 1;
+}
+
+/*
+ * Signals what runs of the container. SIGKILL: its cgroup when it has one, else its process
+ * group. Any other signal (the SIGTERM of a graceful deletion) goes to the main process alone, as
+ * Kubernetes' runtimes send it to the container's process 1: a handler it runs may fork (a shell
+ * trap's `touch`), and the cgroup's passes, reread until no new pid comes, would kill what it
+ * forked; the main process stops the others, or its end makes the shim kill them.
+ */
 static int
 signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct xp_error *err)
 {
@@ -320,6 +350,8 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
         pid_t pid = (pid_t)i64_of(c->running, "pid");
         int r;
 
+        if (sig != SIGKILL)
+                return signal_main(c, sig, err);
         if (json_is_true(json_object_get(c->running, "cgroup")) && rt->root) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
@@ -328,8 +360,7 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
                         r = xp_cgroup_kill(cg, sig, err);
                 /* the main process, should it have left its group: its end ends the pid
                  * namespace (the shim kills the rest) */
-                if (r >= 0 && sig == SIGKILL &&
-                    proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")) &&
+                if (r >= 0 && proc_alive(pid, (uint64_t)i64_of(c->running, "pid_start")) &&
                     kill(pid, SIGKILL) == 0 && r == 0)
                         r = 1;
                 return r;
@@ -415,6 +446,25 @@ static bool is_starting(const struct xp_runtime *rt, const char *uid, const char
 /* ---- interrupted starts --------------------------------------------------------------------- */
 
 /*
+ * Kills what is in a container's group and removes it, for a start whose container never ran:
+ * nothing there ran the container's code (an OCI runtime's container created and waiting for
+ * its start, a runtime process the dead shim left), so nothing of it may stay.
+ */
+static void kill_group(struct xp_runtime *rt, const char *uid, const char *container)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+
+        if (!rt->root || open_cgroup(rt, uid, container, &cg, NULL) < 0)
+                return;
+        for (int i = 0; i < 50 && xp_cgroup_kill(cg, SIGKILL, NULL) > 0; i++) {
+                struct timespec ts = {0, 2 * 1000 * 1000};
+
+                nanosleep(&ts, NULL);
+        }
+        (void)xp_cgroup_remove(cg, NULL);
+}
+
+/*
  * A start that no live process holds the lock of (c spec only, the lock held by the caller):
  * 0 when its container never ran (there is no release marker: the start may be made again, as
  * the same attempt); 1 when its shim died after letting the container go on to exec: what may
@@ -462,6 +512,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         xp_cgroup_root_free(rt->root);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);
+        pthread_mutex_destroy(&rt->pods_lock);
         for (size_t i = 0; i < rt->n_filters; i++)
                 free(rt->filters[i].hex);
         free(rt->starting);
@@ -477,6 +528,9 @@ void xp_runtime_free(struct xp_runtime *rt)
                 free(rt->detach[i]);
         free(rt->detach);
         free(rt->warning);
+        free(rt->cdi_dir);
+        free(rt->ipc_dir);
+        free(rt->oci_warning);
         free(rt);
 }
 
@@ -601,6 +655,52 @@ static void detect_contain(struct xp_runtime *rt)
         free(prog);
 }
 
+/* Adds a sentence to the OCI warning. */
+static void oci_warn(struct xp_runtime *rt, const char *text)
+{
+        char *joined = NULL;
+
+        if (rt->oci_warning && asprintf(&joined, "%s; %s", rt->oci_warning, text) < 0)
+                return;
+        if (!joined && !(joined = strdup(text)))
+                return;
+        free(rt->oci_warning);
+        rt->oci_warning = joined;
+}
+
+/* What OCI containers can have here: overlayfs for their root file systems, xpool's AppArmor
+ * profile where AppArmor is enabled. */
+static void detect_oci(struct xp_runtime *rt)
+{
+        _cleanup_free_ char *data = NULL, *dir = NULL;
+        _cleanup_close_ int fd = open("/proc/filesystems", O_RDONLY | O_CLOEXEC);
+        struct xp_error err = {0};
+        const char *why = NULL;
+        size_t size = 0;
+        int r;
+
+        if (fd >= 0 && xp_read_fd_all(fd, 64 * 1024, &data, &size) >= 0 && data)
+                rt->overlay = memmem(data, size, "\toverlay\n", 9) != NULL;
+        if (!rt->overlay)
+                oci_warn(rt,
+                         "this kernel has no overlayfs (/proc/filesystems): containers that run "
+                         "from an image cannot start here");
+        if (asprintf(&dir, "%s/" OCI_RUNTIME_DIR "/apparmor", rt->state_dir) < 0)
+                return;
+        r = oci_apparmor_load(dir, &why, &err);
+        if (r > 0)
+                rt->apparmor = true;
+        else if (r == 0)
+                oci_warn(rt, why);
+        else
+                oci_warn(rt, xp_error_message(&err));
+}
+
+const char *xp_runtime_oci_warning(const struct xp_runtime *rt)
+{
+        return rt->oci_warning;
+}
+
 /* The paths to hide: the runtime's own directories, the caller's, the node's control sockets. */
 static int copy_hide(struct xp_runtime *rt, const char *const *paths)
 {
@@ -671,14 +771,17 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         rt->inotify = -1;
         pthread_mutex_init(&rt->lock, NULL);
         pthread_mutex_init(&rt->filters_lock, NULL);
+        pthread_mutex_init(&rt->pods_lock, NULL);
         if (!o->state_dir || !o->log_dir)
                 return xp_errorf(err, -EINVAL, "runtime: state_dir and log_dir are required");
         rt->state_dir = strdup(o->state_dir);
         rt->log_dir = strdup(o->log_dir);
         rt->shim_exe = o->shim_exe ? strdup(o->shim_exe) : default_shim_exe();
         rt->cgroup_root = strdup(o->cgroup_root ? o->cgroup_root : "/");
-        if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root ||
-            asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
+        rt->cdi_dir = strdup(o->cdi_dir ? o->cdi_dir : XP_CDI_DIR);
+        rt->ipc_dir = strdup(o->ipc_dir ? o->ipc_dir : XP_RUNTIME_IPC_DIR);
+        if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root || !rt->cdi_dir ||
+            !rt->ipc_dir || asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         if (copy_hide(rt, o->hide_paths) < 0 || copy_detach(rt, o->detach_paths) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
@@ -697,6 +800,7 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         }
         detect_cgroups(rt);
         detect_contain(rt);
+        detect_oci(rt);
         *ret = TAKE_PTR(rt);
         return 0;
 }
@@ -811,14 +915,29 @@ static char *filter_for(struct xp_runtime *rt, uint64_t effective)
         return hex;
 }
 
-/* The containment the shim applies: what was asked, less what this machine cannot do. */
-static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_launch *l)
+/* What was asked, less what this machine cannot do. */
+static struct xp_contain contain_cut(const struct xp_runtime *rt,
+                                     const struct xp_container_launch *l)
 {
         struct xp_contain c = l->contain ? *l->contain : xp_contain_default();
-        _cleanup_free_ char *filter = NULL;
 
         if (!(rt->isolation & XP_ISOLATION_SECCOMP))
                 c.seccomp = false;
+        return c;
+}
+
+/* The containment the shim applies. An OCI runtime applies its own (config.json): its shim
+ * gets none to prepare (no filter to compile, no namespaces of its own). */
+static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_launch *l)
+{
+        struct xp_contain c = contain_cut(rt, l);
+        _cleanup_free_ char *filter = NULL;
+
+        if (l->oci) {
+                c.seccomp = false;
+                c.netns = NULL; /* the OCI runtime joins it (config.json) */
+                return contain_spec_json(&c, false, false, NULL, NULL, NULL);
+        }
         if (c.seccomp)
                 filter = filter_for(rt, c.caps.effective);
         return contain_spec_json(&c,
@@ -829,10 +948,14 @@ static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_lau
                                  filter);
 }
 
-static char *
-spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char *log_dir)
+/* spec.json's text; oci (taken) is an OCI container's object, limits what the shim applies. */
+static char *spec_text(struct xp_runtime *rt,
+                       const struct xp_container_launch *l,
+                       const struct xp_cgroup_limits *lim,
+                       const char *log_dir,
+                       json_t *oci)
 {
-        json_t *limits = l->limits ? limits_json(l->limits) : json_null();
+        json_t *limits = lim ? limits_json(lim) : json_null();
         json_t *argv = contain_strings_json((const char *const *)l->argv);
         json_t *env = contain_strings_json((const char *const *)l->env), *o;
         json_t *contain = contain_json(rt, l);
@@ -843,6 +966,7 @@ spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char
                 json_decref(argv);
                 json_decref(env);
                 json_decref(contain);
+                json_decref(oci);
                 return NULL;
         }
         o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:s, s:b, s:I, s:I, s:o, s:s, s:I, "
@@ -885,11 +1009,29 @@ spec_text(struct xp_runtime *rt, const struct xp_container_launch *l, const char
                       rt->events_dir,
                       CONTAIN_SPEC_KEY,
                       contain);
+        if (o && oci && json_object_set_new(o, OCI_SPEC_KEY, TAKE_PTR(oci)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        json_decref(oci);
         if (!o)
                 return NULL;
         text = json_dumps(o, JSON_COMPACT);
         json_decref(o);
         return text;
+}
+
+/* What an OCI container of the spec in dir left (its runtime's state, its bundle; a bundle
+ * also when its start failed before the spec was written). */
+static void forget_oci(const char *dir)
+{
+        json_t *spec = read_json(dir, RUNTIME_SPEC_FILE);
+        char bundle[PATH_MAX];
+
+        oci_cleanup(dir, spec);
+        json_decref(spec);
+        snprintf(bundle, sizeof(bundle), "%s/" OCI_BUNDLE, dir);
+        (void)oci_rm_rf(bundle);
 }
 
 /* Removes the files of a container's state directory, then the directory and its pod's. */
@@ -902,6 +1044,7 @@ static void remove_state(const struct xp_runtime *rt, const char *uid, const cha
 
         if (container_dir(rt, uid, container, dir) < 0)
                 return;
+        forget_oci(dir);
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0) {
                 (void)runtime_release_clear(fd);
@@ -914,6 +1057,40 @@ static void remove_state(const struct xp_runtime *rt, const char *uid, const cha
         rmdir(dir);
         snprintf(path, sizeof(path), "%s/%s", rt->state_dir, uid);
         rmdir(path); /* fails while other containers of the pod have state */
+}
+
+/* An OCI container's spec.json text: its bundle prepared, the limits with its CDI devices. */
+static int oci_text(struct xp_runtime *rt,
+                    const struct xp_container_launch *l,
+                    const char *dir,
+                    const char *log_dir,
+                    char **ret,
+                    struct xp_error *err)
+{
+        struct oci_runtime_view v = {
+            .state_dir = rt->state_dir,
+            .cdi_dir = rt->cdi_dir,
+            .ipc_dir = rt->ipc_dir,
+            .hide = (const char *const *)rt->hide,
+            .detach = (const char *const *)rt->detach,
+            .cgroups = rt->root != NULL,
+            .cgroup2 = xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
+            .apparmor = rt->apparmor,
+            .overlay = rt->overlay,
+            .isolation = rt->isolation,
+            .pods_lock = &rt->pods_lock,
+        };
+        struct xp_contain c = contain_cut(rt, l);
+        struct xp_cgroup_limits limits = {0};
+        _cleanup_free_ struct xp_cgroup_device *devices = NULL;
+        json_t *oci = NULL;
+        int r;
+
+        r = oci_start_prepare(&v, l, &c, dir, &oci, &limits, &devices, err);
+        if (r < 0)
+                return r;
+        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci);
+        return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
 
 /* Starts the shim, handing it the start lock, and waits for its one-line report (it closes the
@@ -1052,6 +1229,9 @@ static int claim(struct xp_runtime *rt,
         cinfo_load(dir, &c);
         if (c.state == CSTATE_STARTING)
                 r = settle_interrupted(rt, dir, lock_fd, &c);
+        /* never ran: what a killed start left waiting (an OCI runtime's created container) */
+        if (r == 0 && c.state == CSTATE_STARTING)
+                kill_group(rt, l->pod_uid, l->container);
         else if (c.state == CSTATE_LOST)
                 r = record_lost(rt, dir, &c); /* kills what the lost shim left running */
         if (r < 0)
@@ -1135,8 +1315,12 @@ static int start(struct xp_runtime *rt,
                                  l->pod_uid,
                                  l->container,
                                  strerror(-r));
-        text = spec_text(rt, l, log_dir);
-        if (!text)
+        if (!fresh)
+                forget_oci(dir); /* an earlier attempt's runtime state, should its shim be lost */
+        r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err) : 0;
+        if (r < 0)
+                return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
+        if (!l->oci && !(text = spec_text(rt, l, l->limits, log_dir, NULL)))
                 return xp_errorf(
                     err, -ENOMEM, "container %s/%s: out of memory", l->pod_uid, l->container);
         r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
@@ -1311,12 +1495,7 @@ static bool list_interrupted(
         r = settle_interrupted(rt, dir, lock, c);
         if (r != 0)
                 return r > 0;
-        if (rt->root) {
-                _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
-
-                if (open_cgroup(rt, uid, container, &cg, NULL) >= 0)
-                        (void)xp_cgroup_remove(cg, NULL);
-        }
+        kill_group(rt, uid, container);
         remove_state(rt, uid, container);
         remove_pod_cgroup(rt, uid);
         return false;
@@ -1576,4 +1755,30 @@ int xp_runtime_remove_logs(
         if (r < 0)
                 return xp_errorf(err, r, "remove logs: %s/%s: %s", rt->log_dir, leaf, strerror(-r));
         return 0;
+}
+
+int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_error *err)
+{
+        char dir[PATH_MAX];
+        int r = 0;
+
+        if (!component_ok(uid))
+                return xp_errorf(err, -EINVAL, "remove pod: bad pod uid \"%s\"", uid ? uid : "");
+        snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid);
+        pthread_mutex_lock(&rt->lock);
+        /* its containers' state goes first (a container dir left: -EBUSY) */
+        if (rmdir(dir) < 0 && errno != ENOENT)
+                r = xp_errorf(err, -EBUSY, "remove pod %s: its containers are still here", uid);
+        for (size_t i = 0; r == 0 && i < rt->n_starting; i++)
+                if (strncmp(rt->starting[i], uid, strlen(uid)) == 0 &&
+                    rt->starting[i][strlen(uid)] == '/')
+                        r = xp_errorf(
+                            err, -EBUSY, "remove pod %s: a container is being started", uid);
+        if (r == 0) {
+                pthread_mutex_lock(&rt->pods_lock);
+                r = oci_pod_remove(rt->state_dir, rt->ipc_dir, uid, err);
+                pthread_mutex_unlock(&rt->pods_lock);
+        }
+        pthread_mutex_unlock(&rt->lock);
+        return r;
 }

@@ -98,6 +98,7 @@ static int load_spec(struct shim *s, struct xp_error *err)
         s->set_user = json_is_true(json_object_get(s->spec, "set_user"));
         s->user = (uid_t)u64_of(s->spec, "uid");
         s->group = (gid_t)u64_of(s->spec, "gid");
+        s->oci = json_object_get(s->spec, "oci");
         s->argv = string_array(json_object_get(s->spec, "argv"));
         s->env = string_array(json_object_get(s->spec, "env"));
         if (!s->uid || !s->container || !s->events_dir || !s->working_dir || !s->argv ||
@@ -111,7 +112,7 @@ static int load_spec(struct shim *s, struct xp_error *err)
 }
 
 /* Creates the cgroup and applies the limits; a machine without usable cgroups runs without. */
-static int setup_cgroup(struct shim *s, struct xp_error *err)
+int shim_setup_cgroup(struct shim *s, struct xp_error *err)
 {
         json_t *jl = json_object_get(s->spec, "limits"), *jd;
         struct xp_cgroup_limits l = {0};
@@ -175,7 +176,7 @@ static int setup_cgroup(struct shim *s, struct xp_error *err)
         return 0;
 }
 
-static void reap_all(void)
+void shim_reap_all(void)
 {
         while (waitpid(-1, NULL, WNOHANG) > 0)
                 ;
@@ -203,7 +204,7 @@ static void kill_children(struct shim *s)
                         closedir(d);
                 if (!found)
                         return;
-                reap_all();
+                shim_reap_all();
         }
 }
 
@@ -213,18 +214,18 @@ static void kill_children(struct shim *s)
  * is still the shim's descendant. Only once the main process was reaped (or never ran): orphans
  * reparented to us are reaped here, so zombies do not keep the group busy.
  */
-static void kill_rest(struct shim *s)
+void shim_kill_rest(struct shim *s)
 {
         /* kill(-1) outside a pid namespace would be every process of the machine */
         if (s->pidns && getpid() == 1) {
                 kill(-1, SIGKILL);
-                reap_all();
+                shim_reap_all();
         }
         if (s->cg) {
                 for (int i = 0; i < 50 && xp_cgroup_kill(s->cg, SIGKILL, NULL) > 0; i++) {
                         struct timespec ts = {0, 2 * 1000 * 1000};
 
-                        reap_all();
+                        shim_reap_all();
                         nanosleep(&ts, NULL);
                 }
         } else if (s->child > 0) {
@@ -234,7 +235,7 @@ static void kill_rest(struct shim *s)
                 kill_children(s);
 }
 
-static void remove_cgroup(struct shim *s)
+void shim_remove_cgroup(struct shim *s)
 {
         if (!s->cg)
                 return;
@@ -243,8 +244,8 @@ static void remove_cgroup(struct shim *s)
 
                 if (xp_cgroup_remove(s->cg, NULL) != -EBUSY)
                         return;
-                kill_rest(s);
-                reap_all();
+                shim_kill_rest(s);
+                shim_reap_all();
                 nanosleep(&ts, NULL);
         }
 }
@@ -280,20 +281,20 @@ static void release_lock(struct shim *s)
 
 /* Tells the runtime the start is done; when it is gone (the agent was killed), announces it
  * instead, so the next agent reads the pod again even though it did not start this. */
-static void start_done(struct shim *s)
+void shim_start_done(struct shim *s)
 {
         release_lock(s);
         if (!notify_send(s, "ok\n"))
                 announce(s, "_started");
 }
 
-static int write_exit(struct shim *s,
-                      int exit_code,
-                      int sig,
-                      bool oom,
-                      bool start_failed,
-                      const char *message,
-                      struct xp_error *err)
+int shim_write_exit(struct shim *s,
+                    int exit_code,
+                    int sig,
+                    bool oom,
+                    bool start_failed,
+                    const char *message,
+                    struct xp_error *err)
 {
         _cleanup_free_ char *text = NULL;
         json_t *o;
@@ -329,7 +330,7 @@ static int write_exit(struct shim *s,
         return 0;
 }
 
-static int write_running(struct shim *s, struct xp_error *err)
+int shim_write_running(struct shim *s, struct xp_error *err)
 {
         _cleanup_free_ char *text = NULL;
         uint64_t child_start = 0, shim_start = 0;
@@ -364,7 +365,7 @@ static int write_running(struct shim *s, struct xp_error *err)
 }
 
 /* Runs until the container ended and its output is drained; returns its wait status. */
-static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
+int shim_supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
 {
         struct pollfd pfd[3] = {
             {.fd = sigfd, .events = POLLIN},
@@ -393,7 +394,7 @@ static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
                                         status = st;
                                         main_done = true;
                                         /* the container is its whole process tree */
-                                        kill_rest(s);
+                                        shim_kill_rest(s);
                                 }
                 }
                 for (int i = 1; i < 3; i++) {
@@ -425,7 +426,7 @@ static int supervise(struct shim *s, int sigfd, int out_fd, int err_fd)
 
 /* The release marker (runtime_internal.h), before the child may exec: it names the container's
  * process and the shim as the host sees them. */
-static int release_marker(struct shim *s, struct xp_error *err)
+int shim_release_marker(struct shim *s, struct xp_error *err)
 {
         uint64_t start = 0;
         char state;
@@ -493,7 +494,7 @@ static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struc
         /* from here the container may run: say so first (the release marker), so a next agent
          * never starts this attempt again after our death */
         if (r >= 0)
-                r = release_marker(s, err);
+                r = shim_release_marker(s, err);
         if (r < 0) {
                 close(sync[1]);
                 close(ep[0]);
@@ -523,7 +524,7 @@ static int run(struct shim *s, struct xp_error *err)
         uint64_t oom_after = 0;
         bool oom = false;
 
-        r = setup_cgroup(s, err);
+        r = shim_setup_cgroup(s, err);
         if (r < 0)
                 return r;
         r = logwrite_open(&s->log,
@@ -551,32 +552,32 @@ static int run(struct shim *s, struct xp_error *err)
                 close(out[0]);
                 close(errp[0]);
                 (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
-                remove_cgroup(s);
-                r = write_exit(s, 128, 0, false, true, msg, err);
+                shim_remove_cgroup(s);
+                r = shim_write_exit(s, 128, 0, false, true, msg, err);
                 if (r < 0)
                         return r;
-                start_done(s);
+                shim_start_done(s);
                 return 0;
         }
-        r = write_running(s, err);
+        r = shim_write_running(s, err);
         if (r < 0) {
                 kill(s->child, SIGKILL);
                 waitpid(s->child, NULL, 0);
-                remove_cgroup(s);
+                shim_remove_cgroup(s);
                 return r;
         }
-        start_done(s);
+        shim_start_done(s);
 
-        status = supervise(s, sigfd, out[0], errp[0]);
-        kill_rest(s);
-        reap_all();
+        status = shim_supervise(s, sigfd, out[0], errp[0]);
+        shim_kill_rest(s);
+        shim_reap_all();
         (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
         if (s->cg && s->have_oom && xp_cgroup_oom_kills(s->cg, &oom_after, NULL) >= 0)
                 oom = oom_after > s->oom_before;
-        remove_cgroup(s);
+        shim_remove_cgroup(s);
         sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         code = sig ? 128 + sig : WEXITSTATUS(status);
-        return write_exit(s, code, sig, oom, false, NULL, err);
+        return shim_write_exit(s, code, sig, oom, false, NULL, err);
 }
 
 /* The pid /proc (the host's: the shim never leaves the host's mount namespace) knows us by. */
@@ -604,7 +605,8 @@ static int detach(struct shim *s, struct xp_error *err)
         r = load_spec(s, err);
         if (r < 0)
                 return r;
-        if (s->plan.namespaces && unshare(CLONE_NEWPID) < 0) {
+        /* an OCI runtime makes the container's pid namespace itself */
+        if (s->plan.namespaces && !s->oci && unshare(CLONE_NEWPID) < 0) {
                 r = -errno;
                 return xp_errorf(err, r, "unshare CLONE_NEWPID: %s", strerror(-r));
         }
@@ -615,7 +617,7 @@ static int detach(struct shim *s, struct xp_error *err)
         }
         if (pid > 0)
                 _exit(0);
-        s->pidns = s->plan.namespaces;
+        s->pidns = s->plan.namespaces && !s->oci;
         s->self = host_self();
         setsid();
         signal(SIGPIPE, SIG_IGN);
@@ -652,12 +654,14 @@ int xp_shim_main(int argc, char **argv)
         s.lock = runtime_start_lock_inherited(argv[1]);
         s.dir = argv[1];
         r = detach(&s, &err);
-        if (r >= 0)
+        if (r >= 0 && s.oci)
+                r = oci_shim_run(&s, &err);
+        else if (r >= 0)
                 r = run(&s, &err);
         if (r < 0) {
                 if (s.self > 0) {
-                        kill_rest(&s);
-                        remove_cgroup(&s);
+                        shim_kill_rest(&s);
+                        shim_remove_cgroup(&s);
                 }
                 notify_send(&s, "error %d %s\n", -r, xp_error_message(&err));
         }

@@ -34,6 +34,7 @@ struct shim {
         bool have_oom;
         uint64_t oom_before;
         struct logwrite log;
+        json_t *oci;      /* the spec's "oci" object (borrowed): an OCI runtime runs it */
         pid_t child;      /* the container's main process, in the shim's pid namespace */
         pid_t child_host; /* the same as the host sees it (what the records hold) */
         int64_t started_ns;
@@ -48,3 +49,39 @@ struct shim {
  */
 _Noreturn void
 shim_child_main(const struct shim *s, int sync_fd, int errfd, int out_fd, int err_fd);
+
+/* ---- shim.c, for the OCI path (oci_shim.c) -------------------------------------------------- */
+
+/* Creates the container's group and applies the spec's limits (none without cgroups). */
+int shim_setup_cgroup(struct shim *s, struct xp_error *err);
+/* Reaps every child that has exited. */
+void shim_reap_all(void);
+/* Kills what is left of the container (its pid namespace, its group, the shim's children). */
+void shim_kill_rest(struct shim *s);
+/* Removes the group once it is empty. */
+void shim_remove_cgroup(struct shim *s);
+/* The start is recorded: drops the start lock and reports "ok" (or announces it). */
+void shim_start_done(struct shim *s);
+/* exit.json, written atomically, and the exit announced. */
+int shim_write_exit(struct shim *s,
+                    int exit_code,
+                    int sig,
+                    bool oom,
+                    bool start_failed,
+                    const char *message,
+                    struct xp_error *err);
+/* running.json (pids and start times of the container and the shim). */
+int shim_write_running(struct shim *s, struct xp_error *err);
+/* Writes the container's output as CRI lines until it ended; returns its wait status. */
+int shim_supervise(struct shim *s, int sigfd, int out_fd, int err_fd);
+/* The release marker: from here the container may run. */
+int shim_release_marker(struct shim *s, struct xp_error *err);
+
+/* ---- oci_shim.c ----------------------------------------------------------------------------- */
+
+/* The whole life of an OCI container: root file system, group, create, release, start, supervise,
+ * delete, exit. As run() for the process runtime. */
+int oci_shim_run(struct shim *s, struct xp_error *err);
+/* oci_user.c: the container's user resolved in its root file system (config.json's process.user
+ * and HOME). -errno + err ("unable to find user app: no matching entries in passwd file"). */
+int oci_shim_user(struct shim *s, const char *rootfs, json_t *config, struct xp_error *err);

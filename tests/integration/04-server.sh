@@ -27,6 +27,7 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
   # API semantics (versions, event sequences) without the scheduling loop's writes
   "$xpool" server --listen 127.0.0.1:0 --no-tls --no-scheduler --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
     port=$(sed -n 's|.*xpool server listening on http://127\.0\.0\.1:\([0-9]*\), state in .*|\1|p' "$log")

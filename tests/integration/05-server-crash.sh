@@ -51,6 +51,7 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
   : >"$log" # the background job opens it later: it must exist for the first look
   "$xpool" server --listen 127.0.0.1:0 --no-tls --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
     port=$(sed -n 's|.*xpool server listening on http://127\.0\.0\.1:\([0-9]*\), state in .*|\1|p' "$log")

@@ -64,6 +64,7 @@ start_server() {
   : >"$log" # the background job opens it later: it must exist for the first look
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
     url=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://[^,]*\), state in .*|\1|p' "$log")

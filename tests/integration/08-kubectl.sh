@@ -29,6 +29,7 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
   : >"$log" # before the server starts: the wait below reads it at once
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
     url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")

@@ -19,6 +19,7 @@ log=$tmp/server.log
 : >"$log"
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
 server_pid=$!
+diag_log "$log"
 deadline=$((SECONDS + 15))
 until grep -q 'xpool server listening on https://' "$log" && [[ -s "$data/admin.kubeconfig" ]]; do
   kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }

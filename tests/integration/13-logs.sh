@@ -25,6 +25,7 @@ log=$tmp/server.log
 : >"$log"
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --no-scheduler >"$log" 2>&1 &
 server_pid=$!
+diag_log "$log"
 base=
 deadline=$((SECONDS + 15))
 while [[ $SECONDS -lt $deadline && -z "$base" ]]; do
@@ -34,6 +35,7 @@ while [[ $SECONDS -lt $deadline && -z "$base" ]]; do
 done
 [[ -n "$base" ]] || { echo "FAIL the server did not start:"; cat "$log"; exit 1; }
 export KUBECONFIG=$data/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 admin=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$KUBECONFIG" | head -1)
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=10s)
 api() { # method path [body]: the answer in $tmp/out, the code in $tmp/code

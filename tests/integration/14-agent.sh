@@ -13,6 +13,7 @@ data=$tmp/server
 nodes=$src/examples/nodes
 server_pid= a1_pid= a2_pid= a3_pid= server3_pid=
 export KUBECONFIG=$data/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 
 cleanup() {
   for pid in $a1_pid $a2_pid $a3_pid $server_pid $server3_pid; do kill -KILL "$pid" 2>/dev/null || true; done
@@ -36,6 +37,7 @@ wait_for() { # what, seconds, command...: retries the command until it succeeds
 "$xpool" token create --node n2 --data-dir "$data" >"$tmp/n2.token" 2>/dev/null
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
+diag_log "$tmp/server.log"
 deadline=$((SECONDS + 15)) url=
 until [[ -n "$url" ]]; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
@@ -48,14 +50,16 @@ sed "s|^\([[:space:]]*token:\).*|\1 $(cat "$tmp/n2.token")|" "$data/admin.kubeco
 start_a1() {
   "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
     --node-name n1 --data-dir "$tmp/a1" --node-description "$nodes/dgx-h100.yaml" \
-    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host >>"$tmp/a1.log" 2>&1 &
+    --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host --default-runtime process >>"$tmp/a1.log" 2>&1 &
   a1_pid=$!
+  diag_log "$tmp/a1.log"
 }
 start_a1
 "$xpool" agent --kubeconfig "$tmp/n2.kubeconfig" --node-name n2 --data-dir "$tmp/a2" \
   --node-description "$nodes/ascend-8npu.yaml" --listen 127.0.0.1:0 --heartbeat 500ms \
-  --pod-network host >"$tmp/a2.log" 2>&1 &
+  --pod-network host --default-runtime process >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
+diag_log "$tmp/a2.log"
 
 # ---- registration -------------------------------------------------------------------------------
 node_ready() { "$xpool" get node "$1" -o yaml | grep -A1 'reason: AgentReady' >/dev/null; }
@@ -186,23 +190,26 @@ a2_pid=
 # ---- an agent started before its server waits for it ------------------------------------------
 data3=$tmp/server3
 "$xpool" token create --node n3 --data-dir "$data3" >"$tmp/n3.token" 2>/dev/null
-port3=$((30000 + RANDOM % 20000))
+port3=$(port_before_listener)
 "$xpool" agent --server "http://127.0.0.1:$port3" --token-file "$tmp/n3.token" --node-name n3 \
-  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms --pod-network host >"$tmp/a3.log" 2>&1 &
+  --data-dir "$tmp/a3" --listen 127.0.0.1:0 --heartbeat 500ms --pod-network host --default-runtime process >"$tmp/a3.log" 2>&1 &
 a3_pid=$!
+diag_log "$tmp/a3.log"
 waiting() { grep -q "cannot reach the xpool server.*trying again in" "$tmp/a3.log"; }
 wait_for "the early agent says it waits for the server" 10 waiting
 kill -0 "$a3_pid" 2>/dev/null || { echo "FAIL the early agent gave up:"; cat "$tmp/a3.log"; failures=$((failures + 1)); }
 "$xpool" server --listen "127.0.0.1:$port3" --no-tls --data-dir "$data3" >"$tmp/server3.log" 2>&1 &
 server3_pid=$!
+diag_log "$tmp/server3.log"
 n3_ready() { KUBECONFIG=$data3/admin.kubeconfig "$xpool" get node n3 -o yaml | grep -q 'reason: AgentReady'; }
 wait_for "the early agent registers once the server is up" 20 n3_ready
 kill -TERM "$a3_pid" 2>/dev/null; wait "$a3_pid" 2>/dev/null || true
 a3_pid=
 # and one stopped while it waits exits at once, and cleanly
 "$xpool" agent --server "http://127.0.0.1:1" --token-file "$tmp/n3.token" --node-name n4 \
-  --data-dir "$tmp/a4" --listen 127.0.0.1:0 --pod-network host >"$tmp/a4.log" 2>&1 &
+  --data-dir "$tmp/a4" --listen 127.0.0.1:0 --pod-network host --default-runtime process >"$tmp/a4.log" 2>&1 &
 a3_pid=$!
+diag_log "$tmp/a4.log"
 waiting4() { grep -q "trying again in" "$tmp/a4.log"; }
 wait_for "the agent without a server waits" 10 waiting4
 kill -TERM "$a3_pid"
@@ -211,7 +218,4 @@ a3_pid=
 [[ $status -eq 0 ]] || { echo "FAIL SIGTERM while waiting: exit $status"; cat "$tmp/a4.log"; failures=$((failures + 1)); }
 expect_in "says it stopped before registering" "$tmp/a4.log" "stopped before the Node was registered"
 
-if [[ $failures -gt 0 ]]; then
-  for f in server a1 a2 a3 server3; do [[ -f $tmp/$f.log ]] && { echo "---- $f.log"; tail -n 30 "$tmp/$f.log"; }; done
-fi
 finish agent

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# xpool up with the seed's simulated node: the node registers Ready with its devices; the seed's
-# pod applied with kubectl runs to Succeeded and its environment names exactly its devices;
+# xpool up with the seed's simulated node (pods as processes of the node: --default-runtime
+# process): the node registers Ready with its devices; the seed's pod with a command applied with
+# kubectl runs to Succeeded and its environment names exactly its devices;
 # xpool run streams the output and exits with the command's exit code (and 127 for a missing
 # command), deleting its pod; kubectl logs; a restart of xpool up reuses its node token.
 source "$(dirname "$0")/lib.sh"
@@ -21,8 +22,9 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
   local log=$tmp/$1.log deadline=$((SECONDS + 20))
   : >"$log"
   "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
-    --backoff-initial 200ms --pod-network host >"$log" 2>&1 &
+    --backoff-initial 200ms --pod-network host --default-runtime process >"$log" 2>&1 &
   up_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
     grep -q "^xpool is up" "$log" && return 0
@@ -32,6 +34,7 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
 }
 
 export KUBECONFIG=$data/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 start_up first
 expect_in "the line says how to use it" "$tmp/first.log" "export KUBECONFIG=$KUBECONFIG"
 poll "the node is Ready" 20 True \
@@ -40,8 +43,25 @@ check "the node's devices" 0 kubectl get node "$node" -o json
 expect_in "the node offers the GPU" "$tmp/out" '"nvidia.com/gpu": "1"'
 expect_in "the node offers the NPUs" "$tmp/out" '"vendor.com/npu": "2"'
 
-# the seed's pod: placed, run, Succeeded, with exactly its three devices in its environment
-check "apply the seed's pod" 0 kubectl apply -f "$src/examples/ai-training.yaml"
+# the seed's pod as processes of the node (with a command: 26-containers runs it from its image):
+# placed, run, Succeeded, with exactly its three devices in its environment
+cat >"$tmp/ai-training.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ai-training
+spec:
+  restartPolicy: Never
+  containers:
+  - name: trainer
+    image: ai-framework:latest
+    command: [sh, -c, 'echo "training on the devices xpool gave me:"; env | grep _VISIBLE_DEVICES= | sort']
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+        vendor.com/npu: 2
+EOF
+check "apply the seed's pod" 0 kubectl apply -f "$tmp/ai-training.yaml"
 poll "the seed's pod Succeeded" 30 Succeeded \
   kubectl get pod ai-training -o 'jsonpath={.status.phase}'
 poll "its exit code" 5 0 \

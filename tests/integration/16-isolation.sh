@@ -63,6 +63,7 @@ done
 # the server
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
+diag_log "$tmp/server.log"
 url=
 for _ in $(seq 150); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
@@ -71,13 +72,15 @@ for _ in $(seq 150); do
 done
 [[ -n "$url" ]] || { echo "FAIL the server did not come up:"; cat "$tmp/server.log"; exit 1; }
 export KUBECONFIG=$data/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 
 start_agent() { # node: starts (or restarts) the agent of node with its own token
   local n=$1
   "$xpool" agent --server "$url" --token "$(cat "$tmp/$n.token")" --ca-file "$data/pki/ca.crt" \
     --node-name "$n" --data-dir "$tmp/agent-$n" --node-description "$tmp/$n.yaml" \
-    --listen 127.0.0.1:0 --backoff 300ms --pod-network host >>"$tmp/agent-$n.log" 2>&1 &
+    --listen 127.0.0.1:0 --backoff 300ms --pod-network host --default-runtime process >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
+  diag_log "$tmp/agent-$n.log"
 }
 
 ready() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
@@ -223,7 +226,7 @@ expect_in "SIGTERM first" "$tmp/out" "got SIGTERM"
 
 check "delete the seed's pod" 0 kubectl delete pod seed --grace-period 1 --wait=false
 poll "the seed's pod is gone" 15 "" kubectl get pod seed -o name --ignore-not-found
-[[ $failures -eq 0 ]] || { kubectl get nodes --show-labels; kubectl get pods -o wide; kubectl describe pod flaky | tail -5; }
+[[ $failures -eq 0 ]] || { kubectl get nodes --show-labels; kubectl get pods -o wide; kubectl describe pod flaky | tail -5; diag_state; }
 
 # the sanitizer builds report into the daemons' output; a clean stop lets LeakSanitizer speak
 for n in "${!agent_pid[@]}"; do kill -TERM "${agent_pid[$n]}" 2>/dev/null || true; done

@@ -54,6 +54,7 @@ mknod "$dev/notmine" c 1 11
 "$xpool" token create --node n3 >"$tmp/n3.token" 2>/dev/null
 "$xpool" server --listen 127.0.0.1:0 >"$tmp/server.log" 2>&1 &
 server_pid=$!
+diag_log "$tmp/server.log"
 url=
 for _ in $(seq 150); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
@@ -63,14 +64,16 @@ done
 [[ -n "$url" ]] || { echo "FAIL the server did not come up:"; cat "$tmp/server.log"; exit 1; }
 [[ -f $sdata/pki/ca.key ]] || { echo "FAIL no CA key in the default data directory $sdata"; exit 1; }
 export KUBECONFIG=$sdata/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 
 start_agent() { # node, extra flags...: the node's agent, its token from a file
   local n=$1
   shift
   "$xpool" agent --server "$url" --token-file "$tmp/$n.token" --ca-file "$sdata/pki/ca.crt" \
-    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --pod-network host "$@" \
+    --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --pod-network host --default-runtime process "$@" \
     >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
+  diag_log "$tmp/agent-$n.log"
 }
 start_agent n1
 # n2 and n3 cannot use cgroups: their cgroup root is an empty directory
@@ -216,8 +219,9 @@ poll "--allow-degraded-isolation runs it" 30 Succeeded phase degraded
 
 # ---- xpool up: server and agent share one data directory; privileged allowed ----------------------
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$up" --node-name up-node --allow-privileged \
-  --pod-network host >"$tmp/up.log" 2>&1 &
+  --pod-network host --default-runtime process >"$tmp/up.log" 2>&1 &
 up_pid=$!
+diag_log "$tmp/up.log"
 poll "xpool up comes up" 20 yes sh -c "grep -q '^xpool is up' '$tmp/up.log' && echo yes"
 upk=(--kubeconfig "$up/admin.kubeconfig")
 pod upprobe up-node '{}' "$try
@@ -244,7 +248,7 @@ expect_in "no seccomp" "$tmp/out" "Seccomp:	0"
 check "its Warning Event" 0 kubectl "${upk[@]}" get events --field-selector involvedObject.name=uppriv -o 'jsonpath={range .items[*]}{.type} {.reason}{"\n"}{end}'
 expect_in "privileged is audible" "$tmp/out" "Warning Privileged"
 
-[[ $failures -eq 0 ]] || { kubectl get pods -o wide; for n in n1 n2 n3; do echo "== agent $n:"; tail -20 "$tmp/agent-$n.log"; done; tail -20 "$tmp/up.log"; }
+[[ $failures -eq 0 ]] || diag_state # the logs follow at the end, with what the stop adds
 # the sanitizer builds report into the daemons' output; a clean stop lets LeakSanitizer speak
 for p in "${agent_pid[@]}" $server_pid $up_pid; do kill -TERM "$p" 2>/dev/null || true; done
 wait 2>/dev/null || true

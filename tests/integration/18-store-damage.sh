@@ -37,6 +37,7 @@ start_server() {
   : >"$log"
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$log" 2>&1 &
   server_pid=$!
+  diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     if ! kill -0 "$server_pid" 2>/dev/null; then
       wait "$server_pid" 2>/dev/null || true

@@ -27,6 +27,7 @@ start_server() { # name, flags...: starts a server on a free port; sets $base
   : >"$tmp/$name.log"
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$tmp/$name" --no-scheduler "$@" >"$tmp/$name.log" 2>&1 &
   pids+=($!)
+  diag_log "$tmp/$name.log"
   base=
   while [[ -z "$base" ]]; do
     [[ $SECONDS -lt $deadline ]] || { echo "FAIL server $name did not start:"; cat "$tmp/$name.log"; exit 1; }
@@ -169,6 +170,7 @@ for n in n1 n2; do
     --node-name $n --data-dir "$tmp/agent-$n" --node-description "$src/examples/nodes/dgx-h100.yaml" \
     "${listen[@]}" >"$tmp/agent-$n.log" 2>&1 &
   pids+=($!)
+  diag_log "$tmp/agent-$n.log"
 done
 log_port() { # node: its log endpoint's port, once registered
   local deadline=$((SECONDS + 20)) p=

@@ -12,6 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 data=$tmp/data
+diag_cluster "$data/admin.kubeconfig"
 ca=$data/pki/ca.crt
 manifests=$src/tests/data/manifests
 server_pid= agent_pid= base=
@@ -22,6 +23,7 @@ trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$
 n1=$(cat "$tmp/n1.token") n2=$(cat "$tmp/n2.token")
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
+diag_log "$tmp/server.log"
 deadline=$((SECONDS + 15))
 until [[ -n "$base" ]] && curl -fsS --cacert "$ca" -o /dev/null "$base/healthz" 2>/dev/null; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
@@ -139,8 +141,9 @@ expect_in "taint kept" "$tmp/out" '"taints":[{"key":"dedicated","value":"secure"
 # ---- the real agent re-registers n1 and heartbeats, with the taint and labels in place ----------
 "$xpool" agent --server "$base" --token-file "$tmp/n1.token" --ca-file "$ca" --node-name n1 \
   --data-dir "$tmp/a1" --node-description "$src/examples/nodes/dgx-h100.yaml" \
-  --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host >"$tmp/a1.log" 2>&1 &
+  --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host --default-runtime process >"$tmp/a1.log" 2>&1 &
 agent_pid=$!
+diag_log "$tmp/a1.log"
 deadline=$((SECONDS + 20)) ready=
 while [[ $SECONDS -lt $deadline ]]; do
   call "n1 read while the agent registers" 200 "$admin" GET $N/n1

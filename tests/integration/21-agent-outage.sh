@@ -17,6 +17,7 @@ data=$tmp/server
 share=$tmp/share # what the pods and the test share; no xpool directory is below it
 server_pid= agent_pid=
 export KUBECONFIG=$data/admin.kubeconfig
+diag_cluster "$KUBECONFIG"
 mkdir -p "$share"
 
 cleanup() {
@@ -43,14 +44,16 @@ wait_for() { # what, seconds, command...: retries the command until it succeeds 
 start_server() { # listen address
   "$xpool" server --listen "$1" --data-dir "$data" >>"$tmp/server.log" 2>&1 &
   server_pid=$!
+  diag_log "$tmp/server.log"
 }
 server_up() { "$xpool" get nodes >/dev/null 2>&1; }
 
 start_agent() {
   "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
     --node-name n1 --data-dir "$tmp/agent" --listen 127.0.0.1:0 --heartbeat 500ms \
-    --pod-network host >>"$tmp/agent.log" 2>&1 &
+    --pod-network host --default-runtime process >>"$tmp/agent.log" 2>&1 &
   agent_pid=$!
+  diag_log "$tmp/agent.log"
 }
 
 phase() { "$xpool" get pod "$1" -o yaml 2>/dev/null | sed -n 's/^  phase: //p'; }
@@ -236,7 +239,4 @@ expect_in "exit3-restarted not restarted" "$tmp/out" "restartCount: 0"
 runs=$(wc -l <"$share/exit3-restarted.ran" 2>/dev/null || echo 0)
 [[ $runs -eq 1 ]] || fail "exit3-restarted ran $runs times, expected once"
 
-if [[ $failures -gt 0 ]]; then
-  for f in server agent; do echo "---- $f.log"; tail -n 40 "$tmp/$f.log"; done
-fi
 finish agent-outage

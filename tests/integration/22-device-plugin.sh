@@ -42,6 +42,7 @@ cp "$XPOOL_TEST_DATA/nvml/h100-8x-two-islands.json" "$tmp/nvml.json"
   --podres-socket "$tmp/podres.sock" --nvml-config "$tmp/nvml.json" --tool "$tool" \
   --ready "$tmp/ready" --go "$tmp/go" >"$tmp/kubelet.out" 2>&1 &
 kubelet_pid=$!
+diag_log "$tmp/kubelet.out"
 for _ in $(seq 100); do [[ -e $tmp/ready ]] && break; sleep 0.1; done
 
 FAKE_NVML_CONFIG=$tmp/nvml.json XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML \
@@ -50,6 +51,7 @@ FAKE_NVML_CONFIG=$tmp/nvml.json XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML \
   --mount huawei.com/Ascend910=/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro \
   >"$tmp/plugin.out" 2>&1 &
 plugin_pid=$!
+diag_log "$tmp/plugin.out"
 touch "$tmp/go"
 
 kubelet_rc=0

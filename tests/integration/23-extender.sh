@@ -10,6 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 data=$tmp/data
+diag_cluster "$data/admin.kubeconfig"
 pids=()
 server_pid=
 base=
@@ -56,6 +57,7 @@ wait_until() { # name, seconds, command...: retries the command until it succeed
 # ---- the API server, and two Nodes as their kubelets register them ----------------------------
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --no-scheduler >"$tmp/server.log" 2>&1 &
 server_pid=$!
+diag_log "$tmp/server.log"
 for _ in $(seq 1 100); do
   base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
   [[ -n "$base" && -s "$data/admin.kubeconfig" ]] && break
@@ -85,6 +87,7 @@ done
 KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port "$xpool" inventory --node-name gpu-1 \
   --serviceaccount-dir "$tmp/sa-gpu-1" --node-description "$src/examples/nodes/dgx-h100.yaml" \
   --interval 1s --poll 200ms --resync 1s >"$tmp/inv1.log" 2>&1 &
+diag_log "$tmp/inv1.log"
 inv1=$!
 pids+=($inv1)
 # gpu-2 runs NVIDIA's device plugin, which advertised nvidia.com/gpu before xpool came
@@ -92,6 +95,7 @@ KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port "$xpool" invento
   --serviceaccount-dir "$tmp/sa-gpu-2" --node-description "$src/examples/nodes/dgx-h100.yaml" \
   --no-device-plugin --interval 1s --poll 200ms >"$tmp/inv2.log" 2>&1 &
 pids+=($!)
+diag_log "$tmp/inv2.log"
 labelled() { api GET "/api/v1/nodes/$1" >/dev/null; grep -qF "$2" "$tmp/api"; }
 wait_until "gpu-1 labelled" 15 labelled gpu-1 '"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"'
 api GET /api/v1/nodes/gpu-1 >/dev/null; cp "$tmp/api" "$tmp/out"

@@ -105,7 +105,7 @@ start_agent() { # node, extra flags...
   shift
   "$xpool" agent --server "$url" --token-file "$tmp/$n.token" --ca-file "$data/pki/ca.crt" \
     --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --heartbeat 500ms \
-    --backoff 1s --cni-conf-dir "$tmp/cni/net.d" --netns-dir "$tmp/netns" "$@" \
+    --backoff 1s --cni-conf-dir "$tmp/cni/net.d" --netns-dir "$tmp/netns" --default-runtime process "$@" \
     >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
 }

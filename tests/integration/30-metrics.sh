@@ -44,12 +44,12 @@ done
 
 "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
   --node-name n1 --data-dir "$tmp/a1" --node-description "$src/tests/data/nodes/monitoring.yaml" \
-  --listen 127.0.0.1:0 --pod-network host --metrics-interval 500ms >"$tmp/a1.log" 2>&1 &
+  --listen 127.0.0.1:0 --pod-network host --default-runtime process --metrics-interval 500ms >"$tmp/a1.log" 2>&1 &
 a1_pid=$!
 XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML FAKE_NVML_CONFIG=$src/tests/data/nvml/monitoring.json \
   FAKE_NVML_SLEEP_FILE=$tmp/hang \
   "$xpool" agent --server "$url" --token-file "$tmp/n2.token" --ca-file "$data/pki/ca.crt" \
-  --node-name n2 --data-dir "$tmp/a2" --listen 127.0.0.1:0 --pod-network host \
+  --node-name n2 --data-dir "$tmp/a2" --listen 127.0.0.1:0 --pod-network host --default-runtime process \
   --metrics-interval 500ms >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
 port_of() { kubectl get node "$1" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null; }

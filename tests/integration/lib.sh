@@ -41,8 +41,64 @@ poll() { # name, seconds, expected, command...: runs command until its output is
   echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
 }
 
+# A port for a listener that must be named before it starts (an agent started before its server):
+# below the kernel's ephemeral range, so no listener on port 0 and no outgoing connection of a
+# parallel test takes it meanwhile, and not accepting connections now.
+port_before_listener() {
+  local low port i
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  [[ $low -gt 11000 ]] || low=32768
+  for ((i = 0; i < 50; i++)); do
+    port=$((10000 + RANDOM % (low - 10000)))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+  done
+  echo "FAIL no free port below $low in 50 tries" >&2
+  return 1
+}
+
+# What a failure needs for its diagnosis, shown once by finish when a check failed: the output of
+# commands such as the pods as the server has them (diag_run 'COMMAND', evaluated then in a
+# subshell, or earlier with diag_state, before a test stops its daemons), then the last lines of
+# the daemons' logs (diag_log FILE...).
+diag_logs=()
+diag_cmds=()
+diag_log() { # file...: each once
+  local f g
+  for f in "$@"; do
+    for g in "${diag_logs[@]}"; do [[ "$g" == "$f" ]] && continue 2; done
+    diag_logs+=("$f")
+  done
+}
+diag_run() { diag_cmds+=("$1"); }
+diag_cluster() { # kubeconfig: the pods (YAML), nodes and events as its server has them then
+  diag_run "timeout 20 \"\$xpool\" get pods -A -o yaml --kubeconfig '$1'"
+  diag_run "timeout 20 \"\$xpool\" get nodes -o wide --kubeconfig '$1'"
+  diag_run "timeout 20 \"\$xpool\" get events -A --kubeconfig '$1'"
+}
+diag_state() { # runs the diag_run commands now (while the daemons run), once
+  local c
+  for c in "${diag_cmds[@]}"; do
+    echo "---- $c"
+    (eval "$c") 2>&1 | head -n 400 || true
+  done
+  diag_cmds=()
+}
+diagnose() { # what diag_state has not shown yet, then the logs
+  local f
+  [[ ${#diag_logs[@]} -gt 0 || ${#diag_cmds[@]} -gt 0 ]] || return 0
+  echo "==== for the diagnosis"
+  diag_state
+  for f in "${diag_logs[@]}"; do
+    [[ -e "$f" ]] || { echo "---- $f: missing"; continue; }
+    echo "---- $f (last 60 lines)"
+    tail -n 60 "$f"
+  done
+  diag_logs=()
+}
+
 finish() { # what: ends the script with the verdict
   if [[ $failures -gt 0 ]]; then
+    diagnose
     echo "$failures check(s) failed"
     exit 1
   fi

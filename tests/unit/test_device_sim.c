@@ -101,7 +101,9 @@ static void the_seed_node_has_one_gpu_and_two_npus(void **state)
                 assert_string_equal(npu->resource_name, "vendor.com/npu");
                 assert_true(npu->simulated);
                 assert_int_equal(npu->health, XP_DEVICE_HEALTHY);
-                assert_int_equal(npu->device_nodes.n, 0);
+                snprintf(id, sizeof(id), "/dev/npu%zu", i - 1);
+                assert_int_equal(npu->device_nodes.n, 1);
+                assert_string_equal(npu->device_nodes.items[0], id);
                 assert_true(npu->numa_node.set);
                 assert_int_equal(npu->numa_node.value, 0);
                 assert_true(npu->fp16_tflops == 256);

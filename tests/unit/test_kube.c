@@ -2,7 +2,7 @@
 /*
  * The pure parts of the kube layer: the device plugin's resources, device lists and health
  * transitions, Allocate and GetPreferredAllocation for one container (src/kube/plugin_*.c), and
- * the CDI spec writer and checker (src/kube/cdi*.c). The gRPC parts run against a fake kubelet
+ * the CDI spec writer and checker (src/device/cdi*.c). The gRPC parts run against a fake kubelet
  * in tests/integration/22-device-plugin.sh.
  */
 #include <errno.h>

@@ -386,7 +386,7 @@ static void errors(void **state)
             "{}",
             "{'containers':[{'name':'c','image':'busybox'}]}",
             -EINVAL,
-            "spec.containers[0]: container c has no command: xpool runs processes, not images (image \"busybox\" is not pulled; give command or args)");
+            "spec.containers[0]: container c has no command: runtime class process runs processes of the node, not images (image \"busybox\" is not pulled; give command or args, or run the pod under an OCI runtime class)");
         expect_error(
             "{}",
             "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"

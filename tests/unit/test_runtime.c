@@ -489,6 +489,63 @@ static void kill_term(void **state)
         assert_int_equal(xp_runtime_kill(f->rt, "uid-term", cname, SIGTERM, NULL), -ESRCH);
 }
 
+/* Waits (up to 5 s) for path to exist. */
+static bool exists_soon(const char *path)
+{
+        for (int i = 0; i < 500; i++) {
+                if (access(path, F_OK) == 0)
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+/*
+ * SIGTERM goes to the main process alone, as Kubernetes' runtimes send it to the container's
+ * process 1: what its handler forks runs to its end (signalling every process of the cgroup again
+ * and again until no new one came killed the `touch` of a shell's TERM trap, so a graceful
+ * deletion lost the container's own clean-up), and its other processes are its to stop.
+ */
+static void term_to_main_only(void **state)
+{
+        struct fixture *f = *state;
+        char cmd[1024], main_up[256], main_done[256], child_up[256], child_term[256];
+        char *const argv[] = {"sh", "-c", cmd, NULL};
+        struct xp_container_launch l = launch_of("uid-term-main", argv);
+        struct xp_container_record r = {0};
+
+        snprintf(main_up, sizeof(main_up), "%s/main.up", f->tmp->dir);
+        snprintf(main_done, sizeof(main_done), "%s/main.done", f->tmp->dir);
+        snprintf(child_up, sizeof(child_up), "%s/child.up", f->tmp->dir);
+        snprintf(child_term, sizeof(child_term), "%s/child.term", f->tmp->dir);
+        /* the child: a TERM trap of its own that forks nothing; a process that forks all the time
+         * (a pass over the cgroup always finds a new pid); the main process: a trap that forks,
+         * then exits 0 */
+        snprintf(cmd,
+                 sizeof(cmd),
+                 "sh -c 'trap \": >%s\" TERM; touch %s; while :; do sleep 0.05; done' & "
+                 "sh -c 'trap \"\" TERM; while :; do /bin/true; done' & "
+                 "trap 'sleep 0.1; touch %s; exit 0' TERM; "
+                 "until [ -e %s ]; do sleep 0.01; done; touch %s; "
+                 "while :; do sleep 0.05; done",
+                 child_term,
+                 child_up,
+                 main_done,
+                 child_up,
+                 main_up);
+        start_ok(f, &l, &r);
+        xp_container_record_clear(&r);
+        assert_true(exists_soon(main_up));
+        kill_ok(f, "uid-term-main", SIGTERM);
+        wait_exit(f, "uid-term-main", &r);
+        assert_int_equal(r.exit_code, 0);
+        assert_int_equal(r.signal, 0);
+        xp_container_record_clear(&r);
+        assert_int_equal(access(main_done, F_OK), 0);
+        /* the rest was SIGKILLed once the main process exited, never SIGTERMed */
+        assert_int_equal(access(child_term, F_OK), -1);
+}
+
 /*
  * The host pid of the process whose command line is "sleep SECONDS", 0 when none: a container's
  * processes print the pids of their own pid namespace.
@@ -1016,6 +1073,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(no_new_privs, setup, teardown),
             cmocka_unit_test_setup_teardown(run_as_user, setup, teardown),
             cmocka_unit_test_setup_teardown(kill_term, setup, teardown),
+            cmocka_unit_test_setup_teardown(term_to_main_only, setup, teardown),
             cmocka_unit_test_setup_teardown(grandchildren, setup, teardown),
             cmocka_unit_test_setup_teardown(readopt, setup, teardown),
             cmocka_unit_test_setup_teardown(lost_shim, setup, teardown),

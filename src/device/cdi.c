@@ -9,6 +9,7 @@
 
 #include "xpool/atomic_file.h"
 #include "xpool/cdi.h"
+#include "xpool/device.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
@@ -61,25 +62,78 @@ int xp_cdi_device_name(const struct xp_device *d, char *buf, size_t size)
         return 0;
 }
 
-static json_t *device_edits(const struct xp_device *d)
+/* Appends one device node: its path in the container, and where it is on the host when that
+ * differs (a simulated device's stand-in). The runtime reads type and numbers from the host. */
+static int add_node(json_t *nodes, const char *path, const char *host_path)
+{
+        json_t *n = json_pack("{s:s}", "path", path);
+
+        for (size_t i = 0; i < json_array_size(nodes); i++)
+                if (xp_streq0(json_string_value(json_object_get(json_array_get(nodes, i), "path")),
+                              path)) {
+                        json_decref(n);
+                        return 0;
+                }
+        if (!n || (host_path && json_object_set_new(n, "hostPath", json_string(host_path)) < 0) ||
+            json_array_append_new(nodes, n) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* A simulated device's node /dev/NAME is its stand-in DIR/NAME on the host (into buf); NULL:
+ * the node is itself on the host. */
+static const char *standin(const struct xp_device *d,
+                           const char *node,
+                           const struct xp_cdi_write_options *o,
+                           char buf[static 4096])
+{
+        const char *base = strrchr(node, '/');
+
+        if (!d->simulated || !o || !o->simulated_dev_dir || strncmp(node, "/dev/", 5) != 0 ||
+            base != node + 4)
+                return NULL;
+        snprintf(buf, 4096, "%s%s", o->simulated_dev_dir, base);
+        return buf;
+}
+
+static json_t *device_edits(const struct xp_device *d, const struct xp_cdi_write_options *o)
 {
         json_t *edits = json_object(), *nodes = json_array();
+        const char *const *control = xp_device_control_nodes(d);
+        char buf[4096];
+        int r = 0;
 
         if (!edits || !nodes || json_object_set_new(edits, "deviceNodes", nodes) < 0) {
                 json_decref(edits);
                 return NULL;
         }
-        for (size_t i = 0; i < d->device_nodes.n; i++)
-                /* the runtime reads type, major and minor from the host's node itself */
-                if (json_array_append_new(
-                        nodes, json_pack("{s:s}", "path", d->device_nodes.items[i])) < 0) {
-                        json_decref(edits);
-                        return NULL;
-                }
+        /* the device's own nodes always: a runtime must fail loudly when one is missing */
+        for (size_t i = 0; r >= 0 && i < d->device_nodes.n; i++)
+                r = add_node(
+                    nodes, d->device_nodes.items[i], standin(d, d->device_nodes.items[i], o, buf));
+        /* the vendor's control nodes where this node has them */
+        for (size_t i = 0; r >= 0 && control && control[i]; i++) {
+                const char *host = standin(d, control[i], o, buf);
+
+                if (access(host ? host : control[i], F_OK) == 0)
+                        r = add_node(nodes, control[i], host);
+        }
+        if (r < 0) {
+                json_decref(edits);
+                return NULL;
+        }
         return edits;
 }
 
 int xp_cdi_spec_build(const struct xp_node_inventory *inv, const char *kind, json_t **ret)
+{
+        return xp_cdi_spec_build_with(inv, kind, NULL, ret);
+}
+
+int xp_cdi_spec_build_with(const struct xp_node_inventory *inv,
+                           const char *kind,
+                           const struct xp_cdi_write_options *o,
+                           json_t **ret)
 {
         json_t *spec =
             json_pack("{s:s,s:s,s:[]}", "cdiVersion", XP_CDI_VERSION, "kind", kind, "devices");
@@ -101,7 +155,7 @@ int xp_cdi_spec_build(const struct xp_node_inventory *inv, const char *kind, jso
                             d->id);
                 if (seen)
                         continue;
-                edits = device_edits(d);
+                edits = device_edits(d, o);
                 if (!edits ||
                     json_array_append_new(
                         devices, json_pack("{s:s,s:o}", "name", d->id, "containerEdits", edits)) <
@@ -128,6 +182,7 @@ static void spec_file_name(const char *kind, char buf[static 64])
 static int write_kind(const struct xp_node_inventory *inv,
                       const char *dir,
                       const char *kind,
+                      const struct xp_cdi_write_options *o,
                       struct xp_error *err)
 {
         _cleanup_free_ char *text = NULL, *path = NULL;
@@ -135,7 +190,7 @@ static int write_kind(const struct xp_node_inventory *inv,
         json_t *spec;
         int r;
 
-        r = xp_cdi_spec_build(inv, kind, &spec);
+        r = xp_cdi_spec_build_with(inv, kind, o, &spec);
         if (r < 0)
                 return r; /* -ENOENT: no device of this kind */
         r = xp_cdi_check(spec, err);
@@ -152,6 +207,14 @@ static int write_kind(const struct xp_node_inventory *inv,
 
 int xp_cdi_write(const struct xp_node_inventory *inv, const char *dir, struct xp_error *err)
 {
+        return xp_cdi_write_with(inv, dir, NULL, err);
+}
+
+int xp_cdi_write_with(const struct xp_node_inventory *inv,
+                      const char *dir,
+                      const struct xp_cdi_write_options *o,
+                      struct xp_error *err)
+{
         int r;
 
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -161,7 +224,7 @@ int xp_cdi_write(const struct xp_node_inventory *inv, const char *dir, struct xp
 
                 if (!kinds[k])
                         continue;
-                r = write_kind(inv, dir, kinds[k], err);
+                r = write_kind(inv, dir, kinds[k], o, err);
                 if (r >= 0)
                         continue;
                 if (r != -ENOENT)

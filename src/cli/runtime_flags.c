@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The container flags `xpool agent` and `xpool up` share (docs/containers.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f)
+{
+        switch (c) {
+        case XP_OPT_DEFAULT_RUNTIME:
+                f->o->default_runtime = arg;
+                return 1;
+        case XP_OPT_RUNTIME_CLASS:
+                if (f->n_classes >= XP_CLI_RUNTIME_CLASSES_MAX || !strchr(arg, '=')) {
+                        fprintf(stderr,
+                                "%s: --runtime-class '%s': expected NAME=PATH (at most %d)\n",
+                                cmd,
+                                arg,
+                                XP_CLI_RUNTIME_CLASSES_MAX);
+                        return -XP_EXIT_USAGE;
+                }
+                f->classes[f->n_classes++] = arg;
+                f->o->runtime_classes = f->classes;
+                return 1;
+        case XP_OPT_CDI_DIR:
+                f->o->cdi_dir = arg;
+                return 1;
+        case XP_OPT_ALLOW_HOST_PATH:
+                if (f->n_host_paths >= XP_CLI_HOST_PATHS_MAX || arg[0] != '/') {
+                        fprintf(
+                            stderr,
+                            "%s: --allow-host-path '%s': expected an absolute path (at most %d)\n",
+                            cmd,
+                            arg,
+                            XP_CLI_HOST_PATHS_MAX);
+                        return -XP_EXIT_USAGE;
+                }
+                f->host_paths[f->n_host_paths++] = arg;
+                f->o->allowed_host_paths = f->host_paths;
+                return 1;
+        }
+        return 0;
+}

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The shim of a container an OCI runtime runs (docs/containers.md): in a mount namespace of its
+ * own it mounts the overlay root file system from the image's layers, so the mount lives and dies
+ * with the shim and its container (a shim killed leaves no mount behind), creates the group as
+ * for a process, has the runtime create the container (its stdout and stderr are the shim's
+ * pipes), makes the release marker (from here it may run), starts it, writes its output as CRI
+ * lines until it ends, and deletes it from the runtime. The container's main process is the
+ * runtime's init, reparented to the shim (a subreaper) once `create` returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "oci_internal.h"
+#include "shim_internal.h"
+#include "xpool/fileio.h"
+
+#define RUNTIME_LOG "runtime.log"
+#define PID_FILE    "pid"
+
+struct oci_shim {
+        const char *runtime, *root, *id, *bundle;
+        char rootfs[PATH_MAX], log[PATH_MAX];
+};
+
+static const char *str(const json_t *o, const char *key)
+{
+        return json_string_value(json_object_get(o, key));
+}
+
+/* path of a mountinfo field, its octal escapes (\040 for a space) undone in place. */
+static char *unescape(char *path)
+{
+        char *w = path;
+
+        for (char *r = path; *r; r++) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+                        r += 3;
+                } else {
+                        *w++ = *r;
+                }
+        }
+        *w = '\0';
+        return path;
+}
+
+static bool listed(const json_t *list, const char *path, bool below)
+{
+        json_t *e;
+        size_t i;
+
+        json_array_foreach(list, i, e)
+        {
+                const char *p = json_string_value(e);
+                size_t n = p ? strlen(p) : 0;
+
+                /* below: strictly below p; else p itself or below it */
+                if (p && strncmp(path, p, n) == 0 && (path[n] == '/' || (!below && !path[n])))
+                        return true;
+        }
+        return false;
+}
+
+/* This namespace's copies of the other pods' IPC and network namespaces, let go of: the shim
+ * must not keep them alive (the container's own, which its runtime joins, stay). */
+static void drop_foreign(const json_t *detach)
+{
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[8192];
+
+        while (f && fgets(line, sizeof(line), f)) {
+                char *save = NULL, *field = strtok_r(line, " ", &save);
+
+                for (int i = 0; field && i < 4; i++)
+                        field = strtok_r(NULL, " ", &save);
+                if (field && listed(json_object_get(detach, "below"), unescape(field), true) &&
+                    !listed(json_object_get(detach, "keep"), field, false))
+                        (void)umount2(field, MNT_DETACH);
+        }
+        if (f)
+                fclose(f);
+}
+
+/*
+ * The shim's own mount namespace, receiving the node's later mounts (slave) but giving none
+ * back. On a hybrid cgroup machine whose v2 hierarchy holds a controller (hugetlb, say), crun
+ * refuses to run even though the shim makes and limits the group: the v2 hierarchy's controller
+ * list is hidden from it here, in this namespace only.
+ */
+static int own_namespace(const json_t *detach, struct xp_error *err)
+{
+        static const char unified[] = "/sys/fs/cgroup/unified/cgroup.controllers";
+        struct stat st;
+
+        if (unshare(CLONE_NEWNS) < 0)
+                return xp_errorf(err, -errno, "unshare CLONE_NEWNS: %m");
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                return xp_errorf(err, -errno, "making the shim's mounts slaves: %m");
+        drop_foreign(detach);
+        if (stat(unified, &st) == 0 && st.st_size == 0) {
+                char c;
+                int fd = open(unified, O_RDONLY | O_CLOEXEC);
+                bool listed = fd >= 0 && read(fd, &c, 1) == 1 && c != '\n';
+
+                if (fd >= 0)
+                        close(fd);
+                if (listed)
+                        (void)mount("/dev/null", unified, NULL, MS_BIND, NULL);
+        }
+        return 0;
+}
+
+/* The root file system: the image's layers (read-only, shared with every container of the image)
+ * under the container's own upper layer. */
+static int mount_rootfs(struct shim *s, struct oci_shim *o, struct xp_error *err)
+{
+        const char *layers_dir = str(s->oci, "layers_dir"), *lower = str(s->oci, "lowerdir");
+        _cleanup_free_ char *opts = NULL;
+        char cwd[PATH_MAX];
+
+        if (!layers_dir || !lower)
+                return xp_errorf(err, -EINVAL, "%s: the spec names no layers", s->dir);
+        if (asprintf(&opts,
+                     "lowerdir=%s,upperdir=%s/upper,workdir=%s/work",
+                     lower,
+                     o->bundle,
+                     o->bundle) < 0)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        if (strlen(opts) >= 4096)
+                return xp_errorf(err,
+                                 -E2BIG,
+                                 "the overlay's options for %zu-byte layer paths do not fit a page",
+                                 strlen(lower));
+        /* relative layer names are the store's: mount from there */
+        if (!getcwd(cwd, sizeof(cwd)) || chdir(layers_dir) < 0)
+                return xp_errorf(err, -errno, "chdir %s: %m", layers_dir);
+        if (mount("overlay", o->rootfs, "overlay", 0, opts) < 0) {
+                int r = -errno;
+
+                (void)!chdir(cwd);
+                if (r == -ENODEV)
+                        return xp_errorf(
+                            err, r, "mounting the root file system: this kernel has no overlayfs");
+                return xp_errorf(err,
+                                 r,
+                                 "mounting the overlay root file system on %s: %s",
+                                 o->rootfs,
+                                 strerror(-r));
+        }
+        return chdir(cwd) < 0 ? xp_errorf(err, -errno, "chdir %s: %m", cwd) : 0;
+}
+
+/* The user resolved in the root file system, written into config.json. */
+static int resolve_user(struct shim *s, struct oci_shim *o, struct xp_error *err)
+{
+        char path[PATH_MAX];
+        json_error_t jerr;
+        _cleanup_free_ char *text = NULL;
+        json_t *config;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/config.json", o->bundle);
+        config = json_load_file(path, 0, &jerr);
+        if (!config)
+                return xp_errorf(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
+        r = oci_shim_user(s, o->rootfs, config, err);
+        if (r >= 0 && !(text = json_dumps(config, JSON_COMPACT)))
+                r = xp_errorf(err, -ENOMEM, "out of memory");
+        json_decref(config);
+        if (r < 0)
+                return r;
+        return runtime_write_json(o->bundle, "config.json", text, false, err);
+}
+
+/* Runs the runtime with args (after --root and --log), its stdout and stderr to out and errfd;
+ * returns its exit status (-errno when it could not run). */
+static int run_runtime(const struct oci_shim *o, const char *const *args, int out, int errfd)
+{
+        const char *argv[16] = {
+            o->runtime, "--root", o->root, "--log", o->log, "--log-format", "json"};
+        size_t n = 7;
+        int status;
+        pid_t pid, shim;
+
+        for (size_t i = 0; args[i] && n < 15; i++)
+                argv[n++] = args[i];
+        argv[n] = NULL;
+        shim = getpid();
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                sigset_t none;
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                signal(SIGPIPE, SIG_DFL);
+                /* a shim killed mid-start takes its runtime along: nothing creates the container
+                 * after the next agent cleaned up for it */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != shim)
+                        _exit(127);
+                if (null < 0 || dup2(null, 0) < 0 || dup2(out >= 0 ? out : null, 1) < 0 ||
+                    dup2(errfd >= 0 ? errfd : null, 2) < 0)
+                        _exit(127);
+                (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+                execv(o->runtime, (char *const *)argv);
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The runtime's last error from its log ({"level":"error","msg":...} lines), into buf. */
+static void
+runtime_error(const struct oci_shim *o, const char *what, int status, char *buf, size_t size)
+{
+        _cleanup_free_ char *data = NULL;
+        _cleanup_close_ int fd = open(o->log, O_RDONLY | O_CLOEXEC);
+        size_t len = 0;
+
+        snprintf(buf, size, "%s %s: exit status %d", o->runtime, what, status);
+        if (fd < 0 || xp_read_fd_all(fd, 1024 * 1024, &data, &len) < 0 || !data)
+                return;
+        for (char *line = data; line < data + len;) {
+                char *end = memchr(line, '\n', (size_t)(data + len - line));
+                json_t *j = json_loadb(
+                    line, end ? (size_t)(end - line) : (size_t)(data + len - line), 0, NULL);
+                const char *msg = str(j, "msg"), *level = str(j, "level");
+
+                if (msg && level && (strcmp(level, "error") == 0 || strcmp(level, "fatal") == 0))
+                        snprintf(buf, size, "%s", msg);
+                json_decref(j);
+                line = end ? end + 1 : data + len;
+        }
+}
+
+/* What the runtime wrote on the container's pipes before its process could run: not the
+ * container's output (its warnings are in its log). */
+static void drain(int fd)
+{
+        char buf[4096];
+        int flags = fcntl(fd, F_GETFL);
+
+        fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        fcntl(fd, F_SETFL, flags);
+}
+
+static pid_t read_pid(const struct oci_shim *o)
+{
+        char path[PATH_MAX], buf[32] = "";
+        int fd;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/" PID_FILE, o->bundle);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        return n > 0 ? (pid_t)strtol(buf, NULL, 10) : 0;
+}
+
+/* The container could not be made to run: recorded as its exit (exit code 128), as a process
+ * whose exec failed. */
+static int start_failed(struct shim *s, struct oci_shim *o, const char *msg, struct xp_error *err)
+{
+        const char *del[] = {"delete", "--force", o->id, NULL};
+        int r;
+
+        if (s->child > 0)
+                kill(s->child, SIGKILL);
+        (void)run_runtime(o, del, -1, -1);
+        shim_kill_rest(s);
+        shim_reap_all();
+        (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
+        shim_remove_cgroup(s);
+        s->child_host = 0;
+        r = shim_write_exit(s, 128, 0, false, true, msg, err);
+        if (r < 0)
+                return r;
+        shim_start_done(s);
+        return 0;
+}
+
+/* create, the release marker, start: 1 when the container runs, 0 when its start failed (and
+ * was recorded), -errno for the shim's own failures. */
+static int create_and_start(
+    struct shim *s, struct oci_shim *o, const int out[2], const int errp[2], struct xp_error *err)
+{
+        char pidfile[PATH_MAX], msg[RUNTIME_NOTIFY_MAX];
+        const char *create[] = {
+            "create", "--bundle", o->bundle, "--pid-file", pidfile, o->id, NULL};
+        const char *start[] = {"start", o->id, NULL};
+        int status, r;
+
+        snprintf(pidfile, sizeof(pidfile), "%s/" PID_FILE, o->bundle);
+        status = run_runtime(o, create, out[1], errp[1]);
+        if (status != 0) {
+                runtime_error(o, "create", status, msg, sizeof(msg));
+                return start_failed(s, o, msg, err);
+        }
+        /* the container waits for its start: what is in its pipes is the runtime's own */
+        drain(out[0]);
+        drain(errp[0]);
+        s->child = s->child_host = read_pid(o);
+        if (s->child <= 0)
+                return start_failed(
+                    s, o, "the OCI runtime created the container but wrote no pid", err);
+        r = s->cg ? xp_cgroup_add_pid(s->cg, s->child, err) : 0;
+        if (r >= 0)
+                r = shim_release_marker(s, err);
+        if (r < 0)
+                return start_failed(s, o, xp_error_message(err), err);
+        status = run_runtime(o, start, out[1], errp[1]);
+        if (status != 0) {
+                runtime_error(o, "start", status, msg, sizeof(msg));
+                return start_failed(s, o, msg, err);
+        }
+        return 1;
+}
+
+static int prepare(struct shim *s, struct oci_shim *o, struct xp_error *err)
+{
+        int r;
+
+        o->runtime = str(s->oci, "runtime");
+        o->root = str(s->oci, "root");
+        o->id = str(s->oci, "id");
+        o->bundle = str(s->oci, "bundle");
+        if (!o->runtime || !o->root || !o->id || !o->bundle)
+                return xp_errorf(err, -EINVAL, "%s: the spec's oci object is incomplete", s->dir);
+        snprintf(o->rootfs, sizeof(o->rootfs), "%s/rootfs", o->bundle);
+        snprintf(o->log, sizeof(o->log), "%s/" RUNTIME_LOG, o->bundle);
+        r = own_namespace(json_object_get(s->oci, "detach"), err);
+        if (r >= 0)
+                r = runtime_mkdir_p(o->root, err);
+        if (r >= 0)
+                r = shim_setup_cgroup(s, err);
+        if (r >= 0)
+                r = logwrite_open(
+                    &s->log,
+                    json_string_value(json_object_get(s->spec, "log_dir")),
+                    s->attempt,
+                    (uint64_t)json_integer_value(json_object_get(s->spec, "log_max_bytes")),
+                    (unsigned)json_integer_value(json_object_get(s->spec, "log_max_files")),
+                    err);
+        return r;
+}
+
+int oci_shim_run(struct shim *s, struct xp_error *err)
+{
+        struct oci_shim o = {0};
+        int out[2] = {-1, -1}, errp[2] = {-1, -1}, r, status, code, sig;
+        const char *del[] = {"delete", "--force", NULL, NULL};
+        _cleanup_close_ int sigfd = -1;
+        uint64_t oom_after = 0;
+        bool oom = false;
+        sigset_t chld;
+
+        r = prepare(s, &o, err);
+        if (r < 0)
+                return r;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &chld, NULL);
+        sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sigfd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+                return xp_errorf(err, -errno, "%s: pipes: %m", s->dir);
+        r = mount_rootfs(s, &o, err);
+        if (r >= 0)
+                r = resolve_user(s, &o, err);
+        if (r < 0)
+                return start_failed(s, &o, xp_error_message(err), err);
+        r = create_and_start(s, &o, out, errp, err);
+        close(out[1]);
+        close(errp[1]);
+        if (r <= 0) {
+                close(out[0]);
+                close(errp[0]);
+                return r;
+        }
+        s->started_ns = runtime_now_ns();
+        r = shim_write_running(s, err);
+        if (r < 0) {
+                close(out[0]);
+                close(errp[0]);
+                return start_failed(s, &o, xp_error_message(err), err);
+        }
+        shim_start_done(s);
+
+        status = shim_supervise(s, sigfd, out[0], errp[0]);
+        shim_kill_rest(s);
+        shim_reap_all();
+        (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
+        if (s->cg && s->have_oom && xp_cgroup_oom_kills(s->cg, &oom_after, NULL) >= 0)
+                oom = oom_after > s->oom_before;
+        del[2] = o.id;
+        (void)run_runtime(&o, del, -1, -1);
+        (void)umount2(o.rootfs, MNT_DETACH);
+        shim_remove_cgroup(s);
+        sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        code = sig ? 128 + sig : WEXITSTATUS(status);
+        return shim_write_exit(s, code, sig, oom, false, NULL, err);
+}
