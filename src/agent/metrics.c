@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/metrics.h"
-#include "agent/metrics_internal.h"
+#include "metrics.h"
+#include "metrics_internal.h"
 #include "xpool/devsample.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"

@@ -14,7 +14,7 @@
 #include "xpool/cgroup.h"
 #include "xpool/devsample.h"
 #include "xpool/expo.h"
-#include "xpool/sched.h"
+#include "xpool/placement.h"
 
 struct xp_agent_pods;
 

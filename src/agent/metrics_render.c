@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/metrics_internal.h"
+#include "metrics_internal.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 

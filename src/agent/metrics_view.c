@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent_internal.h"
-#include "agent/metrics_internal.h"
+#include "agent_internal.h"
+#include "metrics_internal.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 

@@ -12,8 +12,8 @@
 
 #include "cli.h"
 #include "client.h"
+#include "xpool/placement.h"
 #include "xpool/quantity.h"
-#include "xpool/sched.h"
 #include "xpool/strutil.h"
 
 static const char usage[] =

@@ -10,14 +10,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/controller.h"
-#include "controller/informer.h"
-#include "controller/poolstats.h"
-#include "registry/registry.h"
-#include "sched/sched_internal.h"
+#include "controller.h"
+#include "informer.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
+#include "xpool/poolstats.h"
 #include "xpool/quantity.h"
+#include "xpool/registry.h"
 #include "xpool/timeutil.h"
 
 #define AMOUNTS_MAX 16 /* resources one object counts in */
@@ -50,7 +50,7 @@ struct xp_poolstats {
         pthread_mutex_t lock;            /* guards the totals and the maps */
         struct xp_poolstats_view totals; /* wait_until_bound unused: hist holds it */
         struct xp_histogram wait_until_bound;
-        struct smap pods, nodes;
+        struct xp_map pods, nodes;
         struct xp_informer *informer;
         struct xp_controller *loop;
 };
@@ -223,14 +223,14 @@ static void on_pod(void *userdata, const json_t *pod, uint64_t version)
         e->key = key;
         pthread_mutex_lock(&st->lock);
         pod_read(st, pod, e);
-        old = smap_get(&st->pods, key);
+        old = xp_map_get(&st->pods, key);
         if (old) {
                 pod_apply(st, old, -1);
                 if (old->pending && e->holds)
                         xp_histogram_observe(&st->wait_until_bound, now_s() - old->created);
         }
-        if (smap_put(&st->pods, e->key, e) < 0) {
-                smap_del(&st->pods, key);
+        if (xp_map_put(&st->pods, e->key, e) < 0) {
+                xp_map_del(&st->pods, key);
                 free(e->key);
                 free(e);
                 e = NULL;
@@ -256,7 +256,7 @@ static void on_pod_deleted(void *userdata, const json_t *pod, uint64_t version)
         if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0)
                 return;
         pthread_mutex_lock(&st->lock);
-        old = smap_del(&st->pods, key);
+        old = xp_map_del(&st->pods, key);
         if (old)
                 pod_apply(st, old, -1);
         pthread_mutex_unlock(&st->lock);
@@ -306,7 +306,7 @@ static void note_kinds(struct xp_poolstats *st, const json_t *node)
 
 static void node_forget(struct xp_poolstats *st, const char *name)
 {
-        struct node_entry *old = smap_del(&st->nodes, name);
+        struct node_entry *old = xp_map_del(&st->nodes, name);
 
         if (!old)
                 return;
@@ -335,7 +335,7 @@ static void on_node(void *userdata, const json_t *node, uint64_t version)
             amount_add(st, e->amounts, &e->n_amounts, key, json_string_value(v));
         note_kinds(st, node);
         e->ready = node_ready(node);
-        if (smap_put(&st->nodes, e->name, e) < 0) {
+        if (xp_map_put(&st->nodes, e->name, e) < 0) {
                 free(e->name);
                 free(e);
         } else {
@@ -378,8 +378,8 @@ static void maps_clear(struct xp_poolstats *st)
                         free(e);
                 }
         }
-        smap_done(&st->pods);
-        smap_done(&st->nodes);
+        xp_map_done(&st->pods);
+        xp_map_done(&st->nodes);
 }
 
 /* A relist delivers everything again: start from nothing (the resource names stay). */

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/poolstats.h"
-#include "controller/scheduler.h"
 #include "metrics.h"
 #include "xpool/expo.h"
 #include "xpool/histogram.h"
 #include "xpool/macro.h"
+#include "xpool/poolstats.h"
+#include "xpool/scheduler.h"
 #include "xpool/store.h"
 
 #include "metrics_state.h"

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/poolstats.h"
-#include "controller/scheduler.h"
 #include "metrics.h"
 #include "xpool/expo.h"
 #include "xpool/histogram.h"
 #include "xpool/macro.h"
+#include "xpool/poolstats.h"
+#include "xpool/scheduler.h"
 #include "xpool/store.h"
 
 /* The fields of struct srv_metrics this file reads, in metrics.c's layout. */

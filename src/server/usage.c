@@ -13,11 +13,11 @@
 #include <time.h>
 
 #include "auth.h"
-#include "sched/sched_internal.h"
 #include "usage_internal.h"
 #include "xpool/expo.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -54,7 +54,7 @@ struct srv_usage {
         pthread_mutex_t lock; /* guards records and round */
         pthread_cond_t wake;
         bool stopping;
-        struct smap records;
+        struct xp_map records;
         uint64_t round;
         pthread_t thread;
         bool started;
@@ -83,12 +83,12 @@ static void record_free(struct record *r)
 /* The record of key, made when missing (NULL when out of memory). Under the lock. */
 static struct record *record_get(struct srv_usage *u, enum what what, const char *key)
 {
-        struct record *r = smap_get(&u->records, key);
+        struct record *r = xp_map_get(&u->records, key);
 
         if (r)
                 return r;
         r = calloc(1, sizeof(*r));
-        if (!r || !(r->key = strdup(key)) || smap_put(&u->records, r->key, r) < 0) {
+        if (!r || !(r->key = strdup(key)) || xp_map_put(&u->records, r->key, r) < 0) {
                 record_free(r);
                 return NULL;
         }
@@ -394,7 +394,7 @@ static void prune(struct srv_usage *u)
                 struct record *r = u->records.values[i];
 
                 if (r && r->round + 3 <= u->round) {
-                        smap_del(&u->records, r->key);
+                        xp_map_del(&u->records, r->key);
                         record_free(r);
                 }
         }
@@ -455,7 +455,7 @@ void srv_usage_free(struct srv_usage *u)
                 pthread_join(u->thread, NULL);
         for (size_t i = 0; i < u->records.cap; i++)
                 record_free(u->records.values[i]);
-        smap_done(&u->records);
+        xp_map_done(&u->records);
         pthread_cond_destroy(&u->wake);
         pthread_mutex_destroy(&u->lock);
         free(u);
@@ -554,7 +554,7 @@ int srv_usage_history(struct srv_usage *u,
         bool found;
 
         pthread_mutex_lock(&u->lock);
-        r = smap_get(&u->records, full);
+        r = xp_map_get(&u->records, full);
         found = r && r->n_history > 0;
         if (found && (out = calloc(r->n_history, sizeof(*out)))) {
                 size_t first = (r->next + SRV_USAGE_HISTORY - r->n_history) % SRV_USAGE_HISTORY;

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "controller/poolstats.h"
 #include "registry_fixture.h"
+#include "xpool/poolstats.h"
 
 static const struct xp_poolstats_resource *resource(const struct xp_poolstats_view *v,
                                                     const char *name)
