@@ -21,6 +21,7 @@
 
 #include "agent_internal.h"
 #include "logserver.h"
+#include "metrics.h"
 #include "network.h"
 #include "pull.h"
 #include "stream.h"
@@ -127,6 +128,7 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         if (r < 0)
                 return r;
         a->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 10000;
+        a->metrics_interval_ms = o->metrics_interval_ms;
         a->node_status_ms = o->node_status_ms > 0 ? o->node_status_ms : 60000;
         a->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 10000;
         a->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
@@ -274,6 +276,38 @@ static int find_address(struct xp_agent *a, struct xp_apiclient *client, struct 
         return 0;
 }
 
+/* The log endpoint's /metrics and /metrics/resource: the last rendering (metrics.h). */
+static int serve_metrics(void *userdata,
+                         bool resource,
+                         const char *accept,
+                         char **ret_text,
+                         size_t *ret_len,
+                         const char **ret_content_type)
+{
+        enum xp_expo_format format = resource ? XP_EXPO_TEXT : xp_expo_negotiate(accept);
+
+        *ret_content_type = xp_expo_content_type(format);
+        return xp_agent_metrics_scrape(userdata, resource, format, ret_text, ret_len);
+}
+
+/* The metrics threads, once the inventory is known (they outlive the log endpoint). */
+static int start_metrics(struct xp_agent *a, struct xp_error *err)
+{
+        struct xp_agent_metrics_config c = {
+            .discovery = &a->discovery,
+            .inventory = a->inventory,
+            .pods = &a->pods,
+            .node_name = a->node_name,
+            .hostname = a->node_name, /* as dcgm-exporter in a cluster: the node's name */
+            .cgroup_root = a->cgroup_root,
+            .interval_ms = a->metrics_interval_ms,
+        };
+
+        if (a->metrics_interval_ms < 0)
+                return 0; /* --no-metrics */
+        return xp_agent_metrics_new(&c, &a->metrics, err);
+}
+
 /*
  * The log endpoint, on the address the Node advertises unless --listen names another: started
  * once that address is known, before the Node that carries its port is built.
@@ -300,6 +334,8 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
             .token_id = a->token_id,
         };
         memcpy(lso.key, a->log_key, sizeof lso.key);
+        lso.metrics = a->metrics ? serve_metrics : NULL;
+        lso.metrics_userdata = a->metrics;
         r = xp_logserver_new(&lso, &a->logserver, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "starting the log endpoint");
@@ -568,6 +604,8 @@ int xp_agent_new(const struct xp_agent_options *options,
                 return xp_error_prefix(err, r, "discovering the node's devices");
         r = xp_datadir_make(a->data_dir, err);
         if (r >= 0)
+                r = start_metrics(a, err);
+        if (r >= 0)
                 r = xp_agent_containers_init(a, options, err);
         if (r < 0)
                 return r;
@@ -653,6 +691,7 @@ void xp_agent_free(struct xp_agent *a)
         xp_agent_streams_stop(a->streams);
         xp_logserver_free(a->logserver);
         xp_agent_streams_free(a->streams);
+        xp_agent_metrics_free(a->metrics); /* reads the pods and the inventory */
         xp_runtime_free(a->runtime);
         if (a->pods.wake_fd >= 0)
                 close(a->pods.wake_fd);

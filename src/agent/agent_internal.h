@@ -102,6 +102,7 @@ struct xp_agent_events;
 struct xp_runtime;
 struct xp_logserver;
 struct xp_agent_streams;
+struct xp_agent_metrics;
 struct xp_reconcile;
 struct xp_image_store;
 struct xp_agent_pulls;
@@ -211,6 +212,8 @@ struct xp_agent {
         char *network_message;            /* the NetworkUnavailable condition's message */
         struct xp_logserver *logserver;
         struct xp_agent_streams *streams; /* exec, attach, port-forward (stream.h) */
+        struct xp_agent_metrics *metrics; /* /metrics (metrics.h); before the log endpoint */
+        int64_t metrics_interval_ms;
         struct xp_agent_status *status;
         struct xp_agent_events *events;
         struct xp_agent_pods pods;

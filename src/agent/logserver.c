@@ -62,6 +62,8 @@ struct xp_logserver {
         char *log_dir;
         char token_id[XP_LOGSIGN_ID_MAX];
         uint8_t key[XP_LOGSIGN_KEY_LEN];
+        xp_logserver_metrics_fn metrics;
+        void *metrics_userdata;
         uint16_t port;
         atomic_bool stopping;
         struct xp_logserver_streams streams;
@@ -499,6 +501,56 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
         return open_log(s, conn, ns, pod, container, previous, &o);
 }
 
+/* /metrics for anyone, /metrics/resource for the server (signed); the text already rendered. */
+static enum MHD_Result handle_metrics(struct xp_logserver *s,
+                                      struct MHD_Connection *conn,
+                                      const char *url,
+                                      const char *raw_uri)
+{
+        bool resource = strcmp(url, "/metrics/resource") == 0;
+        struct xp_http_refusal refusal;
+        struct MHD_Response *response;
+        struct xp_error err = {0};
+        const char *type = NULL;
+        char *text = NULL;
+        size_t len = 0;
+        enum MHD_Result result;
+
+        if (!resource && strcmp(url, "/metrics") != 0)
+                return send_text(s, conn, 404, "not found: %s\n", url);
+        if (resource &&
+            xp_logsign_verify(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+                              s->token_id,
+                              s->key,
+                              raw_uri,
+                              (int64_t)time(NULL),
+                              &err) < 0) {
+                xp_http_refuse(&refusal, 401, "Unauthorized: %s\n", xp_error_message(&err));
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        }
+        if (xp_http_door_admit(s->door, conn, "metrics", false, &refusal) < 0)
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        xp_http_door_body_done(s->door, conn);
+        if (s->metrics(s->metrics_userdata,
+                       resource,
+                       MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+                       &text,
+                       &len,
+                       &type) < 0)
+                return send_text(s, conn, 500, "cannot render the metrics\n");
+        response = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+        if (!response) {
+                free(text);
+                return MHD_NO;
+        }
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        result = MHD_queue_response(conn, 200, response);
+        MHD_destroy_response(response);
+        if (result == MHD_YES)
+                xp_http_door_response_queued(s->door, conn);
+        return result;
+}
+
 static enum MHD_Result on_request(void *cls,
                                   struct MHD_Connection *conn,
                                   const char *url,
@@ -525,6 +577,8 @@ static enum MHD_Result on_request(void *cls,
                         return send_text(s, conn, 405, "method %s not allowed: only GET\n", method);
                 return handle_stream(s, conn, url, raw_uri);
         }
+        if (s->metrics && strncmp(url, "/metrics", 8) == 0 && strcmp(method, "GET") == 0)
+                return handle_metrics(s, conn, url, raw_uri);
         if (strncmp(url, PREFIX, strlen(PREFIX)) != 0)
                 return send_text(s, conn, 404, "not found: %s\n", url);
         if (strcmp(method, "GET") != 0)
@@ -558,6 +612,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
         strcpy(s->token_id, o->token_id);
         if (o->streams)
                 s->streams = *o->streams;
+        s->metrics = o->metrics;
+        s->metrics_userdata = o->metrics_userdata;
         memcpy(s->key, o->key, sizeof s->key);
         r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)

@@ -10,6 +10,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xpool/error.h"
@@ -31,6 +32,16 @@ struct xp_logserver_streams {
                       struct xp_http_door *door);
         void *cls;
 };
+/*
+ * GET /metrics and /metrics/resource (agent/metrics.h): the text in a new string and its content
+ * type, or -errno. resource: the signed path the server reads.
+ */
+typedef int (*xp_logserver_metrics_fn)(void *userdata,
+                                       bool resource,
+                                       const char *accept,
+                                       char **ret_text,
+                                       size_t *ret_len,
+                                       const char **ret_content_type);
 
 struct xp_logserver_options {
         const char *host;     /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
@@ -39,6 +50,10 @@ struct xp_logserver_options {
         const char *token_id; /* the agent's token id (the part between "xpn_" and ".") */
         uint8_t key[32];      /* SHA-256 of the agent's whole token text */
         const struct xp_logserver_streams *streams; /* copied; NULL: none */
+        /* /metrics (anyone may read it, as DCGM's and the node exporter's) and /metrics/resource
+         * (signed, as the logs); NULL: 404 */
+        xp_logserver_metrics_fn metrics;
+        void *metrics_userdata;
 };
 
 struct xp_logserver;

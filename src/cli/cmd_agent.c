@@ -50,8 +50,11 @@ static const char usage[] =
     "      --registries FILE    registry settings for image pulls (default\n"
     "                           /etc/xpool/registries.yaml; docs/images.md)\n"
     "      --auth-file FILE     the node's registry credentials, Docker's config.json format\n"
-    "                           (default /etc/xpool/auth.json)\n" XP_CLI_RUNTIME_USAGE
-        XP_CLI_PODNET_USAGE;
+    "                           (default /etc/xpool/auth.json)\n"
+    "      --metrics-interval DURATION  how often devices, the node and containers are sampled\n"
+    "                           for /metrics (default 10s; docs/monitoring.md)\n"
+    "      --no-metrics         no /metrics and no sampling (kubectl top then has no figures\n"
+    "                           for this node)\n" XP_CLI_RUNTIME_USAGE XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -70,6 +73,8 @@ enum {
         OPT_ALLOW_DEGRADED,
         OPT_REGISTRIES,
         OPT_AUTH_FILE,
+        OPT_METRICS_INTERVAL,
+        OPT_NO_METRICS,
 };
 
 static int agent_option(int c, const char *arg, void *userdata)
@@ -153,6 +158,15 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_AUTH_FILE:
                 a->o->auth_file = arg;
                 break;
+        case OPT_METRICS_INTERVAL:
+                return xp_cli_parse_duration("agent",
+                                             "metrics-interval",
+                                             arg,
+                                             XP_DURATION_DAY_MS,
+                                             &a->o->metrics_interval_ms);
+        case OPT_NO_METRICS:
+                a->o->metrics_interval_ms = -1;
+                break;
         case XP_CLI_OPT_POD_NETWORK:
         case XP_CLI_OPT_CNI_CONF_DIR:
         case XP_CLI_OPT_CNI_BIN_DIR:
@@ -207,6 +221,8 @@ static const struct option agent_options[] = {
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"registries", required_argument, NULL, OPT_REGISTRIES},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
+    {"no-metrics", no_argument, NULL, OPT_NO_METRICS},
     XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},

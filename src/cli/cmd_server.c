@@ -43,7 +43,10 @@ static const char usage[] =
     "                          the pods of such a node are then marked Failed (NodeLost) after\n"
     "                          this long, unless they tolerate the taint otherwise (default 5m)\n"
     "      --event-history N   the writes kept for watches that resume and for paged lists'\n"
-    "                          continue tokens (default 10000); older ones are 410 Gone\n";
+    "                          continue tokens (default 10000); older ones are 410 Gone\n"
+    "      --metrics-resolution DURATION\n"
+    "                          how often the agents' usage is read for kubectl top\n"
+    "                          (metrics.k8s.io; default 15s; docs/monitoring.md)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -129,6 +132,12 @@ static int server_option(int c, const char *arg, void *userdata)
                                              arg,
                                              XP_DURATION_YEAR_MS,
                                              &a->options->pod_eviction_timeout_ms);
+        case 'R':
+                return xp_cli_parse_duration("server",
+                                             "metrics-resolution",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &a->options->metrics_resolution_ms);
         }
         return 0;
 }
@@ -147,6 +156,7 @@ int xp_cmd_server(int argc, char **argv)
             {"node-monitor-grace-period", required_argument, NULL, 'G'},
             {"pod-eviction-timeout", required_argument, NULL, 'E'},
             {"event-history", required_argument, NULL, 'H'},
+            {"metrics-resolution", required_argument, NULL, 'R'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

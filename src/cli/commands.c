@@ -15,6 +15,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"delete", "delete objects by name or by manifest (-f FILE)", xp_cmd_delete},
     {"run", "run a command as a pod with devices, in the foreground (-- COMMAND)", xp_cmd_run},
     {"logs", "print a pod's container logs (-f to follow)", xp_cmd_logs},
+    {"top", "show what nodes, pods and devices use: CPU, memory, allocated and used", xp_cmd_top},
     {"agent",
      "run this machine as a node: register it, run its pods, serve their logs",
      xp_cmd_agent},

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "controller.h"
@@ -37,6 +38,7 @@
 #include "xpool/registry.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 #define WAKE_MS 100 /* longest sleep before checking for shutdown */
 
@@ -289,8 +291,41 @@ static void collect(struct xp_scheduler *s)
         }
 }
 
-/* Places one pending pod: a binding, or an unschedulable one's status and Event, handed on. */
+static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
+
+/* One attempt, counted and timed for /metrics. */
 static void schedule_one(struct xp_scheduler *s, struct pending *p)
+{
+        enum xp_scheduler_result result = XP_SCHEDULER_SCHEDULED;
+        int64_t start = xp_monotonic_ns();
+
+        place_one(s, p, &result);
+        atomic_fetch_add(&s->attempts[result], 1);
+        xp_histogram_observe(&s->attempt_seconds, (double)(xp_monotonic_ns() - start) / 1e9);
+}
+
+const char *xp_scheduler_result_to_string(enum xp_scheduler_result result)
+{
+        static const char *const names[] = {
+            [XP_SCHEDULER_SCHEDULED] = "scheduled",
+            [XP_SCHEDULER_UNSCHEDULABLE] = "unschedulable",
+            [XP_SCHEDULER_ERROR] = "error",
+        };
+
+        return result < XP_SCHEDULER_RESULTS ? names[result] : "error";
+}
+
+void xp_scheduler_metrics(struct xp_scheduler *s,
+                          uint64_t ret_attempts[static XP_SCHEDULER_RESULTS],
+                          struct xp_histogram_snapshot *ret_seconds)
+{
+        for (size_t i = 0; i < XP_SCHEDULER_RESULTS; i++)
+                ret_attempts[i] = atomic_load(&s->attempts[i]);
+        xp_histogram_read(&s->attempt_seconds, ret_seconds);
+}
+
+/* Places one pending pod: a binding, or an unschedulable one's status and Event, handed on. */
+static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result)
 {
         _cleanup_free_ char *reason = NULL, *text = NULL;
         struct xp_placement placement = {0};
@@ -305,10 +340,12 @@ static void schedule_one(struct xp_scheduler *s, struct pending *p)
         if (r >= 0)
                 r = xp_sched_place(s->sched, p->decoded, &placement, &reason, &err);
         if (r == -EINVAL) {
+                *result = XP_SCHEDULER_UNSCHEDULABLE;
                 unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid");
                 return;
         }
         if (r < 0) {
+                *result = XP_SCHEDULER_ERROR;
                 xp_log(LOG_WARNING,
                        "scheduler: pod %s/%s: %s",
                        p->namespace,
@@ -319,6 +356,7 @@ static void schedule_one(struct xp_scheduler *s, struct pending *p)
                 return;
         }
         if (r == 0) {
+                *result = XP_SCHEDULER_UNSCHEDULABLE;
                 unschedulable(s, p, reason);
                 return;
         }
@@ -327,6 +365,7 @@ static void schedule_one(struct xp_scheduler *s, struct pending *p)
                 r = dispatch(s, p, placement.node, text);
         xp_placement_done(&placement);
         if (r < 0) {
+                *result = XP_SCHEDULER_ERROR;
                 xp_log(LOG_WARNING,
                        "scheduler: pod %s/%s not bound: %s",
                        p->namespace,
@@ -421,6 +460,7 @@ int xp_scheduler_new(struct xp_registry *registry,
                 return -ENOMEM;
         s->registry = registry;
         s->clock = options->clock;
+        xp_histogram_init(&s->attempt_seconds, xp_histogram_latency_bounds, xp_histogram_latency_n);
         struct xp_informer_options informer = {
             .store = xp_registry_store(registry),
             .handlers = followed,
@@ -476,6 +516,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
                 return;
         xp_controller_stop(s->loop);
         bind_jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
+        xp_histogram_done(&s->attempt_seconds);
         pending_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);

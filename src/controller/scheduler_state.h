@@ -8,11 +8,14 @@
  */
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "xpool/histogram.h"
 #include "xpool/map.h"
 #include "xpool/scheduler.h"
 #include "xpool/workers.h"
@@ -77,6 +80,9 @@ struct xp_scheduler {
         struct xp_map index;
         bool changed; /* capacity may have appeared since the waiting pods were tried */
         int64_t retried_ms;
+        /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
+        atomic_uint_fast64_t attempts[XP_SCHEDULER_RESULTS];
+        struct xp_histogram attempt_seconds;
 };
 
 /* ---- the pending pods (scheduler_queue.c) ------------------------------------------------ */

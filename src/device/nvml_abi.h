@@ -39,6 +39,22 @@ enum nvml_temperature_sensor {
         NVML_TEMPERATURE_GPU = 0,
 };
 
+/* nvmlClockType_t */
+enum nvml_clock_type {
+        NVML_CLOCK_GRAPHICS = 0,
+        NVML_CLOCK_SM = 1,
+        NVML_CLOCK_MEM = 2,
+};
+
+/* nvmlProcessInfo_t, as nvmlDeviceGetComputeRunningProcesses_v3 fills it */
+struct nvml_process_info {
+        unsigned int pid;
+        unsigned long long used_gpu_memory; /* bytes; NVML_VALUE_NOT_AVAILABLE when unknown */
+        unsigned int gpu_instance_id;
+        unsigned int compute_instance_id;
+};
+#define NVML_VALUE_NOT_AVAILABLE_ULL 0xffffffffffffffffULL
+
 /* nvmlIntNvLinkDeviceType_t */
 enum nvml_nvlink_device_type {
         NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,

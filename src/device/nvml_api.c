@@ -48,6 +48,10 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYMBOL("nvmlEventSetFree", event_set_free, false),
     SYMBOL("nvmlDeviceGetHandleByUUID", get_handle_by_uuid, false),
     SYMBOL("nvmlDeviceGetFieldValues", get_field_values, false),
+    SYMBOL("nvmlDeviceGetClockInfo", get_clock_info, false),
+    SYMBOL("nvmlDeviceGetPcieReplayCounter", get_pcie_replay_counter, false),
+    SYMBOL("nvmlDeviceGetTotalEnergyConsumption", get_total_energy_consumption, false),
+    SYMBOL("nvmlDeviceGetComputeRunningProcesses_v3", get_compute_running_processes, false),
 };
 
 /*

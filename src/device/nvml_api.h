@@ -59,6 +59,17 @@ struct nvml_api {
         enum nvml_return (*get_field_values)(struct nvml_device *device,
                                              int count,
                                              struct nvml_field_value *values);
+        /* the device sampler (sample_nvml.c) */
+        enum nvml_return (*get_clock_info)(struct nvml_device *device,
+                                           enum nvml_clock_type type,
+                                           unsigned int *mhz);
+        enum nvml_return (*get_pcie_replay_counter)(struct nvml_device *device,
+                                                    unsigned int *value);
+        enum nvml_return (*get_total_energy_consumption)(struct nvml_device *device,
+                                                         unsigned long long *millijoules);
+        enum nvml_return (*get_compute_running_processes)(struct nvml_device *device,
+                                                          unsigned int *count,
+                                                          struct nvml_process_info *infos);
 };
 
 /* The library to load: path, else $XPOOL_NVML_LIBRARY, else "libnvidia-ml.so.1". */

@@ -423,6 +423,8 @@ static int plan_description(const struct sim_source *src, json_t *root, struct s
         _cleanup_free_ const char **sorted = NULL;
         int r;
 
+        /* the figures over time are the device sampler's (xpool/devsample.h) */
+        json_object_del(root, "metricsScript");
         if (json_is_array(devices) && json_array_size(devices) > 0) {
                 plan->entries = calloc(json_array_size(devices), sizeof(*plan->entries));
                 if (!plan->entries)

@@ -165,6 +165,10 @@ int handle_apis(const struct request *req, const struct route *route, struct rep
                         json_decref(groups);
                         return -ENOMEM;
                 }
+        if (json_array_append_new(groups, metrics_api_group_json()) < 0) { /* api_metrics.c */
+                json_decref(groups);
+                return -ENOMEM;
+        }
         return reply_json(
             ret,
             200,

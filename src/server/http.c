@@ -25,11 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "http.h"
 #include "internal.h"
+#include "metrics.h"
 #include "tls.h"
 #include "xpool/http.h"
 #include "xpool/http_door.h"
@@ -37,6 +39,7 @@
 #include "xpool/macro.h"
 #include "xpool/server.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 #define STREAM_BLOCK (32 * 1024)
 
@@ -57,6 +60,10 @@ struct exchange {
         struct MHD_Connection *conn;
         char *raw_target; /* as it arrived, percent-encodings and all */
         struct xp_http_query query;
+        int64_t start_ns;        /* for the latency /metrics reports */
+        const char *metric_verb; /* kube-apiserver's verb label, set by dispatch() */
+        const char *metric_resource, *metric_subresource;
+        bool watching;      /* counted among the watchers until it completes */
         bool admitted;      /* the head was checked and the caller let in */
         bool authenticated; /* who holds the caller */
         bool close;         /* answer with "Connection: close" */
@@ -354,6 +361,44 @@ bool request_is_watch(const struct request *req)
 
 /* ---- routing ------------------------------------------------------------------------------- */
 
+/* kube-apiserver's verb label: GET and LIST and WATCH apart. */
+static const char *metric_verb(enum http_method m, const struct request *req)
+{
+        switch (m) {
+        case HTTP_GET:
+                return req->name ? "GET" : request_is_watch(req) ? "WATCH" : "LIST";
+        case HTTP_POST:
+                return "POST";
+        case HTTP_PUT:
+                return "PUT";
+        case HTTP_PATCH:
+                return "PATCH";
+        case HTTP_DELETE:
+                return "DELETE";
+        default:
+                return "OTHER";
+        }
+}
+
+/* Counts the answered request for /metrics; a watch among the watchers until it completes. */
+static void count_request(struct exchange *x, const struct reply *reply)
+{
+        struct srv_metrics *m = x->http->api->metrics;
+
+        if (!m)
+                return;
+        srv_metrics_request(m,
+                            x->metric_verb ? x->metric_verb : "OTHER",
+                            x->metric_resource ? x->metric_resource : "",
+                            x->metric_subresource ? x->metric_subresource : "",
+                            reply->code,
+                            (double)(xp_monotonic_ns() - x->start_ns) / 1e9);
+        if (reply->stream.read && x->metric_verb && strcmp(x->metric_verb, "WATCH") == 0) {
+                x->watching = true;
+                srv_metrics_watchers(m, 1);
+        }
+}
+
 static int dispatch(struct exchange *x, const char *method, const char *path, struct reply *ret)
 {
         struct http_captures c;
@@ -393,6 +438,9 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
             .name = c.has_name ? c.name : NULL,
             .connection = x,
         };
+        x->metric_verb = route.kind ? metric_verb(m, &req) : "GET"; /* a path, not a resource */
+        x->metric_resource = route.kind ? route.kind->plural : "";
+        x->metric_subresource = route.subresource ? route.subresource : "";
         if (x->authenticated) {
                 r = http_authorize(&route, &req, &x->who, ret);
                 if (r <= 0)
@@ -517,6 +565,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         x->http = http;
         x->conn = conn;
         x->raw_target = uri ? strdup(uri) : NULL;
+        x->start_ns = xp_monotonic_ns();
         return x;
 }
 
@@ -600,6 +649,7 @@ answer:
                 r = reply_status(
                     &reply, 500, "InternalError", NULL, NULL, "internal error: %s", strerror(-r));
         xp_debug("server", "%s %s -> %u", method, url, reply.code);
+        count_request(x, &reply);
         return send_reply(x, &reply);
 }
 
@@ -613,6 +663,8 @@ static void on_completed(void *cls,
 
         (void)toe;
         xp_http_door_request_end(http->door, conn);
+        if (x && x->watching)
+                srv_metrics_watchers(http->api->metrics, -1);
         if (x) {
                 xp_http_query_done(&x->query);
                 free(x->raw_target);

@@ -28,6 +28,9 @@ enum http_method {
         HTTP_OTHER,
 };
 
+struct srv_metrics;
+struct srv_usage;
+
 /* What every handler shares: the store, the registry over it, and the server's lifecycle. */
 struct api {
         struct xp_store *store;
@@ -38,6 +41,8 @@ struct api {
         /* The not-ready and unreachable tolerations' tolerationSeconds a new pod gets
          * (DefaultTolerationSeconds): the pod eviction timeout, in whole seconds. */
         int64_t pod_toleration_seconds;
+        struct srv_metrics *metrics; /* /metrics (metrics.h); NULL: not counted */
+        struct srv_usage *usage;     /* the agents' usage samples (usage.h): metrics.k8s.io */
 };
 
 struct auth_identity;
@@ -366,6 +371,18 @@ int log_proxy(const struct request *req,
               const uint8_t key[static 32],
               bool follow,
               struct reply *ret);
+
+/* /metrics and metrics.k8s.io (api_metrics.c). */
+int handle_metrics(const struct request *req, const struct route *route, struct reply *ret);
+int handle_metrics_group(const struct request *req, const struct route *route, struct reply *ret);
+int handle_metrics_resources(const struct request *req,
+                             const struct route *route,
+                             struct reply *ret);
+int handle_node_metrics(const struct request *req, const struct route *route, struct reply *ret);
+int handle_pod_metrics(const struct request *req, const struct route *route, struct reply *ret);
+int handle_device_metrics(const struct request *req, const struct route *route, struct reply *ret);
+/* metrics.k8s.io's entry in the APIGroupList of /apis (new reference, NULL out of memory). */
+json_t *metrics_api_group_json(void);
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);

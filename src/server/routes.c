@@ -81,7 +81,18 @@
                     ROUTE_CLUSTER | ROUTE_STATUS, "status"                                         \
         }
 
+#define METRICS "/apis/metrics.k8s.io/v1beta1"
+
 const struct route api_routes[] = {
+    {HTTP_GET, "/metrics", handle_metrics, 0, NULL},
+    {HTTP_GET, "/apis/metrics.k8s.io", handle_metrics_group, 0, NULL},
+    {HTTP_GET, METRICS, handle_metrics_resources, 0, NULL},
+    {HTTP_GET, METRICS "/nodes", handle_node_metrics, 0, NULL},
+    {HTTP_GET, METRICS "/nodes/{name}", handle_node_metrics, 0, NULL},
+    {HTTP_GET, METRICS "/pods", handle_pod_metrics, 0, NULL},
+    {HTTP_GET, METRICS "/namespaces/{namespace}/pods", handle_pod_metrics, 0, NULL},
+    {HTTP_GET, METRICS "/namespaces/{namespace}/pods/{name}", handle_pod_metrics, 0, NULL},
+    {HTTP_GET, "/apis/metrics.xpool.io/v1alpha1/devices", handle_device_metrics, 0, NULL},
     {HTTP_GET, "/version", handle_version, 0, NULL},
     {HTTP_GET, "/healthz", handle_health, 0, NULL},
     {HTTP_GET, "/livez", handle_health, 0, NULL},

@@ -17,12 +17,15 @@
 #include "auth.h"
 #include "http.h"
 #include "internal.h"
+#include "metrics.h"
 #include "setup.h"
+#include "usage.h"
 #include "xpool/datadir.h"
 #include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/nodelife.h"
+#include "xpool/poolstats.h"
 #include "xpool/scheduler.h"
 #include "xpool/server.h"
 
@@ -34,6 +37,7 @@ struct xp_server {
         struct auth *auth;
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
+        struct xp_poolstats *poolstats; /* /metrics */
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -75,6 +79,12 @@ static int start_state(struct xp_server *server,
                 if (r < 0)
                         return r;
         }
+        r = xp_poolstats_start(server->api.registry, &server->poolstats, err);
+        if (r >= 0)
+                r = srv_metrics_new(
+                    server->api.store, server->scheduler, server->poolstats, &server->api.metrics);
+        if (r < 0)
+                return r;
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
 }
 
@@ -171,6 +181,13 @@ int xp_server_new(const struct xp_server_options *options,
              999) /
             1000;
         server->api.auth = server->auth;
+        r = srv_usage_start(server->api.store,
+                            server->auth,
+                            options->metrics_resolution_ms,
+                            &server->api.usage,
+                            err);
+        if (r < 0)
+                goto fail;
         r = http_start(&server->api,
                        server->auth,
                        &(struct http_options){.listen_fd = TAKE_FD(fd),
@@ -206,10 +223,15 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
+        srv_metrics_forget_sources(server->api.metrics); /* a scrape meanwhile skips them */
+        srv_usage_free(server->api.usage);
+        server->api.usage = NULL;
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
+        xp_poolstats_free(server->poolstats);
         atomic_store(&server->api.stopping, true);
         http_stop(server->http);
+        srv_metrics_free(server->api.metrics);
         xp_registry_free(server->api.registry);
         xp_store_close(server->api.store);
         auth_free(server->auth);

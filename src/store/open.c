@@ -289,6 +289,8 @@ void xp_store_close(struct xp_store *store)
         pthread_cond_destroy(&store->checkpoint);
         pthread_cond_destroy(&store->op_done);
         pthread_mutex_destroy(&store->lock);
+        xp_histogram_done(&store->commit_seconds);
+        xp_histogram_done(&store->batch_writes);
         free(store->path);
         free(store);
 }
@@ -389,6 +391,9 @@ int xp_store_open(const struct xp_store_options *options,
         store->seal.fd = -1;
         /* Until the locks exist, close must not destroy them: set them up first. */
         pthread_mutex_init(&store->lock, NULL);
+        xp_histogram_init(
+            &store->commit_seconds, xp_histogram_latency_bounds, xp_histogram_latency_n);
+        xp_histogram_init(&store->batch_writes, xp_histogram_size_bounds, xp_histogram_size_n);
         pthread_cond_init(&store->op_done, NULL);
         pthread_cond_init(&store->checkpoint, NULL);
         pthread_condattr_init(&attr);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xpool/histogram.h"
 #include "xpool/store.h"
 
 #define SCHEMA_VERSION   1
@@ -116,6 +117,8 @@ enum write_stmt {
 };
 
 struct xp_store {
+        /* /metrics (xp_store_histograms()): each commit's duration and writes */
+        struct xp_histogram commit_seconds, batch_writes;
         char *path;
         size_t event_history;
         size_t trim_slack;

@@ -469,7 +469,27 @@ static int lead(struct xp_store *store, struct batch *b)
                         return r;
                 store->init_pending = false;
         }
-        return run_batch(store, b);
+        struct timespec start, end;
+        int r;
+
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        r = run_batch(store, b);
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        if (r > 0) {
+                xp_histogram_observe(&store->commit_seconds,
+                                     (double)(end.tv_sec - start.tv_sec) +
+                                         (double)(end.tv_nsec - start.tv_nsec) / 1e9);
+                xp_histogram_observe(&store->batch_writes, r);
+        }
+        return r;
+}
+
+void xp_store_histograms(struct xp_store *store,
+                         struct xp_histogram_snapshot *ret_commit_seconds,
+                         struct xp_histogram_snapshot *ret_batch_writes)
+{
+        xp_histogram_read(&store->commit_seconds, ret_commit_seconds);
+        xp_histogram_read(&store->batch_writes, ret_batch_writes);
 }
 
 /* Under lock, after a batch: the counters, the mode, and every op's result. */

@@ -149,3 +149,27 @@ int64_t xp_monotonic_ms(void)
 {
         return xp_monotonic_ns() / 1000000;
 }
+
+void xp_cond_init_monotonic(pthread_cond_t *cond)
+{
+        pthread_condattr_t attr;
+
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(cond, &attr);
+        pthread_condattr_destroy(&attr);
+}
+
+struct timespec xp_monotonic_deadline(int64_t ms)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        t.tv_sec += ms / 1000;
+        t.tv_nsec += (ms % 1000) * 1000000;
+        if (t.tv_nsec >= 1000000000) {
+                t.tv_sec++;
+                t.tv_nsec -= 1000000000;
+        }
+        return t;
+}

@@ -29,6 +29,13 @@
  * taken as an append-only log (entries past those already read become new pending events), and
  * its "recovery_action". Replace the file with a rename so a half-written one is never read.
  *
+ * The device sampler's figures (xpool/devsample.h), per GPU: "clocks": {"sm": 1980, "mem": 2619},
+ * "pcie_replay": 0, "energy_mj": 123456, "processes": [{"pid": 42, "used_memory": 1073741824}].
+ *
+ * A hung driver: while the file named by $FAKE_NVML_SLEEP_FILE exists, every call that answers
+ * for a device first sleeps for the milliseconds the file holds (a test creates it once the
+ * process under test has started, and removes it to end the hang).
+ *
  * Built twice: libnvidia-ml.so.1 with every function, and old/libnvidia-ml.so.1 (FAKE_NVML_OLD)
  * without those an older driver lacks (nvmlDeviceGetNvLinkRemoteDeviceType, nvmlDeviceGetMigMode,
  * nvmlEventSetWait_v2), so dlsym() itself fails for them.
@@ -39,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "device/nvml_abi.h"
 
@@ -100,6 +108,7 @@ struct fake_link {
 };
 
 struct nvml_device {
+        json_t *json;     /* its object in the configuration */
         const char *uuid; /* borrowed from the configuration */
         const char *name;
         bool has_minor, has_memory, has_pci, has_util, has_temp, has_power, has_cc, has_mig;
@@ -149,9 +158,29 @@ static bool listed(const char *member, const char *function)
         return false;
 }
 
+/* $FAKE_NVML_SLEEP_FILE: a driver that hangs while the file exists. */
+static void maybe_hang(void)
+{
+        const char *path = getenv("FAKE_NVML_SLEEP_FILE");
+        FILE *f = path && *path ? fopen(path, "re") : NULL;
+        long ms = 0;
+
+        if (!f)
+                return;
+        if (fscanf(f, "%ld", &ms) != 1)
+                ms = 0;
+        fclose(f);
+        if (ms > 0) {
+                struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+                nanosleep(&ts, NULL);
+        }
+}
+
 /* What a knob makes a function answer before it does anything: NVML_SUCCESS to go on. */
 static enum nvml_return knob(const char *function)
 {
+        maybe_hang();
         if (fake.refs == 0)
                 return NVML_ERROR_UNINITIALIZED;
         if (listed("missing", function))
@@ -222,6 +251,7 @@ static void load_gpu(struct nvml_device *g, json_t *o)
         json_t *sub, *x;
         size_t i;
 
+        g->json = o;
         g->uuid = json_string_value(json_object_get(o, "uuid"));
         g->name = json_string_value(json_object_get(o, "name"));
         g->has_minor = get_uint(o, "minor", &v);
@@ -672,6 +702,85 @@ nvmlDeviceGetFieldValues(struct nvml_device *device, int count, struct nvml_fiel
                 v->nvml_return = NVML_SUCCESS;
                 v->value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
                 v->value.ui_val = device->recovery_action;
+        }
+        return NVML_SUCCESS;
+}
+
+/* ---- the device sampler's functions ------------------------------------------------------- */
+
+enum nvml_return
+nvmlDeviceGetClockInfo(struct nvml_device *device, enum nvml_clock_type type, unsigned int *clock);
+enum nvml_return nvmlDeviceGetPcieReplayCounter(struct nvml_device *device, unsigned int *value);
+enum nvml_return nvmlDeviceGetTotalEnergyConsumption(struct nvml_device *device,
+                                                     unsigned long long *energy);
+enum nvml_return nvmlDeviceGetComputeRunningProcesses_v3(struct nvml_device *device,
+                                                         unsigned int *count,
+                                                         struct nvml_process_info *infos);
+
+enum nvml_return
+nvmlDeviceGetClockInfo(struct nvml_device *device, enum nvml_clock_type type, unsigned int *clock)
+{
+        unsigned long long v;
+
+        KNOB();
+        if (!valid_device(device) || !clock)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (!get_uint(
+                json_object_get(device->json, "clocks"), type == NVML_CLOCK_MEM ? "mem" : "sm", &v))
+                return NVML_ERROR_NOT_SUPPORTED;
+        *clock = (unsigned int)v;
+        return NVML_SUCCESS;
+}
+
+enum nvml_return nvmlDeviceGetPcieReplayCounter(struct nvml_device *device, unsigned int *value)
+{
+        unsigned long long v;
+
+        KNOB();
+        if (!valid_device(device) || !value)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        if (!get_uint(device->json, "pcie_replay", &v))
+                return NVML_ERROR_NOT_SUPPORTED;
+        *value = (unsigned int)v;
+        return NVML_SUCCESS;
+}
+
+enum nvml_return nvmlDeviceGetTotalEnergyConsumption(struct nvml_device *device,
+                                                     unsigned long long *energy)
+{
+        KNOB();
+        if (!valid_device(device) || !energy)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        return get_uint(device->json, "energy_mj", energy) ? NVML_SUCCESS
+                                                           : NVML_ERROR_NOT_SUPPORTED;
+}
+
+enum nvml_return nvmlDeviceGetComputeRunningProcesses_v3(struct nvml_device *device,
+                                                         unsigned int *count,
+                                                         struct nvml_process_info *infos)
+{
+        json_t *list, *p;
+        size_t i;
+
+        KNOB();
+        if (!valid_device(device) || !count)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        list = json_object_get(device->json, "processes");
+        if (!json_is_array(list))
+                return NVML_ERROR_NOT_SUPPORTED;
+        if (*count < json_array_size(list)) {
+                *count = (unsigned int)json_array_size(list);
+                return json_array_size(list) ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+        }
+        *count = (unsigned int)json_array_size(list);
+        json_array_foreach(list, i, p)
+        {
+                unsigned long long pid = 0, used = NVML_VALUE_NOT_AVAILABLE_ULL;
+
+                get_uint(p, "pid", &pid);
+                get_uint(p, "used_memory", &used);
+                infos[i] =
+                    (struct nvml_process_info){.pid = (unsigned int)pid, .used_gpu_memory = used};
         }
         return NVML_SUCCESS;
 }

@@ -7,6 +7,8 @@
  * written as Kubernetes binds, a failure as PodScheduled=False with a FailedScheduling Event.
  */
 
+#include <stdint.h>
+
 #include "xpool/error.h"
 
 struct xp_clock;
@@ -45,6 +47,22 @@ int xp_scheduler_start(struct xp_registry *registry,
  * store's error.
  */
 int xp_scheduler_step(struct xp_scheduler *scheduler, struct xp_error *err);
+
+/* What a scheduling attempt ended in (kube-scheduler's result label). */
+enum xp_scheduler_result {
+        XP_SCHEDULER_SCHEDULED,
+        XP_SCHEDULER_UNSCHEDULABLE,
+        XP_SCHEDULER_ERROR,
+        XP_SCHEDULER_RESULTS,
+};
+
+const char *xp_scheduler_result_to_string(enum xp_scheduler_result result);
+
+struct xp_histogram_snapshot;
+/* Attempts so far by result, and their durations (thread-safe, for /metrics). */
+void xp_scheduler_metrics(struct xp_scheduler *scheduler,
+                          uint64_t ret_attempts[static XP_SCHEDULER_RESULTS],
+                          struct xp_histogram_snapshot *ret_seconds);
 
 /*
  * Stops the loop and the binding threads (bindings in flight are written, or fail, first) and

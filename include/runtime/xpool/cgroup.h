@@ -139,6 +139,25 @@ int xp_cgroup_add_pid(struct xp_cgroup *cg, pid_t pid, struct xp_error *err);
  */
 int xp_cgroup_oom_kills(struct xp_cgroup *cg, uint64_t *ret, struct xp_error *err);
 
+/* What a group has used (xp_cgroup_usage()); has says which figures were readable. */
+enum {
+        XP_CGROUP_USAGE_CPU = 1u << 0,
+        XP_CGROUP_USAGE_MEMORY = 1u << 1,
+        XP_CGROUP_USAGE_WORKING_SET = 1u << 2,
+        XP_CGROUP_USAGE_OOM = 1u << 3,
+};
+
+struct xp_cgroup_usage {
+        unsigned has;
+        uint64_t cpu_ns;            /* CPU time since the group was made */
+        uint64_t memory_bytes;      /* memory in use, page cache included */
+        uint64_t working_set_bytes; /* less the inactive file pages, as the kubelet reports */
+        uint64_t oom_kills;
+};
+
+/* Reads what the group has used: 0, or -ENOENT when nothing could be read (no such group). */
+int xp_cgroup_usage(struct xp_cgroup *cg, struct xp_cgroup_usage *ret);
+
 /*
  * The processes in the group (cgroup.procs of one hierarchy: every hierarchy holds the same
  * ones), in a new array the caller frees. An empty or missing group gives *ret_n 0 (and *ret

@@ -59,6 +59,8 @@ struct xp_server_options {
         /* Writes the store's event log keeps: how far back a watch resumes and a paged list's
          * continue token stays valid (etcd's compaction, in kube-apiserver); 0: 10000. */
         size_t event_history;
+        /* How often the agents' usage is read (metrics.k8s.io); 0: 15 s. */
+        int64_t metrics_resolution_ms;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000

@@ -224,6 +224,12 @@ struct xp_store_stats {
 
 void xp_store_stats(struct xp_store *store, struct xp_store_stats *ret);
 
+struct xp_histogram_snapshot;
+/* Each commit's duration (seconds, from BEGIN to the seal) and writes, for /metrics. */
+void xp_store_histograms(struct xp_store *store,
+                         struct xp_histogram_snapshot *ret_commit_seconds,
+                         struct xp_histogram_snapshot *ret_batch_writes);
+
 /*
  * Read-only mode: after the disk filled up (at open, or under a commit), writes fail at once
  * with -ENOSPC (-EROFS, -EDQUOT) and a message saying so ("store PATH is read-only: the disk is

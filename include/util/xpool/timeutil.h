@@ -35,3 +35,11 @@ int xp_time_format_microtime(int64_t micros, char buf[static XP_MICROTIME_MAX]);
 /* CLOCK_MONOTONIC now, for intervals and deadlines that must not move with the wall clock. */
 int64_t xp_monotonic_ns(void);
 int64_t xp_monotonic_ms(void);
+
+#include <pthread.h>
+#include <time.h>
+
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC (wall clock steps do not
+ * shorten or stretch them), and the deadline ms from now on that clock for such a wait. */
+void xp_cond_init_monotonic(pthread_cond_t *cond);
+struct timespec xp_monotonic_deadline(int64_t ms);

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Monitoring end to end (docs/monitoring.md): a real Prometheus (Debian's) scrapes two agents and
+# the server on loopback. n1 has simulated GPUs and an NPU with scripted figures, n2 the fake
+# NVML's two GPUs. PromQL then finds DCGM's series with the pod labels of the allocated GPU and
+# the scripted values, Grafana dashboard 12239's six queries return data, the xpool_device_*
+# series cover every device, and the server's series count pods, requests and scheduling.
+# promtool checks both expositions; kubectl top nodes|pods print their columns. Then the fake
+# NVML hangs (every call sleeps 3 s): scrapes of n2 still answer within 50 ms, the sample's age
+# grows, and a pod still starts on n2.
+source "$(dirname "$0")/lib.sh"
+data=$tmp/server
+server_pid= a1_pid= a2_pid= prom_pid=
+export KUBECONFIG=$data/admin.kubeconfig
+
+prometheus=$(command -v prometheus || true)
+promtool=$(command -v promtool || true)
+if [[ -z "$prometheus" || -z "$promtool" ]]; then
+  echo "SKIP: Debian's prometheus package is not installed (scripts/install-deps installs it)"
+  exit 77
+fi
+
+cleanup() {
+  rm -f "$tmp/hang"
+  for pid in $prom_pid $a1_pid $a2_pid $server_pid; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in $prom_pid $a1_pid $a2_pid $server_pid; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+"$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
+"$xpool" token create --node n2 --data-dir "$data" >"$tmp/n2.token" 2>/dev/null
+"$xpool" token create --reader --subject prometheus --data-dir "$data" >"$tmp/prom.token" 2>/dev/null
+"$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --metrics-resolution 1s >"$tmp/server.log" 2>&1 &
+server_pid=$!
+url=
+for _ in $(seq 150); do
+  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  [[ -n "$url" ]] && break
+  sleep 0.1
+done
+[[ -n "$url" ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
+
+"$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
+  --node-name n1 --data-dir "$tmp/a1" --node-description "$src/tests/data/nodes/monitoring.yaml" \
+  --listen 127.0.0.1:0 --pod-network host --default-runtime process --metrics-interval 500ms >"$tmp/a1.log" 2>&1 &
+a1_pid=$!
+XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML FAKE_NVML_CONFIG=$src/tests/data/nvml/monitoring.json \
+  FAKE_NVML_SLEEP_FILE=$tmp/hang \
+  "$xpool" agent --server "$url" --token-file "$tmp/n2.token" --ca-file "$data/pki/ca.crt" \
+  --node-name n2 --data-dir "$tmp/a2" --listen 127.0.0.1:0 --pod-network host --default-runtime process \
+  --metrics-interval 500ms >"$tmp/a2.log" 2>&1 &
+a2_pid=$!
+port_of() { kubectl get node "$1" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null; }
+poll "n1 registered" 20 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+poll "n2 registered" 20 yes bash -c "[[ -n \$(kubectl get node n2 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+p1=$(port_of n1) p2=$(port_of n2)
+
+# ---- a pod on one simulated GPU of n1 ------------------------------------------------------------
+check "label n1" 0 kubectl label node n1 monitoring=sim
+check "label n2" 0 kubectl label node n2 monitoring=nvml
+cat >"$tmp/train.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: train}
+spec:
+  nodeSelector: {monitoring: sim}
+  containers:
+  - name: trainer
+    image: busybox
+    command: [sh, -c, "sleep 600"]
+    resources: {limits: {nvidia.com/gpu: 1}, requests: {cpu: 100m, memory: 64Mi}}
+YAML
+check "create the GPU pod" 0 kubectl apply -f "$tmp/train.yaml"
+sed -e 's/name: train/name: infer/; s/monitoring: sim/monitoring: nvml/' "$tmp/train.yaml" >"$tmp/infer.yaml"
+check "create a GPU pod on n2" 0 kubectl apply -f "$tmp/infer.yaml"
+sed -e 's/name: train/name: too-big/; s/nvidia.com\/gpu: 1/nvidia.com\/gpu: 99/' "$tmp/train.yaml" >"$tmp/big.yaml"
+check "create a pod that cannot be placed" 0 kubectl apply -f "$tmp/big.yaml"
+poll "the GPU pod runs" 30 Running kubectl get pod train -o jsonpath='{.status.phase}'
+gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+
+# ---- the expositions pass promtool and our own checker's rules -----------------------------------
+curl -s "http://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
+curl -s "http://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
+curl -s --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $(cat "$tmp/prom.token")" "$url/metrics" >"$tmp/server.prom"
+# promtool's exit 3 is its lint: DCGM's names (camelCase labels, counters without _total) are
+# what dashboards expect, so only complaints about other series count
+promcheck() {
+  local rc=0
+  "$promtool" check metrics <"$1" >"$tmp/promtool.out" 2>&1 || rc=$?
+  [[ $rc -eq 0 || ($rc -eq 3 && -z $(grep -v '^DCGM_FI_' "$tmp/promtool.out")) ]] || { cat "$tmp/promtool.out"; return 1; }
+}
+for f in n1 n2 server; do
+  check "promtool check metrics ($f)" 0 promcheck "$tmp/$f.prom"
+done
+for f in "$src"/tests/data/expected/metrics-*.prom; do # the unit tests' golden expositions
+  check "promtool check metrics ($(basename "$f"))" 0 promcheck "$f"
+done
+check "OpenMetrics when asked" 0 curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "http://127.0.0.1:$p1/metrics" -o "$tmp/n1.om"
+expect_in "OpenMetrics ends with # EOF" "$tmp/n1.om" "# EOF"
+check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/pki/ca.crt' '$url/metrics') == 401 ]]"
+check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$p1/metrics/resource) == 401 ]]"
+
+# ---- Prometheus scrapes both agents and the server -----------------------------------------------
+# the shipped configuration (deploy/monitoring/prometheus.yml), pointed at this pool
+pport=$(free_port)
+sed -e "s|/etc/prometheus/xpool.token|$tmp/prom.token|; s|/etc/prometheus/xpool-ca.crt|$data/pki/ca.crt|" \
+  -e "s|xpool.example:6443|${url#https://}|; s|'gpu-01.example:10250', 'gpu-02.example:10250'|'127.0.0.1:$p1', '127.0.0.1:$p2'|" \
+  -e "s|interval: 15s|interval: 1s|" "$src/deploy/monitoring/prometheus.yml" >"$tmp/prometheus.yml"
+check "promtool check config" 0 "$promtool" check config "$tmp/prometheus.yml"
+"$prometheus" --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prom" \
+  --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
+prom_pid=$!
+query() { # PromQL -> "value" of a one-series answer, or the series count with n:
+  curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
+    /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r) if len(sys.argv)>1 else (r[0]["value"][1] if len(r)==1 else "%d series" % len(r)))' ${2:+n}
+}
+poll "Prometheus scrapes all three targets" 30 3 query 'sum(up)'
+poll "DCGM util of the pod's GPU, with its pod labels" 20 42 query "DCGM_FI_DEV_GPU_UTIL{pod=\"train\",namespace=\"default\",container=\"trainer\",UUID=\"$gpu\",Hostname!=\"\"}"
+[[ "$gpu" == gpu-0 ]] || echo "note: the pod got $gpu"
+at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count) is at least minimum
+  local got
+  got=$(query "$3" ${4:-})
+  awk -v g="$got" -v m="$2" 'BEGIN { exit !(g + 0 >= m + 0 && g ~ /^[0-9.e+-]+$/) }' ||
+    { echo "FAIL $1: '$got', expected at least $2"; failures=$((failures + 1)); }
+}
+# Grafana dashboard 12239's six queries, $Hostname and $gpu set to all: the four GPUs of n1 and n2
+# (both agents run on this machine, so by (Hostname, gpu) makes two groups)
+at_least "12239: GPU temperature" 2 'max(DCGM_FI_DEV_GPU_TEMP{Hostname=~".*", gpu=~".*"}) by (Hostname, gpu, uuid)' n
+at_least "12239: average temperature" 30 'avg(DCGM_FI_DEV_GPU_TEMP{Hostname=~".*", gpu=~".*"})'
+at_least "12239: power usage" 2 'max(DCGM_FI_DEV_POWER_USAGE{Hostname=~".*", gpu=~".*"}) by (Hostname, gpu, uuid)' n
+at_least "12239: power total" 70 'sum(max(DCGM_FI_DEV_POWER_USAGE{Hostname=~".*", gpu=~".*"}) by (gpu))'
+at_least "12239: SM clocks" 4 'max(DCGM_FI_DEV_SM_CLOCK{Hostname=~".*", gpu=~".*"} * 1000000) by (Hostname, UUID, gpu)' n
+at_least "12239: GPU utilization" 2 'max(DCGM_FI_DEV_GPU_UTIL{Hostname=~".*", gpu=~".*"}) by (Hostname, gpu)' n
+poll "NVML figures of n2's first GPU" 10 87 query 'DCGM_FI_DEV_GPU_UTIL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
+poll "NVML's PCIe replays" 10 3 query 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
+poll "FB used in MiB" 10 8192 query 'DCGM_FI_DEV_FB_USED{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
+poll "xpool_device_* for every device" 10 5 query 'count(xpool_device_info)'
+poll "the pod's allocation" 10 1000 query 'xpool_device_allocated_milli{pod="train"}'
+poll "the scripted NPU is healthy" 10 1 query 'xpool_device_healthy{kind="npu"}'
+poll "server: the running pods" 10 2 query 'xpool_pods{phase="Running"}'
+poll "server: the pod that waits, by its reason" 10 1 query 'xpool_pending_pods{reason="Unschedulable"}'
+poll "server: two GPUs of four requested" 10 0.5 query 'xpool_resource_allocation_ratio{resource="nvidia.com/gpu",kind="gpu"}'
+at_least "server: API requests counted" 1 'apiserver_request_total{verb="POST",resource="pods",code="201"}'
+at_least "server: a scheduling attempt" 1 'scheduler_schedule_attempts_total{result="scheduled"}'
+at_least "server: process metrics" 1000000 'process_resident_memory_bytes{job="xpool-server"}'
+at_least "server: store commits" 1 'xpool_store_commit_duration_seconds_count'
+# every query of the shipped Grafana dashboard returns data
+/usr/bin/python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))["panels"]:
+    for t in p["targets"]: print(t["expr"])' "$src/deploy/monitoring/grafana-dashboard.json" >"$tmp/dashboard.queries"
+sleep 2 # rate() over [5m] wants two scrapes of each counter
+while IFS= read -r q; do
+  at_least "dashboard query: $q" 1 "$q" n
+done <"$tmp/dashboard.queries"
+
+# ---- kubectl top -----------------------------------------------------------------------------------
+poll "kubectl top nodes lists both" 20 2 bash -c "kubectl top nodes --no-headers 2>/dev/null | wc -l"
+check "kubectl top nodes" 0 kubectl top nodes
+expect_in "top nodes columns" "$tmp/out" "CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)"
+poll "kubectl top pods" 20 0 bash -c "kubectl top pods >/dev/null 2>&1; echo \$?"
+check "kubectl top pods" 0 kubectl top pods
+expect_in "top pods columns" "$tmp/out" "CPU(cores)   MEMORY(bytes)"
+expect_in "top pods lists the pod" "$tmp/out" "train"
+check "xpool top" 0 "$xpool" top -A
+expect_in "xpool top: node columns" "$tmp/out" "NODE                 CPU(cores)  CPU%   MEMORY(bytes)  MEMORY%"
+expect_in "xpool top: the pod" "$tmp/out" "train"
+check "xpool top devices" 0 "$xpool" top devices
+expect_in "xpool top devices: the pod's GPU, allocated and used" "$tmp/out" "$gpu"
+cp "$tmp/out" "$tmp/top.out"
+check "the allocated GPU's line" 0 grep -E "^n1 +$gpu +gpu +1 +train +42% +2048Mi" "$tmp/top.out"
+check "the kinds of n1: GPUs" 0 grep -E '^n1 +gpu +2 +1 ' "$tmp/top.out"
+check "the kinds of n1: NPUs" 0 grep -E '^n1 +npu +1 +0 ' "$tmp/top.out"
+
+# ---- a hung driver: scrapes still answer at once -------------------------------------------------
+echo 3000 >"$tmp/hang"
+sleep 1.5 # the sampler is inside a hung call now
+# 20 scrapes while every NVML call sleeps 3 s: a scrape that waited for the driver would take
+# seconds. Their median must be within 50 ms and each within 1 s: on the shared 2-core VM, under
+# a load of 15, a scrape may wait tens of milliseconds for a core, which says nothing of ours.
+times=()
+for _ in $(seq 20); do
+  times+=("$(curl -s --max-time 5 -o /dev/null -w '%{time_total}' "http://127.0.0.1:$p2/metrics")")
+done
+printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
+median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
+echo "scrapes while NVML hangs: median $median s, slowest $worst s"
+check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
+poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s http://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
+cat >"$tmp/cpu.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: cpu-on-n2}
+spec:
+  nodeSelector: {monitoring: nvml}
+  containers: [{name: c, image: busybox, command: [sh, -c, "sleep 600"]}]
+YAML
+check "create a pod on n2" 0 kubectl apply -f "$tmp/cpu.yaml"
+poll "a pod starts on n2 while NVML hangs" 20 Running kubectl get pod cpu-on-n2 -o jsonpath='{.status.phase}'
+rm -f "$tmp/hang"
+kubectl delete pod train infer too-big cpu-on-n2 --grace-period=0 --wait=false >/dev/null 2>&1 || true
+finish "metrics"
