@@ -137,6 +137,55 @@ fail:
         return NULL;
 }
 
+/* metrics.k8s.io (api_metrics.c) in the aggregated form: kubectl top looks for it here. */
+static json_t *metrics_group_entry(void)
+{
+        return json_pack("{s:{s:s, s:n}, s:[{s:s, s:[{s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:[s, s]},"
+                         " {s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:[s, s]}], s:s}]}",
+                         "metadata",
+                         "name",
+                         "metrics.k8s.io",
+                         "creationTimestamp",
+                         "versions",
+                         "version",
+                         "v1beta1",
+                         "resources",
+                         "resource",
+                         "nodes",
+                         "responseKind",
+                         "group",
+                         "metrics.k8s.io",
+                         "version",
+                         "v1beta1",
+                         "kind",
+                         "NodeMetrics",
+                         "scope",
+                         "Cluster",
+                         "singularResource",
+                         "",
+                         "verbs",
+                         "get",
+                         "list",
+                         "resource",
+                         "pods",
+                         "responseKind",
+                         "group",
+                         "metrics.k8s.io",
+                         "version",
+                         "v1beta1",
+                         "kind",
+                         "PodMetrics",
+                         "scope",
+                         "Namespaced",
+                         "singularResource",
+                         "",
+                         "verbs",
+                         "get",
+                         "list",
+                         "freshness",
+                         "Current");
+}
+
 int reply_aggregated(const struct request *req, bool core, struct reply *ret)
 {
         bool v2 = strstr(accept_of(req), AGGREGATED_V2) != NULL;
@@ -148,6 +197,10 @@ int reply_aggregated(const struct request *req, bool core, struct reply *ret)
                         json_decref(items);
                         return -ENOMEM;
                 }
+        if (items && !core && json_array_append_new(items, metrics_group_entry()) < 0) {
+                json_decref(items);
+                return -ENOMEM;
+        }
         doc = json_pack("{s:s, s:s, s:{}, s:o}",
                         "kind",
                         "APIGroupDiscoveryList",

@@ -95,6 +95,8 @@ selfsubjectreviews authentication.k8s.io/v1 false SelfSubjectReview create
 selfsubjectaccessreviews authorization.k8s.io/v1 false SelfSubjectAccessReview create
 selfsubjectrulesreviews authorization.k8s.io/v1 false SelfSubjectRulesReview create
 leases coordination.k8s.io/v1 true Lease create,delete,get,list,patch,update,watch
+nodes metrics.k8s.io/v1beta1 false NodeMetrics get,list
+pods metrics.k8s.io/v1beta1 true PodMetrics get,list
 EOF
 cp "$tmp/squeezed" "$tmp/out"
 same "api-resources -o wide (columns squeezed)" "$tmp/want"
