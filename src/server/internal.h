@@ -35,9 +35,11 @@ struct api {
         const char *server_address;   /* host:port clients reach us on */
         atomic_bool stopping;         /* set before the HTTP daemon stops: streams end */
         struct auth *auth;            /* the tokens; signs log requests to agents (logproxy.c) */
+        struct xp_history *history;   /* the dashboard's last hour (controller/history.h) */
 };
 
 struct auth_identity;
+struct xp_history;
 
 /* One request, as a handler sees it; everything borrowed for the call. */
 struct request {
@@ -79,6 +81,7 @@ struct reply {
         char *text;
         struct stream stream;
         const char *content_type; /* for text and streams; JSON bodies are application/json */
+        const char *headers[13];  /* more headers: name, value, ..., NULL (borrowed: static) */
 };
 
 struct route;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "controller/history.h"
+#include "controller/history_feed.h"
 #include "controller/nodelife.h"
 #include "controller/scheduler.h"
 #include "http.h"
@@ -34,6 +36,7 @@ struct xp_server {
         struct auth *auth;
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
+        struct xp_history_feed *history_feed; /* fills api.history */
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -72,6 +75,12 @@ static int start_state(struct xp_server *server,
                 if (r < 0)
                         return r;
         }
+        r = xp_history_new(0, 0, &server->api.history);
+        if (r >= 0)
+                r = xp_history_feed_start(
+                    server->api.store, server->api.history, &server->history_feed, err);
+        if (r < 0)
+                return r;
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
 }
 
@@ -204,8 +213,10 @@ void xp_server_free(struct xp_server *server)
                 return;
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
+        xp_history_feed_free(server->history_feed);
         atomic_store(&server->api.stopping, true);
         http_stop(server->http);
+        xp_history_free(server->api.history); /* HTTP handlers read it: after them */
         xp_registry_free(server->api.registry);
         xp_store_close(server->api.store);
         auth_free(server->auth);
