@@ -7,8 +7,9 @@ function(xpool_embed_ui target)
   set(out ${CMAKE_BINARY_DIR}/ui_assets.c)
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DASSETS=${assets}" -P ${CMAKE_SOURCE_DIR}/cmake/ui_embed.cmake
-    DEPENDS ${assets} ${CMAKE_SOURCE_DIR}/cmake/ui_embed.cmake
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DHEADER=${CMAKE_SOURCE_DIR}/src/server/ui_assets.h
+            "-DASSETS=${assets}" -P ${CMAKE_SOURCE_DIR}/cmake/ui_embed.cmake
+    DEPENDS ${assets} ${CMAKE_SOURCE_DIR}/cmake/ui_embed.cmake ${CMAKE_SOURCE_DIR}/src/server/ui_assets.h
     COMMENT "Embedding the dashboard's assets" VERBATIM)
   target_sources(${target} PRIVATE ${out})
 endfunction()

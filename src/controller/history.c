@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
 #include "history_internal.h"
+#include "xpool/history.h"
 #include "xpool/macro.h"
 
 static void series_done(struct series *s)

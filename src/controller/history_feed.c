@@ -12,10 +12,10 @@
 
 #include "clock.h"
 #include "controller.h"
-#include "history.h"
-#include "history_feed.h"
 #include "informer.h"
-#include "registry/lifecycle.h"
+#include "xpool/history.h"
+#include "xpool/history_feed.h"
+#include "xpool/lifecycle.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/quantity.h"
@@ -106,7 +106,7 @@ static void on_pod(void *userdata, const json_t *pod, uint64_t version)
 
         (void)version;
         pod_key(pod, key, sizeof key);
-        if (!lifecycle_pod_active(pod)) {
+        if (!xp_lifecycle_pod_active(pod)) {
                 if (json_object_del(feed->pods, key) == 0)
                         feed->dirty = true;
                 return;

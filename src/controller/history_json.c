@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "history.h"
 #include "history_internal.h"
+#include "xpool/history.h"
 
 static json_t *
 points_json(const struct series *s, int64_t now_step, const struct xp_history *h, bool usage)

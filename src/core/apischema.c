@@ -11,28 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xpool/apischema.h"
+#include "apischema_internal.h"
 #include "xpool/macro.h"
 
 #define ARENA_BLOCK  (32 * 1024)
 #define MAX_TOKENS   3
 #define MAX_NAME_LEN 128
 #define MAX_TYPE_LEN 256 /* a TYPE expression: bounds parse_value()'s recursion */
-
-/* Everything a schema holds beyond its text lives in blocks freed together. */
-struct arena_block {
-        struct arena_block *next;
-        size_t used, size;
-        max_align_t data[];
-};
-
-struct xp_apischema {
-        char *text; /* a copy, cut into NUL-terminated names in place */
-        struct xp_apitype *types;
-        size_t n_types;
-        const struct xp_apitype **sorted; /* by name */
-        struct arena_block *arena;
-};
 
 /* A line cut into tokens. */
 struct line {
@@ -46,6 +31,9 @@ struct line {
 struct entry {
         const char *name; /* NULL for an inlined type */
         const struct xp_apivalue *value;
+        enum xp_apimerge merge;
+        const struct xp_apikey *keys;
+        size_t n_keys;
         size_t include; /* the inlined type's index, when name is NULL */
         unsigned line;
 };
@@ -65,7 +53,7 @@ struct parser {
         struct xp_error *err;
 };
 
-static void *arena_alloc(struct xp_apischema *schema, size_t size)
+void *xp_apischema_alloc(struct xp_apischema *schema, size_t size)
 {
         struct arena_block *b = schema->arena;
         void *p;
@@ -231,15 +219,16 @@ static int declare_types(struct parser *p)
                         package = l->tokens[1];
                         continue;
                 }
-                if (l->n_tokens != 1 || !is_name(l->tokens[0]))
+                if (l->n_tokens > 2 || !is_name(l->tokens[0]) ||
+                    (l->n_tokens == 2 && strcmp(l->tokens[1], "atomic") != 0))
                         return xp_errorf(
                             p->err,
                             -EINVAL,
-                            "line %u: expected a type name at column 0 (letters and digits), or an indented field",
+                            "line %u: expected a type name at column 0 (letters and digits), optionally \"atomic\", or an indented field",
                             l->number);
                 p->building[schema->n_types].line = l->number;
-                schema->types[schema->n_types] =
-                    (struct xp_apitype){.name = l->tokens[0], .package = package};
+                schema->types[schema->n_types] = (struct xp_apitype){
+                    .name = l->tokens[0], .package = package, .atomic = l->n_tokens == 2};
                 schema->sorted[schema->n_types] = &schema->types[schema->n_types];
                 schema->n_types++;
         }
@@ -282,7 +271,7 @@ const char *xp_apivalue_kind_to_string(enum xp_apivalue_kind kind)
 static int parse_value(
     struct parser *p, const struct line *l, char *s, size_t len, const struct xp_apivalue **ret)
 {
-        struct xp_apivalue *v = arena_alloc(p->schema, sizeof(*v));
+        struct xp_apivalue *v = xp_apischema_alloc(p->schema, sizeof(*v));
         char saved = s[len];
         int r = 0;
 
@@ -311,6 +300,117 @@ static int parse_value(
         if (r < 0)
                 return r;
         *ret = v;
+        return 0;
+}
+
+/* ---- how apply merges a field -----------------------------------------------------------------
+ */
+
+/* "KEY" or "KEY=DEFAULT" of a map(...) annotation, cut in place. */
+static int parse_key(struct parser *p, const struct line *l, char *s, struct xp_apikey *ret)
+{
+        char *eq = strchr(s, '=');
+
+        if (eq)
+                *eq++ = '\0';
+        if (!is_name(s) || (eq && !*eq))
+                return xp_errorf(
+                    p->err,
+                    -EINVAL,
+                    "line %u: expected map(KEY,...) with each KEY a field name, optionally =DEFAULT",
+                    l->number);
+        *ret = (struct xp_apikey){.name = s, .default_value = eq};
+        return 0;
+}
+
+/* map(k1,k2=default): the keys of a list of objects. */
+static int parse_map_keys(struct parser *p, const struct line *l, char *s, struct entry *e)
+{
+        size_t n = 1, len = strlen(s);
+        struct xp_apikey *keys;
+        char *save = NULL;
+
+        if (len < 6 || s[len - 1] != ')')
+                return xp_errorf(p->err, -EINVAL, "line %u: expected map(KEY,...)", l->number);
+        s[len - 1] = '\0';
+        s += 4;
+        for (const char *c = s; *c; c++)
+                n += *c == ',';
+        keys = xp_apischema_alloc(p->schema, n * sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        e->n_keys = 0;
+        for (char *key = strtok_r(s, ",", &save); key; key = strtok_r(NULL, ",", &save)) {
+                int r = parse_key(p, l, key, &keys[e->n_keys]);
+
+                if (r < 0)
+                        return r;
+                e->n_keys++;
+        }
+        if (e->n_keys != n)
+                return xp_errorf(p->err, -EINVAL, "line %u: an empty key in map(...)", l->number);
+        e->keys = keys;
+        return 0;
+}
+
+/*
+ * The third word of a field line: "atomic", "set" or "map(KEY,...)"; without one a list is
+ * atomic, a map granular and a named type as the type says.
+ */
+static int parse_merge(struct parser *p, const struct line *l, char *word, struct entry *e)
+{
+        const struct xp_apivalue *v = e->value;
+        bool list = v->kind == XP_APIVALUE_LIST;
+
+        if (!word) {
+                e->merge = list                                             ? XP_APIMERGE_ATOMIC
+                           : v->kind == XP_APIVALUE_TYPE && v->type->atomic ? XP_APIMERGE_ATOMIC
+                                                                            : XP_APIMERGE_GRANULAR;
+                return 0;
+        }
+        if (strcmp(word, "atomic") == 0 && (list || v->kind == XP_APIVALUE_MAP)) {
+                e->merge = XP_APIMERGE_ATOMIC;
+                return 0;
+        }
+        if (strcmp(word, "set") == 0 && list && v->element->kind != XP_APIVALUE_TYPE &&
+            v->element->kind != XP_APIVALUE_LIST && v->element->kind != XP_APIVALUE_MAP) {
+                e->merge = XP_APIMERGE_SET;
+                return 0;
+        }
+        if (strncmp(word, "map(", 4) == 0 && list && v->element->kind == XP_APIVALUE_TYPE) {
+                e->merge = XP_APIMERGE_MAP;
+                return parse_map_keys(p, l, word, e);
+        }
+        return xp_errorf(
+            p->err,
+            -EINVAL,
+            "line %u: \"%s\" does not fit the field: atomic is for lists and maps, set for lists of scalars, map(KEY,...) for lists of objects",
+            l->number,
+            word);
+}
+
+/* The keys of every map list name fields of its element type (known once types are flat). */
+static int check_keys(struct parser *p)
+{
+        for (size_t i = 0; i < p->schema->n_types; i++) {
+                const struct xp_apitype *t = &p->schema->types[i];
+
+                for (size_t j = 0; j < t->n_fields; j++) {
+                        const struct xp_apifield *f = &t->fields[j];
+
+                        for (size_t k = 0; k < f->n_keys; k++)
+                                if (!xp_apitype_field(f->value->element->type, f->keys[k].name))
+                                        return xp_errorf(
+                                            p->err,
+                                            -EINVAL,
+                                            "line %u: %s.%s: the key %s is not a field of %s",
+                                            p->building[i].line,
+                                            t->name,
+                                            f->name,
+                                            f->keys[k].name,
+                                            f->value->element->type->name);
+                }
+        }
         return 0;
 }
 
@@ -359,17 +459,20 @@ static int read_fields(struct parser *p)
                                                  l->number,
                                                  l->tokens[0] + 3);
                         e.include = (size_t)(t - p->schema->types);
-                } else if (l->n_tokens == 2 && is_name(l->tokens[0]) &&
+                } else if (l->n_tokens >= 2 && is_name(l->tokens[0]) &&
                            strlen(l->tokens[1]) <= MAX_TYPE_LEN) {
                         e.name = l->tokens[0];
                         r = parse_value(p, l, l->tokens[1], strlen(l->tokens[1]), &e.value);
+                        if (r >= 0)
+                                r = parse_merge(p, l, l->n_tokens == 3 ? l->tokens[2] : NULL, &e);
                         if (r < 0)
                                 return r;
                 } else {
-                        return xp_errorf(p->err,
-                                         -EINVAL,
-                                         "line %u: expected \"jsonName TYPE\" or \"...TypeName\"",
-                                         l->number);
+                        return xp_errorf(
+                            p->err,
+                            -EINVAL,
+                            "line %u: expected \"jsonName TYPE [atomic|set|map(KEY,...)]\" or \"...TypeName\"",
+                            l->number);
                 }
                 r = add_entry(&p->building[current], &e);
                 if (r < 0)
@@ -391,7 +494,13 @@ static int collect(struct parser *p, size_t index, struct xp_apifield *fields, s
 
                 if (e->name) {
                         if (fields)
-                                fields[*n] = (struct xp_apifield){e->name, e->value};
+                                fields[*n] =
+                                    (struct xp_apifield){.name = e->name,
+                                                         .value = e->value,
+                                                         .merge = e->merge,
+                                                         .keys = e->keys,
+                                                         .n_keys = e->n_keys,
+                                                         .origin = &p->schema->types[index]};
                         (*n)++;
                         continue;
                 }
@@ -424,7 +533,7 @@ static int flatten(struct parser *p, size_t index)
         r = collect(p, index, NULL, &n);
         if (r < 0)
                 return r;
-        fields = arena_alloc(p->schema, (n ? n : 1) * sizeof(*fields));
+        fields = xp_apischema_alloc(p->schema, (n ? n : 1) * sizeof(*fields));
         if (!fields)
                 return -ENOMEM;
         n = 0;
@@ -473,6 +582,8 @@ int xp_apischema_parse(const char *text,
                 r = read_fields(&p);
         for (size_t i = 0; r >= 0 && i < schema->n_types; i++)
                 r = flatten(&p, i);
+        if (r >= 0)
+                r = check_keys(&p);
         for (size_t i = 0; p.building && i < schema->n_types; i++)
                 free(p.building[i].entries);
         free(p.building);
@@ -487,9 +598,11 @@ int xp_apischema_parse(const char *text,
         return 0;
 }
 
-/* src/core/apischema.txt, compiled in by CMakeLists.txt. */
+/* src/core/apischema.txt and src/core/apidoc.txt, compiled in by CMakeLists.txt. */
 extern const char xp_apischema_text[];
 extern const size_t xp_apischema_text_size;
+extern const char xp_apidoc_text[];
+extern const size_t xp_apidoc_text_size;
 
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 static struct xp_apischema *builtin;
@@ -497,9 +610,20 @@ static struct xp_error builtin_error;
 
 static void read_builtin(void)
 {
-        if (xp_apischema_parse(
-                xp_apischema_text, xp_apischema_text_size, &builtin, &builtin_error) < 0)
+        struct xp_apischema *schema = NULL;
+
+        if (xp_apischema_parse(xp_apischema_text, xp_apischema_text_size, &schema, &builtin_error) <
+            0) {
                 xp_error_prefix(&builtin_error, builtin_error.code, "src/core/apischema.txt");
+                return;
+        }
+        if (xp_apischema_describe(schema, xp_apidoc_text, xp_apidoc_text_size, &builtin_error) <
+            0) {
+                xp_error_prefix(&builtin_error, builtin_error.code, "src/core/apidoc.txt");
+                xp_apischema_free(schema);
+                return;
+        }
+        builtin = schema;
 }
 
 int xp_apischema_builtin(const struct xp_apischema **ret, struct xp_error *err)

@@ -247,6 +247,95 @@ MESSAGE(pod_msg,
         MSG(2, "spec", pod_spec),
         MSG(3, "status", pod_status));
 
+/* authentication/v1 and authorization/v1: the reviews kubectl auth whoami and can-i send */
+
+MESSAGE(
+    user_info, "authentication/v1 UserInfo", STR(1, "username"), STR(2, "uid"), STRS(3, "groups"));
+
+MESSAGE(self_subject_review_status,
+        "authentication/v1 SelfSubjectReviewStatus",
+        MSG(1, "userInfo", user_info));
+
+MESSAGE(self_subject_review_msg,
+        "authentication/v1 SelfSubjectReview",
+        MSG(1, "metadata", object_meta),
+        MSG(2, "status", self_subject_review_status));
+
+MESSAGE(selector_requirement,
+        "meta/v1 selector requirement",
+        STR(1, "key"),
+        STR(2, "operator"),
+        STRS(3, "values"));
+
+MESSAGE(selector_attributes,
+        "authorization/v1 selector attributes",
+        STR(1, "rawSelector"),
+        MSGS(2, "requirements", selector_requirement));
+
+MESSAGE(resource_attributes,
+        "authorization/v1 ResourceAttributes",
+        STR(1, "namespace"),
+        STR(2, "verb"),
+        STR(3, "group"),
+        STR(4, "version"),
+        STR(5, "resource"),
+        STR(6, "subresource"),
+        STR(7, "name"),
+        MSG(8, "fieldSelector", selector_attributes),
+        MSG(9, "labelSelector", selector_attributes));
+
+MESSAGE(non_resource_attributes,
+        "authorization/v1 NonResourceAttributes",
+        STR(1, "path"),
+        STR(2, "verb"));
+
+MESSAGE(self_subject_access_review_spec,
+        "authorization/v1 SelfSubjectAccessReviewSpec",
+        MSG(1, "resourceAttributes", resource_attributes),
+        MSG(2, "nonResourceAttributes", non_resource_attributes));
+
+MESSAGE(subject_access_review_status,
+        "authorization/v1 SubjectAccessReviewStatus",
+        BOOL(1, "allowed"),
+        STR(2, "reason"),
+        STR(3, "evaluationError"),
+        BOOL(4, "denied"));
+
+MESSAGE(self_subject_access_review_msg,
+        "authorization/v1 SelfSubjectAccessReview",
+        MSG(1, "metadata", object_meta),
+        MSG(2, "spec", self_subject_access_review_spec),
+        MSG(3, "status", subject_access_review_status));
+
+MESSAGE(self_subject_rules_review_spec,
+        "authorization/v1 SelfSubjectRulesReviewSpec",
+        STR(1, "namespace"));
+
+MESSAGE(resource_rule,
+        "authorization/v1 ResourceRule",
+        STRS(1, "verbs"),
+        STRS(2, "apiGroups"),
+        STRS(3, "resources"),
+        STRS(4, "resourceNames"));
+
+MESSAGE(non_resource_rule,
+        "authorization/v1 NonResourceRule",
+        STRS(1, "verbs"),
+        STRS(2, "nonResourceURLs"));
+
+MESSAGE(subject_rules_review_status,
+        "authorization/v1 SubjectRulesReviewStatus",
+        MSGS(1, "resourceRules", resource_rule),
+        MSGS(2, "nonResourceRules", non_resource_rule),
+        BOOL(3, "incomplete"),
+        STR(4, "evaluationError"));
+
+MESSAGE(self_subject_rules_review_msg,
+        "authorization/v1 SelfSubjectRulesReview",
+        MSG(1, "metadata", object_meta),
+        MSG(2, "spec", self_subject_rules_review_spec),
+        MSG(3, "status", subject_rules_review_status));
+
 struct kind_entry {
         const char *api_version;
         const char *kind;
@@ -256,6 +345,15 @@ struct kind_entry {
 static const struct kind_entry kinds[] = {
     {.api_version = "v1", .kind = "Namespace", .message = &namespace_msg},
     {.api_version = "v1", .kind = "Pod", .message = &pod_msg},
+    {.api_version = "authentication.k8s.io/v1",
+     .kind = "SelfSubjectReview",
+     .message = &self_subject_review_msg},
+    {.api_version = "authorization.k8s.io/v1",
+     .kind = "SelfSubjectAccessReview",
+     .message = &self_subject_access_review_msg},
+    {.api_version = "authorization.k8s.io/v1",
+     .kind = "SelfSubjectRulesReview",
+     .message = &self_subject_rules_review_msg},
 };
 
 /* The envelope's pieces, borrowed from the body. */
@@ -391,7 +489,7 @@ int xp_protobuf_to_json(const void *data, size_t size, json_t **ret, struct xp_e
                 return xp_errorf(
                     err,
                     -EPROTONOSUPPORT,
-                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and v1 Pod); send the object as JSON instead (kubectl apply -f with a manifest)",
+                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
                     (int)(env.kind_len > 64 ? 64 : env.kind_len),
                     env.kind ? (const char *)env.kind : "",
                     (int)(env.api_version_len > 64 ? 64 : env.api_version_len),

@@ -84,6 +84,8 @@ static const char *const node_short_names[] = {"no", NULL};
 static const char *const namespace_short_names[] = {"ns", NULL};
 static const char *const event_short_names[] = {"ev", NULL};
 static const char *const no_short_names[] = {NULL};
+/* kubectl get all: the kinds Kubernetes puts in the "all" category. */
+static const char *const category_all[] = {"all", NULL};
 
 const struct xp_kind xp_kind_pod = {
     .kind = "Pod",
@@ -94,6 +96,7 @@ const struct xp_kind xp_kind_pod = {
     .plural = "pods",
     .singular = "pod",
     .short_names = pod_short_names,
+    .categories = category_all,
     .namespaced = true,
     KIND_OPS(pod),
     .set_defaults = pod_set_defaults,

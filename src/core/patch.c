@@ -17,6 +17,7 @@ static const struct {
     {.type = XP_PATCH_JSON, .content_type = "application/json-patch+json"},
     {.type = XP_PATCH_MERGE, .content_type = "application/merge-patch+json"},
     {.type = XP_PATCH_STRATEGIC, .content_type = "application/strategic-merge-patch+json"},
+    {.type = XP_PATCH_APPLY, .content_type = "application/apply-patch+yaml"},
 };
 
 int xp_patch_type_from_content_type(const char *content_type,
@@ -142,6 +143,9 @@ int xp_patch_apply(enum xp_patch_type type,
                         return r < 0 ? xp_errorf(err, r, "merge patch: out of memory") : r;
                 }
                 return xp_patch_strategic_apply(kind, original, patch, ret, err);
+        case XP_PATCH_APPLY:
+                return xp_errorf(
+                    err, -EINVAL, "an apply patch is merged by its field manager: use xp_apply()");
         }
         return xp_errorf(err, -EINVAL, "unknown patch type %d", (int)type);
 }

@@ -353,15 +353,33 @@ static int admit_create(void *userdata, const json_t *object)
 
 int handle_create(const struct request *req, const struct route *route, struct reply *ret)
 {
-        const struct xp_kind *kind = route->kind;
-        struct xp_error err = {0};
-        void *object = NULL;
-        json_t *json = NULL, *out = NULL;
+        json_t *json = NULL;
         unsigned flags;
-        bool dry, locked = false;
+        bool dry;
         int r;
 
-        r = begin_write(req, kind, &flags, &dry, &json, ret);
+        r = begin_write(req, route->kind, &flags, &dry, &json, ret);
+        if (r <= 0)
+                return r;
+        r = create_json(req, route->kind, json, flags, dry, ret);
+        json_decref(json);
+        return r;
+}
+
+int create_json(const struct request *req,
+                const struct xp_kind *kind,
+                json_t *json,
+                unsigned flags,
+                bool dry,
+                struct reply *ret)
+{
+        struct xp_error err = {0};
+        void *object = NULL;
+        json_t *out = NULL;
+        bool locked = false;
+        int r;
+
+        r = settle_namespace(req, kind, json, ret);
         if (r <= 0)
                 return r;
         r = namespace_check(req, kind, ret);
@@ -395,7 +413,6 @@ out:
         if (locked)
                 namespace_release(req, kind);
         json_decref(out);
-        json_decref(json);
         if (object)
                 kind->free(object);
         return r;
@@ -775,6 +792,8 @@ static int patch_apply(const struct request *req,
         json_t *patched = NULL;
         int r;
 
+        if (type == XP_PATCH_APPLY)
+                return apply_patch(req, kind, stored, patch, ret_patched, ret);
         r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
         if (r == -ENOMEM)
                 return r;
@@ -823,6 +842,8 @@ static int patch_once(const struct request *req,
         int r;
 
         r = read_stored(req, kind, &stored, &version, ret);
+        if (r == 0 && type == XP_PATCH_APPLY && ret->code == 404) /* apply creates */
+                return apply_create(req, kind, patch, flags, dry, ret);
         if (r > 0)
                 r = patch_apply(req, kind, type, stored, patch, &patched, ret);
         if (r <= 0) {
@@ -872,8 +893,10 @@ int handle_patch(const struct request *req, const struct route *route, struct re
                     "UnsupportedMediaType",
                     req->name,
                     kind->plural,
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json");
-        patch = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json");
+        patch = type == XP_PATCH_APPLY
+                    ? apply_body(req, &jerr)
+                    : json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
         if (!patch)
                 return reply_status(ret,
                                     400,

@@ -89,15 +89,15 @@ int http_authorize(const struct route *route,
 {
         _cleanup_free_ char *name = NULL;
         enum auth_decision decision;
-        char reason[1024], user[AUTH_SUBJECT_MAX + 32];
+        char reason[1024], user[XP_TOKEN_SUBJECT_MAX + 32];
 
-        if (req->method == HTTP_POST && !route->subresource && who->role == AUTH_ROLE_NODE)
+        if (req->method == HTTP_POST && !route->subresource && who->role == XP_TOKEN_NODE)
                 name = created_name(req);
 
         struct auth_request areq = {
             .verb = auth_verb_of(req->method, req),
             .group = req->group,
-            .resource = route->kind ? route->kind->plural : NULL,
+            .resource = route->kind ? route->kind->plural : route->resource,
             .subresource = route->subresource,
             .namespace = req->namespace,
             .name = req->name ? req->name : name,
@@ -136,7 +136,7 @@ int http_authorize(const struct route *route,
                             403,
                             "Forbidden",
                             req->name,
-                            route->kind ? route->kind->plural : NULL,
+                            route->kind ? route->kind->plural : route->resource,
                             "%s",
                             reason);
 }

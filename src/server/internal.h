@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "registry/registry.h"
 #include "xpool/error.h"
 #include "xpool/kind.h"
+#include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/table.h"
 
@@ -105,6 +105,8 @@ struct route {
         route_handler handler;
         unsigned flags;          /* enum route_flags; 0 for the discovery documents */
         const char *subresource; /* "status", "binding", "log", NULL */
+        /* For a route without a kind, the resource authorisation sees (the reviews), or NULL. */
+        const char *resource;
         /* Set per request by the dispatcher from {resource} (or ROUTE_PODS); NULL otherwise. */
         const struct xp_kind *kind;
 };
@@ -196,10 +198,22 @@ int handle_api(const struct request *req, const struct route *route, struct repl
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api_group(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api_resources(const struct request *req, const struct route *route, struct reply *ret);
+int handle_openapi_v2(const struct request *req, const struct route *route, struct reply *ret);
 int handle_openapi_v3(const struct request *req, const struct route *route, struct reply *ret);
 int handle_openapi_v3_group(const struct request *req,
                             const struct route *route,
                             struct reply *ret);
+
+/* The reviews (api_auth_review.c): who the caller is, whether it may, what it may. */
+int handle_self_subject_review(const struct request *req,
+                               const struct route *route,
+                               struct reply *ret);
+int handle_self_subject_access_review(const struct request *req,
+                                      const struct route *route,
+                                      struct reply *ret);
+int handle_self_subject_rules_review(const struct request *req,
+                                     const struct route *route,
+                                     struct reply *ret);
 
 int handle_create(const struct request *req, const struct route *route, struct reply *ret);
 int handle_get(const struct request *req, const struct route *route, struct reply *ret);
@@ -230,3 +244,72 @@ int log_proxy(const struct request *req,
 
 /* Starts a watch stream (api_watch.c); called by handle_list for ?watch=true. */
 int watch_start(const struct request *req, const struct route *route, struct reply *ret);
+
+/* ---- discovery (api_discovery*.c), shared with the OpenAPI documents (api_openapi*.c) -------- */
+
+/* The Kubernetes release whose API the server speaks (/version, the OpenAPI info). */
+#define KUBE_MAJOR "1"
+#define KUBE_MINOR "32"
+
+/* The API groups served besides the core one, in discovery order. */
+extern const char *const api_groups[];
+extern const size_t api_groups_n;
+bool api_group_served(const char *group);
+
+/* A subresource of a kind ("pods/status"): the kind it takes and its verbs (NULL-terminated). */
+struct api_subresource {
+        const char *plural;
+        const char *name;
+        const char *kind;
+        const char *const *verbs;
+};
+extern const struct api_subresource api_subresources[];
+extern const size_t api_subresources_n;
+
+/* The verbs of every kind's resource, and of a review (create). */
+extern const char *const api_object_verbs[];
+extern const char *const api_review_verbs[];
+
+/* A resource that is answered, never stored (api_auth_review.c): cluster-scoped, create only. */
+struct api_review {
+        const char *group;
+        const char *plural;
+        const char *singular;
+        const char *kind; /* also its API schema type */
+};
+extern const struct api_review api_reviews[];
+extern const size_t api_reviews_n;
+
+/* A JSON array of the strings (NULL-terminated; NULL is empty); NULL without memory. */
+json_t *api_string_array(const char *const *strings);
+
+/* The Accept header asks for aggregated discovery (apidiscovery.k8s.io v2 or v2beta1). */
+bool discovery_aggregated(const struct request *req);
+/* The aggregated document of the core group (core) or of the named groups. */
+int reply_aggregated(const struct request *req, bool core, struct reply *ret);
+
+/* ---- server-side apply (api_apply.c), called from handle_patch() ----------------------------- */
+
+/* Creates the object json describes (borrowed), as a POST would: 0 with ret filled, or -errno. */
+int create_json(const struct request *req,
+                const struct xp_kind *kind,
+                json_t *json,
+                unsigned flags,
+                bool dry,
+                struct reply *ret);
+/* The body of an apply patch, JSON or one YAML document; NULL with jerr->text saying why. */
+json_t *apply_body(const struct request *req, json_error_t *jerr);
+/* Applies config onto stored: 1 with *ret_patched, else 0 with ret filled (409 conflicts). */
+int apply_patch(const struct request *req,
+                const struct xp_kind *kind,
+                const json_t *stored,
+                const json_t *config,
+                json_t **ret_patched,
+                struct reply *ret);
+/* An apply to an object that does not exist: creates it (201), ret filled; or -errno. */
+int apply_create(const struct request *req,
+                 const struct xp_kind *kind,
+                 const json_t *config,
+                 unsigned flags,
+                 bool dry,
+                 struct reply *ret);

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/history.h"
 #include "internal.h"
 #include "ui.h"
 #include "ui_assets.h"
+#include "xpool/history.h"
 
 #define UI_CSP                                                                                     \
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "          \

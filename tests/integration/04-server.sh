@@ -80,7 +80,7 @@ req "api/v1" 200 GET /api/v1
 expect_in "api/v1 pods" "$tmp/out" '"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["po"]'
 expect_in "api/v1 nodes" "$tmp/out" '"name":"nodes","singularName":"node","namespaced":false,"kind":"Node"'
 req "apis" 200 GET /apis
-expect_in "apis: coordination" "$tmp/out" '"groups":[{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}]'
+expect_in "apis: coordination" "$tmp/out" '{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}]'
 
 # Create, get, list.
 req "create the seed pod" 201 POST "$pods" "$tmp/pod.json"

@@ -102,7 +102,8 @@ start_server api
 
 # ---- discovery, OpenAPI v3 ----------------------------------------------------------------------
 req "apis" 200 GET /apis
-expect_in "apis lists coordination" "$tmp/out" '"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}'
+expect_in "apis lists authentication first, as Kubernetes orders them" "$tmp/out" '"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"authentication.k8s.io",'
+expect_in "apis lists coordination" "$tmp/out" '{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}'
 req "api group" 200 GET /apis/coordination.k8s.io
 expect_in "api group document" "$tmp/out" '"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}]'
 expect_in "api group kind" "$tmp/out" '"kind":"APIGroup"'
@@ -122,8 +123,8 @@ expect_in "openapi index group" "$tmp/out" '"apis/coordination.k8s.io/v1":{"serv
 req "openapi core" 200 GET /openapi/v3/api/v1
 expect_in "openapi core version" "$tmp/out" '"openapi":"3.0.0"'
 expect_in "openapi core pods path" "$tmp/out" '"/api/v1/namespaces/{namespace}/pods":{'
-expect_in "openapi core gvk" "$tmp/out" '"x-kubernetes-group-version-kind":{"group":"","version":"v1","kind":"Pod"}'
-expect_in "openapi advertises fieldValidation" "$tmp/out" '{"name":"fieldValidation","in":"query"'
+expect_in "openapi core gvk" "$tmp/out" '"x-kubernetes-group-version-kind":{"group":"","kind":"Pod","version":"v1"}'
+expect_in "openapi advertises fieldValidation" "$tmp/out" '"in":"query","name":"fieldValidation"'
 req "openapi group" 200 GET /openapi/v3/apis/coordination.k8s.io/v1
 expect_in "openapi group leases path" "$tmp/out" '"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases":{'
 not_in "openapi group has no pods" "$tmp/out" '"/api/v1/namespaces/{namespace}/pods"'
@@ -244,7 +245,7 @@ patch "merge patch replaces lists" 200 "$pods/ai-training" merge '{"spec":{"cont
 not_in "merge patch list replaced" "$tmp/out" 'nvidia.com/gpu'
 printf '{}' >"$tmp/patch.json"
 req "patch as application/json" 415 PATCH "$pods/ai-training" "$tmp/patch.json" application/json
-expect_in "415 message" "$tmp/out" '"message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json","reason":"UnsupportedMediaType"'
+expect_in "415 message" "$tmp/out" '"message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json","reason":"UnsupportedMediaType"'
 expect_in "415 code" "$tmp/out" '"code":415'
 req "patch as text" 415 PATCH "$pods/ai-training" "$tmp/patch.json" text/plain
 patch "patch malformed JSON" 400 "$pods/ai-training" merge '{"metadata":'

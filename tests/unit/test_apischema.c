@@ -137,11 +137,13 @@ static void bad_schema_text_is_refused_with_its_line(void **state)
             {"T\n  ...Nope\n", "line 2: unknown type \"Nope\" to inline"},
             {"  a string\n", "line 1: a field outside a type"},
             {"T U\n",
-             "line 1: expected a type name at column 0 (letters and digits), or an indented field"},
+             "line 1: expected a type name at column 0 (letters and digits), optionally \"atomic\", or an indented field"},
             {"my-type\n",
-             "line 1: expected a type name at column 0 (letters and digits), or an indented field"},
-            {"T\n  a\n", "line 2: expected \"jsonName TYPE\" or \"...TypeName\""},
-            {"T\n  a-b string\n", "line 2: expected \"jsonName TYPE\" or \"...TypeName\""},
+             "line 1: expected a type name at column 0 (letters and digits), optionally \"atomic\", or an indented field"},
+            {"T\n  a\n",
+             "line 2: expected \"jsonName TYPE [atomic|set|map(KEY,...)]\" or \"...TypeName\""},
+            {"T\n  a-b string\n",
+             "line 2: expected \"jsonName TYPE [atomic|set|map(KEY,...)]\" or \"...TypeName\""},
             {"T\n  a string extra words\n", "line 2: too many words"},
             {"package\n", "line 1: expected \"package NAME\""},
             {"T\n  a []\n", "line 2: unknown type \"[]\""},
@@ -174,7 +176,9 @@ static void long_type_expressions_are_refused(void **state)
                 strcat(text, "[]");
         strcat(text, "string\n");
         assert_int_equal(xp_apischema_parse(text, strlen(text), &schema, &err), -EINVAL);
-        assert_string_equal(err.msg, "line 2: expected \"jsonName TYPE\" or \"...TypeName\"");
+        assert_string_equal(
+            err.msg,
+            "line 2: expected \"jsonName TYPE [atomic|set|map(KEY,...)]\" or \"...TypeName\"");
         assert_int_equal(xp_apischema_parse("T\0", 2, &schema, &err), -EINVAL);
         assert_string_equal(err.msg, "the schema text holds a NUL byte");
 }

@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "controller/history.h"
-#include "controller/history_feed.h"
 #include "registry_fixture.h"
+#include "xpool/history.h"
+#include "xpool/history_feed.h"
 
 #define T0 1800000000 /* a step boundary: 10 s steps */
 

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Aggregated discovery (apidiscovery.k8s.io/v2, and v2beta1 for older clients): every group,
+ * version and resource of /api or /apis in one document, which kubectl 1.32 asks for first.
+ * The answer's Content-Type says which it is; a client that asked for it but gets plain JSON
+ * falls back to the legacy documents, one request per group.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define AGGREGATED_V2      "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+#define AGGREGATED_V2BETA1 "g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+
+static const char *accept_of(const struct request *req)
+{
+        const char *accept = request_header(req, "Accept");
+
+        return accept ? accept : "";
+}
+
+bool discovery_aggregated(const struct request *req)
+{
+        const char *accept = accept_of(req);
+
+        return strstr(accept, AGGREGATED_V2) || strstr(accept, AGGREGATED_V2BETA1);
+}
+
+static json_t *response_kind(const char *group, const char *kind)
+{
+        return json_pack("{s:s, s:s, s:s}", "group", group, "version", "v1", "kind", kind);
+}
+
+/* Sets key to a list of the strings, when there are any. */
+static int set_list(json_t *object, const char *key, const char *const *strings)
+{
+        if (!strings || !strings[0])
+                return 0;
+        return json_object_set_new(object, key, api_string_array(strings)) < 0 ? -ENOMEM : 0;
+}
+
+static json_t *resource(const char *group,
+                        const char *plural,
+                        const char *singular,
+                        const char *kind,
+                        bool namespaced,
+                        const char *const *verbs)
+{
+        return json_pack("{s:s, s:o, s:s, s:s, s:o}",
+                         "resource",
+                         plural,
+                         "responseKind",
+                         response_kind(group, kind),
+                         "scope",
+                         namespaced ? "Namespaced" : "Cluster",
+                         "singularResource",
+                         singular,
+                         "verbs",
+                         api_string_array(verbs));
+}
+
+static int add_subresources(json_t *entry, const struct xp_kind *kind)
+{
+        json_t *subs = NULL;
+
+        for (size_t i = 0; i < api_subresources_n; i++) {
+                const struct api_subresource *sub = &api_subresources[i];
+
+                if (strcmp(sub->plural, kind->plural) != 0)
+                        continue;
+                if (!subs && (!(subs = json_array()) ||
+                              json_object_set_new(entry, "subresources", subs) < 0))
+                        return -ENOMEM;
+                if (json_array_append_new(subs,
+                                          json_pack("{s:s, s:o, s:o}",
+                                                    "subresource",
+                                                    sub->name,
+                                                    "responseKind",
+                                                    response_kind(kind->group, sub->kind),
+                                                    "verbs",
+                                                    api_string_array(sub->verbs))) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int add_kind(json_t *resources, const struct xp_kind *kind)
+{
+        json_t *entry = resource(kind->group,
+                                 kind->plural,
+                                 kind->singular,
+                                 kind->kind,
+                                 kind->namespaced,
+                                 api_object_verbs);
+
+        if (!entry || json_array_append_new(resources, entry) < 0 ||
+            set_list(entry, "shortNames", kind->short_names) < 0 ||
+            set_list(entry, "categories", kind->categories) < 0)
+                return -ENOMEM;
+        return add_subresources(entry, kind);
+}
+
+/* One group's entry, its only version v1 with its kinds and reviews. NULL without memory. */
+static json_t *group_entry(const char *group)
+{
+        json_t *resources = json_array(), *metadata;
+
+        for (size_t i = 0; resources && i < xp_kinds_n; i++)
+                if (strcmp(xp_kinds[i]->group, group) == 0 && add_kind(resources, xp_kinds[i]) < 0)
+                        goto fail;
+        for (size_t i = 0; resources && i < api_reviews_n; i++) {
+                const struct api_review *r = &api_reviews[i];
+
+                if (strcmp(r->group, group) == 0 &&
+                    json_array_append_new(
+                        resources,
+                        resource(group, r->plural, r->singular, r->kind, false, api_review_verbs)) <
+                        0)
+                        goto fail;
+        }
+        metadata = group[0] ? json_pack("{s:s, s:n}", "name", group, "creationTimestamp")
+                            : json_pack("{s:n}", "creationTimestamp");
+        return json_pack("{s:o, s:[{s:s, s:o, s:s}]}",
+                         "metadata",
+                         metadata,
+                         "versions",
+                         "version",
+                         "v1",
+                         "resources",
+                         resources,
+                         "freshness",
+                         "Current");
+fail:
+        json_decref(resources);
+        return NULL;
+}
+
+int reply_aggregated(const struct request *req, bool core, struct reply *ret)
+{
+        bool v2 = strstr(accept_of(req), AGGREGATED_V2) != NULL;
+        json_t *items = json_array(), *doc;
+        char *text;
+
+        for (size_t i = 0; items && i < (core ? 1 : api_groups_n); i++)
+                if (json_array_append_new(items, group_entry(core ? "" : api_groups[i])) < 0) {
+                        json_decref(items);
+                        return -ENOMEM;
+                }
+        doc = json_pack("{s:s, s:s, s:{}, s:o}",
+                        "kind",
+                        "APIGroupDiscoveryList",
+                        "apiVersion",
+                        v2 ? "apidiscovery.k8s.io/v2" : "apidiscovery.k8s.io/v2beta1",
+                        "metadata",
+                        "items",
+                        items);
+        text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+        if (!text)
+                return -ENOMEM;
+        ret->code = 200;
+        ret->text = text;
+        ret->content_type =
+            v2 ? "application/json;" AGGREGATED_V2 : "application/json;" AGGREGATED_V2BETA1;
+        return 0;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Server-side apply (xpool/managedfields.h) on a small schema: the FieldsV1 set of a
+ * configuration, merging by the schema's list and map kinds, conflicts and their message,
+ * force, shared ownership, and fields a manager gives up.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xpool/apischema.h"
+#include "xpool/managedfields.h"
+
+static const char text[] = "Thing\n"
+                           "  metadata    Meta\n"
+                           "  parts       []Part map(name)\n"
+                           "  tags        []string set\n"
+                           "  args        []string\n"
+                           "  env         map[string]\n"
+                           "  sel         map[string] atomic\n"
+                           "  ref         Ref\n"
+                           "  status      string\n"
+                           "Meta\n"
+                           "  name        string\n"
+                           "  labels      map[string]\n"
+                           "  managedFields []object\n"
+                           "Part\n"
+                           "  name        string\n"
+                           "  size        int32\n"
+                           "Ref atomic\n"
+                           "  a           string\n"
+                           "  b           string\n";
+
+static struct xp_apischema *schema;
+static const struct xp_apitype *thing;
+
+static int setup(void **state)
+{
+        struct xp_error err = {0};
+
+        (void)state;
+        if (xp_apischema_parse(text, strlen(text), &schema, &err) < 0)
+                fail_msg("%s", err.msg);
+        thing = xp_apischema_find(schema, "Thing");
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        xp_apischema_free(schema);
+        return 0;
+}
+
+static json_t *parse(const char *s)
+{
+        json_error_t jerr;
+        json_t *v = json_loads(s, 0, &jerr);
+
+        if (!v)
+                fail_msg("test JSON: %s: %s", s, jerr.text);
+        return v;
+}
+
+static void expect_json(const json_t *v, const char *want)
+{
+        char *got = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+
+        if (!got || strcmp(got, want) != 0)
+                fail_msg("got  %s\nwant %s", got ? got : "(null)", want);
+        free(got);
+}
+
+static void fieldset_follows_the_schema(void **state)
+{
+        json_t *config = parse(
+            "{\"apiVersion\":\"v1\",\"kind\":\"Thing\",\"status\":\"x\","
+            "\"metadata\":{\"name\":\"t\",\"labels\":{\"a\":\"1\"}},"
+            "\"parts\":[{\"name\":\"p\",\"size\":1}],\"tags\":[\"x\",2],\"args\":[\"a\"],"
+            "\"env\":{\"K\":\"v\"},\"sel\":{\"k\":\"v\"},\"ref\":{\"a\":\"1\"},\"unknown\":{\"x\":1}}");
+        json_t *set = xp_fieldset_of(thing, config);
+
+        (void)state;
+        expect_json(
+            set,
+            "{\"f:args\":{},\"f:env\":{\"f:K\":{}},\"f:metadata\":{\"f:labels\":{\"f:a\":{}}},"
+            "\"f:parts\":{\"k:{\\\"name\\\":\\\"p\\\"}\":{\".\":{},\"f:name\":{},\"f:size\":{}}},"
+            "\"f:ref\":{},\"f:sel\":{},\"f:tags\":{\"v:\\\"x\\\"\":{},\"v:2\":{}},\"f:unknown\":{}}");
+        json_decref(set);
+        json_decref(config);
+}
+
+static int apply(const json_t *live,
+                 const char *config,
+                 const char *manager,
+                 bool force,
+                 json_t **ret,
+                 json_t **conflicts)
+{
+        struct xp_apply_request req = {
+            .manager = manager, .api_version = "v1", .now = "2026-01-01T00:00:00Z", .force = force};
+        struct xp_error err = {0};
+        json_t *c = parse(config);
+        int r = xp_apply(thing, live, c, &req, ret, conflicts, &err);
+
+        json_decref(c);
+        return r;
+}
+
+static void conflicts_force_and_shared_fields(void **state)
+{
+        json_t *one = NULL, *two = NULL, *three = NULL, *conflicts = NULL;
+        char *message;
+
+        (void)state;
+        assert_int_equal(
+            apply(NULL,
+                  "{\"metadata\":{\"name\":\"t\",\"labels\":{\"a\":\"1\",\"b\":\"1\"}},"
+                  "\"parts\":[{\"name\":\"p\",\"size\":1}],\"ref\":{\"a\":\"1\"}}",
+                  "m1",
+                  false,
+                  &one,
+                  &conflicts),
+            0);
+        /* the same value is no conflict: both own it */
+        assert_int_equal(
+            apply(
+                one,
+                "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"parts\":[{\"name\":\"q\",\"size\":2}]}",
+                "m2",
+                false,
+                &two,
+                &conflicts),
+            0);
+        expect_json(json_object_get(two, "parts"),
+                    "[{\"name\":\"p\",\"size\":1},{\"name\":\"q\",\"size\":2}]");
+        /* a changed value another manager owns: one conflict per field, nothing applied */
+        assert_int_equal(
+            apply(
+                two,
+                "{\"metadata\":{\"labels\":{\"b\":\"2\"}},\"parts\":[{\"name\":\"p\",\"size\":5}],\"ref\":{\"b\":\"x\"}}",
+                "m2",
+                false,
+                &three,
+                &conflicts),
+            -EBUSY);
+        assert_null(three);
+        message = xp_apply_conflict_message(conflicts);
+        assert_string_equal(message,
+                            "Apply failed with 3 conflicts: conflicts with \"m1\":\n"
+                            "- .metadata.labels.b\n- .parts[name=\"p\"].size\n- .ref");
+        free(message);
+        json_decref(conflicts);
+        conflicts = NULL;
+        /* force: the values change and m1 no longer owns them */
+        assert_int_equal(
+            apply(two,
+                  "{\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":\"2\"}},\"ref\":{\"b\":\"x\"}}",
+                  "m2",
+                  true,
+                  &three,
+                  &conflicts),
+            0);
+        expect_json(json_object_get(three, "ref"), "{\"b\":\"x\"}");
+        expect_json(json_object_get(json_object_get(three, "metadata"), "labels"),
+                    "{\"a\":\"1\",\"b\":\"2\"}");
+        expect_json(
+            json_object_get(
+                json_array_get(json_object_get(json_object_get(three, "metadata"), "managedFields"),
+                               0),
+                "fieldsV1"),
+            "{\"f:metadata\":{\"f:labels\":{\"f:a\":{}}},\"f:parts\":{\"k:{\\\"name\\\":\\\"p\\\"}\":"
+            "{\".\":{},\"f:name\":{},\"f:size\":{}}}}");
+        /* m2 gave up the part q, which it alone owned: gone */
+        expect_json(json_object_get(three, "parts"), "[{\"name\":\"p\",\"size\":1}]");
+        json_decref(one);
+        json_decref(two);
+        json_decref(three);
+}
+
+static void one_conflict_and_update_managers(void **state)
+{
+        json_t *live = parse(
+            "{\"metadata\":{\"labels\":{\"a\":\"1\"},\"managedFields\":[{\"manager\":\"kubectl-client-side-apply\","
+            "\"operation\":\"Update\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\","
+            "\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{\"f:a\":{}}}}}]}}");
+        json_t *out = NULL, *conflicts = NULL,
+               *bad = parse("{\"metadata\":{\"managedFields\":{}}}");
+        struct xp_apply_request req = {.manager = "m", .api_version = "v1", .now = "t"};
+        struct xp_error err = {0};
+        char *message;
+
+        (void)state;
+        assert_int_equal(
+            apply(live, "{\"metadata\":{\"labels\":{\"a\":\"2\"}}}", "m", false, &out, &conflicts),
+            -EBUSY);
+        message = xp_apply_conflict_message(conflicts);
+        assert_string_equal(
+            message,
+            "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using v1: .metadata.labels.a");
+        free(message);
+        json_decref(conflicts);
+        assert_int_equal(xp_apply(thing, bad, live, &req, &out, &conflicts, &err), -EINVAL);
+        assert_string_equal(err.msg, "metadata.managedFields: must be a list");
+        json_decref(bad);
+        json_decref(live);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(fieldset_follows_the_schema),
+            cmocka_unit_test(conflicts_force_and_shared_fields),
+            cmocka_unit_test(one_conflict_and_update_managers),
+        };
+
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
