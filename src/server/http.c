@@ -63,10 +63,11 @@ struct exchange {
         int64_t start_ns;        /* for the latency /metrics reports */
         const char *metric_verb; /* kube-apiserver's verb label, set by dispatch() */
         const char *metric_resource, *metric_subresource;
-        bool watching;      /* counted among the watchers until it completes */
-        bool admitted;      /* the head was checked and the caller let in */
-        bool authenticated; /* who holds the caller */
-        bool close;         /* answer with "Connection: close" */
+        bool watching;              /* counted among the watchers until it completes */
+        bool admitted;              /* the head was checked and the caller let in */
+        bool authenticated;         /* who holds the caller */
+        bool close;                 /* answer with "Connection: close" */
+        const char *const *headers; /* the reply's own headers (struct reply) */
         struct auth_identity who;
         char *body;
         size_t len;
@@ -81,6 +82,8 @@ static enum MHD_Result queue(struct exchange *x, unsigned code, struct MHD_Respo
         enum MHD_Result r;
 
         MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+        for (size_t i = 0; x->headers && x->headers[i] && x->headers[i + 1]; i += 2)
+                MHD_add_response_header(response, x->headers[i], x->headers[i + 1]);
         if (x->close)
                 MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
         r = MHD_queue_response(x->conn, code, response);
@@ -244,6 +247,7 @@ static enum MHD_Result send_reply(struct exchange *x, struct reply *reply)
         char *text = NULL, *line;
         size_t len;
 
+        x->headers = reply->headers;
         if (reply->upgrade.run) {
                 json_decref(reply->body);
                 reply->body = NULL;

@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "http.h"
 #include "internal.h"
+#include "ui.h"
 #include "xpool/macro.h"
 
 static enum auth_verb
@@ -76,6 +77,8 @@ bool http_path_is_public(const char *method, const char *path)
 
         if (strcmp(method, "GET") != 0)
                 return false;
+        if (ui_path_is_public(path))
+                return true;
         for (size_t i = 0; i < XP_ELEMENTSOF(public_paths); i++)
                 if (strcmp(path, public_paths[i]) == 0)
                         return true;

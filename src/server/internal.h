@@ -43,9 +43,11 @@ struct api {
         int64_t pod_toleration_seconds;
         struct srv_metrics *metrics; /* /metrics (metrics.h); NULL: not counted */
         struct srv_usage *usage;     /* the agents' usage samples (usage.h): metrics.k8s.io */
+        struct xp_history *history;  /* the dashboard's last hour (controller/history.h) */
 };
 
 struct auth_identity;
+struct xp_history;
 
 /* One request, as a handler sees it; everything borrowed for the call. */
 struct request {
@@ -103,6 +105,7 @@ struct reply {
         struct stream stream;
         struct upgrade upgrade;
         const char *content_type; /* for text and streams; JSON bodies are application/json */
+        const char *headers[13];  /* more headers: name, value, ..., NULL (borrowed: static) */
 };
 
 struct route;

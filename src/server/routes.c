@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ui.h"
 #include "xpool/macro.h"
 
 #define CORE  "/api/v1"
@@ -106,6 +107,10 @@ const struct route api_routes[] = {
     {HTTP_GET, "/openapi/v3", handle_openapi_v3, 0, NULL},
     {HTTP_GET, "/openapi/v3/api/v1", handle_openapi_v3_group, 0, NULL},
     {HTTP_GET, "/openapi/v3/apis/{group}/v1", handle_openapi_v3_group, 0, NULL},
+    {HTTP_GET, "/ui", handle_ui_asset, 0, NULL},
+    {HTTP_GET, "/ui/", handle_ui_asset, 0, NULL},
+    {HTTP_GET, "/ui/api/history", handle_ui_history, 0, NULL},
+    {HTTP_GET, "/ui/{name}", handle_ui_asset, 0, NULL},
     {HTTP_POST,
      CORE "/namespaces/{namespace}/pods/{name}/binding",
      handle_binding,

@@ -21,6 +21,8 @@
 #include "setup.h"
 #include "usage.h"
 #include "xpool/datadir.h"
+#include "xpool/history.h"
+#include "xpool/history_feed.h"
 #include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -37,7 +39,8 @@ struct xp_server {
         struct auth *auth;
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
-        struct xp_poolstats *poolstats; /* /metrics */
+        struct xp_poolstats *poolstats;       /* /metrics */
+        struct xp_history_feed *history_feed; /* fills api.history */
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -83,6 +86,11 @@ static int start_state(struct xp_server *server,
         if (r >= 0)
                 r = srv_metrics_new(
                     server->api.store, server->scheduler, server->poolstats, &server->api.metrics);
+        if (r >= 0)
+                r = xp_history_new(0, 0, &server->api.history);
+        if (r >= 0)
+                r = xp_history_feed_start(
+                    server->api.store, server->api.history, &server->history_feed, err);
         if (r < 0)
                 return r;
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
@@ -188,6 +196,7 @@ int xp_server_new(const struct xp_server_options *options,
                             err);
         if (r < 0)
                 goto fail;
+        srv_usage_feed(server->api.usage, server->api.history); /* the dashboard's utilisation */
         r = http_start(&server->api,
                        server->auth,
                        &(struct http_options){.listen_fd = TAKE_FD(fd),
@@ -229,9 +238,11 @@ void xp_server_free(struct xp_server *server)
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
         xp_poolstats_free(server->poolstats);
+        xp_history_feed_free(server->history_feed);
         atomic_store(&server->api.stopping, true);
         http_stop(server->http);
         srv_metrics_free(server->api.metrics);
+        xp_history_free(server->api.history); /* HTTP handlers read it: after them */
         xp_registry_free(server->api.registry);
         xp_store_close(server->api.store);
         auth_free(server->auth);

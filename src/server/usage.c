@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "auth.h"
 #include "usage_internal.h"
 #include "xpool/expo.h"
+#include "xpool/history.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/map.h"
@@ -58,6 +60,8 @@ struct srv_usage {
         uint64_t round;
         pthread_t thread;
         bool started;
+        _Atomic(struct xp_history *)
+            history; /* the dashboard's hour (srv_usage_feed); NULL: none */
 };
 
 /* What one node's answer held, before it goes into the records. */
@@ -366,6 +370,21 @@ static bool node_target(struct srv_usage *u, const json_t *node, struct usage_ta
         return u->auth && auth_node_key(u->auth, name, t->token_id, t->key) >= 0;
 }
 
+/* The devices' utilisation into the dashboard's history (thread-safe on its own). */
+static void feed_history(struct srv_usage *u, const struct reading *rd)
+{
+        struct xp_history *history = atomic_load(&u->history);
+
+        for (size_t i = 0; history && i < rd->n_devices; i++)
+                if (rd->devices[i].has_utilization)
+                        (void)xp_history_record_usage(history,
+                                                      (int64_t)rd->time_s,
+                                                      rd->node,
+                                                      rd->devices[i].device,
+                                                      rd->devices[i].kind,
+                                                      rd->devices[i].utilization_percent);
+}
+
 static void read_node(struct srv_usage *u, const struct usage_target *t)
 {
         struct reading rd = {.node = t->node};
@@ -383,6 +402,7 @@ static void read_node(struct srv_usage *u, const struct usage_target *t)
                 pthread_mutex_lock(&u->lock);
                 apply_reading(u, &rd);
                 pthread_mutex_unlock(&u->lock);
+                feed_history(u, &rd);
         }
         reading_done(&rd);
 }
@@ -441,6 +461,12 @@ static void *usage_main(void *arg)
         }
         pthread_mutex_unlock(&u->lock);
         return NULL;
+}
+
+void srv_usage_feed(struct srv_usage *u, struct xp_history *history)
+{
+        if (u)
+                atomic_store(&u->history, history);
 }
 
 void srv_usage_free(struct srv_usage *u)

@@ -70,6 +70,11 @@ int srv_usage_start(struct xp_store *store,
                     struct xp_error *err);
 void srv_usage_free(struct srv_usage *usage);
 
+/* Every device reading's utilisation also goes into history (borrowed; NULL: no more), for the
+ * dashboard's hour (controller/history.h). */
+struct xp_history;
+void srv_usage_feed(struct srv_usage *usage, struct xp_history *history);
+
 /* Copies of the latest figures (caller frees *ret; *ret_n may be 0). -ENOMEM. */
 int srv_usage_nodes(struct srv_usage *usage, struct srv_usage_node **ret, size_t *ret_n);
 /* namespace NULL: every pod's. */
