@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/logserver.h"
-#include "agent/network.h"
-#include "agent/pull.h"
 #include "agent_internal.h"
+#include "logserver.h"
+#include "network.h"
+#include "pull.h"
 #include "xpool/codec.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"

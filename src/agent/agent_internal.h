@@ -93,7 +93,7 @@ xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_i
 #include <stdbool.h>
 #include <time.h>
 
-#include "agent/launch.h"
+#include "launch.h"
 #include "xpool/agent.h"
 #include "xpool/client.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent_internal.h"
+#include "agent_internal.h"
 #include "xpool/cdi.h"
 #include "xpool/datadir.h"
 #include "xpool/device.h"

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/launch_internal.h"
+#include "launch_internal.h"
 #include "xpool/devenv.h"
 #include "xpool/device.h"
+#include "xpool/placement.h"
 #include "xpool/quantity.h"
-#include "xpool/sched.h"
 #include "xpool/strutil.h"
 
 static const char *or_empty(const char *s)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A pod's securityContext, read as the kubelet and containerd read it: the user a container runs
- * as (runAsNonRoot checked with the kubelet's messages), its containment (include/xpool/contain.h)
- * and whether this node admits the pod at all (privileged pods, limits on a degraded node).
+ * as (runAsNonRoot checked with the kubelet's messages), its containment
+ * (include/runtime/xpool/contain.h) and whether this node admits the pod at all (privileged pods,
+ * limits on a degraded node).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/launch.h"
-#include "agent/network.h"
+#include "launch.h"
+#include "network.h"
 #include "xpool/resource.h"
 
 static const char *or_empty(const char *s)

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/launch_internal.h"
+#include "launch_internal.h"
 #include "xpool/devenv.h"
+#include "xpool/placement.h"
 #include "xpool/quantity.h"
-#include "xpool/sched.h"
 #include "xpool/strutil.h"
 
 void launch_env_done(struct env_list *l)

@@ -3,8 +3,8 @@
 
 /* Shared by the launch builder's files: launch.c, launch_env.c, launch_oci.c. */
 
-#include "agent/launch.h"
-#include "xpool/sched.h"
+#include "launch.h"
+#include "xpool/placement.h"
 
 #define LAUNCH_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

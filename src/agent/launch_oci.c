@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/launch_internal.h"
+#include "launch_internal.h"
 #include "xpool/cdi.h"
 #include "xpool/devenv.h"
 #include "xpool/quantity.h"

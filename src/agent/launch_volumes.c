@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/launch_internal.h"
+#include "launch_internal.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/pull.h"
 #include "agent_internal.h"
+#include "pull.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
 

@@ -25,13 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/logserver.h"
-#include "http/door.h"
+#include "logserver.h"
+#include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/logread.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
 #include "xpool/names.h"
+#include "xpool/podlog.h"
 
 #define PREFIX       "/containerLogs/"
 #define STREAM_BLOCK (32 * 1024)
@@ -292,42 +293,6 @@ static enum MHD_Result start_stream(struct xp_logserver *s,
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
-/* "true"/"1" or "false"/"0"/absent; false when it is something else. */
-static bool parse_bool(const char *v, bool *ret)
-{
-        if (!v || strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || !v[0]) {
-                *ret = false;
-                return true;
-        }
-        if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0) {
-                *ret = true;
-                return true;
-        }
-        return false;
-}
-
-/* A decimal >= min, at most 18 digits; absent leaves *ret. */
-static bool parse_int(const char *v, int64_t min, int64_t *ret)
-{
-        int64_t x = 0;
-        size_t len;
-
-        if (!v)
-                return true;
-        len = strlen(v);
-        if (len == 0 || len > 18)
-                return false;
-        for (size_t i = 0; i < len; i++) {
-                if (v[i] < '0' || v[i] > '9')
-                        return false;
-                x = x * 10 + (v[i] - '0');
-        }
-        if (x < min)
-                return false;
-        *ret = x;
-        return true;
-}
-
 static bool uid_valid(const char *uid)
 {
         size_t len = strlen(uid);
@@ -379,33 +344,32 @@ static char *newest_pod_dir(const char *log_dir, const char *ns, const char *pod
         return best;
 }
 
-/* The query's options into o: NULL, or what is wrong (the 400's text). */
-static const char *
-parse_options(struct MHD_Connection *conn, struct xp_log_read_options *o, bool *previous)
+static const char *query_of(void *userdata, const char *name)
 {
-        int64_t since_seconds = 0;
+        return MHD_lookup_connection_value(userdata, MHD_GET_ARGUMENT_KIND, name);
+}
 
-#define QUERY(key) MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key)
-        if (!parse_bool(QUERY("follow"), &o->follow))
-                return "follow: want true or false\n";
-        if (!parse_bool(QUERY("previous"), previous))
-                return "previous: want true or false\n";
-        if (!parse_bool(QUERY("timestamps"), &o->timestamps))
-                return "timestamps: want true or false\n";
-        if (!parse_int(QUERY("tailLines"), 0, &o->tail_lines))
-                return "tailLines: want a number >= 0\n";
-        if (!parse_int(QUERY("sinceSeconds"), 1, &since_seconds))
-                return "sinceSeconds: want a number >= 1\n";
-        if (!parse_int(QUERY("limitBytes"), 1, &o->limit_bytes))
-                return "limitBytes: want a number >= 1\n";
-#undef QUERY
-        if (since_seconds > 0) {
-                struct timespec now;
+/* The query's options, as the log reader takes them: 0, or -EINVAL with bad filled. */
+static int parse_options(struct MHD_Connection *conn,
+                         struct xp_log_read_options *ret,
+                         bool *ret_previous,
+                         struct xp_pod_log_refusal *bad)
+{
+        struct xp_pod_log_options o;
+        struct timespec now;
 
-                clock_gettime(CLOCK_REALTIME, &now);
-                o->since_ns = (now.tv_sec - since_seconds) * 1000000000LL + now.tv_nsec;
-        }
-        return NULL;
+        if (xp_pod_log_options_parse(query_of, conn, &o, bad) < 0)
+                return -EINVAL;
+        clock_gettime(CLOCK_REALTIME, &now);
+        *ret = (struct xp_log_read_options){
+            .follow = o.follow,
+            .tail_lines = o.tail_lines,
+            .since_ns = xp_pod_log_options_since_ns(&o, now.tv_sec * 1000000000LL + now.tv_nsec),
+            .limit_bytes = o.limit_bytes < 0 ? 0 : o.limit_bytes,
+            .timestamps = o.timestamps,
+        };
+        *ret_previous = o.previous;
+        return 0;
 }
 
 /* Finds the container's log and streams the attempt asked for, or answers 400/404. */
@@ -472,11 +436,12 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
                                    const char *url,
                                    const char *raw_uri)
 {
-        struct xp_log_read_options o = {.tail_lines = -1};
+        struct xp_log_read_options o;
+        struct xp_pod_log_refusal bad;
         struct xp_http_refusal refusal;
         struct xp_error err = {0};
         char ns[64], pod[254], container[64];
-        const char *p = url + strlen(PREFIX), *bad;
+        const char *p = url + strlen(PREFIX);
         bool previous = false;
         int r;
 
@@ -498,9 +463,8 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
         if (xp_check_dns1123_label(ns, &err) < 0 || xp_check_dns1123_subdomain(pod, &err) < 0 ||
             xp_check_dns1123_label(container, &err) < 0)
                 return send_text(s, conn, 400, "bad path %s: %s\n", url, xp_error_message(&err));
-        bad = parse_options(conn, &o, &previous);
-        if (bad)
-                return send_text(s, conn, 400, "%s", bad);
+        if (parse_options(conn, &o, &previous, &bad) < 0)
+                return send_text(s, conn, 400, "%s: want %s\n", bad.option, bad.want);
         /* Only the API server signs: its requests are one user's, a follow one stream. */
         if (xp_http_door_admit(s->door, conn, "apiserver", o.follow, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);

@@ -5,7 +5,6 @@
  * reconcile loop only ever asks and is told (through an eventfd) when a setup ended.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/network.h"
 #include "agent_internal.h"
+#include "network.h"
 #include "xpool/log.h"
+#include "xpool/timeutil.h"
+#include "xpool/workers.h"
 
 #define WORKERS_MAX 8
 
@@ -38,6 +39,7 @@ struct netentry {
 };
 
 struct job {
+        struct xp_work work; /* first: the workers' pool's */
         enum job_kind kind;
         struct netentry *entry; /* kept while busy; its uid never changes */
         json_t *runtime_config;
@@ -51,16 +53,12 @@ struct job {
 struct xp_agent_network {
         struct xp_podnet *pn;
         struct xp_agent_network_config config;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        void *tree; /* entries by uid */
+        struct xp_workers *workers; /* its lock is the table's (no threads without pn) */
+        void *tree;                 /* entries by uid */
         struct job *jobs, *jobs_tail;
         char **changed;
         size_t n_changed;
         int fd;
-        bool stopping;
-        pthread_t threads[WORKERS_MAX];
-        unsigned n_threads;
 };
 
 static int64_t now_ns(void)
@@ -159,7 +157,7 @@ static int queue(struct xp_agent_network *net,
                 net->jobs = j;
         net->jobs_tail = j;
         e->busy = true;
-        pthread_cond_signal(&net->cond);
+        xp_workers_wake(net->workers);
         return 0;
 }
 
@@ -256,7 +254,7 @@ static void run_job(struct xp_agent_network *net, struct job *j)
                          r < 0 ? xp_error_message(&err) : "as it was made");
                 break;
         }
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         if (j->kind == JOB_SETUP)
                 setup_done(net, e, r, &info, &err);
         e->busy = false;
@@ -278,7 +276,7 @@ static void run_job(struct xp_agent_network *net, struct job *j)
         } else if (j->kind == JOB_SETUP) {
                 announce(net, e->uid);
         }
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
 }
 
 /*
@@ -326,45 +324,64 @@ static void job_free(struct job *j)
 static void job_lost(struct xp_agent_network *net, struct job *j)
 {
         xp_log(LOG_ERR, "agent: the network of pod %s: out of memory", j->entry->uid);
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         j->entry->busy = false;
         (void)queue(net, j->entry, j->kind, TAKE_PTR(j->runtime_config), now_ns() + 1000000000);
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
 }
 
-static void *worker(void *userdata)
+/* The first job due, with what it needs of its entry (under the lock); none while stopping. */
+static int
+worker_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
 {
         struct xp_agent_network *net = userdata;
+        int64_t wait_ns;
+        struct job *j;
 
-        pthread_mutex_lock(&net->lock);
-        while (!net->stopping) {
-                int64_t wait_ns;
-                struct job *j = take_due(net, &wait_ns);
+        (void)ctx;
+        *ret_wake_ns = 0;
+        if (stopping)
+                return 0;
+        j = take_due(net, &wait_ns);
+        if (!j) {
+                /* the jobs' times are the wall clock's, the pool's the monotonic clock's */
+                if (wait_ns) {
+                        int64_t left = wait_ns - now_ns();
 
-                if (!j) {
-                        struct timespec until = {.tv_sec = wait_ns / 1000000000,
-                                                 .tv_nsec = wait_ns % 1000000000};
-
-                        if (wait_ns)
-                                pthread_cond_timedwait(&net->cond, &net->lock, &until);
-                        else
-                                pthread_cond_wait(&net->cond, &net->lock);
-                        continue;
+                        *ret_wake_ns = xp_monotonic_ns() + (left > 0 ? left : 1);
                 }
-                j->namespace = strdup(j->entry->namespace);
-                j->name = strdup(j->entry->name);
-                j->backoff_ms = j->entry->backoff_ms;
-                pthread_mutex_unlock(&net->lock);
-                if (j->namespace && j->name)
-                        run_job(net, j);
-                else
-                        job_lost(net, j);
-                job_free(j);
-                pthread_mutex_lock(&net->lock);
+                return 0;
         }
-        pthread_mutex_unlock(&net->lock);
-        return NULL;
+        j->namespace = strdup(j->entry->namespace);
+        j->name = strdup(j->entry->name);
+        j->backoff_ms = j->entry->backoff_ms;
+        *ret = &j->work;
+        return 1;
 }
+
+static void worker_run(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct job *j = (struct job *)work;
+
+        (void)ctx;
+        if (j->namespace && j->name)
+                run_job(userdata, j);
+        else
+                job_lost(userdata, j);
+}
+
+static void worker_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        (void)userdata;
+        (void)ctx;
+        job_free((struct job *)work);
+}
+
+static const struct xp_workers_ops worker_ops = {
+    .run = worker_run,
+    .take = worker_take,
+    .done = worker_done,
+};
 
 /* ---- the table ------------------------------------------------------------------------------- */
 
@@ -403,7 +420,6 @@ int xp_agent_network_new(struct xp_podnet *pn,
 {
         struct xp_agent_network *net = calloc(1, sizeof(*net));
         unsigned workers = config->workers ? config->workers : 4;
-        pthread_condattr_t ca;
         int r = 0;
 
         if (!net) {
@@ -417,21 +433,24 @@ int xp_agent_network_new(struct xp_podnet *pn,
         if (net->config.backoff_max_ms < net->config.backoff_initial_ms)
                 net->config.backoff_max_ms = 300000;
         net->fd = -1;
-        pthread_mutex_init(&net->lock, NULL);
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_REALTIME);
-        pthread_cond_init(&net->cond, &ca);
-        pthread_condattr_destroy(&ca);
         *ret = net;
-        if (!pn)
-                return 0;
+        r = xp_workers_new(&(struct xp_workers_options){.ops = &worker_ops,
+                                                        .userdata = net,
+                                                        .threads = !pn ? 0
+                                                                   : workers < WORKERS_MAX
+                                                                       ? workers
+                                                                       : WORKERS_MAX},
+                           &net->workers,
+                           err);
+        if (r < 0 || !pn)
+                return r < 0 ? xp_error_prefix(err, r, "starting the network workers") : 0;
         net->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (net->fd < 0)
                 return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
+        /* the workers run already: the records go into the table under its lock */
+        xp_workers_lock(net->workers);
         r = adopt(net, err);
-        for (; r >= 0 && net->n_threads < workers && net->n_threads < WORKERS_MAX; net->n_threads++)
-                if ((r = -pthread_create(&net->threads[net->n_threads], NULL, worker, net)) < 0)
-                        xp_errorf(err, r, "starting the network workers: %s", strerror(-r));
+        xp_workers_unlock(net->workers);
         return r < 0 ? r : 0;
 }
 
@@ -439,12 +458,8 @@ void xp_agent_network_free(struct xp_agent_network *net)
 {
         if (!net)
                 return;
-        pthread_mutex_lock(&net->lock);
-        net->stopping = true;
-        pthread_cond_broadcast(&net->cond);
-        pthread_mutex_unlock(&net->lock);
-        for (unsigned i = 0; i < net->n_threads; i++)
-                pthread_join(net->threads[i], NULL);
+        /* the jobs running are finished first, the queued ones left */
+        xp_workers_free(net->workers);
         while (net->jobs) {
                 struct job *j = net->jobs;
 
@@ -457,8 +472,6 @@ void xp_agent_network_free(struct xp_agent_network *net)
         tdestroy(net->tree, entry_free);
         if (net->fd >= 0)
                 close(net->fd);
-        pthread_cond_destroy(&net->cond);
-        pthread_mutex_destroy(&net->lock);
         xp_podnet_free(net->pn);
         free(net);
 }
@@ -479,11 +492,11 @@ int xp_agent_network_take(struct xp_agent_network *net, char ***ret, size_t *ret
                 return 0;
         n = read(net->fd, &v, sizeof(v));
         (void)n;
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         *ret = TAKE_PTR(net->changed);
         *ret_n = net->n_changed;
         net->n_changed = 0;
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
         return 0;
 }
 
@@ -530,9 +543,9 @@ void xp_agent_network_peek(struct xp_agent_network *net,
                 host_view(host_ip, ret);
                 return;
         }
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         view_of(entry_find(net, pod->metadata.uid), ret);
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
 }
 
 void xp_agent_network_want(struct xp_agent_network *net,
@@ -550,7 +563,7 @@ void xp_agent_network_want(struct xp_agent_network *net,
         }
         if (xp_agent_port_mappings(pod, &rc) < 0)
                 rc = NULL; /* out of memory: the setup fails for want of the ports instead */
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         e = entry_get(net, pod->metadata.uid);
         if (e)
                 entry_name(e, pod);
@@ -565,7 +578,7 @@ void xp_agent_network_want(struct xp_agent_network *net,
                 snprintf(ret->message, sizeof(ret->message), "out of memory");
                 ret->retry_at_ns = now + 1000000000;
         }
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
         json_decref(rc);
 }
 
@@ -585,11 +598,11 @@ void xp_agent_network_release(struct xp_agent_network *net, const char *uid)
 
         if (!net || !net->pn)
                 return;
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         e = entry_find(net, uid);
         if (e)
                 release(net, e);
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
 }
 
 struct unknown_walk {
@@ -617,9 +630,9 @@ void xp_agent_network_release_unknown(struct xp_agent_network *net,
 
         if (!net || !net->pn)
                 return;
-        pthread_mutex_lock(&net->lock);
+        xp_workers_lock(net->workers);
         twalk_r(net->tree, release_if_unknown, &w);
-        pthread_mutex_unlock(&net->lock);
+        xp_workers_unlock(net->workers);
 }
 
 /* ---- what a pod asks for ----------------------------------------------------------------------

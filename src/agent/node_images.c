@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/pull.h"
+#include "pull.h"
 
 #define NODE_IMAGES_MAX      50 /* the kubelet's nodeStatusMaxImages */
 #define NODE_IMAGE_NAMES_MAX 5  /* and its maxNamesPerImageInNodeStatus */

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/podsync.h"
+#include "podsync.h"
 #include "xpool/codec.h"
+#include "xpool/duration.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
@@ -233,31 +234,6 @@ static void wake_at(struct xp_podsync_result *r, int64_t t)
 {
         if (t > 0 && (r->wake_at_ns == 0 || t < r->wake_at_ns))
                 r->wake_at_ns = t;
-}
-
-/* A Go time.Duration as the kubelet prints it ("10s", "1m20s", "5m0s"). */
-static void format_duration(int64_t ms, char buf[static 32])
-{
-        int64_t s = ms / 1000, frac = ms % 1000;
-        char sec[16];
-
-        if (ms < 1000) {
-                snprintf(buf, 32, "%" PRId64 "ms", ms);
-                return;
-        }
-        if (frac)
-                snprintf(sec, sizeof(sec), "%" PRId64 ".%03" PRId64, s % 60, frac);
-        else
-                snprintf(sec, sizeof(sec), "%" PRId64, s % 60);
-        if (frac) /* trailing zeros go, as in Go */
-                for (size_t n = strlen(sec); sec[n - 1] == '0'; n--)
-                        sec[n - 1] = 0;
-        if (s >= 3600)
-                snprintf(buf, 32, "%" PRId64 "h%" PRId64 "m%ss", s / 3600, s / 60 % 60, sec);
-        else if (s >= 60)
-                snprintf(buf, 32, "%" PRId64 "m%ss", s / 60, sec);
-        else
-                snprintf(buf, 32, "%ss", sec);
 }
 
 static const char *outcome_reason(const struct xp_container_record *rec)
@@ -495,9 +471,9 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                                      c->hold_message);
                 last = c->last.set ? terminated_json(uid, name, &c->last) : json_object();
         } else if (v->restarting && !v->starting) {
-                char d[32];
+                char d[XP_DURATION_MAX];
 
-                format_duration(c->shown_backoff_ms, d);
+                xp_duration_format(c->shown_backoff_ms, d);
                 if (asprintf(&msg,
                              "back-off %s restarting failed container=%s pod=%s_%s(%s)",
                              d,

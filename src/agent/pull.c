@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/pull_internal.h"
 #include "agent_internal.h"
+#include "pull_internal.h"
 #include "xpool/log.h"
 
 bool xp_agent_pull_needed(const struct xp_container *c)
@@ -48,9 +48,9 @@ static void event(struct xp_agent_pulls *p,
 static void wait_free(struct xp_agent_pulls *p, struct xp_pull_wait *w)
 {
         if (w->job) {
-                pthread_mutex_lock(&p->lock);
+                xp_pulls_lock(p);
                 xp_pull_job_unref(p, w->job);
-                pthread_mutex_unlock(&p->lock);
+                xp_pulls_unlock(p);
         }
         free(w->uid);
         free(w->container);
@@ -327,9 +327,9 @@ static void pull_over(struct xp_agent_pulls *p,
                 }
                 (void)hold(w, m);
         }
-        pthread_mutex_lock(&p->lock);
+        xp_pulls_lock(p);
         xp_pull_job_unref(p, job);
-        pthread_mutex_unlock(&p->lock);
+        xp_pulls_unlock(p);
         w->job = NULL;
 }
 
@@ -344,9 +344,9 @@ void xp_agent_pull_refresh(struct xp_agent_pulls *p,
                 if (strcmp(w->uid, pod->uid) != 0)
                         continue;
                 if (w->job) {
-                        pthread_mutex_lock(&p->lock);
+                        xp_pulls_lock(p);
                         state = w->job->state;
-                        pthread_mutex_unlock(&p->lock);
+                        xp_pulls_unlock(p);
                 }
                 if (w->job && state == XP_PULL_DONE) {
                         pull_over(p, pod, w, now_ns, m);
@@ -383,7 +383,7 @@ int xp_agent_pull_take_done(struct xp_agent_pulls *p, char ***ret, size_t *ret_n
 
         if (read(p->done_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
                 return -errno;
-        pthread_mutex_lock(&p->lock);
+        xp_pulls_lock(p);
         for (struct xp_pull_wait *w = p->waits; w; w = w->next) {
                 char **grown;
 
@@ -397,7 +397,7 @@ int xp_agent_pull_take_done(struct xp_agent_pulls *p, char ***ret, size_t *ret_n
                 uids = grown;
                 n++;
         }
-        pthread_mutex_unlock(&p->lock);
+        xp_pulls_unlock(p);
         *ret = uids;
         *ret_n = n;
         return 0;

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/podsync.h"
+#include "podsync.h"
 #include "xpool/client.h"
 #include "xpool/error.h"
 #include "xpool/image.h"

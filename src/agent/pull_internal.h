@@ -7,7 +7,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "agent/pull.h"
+#include "pull.h"
+#include "xpool/workers.h"
 
 #define XP_PULL_THREADS_MAX 16
 #define XP_PULL_SECRETS_MAX 16
@@ -21,7 +22,8 @@ enum xp_pull_state {
 /* One pull of one image with one set of pull secrets. Guarded by the pulls' lock but for
  * what its thread writes while it is RUNNING (read only once DONE). */
 struct xp_pull_job {
-        char *key; /* image, namespace, secrets */
+        struct xp_work work; /* first: the pullers' pool's */
+        char *key;           /* image, namespace, secrets */
         char *image, *namespace;
         json_t *secrets; /* the names of the pod's imagePullSecrets */
         enum xp_pull_state state;
@@ -54,15 +56,25 @@ struct xp_agent_pulls {
         const struct xp_apiclient_options *api;
         struct xp_agent_events *events;
         int64_t backoff_initial_ms, backoff_max_ms;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
+        struct xp_workers *workers; /* the pullers; its lock is the pulls' lock */
         struct xp_pull_job *jobs;
         struct xp_pull_wait *waits;
         atomic_bool stopping, images_changed;
         int done_fd;
-        pthread_t threads[XP_PULL_THREADS_MAX];
-        unsigned n_threads;
 };
+
+/* The pulls' lock (the pullers' pool's; none before it exists). */
+static inline void xp_pulls_lock(struct xp_agent_pulls *p)
+{
+        if (p->workers)
+                xp_workers_lock(p->workers);
+}
+
+static inline void xp_pulls_unlock(struct xp_agent_pulls *p)
+{
+        if (p->workers)
+                xp_workers_unlock(p->workers);
+}
 
 static inline int64_t xp_pull_now_ns(void)
 {

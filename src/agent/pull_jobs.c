@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pulls themselves: a queue of jobs (one per image and set of pull secrets, shared by every
- * container that waits for it) and a few threads that run them, each with its own API client to
- * read the pull secrets. A finished job wakes the reconcile loop through an eventfd.
+ * container that waits for it) and a pool of threads (xpool/workers.h) that run them, each with
+ * its own API client to read the pull secrets. A finished job wakes the reconcile loop through
+ * an eventfd.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "agent/pull_internal.h"
+#include "pull_internal.h"
 #include "xpool/base64.h"
 #include "xpool/log.h"
 
@@ -87,47 +88,86 @@ static void run_job(struct xp_agent_pulls *p, struct xp_pull_job *job, struct xp
         }
 }
 
-static void *puller_thread(void *userdata)
+/* Each puller thread has its own API client to read the pull secrets (none without a server). */
+static int puller_begin(void *userdata, void **ret_ctx)
 {
         struct xp_agent_pulls *p = userdata;
         struct xp_apiclient *client = NULL;
-        uint64_t one = 1;
 
         if (p->api && xp_apiclient_new(p->api, &client, NULL) < 0)
                 client = NULL;
-        pthread_mutex_lock(&p->lock);
-        for (;;) {
-                struct xp_pull_job *job = NULL;
-
-                while (!atomic_load(&p->stopping)) {
-                        for (job = p->jobs; job && job->state != XP_PULL_QUEUED; job = job->next)
-                                ;
-                        if (job)
-                                break;
-                        pthread_cond_wait(&p->cond, &p->lock);
-                }
-                if (!job)
-                        break;
-                job->state = XP_PULL_RUNNING;
-                job->refs++; /* the thread's, while it runs */
-                pthread_mutex_unlock(&p->lock);
-
-                job->started_ns = xp_pull_now_ns();
-                run_job(p, job, client);
-                job->finished_ns = xp_pull_now_ns();
-
-                pthread_mutex_lock(&p->lock);
-                job->state = XP_PULL_DONE;
-                if (job->result >= 0)
-                        atomic_store(&p->images_changed, true);
-                xp_pull_job_unref(p, job);
-                if (write(p->done_fd, &one, sizeof(one)) < 0)
-                        xp_log(LOG_DEBUG, "agent: waking the reconcile loop: %m");
-        }
-        pthread_mutex_unlock(&p->lock);
-        xp_apiclient_free(client);
-        return NULL;
+        *ret_ctx = client;
+        return 0;
 }
+
+static void puller_end(void *userdata, void *ctx)
+{
+        (void)userdata;
+        xp_apiclient_free(ctx);
+}
+
+/* The first queued job, now running (under the lock); none while stopping. */
+static int
+puller_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
+{
+        struct xp_agent_pulls *p = userdata;
+        struct xp_pull_job *job;
+
+        (void)ctx;
+        *ret_wake_ns = 0;
+        if (stopping)
+                return 0;
+        for (job = p->jobs; job && job->state != XP_PULL_QUEUED; job = job->next)
+                ;
+        if (!job)
+                return 0;
+        job->state = XP_PULL_RUNNING;
+        job->refs++; /* the thread's, while it runs */
+        *ret = &job->work;
+        return 1;
+}
+
+static void puller_run(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct xp_pull_job *job = (struct xp_pull_job *)work;
+
+        job->started_ns = xp_pull_now_ns();
+        run_job(userdata, job, ctx);
+        job->finished_ns = xp_pull_now_ns();
+}
+
+/* The job is done (under the lock): the reconcile loop is woken to look. */
+static void puller_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct xp_agent_pulls *p = userdata;
+        struct xp_pull_job *job = (struct xp_pull_job *)work;
+        uint64_t one = 1;
+
+        (void)ctx;
+        job->state = XP_PULL_DONE;
+        if (job->result >= 0)
+                atomic_store(&p->images_changed, true);
+        xp_pull_job_unref(p, job);
+        if (write(p->done_fd, &one, sizeof(one)) < 0)
+                xp_log(LOG_DEBUG, "agent: waking the reconcile loop: %m");
+}
+
+/* Pulls in flight give up as the agent stops (their cancel flag). */
+static void pullers_stopping(void *userdata)
+{
+        struct xp_agent_pulls *p = userdata;
+
+        atomic_store(&p->stopping, true);
+}
+
+static const struct xp_workers_ops puller_ops = {
+    .run = puller_run,
+    .thread_begin = puller_begin,
+    .thread_end = puller_end,
+    .take = puller_take,
+    .done = puller_done,
+    .stopping = pullers_stopping,
+};
 
 /* The job for image with these secrets: the one queued or running, else a new one. */
 struct xp_pull_job *
@@ -139,7 +179,7 @@ xp_pull_job_get(struct xp_agent_pulls *p, const char *image, const char *ns, con
 
         if (!names || asprintf(&key, "%s\n%s\n%s", image, ns, names) < 0)
                 return NULL;
-        pthread_mutex_lock(&p->lock);
+        xp_pulls_lock(p);
         for (job = p->jobs; job; job = job->next)
                 if (job->state != XP_PULL_DONE && strcmp(job->key, key) == 0)
                         break;
@@ -156,12 +196,12 @@ xp_pull_job_get(struct xp_agent_pulls *p, const char *image, const char *ns, con
                 } else {
                         job->next = p->jobs;
                         p->jobs = job;
-                        pthread_cond_signal(&p->cond);
+                        xp_workers_wake(p->workers);
                 }
         }
         if (job)
                 job->refs++;
-        pthread_mutex_unlock(&p->lock);
+        xp_pulls_unlock(p);
         return job;
 }
 
@@ -180,16 +220,17 @@ int xp_agent_pulls_new(const struct xp_agent_pulls_config *c,
         p->events = c->events;
         p->backoff_initial_ms = c->backoff_initial_ms > 0 ? c->backoff_initial_ms : 10000;
         p->backoff_max_ms = c->backoff_max_ms > 0 ? c->backoff_max_ms : 300000;
-        pthread_mutex_init(&p->lock, NULL);
-        pthread_cond_init(&p->cond, NULL);
         p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (p->done_fd < 0)
                 r = xp_errorf(err, -errno, "eventfd: %m");
-        for (; r >= 0 && p->n_threads < n && p->n_threads < XP_PULL_THREADS_MAX; p->n_threads++) {
-                r = -pthread_create(&p->threads[p->n_threads], NULL, puller_thread, p);
-                if (r < 0)
-                        xp_errorf(err, r, "starting the puller threads: %s", strerror(-r));
-        }
+        if (r >= 0)
+                r = xp_workers_new(
+                    &(struct xp_workers_options){
+                        .ops = &puller_ops,
+                        .userdata = p,
+                        .threads = n < XP_PULL_THREADS_MAX ? n : XP_PULL_THREADS_MAX},
+                    &p->workers,
+                    err);
         if (r < 0) {
                 xp_agent_pulls_free(p);
                 return r;
@@ -202,21 +243,16 @@ void xp_agent_pulls_free(struct xp_agent_pulls *p)
 {
         if (!p)
                 return;
-        pthread_mutex_lock(&p->lock);
-        atomic_store(&p->stopping, true);
-        pthread_cond_broadcast(&p->cond);
-        pthread_mutex_unlock(&p->lock);
-        for (unsigned i = 0; i < p->n_threads; i++)
-                pthread_join(p->threads[i], NULL);
+        /* the waits first, under the lock: a puller may still drop its job meanwhile */
         xp_pull_waits_free(p);
+        xp_workers_free(p->workers);
+        p->workers = NULL;
         while (p->jobs) {
                 p->jobs->refs = 1;
                 xp_pull_job_unref(p, p->jobs);
         }
         if (p->done_fd >= 0)
                 close(p->done_fd);
-        pthread_cond_destroy(&p->cond);
-        pthread_mutex_destroy(&p->lock);
         free(p);
 }
 

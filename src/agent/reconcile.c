@@ -16,20 +16,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "agent/launch.h"
-#include "agent/network.h"
-#include "agent/podsync.h"
-#include "agent/pull.h"
 #include "agent_internal.h"
+#include "launch.h"
+#include "network.h"
+#include "podsync.h"
+#include "pull.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/runtime.h"
 #include "xpool/strutil.h"
+#include "xpool/workers.h"
 
 /* A pod syncs again at once after actions that change its records, at most this often. */
 #define MAX_ROUNDS 8
@@ -59,7 +59,7 @@ struct loop {
         bool need_list;  /* read every container again (at start, after a start not seen back) */
         bool need_exits; /* read the pods whose containers exited */
         bool adopted;    /* the first pass is done: networks of unknown pods torn down */
-        struct starter *starter;
+        struct xp_workers *starter; /* the container starts */
 };
 
 static int state_compare(const void *a, const void *b)
@@ -403,11 +403,12 @@ static void drain(int fd)
 /*
  * Starts run on a few threads: a start waits for two execs (the shim's and the container's), and
  * the runtime lets several run at once, so many pods start in parallel. The loop builds the
- * launch, a starter runs xp_runtime_start() and hands the job back through done_fd.
+ * launch, a starter runs xp_runtime_start() and hands the job back (the pool's eventfd).
  */
 #define STARTERS 8
 
 struct start_job {
+        struct xp_work work; /* first: the starters' */
         struct podstate *st; /* kept while starting > 0 */
         json_t *pod;         /* the pod to start from: the launch borrows from its decoding */
         const struct xp_node *node;
@@ -425,18 +426,6 @@ struct start_job {
         int result;
         struct xp_container_record record;
         char message[256];
-        struct start_job *next;
-};
-
-struct starter {
-        struct xp_runtime *runtime;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        struct start_job *todo, *todo_tail, *done;
-        bool stopping;
-        int done_fd;
-        pthread_t threads[STARTERS];
-        unsigned n_threads;
 };
 
 static void job_free(struct start_job *job)
@@ -465,7 +454,7 @@ static int replace_string(char **field, const char *value)
 }
 
 /* Decodes the pod, builds the launch and starts it (on a starter thread). */
-static int start_job_run(struct starter *s, struct start_job *job, struct xp_error *err)
+static int start_job_run(struct xp_runtime *runtime, struct start_job *job, struct xp_error *err)
 {
         _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
         int r;
@@ -493,97 +482,30 @@ static int start_job_run(struct starter *s, struct start_job *job, struct xp_err
         if (r < 0)
                 return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
         job->launch->contain.netns = job->netns;
-        r = xp_runtime_start(s->runtime, &job->launch->launch, &job->record, err);
+        r = xp_runtime_start(runtime, &job->launch->launch, &job->record, err);
         /* -EPERM is the builder's refusal (CreateContainerConfigError); the runtime's is a
          * failed start, tried again */
         return r == -EPERM ? -EACCES : r;
 }
 
-static void *starter_thread(void *userdata)
+static void starter_run(void *userdata, void *ctx, struct xp_work *work)
 {
-        struct starter *s = userdata;
-        uint64_t one = 1;
-        ssize_t n = 0;
+        struct start_job *job = (struct start_job *)work;
+        struct xp_error err = {0};
 
-        pthread_mutex_lock(&s->lock);
-        for (;;) {
-                struct start_job *job;
-                struct xp_error err = {0};
-
-                while (!s->stopping && !s->todo)
-                        pthread_cond_wait(&s->cond, &s->lock);
-                if (!s->todo)
-                        break;
-                job = s->todo;
-                s->todo = job->next;
-                if (!s->todo)
-                        s->todo_tail = NULL;
-                pthread_mutex_unlock(&s->lock);
-
-                job->result = start_job_run(s, job, &err);
-                if (job->result < 0)
-                        snprintf(job->message, sizeof(job->message), "%s", xp_error_message(&err));
-
-                pthread_mutex_lock(&s->lock);
-                job->next = s->done;
-                s->done = job;
-                n = write(s->done_fd, &one, sizeof(one));
-        }
-        pthread_mutex_unlock(&s->lock);
-        (void)n;
-        return NULL;
+        (void)ctx;
+        job->result = start_job_run(userdata, job, &err);
+        if (job->result < 0)
+                snprintf(job->message, sizeof(job->message), "%s", xp_error_message(&err));
 }
 
-static void starter_free(struct starter *s)
+static void starter_free_job(struct xp_work *work)
 {
-        if (!s)
-                return;
-        pthread_mutex_lock(&s->lock);
-        s->stopping = true;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
-        /* the queued starts run first: a start is never left half done */
-        for (unsigned i = 0; i < s->n_threads; i++)
-                pthread_join(s->threads[i], NULL);
-        while (s->done) {
-                struct start_job *job = s->done;
-
-                s->done = job->next;
-                job_free(job);
-        }
-        if (s->done_fd >= 0)
-                close(s->done_fd);
-        pthread_cond_destroy(&s->cond);
-        pthread_mutex_destroy(&s->lock);
-        free(s);
+        job_free((struct start_job *)work);
 }
 
-static int starter_new(struct xp_runtime *runtime, struct starter **ret)
-{
-        struct starter *s = calloc(1, sizeof(*s));
-        int r;
-
-        if (!s)
-                return -ENOMEM;
-        s->runtime = runtime;
-        pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->cond, NULL);
-        s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->done_fd < 0) {
-                r = -errno;
-                starter_free(s);
-                return r;
-        }
-        for (; s->n_threads < STARTERS; s->n_threads++) {
-                r = -pthread_create(&s->threads[s->n_threads], NULL, starter_thread, s);
-                if (r < 0) {
-                        starter_free(s);
-                        return r;
-                }
-        }
-        *ret = s;
-        return 0;
-}
+/* Freeing the pool runs the queued starts first: a start is never left half done. */
+static const struct xp_workers_ops starter_ops = {.run = starter_run, .free = starter_free_job};
 
 static int start_container(struct loop *l,
                            struct podstate *st,
@@ -617,14 +539,7 @@ static int start_container(struct loop *l,
                 return -ENOMEM;
         }
         st->starting++;
-        pthread_mutex_lock(&l->starter->lock);
-        if (l->starter->todo_tail)
-                l->starter->todo_tail->next = job;
-        else
-                l->starter->todo = job;
-        l->starter->todo_tail = job;
-        pthread_cond_signal(&l->starter->cond);
-        pthread_mutex_unlock(&l->starter->lock);
+        xp_workers_submit(l->starter, &job->work);
         return 0;
 }
 
@@ -652,17 +567,13 @@ static void collect_starts(struct loop *l)
 {
         struct start_job *jobs;
 
-        drain(l->starter->done_fd);
-        pthread_mutex_lock(&l->starter->lock);
-        jobs = l->starter->done;
-        l->starter->done = NULL;
-        pthread_mutex_unlock(&l->starter->lock);
+        jobs = (struct start_job *)xp_workers_done(l->starter);
         while (jobs) {
                 struct start_job *job = jobs;
                 struct podstate *st = job->st;
                 int r = 0;
 
-                jobs = job->next;
+                jobs = (struct start_job *)job->work.next;
                 st->starting--;
                 st->dirty = true;
                 if (job->result == -EEXIST) {
@@ -1105,16 +1016,24 @@ void *xp_agent_reconcile_thread(void *userdata)
             {.fd = xp_agent_pulls_fd(agent->pulls), .events = POLLIN},
             {.fd = xp_agent_network_fd(agent->network), .events = POLLIN}, /* -1: ignored */
         };
+        struct xp_error err = {0};
         int r;
 
         if (!wait_for_list(agent))
                 return NULL;
-        r = starter_new(agent->runtime, &l.starter);
+        r = xp_workers_new(&(struct xp_workers_options){.ops = &starter_ops,
+                                                        .userdata = agent->runtime,
+                                                        .threads = STARTERS,
+                                                        .notify = true},
+                           &l.starter,
+                           &err);
         if (r < 0) {
-                xp_log(LOG_ERR, "agent: cannot start the container starters: %s", strerror(-r));
+                xp_log(LOG_ERR,
+                       "agent: cannot start the container starters: %s",
+                       xp_error_message(&err));
                 return NULL;
         }
-        fds[2].fd = l.starter->done_fd;
+        fds[2].fd = xp_workers_fd(l.starter);
         l.need_list = true;
         while (!atomic_load(&agent->stopping)) {
                 int64_t now, next = 0;
@@ -1158,7 +1077,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                 if (fds[3].revents & POLLIN)
                         l.need_exits = true;
         }
-        starter_free(l.starter);
+        xp_workers_free(l.starter);
         for (size_t i = 0; i < l.n_states; i++)
                 state_free(l.states[i]);
         tdestroy(l.tree, free_nothing);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/retryq.h"
+#include "retryq.h"
 
 struct qentry {
         char *uid, *namespace, *name;

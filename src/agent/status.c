@@ -14,11 +14,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/retryq.h"
 #include "agent_internal.h"
+#include "retryq.h"
 #include "xpool/log.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
+#include "xpool/workers.h"
 
 #define MAX_THREADS 16
 /* A failed write waits 0.2 s, doubling at each failure, at most 3.2 s: a server that comes back
@@ -29,14 +30,20 @@
 #define LOG_EVERY_TRIES 16
 
 struct xp_agent_status {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
+        struct xp_workers *writers; /* its lock guards what follows */
         struct xp_retryq *queue;
         bool stopping;
         const struct xp_apiclient_options *api;
-        pthread_t threads[MAX_THREADS];
         struct xp_apiclient *clients[MAX_THREADS]; /* cancelled on free: no wait for a timeout */
-        unsigned n_threads;
+};
+
+/* A writer thread's own: its client (its connection) and the write it has out. */
+struct writer {
+        struct xp_work work;
+        struct xp_apiclient *client;
+        struct xp_retryq_write w;
+        struct xp_error err;
+        int result;
 };
 
 int xp_agent_status_put(struct xp_agent_status *s,
@@ -47,10 +54,10 @@ int xp_agent_status_put(struct xp_agent_status *s,
 {
         int r;
 
-        pthread_mutex_lock(&s->lock);
+        xp_workers_lock(s->writers);
         r = xp_retryq_put_status(s->queue, pod_namespace, pod_name, pod_uid, status);
-        pthread_cond_signal(&s->cond);
-        pthread_mutex_unlock(&s->lock);
+        xp_workers_wake(s->writers);
+        xp_workers_unlock(s->writers);
         return r;
 }
 
@@ -61,18 +68,18 @@ int xp_agent_status_delete(struct xp_agent_status *s,
 {
         int r;
 
-        pthread_mutex_lock(&s->lock);
+        xp_workers_lock(s->writers);
         r = xp_retryq_put_delete(s->queue, pod_namespace, pod_name, pod_uid);
-        pthread_cond_signal(&s->cond);
-        pthread_mutex_unlock(&s->lock);
+        xp_workers_wake(s->writers);
+        xp_workers_unlock(s->writers);
         return r;
 }
 
 void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid)
 {
-        pthread_mutex_lock(&s->lock);
+        xp_workers_lock(s->writers);
         xp_retryq_drop(s->queue, pod_uid);
-        pthread_mutex_unlock(&s->lock);
+        xp_workers_unlock(s->writers);
 }
 
 static int
@@ -183,79 +190,112 @@ static void log_result(const char *pod,
                        xp_error_message(err));
 }
 
-/* Waits for a due write; false when stopping. Called and returns with the lock held. */
-static bool wait_write(struct xp_agent_status *s, struct xp_retryq_write *w)
-{
-        while (!s->stopping) {
-                int64_t next;
+/* ---- the writers: the pool's callbacks, all but writer_run with its lock held ------------ */
 
-                if (xp_retryq_take(s->queue, xp_monotonic_ns(), w, &next))
-                        return true;
-                if (next == 0) {
-                        pthread_cond_wait(&s->cond, &s->lock);
-                } else {
-                        struct timespec until = {.tv_sec = next / 1000000000,
-                                                 .tv_nsec = next % 1000000000};
-
-                        pthread_cond_timedwait(&s->cond, &s->lock, &until);
-                }
-        }
-        return false;
-}
-
-static void *writer_thread(void *userdata)
+static int writer_begin(void *userdata, void **ret_ctx)
 {
         struct xp_agent_status *s = userdata;
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
-        struct xp_error err = {0};
-        struct xp_retryq_write w;
+        struct writer *wr = calloc(1, sizeof(*wr));
         int r;
 
-        r = xp_apiclient_new(s->api, &client, &err);
+        if (!wr)
+                return -ENOMEM;
+        r = xp_apiclient_new(s->api, &wr->client, &wr->err);
         if (r < 0) {
                 xp_log(LOG_ERR,
                        "agent: cannot make a status writer's client: %s",
-                       xp_error_message(&err));
-                return NULL;
+                       xp_error_message(&wr->err));
+                free(wr);
+                return r;
         }
-        pthread_mutex_lock(&s->lock);
         for (unsigned i = 0; i < MAX_THREADS; i++)
                 if (!s->clients[i]) {
-                        s->clients[i] = client;
+                        s->clients[i] = wr->client;
                         break;
                 }
         if (s->stopping)
-                xp_apiclient_cancel(client);
-        while (wait_write(s, &w)) {
-                enum xp_retryq_outcome outcome;
-                bool delete = !w.status;
-                char pod[512];
-                unsigned tries;
-                int64_t wait;
-
-                pthread_mutex_unlock(&s->lock);
-                xp_error_clear(&err);
-                r = delete ? delete_pod(client, &w, &err) : write_status(client, &w, &err);
-                outcome = outcome_of(r);
-                pthread_mutex_lock(&s->lock);
-                if (s->stopping)
-                        outcome = XP_RETRYQ_UNREACHABLE; /* cancelled: what is left is dropped */
-                /* the names are the queue's: done may free them */
-                snprintf(pod, sizeof(pod), "%s/%s", w.namespace, w.name);
-                tries = w.tries;
-                wait = xp_retryq_done(s->queue, &w, outcome, xp_monotonic_ns());
-                if (!s->stopping)
-                        log_result(pod, tries, delete, outcome, wait, &err);
-                /* a write that landed may have made others due at once */
-                if (outcome == XP_RETRYQ_LANDED)
-                        pthread_cond_broadcast(&s->cond);
-        }
-        for (unsigned i = 0; i < MAX_THREADS; i++)
-                if (s->clients[i] == client)
-                        s->clients[i] = NULL;
-        pthread_mutex_unlock(&s->lock);
-        return NULL;
+                xp_apiclient_cancel(wr->client);
+        *ret_ctx = wr;
+        return 0;
 }
+
+static void writer_end(void *userdata, void *ctx)
+{
+        struct xp_agent_status *s = userdata;
+        struct writer *wr = ctx;
+
+        for (unsigned i = 0; i < MAX_THREADS; i++)
+                if (s->clients[i] == wr->client)
+                        s->clients[i] = NULL;
+        xp_apiclient_free(wr->client);
+        free(wr);
+}
+
+/* The next due write; none while stopping. */
+static int
+writer_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
+{
+        struct xp_agent_status *s = userdata;
+        struct writer *wr = ctx;
+
+        if (stopping || !xp_retryq_take(s->queue, xp_monotonic_ns(), &wr->w, ret_wake_ns))
+                return 0;
+        *ret = &wr->work;
+        return 1;
+}
+
+static void writer_run(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct writer *wr = ctx;
+
+        (void)userdata;
+        (void)work;
+        xp_error_clear(&wr->err);
+        wr->result = !wr->w.status ? delete_pod(wr->client, &wr->w, &wr->err)
+                                   : write_status(wr->client, &wr->w, &wr->err);
+}
+
+static void writer_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct xp_agent_status *s = userdata;
+        struct writer *wr = ctx;
+        enum xp_retryq_outcome outcome = outcome_of(wr->result);
+        bool delete = !wr->w.status;
+        unsigned tries = wr->w.tries;
+        char pod[512];
+        int64_t wait;
+
+        (void)work;
+        if (s->stopping)
+                outcome = XP_RETRYQ_UNREACHABLE; /* cancelled: what is left is dropped */
+        /* the names are the queue's: done may free them */
+        snprintf(pod, sizeof(pod), "%s/%s", wr->w.namespace, wr->w.name);
+        wait = xp_retryq_done(s->queue, &wr->w, outcome, xp_monotonic_ns());
+        if (!s->stopping)
+                log_result(pod, tries, delete, outcome, wait, &wr->err);
+        /* a write that landed may have made others due at once */
+        if (outcome == XP_RETRYQ_LANDED)
+                xp_workers_wake(s->writers);
+}
+
+static void writers_stopping(void *userdata)
+{
+        struct xp_agent_status *s = userdata;
+
+        s->stopping = true;
+        for (unsigned i = 0; i < MAX_THREADS; i++)
+                if (s->clients[i])
+                        xp_apiclient_cancel(s->clients[i]);
+}
+
+static const struct xp_workers_ops writer_ops = {
+    .run = writer_run,
+    .thread_begin = writer_begin,
+    .thread_end = writer_end,
+    .take = writer_take,
+    .done = writer_done,
+    .stopping = writers_stopping,
+};
 
 int xp_agent_status_new(const struct xp_apiclient_options *api,
                         unsigned n_threads,
@@ -264,7 +304,6 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
 {
         const struct xp_retryq_config retry = {.initial_ns = RETRY_INITIAL_NS,
                                                .max_ns = RETRY_MAX_NS};
-        pthread_condattr_t attr;
         struct xp_agent_status *s;
         int r;
 
@@ -277,23 +316,18 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        r = xp_retryq_new(&retry, &s->queue);
-        if (r < 0) {
-                free(s);
-                return r;
-        }
-        pthread_mutex_init(&s->lock, NULL);
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&s->cond, &attr);
-        pthread_condattr_destroy(&attr);
         s->api = api;
-        for (; s->n_threads < n_threads; s->n_threads++) {
-                r = -pthread_create(&s->threads[s->n_threads], NULL, writer_thread, s);
-                if (r < 0) {
-                        xp_agent_status_free(s);
-                        return xp_errorf(err, r, "starting the status writers: %s", strerror(-r));
-                }
+        r = xp_retryq_new(&retry, &s->queue);
+        if (r >= 0)
+                r = xp_workers_new(&(struct xp_workers_options){.ops = &writer_ops,
+                                                                .userdata = s,
+                                                                .threads = n_threads},
+                                   &s->writers,
+                                   err);
+        if (r < 0) {
+                xp_retryq_free(s->queue);
+                free(s);
+                return xp_error_prefix(err, r, "starting the status writers");
         }
         *ret = s;
         return 0;
@@ -303,17 +337,7 @@ void xp_agent_status_free(struct xp_agent_status *s)
 {
         if (!s)
                 return;
-        pthread_mutex_lock(&s->lock);
-        s->stopping = true;
-        for (unsigned i = 0; i < MAX_THREADS; i++)
-                if (s->clients[i])
-                        xp_apiclient_cancel(s->clients[i]);
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
-        for (unsigned i = 0; i < s->n_threads; i++)
-                pthread_join(s->threads[i], NULL);
+        xp_workers_free(s->writers);
         xp_retryq_free(s->queue);
-        pthread_cond_destroy(&s->cond);
-        pthread_mutex_destroy(&s->lock);
         free(s);
 }

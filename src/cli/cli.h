@@ -87,15 +87,26 @@ int xp_cli_prepare_data_dir(const char *cmd, const char *dir, bool given);
  */
 int xp_cli_start_failed(const char *cmd, const char *dir, int r, const struct xp_error *err);
 
+/*
+ * Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. With
+ * host_optional, ":PORT" is taken too, with *ret_host NULL.
+ */
+int xp_cli_parse_listen(char *text, bool host_optional, const char **ret_host, uint16_t *ret_port);
+
+/*
+ * The value of a duration flag (xp_duration_parse(): "500ms", "10s", "1m30s", "5"), from 1 ms
+ * to max_ms: 0 with *ret, or XP_EXIT_USAGE after saying why on stderr, as
+ * "xpool agent: --heartbeat: duration '5x': unknown unit at 'x' (ms, s, m or h)".
+ */
+int xp_cli_parse_duration(
+    const char *cmd, const char *flag, const char *arg, int64_t max_ms, int64_t *ret);
+
 #include <signal.h>
 
 /* Blocks SIGINT and SIGTERM (call before starting threads) and ignores SIGPIPE. */
 void xp_cli_block_stop_signals(sigset_t *mask);
 /* Waits for one of the signals xp_cli_block_stop_signals() blocked and returns it. */
 int xp_cli_wait_stop(const sigset_t *mask);
-
-/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place: -EINVAL when it is not one. */
-int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port);
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -140,53 +151,6 @@ int xp_cli_load_objects(const char *const *files,
                         bool strict,
                         const struct xp_client *client,
                         json_t **ret);
-
-/* ---- the container flags of `xpool agent` and `xpool up` (runtime_flags.c) ---------------- */
-
-#include <getopt.h>
-
-#include "xpool/agent.h"
-
-#define XP_CLI_RUNTIME_CLASSES_MAX 32
-#define XP_CLI_HOST_PATHS_MAX      64
-
-enum {
-        XP_OPT_DEFAULT_RUNTIME = 0x500,
-        XP_OPT_RUNTIME_CLASS,
-        XP_OPT_CDI_DIR,
-        XP_OPT_ALLOW_HOST_PATH,
-};
-
-#define XP_CLI_RUNTIME_OPTIONS                                                                     \
-        {"default-runtime", required_argument, NULL, XP_OPT_DEFAULT_RUNTIME},                      \
-            {"runtime-class", required_argument, NULL, XP_OPT_RUNTIME_CLASS},                      \
-            {"cdi-dir", required_argument, NULL, XP_OPT_CDI_DIR},                                  \
-        {                                                                                          \
-                "allow-host-path", required_argument, NULL, XP_OPT_ALLOW_HOST_PATH                 \
-        }
-
-#define XP_CLI_RUNTIME_USAGE                                                                         \
-        "      --default-runtime NAME   the runtime class of pods that name none (default crun;\n"   \
-        "                           process: as processes of the node; docs/containers.md)\n"        \
-        "      --runtime-class NAME=PATH  an OCI runtime for runtimeClassName NAME (repeatable;\n"   \
-        "                           built in: process, crun, runc)\n"                                \
-        "      --cdi-dir DIR        the node's CDI specs, written at start (default /var/run/cdi;\n" \
-        "                           DATA/cdi with simulated devices)\n"                              \
-        "      --allow-host-path PATH  hostPath volumes may come from below PATH (repeatable;\n"     \
-        "                           none by default)\n"
-
-/* What the flags fill; the arrays are what the options point to (NULL-terminated). */
-struct xp_cli_runtime_flags {
-        struct xp_agent_options *o;
-        const char *classes[XP_CLI_RUNTIME_CLASSES_MAX + 1];
-        size_t n_classes;
-        const char *host_paths[XP_CLI_HOST_PATHS_MAX + 1];
-        size_t n_host_paths;
-};
-
-/* One of the container flags: 1 when c is one (taken), 0 when it is not, -XP_EXIT_USAGE after
- * saying what is wrong. cmd names the command in messages. */
-int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f);
 
 /* ---- the pod network options of `xpool agent` and `xpool up` (podnet_args.c) ---------------- */
 

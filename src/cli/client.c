@@ -199,11 +199,6 @@ bool xp_client_namespace_explicit(const struct xp_client *client)
         return client->namespace_explicit;
 }
 
-const char *xp_client_server(const struct xp_client *client)
-{
-        return xp_apiclient_server(client->api);
-}
-
 int xp_client_json(struct xp_client *client,
                    const char *method,
                    const char *path,

@@ -84,8 +84,6 @@ XP_DEFINE_FREEP(struct xp_client, xp_client_free)
 const char *xp_client_namespace(const struct xp_client *client);
 /* True when -n was given (apply refuses a manifest naming another namespace then). */
 bool xp_client_namespace_explicit(const struct xp_client *client);
-/* The server URL, for messages. */
-const char *xp_client_server(const struct xp_client *client);
 
 /* Accept value asking for a meta.k8s.io/v1 Table, with plain JSON as the fallback. */
 #define XP_CLIENT_ACCEPT_TABLE "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"

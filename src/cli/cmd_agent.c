@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime_flags.h"
 #include "xpool/agent.h"
 #include "xpool/datadir.h"
+#include "xpool/duration.h"
 #include "xpool/fileio.h"
 #include "xpool/kubeconfig.h"
 #include "xpool/log.h"
@@ -70,35 +72,6 @@ enum {
         OPT_AUTH_FILE,
 };
 
-static int parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
-{
-        char *colon = strrchr(text, ':'), *end;
-        unsigned long port;
-
-        if (!colon)
-                return -EINVAL;
-        *colon = '\0';
-        errno = 0;
-        port = strtoul(colon + 1, &end, 10);
-        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535)
-                return -EINVAL;
-        *ret_host = colon == text ? NULL : text; /* ":PORT": the advertise address */
-        *ret_port = (uint16_t)port;
-        return 0;
-}
-
-static int duration_option(const char *name, const char *arg, int64_t *ret)
-{
-        if (xp_agent_parse_duration_ms(arg, ret) < 0) {
-                fprintf(stderr,
-                        "xpool agent: --%s '%s': expected a duration such as 500ms, 10s or 5m\n",
-                        name,
-                        arg);
-                return XP_EXIT_USAGE;
-        }
-        return 0;
-}
-
 static int agent_option(int c, const char *arg, void *userdata)
 {
         struct agent_args *a = userdata;
@@ -137,7 +110,8 @@ static int agent_option(int c, const char *arg, void *userdata)
                 a->listen = strdup(arg);
                 if (!a->listen)
                         return XP_EXIT_FAILURE;
-                if (parse_listen(a->listen, &a->o->listen_host, &a->o->listen_port) < 0) {
+                if (xp_cli_parse_listen(a->listen, true, &a->o->listen_host, &a->o->listen_port) <
+                    0) {
                         fprintf(
                             stderr,
                             "xpool agent: --listen '%s': expected [HOST]:PORT, e.g. :10250 or 0.0.0.0:10250\n",
@@ -149,9 +123,11 @@ static int agent_option(int c, const char *arg, void *userdata)
                 a->o->advertise_address = arg;
                 break;
         case 'B':
-                return duration_option("backoff", arg, &a->o->backoff_initial_ms);
+                return xp_cli_parse_duration(
+                    "agent", "backoff", arg, XP_DURATION_DAY_MS, &a->o->backoff_initial_ms);
         case 'H':
-                return duration_option("heartbeat", arg, &a->o->heartbeat_ms);
+                return xp_cli_parse_duration(
+                    "agent", "heartbeat", arg, XP_DURATION_DAY_MS, &a->o->heartbeat_ms);
         case 'G':
                 a->o->cgroup_root = arg;
                 break;

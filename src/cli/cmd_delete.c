@@ -68,6 +68,93 @@ static int delete_option(int c, const char *arg, void *userdata)
         return 0;
 }
 
+/* The objects of the manifests: targets borrowed from *objects (which stays the caller's). 0, or
+ * XP_EXIT_FAILURE after saying why. */
+static int targets_of_manifests(const struct delete_args *a,
+                                const struct xp_client *client,
+                                json_t **objects,
+                                struct target **ret,
+                                size_t *ret_n)
+{
+        struct target *targets;
+        json_t *object;
+        size_t i, n = 0;
+
+        if (xp_cli_load_objects(a->files, a->n_files, false, client, objects) < 0)
+                return XP_EXIT_FAILURE;
+        targets = calloc(json_array_size(*objects) + 1, sizeof(*targets));
+        if (!targets)
+                return XP_EXIT_FAILURE;
+        *ret = targets;
+        json_array_foreach(*objects, i, object)
+        {
+                const json_t *metadata = json_object_get(object, "metadata");
+                struct target *t = &targets[n++];
+
+                t->resource = xp_api_resource_by_kind(
+                    json_string_value(json_object_get(object, "apiVersion")),
+                    json_string_value(json_object_get(object, "kind")));
+                t->name = json_string_value(json_object_get(metadata, "name"));
+                t->namespace = json_string_value(json_object_get(metadata, "namespace"));
+                if (!t->name) {
+                        fprintf(
+                            stderr,
+                            "error: a %s in the manifests has no metadata.name: cannot tell which to delete\n",
+                            t->resource->kind);
+                        return XP_EXIT_FAILURE;
+                }
+        }
+        *ret_n = n;
+        return 0;
+}
+
+/* TYPE NAME... or TYPE/NAME... from argv[first]: targets borrowed from argv. 0, or an exit
+ * status after saying why. */
+static int targets_of_names(int argc,
+                            char **argv,
+                            int first,
+                            const struct xp_client *client,
+                            struct target **ret,
+                            size_t *ret_n)
+{
+        bool slashed = strchr(argv[first], '/') != NULL;
+        struct xp_error err = {0};
+        struct target *targets;
+        size_t n = 0;
+
+        targets = calloc((size_t)argc, sizeof(*targets));
+        if (!targets)
+                return XP_EXIT_FAILURE;
+        *ret = targets;
+        for (int i = slashed ? first : first + 1; i < argc; i++) {
+                char *slash = strchr(argv[i], '/');
+                const struct xp_api_resource *resource;
+                _cleanup_free_ char *type = NULL;
+
+                if (slashed != (slash != NULL)) {
+                        fprintf(stderr,
+                                "xpool delete: give TYPE NAME... or TYPE/NAME..., not %s\n",
+                                argv[i]);
+                        return XP_EXIT_USAGE;
+                }
+                type = slashed ? strndup(argv[i], (size_t)(slash - argv[i])) : strdup(argv[first]);
+                if (!type)
+                        return XP_EXIT_FAILURE;
+                resource = xp_api_resource_find(type, &err);
+                if (!resource) {
+                        fprintf(stderr, "error: %s\n", xp_error_message(&err));
+                        return XP_EXIT_FAILURE;
+                }
+                targets[n++] = (struct target){
+                    .resource = resource,
+                    .name = slashed ? slash + 1 : argv[i],
+                    .namespace = resource->namespaced ? xp_client_namespace(client) : NULL,
+                };
+        }
+        *ret_n = n;
+        return 0;
+}
+
 int xp_cmd_delete(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -80,7 +167,6 @@ int xp_cmd_delete(int argc, char **argv)
         _cleanup_(xp_client_freep) struct xp_client *client = NULL;
         _cleanup_free_ const char **files = calloc((size_t)argc, sizeof(char *));
         _cleanup_free_ struct target *targets = NULL;
-        _cleanup_free_ char *type = NULL;
         struct delete_args a = {.files = files};
         json_auto_t *objects = NULL;
         struct xp_client_options copts = {0};
@@ -113,66 +199,10 @@ int xp_cmd_delete(int argc, char **argv)
                 xp_client_report(&err);
                 return XP_EXIT_FAILURE;
         }
-        if (a.n_files > 0) {
-                size_t i;
-                json_t *object;
-
-                if (xp_cli_load_objects(files, a.n_files, false, client, &objects) < 0)
-                        return XP_EXIT_FAILURE;
-                targets = calloc(json_array_size(objects) + 1, sizeof(*targets));
-                if (!targets)
-                        return XP_EXIT_FAILURE;
-                json_array_foreach(objects, i, object)
-                {
-                        const json_t *metadata = json_object_get(object, "metadata");
-                        struct target *t = &targets[n++];
-
-                        t->resource = xp_api_resource_by_kind(
-                            json_string_value(json_object_get(object, "apiVersion")),
-                            json_string_value(json_object_get(object, "kind")));
-                        t->name = json_string_value(json_object_get(metadata, "name"));
-                        t->namespace = json_string_value(json_object_get(metadata, "namespace"));
-                        if (!t->name) {
-                                fprintf(
-                                    stderr,
-                                    "error: a %s in the manifests has no metadata.name: cannot tell which to delete\n",
-                                    t->resource->kind);
-                                return XP_EXIT_FAILURE;
-                        }
-                }
-        } else {
-                bool slashed = strchr(argv[optind], '/') != NULL;
-
-                targets = calloc((size_t)argc, sizeof(*targets));
-                if (!targets)
-                        return XP_EXIT_FAILURE;
-                for (int i = slashed ? optind : optind + 1; i < argc; i++) {
-                        char *slash = strchr(argv[i], '/');
-                        const struct xp_api_resource *resource;
-
-                        if (slashed != (slash != NULL)) {
-                                fprintf(stderr,
-                                        "xpool delete: give TYPE NAME... or TYPE/NAME..., not %s\n",
-                                        argv[i]);
-                                return XP_EXIT_USAGE;
-                        }
-                        free(type);
-                        type = slashed ? strndup(argv[i], (size_t)(slash - argv[i]))
-                                       : strdup(argv[optind]);
-                        if (!type)
-                                return XP_EXIT_FAILURE;
-                        resource = xp_api_resource_find(type, &err);
-                        if (!resource) {
-                                fprintf(stderr, "error: %s\n", xp_error_message(&err));
-                                return XP_EXIT_FAILURE;
-                        }
-                        targets[n++] = (struct target){
-                            .resource = resource,
-                            .name = slashed ? slash + 1 : argv[i],
-                            .namespace = resource->namespaced ? xp_client_namespace(client) : NULL,
-                        };
-                }
-        }
+        status = a.n_files > 0 ? targets_of_manifests(&a, client, &objects, &targets, &n)
+                               : targets_of_names(argc, argv, optind, client, &targets, &n);
+        if (status != 0)
+                return status;
         for (size_t i = 0; i < n; i++) {
                 int r = delete_one(client, &targets[i], a.ignore_not_found);
 

@@ -210,7 +210,7 @@ print_events(struct xp_client *client, const char *namespace, const char *kind, 
                 const json_t *source = json_object_get(event, "source");
                 const json_t *last = json_object_get(event, "lastTimestamp");
                 json_int_t count = json_integer_value(json_object_get(event, "count"));
-                char age[XP_TABLE_DURATION_MAX], first[XP_TABLE_DURATION_MAX], when[96];
+                char age[XP_DURATION_MAX], first[XP_DURATION_MAX], when[96];
                 const char *cells[5];
 
                 if (!json_is_string(last))
@@ -481,70 +481,60 @@ static void print_devices(const json_t *devices)
         json_decref(cols.rows);
 }
 
-static int print_node_pods(struct xp_client *client, const char *node, const json_t *allocatable)
+/* Adds the pod's container requests and limits to its own sums and the node's. */
+static void sum_pod(
+    const json_t *pod, json_t *pod_requests, json_t *pod_limits, json_t *requests, json_t *limits)
+{
+        size_t j;
+        json_t *c;
+
+        json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), j, c)
+        {
+                const json_t *res = json_object_get(c, "resources");
+                const char *k;
+                json_t *v;
+
+                json_object_foreach(json_object_get(res, "limits"), k, v)
+                {
+                        sum_into(pod_limits, k, json_string_value(v));
+                        sum_into(limits, k, json_string_value(v));
+                        /* Kubernetes defaults requests to limits when only limits are set. */
+                        if (!json_object_get(json_object_get(res, "requests"), k)) {
+                                sum_into(pod_requests, k, json_string_value(v));
+                                sum_into(requests, k, json_string_value(v));
+                        }
+                }
+                json_object_foreach(json_object_get(res, "requests"), k, v)
+                {
+                        sum_into(pod_requests, k, json_string_value(v));
+                        sum_into(requests, k, json_string_value(v));
+                }
+        }
+}
+
+/* The node's pods that still run, one row each, summing their requests and limits. */
+static int print_pod_rows(const json_t *list, const char *node, json_t *requests, json_t *limits)
 {
         static const char *const headers[] = {"Namespace", "Name", "Requests", "Limits", "Age"};
-        json_auto_t *list = NULL, *requests = json_object(), *limits = json_object();
-        struct xp_error err = {0};
         struct columns cols;
-        char path[2048], selector[512];
         size_t i;
         json_t *pod;
-        int r;
 
-        snprintf(selector, sizeof(selector), "spec.nodeName=%s", node);
-        if (!requests || !limits)
-                return -ENOMEM;
-        if (xp_api_resource_path(
-                xp_api_resource_find("pods", NULL), NULL, NULL, path, sizeof(path)) < 0 ||
-            xp_client_add_query(path, sizeof(path), "fieldSelector", selector) < 0)
-                return -ENAMETOOLONG;
-        r = xp_client_json(client, "GET", path, NULL, NULL, NULL, &list, &err);
-        if (r < 0) {
-                xp_client_report(&err);
-                return r;
-        }
         if (columns_init(&cols, headers, XP_ELEMENTSOF(headers)) < 0)
                 return -ENOMEM;
         json_array_foreach(json_object_get(list, "items"), i, pod)
         {
                 const json_t *metadata = json_object_get(pod, "metadata");
+                const char *phase = str(json_object_get(pod, "status"), "phase");
                 json_auto_t *pod_requests = json_object(), *pod_limits = json_object();
-                char age[XP_TABLE_DURATION_MAX];
+                char age[XP_DURATION_MAX];
                 const char *cells[5];
-                size_t j;
-                json_t *c;
 
                 /* A server that ignores the selector answers every pod: keep this node's. */
-                if (!xp_streq0(str(json_object_get(pod, "spec"), "nodeName"), node))
+                if (!xp_streq0(str(json_object_get(pod, "spec"), "nodeName"), node) ||
+                    xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed"))
                         continue;
-                const char *phase = str(json_object_get(pod, "status"), "phase");
-                if (xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed"))
-                        continue;
-                json_array_foreach(
-                    json_object_get(json_object_get(pod, "spec"), "containers"), j, c)
-                {
-                        const json_t *res = json_object_get(c, "resources");
-                        const char *k;
-                        json_t *v;
-
-                        json_object_foreach(json_object_get(res, "limits"), k, v)
-                        {
-                                sum_into(pod_limits, k, json_string_value(v));
-                                sum_into(limits, k, json_string_value(v));
-                                /* Kubernetes defaults requests to limits when only limits are set.
-                                 */
-                                if (!json_object_get(json_object_get(res, "requests"), k)) {
-                                        sum_into(pod_requests, k, json_string_value(v));
-                                        sum_into(requests, k, json_string_value(v));
-                                }
-                        }
-                        json_object_foreach(json_object_get(res, "requests"), k, v)
-                        {
-                                sum_into(pod_requests, k, json_string_value(v));
-                                sum_into(requests, k, json_string_value(v));
-                        }
-                }
+                sum_pod(pod, pod_requests, pod_limits, requests, limits);
                 _cleanup_free_ char *req_text = json_dumps(pod_requests, JSON_COMPACT);
                 _cleanup_free_ char *lim_text = json_dumps(pod_limits, JSON_COMPACT);
                 xp_table_age(
@@ -561,31 +551,56 @@ static int print_node_pods(struct xp_client *client, const char *node, const jso
         if (json_array_size(cols.rows) > 1)
                 columns_print(&cols, 2, false);
         json_decref(cols.rows);
-        {
-                static const char *const res_headers[] = {
-                    "Resource", "Requests", "Limits", "Allocatable"};
-                const char *k;
-                json_t *v;
-
-                if (columns_init(&cols, res_headers, 4) < 0)
-                        return -ENOMEM;
-                json_object_foreach((json_t *)allocatable, k, v)
-                {
-                        const char *cells[] = {k,
-                                               str_or(requests, k, "0"),
-                                               str_or(limits, k, "0"),
-                                               json_string_value(v)};
-
-                        if (xp_streq0(k, "pods"))
-                                continue;
-                        if (columns_add(&cols, cells) < 0)
-                                break;
-                }
-                printf("Allocated resources:\n");
-                columns_print(&cols, 2, true);
-                json_decref(cols.rows);
-        }
         return 0;
+}
+
+/* What the pods hold of each allocatable resource. */
+static int print_allocated(const json_t *allocatable, const json_t *requests, const json_t *limits)
+{
+        static const char *const headers[] = {"Resource", "Requests", "Limits", "Allocatable"};
+        struct columns cols;
+        const char *k;
+        json_t *v;
+
+        if (columns_init(&cols, headers, XP_ELEMENTSOF(headers)) < 0)
+                return -ENOMEM;
+        json_object_foreach((json_t *)allocatable, k, v)
+        {
+                const char *cells[] = {
+                    k, str_or(requests, k, "0"), str_or(limits, k, "0"), json_string_value(v)};
+
+                if (xp_streq0(k, "pods"))
+                        continue;
+                if (columns_add(&cols, cells) < 0)
+                        break;
+        }
+        printf("Allocated resources:\n");
+        columns_print(&cols, 2, true);
+        json_decref(cols.rows);
+        return 0;
+}
+
+static int print_node_pods(struct xp_client *client, const char *node, const json_t *allocatable)
+{
+        json_auto_t *list = NULL, *requests = json_object(), *limits = json_object();
+        struct xp_error err = {0};
+        char path[2048], selector[512];
+        int r;
+
+        snprintf(selector, sizeof(selector), "spec.nodeName=%s", node);
+        if (!requests || !limits)
+                return -ENOMEM;
+        if (xp_api_resource_path(
+                xp_api_resource_find("pods", NULL), NULL, NULL, path, sizeof(path)) < 0 ||
+            xp_client_add_query(path, sizeof(path), "fieldSelector", selector) < 0)
+                return -ENAMETOOLONG;
+        r = xp_client_json(client, "GET", path, NULL, NULL, NULL, &list, &err);
+        if (r < 0) {
+                xp_client_report(&err);
+                return r;
+        }
+        r = print_pod_rows(list, node, requests, limits);
+        return r < 0 ? r : print_allocated(allocatable, requests, limits);
 }
 
 static int describe_node(struct xp_client *client, const json_t *node)

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "xpool/agent.h"
+#include "xpool/duration.h"
 #include "xpool/kubeplugin.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -160,15 +160,11 @@ static int plugin_option(int c, const char *arg, void *userdata)
         case OPT_MOUNT:
                 return parse_mount(a, arg);
         case OPT_HEALTH:
-                if (xp_agent_parse_duration_ms(arg, &a->o.health_interval_ms) < 0 ||
-                    a->o.health_interval_ms <= 0) {
-                        fprintf(
-                            stderr,
-                            "xpool device-plugin: --health-interval '%s': expected a duration such as 500ms or 5s\n",
-                            arg);
-                        return XP_EXIT_USAGE;
-                }
-                return 0;
+                return xp_cli_parse_duration("device-plugin",
+                                             "health-interval",
+                                             arg,
+                                             XP_DURATION_DAY_MS,
+                                             &a->o.health_interval_ms);
         case 'r':
                 a->discovery.root = arg;
                 return 0;

@@ -51,7 +51,8 @@ static int extender_option(int c, const char *arg, void *userdata)
                 a->listen = strdup(arg);
                 if (!a->listen)
                         return XP_EXIT_FAILURE;
-                if (xp_cli_parse_listen(a->listen, &a->o->listen_host, &a->o->listen_port) < 0) {
+                if (xp_cli_parse_listen(a->listen, false, &a->o->listen_host, &a->o->listen_port) <
+                    0) {
                         fprintf(
                             stderr,
                             "xpool extender: --listen '%s': expected HOST:PORT, e.g. 0.0.0.0:8443\n",

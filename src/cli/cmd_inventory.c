@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "xpool/agent.h"
+#include "xpool/duration.h"
 #include "xpool/kubeinventory.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -112,19 +113,6 @@ static int pod_resources(struct inventory_args *a, void **ret_client)
         return 0;
 }
 
-static int duration(const char *name, const char *arg, int64_t *ret)
-{
-        if (xp_agent_parse_duration_ms(arg, ret) < 0) {
-                fprintf(
-                    stderr,
-                    "xpool inventory: --%s '%s': expected a duration such as 500ms, 10s or 5m\n",
-                    name,
-                    arg);
-                return XP_EXIT_USAGE;
-        }
-        return 0;
-}
-
 static int inventory_option(int c, const char *arg, void *userdata)
 {
         struct inventory_args *a = userdata;
@@ -145,11 +133,14 @@ static int inventory_option(int c, const char *arg, void *userdata)
                 a->o->discovery.node_description = arg;
                 break;
         case 'i':
-                return duration("interval", arg, &a->o->min_interval_ms);
+                return xp_cli_parse_duration(
+                    "inventory", "interval", arg, XP_DURATION_DAY_MS, &a->o->min_interval_ms);
         case 'P':
-                return duration("poll", arg, &a->o->poll_ms);
+                return xp_cli_parse_duration(
+                    "inventory", "poll", arg, XP_DURATION_DAY_MS, &a->o->poll_ms);
         case 'R':
-                return duration("resync", arg, &a->o->resync_ms);
+                return xp_cli_parse_duration(
+                    "inventory", "resync", arg, XP_DURATION_DAY_MS, &a->o->resync_ms);
         case 'K':
                 a->o->kubeconfig = arg;
                 break;

@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "client.h"
 #include "xpool/apiresource.h"
 #include "xpool/macro.h"
+#include "xpool/podlog.h"
 
 static const char usage[] =
     "Usage: xpool logs POD [-c CONTAINER] [-f] [--tail N] [-n NS]\n\n"
@@ -63,8 +65,8 @@ static void explain_missing(struct xp_client *client, const char *pod, struct xp
 }
 
 struct logs_args {
-        const char *container, *tail; /* borrowed from argv */
-        bool follow;
+        const char *container; /* borrowed from argv */
+        struct xp_pod_log_options log;
 };
 
 static int logs_option(int c, const char *arg, void *userdata)
@@ -76,7 +78,7 @@ static int logs_option(int c, const char *arg, void *userdata)
                 a->container = arg;
                 break;
         case 'f':
-                a->follow = true;
+                a->log.follow = true;
                 break;
         case 't': {
                 char *end;
@@ -90,7 +92,7 @@ static int logs_option(int c, const char *arg, void *userdata)
                         return XP_EXIT_USAGE;
                 }
                 /* kubectl's -1 means everything: the same as not asking. */
-                a->tail = n >= 0 ? arg : NULL;
+                a->log.tail_lines = n;
                 break;
         }
         }
@@ -110,7 +112,8 @@ int xp_cmd_logs(int argc, char **argv)
         _cleanup_(xp_client_freep) struct xp_client *client = NULL;
         struct xp_client_options copts = {0};
         struct xp_error err = {0};
-        struct logs_args a = {0};
+        struct logs_args a = {.log = XP_POD_LOG_OPTIONS_INIT};
+        _cleanup_free_ char *query = NULL;
         const char *pod;
         char path[2048];
         int r;
@@ -145,10 +148,20 @@ int xp_cmd_logs(int argc, char **argv)
                 r = -ENAMETOOLONG;
         if (r >= 0 && a.container)
                 r = xp_client_add_query(path, sizeof(path), "container", a.container);
-        if (r >= 0 && a.follow)
-                r = xp_client_add_query(path, sizeof(path), "follow", "true");
-        if (r >= 0 && a.tail)
-                r = xp_client_add_query(path, sizeof(path), "tailLines", a.tail);
+        if (r >= 0)
+                r = xp_pod_log_options_query(&a.log, (int64_t)time(NULL), &query);
+        if (r >= 0 && query[0]) {
+                size_t len = strlen(path);
+
+                if (len + 1 + strlen(query) < sizeof(path))
+                        snprintf(path + len,
+                                 sizeof(path) - len,
+                                 "%c%s",
+                                 strchr(path, '?') ? '&' : '?',
+                                 query);
+                else
+                        r = -ENAMETOOLONG;
+        }
         if (r < 0) {
                 fprintf(stderr, "error: the pod or container name is too long\n");
                 return XP_EXIT_FAILURE;

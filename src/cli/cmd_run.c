@@ -98,6 +98,34 @@ static bool is_count(const char *s)
         return true;
 }
 
+/* --resource NAME=QUANTITY and --env NAME=VALUE, each repeatable. */
+static int add_repeated(struct run_args *a, int c, const char *arg)
+{
+        if (c == OPT_RESOURCE) {
+                if (!strchr(arg, '=') || arg[0] == '=' || !strchr(arg, '=')[1]) {
+                        fprintf(
+                            stderr, "xpool run: --resource takes NAME=QUANTITY, not '%s'\n", arg);
+                        return XP_EXIT_USAGE;
+                }
+                if (a->n_resources == RESOURCES_MAX) {
+                        fprintf(stderr, "xpool run: at most %d --resource\n", RESOURCES_MAX);
+                        return XP_EXIT_USAGE;
+                }
+                a->resources[a->n_resources++] = arg;
+                return 0;
+        }
+        if (!strchr(arg, '=') || arg[0] == '=') {
+                fprintf(stderr, "xpool run: --env takes NAME=VALUE, not '%s'\n", arg);
+                return XP_EXIT_USAGE;
+        }
+        if (a->n_env == ENV_MAX) {
+                fprintf(stderr, "xpool run: at most %d --env\n", ENV_MAX);
+                return XP_EXIT_USAGE;
+        }
+        a->env[a->n_env++] = arg;
+        return 0;
+}
+
 static int run_option(int c, const char *arg, void *userdata)
 {
         struct run_args *a = userdata;
@@ -124,33 +152,13 @@ static int run_option(int c, const char *arg, void *userdata)
                 a->npu_resource = arg;
                 break;
         case OPT_RESOURCE:
-                if (!strchr(arg, '=') || arg[0] == '=' || !strchr(arg, '=')[1]) {
-                        fprintf(
-                            stderr, "xpool run: --resource takes NAME=QUANTITY, not '%s'\n", arg);
-                        return XP_EXIT_USAGE;
-                }
-                if (a->n_resources == RESOURCES_MAX) {
-                        fprintf(stderr, "xpool run: at most %d --resource\n", RESOURCES_MAX);
-                        return XP_EXIT_USAGE;
-                }
-                a->resources[a->n_resources++] = arg;
-                break;
+        case 'e':
+                return add_repeated(a, c, arg);
         case OPT_CPU:
                 a->cpu = arg;
                 break;
         case OPT_MEMORY:
                 a->memory = arg;
-                break;
-        case 'e':
-                if (!strchr(arg, '=') || arg[0] == '=') {
-                        fprintf(stderr, "xpool run: --env takes NAME=VALUE, not '%s'\n", arg);
-                        return XP_EXIT_USAGE;
-                }
-                if (a->n_env == ENV_MAX) {
-                        fprintf(stderr, "xpool run: at most %d --env\n", ENV_MAX);
-                        return XP_EXIT_USAGE;
-                }
-                a->env[a->n_env++] = arg;
                 break;
         case OPT_RESTART:
                 if (strcmp(arg, "Never") != 0 && strcmp(arg, "OnFailure") != 0) {

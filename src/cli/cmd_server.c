@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "server/server.h"
+#include "xpool/duration.h"
 #include "xpool/error.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/server.h"
 
 static const char usage[] =
     "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR] [TLS options] [--kubeconfig FILE]\n\n"
@@ -59,7 +60,8 @@ static int server_option(int c, const char *arg, void *userdata)
                 a->listen = strdup(arg);
                 if (!a->listen)
                         return XP_EXIT_FAILURE;
-                if (xp_cli_parse_listen(a->listen, &a->options->host, &a->options->port) < 0) {
+                if (xp_cli_parse_listen(a->listen, false, &a->options->host, &a->options->port) <
+                    0) {
                         fprintf(
                             stderr,
                             "xpool server: --listen '%s': expected HOST:PORT, e.g. 127.0.0.1:6443\n",
@@ -98,23 +100,17 @@ static int server_option(int c, const char *arg, void *userdata)
                 a->options->scheduler_off = true;
                 break;
         case 'G':
-        case 'E': {
-                struct xp_error err = {0};
-                int64_t ms;
-
-                if (xp_server_parse_duration(arg, &ms, &err) < 0 || ms <= 0) {
-                        fprintf(stderr,
-                                "xpool server: --%s: %s\n",
-                                c == 'G' ? "node-monitor-grace-period" : "pod-eviction-timeout",
-                                err.msg[0] ? err.msg : "the duration must be positive");
-                        return XP_EXIT_USAGE;
-                }
-                if (c == 'G')
-                        a->options->node_monitor_grace_ms = ms;
-                else
-                        a->options->pod_eviction_timeout_ms = ms;
-                break;
-        }
+                return xp_cli_parse_duration("server",
+                                             "node-monitor-grace-period",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &a->options->node_monitor_grace_ms);
+        case 'E':
+                return xp_cli_parse_duration("server",
+                                             "pod-eviction-timeout",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &a->options->pod_eviction_timeout_ms);
         }
         return 0;
 }

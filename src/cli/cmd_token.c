@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "server/auth.h"
 #include "xpool/datadir.h"
 #include "xpool/error.h"
 #include "xpool/macro.h"
+#include "xpool/token.h"
 
 static const char usage[] =
     "Usage: xpool token create (--admin | --reader | --node NAME) [--subject LABEL] [--data-dir DIR]\n"
@@ -29,7 +29,7 @@ static const char usage[] =
     "  -d, --data-dir DIR  the server's data directory (default $XDG_STATE_HOME/xpool, else\n"
     "                      /var/lib/xpool as root, else ~/.local/state/xpool)\n";
 
-static int token_create(const char *data_dir, enum auth_role role, const char *subject)
+static int token_create(const char *data_dir, enum xp_token_role role, const char *subject)
 {
         _cleanup_free_ char *token = NULL, *id = NULL;
         struct xp_error err = {0};
@@ -40,7 +40,7 @@ static int token_create(const char *data_dir, enum auth_role role, const char *s
                 fprintf(stderr, "xpool token: %s\n", xp_error_message(&err));
                 return XP_EXIT_FAILURE;
         }
-        r = auth_token_create(data_dir, role, subject, &token, &id, &err);
+        r = xp_token_create(data_dir, role, subject, &token, &id, &err);
         if (r < 0) {
                 fprintf(stderr, "xpool token create: %s\n", xp_error_message(&err));
                 return XP_EXIT_FAILURE;
@@ -51,10 +51,10 @@ static int token_create(const char *data_dir, enum auth_role role, const char *s
         fprintf(
             stderr,
             "Created %s token %s for %s. It is shown only this once: store it now (mode 0600).\n",
-            auth_role_to_string(role),
+            xp_token_role_to_string(role),
             id,
             subject);
-        if (role == AUTH_ROLE_NODE)
+        if (role == XP_TOKEN_NODE)
                 fprintf(stderr, "Use it with: xpool agent --server URL --token-file FILE\n");
         else
                 fprintf(
@@ -66,12 +66,12 @@ static int token_create(const char *data_dir, enum auth_role role, const char *s
 
 static int token_list(const char *data_dir)
 {
-        _cleanup_free_ struct auth_token_info *tokens = NULL;
+        _cleanup_free_ struct xp_token_info *tokens = NULL;
         struct xp_error err = {0};
         size_t n = 0;
         int r;
 
-        r = auth_token_list(data_dir, &tokens, &n, &err);
+        r = xp_token_list(data_dir, &tokens, &n, &err);
         if (r == -ENOENT) {
                 fprintf(
                     stderr,
@@ -87,7 +87,7 @@ static int token_list(const char *data_dir)
         for (size_t i = 0; i < n; i++)
                 printf("%-14s %-7s %-30s %s\n",
                        tokens[i].id,
-                       auth_role_to_string(tokens[i].role),
+                       xp_token_role_to_string(tokens[i].role),
                        tokens[i].subject,
                        tokens[i].created);
         return 0;
@@ -98,7 +98,7 @@ static int token_revoke(const char *data_dir, const char *id)
         struct xp_error err = {0};
         int r;
 
-        r = auth_token_revoke(data_dir, id, &err);
+        r = xp_token_revoke(data_dir, id, &err);
         if (r < 0) {
                 fprintf(stderr, "xpool token revoke: %s\n", xp_error_message(&err));
                 return XP_EXIT_FAILURE;
@@ -118,15 +118,15 @@ static int token_option(int c, const char *arg, void *userdata)
 
         switch (c) {
         case 'a':
-                a->role = AUTH_ROLE_ADMIN;
+                a->role = XP_TOKEN_ADMIN;
                 a->roles++;
                 break;
         case 'r':
-                a->role = AUTH_ROLE_READER;
+                a->role = XP_TOKEN_READER;
                 a->roles++;
                 break;
         case 'n':
-                a->role = AUTH_ROLE_NODE;
+                a->role = XP_TOKEN_NODE;
                 a->node = arg;
                 a->roles++;
                 break;
@@ -180,14 +180,15 @@ int xp_cmd_token(int argc, char **argv)
                             usage);
                         return XP_EXIT_USAGE;
                 }
-                if (a.role == AUTH_ROLE_NODE && subject) {
+                if (a.role == XP_TOKEN_NODE && subject) {
                         fprintf(
                             stderr,
                             "xpool token create: a node token's subject is its node name: drop --subject\n");
                         return XP_EXIT_USAGE;
                 }
                 if (!subject)
-                        subject = a.role == AUTH_ROLE_NODE ? a.node : auth_role_to_string(a.role);
+                        subject =
+                            a.role == XP_TOKEN_NODE ? a.node : xp_token_role_to_string(a.role);
                 return token_create(data_dir, a.role, subject);
         }
         if (a.roles > 0 || subject) {

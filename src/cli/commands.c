@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cli.h"
 #include "xpool/runtime.h"
@@ -36,7 +37,20 @@ const struct xp_cli_command xp_cli_commands[] = {
      xp_cmd_sim},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
-    /* hidden: the per-container shim the node agent starts (include/xpool/runtime.h) */
+    /* hidden: the per-container shim the node agent starts (include/runtime/xpool/runtime.h) */
     {"__shim", NULL, xp_shim_main},
     {NULL, NULL, NULL},
 };
+
+int xp_cmd_help(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        printf("xpool: one pool of heterogeneous compute (CPU, GPU, NPU, FPGA, ...)\n\n"
+               "Usage: xpool COMMAND [OPTIONS]\n\nCommands:\n");
+        for (const struct xp_cli_command *c = xp_cli_commands; c->name; c++)
+                if (c->summary) /* hidden commands have none */
+                        printf("  %-13s %s\n", c->name, c->summary);
+        printf("\nRun 'xpool COMMAND --help' for a command's options.\n");
+        return 0;
+}

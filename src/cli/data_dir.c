@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The data directory as the commands see it: --data-dir or the default root
- * (include/xpool/datadir.h owns the layout), made private when new, and a warning when an
+ * (include/util/xpool/datadir.h owns the layout), made private when new, and a warning when an
  * existing one is open to others.
  */
 #include <errno.h>

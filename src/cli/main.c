@@ -5,19 +5,6 @@
 #include "cli.h"
 #include "xpool/log.h"
 
-int xp_cmd_help(int argc, char **argv)
-{
-        (void)argc;
-        (void)argv;
-        printf("xpool: one pool of heterogeneous compute (CPU, GPU, NPU, FPGA, ...)\n\n"
-               "Usage: xpool COMMAND [OPTIONS]\n\nCommands:\n");
-        for (const struct xp_cli_command *c = xp_cli_commands; c->name; c++)
-                if (c->summary) /* hidden commands have none */
-                        printf("  %-13s %s\n", c->name, c->summary);
-        printf("\nRun 'xpool COMMAND --help' for a command's options.\n");
-        return 0;
-}
-
 int main(int argc, char **argv)
 {
         xp_log_init();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "xpool/duration.h"
 
 int xp_cli_getopt(int argc,
                   char **argv,
@@ -38,8 +39,7 @@ int xp_cli_getopt(int argc,
         return 0;
 }
 
-/* Splits HOST:PORT (or [V6]:PORT) into host and port, in place. */
-int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
+int xp_cli_parse_listen(char *text, bool host_optional, const char **ret_host, uint16_t *ret_port)
 {
         char *colon, *host = text, *end;
         unsigned long port;
@@ -60,9 +60,22 @@ int xp_cli_parse_listen(char *text, const char **ret_host, uint16_t *ret_port)
         }
         errno = 0;
         port = strtoul(colon + 1, &end, 10);
-        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535 || !host[0])
+        if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535 ||
+            (!host[0] && (!host_optional || host != text)))
                 return -EINVAL;
-        *ret_host = host;
+        *ret_host = host[0] ? host : NULL;
         *ret_port = (uint16_t)port;
+        return 0;
+}
+
+int xp_cli_parse_duration(
+    const char *cmd, const char *flag, const char *arg, int64_t max_ms, int64_t *ret)
+{
+        struct xp_error err = {0};
+
+        if (xp_duration_parse(arg, 1, max_ms, ret, &err) < 0) {
+                fprintf(stderr, "xpool %s: --%s: %s\n", cmd, flag, xp_error_message(&err));
+                return XP_EXIT_USAGE;
+        }
         return 0;
 }

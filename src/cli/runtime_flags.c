@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "runtime_flags.h"
 
 int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f)
 {

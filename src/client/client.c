@@ -131,11 +131,6 @@ void xp_apiclient_free(struct xp_apiclient *client)
         free(client);
 }
 
-const char *xp_apiclient_server(const struct xp_apiclient *client)
-{
-        return client->server;
-}
-
 int xp_apiclient_local_address(struct xp_apiclient *client, char **ret)
 {
         char *ip = NULL, *copy;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "informer.h"
-#include "registry/registry.h"
+#include "xpool/registry.h"
 #include "xpool/store.h"
 
 #define DEFAULT_BATCH 256

@@ -22,10 +22,10 @@
 #include "clock.h"
 #include "controller.h"
 #include "nodelife_view.h"
-#include "registry/lifecycle.h"
-#include "registry/registry.h"
 #include "workqueue.h"
+#include "xpool/lifecycle.h"
 #include "xpool/log.h"
+#include "xpool/registry.h"
 #include "xpool/strutil.h"
 
 #define TICK_MS      500
@@ -84,20 +84,20 @@ static void record_event(struct xp_nodelife *c,
 
 static int mark_lost_fn(json_t *node, void *userdata)
 {
-        return lifecycle_node_mark_lost(node, userdata);
+        return xp_lifecycle_node_mark_lost(node, userdata);
 }
 
 static int mark_back_fn(json_t *node, void *userdata)
 {
         (void)userdata;
-        return lifecycle_node_mark_back(node);
+        return xp_lifecycle_node_mark_back(node);
 }
 
 static int pod_not_ready_fn(json_t *pod, void *userdata)
 {
-        if (!lifecycle_pod_active(pod))
+        if (!xp_lifecycle_pod_active(pod))
                 return 0;
-        return lifecycle_pod_mark_not_ready(pod, userdata);
+        return xp_lifecycle_pod_mark_not_ready(pod, userdata);
 }
 
 struct lost_args {
@@ -109,10 +109,10 @@ static int pod_lost_fn(json_t *pod, void *userdata)
         struct lost_args *a = userdata;
 
         /* rebound or finished meanwhile: not ours to fail */
-        if (!lifecycle_pod_active(pod) ||
+        if (!xp_lifecycle_pod_active(pod) ||
             !xp_streq0(object_string(pod, "spec", "nodeName"), a->node))
                 return 0;
-        return lifecycle_pod_mark_lost(pod, a->node, a->since, a->now);
+        return xp_lifecycle_pod_mark_lost(pod, a->node, a->since, a->now);
 }
 
 /* ---- the decisions -------------------------------------------------------------------------- */
@@ -131,7 +131,8 @@ static void node_lost(struct xp_nodelife *c, struct lnode *n)
         n->ready = false;
         snprintf(message,
                  sizeof message,
-                 "Node %s status is now: NodeNotReady (" LIFECYCLE_NODE_LOST_MESSAGE " since %s)",
+                 "Node %s status is now: NodeNotReady (" XP_LIFECYCLE_NODE_LOST_MESSAGE
+                 " since %s)",
                  n->name,
                  n->since);
         xp_log(LOG_INFO, "node lifecycle: %s", message);

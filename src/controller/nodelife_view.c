@@ -16,8 +16,8 @@
 
 #include "clock.h"
 #include "nodelife_view.h"
-#include "registry/lifecycle.h"
 #include "workqueue.h"
+#include "xpool/lifecycle.h"
 #include "xpool/macro.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
@@ -69,14 +69,14 @@ static void node_alive(const struct xp_nodelife *c, struct lnode *n)
 
 static struct lnode *node_get(struct xp_nodelife *c, const char *name, bool create)
 {
-        struct lnode *n = smap_get(&c->node_index, name);
+        struct lnode *n = xp_map_get(&c->node_index, name);
 
         if (n || !create)
                 return n;
         if (grow(&c->nodes, &c->cap_nodes, c->n_nodes) < 0)
                 return NULL;
         n = calloc(1, sizeof *n);
-        if (!n || !(n->name = strdup(name)) || smap_put(&c->node_index, n->name, n) < 0) {
+        if (!n || !(n->name = strdup(name)) || xp_map_put(&c->node_index, n->name, n) < 0) {
                 lnode_free(n);
                 return NULL;
         }
@@ -90,7 +90,7 @@ static void node_drop(struct xp_nodelife *c, struct lnode *n)
 {
         struct lnode *last = c->nodes[--c->n_nodes];
 
-        (void)smap_del(&c->node_index, n->name);
+        (void)xp_map_del(&c->node_index, n->name);
         c->nodes[n->slot] = last;
         last->slot = n->slot;
         lnode_free(n);
@@ -100,7 +100,7 @@ static void pod_drop(struct xp_nodelife *c, struct lpod *p)
 {
         struct lpod *last = c->pods[--c->n_pods];
 
-        (void)smap_del(&c->pod_index, p->key);
+        (void)xp_map_del(&c->pod_index, p->key);
         c->pods[p->slot] = last;
         last->slot = p->slot;
         lpod_free(p);
@@ -131,7 +131,7 @@ static void node_seen(struct xp_nodelife *c, const char *name, const json_t *nod
                 node_drop(c, n);
                 return;
         }
-        heartbeat = lifecycle_node_heartbeat(node);
+        heartbeat = xp_lifecycle_node_heartbeat(node);
         if (heartbeat && !xp_streq0(heartbeat, n->heartbeat)) {
                 char *copy = strdup(heartbeat);
 
@@ -141,8 +141,8 @@ static void node_seen(struct xp_nodelife *c, const char *name, const json_t *nod
                         node_alive(c, n);
                 }
         }
-        n->ready = lifecycle_node_ready(node);
-        n->tainted = lifecycle_node_tainted(node);
+        n->ready = xp_lifecycle_node_ready(node);
+        n->tainted = xp_lifecycle_node_tainted(node);
 }
 
 static bool namespace_terminating(const struct xp_nodelife *c, const char *ns)
@@ -166,9 +166,9 @@ pod_seen(struct xp_nodelife *c, const char *ns, const char *name, const json_t *
                 (void)xp_workqueue_add(c->namespaces, ns);
         if (snprintf(key, sizeof key, "%s/%s", ns, name) >= (int)sizeof key)
                 return;
-        p = smap_get(&c->pod_index, key);
+        p = xp_map_get(&c->pod_index, key);
         /* only pods that a lost node concerns: bound, and running or terminating */
-        if (deleted || !node || !node[0] || (!lifecycle_pod_active(pod) && !deletion)) {
+        if (deleted || !node || !node[0] || (!xp_lifecycle_pod_active(pod) && !deletion)) {
                 if (p)
                         pod_drop(c, p);
                 return;
@@ -178,7 +178,7 @@ pod_seen(struct xp_nodelife *c, const char *ns, const char *name, const json_t *
                         return;
                 p = calloc(1, sizeof *p);
                 if (!p || !(p->key = strdup(key)) || !(p->namespace = strdup(ns)) ||
-                    !(p->name = strdup(name)) || smap_put(&c->pod_index, p->key, p) < 0) {
+                    !(p->name = strdup(name)) || xp_map_put(&c->pod_index, p->key, p) < 0) {
                         lpod_free(p);
                         return;
                 }
@@ -193,7 +193,7 @@ pod_seen(struct xp_nodelife *c, const char *ns, const char *name, const json_t *
                 free(p->node);
                 p->node = copy;
         }
-        p->eviction_ms = lifecycle_eviction_ms(pod, c->eviction_ms);
+        p->eviction_ms = xp_lifecycle_eviction_ms(pod, c->eviction_ms);
         if (!deletion || xp_time_parse_rfc3339(deletion, &p->deadline_s) < 0)
                 p->deadline_s = 0;
         p->failed = xp_streq0(object_string(pod, "status", "phase"), "Failed");
@@ -232,11 +232,11 @@ void view_clear(struct xp_nodelife *c)
         for (size_t i = 0; i < c->n_nodes; i++)
                 lnode_free(c->nodes[i]);
         c->n_nodes = 0;
-        smap_done(&c->node_index);
+        xp_map_done(&c->node_index);
         for (size_t i = 0; i < c->n_pods; i++)
                 lpod_free(c->pods[i]);
         c->n_pods = 0;
-        smap_done(&c->pod_index);
+        xp_map_done(&c->pod_index);
         for (size_t i = 0; i < c->n_terminating; i++)
                 free(c->terminating[i]);
         c->n_terminating = 0;
@@ -244,7 +244,7 @@ void view_clear(struct xp_nodelife *c)
 
 struct lnode *view_node(struct xp_nodelife *c, const char *name)
 {
-        return name ? smap_get(&c->node_index, name) : NULL;
+        return name ? xp_map_get(&c->node_index, name) : NULL;
 }
 
 /* ---- the informer's callbacks ------------------------------------------------------------ */

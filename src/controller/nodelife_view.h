@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "controller/informer.h"
-#include "controller/nodelife.h"
-#include "sched/sched_internal.h"
+#include "informer.h"
+#include "xpool/map.h"
+#include "xpool/nodelife.h"
 #include "xpool/timeutil.h"
 
 #define LEASE_NS "kube-node-lease"
@@ -56,10 +56,10 @@ struct xp_nodelife {
         int64_t ticked_ms;
         struct lnode **nodes;
         size_t n_nodes, cap_nodes;
-        struct smap node_index;
+        struct xp_map node_index;
         struct lpod **pods;
         size_t n_pods, cap_pods;
-        struct smap pod_index;
+        struct xp_map pod_index;
         char **terminating; /* namespaces waiting for their pods */
         size_t n_terminating;
 };

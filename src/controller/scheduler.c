@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The scheduling loop: its own scheduler core snapshot (include/xpool/sched.h), fed by an
+ * The scheduling loop: its own scheduler core snapshot (include/sched/xpool/sched.h), fed by an
  * informer over nodes and pods (controller/informer.h). Pending pods go through the core in
  * priority, then FIFO, order; a placement is written as Kubernetes binds (xp_registry_pod_bind():
  * spec.nodeName, the placement annotation, PodScheduled=True, one update with the pod's version
@@ -30,11 +30,11 @@
 #include "clock.h"
 #include "controller.h"
 #include "informer.h"
-#include "registry/registry.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/registry.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
 
@@ -249,15 +249,11 @@ static void collect(struct xp_scheduler *s)
 {
         struct bind_job *job, *next;
 
-        pthread_mutex_lock(&s->lock);
-        job = s->done;
-        s->done = NULL;
-        pthread_mutex_unlock(&s->lock);
-        for (; job; job = next) {
+        for (job = bind_jobs_done(s); job; job = next) {
                 struct pending *p = pending_find(s, job->namespace, job->name);
                 int r = job->result;
 
-                next = job->next;
+                next = (struct bind_job *)job->work.next;
                 s->inflight--;
                 if (!job->node) {
                         /* a failure's writes: their events come back as the pod's */
@@ -425,8 +421,6 @@ int xp_scheduler_new(struct xp_registry *registry,
                 return -ENOMEM;
         s->registry = registry;
         s->clock = options->clock;
-        pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->wake, NULL);
         struct xp_informer_options informer = {
             .store = xp_registry_store(registry),
             .handlers = followed,
@@ -482,8 +476,6 @@ void xp_scheduler_free(struct xp_scheduler *s)
                 return;
         xp_controller_stop(s->loop);
         bind_jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
-        pthread_cond_destroy(&s->wake);
-        pthread_mutex_destroy(&s->lock);
         pending_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);

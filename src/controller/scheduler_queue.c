@@ -42,7 +42,7 @@ struct pending *pending_find(struct xp_scheduler *s, const char *ns, const char 
 
         if (snprintf(key, sizeof key, "%s/%s", ns, name) >= (int)sizeof key)
                 return NULL; /* longer than any name the store accepts: never queued */
-        p = smap_get(&s->index, key);
+        p = xp_map_get(&s->index, key);
         return p && !p->drop ? p : NULL;
 }
 
@@ -50,7 +50,7 @@ void pending_delete(struct xp_scheduler *s, struct pending *p)
 {
         struct pending *last = s->queue[--s->n_queue];
 
-        (void)smap_del(&s->index, p->key);
+        (void)xp_map_del(&s->index, p->key);
         s->queue[p->slot] = last;
         last->slot = p->slot;
         pending_free(p);
@@ -61,7 +61,7 @@ void pending_clear(struct xp_scheduler *s)
         for (size_t i = 0; i < s->n_queue; i++)
                 pending_free(s->queue[i]);
         s->n_queue = 0;
-        smap_done(&s->index);
+        xp_map_done(&s->index);
 }
 
 static bool same_member(const json_t *a, const json_t *b, const char *part, const char *key)
@@ -129,10 +129,10 @@ int pending_upsert(
                 return -ENOMEM;
         }
         /* a dropped entry of the same key may still wait for the end of a pass: replace it */
-        old = smap_get(&s->index, p->key);
+        old = xp_map_get(&s->index, p->key);
         if (old)
                 pending_delete(s, old);
-        r = smap_put(&s->index, p->key, p);
+        r = xp_map_put(&s->index, p->key, p);
         if (r < 0) {
                 pending_free(p);
                 return r;

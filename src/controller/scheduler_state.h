@@ -8,14 +8,14 @@
  */
 
 #include <jansson.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "controller/scheduler.h"
-#include "sched/sched_internal.h"
+#include "xpool/map.h"
+#include "xpool/scheduler.h"
+#include "xpool/workers.h"
 
 #define SCHEDULER_NAME    "xpool-scheduler"
 #define RETRY_MS          250  /* shortest interval between retries of unschedulable pods */
@@ -50,7 +50,7 @@ struct pending {
  * set); either may carry a FailedScheduling Event's count (event_message set).
  */
 struct bind_job {
-        struct bind_job *next;
+        struct xp_work work; /* first: the workers' */
         char *namespace, *name, *node;
         json_t *annotations;
         json_t *pod;         /* the pod as decided on (status and Event writes) */
@@ -67,19 +67,14 @@ struct xp_scheduler {
         const struct xp_clock *clock;
         struct xp_informer *informer;
         struct xp_controller *loop; /* NULL when a test steps it */
-        pthread_t *workers;
-        size_t n_workers;
-        pthread_mutex_t lock; /* guards the job lists and workers_stop */
-        pthread_cond_t wake;
-        struct bind_job *jobs, *jobs_tail, *done;
-        bool workers_stop;
+        struct xp_workers *workers;
         size_t inflight; /* the loop's count of jobs not yet collected */
         struct xp_sched *sched;
         /* Unordered (a pass sorts what it tries); index finds an entry by key, so that a pod
          * event costs O(1) whatever the number pending. */
         struct pending **queue;
         size_t n_queue, cap_queue;
-        struct smap index;
+        struct xp_map index;
         bool changed; /* capacity may have appeared since the waiting pods were tried */
         int64_t retried_ms;
 };
@@ -120,9 +115,12 @@ void pending_clear(struct xp_scheduler *s);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
 
+/* The workers (n threads; 0: each job runs at once, in the loop). */
 int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err);
 /* Lets the workers finish what they hold, joins them, and frees what is left. */
 void bind_jobs_stop(struct xp_scheduler *s);
+/* The jobs the workers finished, newest first (NULL: none). */
+struct bind_job *bind_jobs_done(struct xp_scheduler *s);
 void bind_job_free(struct bind_job *job);
 /* Hands a job to the workers, or runs it at once when there are none. */
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job);

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "clock.h"
-#include "registry/registry.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
+#include "xpool/registry.h"
 #include "xpool/sched.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
@@ -331,97 +331,42 @@ static void run_job(struct xp_scheduler *s, struct bind_job *job)
                 run_failure_job(s, job);
 }
 
-/* Called with s->lock held. */
-static void job_done(struct xp_scheduler *s, struct bind_job *job)
+static void run_work(void *userdata, void *ctx, struct xp_work *work)
 {
-        job->next = s->done;
-        s->done = job;
+        (void)ctx;
+        run_job(userdata, (struct bind_job *)work);
 }
+
+static void free_work(struct xp_work *work)
+{
+        bind_job_free((struct bind_job *)work);
+}
+
+static const struct xp_workers_ops bind_workers = {.run = run_work, .free = free_work};
 
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 {
-        if (s->n_workers == 0) {
-                run_job(s, job);
-                pthread_mutex_lock(&s->lock);
-                job_done(s, job);
-                pthread_mutex_unlock(&s->lock);
-                return;
-        }
-        pthread_mutex_lock(&s->lock);
-        if (s->jobs_tail)
-                s->jobs_tail->next = job;
-        else
-                s->jobs = job;
-        s->jobs_tail = job;
-        pthread_cond_signal(&s->wake);
-        pthread_mutex_unlock(&s->lock);
+        xp_workers_submit(s->workers, &job->work);
 }
 
-static void *bind_worker(void *userdata)
+struct bind_job *bind_jobs_done(struct xp_scheduler *s)
 {
-        struct xp_scheduler *s = userdata;
-
-        pthread_mutex_lock(&s->lock);
-        for (;;) {
-                struct bind_job *job;
-
-                while (!s->jobs && !s->workers_stop)
-                        pthread_cond_wait(&s->wake, &s->lock);
-                job = s->jobs;
-                if (!job)
-                        break; /* stopping, and nothing left */
-                s->jobs = job->next;
-                if (!s->jobs)
-                        s->jobs_tail = NULL;
-                pthread_mutex_unlock(&s->lock);
-                run_job(s, job);
-                pthread_mutex_lock(&s->lock);
-                job_done(s, job);
-        }
-        pthread_mutex_unlock(&s->lock);
-        return NULL;
+        return (struct bind_job *)xp_workers_done(s->workers);
 }
 
 int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
 {
-        if (n == 0)
-                return 0;
-        s->workers = calloc(n, sizeof *s->workers);
-        if (!s->workers)
-                return -ENOMEM;
-        for (unsigned i = 0; i < n; i++) {
-                int r = -pthread_create(&s->workers[i], NULL, bind_worker, s);
+        const struct xp_workers_options options = {
+            .ops = &bind_workers, .userdata = s, .threads = n};
+        int r = xp_workers_new(&options, &s->workers, err);
 
-                if (r < 0)
-                        return xp_errorf(err, r, "cannot start the scheduler's binding threads");
-                s->n_workers++;
-        }
-        return 0;
+        return r < 0 ? xp_error_prefix(err, r, "the scheduler's binding threads") : 0;
 }
 
 void bind_jobs_stop(struct xp_scheduler *s)
 {
-        pthread_mutex_lock(&s->lock);
-        s->workers_stop = true;
-        pthread_cond_broadcast(&s->wake);
-        pthread_mutex_unlock(&s->lock);
-        for (size_t i = 0; i < s->n_workers; i++)
-                pthread_join(s->workers[i], NULL);
-        s->n_workers = 0;
-        free(s->workers);
+        xp_workers_free(s->workers);
         s->workers = NULL;
-        while (s->done) {
-                struct bind_job *job = s->done;
-
-                s->done = job->next;
-                bind_job_free(job);
-        }
-        while (s->jobs) {
-                struct bind_job *job = s->jobs;
-
-                s->jobs = job->next;
-                bind_job_free(job);
-        }
 }
 
 void account_stored(struct xp_scheduler *s, const char *ns, const char *name)

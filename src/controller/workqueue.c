@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "clock.h"
-#include "sched/sched_internal.h"
 #include "workqueue.h"
+#include "xpool/map.h"
 
 #define DEFAULT_BASE_MS 5
 #define DEFAULT_MAX_MS  (1000 * 1000)
@@ -30,7 +30,7 @@ struct item {
 
 struct xp_workqueue {
         struct xp_workqueue_options options;
-        struct smap items;
+        struct xp_map items;
         struct item *head, *tail;
         struct item **waiting;
         size_t n_waiting, cap_waiting;
@@ -67,19 +67,19 @@ void xp_workqueue_free(struct xp_workqueue *queue)
         /* every record is in the map, whose deleted slots hold NULL */
         for (size_t i = 0; i < queue->items.cap; i++)
                 item_free(queue->items.values[i]);
-        smap_done(&queue->items);
+        xp_map_done(&queue->items);
         free(queue->waiting);
         free(queue);
 }
 
 static struct item *item_get(struct xp_workqueue *queue, const char *key, bool create)
 {
-        struct item *item = smap_get(&queue->items, key);
+        struct item *item = xp_map_get(&queue->items, key);
 
         if (item || !create)
                 return item;
         item = calloc(1, sizeof *item);
-        if (!item || !(item->key = strdup(key)) || smap_put(&queue->items, item->key, item) < 0) {
+        if (!item || !(item->key = strdup(key)) || xp_map_put(&queue->items, item->key, item) < 0) {
                 item_free(item);
                 return NULL;
         }
@@ -93,7 +93,7 @@ static void item_release(struct xp_workqueue *queue, struct item *item)
         if (item->queued || item->processing || item->readd || item->due_ms >= 0 ||
             item->failures > 0)
                 return;
-        (void)smap_del(&queue->items, item->key);
+        (void)xp_map_del(&queue->items, item->key);
         item_free(item);
 }
 

@@ -87,8 +87,7 @@ int xp_logsign_sign(const char *token_id,
         r = compute_mac(key, path_query, expiry, mac);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < MAC_LEN; i++)
-                snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+        xp_hex_encode(mac, MAC_LEN, hex);
         snprintf(ret, XP_LOGSIGN_TEXT_MAX, "%s:%" PRId64 ":%s", token_id, expiry, hex);
         return 0;
 }
@@ -142,17 +141,12 @@ int xp_logsign_verify(const char *header,
                                  "malformed %s header: the MAC is not %d hex digits",
                                  XP_LOGSIGN_HEADER,
                                  2 * MAC_LEN);
-        for (size_t i = 0; i < MAC_LEN; i++) {
-                int hi = xp_hex_digit(mac_text[2 * i]), lo = xp_hex_digit(mac_text[2 * i + 1]);
-
-                if (hi < 0 || lo < 0)
-                        return xp_errorf(err,
-                                         -EACCES,
-                                         "malformed %s header: the MAC is not %d hex digits",
-                                         XP_LOGSIGN_HEADER,
-                                         2 * MAC_LEN);
-                got[i] = (uint8_t)(hi << 4 | lo);
-        }
+        if (xp_hex_decode(mac_text, got, MAC_LEN) < 0)
+                return xp_errorf(err,
+                                 -EACCES,
+                                 "malformed %s header: the MAC is not %d hex digits",
+                                 XP_LOGSIGN_HEADER,
+                                 2 * MAC_LEN);
         if (expiry < now)
                 return xp_errorf(err,
                                  -EACCES,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
-/* Shared between the patch_*.c files; not part of the public API (include/xpool/patch.h is). */
+/* Shared between the patch_*.c files; not part of the public API (include/core/xpool/patch.h is).
+ */
 
 #include <jansson.h>
 #include <stdbool.h>

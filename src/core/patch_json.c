@@ -300,14 +300,49 @@ static bool proper_prefix(const char *a, const char *b)
         return strncmp(a, b, len) == 0 && b[len] == '/';
 }
 
-static int apply_op(json_t **doc, size_t i, const json_t *op, size_t *total, struct xp_error *err)
+/* One operation of the patch, read and checked by read_op(). */
+struct patch_op {
+        size_t i; /* its index in the patch, for messages */
+        const char *name;
+        enum op op;
+        const char *path_text, *from_text; /* from_text: NULL but for move and copy */
+        const json_t *value;               /* NULL but for add, replace and test */
+        struct pointer path, from;
+        char why[160]; /* what went wrong, for the message */
+};
+
+static void patch_op_done(struct patch_op *o)
 {
-        const json_t *op_value, *value = NULL, *from_value = NULL, *path_value;
-        _cleanup_(pointer_done) struct pointer path = {0};
-        _cleanup_(pointer_done) struct pointer from = {0};
-        const char *name, *path_text, *from_text = NULL;
-        char why[160] = "";
-        json_t *target, *moved;
+        pointer_done(&o->path);
+        pointer_done(&o->from);
+}
+
+/* The message of an operation that failed with r: what o->why says, or out of memory. */
+static int op_failed(const struct patch_op *o, int r, struct xp_error *err)
+{
+        if (r == -ENOMEM)
+                return xp_errorf(
+                    err, r, "patch[%zu] (%s %s): out of memory", o->i, o->name, o->path_text);
+        return xp_errorf(err, r, "patch[%zu] (%s %s): %s", o->i, o->name, o->path_text, o->why);
+}
+
+/* The message of a "from" that is no location of the document: -EINVAL. */
+static int from_failed(struct patch_op *o, struct xp_error *err)
+{
+        return xp_errorf(err,
+                         -EINVAL,
+                         "patch[%zu] (%s %s): from \"%s\": %s",
+                         o->i,
+                         o->name,
+                         o->path_text,
+                         o->from_text,
+                         o->why);
+}
+
+/* Reads operation i: 0, or -errno with err saying what is missing or wrong. */
+static int read_op(const json_t *op, size_t i, struct patch_op *o, struct xp_error *err)
+{
+        const json_t *op_value, *path_value, *from_value;
         size_t k;
         int r;
 
@@ -318,9 +353,9 @@ static int apply_op(json_t **doc, size_t i, const json_t *op, size_t *total, str
                 return xp_errorf(err, -EINVAL, "patch[%zu]: missing \"op\"", i);
         if (!json_is_string(op_value))
                 return xp_errorf(err, -EINVAL, "patch[%zu]: \"op\" is not a string", i);
-        name = json_string_value(op_value);
+        o->name = json_string_value(op_value);
         for (k = 0; k < XP_ELEMENTSOF(ops); k++)
-                if (strcmp(ops[k].name, name) == 0)
+                if (strcmp(ops[k].name, o->name) == 0)
                         break;
         if (k == XP_ELEMENTSOF(ops))
                 return xp_errorf(
@@ -328,157 +363,151 @@ static int apply_op(json_t **doc, size_t i, const json_t *op, size_t *total, str
                     -EINVAL,
                     "patch[%zu]: unknown op \"%s\" (expected add, remove, replace, move, copy or test)",
                     i,
-                    name);
+                    o->name);
+        o->op = ops[k].op;
 
         path_value = json_object_get(op, "path");
         if (!path_value)
-                return xp_errorf(err, -EINVAL, "patch[%zu] (%s): missing \"path\"", i, name);
+                return xp_errorf(err, -EINVAL, "patch[%zu] (%s): missing \"path\"", i, o->name);
         if (!json_is_string(path_value))
                 return xp_errorf(
-                    err, -EINVAL, "patch[%zu] (%s): \"path\" is not a string", i, name);
-        path_text = json_string_value(path_value);
+                    err, -EINVAL, "patch[%zu] (%s): \"path\" is not a string", i, o->name);
+        o->path_text = json_string_value(path_value);
         if (ops[k].value) {
-                value = json_object_get(op, "value");
-                if (!value)
+                o->value = json_object_get(op, "value");
+                if (!o->value)
                         return xp_errorf(err,
                                          -EINVAL,
                                          "patch[%zu] (%s %s): missing \"value\"",
                                          i,
-                                         name,
-                                         path_text);
+                                         o->name,
+                                         o->path_text);
         }
         if (ops[k].from) {
                 from_value = json_object_get(op, "from");
-                if (!from_value)
+                if (!from_value || !json_is_string(from_value))
                         return xp_errorf(err,
                                          -EINVAL,
-                                         "patch[%zu] (%s %s): missing \"from\"",
+                                         "patch[%zu] (%s %s): %s",
                                          i,
-                                         name,
-                                         path_text);
-                if (!json_is_string(from_value))
-                        return xp_errorf(err,
-                                         -EINVAL,
-                                         "patch[%zu] (%s %s): \"from\" is not a string",
-                                         i,
-                                         name,
-                                         path_text);
-                from_text = json_string_value(from_value);
+                                         o->name,
+                                         o->path_text,
+                                         from_value ? "\"from\" is not a string"
+                                                    : "missing \"from\"");
+                o->from_text = json_string_value(from_value);
         }
 
-        r = pointer_parse(path_text, &path, why, sizeof(why));
-        if (r == 0 && from_text) {
-                r = pointer_parse(from_text, &from, why, sizeof(why));
-                if (r == -EINVAL)
-                        return xp_errorf(err,
-                                         r,
-                                         "patch[%zu] (%s %s): from \"%s\": %s",
-                                         i,
-                                         name,
-                                         path_text,
-                                         from_text,
-                                         why);
-        }
+        r = pointer_parse(o->path_text, &o->path, o->why, sizeof(o->why));
         if (r < 0)
-                goto fail;
-
-        switch (ops[k].op) {
-        case OP_ADD:
-                r = check_growth(value, &path, total, why, sizeof(why));
+                return op_failed(o, r, err);
+        if (o->from_text) {
+                r = pointer_parse(o->from_text, &o->from, o->why, sizeof(o->why));
+                if (r == -EINVAL)
+                        return from_failed(o, err);
                 if (r < 0)
-                        break;
-                moved = json_deep_copy(value);
+                        return op_failed(o, r, err);
+        }
+        return 0;
+}
+
+/* add, and replace: remove the target (which must exist), then add the value in its place. */
+static int op_add(json_t **doc, struct patch_op *o, size_t *total)
+{
+        json_t *copy;
+        int r;
+
+        if (o->op == OP_REPLACE && !walk(*doc, &o->path, o->path.n, o->why, sizeof(o->why)))
+                return -EINVAL;
+        r = check_growth(o->value, &o->path, total, o->why, sizeof(o->why));
+        if (r < 0)
+                return r;
+        /* the target exists, so removing it cannot fail and add puts it back in place */
+        if (o->op == OP_REPLACE && o->path.n > 0)
+                (void)do_remove(*doc, &o->path, NULL, o->why, sizeof(o->why));
+        copy = json_deep_copy(o->value);
+        if (!copy)
+                return -ENOMEM;
+        return do_add(doc, &o->path, copy, o->why, sizeof(o->why));
+}
+
+/* move and copy: 0, -errno with o->why, or 1 after writing err (from is wrong or holds path). */
+static int op_move(json_t **doc, struct patch_op *o, size_t *total, struct xp_error *err)
+{
+        json_t *source, *moved;
+        int r;
+
+        if (o->op == OP_MOVE && proper_prefix(o->from_text, o->path_text)) {
+                xp_errorf(err,
+                          -EINVAL,
+                          "patch[%zu] (%s %s): cannot move \"%s\" into its own child",
+                          o->i,
+                          o->name,
+                          o->path_text,
+                          o->from_text);
+                return 1;
+        }
+        source = walk(*doc, &o->from, o->from.n, o->why, sizeof(o->why));
+        if (!source) {
+                from_failed(o, err);
+                return 1;
+        }
+        if (o->op == OP_MOVE && strcmp(o->from_text, o->path_text) == 0)
+                return 0;
+        r = check_growth(source, &o->path, total, o->why, sizeof(o->why));
+        if (r < 0)
+                return r;
+        if (o->op == OP_COPY) {
+                moved = json_deep_copy(source);
                 if (!moved)
-                        return xp_errorf(
-                            err, -ENOMEM, "patch[%zu] (%s %s): out of memory", i, name, path_text);
-                r = do_add(doc, &path, moved, why, sizeof(why));
+                        return -ENOMEM;
+        } else {
+                r = do_remove(*doc, &o->from, &moved, o->why, sizeof(o->why));
+                if (r < 0)
+                        return r;
+        }
+        return do_add(doc, &o->path, moved, o->why, sizeof(o->why));
+}
+
+static int op_test(json_t *doc, struct patch_op *o)
+{
+        const json_t *target = walk(doc, &o->path, o->path.n, o->why, sizeof(o->why));
+
+        if (!target)
+                return -EINVAL;
+        if (!xp_patch_value_equal(target, o->value)) {
+                snprintf(o->why, sizeof(o->why), "test failed");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int apply_op(json_t **doc, size_t i, const json_t *op, size_t *total, struct xp_error *err)
+{
+        _cleanup_(patch_op_done) struct patch_op o = {.i = i};
+        int r;
+
+        r = read_op(op, i, &o, err);
+        if (r < 0)
+                return r;
+        switch (o.op) {
+        case OP_ADD:
+        case OP_REPLACE:
+                r = op_add(doc, &o, total);
                 break;
         case OP_REMOVE:
-                r = do_remove(*doc, &path, NULL, why, sizeof(why));
-                break;
-        case OP_REPLACE:
-                target = walk(*doc, &path, path.n, why, sizeof(why));
-                if (!target) {
-                        r = -EINVAL;
-                        break;
-                }
-                r = check_growth(value, &path, total, why, sizeof(why));
-                if (r < 0)
-                        break;
-                /* the target exists, so removing it cannot fail and add puts it back in place */
-                if (path.n > 0)
-                        (void)do_remove(*doc, &path, NULL, why, sizeof(why));
-                moved = json_deep_copy(value);
-                if (!moved)
-                        return xp_errorf(
-                            err, -ENOMEM, "patch[%zu] (%s %s): out of memory", i, name, path_text);
-                r = do_add(doc, &path, moved, why, sizeof(why));
+                r = do_remove(*doc, &o.path, NULL, o.why, sizeof(o.why));
                 break;
         case OP_MOVE:
-                if (proper_prefix(from_text, path_text))
-                        return xp_errorf(
-                            err,
-                            -EINVAL,
-                            "patch[%zu] (%s %s): cannot move \"%s\" into its own child",
-                            i,
-                            name,
-                            path_text,
-                            from_text);
-                if (!walk(*doc, &from, from.n, why, sizeof(why)))
-                        return xp_errorf(err,
-                                         -EINVAL,
-                                         "patch[%zu] (%s %s): from \"%s\": %s",
-                                         i,
-                                         name,
-                                         path_text,
-                                         from_text,
-                                         why);
-                if (strcmp(from_text, path_text) == 0)
-                        break;
-                r = check_growth(
-                    walk(*doc, &from, from.n, why, sizeof(why)), &path, total, why, sizeof(why));
-                if (r < 0)
-                        break;
-                r = do_remove(*doc, &from, &moved, why, sizeof(why));
-                if (r == 0)
-                        r = do_add(doc, &path, moved, why, sizeof(why));
-                break;
         case OP_COPY:
-                target = walk(*doc, &from, from.n, why, sizeof(why));
-                if (!target)
-                        return xp_errorf(err,
-                                         -EINVAL,
-                                         "patch[%zu] (%s %s): from \"%s\": %s",
-                                         i,
-                                         name,
-                                         path_text,
-                                         from_text,
-                                         why);
-                r = check_growth(target, &path, total, why, sizeof(why));
-                if (r < 0)
-                        break;
-                moved = json_deep_copy(target);
-                if (!moved)
-                        return xp_errorf(
-                            err, -ENOMEM, "patch[%zu] (%s %s): out of memory", i, name, path_text);
-                r = do_add(doc, &path, moved, why, sizeof(why));
+                r = op_move(doc, &o, total, err);
+                if (r > 0)
+                        return -EINVAL; /* err says what is wrong with from */
                 break;
         case OP_TEST:
-                target = walk(*doc, &path, path.n, why, sizeof(why));
-                if (!target)
-                        r = -EINVAL;
-                else if (!xp_patch_value_equal(target, value)) {
-                        snprintf(why, sizeof(why), "test failed");
-                        r = -EINVAL;
-                }
+                r = op_test(*doc, &o);
                 break;
         }
-fail:
-        if (r == -ENOMEM)
-                return xp_errorf(err, r, "patch[%zu] (%s %s): out of memory", i, name, path_text);
-        if (r < 0)
-                return xp_errorf(err, r, "patch[%zu] (%s %s): %s", i, name, path_text, why);
-        return 0;
+        return r < 0 ? op_failed(&o, r, err) : 0;
 }
 
 int xp_patch_json_apply(const json_t *original,

@@ -16,7 +16,8 @@
 /* JSON paths in errors; longer ones are cut, which only shortens a message. */
 #define PATH_MAX_LEN 256
 
-int pb_read_varint(struct pb_reader *r, uint64_t *ret)
+/* A varint of at most 10 bytes. 0, or -EBADMSG when truncated or too long. */
+static int pb_read_varint(struct pb_reader *r, uint64_t *ret)
 {
         uint64_t value = 0;
 

@@ -36,9 +36,6 @@ struct pb_field {
         size_t len;
 };
 
-/* A varint of at most 10 bytes. 0, or -EBADMSG when truncated or too long. */
-int pb_read_varint(struct pb_reader *r, uint64_t *ret);
-
 /*
  * The next field: its tag, then its value (a length-delimited value checked to lie within the
  * reader). 1 with *ret set, 0 at the end, -EBADMSG when malformed (groups, field number 0,

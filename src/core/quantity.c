@@ -147,16 +147,67 @@ static size_t digits_multiply(uint8_t digits[static DIGITS_MAX], size_t n, unsig
         return n;
 }
 
+/* The significant digits of int_part[0..int_len) and frac_part[0..frac_len) into digits, least
+ * significant first. Returns how many (0: the number is zero). */
+static size_t significant_digits(const char *int_part,
+                                 size_t int_len,
+                                 const char *frac_part,
+                                 size_t frac_len,
+                                 uint8_t digits[static DIGITS_MAX])
+{
+        size_t n = 0;
+
+        /* most significant first for now */
+        for (size_t i = 0; i < int_len + frac_len; i++) {
+                char c = i < int_len ? int_part[i] : frac_part[i - int_len];
+
+                if (n == 0 && c == '0')
+                        continue;
+                digits[n++] = (uint8_t)(c - '0');
+        }
+        for (size_t i = 0; i < n / 2; i++) {
+                uint8_t t = digits[i];
+
+                digits[i] = digits[n - 1 - i];
+                digits[n - 1 - i] = t;
+        }
+        return n;
+}
+
+/* digits[0..n) * 10^shift, in nano-units whose top digit is not zero: 0 with *ret, or -ERANGE. */
+static int nano_magnitude(const uint8_t *digits, size_t n, long shift, unsigned __int128 *ret)
+{
+        unsigned __int128 mag = 0;
+
+        if ((long)n + shift > NANO_DIGITS_MAX)
+                return -ERANGE;
+        for (long i = (long)n - 1; i >= 0 && i >= -shift; i--)
+                mag = mag * 10 + digits[i];
+        for (long i = 0; i < shift; i++)
+                mag *= 10;
+        /* Anything finer than a nano-unit rounds up, away from zero, as Kubernetes does. */
+        for (long i = 0; i < (long)n && i < -shift; i++) {
+                if (digits[i] != 0) {
+                        mag++;
+                        break;
+                }
+        }
+        if (mag > (unsigned __int128)NANO_MAX)
+                return -ERANGE;
+        *ret = mag;
+        return 0;
+}
+
 int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error *err)
 {
         uint8_t digits[DIGITS_MAX]; /* significant digits, least significant first */
         const struct suffix *suffix;
         const char *p, *int_part, *frac_part = NULL;
-        size_t len, int_len, frac_len = 0, n = 0;
+        size_t len, int_len, frac_len = 0, n;
         enum xp_quantity_format format;
         bool negative = false;
-        unsigned __int128 mag = 0;
-        long exponent = 0, shift;
+        unsigned __int128 mag;
+        long exponent = 0;
         int pow1024;
 
         if (!text)
@@ -199,44 +250,15 @@ int xp_quantity_parse(const char *text, struct xp_quantity *ret, struct xp_error
                 return invalid(text, err);
         }
 
-        /* Collect the significant digits, most significant first for now. */
-        for (size_t i = 0; i < int_len + frac_len; i++) {
-                char c = i < int_len ? int_part[i] : frac_part[i - int_len];
-
-                if (n == 0 && c == '0')
-                        continue;
-                digits[n++] = (uint8_t)(c - '0');
-        }
+        n = significant_digits(int_part, int_len, frac_part, frac_len, digits);
         if (n == 0) {
                 /* Zero, whatever the exponent; "-0" is plain zero. */
                 *ret = (struct xp_quantity){.nano = 0, .format = format};
                 return 0;
         }
-        for (size_t i = 0; i < n / 2; i++) {
-                uint8_t t = digits[i];
-
-                digits[i] = digits[n - 1 - i];
-                digits[n - 1 - i] = t;
-        }
         for (int i = 0; i < pow1024; i++)
                 n = digits_multiply(digits, n, 1024);
-
-        /* The value in nano-units is digits * 10^shift; its top digit is not zero. */
-        shift = exponent - (long)frac_len + 9;
-        if ((long)n + shift > NANO_DIGITS_MAX)
-                return out_of_range(text, err);
-        for (long i = (long)n - 1; i >= 0 && i >= -shift; i--)
-                mag = mag * 10 + digits[i];
-        for (long i = 0; i < shift; i++)
-                mag *= 10;
-        /* Anything finer than a nano-unit rounds up, away from zero, as Kubernetes does. */
-        for (long i = 0; i < (long)n && i < -shift; i++) {
-                if (digits[i] != 0) {
-                        mag++;
-                        break;
-                }
-        }
-        if (mag > (unsigned __int128)NANO_MAX)
+        if (nano_magnitude(digits, n, exponent - (long)frac_len + 9, &mag) < 0)
                 return out_of_range(text, err);
         /*
          * Kubernetes gives a binary quantity strictly between -1 and 1 the decimal format ("2n"

@@ -26,7 +26,7 @@ static const struct xp_enum_name node_selector_ops[] = {
     {NULL, 0},
 };
 
-const struct xp_enum_name xp_taint_effect_names[] = {
+static const struct xp_enum_name xp_taint_effect_names[] = {
     {"NoSchedule", XP_TAINT_EFFECT_NO_SCHEDULE},
     {"PreferNoSchedule", XP_TAINT_EFFECT_PREFER_NO_SCHEDULE},
     {"NoExecute", XP_TAINT_EFFECT_NO_EXECUTE},

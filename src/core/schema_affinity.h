@@ -6,4 +6,3 @@
 extern const struct xp_schema xp_affinity_schema;
 extern const struct xp_schema xp_toleration_schema;
 extern const struct xp_schema xp_taint_schema;
-extern const struct xp_enum_name xp_taint_effect_names[];

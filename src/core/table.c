@@ -86,82 +86,17 @@ int64_t table_time(const json_t *object, const char *path)
 
 /* ---- durations ------------------------------------------------------------------------------ */
 
-void xp_table_human_duration(int64_t seconds, char *buf, size_t size)
-{
-        int64_t minutes, hours, days;
-
-        if (size == 0)
-                return;
-        /* kubectl tolerates a second of clock skew between client and server */
-        if (seconds < -1) {
-                snprintf(buf, size, "<invalid>");
-                return;
-        }
-        if (seconds < 0) {
-                snprintf(buf, size, "0s");
-                return;
-        }
-        if (seconds < 2 * 60) {
-                snprintf(buf, size, "%" PRId64 "s", seconds);
-                return;
-        }
-
-        minutes = seconds / 60;
-        if (minutes < 10) {
-                if (seconds % 60 == 0)
-                        snprintf(buf, size, "%" PRId64 "m", minutes);
-                else
-                        snprintf(buf, size, "%" PRId64 "m%" PRId64 "s", minutes, seconds % 60);
-                return;
-        }
-        if (minutes < 3 * 60) {
-                snprintf(buf, size, "%" PRId64 "m", minutes);
-                return;
-        }
-
-        hours = minutes / 60;
-        if (hours < 8) {
-                if (minutes % 60 == 0)
-                        snprintf(buf, size, "%" PRId64 "h", hours);
-                else
-                        snprintf(buf, size, "%" PRId64 "h%" PRId64 "m", hours, minutes % 60);
-                return;
-        }
-        if (hours < 48) {
-                snprintf(buf, size, "%" PRId64 "h", hours);
-                return;
-        }
-
-        days = hours / 24;
-        if (hours < 8 * 24) {
-                if (hours % 24 == 0)
-                        snprintf(buf, size, "%" PRId64 "d", days);
-                else
-                        snprintf(buf, size, "%" PRId64 "d%" PRId64 "h", days, hours % 24);
-                return;
-        }
-        if (days < 2 * 365) {
-                snprintf(buf, size, "%" PRId64 "d", days);
-                return;
-        }
-        if (days < 8 * 365 && days % 365 != 0) {
-                snprintf(buf, size, "%" PRId64 "y%" PRId64 "d", days / 365, days % 365);
-                return;
-        }
-        snprintf(buf, size, "%" PRId64 "y", days / 365);
-}
-
-void table_since(int64_t seconds, time_t now, char buf[static XP_TABLE_DURATION_MAX])
+void table_since(int64_t seconds, time_t now, char buf[static XP_DURATION_MAX])
 {
         if (seconds == 0)
-                snprintf(buf, XP_TABLE_DURATION_MAX, "<unknown>");
+                snprintf(buf, XP_DURATION_MAX, "<unknown>");
         else
-                xp_table_human_duration((int64_t)now - seconds, buf, XP_TABLE_DURATION_MAX);
+                xp_duration_human((int64_t)now - seconds, buf, XP_DURATION_MAX);
 }
 
 void xp_table_age(const json_t *timestamp, time_t now, char *buf, size_t size)
 {
-        char text[XP_TABLE_DURATION_MAX];
+        char text[XP_DURATION_MAX];
         const char *s = json_string_value(timestamp);
         int64_t t;
 
@@ -220,7 +155,7 @@ int table_cell_printf(json_t *cells, const char *fmt, ...)
 
 int table_cell_age(json_t *cells, const json_t *object, const char *path, time_t now)
 {
-        char age[XP_TABLE_DURATION_MAX];
+        char age[XP_DURATION_MAX];
 
         table_since(table_time(object, path), now, age);
         return table_cell_str(cells, age);

@@ -78,7 +78,7 @@ int table_cell_printf(json_t *cells, const char *fmt, ...) _printf_(2, 3);
 /* The age of the timestamp at path, "<unknown>" when missing or malformed. */
 int table_cell_age(json_t *cells, const json_t *object, const char *path, time_t now);
 /* "<unknown>" when seconds is 0 (Go's zero time), else the human duration until now. */
-void table_since(int64_t seconds, time_t now, char buf[static XP_TABLE_DURATION_MAX]);
+void table_since(int64_t seconds, time_t now, char buf[static XP_DURATION_MAX]);
 
 /* ---- resources ------------------------------------------------------------------------------ */
 

@@ -92,7 +92,7 @@ static int event_message_cell(const json_t *event, json_t *cells)
 
 static int event_row(const json_t *event, time_t now, json_t *cells, json_t *row)
 {
-        char first_seen[XP_TABLE_DURATION_MAX], last_seen[XP_TABLE_DURATION_MAX];
+        char first_seen[XP_DURATION_MAX], last_seen[XP_DURATION_MAX];
         int64_t first = table_time(event, "firstTimestamp"),
                 last = table_time(event, "lastTimestamp");
         int64_t count = table_int(event, "count");

@@ -311,7 +311,7 @@ static int pod_conditions(const json_t *pod, json_t *row)
 static int pod_row(const json_t *pod, time_t now, json_t *cells, json_t *row)
 {
         struct pod_summary s;
-        char ago[XP_TABLE_DURATION_MAX];
+        char ago[XP_DURATION_MAX];
         const char *ip = table_str(json_array_get(table_array(pod, "status.podIPs"), 0), "ip");
         int r;
 

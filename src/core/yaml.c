@@ -252,7 +252,7 @@ int xp_source_map_lookup(const struct xp_source_map *map,
         return 0;
 }
 
-void xp_source_map_free(struct xp_source_map *map)
+static void xp_source_map_free(struct xp_source_map *map)
 {
         if (!map)
                 return;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "link_index.h"
+#include "xpool/cpuset.h"
 #include "xpool/device.h"
 
 struct xp_discovery {
@@ -89,19 +90,3 @@ int xp_root_list(struct xp_discovery *d, const char *path, char ***ret, size_t *
 void xp_strv_free(char **names, size_t n);
 
 bool xp_root_exists(struct xp_discovery *d, const char *path);
-
-/* ---- CPU lists ("0-3,8-11") --------------------------------------------------------------- */
-
-#define XP_CPU_MAX 8192
-
-struct xp_cpuset {
-        uint64_t bits[XP_CPU_MAX / 64];
-};
-
-/* Parses a kernel cpulist. -EINVAL with nothing changed on bad syntax or CPUs >= XP_CPU_MAX. */
-int xp_cpuset_parse(const char *text, struct xp_cpuset *ret);
-/* Writes the canonical cpulist ("0-3,8-11", "" when empty). Caller frees. */
-int xp_cpuset_format(const struct xp_cpuset *set, char **ret);
-size_t xp_cpuset_count(const struct xp_cpuset *set);
-bool xp_cpuset_has(const struct xp_cpuset *set, unsigned cpu);
-void xp_cpuset_add(struct xp_cpuset *set, unsigned cpu);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* CDI spec files for a node's devices (include/xpool/cdi.h): names, specs, atomic writes. */
+/* CDI spec files for a node's devices (include/kube/xpool/cdi.h): names, specs, atomic writes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +40,8 @@ static bool valid_name(const char *name)
         return true;
 }
 
-const char *xp_cdi_kind(const struct xp_device *d)
+/* The kind of device's spec ("xpool.io/gpu"), or NULL when the device has no CDI name. */
+static const char *xp_cdi_kind(const struct xp_device *d)
 {
         if (!d->id || !d->resource_name || d->device_nodes.n == 0 || !valid_name(d->id))
                 return NULL;

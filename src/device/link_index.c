@@ -4,20 +4,17 @@
 #include <string.h>
 
 #include "link_index.h"
+#include "xpool/map.h"
 #include "xpool/strutil.h"
 
 /* FNV-1a over the two ids in a fixed order, so (a, b) and (b, a) hash alike. */
 static uint64_t pair_hash(const char *a, const char *b)
 {
         const char *first = strcmp(a, b) <= 0 ? a : b, *second = first == a ? b : a;
-        uint64_t h = UINT64_C(14695981039346656037);
+        uint64_t h = xp_hash_string(first);
 
-        for (const char *p = first; *p; p++)
-                h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-        h = (h ^ 0xff) * UINT64_C(1099511628211); /* a separator no id contains */
-        for (const char *p = second; *p; p++)
-                h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-        return h;
+        h = xp_hash_add(h, "\xff", 1); /* a separator no id contains */
+        return xp_hash_add(h, second, strlen(second));
 }
 
 static bool same_pair(const struct xp_device_link *l, const char *a, const char *b)

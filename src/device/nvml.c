@@ -127,8 +127,13 @@ static int read_locality(struct xp_discovery *d, struct xp_device *dev)
         r = xp_root_read(d, path, &cpus);
         if (r == -ENOMEM)
                 return r;
-        if (r == 0 && *cpus)
-                dev->local_cpus = TAKE_PTR(cpus);
+        if (r == 0 && *cpus) {
+                struct xp_cpuset set;
+
+                /* as the PCI backend writes it; a list that does not read is left out */
+                if (xp_cpuset_parse(cpus, &set) == 0)
+                        return xp_cpuset_format(&set, &dev->local_cpus);
+        }
         return 0;
 }
 

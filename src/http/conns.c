@@ -15,11 +15,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "http/door_internal.h"
+#include "door_internal.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
 
-struct conn *conns_of(struct MHD_Connection *mhd)
+static struct conn *conns_of(struct MHD_Connection *mhd)
 {
         const union MHD_ConnectionInfo *info =
             MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);

@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http/door_internal.h"
+#include "door_internal.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/timeutil.h"

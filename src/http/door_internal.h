@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "http/door.h"
+#include "xpool/http_door.h"
 
 /* Client addresses are counted in this many slots, by hash (a /64 for IPv6). */
 #define CLIENT_SLOTS 4096
@@ -78,7 +78,6 @@ void conns_notify(void *cls,
                   struct MHD_Connection *mhd,
                   void **socket_context,
                   enum MHD_ConnectionNotificationCode toe);
-struct conn *conns_of(struct MHD_Connection *mhd);
 
 /* mhderr.c */
 /* Routes a TLS connection's reads through the door, so that its thread is known. */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http/head.h"
+#include "xpool/http.h"
 #include "xpool/strutil.h"
 
 /* How much of a target a message quotes. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "http/door.h"
+#include "xpool/http_door.h"
 #include "xpool/macro.h"
 
 /* Connections wait here while the door accepts a burst of them, rather than in SYN retries. */

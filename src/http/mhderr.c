@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "http/door_internal.h"
+#include "door_internal.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 

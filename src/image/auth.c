@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 #include "xpool/base64.h"
 
 #define AUTH_TEXT_MAX (1024 * 1024)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 void xp_image_config_done(struct xp_image_config *c)
 {

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
+#include "xpool/strutil.h"
 
 int xp_sha256_init(struct xp_sha256 *s)
 {
@@ -20,14 +21,8 @@ void xp_sha256_update(struct xp_sha256 *s, const void *data, size_t size)
 
 static void format_hex(const unsigned char raw[32], char out[static XP_IMAGE_DIGEST_BUFSIZE])
 {
-        static const char hex[] = "0123456789abcdef";
-
         memcpy(out, "sha256:", 7);
-        for (int i = 0; i < 32; i++) {
-                out[7 + 2 * i] = hex[raw[i] >> 4];
-                out[8 + 2 * i] = hex[raw[i] & 15];
-        }
-        out[XP_IMAGE_DIGEST_LEN] = '\0';
+        xp_hex_encode(raw, 32, out + 7);
 }
 
 void xp_sha256_final(struct xp_sha256 *s, char out[static XP_IMAGE_DIGEST_BUFSIZE])

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 /* Whether any record uses the blob or layer called name (a digest's hex, a layer's dir name). */
 static bool in_use(const json_t *refs, const char *name, bool layer)

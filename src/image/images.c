@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
+#include "xpool/strutil.h"
 
 void xp_image_free(struct xp_image *img)
 {
@@ -165,7 +166,7 @@ static bool hex_prefix(const char *text)
                 text += 7, n -= 7;
         if (n < 12 || n > 64)
                 return false;
-        return strspn(text, "0123456789abcdef") == n;
+        return xp_hex_is_lower(text, n);
 }
 
 /* The record text names: 1 with *ret_index, 0 none, -EINVAL for text that names nothing. */

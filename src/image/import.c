@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "image/import.h"
+#include "import.h"
 
 #define MEMBERS_MAX 100000
 #define MEMBER_NAME 200

@@ -3,7 +3,7 @@
 
 /* One import under way (import.c: the tarball's members; import_formats.c: the two formats). */
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 #include "xpool/fileio.h"
 
 #define XP_IMPORT_NAME_MAX 256

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/import.h"
+#include "import.h"
 
 #define NAMES_MAX 64
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 static const char *const layer_types[] = {
     "application/vnd.docker.image.rootfs.diff.tar.gzip",

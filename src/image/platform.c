@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 static const struct {
         const char *alias, *arch, *variant;

@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "image/pull.h"
-#include "image/remote.h"
+#include "pull.h"
+#include "remote.h"
 
 #define ACCEPT_MANIFESTS                                                                           \
         XP_MT_OCI_INDEX ", " XP_MT_OCI_MANIFEST ", " XP_MT_DOCKER_LIST ", " XP_MT_DOCKER_MANIFEST

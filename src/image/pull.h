@@ -3,7 +3,7 @@
 
 /* One pull under way (pull.c: the manifest; pull_layers.c: config, layers, the record). */
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 struct xp_image_remote;
 

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "image/pull.h"
-#include "image/remote.h"
+#include "pull.h"
+#include "remote.h"
 
 static void progress(struct xp_pull *p,
                      const char *what,

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 #include "xpool/atomic_file.h"
 
 #define HOLDER_MAX 200

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 #include "xpool/image.h"
 
 #define NAME_MAX_TOTAL 255 /* Docker's NameTotalLengthMax: domain/path */

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
+#include "xpool/duration.h"
 #include "xpool/fileio.h"
 #include "xpool/strutil.h"
 #include "xpool/yaml.h"
@@ -262,32 +263,16 @@ static int parse_config(const struct parse *p,
         return parse_tls_auth(p, cfg, pointer, path, h);
 }
 
-/* "10s", "500ms", "2m" or a number of seconds. */
+/* A number of seconds, or a string in every duration flag's grammar ("10s", "500ms", "1m30s"). */
 static int parse_duration(const json_t *v, int64_t *ret_ms)
 {
-        const char *s = json_string_value(v);
-        char *end;
-        double d;
-
         if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= 86400) {
                 *ret_ms = json_integer_value(v) * 1000;
                 return 0;
         }
-        if (!s)
+        if (!json_is_string(v))
                 return -EINVAL;
-        d = strtod(s, &end);
-        if (end == s || !(d > 0))
-                return -EINVAL;
-        if (strcmp(end, "ms") == 0)
-                d /= 1000;
-        else if (strcmp(end, "m") == 0)
-                d *= 60;
-        else if (strcmp(end, "s") != 0 && *end)
-                return -EINVAL;
-        if (d > 86400 || d * 1000 < 1)
-                return -EINVAL;
-        *ret_ms = (int64_t)(d * 1000);
-        return 0;
+        return xp_duration_parse(json_string_value(v), 1, XP_DURATION_DAY_MS, ret_ms, NULL);
 }
 
 static int parse_timeouts(const struct parse *p, const json_t *t, struct xp_regconf *c)

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "image/remote.h"
+#include "remote.h"
 
 #define TOKEN_MAX      (1024 * 1024)
 #define ERROR_BODY_MAX (64 * 1024)

@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 struct xp_image_remote_opts {
         const char *base; /* "https://host:port[/prefix]": the endpoint, no trailing '/' */

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 #include "xpool/atomic_file.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 #define BLOCK (128 * 1024)
 

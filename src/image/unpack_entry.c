@@ -21,7 +21,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "image/image_internal.h"
+#include "image_internal.h"
 
 #define NAME_MAX_BYTES 4096
 #define TREE_DEPTH_MAX 256

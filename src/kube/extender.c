@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/codec.h"
 #include "xpool/extender.h"
 #include "xpool/kubeapi.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/codec.h"
 #include "xpool/kubeinventory.h"
 #include "xpool/log.h"

@@ -6,7 +6,6 @@
  * /readyz for the kubelet's probes. With a client CA, a POST without a certificate that CA
  * signed is refused: kube-scheduler's extender tlsConfig presents one (certFile/keyFile).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gnutls/gnutls.h>
@@ -17,8 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/fileio.h"
+#include "xpool/http_door.h"
 #include "xpool/log.h"
 
 #define CONNECTIONS_MAX 256
@@ -202,34 +202,11 @@ static int load_pem(const char *path, char **ret, struct xp_error *err)
         return 0;
 }
 
-static int listen_addr(
-    const char *host, uint16_t port, struct sockaddr_storage *ss, bool *ipv6, struct xp_error *err)
-{
-        struct sockaddr_in *in = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-        memset(ss, 0, sizeof(*ss));
-        *ipv6 = false;
-        if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
-                in->sin_family = AF_INET;
-                in->sin_port = htons(port);
-                return 0;
-        }
-        if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-                in6->sin6_family = AF_INET6;
-                in6->sin6_port = htons(port);
-                *ipv6 = true;
-                return 0;
-        }
-        return xp_errorf(err, -EINVAL, "--listen: '%s' is not an IPv4 or IPv6 address", host);
-}
-
 int ext_http_start(const struct ext_http_options *o, struct ext_http **ret, struct xp_error *err)
 {
         struct ext_http *h = calloc(1, sizeof(*h));
-        struct sockaddr_storage ss;
-        const union MHD_DaemonInfo *info;
-        bool ipv6, tls = o->cert_file || o->key_file;
+        bool ipv6 = false, tls = o->cert_file || o->key_file;
+        _cleanup_close_ int fd = -1;
         int r;
 
         if (!h)
@@ -238,8 +215,8 @@ int ext_http_start(const struct ext_http_options *o, struct ext_http **ret, stru
         h->userdata = o->userdata;
         h->body_max = o->body_max;
         h->verify_client = o->client_ca_file != NULL;
-        r = listen_addr(o->host, o->port, &ss, &ipv6, err);
-        if (r >= 0 && tls && (!o->cert_file || !o->key_file))
+        r = 0;
+        if (tls && (!o->cert_file || !o->key_file))
                 r = xp_errorf(
                     err,
                     -EINVAL,
@@ -254,6 +231,12 @@ int ext_http_start(const struct ext_http_options *o, struct ext_http **ret, stru
                 r = load_pem(o->key_file, &h->key, err);
         if (r >= 0)
                 r = load_pem(o->client_ca_file, &h->ca, err);
+        if (r >= 0) {
+                r = xp_http_listen(o->host, o->port, &ipv6, &h->port, err);
+                if (r < 0)
+                        xp_error_prefix(err, r, "--listen");
+                fd = r;
+        }
         if (r < 0) {
                 ext_http_stop(h);
                 return r;
@@ -273,8 +256,8 @@ int ext_http_start(const struct ext_http_options *o, struct ext_http **ret, stru
                     NULL,
                     on_request,
                     h,
-                    MHD_OPTION_SOCK_ADDR,
-                    (struct sockaddr *)&ss,
+                    MHD_OPTION_LISTEN_SOCKET,
+                    fd,
                     MHD_OPTION_CONNECTION_TIMEOUT,
                     (unsigned)60,
                     MHD_OPTION_CONNECTION_LIMIT,
@@ -289,14 +272,13 @@ int ext_http_start(const struct ext_http_options *o, struct ext_http **ret, stru
         if (!h->daemon) {
                 r = xp_errorf(err,
                               -EIO,
-                              "cannot serve on %s port %u (in use, or a bad certificate or key)",
+                              "cannot serve on %s port %u (a bad certificate or key?)",
                               o->host,
                               o->port);
                 ext_http_stop(h);
                 return r;
         }
-        info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-        h->port = info ? info->port : o->port;
+        fd = -1; /* the daemon's now: it closes it as it stops */
         *ret = h;
         return 0;
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/strutil.h"
 
 #define DEPTH_MAX 100 /* as XP_OBJECT_MAX_DEPTH */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/codec.h"
 #include "xpool/extender.h"
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/kubeinventory.h"
 #include "xpool/names.h"
 #include "xpool/strutil.h"

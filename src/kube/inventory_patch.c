@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/kubeinventory.h"
 #include "xpool/strutil.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/kube_internal.h"
+#include "kube_internal.h"
 #include "xpool/kubeapi.h"
 #include "xpool/kubeinventory.h"
 #include "xpool/log.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The device plugin's life (include/xpool/kubeplugin.h): discovery, CDI specs, one endpoint per
- * resource, and one loop that serves gRPC, polls the health watch and watches the plugin
+ * The device plugin's life (include/kube/xpool/kubeplugin.h): discovery, CDI specs, one endpoint
+ * per resource, and one loop that serves gRPC, polls the health watch and watches the plugin
  * directory.
  *
  * The kubelet removes every socket in its directory when it starts and then creates
@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kube/plugin_internal.h"
+#include "plugin_internal.h"
 #include "xpool/cdi.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
@@ -211,11 +211,6 @@ int xp_kube_plugin_run(struct xp_kube_plugin *p, const volatile sig_atomic_t *st
                 poll_health(p, now);
         }
         return 0;
-}
-
-const struct xp_node_inventory *xp_kube_plugin_inventory(const struct xp_kube_plugin *p)
-{
-        return p->inventory;
 }
 
 size_t xp_kube_plugin_resources(const struct xp_kube_plugin *p, const char *const **ret)

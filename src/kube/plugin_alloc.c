@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/plugin_internal.h"
+#include "plugin_internal.h"
 #include "xpool/array.h"
 #include "xpool/cdi.h"
 #include "xpool/devenv.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/plugin_internal.h"
+#include "plugin_internal.h"
 #include "xpool/strutil.h"
 
 static bool listed(const char *const *names, const char *name)

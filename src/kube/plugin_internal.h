@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The device plugin's parts (include/xpool/kubeplugin.h): pure functions over the inventory
+ * The device plugin's parts (include/kube/xpool/kubeplugin.h): pure functions over the inventory
  * (plugin_devices.c, plugin_alloc.c) that the unit tests call directly, the gRPC methods
  * (plugin_rpc.c), registration with the kubelet (plugin_register.c) and the loop (plugin.c).
  */
@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "deviceplugin.pb-c.h"
-#include "kube/rpc_server.h"
+#include "rpc_server.h"
 #include "xpool/kubeplugin.h"
 
 /* One resource name's devices, as indices into the inventory's devices. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/plugin_internal.h"
+#include "plugin_internal.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
 

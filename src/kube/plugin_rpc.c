@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/plugin_internal.h"
+#include "plugin_internal.h"
 #include "xpool/log.h"
 
 static int get_options(void *userdata,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The kubelet pod-resources client (include/xpool/podresources.h): blocking unary calls over
+ * The kubelet pod-resources client (include/kube/xpool/podresources.h): blocking unary calls over
  * one gRPC channel, each answer copied out of protobuf-c's structs into the header's plain ones.
  */
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kube/rpc.h"
 #include "podresources.pb-c.h"
+#include "rpc.h"
 #include "xpool/podresources.h"
 #include "xpool/strutil.h"
 

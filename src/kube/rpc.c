@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "kube/rpc.h"
+#include "rpc.h"
 
 void kube_rpc_ref(void)
 {
@@ -99,7 +99,10 @@ gpr_timespec kube_rpc_deadline_ms(int64_t ms)
         return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
 }
 
-int kube_rpc_status_errno(grpc_status_code status)
+/* A gRPC status as -errno: UNAVAILABLE -ECONNREFUSED, DEADLINE_EXCEEDED -ETIMEDOUT, UNIMPLEMENTED
+ * -EOPNOTSUPP, NOT_FOUND -ENOENT, INVALID_ARGUMENT -EINVAL, RESOURCE_EXHAUSTED -EMSGSIZE, other
+ * -EIO; OK 0. */
+static int kube_rpc_status_errno(grpc_status_code status)
 {
         switch (status) {
         case GRPC_STATUS_OK:

@@ -36,10 +36,6 @@ int kube_rpc_target(const char *path, char **ret, struct xp_error *err);
 
 gpr_timespec kube_rpc_deadline_ms(int64_t ms);
 
-/* A gRPC status as -errno: UNAVAILABLE -ECONNREFUSED, DEADLINE_EXCEEDED -ETIMEDOUT, UNIMPLEMENTED
- * -EOPNOTSUPP, NOT_FOUND -ENOENT, INVALID_ARGUMENT -EINVAL, RESOURCE_EXHAUSTED -EMSGSIZE, other
- * -EIO; OK 0. */
-int kube_rpc_status_errno(grpc_status_code status);
 const char *kube_rpc_status_name(grpc_status_code status);
 
 /* What a client's unary call sends and receives: one batch, one completion. */

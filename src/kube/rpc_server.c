@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kube/rpc_server.h"
+#include "rpc_server.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 

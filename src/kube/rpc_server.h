@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 
-#include "kube/rpc.h"
+#include "rpc.h"
 #include "xpool/error.h"
 
 struct kube_tag {

@@ -22,42 +22,20 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "xpool/fileio.h"
 #include "xpool/podnet.h"
 
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
 #endif
 
-/* mkdir -p, new directories 0755. */
-static int mkdir_p(const char *dir)
-{
-        char path[4096];
-        size_t len = strlen(dir);
-
-        if (len == 0 || len >= sizeof(path))
-                return -ENAMETOOLONG;
-        memcpy(path, dir, len + 1);
-        for (char *p = path + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char saved = *p;
-
-                *p = '\0';
-                if (mkdir(path, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = saved;
-                if (saved == '\0')
-                        return 0;
-        }
-}
-
 int xp_netns_dir_prepare(const char *dir, struct xp_error *err)
 {
         bool made = false;
-        int r = mkdir_p(dir);
+        int r = xp_mkdir_p(dir, 0755, err);
 
         if (r < 0)
-                return xp_errorf(err, r, "making %s: %s", dir, strerror(-r));
+                return r;
         /* as iproute2 does with /run/netns: shared, so that an unmount reaches every copy */
         while (mount("", dir, "none", MS_SHARED | MS_REC, NULL) < 0) {
                 r = -errno;

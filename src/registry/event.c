@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "registry_internal.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
 #include "xpool/store.h"
 #include "xpool/timeutil.h"
 
@@ -20,14 +22,11 @@
 static void event_name(const struct xp_registry_event *e, char buf[static XP_STORE_KEY_MAX + 1])
 {
         const char *parts[] = {e->uid, e->reason, e->message};
-        uint64_t h = 0xcbf29ce484222325ull;
+        uint64_t h = XP_HASH_INIT;
 
-        for (size_t i = 0; i < XP_ELEMENTSOF(parts); i++)
-                for (const char *c = parts[i] ? parts[i] : "";; c++) {
-                        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-                        if (!*c)
-                                break;
-                }
+        for (size_t i = 0; i < XP_ELEMENTSOF(parts);
+             i++) /* each with its NUL: "ab","c" != "a","bc" */
+                h = xp_hash_add(h, parts[i] ? parts[i] : "", strlen(parts[i] ? parts[i] : "") + 1);
         snprintf(buf,
                  XP_STORE_KEY_MAX + 1,
                  "%.*s.%016" PRIx64,

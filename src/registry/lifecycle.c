@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle.h"
+#include "xpool/lifecycle.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -18,7 +18,7 @@ static const char *member_string(const json_t *object, const char *part, const c
         return json_string_value(json_object_get(json_object_get(object, part), key));
 }
 
-int64_t lifecycle_grace_seconds(const json_t *pod, bool has_option, int64_t option)
+int64_t xp_lifecycle_grace_seconds(const json_t *pod, bool has_option, int64_t option)
 {
         const json_t *spec_grace =
             json_object_get(json_object_get(pod, "spec"), "terminationGracePeriodSeconds");
@@ -27,10 +27,10 @@ int64_t lifecycle_grace_seconds(const json_t *pod, bool has_option, int64_t opti
                 return option < 0 ? 1 : option;
         if (json_is_integer(spec_grace) && json_integer_value(spec_grace) >= 0)
                 return json_integer_value(spec_grace);
-        return LIFECYCLE_DEFAULT_GRACE_S;
+        return XP_LIFECYCLE_DEFAULT_GRACE_S;
 }
 
-bool lifecycle_pod_active(const json_t *pod)
+bool xp_lifecycle_pod_active(const json_t *pod)
 {
         const char *node = member_string(pod, "spec", "nodeName");
         const char *phase = member_string(pod, "status", "phase");
@@ -38,22 +38,22 @@ bool lifecycle_pod_active(const json_t *pod)
         return node && node[0] && !xp_streq0(phase, "Succeeded") && !xp_streq0(phase, "Failed");
 }
 
-enum lifecycle_delete
-lifecycle_delete_plan(const json_t *pod, int64_t grace, int64_t now_s, int64_t *ret_deadline)
+enum xp_lifecycle_delete
+xp_lifecycle_delete_plan(const json_t *pod, int64_t grace, int64_t now_s, int64_t *ret_deadline)
 {
         const char *marked = member_string(pod, "metadata", "deletionTimestamp");
         int64_t deadline = now_s + grace, current;
 
-        if (grace <= 0 || !lifecycle_pod_active(pod))
-                return LIFECYCLE_DELETE_REMOVE;
+        if (grace <= 0 || !xp_lifecycle_pod_active(pod))
+                return XP_LIFECYCLE_DELETE_REMOVE;
         /* a later DELETE may shorten the grace, never lengthen it */
         if (marked && xp_time_parse_rfc3339(marked, &current) >= 0 && current <= deadline)
-                return LIFECYCLE_DELETE_KEEP;
+                return XP_LIFECYCLE_DELETE_KEEP;
         *ret_deadline = deadline;
-        return LIFECYCLE_DELETE_MARK;
+        return XP_LIFECYCLE_DELETE_MARK;
 }
 
-int lifecycle_mark_deleted(json_t *pod, int64_t deadline, int64_t grace)
+int xp_lifecycle_mark_deleted(json_t *pod, int64_t deadline, int64_t grace)
 {
         json_t *meta = json_object_get(pod, "metadata");
         char when[XP_RFC3339_MAX];
@@ -92,14 +92,14 @@ static bool tolerates_unreachable(const json_t *toleration)
         const char *effect = json_string_value(json_object_get(toleration, "effect"));
         bool exists = xp_streq0(op, "Exists");
 
-        if (key && key[0] ? strcmp(key, LIFECYCLE_UNREACHABLE_TAINT) != 0 : !exists)
+        if (key && key[0] ? strcmp(key, XP_LIFECYCLE_UNREACHABLE_TAINT) != 0 : !exists)
                 return false;
         if (effect && effect[0] && strcmp(effect, "NoExecute") != 0)
                 return false;
         return exists || !value || !value[0];
 }
 
-int64_t lifecycle_eviction_ms(const json_t *pod, int64_t default_ms)
+int64_t xp_lifecycle_eviction_ms(const json_t *pod, int64_t default_ms)
 {
         const json_t *tolerations = json_object_get(json_object_get(pod, "spec"), "tolerations");
         const json_t *t;
@@ -209,14 +209,14 @@ static int set_condition(json_t *object,
         return 1;
 }
 
-bool lifecycle_node_ready(const json_t *node)
+bool xp_lifecycle_node_ready(const json_t *node)
 {
         const json_t *c = find_condition(node, "Ready", NULL);
 
         return c && xp_streq0(json_string_value(json_object_get(c, "status")), "True");
 }
 
-const char *lifecycle_node_heartbeat(const json_t *node)
+const char *xp_lifecycle_node_heartbeat(const json_t *node)
 {
         return json_string_value(
             json_object_get(find_condition(node, "Ready", NULL), "lastHeartbeatTime"));
@@ -225,11 +225,11 @@ const char *lifecycle_node_heartbeat(const json_t *node)
 static bool is_unreachable_taint(const json_t *taint)
 {
         return xp_streq0(json_string_value(json_object_get(taint, "key")),
-                         LIFECYCLE_UNREACHABLE_TAINT) &&
+                         XP_LIFECYCLE_UNREACHABLE_TAINT) &&
                xp_streq0(json_string_value(json_object_get(taint, "effect")), "NoExecute");
 }
 
-bool lifecycle_node_tainted(const json_t *node)
+bool xp_lifecycle_node_tainted(const json_t *node)
 {
         const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints"), *t;
         size_t i;
@@ -238,7 +238,7 @@ bool lifecycle_node_tainted(const json_t *node)
         return false;
 }
 
-int lifecycle_node_mark_lost(json_t *node, const char *now)
+int xp_lifecycle_node_mark_lost(json_t *node, const char *now)
 {
         json_t *copy = json_deep_copy(node), *taints, *taint;
         int r, changed;
@@ -247,13 +247,13 @@ int lifecycle_node_mark_lost(json_t *node, const char *now)
                 return -ENOMEM;
         /* worked on a copy: the node stays as it was when a step fails */
         r = set_condition(
-            copy, "Ready", "Unknown", "NodeStatusUnknown", LIFECYCLE_NODE_LOST_MESSAGE, now);
+            copy, "Ready", "Unknown", "NodeStatusUnknown", XP_LIFECYCLE_NODE_LOST_MESSAGE, now);
         changed = r > 0;
-        if (r >= 0 && !lifecycle_node_tainted(copy)) {
+        if (r >= 0 && !xp_lifecycle_node_tainted(copy)) {
                 taints = array_member(object_member(copy, "spec"), "taints");
                 taint = json_pack("{s:s, s:s, s:s}",
                                   "key",
-                                  LIFECYCLE_UNREACHABLE_TAINT,
+                                  XP_LIFECYCLE_UNREACHABLE_TAINT,
                                   "effect",
                                   "NoExecute",
                                   "timeAdded",
@@ -272,13 +272,13 @@ int lifecycle_node_mark_lost(json_t *node, const char *now)
         return r;
 }
 
-int lifecycle_node_mark_back(json_t *node)
+int xp_lifecycle_node_mark_back(json_t *node)
 {
         json_t *spec = json_object_get(node, "spec");
         json_t *taints = json_object_get(spec, "taints"), *kept, *t;
         size_t i;
 
-        if (!lifecycle_node_ready(node) || !lifecycle_node_tainted(node))
+        if (!xp_lifecycle_node_ready(node) || !xp_lifecycle_node_tainted(node))
                 return 0;
         kept = json_array();
         if (!kept)
@@ -297,7 +297,7 @@ int lifecycle_node_mark_back(json_t *node)
         return json_object_set_new(spec, "taints", kept) < 0 ? -ENOMEM : 1;
 }
 
-int lifecycle_pod_mark_not_ready(json_t *pod, const char *now)
+int xp_lifecycle_pod_mark_not_ready(json_t *pod, const char *now)
 {
         json_t *copy = json_deep_copy(pod);
         int r;
@@ -312,7 +312,7 @@ int lifecycle_pod_mark_not_ready(json_t *pod, const char *now)
         return r;
 }
 
-int lifecycle_pod_mark_lost(json_t *pod, const char *node, const char *since, const char *now)
+int xp_lifecycle_pod_mark_lost(json_t *pod, const char *node, const char *since, const char *now)
 {
         const char *name = member_string(pod, "metadata", "name");
         char message[1024];

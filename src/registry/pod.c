@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "lifecycle.h"
 #include "registry_internal.h"
+#include "xpool/lifecycle.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -182,7 +182,7 @@ int xp_registry_pod_delete(struct xp_registry *registry,
         int r = -ESTALE;
 
         for (unsigned attempt = 0; attempt < DELETE_ATTEMPTS && r == -ESTALE; attempt++) {
-                enum lifecycle_delete plan;
+                enum xp_lifecycle_delete plan;
                 json_t *pod, *last = NULL;
                 uint64_t version, written;
                 int64_t grace, deadline = 0;
@@ -195,21 +195,21 @@ int xp_registry_pod_delete(struct xp_registry *registry,
                         json_decref(pod);
                         return r;
                 }
-                grace = lifecycle_grace_seconds(pod, o->has_grace, o->grace_seconds);
-                plan = lifecycle_delete_plan(pod, grace, time(NULL), &deadline);
-                if (plan == LIFECYCLE_DELETE_KEEP || o->dry) {
-                        r = plan == LIFECYCLE_DELETE_MARK
-                                ? lifecycle_mark_deleted(pod, deadline, grace)
+                grace = xp_lifecycle_grace_seconds(pod, o->has_grace, o->grace_seconds);
+                plan = xp_lifecycle_delete_plan(pod, grace, time(NULL), &deadline);
+                if (plan == XP_LIFECYCLE_DELETE_KEEP || o->dry) {
+                        r = plan == XP_LIFECYCLE_DELETE_MARK
+                                ? xp_lifecycle_mark_deleted(pod, deadline, grace)
                                 : 0;
                         if (r < 0) {
                                 json_decref(pod);
                                 return r;
                         }
                         *ret_pod = pod;
-                        *ret_removed = plan == LIFECYCLE_DELETE_REMOVE;
+                        *ret_removed = plan == XP_LIFECYCLE_DELETE_REMOVE;
                         return 0;
                 }
-                if (plan == LIFECYCLE_DELETE_REMOVE) {
+                if (plan == XP_LIFECYCLE_DELETE_REMOVE) {
                         r = xp_store_delete(
                             registry->store, "pods", ns, name, version, &last, &written, err);
                         json_decref(pod);
@@ -219,7 +219,7 @@ int xp_registry_pod_delete(struct xp_registry *registry,
                         }
                         continue;
                 }
-                r = lifecycle_mark_deleted(pod, deadline, grace);
+                r = xp_lifecycle_mark_deleted(pod, deadline, grace);
                 if (r == 0)
                         r = xp_store_update(
                             registry->store, "pods", ns, name, version, pod, &written, err);

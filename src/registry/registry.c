@@ -8,12 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "registry_internal.h"
 #include "xpool/macro.h"
+#include "xpool/random.h"
 #include "xpool/store.h"
+#include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
 #define GENERATE_CHARS 5
@@ -144,29 +145,21 @@ struct xp_store *xp_registry_store(const struct xp_registry *registry)
         return registry->store;
 }
 
-static int random_bytes(void *buf, size_t n)
-{
-        ssize_t got = getrandom(buf, n, 0);
-
-        if (got < 0)
-                return -errno;
-        return (size_t)got == n ? 0 : -EIO;
-}
-
 int xp_registry_uid(char buf[static XP_REGISTRY_UID_STRING])
 {
+        static const uint8_t groups[] = {4, 2, 2, 2, 6}; /* bytes: 8-4-4-4-12 digits */
         uint8_t b[16];
-        int r = random_bytes(b, sizeof b);
+        int r = xp_random_bytes(b, sizeof b);
 
         if (r < 0)
                 return r;
         b[6] = (b[6] & 0x0f) | 0x40;
         b[8] = (b[8] & 0x3f) | 0x80;
-        for (size_t i = 0, o = 0; i < sizeof b; i++) {
-                if (i == 4 || i == 6 || i == 8 || i == 10)
+        for (size_t g = 0, i = 0, o = 0; g < sizeof groups; i += groups[g], g++) {
+                if (g > 0)
                         buf[o++] = '-';
-                snprintf(buf + o, 3, "%02x", b[i]);
-                o += 2;
+                xp_hex_encode(b + i, groups[g], buf + o);
+                o += 2 * groups[g];
         }
         return 0;
 }
@@ -176,7 +169,7 @@ int xp_registry_generate_name(const char *prefix, char **ret)
         static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
         uint8_t b[GENERATE_CHARS];
         char suffix[GENERATE_CHARS + 1];
-        int r = random_bytes(b, sizeof b);
+        int r = xp_random_bytes(b, sizeof b);
 
         if (r < 0)
                 return r;

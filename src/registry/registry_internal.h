@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "registry/registry.h"
+#include "xpool/registry.h"
 
 /*
  * The namespaces known to exist and be Active, so that a hold need not read its namespace from

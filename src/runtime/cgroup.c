@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup_internal.h"
+#include "xpool/cpuset.h"
 #include "xpool/fileio.h"
 
 #define MOUNTINFO_MAX (1024 * 1024)
@@ -134,27 +135,15 @@ int cgroup_mkdir_p(struct xp_cgroup_root *root,
                    struct xp_error *err)
 {
         char full[PATH_MAX];
-        size_t start;
         int r;
 
         r = join(base, path, full, sizeof(full));
         if (r < 0)
                 return xp_errorf(err, r, "cgroup %s/%s: path too long", base, path);
-        start = strlen(base) + (*base ? 1 : 0);
-        for (char *p = full + start;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char saved = *p;
-
-                *p = '\0';
-                if (mkdirat(root->fd, full, 0755) < 0 && errno != EEXIST) {
-                        r = -errno;
-                        return xp_errorf(err, r, "creating cgroup /%s: %s", full, strerror(-r));
-                }
-                *p = saved;
-                if (!saved)
-                        return 0;
-        }
+        r = xp_mkdir_p_at(root->fd, full, 0755, NULL);
+        if (r < 0)
+                return xp_errorf(err, r, "creating cgroup /%s: %s", full, strerror(-r));
+        return 0;
 }
 
 int cgroup_rmdir(struct xp_cgroup_root *root,
@@ -202,12 +191,12 @@ int cgroup_keyed_u64(const char *text, const char *key, uint64_t *ret)
         return -ENODATA;
 }
 
-/* A cpuset list: digits, ',', '-' only (the kernel checks the rest). */
+/* A CPU (or memory node) list the kernel will take, and not an empty one. */
 static bool cpulist_ok(const char *s)
 {
-        if (!*s || strlen(s) > 4096)
-                return false;
-        return strspn(s, "0123456789,-") == strlen(s);
+        struct xp_cpuset set;
+
+        return *s && strchr(s, '\n') == NULL && xp_cpuset_parse(s, &set) == 0;
 }
 
 int cgroup_check_limits(const struct xp_cgroup_limits *l, struct xp_error *err)

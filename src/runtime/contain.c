@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The containment model (include/xpool/contain.h): capability names and sets, the default
+ * The containment model (include/runtime/xpool/contain.h): capability names and sets, the default
  * seccomp rules, the paths hidden from containers. Pure: the shim applies it (contain_child.c).
  */
 #include <errno.h>

@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * The shim's side of the containment model (include/xpool/contain.h): a plan prepared before the
- * shim forks (contain_plan.c: reading the spec, resolving paths, compiling the seccomp filter),
- * applied by the forked child before it execs (contain_child.c: system calls only, so it stays
- * async-signal-safe).
+ * The shim's side of the containment model (include/runtime/xpool/contain.h): a plan prepared
+ * before the shim forks (contain_plan.c: reading the spec, resolving paths, compiling the seccomp
+ * filter), applied by the forked child before it execs (contain_child.c: system calls only, so it
+ * stays async-signal-safe).
  */
 
 #include <jansson.h>
@@ -49,8 +49,6 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           const char *filter_hex);
 /* A JSON array of the strings of v (NULL-terminated; NULL: empty), for the spec. NULL: -ENOMEM. */
 json_t *contain_strings_json(const char *const *v);
-/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
-uint64_t contain_known_caps(void);
 /* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for
  * the spec (caller frees): the runtime compiles it once per set, not each shim. -errno + err. */
 int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "contain_internal.h"
+#include "xpool/strutil.h"
 
 static const char *const set_names[] = {
     "bounding", "effective", "permitted", "inheritable", "ambient"};
@@ -96,6 +97,20 @@ fail:
         return NULL;
 }
 
+static int last_cap(void)
+{
+        char buf[16] = "";
+        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        int v;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
+                return XP_CAP_LAST;
+        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
+}
+
 /* The shim's own permitted set: what it can give (all of it, where it is not root in full). */
 static uint64_t own_permitted(void)
 {
@@ -107,7 +122,11 @@ static uint64_t own_permitted(void)
         return (uint64_t)data[0].permitted | (uint64_t)data[1].permitted << 32;
 }
 
-static const char hex_digits[] = "0123456789abcdef";
+/* The capabilities this process can give: the kernel's (cap_last_cap) that it holds. */
+static uint64_t contain_known_caps(void)
+{
+        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
+}
 
 int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
 {
@@ -123,20 +142,9 @@ int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
         text = malloc(2 * bytes + 1);
         if (!text)
                 return xp_errorf(err, -ENOMEM, "seccomp: out of memory");
-        for (size_t i = 0; i < bytes; i++) {
-                text[2 * i] = hex_digits[prog[i] >> 4];
-                text[2 * i + 1] = hex_digits[prog[i] & 15];
-        }
-        text[2 * bytes] = '\0';
+        xp_hex_encode(prog, bytes, text);
         *ret = text;
         return 0;
-}
-
-static int unhex(char c)
-{
-        const char *p = c ? strchr(hex_digits, c) : NULL;
-
-        return p ? (int)(p - hex_digits) : -1;
 }
 
 /* The filter the runtime compiled (the spec's "filter"). */
@@ -151,32 +159,13 @@ static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_e
         prog = malloc(bytes);
         if (!prog)
                 return xp_errorf(err, -ENOMEM, "spec: out of memory");
-        for (size_t i = 0; i < bytes; i++) {
-                int hi = unhex(text[2 * i]), lo = unhex(text[2 * i + 1]);
-
-                if (hi < 0 || lo < 0) {
-                        free(prog);
-                        return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
-                }
-                prog[i] = (unsigned char)(hi << 4 | lo);
+        if (xp_hex_decode(text, prog, bytes) < 0) {
+                free(prog);
+                return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
         }
         p->filter = prog;
         p->filter_len = bytes / sizeof(struct sock_filter);
         return 0;
-}
-
-static int last_cap(void)
-{
-        char buf[16] = "";
-        int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        int v;
-
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0 || sscanf(buf, "%d", &v) != 1 || v < 0)
-                return XP_CAP_LAST;
-        return v < XP_CAP_LAST ? v : XP_CAP_LAST;
 }
 
 /* The secret paths as they are now: symbolic links resolved, missing ones left out. */
@@ -262,11 +251,6 @@ static int read_detach(struct contain_plan *p, const json_t *list, struct xp_err
                         return xp_errorf(err, -ENOMEM, "spec: out of memory");
         }
         return 0;
-}
-
-uint64_t contain_known_caps(void)
-{
-        return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
 }
 
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)

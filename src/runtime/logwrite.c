@@ -12,13 +12,15 @@
 #include <unistd.h>
 
 #include "runtime_internal.h"
+#include "xpool/fileio.h"
 
 static const char *const stream_names[] = {
     [LOGWRITE_STDOUT] = "stdout",
     [LOGWRITE_STDERR] = "stderr",
 };
 
-void runtime_format_ns(int64_t ns, char buf[static 32])
+/* Formats ns since the epoch as RFC 3339 UTC with nine fraction digits; buf of 32 bytes. */
+static void runtime_format_ns(int64_t ns, char buf[static 32])
 {
         time_t secs = (time_t)(ns / 1000000000);
         struct tm tm;
@@ -42,31 +44,6 @@ int64_t runtime_now_ns(void)
 
         clock_gettime(CLOCK_REALTIME, &ts);
         return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int runtime_mkdir_p(const char *path, struct xp_error *err)
-{
-        char buf[PATH_MAX];
-        size_t len = strlen(path);
-
-        if (len == 0 || len >= sizeof(buf))
-                return xp_errorf(err, -ENAMETOOLONG, "creating %s: bad path length", path);
-        memcpy(buf, path, len + 1);
-        for (char *p = buf + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char saved = *p;
-
-                *p = '\0';
-                if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
-                        int r = -errno;
-
-                        return xp_errorf(err, r, "creating %s: %s", buf, strerror(-r));
-                }
-                *p = saved;
-                if (!saved)
-                        return 0;
-        }
 }
 
 static int log_path(const struct logwrite *lw, unsigned index, char buf[static PATH_MAX])
@@ -116,7 +93,7 @@ int logwrite_open(struct logwrite *lw,
                 logwrite_done(lw);
                 return xp_errorf(err, -ENOMEM, "log %s: out of memory", dir);
         }
-        r = runtime_mkdir_p(dir, err);
+        r = xp_mkdir_p(dir, 0755, err);
         if (r >= 0) {
                 char end[PATH_MAX];
 

@@ -17,6 +17,7 @@
 #include "oci_internal.h"
 #include "runtime_internal.h"
 #include "xpool/atomic_file.h"
+#include "xpool/fileio.h"
 
 extern char **environ;
 
@@ -115,7 +116,7 @@ int oci_apparmor_load(const char *dir, const char **why, struct xp_error *err)
         }
         if (asprintf(&file, "%s/" OCI_APPARMOR_PROFILE, dir) < 0)
                 return xp_errorf(err, -ENOMEM, "out of memory");
-        r = runtime_mkdir_p(dir, err);
+        r = xp_mkdir_p(dir, 0755, err);
         if (r >= 0)
                 r = xp_write_file_atomic(file, profile, strlen(profile), 0644, err);
         if (r < 0)

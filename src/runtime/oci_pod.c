@@ -171,9 +171,9 @@ int oci_pod_prepare(const char *state_dir,
             asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0 ||
             asprintf(&volumes, "%s/volumes", dir) < 0)
                 return xp_errorf(err, -ENOMEM, "out of memory");
-        r = runtime_mkdir_p(volumes, err);
+        r = xp_mkdir_p(volumes, 0755, err);
         if (r >= 0)
-                r = runtime_mkdir_p(ipc_dir, err);
+                r = xp_mkdir_p(ipc_dir, 0755, err);
         if (r < 0)
                 return r;
         if (!mounted(ipc)) {
@@ -212,7 +212,7 @@ static int host_type(const struct xp_container_mount *m, struct xp_error *err)
         if (!*t)
                 return 0;
         if (strcmp(t, "DirectoryOrCreate") == 0 && !have)
-                return runtime_mkdir_p(m->source, err);
+                return xp_mkdir_p(m->source, 0755, err);
         if (strcmp(t, "FileOrCreate") == 0 && !have) {
                 fd = open(m->source, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
                 if (fd < 0)
@@ -264,7 +264,7 @@ sub_path(const char *base, const struct xp_container_mount *m, char **ret, struc
                                  m->sub_path);
         if (asprintf(&joined, "%s/%s", base, m->sub_path) < 0)
                 return -ENOMEM;
-        if (access(joined, F_OK) < 0 && (r = runtime_mkdir_p(joined, err)) < 0)
+        if (access(joined, F_OK) < 0 && (r = xp_mkdir_p(joined, 0755, err)) < 0)
                 return r;
         real = realpath(joined, NULL);
         if (!real || !under(real, base))

@@ -353,7 +353,7 @@ static int prepare(struct shim *s, struct oci_shim *o, struct xp_error *err)
         snprintf(o->log, sizeof(o->log), "%s/" RUNTIME_LOG, o->bundle);
         r = own_namespace(json_object_get(s->oci, "detach"), err);
         if (r >= 0)
-                r = runtime_mkdir_p(o->root, err);
+                r = xp_mkdir_p(o->root, 0755, err);
         if (r >= 0)
                 r = shim_setup_cgroup(s, err);
         if (r >= 0)

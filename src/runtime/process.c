@@ -787,9 +787,9 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
         rt->log_max_files = o->log_max_files ? o->log_max_files : 1;
-        r = runtime_mkdir_p(rt->events_dir, err);
+        r = xp_mkdir_p(rt->events_dir, 0755, err);
         if (r >= 0)
-                r = runtime_mkdir_p(rt->log_dir, err);
+                r = xp_mkdir_p(rt->log_dir, 0755, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "runtime");
         rt->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -825,12 +825,14 @@ int xp_runtime_event_fd(const struct xp_runtime *rt)
         return rt->inotify;
 }
 
-int xp_runtime_log_dir(const struct xp_runtime *rt,
-                       const char *pod_namespace,
-                       const char *pod_name,
-                       const char *pod_uid,
-                       const char *container,
-                       char **ret)
+/* The log directory of one container: DATA/logs/<ns>_<name>_<uid>/<container> (caller frees).
+ * -EINVAL when a name is not a path component; -ENOMEM. */
+static int xp_runtime_log_dir(const struct xp_runtime *rt,
+                              const char *pod_namespace,
+                              const char *pod_name,
+                              const char *pod_uid,
+                              const char *container,
+                              char **ret)
 {
         if (!component_ok(pod_namespace) || !component_ok(pod_name) || !component_ok(pod_uid) ||
             !component_ok(container))
@@ -1257,6 +1259,31 @@ static int claim(struct xp_runtime *rt,
         return r;
 }
 
+/* What the shim answered of a start: 0 for "ok", else its error ("error CODE MESSAGE"), or that
+ * it ended without a word. */
+static int shim_answer(const struct xp_runtime *rt,
+                       const struct xp_container_launch *l,
+                       char *reply,
+                       struct xp_error *err)
+{
+        char *msg = NULL;
+        int code;
+
+        if (strcmp(reply, "ok\n") == 0)
+                return 0;
+        if (sscanf(reply, "error %d", &code) == 1 && code > 0 && (msg = strchr(reply + 6, ' '))) {
+                msg[strcspn(msg, "\n")] = '\0';
+                return xp_errorf(
+                    err, -code, "container %s/%s: %s", l->pod_uid, l->container, msg + 1);
+        }
+        return xp_errorf(err,
+                         -EIO,
+                         "container %s/%s: the shim %s exited without reporting",
+                         l->pod_uid,
+                         l->container,
+                         rt->shim_exe);
+}
+
 static int start(struct xp_runtime *rt,
                  const struct xp_container_launch *l,
                  const char *dir,
@@ -1268,7 +1295,7 @@ static int start(struct xp_runtime *rt,
         bool fresh = true;
         char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
         struct cinfo c;
-        int r, code;
+        int r;
 
         r = xp_runtime_log_dir(
             rt, l->pod_namespace, l->pod_name, l->pod_uid, l->container, &log_dir);
@@ -1284,7 +1311,7 @@ static int start(struct xp_runtime *rt,
                 fresh = false;
                 if (errno != EEXIST) {
                         fresh = true;
-                        r = runtime_mkdir_p(dir, err);
+                        r = xp_mkdir_p(dir, 0755, err);
                         if (r < 0)
                                 return r;
                 }
@@ -1329,22 +1356,9 @@ static int start(struct xp_runtime *rt,
         r = spawn_shim(rt, dir, lock, reply, sizeof(reply), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
-        if (strcmp(reply, "ok\n") != 0) {
-                char *msg = NULL;
-
-                if (sscanf(reply, "error %d", &code) == 1 && code > 0 &&
-                    (msg = strchr(reply + 6, ' '))) {
-                        msg[strcspn(msg, "\n")] = '\0';
-                        return xp_errorf(
-                            err, -code, "container %s/%s: %s", l->pod_uid, l->container, msg + 1);
-                }
-                return xp_errorf(err,
-                                 -EIO,
-                                 "container %s/%s: the shim %s exited without reporting",
-                                 l->pod_uid,
-                                 l->container,
-                                 rt->shim_exe);
-        }
+        r = shim_answer(rt, l, reply, err);
+        if (r < 0)
+                return r;
         cinfo_load(dir, &c);
         r = c.state == CSTATE_RUNNING || c.state == CSTATE_EXITED ? cinfo_record(&c, ret) : -EIO;
         cinfo_done(&c);

@@ -72,15 +72,11 @@ int logwrite_finish(struct logwrite *lw, int64_t now_ns, struct xp_error *err);
 /* Frees lw (closing the log without the .end marker if not finished). */
 void logwrite_done(struct logwrite *lw);
 
-/* Formats ns since the epoch as RFC 3339 UTC with nine fraction digits; buf of 32 bytes. */
-void runtime_format_ns(int64_t ns, char buf[static 32]);
 int64_t runtime_now_ns(void);
 /* Field 22 (starttime) and field 3 (state) of /proc/PID/stat. -ESRCH when no such process. */
 int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state);
 /* Field 4 (the parent's pid) of /proc/PID/stat; 0 when it cannot be read. */
 pid_t runtime_proc_parent(pid_t pid);
-/* mkdir -p (mode 0755). */
-int runtime_mkdir_p(const char *path, struct xp_error *err);
 /* startlock.c: opens the state directory dir and takes its start lock, waiting for it when
  * wait, else -EWOULDBLOCK while another holds it. The fd is close-on-exec. -errno. */
 int runtime_start_lock(const char *dir, bool wait, int *ret_fd);

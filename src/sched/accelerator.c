@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 #include "xpool/strutil.h"
 
 void accel_done(struct accel_constraints *ac)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 #include "xpool/strutil.h"
 
 /* Pods bearing one label, for the index. */
@@ -208,13 +208,13 @@ static int index_add(struct xp_sched *sched, struct spod *p)
 
                 if (!k)
                         return -ENOMEM;
-                l = smap_get(&sched->label_index, k);
+                l = xp_map_get(&sched->label_index, k);
                 if (!l) {
                         l = calloc(1, sizeof(*l));
                         if (!l)
                                 return -ENOMEM;
                         l->key = TAKE_PTR(k);
-                        if (smap_put(&sched->label_index, l->key, l) < 0) {
+                        if (xp_map_put(&sched->label_index, l->key, l) < 0) {
                                 free(l->key);
                                 free(l);
                                 return -ENOMEM;
@@ -238,7 +238,7 @@ static void index_del(struct xp_sched *sched, const struct spod *p)
         for (size_t i = 0; i < p->labels.n; i++) {
                 _cleanup_free_ char *k =
                     label_key(p->labels.items[i].key, p->labels.items[i].value);
-                struct plist *l = k ? smap_get(&sched->label_index, k) : NULL;
+                struct plist *l = k ? xp_map_get(&sched->label_index, k) : NULL;
 
                 for (size_t j = 0; l && j < l->n; j++)
                         if (l->pods[j] == p) {
@@ -250,7 +250,7 @@ static void index_del(struct xp_sched *sched, const struct spod *p)
 
 static void index_free(struct xp_sched *sched)
 {
-        struct smap *m = &sched->label_index;
+        struct xp_map *m = &sched->label_index;
 
         for (size_t i = 0; i < m->cap; i++) {
                 struct plist *l = m->values[i];
@@ -260,14 +260,14 @@ static void index_free(struct xp_sched *sched)
                 free(l->pods);
                 free(l);
         }
-        smap_done(m);
+        xp_map_done(m);
         sched->label_index_on = false;
 }
 
 /* Builds the index from every placed pod, once. */
 static int index_enable(struct xp_sched *sched)
 {
-        const struct smap *pods = &sched->pod_map;
+        const struct xp_map *pods = &sched->pod_map;
 
         if (sched->label_index_on)
                 return 0;
@@ -363,7 +363,7 @@ static const struct plist *term_candidates(const struct xp_sched *sched, const s
         for (size_t i = 0; i < t->match_labels.n; i++) {
                 _cleanup_free_ char *k =
                     label_key(t->match_labels.items[i].key, t->match_labels.items[i].value);
-                const struct plist *l = k ? smap_get(&sched->label_index, k) : NULL;
+                const struct plist *l = k ? xp_map_get(&sched->label_index, k) : NULL;
                 if (!k)
                         return NULL; /* out of memory: the scan still gives the right answer */
                 if (!l)
@@ -381,7 +381,7 @@ static const struct plist *term_candidates(const struct xp_sched *sched, const s
                 k = label_key(e->key, e->values[0]);
                 if (!k)
                         return NULL;
-                l = smap_get(&sched->label_index, k);
+                l = xp_map_get(&sched->label_index, k);
                 if (!l)
                         return &empty;
                 if (!best || l->n < best->n)

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sched/devsel.h"
+#include "devsel.h"
 #include "xpool/object.h"
 
 /* NVLink affinities start above every PCIe level (PIX is 5). */
@@ -313,13 +313,79 @@ static void greedy_from(struct search *s, size_t seed)
         consider(s, &c);
 }
 
+/*
+ * One pass over the pairs of free devices (free[i]; pos_of[i] their candidate position, SIZE_MAX
+ * if none): each candidate's degree (affinity to every other free device) and the candidates'
+ * matrix.
+ */
+static void pair_matrix(const struct devsel_node *node,
+                        const bool free[static DEVSEL_MAX],
+                        const size_t pos_of[static DEVSEL_MAX],
+                        struct search *s)
+{
+        int64_t deg[DEVSEL_MAX] = {0};
+
+        for (size_t i = 0; i < node->n; i++) {
+                if (!free[i])
+                        continue;
+                if (pos_of[i] != SIZE_MAX)
+                        s->a[pos_of[i]][pos_of[i]] = 0;
+                for (size_t j = i + 1; j < node->n; j++) {
+                        uint16_t v;
+
+                        if (!free[j])
+                                continue;
+                        v = node->affinity ? node->affinity[i * node->n + j] : 0;
+                        deg[i] += v;
+                        deg[j] += v;
+                        if (pos_of[i] != SIZE_MAX && pos_of[j] != SIZE_MAX) {
+                                s->a[pos_of[i]][pos_of[j]] = s->a[pos_of[j]][pos_of[i]] = v;
+                                if (v > s->max_pair)
+                                        s->max_pair = v;
+                        }
+                }
+        }
+        for (size_t p = 0; p < s->m; p++)
+                s->deg[p] = deg[s->cand[p]];
+}
+
+/* The best set of s->k of the s->m candidates into s->best: exhaustive where that is cheap. */
+static void search_best(struct search *s)
+{
+        if (s->k == s->m) {
+                /* one set only: the search would find it slowly for a large node */
+                struct choice c = {.key = {0}};
+
+                for (size_t p = 0; p < s->m; p++) {
+                        c.pos[p] = p;
+                        c.key.cross += s->deg[p];
+                        for (size_t q = p + 1; q < s->m; q++) {
+                                c.key.within += s->a[p][q];
+                                c.key.numa_pairs += same_numa(s, p, q);
+                        }
+                }
+                c.key.cross -= 2 * c.key.within;
+                consider(s, &c);
+        } else if (s->m <= EXHAUSTIVE_MAX_CANDIDATES || s->k <= 2) {
+                dfs(s, 0, 0, 0, 0, 0);
+        } else {
+                for (size_t p = 0; p < s->m; p++) {
+                        s->cand_deg[p] = 0;
+                        for (size_t q = 0; q < s->m; q++)
+                                s->cand_deg[p] += s->a[p][q];
+                }
+                for (size_t seed = 0; seed < s->m; seed++)
+                        if (s->n_req == 0 || s->req[seed])
+                                greedy_from(s, seed);
+        }
+}
+
 static int choose_whole(const struct devsel_node *node,
                         size_t k,
                         const struct devsel_request *req,
                         struct devsel_result *ret)
 {
         size_t pos_of[DEVSEL_MAX]; /* device index to candidate position, SIZE_MAX if none */
-        int64_t deg[DEVSEL_MAX];   /* per device: affinity to every other free device */
         bool free[DEVSEL_MAX];
         struct search s;
         int numa;
@@ -333,7 +399,6 @@ static int choose_whole(const struct devsel_node *node,
                 const struct devsel_device *d = &node->devices[i];
 
                 free[i] = is_free(d);
-                deg[i] = 0;
                 pos_of[i] = SIZE_MAX;
                 if (!free[i] || !fits(d, req)) {
                         if (d->required)
@@ -352,57 +417,8 @@ static int choose_whole(const struct devsel_node *node,
         s.req_after[s.m] = 0;
         for (size_t p = s.m; p-- > 0;)
                 s.req_after[p] = s.req_after[p + 1] + s.req[p];
-
-        /* one pass over the pairs of free devices: degrees, and the candidates' matrix */
-        for (size_t i = 0; i < node->n; i++) {
-                if (!free[i])
-                        continue;
-                if (pos_of[i] != SIZE_MAX)
-                        s.a[pos_of[i]][pos_of[i]] = 0;
-                for (size_t j = i + 1; j < node->n; j++) {
-                        uint16_t v;
-
-                        if (!free[j])
-                                continue;
-                        v = node->affinity ? node->affinity[i * node->n + j] : 0;
-                        deg[i] += v;
-                        deg[j] += v;
-                        if (pos_of[i] != SIZE_MAX && pos_of[j] != SIZE_MAX) {
-                                s.a[pos_of[i]][pos_of[j]] = s.a[pos_of[j]][pos_of[i]] = v;
-                                if (v > s.max_pair)
-                                        s.max_pair = v;
-                        }
-                }
-        }
-        for (size_t p = 0; p < s.m; p++)
-                s.deg[p] = deg[s.cand[p]];
-
-        if (k == s.m) {
-                /* one set only: the search would find it slowly for a large node */
-                struct choice c = {.key = {0}};
-
-                for (size_t p = 0; p < s.m; p++) {
-                        c.pos[p] = p;
-                        c.key.cross += s.deg[p];
-                        for (size_t q = p + 1; q < s.m; q++) {
-                                c.key.within += s.a[p][q];
-                                c.key.numa_pairs += same_numa(&s, p, q);
-                        }
-                }
-                c.key.cross -= 2 * c.key.within;
-                consider(&s, &c);
-        } else if (s.m <= EXHAUSTIVE_MAX_CANDIDATES || k <= 2) {
-                dfs(&s, 0, 0, 0, 0, 0);
-        } else {
-                for (size_t p = 0; p < s.m; p++) {
-                        s.cand_deg[p] = 0;
-                        for (size_t q = 0; q < s.m; q++)
-                                s.cand_deg[p] += s.a[p][q];
-                }
-                for (size_t seed = 0; seed < s.m; seed++)
-                        if (s.n_req == 0 || s.req[seed])
-                                greedy_from(&s, seed);
-        }
+        pair_matrix(node, free, pos_of, &s);
+        search_best(&s);
 
         numa = s.numa[s.best.pos[0]];
         ret->n = k;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 #define LOOKAHEAD 16 /* names fetched ahead of the one looked up */
 
@@ -130,7 +130,7 @@ static int filter_named(struct xp_sched *sched,
         /* thousands of lookups, each a miss on the node's name and entry: hashed first, then
          * fetched ahead in two steps (the slot, then what it names) so the misses overlap */
         for (size_t i = 0; i < n; i++)
-                h[i] = names[i] ? smap_hash(names[i]) : 0;
+                h[i] = names[i] ? xp_map_hash(names[i]) : 0;
         /* a name asked twice is answered once: the mark says which slot answered it */
         sched->eval_generation++;
         for (size_t i = 0; i < n; i++) {
@@ -138,13 +138,13 @@ static int filter_named(struct xp_sched *sched,
                 struct reasons rs;
 
                 if (i + LOOKAHEAD < n)
-                        smap_prefetch(&sched->node_map, h[i + LOOKAHEAD], false, 0);
+                        xp_map_prefetch(&sched->node_map, h[i + LOOKAHEAD], false, 0);
                 if (i + LOOKAHEAD / 2 < n)
-                        smap_prefetch(&sched->node_map,
-                                      h[i + LOOKAHEAD / 2],
-                                      true,
-                                      sizeof(struct snode)); /* what the filters read */
-                node = names[i] ? smap_get_hashed(&sched->node_map, names[i], h[i]) : NULL;
+                        xp_map_prefetch(&sched->node_map,
+                                        h[i + LOOKAHEAD / 2],
+                                        true,
+                                        sizeof(struct snode)); /* what the filters read */
+                node = names[i] ? xp_map_get_hashed(&sched->node_map, names[i], h[i]) : NULL;
 
                 v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
                 at[i] = node && node->present ? node : NULL;

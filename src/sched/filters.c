@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 #include "xpool/strutil.h"
 
 static void
@@ -131,24 +131,6 @@ bool node_selector_term_matches(const struct xp_node_selector_term *term, const 
         for (size_t i = 0; i < term->match_fields.n; i++) {
                 const struct xp_selector_requirement *req = &term->match_fields.items[i];
                 if (!xp_streq0(req->key, "metadata.name") || !requirement_matches(req, node->name))
-                        return false;
-        }
-        return true;
-}
-
-bool label_selector_matches(const struct xp_label_selector *sel, const struct xp_strmap *labels)
-{
-        if (!sel)
-                return false;
-        for (size_t i = 0; i < sel->match_labels.n; i++)
-                if (!xp_streq0(xp_strmap_get(labels, sel->match_labels.items[i].key),
-                               sel->match_labels.items[i].value))
-                        return false;
-        for (size_t i = 0; i < sel->match_expressions.n; i++) {
-                const struct xp_selector_requirement *req = &sel->match_expressions.items[i];
-                if (req->op == XP_SELECTOR_OP_GT || req->op == XP_SELECTOR_OP_LT)
-                        return false;
-                if (!requirement_matches(req, xp_strmap_get(labels, req->key ? req->key : "")))
                         return false;
         }
         return true;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/gpupolicy.h"
+#include "gpupolicy.h"
 #include "xpool/strutil.h"
 
 struct gcache {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sched/gpupolicy.h"
+#include "gpupolicy.h"
 #include "xpool/strmap.h"
 
 static const char *const profile_names[_XP_SCHED_PROFILE_MAX] = {

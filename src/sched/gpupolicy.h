@@ -8,7 +8,7 @@
  * describes each policy's score.
  */
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 /* The normalizers of the FGD paper's simulator: the largest node it knew. */
 #define GP_MAX_CPU 128000

@@ -4,7 +4,7 @@
  * node score (rank.c weighs and orders it like any other), and the device a share takes on the
  * chosen node (place.c asks before device selection).
  */
-#include "sched/gpupolicy.h"
+#include "gpupolicy.h"
 
 #define DEFAULT_GPU_RESOURCE "nvidia.com/gpu"
 #define DEFAULT_MODEL_LABEL  "nvidia.com/gpu.product"
@@ -116,7 +116,7 @@ static int share_fallback(const struct pctx *ctx,
         }
         if (ctx->sched->options.profile != XP_SCHED_RANDOM || fits == 0)
                 return dev;
-        pick = sched_mix(ctx->sched->options.seed ^ ctx->req.hash ^ node->hash ^ 0x5eed) % fits;
+        pick = xp_hash_mix(ctx->sched->options.seed ^ ctx->req.hash ^ node->hash ^ 0x5eed) % fits;
         for (size_t d = 0; d < v->n; d++)
                 if (v->left[d] >= milli && pick-- == 0)
                         return (int)d;

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 size_t memshare_base_len(const char *name)
 {
@@ -22,7 +22,9 @@ size_t memshare_base_len(const char *name)
         return len - suffix;
 }
 
-int64_t memshare_milli(int64_t bytes, int64_t memory_bytes)
+/* The share of a device of memory_bytes that bytes take, in milli (ceil); 0 when the device's
+ * memory is unknown (0) or smaller than bytes. */
+static int64_t memshare_milli(int64_t bytes, int64_t memory_bytes)
 {
         if (memory_bytes <= 0 || bytes <= 0 || bytes > memory_bytes)
                 return 0;

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/gpupolicy.h"
-#include "sched/sched_internal.h"
+#include "gpupolicy.h"
+#include "sched_internal.h"
+#include "xpool/cpuset.h"
 #include "xpool/strutil.h"
 
-size_t numa_free_cpus(const struct snode *node, size_t k)
+/* Free (unpinned) CPUs of NUMA node k of node. */
+static size_t numa_free_cpus(const struct snode *node, size_t k)
 {
         const struct snuma *nn = &node->numa[k];
         size_t n = 0;
@@ -199,10 +201,8 @@ static int pick_cpus(const struct pctx *ctx, const struct snode *node, int *numa
         int64_t want = whole_cpus(&ctx->req), got = 0;
         size_t first = SIZE_MAX, most = 0;
         bool single = true;
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0, cap = 0;
-        int last = -2, run_start = -2;
-        uint8_t *chosen;
+        struct xp_cpuset chosen = {0};
+        int r;
 
         *ret = NULL;
         if (want == 0 || node->n_numa == 0)
@@ -227,59 +227,27 @@ static int pick_cpus(const struct pctx *ctx, const struct snode *node, int *numa
                                 best = k;
                 first = best;
         }
-        chosen = calloc(node->n_cpu_ids, 1);
-        if (!chosen)
-                return -ENOMEM;
         for (size_t pass = 0; pass < node->n_numa && got < want; pass++) {
                 size_t k = (first + pass) % node->n_numa;
                 const struct snuma *nn = &node->numa[k];
                 if (pass > 0 && ctx->req.single_numa)
                         break;
                 for (size_t i = 0; i < nn->n_cpus && got < want; i++)
-                        if (!node->cpu_used[nn->cpus[i]] && !chosen[nn->cpus[i]]) {
-                                chosen[nn->cpus[i]] = 1;
+                        if (!node->cpu_used[nn->cpus[i]] && !xp_cpuset_has(&chosen, nn->cpus[i])) {
+                                xp_cpuset_add(&chosen, nn->cpus[i]);
                                 got++;
                                 single = pass == 0;
                         }
         }
-        if (got < want) {
-                free(chosen);
+        if (got < want)
                 return 0; /* not enough unpinned CPUs: the pod shares the pool */
-        }
-        for (size_t c = 0; c <= node->n_cpu_ids; c++) {
-                bool on = c < node->n_cpu_ids && chosen[c];
-                if (on && last != (int)c - 1)
-                        run_start = (int)c;
-                if (!on && last == (int)c - 1 && run_start >= 0) {
-                        char item[32];
-                        int l = run_start == last
-                                    ? snprintf(item, sizeof(item), "%d", last)
-                                    : snprintf(item, sizeof(item), "%d-%d", run_start, last);
-                        if (len + (size_t)l + 2 > cap) {
-                                size_t ncap = (len + (size_t)l + 2) * 2;
-                                char *m = realloc(text, ncap);
-                                if (!m) {
-                                        free(chosen);
-                                        return -ENOMEM;
-                                }
-                                text = m;
-                                cap = ncap;
-                        }
-                        if (len)
-                                text[len++] = ',';
-                        memcpy(text + len, item, (size_t)l + 1);
-                        len += (size_t)l;
-                        run_start = -2;
-                }
-                if (on)
-                        last = (int)c;
-        }
-        free(chosen);
+        r = xp_cpuset_format(&chosen, ret);
+        if (r < 0)
+                return r;
         if (*numa < 0 && single)
                 *numa = (int)node->numa[first].id;
         else if (!single)
                 *numa = -1;
-        *ret = TAKE_PTR(text);
         return 0;
 }
 
@@ -467,7 +435,7 @@ int xp_sched_place_on(struct xp_sched *sched,
                       struct xp_error *err)
 {
         struct pctx ctx = {.sched = sched, .pod = pod};
-        struct snode *node = smap_get(&sched->node_map, node_name);
+        struct snode *node = xp_map_get(&sched->node_map, node_name);
         struct cand c = {.node = node, .pick = -1};
         struct devsel_pick pick;
         struct reasons rs;

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sched/devsel.h"
+#include "devsel.h"
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
 

@@ -4,7 +4,7 @@
  * it has the score (TaintToleration 3, NodeAffinity 2, resources 1); xpool's device scores
  * weigh 2 so topology and sharing decide between otherwise equal nodes.
  */
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 static const struct profile_weight spread[] = {
     {.ops = &sched_score_least_allocated, .weight = 1},

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 int reason_describe(const struct xp_sched *sched, const struct reason *r, char **ret)
 {

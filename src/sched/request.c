@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 #include "xpool/strutil.h"
 
 static int add_item(struct podreq *req, uint32_t res, int64_t milli, bool sum)
@@ -210,9 +210,9 @@ int sched_pod_requests(struct xp_sched *sched,
                 if (r < 0)
                         return r;
         }
-        req.hash = sched_mix(
-            sched_hash(pod->metadata.name ? pod->metadata.name : "") ^
-            (sched_hash(pod->metadata.namespace ? pod->metadata.namespace : "default") * 31));
+        req.hash = xp_hash_mix(
+            xp_hash_string(pod->metadata.name ? pod->metadata.name : "") ^
+            (xp_hash_string(pod->metadata.namespace ? pod->metadata.namespace : "default") * 31));
         *ret = req;
         return 0;
 }

@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched/devsel.h"
+#include "devsel.h"
+#include "xpool/map.h"
 #include "xpool/sched.h"
 
 /* Fixed ids: interned first by xp_sched_new(). */
@@ -24,32 +25,6 @@
 #define SCHED_DEVSEL_CANDIDATES 4
 /* Limits on what one pod may ask, against hostile objects. */
 #define SCHED_POD_RESOURCES_MAX 32
-
-/* ---- a string -> pointer map (open addressing; keys borrowed from the values) ------------- */
-
-struct smap {
-        const char **keys; /* NULL: empty; TOMBSTONE: deleted */
-        void **values;
-        uint64_t *hashes; /* of each key: a probe compares these before the strings */
-        size_t cap;       /* a power of two, or 0 */
-        size_t n;
-        size_t used; /* n plus tombstones */
-};
-
-void smap_done(struct smap *m);
-void *smap_get(const struct smap *m, const char *key);
-/* For many lookups in a row: the key's hash once, the slot prefetched ahead (deep false), then
- * what it points to (deep true, once the slot is in cache: the key and value_bytes of the value),
- * then the lookup with the hash. */
-uint64_t smap_hash(const char *key);
-void smap_prefetch(const struct smap *m, uint64_t hash, bool deep, size_t value_bytes);
-void *smap_get_hashed(const struct smap *m, const char *key, uint64_t hash);
-/* Inserts or replaces; key is borrowed and must live while it is in the map. -ENOMEM. */
-int smap_put(struct smap *m, const char *key, void *value);
-/* Removes key; returns the value, or NULL when absent. */
-void *smap_del(struct smap *m, const char *key);
-uint64_t sched_hash(const char *s);
-uint64_t sched_mix(uint64_t x);
 
 /* ---- the snapshot -------------------------------------------------------------------------- */
 
@@ -177,7 +152,7 @@ struct xp_sched {
         char **res_names;
         size_t n_res;
         size_t cap_res;
-        struct smap res_ids;
+        struct xp_map res_ids;
         struct snode **nodes; /* every entry, present or not, in order of first sight */
         size_t n_nodes;
         size_t cap_nodes;
@@ -187,14 +162,14 @@ struct xp_sched {
         size_t n_slabs;
         size_t slab_used; /* entries taken from the last block */
         size_t n_present;
-        struct smap node_map;
-        struct smap pod_map;
+        struct xp_map node_map;
+        struct xp_map pod_map;
         size_t next_start;
         struct xp_sched_stats stats;
         struct spod **anti_pods; /* placed pods with required anti-affinity terms */
         size_t n_anti_pods;
         size_t cap_anti_pods;
-        struct smap label_index; /* "key=value" -> struct plist of placed pods, when on */
+        struct xp_map label_index; /* "key=value" -> struct plist of placed pods, when on */
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
@@ -219,9 +194,6 @@ static inline struct dgroup *node_group(const struct snode *n, uint32_t res)
 {
         return res < n->n_res ? n->res[res].group : NULL;
 }
-void group_refresh(struct dgroup *g);
-/* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
-struct snode *sched_node_entry(struct xp_sched *sched, const char *name);
 
 /* ---- a pod's request (request.c, accelerator.c) -------------------------------------------- */
 
@@ -424,16 +396,11 @@ int rank_devices(const struct pctx *ctx,
                  size_t *ret_n_top,
                  struct xp_error *err);
 
-/* Free (unpinned) CPUs of NUMA node k of node. */
-size_t numa_free_cpus(const struct snode *node, size_t k);
-int sched_cpulist_parse(const char *text, uint16_t **ret, size_t *ret_n);
-
 bool node_tolerates(const struct xp_pod *pod,
                     const char *key,
                     const char *value,
                     enum xp_taint_effect effect);
 bool node_selector_term_matches(const struct xp_node_selector_term *term, const struct snode *node);
-bool label_selector_matches(const struct xp_label_selector *sel, const struct xp_strmap *labels);
 struct dgroup *
 accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_rank);
 
@@ -443,9 +410,6 @@ accel_pick_group(const struct pctx *ctx, const struct snode *node, int64_t *ret_
 
 /* The length of the device resource's name when name is "<domain>/<device>-memory", else 0. */
 size_t memshare_base_len(const char *name);
-/* The share of a device of memory_bytes that bytes take, in milli (ceil); 0 when the device's
- * memory is unknown (0) or smaller than bytes. */
-int64_t memshare_milli(int64_t bytes, int64_t memory_bytes);
 /* The group whose devices serve the pod's memory share on node (NULL when the pod has none or
  * the node lacks the resource); for xpool.io/accelerator-memory the group accel_pick_group()
  * chooses. */

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "sched/sched_internal.h"
+#include "sched_internal.h"
 
 /* The fraction (0..1000) of res that node would have in use with the pod, or -1 without any. */
 static int64_t used_permille(const struct pctx *ctx, const struct snode *node, uint32_t res)

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/gpupolicy.h"
-#include "sched/sched_internal.h"
+#include "gpupolicy.h"
+#include "sched_internal.h"
+#include "xpool/cpuset.h"
 #include "xpool/strutil.h"
 
 #define CPU_ID_MAX 4096
@@ -18,7 +19,7 @@
 
 int sched_res_id(struct xp_sched *sched, const char *name, bool add, uint32_t *ret)
 {
-        void *v = smap_get(&sched->res_ids, name);
+        void *v = xp_map_get(&sched->res_ids, name);
         _cleanup_free_ char *copy = NULL;
         int r;
 
@@ -39,7 +40,7 @@ int sched_res_id(struct xp_sched *sched, const char *name, bool add, uint32_t *r
         copy = strdup(name);
         if (!copy)
                 return -ENOMEM;
-        r = smap_put(&sched->res_ids, copy, (void *)(uintptr_t)(sched->n_res + 1));
+        r = xp_map_put(&sched->res_ids, copy, (void *)(uintptr_t)(sched->n_res + 1));
         if (r < 0)
                 return r;
         sched->res_names[sched->n_res] = TAKE_PTR(copy);
@@ -201,25 +202,25 @@ void xp_sched_free(struct xp_sched *sched)
                         pod_free(sched->pod_map.values[i]);
         }
         anti_free(sched);
-        smap_done(&sched->pod_map);
+        xp_map_done(&sched->pod_map);
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
         free(sched->nodes);
         for (size_t i = 0; i < sched->n_slabs; i++)
                 free(sched->slabs[i]);
         free(sched->slabs);
-        smap_done(&sched->node_map);
+        xp_map_done(&sched->node_map);
         for (size_t i = 0; i < sched->n_res; i++)
                 free(sched->res_names[i]);
         free(sched->res_names);
-        smap_done(&sched->res_ids);
+        xp_map_done(&sched->res_ids);
         free(sched->cands);
         gworkload_free(sched->workload);
         gworkload_free(sched->live);
         free(sched);
 }
 
-void group_refresh(struct dgroup *g)
+static void group_refresh(struct dgroup *g)
 {
         g->free_whole = 0;
         g->max_free = 0;
@@ -240,139 +241,82 @@ void group_refresh(struct dgroup *g)
 /* Parses a cpulist into sorted ids. -EINVAL on bad syntax or ids >= CPU_ID_MAX. */
 static int cpulist_parse(const char *text, uint16_t **ret, size_t *ret_n)
 {
-        _cleanup_free_ uint16_t *cpus = NULL;
-        size_t n = 0, cap = 0;
-        const char *p = text;
+        struct xp_cpuset set;
+        uint16_t *cpus;
+        size_t n = 0;
 
-        while (*p) {
-                char *end;
-                unsigned long a, b;
-
-                if (*p < '0' || *p > '9')
+        if (xp_cpuset_parse(text, &set) < 0)
+                return -EINVAL;
+        for (size_t w = CPU_ID_MAX / 64; w < XP_ELEMENTSOF(set.bits); w++)
+                if (set.bits[w])
                         return -EINVAL;
-                a = strtoul(p, &end, 10);
-                b = a;
-                p = end;
-                if (*p == '-') {
-                        p++;
-                        if (*p < '0' || *p > '9')
-                                return -EINVAL;
-                        b = strtoul(p, &end, 10);
-                        p = end;
-                }
-                if (a > b || b >= CPU_ID_MAX)
-                        return -EINVAL;
-                for (unsigned long c = a; c <= b; c++) {
-                        if (n == cap) {
-                                size_t ncap = cap ? cap * 2 : 64;
-                                uint16_t *m = realloc(cpus, ncap * sizeof(*m));
-                                if (!m)
-                                        return -ENOMEM;
-                                cpus = m;
-                                cap = ncap;
-                        }
-                        cpus[n++] = (uint16_t)c;
-                }
-                if (*p == ',')
-                        p++;
-                else if (*p)
-                        return -EINVAL;
-        }
-        *ret = TAKE_PTR(cpus);
+        cpus = malloc((xp_cpuset_count(&set) + 1) * sizeof(*cpus));
+        if (!cpus)
+                return -ENOMEM;
+        for (size_t w = 0; w < CPU_ID_MAX / 64; w++)
+                for (uint64_t bits = set.bits[w]; bits; bits &= bits - 1)
+                        cpus[n++] = (uint16_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+        *ret = cpus;
         *ret_n = n;
         return 0;
 }
 
-int sched_cpulist_parse(const char *text, uint16_t **ret, size_t *ret_n)
+/* The node's group of resource res (its index in *ret_k), made with room for DEVSEL_MAX devices
+ * when the node has none yet. -ENOMEM. */
+static int group_of(struct node_state *s, uint32_t res, enum xp_device_kind kind, size_t *ret_k)
 {
-        return cpulist_parse(text, ret, ret_n);
+        struct dgroup *m, *g;
+
+        for (size_t k = 0; k < s->n_groups; k++)
+                if (s->groups[k].res == res) {
+                        *ret_k = k;
+                        return 0;
+                }
+        m = realloc(s->groups, (s->n_groups + 1) * sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        s->groups = m;
+        g = &s->groups[s->n_groups++];
+        *g = (struct dgroup){.res = res, .kind = kind};
+        g->dev = calloc(DEVSEL_MAX, sizeof(*g->dev));
+        g->ids = calloc(DEVSEL_MAX, sizeof(*g->ids));
+        g->vendors = calloc(DEVSEL_MAX, sizeof(*g->vendors));
+        g->index = calloc(DEVSEL_MAX, sizeof(*g->index));
+        g->fp16 = calloc(DEVSEL_MAX, sizeof(*g->fp16));
+        if (!g->dev || !g->ids || !g->vendors || !g->index || !g->fp16)
+                return -ENOMEM;
+        *ret_k = s->n_groups - 1;
+        return 0;
 }
 
-static int build_groups(struct xp_sched *sched,
-                        const struct xp_node_inventory *inv,
-                        struct node_state *s,
-                        struct xp_error *err)
+/* Adds device d to group g (which has room). -ENOMEM. */
+static int group_add(struct dgroup *g, const struct xp_device *d)
 {
-        struct smap where = {0}; /* device id -> (group << 8 | index) + 1 */
-        int r = 0;
-
-        for (size_t i = 0; i < inv->devices.n; i++) {
-                const struct xp_device *d = &inv->devices.items[i];
-                struct dgroup *g;
-                uint32_t res;
-                size_t k;
-
-                if (!d->resource_name || !d->id)
-                        continue;
-                r = sched_res_id(sched, d->resource_name, true, &res);
-                if (r < 0)
-                        goto out;
-                g = NULL;
-                for (k = 0; k < s->n_groups; k++)
-                        if (s->groups[k].res == res) {
-                                g = &s->groups[k];
-                                break;
-                        }
-                if (!g) {
-                        struct dgroup *m = realloc(s->groups, (s->n_groups + 1) * sizeof(*m));
-                        if (!m) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                        s->groups = m;
-                        g = &s->groups[s->n_groups++];
-                        *g = (struct dgroup){.res = res, .kind = d->kind};
-                        g->dev = calloc(DEVSEL_MAX, sizeof(*g->dev));
-                        g->ids = calloc(DEVSEL_MAX, sizeof(*g->ids));
-                        g->vendors = calloc(DEVSEL_MAX, sizeof(*g->vendors));
-                        g->index = calloc(DEVSEL_MAX, sizeof(*g->index));
-                        g->fp16 = calloc(DEVSEL_MAX, sizeof(*g->fp16));
-                        if (!g->dev || !g->ids || !g->vendors || !g->index || !g->fp16) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                }
-                if (g->n == DEVSEL_MAX) {
-                        r = xp_errorf(err,
-                                      -EINVAL,
-                                      "status.xpool.devices[%zu]: more than %d devices of %s",
-                                      i,
-                                      DEVSEL_MAX,
-                                      d->resource_name);
-                        goto out;
-                }
-                g->ids[g->n] = strdup(d->id);
-                g->vendors[g->n] = xp_strdup0(d->vendor);
-                if (!g->ids[g->n] || (d->vendor && !g->vendors[g->n])) {
-                        free(g->ids[g->n]);
-                        free(g->vendors[g->n]);
-                        g->ids[g->n] = g->vendors[g->n] = NULL;
-                        r = -ENOMEM;
-                        goto out;
-                }
-                g->dev[g->n] = (struct devsel_device){
-                    .numa = d->numa_node.set ? (int)d->numa_node.value : -1,
-                    .memory_bytes = d->memory_bytes,
-                    .healthy = d->health != XP_DEVICE_UNHEALTHY,
-                };
-                g->index[g->n] = d->index;
-                g->fp16[g->n] = d->fp16_tflops;
-                r = smap_put(&where, g->ids[g->n], (void *)(uintptr_t)(((k << 8) | g->n) + 1));
-                if (r < 0) {
-                        g->n++;
-                        goto out;
-                }
-                g->n++;
+        g->ids[g->n] = strdup(d->id);
+        g->vendors[g->n] = xp_strdup0(d->vendor);
+        if (!g->ids[g->n] || (d->vendor && !g->vendors[g->n])) {
+                free(g->ids[g->n]);
+                free(g->vendors[g->n]);
+                g->ids[g->n] = g->vendors[g->n] = NULL;
+                return -ENOMEM;
         }
-        for (size_t k = 0; k < s->n_groups; k++) {
-                struct dgroup *g = &s->groups[k];
-                g->affinity = calloc(g->n * g->n + 1, sizeof(*g->affinity));
-                if (!g->affinity) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                group_refresh(g);
-        }
+        g->dev[g->n] = (struct devsel_device){
+            .numa = d->numa_node.set ? (int)d->numa_node.value : -1,
+            .memory_bytes = d->memory_bytes,
+            .healthy = d->health != XP_DEVICE_UNHEALTHY,
+        };
+        g->index[g->n] = d->index;
+        g->fp16[g->n] = d->fp16_tflops;
+        g->n++;
+        return 0;
+}
+
+/* The affinity of each link between two devices of one group (where: device id -> (group << 8 |
+ * index) + 1). */
+static void link_affinities(struct node_state *s,
+                            const struct xp_node_inventory *inv,
+                            const struct xp_map *where)
+{
         for (size_t i = 0; i < inv->links.n; i++) {
                 const struct xp_device_link *l = &inv->links.items[i];
                 uintptr_t a, b;
@@ -381,8 +325,8 @@ static int build_groups(struct xp_sched *sched,
 
                 if (!l->a || !l->b)
                         continue;
-                a = (uintptr_t)smap_get(&where, l->a);
-                b = (uintptr_t)smap_get(&where, l->b);
+                a = (uintptr_t)xp_map_get(where, l->a);
+                b = (uintptr_t)xp_map_get(where, l->b);
                 if (!a || !b || (a - 1) >> 8 != (b - 1) >> 8)
                         continue;
                 g = &s->groups[(a - 1) >> 8];
@@ -391,8 +335,55 @@ static int build_groups(struct xp_sched *sched,
                 g->affinity[ia * g->n + ib] = g->affinity[ib * g->n + ia] =
                     devsel_link_affinity((int)l->level, l->nvlinks);
         }
-out:
-        smap_done(&where);
+}
+
+static int build_groups(struct xp_sched *sched,
+                        const struct xp_node_inventory *inv,
+                        struct node_state *s,
+                        struct xp_error *err)
+{
+        struct xp_map where = {0}; /* device id -> (group << 8 | index) + 1 */
+        int r = 0;
+
+        for (size_t i = 0; i < inv->devices.n && r >= 0; i++) {
+                const struct xp_device *d = &inv->devices.items[i];
+                struct dgroup *g;
+                uint32_t res;
+                size_t k;
+
+                if (!d->resource_name || !d->id)
+                        continue;
+                r = sched_res_id(sched, d->resource_name, true, &res);
+                if (r >= 0)
+                        r = group_of(s, res, d->kind, &k);
+                if (r < 0)
+                        break;
+                g = &s->groups[k];
+                if (g->n == DEVSEL_MAX)
+                        r = xp_errorf(err,
+                                      -EINVAL,
+                                      "status.xpool.devices[%zu]: more than %d devices of %s",
+                                      i,
+                                      DEVSEL_MAX,
+                                      d->resource_name);
+                else
+                        r = group_add(g, d);
+                if (r >= 0)
+                        r = xp_map_put(&where,
+                                       g->ids[g->n - 1],
+                                       (void *)(uintptr_t)(((k << 8) | (g->n - 1)) + 1));
+        }
+        for (size_t k = 0; k < s->n_groups && r >= 0; k++) {
+                struct dgroup *g = &s->groups[k];
+                g->affinity = calloc(g->n * g->n + 1, sizeof(*g->affinity));
+                if (!g->affinity)
+                        r = -ENOMEM;
+                else
+                        group_refresh(g);
+        }
+        if (r >= 0)
+                link_affinities(s, inv, &where);
+        xp_map_done(&where);
         return r;
 }
 
@@ -494,9 +485,10 @@ static int build_state(struct xp_sched *sched,
         return 0;
 }
 
-struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
+/* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
+static struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
 {
-        struct snode *n = smap_get(&sched->node_map, name);
+        struct snode *n = xp_map_get(&sched->node_map, name);
 
         if (n)
                 return n;
@@ -521,13 +513,13 @@ struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
         }
         n = &sched->slabs[sched->n_slabs - 1][sched->slab_used];
         n->name = strdup(name);
-        if (!n->name || smap_put(&sched->node_map, n->name, n) < 0) {
+        if (!n->name || xp_map_put(&sched->node_map, n->name, n) < 0) {
                 free(n->name);
                 n->name = NULL;
                 return NULL;
         }
         sched->slab_used++;
-        n->hash = sched_hash(name);
+        n->hash = xp_hash_string(name);
         n->ready = -1;
         sched->nodes[sched->n_nodes++] = n;
         return n;
@@ -592,7 +584,7 @@ int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct
 
 int xp_sched_node_remove(struct xp_sched *sched, const char *name)
 {
-        struct snode *n = smap_get(&sched->node_map, name);
+        struct snode *n = xp_map_get(&sched->node_map, name);
         struct node_state old;
 
         if (!n || !n->present)
@@ -619,7 +611,7 @@ static void pod_forget(struct xp_sched *sched, struct spod *p)
         account(p->node, p, -1);
         anti_pod_removed(sched, p);
         node_unlink_pod(p->node, p);
-        smap_del(&sched->pod_map, p->key);
+        xp_map_del(&sched->pod_map, p->key);
         sched->stats.pods--;
         pod_free(p);
 }
@@ -631,7 +623,7 @@ int xp_sched_pod_remove(struct xp_sched *sched, const char *namespace, const cha
 
         if (asprintf(&key, "%s/%s", namespace ? namespace : "", name) < 0)
                 return -ENOMEM;
-        p = smap_get(&sched->pod_map, key);
+        p = xp_map_get(&sched->pod_map, key);
         if (!p)
                 return -ENOENT;
         pod_forget(sched, p);
@@ -788,7 +780,7 @@ int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp
                 pod_free(p);
                 return -ENOMEM;
         }
-        old = smap_get(&sched->pod_map, p->key);
+        old = xp_map_get(&sched->pod_map, p->key);
         if (pod->status.phase == XP_POD_SUCCEEDED || pod->status.phase == XP_POD_FAILED) {
                 pod_free(p);
                 if (old)
@@ -834,7 +826,7 @@ int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp
         r = anti_pod_added(sched, p);
         /* replacing the old version's entry: the key is the same, so nothing else changed yet */
         if (r == 0) {
-                r = smap_put(&sched->pod_map, p->key, p);
+                r = xp_map_put(&sched->pod_map, p->key, p);
                 if (r < 0)
                         anti_pod_removed(sched, p);
         }

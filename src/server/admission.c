@@ -12,8 +12,8 @@
 
 #include "admission.h"
 #include "auth.h"
-#include "registry/registry.h"
 #include "xpool/macro.h"
+#include "xpool/registry.h"
 #include "xpool/strutil.h"
 
 #define LABELS_SHOWN 64 /* forbidden labels named in one answer */
@@ -236,7 +236,7 @@ int admission_check(const struct request *req,
         /* a stale write is the store's to refuse (409), as Kubernetes checks versions first */
         if (stored && !(rv && xp_registry_version_parse(rv, &version) && version == expected))
                 return 1;
-        if (strcmp(kind->plural, "nodes") == 0 && req->who && req->who->role == AUTH_ROLE_NODE)
+        if (strcmp(kind->plural, "nodes") == 0 && req->who && req->who->role == XP_TOKEN_NODE)
                 return restrict_node(req->who->subject, stored, object, ret);
         if (strcmp(kind->plural, "pods") == 0 && stored)
                 return keep_node_name(stored, object, ret);

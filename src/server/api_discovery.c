@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
 
 #define KUBE_MAJOR "1"
 #define KUBE_MINOR "32"
@@ -412,10 +413,8 @@ static json_t *openapi_document(const char *group)
 static uint64_t document_hash(const json_t *doc)
 {
         char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-        uint64_t h = 0xcbf29ce484222325ull;
+        uint64_t h = text ? xp_hash_string(text) : XP_HASH_INIT;
 
-        for (const char *c = text; c && *c; c++)
-                h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
         free(text);
         return h;
 }

@@ -4,7 +4,6 @@
  * by the node's agent).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,8 +11,8 @@
 #include "auth.h"
 #include "internal.h"
 #include "xpool/macro.h"
+#include "xpool/podlog.h"
 #include "xpool/strutil.h"
-#include "xpool/timeutil.h"
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret)
 {
@@ -70,49 +69,6 @@ int handle_binding(const struct request *req, const struct route *route, struct 
                 r = reply_success(ret, 201);
         json_decref(binding);
         return r;
-}
-
-/* Go's strconv.ParseBool, which the API server uses for query parameters; absent is false. */
-static bool parse_query_bool(const char *v, bool *ret)
-{
-        static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
-        static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
-
-        *ret = false;
-        if (!v)
-                return true;
-        for (size_t i = 0; i < XP_ELEMENTSOF(yes); i++) {
-                if (strcmp(v, yes[i]) == 0) {
-                        *ret = true;
-                        return true;
-                }
-                if (strcmp(v, no[i]) == 0)
-                        return true;
-        }
-        return false;
-}
-
-/* A decimal >= min (at most 18 digits); absent: *ret = -1. */
-static bool parse_query_int(const char *v, int64_t min, int64_t *ret)
-{
-        int64_t x = 0;
-        size_t len;
-
-        *ret = -1;
-        if (!v)
-                return true;
-        len = strlen(v);
-        if (len == 0 || len > 18)
-                return false;
-        for (size_t i = 0; i < len; i++) {
-                if (v[i] < '0' || v[i] > '9')
-                        return false;
-                x = x * 10 + (v[i] - '0');
-        }
-        if (x < min)
-                return false;
-        *ret = x;
-        return true;
 }
 
 /* Appends " NAME" for each container of list (a JSON array) to buf. */
@@ -259,77 +215,9 @@ static int log_container(const struct request *req,
         return 1;
 }
 
-/* The flags of the query, as the agent takes them: 1 with them appended to f, else 0 (400). */
-static int log_flags(const struct request *req,
-                     const struct xp_kind *pods,
-                     FILE *f,
-                     bool *ret_follow,
-                     struct reply *ret)
+static const char *query_of(void *userdata, const char *name)
 {
-        static const char *const bools[] = {"follow", "previous", "timestamps"};
-        static const struct {
-                const char *name;
-                int64_t min;
-        } ints[] = {{"tailLines", 0}, {"sinceSeconds", 1}, {"limitBytes", 1}};
-
-        for (size_t i = 0; i < XP_ELEMENTSOF(bools); i++) {
-                bool v;
-
-                if (!parse_query_bool(request_query(req, bools[i]), &v))
-                        return reply_status(ret,
-                                            400,
-                                            "BadRequest",
-                                            req->name,
-                                            pods->plural,
-                                            "%s: invalid value \"%s\": want true or false",
-                                            bools[i],
-                                            request_query(req, bools[i]));
-                if (v)
-                        fprintf(f, "&%s=true", bools[i]);
-                if (i == 0)
-                        *ret_follow = v;
-        }
-        for (size_t i = 0; i < XP_ELEMENTSOF(ints); i++) {
-                int64_t v;
-
-                if (!parse_query_int(request_query(req, ints[i].name), ints[i].min, &v))
-                        return reply_status(
-                            ret,
-                            400,
-                            "BadRequest",
-                            req->name,
-                            pods->plural,
-                            "%s: invalid value \"%s\": must be an integer greater than or equal to %" PRId64,
-                            ints[i].name,
-                            request_query(req, ints[i].name),
-                            ints[i].min);
-                if (v >= 0)
-                        fprintf(f, "&%s=%" PRId64, ints[i].name, v);
-        }
-        return 1;
-}
-
-/* ?sinceTime=, as the agent takes it (seconds ago): 1 with it appended to f, else 0 (400). */
-static int
-log_since_time(const struct request *req, const struct xp_kind *pods, FILE *f, struct reply *ret)
-{
-        const char *since_time = request_query(req, "sinceTime");
-        int64_t t, ago;
-
-        if (!since_time || request_query(req, "sinceSeconds"))
-                return 1;
-        if (xp_time_parse_rfc3339(since_time, &t) < 0)
-                return reply_status(ret,
-                                    400,
-                                    "BadRequest",
-                                    req->name,
-                                    pods->plural,
-                                    "sinceTime: invalid value \"%s\": want an RFC 3339 time",
-                                    since_time);
-        /* The agent takes seconds: a time in the future shows what comes from now on. */
-        ago = (int64_t)time(NULL) - t;
-        fprintf(f, "&sinceSeconds=%" PRId64, ago < 1 ? 1 : ago);
-        return 1;
+        return request_query(userdata, name);
 }
 
 /* The agent's path and query for the log: 1 with *ret_path, else 0 with ret filled, or -ENOMEM. */
@@ -341,23 +229,34 @@ static int log_path(const struct request *req,
                     bool *ret_follow,
                     struct reply *ret)
 {
-        _cleanup_free_ char *path = NULL;
-        size_t len = 0;
-        FILE *f;
-        int r;
+        _cleanup_free_ char *query = NULL;
+        struct xp_pod_log_options o;
+        struct xp_pod_log_refusal bad;
+        char *path;
 
-        f = open_memstream(&path, &len);
-        if (!f)
+        if (xp_pod_log_options_parse(query_of, (void *)req, &o, &bad) < 0)
+                return reply_status(ret,
+                                    400,
+                                    "BadRequest",
+                                    req->name,
+                                    pods->plural,
+                                    "%s: invalid value \"%s\": want %s",
+                                    bad.option,
+                                    bad.value,
+                                    bad.want);
+        if (xp_pod_log_options_query(&o, (int64_t)time(NULL), &query) < 0 ||
+            asprintf(&path,
+                     "/containerLogs/%s/%s/%s?podUID=%s%s%s",
+                     req->namespace,
+                     req->name,
+                     container,
+                     uid,
+                     query[0] ? "&" : "",
+                     query) < 0)
                 return -ENOMEM;
-        fprintf(f, "/containerLogs/%s/%s/%s?podUID=%s", req->namespace, req->name, container, uid);
-        r = log_flags(req, pods, f, ret_follow, ret);
-        if (r > 0)
-                r = log_since_time(req, pods, f, ret);
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        if (r > 0)
-                *ret_path = TAKE_PTR(path);
-        return r;
+        *ret_path = path;
+        *ret_follow = o.follow;
+        return 1;
 }
 
 /* Proxies the log request to the agent of node, signed with the node's key. */
@@ -368,7 +267,7 @@ static int log_from_node(const struct request *req,
                          bool follow,
                          struct reply *ret)
 {
-        char host[64], key_id[AUTH_TOKEN_ID_LEN + 1];
+        char host[64], key_id[XP_TOKEN_ID_LEN + 1];
         uint8_t key[AUTH_KEY_LEN];
         unsigned port = 0;
         int r;

@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
 #include "xpool/table.h"
@@ -36,88 +37,42 @@
 #define WATCH_IDLE_MS     15000 /* idle time before a keep-alive newline */
 #define WATCH_TIMEOUT_MAX (24 * 3600)
 
-/* A set of "namespace/name" keys: open addressing, linear probing. */
+/* A set of "namespace/name" keys, each its own value in the map (and freed with it). */
 struct keyset {
-        char **slots;
-        size_t cap; /* a power of two, or 0 */
-        size_t n;
+        struct xp_map map;
 };
-
-static uint64_t key_hash(const char *key)
-{
-        uint64_t h = 0xcbf29ce484222325ull;
-
-        for (; *key; key++)
-                h = (h ^ (unsigned char)*key) * 0x100000001b3ull;
-        return h;
-}
-
-static char **keyset_slot(const struct keyset *set, const char *key)
-{
-        size_t i = key_hash(key) & (set->cap - 1);
-
-        while (set->slots[i] && strcmp(set->slots[i], key) != 0)
-                i = (i + 1) & (set->cap - 1);
-        return &set->slots[i];
-}
 
 static bool keyset_has(const struct keyset *set, const char *key)
 {
-        return set->cap && *keyset_slot(set, key);
+        return xp_map_get(&set->map, key) != NULL;
 }
 
 static int keyset_add(struct keyset *set, const char *key)
 {
-        char **slot;
+        char *copy;
+        int r;
 
-        if ((set->n + 1) * 2 > set->cap) {
-                struct keyset bigger = {.cap = set->cap ? set->cap * 2 : 64};
-
-                bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
-                if (!bigger.slots)
-                        return -ENOMEM;
-                for (size_t i = 0; i < set->cap; i++)
-                        if (set->slots[i])
-                                *keyset_slot(&bigger, set->slots[i]) = set->slots[i];
-                bigger.n = set->n;
-                free(set->slots);
-                *set = bigger;
-        }
-        slot = keyset_slot(set, key);
-        if (*slot)
+        if (keyset_has(set, key))
                 return 0;
-        *slot = strdup(key);
-        if (!*slot)
+        copy = strdup(key);
+        if (!copy)
                 return -ENOMEM;
-        set->n++;
-        return 0;
+        r = xp_map_put(&set->map, copy, copy);
+        if (r < 0)
+                free(copy);
+        return r;
 }
 
-/* Removal with backward-shift, so that probing chains stay intact. */
 static void keyset_remove(struct keyset *set, const char *key)
 {
-        size_t i, j;
-
-        if (!set->cap || !*keyset_slot(set, key))
-                return;
-        i = (size_t)(keyset_slot(set, key) - set->slots);
-        free(set->slots[i]);
-        set->slots[i] = NULL;
-        set->n--;
-        for (j = (i + 1) & (set->cap - 1); set->slots[j]; j = (j + 1) & (set->cap - 1)) {
-                char *moved = set->slots[j];
-
-                set->slots[j] = NULL;
-                *keyset_slot(set, moved) = moved;
-        }
+        free(xp_map_del(&set->map, key));
 }
 
 static void keyset_done(struct keyset *set)
 {
-        for (size_t i = 0; i < set->cap; i++)
-                free(set->slots[i]);
-        free(set->slots);
-        *set = (struct keyset){0};
+        for (size_t i = 0; i < set->map.cap; i++)
+                free(set->map.values[i]);
+        xp_map_done(&set->map);
 }
 
 struct watch {

@@ -11,33 +11,34 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "server/auth.h"
+#include "auth.h"
 #include "xpool/atomic_file.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/names.h"
+#include "xpool/random.h"
+#include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
 #define TOKENS_FILE_MAX (4 * 1024 * 1024)
 #define HASH_LEN        32
 #define SECRET_LEN      32 /* bytes of getrandom(): 256 bits */
-#define ID_BYTES        (AUTH_TOKEN_ID_LEN / 2)
-#define TOKEN_TEXT_LEN  (4 + AUTH_TOKEN_ID_LEN + 1 + 2 * SECRET_LEN) /* xpa_<id>.<secret> */
+#define ID_BYTES        (XP_TOKEN_ID_LEN / 2)
+#define TOKEN_TEXT_LEN  (4 + XP_TOKEN_ID_LEN + 1 + 2 * SECRET_LEN) /* xpa_<id>.<secret> */
 #define HEADER_MAX      1024
 #define RELOAD_INTERVAL 1 /* seconds between checks of the tokens file */
 
 struct token {
         char id[32];
         uint8_t hash[HASH_LEN];
-        enum auth_role role;
-        char subject[AUTH_SUBJECT_MAX + 1];
+        enum xp_token_role role;
+        char subject[XP_TOKEN_SUBJECT_MAX + 1];
         char created[40];
         uint64_t last_used; /* auth->uses when it last authenticated; 0: never (in memory only) */
 };
@@ -62,15 +63,15 @@ struct auth {
 };
 
 static const char *const role_names[] = {
-    [AUTH_ROLE_ADMIN] = "admin",
-    [AUTH_ROLE_READER] = "reader",
-    [AUTH_ROLE_NODE] = "node",
+    [XP_TOKEN_ADMIN] = "admin",
+    [XP_TOKEN_READER] = "reader",
+    [XP_TOKEN_NODE] = "node",
 };
 
 static const char role_letters[] = {
-    [AUTH_ROLE_ADMIN] = 'a',
-    [AUTH_ROLE_READER] = 'r',
-    [AUTH_ROLE_NODE] = 'n',
+    [XP_TOKEN_ADMIN] = 'a',
+    [XP_TOKEN_READER] = 'r',
+    [XP_TOKEN_NODE] = 'n',
 };
 
 static const char *const verb_names[] = {
@@ -83,14 +84,14 @@ static const char *const verb_names[] = {
     [AUTH_DELETE] = "delete",
 };
 
-const char *auth_role_to_string(enum auth_role role)
+const char *xp_token_role_to_string(enum xp_token_role role)
 {
         if ((size_t)role >= XP_ELEMENTSOF(role_names))
                 return NULL;
         return role_names[role];
 }
 
-int auth_role_from_string(const char *s)
+int xp_token_role_from_string(const char *s)
 {
         for (size_t i = 1; i < XP_ELEMENTSOF(role_names); i++)
                 if (s && strcmp(s, role_names[i]) == 0)
@@ -103,40 +104,6 @@ const char *auth_verb_to_string(enum auth_verb verb)
         if ((size_t)verb >= XP_ELEMENTSOF(verb_names))
                 return NULL;
         return verb_names[verb];
-}
-
-static bool is_lower_hex(const char *s, size_t len)
-{
-        for (size_t i = 0; i < len; i++)
-                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-                        return false;
-        return true;
-}
-
-static void hex_encode(const uint8_t *data, size_t len, char *out)
-{
-        static const char digits[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < len; i++) {
-                out[2 * i] = digits[data[i] >> 4];
-                out[2 * i + 1] = digits[data[i] & 15];
-        }
-        out[2 * len] = '\0';
-}
-
-static int hex_decode(const char *s, uint8_t *out, size_t len)
-{
-        for (size_t i = 0; i < len; i++) {
-                unsigned hi, lo;
-
-                if (!is_lower_hex(s + 2 * i, 2))
-                        return -EINVAL;
-                hi = s[2 * i] <= '9' ? (unsigned)(s[2 * i] - '0') : (unsigned)(s[2 * i] - 'a' + 10);
-                lo = s[2 * i + 1] <= '9' ? (unsigned)(s[2 * i + 1] - '0')
-                                         : (unsigned)(s[2 * i + 1] - 'a' + 10);
-                out[i] = (uint8_t)(hi << 4 | lo);
-        }
-        return 0;
 }
 
 static int sha256(const char *text, size_t len, uint8_t out[static HASH_LEN])
@@ -160,20 +127,20 @@ static bool is_label_char(char c)
                c == '.' || c == '_' || c == ':' || c == '@' || c == '-';
 }
 
-static int check_subject(enum auth_role role, const char *subject, struct xp_error *err)
+static int check_subject(enum xp_token_role role, const char *subject, struct xp_error *err)
 {
         size_t len;
 
         if (!subject || !subject[0])
                 return xp_errorf(err, -EINVAL, "the subject is empty");
         len = strlen(subject);
-        if (len > AUTH_SUBJECT_MAX)
+        if (len > XP_TOKEN_SUBJECT_MAX)
                 return xp_errorf(err,
                                  -EINVAL,
                                  "the subject is %zu characters, at most %d",
                                  len,
-                                 AUTH_SUBJECT_MAX);
-        if (role == AUTH_ROLE_NODE) {
+                                 XP_TOKEN_SUBJECT_MAX);
+        if (role == XP_TOKEN_NODE) {
                 int r = xp_check_dns1123_subdomain(subject, err);
 
                 if (r < 0)
@@ -234,10 +201,11 @@ static int parse_line(char *line, struct token *ret, struct xp_error *err)
         if (check_id(fields[0]) < 0)
                 return xp_errorf(
                     err, -EINVAL, "id '%s' is not 1 to 31 lowercase letters and digits", fields[0]);
-        if (strlen(fields[1]) != 2 * HASH_LEN || hex_decode(fields[1], ret->hash, HASH_LEN) < 0)
+        if (strlen(fields[1]) != 2 * HASH_LEN || !xp_hex_is_lower(fields[1], 2 * HASH_LEN) ||
+            xp_hex_decode(fields[1], ret->hash, HASH_LEN) < 0)
                 return xp_errorf(
                     err, -EINVAL, "token %s: the hash is not 64 lowercase hex digits", fields[0]);
-        role = auth_role_from_string(fields[2]);
+        role = xp_token_role_from_string(fields[2]);
         if (role < 0)
                 return xp_errorf(err,
                                  -EINVAL,
@@ -291,13 +259,9 @@ static int parse_tokens(const char *path,
                         return xp_errorf(err, -EINVAL, "%s:%u: a NUL byte", path, lineno);
                 if (line[0] == '\0' || line[0] == '#')
                         continue;
-                if (n == AUTH_TOKENS_MAX)
-                        return xp_errorf(err,
-                                         -E2BIG,
-                                         "%s:%u: more than %d tokens",
-                                         path,
-                                         lineno,
-                                         AUTH_TOKENS_MAX);
+                if (n == XP_TOKENS_MAX)
+                        return xp_errorf(
+                            err, -E2BIG, "%s:%u: more than %d tokens", path, lineno, XP_TOKENS_MAX);
                 if (n == allocated) {
                         size_t grown_n = allocated ? 2 * allocated : 16;
                         struct token *grown = reallocarray(tokens, grown_n, sizeof(*tokens));
@@ -378,7 +342,7 @@ static int format_tokens(const struct token *tokens, size_t n, char **ret, size_
         for (size_t i = 0; i < n; i++) {
                 char hash[2 * HASH_LEN + 1];
 
-                hex_encode(tokens[i].hash, HASH_LEN, hash);
+                xp_hex_encode(tokens[i].hash, HASH_LEN, hash);
                 fprintf(f,
                         "%s %s %s %s %s\n",
                         tokens[i].id,
@@ -418,29 +382,12 @@ static int lock_tokens(const char *data_dir, int *ret_fd, struct xp_error *err)
         return 0;
 }
 
-static int random_bytes(void *buf, size_t len)
-{
-        uint8_t *p = buf;
-
-        while (len > 0) {
-                ssize_t n = getrandom(p, len, 0);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                p += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
 /*
  * The writers' common path. With only_if_absent, adds the token only when the file does not
  * exist yet (auth_open's bootstrap) and returns 0 with *ret_token NULL otherwise.
  */
 static int token_add(const char *data_dir,
-                     enum auth_role role,
+                     enum xp_token_role role,
                      const char *subject,
                      bool only_if_absent,
                      char **ret_token,
@@ -456,7 +403,7 @@ static int token_add(const char *data_dir,
         size_t n = 0, len;
         int r;
 
-        if (!auth_role_to_string(role))
+        if (!xp_token_role_to_string(role))
                 return xp_errorf(err, -EINVAL, "unknown role %d", (int)role);
         r = check_subject(role, subject, err);
         if (r < 0)
@@ -478,12 +425,12 @@ static int token_add(const char *data_dir,
                 return r;
         if (r == -ENOENT)
                 xp_error_clear(err); /* a first token: not an error */
-        if (n >= AUTH_TOKENS_MAX)
+        if (n >= XP_TOKENS_MAX)
                 return xp_errorf(err,
                                  -E2BIG,
                                  "'%s' holds %d tokens already: revoke some first",
                                  path,
-                                 AUTH_TOKENS_MAX);
+                                 XP_TOKENS_MAX);
 
         grown = reallocarray(tokens, n + 1, sizeof(*tokens));
         if (!grown)
@@ -492,15 +439,15 @@ static int token_add(const char *data_dir,
         t = &tokens[n];
         *t = (struct token){.role = role};
         do {
-                r = random_bytes(id_bytes, sizeof(id_bytes));
+                r = xp_random_bytes(id_bytes, sizeof(id_bytes));
                 if (r < 0)
                         return xp_errorf(err, r, "getrandom: %s", strerror(-r));
-                hex_encode(id_bytes, sizeof(id_bytes), t->id);
+                xp_hex_encode(id_bytes, sizeof(id_bytes), t->id);
         } while (find_token(tokens, n, t->id));
-        r = random_bytes(secret, sizeof(secret));
+        r = xp_random_bytes(secret, sizeof(secret));
         if (r < 0)
                 return xp_errorf(err, r, "getrandom: %s", strerror(-r));
-        hex_encode(secret, sizeof(secret), secret_hex);
+        xp_hex_encode(secret, sizeof(secret), secret_hex);
         if (asprintf(&token, "xp%c_%s.%s", role_letters[role], t->id, secret_hex) < 0)
                 return -ENOMEM;
         r = sha256(token, strlen(token), t->hash);
@@ -526,17 +473,17 @@ static int token_add(const char *data_dir,
         return 0;
 }
 
-int auth_token_create(const char *data_dir,
-                      enum auth_role role,
-                      const char *subject,
-                      char **ret_token,
-                      char **ret_id,
-                      struct xp_error *err)
+int xp_token_create(const char *data_dir,
+                    enum xp_token_role role,
+                    const char *subject,
+                    char **ret_token,
+                    char **ret_id,
+                    struct xp_error *err)
 {
         return token_add(data_dir, role, subject, false, ret_token, ret_id, err);
 }
 
-int auth_token_revoke(const char *data_dir, const char *id, struct xp_error *err)
+int xp_token_revoke(const char *data_dir, const char *id, struct xp_error *err)
 {
         _cleanup_free_ char *path = tokens_path(data_dir), *text = NULL;
         _cleanup_free_ struct token *tokens = NULL;
@@ -567,14 +514,14 @@ int auth_token_revoke(const char *data_dir, const char *id, struct xp_error *err
         return xp_write_file_atomic(path, text, len, 0600, err);
 }
 
-int auth_token_list(const char *data_dir,
-                    struct auth_token_info **ret,
-                    size_t *ret_n,
-                    struct xp_error *err)
+int xp_token_list(const char *data_dir,
+                  struct xp_token_info **ret,
+                  size_t *ret_n,
+                  struct xp_error *err)
 {
         _cleanup_free_ char *path = tokens_path(data_dir);
         _cleanup_free_ struct token *tokens = NULL;
-        struct auth_token_info *infos;
+        struct xp_token_info *infos;
         size_t n = 0;
         int r;
 
@@ -613,7 +560,7 @@ int auth_open(const char *data_dir,
         auth->path = tokens_path(data_dir);
         if (!auth->path)
                 return -ENOMEM;
-        r = token_add(data_dir, AUTH_ROLE_ADMIN, "admin", true, &admin_token, NULL, err);
+        r = token_add(data_dir, XP_TOKEN_ADMIN, "admin", true, &admin_token, NULL, err);
         if (r < 0)
                 return r;
         r = read_tokens(auth->path, &auth->tokens, &auth->n_tokens, &auth->loaded, err);
@@ -698,21 +645,21 @@ static void maybe_reload(struct auth *auth)
 }
 
 /* Checks the shape xp<r>_<12 hex>.<64 hex>; returns the role or -EINVAL. */
-static int parse_token_text(const char *token, size_t len, char id[static AUTH_TOKEN_ID_LEN + 1])
+static int parse_token_text(const char *token, size_t len, char id[static XP_TOKEN_ID_LEN + 1])
 {
         int role = -EINVAL;
 
         if (len != TOKEN_TEXT_LEN || token[0] != 'x' || token[1] != 'p' || token[3] != '_' ||
-            token[4 + AUTH_TOKEN_ID_LEN] != '.')
+            token[4 + XP_TOKEN_ID_LEN] != '.')
                 return -EINVAL;
         for (size_t i = 1; i < XP_ELEMENTSOF(role_letters); i++)
                 if (token[2] == role_letters[i])
                         role = (int)i;
-        if (role < 0 || !is_lower_hex(token + 4, AUTH_TOKEN_ID_LEN) ||
-            !is_lower_hex(token + 5 + AUTH_TOKEN_ID_LEN, 2 * SECRET_LEN))
+        if (role < 0 || !xp_hex_is_lower(token + 4, XP_TOKEN_ID_LEN) ||
+            !xp_hex_is_lower(token + 5 + XP_TOKEN_ID_LEN, 2 * SECRET_LEN))
                 return -EINVAL;
-        memcpy(id, token + 4, AUTH_TOKEN_ID_LEN);
-        id[AUTH_TOKEN_ID_LEN] = '\0';
+        memcpy(id, token + 4, XP_TOKEN_ID_LEN);
+        id[XP_TOKEN_ID_LEN] = '\0';
         return role;
 }
 
@@ -721,7 +668,7 @@ int auth_authenticate(struct auth *auth,
                       struct auth_identity *ret,
                       struct xp_error *err)
 {
-        char id[AUTH_TOKEN_ID_LEN + 1];
+        char id[XP_TOKEN_ID_LEN + 1];
         uint8_t hash[HASH_LEN];
         const struct token *t;
         const char *token;
@@ -783,7 +730,7 @@ out:
 
 int auth_node_key(struct auth *auth,
                   const char *node,
-                  char ret_id[static AUTH_TOKEN_ID_LEN + 1],
+                  char ret_id[static XP_TOKEN_ID_LEN + 1],
                   uint8_t ret_key[static AUTH_KEY_LEN])
 {
         const struct token *best = NULL;
@@ -794,13 +741,13 @@ int auth_node_key(struct auth *auth,
         for (size_t i = 0; i < auth->n_tokens; i++) {
                 const struct token *t = &auth->tokens[i];
 
-                if (t->role != AUTH_ROLE_NODE || strcmp(t->subject, node) != 0)
+                if (t->role != XP_TOKEN_NODE || strcmp(t->subject, node) != 0)
                         continue;
                 /* Ties (never used) go to the newest token: the file lists tokens in order. */
                 if (!best || t->last_used >= best->last_used)
                         best = t;
         }
-        if (best && strlen(best->id) == AUTH_TOKEN_ID_LEN) {
+        if (best && strlen(best->id) == XP_TOKEN_ID_LEN) {
                 strcpy(ret_id, best->id);
                 memcpy(ret_key, best->hash, AUTH_KEY_LEN);
                 r = 0;
@@ -811,7 +758,7 @@ int auth_node_key(struct auth *auth,
 
 void auth_user_name(const struct auth_identity *who, char *buf, size_t size)
 {
-        const char *role = auth_role_to_string(who->role);
+        const char *role = xp_token_role_to_string(who->role);
 
         snprintf(buf, size, "system:%s:%s", role ? role : "unknown", who->subject);
 }
@@ -870,7 +817,7 @@ static void forbidden(const struct auth_identity *who,
                       size_t size)
 {
         const char *verb = auth_verb_to_string(req->verb), *group = req->group ? req->group : "";
-        char user[AUTH_SUBJECT_MAX + 32], resource[256], qualified[512], scope[300];
+        char user[XP_TOKEN_SUBJECT_MAX + 32], resource[256], qualified[512], scope[300];
 
         if (size == 0)
                 return;
@@ -924,11 +871,11 @@ enum auth_decision auth_authorize(const struct auth_identity *who,
                 reason[0] = '\0';
         if (!auth_verb_to_string(req->verb))
                 d = AUTH_DENY;
-        else if (who->role == AUTH_ROLE_ADMIN)
+        else if (who->role == XP_TOKEN_ADMIN)
                 d = AUTH_ALLOW;
-        else if (who->role == AUTH_ROLE_READER)
+        else if (who->role == XP_TOKEN_READER)
                 d = is_read(req->verb) ? AUTH_ALLOW : AUTH_DENY;
-        else if (who->role == AUTH_ROLE_NODE)
+        else if (who->role == XP_TOKEN_NODE)
                 d = authorize_node(who->subject, req);
         if (d == AUTH_DENY)
                 forbidden(who, req, reason, reason_size);

@@ -2,44 +2,20 @@
 #pragma once
 
 /*
- * Who may call the API server: bearer tokens, three roles, and the rules that authorize each
- * request. docs/security.md is the user's view.
- *
- * Tokens live in DATA_DIR/tokens (mode 0600), one line per token:
- *
- *     <id> <sha256-hex-of-the-token-text> <role> <subject> <created-RFC3339>
- *
- * Only the hash is stored. A token's text is `xp<r>_<id>.<secret>`: <r> is the role's letter
- * (a admin, r reader, n node), <id> 12 lowercase hex digits (48 random bits, a public handle for
- * `xpool token list|revoke`), <secret> 64 lowercase hex digits (256 bits of getrandom()).
- * Empty lines and lines starting with '#' are ignored. Writers (auth_token_create/revoke, the
- * bootstrap in auth_open) hold an flock on DATA_DIR/tokens.lock, read the file, and replace it
- * atomically (temporary file, fsync, rename), so concurrent `xpool token` runs lose nothing.
+ * Who may call the API server: bearer tokens (their file: include/server/xpool/token.h), three
+ * roles, and the rules that authorize each request. docs/security.md is the user's view.
  */
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "xpool/error.h"
-
-enum auth_role {
-        AUTH_ROLE_ADMIN = 1,
-        AUTH_ROLE_READER,
-        AUTH_ROLE_NODE,
-};
-
-/* "admin", "reader", "node"; NULL for anything else. */
-const char *auth_role_to_string(enum auth_role role);
-/* The role, or -EINVAL. */
-int auth_role_from_string(const char *s);
-
-#define AUTH_SUBJECT_MAX  253 /* a node name is a DNS subdomain */
-#define AUTH_TOKEN_ID_LEN 12
-#define AUTH_TOKENS_MAX   10000 /* lines in the tokens file */
+#include "xpool/token.h"
 
 struct auth_identity {
-        enum auth_role role;
-        char subject[AUTH_SUBJECT_MAX + 1]; /* the node name for node tokens, a label otherwise */
+        enum xp_token_role role;
+        char subject[XP_TOKEN_SUBJECT_MAX +
+                     1]; /* the node name for node tokens, a label otherwise */
         char token_id[32];
 };
 
@@ -128,40 +104,8 @@ enum auth_decision auth_authorize(const struct auth_identity *who,
  */
 int auth_node_key(struct auth *auth,
                   const char *node,
-                  char ret_id[static AUTH_TOKEN_ID_LEN + 1],
+                  char ret_id[static XP_TOKEN_ID_LEN + 1],
                   uint8_t ret_key[static AUTH_KEY_LEN]);
 
 /* "system:node:n1" and the like, for logs and messages. */
 void auth_user_name(const struct auth_identity *who, char *buf, size_t size);
-
-/*
- * Creates a token and adds it to DATA_DIR/tokens (created when absent; DATA_DIR must exist).
- * subject: the node name for AUTH_ROLE_NODE (a DNS subdomain), otherwise a label of letters,
- * digits and ._:@- (at most AUTH_SUBJECT_MAX). On success *ret_token holds the token's text and
- * *ret_id its id (caller frees both); -EINVAL for a bad subject or a corrupt file, -errno else.
- */
-int auth_token_create(const char *data_dir,
-                      enum auth_role role,
-                      const char *subject,
-                      char **ret_token,
-                      char **ret_id,
-                      struct xp_error *err);
-
-/* Removes the token with that id: 0, -ENOENT when there is none, -errno else. */
-int auth_token_revoke(const char *data_dir, const char *id, struct xp_error *err);
-
-struct auth_token_info {
-        char id[32];
-        enum auth_role role;
-        char subject[AUTH_SUBJECT_MAX + 1];
-        char created[40]; /* RFC 3339 */
-};
-
-/*
- * The tokens in DATA_DIR/tokens, in file order (never their hashes): *ret (caller frees with
- * free()) and *ret_n. -ENOENT when the file does not exist, -EINVAL for a corrupt one.
- */
-int auth_token_list(const char *data_dir,
-                    struct auth_token_info **ret,
-                    size_t *ret_n,
-                    struct xp_error *err);

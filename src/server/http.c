@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP layer: libmicrohttpd with a thread per connection behind the front door
- * (src/http/door.h), request bodies gathered up to XP_SERVER_BODY_MAX, dispatch through the
- * routes table (routes.c), and every answer a JSON document (Kubernetes Status objects for
- * errors), a text body, or a stream (watches, logs).
+ * (include/http/xpool/http_door.h), request bodies gathered up to XP_SERVER_BODY_MAX, dispatch
+ * through the routes table (routes.c), and every answer a JSON document (Kubernetes Status objects
+ * for errors), a text body, or a stream (watches, logs).
  *
  * Why a thread per connection: handlers block, on the store (a create waits for its group
  * commit's fsync) and in streams (a watch waits for the next write). With a thread per
@@ -13,8 +13,9 @@
  * request has arrived, and the daemon's connections are limited (per user once authenticated).
  *
  * A request is admitted once its head is in, before its body is read: the raw target and the
- * headers are checked (src/http/head.h), the token authenticated (401), the user's connections
- * and streams counted (429), the declared size checked (413). Then the body, then the route.
+ * headers are checked (include/http/xpool/http.h), the token authenticated (401), the user's
+ * connections and streams counted (429), the declared size checked (413). Then the body, then the
+ * route.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -27,13 +28,13 @@
 
 #include "auth.h"
 #include "http.h"
-#include "http/door.h"
-#include "http/head.h"
 #include "internal.h"
-#include "server.h"
 #include "tls.h"
+#include "xpool/http.h"
+#include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/server.h"
 #include "xpool/strutil.h"
 
 #define STREAM_BLOCK (32 * 1024)
@@ -358,7 +359,7 @@ static enum MHD_Result admit(struct exchange *x, const char *method, const char 
         struct reply reply = {0};
         const char *q = x->raw_target ? strchr(x->raw_target, '?') : NULL;
         const char *length;
-        char user[AUTH_SUBJECT_MAX + 32];
+        char user[XP_TOKEN_SUBJECT_MAX + 32];
         int r;
 
         x->admitted = true;

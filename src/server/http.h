@@ -3,7 +3,8 @@
 
 /*
  * The HTTP layer (http.c): serves the routes table over libmicrohttpd, behind the front door
- * (src/http/door.h), on a listening socket that the server's assembly (server.c) opened.
+ * (include/http/xpool/http_door.h), on a listening socket that the server's assembly (server.c)
+ * opened.
  */
 
 #include <stdbool.h>

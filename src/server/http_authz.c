@@ -86,9 +86,9 @@ int http_authorize(const struct route *route,
 {
         _cleanup_free_ char *name = NULL;
         enum auth_decision decision;
-        char reason[1024], user[AUTH_SUBJECT_MAX + 32];
+        char reason[1024], user[XP_TOKEN_SUBJECT_MAX + 32];
 
-        if (req->method == HTTP_POST && !route->subresource && who->role == AUTH_ROLE_NODE)
+        if (req->method == HTTP_POST && !route->subresource && who->role == XP_TOKEN_NODE)
                 name = created_name(req);
 
         struct auth_request areq = {

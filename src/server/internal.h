@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "registry/registry.h"
 #include "xpool/error.h"
 #include "xpool/kind.h"
+#include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/table.h"
 

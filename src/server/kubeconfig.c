@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/kubeconfig.h"
+#include "kubeconfig.h"
 #include "xpool/atomic_file.h"
 #include "xpool/macro.h"
 #include "xpool/yaml.h"

@@ -15,16 +15,16 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "controller/nodelife.h"
-#include "controller/scheduler.h"
 #include "http.h"
-#include "http/door.h"
 #include "internal.h"
-#include "server.h"
 #include "setup.h"
 #include "xpool/datadir.h"
+#include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/nodelife.h"
+#include "xpool/scheduler.h"
+#include "xpool/server.h"
 
 #define ADDRESS_MAX (INET6_ADDRSTRLEN + 16)
 
@@ -181,11 +181,6 @@ fail:
         free(new_admin_token);
         xp_server_free(server);
         return r;
-}
-
-uint16_t xp_server_port(const struct xp_server *server)
-{
-        return server->port;
 }
 
 const char *xp_server_url(const struct xp_server *server)

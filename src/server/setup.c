@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -80,9 +79,7 @@ int setup_tls(const struct xp_server_options *options,
         dir = xp_datadir_path(options->data_dir, XP_DATADIR_PKI);
         if (!dir)
                 return -ENOMEM;
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return xp_errorf(err, -errno, "cannot create %s: %m", dir);
-        r = tls_ensure(dir, hosts, n, err);
+        r = tls_ensure(dir, hosts, n, err); /* makes dir (0700) when missing */
         if (r < 0)
                 return r;
         if (asprintf(&cert_path, "%s/" TLS_SERVER_CERT, dir) < 0 ||
@@ -156,13 +153,13 @@ int setup_kubeconfig(const char *data_dir,
                         return r;
                 r = auth_authenticate(auth, header, &who, &ignored);
                 auth_free(auth);
-                if (r < 0 || who.role != AUTH_ROLE_ADMIN) {
+                if (r < 0 || who.role != XP_TOKEN_ADMIN) {
                         free(token);
                         token = NULL;
                 }
         }
         if (!token) {
-                r = auth_token_create(data_dir, AUTH_ROLE_ADMIN, "admin", &token, &id, err);
+                r = xp_token_create(data_dir, XP_TOKEN_ADMIN, "admin", &token, &id, err);
                 if (r < 0)
                         return r;
         }

@@ -3,8 +3,8 @@
 
 /* The server's start-up: certificate and admin kubeconfig (setup.c). */
 
-#include "server.h"
 #include "xpool/error.h"
+#include "xpool/server.h"
 
 /*
  * The serving certificate and key as PEM text, and the CA's certificate clients should trust

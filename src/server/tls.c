@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "server/tls.h"
+#include "tls.h"
 #include "xpool/atomic_file.h"
 #include "xpool/fileio.h"
 #include "xpool/macro.h"
+#include "xpool/random.h"
 
 #define DAY          (24 * 60 * 60)
 #define HOST_MAX     253
@@ -316,7 +316,7 @@ static int new_crt(gnutls_x509_privkey_t key, const char *cn, unsigned days, gnu
         time_t now = time(NULL);
         int r;
 
-        if (getrandom(serial, sizeof(serial), 0) != (ssize_t)sizeof(serial))
+        if (xp_random_bytes(serial, sizeof(serial)) < 0)
                 return GNUTLS_E_RANDOM_FAILED;
         serial[0] = (serial[0] & 0x7f) | 0x40; /* positive and 16 bytes long, as RFC 5280 asks */
         r = gnutls_x509_crt_init(&crt);

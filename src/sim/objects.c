@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim_internal.h"
 #include "xpool/codec.h"
 
 static char *node_json(const struct xp_sim_node *n)

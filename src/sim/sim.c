@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/sim_internal.h"
+#include "sim_internal.h"
 #include "xpool/strmap.h"
 
 struct run {

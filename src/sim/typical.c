@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim_internal.h"
 
 #define TYPICAL_PERCENT 95
 

@@ -95,8 +95,14 @@ static int integrity(sqlite3 *db, bool full, struct store_facts *f)
         return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-int store_probe(
-    const char *path, sqlite3 *db, bool full, struct store_facts *f, struct xp_error *err)
+/*
+ * What the database holds (db open, read-only or not, nothing written): the schema, the meta
+ * rows, and the integrity check (full: integrity_check and the objects' count; else
+ * quick_check). What SQLite calls corrupt (or not a database) is facts->corrupt; a failure
+ * to read (I/O, a full disk that leaves no room for the WAL index, ...) is -errno.
+ */
+static int
+store_probe(const char *path, sqlite3 *db, bool full, struct store_facts *f, struct xp_error *err)
 {
         int64_t tables = 0, app_id = 0, user_version = 0, n = 0, max = 0;
         int rc;

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -26,6 +25,7 @@
 
 #include "store_internal.h"
 #include "xpool/macro.h"
+#include "xpool/random.h"
 
 #define DEFAULT_EVENT_HISTORY 10000
 
@@ -144,9 +144,12 @@ int store_new_id(uint64_t *ret, struct xp_error *err)
 {
         uint64_t id = 0;
 
-        while (id == 0)
-                if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id) && errno != EINTR)
-                        return xp_errorf(err, -errno, "store: getrandom: %m");
+        while (id == 0) {
+                int r = xp_random_bytes(&id, sizeof(id));
+
+                if (r < 0)
+                        return xp_errorf(err, r, "store: getrandom: %s", strerror(-r));
+        }
         /* SQLite keeps it as a signed 64-bit integer: either half of the range will do */
         *ret = id;
         return 0;

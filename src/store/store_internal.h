@@ -257,14 +257,6 @@ int seal_sync(struct seal *seal);
 void seal_close(struct seal *seal, bool discard);
 
 /* check.c */
-/*
- * What the database holds (db open, read-only or not, nothing written): the schema, the meta
- * rows, and the integrity check (full: integrity_check and the objects' count; else
- * quick_check). What SQLite calls corrupt (or not a database) is facts->corrupt; a failure
- * to read (I/O, a full disk that leaves no room for the WAL index, ...) is -errno.
- */
-int store_probe(
-    const char *path, sqlite3 *db, bool full, struct store_facts *ret, struct xp_error *err);
 /* Whether the seal and the database agree (pure). */
 void store_judge(const struct seal_state *seal,
                  const struct store_facts *db,

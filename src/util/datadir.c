@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The data directory's layout and default root (include/xpool/datadir.h). */
+/* The data directory's layout and default root (include/util/xpool/datadir.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "xpool/datadir.h"
+#include "xpool/fileio.h"
 #include "xpool/macro.h"
 
 int xp_datadir_default(char **ret, struct xp_error *err)
@@ -55,22 +56,8 @@ char *xp_datadir_path(const char *dir, const char *name)
 
 int xp_datadir_make(const char *dir, struct xp_error *err)
 {
-        _cleanup_free_ char *copy = strdup(dir);
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return xp_errorf(err, -errno, "cannot create the directory '%s': %m", copy);
-                *p = '/';
-        }
         /* the last component 0700: the state (the store, tokens, keys, pods' logs) is private */
-        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-                return xp_errorf(err, -errno, "cannot create the directory '%s': %m", copy);
-        return 0;
+        return xp_mkdir_p(dir, 0700, err);
 }
 
 int xp_datadir_check_private(const char *path, struct xp_error *err)

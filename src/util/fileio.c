@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xpool/fileio.h"
@@ -37,4 +40,31 @@ int xp_read_fd_all(int fd, size_t max, char **ret, size_t *ret_size)
         *ret = TAKE_PTR(buf);
         *ret_size = size;
         return 0;
+}
+
+int xp_mkdir_p_at(int dirfd, const char *path, mode_t mode, struct xp_error *err)
+{
+        _cleanup_free_ char *copy = NULL;
+
+        if (!path[0])
+                return xp_errorf(err, -EINVAL, "cannot create a directory without a name");
+        copy = strdup(path);
+        if (!copy)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/' || p[-1] == '/')
+                        continue;
+                *p = '\0';
+                if (mkdirat(dirfd, copy, 0755) < 0 && errno != EEXIST)
+                        return xp_errorf(err, -errno, "cannot create the directory '%s': %m", copy);
+                *p = '/';
+        }
+        if (mkdirat(dirfd, copy, mode) < 0 && errno != EEXIST)
+                return xp_errorf(err, -errno, "cannot create the directory '%s': %m", copy);
+        return 0;
+}
+
+int xp_mkdir_p(const char *path, mode_t mode, struct xp_error *err)
+{
+        return xp_mkdir_p_at(AT_FDCWD, path, mode, err);
 }

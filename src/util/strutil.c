@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +88,41 @@ int xp_hex_digit(char c)
         if (c >= 'A' && c <= 'F')
                 return c - 'A' + 10;
         return -1;
+}
+
+bool xp_hex_is_lower(const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+void xp_hex_encode(const void *data, size_t len, char *out)
+{
+        static const char digits[] = "0123456789abcdef";
+        const unsigned char *p = data;
+
+        for (size_t i = 0; i < len; i++) {
+                out[2 * i] = digits[p[i] >> 4];
+                out[2 * i + 1] = digits[p[i] & 15];
+        }
+        out[2 * len] = '\0';
+}
+
+int xp_hex_decode(const char *text, void *out, size_t len)
+{
+        unsigned char *p = out;
+
+        for (size_t i = 0; i < len; i++) {
+                int hi = xp_hex_digit(text[2 * i]),
+                    lo = hi < 0 ? -1 : xp_hex_digit(text[2 * i + 1]);
+
+                if (hi < 0 || lo < 0)
+                        return -EINVAL;
+                p[i] = (unsigned char)(hi << 4 | lo);
+        }
+        return 0;
 }
 
 bool xp_utf8_valid(const char *s, size_t len)

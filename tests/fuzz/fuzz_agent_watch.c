@@ -2,9 +2,9 @@
 /*
  * Fuzzes what the agent parses from the server and its command line: a watch event line
  * (xp_agent_pods_apply_event()) and, from the same bytes, a duration
- * (xp_agent_parse_duration_ms()). An event either is taken (its pod recorded or deleted, a
- * resourceVersion string or none) or fails with a negative code and a message, leaving the pod map
- * as it was.
+ * as its flags take it (xp_duration_parse(), 1 ms to a day). An event either is taken (its pod
+ * recorded or deleted, a resourceVersion string or none) or fails with a negative code and a
+ * message, leaving the pod map as it was.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 
 #include "agent/agent_internal.h"
 #include "xpool/agent.h"
+#include "xpool/duration.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,8 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(rv);
         xp_agent_pods_done(&pods);
 
-        r = xp_agent_parse_duration_ms(text, &ms);
-        check(r == 0 ? ms >= 1 && ms <= 24LL * 3600 * 1000 : r == -EINVAL && ms == -1);
+        r = xp_duration_parse(text, 1, XP_DURATION_DAY_MS, &ms, NULL);
+        check(r == 0 ? ms >= 1 && ms <= XP_DURATION_DAY_MS
+                     : (r == -EINVAL || r == -ERANGE) && ms == -1);
         free(text);
         return 0;
 }

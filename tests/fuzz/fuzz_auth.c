@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 check(err.msg[0] != '\0');
         } else {
                 check(r == 0);
-                check(auth_role_to_string(who.role) != NULL);
+                check(xp_token_role_to_string(who.role) != NULL);
                 check(who.subject[0] != '\0');
                 check(strstr(header, who.token_id) != NULL);
         }

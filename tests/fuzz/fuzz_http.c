@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/head.h"
 #include "server/http.h"
+#include "xpool/http.h"
 #include "xpool/strutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

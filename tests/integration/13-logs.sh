@@ -128,19 +128,18 @@ api GET '/api/v1/namespaces/default/pods/web/log?container=app&tailLines=-1'
 expect_code "negative tailLines" 400
 expect_in "negative tailLines: message" "$tmp/out" 'tailLines: invalid value'
 
-# -f: what is there, then what is appended, through a rotation, until the .end appears.
-(
-  sleep 1
-  printf '2026-12-02T22:01:04Z stdout F five\n' >>"$dir/app/1.log"
-  sleep 0.5
-  mv "$dir/app/1.log" "$dir/app/1.log.1"
-  printf '2026-12-02T22:01:05Z stdout F six\n' >"$dir/app/1.log"
-  sleep 0.5
-  : >"$dir/app/1.end"
-) &
-writer=$!
-check "logs -f" 0 timeout 20 "${kc[@]}" logs web -c app -f --tail=1 --request-timeout=0
-wait "$writer"
+# -f: what is there, then what is appended, through a rotation, until the .end appears. The
+# writes wait until the follower has shown the tail, so a slow start cannot take "five" as it.
+timeout 20 "${kc[@]}" logs web -c app -f --tail=1 --request-timeout=0 >"$tmp/out" 2>"$tmp/err" &
+follower=$!
+poll "logs -f shows the tail first" 15 four head -n 1 "$tmp/out"
+printf '2026-12-02T22:01:04Z stdout F five\n' >>"$dir/app/1.log"
+sleep 0.5
+mv "$dir/app/1.log" "$dir/app/1.log.1"
+printf '2026-12-02T22:01:05Z stdout F six\n' >"$dir/app/1.log"
+sleep 0.5
+: >"$dir/app/1.end"
+wait "$follower" || { echo "FAIL logs -f exited $?"; failures=$((failures + 1)); }
 printf 'four\nfive\nsix\n' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL logs -f:"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1)); }
 

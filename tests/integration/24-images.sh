@@ -53,7 +53,7 @@ configs:
     plain_http: true
     untrusted: true
 timeouts:
-  connect: 2s
+  connect: 8s # a TLS handshake with the Go registry under a loaded sanitizer run
   stall: 2s
 EOF
 printf '{"auths": {"https://%s/v1/": {"auth": "%s"}}}\n' "$secure" "$(printf puller:s3cret | base64)" >"$tmp/auth.json"

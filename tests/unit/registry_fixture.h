@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "controller/clock.h"
-#include "registry/registry.h"
 #include "tmpdir.h"
+#include "xpool/registry.h"
 #include "xpool/store.h"
 
 #define FIXTURE_WALL_START 1800000000 /* 2027-01-15T08:00:00Z */

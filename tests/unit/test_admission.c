@@ -60,8 +60,8 @@ static void kubelet_labels_are_allowed_and_steering_ones_not(void **state)
                         fail_msg("%s is allowed", forbidden[i]);
 }
 
-static const struct auth_identity node_n1 = {.role = AUTH_ROLE_NODE, .subject = "n1"};
-static const struct auth_identity an_admin = {.role = AUTH_ROLE_ADMIN, .subject = "admin"};
+static const struct auth_identity node_n1 = {.role = XP_TOKEN_NODE, .subject = "n1"};
+static const struct auth_identity an_admin = {.role = XP_TOKEN_ADMIN, .subject = "admin"};
 
 /* admission_check() of object (over stored at version 7, or a create) as who: 1, or the answer's
  * code with its message in *msg. */

@@ -91,7 +91,7 @@ static void open_bootstraps_admin(void **state)
         assert_int_equal(count_lines(f->path), 1);
 
         assert_int_equal(authenticate(auth, admin, &who), 0);
-        assert_int_equal(who.role, AUTH_ROLE_ADMIN);
+        assert_int_equal(who.role, XP_TOKEN_ADMIN);
         assert_string_equal(who.subject, "admin");
         assert_memory_equal(who.token_id, admin + 4, 12);
         assert_int_equal(strlen(who.token_id), 12);
@@ -121,41 +121,40 @@ static void create_revoke_reload(void **state)
         _cleanup_(auth_freep) struct auth *auth = NULL;
         _cleanup_free_ char *admin = NULL, *node = NULL, *node_id = NULL, *reader = NULL,
                             *reader_id = NULL;
-        _cleanup_free_ struct auth_token_info *list = NULL;
+        _cleanup_free_ struct xp_token_info *list = NULL;
         struct auth_identity who = {0};
         struct xp_error err = {0};
         size_t n = 0;
 
         assert_int_equal(auth_open(f->dir, &auth, &admin, &err), 0);
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n1", &node, &node_id, &err), 0);
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_NODE, "n1", &node, &node_id, &err), 0);
         assert_memory_equal(node, "xpn_", 4);
         assert_int_equal(
-            auth_token_create(f->dir, AUTH_ROLE_READER, "ci@example", &reader, &reader_id, &err),
-            0);
+            xp_token_create(f->dir, XP_TOKEN_READER, "ci@example", &reader, &reader_id, &err), 0);
         assert_memory_equal(reader, "xpr_", 4);
         assert_string_not_equal(node_id, reader_id);
 
         wait_reload();
         assert_int_equal(authenticate(auth, node, &who), 0);
-        assert_int_equal(who.role, AUTH_ROLE_NODE);
+        assert_int_equal(who.role, XP_TOKEN_NODE);
         assert_string_equal(who.subject, "n1");
         assert_string_equal(who.token_id, node_id);
         assert_int_equal(authenticate(auth, reader, &who), 0);
-        assert_int_equal(who.role, AUTH_ROLE_READER);
+        assert_int_equal(who.role, XP_TOKEN_READER);
         assert_string_equal(who.subject, "ci@example");
 
-        assert_int_equal(auth_token_list(f->dir, &list, &n, &err), 0);
+        assert_int_equal(xp_token_list(f->dir, &list, &n, &err), 0);
         assert_int_equal(n, 3);
         assert_string_equal(list[1].id, node_id);
-        assert_int_equal(list[1].role, AUTH_ROLE_NODE);
+        assert_int_equal(list[1].role, XP_TOKEN_NODE);
         assert_string_equal(list[1].subject, "n1");
         assert_int_equal(strlen(list[1].created), 20);
 
-        assert_int_equal(auth_token_revoke(f->dir, node_id, &err), 0);
+        assert_int_equal(xp_token_revoke(f->dir, node_id, &err), 0);
         assert_int_equal(count_lines(f->path), 2);
-        assert_int_equal(auth_token_revoke(f->dir, node_id, &err), -ENOENT);
+        assert_int_equal(xp_token_revoke(f->dir, node_id, &err), -ENOENT);
         assert_non_null(strstr(err.msg, node_id));
-        assert_int_equal(auth_token_revoke(f->dir, "../etc", &err), -EINVAL);
+        assert_int_equal(xp_token_revoke(f->dir, "../etc", &err), -EINVAL);
         wait_reload();
         assert_int_equal(auth_authenticate(auth, "Bearer x", &who, &err), -EACCES);
         assert_int_equal(authenticate(auth, node, &who), -EACCES);
@@ -163,14 +162,14 @@ static void create_revoke_reload(void **state)
         assert_int_equal(authenticate(auth, admin, &who), 0);
 
         /* bad subjects change nothing */
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "N_1", &node, &node_id, &err),
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_NODE, "N_1", &node, &node_id, &err),
                          -EINVAL);
         assert_non_null(strstr(err.msg, "N_1"));
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_READER, "a b", &node, &node_id, &err),
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_READER, "a b", &node, &node_id, &err),
                          -EINVAL);
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_READER, "", &node, &node_id, &err),
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_READER, "", &node, &node_id, &err),
                          -EINVAL);
-        assert_int_equal(auth_token_create(f->dir, (enum auth_role)9, "x", &node, &node_id, &err),
+        assert_int_equal(xp_token_create(f->dir, (enum xp_token_role)9, "x", &node, &node_id, &err),
                          -EINVAL);
         assert_int_equal(count_lines(f->path), 2);
 }
@@ -181,7 +180,7 @@ static void node_key(void **state)
         _cleanup_(auth_freep) struct auth *auth = NULL;
         _cleanup_free_ char *admin = NULL, *t1 = NULL, *id1 = NULL, *t2 = NULL, *id2 = NULL,
                             *t3 = NULL, *id3 = NULL;
-        char id[AUTH_TOKEN_ID_LEN + 1] = "";
+        char id[XP_TOKEN_ID_LEN + 1] = "";
         uint8_t key[AUTH_KEY_LEN], want[AUTH_KEY_LEN];
         struct auth_identity who = {0};
         struct xp_error err = {0};
@@ -189,9 +188,9 @@ static void node_key(void **state)
 
         assert_int_equal(auth_open(f->dir, &auth, &admin, &err), 0);
         assert_int_equal(auth_node_key(auth, "n1", id, key), -ENOENT);
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n1", &t1, &id1, &err), 0);
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n1", &t2, &id2, &err), 0);
-        assert_int_equal(auth_token_create(f->dir, AUTH_ROLE_NODE, "n2", &t3, &id3, &err), 0);
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_NODE, "n1", &t1, &id1, &err), 0);
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_NODE, "n1", &t2, &id2, &err), 0);
+        assert_int_equal(xp_token_create(f->dir, XP_TOKEN_NODE, "n2", &t3, &id3, &err), 0);
         wait_reload();
         /* Neither used yet: the newest. The key is what the agent computes from its token. */
         assert_int_equal(auth_node_key(auth, "n1", id, key), 0);
@@ -204,7 +203,7 @@ static void node_key(void **state)
         assert_string_equal(id, id1);
         assert_int_equal(authenticate(auth, t2, &who), 0);
         assert_int_equal(authenticate(auth, t1, &who), 0);
-        assert_int_equal(auth_token_revoke(f->dir, id3, &err), 0);
+        assert_int_equal(xp_token_revoke(f->dir, id3, &err), 0);
         wait_reload();
         assert_int_equal(auth_node_key(auth, "n1", id, key), 0);
         assert_string_equal(id, id1);
@@ -316,8 +315,8 @@ static void corrupt_files(void **state)
                                  where,
                                  cases[i].message);
                 /* writers refuse to touch a corrupt file */
-                assert_int_equal(
-                    auth_token_create(f->dir, AUTH_ROLE_ADMIN, "x", &token, NULL, &err), -EINVAL);
+                assert_int_equal(xp_token_create(f->dir, XP_TOKEN_ADMIN, "x", &token, NULL, &err),
+                                 -EINVAL);
                 assert_null(token);
                 assert_int_equal(count_lines(f->path), 4 - (i == XP_ELEMENTSOF(cases) - 1));
         }
@@ -326,7 +325,7 @@ static void corrupt_files(void **state)
 static void fails_closed_on_broken_reload(void **state)
 {
         struct tmpdir *f = *state;
-        struct auth_token_info *list = NULL;
+        struct xp_token_info *list = NULL;
         size_t n = 0;
         _cleanup_(auth_freep) struct auth *auth = NULL;
         _cleanup_free_ char *admin = NULL;
@@ -362,7 +361,7 @@ static void fails_closed_on_broken_reload(void **state)
                 /* where it is broken is for the operator, not for any client */
                 assert_null(strstr(err.msg, f->path));
                 xp_error_clear(&err);
-                assert_int_equal(auth_token_list(f->dir, &list, &n, &err), -EINVAL);
+                assert_int_equal(xp_token_list(f->dir, &list, &n, &err), -EINVAL);
                 assert_non_null(strstr(err.msg, ":1: expected 5 fields"));
         }
         unlink(f->path);
@@ -372,7 +371,7 @@ static void fails_closed_on_broken_reload(void **state)
         write_text(f->path, text);
         wait_reload();
         assert_int_equal(authenticate(auth, admin, &who), 0);
-        assert_int_equal(who.role, AUTH_ROLE_ADMIN);
+        assert_int_equal(who.role, XP_TOKEN_ADMIN);
 }
 
 /* Writers in several processes at once: the lock keeps every token. */
@@ -393,8 +392,8 @@ static void concurrent_writers(void **state)
                                 char *token = NULL, subject[32];
 
                                 snprintf(subject, sizeof(subject), "n%d-%d", p, i);
-                                if (auth_token_create(
-                                        f->dir, AUTH_ROLE_NODE, subject, &token, NULL, NULL) < 0)
+                                if (xp_token_create(
+                                        f->dir, XP_TOKEN_NODE, subject, &token, NULL, NULL) < 0)
                                         _exit(1);
                                 free(token);
                         }
@@ -497,7 +496,7 @@ static void role_verb_table(void **state)
                 };
                 const int want[] = {r->admin, r->reader, r->node};
 
-                for (int role = AUTH_ROLE_ADMIN; role <= AUTH_ROLE_NODE; role++) {
+                for (int role = XP_TOKEN_ADMIN; role <= XP_TOKEN_NODE; role++) {
                         struct auth_identity who = {.role = role};
                         char reason[512] = "unset";
                         enum auth_decision d;
@@ -511,7 +510,7 @@ static void role_verb_table(void **state)
                                          r->resource ? r->resource : "-",
                                          r->subresource ? r->subresource : "-",
                                          r->name ? r->name : "-",
-                                         auth_role_to_string(role),
+                                         xp_token_role_to_string(role),
                                          (int)d,
                                          want[role - 1]);
                         if (d == AUTH_DENY)
@@ -524,8 +523,8 @@ static void role_verb_table(void **state)
 
 static void forbidden_messages(void **state)
 {
-        struct auth_identity node = {.role = AUTH_ROLE_NODE, .subject = "n1"};
-        struct auth_identity reader = {.role = AUTH_ROLE_READER, .subject = "ci"};
+        struct auth_identity node = {.role = XP_TOKEN_NODE, .subject = "n1"};
+        struct auth_identity reader = {.role = XP_TOKEN_READER, .subject = "ci"};
         char reason[512];
         struct auth_request req = {
             .verb = AUTH_UPDATE,
@@ -586,7 +585,7 @@ static void forbidden_messages(void **state)
         assert_string_equal(reason, "forbidden");
         /* an unknown verb is denied even to an admin */
         {
-                struct auth_identity admin = {.role = AUTH_ROLE_ADMIN, .subject = "a"};
+                struct auth_identity admin = {.role = XP_TOKEN_ADMIN, .subject = "a"};
 
                 req.verb = (enum auth_verb)42;
                 assert_int_equal(auth_authorize(&admin, &req, reason, sizeof(reason)), AUTH_DENY);
@@ -596,14 +595,14 @@ static void forbidden_messages(void **state)
 static void strings(void **state)
 {
         (void)state;
-        assert_string_equal(auth_role_to_string(AUTH_ROLE_ADMIN), "admin");
-        assert_string_equal(auth_role_to_string(AUTH_ROLE_READER), "reader");
-        assert_string_equal(auth_role_to_string(AUTH_ROLE_NODE), "node");
-        assert_null(auth_role_to_string((enum auth_role)0));
-        assert_null(auth_role_to_string((enum auth_role)4));
-        assert_int_equal(auth_role_from_string("node"), AUTH_ROLE_NODE);
-        assert_int_equal(auth_role_from_string("Node"), -EINVAL);
-        assert_int_equal(auth_role_from_string(NULL), -EINVAL);
+        assert_string_equal(xp_token_role_to_string(XP_TOKEN_ADMIN), "admin");
+        assert_string_equal(xp_token_role_to_string(XP_TOKEN_READER), "reader");
+        assert_string_equal(xp_token_role_to_string(XP_TOKEN_NODE), "node");
+        assert_null(xp_token_role_to_string((enum xp_token_role)0));
+        assert_null(xp_token_role_to_string((enum xp_token_role)4));
+        assert_int_equal(xp_token_role_from_string("node"), XP_TOKEN_NODE);
+        assert_int_equal(xp_token_role_from_string("Node"), -EINVAL);
+        assert_int_equal(xp_token_role_from_string(NULL), -EINVAL);
         assert_string_equal(auth_verb_to_string(AUTH_WATCH), "watch");
         assert_null(auth_verb_to_string((enum auth_verb)0));
 }

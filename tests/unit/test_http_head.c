@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "http/head.h"
+#include "xpool/http.h"
 
 /* want: 0 accepted, else the refusal's code; part: a piece of its message (NULL: any) */
 static void target(const char *t, unsigned want, const char *part)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The pure lifecycle decisions of the server (src/registry/lifecycle.c) and duration flags. */
+/* The pure lifecycle decisions of the server (src/registry/lifecycle.c) */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,7 @@
 
 #include <cmocka.h>
 
-#include "registry/lifecycle.h"
-#include "server/server.h"
+#include "xpool/lifecycle.h"
 #include "xpool/timeutil.h"
 
 #define NOW 1800000000 /* 2027-01-15T08:00:00Z */
@@ -38,11 +37,12 @@ static void grace_from_option_spec_default(void **state)
         json_t *without = load("{\"spec\":{}}");
 
         (void)state;
-        assert_int_equal(lifecycle_grace_seconds(with, true, 3), 3);
-        assert_int_equal(lifecycle_grace_seconds(with, true, 0), 0);
-        assert_int_equal(lifecycle_grace_seconds(with, true, -5), 1); /* as Kubernetes */
-        assert_int_equal(lifecycle_grace_seconds(with, false, 0), 7);
-        assert_int_equal(lifecycle_grace_seconds(without, false, 0), LIFECYCLE_DEFAULT_GRACE_S);
+        assert_int_equal(xp_lifecycle_grace_seconds(with, true, 3), 3);
+        assert_int_equal(xp_lifecycle_grace_seconds(with, true, 0), 0);
+        assert_int_equal(xp_lifecycle_grace_seconds(with, true, -5), 1); /* as Kubernetes */
+        assert_int_equal(xp_lifecycle_grace_seconds(with, false, 0), 7);
+        assert_int_equal(xp_lifecycle_grace_seconds(without, false, 0),
+                         XP_LIFECYCLE_DEFAULT_GRACE_S);
         json_decref(with);
         json_decref(without);
 }
@@ -58,31 +58,34 @@ static void delete_plans(void **state)
         char when[XP_RFC3339_MAX];
 
         (void)state;
-        assert_int_equal(lifecycle_delete_plan(unbound, 30, NOW, &deadline),
-                         LIFECYCLE_DELETE_REMOVE);
-        assert_int_equal(lifecycle_delete_plan(done, 30, NOW, &deadline), LIFECYCLE_DELETE_REMOVE);
-        assert_int_equal(lifecycle_delete_plan(bound, 0, NOW, &deadline), LIFECYCLE_DELETE_REMOVE);
+        assert_int_equal(xp_lifecycle_delete_plan(unbound, 30, NOW, &deadline),
+                         XP_LIFECYCLE_DELETE_REMOVE);
+        assert_int_equal(xp_lifecycle_delete_plan(done, 30, NOW, &deadline),
+                         XP_LIFECYCLE_DELETE_REMOVE);
+        assert_int_equal(xp_lifecycle_delete_plan(bound, 0, NOW, &deadline),
+                         XP_LIFECYCLE_DELETE_REMOVE);
         assert_int_equal(deadline, -1); /* untouched unless marked */
-        assert_int_equal(lifecycle_delete_plan(bound, 30, NOW, &deadline), LIFECYCLE_DELETE_MARK);
+        assert_int_equal(xp_lifecycle_delete_plan(bound, 30, NOW, &deadline),
+                         XP_LIFECYCLE_DELETE_MARK);
         assert_int_equal(deadline, NOW + 30);
 
-        assert_int_equal(lifecycle_mark_deleted(bound, deadline, 30), 0);
+        assert_int_equal(xp_lifecycle_mark_deleted(bound, deadline, 30), 0);
         xp_time_format_rfc3339(NOW + 30, when);
         assert_string_equal(str_at(bound, "metadata", "deletionTimestamp"), when);
         assert_int_equal(json_integer_value(json_object_get(json_object_get(bound, "metadata"),
                                                             "deletionGracePeriodSeconds")),
                          30);
         /* a later, longer DELETE keeps the deadline; a shorter one brings it forward */
-        assert_int_equal(lifecycle_delete_plan(bound, 60, NOW + 1, &deadline),
-                         LIFECYCLE_DELETE_KEEP);
-        assert_int_equal(lifecycle_delete_plan(bound, 29, NOW + 1, &deadline),
-                         LIFECYCLE_DELETE_KEEP);
-        assert_int_equal(lifecycle_delete_plan(bound, 5, NOW + 1, &deadline),
-                         LIFECYCLE_DELETE_MARK);
+        assert_int_equal(xp_lifecycle_delete_plan(bound, 60, NOW + 1, &deadline),
+                         XP_LIFECYCLE_DELETE_KEEP);
+        assert_int_equal(xp_lifecycle_delete_plan(bound, 29, NOW + 1, &deadline),
+                         XP_LIFECYCLE_DELETE_KEEP);
+        assert_int_equal(xp_lifecycle_delete_plan(bound, 5, NOW + 1, &deadline),
+                         XP_LIFECYCLE_DELETE_MARK);
         assert_int_equal(deadline, NOW + 6);
         /* terminating, then grace 0 (the agent's final DELETE): removed */
-        assert_int_equal(lifecycle_delete_plan(bound, 0, NOW + 2, &deadline),
-                         LIFECYCLE_DELETE_REMOVE);
+        assert_int_equal(xp_lifecycle_delete_plan(bound, 0, NOW + 2, &deadline),
+                         XP_LIFECYCLE_DELETE_REMOVE);
         json_decref(unbound);
         json_decref(bound);
         json_decref(done);
@@ -129,11 +132,11 @@ static void eviction_by_toleration(void **state)
                 snprintf(
                     text, sizeof text, "{\"spec\":{\"tolerations\":%s}}", cases[i].tolerations);
                 pod = load(text);
-                if (lifecycle_eviction_ms(pod, def) != cases[i].want)
+                if (xp_lifecycle_eviction_ms(pod, def) != cases[i].want)
                         fail_msg("case %zu (%s): %lld, expected %lld",
                                  i,
                                  cases[i].tolerations,
-                                 (long long)lifecycle_eviction_ms(pod, def),
+                                 (long long)xp_lifecycle_eviction_ms(pod, def),
                                  (long long)cases[i].want);
                 json_decref(pod);
         }
@@ -150,35 +153,35 @@ static void node_lost_and_back(void **state)
         json_t *ready, *taints;
 
         (void)state;
-        assert_true(lifecycle_node_ready(node));
-        assert_false(lifecycle_node_tainted(node));
-        assert_int_equal(lifecycle_node_mark_lost(node, "2027-01-15T08:00:00Z"), 1);
+        assert_true(xp_lifecycle_node_ready(node));
+        assert_false(xp_lifecycle_node_tainted(node));
+        assert_int_equal(xp_lifecycle_node_mark_lost(node, "2027-01-15T08:00:00Z"), 1);
         ready = json_array_get(json_object_get(json_object_get(node, "status"), "conditions"), 1);
         assert_string_equal(json_string_value(json_object_get(ready, "status")), "Unknown");
         assert_string_equal(json_string_value(json_object_get(ready, "reason")),
                             "NodeStatusUnknown");
         assert_string_equal(json_string_value(json_object_get(ready, "message")),
-                            LIFECYCLE_NODE_LOST_MESSAGE);
+                            XP_LIFECYCLE_NODE_LOST_MESSAGE);
         assert_string_equal(json_string_value(json_object_get(ready, "lastHeartbeatTime")),
                             "2027-01-15T07:59:00Z");
         assert_string_equal(json_string_value(json_object_get(ready, "lastTransitionTime")),
                             "2027-01-15T08:00:00Z");
-        assert_false(lifecycle_node_ready(node));
-        assert_true(lifecycle_node_tainted(node));
+        assert_false(xp_lifecycle_node_ready(node));
+        assert_true(xp_lifecycle_node_tainted(node));
         taints = json_object_get(json_object_get(node, "spec"), "taints");
         assert_int_equal(json_array_size(taints), 2);
         /* again: nothing to write */
-        assert_int_equal(lifecycle_node_mark_lost(node, "2027-01-15T08:00:05Z"), 0);
+        assert_int_equal(xp_lifecycle_node_mark_lost(node, "2027-01-15T08:00:05Z"), 0);
         /* the taint stays until the agent reports Ready */
-        assert_int_equal(lifecycle_node_mark_back(node), 0);
+        assert_int_equal(xp_lifecycle_node_mark_back(node), 0);
         json_object_set_new(ready, "status", json_string("True"));
-        assert_int_equal(lifecycle_node_mark_back(node), 1);
+        assert_int_equal(xp_lifecycle_node_mark_back(node), 1);
         taints = json_object_get(json_object_get(node, "spec"), "taints");
         assert_int_equal(json_array_size(taints), 1);
         assert_string_equal(json_string_value(json_object_get(json_array_get(taints, 0), "key")),
                             "gpu");
-        assert_false(lifecycle_node_tainted(node));
-        assert_int_equal(lifecycle_node_mark_back(node), 0);
+        assert_false(xp_lifecycle_node_tainted(node));
+        assert_int_equal(xp_lifecycle_node_mark_back(node), 0);
         json_decref(node);
 }
 
@@ -190,60 +193,24 @@ static void pod_not_ready_then_lost(void **state)
         const json_t *ready;
 
         (void)state;
-        assert_true(lifecycle_pod_active(pod));
-        assert_int_equal(lifecycle_pod_mark_not_ready(pod, "2027-01-15T08:00:00Z"), 1);
+        assert_true(xp_lifecycle_pod_active(pod));
+        assert_int_equal(xp_lifecycle_pod_mark_not_ready(pod, "2027-01-15T08:00:00Z"), 1);
         ready = json_array_get(json_object_get(json_object_get(pod, "status"), "conditions"), 0);
         assert_string_equal(json_string_value(json_object_get(ready, "status")), "False");
-        assert_int_equal(lifecycle_pod_mark_not_ready(pod, "2027-01-15T08:00:01Z"), 0);
+        assert_int_equal(xp_lifecycle_pod_mark_not_ready(pod, "2027-01-15T08:00:01Z"), 0);
         assert_int_equal(
-            lifecycle_pod_mark_lost(pod, "n1", "2027-01-15T07:59:00Z", "2027-01-15T08:05:00Z"), 1);
+            xp_lifecycle_pod_mark_lost(pod, "n1", "2027-01-15T07:59:00Z", "2027-01-15T08:05:00Z"),
+            1);
         assert_string_equal(str_at(pod, "status", "phase"), "Failed");
         assert_string_equal(str_at(pod, "status", "reason"), "NodeLost");
         assert_string_equal(str_at(pod, "status", "message"),
                             "Node n1 which was running pod p is unresponsive since "
                             "2027-01-15T07:59:00Z");
-        assert_false(lifecycle_pod_active(pod));
+        assert_false(xp_lifecycle_pod_active(pod));
         assert_int_equal(
-            lifecycle_pod_mark_lost(pod, "n1", "2027-01-15T07:59:00Z", "2027-01-15T08:06:00Z"), 0);
+            xp_lifecycle_pod_mark_lost(pod, "n1", "2027-01-15T07:59:00Z", "2027-01-15T08:06:00Z"),
+            0);
         json_decref(pod);
-}
-
-static void durations(void **state)
-{
-        struct {
-                const char *text;
-                int64_t ms;
-        } good[] = {
-            {"40s", 40000},
-            {"5m", 300000},
-            {"1m30s", 90000},
-            {"500ms", 500},
-            {"2h", 7200000},
-            {"1.5s", 1500},
-            {"10", 10000},
-        };
-        const char *bad[] = {"", "s", "10x", "-5s", "5m3", "1y", "99999h"};
-        struct xp_error err = {0};
-        int64_t ms;
-
-        (void)state;
-        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-                ms = -1;
-                assert_int_equal(xp_server_parse_duration(good[i].text, &ms, &err), 0);
-                if (ms != good[i].ms)
-                        fail_msg("'%s': %lld ms, expected %lld",
-                                 good[i].text,
-                                 (long long)ms,
-                                 (long long)good[i].ms);
-        }
-        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-                ms = -1;
-                err = (struct xp_error){0};
-                if (xp_server_parse_duration(bad[i], &ms, &err) >= 0)
-                        fail_msg("'%s' accepted as %lld ms", bad[i], (long long)ms);
-                assert_int_equal(ms, -1);
-                assert_true(err.msg[0] != '\0');
-        }
 }
 
 int main(void)
@@ -254,7 +221,6 @@ int main(void)
             cmocka_unit_test(eviction_by_toleration),
             cmocka_unit_test(node_lost_and_back),
             cmocka_unit_test(pod_not_ready_then_lost),
-            cmocka_unit_test(durations),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "controller/nodelife.h"
 #include "registry_fixture.h"
+#include "xpool/nodelife.h"
 #include "xpool/timeutil.h"
 
 #define GRACE_MS    10000

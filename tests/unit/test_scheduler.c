@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "controller/scheduler.h"
 #include "registry_fixture.h"
+#include "xpool/scheduler.h"
 
 #define RETRY_MS          250  /* scheduler_internal.h: unschedulable pods wait this long */
 #define EVENT_INTERVAL_MS 2000 /* and repeated failures update their Event this often */

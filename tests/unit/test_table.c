@@ -111,73 +111,11 @@ static void assert_printed(
         free(text);
 }
 
-/* ---- durations ------------------------------------------------------------------------------ */
-
-static void human_durations(void **state)
-{
-        static const struct {
-                int64_t seconds;
-                const char *text;
-        } cases[] = {
-            {INT64_MIN, "<invalid>"},
-            {-5, "<invalid>"},
-            {-2, "<invalid>"},
-            {-1, "0s"},
-            {0, "0s"},
-            {1, "1s"},
-            {59, "59s"},
-            {119, "119s"},
-            {120, "2m"},
-            {121, "2m1s"},
-            {182, "3m2s"},
-            {300, "5m"},
-            {599, "9m59s"},
-            {600, "10m"},
-            {3 * 3600 - 1, "179m"},
-            {3 * 3600, "3h"},
-            {4 * 3600 + 5 * 60 + 59, "4h5m"},
-            {8 * 3600 - 1, "7h59m"},
-            {8 * 3600, "8h"},
-            {48 * 3600 - 1, "47h"},
-            {48 * 3600, "2d"},
-            {51 * 3600, "2d3h"},
-            {8 * 86400 - 1, "7d23h"},
-            {8 * 86400, "8d"},
-            {729 * 86400, "729d"},
-            {730 * 86400, "2y"},
-            {731 * 86400, "2y1d"},
-            {2919 * 86400, "7y364d"},
-            {2920 * 86400, "8y"},
-            {2921 * 86400, "8y"},
-            {10000 * 86400LL, "27y"},
-        };
-        char buf[XP_TABLE_DURATION_MAX];
-
-        (void)state;
-        for (size_t i = 0; i < XP_ELEMENTSOF(cases); i++) {
-                xp_table_human_duration(cases[i].seconds, buf, sizeof(buf));
-                if (strcmp(buf, cases[i].text) != 0)
-                        fail_msg("%" PRId64 " s: got \"%s\", expected \"%s\"",
-                                 cases[i].seconds,
-                                 buf,
-                                 cases[i].text);
-        }
-        xp_table_human_duration(INT64_MAX, buf, sizeof(buf));
-        assert_string_equal(buf, "292471208677y");
-
-        /* truncated, still terminated; size 0 writes nothing */
-        xp_table_human_duration(119, buf, 3);
-        assert_string_equal(buf, "11");
-        buf[0] = 'x';
-        xp_table_human_duration(119, buf, 0);
-        assert_int_equal(buf[0], 'x');
-}
-
 static void ages(void **state)
 {
         json_t *ts = json_string("2026-12-02T11:55:00Z"), *bad = json_string("yesterday");
         json_t *number = json_integer(5);
-        char buf[XP_TABLE_DURATION_MAX];
+        char buf[XP_DURATION_MAX];
 
         (void)state;
         xp_table_age(ts, now, buf, sizeof(buf));
@@ -891,7 +829,6 @@ static void print_write_error(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(human_durations),
             cmocka_unit_test(ages),
             cmocka_unit_test(pod_columns),
             cmocka_unit_test(pod_running_with_restarts),

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,12 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "xpool/error.h"
 #include "xpool/fileio.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
+#include "xpool/random.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
@@ -437,6 +442,111 @@ static void read_fd_all_bounds_what_it_reads(void **state)
         fclose(f);
 }
 
+static void mkdir_p_makes_what_is_missing(void **state)
+{
+        char dir[] = "/tmp/xpool-test-mkdir-XXXXXX", path[128], file[128];
+        struct xp_error err = {0};
+        struct stat st;
+        int fd;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/a//b/c", dir);
+        assert_int_equal(xp_mkdir_p(path, 0700, &err), 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0700);
+        snprintf(file, sizeof(file), "%s/a", dir);
+        assert_int_equal(stat(file, &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        /* what exists is kept; again is fine */
+        assert_int_equal(xp_mkdir_p(path, 0755, &err), 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0700);
+        /* relative to a directory fd */
+        fd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(xp_mkdir_p_at(fd, "x/y", 0755, &err), 0);
+        snprintf(file, sizeof(file), "%s/x/y", dir);
+        assert_int_equal(stat(file, &st), 0);
+        /* a file in the way: the error names the directory that could not be made */
+        snprintf(file, sizeof(file), "%s/f", dir);
+        close(open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+        assert_int_equal(xp_mkdir_p_at(fd, "f/g/h", 0755, &err), -ENOTDIR);
+        assert_non_null(strstr(err.msg, "cannot create the directory 'f/g'"));
+        assert_int_equal(xp_mkdir_p("", 0755, &err), -EINVAL);
+        close(fd);
+        snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+        assert_int_equal(system(path), 0);
+}
+
+/* ---- hex, random bytes, the map ---------------------------------------------------------- */
+
+static void hex_round_trips(void **state)
+{
+        const uint8_t data[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+        uint8_t back[sizeof(data)] = {0};
+        char text[2 * sizeof(data) + 1];
+
+        (void)state;
+        xp_hex_encode(data, sizeof(data), text);
+        assert_string_equal(text, "00017f80abff");
+        assert_true(xp_hex_is_lower(text, strlen(text)));
+        assert_false(xp_hex_is_lower("00017F", 6));
+        assert_int_equal(xp_hex_decode(text, back, sizeof(back)), 0);
+        assert_memory_equal(back, data, sizeof(data));
+        assert_int_equal(xp_hex_decode("00017F80ABFF", back, sizeof(back)), 0);
+        assert_memory_equal(back, data, sizeof(data));
+        assert_int_equal(xp_hex_decode("0g", back, 1), -EINVAL);
+        assert_int_equal(xp_hex_decode("0", back, 1), -EINVAL); /* the NUL is no digit */
+        xp_hex_encode(data, 0, text);
+        assert_string_equal(text, "");
+}
+
+static void random_bytes_vary(void **state)
+{
+        uint8_t a[32] = {0}, b[32] = {0}, zero[32] = {0};
+
+        (void)state;
+        assert_int_equal(xp_random_bytes(a, sizeof(a)), 0);
+        assert_int_equal(xp_random_bytes(b, sizeof(b)), 0);
+        /* 256 bits: equal or all zero only if the generator is broken */
+        assert_memory_not_equal(a, b, sizeof(a));
+        assert_memory_not_equal(a, zero, sizeof(a));
+}
+
+static void map_puts_gets_and_deletes(void **state)
+{
+        static char keys[300][8];
+        struct xp_map m = {0};
+        size_t live = 0;
+
+        (void)state;
+        assert_null(xp_map_get(&m, "absent"));
+        assert_null(xp_map_del(&m, "absent"));
+        for (size_t i = 0; i < XP_ELEMENTSOF(keys); i++) {
+                snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
+                assert_int_equal(xp_map_put(&m, keys[i], keys[i]), 0);
+        }
+        assert_int_equal(m.n, XP_ELEMENTSOF(keys));
+        for (size_t i = 0; i < XP_ELEMENTSOF(keys); i += 2)
+                assert_ptr_equal(xp_map_del(&m, keys[i]), keys[i]);
+        for (size_t i = 0; i < XP_ELEMENTSOF(keys); i++)
+                assert_ptr_equal(xp_map_get(&m, keys[i]), i % 2 ? keys[i] : NULL);
+        /* replacing keeps one entry */
+        assert_int_equal(xp_map_put(&m, keys[1], keys[2]), 0);
+        assert_ptr_equal(xp_map_get(&m, "k1"), keys[2]);
+        for (size_t i = 0; i < m.cap; i++)
+                live += m.values[i] != NULL;
+        assert_int_equal(live, XP_ELEMENTSOF(keys) / 2);
+        assert_int_equal(m.n, live);
+        xp_map_done(&m);
+        assert_int_equal(m.cap, 0);
+        /* FNV-1a's published value of "a", and the parts of one hash */
+        assert_true(xp_hash_string("a") == 0xaf63dc4c8601ec8cull);
+        assert_true(xp_hash_add(xp_hash_string("ab"), "c", 1) == xp_hash_string("abc"));
+        assert_true(xp_hash_mix(1) != xp_hash_mix(2));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -451,6 +561,10 @@ int main(void)
             cmocka_unit_test(escape_is_quote_without_quotes),
             cmocka_unit_test(utf8_validity),
             cmocka_unit_test(read_fd_all_bounds_what_it_reads),
+            cmocka_unit_test(mkdir_p_makes_what_is_missing),
+            cmocka_unit_test(hex_round_trips),
+            cmocka_unit_test(random_bytes_vary),
+            cmocka_unit_test(map_puts_gets_and_deletes),
             cmocka_unit_test(strdup0_and_streq0),
             cmocka_unit_test(time_parse_valid),
             cmocka_unit_test(time_parse_invalid),

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The scheduling loop (docs/scheduler.md): follows nodes and pods in the store and binds pending
+ * pods with the scheduler core (include/sched/xpool/sched.h), through the registry: a placement is
+ * written as Kubernetes binds, a failure as PodScheduled=False with a FailedScheduling Event.
+ */
+
+#include "xpool/error.h"
+
+struct xp_clock;
+struct xp_registry;
+struct xp_scheduler;
+
+#define XP_SCHEDULER_BIND_WORKERS 4 /* the server's: threads writing bindings and their Events */
+
+struct xp_scheduler_options {
+        const struct xp_clock *clock; /* borrowed; NULL: the system's */
+        /* Threads that write bindings and failures. 0 writes them in the loop itself, at once (a
+         * test's choice: no thread, and each step's writes are done when it returns). */
+        unsigned bind_workers;
+};
+
+/*
+ * A scheduler over registry (borrowed until xp_scheduler_free()), with the nodes and pods listed
+ * and its binding threads started, but no loop: xp_scheduler_start() runs one, a test calls
+ * xp_scheduler_step(). options NULL: the server's (the system's clock, XP_SCHEDULER_BIND_WORKERS).
+ * -ENOMEM, the store's error when the listing fails, -errno of pthread_create().
+ */
+int xp_scheduler_new(struct xp_registry *registry,
+                     const struct xp_scheduler_options *options,
+                     struct xp_scheduler **ret,
+                     struct xp_error *err);
+
+/* xp_scheduler_new() and the loop's thread. Stop with xp_scheduler_free(). */
+int xp_scheduler_start(struct xp_registry *registry,
+                       const struct xp_scheduler_options *options,
+                       struct xp_scheduler **ret,
+                       struct xp_error *err);
+
+/*
+ * One round of the loop, for tests: reads what the store has new, takes in what the binding
+ * threads finished, and places what is pending. Returns the ms the loop would sleep, or the
+ * store's error.
+ */
+int xp_scheduler_step(struct xp_scheduler *scheduler, struct xp_error *err);
+
+/*
+ * Stops the loop and the binding threads (bindings in flight are written, or fail, first) and
+ * frees everything; must run before the store closes. NULL is fine.
+ */
+void xp_scheduler_free(struct xp_scheduler *scheduler);

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The registry: the object writes that the API's handlers (src/server) and the controllers
+ * (src/controller) share, over the durable store, with no HTTP in sight. It owns what the API
+ * server decides for every object (uid, generated names, creationTimestamp), the namespace holds
+ * that order creates against namespace deletion, binding, graceful pod deletion, the Event
+ * recorder, and the read-modify-write loop that redoes a write that lost a race.
+ *
+ * Errors are -errno with err saying what, in the API's words where a Status carries it: a handler
+ * maps them to a Kubernetes Status (reply_store_error() and friends), a controller logs them.
+ * The store's errors come through unchanged (-ENOENT, -EEXIST, -ESTALE, ...).
+ *
+ * Thread-safe: handlers' threads and controllers' threads call into one registry at once.
+ * Lifecycle: xp_registry_new() borrows the store until xp_registry_free(), which must run after
+ * every user of the registry stopped and before the store closes.
+ */
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xpool/error.h"
+#include "xpool/kind.h"
+
+struct xp_store;
+struct xp_registry;
+
+/* A namespace whose deletion has begun refuses new content: -XP_REGISTRY_TERMINATING. */
+#define XP_REGISTRY_TERMINATING ESHUTDOWN
+
+/*
+ * Opens the registry over store (borrowed) and creates the namespaces every server has (default,
+ * kube-system, kube-public, kube-node-lease) where they are missing. -ENOMEM, the store's errors.
+ * Caller frees with xp_registry_free().
+ */
+int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_error *err);
+/* NULL is fine. */
+void xp_registry_free(struct xp_registry *registry);
+/* The store, borrowed: reads go to it directly. */
+struct xp_store *xp_registry_store(const struct xp_registry *registry);
+
+/* ---- names and versions (registry.c) ------------------------------------------------------ */
+
+#define XP_REGISTRY_UID_STRING 37
+/* A random (version 4) UUID, as Kubernetes gives every object. -errno of getrandom(). */
+int xp_registry_uid(char buf[static XP_REGISTRY_UID_STRING]);
+/* prefix plus five random characters from Kubernetes' alphabet (no vowels, no 0/1/3). */
+int xp_registry_generate_name(const char *prefix, char **ret);
+/* A resourceVersion as the store writes it: a positive decimal. */
+bool xp_registry_version_parse(const char *text, uint64_t *ret);
+void xp_registry_version_format(uint64_t version, char buf[static 24]);
+
+/* ---- namespaces (namespace.c) ------------------------------------------------------------- */
+
+/* The namespaces every server has, which cannot be deleted. */
+bool xp_registry_namespace_protected(const char *name);
+
+/*
+ * Holds namespace ns for a write into it: 0 with ns existing and Active, held shared until
+ * xp_registry_namespace_release(); -ENOENT when ns does not exist (err: namespaces "ns" not
+ * found), -XP_REGISTRY_TERMINATING when its deletion has begun, the store's errors; nothing is
+ * held on failure. A namespace deletion waits for the holds, so no write that found ns Active
+ * lands after its contents were deleted. ns NULL (a cluster-scoped object) holds nothing.
+ */
+int xp_registry_namespace_hold(struct xp_registry *registry, const char *ns, struct xp_error *err);
+/* Ends a hold; ns as given to the hold (NULL: nothing). */
+void xp_registry_namespace_release(struct xp_registry *registry, const char *ns);
+/* Records a namespace just created as Active, so that holds need not read it. */
+void xp_registry_namespace_created(struct xp_registry *registry, const char *name);
+/* Forgets what is known of a namespace whose object changed: the next hold reads it. */
+void xp_registry_namespace_changed(struct xp_registry *registry, const char *name);
+
+/*
+ * Deletes a namespace as Kubernetes does, synchronously: marks it Terminating (holds are refused
+ * from then on), deletes every object in it (pods gracefully), then the namespace itself once no
+ * pod is left. expected: the version it must have (0: any). dry: decide, write nothing.
+ * *ret_ns receives what the API answers: the namespace as stored (dry), as last seen (removed),
+ * or as marked (pods are still terminating). -EPERM for the protected namespaces, -ESTALE when
+ * expected does not match, the store's errors.
+ */
+int xp_registry_namespace_delete(struct xp_registry *registry,
+                                 const char *name,
+                                 uint64_t expected,
+                                 bool dry,
+                                 json_t **ret_ns,
+                                 struct xp_error *err);
+
+/*
+ * Deletes what is left in a Terminating namespace (pods gracefully), and the namespace once no
+ * pod remains: 1 when it is gone, 0 while pods are terminating. *ret_last (may be NULL) receives
+ * the namespace's last state (NULL when another call removed it first), or its current one while
+ * it stays.
+ */
+int xp_registry_namespace_finish(struct xp_registry *registry,
+                                 const char *name,
+                                 json_t **ret_last,
+                                 struct xp_error *err);
+
+/* ---- objects (object.c) ------------------------------------------------------------------- */
+
+/*
+ * Admission: the caller's rules on an object as it would be written, before the write. check
+ * returns > 0 to let it go on, 0 to refuse it (userdata has recorded why), or -errno.
+ */
+struct xp_registry_admit {
+        int (*check)(void *userdata, const json_t *object);
+        void *userdata;
+};
+
+/*
+ * Creates an object as the API server does. object is of kind, decoded and validated by the
+ * caller, and borrowed: its metadata is changed to what the server owns (the name generated from
+ * generateName when empty, a new uid, creationTimestamp now, no resourceVersion or deletion) and
+ * its kind's defaults are set; then it is encoded, admitted (admit: NULL for none) and written
+ * into ns ("" for cluster-scoped kinds), which the caller holds (xp_registry_namespace_hold()). A
+ * generated name that is taken gets another, as Kubernetes retries it. dry: everything but the
+ * write. Returns 1 with *ret_json the object as written, 0 when admission refused it (nothing
+ * written), or the store's errors (-EEXIST: the name is taken).
+ */
+int xp_registry_create(struct xp_registry *registry,
+                       const struct xp_kind *kind,
+                       const char *ns,
+                       void *object,
+                       const struct xp_registry_admit *admit,
+                       bool dry,
+                       json_t **ret_json,
+                       struct xp_error *err);
+
+struct xp_object_meta;
+/*
+ * What an update may not change, taken from the stored object: uid, creationTimestamp,
+ * deletionTimestamp and deletionGracePeriodSeconds belong to the server, and the store sets the
+ * resourceVersion. meta is the update's (changed in place). -ECANCELED when the update names
+ * another uid (err in Kubernetes' "Precondition failed: ..." words), -ENOMEM.
+ */
+int xp_registry_keep_owned(struct xp_object_meta *meta, const json_t *stored, struct xp_error *err);
+
+/*
+ * A change to one object, made on its freshly read state: 1 when it changed object, 0 when
+ * nothing is to be written, -errno to give up (returned as is).
+ */
+typedef int (*xp_registry_change_fn)(json_t *object, void *userdata);
+
+/*
+ * Reads resource/ns/name, lets fn change it and writes it back with the version read as
+ * precondition; a write that lost a race is redone on the new state (a bounded number of times,
+ * then -ESTALE). Returns 1 written, 0 nothing to write, -errno; *ret_object (may be NULL) receives
+ * the object as written (or as read when nothing was written).
+ */
+int xp_registry_change(struct xp_registry *registry,
+                       const char *resource,
+                       const char *ns,
+                       const char *name,
+                       xp_registry_change_fn fn,
+                       void *userdata,
+                       json_t **ret_object,
+                       struct xp_error *err);
+
+/* ---- pods (pod.c) ------------------------------------------------------------------------- */
+
+/*
+ * Binds a pod as the Binding subresource does: spec.nodeName, annotations (may be NULL) merged
+ * into metadata.annotations and PodScheduled=True, in one store update whose precondition is the
+ * version read. expected_version 0 binds whatever the pod's version (a stale read is read again);
+ * otherwise the pod must still be at that version, else -ESTALE. -EALREADY when the pod is bound
+ * already, -EBUSY when it is being deleted (err says which, as the 409 message's tail), the
+ * store's errors (-ENOENT, ...). *ret_pod (may be NULL) receives the pod as written.
+ */
+int xp_registry_pod_bind(struct xp_registry *registry,
+                         const char *ns,
+                         const char *name,
+                         const char *node,
+                         const json_t *annotations,
+                         uint64_t expected_version,
+                         json_t **ret_pod,
+                         struct xp_error *err);
+
+/* What a DELETE asks for (DeleteOptions or the query). */
+struct xp_registry_delete_options {
+        bool has_grace;        /* gracePeriodSeconds given */
+        int64_t grace_seconds; /* negative counts as 1, as Kubernetes */
+        const char *uid;       /* preconditions.uid, NULL when none */
+        uint64_t version;      /* preconditions.resourceVersion, 0 when none */
+        bool dry;              /* ?dryRun=All: decide, write nothing */
+};
+
+/*
+ * Deletes a pod as Kubernetes does (xp_lifecycle_delete_plan()): a pod bound to a node and not
+ * terminal gets metadata.deletionTimestamp = now + grace and stays until its agent deletes it
+ * with grace 0; an unbound or terminal one, or grace 0, is removed at once. *ret_pod receives the
+ * pod as it is now (the last state when removed), *ret_removed whether it is gone. -ECANCELED
+ * when a precondition fails (err has Kubernetes' "Precondition failed: ..." text), the store's
+ * errors (-ENOENT, ...).
+ */
+int xp_registry_pod_delete(struct xp_registry *registry,
+                           const char *ns,
+                           const char *name,
+                           const struct xp_registry_delete_options *options,
+                           json_t **ret_pod,
+                           bool *ret_removed,
+                           struct xp_error *err);
+
+/* ---- events (event.c) --------------------------------------------------------------------- */
+
+/* An Event about one object, as the controllers report what they did or could not do. */
+struct xp_registry_event {
+        const char *kind;      /* involvedObject.kind: "Pod", "Node" */
+        const char *namespace; /* the object's; "" (cluster-scoped): the Event goes to default */
+        const char *name;      /* the object's */
+        const char *uid;       /* the object's; NULL: "" */
+        const char *resource_version; /* the object's version reported on; NULL: left out */
+        const char *component;        /* source.component: "xpool-scheduler" */
+        const char *type;             /* Normal, Warning */
+        const char *reason;           /* FailedScheduling */
+        const char *message;
+        int64_t count; /* occurrences this report adds; 0 counts as 1 */
+};
+
+/*
+ * Records an Event as Kubernetes' recorder does: the same object, reason and message count on one
+ * Event (its name is the object's plus a hash of the three), whose count and lastTimestamp grow;
+ * anything else is a new Event. 1 when written, 0 when the Event's namespace is gone or
+ * terminating (nowhere to report: nothing written), -errno with err.
+ */
+int xp_registry_event_record(struct xp_registry *registry,
+                             const struct xp_registry_event *event,
+                             struct xp_error *err);

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The API server: a Kubernetes-shaped REST API (v1 Pods and Nodes, discovery documents) over the
+ * durable store, served over HTTP by libmicrohttpd. docs/server.md describes the endpoints.
+ *
+ * Lifecycle: xp_server_new() opens the store and starts serving on its own threads at once;
+ * xp_server_free() stops accepting, waits for the requests in flight, and closes the store.
+ * The caller handles signals (block SIGINT/SIGTERM before xp_server_new() so that the server's
+ * threads inherit the mask, then sigwait()).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpool/error.h"
+
+#define XP_SERVER_DEFAULT_PORT 6443
+#define XP_SERVER_BODY_MAX     (3 * 1024 * 1024) /* request bodies: larger ones are 413 */
+
+struct xp_server;
+
+enum xp_server_tls {
+        XP_SERVER_TLS_GENERATE = 0, /* a CA and serving certificate made and kept in DATA_DIR/pki */
+        XP_SERVER_TLS_FILES,        /* the certificate and key in tls_cert and tls_key */
+        XP_SERVER_TLS_OFF,          /* plain HTTP */
+};
+
+#define XP_SERVER_SANS_MAX 16
+
+/*
+ * Security is on by default: every request but GET /version and the health checks needs a
+ * bearer token (DATA_DIR/tokens; docs/security.md), and the server speaks TLS with a generated
+ * CA. The server writes a kubeconfig for its admin token (kubeconfig, default
+ * DATA_DIR/admin.kubeconfig, mode 0600) at every start, with the URL it serves on.
+ */
+struct xp_server_options {
+        const char *host;     /* an IPv4 or IPv6 literal; NULL means 127.0.0.1 */
+        uint16_t port;        /* 0 picks a free port: xp_server_url() tells which */
+        const char *data_dir; /* must exist; the store is DATA_DIR/state.db */
+        enum xp_server_tls tls;
+        const char *tls_cert; /* XP_SERVER_TLS_FILES: PEM files */
+        const char *tls_key;
+        /* Further names and addresses the generated certificate is valid for (a node's address
+         * that agents use): up to XP_SERVER_SANS_MAX. */
+        const char *const *tls_sans;
+        size_t n_tls_sans;
+        const char *kubeconfig; /* NULL: DATA_DIR/admin.kubeconfig */
+        /* No scheduling loop: pods stay Pending until something binds them (pods/binding). */
+        bool scheduler_off;
+        /* A node whose agent has not renewed its Lease for this long is lost (Ready Unknown,
+         * tainted unreachable); 0: XP_SERVER_NODE_MONITOR_GRACE_MS. */
+        int64_t node_monitor_grace_ms;
+        /* The pods of a lost node are marked Failed (NodeLost) after this long, unless they
+         * tolerate the taint otherwise; 0: XP_SERVER_POD_EVICTION_TIMEOUT_MS. */
+        int64_t pod_eviction_timeout_ms;
+};
+
+#define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
+#define XP_SERVER_POD_EVICTION_TIMEOUT_MS 300000
+
+/*
+ * Opens the store and starts listening. -errno with err saying what failed: the store's errors
+ * (xp_store_open()), -EINVAL for a bad host, -EADDRINUSE (or another) when it cannot listen.
+ * Caller frees with xp_server_free().
+ */
+int xp_server_new(const struct xp_server_options *options,
+                  struct xp_server **ret,
+                  struct xp_error *err);
+
+/* The URL clients use: https://127.0.0.1:6443 (a wildcard host is given as loopback). */
+const char *xp_server_url(const struct xp_server *server);
+/* The admin kubeconfig written at start. */
+const char *xp_server_kubeconfig(const struct xp_server *server);
+
+/* Stops serving (requests in flight finish) and closes the store. NULL is fine. */
+void xp_server_free(struct xp_server *server);

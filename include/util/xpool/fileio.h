@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <stddef.h>
+
+/*
+ * Reads fd to its end into a new buffer (caller frees *ret; not NUL-terminated beyond size).
+ * 0; -E2BIG once more than max bytes have come (nothing returned); -ENOMEM; or the read's
+ * -errno. Callers say what the file was in their own messages.
+ */
+int xp_read_fd_all(int fd, size_t max, char **ret, size_t *ret_size);
+
+#include <sys/types.h>
+
+#include "xpool/error.h"
+
+/*
+ * mkdir -p: makes path and the parents it lacks (0755), path itself with mode; what exists is
+ * kept as it is. A relative path is taken from the directory dirfd (AT_FDCWD: the working
+ * directory). -errno with err naming the directory that could not be made.
+ */
+int xp_mkdir_p_at(int dirfd, const char *path, mode_t mode, struct xp_error *err);
+/* xp_mkdir_p_at(AT_FDCWD, ...). */
+int xp_mkdir_p(const char *path, mode_t mode, struct xp_error *err);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The container flags of `xpool agent` and `xpool up` (runtime_flags.c): apart from cli.h, which
+ * the device plugin's executable also compiles, so that only what fills an agent's options sees
+ * the agent's header.
+ */
+
+#include <getopt.h>
+#include <stddef.h>
+
+#include "xpool/agent.h"
+
+#define XP_CLI_RUNTIME_CLASSES_MAX 32
+#define XP_CLI_HOST_PATHS_MAX      64
+
+enum {
+        XP_OPT_DEFAULT_RUNTIME = 0x500,
+        XP_OPT_RUNTIME_CLASS,
+        XP_OPT_CDI_DIR,
+        XP_OPT_ALLOW_HOST_PATH,
+};
+
+#define XP_CLI_RUNTIME_OPTIONS                                                                     \
+        {"default-runtime", required_argument, NULL, XP_OPT_DEFAULT_RUNTIME},                      \
+            {"runtime-class", required_argument, NULL, XP_OPT_RUNTIME_CLASS},                      \
+            {"cdi-dir", required_argument, NULL, XP_OPT_CDI_DIR},                                  \
+        {                                                                                          \
+                "allow-host-path", required_argument, NULL, XP_OPT_ALLOW_HOST_PATH                 \
+        }
+
+#define XP_CLI_RUNTIME_USAGE                                                                         \
+        "      --default-runtime NAME   the runtime class of pods that name none (default crun;\n"   \
+        "                           process: as processes of the node; docs/containers.md)\n"        \
+        "      --runtime-class NAME=PATH  an OCI runtime for runtimeClassName NAME (repeatable;\n"   \
+        "                           built in: process, crun, runc)\n"                                \
+        "      --cdi-dir DIR        the node's CDI specs, written at start (default /var/run/cdi;\n" \
+        "                           DATA/cdi with simulated devices)\n"                              \
+        "      --allow-host-path PATH  hostPath volumes may come from below PATH (repeatable;\n"     \
+        "                           none by default)\n"
+
+/* What the flags fill; the arrays are what the options point to (NULL-terminated). */
+struct xp_cli_runtime_flags {
+        struct xp_agent_options *o;
+        const char *classes[XP_CLI_RUNTIME_CLASSES_MAX + 1];
+        size_t n_classes;
+        const char *host_paths[XP_CLI_HOST_PATHS_MAX + 1];
+        size_t n_host_paths;
+};
+
+/* One of the container flags: 1 when c is one (taken), 0 when it is not, -XP_EXIT_USAGE after
+ * saying what is wrong. cmd names the command in messages. */
+int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f);
