@@ -92,8 +92,8 @@ static void curve(FILE *f, const struct xp_sim_summary *s, const char *colour, d
 
         fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.8' points='", colour);
         for (unsigned k = 0; k <= s->percent; k++) {
-                if (s->mean[k] < 0)
-                        continue;
+                if (s->mean[k] < 0 || 100 * s->mean[k] < Y_MIN)
+                        continue; /* below the frame: every policy the same straight line */
                 fprintf(f, "%s%.1f,%.1f", started ? " " : "", px(k, x_max), py(100 * s->mean[k]));
                 started = 1;
         }
@@ -125,15 +125,15 @@ int xp_sim_plot_svg(FILE *f, const char *title, const struct xp_sim_summary *s, 
                 fprintf(
                     f,
                     "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='%s' stroke-width='3'/>\n",
-                    W - RIGHT - 290,
+                    W - RIGHT - 345,
                     y - 4,
-                    W - RIGHT - 265,
+                    W - RIGHT - 320,
                     y - 4,
                     c);
                 fprintf(
                     f,
                     "<text x='%d' y='%.1f' font-size='13'>%s: %.2f %% at 100, %.2f %% at %u</text>\n",
-                    W - RIGHT - 258,
+                    W - RIGHT - 313,
                     y,
                     xp_sched_profile_to_string(s[i].profile),
                     100 * s[i].mean[100],
