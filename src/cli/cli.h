@@ -44,6 +44,7 @@ int xp_cmd_device_plugin(int argc, char **argv);
  * it is beside ours; src/plugin/main.c calls this). */
 int xp_device_plugin_main(int argc, char **argv);
 int xp_cmd_extender(int argc, char **argv);
+int xp_cmd_sim(int argc, char **argv);
 int xp_cmd_inventory(int argc, char **argv);
 
 /*

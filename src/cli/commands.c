@@ -33,6 +33,9 @@ const struct xp_cli_command xp_cli_commands[] = {
      "publish this node's device labels and inventory annotation to a Kubernetes cluster",
      xp_cmd_inventory},
     {"image", "the node's images: list, pull, import, inspect, rm, prune", xp_cmd_image},
+    {"sim",
+     "replay a GPU trace through the scheduling core under each policy (--nodes, --pods)",
+     xp_cmd_sim},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/runtime/xpool/runtime.h) */

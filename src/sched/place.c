@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpupolicy.h"
 #include "sched_internal.h"
 #include "xpool/cpuset.h"
 #include "xpool/strutil.h"
@@ -65,6 +66,12 @@ static int select_item(const struct pctx *ctx,
         if (!g)
                 return 2;
         *ret_group = g;
+        if (r->res > RES_ACCEL && r->milli < 1000 && numa < 0) {
+                /* a GPU policy chooses the device of a share itself */
+                int k = gp_choose_share(ctx, node, g, r->milli, ret);
+                if (k != 2)
+                        return k;
+        }
         dn = (struct devsel_node){.n = g->n, .devices = g->dev, .affinity = g->affinity};
         if (r->res == RES_ACCEL && (ctx->req.ac.kinds || ctx->req.ac.min_tflops > 0)) {
                 /* devices that miss the constraints are hidden from the selector */

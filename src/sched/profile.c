@@ -28,7 +28,33 @@ static const struct profile_weight binpack[] = {
     {0},
 };
 
+/* The GPU policies score alone, as the paper's simulator runs each (every other score off);
+ * the filters still apply, and whole devices still get device selection. */
+static const struct profile_weight gpu_policy[] = {
+    {.ops = &sched_score_gpu_policy, .weight = 1},
+    {0},
+};
+
+/* xpool's: its fragmentation score decides, topology after it among the best few (a
+ * multi-device pod lands on connected devices where a node has them). */
+static const struct profile_weight xpool[] = {
+    {.ops = &sched_score_gpu_policy, .weight = 1},
+    {.ops = &sched_score_node_affinity, .weight = 2},
+    {.ops = &sched_score_taints, .weight = 3},
+    {.ops = &sched_score_topology, .weight = 2},
+    {0},
+};
+
 const struct profile_weight *sched_profile(enum xp_sched_profile profile)
 {
-        return profile == XP_SCHED_BINPACK ? binpack : spread;
+        switch (profile) {
+        case XP_SCHED_BINPACK:
+                return binpack;
+        case XP_SCHED_SPREAD:
+                return spread;
+        case XP_SCHED_XPOOL:
+                return xpool;
+        default:
+                return gpu_policy;
+        }
 }

@@ -94,6 +94,7 @@ struct snode {
         struct spod **pods;
         size_t n_pods;
         size_t cap_pods;
+        void *gcache; /* the GPU policies' cache of this node (gpufrag.c), NULL when none */
         /* xp_sched_evaluate(): the call that last saw the node named, and at which slot */
         uint64_t eval_generation;
         size_t eval_slot;
@@ -172,7 +173,11 @@ struct xp_sched {
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
-        uint64_t eval_generation; /* counts xp_sched_evaluate() calls */
+        uint64_t eval_generation;   /* counts xp_sched_evaluate() calls */
+        struct gworkload *workload; /* xp_sched_set_workload(); NULL when none (gpufrag.c) */
+        struct gworkload *live;     /* the live mix of placed pods, when no workload is set */
+        size_t live_pods;           /* pod_map.n when live was built */
+        uint64_t workload_gen;
 };
 
 /* The id of a resource name, interning it when add is true; -ENOENT (not added) or -ENOMEM. */
@@ -329,6 +334,7 @@ extern const struct score_ops sched_score_taints;
 extern const struct score_ops sched_score_fraction;
 extern const struct score_ops sched_score_vendor;
 extern const struct score_ops sched_score_topology;
+extern const struct score_ops sched_score_gpu_policy;
 
 struct profile_weight {
         const struct score_ops *ops;

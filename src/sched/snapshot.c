@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpupolicy.h"
 #include "sched_internal.h"
 #include "xpool/cpuset.h"
 #include "xpool/strutil.h"
@@ -169,6 +170,7 @@ static void node_free(struct snode *n)
                 return;
         state_get(n, &s);
         state_done(&s);
+        gcache_drop(n);
         free(n->pods);
         free(n->name);
 }
@@ -213,6 +215,8 @@ void xp_sched_free(struct xp_sched *sched)
         free(sched->res_names);
         xp_map_done(&sched->res_ids);
         free(sched->cands);
+        gworkload_free(sched->workload);
+        gworkload_free(sched->live);
         free(sched);
 }
 
@@ -567,6 +571,7 @@ int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct
                 return xp_errorf(err, -ENOMEM, "node %s: out of memory", node->metadata.name);
         }
         state_get(n, &old);
+        gcache_drop(n);
         state_put(n, &s);
         state_done(&old);
         if (!n->present)

@@ -43,7 +43,25 @@
 enum xp_sched_profile {
         XP_SCHED_SPREAD = 0, /* least-allocated: spread load (kube-scheduler's default) */
         XP_SCHED_BINPACK,    /* most-allocated: fill nodes, keep whole nodes free */
+        /* The GPU-sharing policies of the FGD paper (USENIX ATC'23), as its simulator scores
+         * them (docs/simulator.md): each scores a node by its CPU and GPU left, and chooses the
+         * GPU of a share itself; whole devices still go through device selection. */
+        XP_SCHED_RANDOM,
+        XP_SCHED_DOTPROD,
+        XP_SCHED_GPU_CLUSTERING,
+        XP_SCHED_GPU_PACKING,
+        XP_SCHED_BESTFIT,
+        XP_SCHED_FGD,
+        /* xpool's own: fragmentation against the workload, exact, with best fit on ties */
+        XP_SCHED_XPOOL,
+        _XP_SCHED_PROFILE_MAX,
 };
+
+/* "spread", "binpack", "random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd",
+ * "xpool"; NULL for a value out of range. */
+const char *xp_sched_profile_to_string(enum xp_sched_profile profile);
+/* -EINVAL for an unknown name (case-insensitive). */
+int xp_sched_profile_from_string(const char *name, enum xp_sched_profile *ret);
 
 struct xp_sched_options {
         enum xp_sched_profile profile;
@@ -150,6 +168,40 @@ int xp_sched_evaluate(struct xp_sched *sched,
                       struct xp_sched_verdicts *ret,
                       struct xp_error *err);
 void xp_sched_verdicts_done(struct xp_sched_verdicts *verdicts);
+
+/*
+ * The workload the fragmentation profiles (fgd, xpool) measure a node against: its typical
+ * pods, each with its share of the workload. Without one, they measure against the pods placed
+ * so far (the live mix).
+ */
+struct xp_sched_typical_pod {
+        int64_t cpu_milli;
+        int64_t gpu_milli;  /* per device: below 1000 a share of one device, else 1000 */
+        int64_t gpu_count;  /* 0: no device */
+        const char *models; /* allowed values of the model label, "|"-separated; NULL: any */
+        double weight;      /* > 0; the weights are normalized over the list */
+};
+
+/*
+ * Sets (replaces) the workload: pods of `resource` ("nvidia.com/gpu"), whose device model is the
+ * node label `model_label` ("nvidia.com/gpu.product"). n 0 clears it. -EINVAL with err for a
+ * weight not above 0 or a gpu_milli outside 1..1000 with a count; -ENOMEM. Nothing changes on
+ * failure.
+ */
+int xp_sched_set_workload(struct xp_sched *sched,
+                          const char *resource,
+                          const char *model_label,
+                          const struct xp_sched_typical_pod *pods,
+                          size_t n,
+                          struct xp_error *err);
+
+/*
+ * The fragmentation of the cluster against the workload, in device milli: per node, the free
+ * device capacity that the workload's typical pods cannot use, weighted by their share (the FGD
+ * paper's measure, its Q3 part left out). *ret_free is all free device milli. 0; -ENODATA
+ * without a workload.
+ */
+int xp_sched_fragmentation(struct xp_sched *sched, double *ret_frag, double *ret_free);
 
 /* Counters for tests and benchmarks. */
 struct xp_sched_stats {

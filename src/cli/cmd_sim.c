@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xpool sim: replays a GPU trace through the scheduling core under each policy asked, over
+ * several seeds, and prints per policy the allocation at 100 % and at the end of the arrived
+ * demand, the fragmentation and the speed (docs/simulator.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "xpool/sim.h"
+
+#define SIM_FILES_MAX    16
+#define SIM_POLICIES_MAX _XP_SCHED_PROFILE_MAX
+
+static const char usage[] =
+    "usage: xpool sim --nodes FILE --pods FILE [--pods FILE...] [options]\n"
+    "  replays a GPU trace (Alibaba cluster-trace-gpu-v2023 CSV files) through xpool's\n"
+    "  scheduling core and prints the GPU allocation per policy\n"
+    "      --nodes FILE        the node list (sn,cpu_milli,memory_mib,gpu,model)\n"
+    "      --pods FILE         a pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli,...);\n"
+    "                          several: one table block each\n"
+    "      --policy LIST       comma-separated: random,dotprod,gpuclustering,gpupacking,\n"
+    "                          bestfit,fgd,xpool (the default: all seven), spread, binpack\n"
+    "      --seed N            the first seed (42)\n"
+    "      --seeds N           how many seeds, N, N+1, ... (10)\n"
+    "      --percent N         arrive pods until their GPU demand is N % of the GPUs (130)\n"
+    "      --departures        pods arrive and leave at their traced times instead\n"
+    "      --csv FILE          also write the figures as CSV\n"
+    "      --plot FILE.svg     draw the allocation curves (the last pod list's)\n";
+
+struct sim_args {
+        const char *nodes;
+        const char *pods[SIM_FILES_MAX];
+        size_t n_pods;
+        enum xp_sched_profile policies[SIM_POLICIES_MAX];
+        size_t n_policies;
+        unsigned long seed, seeds, percent;
+        bool departures;
+        const char *csv, *plot;
+};
+
+static int parse_policies(const char *text, struct sim_args *a)
+{
+        _cleanup_free_ char *copy = strdup(text);
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        a->n_policies = 0;
+        for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+                if (a->n_policies == SIM_POLICIES_MAX ||
+                    xp_sched_profile_from_string(p, &a->policies[a->n_policies]) < 0) {
+                        fprintf(stderr, "xpool sim: --policy: unknown policy '%s'\n", p);
+                        return -EINVAL;
+                }
+                a->n_policies++;
+        }
+        return a->n_policies ? 0 : -EINVAL;
+}
+
+static int parse_number(const char *opt, const char *text, unsigned long max, unsigned long *ret)
+{
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(text, &end, 10);
+        if (errno || *end || !text[0] || v > max) {
+                fprintf(stderr,
+                        "xpool sim: %s: expected a number up to %lu, got '%s'\n",
+                        opt,
+                        max,
+                        text);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sim_args *a)
+{
+        static const struct option opts[] = {
+            {"nodes", required_argument, NULL, 'n'},
+            {"pods", required_argument, NULL, 'p'},
+            {"policy", required_argument, NULL, 'P'},
+            {"seed", required_argument, NULL, 's'},
+            {"seeds", required_argument, NULL, 'S'},
+            {"percent", required_argument, NULL, 'c'},
+            {"departures", no_argument, NULL, 'd'},
+            {"csv", required_argument, NULL, 'C'},
+            {"plot", required_argument, NULL, 'g'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
+        };
+        int c, r = 0;
+
+        optind = 1;
+        while (r >= 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'n':
+                        a->nodes = optarg;
+                        break;
+                case 'p':
+                        if (a->n_pods == SIM_FILES_MAX)
+                                r = -EINVAL;
+                        else
+                                a->pods[a->n_pods++] = optarg;
+                        break;
+                case 'P':
+                        r = parse_policies(optarg, a);
+                        break;
+                case 's':
+                        r = parse_number("--seed", optarg, UINT32_MAX, &a->seed);
+                        break;
+                case 'S':
+                        r = parse_number("--seeds", optarg, 1000, &a->seeds);
+                        break;
+                case 'c':
+                        r = parse_number("--percent", optarg, XP_SIM_PERCENT_MAX, &a->percent);
+                        break;
+                case 'd':
+                        a->departures = true;
+                        break;
+                case 'C':
+                        a->csv = optarg;
+                        break;
+                case 'g':
+                        a->plot = optarg;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return 1;
+                default:
+                        r = -EINVAL;
+                }
+        }
+        if (r >= 0 &&
+            (!a->nodes || a->n_pods == 0 || optind < argc || a->seeds == 0 || a->percent < 100))
+                r = -EINVAL;
+        if (r < 0)
+                fputs(usage, stderr);
+        return r;
+}
+
+static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv)
+{
+        const char *name = xp_sched_profile_to_string(s->profile);
+
+        if (departures) {
+                printf("%-14s %-14s %8.2f %%      %12.0f\n",
+                       s->trace,
+                       name,
+                       100 * s->time_avg,
+                       s->placements_per_s);
+                if (csv)
+                        fprintf(csv,
+                                "%s,%s,%zu,%.4f,%.0f\n",
+                                s->trace,
+                                name,
+                                s->runs,
+                                100 * s->time_avg,
+                                s->placements_per_s);
+                return;
+        }
+        printf("%-14s %-14s %6.2f ± %-5.2f %6.2f ± %-5.2f %6.2f %%  %12.0f\n",
+               s->trace,
+               name,
+               100 * s->mean[100],
+               100 * s->sd100,
+               100 * s->mean[s->percent],
+               100 * s->sd_end,
+               100 * s->frag_rate,
+               s->placements_per_s);
+        if (csv)
+                fprintf(csv,
+                        "%s,%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n",
+                        s->trace,
+                        name,
+                        s->runs,
+                        100 * s->mean[100],
+                        100 * s->sd100,
+                        100 * s->mean[s->percent],
+                        100 * s->sd_end,
+                        100 * s->frag_rate,
+                        s->placements_per_s);
+}
+
+/* The short name of a pod file: openb_pod_list_default.csv -> default. */
+static const char *trace_name(const char *path, char *buf, size_t size)
+{
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        const char *p = strncmp(base, "openb_pod_list_", 15) == 0 ? base + 15 : base;
+        size_t len = strcspn(p, ".");
+
+        snprintf(buf, size, "%.*s", (int)len, p);
+        return buf;
+}
+
+static int
+run_policy(const struct sim_args *a, const struct xp_sim_trace *t, struct xp_sim_summary *s)
+{
+        for (unsigned long k = 0; k < a->seeds; k++) {
+                struct xp_sim_options o = {.profile = s->profile,
+                                           .seed = a->seed + k,
+                                           .percent = (unsigned)a->percent,
+                                           .departures = a->departures};
+                struct xp_sim_result r = {0};
+                struct xp_error err = {0};
+                if (xp_sim_run(t, &o, &r, &err) < 0) {
+                        fprintf(stderr,
+                                "xpool sim: %s, seed %lu: %s\n",
+                                s->trace,
+                                a->seed + k,
+                                err.msg);
+                        return -EINVAL;
+                }
+                xp_sim_summary_add(s, &r);
+                xp_sim_result_done(&r);
+        }
+        xp_sim_summary_finish(s);
+        return 0;
+}
+
+static int run_file(const struct sim_args *a,
+                    size_t f,
+                    char *name,
+                    size_t name_size,
+                    struct xp_sim_summary *sums,
+                    FILE *csv)
+{
+        struct xp_sim_trace t = {0};
+        struct xp_error err = {0};
+        int r = xp_sim_read_nodes(a->nodes, &t, &err);
+
+        if (r >= 0)
+                r = xp_sim_read_pods(a->pods[f], &t, &err);
+        if (r < 0) {
+                fprintf(stderr, "xpool sim: %s\n", err.msg);
+                xp_sim_trace_done(&t);
+                return r;
+        }
+        trace_name(a->pods[f], name, name_size);
+        for (size_t i = 0; i < a->n_policies && r >= 0; i++) {
+                sums[i] = (struct xp_sim_summary){
+                    .trace = name, .profile = a->policies[i], .percent = (unsigned)a->percent};
+                r = run_policy(a, &t, &sums[i]);
+                if (r >= 0)
+                        print_row(&sums[i], a->departures, csv);
+                fflush(stdout);
+        }
+        xp_sim_trace_done(&t);
+        return r;
+}
+
+static int write_plot(const char *path, const char *title, const struct xp_sim_summary *s, size_t n)
+{
+        FILE *f = fopen(path, "we");
+        int r;
+
+        if (!f) {
+                fprintf(stderr, "xpool sim: --plot %s: %m\n", path);
+                return -errno;
+        }
+        r = xp_sim_plot_svg(f, title, s, n);
+        if (fclose(f) != 0 || r < 0) {
+                fprintf(stderr, "xpool sim: --plot %s: write failed\n", path);
+                return -EIO;
+        }
+        return 0;
+}
+
+int xp_cmd_sim(int argc, char **argv)
+{
+        struct sim_args a = {.seed = 42, .seeds = 10, .percent = 130};
+        struct xp_sim_summary sums[SIM_POLICIES_MAX];
+        char name[128] = "", title[200];
+        FILE *csv = NULL;
+        int r;
+
+        parse_policies("random,dotprod,gpuclustering,gpupacking,bestfit,fgd,xpool", &a);
+        r = parse_args(argc, argv, &a);
+        if (r != 0)
+                return r > 0 ? 0 : 2;
+        if (a.csv && !(csv = fopen(a.csv, "we"))) {
+                fprintf(stderr, "xpool sim: --csv %s: %m\n", a.csv);
+                return 1;
+        }
+        if (csv)
+                fputs(
+                    a.departures
+                        ? "trace,policy,seeds,time_avg_pct,placements_per_s\n"
+                        : "trace,policy,seeds,alloc100_pct,alloc100_sd,allocend_pct,allocend_sd,frag_pct,placements_per_s\n",
+                    csv);
+        if (a.departures)
+                printf("%-14s %-14s %-16s %12s\n",
+                       "TRACE",
+                       "POLICY",
+                       "TIME-AVG ALLOC",
+                       "PLACEMENTS/S");
+        else
+                printf("%-14s %-14s %-15s %-15s %-9s %12s\n",
+                       "TRACE",
+                       "POLICY",
+                       "ALLOC@100%",
+                       a.percent == 130 ? "ALLOC@130%" : "ALLOC@END",
+                       "FRAG",
+                       "PLACEMENTS/S");
+        for (size_t f = 0; f < a.n_pods && r >= 0; f++)
+                r = run_file(&a, f, name, sizeof(name), sums, csv);
+        if (csv && fclose(csv) != 0 && r >= 0) {
+                fprintf(stderr, "xpool sim: --csv %s: write failed\n", a.csv);
+                r = -EIO;
+        }
+        if (r >= 0 && a.plot && !a.departures) {
+                snprintf(title,
+                         sizeof(title),
+                         "GPU allocation, trace %s, %lu seeds from %lu",
+                         name,
+                         a.seeds,
+                         a.seed);
+                r = write_plot(a.plot, title, sums, a.n_policies);
+        }
+        return r < 0 ? 1 : 0;
+}

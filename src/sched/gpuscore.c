@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The GPU policies' entry points into the core: one score op whose raw value is the profile's
+ * node score (rank.c weighs and orders it like any other), and the device a share takes on the
+ * chosen node (place.c asks before device selection).
+ */
+#include "gpupolicy.h"
+
+#define DEFAULT_GPU_RESOURCE "nvidia.com/gpu"
+#define DEFAULT_MODEL_LABEL  "nvidia.com/gpu.product"
+
+/* What every score of a node needs: the pod, the node's view, the workload (fgd, xpool). */
+struct gctx {
+        struct gpod p;
+        struct gview v;
+        const struct gworkload *w;
+};
+
+static void gctx_init(const struct pctx *ctx, const struct snode *node, struct gctx *g)
+{
+        struct xp_sched *s = ctx->sched;
+        enum xp_sched_profile prof = s->options.profile;
+        uint32_t res;
+
+        gp_pod(ctx, &g->p);
+        res = g->p.res;
+        if (res == UINT32_MAX && s->workload)
+                res = s->workload->res;
+        if (res == UINT32_MAX && sched_res_id(s, DEFAULT_GPU_RESOURCE, false, &res) < 0)
+                res = UINT32_MAX;
+        g->w = NULL;
+        if ((prof == XP_SCHED_FGD || prof == XP_SCHED_XPOOL) && res != UINT32_MAX)
+                g->w = gp_workload(s, res);
+        gp_view(s, node, res, g->w ? g->w->model_label : DEFAULT_MODEL_LABEL, &g->v);
+}
+
+/* xpool: the exact change of fragmentation first, then best fit (the least CPU and device left
+ * after the pod, as a fraction of the largest node) in the low 20 bits. */
+static int64_t xpool_score(struct snode *node, const struct gctx *g, int *dev)
+{
+        int64_t delta = g->w ? gp_frag_score(g->w, node, &g->v, &g->p, true, dev) : 0;
+        double s = (double)(g->v.cpu_left - g->p.cpu) / GP_MAX_CPU * 0.5 +
+                   (double)(g->v.total - g->p.milli * g->p.count) / GP_MAX_GPU * 0.5;
+
+        if (s < 0)
+                s = 0;
+        if (s > 1)
+                s = 1;
+        return delta * (1 << 20) + (int64_t)((1 - s) * ((1 << 20) - 1));
+}
+
+/* The profile's score of node, and the device of a share where the score chose it (-1). */
+static int64_t node_score(const struct pctx *ctx, struct snode *node, int *dev)
+{
+        struct gctx g;
+
+        gctx_init(ctx, node, &g);
+        *dev = -1;
+        switch (ctx->sched->options.profile) {
+        case XP_SCHED_DOTPROD:
+                return gp_dotprod(&g.v, &g.p, dev);
+        case XP_SCHED_GPU_CLUSTERING:
+                return gp_clustering(node, &g.v, &g.p);
+        case XP_SCHED_GPU_PACKING:
+                return gp_packing(&g.v, &g.p);
+        case XP_SCHED_BESTFIT:
+                return gp_best_fit(&g.v, &g.p);
+        case XP_SCHED_FGD:
+                return g.w ? gp_frag_score(g.w, node, &g.v, &g.p, false, dev) : 0;
+        case XP_SCHED_XPOOL:
+                return xpool_score(node, &g, dev);
+        default:
+                return 0; /* random: the seeded tie hash decides */
+        }
+}
+
+static int64_t gpu_policy(const struct pctx *ctx, struct cand *c)
+{
+        int dev;
+
+        return node_score(ctx, c->node, &dev);
+}
+
+/* The scores only move to start at 0: they are alone in their profiles, so the order is what
+ * counts, and xpool's resolution must not be rounded away (kube's NormalizeScore would keep
+ * BestFit's order too). */
+static void normalize_gpu(struct cand *cands, size_t n, size_t op)
+{
+        int64_t min = INT64_MAX;
+
+        for (size_t i = 0; i < n; i++)
+                if (cands[i].raw[op] < min)
+                        min = cands[i].raw[op];
+        for (size_t i = 0; i < n; i++)
+                cands[i].raw[op] -= min;
+}
+
+const struct score_ops sched_score_gpu_policy = {
+    .name = "GpuPolicy", .score = gpu_policy, .normalize = normalize_gpu};
+
+/* The fullest device with room (lowest index on ties); random: one of them by the tie hash. */
+static int share_fallback(const struct pctx *ctx,
+                          const struct snode *node,
+                          const struct gview *v,
+                          int64_t milli)
+{
+        int dev = -1;
+        size_t fits = 0, pick;
+
+        for (size_t d = 0; d < v->n; d++) {
+                if (v->left[d] < milli)
+                        continue;
+                fits++;
+                if (dev < 0 || v->left[d] < v->left[dev])
+                        dev = (int)d;
+        }
+        if (ctx->sched->options.profile != XP_SCHED_RANDOM || fits == 0)
+                return dev;
+        pick = xp_hash_mix(ctx->sched->options.seed ^ ctx->req.hash ^ node->hash ^ 0x5eed) % fits;
+        for (size_t d = 0; d < v->n; d++)
+                if (v->left[d] >= milli && pick-- == 0)
+                        return (int)d;
+        return dev;
+}
+
+int gp_choose_share(const struct pctx *ctx,
+                    const struct snode *node,
+                    const struct dgroup *g,
+                    int64_t milli,
+                    struct devsel_result *ret)
+{
+        enum xp_sched_profile prof = ctx->sched->options.profile;
+        struct gctx gc;
+        int dev = -1;
+
+        if (!gp_profile_is_gpu(prof) || milli >= 1000)
+                return 2;
+        gctx_init(ctx, node, &gc);
+        if (gc.v.g != g)
+                return 2;
+        /* the node's cache is a memo of its devices' state: filling it changes nothing seen */
+        if (prof == XP_SCHED_DOTPROD || prof == XP_SCHED_FGD || prof == XP_SCHED_XPOOL)
+                node_score(ctx, (struct snode *)node, &dev);
+        if (dev < 0 || gc.v.left[dev] < milli)
+                dev = share_fallback(ctx, node, &gc.v, milli);
+        if (dev < 0)
+                return 0;
+        ret->n = 1;
+        ret->index[0] = (size_t)dev;
+        ret->milli[0] = milli;
+        ret->score = 0;
+        ret->numa = g->dev[dev].numa;
+        return 1;
+}

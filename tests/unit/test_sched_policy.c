@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The GPU policies' scores on hand-made nodes: which node and which GPU each chooses. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xpool/codec.h"
+#include "xpool/sched.h"
+#include "xpool/strmap.h"
+
+static struct xp_sched *new_sched(enum xp_sched_profile profile)
+{
+        struct xp_sched_options o = {.profile = profile, .seed = 7};
+        struct xp_sched *s = NULL;
+
+        assert_int_equal(xp_sched_new(&o, &s), 0);
+        return s;
+}
+
+/* A node of gpus GPUs of model, cpu cores. */
+static void add_node(struct xp_sched *s, const char *name, int cpu, int gpus, const char *model)
+{
+        char text[4096];
+        int len = snprintf(text,
+                           sizeof(text),
+                           "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":"
+                           "\"%s\"}},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":"
+                           "\"True\"}],\"allocatable\":{\"cpu\":\"%d\",\"memory\":\"256Gi\","
+                           "\"pods\":\"110\",\"nvidia.com/gpu\":\"%d\"},\"xpool\":{\"devices\":[",
+                           name,
+                           model,
+                           cpu,
+                           gpus);
+        struct xp_node *node = NULL;
+        struct xp_error err = {0};
+
+        for (int d = 0; d < gpus; d++)
+                len += snprintf(text + len,
+                                sizeof(text) - (size_t)len,
+                                "%s{\"id\":\"%s-gpu%d\",\"kind\":\"gpu\",\"resourceName\":"
+                                "\"nvidia.com/gpu\",\"index\":%d}",
+                                d ? "," : "",
+                                name,
+                                d,
+                                d);
+        snprintf(text + len, sizeof(text) - (size_t)len, "]}}}");
+        assert_int_equal(
+            xp_node_from_json_text(text, strlen(text), "n", XP_DECODE_TRUSTED, &node, &err), 0);
+        assert_int_equal(xp_sched_node_set(s, node, &err), 0);
+        xp_node_free(node);
+}
+
+static struct xp_pod *pod(const char *name, int cpu, const char *gpu)
+{
+        char text[1024];
+        struct xp_pod *p = NULL;
+        struct xp_error err = {0};
+
+        snprintf(text,
+                 sizeof(text),
+                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\"},\"spec\":{\"containers\":[{"
+                 "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"cpu\":\"%d\","
+                 "\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"%s\"}}}]}}",
+                 name,
+                 cpu,
+                 gpu);
+        assert_int_equal(
+            xp_pod_from_json_text(text, strlen(text), "p", XP_DECODE_TRUSTED, &p, &err), 0);
+        return p;
+}
+
+/* A pod already holding milli of GPU dev of node. */
+static void add_used(struct xp_sched *s, const char *name, const char *node, int dev, int milli)
+{
+        char gpu[16], ann[256];
+        struct xp_pod *p;
+        struct xp_error err = {0};
+
+        snprintf(gpu, sizeof(gpu), "%dm", milli);
+        p = pod(name, 1, gpu);
+        snprintf(
+            ann,
+            sizeof(ann),
+            "{\"node\":\"%s\",\"devices\":[{\"resource\":\"nvidia.com/gpu\",\"id\":\"%s-gpu%d\","
+            "\"index\":%d,\"milli\":%d}]}",
+            node,
+            node,
+            dev,
+            dev,
+            milli);
+        assert_int_equal(xp_strmap_set(&p->metadata.annotations, XP_PLACEMENT_ANNOTATION, ann), 0);
+        p->spec.node_name = strdup(node);
+        assert_int_equal(xp_sched_pod_add(s, p, &err), 0);
+        xp_pod_free(p);
+}
+
+/* Places a pod; returns its node and (through dev) the index of its first device. */
+static char *place(struct xp_sched *s, int cpu, const char *gpu, int *dev)
+{
+        struct xp_pod *p = pod("new", cpu, gpu);
+        struct xp_placement pl = {0};
+        char *reason = NULL, *node;
+        struct xp_error err = {0};
+
+        assert_int_equal(xp_sched_place(s, p, &pl, &reason, &err), 1);
+        node = strdup(pl.node);
+        *dev = pl.devices.n ? (int)pl.devices.items[0].index : -1;
+        xp_placement_done(&pl);
+        xp_pod_free(p);
+        return node;
+}
+
+static void gpupacking_fills_a_shared_gpu_before_a_fresh_one(void **state)
+{
+        struct xp_sched *s = new_sched(XP_SCHED_GPU_PACKING);
+        char *node;
+        int dev;
+
+        (void)state;
+        add_node(s, "a", 32, 8, "G2");
+        add_node(s, "b", 32, 8, "G2");
+        add_used(s, "held", "b", 3, 500);
+        node = place(s, 1, "250m", &dev);
+        assert_string_equal(node, "b");
+        assert_int_equal(dev, 3);
+        free(node);
+        xp_sched_free(s);
+}
+
+static void set_half_gpu_workload(struct xp_sched *s)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 0, .gpu_milli = 500, .gpu_count = 1, .weight = 1},
+        };
+        struct xp_error err = {0};
+
+        assert_int_equal(
+            xp_sched_set_workload(s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 1, &err),
+            0);
+}
+
+/* GPU 0 has 600 left, GPU 1 700; the workload's pods take 500. 200m on GPU 0 would leave 400,
+ * useless to them; on GPU 1 it leaves 500, and GPU 0 still serves one. */
+static void one_node_two_shared_gpus(struct xp_sched *s)
+{
+        add_node(s, "x", 32, 2, "G2");
+        add_used(s, "h0", "x", 0, 400);
+        add_used(s, "h1", "x", 1, 300);
+}
+
+static void fgd_leaves_a_usable_fragment(void **state)
+{
+        struct xp_sched *s = new_sched(XP_SCHED_FGD);
+        double frag = -1, free_milli = -1;
+        char *node;
+        int dev;
+
+        (void)state;
+        one_node_two_shared_gpus(s);
+        assert_int_equal(xp_sched_fragmentation(s, &frag, &free_milli), -ENODATA);
+        set_half_gpu_workload(s);
+        assert_int_equal(xp_sched_fragmentation(s, &frag, &free_milli), 0);
+        assert_true(frag == 0 && free_milli == 1300);
+        node = place(s, 1, "200m", &dev);
+        assert_int_equal(dev, 1);
+        free(node);
+        xp_sched_free(s);
+}
+
+static void bestfit_takes_the_fullest_gpu_and_node(void **state)
+{
+        struct xp_sched *s = new_sched(XP_SCHED_BESTFIT);
+        char *node;
+        int dev;
+
+        (void)state;
+        one_node_two_shared_gpus(s);
+        node = place(s, 1, "200m", &dev);
+        assert_int_equal(dev, 0); /* the fullest GPU with room, unlike FGD */
+        free(node);
+        xp_sched_free(s);
+
+        s = new_sched(XP_SCHED_BESTFIT);
+        add_node(s, "a", 32, 8, "G2");
+        add_node(s, "b", 32, 8, "G2");
+        for (int d = 0; d < 4; d++) {
+                char name[8];
+                snprintf(name, sizeof(name), "h%d", d);
+                add_used(s, name, "b", d, 1000);
+        }
+        node = place(s, 1, "1", &dev);
+        assert_string_equal(node, "b");
+        assert_true(dev >= 4);
+        free(node);
+        xp_sched_free(s);
+}
+
+static void xpool_leaves_a_usable_fragment(void **state)
+{
+        struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+        char *node;
+        int dev;
+
+        (void)state;
+        one_node_two_shared_gpus(s);
+        set_half_gpu_workload(s);
+        node = place(s, 1, "200m", &dev);
+        assert_int_equal(dev, 1);
+        free(node);
+        xp_sched_free(s);
+}
+
+static void gpuclustering_keeps_one_shape_together(void **state)
+{
+        struct xp_sched *s = new_sched(XP_SCHED_GPU_CLUSTERING);
+        char *node;
+        int dev;
+
+        (void)state;
+        add_node(s, "a", 32, 8, "G2");
+        add_node(s, "b", 32, 8, "G2");
+        add_node(s, "c", 32, 8, "G2");
+        add_used(s, "h0", "a", 0, 250);
+        add_used(s, "h1", "b", 0, 500);
+        node = place(s, 1, "500m", &dev);
+        assert_string_equal(node, "b");
+        free(node);
+        xp_sched_free(s);
+}
+
+static void dotprod_and_random_place_and_repeat(void **state)
+{
+        static const enum xp_sched_profile profiles[] = {XP_SCHED_DOTPROD, XP_SCHED_RANDOM};
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                char *first = NULL;
+                for (int round = 0; round < 2; round++) {
+                        struct xp_sched *s = new_sched(profiles[i]);
+                        char *node;
+                        int dev;
+                        add_node(s, "a", 32, 8, "G2");
+                        add_node(s, "b", 16, 2, "T4");
+                        add_node(s, "c", 64, 4, "V100M16");
+                        node = place(s, 2, "300m", &dev);
+                        assert_true(dev >= 0);
+                        if (!first)
+                                first = node;
+                        else {
+                                assert_string_equal(first, node); /* same seed, same choice */
+                                free(node);
+                        }
+                        xp_sched_free(s);
+                }
+                free(first);
+        }
+}
+
+static void profile_names_round_trip(void **state)
+{
+        enum xp_sched_profile p;
+
+        (void)state;
+        for (int i = 0; i < _XP_SCHED_PROFILE_MAX; i++) {
+                assert_int_equal(xp_sched_profile_from_string(xp_sched_profile_to_string(i), &p),
+                                 0);
+                assert_int_equal(p, i);
+        }
+        assert_int_equal(xp_sched_profile_from_string("FGD", &p), 0);
+        assert_int_equal(p, XP_SCHED_FGD);
+        assert_int_equal(xp_sched_profile_from_string("tetris", &p), -EINVAL);
+        assert_null(xp_sched_profile_to_string(_XP_SCHED_PROFILE_MAX));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(gpupacking_fills_a_shared_gpu_before_a_fresh_one),
+            cmocka_unit_test(fgd_leaves_a_usable_fragment),
+            cmocka_unit_test(bestfit_takes_the_fullest_gpu_and_node),
+            cmocka_unit_test(xpool_leaves_a_usable_fragment),
+            cmocka_unit_test(gpuclustering_keeps_one_shape_together),
+            cmocka_unit_test(dotprod_and_random_place_and_repeat),
+            cmocka_unit_test(profile_names_round_trip),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
