@@ -34,27 +34,19 @@ static const struct {
                          "decimal SI one (m, k, M, G, T, P, E) or a decimal exponent (e3), such as "
                          "\"500m\", \"2Gi\" or \"1\"."},
     [SHARED_INT_OR_STRING] = {"io.k8s.apimachinery.pkg.util.intstr.IntOrString",
-                              "IntOrString is a type that can hold an int32 or a string. When used "
-                              "in JSON or YAML marshalling and unmarshalling, it produces or "
-                              "consumes the inner type."},
+                              "A value written either as a whole number (int32) or as a string, "
+                              "such as a port given by number or by name."},
     [SHARED_TIME] = {"io.k8s.apimachinery.pkg.apis.meta.v1.Time",
-                     "Time is a wrapper around time.Time which supports correct marshaling to YAML "
-                     "and JSON. Wrappers are provided for many of the factory methods that the "
-                     "time package offers."},
+                     "A point in time, written as an RFC 3339 string in UTC with whole seconds, "
+                     "such as \"2024-01-02T03:04:05Z\"."},
     [SHARED_MICROTIME] = {"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
-                          "MicroTime is version of Time with microsecond level precision."},
+                          "A point in time as Time, with microseconds."},
     [SHARED_FIELDS] = {"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
-                       "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON "
-                       "format.\n\nEach key is either a '.' representing the field itself, and "
-                       "will always map to an empty set, or a string representing a sub-field or "
-                       "item. The string will follow one of these four formats: 'f:<name>', where "
-                       "<name> is the name of a field in a struct, or key in a map 'v:<value>', "
-                       "where <value> is the exact json formatted value of a list item "
-                       "'i:<index>', where <index> is position of a item in a list 'k:<keys>', "
-                       "where <keys> is a map of  a list item's key fields to their unique values "
-                       "If a key maps to an empty Fields value, the field that key represents is "
-                       "part of the set.\n\nThe exact format is defined in "
-                       "sigs.k8s.io/structured-merge-diff"},
+                       "The set of fields a manager owns, as nested JSON objects. A key \"f:NAME\" "
+                       "names a field of an object or a key of a map; \"k:{...}\" a list item by "
+                       "its key fields; \"v:VALUE\" a list item by its whole value; \"i:N\" a "
+                       "list item by its position. A key \".\" with an empty object stands for "
+                       "the field itself. See docs/patch.md for how server-side apply uses it."},
 };
 
 /* What a generation carries: the version, the types reached so far, the shared types used. */
