@@ -316,7 +316,8 @@ int xp_runtime_pod_netns(struct xp_runtime *rt,
                          struct xp_error *err);
 
 /* Entry point of `xpool __exec STATE_DIR tty|notty COMMAND...` (hidden; started by
- * xp_runtime_exec()). Returns the command's exit status. */
+ * xp_runtime_exec()). Ends the process with the command's exit status (returns only the usage
+ * error's 2). */
 int xp_exec_main(int argc, char **argv);
 
 /*
