@@ -15,8 +15,17 @@ data=$tmp/data
 up_pid=
 bg_pids=()
 stop_all() {
+  local p
   for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   [[ -z "$up_pid" ]] || { kill -KILL "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; }
+  # the containers outlive their agent by design: this run's own end here (the sleeper carries
+  # the run's mark, the web server works in $tmp), and their shims with them
+  for p in /proc/[0-9]*; do
+    if [[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" == *"sleep 3600.$mark"* ||
+          "$(readlink "$p/cwd" 2>/dev/null)" == "$tmp"/* ]]; then
+      kill -KILL "${p#/proc/}" 2>/dev/null || true
+    fi
+  done
 }
 trap 'stop_all; rm -rf "$tmp"' EXIT
 export KUBECONFIG=$data/admin.kubeconfig
@@ -218,7 +227,7 @@ describe_backoff() {
   grep -q "BackOff .*(x[0-9]* over .*Back-off restarting failed container fails in pod crashy_default(" "$tmp/crashy" &&
     grep -q "Started .*(x[0-9]* over .*Started container fails" "$tmp/crashy"
 }
-wait_for "BackOff and Started counted on one Event each" 30 describe_backoff || cat "$tmp/crashy"
+wait_for "BackOff and Started counted on one Event each" 60 describe_backoff || cat "$tmp/crashy"
 check "delete web" 0 "${kc[@]}" delete pod web --wait=false
 wait_for "event Killing" 20 sh -c "${kc[*]} get events | grep -q 'Killing .*pod/web .*Stopping container http'"
 
