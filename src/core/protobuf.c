@@ -11,6 +11,7 @@
 
 #include "protobuf_internal.h"
 #include "xpool/protobuf.h"
+#include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
 /* JSON paths in errors; longer ones are cut, which only shortens a message. */
@@ -121,43 +122,7 @@ int pb_read_field(struct pb_reader *r,
  * our C strings could not hold. */
 static bool valid_text(const uint8_t *s, size_t len)
 {
-        size_t i = 0;
-
-        while (i < len) {
-                uint8_t c = s[i];
-                uint32_t cp;
-                size_t n;
-
-                if (c == 0)
-                        return false;
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                }
-                if (c >= 0xc2 && c <= 0xdf) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else
-                        return false;
-                if (len - i - 1 < n)
-                        return false;
-                for (size_t k = 1; k <= n; k++) {
-                        if ((s[i + k] & 0xc0) != 0x80)
-                                return false;
-                        cp = cp << 6 | (s[i + k] & 0x3f);
-                }
-                if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-                    (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                i += n + 1;
-        }
-        return true;
+        return !memchr(s, 0, len) && xp_utf8_valid((const char *)s, len);
 }
 
 static const char *wire_name(enum pb_wire wire)

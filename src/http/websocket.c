@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "xpool/strutil.h"
 #include "xpool/websocket.h"
 
 #define GUID     "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -308,50 +309,10 @@ int xp_ws_close_parse(const uint8_t *payload, size_t len, uint16_t *ret_code)
         if (len == 1)
                 return -EPROTO;
         code = (uint16_t)(payload[0] << 8 | payload[1]);
-        if (!code_sendable(code) || !xp_ws_utf8_valid(payload + 2, len - 2))
+        if (!code_sendable(code) || !xp_utf8_valid((const char *)payload + 2, len - 2))
                 return -EPROTO;
         *ret_code = code;
         return 0;
-}
-
-bool xp_ws_utf8_valid(const uint8_t *s, size_t len)
-{
-        size_t i = 0;
-
-        while (i < len) {
-                uint8_t c = s[i];
-                uint32_t cp;
-                size_t n;
-
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                }
-                if (c >= 0xc2 && c <= 0xdf) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else {
-                        return false;
-                }
-                if (len - i - 1 < n)
-                        return false;
-                for (size_t k = 1; k <= n; k++) {
-                        if ((s[i + k] & 0xc0) != 0x80)
-                                return false;
-                        cp = cp << 6 | (s[i + k] & 0x3f);
-                }
-                if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-                    (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                i += n + 1;
-        }
-        return true;
 }
 
 /* ---- messages ----------------------------------------------------------------------------- */

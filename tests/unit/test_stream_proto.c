@@ -17,6 +17,7 @@
 
 #include "xpool/remotecmd.h"
 #include "xpool/spdy.h"
+#include "xpool/strutil.h"
 #include "xpool/websocket.h"
 
 static void ws_handshake(void **state)
@@ -143,9 +144,9 @@ static void ws_close(void **state)
         assert_int_equal(xp_ws_close_parse((const uint8_t *)"\x03\xed", 2, &code),
                          -EPROTO); /* 1005 */
         assert_int_equal(xp_ws_close_parse(payload, 1, &code), -EPROTO);
-        assert_false(xp_ws_utf8_valid((const uint8_t *)"\xc0\xaf", 2));
-        assert_false(xp_ws_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));
-        assert_true(xp_ws_utf8_valid((const uint8_t *)"gr\xc3\xbc\xc3\x9f", 6));
+        assert_false(xp_utf8_valid("\xc0\xaf", 2));
+        assert_false(xp_utf8_valid("\xed\xa0\x80", 3));
+        assert_true(xp_utf8_valid("gr\xc3\xbc\xc3\x9f", 6));
 }
 
 static void spdy_roundtrip(void **state)

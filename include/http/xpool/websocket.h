@@ -125,9 +125,6 @@ xp_ws_close_payload(uint16_t code, const char *reason, uint8_t out[static XP_WS_
  */
 int xp_ws_close_parse(const uint8_t *payload, size_t len, uint16_t *ret_code);
 
-/* Whether data[0..len) is well-formed UTF-8 (RFC 3629: no overlongs, surrogates, > U+10FFFF). */
-bool xp_ws_utf8_valid(const uint8_t *data, size_t len);
-
 /*
  * Puts fragmented data messages together. Zero-initialise, set max (the largest message), feed
  * each data frame (text, binary, continuation) in order; control frames do not pass here.
