@@ -281,6 +281,38 @@ static void child_stop(struct child *ch)
         ch->dir[0] = '\0';
 }
 
+/* The server's CPU time so far (utime + stime from /proc/PID/stat), in seconds; -1 unknown. */
+static double child_cpu_seconds(const struct child *ch)
+{
+        char path[64], buf[1024], *p;
+        unsigned long utime, stime;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)ch->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        /* after the command's name in parentheses: state is field 3, utime 14, stime 15 */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+                return -1;
+        return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void print_load(const char *when)
+{
+        double load[3];
+
+        if (getloadavg(load, 3) == 3)
+                printf("load average (%s) %.2f %.2f %.2f\n", when, load[0], load[1], load[2]);
+}
+
 static double cpu_seconds(const struct rusage *u)
 {
         return (double)(u->ru_utime.tv_sec + u->ru_stime.tv_sec) +
@@ -328,7 +360,7 @@ int main(int argc, char **argv)
         struct rusage ru;
         long clients = 32, kib = -1;
         size_t ok = 0;
-        double t0, elapsed;
+        double t0, elapsed, cpu0 = -1, cpu1 = -1;
         int opt, r = 0;
 
         count = 20000;
@@ -392,6 +424,9 @@ int main(int argc, char **argv)
                target.host,
                server,
                token ? ", with a bearer token" : "");
+        print_load("start");
+        if (xpool)
+                cpu0 = child_cpu_seconds(&ch);
         t0 = now();
         for (long i = 0; i < clients; i++)
                 if (pthread_create(&th[i], NULL, client, &conns[i]) != 0) {
@@ -401,6 +436,8 @@ int main(int argc, char **argv)
         for (long i = 0; i < clients; i++)
                 pthread_join(th[i], NULL);
         elapsed = now() - t0;
+        if (xpool)
+                cpu1 = child_cpu_seconds(&ch);
 
         for (long i = 0; i < count; i++)
                 if (latencies[i] >= 0)
@@ -417,6 +454,10 @@ int main(int argc, char **argv)
                 printf("latency max        %10.2f ms\n", latencies[ok - 1] * 1e3);
         }
         printf("errors             %10ld\n", atomic_load(&errors));
+        /* the figure that does not depend on what else the machine runs */
+        if (cpu0 >= 0 && cpu1 >= 0 && ok > 0)
+                printf("server CPU/create  %10.0f us (user+sys during the run / creates)\n",
+                       (cpu1 - cpu0) * 1e6 / (double)ok);
         if (xpool) {
                 kib = child_peak_rss_kib(&ch);
                 if (kib >= 0)
@@ -434,6 +475,7 @@ int main(int argc, char **argv)
                 getrusage(RUSAGE_CHILDREN, &ru);
                 printf("server CPU         %10.2f s user+sys\n", cpu_seconds(&ru));
         }
+        print_load("end");
         if (atomic_load(&errors) > 0 || ok != (size_t)count)
                 r = 1;
         free(latencies);

@@ -396,6 +396,7 @@ int create_json(const struct request *req,
         struct xp_error err = {0};
         void *object = NULL;
         json_t *out = NULL;
+        char *text = NULL;
         bool locked = false;
         int r;
 
@@ -416,7 +417,7 @@ int create_json(const struct request *req,
         r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
-        r = xp_registry_create(
+        r = xp_registry_create_text(
             req->api->registry,
             kind,
             store_namespace(req, kind),
@@ -426,16 +427,18 @@ int create_json(const struct request *req,
                 .userdata = &(struct admit_ctx){.req = req, .kind = kind, .ret = ret}},
             dry,
             &out,
+            &text,
             &err);
         if (r == -ENOMEM || r == 0)
                 goto out;
         if (r < 0)
                 r = reply_store_error(ret, r, kind, kind->meta(object)->name, &err);
         else
-                r = reply_json(ret, 201, TAKE_PTR(out));
+                r = reply_written(ret, 201, &text, &out);
 out:
         if (locked)
                 namespace_release(req, kind);
+        free(text);
         json_decref(out);
         if (object)
                 kind->free(object);
@@ -533,7 +536,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         struct list_options options;
         json_t *items = NULL, *kept = NULL, *page = NULL, *meta;
         char rv[24], *next = NULL;
-        bool filtered = false;
+        bool filtered = false, answered = false;
         int64_t remaining;
         uint64_t version;
         int r;
@@ -541,6 +544,10 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         if (request_is_watch(req))
                 return watch_start(req, route, ret);
         r = list_options_parse(req, kind, false, &options, ret);
+        if (r > 0)
+                r = list_text(req, kind, &options, &answered, ret);
+        if (answered)
+                return r;
         if (r > 0)
                 r = list_read(req, kind, &options, &items, &version, ret);
         if (r > 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "xpool/macro.h"
 #include "xpool/strutil.h"
 
 static int reply_set(struct reply *ret, unsigned code, json_t *body)
@@ -234,6 +235,32 @@ int reply_json(struct reply *ret, unsigned code, json_t *body)
         if (!body)
                 return -ENOMEM;
         return reply_set(ret, code, body);
+}
+
+int reply_written(struct reply *ret, unsigned code, char **text, json_t **object)
+{
+        size_t len = *text ? strlen(*text) : 0;
+        char *line;
+
+        /* The store's text is UTF-8; an answer escapes everything else to ASCII, as ever. */
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char)(*text)[i] >= 0x80) {
+                        len = 0;
+                        break;
+                }
+        line = len ? realloc(*text, len + 2) : NULL;
+        if (!line)
+                return reply_json(ret, code, TAKE_PTR(*object));
+        /* One line per document, as send_reply() writes a JSON body. */
+        line[len] = '\n';
+        line[len + 1] = '\0';
+        *text = NULL;
+        json_decref(ret->body);
+        ret->body = NULL;
+        ret->code = code;
+        ret->text = line;
+        ret->content_type = "application/json";
+        return 0;
 }
 
 int reply_store_error(struct reply *ret,

@@ -281,6 +281,7 @@ void xp_store_close(struct xp_store *store)
         }
         sqlite3_close(store->checkpoint_db); /* before the writer, the last connection */
         store_readers_free(store);
+        store_recent_free(store);
         store_stmts_finalize(store->wstmts, _WS_MAX);
         sqlite3_close(store->writer); /* the last connection checkpoints and removes the WAL */
         seal_sync(&store->seal);
@@ -407,6 +408,8 @@ int xp_store_open(const struct xp_store_options *options,
         store->event_history = options->event_history ?: DEFAULT_EVENT_HISTORY;
         /* Trim in batches: let the log grow by an eighth (at least 16 events) past the history. */
         store->trim_slack = store->event_history / 8 > 16 ? store->event_history / 8 : 16;
+        if (store_recent_init(store) < 0)
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", options->path);
 
         r = open_checked(store, err);
         if (r < 0)
