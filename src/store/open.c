@@ -288,7 +288,6 @@ void xp_store_close(struct xp_store *store)
         seal_close(&store->seal, true);
         pthread_cond_destroy(&store->version_bumped);
         pthread_cond_destroy(&store->checkpoint);
-        pthread_cond_destroy(&store->op_done);
         pthread_mutex_destroy(&store->lock);
         xp_histogram_done(&store->commit_seconds);
         xp_histogram_done(&store->batch_writes);
@@ -395,7 +394,6 @@ int xp_store_open(const struct xp_store_options *options,
         xp_histogram_init(
             &store->commit_seconds, xp_histogram_latency_bounds, xp_histogram_latency_n);
         xp_histogram_init(&store->batch_writes, xp_histogram_size_bounds, xp_histogram_size_n);
-        pthread_cond_init(&store->op_done, NULL);
         pthread_cond_init(&store->checkpoint, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

@@ -124,7 +124,6 @@ struct xp_store {
         size_t trim_slack;
 
         pthread_mutex_t lock;
-        pthread_cond_t op_done;        /* a batch finished */
         pthread_cond_t version_bumped; /* a commit made the version grow (CLOCK_MONOTONIC) */
 
         /* under lock */

@@ -56,6 +56,9 @@ struct op {
         size_t text_len;
         bool want_text; /* the writer takes text; the ring of recent writes gets a copy */
         json_t *shared; /* the writer's object, given up to the ring (xp_store_written.share) */
+        /* its writer waits here (under the store's lock) until done, or until its turn to lead:
+         * a batch wakes its own writers and the next leader, not every writer */
+        pthread_cond_t wake;
         struct xp_error err;
 
         struct op *next;
@@ -585,8 +588,15 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                 }
                 o->next = NULL;
                 o->done = true;
+                pthread_cond_signal(&o->wake);
         }
-        pthread_cond_broadcast(&store->op_done);
+}
+
+/* Under lock, when no commit is in flight: the first queued writer leads the next batch. */
+static void wake_leader(struct xp_store *store)
+{
+        if (!store->committing && store->queue_head)
+                pthread_cond_signal(&store->queue_head->wake);
 }
 
 /*
@@ -623,7 +633,7 @@ static void checkpoint_inline(struct xp_store *store)
         if (rc == SQLITE_OK)
                 store->stats.checkpoints++;
         store->committing = false;
-        pthread_cond_broadcast(&store->op_done);
+        wake_leader(store);
 }
 
 /* Queues op and waits for its result, leading a batch when no commit is in flight. */
@@ -652,7 +662,7 @@ static void submit(struct xp_store *store, struct op *op)
                 int r;
 
                 if (store->committing) {
-                        pthread_cond_wait(&store->op_done, &store->lock);
+                        pthread_cond_wait(&op->wake, &store->lock);
                         continue;
                 }
 
@@ -681,6 +691,8 @@ static void submit(struct xp_store *store, struct op *op)
                 n_old = b.n_old;
                 if (checkpoint)
                         checkpoint_inline(store);
+                else
+                        wake_leader(store);
         }
         pthread_mutex_unlock(&store->lock);
         free_old(old, n_old);
@@ -714,7 +726,9 @@ static int write_op(struct xp_store *store,
 
         op->want_text = ret && ret->want_text;
         op->shared = ret && ret->share && object ? object : NULL;
+        pthread_cond_init(&op->wake, NULL);
         submit(store, op);
+        pthread_cond_destroy(&op->wake);
         last_body = op->last_body;
         text = op->text;
         if (op->result < 0) {
