@@ -49,6 +49,29 @@ static int append(struct list_text *l, const char *text, size_t n)
         return 0;
 }
 
+/* 1 when the object matches the selectors, 0 when not; labels alone need only the metadata. */
+static int matches(struct list_text *l, const char *text, size_t len)
+{
+        size_t start = 0, n = len;
+        json_t *object;
+        bool match;
+
+        if (xp_field_selector_is_empty(l->fields) &&
+            xp_store_text_metadata(text, len, &start, &n) < 0) {
+                start = 0;
+                n = len;
+        }
+        object = json_loadb(text + start, n, 0, NULL);
+        if (!object)
+                return -ENOMEM;
+        if (start > 0 || n < len)
+                match = xp_label_selector_matches(l->labels, json_object_get(object, "labels"));
+        else
+                match = selectors_match(l->labels, l->fields, object);
+        json_decref(object);
+        return match;
+}
+
 static int add_item(const char *ns, const char *name, const char *text, size_t len, void *userdata)
 {
         struct list_text *l = userdata;
@@ -62,14 +85,9 @@ static int add_item(const char *ns, const char *name, const char *text, size_t l
                         return -EILSEQ;
                 }
         if (l->filtered) {
-                json_t *object = json_loadb(text, len, 0, NULL);
-                bool match = object && selectors_match(l->labels, l->fields, object);
-
-                json_decref(object);
-                if (!object)
-                        return -ENOMEM;
-                if (!match)
-                        return 0;
+                r = matches(l, text, len);
+                if (r <= 0)
+                        return r;
         }
         r = l->items++ ? append(l, ",", 1) : 0;
         return r < 0 ? r : append(l, text, len);

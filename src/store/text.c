@@ -67,9 +67,15 @@ static size_t skip_value(const char *s, size_t len, size_t i)
 
 /*
  * Where the member goes: *ret_at is the index of the '}' that closes metadata (or the object,
- * when *ret_whole: the object has no metadata), *ret_empty whether that object has no member.
+ * when *ret_whole: the object has no metadata), *ret_empty whether that object has no member;
+ * *ret_open the index of metadata's '{' (when not *ret_whole).
  */
-static int find_insert(const char *s, size_t len, size_t *ret_at, bool *ret_empty, bool *ret_whole)
+static int find_insert(const char *s,
+                       size_t len,
+                       size_t *ret_open,
+                       size_t *ret_at,
+                       bool *ret_empty,
+                       bool *ret_whole)
 {
         size_t i = skip_space(s, len, 0);
         bool empty = true;
@@ -95,6 +101,7 @@ static int find_insert(const char *s, size_t len, size_t *ret_at, bool *ret_empt
                         close = skip_value(s, len, i);
                         if (close > len || close < 2 || s[close - 1] != '}')
                                 return -EBADMSG;
+                        *ret_open = i;
                         *ret_at = close - 1;
                         *ret_empty = skip_space(s, len, i + 1) == close - 1;
                         *ret_whole = false;
@@ -122,11 +129,11 @@ int store_text_versioned(
     const char *body, size_t len, uint64_t version, char *out, size_t size, size_t *ret_len)
 {
         char member[64];
-        size_t at, n, m;
+        size_t open, at, n, m;
         bool empty, whole;
         int r;
 
-        r = find_insert(body, len, &at, &empty, &whole);
+        r = find_insert(body, len, &open, &at, &empty, &whole);
         if (r < 0)
                 return r;
         m = (size_t)snprintf(member,
@@ -162,5 +169,20 @@ int store_text_versioned_dup(
                 return r;
         }
         *ret = out;
+        return 0;
+}
+
+int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size_t *ret_len)
+{
+        size_t open = 0, at;
+        bool empty, whole;
+        int r = find_insert(text, len, &open, &at, &empty, &whole);
+
+        if (r < 0)
+                return r;
+        if (whole)
+                return -ENOENT;
+        *ret_start = open;
+        *ret_len = at + 1 - open;
         return 0;
 }

@@ -210,6 +210,14 @@ typedef int (*xp_store_text_fn)(const char *namespace,
                                 void *userdata);
 
 /*
+ * Where an object's metadata is in its text as the store hands it out (xp_store_list_text(),
+ * xp_store_events_scan_text()): 0 with the span of the JSON object (from its '{' to its '}'),
+ * -ENOENT when it has none, -EBADMSG when text is not a JSON object. For a reader that needs
+ * only the metadata (labels) and need not parse the rest.
+ */
+int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size_t *ret_len);
+
+/*
  * As xp_store_list(), handing each object to fn as text instead of building an array: for a
  * reader that passes the objects on (a list answer) without the tree of every object in memory.
  */
