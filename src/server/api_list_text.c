@@ -79,11 +79,10 @@ static int add_item(const char *ns, const char *name, const char *text, size_t l
 
         (void)ns;
         (void)name;
-        for (size_t i = 0; i < len; i++)
-                if ((unsigned char)text[i] >= 0x80) {
-                        l->not_ascii = true;
-                        return -EILSEQ;
-                }
+        if (!text_is_ascii(text, len)) {
+                l->not_ascii = true;
+                return -EILSEQ;
+        }
         if (l->filtered) {
                 r = matches(l, text, len);
                 if (r <= 0)

@@ -168,15 +168,14 @@ static int emit_text(struct watch *w, const char *type, const char *text, size_t
         json_t *object;
         int n, r;
 
-        for (size_t i = 0; i < len; i++)
-                if ((unsigned char)text[i] >= 0x80) {
-                        object = json_loadb(text, len, 0, NULL);
-                        if (!object)
-                                return -ENOMEM;
-                        r = emit(w, type, object);
-                        json_decref(object);
-                        return r;
-                }
+        if (!text_is_ascii(text, len)) {
+                object = json_loadb(text, len, 0, NULL);
+                if (!object)
+                        return -ENOMEM;
+                r = emit(w, type, object);
+                json_decref(object);
+                return r;
+        }
         n = snprintf(head, sizeof head, "{\"type\":\"%s\",\"object\":", type);
         r = buf_append(w, head, (size_t)n);
         if (r >= 0)

@@ -186,6 +186,8 @@ void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 1
 const char *cause_type(const char *message);
 /* Takes body (NULL means out of memory: -ENOMEM). */
 int reply_json(struct reply *ret, unsigned code, json_t *body);
+/* Whether len bytes of text are all ASCII (what an answer may pass on unescaped). */
+bool text_is_ascii(const char *text, size_t len);
 /*
  * Answers with an object as the store wrote it: *text (xp_store_written's, taken and set to NULL
  * when used), else, when it is NULL or not ASCII, *object (taken and set to NULL) as reply_json().

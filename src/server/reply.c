@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,17 +238,29 @@ int reply_json(struct reply *ret, unsigned code, json_t *body)
         return reply_set(ret, code, body);
 }
 
+bool text_is_ascii(const char *text, size_t len)
+{
+        uint64_t any = 0, word;
+        size_t i = 0;
+
+        /* eight bytes at a time: it runs over every object a watch or a list passes on */
+        for (; i + 8 <= len; i += 8) {
+                memcpy(&word, text + i, 8);
+                any |= word;
+        }
+        for (; i < len; i++)
+                any |= (unsigned char)text[i];
+        return !(any & UINT64_C(0x8080808080808080));
+}
+
 int reply_written(struct reply *ret, unsigned code, char **text, json_t **object)
 {
         size_t len = *text ? strlen(*text) : 0;
         char *line;
 
         /* The store's text is UTF-8; an answer escapes everything else to ASCII, as ever. */
-        for (size_t i = 0; i < len; i++)
-                if ((unsigned char)(*text)[i] >= 0x80) {
-                        len = 0;
-                        break;
-                }
+        if (!text_is_ascii(*text, len))
+                len = 0;
         line = len ? realloc(*text, len + 2) : NULL;
         if (!line)
                 return reply_json(ret, code, TAKE_PTR(*object));

@@ -436,11 +436,15 @@ void xp_store_events_free(struct xp_store_event *events, size_t n)
         if (!events)
                 return;
         for (size_t i = 0; i < n; i++) {
+                json_decref(events[i].object);
+                if (events[i].hold) { /* the strings point into it */
+                        json_decref(events[i].hold);
+                        continue;
+                }
                 free(events[i].kind);
                 free(events[i].namespace);
                 free(events[i].name);
                 free(events[i].text);
-                json_decref(events[i].object);
         }
         free(events);
 }

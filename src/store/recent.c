@@ -22,10 +22,28 @@
 
 void store_recent_clear(struct recent *e)
 {
-        free(e->key);
-        free(e->text);
+        json_decref(e->blob);
         json_decref(e->object);
         *e = (struct recent){0};
+}
+
+/* kind, namespace, name and text in one block: NULL when out of memory. */
+static json_t *blob_new(const char *kind, const char *ns, const char *name, const char *text, size_t n)
+{
+        size_t lk = strlen(kind) + 1, ln = strlen(ns) + 1, lm = strlen(name) + 1;
+        char *buf = malloc(lk + ln + lm + n + 1);
+        json_t *blob;
+
+        if (!buf)
+                return NULL;
+        memcpy(buf, kind, lk);
+        memcpy(buf + lk, ns, ln);
+        memcpy(buf + lk + ln, name, lm);
+        memcpy(buf + lk + ln + lm, text, n);
+        buf[lk + ln + lm + n] = '\0';
+        blob = json_stringn_nocheck(buf, lk + ln + lm + n);
+        free(buf);
+        return blob;
 }
 
 int store_recent_init(struct xp_store *store)
@@ -45,7 +63,7 @@ void store_recent_free(struct xp_store *store)
 
 /*
  * Under lock, in version order: the write of version (its text taken, malloc'ed). A write that
- * cannot be kept (out of memory) empties the ring: readers go to SQLite until it fills again.
+ * cannot be kept (out of memory) leaves a gap: readers go to SQLite until the ring fills again.
  */
 void store_recent_add(struct xp_store *store,
                       uint64_t version,
@@ -58,43 +76,37 @@ void store_recent_add(struct xp_store *store,
                       json_t *object,
                       struct recent *ret_old)
 {
-        size_t lk = strlen(kind) + 1, ln = strlen(namespace) + 1, lm = strlen(name) + 1;
+        json_t *blob = text ? blob_new(kind, namespace, name, text, text_len) : NULL;
+        const char *b;
         struct recent *e;
-        char *key;
 
+        free(text);
         *ret_old = (struct recent){0};
-        if (!store->recent) {
+        if (!store->recent || !blob) {
+                json_decref(blob);
                 json_decref(object);
-                return free(text);
+                store->recent_lo = 0; /* a gap: readers go to SQLite until it fills again */
+                return;
         }
         if (store->recent_lo == 0 || version != store->recent_hi + 1)
-                store->recent_lo = version; /* the first, or a gap: start over from here */
+                store->recent_lo = version; /* the first, or after a gap: start over from here */
         store->recent_hi = version;
         if (version - store->recent_lo >= store->recent_cap)
                 store->recent_lo = version - store->recent_cap + 1;
         e = &store->recent[version % store->recent_cap];
         *ret_old = *e;
-        *e = (struct recent){0};
-        key = text ? malloc(lk + ln + lm) : NULL;
-        if (!key) {
-                free(text);
-                json_decref(object);
-                store->recent_lo = version + 1; /* nothing up to here is kept */
-                return;
-        }
-        memcpy(key, kind, lk);
-        memcpy(key + lk, namespace, ln);
-        memcpy(key + lk + ln, name, lm);
+        b = json_string_value(blob);
         *e = (struct recent){
             .version = version,
             .type = type,
-            .key = key,
-            .namespace = key + lk,
-            .name = key + lk + ln,
-            .text = text,
+            .blob = blob,
+            .kind = b,
+            .namespace = b + strlen(kind) + 1,
+            .name = b + strlen(kind) + 1 + strlen(namespace) + 1,
             .text_len = text_len,
             .object = object,
         };
+        e->text = e->name + strlen(name) + 1;
 }
 
 /* Under lock: whether the ring holds every write after since. */
@@ -106,27 +118,20 @@ static bool covers(const struct xp_store *store, uint64_t since)
                since + 1 >= store->recent_lo;
 }
 
-static int copy_event(const struct recent *e, bool text, struct xp_store_event *ret)
+static void copy_event(const struct recent *e, bool text, struct xp_store_event *ret)
 {
+        /* pointers into the entry's block, which the event holds: nothing copied */
         *ret = (struct xp_store_event){
             .type = (enum xp_store_event_type)e->type,
             .resource_version = e->version,
-            .kind = strdup(e->key),
-            .namespace = strdup(e->namespace),
-            .name = strdup(e->name),
+            .kind = (char *)e->kind,
+            .namespace = (char *)e->namespace,
+            .name = (char *)e->name,
             .object = text ? NULL : json_incref(e->object),
+            .text = text || !e->object ? (char *)e->text : NULL,
+            .text_len = text || !e->object ? e->text_len : 0,
+            .hold = json_incref(e->blob),
         };
-        if (text || !e->object) {
-                /* the text travels when asked for, or to be parsed outside the lock */
-                ret->text = malloc(e->text_len + 1);
-                if (ret->text) {
-                        memcpy(ret->text, e->text, e->text_len + 1);
-                        ret->text_len = e->text_len;
-                }
-        }
-        if (!ret->kind || !ret->namespace || !ret->name || (!ret->object && !ret->text))
-                return -ENOMEM;
-        return 0;
 }
 
 /* Under lock: the matching events after since into l; *ret_through as xp_store_events_scan(). */
@@ -144,15 +149,12 @@ static int scan_locked(struct xp_store *store,
                 const struct recent *e = &store->recent[v % store->recent_cap];
                 int r;
 
-                if (strcmp(e->key, kind) != 0 || (namespace && strcmp(e->namespace, namespace) != 0))
+                if (strcmp(e->kind, kind) != 0 || (namespace && strcmp(e->namespace, namespace) != 0))
                         continue;
                 r = store_event_list_grow(l);
                 if (r < 0)
                         return r;
-                r = copy_event(e, text, &l->events[l->n]);
-                l->n++;
-                if (r < 0)
-                        return r;
+                copy_event(e, text, &l->events[l->n++]);
         }
         *ret_through = l->n == l->max ? l->events[l->n - 1].resource_version
                                       : (store->version > since ? store->version : since);
@@ -172,8 +174,7 @@ static int parse_missing(struct xp_store *store, struct store_event_list *l)
                 e->object = json_loadb(e->text, e->text_len, 0, NULL);
                 if (!json_is_object(e->object))
                         return -EBADMSG;
-                free(e->text);
-                e->text = NULL;
+                e->text = NULL; /* it points into the block the event holds */
                 e->text_len = 0;
                 parsed = true;
         }

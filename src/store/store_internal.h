@@ -230,9 +230,13 @@ int store_event_list_grow(struct store_event_list *l);
 struct recent {
         uint64_t version; /* 0: empty */
         int type;
-        char *key; /* kind, namespace and name, each NUL-terminated, in one allocation */
-        const char *namespace, *name;
-        char *text; /* the object as written, with metadata.resourceVersion */
+        /*
+         * kind, namespace, name and the object's text as written (with its resourceVersion), each
+         * NUL-terminated, in one reference-counted block (a jansson string, which may hold NULs):
+         * the readers' events point into it and hold a reference, nothing is copied per reader
+         */
+        json_t *blob;
+        const char *kind, *namespace, *name, *text;
         size_t text_len;
         json_t *object; /* the object as written, shared read-only; NULL: parse text */
 };

@@ -66,9 +66,12 @@ struct xp_store_event {
          * NULL from xp_store_events_scan_text().
          */
         json_t *object;
-        /* xp_store_events_scan_text(): the object as compact JSON text (UTF-8), owned */
+        /* xp_store_events_scan_text(): the object as compact JSON text (UTF-8) */
         char *text;
         size_t text_len;
+        /* what kind, namespace, name and text point into when not allocated each (the store's
+         * own, released by xp_store_events_free(): read the strings, never free or change them) */
+        json_t *hold;
 };
 
 /*
