@@ -116,8 +116,12 @@ static void *creator(void *arg)
                         usleep(200);
                 r = create_one(c, w, i);
                 if (r != 201 && atomic_fetch_add(&w->errors, 1) < 5)
-                        fprintf(stderr, "bench_scale: create %s-%ld: %s %d\n", w->prefix, i,
-                                r < 0 ? "error" : "HTTP", r < 0 ? -r : r);
+                        fprintf(stderr,
+                                "bench_scale: create %s-%ld: %s %d\n",
+                                w->prefix,
+                                i,
+                                r < 0 ? "error" : "HTTP",
+                                r < 0 ? -r : r);
         }
         http_conn_close(c);
         free(c);
@@ -186,7 +190,6 @@ static void print_list(const struct server_child *ch, const char *what, const ch
         printf(", best %7.3f s; server CPU %.2f s\n", best, cpu);
 }
 
-
 static int create_namespace(const char *name)
 {
         struct http_conn *c = calloc(1, sizeof(*c));
@@ -197,11 +200,18 @@ static int create_namespace(const char *name)
         if (!c)
                 return r;
         c->fd = -1;
-        snprintf(body, sizeof(body),
+        snprintf(body,
+                 sizeof(body),
                  "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
                  name);
-        n = http_format_json_request(
-            req, sizeof(req), "POST", "/api/v1/namespaces", &target, "application/json", token, body);
+        n = http_format_json_request(req,
+                                     sizeof(req),
+                                     "POST",
+                                     "/api/v1/namespaces",
+                                     &target,
+                                     "application/json",
+                                     token,
+                                     body);
         if (n > 0 && (r = http_conn_open(c, &target)) >= 0)
                 r = http_conn_exchange(c, req, (size_t)n, &close_after);
         http_conn_close(c);
@@ -228,7 +238,11 @@ struct watcher {
         size_t line_len;
 };
 
-enum { IN_SIZE, IN_DATA, IN_CRLF };
+enum {
+        IN_SIZE,
+        IN_DATA,
+        IN_CRLF
+};
 
 /* One complete event line: the pod's index from its name, and how long after its send. */
 static void on_line(struct watcher *w, double at)
@@ -326,9 +340,14 @@ static int watcher_start(struct watcher *w, struct creates *c)
         w->creates = c;
         w->cap = c->count;
         w->latency = calloc((size_t)w->cap, sizeof(*w->latency));
-        n = http_format_json_request(req, sizeof(req), "GET",
+        n = http_format_json_request(req,
+                                     sizeof(req),
+                                     "GET",
                                      "/api/v1/namespaces/fanout/pods?watch=true",
-                                     &target, "application/json", token, "");
+                                     &target,
+                                     "application/json",
+                                     token,
+                                     "");
         if (!w->latency || n < 0)
                 return -ENOMEM;
         r = http_conn_open(&conn, &target);
@@ -354,8 +373,11 @@ static void print_latencies(struct watcher *ws, long n, long expected)
 
         for (long i = 0; i < n; i++)
                 total += ws[i].seen;
-        printf("events seen        %10ld of %ld (%ld watchers x %ld creates)\n", total,
-               expected * n, n, expected);
+        printf("events seen        %10ld of %ld (%ld watchers x %ld creates)\n",
+               total,
+               expected * n,
+               n,
+               expected);
         all = calloc((size_t)(total ? total : 1), sizeof(*all));
         if (!all || total == 0) {
                 free(all);
@@ -366,15 +388,18 @@ static void print_latencies(struct watcher *ws, long n, long expected)
                         all[k++] = ws[i].latency[j];
         qsort(all, (size_t)total, sizeof(*all), cmp_double);
         printf("create sent -> watcher: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-               all[total / 2] * 1e3, all[(size_t)((double)total * 0.99)] * 1e3,
+               all[total / 2] * 1e3,
+               all[(size_t)((double)total * 0.99)] * 1e3,
                all[total - 1] * 1e3);
         free(all);
 }
 
 static int fanout_phase(const struct options *o, struct server_child *ch)
 {
-        struct creates fan = {.path = "/api/v1/namespaces/fanout/pods", .prefix = "fan",
-                              .count = o->rate * o->seconds, .rate = (double)o->rate};
+        struct creates fan = {.path = "/api/v1/namespaces/fanout/pods",
+                              .prefix = "fan",
+                              .count = o->rate * o->seconds,
+                              .rate = (double)o->rate};
         struct watcher *ws = calloc((size_t)(o->watchers ? o->watchers : 1), sizeof(*ws));
         double deadline, t, cpu0, cpu1;
         long started = 0, ready;
@@ -400,7 +425,11 @@ static int fanout_phase(const struct options *o, struct server_child *ch)
         t = run_creates(&fan, CREATORS);
         cpu1 = server_child_cpu_seconds(ch);
         printf("fan-out creates    %10ld in %.2f s (%.0f/s), %ld errors; server CPU %.2f s\n",
-               fan.count, t, (double)fan.count / t, atomic_load(&fan.errors), cpu1 - cpu0);
+               fan.count,
+               t,
+               (double)fan.count / t,
+               atomic_load(&fan.errors),
+               cpu1 - cpu0);
         /* bounded: the last events on their way */
         deadline = bench_now() + 10;
         for (long i = 0; i < started; i++)
@@ -413,7 +442,8 @@ static int fanout_phase(const struct options *o, struct server_child *ch)
         }
         print_latencies(ws, started, fan.count);
         printf("server RSS         %10ld KiB (peak %ld KiB) after the fan-out\n",
-               server_child_kib(ch, "VmRSS"), server_child_kib(ch, "VmHWM"));
+               server_child_kib(ch, "VmRSS"),
+               server_child_kib(ch, "VmHWM"));
         for (long i = 0; i < started; i++)
                 free(ws[i].latency);
         free(ws);
@@ -437,8 +467,12 @@ static int parse(int argc, char **argv, struct options *o)
         };
         int opt;
 
-        *o = (struct options){.pods = 100000, .nodes = 5000, .clients = 32, .watchers = 200,
-                              .rate = 1000, .seconds = 5};
+        *o = (struct options){.pods = 100000,
+                              .nodes = 5000,
+                              .clients = 32,
+                              .watchers = 200,
+                              .rate = 1000,
+                              .seconds = 5};
         while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
                 long *v = opt == 'p'   ? &o->pods
                           : opt == 'n' ? &o->nodes
@@ -467,19 +501,26 @@ static int parse(int argc, char **argv, struct options *o)
 
 static void store_phase(const struct options *o, struct server_child *ch)
 {
-        struct creates nodes = {.path = "/api/v1/nodes", .prefix = "node", .node = true,
-                                .count = o->nodes};
-        struct creates pods = {.path = "/api/v1/namespaces/default/pods", .prefix = "scale",
-                               .count = o->pods};
+        struct creates nodes = {
+            .path = "/api/v1/nodes", .prefix = "node", .node = true, .count = o->nodes};
+        struct creates pods = {
+            .path = "/api/v1/namespaces/default/pods", .prefix = "scale", .count = o->pods};
         double t;
 
         t = run_creates(&nodes, o->clients);
-        printf("nodes stored       %10ld in %.2f s (%.0f/s), %ld errors\n", o->nodes, t,
-               (double)o->nodes / t, atomic_load(&nodes.errors));
+        printf("nodes stored       %10ld in %.2f s (%.0f/s), %ld errors\n",
+               o->nodes,
+               t,
+               (double)o->nodes / t,
+               atomic_load(&nodes.errors));
         t = run_creates(&pods, o->clients);
-        printf("pods stored        %10ld in %.2f s (%.0f/s), %ld errors\n", o->pods, t,
-               (double)o->pods / t, atomic_load(&pods.errors));
-        printf("server RSS         %10ld KiB (peak %ld KiB)\n", server_child_kib(ch, "VmRSS"),
+        printf("pods stored        %10ld in %.2f s (%.0f/s), %ld errors\n",
+               o->pods,
+               t,
+               (double)o->pods / t,
+               atomic_load(&pods.errors));
+        printf("server RSS         %10ld KiB (peak %ld KiB)\n",
+               server_child_kib(ch, "VmRSS"),
                server_child_kib(ch, "VmHWM"));
         print_list(ch, "list of every pod", "/api/v1/pods");
         print_list(ch,
@@ -487,7 +528,8 @@ static void store_phase(const struct options *o, struct server_child *ch)
                    "/api/v1/namespaces/default/pods?labelSelector=group%3Dg7");
         print_list(ch, "list of every node", "/api/v1/nodes");
         printf("server RSS         %10ld KiB (peak %ld KiB) after the lists\n",
-               server_child_kib(ch, "VmRSS"), server_child_kib(ch, "VmHWM"));
+               server_child_kib(ch, "VmRSS"),
+               server_child_kib(ch, "VmHWM"));
 }
 
 int main(int argc, char **argv)
@@ -499,8 +541,9 @@ int main(int argc, char **argv)
         int r;
 
         if (parse(argc, argv, &o) < 0) {
-                fprintf(stderr, "usage: bench_scale --xpool PATH [--pods N] [--nodes N] "
-                                "[--clients N] [--watchers N (<= %d)] [--rate N] [--seconds N]\n",
+                fprintf(stderr,
+                        "usage: bench_scale --xpool PATH [--pods N] [--nodes N] "
+                        "[--clients N] [--watchers N (<= %d)] [--rate N] [--seconds N]\n",
                         WATCHERS_MAX);
                 return 2;
         }
@@ -512,7 +555,12 @@ int main(int argc, char **argv)
         }
         token = server_child_token(&ch);
         printf("%ld nodes, %ld pods from %ld clients; %ld watchers of %ld creates/s for %ld s\n",
-               o.nodes, o.pods, o.clients, o.watchers, o.rate, o.seconds);
+               o.nodes,
+               o.pods,
+               o.clients,
+               o.watchers,
+               o.rate,
+               o.seconds);
         store_phase(&o, &ch);
         r = fanout_phase(&o, &ch);
         server_child_stop("bench_scale", &ch);

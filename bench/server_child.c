@@ -43,7 +43,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
         return remove(path) < 0 ? -errno : 0;
 }
 
-static int spawn(const char *who, const char *xpool, const char *const *extra, struct server_child *ch)
+static int
+spawn(const char *who, const char *xpool, const char *const *extra, struct server_child *ch)
 {
         const char *argv[ARGS_MAX] = {
             xpool, "server", "--listen", "127.0.0.1:0", "--no-tls", "--data-dir", ch->data};
@@ -124,7 +125,8 @@ int server_child_start(const char *who,
                         return 0;
                 usleep(20000);
         }
-        fprintf(stderr, "%s: the server did not say it listens within 15 s; see %s\n", who, ch->log);
+        fprintf(
+            stderr, "%s: the server did not say it listens within 15 s; see %s\n", who, ch->log);
         return -ETIMEDOUT;
 }
 
@@ -191,7 +193,8 @@ double server_child_cpu_seconds(const struct server_child *ch)
         /* after the command's name in parentheses: state is field 3, utime 14, stime 15 */
         p = strrchr(buf, ')');
         if (!p ||
-            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) !=
+                2)
                 return -1;
         return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -205,7 +208,8 @@ void server_child_stop(const char *who, struct server_child *ch)
                 kill(ch->pid, SIGTERM);
                 while (waitpid(ch->pid, &status, WNOHANG) == 0) {
                         if (bench_now() > deadline) {
-                                fprintf(stderr, "%s: the server ignored SIGTERM; killing it\n", who);
+                                fprintf(
+                                    stderr, "%s: the server ignored SIGTERM; killing it\n", who);
                                 kill(ch->pid, SIGKILL);
                                 waitpid(ch->pid, &status, 0);
                                 break;

@@ -18,7 +18,8 @@
 #include "xpool/selector.h"
 #include "xpool/store.h"
 
-#define HEAD_ROOM 600 /* the list's head, written in front of the items once the version is known */
+/* the list's head, written in front of the items once the version is known */
+#define HEAD_ROOM 600
 
 struct list_text {
         struct xp_label_selector *labels;

@@ -340,21 +340,22 @@ static int watch_fill(struct watch *w)
         int r;
 
         r = (as_text ? xp_store_events_scan_text : xp_store_events_scan)(w->api->store,
-                                                                          w->kind->plural,
-                                                                          w->namespace,
-                                                                          w->since,
-                                                                          WATCH_BATCH,
-                                                                          &events,
-                                                                          &n,
-                                                                          &through,
-                                                                          &err);
+                                                                         w->kind->plural,
+                                                                         w->namespace,
+                                                                         w->since,
+                                                                         WATCH_BATCH,
+                                                                         &events,
+                                                                         &n,
+                                                                         &through,
+                                                                         &err);
         if (r == -XP_STORE_EXPIRED)
                 return emit_expired(w, &err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++)
-                r = as_text ? emit_text(w, names[events[i].type], events[i].text, events[i].text_len)
-                            : emit_change(w, events[i].type, events[i].object);
+                r = as_text
+                        ? emit_text(w, names[events[i].type], events[i].text, events[i].text_len)
+                        : emit_change(w, events[i].type, events[i].object);
         xp_store_events_free(events, n);
         if (r < 0)
                 return r;

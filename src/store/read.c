@@ -406,7 +406,8 @@ static int add_text(const char *namespace,
                 char *buf = realloc(l->buf, want);
 
                 if (!buf)
-                        return xp_errorf(l->err, -ENOMEM, "store %s: out of memory", l->store->path);
+                        return xp_errorf(
+                            l->err, -ENOMEM, "store %s: out of memory", l->store->path);
                 l->buf = buf;
                 l->size = want;
         }

@@ -5,8 +5,8 @@
  * row and parse its body for itself. The ring keeps the last RECENT_MAX writes as the text each
  * committed (with its resourceVersion) and the object: the writer's own when it gave it up
  * (xp_store_written.share), else parsed from the text by the first reader that wanted it. The
- * object is shared read-only by every reader after (jansson's reference counts are atomic). A scan the
- * ring reaches back to is answered from it under the store's lock; an older one reads SQLite as
+ * object is shared read-only by every reader after (jansson's reference counts are atomic). A scan
+ * the ring reaches back to is answered from it under the store's lock; an older one reads SQLite as
  * before.
  *
  * Versions are consecutive (every applied write takes the next one), so version v sits at
@@ -28,7 +28,8 @@ void store_recent_clear(struct recent *e)
 }
 
 /* kind, namespace, name and text in one block: NULL when out of memory. */
-static json_t *blob_new(const char *kind, const char *ns, const char *name, const char *text, size_t n)
+static json_t *
+blob_new(const char *kind, const char *ns, const char *name, const char *text, size_t n)
 {
         size_t lk = strlen(kind) + 1, ln = strlen(ns) + 1, lm = strlen(name) + 1;
         char *buf = malloc(lk + ln + lm + n + 1);
@@ -149,7 +150,8 @@ static int scan_locked(struct xp_store *store,
                 const struct recent *e = &store->recent[v % store->recent_cap];
                 int r;
 
-                if (strcmp(e->kind, kind) != 0 || (namespace && strcmp(e->namespace, namespace) != 0))
+                if (strcmp(e->kind, kind) != 0 ||
+                    (namespace && strcmp(e->namespace, namespace) != 0))
                         continue;
                 r = store_event_list_grow(l);
                 if (r < 0)

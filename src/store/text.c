@@ -70,12 +70,8 @@ static size_t skip_value(const char *s, size_t len, size_t i)
  * when *ret_whole: the object has no metadata), *ret_empty whether that object has no member;
  * *ret_open the index of metadata's '{' (when not *ret_whole).
  */
-static int find_insert(const char *s,
-                       size_t len,
-                       size_t *ret_open,
-                       size_t *ret_at,
-                       bool *ret_empty,
-                       bool *ret_whole)
+static int find_insert(
+    const char *s, size_t len, size_t *ret_open, size_t *ret_at, bool *ret_empty, bool *ret_whole)
 {
         size_t i = skip_space(s, len, 0);
         bool empty = true;

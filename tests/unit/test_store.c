@@ -640,7 +640,8 @@ struct texts {
         size_t n;
 };
 
-static int check_text(const char *ns, const char *name, const char *text, size_t len, void *userdata)
+static int
+check_text(const char *ns, const char *name, const char *text, size_t len, void *userdata)
 {
         struct texts *t = userdata;
         json_t *item = json_array_get(t->items, t->n++);
@@ -695,7 +696,8 @@ static char *events_encoded(struct xp_store *s, uint64_t since)
                 assert_int_equal(
                     xp_store_events_scan(s, "Pod", NULL, at, 100, &ev, &n, &through, &err), 0);
                 assert_int_equal(
-                    xp_store_events_scan_text(s, "Pod", NULL, at, 100, &tv, &tn, &through, &err), 0);
+                    xp_store_events_scan_text(s, "Pod", NULL, at, 100, &tv, &tn, &through, &err),
+                    0);
                 assert_int_equal(n, tn);
                 for (size_t i = 0; i < n; i++) {
                         char *text = encoded(ev[i].object);
@@ -703,8 +705,13 @@ static char *events_encoded(struct xp_store *s, uint64_t since)
                         /* the object parsed, the text, and the event's key all agree */
                         assert_null(tv[i].object);
                         assert_string_equal(text, tv[i].text);
-                        fprintf(out, "%d %" PRIu64 " %s/%s %s\n", ev[i].type,
-                                ev[i].resource_version, ev[i].namespace, ev[i].name, text);
+                        fprintf(out,
+                                "%d %" PRIu64 " %s/%s %s\n",
+                                ev[i].type,
+                                ev[i].resource_version,
+                                ev[i].namespace,
+                                ev[i].name,
+                                text);
                         free(text);
                 }
                 xp_store_events_free(ev, n);
@@ -732,11 +739,12 @@ static void recent_matches_log(void **state)
                 snprintf(name, sizeof(name), "p%d", i % 700);
                 json_object_set_new(json_object_get(o, "metadata"), "name", json_string(name));
                 if (xp_store_create_text(f->store, "Pod", "default", name, o, &w, &err) == -EEXIST)
-                        assert_int_equal(i % 3 ? xp_store_update(f->store, "Pod", "default", name, 0,
-                                                                 o, NULL, &err)
-                                               : xp_store_delete(f->store, "Pod", "default", name,
-                                                                 0, &last, NULL, &err),
-                                         0);
+                        assert_int_equal(
+                            i % 3 ? xp_store_update(
+                                        f->store, "Pod", "default", name, 0, o, NULL, &err)
+                                  : xp_store_delete(
+                                        f->store, "Pod", "default", name, 0, &last, NULL, &err),
+                            0);
                 free(w.text);
                 json_decref(last);
                 json_decref(o);

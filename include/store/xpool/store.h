@@ -206,11 +206,8 @@ int xp_store_list(struct xp_store *store,
  * borrowed until it returns. A negative return stops the list and is returned (set err through
  * userdata).
  */
-typedef int (*xp_store_text_fn)(const char *namespace,
-                                const char *name,
-                                const char *text,
-                                size_t len,
-                                void *userdata);
+typedef int (*xp_store_text_fn)(
+    const char *namespace, const char *name, const char *text, size_t len, void *userdata);
 
 /*
  * Where an object's metadata is in its text as the store hands it out (xp_store_list_text(),
