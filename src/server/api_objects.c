@@ -779,6 +779,7 @@ static int finish_update(const struct request *req,
 {
         const char *stored_rv =
             json_string_value(json_object_get(metadata_of(stored), "resourceVersion"));
+        struct xp_store_written written;
         struct xp_error err = {0};
         json_t *out = NULL;
         uint64_t version;
@@ -803,14 +804,17 @@ static int finish_update(const struct request *req,
                 json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
                 return reply_json(ret, 200, out);
         }
-        r = xp_store_update(req->api->store,
-                            kind->plural,
-                            store_namespace(req, kind),
-                            req->name,
-                            expected,
-                            out,
-                            &version,
-                            &err);
+        /* answered with the text the store wrote; out (no resourceVersion: the server's) is
+         * left to the store's readers */
+        written = (struct xp_store_written){.want_text = true, .share = true};
+        r = xp_store_update_text(req->api->store,
+                                 kind->plural,
+                                 store_namespace(req, kind),
+                                 req->name,
+                                 expected,
+                                 out,
+                                 &written,
+                                 &err);
         if (r < 0) {
                 json_decref(out);
                 if (r == -ESTALE && retry)
@@ -819,7 +823,10 @@ static int finish_update(const struct request *req,
         }
         if (strcmp(kind->plural, "namespaces") == 0)
                 xp_registry_namespace_changed(req->api->registry, req->name);
-        return reply_json(ret, 200, out);
+        r = reply_written(ret, 200, &written.text, &out);
+        free(written.text);
+        json_decref(out);
+        return r;
 }
 
 int handle_update(const struct request *req, const struct route *route, struct reply *ret)
