@@ -768,29 +768,6 @@ static int write_op(struct xp_store *store,
         return 0;
 }
 
-int xp_store_create(struct xp_store *store,
-                    const char *kind,
-                    const char *namespace,
-                    const char *name,
-                    json_t *object,
-                    uint64_t *ret_version,
-                    struct xp_error *err)
-{
-        struct op op = {
-            .type = OP_CREATE,
-            .kind = kind,
-            .namespace = namespace,
-            .name = name,
-        };
-
-        struct xp_store_written w = {0};
-        int r = write_op(store, &op, object, NULL, &w, err);
-
-        if (r >= 0 && ret_version)
-                *ret_version = w.version;
-        return r;
-}
-
 int xp_store_create_text(struct xp_store *store,
                          const char *kind,
                          const char *namespace,
@@ -809,25 +786,16 @@ int xp_store_create_text(struct xp_store *store,
         return write_op(store, &op, object, NULL, ret, err);
 }
 
-int xp_store_update(struct xp_store *store,
+int xp_store_create(struct xp_store *store,
                     const char *kind,
                     const char *namespace,
                     const char *name,
-                    uint64_t expected_version,
                     json_t *object,
                     uint64_t *ret_version,
                     struct xp_error *err)
 {
-        struct op op = {
-            .type = OP_UPDATE,
-            .kind = kind,
-            .namespace = namespace,
-            .name = name,
-            .expected_version = expected_version,
-        };
-
         struct xp_store_written w = {0};
-        int r = write_op(store, &op, object, NULL, &w, err);
+        int r = xp_store_create_text(store, kind, namespace, name, object, &w, err);
 
         if (r >= 0 && ret_version)
                 *ret_version = w.version;
@@ -852,6 +820,23 @@ int xp_store_update_text(struct xp_store *store,
         };
 
         return write_op(store, &op, object, NULL, ret, err);
+}
+
+int xp_store_update(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    uint64_t expected_version,
+                    json_t *object,
+                    uint64_t *ret_version,
+                    struct xp_error *err)
+{
+        struct xp_store_written w = {0};
+        int r = xp_store_update_text(store, kind, namespace, name, expected_version, object, &w, err);
+
+        if (r >= 0 && ret_version)
+                *ret_version = w.version;
+        return r;
 }
 
 int xp_store_delete(struct xp_store *store,
