@@ -832,7 +832,8 @@ int xp_store_update(struct xp_store *store,
                     struct xp_error *err)
 {
         struct xp_store_written w = {0};
-        int r = xp_store_update_text(store, kind, namespace, name, expected_version, object, &w, err);
+        int r =
+            xp_store_update_text(store, kind, namespace, name, expected_version, object, &w, err);
 
         if (r >= 0 && ret_version)
                 *ret_version = w.version;

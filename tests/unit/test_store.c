@@ -595,8 +595,8 @@ static void text_written(void **state)
 {
         static const char *const bodies[] = {
             /* braces and quotes in strings before metadata must not confuse the scanner */
-            "{\"kind\":\"Pod\",\"x\":\"}{\\\"metadata\\\":{\",\"y\":[{\"a\":[1,{}]}],"
-            "\"metadata\":{\"name\":\"a\",\"labels\":{\"k\":\"v}\"}},\"spec\":{\"z\":null}}",
+            ("{\"kind\":\"Pod\",\"x\":\"}{\\\"metadata\\\":{\",\"y\":[{\"a\":[1,{}]}],"
+             "\"metadata\":{\"name\":\"a\",\"labels\":{\"k\":\"v}\"}},\"spec\":{\"z\":null}}"),
             "{\"metadata\":{}}",
             "{\"kind\":\"Thing\"}",
             "{}",
