@@ -46,6 +46,9 @@ set_ca(struct xp_apiclient *c, const struct xp_apiclient_options *o, struct xp_e
                                          o->ca_file,
                                          strerror(errno));
                 curl_easy_setopt(c->curl, CURLOPT_CAINFO, o->ca_file);
+                /* that CA alone: not also the system's directory of CAs, which libcurl would read
+                 * whole (every certificate in /etc/ssl/certs: most of a CLI call's CPU) */
+                curl_easy_setopt(c->curl, CURLOPT_CAPATH, NULL);
                 return 0;
         }
         if (!o->ca_pem)
@@ -58,6 +61,7 @@ set_ca(struct xp_apiclient *c, const struct xp_apiclient_options *o, struct xp_e
                 return xp_errorf(err, -EIO, "cannot hold the CA: short write");
         snprintf(path, sizeof(path), "/proc/self/fd/%d", c->ca_fd);
         curl_easy_setopt(c->curl, CURLOPT_CAINFO, path);
+        curl_easy_setopt(c->curl, CURLOPT_CAPATH, NULL); /* as above */
         return 0;
 }
 
