@@ -22,7 +22,7 @@ for lib in libsqlite3 libmicrohttpd libgrpc libarchive libseccomp libprotobuf-c;
     echo "FAIL the xpool front links $lib"; failures=$((failures + 1))
   fi
 done
-expect_in "the front talks to servers" "$tmp/front" "libcurl"
+expect_in "the front talks to servers over TLS" "$tmp/front" "libgnutls"
 needed "$dir/xpool-agent" >"$tmp/agent"
 for lib in libsqlite3 libgrpc libprotobuf-c; do
   if grep -q "^$lib" "$tmp/agent"; then
