@@ -53,7 +53,8 @@ static int read_line(struct reader *r, char **ret)
         char *nl;
         ssize_t n;
 
-        while (!(nl = memchr(r->buf + r->pos, '\n', r->len - r->pos))) {
+        /* (no buffer before the first read) */
+        while (!(nl = r->len > r->pos ? memchr(r->buf + r->pos, '\n', r->len - r->pos) : NULL)) {
                 if (r->len - r->pos > MAX_HEAD_BYTES)
                         return http1_fail(r->c, HTTP1_OTHER, "an answer line over 64 KiB");
                 n = fill(r);
