@@ -58,8 +58,10 @@ if command -v strace >/dev/null; then
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$tmp/data" >"$tmp/server.log" 2>&1 &
   server_pid=$!
   poll "server up" 30 yes bash -c "grep -q 'listening on https://' '$tmp/server.log' && test -s '$tmp/data/admin.kubeconfig' && echo yes"
+  # (LeakSanitizer cannot run under ptrace: off for the traced call of an ASan build)
   check "get pods over TLS" 0 strace -f -o "$tmp/trace" -e trace=open,openat \
-    env KUBECONFIG="$tmp/data/admin.kubeconfig" "$xpool" get pods
+    env KUBECONFIG="$tmp/data/admin.kubeconfig" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    "$xpool" get pods
   if grep -q '/etc/ssl/certs\|ca-certificates.crt' "$tmp/trace"; then
     echo "FAIL get pods read the system trust store:"; grep '/etc/ssl' "$tmp/trace" | head -3
     failures=$((failures + 1))
