@@ -452,6 +452,9 @@ int handle_get(const struct request *req, const struct route *route, struct repl
         uint64_t version;
         int r;
 
+        r = wait_fresh(req, request_query(req, "resourceVersion"), ret);
+        if (r <= 0)
+                return r;
         r = xp_store_get(req->api->store,
                          kind->plural,
                          store_namespace(req, kind),

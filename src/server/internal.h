@@ -265,6 +265,12 @@ int list_options_parse(const struct request *req,
                        bool watch,
                        struct list_options *o,
                        struct reply *ret);
+/*
+ * Waits up to 3 s for the store to reach ?resourceVersion rv (NULL, "0" or unreadable: no wait):
+ * 1, or 0 with ret filled (504 Timeout "Too large resource version", as kube-apiserver)
+ * (api_fresh.c).
+ */
+int wait_fresh(const struct request *req, const char *rv, struct reply *ret);
 /* The list to page through (the token's snapshot, or Exact's): 1, or 0 with ret filled (410). */
 int list_read(const struct request *req,
               const struct xp_kind *kind,

@@ -43,33 +43,28 @@ same() { # name, file with the expected text: $tmp/out must hold exactly that te
   fi
 }
 
-# ---- kubectl explain: the schema tables' types with the API reference's descriptions ----------
+# ---- kubectl explain: the schema tables' types with apidoc.txt's descriptions --------------------
 check "explain pod.spec.containers.resources" 0 "${kc[@]}" explain pod.spec.containers.resources
 printf '%s\n' 'KIND:       Pod' 'VERSION:    v1' '' 'FIELD: resources <ResourceRequirements>' '' '' \
   'DESCRIPTION:' \
-  '    Compute Resources required by this container. Cannot be updated. More info:' \
-  '    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/' \
-  '    ResourceRequirements describes the compute resource requirements.' '    ' 'FIELDS:' \
+  '    The compute resources (CPU, memory, devices) the container asks for, and the' \
+  '    most it may use. Cannot be updated.' \
+  '    The resources a container requests and the most it may use.' '    ' 'FIELDS:' \
   $'  claims\t<[]ResourceClaim>' \
-  '    Claims lists the names of resources, defined in spec.resourceClaims, that' \
-  '    are used by this container.' '    ' \
-  '    This is an alpha field and requires enabling the DynamicResourceAllocation' \
-  '    feature gate.' '    ' \
-  '    This field is immutable. It can only be set for containers.' '' \
+  '    Names of entries of spec.resourceClaims that this container uses. Alpha:' \
+  '    needs the DynamicResourceAllocation feature. Immutable; only for containers.' '' \
   $'  limits\t<map[string]Quantity>' \
-  '    Limits describes the maximum amount of compute resources allowed. More info:' \
-  '    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/' '' \
+  '    The most of each resource the container may use, such as {"cpu": "2",' \
+  '    "memory": "1Gi"}.' '' \
   $'  requests\t<map[string]Quantity>' \
-  '    Requests describes the minimum amount of compute resources required. If' \
-  '    Requests is omitted for a container, it defaults to Limits if that is' \
-  '    explicitly specified, otherwise to an implementation-defined value. Requests' \
-  '    cannot exceed Limits. More info:' \
-  '    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/' '' '' \
+  '    The amount of each resource the container needs; the scheduler places the' \
+  '    pod where it fits. Defaults to the limits when only those are given. A' \
+  '    request may not exceed its limit.' '' '' \
   >"$tmp/want"
 same "explain pod.spec.containers.resources" "$tmp/want"
 check "explain a required field" 0 "${kc[@]}" explain pod.spec.containers.name
 expect_in "explain: required" "$tmp/out" "FIELD: name <string>"
-expect_in "explain: required" "$tmp/out" "Name of the container specified as a DNS_LABEL."
+expect_in "explain: required" "$tmp/out" "The container's name: a DNS label (lower-case letters, digits and '-', at"
 check "explain nodes --recursive" 0 "${kc[@]}" explain nodes.status --recursive
 expect_in "explain nodes: nested" "$tmp/out" $'  nodeInfo\t<NodeSystemInfo>'
 expect_in "explain nodes: nested fields" "$tmp/out" $'    kubeletVersion\t<string> -required-'
@@ -80,7 +75,7 @@ check "explain an unknown field" 1 "${kc[@]}" explain pod.spec.nope
 expect_in "explain unknown field" "$tmp/err" 'error: field "nope" does not exist'
 check "the OpenAPI v2 document (JSON)" 0 "${kc[@]}" get --raw /openapi/v2
 expect_in "v2: swagger" "$tmp/out" '"swagger":"2.0"'
-expect_in "v2: the Pod's definition" "$tmp/out" '"io.k8s.api.core.v1.Pod":{"description":"Pod is a collection of containers'
+expect_in "v2: the Pod's definition" "$tmp/out" '"io.k8s.api.core.v1.Pod":{"description":"A group of one or more containers that run together'
 
 # ---- api-resources: short names, verbs, categories; get all --------------------------------------
 check "api-resources -o wide" 0 "${kc[@]}" api-resources -o wide
