@@ -266,6 +266,14 @@ int list_options_parse(const struct request *req,
                        struct list_options *o,
                        struct reply *ret);
 /*
+ * Records a create (live NULL), update or patch other than an apply in object's
+ * metadata.managedFields as an Update by the request's manager (api_managed.c). 0 or -ENOMEM.
+ */
+int managed_fields_record(const struct request *req,
+                          const struct xp_kind *kind,
+                          const json_t *live,
+                          json_t *object);
+/*
  * Waits up to 3 s for the store to reach ?resourceVersion rv (NULL, "0" or unreadable: no wait):
  * 1, or 0 with ret filled (504 Timeout "Too large resource version", as kube-apiserver)
  * (api_fresh.c).
