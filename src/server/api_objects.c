@@ -414,7 +414,9 @@ int create_json(const struct request *req,
                 if (r < 0)
                         goto out;
         }
-        r = check_object(kind, json, flags, &object, ret);
+        r = managed_fields_record(req, kind, NULL, json);
+        if (r >= 0)
+                r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
         r = xp_registry_create_text(
@@ -455,6 +457,9 @@ int handle_get(const struct request *req, const struct route *route, struct repl
         uint64_t version;
         int r;
 
+        r = wait_fresh(req, request_query(req, "resourceVersion"), ret);
+        if (r <= 0)
+                return r;
         r = xp_store_get(req->api->store,
                          kind->plural,
                          store_namespace(req, kind),
@@ -722,6 +727,7 @@ static int settle_update(const struct request *req,
                          struct reply *ret)
 {
         json_t *out = NULL, *old_pod = NULL, *new_pod = NULL;
+        const json_t *live = stored;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
         void *object = NULL;
@@ -764,6 +770,8 @@ static int settle_update(const struct request *req,
          * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
+        if (r >= 0)
+                r = managed_fields_record(req, kind, live, out);
         if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
         if (r > 0 && is_pods(kind))

@@ -284,6 +284,20 @@ int list_text(const struct request *req,
               const struct list_options *o,
               bool *ret_answered,
               struct reply *ret);
+/*
+ * Records a create (live NULL), update or patch other than an apply in object's
+ * metadata.managedFields as an Update by the request's manager (api_managed.c). 0 or -ENOMEM.
+ */
+int managed_fields_record(const struct request *req,
+                          const struct xp_kind *kind,
+                          const json_t *live,
+                          json_t *object);
+/*
+ * Waits up to 3 s for the store to reach ?resourceVersion rv (NULL, "0" or unreadable: no wait):
+ * 1, or 0 with ret filled (504 Timeout "Too large resource version", as kube-apiserver)
+ * (api_fresh.c).
+ */
+int wait_fresh(const struct request *req, const char *rv, struct reply *ret);
 /* The list to page through (the token's snapshot, or Exact's): 1, or 0 with ret filled (410). */
 int list_read(const struct request *req,
               const struct xp_kind *kind,
