@@ -101,6 +101,14 @@ static const struct table_column quota_columns[] = {
     {.name = "Limit", .type = "string", .description = "Used and hard amounts of limits."},
 };
 
+/* A resource's used amount; its name has dots, so no dotted path names it. */
+static const char *used_of(const json_t *used, const char *name)
+{
+        const char *v = json_string_value(json_object_get(used, name));
+
+        return v ? v : "0";
+}
+
 /* "requests.nvidia.com/gpu: 1/2, pods: 1/10" for the limits.* names or the others. */
 static int quota_cell(json_t *cells, const json_t *object, bool limits)
 {
@@ -136,7 +144,7 @@ static int quota_cell(json_t *cells, const json_t *object, bool limits)
                         "%s%s: %s/%s",
                         i ? ", " : "",
                         sorted.items[i].name,
-                        xp_json_str_at(used, sorted.items[i].name, "0"),
+                        used_of(used, sorted.items[i].name),
                         xp_quantity_format(&sorted.items[i].quantity, h));
         }
         if (fclose(f) != 0)
