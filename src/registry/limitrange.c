@@ -14,15 +14,6 @@
 #include "xpool/quantity.h"
 #include "xpool/store.h"
 
-static bool quantity_of(const json_t *value, struct xp_quantity *ret)
-{
-        if (json_is_string(value))
-                return xp_quantity_parse(json_string_value(value), ret, NULL) >= 0;
-        if (json_is_number(value))
-                return xp_quantity_from_double(json_number_value(value), ret, NULL) >= 0;
-        return false;
-}
-
 /* Sets what map (a container's "limits" or "requests", made when absent) lacks from defaults. */
 static int fill(json_t *container, const char *which, const json_t *defaults)
 {
@@ -84,7 +75,7 @@ static int check_bounds(const json_t *container, const json_t *item, struct xp_e
                         struct xp_quantity bound, q;
                         char a[XP_QUANTITY_STRING_MAX], b[XP_QUANTITY_STRING_MAX];
 
-                        if (!quantity_of(value, &bound) || !quantity_of(have, &q))
+                        if (!registry_quantity_of(value, &bound) || !registry_quantity_of(have, &q))
                                 continue;
                         if (i == 0 ? xp_quantity_cmp(&q, &bound) >= 0
                                    : xp_quantity_cmp(&q, &bound) <= 0)

@@ -15,8 +15,7 @@
 #include "xpool/resource.h"
 #include "xpool/store.h"
 
-/* A quantity written as a JSON string or number; false for anything else. */
-static bool quantity_of(const json_t *value, struct xp_quantity *ret)
+bool registry_quantity_of(const json_t *value, struct xp_quantity *ret)
 {
         if (json_is_string(value))
                 return xp_quantity_parse(json_string_value(value), ret, NULL) >= 0;
@@ -51,7 +50,7 @@ static int add_map(struct xp_resource_list *usage, const json_t *map, const char
                 char name[300];
                 int r;
 
-                if (!quantity_of(value, &q))
+                if (!registry_quantity_of(value, &q))
                         continue; /* validation refuses it */
                 snprintf(name, sizeof(name), "%s%s", prefix, key);
                 r = add_one(usage, name, &q);
@@ -154,7 +153,7 @@ static char *exceeded(const char *quota,
                 const struct xp_quantity *u = xp_resource_list_get(used, key);
                 struct xp_quantity limit, total;
 
-                if (!req || xp_quantity_is_zero(req) || !quantity_of(value, &limit))
+                if (!req || xp_quantity_is_zero(req) || !registry_quantity_of(value, &limit))
                         continue;
                 total = *req;
                 if (u && xp_quantity_add(u, req, &total) < 0)
