@@ -23,6 +23,7 @@
 
 #include "admission.h"
 #include "internal.h"
+#include "xpool/doc.h"
 #include "xpool/macro.h"
 #include "xpool/patch.h"
 #include "xpool/poddefaults.h"
@@ -416,6 +417,9 @@ int create_json(const struct request *req,
                 if (r < 0)
                         goto out;
         }
+        /* a document kind's status is its controllers', as Kubernetes' PrepareForCreate drops it */
+        if (kind->status_subresource && kind->free == xp_doc_free_any)
+                json_object_del(json, "status");
         r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
