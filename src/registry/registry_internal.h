@@ -28,3 +28,7 @@ struct xp_registry {
         struct xp_store *store;
         struct namespace_cache namespaces;
 };
+
+/* A quantity written as a JSON string or number; false for anything else (quota.c). */
+struct xp_quantity;
+bool registry_quantity_of(const json_t *value, struct xp_quantity *ret);

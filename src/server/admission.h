@@ -37,3 +37,14 @@ int admission_check(const struct request *req,
 
 /* Whether NodeRestriction forbids a node to set, change or remove the label of that key. */
 bool admission_node_label_forbidden(const char *key);
+
+/*
+ * A new pod against the ResourceQuotas of its namespace (src/registry/quota.c): 1 when it fits,
+ * else 0 with ret filled (403 Forbidden: pods "x" is forbidden: exceeded quota: ...), or -ENOMEM.
+ */
+int admission_quota(const struct request *req, const json_t *pod, struct reply *ret);
+/*
+ * A new pod (JSON, changed in place) with its namespace's LimitRange defaults, then checked
+ * against their minimums and maximums: 1, or 0 with ret filled (403 Forbidden), or -ENOMEM.
+ */
+int admission_limitrange(const struct request *req, json_t *pod, struct reply *ret);

@@ -23,6 +23,7 @@
 
 #include "admission.h"
 #include "internal.h"
+#include "xpool/doc.h"
 #include "xpool/macro.h"
 #include "xpool/patch.h"
 #include "xpool/poddefaults.h"
@@ -410,10 +411,16 @@ int create_json(const struct request *req,
         /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
         if (is_pods(kind)) {
                 json_object_del(json, "status");
+                r = admission_limitrange(req, json, ret); /* admission_quota.c */
+                if (r <= 0)
+                        goto out;
                 r = pod_defaults(req, json, NULL);
                 if (r < 0)
                         goto out;
         }
+        /* a document kind's status is its controllers', as Kubernetes' PrepareForCreate drops it */
+        if (kind->status_subresource && kind->free == xp_doc_free_any)
+                json_object_del(json, "status");
         r = managed_fields_record(req, kind, NULL, json);
         if (r >= 0)
                 r = check_object(kind, json, flags, &object, ret);

@@ -28,6 +28,7 @@
 #include "xpool/macro.h"
 #include "xpool/nodelife.h"
 #include "xpool/poolstats.h"
+#include "xpool/quotastatus.h"
 #include "xpool/scheduler.h"
 #include "xpool/server.h"
 
@@ -39,6 +40,7 @@ struct xp_server {
         struct auth *auth;
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
+        struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
         struct xp_poolstats *poolstats;       /* /metrics */
         struct xp_history_feed *history_feed; /* fills api.history */
         uint16_t port;
@@ -91,6 +93,8 @@ static int start_state(struct xp_server *server,
         if (r >= 0)
                 r = xp_history_feed_start(
                     server->api.store, server->api.history, &server->history_feed, err);
+        if (r >= 0)
+                r = xp_quotastatus_start(server->api.registry, &server->quotastatus, err);
         if (r < 0)
                 return r;
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
@@ -237,6 +241,7 @@ void xp_server_free(struct xp_server *server)
         server->api.usage = NULL;
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
+        xp_quotastatus_free(server->quotastatus);
         xp_poolstats_free(server->poolstats);
         xp_history_feed_free(server->history_feed);
         atomic_store(&server->api.stopping, true);

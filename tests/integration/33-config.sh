@@ -4,7 +4,13 @@
 #     --from-file (protobuf bodies, binary files in binaryData), get (NAME DATA AGE), -o yaml,
 #     apply (create, unchanged, configured), edit, patch, label and field selectors, watch,
 #     explain, api-resources, delete; Kubernetes' messages for a bad key, an unknown field
-#     (strict), a data value of the wrong type, the 1 MiB limit and an immutable ConfigMap.
+#     (strict), a data value of the wrong type, the 1 MiB limit and an immutable ConfigMap;
+#   - Secret: kubectl create secret generic|docker-registry (protobuf), stringData merged into
+#     data, the table (NAME TYPE DATA AGE: never a value), a type's required key, a type that
+#     cannot change;
+#   - ResourceQuota of 2 GPUs: the third GPU pod refused with Kubernetes' exact message, the
+#     usage in kubectl get quota; LimitRange: a container's requests and limits defaulted, a limit
+#     over the maximum refused.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/data
@@ -86,7 +92,10 @@ expect_exact "only web" "$tmp/out" "configmap/web"
 check "field selector" 0 "${k[@]}" get cm --field-selector metadata.name=app-config -o name
 expect_exact "only app-config" "$tmp/out" "configmap/app-config"
 check "api-resources" 0 "${k[@]}" api-resources --api-group=
-expect_in "configmaps listed" "$tmp/out" "configmaps   cm           v1           true         ConfigMap"
+sed 's/  */ /g' "$tmp/out" >"$tmp/squeezed"
+expect_in "configmaps listed" "$tmp/squeezed" "configmaps cm v1 true ConfigMap"
+expect_in "secrets listed" "$tmp/squeezed" "secrets v1 true Secret"
+expect_in "resourcequotas listed" "$tmp/squeezed" "resourcequotas quota v1 true ResourceQuota"
 check "explain" 0 "${k[@]}" explain configmap.immutable
 expect_in "described" "$tmp/out" "When true, data and binaryData can no longer change"
 
@@ -127,5 +136,66 @@ check "delete" 0 "${k[@]}" delete cm web app-config
 expect_in "deleted" "$tmp/out" 'configmap "web" deleted'
 check "none left" 0 "${k[@]}" get cm -o name
 expect_exact "empty" "$tmp/out" ""
+
+# ---- Secret ----------------------------------------------------------------------------------------
+check "create secret generic" 0 "${k[@]}" create secret generic db --from-literal=password=hunter2 --from-literal=user=app
+check "create secret docker-registry" 0 "${k[@]}" create secret docker-registry reg \
+  --docker-server=registry.example --docker-username=u --docker-password=p
+check "get secrets" 0 "${k[@]}" get secrets
+expect_in "the table" "$tmp/out" "NAME   TYPE                             DATA   AGE"
+expect_in "generic" "$tmp/out" "db     Opaque                           2      "
+expect_in "docker" "$tmp/out" "reg    kubernetes.io/dockerconfigjson   1      "
+check "no value in a table" 0 "${k[@]}" get secrets -o wide
+if grep -q "hunter2\|aHVudGVyMg" "$tmp/out"; then
+  echo "FAIL a value in the table:"; cat "$tmp/out"; failures=$((failures + 1))
+fi
+check "the value, base64" 0 "${k[@]}" get secret db -o 'jsonpath={.data.password}'
+expect_exact "base64 of hunter2" "$tmp/out" "aHVudGVyMg=="
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: plain\nstringData:\n  token: abc\n' >"$tmp/plain.yaml"
+check "stringData" 0 "${k[@]}" apply -f "$tmp/plain.yaml"
+check "stringData became data" 0 "${k[@]}" get secret plain -o 'jsonpath={.type} {.data.token} {.stringData}'
+expect_exact "Opaque YWJj" "$tmp/out" "Opaque YWJj "
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: cert\ntype: kubernetes.io/tls\ndata:\n  tls.crt: AA==\n' >"$tmp/tls.yaml"
+check "tls without a key" 1 "${k[@]}" apply -f "$tmp/tls.yaml"
+expect_in "tls.key required" "$tmp/err" 'The Secret "cert" is invalid: data[tls.key]: Required value'
+check "the type stays" 1 "${k[@]}" patch secret db -p '{"type":"example.com/custom"}'
+expect_in "type is immutable" "$tmp/err" 'The Secret "db" is invalid: type: Invalid value: "example.com/custom": field is immutable'
+
+# ---- ResourceQuota and LimitRange --------------------------------------------------------------------
+check "create quota" 0 "${k[@]}" create quota gpus --hard=requests.nvidia.com/gpu=2,pods=10
+gpu_pod() { # name
+  printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox\n    command: [sleep, "60"]\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n' "$1" >"$tmp/$1.yaml"
+  "${k[@]}" create -f "$tmp/$1.yaml"
+}
+check "first GPU pod" 0 gpu_pod gpu-1
+check "second GPU pod" 0 gpu_pod gpu-2
+check "third GPU pod" 1 gpu_pod gpu-3
+expect_in "Kubernetes' quota message" "$tmp/err" 'pods "gpu-3" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2'
+poll "the quota's usage" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.pods}'
+check "get quota" 0 "${k[@]}" get quota gpus
+expect_in "the usage column" "$tmp/out" "pods: 2/10, requests.nvidia.com/gpu: 2/2"
+check "delete the GPU pods" 0 "${k[@]}" delete pod gpu-1 gpu-2 --grace-period=0 --force
+
+cat >"$tmp/limits.yaml" <<'EOF'
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: defaults
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 128Mi}
+    defaultRequest: {cpu: 100m}
+    max: {cpu: "1"}
+EOF
+check "create limitrange" 0 "${k[@]}" create -f "$tmp/limits.yaml"
+check "get limits" 0 "${k[@]}" get limits
+expect_in "the table" "$tmp/out" "NAME       CREATED AT"
+check "a pod without resources" 0 "${k[@]}" run plain --image=busybox --restart=Never --command -- true
+check "its defaults" 0 "${k[@]}" get pod plain -o 'jsonpath={.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory} {.spec.containers[0].resources.limits.cpu}'
+expect_exact "requests and limits defaulted" "$tmp/out" "100m 128Mi 500m"
+check "over the maximum" 1 "${k[@]}" run big --image=busybox --restart=Never --overrides='{"spec":{"containers":[{"name":"big","image":"busybox","resources":{"limits":{"cpu":"2"}}}]}}'
+expect_in "LimitRanger's message" "$tmp/err" 'pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2'
+check "delete plain" 0 "${k[@]}" delete pod plain --grace-period=0 --force
 
 finish "config"

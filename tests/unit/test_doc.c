@@ -434,6 +434,49 @@ static void configmap_table(void **state)
         json_decref(items);
 }
 
+static void secret_rules(void **state)
+{
+        struct xp_doc *doc;
+        json_t *stored;
+        struct xp_error err = {0};
+
+        (void)state;
+        /* stringData lands in data (base64, over a key of the same name), type defaults */
+        doc = decode(
+            &xp_kind_secret,
+            "{'metadata': {'name': 's'}, 'data': {'a': 'eA==', 'b': 'eA=='}, 'stringData': {'b': 'hunter2'}}");
+        assert_json_is(doc->body, "{'data': {'a': 'eA==', 'b': 'aHVudGVyMg=='}, 'type': 'Opaque'}");
+        stored = js("{'metadata': {'name': 's'}, 'data': {'a': 'eA=='}, 'type': 'Opaque'}");
+        xp_doc_free(doc);
+        doc = decode(&xp_kind_secret, "{'metadata': {'name': 's'}, 'type': 'Other'}");
+        assert_int_equal(xp_kind_secret.validate_update(doc, stored, &err), -EINVAL);
+        assert_string_equal(err.msg, "type: Invalid value: \"Other\": field is immutable");
+        xp_doc_free(doc);
+        json_decref(stored);
+        decode_fails(
+            &xp_kind_secret,
+            0,
+            "{'metadata': {'name': 's'}, 'type': 'kubernetes.io/tls', 'data': {'tls.crt': 'AA=='}}",
+            -EINVAL,
+            "data[tls.key]: Required value");
+        decode_fails(
+            &xp_kind_secret,
+            0,
+            "{'metadata': {'name': 's'}, 'type': 'kubernetes.io/dockerconfigjson', 'data': {'.dockerconfigjson': 'eA=='}}",
+            -EINVAL,
+            "data[.dockerconfigjson]: Invalid value: \"<secret contents redacted>\": not a JSON object");
+        decode_fails(&xp_kind_secret,
+                     0,
+                     "{'metadata': {'name': 's'}, 'type': 'kubernetes.io/service-account-token'}",
+                     -EINVAL,
+                     "metadata.annotations[kubernetes.io/service-account.name]: Required value");
+        decode_fails(&xp_kind_secret,
+                     0,
+                     "{'metadata': {'name': 's'}, 'data': {'k': '%%%'}}",
+                     -EINVAL,
+                     "data[k]: Invalid value: illegal base64 data");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -445,6 +488,7 @@ int main(void)
             cmocka_unit_test(scale_of_a_kind),
             cmocka_unit_test(paths),
             cmocka_unit_test(configmap_table),
+            cmocka_unit_test(secret_rules),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

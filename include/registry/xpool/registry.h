@@ -270,3 +270,43 @@ int xp_registry_list_at(struct xp_store *store,
                         json_t **ret_items,
                         uint64_t *ret_version,
                         struct xp_error *err);
+
+/* ---- ResourceQuota and LimitRange admission of a new pod (quota.c, limitrange.c) --------------
+ */
+
+struct xp_resource_list;
+
+/*
+ * What a pod (JSON) counts for in a quota: pods and count/pods 1, requests.R and limits.R of its
+ * containers (and cpu, memory, ... as requests under their bare names). *ret must be empty.
+ * 0, -ENOMEM, -ERANGE (then *ret is empty).
+ */
+int xp_registry_pod_usage(const json_t *pod, struct xp_resource_list *ret);
+/* The sum over pods (a JSON array) that are not Succeeded or Failed. */
+int xp_registry_namespace_usage(const json_t *pods, struct xp_resource_list *ret);
+/*
+ * -EDQUOT with err "exceeded quota: NAME, requested: R=1, used: R=2, limited: R=2" (the
+ * resources over their hard limit, sorted) when pod, added to pods, exceeds one of quotas (JSON
+ * arrays of ResourceQuotas and Pods of its namespace); else 0.
+ */
+int xp_registry_quota_check(const json_t *quotas,
+                            const json_t *pods,
+                            const json_t *pod,
+                            struct xp_error *err);
+/* xp_registry_quota_check() with the namespace's quotas and pods as stored now. */
+int xp_registry_quota_admit(struct xp_registry *registry,
+                            const char *namespace,
+                            const json_t *pod,
+                            struct xp_error *err);
+/*
+ * LimitRanger: each container of pod (changed in place) gets the defaults of ranges' Container
+ * items it lacks (limits from default; requests from defaultRequest, else default), then every
+ * request and limit is checked against min and max: -EPERM with err "maximum cpu usage per
+ * Container is 1, but limit is 2". -ENOMEM.
+ */
+int xp_registry_limitrange_apply(const json_t *ranges, json_t *pod, struct xp_error *err);
+/* xp_registry_limitrange_apply() with the namespace's LimitRanges as stored now. */
+int xp_registry_limitrange_admit(struct xp_registry *registry,
+                                 const char *namespace,
+                                 json_t *pod,
+                                 struct xp_error *err);

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ResourceQuota and LimitRange (v1), document kinds (xpool/doc.h). What they hold is enforced
+ * when a pod is created (src/registry/quota.c, limitrange.c); here are their shapes, checks and
+ * kubectl's columns.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protobuf_internal.h"
+#include "schema.h"
+#include "table_internal.h"
+#include "xpool/doc.h"
+#include "xpool/quantity.h"
+#include "xpool/resource.h"
+
+/* Every quantity of a map is not negative, and every name is a resource name. */
+static int check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const char *field)
+{
+        const char *key;
+        json_t *value;
+
+        json_object_foreach((json_t *)map, key, value)
+        {
+                struct xp_quantity q;
+                struct xp_error cause = {0};
+                const char *name = strncmp(key, "requests.", 9) == 0 ? key + 9
+                                   : strncmp(key, "limits.", 7) == 0 ? key + 7
+                                   : strncmp(key, "count/", 6) == 0  ? NULL
+                                                                     : key;
+
+                if (name && xp_resource_name_check(name, &cause) < 0)
+                        return xp_fail_key(
+                            ctx, -EINVAL, field, key, "Invalid value: \"%s\": %s", key, cause.msg);
+                if (json_is_string(value) &&
+                    xp_quantity_parse(json_string_value(value), &q, NULL) >= 0 &&
+                    xp_quantity_sign(&q) < 0)
+                        return xp_fail_key(
+                            ctx,
+                            -EINVAL,
+                            field,
+                            key,
+                            "Invalid value: \"%s\": must be greater than or equal to 0",
+                            json_string_value(value));
+        }
+        return 0;
+}
+
+static int
+quota_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
+{
+        if (old)
+                return 0;
+        return check_amounts(ctx, xp_json_object_at(doc->body, "spec.hard"), "spec.hard");
+}
+
+static int
+limitrange_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
+{
+        static const char *const maps[] = {"max", "min", "default", "defaultRequest", NULL};
+        const json_t *item;
+        size_t i;
+
+        if (old)
+                return 0;
+        json_array_foreach(xp_json_at(doc->body, "spec.limits"), i, item)
+        {
+                const char *type = xp_json_str_at(item, "type", "");
+                char field[64];
+
+                if (strcmp(type, "Container") != 0 && strcmp(type, "Pod") != 0 &&
+                    strcmp(type, "PersistentVolumeClaim") != 0) {
+                        snprintf(field, sizeof(field), "spec.limits[%zu].type", i);
+                        return xp_fail_field(
+                            ctx,
+                            -EINVAL,
+                            field,
+                            "Unsupported value: \"%s\": supported values: \"Container\", \"PersistentVolumeClaim\", \"Pod\"",
+                            type);
+                }
+                for (const char *const *m = maps; *m; m++) {
+                        int r;
+
+                        snprintf(field, sizeof(field), "spec.limits[%zu].%s", i, *m);
+                        r = check_amounts(ctx, xp_json_object_at(item, *m), field);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* ---- kubectl get quota: NAME AGE REQUEST LIMIT; limits: NAME CREATED AT ------------------- */
+
+static const struct table_column quota_columns[] = {
+    {.name = "Name", .type = "string", .format = "name", .description = "Name of the object."},
+    {.name = "Age", .type = "string", .description = "Time since the object was created."},
+    {.name = "Request", .type = "string", .description = "Used and hard amounts of requests."},
+    {.name = "Limit", .type = "string", .description = "Used and hard amounts of limits."},
+};
+
+/* A resource's used amount; its name has dots, so no dotted path names it. */
+static const char *used_of(const json_t *used, const char *name)
+{
+        const char *v = json_string_value(json_object_get(used, name));
+
+        return v ? v : "0";
+}
+
+/* "requests.nvidia.com/gpu: 1/2, pods: 1/10" for the limits.* names or the others. */
+static int quota_cell(json_t *cells, const json_t *object, bool limits)
+{
+        const json_t *hard = xp_json_object_at(object, "status.hard");
+        const json_t *used = xp_json_object_at(object, "status.used");
+        struct xp_resource_list sorted = {0};
+        char *text = NULL;
+        size_t len = 0;
+        const char *key;
+        json_t *value;
+        FILE *f;
+        int r;
+
+        /* before the quota controller has written status, what the spec asks */
+        if (!hard)
+                hard = xp_json_object_at(object, "spec.hard");
+        json_object_foreach((json_t *)hard, key, value)
+        {
+                struct xp_quantity q;
+
+                if ((strncmp(key, "limits.", 7) == 0) == limits && json_is_string(value) &&
+                    xp_quantity_parse(json_string_value(value), &q, NULL) >= 0 &&
+                    xp_resource_list_set(&sorted, key, &q) < 0)
+                        goto oom;
+        }
+        f = open_memstream(&text, &len);
+        if (!f)
+                goto oom;
+        for (size_t i = 0; i < sorted.n; i++) {
+                char h[XP_QUANTITY_STRING_MAX];
+
+                fprintf(f,
+                        "%s%s: %s/%s",
+                        i ? ", " : "",
+                        sorted.items[i].name,
+                        used_of(used, sorted.items[i].name),
+                        xp_quantity_format(&sorted.items[i].quantity, h));
+        }
+        if (fclose(f) != 0)
+                goto oom;
+        r = table_cell_str(cells, text);
+        free(text);
+        xp_resource_list_done(&sorted);
+        return r;
+oom:
+        free(text);
+        xp_resource_list_done(&sorted);
+        return -ENOMEM;
+}
+
+static int quota_row(const json_t *object, time_t now, json_t *cells, json_t *row)
+{
+        int r;
+
+        (void)row;
+        r = table_cell_str(cells, table_str0(object, "metadata.name"));
+        if (r >= 0)
+                r = table_cell_age(cells, object, "metadata.creationTimestamp", now);
+        if (r >= 0)
+                r = quota_cell(cells, object, false);
+        if (r >= 0)
+                r = quota_cell(cells, object, true);
+        return r;
+}
+
+static const struct xp_table_kind quota_table = {
+    .kind = "ResourceQuota",
+    .columns = quota_columns,
+    .n_columns = XP_ELEMENTSOF(quota_columns),
+    .row = quota_row,
+};
+
+static const struct table_column limitrange_columns[] = {
+    {.name = "Name", .type = "string", .format = "name", .description = "Name of the object."},
+    {.name = "Created At", .type = "date", .description = "When the object was created."},
+};
+
+static int limitrange_row(const json_t *object, time_t now, json_t *cells, json_t *row)
+{
+        int r;
+
+        (void)row;
+        (void)now;
+        r = table_cell_str(cells, table_str0(object, "metadata.name"));
+        if (r >= 0)
+                r = table_cell_str(cells, table_str0(object, "metadata.creationTimestamp"));
+        return r;
+}
+
+static const struct xp_table_kind limitrange_table = {
+    .kind = "LimitRange",
+    .columns = limitrange_columns,
+    .n_columns = XP_ELEMENTSOF(limitrange_columns),
+    .row = limitrange_row,
+};
+
+/* ---- generated.proto ------------------------------------------------------------------------ */
+
+MESSAGE(scoped_requirement_pb,
+        "core/v1 ScopedResourceSelectorRequirement",
+        STR(1, "scopeName"),
+        STR(2, "operator"),
+        STRS(3, "values"));
+MESSAGE(scope_selector_pb,
+        "core/v1 ScopeSelector",
+        MSGS(1, "matchExpressions", scoped_requirement_pb));
+MESSAGE(quota_spec_pb,
+        "core/v1 ResourceQuotaSpec",
+        QMAP(1, "hard"),
+        STRS(2, "scopes"),
+        MSG(3, "scopeSelector", scope_selector_pb));
+MESSAGE(quota_status_pb, "core/v1 ResourceQuotaStatus", QMAP(1, "hard"), QMAP(2, "used"));
+MESSAGE(quota_pb,
+        "core/v1 ResourceQuota",
+        MSG(1, "metadata", xp_pb_object_meta),
+        MSG(2, "spec", quota_spec_pb),
+        MSG(3, "status", quota_status_pb));
+
+static const char *const quota_short_names[] = {"quota", NULL};
+static const char *const limitrange_short_names[] = {"limits", NULL};
+
+XP_DOC_KIND_DECODER(xp_kind_resourcequota)
+
+const struct xp_kind xp_kind_resourcequota = {
+    .kind = "ResourceQuota",
+    .list_kind = "ResourceQuotaList",
+    .group = "",
+    .version = "v1",
+    .api_version = "v1",
+    .plural = "resourcequotas",
+    .singular = "resourcequota",
+    .short_names = quota_short_names,
+    .namespaced = true,
+    XP_DOC_KIND_OPS(xp_kind_resourcequota),
+    .doc_validate = quota_validate,
+    .table = &quota_table,
+    .status_subresource = true,
+    .protobuf = &quota_pb,
+};
+
+XP_DOC_KIND_DECODER(xp_kind_limitrange)
+
+const struct xp_kind xp_kind_limitrange = {
+    .kind = "LimitRange",
+    .list_kind = "LimitRangeList",
+    .group = "",
+    .version = "v1",
+    .api_version = "v1",
+    .plural = "limitranges",
+    .singular = "limitrange",
+    .short_names = limitrange_short_names,
+    .namespaced = true,
+    XP_DOC_KIND_OPS(xp_kind_limitrange),
+    .doc_validate = limitrange_validate,
+    .table = &limitrange_table,
+};

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ResourceQuota and LimitRange admission of a new pod (admission.h): the registry decides
+ * (src/registry/quota.c, limitrange.c); here its answer becomes kube-apiserver's 403.
+ */
+#include <errno.h>
+
+#include "admission.h"
+#include "xpool/doc.h"
+#include "xpool/registry.h"
+
+static int forbidden(const json_t *pod, const struct xp_error *err, struct reply *ret)
+{
+        const char *name = xp_json_str_at(pod, "metadata.name", "");
+
+        if (!name[0])
+                name = xp_json_str_at(pod, "metadata.generateName", "");
+        return reply_status(ret,
+                            403,
+                            "Forbidden",
+                            name,
+                            "pods",
+                            "pods \"%s\" is forbidden: %s",
+                            name,
+                            xp_error_message(err));
+}
+
+/* The registry's answer: 1 when the pod may go on, 0 with ret filled, -ENOMEM; a store error is
+ * the store's. */
+static int answer(const struct request *req,
+                  const json_t *pod,
+                  int r,
+                  const struct xp_error *err,
+                  struct reply *ret)
+{
+        if (r >= 0)
+                return 1;
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EDQUOT || r == -EPERM)
+                return forbidden(pod, err, ret);
+        return reply_store_error(ret, r, &xp_kind_pod, req->name, err);
+}
+
+int admission_quota(const struct request *req, const json_t *pod, struct reply *ret)
+{
+        struct xp_error err = {0};
+        int r = xp_registry_quota_admit(req->api->registry, req->namespace, pod, &err);
+
+        return answer(req, pod, r, &err, ret);
+}
+
+int admission_limitrange(const struct request *req, json_t *pod, struct reply *ret)
+{
+        struct xp_error err = {0};
+        int r = xp_registry_limitrange_admit(req->api->registry, req->namespace, pod, &err);
+
+        return answer(req, pod, r, &err, ret);
+}
