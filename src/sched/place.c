@@ -312,6 +312,35 @@ static int unschedulable(struct xp_sched *sched, const struct hist *h, char **re
         return 0;
 }
 
+/* Filters the subset (a gang's topology domain), every node of it, in order: its members
+ * pack from the first node on. */
+static int
+filter_subset(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, size_t *ret_n)
+{
+        size_t n_cands = 0;
+        int r;
+
+        for (size_t i = 0; i < sched->n_subset; i++) {
+                struct snode *node = sched->subset[i];
+                struct reasons rs;
+
+                if (!node->present)
+                        continue;
+                sched->stats.nodes_filtered++;
+                if (sched_filter_node(ctx, node, &rs)) {
+                        sched->cands[n_cands++] = (struct cand){.node = node, .pick = -1};
+                        continue;
+                }
+                for (size_t k = 0; k < rs.n; k++) {
+                        r = hist_add(&h->items, &h->n, &h->cap, &rs.items[k]);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret_n = n_cands;
+        return 0;
+}
+
 /* Filters nodes from the rotating start until enough fit (sched->cands, *ret_n of them); the
  * reasons of those that do not go into h. */
 static int
@@ -326,6 +355,8 @@ filter_nodes(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, siz
         r = sched_cands_reserve(sched, limit + 1);
         if (r < 0)
                 return r;
+        if (sched->subset)
+                return filter_subset(sched, ctx, h, ret_n);
         for (size_t i = 0, at = sched->next_start; i < n_nodes && n_cands < limit; i++) {
                 struct snode *node = sched->nodes[at];
                 struct reasons rs;

@@ -27,21 +27,21 @@
 #include "xpool/sched.h"
 
 /* The xpool shape of a gang, for bare pods: the label names the gang (pods of one namespace
- * with the same value), the min label its minimum member count (1..XP_GANG_MEMBERS_MAX; missing:
- * every member present at the first attempt is needed). */
+ * with the same value), the min label its minimum member count (1..XP_GANG_MEMBERS_MAX,
+ * required with the name). */
 #define XP_GANG_LABEL     "xpool.io/gang"
 #define XP_GANG_MIN_LABEL "xpool.io/gang-min"
 /* Volcano's shape: the pod annotation naming its scheduling.volcano.sh/v1beta1 PodGroup. */
 #define XP_GANG_VOLCANO_ANNOTATION "scheduling.k8s.io/group-name"
 /* The default topology keys, finest first ("," between them in the server's flag). */
-#define XP_GANG_TOPOLOGY_KEYS "nvidia.com/gpu.clique,topology.kubernetes.io/zone"
+#define XP_GANG_TOPOLOGY_KEYS     "nvidia.com/gpu.clique,topology.kubernetes.io/zone"
 #define XP_GANG_TOPOLOGY_KEYS_MAX 4
 #define XP_GANG_MEMBERS_MAX       10000
 
 struct xp_gang_options {
         /* node label keys naming topology domains, finest first; n 0: no topology (every node
          * alike) */
-        const char *topology_keys[XP_GANG_TOPOLOGY_KEYS_MAX];
+        char topology_keys[XP_GANG_TOPOLOGY_KEYS_MAX][254];
         size_t n_topology_keys;
         /* keep the members assumed on the snapshot when the gang fits (the loop's choice: it
          * then binds them, and xp_sched_pod_add() of a bound member replaces its assumed entry);
@@ -57,24 +57,26 @@ int xp_gang_options_set_keys(struct xp_gang_options *options,
                              struct xp_error *err);
 
 struct xp_gang_result {
-        struct xp_placement *placements; /* [n], for pods[0..n) in order */
+        struct xp_placement *placements; /* [n], for pods[0..n) in order; NULL when it failed */
         size_t n;
-        /* the topology key the members were kept within (NULL: none applied) and how many of
-         * its domains they use */
-        const char *key; /* borrowed from the options */
+        /* placed: the topology key the members were kept within (NULL: none applied) and how
+         * many of its domains they use */
+        const char *key; /* borrowed from the options until they change */
         size_t domains;
+        /* not placed: the member that fit nowhere once pods[0..failed) were assumed */
+        size_t failed;
 };
 
 void xp_gang_result_done(struct xp_gang_result *result);
 
 /*
  * Places the n pods of a gang all or nothing. 1 with *ret filled (caller frees with
- * xp_gang_result_done()); 0 when the gang does not fit whole, with *ret_reason (caller frees)
- * in kube-scheduler's words for the first member that fit nowhere, prefixed with how many
- * members did: "gang placed 3 of 4 members; member 4: 0/3 nodes are available: 3 Insufficient
- * nvidia.com/gpu." -EINVAL for an empty gang, more than XP_GANG_MEMBERS_MAX, or a member's
- * request that cannot be understood (err says which); -ENOMEM. On 0 and on failure the
- * snapshot is unchanged; on 1 it is unchanged unless options->commit.
+ * xp_gang_result_done()); 0 when the gang does not fit whole, with ret->failed the member that
+ * fit nowhere and *ret_reason (caller frees) why, in kube-scheduler's words for that member
+ * with the members before it assumed: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+ * -EINVAL for an empty gang, more than XP_GANG_MEMBERS_MAX, a member already in the snapshot or
+ * a member's request that cannot be understood (err says which); -ENOMEM. On 0 and on failure
+ * the snapshot is unchanged; on 1 it is unchanged unless options->commit.
  */
 int xp_sched_gang_place(struct xp_sched *sched,
                         const struct xp_pod *const *pods,
@@ -95,10 +97,7 @@ struct xp_sched_hooks {
          * (caller frees: "queue team-a: over its limit of 8 nvidia.com/gpu"; shown by xpool why
          * and in the Event), -errno (logged, the pods retried later).
          */
-        int (*admit)(void *userdata,
-                     const struct xp_pod *const *pods,
-                     size_t n,
-                     char **ret_reason);
+        int (*admit)(void *userdata, const struct xp_pod *const *pods, size_t n, char **ret_reason);
         /* The order of the active queue: < 0 when a goes first; NULL: priority, then FIFO. */
         int (*compare)(void *userdata, const struct xp_pod *a, const struct xp_pod *b);
         /* A placement was accounted (assumed, then bound) or a placed pod went away. */
