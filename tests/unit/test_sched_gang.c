@@ -15,6 +15,7 @@
 #include "xpool/codec.h"
 #include "xpool/gang.h"
 #include "xpool/sched.h"
+#include "xpool/why.h"
 
 /* A node with gpus whole NVIDIA GPUs (no links) and the labels of a "k=v,k=v" list. */
 static void gpu_node(struct xp_sched *sched, const char *name, int gpus, const char *labels)
@@ -362,6 +363,46 @@ static void options_parse(void **state)
         assert_int_equal(o.n_topology_keys, 0);
 }
 
+/* Why pending: the nodes by what blocks the pod, and what would unblock it. */
+static void why_by_node_class(void **state)
+{
+        struct xp_gang_options o = {.commit = true};
+        struct xp_sched *sched = new_sched();
+        struct xp_gang_result res = {0};
+        struct xp_error err = {0};
+        struct xp_pod *pod = gpu_pod("train", 4);
+        struct gang busy;
+        char *text = NULL;
+
+        (void)state;
+        gpu_node(sched, "n1", 2, NULL);
+        gpu_node(sched, "n2", 2, NULL);
+        gpu_node(sched, "n3", 2, NULL);
+        gpu_node(sched, "small", 2, "x=y");
+        /* the last one has 1 of its 2 GPUs taken */
+        gang_make(&busy, "busy", 1, 1);
+        assert_int_equal(xp_strmap_set(&busy.pods[0]->spec.node_selector, "x", "y"), 0);
+        assert_int_equal(place_gang(sched, &busy, &o, &res, NULL), 1);
+        assert_string_equal(res.placements[0].node, "small");
+        xp_gang_result_done(&res);
+        assert_int_equal(xp_sched_why(sched, pod, &text, &err), 0);
+        assert_string_equal(text,
+                            "4 nodes (n1, n2, n3 and 1 more): Insufficient nvidia.com/gpu\n"
+                            "to unblock: needs 4 nvidia.com/gpu on one node; the most free on one "
+                            "node is 2, on 3 nodes\n");
+        free(text);
+        xp_pod_free(pod);
+        /* a pod that fits is said to */
+        pod = gpu_pod("one", 1);
+        assert_int_equal(xp_sched_why(sched, pod, &text, &err), 0);
+        assert_string_equal(
+            text, "4 nodes (n1, n2, n3 and 1 more): fit now; the pod waits for its next attempt\n");
+        free(text);
+        xp_pod_free(pod);
+        gang_free(&busy);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -370,6 +411,7 @@ int main(void)
             cmocka_unit_test(topology_packing),
             cmocka_unit_test(spread_fills_fullest_first),
             cmocka_unit_test(options_parse),
+            cmocka_unit_test(why_by_node_class),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
