@@ -19,6 +19,7 @@
 #include "sched_internal.h"
 #include "xpool/gang.h"
 #include "xpool/strutil.h"
+#include "xpool/why.h"
 
 void xp_gang_options_default(struct xp_gang_options *options)
 {
@@ -65,6 +66,7 @@ void xp_gang_result_done(struct xp_gang_result *result)
         for (size_t i = 0; i < result->n; i++)
                 xp_placement_done(&result->placements[i]);
         free(result->placements);
+        free(result->why);
         *result = (struct xp_gang_result){0};
 }
 
@@ -232,6 +234,8 @@ struct gang {
         size_t next_start;
         char *reason;
         size_t failed;
+        bool explain;
+        char *why;
 };
 
 /* Takes the assumed members out again: the snapshot is as it was before the gang. */
@@ -251,8 +255,16 @@ static void rollback(struct gang *g)
         g->sched->n_subset = 0;
 }
 
-static int member_failed(struct gang *g, size_t i, char **why)
+static int member_failed(struct gang *g, size_t i, char **why, struct xp_error *err)
 {
+        if (g->explain) {
+                char *text = NULL;
+                int r = xp_sched_why(g->sched, g->pods[i], &text, err);
+                if (r < 0)
+                        return r;
+                free(g->why);
+                g->why = text;
+        }
         free(g->reason);
         g->reason = *why;
         *why = NULL;
@@ -290,7 +302,7 @@ static int place_members(
                         d = n_doms - 1;
                 g->sched->subset = NULL;
                 g->sched->n_subset = 0;
-                if (r == 0 && (r = member_failed(g, i, &why)) == 0) {
+                if (r == 0 && (r = member_failed(g, i, &why, err)) == 0) {
                         rollback(g);
                         return 0;
                 }
@@ -383,6 +395,8 @@ static int gang_run(struct gang *g,
         if (r == 0) {
                 free(g->reason);
                 g->reason = NULL;
+                free(g->why);
+                g->why = NULL;
                 r = spread(g, coarsest, req, err);
                 ret->key = coarsest;
         }
@@ -428,7 +442,11 @@ int xp_sched_gang_place(struct xp_sched *sched,
         struct xp_gang_options none = {0};
         struct xp_gang_result res = {0};
         struct podreq req;
-        struct gang g = {.sched = sched, .pods = pods, .n = n, .next_start = sched->next_start};
+        struct gang g = {.sched = sched,
+                         .pods = pods,
+                         .n = n,
+                         .next_start = sched->next_start,
+                         .explain = options && options->explain};
         int r;
 
         r = check_members(sched, pods, n, err);
@@ -457,6 +475,8 @@ int xp_sched_gang_place(struct xp_sched *sched,
                 sched->next_start = g.next_start;
         }
         if (r > 0) {
+                free(g.reason); /* of a domain tried before the one that held the gang */
+                free(g.why);
                 res.placements = g.pl;
                 res.n = n;
                 *ret = res;
@@ -464,10 +484,27 @@ int xp_sched_gang_place(struct xp_sched *sched,
         }
         free(g.pl);
         if (r == 0) {
-                *ret = (struct xp_gang_result){.failed = g.failed};
+                *ret = (struct xp_gang_result){.failed = g.failed, .why = g.why};
                 *ret_reason = g.reason;
                 return 0;
         }
         free(g.reason);
+        free(g.why);
         return r;
+}
+
+size_t xp_sched_count_labelled(const struct xp_sched *sched,
+                               const char *namespace,
+                               const char *key,
+                               const char *value)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < sched->pod_map.cap; i++) {
+                const struct spod *p = sched->pod_map.values ? sched->pod_map.values[i] : NULL;
+                if (p && xp_streq0(p->namespace, namespace) &&
+                    xp_streq0(xp_strmap_get(&p->labels, key), value))
+                        n++;
+        }
+        return n;
 }

@@ -47,6 +47,9 @@ struct xp_gang_options {
          * then binds them, and xp_sched_pod_add() of a bound member replaces its assumed entry);
          * false: the snapshot is left unchanged either way */
         bool commit;
+        /* on failure, xp_sched_why() of the member that fit nowhere, with the members before it
+         * assumed (ret->why) */
+        bool explain;
 };
 
 /* Fills options with the default keys (XP_GANG_TOPOLOGY_KEYS), commit false. */
@@ -65,6 +68,7 @@ struct xp_gang_result {
         size_t domains;
         /* not placed: the member that fit nowhere once pods[0..failed) were assumed */
         size_t failed;
+        char *why; /* not placed, with options->explain: the failed member's explanation */
 };
 
 void xp_gang_result_done(struct xp_gang_result *result);
@@ -85,6 +89,13 @@ int xp_sched_gang_place(struct xp_sched *sched,
                         struct xp_gang_result *ret,
                         char **ret_reason,
                         struct xp_error *err);
+
+/* How many pods of namespace the snapshot holds (bound, or assumed) with the label key=value:
+ * a gang's members already placed. */
+size_t xp_sched_count_labelled(const struct xp_sched *sched,
+                               const char *namespace,
+                               const char *key,
+                               const char *value);
 
 /*
  * The scheduling loop's hooks (all optional; NULL: no such step). The loop calls them from its
