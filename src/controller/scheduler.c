@@ -499,6 +499,12 @@ static size_t active_pods(struct xp_scheduler *s, struct pending **active, int64
         }
         for (size_t i = 0; i < s->n_queue; i++) {
                 struct pending *p = s->queue[i];
+                if (p->waiting && p->retry_at_ms > 0 && p->retry_at_ms <= now) {
+                        p->waiting = false;
+                        p->retry_at_ms = 0;
+                }
+                if (p->waiting && p->retry_at_ms > 0 && p->retry_at_ms - now < wake)
+                        wake = p->retry_at_ms - now;
                 if (p->waiting || p->drop || p->inflight)
                         continue;
                 if (p->backoff_until_ms > now) {

@@ -21,6 +21,11 @@
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
 
+static int by_name(const void *a, const void *b)
+{
+        return strcmp((*(struct pending *const *)a)->name, (*(struct pending *const *)b)->name);
+}
+
 /* The pending members of p's gang not yet bound or in flight, p first. Caller frees. */
 static struct pending **members_of(struct xp_scheduler *s, struct pending *p, size_t *ret_n)
 {
@@ -31,6 +36,7 @@ static struct pending **members_of(struct xp_scheduler *s, struct pending *p, si
                 return NULL;
         m[n++] = p;
         p->gang_pass = s->pass;
+        /* the rest: a scan per gang and pass (gangs are few, and back off when they fail) */
         for (size_t i = 0; i < s->n_queue; i++) {
                 struct pending *q = s->queue[i];
                 if (q == p || !q->gang || q->drop || q->inflight || strcmp(q->gang, p->gang) != 0)
@@ -38,16 +44,27 @@ static struct pending **members_of(struct xp_scheduler *s, struct pending *p, si
                 q->gang_pass = s->pass;
                 m[n++] = q;
         }
+        /* the members in order of their names: the same gang reads the same every time */
+        qsort(m, n, sizeof(*m), by_name);
         *ret_n = n;
         return m;
 }
 
-/* Every member takes the same failure. */
+/* Every member takes the same failure; until the gang's timeout has been said, they are tried
+ * again at it even without a cluster event. */
 static void all_failed(
     struct xp_scheduler *s, struct pending **m, size_t n, const char *message, const char *why)
 {
-        for (size_t i = 0; i < n; i++)
+        int64_t first = m[0]->queued_ms;
+        bool said = strstr(message, "timed out after") != NULL;
+
+        for (size_t i = 1; i < n; i++)
+                if (m[i]->queued_ms < first)
+                        first = m[i]->queued_ms;
+        for (size_t i = 0; i < n; i++) {
                 unschedulable(s, m[i], message, why);
+                m[i]->retry_at_ms = said ? 0 : first + s->gang_timeout_ms;
+        }
 }
 
 static void duration_text(int64_t ms, char *buf, size_t size)

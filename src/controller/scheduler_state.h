@@ -52,12 +52,15 @@ struct pending {
         char *message; /* the last failure's reason (the PodScheduled condition's) */
         char *explain; /* xpool's explanation of it (the FailedScheduling Event's), or NULL */
         int attempts;  /* failed attempts in a row: the backoff's exponent */
-        int64_t backoff_until_ms;   /* in the backoff queue until then */
-        int64_t queued_ms;          /* first queued: a gang's timeout counts from its first */
-        char *gang;                 /* "namespace/name" of its gang (xpool.io/gang), NULL: none */
-        const char *gang_name;      /* the name part of gang */
-        int64_t gang_min;           /* xpool.io/gang-min; 0 when missing or bad */
-        uint64_t gang_pass;         /* the pass that last tried its gang */
+        int64_t backoff_until_ms; /* in the backoff queue until then */
+        int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
+        char *gang;               /* "namespace/name" of its gang (xpool.io/gang), NULL: none */
+        const char *gang_name;    /* the name part of gang */
+        int64_t gang_min;         /* xpool.io/gang-min; 0 when missing or bad */
+        uint64_t gang_pass;       /* the pass that last tried its gang */
+        /* unschedulable: tried again then even without a cluster event (its gang's timeout, to
+         * say so); 0: only after one */
+        int64_t retry_at_ms;
         int64_t failures_unwritten; /* failures with message not yet counted in its Event */
         int64_t event_written_ms;
 };
