@@ -73,8 +73,8 @@ void xp_gang_result_done(struct xp_gang_result *result)
 /* ---- domains -------------------------------------------------------------------------------- */
 
 struct domain {
-        const char *value; /* borrowed from a node's labels; NULL: the nodes without the label */
-        struct snode **nodes;
+        const char *value;    /* borrowed from a node's labels; NULL: the nodes without the label */
+        struct snode **nodes; /* owned by the cache (struct grouping) */
         size_t n, cap;
         int64_t room; /* how many members its free capacity could hold, at most the gang */
 };
@@ -82,15 +82,46 @@ struct domain {
 struct domains {
         struct domain *items;
         size_t n;
-        struct xp_map index;
 };
+
+/* The present nodes grouped by their value of one key (the unlabelled last), cached on the
+ * snapshot until a node changes: thousands of nodes are grouped once, not per gang. */
+struct grouping {
+        char *key;
+        struct domain *items;
+        size_t n;
+};
+
+struct gang_topology {
+        uint64_t gen;
+        struct grouping keys[XP_GANG_TOPOLOGY_KEYS_MAX * 2];
+        size_t n_keys;
+};
+
+static void grouping_done(struct grouping *g)
+{
+        for (size_t i = 0; i < g->n; i++)
+                free(g->items[i].nodes);
+        free(g->items);
+        free(g->key);
+        *g = (struct grouping){0};
+}
+
+void gang_topology_free(struct xp_sched *sched)
+{
+        struct gang_topology *t = sched->topology;
+
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->n_keys; i++)
+                grouping_done(&t->keys[i]);
+        free(t);
+        sched->topology = NULL;
+}
 
 static void domains_done(struct domains *d)
 {
-        for (size_t i = 0; i < d->n; i++)
-                free(d->items[i].nodes);
         free(d->items);
-        xp_map_done(&d->index);
         *d = (struct domains){0};
 }
 
@@ -133,8 +164,91 @@ static int domain_add(struct domain *d, struct snode *node)
         return 0;
 }
 
-/* The present nodes grouped by their value of key (the unlabelled ones in a last domain when
- * with_rest), each with its room for the gang. */
+/* Groups the present nodes by their value of key into g (the unlabelled last, when any). */
+static int grouping_build(struct xp_sched *sched, const char *key, struct grouping *g)
+{
+        struct xp_map index = {0}; /* value -> 1 + its slot */
+        struct domain rest = {0};
+        size_t cap = 0;
+        int r = 0;
+
+        *g = (struct grouping){.key = strdup(key)};
+        if (!g->key)
+                return -ENOMEM;
+        for (size_t i = 0; i < sched->n_nodes && r == 0; i++) {
+                struct snode *node = sched->nodes[i];
+                const char *value = node->present ? xp_strmap_get(&node->labels, key) : NULL;
+                uintptr_t slot;
+
+                if (!node->present)
+                        continue;
+                if (!value) {
+                        r = domain_add(&rest, node);
+                        continue;
+                }
+                slot = (uintptr_t)xp_map_get(&index, value);
+                if (slot == 0) {
+                        if (g->n == cap) {
+                                size_t ncap = cap ? cap * 2 : 8;
+                                struct domain *m = realloc(g->items, (ncap + 1) * sizeof(*m));
+                                if (!m) {
+                                        r = -ENOMEM;
+                                        break;
+                                }
+                                g->items = m;
+                                cap = ncap;
+                        }
+                        g->items[g->n++] = (struct domain){.value = value};
+                        slot = g->n;
+                        r = xp_map_put(&index, value, (void *)slot);
+                }
+                if (r == 0)
+                        r = domain_add(&g->items[slot - 1], node);
+        }
+        xp_map_done(&index);
+        if (r == 0 && rest.n > 0 && g->n > 0) {
+                /* room for it was kept by the + 1 of every realloc */
+                g->items[g->n++] = rest;
+                rest = (struct domain){0};
+        }
+        free(rest.nodes);
+        if (r < 0)
+                grouping_done(g);
+        return r;
+}
+
+/* The cached grouping by key, built when missing or stale. NULL on -ENOMEM. */
+static const struct grouping *grouping_of(struct xp_sched *sched, const char *key)
+{
+        struct gang_topology *t = sched->topology;
+
+        if (t && t->gen != sched->topology_gen) {
+                gang_topology_free(sched);
+                t = NULL;
+        }
+        if (!t) {
+                t = calloc(1, sizeof(*t));
+                if (!t)
+                        return NULL;
+                t->gen = sched->topology_gen;
+                sched->topology = t;
+        }
+        for (size_t i = 0; i < t->n_keys; i++)
+                if (strcmp(t->keys[i].key, key) == 0)
+                        return &t->keys[i];
+        if (t->n_keys == XP_ELEMENTSOF(t->keys)) {
+                /* more keys than any options name: start over */
+                for (size_t i = 0; i < t->n_keys; i++)
+                        grouping_done(&t->keys[i]);
+                t->n_keys = 0;
+        }
+        if (grouping_build(sched, key, &t->keys[t->n_keys]) < 0)
+                return NULL;
+        return &t->keys[t->n_keys++];
+}
+
+/* The domains of key, each with its room for the gang (the unlabelled nodes last when
+ * with_rest). The node lists stay the cache's. */
 static int domains_build(struct xp_sched *sched,
                          const char *key,
                          const struct podreq *req,
@@ -142,64 +256,27 @@ static int domains_build(struct xp_sched *sched,
                          bool with_rest,
                          struct domains *ret)
 {
+        const struct grouping *g = grouping_of(sched, key);
         struct domains d = {0};
-        struct domain rest = {0};
-        size_t cap = 0;
-        int r = 0;
 
-        for (size_t i = 0; i < sched->n_nodes && r == 0; i++) {
-                struct snode *node = sched->nodes[i];
-                const char *value = node->present ? xp_strmap_get(&node->labels, key) : NULL;
-                struct domain *dom;
-
-                if (!node->present)
+        if (!g)
+                return -ENOMEM;
+        if (g->n == 0) {
+                *ret = d;
+                return 0;
+        }
+        d.items = malloc(g->n * sizeof(*d.items));
+        if (!d.items)
+                return -ENOMEM;
+        for (size_t i = 0; i < g->n; i++) {
+                struct domain dom = g->items[i];
+                if (!dom.value && !with_rest)
                         continue;
-                if (!value) {
-                        r = with_rest ? domain_add(&rest, node) : 0;
-                        continue;
-                }
-                dom = xp_map_get(&d.index, value);
-                if (!dom) {
-                        if (d.n == cap) {
-                                size_t ncap = cap ? cap * 2 : 8;
-                                struct domain *m = realloc(d.items, ncap * sizeof(*m));
-                                if (!m) {
-                                        r = -ENOMEM;
-                                        break;
-                                }
-                                d.items = m;
-                                cap = ncap;
-                                /* the index points into the array: build it again */
-                                xp_map_done(&d.index);
-                                for (size_t k = 0; k < d.n && r == 0; k++)
-                                        r = xp_map_put(&d.index, d.items[k].value, &d.items[k]);
-                        }
-                        dom = &d.items[d.n++];
-                        *dom = (struct domain){.value = value};
-                        if (r == 0)
-                                r = xp_map_put(&d.index, value, dom);
-                }
-                if (r == 0)
-                        r = domain_add(dom, node);
-                if (r == 0 && dom->room < members)
-                        dom->room += node_room(node, req, members - dom->room);
+                dom.room = 0;
+                for (size_t k = 0; k < dom.n && dom.room < members; k++)
+                        dom.room += node_room(dom.nodes[k], req, members - dom.room);
+                d.items[d.n++] = dom;
         }
-        if (r == 0 && rest.n > 0 && d.n > 0) {
-                struct domain *m = realloc(d.items, (d.n + 1) * sizeof(*m));
-                if (!m) {
-                        r = -ENOMEM;
-                } else {
-                        d.items = m;
-                        d.items[d.n++] = rest;
-                        rest = (struct domain){0};
-                }
-        }
-        free(rest.nodes);
-        if (r < 0) {
-                domains_done(&d);
-                return r;
-        }
-        xp_map_done(&d.index); /* the array is final: the pointers are no longer needed */
         *ret = d;
         return 0;
 }
@@ -320,19 +397,23 @@ static int place_members(
 
 static size_t domains_used(const struct gang *g, const char *key)
 {
+        struct xp_map seen = {0};
         size_t used = 0;
+        bool unlabelled = false;
 
         for (size_t i = 0; i < g->n; i++) {
                 const struct snode *node = xp_map_get(&g->sched->node_map, g->pl[i].node);
                 const char *v = node ? xp_strmap_get(&node->labels, key) : NULL;
-                bool seen = false;
 
-                for (size_t k = 0; k < i && !seen; k++) {
-                        const struct snode *o = xp_map_get(&g->sched->node_map, g->pl[k].node);
-                        seen = xp_streq0(o ? xp_strmap_get(&o->labels, key) : NULL, v);
+                if (!v) {
+                        used += !unlabelled;
+                        unlabelled = true;
+                } else if (!xp_map_get(&seen, v)) {
+                        /* out of memory: counted again later, an overcount at worst */
+                        used += xp_map_put(&seen, v, (void *)v) >= 0;
                 }
-                used += !seen;
         }
+        xp_map_done(&seen);
         return used;
 }
 

@@ -312,15 +312,15 @@ static int unschedulable(struct xp_sched *sched, const struct hist *h, char **re
         return 0;
 }
 
-/* Filters the subset (a gang's topology domain), every node of it, in order: its members
- * pack from the first node on. */
+/* Filters the subset (a gang's topology domain) in order, until enough fit as from every node:
+ * its members pack from the first node on. */
 static int
 filter_subset(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, size_t *ret_n)
 {
-        size_t n_cands = 0;
+        size_t n_cands = 0, limit = sched->options.feasible_nodes_to_find;
         int r;
 
-        for (size_t i = 0; i < sched->n_subset; i++) {
+        for (size_t i = 0; i < sched->n_subset && (limit == 0 || n_cands < limit); i++) {
                 struct snode *node = sched->subset[i];
                 struct reasons rs;
 

@@ -182,7 +182,13 @@ struct xp_sched {
          * nodes, in order; NULL: every node */
         struct snode **subset;
         size_t n_subset;
+        /* gang.c's topology domains per label key, built once per topology_gen */
+        struct gang_topology *topology;
+        uint64_t topology_gen; /* counts node changes: a cached grouping is stale after one */
 };
+
+/* Frees gang.c's cache of topology domains. */
+void gang_topology_free(struct xp_sched *sched);
 
 /*
  * Accounts pod on node_name with the devices and CPUs of given (an assumed gang member, not yet

@@ -202,6 +202,7 @@ void xp_sched_free(struct xp_sched *sched)
                         pod_free(sched->pod_map.values[i]);
         }
         anti_free(sched);
+        gang_topology_free(sched);
         xp_map_done(&sched->pod_map);
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
@@ -577,6 +578,7 @@ int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct
         if (!n->present)
                 sched->n_present++;
         n->present = true;
+        sched->topology_gen++;
         for (size_t i = 0; i < n->n_pods; i++)
                 account(n, n->pods[i], +1);
         return 0;
@@ -594,6 +596,7 @@ int xp_sched_node_remove(struct xp_sched *sched, const char *name)
         state_put(n, &old);
         n->present = false;
         sched->n_present--;
+        sched->topology_gen++;
         return 0;
 }
 
