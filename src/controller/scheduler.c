@@ -98,6 +98,8 @@ static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, boo
                 return;
         }
         pending_remove(s, ns, name);
+        gang_bound_seen(
+            s, json, ns, name, !deleted && pod_is_bound(json) && !pod_is_finished(json));
         if (deleted || !pod_is_bound(json) || pod_is_finished(json))
                 return;
         r = xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, &pod, &err);
@@ -133,7 +135,40 @@ static void on_pod_deleted(void *userdata, const json_t *pod, uint64_t version)
         pod_seen(userdata, (json_t *)pod, version, true);
 }
 
+static void on_workload(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_WORKLOADS, object, false);
+}
+
+static void on_workload_deleted(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_WORKLOADS, object, true);
+}
+
+static void on_podgroup(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_PODGROUPS, object, false);
+}
+
+static void on_podgroup_deleted(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_PODGROUPS, object, true);
+}
+
+/* The gangs' objects first: a pod listed after them finds its gang's minimum at once. */
 static const struct xp_informer_handler followed[] = {
+    {.resource = XP_SCHEDULER_WORKLOADS,
+     .add = on_workload,
+     .update = on_workload,
+     .delete = on_workload_deleted},
+    {.resource = XP_SCHEDULER_PODGROUPS,
+     .add = on_podgroup,
+     .update = on_podgroup,
+     .delete = on_podgroup_deleted},
     {.resource = "nodes", .add = on_node, .update = on_node, .delete = on_node_deleted},
     {.resource = "pods", .add = on_pod, .update = on_pod, .delete = on_pod_deleted},
 };
@@ -150,8 +185,9 @@ static int snapshot_renew(struct xp_scheduler *s)
                 return r;
         xp_sched_free(s->sched);
         s->sched = sched;
-        /* what is still pending comes back from the list */
+        /* what is still pending comes back from the list, and so do the gangs */
         pending_clear(s);
+        groups_clear(s);
         s->changed = true;
         return 0;
 }
@@ -664,6 +700,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
         bind_jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
         xp_histogram_done(&s->attempt_seconds);
         pending_clear(s);
+        groups_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);
         xp_informer_free(s->informer);

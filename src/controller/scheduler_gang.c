@@ -142,25 +142,51 @@ static void not_placed(struct xp_scheduler *s,
         all_failed(s, m, n, message, why);
 }
 
+/* Why a gang cannot be tried: its object missing, or no valid minimum. Caller frees. */
+static char *gang_unusable(const struct pending *p)
+{
+        char *message = NULL;
+        int r;
+
+        if (p->gang_missing && strcmp(p->gang_what, "workload") == 0)
+                r = asprintf(&message, "gang %s: its Workload or podGroup is not found", p->gang);
+        else if (p->gang_missing)
+                r = asprintf(&message, "gang %s: its PodGroup is not found", p->gang);
+        else if (strcmp(p->gang_what, "podgroup") == 0)
+                r = asprintf(&message,
+                             "gang %s: the PodGroup's spec.minMember must be 1 to %d",
+                             p->gang,
+                             XP_GANG_MEMBERS_MAX);
+        else if (strcmp(p->gang_what, "workload") == 0)
+                r = asprintf(&message,
+                             "gang %s: the podGroup's policy.gang.minCount must be 1 to %d",
+                             p->gang,
+                             XP_GANG_MEMBERS_MAX);
+        else
+                r = asprintf(&message,
+                             "label %s: required with %s, a number from 1 to %d",
+                             XP_GANG_MIN_LABEL,
+                             XP_GANG_LABEL,
+                             XP_GANG_MEMBERS_MAX);
+        return r < 0 ? NULL : message;
+}
+
 /* Counts its members: 1 enough to try, 0 not (each told), -errno. */
 static int gang_complete(struct xp_scheduler *s, struct pending **m, size_t n, int64_t waited_ms)
 {
         _cleanup_free_ char *message = NULL;
-        size_t bound;
+        int64_t bound;
         char timed_out[64] = "";
 
-        if (m[0]->gang_min == 0) {
-                if (asprintf(&message,
-                             "label %s: required with %s, a number from 1 to %d",
-                             XP_GANG_MIN_LABEL,
-                             XP_GANG_LABEL,
-                             XP_GANG_MEMBERS_MAX) < 0)
+        if (m[0]->gang_missing || m[0]->gang_min == 0) {
+                message = gang_unusable(m[0]);
+                if (!message)
                         return -ENOMEM;
                 all_failed(s, m, n, message, message);
                 return 0;
         }
-        bound = xp_sched_count_labelled(s->sched, m[0]->namespace, XP_GANG_LABEL, m[0]->gang_name);
-        if ((int64_t)(n + bound) >= m[0]->gang_min)
+        bound = gang_bound(s, m[0]->gang);
+        if ((int64_t)n + bound >= m[0]->gang_min)
                 return 1;
         if (waited_ms >= s->gang_timeout_ms) {
                 char d[32];
@@ -168,9 +194,9 @@ static int gang_complete(struct xp_scheduler *s, struct pending **m, size_t n, i
                 snprintf(timed_out, sizeof(timed_out), "; timed out after %s", d);
         }
         if (asprintf(&message,
-                     "gang %s incomplete: %zu of %" PRId64 " members present%s",
+                     "gang %s incomplete: %" PRId64 " of %" PRId64 " members present%s",
                      m[0]->gang,
-                     n + bound,
+                     (int64_t)n + bound,
                      m[0]->gang_min,
                      timed_out) < 0)
                 return -ENOMEM;

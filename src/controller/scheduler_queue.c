@@ -104,7 +104,7 @@ int pending_upsert(
                 p->pod = json_incref(pod);
                 p->version = version;
                 p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
-                return pending_gang_read(p);
+                return pending_gang_read(s, p);
         }
         if (strlen(ns) > NAME_MAX_LEN || strlen(name) > NAME_MAX_LEN)
                 return -ENAMETOOLONG;
@@ -146,32 +146,23 @@ int pending_upsert(
         p->pod = json_incref(pod);
         p->queued_ms = xp_clock_monotonic_ms(s->clock);
         s->queue[s->n_queue++] = p;
-        return pending_gang_read(p);
+        return pending_gang_read(s, p);
 }
 
-int pending_gang_read(struct pending *p)
+int pending_gang_read(struct xp_scheduler *s, struct pending *p)
 {
-        const json_t *labels = json_object_get(json_object_get(p->pod, "metadata"), "labels");
-        const char *gang = json_string_value(json_object_get(labels, XP_GANG_LABEL));
-        const char *min = json_string_value(json_object_get(labels, XP_GANG_MIN_LABEL));
-        char *end = NULL;
-        long long n;
+        struct gang_id id;
+        int r;
 
         free(p->gang);
         p->gang = NULL;
-        p->gang_name = NULL;
-        p->gang_min = 0;
-        if (!gang || !gang[0])
-                return 0;
-        if (asprintf(&p->gang, "%s/%s", p->namespace, gang) < 0) {
-                p->gang = NULL;
-                return -ENOMEM;
-        }
-        p->gang_name = p->gang + strlen(p->namespace) + 1;
-        errno = 0;
-        n = min ? strtoll(min, &end, 10) : 0;
-        if (min && !errno && end != min && !*end && n >= 1 && n <= XP_GANG_MEMBERS_MAX)
-                p->gang_min = n;
+        r = gang_identify(s, p->pod, p->namespace, &id);
+        if (r <= 0)
+                return r;
+        p->gang = id.key;
+        p->gang_what = id.what;
+        p->gang_min = id.min;
+        p->gang_missing = id.missing;
         return 0;
 }
 

@@ -54,9 +54,10 @@ struct pending {
         int attempts;  /* failed attempts in a row: the backoff's exponent */
         int64_t backoff_until_ms; /* in the backoff queue until then */
         int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
-        char *gang;               /* "namespace/name" of its gang (xpool.io/gang), NULL: none */
-        const char *gang_name;    /* the name part of gang */
-        int64_t gang_min;         /* xpool.io/gang-min; 0 when missing or bad */
+        char *gang;               /* its gang's key (struct gang_id), NULL: none */
+        const char *gang_what;    /* "label", "podgroup", "workload" */
+        int64_t gang_min;         /* its minimum; 0 when missing or bad */
+        bool gang_missing;        /* its PodGroup or Workload is not (yet) there */
         uint64_t gang_pass;       /* the pass that last tried its gang */
         /* unschedulable: tried again then even without a cluster event (its gang's timeout, to
          * say so); 0: only after one */
@@ -101,6 +102,10 @@ struct xp_scheduler {
         struct xp_gang_options gang_options;
         /* queues and preemption (src/controller/queue*.c install them); zero: none */
         struct xp_sched_hooks hooks;
+        /* scheduler_groups.c: the Workloads and PodGroups followed, the gangs' bound members */
+        struct xp_map groups;
+        struct xp_map gang_counts;
+        struct xp_map gang_members;
         int64_t retried_ms;
         /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
         atomic_uint_fast64_t attempts[XP_SCHEDULER_RESULTS];
@@ -141,8 +146,8 @@ void pending_delete(struct xp_scheduler *s, struct pending *p);
 void pending_remove(struct xp_scheduler *s, const char *ns, const char *name);
 void pending_clear(struct xp_scheduler *s);
 
-/* Reads the pod's gang labels into p (after its JSON changed). -ENOMEM. */
-int pending_gang_read(struct pending *p);
+/* Reads the pod's gang into p (after its JSON or its group changed). -ENOMEM. */
+int pending_gang_read(struct xp_scheduler *s, struct pending *p);
 /* Decodes p->pod when it changed since the last decode. -errno with err. */
 int pending_decode(struct pending *p, struct xp_error *err);
 
@@ -158,6 +163,32 @@ void unschedulable(struct xp_scheduler *s,
 int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement);
 /* Tries p's gang, all its pending members together, once per pass. */
 void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
+
+/* ---- gangs' shapes and bound members (scheduler_groups.c) -------------------------------- */
+
+/* The store's kinds of Kubernetes' Workload and Volcano's PodGroup. */
+#define XP_SCHEDULER_WORKLOADS "workloads"
+#define XP_SCHEDULER_PODGROUPS "podgroups"
+
+/* A pod's gang: key "namespace/name" (a Workload's "namespace/workload/podGroup[/replicaKey]"),
+ * what names it, its minimum (0: none valid), and whether its PodGroup or Workload is missing. */
+struct gang_id {
+        char *key;
+        const char *what;
+        int64_t min;
+        bool missing;
+};
+
+/* 1 with *ret (caller frees ret->key), 0 when the pod is in no gang, -ENOMEM. */
+int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, struct gang_id *ret);
+/* Counts (bound) or forgets (not) a pod among its gang's bound members. */
+void gang_bound_seen(
+    struct xp_scheduler *s, const json_t *pod, const char *ns, const char *name, bool bound);
+int64_t gang_bound(struct xp_scheduler *s, const char *gang);
+/* A Workload or PodGroup added, changed or deleted: the pending pods of its namespace read their
+ * gang again. */
+void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
+void groups_clear(struct xp_scheduler *s);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
 

@@ -573,19 +573,3 @@ int xp_sched_gang_place(struct xp_sched *sched,
         free(g.why);
         return r;
 }
-
-size_t xp_sched_count_labelled(const struct xp_sched *sched,
-                               const char *namespace,
-                               const char *key,
-                               const char *value)
-{
-        size_t n = 0;
-
-        for (size_t i = 0; i < sched->pod_map.cap; i++) {
-                const struct spod *p = sched->pod_map.values ? sched->pod_map.values[i] : NULL;
-                if (p && xp_streq0(p->namespace, namespace) &&
-                    xp_streq0(xp_strmap_get(&p->labels, key), value))
-                        n++;
-        }
-        return n;
-}

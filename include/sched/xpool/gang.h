@@ -90,13 +90,6 @@ int xp_sched_gang_place(struct xp_sched *sched,
                         char **ret_reason,
                         struct xp_error *err);
 
-/* How many pods of namespace the snapshot holds (bound, or assumed) with the label key=value:
- * a gang's members already placed. */
-size_t xp_sched_count_labelled(const struct xp_sched *sched,
-                               const char *namespace,
-                               const char *key,
-                               const char *value);
-
 /*
  * The scheduling loop's hooks (all optional; NULL: no such step). The loop calls them from its
  * one thread, with the snapshot it places on; userdata is the hook owner's.
