@@ -377,6 +377,82 @@ static void gangs_all_or_nothing(void **state)
                          "default/big: 0 of 2 members fit.");
 }
 
+/* A pending pod asking for cpu CPUs, with meta (a JSON object's members) and spec members. */
+static void put_pod_with(
+    struct fixture *f, const char *name, const char *cpu, const char *meta, const char *spec)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\",%s"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{%s\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            meta,
+            spec,
+            cpu);
+}
+
+/* Volcano's PodGroup (minMember) names a gang through the pod annotation; Kubernetes' Workload
+ * through spec.workloadRef; a gang whose object is missing waits for it. */
+static void gangs_of_podgroups_and_workloads(void **state)
+{
+        static const char volcano[] = "\"annotations\":{\"scheduling.k8s.io/group-name\":\"pg\"},";
+        static const char ref[] = "\"workloadRef\":{\"name\":\"job\",\"podGroup\":\"workers\"},";
+        struct fixture *f = *state;
+        char node[64], other[64];
+
+        put_node(f, "n1", "4", "a");
+        put_node(f, "n2", "4", "a");
+        put_pod_with(f, "v-0", "3", volcano, "");
+        step(f);
+        expect_scheduled(
+            f, "v-0", "False Unschedulable gang default/pg: its PodGroup is not found");
+        fixture_put_text(&f->base,
+                         "podgroups",
+                         "default",
+                         "pg",
+                         "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                         "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"minMember\":2}}");
+        f->base.now_ms += BACKOFF_INITIAL_MS;
+        step(f);
+        expect_scheduled(
+            f, "v-0", "False Unschedulable gang default/pg incomplete: 1 of 2 members present");
+        put_pod_with(f, "v-1", "3", volcano, "");
+        f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_string_not_equal(node_of(f, "v-0", node), "");
+        assert_string_not_equal(node_of(f, "v-1", other), "");
+        assert_string_not_equal(node, other);
+
+        /* a Workload's gang: two 1-CPU members, in the 1 + 1 CPUs left */
+        fixture_put_text(&f->base,
+                         "workloads",
+                         "default",
+                         "job",
+                         "{\"apiVersion\":\"scheduling.k8s.io/v1alpha1\",\"kind\":\"Workload\","
+                         "\"metadata\":{\"name\":\"job\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"podGroups\":[{\"name\":\"workers\",\"policy\":"
+                         "{\"gang\":{\"minCount\":2}}}]}}");
+        put_pod_with(f, "w-0", "1", "", ref);
+        step(f);
+        expect_scheduled(f,
+                         "w-0",
+                         "False Unschedulable gang default/job/workers incomplete: 1 of 2 members "
+                         "present");
+        put_pod_with(f, "w-1", "1", "", ref);
+        f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_string_not_equal(node_of(f, "w-0", node), "");
+        assert_string_not_equal(node_of(f, "w-1", node), "");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -387,6 +463,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
+            cmocka_unit_test_setup_teardown(gangs_of_podgroups_and_workloads, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
