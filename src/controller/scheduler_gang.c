@@ -254,6 +254,8 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
         *result = XP_SCHEDULER_UNSCHEDULABLE;
         if (r >= 0)
                 r = gang_complete(s, m, n, w);
+        if (r == 0 && !p->gang_missing)
+                podgroup_phase(s, p, "Pending");
         if (r > 0)
                 r = gang_admit(s, m, pods, n);
         if (r > 0)
@@ -273,11 +275,15 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
                 s->changed = true;
                 return;
         }
-        if (r == 0 && reason)
+        if (r == 0 && reason) {
+                /* enough members, not enough room: Volcano's Inqueue */
+                podgroup_phase(s, p, "Inqueue");
                 not_placed(s, m, n, reason, &res, w);
+        }
         if (r > 0) {
                 *result = XP_SCHEDULER_SCHEDULED;
                 bind_members(s, m, n, &res);
+                podgroup_phase(s, p, "Running");
         }
         xp_gang_result_done(&res);
 }

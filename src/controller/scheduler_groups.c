@@ -20,6 +20,8 @@
 #include "xpool/gang.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/registry.h"
+#include "xpool/store.h"
 #include "xpool/strutil.h"
 
 /* A followed Workload or PodGroup. */
@@ -224,6 +226,56 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang)
         const struct gang_count *g = xp_map_get(&s->gang_counts, gang);
 
         return g ? g->bound : 0;
+}
+
+/* ---- Volcano's PodGroup phase ---------------------------------------------------------------- */
+
+#define PHASE_ATTEMPTS 4 /* stale writes read again before leaving it to the next attempt */
+
+void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase)
+{
+        struct xp_store *store = xp_registry_store(s->registry);
+        struct xp_error err = {0};
+        const char *name;
+        int r = -ESTALE;
+
+        if (!p->gang || strcmp(p->gang_what, "podgroup") != 0 || p->gang_missing)
+                return;
+        name = p->gang + strlen(p->namespace) + 1;
+        for (unsigned attempt = 0; attempt < PHASE_ATTEMPTS && r == -ESTALE; attempt++) {
+                json_t *pg = NULL, *status;
+                uint64_t version;
+
+                r = xp_store_get(
+                    store, XP_SCHEDULER_PODGROUPS, p->namespace, name, &pg, &version, &err);
+                if (r < 0)
+                        break;
+                status = json_object_get(pg, "status");
+                if (!json_is_object(status)) {
+                        status = json_object();
+                        json_object_set_new(pg, "status", status);
+                }
+                if (xp_streq0(json_string_value(json_object_get(status, "phase")), phase)) {
+                        json_decref(pg);
+                        return;
+                }
+                r = json_object_set_new(status, "phase", json_string(phase)) < 0 ? -ENOMEM : 0;
+                if (r == 0)
+                        r = xp_store_update(store,
+                                            XP_SCHEDULER_PODGROUPS,
+                                            p->namespace,
+                                            name,
+                                            version,
+                                            pg,
+                                            NULL,
+                                            &err);
+                json_decref(pg);
+        }
+        if (r < 0 && r != -ENOENT)
+                xp_log(LOG_WARNING,
+                       "scheduler: the phase of PodGroup %s not written: %s",
+                       p->gang,
+                       err.msg[0] ? err.msg : strerror(-r));
 }
 
 /* ---- the followed groups -------------------------------------------------------------------- */

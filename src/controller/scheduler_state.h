@@ -189,6 +189,9 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang);
  * gang again. */
 void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
 void groups_clear(struct xp_scheduler *s);
+/* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running") when p's gang is
+ * one and it says otherwise. */
+void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
 

@@ -398,6 +398,18 @@ static void put_pod_with(
             cpu);
 }
 
+/* The PodGroup's status.phase ("" when none). */
+static const char *podgroup_phase(struct fixture *f, const char *name)
+{
+        static char phase[32];
+        json_t *pg = fixture_get(&f->base, "podgroups", "default", name);
+        const char *v = json_string_value(json_object_get(json_object_get(pg, "status"), "phase"));
+
+        snprintf(phase, sizeof(phase), "%s", v ? v : "");
+        json_decref(pg);
+        return phase;
+}
+
 /* Volcano's PodGroup (minMember) names a gang through the pod annotation; Kubernetes' Workload
  * through spec.workloadRef; a gang whose object is missing waits for it. */
 static void gangs_of_podgroups_and_workloads(void **state)
@@ -424,12 +436,14 @@ static void gangs_of_podgroups_and_workloads(void **state)
         step(f);
         expect_scheduled(
             f, "v-0", "False Unschedulable gang default/pg incomplete: 1 of 2 members present");
+        assert_string_equal(podgroup_phase(f, "pg"), "Pending");
         put_pod_with(f, "v-1", "3", volcano, "");
         f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
         step(f);
         assert_string_not_equal(node_of(f, "v-0", node), "");
         assert_string_not_equal(node_of(f, "v-1", other), "");
         assert_string_not_equal(node, other);
+        assert_string_equal(podgroup_phase(f, "pg"), "Running");
 
         /* a Workload's gang: two 1-CPU members, in the 1 + 1 CPUs left */
         fixture_put_text(&f->base,
