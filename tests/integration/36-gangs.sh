@@ -46,13 +46,13 @@ YAML
   check "create node $1" 0 kubectl create -f "$tmp/$1.yaml"
 }
 
-pod() { # name, gpus, gang, min [, extra spec]: a pending pod of a gang ("" for none)
+pod() { # name, gpus, gang, min [, extra spec [, annotations]]: a pending pod of a gang ("" for none)
   local labels="{}"
   [[ -n "$3" ]] && labels="{xpool.io/gang: $3, xpool.io/gang-min: \"$4\"}"
   cat >"$tmp/$1.yaml" <<YAML
 apiVersion: v1
 kind: Pod
-metadata: {name: $1, labels: $labels}
+metadata: {name: $1, labels: $labels, annotations: {${6:-}}}
 spec:
   ${5:-}
   containers:
@@ -108,6 +108,43 @@ cat >"$tmp/want" <<'TEXT'
 pod default/wait-0 is pending: gang default/wait incomplete: 1 of 3 members present
 TEXT
 poll "xpool why wait-0" 15 "$(cat "$tmp/want")" "$xpool" why wait-0
+
+# ---- Volcano's PodGroup and Kubernetes' Workload, with stock kubectl ---------------------------
+cat >"$tmp/pg.yaml" <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg}
+spec: {minMember: 2, minResources: {nvidia.com/gpu: "8"}}
+YAML
+check "create the PodGroup" 0 kubectl create -f "$tmp/pg.yaml"
+pod pg-0 4 "" "" "" "scheduling.k8s.io/group-name: pg"
+poll "the PodGroup waits for its members" 20 "Pending" kubectl get podgroup pg -o jsonpath='{.status.phase}'
+pod pg-1 4 "" "" "" "scheduling.k8s.io/group-name: pg"
+poll "pg-0 on b1" 20 b1 node_of pg-0
+poll "pg-1 on b1" 20 b1 node_of pg-1
+poll "the PodGroup runs" 20 "Running" kubectl get podgroup pg -o jsonpath='{.status.phase}'
+check "kubectl get podgroups" 0 kubectl get podgroups
+expect_in "podgroups table" "$tmp/out" "NAME   STATUS    MINMEMBER   RUNNINGS   AGE"
+expect_in "podgroups row" "$tmp/out" "pg     Running   2           0"
+cat >"$tmp/wl.yaml" <<'YAML'
+apiVersion: scheduling.k8s.io/v1alpha1
+kind: Workload
+metadata: {name: job}
+spec:
+  podGroups:
+  - {name: workers, policy: {gang: {minCount: 2}}}
+YAML
+check "create the Workload" 0 kubectl create -f "$tmp/wl.yaml"
+check "kubectl get workloads" 0 kubectl get workloads
+expect_in "workloads table" "$tmp/out" "workers(gang 2)"
+sed 's/minCount: 2/minCount: 0/; s/name: job/name: bad/' "$tmp/wl.yaml" >"$tmp/bad.yaml"
+check "a minCount of 0 is refused" 1 kubectl create -f "$tmp/bad.yaml"
+expect_in "the refusal says where" "$tmp/err" 'spec.podGroups[0].policy.gang.minCount: Invalid value: 0: must be between 1 and 10000'
+for i in 0 1; do
+  pod "wl-$i" 0 "" "" "workloadRef: {name: job, podGroup: workers}"
+done
+poll "wl-0 bound" 20 yes bash -c "[[ -n \$(kubectl get pod wl-0 -o jsonpath='{.spec.nodeName}') ]] && echo yes"
+poll "wl-1 bound" 20 yes bash -c "[[ -n \$(kubectl get pod wl-1 -o jsonpath='{.spec.nodeName}') ]] && echo yes"
 
 # ---- taints and node selectors, and a pod that is scheduled ------------------------------------
 node t1 c gpu-infer

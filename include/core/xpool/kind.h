@@ -120,6 +120,8 @@ extern const struct xp_kind xp_kind_namespace;
 extern const struct xp_kind xp_kind_event;
 extern const struct xp_kind xp_kind_lease;
 extern const struct xp_kind xp_kind_configmap; /* kind_configmap.c */
+extern const struct xp_kind xp_kind_workload;  /* kind_gang.c */
+extern const struct xp_kind xp_kind_podgroup;  /* kind_gang.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;
