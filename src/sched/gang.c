@@ -428,7 +428,8 @@ static int try_one_domain(
         if (r < 0)
                 return r;
         *ret_any = d.n > 0;
-        qsort(d.items, d.n, sizeof(*d.items), room_ascending);
+        if (d.n > 1)
+                qsort(d.items, d.n, sizeof(*d.items), room_ascending);
         r = 0;
         for (size_t k = 0; k < d.n && r == 0; k++) {
                 if (d.items[k].room < (int64_t)g->n)
@@ -450,7 +451,8 @@ static int spread(struct gang *g, const char *key, const struct podreq *req, str
         r = domains_build(g->sched, key, req, (int64_t)g->n, true, &d);
         if (r < 0)
                 return r;
-        qsort(d.items, d.n, sizeof(*d.items), room_descending);
+        if (d.n > 1)
+                qsort(d.items, d.n, sizeof(*d.items), room_descending);
         r = place_members(g, d.items, d.n, true, err);
         domains_done(&d);
         return r;

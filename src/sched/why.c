@@ -305,7 +305,8 @@ static int classify(struct xp_sched *sched, const struct pctx *ctx, struct class
                 if (r < 0)
                         return r;
         }
-        qsort(cs->items, cs->n, sizeof(*cs->items), by_count);
+        if (cs->n > 1)
+                qsort(cs->items, cs->n, sizeof(*cs->items), by_count);
         return 0;
 }
 
