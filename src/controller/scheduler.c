@@ -98,6 +98,8 @@ static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, boo
                 return;
         }
         pending_remove(s, ns, name);
+        if (s->hooks.removed && (deleted || pod_is_bound(json)))
+                s->hooks.removed(s->hooks.userdata, ns, name); /* nobody's nominee any more */
         gang_bound_seen(
             s, json, ns, name, !deleted && pod_is_bound(json) && !pod_is_finished(json));
         if (deleted || !pod_is_bound(json) || pod_is_finished(json))
@@ -345,6 +347,8 @@ int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const 
         }
         p->inflight = true;
         s->inflight++;
+        if (s->hooks.placed)
+                s->hooks.placed(s->hooks.userdata, assumed, NULL);
         bind_job_enqueue(s, job);
         return 0;
 }
@@ -443,6 +447,23 @@ static int admit(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_re
         return 1;
 }
 
+/* Nothing fits p: preemption (s->hooks.preempt) may evict for it; its word joins *reason as
+ * kube-scheduler's "preemption: ..." tail does. */
+static void preempt(struct xp_scheduler *s, struct pending *p, char **reason)
+{
+        _cleanup_free_ char *node = NULL, *message = NULL;
+        const struct xp_pod *pods[1] = {p->decoded};
+        char *joined;
+
+        if (!s->hooks.preempt ||
+            s->hooks.preempt(s->hooks.userdata, s->sched, pods, 1, &node, &message) < 0 || !message)
+                return;
+        if (asprintf(&joined, "%s %s", *reason, message) < 0)
+                return;
+        free(*reason);
+        *reason = joined;
+}
+
 /* Places one pending pod: a binding, or an unschedulable one's status and Event, handed on. */
 static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result)
 {
@@ -480,6 +501,7 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
         if (r == 0) {
                 *result = XP_SCHEDULER_UNSCHEDULABLE;
+                preempt(s, p, &reason);
                 unschedulable(s, p, reason, NULL);
                 return;
         }

@@ -276,7 +276,12 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
                 return;
         }
         if (r == 0 && reason) {
-                /* enough members, not enough room: Volcano's Inqueue */
+                /* enough members, not enough room: Volcano's Inqueue; preemption may evict for
+                 * the whole gang (its word is the hook's: the gang waits either way) */
+                if (s->hooks.preempt) {
+                        _cleanup_free_ char *node = NULL, *said = NULL;
+                        (void)s->hooks.preempt(s->hooks.userdata, s->sched, pods, n, &node, &said);
+                }
                 podgroup_phase(s, p, "Inqueue");
                 not_placed(s, m, n, reason, &res, w);
         }

@@ -104,7 +104,9 @@ struct xp_sched_hooks {
         int (*admit)(void *userdata, const struct xp_pod *const *pods, size_t n, char **ret_reason);
         /* The order of the active queue: < 0 when a goes first; NULL: priority, then FIFO. */
         int (*compare)(void *userdata, const struct xp_pod *a, const struct xp_pod *b);
-        /* A placement was accounted (assumed, then bound) or a placed pod went away. */
+        /* A placement was accounted (assumed, its binding on its way; pl may be NULL: the pod's
+         * placement annotation has it), or a pod was bound or went away (removed: nobody's
+         * nominee any more). */
         void (*placed)(void *userdata, const struct xp_pod *pod, const struct xp_placement *pl);
         void (*removed)(void *userdata, const char *namespace, const char *name);
         /*
