@@ -55,6 +55,7 @@ int xp_cmd_describe(int argc, char **argv);
 int xp_cmd_delete(int argc, char **argv);
 int xp_cmd_logs(int argc, char **argv);
 int xp_cmd_top(int argc, char **argv);
+int xp_cmd_why(int argc, char **argv);
 int xp_cmd_run(int argc, char **argv);
 int xp_cmd_agent(int argc, char **argv);
 int xp_cmd_up(int argc, char **argv);

@@ -47,7 +47,13 @@ static const char usage[] =
     "                          continue tokens (default 10000); older ones are 410 Gone\n"
     "      --metrics-resolution DURATION\n"
     "                          how often the agents' usage is read for kubectl top\n"
-    "                          (metrics.k8s.io; default 15s; docs/monitoring.md)\n";
+    "                          (metrics.k8s.io; default 15s; docs/monitoring.md)\n"
+    "      --gang-timeout DURATION\n"
+    "                          a gang not placed this long after its first member came says\n"
+    "                          it timed out (default 5m; docs/scheduler.md)\n"
+    "      --gang-topology-keys KEY[,KEY]\n"
+    "                          node labels of topology domains a gang packs into, finest\n"
+    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -139,6 +145,15 @@ static int server_option(int c, const char *arg, void *userdata)
                                              arg,
                                              XP_DURATION_YEAR_MS,
                                              &a->options->metrics_resolution_ms);
+        case 'g':
+                return xp_cli_parse_duration("server",
+                                             "gang-timeout",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &a->options->gang_timeout_ms);
+        case 'T':
+                a->options->gang_topology_keys = arg;
+                break;
         }
         return 0;
 }
@@ -158,6 +173,8 @@ int xp_cmd_server(int argc, char **argv)
             {"pod-eviction-timeout", required_argument, NULL, 'E'},
             {"event-history", required_argument, NULL, 'H'},
             {"metrics-resolution", required_argument, NULL, 'R'},
+            {"gang-timeout", required_argument, NULL, 'g'},
+            {"gang-topology-keys", required_argument, NULL, 'T'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -22,6 +22,7 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"run", "run a command as a pod with devices, in the foreground (-- COMMAND)", xp_cmd_run},
     {"logs", "print a pod's container logs (-f to follow)", xp_cmd_logs},
     {"top", "show what nodes, pods and devices use: CPU, memory, allocated and used", xp_cmd_top},
+    {"why", "say why a pod is pending and what would unblock it", xp_cmd_why},
     {"agent",
      "run this machine as a node: register it, run its pods, serve their logs",
      .exe = AGENT},

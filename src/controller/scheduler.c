@@ -39,6 +39,7 @@
 #include "xpool/sched.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
+#include "xpool/why.h"
 
 #define WAKE_MS 100 /* longest sleep before checking for shutdown */
 
@@ -97,6 +98,10 @@ static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, boo
                 return;
         }
         pending_remove(s, ns, name);
+        if (s->hooks.removed && (deleted || pod_is_bound(json)))
+                s->hooks.removed(s->hooks.userdata, ns, name); /* nobody's nominee any more */
+        gang_bound_seen(
+            s, json, ns, name, !deleted && pod_is_bound(json) && !pod_is_finished(json));
         if (deleted || !pod_is_bound(json) || pod_is_finished(json))
                 return;
         r = xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, &pod, &err);
@@ -132,7 +137,40 @@ static void on_pod_deleted(void *userdata, const json_t *pod, uint64_t version)
         pod_seen(userdata, (json_t *)pod, version, true);
 }
 
+static void on_workload(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_WORKLOADS, object, false);
+}
+
+static void on_workload_deleted(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_WORKLOADS, object, true);
+}
+
+static void on_podgroup(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_PODGROUPS, object, false);
+}
+
+static void on_podgroup_deleted(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_PODGROUPS, object, true);
+}
+
+/* The gangs' objects first: a pod listed after them finds its gang's minimum at once. */
 static const struct xp_informer_handler followed[] = {
+    {.resource = XP_SCHEDULER_WORKLOADS,
+     .add = on_workload,
+     .update = on_workload,
+     .delete = on_workload_deleted},
+    {.resource = XP_SCHEDULER_PODGROUPS,
+     .add = on_podgroup,
+     .update = on_podgroup,
+     .delete = on_podgroup_deleted},
     {.resource = "nodes", .add = on_node, .update = on_node, .delete = on_node_deleted},
     {.resource = "pods", .add = on_pod, .update = on_pod, .delete = on_pod_deleted},
 };
@@ -149,8 +187,9 @@ static int snapshot_renew(struct xp_scheduler *s)
                 return r;
         xp_sched_free(s->sched);
         s->sched = sched;
-        /* what is still pending comes back from the list */
+        /* what is still pending comes back from the list, and so do the gangs */
         pending_clear(s);
+        groups_clear(s);
         s->changed = true;
         return 0;
 }
@@ -169,20 +208,86 @@ static void on_reset(void *userdata)
 
 /* ---- placing -------------------------------------------------------------------------------- */
 
-static void unschedulable(struct xp_scheduler *s, struct pending *p, const char *message)
+/* Kube-scheduler's backoff: BACKOFF_INITIAL_MS doubled per failure in a row, capped. */
+static void backoff(struct xp_scheduler *s, struct pending *p)
+{
+        int64_t delay = BACKOFF_INITIAL_MS;
+
+        for (int i = 0; i < p->attempts && delay < BACKOFF_MAX_MS; i++)
+                delay *= 2;
+        if (delay > BACKOFF_MAX_MS)
+                delay = BACKOFF_MAX_MS;
+        if (p->attempts < 64)
+                p->attempts++;
+        p->backoff_until_ms = xp_clock_monotonic_ms(s->clock) + delay;
+}
+
+/* The Event's text: kube-scheduler's message, then xpool's explanation (the prefix's lines and
+ * why's) joined with " | ", cut at EVENT_MESSAGE_MAX. */
+static char *explain_join(const char *message, const char *prefix, const char *why)
+{
+        char *text = NULL;
+        size_t len;
+
+        if (xp_streq0(prefix, message))
+                prefix = NULL;
+        if (asprintf(&text,
+                     "%s\n%s%s%s",
+                     message,
+                     prefix ? prefix : "",
+                     prefix ? "\n" : "",
+                     why ? why : "") < 0)
+                return NULL;
+        len = strlen(text);
+        while (len > 0 && text[len - 1] == '\n')
+                text[--len] = '\0';
+        for (char *c = text; *c; c++)
+                if (*c == '\n') {
+                        /* " | " takes the newline's place and two more bytes */
+                        size_t at = (size_t)(c - text);
+                        char *m = realloc(text, len + 3);
+                        if (!m) {
+                                free(text);
+                                return NULL;
+                        }
+                        text = m;
+                        c = text + at;
+                        memmove(c + 3, c + 1, len - at);
+                        memcpy(c, " | ", 3);
+                        len += 2;
+                        c += 2;
+                }
+        if (len > EVENT_MESSAGE_MAX)
+                memcpy(text + EVENT_MESSAGE_MAX - 3, "...", 4);
+        return text;
+}
+
+void unschedulable(struct xp_scheduler *s,
+                   struct pending *p,
+                   const char *message,
+                   const char *explain)
 {
         bool repeat = xp_streq0(p->message, message);
 
         p->waiting = true;
+        backoff(s, p);
         xp_debug("sched", "pod %s/%s unschedulable: %s", p->namespace, p->name, message);
         if (!repeat) {
-                char *copy = strdup(message);
+                char *copy = strdup(message), *why = NULL, *text = NULL;
+                struct xp_error err = {0};
 
                 if (!copy)
                         return;
+                /* the nodes' side, said once per new message: it visits every node */
+                if (!explain && p->decoded)
+                        (void)xp_sched_why(s->sched, p->decoded, &why, &err);
+                text = explain_join(message, explain, why);
+                free(why);
                 failure_write(s, p, NULL, true); /* the old message's count */
                 free(p->message);
                 p->message = copy;
+                free(p->explain);
+                p->explain = text;
         }
         p->failures_unwritten++;
         failure_write(s, p, message, !repeat);
@@ -192,8 +297,7 @@ static void unschedulable(struct xp_scheduler *s, struct pending *p, const char 
  * Accounts p as placed on node (the snapshot must see the devices taken before the next
  * decision) and hands its binding to the workers.
  */
-static int
-dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement)
+int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement)
 {
         _cleanup_(xp_pod_freep) struct xp_pod *assumed = NULL;
         struct xp_error err = {0};
@@ -212,7 +316,8 @@ dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char
         job->pod = json_incref(p->pod);
         /* the failures before this placement, counted in the Event before the binding */
         job->event_count = failures_take(s, p, true);
-        if (job->event_count > 0 && !(job->event_message = strdup(p->message))) {
+        if (job->event_count > 0 &&
+            !(job->event_message = strdup(p->explain ? p->explain : p->message))) {
                 bind_job_free(job);
                 return -ENOMEM;
         }
@@ -242,6 +347,8 @@ dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char
         }
         p->inflight = true;
         s->inflight++;
+        if (s->hooks.placed)
+                s->hooks.placed(s->hooks.userdata, assumed, NULL);
         bind_job_enqueue(s, job);
         return 0;
 }
@@ -324,6 +431,39 @@ void xp_scheduler_metrics(struct xp_scheduler *s,
         xp_histogram_read(&s->attempt_seconds, ret_seconds);
 }
 
+/* The queues' word on a single pod (s->hooks.admit): 0 go on, 1 held back (said so), -errno. */
+static int admit(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result)
+{
+        _cleanup_free_ char *reason = NULL;
+        const struct xp_pod *pods[1] = {p->decoded};
+        int r = s->hooks.admit(s->hooks.userdata, pods, 1, &reason);
+
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return 0;
+        *result = XP_SCHEDULER_UNSCHEDULABLE;
+        unschedulable(s, p, reason ? reason : "held back by its queue", reason);
+        return 1;
+}
+
+/* Nothing fits p: preemption (s->hooks.preempt) may evict for it; its word joins *reason as
+ * kube-scheduler's "preemption: ..." tail does. */
+static void preempt(struct xp_scheduler *s, struct pending *p, char **reason)
+{
+        _cleanup_free_ char *node = NULL, *message = NULL;
+        const struct xp_pod *pods[1] = {p->decoded};
+        char *joined;
+
+        if (!s->hooks.preempt ||
+            s->hooks.preempt(s->hooks.userdata, s->sched, pods, 1, &node, &message) < 0 || !message)
+                return;
+        if (asprintf(&joined, "%s %s", *reason, message) < 0)
+                return;
+        free(*reason);
+        *reason = joined;
+}
+
 /* Places one pending pod: a binding, or an unschedulable one's status and Event, handed on. */
 static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result)
 {
@@ -332,16 +472,20 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         struct xp_error err = {0};
         int r = 0;
 
-        if (!p->decoded || p->decoded_version != p->version) {
-                xp_pod_free(TAKE_PTR(p->decoded));
-                r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &p->decoded, &err);
-                p->decoded_version = p->version;
+        if (p->gang) {
+                gang_schedule(s, p, result);
+                return;
         }
+        r = pending_decode(p, &err);
+        if (r >= 0 && s->hooks.admit)
+                r = admit(s, p, result);
+        if (r > 0)
+                return;
         if (r >= 0)
                 r = xp_sched_place(s->sched, p->decoded, &placement, &reason, &err);
         if (r == -EINVAL) {
                 *result = XP_SCHEDULER_UNSCHEDULABLE;
-                unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid");
+                unschedulable(s, p, err.msg[0] ? err.msg : "the pod's request is invalid", NULL);
                 return;
         }
         if (r < 0) {
@@ -357,7 +501,8 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
         if (r == 0) {
                 *result = XP_SCHEDULER_UNSCHEDULABLE;
-                unschedulable(s, p, reason);
+                preempt(s, p, &reason);
+                unschedulable(s, p, reason, NULL);
                 return;
         }
         r = xp_placement_to_json(&placement, &text);
@@ -393,29 +538,73 @@ static int pending_compare(const void *a, const void *b)
         return x->first_version < y->first_version ? -1 : x->first_version > y->first_version;
 }
 
-/* One pass over the pods that may be placed now. */
-static void schedule_pass(struct xp_scheduler *s)
+/*
+ * The pods that may be tried now (the active queue): after a cluster event every unschedulable
+ * pod leaves the unschedulable set, into the backoff queue until its backoff ends. Returns how
+ * many, and in *ret_wake_ms how long until the next backoff ends (INT64_MAX: none waits).
+ */
+static size_t active_pods(struct xp_scheduler *s, struct pending **active, int64_t *ret_wake_ms)
 {
-        _cleanup_free_ struct pending **active = NULL;
+        int64_t now = xp_clock_monotonic_ms(s->clock), wake = INT64_MAX, top_backing_off = 0;
+        bool backing_off = false;
         size_t n = 0;
 
-        if (s->changed && xp_clock_monotonic_ms(s->clock) - s->retried_ms >= RETRY_MS) {
+        if (s->changed && now - s->retried_ms >= RETRY_MS) {
                 for (size_t i = 0; i < s->n_queue; i++)
                         s->queue[i]->waiting = false;
                 s->changed = false;
-                s->retried_ms = xp_clock_monotonic_ms(s->clock);
+                s->retried_ms = now;
         }
+        for (size_t i = 0; i < s->n_queue; i++) {
+                struct pending *p = s->queue[i];
+                if (p->waiting && p->retry_at_ms > 0 && p->retry_at_ms <= now) {
+                        p->waiting = false;
+                        p->retry_at_ms = 0;
+                }
+                if (p->waiting && p->retry_at_ms > 0 && p->retry_at_ms - now < wake)
+                        wake = p->retry_at_ms - now;
+                if (p->waiting || p->drop || p->inflight)
+                        continue;
+                if (p->backoff_until_ms > now) {
+                        if (p->backoff_until_ms - now < wake)
+                                wake = p->backoff_until_ms - now;
+                        if (!backing_off || p->priority > top_backing_off)
+                                top_backing_off = p->priority;
+                        backing_off = true;
+                        continue;
+                }
+                active[n++] = p;
+        }
+        /* what a cluster event freed goes to the highest priority that may fit now: a pod of
+         * lower priority waits for that one's backoff (at most BACKOFF_MAX_MS) to end */
+        for (size_t i = 0; backing_off && i < n;)
+                if (active[i]->priority < top_backing_off)
+                        active[i] = active[--n];
+                else
+                        i++;
+        *ret_wake_ms = wake;
+        return n;
+}
+
+/* One pass over the pods that may be placed now. Returns how long until a backoff ends. */
+static int64_t schedule_pass(struct xp_scheduler *s)
+{
+        _cleanup_free_ struct pending **active = NULL;
+        int64_t wake;
+        size_t n;
+
         active = calloc(s->n_queue ? s->n_queue : 1, sizeof *active);
         if (!active)
-                return;
-        for (size_t i = 0; i < s->n_queue; i++)
-                if (!s->queue[i]->waiting && !s->queue[i]->drop && !s->queue[i]->inflight)
-                        active[n++] = s->queue[i];
+                return WAKE_MS;
+        n = active_pods(s, active, &wake);
         qsort(active, n, sizeof *active, pending_compare);
+        s->pass++;
         /* the rest waits for the workers to catch up (the next pass, after their writes) */
         for (size_t i = 0; i < n && !xp_controller_stopping(s->loop) && s->inflight < INFLIGHT_MAX;
              i++)
-                schedule_one(s, active[i]);
+                if (!active[i]->inflight && !active[i]->drop &&
+                    !(active[i]->gang && active[i]->gang_pass == s->pass))
+                        schedule_one(s, active[i]);
         /* only the pods tried can have been dropped */
         for (size_t i = 0; i < n; i++)
                 if (active[i]->drop)
@@ -423,17 +612,20 @@ static void schedule_pass(struct xp_scheduler *s)
         for (size_t i = 0; i < s->n_queue; i++)
                 if (!s->queue[i]->inflight)
                         failure_write(s, s->queue[i], NULL, false);
+        return wake;
 }
 
 /* One round: what the workers finished, then a pass. Returns how long the loop may sleep. */
 static int64_t scheduler_work(void *userdata)
 {
         struct xp_scheduler *s = userdata;
+        int64_t wake, sleep_ms;
 
         collect(s);
-        schedule_pass(s);
-        /* wake early while a retry is due */
-        return s->changed ? RETRY_MS / 2 : WAKE_MS;
+        wake = schedule_pass(s);
+        /* wake early while a retry is due, or a backoff ends */
+        sleep_ms = s->changed ? RETRY_MS / 2 : WAKE_MS;
+        return wake < sleep_ms ? (wake > 0 ? wake : 1) : sleep_ms;
 }
 
 static const struct xp_controller_ops scheduler_ops = {
@@ -460,6 +652,18 @@ int xp_scheduler_new(struct xp_registry *registry,
                 return -ENOMEM;
         s->registry = registry;
         s->clock = options->clock;
+        s->gang_timeout_ms =
+            options->gang_timeout_ms > 0 ? options->gang_timeout_ms : XP_SCHEDULER_GANG_TIMEOUT_MS;
+        xp_gang_options_default(&s->gang_options);
+        if (options->gang_topology_keys) {
+                r = xp_gang_options_set_keys(&s->gang_options, options->gang_topology_keys, err);
+                if (r < 0) {
+                        free(s);
+                        return r;
+                }
+        }
+        s->gang_options.commit = true;
+        s->gang_options.explain = true;
         xp_histogram_init(&s->attempt_seconds, xp_histogram_latency_bounds, xp_histogram_latency_n);
         struct xp_informer_options informer = {
             .store = xp_registry_store(registry),
@@ -518,6 +722,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
         bind_jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
         xp_histogram_done(&s->attempt_seconds);
         pending_clear(s);
+        groups_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);
         xp_informer_free(s->informer);

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "scheduler_state.h"
+#include "xpool/codec.h"
+#include "xpool/macro.h"
 #include "xpool/sched.h"
 
 bool pod_is_ours_pending(const json_t *pod)
@@ -32,6 +35,8 @@ static void pending_free(struct pending *p)
         json_decref(p->pod);
         xp_pod_free(p->decoded);
         free(p->message);
+        free(p->explain);
+        free(p->gang);
         free(p);
 }
 
@@ -99,7 +104,7 @@ int pending_upsert(
                 p->pod = json_incref(pod);
                 p->version = version;
                 p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
-                return 0;
+                return pending_gang_read(s, p);
         }
         if (strlen(ns) > NAME_MAX_LEN || strlen(name) > NAME_MAX_LEN)
                 return -ENAMETOOLONG;
@@ -139,8 +144,38 @@ int pending_upsert(
         }
         p->slot = s->n_queue;
         p->pod = json_incref(pod);
+        p->queued_ms = xp_clock_monotonic_ms(s->clock);
         s->queue[s->n_queue++] = p;
+        return pending_gang_read(s, p);
+}
+
+int pending_gang_read(struct xp_scheduler *s, struct pending *p)
+{
+        struct gang_id id;
+        int r;
+
+        free(p->gang);
+        p->gang = NULL;
+        r = gang_identify(s, p->pod, p->namespace, &id);
+        if (r <= 0)
+                return r;
+        p->gang = id.key;
+        p->gang_what = id.what;
+        p->gang_min = id.min;
+        p->gang_missing = id.missing;
         return 0;
+}
+
+int pending_decode(struct pending *p, struct xp_error *err)
+{
+        int r;
+
+        if (p->decoded && p->decoded_version == p->version)
+                return 0;
+        xp_pod_free(TAKE_PTR(p->decoded));
+        r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &p->decoded, err);
+        p->decoded_version = p->version;
+        return r;
 }
 
 void pending_remove(struct xp_scheduler *s, const char *ns, const char *name)

@@ -15,16 +15,22 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "xpool/gang.h"
 #include "xpool/histogram.h"
 #include "xpool/map.h"
 #include "xpool/scheduler.h"
 #include "xpool/workers.h"
 
-#define SCHEDULER_NAME    "xpool-scheduler"
-#define RETRY_MS          250  /* shortest interval between retries of unschedulable pods */
-#define EVENT_INTERVAL_MS 2000 /* repeated failures update their Event at most this often */
-#define NAME_MAX_LEN      253
-#define INFLIGHT_MAX      512 /* writes handed to the workers and not yet done */
+#define SCHEDULER_NAME "xpool-scheduler"
+#define RETRY_MS       250 /* shortest interval between retries of unschedulable pods */
+/* Per-pod backoff after a failed attempt, as kube-scheduler's: 1 s, doubled per failure in a
+ * row, at most 10 s (podInitialBackoffSeconds, podMaxBackoffSeconds). */
+#define BACKOFF_INITIAL_MS 1000
+#define BACKOFF_MAX_MS     10000
+#define EVENT_MESSAGE_MAX  1024 /* an Event's message is cut there, as kube's recorder cuts it */
+#define EVENT_INTERVAL_MS  2000 /* repeated failures update their Event at most this often */
+#define NAME_MAX_LEN       253
+#define INFLIGHT_MAX       512 /* writes handed to the workers and not yet done */
 
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
@@ -43,7 +49,19 @@ struct pending {
         bool waiting;  /* tried and unschedulable: tried again when the cluster changes */
         bool drop;     /* bound or gone: removed at the end of the pass */
         bool inflight; /* its binding is with the workers: not tried meanwhile */
-        char *message; /* the last failure's reason */
+        char *message; /* the last failure's reason (the PodScheduled condition's) */
+        char *explain; /* xpool's explanation of it (the FailedScheduling Event's), or NULL */
+        int attempts;  /* failed attempts in a row: the backoff's exponent */
+        int64_t backoff_until_ms; /* in the backoff queue until then */
+        int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
+        char *gang;               /* its gang's key (struct gang_id), NULL: none */
+        const char *gang_what;    /* "label", "podgroup", "workload" */
+        int64_t gang_min;         /* its minimum; 0 when missing or bad */
+        bool gang_missing;        /* its PodGroup or Workload is not (yet) there */
+        uint64_t gang_pass;       /* the pass that last tried its gang */
+        /* unschedulable: tried again then even without a cluster event (its gang's timeout, to
+         * say so); 0: only after one */
+        int64_t retry_at_ms;
         int64_t failures_unwritten; /* failures with message not yet counted in its Event */
         int64_t event_written_ms;
 };
@@ -78,7 +96,16 @@ struct xp_scheduler {
         struct pending **queue;
         size_t n_queue, cap_queue;
         struct xp_map index;
-        bool changed; /* capacity may have appeared since the waiting pods were tried */
+        bool changed;  /* capacity may have appeared since the waiting pods were tried */
+        uint64_t pass; /* counts passes: a gang is tried once per pass */
+        int64_t gang_timeout_ms;
+        struct xp_gang_options gang_options;
+        /* queues and preemption (src/controller/queue*.c install them); zero: none */
+        struct xp_sched_hooks hooks;
+        /* scheduler_groups.c: the Workloads and PodGroups followed, the gangs' bound members */
+        struct xp_map groups;
+        struct xp_map gang_counts;
+        struct xp_map gang_members;
         int64_t retried_ms;
         /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
         atomic_uint_fast64_t attempts[XP_SCHEDULER_RESULTS];
@@ -118,6 +145,53 @@ int pending_upsert(
 void pending_delete(struct xp_scheduler *s, struct pending *p);
 void pending_remove(struct xp_scheduler *s, const char *ns, const char *name);
 void pending_clear(struct xp_scheduler *s);
+
+/* Reads the pod's gang into p (after its JSON or its group changed). -ENOMEM. */
+int pending_gang_read(struct xp_scheduler *s, struct pending *p);
+/* Decodes p->pod when it changed since the last decode. -errno with err. */
+int pending_decode(struct pending *p, struct xp_error *err);
+
+/* ---- placing (scheduler.c, scheduler_gang.c) ---------------------------------------------- */
+
+/* A failed attempt: backoff, the status message (kube-scheduler's) and the Event's explanation
+ * (xpool's: prefix lines, then xp_sched_why() of the pod unless why_done). */
+void unschedulable(struct xp_scheduler *s,
+                   struct pending *p,
+                   const char *message,
+                   const char *explain);
+/* Accounts p as placed on node and hands its binding to the workers. -errno. */
+int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement);
+/* Tries p's gang, all its pending members together, once per pass. */
+void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
+
+/* ---- gangs' shapes and bound members (scheduler_groups.c) -------------------------------- */
+
+/* The store's kinds of Kubernetes' Workload and Volcano's PodGroup. */
+#define XP_SCHEDULER_WORKLOADS "workloads"
+#define XP_SCHEDULER_PODGROUPS "podgroups"
+
+/* A pod's gang: key "namespace/name" (a Workload's "namespace/workload/podGroup[/replicaKey]"),
+ * what names it, its minimum (0: none valid), and whether its PodGroup or Workload is missing. */
+struct gang_id {
+        char *key;
+        const char *what;
+        int64_t min;
+        bool missing;
+};
+
+/* 1 with *ret (caller frees ret->key), 0 when the pod is in no gang, -ENOMEM. */
+int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, struct gang_id *ret);
+/* Counts (bound) or forgets (not) a pod among its gang's bound members. */
+void gang_bound_seen(
+    struct xp_scheduler *s, const json_t *pod, const char *ns, const char *name, bool bound);
+int64_t gang_bound(struct xp_scheduler *s, const char *gang);
+/* A Workload or PodGroup added, changed or deleted: the pending pods of its namespace read their
+ * gang again. */
+void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
+void groups_clear(struct xp_scheduler *s);
+/* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running") when p's gang is
+ * one and it says otherwise. */
+void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
 

@@ -245,7 +245,7 @@ void failure_write(struct xp_scheduler *s,
         job->pod = json_incref(p->pod);
         job->version = p->version;
         job->unschedulable = status_message ? strdup(status_message) : NULL;
-        job->event_message = count > 0 ? strdup(p->message) : NULL;
+        job->event_message = count > 0 ? strdup(p->explain ? p->explain : p->message) : NULL;
         job->event_count = count;
         if (!job->namespace || !job->name || (status_message && !job->unschedulable) ||
             (count > 0 && !job->event_message)) {

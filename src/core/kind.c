@@ -178,6 +178,8 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_secret,
     &xp_kind_resourcequota,
     &xp_kind_limitrange,
+    &xp_kind_workload,
+    &xp_kind_podgroup,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 

@@ -312,6 +312,50 @@ static int unschedulable(struct xp_sched *sched, const struct hist *h, char **re
         return 0;
 }
 
+/* One node through the filters: a candidate, or its reasons counted in h. -ENOMEM. */
+static inline int filter_one(struct xp_sched *sched,
+                             const struct pctx *ctx,
+                             struct snode *node,
+                             struct hist *h,
+                             size_t *n_cands)
+{
+        struct reasons rs;
+        int r;
+
+        sched->stats.nodes_filtered++;
+        if (sched_filter_node(ctx, node, &rs)) {
+                sched->cands[(*n_cands)++] = (struct cand){.node = node, .pick = -1};
+                return 0;
+        }
+        for (size_t k = 0; k < rs.n; k++) {
+                r = hist_add(&h->items, &h->n, &h->cap, &rs.items[k]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Filters the subset (a gang's topology domain) in order, until enough fit as from every node:
+ * its members pack from the first node on. */
+static int
+filter_subset(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, size_t *ret_n)
+{
+        size_t n_cands = 0, limit = sched->options.feasible_nodes_to_find;
+        int r;
+
+        for (size_t i = 0; i < sched->n_subset && (limit == 0 || n_cands < limit); i++) {
+                struct snode *node = sched->subset[i];
+
+                if (!node->present)
+                        continue;
+                r = filter_one(sched, ctx, node, h, &n_cands);
+                if (r < 0)
+                        return r;
+        }
+        *ret_n = n_cands;
+        return 0;
+}
+
 /* Filters nodes from the rotating start until enough fit (sched->cands, *ret_n of them); the
  * reasons of those that do not go into h. */
 static int
@@ -326,9 +370,10 @@ filter_nodes(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, siz
         r = sched_cands_reserve(sched, limit + 1);
         if (r < 0)
                 return r;
+        if (sched->subset)
+                return filter_subset(sched, ctx, h, ret_n);
         for (size_t i = 0, at = sched->next_start; i < n_nodes && n_cands < limit; i++) {
                 struct snode *node = sched->nodes[at];
-                struct reasons rs;
 
                 /* the nodes are scattered on the heap: fetch ahead what the filters read */
                 prefetch_node(sched, at, n_nodes);
@@ -337,16 +382,9 @@ filter_nodes(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, siz
                 checked = i + 1;
                 if (!node->present)
                         continue;
-                sched->stats.nodes_filtered++;
-                if (sched_filter_node(ctx, node, &rs)) {
-                        sched->cands[n_cands++] = (struct cand){.node = node, .pick = -1};
-                        continue;
-                }
-                for (size_t k = 0; k < rs.n; k++) {
-                        r = hist_add(&h->items, &h->n, &h->cap, &rs.items[k]);
-                        if (r < 0)
-                                return r;
-                }
+                r = filter_one(sched, ctx, node, h, &n_cands);
+                if (r < 0)
+                        return r;
         }
         if (n_nodes)
                 sched->next_start = (sched->next_start + checked) % n_nodes;

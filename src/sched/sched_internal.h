@@ -178,7 +178,27 @@ struct xp_sched {
         struct gworkload *live;     /* the live mix of placed pods, when no workload is set */
         size_t live_pods;           /* pod_map.n when live was built */
         uint64_t workload_gen;
+        /* a gang placed within one topology domain (gang.c): placements consider only these
+         * nodes, in order; NULL: every node */
+        struct snode **subset;
+        size_t n_subset;
+        /* gang.c's topology domains per label key, built once per topology_gen */
+        struct gang_topology *topology;
+        uint64_t topology_gen; /* counts node changes: a cached grouping is stale after one */
 };
+
+/* Frees gang.c's cache of topology domains. */
+void gang_topology_free(struct xp_sched *sched);
+
+/*
+ * Accounts pod on node_name with the devices and CPUs of given (an assumed gang member, not yet
+ * bound), or as xp_sched_pod_add() when given is NULL. Replaces an earlier entry of the pod.
+ */
+int sched_pod_account(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *node_name,
+                      const struct xp_placement *given,
+                      struct xp_error *err);
 
 /* The id of a resource name, interning it when add is true; -ENOENT (not added) or -ENOMEM. */
 int sched_res_id(struct xp_sched *sched, const char *name, bool add, uint32_t *ret);

@@ -202,6 +202,7 @@ void xp_sched_free(struct xp_sched *sched)
                         pod_free(sched->pod_map.values[i]);
         }
         anti_free(sched);
+        gang_topology_free(sched);
         xp_map_done(&sched->pod_map);
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
@@ -577,6 +578,7 @@ int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct
         if (!n->present)
                 sched->n_present++;
         n->present = true;
+        sched->topology_gen++;
         for (size_t i = 0; i < n->n_pods; i++)
                 account(n, n->pods[i], +1);
         return 0;
@@ -594,6 +596,7 @@ int xp_sched_node_remove(struct xp_sched *sched, const char *name)
         state_put(n, &old);
         n->present = false;
         sched->n_present--;
+        sched->topology_gen++;
         return 0;
 }
 
@@ -685,9 +688,55 @@ choose_devices(struct xp_sched *sched, struct snode *n, const struct podreq *req
         return 0;
 }
 
+/* The devices and CPUs of a placement, as the pod's. */
+static int pod_take_placement(struct xp_sched *sched,
+                              const struct xp_placement *pl,
+                              struct spod *p,
+                              struct xp_error *err)
+{
+        int r;
+
+        if (pl->devices.n) {
+                p->devs = calloc(pl->devices.n, sizeof(*p->devs));
+                if (!p->devs)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < pl->devices.n; i++) {
+                uint32_t res;
+                char *id;
+                r = sched_res_id(sched, pl->devices.items[i].resource, true, &res);
+                if (r < 0)
+                        return r;
+                id = strdup(pl->devices.items[i].id);
+                if (!id)
+                        return -ENOMEM;
+                p->devs[i] =
+                    (struct sdev){.res = res, .id = id, .milli = pl->devices.items[i].milli};
+                p->n_devs++;
+                /* the devices account their resource */
+                for (size_t k = 0; k < p->n_reqs; k++)
+                        if (p->reqs[k].res == res)
+                                p->reqs[k].milli = 0;
+        }
+        if (pl->cpus) {
+                r = cpulist_parse(pl->cpus, &p->cpus, &p->n_cpus);
+                if (r == -EINVAL)
+                        return xp_errorf(err,
+                                         -EINVAL,
+                                         "metadata.annotations[%s]: cpus: bad cpulist",
+                                         XP_PLACEMENT_ANNOTATION);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* given: the placement to account (an assumed gang member), NULL: the pod's annotation, or the
+ * devices as the selector would choose them now */
 static int pod_build(struct xp_sched *sched,
                      const struct xp_pod *pod,
                      const struct snode *n,
+                     const struct xp_placement *given,
                      struct spod *p,
                      struct xp_error *err)
 {
@@ -710,6 +759,8 @@ static int pod_build(struct xp_sched *sched,
         r = sterms_from_pod(pod, &p->anti, &p->n_anti);
         if (r < 0)
                 return r;
+        if (given)
+                return pod_take_placement(sched, given, p, err);
         if (ann) {
                 _cleanup_(xp_placement_done) struct xp_placement pl = {0};
                 r = xp_placement_from_json(ann, &pl, err);
@@ -723,35 +774,9 @@ static int pod_build(struct xp_sched *sched,
                             XP_PLACEMENT_ANNOTATION,
                             pl.node,
                             pod->spec.node_name);
-                if (pl.devices.n) {
-                        p->devs = calloc(pl.devices.n, sizeof(*p->devs));
-                        if (!p->devs)
-                                return -ENOMEM;
-                }
-                for (size_t i = 0; i < pl.devices.n; i++) {
-                        uint32_t res;
-                        r = sched_res_id(sched, pl.devices.items[i].resource, true, &res);
-                        if (r < 0)
-                                return r;
-                        p->devs[i] = (struct sdev){.res = res,
-                                                   .id = TAKE_PTR(pl.devices.items[i].id),
-                                                   .milli = pl.devices.items[i].milli};
-                        p->n_devs++;
-                        /* the devices account their resource */
-                        for (size_t k = 0; k < p->n_reqs; k++)
-                                if (p->reqs[k].res == res)
-                                        p->reqs[k].milli = 0;
-                }
-                if (pl.cpus) {
-                        r = cpulist_parse(pl.cpus, &p->cpus, &p->n_cpus);
-                        if (r == -EINVAL)
-                                return xp_errorf(err,
-                                                 -EINVAL,
-                                                 "metadata.annotations[%s]: cpus: bad cpulist",
-                                                 XP_PLACEMENT_ANNOTATION);
-                        if (r < 0)
-                                return r;
-                }
+                r = pod_take_placement(sched, &pl, p, err);
+                if (r < 0)
+                        return r;
         } else if (n && n->present) {
                 r = choose_devices(sched, (struct snode *)n, &req, p);
                 if (r < 0)
@@ -762,16 +787,28 @@ static int pod_build(struct xp_sched *sched,
 
 int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp_error *err)
 {
+        if (!pod->metadata.name)
+                return xp_errorf(err, -EINVAL, "pod: metadata.name: required");
+        if (!pod->spec.node_name)
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "pod %s/%s: spec.nodeName: not bound",
+                                 pod->metadata.namespace ? pod->metadata.namespace : "default",
+                                 pod->metadata.name);
+        return sched_pod_account(sched, pod, pod->spec.node_name, NULL, err);
+}
+
+int sched_pod_account(struct xp_sched *sched,
+                      const struct xp_pod *pod,
+                      const char *node_name,
+                      const struct xp_placement *given,
+                      struct xp_error *err)
+{
         const char *ns = pod->metadata.namespace ? pod->metadata.namespace : "default";
         struct spod *p = NULL, *old;
         struct snode *n;
         int r;
 
-        if (!pod->metadata.name)
-                return xp_errorf(err, -EINVAL, "pod: metadata.name: required");
-        if (!pod->spec.node_name)
-                return xp_errorf(
-                    err, -EINVAL, "pod %s/%s: spec.nodeName: not bound", ns, pod->metadata.name);
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
@@ -787,19 +824,19 @@ int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp
                         pod_forget(sched, old);
                 return 0;
         }
-        n = sched_node_entry(sched, pod->spec.node_name);
+        n = sched_node_entry(sched, node_name);
         r = n ? 0 : -ENOMEM;
         if (r == 0) {
                 /* a replaced pod gives back what it held before the new one is chosen */
                 if (old)
                         account(old->node, old, -1);
-                r = pod_build(sched, pod, n, p, err);
+                r = pod_build(sched, pod, n, given, p, err);
                 if (r < 0 && old)
                         account(old->node, old, +1);
         }
         if (r == 0) {
                 p->namespace = strdup(ns);
-                p->node_name = strdup(pod->spec.node_name);
+                p->node_name = strdup(node_name);
                 if (!p->namespace || !p->node_name ||
                     xp_strmap_copy(&pod->metadata.labels, &p->labels) < 0)
                         r = -ENOMEM;

@@ -80,7 +80,13 @@ static int start_state(struct xp_server *server,
         if (r < 0)
                 return r;
         if (!options->scheduler_off) {
-                r = xp_scheduler_start(server->api.registry, NULL, &server->scheduler, err);
+                const struct xp_scheduler_options scheduler_options = {
+                    .bind_workers = XP_SCHEDULER_BIND_WORKERS,
+                    .gang_timeout_ms = options->gang_timeout_ms,
+                    .gang_topology_keys = options->gang_topology_keys,
+                };
+                r = xp_scheduler_start(
+                    server->api.registry, &scheduler_options, &server->scheduler, err);
                 if (r < 0)
                         return r;
         }

@@ -114,7 +114,7 @@ not_in "4-GPU pod not bound" "$tmp/out" '"nodeName"'
 expect_in "4-GPU pod still Pending" "$tmp/out" '"phase":"Pending"'
 events_of four-gpus
 expect_count "one FailedScheduling event" "$tmp/events" 1 '"reason":"FailedScheduling"'
-expect_in "FailedScheduling message" "$tmp/events" "\"message\":\"$message\""
+expect_in "FailedScheduling message" "$tmp/events" "\"message\":\"$message | "
 expect_in "FailedScheduling type" "$tmp/events" '"type":"Warning"'
 expect_in "FailedScheduling names the pod's uid" "$tmp/events" '"uid":"'
 # A change to a node retries it; the same failure counts on the same Event.

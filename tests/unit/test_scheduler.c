@@ -15,10 +15,13 @@
 #include <cmocka.h>
 
 #include "registry_fixture.h"
+#include "xpool/histogram.h"
 #include "xpool/scheduler.h"
 
-#define RETRY_MS          250  /* scheduler_internal.h: unschedulable pods wait this long */
-#define EVENT_INTERVAL_MS 2000 /* and repeated failures update their Event this often */
+#define RETRY_MS           250   /* scheduler_internal.h: unschedulable pods wait this long */
+#define EVENT_INTERVAL_MS  2000  /* and repeated failures update their Event this often */
+#define BACKOFF_INITIAL_MS 1000  /* a pod that failed is not tried again sooner, ... */
+#define BACKOFF_MAX_MS     10000 /* ... doubled per failure in a row up to this */
 
 struct fixture {
         struct registry_fixture base; /* store, registry, clock */
@@ -205,11 +208,14 @@ static void unschedulable_waits_for_the_cluster(void **state)
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 1);
 
-        /* a node that fits: tried again, but not before RETRY_MS since the last try */
+        /* a node that fits: tried again, but not before its backoff (1 s) ends */
         put_node(f, "large", "16", "a");
         step(f);
         assert_string_equal(node_of(f, "big", node), "");
-        f->base.now_ms += RETRY_MS;
+        f->base.now_ms += BACKOFF_INITIAL_MS - 1;
+        step(f);
+        assert_string_equal(node_of(f, "big", node), "");
+        f->base.now_ms += 1;
         step(f);
         assert_string_equal(node_of(f, "big", node), "large");
         expect_scheduled(f, "big", "True - -");
@@ -228,9 +234,10 @@ static void repeated_failures_count_on_one_event(void **state)
         step(f);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 1);
-        /* a change to the node retries the pod; the Event waits for EVENT_INTERVAL_MS */
+        /* a change to the node retries the pod (after its backoff); the Event waits for
+         * EVENT_INTERVAL_MS */
         put_node(f, "small", "4", "b");
-        f->base.now_ms += RETRY_MS;
+        f->base.now_ms += BACKOFF_INITIAL_MS;
         step(f);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 1);
@@ -255,7 +262,7 @@ static void capacity_freed_by_a_deletion(void **state)
         assert_string_equal(node_of(f, "second", node), "");
         assert_int_equal(
             xp_store_delete(f->base.store, "pods", "default", "first", 0, NULL, NULL, NULL), 0);
-        f->base.now_ms += RETRY_MS;
+        f->base.now_ms += BACKOFF_INITIAL_MS;
         step(f);
         assert_string_equal(node_of(f, "second", node), "n1");
 }
@@ -275,6 +282,191 @@ static void priority_decides(void **state)
             f, "low", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
 }
 
+static uint64_t unschedulable_attempts(struct fixture *f)
+{
+        uint64_t attempts[XP_SCHEDULER_RESULTS];
+        struct xp_histogram_snapshot seconds;
+
+        xp_scheduler_metrics(f->scheduler, attempts, &seconds);
+        return attempts[XP_SCHEDULER_UNSCHEDULABLE];
+}
+
+/* Kube-scheduler's per-pod backoff: 1 s, doubled per failure in a row, at most 10 s; a cluster
+ * event moves the pod out of the unschedulable set, but not before its backoff ends. */
+static void backoff_doubles_to_ten_seconds(void **state)
+{
+        static const int64_t delays[] = {1000, 2000, 4000, 8000, BACKOFF_MAX_MS, BACKOFF_MAX_MS};
+        struct fixture *f = *state;
+        char touch[16];
+
+        put_node(f, "small", "4", "a");
+        put_pod(f, "big", "8", 0);
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 1);
+        for (size_t i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
+                snprintf(touch, sizeof(touch), "t%zu", i);
+                put_node(f, "small", "4", touch); /* a cluster event */
+                f->base.now_ms += delays[i] - 1;
+                step(f);
+                assert_int_equal(unschedulable_attempts(f), i + 1);
+                f->base.now_ms += 1;
+                step(f);
+                assert_int_equal(unschedulable_attempts(f), i + 2);
+        }
+        /* without a cluster event the pod stays in the unschedulable set */
+        f->base.now_ms += 2 * BACKOFF_MAX_MS;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 7);
+}
+
+/* A pending pod of a gang (xpool.io/gang, xpool.io/gang-min). */
+static void
+put_member(struct fixture *f, const char *name, const char *cpu, const char *gang, int min)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\","
+            "\"labels\":{\"xpool.io/gang\":\"%s\",\"xpool.io/gang-min\":\"%d\"},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            gang,
+            min,
+            cpu);
+}
+
+/* A gang waits for its minimum, is placed whole, and one that does not fit holds nothing and
+ * does not stall the pods behind it. */
+static void gangs_all_or_nothing(void **state)
+{
+        struct fixture *f = *state;
+        char node[64], other[64];
+
+        put_node(f, "n1", "4", "a");
+        put_node(f, "n2", "4", "a");
+        put_member(f, "g-0", "3", "train", 2);
+        step(f);
+        assert_string_equal(node_of(f, "g-0", node), "");
+        expect_scheduled(
+            f, "g-0", "False Unschedulable gang default/train incomplete: 1 of 2 members present");
+        put_member(f, "g-1", "3", "train", 2);
+        f->base.now_ms += BACKOFF_INITIAL_MS;
+        step(f);
+        node_of(f, "g-0", node);
+        assert_true(strcmp(node, "n1") == 0 || strcmp(node, "n2") == 0);
+        assert_string_not_equal(node_of(f, "g-1", other), node);
+        assert_string_not_equal(other, "");
+
+        /* 2 x 3 CPUs do not fit in the 1 + 1 left: neither is placed; the pod behind them is */
+        put_member(f, "h-0", "3", "big", 2);
+        put_member(f, "h-1", "3", "big", 2);
+        put_pod(f, "after", "1", 0);
+        step(f);
+        assert_string_equal(node_of(f, "h-0", node), "");
+        assert_string_equal(node_of(f, "h-1", node), "");
+        assert_string_not_equal(node_of(f, "after", node), "");
+        expect_scheduled(f,
+                         "h-1",
+                         "False Unschedulable 0/2 nodes are available: 2 Insufficient cpu. Gang "
+                         "default/big: 0 of 2 members fit.");
+}
+
+/* A pending pod asking for cpu CPUs, with meta (a JSON object's members) and spec members. */
+static void put_pod_with(
+    struct fixture *f, const char *name, const char *cpu, const char *meta, const char *spec)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\",%s"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{%s\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            meta,
+            spec,
+            cpu);
+}
+
+/* The PodGroup's status.phase ("" when none). */
+static const char *podgroup_phase(struct fixture *f, const char *name)
+{
+        static char phase[32];
+        json_t *pg = fixture_get(&f->base, "podgroups", "default", name);
+        const char *v = json_string_value(json_object_get(json_object_get(pg, "status"), "phase"));
+
+        snprintf(phase, sizeof(phase), "%s", v ? v : "");
+        json_decref(pg);
+        return phase;
+}
+
+/* Volcano's PodGroup (minMember) names a gang through the pod annotation; Kubernetes' Workload
+ * through spec.workloadRef; a gang whose object is missing waits for it. */
+static void gangs_of_podgroups_and_workloads(void **state)
+{
+        static const char volcano[] = "\"annotations\":{\"scheduling.k8s.io/group-name\":\"pg\"},";
+        static const char ref[] = "\"workloadRef\":{\"name\":\"job\",\"podGroup\":\"workers\"},";
+        struct fixture *f = *state;
+        char node[64], other[64];
+
+        put_node(f, "n1", "4", "a");
+        put_node(f, "n2", "4", "a");
+        put_pod_with(f, "v-0", "3", volcano, "");
+        step(f);
+        expect_scheduled(
+            f, "v-0", "False Unschedulable gang default/pg: its PodGroup is not found");
+        fixture_put_text(&f->base,
+                         "podgroups",
+                         "default",
+                         "pg",
+                         "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                         "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"minMember\":2}}");
+        f->base.now_ms += BACKOFF_INITIAL_MS;
+        step(f);
+        expect_scheduled(
+            f, "v-0", "False Unschedulable gang default/pg incomplete: 1 of 2 members present");
+        assert_string_equal(podgroup_phase(f, "pg"), "Pending");
+        put_pod_with(f, "v-1", "3", volcano, "");
+        f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_string_not_equal(node_of(f, "v-0", node), "");
+        assert_string_not_equal(node_of(f, "v-1", other), "");
+        assert_string_not_equal(node, other);
+        assert_string_equal(podgroup_phase(f, "pg"), "Running");
+
+        /* a Workload's gang: two 1-CPU members, in the 1 + 1 CPUs left */
+        fixture_put_text(&f->base,
+                         "workloads",
+                         "default",
+                         "job",
+                         "{\"apiVersion\":\"scheduling.k8s.io/v1alpha1\",\"kind\":\"Workload\","
+                         "\"metadata\":{\"name\":\"job\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"podGroups\":[{\"name\":\"workers\",\"policy\":"
+                         "{\"gang\":{\"minCount\":2}}}]}}");
+        put_pod_with(f, "w-0", "1", "", ref);
+        step(f);
+        expect_scheduled(f,
+                         "w-0",
+                         "False Unschedulable gang default/job/workers incomplete: 1 of 2 members "
+                         "present");
+        put_pod_with(f, "w-1", "1", "", ref);
+        f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_string_not_equal(node_of(f, "w-0", node), "");
+        assert_string_not_equal(node_of(f, "w-1", node), "");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -283,6 +475,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(repeated_failures_count_on_one_event, setup, teardown),
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
+            cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
+            cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
+            cmocka_unit_test_setup_teardown(gangs_of_podgroups_and_workloads, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,13 +16,20 @@ struct xp_registry;
 struct xp_scheduler;
 
 /* the server's: threads writing bindings and their Events, whose writes share commits */
-#define XP_SCHEDULER_BIND_WORKERS 16
+#define XP_SCHEDULER_BIND_WORKERS    16
+#define XP_SCHEDULER_GANG_TIMEOUT_MS (5 * 60 * 1000) /* a gang that cannot be placed says so */
 
 struct xp_scheduler_options {
         const struct xp_clock *clock; /* borrowed; NULL: the system's */
         /* Threads that write bindings and failures. 0 writes them in the loop itself, at once (a
          * test's choice: no thread, and each step's writes are done when it returns). */
         unsigned bind_workers;
+        /* A gang not placed this long after its first member came says that it timed out (its
+         * pods' condition and Event); it keeps being tried. 0: XP_SCHEDULER_GANG_TIMEOUT_MS. */
+        int64_t gang_timeout_ms;
+        /* The node label keys of topology domains, finest first, ","-separated; NULL: the
+         * default (XP_GANG_TOPOLOGY_KEYS, include/sched/xpool/gang.h); "": none. */
+        const char *gang_topology_keys;
 };
 
 /*

@@ -123,6 +123,8 @@ extern const struct xp_kind xp_kind_configmap;     /* kind_configmap.c */
 extern const struct xp_kind xp_kind_secret;        /* kind_secret.c */
 extern const struct xp_kind xp_kind_resourcequota; /* kind_quota.c */
 extern const struct xp_kind xp_kind_limitrange;    /* kind_quota.c */
+extern const struct xp_kind xp_kind_workload;      /* kind_gang.c */
+extern const struct xp_kind xp_kind_podgroup;      /* kind_gang.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;

@@ -61,6 +61,10 @@ struct xp_server_options {
         size_t event_history;
         /* How often the agents' usage is read (metrics.k8s.io); 0: 15 s. */
         int64_t metrics_resolution_ms;
+        /* The scheduler's gang timeout (0: 5 min) and topology keys (NULL: the default; see
+         * include/controller/xpool/scheduler.h). */
+        int64_t gang_timeout_ms;
+        const char *gang_topology_keys;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Gangs and why pending through the server and stock kubectl (docs/scheduler.md): three 8-GPU
+# nodes in two zones. A 2 x 8-GPU gang (xpool.io/gang) is placed whole within one zone; a second
+# one, with 8 GPUs left, places none and says why (kube-scheduler's message, the gang's count,
+# the timeout); an incomplete gang waits for its members; `xpool why` prints each blocking cause
+# (devices, taints, node selector, gang) word for word, as the FailedScheduling Event carries it.
+source "$(dirname "$0")/lib.sh"
+data=$tmp/server
+server_pid=
+export KUBECONFIG=$data/admin.kubeconfig
+
+cleanup() {
+  [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null || true
+  [[ -n "$server_pid" ]] && wait "$server_pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --gang-timeout 3s >"$tmp/server.log" 2>&1 &
+server_pid=$!
+diag_log "$tmp/server.log"
+poll "server up" 15 ok bash -c "kubectl get --raw /version >/dev/null 2>&1 && echo ok"
+
+node() { # name, zone, taint: a Ready node with 8 whole GPUs, as an agent registers it
+  local taint=
+  [[ -n "${3:-}" ]] && taint="spec: {taints: [{key: dedicated, value: $3, effect: NoSchedule}]}"
+  {
+    cat <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  labels: {kubernetes.io/hostname: $1, topology.kubernetes.io/zone: $2}
+$taint
+status:
+  capacity: {cpu: "32", memory: 64Gi, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "32", memory: 64Gi, pods: "110", nvidia.com/gpu: "8"}
+  conditions: [{type: Ready, status: "True"}]
+  xpool:
+    devices:
+YAML
+    for i in 0 1 2 3 4 5 6 7; do
+      echo "    - {id: GPU-$1-$i, kind: gpu, vendor: NVIDIA, resourceName: nvidia.com/gpu, index: $i, memoryBytes: 85899345920, health: Healthy}"
+    done
+  } >"$tmp/$1.yaml"
+  check "create node $1" 0 kubectl create -f "$tmp/$1.yaml"
+}
+
+pod() { # name, gpus, gang, min [, extra spec [, annotations]]: a pending pod of a gang ("" for none)
+  local labels="{}"
+  [[ -n "$3" ]] && labels="{xpool.io/gang: $3, xpool.io/gang-min: \"$4\"}"
+  cat >"$tmp/$1.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: $labels, annotations: {${6:-}}}
+spec:
+  ${5:-}
+  containers:
+  - {name: main, image: busybox, resources: {limits: {nvidia.com/gpu: $2}}}
+YAML
+  check "create pod $1" 0 kubectl create -f "$tmp/$1.yaml"
+}
+
+node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+message_of() { kubectl get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+
+node a1 a
+node a2 a
+node b1 b
+
+# ---- a gang that fits is placed whole, in one zone --------------------------------------------
+pod fit-0 8 fit 2
+pod fit-1 8 fit 2
+poll "fit-0 bound" 20 yes bash -c "[[ -n \$(kubectl get pod fit-0 -o jsonpath='{.spec.nodeName}') ]] && echo yes"
+poll "fit-1 bound" 20 yes bash -c "[[ -n \$(kubectl get pod fit-1 -o jsonpath='{.spec.nodeName}') ]] && echo yes"
+zones="$(node_of fit-0) $(node_of fit-1)"
+[[ "$zones" == "a1 a2" || "$zones" == "a2 a1" ]] ||
+  { echo "FAIL the gang is not within zone a: $zones"; failures=$((failures + 1)); }
+
+# ---- a gang that does not fit places none and says why -----------------------------------------
+pod big-0 8 big 2
+pod big-1 8 big 2
+want='0/3 nodes are available: 3 Insufficient nvidia.com/gpu. Gang default/big: 1 of 2 members fit.'
+poll "big told why" 20 "$want" message_of big-1
+check "big-0 not bound" 0 node_of big-0
+[[ ! -s "$tmp/out" ]] || { echo "FAIL big-0 bound: $(cat "$tmp/out")"; failures=$((failures + 1)); }
+check "b1 holds nothing" 0 kubectl get pods -o 'jsonpath={range .items[*]}{.spec.nodeName} {end}'
+expect_count "no pod on b1" "$tmp/out" 0 "b1"
+# the timeout (3 s here) is said in the condition and the Event
+poll "big timed out" 30 "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. Gang default/big: 1 of 2 members fit; timed out after 3s." message_of big-0
+check "xpool why big-0" 0 "$xpool" why big-0
+cat >"$tmp/want" <<'TEXT'
+pod default/big-0 is pending: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu. Gang default/big: 1 of 2 members fit; timed out after 3s.
+  gang default/big: 1 of 2 members fit together, so none is placed; timed out after 3s
+  member big-1, with those before it placed:
+  3 nodes (a1, a2, b1): Insufficient nvidia.com/gpu
+  to unblock: needs 8 nvidia.com/gpu on one node; the most free on one node is 0, on 3 nodes
+TEXT
+poll "xpool why big-0, word for word" 15 "$(cat "$tmp/want")" "$xpool" why big-0
+check "kubectl describe shows the explanation" 0 kubectl describe pod big-0
+expect_in "describe: the Event" "$tmp/out" "gang default/big: 1 of 2 members fit together, so none is placed"
+check "delete the big gang" 0 kubectl delete pod big-0 big-1 --wait=false
+
+# ---- an incomplete gang waits for its members --------------------------------------------------
+pod wait-0 1 wait 3
+poll "incomplete gang told" 20 "gang default/wait incomplete: 1 of 3 members present" message_of wait-0
+cat >"$tmp/want" <<'TEXT'
+pod default/wait-0 is pending: gang default/wait incomplete: 1 of 3 members present
+TEXT
+poll "xpool why wait-0" 15 "$(cat "$tmp/want")" "$xpool" why wait-0
+
+# ---- Volcano's PodGroup and Kubernetes' Workload, with stock kubectl ---------------------------
+cat >"$tmp/pg.yaml" <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg}
+spec: {minMember: 2, minResources: {nvidia.com/gpu: "8"}}
+YAML
+check "create the PodGroup" 0 kubectl create -f "$tmp/pg.yaml"
+pod pg-0 4 "" "" "" "scheduling.k8s.io/group-name: pg"
+poll "the PodGroup waits for its members" 20 "Pending" kubectl get podgroup pg -o jsonpath='{.status.phase}'
+pod pg-1 4 "" "" "" "scheduling.k8s.io/group-name: pg"
+poll "pg-0 on b1" 20 b1 node_of pg-0
+poll "pg-1 on b1" 20 b1 node_of pg-1
+poll "the PodGroup runs" 20 "Running" kubectl get podgroup pg -o jsonpath='{.status.phase}'
+check "kubectl get podgroups" 0 kubectl get podgroups
+expect_in "podgroups table" "$tmp/out" "NAME   STATUS    MINMEMBER   RUNNINGS   AGE"
+expect_in "podgroups row" "$tmp/out" "pg     Running   2           0"
+cat >"$tmp/wl.yaml" <<'YAML'
+apiVersion: scheduling.k8s.io/v1alpha1
+kind: Workload
+metadata: {name: job}
+spec:
+  podGroups:
+  - {name: workers, policy: {gang: {minCount: 2}}}
+YAML
+check "create the Workload" 0 kubectl create -f "$tmp/wl.yaml"
+check "kubectl get workloads" 0 kubectl get workloads
+expect_in "workloads table" "$tmp/out" "workers(gang 2)"
+sed 's/minCount: 2/minCount: 0/; s/name: job/name: bad/' "$tmp/wl.yaml" >"$tmp/bad.yaml"
+check "a minCount of 0 is refused" 1 kubectl create -f "$tmp/bad.yaml"
+expect_in "the refusal says where" "$tmp/err" 'spec.podGroups[0].policy.gang.minCount: Invalid value: 0: must be between 1 and 10000'
+for i in 0 1; do
+  pod "wl-$i" 0 "" "" "workloadRef: {name: job, podGroup: workers}"
+done
+poll "wl-0 bound" 20 yes bash -c "[[ -n \$(kubectl get pod wl-0 -o jsonpath='{.spec.nodeName}') ]] && echo yes"
+poll "wl-1 bound" 20 yes bash -c "[[ -n \$(kubectl get pod wl-1 -o jsonpath='{.spec.nodeName}') ]] && echo yes"
+
+# ---- taints and node selectors, and a pod that is scheduled ------------------------------------
+node t1 c gpu-infer
+check "label t1" 0 kubectl label node t1 pool=nowhere
+pod sel 1 "" "" "nodeSelector: {pool: nowhere}"
+cat >"$tmp/want" <<'TEXT'
+pod default/sel is pending: 0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu-infer}, 3 node(s) didn't match Pod's node affinity/selector.
+  3 nodes (a1, a2, b1): node(s) didn't match Pod's node affinity/selector
+  1 node (t1): node(s) had untolerated taint {dedicated: gpu-infer}
+  to unblock: a node that matches the pod's nodeSelector and node affinity
+  to unblock: a toleration of {dedicated: gpu-infer}, or the taint off 1 node
+TEXT
+poll "xpool why sel, word for word" 20 "$(cat "$tmp/want")" "$xpool" why sel
+poll "xpool why fit-0" 10 "pod default/fit-0 is scheduled: on node $(node_of fit-0)" "$xpool" why fit-0
+check "xpool why: no such pod" 1 "$xpool" why nothere
+expect_in "xpool why: not found" "$tmp/err" 'pods "nothere" not found'
+
+finish "gang"
