@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "controller.h"
 #include "informer.h"
+#include "queue_ctl.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
@@ -53,6 +54,7 @@ static void node_seen(struct xp_scheduler *s, const json_t *json, bool deleted)
 
         if (!name)
                 return;
+        queue_ctl_node(s->queues, json, deleted);
         if (deleted) {
                 (void)xp_sched_node_remove(s->sched, name);
                 return;
@@ -81,6 +83,9 @@ static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, boo
 
         if (!ns || !name)
                 return;
+        queue_ctl_pod(s->queues, json, deleted);
+        if (deleted || pod_is_bound(json))
+                queue_ctl_forget(s->queues, s->sched, ns, name);
         if (deleted || !pod_is_bound(json) || pod_is_finished(json)) {
                 /* a pod that held capacity and no longer does: the waiting may fit now */
                 if (xp_sched_pod_remove(s->sched, ns, name) == 0)
@@ -133,6 +138,14 @@ static void on_pod_deleted(void *userdata, const json_t *pod, uint64_t version)
 }
 
 static const struct xp_informer_handler followed[] = {
+    {.resource = "namespaces",
+     .add = queue_on_namespace,
+     .update = queue_on_namespace,
+     .delete = queue_on_namespace_deleted},
+    {.resource = "queues",
+     .add = queue_on_queue,
+     .update = queue_on_queue,
+     .delete = queue_on_queue_deleted},
     {.resource = "nodes", .add = on_node, .update = on_node, .delete = on_node_deleted},
     {.resource = "pods", .add = on_pod, .update = on_pod, .delete = on_pod_deleted},
 };
@@ -149,6 +162,7 @@ static int snapshot_renew(struct xp_scheduler *s)
                 return r;
         xp_sched_free(s->sched);
         s->sched = sched;
+        queue_ctl_reset(s->queues);
         /* what is still pending comes back from the list */
         pending_clear(s);
         s->changed = true;
@@ -242,6 +256,7 @@ dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char
         }
         p->inflight = true;
         s->inflight++;
+        queue_ctl_placed(s->queues, p->namespace, p->name, true);
         bind_job_enqueue(s, job);
         return 0;
 }
@@ -337,6 +352,11 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
                 r = xp_pod_from_json(p->pod, NULL, XP_DECODE_TRUSTED, &p->decoded, &err);
                 p->decoded_version = p->version;
         }
+        if (r >= 0 && (r = queue_ctl_before(s->queues, s->sched, p->decoded, &reason)) == 0) {
+                *result = XP_SCHEDULER_UNSCHEDULABLE;
+                unschedulable(s, p, reason);
+                return;
+        }
         if (r >= 0)
                 r = xp_sched_place(s->sched, p->decoded, &placement, &reason, &err);
         if (r == -EINVAL) {
@@ -357,6 +377,7 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
         if (r == 0) {
                 *result = XP_SCHEDULER_UNSCHEDULABLE;
+                (void)queue_ctl_after(s->queues, s->sched, p->decoded, NULL);
                 unschedulable(s, p, reason);
                 return;
         }
@@ -432,6 +453,7 @@ static int64_t scheduler_work(void *userdata)
 
         collect(s);
         schedule_pass(s);
+        queue_ctl_flush(s->queues);
         /* wake early while a retry is due */
         return s->changed ? RETRY_MS / 2 : WAKE_MS;
 }
@@ -468,7 +490,9 @@ int xp_scheduler_new(struct xp_registry *registry,
             .reset = on_reset,
             .userdata = s,
         };
-        r = xp_informer_new(&informer, &s->informer);
+        r = queue_ctl_new(registry, s->clock, &s->queues);
+        if (r >= 0)
+                r = xp_informer_new(&informer, &s->informer);
         if (r >= 0)
                 r = snapshot_renew(s);
         if (r >= 0)
@@ -520,6 +544,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
         pending_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);
+        queue_ctl_free(s->queues);
         xp_informer_free(s->informer);
         free(s);
 }
