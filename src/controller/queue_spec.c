@@ -156,7 +156,7 @@ int queue_ctl_before(struct queue_ctl *ctl,
         r = pod_queue(ctl, pod, &q, &a, &n);
         if (r <= 0)
                 return r < 0 ? r : 1;
-        xp_queues_compute(ctl->queues);
+        /* admission reads the limits only: the fair shares are computed for reclaim and status */
         r = xp_queues_admit(ctl->queues, q, a, n, ret_reason);
         return r < 0 ? r : r != XP_QUEUE_REFUSED;
 }

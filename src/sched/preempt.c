@@ -99,6 +99,53 @@ static bool trial(const struct pctx *ctx,
         return ok;
 }
 
+/* Whether the pod asks for res as a device resource of its own (not the vendor-neutral one). */
+static bool asks(const struct pctx *ctx, uint32_t res)
+{
+        for (size_t i = 0; i < ctx->req.n; i++)
+                if (ctx->req.items[i].res == res && res > RES_ACCEL)
+                        return true;
+        return false;
+}
+
+/* The device capacity the pod asks for that node lacks now (0: none lacking, or none asked). */
+static int64_t short_of(const struct pctx *ctx, const struct snode *node)
+{
+        int64_t need = 0;
+
+        for (size_t i = 0; i < ctx->req.n; i++) {
+                uint32_t res = ctx->req.items[i].res;
+                int64_t free = node_alloc(node, res) - node_used(node, res);
+
+                if (asks(ctx, res) && ctx->req.items[i].milli > free)
+                        need += ctx->req.items[i].milli - (free > 0 ? free : 0);
+        }
+        return need;
+}
+
+/* What the unit's members free on node of the device resources the pod asks for. */
+static int64_t unit_frees(const struct pctx *ctx, const struct snode *node, const struct unit *u)
+{
+        int64_t freed = 0;
+
+        for (size_t k = 0; k < u->n_members; k++)
+                for (size_t d = 0; u->members[k]->node == node && d < u->members[k]->n_devs; d++)
+                        if (asks(ctx, u->members[k]->devs[d].res))
+                                freed += u->members[k]->devs[d].milli;
+        return freed;
+}
+
+/* A set that frees less device capacity than the node lacks cannot do: skipped untried. */
+static bool enough(const int64_t *frees, size_t m, uint32_t mask, int64_t need)
+{
+        int64_t sum = 0;
+
+        for (size_t i = 0; i < m && sum < need; i++)
+                if (mask >> i & 1)
+                        sum += frees[i];
+        return sum >= need;
+}
+
 /* Exact: every set of k units among the first m (k growing), each with a unit of the top
  * level [level, m). true when some set fits, the best in chosen and *ret. */
 static bool search_exact(const struct pctx *ctx,
@@ -113,13 +160,17 @@ static bool search_exact(const struct pctx *ctx,
         bool found = false;
         uint32_t top = ((1u << m) - 1) & ~((1u << level) - 1), best_mask = 0;
         struct key best = {0}, k;
+        int64_t frees[PREEMPT_EXACT_MAX], need = short_of(ctx, node);
+
+        for (size_t i = 0; i < m; i++)
+                frees[i] = unit_frees(ctx, node, &us->items[i]);
 
         for (size_t n = 1; n <= m && (!found || n <= best.members); n++) {
                 /* Gosper's hack: the next set of n bits, in increasing order */
                 for (uint32_t mask = (1u << n) - 1; mask < (1u << m);) {
                         uint32_t c = mask & -mask, r = mask + c;
 
-                        if (mask & top) {
+                        if ((mask & top) && enough(frees, m, mask, need)) {
                                 for (size_t i = 0; i < us->n; i++)
                                         try[i] = i < m && (mask >> i & 1);
                                 if (trial(ctx, node, us, try, &k) &&
@@ -160,7 +211,8 @@ static void search_greedy(const struct pctx *ctx,
         (void)trial(ctx, node, us, chosen, ret);
 }
 
-/* The best choice on node, into best when it beats what best holds. -ENOMEM. */
+/* The best choice on node, into best when it beats what best holds: 1 when the node has a
+ * choice at all, 0 when not, -ENOMEM. */
 static int search_node(const struct pctx *ctx,
                        int64_t prio,
                        const struct xp_preempt_options *options,
@@ -206,6 +258,7 @@ static int search_node(const struct pctx *ctx,
                             .node = node, .units = us, .chosen = TAKE_PTR(chosen), .key = k};
                         us = (struct units){0};
                 }
+                r = found;
                 break;
         }
 out:
@@ -241,8 +294,11 @@ static int search_nodes(const struct pctx *ctx,
                         struct best *best)
 {
         struct xp_sched *sched = ctx->sched;
+        size_t candidates = 0, enough = sched->n_present / 10;
 
-        for (size_t i = 0; i < sched->n_nodes; i++) {
+        if (enough < PREEMPT_CANDIDATES_MIN)
+                enough = PREEMPT_CANDIDATES_MIN;
+        for (size_t i = 0; i < sched->n_nodes && candidates < enough; i++) {
                 struct snode *node = sched->nodes[i];
                 struct reasons rs;
                 int64_t taken, topo;
@@ -257,6 +313,7 @@ static int search_nodes(const struct pctx *ctx,
                 r = search_node(ctx, prio, options, node, best);
                 if (r < 0)
                         return r;
+                candidates += r;
         }
         return best->node ? 1 : 0;
 }

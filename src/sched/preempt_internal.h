@@ -9,6 +9,9 @@
 
 /* Up to this many candidate victims on a node every set is weighed; above, greedy reprieve. */
 #define PREEMPT_EXACT_MAX 16
+/* The search stops once this many nodes (or a tenth of them, when more) could make room, as
+ * kube-scheduler's minCandidateNodesAbsolute and minCandidateNodesPercentage do. */
+#define PREEMPT_CANDIDATES_MIN 100
 
 /* Placed pods that go together: one pod, or every member of a gang (on any node). */
 struct unit {

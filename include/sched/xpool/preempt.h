@@ -15,6 +15,9 @@
  *      does not take;
  *   5. the best device topology for the pod (devsel's score), then the node's name.
  *
+ * The nodes are weighed in the snapshot's order until 100 of them (or a tenth of the cluster,
+ * when more) could make room, as kube-scheduler bounds its search; the best of those wins.
+ *
  * Pods of equal or higher priority are never victims, nor terminating ones, nor anything when
  * the pod's preemptionPolicy is Never. Up to PREEMPT_EXACT_MAX candidate victims per node the
  * choice is exact (every set is weighed); above, kube-scheduler's greedy reprieve decides (all
