@@ -106,6 +106,8 @@ int xp_registry_pod_priority(struct xp_registry *registry, json_t *pod, struct x
 
         if (!json_is_object(spec))
                 return 0; /* the codec says what is wrong */
+        if ((!name || !name[0]) && json_is_integer(given))
+                return 0; /* xpool's own: a pod of no class keeps the priority it gives */
         if (name && name[0]) {
                 r = class_get(registry, name, &class, err);
                 if (r == 0)

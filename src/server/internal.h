@@ -186,6 +186,12 @@ void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 1
 const char *cause_type(const char *message);
 /* Takes body (NULL means out of memory: -ENOMEM). */
 int reply_json(struct reply *ret, unsigned code, json_t *body);
+/* The Priority admission of a pod's create (api_priority.c): 1 go on, 0 answered, -ENOMEM. */
+int priority_admit(const struct request *req,
+                   const struct xp_kind *kind,
+                   json_t *pod,
+                   struct reply *ret);
+
 /* Maps a store error (-ENOENT, -EEXIST, -ESTALE, ...) to the Status Kubernetes answers with. */
 int reply_store_error(struct reply *ret,
                       int r,

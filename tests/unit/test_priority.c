@@ -89,6 +89,10 @@ static void from_the_class(void **state)
         pod = admit(f, "", &err, 0); /* no class and no default: 0 */
         assert_int_equal(priority_of(pod), 0);
         json_decref(pod);
+        /* xpool's own: no class, a priority given is kept (no default class applies) */
+        pod = admit(f, "\"priority\":7", &err, 0);
+        assert_int_equal(priority_of(pod), 7);
+        json_decref(pod);
         /* the same value given is fine */
         json_decref(admit(f, "\"priorityClassName\":\"high\",\"priority\":1000", &err, 0));
 }

@@ -6,7 +6,9 @@
  * kube-apiserver's Priority plugin does it (docs/scheduler.md, "Priority"): the pod's
  * spec.priority and spec.preemptionPolicy come from the class its priorityClassName names (the
  * built-in system-cluster-critical and system-node-critical included), or from the class marked
- * globalDefault when it names none (its name is then set), else priority 0.
+ * globalDefault when it names none (its name is then set), else priority 0. Unlike Kubernetes, a
+ * pod that names no class may give its own spec.priority (the API accepted it before classes
+ * existed, and bare pods and tests use it); with a class, a different value is refused.
  */
 
 #include <jansson.h>
