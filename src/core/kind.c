@@ -175,6 +175,8 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_event,
     &xp_kind_lease,
     &xp_kind_configmap,
+    &xp_kind_priorityclass,
+    &xp_kind_queue,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 

@@ -216,8 +216,8 @@ int xp_queues_figures(const struct xp_queues *qs,
         if (!f)
                 return -ENOMEM;
         for (size_t r = 0; r < qs->n_res; r++) {
-                if (!q->spec_has[r] && !q->allocated[r] && !q->pending[r])
-                        continue;
+                if (!qs->managed[r])
+                        continue; /* no queue speaks of it */
                 f[n++] = (struct xp_queue_figures){
                     .resource = qs->res[r],
                     .allocated = q->allocated[r],

@@ -94,6 +94,7 @@ struct op {
         const char *method; /* "get", "post", ... */
         const char *action; /* x-kubernetes-action: "list", "get", "create", ... */
         const char *group, *kind;
+        const char *version;           /* NULL: v1 (the reviews') */
         const char *type_ref;          /* the body's and answer's schema, or NULL */
         const struct param *params[8]; /* the query's, NULL-terminated */
         bool patch;                    /* the request body is a patch */
@@ -141,7 +142,7 @@ static json_t *op_json(enum xp_openapi_version v, const struct op *op)
                       "group",
                       op->group,
                       "version",
-                      "v1",
+                      op->version ? op->version : "v1",
                       "kind",
                       op->kind,
                       "parameters",
@@ -219,6 +220,7 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
                    &(struct op){.method = m,                                                       \
                                 .action = a,                                                       \
                                 .group = kind->group,                                              \
+                                .version = kind->version,                                          \
                                 .kind = kind->kind,                                                \
                                 .type_ref = ref[0] ? ref : NULL,                                   \
                                 .patch = is_patch,                                                 \

@@ -148,7 +148,8 @@ struct xp_queue_figures {
 };
 
 /*
- * The figures of queue for each resource it has a spec, an allocation or a demand of: *ret
+ * The figures of queue for each resource some queue's spec names (as of the last
+ * xp_queues_compute()): *ret
  * (caller frees) with *ret_n entries, in resource order. -ENOENT, -ENOMEM.
  */
 int xp_queues_figures(const struct xp_queues *queues,
