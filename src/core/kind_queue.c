@@ -71,8 +71,7 @@ static int check_resource(struct xp_decode_ctx *ctx, const char *res, const json
         int hg, hl;
 
         if (xp_resource_name_check(res, &err) < 0)
-                return xp_fail_key(
-                    ctx, -EINVAL, "spec.resources", res, "Invalid value: \"%s\": %s", res, err.msg);
+                return xp_fail_key(ctx, -EINVAL, "spec.resources", res, "%s", err.msg);
         hg = quantity_of(ctx, entry, "guaranteed", res, &g);
         if (hg < 0)
                 return hg;

@@ -293,12 +293,88 @@ static void reclaims_what_was_borrowed(void **state)
         json_decref(q);
 }
 
+/* A pod of ns with labels (JSON members) asking for 1 CPU. */
+static void put_pod_in(struct fixture *f, const char *ns, const char *name, const char *labels)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            ns,
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"%s\",\"uid\":\"uid-%s\",\"labels\":{%s},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            ns,
+            name,
+            labels);
+}
+
+static const char *
+pod_message(struct fixture *f, const char *ns, const char *name, char buf[static 256])
+{
+        json_t *pod = fixture_get(&f->base, "pods", ns, name), *c;
+        size_t i;
+
+        buf[0] = '\0';
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+            snprintf(buf, 256, "%s", json_string_value(json_object_get(c, "message")) ?: "");
+        json_decref(pod);
+        return buf;
+}
+
+/* A pod's queue: its label, Kueue's label, else its namespace's default queue (label or
+ * annotation xpool.io/default-queue on the Namespace). Each queue here has a limit of 1 CPU. */
+static void picks_the_queue(void **state)
+{
+        struct fixture *f = *state;
+        char buf[256];
+
+        put_node(f, "n1", "8");
+        put_queue(f, "ours", "1", "1");
+        put_queue(f, "theirs", "1", "1");
+        fixture_put_text(
+            &f->base,
+            "namespaces",
+            "",
+            "research",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"research\","
+            "\"labels\":{\"xpool.io/default-queue\":\"ours\"}}}");
+        fixture_put_text(
+            &f->base,
+            "namespaces",
+            "",
+            "lab",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"lab\","
+            "\"annotations\":{\"xpool.io/default-queue\":\"theirs\"}}}");
+        steps(f);
+        put_pod_in(f, "research", "r-0", "");
+        put_pod_in(f, "research", "r-1", "");
+        put_pod_in(f, "lab", "l-0", "");
+        put_pod_in(f, "lab", "l-1", "\"kueue.x-k8s.io/queue-name\":\"theirs\"");
+        put_pod_in(f, "default", "free", "");
+        steps(f);
+        assert_string_equal(
+            pod_message(f, "research", "r-1", buf),
+            "queue \"ours\" is over its limit of cpu: 1 allocated + 1 requested > 1");
+        assert_string_equal(
+            pod_message(f, "lab", "l-1", buf),
+            "queue \"theirs\" is over its limit of cpu: 1 allocated + 1 requested > 1");
+        pod_message(f, "research", "r-0", buf);
+        assert_null(strstr(buf, "queue"));
+        pod_message(f, "default", "free", buf);
+        assert_null(strstr(buf, "queue")); /* in no queue: only the nodes decide */
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(preempts_nominates_and_holds, setup, teardown),
             cmocka_unit_test_setup_teardown(never_preempts, setup, teardown),
             cmocka_unit_test_setup_teardown(reclaims_what_was_borrowed, setup, teardown),
+            cmocka_unit_test_setup_teardown(picks_the_queue, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
