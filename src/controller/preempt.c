@@ -253,6 +253,7 @@ static int nominate(struct queue_ctl *ctl,
 int queue_ctl_after(struct queue_ctl *ctl,
                     struct xp_sched *sched,
                     const struct xp_pod *pod,
+                    char **ret_node,
                     char **ret_message)
 {
         _cleanup_free_ char *key = key_of(pod);
@@ -283,6 +284,8 @@ int queue_ctl_after(struct queue_ctl *ctl,
                 : 1;
         if (r > 0)
                 r = nominate(ctl, sched, pod, &pre) < 0 ? -ENOMEM : 1;
+        if (r > 0 && ret_node)
+                *ret_node = TAKE_PTR(pre.node);
         xp_preemption_done(&pre);
         return r;
 }

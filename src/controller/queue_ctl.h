@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "xpool/object.h"
+#include "xpool/placement.h"
 #include "xpool/sched.h"
 
 struct xp_registry;
@@ -51,12 +52,13 @@ int queue_ctl_before(struct queue_ctl *ctl,
 
 /*
  * After pod fit nowhere: preemption (or reclaim for its queue). 1 when the pod is nominated
- * (*ret_message, when ret_message is not NULL: what was done, caller frees), 0 when nothing is
- * to be done, -errno.
+ * (*ret_node, *ret_message, each when not NULL: the nominated node and what was done, caller
+ * frees), 0 when nothing is to be done, -errno.
  */
 int queue_ctl_after(struct queue_ctl *ctl,
                     struct xp_sched *sched,
                     const struct xp_pod *pod,
+                    char **ret_node,
                     char **ret_message);
 
 /*
@@ -73,6 +75,22 @@ void queue_ctl_forget(struct queue_ctl *ctl,
 
 /* Writes the Queues' status when their figures changed (at most every STATUS_MS). */
 void queue_ctl_flush(struct queue_ctl *ctl);
+
+/*
+ * The scheduling loop's hooks (include/sched/xpool/gang.h's struct xp_sched_hooks, userdata the
+ * queue_ctl), for a loop that calls hooks rather than the steps above; sched: where the loop
+ * keeps its snapshot (it is renewed on a relist).
+ */
+void queue_ctl_attach(struct queue_ctl *ctl, struct xp_sched *const *sched);
+int queue_hook_admit(void *userdata, const struct xp_pod *const *pods, size_t n, char **ret_reason);
+int queue_hook_preempt(void *userdata,
+                       struct xp_sched *sched,
+                       const struct xp_pod *const *pods,
+                       size_t n,
+                       char **ret_node,
+                       char **ret_message);
+void queue_hook_placed(void *userdata, const struct xp_pod *pod, const struct xp_placement *pl);
+void queue_hook_removed(void *userdata, const char *ns, const char *name);
 
 /* What blocks a pod on its queue (`xpool why`), NULL when nothing does. Caller frees. */
 char *queue_ctl_why(struct queue_ctl *ctl, const struct xp_pod *pod);

@@ -101,14 +101,12 @@ void queue_ctl_queue(struct queue_ctl *ctl, const json_t *queue, bool deleted)
                 free(copy);
 }
 
-/* The pod's queue and request: 1 with them, 0 when it names no queue, -ENOMEM. */
-static int pod_queue(struct queue_ctl *ctl,
-                     const struct xp_pod *pod,
-                     const char **ret_queue,
-                     struct xp_queue_amount **ret,
-                     size_t *ret_n)
+int pod_queue(struct queue_ctl *ctl,
+              const struct xp_pod *pod,
+              const char **ret_queue,
+              struct xp_queue_amount **ret,
+              size_t *ret_n)
 {
-        _cleanup_free_ char *text = NULL;
         const char *q = queue_of(ctl, pod->metadata.namespace, &pod->metadata.labels);
         _cleanup_free_ char *key = NULL;
         const struct qpod *p;

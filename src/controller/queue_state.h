@@ -46,7 +46,8 @@ struct queue_ctl {
         struct xp_map defaults; /* namespace -> its default queue (char *, "ns\0queue") */
         struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
         struct xp_map nominees; /* key -> struct nominee */
-        bool dirty;             /* figures changed since the status was written */
+        struct xp_sched *const *sched; /* the loop's snapshot, for the hooks (queue_hooks.c) */
+        bool dirty;                    /* figures changed since the status was written */
         int64_t flushed_ms;
 };
 
@@ -56,6 +57,13 @@ const char *queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strm
  * where requests are missing), resource names owned. -ENOMEM. */
 int pod_amounts(const json_t *pod, struct xp_queue_amount **ret, size_t *ret_n);
 void amounts_free(struct xp_queue_amount *a, size_t n);
+
+/* The pod's queue and request (borrowed): 1 with them, 0 when it names no queue, -ENOMEM. */
+int pod_queue(struct queue_ctl *ctl,
+              const struct xp_pod *pod,
+              const char **ret_queue,
+              struct xp_queue_amount **ret,
+              size_t *ret_n);
 
 /* Evicts the victims and nominates pod (preempt.c). */
 void nominee_free(struct nominee *n);

@@ -377,7 +377,7 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
         if (r == 0) {
                 *result = XP_SCHEDULER_UNSCHEDULABLE;
-                (void)queue_ctl_after(s->queues, s->sched, p->decoded, NULL);
+                (void)queue_ctl_after(s->queues, s->sched, p->decoded, NULL, NULL);
                 unschedulable(s, p, reason);
                 return;
         }
