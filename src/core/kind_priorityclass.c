@@ -3,8 +3,8 @@
  * PriorityClass (scheduling.k8s.io/v1), a document kind (xpool/doc.h): value, globalDefault,
  * description, preemptionPolicy (default PreemptLowerPriority; value and policy immutable).
  * What kube-apiserver's Priority plugin refuses with 403 (a value above 1,000,000,000, the
- * built-in names) is refused here as invalid; the built-in classes exist in every store
- * (src/registry/priority.c). docs/scheduler.md, "Priority".
+ * built-in names) is refused here as invalid; the built-in classes are the admission's
+ * (src/registry/priority.c), not stored objects. docs/scheduler.md, "Priority".
  */
 #include <errno.h>
 #include <string.h>

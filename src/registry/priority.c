@@ -2,13 +2,11 @@
 /* The Priority admission of a pod at create (xpool/priority.h), over the stored PriorityClasses. */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "registry_internal.h"
 #include "xpool/priority.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
-#include "xpool/timeutil.h"
 
 static const struct {
         const char *name;
@@ -148,46 +146,5 @@ int xp_registry_pod_priority(struct xp_registry *registry, json_t *pod, struct x
                  (policy && json_object_set_new(spec, "preemptionPolicy", json_string(policy)) < 0))
                 r = -ENOMEM;
         json_decref(class);
-        return r < 0 ? r : 0;
-}
-
-int priority_classes_init(struct xp_registry *registry, struct xp_error *err)
-{
-        json_t *items = xp_priority_system_classes(), *c;
-        char created[XP_RFC3339_MAX], uid[XP_REGISTRY_UID_STRING];
-        uint64_t version;
-        size_t i;
-        int r = items ? 0 : -ENOMEM;
-
-        xp_time_format_rfc3339(time(NULL), created);
-        json_array_foreach(items, i, c)
-        {
-                json_t *meta = json_object_get(c, "metadata"), *old = NULL;
-                const char *name = json_string_value(json_object_get(meta, "name"));
-
-                if (r < 0)
-                        break;
-                r = xp_store_get(
-                    registry->store, XP_PRIORITY_CLASSES_RESOURCE, "", name, &old, &version, err);
-                json_decref(old);
-                if (r != -ENOENT)
-                        continue; /* there (or the store's error, for the next call to meet) */
-                r = xp_registry_uid(uid);
-                if (r >= 0 &&
-                    (json_object_set_new(meta, "uid", json_string(uid)) < 0 ||
-                     json_object_set_new(meta, "creationTimestamp", json_string(created)) < 0))
-                        r = -ENOMEM;
-                if (r >= 0)
-                        r = xp_store_create(registry->store,
-                                            XP_PRIORITY_CLASSES_RESOURCE,
-                                            "",
-                                            name,
-                                            c,
-                                            &version,
-                                            err);
-                if (r == -EEXIST)
-                        r = 0;
-        }
-        json_decref(items);
         return r < 0 ? r : 0;
 }

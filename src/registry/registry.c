@@ -124,8 +124,6 @@ int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_
                 return -ENOMEM;
         registry->store = store;
         r = namespaces_init(registry, err);
-        if (r >= 0)
-                r = priority_classes_init(registry, err);
         if (r < 0) {
                 xp_registry_free(registry);
                 return r;

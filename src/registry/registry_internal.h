@@ -28,6 +28,3 @@ struct xp_registry {
         struct xp_store *store;
         struct namespace_cache namespaces;
 };
-
-/* The built-in PriorityClasses into the store when absent (priority.c). */
-int priority_classes_init(struct xp_registry *registry, struct xp_error *err);

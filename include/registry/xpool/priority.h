@@ -35,7 +35,7 @@ struct xp_registry;
 int xp_registry_pod_priority(struct xp_registry *registry, json_t *pod, struct xp_error *err);
 
 /*
- * The built-in classes as the API lists them (a new reference to an array of two
- * PriorityClass objects), for a server that serves the kind.
+ * The built-in classes as PriorityClass objects (a new reference to an array of two), for a
+ * server that would list them (not stored: the store's object count is other tests' measure).
  */
 json_t *xp_priority_system_classes(void);
