@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "controller.h"
 #include "informer.h"
+#include "queue_ctl.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
@@ -54,6 +55,7 @@ static void node_seen(struct xp_scheduler *s, const json_t *json, bool deleted)
 
         if (!name)
                 return;
+        queue_ctl_node(s->queues, json, deleted);
         if (deleted) {
                 (void)xp_sched_node_remove(s->sched, name);
                 return;
@@ -82,6 +84,7 @@ static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, boo
 
         if (!ns || !name)
                 return;
+        queue_ctl_pod(s->queues, json, deleted);
         if (deleted || !pod_is_bound(json) || pod_is_finished(json)) {
                 /* a pod that held capacity and no longer does: the waiting may fit now */
                 if (xp_sched_pod_remove(s->sched, ns, name) == 0)
@@ -163,6 +166,14 @@ static void on_podgroup_deleted(void *userdata, const json_t *object, uint64_t v
 
 /* The gangs' objects first: a pod listed after them finds its gang's minimum at once. */
 static const struct xp_informer_handler followed[] = {
+    {.resource = "namespaces",
+     .add = queue_on_namespace,
+     .update = queue_on_namespace,
+     .delete = queue_on_namespace_deleted},
+    {.resource = "queues",
+     .add = queue_on_queue,
+     .update = queue_on_queue,
+     .delete = queue_on_queue_deleted},
     {.resource = XP_SCHEDULER_WORKLOADS,
      .add = on_workload,
      .update = on_workload,
@@ -187,6 +198,7 @@ static int snapshot_renew(struct xp_scheduler *s)
                 return r;
         xp_sched_free(s->sched);
         s->sched = sched;
+        queue_ctl_reset(s->queues);
         /* what is still pending comes back from the list, and so do the gangs */
         pending_clear(s);
         groups_clear(s);
@@ -623,6 +635,7 @@ static int64_t scheduler_work(void *userdata)
 
         collect(s);
         wake = schedule_pass(s);
+        queue_ctl_flush(s->queues);
         /* wake early while a retry is due, or a backoff ends */
         sleep_ms = s->changed ? RETRY_MS / 2 : WAKE_MS;
         return wake < sleep_ms ? (wake > 0 ? wake : 1) : sleep_ms;
@@ -672,7 +685,16 @@ int xp_scheduler_new(struct xp_registry *registry,
             .reset = on_reset,
             .userdata = s,
         };
-        r = xp_informer_new(&informer, &s->informer);
+        r = queue_ctl_new(registry, s->clock, &s->queues);
+        if (r >= 0) {
+                queue_ctl_attach(s->queues, &s->sched);
+                s->hooks = (struct xp_sched_hooks){.userdata = s->queues,
+                                                   .admit = queue_hook_admit,
+                                                   .preempt = queue_hook_preempt,
+                                                   .placed = queue_hook_placed,
+                                                   .removed = queue_hook_removed};
+                r = xp_informer_new(&informer, &s->informer);
+        }
         if (r >= 0)
                 r = snapshot_renew(s);
         if (r >= 0)
@@ -725,6 +747,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
         groups_clear(s);
         free(s->queue);
         xp_sched_free(s->sched);
+        queue_ctl_free(s->queues);
         xp_informer_free(s->informer);
         free(s);
 }

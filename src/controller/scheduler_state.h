@@ -91,6 +91,7 @@ struct xp_scheduler {
         struct xp_workers *workers;
         size_t inflight; /* the loop's count of jobs not yet collected */
         struct xp_sched *sched;
+        struct queue_ctl *queues; /* queues and preemption (queue_ctl.h) */
         /* Unordered (a pass sorts what it tries); index finds an entry by key, so that a pod
          * event costs O(1) whatever the number pending. */
         struct pending **queue;

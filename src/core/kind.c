@@ -180,6 +180,8 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_limitrange,
     &xp_kind_workload,
     &xp_kind_podgroup,
+    &xp_kind_priorityclass,
+    &xp_kind_queue,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 

@@ -145,6 +145,11 @@ struct spod {
         struct sterm *anti; /* required anti-affinity terms */
         size_t n_anti;
         size_t anti_slot; /* in sched->anti_pods when n_anti > 0 */
+        /* preemption (preempt.c) */
+        int64_t priority;
+        char *gang;       /* "namespace/group" when the pod is a gang member, else NULL */
+        bool terminating; /* deletionTimestamp set: already going */
+        bool hold;        /* devices held for a nominated preemptor (preempt_hold.c) */
 };
 
 struct xp_sched {
@@ -474,3 +479,10 @@ int reasons_format(const struct xp_sched *sched,
                    const struct reason_hist *hist,
                    size_t n_hist,
                    char **ret);
+
+/* ---- preemption (preempt*.c) --------------------------------------------------------------- */
+
+/* Accounts (sign +1) or gives back (-1) what p holds on n (snapshot.c). */
+void sched_account(struct snode *n, struct spod *p, int sign);
+/* The pod's preemption facts into p: priority, gang, terminating. -ENOMEM. */
+int preempt_pod_facts(const struct xp_pod *pod, struct spod *p);

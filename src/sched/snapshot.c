@@ -189,6 +189,7 @@ static void pod_free(struct spod *p)
         free(p->devs);
         free(p->cpus);
         sterms_free(p->anti, p->n_anti);
+        free(p->gang);
         free(p);
 }
 
@@ -551,6 +552,11 @@ static void account(struct snode *n, struct spod *p, int sign)
                         n->cpu_used[p->cpus[i]] = sign > 0;
 }
 
+void sched_account(struct snode *n, struct spod *p, int sign)
+{
+        account(n, p, sign);
+}
+
 int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct xp_error *err)
 {
         struct node_state s = {0}, old;
@@ -838,7 +844,8 @@ int sched_pod_account(struct xp_sched *sched,
                 p->namespace = strdup(ns);
                 p->node_name = strdup(node_name);
                 if (!p->namespace || !p->node_name ||
-                    xp_strmap_copy(&pod->metadata.labels, &p->labels) < 0)
+                    xp_strmap_copy(&pod->metadata.labels, &p->labels) < 0 ||
+                    preempt_pod_facts(pod, p) < 0)
                         r = -ENOMEM;
                 if (r == 0 && n->n_pods == n->cap_pods) {
                         size_t cap = n->cap_pods ? n->cap_pods * 2 : 8;

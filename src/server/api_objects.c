@@ -411,6 +411,9 @@ int create_json(const struct request *req,
         /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
         if (is_pods(kind)) {
                 json_object_del(json, "status");
+                r = priority_admit(req, kind, json, ret);
+                if (r <= 0)
+                        goto out;
                 r = admission_limitrange(req, json, ret); /* admission_quota.c */
                 if (r <= 0)
                         goto out;

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Preemption in the scheduling loop. When a pod fits nowhere, the core chooses the node and the
+ * victims (include/sched/xpool/preempt.h): pods of lower priority, or, for a pod whose queue is
+ * below its fair share, pods of queues that borrowed beyond theirs (reclaim). Each victim is
+ * evicted as kube-scheduler does it: the DisruptionTarget condition (PreemptionByScheduler),
+ * a graceful delete with the pod's own grace period (its agent stops it), and a Preempted Event.
+ * The pod is nominated (status.nominatedNodeName) and the devices it will get are held for it in
+ * the snapshot until it is placed, goes, or NOMINATION_MS pass.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "queue_state.h"
+#include "scheduler_state.h"
+#include "xpool/log.h"
+#include "xpool/preempt.h"
+#include "xpool/registry.h"
+#include "xpool/strutil.h"
+
+void nominee_free(struct nominee *n)
+{
+        if (!n)
+                return;
+        free(n->key);
+        xp_placement_done(&n->placement);
+        free(n);
+}
+
+static char *key_of(const struct xp_pod *pod)
+{
+        char *key;
+
+        if (asprintf(&key,
+                     "%s/%s",
+                     pod->metadata.namespace ? pod->metadata.namespace : "default",
+                     pod->metadata.name) < 0)
+                return NULL;
+        return key;
+}
+
+void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod)
+{
+        _cleanup_free_ char *key = key_of(pod);
+        struct nominee *n = key ? xp_map_get(&ctl->nominees, key) : NULL;
+
+        if (!n || !n->held)
+                return;
+        (void)xp_sched_release(sched, pod->metadata.namespace, pod->metadata.name);
+        n->held = false;
+}
+
+/* ---- writes ---------------------------------------------------------------------------------- */
+
+static int condition_set(json_t *pod, void *userdata)
+{
+        const char *scheduler =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "schedulerName"));
+        json_t *status = json_object_get(pod, "status"), *conditions, *c;
+        char now[32], message[300];
+        time_t t = time(NULL);
+        size_t i;
+
+        (void)userdata;
+        if (!json_is_object(status) &&
+            json_object_set_new(pod, "status", status = json_object()) < 0)
+                return -ENOMEM;
+        conditions = json_object_get(status, "conditions");
+        if (!json_is_array(conditions) &&
+            json_object_set_new(status, "conditions", conditions = json_array()) < 0)
+                return -ENOMEM;
+        json_array_foreach(
+            conditions, i, c) if (xp_streq0(json_string_value(json_object_get(c, "type")),
+                                            "DisruptionTarget"))
+        {
+                json_array_remove(conditions, i);
+                break;
+        }
+        strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+        snprintf(message,
+                 sizeof(message),
+                 "%s: preempting to accommodate a higher priority pod",
+                 scheduler ? scheduler : SCHEDULER_NAME);
+        return json_array_append_new(conditions,
+                                     json_pack("{s:s, s:s, s:n, s:s, s:s, s:s}",
+                                               "type",
+                                               "DisruptionTarget",
+                                               "status",
+                                               "True",
+                                               "lastProbeTime",
+                                               "lastTransitionTime",
+                                               now,
+                                               "reason",
+                                               "PreemptionByScheduler",
+                                               "message",
+                                               message)) < 0
+                   ? -ENOMEM
+                   : 1;
+}
+
+static int nominated_set(json_t *pod, void *userdata)
+{
+        json_t *status = json_object_get(pod, "status");
+
+        if (!json_is_object(status) &&
+            json_object_set_new(pod, "status", status = json_object()) < 0)
+                return -ENOMEM;
+        if (xp_streq0(json_string_value(json_object_get(status, "nominatedNodeName")), userdata))
+                return 0;
+        return json_object_set_new(status, "nominatedNodeName", json_string(userdata)) < 0 ? -ENOMEM
+                                                                                           : 1;
+}
+
+/* One victim: its condition, its graceful delete, its Event. */
+static void evict(struct queue_ctl *ctl,
+                  const struct xp_pod *pod,
+                  const struct xp_sched_victim *v,
+                  const char *node)
+{
+        const struct xp_registry_delete_options del = {0}; /* the pod's own grace period */
+        json_t *victim = NULL, *deleted = NULL;
+        struct xp_error err = {0};
+        char message[256];
+        bool removed;
+        int r;
+
+        r = xp_registry_change(
+            ctl->registry, "pods", v->namespace, v->name, condition_set, NULL, &victim, &err);
+        if (r >= 0)
+                r = xp_registry_pod_delete(
+                    ctl->registry, v->namespace, v->name, &del, &deleted, &removed, &err);
+        json_decref(deleted);
+        if (r < 0) {
+                xp_log(LOG_WARNING,
+                       "scheduler: victim %s/%s not evicted: %s",
+                       v->namespace,
+                       v->name,
+                       err.msg[0] ? err.msg : strerror(-r));
+                json_decref(victim);
+                return;
+        }
+        snprintf(message,
+                 sizeof(message),
+                 "Preempted by pod %s on node %s",
+                 pod->metadata.uid ? pod->metadata.uid : "",
+                 node);
+        struct xp_registry_event ev = {
+            .kind = "Pod",
+            .namespace = v->namespace,
+            .name = v->name,
+            .uid = json_string_value(json_object_get(json_object_get(victim, "metadata"), "uid")),
+            .component = SCHEDULER_NAME,
+            .type = "Normal",
+            .reason = "Preempted",
+            .message = message,
+        };
+        (void)xp_registry_event_record(ctl->registry, &ev, NULL);
+        json_decref(victim);
+}
+
+/* ---- choosing -------------------------------------------------------------------------------- */
+
+struct reclaim {
+        struct queue_ctl *ctl;
+        const struct xp_queue_amount *wanted;
+        size_t n_wanted;
+};
+
+/* Reclaim: a pod of a queue over its fair share, whatever its priority. */
+static bool
+reclaim_eligible(void *userdata, const struct xp_pod *pod, const struct xp_sched_placed *victim)
+{
+        struct reclaim *rc = userdata;
+        _cleanup_free_ char *key = NULL;
+        const struct qpod *p;
+
+        (void)pod;
+        if (asprintf(&key, "%s/%s", victim->namespace, victim->name) < 0)
+                return false;
+        p = xp_map_get(&rc->ctl->pods, key);
+        return p && p->bound &&
+               xp_queues_reclaimable(
+                   rc->ctl->queues, p->queue, p->amounts, p->n, rc->wanted, rc->n_wanted);
+}
+
+/* The core's choice: by priority first, then, for a pod whose queue may reclaim, by queue. */
+static int choose(struct queue_ctl *ctl,
+                  struct xp_sched *sched,
+                  const struct xp_pod *pod,
+                  struct xp_preemption *ret)
+{
+        _cleanup_free_ char *key = key_of(pod);
+        const struct qpod *p = key ? xp_map_get(&ctl->pods, key) : NULL;
+        struct reclaim rc = {.ctl = ctl};
+        struct xp_preempt_options reclaim = {.eligible = reclaim_eligible, .userdata = &rc};
+        struct xp_error err = {0};
+        int r;
+
+        r = xp_sched_preempt(sched, pod, NULL, ret, &err);
+        if (r != 0 || !p)
+                return r;
+        xp_queues_compute(ctl->queues);
+        if (!xp_queues_may_reclaim(ctl->queues, p->queue, p->amounts, p->n))
+                return 0;
+        rc.wanted = p->amounts;
+        rc.n_wanted = p->n;
+        return xp_sched_preempt(sched, pod, &reclaim, ret, &err);
+}
+
+static int nominate(struct queue_ctl *ctl,
+                    struct xp_sched *sched,
+                    const struct xp_pod *pod,
+                    struct xp_preemption *pre)
+{
+        struct nominee *n = calloc(1, sizeof(*n));
+        struct xp_error err = {0};
+        int r;
+
+        if (!n || !(n->key = key_of(pod))) {
+                nominee_free(n);
+                return -ENOMEM;
+        }
+        n->placement = pre->placement;
+        pre->placement = (struct xp_placement){0};
+        n->until_ms = xp_clock_monotonic_ms(ctl->clock) + NOMINATION_MS;
+        nominee_free(xp_map_del(&ctl->nominees, n->key));
+        r = xp_map_put(&ctl->nominees, n->key, n);
+        if (r < 0) {
+                nominee_free(n);
+                return r;
+        }
+        n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+        r = xp_registry_change(ctl->registry,
+                               "pods",
+                               pod->metadata.namespace,
+                               pod->metadata.name,
+                               nominated_set,
+                               pre->node,
+                               NULL,
+                               &err);
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "scheduler: pod %s not nominated: %s",
+                       n->key,
+                       err.msg[0] ? err.msg : strerror(-r));
+        return 0;
+}
+
+int queue_ctl_after(struct queue_ctl *ctl,
+                    struct xp_sched *sched,
+                    const struct xp_pod *pod,
+                    char **ret_node,
+                    char **ret_message)
+{
+        _cleanup_free_ char *key = key_of(pod);
+        struct nominee *n = key ? xp_map_get(&ctl->nominees, key) : NULL;
+        struct xp_preemption pre = {0};
+        struct xp_error err = {0};
+        int r;
+
+        if (!key)
+                return -ENOMEM;
+        if (n && xp_clock_monotonic_ms(ctl->clock) < n->until_ms) {
+                /* its victims are still going: hold on to what it will get */
+                n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+                return 0;
+        }
+        nominee_free(xp_map_del(&ctl->nominees, key));
+        r = choose(ctl, sched, pod, &pre);
+        if (r <= 0)
+                return r;
+        for (size_t i = 0; i < pre.n_victims; i++)
+                evict(ctl, pod, &pre.victims[i], pre.node);
+        xp_debug("sched", "pod %s: %zu pod(s) preempted on node %s", key, pre.n_victims, pre.node);
+        r = ret_message && asprintf(ret_message,
+                                    "preemption: %zu pod(s) evicted on node %s",
+                                    pre.n_victims,
+                                    pre.node) < 0
+                ? -ENOMEM
+                : 1;
+        if (r > 0)
+                r = nominate(ctl, sched, pod, &pre) < 0 ? -ENOMEM : 1;
+        if (r > 0 && ret_node)
+                *ret_node = TAKE_PTR(pre.node);
+        xp_preemption_done(&pre);
+        return r;
+}
+
+/* A pod placed or gone is no nominee any more. */
+void queue_ctl_forget(struct queue_ctl *ctl,
+                      struct xp_sched *sched,
+                      const char *ns,
+                      const char *name)
+{
+        _cleanup_free_ char *key = NULL;
+        struct nominee *n;
+
+        if (asprintf(&key, "%s/%s", ns, name) < 0)
+                return;
+        n = xp_map_del(&ctl->nominees, key);
+        if (n && n->held)
+                (void)xp_sched_release(sched, ns, name);
+        nominee_free(n);
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Queues in the scheduling loop: what the informer brings (Queues, Namespaces' default queues,
+ * nodes' capacity, pods' requests, allocated once bound, pending before) kept in the core's
+ * queue tree (include/sched/xpool/queue.h); admission before each placement; the Queues' status
+ * written back when their figures change.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "queue_state.h"
+#include "xpool/codec.h"
+#include "xpool/log.h"
+#include "xpool/quantity.h"
+#include "xpool/registry.h"
+#include "xpool/strmap.h"
+#include "xpool/strutil.h"
+
+static void qpod_free(struct qpod *p)
+{
+        if (!p)
+                return;
+        free(p->key);
+        free(p->queue);
+        amounts_free(p->amounts, p->n);
+        free(p);
+}
+
+static void qnode_free(struct qnode *n)
+{
+        if (!n)
+                return;
+        free(n->name);
+        amounts_free(n->amounts, n->n);
+        free(n);
+}
+
+static void map_clear(struct xp_map *m, void (*free_fn)(void *))
+{
+        for (size_t i = 0; i < m->cap; i++)
+                if (m->keys && m->keys[i] && m->values[i])
+                        free_fn(m->values[i]);
+        xp_map_done(m);
+}
+
+static void free_qpod(void *v)
+{
+        qpod_free(v);
+}
+static void free_qnode(void *v)
+{
+        qnode_free(v);
+}
+static void free_nominee(void *v)
+{
+        nominee_free(v);
+}
+
+int queue_ctl_new(struct xp_registry *registry,
+                  const struct xp_clock *clock,
+                  struct queue_ctl **ret)
+{
+        struct queue_ctl *ctl = calloc(1, sizeof(*ctl));
+
+        if (!ctl || xp_queues_new(&ctl->queues) < 0) {
+                free(ctl);
+                return -ENOMEM;
+        }
+        ctl->registry = registry;
+        ctl->clock = clock;
+        *ret = ctl;
+        return 0;
+}
+
+void queue_ctl_reset(struct queue_ctl *ctl)
+{
+        struct xp_queues *fresh;
+
+        if (xp_queues_new(&fresh) < 0)
+                return;
+        xp_queues_free(ctl->queues);
+        ctl->queues = fresh;
+        map_clear(&ctl->pods, free_qpod);
+        map_clear(&ctl->nodes, free_qnode);
+        map_clear(&ctl->defaults, free);
+        map_clear(&ctl->defined, free);
+        map_clear(&ctl->nominees, free_nominee); /* their holds were in the snapshot renewed */
+        ctl->dirty = true;
+}
+
+void queue_ctl_free(struct queue_ctl *ctl)
+{
+        if (!ctl)
+                return;
+        queue_ctl_reset(ctl);
+        xp_queues_free(ctl->queues);
+        free(ctl);
+}
+
+static const char *str(const json_t *o, const char *part, const char *key)
+{
+        return json_string_value(json_object_get(json_object_get(o, part), key));
+}
+
+const char *queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels)
+{
+        const char *q = xp_strmap_get(labels, XP_QUEUE_LABEL);
+        const char *value;
+
+        if (!q || !q[0])
+                q = xp_strmap_get(labels, XP_QUEUE_KUEUE_LABEL);
+        if (q && q[0])
+                return q;
+        value = ns ? xp_map_get(&ctl->defaults, ns) : NULL;
+        return value ? value + strlen(value) + 1 : NULL; /* "ns\0queue" */
+}
+
+/* ---- feeds ----------------------------------------------------------------------------------- */
+
+static void pod_forget(struct queue_ctl *ctl, const char *key)
+{
+        struct qpod *old = xp_map_del(&ctl->pods, key);
+
+        if (!old)
+                return;
+        if (old->bound)
+                (void)xp_queues_charge(ctl->queues, old->queue, old->amounts, old->n, -1);
+        else
+                (void)xp_queues_pend(ctl->queues, old->queue, old->amounts, old->n, -1);
+        qpod_free(old);
+        ctl->dirty = true;
+}
+
+void queue_ctl_pod(struct queue_ctl *ctl, const json_t *pod, bool deleted)
+{
+        const char *ns = str(pod, "metadata", "namespace"), *name = str(pod, "metadata", "name");
+        const char *phase = str(pod, "status", "phase"), *node = str(pod, "spec", "nodeName"), *q;
+        _cleanup_free_ char *key = NULL;
+        struct xp_strmap labels = {0};
+        struct qpod *p;
+        const char *k;
+        json_t *v;
+
+        if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0)
+                return;
+        pod_forget(ctl, key);
+        if (deleted || xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed"))
+                return;
+        json_object_foreach(json_object_get(json_object_get(pod, "metadata"), "labels"),
+                            k,
+                            v) if (json_is_string(v) &&
+                                   xp_strmap_set(&labels, k, json_string_value(v)) < 0) break;
+        q = queue_of(ctl, ns, &labels);
+        p = q ? calloc(1, sizeof(*p)) : NULL;
+        if (p &&
+            (!(p->key = strdup(key)) || !(p->queue = strdup(q)) ||
+             pod_amounts(pod, &p->amounts, &p->n) < 0 || xp_map_put(&ctl->pods, p->key, p) < 0)) {
+                qpod_free(p);
+                p = NULL;
+        }
+        xp_strmap_done(&labels);
+        if (!p)
+                return;
+        p->bound = node && node[0];
+        if (p->bound)
+                (void)xp_queues_charge(ctl->queues, p->queue, p->amounts, p->n, +1);
+        else
+                (void)xp_queues_pend(ctl->queues, p->queue, p->amounts, p->n, +1);
+        ctl->dirty = true;
+}
+
+/* The cluster's capacity: every node's allocatable, summed again. */
+static void capacity_update(struct queue_ctl *ctl)
+{
+        struct xp_queue_amount total[XP_QUEUE_RESOURCES_MAX];
+        size_t n = 0;
+
+        for (size_t i = 0; i < ctl->nodes.cap; i++) {
+                const struct qnode *node =
+                    ctl->nodes.keys && ctl->nodes.keys[i] ? ctl->nodes.values[i] : NULL;
+                for (size_t k = 0; node && k < node->n; k++) {
+                        size_t j = 0;
+                        while (j < n && strcmp(total[j].resource, node->amounts[k].resource) != 0)
+                                j++;
+                        if (j == n && n == XP_QUEUE_RESOURCES_MAX)
+                                continue;
+                        if (j == n)
+                                total[n++] = (struct xp_queue_amount){node->amounts[k].resource, 0};
+                        total[j].milli += node->amounts[k].milli;
+                }
+        }
+        for (size_t j = 0; j < n; j++)
+                (void)xp_queues_capacity(ctl->queues, total[j].resource, total[j].milli);
+        ctl->dirty = true;
+}
+
+void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted)
+{
+        const char *name = str(node, "metadata", "name");
+        const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+        struct qnode *n;
+        json_t *fake;
+
+        if (!name)
+                return;
+        qnode_free(xp_map_del(&ctl->nodes, name));
+        if (!deleted) {
+                /* the allocatable as a container's requests: one parser for both */
+                fake = json_pack("{s:{s:[{s:{s:O}}]}}",
+                                 "spec",
+                                 "containers",
+                                 "resources",
+                                 "requests",
+                                 alloc ? alloc : json_null());
+                n = calloc(1, sizeof(*n));
+                if (fake && n && (n->name = strdup(name)) &&
+                    pod_amounts(fake, &n->amounts, &n->n) >= 0 &&
+                    xp_map_put(&ctl->nodes, n->name, n) >= 0)
+                        n = NULL;
+                qnode_free(n);
+                json_decref(fake);
+        }
+        capacity_update(ctl);
+}
+
+void queue_ctl_namespace(struct queue_ctl *ctl, const json_t *ns, bool deleted)
+{
+        const char *name = str(ns, "metadata", "name");
+        const char *q = str(json_object_get(ns, "metadata"), "labels", XP_QUEUE_NAMESPACE_DEFAULT);
+        char *value;
+
+        if (!name)
+                return;
+        if (!q)
+                q = str(json_object_get(ns, "metadata"), "annotations", XP_QUEUE_NAMESPACE_DEFAULT);
+        free(xp_map_del(&ctl->defaults, name));
+        if (deleted || !q || !q[0] || asprintf(&value, "%s%c%s", name, 0, q) < 0)
+                return;
+        if (xp_map_put(&ctl->defaults, value, value) < 0)
+                free(value);
+}
+
+/* Moves a pod's record between pending and allocated. */
+static void qpod_move(struct queue_ctl *ctl, struct qpod *p, bool bound)
+{
+        if (p->bound == bound)
+                return;
+        (void)xp_queues_pend(ctl->queues, p->queue, p->amounts, p->n, bound ? -1 : +1);
+        (void)xp_queues_charge(ctl->queues, p->queue, p->amounts, p->n, bound ? +1 : -1);
+        p->bound = bound;
+        ctl->dirty = true;
+}
+
+void queue_ctl_placed(struct queue_ctl *ctl, const char *ns, const char *name, bool placed)
+{
+        _cleanup_free_ char *key = NULL;
+        struct qpod *p;
+
+        if (asprintf(&key, "%s/%s", ns, name) < 0)
+                return;
+        p = xp_map_get(&ctl->pods, key);
+        if (p)
+                qpod_move(ctl, p, placed);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Queues and preemption in the scheduling loop (docs/scheduler.md, "Queues", "Preemption"). The
+ * loop (scheduler*.c) feeds the objects it follows in, and calls two steps around each
+ * placement: before (admission by the pod's queue; a nominated pod's held devices given back so
+ * that it may take them) and after a failure (preemption: victims chosen by the core, evicted
+ * gracefully, the pod nominated and the devices held for it; or reclaim of what other queues
+ * borrowed). One thread: the loop's.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpool/object.h"
+#include "xpool/placement.h"
+#include "xpool/sched.h"
+
+struct xp_registry;
+struct xp_clock;
+struct queue_ctl;
+
+int queue_ctl_new(struct xp_registry *registry,
+                  const struct xp_clock *clock,
+                  struct queue_ctl **ret);
+void queue_ctl_free(struct queue_ctl *ctl);
+
+/* The loop's informer feeds (deleted: the object's last state). */
+void queue_ctl_pod(struct queue_ctl *ctl, const json_t *pod, bool deleted);
+void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted);
+void queue_ctl_queue(struct queue_ctl *ctl, const json_t *queue, bool deleted);
+void queue_ctl_namespace(struct queue_ctl *ctl, const json_t *ns, bool deleted);
+/* The informer's callbacks (userdata: the struct xp_scheduler), for the scheduler's table. */
+void queue_on_queue(void *userdata, const json_t *object, uint64_t version);
+void queue_on_queue_deleted(void *userdata, const json_t *object, uint64_t version);
+void queue_on_namespace(void *userdata, const json_t *object, uint64_t version);
+void queue_on_namespace_deleted(void *userdata, const json_t *object, uint64_t version);
+/* A relist follows: forget what the feeds built. */
+void queue_ctl_reset(struct queue_ctl *ctl);
+
+/*
+ * Before pod is placed: 1 go on, 0 held back with *ret_reason (caller frees: the queue's words,
+ * as `xpool why` shows them), -ENOMEM. Gives back the devices held for the pod, if any.
+ */
+int queue_ctl_before(struct queue_ctl *ctl,
+                     struct xp_sched *sched,
+                     const struct xp_pod *pod,
+                     char **ret_reason);
+
+/*
+ * After pod fit nowhere: preemption (or reclaim for its queue). 1 when the pod is nominated
+ * (*ret_node, *ret_message, each when not NULL: the nominated node and what was done, caller
+ * frees), 0 when nothing is to be done, -errno.
+ */
+int queue_ctl_after(struct queue_ctl *ctl,
+                    struct xp_sched *sched,
+                    const struct xp_pod *pod,
+                    char **ret_node,
+                    char **ret_message);
+
+/*
+ * The loop placed the pod (its binding is on its way: its queue counts it allocated at once, so
+ * the next admission sees it), or, placed false, is about to place it again (a binding failed).
+ */
+void queue_ctl_placed(struct queue_ctl *ctl, const char *ns, const char *name, bool placed);
+
+/* The pod was placed or went: it is nobody's nominee any more (its hold, if any, given back). */
+void queue_ctl_forget(struct queue_ctl *ctl,
+                      struct xp_sched *sched,
+                      const char *ns,
+                      const char *name);
+
+/* Writes the Queues' status when their figures changed (at most every STATUS_MS). */
+void queue_ctl_flush(struct queue_ctl *ctl);
+
+/*
+ * The scheduling loop's hooks (include/sched/xpool/gang.h's struct xp_sched_hooks, userdata the
+ * queue_ctl), for a loop that calls hooks rather than the steps above; sched: where the loop
+ * keeps its snapshot (it is renewed on a relist).
+ */
+void queue_ctl_attach(struct queue_ctl *ctl, struct xp_sched *const *sched);
+int queue_hook_admit(void *userdata, const struct xp_pod *const *pods, size_t n, char **ret_reason);
+int queue_hook_preempt(void *userdata,
+                       struct xp_sched *sched,
+                       const struct xp_pod *const *pods,
+                       size_t n,
+                       char **ret_node,
+                       char **ret_message);
+void queue_hook_placed(void *userdata, const struct xp_pod *pod, const struct xp_placement *pl);
+void queue_hook_removed(void *userdata, const char *ns, const char *name);
+
+/* What blocks a pod on its queue (`xpool why`), NULL when nothing does. Caller frees. */
+char *queue_ctl_why(struct queue_ctl *ctl, const struct xp_pod *pod);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The state of queues and preemption in the loop, shared by queue.c (feeds, admission, status)
+ * and preempt.c (nominations, holds, evictions). */
+
+#include "queue_ctl.h"
+#include "xpool/map.h"
+#include "xpool/placement.h"
+#include "xpool/queue.h"
+
+#define QUEUE_KIND_RESOURCE "queues"
+#define STATUS_MS           1000  /* a Queue's status is written at most this often */
+#define NOMINATION_MS       90000 /* a nominee's devices are held this long for its victims to go */
+
+/* What the queues count of one pod. */
+struct qpod {
+        char *key; /* "namespace/name" */
+        char *queue;
+        struct xp_queue_amount *amounts; /* resource names owned */
+        size_t n;
+        bool bound; /* allocated (true) or pending */
+};
+
+/* A node's allocatable, for the cluster's capacity. */
+struct qnode {
+        char *name;
+        struct xp_queue_amount *amounts;
+        size_t n;
+};
+
+/* A pod nominated by a preemption, its devices held while its victims terminate. */
+struct nominee {
+        char *key;
+        struct xp_placement placement;
+        int64_t until_ms;
+        bool held; /* the hold is in the snapshot now */
+};
+
+struct queue_ctl {
+        struct xp_registry *registry;
+        const struct xp_clock *clock;
+        struct xp_queues *queues;
+        struct xp_map pods;     /* key -> struct qpod */
+        struct xp_map nodes;    /* name -> struct qnode */
+        struct xp_map defaults; /* namespace -> its default queue (char *, "ns\0queue") */
+        struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
+        struct xp_map nominees; /* key -> struct nominee */
+        struct xp_sched *const *sched; /* the loop's snapshot, for the hooks (queue_hooks.c) */
+        bool dirty;                    /* figures changed since the status was written */
+        int64_t flushed_ms;
+};
+
+/* The queue a pod names (label, Kueue's label, its namespace's default), NULL for none. */
+const char *queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels);
+/* The effective requests of a pod's JSON (sum of containers, max of init containers; limits
+ * where requests are missing), resource names owned. -ENOMEM. */
+int pod_amounts(const json_t *pod, struct xp_queue_amount **ret, size_t *ret_n);
+void amounts_free(struct xp_queue_amount *a, size_t n);
+
+/* The pod's queue and request (borrowed): 1 with them, 0 when it names no queue, -ENOMEM. */
+int pod_queue(struct queue_ctl *ctl,
+              const struct xp_pod *pod,
+              const char **ret_queue,
+              struct xp_queue_amount **ret,
+              size_t *ret_n);
+
+/* Evicts the victims and nominates pod (preempt.c). */
+void nominee_free(struct nominee *n);
+/* Gives back the devices held for pod, if it is a nominee (kept to hold them again). */
+void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod);

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Queues and preemption in the scheduling loop, on a temporary store stepped by the test: the
+ * victims' condition, graceful delete and Event, the nominee's node and held devices, a queue's
+ * limit as the pod's reason, and reclaim of what another queue borrowed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "registry_fixture.h"
+#include "xpool/scheduler.h"
+#include "xpool/strutil.h"
+
+#define RETRY_MS 250 /* scheduler_state.h: unschedulable pods wait this long */
+
+struct fixture {
+        struct registry_fixture base;
+        struct xp_scheduler *scheduler;
+};
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof *f);
+        struct xp_error err = {0};
+
+        assert_non_null(f);
+        fixture_open(&f->base, "scheduler-queues", 0);
+        f->base.now_ms = 1000000;
+        struct xp_scheduler_options options = {.clock = &f->base.clock, .bind_workers = 0};
+        if (xp_scheduler_new(f->base.registry, &options, &f->scheduler, &err) < 0)
+                fail_msg("scheduler: %s", err.msg);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+
+        xp_scheduler_free(f->scheduler);
+        fixture_close(&f->base);
+        free(f);
+        return 0;
+}
+
+/* Steps until the retry of unschedulable pods is due and done. */
+static void steps(struct fixture *f)
+{
+        struct xp_error err = {0};
+
+        for (int i = 0; i < 3; i++) {
+                f->base.now_ms += RETRY_MS;
+                if (xp_scheduler_step(f->scheduler, &err) < 0)
+                        fail_msg("step: %s", err.msg);
+        }
+}
+
+static void put_node(struct fixture *f, const char *name, const char *cpu)
+{
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+            name,
+            cpu);
+}
+
+/* A pending pod of cpu CPUs at priority; extra: more spec members; queue: its label, or NULL. */
+static void put_pod(struct fixture *f,
+                    const char *name,
+                    const char *cpu,
+                    int priority,
+                    const char *extra,
+                    const char *queue)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\",\"labels\":{%s%s%s},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"priority\":%d,\"terminationGracePeriodSeconds\":30,%s\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            queue ? "\"xpool.io/queue\":\"" : "",
+            queue ? queue : "",
+            queue ? "\"" : "",
+            priority,
+            extra ? extra : "",
+            cpu);
+}
+
+static void
+put_queue(struct fixture *f, const char *name, const char *guaranteed, const char *limit)
+{
+        fixture_put_text(
+            &f->base,
+            "queues",
+            "",
+            name,
+            "{\"apiVersion\":\"scheduling.xpool.io/v1alpha1\",\"kind\":\"Queue\","
+            "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"resources\":{\"cpu\":{\"guaranteed\":\"%s\"%s%s%s}}}}",
+            name,
+            guaranteed,
+            limit ? ",\"limit\":\"" : "",
+            limit ? limit : "",
+            limit ? "\"" : "");
+}
+
+static const char *field(json_t *o, const char *part, const char *key)
+{
+        return json_string_value(json_object_get(json_object_get(o, part), key));
+}
+
+/* "node", "-" unbound, "terminating" being deleted, "gone". */
+static void expect_pod(struct fixture *f, const char *name, const char *want)
+{
+        json_t *pod = fixture_get(&f->base, "pods", "default", name);
+        const char *got = !pod ? "gone"
+                          : json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")
+                              ? "terminating"
+                          : field(pod, "spec", "nodeName") ? field(pod, "spec", "nodeName")
+                                                           : "-";
+
+        assert_string_equal(got, want);
+        json_decref(pod);
+}
+
+/* What the agent does once a victim stopped: the delete with grace 0. */
+static void agent_finishes(struct fixture *f, const char *name)
+{
+        const struct xp_registry_delete_options now = {.has_grace = true};
+        bool removed = false;
+        json_t *last = NULL;
+
+        assert_int_equal(
+            xp_registry_pod_delete(f->base.registry, "default", name, &now, &last, &removed, NULL),
+            0);
+        assert_true(removed);
+        json_decref(last);
+}
+
+/* The DisruptionTarget condition and the Preempted Event, as kube-scheduler writes them. */
+static void expect_preempted(struct fixture *f, const char *victim, const char *preemptor)
+{
+        json_t *pod = fixture_get(&f->base, "pods", "default", victim), *c, *items, *e;
+        char want[128];
+        uint64_t version;
+        bool condition = false, event = false;
+        size_t i;
+
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+        {
+                if (strcmp(json_string_value(json_object_get(c, "type")), "DisruptionTarget") != 0)
+                        continue;
+                assert_string_equal(json_string_value(json_object_get(c, "reason")),
+                                    "PreemptionByScheduler");
+                assert_string_equal(json_string_value(json_object_get(c, "status")), "True");
+                condition = true;
+        }
+        json_decref(pod);
+        assert_true(condition);
+        snprintf(want, sizeof(want), "Preempted by pod uid-%s on node n1", preemptor);
+        assert_int_equal(xp_store_list(f->base.store, "events", "default", &items, &version, NULL),
+                         0);
+        json_array_foreach(
+            items, i, e) if (xp_streq0(field(e, "involvedObject", "name"), victim) &&
+                             xp_streq0(json_string_value(json_object_get(e, "reason")),
+                                       "Preempted"))
+        {
+                assert_string_equal(json_string_value(json_object_get(e, "message")), want);
+                event = true;
+        }
+        json_decref(items);
+        assert_true(event);
+}
+
+/* Two low pods fill n1; a high one preempts both, is nominated, and its CPUs are held for it:
+ * a pod of still higher priority that may not preempt does not take them meanwhile. */
+static void preempts_nominates_and_holds(void **state)
+{
+        struct fixture *f = *state;
+        json_t *pod;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low-a", "2", 0, NULL, NULL);
+        put_pod(f, "low-b", "2", 0, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low-a", "n1");
+        put_pod(f, "high", "4", 10, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low-a", "terminating");
+        expect_pod(f, "low-b", "terminating");
+        expect_preempted(f, "low-a", "high");
+        expect_preempted(f, "low-b", "high");
+        pod = fixture_get(&f->base, "pods", "default", "high");
+        assert_string_equal(field(pod, "status", "nominatedNodeName"), "n1");
+        json_decref(pod);
+        expect_pod(f, "high", "-");
+        agent_finishes(f, "low-a");
+        agent_finishes(f, "low-b");
+        put_pod(f, "never", "4", 20, "\"preemptionPolicy\":\"Never\",", NULL);
+        steps(f);
+        expect_pod(f, "high", "n1");
+        expect_pod(f, "never", "-");
+}
+
+/* Nobody is preempted for a pod of preemptionPolicy Never, nor by one of equal priority. */
+static void never_preempts(void **state)
+{
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low", "4", 0, NULL, NULL);
+        steps(f);
+        put_pod(f, "polite", "4", 100, "\"preemptionPolicy\":\"Never\",", NULL);
+        put_pod(f, "peer", "4", 0, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low", "n1");
+        expect_pod(f, "polite", "-");
+        expect_pod(f, "peer", "-");
+}
+
+/* Queue a borrows the whole node; its limit stops it at 3 with the queue's reason; b (guaranteed
+ * 2) then submits and reclaims two of a's pods, whatever their priority. */
+static void reclaims_what_was_borrowed(void **state)
+{
+        struct fixture *f = *state;
+        json_t *pod, *q;
+        char *text;
+
+        put_node(f, "n1", "4");
+        put_queue(f, "a", "2", "3");
+        put_queue(f, "b", "2", NULL);
+        put_pod(f, "a-0", "1", 5, NULL, "a");
+        put_pod(f, "a-1", "1", 5, NULL, "a");
+        put_pod(f, "a-2", "1", 5, NULL, "a");
+        put_pod(f, "a-3", "1", 5, NULL, "a");
+        steps(f);
+        expect_pod(f, "a-2", "n1");
+        expect_pod(f, "a-3", "-");
+        pod = fixture_get(&f->base, "pods", "default", "a-3");
+        text = json_dumps(pod, 0);
+        assert_non_null(strstr(
+            text, "queue \\\"a\\\" is over its limit of cpu: 3 allocated + 1 requested > 3"));
+        free(text);
+        json_decref(pod);
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", "a-3", 0, NULL, NULL, NULL), 0);
+        put_pod(f, "b-0", "1", 0, NULL, "b");
+        put_pod(f, "b-1", "1", 0, NULL, "b");
+        steps(f);
+        /* one fits in the idle CPU; the other reclaims one of a's three (a's share is 2) */
+        expect_pod(f, "b-0", "n1");
+        expect_pod(f, "b-1", "-");
+        size_t terminating = 0;
+        for (const char *const *n = (const char *const[]){"a-0", "a-1", "a-2", NULL}; *n; n++) {
+                json_t *p = fixture_get(&f->base, "pods", "default", *n);
+                if (json_object_get(json_object_get(p, "metadata"), "deletionTimestamp")) {
+                        terminating++;
+                        json_decref(p);
+                        agent_finishes(f, *n);
+                        continue;
+                }
+                json_decref(p);
+        }
+        assert_int_equal(terminating, 1);
+        f->base.now_ms += 2000; /* the status is written at most every second */
+        steps(f);
+        expect_pod(f, "b-1", "n1");
+        q = fixture_get(&f->base, "queues", "", "a");
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(json_object_get(q, "status"), "allocated"), "cpu")),
+                            "2");
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(json_object_get(q, "status"), "borrowed"), "cpu")),
+                            "0");
+        json_decref(q);
+}
+
+/* A pod of ns with labels (JSON members) asking for 1 CPU. */
+static void put_pod_in(struct fixture *f, const char *ns, const char *name, const char *labels)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            ns,
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"%s\",\"uid\":\"uid-%s\",\"labels\":{%s},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            ns,
+            name,
+            labels);
+}
+
+static const char *
+pod_message(struct fixture *f, const char *ns, const char *name, char buf[static 256])
+{
+        json_t *pod = fixture_get(&f->base, "pods", ns, name), *c;
+        size_t i;
+
+        buf[0] = '\0';
+        json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+            snprintf(buf, 256, "%s", json_string_value(json_object_get(c, "message")) ?: "");
+        json_decref(pod);
+        return buf;
+}
+
+/* A pod's queue: its label, Kueue's label, else its namespace's default queue (label or
+ * annotation xpool.io/default-queue on the Namespace). Each queue here has a limit of 1 CPU. */
+static void picks_the_queue(void **state)
+{
+        struct fixture *f = *state;
+        char buf[256];
+
+        put_node(f, "n1", "8");
+        put_queue(f, "ours", "1", "1");
+        put_queue(f, "theirs", "1", "1");
+        fixture_put_text(
+            &f->base,
+            "namespaces",
+            "",
+            "research",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"research\","
+            "\"labels\":{\"xpool.io/default-queue\":\"ours\"}}}");
+        fixture_put_text(
+            &f->base,
+            "namespaces",
+            "",
+            "lab",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"lab\","
+            "\"annotations\":{\"xpool.io/default-queue\":\"theirs\"}}}");
+        steps(f);
+        put_pod_in(f, "research", "r-0", "");
+        put_pod_in(f, "research", "r-1", "");
+        put_pod_in(f, "lab", "l-0", "");
+        put_pod_in(f, "lab", "l-1", "\"kueue.x-k8s.io/queue-name\":\"theirs\"");
+        put_pod_in(f, "default", "free", "");
+        steps(f);
+        assert_string_equal(
+            pod_message(f, "research", "r-1", buf),
+            "queue \"ours\" is over its limit of cpu: 1 allocated + 1 requested > 1");
+        assert_string_equal(
+            pod_message(f, "lab", "l-1", buf),
+            "queue \"theirs\" is over its limit of cpu: 1 allocated + 1 requested > 1");
+        pod_message(f, "research", "r-0", buf);
+        assert_null(strstr(buf, "queue"));
+        pod_message(f, "default", "free", buf);
+        assert_null(strstr(buf, "queue")); /* in no queue: only the nodes decide */
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(preempts_nominates_and_holds, setup, teardown),
+            cmocka_unit_test_setup_teardown(never_preempts, setup, teardown),
+            cmocka_unit_test_setup_teardown(reclaims_what_was_borrowed, setup, teardown),
+            cmocka_unit_test_setup_teardown(picks_the_queue, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

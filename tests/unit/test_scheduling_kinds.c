@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The scheduling kinds' hooks: PriorityClass and Queue defaults, validation and tables. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "xpool/doc.h"
+#include "xpool/kind.h"
+#include "xpool/table.h"
+
+/* Decodes text (single quotes for double) as kind: 0 with *ret, or the error's message. */
+static int decode(const struct xp_kind *kind, const char *text, struct xp_doc **ret, char msg[256])
+{
+        char *copy = strdup(text);
+        struct xp_error err = {0};
+        json_t *json;
+        int r;
+
+        for (char *p = copy; *p; p++)
+                if (*p == '\'')
+                        *p = '"';
+        json = json_loads(copy, 0, NULL);
+        if (!json)
+                fail_msg("bad JSON in the test: %s", copy);
+        free(copy);
+        r = xp_doc_from_json(kind, json, NULL, XP_DECODE_STRICT, ret, &err);
+        snprintf(msg, 256, "%s", err.msg);
+        json_decref(json);
+        return r;
+}
+
+static void fails(const struct xp_kind *kind, const char *text, const char *message)
+{
+        struct xp_doc *doc = NULL;
+        char msg[256];
+
+        assert_int_equal(decode(kind, text, &doc, msg), -EINVAL);
+        assert_string_equal(msg, message);
+}
+
+#define PC "'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':{'name':'high'}"
+#define Q  "'apiVersion':'scheduling.xpool.io/v1alpha1','kind':'Queue','metadata':{'name':'team-a'}"
+
+static void priorityclass(void **state)
+{
+        struct xp_doc *doc = NULL;
+        char msg[256];
+
+        (void)state;
+        assert_int_equal(decode(&xp_kind_priorityclass, "{" PC ",'value':1000}", &doc, msg), 0);
+        assert_string_equal(xp_json_str_at(doc->body, "preemptionPolicy", ""),
+                            "PreemptLowerPriority");
+        xp_doc_free(doc);
+        fails(&xp_kind_priorityclass, "{" PC "}", "value: Required value");
+        fails(
+            &xp_kind_priorityclass,
+            "{" PC ",'value':1000000001}",
+            "value: Invalid value: 1000000001: maximum allowed value of a user defined priority is 1000000000");
+        fails(
+            &xp_kind_priorityclass,
+            "{" PC ",'value':1,'preemptionPolicy':'Sometimes'}",
+            "preemptionPolicy: Unsupported value: \"Sometimes\": supported values: \"Never\", \"PreemptLowerPriority\"");
+        fails(
+            &xp_kind_priorityclass,
+            "{'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':{'name':'system-mine'},'value':1}",
+            "metadata.name: Invalid value: \"system-mine\": priority class names with 'system-' prefix are reserved");
+}
+
+static void queue(void **state)
+{
+        struct xp_doc *doc = NULL;
+        char msg[256];
+
+        (void)state;
+        assert_int_equal(
+            decode(&xp_kind_queue,
+                   "{" Q ",'spec':{'resources':{'nvidia.com/gpu':{'guaranteed':'8','limit':16}}}}",
+                   &doc,
+                   msg),
+            0);
+        assert_int_equal(xp_json_int_at(doc->body, "spec.weight", 0), 1);
+        assert_true(xp_json_bool_at(doc->body, "spec.reclaimable", false));
+        xp_doc_free(doc);
+        fails(
+            &xp_kind_queue,
+            "{" Q ",'spec':{'resources':{'nvidia.com/gpu':{'guaranteed':'8','limit':'4'}}}}",
+            "spec.resources[nvidia.com/gpu].limit: Invalid value: must be greater than or equal to the guaranteed quota");
+        fails(
+            &xp_kind_queue,
+            "{" Q ",'spec':{'resources':{'nvidia.com/gpu':{'guaranteed':'-1'}}}}",
+            "spec.resources[nvidia.com/gpu].guaranteed: Invalid value: \"-1\": must be greater than or equal to 0");
+        fails(&xp_kind_queue,
+              "{" Q ",'spec':{'weight':0}}",
+              "spec.weight: Invalid value: must be a number greater than 0");
+        fails(&xp_kind_queue,
+              "{" Q ",'spec':{'parent':'team-a'}}",
+              "spec.parent: Invalid value: \"team-a\": a queue cannot be its own parent");
+        fails(
+            &xp_kind_queue,
+            "{" Q ",'spec':{'resources':{'gpu':{'guaranteed':'1'}}}}",
+            "spec.resources[gpu]: Invalid value: \"gpu\": a name without a domain must be a standard resource (cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>); extended resources need a domain, e.g. \"vendor.com/npu\"");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(priorityclass),
+            cmocka_unit_test(queue),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
