@@ -38,6 +38,9 @@ struct xp_gc_object {
 
 struct xp_gc_graph {
         struct xp_map objects; /* uid -> struct xp_gc_object */
+        /* Whether owners of kind are followed at all: a missing owner of a kind nobody follows
+         * is not taken for gone (Kubernetes retries an owner it cannot resolve). NULL: all are. */
+        bool (*known_kind)(const char *kind);
 };
 
 void xp_gc_graph_init(struct xp_gc_graph *g);

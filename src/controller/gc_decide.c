@@ -56,7 +56,9 @@ as_dependent(const struct xp_gc_graph *g, const struct xp_gc_object *o, struct x
         for (size_t i = 0; i < o->n_owners; i++) {
                 const struct xp_gc_object *owner = owner_of(g, o, &o->owners[i]);
 
-                if (!owner) {
+                if (!owner && g->known_kind && !g->known_kind(o->owners[i].kind)) {
+                        solid++; /* unknown: never taken for gone */
+                } else if (!owner) {
                         gone[n_gone++] = o->owners[i].uid;
                 } else if (owner->deleting && owner->foreground) {
                         gone[n_gone++] = o->owners[i].uid;

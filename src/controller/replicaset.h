@@ -73,12 +73,12 @@ json_t *xp_owner_ref_new(const char *api_version, const char *kind, const json_t
 
 /* ---- pods: states and the deletion ranking (replicaset_rank.c) --------------------------- */
 
-enum xp_pod_phase {
-        XP_PHASE_PENDING,
-        XP_PHASE_UNKNOWN,
-        XP_PHASE_RUNNING,
-        XP_PHASE_SUCCEEDED,
-        XP_PHASE_FAILED,
+enum xp_rs_phase {
+        XP_RS_PHASE_PENDING,
+        XP_RS_PHASE_UNKNOWN,
+        XP_RS_PHASE_RUNNING,
+        XP_RS_PHASE_SUCCEEDED,
+        XP_RS_PHASE_FAILED,
 };
 
 /* What the ranking and the counting need of a pod, read once from its JSON. */
@@ -86,7 +86,7 @@ struct xp_rs_pod {
         const json_t *object; /* borrowed */
         const char *name;
         bool assigned; /* spec.nodeName set */
-        enum xp_pod_phase phase;
+        enum xp_rs_phase phase;
         bool terminating; /* metadata.deletionTimestamp set */
         bool ready;
         int64_t ready_since_s; /* the Ready condition's lastTransitionTime; 0: unknown */

@@ -9,22 +9,22 @@
 #include "replicaset.h"
 #include "xpool/timeutil.h"
 
-static enum xp_pod_phase phase_of(const char *phase)
+static enum xp_rs_phase phase_of(const char *phase)
 {
         static const struct {
                 const char *name;
-                enum xp_pod_phase phase;
+                enum xp_rs_phase phase;
         } phases[] = {
-            {"Running", XP_PHASE_RUNNING},
-            {"Succeeded", XP_PHASE_SUCCEEDED},
-            {"Failed", XP_PHASE_FAILED},
-            {"Unknown", XP_PHASE_UNKNOWN},
+            {"Running", XP_RS_PHASE_RUNNING},
+            {"Succeeded", XP_RS_PHASE_SUCCEEDED},
+            {"Failed", XP_RS_PHASE_FAILED},
+            {"Unknown", XP_RS_PHASE_UNKNOWN},
         };
 
         for (size_t i = 0; phase && i < sizeof(phases) / sizeof(phases[0]); i++)
                 if (strcmp(phase, phases[i].name) == 0)
                         return phases[i].phase;
-        return XP_PHASE_PENDING;
+        return XP_RS_PHASE_PENDING;
 }
 
 static int64_t time_of(const json_t *value)
@@ -82,7 +82,7 @@ void xp_rs_pod_read(const json_t *object, struct xp_rs_pod *pod)
 
 bool xp_rs_pod_active(const struct xp_rs_pod *pod)
 {
-        return pod->phase != XP_PHASE_SUCCEEDED && pod->phase != XP_PHASE_FAILED &&
+        return pod->phase != XP_RS_PHASE_SUCCEEDED && pod->phase != XP_RS_PHASE_FAILED &&
                !pod->terminating;
 }
 

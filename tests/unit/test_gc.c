@@ -166,6 +166,36 @@ static void test_orphan(void **state)
         xp_gc_graph_done(&g);
 }
 
+static bool only_known(const char *kind)
+{
+        return strcmp(kind, "Unknown") != 0;
+}
+
+/* An owner of a kind nobody follows is never taken for gone. */
+static void test_unknown_kind(void **state)
+{
+        (void)state;
+        struct xp_gc_graph g;
+        struct xp_gc_actions a;
+
+        xp_gc_graph_init(&g);
+        g.known_kind = only_known;
+        put(&g,
+            "pods",
+            "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\",\"namespace\":\"default\",\"uid\":\"x1\",\"ownerReferences\":["
+            "{\"kind\":\"Unknown\",\"name\":\"a\",\"uid\":\"u1\"}]}}");
+        put(&g,
+            "pods",
+            "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"y\",\"namespace\":\"default\",\"uid\":\"y1\",\"ownerReferences\":["
+            "{\"kind\":\"ReplicaSet\",\"name\":\"a\",\"uid\":\"u2\"}]}}");
+        decide(&g, "x1", &a);
+        assert_int_equal(a.n, 0);
+        decide(&g, "y1", &a);
+        assert_int_equal(a.n, 1);
+        xp_gc_actions_done(&a);
+        xp_gc_graph_done(&g);
+}
+
 /* Several owners: one gone, one alive: only the reference to the gone one is removed. */
 static void test_partial_owners(void **state)
 {
@@ -206,6 +236,7 @@ int main(void)
             cmocka_unit_test(test_foreground),
             cmocka_unit_test(test_orphan),
             cmocka_unit_test(test_partial_owners),
+            cmocka_unit_test(test_unknown_kind),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
