@@ -108,9 +108,17 @@ static void on_gc(struct xp_workloads *w, const json_t *object, enum wl_event ev
                 size_t n = 0;
                 const char **deps;
 
+                json_t *ref;
+                size_t i;
+
+                /* an owner waiting for its dependents (foreground) may now go */
+                json_array_foreach(json_object_get(meta, "ownerReferences"),
+                                   i,
+                                   ref) if (json_string_value(json_object_get(ref, "uid")))(void)
+                    xp_workqueue_add(w->gc_queue, json_string_value(json_object_get(ref, "uid")));
                 xp_gc_graph_remove(&w->graph, uid);
                 deps = xp_gc_dependents(&w->graph, uid, &n);
-                for (size_t i = 0; i < n; i++)
+                for (i = 0; i < n; i++)
                         (void)xp_workqueue_add(w->gc_queue, deps[i]);
                 free(deps);
                 return;
