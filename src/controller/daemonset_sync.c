@@ -116,6 +116,36 @@ static json_t *affinity_for(const json_t *template_spec, const char *node)
         return affinity;
 }
 
+static int create_on_nodes(struct xp_workloads *w,
+                           const json_t *ds,
+                           const char *ekey,
+                           const json_t *tspec,
+                           const json_t *labels,
+                           const struct xp_ds_plan *plan)
+{
+        json_t **affinities = calloc(plan->n_create, sizeof(*affinities));
+        size_t created = 0;
+        int r = -ENOMEM;
+
+        if (!affinities)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_create; i++)
+                if (!(affinities[i] = affinity_for(tspec, plan->create[i])))
+                        goto out;
+        r = xp_expectations_expect_creations(
+            &w->expectations, ekey, (int32_t)plan->n_create, wl_now_ms(w));
+        if (r >= 0)
+                created = wl_create_pods(
+                    w, ds, "apps/v1", "DaemonSet", labels, affinities, plan->n_create);
+        for (size_t k = created; r >= 0 && k < plan->n_create; k++)
+                xp_expectations_creation_observed(&w->expectations, ekey);
+out:
+        for (size_t i = 0; i < plan->n_create; i++)
+                json_decref(affinities[i]);
+        free(affinities);
+        return r;
+}
+
 static int apply_plan(struct xp_workloads *w,
                       const json_t *ds,
                       const char *ekey,
@@ -130,15 +160,7 @@ static int apply_plan(struct xp_workloads *w,
         int r = labels ? 0 : -ENOMEM;
 
         if (r >= 0 && plan->n_create)
-                r = xp_expectations_expect_creations(
-                    &w->expectations, ekey, (int32_t)plan->n_create, wl_now_ms(w));
-        for (size_t i = 0; r >= 0 && i < plan->n_create; i++) {
-                json_t *affinity = affinity_for(tspec, plan->create[i]);
-
-                if (!affinity || wl_create_pod(w, ds, "apps/v1", "DaemonSet", labels, affinity) < 0)
-                        xp_expectations_creation_observed(&w->expectations, ekey);
-                json_decref(affinity);
-        }
+                r = create_on_nodes(w, ds, ekey, tspec, labels, plan);
         if (r >= 0 && plan->n_delete)
                 r = xp_expectations_expect_deletions(
                     &w->expectations, ekey, plan->delete, plan->n_delete, wl_now_ms(w));

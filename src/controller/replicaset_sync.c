@@ -31,14 +31,15 @@ static int32_t min_ready(const json_t *object)
 static int create_pods(struct xp_workloads *w, const json_t *rs, const char *ekey, int32_t n)
 {
         int r = xp_expectations_expect_creations(&w->expectations, ekey, n, wl_now_ms(w));
+        size_t created;
 
-        for (int32_t i = 0; r >= 0 && i < n; i++) {
-                r = wl_create_pod(w, rs, "apps/v1", "ReplicaSet", NULL, NULL);
-                if (r < 0) /* stop at the first failure (slow start); the rest is not coming */
-                        for (int32_t k = i; k < n; k++)
-                                xp_expectations_creation_observed(&w->expectations, ekey);
-        }
-        return r;
+        if (r < 0)
+                return r;
+        created = wl_create_pods(w, rs, "apps/v1", "ReplicaSet", NULL, NULL, (size_t)n);
+        /* what was not created is not coming: expect no more than what was */
+        for (size_t k = created; k < (size_t)n; k++)
+                xp_expectations_creation_observed(&w->expectations, ekey);
+        return created < (size_t)n ? -EAGAIN : 0;
 }
 
 static int delete_pods(struct xp_workloads *w,

@@ -16,6 +16,7 @@
 #include "xpool/kind.h"
 #include "xpool/log.h"
 #include "xpool/registry.h"
+#include "xpool/workers.h"
 
 #define IDLE_MS      1000 /* the longest sleep when nothing is queued */
 #define RETRY_MIN_MS 50
@@ -143,7 +144,10 @@ int xp_workloads_new(struct xp_registry *registry,
         xp_gc_graph_init(&w->graph);
         w->graph.known_kind = known_kind;
         xp_expectations_init(&w->expectations);
+        pthread_mutex_init(&w->events_lock, NULL);
         r = make_queues(w);
+        if (r >= 0)
+                r = wl_creators_start(w, err);
         if (r >= 0)
                 r = wl_handlers_make(w);
         if (r >= 0) {
@@ -202,6 +206,7 @@ void xp_workloads_free(struct xp_workloads *w)
         if (!w)
                 return;
         xp_controller_stop(w->loop);
+        xp_workers_free(w->creators);
         xp_informer_free(w->informer);
         for (size_t i = 0; i < WL_N; i++)
                 wl_cache_clear(&w->cache[i]);
@@ -212,5 +217,7 @@ void xp_workloads_free(struct xp_workloads *w)
         xp_workqueue_free(w->ds_queue);
         xp_workqueue_free(w->gc_queue);
         free(w->handlers);
+        wl_events_done(w);
+        pthread_mutex_destroy(&w->events_lock);
         free(w);
 }

@@ -8,6 +8,7 @@
  */
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@ struct xp_clock;
 struct xp_controller;
 struct xp_kind;
 struct xp_workqueue;
+struct xp_workers;
 
 /* The kinds kept whole in the cache. */
 enum wl_resource {
@@ -54,6 +56,9 @@ struct xp_workloads {
         struct xp_gc_graph graph;
         struct xp_expectations expectations; /* ReplicaSets' and DaemonSets' pods */
         struct xp_workqueue *rs_queue, *deploy_queue, *ds_queue, *gc_queue;
+        struct xp_workers *creators; /* pod creations in parallel (replicaset_batch.c) */
+        pthread_mutex_t events_lock; /* the Events' spam filter, used from the creators too */
+        struct xp_map event_buckets; /* object uid -> struct bucket */
         int64_t busy_ms;
         int64_t next_s; /* wall time of the earliest recheck asked for (minReady, deadline) */
 };
@@ -101,6 +106,23 @@ int wl_create_pod(struct xp_workloads *w,
                   const char *kind,
                   const json_t *extra_labels,
                   const json_t *affinity);
+
+/* The creators' threads. -errno with err. */
+int wl_creators_start(struct xp_workloads *w, struct xp_error *err);
+/*
+ * Creates n pods from owner's template as wl_create_pod() does, in slow-start batches on the
+ * creators' threads; affinities (may be NULL) holds each pod's. Returns how many were created: a
+ * batch with a failure ends it.
+ */
+size_t wl_create_pods(struct xp_workloads *w,
+                      const json_t *owner,
+                      const char *api_version,
+                      const char *kind,
+                      const json_t *labels,
+                      json_t *const *affinities,
+                      size_t n);
+/* Frees the Events' spam filter. */
+void wl_events_done(struct xp_workloads *w);
 
 /* Deletes a pod gracefully, recording SuccessfulDelete on owner. 0 (gone or going), -errno. */
 int wl_delete_pod(struct xp_workloads *w, const json_t *owner, const json_t *pod);

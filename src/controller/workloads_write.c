@@ -50,6 +50,74 @@ static const char *component_of(const char *kind)
         return "garbage-collector-controller";
 }
 
+/*
+ * Kubernetes' EventSourceObjectSpamFilter: per object, a burst of 25 Events, then one more every
+ * 5 minutes. A Deployment scaled to 1000 thus writes 25 SuccessfulCreate Events, not 1000.
+ */
+#define EVENT_BURST    25
+#define EVENT_REFILL_S 300
+
+struct bucket {
+        char *uid;
+        double tokens;
+        int64_t at_s;
+};
+
+/* The object's bucket, made full when new; NULL on -ENOMEM (the Event then goes). */
+static struct bucket *bucket_of(struct xp_workloads *w, const char *uid, int64_t now)
+{
+        struct bucket *b = xp_map_get(&w->event_buckets, uid);
+
+        if (b)
+                return b;
+        b = calloc(1, sizeof(*b));
+        if (!b || !(b->uid = strdup(uid)) || xp_map_put(&w->event_buckets, b->uid, b) < 0) {
+                if (b)
+                        free(b->uid);
+                free(b);
+                return NULL;
+        }
+        b->tokens = EVENT_BURST;
+        b->at_s = now;
+        return b;
+}
+
+static bool event_allowed(struct xp_workloads *w, const char *uid)
+{
+        int64_t now = wl_now_s(w);
+        struct bucket *b;
+        bool ok = true;
+
+        if (!uid)
+                return true;
+        pthread_mutex_lock(&w->events_lock);
+        b = bucket_of(w, uid, now);
+        if (b) {
+                b->tokens += (double)(now - b->at_s) / EVENT_REFILL_S;
+                if (b->tokens > EVENT_BURST)
+                        b->tokens = EVENT_BURST;
+                b->at_s = now;
+                ok = b->tokens >= 1;
+                if (ok)
+                        b->tokens -= 1;
+        }
+        pthread_mutex_unlock(&w->events_lock);
+        return ok;
+}
+
+void wl_events_done(struct xp_workloads *w)
+{
+        for (size_t i = 0; i < w->event_buckets.cap; i++) {
+                struct bucket *b = w->event_buckets.values ? w->event_buckets.values[i] : NULL;
+
+                if (b) {
+                        free(b->uid);
+                        free(b);
+                }
+        }
+        xp_map_done(&w->event_buckets);
+}
+
 void wl_event(struct xp_workloads *w,
               const json_t *object,
               const char *type,
@@ -62,6 +130,8 @@ void wl_event(struct xp_workloads *w,
         struct xp_error err = {0};
         va_list ap;
 
+        if (!event_allowed(w, wl_meta(object, "uid")))
+                return;
         va_start(ap, fmt);
         vsnprintf(message, sizeof(message), fmt, ap);
         va_end(ap);
