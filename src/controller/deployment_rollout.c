@@ -255,7 +255,9 @@ static int create_rs(struct dsync *s, json_t *json, json_t **ret, struct xp_erro
 
         if (!kind)
                 return xp_errorf(err, -EOPNOTSUPP, "the ReplicaSet kind is not served");
-        r = kind->from_json(json, NULL, 0, &object, err);
+        /* the template as the Deployment holds it (defaulted and validated when it was written):
+         * a ReplicaSet's own defaults would make it differ from the template it was made for */
+        r = kind->from_json(json, NULL, XP_DECODE_TRUSTED, &object, err);
         if (r < 0)
                 return r;
         r = xp_registry_namespace_hold(s->w->registry, ns, err);
