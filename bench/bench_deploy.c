@@ -159,7 +159,7 @@ int main(int argc, char **argv)
                         bound_ms = xp_monotonic_ms() - start;
                         break;
                 }
-                usleep(20 * 1000);
+                usleep(100 * 1000); /* a list of every pod costs: not too often */
         }
         loadavg(&load_end);
         printf("bench_deploy: %d replicas on %d nodes\n", replicas, nodes);

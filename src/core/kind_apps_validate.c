@@ -164,17 +164,18 @@ static int non_negative(struct xp_decode_ctx *ctx, const json_t *body, const cha
  * under spec.template. */
 static int check_template_pod(struct xp_decode_ctx *ctx, const json_t *template)
 {
-        json_t *pod = json_pack(
-            "{s:s, s:s, s:O, s:O}",
-            "apiVersion",
-            "v1",
-            "kind",
-            "Pod",
-            "metadata",
-            json_object_get(template, "metadata") ? json_object_get(template, "metadata")
-                                                  : json_object(),
-            "spec",
-            json_object_get(template, "spec") ? json_object_get(template, "spec") : json_object());
+        const json_t *meta = json_object_get(template, "metadata");
+        const json_t *spec = json_object_get(template, "spec");
+        /* copies: neither a pod's defaults nor its name may reach the template */
+        json_t *pod = json_pack("{s:s, s:s, s:o, s:o}",
+                                "apiVersion",
+                                "v1",
+                                "kind",
+                                "Pod",
+                                "metadata",
+                                meta ? json_deep_copy(meta) : json_object(),
+                                "spec",
+                                spec ? json_deep_copy(spec) : json_object());
         struct xp_error err = {0};
         void *object = NULL;
         int r;
