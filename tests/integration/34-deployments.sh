@@ -23,7 +23,7 @@ cleanup() {
   stop_up TERM
   # the pods' processes outlive xpool up by design: this run's end here (each sleeps 3600.MARK...)
   for p in /proc/[0-9]*; do
-    if [[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" == *"sleep 3600.$mark"* ]]; then
+    if [[ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" == *"sleep 3600.$mark"* ]]; then
       kill -KILL "${p#/proc/}" 2>/dev/null || true
     fi
   done
@@ -152,6 +152,27 @@ check "create the DaemonSet" 0 kubectl apply -f "$tmp/ds.yaml"
 poll "its pod runs on the node" 20 "$node Running" \
   kubectl get pods -l app=agent -o 'jsonpath={.items[0].spec.nodeName} {.items[0].status.phase}'
 poll "the DaemonSet is ready" 10 "1 1" kubectl get ds agent -o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'
+
+# kubectl's own generators and rollout commands (create deployment sends protobuf)
+check "kubectl create deployment" 0 kubectl create deployment hello --image=hello:1 -- sleep "3600.${mark}8"
+check "its rollout" 0 kubectl rollout status deployment/hello --timeout=30s
+check "kubectl get all" 0 kubectl get all
+expect_in "get all: the Deployment" "$tmp/out" "deployment.apps/hello"
+expect_in "get all: its ReplicaSet" "$tmp/out" "replicaset.apps/hello-"
+expect_in "get all: the DaemonSet" "$tmp/out" "daemonset.apps/agent"
+check "kubectl set image" 0 kubectl set image deployment/hello hello=hello:2
+check "rollout status after set image" 0 kubectl rollout status deployment/hello --timeout=30s
+check "the new image runs" 0 kubectl get pods -l app=hello -o 'jsonpath={.items[*].spec.containers[0].image}'
+expect_in "hello:2" "$tmp/out" "hello:2"
+check "rollout pause" 0 kubectl rollout pause deployment/hello
+poll "Progressing says paused" 10 DeploymentPaused \
+  kubectl get deployment hello -o 'jsonpath={.status.conditions[?(@.type=="Progressing")].reason}'
+check "rollout resume" 0 kubectl rollout resume deployment/hello
+check "refused with Kubernetes' message" 1 kubectl create deployment bad --image=x --replicas=-1
+expect_in "the message" "$tmp/err" 'spec.replicas: Invalid value: -1: must be greater than or equal to 0'
+check "delete --cascade=foreground" 0 kubectl delete deployment hello --cascade=foreground --timeout=30s
+check "its pods went first" 0 kubectl get pods -l app=hello -o name
+expect_count "no pod left" "$tmp/out" 0 "pod/"
 
 # delete with --cascade=orphan: the Deployment goes, its ReplicaSets and pods stay
 check "delete --cascade=orphan" 0 kubectl delete deployment gpu --cascade=orphan --wait=true --timeout=20s
