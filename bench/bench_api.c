@@ -13,26 +13,20 @@
  * before any thread exists.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "http_client.h"
+#include "server_child.h"
 #include "xpool/macro.h"
-
-extern char **environ;
 
 /* A GPU training pod as a client would send it, about 800 bytes; NAME is replaced per request. */
 static const char pod_template[] =
@@ -60,14 +54,6 @@ static long count;
 static atomic_long next_index;
 static atomic_long errors;
 static double *latencies; /* seconds, one per create; negative when it failed */
-
-static double now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Points the clients at url; says what is wrong with it as --server. */
 static int set_server(const char *url)
@@ -104,7 +90,7 @@ static void *client(void *arg)
                         atomic_fetch_add(&errors, 1);
                         continue;
                 }
-                t = now();
+                t = bench_now();
                 if (c->fd < 0 && (n = http_conn_open(c, &target)) < 0) {
                         fprintf(stderr, "bench_api: connect: %s; client stops\n", strerror(-n));
                         atomic_fetch_add(&errors, 1);
@@ -112,7 +98,7 @@ static void *client(void *arg)
                 }
                 r = http_conn_exchange(c, req, (size_t)r, &close_after);
                 if (r == 201) {
-                        latencies[i] = now() - t;
+                        latencies[i] = bench_now() - t;
                 } else {
                         atomic_fetch_add(&errors, 1);
                         if (r < 0)
@@ -125,160 +111,6 @@ static void *client(void *arg)
         }
         http_conn_close(c);
         return NULL;
-}
-
-/* The server child: started on a free loopback port in a fresh directory, removed at the end. */
-struct child {
-        pid_t pid;
-        char dir[512];
-        char data[600];
-        char log[600];
-};
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)flag;
-        (void)ftw;
-        return remove(path) < 0 ? -errno : 0;
-}
-
-static int child_start(const char *xpool, struct child *ch)
-{
-        const char *tmpdir = getenv("TMPDIR") ?: "/tmp";
-        posix_spawn_file_actions_t fa;
-        char *argv[] = {(char *)xpool,
-                        "server",
-                        "--listen",
-                        "127.0.0.1:0",
-                        "--no-tls",
-                        /* the API alone: with no nodes, the scheduler would answer every
-                         * create with a status write and an Event of its own */
-                        "--no-scheduler",
-                        "--data-dir",
-                        ch->data,
-                        NULL};
-        double deadline;
-        int r;
-
-        snprintf(ch->dir, sizeof(ch->dir), "%s/bench-api-XXXXXX", tmpdir);
-        if (!mkdtemp(ch->dir)) {
-                r = -errno;
-                fprintf(stderr, "bench_api: mkdtemp %s: %s\n", ch->dir, strerror(-r));
-                return r;
-        }
-        snprintf(ch->data, sizeof(ch->data), "%s/data", ch->dir);
-        snprintf(ch->log, sizeof(ch->log), "%s/server.log", ch->dir);
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(
-            &fa, STDOUT_FILENO, ch->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-        r = posix_spawn(&ch->pid, xpool, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (r != 0) {
-                fprintf(stderr, "bench_api: cannot start %s: %s\n", xpool, strerror(r));
-                ch->pid = 0;
-                return -r;
-        }
-
-        /* wait (bounded) for the line that names the port */
-        deadline = now() + 15;
-        while (now() < deadline) {
-                char line[1024], *p;
-                unsigned port;
-                int status;
-                FILE *fp;
-
-                if (waitpid(ch->pid, &status, WNOHANG) == ch->pid) {
-                        ch->pid = 0;
-                        fprintf(stderr, "bench_api: the server exited; its log is %s\n", ch->log);
-                        return -ECHILD;
-                }
-                fp = fopen(ch->log, "re");
-                while (fp && fgets(line, sizeof(line), fp)) {
-                        p = strstr(line, "listening on http://127.0.0.1:");
-                        if (p && sscanf(p, "listening on http://127.0.0.1:%u,", &port) == 1) {
-                                char url[64];
-
-                                fclose(fp);
-                                snprintf(url, sizeof(url), "http://127.0.0.1:%u", port);
-                                return set_server(url);
-                        }
-                }
-                if (fp)
-                        fclose(fp);
-                usleep(20000);
-        }
-        fprintf(
-            stderr, "bench_api: the server did not say it listens within 15 s; see %s\n", ch->log);
-        return -ETIMEDOUT;
-}
-
-/* The admin token the server wrote, when it writes one (DATA_DIR/admin.kubeconfig). */
-static char *child_token(const struct child *ch)
-{
-        char path[700], line[1024];
-        char *found = NULL;
-        FILE *fp;
-
-        snprintf(path, sizeof(path), "%s/admin.kubeconfig", ch->data);
-        fp = fopen(path, "re");
-        if (!fp)
-                return NULL;
-        while (!found && fgets(line, sizeof(line), fp)) {
-                char *p = line + strspn(line, " \t");
-
-                if (strncmp(p, "token:", 6) != 0)
-                        continue;
-                p += 6;
-                p += strspn(p, " \t\"'");
-                p[strcspn(p, " \t\"'\r\n")] = '\0';
-                if (*p)
-                        found = strdup(p);
-        }
-        fclose(fp);
-        return found;
-}
-
-static long child_peak_rss_kib(const struct child *ch)
-{
-        char path[64], line[256];
-        long kib = -1;
-        FILE *fp;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)ch->pid);
-        fp = fopen(path, "re");
-        if (!fp)
-                return -1;
-        while (fgets(line, sizeof(line), fp))
-                if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-                        break;
-        fclose(fp);
-        return kib;
-}
-
-static void child_stop(struct child *ch)
-{
-        if (ch->pid > 0) {
-                double deadline = now() + 10;
-                int status;
-
-                kill(ch->pid, SIGTERM);
-                while (waitpid(ch->pid, &status, WNOHANG) == 0) {
-                        if (now() > deadline) {
-                                fprintf(stderr,
-                                        "bench_api: the server ignored SIGTERM; killing it\n");
-                                kill(ch->pid, SIGKILL);
-                                waitpid(ch->pid, &status, 0);
-                                break;
-                        }
-                        usleep(20000);
-                }
-                ch->pid = 0;
-        }
-        if (ch->dir[0])
-                nftw(ch->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        ch->dir[0] = '\0';
 }
 
 static double cpu_seconds(const struct rusage *u)
@@ -324,11 +156,11 @@ int main(int argc, char **argv)
         _cleanup_free_ char *child_tok = NULL;
         _cleanup_free_ struct http_conn *conns = NULL;
         _cleanup_free_ pthread_t *th = NULL;
-        struct child ch = {0};
+        struct server_child ch = {0};
         struct rusage ru;
         long clients = 32, kib = -1;
         size_t ok = 0;
-        double t0, elapsed;
+        double t0, elapsed, cpu0 = -1, cpu1 = -1;
         int opt, r = 0;
 
         count = 20000;
@@ -373,11 +205,16 @@ int main(int argc, char **argv)
         for (long i = 0; i < count; i++)
                 latencies[i] = -1;
         if (xpool) {
-                if (child_start(xpool, &ch) < 0) {
-                        child_stop(&ch);
+                /* the API alone: with no nodes, the scheduler would answer every create with a
+                 * status write and an Event of its own */
+                static const char *const extra[] = {"--no-scheduler", NULL};
+
+                if (server_child_start("bench_api", xpool, extra, &ch) < 0 ||
+                    set_server(ch.url) < 0) {
+                        server_child_stop("bench_api", &ch);
                         return 1;
                 }
-                child_tok = token ? NULL : child_token(&ch);
+                child_tok = token ? NULL : server_child_token(&ch);
                 if (child_tok)
                         token = child_tok;
                 server = "its own server";
@@ -392,7 +229,10 @@ int main(int argc, char **argv)
                target.host,
                server,
                token ? ", with a bearer token" : "");
-        t0 = now();
+        bench_print_load("start");
+        if (xpool)
+                cpu0 = server_child_cpu_seconds(&ch);
+        t0 = bench_now();
         for (long i = 0; i < clients; i++)
                 if (pthread_create(&th[i], NULL, client, &conns[i]) != 0) {
                         fprintf(stderr, "bench_api: cannot start client %ld\n", i);
@@ -400,7 +240,9 @@ int main(int argc, char **argv)
                 }
         for (long i = 0; i < clients; i++)
                 pthread_join(th[i], NULL);
-        elapsed = now() - t0;
+        elapsed = bench_now() - t0;
+        if (xpool)
+                cpu1 = server_child_cpu_seconds(&ch);
 
         for (long i = 0; i < count; i++)
                 if (latencies[i] >= 0)
@@ -417,13 +259,17 @@ int main(int argc, char **argv)
                 printf("latency max        %10.2f ms\n", latencies[ok - 1] * 1e3);
         }
         printf("errors             %10ld\n", atomic_load(&errors));
+        /* the figure that does not depend on what else the machine runs */
+        if (cpu0 >= 0 && cpu1 >= 0 && ok > 0)
+                printf("server CPU/create  %10.0f us (user+sys during the run / creates)\n",
+                       (cpu1 - cpu0) * 1e6 / (double)ok);
         if (xpool) {
-                kib = child_peak_rss_kib(&ch);
+                kib = server_child_kib(&ch, "VmHWM");
                 if (kib >= 0)
                         printf("server peak RSS    %10ld KiB\n", kib);
                 else
                         printf("server peak RSS    %10s (not readable)\n", "-");
-                child_stop(&ch);
+                server_child_stop("bench_api", &ch);
         } else {
                 printf("server peak RSS    %10s (not our process: use --xpool)\n", "-");
         }
@@ -434,6 +280,7 @@ int main(int argc, char **argv)
                 getrusage(RUSAGE_CHILDREN, &ru);
                 printf("server CPU         %10.2f s user+sys\n", cpu_seconds(&ru));
         }
+        bench_print_load("end");
         if (atomic_load(&errors) > 0 || ok != (size_t)count)
                 r = 1;
         free(latencies);

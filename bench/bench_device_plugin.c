@@ -95,6 +95,61 @@ static void report(const char *stage, pid_t pid)
                pss / 1024.0);
 }
 
+/* What the RSS is made of: the mappings holding 256 KiB or more, by file (or [heap], [stack],
+ * anonymous), largest first. */
+static void breakdown(pid_t pid)
+{
+        struct {
+                char name[160];
+                long kib;
+        } rows[128];
+        size_t n = 0;
+        char path[64], line[512], name[160] = "";
+        FILE *f;
+        long v;
+
+        snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return;
+        while (fgets(line, sizeof(line), f)) {
+                char *p = strchr(line, ' ');
+
+                if (p && strchr(line, '-') && strchr(line, '-') < p) { /* a mapping's line */
+                        /* the sixth field, the file, or "anonymous" */
+                        int field = 0;
+
+                        for (p = line; *p && field < 5; field++)
+                                p += strcspn(p, " "), p += strspn(p, " ");
+                        p[strcspn(p, "\n")] = '\0';
+                        snprintf(name, sizeof(name), "%s", *p ? p : "anonymous");
+                } else if (sscanf(line, "Rss: %ld kB", &v) == 1 && v > 0) {
+                        size_t i;
+
+                        for (i = 0; i < n && strcmp(rows[i].name, name) != 0; i++)
+                                ;
+                        if (i == n && n < 128) {
+                                snprintf(rows[n].name, sizeof(rows[n].name), "%s", name);
+                                rows[n++].kib = 0;
+                        }
+                        if (i < n)
+                                rows[i].kib += v;
+                }
+        }
+        fclose(f);
+        for (size_t shown = 0; shown < n; shown++) {
+                size_t best = 0;
+
+                for (size_t i = 1; i < n; i++)
+                        if (rows[i].kib > rows[best].kib)
+                                best = i;
+                if (rows[best].kib < 256)
+                        break;
+                printf("    %6.1f MiB  %s\n", rows[best].kib / 1024.0, rows[best].name);
+                rows[best].kib = -1;
+        }
+}
+
 static double calls(grpc_channel *ch, int rounds, const char *const *ids)
 {
         V1beta1__ContainerPreferredAllocationRequest creq =
@@ -224,6 +279,7 @@ int main(int argc, char **argv)
         printf("xpool device-plugin, 8 GPUs: registered %s\n", registered ? "yes" : "NO");
         serve_for(cq, idle * 1000);
         report("idle, registered", pid);
+        breakdown(pid);
 
         /* the GPUs' ids, as the fake NVML names them */
         for (int i = 0; i < 8; i++) {

@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Pods on one node, end to end: `xpool server --no-tls` and `xpool agent` started as two
- * processes (so that the agent is measured alone), then
+ * processes (so that the agent is measured alone), the agent with the simulated devices of
+ * --node-description (default examples/nodes/dgx-h100.yaml: eight GPUs), then
  *   - the agent's idle RSS and CPU with no pods, over --idle seconds;
+ *   - its RSS with --running pods (`sleep 600`, no requests) running at once (issue 21: under
+ *     16 MiB with 200), which are then deleted;
  *   - create -> Running latency: --latency pods (`sleep 600`) created one after another, each
  *     timed from its POST until the watch shows it running; p50/p99;
- *   - throughput: --throughput pods (`true`, restartPolicy Never) created as fast as --clients
- *     clients (4) can, and the time until the watch has seen every one Succeeded: pods completed
- *     per second;
+ *   - throughput: --throughput pods (`true`, restartPolicy Never, each asking for --gpus GPUs
+ *     (nvidia.com/gpu, default 1) and --cpu CPUs (default 1) as issue 21 has them) created as fast
+ *     as --clients clients (4) can, and the time until the watch has seen every one Succeeded:
+ *     pods completed per second;
  *   - the agent's RSS and CPU once more, idle after the work.
  * Prints figures; asserts nothing. The latency is split at the bind (the watch shows
  * spec.nodeName): API and scheduler before, the agent after. --keep leaves the logs (server.log,
- * agent.log).
+ * agent.log). The load average is printed at the start and the end.
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
- *                          [--clients 4] [--keep] [--cni-conf-dir DIR]
+ *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
+ *                          [--node-description FILE] [--gpus 1] [--cpu 1]
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
@@ -242,7 +247,33 @@ static void *watch_thread(void *userdata)
         return NULL;
 }
 
-static int create_pod(struct xp_apiclient *client, const char *name, const char *command)
+/* What each latency and throughput pod asks for: --gpus (nvidia.com/gpu) and --cpu; "0": none. */
+static const char *pod_gpus = "1", *pod_cpu = "1";
+
+/* requests (= limits) of the GPUs and CPUs asked for, into the pod's first container */
+static int add_requests(json_t *pod)
+{
+        json_t *c = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+        json_t *list = json_object();
+        int r = 0;
+
+        if (!list)
+                return -ENOMEM;
+        if (strcmp(pod_gpus, "0") != 0)
+                r |= json_object_set_new(list, "nvidia.com/gpu", json_string(pod_gpus));
+        if (strcmp(pod_cpu, "0") != 0)
+                r |= json_object_set_new(list, "cpu", json_string(pod_cpu));
+        if (json_object_size(list) == 0) {
+                json_decref(list);
+                return r;
+        }
+        r |= json_object_set_new(
+            c, "resources", json_pack("{s:O, s:O}", "requests", list, "limits", list));
+        json_decref(list);
+        return r < 0 ? -ENOMEM : 0;
+}
+
+static int create_pod(struct xp_apiclient *client, const char *name, const char *command, bool ask)
 {
         json_auto_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:[s, s, s]}]}}",
                                      "apiVersion",
@@ -266,7 +297,7 @@ static int create_pod(struct xp_apiclient *client, const char *name, const char 
         struct xp_error err = {0};
         int r;
 
-        if (!pod)
+        if (!pod || (ask && add_requests(pod) < 0))
                 return -ENOMEM;
         r = xp_apiclient_json(client, "POST", PODS_PATH, NULL, pod, NULL, &answer, &err);
         if (r < 0)
@@ -308,7 +339,7 @@ static void *creator_thread(void *userdata)
                 char name[64];
 
                 snprintf(name, sizeof(name), "thr-%ld", i);
-                c->failed = create_pod(client, name, "true") < 0;
+                c->failed = create_pod(client, name, "true", true) < 0;
         }
         xp_apiclient_free(client);
         return NULL;
@@ -342,6 +373,84 @@ static double percentile(const double *sorted, size_t n, double p)
         return sorted[i < n ? i : n - 1];
 }
 
+static void print_load(const char *when)
+{
+        double load[3];
+
+        if (getloadavg(load, 3) == 3)
+                printf("load average at %s: %.2f %.2f %.2f\n", when, load[0], load[1], load[2]);
+}
+
+/* How many of the listed pods have names starting with prefix; -1 when the list fails. */
+static long count_pods(struct xp_apiclient *client, const char *prefix)
+{
+        json_auto_t *list = NULL;
+        const json_t *item;
+        long n = 0;
+        size_t i;
+
+        if (xp_apiclient_json(client, "GET", PODS_PATH, NULL, NULL, NULL, &list, NULL) < 0)
+                return -1;
+        json_array_foreach(json_object_get(list, "items"), i, item)
+        {
+                const char *name =
+                    json_string_value(json_object_get(json_object_get(item, "metadata"), "name"));
+
+                n += name && strncmp(name, prefix, strlen(prefix)) == 0;
+        }
+        return n;
+}
+
+/* n `sleep 600` pods running at once: the agent's RSS with them, then they are deleted. */
+static int
+measure_running(struct xp_apiclient *client, struct watch *w, pid_t agent, long n, int seconds)
+{
+        double deadline = now() + 120, t0 = now();
+        long running = 0;
+
+        for (long i = 0; i < n; i++) {
+                char name[64];
+
+                snprintf(name, sizeof(name), "run-%ld", i);
+                if (create_pod(client, name, "sleep 600", false) < 0)
+                        return -1;
+        }
+        pthread_mutex_lock(&w->lock);
+        while (now() < deadline) {
+                const char *key;
+                json_t *v;
+
+                running = 0;
+                json_object_foreach(w->running, key, v) running += strncmp(key, "run-", 4) == 0;
+                if (running >= n)
+                        break;
+                pthread_mutex_unlock(&w->lock);
+                usleep(100000);
+                pthread_mutex_lock(&w->lock);
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (running < n) {
+                fprintf(stderr, "bench_pods: %ld of %ld pods running after 120 s\n", running, n);
+                return -1;
+        }
+        printf("%ld pods running after %.2f s\n", n, now() - t0);
+        {
+                char when[64];
+
+                snprintf(when, sizeof(when), "with %ld running pods", n);
+                measure_idle(when, agent, seconds);
+        }
+        for (long i = 0; i < n; i++) {
+                char name[64];
+
+                snprintf(name, sizeof(name), "run-%ld", i);
+                delete_pod(client, name);
+        }
+        for (deadline = now() + 120; now() < deadline && count_pods(client, "run-") > 0;)
+                usleep(200000);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         static const struct option options[] = {
@@ -352,9 +461,16 @@ int main(int argc, char **argv)
             {"keep", no_argument, NULL, 'k'},
             {"clients", required_argument, NULL, 'c'},
             {"cni-conf-dir", required_argument, NULL, 'n'},
+            {"running", required_argument, NULL, 'r'},
+            {"node-description", required_argument, NULL, 'D'},
+            {"gpus", required_argument, NULL, 'g'},
+            {"cpu", required_argument, NULL, 'C'},
             {},
         };
         const char *xpool = "build/xpool", *cni_conf_dir = NULL;
+        const char *node_description = "examples/nodes/dgx-h100.yaml";
+        long n_running = 200;
+        char max_pods[32];
         char netns_dir[620];
         long n_latency = 200, n_throughput = 2000, idle = 10, n_clients = 4;
         char data[600], agent_data[600], url[64] = "", *token = NULL, *node_token = NULL, *line;
@@ -390,15 +506,27 @@ int main(int argc, char **argv)
                 case 'n':
                         cni_conf_dir = optarg;
                         break;
+                case 'r':
+                        n_running = strtol(optarg, NULL, 10);
+                        break;
+                case 'D':
+                        node_description = optarg;
+                        break;
+                case 'g':
+                        pod_gpus = optarg;
+                        break;
+                case 'C':
+                        pod_cpu = optarg;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q]\n");
                         return 2;
                 }
         }
         if (n_latency < 1 || n_throughput < 1 || idle < 1 || n_clients < 1 ||
-            n_clients > MAX_CLIENTS) {
+            n_clients > MAX_CLIENTS || n_running < 0 || n_running > 10000) {
                 fprintf(stderr,
                         "bench_pods: counts and seconds are at least 1, clients at most %d\n",
                         MAX_CLIENTS);
@@ -406,6 +534,9 @@ int main(int argc, char **argv)
         }
         signal(SIGPIPE, SIG_IGN);
         setvbuf(stdout, NULL, _IOLBF, 0);
+        print_load("start");
+        /* the running pods fit beside the kubelet's default 110 */
+        snprintf(max_pods, sizeof(max_pods), "%ld", n_running + 110);
         snprintf(dir, sizeof(dir), "%s/bench-pods-XXXXXX", getenv("TMPDIR") ?: "/tmp");
         if (!mkdtemp(dir)) {
                 fprintf(stderr, "bench_pods: mkdtemp %s: %s\n", dir, strerror(errno));
@@ -489,6 +620,11 @@ int main(int argc, char **argv)
                                 netns_dir,
                                 "--default-runtime",
                                 "process",
+                                "--node-description",
+                                (char *)node_description,
+                                /* last: an agent without the flag is measured with --running 0 */
+                                n_running > 0 ? "--max-pods" : NULL,
+                                max_pods,
                                 NULL};
 
                 if (spawn("agent.log", args, &agent) < 0)
@@ -542,6 +678,8 @@ int main(int argc, char **argv)
                 goto out;
         watching = true;
         usleep(200000); /* the watch open before the first create */
+        if (n_running > 0 && measure_running(client, &w, agent, n_running, (int)idle) < 0)
+                goto out;
 
         /* create -> Running, one pod at a time */
         for (long i = 0; i < n_latency; i++) {
@@ -550,7 +688,7 @@ int main(int argc, char **argv)
 
                 snprintf(name, sizeof(name), "lat-%ld", i);
                 start = now();
-                if (create_pod(client, name, "sleep 600") < 0)
+                if (create_pod(client, name, "sleep 600", true) < 0)
                         goto out;
                 pthread_mutex_lock(&w.lock);
                 while (!json_object_get(w.running, name) && now() < start + 60) {
@@ -648,6 +786,7 @@ int main(int argc, char **argv)
                latest(w.running, "thr-", t0) - t0);
         pthread_mutex_unlock(&w.lock);
         measure_idle("after the work", agent, (int)idle);
+        print_load("end");
         rc = 0;
 out:
         /* a failed run leaves no sleepers behind: the agent kills what is deleted */

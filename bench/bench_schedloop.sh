@@ -2,11 +2,14 @@
 # The server's scheduling loop under a burst: starts `xpool server --no-tls` on a free port with
 # NODES CPU-only nodes (tests/data/scheduler/slot.yaml renamed), creates PODS small pods from
 # CLIENTS concurrent connections (tests/tools/api_burst), and prints how long until every pod is
-# bound (pods listed with fieldSelector=spec.nodeName= until none is left).
+# bound (pods listed with fieldSelector=spec.nodeName= until none is left): binds/s, and the
+# server's CPU per bind (the figure that does not depend on what else the machine runs), with the
+# load average at start and end.
 #
 #   bench/bench_schedloop.sh BUILD_DIR [NODES [PODS [CLIENTS]]]    (defaults 500 20000 16)
 #
-# Prints figures only; asserts nothing. Needs curl and jq.
+# Prints figures only; asserts nothing. Needs curl, jq and Debian's /usr/bin/python3 (the nodes
+# are created over one keep-alive connection: thousands of curl processes would take minutes).
 set -euo pipefail
 
 build=${1:?usage: bench_schedloop.sh BUILD_DIR [NODES [PODS [CLIENTS]]]}
@@ -39,32 +42,58 @@ token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$tmp/data/admin.kubeconfi
 auth=(-H "Authorization: Bearer $token")
 
 "$xpool" convert -o json -f "$fixture" >"$tmp/node.json"
-for i in $(seq "$nodes"); do
-  sed "s/\"slot\"/\"node-$i\"/g" "$tmp/node.json" >"$tmp/node-$i.json"
-  code=$(curl -sS -o /dev/null -w '%{http_code}' "${auth[@]}" -H 'Content-Type: application/json' \
-    --data-binary "@$tmp/node-$i.json" "$base/api/v1/nodes")
-  [[ "$code" == 201 ]] || { echo "bench_schedloop: node-$i: HTTP $code" >&2; exit 1; }
-done
+/usr/bin/python3 - "$base" "$token" "$nodes" "$tmp/node.json" <<'PY' || exit 1
+import http.client, sys, urllib.parse
+base, token, nodes, template = sys.argv[1], sys.argv[2], int(sys.argv[3]), open(sys.argv[4]).read()
+url = urllib.parse.urlsplit(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+for i in range(1, nodes + 1):
+    conn.request("POST", "/api/v1/nodes", template.replace('"slot"', '"node-%d"' % i), headers)
+    answer = conn.getresponse()
+    answer.read()
+    if answer.status != 201:
+        sys.exit("bench_schedloop: node-%d: HTTP %d" % (i, answer.status))
+PY
 
-pending() {
-  curl -sS --max-time 60 "${auth[@]}" "$base/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D" |
-    jq '.items | length'
-}
+load() { printf 'load average (%s) %s\n' "$1" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
+# the server's CPU time so far (utime + stime, in clock ticks)
+cpu_ticks() { local stat; read -r -a stat <"/proc/$server_pid/stat"; echo $((stat[13] + stat[14])); }
 
+# One watch counts the bindings as they land (polling a list of every pod would cost the server
+# more than the binding it measures); it prints the time the last of PODS was bound.
+rv=$(curl -sS "${auth[@]}" "$base/api/v1/namespaces/default/pods?limit=1" | jq -r .metadata.resourceVersion)
+curl -sSN --max-time 600 "${auth[@]}" \
+  "$base/api/v1/namespaces/default/pods?watch=true&resourceVersion=$rv" 2>/dev/null |
+  /usr/bin/python3 -c '
+import json, sys, time
+want, bound = int(sys.argv[1]), set()
+for line in sys.stdin:
+    event = json.loads(line) if line.strip() else {}
+    obj = event.get("object", {})
+    if obj.get("spec", {}).get("nodeName"):
+        bound.add(obj["metadata"]["name"])
+        if len(bound) == want:
+            print("%.6f" % time.time(), flush=True)
+            break
+' "$pods" >"$tmp/bound_at" &
+watcher_pid=$!
+
+load start
+cpu0=$(cpu_ticks)
 start=$(date +%s.%N)
 "$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
 created=$(date +%s.%N)
-while :; do
-  left=$(pending)
-  [[ "$left" == 0 ]] && break
-  sleep 0.2
-done
-done_at=$(date +%s.%N)
+wait "$watcher_pid" || true
+done_at=$(cat "$tmp/bound_at")
+[[ -n "$done_at" ]] || { echo "bench_schedloop: not every pod was bound within 600 s" >&2; exit 1; }
+cpu=$(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)
 bound=$(curl -sS "${auth[@]}" "$base/api/v1/namespaces/default/pods" |
   jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length')
-# the server's CPU time (utime + stime, in clock ticks): what the loop costs besides waiting on disk
-read -r -a stat <"/proc/$server_pid/stat"
-ticks=$(getconf CLK_TCK)
+# the server's CPU time (cpu): what creating, scheduling and binding cost besides waiting on disk
 printf 'nodes %d, pods %d from %d clients: created in %.2f s, all bound after %.2f s (%d bound); server CPU %.2f s\n' \
   "$nodes" "$pods" "$clients" "$(echo "$created - $start" | bc)" "$(echo "$done_at - $start" | bc)" \
-  "$bound" "$(echo "(${stat[13]} + ${stat[14]}) / $ticks" | bc -l)"
+  "$bound" "$cpu"
+printf 'binds/s %.0f (bound / time until all bound, creates overlapping); server CPU per pod (create + bind + Event) %.0f us\n' \
+  "$(echo "$bound / ($done_at - $start)" | bc -l)" "$(echo "$cpu * 1000000 / $pods" | bc -l)"
+load end

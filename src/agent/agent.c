@@ -128,6 +128,7 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         if (r < 0)
                 return r;
         a->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 10000;
+        a->max_pods = o->max_pods;
         a->metrics_interval_ms = o->metrics_interval_ms;
         a->node_status_ms = o->node_status_ms > 0 ? o->node_status_ms : 60000;
         a->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 10000;
@@ -236,6 +237,7 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
             .machine_id = machine_id,
             .boot_id = boot_id,
             .cpu_count = cpus > 0 ? cpus : 1,
+            .max_pods = a->max_pods,
             .port = a->port,
             .now_s = xp_agent_now_ns() / 1000000000,
             .isolation = &a->isolation,

@@ -38,6 +38,7 @@ struct xp_agent_node_info {
         const char *machine_id;     /* NULL: none */
         const char *boot_id;        /* NULL: none */
         int64_t cpu_count;          /* used when the inventory has no CPU topology */
+        int64_t max_pods;           /* allocatable pods; 0: 110, the kubelet's default */
         uint16_t port;              /* the log endpoint: daemonEndpoints.kubeletEndpoint.Port */
         int64_t now_s;              /* heartbeat time, unix seconds */
         const struct xp_agent_isolation *isolation; /* NULL: complete */
@@ -188,6 +189,7 @@ struct xp_agent {
         bool host_network_only; /* --pod-network host */
         size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
+        int64_t max_pods; /* 0: 110 */
         uint64_t pids_max, log_max_bytes;
         unsigned log_max_files;
         struct xp_discovery_config discovery;

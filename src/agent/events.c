@@ -8,8 +8,8 @@
  *
  * As the kubelet's event correlator does, the same event (pod, type, reason, message) again
  * within 10 minutes is not a new Event: the first one's count and lastTimestamp are updated
- * (PUT), so `kubectl describe` shows "(x5 over 2m)". And each pod has a budget: 25 events at once,
- * then one per 5 minutes (the kubelet's spam filter); beyond it events are dropped.
+ * (PATCH), so `kubectl describe` shows "(x5 over 2m)". And each pod has a budget: 25 events at
+ * once, then one per 5 minutes (the kubelet's spam filter); beyond it events are dropped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,7 +35,7 @@
 
 struct event {
         char *namespace;
-        char *name; /* an update of this Event (PUT); NULL: a new one */
+        char *name; /* an update of this Event (PATCH); NULL: a new one */
         json_t *body;
         struct event *next;
 };
@@ -77,6 +77,21 @@ static void event_free(struct event *e)
         free(e);
 }
 
+/*
+ * What counts a repeat on its Event: a strategic merge patch of count and lastTimestamp, as the
+ * kubelet's recorder sends it. A PUT would need the Event's resourceVersion, which the agent does
+ * not keep (the server refuses an update without one), and a patch cannot undo another writer's
+ * change either.
+ */
+static json_t *count_patch(const json_t *body)
+{
+        return json_pack("{s:O, s:O}",
+                         "count",
+                         json_object_get(body, "count"),
+                         "lastTimestamp",
+                         json_object_get(body, "lastTimestamp"));
+}
+
 static int post(struct xp_agent_events *q, struct event *e)
 {
         struct xp_error err = {0};
@@ -95,8 +110,23 @@ static int post(struct xp_agent_events *q, struct event *e)
                         nanosleep(&ts, NULL);
                 }
                 xp_error_clear(&err);
-                r = xp_apiclient_json(
-                    q->client, e->name ? "PUT" : "POST", path, NULL, e->body, NULL, NULL, &err);
+                if (e->name) {
+                        json_t *patch = count_patch(e->body);
+
+                        r = patch ? xp_apiclient_json(q->client,
+                                                      "PATCH",
+                                                      path,
+                                                      "application/strategic-merge-patch+json",
+                                                      patch,
+                                                      NULL,
+                                                      NULL,
+                                                      &err)
+                                  : -ENOMEM;
+                        json_decref(patch);
+                } else {
+                        r = xp_apiclient_json(
+                            q->client, "POST", path, NULL, e->body, NULL, NULL, &err);
+                }
                 if (r == -ENOENT && e->name) {
                         /* the Event to count on is gone: write it anew */
                         free(e->name);
@@ -105,7 +135,7 @@ static int post(struct xp_agent_events *q, struct event *e)
                         i--;
                         continue;
                 }
-                if (r == -EEXIST || r == -EPERM || r == -EINVAL)
+                if (r == -EEXIST || r == -EPERM || r == -EINVAL || r == -ENOMEM)
                         break;
         }
         if (r < 0)

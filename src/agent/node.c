@@ -193,7 +193,7 @@ static int add_resources(const struct xp_node_inventory *inv,
                 snprintf(
                     buf, sizeof(buf), "%" PRId64, inv->memory_bytes > 0 ? inv->memory_bytes : 0);
                 r |= json_object_set_new(list, "memory", json_string(buf));
-                r |= add_count(list, "pods", MAX_PODS);
+                r |= add_count(list, "pods", info->max_pods > 0 ? info->max_pods : MAX_PODS);
         }
         for (size_t i = 0; i < inv->devices.n; i++) {
                 const struct xp_device *d = &inv->devices.items[i];

@@ -13,9 +13,28 @@ struct xp_cli_command {
         const char *name;
         const char *summary; /* one line for `xpool help`; NULL: hidden */
         int (*run)(int argc, char **argv);
+        /* NULL run: the executable beside ours that runs the command (dispatch.c) */
+        const char *exe;
 };
 
+/* Every command, as `xpool help` lists them (commands.c). */
 extern const struct xp_cli_command xp_cli_commands[];
+/* The functions of the commands xp_cli_commands hands to xpool-full (commands_full.c). */
+extern const struct xp_cli_command xp_cli_full_commands[];
+
+/*
+ * Runs the command argv[1] from the first of tables (NULL-terminated) that has it: its function,
+ * or else its executable beside ours (xp_cli_exec_beside()). Handles no command, --help, -h and
+ * --version as `xpool` always has. Returns the exit status.
+ */
+int xp_cli_dispatch(const struct xp_cli_command *const *tables, int argc, char **argv);
+
+/*
+ * Replaces this process with the executable exe found beside our own (/proc/self/exe), with
+ * argv (argv[0] replaced by its path). Returns only on failure: XP_EXIT_FAILURE after saying on
+ * stderr which executable could not be run and why.
+ */
+int xp_cli_exec_beside(const char *exe, char **argv);
 
 /* Exit codes: 0 success, 1 the operation failed, 2 bad usage. */
 #define XP_EXIT_FAILURE 1

@@ -39,6 +39,7 @@ static const char usage[] =
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
     "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
     "      --heartbeat DURATION how often the Lease is renewed (default 10s)\n"
+    "      --max-pods N         the pods this node takes at once (default 110)\n"
     "      --cgroup-root PATH   the cgroup under which containers are placed (default /)\n"
     "      --hide PATH          a path no container may see (repeatable); the data directory,\n"
     "                           the token file, the kubeconfig and the server's default data\n"
@@ -75,7 +76,39 @@ enum {
         OPT_AUTH_FILE,
         OPT_METRICS_INTERVAL,
         OPT_NO_METRICS,
+        OPT_MAX_PODS,
 };
+
+static int listen_option(struct agent_args *a, const char *arg)
+{
+        free(a->listen);
+        a->listen = strdup(arg);
+        if (!a->listen)
+                return XP_EXIT_FAILURE;
+        if (xp_cli_parse_listen(a->listen, true, &a->o->listen_host, &a->o->listen_port) < 0) {
+                fprintf(
+                    stderr,
+                    "xpool agent: --listen '%s': expected [HOST]:PORT, e.g. :10250 or 0.0.0.0:10250\n",
+                    arg);
+                return XP_EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int max_pods_option(struct agent_args *a, const char *arg)
+{
+        char *end;
+        long long n = strtoll(arg, &end, 10);
+
+        if (end == arg || *end || n < 1 || n > 100000) {
+                fprintf(stderr,
+                        "xpool agent: --max-pods '%s': expected a count from 1 to 100000\n",
+                        arg);
+                return XP_EXIT_USAGE;
+        }
+        a->o->max_pods = n;
+        return 0;
+}
 
 static int agent_option(int c, const char *arg, void *userdata)
 {
@@ -111,19 +144,7 @@ static int agent_option(int c, const char *arg, void *userdata)
                 a->o->discovery.node_description = arg;
                 break;
         case 'l':
-                free(a->listen);
-                a->listen = strdup(arg);
-                if (!a->listen)
-                        return XP_EXIT_FAILURE;
-                if (xp_cli_parse_listen(a->listen, true, &a->o->listen_host, &a->o->listen_port) <
-                    0) {
-                        fprintf(
-                            stderr,
-                            "xpool agent: --listen '%s': expected [HOST]:PORT, e.g. :10250 or 0.0.0.0:10250\n",
-                            arg);
-                        return XP_EXIT_USAGE;
-                }
-                break;
+                return listen_option(a, arg);
         case 'A':
                 a->o->advertise_address = arg;
                 break;
@@ -167,6 +188,8 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_NO_METRICS:
                 a->o->metrics_interval_ms = -1;
                 break;
+        case OPT_MAX_PODS:
+                return max_pods_option(a, arg);
         case XP_CLI_OPT_POD_NETWORK:
         case XP_CLI_OPT_CNI_CONF_DIR:
         case XP_CLI_OPT_CNI_BIN_DIR:
@@ -223,6 +246,7 @@ static const struct option agent_options[] = {
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
     {"no-metrics", no_argument, NULL, OPT_NO_METRICS},
+    {"max-pods", required_argument, NULL, OPT_MAX_PODS},
     XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},

@@ -237,29 +237,18 @@ int xp_device_plugin_main(int argc, char **argv)
 /* The lean xpool-device-plugin beside our own executable (src/plugin/main.c), else this one. */
 int xp_cmd_device_plugin(int argc, char **argv)
 {
-        char self[4096], *lean = NULL;
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char **args;
 
-        if (n > 0 && !getenv("XPOOL_DEVICE_PLUGIN_IN_PROCESS")) {
-                self[n] = '\0';
-                if (strrchr(self, '/') &&
-                    asprintf(&lean,
-                             "%.*s/xpool-device-plugin",
-                             (int)(strrchr(self, '/') - self),
-                             self) >= 0 &&
-                    access(lean, X_OK) == 0) {
-                        char **args = calloc((size_t)argc + 2, sizeof(char *));
-
-                        if (args) {
-                                args[0] = lean;
-                                for (int i = 0; i < argc; i++)
-                                        args[i + 1] = argv[i];
-                                execv(lean, args);
-                                /* not runnable after all: serve from this process */
-                                free(args);
-                        }
-                }
-                free(lean);
-        }
+        if (getenv("XPOOL_DEVICE_PLUGIN_IN_PROCESS"))
+                return xp_device_plugin_main(argc, argv);
+        /* the lean executable, with our arguments behind its path */
+        args = calloc((size_t)argc + 2, sizeof(char *));
+        if (!args)
+                return XP_EXIT_FAILURE;
+        for (int i = 0; i < argc; i++)
+                args[i + 1] = argv[i];
+        xp_cli_exec_beside("xpool-device-plugin", args);
+        free(args);
+        fprintf(stderr, "xpool device-plugin: serving from this process\n");
         return xp_device_plugin_main(argc, argv);
 }

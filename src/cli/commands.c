@@ -3,8 +3,14 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "xpool/runtime.h"
 
+/*
+ * Every command. Those with an executable run there (dispatch.c): their libraries (SQLite,
+ * libmicrohttpd, gRPC, libarchive, libseccomp) stay out of the `xpool` front, so that a `get` or
+ * a `run` loads only what talks to the server. Their functions are in xp_cli_full_commands.
+ */
+#define FULL  "xpool-full"
+#define AGENT "xpool-agent"
 const struct xp_cli_command xp_cli_commands[] = {
     {"validate", "check manifests the way the API server will (-f FILE...)", xp_cmd_validate},
     {"convert", "print manifests as normalized JSON (-f FILE...)", xp_cmd_convert},
@@ -18,30 +24,30 @@ const struct xp_cli_command xp_cli_commands[] = {
     {"top", "show what nodes, pods and devices use: CPU, memory, allocated and used", xp_cmd_top},
     {"agent",
      "run this machine as a node: register it, run its pods, serve their logs",
-     xp_cmd_agent},
+     .exe = AGENT},
     {"device-plugin",
      "serve this node's devices to the kubelet (Kubernetes device plugin API)",
-     xp_cmd_device_plugin},
-    {"up", "run a one-node xpool here: the API server and a node agent", xp_cmd_up},
-    {"server", "serve the Kubernetes-shaped API over the durable store", xp_cmd_server},
-    {"token", "create, list and revoke the API server's bearer tokens", xp_cmd_token},
-    {"store", "check the server's store for damage, or recover a damaged one", xp_cmd_store},
+     .exe = "xpool-device-plugin"},
+    {"up", "run a one-node xpool here: the API server and a node agent", .exe = FULL},
+    {"server", "serve the Kubernetes-shaped API over the durable store", .exe = FULL},
+    {"token", "create, list and revoke the API server's bearer tokens", .exe = FULL},
+    {"store", "check the server's store for damage, or recover a damaged one", .exe = FULL},
     {"extender",
      "serve kube-scheduler's extender protocol from xpool's scheduling core",
-     xp_cmd_extender},
+     .exe = FULL},
     {"inventory",
      "publish this node's device labels and inventory annotation to a Kubernetes cluster",
-     xp_cmd_inventory},
-    {"image", "the node's images: list, pull, import, inspect, rm, prune", xp_cmd_image},
+     .exe = FULL},
+    {"image", "the node's images: list, pull, import, inspect, rm, prune", .exe = FULL},
     {"sim",
      "replay a GPU trace through the scheduling core under each policy (--nodes, --pods)",
      xp_cmd_sim},
     {"version", "print the version", xp_cmd_version},
     {"help", "show this help", xp_cmd_help},
     /* hidden: the per-container shim the node agent starts (include/runtime/xpool/runtime.h) */
-    {"__shim", NULL, xp_shim_main},
+    {"__shim", NULL, .exe = "xpool-shim"},
     /* hidden: a command run in a container for `kubectl exec` (xp_runtime_exec()) */
-    {"__exec", NULL, xp_exec_main},
+    {"__exec", NULL, .exe = "xpool-shim"},
     {NULL, NULL, NULL},
 };
 

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "http1.h"
 #include "xpool/client.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
@@ -18,101 +17,51 @@
 #define MAX_LINE_BYTES (64u * 1024 * 1024)
 
 struct xp_apiclient {
-        CURL *curl;
-        char *server;     /* without a trailing '/' */
-        char *token;      /* NULL when none */
-        char *cred_where; /* where the token came from, for messages; NULL when none */
+        struct http1_conn conn; /* one kept-alive connection (http1.h) */
+        char *server;           /* without a trailing '/' */
+        char *token;            /* NULL when none */
+        char *cred_where;       /* where the token came from, for messages; NULL when none */
         long timeout_ms;
-        int ca_fd; /* memfd holding a PEM CA (libcurl's GnuTLS reads a path) */
         atomic_bool cancelled;
-        char curl_error[CURL_ERROR_SIZE];
 };
-
-static int
-set_ca(struct xp_apiclient *c, const struct xp_apiclient_options *o, struct xp_error *err)
-{
-        char path[64];
-
-        if (o->insecure) {
-                curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 0L);
-                curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 0L);
-                return 0;
-        }
-        if (o->ca_file) {
-                if (access(o->ca_file, R_OK) < 0)
-                        return xp_errorf(err,
-                                         -errno,
-                                         "cannot read the CA file %s: %s",
-                                         o->ca_file,
-                                         strerror(errno));
-                curl_easy_setopt(c->curl, CURLOPT_CAINFO, o->ca_file);
-                return 0;
-        }
-        if (!o->ca_pem)
-                return 0;
-        /* libcurl's GnuTLS backend has no CAINFO_BLOB: hand it the PEM as a file of our own. */
-        c->ca_fd = memfd_create("xpool-ca", MFD_CLOEXEC);
-        if (c->ca_fd < 0)
-                return xp_errorf(err, -errno, "cannot hold the CA: %s", strerror(errno));
-        if (write(c->ca_fd, o->ca_pem, o->ca_pem_len) != (ssize_t)o->ca_pem_len)
-                return xp_errorf(err, -EIO, "cannot hold the CA: short write");
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", c->ca_fd);
-        curl_easy_setopt(c->curl, CURLOPT_CAINFO, path);
-        return 0;
-}
-
-static int on_progress(
-    void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
-{
-        struct xp_apiclient *c = userdata;
-
-        (void)dltotal;
-        (void)dlnow;
-        (void)ultotal;
-        (void)ulnow;
-        return atomic_load(&c->cancelled) ? 1 : 0;
-}
 
 int xp_apiclient_new(const struct xp_apiclient_options *options,
                      struct xp_apiclient **ret,
                      struct xp_error *err)
 {
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *c = NULL;
-        const char *server = options->server;
+        const struct xp_apiclient_options *o = options;
+        const char *server = o->server;
         size_t len;
-        int r;
 
         if (!server || !*server)
                 return xp_errorf(
                     err, -EINVAL, "the server needs a URL: http://HOST:PORT or https://HOST:PORT");
+        if (!o->insecure && o->ca_file && access(o->ca_file, R_OK) < 0)
+                return xp_errorf(
+                    err, -errno, "cannot read the CA file %s: %s", o->ca_file, strerror(errno));
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        c->ca_fd = -1;
-        c->timeout_ms = options->timeout_ms;
+        c->conn.fd = -1;
+        c->timeout_ms = o->timeout_ms;
         len = strlen(server);
         c->server = strndup(server, len - (server[len - 1] == '/'));
-        c->curl = curl_easy_init();
-        if (options->token) {
-                c->token = strdup(options->token);
-                c->cred_where = strdup(options->cred_where ? options->cred_where : "the token");
+        if (o->token) {
+                c->token = strdup(o->token);
+                c->cred_where = strdup(o->cred_where ? o->cred_where : "the token");
         }
-        if (!c->curl || !c->server || (options->token && (!c->token || !c->cred_where)))
+        if (!c->server || (o->token && (!c->token || !c->cred_where)))
                 return -ENOMEM;
-        curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->curl_error);
-        curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
-        curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "xpool/" XPOOL_VERSION);
-        curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-        /* as the server: nothing older than TLS 1.2 (RFC 8996) */
-        curl_easy_setopt(c->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-        curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
-        curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
-        r = set_ca(c, options, err);
-        if (r < 0)
-                return r;
+        /* the kubeconfig's CA alone when it gives one: the system's trust store is not read */
+        if (http1_init(&c->conn,
+                       c->server,
+                       o->insecure ? NULL : o->ca_file,
+                       o->insecure ? NULL : o->ca_pem,
+                       o->ca_pem_len,
+                       o->insecure,
+                       &c->cancelled) < 0)
+                return -ENOMEM;
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -121,10 +70,7 @@ void xp_apiclient_free(struct xp_apiclient *client)
 {
         if (!client)
                 return;
-        if (client->curl)
-                curl_easy_cleanup(client->curl);
-        if (client->ca_fd >= 0)
-                close(client->ca_fd);
+        http1_done(&client->conn);
         free(client->server);
         free(client->token);
         free(client->cred_where);
@@ -133,11 +79,11 @@ void xp_apiclient_free(struct xp_apiclient *client)
 
 int xp_apiclient_local_address(struct xp_apiclient *client, char **ret)
 {
-        char *ip = NULL, *copy;
+        char *copy;
 
-        if (curl_easy_getinfo(client->curl, CURLINFO_LOCAL_IP, &ip) != CURLE_OK || !ip || !*ip)
+        if (!client->conn.local_ip[0])
                 return -ENOTCONN;
-        copy = strdup(ip);
+        copy = strdup(client->conn.local_ip);
         if (!copy)
                 return -ENOMEM;
         *ret = copy;
@@ -205,54 +151,49 @@ static int split_lines(struct transfer *t)
         return 0;
 }
 
-static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
+static int on_data(long code, const char *data, size_t len, void *userdata)
 {
         struct transfer *t = userdata;
-        size_t len = size * nmemb;
 
-        if (t->fn) {
-                if (t->code == 0)
-                        curl_easy_getinfo(t->client->curl, CURLINFO_RESPONSE_CODE, &t->code);
-                if (t->code >= 200 && t->code < 300) {
-                        if (!t->lines)
-                                t->fn_result = t->fn(data, len, t->userdata);
-                        else if ((t->fn_result = buffer_append(t, data, len, MAX_LINE_BYTES)) >= 0)
-                                t->fn_result = split_lines(t);
-                        return t->fn_result < 0 ? 0 : len;
-                }
+        t->code = code;
+        if (!data)
+                return 0;
+        if (t->fn && t->code >= 200 && t->code < 300) {
+                if (!t->lines)
+                        t->fn_result = t->fn(data, len, t->userdata);
+                else if ((t->fn_result = buffer_append(t, data, len, MAX_LINE_BYTES)) >= 0)
+                        t->fn_result = split_lines(t);
+                return t->fn_result;
         }
-        return buffer_append(t, data, len, MAX_ANSWER_BYTES) < 0 ? 0 : len;
+        return buffer_append(t, data, len, MAX_ANSWER_BYTES);
 }
 
 /* The message for a transport failure: what was tried and what to do. */
-static int transport_error(struct xp_apiclient *c, CURLcode code, struct xp_error *err)
+static int transport_error(struct xp_apiclient *c, struct xp_error *err)
 {
-        switch (code) {
-        case CURLE_COULDNT_CONNECT:
-        case CURLE_COULDNT_RESOLVE_HOST:
+        switch (c->conn.failure) {
+        case HTTP1_UNREACHABLE:
                 return xp_errorf(
                     err,
                     -ECONNREFUSED,
                     "cannot reach the xpool server at %s: is it running? (xpool server or xpool up)",
                     c->server);
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CACERT_BADFILE:
+        case HTTP1_UNTRUSTED:
                 return xp_errorf(err,
                                  -EPROTO,
                                  "cannot trust the xpool server at %s: %s (is the "
                                  "certificate-authority given that server's CA?)",
                                  c->server,
-                                 c->curl_error[0] ? c->curl_error : curl_easy_strerror(code));
-        case CURLE_OPERATION_TIMEDOUT:
+                                 c->conn.detail);
+        case HTTP1_TIMEOUT:
                 return xp_errorf(
                     err, -ETIMEDOUT, "the xpool server at %s did not answer in time", c->server);
-        case CURLE_UNSUPPORTED_PROTOCOL:
-        case CURLE_URL_MALFORMAT:
+        case HTTP1_BAD_URL:
                 return xp_errorf(err,
                                  -EINVAL,
                                  "bad server URL %s: give http://HOST:PORT or https://HOST:PORT",
                                  c->server);
-        case CURLE_ABORTED_BY_CALLBACK:
+        case HTTP1_CANCELLED:
                 return xp_errorf(err,
                                  -ECANCELED,
                                  "the request to the xpool server at %s was cancelled",
@@ -262,7 +203,7 @@ static int transport_error(struct xp_apiclient *c, CURLcode code, struct xp_erro
                                  -EIO,
                                  "talking to the xpool server at %s failed: %s",
                                  c->server,
-                                 c->curl_error[0] ? c->curl_error : curl_easy_strerror(code));
+                                 c->conn.detail);
         }
 }
 
@@ -332,55 +273,34 @@ static int perform(struct xp_apiclient *c,
                    struct transfer *t,
                    struct xp_error *err)
 {
-        struct curl_slist *headers = NULL, *h;
-        _cleanup_free_ char *url = NULL, *auth = NULL, *ctype = NULL, *acc = NULL;
-        CURLcode code;
-        int r = 0;
+        _cleanup_free_ char *headers = NULL;
+        int r;
 
-        if (atomic_load(&c->cancelled))
-                return transport_error(c, CURLE_ABORTED_BY_CALLBACK, err);
-        if (asprintf(&url, "%s%s", c->server, path) < 0 ||
-            asprintf(&acc, "Accept: %s", accept ? accept : "application/json") < 0 ||
-            asprintf(&ctype, "Content-Type: %s", content_type ? content_type : "application/json") <
-                0)
-                return -ENOMEM;
-        if (c->token && asprintf(&auth, "Authorization: Bearer %s", c->token) < 0)
-                return -ENOMEM;
-        h = curl_slist_append(headers, acc);
-        if (h && body)
-                h = curl_slist_append(headers = h, ctype);
-        if (h && auth)
-                h = curl_slist_append(headers = h, auth);
-        if (!h) {
-                curl_slist_free_all(headers);
-                return -ENOMEM;
+        if (atomic_load(&c->cancelled)) {
+                c->conn.failure = HTTP1_CANCELLED;
+                return transport_error(c, err);
         }
-        headers = h;
-        c->curl_error[0] = '\0';
-        curl_easy_setopt(c->curl, CURLOPT_URL, url);
-        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
-        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
-        if (body) {
-                curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
-                curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-        }
-        curl_easy_setopt(c->curl, CURLOPT_NOBODY, strcmp(method, "HEAD") == 0 ? 1L : 0L);
-        curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-        curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, t);
-        code = curl_easy_perform(c->curl);
-        curl_slist_free_all(headers);
-        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, NULL);
+        if (asprintf(&headers,
+                     "User-Agent: xpool/" XPOOL_VERSION "\r\nAccept: %s\r\n%s%s%s%s%s%s",
+                     accept ? accept : "application/json",
+                     body ? "Content-Type: " : "",
+                     body ? (content_type ? content_type : "application/json") : "",
+                     body ? "\r\n" : "",
+                     c->token ? "Authorization: Bearer " : "",
+                     c->token ? c->token : "",
+                     c->token ? "\r\n" : "") < 0)
+                return -ENOMEM;
+        r = http1_request(
+            &c->conn, method, path, headers, body, body ? strlen(body) : 0, timeout_ms, on_data, t);
         if (t->fn_result < 0)
                 return t->fn_result;
-        if (code != CURLE_OK)
-                return transport_error(c, code, err);
-        curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &t->code);
+        if (r == -EIO)
+                return transport_error(c, err);
+        if (r < 0)
+                return r;
         if (t->code < 200 || t->code >= 300)
-                r = http_error(c, t->code, t->buf, t->len, err);
-        return r < 0 ? r : (int)t->code;
+                return http_error(c, t->code, t->buf, t->len, err);
+        return (int)t->code;
 }
 
 int xp_apiclient_json(struct xp_apiclient *client,
@@ -457,14 +377,35 @@ int xp_apiclient_stream_lines(struct xp_apiclient *client,
         return r < 0 ? r : 0;
 }
 
+/* Percent-encodes s into buf (3 * strlen(s) + 1 bytes): all but RFC 3986's unreserved. */
+static void escape(const char *s, char *buf)
+{
+        static const char hex[] = "0123456789ABCDEF";
+
+        for (; *s; s++) {
+                unsigned char ch = (unsigned char)*s;
+
+                if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~')
+                        *buf++ = (char)ch;
+                else {
+                        *buf++ = '%';
+                        *buf++ = hex[ch >> 4];
+                        *buf++ = hex[ch & 15];
+                }
+        }
+        *buf = '\0';
+}
+
 int xp_apiclient_add_query(char *buf, size_t size, const char *key, const char *value)
 {
         size_t pos = strlen(buf);
-        _cleanup_free_ char *escaped = curl_easy_escape(NULL, value, 0);
+        _cleanup_free_ char *escaped = malloc(3 * strlen(value) + 1);
         int n;
 
         if (!escaped)
                 return -ENOMEM;
+        escape(value, escaped);
         n = snprintf(buf + pos, size - pos, "%c%s=%s", strchr(buf, '?') ? '&' : '?', key, escaped);
         if (n < 0 || (size_t)n >= size - pos) {
                 buf[pos] = '\0';

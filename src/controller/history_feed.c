@@ -21,6 +21,9 @@
 #include "xpool/quantity.h"
 
 #define TICK_MS 500 /* the longest sleep of the loop */
+/* Changes are recorded at most this often within a step: each recording tallies every node and
+ * pod, and once per write that was most of the server's CPU under a burst of bindings. */
+#define RECORD_MIN_MS 1000
 
 struct xp_history_feed {
         struct xp_history *history;
@@ -31,6 +34,7 @@ struct xp_history_feed {
         json_t *pods;  /* namespace/name -> {"node": name, "asks": {resource: amount}} */
         bool dirty;    /* changed since the last recording */
         int64_t last_step;
+        int64_t recorded_ms; /* the last recording, on the clock's monotonic time */
 };
 
 /* A quantity in its base units (cores, bytes, devices); false when it does not read. */
@@ -302,18 +306,22 @@ static int64_t feed_work(void *userdata)
 {
         struct xp_history_feed *feed = userdata;
         int64_t now = xp_clock_wall_s(feed->clock), step = now / XP_HISTORY_STEP_S;
+        int64_t mono = xp_clock_monotonic_ms(feed->clock);
         int r;
 
-        if (feed->dirty || step != feed->last_step) {
+        if (step != feed->last_step || (feed->dirty && mono - feed->recorded_ms >= RECORD_MIN_MS)) {
                 r = record(feed, now);
                 if (r < 0 && r != -ENOSPC)
                         xp_log(LOG_WARNING, "history: not recorded: %s", strerror(-r));
                 feed->dirty = false;
                 feed->last_step = step;
+                feed->recorded_ms = mono;
         }
         /* short sleeps: the loop notices that the server stops only between them */
         int64_t ms = ((step + 1) * XP_HISTORY_STEP_S - now) * 1000;
 
+        if (feed->dirty && RECORD_MIN_MS - (mono - feed->recorded_ms) < ms)
+                ms = RECORD_MIN_MS - (mono - feed->recorded_ms);
         return ms < TICK_MS ? ms : TICK_MS;
 }
 

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xpool/map.h"
+
 struct slot {
         int64_t step; /* the step it holds; -1: none */
         double a, b;  /* allocated and capacity; or the sum of the percentages */
@@ -16,6 +18,7 @@ struct slot {
 
 struct series {
         char *name[3]; /* allocation: resource, kind, node; usage: node, device, kind */
+        char *key;     /* the three names joined, the series' key in its set's index */
         int64_t last;  /* the newest step with a point */
         struct slot *slots;
 };
@@ -23,6 +26,7 @@ struct series {
 struct series_set {
         struct series *items;
         size_t n, cap;
+        struct xp_map index; /* key -> position in items + 1 */
 };
 
 struct xp_history {

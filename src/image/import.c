@@ -4,8 +4,6 @@
  * under flattened names, links as hard links to what they point to within the tarball), then
  * read as an OCI image layout or a docker-archive (import_formats.c) with the checks of a pull.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +12,7 @@
 #include <unistd.h>
 
 #include "import.h"
+#include "libs.h"
 
 #define MEMBERS_MAX 100000
 #define MEMBER_NAME 200
@@ -55,12 +54,15 @@ static int write_member(struct archive *a, int dir_fd, const char *flat, struct 
 
         if (fd < 0)
                 return xp_errorf(err, -errno, "writing member %s: %m", flat);
-        while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK)
+        while ((r = image_libs.archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK)
                 if (pwrite(fd, buf, len, off) != (ssize_t)len)
                         return xp_errorf(err, errno ? -errno : -EIO, "writing member %s: %m", flat);
         if (r != ARCHIVE_EOF)
-                return xp_errorf(
-                    err, -EBADMSG, "member %s: %s", flat, archive_error_string(a) ?: "truncated");
+                return xp_errorf(err,
+                                 -EBADMSG,
+                                 "member %s: %s",
+                                 flat,
+                                 image_libs.archive_error_string(a) ?: "truncated");
         return 0;
 }
 
@@ -105,7 +107,8 @@ static int link_member(int dir_fd,
 
 static int extract_one(struct archive *a, struct archive_entry *e, int dir_fd, struct xp_error *err)
 {
-        const char *name = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
+        const char *name = image_libs.archive_entry_pathname(e),
+                   *link = image_libs.archive_entry_hardlink(e);
         char flat[XP_IMPORT_NAME_MAX];
         int r;
 
@@ -117,36 +120,43 @@ static int extract_one(struct archive *a, struct archive_entry *e, int dir_fd, s
         (void)unlinkat(dir_fd, flat, 0);
         if (link)
                 return link_member(dir_fd, name, link, false, flat, err);
-        if (archive_entry_filetype(e) == AE_IFLNK)
-                return link_member(dir_fd, name, archive_entry_symlink(e) ?: "", true, flat, err);
-        if (archive_entry_filetype(e) != AE_IFREG)
+        if (image_libs.archive_entry_filetype(e) == AE_IFLNK)
+                return link_member(
+                    dir_fd, name, image_libs.archive_entry_symlink(e) ?: "", true, flat, err);
+        if (image_libs.archive_entry_filetype(e) != AE_IFREG)
                 return 0;
         return write_member(a, dir_fd, flat, err);
 }
 
 int xp_import_extract(const char *file, int dir_fd, struct xp_error *err)
 {
-        struct archive *a = archive_read_new();
+        struct archive *a;
         struct archive_entry *e;
-        int r = 0, n = 0;
+        int r = image_archive_load(err), n = 0;
 
+        if (r < 0)
+                return r;
+        a = image_libs.archive_read_new();
         if (!a)
                 return -ENOMEM;
-        archive_read_support_filter_gzip(a);
-        archive_read_support_filter_zstd(a);
-        archive_read_support_format_tar(a);
-        if (archive_read_open_filename(a, file, 128 * 1024) != ARCHIVE_OK) {
-                r = xp_errorf(
-                    err, -EBADMSG, "%s: %s", file, archive_error_string(a) ?: "not a tarball");
+        image_libs.archive_read_support_filter_gzip(a);
+        image_libs.archive_read_support_filter_zstd(a);
+        image_libs.archive_read_support_format_tar(a);
+        if (image_libs.archive_read_open_filename(a, file, 128 * 1024) != ARCHIVE_OK) {
+                r = xp_errorf(err,
+                              -EBADMSG,
+                              "%s: %s",
+                              file,
+                              image_libs.archive_error_string(a) ?: "not a tarball");
                 goto out;
         }
         while (r >= 0) {
-                int h = archive_read_next_header(a, &e);
+                int h = image_libs.archive_read_next_header(a, &e);
 
                 if (h == ARCHIVE_EOF)
                         break;
                 if ((h != ARCHIVE_OK && h != ARCHIVE_WARN) || ++n > MEMBERS_MAX) {
-                        r = xp_errorf(err, -EBADMSG, "%s: %s", file, n > MEMBERS_MAX ? "more than 100000 members" : archive_error_string(a) ?: "damaged");
+                        r = xp_errorf(err, -EBADMSG, "%s: %s", file, n > MEMBERS_MAX ? "more than 100000 members" : image_libs.archive_error_string(a) ?: "damaged");
                         break;
                 }
                 r = extract_one(a, e, dir_fd, err);
@@ -154,7 +164,7 @@ int xp_import_extract(const char *file, int dir_fd, struct xp_error *err)
                         xp_error_prefix(err, r, "%s", file);
         }
 out:
-        archive_read_free(a);
+        image_libs.archive_read_free(a);
         return r;
 }
 

@@ -7,7 +7,7 @@
  * connect timeout, a stall timeout (no byte for that long), and a size limit for what is held
  * in memory.
  */
-#include <curl/curl.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "libs.h"
 #include "remote.h"
 
 #define TOKEN_MAX      (1024 * 1024)
@@ -141,7 +142,7 @@ static int curl_failed(struct xp_image_remote *reg,
                        const char *url,
                        struct xp_error *err)
 {
-        const char *msg = reg->curl_error[0] ? reg->curl_error : curl_easy_strerror(c);
+        const char *msg = reg->curl_error[0] ? reg->curl_error : image_libs.curl_easy_strerror(c);
 
         switch (c) {
         case CURLE_ABORTED_BY_CALLBACK:
@@ -185,18 +186,18 @@ static void apply_tls(struct xp_image_remote *reg, CURL *curl)
 {
         const struct xp_regconf_host *h = xp_regconf_find(reg->o.conf, reg->o.host);
 
-        curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+        image_libs.curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
         if (!h)
                 return;
         if (h->ca_file)
-                curl_easy_setopt(curl, CURLOPT_CAINFO, h->ca_file);
+                image_libs.curl_easy_setopt(curl, CURLOPT_CAINFO, h->ca_file);
         if (h->cert_file)
-                curl_easy_setopt(curl, CURLOPT_SSLCERT, h->cert_file);
+                image_libs.curl_easy_setopt(curl, CURLOPT_SSLCERT, h->cert_file);
         if (h->key_file)
-                curl_easy_setopt(curl, CURLOPT_SSLKEY, h->key_file);
+                image_libs.curl_easy_setopt(curl, CURLOPT_SSLKEY, h->key_file);
         if (h->insecure_skip_verify) {
-                curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-                curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+                image_libs.curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+                image_libs.curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
         }
 }
 
@@ -214,42 +215,43 @@ static int get_once(struct xp_image_remote *reg,
         int64_t connect_ms = reg->o.conf ? reg->o.conf->connect_ms : XP_REGCONF_CONNECT_MS;
         CURLcode cc;
 
-        curl_easy_reset(c);
+        image_libs.curl_easy_reset(c);
         reg->curl_error[0] = '\0';
-        curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, reg->curl_error);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-        curl_easy_setopt(c, CURLOPT_USERAGENT, "xpool/" XPOOL_VERSION);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_ms);
-        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)(stall_s > 0 ? stall_s : 1));
+        image_libs.curl_easy_setopt(c, CURLOPT_URL, url);
+        image_libs.curl_easy_setopt(c, CURLOPT_ERRORBUFFER, reg->curl_error);
+        image_libs.curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        image_libs.curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        image_libs.curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        image_libs.curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        image_libs.curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+        image_libs.curl_easy_setopt(c, CURLOPT_USERAGENT, "xpool/" XPOOL_VERSION);
+        image_libs.curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_ms);
+        image_libs.curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        image_libs.curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)(stall_s > 0 ? stall_s : 1));
         /* what is held in memory has a whole-transfer bound too: a trickle cannot hold a pull */
         if (r->sink_fd < 0)
-                curl_easy_setopt(c,
-                                 CURLOPT_TIMEOUT_MS,
-                                 (long)(connect_ms + 4 * (stall_s > 0 ? stall_s : 1) * 1000));
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body_status);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, (void *)c);
-        curl_easy_setopt(c, CURLOPT_PRIVATE, r);
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, NULL);
+                image_libs.curl_easy_setopt(
+                    c,
+                    CURLOPT_TIMEOUT_MS,
+                    (long)(connect_ms + 4 * (stall_s > 0 ? stall_s : 1) * 1000));
+        image_libs.curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+        image_libs.curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        image_libs.curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+        image_libs.curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body_status);
+        image_libs.curl_easy_setopt(c, CURLOPT_WRITEDATA, (void *)c);
+        image_libs.curl_easy_setopt(c, CURLOPT_PRIVATE, r);
+        image_libs.curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        image_libs.curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
+        image_libs.curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        image_libs.curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, NULL);
         apply_tls(reg, c);
         if (cred) {
-                curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-                curl_easy_setopt(c, CURLOPT_USERNAME, cred->username);
-                curl_easy_setopt(c, CURLOPT_PASSWORD, cred->password);
+                image_libs.curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+                image_libs.curl_easy_setopt(c, CURLOPT_USERNAME, cred->username);
+                image_libs.curl_easy_setopt(c, CURLOPT_PASSWORD, cred->password);
         }
-        cc = curl_easy_perform(c);
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+        cc = image_libs.curl_easy_perform(c);
+        image_libs.curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
         if (cc != CURLE_OK)
                 return curl_failed(reg, cc, r, url, err);
         return 0;
@@ -260,8 +262,8 @@ static size_t on_body_status(char *buf, size_t size, size_t n, void *userdata)
         CURL *c = userdata;
         struct response *r = NULL;
 
-        curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&r);
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+        image_libs.curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&r);
+        image_libs.curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
         return on_body(buf, size, n, r);
 }
 
@@ -337,8 +339,8 @@ fetch_token(struct xp_image_remote *reg, const struct xp_image_challenge *ch, st
                     "the registry asks for credentials to be sent to %s over plain http: refused",
                     ch->realm);
         snprintf(def_scope, sizeof(def_scope), "repository:%s:pull", reg->o.repo);
-        scope = curl_easy_escape(reg->curl, ch->scope ? ch->scope : def_scope, 0);
-        service = ch->service ? curl_easy_escape(reg->curl, ch->service, 0) : NULL;
+        scope = image_libs.curl_easy_escape(reg->curl, ch->scope ? ch->scope : def_scope, 0);
+        service = ch->service ? image_libs.curl_easy_escape(reg->curl, ch->service, 0) : NULL;
         if (!scope || (ch->service && !service) ||
             asprintf(&url,
                      "%s%sscope=%s%s%s",
@@ -421,11 +423,11 @@ static int request(struct xp_image_remote *reg,
                 r->size = 0;
                 if (accept) {
                         snprintf(line, sizeof(line), "Accept: %s", accept);
-                        headers = curl_slist_append(headers, line);
+                        headers = image_libs.curl_slist_append(headers, line);
                 }
                 if (reg->token && strlen(reg->token) < sizeof(line) - 32) {
                         snprintf(line, sizeof(line), "Authorization: Bearer %s", reg->token);
-                        h = curl_slist_append(headers, line);
+                        h = image_libs.curl_slist_append(headers, line);
                         explicit_bzero(line, sizeof(line));
                         headers = h ? h : headers;
                 }
@@ -436,7 +438,7 @@ static int request(struct xp_image_remote *reg,
                                                                        : NULL,
                               r,
                               err);
-                curl_slist_free_all(headers);
+                image_libs.curl_slist_free_all(headers);
                 if (rc < 0 || r->status != 401)
                         return rc;
                 rc = answer_challenge(reg, r, err);
@@ -450,8 +452,12 @@ int xp_image_remote_new(const struct xp_image_remote_opts *o,
                         struct xp_image_remote **ret,
                         struct xp_error *err)
 {
-        struct xp_image_remote *reg = calloc(1, sizeof(*reg));
+        struct xp_image_remote *reg;
+        int r = image_curl_load(err);
 
+        if (r < 0)
+                return r;
+        reg = calloc(1, sizeof(*reg));
         if (!reg)
                 return -ENOMEM;
         reg->o = *o;
@@ -459,7 +465,7 @@ int xp_image_remote_new(const struct xp_image_remote_opts *o,
         reg->host = strdup(o->host);
         reg->o.base = reg->base;
         reg->o.host = reg->host;
-        reg->curl = curl_easy_init();
+        reg->curl = image_libs.curl_easy_init();
         if (!reg->curl || !reg->base || !reg->host) {
                 xp_image_remote_free(reg);
                 return xp_errorf(err, -ENOMEM, "cannot start an HTTP client");
@@ -473,7 +479,7 @@ void xp_image_remote_free(struct xp_image_remote *reg)
         if (!reg)
                 return;
         if (reg->curl)
-                curl_easy_cleanup(reg->curl);
+                image_libs.curl_easy_cleanup(reg->curl);
         free(reg->base);
         free(reg->host);
         if (reg->token)

@@ -5,14 +5,13 @@
  * zstd or none, as libarchive detects it) as its "raw" format; the inner one reads the tar from
  * the outer one's data (hashed: the diff_id). Entries are created by unpack_entry.c.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "image_internal.h"
+#include "libs.h"
 
 #define BLOCK (128 * 1024)
 
@@ -60,7 +59,7 @@ static la_ssize_t next_block(struct stream *s, const void **buf)
 
         if (s->eof)
                 return 0;
-        r = archive_read_data_block(s->outer, buf, &size, &offset);
+        r = image_libs.archive_read_data_block(s->outer, buf, &size, &offset);
         if (r == ARCHIVE_EOF) {
                 s->eof = true;
                 return 0;
@@ -80,14 +79,14 @@ static la_ssize_t inner_read(struct archive *a, void *userdata, const void **buf
 /* What went wrong with the stream, as an error. */
 static int stream_error(struct stream *s, struct archive *a, const char *what, struct xp_error *err)
 {
-        const char *msg = archive_error_string(a);
+        const char *msg = image_libs.archive_error_string(a);
 
         if (s->error == -ECANCELED)
                 return xp_errorf(err, -ECANCELED, "cancelled");
         if (s->error < 0)
                 return xp_errorf(err, s->error, "reading the layer: %s", strerror(-s->error));
         if (!msg && s->outer != a)
-                msg = archive_error_string(s->outer);
+                msg = image_libs.archive_error_string(s->outer);
         return xp_errorf(err, -EBADMSG, "%s: %s", what, msg ? msg : "damaged or truncated");
 }
 
@@ -95,18 +94,18 @@ static int open_outer(struct stream *s, struct xp_error *err)
 {
         struct archive_entry *e;
 
-        s->outer = archive_read_new();
+        s->outer = image_libs.archive_read_new();
         if (!s->outer)
                 return -ENOMEM;
-        if (archive_read_support_filter_gzip(s->outer) != ARCHIVE_OK ||
-            archive_read_support_filter_zstd(s->outer) != ARCHIVE_OK ||
-            archive_read_support_format_raw(s->outer) != ARCHIVE_OK)
+        if (image_libs.archive_read_support_filter_gzip(s->outer) != ARCHIVE_OK ||
+            image_libs.archive_read_support_filter_zstd(s->outer) != ARCHIVE_OK ||
+            image_libs.archive_read_support_format_raw(s->outer) != ARCHIVE_OK)
                 return xp_errorf(err,
                                  -ENOTSUP,
                                  "libarchive lacks gzip or zstd: %s",
-                                 archive_error_string(s->outer));
-        if (archive_read_open(s->outer, s, NULL, outer_read, NULL) != ARCHIVE_OK ||
-            archive_read_next_header(s->outer, &e) != ARCHIVE_OK)
+                                 image_libs.archive_error_string(s->outer));
+        if (image_libs.archive_read_open(s->outer, s, NULL, outer_read, NULL) != ARCHIVE_OK ||
+            image_libs.archive_read_next_header(s->outer, &e) != ARCHIVE_OK)
                 return stream_error(s, s->outer, "the layer's compression", err);
         return 0;
 }
@@ -120,11 +119,11 @@ static int unpack_entries(struct stream *s,
         struct archive_entry *e;
         int r;
 
-        if (archive_read_support_format_tar(inner) != ARCHIVE_OK ||
-            archive_read_open(inner, s, NULL, inner_read, NULL) != ARCHIVE_OK)
+        if (image_libs.archive_read_support_format_tar(inner) != ARCHIVE_OK ||
+            image_libs.archive_read_open(inner, s, NULL, inner_read, NULL) != ARCHIVE_OK)
                 return stream_error(s, inner, "the layer's tar", err);
         for (;;) {
-                r = archive_read_next_header(inner, &e);
+                r = image_libs.archive_read_next_header(inner, &e);
                 if (r == ARCHIVE_EOF)
                         return 0;
                 if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
@@ -171,8 +170,11 @@ int xp_image_unpack(int fd,
         struct archive *inner = NULL;
         int r;
 
-        if (!s)
-                return -ENOMEM;
+        r = image_archive_load(err);
+        if (r < 0 || !s) {
+                free(s);
+                return r < 0 ? r : -ENOMEM;
+        }
         s->fd = fd;
         s->cancel = cancel;
         if (xp_sha256_init(&s->blob) < 0 || xp_sha256_init(&s->tar) < 0) {
@@ -181,7 +183,7 @@ int xp_image_unpack(int fd,
         }
         r = open_outer(s, err);
         if (r >= 0) {
-                inner = archive_read_new();
+                inner = image_libs.archive_read_new();
                 r = inner ? unpack_entries(s, &st, inner, err) : -ENOMEM;
         }
         if (r >= 0)
@@ -194,9 +196,9 @@ int xp_image_unpack(int fd,
         }
 out:
         if (inner)
-                archive_read_free(inner);
+                image_libs.archive_read_free(inner);
         if (s->outer)
-                archive_read_free(s->outer);
+                image_libs.archive_read_free(s->outer);
         if (s->blob.h)
                 xp_sha256_final(&s->blob, s->in);
         if (s->tar.h)

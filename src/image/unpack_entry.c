@@ -6,8 +6,6 @@
  * node. The final component is never followed: whatever is there is removed first (a tar may
  * name a path twice; the later entry wins), then created with O_EXCL/O_NOFOLLOW semantics.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "image_internal.h"
+#include "libs.h"
 
 #define NAME_MAX_BYTES 4096
 #define TREE_DEPTH_MAX 256
@@ -179,17 +178,19 @@ static int set_attrs(
     struct xp_unpack_state *st, int parent, const char *base, struct archive_entry *e, mode_t mode)
 {
         struct timespec ts[2] = {
-            {.tv_sec = archive_entry_atime(e), .tv_nsec = archive_entry_atime_nsec(e)},
-            {.tv_sec = archive_entry_mtime(e), .tv_nsec = archive_entry_mtime_nsec(e)},
+            {.tv_sec = image_libs.archive_entry_atime(e),
+             .tv_nsec = image_libs.archive_entry_atime_nsec(e)},
+            {.tv_sec = image_libs.archive_entry_mtime(e),
+             .tv_nsec = image_libs.archive_entry_mtime_nsec(e)},
         };
-        bool link = archive_entry_filetype(e) == AE_IFLNK;
+        bool link = image_libs.archive_entry_filetype(e) == AE_IFLNK;
 
-        if (!archive_entry_atime_is_set(e))
+        if (!image_libs.archive_entry_atime_is_set(e))
                 ts[0] = ts[1];
         if (st->root && fchownat(parent,
                                  base,
-                                 (uid_t)archive_entry_uid(e),
-                                 (gid_t)archive_entry_gid(e),
+                                 (uid_t)image_libs.archive_entry_uid(e),
+                                 (gid_t)image_libs.archive_entry_gid(e),
                                  AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         /* after the chown, which clears setuid and setgid */
@@ -203,9 +204,9 @@ static int set_attrs(
 /* The entry's mode with what an untrusted image may not have taken out. */
 static mode_t safe_mode(struct xp_unpack_state *st, struct archive_entry *e)
 {
-        mode_t mode = archive_entry_perm(e) & 07777;
+        mode_t mode = image_libs.archive_entry_perm(e) & 07777;
 
-        if (st->untrusted && archive_entry_filetype(e) == AE_IFREG &&
+        if (st->untrusted && image_libs.archive_entry_filetype(e) == AE_IFREG &&
             (mode & (S_ISUID | S_ISGID))) {
                 mode &= ~(mode_t)(S_ISUID | S_ISGID);
                 st->stripped++;
@@ -221,8 +222,8 @@ static int set_xattrs(struct xp_unpack_state *st, int fd, struct archive_entry *
         const void *value;
         size_t size;
 
-        archive_entry_xattr_reset(e);
-        while (archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
+        image_libs.archive_entry_xattr_reset(e);
+        while (image_libs.archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
                 if (strcmp(name, "security.capability") != 0)
                         continue;
                 if (st->untrusted || !st->root) {
@@ -242,7 +243,7 @@ static int write_data(struct archive *a, int fd, int64_t size)
         la_int64_t off;
         int r;
 
-        while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+        while ((r = image_libs.archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
                 const char *p = buf;
 
                 while (len > 0) {
@@ -270,7 +271,7 @@ static int make_file(struct xp_unpack_state *st,
                      const char *base)
 {
         _cleanup_close_ int fd = -1;
-        int64_t size = archive_entry_size(e);
+        int64_t size = image_libs.archive_entry_size(e);
         mode_t mode = safe_mode(st, e);
         int r;
 
@@ -330,8 +331,8 @@ static int make_node(struct xp_unpack_state *st,
                      const char *name,
                      struct xp_error *err)
 {
-        mode_t type = archive_entry_filetype(e) == AE_IFBLK ? S_IFBLK : S_IFCHR;
-        dev_t dev = archive_entry_rdev(e);
+        mode_t type = image_libs.archive_entry_filetype(e) == AE_IFBLK ? S_IFBLK : S_IFCHR;
+        dev_t dev = image_libs.archive_entry_rdev(e);
         bool whiteout = type == S_IFCHR && dev == 0;
 
         /* 0:0 is overlayfs' whiteout, a layer exported from an overlay may hold it */
@@ -392,8 +393,8 @@ static int make_one(struct xp_unpack_state *st,
                     const char *name,
                     struct xp_error *err)
 {
-        const char *hardlink = archive_entry_hardlink(e);
-        unsigned type = archive_entry_filetype(e);
+        const char *hardlink = image_libs.archive_entry_hardlink(e);
+        unsigned type = image_libs.archive_entry_filetype(e);
         int r;
 
         r = make_room(parent, base, type == AE_IFDIR && !hardlink);
@@ -412,8 +413,11 @@ static int make_one(struct xp_unpack_state *st,
                         r = set_attrs(st, parent, base, e, safe_mode(st, e));
                 break;
         case AE_IFLNK:
-                r = symlinkat(
-                        archive_entry_symlink(e) ? archive_entry_symlink(e) : "", parent, base) < 0
+                r = symlinkat(image_libs.archive_entry_symlink(e)
+                                  ? image_libs.archive_entry_symlink(e)
+                                  : "",
+                              parent,
+                              base) < 0
                         ? -errno
                         : 0;
                 if (r >= 0)
@@ -440,7 +444,7 @@ int xp_unpack_entry(struct xp_unpack_state *st,
                     struct archive_entry *e,
                     struct xp_error *err)
 {
-        const char *name = archive_entry_pathname(e), *base;
+        const char *name = image_libs.archive_entry_pathname(e), *base;
         char clean[NAME_MAX_BYTES];
         _cleanup_close_ int parent = -1;
         int r;

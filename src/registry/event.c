@@ -154,6 +154,14 @@ int xp_registry_event_record(struct xp_registry *registry,
 
         event_name(e, name);
         xp_time_format_rfc3339(time(NULL), now);
+        /* Most reports are new (a Scheduled Event names its pod's uid): the create comes first,
+         * without a read, and only a repeat reads the Event to count on it. */
+        if (e->count <= 1) {
+                r = create_event(registry, e, ns, name, now, err);
+                if (r != -EEXIST)
+                        return r;
+                r = -ESTALE;
+        }
         for (unsigned attempt = 0; attempt < EVENT_ATTEMPTS && r == -ESTALE; attempt++) {
                 json_t *event;
                 uint64_t version;

@@ -65,14 +65,20 @@ static int create_named(struct xp_registry *registry,
                         struct xp_object_meta *meta,
                         bool generated,
                         json_t *out,
+                        char **ret_text,
                         struct xp_error *err)
 {
-        uint64_t version;
         int r;
 
         for (unsigned attempt = 0;; attempt++) {
-                r = xp_store_create(
-                    registry->store, kind->plural, ns, meta->name, out, &version, err);
+                /* an answer as text leaves the object to nobody but the store's readers */
+                struct xp_store_written written = {.want_text = ret_text != NULL,
+                                                   .share = ret_text != NULL};
+
+                r = xp_store_create_text(
+                    registry->store, kind->plural, ns, meta->name, out, &written, err);
+                if (r >= 0 && ret_text)
+                        *ret_text = written.text;
                 if (r != -EEXIST || !generated || attempt == GENERATE_ATTEMPTS)
                         return r;
                 r = generate_name(meta);
@@ -93,11 +99,26 @@ int xp_registry_create(struct xp_registry *registry,
                        json_t **ret_json,
                        struct xp_error *err)
 {
+        return xp_registry_create_text(registry, kind, ns, object, admit, dry, ret_json, NULL, err);
+}
+
+int xp_registry_create_text(struct xp_registry *registry,
+                            const struct xp_kind *kind,
+                            const char *ns,
+                            void *object,
+                            const struct xp_registry_admit *admit,
+                            bool dry,
+                            json_t **ret_json,
+                            char **ret_text,
+                            struct xp_error *err)
+{
         struct xp_object_meta *meta = kind->meta(object);
         bool generated = !meta->name || !meta->name[0];
         json_t *out = NULL;
         int r;
 
+        if (ret_text)
+                *ret_text = NULL;
         r = set_owned(meta, generated);
         if (kind->status_subresource)
                 meta->generation = 1; /* generation.c: one more per change of the spec */
@@ -107,7 +128,8 @@ int xp_registry_create(struct xp_registry *registry,
                 r = kind->to_json(object, &out);
         if (r >= 0)
                 r = admit ? admit->check(admit->userdata, out) : 1;
-        if (r > 0 && !dry && (r = create_named(registry, kind, ns, meta, generated, out, err)) >= 0)
+        if (r > 0 && !dry &&
+            (r = create_named(registry, kind, ns, meta, generated, out, ret_text, err)) >= 0)
                 r = 1;
         if (r <= 0) {
                 json_decref(out);

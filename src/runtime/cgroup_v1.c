@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup v1: one hierarchy per controller, each mounted where /proc/self/mountinfo says. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup_internal.h"
 
@@ -80,20 +82,55 @@ static int cpuset_inherit(struct xp_cgroup *cg, struct xp_error *err)
         }
 }
 
+/*
+ * Whether the group gets a cpuset directory only when its limits pin CPUs or memory nodes: true
+ * where another hierarchy holds the group's processes. A cpuset group costs each start two reads
+ * and two writes up its levels, and the kernel rebuilds its scheduling domains as cpuset groups
+ * come and go; an unpinned container runs in its parent's cpuset just the same.
+ */
+static bool cpuset_on_demand(struct xp_cgroup *cg)
+{
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++)
+                if (c != CGROUP_CPUSET && mount_of(cg, c))
+                        return true;
+        return false;
+}
+
+static int cpuset_create(struct xp_cgroup *cg, struct xp_error *err)
+{
+        int r = cgroup_mkdir_p(cg->root, mount_of(cg, CGROUP_CPUSET), cg->path, err);
+
+        return r < 0 ? r : cpuset_inherit(cg, err);
+}
+
 static int v1_create(struct xp_cgroup *cg, struct xp_error *err)
 {
         int r;
 
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
-                if (!mount_of(cg, c))
+                if (!mount_of(cg, c) || c == CGROUP_CPUSET)
                         continue;
                 r = cgroup_mkdir_p(cg->root, mount_of(cg, c), cg->path, err);
                 if (r < 0)
                         return r;
         }
-        if (mount_of(cg, CGROUP_CPUSET))
-                return cpuset_inherit(cg, err);
+        if (mount_of(cg, CGROUP_CPUSET) && !cpuset_on_demand(cg))
+                return cpuset_create(cg, err);
         return 0;
+}
+
+/* The pinning, in a cpuset group made now when v1_create() left it for later. */
+static int
+apply_cpuset(struct xp_cgroup *cg, const struct xp_cgroup_limits *l, struct xp_error *err)
+{
+        int r = cpuset_on_demand(cg) ? cpuset_create(cg, err) : 0;
+
+        /* mems before cpus matches what runc does; neither may be empty in v1 */
+        if (r >= 0 && l->cpuset_mems)
+                r = write_in(cg, CGROUP_CPUSET, "cpuset.mems", l->cpuset_mems, err);
+        if (r >= 0 && l->cpuset_cpus)
+                r = write_in(cg, CGROUP_CPUSET, "cpuset.cpus", l->cpuset_cpus, err);
+        return r;
 }
 
 /* Fails with -EOPNOTSUPP naming the setting when its controller is not mounted. */
@@ -148,14 +185,8 @@ static int v1_apply(struct xp_cgroup *cg, const struct xp_cgroup_limits *l, stru
                 if (r < 0)
                         return r;
         }
-        /* mems before cpus matches what runc does; neither may be empty in v1 */
-        if (l->cpuset_mems) {
-                r = write_in(cg, CGROUP_CPUSET, "cpuset.mems", l->cpuset_mems, err);
-                if (r < 0)
-                        return r;
-        }
-        if (l->cpuset_cpus) {
-                r = write_in(cg, CGROUP_CPUSET, "cpuset.cpus", l->cpuset_cpus, err);
+        if (l->cpuset_cpus || l->cpuset_mems) {
+                r = apply_cpuset(cg, l, err);
                 if (r < 0)
                         return r;
         }
@@ -187,9 +218,15 @@ static int v1_add_pid(struct xp_cgroup *cg, pid_t pid, struct xp_error *err)
 
         snprintf(value, sizeof(value), "%d", (int)pid);
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
+                char dir[PATH_MAX];
                 int r;
 
                 if (!mount_of(cg, c))
+                        continue;
+                /* a group that pins nothing has no cpuset directory (cpuset_on_demand()) */
+                snprintf(dir, sizeof(dir), "%s/%s", mount_of(cg, c), cg->path);
+                if (c == CGROUP_CPUSET && cpuset_on_demand(cg) &&
+                    faccessat(cg->root->fd, dir, F_OK, 0) < 0 && errno == ENOENT)
                         continue;
                 r = write_in(cg, c, "cgroup.procs", value, err);
                 if (r < 0)

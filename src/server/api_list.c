@@ -382,7 +382,7 @@ int list_options_parse(const struct request *req,
         }
         if (o->continue_token && !watch)
                 return continue_decode(req, kind, o, ret);
-        return 1;
+        return wait_fresh(req, rv, ret);
 }
 
 /* ---- one page ------------------------------------------------------------------------------- */

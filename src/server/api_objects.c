@@ -396,6 +396,7 @@ int create_json(const struct request *req,
         struct xp_error err = {0};
         void *object = NULL;
         json_t *out = NULL;
+        char *text = NULL;
         bool locked = false;
         int r;
 
@@ -413,10 +414,12 @@ int create_json(const struct request *req,
                 if (r < 0)
                         goto out;
         }
-        r = check_object(kind, json, flags, &object, ret);
+        r = managed_fields_record(req, kind, NULL, json);
+        if (r >= 0)
+                r = check_object(kind, json, flags, &object, ret);
         if (r <= 0)
                 goto out;
-        r = xp_registry_create(
+        r = xp_registry_create_text(
             req->api->registry,
             kind,
             store_namespace(req, kind),
@@ -426,16 +429,18 @@ int create_json(const struct request *req,
                 .userdata = &(struct admit_ctx){.req = req, .kind = kind, .ret = ret}},
             dry,
             &out,
+            &text,
             &err);
         if (r == -ENOMEM || r == 0)
                 goto out;
         if (r < 0)
                 r = reply_store_error(ret, r, kind, kind->meta(object)->name, &err);
         else
-                r = reply_json(ret, 201, TAKE_PTR(out));
+                r = reply_written(ret, 201, &text, &out);
 out:
         if (locked)
                 namespace_release(req, kind);
+        free(text);
         json_decref(out);
         if (object)
                 kind->free(object);
@@ -452,6 +457,9 @@ int handle_get(const struct request *req, const struct route *route, struct repl
         uint64_t version;
         int r;
 
+        r = wait_fresh(req, request_query(req, "resourceVersion"), ret);
+        if (r <= 0)
+                return r;
         r = xp_store_get(req->api->store,
                          kind->plural,
                          store_namespace(req, kind),
@@ -533,7 +541,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         struct list_options options;
         json_t *items = NULL, *kept = NULL, *page = NULL, *meta;
         char rv[24], *next = NULL;
-        bool filtered = false;
+        bool filtered = false, answered = false;
         int64_t remaining;
         uint64_t version;
         int r;
@@ -541,6 +549,10 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         if (request_is_watch(req))
                 return watch_start(req, route, ret);
         r = list_options_parse(req, kind, false, &options, ret);
+        if (r > 0)
+                r = list_text(req, kind, &options, &answered, ret);
+        if (answered)
+                return r;
         if (r > 0)
                 r = list_read(req, kind, &options, &items, &version, ret);
         if (r > 0)
@@ -715,6 +727,7 @@ static int settle_update(const struct request *req,
                          struct reply *ret)
 {
         json_t *out = NULL, *old_pod = NULL, *new_pod = NULL;
+        const json_t *live = stored;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
         void *object = NULL;
@@ -760,6 +773,8 @@ static int settle_update(const struct request *req,
         if (r >= 0)
                 r = xp_registry_generation(kind, out, stored);
         if (r >= 0)
+                r = managed_fields_record(req, kind, live, out);
+        if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
         if (r > 0 && is_pods(kind))
                 r = refuse_terminating(req, stored, out, ret);
@@ -793,6 +808,7 @@ static int finish_update(const struct request *req,
 {
         const char *stored_rv =
             json_string_value(json_object_get(metadata_of(stored), "resourceVersion"));
+        struct xp_store_written written;
         struct xp_error err = {0};
         json_t *out = NULL;
         uint64_t version;
@@ -817,14 +833,17 @@ static int finish_update(const struct request *req,
                 json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
                 return reply_json(ret, 200, out);
         }
-        r = xp_store_update(req->api->store,
-                            kind->plural,
-                            store_namespace(req, kind),
-                            req->name,
-                            expected,
-                            out,
-                            &version,
-                            &err);
+        /* answered with the text the store wrote; out (no resourceVersion: the server's) is
+         * left to the store's readers */
+        written = (struct xp_store_written){.want_text = true, .share = true};
+        r = xp_store_update_text(req->api->store,
+                                 kind->plural,
+                                 store_namespace(req, kind),
+                                 req->name,
+                                 expected,
+                                 out,
+                                 &written,
+                                 &err);
         if (r < 0) {
                 json_decref(out);
                 if (r == -ESTALE && retry)
@@ -833,7 +852,10 @@ static int finish_update(const struct request *req,
         }
         if (strcmp(kind->plural, "namespaces") == 0)
                 xp_registry_namespace_changed(req->api->registry, req->name);
-        return reply_json(ret, 200, out);
+        r = reply_written(ret, 200, &written.text, &out);
+        free(written.text);
+        json_decref(out);
+        return r;
 }
 
 int update_object(const struct request *req,

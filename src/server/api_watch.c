@@ -157,6 +157,34 @@ static int emit(struct watch *w, const char *type, const json_t *object)
         return r;
 }
 
+/*
+ * Appends one event line of an object the store handed over as text (unfiltered, not a Table):
+ * its bytes as they are, without a parse and an encoding per watcher. Text that is not ASCII is
+ * parsed and encoded as emit() does, so the stream stays escaped to ASCII.
+ */
+static int emit_text(struct watch *w, const char *type, const char *text, size_t len)
+{
+        char head[48];
+        json_t *object;
+        int n, r;
+
+        if (!text_is_ascii(text, len)) {
+                object = json_loadb(text, len, 0, NULL);
+                if (!object)
+                        return -ENOMEM;
+                r = emit(w, type, object);
+                json_decref(object);
+                return r;
+        }
+        n = snprintf(head, sizeof head, "{\"type\":\"%s\",\"object\":", type);
+        r = buf_append(w, head, (size_t)n);
+        if (r >= 0)
+                r = buf_append(w, text, len);
+        if (r >= 0)
+                r = buf_append(w, "}\n", 2);
+        return r;
+}
+
 static void object_key(const json_t *object, char *buf, size_t size)
 {
         const json_t *meta = json_object_get(object, "metadata");
@@ -298,27 +326,36 @@ static int emit_bookmark(struct watch *w, bool initial_end)
 /* Reads what the log holds after w->since into the buffer. */
 static int watch_fill(struct watch *w)
 {
+        static const char *const names[] = {
+            [XP_STORE_ADDED] = "ADDED",
+            [XP_STORE_MODIFIED] = "MODIFIED",
+            [XP_STORE_DELETED] = "DELETED",
+        };
         struct xp_store_event *events = NULL;
         struct xp_error err = {0};
+        /* what passes unchanged to the client needs no parse: the store's text is the line */
+        bool as_text = !w->filtered && !w->table;
         uint64_t through;
         size_t n;
         int r;
 
-        r = xp_store_events_scan(w->api->store,
-                                 w->kind->plural,
-                                 w->namespace,
-                                 w->since,
-                                 WATCH_BATCH,
-                                 &events,
-                                 &n,
-                                 &through,
-                                 &err);
+        r = (as_text ? xp_store_events_scan_text : xp_store_events_scan)(w->api->store,
+                                                                         w->kind->plural,
+                                                                         w->namespace,
+                                                                         w->since,
+                                                                         WATCH_BATCH,
+                                                                         &events,
+                                                                         &n,
+                                                                         &through,
+                                                                         &err);
         if (r == -XP_STORE_EXPIRED)
                 return emit_expired(w, &err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++)
-                r = emit_change(w, events[i].type, events[i].object);
+                r = as_text
+                        ? emit_text(w, names[events[i].type], events[i].text, events[i].text_len)
+                        : emit_change(w, events[i].type, events[i].object);
         xp_store_events_free(events, n);
         if (r < 0)
                 return r;

@@ -188,6 +188,13 @@ void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 1
 const char *cause_type(const char *message);
 /* Takes body (NULL means out of memory: -ENOMEM). */
 int reply_json(struct reply *ret, unsigned code, json_t *body);
+/* Whether len bytes of text are all ASCII (what an answer may pass on unescaped). */
+bool text_is_ascii(const char *text, size_t len);
+/*
+ * Answers with an object as the store wrote it: *text (xp_store_written's, taken and set to NULL
+ * when used), else, when it is NULL or not ASCII, *object (taken and set to NULL) as reply_json().
+ */
+int reply_written(struct reply *ret, unsigned code, char **text, json_t **object);
 /* Maps a store error (-ENOENT, -EEXIST, -ESTALE, ...) to the Status Kubernetes answers with. */
 int reply_store_error(struct reply *ret,
                       int r,
@@ -267,6 +274,30 @@ int list_options_parse(const struct request *req,
                        bool watch,
                        struct list_options *o,
                        struct reply *ret);
+/*
+ * The current list answered from the store's text (api_list_text.c), without a tree of its
+ * objects: *ret_answered with 0 (ret filled) or -errno; else 1 and the caller answers (a Table,
+ * a page, an older version, an object that is not ASCII).
+ */
+int list_text(const struct request *req,
+              const struct xp_kind *kind,
+              const struct list_options *o,
+              bool *ret_answered,
+              struct reply *ret);
+/*
+ * Records a create (live NULL), update or patch other than an apply in object's
+ * metadata.managedFields as an Update by the request's manager (api_managed.c). 0 or -ENOMEM.
+ */
+int managed_fields_record(const struct request *req,
+                          const struct xp_kind *kind,
+                          const json_t *live,
+                          json_t *object);
+/*
+ * Waits up to 3 s for the store to reach ?resourceVersion rv (NULL, "0" or unreadable: no wait):
+ * 1, or 0 with ret filled (504 Timeout "Too large resource version", as kube-apiserver)
+ * (api_fresh.c).
+ */
+int wait_fresh(const struct request *req, const char *rv, struct reply *ret);
 /* The list to page through (the token's snapshot, or Exact's): 1, or 0 with ret filled (410). */
 int list_read(const struct request *req,
               const struct xp_kind *kind,

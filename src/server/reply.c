@@ -4,11 +4,13 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "xpool/macro.h"
 #include "xpool/strutil.h"
 
 static int reply_set(struct reply *ret, unsigned code, json_t *body)
@@ -234,6 +236,44 @@ int reply_json(struct reply *ret, unsigned code, json_t *body)
         if (!body)
                 return -ENOMEM;
         return reply_set(ret, code, body);
+}
+
+bool text_is_ascii(const char *text, size_t len)
+{
+        uint64_t any = 0, word;
+        size_t i = 0;
+
+        /* eight bytes at a time: it runs over every object a watch or a list passes on */
+        for (; i + 8 <= len; i += 8) {
+                memcpy(&word, text + i, 8);
+                any |= word;
+        }
+        for (; i < len; i++)
+                any |= (unsigned char)text[i];
+        return !(any & UINT64_C(0x8080808080808080));
+}
+
+int reply_written(struct reply *ret, unsigned code, char **text, json_t **object)
+{
+        size_t len = *text ? strlen(*text) : 0;
+        char *line;
+
+        /* The store's text is UTF-8; an answer escapes everything else to ASCII, as ever. */
+        if (!text_is_ascii(*text, len))
+                len = 0;
+        line = len ? realloc(*text, len + 2) : NULL;
+        if (!line)
+                return reply_json(ret, code, TAKE_PTR(*object));
+        /* One line per document, as send_reply() writes a JSON body. */
+        line[len] = '\n';
+        line[len + 1] = '\0';
+        *text = NULL;
+        json_decref(ret->body);
+        ret->body = NULL;
+        ret->code = code;
+        ret->text = line;
+        ret->content_type = "application/json";
+        return 0;
 }
 
 int reply_store_error(struct reply *ret,

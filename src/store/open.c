@@ -281,13 +281,13 @@ void xp_store_close(struct xp_store *store)
         }
         sqlite3_close(store->checkpoint_db); /* before the writer, the last connection */
         store_readers_free(store);
+        store_recent_free(store);
         store_stmts_finalize(store->wstmts, _WS_MAX);
         sqlite3_close(store->writer); /* the last connection checkpoints and removes the WAL */
         seal_sync(&store->seal);
         seal_close(&store->seal, true);
         pthread_cond_destroy(&store->version_bumped);
         pthread_cond_destroy(&store->checkpoint);
-        pthread_cond_destroy(&store->op_done);
         pthread_mutex_destroy(&store->lock);
         xp_histogram_done(&store->commit_seconds);
         xp_histogram_done(&store->batch_writes);
@@ -394,7 +394,6 @@ int xp_store_open(const struct xp_store_options *options,
         xp_histogram_init(
             &store->commit_seconds, xp_histogram_latency_bounds, xp_histogram_latency_n);
         xp_histogram_init(&store->batch_writes, xp_histogram_size_bounds, xp_histogram_size_n);
-        pthread_cond_init(&store->op_done, NULL);
         pthread_cond_init(&store->checkpoint, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -407,6 +406,8 @@ int xp_store_open(const struct xp_store_options *options,
         store->event_history = options->event_history ?: DEFAULT_EVENT_HISTORY;
         /* Trim in batches: let the log grow by an eighth (at least 16 events) past the history. */
         store->trim_slack = store->event_history / 8 > 16 ? store->event_history / 8 : 16;
+        if (store_recent_init(store) < 0)
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", options->path);
 
         r = open_checked(store, err);
         if (r < 0)

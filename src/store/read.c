@@ -272,28 +272,38 @@ read_begin(struct xp_store *store, struct conn *c, uint64_t *ret_version, struct
         return 0;
 }
 
-int xp_store_list(struct xp_store *store,
-                  const char *kind,
-                  const char *namespace,
-                  json_t **ret_items,
-                  uint64_t *ret_version,
-                  struct xp_error *err)
+/* One row of a list: namespace, name, version and the stored body (borrowed until it returns). */
+typedef int (*row_fn)(const char *namespace,
+                      const char *name,
+                      uint64_t version,
+                      const char *body,
+                      size_t len,
+                      void *userdata);
+
+/*
+ * The rows of a kind (in one namespace, or all when NULL) in one read transaction, ordered by
+ * namespace then name, each handed to fn (a negative return stops it and is returned, err set
+ * by fn); *ret_version the store's version at the read.
+ */
+static int list_rows(struct xp_store *store,
+                     const char *kind,
+                     const char *namespace,
+                     row_fn fn,
+                     void *userdata,
+                     uint64_t *ret_version,
+                     struct xp_error *err)
 {
         struct conn *c = NULL;
         sqlite3_stmt *st;
-        json_t *items = NULL;
         uint64_t version;
         int rc, r;
 
         r = store_check_key(store, kind, namespace ?: "", "-", err);
         if (r < 0)
                 return r;
-        items = json_array();
-        if (!items)
-                return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
         r = conn_get(store, &c, err);
         if (r < 0)
-                goto out;
+                return r;
         r = read_begin(store, c, &version, err);
         if (r < 0)
                 goto out;
@@ -302,20 +312,14 @@ int xp_store_list(struct xp_store *store,
         if (namespace)
                 sqlite3_bind_text(st, 2, namespace, -1, SQLITE_STATIC);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                uint64_t v = (uint64_t)sqlite3_column_int64(st, 2);
-                json_t *object = store_parse_body((const char *)sqlite3_column_text(st, 3),
-                                                  (size_t)sqlite3_column_bytes(st, 3),
-                                                  v);
-
-                if (!object || json_array_append_new(items, object) < 0) {
-                        r = store_corrupt_body(store,
-                                               kind,
-                                               (const char *)sqlite3_column_text(st, 0),
-                                               (const char *)sqlite3_column_text(st, 1),
-                                               v,
-                                               err);
+                r = fn((const char *)sqlite3_column_text(st, 0) ?: "",
+                       (const char *)sqlite3_column_text(st, 1) ?: "",
+                       (uint64_t)sqlite3_column_int64(st, 2),
+                       (const char *)sqlite3_column_text(st, 3),
+                       (size_t)sqlite3_column_bytes(st, 3),
+                       userdata);
+                if (r < 0)
                         goto out;
-                }
         }
         if (rc != SQLITE_DONE) {
                 r = read_fail(store, c, rc, err);
@@ -329,11 +333,102 @@ int xp_store_list(struct xp_store *store,
         }
         if (ret_version)
                 *ret_version = version;
-        *ret_items = TAKE_PTR(items);
         r = 0;
 out:
         conn_put(store, c);
-        json_decref(items);
+        return r;
+}
+
+struct list_objects {
+        struct xp_store *store;
+        const char *kind;
+        json_t *items;
+        struct xp_error *err;
+};
+
+static int add_object(const char *namespace,
+                      const char *name,
+                      uint64_t version,
+                      const char *body,
+                      size_t len,
+                      void *userdata)
+{
+        struct list_objects *l = userdata;
+        json_t *object = body ? store_parse_body(body, len, version) : NULL;
+
+        if (!object || json_array_append_new(l->items, object) < 0)
+                return store_corrupt_body(l->store, l->kind, namespace, name, version, l->err);
+        return 0;
+}
+
+int xp_store_list(struct xp_store *store,
+                  const char *kind,
+                  const char *namespace,
+                  json_t **ret_items,
+                  uint64_t *ret_version,
+                  struct xp_error *err)
+{
+        struct list_objects l = {.store = store, .kind = kind, .items = json_array(), .err = err};
+        int r;
+
+        if (!l.items)
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+        r = list_rows(store, kind, namespace, add_object, &l, ret_version, err);
+        if (r < 0) {
+                json_decref(l.items);
+                return r;
+        }
+        *ret_items = l.items;
+        return 0;
+}
+
+struct list_texts {
+        struct xp_store *store;
+        const char *kind;
+        xp_store_text_fn fn;
+        void *userdata;
+        char *buf; /* the row's text with its version, reused from row to row */
+        size_t size;
+        struct xp_error *err;
+};
+
+static int add_text(const char *namespace,
+                    const char *name,
+                    uint64_t version,
+                    const char *body,
+                    size_t len,
+                    void *userdata)
+{
+        struct list_texts *l = userdata;
+        size_t want = store_text_versioned_max(len) + 1, n;
+
+        if (want > l->size) {
+                char *buf = realloc(l->buf, want);
+
+                if (!buf)
+                        return xp_errorf(
+                            l->err, -ENOMEM, "store %s: out of memory", l->store->path);
+                l->buf = buf;
+                l->size = want;
+        }
+        if (!body || store_text_versioned(body, len, version, l->buf, l->size, &n) < 0)
+                return store_corrupt_body(l->store, l->kind, namespace, name, version, l->err);
+        return l->fn(namespace, name, l->buf, n, l->userdata);
+}
+
+int xp_store_list_text(struct xp_store *store,
+                       const char *kind,
+                       const char *namespace,
+                       xp_store_text_fn fn,
+                       void *userdata,
+                       uint64_t *ret_version,
+                       struct xp_error *err)
+{
+        struct list_texts l = {
+            .store = store, .kind = kind, .fn = fn, .userdata = userdata, .err = err};
+        int r = list_rows(store, kind, namespace, add_text, &l, ret_version, err);
+
+        free(l.buf);
         return r;
 }
 
@@ -342,10 +437,15 @@ void xp_store_events_free(struct xp_store_event *events, size_t n)
         if (!events)
                 return;
         for (size_t i = 0; i < n; i++) {
+                json_decref(events[i].object);
+                if (events[i].hold) { /* the strings point into it */
+                        json_decref(events[i].hold);
+                        continue;
+                }
                 free(events[i].kind);
                 free(events[i].namespace);
                 free(events[i].name);
-                json_decref(events[i].object);
+                free(events[i].text);
         }
         free(events);
 }
@@ -376,34 +476,38 @@ static int check_kept(
                          oldest);
 }
 
-/* The events read so far, grown as rows come. */
-struct event_list {
-        struct xp_store_event *events;
-        size_t n, cap, max;
-};
+int store_event_list_grow(struct store_event_list *l)
+{
+        size_t want = l->cap ? l->cap * 2 : 16;
+        void *p;
 
-/* Appends the current row of st (an RS_EVENTS_* query for kind). */
+        if (l->n < l->cap)
+                return 0;
+        if (want > l->max)
+                want = l->max;
+        p = reallocarray(l->events, want, sizeof(*l->events));
+        if (!p)
+                return -ENOMEM;
+        l->events = p;
+        l->cap = want;
+        return 0;
+}
+
+/* Appends the current row of st (an RS_EVENTS_* query for kind), as an object or as text. */
 static int append_event(struct xp_store *store,
-                        struct event_list *l,
+                        struct store_event_list *l,
                         sqlite3_stmt *st,
                         const char *kind,
                         struct xp_error *err)
 {
-        struct xp_store_event *e;
+        const char *body = (const char *)sqlite3_column_text(st, 4);
+        size_t len = (size_t)sqlite3_column_bytes(st, 4);
         uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
+        struct xp_store_event *e;
+        bool ok;
 
-        if (l->n == l->cap) {
-                size_t want = l->cap ? l->cap * 2 : 16;
-                void *p;
-
-                if (want > l->max)
-                        want = l->max;
-                p = reallocarray(l->events, want, sizeof(*l->events));
-                if (!p)
-                        return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
-                l->events = p;
-                l->cap = want;
-        }
+        if (store_event_list_grow(l) < 0)
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
         e = &l->events[l->n];
         *e = (struct xp_store_event){
             .type = (enum xp_store_event_type)sqlite3_column_int(st, 1),
@@ -411,11 +515,13 @@ static int append_event(struct xp_store *store,
             .kind = strdup(kind),
             .namespace = strdup((const char *)sqlite3_column_text(st, 2) ?: ""),
             .name = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
-            .object = store_parse_body(
-                (const char *)sqlite3_column_text(st, 4), (size_t)sqlite3_column_bytes(st, 4), v),
         };
         l->n++;
-        if (!e->kind || !e->namespace || !e->name || !e->object)
+        if (l->text)
+                ok = body && store_text_versioned_dup(body, len, v, &e->text, &e->text_len) >= 0;
+        else
+                ok = (e->object = store_parse_body(body, len, v)) != NULL;
+        if (!e->kind || !e->namespace || !e->name || !ok)
                 return store_corrupt_body(store, kind, e->namespace ?: "", e->name ?: "", v, err);
         return 0;
 }
@@ -426,7 +532,7 @@ static int read_events(struct xp_store *store,
                        const char *kind,
                        const char *namespace,
                        uint64_t since,
-                       struct event_list *l,
+                       struct store_event_list *l,
                        struct xp_error *err)
 {
         sqlite3_stmt *st = c->stmts[namespace ? RS_EVENTS_NS : RS_EVENTS_ALL];
@@ -449,19 +555,20 @@ static int read_events(struct xp_store *store,
         return 0;
 }
 
-int xp_store_events_scan(struct xp_store *store,
-                         const char *kind,
-                         const char *namespace,
-                         uint64_t since,
-                         size_t max,
-                         struct xp_store_event **ret_events,
-                         size_t *ret_n,
-                         uint64_t *ret_through,
-                         struct xp_error *err)
+static int events_scan(struct xp_store *store,
+                       const char *kind,
+                       const char *namespace,
+                       uint64_t since,
+                       size_t max,
+                       bool text,
+                       struct xp_store_event **ret_events,
+                       size_t *ret_n,
+                       uint64_t *ret_through,
+                       struct xp_error *err)
 {
-        struct event_list l = {.max = max};
+        struct store_event_list l = {.max = max, .text = text};
         struct conn *c = NULL;
-        uint64_t version;
+        uint64_t version, through;
         int rc, r;
 
         r = store_check_key(store, kind, namespace ?: "", "-", err);
@@ -472,6 +579,24 @@ int xp_store_events_scan(struct xp_store *store,
                     err, -EINVAL, "store %s: events_since needs max >= 1", store->path);
         if (since > INT64_MAX)
                 since = INT64_MAX;
+        r = store_recent_scan(store, kind, namespace, since, text, &l, &through);
+        if (r != 0) {
+                if (r < 0) {
+                        xp_store_events_free(l.events, l.n);
+                        return r == -ENOMEM
+                                   ? xp_errorf(err, r, "store %s: out of memory", store->path)
+                                   : xp_errorf(err,
+                                               r,
+                                               "store %s: a recent %s event does not parse",
+                                               store->path,
+                                               kind);
+                }
+                if (ret_through)
+                        *ret_through = through;
+                *ret_events = l.events;
+                *ret_n = l.n;
+                return 0;
+        }
         r = conn_get(store, &c, err);
         if (r < 0)
                 return r;
@@ -496,6 +621,34 @@ int xp_store_events_scan(struct xp_store *store,
         *ret_events = l.events;
         *ret_n = l.n;
         return 0;
+}
+
+int xp_store_events_scan(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         uint64_t since,
+                         size_t max,
+                         struct xp_store_event **ret_events,
+                         size_t *ret_n,
+                         uint64_t *ret_through,
+                         struct xp_error *err)
+{
+        return events_scan(
+            store, kind, namespace, since, max, false, ret_events, ret_n, ret_through, err);
+}
+
+int xp_store_events_scan_text(struct xp_store *store,
+                              const char *kind,
+                              const char *namespace,
+                              uint64_t since,
+                              size_t max,
+                              struct xp_store_event **ret_events,
+                              size_t *ret_n,
+                              uint64_t *ret_through,
+                              struct xp_error *err)
+{
+        return events_scan(
+            store, kind, namespace, since, max, true, ret_events, ret_n, ret_through, err);
 }
 
 int xp_store_events_since(struct xp_store *store,

@@ -124,7 +124,6 @@ struct xp_store {
         size_t trim_slack;
 
         pthread_mutex_t lock;
-        pthread_cond_t op_done;        /* a batch finished */
         pthread_cond_t version_bumped; /* a commit made the version grow (CLOCK_MONOTONIC) */
 
         /* under lock */
@@ -136,6 +135,10 @@ struct xp_store {
         struct xp_store_stats stats;
         struct conn *idle_readers;
         size_t n_idle_readers;
+        /* recent.c: the last writes, version v at recent[v % recent_cap]; lo..hi are kept */
+        struct recent *recent;
+        size_t recent_cap;
+        uint64_t recent_lo, recent_hi;
 
         /*
          * Read-only mode (under lock): readonly is the -errno writes get (-ENOSPC when the disk
@@ -213,6 +216,75 @@ int store_corrupt_body(struct xp_store *store,
 
 /* read.c */
 void store_readers_free(struct xp_store *store);
+/* The events a scan found so far, grown as they come, up to max. */
+struct store_event_list {
+        struct xp_store_event *events;
+        size_t n, cap, max;
+        bool text; /* as text (xp_store_events_scan_text()), not objects */
+};
+/* Room for one more event: 0 or -ENOMEM. */
+int store_event_list_grow(struct store_event_list *l);
+
+/* recent.c: the newest writes in memory, for the event log's readers */
+#define RECENT_MAX 1024 /* writes kept (at most event_history) */
+struct recent {
+        uint64_t version; /* 0: empty */
+        int type;
+        /*
+         * kind, namespace, name and the object's text as written (with its resourceVersion), each
+         * NUL-terminated, in one reference-counted block (a jansson string, which may hold NULs):
+         * the readers' events point into it and hold a reference, nothing is copied per reader
+         */
+        json_t *blob;
+        const char *kind, *namespace, *name, *text;
+        size_t text_len;
+        json_t *object; /* the object as written, shared read-only; NULL: parse text */
+};
+/* Frees what an entry holds (outside the store's lock: freeing a tree takes a while). */
+void store_recent_clear(struct recent *e);
+int store_recent_init(struct xp_store *store);
+void store_recent_free(struct xp_store *store);
+/*
+ * Under lock, in version order: the write of version; takes text (malloc'ed, may be NULL) and
+ * object (a reference, may be NULL: readers parse text). The entry it replaces goes to *ret_old,
+ * for the caller to free after the lock (store_recent_clear()).
+ */
+void store_recent_add(struct xp_store *store,
+                      uint64_t version,
+                      int type,
+                      const char *kind,
+                      const char *namespace,
+                      const char *name,
+                      char *text,
+                      size_t text_len,
+                      json_t *object,
+                      struct recent *ret_old);
+/*
+ * The matching events after since from memory, when the ring reaches back to since: 1 with l
+ * filled and *ret_through as xp_store_events_scan() sets it, 0 when it does not (read SQLite),
+ * -ENOMEM, -EBADMSG (l holds what to free).
+ */
+int store_recent_scan(struct xp_store *store,
+                      const char *kind,
+                      const char *namespace,
+                      uint64_t since,
+                      bool text,
+                      struct store_event_list *l,
+                      uint64_t *ret_through);
+
+/* text.c */
+/* The most bytes store_text_versioned() adds to a body of len bytes (without the NUL). */
+size_t store_text_versioned_max(size_t len);
+/*
+ * The stored body with "resourceVersion":"VERSION" as the last member of its metadata (where
+ * store_set_resource_version() puts it in the parsed object), into out (size bytes, with a NUL):
+ * 0 with *ret_len, -ENOBUFS when it does not fit, -EBADMSG when body is not a JSON object.
+ */
+int store_text_versioned(
+    const char *body, size_t len, uint64_t version, char *out, size_t size, size_t *ret_len);
+/* As store_text_versioned(), into a new buffer (caller frees). */
+int store_text_versioned_dup(
+    const char *body, size_t len, uint64_t version, char **ret, size_t *ret_len);
 
 /* write.c */
 int store_writer_prepare(struct xp_store *store, struct xp_error *err);

@@ -52,6 +52,13 @@ struct op {
         int result;
         uint64_t version;
         char *last_body; /* delete: the stored body, malloc'ed */
+        char *text;      /* the object as written, with its version (store_text_versioned()) */
+        size_t text_len;
+        bool want_text; /* the writer takes text; the ring of recent writes gets a copy */
+        json_t *shared; /* the writer's object, given up to the ring (xp_store_written.share) */
+        /* its writer waits here (under the store's lock) until done, or until its turn to lead:
+         * a batch wakes its own writers and the next leader, not every writer */
+        pthread_cond_t wake;
         struct xp_error err;
 
         struct op *next;
@@ -229,6 +236,12 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
                 return -rc;
         op->result = 0;
         op->version = version;
+        /* for the writer and the event log's readers: NULL when it does not read as text */
+        if (store_text_versioned_dup(body, body_len, version, &op->text, &op->text_len) < 0)
+                op->text = NULL;
+        /* the shared object gets its version before any reader sees it (the writer waits) */
+        if (op->shared && store_set_resource_version(op->shared, version) < 0)
+                op->shared = NULL;
         return 1;
 }
 
@@ -271,6 +284,8 @@ struct batch {
         bool reserved;       /* it reserved versions ahead in the seal */
         bool unknown;        /* it failed where its outcome on disk is unknown */
         struct xp_error err; /* why it failed as a whole */
+        struct recent *old;  /* the ring's entries it replaced, freed after the lock */
+        size_t n_old;
 };
 
 /* Sets b->err from SQLite's rc while doing what; returns the -errno. */
@@ -492,6 +507,49 @@ void xp_store_histograms(struct xp_store *store,
         xp_histogram_read(&store->batch_writes, ret_batch_writes);
 }
 
+/* Under lock, in version order: a write for the ring of recent ones (recent.c). */
+static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
+{
+        static const int event_types[] = {
+            [OP_CREATE] = XP_STORE_ADDED,
+            [OP_UPDATE] = XP_STORE_MODIFIED,
+            [OP_DELETE] = XP_STORE_DELETED,
+        };
+        struct recent gone;
+        char *text = NULL;
+
+        if (o->text && o->want_text) {
+                text = malloc(o->text_len + 1);
+                if (text)
+                        memcpy(text, o->text, o->text_len + 1);
+        } else {
+                text = o->text;
+                o->text = NULL;
+        }
+        store_recent_add(store,
+                         o->version,
+                         event_types[o->type],
+                         o->kind,
+                         o->namespace,
+                         o->name,
+                         text,
+                         o->text_len,
+                         json_incref(o->shared),
+                         &gone);
+        if (b->old)
+                b->old[b->n_old++] = gone;
+        else
+                store_recent_clear(&gone); /* no room to keep it for later: now, then */
+}
+
+/* Outside the lock: what a batch's writes pushed out of the ring. */
+static void free_old(struct recent *old, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                store_recent_clear(&old[i]);
+        free(old);
+}
+
 /* Under lock, after a batch: the counters, the mode, and every op's result. */
 static void settle(struct xp_store *store, struct batch *b, int r)
 {
@@ -520,11 +578,25 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                         o->version = 0;
                         free(o->last_body);
                         o->last_body = NULL;
+                        free(o->text);
+                        o->text = NULL;
+                        if (o->shared) /* as it was: without a version */
+                                json_object_del(json_object_get(o->shared, "metadata"),
+                                                "resourceVersion");
+                } else if (o->result == 0 && o->version != 0) {
+                        recent_add(store, b, o);
                 }
                 o->next = NULL;
                 o->done = true;
+                pthread_cond_signal(&o->wake);
         }
-        pthread_cond_broadcast(&store->op_done);
+}
+
+/* Under lock, when no commit is in flight: the first queued writer leads the next batch. */
+static void wake_leader(struct xp_store *store)
+{
+        if (!store->committing && store->queue_head)
+                pthread_cond_signal(&store->queue_head->wake);
 }
 
 /*
@@ -561,12 +633,15 @@ static void checkpoint_inline(struct xp_store *store)
         if (rc == SQLITE_OK)
                 store->stats.checkpoints++;
         store->committing = false;
-        pthread_cond_broadcast(&store->op_done);
+        wake_leader(store);
 }
 
 /* Queues op and waits for its result, leading a batch when no commit is in flight. */
 static void submit(struct xp_store *store, struct op *op)
 {
+        struct recent *old = NULL;
+        size_t n_old = 0;
+
         pthread_mutex_lock(&store->lock);
         op->result = admit(store, op);
         if (op->result < 0) {
@@ -587,7 +662,7 @@ static void submit(struct xp_store *store, struct op *op)
                 int r;
 
                 if (store->committing) {
-                        pthread_cond_wait(&store->op_done, &store->lock);
+                        pthread_cond_wait(&op->wake, &store->lock);
                         continue;
                 }
 
@@ -604,27 +679,35 @@ static void submit(struct xp_store *store, struct op *op)
                 last->next = NULL;
                 pthread_mutex_unlock(&store->lock);
 
+                free_old(old, n_old);
+                b.old = calloc(b.n, sizeof(*b.old));
                 r = lead(store, &b);
 
                 pthread_mutex_lock(&store->lock);
                 checkpoint = r > 0 && want_checkpoint(store);
                 store->committing = checkpoint;
                 settle(store, &b, r);
+                old = b.old;
+                n_old = b.n_old;
                 if (checkpoint)
                         checkpoint_inline(store);
+                else
+                        wake_leader(store);
         }
         pthread_mutex_unlock(&store->lock);
+        free_old(old, n_old);
 }
 
 static int write_op(struct xp_store *store,
                     struct op *op,
                     json_t *object,
                     json_t **ret_last,
-                    uint64_t *ret_version,
+                    struct xp_store_written *ret,
                     struct xp_error *err)
 {
         _cleanup_free_ char *body = NULL;
         _cleanup_free_ char *last_body = NULL;
+        _cleanup_free_ char *text = NULL;
         json_t *last = NULL;
         int r;
 
@@ -641,15 +724,21 @@ static int write_op(struct xp_store *store,
         op->hash =
             store_op_hash((int)op->type, op->kind, op->namespace, op->name, op->body, op->body_len);
 
+        op->want_text = ret && ret->want_text;
+        op->shared = ret && ret->share && object ? object : NULL;
+        pthread_cond_init(&op->wake, NULL);
         submit(store, op);
+        pthread_cond_destroy(&op->wake);
         last_body = op->last_body;
+        text = op->text;
         if (op->result < 0) {
                 if (err)
                         *err = op->err;
                 return op->result;
         }
-        /* Durable now; what is left cannot fail the write, only what the caller gets back. */
-        if (object && store_set_resource_version(object, op->version) < 0)
+        /* Durable now; what is left cannot fail the write, only what the caller gets back. A
+         * shared object has its version already, and readers may be reading it. */
+        if (object && !op->shared && store_set_resource_version(object, op->version) < 0)
                 return xp_errorf(err,
                                  -ENOMEM,
                                  "store %s: written as version %" PRIu64
@@ -667,9 +756,34 @@ static int write_op(struct xp_store *store,
                                          op->version);
                 *ret_last = last;
         }
-        if (ret_version)
-                *ret_version = op->version;
+        if (ret) {
+                ret->version = op->version;
+                ret->text = NULL;
+                ret->text_len = 0;
+                if (ret->want_text && text) {
+                        ret->text = TAKE_PTR(text);
+                        ret->text_len = op->text_len;
+                }
+        }
         return 0;
+}
+
+int xp_store_create_text(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         const char *name,
+                         json_t *object,
+                         struct xp_store_written *ret,
+                         struct xp_error *err)
+{
+        struct op op = {
+            .type = OP_CREATE,
+            .kind = kind,
+            .namespace = namespace,
+            .name = name,
+        };
+
+        return write_op(store, &op, object, NULL, ret, err);
 }
 
 int xp_store_create(struct xp_store *store,
@@ -680,14 +794,32 @@ int xp_store_create(struct xp_store *store,
                     uint64_t *ret_version,
                     struct xp_error *err)
 {
+        struct xp_store_written w = {0};
+        int r = xp_store_create_text(store, kind, namespace, name, object, &w, err);
+
+        if (r >= 0 && ret_version)
+                *ret_version = w.version;
+        return r;
+}
+
+int xp_store_update_text(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         const char *name,
+                         uint64_t expected_version,
+                         json_t *object,
+                         struct xp_store_written *ret,
+                         struct xp_error *err)
+{
         struct op op = {
-            .type = OP_CREATE,
+            .type = OP_UPDATE,
             .kind = kind,
             .namespace = namespace,
             .name = name,
+            .expected_version = expected_version,
         };
 
-        return write_op(store, &op, object, NULL, ret_version, err);
+        return write_op(store, &op, object, NULL, ret, err);
 }
 
 int xp_store_update(struct xp_store *store,
@@ -699,15 +831,13 @@ int xp_store_update(struct xp_store *store,
                     uint64_t *ret_version,
                     struct xp_error *err)
 {
-        struct op op = {
-            .type = OP_UPDATE,
-            .kind = kind,
-            .namespace = namespace,
-            .name = name,
-            .expected_version = expected_version,
-        };
+        struct xp_store_written w = {0};
+        int r =
+            xp_store_update_text(store, kind, namespace, name, expected_version, object, &w, err);
 
-        return write_op(store, &op, object, NULL, ret_version, err);
+        if (r >= 0 && ret_version)
+                *ret_version = w.version;
+        return r;
 }
 
 int xp_store_delete(struct xp_store *store,
@@ -727,5 +857,10 @@ int xp_store_delete(struct xp_store *store,
             .expected_version = expected_version,
         };
 
-        return write_op(store, &op, NULL, ret_last, ret_version, err);
+        struct xp_store_written w = {0};
+        int r = write_op(store, &op, NULL, ret_last, &w, err);
+
+        if (r >= 0 && ret_version)
+                *ret_version = w.version;
+        return r;
 }

@@ -13,6 +13,7 @@
 # - emptyDir shared by two containers, hostPath (allowed, read-only, refused outside
 #   --allow-host-path); readOnlyRootFilesystem; a seccomp-denied call failing with EPERM (and
 #   not with seccompProfile Unconfined); capabilities as the process runtime gives them;
+# - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root;
 # - xpool run --image; runc as a runtime class; an unknown runtime class refused with its reason;
 #   AppArmor's profile where the kernel has AppArmor (else the agent says it has none);
 # - the agent SIGKILLed while a container is being created (the runtime held up in `create`),
@@ -68,7 +69,7 @@ tools_image() { # tag, user: an OCI layout in $tmp/tools-TAG, imported as localh
   if [[ ! -d $root ]]; then
     mkdir -p "$root"/{bin,etc,srv,tmp,root,home/app}
     cp /bin/busybox "$root/bin/"
-    for a in sh ls cat echo env grep sort sleep id true false touch mknod stat unshare ip wc head pwd mkdir test dd; do
+    for a in sh ls cat echo env grep sort sleep id true false touch mknod stat unshare ip wc head pwd mkdir test dd tar tr; do
       ln -s busybox "$root/bin/$a"
     done
     printf 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n' >"$root/etc/passwd"
@@ -459,6 +460,18 @@ poll "the agent killed mid-start: its container runs" 40 1 running slow1
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow1"
 expect_count "one run" "$tmp/out" 1 run
+# exec, stdin, SPDY and cp into an image's container: its pid namespace (sleep is pid 1), its root
+check "exec into an image container" 0 kubectl exec slow1 -- sh -c 'echo in-image; tr "\0" " " </proc/1/cmdline; echo; ls /count'
+expect_in "exec: in the container" "$tmp/out" "in-image"
+expect_in "exec: its pid 1 is the container's command" "$tmp/out" "sleep 300"
+expect_in "exec: its root file system (the volume at /count)" "$tmp/out" "slow1"
+check "exec -i into an image container" 0 sh -c "printf 'to the image\n' | kubectl exec -i slow1 -- cat"
+expect_in "exec -i: stdin" "$tmp/out" "to the image"
+check "exec over SPDY into an image container" 7 env KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec slow1 -- sh -c 'exit 7'
+printf 'copied-%s\n' "$$" >"$tmp/tocopy"
+check "cp into an image container" 0 kubectl cp "$tmp/tocopy" slow1:/tmp/copied
+check "cp out of it" 0 kubectl cp slow1:/tmp/copied "$tmp/copied.back"
+cmp -s "$tmp/tocopy" "$tmp/copied.back" || { echo "FAIL cp through an image container"; failures=$((failures + 1)); }
 
 touch "$tmp/hold"; rm -f "$tmp/creating"
 slow_pod slow2

@@ -6,7 +6,8 @@
 #   - query and paths: the Python client's ?watch=True stream, /version/ /api/ /apis/ with a
 #     slash, limit/continue paging (limit=2 over five pods: kubectl --chunk-size and the Python
 #     client), a token of another list, a bad token, an expired one (410 with a fresh token),
-#     resourceVersionMatch's rules, sendInitialEvents with the initial-events-end bookmark;
+#     resourceVersionMatch's rules, sendInitialEvents with the initial-events-end bookmark; a
+#     get, list and watch from a future resourceVersion (504 after 3 s, or the write it waited for);
 #   - node identity: an agent whose node name is not the host's name labels its Node
 #     kubernetes.io/hostname=NAME, so a pod pinned by that label runs there;
 #   - protobuf DeleteOptions, a 3 s grace honoured in full; kubectl drain through the
@@ -169,6 +170,46 @@ expect_count "initial events: one end bookmark" "$tmp/out" 1 '{"type":"BOOKMARK"
 expect_in "the bookmark says the initial events ended" "$tmp/out" '"annotations":{"k8s.io/initial-events-end":"true"}'
 call "watch: no initial events" 200 GET "$P?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
 expect_count "sendInitialEvents=false sends nothing" "$tmp/out" 0 '"type"'
+
+# a version newer than the store's: kube-apiserver waits up to 3 s for it, then 504 Timeout. The
+# get (kubectl --raw), the watch (curl) and the list (the Python client) wait side by side.
+call "the current version" 200 GET "$P"
+cur=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["resourceVersion"])' "$tmp/out")
+future=$((cur + 1000))
+start=$(date +%s%N)
+"${k[@]}" get --raw "$P/web?resourceVersion=$future" >"$tmp/get.out" 2>"$tmp/get.err" &
+get_pid=$!
+curl -sS -m 10 --cacert "$ca" -o "$tmp/watch.out" -w '%{http_code}' -H "Authorization: Bearer $admin" \
+  "$base$P?watch=1&resourceVersion=$future" >"$tmp/watch.code" 2>&1 &
+watch_pid=$!
+check "python: a list from a future version" 0 py 'import sys, json
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config(sys.argv[1])
+try:
+    client.CoreV1Api().list_namespaced_pod("default", resource_version=sys.argv[2])
+    print("listed")
+except ApiException as e:
+    b = json.loads(e.body)
+    print(e.status, e.reason, b["reason"], b["message"], b["details"]["causes"], b["details"]["retryAfterSeconds"])' "$future"
+expect_in "python: 504 Timeout as kube-apiserver" "$tmp/out" "504 Gateway Timeout Timeout Timeout: Too large resource version: $future, current: "
+expect_in "python: the cause" "$tmp/out" "[{'reason': 'ResourceVersionTooLarge', 'message': 'Too large resource version'}] 1"
+wait "$get_pid" && { echo "FAIL kubectl get --raw from a future version succeeded"; failures=$((failures + 1)); }
+expect_in "kubectl get: kubectl's words" "$tmp/get.err" "Error from server (Timeout): Timeout: Too large resource version: $future, current: "
+wait "$watch_pid" || true
+expect_in "watch from a future version: 504" "$tmp/watch.code" 504
+expect_in "watch: the Status" "$tmp/watch.out" '"reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504'
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+[[ $elapsed_ms -ge 2900 ]] || { echo "FAIL a future version was refused after $elapsed_ms ms, not 3 s"; failures=$((failures + 1)); }
+# a version that a write reaches within the 3 s: the list waits for it and answers it
+next=$((cur + 1))
+(sleep 1; curl -sS --cacert "$ca" -o /dev/null -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+  --data-binary '{"metadata":{"name":"fresh"},"involvedObject":{"kind":"Pod","name":"web","namespace":"default"},"reason":"Fresh"}' \
+  "$base/api/v1/namespaces/default/events") &
+writer_pid=$!
+call "a list waits for the next write" 200 GET "/api/v1/namespaces/default/events?resourceVersion=$next"
+wait "$writer_pid"
+expect_in "the list holds the write it waited for" "$tmp/out" '"name":"fresh"'
 
 # ---- 3. node identity -------------------------------------------------------------------------
 "$xpool" agent --server "$base" --token-file "$tmp/node.token" --ca-file "$ca" --node-name "$node" \

@@ -3,8 +3,9 @@
 # use them: kubectl explain (from the OpenAPI v3 documents the schema tables generate),
 # api-resources with short names, verbs and categories, get all, auth whoami and auth can-i
 # (--list too) for the admin, reader and node roles, the reviews' bad input, and server-side
-# apply (managedFields, conflicts, --force-conflicts, fields given up). The expected
-# texts are what kubectl 1.32 prints against kube-apiserver 1.32 for the same rules.
+# apply (managedFields, conflicts, --force-conflicts, fields given up; the Update managers of
+# label, annotate, edit, client-side apply and a plain patch, and apply's conflicts with them).
+# The expected texts are what kubectl 1.32 prints against kube-apiserver 1.32 for the same rules.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -43,33 +44,28 @@ same() { # name, file with the expected text: $tmp/out must hold exactly that te
   fi
 }
 
-# ---- kubectl explain: the schema tables' types with the API reference's descriptions ----------
+# ---- kubectl explain: the schema tables' types with apidoc.txt's descriptions --------------------
 check "explain pod.spec.containers.resources" 0 "${kc[@]}" explain pod.spec.containers.resources
 printf '%s\n' 'KIND:       Pod' 'VERSION:    v1' '' 'FIELD: resources <ResourceRequirements>' '' '' \
   'DESCRIPTION:' \
-  '    Compute Resources required by this container. Cannot be updated. More info:' \
-  '    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/' \
-  '    ResourceRequirements describes the compute resource requirements.' '    ' 'FIELDS:' \
+  '    The compute resources (CPU, memory, devices) the container asks for, and the' \
+  '    most it may use. Cannot be updated.' \
+  '    The resources a container requests and the most it may use.' '    ' 'FIELDS:' \
   $'  claims\t<[]ResourceClaim>' \
-  '    Claims lists the names of resources, defined in spec.resourceClaims, that' \
-  '    are used by this container.' '    ' \
-  '    This is an alpha field and requires enabling the DynamicResourceAllocation' \
-  '    feature gate.' '    ' \
-  '    This field is immutable. It can only be set for containers.' '' \
+  '    Names of entries of spec.resourceClaims that this container uses. Alpha:' \
+  '    needs the DynamicResourceAllocation feature. Immutable; only for containers.' '' \
   $'  limits\t<map[string]Quantity>' \
-  '    Limits describes the maximum amount of compute resources allowed. More info:' \
-  '    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/' '' \
+  '    The most of each resource the container may use, such as {"cpu": "2",' \
+  '    "memory": "1Gi"}.' '' \
   $'  requests\t<map[string]Quantity>' \
-  '    Requests describes the minimum amount of compute resources required. If' \
-  '    Requests is omitted for a container, it defaults to Limits if that is' \
-  '    explicitly specified, otherwise to an implementation-defined value. Requests' \
-  '    cannot exceed Limits. More info:' \
-  '    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/' '' '' \
+  '    The amount of each resource the container needs; the scheduler places the' \
+  '    pod where it fits. Defaults to the limits when only those are given. A' \
+  '    request may not exceed its limit.' '' '' \
   >"$tmp/want"
 same "explain pod.spec.containers.resources" "$tmp/want"
 check "explain a required field" 0 "${kc[@]}" explain pod.spec.containers.name
 expect_in "explain: required" "$tmp/out" "FIELD: name <string>"
-expect_in "explain: required" "$tmp/out" "Name of the container specified as a DNS_LABEL."
+expect_in "explain: required" "$tmp/out" "The container's name: a DNS label (lower-case letters, digits and '-', at"
 check "explain nodes --recursive" 0 "${kc[@]}" explain nodes.status --recursive
 expect_in "explain nodes: nested" "$tmp/out" $'  nodeInfo\t<NodeSystemInfo>'
 expect_in "explain nodes: nested fields" "$tmp/out" $'    kubeletVersion\t<string> -required-'
@@ -80,7 +76,7 @@ check "explain an unknown field" 1 "${kc[@]}" explain pod.spec.nope
 expect_in "explain unknown field" "$tmp/err" 'error: field "nope" does not exist'
 check "the OpenAPI v2 document (JSON)" 0 "${kc[@]}" get --raw /openapi/v2
 expect_in "v2: swagger" "$tmp/out" '"swagger":"2.0"'
-expect_in "v2: the Pod's definition" "$tmp/out" '"io.k8s.api.core.v1.Pod":{"description":"Pod is a collection of containers'
+expect_in "v2: the Pod's definition" "$tmp/out" '"io.k8s.api.core.v1.Pod":{"description":"A group of one or more containers that run together'
 
 # ---- api-resources: short names, verbs, categories; get all --------------------------------------
 known_only() { # want: drops the lines of $tmp/out about resources want does not name, so that the
@@ -264,6 +260,42 @@ apply_patch "a conflict's causes" 409 "?fieldManager=third" \
   '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"x"}}}'
 expect_in "409 causes" "$tmp/out" \
   '"reason":"Conflict","details":{"name":"web","kind":"pods","causes":[{"reason":"FieldManagerConflict","message":"conflict with \"kubectl\"","field":".metadata.labels.app"}'
+
+# the other writes record Update managers (kubectl names them with ?fieldManager=, curl by its
+# User-Agent), and an apply that changes their fields conflicts with them
+printf '%s\n' 'apiVersion: v1' 'kind: Pod' 'metadata:' '  name: upd' '  labels: {app: upd}' 'spec:' \
+  '  containers:' '  - name: c' '    image: busybox:1' '    command: [sleep, "3600"]' >"$tmp/upd.yaml"
+check "client-side apply creates" 0 "${kc[@]}" apply -f "$tmp/upd.yaml"
+check "kubectl label" 0 "${kc[@]}" label pod upd tier=front
+check "kubectl annotate" 0 "${kc[@]}" annotate pod upd note=hi
+check "kubectl edit" 0 env KUBE_EDITOR="sed -i s/busybox:1/busybox:3/" "${kc[@]}" edit pod upd
+check "a merge patch by curl" 0 curl -sS --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $admin" -X PATCH \
+  -H 'Content-Type: application/merge-patch+json' -A 'curl/8.0' --max-time 10 \
+  --data-binary '{"metadata":{"labels":{"by":"curl"}}}' "$base/api/v1/namespaces/default/pods/upd"
+check "the Update managers" 0 "${kc[@]}" get pod upd -o \
+  'jsonpath={range .metadata.managedFields[*]}{.manager} {.operation} {.apiVersion} {.fieldsType}{"\n"}{end}'
+printf '%s\n' 'kubectl-client-side-apply Update v1 FieldsV1' 'kubectl-label Update v1 FieldsV1' \
+  'kubectl-annotate Update v1 FieldsV1' 'kubectl-edit Update v1 FieldsV1' 'curl Update v1 FieldsV1' >"$tmp/want"
+same "one Update entry per manager, in the order they wrote" "$tmp/want"
+check "what kubectl label owns" 0 "${kc[@]}" get pod upd -o 'jsonpath={.metadata.managedFields[1].fieldsV1}'
+printf '%s' '{"f:metadata":{"f:labels":{"f:tier":{}}}}' >"$tmp/want"
+same "kubectl-label owns the label it set" "$tmp/want"
+check "kubectl edit took the image" 0 "${kc[@]}" get pod upd -o 'jsonpath={.metadata.managedFields[3].fieldsV1}'
+# kubectl edit rewrites the last-applied annotation of an object that has one
+printf '%s' '{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}},' >"$tmp/want"
+printf '%s' '"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{"f:image":{}}}}}' >>"$tmp/want"
+same "kubectl-edit owns the image" "$tmp/want"
+sed 's/app: upd}/app: upd, tier: back}/' "$tmp/upd.yaml" >"$tmp/upd2.yaml"
+check "apply --server-side conflicts with edit and label" 1 "${ssa[@]}" -f "$tmp/upd2.yaml"
+head -5 "$tmp/err" >"$tmp/out"
+printf '%s\n' 'error: Apply failed with 2 conflicts: conflicts with "kubectl-edit" using v1:' \
+  '- .spec.containers[name="c"].image' 'conflicts with "kubectl-label" using v1:' '- .metadata.labels.tier' \
+  'Please review the fields above--they currently have other managers. Here' >"$tmp/want"
+same "the Update managers' conflicts, word for word" "$tmp/want"
+check "--force-conflicts takes them" 0 "${ssa[@]}" --force-conflicts -f "$tmp/upd2.yaml"
+check "edit and label gave them up" 0 "${kc[@]}" get pod upd -o \
+  'jsonpath={.spec.containers[0].image} {.metadata.labels.tier} {range .metadata.managedFields[*]}{.manager},{end}'
+expect_in "forced over Update managers" "$tmp/out" "busybox:1 back kubectl-client-side-apply,kubectl-annotate,curl,"
 
 # ---- Debian's python3-kubernetes: its typed review calls and a raw whoami -------------------------
 if /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then

@@ -3,8 +3,9 @@
 # to the agent (xpool up --simulate): output, stderr and exit codes; stdin; -it through a
 # pseudo-terminal (script) with its size; the command in the container's namespaces and cgroup
 # with its environment; kubectl cp both ways; kubectl run --rm -i; port-forward to a pod's port;
-# pods/exec refused to a reader; bad input (no command, no upgrade, unknown protocols, a huge
-# resize message) answered with a Status; a client that goes away takes its command with it.
+# pods/exec refused to a reader; bad input (no command, no upgrade, unknown protocols over
+# WebSocket and SPDY, a huge resize message) answered with a Status, leaving no thread or process
+# behind (/proc); a client that goes away takes its command with it.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
@@ -106,6 +107,15 @@ expect_in "exec: why it did not run" "$tmp/err" \
 check "exec -i: stdin" 0 sh -c "printf 'line one\nline two\n' | ${kc[*]} exec -i box -- sh -c 'cat; echo end'"
 printf 'line one\nline two\nend\n' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL exec -i:"; cat "$tmp/out"; failures=$((failures + 1)); }
+# the SPDY path kubectl falls back to (and takes when told to)
+spdy=(env KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false "${kc[@]}")
+check "exec over SPDY: exit code 3" 3 "${spdy[@]}" exec box -- sh -c 'echo out; echo err >&2; exit 3'
+expect_in "exec over SPDY: stdout" "$tmp/out" "out"
+expect_in "exec over SPDY: stderr" "$tmp/err" "err"
+expect_in "exec over SPDY: kubectl's words" "$tmp/err" "command terminated with exit code 3"
+check "exec -i over SPDY: stdin" 0 sh -c "printf 'over spdy\n' | ${spdy[*]} exec -i box -- sh -c 'cat; echo end'"
+printf 'over spdy\nend\n' >"$tmp/want"
+cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL exec -i over SPDY:"; cat "$tmp/out"; failures=$((failures + 1)); }
 # -it through a pseudo-terminal of 40x100 (stdin held open: script's EOF would be typed in)
 cat >"$tmp/tty.sh" <<EOF
 stty rows 40 cols 100
@@ -169,6 +179,14 @@ check "port-forward: a request" 0 curl -sS -m 10 "http://127.0.0.1:$local_port/"
 expect_in "port-forward: the pod's answer" "$tmp/out" "served-$mark"
 check "port-forward: a second request" 0 curl -sS -m 10 "http://127.0.0.1:$local_port/"
 expect_in "port-forward: again" "$tmp/out" "served-$mark"
+kill "${bg_pids[-1]}" 2>/dev/null || true
+# and over SPDY
+env KUBECTL_PORT_FORWARD_WEBSOCKETS=false "${kc[@]}" port-forward pod/web ":$web_port" >"$tmp/pf2.out" 2>"$tmp/pf2.err" &
+bg_pids+=($!)
+wait_for "port-forward over SPDY listens" 10 grep -q "Forwarding from 127.0.0.1:" "$tmp/pf2.out"
+local_port=$(sed -n 's/Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$tmp/pf2.out" | head -1)
+check "port-forward over SPDY: a request" 0 curl -sS -m 10 "http://127.0.0.1:$local_port/"
+expect_in "port-forward over SPDY: the pod's answer" "$tmp/out" "served-$mark"
 kill "${bg_pids[-1]}" 2>/dev/null || true
 
 # ---- the Python client ------------------------------------------------------------------------
@@ -244,6 +262,10 @@ bad() { # name, want code, want message, curl args...
   expect_in "$name: message" "$tmp/body" "$msg"
 }
 exec_url="$base/api/v1/namespaces/default/pods/box/exec"
+# what the server and agent hold now: their threads, and the processes under them
+threads() { ls "/proc/$up_pid/task" | wc -l; }
+children() { pgrep -c -P "$up_pid" || true; }
+threads_before=$(threads) children_before=$(children)
 bad "exec without a command" 400 '"message":"you must specify at least one command for the container"' \
   "${ws[@]}" -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' "$exec_url?stdout=1"
 bad "exec without stdio" 400 '"message":"you must specify at least 1 of stdin, stdout, stderr"' \
@@ -257,9 +279,17 @@ bad "a bad WebSocket key" 400 '"message":"unable to upgrade: Sec-WebSocket-Key i
   -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' "$exec_url?command=true&stdout=1"
 bad "an unknown container" 400 '"message":"container nope is not valid for pod box"' \
   "${ws[@]}" -H 'Sec-WebSocket-Protocol: v5.channel.k8s.io' "$exec_url?command=true&stdout=1&container=nope"
+bad "an unknown SPDY stream protocol" 400 \
+  '"message":"unable to upgrade: requested protocol(s) are not supported: [v9.channel.k8s.io]' \
+  -H 'Connection: Upgrade' -H 'Upgrade: SPDY/3.1' -H 'X-Stream-Protocol-Version: v9.channel.k8s.io' \
+  "$exec_url?command=true&stdout=1"
 bad "an unknown pod" 404 '"message":"pods \"nope\" not found"' \
   "${ws[@]}" "$base/api/v1/namespaces/default/pods/nope/exec?command=true&stdout=1"
 
 # nothing left behind: no command of this run, the agent's streams all ended
 wait_for "no command is left" 10 sh -c "! pgrep -f '^sleep 7[01].$mark\$'"
+wait_for "no thread is left by the bad requests ($threads_before before)" 10 \
+  sh -c "[ \$(ls /proc/$up_pid/task | wc -l) -le $threads_before ]" || ls "/proc/$up_pid/task" | wc -l
+wait_for "no process is left by the bad requests ($children_before before)" 10 \
+  sh -c "[ \$(pgrep -c -P $up_pid || true) -le $children_before ]" || pgrep -a -P "$up_pid"
 finish "exec"

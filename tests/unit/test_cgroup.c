@@ -386,10 +386,9 @@ static void v1_create_apply(void **state)
         if (xp_cgroup_create(root, "xpool/uid1/main", &cg, &err) < 0)
                 fail_msg("create: %s", err.msg);
         assert_string_equal(xp_cgroup_path(cg), "xpool/uid1/main");
-        /* new cpuset levels inherit the parent's cpus and mems, top to bottom */
-        assert_string_equal(get(f, V1_CG "/cpuset/xpool/cpuset.cpus"), "0-7");
-        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/cpuset.mems"), "0");
-        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "0-7");
+        /* no cpuset group until the limits pin CPUs: nothing inherited yet */
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/cpuset.cpus"), "");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "");
 
         deny = put_fifo(f, V1_CG "/devices/xpool/uid1/main/devices.deny");
         allow = put_fifo(f, V1_CG "/devices/xpool/uid1/main/devices.allow");
@@ -402,6 +401,9 @@ static void v1_create_apply(void **state)
         assert_string_equal(get(f, V1_CG "/memory/xpool/uid1/main/memory.limit_in_bytes"),
                             "536870912");
         assert_string_equal(get(f, V1_CG "/pids/xpool/uid1/main/pids.max"), "64");
+        /* pinned: the new cpuset levels inherit the parent's cpus and mems, top to bottom */
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/cpuset.cpus"), "0-7");
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/cpuset.mems"), "0");
         assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.cpus"), "2-3");
         assert_string_equal(get(f, V1_CG "/cpuset/xpool/uid1/main/cpuset.mems"), "0");
         assert_string_equal(drain(deny), "a");
@@ -486,6 +488,48 @@ static void v1_missing_controller(void **state)
         assert_int_equal(xp_cgroup_remove(cg, &err), 0);
         assert_false(exists(f, V1_CG "/memory/new/deeper"));
         assert_true(exists(f, V1_CG "/memory/new"));
+}
+
+/* A container that pins nothing gets no cpuset group (issue 21): its processes join the other
+ * hierarchies and stay in the parent's cpuset; removing the group still succeeds. */
+static void v1_unpinned_no_cpuset(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_error err = {0};
+        struct xp_cgroup_limits limits = {.cpu_millis = 500, .pids_max = 64};
+        char path[512];
+        struct stat st;
+
+        v1_tree(f, "xpool");
+        root = open_root(f, XP_CGROUP_V1);
+        /* the fixture's files stand for the kernel's: a group's directory is made here */
+        assert_int_equal(xp_cgroup_create(root, "xpool/uid9/main", &cg, &err), 0);
+        snprintf(path, sizeof(path), "%s/" V1_CG "/cpuset/xpool/uid9", f->root);
+        assert_int_equal(stat(path, &st), -1);
+        assert_int_equal(errno, ENOENT);
+        snprintf(path, sizeof(path), "%s/" V1_CG "/memory/xpool/uid9/main", f->root);
+        assert_int_equal(stat(path, &st), 0);
+        for (size_t h = 0; h < XP_ELEMENTSOF(v1_files); h++)
+                for (size_t i = 1; strcmp(v1_files[h][0], "cpuset") != 0 && v1_files[h][i]; i++) {
+                        char file[256];
+
+                        snprintf(file,
+                                 sizeof(file),
+                                 V1_CG "/%s/xpool/uid9/main/%s",
+                                 v1_files[h][0],
+                                 v1_files[h][i]);
+                        put(f, file, "");
+                }
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), 0);
+        assert_int_equal(xp_cgroup_add_pid(cg, 4321, &err), 0);
+        assert_string_equal(get(f, V1_CG "/memory/xpool/uid9/main/cgroup.procs"), "4321");
+        assert_string_equal(get(f, V1_CG "/pids/xpool/uid9/main/pids.max"), "64");
+        snprintf(path, sizeof(path), "%s/" V1_CG "/cpuset/xpool/uid9", f->root);
+        assert_int_equal(stat(path, &st), -1);
+        /* the parent's cpuset is untouched */
+        assert_string_equal(get(f, V1_CG "/cpuset/xpool/cgroup.procs"), "");
 }
 
 static void v1_pids_oom_remove(void **state)
@@ -747,6 +791,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_apply_errors, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
             cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),

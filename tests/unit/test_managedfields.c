@@ -2,7 +2,7 @@
 /*
  * Server-side apply (xpool/managedfields.h) on a small schema: the FieldsV1 set of a
  * configuration, merging by the schema's list and map kinds, conflicts and their message,
- * force, shared ownership, and fields a manager gives up.
+ * force, shared ownership, and fields a manager gives up; the Update entries of other writes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -212,12 +212,70 @@ static void one_conflict_and_update_managers(void **state)
         json_decref(live);
 }
 
+/* Writes other than apply: Update entries take what they add or change, others lose it. */
+static void update_records_what_a_write_changes(void **state)
+{
+        struct xp_apply_request req = {
+            .manager = "kubectl-create", .api_version = "v1", .now = "t1"};
+        json_t *created = parse("{\"metadata\":{\"name\":\"x\",\"labels\":{\"a\":\"1\"}},"
+                                "\"parts\":[{\"name\":\"p\",\"size\":1}],\"status\":\"s\"}");
+        json_t *live, *next;
+
+        (void)state;
+        assert_int_equal(xp_managed_update(thing, NULL, created, &req), 0);
+        expect_json(
+            json_object_get(json_object_get(created, "metadata"), "managedFields"),
+            "[{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":"
+            "{\"f:labels\":{\"f:a\":{}}},\"f:parts\":{\"k:{\\\"name\\\":\\\"p\\\"}\":{\".\":{},"
+            "\"f:name\":{},\"f:size\":{}}}},\"manager\":\"kubectl-create\",\"operation\":"
+            "\"Update\",\"time\":\"t1\"}]");
+        /* a label added and a size changed by another manager: only those are its own */
+        live = created;
+        next = json_deep_copy(live);
+        json_object_set_new(
+            json_object_get(json_object_get(next, "metadata"), "labels"), "b", json_string("2"));
+        json_object_set_new(
+            json_array_get(json_object_get(next, "parts"), 0), "size", json_integer(2));
+        req =
+            (struct xp_apply_request){.manager = "kubectl-edit", .api_version = "v1", .now = "t2"};
+        assert_int_equal(xp_managed_update(thing, live, next, &req), 0);
+        expect_json(
+            json_object_get(json_object_get(next, "metadata"), "managedFields"),
+            "[{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":"
+            "{\"f:labels\":{\"f:a\":{}}},\"f:parts\":{\"k:{\\\"name\\\":\\\"p\\\"}\":{\".\":{},"
+            "\"f:name\":{}}}},\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"time\":"
+            "\"t1\"},{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":"
+            "{\"f:labels\":{\"f:b\":{}}},\"f:parts\":{\"k:{\\\"name\\\":\\\"p\\\"}\":{\"f:size\":{}}}},"
+            "\"manager\":\"kubectl-edit\",\"operation\":\"Update\",\"time\":\"t2\"}]");
+        json_decref(live);
+        /* a write that changes no field leaves the entries (and their times) alone; one that
+         * removes the only field of an entry drops it */
+        live = next;
+        next = json_deep_copy(live);
+        req.now = "t3";
+        assert_int_equal(xp_managed_update(thing, live, next, &req), 0);
+        assert_true(json_equal(next, live));
+        json_object_del(json_object_get(json_object_get(next, "metadata"), "labels"), "b");
+        json_object_del(json_array_get(json_object_get(next, "parts"), 0), "size");
+        req.manager = "kubectl-label";
+        assert_int_equal(xp_managed_update(thing, live, next, &req), 0);
+        expect_json(
+            json_object_get(json_object_get(next, "metadata"), "managedFields"),
+            "[{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":"
+            "{\"f:labels\":{\"f:a\":{}}},\"f:parts\":{\"k:{\\\"name\\\":\\\"p\\\"}\":{\".\":{},"
+            "\"f:name\":{}}}},\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"time\":"
+            "\"t1\"}]");
+        json_decref(live);
+        json_decref(next);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(fieldset_follows_the_schema),
             cmocka_unit_test(conflicts_force_and_shared_fields),
             cmocka_unit_test(one_conflict_and_update_managers),
+            cmocka_unit_test(update_records_what_a_write_changes),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -580,6 +580,195 @@ static void open_errors(void **state)
         assert_int_equal(xp_store_open(&options, &s, &err), -EINVAL);
 }
 
+/* ---- the store's text: what it hands out equals the object a read gives, encoded ------------ */
+
+/* The object as a read gives it (parsed, resourceVersion filled in), encoded as the store does. */
+static char *encoded(json_t *o)
+{
+        char *text = json_dumps(o, JSON_COMPACT);
+
+        assert_non_null(text);
+        return text;
+}
+
+static void text_written(void **state)
+{
+        static const char *const bodies[] = {
+            /* braces and quotes in strings before metadata must not confuse the scanner */
+            ("{\"kind\":\"Pod\",\"x\":\"}{\\\"metadata\\\":{\",\"y\":[{\"a\":[1,{}]}],"
+             "\"metadata\":{\"name\":\"a\",\"labels\":{\"k\":\"v}\"}},\"spec\":{\"z\":null}}"),
+            "{\"metadata\":{}}",
+            "{\"kind\":\"Thing\"}",
+            "{}",
+            "{\"metadata\":{\"name\":\"\\u00e9t\\u00e9\",\"resourceVersion\":\"77\"},\"n\":1.5}",
+        };
+        struct fixture *f = *state;
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(bodies); i++) {
+                struct xp_store_written w = {.want_text = true};
+                struct xp_error err = {0};
+                json_t *o = json_loads(bodies[i], 0, NULL), *got = NULL;
+                char name[16], *want;
+                size_t start, len;
+
+                assert_non_null(o);
+                snprintf(name, sizeof(name), "t%zu", i);
+                assert_int_equal(xp_store_create_text(f->store, "Thing", "", name, o, &w, &err), 0);
+                assert_non_null(w.text);
+                assert_int_equal(strlen(w.text), w.text_len);
+                assert_int_equal(xp_store_get(f->store, "Thing", "", name, &got, NULL, &err), 0);
+                want = encoded(got);
+                assert_string_equal(w.text, want);
+                /* the metadata's span, as the reader that only wants labels takes it */
+                assert_int_equal(xp_store_text_metadata(w.text, w.text_len, &start, &len), 0);
+                assert_int_equal(w.text[start], '{');
+                assert_int_equal(w.text[start + len - 1], '}');
+                assert_non_null(strstr(w.text, "\"metadata\":"));
+                assert_ptr_equal(strstr(w.text, "\"metadata\":{") + 11 - w.text, (char *)start);
+                free(want);
+                free(w.text);
+                json_decref(got);
+                json_decref(o);
+        }
+        assert_int_equal(xp_store_text_metadata("[1]", 3, &(size_t){0}, &(size_t){0}), -EBADMSG);
+        assert_int_equal(xp_store_text_metadata("{\"a\":1}", 7, &(size_t){0}, &(size_t){0}),
+                         -ENOENT);
+}
+
+struct texts {
+        json_t *items;
+        size_t n;
+};
+
+static int
+check_text(const char *ns, const char *name, const char *text, size_t len, void *userdata)
+{
+        struct texts *t = userdata;
+        json_t *item = json_array_get(t->items, t->n++);
+        const json_t *meta = json_object_get(item, "metadata");
+        char *want = encoded(item);
+
+        (void)ns; /* pod() writes "default" into every body whatever its key */
+        assert_string_equal(name, json_string_value(json_object_get(meta, "name")));
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(text, want, len);
+        free(want);
+        return 0;
+}
+
+static void list_text(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        struct texts t = {0};
+        uint64_t v1 = 0, v2 = 0;
+
+        for (int i = 0; i < 30; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "p%02d", i);
+                create(f->store, "Pod", i % 3 ? "default" : "other", name);
+        }
+        assert_int_equal(xp_store_list(f->store, "Pod", NULL, &t.items, &v1, &err), 0);
+        assert_int_equal(xp_store_list_text(f->store, "Pod", NULL, check_text, &t, &v2, &err), 0);
+        assert_int_equal(t.n, 30);
+        assert_int_equal(v1, v2);
+        json_decref(t.items);
+        t = (struct texts){0};
+        assert_int_equal(xp_store_list(f->store, "Pod", "other", &t.items, NULL, &err), 0);
+        assert_int_equal(xp_store_list_text(f->store, "Pod", "other", check_text, &t, NULL, &err),
+                         0);
+        assert_int_equal(t.n, 10);
+        json_decref(t.items);
+}
+
+/* Every event after since, as objects and as text, encoded into one string to compare. */
+static char *events_encoded(struct xp_store *s, uint64_t since)
+{
+        struct xp_store_event *ev = NULL, *tv = NULL;
+        struct xp_error err = {0};
+        size_t n = 0, tn = 0, len = 0;
+        char *all = NULL;
+        FILE *out = open_memstream(&all, &len);
+
+        assert_non_null(out);
+        for (uint64_t at = since, through = 0;; at = through) {
+                assert_int_equal(
+                    xp_store_events_scan(s, "Pod", NULL, at, 100, &ev, &n, &through, &err), 0);
+                assert_int_equal(
+                    xp_store_events_scan_text(s, "Pod", NULL, at, 100, &tv, &tn, &through, &err),
+                    0);
+                assert_int_equal(n, tn);
+                for (size_t i = 0; i < n; i++) {
+                        char *text = encoded(ev[i].object);
+
+                        /* the object parsed, the text, and the event's key all agree */
+                        assert_null(tv[i].object);
+                        assert_string_equal(text, tv[i].text);
+                        fprintf(out,
+                                "%d %" PRIu64 " %s/%s %s\n",
+                                ev[i].type,
+                                ev[i].resource_version,
+                                ev[i].namespace,
+                                ev[i].name,
+                                text);
+                        free(text);
+                }
+                xp_store_events_free(ev, n);
+                xp_store_events_free(tv, tn);
+                if (n < 100)
+                        break;
+        }
+        fclose(out);
+        return all;
+}
+
+static void recent_matches_log(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        uint64_t mid = 0;
+        char *memory[3], *disk[3];
+
+        /* more writes than the ring keeps, of every type, the newest creates shared */
+        for (int i = 0; i < 1500; i++) {
+                struct xp_store_written w = {.want_text = true, .share = i % 2 == 0};
+                json_t *o = pod((char[16]){0}, "Pending"), *last = NULL;
+                char name[16];
+
+                snprintf(name, sizeof(name), "p%d", i % 700);
+                json_object_set_new(json_object_get(o, "metadata"), "name", json_string(name));
+                if (xp_store_create_text(f->store, "Pod", "default", name, o, &w, &err) == -EEXIST)
+                        assert_int_equal(
+                            i % 3 ? xp_store_update(
+                                        f->store, "Pod", "default", name, 0, o, NULL, &err)
+                                  : xp_store_delete(
+                                        f->store, "Pod", "default", name, 0, &last, NULL, &err),
+                            0);
+                free(w.text);
+                json_decref(last);
+                json_decref(o);
+                snprintf(name, sizeof(name), "n%d", i);
+                create(f->store, "Node", "", name); /* another kind between them */
+                if (i == 1200)
+                        mid = xp_store_version(f->store);
+        }
+        /* from memory where the ring reaches back, from SQLite before it */
+        memory[0] = events_encoded(f->store, 0);
+        memory[1] = events_encoded(f->store, mid);
+        memory[2] = events_encoded(f->store, xp_store_version(f->store) - 3);
+        xp_store_close(f->store);
+        f->store = open_store(f->path, 0); /* the ring starts empty: everything from SQLite */
+        disk[0] = events_encoded(f->store, 0);
+        disk[1] = events_encoded(f->store, mid);
+        disk[2] = events_encoded(f->store, xp_store_version(f->store) - 3);
+        for (int i = 0; i < 3; i++) {
+                assert_string_equal(memory[i], disk[i]);
+                free(memory[i]);
+                free(disk[i]);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -592,6 +781,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(concurrent_creates, setup, teardown),
             cmocka_unit_test_setup_teardown(racing_creates, setup, teardown),
             cmocka_unit_test_setup_teardown(open_errors, setup, teardown),
+            cmocka_unit_test_setup_teardown(text_written, setup, teardown),
+            cmocka_unit_test_setup_teardown(list_text, setup, teardown),
+            cmocka_unit_test_setup_teardown(recent_matches_log, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,7 @@ struct xp_agent_options {
         const char *advertise_address; /* the Node's InternalIP; NULL: the address used to reach the
                                           server */
         int64_t heartbeat_ms;          /* lease renewal; 0: 10000 */
+        int64_t max_pods;              /* the pods the Node takes (allocatable); 0: 110 */
         int64_t node_status_ms;        /* node status refresh; 0: 60000 */
         int64_t backoff_initial_ms;    /* restart back-off; 0: 10000 */
         int64_t backoff_max_ms;        /* 0: 300000 */

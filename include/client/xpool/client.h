@@ -4,7 +4,7 @@
 /*
  * The HTTP client of the API server, shared by the CLI and the node agent: a server URL, a bearer
  * token and a CA (file or PEM), JSON requests, and streamed GETs (watches, logs) handed to a
- * callback piece by piece or line by line. One client holds one libcurl handle and one kept-alive
+ * callback piece by piece or line by line. One client holds one kept-alive
  * connection: a client is used by one thread at a time, so each thread makes its own.
  */
 

@@ -15,7 +15,8 @@ struct xp_clock;
 struct xp_registry;
 struct xp_scheduler;
 
-#define XP_SCHEDULER_BIND_WORKERS 4 /* the server's: threads writing bindings and their Events */
+/* the server's: threads writing bindings and their Events, whose writes share commits */
+#define XP_SCHEDULER_BIND_WORKERS 16
 
 struct xp_scheduler_options {
         const struct xp_clock *clock; /* borrowed; NULL: the system's */

@@ -47,5 +47,20 @@ int xp_apply(const struct xp_apitype *type,
              json_t **ret_conflicts,
              struct xp_error *err);
 
+/*
+ * Ownership after a create, update or patch (Kubernetes' Update operation) of object, which was
+ * live (NULL: a create): req->manager's Update entry takes the fields the write adds or changes,
+ * the other managers lose those it changes, and every manager those it removes; entries left
+ * without fields go. The entries start from object's own managedFields when it carries some (a
+ * client may set them, as in Kubernetes), else from live's. A write that changes no field leaves
+ * them as they were. Sets
+ * object's metadata.managedFields (removes it when none is left); req->force is not read. 0, or
+ * -ENOMEM (object then unchanged but possibly for its managedFields).
+ */
+int xp_managed_update(const struct xp_apitype *type,
+                      const json_t *live,
+                      json_t *object,
+                      const struct xp_apply_request *req);
+
 /* Kubernetes' text of conflicts: "Apply failed with 1 conflict: conflict with \"m\": .path". */
 char *xp_apply_conflict_message(const json_t *conflicts);

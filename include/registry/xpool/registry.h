@@ -128,6 +128,20 @@ int xp_registry_create(struct xp_registry *registry,
                        bool dry,
                        json_t **ret_json,
                        struct xp_error *err);
+/*
+ * As xp_registry_create(), and *ret_text (set to NULL first) receives the object as the store
+ * wrote it, as text (xp_store_written's: caller frees; NULL for a dry run or when the text could
+ * not be had), so that an answer need not encode *ret_json again.
+ */
+int xp_registry_create_text(struct xp_registry *registry,
+                            const struct xp_kind *kind,
+                            const char *ns,
+                            void *object,
+                            const struct xp_registry_admit *admit,
+                            bool dry,
+                            json_t **ret_json,
+                            char **ret_text,
+                            struct xp_error *err);
 
 /*
  * The generation an update writes (generation.c): for a kind with a status subresource, object's

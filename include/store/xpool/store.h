@@ -60,7 +60,18 @@ struct xp_store_event {
         char *kind;
         char *namespace; /* "" for cluster-scoped kinds */
         char *name;
-        json_t *object; /* owned: the object as written (for DELETED, its last state) */
+        /*
+         * A reference to the object as written (for DELETED, its last state). It may be shared
+         * with the store's other readers: read it, never change it (json_deep_copy() first).
+         * NULL from xp_store_events_scan_text().
+         */
+        json_t *object;
+        /* xp_store_events_scan_text(): the object as compact JSON text (UTF-8) */
+        char *text;
+        size_t text_len;
+        /* what kind, namespace, name and text point into when not allocated each (the store's
+         * own, released by xp_store_events_free(): read the strings, never free or change them) */
+        json_t *hold;
 };
 
 /*
@@ -116,6 +127,45 @@ int xp_store_update(struct xp_store *store,
                     uint64_t *ret_version,
                     struct xp_error *err);
 
+/* What xp_store_create_text() and xp_store_update_text() hand back. */
+struct xp_store_written {
+        bool want_text; /* in: fill text */
+        /*
+         * in: the caller will not change the object after the write (and it has no
+         * metadata.resourceVersion): the store keeps a reference for the readers of its event log
+         * (xp_store_events_scan()), who would each parse the text again otherwise.
+         */
+        bool share;
+        uint64_t version; /* the write's resourceVersion */
+        /*
+         * The object as written: compact JSON (UTF-8, not escaped to ASCII) with
+         * metadata.resourceVersion as its metadata's last member, as a read gives it; the text
+         * the store serialised, so a reply need not encode the object again. Caller frees; NULL
+         * when not asked for, or when out of memory (the write is done all the same).
+         */
+        char *text;
+        size_t text_len;
+};
+
+/* As xp_store_create(), handing back the version and (want_text) the text written. */
+int xp_store_create_text(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         const char *name,
+                         json_t *object,
+                         struct xp_store_written *ret,
+                         struct xp_error *err);
+
+/* As xp_store_update(), handing back the version and (want_text) the text written. */
+int xp_store_update_text(struct xp_store *store,
+                         const char *kind,
+                         const char *namespace,
+                         const char *name,
+                         uint64_t expected_version,
+                         json_t *object,
+                         struct xp_store_written *ret,
+                         struct xp_error *err);
+
 /*
  * Deletes; expected_version as for update. *ret_last (may be NULL) receives the last state (a new
  * reference; its metadata.resourceVersion is the deletion's version, as in the DELETED event).
@@ -149,6 +199,35 @@ int xp_store_list(struct xp_store *store,
                   json_t **ret_items,
                   uint64_t *ret_version,
                   struct xp_error *err);
+
+/*
+ * What xp_store_list_text() hands over per object: its namespace and name, and its text (compact
+ * JSON, UTF-8, with metadata.resourceVersion, as xp_store_list() would give it parsed), all
+ * borrowed until it returns. A negative return stops the list and is returned (set err through
+ * userdata).
+ */
+typedef int (*xp_store_text_fn)(
+    const char *namespace, const char *name, const char *text, size_t len, void *userdata);
+
+/*
+ * Where an object's metadata is in its text as the store hands it out (xp_store_list_text(),
+ * xp_store_events_scan_text()): 0 with the span of the JSON object (from its '{' to its '}'),
+ * -ENOENT when it has none, -EBADMSG when text is not a JSON object. For a reader that needs
+ * only the metadata (labels) and need not parse the rest.
+ */
+int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size_t *ret_len);
+
+/*
+ * As xp_store_list(), handing each object to fn as text instead of building an array: for a
+ * reader that passes the objects on (a list answer) without the tree of every object in memory.
+ */
+int xp_store_list_text(struct xp_store *store,
+                       const char *kind,
+                       const char *namespace,
+                       xp_store_text_fn fn,
+                       void *userdata,
+                       uint64_t *ret_version,
+                       struct xp_error *err);
 
 /*
  * Up to max events of a kind (all namespaces when namespace is NULL) with a version greater than
@@ -187,6 +266,21 @@ int xp_store_events_scan(struct xp_store *store,
                          size_t *ret_n,
                          uint64_t *ret_through,
                          struct xp_error *err);
+
+/*
+ * As xp_store_events_scan(), with each event's object as text (event.text: compact JSON with
+ * metadata.resourceVersion, as the store wrote it) instead of parsed, for a reader that only
+ * passes it on.
+ */
+int xp_store_events_scan_text(struct xp_store *store,
+                              const char *kind,
+                              const char *namespace,
+                              uint64_t since,
+                              size_t max,
+                              struct xp_store_event **ret_events,
+                              size_t *ret_n,
+                              uint64_t *ret_through,
+                              struct xp_error *err);
 
 /*
  * The newest event of one object at or before version that the log still holds (what the object

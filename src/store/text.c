@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stored text handed out as text: the body with metadata.resourceVersion written into it, the
+ * same member at the same place as store_set_resource_version() gives the parsed object (the last
+ * member of metadata; a metadata of its own at the end when the object has none). A reply, a
+ * list or a watch event can then copy the bytes the store already has instead of parsing them
+ * into a tree and encoding the tree again.
+ *
+ * The scanner needs only what JSON's grammar gives: strings (with their escapes) and nesting. A
+ * body that does not read as a JSON object is -EBADMSG: the caller falls back to parsing it, which
+ * reports the damage as before.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+static size_t skip_space(const char *s, size_t len, size_t i)
+{
+        while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+                i++;
+        return i;
+}
+
+/* The index just past the string that starts at s[i] ('"'), or len when it does not end. */
+static size_t skip_string(const char *s, size_t len, size_t i)
+{
+        for (i++; i < len; i++) {
+                if (s[i] == '\\')
+                        i++;
+                else if (s[i] == '"')
+                        return i + 1;
+        }
+        return len;
+}
+
+/* The index just past the value at s[i] (after space), or len when it does not end. */
+static size_t skip_value(const char *s, size_t len, size_t i)
+{
+        size_t depth = 0;
+
+        i = skip_space(s, len, i);
+        if (i < len && s[i] == '"')
+                return skip_string(s, len, i);
+        for (; i < len; i++) {
+                char c = s[i];
+
+                if (c == '"') {
+                        i = skip_string(s, len, i) - 1;
+                } else if (c == '{' || c == '[') {
+                        depth++;
+                } else if (c == '}' || c == ']') {
+                        if (depth == 0)
+                                return i; /* the end of the enclosing container */
+                        if (--depth == 0)
+                                return i + 1;
+                } else if (depth == 0 && c == ',') {
+                        return i;
+                }
+        }
+        return len;
+}
+
+/*
+ * Where the member goes: *ret_at is the index of the '}' that closes metadata (or the object,
+ * when *ret_whole: the object has no metadata), *ret_empty whether that object has no member;
+ * *ret_open the index of metadata's '{' (when not *ret_whole).
+ */
+static int find_insert(
+    const char *s, size_t len, size_t *ret_open, size_t *ret_at, bool *ret_empty, bool *ret_whole)
+{
+        size_t i = skip_space(s, len, 0);
+        bool empty = true;
+
+        if (i >= len || s[i] != '{')
+                return -EBADMSG;
+        for (i = skip_space(s, len, i + 1); i < len && s[i] != '}';) {
+                size_t key = i, end;
+
+                if (s[i] != '"')
+                        return -EBADMSG;
+                end = skip_string(s, len, i);
+                i = skip_space(s, len, end);
+                if (i >= len || s[i] != ':')
+                        return -EBADMSG;
+                i = skip_space(s, len, i + 1);
+                empty = false;
+                if (end - key == 10 && memcmp(s + key, "\"metadata\"", 10) == 0) {
+                        size_t close;
+
+                        if (i >= len || s[i] != '{')
+                                return -EBADMSG;
+                        close = skip_value(s, len, i);
+                        if (close > len || close < 2 || s[close - 1] != '}')
+                                return -EBADMSG;
+                        *ret_open = i;
+                        *ret_at = close - 1;
+                        *ret_empty = skip_space(s, len, i + 1) == close - 1;
+                        *ret_whole = false;
+                        return 0;
+                }
+                i = skip_space(s, len, skip_value(s, len, i));
+                if (i < len && s[i] == ',')
+                        i = skip_space(s, len, i + 1);
+        }
+        if (i >= len)
+                return -EBADMSG;
+        *ret_at = i;
+        *ret_empty = empty;
+        *ret_whole = true;
+        return 0;
+}
+
+size_t store_text_versioned_max(size_t len)
+{
+        /* ,"metadata":{"resourceVersion":"18446744073709551615"} */
+        return len + 64;
+}
+
+int store_text_versioned(
+    const char *body, size_t len, uint64_t version, char *out, size_t size, size_t *ret_len)
+{
+        char member[64];
+        size_t open, at, n, m;
+        bool empty, whole;
+        int r;
+
+        r = find_insert(body, len, &open, &at, &empty, &whole);
+        if (r < 0)
+                return r;
+        m = (size_t)snprintf(member,
+                             sizeof member,
+                             "%s%s\"resourceVersion\":\"%" PRIu64 "\"%s",
+                             empty ? "" : ",",
+                             whole ? "\"metadata\":{" : "",
+                             version,
+                             whole ? "}" : "");
+        n = len + m;
+        if (n + 1 > size)
+                return -ENOBUFS;
+        memcpy(out, body, at);
+        memcpy(out + at, member, m);
+        memcpy(out + at + m, body + at, len - at);
+        out[n] = '\0';
+        *ret_len = n;
+        return 0;
+}
+
+int store_text_versioned_dup(
+    const char *body, size_t len, uint64_t version, char **ret, size_t *ret_len)
+{
+        size_t size = store_text_versioned_max(len) + 1;
+        char *out = malloc(size);
+        int r;
+
+        if (!out)
+                return -ENOMEM;
+        r = store_text_versioned(body, len, version, out, size, ret_len);
+        if (r < 0) {
+                free(out);
+                return r;
+        }
+        *ret = out;
+        return 0;
+}
+
+int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size_t *ret_len)
+{
+        size_t open = 0, at;
+        bool empty, whole;
+        int r = find_insert(text, len, &open, &at, &empty, &whole);
+
+        if (r < 0)
+                return r;
+        if (whole)
+                return -ENOENT;
+        *ret_start = open;
+        *ret_len = at + 1 - open;
+        return 0;
+}
