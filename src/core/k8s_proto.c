@@ -197,6 +197,10 @@ MESSAGE(pod_spec,
         MSGS(38, "schedulingGates", pod_scheduling_gate),
         MSG(40, "resources", resource_requirements));
 
+const struct pb_message xp_pb_pod_spec = {.name = "core/v1 PodSpec",
+                                          .fields = pod_spec_fields,
+                                          .n_fields = XP_ELEMENTSOF(pod_spec_fields)};
+
 MESSAGE(pod_condition,
         "core/v1 PodCondition",
         STR(1, "type"),

@@ -182,6 +182,9 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_podgroup,
     &xp_kind_priorityclass,
     &xp_kind_queue,
+    &xp_kind_deployment,
+    &xp_kind_replicaset,
+    &xp_kind_daemonset,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 

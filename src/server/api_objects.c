@@ -781,6 +781,8 @@ static int settle_update(const struct request *req,
         if (r >= 0)
                 r = kind->to_json(object, &out);
         if (r >= 0)
+                r = xp_registry_generation(kind, out, stored);
+        if (r >= 0)
                 r = managed_fields_record(req, kind, live, out);
         if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
@@ -1165,8 +1167,7 @@ static int parse_grace(const struct request *req,
 
 /*
  * DeleteOptions in the body (optional) and the query: preconditions, gracePeriodSeconds and
- * dryRun (propagationPolicy and orphanDependents are accepted and ignored: nothing here owns
- * dependents).
+ * dryRun (propagationPolicy and orphanDependents: delete_cascade()).
  * 1 when fine, 0 with ret filled.
  */
 /*
@@ -1391,6 +1392,9 @@ int handle_delete(const struct request *req, const struct route *route, struct r
                 r = namespace_delete(req, kind, expected, dry, ret);
                 goto out;
         }
+        r = delete_cascade(req, kind, options, dry, ret);
+        if (r != 2)
+                goto out;
         r = xp_store_delete(req->api->store,
                             kind->plural,
                             store_namespace(req, kind),

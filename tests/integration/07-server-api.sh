@@ -102,7 +102,8 @@ start_server api
 
 # ---- discovery, OpenAPI v3 ----------------------------------------------------------------------
 req "apis" 200 GET /apis
-expect_in "apis lists authentication first, as Kubernetes orders them" "$tmp/out" '"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"authentication.k8s.io",'
+expect_in "apis lists apps first, as Kubernetes orders them" "$tmp/out" '"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apps",'
+expect_in "then authentication" "$tmp/out" '"version":"v1"}},{"name":"authentication.k8s.io",'
 expect_in "apis lists coordination" "$tmp/out" '{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}],"preferredVersion":{"groupVersion":"coordination.k8s.io/v1","version":"v1"}'
 req "api group" 200 GET /apis/coordination.k8s.io
 expect_in "api group document" "$tmp/out" '"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}]'

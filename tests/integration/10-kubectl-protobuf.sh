@@ -65,8 +65,11 @@ if command -v curl >/dev/null; then
   post 201 /api/v1/namespaces/default/pods "$pb/pod-d.pb"
   check "get protobuf pod" 0 k get pod d -n default -o 'jsonpath={.metadata.labels.app} {.spec.containers[0].ports[0].containerPort} {.spec.containers[1].image}'
   expect_in "get protobuf pod" "$tmp/out" "d 8080 cuda:12"
-  post 415 /api/v1/namespaces/default/pods "$pb/deployment-d.pb"
-  expect_in "unsupported kind" "$tmp/out" "kind Deployment (apiVersion apps/v1) are not supported"
+  # a kind without a protobuf message: kubectl create deployment's body with its kind renamed
+  python3 -c 'import sys; sys.stdout.buffer.write(open(sys.argv[1], "rb").read().replace(b"Deployment", b"Deploymenx"))' \
+    "$pb/deployment-d.pb" >"$tmp/unknown.pb"
+  post 415 /api/v1/namespaces/default/pods "$tmp/unknown.pb"
+  expect_in "unsupported kind" "$tmp/out" "kind Deploymenx (apiVersion apps/v1) are not supported"
   head -c 40 "$pb/namespace-x.pb" >"$tmp/cut.pb"
   post 415 /api/v1/namespaces "$tmp/cut.pb"
   expect_in "truncated body" "$tmp/out" "the protobuf request body could not be read"

@@ -365,12 +365,39 @@ static void unknown_fields_and_kinds_are_errors(void **state)
                      "the object: field number 9 of core/v1 Pod",
                      NULL);
 
+        /* a kind with no protobuf message (kubectl create deployment's body, renamed) */
         load("deployment-d.pb", &body);
+        for (size_t i = 0; i + 10 <= body.len; i++)
+                if (memcmp(body.data + i, "Deployment", 10) == 0)
+                        memcpy(body.data + i, "Deploymenx", 10);
         decode_fails(body.data,
                      body.len,
                      -EPROTONOSUPPORT,
-                     "kind Deployment (apiVersion apps/v1)",
+                     "kind Deploymenx (apiVersion apps/v1)",
                      "kubectl apply -f");
+}
+
+/* kubectl create deployment d: the apps/v1 kinds' messages (kind_apps_proto.c) */
+static void document_kind_deployment(void **state)
+{
+        struct buf body = {0};
+        json_t *json;
+
+        (void)state;
+        load("deployment-d.pb", &body);
+        json = decode_ok(&body);
+        assert_string_equal(json_string_value(json_object_get(json, "kind")), "Deployment");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(json, "metadata"), "name")), "d");
+        assert_non_null(json_object_get(json_object_get(json_object_get(json, "spec"), "selector"),
+                                        "matchLabels"));
+        assert_int_equal(
+            json_integer_value(json_object_get(json_object_get(json, "spec"), "replicas")), 2);
+        assert_true(
+            json_array_size(json_object_get(
+                json_object_get(json_object_get(json_object_get(json, "spec"), "template"), "spec"),
+                "containers")) == 2);
+        json_decref(json);
 }
 
 /* kubectl create configmap --from-literal --from-file: a document kind's message (kind_*.c) */
@@ -495,6 +522,7 @@ int main(void)
             cmocka_unit_test(repeated_message_fields_merge),
             cmocka_unit_test(unknown_fields_and_kinds_are_errors),
             cmocka_unit_test(document_kind_configmap),
+            cmocka_unit_test(document_kind_deployment),
             cmocka_unit_test(malformed_bodies),
             cmocka_unit_test(size_limit),
         };

@@ -127,6 +127,9 @@ extern const struct xp_kind xp_kind_workload;      /* kind_gang.c */
 extern const struct xp_kind xp_kind_podgroup;      /* kind_gang.c */
 extern const struct xp_kind xp_kind_priorityclass; /* kind_priorityclass.c */
 extern const struct xp_kind xp_kind_queue;         /* kind_queue.c */
+extern const struct xp_kind xp_kind_deployment; /* kind_apps.c */
+extern const struct xp_kind xp_kind_replicaset; /* kind_apps.c */
+extern const struct xp_kind xp_kind_daemonset;  /* kind_apps.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;

@@ -143,6 +143,12 @@ int xp_registry_create_text(struct xp_registry *registry,
                             char **ret_text,
                             struct xp_error *err);
 
+/*
+ * The generation an update writes (generation.c): for a kind with a status subresource, object's
+ * metadata.generation becomes stored's, plus one when the spec changed. 0 or -ENOMEM.
+ */
+int xp_registry_generation(const struct xp_kind *kind, json_t *object, const json_t *stored);
+
 struct xp_object_meta;
 /*
  * What an update may not change, taken from the stored object: uid, creationTimestamp,
