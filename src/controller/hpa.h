@@ -215,3 +215,30 @@ int xp_hpa_decide(const struct xp_hpa_behavior *behavior,
                   size_t n_metrics,
                   struct xp_hpa_history *history,
                   struct xp_hpa_decision *ret);
+
+/* ---- External and Object metrics from a Prometheus-compatible endpoint (hpa_prom.c) ------- */
+
+struct xp_hpa_label {
+        const char *name, *value;
+};
+
+/*
+ * The PromQL of a metric: name{label="value",...} with the labels in the order given, values
+ * escaped as PromQL strings. An External metric passes its selector's matchLabels; an Object
+ * metric its namespace and the described object ("namespace", "deployment" = its name).
+ * -EINVAL when name or a label name is not a Prometheus name, -ENAMETOOLONG past size.
+ */
+int xp_hpa_prom_query(const char *name,
+                      const struct xp_hpa_label *labels,
+                      size_t n_labels,
+                      char *buf,
+                      size_t size,
+                      struct xp_error *err);
+
+/*
+ * The value of an instant query's answer (/api/v1/query): the sum of the vector's series (or
+ * the scalar), as Kubernetes sums an External metric's series. -EINVAL with err for an answer
+ * that is not a successful vector or scalar ("prometheus: bad_data: ..."), -ENODATA when the
+ * vector is empty, a value that is not a finite number.
+ */
+int xp_hpa_prom_value(const char *body, size_t len, double *ret, struct xp_error *err);

@@ -476,6 +476,62 @@ static void history_bounded(void **state)
         xp_hpa_history_done(&s.history);
 }
 
+static void prometheus(void **state)
+{
+        struct xp_hpa_label labels[2] = {{"namespace", "default"}, {"queue", "a\"b\\c"}};
+        struct xp_error err = {0};
+        char q[128];
+        double v = -1;
+        (void)state;
+
+        assert_int_equal(xp_hpa_prom_query("waiting_requests", labels, 2, q, sizeof(q), &err), 0);
+        assert_string_equal(q, "waiting_requests{namespace=\"default\",queue=\"a\\\"b\\\\c\"}");
+        assert_int_equal(xp_hpa_prom_query("job:rate5m", NULL, 0, q, sizeof(q), &err), 0);
+        assert_string_equal(q, "job:rate5m");
+        assert_int_equal(xp_hpa_prom_query("bad-name", NULL, 0, q, sizeof(q), &err), -EINVAL);
+        assert_string_equal(err.msg, "metric name \"bad-name\" is not a Prometheus metric name");
+        assert_int_equal(xp_hpa_prom_query("waiting_requests", labels, 2, q, 20, &err),
+                         -ENAMETOOLONG);
+
+        static const char vector[] =
+            "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+            "{\"metric\":{\"queue\":\"a\"},\"value\":[1700000000.5,\"12\"]},"
+            "{\"metric\":{\"queue\":\"b\"},\"value\":[1700000000.5,\"30.5\"]}]}}";
+        assert_int_equal(xp_hpa_prom_value(vector, strlen(vector), &v, &err), 0);
+        assert_true(v == 42.5);
+        static const char scalar[] =
+            "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"7\"]}}";
+        assert_int_equal(xp_hpa_prom_value(scalar, strlen(scalar), &v, &err), 0);
+        assert_true(v == 7);
+        static const struct {
+                const char *body, *message;
+                int code;
+        } bad[] = {
+            {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 3\"}",
+             "prometheus: bad_data: parse error at char 3",
+             -EINVAL},
+            {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
+             "prometheus: no series matched the query",
+             -ENODATA},
+            {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+             "prometheus: the answer is a matrix, not an instant vector",
+             -EINVAL},
+            {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"value\":[1,\"NaN\"]}]}}",
+             "prometheus: the value \"NaN\" is not a finite number",
+             -EINVAL},
+            {"<html>",
+             "prometheus: the answer is not JSON: '[' or '{' expected near '<' at line 1",
+             -EINVAL},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                v = -1;
+                assert_int_equal(xp_hpa_prom_value(bad[i].body, strlen(bad[i].body), &v, &err),
+                                 bad[i].code);
+                assert_string_equal(err.msg, bad[i].message);
+                assert_true(v == -1);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -490,6 +546,7 @@ int main(void)
             cmocka_unit_test(documented_policies),
             cmocka_unit_test(decisions),
             cmocka_unit_test(history_bounded),
+            cmocka_unit_test(prometheus),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
