@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "xpool/error.h"
 
 #define XP_JOB_BACKOFF_S     10  /* the first delay after a failed pod, doubling ... */
@@ -225,3 +227,42 @@ int xp_job_policy_match(const struct xp_job_spec *spec,
                         size_t *ret_rule,
                         char *message,
                         size_t size);
+
+/* ---- the API's JSON (job_json.c) ----------------------------------------------------------- */
+
+/* What a Job's spec needs besides the struct: its rules (borrowed strings point into the JSON). */
+struct xp_job_spec_store {
+        struct xp_job_rule rules[XP_JOB_RULES_MAX];
+};
+
+/*
+ * Reads a batch/v1 Job's spec (job borrowed; the spec's strings stay borrowed from it) with
+ * Kubernetes' defaults for what is absent (parallelism 1; completions 1 when parallelism is
+ * absent too; backoffLimit 6, or unlimited with backoffLimitPerIndex; podReplacementPolicy
+ * Failed with a podFailurePolicy). -EINVAL with err for what validation would have refused.
+ */
+int xp_job_spec_from_json(const json_t *job,
+                          struct xp_job_spec *ret,
+                          struct xp_job_spec_store *store,
+                          struct xp_error *err);
+
+/* A pod's exits and conditions, kept beside its struct xp_job_pod. */
+#define XP_JOB_POD_EXITS_MAX      16
+#define XP_JOB_POD_CONDITIONS_MAX 16
+struct xp_job_pod_store {
+        struct xp_job_exit exits[XP_JOB_POD_EXITS_MAX];
+        struct xp_job_pod_condition conditions[XP_JOB_POD_CONDITIONS_MAX];
+};
+
+/* Reads a pod (borrowed, as its strings then are): phase, deletion, readiness, its completion
+ * index and failure count, times, containers' exit codes and conditions. */
+void xp_job_pod_from_json(const json_t *pod,
+                          struct xp_job_pod *ret,
+                          struct xp_job_pod_store *store);
+
+/* Reads a Job's status (startTime, completionTime, counts, indexes, conditions) into status,
+ * initialised for the Job's spec. Unreadable parts are left at their start. */
+void xp_job_status_from_json(const json_t *status_json, struct xp_job_status *status);
+
+/* The status as the API writes it. NULL: -ENOMEM. */
+json_t *xp_job_status_to_json(const struct xp_job_spec *spec, const struct xp_job_status *status);

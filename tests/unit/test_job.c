@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
+#include <limits.h>
 
 #include "controller/job.h"
 
@@ -543,6 +545,104 @@ static void restart_and_replacement(void **state)
         world_done(&w);
 }
 
+static void json_glue(void **state)
+{
+        struct xp_job_spec spec;
+        struct xp_job_spec_store store;
+        struct xp_job_pod pod;
+        struct xp_job_pod_store pstore;
+        struct xp_error err = {0};
+        json_error_t jerr;
+        (void)state;
+
+        json_t *job = json_loads(
+            "{\"metadata\":{\"namespace\":\"ml\"},\"spec\":{\"completionMode\":\"Indexed\",\"completions\":4,"
+            "\"parallelism\":2,\"backoffLimitPerIndex\":1,\"podFailurePolicy\":{\"rules\":["
+            "{\"action\":\"FailIndex\",\"onPodConditions\":[{\"type\":\"xpool.io/DeviceUnhealthy\"}]},"
+            "{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":\"NotIn\",\"values\":[1,2]}}]}}}",
+            0,
+            &jerr);
+        assert_non_null(job);
+        assert_int_equal(xp_job_spec_from_json(job, &spec, &store, &err), 0);
+        assert_true(spec.indexed);
+        assert_int_equal(spec.completions, 4);
+        assert_int_equal(spec.backoff_limit, INT32_MAX); /* unlimited with a per-index limit */
+        assert_int_equal(spec.n_rules, 2);
+        assert_true(spec.replace_failed_only);
+        assert_string_equal(spec.rules[0].conditions[0].type, XP_JOB_DEVICE_CONDITION);
+        assert_true(spec.rules[0].conditions[0].status);
+        assert_true(spec.rules[1].not_in);
+        assert_int_equal(spec.rules[1].n_values, 2);
+        assert_string_equal(spec.namespace, "ml");
+        json_decref(job);
+        job = json_loads("{\"spec\":{}}", 0, &jerr);
+        assert_int_equal(xp_job_spec_from_json(job, &spec, &store, &err), 0);
+        assert_int_equal(spec.completions, 1);
+        assert_int_equal(spec.parallelism, 1);
+        assert_int_equal(spec.backoff_limit, 6);
+        assert_false(spec.replace_failed_only);
+        json_decref(job);
+        job = json_loads("{\"spec\":{\"parallelism\":3}}", 0, &jerr);
+        assert_int_equal(xp_job_spec_from_json(job, &spec, &store, &err), 0);
+        assert_int_equal(spec.completions, -1); /* a work queue */
+        json_decref(job);
+        job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":3}}", 0, &jerr);
+        assert_int_equal(xp_job_spec_from_json(job, &spec, &store, &err), -EINVAL);
+        assert_string_equal(err.msg,
+                            "spec.completions: Required value: when completion mode is Indexed");
+        json_decref(job);
+
+        json_t *p = json_loads(
+            "{\"metadata\":{\"name\":\"j-2-abcde\",\"creationTimestamp\":\"2026-12-03T10:00:00Z\","
+            "\"annotations\":{\"batch.kubernetes.io/job-completion-index\":\"2\",\"batch.kubernetes.io/job-index-failure-count\":\"1\"}},"
+            "\"status\":{\"phase\":\"Failed\",\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\"}],"
+            "\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":{\"exitCode\":3,\"finishedAt\":\"2026-12-03T10:01:00Z\"}}}]}}",
+            0,
+            &jerr);
+        assert_non_null(p);
+        xp_job_pod_from_json(p, &pod, &pstore);
+        assert_string_equal(pod.name, "j-2-abcde");
+        assert_int_equal(pod.phase, XP_JOB_POD_FAILED);
+        assert_int_equal(pod.index, 2);
+        assert_int_equal(pod.failures, 1);
+        assert_int_equal(pod.n_exits, 1);
+        assert_int_equal(pod.exits[0].code, 3);
+        assert_int_equal(pod.finished_s - pod.created_s, 60);
+        assert_int_equal(pod.n_conditions, 1);
+        json_decref(p);
+
+        /* the status survives a round trip through its JSON */
+        struct xp_job_status st, back;
+        job = json_loads("{\"spec\":{\"completionMode\":\"Indexed\",\"completions\":6}}", 0, &jerr);
+        assert_int_equal(xp_job_spec_from_json(job, &spec, &store, &err), 0);
+        assert_int_equal(xp_job_status_init(&st, &spec), 0);
+        assert_int_equal(xp_job_status_init(&back, &spec), 0);
+        st.start_s = 1796292000;
+        st.succeeded = 3;
+        xp_job_indexes_add(&st.completed, 1);
+        xp_job_indexes_add(&st.completed, 3);
+        xp_job_indexes_add(&st.completed, 4);
+        st.conditions[XP_JOB_COMPLETE] = (struct xp_job_condition){.set = true,
+                                                                   .status = true,
+                                                                   .reason = "CompletionsReached",
+                                                                   .message = "m",
+                                                                   .at_s = 1796292060};
+        json_t *sj = xp_job_status_to_json(&spec, &st);
+        assert_non_null(sj);
+        assert_string_equal(json_string_value(json_object_get(sj, "completedIndexes")), "1,3-4");
+        assert_string_equal(json_string_value(json_object_get(sj, "startTime")),
+                            "2026-12-03T10:00:00Z");
+        xp_job_status_from_json(sj, &back);
+        assert_int_equal(back.succeeded, 3);
+        assert_int_equal(back.completed.count, 3);
+        assert_true(xp_job_finished(&back));
+        assert_int_equal(back.conditions[XP_JOB_COMPLETE].at_s, 1796292060);
+        json_decref(sj);
+        json_decref(job);
+        xp_job_status_done(&st);
+        xp_job_status_done(&back);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -557,6 +657,7 @@ int main(void)
             cmocka_unit_test(ttl_after_finished),
             cmocka_unit_test(work_queue),
             cmocka_unit_test(restart_and_replacement),
+            cmocka_unit_test(json_glue),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
