@@ -13,6 +13,7 @@
  * hpa_rate.c: stabilisation and the behavior policies; hpa.c: the whole decision.
  */
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -242,3 +243,52 @@ int xp_hpa_prom_query(const char *name,
  * vector is empty, a value that is not a finite number.
  */
 int xp_hpa_prom_value(const char *body, size_t len, double *ret, struct xp_error *err);
+
+/* ---- the API's JSON (hpa_json.c) ----------------------------------------------------------- */
+
+#define XP_HPA_METRICS_MAX 16
+
+enum xp_hpa_source {
+        XP_HPA_RESOURCE,
+        XP_HPA_CONTAINER_RESOURCE,
+        XP_HPA_PODS,
+        XP_HPA_OBJECT,
+        XP_HPA_EXTERNAL,
+};
+
+enum xp_hpa_target_type {
+        XP_HPA_TARGET_UTILIZATION,
+        XP_HPA_TARGET_VALUE,
+        XP_HPA_TARGET_AVERAGE_VALUE,
+};
+
+/* One entry of spec.metrics; strings borrowed from the HPA's JSON. */
+struct xp_hpa_metric_spec {
+        enum xp_hpa_source source;
+        const char *name;       /* the resource (cpu, memory) or the metric's name */
+        const char *container;  /* ContainerResource */
+        const json_t *selector; /* the metric's selector (Pods, Object, External), may be NULL */
+        const char *object_kind, *object_name, *object_api_version; /* Object: describedObject */
+        enum xp_hpa_target_type target_type;
+        int64_t target; /* percent, or milli-units */
+};
+
+struct xp_hpa_spec {
+        const char *target_kind, *target_name, *target_api_version; /* scaleTargetRef */
+        int32_t min, max;
+        struct xp_hpa_metric_spec metrics[XP_HPA_METRICS_MAX];
+        size_t n_metrics;
+        struct xp_hpa_behavior behavior;
+};
+
+/*
+ * Reads an autoscaling/v2 HorizontalPodAutoscaler (borrowed, as the spec's strings then are)
+ * with Kubernetes' defaults: minReplicas 1, a cpu target of 80% when there are no metrics,
+ * behavior's missing rules and fields filled (scale-down window left to the server's flag).
+ * -EINVAL with err for what validation refuses.
+ */
+int xp_hpa_spec_from_json(const json_t *hpa, struct xp_hpa_spec *ret, struct xp_error *err);
+
+/* How Kubernetes names a metric in conditions and events:
+ * "cpu resource utilization (percentage of request)", "pods metric NAME", ... */
+void xp_hpa_metric_title(const struct xp_hpa_metric_spec *metric, char *buf, size_t size);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "controller/hpa.h"
 
@@ -532,6 +533,65 @@ static void prometheus(void **state)
         }
 }
 
+static void spec_json(void **state)
+{
+        struct xp_hpa_spec spec;
+        struct xp_error err = {0};
+        json_error_t jerr;
+        char title[128];
+        (void)state;
+
+        json_t *h = json_loads(
+            "{\"spec\":{\"scaleTargetRef\":{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"inference\"},"
+            "\"maxReplicas\":4}}",
+            0,
+            &jerr);
+        assert_int_equal(xp_hpa_spec_from_json(h, &spec, &err), 0);
+        assert_int_equal(spec.min, 1);
+        assert_int_equal(spec.max, 4);
+        assert_int_equal(spec.n_metrics, 1); /* Kubernetes' default: cpu at 80% */
+        assert_int_equal(spec.metrics[0].target, 80);
+        assert_false(spec.behavior.set);
+        xp_hpa_metric_title(&spec.metrics[0], title, sizeof(title));
+        assert_string_equal(title, "cpu resource utilization (percentage of request)");
+        json_decref(h);
+
+        h = json_loads(
+            "{\"spec\":{\"scaleTargetRef\":{\"kind\":\"Deployment\",\"name\":\"inference\"},\"minReplicas\":1,\"maxReplicas\":4,"
+            "\"metrics\":[{\"type\":\"Pods\",\"pods\":{\"metric\":{\"name\":\"xpool_device_utilization\"},"
+            "\"target\":{\"type\":\"AverageValue\",\"averageValue\":\"50\"}}},"
+            "{\"type\":\"External\",\"external\":{\"metric\":{\"name\":\"waiting\",\"selector\":{\"matchLabels\":{\"q\":\"a\"}}},"
+            "\"target\":{\"type\":\"Value\",\"value\":\"1500m\"}}}],"
+            "\"behavior\":{\"scaleDown\":{\"stabilizationWindowSeconds\":5,\"policies\":[{\"type\":\"Pods\",\"value\":1,\"periodSeconds\":10}]}}}}",
+            0,
+            &jerr);
+        assert_non_null(h);
+        assert_int_equal(xp_hpa_spec_from_json(h, &spec, &err), 0);
+        assert_int_equal(spec.n_metrics, 2);
+        assert_int_equal(spec.metrics[0].source, XP_HPA_PODS);
+        assert_int_equal(spec.metrics[0].target, 50000);
+        assert_int_equal(spec.metrics[1].target, 1500);
+        assert_non_null(spec.metrics[1].selector);
+        assert_true(spec.behavior.set);
+        assert_int_equal(spec.behavior.down.window_s, 5);
+        assert_int_equal(spec.behavior.down.n_policies, 1);
+        assert_int_equal(spec.behavior.up.n_policies, 2); /* defaulted */
+        xp_hpa_metric_title(&spec.metrics[0], title, sizeof(title));
+        assert_string_equal(title, "pods metric xpool_device_utilization");
+        json_decref(h);
+
+        h = json_loads(
+            "{\"spec\":{\"scaleTargetRef\":{\"kind\":\"Deployment\",\"name\":\"x\"},\"maxReplicas\":4,"
+            "\"metrics\":[{\"type\":\"Resource\",\"resource\":{\"name\":\"cpu\",\"target\":{\"type\":\"Utilization\"}}}]}}",
+            0,
+            &jerr);
+        assert_int_equal(xp_hpa_spec_from_json(h, &spec, &err), -EINVAL);
+        assert_string_equal(
+            err.msg,
+            "spec.metrics[0].resource.target.averageUtilization: Required value: must set either a target raw value or a target utilization");
+        json_decref(h);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -547,6 +607,7 @@ int main(void)
             cmocka_unit_test(decisions),
             cmocka_unit_test(history_bounded),
             cmocka_unit_test(prometheus),
+            cmocka_unit_test(spec_json),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
