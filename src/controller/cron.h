@@ -15,6 +15,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xpool/error.h"
@@ -103,3 +104,20 @@ int xp_cronjob_decide(const struct xp_cron *cron,
 /* The name of the Job of a start time: "<cronjob>-<minutes since the epoch>", as Kubernetes
  * names it (so a restarted controller finds the Job it made). */
 int xp_cronjob_job_name(const char *cronjob, int64_t scheduled_s, char *buf, size_t size);
+
+/* A finished Job of a CronJob, for its history limits. */
+struct xp_cronjob_finished {
+        int64_t start_s; /* status.startTime, 0 when unset (oldest) */
+        bool failed;
+};
+
+/*
+ * Which finished Jobs go so that at most success_limit succeeded and failed_limit failed ones
+ * stay (the oldest by start time go first; -1: no limit): marks ret_delete[i]. Kubernetes'
+ * cleanupFinishedJobs.
+ */
+void xp_cronjob_history(const struct xp_cronjob_finished *jobs,
+                        size_t n,
+                        int32_t success_limit,
+                        int32_t failed_limit,
+                        bool *ret_delete);

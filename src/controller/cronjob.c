@@ -6,6 +6,7 @@
  * reads only the CronJob's status and the time, so a restarted controller decides the same.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cron.h"
@@ -100,4 +101,34 @@ int xp_cronjob_job_name(const char *cronjob, int64_t scheduled_s, char *buf, siz
 {
         int n = snprintf(buf, size, "%s-%lld", cronjob, (long long)(scheduled_s / 60));
         return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Marks the oldest jobs of one outcome beyond limit. */
+static void
+prune(const struct xp_cronjob_finished *jobs, size_t n, bool failed, int32_t limit, bool *del)
+{
+        size_t count = 0;
+
+        for (size_t i = 0; i < n; i++)
+                count += jobs[i].failed == failed;
+        for (; limit >= 0 && count > (size_t)limit; count--) {
+                size_t oldest = SIZE_MAX;
+                for (size_t i = 0; i < n; i++)
+                        if (jobs[i].failed == failed && !del[i] &&
+                            (oldest == SIZE_MAX || jobs[i].start_s < jobs[oldest].start_s))
+                                oldest = i;
+                del[oldest] = true;
+        }
+}
+
+void xp_cronjob_history(const struct xp_cronjob_finished *jobs,
+                        size_t n,
+                        int32_t success_limit,
+                        int32_t failed_limit,
+                        bool *ret_delete)
+{
+        for (size_t i = 0; i < n; i++)
+                ret_delete[i] = false;
+        prune(jobs, n, false, success_limit, ret_delete);
+        prune(jobs, n, true, failed_limit, ret_delete);
 }

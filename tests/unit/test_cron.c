@@ -335,6 +335,28 @@ static void job_names(void **state)
         assert_int_equal(xp_cronjob_job_name("hello", 0, buf, 6), -ENAMETOOLONG);
 }
 
+static void history_limits(void **state)
+{
+        struct xp_cronjob_finished jobs[6] = {
+            {.start_s = 50},
+            {.start_s = 10},
+            {.start_s = 30, .failed = true},
+            {.start_s = 40},
+            {.start_s = 20, .failed = true},
+            {.start_s = 60},
+        };
+        bool del[6];
+        (void)state;
+
+        xp_cronjob_history(jobs, 6, 3, 1, del);
+        /* 4 succeeded, keep 3: the one started at 10 goes; 2 failed, keep 1: the one at 20 */
+        assert_true(del[1] && del[4]);
+        assert_false(del[0] || del[2] || del[3] || del[5]);
+        xp_cronjob_history(jobs, 6, 0, -1, del);
+        assert_true(del[0] && del[1] && del[3] && del[5]);
+        assert_false(del[2] || del[4]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -347,6 +369,7 @@ int main(void)
             cmocka_unit_test(cronjob_decisions),
             cmocka_unit_test(missed_start_times),
             cmocka_unit_test(job_names),
+            cmocka_unit_test(history_limits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
