@@ -1097,8 +1097,7 @@ static int parse_grace(const struct request *req,
 
 /*
  * DeleteOptions in the body (optional) and the query: preconditions, gracePeriodSeconds and
- * dryRun (propagationPolicy and orphanDependents are accepted and ignored: nothing here owns
- * dependents).
+ * dryRun (propagationPolicy and orphanDependents: delete_cascade()).
  * 1 when fine, 0 with ret filled.
  */
 /*
@@ -1323,6 +1322,9 @@ int handle_delete(const struct request *req, const struct route *route, struct r
                 r = namespace_delete(req, kind, expected, dry, ret);
                 goto out;
         }
+        r = delete_cascade(req, kind, options, dry, ret);
+        if (r != 2)
+                goto out;
         r = xp_store_delete(req->api->store,
                             kind->plural,
                             store_namespace(req, kind),

@@ -289,6 +289,17 @@ int list_page(const struct xp_kind *kind,
  * Reads DeleteOptions (a JSON object, borrowed: ret_options' strings point into it) into
  * ret_options, on top of what it holds: 1, or 0 with ret filled (400) (api_objects.c).
  */
+/*
+ * DeleteOptions.propagationPolicy (options: the body, may be NULL) on a DELETE that is not a
+ * pod's: 2 when the object is to be removed as usual (Background), else 1/0 as a handler with
+ * ret filled (Foreground, Orphan: marked with the finalizer; 400 for an unknown policy)
+ * (api_cascade.c).
+ */
+int delete_cascade(const struct request *req,
+                   const struct xp_kind *kind,
+                   const json_t *options,
+                   bool dry,
+                   struct reply *ret);
 struct xp_registry_delete_options;
 int delete_options_json(const struct request *req,
                         const struct xp_kind *kind,

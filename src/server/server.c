@@ -30,6 +30,7 @@
 #include "xpool/poolstats.h"
 #include "xpool/scheduler.h"
 #include "xpool/server.h"
+#include "xpool/workloads.h"
 
 #define ADDRESS_MAX (INET6_ADDRSTRLEN + 16)
 
@@ -39,6 +40,7 @@ struct xp_server {
         struct auth *auth;
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
+        struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
         struct xp_poolstats *poolstats;       /* /metrics */
         struct xp_history_feed *history_feed; /* fills api.history */
         uint16_t port;
@@ -91,6 +93,8 @@ static int start_state(struct xp_server *server,
         if (r >= 0)
                 r = xp_history_feed_start(
                     server->api.store, server->api.history, &server->history_feed, err);
+        if (r >= 0)
+                r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
         if (r < 0)
                 return r;
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
@@ -237,6 +241,7 @@ void xp_server_free(struct xp_server *server)
         server->api.usage = NULL;
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
+        xp_workloads_free(server->workloads);
         xp_poolstats_free(server->poolstats);
         xp_history_feed_free(server->history_feed);
         atomic_store(&server->api.stopping, true);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pod-template-hash and the revisions of a Deployment's ReplicaSets. The hash names the
+ * ReplicaSet of one template ("web-5d8f9c7b4"), so it must be the same in every process and after
+ * every restart: it is taken over the template's canonical JSON (sorted keys, compact).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deployment.h"
+#include "xpool/macro.h"
+
+/* Kubernetes' rand.SafeEncodeString alphabet: no vowels, no look-alikes. */
+static const char safe_alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+
+static uint32_t fnv1a32(uint32_t h, const void *data, size_t len)
+{
+        const unsigned char *p = data;
+
+        for (size_t i = 0; i < len; i++) {
+                h ^= p[i];
+                h *= 16777619u;
+        }
+        return h;
+}
+
+/* A copy of template without its pod-template-hash label. NULL on -ENOMEM. */
+static json_t *without_hash(const json_t *template)
+{
+        json_t *copy = json_deep_copy(template ? template : json_null());
+        json_t *labels = json_object_get(json_object_get(copy, "metadata"), "labels");
+
+        if (labels)
+                json_object_del(labels, XP_DEPLOY_HASH_LABEL);
+        return copy;
+}
+
+static char *canonical(const json_t *template)
+{
+        json_t *copy = without_hash(template);
+        char *text;
+
+        if (!copy)
+                return NULL;
+        text = json_dumps(copy, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+        json_decref(copy);
+        return text;
+}
+
+int xp_deploy_template_hash(const json_t *template,
+                            int32_t collision_count,
+                            char ret[static XP_DEPLOY_HASH_MAX])
+{
+        _cleanup_free_ char *text = canonical(template);
+        unsigned char count[4];
+        char digits[XP_DEPLOY_HASH_MAX];
+        uint32_t h;
+        int len;
+
+        if (!text)
+                return -ENOMEM;
+        h = fnv1a32(2166136261u, text, strlen(text));
+        if (collision_count > 0) {
+                /* little-endian, as Kubernetes writes the count into the hasher */
+                for (int i = 0; i < 4; i++)
+                        count[i] = (unsigned char)((uint32_t)collision_count >> (8 * i));
+                h = fnv1a32(h, count, sizeof(count));
+        }
+        len = snprintf(digits, sizeof(digits), "%u", h);
+        for (int i = 0; i < len; i++)
+                ret[i] = safe_alphabet[(unsigned char)digits[i] % (sizeof(safe_alphabet) - 1)];
+        ret[len] = '\0';
+        return 0;
+}
+
+bool xp_deploy_template_equal(const json_t *a, const json_t *b)
+{
+        json_t *ca = without_hash(a), *cb = without_hash(b);
+        bool equal = ca && cb && json_equal(ca, cb);
+
+        json_decref(ca);
+        json_decref(cb);
+        return equal;
+}
+
+int64_t xp_deploy_revision(const json_t *replicaset)
+{
+        const json_t *ann = json_object_get(json_object_get(replicaset, "metadata"), "annotations");
+        const char *text = json_string_value(json_object_get(ann, XP_DEPLOY_REVISION));
+        char *end;
+        long long v;
+
+        if (!text || !*text)
+                return 0;
+        errno = 0;
+        v = strtoll(text, &end, 10);
+        if (errno || *end || v < 0)
+                return 0;
+        return v;
+}

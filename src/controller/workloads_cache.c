@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the workload controllers keep of the store: pods, ReplicaSets, Deployments, DaemonSets
+ * and nodes whole (their syncs read them), and of every kind the garbage collector's record. The
+ * informer's callbacks fill it and queue the keys the change concerns (workloads_queue.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workloads.h"
+#include "xpool/kind.h"
+
+char *wl_key(const json_t *object)
+{
+        const char *ns = wl_meta(object, "namespace"), *name = wl_meta(object, "name");
+        char *key;
+
+        if (!name)
+                return NULL;
+        if (!ns || !*ns)
+                return strdup(name);
+        if (asprintf(&key, "%s/%s", ns, name) < 0)
+                return NULL;
+        return key;
+}
+
+static void entry_free(struct wl_entry *e)
+{
+        if (!e)
+                return;
+        json_decref(e->object);
+        free(e->key);
+        free(e);
+}
+
+int wl_cache_put(struct wl_cache *cache, const json_t *object)
+{
+        struct wl_entry *e = calloc(1, sizeof(*e)), *old;
+
+        if (!e || !(e->key = wl_key(object))) {
+                free(e);
+                return -ENOMEM;
+        }
+        e->object = json_incref((json_t *)object);
+        old = xp_map_del(&cache->map, e->key);
+        if (xp_map_put(&cache->map, e->key, e) < 0) {
+                entry_free(e);
+                entry_free(old);
+                return -ENOMEM;
+        }
+        entry_free(old);
+        return 0;
+}
+
+void wl_cache_del(struct wl_cache *cache, const json_t *object)
+{
+        char *key = wl_key(object);
+
+        if (key)
+                entry_free(xp_map_del(&cache->map, key));
+        free(key);
+}
+
+json_t *wl_cache_get(const struct wl_cache *cache, const char *key)
+{
+        const struct wl_entry *e = xp_map_get(&cache->map, key);
+
+        return e ? e->object : NULL;
+}
+
+void wl_cache_clear(struct wl_cache *cache)
+{
+        for (size_t i = 0; i < cache->map.cap; i++)
+                if (cache->map.values && cache->map.values[i])
+                        entry_free(cache->map.values[i]);
+        xp_map_done(&cache->map);
+}
+
+int wl_cache_each(const struct wl_cache *cache,
+                  int (*fn)(json_t *object, void *userdata),
+                  void *userdata)
+{
+        for (size_t i = 0; i < cache->map.cap; i++) {
+                const struct wl_entry *e = cache->map.values ? cache->map.values[i] : NULL;
+                int r;
+
+                if (e && (r = fn(e->object, userdata)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- the informer's callbacks ------------------------------------------------------------ */
+
+static const char *const cached[WL_N] = {
+    [WL_PODS] = "pods",
+    [WL_REPLICASETS] = "replicasets",
+    [WL_DEPLOYMENTS] = "deployments",
+    [WL_DAEMONSETS] = "daemonsets",
+    [WL_NODES] = "nodes",
+};
+
+/* The store's resource of object, from its apiVersion and kind; NULL when unknown. */
+static const char *resource_of(const json_t *object)
+{
+        const struct xp_kind *kind =
+            xp_kind_by_api_version(json_string_value(json_object_get(object, "apiVersion")),
+                                   json_string_value(json_object_get(object, "kind")));
+
+        return kind ? kind->plural : NULL;
+}
+
+static void seen(struct xp_workloads *w, const json_t *object, enum wl_event event)
+{
+        bool deleted = event == WL_DELETED;
+        const char *resource = resource_of(object);
+
+        if (!resource)
+                return;
+        for (size_t i = 0; i < WL_N; i++) {
+                if (strcmp(cached[i], resource) != 0)
+                        continue;
+                if (deleted)
+                        wl_cache_del(&w->cache[i], object);
+                else if (wl_cache_put(&w->cache[i], object) < 0)
+                        continue; /* the next relist brings it back */
+        }
+        wl_on_any(w, resource, object, event);
+}
+
+static void on_add(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        seen(userdata, object, WL_ADDED);
+}
+
+static void on_update(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        seen(userdata, object, WL_UPDATED);
+}
+
+static void on_delete(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        seen(userdata, object, WL_DELETED);
+}
+
+int wl_handlers_make(struct xp_workloads *w)
+{
+        w->handlers = calloc(xp_kinds_n, sizeof(*w->handlers));
+        if (!w->handlers)
+                return -ENOMEM;
+        for (size_t i = 0; i < xp_kinds_n; i++) {
+                /* Events own nothing and nothing owns them: the busiest kind, left out */
+                if (strcmp(xp_kinds[i]->plural, "events") == 0)
+                        continue;
+                w->handlers[w->n_handlers++] = (struct xp_informer_handler){
+                    .resource = xp_kinds[i]->plural,
+                    .add = on_add,
+                    .update = on_update,
+                    .delete = on_delete,
+                };
+        }
+        return 0;
+}
