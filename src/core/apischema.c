@@ -614,7 +614,9 @@ static void read_builtin(void)
 
         if (xp_apischema_parse(xp_apischema_text, xp_apischema_text_size, &schema, &builtin_error) <
             0) {
-                xp_error_prefix(&builtin_error, builtin_error.code, "src/core/apischema.txt");
+                xp_error_prefix(&builtin_error,
+                                builtin_error.code,
+                                "src/core/apischema*.txt (joined: build/xp_apischema_text.c)");
                 return;
         }
         if (xp_apischema_describe(schema, xp_apidoc_text, xp_apidoc_text_size, &builtin_error) <

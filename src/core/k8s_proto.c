@@ -10,38 +10,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "protobuf_internal.h"
+#include "xpool/kind.h"
 #include "xpool/macro.h"
 #include "xpool/protobuf.h"
-
-#define FIELD(n, name, t, f, m)                                                                    \
-        {                                                                                          \
-                .number = (n), .json = (name), .type = (t), .flags = (f), .message = (m)           \
-        }
-/* plain fields: a zero value is omitted, as Go's JSON omitempty does */
-#define STR(n, name)  FIELD(n, name, PB_STRING, 0, NULL)
-#define I32(n, name)  FIELD(n, name, PB_INT32, 0, NULL)
-#define I64(n, name)  FIELD(n, name, PB_INT64, 0, NULL)
-#define BOOL(n, name) FIELD(n, name, PB_BOOL, 0, NULL)
-/* pointer fields: kept when present, zero or not */
-#define STR_P(n, name)   FIELD(n, name, PB_STRING, PB_PRESENCE, NULL)
-#define I32_P(n, name)   FIELD(n, name, PB_INT32, PB_PRESENCE, NULL)
-#define I64_P(n, name)   FIELD(n, name, PB_INT64, PB_PRESENCE, NULL)
-#define BOOL_P(n, name)  FIELD(n, name, PB_BOOL, PB_PRESENCE, NULL)
-#define STRS(n, name)    FIELD(n, name, PB_STRING, PB_REPEATED, NULL)
-#define MSG(n, name, m)  FIELD(n, name, PB_MESSAGE, 0, &(m))
-#define MSGS(n, name, m) FIELD(n, name, PB_MESSAGE, PB_REPEATED, &(m))
-#define SMAP(n, name)    FIELD(n, name, PB_STRING_MAP, 0, NULL)
-#define QMAP(n, name)    FIELD(n, name, PB_QUANTITY_MAP, 0, NULL)
-#define QTY(n, name)     FIELD(n, name, PB_QUANTITY, 0, NULL)
-#define TIME(n, name)    FIELD(n, name, PB_TIME, 0, NULL)
-
-#define MESSAGE(var, label, ...)                                                                   \
-        static const struct pb_field_desc var##_fields[] = {__VA_ARGS__};                          \
-        static const struct pb_message var = {                                                     \
-            .name = (label), .fields = var##_fields, .n_fields = XP_ELEMENTSOF(var##_fields)}
 
 /* meta/v1 */
 
@@ -54,22 +29,28 @@ MESSAGE(owner_reference,
         BOOL_P(6, "controller"),
         BOOL_P(7, "blockOwnerDeletion"));
 
-MESSAGE(object_meta,
-        "meta/v1 ObjectMeta",
-        STR(1, "name"),
-        STR(2, "generateName"),
-        STR(3, "namespace"),
-        STR(4, "selfLink"),
-        STR(5, "uid"),
-        STR(6, "resourceVersion"),
-        I64(7, "generation"),
-        TIME(8, "creationTimestamp"),
-        TIME(9, "deletionTimestamp"),
-        I64_P(10, "deletionGracePeriodSeconds"),
-        SMAP(11, "labels"),
-        SMAP(12, "annotations"),
-        MSGS(13, "ownerReferences", owner_reference),
-        STRS(14, "finalizers"));
+static const struct pb_field_desc object_meta_fields[] = {
+    STR(1, "name"),
+    STR(2, "generateName"),
+    STR(3, "namespace"),
+    STR(4, "selfLink"),
+    STR(5, "uid"),
+    STR(6, "resourceVersion"),
+    I64(7, "generation"),
+    TIME(8, "creationTimestamp"),
+    TIME(9, "deletionTimestamp"),
+    I64_P(10, "deletionGracePeriodSeconds"),
+    SMAP(11, "labels"),
+    SMAP(12, "annotations"),
+    MSGS(13, "ownerReferences", owner_reference),
+    STRS(14, "finalizers"),
+};
+const struct pb_message xp_pb_object_meta = {
+    .name = "meta/v1 ObjectMeta",
+    .fields = object_meta_fields,
+    .n_fields = XP_ELEMENTSOF(object_meta_fields),
+};
+#define object_meta xp_pb_object_meta
 
 /* core/v1 Namespace */
 
@@ -477,8 +458,32 @@ static bool bytes_equal(const uint8_t *bytes, size_t len, const char *s)
         return bytes && strlen(s) == len && memcmp(bytes, s, len) == 0;
 }
 
+/* A kind of the kinds table (xpool/kind.h) with its protobuf message, or NULL. */
+static const struct kind_entry *kind_entry_of(const struct envelope *env, struct kind_entry *ret)
+{
+        char api_version[128], kind[128];
+        const struct xp_kind *k;
+
+        if (!env->api_version || !env->kind || env->api_version_len >= sizeof(api_version) ||
+            env->kind_len >= sizeof(kind))
+                return NULL;
+        snprintf(api_version,
+                 sizeof(api_version),
+                 "%.*s",
+                 (int)env->api_version_len,
+                 (const char *)env->api_version);
+        snprintf(kind, sizeof(kind), "%.*s", (int)env->kind_len, (const char *)env->kind);
+        k = xp_kind_by_api_version(api_version, kind);
+        if (!k || !k->protobuf)
+                return NULL;
+        *ret = (struct kind_entry){
+            .api_version = k->api_version, .kind = k->kind, .message = k->protobuf};
+        return ret;
+}
+
 int xp_protobuf_to_json(const void *data, size_t size, json_t **ret, struct xp_error *err)
 {
+        struct kind_entry from_table;
         const struct kind_entry *entry = NULL;
         struct envelope env = {0};
         json_t *object;
@@ -508,10 +513,12 @@ int xp_protobuf_to_json(const void *data, size_t size, json_t **ret, struct xp_e
                         break;
                 }
         if (!entry)
+                entry = kind_entry_of(&env, &from_table);
+        if (!entry)
                 return xp_errorf(
                     err,
                     -EPROTONOSUPPORT,
-                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, DeleteOptions, policy/v1 Eviction, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
+                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, the kinds xpool serves as documents, DeleteOptions, policy/v1 Eviction, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
                     (int)(env.kind_len > 64 ? 64 : env.kind_len),
                     env.kind ? (const char *)env.kind : "",
                     (int)(env.api_version_len > 64 ? 64 : env.api_version_len),

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,7 @@ const struct xp_kind xp_kind_pod = {
     .categories = category_all,
     .namespaced = true,
     KIND_OPS(pod),
+    .status_subresource = true,
     .set_defaults = pod_set_defaults,
 };
 
@@ -122,6 +124,7 @@ const struct xp_kind xp_kind_node = {
     .short_names = node_short_names,
     .namespaced = false,
     KIND_OPS(node),
+    .status_subresource = true,
 };
 
 const struct xp_kind xp_kind_namespace = {
@@ -135,6 +138,7 @@ const struct xp_kind xp_kind_namespace = {
     .short_names = namespace_short_names,
     .namespaced = false,
     KIND_OPS(namespace),
+    .status_subresource = true,
     .set_defaults = namespace_set_defaults,
 };
 
@@ -170,8 +174,39 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_namespace,
     &xp_kind_event,
     &xp_kind_lease,
+    &xp_kind_configmap,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
+
+/* Room for every group of the table; a table with more groups than kinds cannot exist. */
+static const char *groups[XP_ELEMENTSOF(xp_kinds) + 1];
+static pthread_once_t groups_once = PTHREAD_ONCE_INIT;
+
+static void collect_groups(void)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < xp_kinds_n; i++) {
+                bool seen = false;
+
+                for (size_t j = 0; j < n && !seen; j++)
+                        seen = strcmp(groups[j], xp_kinds[i]->group) == 0;
+                if (!seen)
+                        groups[n++] = xp_kinds[i]->group;
+        }
+        groups[n] = NULL;
+}
+
+const char *const *xp_kind_groups(void)
+{
+        pthread_once(&groups_once, collect_groups);
+        return groups;
+}
+
+bool xp_kind_has_status(const struct xp_kind *kind)
+{
+        return kind->status_subresource;
+}
 
 const struct xp_kind *xp_kind_by_name(const char *kind)
 {

@@ -25,18 +25,18 @@ static const struct kind_info lease_kind = {&xp_kind_lease, "Lease", &xp_lease_s
 static const struct kind_info inventory_kind = {NULL, "node inventory", &xp_node_inventory_schema};
 
 static int
-check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const json_t *json)
+check_type_meta(struct xp_decode_ctx *ctx, const struct xp_kind *type, const json_t *json)
 {
         const json_t *api_version = json_object_get(json, "apiVersion");
         const json_t *kind = json_object_get(json, "kind");
         char q[XP_QUOTE_MAX];
         int r = 0;
 
-        if (!info->type)
+        if (!type)
                 return 0;
         if (api_version && !json_is_null(api_version) &&
             (!json_is_string(api_version) ||
-             strcmp(json_string_value(api_version), info->type->api_version) != 0)) {
+             strcmp(json_string_value(api_version), type->api_version) != 0)) {
                 xp_path_push_field(&ctx->path, "apiVersion");
                 r = json_is_string(api_version)
                         ? xp_decode_fail(ctx,
@@ -45,17 +45,16 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
                                          false,
                                          "Unsupported value: %s: %s is in apiVersion \"%s\"",
                                          xp_quote(json_string_value(api_version), q),
-                                         info->type->kind,
-                                         info->type->api_version)
+                                         type->kind,
+                                         type->api_version)
                         : xp_decode_fail(ctx,
                                          -EINVAL,
                                          NULL,
                                          false,
                                          "expected a string such as \"%s\"",
-                                         info->type->api_version);
+                                         type->api_version);
         } else if (kind && !json_is_null(kind) &&
-                   (!json_is_string(kind) ||
-                    strcmp(json_string_value(kind), info->type->kind) != 0)) {
+                   (!json_is_string(kind) || strcmp(json_string_value(kind), type->kind) != 0)) {
                 xp_path_push_field(&ctx->path, "kind");
                 r = json_is_string(kind) ? xp_decode_fail(ctx,
                                                           -EINVAL,
@@ -63,13 +62,13 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
                                                           false,
                                                           "unexpected kind %s: expected \"%s\"",
                                                           xp_quote(json_string_value(kind), q),
-                                                          info->type->kind)
+                                                          type->kind)
                                          : xp_decode_fail(ctx,
                                                           -EINVAL,
                                                           NULL,
                                                           false,
                                                           "expected a string such as \"%s\"",
-                                                          info->type->kind);
+                                                          type->kind);
         }
         if (r < 0)
                 xp_path_pop(&ctx->path);
@@ -80,7 +79,7 @@ check_type_meta(struct xp_decode_ctx *ctx, const struct kind_info *info, const j
  * Before the model reads it: the bound on nesting, then the API schema's types for every member,
  * modelled or not. Objects read back from our own store passed both when they were written.
  */
-static int check_json(struct xp_decode_ctx *ctx, const struct kind_info *info, const json_t *json)
+static int check_json(struct xp_decode_ctx *ctx, const char *type_name, const json_t *json)
 {
         const struct xp_apischema *api;
         const struct xp_apitype *type;
@@ -94,8 +93,27 @@ static int check_json(struct xp_decode_ctx *ctx, const struct kind_info *info, c
         r = xp_apischema_builtin(&api, ctx->err);
         if (r < 0)
                 return r;
-        type = xp_apischema_find(api, info->schema->name);
+        type = xp_apischema_find(api, type_name);
         return type ? xp_apischema_check_at(ctx, type, json) : 0;
+}
+
+int xp_object_check_head(struct xp_decode_ctx *ctx,
+                         const struct xp_kind *kind,
+                         const char *type_name,
+                         const json_t *json)
+{
+        int r;
+
+        if (!json_is_object(json))
+                return xp_decode_fail(ctx,
+                                      -EINVAL,
+                                      NULL,
+                                      false,
+                                      "expected a %s object (a mapping), got %s",
+                                      kind ? kind->kind : type_name,
+                                      json_is_array(json) ? "a list" : "a scalar");
+        r = check_type_meta(ctx, kind, json);
+        return r < 0 ? r : check_json(ctx, type_name, json);
 }
 
 static int decode_object(const struct kind_info *info,
@@ -121,9 +139,7 @@ static int decode_object(const struct kind_info *info,
                                       "expected a %s object (a mapping), got %s",
                                       info->name,
                                       json_is_array(json) ? "a list" : "a scalar");
-        r = check_type_meta(&ctx, info, json);
-        if (r >= 0)
-                r = check_json(&ctx, info, json);
+        r = xp_object_check_head(&ctx, info->type, info->schema->name, json);
         if (r < 0)
                 return r;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "protobuf_internal.h"
+#include "xpool/base64.h"
 #include "xpool/protobuf.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -163,6 +164,21 @@ make_string(const uint8_t *s, size_t len, const char *path, json_t **ret, struct
         return 0;
 }
 
+/* bytes as Go's encoding/json writes a []byte: standard base64. */
+static int make_base64(const uint8_t *s, size_t len, json_t **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        json_t *value;
+
+        if (xp_base64_encode(s, len, &text) < 0)
+                return -ENOMEM;
+        value = json_string(text);
+        if (!value)
+                return -ENOMEM;
+        *ret = value;
+        return 0;
+}
+
 /* resource.Quantity is a message holding its text in field 1. */
 static int decode_quantity(
     const uint8_t *data, size_t size, const char *path, json_t **ret, struct xp_error *err)
@@ -300,7 +316,9 @@ static int decode_map_entry(const struct pb_field_desc *fd,
                 snprintf(child, sizeof(child), "%s[%s]", path, key_text);
                 k = decode_quantity(
                     value ? value : (const uint8_t *)"", value_len, child, &json_value, err);
-        } else
+        } else if (fd->type == PB_BYTES_MAP)
+                k = make_base64(value ? value : (const uint8_t *)"", value_len, &json_value);
+        else
                 k = make_string(
                     value ? value : (const uint8_t *)"", value_len, path, &json_value, err);
         if (k < 0)
@@ -323,6 +341,8 @@ static enum pb_wire expected_wire(enum pb_type type)
         case PB_QUANTITY:
         case PB_QUANTITY_MAP:
         case PB_TIME:
+        case PB_BYTES:
+        case PB_BYTES_MAP:
                 break;
         }
         return PB_WIRE_LEN;
@@ -349,6 +369,67 @@ static int store(const struct pb_field_desc *fd, json_t *target, json_t *value)
                 }
         }
         return json_array_append_new(array, value) < 0 ? -ENOMEM : 0;
+}
+
+/* A scalar field's JSON value; *ret stays NULL for a zero a plain field leaves out. */
+static int decode_scalar(const struct pb_field_desc *fd,
+                         const struct pb_field *f,
+                         const char *child,
+                         bool keep_zero,
+                         json_t **ret,
+                         struct xp_error *err)
+{
+        json_t *value = NULL;
+        int r;
+
+        switch (fd->type) {
+        case PB_STRING:
+                if (f->len == 0 && !keep_zero)
+                        break;
+                r = make_string(f->bytes, f->len, child, &value, err);
+                if (r < 0)
+                        return r;
+                break;
+        case PB_INT32:
+        case PB_INT64: {
+                /* int32 values travel sign-extended to 64 bits; protobuf truncates them */
+                int64_t n =
+                    fd->type == PB_INT32 ? (int32_t)(uint32_t)f->varint : (int64_t)f->varint;
+
+                if (n == 0 && !keep_zero)
+                        break;
+                value = json_integer(n);
+                if (!value)
+                        return -ENOMEM;
+                break;
+        }
+        case PB_BOOL:
+                if (f->varint == 0 && !keep_zero)
+                        break;
+                value = json_boolean(f->varint != 0);
+                break;
+        case PB_BYTES:
+                if (f->len == 0 && !keep_zero)
+                        break;
+                r = make_base64(f->bytes, f->len, &value);
+                if (r < 0)
+                        return r;
+                break;
+        case PB_QUANTITY:
+                r = decode_quantity(f->bytes, f->len, child, &value, err);
+                if (r < 0)
+                        return r;
+                break;
+        case PB_TIME:
+                r = decode_time(f->bytes, f->len, child, &value, err);
+                if (r < 0)
+                        return r;
+                break;
+        default:
+                break;
+        }
+        *ret = value;
+        return 0;
 }
 
 static int decode_field(const struct pb_field_desc *fd,
@@ -388,42 +469,19 @@ static int decode_field(const struct pb_field_desc *fd,
 
         switch (fd->type) {
         case PB_STRING:
-                if (f->len == 0 && !keep_zero)
-                        break;
-                r = make_string(f->bytes, f->len, child, &value, err);
-                if (r < 0)
-                        return r;
-                break;
         case PB_INT32:
-        case PB_INT64: {
-                /* int32 values travel sign-extended to 64 bits; protobuf truncates them */
-                int64_t n =
-                    fd->type == PB_INT32 ? (int32_t)(uint32_t)f->varint : (int64_t)f->varint;
-
-                if (n == 0 && !keep_zero)
-                        break;
-                value = json_integer(n);
-                if (!value)
-                        return -ENOMEM;
-                break;
-        }
+        case PB_INT64:
         case PB_BOOL:
-                if (f->varint == 0 && !keep_zero)
-                        break;
-                value = json_boolean(f->varint != 0);
-                break;
+        case PB_BYTES:
         case PB_QUANTITY:
-                r = decode_quantity(f->bytes, f->len, child, &value, err);
-                if (r < 0)
-                        return r;
-                break;
         case PB_TIME:
-                r = decode_time(f->bytes, f->len, child, &value, err);
+                r = decode_scalar(fd, f, child, keep_zero, &value, err);
                 if (r < 0)
                         return r;
                 break;
         case PB_STRING_MAP:
         case PB_QUANTITY_MAP:
+        case PB_BYTES_MAP:
                 object = member_object(target, fd->json);
                 if (!object)
                         return -ENOMEM;

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "xpool/error.h"
+#include "xpool/macro.h"
 
 enum pb_wire {
         PB_WIRE_VARINT = 0,
@@ -56,6 +57,8 @@ enum pb_type {
         PB_QUANTITY,     /* resource.Quantity {string = 1}: JSON string */
         PB_QUANTITY_MAP, /* map<string, Quantity>: JSON object of strings */
         PB_TIME,         /* meta/v1 Time {int64 seconds = 1; int32 nanos = 2}: RFC 3339 */
+        PB_BYTES,        /* bytes: a base64 JSON string, as Go's encoding/json writes []byte */
+        PB_BYTES_MAP,    /* map<string, bytes>: JSON object of base64 strings */
 };
 
 enum {
@@ -93,3 +96,36 @@ int pb_decode_message(const struct pb_message *desc,
                       unsigned depth,
                       json_t *target,
                       struct xp_error *err);
+
+/* The tables are written with these (k8s_proto.c, the document kinds' kind_*.c). */
+#define FIELD(n, name, t, f, m)                                                                    \
+        {                                                                                          \
+                .number = (n), .json = (name), .type = (t), .flags = (f), .message = (m)           \
+        }
+/* plain fields: a zero value is omitted, as Go's JSON omitempty does */
+#define STR(n, name)  FIELD(n, name, PB_STRING, 0, NULL)
+#define I32(n, name)  FIELD(n, name, PB_INT32, 0, NULL)
+#define I64(n, name)  FIELD(n, name, PB_INT64, 0, NULL)
+#define BOOL(n, name) FIELD(n, name, PB_BOOL, 0, NULL)
+/* pointer fields: kept when present, zero or not */
+#define STR_P(n, name)   FIELD(n, name, PB_STRING, PB_PRESENCE, NULL)
+#define I32_P(n, name)   FIELD(n, name, PB_INT32, PB_PRESENCE, NULL)
+#define I64_P(n, name)   FIELD(n, name, PB_INT64, PB_PRESENCE, NULL)
+#define BOOL_P(n, name)  FIELD(n, name, PB_BOOL, PB_PRESENCE, NULL)
+#define STRS(n, name)    FIELD(n, name, PB_STRING, PB_REPEATED, NULL)
+#define MSG(n, name, m)  FIELD(n, name, PB_MESSAGE, 0, &(m))
+#define MSGS(n, name, m) FIELD(n, name, PB_MESSAGE, PB_REPEATED, &(m))
+#define SMAP(n, name)    FIELD(n, name, PB_STRING_MAP, 0, NULL)
+#define QMAP(n, name)    FIELD(n, name, PB_QUANTITY_MAP, 0, NULL)
+#define QTY(n, name)     FIELD(n, name, PB_QUANTITY, 0, NULL)
+#define TIME(n, name)    FIELD(n, name, PB_TIME, 0, NULL)
+#define BYTES(n, name)   FIELD(n, name, PB_BYTES, 0, NULL)
+#define BMAP(n, name)    FIELD(n, name, PB_BYTES_MAP, 0, NULL)
+
+#define MESSAGE(var, label, ...)                                                                   \
+        static const struct pb_field_desc var##_fields[] = {__VA_ARGS__};                          \
+        static const struct pb_message var = {                                                     \
+            .name = (label), .fields = var##_fields, .n_fields = XP_ELEMENTSOF(var##_fields)}
+
+/* meta/v1 ObjectMeta, every kind's metadata = 1 (k8s_proto.c). */
+extern const struct pb_message xp_pb_object_meta;

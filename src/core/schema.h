@@ -147,6 +147,17 @@ int xp_apischema_check_at(struct xp_decode_ctx *ctx,
                           const struct xp_apitype *type,
                           const json_t *json);
 
+/*
+ * The checks every top-level object gets before it is decoded: a mapping, apiVersion and kind
+ * those of kind (when kind is not NULL) and, unless ctx says XP_DECODE_TRUSTED, the nesting
+ * bound and the API schema's type type_name (object.c).
+ */
+struct xp_kind;
+int xp_object_check_head(struct xp_decode_ctx *ctx,
+                         const struct xp_kind *kind,
+                         const char *type_name,
+                         const json_t *json);
+
 /* The generic engine. */
 int xp_schema_decode(struct xp_decode_ctx *ctx,
                      const struct xp_schema *schema,
@@ -185,6 +196,10 @@ int xp_check_finalizers(struct xp_decode_ctx *ctx, const void *value);
 /* Reports `field: message` below the current path. */
 int xp_fail_field(struct xp_decode_ctx *ctx, int code, const char *field, const char *fmt, ...)
     _printf_(4, 5);
+/* Reports `field[key]: message` below the current path, positioned at the key. */
+int xp_fail_key(
+    struct xp_decode_ctx *ctx, int code, const char *field, const char *key, const char *fmt, ...)
+    _printf_(5, 6);
 
 /* Reports `list[index].field: duplicate value "value": why` below the current path. */
 int xp_fail_duplicate(struct xp_decode_ctx *ctx,

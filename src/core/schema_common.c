@@ -158,17 +158,43 @@ int xp_fail_duplicate(struct xp_decode_ctx *ctx,
         return r;
 }
 
-int xp_fail_field(struct xp_decode_ctx *ctx, int code, const char *field, const char *fmt, ...)
+/* `field: message`, or `field[key]: message` positioned at the key. */
+_printf_(5, 0) static int vfail(struct xp_decode_ctx *ctx,
+                                int code,
+                                const char *field,
+                                const char *key,
+                                const char *fmt,
+                                va_list ap)
 {
         char message[XP_ERROR_MSG_MAX];
+        int r;
+
+        vsnprintf(message, sizeof(message), fmt, ap);
+        xp_path_push_field(&ctx->path, field);
+        r = xp_decode_fail(ctx, code, key, key != NULL, "%s", message);
+        xp_path_pop(&ctx->path);
+        return r;
+}
+
+int xp_fail_field(struct xp_decode_ctx *ctx, int code, const char *field, const char *fmt, ...)
+{
         va_list ap;
         int r;
 
         va_start(ap, fmt);
-        vsnprintf(message, sizeof(message), fmt, ap);
+        r = vfail(ctx, code, field, NULL, fmt, ap);
         va_end(ap);
-        xp_path_push_field(&ctx->path, field);
-        r = xp_decode_fail(ctx, code, NULL, false, "%s", message);
-        xp_path_pop(&ctx->path);
+        return r;
+}
+
+int xp_fail_key(
+    struct xp_decode_ctx *ctx, int code, const char *field, const char *key, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vfail(ctx, code, field, key, fmt, ap);
+        va_end(ap);
         return r;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "table_internal.h"
+#include "xpool/kind.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -232,7 +233,7 @@ int table_cell_resources(json_t *cells, const struct xp_resource_list *list, boo
 
 /* ---- building ------------------------------------------------------------------------------- */
 
-static const struct table_kind *const table_kinds[] = {
+static const struct xp_table_kind *const table_kinds[] = {
     &xp_table_pod,
     &xp_table_node,
     &xp_table_event,
@@ -240,15 +241,19 @@ static const struct table_kind *const table_kinds[] = {
     &xp_table_lease,
 };
 
-static const struct table_kind *kind_lookup(const char *kind)
+/* The printers above, then the table hook of a kind of the kinds table (xpool/kind.h). */
+static const struct xp_table_kind *kind_lookup(const char *kind)
 {
+        const struct xp_kind *k;
+
         for (size_t i = 0; kind && i < XP_ELEMENTSOF(table_kinds); i++)
                 if (strcmp(table_kinds[i]->kind, kind) == 0)
                         return table_kinds[i];
-        return &xp_table_default;
+        k = xp_kind_by_name(kind);
+        return k && k->table ? k->table : &xp_table_default;
 }
 
-static json_t *build_columns(const struct table_kind *kind)
+static json_t *build_columns(const struct xp_table_kind *kind)
 {
         _cleanup_(table_json_decrefp) json_t *columns = json_array();
 
@@ -308,7 +313,7 @@ static int build_row_object(const json_t *item, enum xp_table_include include, j
         }
 }
 
-static int build_row(const struct table_kind *kind,
+static int build_row(const struct xp_table_kind *kind,
                      const json_t *item,
                      time_t now,
                      enum xp_table_include include,
@@ -342,7 +347,7 @@ int xp_table_build(const char *kind,
                    enum xp_table_include include,
                    json_t **ret)
 {
-        const struct table_kind *k = kind_lookup(kind);
+        const struct xp_table_kind *k = kind_lookup(kind);
         _cleanup_(table_json_decrefp) json_t *table = NULL;
         json_t *metadata = json_object(), *columns = build_columns(k), *rows = json_array();
         size_t i;

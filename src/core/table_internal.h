@@ -31,19 +31,19 @@ struct table_column {
  */
 typedef int (*table_row_fn)(const json_t *object, time_t now, json_t *cells, json_t *row);
 
-struct table_kind {
+struct xp_table_kind {
         const char *kind;
         const struct table_column *columns;
         size_t n_columns;
         table_row_fn row;
 };
 
-extern const struct table_kind xp_table_pod;
-extern const struct table_kind xp_table_node;
-extern const struct table_kind xp_table_event;
-extern const struct table_kind xp_table_namespace;
-extern const struct table_kind xp_table_lease;
-extern const struct table_kind xp_table_default;
+extern const struct xp_table_kind xp_table_pod;
+extern const struct xp_table_kind xp_table_node;
+extern const struct xp_table_kind xp_table_event;
+extern const struct xp_table_kind xp_table_namespace;
+extern const struct xp_table_kind xp_table_lease;
+extern const struct xp_table_kind xp_table_default;
 
 static inline void table_json_decrefp(json_t **p)
 {

@@ -134,7 +134,7 @@ static int event_row(const json_t *event, time_t now, json_t *cells, json_t *row
         return r;
 }
 
-const struct table_kind xp_table_event = {
+const struct xp_table_kind xp_table_event = {
     .kind = "Event",
     .columns = event_columns,
     .n_columns = XP_ELEMENTSOF(event_columns),
@@ -165,7 +165,7 @@ static int namespace_row(const json_t *ns, time_t now, json_t *cells, json_t *ro
         return r;
 }
 
-const struct table_kind xp_table_namespace = {
+const struct xp_table_kind xp_table_namespace = {
     .kind = "Namespace",
     .columns = namespace_columns,
     .n_columns = XP_ELEMENTSOF(namespace_columns),
@@ -195,7 +195,7 @@ static int lease_row(const json_t *lease, time_t now, json_t *cells, json_t *row
         return r;
 }
 
-const struct table_kind xp_table_lease = {
+const struct xp_table_kind xp_table_lease = {
     .kind = "Lease",
     .columns = lease_columns,
     .n_columns = XP_ELEMENTSOF(lease_columns),
@@ -220,7 +220,7 @@ static int default_row(const json_t *object, time_t now, json_t *cells, json_t *
         return r;
 }
 
-const struct table_kind xp_table_default = {
+const struct xp_table_kind xp_table_default = {
     .kind = "",
     .columns = default_columns,
     .n_columns = XP_ELEMENTSOF(default_columns),

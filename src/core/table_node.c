@@ -284,7 +284,7 @@ static int node_row(const json_t *node, time_t now, json_t *cells, json_t *row)
         return r;
 }
 
-const struct table_kind xp_table_node = {
+const struct xp_table_kind xp_table_node = {
     .kind = "Node",
     .columns = node_columns,
     .n_columns = XP_ELEMENTSOF(node_columns),

@@ -346,7 +346,7 @@ static int pod_row(const json_t *pod, time_t now, json_t *cells, json_t *row)
         return r;
 }
 
-const struct table_kind xp_table_pod = {
+const struct xp_table_kind xp_table_pod = {
     .kind = "Pod",
     .columns = pod_columns,
     .n_columns = XP_ELEMENTSOF(pod_columns),

@@ -152,7 +152,7 @@ static int run_apply(const struct request *req,
                                     req->name,
                                     kind->plural,
                                     "an apply patch must be an object");
-        r = xp_apply(xp_apischema_find(schema, kind->kind),
+        r = xp_apply(xp_apischema_find(schema, kind->schema_type ? kind->schema_type : kind->kind),
                      live,
                      config,
                      &opts,

@@ -22,40 +22,9 @@
 #define PLATFORM_ARCH "unknown"
 #endif
 
-/* The groups we serve besides the core one, in Kubernetes' discovery order. */
-const char *const api_groups[] = {
-    "authentication.k8s.io",
-    "authorization.k8s.io",
-    "coordination.k8s.io",
-};
-const size_t api_groups_n = XP_ELEMENTSOF(api_groups);
-
-static const char *const status_verbs[] = {"get", "patch", "update", NULL};
-static const char *const binding_verbs[] = {"create", NULL};
-static const char *const log_verbs[] = {"get", NULL};
-
-const struct api_subresource api_subresources[] = {
-    {"pods", "status", "Pod", status_verbs},
-    {"pods", "binding", "Binding", binding_verbs},
-    {"pods", "log", "Pod", log_verbs},
-    /* kubectl drain evicts when discovery lists pods/eviction with its group and version */
-    {"pods", "eviction", "Eviction", binding_verbs, "policy", "v1"},
-    {"nodes", "status", "Node", status_verbs},
-    {"namespaces", "status", "Namespace", status_verbs},
-};
-const size_t api_subresources_n = XP_ELEMENTSOF(api_subresources);
-
 const char *const api_object_verbs[] = {
     "create", "delete", "get", "list", "patch", "update", "watch", NULL};
 const char *const api_review_verbs[] = {"create", NULL};
-
-bool api_group_served(const char *group)
-{
-        for (size_t i = 0; i < api_groups_n; i++)
-                if (strcmp(api_groups[i], group) == 0)
-                        return true;
-        return false;
-}
 
 json_t *api_string_array(const char *const *strings)
 {
@@ -132,9 +101,10 @@ int handle_api(const struct request *req, const struct route *route, struct repl
 
 static json_t *group_json(const char *group)
 {
+        const char *version = api_group_version(group);
         char group_version[128];
 
-        snprintf(group_version, sizeof group_version, "%s/v1", group);
+        snprintf(group_version, sizeof group_version, "%s/%s", group, version);
         return json_pack("{s:s, s:[{s:s, s:s}], s:{s:s, s:s}}",
                          "name",
                          group,
@@ -142,12 +112,12 @@ static json_t *group_json(const char *group)
                          "groupVersion",
                          group_version,
                          "version",
-                         "v1",
+                         version,
                          "preferredVersion",
                          "groupVersion",
                          group_version,
                          "version",
-                         "v1");
+                         version);
 }
 
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret)
@@ -160,8 +130,8 @@ int handle_apis(const struct request *req, const struct route *route, struct rep
         groups = json_array();
         if (!groups)
                 return -ENOMEM;
-        for (size_t i = 0; i < api_groups_n; i++)
-                if (json_array_append_new(groups, group_json(api_groups[i])) < 0) {
+        for (const char *const *g = api_groups(); *g; g++)
+                if (json_array_append_new(groups, group_json(*g)) < 0) {
                         json_decref(groups);
                         return -ENOMEM;
                 }
@@ -238,12 +208,13 @@ static int append_resources(json_t *resources, const struct xp_kind *kind)
             set_strings(resource, "shortNames", kind->short_names) < 0 ||
             set_strings(resource, "categories", kind->categories) < 0)
                 return -ENOMEM;
-        for (size_t i = 0; i < api_subresources_n; i++) {
-                const struct api_subresource *sub = &api_subresources[i];
+        struct api_subresource subs[API_SUBRESOURCES_MAX];
+        size_t n = api_kind_subresources(kind, subs, API_SUBRESOURCES_MAX);
+
+        for (size_t i = 0; i < n; i++) {
+                const struct api_subresource *sub = &subs[i];
                 char name[128];
 
-                if (strcmp(sub->plural, kind->plural) != 0)
-                        continue;
                 snprintf(name, sizeof name, "%s/%s", sub->plural, sub->name);
                 resource = resource_entry(name, "", kind->namespaced, sub->kind, sub->verbs);
                 if (resource && sub->group &&
@@ -299,7 +270,7 @@ int handle_api_resources(const struct request *req, const struct route *route, s
         if (!resources)
                 return -ENOMEM;
         if (group[0])
-                snprintf(group_version, sizeof group_version, "%s/v1", group);
+                snprintf(group_version, sizeof group_version, "%s/%s", group, req->version);
         else
                 snprintf(group_version, sizeof group_version, "v1");
         return reply_json(ret,

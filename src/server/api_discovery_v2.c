@@ -30,7 +30,8 @@ bool discovery_aggregated(const struct request *req)
 
 static json_t *response_kind(const char *group, const char *kind)
 {
-        return json_pack("{s:s, s:s, s:s}", "group", group, "version", "v1", "kind", kind);
+        return json_pack(
+            "{s:s, s:s, s:s}", "group", group, "version", api_group_version(group), "kind", kind);
 }
 
 /* Sets key to a list of the strings, when there are any. */
@@ -65,22 +66,24 @@ static int add_subresources(json_t *entry, const struct xp_kind *kind)
 {
         json_t *subs = NULL;
 
-        for (size_t i = 0; i < api_subresources_n; i++) {
-                const struct api_subresource *sub = &api_subresources[i];
+        struct api_subresource all[API_SUBRESOURCES_MAX];
+        size_t n = api_kind_subresources(kind, all, API_SUBRESOURCES_MAX);
 
-                if (strcmp(sub->plural, kind->plural) != 0)
-                        continue;
+        for (size_t i = 0; i < n; i++) {
+                const struct api_subresource *sub = &all[i];
+
                 if (!subs && (!(subs = json_array()) ||
                               json_object_set_new(entry, "subresources", subs) < 0))
                         return -ENOMEM;
-                if (json_array_append_new(subs,
-                                          json_pack("{s:s, s:o, s:o}",
-                                                    "subresource",
-                                                    sub->name,
-                                                    "responseKind",
-                                                    response_kind(kind->group, sub->kind),
-                                                    "verbs",
-                                                    api_string_array(sub->verbs))) < 0)
+                if (json_array_append_new(
+                        subs,
+                        json_pack("{s:s, s:o, s:o}",
+                                  "subresource",
+                                  sub->name,
+                                  "responseKind",
+                                  response_kind(sub->group ? sub->group : kind->group, sub->kind),
+                                  "verbs",
+                                  api_string_array(sub->verbs))) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -127,7 +130,7 @@ static json_t *group_entry(const char *group)
                          metadata,
                          "versions",
                          "version",
-                         "v1",
+                         api_group_version(group),
                          "resources",
                          resources,
                          "freshness",
@@ -192,8 +195,10 @@ int reply_aggregated(const struct request *req, bool core, struct reply *ret)
         json_t *items = json_array(), *doc;
         char *text;
 
-        for (size_t i = 0; items && i < (core ? 1 : api_groups_n); i++)
-                if (json_array_append_new(items, group_entry(core ? "" : api_groups[i])) < 0) {
+        const char *const *groups = api_groups();
+
+        for (size_t i = 0; items && (core ? i < 1 : groups[i] != NULL); i++)
+                if (json_array_append_new(items, group_entry(core ? "" : groups[i])) < 0) {
                         json_decref(items);
                         return -ENOMEM;
                 }

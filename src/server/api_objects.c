@@ -684,6 +684,22 @@ static int refuse_terminating(const struct request *req,
             deleted);
 }
 
+/* The kind's rules for what an update may change (kind->validate_update): 1 when it may, else
+ * 0 with ret filled (422 Invalid), or -ENOMEM. */
+static int check_update(const struct request *req,
+                        const struct xp_kind *kind,
+                        const void *object,
+                        const json_t *stored,
+                        struct reply *ret)
+{
+        struct xp_error err = {0};
+        int r = kind->validate_update ? kind->validate_update(object, stored, &err) : 0;
+
+        if (r == -ENOMEM)
+                return r;
+        return r < 0 ? reply_invalid(ret, kind, req->name, xp_error_message(&err)) : 1;
+}
+
 /*
  * The object an update of stored (whose version is expected) writes: candidate defaulted (pods)
  * and validated, named as the URL, with what the server owns kept from stored, encoded and
@@ -727,6 +743,9 @@ static int settle_update(const struct request *req,
                     req->name);
                 goto out;
         }
+        r = check_update(req, kind, object, stored, ret);
+        if (r <= 0)
+                goto out;
         /* uid, creationTimestamp and deletionTimestamp belong to the server. */
         r = xp_registry_keep_owned(meta, stored, &err);
         if (r == -ECANCELED) {
@@ -813,6 +832,23 @@ static int finish_update(const struct request *req,
         if (strcmp(kind->plural, "namespaces") == 0)
                 xp_registry_namespace_changed(req->api->registry, req->name);
         return reply_json(ret, 200, out);
+}
+
+int update_object(const struct request *req,
+                  const struct xp_kind *kind,
+                  const json_t *stored,
+                  const json_t *candidate,
+                  uint64_t expected,
+                  bool retry,
+                  struct reply *ret)
+{
+        bool dry;
+        int r = dry_run(req, &dry, ret);
+
+        if (r <= 0)
+                return r;
+        r = finish_update(req, kind, stored, candidate, expected, 0, dry, retry, ret);
+        return r == RETRY_CONFLICT ? -ESTALE : r;
 }
 
 int handle_update(const struct request *req, const struct route *route, struct reply *ret)

@@ -197,7 +197,7 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
         char prefix[128], collection[256], item[300], status[320], ref[400];
         int r = 0;
 
-        type_ref(v, kind->kind, ref, sizeof ref);
+        type_ref(v, kind->schema_type ? kind->schema_type : kind->kind, ref, sizeof ref);
         if (kind->group[0])
                 snprintf(prefix, sizeof prefix, "/apis/%s/%s", kind->group, kind->version);
         else
@@ -297,7 +297,10 @@ static size_t group_kinds(const char *group, struct xp_openapi_kind *kinds, size
         for (size_t i = 0; i < xp_kinds_n && n < max; i++)
                 if (!group || strcmp(xp_kinds[i]->group, group) == 0)
                         kinds[n++] = (struct xp_openapi_kind){
-                            xp_kinds[i]->kind, xp_kinds[i]->group, "v1", xp_kinds[i]->kind};
+                            xp_kinds[i]->schema_type ? xp_kinds[i]->schema_type : xp_kinds[i]->kind,
+                            xp_kinds[i]->group,
+                            xp_kinds[i]->version,
+                            xp_kinds[i]->kind};
         for (size_t i = 0; i < api_reviews_n && n < max; i++)
                 if (!group || strcmp(api_reviews[i].group, group) == 0)
                         kinds[n++] = (struct xp_openapi_kind){
@@ -372,8 +375,10 @@ static char *dump(json_t *doc)
 
 static void make_docs(void)
 {
-        for (size_t i = 0; i <= api_groups_n && i < MAX_DOCS; i++) {
-                const char *group = i == 0 ? "" : api_groups[i - 1];
+        const char *const *groups = api_groups();
+
+        for (size_t i = 0; (i == 0 || groups[i - 1]) && i < MAX_DOCS; i++) {
+                const char *group = i == 0 ? "" : groups[i - 1];
                 struct openapi_doc *d = &docs.v3[docs.n_v3];
 
                 d->text = dump(document(XP_OPENAPI_V3, group));
@@ -382,7 +387,8 @@ static void make_docs(void)
                         return;
                 }
                 if (group[0])
-                        snprintf(d->key, sizeof d->key, "apis/%s/v1", group);
+                        snprintf(
+                            d->key, sizeof d->key, "apis/%s/%s", group, api_group_version(group));
                 else
                         snprintf(d->key, sizeof d->key, "api/v1");
                 text_hash(d->text, d->hash);
@@ -444,7 +450,7 @@ int handle_openapi_v3_group(const struct request *req, const struct route *route
         if (r < 0)
                 return r;
         if (req->group[0])
-                snprintf(key, sizeof key, "apis/%s/v1", req->group);
+                snprintf(key, sizeof key, "apis/%s/%s", req->group, req->version);
         else
                 snprintf(key, sizeof key, "api/v1");
         for (size_t i = 0; i < docs.n_v3; i++)

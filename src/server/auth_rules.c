@@ -66,11 +66,13 @@ static int add_node_reads(json_t *rules, const char *group)
                 if (strcmp(xp_kinds[i]->group, group) != 0)
                         continue;
                 resources[n++] = xp_kinds[i]->plural;
-                for (size_t j = 0; j < api_subresources_n && n < MAX_RESOURCES; j++) {
-                        const struct api_subresource *sub = &api_subresources[j];
+                struct api_subresource subs[API_SUBRESOURCES_MAX];
+                size_t n_subs = api_kind_subresources(xp_kinds[i], subs, API_SUBRESOURCES_MAX);
 
-                        if (strcmp(sub->plural, xp_kinds[i]->plural) != 0 ||
-                            strcmp(sub->verbs[0], "get") != 0 || strcmp(sub->name, "log") == 0)
+                for (size_t j = 0; j < n_subs && n < MAX_RESOURCES; j++) {
+                        const struct api_subresource *sub = &subs[j];
+
+                        if (strcmp(sub->verbs[0], "get") != 0 || strcmp(sub->name, "log") == 0)
                                 continue;
                         snprintf(names[n], sizeof names[n], "%s/%s", sub->plural, sub->name);
                         resources[n] = names[n];
@@ -90,8 +92,8 @@ static int node_rules(const char *node, const char *ns, json_t *rules)
         static const char *const leases[] = {"leases", NULL};
         int r = add_node_reads(rules, "");
 
-        for (size_t i = 0; r >= 0 && i < api_groups_n; i++)
-                r = add_node_reads(rules, api_groups[i]);
+        for (const char *const *g = api_groups(); r >= 0 && *g; g++)
+                r = add_node_reads(rules, *g);
         if (r >= 0)
                 r = add(rules, rule(writes, "", node_resources, node));
         if (r >= 0)

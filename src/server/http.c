@@ -438,6 +438,7 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
             .body_len = x->len,
             .api = x->http->api,
             .group = c.has_group ? c.group : "",
+            .version = c.has_version ? c.version : "v1",
             .namespace = c.has_namespace ? c.namespace : NULL,
             .name = c.has_name ? c.name : NULL,
             .connection = x,

@@ -46,7 +46,8 @@ struct http_captures {
         char resource[XP_STORE_KEY_MAX + 1];
         char namespace[XP_STORE_KEY_MAX + 1];
         char name[XP_STORE_KEY_MAX + 1];
-        bool has_group, has_resource, has_namespace, has_name;
+        char version[XP_STORE_KEY_MAX + 1];
+        bool has_group, has_resource, has_namespace, has_name, has_version;
 };
 
 /*

@@ -51,6 +51,9 @@ static bool route_match(const char *pattern, const char *path, struct http_captu
                         } else if (strncmp(pattern, "{group}", plen) == 0) {
                                 dst = ret->group;
                                 ret->has_group = true;
+                        } else if (strncmp(pattern, "{version}", plen) == 0) {
+                                dst = ret->version;
+                                ret->has_version = true;
                         } else if (strncmp(pattern, "{resource}", plen) == 0) {
                                 dst = ret->resource;
                                 ret->has_resource = true;
@@ -84,11 +87,13 @@ static const struct xp_kind *route_kind(const struct route *route, const struct 
                 return NULL;
         kind = xp_kind_by_resource(c->has_group ? c->group : "",
                                    route->flags & ROUTE_PODS ? "pods" : c->resource);
-        if (!kind)
+        if (!kind || (c->has_version && strcmp(c->version, kind->version) != 0))
                 return NULL;
         if (!(route->flags & (kind->namespaced ? ROUTE_NAMESPACED : ROUTE_CLUSTER)))
                 return NULL;
         if ((route->flags & ROUTE_STATUS) && !kind_has_status(kind))
+                return NULL;
+        if ((route->flags & ROUTE_SCALE) && !kind->scale)
                 return NULL;
         return kind;
 }
@@ -104,6 +109,10 @@ static int route_lookup(enum http_method method,
                 struct route route = api_routes[i];
 
                 if (!route_match(route.pattern, path, ret))
+                        continue;
+                /* a group is served in one version: /apis/apps/v1, /apis/autoscaling/v2 */
+                if (ret->has_version && ret->has_group &&
+                    strcmp(ret->version, api_group_version(ret->group)) != 0)
                         continue;
                 if (route.flags) {
                         route.kind = route_kind(&route, ret);

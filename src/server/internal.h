@@ -57,6 +57,7 @@ struct request {
         size_t body_len;
         struct api *api;
         const char *group;     /* {group} from the path ("" for the core group) */
+        const char *version;   /* {version} from the path ("v1" for the core group) */
         const char *namespace; /* {namespace} from the path, NULL when the route has none */
         const char *name;      /* {name} from the path, NULL when the route has none */
         const struct auth_identity *who; /* the authenticated caller; NULL when auth is off */
@@ -119,6 +120,7 @@ enum route_flags {
         ROUTE_ANY_SCOPE = ROUTE_NAMESPACED | ROUTE_CLUSTER,
         ROUTE_STATUS = 1u << 2, /* {resource} must have a status subresource */
         ROUTE_PODS = 1u << 3,   /* the resource is pods (a literal in the pattern) */
+        ROUTE_SCALE = 1u << 4,  /* {resource} must have a scale subresource */
 };
 
 struct route {
@@ -338,6 +340,21 @@ int handle_create(const struct request *req, const struct route *route, struct r
 int handle_get(const struct request *req, const struct route *route, struct reply *ret);
 int handle_list(const struct request *req, const struct route *route, struct reply *ret);
 int handle_update(const struct request *req, const struct route *route, struct reply *ret);
+/*
+ * The generic update path for a write a subresource computed (api_scale.c): candidate, a changed
+ * copy of stored (whose version is expected), validated, admitted and written as handle_update()
+ * does, with ?dryRun honoured. 0 with ret filled (the written object, or the error); -ESTALE
+ * without touching ret when retry is set and another write won; -ENOMEM.
+ */
+int update_object(const struct request *req,
+                  const struct xp_kind *kind,
+                  const json_t *stored,
+                  const json_t *candidate,
+                  uint64_t expected,
+                  bool retry,
+                  struct reply *ret);
+/* .../scale of the kinds with a scale subresource: autoscaling/v1 Scale (api_scale.c). */
+int handle_scale(const struct request *req, const struct route *route, struct reply *ret);
 int handle_patch(const struct request *req, const struct route *route, struct reply *ret);
 int handle_delete(const struct request *req, const struct route *route, struct reply *ret);
 
@@ -407,10 +424,16 @@ int watch_start(const struct request *req, const struct route *route, struct rep
 #define KUBE_MAJOR "1"
 #define KUBE_MINOR "32"
 
-/* The API groups served besides the core one, in discovery order. */
-extern const char *const api_groups[];
-extern const size_t api_groups_n;
+/*
+ * The API groups served besides the core one, in discovery order (Kubernetes' for the groups it
+ * has, then the others in the kinds table's order), NULL-terminated: those of the kinds table
+ * (xpool/kind.h) and of the reviews.
+ */
+const char *const *api_groups(void);
 bool api_group_served(const char *group);
+/* The one version served of group: its kinds' ("autoscaling": "v2"); "v1" for the core group
+ * and the reviews' groups. */
+const char *api_group_version(const char *group);
 
 /* A subresource of a kind ("pods/status"): the kind it takes and its verbs (NULL-terminated). */
 struct api_subresource {
@@ -420,8 +443,13 @@ struct api_subresource {
         const char *const *verbs;
         const char *group, *version; /* of the kind, when not the resource's (Eviction) */
 };
-extern const struct api_subresource api_subresources[];
-extern const size_t api_subresources_n;
+/*
+ * The subresources of kind, in discovery order: scale and status where the kinds table says it
+ * has them, then the fixed ones (pods/binding, pods/log, ...). Fills ret (at most max) and
+ * returns how many.
+ */
+size_t api_kind_subresources(const struct xp_kind *kind, struct api_subresource *ret, size_t max);
+#define API_SUBRESOURCES_MAX 16
 
 /* The verbs of every kind's resource, and of a review (create). */
 extern const char *const api_object_verbs[];

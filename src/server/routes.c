@@ -12,7 +12,7 @@
 #include "xpool/macro.h"
 
 #define CORE  "/api/v1"
-#define GROUP "/apis/{group}/v1"
+#define GROUP "/apis/{group}/{version}"
 
 /* The object routes under one prefix: core, or a named group. */
 #define OBJECT_ROUTES(prefix)                                                                      \
@@ -82,6 +82,38 @@
                     ROUTE_CLUSTER | ROUTE_STATUS, "status"                                         \
         }
 
+/* The scale subresource of the kinds that declare one (api_scale.c). */
+#define SCALE_ROUTES(prefix)                                                                       \
+        {HTTP_GET,                                                                                 \
+         prefix "/namespaces/{namespace}/{resource}/{name}/scale",                                 \
+         handle_scale,                                                                             \
+         ROUTE_NAMESPACED | ROUTE_SCALE,                                                           \
+         "scale"},                                                                                 \
+            {HTTP_PUT,                                                                             \
+             prefix "/namespaces/{namespace}/{resource}/{name}/scale",                             \
+             handle_scale,                                                                         \
+             ROUTE_NAMESPACED | ROUTE_SCALE,                                                       \
+             "scale"},                                                                             \
+            {HTTP_PATCH,                                                                           \
+             prefix "/namespaces/{namespace}/{resource}/{name}/scale",                             \
+             handle_scale,                                                                         \
+             ROUTE_NAMESPACED | ROUTE_SCALE,                                                       \
+             "scale"},                                                                             \
+            {HTTP_GET,                                                                             \
+             prefix "/{resource}/{name}/scale",                                                    \
+             handle_scale,                                                                         \
+             ROUTE_CLUSTER | ROUTE_SCALE,                                                          \
+             "scale"},                                                                             \
+            {HTTP_PUT,                                                                             \
+             prefix "/{resource}/{name}/scale",                                                    \
+             handle_scale,                                                                         \
+             ROUTE_CLUSTER | ROUTE_SCALE,                                                          \
+             "scale"},                                                                             \
+        {                                                                                          \
+                HTTP_PATCH, prefix "/{resource}/{name}/scale", handle_scale,                       \
+                    ROUTE_CLUSTER | ROUTE_SCALE, "scale"                                           \
+        }
+
 #define METRICS "/apis/metrics.k8s.io/v1beta1"
 
 const struct route api_routes[] = {
@@ -102,11 +134,11 @@ const struct route api_routes[] = {
     {HTTP_GET, "/api/v1", handle_api_resources, 0, NULL},
     {HTTP_GET, "/apis", handle_apis, 0, NULL},
     {HTTP_GET, "/apis/{group}", handle_api_group, 0, NULL},
-    {HTTP_GET, "/apis/{group}/v1", handle_api_resources, 0, NULL},
+    {HTTP_GET, "/apis/{group}/{version}", handle_api_resources, 0, NULL},
     {HTTP_GET, "/openapi/v2", handle_openapi_v2, 0, NULL},
     {HTTP_GET, "/openapi/v3", handle_openapi_v3, 0, NULL},
     {HTTP_GET, "/openapi/v3/api/v1", handle_openapi_v3_group, 0, NULL},
-    {HTTP_GET, "/openapi/v3/apis/{group}/v1", handle_openapi_v3_group, 0, NULL},
+    {HTTP_GET, "/openapi/v3/apis/{group}/{version}", handle_openapi_v3_group, 0, NULL},
     {HTTP_GET, "/ui", handle_ui_asset, 0, NULL},
     {HTTP_GET, "/ui/", handle_ui_asset, 0, NULL},
     {HTTP_GET, "/ui/api/history", handle_ui_history, 0, NULL},
@@ -176,15 +208,16 @@ const struct route api_routes[] = {
      handle_stream,
      ROUTE_NAMESPACED | ROUTE_PODS,
      "portforward"},
+    SCALE_ROUTES(CORE),
+    SCALE_ROUTES(GROUP),
     OBJECT_ROUTES(CORE),
     OBJECT_ROUTES(GROUP),
 };
 
 const size_t api_routes_n = XP_ELEMENTSOF(api_routes);
 
-/* The kinds whose status is a subresource (ROUTE_STATUS), as in Kubernetes. */
+/* The kinds whose status is a subresource (ROUTE_STATUS), as the kinds table says. */
 bool kind_has_status(const struct xp_kind *kind)
 {
-        return strcmp(kind->plural, "pods") == 0 || strcmp(kind->plural, "nodes") == 0 ||
-               strcmp(kind->plural, "namespaces") == 0;
+        return xp_kind_has_status(kind);
 }

@@ -84,3 +84,29 @@ invalid:
         free(out);
         return -EINVAL;
 }
+
+int xp_base64_encode(const void *data, size_t len, char **ret)
+{
+        static const char alphabet[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const uint8_t *in = data;
+        char *out = malloc((len + 2) / 3 * 4 + 1), *p = out;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i += 3) {
+                uint32_t v = (uint32_t)in[i] << 16;
+
+                if (i + 1 < len)
+                        v |= (uint32_t)in[i + 1] << 8;
+                if (i + 2 < len)
+                        v |= in[i + 2];
+                *p++ = alphabet[(v >> 18) & 63];
+                *p++ = alphabet[(v >> 12) & 63];
+                *p++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+                *p++ = i + 2 < len ? alphabet[v & 63] : '=';
+        }
+        *p = '\0';
+        *ret = out;
+        return 0;
+}

@@ -373,6 +373,31 @@ static void unknown_fields_and_kinds_are_errors(void **state)
                      "kubectl apply -f");
 }
 
+/* kubectl create configmap --from-literal --from-file: a document kind's message (kind_*.c) */
+static void document_kind_configmap(void **state)
+{
+        struct buf meta = {0}, cm = {0}, body = {0}, entry = {0};
+        static const uint8_t bytes[] = {0x00, 0x01, 0xff};
+        json_t *json = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        put_str(&meta, 1, "settings");
+        put_msg(&cm, 1, &meta);
+        put_map(&cm, 2, "mode", "fast");
+        put_str(&entry, 1, "blob");
+        put_bytes(&entry, 2, bytes, sizeof(bytes));
+        put_msg(&cm, 3, &entry);
+        put_uint(&cm, 4, 1);
+        envelope(&body, "v1", "ConfigMap", &cm);
+        assert_int_equal(xp_protobuf_to_json(body.data, body.len, &json, &err), 0);
+        assert_json(json,
+                    "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": "
+                    "\"settings\"}, \"data\": {\"mode\": \"fast\"}, \"binaryData\": {\"blob\": "
+                    "\"AAH/\"}, \"immutable\": true}");
+        json_decref(json);
+}
+
 static void malformed_bodies(void **state)
 {
         static const uint8_t overlong[] = {'k',
@@ -469,6 +494,7 @@ int main(void)
             cmocka_unit_test(every_supported_kind_of_field),
             cmocka_unit_test(repeated_message_fields_merge),
             cmocka_unit_test(unknown_fields_and_kinds_are_errors),
+            cmocka_unit_test(document_kind_configmap),
             cmocka_unit_test(malformed_bodies),
             cmocka_unit_test(size_limit),
         };

@@ -514,7 +514,7 @@ static void namespace_lease_and_other_rows(void **state)
         json_decref(table);
 
         table = build(
-            "ConfigMap",
+            "Widget",
             "[{'metadata': {'name': 'settings', 'creationTimestamp': '2026-12-02T11:57:00Z'}, 'data': {'a': 'b'}}]");
         assert_row(table, 0, "['settings', '3m']");
         assert_json_equal(

@@ -18,6 +18,12 @@
 #include "xpool/error.h"
 #include "xpool/object.h"
 
+struct xp_doc;
+struct xp_decode_ctx;
+struct xp_table_kind;
+struct xp_scale_paths;
+struct pb_message;
+
 struct xp_kind {
         const char *kind;               /* "Pod" */
         const char *list_kind;          /* "PodList" */
@@ -52,6 +58,59 @@ struct xp_kind {
          * Lease: the API server leaves an Event's timestamps and count as sent).
          */
         int (*set_defaults)(void *object);
+        /*
+         * An update's check against the object it replaces (stored as read from the store):
+         * immutable fields, transitions. NULL when the kind has none. 0 or -errno with err in
+         * the decoder's words ("data: Forbidden: field is immutable when `immutable` is set").
+         */
+        int (*validate_update)(const void *object, const json_t *stored, struct xp_error *err);
+
+        /* ---- document kinds (xpool/doc.h); the typed kinds above leave these unset ---- */
+
+        /* The API schema type (src/core/apischema*.txt) every write is checked against; NULL:
+         * the type named as the kind. */
+        const char *schema_type;
+        /*
+         * Kubernetes' defaults of a written document (a Deployment's strategy), applied on every
+         * decode of a client's object (create, update, patch) before doc_validate. 0 or -ENOMEM.
+         */
+        int (*doc_defaults)(struct xp_doc *doc);
+        /*
+         * The kind's validation (Kubernetes' Validate<Kind>), after the schema's type checks: old
+         * is NULL when the document is checked on its own, else the object an update replaces
+         * (then the hook checks what may not change). Reports with xp_fail_field() or xp_fail_key()
+         * in field.ErrorList's words. 0 or -errno.
+         */
+        int (*doc_validate)(struct xp_decode_ctx *ctx,
+                            const struct xp_doc *doc,
+                            const struct xp_doc *old);
+        /* kubectl's server-side table (xpool/table.h): columns and a row function; NULL: NAME
+         * and AGE. */
+        const struct xp_table_kind *table;
+        /* Whether status is a subresource: /status routes, and updates of the object itself
+         * keep the stored status (Pod, Node, Namespace say so in routes.c). */
+        bool status_subresource;
+        /* The scale subresource (autoscaling/v1 Scale at .../scale), or NULL. */
+        const struct xp_scale_paths *scale;
+        /*
+         * Its protobuf message (src/core/protobuf_internal.h: field numbers of k8s.io/api's
+         * generated.proto), so that kubectl's typed commands (create configmap, create
+         * deployment), which send protobuf, work; NULL: JSON bodies only.
+         */
+        const struct pb_message *protobuf;
+};
+
+/*
+ * Where a kind keeps what its scale subresource shows, as dotted paths in the object
+ * (Kubernetes' CRD subresources.scale): spec_replicas ("spec.replicas", written by a PUT or
+ * PATCH of the Scale), status_replicas ("status.replicas") and label_selector (a LabelSelector
+ * object such as "spec.selector", or a string in selector syntax such as "status.selector";
+ * NULL: none).
+ */
+struct xp_scale_paths {
+        const char *spec_replicas;
+        const char *status_replicas;
+        const char *label_selector;
 };
 
 /* Pod, Node, Namespace, Event, Lease: the entries of xp_kinds[], for direct use. */
@@ -60,9 +119,16 @@ extern const struct xp_kind xp_kind_node;
 extern const struct xp_kind xp_kind_namespace;
 extern const struct xp_kind xp_kind_event;
 extern const struct xp_kind xp_kind_lease;
+extern const struct xp_kind xp_kind_configmap; /* kind_configmap.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;
+
+/* The API groups of the kinds ("" for core once), in table order, NULL-terminated. */
+const char *const *xp_kind_groups(void);
+
+/* Whether kind's status is a subresource. */
+bool xp_kind_has_status(const struct xp_kind *kind);
 
 /* "Pod" (case-sensitive, as apiVersion/kind are); NULL when unknown. */
 const struct xp_kind *xp_kind_by_name(const char *kind);

@@ -12,3 +12,7 @@
  * failure.
  */
 int xp_base64_decode(const char *text, size_t len, char **ret, size_t *ret_len);
+
+/* Encodes len bytes as standard base64 with padding; *ret is a new NUL-terminated string (caller
+ * frees). 0 or -ENOMEM (then *ret is untouched). */
+int xp_base64_encode(const void *data, size_t len, char **ret);

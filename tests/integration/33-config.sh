@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Configuration kinds with stock kubectl against `xpool up --simulate` (docs/config.md):
+#   - ConfigMap, a document kind (xpool/doc.h): kubectl create configmap --from-literal and
+#     --from-file (protobuf bodies, binary files in binaryData), get (NAME DATA AGE), -o yaml,
+#     apply (create, unchanged, configured), edit, patch, label and field selectors, watch,
+#     explain, api-resources, delete; Kubernetes' messages for a bad key, an unknown field
+#     (strict), a data value of the wrong type, the 1 MiB limit and an immutable ConfigMap.
+source "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+data=$tmp/data
+node=config-node
+up_pid=
+stop_up() {
+  [[ -n "$up_pid" ]] || return 0
+  kill -KILL "$up_pid" 2>/dev/null || true
+  wait "$up_pid" 2>/dev/null || true
+  up_pid=
+}
+trap 'stop_up; rm -rf "$tmp"' EXIT
+
+log=$tmp/up.log
+"$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
+  --backoff-initial 200ms --pod-network host --default-runtime process >"$log" 2>&1 &
+up_pid=$!
+diag_log "$log"
+deadline=$((SECONDS + 20))
+until grep -q "^xpool is up" "$log"; do
+  kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+  sleep 0.1
+done
+export KUBECONFIG=$data/admin.kubeconfig
+k=(kubectl --request-timeout=20s)
+
+expect_exact() { # name, file, exact expected content
+  if [[ "$(cat "$2")" != "$3" ]]; then
+    echo "FAIL $1: expected:"; echo "$3"; echo "got:"; cat "$2"; failures=$((failures + 1))
+  fi
+}
+
+# ---- ConfigMap -----------------------------------------------------------------------------------
+printf 'hello\nworld\n' >"$tmp/greeting.txt"
+printf '\000\001\377' >"$tmp/blob.bin"
+check "create configmap (protobuf)" 0 "${k[@]}" create configmap app-config \
+  --from-literal=mode=fast --from-literal=level.max=3 \
+  --from-file="$tmp/greeting.txt" --from-file="$tmp/blob.bin"
+expect_exact "created" "$tmp/out" "configmap/app-config created"
+check "get configmaps" 0 "${k[@]}" get configmaps
+expect_in "the table" "$tmp/out" "NAME         DATA   AGE"
+expect_in "four keys" "$tmp/out" "app-config   4      "
+check "get -o jsonpath" 0 "${k[@]}" get cm app-config -o 'jsonpath={.data.mode} {.data.level\.max} {.binaryData.blob\.bin}'
+expect_exact "the values" "$tmp/out" "fast 3 AAH/"
+check "get -o yaml" 0 "${k[@]}" get cm app-config -o yaml
+expect_in "the file's lines" "$tmp/out" "  greeting.txt: |
+    hello
+    world"
+expect_in "apiVersion first" "$tmp/out" "apiVersion: v1"
+check "create again" 1 "${k[@]}" create configmap app-config --from-literal=a=b
+expect_in "already exists" "$tmp/err" 'configmaps "app-config" already exists'
+
+cat >"$tmp/cm.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web
+  labels:
+    app: web
+data:
+  color: blue
+EOF
+check "apply creates" 0 "${k[@]}" apply -f "$tmp/cm.yaml"
+expect_exact "apply created" "$tmp/out" "configmap/web created"
+check "apply again" 0 "${k[@]}" apply -f "$tmp/cm.yaml"
+expect_exact "apply unchanged" "$tmp/out" "configmap/web unchanged"
+sed -i 's/blue/green/' "$tmp/cm.yaml"
+check "apply a change" 0 "${k[@]}" apply -f "$tmp/cm.yaml"
+expect_exact "apply configured" "$tmp/out" "configmap/web configured"
+check "the change" 0 "${k[@]}" get cm web -o 'jsonpath={.data.color}'
+expect_exact "green" "$tmp/out" "green"
+check "edit" 0 env EDITOR="sed -i s/green/red/" "${k[@]}" edit cm web
+expect_exact "edited" "$tmp/out" "configmap/web edited"
+check "the edit" 0 "${k[@]}" get cm web -o 'jsonpath={.data.color}'
+expect_exact "red" "$tmp/out" "red"
+check "label selector" 0 "${k[@]}" get cm -l app=web -o name
+expect_exact "only web" "$tmp/out" "configmap/web"
+check "field selector" 0 "${k[@]}" get cm --field-selector metadata.name=app-config -o name
+expect_exact "only app-config" "$tmp/out" "configmap/app-config"
+check "api-resources" 0 "${k[@]}" api-resources --api-group=
+expect_in "configmaps listed" "$tmp/out" "configmaps   cm           v1           true         ConfigMap"
+check "explain" 0 "${k[@]}" explain configmap.immutable
+expect_in "described" "$tmp/out" "When true, data and binaryData can no longer change"
+
+# refusals, in Kubernetes' words
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  "a b": c\n' >"$tmp/bad-key.yaml"
+check "a key with a space" 1 "${k[@]}" apply -f "$tmp/bad-key.yaml"
+expect_in "the key message" "$tmp/err" "The ConfigMap \"bad\" is invalid: data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndatta:\n  a: b\n' >"$tmp/bad-field.yaml"
+check "an unknown field" 1 "${k[@]}" apply -f "$tmp/bad-field.yaml"
+expect_in "strict decoding" "$tmp/err" 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datta"'
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  a: 5\n' >"$tmp/bad-type.yaml"
+check "a number as a value" 1 "${k[@]}" create --validate=false -f "$tmp/bad-type.yaml"
+expect_in "the type" "$tmp/err" 'data[a]: expected a string, got a number'
+head -c 1048577 /dev/zero | tr '\0' x >"$tmp/big.txt"
+check "more than 1 MiB" 1 "${k[@]}" create configmap big --from-file="$tmp/big.txt"
+expect_in "too long" "$tmp/err" 'ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes'
+check "nothing was written" 1 "${k[@]}" get cm bad big
+
+# immutable: data and the flag itself stay; metadata may change
+check "make it immutable" 0 "${k[@]}" patch cm web -p '{"immutable":true}'
+check "data stays" 1 "${k[@]}" patch cm web -p '{"data":{"color":"x"}}'
+expect_in "data is immutable" "$tmp/err" 'The ConfigMap "web" is invalid: data: Forbidden: field is immutable when `immutable` is set'
+check "the flag stays" 1 "${k[@]}" patch cm web -p '{"immutable":false}'
+expect_in "immutable is immutable" "$tmp/err" 'The ConfigMap "web" is invalid: immutable: Forbidden: field is immutable when `immutable` is set'
+check "labels may change" 0 "${k[@]}" label cm web tier=front
+check "the data as it was" 0 "${k[@]}" get cm web -o 'jsonpath={.data.color} {.metadata.labels.tier}'
+expect_exact "red front" "$tmp/out" "red front"
+
+# watch: the list first (so the watch runs from its version), then a change arrives
+"${k[@]}" get cm web --watch -o name >"$tmp/watch.out" 2>&1 &
+watch_pid=$!
+poll "the watch listed" 10 "configmap/web" bash -c "grep -m1 web '$tmp/watch.out' || true"
+check "change during the watch" 0 "${k[@]}" label cm web seen=yes
+poll "the watch saw it" 10 2 bash -c "grep -c web '$tmp/watch.out' || true"
+kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true
+
+check "delete" 0 "${k[@]}" delete cm web app-config
+expect_in "deleted" "$tmp/out" 'configmap "web" deleted'
+check "none left" 0 "${k[@]}" get cm -o name
+expect_exact "empty" "$tmp/out" ""
+
+finish "config"
