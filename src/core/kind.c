@@ -175,6 +175,8 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_event,
     &xp_kind_lease,
     &xp_kind_configmap,
+    &xp_kind_job,
+    &xp_kind_cronjob,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/cron.h"
+#include "xpool/cron.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

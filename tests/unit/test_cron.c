@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "controller/cron.h"
+#include "xpool/cron.h"
 
 static int64_t utc(int y, int mo, int d, int h, int mi, int s)
 {

@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cron.h"
 #include "tz_internal.h"
+#include "xpool/cron.h"
 #include "xpool/macro.h"
 
 #define TZIF_MAX (1 << 20)

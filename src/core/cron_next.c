@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "cron.h"
+#include "xpool/cron.h"
 
 #define SEARCH_S   (5LL * 366 * 86400)
 #define ROUNDS_MAX 1000000

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cron.h"
+#include "xpool/cron.h"
 #include "xpool/duration.h"
 #include "xpool/macro.h"
 
