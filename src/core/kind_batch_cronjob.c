@@ -220,10 +220,25 @@ MESSAGE(cronjob_spec_pb,
         I32_P(6, "successfulJobsHistoryLimit"),
         I32_P(7, "failedJobsHistoryLimit"),
         STR_P(8, "timeZone"));
+MESSAGE(object_reference_pb,
+        "core/v1 ObjectReference",
+        STR(1, "kind"),
+        STR(2, "namespace"),
+        STR(3, "name"),
+        STR(4, "uid"),
+        STR(5, "apiVersion"),
+        STR(6, "resourceVersion"),
+        STR(7, "fieldPath"));
+MESSAGE(cronjob_status_pb,
+        "batch/v1 CronJobStatus",
+        MSGS(1, "active", object_reference_pb),
+        TIME(4, "lastScheduleTime"),
+        TIME(5, "lastSuccessfulTime"));
 MESSAGE(cronjob_pb,
         "batch/v1 CronJob",
         MSG(1, "metadata", xp_pb_object_meta),
-        MSG(2, "spec", cronjob_spec_pb));
+        MSG(2, "spec", cronjob_spec_pb),
+        MSG(3, "status", cronjob_status_pb));
 
 static const char *const cronjob_short_names[] = {"cj", NULL};
 static const char *const cronjob_categories[] = {"all", NULL};

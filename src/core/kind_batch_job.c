@@ -16,6 +16,7 @@
 #include "table_internal.h"
 #include "xpool/doc.h"
 #include "xpool/duration.h"
+#include "xpool/macro.h"
 #include "xpool/poddefaults.h"
 #include "xpool/strutil.h"
 
@@ -33,11 +34,17 @@ static int set_default_str(json_t *o, const char *key, const char *value)
         return json_object_set_new(o, key, json_string(value)) < 0 ? -ENOMEM : 0;
 }
 
+/* What xp_pod_defaults_apply() adds as admission plugins would to a Pod, which a template does
+ * not get (a PodTemplateSpec has SetDefaults_PodSpec's defaults only). */
+static const char *const admission_only[] = {
+    "serviceAccountName", "serviceAccount", "priority", "preemptionPolicy", "tolerations"};
+
 /* The template's pod defaults, as the API server applies them to a PodTemplateSpec. */
 static int template_defaults(json_t *spec)
 {
         json_t *template = json_object_get(spec, "template");
-        json_t *pod;
+        bool had[XP_ELEMENTSOF(admission_only)];
+        json_t *pod, *pspec;
         int r;
 
         if (!json_is_object(template) || !json_is_object(json_object_get(template, "spec")))
@@ -45,7 +52,13 @@ static int template_defaults(json_t *spec)
         pod = json_pack("{s:O}", "spec", json_object_get(template, "spec"));
         if (!pod)
                 return -ENOMEM;
+        pspec = json_object_get(pod, "spec");
+        for (size_t i = 0; i < XP_ELEMENTSOF(admission_only); i++)
+                had[i] = json_object_get(pspec, admission_only[i]) != NULL;
         r = xp_pod_defaults_apply(pod, NULL);
+        for (size_t i = 0; r >= 0 && i < XP_ELEMENTSOF(admission_only); i++)
+                if (!had[i])
+                        json_object_del(pspec, admission_only[i]);
         if (r >= 0 && json_object_set(template, "spec", json_object_get(pod, "spec")) < 0)
                 r = -ENOMEM;
         json_decref(pod);
@@ -524,8 +537,33 @@ MESSAGE(job_spec_pb,
         STR_P(14, "podReplacementPolicy"),
         STR_P(15, "managedBy"),
         MSG(16, "successPolicy", success_policy_pb));
-/* A client creating a Job writes no status: the server's own is kept. */
-MESSAGE(job_pb, "batch/v1 Job", MSG(1, "metadata", xp_pb_object_meta), MSG(2, "spec", job_spec_pb));
+MESSAGE(job_condition_pb,
+        "batch/v1 JobCondition",
+        STR(1, "type"),
+        STR(2, "status"),
+        TIME(3, "lastProbeTime"),
+        TIME(4, "lastTransitionTime"),
+        STR(5, "reason"),
+        STR(6, "message"));
+MESSAGE(uncounted_pb, "batch/v1 UncountedTerminatedPods", STRS(1, "succeeded"), STRS(2, "failed"));
+MESSAGE(job_status_pb,
+        "batch/v1 JobStatus",
+        MSGS(1, "conditions", job_condition_pb),
+        TIME(2, "startTime"),
+        TIME(3, "completionTime"),
+        I32(4, "active"),
+        I32(5, "succeeded"),
+        I32(6, "failed"),
+        STR(7, "completedIndexes"),
+        MSG(8, "uncountedTerminatedPods", uncounted_pb),
+        I32_P(9, "ready"),
+        STR_P(10, "failedIndexes"),
+        I32_P(11, "terminating"));
+MESSAGE(job_pb,
+        "batch/v1 Job",
+        MSG(1, "metadata", xp_pb_object_meta),
+        MSG(2, "spec", job_spec_pb),
+        MSG(3, "status", job_status_pb));
 const struct pb_message xp_pb_job_spec = {
     .name = "batch/v1 JobSpec",
     .fields = job_spec_pb_fields,
