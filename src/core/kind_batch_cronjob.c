@@ -174,9 +174,10 @@ static int cronjob_row(const json_t *o, time_t now, json_t *cells, json_t *row)
         if (r >= 0)
                 r = table_cell_or_none(cells, table_str(o, "spec.timeZone"));
         if (r >= 0)
-                r = json_array_append_new(cells, json_boolean(table_bool(o, "spec.suspend"))) < 0
-                        ? -ENOMEM
-                        : 0;
+                r = table_cell_str(cells,
+                                   !table_get(o, "spec.suspend")   ? "<unset>"
+                                   : table_bool(o, "spec.suspend") ? "True"
+                                                                   : "False");
         if (r >= 0)
                 r = table_cell_int(cells,
                                    (int64_t)json_array_size(table_array(o, "status.active")));
