@@ -58,8 +58,9 @@ static int64_t max_old_revision(const struct dsync *s)
 
 struct rs_change {
         const struct dsync *s;
-        int32_t replicas; /* < 0: leave */
-        int64_t revision; /* 0: leave */
+        const char *version; /* the resourceVersion the decision was made on; NULL: any */
+        int32_t replicas;    /* < 0: leave */
+        int64_t revision;    /* 0: leave */
 };
 
 static int change_rs(json_t *rs, void *userdata)
@@ -67,8 +68,12 @@ static int change_rs(json_t *rs, void *userdata)
         const struct rs_change *c = userdata;
         json_t *meta = json_object_get(rs, "metadata"), *spec = json_object_get(rs, "spec");
         json_t *ann = json_object_get(meta, "annotations"), *before;
+        const char *version = json_string_value(json_object_get(meta, "resourceVersion"));
         int r;
 
+        /* decided on an older state: as Kubernetes' update conflict, sync again on the new one */
+        if (c->version && version && strcmp(c->version, version) != 0)
+                return -EAGAIN;
         if (!json_is_object(ann)) {
                 ann = json_object();
                 if (!ann || json_object_set_new(meta, "annotations", ann) < 0)
@@ -87,7 +92,7 @@ static int change_rs(json_t *rs, void *userdata)
 
 static int write_rs(struct dsync *s, size_t i, int32_t replicas, int64_t revision)
 {
-        struct rs_change c = {s, replicas, revision};
+        struct rs_change c = {s, wl_meta(s->objs[i], "resourceVersion"), replicas, revision};
         char *key = wl_key(s->objs[i]);
         int r;
 
@@ -250,7 +255,9 @@ static int create_rs(struct dsync *s, json_t *json, json_t **ret, struct xp_erro
 
         if (!kind)
                 return xp_errorf(err, -EOPNOTSUPP, "the ReplicaSet kind is not served");
-        r = kind->from_json(json, NULL, 0, &object, err);
+        /* the template as the Deployment holds it (defaulted and validated when it was written):
+         * a ReplicaSet's own defaults would make it differ from the template it was made for */
+        r = kind->from_json(json, NULL, XP_DECODE_TRUSTED, &object, err);
         if (r < 0)
                 return r;
         r = xp_registry_namespace_hold(s->w->registry, ns, err);

@@ -317,7 +317,7 @@ int wl_change(struct xp_workloads *w,
 
         wl_split_key(key, ns, sizeof(ns), name, sizeof(name));
         r = xp_registry_change(w->registry, resource, ns, name, fn, userdata, NULL, &err);
-        if (r < 0 && r != -ENOENT)
+        if (r < 0 && r != -ENOENT && r != -EAGAIN) /* -EAGAIN: decided on an older state */
                 xp_log(LOG_WARNING,
                        "workloads: %s %s not written: %s",
                        resource,

@@ -175,6 +175,9 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_event,
     &xp_kind_lease,
     &xp_kind_configmap,
+    &xp_kind_deployment,
+    &xp_kind_replicaset,
+    &xp_kind_daemonset,
     &xp_kind_job,
     &xp_kind_cronjob,
 };

@@ -60,6 +60,19 @@ static const struct list_strategy strategies[] = {
 
 static const char *const known_kinds[] = {"Pod", "Node", "Event", "Namespace", "Lease"};
 
+/* apps/v1 kinds whose spec.template is a PodTemplateSpec: its lists merge as a Pod's, and their
+ * status.conditions by type (their own tags in k8s.io/api apps/v1). */
+static const char *const template_kinds[] = {"Deployment", "ReplicaSet", "DaemonSet"};
+#define TEMPLATE_PREFIX "spec.template."
+
+static bool template_kind(const char *kind)
+{
+        for (size_t i = 0; kind && i < XP_ELEMENTSOF(template_kinds); i++)
+                if (strcmp(template_kinds[i], kind) == 0)
+                        return true;
+        return false;
+}
+
 bool xp_patch_kind_known(const char *kind)
 {
         if (!kind)
@@ -67,13 +80,23 @@ bool xp_patch_kind_known(const char *kind)
         for (size_t i = 0; i < XP_ELEMENTSOF(known_kinds); i++)
                 if (strcmp(known_kinds[i], kind) == 0)
                         return true;
-        return false;
+        return template_kind(kind);
 }
 
 bool xp_patch_list_strategy(const char *kind, const char *path, const char **ret_merge_key)
 {
         if (!xp_patch_kind_known(kind) || !path)
                 return false;
+        if (template_kind(kind)) {
+                if (strncmp(path, TEMPLATE_PREFIX, strlen(TEMPLATE_PREFIX)) == 0)
+                        return xp_patch_list_strategy(
+                            "Pod", path + strlen(TEMPLATE_PREFIX), ret_merge_key);
+                if (strcmp(path, "status.conditions") == 0) {
+                        if (ret_merge_key)
+                                *ret_merge_key = "type";
+                        return true;
+                }
+        }
         for (size_t i = 0; i < XP_ELEMENTSOF(strategies); i++) {
                 const struct list_strategy *s = &strategies[i];
 

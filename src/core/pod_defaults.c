@@ -337,6 +337,8 @@ int xp_pod_defaults_apply(json_t *pod, const struct xp_pod_defaults *options)
         json_array_foreach(json_object_get(spec, "initContainers"), i, item) r |=
             container_defaults(item, host_network);
         json_array_foreach(json_object_get(spec, "volumes"), i, item) r |= volume_defaults(item);
+        if (o->template_only)
+                return r < 0 ? -ENOMEM : 0;
         r |= service_account(spec);
         r |= priority(spec, json_object_get(o->old, "spec"));
         r |= default_tolerations(spec,

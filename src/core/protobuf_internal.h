@@ -129,5 +129,5 @@ int pb_decode_message(const struct pb_message *desc,
 
 /* meta/v1 ObjectMeta, every kind's metadata = 1 (k8s_proto.c). */
 extern const struct pb_message xp_pb_object_meta;
-/* core/v1 PodSpec, which templates hold (k8s_proto.c). */
+/* core/v1 PodSpec, of a pod template (k8s_proto.c). */
 extern const struct pb_message xp_pb_pod_spec;

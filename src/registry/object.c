@@ -99,6 +99,8 @@ int xp_registry_create(struct xp_registry *registry,
         int r;
 
         r = set_owned(meta, generated);
+        if (kind->status_subresource)
+                meta->generation = 1; /* generation.c: one more per change of the spec */
         if (r >= 0 && kind->set_defaults)
                 r = kind->set_defaults(object);
         if (r >= 0)

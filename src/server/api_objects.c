@@ -758,6 +758,8 @@ static int settle_update(const struct request *req,
         if (r >= 0)
                 r = kind->to_json(object, &out);
         if (r >= 0)
+                r = xp_registry_generation(kind, out, stored);
+        if (r >= 0)
                 r = admission_check(req, kind, stored, expected, out, ret);
         if (r > 0 && is_pods(kind))
                 r = refuse_terminating(req, stored, out, ret);

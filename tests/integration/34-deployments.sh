@@ -201,7 +201,8 @@ poll "the node is Ready again" 20 True \
 max=0
 deadline=$((SECONDS + 60))
 while [[ $SECONDS -lt $deadline ]]; do
-  n=$(kubectl get pods -l app=web -o name 2>/dev/null | wc -l)
+  # pods not terminating: a terminating one no longer counts against maxSurge, as in Kubernetes
+  n=$(kubectl get pods -l app=web -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' 2>/dev/null | awk 'NF == 1' | wc -l)
   [[ $n -gt $max ]] && max=$n
   [[ "$(kubectl get deploy web -o 'jsonpath={.status.updatedReplicas}/{.status.availableReplicas}/{.status.replicas}' 2>/dev/null)" == 4/4/4 ]] && break
   sleep 0.3

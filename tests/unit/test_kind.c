@@ -65,7 +65,8 @@ static void kinds_are_found_by_every_name(void **state)
         assert_ptr_equal(xp_kind_by_name("Pod"), &xp_kind_pod);
         assert_ptr_equal(xp_kind_by_name("Lease"), &xp_kind_lease);
         assert_null(xp_kind_by_name("pod"));
-        assert_null(xp_kind_by_name("Deployment"));
+        assert_ptr_equal(xp_kind_by_name("Deployment"), &xp_kind_deployment);
+        assert_null(xp_kind_by_name("CronTab"));
         assert_null(xp_kind_by_name(NULL));
 
         assert_ptr_equal(xp_kind_by_resource("", "pods"), &xp_kind_pod);
@@ -94,7 +95,8 @@ static void kinds_are_found_by_every_name(void **state)
         assert_ptr_equal(xp_kind_by_any_name("leases"), &xp_kind_lease);
         assert_ptr_equal(xp_kind_by_any_name("namespace"), &xp_kind_namespace);
         assert_null(xp_kind_by_any_name("Pod"));
-        assert_null(xp_kind_by_any_name("deploy"));
+        assert_ptr_equal(xp_kind_by_any_name("deploy"), &xp_kind_deployment);
+        assert_null(xp_kind_by_any_name("ct"));
 }
 
 static void scope_follows_kubernetes(void **state)

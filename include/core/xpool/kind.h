@@ -119,9 +119,12 @@ extern const struct xp_kind xp_kind_node;
 extern const struct xp_kind xp_kind_namespace;
 extern const struct xp_kind xp_kind_event;
 extern const struct xp_kind xp_kind_lease;
-extern const struct xp_kind xp_kind_configmap; /* kind_configmap.c */
-extern const struct xp_kind xp_kind_job;       /* kind_batch_job.c */
-extern const struct xp_kind xp_kind_cronjob;   /* kind_batch_cronjob.c */
+extern const struct xp_kind xp_kind_configmap;  /* kind_configmap.c */
+extern const struct xp_kind xp_kind_deployment; /* kind_apps.c */
+extern const struct xp_kind xp_kind_replicaset; /* kind_apps.c */
+extern const struct xp_kind xp_kind_daemonset;  /* kind_apps.c */
+extern const struct xp_kind xp_kind_job;        /* kind_batch_job.c */
+extern const struct xp_kind xp_kind_cronjob;    /* kind_batch_cronjob.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;

@@ -40,6 +40,9 @@ struct xp_pod_defaults {
          * kept from it, as the Priority plugin keeps them; NULL for a create.
          */
         const json_t *old;
+        /* A pod template's (a Deployment's): SetDefaults_PodSpec only, without what admission
+         * adds to a pod (the service account, priority, the default tolerations). */
+        bool template_only;
 };
 
 /*

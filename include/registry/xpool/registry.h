@@ -129,6 +129,12 @@ int xp_registry_create(struct xp_registry *registry,
                        json_t **ret_json,
                        struct xp_error *err);
 
+/*
+ * The generation an update writes (generation.c): for a kind with a status subresource, object's
+ * metadata.generation becomes stored's, plus one when the spec changed. 0 or -ENOMEM.
+ */
+int xp_registry_generation(const struct xp_kind *kind, json_t *object, const json_t *stored);
+
 struct xp_object_meta;
 /*
  * What an update may not change, taken from the stored object: uid, creationTimestamp,
