@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The CronJob controller in the workload loop (docs/jobs.md): each sync reads the CronJob and
+ * The CronJob controller in the workload loop (docs/workloads.md): each sync reads the CronJob and
  * the Jobs it controls from the cache, lets xp_cronjob_decide() say what is due, and creates the
  * Job of that start time (named after it, so a restart finds it), deletes what Replace and the
  * history limits remove, writes the status and comes back at the next start time.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The Job controller in the workload loop (docs/jobs.md): each sync reads the Job and the pods
+ * The Job controller in the workload loop (docs/workloads.md): each sync reads the Job and the pods
  * it controls from the cache, lets xp_job_sync() decide, and writes what it planned: pods made
  * from the template (an Indexed Job's with their index), deletions, the status, Events, the
  * Job's own deletion after ttlSecondsAfterFinished. Counts are taken again from the pods each

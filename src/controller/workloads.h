@@ -58,7 +58,7 @@ struct xp_workloads {
         struct xp_gc_graph graph;
         struct xp_expectations expectations; /* ReplicaSets' and DaemonSets' pods */
         struct xp_workqueue *rs_queue, *deploy_queue, *ds_queue, *gc_queue;
-        struct xp_workqueue *job_queue, *cronjob_queue; /* batch/v1 (docs/jobs.md) */
+        struct xp_workqueue *job_queue, *cronjob_queue; /* batch/v1 (docs/workloads.md) */
         struct xp_workers *creators; /* pod creations in parallel (replicaset_batch.c) */
         pthread_mutex_t events_lock; /* the Events' spam filter, used from the creators too */
         struct xp_map event_buckets; /* object uid -> struct bucket */

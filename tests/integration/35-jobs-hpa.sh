@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Jobs, CronJobs and autoscaling with stock kubectl against `xpool up --simulate` (docs/jobs.md,
-# docs/autoscaling.md):
+# Jobs, CronJobs and autoscaling with stock kubectl against `xpool up --simulate` (docs/workloads.md,
+# "Jobs and CronJobs", "Autoscaling"):
 #   - a Job of 10 completions with parallelism 2: never more than 2 pods at once (read from the
 #     pods' start and finish times), Complete with 10/10 in kubectl's table;
 #   - an Indexed Job whose pods print JOB_COMPLETION_INDEX: 0, 1, 2, completedIndexes 0-2;
@@ -119,5 +119,30 @@ expect_in "robfig's message" "$tmp/err" 'spec.schedule: Invalid value: "61 * * *
   sed 's/"schedule": "0 9 \* \* \*"/"schedule": "0 9 * * *", "timeZone": "Mars\/Olympus"/' >"$tmp/zoned.json"
 check "an unknown time zone" 1 "${k[@]}" apply -f "$tmp/zoned.json"
 expect_in "Kubernetes' message" "$tmp/err" 'spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus'
+
+# ---- HorizontalPodAutoscaler (the kind; its controller is not in yet: docs/workloads.md) ---------
+cat >"$tmp/hpa.yaml" <<'YAML'
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: inference}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: inference}
+  maxReplicas: 4
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: xpool_device_utilization}
+      target: {type: AverageValue, averageValue: "50"}
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
+YAML
+# --validate=false: kubectl's client-side check cannot read the autoscaling/v2 OpenAPI yet
+check "create the hpa" 0 "${k[@]}" apply --validate=false -f "$tmp/hpa.yaml"
+check "get hpa" 0 "${k[@]}" get hpa
+expect_in "its columns" "$tmp/out" "NAME        REFERENCE              TARGETS                            MINPODS   MAXPODS   REPLICAS   AGE"
+expect_in "its row" "$tmp/out" "inference   Deployment/inference   <unknown>/50, cpu: <unknown>/60%   1         4         0"
+sed 's/maxReplicas: 4/minReplicas: 0\n  maxReplicas: 4/; s/name: inference}$/name: zero}/' "$tmp/hpa.yaml" >"$tmp/zero.yaml"
+check "minReplicas 0 is refused" 1 "${k[@]}" apply --validate=false -f "$tmp/zero.yaml"
+expect_in "Kubernetes' message" "$tmp/err" 'spec.minReplicas: Invalid value: 0: must be greater than or equal to 1'
 
 finish "jobs-hpa"

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Cron schedules and time zones, as a CronJob uses them (docs/jobs.md):
+ * Cron schedules and time zones, as a CronJob uses them (docs/workloads.md, "CronJobs"):
  *
  * cron_parse.c: the five-field schedule as Kubernetes reads it (robfig/cron's standard parser):
  *   lists, ranges, steps, month and weekday names, "?" and the @yearly/@monthly/@weekly/@daily/
