@@ -34,8 +34,8 @@
 #define XP_JOB_TRACKING_FINALIZER  "batch.kubernetes.io/job-tracking"
 
 /*
- * The condition a pod carries when it failed because a device it held became unhealthy: the
- * agent sets both. DisruptionTarget (reason DeviceUnhealthy) is what existing manifests match
+ * The conditions of a pod that failed because a device it held became unhealthy (decided here;
+ * nothing sets them yet, docs/workloads.md). DisruptionTarget (reason DeviceUnhealthy) is what existing manifests match
  * to treat infrastructure failures apart (Ignore); xpool.io/DeviceUnhealthy singles device
  * failures out (FailIndex, Ignore, or FailJob for hardware that must not be retried).
  */
