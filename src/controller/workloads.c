@@ -89,13 +89,16 @@ static int64_t work(void *userdata)
 {
         struct xp_workloads *w = userdata;
         int64_t start = wl_now_ms(w), next = IDLE_MS;
-        struct xp_workqueue *queues[] = {w->gc_queue, w->deploy_queue, w->rs_queue, w->ds_queue};
+        struct xp_workqueue *queues[] = {
+            w->gc_queue, w->deploy_queue, w->rs_queue, w->ds_queue, w->job_queue, w->cronjob_queue};
 
         recheck(w);
         drain(w, w->gc_queue, wl_gc_sync, "garbage collection of");
         drain(w, w->deploy_queue, wl_deployment_sync, "deployment");
         drain(w, w->rs_queue, wl_replicaset_sync, "replica set");
         drain(w, w->ds_queue, wl_daemonset_sync, "daemon set");
+        drain(w, w->cronjob_queue, wl_cronjob_sync, "cron job");
+        drain(w, w->job_queue, wl_job_sync, "job");
         w->busy_ms += wl_now_ms(w) - start;
         for (size_t i = 0; i < sizeof(queues) / sizeof(queues[0]); i++)
                 next = shortest(next, xp_workqueue_next_ms(queues[i]));
@@ -117,8 +120,12 @@ static int make_queues(struct xp_workloads *w)
 {
         struct xp_workqueue_options o = {
             .clock = w->clock, .base_delay_ms = RETRY_MIN_MS, .max_delay_ms = RETRY_MAX_MS};
-        struct xp_workqueue **queues[] = {
-            &w->rs_queue, &w->deploy_queue, &w->ds_queue, &w->gc_queue};
+        struct xp_workqueue **queues[] = {&w->rs_queue,
+                                          &w->deploy_queue,
+                                          &w->ds_queue,
+                                          &w->gc_queue,
+                                          &w->job_queue,
+                                          &w->cronjob_queue};
 
         for (size_t i = 0; i < sizeof(queues) / sizeof(queues[0]); i++) {
                 int r = xp_workqueue_new(&o, queues[i]);
@@ -216,6 +223,8 @@ void xp_workloads_free(struct xp_workloads *w)
         xp_workqueue_free(w->deploy_queue);
         xp_workqueue_free(w->ds_queue);
         xp_workqueue_free(w->gc_queue);
+        xp_workqueue_free(w->job_queue);
+        xp_workqueue_free(w->cronjob_queue);
         free(w->handlers);
         wl_events_done(w);
         pthread_mutex_destroy(&w->events_lock);

@@ -33,6 +33,8 @@ enum wl_resource {
         WL_DEPLOYMENTS,
         WL_DAEMONSETS,
         WL_NODES,
+        WL_JOBS,     /* job_sync.c */
+        WL_CRONJOBS, /* cronjob_sync.c */
         WL_N
 };
 
@@ -56,6 +58,7 @@ struct xp_workloads {
         struct xp_gc_graph graph;
         struct xp_expectations expectations; /* ReplicaSets' and DaemonSets' pods */
         struct xp_workqueue *rs_queue, *deploy_queue, *ds_queue, *gc_queue;
+        struct xp_workqueue *job_queue, *cronjob_queue; /* batch/v1 (docs/workloads.md) */
         struct xp_workers *creators; /* pod creations in parallel (replicaset_batch.c) */
         pthread_mutex_t events_lock; /* the Events' spam filter, used from the creators too */
         struct xp_map event_buckets; /* object uid -> struct bucket */
@@ -124,6 +127,17 @@ size_t wl_create_pods(struct xp_workloads *w,
 /* Frees the Events' spam filter. */
 void wl_events_done(struct xp_workloads *w);
 
+/*
+ * Creates json (changed: a pod gets its defaults) as an object of kind in ns, as the API would
+ * (xp_registry_create()): 1 with *ret the object as written, 0 refused by admission, -errno.
+ */
+int wl_create_object(struct xp_workloads *w,
+                     const struct xp_kind *kind,
+                     const char *ns,
+                     json_t *json,
+                     json_t **ret,
+                     struct xp_error *err);
+
 /* Deletes a pod gracefully, recording SuccessfulDelete on owner. 0 (gone or going), -errno. */
 int wl_delete_pod(struct xp_workloads *w, const json_t *owner, const json_t *pod);
 
@@ -170,6 +184,8 @@ int wl_replicaset_sync(struct xp_workloads *w, const char *key);
 int wl_deployment_sync(struct xp_workloads *w, const char *key);
 int wl_daemonset_sync(struct xp_workloads *w, const char *key);
 int wl_gc_sync(struct xp_workloads *w, const char *uid);
+int wl_job_sync(struct xp_workloads *w, const char *key);
+int wl_cronjob_sync(struct xp_workloads *w, const char *key);
 
 /* What the informer's events queue (workloads_queue.c). */
 enum wl_event {

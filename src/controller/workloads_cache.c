@@ -100,6 +100,8 @@ static const char *const cached[WL_N] = {
     [WL_DEPLOYMENTS] = "deployments",
     [WL_DAEMONSETS] = "daemonsets",
     [WL_NODES] = "nodes",
+    [WL_JOBS] = "jobs",
+    [WL_CRONJOBS] = "cronjobs",
 };
 
 /* The store's resource of object, from its apiVersion and kind; NULL when unknown. */

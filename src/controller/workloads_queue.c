@@ -79,6 +79,8 @@ static void on_pod(struct xp_workloads *w, const json_t *pod, enum wl_event even
                 queue = w->rs_queue;
         else if (kind && strcmp(kind, "DaemonSet") == 0)
                 queue = w->ds_queue;
+        else if (kind && strcmp(kind, "Job") == 0)
+                queue = w->job_queue;
         if (!queue)
                 return;
         snprintf(key,
@@ -157,6 +159,15 @@ void wl_on_any(struct xp_workloads *w,
                 wl_enqueue(w->deploy_queue, object);
         } else if (strcmp(resource, "daemonsets") == 0) {
                 wl_enqueue(w->ds_queue, object);
+        } else if (strcmp(resource, "jobs") == 0) {
+                const json_t *ref = xp_owner_controller_ref(object);
+                const char *kind = json_string_value(json_object_get(ref, "kind"));
+
+                wl_enqueue(w->job_queue, object);
+                if (kind && strcmp(kind, "CronJob") == 0)
+                        enqueue_ref(w->cronjob_queue, object, ref);
+        } else if (strcmp(resource, "cronjobs") == 0) {
+                wl_enqueue(w->cronjob_queue, object);
         } else if (strcmp(resource, "nodes") == 0) {
                 wl_cache_each(&w->cache[WL_DAEMONSETS], wake_all, w->ds_queue);
         }

@@ -47,6 +47,10 @@ static const char *component_of(const char *kind)
                 return "daemonset-controller";
         if (strcmp(kind, "ReplicaSet") == 0)
                 return "replicaset-controller";
+        if (strcmp(kind, "Job") == 0)
+                return "job-controller";
+        if (strcmp(kind, "CronJob") == 0)
+                return "cronjob-controller";
         return "garbage-collector-controller";
 }
 
@@ -194,24 +198,28 @@ static json_t *pod_from_template(const json_t *owner,
         return pod;
 }
 
-static int create_typed(
-    struct xp_workloads *w, const char *ns, json_t *json, json_t **ret, struct xp_error *err)
+int wl_create_object(struct xp_workloads *w,
+                     const struct xp_kind *kind,
+                     const char *ns,
+                     json_t *json,
+                     json_t **ret,
+                     struct xp_error *err)
 {
         void *object = NULL;
-        int r;
+        int r = 0;
 
-        r = xp_pod_defaults_apply(json, NULL);
+        if (kind == &xp_kind_pod)
+                r = xp_pod_defaults_apply(json, NULL);
         if (r >= 0)
-                r = xp_kind_pod.from_json(json, NULL, 0, &object, err);
+                r = kind->from_json(json, NULL, 0, &object, err);
         if (r < 0)
                 return r;
         r = xp_registry_namespace_hold(w->registry, ns, err);
         if (r >= 0) {
-                r = xp_registry_create(
-                    w->registry, &xp_kind_pod, ns, object, NULL, false, ret, err);
+                r = xp_registry_create(w->registry, kind, ns, object, NULL, false, ret, err);
                 xp_registry_namespace_release(w->registry, ns);
         }
-        xp_kind_pod.free(object);
+        kind->free(object);
         return r;
 }
 
@@ -230,7 +238,7 @@ int wl_create_pod(struct xp_workloads *w,
                 pod = pod_from_template(owner, ref, extra_labels, affinity);
         json_decref(ref);
         if (pod)
-                r = create_typed(w, wl_meta(owner, "namespace"), pod, &out, &err);
+                r = wl_create_object(w, &xp_kind_pod, wl_meta(owner, "namespace"), pod, &out, &err);
         json_decref(pod);
         if (r > 0) {
                 wl_event(w,

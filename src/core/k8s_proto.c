@@ -160,6 +160,19 @@ MESSAGE(pod_os, "core/v1 PodOS", STR(1, "name"));
 
 MESSAGE(pod_scheduling_gate, "core/v1 PodSchedulingGate", STR(1, "name"));
 
+MESSAGE(seccomp_profile, "core/v1 SeccompProfile", STR(1, "type"), STR_P(2, "localhostProfile"));
+
+/* What kubectl sends back of a server-defaulted template (create job --from=cronjob/...). */
+MESSAGE(pod_security_context,
+        "core/v1 PodSecurityContext",
+        I64_P(2, "runAsUser"),
+        BOOL_P(3, "runAsNonRoot"),
+        FIELD(4, "supplementalGroups", PB_INT64, PB_REPEATED, NULL),
+        I64_P(5, "fsGroup"),
+        I64_P(6, "runAsGroup"),
+        STR_P(9, "fsGroupChangePolicy"),
+        MSG(10, "seccompProfile", seccomp_profile));
+
 MESSAGE(pod_spec,
         "core/v1 PodSpec",
         MSGS(2, "containers", container),
@@ -174,6 +187,7 @@ MESSAGE(pod_spec,
         BOOL(11, "hostNetwork"),
         BOOL(12, "hostPID"),
         BOOL(13, "hostIPC"),
+        MSG(14, "securityContext", pod_security_context),
         MSGS(15, "imagePullSecrets", local_object_reference),
         STR(16, "hostname"),
         STR(17, "subdomain"),

@@ -185,6 +185,9 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_deployment,
     &xp_kind_replicaset,
     &xp_kind_daemonset,
+    &xp_kind_job,
+    &xp_kind_cronjob,
+    &xp_kind_hpa,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 
