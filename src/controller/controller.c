@@ -32,6 +32,21 @@ static void sleep_ms(int ms)
                 ;
 }
 
+/* How long a stop may wait for the loop: the store's wait is not woken by a stop. */
+#define STOP_SLICE_MS 200
+
+/* Waits for news in the store or ms, in slices, so that a stop is seen within a slice. */
+static void wait_news(struct xp_controller *c, int ms)
+{
+        while (!atomic_load(&c->stop)) {
+                int slice = ms < STOP_SLICE_MS ? ms : STOP_SLICE_MS;
+
+                if (xp_informer_wait(c->informer, slice) != 0 || ms <= slice)
+                        return;
+                ms -= slice;
+        }
+}
+
 static void *controller_main(void *userdata)
 {
         struct xp_controller *c = userdata;
@@ -53,7 +68,7 @@ static void *controller_main(void *userdata)
                         sleep_ms(clamp_ms(c->ops->retry_ms));
                         continue;
                 }
-                (void)xp_informer_wait(c->informer, clamp_ms(c->ops->work(c->userdata)));
+                wait_news(c, clamp_ms(c->ops->work(c->userdata)));
         }
         return NULL;
 }

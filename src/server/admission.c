@@ -213,7 +213,5 @@ int admission_check(const struct request *req,
                 return restrict_node(req->who->subject, stored, object, ret);
         if (strcmp(kind->plural, "pods") == 0 && stored)
                 return pod_update(kind, stored, object, ret);
-        if (strcmp(kind->plural, "pods") == 0)
-                return admission_quota(req, object, ret); /* admission_quota.c */
         return 1;
 }

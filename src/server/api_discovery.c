@@ -99,25 +99,36 @@ int handle_api(const struct request *req, const struct route *route, struct repl
                                     req->api->server_address));
 }
 
-static json_t *group_json(const char *group)
+static json_t *group_version_json(const char *group, const char *version)
 {
-        const char *version = api_group_version(group);
         char group_version[128];
 
         snprintf(group_version, sizeof group_version, "%s/%s", group, version);
-        return json_pack("{s:s, s:[{s:s, s:s}], s:{s:s, s:s}}",
-                         "name",
-                         group,
-                         "versions",
-                         "groupVersion",
-                         group_version,
-                         "version",
-                         version,
-                         "preferredVersion",
-                         "groupVersion",
-                         group_version,
-                         "version",
-                         version);
+        return json_pack("{s:s, s:s}", "groupVersion", group_version, "version", version);
+}
+
+/* An APIGroup: every version the group serves, the preferred first. NULL without memory. */
+static json_t *group_json(const char *group)
+{
+        const char *versions[API_VERSIONS_MAX];
+        size_t n = api_group_versions(group, versions, API_VERSIONS_MAX);
+        json_t *list = json_array();
+
+        if (n == 0)
+                versions[n++] = "v1";
+        for (size_t i = 0; list && i < n; i++)
+                if (json_array_append_new(list, group_version_json(group, versions[i])) < 0) {
+                        json_decref(list);
+                        return NULL;
+                }
+        return list ? json_pack("{s:s, s:o, s:o}",
+                                "name",
+                                group,
+                                "versions",
+                                list,
+                                "preferredVersion",
+                                group_version_json(group, versions[0]))
+                    : NULL;
 }
 
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret)
@@ -230,12 +241,13 @@ static int append_resources(json_t *resources, const struct xp_kind *kind)
 }
 
 /* The resources of a group version: its kinds, then its reviews. NULL without memory. */
-static json_t *group_resources(const char *group)
+static json_t *group_resources(const char *group, const char *version)
 {
         json_t *resources = json_array();
 
         for (size_t i = 0; resources && i < xp_kinds_n; i++)
                 if (strcmp(xp_kinds[i]->group, group) == 0 &&
+                    strcmp(xp_kinds[i]->version, version) == 0 &&
                     append_resources(resources, xp_kinds[i]) < 0) {
                         json_decref(resources);
                         return NULL;
@@ -243,7 +255,7 @@ static json_t *group_resources(const char *group)
         for (size_t i = 0; resources && i < api_reviews_n; i++) {
                 const struct api_review *review = &api_reviews[i];
 
-                if (strcmp(review->group, group) == 0 &&
+                if (strcmp(review->group, group) == 0 && strcmp(version, "v1") == 0 &&
                     json_array_append_new(resources,
                                           resource_entry(review->plural,
                                                          review->singular,
@@ -266,7 +278,7 @@ int handle_api_resources(const struct request *req, const struct route *route, s
         (void)route;
         if (group[0] && !api_group_served(group))
                 return reply_no_group(req, ret);
-        resources = group_resources(group);
+        resources = group_resources(group, group[0] ? req->version : "v1");
         if (!resources)
                 return -ENOMEM;
         if (group[0])

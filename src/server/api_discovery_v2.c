@@ -28,10 +28,9 @@ bool discovery_aggregated(const struct request *req)
         return strstr(accept, AGGREGATED_V2) || strstr(accept, AGGREGATED_V2BETA1);
 }
 
-static json_t *response_kind(const char *group, const char *kind)
+static json_t *response_kind(const char *group, const char *version, const char *kind)
 {
-        return json_pack(
-            "{s:s, s:s, s:s}", "group", group, "version", api_group_version(group), "kind", kind);
+        return json_pack("{s:s, s:s, s:s}", "group", group, "version", version, "kind", kind);
 }
 
 /* Sets key to a list of the strings, when there are any. */
@@ -43,6 +42,7 @@ static int set_list(json_t *object, const char *key, const char *const *strings)
 }
 
 static json_t *resource(const char *group,
+                        const char *version,
                         const char *plural,
                         const char *singular,
                         const char *kind,
@@ -53,7 +53,7 @@ static json_t *resource(const char *group,
                          "resource",
                          plural,
                          "responseKind",
-                         response_kind(group, kind),
+                         response_kind(group, version, kind),
                          "scope",
                          namespaced ? "Namespaced" : "Cluster",
                          "singularResource",
@@ -81,7 +81,9 @@ static int add_subresources(json_t *entry, const struct xp_kind *kind)
                                   "subresource",
                                   sub->name,
                                   "responseKind",
-                                  response_kind(sub->group ? sub->group : kind->group, sub->kind),
+                                  response_kind(sub->group ? sub->group : kind->group,
+                                                sub->version ? sub->version : kind->version,
+                                                sub->kind),
                                   "verbs",
                                   api_string_array(sub->verbs))) < 0)
                         return -ENOMEM;
@@ -92,6 +94,7 @@ static int add_subresources(json_t *entry, const struct xp_kind *kind)
 static int add_kind(json_t *resources, const struct xp_kind *kind)
 {
         json_t *entry = resource(kind->group,
+                                 kind->version,
                                  kind->plural,
                                  kind->singular,
                                  kind->kind,
@@ -105,39 +108,62 @@ static int add_kind(json_t *resources, const struct xp_kind *kind)
         return add_subresources(entry, kind);
 }
 
-/* One group's entry, its only version v1 with its kinds and reviews. NULL without memory. */
-static json_t *group_entry(const char *group)
+/* One version of a group: its kinds and reviews, as the aggregated document lists them. */
+static json_t *version_entry(const char *group, const char *version)
 {
-        json_t *resources = json_array(), *metadata;
+        json_t *resources = json_array();
 
         for (size_t i = 0; resources && i < xp_kinds_n; i++)
-                if (strcmp(xp_kinds[i]->group, group) == 0 && add_kind(resources, xp_kinds[i]) < 0)
+                if (strcmp(xp_kinds[i]->group, group) == 0 &&
+                    strcmp(xp_kinds[i]->version, version) == 0 &&
+                    add_kind(resources, xp_kinds[i]) < 0)
                         goto fail;
-        for (size_t i = 0; resources && i < api_reviews_n; i++) {
+        for (size_t i = 0; resources && i < api_reviews_n && strcmp(version, "v1") == 0; i++) {
                 const struct api_review *r = &api_reviews[i];
 
                 if (strcmp(r->group, group) == 0 &&
-                    json_array_append_new(
-                        resources,
-                        resource(group, r->plural, r->singular, r->kind, false, api_review_verbs)) <
-                        0)
+                    json_array_append_new(resources,
+                                          resource(group,
+                                                   version,
+                                                   r->plural,
+                                                   r->singular,
+                                                   r->kind,
+                                                   false,
+                                                   api_review_verbs)) < 0)
                         goto fail;
         }
-        metadata = group[0] ? json_pack("{s:s, s:n}", "name", group, "creationTimestamp")
-                            : json_pack("{s:n}", "creationTimestamp");
-        return json_pack("{s:o, s:[{s:s, s:o, s:s}]}",
-                         "metadata",
-                         metadata,
-                         "versions",
-                         "version",
-                         api_group_version(group),
-                         "resources",
-                         resources,
-                         "freshness",
-                         "Current");
+        return resources ? json_pack("{s:s, s:o, s:s}",
+                                     "version",
+                                     version,
+                                     "resources",
+                                     resources,
+                                     "freshness",
+                                     "Current")
+                         : NULL;
 fail:
         json_decref(resources);
         return NULL;
+}
+
+/* One group's entry: its versions, the preferred first. NULL without memory. */
+static json_t *group_entry(const char *group)
+{
+        const char *versions[API_VERSIONS_MAX];
+        size_t n = api_group_versions(group, versions, API_VERSIONS_MAX);
+        json_t *list = json_array(), *metadata;
+
+        if (n == 0)
+                versions[n++] = "v1";
+        for (size_t i = 0; list && i < n; i++)
+                if (json_array_append_new(list, version_entry(group, versions[i])) < 0) {
+                        json_decref(list);
+                        return NULL;
+                }
+        if (!list)
+                return NULL;
+        metadata = group[0] ? json_pack("{s:s, s:n}", "name", group, "creationTimestamp")
+                            : json_pack("{s:n}", "creationTimestamp");
+        return json_pack("{s:o, s:o}", "metadata", metadata, "versions", list);
 }
 
 /* metrics.k8s.io (api_metrics.c) in the aggregated form: kubectl top looks for it here. */

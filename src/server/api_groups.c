@@ -5,6 +5,7 @@
  * node authoriser's rules at once.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -85,12 +86,69 @@ bool api_group_served(const char *group)
         return false;
 }
 
-const char *api_group_version(const char *group)
+/* Kubernetes' version priority: GA before beta before alpha, then the higher number. */
+static long version_rank(const char *v)
 {
+        char *end;
+        long major = v[0] == 'v' ? strtol(v + 1, &end, 10) : 0;
+        long stability = 3, minor = 0;
+
+        if (v[0] != 'v' || end == v + 1)
+                return 0;
+        if (strncmp(end, "beta", 4) == 0)
+                stability = 2, minor = strtol(end + 4, NULL, 10);
+        else if (strncmp(end, "alpha", 5) == 0)
+                stability = 1, minor = strtol(end + 5, NULL, 10);
+        else if (*end)
+                return 0;
+        return stability * 1000000 + major * 1000 + minor;
+}
+
+static void add_version(const char **versions, size_t *n, size_t max, const char *v)
+{
+        size_t at = 0;
+
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp(versions[i], v) == 0)
+                        return;
+        if (*n == max)
+                return;
+        while (at < *n && version_rank(versions[at]) >= version_rank(v))
+                at++;
+        memmove(versions + at + 1, versions + at, (*n - at) * sizeof *versions);
+        versions[at] = v;
+        (*n)++;
+}
+
+size_t api_group_versions(const char *group, const char **ret, size_t max)
+{
+        size_t n = 0;
+
         for (size_t i = 0; group && i < xp_kinds_n; i++)
                 if (strcmp(xp_kinds[i]->group, group) == 0)
-                        return xp_kinds[i]->version;
-        return "v1";
+                        add_version(ret, &n, max, xp_kinds[i]->version);
+        for (size_t i = 0; group && i < api_reviews_n; i++)
+                if (strcmp(api_reviews[i].group, group) == 0)
+                        add_version(ret, &n, max, "v1");
+        return n;
+}
+
+const char *api_group_version(const char *group)
+{
+        const char *versions[API_VERSIONS_MAX];
+
+        return api_group_versions(group, versions, API_VERSIONS_MAX) ? versions[0] : "v1";
+}
+
+bool api_group_has_version(const char *group, const char *version)
+{
+        const char *versions[API_VERSIONS_MAX];
+        size_t n = api_group_versions(group, versions, API_VERSIONS_MAX);
+
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(versions[i], version) == 0)
+                        return true;
+        return false;
 }
 
 /* ---- subresources ------------------------------------------------------------------------------

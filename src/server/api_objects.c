@@ -368,8 +368,12 @@ struct admit_ctx {
 static int admit_create(void *userdata, const json_t *object)
 {
         struct admit_ctx *c = userdata;
+        int r = admission_check(c->req, c->kind, NULL, 0, object, c->ret);
 
-        return admission_check(c->req, c->kind, NULL, 0, object, c->ret);
+        /* quotas last, as Kubernetes' ResourceQuota: what they count is defaulted by now */
+        if (r > 0 && is_pods(c->kind))
+                r = admission_quota(c->req, object, c->ret); /* admission_quota.c */
+        return r;
 }
 
 int handle_create(const struct request *req, const struct route *route, struct reply *ret)

@@ -23,7 +23,7 @@
 #include "xpool/map.h"
 #include "xpool/openapi.h"
 
-#define MAX_DOCS 8 /* the core group and the named ones */
+#define MAX_DOCS 48 /* the core group and each version of the named ones */
 
 struct openapi_doc {
         char *text;
@@ -292,38 +292,43 @@ static int review_paths(json_t *paths, enum xp_openapi_version v, const struct a
 }
 
 /* The kinds of group (NULL: every group), for the schemas' x-kubernetes-group-version-kind. */
-static size_t group_kinds(const char *group, struct xp_openapi_kind *kinds, size_t max)
+static size_t
+group_kinds(const char *group, const char *version, struct xp_openapi_kind *kinds, size_t max)
 {
         size_t n = 0;
 
         for (size_t i = 0; i < xp_kinds_n && n < max; i++)
-                if (!group || strcmp(xp_kinds[i]->group, group) == 0)
+                if (!group || (strcmp(xp_kinds[i]->group, group) == 0 &&
+                               strcmp(xp_kinds[i]->version, version) == 0))
                         kinds[n++] = (struct xp_openapi_kind){
                             xp_kinds[i]->schema_type ? xp_kinds[i]->schema_type : xp_kinds[i]->kind,
                             xp_kinds[i]->group,
                             xp_kinds[i]->version,
                             xp_kinds[i]->kind};
         for (size_t i = 0; i < api_reviews_n && n < max; i++)
-                if (!group || strcmp(api_reviews[i].group, group) == 0)
+                if (!group ||
+                    (strcmp(api_reviews[i].group, group) == 0 && strcmp(version, "v1") == 0))
                         kinds[n++] = (struct xp_openapi_kind){
                             api_reviews[i].kind, api_reviews[i].group, "v1", api_reviews[i].kind};
         return n;
 }
 
 /* The paths and schemas of group (NULL: all of them, for v2). NULL without memory. */
-static json_t *document(enum xp_openapi_version v, const char *group)
+static json_t *document(enum xp_openapi_version v, const char *group, const char *version)
 {
         struct xp_openapi_kind kinds[64];
         const struct xp_apischema *schema;
         json_t *paths = json_object(), *schemas = NULL;
-        size_t n = group_kinds(group, kinds, 64);
+        size_t n = group_kinds(group, version, kinds, 64);
         int r = paths ? 0 : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < xp_kinds_n; i++)
-                if (!group || strcmp(xp_kinds[i]->group, group) == 0)
+                if (!group || (strcmp(xp_kinds[i]->group, group) == 0 &&
+                               strcmp(xp_kinds[i]->version, version) == 0))
                         r = kind_paths(paths, v, xp_kinds[i]);
         for (size_t i = 0; r >= 0 && i < api_reviews_n; i++)
-                if (!group || strcmp(api_reviews[i].group, group) == 0)
+                if (!group ||
+                    (strcmp(api_reviews[i].group, group) == 0 && strcmp(version, "v1") == 0))
                         r = review_paths(paths, v, &api_reviews[i]);
         if (r >= 0)
                 r = xp_apischema_builtin(&schema, NULL);
@@ -375,28 +380,37 @@ static char *dump(json_t *doc)
         return text;
 }
 
+/* The v3 document of one group version (the core group: "" and v1). */
+static int make_doc(const char *group, const char *version)
+{
+        struct openapi_doc *d = &docs.v3[docs.n_v3];
+
+        if (docs.n_v3 == MAX_DOCS)
+                return 0;
+        d->text = dump(document(XP_OPENAPI_V3, group, version));
+        if (!d->text)
+                return -ENOMEM;
+        if (group[0])
+                snprintf(d->key, sizeof d->key, "apis/%s/%s", group, version);
+        else
+                snprintf(d->key, sizeof d->key, "api/v1");
+        text_hash(d->text, d->hash);
+        docs.n_v3++;
+        return 0;
+}
+
 static void make_docs(void)
 {
-        const char *const *groups = api_groups();
+        int r = make_doc("", "v1");
 
-        for (size_t i = 0; (i == 0 || groups[i - 1]) && i < MAX_DOCS; i++) {
-                const char *group = i == 0 ? "" : groups[i - 1];
-                struct openapi_doc *d = &docs.v3[docs.n_v3];
+        for (const char *const *g = api_groups(); r >= 0 && *g; g++) {
+                const char *versions[API_VERSIONS_MAX];
+                size_t n = api_group_versions(*g, versions, API_VERSIONS_MAX);
 
-                d->text = dump(document(XP_OPENAPI_V3, group));
-                if (!d->text) {
-                        docs.error = -ENOMEM;
-                        return;
-                }
-                if (group[0])
-                        snprintf(
-                            d->key, sizeof d->key, "apis/%s/%s", group, api_group_version(group));
-                else
-                        snprintf(d->key, sizeof d->key, "api/v1");
-                text_hash(d->text, d->hash);
-                docs.n_v3++;
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        r = make_doc(*g, versions[i]);
         }
-        docs.v2 = dump(document(XP_OPENAPI_V2, NULL));
+        docs.v2 = r >= 0 ? dump(document(XP_OPENAPI_V2, NULL, NULL)) : NULL;
         if (!docs.v2)
                 docs.error = -ENOMEM;
 }

@@ -195,7 +195,14 @@ int handle_scale(const struct request *req, const struct route *route, struct re
                 r = scale_once(req, kind, ret);
         if (r == -ESTALE)
                 return reply_store_error(ret, -ESTALE, kind, req->name, NULL);
-        /* the written object answers as its Scale */
+        /* the written object answers as its Scale (the store's text first read back) */
+        if (r >= 0 && req->method != HTTP_GET && ret->code == 200 && !ret->body && ret->text) {
+                ret->body = json_loads(ret->text, 0, NULL);
+                if (!ret->body)
+                        return -ENOMEM;
+                free(ret->text);
+                ret->text = NULL;
+        }
         if (r >= 0 && req->method != HTTP_GET && ret->code == 200 && ret->body) {
                 scale = scale_of(kind, ret->body);
                 if (!scale)

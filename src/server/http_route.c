@@ -110,9 +110,9 @@ static int route_lookup(enum http_method method,
 
                 if (!route_match(route.pattern, path, ret))
                         continue;
-                /* a group is served in one version: /apis/apps/v1, /apis/autoscaling/v2 */
+                /* a group's versions are its kinds': /apis/scheduling.k8s.io/v1 and v1alpha1 */
                 if (ret->has_version && ret->has_group &&
-                    strcmp(ret->version, api_group_version(ret->group)) != 0)
+                    !api_group_has_version(ret->group, ret->version))
                         continue;
                 if (route.flags) {
                         route.kind = route_kind(&route, ret);

@@ -471,6 +471,12 @@ bool api_group_served(const char *group);
 /* The one version served of group: its kinds' ("autoscaling": "v2"); "v1" for the core group
  * and the reviews' groups. */
 const char *api_group_version(const char *group);
+/* The most versions a group serves at once. */
+#define API_VERSIONS_MAX 4
+/* The versions group serves (its kinds' and reviews'), the preferred first, as Kubernetes
+ * orders them (GA, beta, alpha): their count, at most max. */
+size_t api_group_versions(const char *group, const char **ret, size_t max);
+bool api_group_has_version(const char *group, const char *version);
 
 /* A subresource of a kind ("pods/status"): the kind it takes and its verbs (NULL-terminated). */
 struct api_subresource {

@@ -127,12 +127,12 @@ extern const struct xp_kind xp_kind_workload;      /* kind_gang.c */
 extern const struct xp_kind xp_kind_podgroup;      /* kind_gang.c */
 extern const struct xp_kind xp_kind_priorityclass; /* kind_priorityclass.c */
 extern const struct xp_kind xp_kind_queue;         /* kind_queue.c */
-extern const struct xp_kind xp_kind_deployment; /* kind_apps.c */
-extern const struct xp_kind xp_kind_replicaset; /* kind_apps.c */
-extern const struct xp_kind xp_kind_daemonset;  /* kind_apps.c */
-extern const struct xp_kind xp_kind_job;        /* kind_batch_job.c */
-extern const struct xp_kind xp_kind_cronjob;    /* kind_batch_cronjob.c */
-extern const struct xp_kind xp_kind_hpa;        /* kind_autoscaling_hpa.c */
+extern const struct xp_kind xp_kind_deployment;    /* kind_apps.c */
+extern const struct xp_kind xp_kind_replicaset;    /* kind_apps.c */
+extern const struct xp_kind xp_kind_daemonset;     /* kind_apps.c */
+extern const struct xp_kind xp_kind_job;           /* kind_batch_job.c */
+extern const struct xp_kind xp_kind_cronjob;       /* kind_batch_cronjob.c */
+extern const struct xp_kind xp_kind_hpa;           /* kind_autoscaling_hpa.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;
