@@ -783,12 +783,21 @@ static bool core(const struct auth_request *req)
         return !req->group || !req->group[0];
 }
 
+/* Secrets are the admin's alone: Kubernetes' view role leaves them out, and a node reads none
+ * until the node authorizer's rule (only those its own pods name) is in place. */
+static bool secret(const struct auth_request *req)
+{
+        return core(req) && streq(req->resource, "secrets");
+}
+
 static enum auth_decision authorize_node(const char *node, const struct auth_request *req)
 {
         const char *sub = req->subresource;
 
         if (!req->resource)
                 return is_read(req->verb) ? AUTH_ALLOW : AUTH_DENY;
+        if (secret(req))
+                return AUTH_DENY;
         if (core(req) && streq(req->resource, "pods")) {
                 if (streq(sub, "log"))
                         return req->verb == AUTH_GET ? AUTH_ALLOW_IF_POD_ON_NODE : AUTH_DENY;
@@ -887,7 +896,7 @@ enum auth_decision auth_authorize(const struct auth_identity *who,
         else if (who->role == XP_TOKEN_ADMIN)
                 d = AUTH_ALLOW;
         else if (who->role == XP_TOKEN_READER)
-                d = is_read(req->verb) ? AUTH_ALLOW : AUTH_DENY;
+                d = is_read(req->verb) && !secret(req) ? AUTH_ALLOW : AUTH_DENY;
         else if (who->role == XP_TOKEN_NODE)
                 d = authorize_node(who->subject, req);
         if (d == AUTH_DENY)

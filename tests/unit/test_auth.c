@@ -592,6 +592,35 @@ static void forbidden_messages(void **state)
         }
 }
 
+/* Secrets are the admin's: a reader (as Kubernetes' view role) and a node read none. */
+static void secrets_are_the_admins(void **state)
+{
+        struct auth_identity admin = {.role = XP_TOKEN_ADMIN, .subject = "ops"};
+        struct auth_identity node = {.role = XP_TOKEN_NODE, .subject = "n1"};
+        struct auth_identity reader = {.role = XP_TOKEN_READER, .subject = "ci"};
+        struct auth_request req = {.verb = AUTH_GET,
+                                   .group = "",
+                                   .resource = "secrets",
+                                   .namespace = "default",
+                                   .name = "db"};
+        char reason[512];
+
+        (void)state;
+        assert_int_equal(auth_authorize(&admin, &req, reason, sizeof(reason)), AUTH_ALLOW);
+        assert_int_equal(auth_authorize(&reader, &req, reason, sizeof(reason)), AUTH_DENY);
+        assert_string_equal(
+            reason,
+            "secrets \"db\" is forbidden: User \"system:reader:ci\" cannot get resource \"secrets\" in API group \"\" in the namespace \"default\"");
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_DENY);
+        req.verb = AUTH_LIST;
+        req.name = NULL;
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_DENY);
+        assert_int_equal(auth_authorize(&reader, &req, reason, sizeof(reason)), AUTH_DENY);
+        req.resource = "configmaps";
+        assert_int_equal(auth_authorize(&reader, &req, reason, sizeof(reason)), AUTH_ALLOW);
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_ALLOW);
+}
+
 static void strings(void **state)
 {
         (void)state;
@@ -619,6 +648,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
             cmocka_unit_test(role_verb_table),
             cmocka_unit_test(forbidden_messages),
+            cmocka_unit_test(secrets_are_the_admins),
             cmocka_unit_test(strings),
         };
 
