@@ -70,7 +70,8 @@ static int by_target(const void *pa, const void *pb)
 /* Points each node at its run of pods (pods sorted by target node). */
 static void group(struct xp_ds_node *nodes, size_t n, struct xp_rs_pod *pods, size_t n_pods)
 {
-        qsort(pods, n_pods, sizeof(*pods), by_target);
+        if (n_pods > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(pods, n_pods, sizeof(*pods), by_target);
         for (size_t i = 0; i < n; i++)
                 for (size_t k = 0; k < n_pods; k++) {
                         const char *t = target_node(pods[k].object);

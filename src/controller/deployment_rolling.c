@@ -171,7 +171,8 @@ int32_t xp_deploy_rolling_old(const struct xp_deploy_spec *spec,
 
         if (old_count == 0)
                 return 0;
-        qsort(old, n_old, sizeof(*old), by_creation);
+        if (n_old > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(old, n_old, sizeof(*old), by_creation);
         most = all - min_available - (new_unavailable > 0 ? new_unavailable : 0);
         if (most <= 0)
                 return 0;

@@ -112,7 +112,8 @@ static void proportionally(const struct xp_deploy_spec *spec, struct xp_deploy_r
         to_add = (int32_t)(allowed - sum);
         if (to_add == 0)
                 return;
-        qsort(all, n, sizeof(*all), to_add > 0 ? by_size_newer : by_size_older);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(all, n, sizeof(*all), to_add > 0 ? by_size_newer : by_size_older);
         for (size_t i = 0; i < n; i++) {
                 int32_t p = proportion(spec, &all[i], to_add, added);
 

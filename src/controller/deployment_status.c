@@ -90,7 +90,8 @@ xp_deploy_history_cleanup(const struct xp_deploy_rs *old, size_t n_old, int32_t 
         if (limit < 0)
                 limit = 0;
         if (n > (size_t)limit) {
-                qsort(c, n, sizeof(*c), by_revision);
+                if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                        qsort(c, n, sizeof(*c), by_revision);
                 for (size_t i = 0; i < n - (size_t)limit; i++)
                         ret[out++] = c[i].index;
         }

@@ -138,5 +138,6 @@ static int compare_pods(const void *a, const void *b)
 void xp_rs_pods_sort_for_deletion(struct xp_rs_pod *pods, size_t n)
 {
         if (n > 1)
-                qsort(pods, n, sizeof(*pods), compare_pods);
+                if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                        qsort(pods, n, sizeof(*pods), compare_pods);
 }

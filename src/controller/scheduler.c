@@ -609,7 +609,8 @@ static int64_t schedule_pass(struct xp_scheduler *s)
         if (!active)
                 return WAKE_MS;
         n = active_pods(s, active, &wake);
-        qsort(active, n, sizeof *active, pending_compare);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(active, n, sizeof *active, pending_compare);
         s->pass++;
         /* the rest waits for the workers to catch up (the next pass, after their writes) */
         for (size_t i = 0; i < n && !xp_controller_stopping(s->loop) && s->inflight < INFLIGHT_MAX;

@@ -45,7 +45,8 @@ static struct pending **members_of(struct xp_scheduler *s, struct pending *p, si
                 m[n++] = q;
         }
         /* the members in order of their names: the same gang reads the same every time */
-        qsort(m, n, sizeof(*m), by_name);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(m, n, sizeof(*m), by_name);
         *ret_n = n;
         return m;
 }

@@ -33,7 +33,8 @@ static int print_values(FILE *f, const json_t *values)
         if (!sorted)
                 return -ENOMEM;
         json_array_foreach(values, i, v) sorted[i] = json_is_string(v) ? json_string_value(v) : "";
-        qsort(sorted, n, sizeof(*sorted), by_string);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(sorted, n, sizeof(*sorted), by_string);
         fputc('(', f);
         for (i = 0; i < n; i++)
                 fprintf(f, "%s%s", i ? "," : "", sorted[i]);
@@ -89,7 +90,8 @@ int xp_json_label_selector_string(const json_t *selector, char **ret)
         if (!reqs)
                 return -ENOMEM;
         n = collect(selector, reqs);
-        qsort(reqs, n, sizeof(*reqs), by_key);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(reqs, n, sizeof(*reqs), by_key);
         f = open_memstream(&text, &len);
         if (!f) {
                 free(reqs);

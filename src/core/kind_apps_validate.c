@@ -67,7 +67,8 @@ static void put_string_map(struct gobuf *b, const json_t *map)
                 return;
         }
         json_object_foreach((json_t *)map, key, v) keys[i++] = key;
-        qsort(keys, n, sizeof(*keys), by_key);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(keys, n, sizeof(*keys), by_key);
         put(b, "map[string]string{");
         for (i = 0; i < n; i++) {
                 if (i)

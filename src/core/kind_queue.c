@@ -149,7 +149,8 @@ static int cell_map(json_t *cells, const json_t *map, const char *field)
         const char *k;
 
         json_object_foreach((json_t *)map, k, v) if (n < XP_ELEMENTSOF(keys)) keys[n++] = k;
-        qsort(keys, n, sizeof(*keys), compare_keys);
+        if (n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(keys, n, sizeof(*keys), compare_keys);
         for (size_t i = 0; i < n && len < sizeof(text); i++) {
                 v = json_object_get(map, keys[i]);
                 if (field)

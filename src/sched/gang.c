@@ -429,7 +429,8 @@ static int try_one_domain(
                 return r;
         *ret_any = d.n > 0;
         if (d.n > 1)
-                qsort(d.items, d.n, sizeof(*d.items), room_ascending);
+                if (d.n > 1) /* an empty array may be NULL, which qsort may not take */
+                        qsort(d.items, d.n, sizeof(*d.items), room_ascending);
         r = 0;
         for (size_t k = 0; k < d.n && r == 0; k++) {
                 if (d.items[k].room < (int64_t)g->n)
@@ -452,7 +453,8 @@ static int spread(struct gang *g, const char *key, const struct podreq *req, str
         if (r < 0)
                 return r;
         if (d.n > 1)
-                qsort(d.items, d.n, sizeof(*d.items), room_descending);
+                if (d.n > 1) /* an empty array may be NULL, which qsort may not take */
+                        qsort(d.items, d.n, sizeof(*d.items), room_descending);
         r = place_members(g, d.items, d.n, true, err);
         domains_done(&d);
         return r;

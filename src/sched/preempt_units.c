@@ -137,7 +137,8 @@ int units_of_node(struct xp_sched *sched,
                 units_done(&us);
                 return r;
         }
-        qsort(us.items, us.n, sizeof(*us.items), unit_compare);
+        if (us.n > 1) /* an empty array may be NULL, which qsort may not take */
+                qsort(us.items, us.n, sizeof(*us.items), unit_compare);
         *ret = us;
         return 0;
 }

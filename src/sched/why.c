@@ -306,7 +306,8 @@ static int classify(struct xp_sched *sched, const struct pctx *ctx, struct class
                         return r;
         }
         if (cs->n > 1)
-                qsort(cs->items, cs->n, sizeof(*cs->items), by_count);
+                if (cs->n > 1) /* an empty array may be NULL, which qsort may not take */
+                        qsort(cs->items, cs->n, sizeof(*cs->items), by_count);
         return 0;
 }
 
