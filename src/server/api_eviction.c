@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pods/eviction subresource (policy/v1 Eviction), as kubectl drain uses it: POST an Eviction
- * (JSON, or protobuf as client-go sends it) naming the pod, with optional DeleteOptions; the pod
- * is deleted as a DELETE with those options would (gracefully) and the answer is 201 with a
- * Success Status, as kube-apiserver answers. xpool has no PodDisruptionBudgets yet, so no
- * budget ever refuses an eviction: what Kubernetes does for a pod no budget selects.
+ * (JSON, or protobuf as client-go sends it) naming the pod, with optional DeleteOptions. As
+ * kube-apiserver's EvictionREST: a pod that is Pending, done or being deleted goes at once; else
+ * the PodDisruptionBudget that selects it must allow a disruption, which the eviction spends
+ * (disruptionsAllowed one less, the pod in disruptedPods, written with the budget's version as
+ * precondition and redone on a conflict) before the pod is deleted as a DELETE with those options
+ * would. A budget that allows none answers 429 TooManyRequests with the DisruptionBudget cause;
+ * two budgets over one pod answer 500; a pod that is not ready goes without spending the budget
+ * when the budget is met or its unhealthyPodEvictionPolicy is AlwaysAllow. The answer to an
+ * eviction done is 201 with a Success Status. The decisions are xpool/disruption.h's.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
+#include "xpool/disruption.h"
+#include "xpool/doc.h"
 #include "xpool/protobuf.h"
 #include "xpool/registry.h"
 #include "xpool/strutil.h"
@@ -53,6 +61,160 @@ static int eviction_body(const struct request *req,
         return 1;
 }
 
+/* A Status whose details hold only causes, as kube-apiserver's NewTooManyRequests with them. */
+static int reply_budget_refusal(
+    struct reply *ret, unsigned code, const char *reason, const char *message, const char *cause)
+{
+        json_t *status = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:[{s:s, s:s}]}, s:I}",
+                                   "kind",
+                                   "Status",
+                                   "apiVersion",
+                                   "v1",
+                                   "metadata",
+                                   "status",
+                                   "Failure",
+                                   "message",
+                                   message,
+                                   "reason",
+                                   reason,
+                                   "details",
+                                   "causes",
+                                   "reason",
+                                   "DisruptionBudget",
+                                   "message",
+                                   cause,
+                                   "code",
+                                   (json_int_t)code);
+
+        return reply_json(ret, code, status);
+}
+
+#define BUDGET_MESSAGE "Cannot evict pod as it would violate the pod's disruption budget."
+
+/* The budgets of the pod's namespace that select it: a new array, or NULL with ret filled. */
+static json_t *pod_budgets(const struct request *req, const json_t *pod, struct reply *ret, int *r)
+{
+        struct xp_error err = {0};
+        json_t *pdbs = NULL, *matching = json_array(), *pdb;
+        uint64_t version;
+        size_t i;
+
+        *r = matching ? xp_store_list(req->api->store,
+                                      "poddisruptionbudgets",
+                                      req->namespace,
+                                      &pdbs,
+                                      &version,
+                                      &err)
+                      : -ENOMEM;
+        json_array_foreach(pdbs, i, pdb)
+        {
+                if (*r >= 0 && xp_disruption_selects(pdb, pod))
+                        *r = json_array_append(matching, pdb) < 0 ? -ENOMEM : 0;
+        }
+        json_decref(pdbs);
+        if (*r < 0) {
+                json_decref(matching);
+                if (*r != -ENOMEM)
+                        *r = reply_store_error(ret, *r, &xp_kind_pdb, NULL, &err);
+                return NULL;
+        }
+        return matching;
+}
+
+struct spend {
+        const char *pod;
+        bool dry;
+        struct xp_error err; /* the refusal's cause */
+};
+
+/* The registry's change on the budget: Kubernetes' checkAndDecrement. */
+static int spend_budget(json_t *pdb, void *userdata)
+{
+        struct spend *s = userdata;
+        int r = xp_eviction_decrement(pdb, s->pod, time(NULL), &s->err);
+
+        return r > 0 && s->dry ? 0 : r; /* a dry run writes nothing */
+}
+
+/*
+ * Whether the budgets let the pod go: 1 yes (a budget spent), 0 with ret filled (refused), or
+ * -ENOMEM.
+ */
+static int budget_allows(const struct request *req, const json_t *pod, bool dry, struct reply *ret)
+{
+        struct spend s = {.pod = req->name, .dry = dry};
+        const json_t *pdb;
+        char what[160];
+        json_t *budgets;
+        int r;
+
+        if (xp_eviction_ignores_budgets(pod))
+                return 1;
+        budgets = pod_budgets(req, pod, ret, &r);
+        if (!budgets)
+                return r;
+        if (json_array_size(budgets) > 1) {
+                json_decref(budgets);
+                return reply_json(
+                    ret,
+                    500,
+                    json_pack(
+                        "{s:s, s:s, s:{}, s:s, s:s, s:I}",
+                        "kind",
+                        "Status",
+                        "apiVersion",
+                        "v1",
+                        "metadata",
+                        "status",
+                        "Failure",
+                        "message",
+                        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+                        "code",
+                        (json_int_t)500));
+        }
+        pdb = json_array_get(budgets, 0);
+        if (!pdb || xp_eviction_unhealthy_allowed(pdb, pod)) {
+                json_decref(budgets);
+                return 1;
+        }
+        snprintf(what, sizeof(what), "%s", xp_json_str_at(pdb, "metadata.name", ""));
+        json_decref(budgets);
+        r = xp_registry_change(req->api->registry,
+                               "poddisruptionbudgets",
+                               req->namespace,
+                               what,
+                               spend_budget,
+                               &s,
+                               NULL,
+                               &s.err);
+        if (r >= 0)
+                return 1;
+        if (r == -EAGAIN)
+                return reply_budget_refusal(
+                    ret, 429, "TooManyRequests", BUDGET_MESSAGE, xp_error_message(&s.err));
+        if (r == -EPERM)
+                return reply_status_group(ret,
+                                          403,
+                                          "Forbidden",
+                                          what,
+                                          "policy",
+                                          "poddisruptionbudget",
+                                          "poddisruptionbudget.policy \"%s\" is forbidden: %s",
+                                          what,
+                                          xp_error_message(&s.err));
+        if (r == -ESTALE)
+                return reply_status_group(
+                    ret,
+                    504,
+                    "Timeout",
+                    what,
+                    "policy",
+                    "poddisruptionbudget",
+                    "couldn't update PodDisruptionBudget \"%s\" due to conflicts",
+                    what);
+        return r == -ENOMEM ? r : reply_store_error(ret, r, &xp_kind_pdb, what, &s.err);
+}
+
 int handle_eviction(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *pods = route->kind;
@@ -61,6 +223,7 @@ int handle_eviction(const struct request *req, const struct route *route, struct
         json_t *eviction = NULL, *pod = NULL;
         const json_t *delete_options;
         const char *name;
+        uint64_t version;
         bool removed;
         int r;
 
@@ -83,6 +246,16 @@ int handle_eviction(const struct request *req, const struct route *route, struct
                 if (r <= 0)
                         goto out;
         }
+        r = xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, &err);
+        if (r < 0) {
+                r = reply_store_error(ret, r, pods, req->name, &err);
+                goto out;
+        }
+        r = budget_allows(req, pod, options.dry, ret);
+        json_decref(pod);
+        pod = NULL;
+        if (r <= 0)
+                goto out;
         r = xp_registry_pod_delete(
             req->api->registry, req->namespace, req->name, &options, &pod, &removed, &err);
         json_decref(pod);

@@ -21,6 +21,7 @@
 #include "setup.h"
 #include "usage.h"
 #include "xpool/datadir.h"
+#include "xpool/disruption.h"
 #include "xpool/history.h"
 #include "xpool/history_feed.h"
 #include "xpool/http_door.h"
@@ -42,6 +43,7 @@ struct xp_server {
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
         struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
+        struct xp_disruption *disruption;     /* PodDisruptionBudgets' status */
         struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
         struct xp_poolstats *poolstats;       /* /metrics */
         struct xp_history_feed *history_feed; /* fills api.history */
@@ -103,6 +105,8 @@ static int start_state(struct xp_server *server,
                     server->api.store, server->api.history, &server->history_feed, err);
         if (r >= 0)
                 r = xp_quotastatus_start(server->api.registry, &server->quotastatus, err);
+        if (r >= 0)
+                r = xp_disruption_start(server->api.registry, &server->disruption, err);
         if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
         if (r < 0)
@@ -252,6 +256,7 @@ void xp_server_free(struct xp_server *server)
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
+        xp_disruption_free(server->disruption);
         xp_workloads_free(server->workloads);
         xp_poolstats_free(server->poolstats);
         xp_history_feed_free(server->history_feed);
