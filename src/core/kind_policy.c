@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kind_apps.h"
+#include "protobuf_internal.h"
 #include "schema.h"
 #include "table_internal.h"
 #include "xpool/doc.h"
@@ -153,6 +154,49 @@ static const struct xp_table_kind pdb_table = {
     .row = pdb_row,
 };
 
+/* policy/v1's generated.proto; kubectl create pdb sends metadata and spec. */
+static const struct pb_field_desc requirement_fields[] = {
+    STR(1, "key"),
+    STR(2, "operator"),
+    STRS(3, "values"),
+};
+static const struct pb_message requirement_pb = {
+    .name = "meta/v1 LabelSelectorRequirement",
+    .fields = requirement_fields,
+    .n_fields = XP_ELEMENTSOF(requirement_fields),
+};
+static const struct pb_field_desc label_selector_fields[] = {
+    SMAP(1, "matchLabels"),
+    MSGS(2, "matchExpressions", requirement_pb),
+};
+const struct pb_message xp_pb_label_selector = {
+    .name = "meta/v1 LabelSelector",
+    .fields = label_selector_fields,
+    .n_fields = XP_ELEMENTSOF(label_selector_fields),
+};
+
+MESSAGE(pdb_spec_pb,
+        "policy/v1 PodDisruptionBudgetSpec",
+        INTSTR(1, "minAvailable"),
+        MSG(2, "selector", xp_pb_label_selector),
+        INTSTR(3, "maxUnavailable"),
+        STR_P(4, "unhealthyPodEvictionPolicy"));
+
+/* the status a client sends is dropped (the controller's): its counters only */
+MESSAGE(pdb_status_pb,
+        "policy/v1 PodDisruptionBudgetStatus",
+        I64(1, "observedGeneration"),
+        I32(3, "disruptionsAllowed"),
+        I32(4, "currentHealthy"),
+        I32(5, "desiredHealthy"),
+        I32(6, "expectedPods"));
+
+MESSAGE(pdb_pb,
+        "policy/v1 PodDisruptionBudget",
+        MSG(1, "metadata", xp_pb_object_meta),
+        MSG(2, "spec", pdb_spec_pb),
+        MSG(3, "status", pdb_status_pb));
+
 static const char *const pdb_short_names[] = {"pdb", NULL};
 
 XP_DOC_KIND_DECODER(xp_kind_pdb)
@@ -171,4 +215,5 @@ const struct xp_kind xp_kind_pdb = {
     .doc_validate = pdb_validate,
     .table = &pdb_table,
     .status_subresource = true,
+    .protobuf = &pdb_pb,
 };

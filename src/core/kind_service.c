@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protobuf_internal.h"
 #include "schema.h"
 #include "table_internal.h"
 #include "xpool/doc.h"
@@ -309,6 +310,52 @@ static const struct xp_table_kind service_table = {
     .row = service_row,
 };
 
+/* core/v1's generated.proto; kubectl create service and expose send metadata and spec. */
+MESSAGE(service_port_pb,
+        "core/v1 ServicePort",
+        STR(1, "name"),
+        STR(2, "protocol"),
+        I32(3, "port"),
+        INTSTR(4, "targetPort"),
+        I32(5, "nodePort"),
+        STR_P(6, "appProtocol"));
+
+MESSAGE(client_ip_pb, "core/v1 ClientIPConfig", I32_P(1, "timeoutSeconds"));
+MESSAGE(affinity_config_pb, "core/v1 SessionAffinityConfig", MSG(1, "clientIP", client_ip_pb));
+
+MESSAGE(service_spec_pb,
+        "core/v1 ServiceSpec",
+        MSGS(1, "ports", service_port_pb),
+        SMAP(2, "selector"),
+        STR(3, "clusterIP"),
+        STR(4, "type"),
+        STRS(5, "externalIPs"),
+        STR(7, "sessionAffinity"),
+        STR(8, "loadBalancerIP"),
+        STRS(9, "loadBalancerSourceRanges"),
+        STR(10, "externalName"),
+        STR(11, "externalTrafficPolicy"),
+        I32(12, "healthCheckNodePort"),
+        BOOL(13, "publishNotReadyAddresses"),
+        MSG(14, "sessionAffinityConfig", affinity_config_pb),
+        STR_P(17, "ipFamilyPolicy"),
+        STRS(18, "clusterIPs"),
+        STRS(19, "ipFamilies"),
+        BOOL_P(20, "allocateLoadBalancerNodePorts"),
+        STR_P(21, "loadBalancerClass"),
+        STR_P(22, "internalTrafficPolicy"),
+        STR_P(23, "trafficDistribution"));
+
+/* the status a client sends is dropped: an empty load balancer only */
+MESSAGE(load_balancer_pb, "core/v1 LoadBalancerStatus", );
+MESSAGE(service_status_pb, "core/v1 ServiceStatus", MSG(1, "loadBalancer", load_balancer_pb));
+
+MESSAGE(service_pb,
+        "core/v1 Service",
+        MSG(1, "metadata", xp_pb_object_meta),
+        MSG(2, "spec", service_spec_pb),
+        MSG(3, "status", service_status_pb));
+
 static const char *const service_short_names[] = {"svc", NULL};
 static const char *const service_categories[] = {"all", NULL};
 
@@ -330,4 +377,5 @@ const struct xp_kind xp_kind_service = {
     .doc_validate = service_validate,
     .table = &service_table,
     .status_subresource = true,
+    .protobuf = &service_pb,
 };

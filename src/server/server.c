@@ -200,6 +200,17 @@ int xp_server_new(const struct xp_server_options *options,
                 goto fail;
 
         server->api.server_address = server->address;
+        r = service_ips_new(options->service_cluster_ip_range, &server->api.service_ips, err);
+        if (r >= 0) {
+                char first[16];
+
+                service_ips_first(server->api.service_ips, first);
+                r = service_kubernetes_reconcile(&server->api, first, host, server->port, err);
+                if (r < 0)
+                        xp_error_prefix(err, r, "cannot write the kubernetes Service");
+        }
+        if (r < 0)
+                goto fail;
         /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
         server->api.pod_toleration_seconds =
             ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
@@ -265,6 +276,7 @@ void xp_server_free(struct xp_server *server)
         srv_metrics_free(server->api.metrics);
         xp_history_free(server->api.history); /* HTTP handlers read it: after them */
         xp_registry_free(server->api.registry);
+        service_ips_free(server->api.service_ips);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         free(server->kubeconfig);
