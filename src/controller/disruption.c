@@ -9,9 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller.h"
-#include "informer.h"
-#include "workqueue.h"
+#include "nsqueue.h"
 #include "xpool/disruption.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
@@ -21,35 +19,19 @@
 #include "xpool/store.h"
 #include "xpool/strutil.h"
 
-#define RETRY_MIN_MS 100
-#define RETRY_MAX_MS 10000
-#define IDLE_MS      60000
-
 struct xp_disruption {
         struct xp_registry *registry;
-        struct xp_informer *informer;
-        struct xp_workqueue *namespaces;
-        struct xp_controller *loop;
+        struct xp_nsqueue *queue;
 };
 
-static void queue_namespace(void *userdata, const json_t *object, uint64_t version)
-{
-        struct xp_disruption *c = userdata;
-        const char *ns = xp_json_str_at(object, "metadata.namespace", NULL);
-
-        (void)version;
-        if (ns)
-                xp_workqueue_add(c->namespaces, ns);
-}
-
 static const struct xp_informer_handler followed[] = {
-    {.resource = "poddisruptionbudgets", .add = queue_namespace, .update = queue_namespace},
+    {.resource = "poddisruptionbudgets", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
     {.resource = "pods",
-     .add = queue_namespace,
-     .update = queue_namespace,
-     .delete = queue_namespace},
-    {.resource = "replicasets", .add = queue_namespace, .update = queue_namespace},
-    {.resource = "deployments", .add = queue_namespace, .update = queue_namespace},
+     .add = xp_nsqueue_object,
+     .update = xp_nsqueue_object,
+     .delete = xp_nsqueue_object},
+    {.resource = "replicasets", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
+    {.resource = "deployments", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
 };
 
 /* ---- the controllers' scale (Kubernetes' getExpectedScale) ----------------------------------- */
@@ -210,9 +192,10 @@ static int update_budget(json_t *pdb, void *userdata)
         return r;
 }
 
-static int
-sync_namespace(struct xp_disruption *c, const char *ns, int64_t *recheck, struct xp_error *err)
+/* The namespace's budgets from its pods; *recheck: when a disrupted pod's entry expires. */
+static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err)
 {
+        struct xp_disruption *c = userdata;
         struct xp_store *store = xp_registry_store(c->registry);
         json_t *pdbs = NULL, *pods = NULL, *pdb;
         uint64_t version;
@@ -246,42 +229,11 @@ sync_namespace(struct xp_disruption *c, const char *ns, int64_t *recheck, struct
         return r;
 }
 
-static int64_t disruption_work(void *userdata)
-{
-        struct xp_disruption *c = userdata;
-        const char *ns;
-        int64_t next;
-
-        while (xp_workqueue_get(c->namespaces, &ns) > 0) {
-                struct xp_error err = {0};
-                int64_t recheck = 0;
-
-                if (sync_namespace(c, ns, &recheck, &err) < 0) {
-                        xp_log(LOG_WARNING,
-                               "disruption: namespace %s: %s",
-                               ns,
-                               xp_error_message(&err));
-                        xp_workqueue_add_rate_limited(c->namespaces, ns);
-                } else {
-                        xp_workqueue_forget(c->namespaces, ns);
-                        /* a disrupted pod that was not deleted counts again once its entry expires
-                         */
-                        if (recheck)
-                                xp_workqueue_add_after(
-                                    c->namespaces, ns, (recheck - time(NULL) + 1) * 1000);
-                }
-                xp_workqueue_done(c->namespaces, ns);
-                if (c->loop && xp_controller_stopping(c->loop))
-                        break;
-        }
-        next = xp_workqueue_next_ms(c->namespaces);
-        return next >= 0 && next < IDLE_MS ? next : IDLE_MS;
-}
-
-static const struct xp_controller_ops disruption_ops = {
+static const struct xp_nsqueue_ops disruption_ops = {
     .name = "disruption",
-    .work = disruption_work,
-    .retry_ms = RETRY_MIN_MS,
+    .handlers = followed,
+    .n_handlers = XP_ELEMENTSOF(followed),
+    .sync = sync_namespace,
 };
 
 int xp_disruption_new(struct xp_registry *registry,
@@ -294,21 +246,9 @@ int xp_disruption_new(struct xp_registry *registry,
         if (!c)
                 return -ENOMEM;
         c->registry = registry;
-        struct xp_workqueue_options queue = {.base_delay_ms = RETRY_MIN_MS,
-                                             .max_delay_ms = RETRY_MAX_MS};
-        struct xp_informer_options informer = {
-            .store = xp_registry_store(registry),
-            .handlers = followed,
-            .n_handlers = XP_ELEMENTSOF(followed),
-            .userdata = c,
-        };
-        r = xp_workqueue_new(&queue, &c->namespaces);
-        if (r >= 0)
-                r = xp_informer_new(&informer, &c->informer);
-        if (r >= 0)
-                r = xp_informer_list(c->informer, err);
+        r = xp_nsqueue_new(registry, &disruption_ops, c, &c->queue, err);
         if (r < 0) {
-                xp_disruption_free(c);
+                free(c);
                 return r;
         }
         *ret = c;
@@ -319,12 +259,11 @@ int xp_disruption_start(struct xp_registry *registry,
                         struct xp_disruption **ret,
                         struct xp_error *err)
 {
-        struct xp_disruption *c;
+        struct xp_disruption *c = NULL;
         int r = xp_disruption_new(registry, &c, err);
 
-        if (r < 0)
-                return r;
-        r = xp_controller_start(&disruption_ops, c->informer, c, &c->loop, err);
+        if (r >= 0)
+                r = xp_nsqueue_start(c->queue, err);
         if (r < 0) {
                 xp_disruption_free(c);
                 return r;
@@ -335,20 +274,13 @@ int xp_disruption_start(struct xp_registry *registry,
 
 int xp_disruption_step(struct xp_disruption *c, struct xp_error *err)
 {
-        int r = xp_informer_sync(c->informer, err);
-
-        if (r < 0)
-                return r;
-        disruption_work(c);
-        return 0;
+        return xp_nsqueue_step(c->queue, err);
 }
 
 void xp_disruption_free(struct xp_disruption *c)
 {
         if (!c)
                 return;
-        xp_controller_stop(c->loop);
-        xp_informer_free(c->informer);
-        xp_workqueue_free(c->namespaces);
+        xp_nsqueue_free(c->queue);
         free(c);
 }

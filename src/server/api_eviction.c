@@ -61,35 +61,26 @@ static int eviction_body(const struct request *req,
         return 1;
 }
 
-/* A Status whose details hold only causes, as kube-apiserver's NewTooManyRequests with them. */
-static int reply_budget_refusal(
-    struct reply *ret, unsigned code, const char *reason, const char *message, const char *cause)
+/* A Status whose details hold only the budget's cause, as kube-apiserver's NewTooManyRequests
+ * with it: reply_status()'s, its details replaced. */
+static int reply_budget_refusal(struct reply *ret, const char *cause)
 {
-        json_t *status = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:[{s:s, s:s}]}, s:I}",
-                                   "kind",
-                                   "Status",
-                                   "apiVersion",
-                                   "v1",
-                                   "metadata",
-                                   "status",
-                                   "Failure",
-                                   "message",
-                                   message,
-                                   "reason",
-                                   reason,
-                                   "details",
-                                   "causes",
-                                   "reason",
-                                   "DisruptionBudget",
-                                   "message",
-                                   cause,
-                                   "code",
-                                   (json_int_t)code);
+        json_t *details;
+        int r = reply_status(ret,
+                             429,
+                             "TooManyRequests",
+                             NULL,
+                             NULL,
+                             "Cannot evict pod as it would violate the pod's disruption budget.");
 
-        return reply_json(ret, code, status);
+        if (r < 0)
+                return r;
+        details =
+            json_pack("{s:[{s:s, s:s}]}", "causes", "reason", "DisruptionBudget", "message", cause);
+        if (!details || json_object_set_new(ret->body, "details", details) < 0)
+                return -ENOMEM;
+        return 0;
 }
-
-#define BUDGET_MESSAGE "Cannot evict pod as it would violate the pod's disruption budget."
 
 /* The budgets of the pod's namespace that select it: a new array, or NULL with ret filled. */
 static json_t *pod_budgets(const struct request *req, const json_t *pod, struct reply *ret, int *r)
@@ -155,22 +146,19 @@ static int budget_allows(const struct request *req, const json_t *pod, bool dry,
                 return r;
         if (json_array_size(budgets) > 1) {
                 json_decref(budgets);
-                return reply_json(
-                    ret,
-                    500,
-                    json_pack(
-                        "{s:s, s:s, s:{}, s:s, s:s, s:I}",
-                        "kind",
-                        "Status",
-                        "apiVersion",
-                        "v1",
-                        "metadata",
-                        "status",
-                        "Failure",
-                        "message",
-                        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
-                        "code",
-                        (json_int_t)500));
+                r = reply_status(ret,
+                                 500,
+                                 "",
+                                 NULL,
+                                 NULL,
+                                 "This pod has more than one PodDisruptionBudget, which the "
+                                 "eviction subresource does not support.");
+                /* kube-apiserver's Status has neither reason nor details here */
+                if (r >= 0) {
+                        json_object_del(ret->body, "reason");
+                        json_object_del(ret->body, "details");
+                }
+                return r;
         }
         pdb = json_array_get(budgets, 0);
         if (!pdb || xp_eviction_unhealthy_allowed(pdb, pod)) {
@@ -190,8 +178,7 @@ static int budget_allows(const struct request *req, const json_t *pod, bool dry,
         if (r >= 0)
                 return 1;
         if (r == -EAGAIN)
-                return reply_budget_refusal(
-                    ret, 429, "TooManyRequests", BUDGET_MESSAGE, xp_error_message(&s.err));
+                return reply_budget_refusal(ret, xp_error_message(&s.err));
         if (r == -EPERM)
                 return reply_status_group(ret,
                                           403,

@@ -114,6 +114,33 @@ static int start_state(struct xp_server *server,
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
 }
 
+/* What the handlers read of the server: its address, the default tolerations' seconds,
+ * Services' cluster IPs, and the kubernetes Service pointing at where it listens. */
+static int start_api(struct xp_server *server,
+                     const struct xp_server_options *options,
+                     const char *host,
+                     struct xp_error *err)
+{
+        char first[16];
+        int r;
+
+        server->api.server_address = server->address;
+        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
+        server->api.pod_toleration_seconds =
+            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
+             999) /
+            1000;
+        r = service_ips_new(options->service_cluster_ip_range, &server->api.service_ips, err);
+        if (r < 0)
+                return r;
+        service_ips_first(server->api.service_ips, first);
+        r = service_kubernetes_reconcile(&server->api, first, host, server->port, err);
+        if (r < 0)
+                xp_error_prefix(err, r, "cannot write the kubernetes Service");
+        return r;
+}
+
 /* The address clients reach us on, and the URL this machine's clients use (a wildcard listener
  * through loopback). */
 static void set_addresses(struct xp_server *server, const char *host, bool ipv6, bool tls)
@@ -199,24 +226,9 @@ int xp_server_new(const struct xp_server_options *options,
         if (r < 0)
                 goto fail;
 
-        server->api.server_address = server->address;
-        r = service_ips_new(options->service_cluster_ip_range, &server->api.service_ips, err);
-        if (r >= 0) {
-                char first[16];
-
-                service_ips_first(server->api.service_ips, first);
-                r = service_kubernetes_reconcile(&server->api, first, host, server->port, err);
-                if (r < 0)
-                        xp_error_prefix(err, r, "cannot write the kubernetes Service");
-        }
+        r = start_api(server, options, host, err);
         if (r < 0)
                 goto fail;
-        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
-        server->api.pod_toleration_seconds =
-            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
-                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
-             999) /
-            1000;
         server->api.auth = server->auth;
         r = srv_usage_start(server->api.store,
                             server->auth,

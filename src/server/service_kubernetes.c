@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 #include "xpool/doc.h"
+#include "xpool/macro.h"
 #include "xpool/registry.h"
 #include "xpool/strutil.h"
 
@@ -105,6 +107,24 @@ static int ensure(struct api *api, const struct xp_kind *kind, json_t *want, str
         return r < 0 ? r : 0;
 }
 
+/* The three objects, as kube-apiserver writes them (the address and ports are ours). */
+static json_t *object(const char *fmt, ...) _printf_(1, 2);
+static json_t *object(const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        return json_loads(text, 0, NULL);
+}
+
+#define META(kind, labels)                                                                         \
+        "\"kind\": \"" kind                                                                        \
+        "\", \"metadata\": {\"name\": \"kubernetes\", \"namespace\": \"default\", "                \
+        "\"labels\": " labels "}"
+
 int service_kubernetes_reconcile(
     struct api *api, const char *cluster_ip, const char *host, uint16_t port, struct xp_error *err)
 {
@@ -113,104 +133,48 @@ int service_kubernetes_reconcile(
         int r;
 
         advertised(host, address, &ipv6);
-        r = ensure(api,
-                   &xp_kind_service,
-                   json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}},"
-                             " s:{s:s, s:[s], s:[{s:s, s:i, s:s, s:i}], s:s, s:s}}",
-                             "apiVersion",
-                             "v1",
-                             "kind",
-                             "Service",
-                             "metadata",
-                             "name",
-                             "kubernetes",
-                             "namespace",
-                             "default",
-                             "labels",
-                             "component",
-                             "apiserver",
-                             "provider",
-                             "kubernetes",
-                             "spec",
-                             "clusterIP",
-                             cluster_ip,
-                             "clusterIPs",
-                             cluster_ip,
-                             "ports",
-                             "name",
-                             "https",
-                             "port",
-                             443,
-                             "protocol",
-                             "TCP",
-                             "targetPort",
-                             (int)port,
-                             "type",
-                             "ClusterIP",
-                             "sessionAffinity",
-                             "None"),
-                   err);
+        r = ensure(
+            api,
+            &xp_kind_service,
+            object(
+                "{\"apiVersion\": \"v1\", " META(
+                    "Service",
+                    "{\"component\": \"apiserver\", \"provider\": \"kubernetes\"}") ", "
+                                                                                    "\"spec\": {\"clusterIP\": \"%s\", \"clusterIPs\": [\"%s\"], \"ports\": "
+                                                                                    "[{\"name\": \"https\", \"port\": 443, \"protocol\": \"TCP\", "
+                                                                                    "\"targetPort\": %u}], \"type\": \"ClusterIP\", \"sessionAffinity\": "
+                                                                                    "\"None\"}}",
+                cluster_ip,
+                cluster_ip,
+                port),
+            err);
         if (r >= 0)
-                r = ensure(api,
-                           &xp_kind_endpoints,
-                           json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}},"
-                                     " s:[{s:[{s:s}], s:[{s:s, s:i, s:s}]}]}",
-                                     "apiVersion",
-                                     "v1",
-                                     "kind",
-                                     "Endpoints",
-                                     "metadata",
-                                     "name",
-                                     "kubernetes",
-                                     "namespace",
-                                     "default",
-                                     "labels",
-                                     "endpointslice.kubernetes.io/skip-mirror",
-                                     "true",
-                                     "subsets",
-                                     "addresses",
-                                     "ip",
-                                     address,
-                                     "ports",
-                                     "name",
-                                     "https",
-                                     "port",
-                                     (int)port,
-                                     "protocol",
-                                     "TCP"),
-                           err);
+                r = ensure(
+                    api,
+                    &xp_kind_endpoints,
+                    object(
+                        "{\"apiVersion\": \"v1\", " META(
+                            "Endpoints",
+                            "{\"endpointslice.kubernetes.io/skip-mirror\": \"true\"}") ", "
+                                                                                       "\"subsets\": [{\"addresses\": [{\"ip\": \"%s\"}], \"ports\": "
+                                                                                       "[{\"name\": \"https\", \"port\": %u, \"protocol\": \"TCP\"}]}]}",
+                        address,
+                        port),
+                    err);
         if (r >= 0)
-                r = ensure(api,
-                           &xp_kind_endpointslice,
-                           json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:s,"
-                                     " s:[{s:[s], s:{s:b}}], s:[{s:s, s:i, s:s}]}",
-                                     "apiVersion",
-                                     "discovery.k8s.io/v1",
-                                     "kind",
-                                     "EndpointSlice",
-                                     "metadata",
-                                     "name",
-                                     "kubernetes",
-                                     "namespace",
-                                     "default",
-                                     "labels",
-                                     "kubernetes.io/service-name",
-                                     "kubernetes",
-                                     "addressType",
-                                     ipv6 ? "IPv6" : "IPv4",
-                                     "endpoints",
-                                     "addresses",
-                                     address,
-                                     "conditions",
-                                     "ready",
-                                     1,
-                                     "ports",
-                                     "name",
-                                     "https",
-                                     "port",
-                                     (int)port,
-                                     "protocol",
-                                     "TCP"),
-                           err);
+                r = ensure(
+                    api,
+                    &xp_kind_endpointslice,
+                    object(
+                        "{\"apiVersion\": \"discovery.k8s.io/v1\", " META(
+                            "EndpointSlice",
+                            "{\"kubernetes.io/service-name\": \"kubernetes\"}") ", "
+                                                                                "\"addressType\": \"%s\", \"endpoints\": [{\"addresses\": "
+                                                                                "[\"%s\"], \"conditions\": {\"ready\": true}}], \"ports\": "
+                                                                                "[{\"name\": \"https\", \"port\": %u, \"protocol\": \"TCP\"}]}",
+                        ipv6 ? "IPv6" : "IPv4",
+                        address,
+                        port),
+                    err);
         return r;
 }
