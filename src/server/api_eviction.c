@@ -127,20 +127,26 @@ static int spend_budget(json_t *pdb, void *userdata)
         return r > 0 && s->dry ? 0 : r; /* a dry run writes nothing */
 }
 
+#define BUDGET_NAME_MAX 256 /* a name is at most 253 bytes */
+#define EVICTION_TRIES  5   /* reads of a pod that changed under a delete's precondition */
+
 /*
- * Whether the budgets let the pod go: 1 yes (a budget spent), 0 with ret filled (refused), or
- * -ENOMEM.
+ * Whether the budgets let the pod go: 1 yes (a budget spent, or none needed), 0 with ret filled
+ * (refused), or -ENOMEM. A pod that is not ready and goes without spending its budget names the
+ * budget in unready_budget (else it stays ""): its delete must find the pod as read.
  */
-static int budget_allows(const struct request *req, const json_t *pod, bool dry, struct reply *ret)
+static int budget_allows(const struct request *req,
+                         const json_t *pod,
+                         bool dry,
+                         char unready_budget[static BUDGET_NAME_MAX],
+                         struct reply *ret)
 {
         struct spend s = {.pod = req->name, .dry = dry};
         const json_t *pdb;
-        char what[160];
+        char what[BUDGET_NAME_MAX];
         json_t *budgets;
         int r;
 
-        if (xp_eviction_ignores_budgets(pod))
-                return 1;
         budgets = pod_budgets(req, pod, ret, &r);
         if (!budgets)
                 return r;
@@ -161,11 +167,14 @@ static int budget_allows(const struct request *req, const json_t *pod, bool dry,
                 return r;
         }
         pdb = json_array_get(budgets, 0);
-        if (!pdb || xp_eviction_unhealthy_allowed(pdb, pod)) {
+        if (pdb)
+                snprintf(what, sizeof(what), "%s", xp_json_str_at(pdb, "metadata.name", ""));
+        if (pdb && xp_eviction_unhealthy_allowed(pdb, pod))
+                snprintf(unready_budget, BUDGET_NAME_MAX, "%s", what);
+        if (!pdb || *unready_budget) {
                 json_decref(budgets);
                 return 1;
         }
-        snprintf(what, sizeof(what), "%s", xp_json_str_at(pdb, "metadata.name", ""));
         json_decref(budgets);
         r = xp_registry_change(req->api->registry,
                                "poddisruptionbudgets",
@@ -202,16 +211,96 @@ static int budget_allows(const struct request *req, const json_t *pod, bool dry,
         return r == -ENOMEM ? r : reply_store_error(ret, r, &xp_kind_pdb, what, &s.err);
 }
 
+/* The delete's answer: 201 Success, 409 for a failed precondition, the store's errors. */
+static int reply_deleted(const struct request *req,
+                         const struct xp_kind *pods,
+                         int r,
+                         const struct xp_error *err,
+                         struct reply *ret)
+{
+        if (r == -ECANCELED)
+                return reply_status(
+                    ret, 409, "Conflict", req->name, pods->plural, "%s", xp_error_message(err));
+        if (r < 0)
+                return reply_store_error(ret, r, pods, req->name, err);
+        return reply_success(ret, 201);
+}
+
+/*
+ * kube-apiserver's EvictionREST.Create after the Eviction was read: a pod that needs no budget
+ * is deleted on the version read unless the client named one (a pod that changed meanwhile is
+ * read again); else the budget decides, and a pod that went unready without spending it is
+ * deleted on the version read (if it changed, 429: the budget must look again).
+ */
+static int evict(const struct request *req,
+                 const struct xp_kind *pods,
+                 const struct xp_registry_delete_options *options,
+                 struct reply *ret)
+{
+        struct xp_registry_delete_options o = *options;
+        char unready[BUDGET_NAME_MAX] = "";
+        struct xp_error err = {0};
+        json_t *pod = NULL;
+        uint64_t version;
+        bool removed;
+        int r = 0;
+
+        for (int tries = 0; tries < EVICTION_TRIES; tries++) {
+                r = xp_store_get(
+                    req->api->store, "pods", req->namespace, req->name, &pod, &version, &err);
+                if (r < 0)
+                        return reply_store_error(ret, r, pods, req->name, &err);
+                if (!xp_eviction_ignores_budgets(pod))
+                        break;
+                /* Kubernetes' shouldEnforceResourceVersion: a terminal or deleted pod may go as it
+                 * is */
+                if (!options->version &&
+                    !xp_streq0(xp_json_str_at(pod, "status.phase", ""), "Succeeded") &&
+                    !xp_streq0(xp_json_str_at(pod, "status.phase", ""), "Failed") &&
+                    !xp_json_str_at(pod, "metadata.deletionTimestamp", NULL))
+                        o.version = version;
+                json_decref(pod);
+                pod = NULL;
+                r = xp_registry_pod_delete(
+                    req->api->registry, req->namespace, req->name, &o, &pod, &removed, &err);
+                json_decref(pod);
+                pod = NULL;
+                if (r != -ECANCELED || options->version)
+                        return reply_deleted(req, pods, r, &err, ret);
+                err = (struct xp_error){0};
+                o = *options;
+        }
+        if (!pod)
+                return reply_deleted(req, pods, r, &err, ret);
+        r = budget_allows(req, pod, options->dry, unready, ret);
+        json_decref(pod);
+        pod = NULL;
+        if (r <= 0)
+                return r;
+        if (*unready && !options->version)
+                o.version = version;
+        r = xp_registry_pod_delete(
+            req->api->registry, req->namespace, req->name, &o, &pod, &removed, &err);
+        json_decref(pod);
+        if (r == -ECANCELED && *unready && !options->version) {
+                struct xp_error cause = {0};
+
+                xp_errorf(&cause,
+                          -EAGAIN,
+                          "The disruption budget %s is still being processed by the server.",
+                          unready);
+                return reply_budget_refusal(ret, xp_error_message(&cause));
+        }
+        return reply_deleted(req, pods, r, &err, ret);
+}
+
 int handle_eviction(const struct request *req, const struct route *route, struct reply *ret)
 {
         const struct xp_kind *pods = route->kind;
         struct xp_registry_delete_options options = {0};
-        struct xp_error err = {0};
-        json_t *eviction = NULL, *pod = NULL;
+        json_t *eviction = NULL;
         const json_t *delete_options;
         const char *name;
-        uint64_t version;
-        bool removed;
         int r;
 
         r = eviction_body(req, pods, &eviction, ret);
@@ -233,26 +322,7 @@ int handle_eviction(const struct request *req, const struct route *route, struct
                 if (r <= 0)
                         goto out;
         }
-        r = xp_store_get(req->api->store, "pods", req->namespace, req->name, &pod, &version, &err);
-        if (r < 0) {
-                r = reply_store_error(ret, r, pods, req->name, &err);
-                goto out;
-        }
-        r = budget_allows(req, pod, options.dry, ret);
-        json_decref(pod);
-        pod = NULL;
-        if (r <= 0)
-                goto out;
-        r = xp_registry_pod_delete(
-            req->api->registry, req->namespace, req->name, &options, &pod, &removed, &err);
-        json_decref(pod);
-        if (r == -ECANCELED)
-                r = reply_status(
-                    ret, 409, "Conflict", req->name, pods->plural, "%s", xp_error_message(&err));
-        else if (r < 0)
-                r = reply_store_error(ret, r, pods, req->name, &err);
-        else
-                r = reply_success(ret, 201);
+        r = evict(req, pods, &options, ret);
 out:
         json_decref(eviction);
         return r;
