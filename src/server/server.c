@@ -121,6 +121,7 @@ static int start_api(struct xp_server *server,
                      const char *host,
                      struct xp_error *err)
 {
+        struct xp_error why = {0};
         char first[16];
         int r;
 
@@ -135,10 +136,15 @@ static int start_api(struct xp_server *server,
         if (r < 0)
                 return r;
         service_ips_first(server->api.service_ips, first);
-        r = service_kubernetes_reconcile(&server->api, first, host, server->port, err);
+        /* a store that takes no writes (a full disk) still serves: the Service can wait */
+        r = service_kubernetes_reconcile(&server->api, first, host, server->port, &why);
+        if (r == -ENOMEM)
+                return r;
         if (r < 0)
-                xp_error_prefix(err, r, "cannot write the kubernetes Service");
-        return r;
+                xp_log(LOG_WARNING,
+                       "xpool server: the kubernetes Service was not written: %s",
+                       xp_error_message(&why));
+        return 0;
 }
 
 /* The address clients reach us on, and the URL this machine's clients use (a wildcard listener
