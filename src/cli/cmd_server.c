@@ -53,7 +53,10 @@ static const char usage[] =
     "                          it timed out (default 5m; docs/scheduler.md)\n"
     "      --gang-topology-keys KEY[,KEY]\n"
     "                          node labels of topology domains a gang packs into, finest\n"
-    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n";
+    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n"
+    "      --service-cluster-ip-range CIDR\n"
+    "                          Services' cluster IPs (default 10.96.0.0/12; the first is the\n"
+    "                          kubernetes Service's; docs/server.md)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -154,6 +157,9 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'T':
                 a->options->gang_topology_keys = arg;
                 break;
+        case 'I':
+                a->options->service_cluster_ip_range = arg;
+                break;
         }
         return 0;
 }
@@ -175,6 +181,7 @@ int xp_cmd_server(int argc, char **argv)
             {"metrics-resolution", required_argument, NULL, 'R'},
             {"gang-timeout", required_argument, NULL, 'g'},
             {"gang-topology-keys", required_argument, NULL, 'T'},
+            {"service-cluster-ip-range", required_argument, NULL, 'I'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller.h"
-#include "informer.h"
-#include "workqueue.h"
+#include "nsqueue.h"
 #include "xpool/doc.h"
 #include "xpool/log.h"
 #include "xpool/quantity.h"
@@ -15,33 +13,17 @@
 #include "xpool/resource.h"
 #include "xpool/store.h"
 
-#define RETRY_MIN_MS 100
-#define RETRY_MAX_MS 10000
-#define IDLE_MS      60000
-
 struct xp_quotastatus {
         struct xp_registry *registry;
-        struct xp_informer *informer;
-        struct xp_workqueue *namespaces;
-        struct xp_controller *loop;
+        struct xp_nsqueue *queue;
 };
 
-static void queue_namespace(void *userdata, const json_t *object, uint64_t version)
-{
-        struct xp_quotastatus *c = userdata;
-        const char *ns = xp_json_str_at(object, "metadata.namespace", NULL);
-
-        (void)version;
-        if (ns)
-                xp_workqueue_add(c->namespaces, ns);
-}
-
 static const struct xp_informer_handler followed[] = {
-    {.resource = "resourcequotas", .add = queue_namespace, .update = queue_namespace},
+    {.resource = "resourcequotas", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
     {.resource = "pods",
-     .add = queue_namespace,
-     .update = queue_namespace,
-     .delete = queue_namespace},
+     .add = xp_nsqueue_object,
+     .update = xp_nsqueue_object,
+     .delete = xp_nsqueue_object},
 };
 
 /* status = {hard: spec.hard, used: usage of each hard resource}; 1 changed, 0 as it was. */
@@ -77,8 +59,9 @@ static int set_status(json_t *quota, void *userdata)
         return json_object_set_new(quota, "status", status) < 0 ? -ENOMEM : 1;
 }
 
-static int sync_namespace(struct xp_quotastatus *c, const char *ns, struct xp_error *err)
+static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err)
 {
+        struct xp_quotastatus *c = userdata;
         struct xp_store *store = xp_registry_store(c->registry);
         struct xp_resource_list usage = {0};
         json_t *quotas = NULL, *pods = NULL, *quota;
@@ -86,6 +69,7 @@ static int sync_namespace(struct xp_quotastatus *c, const char *ns, struct xp_er
         size_t i;
         int r;
 
+        (void)recheck;
         r = xp_store_list(store, "resourcequotas", ns, &quotas, &version, err);
         if (r >= 0 && json_array_size(quotas) > 0)
                 r = xp_store_list(store, "pods", ns, &pods, &version, err);
@@ -111,38 +95,11 @@ static int sync_namespace(struct xp_quotastatus *c, const char *ns, struct xp_er
         return r;
 }
 
-static int64_t quotastatus_work(void *userdata)
-{
-        struct xp_quotastatus *c = userdata;
-        const char *ns;
-
-        while (xp_workqueue_get(c->namespaces, &ns) > 0) {
-                struct xp_error err = {0};
-
-                if (sync_namespace(c, ns, &err) < 0) {
-                        xp_log(LOG_WARNING,
-                               "quota status: namespace %s: %s",
-                               ns,
-                               xp_error_message(&err));
-                        xp_workqueue_add_rate_limited(c->namespaces, ns);
-                } else {
-                        xp_workqueue_forget(c->namespaces, ns);
-                }
-                xp_workqueue_done(c->namespaces, ns);
-                if (c->loop && xp_controller_stopping(c->loop))
-                        break;
-        }
-        {
-                int64_t next = xp_workqueue_next_ms(c->namespaces);
-
-                return next >= 0 && next < IDLE_MS ? next : IDLE_MS;
-        }
-}
-
-static const struct xp_controller_ops quotastatus_ops = {
+static const struct xp_nsqueue_ops quotastatus_ops = {
     .name = "quota status",
-    .work = quotastatus_work,
-    .retry_ms = RETRY_MIN_MS,
+    .handlers = followed,
+    .n_handlers = XP_ELEMENTSOF(followed),
+    .sync = sync_namespace,
 };
 
 int xp_quotastatus_new(struct xp_registry *registry,
@@ -155,21 +112,9 @@ int xp_quotastatus_new(struct xp_registry *registry,
         if (!c)
                 return -ENOMEM;
         c->registry = registry;
-        struct xp_workqueue_options queue = {.base_delay_ms = RETRY_MIN_MS,
-                                             .max_delay_ms = RETRY_MAX_MS};
-        struct xp_informer_options informer = {
-            .store = xp_registry_store(registry),
-            .handlers = followed,
-            .n_handlers = XP_ELEMENTSOF(followed),
-            .userdata = c,
-        };
-        r = xp_workqueue_new(&queue, &c->namespaces);
-        if (r >= 0)
-                r = xp_informer_new(&informer, &c->informer);
-        if (r >= 0)
-                r = xp_informer_list(c->informer, err);
+        r = xp_nsqueue_new(registry, &quotastatus_ops, c, &c->queue, err);
         if (r < 0) {
-                xp_quotastatus_free(c);
+                free(c);
                 return r;
         }
         *ret = c;
@@ -180,12 +125,11 @@ int xp_quotastatus_start(struct xp_registry *registry,
                          struct xp_quotastatus **ret,
                          struct xp_error *err)
 {
-        struct xp_quotastatus *c;
+        struct xp_quotastatus *c = NULL;
         int r = xp_quotastatus_new(registry, &c, err);
 
-        if (r < 0)
-                return r;
-        r = xp_controller_start(&quotastatus_ops, c->informer, c, &c->loop, err);
+        if (r >= 0)
+                r = xp_nsqueue_start(c->queue, err);
         if (r < 0) {
                 xp_quotastatus_free(c);
                 return r;
@@ -196,20 +140,13 @@ int xp_quotastatus_start(struct xp_registry *registry,
 
 int xp_quotastatus_step(struct xp_quotastatus *c, struct xp_error *err)
 {
-        int r = xp_informer_sync(c->informer, err);
-
-        if (r < 0)
-                return r;
-        quotastatus_work(c);
-        return 0;
+        return xp_nsqueue_step(c->queue, err);
 }
 
 void xp_quotastatus_free(struct xp_quotastatus *c)
 {
         if (!c)
                 return;
-        xp_controller_stop(c->loop);
-        xp_informer_free(c->informer);
-        xp_workqueue_free(c->namespaces);
+        xp_nsqueue_free(c->queue);
         free(c);
 }

@@ -23,6 +23,13 @@ int xp_apps_daemonset_validate(struct xp_decode_ctx *ctx,
                                const struct xp_doc *doc,
                                const struct xp_doc *old);
 
+/*
+ * An IntOrString at path of body (absent: fine): an integer >= 0, or "N%" (at most 100% when
+ * max100), in apps validation's words; *ret_zero tells whether it is 0 or "0%". 0 or -EINVAL.
+ */
+int xp_apps_check_intstr(
+    struct xp_decode_ctx *ctx, const json_t *body, const char *path, bool max100, bool *ret_zero);
+
 extern const struct xp_table_kind xp_table_deployment;
 extern const struct xp_table_kind xp_table_replicaset;
 extern const struct xp_table_kind xp_table_daemonset;

@@ -14,17 +14,6 @@
 #include "table_internal.h"
 #include "xpool/doc.h"
 
-#define NAME_COLUMN                                                                                \
-        {                                                                                          \
-                .name = "Name", .type = "string", .format = "name",                                \
-                .description = "Name must be unique within a namespace."                           \
-        }
-#define AGE_COLUMN                                                                                                \
-        {                                                                                                         \
-                .name = "Age", .type = "string",                                                                  \
-                .description =                                                                                    \
-                    "CreationTimestamp is a timestamp representing the server time when this object was created." \
-        }
 #define WIDE_COLUMNS                                                                               \
         {.name = "Containers",                                                                     \
          .type = "string",                                                                         \
@@ -71,7 +60,7 @@ static int wide_cells(json_t *cells, const json_t *object)
 }
 
 static const struct table_column deployment_columns[] = {
-    NAME_COLUMN,
+    TABLE_NAME_COLUMN,
     {.name = "Ready", .type = "string", .description = "Number of the pod with ready state"},
     {.name = "Up-to-date",
      .type = "string",
@@ -81,7 +70,7 @@ static const struct table_column deployment_columns[] = {
      .type = "string",
      .description =
          "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."},
-    AGE_COLUMN,
+    TABLE_AGE_COLUMN,
     WIDE_COLUMNS,
 };
 
@@ -117,7 +106,7 @@ const struct xp_table_kind xp_table_deployment = {
 };
 
 static const struct table_column replicaset_columns[] = {
-    NAME_COLUMN,
+    TABLE_NAME_COLUMN,
     {.name = "Desired",
      .type = "integer",
      .description = "Replicas is the number of desired replicas."},
@@ -127,7 +116,7 @@ static const struct table_column replicaset_columns[] = {
     {.name = "Ready",
      .type = "integer",
      .description = "The number of ready replicas for this replica set."},
-    AGE_COLUMN,
+    TABLE_AGE_COLUMN,
     WIDE_COLUMNS,
 };
 
@@ -160,7 +149,7 @@ const struct xp_table_kind xp_table_replicaset = {
 };
 
 static const struct table_column daemonset_columns[] = {
-    NAME_COLUMN,
+    TABLE_NAME_COLUMN,
     {.name = "Desired",
      .type = "integer",
      .description =
@@ -183,7 +172,7 @@ static const struct table_column daemonset_columns[] = {
     {.name = "Node Selector",
      .type = "string",
      .description = "NodeSelector is a selector which must be true for the pod to fit on a node."},
-    AGE_COLUMN,
+    TABLE_AGE_COLUMN,
     WIDE_COLUMNS,
 };
 

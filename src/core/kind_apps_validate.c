@@ -439,3 +439,9 @@ int xp_apps_daemonset_validate(struct xp_decode_ctx *ctx,
         return check_rolling(
             ctx, doc->body, "spec.updateStrategy.rollingUpdate", "cannot be 0 when maxSurge is 0");
 }
+
+int xp_apps_check_intstr(
+    struct xp_decode_ctx *ctx, const json_t *body, const char *path, bool max100, bool *ret_zero)
+{
+        return check_intstr(ctx, body, path, max100, ret_zero);
+}

@@ -210,6 +210,37 @@ static int decode_quantity(
         return make_string(text, len, path, ret, err);
 }
 
+/* util/intstr IntOrString {int64 type = 1; int32 intVal = 2; string strVal = 3}: a JSON
+ * integer (type 0) or string (type 1). */
+static int decode_intstr(
+    const uint8_t *data, size_t size, const char *path, json_t **ret, struct xp_error *err)
+{
+        struct pb_reader r = {data, data + size};
+        const uint8_t *text = NULL;
+        int64_t type = 0, value = 0;
+        size_t len = 0;
+        struct pb_field f;
+        int k;
+
+        while ((k = pb_read_field(&r, data, &f, err)) > 0) {
+                if (f.number == 1 && f.wire == PB_WIRE_VARINT)
+                        type = (int64_t)f.varint;
+                else if (f.number == 2 && f.wire == PB_WIRE_VARINT)
+                        value = (int32_t)(uint32_t)f.varint;
+                else if (f.number == 3 && f.wire == PB_WIRE_LEN) {
+                        text = f.bytes;
+                        len = f.len;
+                } else
+                        return xp_errorf(err, -EBADMSG, "%s: not an IntOrString", path);
+        }
+        if (k < 0)
+                return xp_error_prefix(err, k, "%s", path);
+        if (type == 1)
+                return make_string(text ? text : (const uint8_t *)"", len, path, ret, err);
+        *ret = json_integer(value);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* meta/v1 Time. 1 with *ret set, 0 for the zero time (which Kubernetes omits). */
 static int
 decode_time(const uint8_t *data, size_t size, const char *path, json_t **ret, struct xp_error *err)
@@ -343,6 +374,7 @@ static enum pb_wire expected_wire(enum pb_type type)
         case PB_TIME:
         case PB_BYTES:
         case PB_BYTES_MAP:
+        case PB_INTSTR:
                 break;
         }
         return PB_WIRE_LEN;
@@ -425,6 +457,11 @@ static int decode_scalar(const struct pb_field_desc *fd,
                 if (r < 0)
                         return r;
                 break;
+        case PB_INTSTR:
+                r = decode_intstr(f->bytes, f->len, child, &value, err);
+                if (r < 0)
+                        return r;
+                break;
         default:
                 break;
         }
@@ -475,6 +512,7 @@ static int decode_field(const struct pb_field_desc *fd,
         case PB_BYTES:
         case PB_QUANTITY:
         case PB_TIME:
+        case PB_INTSTR:
                 r = decode_scalar(fd, f, child, keep_zero, &value, err);
                 if (r < 0)
                         return r;

@@ -59,6 +59,7 @@ enum pb_type {
         PB_TIME,         /* meta/v1 Time {int64 seconds = 1; int32 nanos = 2}: RFC 3339 */
         PB_BYTES,        /* bytes: a base64 JSON string, as Go's encoding/json writes []byte */
         PB_BYTES_MAP,    /* map<string, bytes>: JSON object of base64 strings */
+        PB_INTSTR,       /* util/intstr IntOrString: a JSON integer or string */
 };
 
 enum {
@@ -121,6 +122,7 @@ int pb_decode_message(const struct pb_message *desc,
 #define TIME(n, name)    FIELD(n, name, PB_TIME, 0, NULL)
 #define BYTES(n, name)   FIELD(n, name, PB_BYTES, 0, NULL)
 #define BMAP(n, name)    FIELD(n, name, PB_BYTES_MAP, 0, NULL)
+#define INTSTR(n, name)  FIELD(n, name, PB_INTSTR, 0, NULL)
 
 #define MESSAGE(var, label, ...)                                                                   \
         static const struct pb_field_desc var##_fields[] = {__VA_ARGS__};                          \
@@ -129,5 +131,7 @@ int pb_decode_message(const struct pb_message *desc,
 
 /* meta/v1 ObjectMeta, every kind's metadata = 1 (k8s_proto.c). */
 extern const struct pb_message xp_pb_object_meta;
+/* meta/v1 LabelSelector (kind_policy.c). */
+extern const struct pb_message xp_pb_label_selector;
 /* core/v1 PodSpec, of a pod template (k8s_proto.c). */
 extern const struct pb_message xp_pb_pod_spec;

@@ -38,6 +38,20 @@ struct xp_table_kind {
         table_row_fn row;
 };
 
+/* The NAME and AGE columns of a namespaced kind, in kube-apiserver's words (ObjectMeta's
+ * descriptions), for the per-kind column lists. */
+#define TABLE_NAME_COLUMN                                                                          \
+        {                                                                                          \
+                .name = "Name", .type = "string", .format = "name",                                \
+                .description = "Name must be unique within a namespace."                           \
+        }
+#define TABLE_AGE_COLUMN                                                                                          \
+        {                                                                                                         \
+                .name = "Age", .type = "string",                                                                  \
+                .description =                                                                                    \
+                    "CreationTimestamp is a timestamp representing the server time when this object was created." \
+        }
+
 extern const struct xp_table_kind xp_table_pod;
 extern const struct xp_table_kind xp_table_node;
 extern const struct xp_table_kind xp_table_event;

@@ -425,6 +425,11 @@ int create_json(const struct request *req,
                 if (r < 0)
                         goto out;
         }
+        if (kind == &xp_kind_service) {
+                r = service_admit(req, json, ret); /* api_service.c: its cluster IP */
+                if (r <= 0)
+                        goto out;
+        }
         /* a document kind's status is its controllers', as Kubernetes' PrepareForCreate drops it */
         if (kind->status_subresource && kind->free == xp_doc_free_any)
                 json_object_del(json, "status");

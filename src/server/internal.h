@@ -41,9 +41,10 @@ struct api {
         /* The not-ready and unreachable tolerations' tolerationSeconds a new pod gets
          * (DefaultTolerationSeconds): the pod eviction timeout, in whole seconds. */
         int64_t pod_toleration_seconds;
-        struct srv_metrics *metrics; /* /metrics (metrics.h); NULL: not counted */
-        struct srv_usage *usage;     /* the agents' usage samples (usage.h): metrics.k8s.io */
-        struct xp_history *history;  /* the dashboard's last hour (controller/history.h) */
+        struct srv_metrics *metrics;     /* /metrics (metrics.h); NULL: not counted */
+        struct srv_usage *usage;         /* the agents' usage samples (usage.h): metrics.k8s.io */
+        struct xp_history *history;      /* the dashboard's last hour (controller/history.h) */
+        struct service_ips *service_ips; /* Services' cluster IPs (api_service.c) */
 };
 
 struct auth_identity;
@@ -541,3 +542,21 @@ int apply_create(const struct request *req,
                  unsigned flags,
                  bool dry,
                  struct reply *ret);
+
+/* ---- Services (api_service.c, service_kubernetes.c) ------------------------------------------ */
+
+struct service_ips;
+/* The cluster IP range (NULL: 10.96.0.0/12), an IPv4 CIDR: -EINVAL with err, -ENOMEM. */
+int service_ips_new(const char *range, struct service_ips **ret, struct xp_error *err);
+/* The range's first address, the `kubernetes` Service's. */
+void service_ips_first(const struct service_ips *ips, char buf[static 16]);
+void service_ips_free(struct service_ips *ips);
+/*
+ * A new Service (JSON, changed in place) gets its cluster IP: the one it names when that is in
+ * the range and free, else a free one. 1, or 0 with ret filled (422), or -ENOMEM.
+ */
+int service_admit(const struct request *req, json_t *service, struct reply *ret);
+/* Writes or sets right the `kubernetes` Service, Endpoints and EndpointSlice in default: the
+ * server listens on host and port. 0 or the registry's errors. */
+int service_kubernetes_reconcile(
+    struct api *api, const char *cluster_ip, const char *host, uint16_t port, struct xp_error *err);

@@ -21,6 +21,7 @@
 #include "setup.h"
 #include "usage.h"
 #include "xpool/datadir.h"
+#include "xpool/disruption.h"
 #include "xpool/history.h"
 #include "xpool/history_feed.h"
 #include "xpool/http_door.h"
@@ -42,6 +43,7 @@ struct xp_server {
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
         struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
+        struct xp_disruption *disruption;     /* PodDisruptionBudgets' status */
         struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
         struct xp_poolstats *poolstats;       /* /metrics */
         struct xp_history_feed *history_feed; /* fills api.history */
@@ -104,10 +106,45 @@ static int start_state(struct xp_server *server,
         if (r >= 0)
                 r = xp_quotastatus_start(server->api.registry, &server->quotastatus, err);
         if (r >= 0)
+                r = xp_disruption_start(server->api.registry, &server->disruption, err);
+        if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
         if (r < 0)
                 return r;
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+}
+
+/* What the handlers read of the server: its address, the default tolerations' seconds,
+ * Services' cluster IPs, and the kubernetes Service pointing at where it listens. */
+static int start_api(struct xp_server *server,
+                     const struct xp_server_options *options,
+                     const char *host,
+                     struct xp_error *err)
+{
+        struct xp_error why = {0};
+        char first[16];
+        int r;
+
+        server->api.server_address = server->address;
+        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
+        server->api.pod_toleration_seconds =
+            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
+                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
+             999) /
+            1000;
+        r = service_ips_new(options->service_cluster_ip_range, &server->api.service_ips, err);
+        if (r < 0)
+                return r;
+        service_ips_first(server->api.service_ips, first);
+        /* a store that takes no writes (a full disk) still serves: the Service can wait */
+        r = service_kubernetes_reconcile(&server->api, first, host, server->port, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "xpool server: the kubernetes Service was not written: %s",
+                       xp_error_message(&why));
+        return 0;
 }
 
 /* The address clients reach us on, and the URL this machine's clients use (a wildcard listener
@@ -195,13 +232,9 @@ int xp_server_new(const struct xp_server_options *options,
         if (r < 0)
                 goto fail;
 
-        server->api.server_address = server->address;
-        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
-        server->api.pod_toleration_seconds =
-            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
-                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
-             999) /
-            1000;
+        r = start_api(server, options, host, err);
+        if (r < 0)
+                goto fail;
         server->api.auth = server->auth;
         r = srv_usage_start(server->api.store,
                             server->auth,
@@ -252,6 +285,7 @@ void xp_server_free(struct xp_server *server)
         xp_scheduler_free(server->scheduler); /* they write to the store: first */
         xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
+        xp_disruption_free(server->disruption);
         xp_workloads_free(server->workloads);
         xp_poolstats_free(server->poolstats);
         xp_history_feed_free(server->history_feed);
@@ -260,6 +294,7 @@ void xp_server_free(struct xp_server *server)
         srv_metrics_free(server->api.metrics);
         xp_history_free(server->api.history); /* HTTP handlers read it: after them */
         xp_registry_free(server->api.registry);
+        service_ips_free(server->api.service_ips);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         free(server->kubeconfig);

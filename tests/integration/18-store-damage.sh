@@ -224,8 +224,14 @@ extra=$(comm -13 "$tmp/acked-names" "$tmp/kept-names" | wc -l)
 before=$(max_version "$tmp/body")
 code=$(api "$base/api/v1/namespaces")
 n_ns=$(grep -o '"kind":"Namespace"' "$tmp/body" | wc -l)
-[[ "$kept" == $((n_kept + n_ns)) ]] ||
-  { echo "FAIL damaged WAL: recover kept $kept objects, the server lists $n_kept pods and $n_ns namespaces"; failures=$((failures + 1)); }
+n_svc=0 # the kubernetes Service, its Endpoints and its EndpointSlice, which the server writes
+for list in api/v1/namespaces/default/services api/v1/namespaces/default/endpoints \
+  apis/discovery.k8s.io/v1/namespaces/default/endpointslices; do
+  code=$(api "$base/$list")
+  n_svc=$((n_svc + $(grep -o '"name":"kubernetes"' "$tmp/body" | wc -l)))
+done
+[[ "$kept" == $((n_kept + n_ns + n_svc)) ]] ||
+  { echo "FAIL damaged WAL: recover kept $kept objects, the server lists $n_kept pods, $n_ns namespaces and $n_svc objects of the kubernetes Service"; failures=$((failures + 1)); }
 create_pod after-wal
 expect_code "damaged WAL: create after recover" 201
 [[ -n "$created" && -n "$lost_to" && "$created" -gt "$lost_to" && "$created" -gt "$before" ]] ||

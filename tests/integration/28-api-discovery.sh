@@ -107,7 +107,7 @@ same "api-resources -o wide (columns squeezed)" "$tmp/want"
 check "api-resources --categories=all" 0 "${kc[@]}" api-resources --categories=all --no-headers
 expect_count "category all: pods only" "$tmp/out" 1 "pods"
 check "get all (the category)" 0 "${kc[@]}" get all
-expect_in "get all: nothing yet" "$tmp/err" "No resources found in default namespace."
+expect_in "get all: the kubernetes Service, as on a new cluster" "$tmp/out" "service/kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP"
 check "get po (a short name)" 0 "${kc[@]}" get po -A
 check "api-resources --verbs=create --namespaced=false" 0 "${kc[@]}" api-resources --verbs=create --namespaced=false -o name
 expect_in "reviews by verb" "$tmp/out" "selfsubjectrulesreviews.authorization.k8s.io"

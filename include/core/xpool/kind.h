@@ -133,6 +133,10 @@ extern const struct xp_kind xp_kind_daemonset;     /* kind_apps.c */
 extern const struct xp_kind xp_kind_job;           /* kind_batch_job.c */
 extern const struct xp_kind xp_kind_cronjob;       /* kind_batch_cronjob.c */
 extern const struct xp_kind xp_kind_hpa;           /* kind_autoscaling_hpa.c */
+extern const struct xp_kind xp_kind_pdb;           /* kind_policy.c */
+extern const struct xp_kind xp_kind_service;       /* kind_service.c */
+extern const struct xp_kind xp_kind_endpoints;     /* kind_endpoints.c */
+extern const struct xp_kind xp_kind_endpointslice; /* kind_endpoints.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;

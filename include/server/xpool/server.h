@@ -65,6 +65,9 @@ struct xp_server_options {
          * include/controller/xpool/scheduler.h). */
         int64_t gang_timeout_ms;
         const char *gang_topology_keys;
+        /* Services' cluster IPs, an IPv4 CIDR (NULL: 10.96.0.0/12); its first address is the
+         * `kubernetes` Service's. */
+        const char *service_cluster_ip_range;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * A level-triggered controller over namespaces, as the ResourceQuota status and disruption
+ * controllers are: every object its informer delivers (add, update, delete) queues the object's
+ * namespace, and the controller's sync recomputes what it keeps for that namespace from the
+ * store. A failed sync comes back after a delay that doubles; a sync may ask to be called again
+ * at a given time (a disrupted pod's entry expiring). The thread, the informer and the work
+ * queue are this file's; the controller has only its sync.
+ */
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "informer.h"
+#include "xpool/error.h"
+
+struct xp_registry;
+struct xp_nsqueue;
+
+struct xp_nsqueue_ops {
+        const char *name; /* in logs and the thread's: "quota status" */
+        /* The kinds followed; their callbacks are xp_nsqueue_object (userdata: the queue). */
+        const struct xp_informer_handler *handlers;
+        size_t n_handlers;
+        /* Recomputes namespace ns; may set *recheck to the wall time (s) to look again. */
+        int (*sync)(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err);
+};
+
+/* The informer callback that queues an object's namespace. */
+void xp_nsqueue_object(void *nsqueue, const json_t *object, uint64_t version);
+
+/* Listed, no thread. ops and userdata are borrowed until xp_nsqueue_free(). */
+int xp_nsqueue_new(struct xp_registry *registry,
+                   const struct xp_nsqueue_ops *ops,
+                   void *userdata,
+                   struct xp_nsqueue **ret,
+                   struct xp_error *err);
+/* Starts its thread. */
+int xp_nsqueue_start(struct xp_nsqueue *q, struct xp_error *err);
+/* Informer sync and the queued namespaces, without the thread (tests). */
+int xp_nsqueue_step(struct xp_nsqueue *q, struct xp_error *err);
+/* Stops the thread, if any, and frees. NULL is fine. */
+void xp_nsqueue_free(struct xp_nsqueue *q);
