@@ -50,27 +50,9 @@ for a in stty tty httpd mkdir; do ln -s busybox "$tmp/extra/bin/$a"; done
 img_layout "$tmp/layout" "" "$tmp/extra"
 tar -C "$tmp/layout" -cf "$tmp/tools.tar" .
 check "import the image" 0 "$xpool" image import --data-dir "$tmp/node" --name localhost/ttytools "$tmp/tools.tar"
-net_flags=(--pod-network host)
-if [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] && command -v ip >/dev/null &&
-  unshare -n true 2>/dev/null; then
-  for _ in $(seq 40); do # a bridge and a /24 of this test's own
-    n=$((RANDOM % 250 + 2)) cand=xpy$(printf '%04x' $((RANDOM % 65536)))
-    ip link show "$cand" >/dev/null 2>&1 && continue
-    [[ -z "$(ip -4 route show "10.249.$n.0/24")" ]] || continue
-    ip link add "$cand" type bridge 2>/dev/null || continue
-    br=$cand net=10.249.$n
-    break
-  done
-fi
-if [[ -n "$br" ]]; then
-  ip addr add "$net.1/24" dev "$br" && ip link set "$br" up
-  mkdir -p "$tmp/cni"
-  printf '{"cniVersion":"1.0.0","name":"tty-test","plugins":[{"type":"bridge","bridge":"%s","isGateway":false,"ipMasq":false,"ipam":{"type":"host-local","dataDir":"%s/ipam","ranges":[[{"subnet":"%s.0/24","gateway":"%s.1"}]]}}]}\n' \
-    "$br" "$tmp" "$net" "$net" >"$tmp/cni/10-test.conflist"
-  net_flags=(--cni-conf-dir "$tmp/cni" --netns-dir "$tmp/netns")
-else
+cni_bridge 249 xpy
+[[ -n "$br" ]] ||
   echo "SKIP the image pod's own network namespace: no CNI bridge plugin or network namespaces here"
-fi
 
 # ---- a server and an agent ------------------------------------------------------------------------
 data=$tmp/server
