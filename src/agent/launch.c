@@ -394,6 +394,7 @@ static int build(const struct xp_pod *pod,
         /* stdin and stdinOnce (kubectl run -i) are not modelled: kept in the container's extra */
         l->launch.stdin = json_is_true(json_object_get(c->extra, "stdin"));
         l->launch.stdin_once = json_is_true(json_object_get(c->extra, "stdinOnce"));
+        l->launch.tty = json_is_true(json_object_get(c->extra, "tty"));
         *ret = TAKE_PTR(l);
         return 0;
 }

@@ -146,6 +146,18 @@ static size_t stdin_pending(const struct rc *rc)
         return rc->stdin_len - rc->stdin_off;
 }
 
+/* attach: the size to the shim, which sets it on the container's terminal (when it has one). */
+static void attach_resize(struct rc *rc)
+{
+        uint8_t msg[1 + 2 * sizeof(uint16_t)] = {XP_ATTACH_RESIZE};
+        uint16_t size[2] = {rc->size.ws_col, rc->size.ws_row};
+
+        if (rc->attach_fd < 0 || !rc->have_size)
+                return;
+        memcpy(msg + 1, size, sizeof(size));
+        (void)send(rc->attach_fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 static void resize(struct rc *rc, const uint8_t *data, size_t len)
 {
         struct winsize ws = {0};
@@ -162,6 +174,7 @@ static void resize(struct rc *rc, const uint8_t *data, size_t len)
         rc->have_size = true;
         if (rc->pty >= 0 && ioctl(rc->pty, TIOCSWINSZ, &ws) < 0)
                 xp_debug("stream", "resizing the terminal: %s", strerror(errno));
+        attach_resize(rc);
 }
 
 /* SPDY: the resize stream is JSON objects, one per line, cut anywhere. */
@@ -266,21 +279,12 @@ static int rc_input(struct session *s)
 /* A terminal: the master stays here, the slave goes to the command. -errno. */
 static int open_pty(struct rc *rc, int *ret_slave)
 {
-        char name[64];
-        int slave;
+        const struct stream_request *req = &rc->s->req;
+        int r = xp_runtime_exec_pty(rc->s->runtime, req->uid, req->container, &rc->pty, ret_slave);
 
-        rc->pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (rc->pty < 0 || grantpt(rc->pty) < 0 || unlockpt(rc->pty) < 0 ||
-            ptsname_r(rc->pty, name, sizeof(name)) != 0)
-                return -errno;
-        slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (slave < 0)
-                return -errno;
-        fcntl(rc->pty, F_SETFL, fcntl(rc->pty, F_GETFL) | O_NONBLOCK);
-        if (rc->have_size)
+        if (r >= 0 && rc->have_size)
                 (void)ioctl(rc->pty, TIOCSWINSZ, &rc->size);
-        *ret_slave = slave;
-        return 0;
+        return r;
 }
 
 /* A pipe for one of the command's stdio: ours (non-blocking) and its. */
@@ -366,6 +370,7 @@ static int attach_start(struct rc *rc)
         rc->attach_stdin = req->in && (hello[1] & XP_ATTACH_HAS_STDIN);
         if (rc->attach_stdin && send(rc->attach_fd, &open_msg, 1, MSG_NOSIGNAL) != 1)
                 rc->attach_stdin = false;
+        attach_resize(rc);
         return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,6 +47,7 @@ int attach_open(
                              .dir_fd = -1,
                              .listen_fd = -1,
                              .stdin_fd = stdin_fd,
+                             .tty_fd = -1,
                              .stdin_once = stdin_once};
         for (size_t i = 0; i < XP_ATTACH_CLIENTS; i++)
                 a->clients[i].fd = -1;
@@ -65,6 +67,13 @@ int attach_open(
         if (stdin_fd >= 0)
                 fcntl(stdin_fd, F_SETFL, fcntl(stdin_fd, F_GETFL) | O_NONBLOCK);
         return 0;
+}
+
+void attach_tty(struct attach *a, int tty_fd)
+{
+        if (a->tty_fd >= 0)
+                close(a->tty_fd);
+        a->tty_fd = tty_fd;
 }
 
 static void client_drop(struct attach *a, struct attach_client *c)
@@ -145,7 +154,8 @@ static void accept_client(struct attach *a)
         for (size_t i = 0; i < XP_ATTACH_CLIENTS; i++)
                 if (a->clients[i].fd < 0) {
                         a->clients[i].fd = fd;
-                        hello = a->stdin_fd >= 0 ? XP_ATTACH_HAS_STDIN : 0;
+                        hello = (char)((a->stdin_fd >= 0 ? XP_ATTACH_HAS_STDIN : 0) |
+                                       (a->tty_fd >= 0 ? XP_ATTACH_HAS_TTY : 0));
                         client_send(a, &a->clients[i], XP_ATTACH_HELLO, &hello, 1);
                         return;
                 }
@@ -169,6 +179,20 @@ static void stdin_write(struct attach *a)
                 a->pending_off += (size_t)n;
         }
         a->pending_off = a->pending_len = 0;
+}
+
+/* RESIZE: columns and rows, as TIOCSWINSZ takes them; a malformed one is dropped. */
+static void tty_resize(struct attach *a, const char *payload, size_t len)
+{
+        struct winsize ws = {0};
+        uint16_t size[2];
+
+        if (a->tty_fd < 0 || len != sizeof(size))
+                return;
+        memcpy(size, payload, sizeof(size));
+        ws.ws_col = size[0];
+        ws.ws_row = size[1];
+        (void)ioctl(a->tty_fd, TIOCSWINSZ, &ws);
 }
 
 /* One message from client c. */
@@ -209,6 +233,9 @@ static void client_read(struct attach *a, struct attach_client *c)
                         a->stdin_fd = -1;
                 }
                 c->writes_stdin = false;
+                break;
+        case XP_ATTACH_RESIZE:
+                tty_resize(a, buf + 1, (size_t)n - 1);
                 break;
         default:
                 client_drop(a, c); /* not a client of this protocol */
@@ -301,8 +328,10 @@ void attach_close(struct attach *a)
                 close(a->dir_fd);
         if (a->stdin_fd >= 0)
                 close(a->stdin_fd);
+        if (a->tty_fd >= 0)
+                close(a->tty_fd);
         free(a->pending);
-        *a = (struct attach){.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1};
+        *a = (struct attach){.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1, .tty_fd = -1};
 }
 
 int xp_runtime_attach(struct xp_runtime *rt,

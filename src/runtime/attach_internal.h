@@ -31,6 +31,7 @@ struct attach {
         int dir_fd;    /* the container's state directory */
         int listen_fd; /* -1: not serving */
         int stdin_fd;  /* the write end of the container's stdin; -1: none or closed */
+        int tty_fd;    /* the container's terminal (a master of its own, for resize); -1: none */
         bool stdin_once;
         char *pending; /* stdin bytes the pipe has not taken yet */
         size_t pending_len, pending_off;
@@ -41,10 +42,12 @@ struct attach {
 
 /*
  * Serves DIR/attach.sock; stdin_fd (taken; -1: none) is the container's stdin to write.
- * -errno with err.
+ * -errno with err. attach_tty() then gives it the container's terminal (taken).
  */
 int attach_open(
     struct attach *a, const char *dir, int stdin_fd, bool stdin_once, struct xp_error *err);
+/* The container's stdio is the terminal whose master is tty_fd (taken): RESIZE sets its size. */
+void attach_tty(struct attach *a, int tty_fd);
 /* Fills fds (ATTACH_POLL_MAX at most) with what to poll; returns how many. */
 size_t attach_poll(struct attach *a, struct pollfd *fds);
 /* Handles the results of the last attach_poll(). */

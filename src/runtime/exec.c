@@ -55,11 +55,11 @@ static bool component_ok(const char *s)
                strlen(s) <= NAME_MAX / 2;
 }
 
-static int container_dir(const struct xp_runtime *rt,
-                         const char *uid,
-                         const char *container,
-                         char buf[static PATH_MAX],
-                         struct xp_error *err)
+int runtime_container_dir(const struct xp_runtime *rt,
+                          const char *uid,
+                          const char *container,
+                          char buf[static PATH_MAX],
+                          struct xp_error *err)
 {
         int n;
 
@@ -125,7 +125,7 @@ int xp_runtime_exec(struct xp_runtime *rt,
         pid_t pid, helper;
         int fds[2], r;
 
-        r = container_dir(rt, pod_uid, container, dir, err);
+        r = runtime_container_dir(rt, pod_uid, container, dir, err);
         if (r < 0)
                 return r;
         r = runtime_running_pid(dir, &pid, err);
@@ -173,7 +173,7 @@ int xp_runtime_pod_netns(struct xp_runtime *rt,
         pid_t pid = 0;
         int r, fd;
 
-        r = container_dir(rt, pod_uid, NULL, dir, err);
+        r = runtime_container_dir(rt, pod_uid, NULL, dir, err);
         if (r < 0)
                 return r;
         d = opendir(dir);

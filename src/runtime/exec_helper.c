@@ -131,28 +131,10 @@ static void drop_stdio(void)
                 close(null);
 }
 
-/* With a terminal, TERM=xterm unless the container sets TERM, as containerd's exec does. */
-static char **exec_env(char **env, bool tty)
-{
-        size_t n = 0;
-        char **v;
-
-        for (; env[n]; n++)
-                if (strncmp(env[n], "TERM=", 5) == 0)
-                        tty = false;
-        v = calloc(n + 2, sizeof(*v));
-        if (!v)
-                return NULL;
-        memcpy(v, env, n * sizeof(*v));
-        if (tty)
-                v[n] = (char *)"TERM=xterm";
-        return v;
-}
-
 /* Forks the command and waits for it: its wait status, or -errno with err (the exec failed). */
 static int run_command(struct shim *s, char *const *argv, bool tty, struct xp_error *err)
 {
-        _cleanup_free_ char **env = exec_env(s->env, tty);
+        _cleanup_free_ char **env = shim_env_for_tty(s->env, tty);
         struct sigaction sa = {.sa_handler = on_stop};
         char msg[RUNTIME_NOTIFY_MAX];
         sigset_t all, old;

@@ -69,6 +69,16 @@ static json_t *process_env(const struct oci_config_in *in)
                         return NULL;
                 }
         }
+        /* a terminal's TERM, as containerd sets it, unless the container has its own */
+        json_array_foreach(env, i, e)
+        {
+                if (strncmp(json_string_value(e), "TERM=", 5) == 0)
+                        return env;
+        }
+        if (in->launch->tty && json_array_append_new(env, json_string("TERM=xterm")) < 0) {
+                json_decref(env);
+                return NULL;
+        }
         return env;
 }
 
@@ -79,7 +89,7 @@ static json_t *process(const struct oci_config_in *in)
         json_t *p =
             json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:b}",
                       "terminal",
-                      0,
+                      l->tty,
                       "user",
                       "uid",
                       0,

@@ -186,17 +186,18 @@ static int resolve_user(struct shim *s, struct oci_shim *o, struct xp_error *err
         return runtime_write_json(o->bundle, "config.json", text, false, err);
 }
 
-/* Runs the runtime with args (after --root and --log), its stdout and stderr to out and errfd;
- * returns its exit status (-errno when it could not run). */
-static int run_runtime(const struct oci_shim *o, const char *const *args, int out, int errfd)
+/* Runs the runtime with args (after --root and --log), its stdin from in, stdout and stderr to
+ * out and errfd (-1: /dev/null); returns its exit status (-errno when it could not run). */
+static int
+run_runtime(const struct oci_shim *o, const char *const *args, int in, int out, int errfd)
 {
-        const char *argv[16] = {
+        const char *argv[20] = {
             o->runtime, "--root", o->root, "--log", o->log, "--log-format", "json"};
         size_t n = 7;
         int status;
         pid_t pid, shim;
 
-        for (size_t i = 0; args[i] && n < 15; i++)
+        for (size_t i = 0; args[i] && n < 19; i++)
                 argv[n++] = args[i];
         argv[n] = NULL;
         shim = getpid();
@@ -215,8 +216,8 @@ static int run_runtime(const struct oci_shim *o, const char *const *args, int ou
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != shim)
                         _exit(127);
-                if (null < 0 || dup2(null, 0) < 0 || dup2(out >= 0 ? out : null, 1) < 0 ||
-                    dup2(errfd >= 0 ? errfd : null, 2) < 0)
+                if (null < 0 || dup2(in >= 0 ? in : null, 0) < 0 ||
+                    dup2(out >= 0 ? out : null, 1) < 0 || dup2(errfd >= 0 ? errfd : null, 2) < 0)
                         _exit(127);
                 (void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
                 execv(o->runtime, (char *const *)argv);
@@ -289,7 +290,7 @@ static int start_failed(struct shim *s, struct oci_shim *o, const char *msg, str
 
         if (s->child > 0)
                 kill(s->child, SIGKILL);
-        (void)run_runtime(o, del, -1, -1);
+        (void)run_runtime(o, del, -1, -1, -1);
         shim_kill_rest(s);
         shim_reap_all();
         (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
@@ -302,23 +303,54 @@ static int start_failed(struct shim *s, struct oci_shim *o, const char *msg, str
         return 0;
 }
 
+/* create, the container's stdin from in (-1: none) or its terminal's master to *tty (tty: true,
+ * through the console socket): 0, or the runtime's error in msg. */
+static int create(struct shim *s, struct oci_shim *o, const int io[3], int *tty, char *msg)
+{
+        char pidfile[PATH_MAX];
+        const char *args[] = {
+            "create", "--bundle", o->bundle, "--pid-file", pidfile, o->id, NULL, NULL, NULL};
+        /* crun reads options before the container's id only */
+        struct shim_console console = {.dir_fd = -1, .listen_fd = -1};
+        struct xp_error err = {0};
+        int status;
+
+        snprintf(pidfile, sizeof(pidfile), "%s/" PID_FILE, o->bundle);
+        if (s->tty && shim_console_open(s, &console, &err) < 0) {
+                shim_console_close(&console);
+                snprintf(msg, RUNTIME_NOTIFY_MAX, "%s", xp_error_message(&err));
+                return -1;
+        }
+        if (s->tty) {
+                args[5] = "--console-socket";
+                args[6] = console.path;
+                args[7] = o->id;
+        }
+        status = run_runtime(o, args, io[0], io[1], io[2]);
+        if (status != 0)
+                runtime_error(o, "create", status, msg, RUNTIME_NOTIFY_MAX);
+        else if (s->tty && shim_console_receive(&console, tty, &err) < 0)
+                snprintf(msg, RUNTIME_NOTIFY_MAX, "%s", xp_error_message(&err));
+        shim_console_close(&console);
+        return status != 0 || (s->tty && *tty < 0) ? -1 : 0;
+}
+
 /* create, the release marker, start: 1 when the container runs, 0 when its start failed (and
  * was recorded), -errno for the shim's own failures. */
-static int create_and_start(
-    struct shim *s, struct oci_shim *o, const int out[2], const int errp[2], struct xp_error *err)
+static int create_and_start(struct shim *s,
+                            struct oci_shim *o,
+                            const int in[2],
+                            const int out[2],
+                            const int errp[2],
+                            int *tty,
+                            struct xp_error *err)
 {
-        char pidfile[PATH_MAX], msg[RUNTIME_NOTIFY_MAX];
-        const char *create[] = {
-            "create", "--bundle", o->bundle, "--pid-file", pidfile, o->id, NULL};
+        char msg[RUNTIME_NOTIFY_MAX];
         const char *start[] = {"start", o->id, NULL};
         int status, r;
 
-        snprintf(pidfile, sizeof(pidfile), "%s/" PID_FILE, o->bundle);
-        status = run_runtime(o, create, out[1], errp[1]);
-        if (status != 0) {
-                runtime_error(o, "create", status, msg, sizeof(msg));
+        if (create(s, o, (const int[3]){in[0], out[1], errp[1]}, tty, msg) < 0)
                 return start_failed(s, o, msg, err);
-        }
         /* the container waits for its start: what is in its pipes is the runtime's own */
         drain(out[0]);
         drain(errp[0]);
@@ -331,7 +363,7 @@ static int create_and_start(
                 r = shim_release_marker(s, err);
         if (r < 0)
                 return start_failed(s, o, xp_error_message(err), err);
-        status = run_runtime(o, start, out[1], errp[1]);
+        status = run_runtime(o, start, -1, out[1], errp[1]);
         if (status != 0) {
                 runtime_error(o, "start", status, msg, sizeof(msg));
                 return start_failed(s, o, msg, err);
@@ -370,7 +402,7 @@ static int prepare(struct shim *s, struct oci_shim *o, struct xp_error *err)
 int oci_shim_run(struct shim *s, struct xp_error *err)
 {
         struct oci_shim o = {0};
-        int out[2] = {-1, -1}, errp[2] = {-1, -1}, r, status, code, sig;
+        int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, tty = -1, r, status, code, sig;
         const char *del[] = {"delete", "--force", NULL, NULL};
         _cleanup_close_ int sigfd = -1;
         uint64_t oom_after = 0;
@@ -384,21 +416,33 @@ int oci_shim_run(struct shim *s, struct xp_error *err)
         sigaddset(&chld, SIGCHLD);
         sigprocmask(SIG_BLOCK, &chld, NULL);
         sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (sigfd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+        if (sigfd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+            (s->stdin && !s->tty && pipe2(in, O_CLOEXEC) < 0))
                 return xp_errorf(err, -errno, "%s: pipes: %m", s->dir);
         r = mount_rootfs(s, &o, err);
         if (r >= 0)
                 r = resolve_user(s, &o, err);
         if (r < 0)
                 return start_failed(s, &o, xp_error_message(err), err);
-        r = create_and_start(s, &o, out, errp, err);
+        r = create_and_start(s, &o, in, out, errp, &tty, err);
         close(out[1]);
         close(errp[1]);
-        if (r <= 0) {
+        if (in[0] >= 0)
+                close(in[0]);
+        if (r <= 0 || tty >= 0) {
                 close(out[0]);
                 close(errp[0]);
+                out[0] = tty; /* a terminal: its master is the one output */
+                errp[0] = -1;
+        }
+        if (r <= 0) {
+                if (in[1] >= 0)
+                        close(in[1]);
+                if (tty >= 0)
+                        close(tty);
                 return r;
         }
+        shim_attach_open(s, in[1], tty);
         s->started_ns = runtime_now_ns();
         r = shim_write_running(s, err);
         if (r < 0) {
@@ -409,13 +453,14 @@ int oci_shim_run(struct shim *s, struct xp_error *err)
         shim_start_done(s);
 
         status = shim_supervise(s, sigfd, out[0], errp[0]);
+        attach_close(&s->attach);
         shim_kill_rest(s);
         shim_reap_all();
         (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
         if (s->cg && s->have_oom && xp_cgroup_oom_kills(s->cg, &oom_after, NULL) >= 0)
                 oom = oom_after > s->oom_before;
         del[2] = o.id;
-        (void)run_runtime(&o, del, -1, -1);
+        (void)run_runtime(&o, del, -1, -1, -1);
         (void)umount2(o.rootfs, MNT_DETACH);
         shim_remove_cgroup(s);
         sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;

@@ -137,8 +137,10 @@ static int lowerdir(char *const *layers, char **ret, char **ret_dir, struct xp_e
                 while (dlen > 0 &&
                        (strncmp(layers[i], layers[0], dlen) != 0 || layers[i][dlen] != '/'))
                         dlen = (size_t)((char *)memrchr(layers[0], '/', dlen) - layers[0]);
-                len += strlen(layers[i]) - dlen;
         }
+        /* measured once dlen is final: a later layer may shorten it */
+        for (size_t i = 0; i < n; i++)
+                len += strlen(layers[i]) - dlen;
         out = calloc(1, len + n + 1);
         if (!out || !(*ret_dir = dlen ? strndup(layers[0], dlen) : strdup("/"))) {
                 free(out);

@@ -1030,7 +1030,8 @@ static char *spec_text(struct xp_runtime *rt,
                 return NULL;
         /* what attach.c serves: the container's stdin (spec.containers[].stdin, stdinOnce) */
         if (json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
-            json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0) {
+            json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
+            json_object_set_new(o, "tty", json_boolean(l->tty)) < 0) {
                 json_decref(o);
                 return NULL;
         }

@@ -98,6 +98,13 @@ int runtime_start_lock_inherited(const char *dir);
 /* exec.c: the container's main process (as running.json in its state directory dir names it,
  * checked against /proc), if it runs; else -ESRCH with err. */
 int runtime_running_pid(const char *dir, pid_t *ret, struct xp_error *err);
+/* STATE/uid/container (container NULL: STATE/uid) in buf, each name checked to be one path
+ * component. -errno with err (err may be NULL). */
+int runtime_container_dir(const struct xp_runtime *rt,
+                          const char *uid,
+                          const char *container,
+                          char buf[static PATH_MAX],
+                          struct xp_error *err);
 /* process.c: the runtime's state directory and the shim executable (which also runs __exec). */
 const char *runtime_state_dir(const struct xp_runtime *rt);
 const char *runtime_shim_exe(const struct xp_runtime *rt);

@@ -98,6 +98,7 @@ int shim_load_spec(struct shim *s, struct xp_error *err)
         s->set_user = json_is_true(json_object_get(s->spec, "set_user"));
         s->stdin = json_is_true(json_object_get(s->spec, "stdin"));
         s->stdin_once = json_is_true(json_object_get(s->spec, "stdin_once"));
+        s->tty = json_is_true(json_object_get(s->spec, "tty"));
         s->user = (uid_t)u64_of(s->spec, "uid");
         s->group = (gid_t)u64_of(s->spec, "gid");
         s->oci = json_object_get(s->spec, "oci");
@@ -106,6 +107,14 @@ int shim_load_spec(struct shim *s, struct xp_error *err)
         if (!s->uid || !s->container || !s->events_dir || !s->working_dir || !s->argv ||
             !s->argv[0] || !s->env)
                 return xp_errorf(err, -EINVAL, "%s: missing or malformed fields", path);
+        if (s->tty) {
+                char **env = shim_env_for_tty(s->env, true);
+
+                if (!env)
+                        return xp_errorf(err, -ENOMEM, "out of memory");
+                free(s->env);
+                s->env = env;
+        }
         s->path = DEFAULT_PATH;
         for (char **e = s->env; *e; e++)
                 if (strncmp(*e, "PATH=", 5) == 0)
@@ -465,9 +474,55 @@ static bool read_full(int fd, void *buf, size_t len)
 }
 
 /*
+ * The container's stdio: pipes (in[] only with stdin), or with tty a terminal, whose slave is
+ * all three of the child's (in[0], out[1], errp[1]) and whose master is the one output (out[0];
+ * errp[0] -1) and the input. -errno with err.
+ */
+static int child_stdio(struct shim *s, int in[2], int out[2], int errp[2], struct xp_error *err)
+{
+        int r;
+
+        if (!s->tty) {
+                if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+                    (s->stdin && pipe2(in, O_CLOEXEC) < 0))
+                        return xp_errorf(err, -errno, "%s: creating pipes: %m", s->dir);
+                return 0;
+        }
+        r = xp_runtime_pty_open(&out[0], &in[0]);
+        if (r < 0)
+                return xp_errorf(err, r, "%s: a terminal: %s", s->dir, strerror(-r));
+        out[1] = errp[1] = in[0];
+        return 0;
+}
+
+void shim_attach_open(struct shim *s, int stdin_fd, int tty)
+{
+        if (tty >= 0 && s->stdin)
+                stdin_fd = fcntl(tty, F_DUPFD_CLOEXEC, 3);
+        if (attach_open(&s->attach, s->dir, stdin_fd, s->stdin_once, NULL) < 0)
+                attach_close(&s->attach);
+        else if (tty >= 0)
+                attach_tty(&s->attach, fcntl(tty, F_DUPFD_CLOEXEC, 3));
+}
+
+/* The child has its stdio: ours of it are closed; attached clients get the container's stdin
+ * and output. */
+static void parent_stdio(struct shim *s, int in[2], int out[2], int errp[2])
+{
+        if (in[0] >= 0)
+                close(in[0]);
+        if (!s->tty) {
+                close(out[1]);
+                close(errp[1]);
+        }
+        shim_attach_open(s, in[1], s->tty ? out[0] : -1);
+}
+
+/*
  * Forks the container's process, puts it in its cgroup, lets it go, and waits until it exec'd
  * (EOF on the close-on-exec error pipe after its host pid) or failed to: msg then says why.
- * The pipes of its stdout and stderr are returned in out[0], errp[0].
+ * The pipes of its stdout and stderr are returned in out[0], errp[0] (with tty: the terminal's
+ * master in out[0], errp[0] -1).
  */
 static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struct xp_error *err)
 {
@@ -475,8 +530,10 @@ static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struc
         size_t len = 0;
         ssize_t got;
 
-        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(sync, O_CLOEXEC) < 0 ||
-            pipe2(ep, O_CLOEXEC) < 0 || (s->stdin && pipe2(in, O_CLOEXEC) < 0)) {
+        r = child_stdio(s, in, out, errp, err);
+        if (r < 0)
+                return r;
+        if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
                 r = -errno;
                 return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
         }
@@ -487,13 +544,7 @@ static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struc
         }
         if (s->child == 0)
                 shim_child_main(s, sync[0], ep[1], in[0], out[1], errp[1]);
-        if (in[0] >= 0)
-                close(in[0]);
-        /* the container's stdin and output to attached clients; without them it runs as well */
-        if (attach_open(&s->attach, s->dir, in[1], s->stdin_once, NULL) < 0)
-                attach_close(&s->attach);
-        close(out[1]);
-        close(errp[1]);
+        parent_stdio(s, in, out, errp);
         close(sync[0]);
         close(ep[1]);
         r = 0;
@@ -657,7 +708,7 @@ int xp_shim_main(int argc, char **argv)
                          .lock = -1,
                          .child = -1,
                          .log = {.fd = -1},
-                         .attach = {.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1}};
+                         .attach = {.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1, .tty_fd = -1}};
         struct xp_error err = {0};
         int r;
 

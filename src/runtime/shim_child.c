@@ -154,6 +154,9 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
         null = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
                 child_fail(errfd, errno, "stdio", in_fd >= 0 ? "stdin" : "/dev/null");
+        /* tty: the terminal is the session's, so ^C on it signals the foreground group */
+        if (s->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+                child_fail(errfd, errno, "ioctl", "TIOCSCTTY");
         /* nothing of the shim's may reach the container; errfd is already close-on-exec */
         if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 for (int fd = 3; fd < 1024; fd++)

@@ -25,6 +25,7 @@ struct shim {
         const char *path; /* PATH of env, or DEFAULT_PATH */
         bool set_user;
         bool stdin, stdin_once; /* the container's stdin is served on the attach socket */
+        bool tty;               /* its stdio is a terminal the shim keeps the master of */
         uid_t user;
         gid_t group;
         struct contain_plan plan;
@@ -80,6 +81,9 @@ int shim_write_exit(struct shim *s,
                     struct xp_error *err);
 /* running.json (pids and start times of the container and the shim). */
 int shim_write_running(struct shim *s, struct xp_error *err);
+/* Serves the attach socket (without one the container runs as well): stdin_fd (taken; -1: none)
+ * is the container's stdin, or with a terminal (tty: its master, borrowed) a copy of that. */
+void shim_attach_open(struct shim *s, int stdin_fd, int tty);
 /* Writes the container's output as CRI lines until it ended; returns its wait status. */
 int shim_supervise(struct shim *s, int sigfd, int out_fd, int err_fd);
 /* The release marker: from here the container may run. */
@@ -102,3 +106,20 @@ int oci_shim_user(struct shim *s, const char *rootfs, json_t *config, struct xp_
  * one line on errfd (close-on-exec) and exit status 127. Async-signal-safe: system calls only.
  */
 _Noreturn void shim_exec_child_main(const struct shim *s, char *const *argv, bool tty, int errfd);
+
+/* ---- tty.c ---------------------------------------------------------------------------------- */
+
+/* A copy of env (its strings borrowed) with TERM=xterm added when tty and env sets no TERM, as
+ * containerd does for a terminal; NULL when out of memory. The caller frees the array. */
+char **shim_env_for_tty(char *const *env, bool tty);
+
+/* An OCI container's terminal (tty: true): the runtime connects to path (--console-socket) and
+ * sends the master. -errno with err; shim_console_close() also after a failure. */
+struct shim_console {
+        int dir_fd, listen_fd;
+        char path[108];
+};
+int shim_console_open(const struct shim *s, struct shim_console *c, struct xp_error *err);
+/* The master the runtime sent during its create (non-blocking, close-on-exec). */
+int shim_console_receive(struct shim_console *c, int *ret_master, struct xp_error *err);
+void shim_console_close(struct shim_console *c);

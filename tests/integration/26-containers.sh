@@ -29,9 +29,6 @@ command -v crun >/dev/null || { echo "SKIP: no crun, the default OCI runtime (sc
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
 grep -qw overlay /proc/filesystems || { echo "SKIP: this kernel has no overlayfs: containers cannot get a root file system"; exit 77; }
 [[ -d /sys/fs/cgroup/devices || -f /sys/fs/cgroup/cgroup.controllers ]] || { echo "SKIP: no cgroups"; exit 77; }
-cni=yes
-for p in bridge host-local; do [[ -x /usr/lib/cni/$p ]] || cni=; done
-command -v ip >/dev/null || cni=
 
 server_pid= agent_pid= reg_pid_plain=
 br= uids=
@@ -112,26 +109,9 @@ exec $(command -v crun) "\$@"
 EOF
 chmod +x "$tmp/slow-crun"
 
-net_flags=(--pod-network host)
-if [[ -n "$cni" ]] && unshare -n true 2>/dev/null; then
-  for _ in $(seq 40); do # a bridge and a /24 of this test's own
-    n=$((RANDOM % 250 + 2)) cand=xpc$(printf '%04x' $((RANDOM % 65536)))
-    ip link show "$cand" >/dev/null 2>&1 && continue
-    [[ -z "$(ip -4 route show "10.252.$n.0/24")" ]] || continue
-    ip link add "$cand" type bridge 2>/dev/null || continue
-    br=$cand net=10.252.$n
-    break
-  done
-fi
-if [[ -n "$br" ]]; then
-  ip addr add "$net.1/24" dev "$br" && ip link set "$br" up
-  mkdir -p "$tmp/cni" "$tmp/ipam"
-  printf '{"cniVersion":"1.0.0","name":"containers-test","plugins":[{"type":"bridge","bridge":"%s","isGateway":false,"ipMasq":false,"ipam":{"type":"host-local","dataDir":"%s/ipam","ranges":[[{"subnet":"%s.0/24","gateway":"%s.1"}]]}}]}\n' \
-    "$br" "$tmp" "$net" "$net" >"$tmp/cni/10-test.conflist"
-  net_flags=(--cni-conf-dir "$tmp/cni" --netns-dir "$tmp/netns")
-else
+cni_bridge 252 xpc
+[[ -n "$br" ]] ||
   echo "SKIP the pod's own network namespace: no CNI bridge plugin or network namespaces here (pods on the node's network)"
-fi
 
 data=$tmp/server
 export KUBECONFIG=$data/admin.kubeconfig

@@ -118,3 +118,28 @@ img_push() { # LAYOUT_DIR HOST/REPO:TAG [skopeo dest flags...]
   shift 2
   skopeo copy --quiet --insecure-policy "$@" "oci:$layout:latest" "docker://$dest" >/dev/null
 }
+
+# A bridge and a /24 of the test's own for CNI's bridge plugin (10.OCTET.N.0/24, a bridge named
+# NAME and four hex digits): sets br, net and net_flags (the agent's --cni-conf-dir and
+# --netns-dir). Where CNI's plugins, ip or network namespaces are missing, br stays empty and
+# net_flags puts pods on the node's network. The caller deletes $br at its end.
+cni_bridge() {
+  local octet=$1 name=$2 n cand
+  net_flags=(--pod-network host) br= net=
+  [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] && command -v ip >/dev/null &&
+    unshare -n true 2>/dev/null || return 0
+  for _ in $(seq 40); do
+    n=$((RANDOM % 250 + 2)) cand=$name$(printf '%04x' $((RANDOM % 65536)))
+    ip link show "$cand" >/dev/null 2>&1 && continue
+    [[ -z "$(ip -4 route show "10.$octet.$n.0/24")" ]] || continue
+    ip link add "$cand" type bridge 2>/dev/null || continue
+    br=$cand net=10.$octet.$n
+    break
+  done
+  [[ -n "$br" ]] || return 0
+  ip addr add "$net.1/24" dev "$br" && ip link set "$br" up
+  mkdir -p "$tmp/cni" "$tmp/ipam"
+  printf '{"cniVersion":"1.0.0","name":"%s-test","plugins":[{"type":"bridge","bridge":"%s","isGateway":false,"ipMasq":false,"ipam":{"type":"host-local","dataDir":"%s/ipam","ranges":[[{"subnet":"%s.0/24","gateway":"%s.1"}]]}}]}\n' \
+    "$name" "$br" "$tmp" "$net" "$net" >"$tmp/cni/10-test.conflist"
+  net_flags=(--cni-conf-dir "$tmp/cni" --netns-dir "$tmp/netns")
+}

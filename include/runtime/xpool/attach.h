@@ -9,8 +9,11 @@
  * record, its first byte the type below, the rest its payload (at most XP_ATTACH_DATA_MAX).
  *
  * The shim sends HELLO first, then the container's output as it reads it, and EXIT before it
- * closes, once the container has ended. A client that does not read keeps at most
- * XP_ATTACH_QUEUE_MAX bytes queued; beyond that the shim closes it (the logs keep everything).
+ * closes, once the container has ended. A container with a terminal (tty: true) has one output,
+ * STDOUT, and its stdin is the terminal's input: the line discipline turns a client's 0x03 into
+ * SIGINT for the foreground process, and RESIZE sets the terminal's size. A client that does not
+ * read keeps at most XP_ATTACH_QUEUE_MAX bytes queued; beyond that the shim closes it (the logs
+ * keep everything).
  */
 
 #include <stdint.h>
@@ -30,6 +33,9 @@ enum xp_attach_message {
         XP_ATTACH_STDIN_OPEN = 16,  /* this client writes stdin (stdinOnce: its end closes it) */
         XP_ATTACH_STDIN = 17,       /* payload: bytes for the container's stdin */
         XP_ATTACH_STDIN_CLOSE = 18, /* this client's stdin ended */
+        XP_ATTACH_RESIZE = 19,      /* payload: the terminal's columns then rows, two uint16_t in
+                                     * host order (ignored without a terminal) */
 };
 
 #define XP_ATTACH_HAS_STDIN 0x01 /* the container's stdin is open to clients */
+#define XP_ATTACH_HAS_TTY   0x02 /* the container's stdio is a terminal (spec tty: true) */

@@ -166,6 +166,9 @@ struct xp_container_launch {
         /* spec.containers[].stdin: the container's stdin is a pipe that attached clients write
          * to (else /dev/null); stdin_once: it is closed when the first such client is done */
         bool stdin, stdin_once;
+        /* spec.containers[].tty: the container's stdio is a terminal whose master its shim
+         * keeps (output to the log as stdout, attach relays it, resize sets its size) */
+        bool tty;
 };
 
 struct xp_container_record {
@@ -314,6 +317,17 @@ int xp_runtime_pod_netns(struct xp_runtime *rt,
                          const char *pod_uid,
                          int *ret_fd,
                          struct xp_error *err);
+
+/* A pseudo-terminal: *ret_master (non-blocking) and *ret_slave, both close-on-exec and neither
+ * anyone's controlling terminal yet. -errno. */
+int xp_runtime_pty_open(int *ret_master, int *ret_slave);
+/* The same for a command run in a running container: from the container's own devpts when it
+ * has one (so that `tty` inside names it), else the node's. -errno. */
+int xp_runtime_exec_pty(struct xp_runtime *rt,
+                        const char *pod_uid,
+                        const char *container,
+                        int *ret_master,
+                        int *ret_slave);
 
 /* Entry point of `xpool __exec STATE_DIR tty|notty COMMAND...` (hidden; started by
  * xp_runtime_exec()). Ends the process with the command's exit status (returns only the usage
