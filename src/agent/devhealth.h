@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Devices that turn unhealthy while pods hold them (docs/agent.md "Device failures"). The health
+ * Devices that turn unhealthy while pods hold them (docs/monitoring.md "Device failures"). The health
  * watch runs in the device sampler (metrics.h); each new sample's health comes here. A pod that
  * holds a device now Unhealthy and is not over is failed, whatever its restartPolicy (its
  * containers would restart on the same broken device; its controller replaces it elsewhere):
