@@ -241,6 +241,7 @@ void xp_agent_devhealth_update(void *userdata, const struct xp_agent_device_heal
         struct xp_agent_devhealth *h = agent->devhealth;
         const char *uid;
         json_t *pod;
+        void *tmp;
 
         pthread_mutex_lock(&h->lock);
         /* once the Node says the device is unhealthy: its replacements go elsewhere */
@@ -256,6 +257,12 @@ void xp_agent_devhealth_update(void *userdata, const struct xp_agent_device_heal
 
                 if (d)
                         fail_pod(agent, h, pod, d);
+        }
+        /* the pods gone from the server need no memory of their Event */
+        json_object_foreach_safe(h->failed, tmp, uid, pod)
+        {
+                if (!json_object_get(agent->pods.pods, uid))
+                        json_object_del(h->failed, uid);
         }
         pthread_mutex_unlock(&agent->pods.lock);
         pthread_mutex_unlock(&h->lock);
