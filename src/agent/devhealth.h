@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * Devices that turn unhealthy while pods hold them (docs/monitoring.md "Device failures"). The health
- * watch runs in the device sampler (metrics.h); each new sample's health comes here. A pod that
- * holds a device now Unhealthy and is not over is failed, whatever its restartPolicy (its
+ * Devices that turn unhealthy while pods hold them (docs/monitoring.md "Device failures"). The
+ * health watch runs in the device sampler (metrics.h); each new sample's health comes here. A pod
+ * that holds a device now Unhealthy and is not over is failed, whatever its restartPolicy (its
  * containers would restart on the same broken device; its controller replaces it elsewhere):
  * phase Failed, reason DeviceUnhealthy, the conditions DisruptionTarget and
  * xpool.io/DeviceUnhealthy (what Job podFailurePolicy rules match, docs/workloads.md), and a
