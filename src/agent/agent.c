@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent_internal.h"
+#include "devhealth.h"
 #include "logserver.h"
 #include "metrics.h"
 #include "network.h"
@@ -303,6 +304,8 @@ static int start_metrics(struct xp_agent *a, struct xp_error *err)
             .hostname = a->node_name, /* as dcgm-exporter in a cluster: the node's name */
             .cgroup_root = a->cgroup_root,
             .interval_ms = a->metrics_interval_ms,
+            .on_health = xp_agent_devhealth_update,
+            .on_health_userdata = a,
         };
 
         if (a->metrics_interval_ms < 0)
@@ -604,6 +607,9 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_device_discover(&a->discovery, &a->inventory, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "discovering the node's devices");
+        r = xp_agent_devhealth_new(a->inventory, &a->devhealth);
+        if (r < 0)
+                return xp_errorf(err, r, "out of memory");
         r = xp_datadir_make(a->data_dir, err);
         if (r >= 0)
                 r = start_metrics(a, err);
@@ -632,6 +638,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
         if (r < 0)
                 return r;
+        xp_agent_devhealth_enable(a->devhealth, true);
         r = xp_agent_pulls_new(
             &(struct xp_agent_pulls_config){.store = a->images,
                                             .api = &a->api,
@@ -685,6 +692,7 @@ void xp_agent_free(struct xp_agent *a)
         /* after the reconcile loop, which asks it; its pulls are cancelled */
         xp_agent_pulls_free(a->pulls);
         xp_image_store_free(a->images);
+        xp_agent_devhealth_enable(a->devhealth, false); /* before the writers go */
         xp_agent_status_free(a->status);
         xp_agent_events_free(a->events);
         xp_apiclient_free(a->watch_client);
@@ -693,7 +701,8 @@ void xp_agent_free(struct xp_agent *a)
         xp_agent_streams_stop(a->streams);
         xp_logserver_free(a->logserver);
         xp_agent_streams_free(a->streams);
-        xp_agent_metrics_free(a->metrics); /* reads the pods and the inventory */
+        xp_agent_metrics_free(a->metrics);     /* reads the pods and the inventory */
+        xp_agent_devhealth_free(a->devhealth); /* after the metrics threads that call it */
         xp_runtime_free(a->runtime);
         if (a->pods.wake_fd >= 0)
                 close(a->pods.wake_fd);

@@ -213,8 +213,9 @@ struct xp_agent {
         struct xp_agent_network *network; /* the network step (network.h) */
         char *network_message;            /* the NetworkUnavailable condition's message */
         struct xp_logserver *logserver;
-        struct xp_agent_streams *streams; /* exec, attach, port-forward (stream.h) */
-        struct xp_agent_metrics *metrics; /* /metrics (metrics.h); before the log endpoint */
+        struct xp_agent_streams *streams;     /* exec, attach, port-forward (stream.h) */
+        struct xp_agent_metrics *metrics;     /* /metrics (metrics.h); before the log endpoint */
+        struct xp_agent_devhealth *devhealth; /* pods on failed devices (devhealth.h) */
         int64_t metrics_interval_ms;
         struct xp_agent_status *status;
         struct xp_agent_events *events;

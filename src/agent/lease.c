@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent_internal.h"
+#include "devhealth.h"
 #include "pull.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
@@ -129,7 +130,16 @@ static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, st
         /* the images pulled, imported or removed since (xpool image works on the store too) */
         if (images && json_object_set_new(status, "images", images) < 0)
                 return -ENOMEM;
-        return patch_node_status(agent, client, status, err);
+        /* devices that turned unhealthy (or well again): allocatable and the inventory */
+        uint64_t health = 0;
+        int r = xp_agent_devhealth_node_status(agent->devhealth, status, &health);
+
+        if (r < 0)
+                return r;
+        r = patch_node_status(agent, client, status, err);
+        if (r >= 0)
+                xp_agent_devhealth_published(agent->devhealth, health);
+        return r;
 }
 
 void *xp_agent_lease_thread(void *userdata)
@@ -145,7 +155,8 @@ void *xp_agent_lease_thread(void *userdata)
                 xp_error_clear(&err);
                 r = renew_lease(agent, client, &err);
                 if (r >= 0 && (xp_agent_now_ns() >= next_status ||
-                               xp_agent_pulls_images_changed(agent->pulls))) {
+                               xp_agent_pulls_images_changed(agent->pulls) ||
+                               xp_agent_devhealth_changed(agent->devhealth))) {
                         r = refresh_ready(agent, client, &err);
                         if (r >= 0)
                                 next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;

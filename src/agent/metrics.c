@@ -43,6 +43,9 @@ struct xp_agent_metrics {
         struct rendering metrics[2]; /* by enum xp_expo_format */
         struct rendering resource;
 
+        void (*on_health)(void *userdata, const struct xp_agent_device_health *h, size_t n);
+        void *on_health_userdata;
+        bool health_new; /* a sample came in that on_health has not seen */
         pthread_t device_thread, render_thread;
         bool device_started, render_started;
 };
@@ -82,6 +85,7 @@ static void *device_main(void *arg)
                         m->samples = fresh;
                         m->have_samples = true;
                         m->render_now = true; /* show it without waiting a round */
+                        m->health_new = true;
                         pthread_cond_broadcast(&m->wake);
                         pthread_mutex_unlock(&m->lock);
                         xp_device_samples_done(&old);
@@ -147,6 +151,28 @@ static void render_round(struct xp_agent_metrics *m, const struct mview *view)
                 free(old[i].text);
 }
 
+/* The new sample's device health to on_health, copied under the lock and handed outside it. */
+static void report_health(struct xp_agent_metrics *m)
+{
+        struct xp_agent_device_health *h = NULL;
+        size_t n = 0;
+
+        pthread_mutex_lock(&m->lock);
+        if (m->on_health && m->health_new && m->samples.n > 0 &&
+            (h = calloc(m->samples.n, sizeof(*h)))) {
+                n = m->samples.n;
+                for (size_t i = 0; i < n; i++) {
+                        h[i].health = m->samples.items[i].health;
+                        memcpy(h[i].reason, m->samples.items[i].health_reason, sizeof(h[i].reason));
+                }
+                m->health_new = false;
+        }
+        pthread_mutex_unlock(&m->lock);
+        if (n > 0)
+                m->on_health(m->on_health_userdata, h, n);
+        free(h);
+}
+
 static void *render_main(void *arg)
 {
         struct xp_agent_metrics *m = arg;
@@ -158,6 +184,7 @@ static void *render_main(void *arg)
                         render_round(m, &view);
                         mview_done(&view);
                 }
+                report_health(m);
                 pthread_mutex_lock(&m->lock);
                 if (wait_locked(m, m->interval_ms, &m->render_now)) {
                         pthread_mutex_unlock(&m->lock);
@@ -246,6 +273,8 @@ static int metrics_alloc(const struct xp_agent_metrics_config *c, struct xp_agen
         pthread_mutex_init(&m->lock, NULL);
         xp_cond_init_monotonic(&m->wake);
         m->inventory = c->inventory;
+        m->on_health = c->on_health;
+        m->on_health_userdata = c->on_health_userdata;
         m->pods = c->pods;
         m->interval_ms = c->interval_ms > 0 ? c->interval_ms : DEFAULT_INTERVAL_MS;
         m->node_name = strdup(c->node_name ? c->node_name : "");

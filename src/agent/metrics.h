@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devhealth.h"
 #include "xpool/device.h"
 #include "xpool/error.h"
 #include "xpool/expo.h"
@@ -33,6 +34,10 @@ struct xp_agent_metrics_config {
         const char *hostname;    /* DCGM's Hostname label */
         const char *cgroup_root; /* NULL: "/" */
         int64_t interval_ms;     /* 0: 10 s */
+        /* Called by the render thread (outside the lock) with each new sample's device health,
+         * in inventory order; NULL: none (devhealth.h) */
+        void (*on_health)(void *userdata, const struct xp_agent_device_health *h, size_t n);
+        void *on_health_userdata;
 };
 
 /* Starts the two threads. -ENOMEM, the sampler's error or pthread_create()'s, with err. */

@@ -61,3 +61,18 @@ struct mrender {
 void mrender_metrics(struct xp_expo *w, const struct mrender *r);
 /* The /metrics/resource exposition. */
 void mrender_resource(struct xp_expo *w, const struct mrender *r);
+
+#define ALLOCS_MAX 64 /* pods named on one device's series */
+
+struct alloc {
+        const struct mview_pod *pod;
+        int64_t milli;
+};
+
+/* The pods holding device id (at most ALLOCS_MAX) and their thousandths of it. */
+size_t
+mrender_allocations(const struct mview *v, const char *id, struct alloc out[static ALLOCS_MAX]);
+/* Each pod's own memory and utilisation on the devices it holds (metrics_render_pod.c). */
+void mrender_pod_devices(struct xp_expo *w, const struct mrender *r);
+/* Only the utilisation, for /metrics/resource (the server's per-pod figure for autoscaling). */
+void mrender_pod_device_utilization(struct xp_expo *w, const struct mrender *r);

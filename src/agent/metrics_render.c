@@ -15,8 +15,6 @@
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
-#define ALLOCS_MAX 64 /* pods named on one device's series */
-
 enum figure_id {
         F_SM_CLOCK,
         F_MEM_CLOCK,
@@ -31,6 +29,10 @@ enum figure_id {
         F_FB_USED,
         F_MEM_USED,
         F_MEM_TOTAL,
+        F_ECC_SBE,
+        F_ECC_DBE,
+        F_NVLINK_TOTAL,
+        F_PROF, /* + enum xp_sample_prof */
 };
 
 struct figure {
@@ -39,7 +41,13 @@ struct figure {
         const char *help;
         unsigned has; /* the sample bits it needs */
         enum figure_id id;
+        int prof; /* F_PROF: which profiling figure */
 };
+
+#define PROF_FIGURE(n, h, p)                                                                       \
+        {                                                                                          \
+                n, XP_EXPO_GAUGE, h, 0, F_PROF, p                                                  \
+        }
 
 /* DCGM exporter's default counters that NVML answers, in its order. */
 static const struct figure dcgm_figures[] = {
@@ -82,6 +90,46 @@ static const struct figure dcgm_figures[] = {
      "Framebuffer memory used (MiB).",
      XP_SAMPLE_MEM_USED,
      F_FB_USED},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+     XP_EXPO_COUNTER,
+     "Total number of single-bit volatile ECC errors.",
+     XP_SAMPLE_ECC_SBE,
+     F_ECC_SBE},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+     XP_EXPO_COUNTER,
+     "Total number of double-bit volatile ECC errors.",
+     XP_SAMPLE_ECC_DBE,
+     F_ECC_DBE},
+    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+     XP_EXPO_COUNTER,
+     "NVLink data sent and received over every link since the driver loaded (KiB).",
+     XP_SAMPLE_NVLINK_TOTAL,
+     F_NVLINK_TOTAL},
+    PROF_FIGURE("DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                "Ratio of time the graphics engine is active.",
+                XP_PROF_GR_ENGINE_ACTIVE),
+    PROF_FIGURE("DCGM_FI_PROF_SM_ACTIVE",
+                "The ratio of cycles an SM has at least 1 warp assigned.",
+                XP_PROF_SM_ACTIVE),
+    PROF_FIGURE("DCGM_FI_PROF_DRAM_ACTIVE",
+                "Ratio of cycles the device memory interface is active sending or receiving data.",
+                XP_PROF_DRAM_ACTIVE),
+    PROF_FIGURE(
+        "DCGM_FI_PROF_PCIE_TX_BYTES",
+        "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second.",
+        XP_PROF_PCIE_TX_BYTES),
+    PROF_FIGURE(
+        "DCGM_FI_PROF_PCIE_RX_BYTES",
+        "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per second.",
+        XP_PROF_PCIE_RX_BYTES),
+    PROF_FIGURE(
+        "DCGM_FI_PROF_NVLINK_TX_BYTES",
+        "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second.",
+        XP_PROF_NVLINK_TX_BYTES),
+    PROF_FIGURE(
+        "DCGM_FI_PROF_NVLINK_RX_BYTES",
+        "The rate of data received over NVLink, not including protocol headers, in bytes per second.",
+        XP_PROF_NVLINK_RX_BYTES),
 };
 
 /* The vendor-neutral figures of every device. */
@@ -136,20 +184,33 @@ static double figure_value(const struct xp_device_sample *s, enum figure_id id)
                 return (double)(s->memory_used_bytes >> 20);
         case F_MEM_USED:
                 return (double)s->memory_used_bytes;
+        case F_ECC_SBE:
+                return (double)s->ecc_sbe_volatile;
+        case F_ECC_DBE:
+                return (double)s->ecc_dbe_volatile;
+        case F_NVLINK_TOTAL:
+                return (double)s->nvlink_total_kib;
         case F_MEM_TOTAL:
         default:
                 return (double)s->memory_total_bytes;
         }
 }
 
-struct alloc {
-        const struct mview_pod *pod;
-        int64_t milli;
-};
+static bool sample_has(const struct xp_device_sample *s, const struct figure *f)
+{
+        if (f->id == F_PROF)
+                return s->has_prof & (1u << f->prof);
+        return (s->has & f->has) == f->has;
+}
+
+static double value_of(const struct xp_device_sample *s, const struct figure *f)
+{
+        return f->id == F_PROF ? s->prof[f->prof] : figure_value(s, f->id);
+}
 
 /* The pods holding device id (at most ALLOCS_MAX). */
-static size_t
-allocations(const struct mview *v, const char *id, struct alloc out[static ALLOCS_MAX])
+size_t
+mrender_allocations(const struct mview *v, const char *id, struct alloc out[static ALLOCS_MAX])
 {
         size_t n = 0;
 
@@ -188,10 +249,10 @@ static void render_dcgm_family(struct xp_expo *w, const struct mrender *r, const
                 const struct xp_device *d = &r->inventory->devices.items[i];
                 const struct xp_device_sample *s = &r->samples->items[i];
                 struct alloc allocs[ALLOCS_MAX];
-                size_t n = allocations(r->view, d->id, allocs);
+                size_t n = mrender_allocations(r->view, d->id, allocs);
                 char gpu[24], device[32], bus[32];
 
-                if (!is_nvidia_gpu(d) || (s->has & f->has) != f->has)
+                if (!is_nvidia_gpu(d) || !sample_has(s, f))
                         continue;
                 if (!started)
                         xp_expo_family(w, f->name, f->type, f->help);
@@ -213,8 +274,7 @@ static void render_dcgm_family(struct xp_expo *w, const struct mrender *r, const
                             {"pod", p ? p->name : ""},
                         };
 
-                        xp_expo_sample(
-                            w, "", labels, XP_ELEMENTSOF(labels), figure_value(s, f->id));
+                        xp_expo_sample(w, "", labels, XP_ELEMENTSOF(labels), value_of(s, f));
                 }
         }
 }
@@ -310,7 +370,7 @@ static void render_allocated(struct xp_expo *w, const struct mrender *r)
         for (size_t i = 0; i < r->inventory->devices.n; i++) {
                 const struct xp_device *d = &r->inventory->devices.items[i];
                 struct alloc allocs[ALLOCS_MAX];
-                size_t n = allocations(r->view, d->id, allocs);
+                size_t n = mrender_allocations(r->view, d->id, allocs);
 
                 for (size_t k = 0; k < (n ? n : 1); k++) {
                         const struct mview_pod *p = n ? allocs[k].pod : NULL;
@@ -326,52 +386,6 @@ static void render_allocated(struct xp_expo *w, const struct mrender *r)
 
                         xp_expo_sample(
                             w, "", labels, XP_ELEMENTSOF(labels), n ? (double)allocs[k].milli : 0);
-                }
-        }
-}
-
-static const struct mview_pod *pod_of_pid(const struct mview *v, uint32_t pid)
-{
-        for (size_t i = 0; v && i < v->n_pods; i++)
-                for (size_t k = 0; v->pods[i].uid && k < v->pods[i].n_pids; k++)
-                        if ((uint32_t)v->pods[i].pids[k] == pid)
-                                return &v->pods[i];
-        return NULL;
-}
-
-/* Each pod's own memory on a device, where the driver lists the processes using it. */
-static void render_pod_device_memory(struct xp_expo *w, const struct mrender *r)
-{
-        bool started = false;
-
-        for (size_t i = 0; r->samples && i < r->samples->n && i < r->inventory->devices.n; i++) {
-                const struct xp_device *d = &r->inventory->devices.items[i];
-                const struct xp_device_sample *s = &r->samples->items[i];
-                struct alloc allocs[ALLOCS_MAX];
-                size_t n = allocations(r->view, d->id, allocs);
-
-                for (size_t k = 0; (s->has & XP_SAMPLE_PROCESSES) && k < n; k++) {
-                        int64_t used = 0;
-                        struct xp_expo_label labels[] = {
-                            {"node", r->node_name},
-                            {"device", d->id},
-                            {"kind", xp_device_kind_to_string(d->kind)},
-                            {"namespace", allocs[k].pod->namespace},
-                            {"pod", allocs[k].pod->name},
-                        };
-
-                        for (size_t q = 0; q < s->n_processes; q++)
-                                if (s->processes[q].memory_used_bytes > 0 &&
-                                    pod_of_pid(r->view, s->processes[q].pid) == allocs[k].pod)
-                                        used += s->processes[q].memory_used_bytes;
-                        if (!started)
-                                xp_expo_family(
-                                    w,
-                                    "xpool_pod_device_memory_used_bytes",
-                                    XP_EXPO_GAUGE,
-                                    "Device memory the pod's processes use (bytes), as the driver reports per process.");
-                        started = true;
-                        xp_expo_sample(w, "", labels, XP_ELEMENTSOF(labels), (double)used);
                 }
         }
 }
@@ -489,7 +503,7 @@ void mrender_metrics(struct xp_expo *w, const struct mrender *r)
                 render_device_figure(w, r, &device_figures[i]);
         render_health(w, r);
         render_allocated(w, r);
-        render_pod_device_memory(w, r);
+        mrender_pod_devices(w, r);
         render_node(w, r);
         render_containers(w,
                           r,
@@ -587,6 +601,7 @@ void mrender_resource(struct xp_expo *w, const struct mrender *r)
                           false);
         render_pod_sums(w, r, true);
         render_pod_sums(w, r, false);
+        mrender_pod_device_utilization(w, r);
         for (size_t i = 0; i < XP_ELEMENTSOF(device_figures); i++)
                 render_device_figure(w, r, &device_figures[i]);
         xp_expo_family(w,

@@ -132,34 +132,8 @@ static int read_pods(struct xp_agent_pods *pods, struct mview *v)
         return r;
 }
 
-/* utime + stime of a process in ns (/proc/PID/stat), 0 when it is gone. */
-static uint64_t process_cpu_ns(pid_t pid)
-{
-        unsigned long long utime = 0, stime = 0;
-        char path[64], buf[1024], *p;
-        long hz = sysconf(_SC_CLK_TCK);
-        FILE *f;
-        size_t n;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        f = fopen(path, "re");
-        if (!f)
-                return 0;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        p = strrchr(buf, ')');
-        if (!p || hz <= 0 ||
-            sscanf(
-                p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
-                2)
-                return 0;
-        return (utime + stime) * (1000000000ULL / (unsigned long long)hz);
-}
-
-/* Each container's group usage, and the processes in them. Where no CPU accounting covers the
- * group (cgroup v1 with cpuacct mounted apart from cpu: the runtime joins cpu only), its CPU time
- * is that of the processes in it now. */
+/* Each container's group usage (CPU time from the group's own accounting, so a process that
+ * exited keeps its share), and the processes in them. */
 static void read_groups(struct xp_cgroup_root *cgroups, struct mview_pod *p)
 {
         for (size_t c = 0; cgroups && p->uid && c < p->n_containers; c++) {
@@ -175,12 +149,6 @@ static void read_groups(struct xp_cgroup_root *cgroups, struct mview_pod *p)
                 p->containers[c].has_usage = xp_cgroup_usage(cg, &p->containers[c].usage) >= 0;
                 if (xp_cgroup_pids(cg, &pids, &n, NULL) < 0 || n == 0)
                         continue;
-                if (p->containers[c].has_usage &&
-                    !(p->containers[c].usage.has & XP_CGROUP_USAGE_CPU)) {
-                        for (size_t k = 0; k < n; k++)
-                                p->containers[c].usage.cpu_ns += process_cpu_ns(pids[k]);
-                        p->containers[c].usage.has |= XP_CGROUP_USAGE_CPU;
-                }
                 grown = realloc(p->pids, (p->n_pids + n) * sizeof(*p->pids));
                 if (!grown)
                         continue;

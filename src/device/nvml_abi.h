@@ -149,3 +149,74 @@ struct nvml_field_value {
         enum nvml_return nvml_return;
         union nvml_value value;
 };
+
+/* nvmlProcessUtilizationSample_t, as nvmlDeviceGetProcessUtilization fills it */
+struct nvml_process_utilization {
+        unsigned int pid;
+        unsigned long long timestamp; /* CPU time of the sample, microseconds */
+        unsigned int sm_util;         /* percent */
+        unsigned int mem_util;
+        unsigned int enc_util;
+        unsigned int dec_util;
+};
+
+/* nvmlMemoryErrorType_t and nvmlEccCounterType_t, for nvmlDeviceGetTotalEccErrors */
+enum nvml_memory_error_type {
+        NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,   /* single-bit */
+        NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1, /* double-bit */
+};
+enum nvml_ecc_counter_type {
+        NVML_VOLATILE_ECC = 0, /* since the driver loaded */
+        NVML_AGGREGATE_ECC = 1,
+};
+
+/* nvmlDeviceGetFieldValues' NVLink data counters, every link together: KiB since the driver
+ * loaded */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+
+/* GPM (GPU performance monitoring, Hopper and later): nvmlGpmMetricId_t values xpool reads */
+enum nvml_gpm_metric_id {
+        NVML_GPM_METRIC_GRAPHICS_UTIL = 1,            /* percent of time the graphics engine ran */
+        NVML_GPM_METRIC_SM_UTIL = 2,                  /* percent of SMs busy */
+        NVML_GPM_METRIC_DRAM_BW_UTIL = 10,            /* percent of the DRAM bandwidth */
+        NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20,         /* MiB/s */
+        NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,         /* MiB/s */
+        NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60, /* MiB/s, every link */
+        NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61,
+        NVML_GPM_METRIC_MAX = 98,
+};
+
+/* nvmlGpmSample_t: a handle passed by value */
+struct nvml_gpm_sample {
+        struct nvml_gpm_sample_st *handle;
+};
+
+/* nvmlGpmMetric_t */
+struct nvml_gpm_metric {
+        unsigned int metric_id;
+        enum nvml_return nvml_return;
+        double value;
+        struct {
+                char *short_name;
+                char *long_name;
+                char *unit;
+        } metric_info;
+};
+
+/* nvmlGpmMetricsGet_t, version 1 (the metrics array NVML_GPM_METRIC_MAX long) */
+#define NVML_GPM_METRICS_GET_VERSION 1
+struct nvml_gpm_metrics_get {
+        unsigned int version;
+        unsigned int num_metrics;
+        struct nvml_gpm_sample sample1;
+        struct nvml_gpm_sample sample2;
+        struct nvml_gpm_metric metrics[NVML_GPM_METRIC_MAX];
+};
+
+/* nvmlGpmSupport_t */
+#define NVML_GPM_SUPPORT_VERSION 1
+struct nvml_gpm_support {
+        unsigned int version;
+        unsigned int is_supported_device;
+};

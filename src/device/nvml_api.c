@@ -52,6 +52,13 @@ static const struct nvml_symbol nvml_symbols[] = {
     SYMBOL("nvmlDeviceGetPcieReplayCounter", get_pcie_replay_counter, false),
     SYMBOL("nvmlDeviceGetTotalEnergyConsumption", get_total_energy_consumption, false),
     SYMBOL("nvmlDeviceGetComputeRunningProcesses_v3", get_compute_running_processes, false),
+    SYMBOL("nvmlDeviceGetProcessUtilization", get_process_utilization, false),
+    SYMBOL("nvmlDeviceGetTotalEccErrors", get_total_ecc_errors, false),
+    SYMBOL("nvmlGpmQueryDeviceSupport", gpm_query_device_support, false),
+    SYMBOL("nvmlGpmSampleAlloc", gpm_sample_alloc, false),
+    SYMBOL("nvmlGpmSampleFree", gpm_sample_free, false),
+    SYMBOL("nvmlGpmSampleGet", gpm_sample_get, false),
+    SYMBOL("nvmlGpmMetricsGet", gpm_metrics_get, false),
 };
 
 /*

@@ -70,6 +70,21 @@ struct nvml_api {
         enum nvml_return (*get_compute_running_processes)(struct nvml_device *device,
                                                           unsigned int *count,
                                                           struct nvml_process_info *infos);
+        enum nvml_return (*get_process_utilization)(struct nvml_device *device,
+                                                    struct nvml_process_utilization *samples,
+                                                    unsigned int *count,
+                                                    unsigned long long last_seen_us);
+        enum nvml_return (*get_total_ecc_errors)(struct nvml_device *device,
+                                                 enum nvml_memory_error_type error_type,
+                                                 enum nvml_ecc_counter_type counter_type,
+                                                 unsigned long long *count);
+        enum nvml_return (*gpm_query_device_support)(struct nvml_device *device,
+                                                     struct nvml_gpm_support *support);
+        enum nvml_return (*gpm_sample_alloc)(struct nvml_gpm_sample *sample);
+        enum nvml_return (*gpm_sample_free)(struct nvml_gpm_sample sample);
+        enum nvml_return (*gpm_sample_get)(struct nvml_device *device,
+                                           struct nvml_gpm_sample sample);
+        enum nvml_return (*gpm_metrics_get)(struct nvml_gpm_metrics_get *metrics);
 };
 
 /* The library to load: path, else $XPOOL_NVML_LIBRARY, else "libnvidia-ml.so.1". */

@@ -6,9 +6,18 @@
 #include "nvml_api.h"
 #include "xpool/devsample.h"
 
+/* A GPU's GPM samples: the last one and the one being taken (profiling figures are the
+ * difference of two). */
+struct nvml_gpm_state {
+        bool supported, have_prev;
+        struct nvml_gpm_sample prev, cur;
+};
+
 struct nvml_sampler {
-        struct nvml_api api;          /* api.dl NULL: no NVML */
-        struct nvml_device **handles; /* per inventory device; NULL: not NVML's */
+        struct nvml_api api;              /* api.dl NULL: no NVML */
+        struct nvml_device **handles;     /* per inventory device; NULL: not NVML's */
+        unsigned long long *last_seen_us; /* per device: the newest process sample read */
+        struct nvml_gpm_state *gpm;       /* per device */
         size_t n;
 };
 
@@ -19,3 +28,8 @@ int nvml_sampler_open(const struct xp_discovery_config *config,
 void nvml_sampler_close(struct nvml_sampler *s);
 /* Device i's figures into ret: true when it is NVML's. */
 bool nvml_sampler_read(struct nvml_sampler *s, size_t i, struct xp_device_sample *ret);
+
+/* DCGM's ECC, NVLink and profiling fields (sample_nvml_dcgm.c). */
+int nvml_gpm_open(struct nvml_sampler *s);
+void nvml_gpm_close(struct nvml_sampler *s);
+void nvml_read_dcgm(struct nvml_sampler *s, size_t i, struct xp_device_sample *ret);

@@ -2,7 +2,8 @@
 /*
  * NVIDIA GPUs' figures through NVML (sample_internal.h): what DCGM's exporter reports by default
  * that NVML itself answers (utilisation, memory copy utilisation, framebuffer, temperature,
- * power, SM and memory clocks, PCIe replays, energy) and the processes running on each GPU.
+ * power, SM and memory clocks, PCIe replays, energy), the processes running on each GPU with
+ * their own memory and utilisation, and (sample_nvml_dcgm.c) ECC, NVLink and profiling fields.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,12 @@ int nvml_sampler_open(const struct xp_discovery_config *config,
                 return -ENOMEM;
         }
         s.n = inventory->devices.n;
+        s.last_seen_us = calloc(s.n, sizeof(*s.last_seen_us));
+        if (!s.last_seen_us) {
+                free(s.handles);
+                xp_nvml_api_close(&s.api);
+                return -ENOMEM;
+        }
         for (size_t i = 0; i < s.n && s.api.get_handle_by_uuid; i++) {
                 const struct xp_device *d = &inventory->devices.items[i];
 
@@ -45,13 +52,19 @@ int nvml_sampler_open(const struct xp_discovery_config *config,
                     s.api.get_handle_by_uuid(d->id, &s.handles[i]) != NVML_SUCCESS)
                         s.handles[i] = NULL;
         }
+        if (nvml_gpm_open(&s) < 0) {
+                nvml_sampler_close(&s);
+                return -ENOMEM;
+        }
         *ret = s;
         return 0;
 }
 
 void nvml_sampler_close(struct nvml_sampler *s)
 {
+        nvml_gpm_close(s);
         free(s->handles);
+        free(s->last_seen_us);
         xp_nvml_api_close(&s->api);
         *s = (struct nvml_sampler){0};
 }
@@ -77,8 +90,70 @@ read_processes(struct nvml_sampler *s, struct nvml_device *h, struct xp_device_s
                     .memory_used_bytes = infos[i].used_gpu_memory == NVML_VALUE_NOT_AVAILABLE_ULL
                                              ? -1
                                              : (int64_t)infos[i].used_gpu_memory,
+                    .sm_util_percent = -1,
+                    .mem_util_percent = -1,
                 };
         ret->n_processes = count;
+}
+
+/* The process of pid in ret's list, appended (its memory unknown) when the list lacks it. */
+static struct xp_device_process *process_of(struct xp_device_sample *ret, unsigned int pid)
+{
+        struct xp_device_process *grown;
+
+        for (size_t k = 0; k < ret->n_processes; k++)
+                if (ret->processes[k].pid == pid)
+                        return &ret->processes[k];
+        grown = realloc(ret->processes, (ret->n_processes + 1) * sizeof(*grown));
+        if (!grown)
+                return NULL;
+        ret->processes = grown;
+        ret->has |= XP_SAMPLE_PROCESSES;
+        grown[ret->n_processes] = (struct xp_device_process){
+            .pid = pid, .memory_used_bytes = -1, .sm_util_percent = -1, .mem_util_percent = -1};
+        return &grown[ret->n_processes++];
+}
+
+/*
+ * Each process's own utilisation since the last sample (nvmlDeviceGetProcessUtilization): the
+ * mean of the driver's samples per process. NOT_FOUND means no process ran on the GPU since then:
+ * every listed process used 0 %.
+ */
+static void read_process_util(struct nvml_sampler *s, size_t i, struct xp_device_sample *ret)
+{
+        struct nvml_process_utilization u[PROCESSES_MAX];
+        unsigned int count = PROCESSES_MAX;
+        enum nvml_return r;
+
+        if (!s->api.get_process_utilization)
+                return;
+        r = s->api.get_process_utilization(s->handles[i], u, &count, s->last_seen_us[i]);
+        if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND)
+                return;
+        ret->has |= XP_SAMPLE_PROCESS_UTIL;
+        for (size_t k = 0; k < ret->n_processes; k++)
+                ret->processes[k].sm_util_percent = ret->processes[k].mem_util_percent = 0;
+        if (r == NVML_ERROR_NOT_FOUND)
+                return;
+        for (unsigned k = 0; k < count && k < PROCESSES_MAX; k++) {
+                struct xp_device_process *p = process_of(ret, u[k].pid);
+                unsigned n = 0;
+                double sm = 0, mem = 0;
+
+                if (!p || p->sm_util_percent > 0)
+                        continue; /* already averaged over its samples */
+                for (unsigned j = k; j < count && j < PROCESSES_MAX; j++)
+                        if (u[j].pid == u[k].pid) {
+                                sm += u[j].sm_util;
+                                mem += u[j].mem_util;
+                                n++;
+                        }
+                p->sm_util_percent = sm / n;
+                p->mem_util_percent = mem / n;
+        }
+        for (unsigned k = 0; k < count && k < PROCESSES_MAX; k++)
+                if (u[k].timestamp > s->last_seen_us[i])
+                        s->last_seen_us[i] = u[k].timestamp;
 }
 
 static void read_clocks(struct nvml_sampler *s, struct nvml_device *h, struct xp_device_sample *ret)
@@ -139,5 +214,7 @@ bool nvml_sampler_read(struct nvml_sampler *s, size_t i, struct xp_device_sample
         }
         read_clocks(s, h, ret);
         read_processes(s, h, ret);
+        read_process_util(s, i, ret);
+        nvml_read_dcgm(s, i, ret);
         return true;
 }

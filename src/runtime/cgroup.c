@@ -36,6 +36,7 @@ static const char *const controller_names[CGROUP_CONTROLLER_MAX] = {
     [CGROUP_MEMORY] = "memory",
     [CGROUP_PIDS] = "pids",
     [CGROUP_DEVICES] = "devices",
+    [CGROUP_CPUACCT] = "cpuacct",
 };
 
 const char *cgroup_controller_name(enum cgroup_controller c)
@@ -50,6 +51,15 @@ static int controller_from_name(const char *name, size_t len)
                     memcmp(controller_names[c], name, len) == 0)
                         return c;
         return -1;
+}
+
+bool cgroup_v1_shared(const struct xp_cgroup_root *root, enum cgroup_controller c)
+{
+        for (int o = 0; o < (int)c; o++)
+                if (root->v1_mounts[o] && root->v1_mounts[c] &&
+                    strcmp(root->v1_mounts[o], root->v1_mounts[c]) == 0)
+                        return true;
+        return false;
 }
 
 /* ---- files below the root -------------------------------------------------------------------- */

@@ -3,6 +3,7 @@
 
 /* Shared between the cgroup front end (cgroup.c) and its v1/v2 backends. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "xpool/cgroup.h"
@@ -14,6 +15,9 @@ enum cgroup_controller {
         CGROUP_MEMORY,
         CGROUP_PIDS,
         CGROUP_DEVICES,
+        /* joined for accounting only: where it is mounted apart from cpu, a container's CPU time
+         * is kept by its own group there (a process that exits keeps its share counted) */
+        CGROUP_CPUACCT,
         CGROUP_CONTROLLER_MAX,
 };
 
@@ -33,6 +37,10 @@ struct cgroup_backend {
 };
 
 extern const struct cgroup_backend cgroup_v1_backend;
+
+/* Whether v1 controller c shares its hierarchy with an earlier controller (cpu,cpuacct): the
+ * group's directory there is made, joined and removed once, for the first. */
+bool cgroup_v1_shared(const struct xp_cgroup_root *root, enum cgroup_controller c);
 extern const struct cgroup_backend cgroup_v2_backend;
 
 struct xp_cgroup_root {

@@ -42,7 +42,7 @@ static void working_set(struct xp_cgroup_usage *u, uint64_t inactive_file)
 
 static void usage_v1(struct xp_cgroup *cg, struct xp_cgroup_usage *u)
 {
-        const char *cpu = cg->root->v1_mounts[CGROUP_CPU],
+        const char *cpu = cg->root->v1_mounts[CGROUP_CPUACCT],
                    *mem = cg->root->v1_mounts[CGROUP_MEMORY];
         char dir[PATH_MAX];
         uint64_t v;

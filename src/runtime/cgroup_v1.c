@@ -108,10 +108,12 @@ static int v1_create(struct xp_cgroup *cg, struct xp_error *err)
         int r;
 
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
-                if (!mount_of(cg, c) || c == CGROUP_CPUSET)
+                if (!mount_of(cg, c) || c == CGROUP_CPUSET || cgroup_v1_shared(cg->root, c))
                         continue;
-                r = cgroup_mkdir_p(cg->root, mount_of(cg, c), cg->path, err);
-                if (r < 0)
+                /* accounting alone never stops a start: without it the CPU time is left out */
+                r = cgroup_mkdir_p(
+                    cg->root, mount_of(cg, c), cg->path, c == CGROUP_CPUACCT ? NULL : err);
+                if (r < 0 && c != CGROUP_CPUACCT)
                         return r;
         }
         if (mount_of(cg, CGROUP_CPUSET) && !cpuset_on_demand(cg))
@@ -221,15 +223,15 @@ static int v1_add_pid(struct xp_cgroup *cg, pid_t pid, struct xp_error *err)
                 char dir[PATH_MAX];
                 int r;
 
-                if (!mount_of(cg, c))
+                if (!mount_of(cg, c) || cgroup_v1_shared(cg->root, c))
                         continue;
                 /* a group that pins nothing has no cpuset directory (cpuset_on_demand()) */
                 snprintf(dir, sizeof(dir), "%s/%s", mount_of(cg, c), cg->path);
                 if (c == CGROUP_CPUSET && cpuset_on_demand(cg) &&
                     faccessat(cg->root->fd, dir, F_OK, 0) < 0 && errno == ENOENT)
                         continue;
-                r = write_in(cg, c, "cgroup.procs", value, err);
-                if (r < 0)
+                r = write_in(cg, c, "cgroup.procs", value, c == CGROUP_CPUACCT ? NULL : err);
+                if (r < 0 && c != CGROUP_CPUACCT)
                         return r;
         }
         return 0;
@@ -265,7 +267,7 @@ static int v1_remove(struct xp_cgroup *cg, struct xp_error *err)
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
                 int r;
 
-                if (!mount_of(cg, c))
+                if (!mount_of(cg, c) || cgroup_v1_shared(cg->root, c))
                         continue;
                 r = cgroup_rmdir(cg->root, mount_of(cg, c), cg->path, first < 0 ? NULL : err);
                 if (r < 0 && first == 0)

@@ -450,6 +450,8 @@ int handle_metrics_resources(const struct request *req,
 int handle_node_metrics(const struct request *req, const struct route *route, struct reply *ret);
 int handle_pod_metrics(const struct request *req, const struct route *route, struct reply *ret);
 int handle_device_metrics(const struct request *req, const struct route *route, struct reply *ret);
+/* Prometheus HTTP service discovery of the agents (metrics_sd.c). */
+int handle_prometheus_sd(const struct request *req, const struct route *route, struct reply *ret);
 /* metrics.k8s.io's entry in the APIGroupList of /apis (new reference, NULL out of memory). */
 json_t *metrics_api_group_json(void);
 

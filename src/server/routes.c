@@ -126,6 +126,7 @@ const struct route api_routes[] = {
     {HTTP_GET, METRICS "/namespaces/{namespace}/pods", handle_pod_metrics, 0, NULL},
     {HTTP_GET, METRICS "/namespaces/{namespace}/pods/{name}", handle_pod_metrics, 0, NULL},
     {HTTP_GET, "/apis/metrics.xpool.io/v1alpha1/devices", handle_device_metrics, 0, NULL},
+    {HTTP_GET, "/apis/metrics.xpool.io/v1alpha1/http_sd", handle_prometheus_sd, 0, NULL},
     {HTTP_GET, "/version", handle_version, 0, NULL},
     {HTTP_GET, "/healthz", handle_health, 0, NULL},
     {HTTP_GET, "/livez", handle_health, 0, NULL},

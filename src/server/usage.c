@@ -183,6 +183,26 @@ static int on_pod_sample(struct reading *rd, const struct xp_expo_sample *s)
         return 0;
 }
 
+/* A pod's own utilisation of one of its devices: folded into the mean over its devices. */
+static int on_pod_device_sample(struct reading *rd, const struct xp_expo_sample *s)
+{
+        const char *ns = xp_expo_sample_label(s, "namespace"),
+                   *pod = xp_expo_sample_label(s, "pod");
+        struct srv_usage_pod *p;
+        size_t i;
+
+        if (!ns || !pod)
+                return 0;
+        i = reading_pod(rd, ns, pod);
+        if (i == SIZE_MAX)
+                return -ENOMEM;
+        p = &rd->pods[i];
+        p->has_device_utilization = true;
+        p->n_devices++;
+        p->device_utilization_percent += (s->value - p->device_utilization_percent) / p->n_devices;
+        return 0;
+}
+
 static const char *or_empty(const char *s)
 {
         return s ? s : "";
@@ -241,6 +261,8 @@ static int on_sample(const struct xp_expo_sample *s, void *userdata)
                 rd->has_node_memory = true;
         } else if (strcmp(s->name, "xpool_resource_time_seconds") == 0) {
                 rd->time_s = s->value;
+        } else if (strcmp(s->name, "xpool_pod_device_utilization_percent") == 0) {
+                return on_pod_device_sample(rd, s);
         } else if (strncmp(s->name, "container_", 10) == 0 || strncmp(s->name, "pod_", 4) == 0) {
                 return on_pod_sample(rd, s);
         } else if (strncmp(s->name, "xpool_device_", 13) == 0) {

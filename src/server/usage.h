@@ -50,6 +50,12 @@ struct srv_usage_pod {
         double cpu_cores, memory_bytes;
         struct srv_usage_container containers[SRV_USAGE_CONTAINERS_MAX];
         size_t n_containers;
+        /* The pod's own utilisation of its devices (%), the mean over the devices it holds
+         * (the agent's xpool_pod_device_utilization_percent): the Pods metric
+         * xpool_device_utilization an HPA targets. */
+        bool has_device_utilization;
+        double device_utilization_percent;
+        unsigned n_devices; /* devices that mean covers */
 };
 
 struct srv_usage_device {

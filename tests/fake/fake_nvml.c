@@ -30,7 +30,13 @@
  * its "recovery_action". Replace the file with a rename so a half-written one is never read.
  *
  * The device sampler's figures (xpool/devsample.h), per GPU: "clocks": {"sm": 1980, "mem": 2619},
- * "pcie_replay": 0, "energy_mj": 123456, "processes": [{"pid": 42, "used_memory": 1073741824}].
+ * "pcie_replay": 0, "energy_mj": 123456, "processes": [{"pid": 42, "used_memory": 1073741824}],
+ * "process_utilization": [{"pid": 42, "sm": 37, "mem": 5}] (empty: NOT_FOUND, no process ran),
+ * "ecc": {"sbe_volatile": 2, "dbe_volatile": 0}, "nvlink_throughput_kib": {"tx": 1, "rx": 2}
+ * (nvmlDeviceGetFieldValues' NVLink data counters), and "gpm": {"graphics": 80, "sm": 70,
+ * "dram": 40, "pcie_tx": 100, "pcie_rx": 200, "nvlink_tx": 300, "nvlink_rx": 400} (percent and
+ * MiB/s; present: the GPU supports GPM; a member left out answers NOT_SUPPORTED). A pid may be
+ * "@FILE": the pid that file holds when the call is made (a test writes a pod's pid there).
  *
  * A hung driver: while the file named by $FAKE_NVML_SLEEP_FILE exists, every call that answers
  * for a device first sleeps for the milliseconds the file holds (a test creates it once the
@@ -695,8 +701,19 @@ nvmlDeviceGetFieldValues(struct nvml_device *device, int count, struct nvml_fiel
         reload_live();
         for (int i = 0; i < count; i++) {
                 struct nvml_field_value *v = &values[i];
+                json_t *nvlink = json_object_get(device->json, "nvlink_throughput_kib");
+                unsigned long long ull;
 
                 v->nvml_return = NVML_ERROR_NOT_SUPPORTED;
+                if ((v->field_id == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX &&
+                     get_uint(nvlink, "tx", &ull)) ||
+                    (v->field_id == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX &&
+                     get_uint(nvlink, "rx", &ull))) {
+                        v->nvml_return = NVML_SUCCESS;
+                        v->value_type = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+                        v->value.ull_val = ull;
+                        continue;
+                }
                 if (v->field_id != NVML_FI_DEV_GET_GPU_RECOVERY_ACTION || !device->has_recovery)
                         continue;
                 v->nvml_return = NVML_SUCCESS;
@@ -716,6 +733,24 @@ enum nvml_return nvmlDeviceGetTotalEnergyConsumption(struct nvml_device *device,
 enum nvml_return nvmlDeviceGetComputeRunningProcesses_v3(struct nvml_device *device,
                                                          unsigned int *count,
                                                          struct nvml_process_info *infos);
+
+/* A process entry's "pid": a number, or "@FILE" for the one that file holds now (0: none). */
+static unsigned long long pid_of(json_t *p)
+{
+        const char *text = json_string_value(json_object_get(p, "pid"));
+        unsigned long long pid = 0;
+        FILE *f;
+
+        if (!text || text[0] != '@')
+                return get_uint(p, "pid", &pid) ? pid : 0;
+        f = fopen(text + 1, "re");
+        if (!f)
+                return 0;
+        if (fscanf(f, "%llu", &pid) != 1)
+                pid = 0;
+        fclose(f);
+        return pid;
+}
 
 enum nvml_return
 nvmlDeviceGetClockInfo(struct nvml_device *device, enum nvml_clock_type type, unsigned int *clock)
@@ -777,10 +812,177 @@ enum nvml_return nvmlDeviceGetComputeRunningProcesses_v3(struct nvml_device *dev
         {
                 unsigned long long pid = 0, used = NVML_VALUE_NOT_AVAILABLE_ULL;
 
-                get_uint(p, "pid", &pid);
+                pid = pid_of(p);
                 get_uint(p, "used_memory", &used);
                 infos[i] =
                     (struct nvml_process_info){.pid = (unsigned int)pid, .used_gpu_memory = used};
+        }
+        return NVML_SUCCESS;
+}
+
+/* ---- per-process utilisation, ECC and GPM ------------------------------------------------- */
+
+enum nvml_return nvmlDeviceGetProcessUtilization(struct nvml_device *device,
+                                                 struct nvml_process_utilization *utilization,
+                                                 unsigned int *count,
+                                                 unsigned long long last_seen_us);
+enum nvml_return nvmlDeviceGetTotalEccErrors(struct nvml_device *device,
+                                             enum nvml_memory_error_type error_type,
+                                             enum nvml_ecc_counter_type counter_type,
+                                             unsigned long long *count);
+enum nvml_return nvmlGpmQueryDeviceSupport(struct nvml_device *device,
+                                           struct nvml_gpm_support *support);
+enum nvml_return nvmlGpmSampleAlloc(struct nvml_gpm_sample *sample);
+enum nvml_return nvmlGpmSampleFree(struct nvml_gpm_sample sample);
+enum nvml_return nvmlGpmSampleGet(struct nvml_device *device, struct nvml_gpm_sample sample);
+enum nvml_return nvmlGpmMetricsGet(struct nvml_gpm_metrics_get *metrics);
+
+enum nvml_return nvmlDeviceGetProcessUtilization(struct nvml_device *device,
+                                                 struct nvml_process_utilization *utilization,
+                                                 unsigned int *count,
+                                                 unsigned long long last_seen_us)
+{
+        struct timespec now;
+        unsigned long long now_us;
+        json_t *list, *p;
+        size_t i;
+
+        KNOB();
+        if (!valid_device(device) || !count)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        list = json_object_get(device->json, "process_utilization");
+        if (!json_is_array(list))
+                return NVML_ERROR_NOT_SUPPORTED;
+        clock_gettime(CLOCK_REALTIME, &now);
+        now_us =
+            (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000;
+        if (json_array_size(list) == 0 || last_seen_us >= now_us)
+                return NVML_ERROR_NOT_FOUND;
+        if (!utilization || *count < json_array_size(list)) {
+                *count = (unsigned int)json_array_size(list);
+                return utilization ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+        }
+        *count = (unsigned int)json_array_size(list);
+        json_array_foreach(list, i, p)
+        {
+                unsigned long long sm = 0, mem = 0;
+
+                get_uint(p, "sm", &sm);
+                get_uint(p, "mem", &mem);
+                utilization[i] = (struct nvml_process_utilization){
+                    .pid = (unsigned int)pid_of(p),
+                    .timestamp = now_us,
+                    .sm_util = (unsigned int)sm,
+                    .mem_util = (unsigned int)mem,
+                };
+        }
+        return NVML_SUCCESS;
+}
+
+enum nvml_return nvmlDeviceGetTotalEccErrors(struct nvml_device *device,
+                                             enum nvml_memory_error_type error_type,
+                                             enum nvml_ecc_counter_type counter_type,
+                                             unsigned long long *count)
+{
+        json_t *ecc;
+
+        KNOB();
+        if (!valid_device(device) || !count)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        ecc = json_object_get(device->json, "ecc");
+        if (counter_type != NVML_VOLATILE_ECC)
+                return NVML_ERROR_NOT_SUPPORTED;
+        return get_uint(ecc,
+                        error_type == NVML_MEMORY_ERROR_TYPE_CORRECTED ? "sbe_volatile"
+                                                                       : "dbe_volatile",
+                        count)
+                   ? NVML_SUCCESS
+                   : NVML_ERROR_NOT_SUPPORTED;
+}
+
+/* A GPM sample: the device it was taken of (NULL: not yet). */
+struct nvml_gpm_sample_st {
+        struct nvml_device *device;
+};
+
+enum nvml_return nvmlGpmQueryDeviceSupport(struct nvml_device *device,
+                                           struct nvml_gpm_support *support)
+{
+        KNOB();
+        if (!valid_device(device) || !support || support->version != NVML_GPM_SUPPORT_VERSION)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        support->is_supported_device = json_is_object(json_object_get(device->json, "gpm"));
+        return NVML_SUCCESS;
+}
+
+enum nvml_return nvmlGpmSampleAlloc(struct nvml_gpm_sample *sample)
+{
+        KNOB();
+        if (!sample)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        sample->handle = calloc(1, sizeof(*sample->handle));
+        return sample->handle ? NVML_SUCCESS : NVML_ERROR_MEMORY;
+}
+
+enum nvml_return nvmlGpmSampleFree(struct nvml_gpm_sample sample)
+{
+        if (!sample.handle)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        free(sample.handle);
+        return NVML_SUCCESS;
+}
+
+enum nvml_return nvmlGpmSampleGet(struct nvml_device *device, struct nvml_gpm_sample sample)
+{
+        KNOB();
+        if (!valid_device(device) || !sample.handle)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        sample.handle->device = device;
+        return NVML_SUCCESS;
+}
+
+static const char *gpm_member(unsigned int metric)
+{
+        switch (metric) {
+        case NVML_GPM_METRIC_GRAPHICS_UTIL:
+                return "graphics";
+        case NVML_GPM_METRIC_SM_UTIL:
+                return "sm";
+        case NVML_GPM_METRIC_DRAM_BW_UTIL:
+                return "dram";
+        case NVML_GPM_METRIC_PCIE_TX_PER_SEC:
+                return "pcie_tx";
+        case NVML_GPM_METRIC_PCIE_RX_PER_SEC:
+                return "pcie_rx";
+        case NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC:
+                return "nvlink_tx";
+        case NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC:
+                return "nvlink_rx";
+        default:
+                return "";
+        }
+}
+
+enum nvml_return nvmlGpmMetricsGet(struct nvml_gpm_metrics_get *m)
+{
+        struct nvml_device *device;
+        json_t *gpm;
+
+        KNOB();
+        if (!m || m->version != NVML_GPM_METRICS_GET_VERSION || !m->sample1.handle ||
+            !m->sample2.handle || m->num_metrics > NVML_GPM_METRIC_MAX)
+                return NVML_ERROR_INVALID_ARGUMENT;
+        device = m->sample1.handle->device;
+        if (!device || device != m->sample2.handle->device ||
+            m->sample1.handle == m->sample2.handle)
+                return NVML_ERROR_INVALID_ARGUMENT; /* two samples of one GPU */
+        gpm = json_object_get(device->json, "gpm");
+        for (unsigned i = 0; i < m->num_metrics; i++) {
+                json_t *v = json_object_get(gpm, gpm_member(m->metrics[i].metric_id));
+
+                m->metrics[i].nvml_return =
+                    json_is_number(v) ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+                m->metrics[i].value = json_number_value(v);
         }
         return NVML_SUCCESS;
 }

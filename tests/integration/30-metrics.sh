@@ -6,7 +6,11 @@
 # series cover every device, and the server's series count pods, requests and scheduling.
 # promtool checks both expositions; kubectl top nodes|pods print their columns. Then the fake
 # NVML hangs (every call sleeps 3 s): scrapes of n2 still answer within 50 ms, the sample's age
-# grows, and a pod still starts on n2.
+# grows, and a pod still starts on n2. Prometheus finds the agents through the server's HTTP
+# service discovery (deploy/monitoring/prometheus-http-sd.yml). A pod's own GPU utilisation comes
+# from the fake NVML's per-process figures matched to its cgroup's pids. A GPU that turns
+# unhealthy (Xid 79) fails the Job pod on it with DeviceUnhealthy, the Job's podFailurePolicy
+# ignores that failure, and the node stops offering the GPU.
 source "$(dirname "$0")/lib.sh"
 data=$tmp/server
 server_pid= a1_pid= a2_pid= prom_pid=
@@ -46,11 +50,21 @@ done
   --node-name n1 --data-dir "$tmp/a1" --node-description "$src/tests/data/nodes/monitoring.yaml" \
   --listen 127.0.0.1:0 --pod-network host --default-runtime process --metrics-interval 500ms >"$tmp/a1.log" 2>&1 &
 a1_pid=$!
-XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML FAKE_NVML_CONFIG=$src/tests/data/nvml/monitoring.json \
+# n2's fake NVML: the shipped figures, with a process on each GPU whose pid is the one the test
+# writes to $tmp/infer.pid (the pod's), and live Xid injection through this copy
+/usr/bin/python3 - "$src/tests/data/nvml/monitoring.json" "$tmp/nvml.json" "@$tmp/infer.pid" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+for gpu in config["gpus"]:
+    gpu["processes"] = [{"pid": sys.argv[3], "used_memory": 4294967296}]
+    gpu["process_utilization"] = [{"pid": sys.argv[3], "sm": 37, "mem": 12}]
+json.dump(config, open(sys.argv[2], "w"))
+PY
+XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML FAKE_NVML_CONFIG=$tmp/nvml.json \
   FAKE_NVML_SLEEP_FILE=$tmp/hang \
   "$xpool" agent --server "$url" --token-file "$tmp/n2.token" --ca-file "$data/pki/ca.crt" \
   --node-name n2 --data-dir "$tmp/a2" --listen 127.0.0.1:0 --pod-network host --default-runtime process \
-  --metrics-interval 500ms >"$tmp/a2.log" 2>&1 &
+  --metrics-interval 500ms --heartbeat 1s >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
 port_of() { kubectl get node "$1" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null; }
 poll "n1 registered" 20 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
@@ -78,6 +92,11 @@ check "create a GPU pod on n2" 0 kubectl apply -f "$tmp/infer.yaml"
 sed -e 's/name: train/name: too-big/; s/nvidia.com\/gpu: 1/nvidia.com\/gpu: 99/' "$tmp/train.yaml" >"$tmp/big.yaml"
 check "create a pod that cannot be placed" 0 kubectl apply -f "$tmp/big.yaml"
 poll "the GPU pod runs" 30 Running kubectl get pod train -o jsonpath='{.status.phase}'
+poll "the GPU pod on n2 runs" 30 Running kubectl get pod infer -o jsonpath='{.status.phase}'
+infer_uid=$(kubectl get pod infer -o jsonpath='{.metadata.uid}')
+infer_procs=$(find /sys/fs/cgroup -path "*/xpool/$infer_uid/inferer/cgroup.procs" 2>/dev/null | head -1) # the sed made it inferer
+head -1 "${infer_procs:-/dev/null}" >"$tmp/infer.pid"
+check "the n2 pod's processes are in its cgroup" 0 grep -q '^[0-9]' "$tmp/infer.pid"
 gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
 
 # ---- the expositions pass promtool and our own checker's rules -----------------------------------
@@ -102,13 +121,31 @@ expect_in "OpenMetrics ends with # EOF" "$tmp/n1.om" "# EOF"
 check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/pki/ca.crt' '$url/metrics') == 401 ]]"
 check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$p1/metrics/resource) == 401 ]]"
 
-# ---- Prometheus scrapes both agents and the server -----------------------------------------------
-# the shipped configuration (deploy/monitoring/prometheus.yml), pointed at this pool
+# ---- Prometheus finds the agents through the server and scrapes them and the server ---------------
+check "HTTP service discovery lists both agents" 0 curl -sf --cacert "$data/pki/ca.crt" \
+  -H "Authorization: Bearer $(cat "$tmp/prom.token")" "$url/apis/metrics.xpool.io/v1alpha1/http_sd" -o "$tmp/sd.json"
+check "each with its address, node name and labels" 0 /usr/bin/python3 -c 'import json,sys
+groups = {g["labels"]["__meta_xpool_node_name"]: g for g in json.load(open(sys.argv[1]))}
+assert groups["n1"]["targets"] == ["127.0.0.1:" + sys.argv[2]], groups
+assert groups["n2"]["targets"] == ["127.0.0.1:" + sys.argv[3]], groups
+assert groups["n2"]["labels"]["__meta_xpool_node_label_monitoring"] == "nvml", groups
+assert groups["n1"]["labels"]["node"] == "n1" and groups["n1"]["labels"]["__meta_xpool_node_ready"] == "true"' "$tmp/sd.json" "$p1" "$p2"
+# the shipped configurations, pointed at this pool: static targets, and discovery through the
+# server (the one the test runs). Debian's promtool has no Kubernetes discovery: the Kubernetes
+# SD file is only checked to be YAML with the same jobs.
 pport=$(free_port)
-sed -e "s|/etc/prometheus/xpool.token|$tmp/prom.token|; s|/etc/prometheus/xpool-ca.crt|$data/pki/ca.crt|" \
-  -e "s|xpool.example:6443|${url#https://}|; s|'gpu-01.example:10250', 'gpu-02.example:10250'|'127.0.0.1:$p1', '127.0.0.1:$p2'|" \
-  -e "s|interval: 15s|interval: 1s|" "$src/deploy/monitoring/prometheus.yml" >"$tmp/prometheus.yml"
-check "promtool check config" 0 "$promtool" check config "$tmp/prometheus.yml"
+rewrite() {
+  sed -e "s|/etc/prometheus/xpool.token|$tmp/prom.token|; s|/etc/prometheus/xpool-ca.crt|$data/pki/ca.crt|" \
+    -e "s|xpool.example:6443|${url#https://}|; s|'gpu-01.example:10250', 'gpu-02.example:10250'|'127.0.0.1:$p1', '127.0.0.1:$p2'|" \
+    -e "s|interval: 15s|interval: 1s|; s|refresh_interval: 30s|refresh_interval: 1s|" "$1"
+}
+rewrite "$src/deploy/monitoring/prometheus.yml" >"$tmp/prometheus-static.yml"
+check "promtool check config (static)" 0 "$promtool" check config "$tmp/prometheus-static.yml"
+rewrite "$src/deploy/monitoring/prometheus-http-sd.yml" >"$tmp/prometheus.yml"
+check "promtool check config (HTTP SD)" 0 "$promtool" check config "$tmp/prometheus.yml"
+check "the Kubernetes SD configuration is YAML with the server and agents jobs" 0 /usr/bin/python3 -c 'import sys, yaml
+jobs = [j["job_name"] for j in yaml.safe_load(open(sys.argv[1]))["scrape_configs"]]
+assert jobs == ["xpool-server", "xpool-agents-sd"], jobs' "$src/deploy/monitoring/prometheus-kubernetes-sd.yml"
 "$prometheus" --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prom" \
   --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
@@ -117,6 +154,7 @@ query() { # PromQL -> "value" of a one-series answer, or the series count with n
     /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r) if len(sys.argv)>1 else (r[0]["value"][1] if len(r)==1 else "%d series" % len(r)))' ${2:+n}
 }
 poll "Prometheus scrapes all three targets" 30 3 query 'sum(up)'
+[[ $(query 'sum(up)') == 3 ]] || tail -20 "$tmp/prometheus.log"
 poll "DCGM util of the pod's GPU, with its pod labels" 20 42 query "DCGM_FI_DEV_GPU_UTIL{pod=\"train\",namespace=\"default\",container=\"trainer\",UUID=\"$gpu\",Hostname!=\"\"}"
 [[ "$gpu" == gpu-0 ]] || echo "note: the pod got $gpu"
 at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count) is at least minimum
@@ -137,6 +175,12 @@ poll "NVML figures of n2's first GPU" 10 87 query 'DCGM_FI_DEV_GPU_UTIL{UUID="GP
 poll "NVML's PCIe replays" 10 3 query 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
 poll "FB used in MiB" 10 8192 query 'DCGM_FI_DEV_FB_USED{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
 poll "xpool_device_* for every device" 10 5 query 'count(xpool_device_info)'
+poll "the n2 pod's own GPU utilisation (its process's)" 10 37 query 'xpool_pod_device_utilization_percent{pod="infer",namespace="default",container="inferer"}'
+poll "the n2 pod's own GPU memory" 10 4294967296 query 'xpool_pod_device_memory_used_bytes{pod="infer"}'
+poll "the simulated GPU pod's utilisation: its device's" 10 42 query 'xpool_pod_device_utilization_percent{pod="train"}'
+poll "GPM: SM active on the first GPU" 10 0.72 query 'max(DCGM_FI_PROF_SM_ACTIVE{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"})'
+poll "volatile double-bit ECC errors" 10 1 query 'max(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"})'
+check "no profiling series for the GPU without GPM" 0 test "$(query 'DCGM_FI_PROF_SM_ACTIVE{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e21"}')" = "0 series"
 poll "the pod's allocation" 10 1000 query 'xpool_device_allocated_milli{pod="train"}'
 poll "the scripted NPU is healthy" 10 1 query 'xpool_device_healthy{kind="npu"}'
 poll "server: the running pods" 10 2 query 'xpool_pods{phase="Running"}'
@@ -172,6 +216,54 @@ cp "$tmp/out" "$tmp/top.out"
 check "the allocated GPU's line" 0 grep -E "^n1 +$gpu +gpu +1 +train +42% +2048Mi" "$tmp/top.out"
 check "the kinds of n1: GPUs" 0 grep -E '^n1 +gpu +2 +1 ' "$tmp/top.out"
 check "the kinds of n1: NPUs" 0 grep -E '^n1 +npu +1 +0 ' "$tmp/top.out"
+
+# ---- a GPU turns unhealthy under a Job's pod ---------------------------------------------------------
+cat >"$tmp/job.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: gpu-job}
+spec:
+  backoffLimit: 0
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions: [{type: xpool.io/DeviceUnhealthy}]
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {monitoring: nvml}
+      containers:
+      - {name: main, image: busybox, command: [sh, -c, "sleep 600"], resources: {limits: {nvidia.com/gpu: 1}}}
+YAML
+job_start=$SECONDS
+check "create a Job on n2's other GPU" 0 kubectl apply -f "$tmp/job.yaml"
+job_pod() { kubectl get pods -l job-name=gpu-job -o jsonpath="{.items[?(@.status.phase==\"$1\")].metadata.name}" 2>/dev/null; }
+poll "the Job's pod runs" 30 yes bash -c "[[ -n \$(kubectl get pods -l job-name=gpu-job -o jsonpath='{.items[?(@.status.phase==\"Running\")].metadata.name}') ]] && echo yes"
+victim=$(job_pod Running)
+broken=$(kubectl get pod "$victim" -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+# Xid 79 on its GPU, as the driver would report it (the fake reads the changed file live)
+/usr/bin/python3 - "$tmp/nvml.json" "$broken" <<'PY'
+import json, os, sys
+config = json.load(open(sys.argv[1]))
+for gpu in config["gpus"]:
+    if gpu["uuid"] == sys.argv[2]:
+        gpu["xids"] = gpu.get("xids", []) + [79]
+json.dump(config, open(sys.argv[1] + ".new", "w"))
+os.rename(sys.argv[1] + ".new", sys.argv[1])
+PY
+poll "the pod on the broken GPU fails: DeviceUnhealthy" 15 Failed/DeviceUnhealthy kubectl get pod "$victim" -o jsonpath='{.status.phase}/{.status.reason}'
+check "its conditions" 0 kubectl get pod "$victim" -o jsonpath='{range .status.conditions[?(@.reason=="DeviceUnhealthy")]}{.type}={.status} {end}'
+expect_in "DisruptionTarget" "$tmp/out" "DisruptionTarget=True"
+expect_in "xpool.io/DeviceUnhealthy" "$tmp/out" "xpool.io/DeviceUnhealthy=True"
+check "its message names the device and the Xid" 0 kubectl get pod "$victim" -o jsonpath='{.status.message}'
+expect_in "the message" "$tmp/out" "device $broken (nvidia.com/gpu) is unhealthy: Xid 79"
+poll "a Warning Event says so" 10 yes bash -c "kubectl get events -o jsonpath='{range .items[*]}{.reason}/{.involvedObject.name} {end}' | grep -q 'DeviceUnhealthy/$victim' && echo yes"
+poll "n2 offers one GPU now" 10 1 kubectl get node n2 -o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
+poll "the Job replaces the pod (the failure ignored)" 15 2 bash -c "kubectl get pods -l job-name=gpu-job --no-headers 2>/dev/null | wc -l"
+check "the Job counts no failure and has not failed" 0 bash -c "[[ \$(kubectl get job gpu-job -o jsonpath='{.status.failed}/{.status.conditions[?(@.type==\"Failed\")].status}') =~ ^0?/\$ ]]"
+poll "the device reports unhealthy with its reason" 10 0 query "xpool_device_healthy{device=\"$broken\",reason=\"Xid 79: GPU has fallen off the bus\"}"
+kubectl delete job gpu-job --wait=false >/dev/null 2>&1 || true
+echo "the device failure took $((SECONDS - job_start)) s"
 
 # ---- a hung driver: scrapes still answer at once -------------------------------------------------
 echo 3000 >"$tmp/hang"

@@ -583,6 +583,45 @@ static void v1_pids_oom_remove(void **state)
         assert_int_equal(xp_cgroup_remove(cg, &err), 0);
 }
 
+/* cpuacct mounted apart from cpu (Debian's hybrid layout): the group joins it too, so its CPU
+ * time is the group's own and a process that exited keeps its share; accounting that cannot be
+ * joined never stops a start */
+static void v1_cpuacct_apart(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        struct xp_cgroup_usage usage = {0};
+        struct xp_error err = {0};
+
+        put(f,
+            "proc/self/mountinfo",
+            "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+            "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+            "33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+            "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n");
+        put(f, V1_CG "/cpu/g/cgroup.procs", "");
+        put(f, V1_CG "/cpuacct/g/cgroup.procs", "");
+        put(f, V1_CG "/cpuacct/g/cpuacct.usage", "123456789\n");
+        put(f, V1_CG "/memory/g/cgroup.procs", "");
+        put(f, V1_CG "/memory/g/memory.usage_in_bytes", "8192\n");
+        put(f, V1_CG "/memory/g/memory.stat", "total_inactive_file 4096\n");
+        put(f, V1_CG "/memory/g/memory.oom_control", "oom_kill 0\n");
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_create(root, "g", &cg, &err), 0);
+        assert_int_equal(xp_cgroup_add_pid(cg, 4321, &err), 0);
+        assert_string_equal(get(f, V1_CG "/cpu/g/cgroup.procs"), "4321");
+        assert_string_equal(get(f, V1_CG "/cpuacct/g/cgroup.procs"), "4321");
+        assert_int_equal(xp_cgroup_usage(cg, &usage), 0);
+        assert_true(usage.has & XP_CGROUP_USAGE_CPU);
+        assert_int_equal(usage.cpu_ns, 123456789);
+        assert_int_equal(usage.working_set_bytes, 4096);
+
+        unlink_in(f, V1_CG "/cpuacct/g/cgroup.procs");
+        assert_int_equal(xp_cgroup_add_pid(cg, 4322, &err), 0);
+        assert_string_equal(get(f, V1_CG "/cpu/g/cgroup.procs"), "4322");
+}
+
 static void pids_and_open(void **state)
 {
         struct fixture *f = *state;
@@ -793,6 +832,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_cpuacct_apart, setup, teardown),
             cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_errors, setup, teardown),

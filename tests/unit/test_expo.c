@@ -243,6 +243,10 @@ static char *render_node(const struct xp_discovery_config *config, struct mview 
         if (xp_device_discover(config, &inv, &err) < 0)
                 fail_msg("discovery: %s", err.msg);
         assert_int_equal(xp_device_sampler_new(config, inv, &sampler, &err), 0);
+        /* two samples: profiling figures are the difference of two (NVML's GPM) */
+        assert_int_equal(xp_device_sampler_read(sampler, 500, &samples), 0);
+        xp_device_samples_done(&samples);
+        samples = (struct xp_device_samples){0};
         assert_int_equal(xp_device_sampler_read(sampler, 1000, &samples), 0);
         samples.duration_ms = 3;
         struct mrender r = {
@@ -304,7 +308,20 @@ static void golden_fake_nvml(void **state)
         /* the pod's own memory on its GPU: its process 4242's 4 GiB */
         assert_non_null(strstr(
             text,
-            "xpool_pod_device_memory_used_bytes{node=\"n1\",device=\"GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20\",kind=\"gpu\",namespace=\"default\",pod=\"train\"} 4294967296\n"));
+            "xpool_pod_device_memory_used_bytes{node=\"n1\",device=\"GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20\",kind=\"gpu\",namespace=\"default\",pod=\"train\",container=\"trainer\"} 4294967296\n"));
+        /* and its own utilisation: process 4242's 37 % of the SMs, not the GPU's 87 % */
+        assert_non_null(strstr(
+            text,
+            "xpool_pod_device_utilization_percent{node=\"n1\",device=\"GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20\",kind=\"gpu\",namespace=\"default\",pod=\"train\",container=\"trainer\"} 37\n"));
+        /* DCGM's profiling fields from GPM on the GPU that has it (72 % of SMs: 0.72), ECC and
+         * NVLink; the second GPU supports none of them, so it has no such series at all */
+        assert_non_null(strstr(text, "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\""));
+        assert_non_null(strstr(text, "pod=\"train\"} 0.72\n"));
+        assert_non_null(strstr(text, "DCGM_FI_PROF_PCIE_RX_BYTES{gpu=\"0\""));
+        assert_non_null(strstr(text, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu=\"0\""));
+        assert_non_null(strstr(text, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"0\""));
+        assert_null(strstr(text, "DCGM_FI_PROF_SM_ACTIVE{gpu=\"1\""));
+        assert_null(strstr(text, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{gpu=\"1\""));
         compare_golden("fake-nvml", text);
         free(text);
 }

@@ -32,11 +32,30 @@ enum {
         XP_SAMPLE_ENERGY = 1u << 9,
         XP_SAMPLE_XID = 1u << 10,
         XP_SAMPLE_PROCESSES = 1u << 11,
+        XP_SAMPLE_ECC_SBE = 1u << 12,
+        XP_SAMPLE_ECC_DBE = 1u << 13,
+        XP_SAMPLE_NVLINK_TOTAL = 1u << 14,
+        XP_SAMPLE_PROCESS_UTIL = 1u << 15, /* the processes' sm/mem_util_percent are the driver's */
+};
+
+/* DCGM's profiling figures (xp_device_sample.prof, .has_prof bit per entry): NVML's GPM metrics
+ * over the time between two samples, so a GPU has them from its second sample on */
+enum xp_sample_prof {
+        XP_PROF_GR_ENGINE_ACTIVE, /* ratio 0-1 */
+        XP_PROF_SM_ACTIVE,        /* ratio 0-1 */
+        XP_PROF_DRAM_ACTIVE,      /* ratio 0-1 */
+        XP_PROF_PCIE_TX_BYTES,    /* bytes per second */
+        XP_PROF_PCIE_RX_BYTES,
+        XP_PROF_NVLINK_TX_BYTES,
+        XP_PROF_NVLINK_RX_BYTES,
+        XP_PROF_MAX,
 };
 
 struct xp_device_process {
         uint32_t pid;
         int64_t memory_used_bytes; /* -1: the driver does not say */
+        double sm_util_percent;    /* its own share of the SMs' time; -1: the driver does not say */
+        double mem_util_percent;   /* its own share of memory-copy time; -1 as above */
 };
 
 struct xp_device_sample {
@@ -49,9 +68,14 @@ struct xp_device_sample {
         double power_watts;
         double sm_clock_mhz;
         double memory_clock_mhz;
-        uint64_t pcie_replays;        /* since boot */
-        uint64_t energy_millijoules;  /* since the driver loaded */
-        uint64_t last_xid;            /* 0: none seen */
+        uint64_t pcie_replays;       /* since boot */
+        uint64_t energy_millijoules; /* since the driver loaded */
+        uint64_t last_xid;           /* 0: none seen */
+        uint64_t ecc_sbe_volatile;   /* corrected (single-bit) ECC errors since the driver loaded */
+        uint64_t ecc_dbe_volatile;   /* uncorrected (double-bit) */
+        uint64_t nvlink_total_kib;   /* NVLink data sent and received, every link, since load */
+        unsigned has_prof;           /* bit per enum xp_sample_prof */
+        double prof[XP_PROF_MAX];
         enum xp_device_health health; /* the inventory's, updated by Xid events */
         char health_reason[128];
         struct xp_device_process *processes;
