@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import queue
+import socket
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,8 @@ class Endpoint:
     def __init__(self, dp, socket, request):
         self.dp = dp
         self.request = request
+        self.socket = socket
+        self.received = 0  # lists streamed on this endpoint's one ListAndWatch
         self.channel = grpc.insecure_channel("unix:" + socket)
         self.lists = queue.Queue()
         self.latest = None
@@ -81,6 +84,7 @@ class Endpoint:
             response_deserializer=self.dp.ListAndWatchResponse.FromString)
         try:
             for msg in stream(self.dp.Empty()):
+                self.received += 1
                 self.lists.put(msg)
         except grpc.RpcError:
             pass  # the plugin's server went (a restart): the stream ends
@@ -280,6 +284,8 @@ def scenario_health(k, gpus, nvml):
     msg = ep.wait_list(lambda m: health_of(m).get(gpus[2]) == "Healthy")
     check("the GPU streams Healthy again once the driver reports no recovery pending", msg is not None,
           "still %s" % (ep.latest and health_of(ep.latest).get(gpus[2])))
+    check("one ListAndWatch stream stays open across the health changes",
+          ep.thread.is_alive() and ep.received >= 3, "stream open %s, %d list(s) on it" % (ep.thread.is_alive(), ep.received))
 
 
 def prefer(ep, dp, available, must, size):
@@ -367,8 +373,21 @@ def scenario_bad_input(k, dp, gpus):
                  grpc.StatusCode.UNIMPLEMENTED, "no such method")
     expect_error("a preferred allocation larger than what is available",
                  lambda: prefer(ep, dp, gpus[:2], [], 3), grpc.StatusCode.INVALID_ARGUMENT, "allocation_size 3")
+    # below gRPC: bytes that are no HTTP/2, a preface then a broken frame, a request cut off
+    for junk in (b"GET / HTTP/1.1\r\n\r\n" + b"\xff" * 4096,
+                 b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x04\x09\x00\x00\x00\x00\x01junk",
+                 b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00\x40"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as raw:
+            raw.settimeout(5)
+            raw.connect(ep.socket)
+            raw.sendall(junk)
+            try:
+                raw.recv(4096)
+            except OSError:
+                pass
     opts = ep.unary("GetDevicePluginOptions", dp.Empty(), dp.DevicePluginOptions)
     check("the plugin keeps serving after bad input", opts.get_preferred_allocation_available, str(opts))
+    check("the ListAndWatch stream outlives the bad input", ep.thread.is_alive(), "the stream ended")
 
 
 def scenario_restart(k, dp, resources, gpus, before):
