@@ -2,10 +2,10 @@
 /*
  * The device plugin's footprint: `xpool device-plugin` on a node of 8 GPUs (the fake NVML's
  * two-island H100 box, tests/data/nvml/h100-8x-two-islands.json), registered with a minimal
- * kubelet served here (Registration only, on xpool's own gRPC server code, src/kube/rpc_server.c), idle for --idle
- * seconds, then --calls rounds of GetPreferredAllocation and Allocate on its socket, then idle
- * again. Prints the plugin's RSS (VmRSS, with its anonymous part) at each stage and the calls'
- * mean latency. The goal (issue 14): under 10 MiB per node with 8 devices.
+ * kubelet served here (Registration only, on xpool's own gRPC server code, src/kube/rpc_server.c),
+ * idle for --idle seconds, then --calls rounds of GetPreferredAllocation and Allocate on its
+ * socket, then idle again. Prints the plugin's RSS (VmRSS, with its anonymous part) at each stage
+ * and the calls' mean latency. The goal (issue 14): under 10 MiB per node with 8 devices.
  *
  *   build/bench/bench_device_plugin [--xpool build/xpool] [--idle 5] [--calls 1000]
  */

@@ -7,8 +7,8 @@
  * (plugin.c notices).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

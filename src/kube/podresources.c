@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kubelet pod-resources client (include/kube/xpool/podresources.h): blocking unary calls, a
- * connection each (rpc_client.c), each answer copied out of protobuf-c's structs into the header's plain ones.
+ * connection each (rpc_client.c), each answer copied out of protobuf-c's structs into the header's
+ * plain ones.
  */
 #include <errno.h>
 #include <stdlib.h>
