@@ -9,6 +9,8 @@ to every plugin that registers (GetDevicePluginOptions, then ListAndWatch in a t
 the scenario of the test: registrations, device lists with NUMA nodes, a health change injected
 through the fake NVML and streamed both ways, preferred allocations on two NVLink islands,
 allocations, bad input, a kubelet restart, and the pod-resources client reading what it serves.
+With --podres-only it serves only the pod-resources API, with the pods of a JSON file read again
+at every call, for `xpool inventory` in 23-extender.
 
 Each check prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
 Every wait is bounded (WAIT seconds).
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -421,18 +424,45 @@ def scenario_podres(tool, socket):
     check("pod-resources: Get of a missing pod fails clearly", out.returncode != 0 and "NOT_FOUND" in out.stderr, out.stderr)
 
 
+class PodsFile:
+    """The pods and allocatable devices of a JSON file, read again at every call (a test edits it)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __getitem__(self, key):
+        with open(self.path) as f:
+            return json.load(f)[key]
+
+
+def serve_podres(pr, socket_path, pods_path, ready):
+    """Only the pod-resources API, from pods_path, until SIGTERM (23-extender's inventory)."""
+    k = Kubelet(None, pr, None, socket_path, PodsFile(pods_path))
+    k.podres_start()
+    open(ready, "w").close()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait(600)  # bounded: a test that forgets us does not leave us forever
+    k.podres_server.stop(0).wait(5)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proto-dir", required=True)
-    ap.add_argument("--dir", required=True, help="the device plugin directory")
+    ap.add_argument("--dir", help="the device plugin directory")
     ap.add_argument("--podres-socket", required=True)
-    ap.add_argument("--nvml-config", required=True)
-    ap.add_argument("--tool", required=True)
+    ap.add_argument("--podres-only", metavar="PODS.json",
+                    help="serve only the pod-resources API, with the pods of this file")
+    ap.add_argument("--nvml-config")
+    ap.add_argument("--tool")
     ap.add_argument("--ready", required=True, help="a file to create once kubelet.sock serves")
-    ap.add_argument("--go", required=True, help="a file to wait for (the plugin was started)")
+    ap.add_argument("--go", help="a file to wait for (the plugin was started)")
     args = ap.parse_args()
 
     dp, pr = load_messages(args.proto_dir)
+    if args.podres_only:
+        return serve_podres(pr, args.podres_socket, args.podres_only, args.ready)
     with open(args.nvml_config) as f:
         gpus = [g["uuid"] for g in json.load(f)["gpus"]]
     pods = {
