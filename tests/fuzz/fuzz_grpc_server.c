@@ -96,6 +96,7 @@ static void start(void)
                 &server,
                 &err) < 0)
                 abort();
+        atexit(stop);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
