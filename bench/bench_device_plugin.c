@@ -2,10 +2,10 @@
 /*
  * The device plugin's footprint: `xpool device-plugin` on a node of 8 GPUs (the fake NVML's
  * two-island H100 box, tests/data/nvml/h100-8x-two-islands.json), registered with a minimal
- * kubelet served here (Registration only, on xpool's own gRPC server code), idle for --idle
- * seconds, then --calls rounds of GetPreferredAllocation and Allocate on its socket, then idle
- * again. Prints the plugin's RSS (VmRSS, with its anonymous part) at each stage and the calls'
- * mean latency. The goal (issue 14): under 10 MiB per node with 8 devices.
+ * kubelet served here (Registration only, on xpool's own gRPC server code, src/kube/rpc_server.c),
+ * idle for --idle seconds, then --calls rounds of GetPreferredAllocation and Allocate on its
+ * socket, then idle again. Prints the plugin's RSS (VmRSS, with its anonymous part) at each stage
+ * and the calls' mean latency. The goal (issue 14): under 10 MiB per node with 8 devices.
  *
  *   build/bench/bench_device_plugin [--xpool build/xpool] [--idle 5] [--calls 1000]
  */
@@ -19,8 +19,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <grpc/grpc_security.h>
 
 #include "kube/plugin_internal.h"
 #include "kube/rpc.h"
@@ -150,7 +148,7 @@ static void breakdown(pid_t pid)
         }
 }
 
-static double calls(grpc_channel *ch, int rounds, const char *const *ids)
+static double calls(const char *sock, int rounds, const char *const *ids)
 {
         V1beta1__ContainerPreferredAllocationRequest creq =
             V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
@@ -174,7 +172,7 @@ static double calls(grpc_channel *ch, int rounds, const char *const *ids)
         for (int i = 0; i < rounds; i++) {
                 ProtobufCMessage *resp = NULL;
 
-                if (kube_rpc_unary(ch,
+                if (kube_rpc_unary(sock,
                                    "/v1beta1.DevicePlugin/GetPreferredAllocation",
                                    &preq.base,
                                    &v1beta1__preferred_allocation_response__descriptor,
@@ -183,7 +181,7 @@ static double calls(grpc_channel *ch, int rounds, const char *const *ids)
                                    &resp,
                                    &err) < 0 ||
                     (protobuf_c_message_free_unpacked(resp, NULL), 0) ||
-                    kube_rpc_unary(ch,
+                    kube_rpc_unary(sock,
                                    "/v1beta1.DevicePlugin/Allocate",
                                    &alloc.base,
                                    &v1beta1__allocate_response__descriptor,
@@ -199,12 +197,12 @@ static double calls(grpc_channel *ch, int rounds, const char *const *ids)
         return (double)(xp_monotonic_ns() - start) / 1e6 / (2.0 * rounds);
 }
 
-static void serve_for(grpc_completion_queue *cq, int64_t ms)
+static void serve_for(struct kube_loop *loop, int64_t ms)
 {
         int64_t end = xp_monotonic_ms() + ms;
 
         while (xp_monotonic_ms() < end)
-                kube_loop_run_once(cq, 50);
+                kube_loop_run_once(loop, 50);
 }
 
 int main(int argc, char **argv)
@@ -216,15 +214,12 @@ int main(int argc, char **argv)
             {NULL, 0, NULL, 0},
         };
         const char *xpool = "build/xpool";
-        char dir[] = "/tmp/xpool-bench-plugin-XXXXXX", kubelet[128], sock[160], target[170],
-             cfg[128];
+        char dir[] = "/tmp/xpool-bench-plugin-XXXXXX", kubelet[128], sock[160], cfg[128];
         const char *ids[8];
         int idle = 5, rounds = 1000, c;
         struct kube_server *server = NULL;
-        grpc_completion_queue *cq;
+        struct kube_loop *loop = NULL;
         struct xp_error err = {0};
-        grpc_channel_credentials *creds;
-        grpc_channel *ch;
         pid_t pid;
         int status;
 
@@ -245,12 +240,12 @@ int main(int argc, char **argv)
                  sizeof(cfg),
                  "FAKE_NVML_CONFIG=%s",
                  XPOOL_TEST_DATA "/nvml/h100-8x-two-islands.json");
-        kube_rpc_ref();
-        cq = grpc_completion_queue_create_for_next(NULL);
+        if (kube_loop_new(&loop) < 0)
+                return 1;
         if (kube_server_start(&(struct kube_server_config){.socket_path = kubelet,
                                                            .methods = kubelet_methods,
                                                            .n_methods = 1},
-                              cq,
+                              loop,
                               &server,
                               &err) < 0) {
                 fprintf(stderr, "bench_device_plugin: %s\n", xp_error_message(&err));
@@ -275,9 +270,9 @@ int main(int argc, char **argv)
                 }
         }
         for (int i = 0; i < 200 && !registered; i++)
-                serve_for(cq, 50);
+                serve_for(loop, 50);
         printf("xpool device-plugin, 8 GPUs: registered %s\n", registered ? "yes" : "NO");
-        serve_for(cq, idle * 1000);
+        serve_for(loop, idle * 1000);
         report("idle, registered", pid);
         breakdown(pid);
 
@@ -290,31 +285,19 @@ int main(int argc, char **argv)
                 ids[i] = id;
         }
         snprintf(sock, sizeof(sock), "%s/xpool-nvidia.com_gpu.sock", dir);
-        snprintf(target, sizeof(target), "unix:%s", sock);
-        creds = grpc_insecure_credentials_create();
-        ch = grpc_channel_create(target, creds, NULL);
-        grpc_channel_credentials_release(creds);
         printf("%d x (GetPreferredAllocation + Allocate): mean %.3f ms a call\n",
                rounds,
-               calls(ch, rounds, ids));
+               calls(sock, rounds, ids));
         report("after the calls", pid);
-        serve_for(cq, idle * 1000);
+        serve_for(loop, idle * 1000);
         report("idle again", pid);
 
         kill(pid, SIGTERM);
         waitpid(pid, &status, 0);
-        grpc_channel_destroy(ch);
         for (int i = 0; i < 8; i++)
                 free((char *)ids[i]);
         kube_server_stop(server);
-        while (kube_server_live() > 0)
-                kube_loop_run_once(cq, 50);
-        grpc_completion_queue_shutdown(cq);
-        while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-               GRPC_QUEUE_SHUTDOWN)
-                ;
-        grpc_completion_queue_destroy(cq);
-        kube_rpc_unref();
+        kube_loop_free(loop);
         rmdir(dir);
         return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kubeapi_flags.h"
 #include "xpool/extender.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -24,16 +25,13 @@ static const char usage[] =
     "      --client-ca-file FILE  HTTPS: only clients with a certificate this CA signed\n"
     "      --insecure-http        allow plain HTTP on an address other than loopback\n"
     "      --bind                 serve bind: write each Binding with xpool's device placement\n"
-    "      --profile NAME         spread (default) or binpack\n"
-    "      --kubeconfig FILE      reach the API with this kubeconfig (default: $KUBECONFIG, else\n"
-    "                             the pod's service account)\n"
-    "      --serviceaccount-dir DIR  the service account's token and ca.crt\n"
-    "                             (default /var/run/secrets/kubernetes.io/serviceaccount)\n";
+    "      --profile NAME         spread (default) or binpack\n" XP_CLI_KUBEAPI_USAGE;
 
 struct extender_args {
         struct xp_extender_options *o;
         char *listen;
         bool insecure_http;
+        struct xp_cli_kubeapi api;
 };
 
 static bool is_loopback(const char *host)
@@ -45,6 +43,8 @@ static int extender_option(int c, const char *arg, void *userdata)
 {
         struct extender_args *a = userdata;
 
+        if (xp_cli_kubeapi_option(c, arg, &a->api))
+                return 0;
         switch (c) {
         case 'l':
                 free(a->listen);
@@ -85,12 +85,6 @@ static int extender_option(int c, const char *arg, void *userdata)
                 a->o->sched.profile =
                     strcmp(arg, "binpack") == 0 ? XP_SCHED_BINPACK : XP_SCHED_SPREAD;
                 break;
-        case 'K':
-                a->o->kubeconfig = arg;
-                break;
-        case 'S':
-                a->o->serviceaccount_dir = arg;
-                break;
         }
         return 0;
 }
@@ -105,8 +99,7 @@ int xp_cmd_extender(int argc, char **argv)
             {"insecure-http", no_argument, NULL, 'I'},
             {"bind", no_argument, NULL, 'b'},
             {"profile", required_argument, NULL, 'p'},
-            {"kubeconfig", required_argument, NULL, 'K'},
-            {"serviceaccount-dir", required_argument, NULL, 'S'},
+            XP_CLI_KUBEAPI_OPTIONS,
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -123,6 +116,8 @@ int xp_cmd_extender(int argc, char **argv)
         listen = a.listen;
         if (r != 0)
                 return r < 0 ? 0 : r;
+        o.kubeconfig = a.api.kubeconfig;
+        o.serviceaccount_dir = a.api.serviceaccount_dir;
         if (optind < argc) {
                 fprintf(
                     stderr, "xpool extender: unexpected argument '%s'\n\n%s", argv[optind], usage);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kubeapi_flags.h"
 #include "xpool/agent.h"
 #include "xpool/duration.h"
 #include "xpool/kubeinventory.h"
@@ -39,17 +40,14 @@ static const char usage[] =
     "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
     "      --interval DURATION    at most one patch per this (default 10s)\n"
     "      --poll DURATION        how often devices are read again (default 5s)\n"
-    "      --resync DURATION      patch again even when nothing changed (default 10m)\n"
-    "      --kubeconfig FILE      reach the API with this kubeconfig (default: $KUBECONFIG, else\n"
-    "                             the pod's service account)\n"
-    "      --serviceaccount-dir DIR  the service account's token and ca.crt\n"
-    "                             (default /var/run/secrets/kubernetes.io/serviceaccount)\n";
+    "      --resync DURATION      patch again even when nothing changed (default 10m)\n" XP_CLI_KUBEAPI_USAGE;
 
 struct inventory_args {
         struct xp_kube_inventory_options *o;
         const char *leave[LEAVE_MAX];
         char *skip; /* the --skip-resources text the list points into */
         const char *pod_resources;
+        struct xp_cli_kubeapi api;
 };
 
 /* Splits a comma-separated list of resource names into a->leave. */
@@ -117,6 +115,8 @@ static int inventory_option(int c, const char *arg, void *userdata)
 {
         struct inventory_args *a = userdata;
 
+        if (xp_cli_kubeapi_option(c, arg, &a->api))
+                return 0;
         switch (c) {
         case 'n':
                 a->o->node_name = arg;
@@ -141,12 +141,6 @@ static int inventory_option(int c, const char *arg, void *userdata)
         case 'R':
                 return xp_cli_parse_duration(
                     "inventory", "resync", arg, XP_DURATION_DAY_MS, &a->o->resync_ms);
-        case 'K':
-                a->o->kubeconfig = arg;
-                break;
-        case 'S':
-                a->o->serviceaccount_dir = arg;
-                break;
         }
         return 0;
 }
@@ -162,8 +156,7 @@ int xp_cmd_inventory(int argc, char **argv)
             {"interval", required_argument, NULL, 'i'},
             {"poll", required_argument, NULL, 'P'},
             {"resync", required_argument, NULL, 'R'},
-            {"kubeconfig", required_argument, NULL, 'K'},
-            {"serviceaccount-dir", required_argument, NULL, 'S'},
+            XP_CLI_KUBEAPI_OPTIONS,
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -181,6 +174,8 @@ int xp_cmd_inventory(int argc, char **argv)
         skip = a.skip;
         if (r != 0)
                 return r < 0 ? 0 : r;
+        o.kubeconfig = a.api.kubeconfig;
+        o.serviceaccount_dir = a.api.serviceaccount_dir;
         if (optind < argc) {
                 fprintf(
                     stderr, "xpool inventory: unexpected argument '%s'\n\n%s", argv[optind], usage);

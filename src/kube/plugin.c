@@ -50,7 +50,7 @@ static int endpoint_serve(struct kube_endpoint *ep, struct xp_error *err)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         }
         config.socket_path = path;
-        r = kube_server_start(&config, p->cq, &ep->server, err);
+        r = kube_server_start(&config, p->loop, &ep->server, err);
         if (r < 0) {
                 free(name);
                 free(path);
@@ -192,9 +192,10 @@ int xp_kube_plugin_run(struct xp_kube_plugin *p, const volatile sig_atomic_t *st
         while (!*stop) {
                 int64_t now;
 
-                kube_loop_run_once(p->cq, LOOP_TICK_MS);
-                /* completions first, as long as they come; the rest at most once a tick */
-                while (kube_loop_run_once(p->cq, 0) > 0 && !*stop)
+                kube_loop_run_once(p->loop, LOOP_TICK_MS);
+                /* the sockets first, as long as they have something; the rest at most once a
+                 * tick (bounded: a busy kubelet must not starve the health watch) */
+                for (unsigned k = 0; k < 64 && kube_loop_run_once(p->loop, 0) > 0 && !*stop; k++)
                         ;
                 now = xp_monotonic_ms();
                 if (p->inotify_fd >= 0)
@@ -227,17 +228,7 @@ void xp_kube_plugin_free(struct xp_kube_plugin *p)
                 kube_register_cancel(&p->endpoints[i]);
                 kube_server_stop(p->endpoints[i].server);
         }
-        /* let gRPC finish with every server and call before the queue goes */
-        for (unsigned k = 0; k < 1000 && (kube_server_live() > 0 || p->reg_calls > 0); k++)
-                kube_loop_run_once(p->cq, 10);
-        if (p->cq) {
-                grpc_completion_queue_shutdown(p->cq);
-                while (grpc_completion_queue_next(p->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
-                           .type != GRPC_QUEUE_SHUTDOWN)
-                        ;
-                grpc_completion_queue_destroy(p->cq);
-                kube_rpc_unref();
-        }
+        kube_loop_free(p->loop);
         for (size_t i = 0; p->endpoints && i < p->n_resources; i++) {
                 free(p->endpoints[i].socket_name);
                 free(p->endpoints[i].socket_path);
@@ -314,8 +305,8 @@ setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct x
         remove_stale_sockets(p->plugin_dir);
         p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         watch_dir(p);
-        kube_rpc_ref();
-        p->cq = grpc_completion_queue_create_for_next(NULL);
+        if (kube_loop_new(&p->loop) < 0)
+                return xp_errorf(err, -ENOMEM, "out of memory");
         for (size_t i = 0; i < p->n_resources; i++) {
                 r = endpoint_serve(&p->endpoints[i], err);
                 if (r < 0)

@@ -126,7 +126,7 @@ struct xp_kube_plugin {
         size_t n_resources;
         const char **names;              /* the resource names, for xp_kube_plugin_resources() */
         struct kube_endpoint *endpoints; /* one per resource */
-        grpc_completion_queue *cq;
+        struct kube_loop *loop;
         int inotify_fd;
         bool check_sockets;
         int64_t next_check_ms;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The kubelet pod-resources client (include/kube/xpool/podresources.h): blocking unary calls over
- * one gRPC channel, each answer copied out of protobuf-c's structs into the header's plain ones.
+ * The kubelet pod-resources client (include/kube/xpool/podresources.h): blocking unary calls, a
+ * connection each (rpc_client.c), each answer copied out of protobuf-c's structs into the header's
+ * plain ones.
  */
 #include <errno.h>
-#include <grpc/grpc_security.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,7 +15,6 @@
 #include "xpool/strutil.h"
 
 struct xp_podres_client {
-        grpc_channel *channel;
         char *path;
         int64_t timeout_ms;
 };
@@ -187,32 +186,16 @@ int xp_podres_client_new(const char *path,
                          struct xp_podres_client **ret,
                          struct xp_error *err)
 {
-        _cleanup_free_ char *target = NULL;
-        grpc_channel_credentials *creds;
         struct xp_podres_client *c;
-        grpc_arg arg = {
-            .type = GRPC_ARG_INTEGER,
-            .key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-            .value.integer = XP_PODRES_MESSAGE_MAX,
-        };
-        grpc_channel_args args = {.num_args = 1, .args = &arg};
-        int r;
 
         if (!path)
                 path = XP_PODRES_SOCKET;
-        r = kube_rpc_target(path, &target, err);
-        if (r < 0)
-                return r;
         c = calloc(1, sizeof(*c));
         if (!c || !(c->path = strdup(path))) {
                 free(c);
                 return xp_errorf(err, -ENOMEM, "out of memory");
         }
         c->timeout_ms = timeout_ms > 0 ? timeout_ms : XP_PODRES_TIMEOUT_MS;
-        kube_rpc_ref();
-        creds = grpc_insecure_credentials_create();
-        c->channel = grpc_channel_create(target, creds, &args);
-        grpc_channel_credentials_release(creds);
         *ret = c;
         return 0;
 }
@@ -221,10 +204,8 @@ void xp_podres_client_free(struct xp_podres_client *c)
 {
         if (!c)
                 return;
-        grpc_channel_destroy(c->channel);
         free(c->path);
         free(c);
-        kube_rpc_unref();
 }
 
 static int call(struct xp_podres_client *c,
@@ -241,7 +222,7 @@ static int call(struct xp_podres_client *c,
         if (stat(c->path, &st) < 0)
                 return xp_errorf(err, -errno, "pod-resources socket %s: %m", c->path);
         r = kube_rpc_unary(
-            c->channel, method, req, desc, XP_PODRES_MESSAGE_MAX, c->timeout_ms, ret, err);
+            c->path, method, req, desc, XP_PODRES_MESSAGE_MAX, c->timeout_ms, ret, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "pod-resources %s", c->path);
         return 0;

@@ -1,130 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* gRPC C core and protobuf-c glue for the kube layer (rpc.h). */
+/* gRPC's framing and status codes, the poll loop and the HTTP/2 connections' I/O (rpc.h). */
 #include <errno.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/slice.h>
-#include <grpc/support/alloc.h>
-#include <grpc/support/time.h>
-#include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
+#include <sys/socket.h>
 
 #include "rpc.h"
+#include "xpool/timeutil.h"
 
-void kube_rpc_ref(void)
-{
-        grpc_init();
-}
+/* gRPC's prefix: a compression flag and the message's length, big-endian */
+#define FRAME_PREFIX 5
 
-void kube_rpc_unref(void)
-{
-        /* blocking: the last user's shutdown waits for gRPC's own threads, so none outlives it
-         * (and LeakSanitizer sees what gRPC freed) */
-        grpc_shutdown_blocking();
-}
-
-grpc_byte_buffer *kube_rpc_pack(const ProtobufCMessage *msg)
-{
-        size_t size = protobuf_c_message_get_packed_size(msg);
-        grpc_slice slice = grpc_slice_malloc(size);
-        grpc_byte_buffer *bb;
-
-        protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(slice));
-        bb = grpc_raw_byte_buffer_create(&slice, 1);
-        grpc_slice_unref(slice);
-        return bb;
-}
-
-int kube_rpc_unpack(grpc_byte_buffer *bb,
-                    const ProtobufCMessageDescriptor *desc,
-                    size_t max,
-                    ProtobufCMessage **ret,
-                    struct xp_error *err)
-{
-        grpc_byte_buffer_reader reader;
-        ProtobufCMessage *msg;
-        grpc_slice slice;
-        size_t size;
-
-        if (!bb)
-                return xp_errorf(err, -ENODATA, "no %s message", desc->name);
-        size = grpc_byte_buffer_length(bb);
-        if (size > max)
-                return xp_errorf(err,
-                                 -EMSGSIZE,
-                                 "%s message of %zu bytes, the limit is %zu",
-                                 desc->name,
-                                 size,
-                                 max);
-        if (!grpc_byte_buffer_reader_init(&reader, bb))
-                return xp_errorf(err, -EBADMSG, "%s message: cannot be decompressed", desc->name);
-        slice = grpc_byte_buffer_reader_readall(&reader);
-        grpc_byte_buffer_reader_destroy(&reader);
-        msg = protobuf_c_message_unpack(
-            desc, NULL, GRPC_SLICE_LENGTH(slice), GRPC_SLICE_START_PTR(slice));
-        grpc_slice_unref(slice);
-        if (!msg)
-                return xp_errorf(err,
-                                 -EBADMSG,
-                                 "%zu bytes that are not a protobuf %s message",
-                                 size,
-                                 desc->name);
-        *ret = msg;
-        return 0;
-}
-
-int kube_rpc_target(const char *path, char **ret, struct xp_error *err)
-{
-        struct sockaddr_un sun;
-        char *target;
-
-        if (!path || !*path)
-                return xp_errorf(err, -EINVAL, "no socket path");
-        if (strlen(path) >= sizeof(sun.sun_path))
-                return xp_errorf(err,
-                                 -ENAMETOOLONG,
-                                 "%s: longer than a Unix socket path may be (%zu bytes)",
-                                 path,
-                                 sizeof(sun.sun_path) - 1);
-        if (asprintf(&target, "unix:%s", path) < 0)
-                return -ENOMEM;
-        *ret = target;
-        return 0;
-}
-
-gpr_timespec kube_rpc_deadline_ms(int64_t ms)
-{
-        return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
-}
-
-/* A gRPC status as -errno: UNAVAILABLE -ECONNREFUSED, DEADLINE_EXCEEDED -ETIMEDOUT, UNIMPLEMENTED
- * -EOPNOTSUPP, NOT_FOUND -ENOENT, INVALID_ARGUMENT -EINVAL, RESOURCE_EXHAUSTED -EMSGSIZE, other
- * -EIO; OK 0. */
-static int kube_rpc_status_errno(grpc_status_code status)
-{
-        switch (status) {
-        case GRPC_STATUS_OK:
-                return 0;
-        case GRPC_STATUS_UNAVAILABLE:
-                return -ECONNREFUSED;
-        case GRPC_STATUS_DEADLINE_EXCEEDED:
-                return -ETIMEDOUT;
-        case GRPC_STATUS_UNIMPLEMENTED:
-                return -EOPNOTSUPP;
-        case GRPC_STATUS_NOT_FOUND:
-                return -ENOENT;
-        case GRPC_STATUS_INVALID_ARGUMENT:
-                return -EINVAL;
-        case GRPC_STATUS_RESOURCE_EXHAUSTED:
-                return -EMSGSIZE;
-        default:
-                return -EIO;
-        }
-}
-
-const char *kube_rpc_status_name(grpc_status_code status)
+const char *kube_rpc_status_name(int status)
 {
         static const char *const names[] = {
             "OK",
@@ -146,112 +35,311 @@ const char *kube_rpc_status_name(grpc_status_code status)
             "UNAUTHENTICATED",
         };
 
-        if ((unsigned)status < sizeof(names) / sizeof(names[0]))
+        if (status >= 0 && (size_t)status < sizeof(names) / sizeof(names[0]))
                 return names[status];
         return "UNKNOWN";
 }
 
-void kube_unary_init(struct kube_unary *u)
+int kube_rpc_status_errno(int status)
 {
-        *u = (struct kube_unary){.status = GRPC_STATUS_UNKNOWN, .details = grpc_empty_slice()};
-        grpc_metadata_array_init(&u->initial);
-        grpc_metadata_array_init(&u->trailing);
+        switch (status) {
+        case KUBE_STATUS_OK:
+                return 0;
+        case KUBE_STATUS_UNAVAILABLE:
+                return -ECONNREFUSED;
+        case KUBE_STATUS_DEADLINE_EXCEEDED:
+                return -ETIMEDOUT;
+        case KUBE_STATUS_UNIMPLEMENTED:
+                return -EOPNOTSUPP;
+        case KUBE_STATUS_NOT_FOUND:
+                return -ENOENT;
+        case KUBE_STATUS_INVALID_ARGUMENT:
+                return -EINVAL;
+        case KUBE_STATUS_RESOURCE_EXHAUSTED:
+                return -EMSGSIZE;
+        default:
+                return -EIO;
+        }
 }
 
-void kube_unary_done(struct kube_unary *u)
+/* ---- the loop ------------------------------------------------------------------------------- */
+
+struct kube_loop {
+        struct kube_io **ios; /* NULL where one was removed during a round */
+        struct pollfd *fds;
+        size_t n, cap;
+};
+
+int kube_loop_new(struct kube_loop **ret)
 {
-        if (u->send)
-                grpc_byte_buffer_destroy(u->send);
-        if (u->recv)
-                grpc_byte_buffer_destroy(u->recv);
-        grpc_metadata_array_destroy(&u->initial);
-        grpc_metadata_array_destroy(&u->trailing);
-        grpc_slice_unref(u->details);
-        u->send = u->recv = NULL;
+        struct kube_loop *loop = calloc(1, sizeof(*loop));
+
+        if (!loop)
+                return -ENOMEM;
+        *ret = loop;
+        return 0;
 }
 
-grpc_call_error kube_unary_start(grpc_call *call, struct kube_unary *u, void *tag)
+void kube_loop_free(struct kube_loop *loop)
 {
-        grpc_op ops[6];
-
-        memset(ops, 0, sizeof(ops));
-        ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-        ops[1].op = GRPC_OP_SEND_MESSAGE;
-        ops[1].data.send_message.send_message = u->send;
-        ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-        ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-        ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial;
-        ops[4].op = GRPC_OP_RECV_MESSAGE;
-        ops[4].data.recv_message.recv_message = &u->recv;
-        ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-        ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing;
-        ops[5].data.recv_status_on_client.status = &u->status;
-        ops[5].data.recv_status_on_client.status_details = &u->details;
-        return grpc_call_start_batch(call, ops, 6, tag, NULL);
+        if (!loop)
+                return;
+        free(loop->ios);
+        free(loop->fds);
+        free(loop);
 }
 
-int kube_rpc_unary(grpc_channel *channel,
-                   const char *method,
-                   const ProtobufCMessage *req,
-                   const ProtobufCMessageDescriptor *resp_desc,
-                   size_t max,
-                   int64_t timeout_ms,
-                   ProtobufCMessage **ret,
-                   struct xp_error *err)
+int kube_loop_add(struct kube_loop *loop, struct kube_io *io)
 {
-        gpr_timespec deadline = kube_rpc_deadline_ms(timeout_ms);
-        struct kube_unary u;
-        grpc_slice method_slice = grpc_slice_from_static_string(method);
-        grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
-        grpc_call *call;
-        grpc_event ev;
-        int r = 0;
+        if (loop->n == loop->cap) {
+                size_t cap = loop->cap ? loop->cap * 2 : 8;
+                struct kube_io **ios = realloc(loop->ios, cap * sizeof(*ios));
+                struct pollfd *fds;
 
-        kube_unary_init(&u);
-        call = grpc_channel_create_call(
-            channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, method_slice, NULL, deadline, NULL);
-        u.send = kube_rpc_pack(req);
-        if (!call || !u.send) {
-                r = xp_errorf(err, -ENOMEM, "%s: cannot start the call", method);
-                goto out;
+                if (!ios)
+                        return -ENOMEM;
+                loop->ios = ios;
+                fds = realloc(loop->fds, cap * sizeof(*fds));
+                if (!fds)
+                        return -ENOMEM;
+                loop->fds = fds;
+                loop->cap = cap;
         }
-        if (kube_unary_start(call, &u, &u) != GRPC_CALL_OK) {
-                r = xp_errorf(err, -EIO, "%s: gRPC refused the call", method);
-                goto out;
-        }
-        /* the call's own deadline ends it; the margin only guards against a stuck queue */
-        ev = grpc_completion_queue_pluck(cq, &u, kube_rpc_deadline_ms(timeout_ms + 5000), NULL);
-        if (ev.type != GRPC_OP_COMPLETE) {
-                grpc_call_cancel(call, NULL);
-                grpc_completion_queue_pluck(cq, &u, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-                r = xp_errorf(
-                    err, -ETIMEDOUT, "%s: no answer in %" PRId64 " ms", method, timeout_ms);
-                goto out;
-        }
-        if (u.status != GRPC_STATUS_OK) {
-                char *details = grpc_slice_to_c_string(u.details);
+        loop->ios[loop->n++] = io;
+        return 0;
+}
 
-                r = xp_errorf(err,
-                              kube_rpc_status_errno(u.status),
-                              "%s: %s: %s",
-                              method,
-                              kube_rpc_status_name(u.status),
-                              details && *details ? details : "(no details)");
-                gpr_free(details);
-                goto out;
+void kube_loop_remove(struct kube_loop *loop, struct kube_io *io)
+{
+        for (size_t i = 0; i < loop->n; i++)
+                if (loop->ios[i] == io)
+                        loop->ios[i] = NULL;
+}
+
+static void compact(struct kube_loop *loop)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < loop->n; i++)
+                if (loop->ios[i])
+                        loop->ios[k++] = loop->ios[i];
+        loop->n = k;
+}
+
+int kube_loop_run_once(struct kube_loop *loop, int64_t timeout_ms)
+{
+        int64_t now = xp_monotonic_ms();
+        size_t n;
+        int ran = 0;
+
+        compact(loop);
+        n = loop->n;
+        for (size_t i = 0; i < n; i++) {
+                const struct kube_io *io = loop->ios[i];
+
+                loop->fds[i] = (struct pollfd){.fd = io->fd, .events = io->events};
+                if (io->deadline_ms > 0 && io->deadline_ms - now < timeout_ms)
+                        timeout_ms = io->deadline_ms > now ? io->deadline_ms - now : 0;
         }
-        r = kube_rpc_unpack(u.recv, resp_desc, max, ret, err);
-        if (r < 0)
-                xp_error_prefix(err, r, "%s", method);
-out:
-        if (call)
-                grpc_call_unref(call);
-        grpc_completion_queue_shutdown(cq);
-        while (
-            grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
-            GRPC_QUEUE_SHUTDOWN)
-                ;
-        grpc_completion_queue_destroy(cq);
-        kube_unary_done(&u);
-        return r;
+        if (poll(loop->fds, n, (int)(timeout_ms < 0 ? 0 : timeout_ms)) < 0 && errno != EINTR)
+                return 0;
+        now = xp_monotonic_ms();
+        /* only the ios polled: one added during the round waits for the next */
+        for (size_t i = 0; i < n; i++) {
+                struct kube_io *io = loop->ios[i];
+                short revents = loop->fds[i].revents;
+
+                if (!io)
+                        continue;
+                if (revents || (io->deadline_ms > 0 && now >= io->deadline_ms)) {
+                        io->ready(io, revents);
+                        ran = 1;
+                }
+        }
+        compact(loop);
+        return ran;
+}
+
+/* ---- messages -------------------------------------------------------------------------------- */
+
+void kube_bytes_done(struct kube_bytes *b)
+{
+        free(b->data);
+        *b = (struct kube_bytes){0};
+}
+
+int kube_bytes_append(struct kube_bytes *b, const void *data, size_t len, size_t max)
+{
+        uint8_t *grown;
+
+        if (len > max || b->len > max - len)
+                return -EMSGSIZE;
+        if (len == 0)
+                return 0;
+        grown = realloc(b->data, b->len + len);
+        if (!grown)
+                return -ENOMEM;
+        memcpy(grown + b->len, data, len);
+        b->data = grown;
+        b->len += len;
+        return 0;
+}
+
+int kube_rpc_frame(const ProtobufCMessage *msg, struct kube_bytes *b)
+{
+        size_t size = protobuf_c_message_get_packed_size(msg);
+        uint8_t *grown;
+
+        if (size > UINT32_MAX)
+                return -EMSGSIZE;
+        grown = realloc(b->data, b->len + FRAME_PREFIX + size);
+        if (!grown)
+                return -ENOMEM;
+        b->data = grown;
+        grown += b->len;
+        grown[0] = 0; /* not compressed */
+        grown[1] = (uint8_t)(size >> 24);
+        grown[2] = (uint8_t)(size >> 16);
+        grown[3] = (uint8_t)(size >> 8);
+        grown[4] = (uint8_t)size;
+        protobuf_c_message_pack(msg, grown + FRAME_PREFIX);
+        b->len += FRAME_PREFIX + size;
+        return 0;
+}
+
+int kube_rpc_unframe(const struct kube_bytes *data,
+                     const ProtobufCMessageDescriptor *desc,
+                     size_t max,
+                     ProtobufCMessage **ret,
+                     struct xp_error *err)
+{
+        const uint8_t *p = data->data;
+        ProtobufCMessage *msg;
+        size_t size;
+
+        if (data->len == 0)
+                return xp_errorf(err, -ENODATA, "no %s message", desc->name);
+        if (data->len < FRAME_PREFIX)
+                return xp_errorf(err,
+                                 -EBADMSG,
+                                 "%zu bytes that are not a gRPC message (5 bytes of prefix first)",
+                                 data->len);
+        size = (size_t)p[1] << 24 | (size_t)p[2] << 16 | (size_t)p[3] << 8 | p[4];
+        if (size > max)
+                return xp_errorf(err,
+                                 -EMSGSIZE,
+                                 "%s message of %zu bytes, the limit is %zu",
+                                 desc->name,
+                                 size,
+                                 max);
+        if (p[0] != 0)
+                return xp_errorf(err, -EOPNOTSUPP, "%s message: compressed", desc->name);
+        if (size != data->len - FRAME_PREFIX)
+                return xp_errorf(err,
+                                 -EBADMSG,
+                                 "%s message: its prefix says %zu bytes, %zu came (one message "
+                                 "per call)",
+                                 desc->name,
+                                 size,
+                                 data->len - FRAME_PREFIX);
+        msg = protobuf_c_message_unpack(desc, NULL, size, p + FRAME_PREFIX);
+        if (!msg)
+                return xp_errorf(err,
+                                 -EBADMSG,
+                                 "%zu bytes that are not a protobuf %s message",
+                                 size,
+                                 desc->name);
+        *ret = msg;
+        return 0;
+}
+
+void kube_rpc_percent_encode(const char *text, char *out, size_t size)
+{
+        size_t k = 0;
+
+        for (const unsigned char *s = (const unsigned char *)text; *s && k + 4 < size; s++) {
+                if (*s >= 0x20 && *s <= 0x7e && *s != '%')
+                        out[k++] = (char)*s;
+                else
+                        k += (size_t)snprintf(out + k, size - k, "%%%02X", *s);
+        }
+        if (size > 0)
+                out[k < size ? k : size - 1] = '\0';
+}
+
+void kube_rpc_percent_decode(const char *text, size_t len, char *out, size_t size)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < len && k + 1 < size; i++) {
+                unsigned v;
+
+                if (text[i] == '%' && i + 2 < len && sscanf(text + i + 1, "%2x", &v) == 1) {
+                        out[k++] = (char)v;
+                        i += 2;
+                } else {
+                        out[k++] = text[i];
+                }
+        }
+        if (size > 0)
+                out[k] = '\0';
+}
+
+/* ---- HTTP/2 connections ---------------------------------------------------------------------- */
+
+static ssize_t
+conn_send(nghttp2_session *session, const uint8_t *data, size_t len, int flags, void *user_data)
+{
+        struct kube_conn *c = user_data;
+        ssize_t n = send(c->io.fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+        (void)session;
+        (void)flags;
+        if (n >= 0)
+                return n;
+        return errno == EAGAIN || errno == EINTR ? NGHTTP2_ERR_WOULDBLOCK
+                                                 : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+static ssize_t
+conn_recv(nghttp2_session *session, uint8_t *buf, size_t len, int flags, void *user_data)
+{
+        struct kube_conn *c = user_data;
+        ssize_t n = recv(c->io.fd, buf, len, MSG_DONTWAIT);
+
+        (void)session;
+        (void)flags;
+        if (n > 0)
+                return n;
+        if (n == 0)
+                return NGHTTP2_ERR_EOF;
+        return errno == EAGAIN || errno == EINTR ? NGHTTP2_ERR_WOULDBLOCK
+                                                 : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+nghttp2_session_callbacks *kube_conn_callbacks(void)
+{
+        nghttp2_session_callbacks *cbs;
+
+        if (nghttp2_session_callbacks_new(&cbs) != 0)
+                return NULL;
+        nghttp2_session_callbacks_set_send_callback(cbs, conn_send);
+        nghttp2_session_callbacks_set_recv_callback(cbs, conn_recv);
+        return cbs;
+}
+
+int kube_conn_pump(struct kube_conn *c, short revents)
+{
+        bool want_read, want_write;
+
+        if ((revents & (POLLIN | POLLHUP | POLLERR)) && nghttp2_session_recv(c->session) != 0)
+                return -EPIPE;
+        if (nghttp2_session_send(c->session) != 0)
+                return -EPIPE;
+        want_read = nghttp2_session_want_read(c->session);
+        want_write = nghttp2_session_want_write(c->session);
+        if (!want_read && !want_write)
+                return -EPIPE;
+        c->io.events = (short)((want_read ? POLLIN : 0) | (want_write ? POLLOUT : 0));
+        return 0;
 }

@@ -2,28 +2,20 @@
 #pragma once
 
 /*
- * An asynchronous gRPC server on a Unix socket over gRPC's C core, driven by one completion
- * queue that the caller's loop drains (kube_loop_run_once): every completion is a struct
- * kube_tag whose done() runs on the loop's thread, so handlers need no locks.
+ * A gRPC server on a Unix socket (rpc.h), driven by the caller's kube_loop: every handler runs
+ * on the loop's thread, so handlers need no locks.
  *
  * Unary methods answer from their handler at once. Server-streaming methods keep the call: the
  * handler gets it and sends with kube_call_send() for as long as the client stays; a send while
- * one is in flight replaces the queued one (a stream of full states: only the newest matters).
- * A request that does not decode is answered INVALID_ARGUMENT with what was wrong, an unknown
- * method UNIMPLEMENTED; the server goes on serving either way.
+ * the previous message has not started out replaces it (a stream of full states: only the newest
+ * matters). A request that does not decode is answered INVALID_ARGUMENT with what was wrong, an
+ * unknown method UNIMPLEMENTED; the server goes on serving either way.
  */
 
 #include <stdbool.h>
 
 #include "rpc.h"
 #include "xpool/error.h"
-
-struct kube_tag {
-        void (*done)(struct kube_tag *tag, bool ok);
-};
-
-/* Waits at most timeout_ms for one completion and runs it: 1 when one ran, 0 on timeout. */
-int kube_loop_run_once(grpc_completion_queue *cq, int64_t timeout_ms);
 
 struct kube_call;
 struct kube_server;
@@ -58,24 +50,20 @@ struct kube_server_config {
 };
 
 /*
- * Listens on socket_path (a stale socket file there is replaced) and starts serving on cq.
- * -EADDRINUSE with err when the socket cannot be bound.
+ * Listens on socket_path (a stale socket file there is replaced; anything else is refused with
+ * -EEXIST) and serves on loop. -EADDRINUSE with err when the socket cannot be bound.
  */
 int kube_server_start(const struct kube_server_config *config,
-                      grpc_completion_queue *cq,
+                      struct kube_loop *loop,
                       struct kube_server **ret,
                       struct xp_error *err);
 
 /*
- * Stops accepting, cancels every call (streams get on_close) and frees the server once gRPC has
- * let go of it (within the loop's next completions). The socket file is removed when it is still
- * the one the server made. NULL is allowed.
+ * Stops accepting, ends every call (streams get on_close, at once) and frees the server. The
+ * socket file is removed when it is still the one the server made. NULL is allowed.
  */
 void kube_server_stop(struct kube_server *server);
 
 /* Sends msg on a streaming call (packed at once: msg stays the caller's). -ENOMEM, -EPIPE when
  * the call has ended. */
 int kube_call_send(struct kube_call *call, const ProtobufCMessage *msg);
-
-/* Servers not yet freed (for a clean shutdown: run the loop until 0). */
-unsigned kube_server_live(void);

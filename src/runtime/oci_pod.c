@@ -23,7 +23,6 @@
 
 #include "oci_internal.h"
 #include "runtime_internal.h"
-#include "xpool/atomic_file.h"
 #include "xpool/fileio.h"
 
 static int pod_dir_of(const char *state_dir, const char *uid, char **ret)
@@ -76,15 +75,23 @@ static bool mounted(const char *path)
         return stat(path, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
 }
 
+/*
+ * Written once per pod and never fsync'd: they are derived from the pod, and the fsyncs (six per
+ * pod) were the largest part of a container's start beyond the runtime's own. What a crash can
+ * leave of them is nothing or an empty file (the rename is atomic, the data may not have
+ * reached the disk), and both are written again here (an empty resolv.conf, from a node without
+ * one, is simply written again each time).
+ */
 static int
 write_if_missing(const char *dir, const char *name, const char *text, struct xp_error *err)
 {
         char path[PATH_MAX];
+        struct stat st;
 
         snprintf(path, sizeof(path), "%s/%s", dir, name);
-        if (access(path, F_OK) == 0)
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
                 return 0;
-        return xp_write_file_atomic(path, text, strlen(text), 0644, err);
+        return runtime_write_json(dir, name, text, false, err);
 }
 
 /* hosts, hostname and resolv.conf, as the kubelet writes them for a pod. */

@@ -84,9 +84,23 @@ for n in gpu-1 gpu-2; do
   "$xpool" token create --node "$n" --data-dir "$data" >"$tmp/sa-$n/token" 2>/dev/null
   cp "$data/pki/ca.crt" "$tmp/sa-$n/ca.crt"
 done
+# gpu-1's kubelet serves pod-resources (the fake kubelet of 22, python3-grpcio): ml/train-0 holds
+# gpu-4..gpu-7, the second NVLink island
+podres=()
+if /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null && command -v protoc >/dev/null; then
+  echo '{"pods":[{"name":"train-0","namespace":"ml","containers":[{"name":"main","devices":[{"resource":"nvidia.com/gpu","ids":["gpu-4","gpu-5","gpu-6","gpu-7"],"numa":[1]}]}]}],"allocatable":[]}' >"$tmp/pods.json"
+  /usr/bin/python3 "$src/tests/tools/fake_kubelet.py" --proto-dir "$src/src/kube/proto" \
+    --podres-socket "$tmp/podres.sock" --podres-only "$tmp/pods.json" --ready "$tmp/podres.ready" >"$tmp/podres.log" 2>&1 &
+  pids+=($!)
+  diag_log "$tmp/podres.log"
+  wait_until "the fake pod-resources server" 10 test -e "$tmp/podres.ready"
+  podres=(--pod-resources "$tmp/podres.sock")
+else
+  echo "note: no python3-grpcio or protoc: the pod-resources path is left out"
+fi
 KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port "$xpool" inventory --node-name gpu-1 \
   --serviceaccount-dir "$tmp/sa-gpu-1" --node-description "$src/examples/nodes/dgx-h100.yaml" \
-  --interval 1s --poll 200ms --resync 1s >"$tmp/inv1.log" 2>&1 &
+  --interval 1s --poll 200ms --resync 1s "${podres[@]}" >"$tmp/inv1.log" 2>&1 &
 diag_log "$tmp/inv1.log"
 inv1=$!
 pids+=($inv1)
@@ -105,6 +119,22 @@ expect_eq "owned labels recorded" "$(json "'nvidia.com/gpu.count' in j['metadata
 size=$(json "len(j['metadata']['annotations']['xpool.io/inventory'])")
 [[ $size -gt 200 && $size -lt 2048 ]] || { echo "FAIL inventory annotation of 8 GPUs: $size bytes"; failures=$((failures + 1)); }
 echo "# inventory annotation of 8 H100s: $size bytes"
+if [[ ${#podres[@]} -gt 0 ]]; then
+  # the allocation comes from the kubelet's pod-resources List, and follows it
+  held() { # pod, count: the annotation names the pod on exactly count devices
+    api GET /api/v1/nodes/gpu-1 >/dev/null
+    /usr/bin/python3 -c 'import json,sys; a=json.loads(json.load(open(sys.argv[1]))["metadata"]["annotations"]["xpool.io/inventory"]); sys.exit(0 if sum(d.get("pod")==sys.argv[2] for d in a["devices"])==int(sys.argv[3]) else 1)' "$tmp/api" "$1" "$2"
+  }
+  wait_until "the annotation names ml/train-0 on its 4 GPUs (pod-resources List)" 10 held ml/train-0 4
+  api GET /api/v1/nodes/gpu-1 >/dev/null
+  expect_eq "exactly gpu-4..gpu-7 are ml/train-0's" "$(/usr/bin/python3 -c 'import json,sys; a=json.loads(json.load(open(sys.argv[1]))["metadata"]["annotations"]["xpool.io/inventory"]); print(",".join(d["id"] for d in a["devices"] if d.get("pod")=="ml/train-0"))' "$tmp/api")" "gpu-4,gpu-5,gpu-6,gpu-7"
+  echo '{"pods":[{"name":"eval","namespace":"ml","containers":[{"name":"main","devices":[{"resource":"nvidia.com/gpu","ids":["gpu-0"],"numa":[0]}]}]}],"allocatable":[]}' >"$tmp/pods.json"
+  wait_until "the pod that ended frees its GPUs in the annotation" 10 held ml/train-0 0
+  wait_until "the new pod is named on its GPU" 10 held ml/eval 1
+  # nothing held again, as the extender's checks below expect gpu-1
+  echo '{"pods":[],"allocatable":[]}' >"$tmp/pods.json"
+  wait_until "no pod: no device held" 10 held ml/eval 0
+fi
 wait_until "gpu-2 labelled" 15 labelled gpu-2 '"xpool.io/gpu.count":"8"'
 api GET /api/v1/nodes/gpu-2 >/dev/null
 not_labelled=$(grep -c '"nvidia.com/gpu.product"' "$tmp/api" || true)

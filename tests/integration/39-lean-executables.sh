@@ -17,14 +17,14 @@ needed() { # executable: the libraries it names (DT_NEEDED), one a line
   LC_ALL=C readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
 }
 needed "$xpool" >"$tmp/front"
-for lib in libsqlite3 libmicrohttpd libgrpc libarchive libseccomp libprotobuf-c; do
+for lib in libsqlite3 libmicrohttpd libnghttp2 libarchive libseccomp libprotobuf-c; do
   if grep -q "^$lib" "$tmp/front"; then
     echo "FAIL the xpool front links $lib"; failures=$((failures + 1))
   fi
 done
 expect_in "the front talks to servers over TLS" "$tmp/front" "libgnutls"
 needed "$dir/xpool-agent" >"$tmp/agent"
-for lib in libsqlite3 libgrpc libprotobuf-c; do
+for lib in libsqlite3 libnghttp2 libprotobuf-c; do
   if grep -q "^$lib" "$tmp/agent"; then
     echo "FAIL xpool-agent links $lib"; failures=$((failures + 1))
   fi

@@ -9,6 +9,8 @@ to every plugin that registers (GetDevicePluginOptions, then ListAndWatch in a t
 the scenario of the test: registrations, device lists with NUMA nodes, a health change injected
 through the fake NVML and streamed both ways, preferred allocations on two NVLink islands,
 allocations, bad input, a kubelet restart, and the pod-resources client reading what it serves.
+With --podres-only it serves only the pod-resources API, with the pods of a JSON file read again
+at every call, for `xpool inventory` in 23-extender.
 
 Each check prints "ok NAME" or "FAIL NAME: why"; the exit status is the number of failures.
 Every wait is bounded (WAIT seconds).
@@ -17,6 +19,8 @@ import argparse
 import json
 import os
 import queue
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -55,6 +59,8 @@ class Endpoint:
     def __init__(self, dp, socket, request):
         self.dp = dp
         self.request = request
+        self.socket = socket
+        self.received = 0  # lists streamed on this endpoint's one ListAndWatch
         self.channel = grpc.insecure_channel("unix:" + socket)
         self.lists = queue.Queue()
         self.latest = None
@@ -81,6 +87,7 @@ class Endpoint:
             response_deserializer=self.dp.ListAndWatchResponse.FromString)
         try:
             for msg in stream(self.dp.Empty()):
+                self.received += 1
                 self.lists.put(msg)
         except grpc.RpcError:
             pass  # the plugin's server went (a restart): the stream ends
@@ -280,6 +287,8 @@ def scenario_health(k, gpus, nvml):
     msg = ep.wait_list(lambda m: health_of(m).get(gpus[2]) == "Healthy")
     check("the GPU streams Healthy again once the driver reports no recovery pending", msg is not None,
           "still %s" % (ep.latest and health_of(ep.latest).get(gpus[2])))
+    check("one ListAndWatch stream stays open across the health changes",
+          ep.thread.is_alive() and ep.received >= 3, "stream open %s, %d list(s) on it" % (ep.thread.is_alive(), ep.received))
 
 
 def prefer(ep, dp, available, must, size):
@@ -367,8 +376,21 @@ def scenario_bad_input(k, dp, gpus):
                  grpc.StatusCode.UNIMPLEMENTED, "no such method")
     expect_error("a preferred allocation larger than what is available",
                  lambda: prefer(ep, dp, gpus[:2], [], 3), grpc.StatusCode.INVALID_ARGUMENT, "allocation_size 3")
+    # below gRPC: bytes that are no HTTP/2, a preface then a broken frame, a request cut off
+    for junk in (b"GET / HTTP/1.1\r\n\r\n" + b"\xff" * 4096,
+                 b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x04\x09\x00\x00\x00\x00\x01junk",
+                 b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00\x40"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as raw:
+            raw.settimeout(5)
+            raw.connect(ep.socket)
+            raw.sendall(junk)
+            try:
+                raw.recv(4096)
+            except OSError:
+                pass
     opts = ep.unary("GetDevicePluginOptions", dp.Empty(), dp.DevicePluginOptions)
     check("the plugin keeps serving after bad input", opts.get_preferred_allocation_available, str(opts))
+    check("the ListAndWatch stream outlives the bad input", ep.thread.is_alive(), "the stream ended")
 
 
 def scenario_restart(k, dp, resources, gpus, before):
@@ -402,18 +424,45 @@ def scenario_podres(tool, socket):
     check("pod-resources: Get of a missing pod fails clearly", out.returncode != 0 and "NOT_FOUND" in out.stderr, out.stderr)
 
 
+class PodsFile:
+    """The pods and allocatable devices of a JSON file, read again at every call (a test edits it)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __getitem__(self, key):
+        with open(self.path) as f:
+            return json.load(f)[key]
+
+
+def serve_podres(pr, socket_path, pods_path, ready):
+    """Only the pod-resources API, from pods_path, until SIGTERM (23-extender's inventory)."""
+    k = Kubelet(None, pr, None, socket_path, PodsFile(pods_path))
+    k.podres_start()
+    open(ready, "w").close()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait(600)  # bounded: a test that forgets us does not leave us forever
+    k.podres_server.stop(0).wait(5)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proto-dir", required=True)
-    ap.add_argument("--dir", required=True, help="the device plugin directory")
+    ap.add_argument("--dir", help="the device plugin directory")
     ap.add_argument("--podres-socket", required=True)
-    ap.add_argument("--nvml-config", required=True)
-    ap.add_argument("--tool", required=True)
+    ap.add_argument("--podres-only", metavar="PODS.json",
+                    help="serve only the pod-resources API, with the pods of this file")
+    ap.add_argument("--nvml-config")
+    ap.add_argument("--tool")
     ap.add_argument("--ready", required=True, help="a file to create once kubelet.sock serves")
-    ap.add_argument("--go", required=True, help="a file to wait for (the plugin was started)")
+    ap.add_argument("--go", help="a file to wait for (the plugin was started)")
     args = ap.parse_args()
 
     dp, pr = load_messages(args.proto_dir)
+    if args.podres_only:
+        return serve_podres(pr, args.podres_socket, args.podres_only, args.ready)
     with open(args.nvml_config) as f:
         gpus = [g["uuid"] for g in json.load(f)["gpus"]]
     pods = {
