@@ -6,7 +6,11 @@
 # server's CPU per bind (the figure that does not depend on what else the machine runs), with the
 # load average at start and end.
 #
-#   bench/bench_schedloop.sh BUILD_DIR [NODES [PODS [CLIENTS]]]    (defaults 500 20000 16)
+#   bench/bench_schedloop.sh BUILD_DIR [NODES [PODS [CLIENTS [QUEUES]]]]  (defaults 500 20000 16 on)
+#
+# QUEUES on (the default, as issue 19's goal asks): two Queues of equal weight, team-a (the
+# namespace default's default queue, so every pod of the burst counts in it) and team-b, so that
+# admission, accounting and the fair order run for every pod; off: no Queue at all.
 #
 # Prints figures only; asserts nothing. Needs curl, jq and Debian's /usr/bin/python3 (the nodes
 # are created over one keep-alive connection: thousands of curl processes would take minutes).
@@ -16,6 +20,7 @@ build=${1:?usage: bench_schedloop.sh BUILD_DIR [NODES [PODS [CLIENTS]]]}
 nodes=${2:-500}
 pods=${3:-20000}
 clients=${4:-16}
+queues=${5:-on}
 xpool=$build/xpool
 burst=$build/tests/api_burst
 fixture=$(dirname "$0")/../tests/data/scheduler/slot.yaml
@@ -56,6 +61,16 @@ for i in range(1, nodes + 1):
         sys.exit("bench_schedloop: node-%d: HTTP %d" % (i, answer.status))
 PY
 
+if [[ "$queues" == on ]]; then
+  for q in team-a team-b; do
+    curl -sSf "${auth[@]}" -H 'Content-Type: application/json' -o /dev/null \
+      -d '{"apiVersion":"scheduling.xpool.io/v1alpha1","kind":"Queue","metadata":{"name":"'"$q"'"},"spec":{"weight":1}}' \
+      "$base/apis/scheduling.xpool.io/v1alpha1/queues"
+  done
+  curl -sSf "${auth[@]}" -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null \
+    -d '{"metadata":{"labels":{"xpool.io/default-queue":"team-a"}}}' "$base/api/v1/namespaces/default"
+fi
+
 load() { printf 'load average (%s) %s\n' "$1" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
 # the server's CPU time so far (utime + stime, in clock ticks)
 cpu_ticks() { local stat; read -r -a stat <"/proc/$server_pid/stat"; echo $((stat[13] + stat[14])); }
@@ -91,8 +106,8 @@ cpu=$(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)
 bound=$(curl -sS "${auth[@]}" "$base/api/v1/namespaces/default/pods" |
   jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length')
 # the server's CPU time (cpu): what creating, scheduling and binding cost besides waiting on disk
-printf 'nodes %d, pods %d from %d clients: created in %.2f s, all bound after %.2f s (%d bound); server CPU %.2f s\n' \
-  "$nodes" "$pods" "$clients" "$(echo "$created - $start" | bc)" "$(echo "$done_at - $start" | bc)" \
+printf 'queues %s; nodes %d, pods %d from %d clients: created in %.2f s, all bound after %.2f s (%d bound); server CPU %.2f s\n' \
+  "$queues" "$nodes" "$pods" "$clients" "$(echo "$created - $start" | bc)" "$(echo "$done_at - $start" | bc)" \
   "$bound" "$cpu"
 printf 'binds/s %.0f (bound / time until all bound, creates overlapping); server CPU per pod (create + bind + Event) %.0f us\n' \
   "$(echo "$bound / ($done_at - $start)" | bc -l)" "$(echo "$cpu * 1000000 / $pods" | bc -l)"

@@ -89,6 +89,14 @@ int xp_cli_getopt(int argc,
                   void *userdata);
 
 /*
+ * The one pod a command such as `xpool logs POD` or `xpool why POD` names, after its options
+ * (argv[optind]): its name, kubectl's pod/NAME, pods/NAME and po/NAME taken too. NULL after
+ * saying on stderr that none or more than one was named ("xpool CMD: name the pod: xpool CMD
+ * POD") and printing usage.
+ */
+const char *xp_cli_pod_arg(int argc, char **argv, const char *cmd, const char *usage);
+
+/*
  * The data directory a command works on (caller frees): given (--data-dir) when not NULL, else
  * the default root (xp_datadir_default()). NULL after saying why on stderr, prefixed with cmd.
  */

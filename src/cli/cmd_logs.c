@@ -121,18 +121,9 @@ int xp_cmd_logs(int argc, char **argv)
         r = xp_client_getopt(argc, argv, "c:fn:h", options, usage, &copts, logs_option, &a);
         if (r != 0)
                 return r < 0 ? 0 : r;
-        if (optind + 1 != argc) {
-                fprintf(stderr,
-                        optind >= argc ? "xpool logs: name the pod: xpool logs POD\n"
-                                       : "xpool logs: one pod at a time\n");
-                fputs(usage, stderr);
+        pod = xp_cli_pod_arg(argc, argv, "logs", usage);
+        if (!pod)
                 return XP_EXIT_USAGE;
-        }
-        pod = argv[optind];
-        /* kubectl takes pod/NAME too. */
-        if (strncmp(pod, "pod/", 4) == 0 || strncmp(pod, "pods/", 5) == 0 ||
-            strncmp(pod, "po/", 3) == 0)
-                pod = strchr(pod, '/') + 1;
         if (xp_client_new(&copts, &client, &err) < 0) {
                 xp_client_report(&err);
                 return XP_EXIT_FAILURE;

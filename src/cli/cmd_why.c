@@ -148,17 +148,9 @@ int xp_cmd_why(int argc, char **argv)
         r = xp_client_getopt(argc, argv, "n:h", options, usage, &copts, NULL, NULL);
         if (r != 0)
                 return r < 0 ? 0 : r;
-        if (optind + 1 != argc) {
-                fprintf(stderr,
-                        optind >= argc ? "xpool why: name the pod: xpool why POD\n"
-                                       : "xpool why: one pod at a time\n");
-                fputs(usage, stderr);
+        pod = xp_cli_pod_arg(argc, argv, "why", usage);
+        if (!pod)
                 return XP_EXIT_USAGE;
-        }
-        pod = argv[optind];
-        if (strncmp(pod, "pod/", 4) == 0 || strncmp(pod, "pods/", 5) == 0 ||
-            strncmp(pod, "po/", 3) == 0)
-                pod = strchr(pod, '/') + 1;
         r = xp_client_new(&copts, &client, &err);
         if (r >= 0)
                 r = why(client, pod, &err);

@@ -6,7 +6,8 @@
  * evicted as kube-scheduler does it: the DisruptionTarget condition (PreemptionByScheduler),
  * a graceful delete with the pod's own grace period (its agent stops it), and a Preempted Event.
  * The pod is nominated (status.nominatedNodeName) and the devices it will get are held for it in
- * the snapshot until it is placed, goes, or NOMINATION_MS pass.
+ * the snapshot until it is placed, goes, or NOMINATION_MS pass. A gang preempts all or nothing:
+ * every member nominated and held, or no victim evicted (xp_sched_preempt_gang()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -287,6 +288,70 @@ int queue_ctl_after(struct queue_ctl *ctl,
         if (r > 0 && ret_node)
                 *ret_node = TAKE_PTR(pre.node);
         xp_preemption_done(&pre);
+        return r;
+}
+
+/* Members still waiting for their victims to go hold on to what they will get: true if any. */
+static bool gang_waiting(struct queue_ctl *ctl,
+                         struct xp_sched *sched,
+                         const struct xp_pod *const *pods,
+                         size_t n)
+{
+        int64_t now = xp_clock_monotonic_ms(ctl->clock);
+        struct xp_error err = {0};
+        bool waiting = false;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *key = key_of(pods[i]);
+                struct nominee *m = key ? xp_map_get(&ctl->nominees, key) : NULL;
+
+                if (m && now < m->until_ms) {
+                        m->held = xp_sched_hold(sched, pods[i], &m->placement, &err) >= 0;
+                        waiting = true;
+                }
+        }
+        return waiting;
+}
+
+int queue_ctl_after_gang(struct queue_ctl *ctl,
+                         struct xp_sched *sched,
+                         const struct xp_pod *const *pods,
+                         size_t n,
+                         char **ret_message)
+{
+        _cleanup_free_ struct xp_preemption *pre = NULL;
+        struct xp_error err = {0};
+        size_t victims = 0;
+        int r;
+
+        if (gang_waiting(ctl, sched, pods, n))
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *key = key_of(pods[i]);
+                if (key)
+                        nominee_free(xp_map_del(&ctl->nominees, key));
+        }
+        pre = calloc(n, sizeof *pre);
+        if (!pre)
+                return -ENOMEM;
+        r = xp_sched_preempt_gang(sched, pods, n, NULL, pre, &err);
+        for (size_t i = 0; r > 0 && i < n; i++) {
+                for (size_t k = 0; k < pre[i].n_victims; k++)
+                        evict(ctl, pods[i], &pre[i].victims[k], pre[i].node);
+                victims += pre[i].n_victims;
+                if (nominate(ctl, sched, pods[i], &pre[i]) < 0)
+                        r = -ENOMEM;
+        }
+        if (r > 0 && ret_message &&
+            asprintf(ret_message,
+                     "preemption: %zu pod(s) evicted for the gang's %zu members",
+                     victims,
+                     n) < 0)
+                r = -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                xp_preemption_done(&pre[i]);
+        if (r < 0 && err.msg[0])
+                xp_log(LOG_WARNING, "scheduler: gang preemption: %s", err.msg);
         return r;
 }
 

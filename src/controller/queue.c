@@ -89,6 +89,9 @@ void queue_ctl_reset(struct queue_ctl *ctl)
         map_clear(&ctl->defaults, free);
         map_clear(&ctl->defined, free);
         map_clear(&ctl->nominees, free_nominee); /* their holds were in the snapshot renewed */
+        for (size_t j = 0; j < ctl->n_capacity; j++)
+                free((char *)ctl->capacity[j].resource);
+        ctl->n_capacity = 0;
         ctl->dirty = true;
 }
 
@@ -173,28 +176,25 @@ void queue_ctl_pod(struct queue_ctl *ctl, const json_t *pod, bool deleted)
         ctl->dirty = true;
 }
 
-/* The cluster's capacity: every node's allocatable, summed again. */
-static void capacity_update(struct queue_ctl *ctl)
+/* Adds (sign +1) or takes out (-1) a node's allocatable from the cluster's capacity. */
+static void capacity_add(struct queue_ctl *ctl, const struct qnode *node, int sign)
 {
-        struct xp_queue_amount total[XP_QUEUE_RESOURCES_MAX];
-        size_t n = 0;
+        for (size_t k = 0; node && k < node->n; k++) {
+                struct xp_queue_amount *c = ctl->capacity;
+                size_t j = 0;
 
-        for (size_t i = 0; i < ctl->nodes.cap; i++) {
-                const struct qnode *node =
-                    ctl->nodes.keys && ctl->nodes.keys[i] ? ctl->nodes.values[i] : NULL;
-                for (size_t k = 0; node && k < node->n; k++) {
-                        size_t j = 0;
-                        while (j < n && strcmp(total[j].resource, node->amounts[k].resource) != 0)
-                                j++;
-                        if (j == n && n == XP_QUEUE_RESOURCES_MAX)
+                while (j < ctl->n_capacity && strcmp(c[j].resource, node->amounts[k].resource) != 0)
+                        j++;
+                if (j == ctl->n_capacity) {
+                        char *name;
+                        if (j == XP_QUEUE_RESOURCES_MAX ||
+                            !(name = strdup(node->amounts[k].resource)))
                                 continue;
-                        if (j == n)
-                                total[n++] = (struct xp_queue_amount){node->amounts[k].resource, 0};
-                        total[j].milli += node->amounts[k].milli;
+                        c[ctl->n_capacity++] = (struct xp_queue_amount){name, 0};
                 }
+                c[j].milli += sign * node->amounts[k].milli;
+                (void)xp_queues_capacity(ctl->queues, c[j].resource, c[j].milli);
         }
-        for (size_t j = 0; j < n; j++)
-                (void)xp_queues_capacity(ctl->queues, total[j].resource, total[j].milli);
         ctl->dirty = true;
 }
 
@@ -207,7 +207,9 @@ void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted)
 
         if (!name)
                 return;
-        qnode_free(xp_map_del(&ctl->nodes, name));
+        n = xp_map_del(&ctl->nodes, name);
+        capacity_add(ctl, n, -1);
+        qnode_free(n);
         if (!deleted) {
                 /* the allocatable as a container's requests: one parser for both */
                 fake = json_pack("{s:{s:[{s:{s:O}}]}}",
@@ -219,12 +221,13 @@ void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted)
                 n = calloc(1, sizeof(*n));
                 if (fake && n && (n->name = strdup(name)) &&
                     pod_amounts(fake, &n->amounts, &n->n) >= 0 &&
-                    xp_map_put(&ctl->nodes, n->name, n) >= 0)
+                    xp_map_put(&ctl->nodes, n->name, n) >= 0) {
+                        capacity_add(ctl, n, +1);
                         n = NULL;
+                }
                 qnode_free(n);
                 json_decref(fake);
         }
-        capacity_update(ctl);
 }
 
 void queue_ctl_namespace(struct queue_ctl *ctl, const json_t *ns, bool deleted)

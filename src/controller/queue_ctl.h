@@ -62,6 +62,18 @@ int queue_ctl_after(struct queue_ctl *ctl,
                     char **ret_message);
 
 /*
+ * After a gang's pending members fit nowhere together: room for every member by preemption or
+ * for none (priority only; no reclaim). 1 when victims were evicted and every member nominated
+ * (*ret_message, when not NULL, says so; caller frees), 0 when nothing is to be done (or the
+ * members still wait for earlier victims), -errno.
+ */
+int queue_ctl_after_gang(struct queue_ctl *ctl,
+                         struct xp_sched *sched,
+                         const struct xp_pod *const *pods,
+                         size_t n,
+                         char **ret_message);
+
+/*
  * The loop placed the pod (its binding is on its way: its queue counts it allocated at once, so
  * the next admission sees it), or, placed false, is about to place it again (a binding failed).
  */
@@ -91,6 +103,9 @@ int queue_hook_preempt(void *userdata,
                        char **ret_message);
 void queue_hook_placed(void *userdata, const struct xp_pod *pod, const struct xp_placement *pl);
 void queue_hook_removed(void *userdata, const char *ns, const char *name);
+/* The fair order's two questions: a pending pod's queue (borrowed; NULL: none) and its share. */
+const char *queue_hook_queue(void *userdata, const char *ns, const char *name);
+double queue_hook_share(void *userdata, const char *queue);
 
 /* What blocks a pod on its queue (`xpool why`), NULL when nothing does. Caller frees. */
 char *queue_ctl_why(struct queue_ctl *ctl, const struct xp_pod *pod);

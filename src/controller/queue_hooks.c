@@ -2,8 +2,9 @@
 /*
  * Queues and preemption as the scheduling loop's hooks (struct xp_sched_hooks of
  * include/sched/xpool/gang.h): admission of a pod or of a whole gang (its members' requests
- * summed per queue), preemption for a single pod (a gang does not preempt: it waits), and the
- * loop's word that a pod was placed or went.
+ * summed per queue), preemption for a single pod or a whole gang, the fair
+ * order of pods of equal priority (their queues' dominant shares), and the loop's word that a pod
+ * was placed or went.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -86,7 +87,7 @@ int queue_hook_preempt(void *userdata,
                        char **ret_message)
 {
         if (n != 1)
-                return 0; /* a gang waits for room: it does not evict */
+                return queue_ctl_after_gang(userdata, sched, pods, n, ret_message);
         return queue_ctl_after(userdata, sched, pods[0], ret_node, ret_message);
 }
 
@@ -102,4 +103,24 @@ void queue_hook_removed(void *userdata, const char *ns, const char *name)
 
         if (ctl->sched && *ctl->sched)
                 queue_ctl_forget(ctl, *ctl->sched, ns, name);
+}
+
+const char *queue_hook_queue(void *userdata, const char *ns, const char *name)
+{
+        struct queue_ctl *ctl = userdata;
+        char key[2 * XP_QUEUE_NAME_MAX + 2];
+        const struct qpod *p;
+
+        if (snprintf(key, sizeof key, "%s/%s", ns, name) >= (int)sizeof key)
+                return NULL;
+        p = xp_map_get(&ctl->pods, key);
+        return p ? p->queue : NULL;
+}
+
+double queue_hook_share(void *userdata, const char *queue)
+{
+        struct queue_ctl *ctl = userdata;
+        double share = xp_queues_share(ctl->queues, queue);
+
+        return share > 0 ? share : 0; /* an unknown queue (-1) admits nothing anyway */
 }

@@ -533,23 +533,6 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
 }
 
-/* Priority first (higher first), then FIFO: creationTimestamp, then the version first seen. */
-static int pending_compare(const void *a, const void *b)
-{
-        const struct pending *x = *(const struct pending *const *)a;
-        const struct pending *y = *(const struct pending *const *)b;
-        const char *cx = pod_string(x->pod, "metadata", "creationTimestamp");
-        const char *cy = pod_string(y->pod, "metadata", "creationTimestamp");
-        int c;
-
-        if (x->priority != y->priority)
-                return x->priority > y->priority ? -1 : 1;
-        c = strcmp(cx ? cx : "", cy ? cy : "");
-        if (c != 0)
-                return c;
-        return x->first_version < y->first_version ? -1 : x->first_version > y->first_version;
-}
-
 /*
  * The pods that may be tried now (the active queue): after a cluster event every unschedulable
  * pod leaves the unschedulable set, into the backoff queue until its backoff ends. Returns how
@@ -598,6 +581,19 @@ static size_t active_pods(struct xp_scheduler *s, struct pending **active, int64
         return n;
 }
 
+/* The pass goes on: the rest waits for the workers to catch up (the next pass, after their
+ * writes). */
+bool pass_open(struct xp_scheduler *s)
+{
+        return !xp_controller_stopping(s->loop) && s->inflight < INFLIGHT_MAX;
+}
+
+void pass_try(struct xp_scheduler *s, struct pending *p)
+{
+        if (!p->inflight && !p->drop && !(p->gang && p->gang_pass == s->pass))
+                schedule_one(s, p);
+}
+
 /* One pass over the pods that may be placed now. Returns how long until a backoff ends. */
 static int64_t schedule_pass(struct xp_scheduler *s)
 {
@@ -609,15 +605,8 @@ static int64_t schedule_pass(struct xp_scheduler *s)
         if (!active)
                 return WAKE_MS;
         n = active_pods(s, active, &wake);
-        if (n > 1) /* an empty array may be NULL, which qsort may not take */
-                qsort(active, n, sizeof *active, pending_compare);
         s->pass++;
-        /* the rest waits for the workers to catch up (the next pass, after their writes) */
-        for (size_t i = 0; i < n && !xp_controller_stopping(s->loop) && s->inflight < INFLIGHT_MAX;
-             i++)
-                if (!active[i]->inflight && !active[i]->drop &&
-                    !(active[i]->gang && active[i]->gang_pass == s->pass))
-                        schedule_one(s, active[i]);
+        order_run(s, active, n);
         /* only the pods tried can have been dropped */
         for (size_t i = 0; i < n; i++)
                 if (active[i]->drop)
@@ -692,6 +681,8 @@ int xp_scheduler_new(struct xp_registry *registry,
                 s->hooks = (struct xp_sched_hooks){.userdata = s->queues,
                                                    .admit = queue_hook_admit,
                                                    .preempt = queue_hook_preempt,
+                                                   .queue = queue_hook_queue,
+                                                   .share = queue_hook_share,
                                                    .placed = queue_hook_placed,
                                                    .removed = queue_hook_removed};
                 r = xp_informer_new(&informer, &s->informer);

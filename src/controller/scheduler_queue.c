@@ -13,6 +13,8 @@
 #include "xpool/codec.h"
 #include "xpool/macro.h"
 #include "xpool/sched.h"
+#include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 bool pod_is_ours_pending(const json_t *pod)
 {
@@ -37,6 +39,7 @@ static void pending_free(struct pending *p)
         free(p->message);
         free(p->explain);
         free(p->gang);
+        free(p->queue);
         free(p);
 }
 
@@ -88,10 +91,25 @@ static bool pod_request_changed(const json_t *old, const json_t *new)
                !same_member(old, new, "metadata", "annotations");
 }
 
+/* The pod's queue, kept with it: a pass orders by queue, and asking for every pending pod each
+ * pass cost more than placing them. -ENOMEM. */
+static int queue_read(struct xp_scheduler *s, struct pending *p)
+{
+        const char *q =
+            s->hooks.queue ? s->hooks.queue(s->hooks.userdata, p->namespace, p->name) : NULL;
+
+        if (xp_streq0(q, p->queue))
+                return 0;
+        free(p->queue);
+        p->queue = q ? strdup(q) : NULL;
+        return q && !p->queue ? -ENOMEM : 0;
+}
+
 int pending_upsert(
     struct xp_scheduler *s, const char *ns, const char *name, json_t *pod, uint64_t version)
 {
         struct pending *p = pending_find(s, ns, name), *old;
+        const char *created;
         json_t *priority = json_object_get(json_object_get(pod, "spec"), "priority");
         int r;
 
@@ -104,7 +122,8 @@ int pending_upsert(
                 p->pod = json_incref(pod);
                 p->version = version;
                 p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
-                return pending_gang_read(s, p);
+                r = queue_read(s, p);
+                return r < 0 ? r : pending_gang_read(s, p);
         }
         if (strlen(ns) > NAME_MAX_LEN || strlen(name) > NAME_MAX_LEN)
                 return -ENAMETOOLONG;
@@ -144,9 +163,13 @@ int pending_upsert(
         }
         p->slot = s->n_queue;
         p->pod = json_incref(pod);
+        created = pod_string(pod, "metadata", "creationTimestamp");
+        if (!created || xp_time_parse_microtime(created, &p->created_us) < 0)
+                p->created_us = INT64_MIN;
         p->queued_ms = xp_clock_monotonic_ms(s->clock);
         s->queue[s->n_queue++] = p;
-        return pending_gang_read(s, p);
+        r = queue_read(s, p);
+        return r < 0 ? r : pending_gang_read(s, p);
 }
 
 int pending_gang_read(struct xp_scheduler *s, struct pending *p)

@@ -43,6 +43,10 @@ struct pending {
          * the cluster, and decoding it each time would cost more than placing it */
         struct xp_pod *decoded;
         uint64_t decoded_version;
+        /* creationTimestamp (µs; INT64_MIN when missing), read once: the queue's order is
+         * compared O(n log n) times a pass, and reading it from the JSON each time cost more
+         * than the placements */
+        int64_t created_us;
         uint64_t first_version; /* FIFO order among equal creationTimestamps */
         int64_t priority;
         size_t slot;   /* its place in scheduler.queue */
@@ -54,11 +58,12 @@ struct pending {
         int attempts;  /* failed attempts in a row: the backoff's exponent */
         int64_t backoff_until_ms; /* in the backoff queue until then */
         int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
-        char *gang;               /* its gang's key (struct gang_id), NULL: none */
-        const char *gang_what;    /* "label", "podgroup", "workload" */
-        int64_t gang_min;         /* its minimum; 0 when missing or bad */
-        bool gang_missing;        /* its PodGroup or Workload is not (yet) there */
-        uint64_t gang_pass;       /* the pass that last tried its gang */
+        char *queue;           /* its queue (s->hooks.queue's, read at each change), NULL: none */
+        char *gang;            /* its gang's key (struct gang_id), NULL: none */
+        const char *gang_what; /* "label", "podgroup", "workload" */
+        int64_t gang_min;      /* its minimum; 0 when missing or bad */
+        bool gang_missing;     /* its PodGroup or Workload is not (yet) there */
+        uint64_t gang_pass;    /* the pass that last tried its gang */
         /* unschedulable: tried again then even without a cluster event (its gang's timeout, to
          * say so); 0: only after one */
         int64_t retry_at_ms;
@@ -162,6 +167,13 @@ void unschedulable(struct xp_scheduler *s,
                    const char *explain);
 /* Accounts p as placed on node and hands its binding to the workers. -errno. */
 int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement);
+/* The pass may try more pods (not stopping, the workers not too far behind). */
+bool pass_open(struct xp_scheduler *s);
+/* Tries p in this pass unless its binding is in flight, it went, or its gang was tried. */
+void pass_try(struct xp_scheduler *s, struct pending *p);
+/* Sorts active[0..n) and tries them in order (scheduler_order.c): priority, the queues' shares
+ * among equal priorities, FIFO. */
+void order_run(struct xp_scheduler *s, struct pending **active, size_t n);
 /* Tries p's gang, all its pending members together, once per pass. */
 void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
 

@@ -295,14 +295,22 @@ static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
         json_t *bound = NULL;
 
         record_failures(s, job->pod, job);
-        job->result = xp_registry_pod_bind(s->registry,
-                                           job->namespace,
-                                           job->name,
-                                           job->node,
-                                           job->annotations,
-                                           job->version,
-                                           &bound,
-                                           &err);
+        /* the pod as decided on is the store's at job->version: no read before the write */
+        job->result = job->pod && job->version ? xp_registry_pod_bind_known(s->registry,
+                                                                            job->pod,
+                                                                            job->version,
+                                                                            job->node,
+                                                                            job->annotations,
+                                                                            &bound,
+                                                                            &err)
+                                               : xp_registry_pod_bind(s->registry,
+                                                                      job->namespace,
+                                                                      job->name,
+                                                                      job->node,
+                                                                      job->annotations,
+                                                                      job->version,
+                                                                      &bound,
+                                                                      &err);
         if (job->result == 0) {
                 char message[2 * NAME_MAX_LEN + 64];
 

@@ -82,6 +82,35 @@ static int bind_pod(json_t *pod, const char *node, const json_t *annotations)
         return 0;
 }
 
+/*
+ * One attempt on pod as read at version (pod is changed): -ESTALE when the store moved past
+ * version, -EALREADY, -EBUSY, the store's errors.
+ */
+static int bind_once(struct xp_registry *registry,
+                     const char *ns,
+                     const char *name,
+                     json_t *pod,
+                     uint64_t version,
+                     const char *node,
+                     const json_t *annotations,
+                     struct xp_error *err)
+{
+        const char *bound =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        int r;
+
+        if (bound && bound[0])
+                return xp_errorf(
+                    err, -EALREADY, "pod %s is already assigned to node \"%s\"", name, bound);
+        if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+                return xp_errorf(
+                    err, -EBUSY, "pod %s is being deleted, cannot be assigned to a host", name);
+        r = bind_pod(pod, node, annotations);
+        if (r == 0)
+                r = xp_store_update(registry->store, "pods", ns, name, version, pod, &version, err);
+        return r;
+}
+
 int xp_registry_pod_bind(struct xp_registry *registry,
                          const char *ns,
                          const char *name,
@@ -94,7 +123,6 @@ int xp_registry_pod_bind(struct xp_registry *registry,
         int r = -ESTALE;
 
         for (unsigned attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
-                const char *bound;
                 json_t *pod;
                 uint64_t version;
 
@@ -112,34 +140,39 @@ int xp_registry_pod_bind(struct xp_registry *registry,
                                          version,
                                          expected_version);
                 }
-                bound =
-                    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-                if (bound && bound[0]) {
-                        r = xp_errorf(err,
-                                      -EALREADY,
-                                      "pod %s is already assigned to node \"%s\"",
-                                      name,
-                                      bound);
-                        json_decref(pod);
-                        return r;
-                }
-                if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) {
-                        json_decref(pod);
-                        return xp_errorf(err,
-                                         -EBUSY,
-                                         "pod %s is being deleted, cannot be assigned to a host",
-                                         name);
-                }
-                r = bind_pod(pod, node, annotations);
-                if (r == 0)
-                        r = xp_store_update(
-                            registry->store, "pods", ns, name, version, pod, &version, err);
+                r = bind_once(registry, ns, name, pod, version, node, annotations, err);
                 if (r == 0 && ret_pod)
                         *ret_pod = json_incref(pod);
                 json_decref(pod);
                 if (r != -ESTALE || expected_version != 0)
                         return r;
         }
+        return r;
+}
+
+int xp_registry_pod_bind_known(struct xp_registry *registry,
+                               const json_t *pod,
+                               uint64_t version,
+                               const char *node,
+                               const json_t *annotations,
+                               json_t **ret_pod,
+                               struct xp_error *err)
+{
+        const json_t *meta = json_object_get(pod, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        json_t *copy;
+        int r;
+
+        if (!ns || !name || version == 0)
+                return xp_errorf(err, -EINVAL, "bind: a pod with its name and version is required");
+        copy = json_deep_copy(pod);
+        if (!copy)
+                return -ENOMEM;
+        r = bind_once(registry, ns, name, copy, version, node, annotations, err);
+        if (r == 0 && ret_pod)
+                *ret_pod = json_incref(copy);
+        json_decref(copy);
         return r;
 }
 

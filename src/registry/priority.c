@@ -2,11 +2,13 @@
 /* The Priority admission of a pod at create (xpool/priority.h), over the stored PriorityClasses. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "registry_internal.h"
 #include "xpool/priority.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 static const struct {
         const char *name;
@@ -21,30 +23,78 @@ static const struct {
      "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."},
 };
 
-json_t *xp_priority_system_classes(void)
+bool xp_priority_system(const char *name)
 {
-        json_t *items = json_array();
+        for (size_t i = 0; name && i < XP_ELEMENTSOF(builtin); i++)
+                if (strcmp(name, builtin[i].name) == 0)
+                        return true;
+        return false;
+}
 
-        for (size_t i = 0; items && i < XP_ELEMENTSOF(builtin); i++)
-                if (json_array_append_new(items,
-                                          json_pack("{s:s, s:s, s:{s:s}, s:I, s:s, s:s}",
-                                                    "apiVersion",
-                                                    "scheduling.k8s.io/v1",
-                                                    "kind",
-                                                    "PriorityClass",
-                                                    "metadata",
-                                                    "name",
-                                                    builtin[i].name,
-                                                    "value",
-                                                    (json_int_t)builtin[i].value,
-                                                    "description",
-                                                    builtin[i].description,
-                                                    "preemptionPolicy",
-                                                    "PreemptLowerPriority")) < 0) {
-                        json_decref(items);
-                        return NULL;
+/* One built-in class as kube-apiserver stores it at start. */
+static json_t *system_class(size_t i)
+{
+        char created[XP_RFC3339_MAX], uid[XP_REGISTRY_UID_STRING];
+
+        if (xp_registry_uid(uid) < 0)
+                return NULL;
+        xp_time_format_rfc3339(time(NULL), created);
+        return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i}, s:I, s:s, s:s}",
+                         "apiVersion",
+                         "scheduling.k8s.io/v1",
+                         "kind",
+                         "PriorityClass",
+                         "metadata",
+                         "name",
+                         builtin[i].name,
+                         "uid",
+                         uid,
+                         "creationTimestamp",
+                         created,
+                         "generation",
+                         1,
+                         "value",
+                         (json_int_t)builtin[i].value,
+                         "description",
+                         builtin[i].description,
+                         "preemptionPolicy",
+                         "PreemptLowerPriority");
+}
+
+int xp_priority_system_ensure(struct xp_registry *registry, struct xp_error *err)
+{
+        for (size_t i = 0; i < XP_ELEMENTSOF(builtin); i++) {
+                json_t *pc;
+                uint64_t version;
+                int r = xp_store_get(registry->store,
+                                     XP_PRIORITY_CLASSES_RESOURCE,
+                                     "",
+                                     builtin[i].name,
+                                     &pc,
+                                     &version,
+                                     err);
+
+                if (r == 0) {
+                        json_decref(pc);
+                        continue;
                 }
-        return items;
+                if (r != -ENOENT)
+                        return r;
+                pc = system_class(i);
+                if (!pc)
+                        return -ENOMEM;
+                r = xp_store_create(registry->store,
+                                    XP_PRIORITY_CLASSES_RESOURCE,
+                                    "",
+                                    builtin[i].name,
+                                    pc,
+                                    &version,
+                                    err);
+                json_decref(pc);
+                if (r < 0 && r != -EEXIST)
+                        return r;
+        }
+        return 0;
 }
 
 /* The class of name: 1 with its value and policy (borrowed from *ret_class, caller decrefs),
@@ -73,17 +123,33 @@ class_get(struct xp_registry *registry, const char *name, json_t **ret_class, st
         return r < 0 ? r : 1;
 }
 
-/* The globalDefault class (the lowest value if several claim it), or NULL. */
-static int default_class(struct xp_registry *registry, json_t **ret_class, struct xp_error *err)
+void priority_cache_init(struct xp_registry *registry)
+{
+        pthread_mutex_init(&registry->priority.mutex, NULL);
+        registry->priority.version = 0;
+        registry->priority.best = NULL;
+}
+
+void priority_cache_done(struct xp_registry *registry)
+{
+        json_decref(registry->priority.best);
+        pthread_mutex_destroy(&registry->priority.mutex);
+}
+
+/* The globalDefault class from the store (the lowest value if several claim it), or NULL. */
+static int default_class_read(struct xp_registry *registry,
+                              json_t **ret_class,
+                              uint64_t *ret_version,
+                              struct xp_error *err)
 {
         json_t *items = NULL, *c, *best = NULL;
-        uint64_t version;
         size_t i;
         int r;
 
-        r = xp_store_list(registry->store, XP_PRIORITY_CLASSES_RESOURCE, "", &items, &version, err);
+        r = xp_store_list(
+            registry->store, XP_PRIORITY_CLASSES_RESOURCE, "", &items, ret_version, err);
         if (r < 0)
-                return r == -ENOENT ? 0 : r;
+                return r;
         json_array_foreach(
             items, i, c) if (json_is_true(json_object_get(c, "globalDefault")) &&
                              (!best || json_integer_value(json_object_get(c, "value")) <
@@ -92,6 +158,56 @@ static int default_class(struct xp_registry *registry, json_t **ret_class, struc
         *ret_class = json_incref(best);
         json_decref(items);
         return 0;
+}
+
+/* Whether a PriorityClass was written after the cache's version (moved to what was read). */
+static bool priority_cache_stale(struct xp_registry *registry)
+{
+        struct priority_cache *c = &registry->priority;
+        struct xp_store_event *events = NULL;
+        size_t n = 0;
+        uint64_t through = 0;
+        int r;
+
+        if (c->version == 0)
+                return true;
+        r = xp_store_events_scan(registry->store,
+                                 XP_PRIORITY_CLASSES_RESOURCE,
+                                 "",
+                                 c->version,
+                                 1,
+                                 &events,
+                                 &n,
+                                 &through,
+                                 NULL);
+        xp_store_events_free(events, n);
+        if (r < 0 || n > 0)
+                return true;
+        if (through > c->version)
+                c->version = through;
+        return false;
+}
+
+/* The globalDefault class, or NULL: cached, read again after a PriorityClass is written. */
+static int default_class(struct xp_registry *registry, json_t **ret_class, struct xp_error *err)
+{
+        struct priority_cache *c = &registry->priority;
+        json_t *best = NULL;
+        uint64_t version = 0;
+        int r = 0;
+
+        pthread_mutex_lock(&c->mutex);
+        if (priority_cache_stale(registry)) {
+                r = default_class_read(registry, &best, &version, err);
+                if (r >= 0) {
+                        json_decref(c->best);
+                        c->best = best;
+                        c->version = version;
+                }
+        }
+        *ret_class = r >= 0 ? json_incref(c->best) : NULL;
+        pthread_mutex_unlock(&c->mutex);
+        return r == -ENOENT ? 0 : r;
 }
 
 int xp_registry_pod_priority(struct xp_registry *registry, json_t *pod, struct xp_error *err)

@@ -12,6 +12,7 @@
 
 #include "registry_internal.h"
 #include "xpool/macro.h"
+#include "xpool/priority.h"
 #include "xpool/random.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
@@ -123,7 +124,10 @@ int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_
         if (!registry)
                 return -ENOMEM;
         registry->store = store;
+        priority_cache_init(registry);
         r = namespaces_init(registry, err);
+        if (r >= 0)
+                r = xp_priority_system_ensure(registry, err); /* as kube-apiserver at start */
         if (r < 0) {
                 xp_registry_free(registry);
                 return r;
@@ -137,6 +141,7 @@ void xp_registry_free(struct xp_registry *registry)
         if (!registry)
                 return;
         namespaces_done(registry);
+        priority_cache_done(registry);
         free(registry);
 }
 

@@ -24,10 +24,22 @@ struct namespace_cache {
         size_t n;
 };
 
+/* The globalDefault PriorityClass as of version (priority.c): read again only when the store's
+ * log shows a PriorityClass written since (every pod create asks). */
+struct priority_cache {
+        pthread_mutex_t mutex;
+        uint64_t version; /* 0: not read yet */
+        json_t *best;     /* NULL: none */
+};
+
 struct xp_registry {
         struct xp_store *store;
         struct namespace_cache namespaces;
+        struct priority_cache priority;
 };
+
+void priority_cache_init(struct xp_registry *registry);
+void priority_cache_done(struct xp_registry *registry);
 
 /* A quantity written as a JSON string or number; false for anything else (quota.c). */
 struct xp_quantity;

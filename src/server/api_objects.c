@@ -27,6 +27,7 @@
 #include "xpool/macro.h"
 #include "xpool/patch.h"
 #include "xpool/poddefaults.h"
+#include "xpool/priority.h"
 #include "xpool/protobuf.h"
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
@@ -1368,6 +1369,18 @@ int handle_delete(const struct request *req, const struct route *route, struct r
         }
         if (strcmp(kind->plural, "namespaces") == 0 && xp_registry_namespace_protected(req->name)) {
                 r = namespace_delete(req, kind, expected, dry, ret); /* answers 403 */
+                goto out;
+        }
+        if (strcmp(kind->plural, XP_PRIORITY_CLASSES_RESOURCE) == 0 &&
+            xp_priority_system(req->name)) {
+                r = reply_status(
+                    ret,
+                    403,
+                    "Forbidden",
+                    req->name,
+                    kind->plural,
+                    "priorityclasses.scheduling.k8s.io \"%s\" is forbidden: this is a system priority class and cannot be deleted",
+                    req->name);
                 goto out;
         }
         if (uid || dry) {

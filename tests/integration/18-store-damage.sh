@@ -230,8 +230,11 @@ for list in api/v1/namespaces/default/services api/v1/namespaces/default/endpoin
   code=$(api "$base/$list")
   n_svc=$((n_svc + $(grep -o '"name":"kubernetes"' "$tmp/body" | wc -l)))
 done
-[[ "$kept" == $((n_kept + n_ns + n_svc)) ]] ||
-  { echo "FAIL damaged WAL: recover kept $kept objects, the server lists $n_kept pods, $n_ns namespaces and $n_svc objects of the kubernetes Service"; failures=$((failures + 1)); }
+# and the built-in PriorityClasses, stored at the first start as kube-apiserver stores them
+code=$(api "$base/apis/scheduling.k8s.io/v1/priorityclasses")
+n_pc=$(grep -o '"kind":"PriorityClass"' "$tmp/body" | wc -l)
+[[ "$kept" == $((n_kept + n_ns + n_svc + n_pc)) ]] ||
+  { echo "FAIL damaged WAL: recover kept $kept objects, the server lists $n_kept pods, $n_ns namespaces, $n_svc objects of the kubernetes Service and $n_pc PriorityClasses"; failures=$((failures + 1)); }
 create_pod after-wal
 expect_code "damaged WAL: create after recover" 201
 [[ -n "$created" && -n "$lost_to" && "$created" -gt "$lost_to" && "$created" -gt "$before" ]] ||

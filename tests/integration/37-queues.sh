@@ -85,8 +85,13 @@ description: batch work that waits rather than evicts
 YAML
 check "kubectl apply a PriorityClass" 0 kubectl apply -f "$tmp/pc.yaml"
 check "kubectl get priorityclasses" 0 kubectl get priorityclasses
-expect_in "the table's columns" "$tmp/out" "NAME       VALUE   GLOBAL-DEFAULT   AGE"
-expect_in "ours" "$tmp/out" "training   1000    false"
+expect_in "the table's columns" "$tmp/out" "NAME                      VALUE        GLOBAL-DEFAULT   AGE"
+expect_in "ours" "$tmp/out" "training                  1000         false"
+# the built-in classes, as kube-apiserver creates them at start; they cannot be deleted
+expect_in "system-node-critical" "$tmp/out" "system-node-critical      2000001000   false"
+expect_in "system-cluster-critical" "$tmp/out" "system-cluster-critical   2000000000   false"
+check "a built-in class cannot be deleted" 1 kubectl delete pc system-node-critical
+expect_in "Kubernetes' words" "$tmp/err" 'Error from server (Forbidden): priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted'
 check "kubectl get pc batch" 0 kubectl get pc batch -o 'jsonpath={.value} {.preemptionPolicy}'
 expect_in "read back" "$tmp/out" "10 Never"
 pod nope 1 no-such-class >"$tmp/nope.yaml"

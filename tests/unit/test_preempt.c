@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Preemption in the scheduler core on hand-made clusters: the documented victims (lowest
- * priority, fewest, the NVLink island freed), gangs evicted whole, preemptionPolicy Never, and
- * the devices held for the nominated pod. */
+ * priority, fewest, the NVLink island freed), gangs evicted whole, preemptionPolicy Never, the
+ * devices held for the nominated pod, and a gang as preemptor (all its members or none). */
 #include <errno.h>
 #include <jansson.h>
 #include <setjmp.h>
@@ -392,6 +392,71 @@ static void held_for_the_nominee(void **state)
         xp_sched_free(sched);
 }
 
+/* A member of a gang of n 8-GPU pods at priority 10 (pods[i], caller frees). */
+static void gang_of(struct xp_pod **pods, size_t n)
+{
+        char name[16];
+
+        for (size_t i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "g-%zu", i);
+                pods[i] = pod(name, 8, 10, NULL, NULL, "\"labels\":{\"xpool.io/gang\":\"g\"}");
+        }
+}
+
+/*
+ * A gang as preemptor: two 8-GPU members take n1 and n2 (each its own node: the second does not
+ * count on what the first freed), and keep (priority 20) stays. Three members cannot all have
+ * room (keep is not a victim): nothing is chosen for any. The snapshot ends as it began.
+ */
+static void gang_preempts_all_or_nothing(void **state)
+{
+        (void)state;
+        struct xp_sched *sched = cluster();
+        struct xp_preemption pre[3];
+        struct xp_placement pl = {0};
+        struct xp_error err = {0};
+        struct xp_pod *pods[3], *probe;
+        char *reason = NULL, *got;
+
+        add_node(sched, "n1", NULL);
+        add_node(sched, "n2", NULL);
+        add_node(sched, "n3", NULL);
+        bind(sched, "low-a", 8, 0, "n1", "01234567", NULL);
+        bind(sched, "low-b", 8, 0, "n2", "01234567", NULL);
+        bind(sched, "keep", 8, 20, "n3", "01234567", NULL);
+        gang_of(pods, 3);
+        assert_int_equal(
+            xp_sched_preempt_gang(sched, (const struct xp_pod *const *)pods, 2, NULL, pre, &err),
+            1);
+        assert_string_not_equal(pre[0].node, pre[1].node);
+        got = names(&pre[0]);
+        assert_string_equal(got, strcmp(pre[0].node, "n1") == 0 ? "low-a" : "low-b");
+        free(got);
+        got = names(&pre[1]);
+        assert_string_equal(got, strcmp(pre[1].node, "n1") == 0 ? "low-a" : "low-b");
+        free(got);
+        assert_int_equal(pre[0].placement.devices.n, 8);
+        xp_preemption_done(&pre[0]);
+        xp_preemption_done(&pre[1]);
+        assert_int_equal(
+            xp_sched_preempt_gang(sched, (const struct xp_pod *const *)pods, 3, NULL, pre, &err),
+            0);
+        for (size_t i = 0; i < 3; i++) {
+                assert_null(pre[i].node);
+                assert_int_equal(pre[i].n_victims, 0);
+                assert_int_equal(xp_sched_release(sched, "default", pods[i]->metadata.name),
+                                 -ENOENT);
+        }
+        /* nothing held, nobody taken out: an 8-GPU pod of priority 0 still fits nowhere */
+        probe = pod("probe", 8, 0, NULL, NULL, NULL);
+        assert_int_equal(xp_sched_place(sched, probe, &pl, &reason, &err), 0);
+        free(reason);
+        xp_pod_free(probe);
+        for (size_t i = 0; i < 3; i++)
+                xp_pod_free(pods[i]);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -400,6 +465,7 @@ int main(void)
             cmocka_unit_test(gang_whole),
             cmocka_unit_test(who_is_never_a_victim),
             cmocka_unit_test(held_for_the_nominee),
+            cmocka_unit_test(gang_preempts_all_or_nothing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

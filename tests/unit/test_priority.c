@@ -126,6 +126,10 @@ static void global_default(void **state)
         struct xp_error err = {0};
         json_t *pod;
 
+        /* no default yet (the answer is cached): then one is created, and counts at once */
+        pod = admit(f, "", &err, 0);
+        assert_int_equal(priority_of(pod), 0);
+        json_decref(pod);
         fixture_put_text(
             f,
             XP_PRIORITY_CLASSES_RESOURCE,
@@ -141,12 +145,34 @@ static void global_default(void **state)
         json_decref(pod);
 }
 
+/* The built-in classes are stored when the registry opens, as kube-apiserver creates them. */
+static void system_classes_stored(void **state)
+{
+        struct registry_fixture *f = *state;
+        json_t *pc = fixture_get(f, XP_PRIORITY_CLASSES_RESOURCE, "", XP_PRIORITY_SYSTEM_NODE);
+
+        assert_non_null(pc);
+        assert_int_equal(json_integer_value(json_object_get(pc, "value")),
+                         XP_PRIORITY_SYSTEM_NODE_VALUE);
+        assert_string_equal(json_string_value(json_object_get(pc, "preemptionPolicy")),
+                            "PreemptLowerPriority");
+        json_decref(pc);
+        pc = fixture_get(f, XP_PRIORITY_CLASSES_RESOURCE, "", XP_PRIORITY_SYSTEM_CLUSTER);
+        assert_non_null(pc);
+        assert_int_equal(json_integer_value(json_object_get(pc, "value")),
+                         XP_PRIORITY_SYSTEM_CLUSTER_VALUE);
+        json_decref(pc);
+        assert_true(xp_priority_system(XP_PRIORITY_SYSTEM_CLUSTER));
+        assert_false(xp_priority_system("standard"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(from_the_class, setup, teardown),
             cmocka_unit_test_setup_teardown(refusals, setup, teardown),
             cmocka_unit_test_setup_teardown(global_default, setup, teardown),
+            cmocka_unit_test_setup_teardown(system_classes_stored, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,51 +14,17 @@
 
 #include <cmocka.h>
 
-#include "registry_fixture.h"
+#include "scheduler_fixture.h"
 #include "xpool/histogram.h"
-#include "xpool/scheduler.h"
 
 #define RETRY_MS           250   /* scheduler_internal.h: unschedulable pods wait this long */
 #define EVENT_INTERVAL_MS  2000  /* and repeated failures update their Event this often */
 #define BACKOFF_INITIAL_MS 1000  /* a pod that failed is not tried again sooner, ... */
 #define BACKOFF_MAX_MS     10000 /* ... doubled per failure in a row up to this */
 
-struct fixture {
-        struct registry_fixture base; /* store, registry, clock */
-        struct xp_scheduler *scheduler;
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof *f);
-        struct xp_error err = {0};
-
-        assert_non_null(f);
-        fixture_open(&f->base, "scheduler", 0);
-        f->base.now_ms = 1000000;
-        struct xp_scheduler_options options = {.clock = &f->base.clock, .bind_workers = 0};
-        if (xp_scheduler_new(f->base.registry, &options, &f->scheduler, &err) < 0)
-                fail_msg("scheduler: %s", err.msg);
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state)
-{
-        struct fixture *f = *state;
-
-        xp_scheduler_free(f->scheduler);
-        fixture_close(&f->base);
-        free(f);
-        return 0;
-}
-
-static void step(struct fixture *f)
-{
-        struct xp_error err = {0};
-
-        if (xp_scheduler_step(f->scheduler, &err) < 0)
-                fail_msg("step: %s", err.msg);
+        return scheduler_fixture_setup(state, "scheduler");
 }
 
 /* A Ready node with cpu CPUs; label changes make a new version of it. */

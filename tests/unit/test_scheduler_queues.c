@@ -2,7 +2,8 @@
 /*
  * Queues and preemption in the scheduling loop, on a temporary store stepped by the test: the
  * victims' condition, graceful delete and Event, the nominee's node and held devices, a queue's
- * limit as the pod's reason, and reclaim of what another queue borrowed.
+ * limit as the pod's reason, reclaim of what another queue borrowed, and the fair order of
+ * queues' pods of equal priority.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,51 +16,22 @@
 
 #include <cmocka.h>
 
-#include "registry_fixture.h"
-#include "xpool/scheduler.h"
+#include "scheduler_fixture.h"
 #include "xpool/strutil.h"
 
 #define RETRY_MS 250 /* scheduler_state.h: unschedulable pods wait this long */
 
-struct fixture {
-        struct registry_fixture base;
-        struct xp_scheduler *scheduler;
-};
-
 static int setup(void **state)
 {
-        struct fixture *f = calloc(1, sizeof *f);
-        struct xp_error err = {0};
-
-        assert_non_null(f);
-        fixture_open(&f->base, "scheduler-queues", 0);
-        f->base.now_ms = 1000000;
-        struct xp_scheduler_options options = {.clock = &f->base.clock, .bind_workers = 0};
-        if (xp_scheduler_new(f->base.registry, &options, &f->scheduler, &err) < 0)
-                fail_msg("scheduler: %s", err.msg);
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state)
-{
-        struct fixture *f = *state;
-
-        xp_scheduler_free(f->scheduler);
-        fixture_close(&f->base);
-        free(f);
-        return 0;
+        return scheduler_fixture_setup(state, "scheduler-queues");
 }
 
 /* Steps until the retry of unschedulable pods is due and done. */
 static void steps(struct fixture *f)
 {
-        struct xp_error err = {0};
-
         for (int i = 0; i < 3; i++) {
                 f->base.now_ms += RETRY_MS;
-                if (xp_scheduler_step(f->scheduler, &err) < 0)
-                        fail_msg("step: %s", err.msg);
+                step(f);
         }
 }
 
@@ -368,6 +340,91 @@ static void picks_the_queue(void **state)
         assert_null(strstr(buf, "queue")); /* in no queue: only the nodes decide */
 }
 
+/* Two queues of equal weight and no guarantee: a already holds 6 of the 8 CPUs. Its two pods
+ * pending came first, but b's go first: b's dominant share (0) is the lower, and stays so after
+ * its first pod (1/8 < 6/8). */
+static void lowest_share_goes_first(void **state)
+{
+        struct fixture *f = *state;
+        char name[16];
+
+        put_node(f, "n1", "8");
+        put_queue(f, "a", "0", NULL);
+        put_queue(f, "b", "0", NULL);
+        for (int i = 0; i < 6; i++) {
+                snprintf(name, sizeof name, "a-%d", i);
+                put_pod(f, name, "1", 0, NULL, "a");
+        }
+        steps(f);
+        expect_pod(f, "a-5", "n1");
+        put_pod(f, "a-6", "1", 0, NULL, "a");
+        put_pod(f, "a-7", "1", 0, NULL, "a");
+        put_pod(f, "b-0", "1", 0, NULL, "b");
+        put_pod(f, "b-1", "1", 0, NULL, "b");
+        steps(f);
+        expect_pod(f, "b-0", "n1");
+        expect_pod(f, "b-1", "n1");
+        expect_pod(f, "a-6", "-");
+        expect_pod(f, "a-7", "-");
+}
+
+/* The gang labels (gang g, minimum 2) on a pod. */
+static int gang_labels(json_t *pod, void *userdata)
+{
+        json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+
+        (void)userdata;
+        json_object_set_new(labels, "xpool.io/gang", json_string("g"));
+        json_object_set_new(labels, "xpool.io/gang-min", json_string("2"));
+        return 1;
+}
+
+/* A member of gang g (minimum 2) asking for 4 CPUs at priority 10. */
+static void put_member(struct fixture *f, const char *name)
+{
+        put_pod(f, name, "4", 10, NULL, NULL);
+        assert_true(xp_registry_change(
+                        f->base.registry, "pods", "default", name, gang_labels, NULL, NULL, NULL) >=
+                    0);
+}
+
+/* A gang preempts as a whole: both low pods go, each member is nominated to the node its victim
+ * frees, and once the victims are gone both members are bound there. */
+static void gang_preempts(void **state)
+{
+        struct fixture *f = *state;
+        json_t *a, *b;
+
+        put_node(f, "n1", "4");
+        put_node(f, "n2", "4");
+        put_pod(f, "low-1", "4", 0, NULL, NULL);
+        put_pod(f, "low-2", "4", 0, NULL, NULL);
+        steps(f);
+        put_member(f, "g-0");
+        put_member(f, "g-1");
+        steps(f);
+        expect_pod(f, "low-1", "terminating");
+        expect_pod(f, "low-2", "terminating");
+        a = fixture_get(&f->base, "pods", "default", "g-0");
+        b = fixture_get(&f->base, "pods", "default", "g-1");
+        assert_non_null(field(a, "status", "nominatedNodeName"));
+        assert_non_null(field(b, "status", "nominatedNodeName"));
+        assert_string_not_equal(field(a, "status", "nominatedNodeName"),
+                                field(b, "status", "nominatedNodeName"));
+        json_decref(a);
+        json_decref(b);
+        expect_pod(f, "g-0", "-");
+        agent_finishes(f, "low-1");
+        agent_finishes(f, "low-2");
+        steps(f);
+        a = fixture_get(&f->base, "pods", "default", "g-0");
+        b = fixture_get(&f->base, "pods", "default", "g-1");
+        assert_non_null(field(a, "spec", "nodeName"));
+        assert_non_null(field(b, "spec", "nodeName"));
+        json_decref(a);
+        json_decref(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -375,6 +432,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(never_preempts, setup, teardown),
             cmocka_unit_test_setup_teardown(reclaims_what_was_borrowed, setup, teardown),
             cmocka_unit_test_setup_teardown(picks_the_queue, setup, teardown),
+            cmocka_unit_test_setup_teardown(lowest_share_goes_first, setup, teardown),
+            cmocka_unit_test_setup_teardown(gang_preempts, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

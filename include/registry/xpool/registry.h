@@ -199,6 +199,19 @@ int xp_registry_pod_bind(struct xp_registry *registry,
                          struct xp_error *err);
 
 /*
+ * The same binding of a pod the caller has as stored at version (an informer's copy; not
+ * changed): no read, the store's precondition on version stands for it. -ESTALE when the pod
+ * changed since, -EINVAL for a pod without name, namespace or version, else as above.
+ */
+int xp_registry_pod_bind_known(struct xp_registry *registry,
+                               const json_t *pod,
+                               uint64_t version,
+                               const char *node,
+                               const json_t *annotations,
+                               json_t **ret_pod,
+                               struct xp_error *err);
+
+/*
  * Whether an update of a pod from old to new (both as they would be stored, with Kubernetes'
  * defaults) keeps to what ValidatePodUpdate allows: only the images, activeDeadlineSeconds (set or
  * lowered), additions to tolerations (and existing ones' tolerationSeconds), and

@@ -102,8 +102,13 @@ struct xp_sched_hooks {
          * and in the Event), -errno (logged, the pods retried later).
          */
         int (*admit)(void *userdata, const struct xp_pod *const *pods, size_t n, char **ret_reason);
-        /* The order of the active queue: < 0 when a goes first; NULL: priority, then FIFO. */
-        int (*compare)(void *userdata, const struct xp_pod *a, const struct xp_pod *b);
+        /*
+         * Fair order among pods of equal priority (NULL: FIFO only): the queue a pending pod
+         * counts in (borrowed until the pod changes; NULL: none), and that queue's dominant
+         * share now (lower goes first; it grows as the loop places the queue's pods).
+         */
+        const char *(*queue)(void *userdata, const char *namespace, const char *name);
+        double (*share)(void *userdata, const char *queue);
         /* A placement was accounted (assumed, its binding on its way; pl may be NULL: the pod's
          * placement annotation has it), or a pod was bound or went away (removed: nobody's
          * nominee any more). */

@@ -88,6 +88,21 @@ int xp_sched_preempt(struct xp_sched *sched,
                      struct xp_error *err);
 
 /*
+ * A gang as preemptor: room for all n members or for none. Each member in order gets its place
+ * as the cluster is or xp_sched_preempt()'s choice, on the snapshot as the members before it
+ * left it (their places held, their victims gone), so no two members count on the same freed
+ * devices. 1 with ret[0..n) filled (caller frees each with xp_preemption_done(); a member that
+ * fits without evictions has no victims), 0 when some member finds no room even with evictions
+ * (or none needs any), -EINVAL, -ENOMEM. The snapshot is unchanged.
+ */
+int xp_sched_preempt_gang(struct xp_sched *sched,
+                          const struct xp_pod *const *pods,
+                          size_t n,
+                          const struct xp_preempt_options *options,
+                          struct xp_preemption *ret,
+                          struct xp_error *err);
+
+/*
  * Holds placement's node, devices and CPUs for pod (nominated, waiting for its victims to go):
  * they count as taken for every other placement. Replaces an earlier hold of the pod. -EINVAL,
  * -ENOMEM.
