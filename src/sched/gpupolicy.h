@@ -52,6 +52,14 @@ struct gpod {
 };
 
 bool gp_profile_is_gpu(enum xp_sched_profile profile);
+/* What the pod adds to the tie hash (rank.c): the pod's own hash, so equal nodes are drawn anew
+ * for every pod; 0 under the published policies but random and under xpool's, whose ties go to
+ * one node order drawn from the seed for the whole run, as the paper's simulator breaks them
+ * (the lexically smallest node name, names prefixed by a seeded permutation): a tie then packs
+ * pods onto the same nodes instead of scattering them. */
+uint64_t gp_tie_salt(const struct pctx *ctx);
+/* The milli of resource res a pod holds on its devices (0 while its node is gone). */
+int64_t gp_pod_milli(const struct spod *p, uint32_t res);
 void gp_pod(const struct pctx *ctx, struct gpod *ret);
 void gp_view(const struct xp_sched *sched,
              const struct snode *node,
