@@ -14,6 +14,7 @@
 #include "xpool/error.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/sched.h"
 #include "xpool/server.h"
 
 static const char usage[] =
@@ -53,7 +54,12 @@ static const char usage[] =
     "                          it timed out (default 5m; docs/scheduler.md)\n"
     "      --gang-topology-keys KEY[,KEY]\n"
     "                          node labels of topology domains a gang packs into, finest\n"
-    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n";
+    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n"
+    "      --placement-profile NAME\n"
+    "                          how the scheduler ranks the nodes that fit: spread, binpack,\n"
+    "                          or a GPU-sharing policy (random, dotprod, gpuclustering,\n"
+    "                          gpupacking, bestfit, fgd, xpool; docs/simulator.md); default\n"
+    "                          spread\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -154,6 +160,20 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'T':
                 a->options->gang_topology_keys = arg;
                 break;
+        case 'L': {
+                enum xp_sched_profile p;
+
+                if (xp_sched_profile_from_string(arg, &p) < 0) {
+                        fprintf(
+                            stderr,
+                            "xpool server: --placement-profile '%s': expected one of " XP_SCHED_PROFILE_NAMES
+                            "\n",
+                            arg);
+                        return XP_EXIT_USAGE;
+                }
+                a->options->placement_profile = arg;
+                break;
+        }
         }
         return 0;
 }
@@ -175,6 +195,7 @@ int xp_cmd_server(int argc, char **argv)
             {"metrics-resolution", required_argument, NULL, 'R'},
             {"gang-timeout", required_argument, NULL, 'g'},
             {"gang-topology-keys", required_argument, NULL, 'T'},
+            {"placement-profile", required_argument, NULL, 'L'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -210,35 +210,29 @@ static double sigmoid(double x)
 /*
  * FGD: how much a placement grows the node's fragmentation (for a share, on the device that
  * grows it least; ties to the lowest index), as the paper's integer sigmoid of the change.
- * xpool (exact true): the change itself, unrounded, in 1/64 milli.
  */
 int64_t gp_frag_score(const struct gworkload *w,
                       struct snode *node,
                       const struct gview *v,
                       const struct gpod *p,
-                      bool exact,
                       int *ret_dev)
 {
         double before = gp_frag(w, node, v), best = 0;
         bool found = false;
 
         *ret_dev = -1;
-        if (p->count != 1 || p->milli >= 1000) {
-                double d = before - gp_frag_after(w, node, v, p, -1);
-                return exact ? (int64_t)llround(d * 64) : (int64_t)(sigmoid(d / 1000) * 100);
-        }
+        if (p->count != 1 || p->milli >= 1000)
+                return (int64_t)(sigmoid((before - gp_frag_after(w, node, v, p, -1)) / 1000) * 100);
         for (size_t g = 0; g < v->n; g++) {
-                double d, s;
+                double s;
                 if (v->left[g] < p->milli)
                         continue;
-                d = before - gp_frag_after(w, node, v, p, (int)g);
-                s = exact ? d * 64 : floor(sigmoid(d / 1000) * 100);
-                /* xpool: on equal fragmentation, the fullest device that fits */
-                if (!found || s > best || (exact && s == best && v->left[g] < v->left[*ret_dev])) {
+                s = floor(sigmoid((before - gp_frag_after(w, node, v, p, (int)g)) / 1000) * 100);
+                if (!found || s > best) {
                         best = s;
                         *ret_dev = (int)g;
                         found = true;
                 }
         }
-        return exact ? (int64_t)llround(best) : (int64_t)best;
+        return (int64_t)best;
 }

@@ -77,14 +77,12 @@ int64_t gp_dotprod(const struct gview *v, const struct gpod *p, int *ret_dev);
 int64_t gp_clustering(const struct snode *node, const struct gview *v, const struct gpod *p);
 int64_t gp_packing(const struct gview *v, const struct gpod *p);
 int64_t gp_best_fit(const struct gview *v, const struct gpod *p);
-/* FGD (exact false): the integer sigmoid of the fragmentation the pod removes (for a share on
- * the device that removes most, the lowest index on ties); exact: that change unrounded, in
- * 1/64 milli, on equal change the fullest device. */
+/* FGD: the integer sigmoid (0..100) of the fragmentation the pod removes (for a share on the
+ * device that removes most, the lowest index on ties). */
 int64_t gp_frag_score(const struct gworkload *w,
                       struct snode *node,
                       const struct gview *v,
                       const struct gpod *p,
-                      bool exact,
                       int *ret_dev);
 
 /* ---- the score op and the share choice (gpuscore.c) ------------------------------------ */

@@ -65,6 +65,8 @@ struct xp_server_options {
          * include/controller/xpool/scheduler.h). */
         int64_t gang_timeout_ms;
         const char *gang_topology_keys;
+        /* The scheduler's placement profile by name (NULL: its default; docs/scheduler.md). */
+        const char *placement_profile;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
