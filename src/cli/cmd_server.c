@@ -68,6 +68,21 @@ struct server_args {
         bool no_tls;
 };
 
+static int placement_profile_option(struct server_args *a, const char *arg)
+{
+        enum xp_sched_profile p;
+
+        if (xp_sched_profile_from_string(arg, &p) < 0) {
+                fprintf(stderr,
+                        "xpool server: --placement-profile '%s': expected one of %s\n",
+                        arg,
+                        XP_SCHED_PROFILE_NAMES);
+                return XP_EXIT_USAGE;
+        }
+        a->options->placement_profile = arg;
+        return 0;
+}
+
 static int server_option(int c, const char *arg, void *userdata)
 {
         struct server_args *a = userdata;
@@ -160,20 +175,8 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'T':
                 a->options->gang_topology_keys = arg;
                 break;
-        case 'L': {
-                enum xp_sched_profile p;
-
-                if (xp_sched_profile_from_string(arg, &p) < 0) {
-                        fprintf(
-                            stderr,
-                            "xpool server: --placement-profile '%s': expected one of " XP_SCHED_PROFILE_NAMES
-                            "\n",
-                            arg);
-                        return XP_EXIT_USAGE;
-                }
-                a->options->placement_profile = arg;
-                break;
-        }
+        case 'L':
+                return placement_profile_option(a, arg);
         }
         return 0;
 }
