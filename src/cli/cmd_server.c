@@ -14,6 +14,7 @@
 #include "xpool/error.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/sched.h"
 #include "xpool/server.h"
 
 static const char usage[] =
@@ -56,7 +57,12 @@ static const char usage[] =
     "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n"
     "      --service-cluster-ip-range CIDR\n"
     "                          Services' cluster IPs (default 10.96.0.0/12; the first is the\n"
-    "                          kubernetes Service's; docs/server.md)\n";
+    "                          kubernetes Service's; docs/server.md)\n"
+    "      --placement-profile NAME\n"
+    "                          how the scheduler ranks the nodes that fit: spread, binpack,\n"
+    "                          or a GPU-sharing policy (random, dotprod, gpuclustering,\n"
+    "                          gpupacking, bestfit, fgd, xpool; docs/simulator.md); default\n"
+    "                          spread\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -64,6 +70,21 @@ struct server_args {
         char *listen, *data_dir; /* copies: --listen is split in place */
         bool no_tls;
 };
+
+static int placement_profile_option(struct server_args *a, const char *arg)
+{
+        enum xp_sched_profile p;
+
+        if (xp_sched_profile_from_string(arg, &p) < 0) {
+                fprintf(stderr,
+                        "xpool server: --placement-profile '%s': expected one of %s\n",
+                        arg,
+                        XP_SCHED_PROFILE_NAMES);
+                return XP_EXIT_USAGE;
+        }
+        a->options->placement_profile = arg;
+        return 0;
+}
 
 static int server_option(int c, const char *arg, void *userdata)
 {
@@ -160,6 +181,8 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'I':
                 a->options->service_cluster_ip_range = arg;
                 break;
+        case 'L':
+                return placement_profile_option(a, arg);
         }
         return 0;
 }
@@ -182,6 +205,7 @@ int xp_cmd_server(int argc, char **argv)
             {"gang-timeout", required_argument, NULL, 'g'},
             {"gang-topology-keys", required_argument, NULL, 'T'},
             {"service-cluster-ip-range", required_argument, NULL, 'I'},
+            {"placement-profile", required_argument, NULL, 'L'},
             {"help", no_argument, NULL, 'h'},
             {},
         };

@@ -19,11 +19,19 @@
 
 static const char usage[] =
     "usage: xpool sim --nodes FILE --pods FILE [--pods FILE...] [options]\n"
-    "  replays a GPU trace (Alibaba cluster-trace-gpu-v2023 CSV files) through xpool's\n"
-    "  scheduling core and prints the GPU allocation per policy\n"
+    "       xpool sim --manifests DIR|FILE [options]\n"
+    "  replays a GPU trace (Alibaba cluster-trace-gpu-v2023 CSV files, or Node and Pod\n"
+    "  manifests) through xpool's scheduling core and prints the GPU allocation per policy\n"
     "      --nodes FILE        the node list (sn,cpu_milli,memory_mib,gpu,model)\n"
     "      --pods FILE         a pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli,...);\n"
     "                          several: one table block each\n"
+    "      --manifests PATH    Node and Pod manifests (YAML/JSON; a directory: its *.yaml,\n"
+    "                          *.yml, *.json files); with --nodes, the Nodes of both; several:\n"
+    "                          one table block each\n"
+    "      --live-mix          fgd and xpool measure fragmentation against the pods placed\n"
+    "                          so far, as the server does, not the trace's typical pods\n"
+    "      --export DIR        write the first policy's first replay into DIR: nodes.json,\n"
+    "                          pods.json (arrival order) and placements.csv\n"
     "      --policy LIST       comma-separated: random,dotprod,gpuclustering,gpupacking,\n"
     "                          bestfit,fgd,xpool (the default: all seven), spread, binpack\n"
     "      --seed N            the first seed (42)\n"
@@ -36,11 +44,13 @@ static const char usage[] =
 struct sim_args {
         const char *nodes;
         const char *pods[SIM_FILES_MAX];
+        bool manifests[SIM_FILES_MAX]; /* pods[i] is a manifest path */
         size_t n_pods;
+        const char *export;
         enum xp_sched_profile policies[SIM_POLICIES_MAX];
         size_t n_policies;
         unsigned long seed, seeds, percent;
-        bool departures;
+        bool departures, live_mix;
         const char *csv, *plot;
 };
 
@@ -94,6 +104,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             {"departures", no_argument, NULL, 'd'},
             {"csv", required_argument, NULL, 'C'},
             {"plot", required_argument, NULL, 'g'},
+            {"manifests", required_argument, NULL, 'm'},
+            {"export", required_argument, NULL, 'x'},
+            {"live-mix", no_argument, NULL, 'L'},
             {"help", no_argument, NULL, 'h'},
             {0},
         };
@@ -106,10 +119,19 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         a->nodes = optarg;
                         break;
                 case 'p':
+                case 'm':
                         if (a->n_pods == SIM_FILES_MAX)
                                 r = -EINVAL;
-                        else
+                        else {
+                                a->manifests[a->n_pods] = c == 'm';
                                 a->pods[a->n_pods++] = optarg;
+                        }
+                        break;
+                case 'x':
+                        a->export = optarg;
+                        break;
+                case 'L':
+                        a->live_mix = true;
                         break;
                 case 'P':
                         r = parse_policies(optarg, a);
@@ -139,8 +161,8 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         r = -EINVAL;
                 }
         }
-        if (r >= 0 &&
-            (!a->nodes || a->n_pods == 0 || optind < argc || a->seeds == 0 || a->percent < 100))
+        if (r >= 0 && (a->n_pods == 0 || (!a->nodes && !a->manifests[0]) || optind < argc ||
+                       a->seeds == 0 || a->percent < 100))
                 r = -EINVAL;
         if (r < 0)
                 fputs(usage, stderr);
@@ -204,11 +226,14 @@ static const char *trace_name(const char *path, char *buf, size_t size)
 static int
 run_policy(const struct sim_args *a, const struct xp_sim_trace *t, struct xp_sim_summary *s)
 {
+        bool export = a->export && s->profile == a->policies[0];
+
         for (unsigned long k = 0; k < a->seeds; k++) {
                 struct xp_sim_options o = {.profile = s->profile,
                                            .seed = a->seed + k,
                                            .percent = (unsigned)a->percent,
-                                           .departures = a->departures};
+                                           .departures = a->departures,
+                                           .live_mix = a->live_mix};
                 struct xp_sim_result r = {0};
                 struct xp_error err = {0};
                 if (xp_sim_run(t, &o, &r, &err) < 0) {
@@ -218,6 +243,11 @@ run_policy(const struct sim_args *a, const struct xp_sim_trace *t, struct xp_sim
                                 a->seed + k,
                                 err.msg);
                         return -EINVAL;
+                }
+                if (export && k == 0 && xp_sim_export(t, &r, a->export, &err) < 0) {
+                        fprintf(stderr, "xpool sim: --export: %s\n", err.msg);
+                        xp_sim_result_done(&r);
+                        return -EIO;
                 }
                 xp_sim_summary_add(s, &r);
                 xp_sim_result_done(&r);
@@ -235,10 +265,11 @@ static int run_file(const struct sim_args *a,
 {
         struct xp_sim_trace t = {0};
         struct xp_error err = {0};
-        int r = xp_sim_read_nodes(a->nodes, &t, &err);
+        int r = a->nodes ? xp_sim_read_nodes(a->nodes, &t, &err) : 0;
 
         if (r >= 0)
-                r = xp_sim_read_pods(a->pods[f], &t, &err);
+                r = a->manifests[f] ? xp_sim_read_manifests(a->pods[f], &t, &err)
+                                    : xp_sim_read_pods(a->pods[f], &t, &err);
         if (r < 0) {
                 fprintf(stderr, "xpool sim: %s\n", err.msg);
                 xp_sim_trace_done(&t);

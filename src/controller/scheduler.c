@@ -189,7 +189,7 @@ static const struct xp_informer_handler followed[] = {
 /* A fresh snapshot: the relist that follows fills it, and the queue, from the current state. */
 static int snapshot_renew(struct xp_scheduler *s)
 {
-        struct xp_sched_options options = {.profile = XP_SCHED_SPREAD};
+        struct xp_sched_options options = {.profile = s->profile};
         struct xp_sched *sched;
         int r;
 
@@ -657,6 +657,15 @@ int xp_scheduler_new(struct xp_registry *registry,
         s->clock = options->clock;
         s->gang_timeout_ms =
             options->gang_timeout_ms > 0 ? options->gang_timeout_ms : XP_SCHEDULER_GANG_TIMEOUT_MS;
+        s->profile = XP_SCHEDULER_DEFAULT_PROFILE;
+        if (options->placement_profile &&
+            xp_sched_profile_from_string(options->placement_profile, &s->profile) < 0) {
+                free(s);
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "placement profile '%s': expected one of " XP_SCHED_PROFILE_NAMES,
+                                 options->placement_profile);
+        }
         xp_gang_options_default(&s->gang_options);
         if (options->gang_topology_keys) {
                 r = xp_gang_options_set_keys(&s->gang_options, options->gang_topology_keys, err);

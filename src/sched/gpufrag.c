@@ -258,19 +258,20 @@ static int live_mix(struct xp_sched *sched, uint32_t res, struct gworkload **ret
         for (size_t i = 0; i < sched->pod_map.cap; i++) {
                 const struct spod *p = sched->pod_map.keys[i] ? sched->pod_map.values[i] : NULL;
                 struct xp_sched_typical_pod *x;
+                int64_t milli;
                 size_t k;
-                if (!p || !p->accounted)
+                /* what a pod holds is on its devices (its requests of them are not accounted) */
+                if (!p || !p->node || !p->node->present)
                         continue;
+                milli = gp_pod_milli(p, res);
                 x = &t[n];
                 *x = (struct xp_sched_typical_pod){.weight = 1};
-                for (size_t q = 0; q < p->n_reqs; q++) {
+                for (size_t q = 0; q < p->n_reqs; q++)
                         if (p->reqs[q].res == RES_CPU)
                                 x->cpu_milli = p->reqs[q].milli;
-                        if (p->reqs[q].res == res) {
-                                x->gpu_count =
-                                    p->reqs[q].milli >= 1000 ? p->reqs[q].milli / 1000 : 1;
-                                x->gpu_milli = p->reqs[q].milli >= 1000 ? 1000 : p->reqs[q].milli;
-                        }
+                if (milli > 0) {
+                        x->gpu_count = milli >= 1000 ? milli / 1000 : 1;
+                        x->gpu_milli = milli >= 1000 ? 1000 : milli;
                 }
                 for (k = 0; k < n; k++)
                         if (t[k].cpu_milli == x->cpu_milli && t[k].gpu_milli == x->gpu_milli &&

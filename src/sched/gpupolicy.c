@@ -45,6 +45,25 @@ bool gp_profile_is_gpu(enum xp_sched_profile profile)
         return profile >= XP_SCHED_RANDOM && profile < _XP_SCHED_PROFILE_MAX;
 }
 
+uint64_t gp_tie_salt(const struct pctx *ctx)
+{
+        enum xp_sched_profile prof = ctx->sched->options.profile;
+
+        return gp_profile_is_gpu(prof) && prof != XP_SCHED_RANDOM ? 0 : ctx->req.hash;
+}
+
+int64_t gp_pod_milli(const struct spod *p, uint32_t res)
+{
+        int64_t sum = 0;
+
+        if (!p->node || !p->node->present)
+                return 0;
+        for (size_t i = 0; i < p->n_devs; i++)
+                if (p->devs[i].res == res)
+                        sum += p->devs[i].milli;
+        return sum;
+}
+
 void gp_pod(const struct pctx *ctx, struct gpod *ret)
 {
         *ret = (struct gpod){.cpu = ctx->req.cpu, .res = UINT32_MAX};
@@ -112,25 +131,25 @@ int64_t gp_dotprod(const struct gview *v, const struct gpod *p, int *ret_dev)
         return best < 0 ? 0 : (int64_t)(100 * best);
 }
 
-static int64_t pod_tag(const struct spod *p, uint32_t res)
+/* The class a pod's device request falls in, as the paper's simulator tags pods: every share
+ * is one class (whatever its milli), whole devices one class per count; 0 for none. */
+static int64_t tag_of(int64_t milli)
 {
-        for (size_t i = 0; i < p->n_reqs; i++)
-                if (p->reqs[i].res == res)
-                        return p->reqs[i].milli;
-        return 0;
+        return milli <= 0 ? 0 : milli < 1000 ? 1 : milli;
 }
 
-/* Pods of one kind of device request together: a node holding only the pod's kind first, then
- * one holding it among others, an idle one, one holding other kinds; fuller first within. */
+/* Pods of one kind of device request together (a share, or a count of whole devices): a node
+ * holding only the pod's kind first, then one holding it among others, an idle one, one holding
+ * other kinds; fuller first within. */
 int64_t gp_clustering(const struct snode *node, const struct gview *v, const struct gpod *p)
 {
-        int64_t tag = p->milli * p->count, fill = 25 * (GP_MAX_GPU - v->total) / GP_MAX_GPU;
+        int64_t tag = tag_of(p->milli * p->count), fill = 25 * (GP_MAX_GPU - v->total) / GP_MAX_GPU;
         bool same = false, other = false;
 
         if (tag == 0)
                 return 0;
         for (size_t i = 0; i < node->n_pods; i++) {
-                int64_t t = node->pods[i]->accounted ? pod_tag(node->pods[i], p->res) : 0;
+                int64_t t = tag_of(gp_pod_milli(node->pods[i], p->res));
                 if (t == tag)
                         same = true;
                 else if (t > 0)
@@ -191,35 +210,29 @@ static double sigmoid(double x)
 /*
  * FGD: how much a placement grows the node's fragmentation (for a share, on the device that
  * grows it least; ties to the lowest index), as the paper's integer sigmoid of the change.
- * xpool (exact true): the change itself, unrounded, in 1/64 milli.
  */
 int64_t gp_frag_score(const struct gworkload *w,
                       struct snode *node,
                       const struct gview *v,
                       const struct gpod *p,
-                      bool exact,
                       int *ret_dev)
 {
         double before = gp_frag(w, node, v), best = 0;
         bool found = false;
 
         *ret_dev = -1;
-        if (p->count != 1 || p->milli >= 1000) {
-                double d = before - gp_frag_after(w, node, v, p, -1);
-                return exact ? (int64_t)llround(d * 64) : (int64_t)(sigmoid(d / 1000) * 100);
-        }
+        if (p->count != 1 || p->milli >= 1000)
+                return (int64_t)(sigmoid((before - gp_frag_after(w, node, v, p, -1)) / 1000) * 100);
         for (size_t g = 0; g < v->n; g++) {
-                double d, s;
+                double s;
                 if (v->left[g] < p->milli)
                         continue;
-                d = before - gp_frag_after(w, node, v, p, (int)g);
-                s = exact ? d * 64 : floor(sigmoid(d / 1000) * 100);
-                /* xpool: on equal fragmentation, the fullest device that fits */
-                if (!found || s > best || (exact && s == best && v->left[g] < v->left[*ret_dev])) {
+                s = floor(sigmoid((before - gp_frag_after(w, node, v, p, (int)g)) / 1000) * 100);
+                if (!found || s > best) {
                         best = s;
                         *ret_dev = (int)g;
                         found = true;
                 }
         }
-        return exact ? (int64_t)llround(best) : (int64_t)best;
+        return (int64_t)best;
 }

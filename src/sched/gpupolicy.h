@@ -52,6 +52,14 @@ struct gpod {
 };
 
 bool gp_profile_is_gpu(enum xp_sched_profile profile);
+/* What the pod adds to the tie hash (rank.c): the pod's own hash, so equal nodes are drawn anew
+ * for every pod; 0 under the published policies but random and under xpool's, whose ties go to
+ * one node order drawn from the seed for the whole run, as the paper's simulator breaks them
+ * (the lexically smallest node name, names prefixed by a seeded permutation): a tie then packs
+ * pods onto the same nodes instead of scattering them. */
+uint64_t gp_tie_salt(const struct pctx *ctx);
+/* The milli of resource res a pod holds on its devices (0 while its node is gone). */
+int64_t gp_pod_milli(const struct spod *p, uint32_t res);
 void gp_pod(const struct pctx *ctx, struct gpod *ret);
 void gp_view(const struct xp_sched *sched,
              const struct snode *node,
@@ -69,14 +77,12 @@ int64_t gp_dotprod(const struct gview *v, const struct gpod *p, int *ret_dev);
 int64_t gp_clustering(const struct snode *node, const struct gview *v, const struct gpod *p);
 int64_t gp_packing(const struct gview *v, const struct gpod *p);
 int64_t gp_best_fit(const struct gview *v, const struct gpod *p);
-/* FGD (exact false): the integer sigmoid of the fragmentation the pod removes (for a share on
- * the device that removes most, the lowest index on ties); exact: that change unrounded, in
- * 1/64 milli, on equal change the fullest device. */
+/* FGD: the integer sigmoid (0..100) of the fragmentation the pod removes (for a share on the
+ * device that removes most, the lowest index on ties). */
 int64_t gp_frag_score(const struct gworkload *w,
                       struct snode *node,
                       const struct gview *v,
                       const struct gpod *p,
-                      bool exact,
                       int *ret_dev);
 
 /* ---- the score op and the share choice (gpuscore.c) ------------------------------------ */

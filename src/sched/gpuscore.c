@@ -34,19 +34,19 @@ static void gctx_init(const struct pctx *ctx, const struct snode *node, struct g
         gp_view(s, node, res, g->w ? g->w->model_label : DEFAULT_MODEL_LABEL, &g->v);
 }
 
-/* xpool: the exact change of fragmentation first, then best fit (the least CPU and device left
- * after the pod, as a fraction of the largest node) in the low 20 bits. */
+/*
+ * xpool: FGD's score (the integer sigmoid of the fragmentation the pod removes, on the device
+ * that removes most), then a node already in use before an idle one, so whole nodes stay whole
+ * for the pods that need many devices; equal nodes then follow the run's one node order (rank.c),
+ * which packs. The exact change ranked nodes worse on the trace (94.3 % against 95.5 % at 130 %,
+ * seed 42): differences of a few milli then decide, and pods scatter instead of packing.
+ */
 static int64_t xpool_score(struct snode *node, const struct gctx *g, int *dev)
 {
-        int64_t delta = g->w ? gp_frag_score(g->w, node, &g->v, &g->p, true, dev) : 0;
-        double s = (double)(g->v.cpu_left - g->p.cpu) / GP_MAX_CPU * 0.5 +
-                   (double)(g->v.total - g->p.milli * g->p.count) / GP_MAX_GPU * 0.5;
+        int64_t frag = g->w ? gp_frag_score(g->w, node, &g->v, &g->p, dev) : 0;
 
-        if (s < 0)
-                s = 0;
-        if (s > 1)
-                s = 1;
-        return delta * (1 << 20) + (int64_t)((1 - s) * ((1 << 20) - 1));
+        /* above what the profile's other scores (affinity, taints, topology: 700 at most) add */
+        return (frag * 2 + (g->v.idle < (int64_t)g->v.n)) * 1024;
 }
 
 /* The profile's score of node, and the device of a share where the score chose it (-1). */
@@ -66,7 +66,7 @@ static int64_t node_score(const struct pctx *ctx, struct snode *node, int *dev)
         case XP_SCHED_BESTFIT:
                 return gp_best_fit(&g.v, &g.p);
         case XP_SCHED_FGD:
-                return g.w ? gp_frag_score(g.w, node, &g.v, &g.p, false, dev) : 0;
+                return g.w ? gp_frag_score(g.w, node, &g.v, &g.p, dev) : 0;
         case XP_SCHED_XPOOL:
                 return xpool_score(node, &g, dev);
         default:

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched_internal.h"
+#include "gpupolicy.h"
 
 int sched_cand_compare(const void *a, const void *b)
 {
@@ -58,7 +58,7 @@ void rank_cheap(const struct pctx *ctx, struct cand *cands, size_t n)
                 struct cand *c = &cands[i];
                 if (accel)
                         c->accel_group = accel_pick_group(ctx, c->node, NULL);
-                c->tie = xp_hash_mix(ctx->sched->options.seed ^ ctx->req.hash ^ c->node->hash);
+                c->tie = xp_hash_mix(ctx->sched->options.seed ^ gp_tie_salt(ctx) ^ c->node->hash);
                 for (size_t o = 0; prof[o].ops; o++)
                         if (!prof[o].ops->after_devsel)
                                 c->raw[o] = prof[o].ops->score(ctx, c);

@@ -141,7 +141,6 @@ struct spod {
         size_t n_devs;
         uint16_t *cpus;
         size_t n_cpus;
-        bool accounted;
         struct sterm *anti; /* required anti-affinity terms */
         size_t n_anti;
         size_t anti_slot; /* in sched->anti_pods when n_anti > 0 */

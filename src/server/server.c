@@ -88,6 +88,7 @@ static int start_state(struct xp_server *server,
                     .bind_workers = XP_SCHEDULER_BIND_WORKERS,
                     .gang_timeout_ms = options->gang_timeout_ms,
                     .gang_topology_keys = options->gang_topology_keys,
+                    .placement_profile = options->placement_profile,
                 };
                 r = xp_scheduler_start(
                     server->api.registry, &scheduler_options, &server->scheduler, err);

@@ -12,12 +12,15 @@
 #include "sim_internal.h"
 #include "xpool/codec.h"
 
-static char *node_json(const struct xp_sim_node *n)
+char *sim_node_json(const struct xp_sim_node *n)
 {
         char *buf = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        FILE *f;
 
+        if (n->manifest)
+                return strdup(n->manifest);
+        f = open_memstream(&buf, &len);
         if (!f)
                 return NULL;
         fprintf(f, "{\"metadata\":{\"name\":\"%s\",\"labels\":{", n->name);
@@ -73,8 +76,11 @@ char *sim_pod_json(const struct xp_sim_pod *p, const char *name)
 {
         char *buf = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        FILE *f;
 
+        if (p->manifest)
+                return strdup(p->manifest);
+        f = open_memstream(&buf, &len);
         if (!f)
                 return NULL;
         fprintf(f, "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"sim\"},\"spec\":{", name);
@@ -97,10 +103,30 @@ char *sim_pod_json(const struct xp_sim_pod *p, const char *name)
         return buf;
 }
 
+char *sim_pod_json_as(const struct xp_sim_pod *p, const char *name)
+{
+        json_t *j, *meta;
+        char *text;
+
+        if (!p->manifest)
+                return sim_pod_json(p, name);
+        j = json_loads(p->manifest, 0, NULL);
+        meta = json_object_get(j, "metadata");
+        if (!json_is_object(meta)) {
+                json_decref(j);
+                return NULL;
+        }
+        json_object_set_new(meta, "name", json_string(name));
+        json_object_set_new(meta, "namespace", json_string("sim"));
+        text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        return text;
+}
+
 int sim_nodes_add(struct xp_sched *sched, const struct xp_sim_trace *t, struct xp_error *err)
 {
         for (size_t i = 0; i < t->n_nodes; i++) {
-                _cleanup_free_ char *text = node_json(&t->nodes[i]);
+                _cleanup_free_ char *text = sim_node_json(&t->nodes[i]);
                 _cleanup_(xp_node_freep) struct xp_node *node = NULL;
                 int r;
                 if (!text)

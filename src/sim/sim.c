@@ -316,10 +316,13 @@ int xp_sim_run(const struct xp_sim_trace *trace,
                 k = sim_nodes_add(r.sched, trace, err);
         if (k >= 0)
                 k = sim_pods_build(trace, &r.pods, err);
-        if (k >= 0)
+        /* live mix: measured against the pods placed so far, as the server measures */
+        if (k >= 0 && !options->live_mix)
                 k = set_workload(&r, err);
         if (k >= 0)
                 k = options->departures ? departures(&r, err) : replay(&r, options, err);
+        if (k >= 0 && options->live_mix)
+                k = set_workload(&r, err); /* the FRAG column: against the trace's pods */
         if (k >= 0 && xp_sched_fragmentation(r.sched, &frag, &free_milli) >= 0 && free_milli > 0)
                 res.frag_rate = frag / free_milli;
         run_done(&r);

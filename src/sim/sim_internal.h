@@ -7,8 +7,12 @@
 #include "xpool/sched.h"
 #include "xpool/sim.h"
 
-/* The pod's manifest as JSON text, named name. NULL on -ENOMEM. */
+/* The pod's manifest as JSON text, named name (a manifest's pod keeps its own). NULL on -ENOMEM. */
 char *sim_pod_json(const struct xp_sim_pod *pod, const char *name);
+/* The same, named name in namespace sim whatever it came from. NULL on -ENOMEM. */
+char *sim_pod_json_as(const struct xp_sim_pod *pod, const char *name);
+/* The node's manifest as JSON text. NULL on -ENOMEM. */
+char *sim_node_json(const struct xp_sim_node *node);
 /* Adds the trace's nodes to the snapshot. */
 int sim_nodes_add(struct xp_sched *sched, const struct xp_sim_trace *trace, struct xp_error *err);
 /* One Pod object per trace pod (caller frees with sim_pods_free()). */

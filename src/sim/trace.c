@@ -119,6 +119,7 @@ static void node_done(void *p)
 
         free(n->name);
         free(n->model);
+        free(n->manifest);
 }
 
 static void pod_done(void *q)
@@ -127,6 +128,7 @@ static void pod_done(void *q)
 
         free(p->name);
         free(p->gpu_spec);
+        free(p->manifest);
 }
 
 /* Reads the rows of path into *items (size each), the header checked against header. */

@@ -263,6 +263,93 @@ static void dotprod_and_random_place_and_repeat(void **state)
         }
 }
 
+/* Places a CPU-only pod named name; returns its node. */
+static char *place_named(struct xp_sched *s, const char *name)
+{
+        struct xp_pod *p = pod(name, 1, "0");
+        struct xp_placement pl = {0};
+        char *reason = NULL, *node;
+        struct xp_error err = {0};
+
+        assert_int_equal(xp_sched_place(s, p, &pl, &reason, &err), 1);
+        node = strdup(pl.node);
+        xp_placement_done(&pl);
+        xp_pod_free(p);
+        return node;
+}
+
+/* The paper's simulator breaks ties by one node order for the whole run (the smallest name, the
+ * names prefixed by a seeded permutation): pods every node scores alike (CPU-only pods under
+ * GpuPacking score 0 everywhere) all go to the same node, packed, not scattered by a draw per
+ * pod; under Random each pod draws anew. */
+static void ties_follow_one_node_order_per_run(void **state)
+{
+        static const enum xp_sched_profile packed[] = {
+            XP_SCHED_GPU_PACKING, XP_SCHED_GPU_CLUSTERING, XP_SCHED_FGD};
+        char name[16];
+
+        (void)state;
+        for (size_t k = 0; k < sizeof(packed) / sizeof(*packed); k++) {
+                struct xp_sched *s = new_sched(packed[k]);
+                char *first;
+                for (int i = 0; i < 16; i++) {
+                        snprintf(name, sizeof(name), "n%02d", i);
+                        add_node(s, name, 64, 8, "G2");
+                }
+                set_half_gpu_workload(s);
+                first = place_named(s, "cpu0");
+                for (int i = 1; i < 12; i++) {
+                        char *node;
+                        snprintf(name, sizeof(name), "cpu%d", i);
+                        node = place_named(s, name);
+                        assert_string_equal(node, first);
+                        free(node);
+                }
+                free(first);
+                xp_sched_free(s);
+        }
+        {
+                struct xp_sched *s = new_sched(XP_SCHED_RANDOM);
+                char *first;
+                bool moved = false;
+                for (int i = 0; i < 16; i++) {
+                        snprintf(name, sizeof(name), "n%02d", i);
+                        add_node(s, name, 64, 8, "G2");
+                }
+                first = place_named(s, "cpu0");
+                for (int i = 1; i < 12 && !moved; i++) {
+                        char *node;
+                        snprintf(name, sizeof(name), "cpu%d", i);
+                        node = place_named(s, name);
+                        moved = strcmp(node, first) != 0;
+                        free(node);
+                }
+                assert_true(moved);
+                free(first);
+                xp_sched_free(s);
+        }
+}
+
+/* Every share is one class for GpuClustering, whatever its milli (the paper's simulator tags a
+ * pod "share" or by its count of whole GPUs): a 250m pod joins the node of a 500m pod rather
+ * than the (fuller) node of a whole-GPU pod. */
+static void gpuclustering_counts_every_share_as_one_class(void **state)
+{
+        struct xp_sched *s = new_sched(XP_SCHED_GPU_CLUSTERING);
+        char *node;
+        int dev;
+
+        (void)state;
+        add_node(s, "a", 32, 8, "G2");
+        add_node(s, "b", 32, 8, "G2");
+        add_used(s, "whole", "a", 0, 1000);
+        add_used(s, "half", "b", 0, 500);
+        node = place(s, 1, "250m", &dev);
+        assert_string_equal(node, "b");
+        free(node);
+        xp_sched_free(s);
+}
+
 static void profile_names_round_trip(void **state)
 {
         enum xp_sched_profile p;
@@ -289,6 +376,8 @@ int main(void)
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
             cmocka_unit_test(profile_names_round_trip),
+            cmocka_unit_test(ties_follow_one_node_order_per_run),
+            cmocka_unit_test(gpuclustering_counts_every_share_as_one_class),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

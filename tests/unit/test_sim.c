@@ -159,12 +159,105 @@ static void bad_rows_are_named_by_file_and_line(void **state)
         unlink(path);
 }
 
+static void write_file(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+/* Two nodes (one with an NVLink-less inventory of its own, one without: its GPUs become
+ * devices), a share pod pinned to a model, a whole-GPU pod and a CPU pod, as manifests; then
+ * replayed, the placements checked against what the manifests ask. */
+static void manifests_replay_nodes_and_pods(void **state)
+{
+        static const char text[] =
+            "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/gpu.product: T4}}\n"
+            "status:\n  allocatable: {cpu: \"16\", memory: 64Gi, nvidia.com/gpu: \"2\"}\n"
+            "---\napiVersion: v1\nkind: Node\nmetadata: {name: b, labels: {nvidia.com/gpu.product: "
+            "V100M16}}\nstatus:\n  allocatable: {cpu: \"32\", memory: 64Gi, pods: \"10\", "
+            "nvidia.com/gpu: \"1\"}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: share}\nspec:\n  affinity:\n"
+            "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "        nodeSelectorTerms:\n        - matchExpressions:\n"
+            "          - {key: nvidia.com/gpu.product, operator: In, values: [V100M16, V100M32]}\n"
+            "  containers:\n  - {name: c, image: i, resources: {requests: {cpu: \"2\", memory: 1Gi, "
+            "nvidia.com/gpu: 460m}, limits: {nvidia.com/gpu: 460m}}}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: whole}\nspec:\n  containers:\n"
+            "  - {name: c, image: i, resources: {limits: {cpu: \"4\", memory: 2Gi, nvidia.com/gpu: "
+            "\"2\"}}}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: cpu}\nspec:\n  containers:\n"
+            "  - {name: c, image: i, resources: {requests: {cpu: 500m, memory: 256Mi}}}\n";
+        char path[] = "/tmp/xpool-test-sim-XXXXXX.yaml";
+        int fd = mkstemps(path, 5);
+        struct xp_sim_trace t = {0};
+        struct xp_error err = {0};
+        struct xp_sim_options o = {.profile = XP_SCHED_BESTFIT, .seed = 1, .percent = 100};
+        struct xp_sim_result r = {0};
+
+        (void)state;
+        assert_true(fd >= 0);
+        close(fd);
+        write_file(path, text);
+        assert_int_equal(xp_sim_read_manifests(path, &t, &err), 0);
+        assert_int_equal(t.n_nodes, 2);
+        assert_int_equal(t.n_pods, 3);
+        assert_string_equal(t.nodes[0].model, "T4");
+        assert_int_equal(t.nodes[0].cpu_milli, 16000);
+        assert_int_equal(t.nodes[0].gpus, 2);
+        assert_string_equal(t.pods[0].gpu_spec, "V100M16|V100M32");
+        assert_int_equal(t.pods[0].num_gpu, 1);
+        assert_int_equal(t.pods[0].gpu_milli, 460);
+        assert_int_equal(t.pods[1].num_gpu, 2);
+        assert_int_equal(t.pods[1].cpu_milli, 4000);
+        assert_int_equal(t.pods[2].num_gpu, 0);
+        assert_int_equal(t.pods[2].memory_mib, 256);
+        assert_int_equal(xp_sim_run(&t, &o, &r, &err), 0);
+        for (size_t i = 0; i < r.arrived; i++) {
+                const struct xp_sim_placement *pl = &r.placements[i];
+                const struct xp_sim_pod *p = &t.pods[pl->pod];
+                /* the first three arrivals are the manifests' pods, which all fit; those drawn
+                 * again to reach 100 % of the GPUs may not */
+                assert_true(pl->node >= 0 || i >= 3);
+                if (pl->node < 0)
+                        continue;
+                if (p->gpu_spec)
+                        assert_string_equal(t.nodes[pl->node].name, "b");
+                if (p->num_gpu == 2) {
+                        assert_string_equal(t.nodes[pl->node].name, "a");
+                        assert_int_equal(pl->n_dev, 2);
+                }
+        }
+        xp_sim_result_done(&r);
+        xp_sim_trace_done(&t);
+
+        /* another kind stops the read, named by file and line, and appends nothing */
+        write_file(path,
+                   "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n---\napiVersion: v1\n"
+                   "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: i, "
+                   "resources: {limits: {nvidia.com/gpu: 1500m}}}\n");
+        assert_int_equal(xp_sim_read_manifests(path, &t, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, ":1: Namespace: only Nodes and Pods are replayed"));
+        assert_int_equal(t.n_nodes + t.n_pods, 0);
+        write_file(path,
+                   "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                   "  - {name: c, image: i, resources: {limits: {nvidia.com/gpu: 1500m}}}\n");
+        assert_int_equal(xp_sim_read_manifests(path, &t, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "nvidia.com/gpu: a share of one device"));
+        assert_int_equal(t.n_pods, 0);
+        xp_sim_trace_done(&t);
+        unlink(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(every_policy_keeps_the_invariants),
             cmocka_unit_test(departures_free_what_leaves),
             cmocka_unit_test(bad_rows_are_named_by_file_and_line),
+            cmocka_unit_test(manifests_replay_nodes_and_pods),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,9 @@ struct xp_scheduler_options {
         /* The node label keys of topology domains, finest first, ","-separated; NULL: the
          * default (XP_GANG_TOPOLOGY_KEYS, include/sched/xpool/gang.h); "": none. */
         const char *gang_topology_keys;
+        /* How nodes are ranked: a profile of the core by name (xp_sched_profile_from_string());
+         * NULL: XP_SCHEDULER_DEFAULT_PROFILE. docs/scheduler.md. */
+        const char *placement_profile;
 };
 
 /*

@@ -57,6 +57,11 @@ enum xp_sched_profile {
         _XP_SCHED_PROFILE_MAX,
 };
 
+#define XP_SCHED_PROFILE_NAMES                                                                     \
+        "spread, binpack, random, dotprod, gpuclustering, gpupacking, bestfit, fgd, xpool"
+/* The server's scheduler's profile unless configured (docs/scheduler.md says why). */
+#define XP_SCHEDULER_DEFAULT_PROFILE XP_SCHED_SPREAD
+
 /* "spread", "binpack", "random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd",
  * "xpool"; NULL for a value out of range. */
 const char *xp_sched_profile_to_string(enum xp_sched_profile profile);

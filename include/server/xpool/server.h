@@ -68,6 +68,8 @@ struct xp_server_options {
         /* Services' cluster IPs, an IPv4 CIDR (NULL: 10.96.0.0/12); its first address is the
          * `kubernetes` Service's. */
         const char *service_cluster_ip_range;
+        /* The scheduler's placement profile by name (NULL: its default; docs/scheduler.md). */
+        const char *placement_profile;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000

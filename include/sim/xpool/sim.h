@@ -27,6 +27,7 @@ struct xp_sim_node {
         int64_t memory_mib;
         int64_t gpus;
         char *model;
+        char *manifest; /* the Node as JSON when read from a manifest; NULL: built from the row */
 };
 
 struct xp_sim_pod {
@@ -38,6 +39,7 @@ struct xp_sim_pod {
         char *gpu_spec;    /* allowed models, "|"-separated; NULL: any */
         int64_t creation;  /* seconds; -1 when the file has no such column */
         int64_t deletion;
+        char *manifest; /* the Pod as JSON when read from a manifest; NULL: built from the row */
 };
 
 struct xp_sim_trace {
@@ -55,6 +57,15 @@ int xp_sim_read_nodes(const char *path, struct xp_sim_trace *trace, struct xp_er
 int xp_sim_read_pods(const char *path, struct xp_sim_trace *trace, struct xp_error *err);
 void xp_sim_trace_done(struct xp_sim_trace *trace);
 
+/* Appends the Nodes and Pods of a manifest file (YAML or JSON, one or many documents, Lists) or
+ * of every *.yaml, *.yml and *.json file of a directory, in name order. Each object is kept
+ * whole for the core; the simulator reads cpu, memory and nvidia.com/gpu (a node's allocatable,
+ * the sum of a pod's container requests, else limits), the node label nvidia.com/gpu.product and
+ * a pod's required node affinity `In` on it. -EINVAL with err "FILE:LINE: what" (another kind,
+ * a GPU request that is neither a share nor whole devices, a manifest the codec refuses), -errno
+ * for a path that cannot be read; nothing is appended on failure. */
+int xp_sim_read_manifests(const char *path, struct xp_sim_trace *trace, struct xp_error *err);
+
 /* A pod's GPU demand in milli (num_gpu * 1000, or gpu_milli for one). */
 int64_t xp_sim_pod_demand(const struct xp_sim_pod *pod);
 
@@ -66,6 +77,9 @@ struct xp_sim_options {
         unsigned percent;
         /* pods arrive at creation and leave at deletion, in the trace's order */
         bool departures;
+        /* fgd and xpool measure fragmentation against the pods placed so far (as the server,
+         * which knows no workload, does) instead of the trace's typical pods */
+        bool live_mix;
 };
 
 /* One arrival: the trace pod and where it went. */
@@ -102,6 +116,14 @@ void xp_sim_result_done(struct xp_sim_result *result);
 int xp_sim_typical_pods(const struct xp_sim_trace *trace,
                         struct xp_sched_typical_pod **ret,
                         size_t *ret_n);
+
+/* Writes one replay into dir: nodes.json (a List of the Nodes), pods.json (a List of the Pods
+ * in arrival order, named p0, p1, ... in namespace sim) and placements.csv (pod,node,devices as
+ * index:milli;...; node empty for a pod that fit nowhere). -errno with err. */
+int xp_sim_export(const struct xp_sim_trace *trace,
+                  const struct xp_sim_result *result,
+                  const char *dir,
+                  struct xp_error *err);
 
 /* One policy's replays over several seeds, summarized. */
 struct xp_sim_summary {
