@@ -53,7 +53,18 @@ static const char usage[] =
     "                          it timed out (default 5m; docs/scheduler.md)\n"
     "      --gang-topology-keys KEY[,KEY]\n"
     "                          node labels of topology domains a gang packs into, finest\n"
-    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n";
+    "                          first (default nvidia.com/gpu.clique,topology.kubernetes.io/zone)\n"
+    "      --horizontal-pod-autoscaler-sync-period DURATION\n"
+    "                          how often each HorizontalPodAutoscaler is synced (default 15s;\n"
+    "                          docs/workloads.md)\n"
+    "      --horizontal-pod-autoscaler-tolerance RATIO\n"
+    "                          how far from 1.0 the usage ratio must be to scale (default 0.1)\n"
+    "      --horizontal-pod-autoscaler-downscale-stabilization DURATION\n"
+    "                          the highest recommendation of this long is what a scale-down\n"
+    "                          goes to (default 5m)\n"
+    "      --hpa-prometheus-url http://HOST:PORT[/PREFIX]\n"
+    "                          a Prometheus-compatible query API for External and Object\n"
+    "                          metrics (and Pods metrics xpool does not serve itself)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -61,6 +72,54 @@ struct server_args {
         char *listen, *data_dir; /* copies: --listen is split in place */
         bool no_tls;
 };
+
+enum {
+        OPT_HPA_SYNC = 0x100,
+        OPT_HPA_TOLERANCE,
+        OPT_HPA_DOWNSCALE,
+        OPT_HPA_PROMETHEUS
+};
+
+static int hpa_option(int c, const char *arg, struct xp_server_options *o)
+{
+        char *end;
+
+        switch (c) {
+        case OPT_HPA_SYNC:
+                return xp_cli_parse_duration("server",
+                                             "horizontal-pod-autoscaler-sync-period",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &o->hpa_sync_ms);
+        case OPT_HPA_TOLERANCE:
+                errno = 0;
+                o->hpa_tolerance = strtod(arg, &end);
+                if (errno || end == arg || *end || !(o->hpa_tolerance > 0) ||
+                    o->hpa_tolerance >= 1) {
+                        fprintf(stderr,
+                                "xpool server: --horizontal-pod-autoscaler-tolerance '%s': "
+                                "expected a ratio above 0 and below 1, e.g. 0.1\n",
+                                arg);
+                        return XP_EXIT_USAGE;
+                }
+                return 0;
+        case OPT_HPA_DOWNSCALE:
+                o->hpa_downscale_set = true;
+                if (strcmp(arg, "0") == 0 || strcmp(arg, "0s") == 0) { /* no window: a valid one */
+                        o->hpa_downscale_ms = 0;
+                        return 0;
+                }
+                return xp_cli_parse_duration("server",
+                                             "horizontal-pod-autoscaler-downscale-stabilization",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &o->hpa_downscale_ms);
+        case OPT_HPA_PROMETHEUS:
+                o->hpa_prometheus_url = arg;
+                return 0;
+        }
+        return 0;
+}
 
 static int server_option(int c, const char *arg, void *userdata)
 {
@@ -154,6 +213,8 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'T':
                 a->options->gang_topology_keys = arg;
                 break;
+        default:
+                return hpa_option(c, arg, a->options);
         }
         return 0;
 }
@@ -175,6 +236,13 @@ int xp_cmd_server(int argc, char **argv)
             {"metrics-resolution", required_argument, NULL, 'R'},
             {"gang-timeout", required_argument, NULL, 'g'},
             {"gang-topology-keys", required_argument, NULL, 'T'},
+            {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, OPT_HPA_SYNC},
+            {"horizontal-pod-autoscaler-tolerance", required_argument, NULL, OPT_HPA_TOLERANCE},
+            {"horizontal-pod-autoscaler-downscale-stabilization",
+             required_argument,
+             NULL,
+             OPT_HPA_DOWNSCALE},
+            {"hpa-prometheus-url", required_argument, NULL, OPT_HPA_PROMETHEUS},
             {"help", no_argument, NULL, 'h'},
             {},
         };
