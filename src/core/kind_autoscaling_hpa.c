@@ -287,7 +287,7 @@ static int hpa_row(const json_t *o, time_t now, json_t *cells, json_t *row)
         return r;
 }
 
-static const struct xp_table_kind hpa_table = {
+const struct xp_table_kind xp_table_hpa = {
     .kind = "HorizontalPodAutoscaler",
     .columns = hpa_columns,
     .n_columns = XP_ELEMENTSOF(hpa_columns),
@@ -313,6 +313,6 @@ const struct xp_kind xp_kind_hpa = {
     XP_DOC_KIND_OPS(xp_kind_hpa),
     .doc_defaults = hpa_defaults,
     .doc_validate = hpa_validate,
-    .table = &hpa_table,
+    .table = &xp_table_hpa,
     .status_subresource = true,
 };

@@ -5,7 +5,8 @@
 # xpool_device_utilization scales it 1 -> 4 when the file says 90 % (target 50) and back to 1
 # when it says 10 %, after a 2 s scale-down window; kubectl shows the targets, the conditions
 # and the SuccessfulRescale Events in Kubernetes' words. A second Deployment follows an External
-# metric read from a Prometheus-shaped query endpoint on loopback (a python stand-in).
+# metric read from a Prometheus-shaped query endpoint on loopback (a python stand-in), and
+# `kubectl autoscale` (autoscaling/v1) makes an HPA that `kubectl get hpa` shows.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/server
@@ -147,5 +148,14 @@ poll "the hpa saw 3" 10 3 kubectl get hpa worker -o jsonpath='{.status.currentRe
 expect_in "the PromQL sent" "$tmp/queries" 'waiting_requests{namespace="default",queue="main"}'
 check "get hpa worker" 0 kubectl get hpa worker
 expect_in "its targets" "$tmp/out" "10/10 (avg)"
+
+# ---- kubectl autoscale sends autoscaling/v1 (protobuf): stored as v2, answered in v1 ---------------
+check "create deployment web" 0 kubectl create deployment web --image=busybox --replicas=0 -- sleep 1
+check "kubectl autoscale" 0 kubectl autoscale deployment web --min 1 --max 4 --cpu-percent 50
+expect_in "its answer" "$tmp/out" "horizontalpodautoscaler.autoscaling/web autoscaled"
+check "get hpa web" 0 kubectl get hpa web
+expect_in "TARGETS as kubectl shows it" "$tmp/out" "web    Deployment/web   cpu: <unknown>/50%   1         4"
+check "read in v2" 0 kubectl get hpa web -o jsonpath='{.apiVersion} {.spec.metrics[0].resource.target.averageUtilization}'
+expect_in "converted" "$tmp/out" "autoscaling/v2 50"
 
 finish "autoscaling"
