@@ -219,33 +219,34 @@ static int server_option(int c, const char *arg, void *userdata)
         return 0;
 }
 
+static const struct option server_options_table[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"data-dir", required_argument, NULL, 'd'},
+    {"tls-cert", required_argument, NULL, 'C'},
+    {"tls-key", required_argument, NULL, 'K'},
+    {"tls-san", required_argument, NULL, 'S'},
+    {"no-tls", no_argument, NULL, 'N'},
+    {"kubeconfig", required_argument, NULL, 'k'},
+    {"no-scheduler", no_argument, NULL, 'P'},
+    {"node-monitor-grace-period", required_argument, NULL, 'G'},
+    {"pod-eviction-timeout", required_argument, NULL, 'E'},
+    {"event-history", required_argument, NULL, 'H'},
+    {"metrics-resolution", required_argument, NULL, 'R'},
+    {"gang-timeout", required_argument, NULL, 'g'},
+    {"gang-topology-keys", required_argument, NULL, 'T'},
+    {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, OPT_HPA_SYNC},
+    {"horizontal-pod-autoscaler-tolerance", required_argument, NULL, OPT_HPA_TOLERANCE},
+    {"horizontal-pod-autoscaler-downscale-stabilization",
+     required_argument,
+     NULL,
+     OPT_HPA_DOWNSCALE},
+    {"hpa-prometheus-url", required_argument, NULL, OPT_HPA_PROMETHEUS},
+    {"help", no_argument, NULL, 'h'},
+    {},
+};
+
 int xp_cmd_server(int argc, char **argv)
 {
-        static const struct option options[] = {
-            {"listen", required_argument, NULL, 'l'},
-            {"data-dir", required_argument, NULL, 'd'},
-            {"tls-cert", required_argument, NULL, 'C'},
-            {"tls-key", required_argument, NULL, 'K'},
-            {"tls-san", required_argument, NULL, 'S'},
-            {"no-tls", no_argument, NULL, 'N'},
-            {"kubeconfig", required_argument, NULL, 'k'},
-            {"no-scheduler", no_argument, NULL, 'P'},
-            {"node-monitor-grace-period", required_argument, NULL, 'G'},
-            {"pod-eviction-timeout", required_argument, NULL, 'E'},
-            {"event-history", required_argument, NULL, 'H'},
-            {"metrics-resolution", required_argument, NULL, 'R'},
-            {"gang-timeout", required_argument, NULL, 'g'},
-            {"gang-topology-keys", required_argument, NULL, 'T'},
-            {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, OPT_HPA_SYNC},
-            {"horizontal-pod-autoscaler-tolerance", required_argument, NULL, OPT_HPA_TOLERANCE},
-            {"horizontal-pod-autoscaler-downscale-stabilization",
-             required_argument,
-             NULL,
-             OPT_HPA_DOWNSCALE},
-            {"hpa-prometheus-url", required_argument, NULL, OPT_HPA_PROMETHEUS},
-            {"help", no_argument, NULL, 'h'},
-            {},
-        };
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
         const char *sans[XP_SERVER_SANS_MAX];
         struct server_args a = {.options = &server_options, .sans = sans};
@@ -256,7 +257,7 @@ int xp_cmd_server(int argc, char **argv)
         bool no_tls, given;
         int r, sig;
 
-        r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, server_option, &a);
+        r = xp_cli_getopt(argc, argv, "l:d:h", server_options_table, usage, server_option, &a);
         /* the copies are ours whatever the outcome: --listen's host points into its own */
         listen = a.listen;
         data_dir = a.data_dir;

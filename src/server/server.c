@@ -114,12 +114,20 @@ static int start_state(struct xp_server *server,
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
 }
 
-/* The HorizontalPodAutoscaler controller over the agents' usage (started before it). */
+/* The agents' usage reader, and the HorizontalPodAutoscaler controller over it. */
 static int start_autoscaler(struct xp_server *server,
                             const struct xp_server_options *options,
                             struct xp_error *err)
 {
-        int r = srv_hpa_source_new(
+        int r = srv_usage_start(server->api.store,
+                                server->auth,
+                                options->metrics_resolution_ms,
+                                &server->api.usage,
+                                err);
+        if (r < 0)
+                return r;
+        srv_usage_feed(server->api.usage, server->api.history); /* the dashboard's utilisation */
+        r = srv_hpa_source_new(
             server->api.usage, options->hpa_prometheus_url, &server->hpa_source, err);
         if (r < 0)
                 return r;
@@ -226,14 +234,6 @@ int xp_server_new(const struct xp_server_options *options,
              999) /
             1000;
         server->api.auth = server->auth;
-        r = srv_usage_start(server->api.store,
-                            server->auth,
-                            options->metrics_resolution_ms,
-                            &server->api.usage,
-                            err);
-        if (r < 0)
-                goto fail;
-        srv_usage_feed(server->api.usage, server->api.history); /* the dashboard's utilisation */
         r = start_autoscaler(server, options, err);
         if (r < 0)
                 goto fail;
