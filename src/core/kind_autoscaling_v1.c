@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kind_autoscaling.h"
 #include "protobuf_internal.h"
-#include "table_internal.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
 
@@ -22,17 +22,7 @@ static int hpa_v1_to_v2(struct xp_doc *doc)
         json_t *status = json_object_get(doc->body, "status");
 
         if (json_is_object(spec) && json_is_integer(cpu)) {
-                json_t *metrics = json_pack("[{s:s, s:{s:s, s:{s:s, s:I}}}]",
-                                            "type",
-                                            "Resource",
-                                            "resource",
-                                            "name",
-                                            "cpu",
-                                            "target",
-                                            "type",
-                                            "Utilization",
-                                            "averageUtilization",
-                                            (json_int_t)json_integer_value(cpu));
+                json_t *metrics = xp_hpa_cpu_metrics(json_integer_value(cpu));
                 if (!metrics || json_object_set_new(spec, "metrics", metrics) < 0)
                         return -ENOMEM;
         }
