@@ -62,7 +62,18 @@ static const char usage[] =
     "                          how the scheduler ranks the nodes that fit: spread, binpack,\n"
     "                          or a GPU-sharing policy (random, dotprod, gpuclustering,\n"
     "                          gpupacking, bestfit, fgd, xpool; docs/simulator.md); default\n"
-    "                          spread\n";
+    "                          spread\n"
+    "      --horizontal-pod-autoscaler-sync-period DURATION\n"
+    "                          how often each HorizontalPodAutoscaler is synced (default 15s;\n"
+    "                          docs/workloads.md)\n"
+    "      --horizontal-pod-autoscaler-tolerance RATIO\n"
+    "                          how far from 1.0 the usage ratio must be to scale (default 0.1)\n"
+    "      --horizontal-pod-autoscaler-downscale-stabilization DURATION\n"
+    "                          the highest recommendation of this long is what a scale-down\n"
+    "                          goes to (default 5m)\n"
+    "      --hpa-prometheus-url http://HOST:PORT[/PREFIX]\n"
+    "                          a Prometheus-compatible query API for External and Object\n"
+    "                          metrics (and Pods metrics xpool does not serve itself)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -83,6 +94,54 @@ static int placement_profile_option(struct server_args *a, const char *arg)
                 return XP_EXIT_USAGE;
         }
         a->options->placement_profile = arg;
+        return 0;
+}
+
+enum {
+        OPT_HPA_SYNC = 0x100,
+        OPT_HPA_TOLERANCE,
+        OPT_HPA_DOWNSCALE,
+        OPT_HPA_PROMETHEUS
+};
+
+static int hpa_option(int c, const char *arg, struct xp_server_options *o)
+{
+        char *end;
+
+        switch (c) {
+        case OPT_HPA_SYNC:
+                return xp_cli_parse_duration("server",
+                                             "horizontal-pod-autoscaler-sync-period",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &o->hpa_sync_ms);
+        case OPT_HPA_TOLERANCE:
+                errno = 0;
+                o->hpa_tolerance = strtod(arg, &end);
+                if (errno || end == arg || *end || !(o->hpa_tolerance > 0) ||
+                    o->hpa_tolerance >= 1) {
+                        fprintf(stderr,
+                                "xpool server: --horizontal-pod-autoscaler-tolerance '%s': "
+                                "expected a ratio above 0 and below 1, e.g. 0.1\n",
+                                arg);
+                        return XP_EXIT_USAGE;
+                }
+                return 0;
+        case OPT_HPA_DOWNSCALE:
+                o->hpa_downscale_set = true;
+                if (strcmp(arg, "0") == 0 || strcmp(arg, "0s") == 0) { /* no window: a valid one */
+                        o->hpa_downscale_ms = 0;
+                        return 0;
+                }
+                return xp_cli_parse_duration("server",
+                                             "horizontal-pod-autoscaler-downscale-stabilization",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &o->hpa_downscale_ms);
+        case OPT_HPA_PROMETHEUS:
+                o->hpa_prometheus_url = arg;
+                return 0;
+        }
         return 0;
 }
 
@@ -183,32 +242,42 @@ static int server_option(int c, const char *arg, void *userdata)
                 break;
         case 'L':
                 return placement_profile_option(a, arg);
+        default:
+                return hpa_option(c, arg, a->options);
         }
         return 0;
 }
 
+static const struct option server_options_table[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"data-dir", required_argument, NULL, 'd'},
+    {"tls-cert", required_argument, NULL, 'C'},
+    {"tls-key", required_argument, NULL, 'K'},
+    {"tls-san", required_argument, NULL, 'S'},
+    {"no-tls", no_argument, NULL, 'N'},
+    {"kubeconfig", required_argument, NULL, 'k'},
+    {"no-scheduler", no_argument, NULL, 'P'},
+    {"node-monitor-grace-period", required_argument, NULL, 'G'},
+    {"pod-eviction-timeout", required_argument, NULL, 'E'},
+    {"event-history", required_argument, NULL, 'H'},
+    {"metrics-resolution", required_argument, NULL, 'R'},
+    {"gang-timeout", required_argument, NULL, 'g'},
+    {"gang-topology-keys", required_argument, NULL, 'T'},
+    {"horizontal-pod-autoscaler-sync-period", required_argument, NULL, OPT_HPA_SYNC},
+    {"horizontal-pod-autoscaler-tolerance", required_argument, NULL, OPT_HPA_TOLERANCE},
+    {"horizontal-pod-autoscaler-downscale-stabilization",
+     required_argument,
+     NULL,
+     OPT_HPA_DOWNSCALE},
+    {"hpa-prometheus-url", required_argument, NULL, OPT_HPA_PROMETHEUS},
+    {"service-cluster-ip-range", required_argument, NULL, 'I'},
+    {"placement-profile", required_argument, NULL, 'L'},
+    {"help", no_argument, NULL, 'h'},
+    {},
+};
+
 int xp_cmd_server(int argc, char **argv)
 {
-        static const struct option options[] = {
-            {"listen", required_argument, NULL, 'l'},
-            {"data-dir", required_argument, NULL, 'd'},
-            {"tls-cert", required_argument, NULL, 'C'},
-            {"tls-key", required_argument, NULL, 'K'},
-            {"tls-san", required_argument, NULL, 'S'},
-            {"no-tls", no_argument, NULL, 'N'},
-            {"kubeconfig", required_argument, NULL, 'k'},
-            {"no-scheduler", no_argument, NULL, 'P'},
-            {"node-monitor-grace-period", required_argument, NULL, 'G'},
-            {"pod-eviction-timeout", required_argument, NULL, 'E'},
-            {"event-history", required_argument, NULL, 'H'},
-            {"metrics-resolution", required_argument, NULL, 'R'},
-            {"gang-timeout", required_argument, NULL, 'g'},
-            {"gang-topology-keys", required_argument, NULL, 'T'},
-            {"service-cluster-ip-range", required_argument, NULL, 'I'},
-            {"placement-profile", required_argument, NULL, 'L'},
-            {"help", no_argument, NULL, 'h'},
-            {},
-        };
         struct xp_server_options server_options = {.port = XP_SERVER_DEFAULT_PORT};
         const char *sans[XP_SERVER_SANS_MAX];
         struct server_args a = {.options = &server_options, .sans = sans};
@@ -219,7 +288,7 @@ int xp_cmd_server(int argc, char **argv)
         bool no_tls, given;
         int r, sig;
 
-        r = xp_cli_getopt(argc, argv, "l:d:h", options, usage, server_option, &a);
+        r = xp_cli_getopt(argc, argv, "l:d:h", server_options_table, usage, server_option, &a);
         /* the copies are ours whatever the outcome: --listen's host points into its own */
         listen = a.listen;
         data_dir = a.data_dir;

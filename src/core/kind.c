@@ -174,7 +174,7 @@ const struct xp_kind *const xp_kinds[] = {
     &xp_kind_limitrange, &xp_kind_workload,   &xp_kind_podgroup,      &xp_kind_priorityclass,
     &xp_kind_queue,      &xp_kind_deployment, &xp_kind_replicaset,    &xp_kind_daemonset,
     &xp_kind_job,        &xp_kind_cronjob,    &xp_kind_hpa,           &xp_kind_pdb,
-    &xp_kind_service,    &xp_kind_endpoints,  &xp_kind_endpointslice,
+    &xp_kind_service,    &xp_kind_endpoints,  &xp_kind_endpointslice, &xp_kind_hpa_v1,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 
@@ -227,11 +227,12 @@ const struct xp_kind *xp_kind_by_resource(const char *group, const char *plural)
 
 const struct xp_kind *xp_kind_by_api_version(const char *api_version, const char *kind)
 {
-        const struct xp_kind *found = xp_kind_by_name(kind);
-
-        if (!found || !api_version || strcmp(found->api_version, api_version) != 0)
-                return NULL;
-        return found;
+        /* every entry: a kind may be served in two versions (HorizontalPodAutoscaler) */
+        for (size_t i = 0; kind && api_version && i < xp_kinds_n; i++)
+                if (strcmp(xp_kinds[i]->kind, kind) == 0 &&
+                    strcmp(xp_kinds[i]->api_version, api_version) == 0)
+                        return xp_kinds[i];
+        return NULL;
 }
 
 const struct xp_kind *xp_kind_by_any_name(const char *name)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kind_autoscaling.h"
 #include "schema.h"
 #include "table_internal.h"
 #include "xpool/doc.h"
@@ -46,6 +47,21 @@ static int rules_defaults(json_t *behavior, const char *which, bool up)
         return r == 0 ? 0 : -ENOMEM;
 }
 
+json_t *xp_hpa_cpu_metrics(int64_t percent)
+{
+        return json_pack("[{s:s, s:{s:s, s:{s:s, s:I}}}]",
+                         "type",
+                         "Resource",
+                         "resource",
+                         "name",
+                         "cpu",
+                         "target",
+                         "type",
+                         "Utilization",
+                         "averageUtilization",
+                         (json_int_t)percent);
+}
+
 static int hpa_defaults(struct xp_doc *doc)
 {
         json_t *spec = json_object_get(doc->body, "spec");
@@ -57,19 +73,7 @@ static int hpa_defaults(struct xp_doc *doc)
         if (!json_object_get(spec, "minReplicas"))
                 r = json_object_set_new(spec, "minReplicas", json_integer(1));
         if (r == 0 && json_array_size(json_object_get(spec, "metrics")) == 0)
-                r = json_object_set_new(spec,
-                                        "metrics",
-                                        json_pack("[{s:s, s:{s:s, s:{s:s, s:i}}}]",
-                                                  "type",
-                                                  "Resource",
-                                                  "resource",
-                                                  "name",
-                                                  "cpu",
-                                                  "target",
-                                                  "type",
-                                                  "Utilization",
-                                                  "averageUtilization",
-                                                  80));
+                r = json_object_set_new(spec, "metrics", xp_hpa_cpu_metrics(80));
         if (r != 0)
                 return -ENOMEM;
         if (!json_is_object(behavior))
@@ -287,7 +291,7 @@ static int hpa_row(const json_t *o, time_t now, json_t *cells, json_t *row)
         return r;
 }
 
-static const struct xp_table_kind hpa_table = {
+const struct xp_table_kind xp_table_hpa = {
     .kind = "HorizontalPodAutoscaler",
     .columns = hpa_columns,
     .n_columns = XP_ELEMENTSOF(hpa_columns),
@@ -313,6 +317,6 @@ const struct xp_kind xp_kind_hpa = {
     XP_DOC_KIND_OPS(xp_kind_hpa),
     .doc_defaults = hpa_defaults,
     .doc_validate = hpa_validate,
-    .table = &hpa_table,
+    .table = &xp_table_hpa,
     .status_subresource = true,
 };

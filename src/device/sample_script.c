@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ struct track {
 
 struct xp_sim_script {
         int64_t period_ms;
+        char *utilization_file; /* utilizationFile: every device's utilisation, read each sample */
         struct track *tracks;
         size_t n;
 };
@@ -55,6 +57,7 @@ void xp_sim_script_free(struct xp_sim_script *s)
                 free(s->tracks[i].points);
         }
         free(s->tracks);
+        free(s->utilization_file);
         free(s);
 }
 
@@ -133,12 +136,21 @@ static int
 parse_root(json_t *script, const char *name, struct xp_sim_script *s, struct xp_error *err)
 {
         json_t *period = json_object_get(script, "period"),
-               *devices = json_object_get(script, "devices");
+               *devices = json_object_get(script, "devices"),
+               *file = json_object_get(script, "utilizationFile");
         const char *id;
         json_t *list;
         int r;
 
-        if (!json_is_object(script) || !json_is_object(devices) ||
+        if (file && (!json_string_value(file) || json_string_value(file)[0] != '/'))
+                return xp_errorf(
+                    err, -EINVAL, "%s: metricsScript.utilizationFile: want an absolute path", name);
+        if (file) {
+                s->utilization_file = strdup(json_string_value(file));
+                if (!s->utilization_file)
+                        return -ENOMEM;
+        }
+        if (!json_is_object(script) || (!json_is_object(devices) && !file) ||
             (period && (!json_is_number(period) || json_number_value(period) < 0)))
                 return xp_errorf(
                     err,
@@ -218,16 +230,32 @@ static void store(struct xp_device_sample *ret, unsigned has, double v)
                 ret->memory_clock_mhz = v;
 }
 
-bool xp_sim_script_eval(const struct xp_sim_script *s,
-                        const char *id,
-                        int64_t t_ms,
-                        struct xp_device_sample *ret)
+/* The number in the utilizationFile, when it holds one. */
+static bool file_utilization(const struct xp_sim_script *s, double *ret)
 {
-        const struct track *t = s ? find_track(s, id) : NULL;
+        char text[64];
+        FILE *f = s->utilization_file ? fopen(s->utilization_file, "re") : NULL;
+        bool ok = false;
+
+        if (!f)
+                return false;
+        if (fgets(text, sizeof(text), f)) {
+                char *end;
+                double v = strtod(text, &end);
+                ok = end != text && isfinite(v);
+                *ret = v;
+        }
+        fclose(f);
+        return ok;
+}
+
+static void eval_track(const struct xp_sim_script *s,
+                       const struct track *t,
+                       int64_t t_ms,
+                       struct xp_device_sample *ret)
+{
         size_t k = 0;
 
-        if (!t)
-                return false;
         if (s->period_ms > 0)
                 t_ms %= s->period_ms;
         while (k + 1 < t->n && t->points[k + 1].at_ms <= t_ms)
@@ -243,5 +271,21 @@ bool xp_sim_script_eval(const struct xp_sim_script *s,
                              (double)(b->at_ms - a->at_ms);
                 store(ret, figures[f].has, v);
         }
-        return true;
+}
+
+bool xp_sim_script_eval(const struct xp_sim_script *s,
+                        const char *id,
+                        int64_t t_ms,
+                        struct xp_device_sample *ret)
+{
+        const struct track *t = s ? find_track(s, id) : NULL;
+        double util;
+
+        if (t)
+                eval_track(s, t, t_ms, ret);
+        if (s && file_utilization(s, &util)) {
+                store(ret, XP_SAMPLE_UTIL, util);
+                return true;
+        }
+        return t != NULL;
 }

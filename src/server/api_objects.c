@@ -187,6 +187,16 @@ static int parse_body(const struct request *req,
 }
 
 /* Decodes and validates: 1 with *ret_object, or 0 with ret filled (422 Invalid). */
+/* The answer to a write through a version other than the stored one (xp_kind.answer_as). */
+static int
+answer_as(struct reply *ret, unsigned code, const struct xp_kind *kind, const json_t *out)
+{
+        json_t *shown = NULL;
+        int r = kind->answer_as(out, &shown);
+
+        return r < 0 ? r : reply_json(ret, code, shown);
+}
+
 static int check_object(const struct xp_kind *kind,
                         const json_t *json,
                         unsigned flags,
@@ -455,6 +465,8 @@ int create_json(const struct request *req,
                 goto out;
         if (r < 0)
                 r = reply_store_error(ret, r, kind, kind->meta(object)->name, &err);
+        else if (kind->answer_as) /* written through another version than stored */
+                r = answer_as(ret, 201, kind, out);
         else
                 r = reply_written(ret, 201, &text, &out);
 out:
@@ -872,7 +884,8 @@ static int finish_update(const struct request *req,
         }
         if (strcmp(kind->plural, "namespaces") == 0)
                 xp_registry_namespace_changed(req->api->registry, req->name);
-        r = reply_written(ret, 200, &written.text, &out);
+        r = kind->answer_as ? answer_as(ret, 200, kind, out)
+                            : reply_written(ret, 200, &written.text, &out);
         free(written.text);
         json_decref(out);
         return r;

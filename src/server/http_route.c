@@ -87,7 +87,15 @@ static const struct xp_kind *route_kind(const struct route *route, const struct 
                 return NULL;
         kind = xp_kind_by_resource(c->has_group ? c->group : "",
                                    route->flags & ROUTE_PODS ? "pods" : c->resource);
-        if (!kind || (c->has_version && strcmp(c->version, kind->version) != 0))
+        /* a kind served in two versions (HorizontalPodAutoscaler v2 and v1): the one named */
+        for (size_t i = 0; kind && c->has_version && strcmp(c->version, kind->version) != 0; i++)
+                kind = i == xp_kinds_n ? NULL
+                       : strcmp(xp_kinds[i]->group, kind->group) == 0 &&
+                               strcmp(xp_kinds[i]->plural, kind->plural) == 0 &&
+                               strcmp(xp_kinds[i]->version, c->version) == 0
+                           ? xp_kinds[i]
+                           : kind;
+        if (!kind)
                 return NULL;
         if (!(route->flags & (kind->namespaced ? ROUTE_NAMESPACED : ROUTE_CLUSTER)))
                 return NULL;

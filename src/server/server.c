@@ -15,11 +15,13 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "hpa_source.h"
 #include "http.h"
 #include "internal.h"
 #include "metrics.h"
 #include "setup.h"
 #include "usage.h"
+#include "xpool/autoscaler.h"
 #include "xpool/datadir.h"
 #include "xpool/disruption.h"
 #include "xpool/history.h"
@@ -45,6 +47,8 @@ struct xp_server {
         struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
         struct xp_disruption *disruption;     /* PodDisruptionBudgets' status */
         struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
+        struct srv_hpa_source *hpa_source;    /* the autoscaler's figures */
+        struct xp_autoscaler *autoscaler;     /* HorizontalPodAutoscalers */
         struct xp_poolstats *poolstats;       /* /metrics */
         struct xp_history_feed *history_feed; /* fills api.history */
         uint16_t port;
@@ -148,6 +152,33 @@ static int start_api(struct xp_server *server,
         return 0;
 }
 
+/* The agents' usage reader, and the HorizontalPodAutoscaler controller over it. */
+static int start_autoscaler(struct xp_server *server,
+                            const struct xp_server_options *options,
+                            struct xp_error *err)
+{
+        int r = srv_usage_start(server->api.store,
+                                server->auth,
+                                options->metrics_resolution_ms,
+                                &server->api.usage,
+                                err);
+        if (r < 0)
+                return r;
+        srv_usage_feed(server->api.usage, server->api.history); /* the dashboard's utilisation */
+        r = srv_hpa_source_new(
+            server->api.usage, options->hpa_prometheus_url, &server->hpa_source, err);
+        if (r < 0)
+                return r;
+        struct xp_autoscaler_options autoscaler = {
+            .metrics = srv_hpa_source_metrics(server->hpa_source),
+            .sync_ms = options->hpa_sync_ms,
+            .tolerance = options->hpa_tolerance,
+            .downscale_window_s =
+                options->hpa_downscale_set ? options->hpa_downscale_ms / 1000 : -1,
+        };
+        return xp_autoscaler_start(server->api.registry, &autoscaler, &server->autoscaler, err);
+}
+
 /* The address clients reach us on, and the URL this machine's clients use (a wildcard listener
  * through loopback). */
 static void set_addresses(struct xp_server *server, const char *host, bool ipv6, bool tls)
@@ -237,14 +268,9 @@ int xp_server_new(const struct xp_server_options *options,
         if (r < 0)
                 goto fail;
         server->api.auth = server->auth;
-        r = srv_usage_start(server->api.store,
-                            server->auth,
-                            options->metrics_resolution_ms,
-                            &server->api.usage,
-                            err);
+        r = start_autoscaler(server, options, err);
         if (r < 0)
                 goto fail;
-        srv_usage_feed(server->api.usage, server->api.history); /* the dashboard's utilisation */
         r = http_start(&server->api,
                        server->auth,
                        &(struct http_options){.listen_fd = TAKE_FD(fd),
@@ -281,6 +307,8 @@ void xp_server_free(struct xp_server *server)
         if (!server)
                 return;
         srv_metrics_forget_sources(server->api.metrics); /* a scrape meanwhile skips them */
+        xp_autoscaler_free(server->autoscaler);          /* it reads the usage: first */
+        srv_hpa_source_free(server->hpa_source);
         srv_usage_free(server->api.usage);
         server->api.usage = NULL;
         xp_scheduler_free(server->scheduler); /* they write to the store: first */

@@ -107,19 +107,24 @@ int usage_fetch(const struct usage_target *t,
         size_t len = 0;
         int n, r;
 
-        r = xp_logsign_sign(t->token_id, t->key, t->path, (int64_t)time(NULL) + 30, signature);
+        /* no token id: an unsigned GET (the autoscaler's Prometheus queries, hpa_source.c) */
+        r = t->token_id[0]
+                ? xp_logsign_sign(t->token_id, t->key, t->path, (int64_t)time(NULL) + 30, signature)
+                : 0;
         if (r < 0)
                 return xp_errorf(err, r, "cannot sign the request");
         n = asprintf(
             &head,
-            "GET %s HTTP/1.0\r\nHost: %s%s%s:%u\r\n%s: %s\r\nUser-Agent: xpool-server\r\n\r\n",
+            "GET %s HTTP/1.0\r\nHost: %s%s%s:%u\r\n%s%s%s%sUser-Agent: xpool-server\r\n\r\n",
             t->path,
             v6 ? "[" : "",
             t->host,
             v6 ? "]" : "",
             t->port,
-            XP_LOGSIGN_HEADER,
-            signature);
+            t->token_id[0] ? XP_LOGSIGN_HEADER : "",
+            t->token_id[0] ? ": " : "",
+            t->token_id[0] ? signature : "",
+            t->token_id[0] ? "\r\n" : "");
         if (n < 0)
                 return -ENOMEM;
         fd = dial(t->host, t->port, deadline);

@@ -98,6 +98,12 @@ struct xp_kind {
          * deployment), which send protobuf, work; NULL: JSON bodies only.
          */
         const struct pb_message *protobuf;
+        /*
+         * A kind served in a second version and stored in another (autoscaling/v1
+         * HorizontalPodAutoscaler, stored as v2): the stored object as this version shows it, for
+         * the answer to a write through this version. NULL: answered as stored. -ENOMEM.
+         */
+        int (*answer_as)(const json_t *stored, json_t **ret);
 };
 
 /*
@@ -137,6 +143,7 @@ extern const struct xp_kind xp_kind_pdb;           /* kind_policy.c */
 extern const struct xp_kind xp_kind_service;       /* kind_service.c */
 extern const struct xp_kind xp_kind_endpoints;     /* kind_endpoints.c */
 extern const struct xp_kind xp_kind_endpointslice; /* kind_endpoints.c */
+extern const struct xp_kind xp_kind_hpa_v1;        /* kind_autoscaling_v1.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;

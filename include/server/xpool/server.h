@@ -70,6 +70,14 @@ struct xp_server_options {
         const char *service_cluster_ip_range;
         /* The scheduler's placement profile by name (NULL: its default; docs/scheduler.md). */
         const char *placement_profile;
+        /* The HorizontalPodAutoscaler controller (docs/workloads.md): its sync period (0: 15 s),
+         * tolerance (0: 0.1), scale-down stabilization window (hpa_downscale_set false: 5 min)
+         * and the Prometheus-compatible endpoint of External/Object metrics (NULL: none). */
+        int64_t hpa_sync_ms;
+        double hpa_tolerance;
+        int64_t hpa_downscale_ms;
+        bool hpa_downscale_set;
+        const char *hpa_prometheus_url;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
