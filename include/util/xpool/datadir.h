@@ -12,6 +12,7 @@
  *     tokens, tokens.lock     the bearer tokens' hashes; 0600
  *     pki/                    0700: ca.crt, ca.key, server.crt, server.key (src/server/tls.h)
  *     admin.kubeconfig        the admin's kubeconfig; 0600
+ *     encryption.keys         the keys Secrets are encrypted with in the store; 0600
  *     agent/                  a node agent's own directory (0700): the default of `xpool agent`
  *       containers/ logs/     and the one `xpool up` gives its agent; node.token and
  *                             simulated-node.yaml are `xpool up`'s
@@ -30,19 +31,20 @@
 
 #define XP_DATADIR_SYSTEM "/var/lib/xpool" /* root's default root */
 
-#define XP_DATADIR_STORE          "state.db"
-#define XP_DATADIR_TOKENS         "tokens"
-#define XP_DATADIR_TOKENS_LOCK    "tokens.lock"
-#define XP_DATADIR_PKI            "pki"
-#define XP_DATADIR_CA_CERT        "pki/ca.crt"
-#define XP_DATADIR_KUBECONFIG     "admin.kubeconfig"
-#define XP_DATADIR_AGENT          "agent"
-#define XP_DATADIR_CONTAINERS     "containers" /* in the agent's directory */
-#define XP_DATADIR_LOGS           "logs"       /* in the agent's directory */
-#define XP_DATADIR_IMAGES         "images"     /* in the agent's directory: the image store */
-#define XP_DATADIR_NETWORK        "network"    /* in the agent's directory: pods' networks */
-#define XP_DATADIR_NODE_TOKEN     "node.token" /* in the agent's directory (xpool up) */
-#define XP_DATADIR_SIMULATED_NODE "simulated-node.yaml"
+#define XP_DATADIR_STORE           "state.db"
+#define XP_DATADIR_TOKENS          "tokens"
+#define XP_DATADIR_TOKENS_LOCK     "tokens.lock"
+#define XP_DATADIR_PKI             "pki"
+#define XP_DATADIR_CA_CERT         "pki/ca.crt"
+#define XP_DATADIR_KUBECONFIG      "admin.kubeconfig"
+#define XP_DATADIR_ENCRYPTION_KEYS "encryption.keys" /* Secrets' keys (xpool/storekeys.h) */
+#define XP_DATADIR_AGENT           "agent"
+#define XP_DATADIR_CONTAINERS      "containers" /* in the agent's directory */
+#define XP_DATADIR_LOGS            "logs"       /* in the agent's directory */
+#define XP_DATADIR_IMAGES          "images"     /* in the agent's directory: the image store */
+#define XP_DATADIR_NETWORK         "network"    /* in the agent's directory: pods' networks */
+#define XP_DATADIR_NODE_TOKEN      "node.token" /* in the agent's directory (xpool up) */
+#define XP_DATADIR_SIMULATED_NODE  "simulated-node.yaml"
 
 /*
  * The default root into *ret (caller frees): see above. -ENOENT (err says to give one) when
