@@ -665,33 +665,32 @@ static int events_scan(struct xp_store *store,
         return 0;
 }
 
-int xp_store_events_scan(struct xp_store *store,
-                         const char *kind,
-                         const char *namespace,
-                         uint64_t since,
-                         size_t max,
-                         struct xp_store_event **ret_events,
-                         size_t *ret_n,
-                         uint64_t *ret_through,
-                         struct xp_error *err)
-{
-        return events_scan(
-            store, kind, namespace, since, max, false, ret_events, ret_n, ret_through, err);
-}
+/* The two public scans differ only in what each event carries: the object, or its text. */
+#define EVENTS_SCAN(name, as_text)                                                                 \
+        int name(struct xp_store *store,                                                           \
+                 const char *kind,                                                                 \
+                 const char *namespace,                                                            \
+                 uint64_t since,                                                                   \
+                 size_t max,                                                                       \
+                 struct xp_store_event **ret_events,                                               \
+                 size_t *ret_n,                                                                    \
+                 uint64_t *ret_through,                                                            \
+                 struct xp_error *err)                                                             \
+        {                                                                                          \
+                return events_scan(store,                                                          \
+                                   kind,                                                           \
+                                   namespace,                                                      \
+                                   since,                                                          \
+                                   max,                                                            \
+                                   as_text,                                                        \
+                                   ret_events,                                                     \
+                                   ret_n,                                                          \
+                                   ret_through,                                                    \
+                                   err);                                                           \
+        }
 
-int xp_store_events_scan_text(struct xp_store *store,
-                              const char *kind,
-                              const char *namespace,
-                              uint64_t since,
-                              size_t max,
-                              struct xp_store_event **ret_events,
-                              size_t *ret_n,
-                              uint64_t *ret_through,
-                              struct xp_error *err)
-{
-        return events_scan(
-            store, kind, namespace, since, max, true, ret_events, ret_n, ret_through, err);
-}
+EVENTS_SCAN(xp_store_events_scan, false)
+EVENTS_SCAN(xp_store_events_scan_text, true)
 
 int xp_store_events_since(struct xp_store *store,
                           const char *kind,
