@@ -192,9 +192,11 @@ wait_for "already present" 30 describe present "already present on machine"
 # imagePullSecrets through an API Secret (kubernetes.io/dockerconfigjson): the node reads the
 # Secret its pod names (the node authorizer's rule); Always, as the image is in the store already
 printf '{"auths": {"%s": {"auth": "%s"}}}' "$secure" "$(printf puller:s3cret | base64)" >"$tmp/regcred.json"
-printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: regcred}\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: %s\n' \
-  "$(base64 -w0 "$tmp/regcred.json")" >"$tmp/regcred.yaml"
-check "pull secret" 0 "$xpool" apply -f "$tmp/regcred.yaml" --server "$url"
+printf '{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "regcred"}, "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": "%s"}}' \
+  "$(base64 -w0 "$tmp/regcred.json")" >"$tmp/regcred.json.body"
+admin_token=$(sed -n 's/^ *token: //p' "$KUBECONFIG" | head -1)
+check "pull secret" 0 curl -sf -o /dev/null -H "Authorization: Bearer $admin_token" -H "Content-Type: application/json" \
+  --data-binary @"$tmp/regcred.json.body" "$url/api/v1/namespaces/default/secrets"
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: withsecret}\nspec:\n  restartPolicy: Never\n  imagePullSecrets: [{name: regcred}]\n  containers:\n  - {name: c, image: "%s", imagePullPolicy: Always}\n' \
   "$secure/team/ai-framework:2.0" >"$tmp/withsecret.yaml"
 check "pod with imagePullSecrets" 0 "$xpool" apply -f "$tmp/withsecret.yaml" --server "$url"
