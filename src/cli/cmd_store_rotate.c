@@ -57,7 +57,7 @@ static int load(const char *path, struct xp_store_keys **ret, struct xp_error *e
 int xp_cli_store_rotate_key(const char *dir, const char *db)
 {
         _cleanup_(xp_store_keys_freep) struct xp_store_keys *keys = NULL;
-        _cleanup_free_ char *path = xp_datadir_path(dir, XP_DATADIR_ENCRYPTION_KEYS);
+        _cleanup_free_ char *path = xp_datadir_path(dir, XP_DATADIR_ENCRYPTION);
         _cleanup_(xp_store_closep) struct xp_store *store = NULL;
         struct xp_error err = {0};
         const char *name = NULL;

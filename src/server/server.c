@@ -67,8 +67,7 @@ static int start_state(struct xp_server *server,
                                                                 : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
         };
         _cleanup_(xp_store_keys_freep) struct xp_store_keys *keys = NULL;
-        _cleanup_free_ char *keys_path =
-            xp_datadir_path(options->data_dir, XP_DATADIR_ENCRYPTION_KEYS);
+        _cleanup_free_ char *keys_path = xp_datadir_path(options->data_dir, XP_DATADIR_ENCRYPTION);
         char why[128];
         int r;
 

@@ -31,20 +31,20 @@
 
 #define XP_DATADIR_SYSTEM "/var/lib/xpool" /* root's default root */
 
-#define XP_DATADIR_STORE           "state.db"
-#define XP_DATADIR_TOKENS          "tokens"
-#define XP_DATADIR_TOKENS_LOCK     "tokens.lock"
-#define XP_DATADIR_PKI             "pki"
-#define XP_DATADIR_CA_CERT         "pki/ca.crt"
-#define XP_DATADIR_KUBECONFIG      "admin.kubeconfig"
-#define XP_DATADIR_ENCRYPTION_KEYS "encryption.keys" /* Secrets' keys (xpool/storekeys.h) */
-#define XP_DATADIR_AGENT           "agent"
-#define XP_DATADIR_CONTAINERS      "containers" /* in the agent's directory */
-#define XP_DATADIR_LOGS            "logs"       /* in the agent's directory */
-#define XP_DATADIR_IMAGES          "images"     /* in the agent's directory: the image store */
-#define XP_DATADIR_NETWORK         "network"    /* in the agent's directory: pods' networks */
-#define XP_DATADIR_NODE_TOKEN      "node.token" /* in the agent's directory (xpool up) */
-#define XP_DATADIR_SIMULATED_NODE  "simulated-node.yaml"
+#define XP_DATADIR_STORE          "state.db"
+#define XP_DATADIR_TOKENS         "tokens"
+#define XP_DATADIR_TOKENS_LOCK    "tokens.lock"
+#define XP_DATADIR_PKI            "pki"
+#define XP_DATADIR_CA_CERT        "pki/ca.crt"
+#define XP_DATADIR_KUBECONFIG     "admin.kubeconfig"
+#define XP_DATADIR_ENCRYPTION     "encryption.keys" /* Secrets' keys (xpool/storekeys.h) */
+#define XP_DATADIR_AGENT          "agent"
+#define XP_DATADIR_CONTAINERS     "containers" /* in the agent's directory */
+#define XP_DATADIR_LOGS           "logs"       /* in the agent's directory */
+#define XP_DATADIR_IMAGES         "images"     /* in the agent's directory: the image store */
+#define XP_DATADIR_NETWORK        "network"    /* in the agent's directory: pods' networks */
+#define XP_DATADIR_NODE_TOKEN     "node.token" /* in the agent's directory (xpool up) */
+#define XP_DATADIR_SIMULATED_NODE "simulated-node.yaml"
 
 /*
  * The default root into *ret (caller frees): see above. -ENOENT (err says to give one) when
