@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A container's environment as the kubelet builds it (launch_env.c): the spec's env with
- * $(VAR) expansion and the downward API, xpool's variables, the devices' variables.
+ * $(VAR) expansion and the downward API, xpool's variables, the devices' variables. Values from
+ * ConfigMaps and Secrets (env valueFrom, envFrom) were put in the spec before (podconfig.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -280,7 +281,10 @@ static int add_spec_env(const struct xp_pod *pod,
                         return xp_errorf(
                             err,
                             -EINVAL,
-                            "%s.%s: not supported: xpool has no Secrets or ConfigMaps yet (fieldRef and resourceFieldRef are)",
+                            kind && (strcmp(kind, "configMapKeyRef") == 0 ||
+                                     strcmp(kind, "secretKeyRef") == 0)
+                                ? "%s.%s: not read: the agent reads ConfigMaps and Secrets before the launch (src/agent/podconfig.c)"
+                                : "%s.%s: not supported (fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef are)",
                             where,
                             kind ? kind : "?");
                 } else {

@@ -213,6 +213,17 @@ void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool
         }
 }
 
+void xp_podsync_release_due(struct xp_podsync_memory *m, const char *reason, int64_t now_ns)
+{
+        for (size_t i = 0; m && i < m->n; i++) {
+                struct cmem *c = &m->items[i];
+
+                if (c->held && c->hold_wake_ns > 0 && c->hold_wake_ns <= now_ns && c->hold_reason &&
+                    strcmp(c->hold_reason, reason) == 0)
+                        xp_podsync_release(m, c->name, c->init);
+        }
+}
+
 void xp_podsync_result_clear(struct xp_podsync_result *r)
 {
         if (!r)

@@ -106,3 +106,6 @@ int xp_podsync_hold(struct xp_podsync_memory *m,
                     const char *message,
                     int64_t wake_ns);
 void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool init);
+/* Releases the containers held with reason whose wake time has come (the holder looks again at
+ * their next START: the agent's wait for a ConfigMap or Secret, src/agent/podconfig.c). */
+void xp_podsync_release_due(struct xp_podsync_memory *m, const char *reason, int64_t now_ns);

@@ -23,6 +23,7 @@
 #include "agent_internal.h"
 #include "launch.h"
 #include "network.h"
+#include "podconfig.h"
 #include "podsync.h"
 #include "pull.h"
 #include "xpool/codec.h"
@@ -507,21 +508,27 @@ static void starter_free_job(struct xp_work *work)
 /* Freeing the pool runs the queued starts first: a start is never left half done. */
 static const struct xp_workers_ops starter_ops = {.run = starter_run, .free = starter_free_job};
 
+/* pod: the pod to start from (its env resolved: podconfig.h), taken; NULL: st's as it is. */
 static int start_container(struct loop *l,
                            struct podstate *st,
                            const struct xp_podsync_action *a,
-                           const struct xp_agent_netview *net)
+                           const struct xp_agent_netview *net,
+                           json_t *pod)
 {
         struct xp_agent *agent = l->agent;
         struct start_job *job;
 
-        if (!st->pod)
+        if (!st->pod) {
+                json_decref(pod);
                 return 0;
+        }
         job = calloc(1, sizeof(*job));
-        if (!job)
+        if (!job) {
+                json_decref(pod);
                 return -ENOMEM;
+        }
         job->st = st;
-        job->pod = json_incref(st->json);
+        job->pod = pod ? pod : json_incref(st->json);
         job->node = agent->node;
         job->pids_max = agent->pids_max;
         job->policy = &agent->policy;
@@ -694,11 +701,17 @@ static bool act(struct loop *l,
         int r;
 
         switch (a->kind) {
-        case XP_PODSYNC_START:
+        case XP_PODSYNC_START: {
+                struct xp_agent_pull_pod pod = pull_pod(st);
+                json_t *resolved = NULL;
+
                 r = st->pod ? pull_gate(l, st, a) : 1;
+                if (r > 0 && st->pod)
+                        r = xp_agent_config_gate(
+                            agent, &pod, a->container, a->init, st->memory, &resolved);
                 if (r == 0)
                         return true; /* held: the next round reports why */
-                r = r < 0 ? r : start_container(l, st, a, net);
+                r = r < 0 ? r : start_container(l, st, a, net, resolved);
                 if (r < 0)
                         xp_log(LOG_ERR,
                                "agent: starting %s/%s %s: %s",
@@ -708,6 +721,7 @@ static bool act(struct loop *l,
                                strerror(-r));
                 /* a failed build is a record now; a start in flight comes back later */
                 return r >= 0 && st->starting == 0;
+        }
         case XP_PODSYNC_KILL:
                 xp_agent_events_killing(
                     agent->events, st->namespace, st->name, st->uid, a->container);
@@ -850,6 +864,7 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 struct xp_agent_pull_pod pod = pull_pod(st);
 
                 xp_agent_pull_refresh(agent->pulls, &pod, xp_agent_now_ns(), st->memory);
+                xp_podsync_release_due(st->memory, XP_PODCONFIG_REASON, xp_agent_now_ns());
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};

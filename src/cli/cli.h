@@ -47,6 +47,8 @@ int xp_cmd_devices(int argc, char **argv);
 int xp_cmd_server(int argc, char **argv);
 int xp_cmd_token(int argc, char **argv);
 int xp_cmd_store(int argc, char **argv);
+/* xpool store rotate-key (cmd_store_rotate.c): an exit status. */
+int xp_cli_store_rotate_key(const char *dir, const char *db);
 int xp_cmd_image(int argc, char **argv);
 int xp_cmd_help(int argc, char **argv);
 int xp_cmd_apply(int argc, char **argv);

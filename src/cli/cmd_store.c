@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xpool store check|recover: the server's store, examined and, when damaged, started over. */
+/* xpool store check|recover|rotate-key: the server's store, examined and, when damaged, started
+ * over; its Secrets' key replaced (cmd_store_rotate.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,7 +17,8 @@
 
 static const char usage[] =
     "Usage: xpool store check [--data-dir DIR]\n"
-    "       xpool store recover [--data-dir DIR]\n\n"
+    "       xpool store recover [--data-dir DIR]\n"
+    "       xpool store rotate-key [--data-dir DIR]\n\n"
     "The server's store (DIR/state.db and its seal, DIR/state.db.seal). A server refuses to start\n"
     "on a damaged store and says so; these say what is there and start over. See docs/store.md.\n\n"
     "  check     examine the store without changing anything (PRAGMA integrity_check, the\n"
@@ -137,8 +139,9 @@ int xp_cmd_store(int argc, char **argv)
         if (r != 0)
                 return r < 0 ? 0 : r;
         if (optind + 1 != argc ||
-            (strcmp(argv[optind], "check") != 0 && strcmp(argv[optind], "recover") != 0)) {
-                fprintf(stderr, "xpool store: say check or recover\n\n%s", usage);
+            (strcmp(argv[optind], "check") != 0 && strcmp(argv[optind], "recover") != 0 &&
+             strcmp(argv[optind], "rotate-key") != 0)) {
+                fprintf(stderr, "xpool store: say check, recover or rotate-key\n\n%s", usage);
                 return XP_EXIT_USAGE;
         }
         verb = argv[optind];
@@ -148,5 +151,7 @@ int xp_cmd_store(int argc, char **argv)
         path = xp_datadir_path(dir, XP_DATADIR_STORE);
         if (!path)
                 return XP_EXIT_FAILURE;
+        if (strcmp(verb, "rotate-key") == 0)
+                return xp_cli_store_rotate_key(dir, path);
         return strcmp(verb, "check") == 0 ? store_check(dir, path) : store_recover(path);
 }

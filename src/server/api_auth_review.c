@@ -12,6 +12,7 @@
 
 #include "auth.h"
 #include "auth_rules.h"
+#include "http.h"
 #include "internal.h"
 #include "xpool/apischema.h"
 #include "xpool/macro.h"
@@ -389,6 +390,11 @@ static bool decide(const struct request *req, const struct access *a, char *reas
                            sizeof ignored);
         if (d == AUTH_ALLOW_IF_POD_ON_NODE)
                 d = pod_bound_to(req, a->namespace, a->name, who->subject) ? AUTH_ALLOW : AUTH_DENY;
+        if (d == AUTH_ALLOW_IF_REFERENCED)
+                d = http_node_references(
+                        req->api->store, a->resource, a->namespace, a->name, who->subject)
+                        ? AUTH_ALLOW
+                        : AUTH_DENY;
         if (d == AUTH_ALLOW) {
                 snprintf(reason,
                          size,
@@ -396,7 +402,9 @@ static bool decide(const struct request *req, const struct access *a, char *reas
                          xp_token_role_to_string(who->role));
                 return true;
         }
-        if (who->role == XP_TOKEN_NODE && xp_streq0(a->resource, "pods") && !a->non_resource)
+        if (who->role == XP_TOKEN_NODE && !a->non_resource &&
+            (xp_streq0(a->resource, "pods") || xp_streq0(a->resource, "secrets") ||
+             xp_streq0(a->resource, "configmaps")))
                 snprintf(reason,
                          size,
                          "no relationship found between node '%s' and this object",

@@ -783,11 +783,17 @@ static bool core(const struct auth_request *req)
         return !req->group || !req->group[0];
 }
 
-/* Secrets are the admin's alone: Kubernetes' view role leaves them out, and a node reads none
- * until the node authorizer's rule (only those its own pods name) is in place. */
+/* Secrets are the admin's: Kubernetes' view role leaves them out, and a node reads only those
+ * its own pods name (the node authorizer's rule). */
 static bool secret(const struct auth_request *req)
 {
         return core(req) && streq(req->resource, "secrets");
+}
+
+/* What the node authorizer gives a node only through its pods: Secrets and ConfigMaps. */
+static bool pod_config(const struct auth_request *req)
+{
+        return secret(req) || (core(req) && streq(req->resource, "configmaps"));
 }
 
 static enum auth_decision authorize_node(const char *node, const struct auth_request *req)
@@ -796,8 +802,9 @@ static enum auth_decision authorize_node(const char *node, const struct auth_req
 
         if (!req->resource)
                 return is_read(req->verb) ? AUTH_ALLOW : AUTH_DENY;
-        if (secret(req))
-                return AUTH_DENY;
+        if (pod_config(req))
+                return req->verb == AUTH_GET && req->name && !sub ? AUTH_ALLOW_IF_REFERENCED
+                                                                  : AUTH_DENY;
         if (core(req) && streq(req->resource, "pods")) {
                 if (streq(sub, "log"))
                         return req->verb == AUTH_GET ? AUTH_ALLOW_IF_POD_ON_NODE : AUTH_DENY;
@@ -899,7 +906,21 @@ enum auth_decision auth_authorize(const struct auth_identity *who,
                 d = is_read(req->verb) && !secret(req) ? AUTH_ALLOW : AUTH_DENY;
         else if (who->role == XP_TOKEN_NODE)
                 d = authorize_node(who->subject, req);
-        if (d == AUTH_DENY)
+        if (d == AUTH_DENY || d == AUTH_ALLOW_IF_REFERENCED)
                 forbidden(who, req, reason, reason_size);
+        /* the node authorizer's own words */
+        if (who->role == XP_TOKEN_NODE && pod_config(req) && reason_size > 0) {
+                size_t len = strlen(reason);
+
+                if (d == AUTH_ALLOW_IF_REFERENCED)
+                        snprintf(reason + len,
+                                 reason_size - len,
+                                 ": no relationship found between node '%s' and this object",
+                                 who->subject);
+                else if (!req->subresource)
+                        snprintf(reason + len,
+                                 reason_size - len,
+                                 ": can only get individual resources of this type");
+        }
         return d;
 }

@@ -77,6 +77,9 @@ enum auth_decision {
         AUTH_DENY = 0,
         AUTH_ALLOW,
         AUTH_ALLOW_IF_POD_ON_NODE, /* allowed when the pod's spec.nodeName is who->subject */
+        /* a node's get of a Secret or ConfigMap: allowed when a pod bound to who->subject names
+         * it (xpool/podrefs.h); reason holds the refusal otherwise */
+        AUTH_ALLOW_IF_REFERENCED,
 };
 
 /*

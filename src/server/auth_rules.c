@@ -55,7 +55,8 @@ static int add_self_reviews(json_t *rules)
         return add(rules, rule(create, "authorization.k8s.io", may, NULL));
 }
 
-/* A node reads every resource of group but Secrets and the logs of pods not its own. */
+/* A node reads every resource of group but Secrets and ConfigMaps (only those its pods name:
+ * not a rule of its own) and the logs of pods not its own. */
 static int add_node_reads(json_t *rules, const char *group)
 {
         char names[MAX_RESOURCES][128];
@@ -64,7 +65,8 @@ static int add_node_reads(json_t *rules, const char *group)
 
         for (size_t i = 0; i < xp_kinds_n && n < MAX_RESOURCES; i++) {
                 if (strcmp(xp_kinds[i]->group, group) != 0 ||
-                    strcmp(xp_kinds[i]->plural, "secrets") == 0) /* auth.c: not a node's */
+                    (!group[0] && (strcmp(xp_kinds[i]->plural, "secrets") == 0 ||
+                                   strcmp(xp_kinds[i]->plural, "configmaps") == 0)))
                         continue;
                 resources[n++] = xp_kinds[i]->plural;
                 struct api_subresource subs[API_SUBRESOURCES_MAX];

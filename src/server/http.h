@@ -68,6 +68,17 @@ struct auth_identity;
 bool http_path_is_public(const char *method, const char *path);
 
 /*
+ * The node authorizer's rule for Secrets and ConfigMaps (resource "secrets" or "configmaps"):
+ * whether a pod bound to node names ns/name (xpool/podrefs.h). False when the pods cannot be read.
+ */
+struct xp_store;
+bool http_node_references(struct xp_store *store,
+                          const char *resource,
+                          const char *ns,
+                          const char *name,
+                          const char *node);
+
+/*
  * Authorises an authenticated request for a route: 1 when it may go on, else 0 with ret filled
  * (403 Forbidden; 404 for a node acting on a pod that does not exist), as Kubernetes answers;
  * -errno on failure.

@@ -13,6 +13,8 @@
 #include "internal.h"
 #include "ui.h"
 #include "xpool/macro.h"
+#include "xpool/podrefs.h"
+#include "xpool/store.h"
 
 static enum auth_verb
 auth_verb_of(enum http_method m, const struct route *route, const struct request *req)
@@ -68,6 +70,34 @@ static int pod_on_node(const struct request *req, const char *node)
         r = bound && strcmp(bound, node) == 0;
         json_decref(pod);
         return r;
+}
+
+bool http_node_references(struct xp_store *store,
+                          const char *resource,
+                          const char *ns,
+                          const char *name,
+                          const char *node)
+{
+        enum xp_pod_ref_kind kind =
+            strcmp(resource, "secrets") == 0 ? XP_POD_REF_SECRET : XP_POD_REF_CONFIGMAP;
+        json_t *pods = NULL, *pod;
+        bool found = false;
+        size_t i;
+
+        if (!ns || !name || xp_store_list(store, "pods", ns, &pods, NULL, NULL) < 0)
+                return false;
+        json_array_foreach(pods, i, pod)
+        {
+                const char *bound =
+                    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+
+                if (bound && strcmp(bound, node) == 0 && xp_pod_references(pod, kind, name)) {
+                        found = true;
+                        break;
+                }
+        }
+        json_decref(pods);
+        return found;
 }
 
 /* The paths anyone may read, as Kubernetes lets anyone see the server is there. */
@@ -127,6 +157,10 @@ int http_authorize(const struct route *route,
                 if (on > 0)
                         decision = AUTH_ALLOW;
         }
+        if (decision == AUTH_ALLOW_IF_REFERENCED &&
+            http_node_references(
+                req->api->store, areq.resource, req->namespace, req->name, who->subject))
+                decision = AUTH_ALLOW;
         if (decision == AUTH_ALLOW)
                 return 1;
         if (decision == AUTH_ALLOW_IF_POD_ON_NODE) {

@@ -34,6 +34,8 @@
 #include "xpool/quotastatus.h"
 #include "xpool/scheduler.h"
 #include "xpool/server.h"
+#include "xpool/store.h"
+#include "xpool/storekeys.h"
 #include "xpool/workloads.h"
 
 #define ADDRESS_MAX (INET6_ADDRSTRLEN + 16)
@@ -70,13 +72,23 @@ static int start_state(struct xp_server *server,
             .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
                                                                 : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
         };
+        _cleanup_(xp_store_keys_freep) struct xp_store_keys *keys = NULL;
+        _cleanup_free_ char *keys_path = xp_datadir_path(options->data_dir, XP_DATADIR_ENCRYPTION);
         char why[128];
         int r;
 
-        r = xp_store_open(
-            &(struct xp_store_options){.path = db, .event_history = options->event_history},
-            &server->api.store,
-            err);
+        /* Secrets are encrypted at rest: the key is made at the first start */
+        if (!keys_path)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        r = xp_store_keys_load(keys_path, true, &keys, err);
+        if (r < 0)
+                return r;
+        r = xp_store_open(&(struct xp_store_options){.path = db,
+                                                     .event_history = options->event_history,
+                                                     .keys = keys,
+                                                     .encrypted_kinds = XP_STORE_ENCRYPTED_KINDS},
+                          &server->api.store,
+                          err);
         if (r < 0)
                 return r;
         if (xp_store_readonly(server->api.store, why, sizeof(why)))

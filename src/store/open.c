@@ -291,6 +291,10 @@ void xp_store_close(struct xp_store *store)
         pthread_mutex_destroy(&store->lock);
         xp_histogram_done(&store->commit_seconds);
         xp_histogram_done(&store->batch_writes);
+        xp_store_keys_free(store->keys);
+        for (size_t i = 0; i < store->n_encrypted; i++)
+                free(store->encrypted[i]);
+        free(store->encrypted);
         free(store->path);
         free(store);
 }
@@ -369,6 +373,29 @@ static int start(struct xp_store *store, struct xp_error *err)
         return 0;
 }
 
+/* The options' keys and encrypted kinds, copied. */
+static int copy_encryption(struct xp_store *store, const struct xp_store_options *options)
+{
+        size_t n = 0;
+
+        if (!options->keys || !options->encrypted_kinds || options->keys->n == 0)
+                return 0;
+        while (options->encrypted_kinds[n])
+                n++;
+        store->keys = malloc(sizeof(*store->keys));
+        store->encrypted = calloc(n + 1, sizeof(char *));
+        if (!store->keys || !store->encrypted)
+                return -ENOMEM;
+        *store->keys = *options->keys;
+        for (size_t i = 0; i < n; i++) {
+                store->encrypted[i] = strdup(options->encrypted_kinds[i]);
+                if (!store->encrypted[i])
+                        return -ENOMEM;
+                store->n_encrypted++;
+        }
+        return 0;
+}
+
 int xp_store_open(const struct xp_store_options *options,
                   struct xp_store **ret,
                   struct xp_error *err)
@@ -406,7 +433,7 @@ int xp_store_open(const struct xp_store_options *options,
         store->event_history = options->event_history ?: DEFAULT_EVENT_HISTORY;
         /* Trim in batches: let the log grow by an eighth (at least 16 events) past the history. */
         store->trim_slack = store->event_history / 8 > 16 ? store->event_history / 8 : 16;
-        if (store_recent_init(store) < 0)
+        if (store_recent_init(store) < 0 || copy_encryption(store, options) < 0)
                 return xp_errorf(err, -ENOMEM, "store %s: out of memory", options->path);
 
         r = open_checked(store, err);

@@ -147,6 +147,30 @@ static int read_fail(struct xp_store *store, struct conn *c, int rc, struct xp_e
         return store_sqlite_fail(store->path, c->db, rc, err, "reading");
 }
 
+/*
+ * A row's body as readers get it: opened when it is sealed (xp_store_options.keys), else as
+ * stored. *body and *len are replaced by the plaintext, which *ret_free holds (caller frees).
+ */
+static int row_body(struct xp_store *store,
+                    const char *kind,
+                    const char *namespace,
+                    const char *name,
+                    const char **body,
+                    size_t *len,
+                    char **ret_free,
+                    struct xp_error *err)
+{
+        int r;
+
+        *ret_free = NULL;
+        if (!*body || !store_envelope_is(*body, *len))
+                return 0;
+        r = store_envelope_open(store, kind, namespace, name, *body, *len, ret_free, len, err);
+        if (r > 0)
+                *body = *ret_free;
+        return r < 0 ? r : 0;
+}
+
 int xp_store_get(struct xp_store *store,
                  const char *kind,
                  const char *namespace,
@@ -183,11 +207,14 @@ int xp_store_get(struct xp_store *store,
         else if (rc != SQLITE_ROW)
                 r = read_fail(store, c, rc, err);
         else {
+                const char *body = (const char *)sqlite3_column_text(st, 1);
+                size_t len = (size_t)sqlite3_column_bytes(st, 1);
+                _cleanup_free_ char *plain = NULL;
+
                 version = (uint64_t)sqlite3_column_int64(st, 0);
-                object = store_parse_body((const char *)sqlite3_column_text(st, 1),
-                                          (size_t)sqlite3_column_bytes(st, 1),
-                                          version);
-                if (!object)
+                r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
+                object = r < 0 ? NULL : store_parse_body(body, len, version);
+                if (!object && r >= 0)
                         r = store_corrupt_body(store, kind, namespace, name, version, err);
         }
         conn_put(store, c);
@@ -234,12 +261,15 @@ int xp_store_event_before(struct xp_store *store,
                 r = read_fail(store, c, rc, err);
         else {
                 uint64_t at = (uint64_t)sqlite3_column_int64(st, 2);
+                const char *body = (const char *)sqlite3_column_text(st, 1);
+                size_t len = (size_t)sqlite3_column_bytes(st, 1);
+                _cleanup_free_ char *plain = NULL;
 
                 type = sqlite3_column_int(st, 0);
-                object = store_parse_body((const char *)sqlite3_column_text(st, 1),
-                                          (size_t)sqlite3_column_bytes(st, 1),
-                                          at);
-                r = object ? 1 : store_corrupt_body(store, kind, namespace, name, at, err);
+                r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
+                object = r < 0 ? NULL : store_parse_body(body, len, at);
+                if (r >= 0)
+                        r = object ? 1 : store_corrupt_body(store, kind, namespace, name, at, err);
         }
         conn_put(store, c);
         if (r <= 0)
@@ -312,14 +342,21 @@ static int list_rows(struct xp_store *store,
         if (namespace)
                 sqlite3_bind_text(st, 2, namespace, -1, SQLITE_STATIC);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                r = fn((const char *)sqlite3_column_text(st, 0) ?: "",
-                       (const char *)sqlite3_column_text(st, 1) ?: "",
-                       (uint64_t)sqlite3_column_int64(st, 2),
-                       (const char *)sqlite3_column_text(st, 3),
-                       (size_t)sqlite3_column_bytes(st, 3),
-                       userdata);
-                if (r < 0)
+                const char *ns = (const char *)sqlite3_column_text(st, 0) ?: "";
+                const char *name = (const char *)sqlite3_column_text(st, 1) ?: "";
+                const char *body = (const char *)sqlite3_column_text(st, 3);
+                size_t len = (size_t)sqlite3_column_bytes(st, 3);
+                char *plain = NULL;
+
+                r = row_body(store, kind, ns, name, &body, &len, &plain, err);
+                if (r >= 0)
+                        r = fn(
+                            ns, name, (uint64_t)sqlite3_column_int64(st, 2), body, len, userdata);
+                free(plain);
+                if (r < 0) {
+                        sqlite3_reset(st);
                         goto out;
+                }
         }
         if (rc != SQLITE_DONE) {
                 r = read_fail(store, c, rc, err);
@@ -503,8 +540,10 @@ static int append_event(struct xp_store *store,
         const char *body = (const char *)sqlite3_column_text(st, 4);
         size_t len = (size_t)sqlite3_column_bytes(st, 4);
         uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
+        _cleanup_free_ char *plain = NULL;
         struct xp_store_event *e;
         bool ok;
+        int r;
 
         if (store_event_list_grow(l) < 0)
                 return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
@@ -517,6 +556,9 @@ static int append_event(struct xp_store *store,
             .name = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
         };
         l->n++;
+        r = row_body(store, kind, e->namespace ?: "", e->name ?: "", &body, &len, &plain, err);
+        if (r < 0)
+                return r;
         if (l->text)
                 ok = body && store_text_versioned_dup(body, len, v, &e->text, &e->text_len) >= 0;
         else
@@ -623,33 +665,32 @@ static int events_scan(struct xp_store *store,
         return 0;
 }
 
-int xp_store_events_scan(struct xp_store *store,
-                         const char *kind,
-                         const char *namespace,
-                         uint64_t since,
-                         size_t max,
-                         struct xp_store_event **ret_events,
-                         size_t *ret_n,
-                         uint64_t *ret_through,
-                         struct xp_error *err)
-{
-        return events_scan(
-            store, kind, namespace, since, max, false, ret_events, ret_n, ret_through, err);
-}
+/* The two public scans differ only in what each event carries: the object, or its text. */
+#define EVENTS_SCAN(name, as_text)                                                                 \
+        int name(struct xp_store *store,                                                           \
+                 const char *kind,                                                                 \
+                 const char *namespace,                                                            \
+                 uint64_t since,                                                                   \
+                 size_t max,                                                                       \
+                 struct xp_store_event **ret_events,                                               \
+                 size_t *ret_n,                                                                    \
+                 uint64_t *ret_through,                                                            \
+                 struct xp_error *err)                                                             \
+        {                                                                                          \
+                return events_scan(store,                                                          \
+                                   kind,                                                           \
+                                   namespace,                                                      \
+                                   since,                                                          \
+                                   max,                                                            \
+                                   as_text,                                                        \
+                                   ret_events,                                                     \
+                                   ret_n,                                                          \
+                                   ret_through,                                                    \
+                                   err);                                                           \
+        }
 
-int xp_store_events_scan_text(struct xp_store *store,
-                              const char *kind,
-                              const char *namespace,
-                              uint64_t since,
-                              size_t max,
-                              struct xp_store_event **ret_events,
-                              size_t *ret_n,
-                              uint64_t *ret_through,
-                              struct xp_error *err)
-{
-        return events_scan(
-            store, kind, namespace, since, max, true, ret_events, ret_n, ret_through, err);
-}
+EVENTS_SCAN(xp_store_events_scan, false)
+EVENTS_SCAN(xp_store_events_scan_text, true)
 
 int xp_store_events_since(struct xp_store *store,
                           const char *kind,

@@ -73,10 +73,13 @@ static int copy_objects(sqlite3 *old, sqlite3 *db, struct xp_store_recovery *ret
                                         NULL);
         while (rc == SQLITE_OK && (rc = sqlite3_step(from)) == SQLITE_ROW) {
                 const char *body = (const char *)sqlite3_column_text(from, 4);
-                json_t *o = body ? store_parse_body(body,
-                                                    (size_t)sqlite3_column_bytes(from, 4),
-                                                    (uint64_t)sqlite3_column_int64(from, 3))
-                                 : NULL;
+                size_t len = (size_t)sqlite3_column_bytes(from, 4);
+                /* an encrypted body is kept as it is: the key file still opens it */
+                json_t *o =
+                    !body ? NULL
+                    : store_envelope_is(body, len)
+                        ? json_true()
+                        : store_parse_body(body, len, (uint64_t)sqlite3_column_int64(from, 3));
 
                 rc = SQLITE_OK;
                 if (!o || !sqlite3_column_text(from, 0) || !sqlite3_column_text(from, 2)) {

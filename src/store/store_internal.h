@@ -24,6 +24,7 @@
 
 #include "xpool/histogram.h"
 #include "xpool/store.h"
+#include "xpool/storekeys.h"
 
 #define SCHEMA_VERSION   1
 #define APPLICATION_ID   0x78706f6c /* "xpol" */
@@ -121,6 +122,10 @@ struct xp_store {
         struct xp_histogram commit_seconds, batch_writes;
         char *path;
         size_t event_history;
+        /* encryption at rest (envelope.c): a copy of the keys, the kinds; NULL/0: none */
+        struct xp_store_keys *keys;
+        char **encrypted;
+        size_t n_encrypted;
         size_t trim_slack;
 
         pthread_mutex_t lock;
@@ -213,6 +218,37 @@ int store_corrupt_body(struct xp_store *store,
                        const char *name,
                        uint64_t version,
                        struct xp_error *err);
+
+/* envelope.c */
+/* Whether kind's bodies are encrypted in this store. */
+bool store_encrypts(const struct xp_store *store, const char *kind);
+/* Whether a stored body is an envelope (and under the primary key). */
+bool store_envelope_is(const char *body, size_t len);
+bool store_envelope_primary(const struct xp_store *store, const char *body, size_t len);
+/* body sealed under the primary key for the object's row: *ret (caller frees). -errno, err. */
+int store_envelope_seal(struct xp_store *store,
+                        const char *kind,
+                        const char *ns,
+                        const char *name,
+                        const char *body,
+                        size_t len,
+                        char **ret,
+                        size_t *ret_len,
+                        struct xp_error *err);
+/*
+ * A stored body opened: 1 with the plaintext in *ret (caller frees, NUL-terminated), 0 when it
+ * is no envelope (use it as it is), -ENOKEY / -EKEYREJECTED / -EBADMSG with err naming the object
+ * and the key.
+ */
+int store_envelope_open(struct xp_store *store,
+                        const char *kind,
+                        const char *ns,
+                        const char *name,
+                        const char *body,
+                        size_t len,
+                        char **ret,
+                        size_t *ret_len,
+                        struct xp_error *err);
 
 /* read.c */
 void store_readers_free(struct xp_store *store);

@@ -51,8 +51,13 @@ struct op {
         bool done;
         int result;
         uint64_t version;
-        char *last_body; /* delete: the stored body, malloc'ed */
-        char *text;      /* the object as written, with its version (store_text_versioned()) */
+        char *last_body; /* delete: the stored body (opened, when encrypted), malloc'ed */
+        /* what the rows get: body, or body sealed (an encrypted kind); a delete's event gets
+         * last_stored, the object's row as it was (NULL: last_body) */
+        const char *stored;
+        size_t stored_len;
+        char *last_stored;
+        char *text; /* the object as written, with its version (store_text_versioned()) */
         size_t text_len;
         bool want_text; /* the writer takes text; the ring of recent writes gets a copy */
         json_t *shared; /* the writer's object, given up to the ring (xp_store_written.share) */
@@ -108,6 +113,27 @@ static void bind_key(sqlite3_stmt *st, const struct op *op)
         sqlite3_bind_text(st, 3, op->name, -1, SQLITE_STATIC);
 }
 
+/* A delete's last state from its row: plaintext in op->last_body, the row in op->last_stored
+ * when it is an envelope (the DELETED event keeps it sealed). */
+static int open_last(struct xp_store *store, struct op *op, const char *text, size_t len)
+{
+        size_t n;
+        int r;
+
+        if (!text)
+                return xp_errorf(&op->err, -ENOMEM, "out of memory");
+        r = store_envelope_open(
+            store, op->kind, op->namespace, op->name, text, len, &op->last_body, &n, &op->err);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                op->last_stored = strndup(text, len);
+                return op->last_stored ? 0 : xp_errorf(&op->err, -ENOMEM, "out of memory");
+        }
+        op->last_body = strndup(text, len);
+        return op->last_body ? 0 : xp_errorf(&op->err, -ENOMEM, "out of memory");
+}
+
 /*
  * Update and delete: the object must be there at the expected version. 1 to go on (a delete's
  * last body in op->last_body), 0 when refused (op->result says why), or -(SQLite error).
@@ -152,12 +178,11 @@ static int check_stored(struct xp_store *store, struct op *op)
         }
         if (op->type == OP_DELETE) {
                 const char *text = (const char *)sqlite3_column_text(st, 1);
-                int len = sqlite3_column_bytes(st, 1);
+                size_t len = (size_t)sqlite3_column_bytes(st, 1);
 
-                op->last_body = text ? strndup(text, (size_t)len) : NULL;
-                if (!op->last_body) {
+                op->result = open_last(store, op, text, len);
+                if (op->result < 0) {
                         sqlite3_reset(st);
-                        op->result = xp_errorf(&op->err, -ENOMEM, "out of memory");
                         return 0;
                 }
         }
@@ -178,8 +203,8 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
             [OP_DELETE] = XP_STORE_DELETED,
         };
         sqlite3_stmt *st;
-        const char *body = op->body;
-        size_t body_len = op->body_len;
+        const char *body = op->body, *stored = op->stored;
+        size_t body_len = op->body_len, stored_len = op->stored_len;
         int rc;
 
         if (op->type == OP_UPDATE || op->type == OP_DELETE) {
@@ -189,6 +214,8 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
                 if (op->type == OP_DELETE) {
                         body = op->last_body;
                         body_len = strlen(op->last_body);
+                        stored = op->last_stored ? op->last_stored : body;
+                        stored_len = strlen(stored);
                 }
         }
 
@@ -207,7 +234,7 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         bind_key(st, op);
         if (op->type != OP_DELETE) {
                 sqlite3_bind_int64(st, 4, (sqlite3_int64)version);
-                sqlite3_bind_text(st, 5, body, (int)body_len, SQLITE_STATIC);
+                sqlite3_bind_text(st, 5, stored, (int)stored_len, SQLITE_STATIC);
         }
         rc = store_step_done(st);
         if (rc == SQLITE_CONSTRAINT_PRIMARYKEY && op->type == OP_CREATE) {
@@ -230,7 +257,7 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         sqlite3_bind_text(st, 3, op->kind, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, op->namespace, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 5, op->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 6, body, (int)body_len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
         rc = store_step_done(st);
         if (rc != SQLITE_DONE)
                 return -rc;
@@ -578,6 +605,8 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                         o->version = 0;
                         free(o->last_body);
                         o->last_body = NULL;
+                        free(o->last_stored);
+                        o->last_stored = NULL;
                         free(o->text);
                         o->text = NULL;
                         if (o->shared) /* as it was: without a version */
@@ -705,8 +734,8 @@ static int write_op(struct xp_store *store,
                     struct xp_store_written *ret,
                     struct xp_error *err)
 {
-        _cleanup_free_ char *body = NULL;
-        _cleanup_free_ char *last_body = NULL;
+        _cleanup_free_ char *body = NULL, *sealed = NULL;
+        _cleanup_free_ char *last_body = NULL, *last_stored = NULL;
         _cleanup_free_ char *text = NULL;
         json_t *last = NULL;
         int r;
@@ -718,7 +747,23 @@ static int write_op(struct xp_store *store,
                 r = store_serialise(store, object, &body, &op->body_len, err);
                 if (r < 0)
                         return r;
-                op->body = body;
+                op->body = op->stored = body;
+                op->stored_len = op->body_len;
+                /* sealed here too, by each writer: the leader only binds */
+                if (store_encrypts(store, op->kind)) {
+                        r = store_envelope_seal(store,
+                                                op->kind,
+                                                op->namespace,
+                                                op->name,
+                                                body,
+                                                op->body_len,
+                                                &sealed,
+                                                &op->stored_len,
+                                                err);
+                        if (r < 0)
+                                return r;
+                        op->stored = sealed;
+                }
         }
         /* hashed here, by each writer, so that the leader only chains */
         op->hash =
@@ -730,6 +775,7 @@ static int write_op(struct xp_store *store,
         submit(store, op);
         pthread_cond_destroy(&op->wake);
         last_body = op->last_body;
+        last_stored = op->last_stored;
         text = op->text;
         if (op->result < 0) {
                 if (err)

@@ -8,7 +8,7 @@
 # layout and docker-archive imports; every bad case (hostile layers, malformed documents, a
 # digest mismatch, 401/404/500, a registry that hangs) a clear error that leaves nothing in the
 # store; then the agent: Pulling/Pulled, ErrImagePull and ImagePullBackOff, ErrImageNeverPull,
-# "already present", and the Node's status.images.
+# "already present", a pod's imagePullSecrets (an API Secret), and the Node's status.images.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/images_lib.sh"
 img_need /usr/bin/docker-registry skopeo htpasswd openssl curl /usr/bin/python3
@@ -189,6 +189,21 @@ wait_for "ImagePullBackOff" 30 describe missing "ImagePullBackOff"
 wait_for "Back-off event" 30 describe missing "Back-off pulling image"
 wait_for "ErrImageNeverPull" 30 describe never "is not present with pull policy of Never"
 wait_for "already present" 30 describe present "already present on machine"
+# imagePullSecrets through an API Secret (kubernetes.io/dockerconfigjson): the node reads the
+# Secret its pod names (the node authorizer's rule); Always, as the image is in the store already
+printf '{"auths": {"%s": {"auth": "%s"}}}' "$secure" "$(printf puller:s3cret | base64)" >"$tmp/regcred.json"
+printf '{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "regcred"}, "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": "%s"}}' \
+  "$(base64 -w0 "$tmp/regcred.json")" >"$tmp/regcred.json.body"
+admin_token=$(sed -n 's/^ *token: //p' "$KUBECONFIG" | head -1)
+check "pull secret" 0 curl -sf -o /dev/null -H "Authorization: Bearer $admin_token" -H "Content-Type: application/json" \
+  --data-binary @"$tmp/regcred.json.body" "$url/api/v1/namespaces/default/secrets"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: withsecret}\nspec:\n  restartPolicy: Never\n  imagePullSecrets: [{name: regcred}]\n  containers:\n  - {name: c, image: "%s", imagePullPolicy: Always}\n' \
+  "$secure/team/ai-framework:2.0" >"$tmp/withsecret.yaml"
+check "pod with imagePullSecrets" 0 "$xpool" apply -f "$tmp/withsecret.yaml" --server "$url"
+pod nosecret "$secure/team/ai-framework:2.0" Always
+wait_for "pulled with the pod's imagePullSecret" 30 describe withsecret "Successfully pulled image \"$secure/team/ai-framework:2.0\" in"
+wait_for "refused without one" 30 describe nosecret "Failed to pull image \"$secure/team/ai-framework:2.0\""
+wait_for "the pod with the secret runs to its end" 30 describe withsecret "Completed"
 node_images() { "$xpool" get node img1 -o yaml --server "$url" | grep -A3 "images:" | grep -qF "$plain/ai-framework"; }
 wait_for "Node status.images" 30 node_images
 kill -TERM "$agent_pid"; wait "$agent_pid" 2>/dev/null || true; agent_pid=

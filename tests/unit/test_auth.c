@@ -611,13 +611,34 @@ static void secrets_are_the_admins(void **state)
         assert_string_equal(
             reason,
             "secrets \"db\" is forbidden: User \"system:reader:ci\" cannot get resource \"secrets\" in API group \"\" in the namespace \"default\"");
-        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_DENY);
+        /* a node: only what a pod bound to it names (the server looks), in the node
+         * authorizer's words when none does */
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)),
+                         AUTH_ALLOW_IF_REFERENCED);
+        assert_string_equal(
+            reason,
+            "secrets \"db\" is forbidden: User \"system:node:n1\" cannot get resource \"secrets\" in API group \"\" in the namespace \"default\": no relationship found between node 'n1' and this object");
         req.verb = AUTH_LIST;
         req.name = NULL;
         assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_DENY);
+        assert_string_equal(
+            reason,
+            "secrets is forbidden: User \"system:node:n1\" cannot list resource \"secrets\" in API group \"\" in the namespace \"default\": can only get individual resources of this type");
         assert_int_equal(auth_authorize(&reader, &req, reason, sizeof(reason)), AUTH_DENY);
+        req.verb = AUTH_UPDATE;
+        req.name = "db";
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_DENY);
         req.resource = "configmaps";
+        req.verb = AUTH_LIST;
+        req.name = NULL;
         assert_int_equal(auth_authorize(&reader, &req, reason, sizeof(reason)), AUTH_ALLOW);
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_DENY);
+        req.verb = AUTH_GET;
+        req.name = "app";
+        assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)),
+                         AUTH_ALLOW_IF_REFERENCED);
+        assert_non_null(strstr(reason, "configmaps \"app\" is forbidden"));
+        req.group = "example.com"; /* another group's configmaps are not the rule's */
         assert_int_equal(auth_authorize(&node, &req, reason, sizeof(reason)), AUTH_ALLOW);
 }
 

@@ -392,14 +392,14 @@ static void errors(void **state)
             "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"
             "'valueFrom':{'secretKeyRef':{'name':'s','key':'k'}}}]}]}",
             -EINVAL,
-            "spec.containers[0].env[0].valueFrom.secretKeyRef: not supported: xpool has no Secrets or ConfigMaps yet (fieldRef and resourceFieldRef are)");
+            "spec.containers[0].env[0].valueFrom.secretKeyRef: not read: the agent reads ConfigMaps and Secrets before the launch (src/agent/podconfig.c)");
         expect_error(
             "{}",
             "{'containers':[{'name':'o','command':['y']},{'name':'c','command':['x'],"
             "'env':[{'name':'A','value':'a'},{'name':'P',"
             "'valueFrom':{'configMapKeyRef':{'name':'s','key':'k'}}}]}]}",
             -EINVAL,
-            "spec.containers[1].env[1].valueFrom.configMapKeyRef: not supported: xpool has no Secrets or ConfigMaps yet (fieldRef and resourceFieldRef are)");
+            "spec.containers[1].env[1].valueFrom.configMapKeyRef: not read: the agent reads ConfigMaps and Secrets before the launch (src/agent/podconfig.c)");
         expect_error(
             "{}",
             "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"

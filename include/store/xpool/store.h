@@ -42,10 +42,20 @@
 #define XP_STORE_BODY_MAX (3 * 1024 * 1024) /* the serialised object, in bytes */
 
 struct xp_store;
+struct xp_store_keys;
 
 struct xp_store_options {
         const char *path;     /* the database file; its directory must exist */
         size_t event_history; /* events kept for watch resumption; 0 means 10000 */
+        /*
+         * Encryption at rest (xpool/storekeys.h): the bodies of these kinds (NULL-terminated, as
+         * stored: "secrets") are sealed under keys' primary key in every row written, and opened
+         * with the key their prefix names when read. Both NULL: nothing is encrypted. The store
+         * keeps a copy of keys. A body that does not open is an error naming the object and the
+         * key (-ENOKEY: the key file lacks it; -EKEYREJECTED: another key of that name).
+         */
+        const struct xp_store_keys *keys;
+        const char *const *encrypted_kinds;
 };
 
 enum xp_store_event_type {
@@ -298,6 +308,14 @@ int xp_store_event_before(struct xp_store *store,
 
 /* The latest version written. */
 uint64_t xp_store_version(struct xp_store *store);
+
+/*
+ * Rewrites every row (objects and the event log) of the encrypted kinds that is not under the
+ * primary key (an older key, or plaintext from before encryption) under the primary, in one
+ * transaction: versions and the history's digest do not change. *ret_n (may be NULL): rows
+ * rewritten. A row that does not open fails the whole rewrite (err names it); nothing changed.
+ */
+int xp_store_reencrypt(struct xp_store *store, uint64_t *ret_n, struct xp_error *err);
 
 /*
  * Blocks until a write newer than version happens or timeout_ms passes (-1: no limit). Returns 1

@@ -12,6 +12,7 @@
  *     tokens, tokens.lock     the bearer tokens' hashes; 0600
  *     pki/                    0700: ca.crt, ca.key, server.crt, server.key (src/server/tls.h)
  *     admin.kubeconfig        the admin's kubeconfig; 0600
+ *     encryption.keys         the keys Secrets are encrypted with in the store; 0600
  *     agent/                  a node agent's own directory (0700): the default of `xpool agent`
  *       containers/ logs/     and the one `xpool up` gives its agent; node.token and
  *                             simulated-node.yaml are `xpool up`'s
@@ -36,6 +37,7 @@
 #define XP_DATADIR_PKI            "pki"
 #define XP_DATADIR_CA_CERT        "pki/ca.crt"
 #define XP_DATADIR_KUBECONFIG     "admin.kubeconfig"
+#define XP_DATADIR_ENCRYPTION     "encryption.keys" /* Secrets' keys (xpool/storekeys.h) */
 #define XP_DATADIR_AGENT          "agent"
 #define XP_DATADIR_CONTAINERS     "containers" /* in the agent's directory */
 #define XP_DATADIR_LOGS           "logs"       /* in the agent's directory */

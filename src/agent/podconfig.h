@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * A container's ConfigMaps and Secrets, as the kubelet uses them (podconfig.c: env and envFrom;
+ * podconfig_volumes.c: configMap, secret and projected volumes written into the pod's
+ * directory). The agent asks before each start (podconfig_gate.c): a missing object or key holds
+ * the container with CreateContainerConfigError and the kubelet's message until it appears.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "xpool/error.h"
+
+/* The waiting reason of a container whose ConfigMap or Secret is missing. */
+#define XP_PODCONFIG_REASON "CreateContainerConfigError"
+
+/*
+ * Reads an object ("configmaps" or "secrets") of namespace ns: 0 with *ret (a new reference),
+ * -ENOENT when there is none, another -errno with err when it could not be read.
+ */
+typedef int (*xp_podconfig_get_fn)(const char *resource,
+                                   const char *ns,
+                                   const char *name,
+                                   json_t **ret,
+                                   void *userdata,
+                                   struct xp_error *err);
+
+/* The objects a start read, by "resource/name", so that each is read once. */
+struct xp_podconfig_reader {
+        xp_podconfig_get_fn get;
+        void *userdata;
+        const char *ns;
+        json_t *seen; /* "resource/name" -> object, or null when missing */
+};
+
+/* The object (borrowed from r->seen), NULL when missing (-ENOENT), or -errno with err. */
+int xp_podconfig_read(struct xp_podconfig_reader *r,
+                      const char *resource,
+                      const char *name,
+                      const json_t **ret,
+                      struct xp_error *err);
+
+/* A value of a ConfigMap's data or binaryData, or a Secret's data decoded: *ret (caller frees,
+ * NUL-terminated, *ret_len bytes); -ENOENT when the key is not there. */
+int xp_podconfig_value(
+    const char *resource, const json_t *object, const char *key, char **ret, size_t *ret_len);
+
+/*
+ * The pod (a deep copy in *ret_pod) whose container (an init container when init) has its
+ * envFrom and valueFrom configMapKeyRef/secretKeyRef replaced by plain values (escaped from $(VAR)
+ * expansion, which Kubernetes does not apply to them), in the kubelet's order: envFrom first,
+ * env over it. 1 when ready; 0 when it must wait, with *ret_wait the kubelet's message
+ * (`configmap "x" not found`, `couldn't find key k in ConfigMap ns/x`; caller frees); -errno with
+ * err. *ret_invalid (caller frees; NULL when none): the InvalidEnvironmentVariableNames events'
+ * messages, one a line, for envFrom keys that are no variable names (skipped).
+ */
+int xp_podconfig_env(const json_t *pod,
+                     const char *container,
+                     bool init,
+                     struct xp_podconfig_reader *reader,
+                     json_t **ret_pod,
+                     char **ret_wait,
+                     char **ret_invalid,
+                     struct xp_error *err);
+
+/* ---- podconfig_gate.c: the agent's step before a start ------------------------------------- */
+
+struct xp_agent;
+struct xp_podsync_memory;
+struct xp_agent_pull_pod;
+
+/*
+ * Before START of container (init: an init container) of pod: 1 to start, with *ret_pod the pod
+ * to start from (its env resolved; NULL: the pod as it is, it names no ConfigMap or Secret);
+ * 0 when it is held in m with CreateContainerConfigError and the kubelet's message (looked at
+ * again a second later, xp_podsync_release_due()); -ENOMEM.
+ */
+int xp_agent_config_gate(struct xp_agent *agent,
+                         const struct xp_agent_pull_pod *pod,
+                         const char *container,
+                         bool init,
+                         struct xp_podsync_memory *m,
+                         json_t **ret_pod);
