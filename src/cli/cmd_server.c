@@ -145,6 +145,24 @@ static int hpa_option(int c, const char *arg, struct xp_server_options *o)
         return 0;
 }
 
+static int event_history_option(struct xp_server_options *o, const char *arg)
+{
+        char *end;
+        unsigned long long n;
+
+        errno = 0;
+        n = strtoull(arg, &end, 10);
+        if (errno || *end || n == 0 || arg[0] == '-' || n > 100000000) {
+                fprintf(stderr,
+                        "xpool server: --event-history '%s': expected a number of writes "
+                        "between 1 and 100000000\n",
+                        arg);
+                return XP_EXIT_USAGE;
+        }
+        o->event_history = (size_t)n;
+        return 0;
+}
+
 static int server_option(int c, const char *arg, void *userdata)
 {
         struct server_args *a = userdata;
@@ -194,22 +212,8 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'P':
                 a->options->scheduler_off = true;
                 break;
-        case 'H': {
-                char *end;
-                unsigned long long n;
-
-                errno = 0;
-                n = strtoull(arg, &end, 10);
-                if (errno || *end || n == 0 || arg[0] == '-' || n > 100000000) {
-                        fprintf(stderr,
-                                "xpool server: --event-history '%s': expected a number of writes "
-                                "between 1 and 100000000\n",
-                                arg);
-                        return XP_EXIT_USAGE;
-                }
-                a->options->event_history = (size_t)n;
-                break;
-        }
+        case 'H':
+                return event_history_option(a->options, arg);
         case 'G':
                 return xp_cli_parse_duration("server",
                                              "node-monitor-grace-period",
