@@ -109,7 +109,7 @@ try:
         time.sleep(0.1)
     say(running(sleeper), "sleeping", sleeper)
     os.write(master, b"\x03")
-    m = expect(master, rb"rc=(\d+)", 10)
+    m = expect(master, rb"rc=(\d+)\r*\n", 10)
     say(bool(m) and m.group(1) == b"130", "interrupt", "rc=" + (m.group(1).decode() if m else "none"))
     if mode == "exec":
         os.write(master, b"exit 7\r")
