@@ -35,7 +35,7 @@
 
 /*
  * The conditions of a pod that failed because a device it held became unhealthy (decided here;
- * nothing sets them yet, docs/workloads.md). DisruptionTarget (reason DeviceUnhealthy) is what
+ * the agent sets them: src/agent/devhealth.c, docs/monitoring.md). DisruptionTarget (reason DeviceUnhealthy) is what
  * existing manifests match to treat infrastructure failures apart (Ignore);
  * xpool.io/DeviceUnhealthy singles device failures out (FailIndex, Ignore, or FailJob for hardware
  * that must not be retried).

@@ -120,7 +120,7 @@ expect_in "robfig's message" "$tmp/err" 'spec.schedule: Invalid value: "61 * * *
 check "an unknown time zone" 1 "${k[@]}" apply -f "$tmp/zoned.json"
 expect_in "Kubernetes' message" "$tmp/err" 'spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus'
 
-# ---- HorizontalPodAutoscaler (the kind; its controller is not in yet: docs/workloads.md) ---------
+# ---- HorizontalPodAutoscaler (the kind; its controller: 41-autoscaling) ---------
 cat >"$tmp/hpa.yaml" <<'YAML'
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
