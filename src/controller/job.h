@@ -35,10 +35,10 @@
 
 /*
  * The conditions of a pod that failed because a device it held became unhealthy (decided here;
- * the agent sets them: src/agent/devhealth.c, docs/monitoring.md). DisruptionTarget (reason DeviceUnhealthy) is what
- * existing manifests match to treat infrastructure failures apart (Ignore);
- * xpool.io/DeviceUnhealthy singles device failures out (FailIndex, Ignore, or FailJob for hardware
- * that must not be retried).
+ * the agent sets them: src/agent/devhealth.c, docs/monitoring.md). DisruptionTarget (reason
+ * DeviceUnhealthy) is what existing manifests match to treat infrastructure failures apart
+ * (Ignore); xpool.io/DeviceUnhealthy singles device failures out (FailIndex, Ignore, or FailJob for
+ * hardware that must not be retried).
  */
 #define XP_JOB_DISRUPTION_CONDITION "DisruptionTarget"
 #define XP_JOB_DEVICE_CONDITION     "xpool.io/DeviceUnhealthy"

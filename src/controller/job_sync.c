@@ -94,6 +94,7 @@ pod_json(const json_t *job, const struct xp_job_spec *spec, const struct xp_job_
 {
         const json_t *template = json_object_get(json_object_get(job, "spec"), "template");
         const char *name = wl_meta(job, "name"), *uid = wl_meta(job, "uid");
+        bool manual = json_is_true(json_object_get(json_object_get(job, "spec"), "manualSelector"));
         json_t *meta = json_deep_copy(json_object_get(template, "metadata"));
         json_t *pspec = json_deep_copy(json_object_get(template, "spec"));
         json_t *pod = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind", "Pod");
@@ -114,14 +115,15 @@ pod_json(const json_t *job, const struct xp_job_spec *spec, const struct xp_job_
              json_object_set_new(meta, "namespace", json_string(wl_meta(job, "namespace"))) < 0 ||
              json_object_set_new(meta, "ownerReferences", json_pack("[O]", ref)) < 0))
                 r = -ENOMEM;
-        if (r == 0)
+        /* a manual selector's pods carry the template's labels only, as in Kubernetes */
+        if (r == 0 && !manual)
                 r = add_string(
                     meta, "labels", "batch.kubernetes.io/controller-uid", uid ? uid : "");
-        if (r == 0)
+        if (r == 0 && !manual)
                 r = add_string(meta, "labels", "batch.kubernetes.io/job-name", name);
-        if (r == 0)
+        if (r == 0 && !manual)
                 r = add_string(meta, "labels", "controller-uid", uid ? uid : "");
-        if (r == 0)
+        if (r == 0 && !manual)
                 r = add_string(meta, "labels", "job-name", name);
         if (r == 0 && c->index >= 0) {
                 r = add_string(meta, "annotations", XP_JOB_INDEX_ANNOTATION, index);

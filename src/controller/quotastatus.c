@@ -73,10 +73,12 @@ static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, stru
         r = xp_store_list(store, "resourcequotas", ns, &quotas, &version, err);
         if (r >= 0 && json_array_size(quotas) > 0)
                 r = xp_store_list(store, "pods", ns, &pods, &version, err);
-        if (r >= 0)
-                r = xp_registry_namespace_usage(pods, &usage);
         json_array_foreach(quotas, i, quota)
         {
+                /* each quota counts the pods its scopes take in */
+                xp_resource_list_done(&usage);
+                if (r >= 0)
+                        r = xp_registry_quota_usage(quota, pods, &usage);
                 if (r >= 0)
                         r = xp_registry_change(c->registry,
                                                "resourcequotas",

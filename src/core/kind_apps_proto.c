@@ -2,34 +2,30 @@
 /*
  * The protobuf messages of the apps/v1 kinds (field numbers of k8s.io/api/apps/v1's
  * generated.proto), so that kubectl's typed commands (create deployment), which send protobuf,
- * work. The strategies' IntOrString fields (maxSurge, maxUnavailable) are left out: kubectl's
- * generators never set them, the server defaults them, and JSON carries them for everyone else.
+ * work, the strategies' IntOrString fields (maxSurge, maxUnavailable) included.
  */
 #include "kind_apps.h"
 #include "protobuf_internal.h"
-
-MESSAGE(requirement,
-        "meta/v1 LabelSelectorRequirement",
-        STR(1, "key"),
-        STR(2, "operator"),
-        STRS(3, "values"));
-
-MESSAGE(label_selector,
-        "meta/v1 LabelSelector",
-        SMAP(1, "matchLabels"),
-        MSGS(2, "matchExpressions", requirement));
 
 MESSAGE(pod_template_spec,
         "core/v1 PodTemplateSpec",
         MSG(1, "metadata", xp_pb_object_meta),
         MSG(2, "spec", xp_pb_pod_spec));
 
-MESSAGE(strategy, "apps/v1 DeploymentStrategy", STR(1, "type"));
+MESSAGE(rolling_update,
+        "apps/v1 RollingUpdateDeployment",
+        INTSTR(1, "maxUnavailable"),
+        INTSTR(2, "maxSurge"));
+
+MESSAGE(strategy,
+        "apps/v1 DeploymentStrategy",
+        STR(1, "type"),
+        MSG(2, "rollingUpdate", rolling_update));
 
 MESSAGE(deployment_spec,
         "apps/v1 DeploymentSpec",
         I32_P(1, "replicas"),
-        MSG(2, "selector", label_selector),
+        MSG(2, "selector", xp_pb_label_selector),
         MSG(3, "template", pod_template_spec),
         MSG(4, "strategy", strategy),
         I32(5, "minReadySeconds"),
@@ -69,7 +65,7 @@ const struct pb_message xp_pb_deployment = {
 MESSAGE(replicaset_spec,
         "apps/v1 ReplicaSetSpec",
         I32_P(1, "replicas"),
-        MSG(2, "selector", label_selector),
+        MSG(2, "selector", xp_pb_label_selector),
         MSG(3, "template", pod_template_spec),
         I32(4, "minReadySeconds"));
 
@@ -89,11 +85,19 @@ const struct pb_message xp_pb_replicaset = {
     .n_fields = 3,
 };
 
-MESSAGE(daemonset_strategy, "apps/v1 DaemonSetUpdateStrategy", STR(1, "type"));
+MESSAGE(daemonset_rolling_update,
+        "apps/v1 RollingUpdateDaemonSet",
+        INTSTR(1, "maxUnavailable"),
+        INTSTR(2, "maxSurge"));
+
+MESSAGE(daemonset_strategy,
+        "apps/v1 DaemonSetUpdateStrategy",
+        STR(1, "type"),
+        MSG(2, "rollingUpdate", daemonset_rolling_update));
 
 MESSAGE(daemonset_spec,
         "apps/v1 DaemonSetSpec",
-        MSG(1, "selector", label_selector),
+        MSG(1, "selector", xp_pb_label_selector),
         MSG(2, "template", pod_template_spec),
         MSG(3, "updateStrategy", daemonset_strategy),
         I32(4, "minReadySeconds"),

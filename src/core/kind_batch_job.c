@@ -106,35 +106,18 @@ int xp_batch_job_spec_defaults(json_t *spec)
         return r;
 }
 
-/* The member of o named key as an object, made when missing; NULL: -ENOMEM. */
-static json_t *object_member(json_t *o, const char *key)
-{
-        json_t *m = json_object_get(o, key);
-
-        if (json_is_object(m))
-                return m;
-        m = json_object();
-        if (!m || json_object_set_new(o, key, m) < 0)
-                return NULL;
-        return m;
-}
-
 static int job_defaults(struct xp_doc *doc)
 {
-        json_t *spec = json_object_get(doc->body, "spec");
-        const char *name = doc->metadata.name;
-        int r = xp_batch_job_spec_defaults(spec);
+        return xp_batch_job_spec_defaults(json_object_get(doc->body, "spec"));
+}
 
-        /* the labels Kubernetes gives a Job's pods (its uid's come with each pod) */
-        if (r < 0 || !name || !*name || !json_is_object(json_object_get(spec, "template")))
-                return r;
-        json_t *labels =
-            object_member(object_member(json_object_get(spec, "template"), "metadata"), "labels");
-        if (!labels ||
-            json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(name)) < 0 ||
-            json_object_set_new(labels, "job-name", json_string(name)) < 0)
-                return -ENOMEM;
-        return 0;
+/* The create's hook, once the server gave the Job its name and uid. */
+static int job_created(void *object)
+{
+        struct xp_doc *doc = object;
+
+        return xp_batch_job_generate_selector(
+            json_object_get(doc->body, "spec"), doc->metadata.name, doc->metadata.uid);
 }
 
 /* ---- validation (ValidateJobSpec), with field.ErrorList's words ---------------------------- */
@@ -336,9 +319,15 @@ static int
 job_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
 {
         const json_t *spec = json_object_get(doc->body, "spec");
+        const char *uid = doc->metadata.uid;
+        int r;
 
         if (old) {
                 const json_t *was = json_object_get(old->body, "spec");
+                r = xp_batch_job_check_selector(
+                    ctx, spec, doc->metadata.name, uid && *uid ? uid : old->metadata.uid, was);
+                if (r < 0)
+                        return r;
                 if (!json_equal((json_t *)json_object_get(spec, "completionMode"),
                                 (json_t *)json_object_get(was, "completionMode")))
                         return xp_fail_field(ctx,
@@ -353,7 +342,10 @@ job_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct x
                             ctx, -EINVAL, "spec.template", "Invalid value: field is immutable");
                 return 0;
         }
-        return xp_batch_job_spec_validate(ctx, spec, "spec");
+        r = xp_batch_job_spec_validate(ctx, spec, "spec");
+        if (r >= 0)
+                r = xp_batch_job_check_selector(ctx, spec, doc->metadata.name, uid, NULL);
+        return r;
 }
 
 /* ---- kubectl get jobs: NAME STATUS COMPLETIONS DURATION AGE (kubectl 1.32's printJob) ------- */
@@ -587,6 +579,7 @@ const struct xp_kind xp_kind_job = {
     .categories = job_categories,
     .namespaced = true,
     XP_DOC_KIND_OPS(xp_kind_job),
+    .set_defaults = job_created,
     .doc_defaults = job_defaults,
     .doc_validate = job_validate,
     .table = &job_table,

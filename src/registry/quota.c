@@ -182,30 +182,33 @@ int xp_registry_quota_check(const json_t *quotas,
                             const json_t *pod,
                             struct xp_error *err)
 {
-        struct xp_resource_list requested = {0}, used = {0};
+        struct xp_resource_list requested = {0};
         const json_t *quota;
         size_t i;
         int r = xp_registry_pod_usage(pod, &requested);
 
-        if (r >= 0)
-                r = xp_registry_namespace_usage(pods, &used);
         json_array_foreach(quotas, i, quota)
         {
+                struct xp_resource_list used = {0};
                 char *message;
 
                 if (r < 0)
                         break;
-                message = exceeded(xp_json_str_at(quota, "metadata.name", ""),
-                                   xp_json_object_at(quota, "spec.hard"),
-                                   &requested,
-                                   &used);
+                if (!xp_registry_quota_matches(quota, pod))
+                        continue;
+                r = xp_registry_quota_usage(quota, pods, &used);
+                message = r < 0 ? NULL
+                                : exceeded(xp_json_str_at(quota, "metadata.name", ""),
+                                           xp_json_object_at(quota, "spec.hard"),
+                                           &requested,
+                                           &used);
                 if (message) {
                         r = xp_errorf(err, -EDQUOT, "%s", message);
                         free(message);
                 }
+                xp_resource_list_done(&used);
         }
         xp_resource_list_done(&requested);
-        xp_resource_list_done(&used);
         return r < 0 ? r : 0;
 }
 

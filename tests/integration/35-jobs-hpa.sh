@@ -98,6 +98,15 @@ check "indexed's logs" 0 bash -c "for p in \$(kubectl get pods -l job-name=index
 expect_in "indexes 0, 1, 2" "$tmp/out" "$(printf 'index=0\nindex=1\nindex=2')"
 check "completedIndexes" 0 "${k[@]}" get job indexed -o jsonpath='{.status.completedIndexes}'
 expect_in "0-2" "$tmp/out" "0-2"
+
+# the selector the server generated: the Job's uid, on the template and in spec.selector
+uid=$("${k[@]}" get job ten -o jsonpath='{.metadata.uid}')
+check "ten's selector" 0 "${k[@]}" get job ten -o jsonpath='{.spec.selector.matchLabels}{" "}{.spec.template.metadata.labels}'
+expect_in "selects its uid" "$tmp/out" "{\"batch.kubernetes.io/controller-uid\":\"$uid\"} "
+expect_in "template's uid label" "$tmp/out" "\"controller-uid\":\"$uid\""
+expect_in "template's name label" "$tmp/out" "\"batch.kubernetes.io/job-name\":\"ten\""
+check "a selector without manualSelector" 1 "${k[@]}" create -f - <<<'{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"sel"},"spec":{"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}}'
+expect_in "not auto-generated" "$tmp/err" 'spec.selector: Invalid value: "app=x": `selector` not auto-generated'
 check "fatal's reason" 0 "${k[@]}" get job fatal -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}: {.status.conditions[?(@.type=="Failed")].message}'
 expect_in "PodFailurePolicy" "$tmp/out" "PodFailurePolicy: Container main for pod default/fatal-"
 expect_in "its rule" "$tmp/out" "failed with exit code 42 matching FailJob rule at index 0"

@@ -400,6 +400,55 @@ static void document_kind_deployment(void **state)
         json_decref(json);
 }
 
+/* IntOrString (util/intstr): {type 0, intVal} or {type 1, strVal}. */
+static void put_intstr(struct buf *b, uint32_t number, int is_string, int32_t n, const char *s)
+{
+        struct buf v = {0};
+
+        put_uint(&v, 1, (uint64_t)is_string);
+        if (is_string)
+                put_str(&v, 3, s);
+        else
+                put_uint(&v, 2, (uint64_t)n);
+        put_msg(b, number, &v);
+}
+
+/* A rolling update's maxSurge and maxUnavailable, of a Deployment and of a DaemonSet. */
+static void apps_rolling_update(void **state)
+{
+        static const char *const kinds[] = {"Deployment", "DaemonSet"};
+        /* DeploymentSpec.strategy is field 4, DaemonSetSpec.updateStrategy field 3 */
+        static const uint32_t strategy_field[] = {4, 3};
+        static const char *const want[] = {
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+            "\"spec\":{\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":"
+            "{\"maxUnavailable\":0,\"maxSurge\":\"50%\"}}}}",
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\"},"
+            "\"spec\":{\"updateStrategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":"
+            "{\"maxUnavailable\":0,\"maxSurge\":\"50%\"}}}}",
+        };
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                struct buf rolling = {0}, strategy = {0}, spec = {0}, meta = {0}, object = {0},
+                           body = {0};
+                json_t *json;
+
+                put_intstr(&rolling, 1, 0, 0, NULL);
+                put_intstr(&rolling, 2, 1, 0, "50%");
+                put_str(&strategy, 1, "RollingUpdate");
+                put_msg(&strategy, 2, &rolling);
+                put_msg(&spec, strategy_field[i], &strategy);
+                put_str(&meta, 1, "d");
+                put_msg(&object, 1, &meta);
+                put_msg(&object, 2, &spec);
+                envelope(&body, "apps/v1", kinds[i], &object);
+                json = decode_ok(&body);
+                assert_json(json, want[i]);
+                json_decref(json);
+        }
+}
+
 /* kubectl create configmap --from-literal --from-file: a document kind's message (kind_*.c) */
 static void document_kind_configmap(void **state)
 {
@@ -523,6 +572,7 @@ int main(void)
             cmocka_unit_test(unknown_fields_and_kinds_are_errors),
             cmocka_unit_test(document_kind_configmap),
             cmocka_unit_test(document_kind_deployment),
+            cmocka_unit_test(apps_rolling_update),
             cmocka_unit_test(malformed_bodies),
             cmocka_unit_test(size_limit),
         };

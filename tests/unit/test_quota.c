@@ -13,6 +13,8 @@
 #include <jansson.h>
 
 #include "xpool/doc.h"
+#include "xpool/kind.h"
+#include "xpool/quantity.h"
 #include "xpool/registry.h"
 #include "xpool/resource.h"
 
@@ -69,6 +71,144 @@ static void quota_counts_and_refuses(void **state)
         json_decref(quotas);
 }
 
+/* A pod of priorityClassName pc (none when ""), BestEffort unless cpu, activeDeadlineSeconds
+ * unless deadline < 0. */
+static json_t *scoped_pod(const char *pc, const char *cpu, int deadline)
+{
+        json_t *pod = js("{'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'c'}]},"
+                         " 'status': {'phase': 'Running'}}");
+        json_t *spec = json_object_get(pod, "spec");
+
+        if (*pc)
+                json_object_set_new(spec, "priorityClassName", json_string(pc));
+        if (cpu)
+                json_object_set_new(json_array_get(json_object_get(spec, "containers"), 0),
+                                    "resources",
+                                    json_pack("{s:{s:s}}", "requests", "cpu", cpu));
+        if (deadline >= 0)
+                json_object_set_new(spec, "activeDeadlineSeconds", json_integer(deadline));
+        return pod;
+}
+
+static void quota_scopes(void **state)
+{
+        json_t *terminating = js("{'spec': {'scopes': ['Terminating']}}");
+        json_t *not_terminating = js("{'spec': {'scopes': ['NotTerminating']}}");
+        json_t *best_effort = js("{'spec': {'scopes': ['BestEffort']}}");
+        json_t *not_best_effort = js("{'spec': {'scopes': ['NotBestEffort', 'NotTerminating']}}");
+        json_t *has_class = js("{'spec': {'scopes': ['PriorityClass']}}");
+        json_t *high = js("{'spec': {'scopeSelector': {'matchExpressions': [{'scopeName':"
+                          " 'PriorityClass', 'operator': 'In', 'values': ['high']}]}}}");
+        json_t *not_high = js("{'spec': {'scopeSelector': {'matchExpressions': [{'scopeName':"
+                              " 'PriorityClass', 'operator': 'NotIn', 'values': ['high']}]}}}");
+        json_t *plain = scoped_pod("", NULL, -1), *batch = scoped_pod("high", "1", 60);
+
+        (void)state;
+        assert_false(xp_registry_quota_matches(terminating, plain));
+        assert_true(xp_registry_quota_matches(terminating, batch));
+        assert_true(xp_registry_quota_matches(not_terminating, plain));
+        assert_false(xp_registry_quota_matches(not_terminating, batch));
+        assert_true(xp_registry_quota_matches(best_effort, plain));
+        assert_false(xp_registry_quota_matches(best_effort, batch));
+        assert_false(xp_registry_quota_matches(not_best_effort, plain));
+        assert_false(xp_registry_quota_matches(not_best_effort, batch)); /* both must hold */
+        assert_false(xp_registry_quota_matches(has_class, plain));
+        assert_true(xp_registry_quota_matches(has_class, batch));
+        assert_false(xp_registry_quota_matches(high, plain));
+        assert_true(xp_registry_quota_matches(high, batch));
+        assert_true(xp_registry_quota_matches(not_high, plain));
+        assert_false(xp_registry_quota_matches(not_high, batch));
+        json_decref(terminating);
+        json_decref(not_terminating);
+        json_decref(best_effort);
+        json_decref(not_best_effort);
+        json_decref(has_class);
+        json_decref(high);
+        json_decref(not_high);
+        json_decref(plain);
+        json_decref(batch);
+}
+
+/* A scoped quota counts and refuses only the pods its scopes take in. */
+static void scoped_quota_admission(void **state)
+{
+        json_t *quotas = js("[{'metadata': {'name': 'high'}, 'spec': {'hard': {'pods': '1'},"
+                            " 'scopeSelector': {'matchExpressions': [{'scopeName': 'PriorityClass',"
+                            " 'operator': 'In', 'values': ['high']}]}}}]");
+        json_t *pods = json_pack("[o, o]", scoped_pod("", NULL, -1), scoped_pod("high", NULL, -1));
+        json_t *low = scoped_pod("low", NULL, -1), *high = scoped_pod("high", NULL, -1);
+        struct xp_resource_list used = {0};
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_registry_quota_check(quotas, pods, low, &err), 0);
+        assert_int_equal(xp_registry_quota_check(quotas, pods, high, &err), -EDQUOT);
+        assert_string_equal(
+            err.msg, "exceeded quota: high, requested: pods=1, used: pods=1, limited: pods=1");
+        /* what the quota status controller writes as used: the one high pod */
+        assert_int_equal(xp_registry_quota_usage(json_array_get(quotas, 0), pods, &used), 0);
+        assert_int_equal(xp_quantity_cmp(xp_resource_list_get(&used, "pods"),
+                                         xp_resource_list_get(&used, "count/pods")),
+                         0);
+        char text[XP_QUANTITY_STRING_MAX];
+        assert_string_equal(xp_quantity_format(xp_resource_list_get(&used, "pods"), text), "1");
+        xp_resource_list_done(&used);
+        json_decref(low);
+        json_decref(high);
+        json_decref(pods);
+        json_decref(quotas);
+}
+
+/* A ResourceQuota's scopes are refused as Kubernetes refuses them (kind_quota.c). */
+static void scope_validation(void **state)
+{
+        static const struct {
+                const char *spec, *message;
+        } cases[] = {
+            {"'scopes': ['Forever']",
+             "spec.scopes: Invalid value: [\"Forever\"]: unsupported scope"},
+            {"'scopes': ['BestEffort', 'NotBestEffort']",
+             "spec.scopes: Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes"},
+            {"'scopeSelector': {'matchExpressions': [{'scopeName': 'Terminating', 'operator': 'In',"
+             " 'values': ['x']}]}",
+             "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exist'"},
+            {"'scopeSelector': {'matchExpressions': [{'scopeName': 'PriorityClass', 'operator': 'In'}]}",
+             "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value"},
+            {"'scopeSelector': {'matchExpressions': [{'scopeName': 'Nope', 'operator': 'Exists'}]}",
+             "spec.scopeSelector.matchExpressions.scopeName: Invalid value: \"Nope\": unsupported scope"},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char text[512];
+                snprintf(text,
+                         sizeof(text),
+                         "{'apiVersion': 'v1', 'kind': 'ResourceQuota', 'metadata': {'name': 'q',"
+                         " 'namespace': 'default'}, 'spec': {'hard': {'pods': '1'}, %s}}",
+                         cases[i].spec);
+                json_t *json = js(text);
+                struct xp_doc *doc = NULL;
+                struct xp_error err = {0};
+                int r = xp_doc_from_json(&xp_kind_resourcequota, json, NULL, 0, &doc, &err);
+                if (r != -EINVAL || !strstr(err.msg, cases[i].message))
+                        fail_msg(
+                            "%s: got %d \"%s\", want \"%s\"", text, r, err.msg, cases[i].message);
+                json_decref(json);
+        }
+        /* what Kubernetes takes */
+        json_t *json =
+            js("{'apiVersion': 'v1', 'kind': 'ResourceQuota', 'metadata': {'name': 'q',"
+               " 'namespace': 'default'}, 'spec': {'hard': {'pods': '1'}, 'scopes':"
+               " ['NotBestEffort', 'Terminating'], 'scopeSelector': {'matchExpressions':"
+               " [{'scopeName': 'PriorityClass', 'operator': 'NotIn', 'values': ['low']}]}}}");
+        struct xp_doc *doc = NULL;
+        struct xp_error err = {0};
+        if (xp_doc_from_json(&xp_kind_resourcequota, json, NULL, 0, &doc, &err) < 0)
+                fail_msg("%s", err.msg);
+        xp_doc_free(doc);
+        json_decref(json);
+}
+
 static void limitrange_defaults_and_bounds(void **state)
 {
         json_t *ranges = js(
@@ -115,6 +255,9 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(quota_counts_and_refuses),
+            cmocka_unit_test(quota_scopes),
+            cmocka_unit_test(scoped_quota_admission),
+            cmocka_unit_test(scope_validation),
             cmocka_unit_test(limitrange_defaults_and_bounds),
         };
 

@@ -303,10 +303,15 @@ struct xp_resource_list;
 int xp_registry_pod_usage(const json_t *pod, struct xp_resource_list *ret);
 /* The sum over pods (a JSON array) that are not Succeeded or Failed. */
 int xp_registry_namespace_usage(const json_t *pods, struct xp_resource_list *ret);
+/* Whether quota's scopes (spec.scopes, spec.scopeSelector) take pod in (quota_scope.c). */
+bool xp_registry_quota_matches(const json_t *quota, const json_t *pod);
+/* xp_registry_namespace_usage() of the pods quota's scopes take in. */
+int xp_registry_quota_usage(const json_t *quota, const json_t *pods, struct xp_resource_list *ret);
 /*
  * -EDQUOT with err "exceeded quota: NAME, requested: R=1, used: R=2, limited: R=2" (the
  * resources over their hard limit, sorted) when pod, added to pods, exceeds one of quotas (JSON
- * arrays of ResourceQuotas and Pods of its namespace); else 0.
+ * arrays of ResourceQuotas and Pods of its namespace) whose scopes take it in, counting the
+ * pods each one takes in; else 0.
  */
 int xp_registry_quota_check(const json_t *quotas,
                             const json_t *pods,
