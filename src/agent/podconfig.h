@@ -128,3 +128,32 @@ int xp_podconfig_volume_files(const json_t *vol,
 int xp_podconfig_write_atomic(const char *dir,
                               const struct xp_podconfig_files *files,
                               struct xp_error *err);
+
+/* Removes DATA/volumes/<uid>, what a gone pod's volumes left (their Secrets' values). */
+int xp_podconfig_volumes_remove(const char *data_dir, const char *uid);
+
+/* ---- podconfig_mount.c: the agent's volume step before a start ------------------------------ */
+
+/* The waiting reason of a container whose configMap, secret or projected volume is not ready. */
+#define XP_PODCONFIG_MOUNT_REASON "ContainerCreating"
+
+/* podconfig_gate.c's reader of the server's objects (userdata: a struct xp_apiclient). */
+int xp_agent_config_get(const char *resource,
+                        const char *ns,
+                        const char *name,
+                        json_t **ret,
+                        void *userdata,
+                        struct xp_error *err);
+
+/*
+ * Before START of container (init: an init container) of pod: its configMap, secret and
+ * projected volumes written into DATA/volumes/<uid>/<volume> (xp_podconfig_write_atomic); 1 to
+ * start; 0 when it is held in m, ContainerCreating, with the kubelet's FailedMount Event
+ * (`MountVolume.SetUp failed for volume "v" : configmap "x" not found`), looked at again a second
+ * later; -ENOMEM.
+ */
+int xp_agent_volume_gate(struct xp_agent *agent,
+                         const struct xp_agent_pull_pod *pod,
+                         const char *container,
+                         bool init,
+                         struct xp_podsync_memory *m);

@@ -162,3 +162,13 @@ int xp_podconfig_write_atomic(const char *dir,
                 (void)nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
         return r;
 }
+
+int xp_podconfig_volumes_remove(const char *data_dir, const char *uid)
+{
+        char path[PATH_MAX];
+
+        if (!uid || !*uid || strchr(uid, '/') || strncmp(uid, "..", 2) == 0 || uid[0] == '.')
+                return -EINVAL;
+        snprintf(path, sizeof(path), "%s/volumes/%s", data_dir, uid);
+        return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT ? -errno : 0;
+}

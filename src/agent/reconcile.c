@@ -707,6 +707,8 @@ static bool act(struct loop *l,
 
                 r = st->pod ? pull_gate(l, st, a) : 1;
                 if (r > 0 && st->pod)
+                        r = xp_agent_volume_gate(agent, &pod, a->container, a->init, st->memory);
+                if (r > 0 && st->pod)
                         r = xp_agent_config_gate(
                             agent, &pod, a->container, a->init, st->memory, &resolved);
                 if (r == 0)
@@ -865,6 +867,7 @@ static void sync_pod(struct loop *l, struct podstate *st)
 
                 xp_agent_pull_refresh(agent->pulls, &pod, xp_agent_now_ns(), st->memory);
                 xp_podsync_release_due(st->memory, XP_PODCONFIG_REASON, xp_agent_now_ns());
+                xp_podsync_release_due(st->memory, XP_PODCONFIG_MOUNT_REASON, xp_agent_now_ns());
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
@@ -959,6 +962,14 @@ static void drop_states(struct loop *l)
                                st->namespace,
                                st->name,
                                xp_error_message(&err));
+                int r = xp_podconfig_volumes_remove(l->agent->data_dir, st->uid);
+
+                if (r < 0)
+                        xp_log(LOG_WARNING,
+                               "agent: removing the volumes of pod %s/%s: %s",
+                               st->namespace,
+                               st->name,
+                               strerror(-r));
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
