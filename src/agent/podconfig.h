@@ -123,7 +123,8 @@ int xp_podconfig_volume_files(const json_t *vol,
  * timestamped directory "..<time>" holds them, the symbolic link "..data" is swapped to it by a
  * rename, each top-level name is a symbolic link "name -> ..data/name", and what the previous
  * version had and this one has not (its directory, stale top-level links) is removed. A reader
- * sees the old set or the new one, never a mix. -errno with err.
+ * sees the old set or the new one, never a mix. Files the same as the current version's leave
+ * it as it is. -errno with err.
  */
 int xp_podconfig_write_atomic(const char *dir,
                               const struct xp_podconfig_files *files,
@@ -157,3 +158,11 @@ int xp_agent_volume_gate(struct xp_agent *agent,
                          const char *container,
                          bool init,
                          struct xp_podsync_memory *m);
+
+/*
+ * Writes again the configMap, secret and projected volumes of pod that a start has written
+ * (xp_agent_volume_gate) from their objects as they are now, the kubelet's periodic update: a
+ * version that changed replaces the old one by the "..data" swap; an object that is gone or
+ * unreadable leaves the files as they are.
+ */
+void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent_internal.h"
 #include "podconfig.h"
@@ -138,4 +139,36 @@ int xp_agent_volume_gate(struct xp_agent *agent,
         }
         r = hold(agent, pod, container, init, m, wait);
         return r < 0 ? r : 0;
+}
+
+void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod)
+{
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_podconfig_reader reader = {.get = xp_agent_config_get, .ns = pod->namespace};
+        const json_t *vol;
+        size_t i;
+
+        json_array_foreach(json_object_get(json_object_get(pod->json, "spec"), "volumes"), i, vol)
+        {
+                _cleanup_free_ char *dir = NULL, *wait = NULL;
+                struct xp_error err = {0};
+                struct stat st;
+
+                if (!json_object_get(vol, "configMap") && !json_object_get(vol, "secret") &&
+                    !json_object_get(vol, "projected"))
+                        continue;
+                if (asprintf(&dir,
+                             "%s/volumes/%s/%s",
+                             agent->data_dir,
+                             pod->uid,
+                             json_string_value(json_object_get(vol, "name"))) < 0)
+                        break;
+                if (stat(dir, &st) < 0) /* no start has set it up */
+                        continue;
+                if (!client && xp_apiclient_new(&agent->api, &client, &err) < 0)
+                        break;
+                reader.userdata = client;
+                (void)one(agent, pod, vol, &reader, &wait, &err);
+        }
+        json_decref(reader.seen);
 }

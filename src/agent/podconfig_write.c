@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,48 @@ static int links(int dirfd, const struct xp_podconfig_files *files, struct xp_er
         return 0;
 }
 
+static _Thread_local size_t counted; /* nftw() has no userdata */
+
+static int count_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)path;
+        (void)st;
+        (void)ftw;
+        counted += flag == FTW_F;
+        return 0;
+}
+
+/* Whether dirfd's current version holds exactly files (so that a refresh leaves it alone). */
+static bool same(int dirfd, const char *dir, const struct xp_podconfig_files *files)
+{
+        char path[PATH_MAX], version[NAME_MAX + 1];
+        ssize_t n;
+
+        for (size_t i = 0; i < files->n; i++) {
+                const struct xp_podconfig_file *f = &files->v[i];
+                _cleanup_free_ char *data = NULL;
+                _cleanup_close_ int fd = -1;
+                struct stat st;
+                size_t size = 0;
+
+                snprintf(path, sizeof(path), DATA "/%s", f->path);
+                fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+                    (st.st_mode & 07777) != f->mode || (size_t)st.st_size != f->len ||
+                    xp_read_fd_all(fd, f->len + 1, &data, &size) < 0 || size != f->len ||
+                    (f->len && memcmp(data, f->data, f->len) != 0))
+                        return false;
+        }
+        /* nftw() would not walk through the link: its version directory */
+        n = readlinkat(dirfd, DATA, version, sizeof(version) - 1);
+        if (n <= 0 || strncmp(version, "..", 2) != 0 || memchr(version, '/', (size_t)n))
+                return false;
+        version[n] = 0;
+        snprintf(path, sizeof(path), "%s/%s", dir, version);
+        counted = 0;
+        return nftw(path, count_one, 16, FTW_PHYS) == 0 && counted == files->n;
+}
+
 int xp_podconfig_write_atomic(const char *dir,
                               const struct xp_podconfig_files *files,
                               struct xp_error *err)
@@ -140,6 +183,8 @@ int xp_podconfig_write_atomic(const char *dir,
         dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0)
                 return xp_errorf(err, -errno, "%s: %m", dir);
+        if (same(dirfd, dir, files))
+                return 0;
         r = new_version(dirfd, version, sizeof(version), err);
         if (r < 0)
                 return r;

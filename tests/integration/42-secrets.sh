@@ -2,7 +2,7 @@
 # Secrets and ConfigMaps in use, with stock kubectl against `xpool up --simulate` (docs/workloads.md,
 # docs/security.md):
 #   - a pod with configMap and secret volumes: ContainerCreating with the kubelet's FailedMount
-#     event while its ConfigMap is missing, then the files (items, defaultMode, ..data links);
+#     event while its ConfigMap is missing, then the files (items, defaultMode, ..data links), a change to the ConfigMap written to them;
 #   - a process pod whose env comes from both kinds (env valueFrom, envFrom with a prefix): while
 #     its ConfigMap is missing it waits with CreateContainerConfigError and the kubelet's message,
 #     and it runs with the values once the ConfigMap is created; an envFrom key that is no
@@ -122,6 +122,9 @@ check "the secret's item at its path, decoded" 0 cat "$vdir/sec/auth/pw"
 expect_in "the secret's value" "$tmp/out" "$value"
 check "with its defaultMode" 0 stat -L -c %a "$vdir/sec/auth/pw"
 expect_in "0400" "$tmp/out" "400"
+check "change the volume's configmap" 0 "${k[@]}" patch configmap vcfg -p '{"data":{"mode":"slow"}}'
+volfile() { cat "$vdir/cfg/mode"; }
+poll "the change reaches the file (read again each 10 s)" 20 slow volfile
 check "delete volume pod" 0 "${k[@]}" delete pod volpod --grace-period=0 --force
 voldir_state() { [[ -e "$vdir" ]] && echo there || echo gone; }
 poll "the pod's volume files go with it" 15 gone voldir_state

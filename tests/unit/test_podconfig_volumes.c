@@ -262,7 +262,7 @@ static int versions(const char *dir)
 
 static void atomic_layout(void **state)
 {
-        char dir[] = "/tmp/xp-podconfig-XXXXXX", buf[PATH_MAX], path[PATH_MAX];
+        char dir[] = "/tmp/xp-podconfig-XXXXXX", buf[PATH_MAX], path[PATH_MAX], path2[PATH_MAX];
         struct xp_podconfig_file v1[] = {{"a", "one", 3, 0640}, {"sub/b", "two", 3, 0600}},
                                  v2[] = {{"a", "uno", 3, 0644}, {"c", "tre", 3, 0644}};
         struct xp_podconfig_files f1 = {v1, 2}, f2 = {v2, 2};
@@ -293,6 +293,21 @@ static void atomic_layout(void **state)
         read_at(path, "c", buf, sizeof(buf));
         assert_string_equal(buf, "tre");
         assert_int_equal(lstat(strcat(strcpy(buf, path), "/sub"), &st), -1);
+        assert_int_equal(versions(path), 1);
+        /* the same files again: the version stays */
+        n = readlink(strcat(strcpy(buf, path), "/..data"), buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_int_equal(xp_podconfig_write_atomic(path, &f2, &err), 0);
+        assert_int_equal(readlink(strcat(strcpy(path2, path), "/..data"), path2, sizeof(path2) - 1),
+                         n);
+        path2[n] = 0;
+        assert_string_equal(path2, buf);
+        /* a changed mode is a change */
+        v2[1].mode = 0600;
+        assert_int_equal(xp_podconfig_write_atomic(path, &f2, &err), 0);
+        assert_int_equal(stat(strcat(strcpy(buf, path), "/c"), &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
         assert_int_equal(versions(path), 1);
         snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
         assert_int_equal(system(buf), 0);
