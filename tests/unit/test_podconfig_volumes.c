@@ -215,8 +215,8 @@ static void bad_input_is_refused(void **state)
             "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"/x\"}]}}",
             "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"a/../../x\"}]}}",
             "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"defaultMode\":4096}}",
-            "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"x\"},"
-            "{\"key\":\"level\",\"path\":\"x\"}]}}",
+            ("{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"x\"},"
+             "{\"key\":\"level\",\"path\":\"x\"}]}}"),
         };
         struct xp_podconfig_files f = {0};
         char *wait = NULL;
