@@ -188,6 +188,7 @@ int xp_agent_containers_init(struct xp_agent *a,
         a->policy.n_runtime_classes = c->n_classes;
         a->policy.default_runtime = c->default_runtime;
         a->policy.allowed_host_paths = (const char *const *)c->allowed_host_paths;
+        a->policy.data_dir = a->data_dir;
         return 0;
 }
 

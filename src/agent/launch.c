@@ -220,6 +220,10 @@ void xp_launch_free(struct xp_launch *l)
         xp_devenv_free(l->env);
         free(l->devices);
         free(l->cpuset);
+        /* a configMap, secret or projected volume's directory is the launch's own */
+        for (struct xp_container_mount *m = l->mounts; m && m->volume; m++)
+                if (m->kind == XP_VOLUME_FILES)
+                        free((char *)m->source);
         free(l->mounts);
         xp_devenv_free(l->cdi_devices);
         free(l->supplemental);

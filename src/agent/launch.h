@@ -55,6 +55,9 @@ struct xp_launch_policy {
         /* hostPath volumes must be below one of these (--allow-host-path), NULL-terminated;
          * NULL: none is allowed */
         const char *const *allowed_host_paths;
+        /* the agent's data directory: DATA/volumes/<uid>/<volume> holds a pod's configMap,
+         * secret and projected volumes (podconfig_mount.c) */
+        const char *data_dir;
         /* why pods cannot get a network of their own on this node (NULL: they can, or every
          * pod is on the node's network by the operator's choice) */
         const char *network_unavailable;

@@ -3,7 +3,9 @@
  * A container's volumeMounts against its pod's volumes, as the kubelet reads them: emptyDir
  * (on disk, or medium Memory on a tmpfs of sizeLimit) and hostPath, which the node admin must
  * allow (xpool agent --allow-host-path PREFIX) since it reaches the node's own files. Other kinds
- * are refused with what xpool serves. Pure: the runtime makes and checks the paths.
+ * are refused with what xpool serves; configMap, secret and projected volumes are the directory
+ * the agent wrote their files into (podconfig_mount.c), mounted read-only. Pure: the runtime
+ * makes and checks the paths.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +18,7 @@
 
 /* The kinds of volume Kubernetes has that xpool does not serve (yet), for the message. */
 static const char *const other_kinds[] = {
-    "configMap",
-    "secret",
     "persistentVolumeClaim",
-    "projected",
     "downwardAPI",
     "nfs",
     "csi",
@@ -131,8 +130,29 @@ empty_dir(const json_t *ed, const char *vpath, struct xp_container_mount *m, str
         return 0;
 }
 
+/* A configMap, secret or projected volume: the directory the agent wrote its files into. */
+static int files(const char *uid,
+                 const char *vpath,
+                 const struct xp_launch_policy *policy,
+                 struct xp_container_mount *m,
+                 struct xp_error *err)
+{
+        m->kind = XP_VOLUME_FILES;
+        if (!policy || !policy->data_dir || !uid)
+                return xp_errorf(
+                    err, -EPERM, "%s: the agent has no directory for its files", vpath);
+        char *path;
+
+        /* freed with the launch (xp_launch_free) */
+        if (asprintf(&path, "%s/volumes/%s/%s", policy->data_dir, uid, m->volume) < 0)
+                return -ENOMEM;
+        m->source = path;
+        return 0;
+}
+
 /* What volume vol is on the node, into m. */
-static int volume(const json_t *vol,
+static int volume(const char *uid,
+                  const json_t *vol,
                   const char *vpath,
                   const struct xp_launch_policy *policy,
                   struct xp_container_mount *m,
@@ -150,18 +170,21 @@ static int volume(const json_t *vol,
                 return host_path(json_object_get(vol, "hostPath"), vpath, policy, m, err);
         if (json_object_get(vol, "emptyDir"))
                 return empty_dir(json_object_get(vol, "emptyDir"), vpath, m, err);
+        if (json_object_get(vol, "configMap") || json_object_get(vol, "secret") ||
+            json_object_get(vol, "projected"))
+                return files(uid, vpath, policy, m, err);
         for (size_t i = 0; other_kinds[i]; i++)
                 if (json_object_get(vol, other_kinds[i]))
                         return xp_errorf(
                             err,
                             -EPERM,
-                            "volume %s: %s volumes are not supported by xpool yet (emptyDir and hostPath are)",
+                            "volume %s: %s volumes are not supported by xpool yet (emptyDir, hostPath, configMap, secret and projected are)",
                             m->volume,
                             other_kinds[i]);
         return xp_errorf(
             err,
             -EPERM,
-            "volume %s: of a kind xpool does not know (emptyDir and hostPath are supported)",
+            "volume %s: of a kind xpool does not know (emptyDir, hostPath, configMap, secret and projected are supported)",
             m->volume);
 }
 
@@ -181,7 +204,8 @@ static int mount_options(const json_t *vm,
                                  "%s.mountPath: \"%s\" is not an absolute, normalized path",
                                  mpath,
                                  m->destination ? m->destination : "");
-        m->read_only = json_is_true(json_object_get(vm, "readOnly"));
+        /* the kubelet mounts these read-only whatever readOnly says */
+        m->read_only = json_is_true(json_object_get(vm, "readOnly")) || m->kind == XP_VOLUME_FILES;
         m->sub_path = str(vm, "subPath");
         if (json_object_get(vm, "subPathExpr"))
                 return xp_errorf(
@@ -231,7 +255,7 @@ int launch_volumes(const struct xp_pod *pod,
                                          mpath,
                                          str(vm, "name") ? str(vm, "name") : "");
                 snprintf(vpath, sizeof(vpath), "volume %s", str(vm, "name"));
-                r = volume(vol, vpath, policy, &l->mounts[i], err);
+                r = volume(pod->metadata.uid, vol, vpath, policy, &l->mounts[i], err);
                 if (r >= 0)
                         r = mount_options(vm, mpath, l->contain.privileged, &l->mounts[i], err);
                 if (r < 0)

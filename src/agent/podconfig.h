@@ -83,3 +83,86 @@ int xp_agent_config_gate(struct xp_agent *agent,
                          bool init,
                          struct xp_podsync_memory *m,
                          json_t **ret_pod);
+
+/* ---- podconfig_volumes.c: configMap, secret and projected volumes as files ------------------ */
+
+/* One file of such a volume, as the kubelet writes it. */
+struct xp_podconfig_file {
+        char *path; /* relative to the volume, without "." or ".." components */
+        char *data;
+        size_t len;
+        unsigned mode; /* permission bits */
+};
+
+/* The files of one volume (caller clears with xp_podconfig_files_clear). */
+struct xp_podconfig_files {
+        struct xp_podconfig_file *v;
+        size_t n;
+};
+
+void xp_podconfig_files_clear(struct xp_podconfig_files *f);
+
+/*
+ * The files of volume vol (an entry of the pod's spec.volumes with configMap, secret or
+ * projected (its configMap and secret sources)) into *ret, as the kubelet's volume plugins
+ * choose them: every key, or only items (key -> path, mode), with defaultMode (0644) otherwise.
+ * 1 when ready; 0 when the volume cannot be set up yet, with *ret_wait the kubelet's FailedMount
+ * message (`MountVolume.SetUp failed for volume "v" : configmap "x" not found`; caller frees);
+ * -errno with err (a path that leaves the volume, a kind this is not for).
+ */
+int xp_podconfig_volume_files(const json_t *vol,
+                              struct xp_podconfig_reader *reader,
+                              struct xp_podconfig_files *ret,
+                              char **ret_wait,
+                              struct xp_error *err);
+
+/* ---- podconfig_write.c: the kubelet's atomic layout ------------------------------------------ */
+
+/*
+ * Writes files into dir (made when missing) as the kubelet's atomic writer does: a new
+ * timestamped directory "..<time>" holds them, the symbolic link "..data" is swapped to it by a
+ * rename, each top-level name is a symbolic link "name -> ..data/name", and what the previous
+ * version had and this one has not (its directory, stale top-level links) is removed. A reader
+ * sees the old set or the new one, never a mix. Files the same as the current version's leave
+ * it as it is. -errno with err.
+ */
+int xp_podconfig_write_atomic(const char *dir,
+                              const struct xp_podconfig_files *files,
+                              struct xp_error *err);
+
+/* Removes DATA/volumes/<uid>, what a gone pod's volumes left (their Secrets' values). */
+int xp_podconfig_volumes_remove(const char *data_dir, const char *uid);
+
+/* ---- podconfig_mount.c: the agent's volume step before a start ------------------------------ */
+
+/* The waiting reason of a container whose configMap, secret or projected volume is not ready. */
+#define XP_PODCONFIG_MOUNT_REASON "ContainerCreating"
+
+/* podconfig_gate.c's reader of the server's objects (userdata: a struct xp_apiclient). */
+int xp_agent_config_get(const char *resource,
+                        const char *ns,
+                        const char *name,
+                        json_t **ret,
+                        void *userdata,
+                        struct xp_error *err);
+
+/*
+ * Before START of container (init: an init container) of pod: its configMap, secret and
+ * projected volumes written into DATA/volumes/<uid>/<volume> (xp_podconfig_write_atomic); 1 to
+ * start; 0 when it is held in m, ContainerCreating, with the kubelet's FailedMount Event
+ * (`MountVolume.SetUp failed for volume "v" : configmap "x" not found`), looked at again a second
+ * later; -ENOMEM.
+ */
+int xp_agent_volume_gate(struct xp_agent *agent,
+                         const struct xp_agent_pull_pod *pod,
+                         const char *container,
+                         bool init,
+                         struct xp_podsync_memory *m);
+
+/*
+ * Writes again the configMap, secret and projected volumes of pod that a start has written
+ * (xp_agent_volume_gate) from their objects as they are now, the kubelet's periodic update: a
+ * version that changed replaces the old one by the "..data" swap; an object that is gone or
+ * unreadable leaves the files as they are.
+ */
+void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod);

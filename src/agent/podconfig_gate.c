@@ -19,12 +19,12 @@
 
 #define RETRY_NS (1000LL * 1000 * 1000) /* a held start is looked at again after this */
 
-static int api_get(const char *resource,
-                   const char *ns,
-                   const char *name,
-                   json_t **ret,
-                   void *userdata,
-                   struct xp_error *err)
+int xp_agent_config_get(const char *resource,
+                        const char *ns,
+                        const char *name,
+                        json_t **ret,
+                        void *userdata,
+                        struct xp_error *err)
 {
         char path[1024];
         int r;
@@ -110,7 +110,7 @@ int xp_agent_config_gate(struct xp_agent *agent,
                 return 1;
         r = xp_apiclient_new(&agent->api, &client, &err);
         struct xp_podconfig_reader reader = {
-            .get = api_get, .userdata = client, .ns = pod->namespace};
+            .get = xp_agent_config_get, .userdata = client, .ns = pod->namespace};
 
         if (r >= 0)
                 r = xp_podconfig_env(

@@ -34,6 +34,8 @@
 
 /* A pod syncs again at once after actions that change its records, at most this often. */
 #define MAX_ROUNDS 8
+/* configMap, secret and projected volumes are read again this often (the kubelet's sync) */
+#define VOLUME_REFRESH_NS (10LL * 1000 * 1000 * 1000)
 
 struct podstate {
         char *uid, *namespace, *name;
@@ -57,9 +59,10 @@ struct loop {
         void *tree; /* podstates by uid */
         struct podstate **states;
         size_t n_states, cap_states;
-        bool need_list;  /* read every container again (at start, after a start not seen back) */
-        bool need_exits; /* read the pods whose containers exited */
-        bool adopted;    /* the first pass is done: networks of unknown pods torn down */
+        int64_t volumes_at; /* the next xp_agent_volume_refresh() round */
+        bool need_list;     /* read every container again (at start, after a start not seen back) */
+        bool need_exits;    /* read the pods whose containers exited */
+        bool adopted;       /* the first pass is done: networks of unknown pods torn down */
         struct xp_workers *starter; /* the container starts */
 };
 
@@ -707,6 +710,8 @@ static bool act(struct loop *l,
 
                 r = st->pod ? pull_gate(l, st, a) : 1;
                 if (r > 0 && st->pod)
+                        r = xp_agent_volume_gate(agent, &pod, a->container, a->init, st->memory);
+                if (r > 0 && st->pod)
                         r = xp_agent_config_gate(
                             agent, &pod, a->container, a->init, st->memory, &resolved);
                 if (r == 0)
@@ -865,6 +870,7 @@ static void sync_pod(struct loop *l, struct podstate *st)
 
                 xp_agent_pull_refresh(agent->pulls, &pod, xp_agent_now_ns(), st->memory);
                 xp_podsync_release_due(st->memory, XP_PODCONFIG_REASON, xp_agent_now_ns());
+                xp_podsync_release_due(st->memory, XP_PODCONFIG_MOUNT_REASON, xp_agent_now_ns());
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
                 struct xp_podsync_result res = {0};
@@ -930,6 +936,19 @@ static void sync_pod(struct loop *l, struct podstate *st)
         }
 }
 
+/* The running pods' configMap, secret and projected volumes from their objects as they are. */
+static void refresh_volumes(struct loop *l, int64_t now)
+{
+        for (size_t i = 0; i < l->n_states; i++) {
+                struct podstate *st = l->states[i];
+                struct xp_agent_pull_pod pod = pull_pod(st);
+
+                if (st->pod && !st->done && !st->gone && !st->drop)
+                        xp_agent_volume_refresh(l->agent, &pod);
+        }
+        l->volumes_at = now + VOLUME_REFRESH_NS;
+}
+
 /* Frees the states of pods that are gone and cleaned up, removing their logs. */
 static void drop_states(struct loop *l)
 {
@@ -959,6 +978,14 @@ static void drop_states(struct loop *l)
                                st->namespace,
                                st->name,
                                xp_error_message(&err));
+                int r = xp_podconfig_volumes_remove(l->agent->data_dir, st->uid);
+
+                if (r < 0)
+                        xp_log(LOG_WARNING,
+                               "agent: removing the volumes of pod %s/%s: %s",
+                               st->namespace,
+                               st->name,
+                               strerror(-r));
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
@@ -1082,6 +1109,10 @@ void *xp_agent_reconcile_thread(void *userdata)
                         if (st->wake_at_ns > 0 && (next == 0 || st->wake_at_ns < next))
                                 next = st->wake_at_ns;
                 }
+                if (now >= l.volumes_at)
+                        refresh_volumes(&l, now);
+                if (next == 0 || l.volumes_at < next)
+                        next = l.volumes_at;
                 drop_states(&l);
                 if (!l.adopted && !l.need_list) {
                         /* every pod and container is known now: the rest are leftovers */

@@ -139,7 +139,7 @@ static int empty_dirs(const char *dir, const struct xp_container_oci *oci, struc
         for (size_t i = 0; i < oci->n_mounts; i++) {
                 const struct xp_container_mount *m = &oci->mounts[i];
 
-                if (m->kind == XP_VOLUME_HOST_PATH)
+                if (m->kind == XP_VOLUME_HOST_PATH || m->kind == XP_VOLUME_FILES)
                         continue;
                 snprintf(path, sizeof(path), "%s/volumes/%s", dir, m->volume);
                 if (mkdir(path, 0777) < 0 && errno != EEXIST)
@@ -292,6 +292,11 @@ int oci_mount_source(const char *pod_dir,
         _cleanup_free_ char *base = NULL, *allowed = NULL;
         int r;
 
+        if (m->kind == XP_VOLUME_FILES) {
+                if (!(base = strdup(m->source)))
+                        return -ENOMEM;
+                return sub_path(base, m, ret, err);
+        }
         if (m->kind != XP_VOLUME_HOST_PATH) {
                 if (asprintf(&base, "%s/volumes/%s", pod_dir, m->volume) < 0)
                         return -ENOMEM;

@@ -10,7 +10,7 @@
 #   EPERM where opening its own gives ENXIO (no driver behind a stand-in);
 # - command/args against the image's Entrypoint/Cmd as Kubernetes' table says; the image's env
 #   under the pod's; workingDir and user from the image unless the pod sets them;
-# - emptyDir shared by two containers, hostPath (allowed, read-only, refused outside
+# - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers, hostPath (allowed, read-only, refused outside
 #   --allow-host-path); readOnlyRootFilesystem; a seccomp-denied call failing with EPERM (and
 #   not with seccompProfile Unconfined); capabilities as the process runtime gives them;
 # - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root;
@@ -197,7 +197,13 @@ spec:
   - {name: mem, emptyDir: {medium: Memory, sizeLimit: 8Mi}}
   - {name: data, hostPath: {path: @HOST@/data, type: Directory}}
   - {name: made, hostPath: {path: @HOST@/made, type: DirectoryOrCreate}}
+  - {name: cfg, configMap: {name: volcfg, items: [{key: k, path: sub/k}]}}
+  - {name: sec, secret: {secretName: volsec}}
   containers:
+  - name: config
+    image: @TOOLS@
+    command: [sh, -c, 'cat /cfg/sub/k /sec/pw; echo no >/cfg/x || echo cfg-ro']
+    volumeMounts: [{name: cfg, mountPath: /cfg}, {name: sec, mountPath: /sec}]
   - name: writer
     image: @TOOLS@
     command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused']
@@ -268,6 +274,8 @@ spec:
   containers: [{name: c, image: @TOOLS@}]
 EOF
 fi
+check "the volumes' configmap" 0 kubectl create configmap volcfg --from-literal=k=cfg-value
+check "the volumes' secret" 0 kubectl create secret generic volsec --from-literal=pw=sec-value
 for p in table nonroot vols hostetc secure kata; do apply $p; done
 command -v runc >/dev/null && apply runc
 
@@ -329,6 +337,9 @@ poll "the volumes' pod Succeeded" 40 Succeeded phase vols
 expect_log "a read-only hostPath refuses writes" vols writer "ro-refused"
 expect_log "... as a read-only file system" vols writer "Read-only file system"
 expect_log "the emptyDir is shared" vols reader "shared"
+expect_log "a configMap volume's item at its path" vols config "cfg-value"
+expect_log "a secret volume's key, decoded" vols config "sec-value"
+expect_log "configMap volumes are read-only" vols config "cfg-ro"
 expect_log "the memory emptyDir too" vols reader "mem"
 expect_log "... on a tmpfs" vols reader "tmpfs /m tmpfs"
 check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Secrets and ConfigMaps in use, with stock kubectl against `xpool up --simulate` (docs/workloads.md,
 # docs/security.md):
+#   - a pod with configMap and secret volumes: ContainerCreating with the kubelet's FailedMount
+#     event while its ConfigMap is missing, then the files (items, defaultMode, ..data links), a change to the ConfigMap written to them;
 #   - a process pod whose env comes from both kinds (env valueFrom, envFrom with a prefix): while
 #     its ConfigMap is missing it waits with CreateContainerConfigError and the kubelet's message,
 #     and it runs with the values once the ConfigMap is created; an envFrom key that is no
@@ -81,6 +83,51 @@ poll "the values" 10 "PW=$value MODE=fast APP_level=3 user=admin
 events() { "${k[@]}" get events --field-selector involvedObject.name=envpod -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
 invalid_key_events() { events | grep -c '^InvalidEnvironmentVariableNames: Keys \[1bad\] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names.$'; }
 poll "the invalid key's event" 10 1 invalid_key_events
+
+# ---- configMap and secret volumes: FailedMount until the ConfigMap is there, then the files ------
+cat >"$tmp/volpod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: volpod
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["sleep", "60"]
+    volumeMounts:
+    - {name: cfg, mountPath: /etc/cfg}
+    - {name: sec, mountPath: /etc/sec}
+  volumes:
+  - {name: cfg, configMap: {name: vcfg}}
+  - {name: sec, secret: {secretName: db, defaultMode: 0400, items: [{key: password, path: auth/pw}]}}
+EOF
+check "apply volume pod" 0 "${k[@]}" apply -f "$tmp/volpod.yaml"
+volwait() { "${k[@]}" get pod volpod -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}'; }
+poll "waits ContainerCreating" 15 ContainerCreating volwait
+volevents() { "${k[@]}" get events --field-selector involvedObject.name=volpod -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
+failed_mount() { volevents | grep -c '^FailedMount: MountVolume.SetUp failed for volume "cfg" : configmap "vcfg" not found$'; }
+poll "the kubelet's FailedMount event" 10 1 failed_mount
+check "create the volume's configmap" 0 "${k[@]}" create configmap vcfg --from-literal=mode=fast
+volphase() { "${k[@]}" get pod volpod -o jsonpath='{.status.phase}'; }
+poll "the volume pod runs once it is there" 15 Running volphase
+voluid=$("${k[@]}" get pod volpod -o jsonpath='{.metadata.uid}')
+vdir=$data/agent/volumes/$voluid
+check "the configMap's key as a file through ..data" 0 cat "$vdir/cfg/mode"
+expect_in "its value" "$tmp/out" "fast"
+check "the name is the kubelet's link" 0 readlink "$vdir/cfg/mode"
+expect_in "into ..data" "$tmp/out" "..data/mode"
+check "the secret's item at its path, decoded" 0 cat "$vdir/sec/auth/pw"
+expect_in "the secret's value" "$tmp/out" "$value"
+check "with its defaultMode" 0 stat -L -c %a "$vdir/sec/auth/pw"
+expect_in "0400" "$tmp/out" "400"
+check "change the volume's configmap" 0 "${k[@]}" patch configmap vcfg -p '{"data":{"mode":"slow"}}'
+volfile() { cat "$vdir/cfg/mode"; }
+poll "the change reaches the file (read again each 10 s)" 20 slow volfile
+check "delete volume pod" 0 "${k[@]}" delete pod volpod --grace-period=0 --force
+voldir_state() { [[ -e "$vdir" ]] && echo there || echo gone; }
+poll "the pod's volume files go with it" 15 gone voldir_state
 
 # ---- the node authorizer: what its pods name, nothing else ----------------------------------------
 server=$(sed -n 's/^ *server: //p' "$KUBECONFIG" | head -1)

@@ -97,13 +97,16 @@ enum xp_volume_kind {
         XP_VOLUME_HOST_PATH,        /* a path of the node (source) */
         XP_VOLUME_EMPTY_DIR,        /* a directory of the pod's own, kept while the pod is here */
         XP_VOLUME_EMPTY_DIR_MEMORY, /* the same on a tmpfs (emptyDir medium Memory) */
+        XP_VOLUME_FILES, /* configMap, secret, projected: the agent's directory of their files
+                            (source, below its hidden data directory), always read-only */
 };
 
 /* One volume mount of an OCI container, as the pod's volumeMounts says. */
 struct xp_container_mount {
         enum xp_volume_kind kind;
         const char *volume;      /* the pod's name of the volume: an emptyDir's directory */
-        const char *source;      /* hostPath: the node's path (absolute, normalized) */
+        const char *source;      /* hostPath: the node's path (absolute, normalized); files:
+                                    the agent's directory of them */
         const char *allowed;     /* hostPath: the allowed prefix that admitted it; the runtime
                                     checks that the resolved path (symbolic links followed) is
                                     still below it */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's configMap, secret and projected volume step before a container starts
+ * (podconfig.h): each such volume the container mounts is read from the server and written
+ * with the kubelet's atomic layout into DATA/volumes/<pod uid>/<volume>; a missing object or key
+ * keeps the container ContainerCreating with the kubelet's FailedMount Event, looked at again
+ * a second later.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent_internal.h"
+#include "podconfig.h"
+#include "podsync.h"
+#include "pull.h"
+#include "xpool/macro.h"
+
+#define RETRY_NS (1000LL * 1000 * 1000) /* a held start is looked at again after this */
+
+static const json_t *find_volume(const json_t *pod, const char *name)
+{
+        const json_t *v;
+        size_t i;
+
+        json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v)
+        {
+                const char *n = json_string_value(json_object_get(v, "name"));
+
+                if (n && name && strcmp(n, name) == 0)
+                        return v;
+        }
+        return NULL;
+}
+
+/* The volumes of this kind that container mounts, as a new array (empty when none). */
+static json_t *config_volumes(const json_t *pod, const char *container, bool init)
+{
+        const json_t *list = json_object_get(json_object_get(pod, "spec"),
+                                             init ? "initContainers" : "containers"),
+                     *c, *vm;
+        json_t *out = json_array();
+        size_t i, j;
+
+        json_array_foreach(list, i, c)
+        {
+                const char *name = json_string_value(json_object_get(c, "name"));
+
+                if (!out || !name || strcmp(name, container) != 0)
+                        continue;
+                json_array_foreach(json_object_get(c, "volumeMounts"), j, vm)
+                {
+                        const json_t *v =
+                            find_volume(pod, json_string_value(json_object_get(vm, "name")));
+
+                        if (v && (json_object_get(v, "configMap") || json_object_get(v, "secret") ||
+                                  json_object_get(v, "projected")))
+                                json_array_append(out, (json_t *)v);
+                }
+        }
+        return out;
+}
+
+/* One volume: 1 written, 0 wait (*wait), -errno with err. */
+static int one(struct xp_agent *agent,
+               const struct xp_agent_pull_pod *pod,
+               const json_t *vol,
+               struct xp_podconfig_reader *reader,
+               char **wait,
+               struct xp_error *err)
+{
+        struct xp_podconfig_files files = {0};
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        r = xp_podconfig_volume_files(vol, reader, &files, wait, err);
+        if (r > 0 && asprintf(&dir,
+                              "%s/volumes/%s/%s",
+                              agent->data_dir,
+                              pod->uid,
+                              json_string_value(json_object_get(vol, "name"))) < 0)
+                r = xp_errorf(err, -ENOMEM, "out of memory");
+        if (r > 0 && (r = xp_podconfig_write_atomic(dir, &files, err)) >= 0)
+                r = 1;
+        xp_podconfig_files_clear(&files);
+        return r;
+}
+
+static int hold(struct xp_agent *agent,
+                const struct xp_agent_pull_pod *pod,
+                const char *container,
+                bool init,
+                struct xp_podsync_memory *m,
+                const char *message)
+{
+        (void)xp_agent_event(
+            agent->events, pod->namespace, pod->name, pod->uid, "Warning", "FailedMount", message);
+        return xp_podsync_hold(
+            m, container, init, XP_PODCONFIG_MOUNT_REASON, NULL, xp_agent_now_ns() + RETRY_NS);
+}
+
+int xp_agent_volume_gate(struct xp_agent *agent,
+                         const struct xp_agent_pull_pod *pod,
+                         const char *container,
+                         bool init,
+                         struct xp_podsync_memory *m)
+{
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        _cleanup_free_ char *wait = NULL;
+        json_t *vols = config_volumes(pod->json, container, init), *vol;
+        struct xp_error err = {0};
+        size_t i;
+        int r = 1;
+
+        if (!vols)
+                return -ENOMEM;
+        if (json_array_size(vols) > 0)
+                r = xp_apiclient_new(&agent->api, &client, &err);
+        struct xp_podconfig_reader reader = {
+            .get = xp_agent_config_get, .userdata = client, .ns = pod->namespace};
+
+        json_array_foreach(vols, i, vol)
+        {
+                if (r < 0 || (r = one(agent, pod, vol, &reader, &wait, &err)) <= 0)
+                        break;
+        }
+        json_decref(reader.seen);
+        json_decref(vols);
+        if (r > 0 || r == -ENOMEM)
+                return r;
+        /* the server unreachable, a path refused: the kubelet's SetUp fails the same way */
+        if (r < 0) {
+                free(wait);
+                wait = NULL;
+                if (asprintf(&wait, "MountVolume.SetUp failed: %s", xp_error_message(&err)) < 0)
+                        return -ENOMEM;
+        }
+        r = hold(agent, pod, container, init, m, wait);
+        return r < 0 ? r : 0;
+}
+
+void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod)
+{
+        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_podconfig_reader reader = {.get = xp_agent_config_get, .ns = pod->namespace};
+        const json_t *vol;
+        size_t i;
+
+        json_array_foreach(json_object_get(json_object_get(pod->json, "spec"), "volumes"), i, vol)
+        {
+                _cleanup_free_ char *dir = NULL, *wait = NULL;
+                struct xp_error err = {0};
+                struct stat st;
+
+                if (!json_object_get(vol, "configMap") && !json_object_get(vol, "secret") &&
+                    !json_object_get(vol, "projected"))
+                        continue;
+                if (asprintf(&dir,
+                             "%s/volumes/%s/%s",
+                             agent->data_dir,
+                             pod->uid,
+                             json_string_value(json_object_get(vol, "name"))) < 0)
+                        break;
+                if (stat(dir, &st) < 0) /* no start has set it up */
+                        continue;
+                if (!client && xp_apiclient_new(&agent->api, &client, &err) < 0)
+                        break;
+                reader.userdata = client;
+                (void)one(agent, pod, vol, &reader, &wait, &err);
+        }
+        json_decref(reader.seen);
+}

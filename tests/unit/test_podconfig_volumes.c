@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* configMap, secret and projected volumes as files (src/agent/podconfig_volumes.c) and the
+ * kubelet's atomic layout on disk (src/agent/podconfig_write.c). */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/podconfig.h"
+
+static json_t *objects; /* the server's: "resource/name" -> object */
+
+static int fake_get(const char *resource,
+                    const char *ns,
+                    const char *name,
+                    json_t **ret,
+                    void *userdata,
+                    struct xp_error *err)
+{
+        char key[256];
+        json_t *o;
+
+        (void)err;
+        (void)userdata;
+        assert_string_equal(ns, "team");
+        snprintf(key, sizeof(key), "%s/%s", resource, name);
+        o = json_object_get(objects, key);
+        if (!o)
+                return -ENOENT;
+        *ret = json_incref(o);
+        return 0;
+}
+
+static int setup(void **state)
+{
+        (void)state;
+        objects = json_loads("{\"configmaps/app\":{\"data\":{\"mode\":\"fast\",\"level\":\"3\"},"
+                             "\"binaryData\":{\"blob\":\"AAE=\"}},"
+                             "\"secrets/db\":{\"data\":{\"password\":\"czNjcjN0\"}}}",
+                             0,
+                             NULL);
+        assert_non_null(objects);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        json_decref(objects);
+        return 0;
+}
+
+/* r of the volume (JSON), its files in *f, its wait message in *wait, its error in err. */
+static int
+files_of(const char *vol_json, struct xp_podconfig_files *f, char **wait, struct xp_error *err)
+{
+        json_t *vol = json_loads(vol_json, 0, NULL);
+        struct xp_podconfig_reader reader = {.get = fake_get, .ns = "team"};
+        int r;
+
+        assert_non_null(vol);
+        r = xp_podconfig_volume_files(vol, &reader, f, wait, err);
+        json_decref(reader.seen);
+        json_decref(vol);
+        return r;
+}
+
+static const struct xp_podconfig_file *file(const struct xp_podconfig_files *f, const char *path)
+{
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->v[i].path, path) == 0)
+                        return &f->v[i];
+        return NULL;
+}
+
+static void config_map_every_key(void **state)
+{
+        struct xp_podconfig_files f = {0};
+        struct xp_error err = {0};
+        char *wait = NULL;
+
+        (void)state;
+        assert_int_equal(
+            files_of("{\"name\":\"cfg\",\"configMap\":{\"name\":\"app\"}}", &f, &wait, &err), 1);
+        assert_int_equal(f.n, 3);
+        assert_string_equal(file(&f, "mode")->data, "fast");
+        assert_int_equal(file(&f, "mode")->mode, 0644);
+        assert_int_equal(file(&f, "blob")->len, 2); /* binaryData decoded */
+        assert_memory_equal(file(&f, "blob")->data, "\0\1", 2);
+        xp_podconfig_files_clear(&f);
+}
+
+static void items_and_modes(void **state)
+{
+        struct xp_podconfig_files f = {0};
+        struct xp_error err = {0};
+        char *wait = NULL;
+
+        (void)state;
+        assert_int_equal(
+            files_of("{\"name\":\"s\",\"secret\":{\"secretName\":\"db\",\"defaultMode\":256,"
+                     "\"items\":[{\"key\":\"password\",\"path\":\"conf/pw\",\"mode\":384}]}}",
+                     &f,
+                     &wait,
+                     &err),
+            1);
+        assert_int_equal(f.n, 1);
+        assert_string_equal(file(&f, "conf/pw")->data, "s3cr3t"); /* decoded */
+        assert_int_equal(file(&f, "conf/pw")->mode, 0600);
+        xp_podconfig_files_clear(&f);
+        /* a missing key: the kubelet's words, unless optional */
+        assert_int_equal(files_of("{\"name\":\"cfg\",\"configMap\":{\"name\":\"app\",\"items\":"
+                                  "[{\"key\":\"nope\",\"path\":\"n\"}]}}",
+                                  &f,
+                                  &wait,
+                                  &err),
+                         0);
+        assert_string_equal(wait,
+                            "MountVolume.SetUp failed for volume \"cfg\" : configmap "
+                            "references non-existent config key: nope");
+        free(wait);
+        assert_int_equal(f.n, 0);
+        assert_int_equal(files_of("{\"name\":\"cfg\",\"configMap\":{\"name\":\"app\",\"optional\":"
+                                  "true,\"items\":[{\"key\":\"nope\",\"path\":\"n\"},"
+                                  "{\"key\":\"level\",\"path\":\"l\"}]}}",
+                                  &f,
+                                  &wait,
+                                  &err),
+                         1);
+        assert_int_equal(f.n, 1);
+        assert_string_equal(file(&f, "l")->data, "3");
+        xp_podconfig_files_clear(&f);
+}
+
+static void missing_objects_wait(void **state)
+{
+        struct xp_podconfig_files f = {0};
+        struct xp_error err = {0};
+        char *wait = NULL;
+
+        (void)state;
+        assert_int_equal(
+            files_of("{\"name\":\"cfg\",\"configMap\":{\"name\":\"gone\"}}", &f, &wait, &err), 0);
+        assert_string_equal(
+            wait, "MountVolume.SetUp failed for volume \"cfg\" : configmap \"gone\" not found");
+        free(wait);
+        assert_int_equal(
+            files_of("{\"name\":\"s\",\"secret\":{\"secretName\":\"gone\"}}", &f, &wait, &err), 0);
+        assert_string_equal(
+            wait, "MountVolume.SetUp failed for volume \"s\" : secret \"gone\" not found");
+        free(wait);
+        assert_int_equal(
+            files_of("{\"name\":\"s\",\"secret\":{\"secretName\":\"gone\",\"optional\":true}}",
+                     &f,
+                     &wait,
+                     &err),
+            1);
+        assert_int_equal(f.n, 0);
+        assert_null(wait);
+}
+
+static void projected_sources(void **state)
+{
+        struct xp_podconfig_files f = {0};
+        struct xp_error err = {0};
+        char *wait = NULL;
+
+        (void)state;
+        assert_int_equal(
+            files_of(
+                "{\"name\":\"p\",\"projected\":{\"defaultMode\":288,\"sources\":["
+                "{\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"m\"}]}},"
+                "{\"secret\":{\"name\":\"db\"}}]}}",
+                &f,
+                &wait,
+                &err),
+            1);
+        assert_int_equal(f.n, 2);
+        assert_string_equal(file(&f, "m")->data, "fast");
+        assert_int_equal(file(&f, "m")->mode, 0440);
+        assert_string_equal(file(&f, "password")->data, "s3cr3t");
+        xp_podconfig_files_clear(&f);
+        assert_int_equal(
+            files_of(
+                "{\"name\":\"p\",\"projected\":{\"sources\":[{\"secret\":{\"name\":\"gone\"}}]}}",
+                &f,
+                &wait,
+                &err),
+            0);
+        assert_string_equal(
+            wait, "MountVolume.SetUp failed for volume \"p\" : secret \"gone\" not found");
+        free(wait);
+        assert_int_equal(
+            files_of("{\"name\":\"p\",\"projected\":{\"sources\":[{\"downwardAPI\":{}}]}}",
+                     &f,
+                     &wait,
+                     &err),
+            -EPERM);
+        assert_non_null(strstr(xp_error_message(&err), "sources[0]: only configMap and secret"));
+}
+
+static void bad_input_is_refused(void **state)
+{
+        static const char *const bad[] = {
+            "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"../x\"}]}}",
+            "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"/x\"}]}}",
+            "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"a/../../x\"}]}}",
+            "{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"defaultMode\":4096}}",
+            ("{\"name\":\"c\",\"configMap\":{\"name\":\"app\",\"items\":[{\"key\":\"mode\",\"path\":\"x\"},"
+             "{\"key\":\"level\",\"path\":\"x\"}]}}"),
+        };
+        struct xp_podconfig_files f = {0};
+        char *wait = NULL;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                struct xp_error err = {0};
+
+                assert_int_equal(files_of(bad[i], &f, &wait, &err), -EINVAL);
+                assert_non_null(strstr(xp_error_message(&err), "volume c: "));
+                assert_int_equal(f.n, 0);
+        }
+}
+
+static void read_at(const char *dir, const char *name, char *buf, size_t size)
+{
+        char path[PATH_MAX];
+        FILE *fp;
+        size_t n;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        fp = fopen(path, "r");
+        assert_non_null(fp);
+        n = fread(buf, 1, size - 1, fp);
+        buf[n] = 0;
+        fclose(fp);
+}
+
+static int versions(const char *dir)
+{
+        char cmd[PATH_MAX + 64], line[64];
+        FILE *p;
+        int n = -1;
+
+        snprintf(cmd, sizeof(cmd), "ls -a '%s' | grep -c '^\\.\\.[0-9]'", dir);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        if (fgets(line, sizeof(line), p))
+                n = atoi(line);
+        pclose(p);
+        return n;
+}
+
+static void atomic_layout(void **state)
+{
+        char dir[] = "/tmp/xp-podconfig-XXXXXX", buf[PATH_MAX], path[PATH_MAX], path2[PATH_MAX];
+        struct xp_podconfig_file v1[] = {{"a", "one", 3, 0640}, {"sub/b", "two", 3, 0600}},
+                                 v2[] = {{"a", "uno", 3, 0644}, {"c", "tre", 3, 0644}};
+        struct xp_podconfig_files f1 = {v1, 2}, f2 = {v2, 2};
+        struct xp_error err = {0};
+        struct stat st;
+        ssize_t n;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/vol", dir);
+        assert_int_equal(xp_podconfig_write_atomic(path, &f1, &err), 0);
+        n = readlink(strcat(strcpy(buf, path), "/a"), buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_string_equal(buf, "..data/a");
+        n = readlink(strcat(strcpy(buf, path), "/..data"), buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_true(strncmp(buf, "..20", 4) == 0); /* a timestamped version */
+        read_at(path, "sub/b", buf, sizeof(buf));
+        assert_string_equal(buf, "two");
+        assert_int_equal(stat(strcat(strcpy(buf, path), "/a"), &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        /* the next version: a's content changed, sub gone, c new, one version directory left */
+        assert_int_equal(xp_podconfig_write_atomic(path, &f2, &err), 0);
+        read_at(path, "a", buf, sizeof(buf));
+        assert_string_equal(buf, "uno");
+        read_at(path, "c", buf, sizeof(buf));
+        assert_string_equal(buf, "tre");
+        assert_int_equal(lstat(strcat(strcpy(buf, path), "/sub"), &st), -1);
+        assert_int_equal(versions(path), 1);
+        /* the same files again: the version stays */
+        n = readlink(strcat(strcpy(buf, path), "/..data"), buf, sizeof(buf) - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+        assert_int_equal(xp_podconfig_write_atomic(path, &f2, &err), 0);
+        assert_int_equal(readlink(strcat(strcpy(path2, path), "/..data"), path2, sizeof(path2) - 1),
+                         n);
+        path2[n] = 0;
+        assert_string_equal(path2, buf);
+        /* a changed mode is a change */
+        v2[1].mode = 0600;
+        assert_int_equal(xp_podconfig_write_atomic(path, &f2, &err), 0);
+        assert_int_equal(stat(strcat(strcpy(buf, path), "/c"), &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_int_equal(versions(path), 1);
+        snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
+        assert_int_equal(system(buf), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(config_map_every_key, setup, teardown),
+            cmocka_unit_test_setup_teardown(items_and_modes, setup, teardown),
+            cmocka_unit_test_setup_teardown(missing_objects_wait, setup, teardown),
+            cmocka_unit_test_setup_teardown(projected_sources, setup, teardown),
+            cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
+            cmocka_unit_test(atomic_layout),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
