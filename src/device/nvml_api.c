@@ -7,22 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dl_table.h"
 #include "nvml_api.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 
-struct nvml_symbol {
-        const char *name;
-        size_t offset; /* of the function pointer in struct nvml_api */
-        bool required;
-};
+#define SYMBOL(n, member, req) XP_DL_SYMBOL(struct nvml_api, n, member, req)
 
-#define SYMBOL(n, member, req)                                                                     \
-        {                                                                                          \
-                .name = n, .offset = offsetof(struct nvml_api, member), .required = req            \
-        }
-
-static const struct nvml_symbol nvml_symbols[] = {
+static const struct xp_dl_symbol nvml_symbols[] = {
     SYMBOL("nvmlInit_v2", init, true),
     SYMBOL("nvmlShutdown", shutdown, true),
     SYMBOL("nvmlErrorString", error_string, false),
@@ -117,24 +109,9 @@ int xp_nvml_api_open(const char *path, struct nvml_api *ret)
         struct nvml_api api = {0};
         enum nvml_return nr;
 
-        api.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!api.dl) {
-                xp_debug("nvml", "cannot load %s: %s", path, dlerror());
+        api.dl = xp_dl_load(path, "nvml", nvml_symbols, XP_ELEMENTSOF(nvml_symbols), &api);
+        if (!api.dl)
                 return -ENODEV;
-        }
-        for (size_t i = 0; i < XP_ELEMENTSOF(nvml_symbols); i++) {
-                const struct nvml_symbol *s = &nvml_symbols[i];
-                void *fn = dlsym(api.dl, s->name);
-
-                if (!fn && s->required) {
-                        xp_debug("nvml", "%s lacks %s", path, s->name);
-                        dlclose(api.dl);
-                        return -ENODEV;
-                }
-                if (!fn)
-                        xp_debug("nvml", "%s lacks %s, its field stays empty", path, s->name);
-                memcpy((char *)&api + s->offset, &fn, sizeof(fn));
-        }
         nr = api.init();
         if (nr != NVML_SUCCESS) {
                 xp_debug("nvml", "nvmlInit_v2 failed: %s", xp_nvml_strerror(&api, nr));

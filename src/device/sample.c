@@ -2,7 +2,8 @@
 /*
  * The device sampler's front end (xpool/devsample.h): each device's figures from the source that
  * has them (NVML, the device's sysfs and hwmon files, the node description), its health from
- * the health watch (NVIDIA: Xid events) or the inventory.
+ * the health watch (NVIDIA: Xid events) or the inventory. Huawei's DCMI adds Ascend NPUs'
+ * utilisation, temperature and power to what sysfs gives.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@ struct xp_device_sampler {
         struct xp_node_inventory *health;          /* a copy the health watch updates */
         struct xp_device_health_watch *watch;
         struct nvml_sampler nvml;
+        struct dcmi_sampler dcmi;
         struct xp_sim_script *script;
         struct xp_discovery root; /* for reading below the configured root */
         int64_t start_ms;         /* of the script: the first sample */
@@ -40,6 +42,7 @@ void xp_device_sampler_free(struct xp_device_sampler *s)
                 return;
         xp_device_health_watch_free(s->watch);
         nvml_sampler_close(&s->nvml);
+        dcmi_sampler_close(&s->dcmi);
         xp_node_inventory_free(s->health);
         xp_sim_script_free(s->script);
         if (s->root.root_fd >= 0)
@@ -100,6 +103,8 @@ int xp_device_sampler_new(const struct xp_discovery_config *config,
         if (r < 0)
                 return r;
         r = nvml_sampler_open(config, inventory, &s->nvml);
+        if (r >= 0)
+                r = dcmi_sampler_open(config, inventory, &s->dcmi);
         if (r < 0)
                 return xp_errorf(err, r, "out of memory");
         s->start_ms = -1;
@@ -174,6 +179,7 @@ sample_one(struct xp_device_sampler *s, size_t i, int64_t now_ms, struct xp_devi
         } else if (!nvml_sampler_read(&s->nvml, i, ret)) {
                 if (d->pci_address)
                         read_sysfs(s, d->pci_address, ret);
+                dcmi_sampler_read(&s->dcmi, i, ret);
                 if (!ret->has)
                         fixed_metrics(d, ret);
         }

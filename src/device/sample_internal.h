@@ -3,6 +3,7 @@
 
 /* The device sampler's parts (xpool/devsample.h): the front end (sample.c) and NVML's. */
 
+#include "dcmi_api.h"
 #include "nvml_api.h"
 #include "xpool/devsample.h"
 
@@ -33,3 +34,24 @@ bool nvml_sampler_read(struct nvml_sampler *s, size_t i, struct xp_device_sample
 int nvml_gpm_open(struct nvml_sampler *s);
 void nvml_gpm_close(struct nvml_sampler *s);
 void nvml_read_dcgm(struct nvml_sampler *s, size_t i, struct xp_device_sample *ret);
+
+/* A device's place in DCMI. */
+struct dcmi_chip {
+        bool mapped;
+        int card, device;
+};
+
+struct dcmi_sampler {
+        struct dcmi_api api;     /* api.dl NULL: no DCMI */
+        struct dcmi_chip *chips; /* per inventory device */
+        size_t n;
+};
+
+/* Loads DCMI and finds every Ascend NPU of inventory in it (sample_dcmi.c); no DCMI is not an
+ * error. */
+int dcmi_sampler_open(const struct xp_discovery_config *config,
+                      const struct xp_node_inventory *inventory,
+                      struct dcmi_sampler *ret);
+void dcmi_sampler_close(struct dcmi_sampler *s);
+/* Device i's utilisation, temperature and power into ret, those DCMI answers. */
+void dcmi_sampler_read(struct dcmi_sampler *s, size_t i, struct xp_device_sample *ret);

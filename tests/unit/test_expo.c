@@ -344,6 +344,67 @@ static void golden_sysfs(void **state)
         free(text);
 }
 
+/* Ascend NPUs' figures from DCMI (the fake libdcmi.so): npu-exporter's series and the
+ * vendor-neutral ones, each only where the driver answered it. */
+static void ascend_dcmi(void **state)
+{
+        static const char *const backends[] = {"pci", NULL};
+        char root[512], config_path[512], container[] = "worker", ns[] = "ml", name[] = "infer",
+                                          uid[] = "u2";
+        struct xp_placement_device device = {.resource = (char *)"huawei.com/Ascend910",
+                                             .id = (char *)"0000:01:00.0",
+                                             .milli = 1000};
+        struct mview_pod pod = {
+            .uid = uid, .namespace = ns, .name = name, .device_container = container};
+        struct mview view = {.pods = &pod, .n_pods = 1, .node_cpus = 4};
+        struct xp_discovery_config config = {
+            .root = root, .backends = backends, .dcmi_library = XPOOL_FAKE_DCMI};
+        char *text;
+
+        (void)state;
+        pod.placement.devices.items = &device;
+        pod.placement.devices.n = 1;
+        snprintf(root, sizeof(root), "%s/sysfs/ascend-8npu", XPOOL_TEST_DATA);
+        snprintf(config_path, sizeof(config_path), "%s/dcmi/ascend-8npu.json", XPOOL_TEST_DATA);
+        assert_int_equal(setenv("FAKE_DCMI_CONFIG", config_path, 1), 0);
+        text = render_node(&config, &view);
+        unsetenv("FAKE_DCMI_CONFIG");
+        /* AI core utilisation, temperature and power (tenths of a watt: 85.3 W), with the pod */
+        assert_non_null(strstr(text,
+                               "npu_chip_info_utilization{id=\"0\",model_name=\"Ascend 910B\","
+                               "pcie_bus_info=\"0000:01:00.0\",namespace=\"ml\",pod_name=\"infer\","
+                               "container_name=\"worker\"} 37\n"));
+        assert_non_null(strstr(text, "pod_name=\"infer\",container_name=\"worker\"} 85.3\n"));
+        assert_non_null(strstr(text, "pod_name=\"infer\",container_name=\"worker\"} 52\n"));
+        assert_non_null(strstr(text,
+                               "npu_chip_info_temperature{id=\"1\",model_name=\"Ascend 910B\","
+                               "pcie_bus_info=\"0000:02:00.0\",namespace=\"\",pod_name=\"\","
+                               "container_name=\"\"} 45\n"));
+        assert_non_null(
+            strstr(text,
+                   "xpool_device_utilization_percent{node=\"n1\",device=\"0000:01:00.0\","
+                   "kind=\"npu\",vendor=\"Huawei\",model=\"Ascend 910B\"} 37\n"));
+        assert_non_null(strstr(text,
+                               "xpool_device_power_watts{node=\"n1\",device=\"0000:01:00.0\","
+                               "kind=\"npu\",vendor=\"Huawei\",model=\"Ascend 910B\"} 85.3\n"));
+        /* what the second NPU's driver does not answer, and the NPUs DCMI does not list, are
+         * left out, never 0 */
+        assert_null(strstr(text, "npu_chip_info_utilization{id=\"1\""));
+        assert_null(strstr(text, "npu_chip_info_power{id=\"1\""));
+        assert_null(strstr(text, "npu_chip_info_temperature{id=\"2\""));
+        assert_null(
+            strstr(text, "xpool_device_utilization_percent{node=\"n1\",device=\"0000:02:00.0\""));
+        assert_null(
+            strstr(text, "xpool_device_temperature_celsius{node=\"n1\",device=\"0000:41:00.0\""));
+        compare_golden("ascend-dcmi", text); /* 30-metrics.sh runs promtool on it */
+        free(text);
+        /* without the driver's library: no npu-exporter series at all */
+        text = render_node(&config, &view);
+        assert_null(strstr(text, "npu_chip_info_"));
+        assert_null(strstr(text, "xpool_device_utilization_percent{"));
+        free(text);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -355,6 +416,7 @@ int main(void)
             cmocka_unit_test(parser_hands_samples),
             cmocka_unit_test(golden_fake_nvml),
             cmocka_unit_test(golden_sysfs),
+            cmocka_unit_test(ascend_dcmi),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
