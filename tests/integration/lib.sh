@@ -6,6 +6,8 @@ src=${XPOOL_SOURCE_DIR:?}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
+# set -e stops a script at an unchecked failure: say where, or the test fails with no output
+trap 'rc=$?; echo "FAIL $(basename "$0") stopped at line $LINENO: $BASH_COMMAND (exit $rc)"' ERR
 
 check() { # name, expected exit code, command...: runs it with output in $tmp/out and $tmp/err
   local name=$1 want=$2 got=0
