@@ -62,6 +62,10 @@ void xp_agent_pods_resync(struct xp_agent_pods *pods)
 /* Sets uid to pod (NULL: deleted) and marks it dirty; the caller holds the lock. */
 static int set_pod(struct xp_agent_pods *pods, const char *uid, json_t *pod)
 {
+        /* the field managers' records are the server's business and a third of a done pod's
+         * size: the agent holds every pod of its node, done ones included, so it drops them */
+        if (pod)
+                json_object_del(json_object_get(pod, "metadata"), "managedFields");
         if (json_object_set(pods->pods, uid, pod ? pod : json_null()) < 0 ||
             json_object_set_new(pods->dirty, uid, json_true()) < 0)
                 return -ENOMEM;
