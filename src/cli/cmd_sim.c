@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "cmd_sim_jobs.h"
 #include "xpool/sim.h"
 
 #define SIM_FILES_MAX    16
@@ -38,6 +40,7 @@ static const char usage[] =
     "      --seeds N           how many seeds, N, N+1, ... (10)\n"
     "      --percent N         arrive pods until their GPU demand is N % of the GPUs (130)\n"
     "      --departures        pods arrive and leave at their traced times instead\n"
+    "      --jobs N            run N replays at once, one process each (the CPUs online)\n"
     "      --csv FILE          also write the figures as CSV\n"
     "      --plot FILE.svg     draw the allocation curves (the last pod list's)\n";
 
@@ -49,7 +52,7 @@ struct sim_args {
         const char *export;
         enum xp_sched_profile policies[SIM_POLICIES_MAX];
         size_t n_policies;
-        unsigned long seed, seeds, percent;
+        unsigned long seed, seeds, percent, jobs;
         bool departures, live_mix;
         const char *csv, *plot;
 };
@@ -107,6 +110,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
             {"manifests", required_argument, NULL, 'm'},
             {"export", required_argument, NULL, 'x'},
             {"live-mix", no_argument, NULL, 'L'},
+            {"jobs", required_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {0},
         };
@@ -145,6 +149,9 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                 case 'c':
                         r = parse_number("--percent", optarg, XP_SIM_PERCENT_MAX, &a->percent);
                         break;
+                case 'j':
+                        r = parse_number("--jobs", optarg, SIM_JOBS_MAX, &a->jobs);
+                        break;
                 case 'd':
                         a->departures = true;
                         break;
@@ -162,7 +169,7 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                 }
         }
         if (r >= 0 && (a->n_pods == 0 || (!a->nodes && !a->manifests[0]) || optind < argc ||
-                       a->seeds == 0 || a->percent < 100))
+                       a->seeds == 0 || a->percent < 100 || a->jobs == 0))
                 r = -EINVAL;
         if (r < 0)
                 fputs(usage, stderr);
@@ -223,36 +230,52 @@ static const char *trace_name(const char *path, char *buf, size_t size)
         return buf;
 }
 
-static int
-run_policy(const struct sim_args *a, const struct xp_sim_trace *t, struct xp_sim_summary *s)
+/* The first policy's first replay, in this process: --export writes its placements. */
+static int run_export(const struct sim_args *a,
+                      const struct xp_sim_trace *t,
+                      const struct xp_sim_options *o,
+                      struct xp_sim_result *r)
 {
-        bool export = a->export && s->profile == a->policies[0];
+        struct xp_error err = {0};
 
-        for (unsigned long k = 0; k < a->seeds; k++) {
-                struct xp_sim_options o = {.profile = s->profile,
-                                           .seed = a->seed + k,
-                                           .percent = (unsigned)a->percent,
-                                           .departures = a->departures,
-                                           .live_mix = a->live_mix};
-                struct xp_sim_result r = {0};
-                struct xp_error err = {0};
-                if (xp_sim_run(t, &o, &r, &err) < 0) {
-                        fprintf(stderr,
-                                "xpool sim: %s, seed %lu: %s\n",
-                                s->trace,
-                                a->seed + k,
-                                err.msg);
-                        return -EINVAL;
-                }
-                if (export && k == 0 && xp_sim_export(t, &r, a->export, &err) < 0) {
-                        fprintf(stderr, "xpool sim: --export: %s\n", err.msg);
-                        xp_sim_result_done(&r);
-                        return -EIO;
-                }
-                xp_sim_summary_add(s, &r);
-                xp_sim_result_done(&r);
+        if (xp_sim_run(t, o, r, &err) < 0) {
+                fprintf(stderr, "xpool sim: seed %u: %s\n", (unsigned)o->seed, err.msg);
+                return -EINVAL;
         }
-        xp_sim_summary_finish(s);
+        if (xp_sim_export(t, r, a->export, &err) < 0) {
+                fprintf(stderr, "xpool sim: --export: %s\n", err.msg);
+                xp_sim_result_done(r);
+                return -EIO;
+        }
+        xp_sim_result_done(r);
+        return 0;
+}
+
+/* Every policy's seeds of one pod list, res[policy * seeds + k]; the export's replay first. */
+static int run_replays(const struct sim_args *a,
+                       const struct xp_sim_trace *t,
+                       struct xp_sim_options *opts,
+                       struct xp_sim_result *res)
+{
+        size_t n = a->n_policies * a->seeds, first = a->export ? 1 : 0;
+        struct sim_job_error e;
+
+        for (size_t j = 0; j < n; j++)
+                opts[j] = (struct xp_sim_options){.profile = a->policies[j / a->seeds],
+                                                  .seed = a->seed + j % a->seeds,
+                                                  .percent = (unsigned)a->percent,
+                                                  .departures = a->departures,
+                                                  .live_mix = a->live_mix};
+        if (first && run_export(a, t, &opts[0], &res[0]) < 0)
+                return -EINVAL;
+        if (sim_jobs_run(t, opts + first, res + first, n - first, (unsigned)a->jobs, &e) < 0) {
+                fprintf(stderr,
+                        "xpool sim: %s, seed %u: %s\n",
+                        xp_sched_profile_to_string(opts[first + e.job].profile),
+                        (unsigned)opts[first + e.job].seed,
+                        e.msg);
+                return -EINVAL;
+        }
         return 0;
 }
 
@@ -265,6 +288,8 @@ static int run_file(const struct sim_args *a,
 {
         struct xp_sim_trace t = {0};
         struct xp_error err = {0};
+        struct xp_sim_options *opts = NULL;
+        struct xp_sim_result *res = NULL;
         int r = a->nodes ? xp_sim_read_nodes(a->nodes, &t, &err) : 0;
 
         if (r >= 0)
@@ -276,14 +301,23 @@ static int run_file(const struct sim_args *a,
                 return r;
         }
         trace_name(a->pods[f], name, name_size);
+        opts = calloc(a->n_policies * a->seeds, sizeof(*opts));
+        res = calloc(a->n_policies * a->seeds, sizeof(*res));
+        r = opts && res ? run_replays(a, &t, opts, res) : -ENOMEM;
+        if (r == -ENOMEM)
+                fprintf(stderr, "xpool sim: out of memory\n");
+        /* summed in seed order, whichever replay finished first */
         for (size_t i = 0; i < a->n_policies && r >= 0; i++) {
                 sums[i] = (struct xp_sim_summary){
                     .trace = name, .profile = a->policies[i], .percent = (unsigned)a->percent};
-                r = run_policy(a, &t, &sums[i]);
-                if (r >= 0)
-                        print_row(&sums[i], a->departures, csv);
-                fflush(stdout);
+                for (size_t k = 0; k < a->seeds; k++)
+                        xp_sim_summary_add(&sums[i], &res[i * a->seeds + k]);
+                xp_sim_summary_finish(&sums[i]);
+                print_row(&sums[i], a->departures, csv);
         }
+        fflush(stdout);
+        free(opts);
+        free(res);
         xp_sim_trace_done(&t);
         return r;
 }
@@ -307,7 +341,13 @@ static int write_plot(const char *path, const char *title, const struct xp_sim_s
 
 int xp_cmd_sim(int argc, char **argv)
 {
-        struct sim_args a = {.seed = 42, .seeds = 10, .percent = 130};
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        struct sim_args a = {.seed = 42,
+                             .seeds = 10,
+                             .percent = 130,
+                             .jobs = cpus < 1              ? 1
+                                     : cpus > SIM_JOBS_MAX ? SIM_JOBS_MAX
+                                                           : (unsigned long)cpus};
         struct xp_sim_summary sums[SIM_POLICIES_MAX];
         char name[128] = "", title[200];
         FILE *csv = NULL;

@@ -15,6 +15,17 @@
 #include "gpupolicy.h"
 #include "xpool/strutil.h"
 
+enum {
+        GMEMO_SLOTS = 64
+};
+
+struct gmemo {
+        int64_t cpu, milli, count; /* the pod's shape; count 0 with milli 0: empty slot */
+        int64_t score;
+        int dev;
+        bool used;
+};
+
 struct gcache {
         uint64_t gen;
         const struct gworkload *w;
@@ -24,6 +35,10 @@ struct gcache {
         int64_t *count; /* per type: devices with at least its milli left */
         int64_t *small; /* per type: milli left on the devices with less */
         bool *access;   /* per type: the model allows it */
+        /* FGD's scores on this state by pod shape: every arrival scores every node, and only
+         * the node it lands on changes, so most scores are asked again of an unchanged node */
+        int64_t memo_cpu_left;
+        struct gmemo memo[GMEMO_SLOTS];
 };
 
 static void types_free(struct gtype *t, size_t n)
@@ -170,6 +185,7 @@ cache_get(const struct gworkload *w, struct snode *node, const struct gview *v)
         c->n = v->n;
         c->model = v->model;
         memcpy(c->left, v->left, v->n * sizeof(*v->left));
+        memset(c->memo, 0, sizeof(c->memo));
         for (size_t i = 0; i < w->n; i++) {
                 const struct gtype *t = &w->types[i];
                 c->access[i] = type_access(t, v->model);
@@ -241,6 +257,59 @@ double gp_frag_after(const struct gworkload *w,
                 total -= 1000 * p->count;
         }
         return frag_with(w, c, v->cpu_left - p->cpu, total, p->count > 0 ? &ch : NULL);
+}
+
+static struct gmemo *memo_slot(const struct gworkload *w,
+                               struct snode *node,
+                               const struct gview *v,
+                               const struct gpod *p)
+{
+        struct gcache *c = cache_get(w, node, v);
+        uint64_t h;
+
+        if (!c)
+                return NULL;
+        if (c->memo_cpu_left != v->cpu_left) {
+                memset(c->memo, 0, sizeof(c->memo));
+                c->memo_cpu_left = v->cpu_left;
+        }
+        h = xp_hash_mix((uint64_t)p->cpu * 0x9e3779b97f4a7c15ull ^ (uint64_t)p->milli << 20 ^
+                        (uint64_t)p->count);
+        return &c->memo[h % GMEMO_SLOTS];
+}
+
+bool gp_memo_get(const struct gworkload *w,
+                 struct snode *node,
+                 const struct gview *v,
+                 const struct gpod *p,
+                 int64_t *ret_score,
+                 int *ret_dev)
+{
+        const struct gmemo *m = memo_slot(w, node, v, p);
+
+        if (!m || !m->used || m->cpu != p->cpu || m->milli != p->milli || m->count != p->count)
+                return false;
+        *ret_score = m->score;
+        *ret_dev = m->dev;
+        return true;
+}
+
+void gp_memo_put(const struct gworkload *w,
+                 struct snode *node,
+                 const struct gview *v,
+                 const struct gpod *p,
+                 int64_t score,
+                 int dev)
+{
+        struct gmemo *m = memo_slot(w, node, v, p);
+
+        if (m)
+                *m = (struct gmemo){.cpu = p->cpu,
+                                    .milli = p->milli,
+                                    .count = p->count,
+                                    .score = score,
+                                    .dev = dev,
+                                    .used = true};
 }
 
 /* ---- the live mix --------------------------------------------------------------------------- */

@@ -211,11 +211,11 @@ static double sigmoid(double x)
  * FGD: how much a placement grows the node's fragmentation (for a share, on the device that
  * grows it least; ties to the lowest index), as the paper's integer sigmoid of the change.
  */
-int64_t gp_frag_score(const struct gworkload *w,
-                      struct snode *node,
-                      const struct gview *v,
-                      const struct gpod *p,
-                      int *ret_dev)
+static int64_t frag_score(const struct gworkload *w,
+                          struct snode *node,
+                          const struct gview *v,
+                          const struct gpod *p,
+                          int *ret_dev)
 {
         double before = gp_frag(w, node, v), best = 0;
         bool found = false;
@@ -235,4 +235,19 @@ int64_t gp_frag_score(const struct gworkload *w,
                 }
         }
         return (int64_t)best;
+}
+
+int64_t gp_frag_score(const struct gworkload *w,
+                      struct snode *node,
+                      const struct gview *v,
+                      const struct gpod *p,
+                      int *ret_dev)
+{
+        int64_t score;
+
+        if (gp_memo_get(w, node, v, p, &score, ret_dev))
+                return score;
+        score = frag_score(w, node, v, p, ret_dev);
+        gp_memo_put(w, node, v, p, score, *ret_dev);
+        return score;
 }

@@ -85,6 +85,21 @@ int64_t gp_frag_score(const struct gworkload *w,
                       const struct gpod *p,
                       int *ret_dev);
 
+/* FGD's score of p on node's state v as last computed (the node's memo, dropped when its devices
+ * or CPU change): true with *ret_score and *ret_dev, false when not known. */
+bool gp_memo_get(const struct gworkload *w,
+                 struct snode *node,
+                 const struct gview *v,
+                 const struct gpod *p,
+                 int64_t *ret_score,
+                 int *ret_dev);
+void gp_memo_put(const struct gworkload *w,
+                 struct snode *node,
+                 const struct gview *v,
+                 const struct gpod *p,
+                 int64_t score,
+                 int dev);
+
 /* ---- the score op and the share choice (gpuscore.c) ------------------------------------ */
 
 /* The device of g a share of milli takes on node under the profile: 1 with *ret, 0 when none

@@ -73,6 +73,18 @@ replay() { # profile
   stop_server
 }
 
+# Replays run in parallel processes (--jobs) give the figures of one process, row for row (the
+# placements/s column aside).
+seeds_jobs() { # jobs
+  "$xpool" sim --nodes "$slice/nodes.csv" --pods "$slice/pods.csv" --policy fgd,xpool,random \
+    --seeds 3 --jobs "$1" --csv "$tmp/jobs$1.csv" >/dev/null && cut -d, -f1-8 "$tmp/jobs$1.csv"
+}
+check "sim --jobs 1" 0 seeds_jobs 1
+check "sim --jobs 3" 0 seeds_jobs 3
+check "sim --jobs 3 gives --jobs 1's figures" 0 diff <(seeds_jobs 1) <(seeds_jobs 3)
+expect_in "sim --jobs: three policies" "$tmp/jobs3.csv" "pods,xpool,3,"
+check "sim --jobs 0 is refused" 2 "$xpool" sim --nodes "$slice/nodes.csv" --pods "$slice/pods.csv" --jobs 0
+
 replay xpool
 replay bestfit
 finish sim-server

@@ -217,6 +217,44 @@ static void xpool_leaves_a_usable_fragment(void **state)
         xp_sched_free(s);
 }
 
+/* A pod of cpu cores and no GPU, bound to node. */
+static void add_cpu_pod(struct xp_sched *s, const char *name, const char *node, int cpu)
+{
+        struct xp_pod *p = pod(name, cpu, "0");
+        struct xp_error err = {0};
+
+        p->spec.node_name = strdup(node);
+        assert_int_equal(xp_sched_pod_add(s, p, &err), 0);
+        xp_pod_free(p);
+}
+
+/* The node's memo of FGD scores by pod shape must go when only its CPU changes: with 2 cores
+ * left the workload's 8-core pods fit on neither GPU, so both are equal and the lowest wins. */
+static void fgd_memo_follows_the_node_cpu(void **state)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 8000, .gpu_milli = 500, .gpu_count = 1, .weight = 1},
+        };
+        struct xp_error err = {0};
+        struct xp_sched *s = new_sched(XP_SCHED_FGD);
+        char *node;
+        int dev;
+
+        (void)state;
+        one_node_two_shared_gpus(s);
+        assert_int_equal(
+            xp_sched_set_workload(s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 1, &err),
+            0);
+        node = place(s, 1, "200m", &dev);
+        assert_int_equal(dev, 1);
+        free(node);
+        add_cpu_pod(s, "cpu", "x", 29); /* 32 - 1 (h0) - 1 (h1) - 29: 1 core left */
+        node = place(s, 1, "200m", &dev);
+        assert_int_equal(dev, 0);
+        free(node);
+        xp_sched_free(s);
+}
+
 static void gpuclustering_keeps_one_shape_together(void **state)
 {
         struct xp_sched *s = new_sched(XP_SCHED_GPU_CLUSTERING);
@@ -373,6 +411,7 @@ int main(void)
             cmocka_unit_test(fgd_leaves_a_usable_fragment),
             cmocka_unit_test(bestfit_takes_the_fullest_gpu_and_node),
             cmocka_unit_test(xpool_leaves_a_usable_fragment),
+            cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
             cmocka_unit_test(profile_names_round_trip),
