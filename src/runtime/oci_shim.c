@@ -75,8 +75,13 @@ static bool listed(const json_t *list, const char *path, bool below)
         return false;
 }
 
-/* This namespace's copies of the other pods' IPC and network namespaces, let go of: the shim
- * must not keep them alive (the container's own, which its runtime joins, stay). */
+/*
+ * This namespace's copies of the other pods' IPC and network namespaces, let go of: the shim
+ * must not keep them alive (the container's own, which its runtime joins, stay). Done once the
+ * container runs, not before: each unmount waits for an RCU grace period, so a node with a
+ * hundred pods would add that many to every start; the runtime's container leaves these copies
+ * behind at its pivot_root in one unmount anyway.
+ */
 static void drop_foreign(const json_t *detach)
 {
         FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -101,7 +106,7 @@ static void drop_foreign(const json_t *detach)
  * refuses to run even though the shim makes and limits the group: the v2 hierarchy's controller
  * list is hidden from it here, in this namespace only.
  */
-static int own_namespace(const json_t *detach, struct xp_error *err)
+static int own_namespace(struct xp_error *err)
 {
         static const char unified[] = "/sys/fs/cgroup/unified/cgroup.controllers";
         struct stat st;
@@ -110,7 +115,6 @@ static int own_namespace(const json_t *detach, struct xp_error *err)
                 return xp_errorf(err, -errno, "unshare CLONE_NEWNS: %m");
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return xp_errorf(err, -errno, "making the shim's mounts slaves: %m");
-        drop_foreign(detach);
         if (stat(unified, &st) == 0 && st.st_size == 0) {
                 char c;
                 int fd = open(unified, O_RDONLY | O_CLOEXEC);
@@ -122,6 +126,26 @@ static int own_namespace(const json_t *detach, struct xp_error *err)
                         (void)mount("/dev/null", unified, NULL, MS_BIND, NULL);
         }
         return 0;
+}
+
+/*
+ * The runtime's binary, read-only in this namespace. crun bind-mounts itself read-only on a
+ * temporary file and re-execs that at every call, so that a container cannot overwrite the
+ * node's binary through /proc/PID/exe (CVE-2019-5736); it skips that (as runc's cloned-binary
+ * code does) when its binary already lies on a read-only mount and _LIBCONTAINER_CLONED_BINARY
+ * is set: the same protection. Made once here, it saves a mount, an unmount and an exec in each
+ * of the shim's calls (create, start, delete). Where the bind fails the runtime copies itself
+ * as before; a runtime that never copies itself ignores the variable.
+ */
+static void runtime_read_only(const char *runtime)
+{
+        if (mount(runtime, runtime, NULL, MS_BIND, NULL) < 0)
+                return;
+        if (mount(NULL, runtime, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0) {
+                (void)umount2(runtime, MNT_DETACH);
+                return;
+        }
+        setenv("_LIBCONTAINER_CLONED_BINARY", "1", 1);
 }
 
 /* The root file system: the image's layers (read-only, shared with every container of the image)
@@ -281,6 +305,47 @@ static pid_t read_pid(const struct oci_shim *o)
         return n > 0 ? (pid_t)strtol(buf, NULL, 10) : 0;
 }
 
+/*
+ * Whether the runtime already put pid in the container's group in every hierarchy: crun does,
+ * from config.json's cgroupsPath ("/" + the group's path), when the groups are the node's own
+ * (cgroup_root "/"). Moving it there again is not free: each write to cgroup.procs that finds
+ * the kernel's thread-group lock idle waits for an RCU grace period (milliseconds, more under
+ * load), the largest single cost of a start after the runtime's. Any doubt answers false.
+ */
+static bool runtime_placed(const struct shim *s, pid_t pid)
+{
+        const char *root = json_string_value(json_object_get(s->spec, "cgroup_root"));
+        const char *path = xp_cgroup_path(s->cg);
+        char file[64], line[1024];
+        size_t plen = strlen(path);
+        bool ok = false;
+        FILE *f;
+
+        if (!root || strcmp(root, "/") != 0)
+                return false;
+        snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+        f = fopen(file, "re");
+        if (!f)
+                return false;
+        /* ID:CONTROLLERS:PATH; named hierarchies (name=systemd) hold no limits of ours */
+        while (fgets(line, sizeof(line), f)) {
+                char *ctl = strchr(line, ':'), *at = ctl ? strchr(ctl + 1, ':') : NULL;
+
+                line[strcspn(line, "\n")] = '\0';
+                if (!at) {
+                        ok = false;
+                        break;
+                }
+                if (strncmp(ctl + 1, "name=", 5) == 0)
+                        continue;
+                ok = at[1] == '/' && strncmp(at + 2, path, plen) == 0 && !at[2 + plen];
+                if (!ok)
+                        break;
+        }
+        fclose(f);
+        return ok;
+}
+
 /* The container could not be made to run: recorded as its exit (exit code 128), as a process
  * whose exec failed. */
 static int start_failed(struct shim *s, struct oci_shim *o, const char *msg, struct xp_error *err)
@@ -358,7 +423,8 @@ static int create_and_start(struct shim *s,
         if (s->child <= 0)
                 return start_failed(
                     s, o, "the OCI runtime created the container but wrote no pid", err);
-        r = s->cg ? xp_cgroup_add_pid(s->cg, s->child, err) : 0;
+        r = s->cg && !runtime_placed(s, s->child_host) ? xp_cgroup_add_pid(s->cg, s->child, err)
+                                                       : 0;
         if (r >= 0)
                 r = shim_release_marker(s, err);
         if (r < 0)
@@ -383,7 +449,9 @@ static int prepare(struct shim *s, struct oci_shim *o, struct xp_error *err)
                 return xp_errorf(err, -EINVAL, "%s: the spec's oci object is incomplete", s->dir);
         snprintf(o->rootfs, sizeof(o->rootfs), "%s/rootfs", o->bundle);
         snprintf(o->log, sizeof(o->log), "%s/" RUNTIME_LOG, o->bundle);
-        r = own_namespace(json_object_get(s->oci, "detach"), err);
+        r = own_namespace(err);
+        if (r >= 0)
+                runtime_read_only(o->runtime);
         if (r >= 0)
                 r = xp_mkdir_p(o->root, 0755, err);
         if (r >= 0)
@@ -451,6 +519,7 @@ int oci_shim_run(struct shim *s, struct xp_error *err)
                 return start_failed(s, &o, xp_error_message(err), err);
         }
         shim_start_done(s);
+        drop_foreign(json_object_get(s->oci, "detach"));
 
         status = shim_supervise(s, sigfd, out[0], errp[0]);
         attach_close(&s->attach);
