@@ -247,5 +247,9 @@ expect_in "the value" "$tmp/out" "slow"
 check "the secret cannot be read" 1 "${k[@]}" get secret db
 expect_in "500 with the reason" "$tmp/err" "Error from server (InternalError): Internal error occurred: secrets default/db cannot be decrypted with the keys in the data directory's encryption.keys: it is encrypted with key key3, which that file does not hold"
 expect_in "one log line names it" "$log" "leaving out secrets default/db: secrets default/db cannot be decrypted"
+check "a list of secrets says the same" 1 "${k[@]}" get secrets
+expect_in "the reason" "$tmp/err" "secrets default/db cannot be decrypted"
+check "nor is it deleted unread (as in Kubernetes)" 1 "${k[@]}" delete secret db
+expect_in "the same reason" "$tmp/err" "secrets default/db cannot be decrypted"
 
 finish "secrets"
