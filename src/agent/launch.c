@@ -313,6 +313,8 @@ static int build_what(const struct xp_pod *pod,
         if (r >= 0)
                 r = build_devices(devices, node, lookup, userdata, l, err);
         if (r >= 0)
+                r = launch_process_volumes(pod, c, cpath, policy, l, err);
+        if (r >= 0)
                 l->launch.working_dir = c->working_dir;
         return r;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "launch_internal.h"
+#include "podconfig.h"
 #include "xpool/devenv.h"
 #include "xpool/placement.h"
 #include "xpool/quantity.h"
@@ -105,26 +106,7 @@ static const char *or_empty(const char *s)
         return s ? s : "";
 }
 
-static const char *host_ip(const struct xp_pod *pod, const struct xp_node *node)
-{
-        if (node)
-                for (size_t i = 0; i < node->status.addresses.n; i++)
-                        if (xp_streq0(node->status.addresses.items[i].type, "InternalIP"))
-                                return node->status.addresses.items[i].address;
-        return pod->status.host_ip;
-}
-
-/* metadata.labels['key'] -> key, or NULL when path is not of that form. */
-static char *subscript(const char *path, const char *prefix)
-{
-        size_t n = strlen(prefix), len = strlen(path);
-
-        if (strncmp(path, prefix, n) != 0 || strncmp(path + n, "['", 2) != 0 || len < n + 4 ||
-            strcmp(path + len - 2, "']") != 0)
-                return NULL;
-        return strndup(path + n + 2, len - n - 4);
-}
-
+/* A fieldRef as the kubelet resolves it for env (podconfig_downward.c). */
 static int field_ref(const struct xp_pod *pod,
                      const struct xp_node *node,
                      const json_t *ref,
@@ -133,119 +115,19 @@ static int field_ref(const struct xp_pod *pod,
                      struct xp_error *err)
 {
         const char *path = json_string_value(json_object_get(ref, "fieldPath"));
-        _cleanup_free_ char *key = NULL;
-        const char *v;
+        int r;
 
         if (!path)
                 return xp_errorf(err, -EINVAL, "%s.fieldRef.fieldPath: missing", where);
-        if (strcmp(path, "metadata.name") == 0)
-                v = pod->metadata.name;
-        else if (strcmp(path, "metadata.namespace") == 0)
-                v = pod->metadata.namespace;
-        else if (strcmp(path, "metadata.uid") == 0)
-                v = pod->metadata.uid;
-        else if (strcmp(path, "spec.nodeName") == 0)
-                v = pod->spec.node_name;
-        else if (strcmp(path, "status.hostIP") == 0)
-                v = host_ip(pod, node);
-        else if (strcmp(path, "status.podIP") == 0)
-                /* the pod's own address once its network is set up (the agent puts it in the
-                 * pod's status before the launch), else the node's (hostNetwork) */
-                v = pod->status.pod_ip ? pod->status.pod_ip : host_ip(pod, node);
-        else if ((key = subscript(path, "metadata.labels")))
-                v = xp_strmap_get(&pod->metadata.labels, key);
-        else if ((key = subscript(path, "metadata.annotations")))
-                v = xp_strmap_get(&pod->metadata.annotations, key);
-        else
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "%s.fieldRef.fieldPath: \"%s\" is not supported (metadata.name, metadata.namespace, metadata.uid, metadata.labels['KEY'], metadata.annotations['KEY'], spec.nodeName, status.hostIP, status.podIP)",
-                    where,
-                    path);
-        *ret = strdup(or_empty(v));
-        return *ret ? 0 : -ENOMEM;
-}
-
-static const struct xp_container *find_container(const struct xp_pod *pod, const char *name)
-{
-        for (size_t i = 0; i < pod->spec.containers.n; i++)
-                if (xp_streq0(pod->spec.containers.items[i].name, name))
-                        return &pod->spec.containers.items[i];
-        for (size_t i = 0; i < pod->spec.init_containers.n; i++)
-                if (xp_streq0(pod->spec.init_containers.items[i].name, name))
-                        return &pod->spec.init_containers.items[i];
-        return NULL;
-}
-
-/* limits.cpu and the like as the kubelet computes them: ceil(value / divisor), a missing limit
- * is the node's allocatable, a missing request the limit (as API defaulting makes it). */
-static int resource_field_ref(const struct xp_pod *pod,
-                              const struct xp_container *self,
-                              const struct xp_node *node,
-                              const json_t *ref,
-                              const char *where,
-                              char **ret,
-                              struct xp_error *err)
-{
-        const char *res = json_string_value(json_object_get(ref, "resource"));
-        const char *cname = json_string_value(json_object_get(ref, "containerName"));
-        const char *div_text = json_string_value(json_object_get(ref, "divisor"));
-        const struct xp_container *c = self;
-        const struct xp_quantity *q = NULL;
-        struct xp_quantity div = xp_quantity_from_int(1);
-        int64_t qm = 0, dm;
-        bool limits;
-        const char *name;
-
-        if (!res)
-                return xp_errorf(err, -EINVAL, "%s.resourceFieldRef.resource: missing", where);
-        if (strncmp(res, "limits.", 7) == 0)
-                limits = true;
-        else if (strncmp(res, "requests.", 9) == 0)
-                limits = false;
-        else
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "%s.resourceFieldRef.resource: \"%s\" is not supported (limits.cpu, limits.memory, limits.ephemeral-storage, requests.*)",
-                    where,
-                    res);
-        name = res + (limits ? 7 : 9);
-        if (strcmp(name, XP_RESOURCE_CPU) != 0 && strcmp(name, XP_RESOURCE_MEMORY) != 0 &&
-            strcmp(name, XP_RESOURCE_EPHEMERAL_STORAGE) != 0)
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "%s.resourceFieldRef.resource: \"%s\" is not supported (limits.cpu, limits.memory, limits.ephemeral-storage, requests.*)",
-                    where,
-                    res);
-        if (cname && *cname && !(c = find_container(pod, cname)))
+        r = xp_downward_field(pod, node, path, false, ret);
+        if (r == -EINVAL)
                 return xp_errorf(err,
-                                 -EINVAL,
-                                 "%s.resourceFieldRef.containerName: no container \"%s\"",
+                                 r,
+                                 "%s.fieldRef.fieldPath: \"%s\" is not supported (%s)",
                                  where,
-                                 cname);
-        if (div_text && xp_quantity_parse(div_text, &div, NULL) < 0)
-                return xp_errorf(err,
-                                 -EINVAL,
-                                 "%s.resourceFieldRef.divisor: \"%s\" is not a quantity",
-                                 where,
-                                 div_text);
-        if (!limits)
-                q = xp_resource_list_get(&c->resources.requests, name);
-        if (!q)
-                q = xp_resource_list_get(&c->resources.limits, name);
-        if (!q && limits && node)
-                q = xp_resource_list_get(&node->status.allocatable, name);
-        if ((q && xp_quantity_to_milli(q, &qm) < 0) || xp_quantity_to_milli(&div, &dm) < 0 ||
-            dm <= 0)
-                return xp_errorf(err,
-                                 -EINVAL,
-                                 "%s.resourceFieldRef: %s or its divisor is out of range",
-                                 where,
-                                 res);
-        return asprintf(ret, "%" PRId64, qm / dm + (qm % dm > 0)) < 0 ? -ENOMEM : 0;
+                                 path,
+                                 XP_DOWNWARD_ENV_PATHS);
+        return r;
 }
 
 static int add_spec_env(const struct xp_pod *pod,
@@ -269,13 +151,13 @@ static int add_spec_env(const struct xp_pod *pod,
                         r = field_ref(
                             pod, node, json_object_get(from, "fieldRef"), where, &value, err);
                 else if (from && json_object_get(from, "resourceFieldRef"))
-                        r = resource_field_ref(pod,
-                                               c,
-                                               node,
-                                               json_object_get(from, "resourceFieldRef"),
-                                               where,
-                                               &value,
-                                               err);
+                        r = xp_downward_resource(pod,
+                                                 c,
+                                                 node,
+                                                 json_object_get(from, "resourceFieldRef"),
+                                                 where,
+                                                 &value,
+                                                 err);
                 else if (from) {
                         const char *kind = json_object_iter_key(json_object_iter((json_t *)from));
                         return xp_errorf(

@@ -3,9 +3,9 @@
  * A container's volumeMounts against its pod's volumes, as the kubelet reads them: emptyDir
  * (on disk, or medium Memory on a tmpfs of sizeLimit) and hostPath, which the node admin must
  * allow (xpool agent --allow-host-path PREFIX) since it reaches the node's own files. Other kinds
- * are refused with what xpool serves; configMap, secret and projected volumes are the directory
- * the agent wrote their files into (podconfig_mount.c), mounted read-only. Pure: the runtime
- * makes and checks the paths.
+ * are refused with what xpool serves; configMap, secret, projected and downwardAPI volumes are
+ * the directory the agent wrote their files into (podconfig_mount.c), mounted read-only, in
+ * process pods too (launch_process_volumes). Pure: the runtime makes and checks the paths.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +19,6 @@
 /* The kinds of volume Kubernetes has that xpool does not serve (yet), for the message. */
 static const char *const other_kinds[] = {
     "persistentVolumeClaim",
-    "downwardAPI",
     "nfs",
     "csi",
     "ephemeral",
@@ -130,7 +129,14 @@ empty_dir(const json_t *ed, const char *vpath, struct xp_container_mount *m, str
         return 0;
 }
 
-/* A configMap, secret or projected volume: the directory the agent wrote its files into. */
+/* Whether vol is one the agent writes as files (podconfig_volumes.c). */
+static bool files_volume(const json_t *vol)
+{
+        return json_object_get(vol, "configMap") || json_object_get(vol, "secret") ||
+               json_object_get(vol, "projected") || json_object_get(vol, "downwardAPI");
+}
+
+/* A configMap, secret, projected or downwardAPI volume: the directory of its files. */
 static int files(const char *uid,
                  const char *vpath,
                  const struct xp_launch_policy *policy,
@@ -170,21 +176,20 @@ static int volume(const char *uid,
                 return host_path(json_object_get(vol, "hostPath"), vpath, policy, m, err);
         if (json_object_get(vol, "emptyDir"))
                 return empty_dir(json_object_get(vol, "emptyDir"), vpath, m, err);
-        if (json_object_get(vol, "configMap") || json_object_get(vol, "secret") ||
-            json_object_get(vol, "projected"))
+        if (files_volume(vol))
                 return files(uid, vpath, policy, m, err);
         for (size_t i = 0; other_kinds[i]; i++)
                 if (json_object_get(vol, other_kinds[i]))
                         return xp_errorf(
                             err,
                             -EPERM,
-                            "volume %s: %s volumes are not supported by xpool yet (emptyDir, hostPath, configMap, secret and projected are)",
+                            "volume %s: %s volumes are not supported by xpool yet (emptyDir, hostPath, configMap, secret, projected and downwardAPI are)",
                             m->volume,
                             other_kinds[i]);
         return xp_errorf(
             err,
             -EPERM,
-            "volume %s: of a kind xpool does not know (emptyDir, hostPath, configMap, secret and projected are supported)",
+            "volume %s: of a kind xpool does not know (emptyDir, hostPath, configMap, secret, projected and downwardAPI are supported)",
             m->volume);
 }
 
@@ -263,5 +268,56 @@ int launch_volumes(const struct xp_pod *pod,
         }
         l->oci.mounts = l->mounts;
         l->oci.n_mounts = n;
+        return 0;
+}
+
+/* A subPath below the volume: relative, without ".." components. */
+static bool sub_path_ok(const char *p)
+{
+        size_t n = p ? strlen(p) : 0;
+
+        return !p || (n > 0 && p[0] != '/' && strcmp(p, "..") != 0 && strncmp(p, "../", 3) != 0 &&
+                      !strstr(p, "/../") && !(n >= 3 && strcmp(p + n - 3, "/..") == 0));
+}
+
+int launch_process_volumes(const struct xp_pod *pod,
+                           const struct xp_container *c,
+                           const char *cpath,
+                           const struct xp_launch_policy *policy,
+                           struct xp_launch *l,
+                           struct xp_error *err)
+{
+        json_t *mounts = json_object_get(c->extra, "volumeMounts"), *vm;
+        size_t n = 0, i;
+        int r;
+
+        l->mounts = calloc(json_array_size(mounts) + 1, sizeof(*l->mounts));
+        if (!l->mounts)
+                return -ENOMEM;
+        json_array_foreach(mounts, i, vm)
+        {
+                char mpath[128], vpath[160];
+                const json_t *vol = find_volume(pod, str(vm, "name"));
+
+                if (!vol || !files_volume(vol))
+                        continue;
+                snprintf(mpath, sizeof(mpath), "%s.volumeMounts[%zu]", cpath, i);
+                snprintf(vpath, sizeof(vpath), "volume %s", str(vm, "name"));
+                struct xp_container_mount *m = &l->mounts[n++];
+
+                r = volume(pod->metadata.uid, vol, vpath, policy, m, err);
+                if (r >= 0)
+                        r = mount_options(vm, mpath, false, m, err);
+                if (r >= 0 && !sub_path_ok(m->sub_path))
+                        r = xp_errorf(err,
+                                      -EPERM,
+                                      "%s.subPath: \"%s\" is not a relative path inside the volume",
+                                      mpath,
+                                      m->sub_path);
+                if (r < 0)
+                        return r;
+        }
+        l->launch.mounts = l->mounts;
+        l->launch.n_mounts = n;
         return 0;
 }

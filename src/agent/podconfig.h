@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "xpool/error.h"
+#include "xpool/object.h"
 
 /* The waiting reason of a container whose ConfigMap or Secret is missing. */
 #define XP_PODCONFIG_REASON "CreateContainerConfigError"
@@ -33,6 +34,10 @@ struct xp_podconfig_reader {
         void *userdata;
         const char *ns;
         json_t *seen; /* "resource/name" -> object, or null when missing */
+        /* downwardAPI volumes and sources: the pod and its node (a missing limit is the node's
+         * allocatable; NULL: none) */
+        const struct xp_pod *pod;
+        const struct xp_node *node;
 };
 
 /* The object (borrowed from r->seen), NULL when missing (-ENOENT), or -errno with err. */
@@ -65,6 +70,39 @@ int xp_podconfig_env(const json_t *pod,
                      char **ret_invalid,
                      struct xp_error *err);
 
+/* ---- podconfig_downward.c: the downward API -------------------------------------------------- */
+
+/* The fieldPaths env valueFrom.fieldRef takes, for messages. */
+#define XP_DOWNWARD_ENV_PATHS                                                                      \
+        "metadata.name, metadata.namespace, metadata.uid, metadata.labels['KEY'], "                \
+        "metadata.annotations['KEY'], spec.nodeName, spec.serviceAccountName, status.hostIP, "     \
+        "status.hostIPs, status.podIP, status.podIPs"
+
+/*
+ * The value of fieldPath path of pod into *ret (caller frees): for env (volume false) the paths
+ * of XP_DOWNWARD_ENV_PATHS; for a downwardAPI volume's file the metadata ones, with
+ * metadata.labels and metadata.annotations whole (key="value" lines, sorted). -EINVAL for a path
+ * not supported there, -ENOMEM.
+ */
+int xp_downward_field(const struct xp_pod *pod,
+                      const struct xp_node *node,
+                      const char *path,
+                      bool volume,
+                      char **ret);
+
+/*
+ * A resourceFieldRef (ref: {containerName, resource, divisor}) of container self (or the one it
+ * names) as the kubelet computes it: ceil(value / divisor); a missing limit is the node's
+ * allocatable, a missing request the limit. -EINVAL with err (at where) for what is not one.
+ */
+int xp_downward_resource(const struct xp_pod *pod,
+                         const struct xp_container *self,
+                         const struct xp_node *node,
+                         const json_t *ref,
+                         const char *where,
+                         char **ret,
+                         struct xp_error *err);
+
 /* ---- podconfig_gate.c: the agent's step before a start ------------------------------------- */
 
 struct xp_agent;
@@ -83,6 +121,23 @@ int xp_agent_config_gate(struct xp_agent *agent,
                          bool init,
                          struct xp_podsync_memory *m,
                          json_t **ret_pod);
+
+/* Why a start is held, and the Warning Event that says so. */
+struct xp_podconfig_hold {
+        const char *reason;  /* the waiting reason */
+        const char *message; /* the waiting message; NULL: none */
+        const char *event;   /* the Event's reason (Failed, FailedMount) */
+        const char *text;    /* the Event's message */
+};
+
+/* The Event, and the start held in m with h's reason, looked at again a second later (the
+ * config and volume steps' shared end). -ENOMEM. */
+int xp_agent_podconfig_hold(struct xp_agent *agent,
+                            const struct xp_agent_pull_pod *pod,
+                            const char *container,
+                            bool init,
+                            struct xp_podsync_memory *m,
+                            const struct xp_podconfig_hold *h);
 
 /* ---- podconfig_volumes.c: configMap, secret and projected volumes as files ------------------ */
 
@@ -130,7 +185,11 @@ int xp_podconfig_write_atomic(const char *dir,
                               const struct xp_podconfig_files *files,
                               struct xp_error *err);
 
-/* Removes DATA/volumes/<uid>, what a gone pod's volumes left (their Secrets' values). */
+/* A tmpfs mounted on dir (made when missing) unless one is there: a secret or projected
+ * volume's files, as the kubelet keeps them, never reach the node's disk. -errno with err. */
+int xp_podconfig_tmpfs(const char *dir, struct xp_error *err);
+
+/* Removes DATA/volumes/<uid>, what a gone pod's volumes left (their tmpfs unmounted first). */
 int xp_podconfig_volumes_remove(const char *data_dir, const char *uid);
 
 /* ---- podconfig_mount.c: the agent's volume step before a start ------------------------------ */

@@ -77,20 +77,17 @@ invalid_events(struct xp_agent *agent, const struct xp_agent_pull_pod *pod, char
                                      line);
 }
 
-static int hold(struct xp_agent *agent,
-                const struct xp_agent_pull_pod *pod,
-                const char *container,
-                bool init,
-                struct xp_podsync_memory *m,
-                const char *message)
+int xp_agent_podconfig_hold(struct xp_agent *agent,
+                            const struct xp_agent_pull_pod *pod,
+                            const char *container,
+                            bool init,
+                            struct xp_podsync_memory *m,
+                            const struct xp_podconfig_hold *h)
 {
-        char text[1024];
-
-        snprintf(text, sizeof(text), "Error: %s", message);
         (void)xp_agent_event(
-            agent->events, pod->namespace, pod->name, pod->uid, "Warning", "Failed", text);
+            agent->events, pod->namespace, pod->name, pod->uid, "Warning", h->event, h->text);
         return xp_podsync_hold(
-            m, container, init, XP_PODCONFIG_REASON, message, xp_agent_now_ns() + RETRY_NS);
+            m, container, init, h->reason, h->message, xp_agent_now_ns() + RETRY_NS);
 }
 
 int xp_agent_config_gate(struct xp_agent *agent,
@@ -123,6 +120,17 @@ int xp_agent_config_gate(struct xp_agent *agent,
         if (r > 0)
                 return 1;
         /* the server unreachable or refusing: the kubelet's start fails the same way */
-        r = hold(agent, pod, container, init, m, r == 0 ? wait : xp_error_message(&err));
+        const char *why = r == 0 ? wait : xp_error_message(&err);
+        char text[1024];
+
+        snprintf(text, sizeof(text), "Error: %s", why);
+        r = xp_agent_podconfig_hold(
+            agent,
+            pod,
+            container,
+            init,
+            m,
+            &(struct xp_podconfig_hold){
+                .reason = XP_PODCONFIG_REASON, .message = why, .event = "Failed", .text = text});
         return r < 0 ? r : 0;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The agent's configMap, secret and projected volume step before a container starts
- * (podconfig.h): each such volume the container mounts is read from the server and written
- * with the kubelet's atomic layout into DATA/volumes/<pod uid>/<volume>; a missing object or key
- * keeps the container ContainerCreating with the kubelet's FailedMount Event, looked at again
- * a second later.
+ * The agent's configMap, secret, projected and downwardAPI volume step before a container starts
+ * (podconfig.h): each such volume the container mounts is read from the server (or the pod) and
+ * written with the kubelet's atomic layout into DATA/volumes/<pod uid>/<volume>, a secret or
+ * projected one on a tmpfs of its own (as the kubelet's: a Secret's values never reach the
+ * node's disk); a missing object or key keeps the container ContainerCreating with the kubelet's
+ * FailedMount Event, looked at again a second later.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,9 +17,21 @@
 #include "podconfig.h"
 #include "podsync.h"
 #include "pull.h"
+#include "xpool/codec.h"
 #include "xpool/macro.h"
 
-#define RETRY_NS (1000LL * 1000 * 1000) /* a held start is looked at again after this */
+/* The kinds of volume whose files the agent writes. */
+static bool files_volume(const json_t *v)
+{
+        return json_object_get(v, "configMap") || json_object_get(v, "secret") ||
+               json_object_get(v, "projected") || json_object_get(v, "downwardAPI");
+}
+
+/* Those the kubelet keeps in memory (its emptyDir medium Memory wrapper). */
+static bool memory_volume(const json_t *v)
+{
+        return json_object_get(v, "secret") || json_object_get(v, "projected");
+}
 
 static const json_t *find_volume(const json_t *pod, const char *name)
 {
@@ -55,8 +68,7 @@ static json_t *config_volumes(const json_t *pod, const char *container, bool ini
                         const json_t *v =
                             find_volume(pod, json_string_value(json_object_get(vm, "name")));
 
-                        if (v && (json_object_get(v, "configMap") || json_object_get(v, "secret") ||
-                                  json_object_get(v, "projected")))
+                        if (v && files_volume(v))
                                 json_array_append(out, (json_t *)v);
                 }
         }
@@ -82,23 +94,35 @@ static int one(struct xp_agent *agent,
                               pod->uid,
                               json_string_value(json_object_get(vol, "name"))) < 0)
                 r = xp_errorf(err, -ENOMEM, "out of memory");
+        if (r > 0 && memory_volume(vol) && (r = xp_podconfig_tmpfs(dir, err)) >= 0)
+                r = 1;
         if (r > 0 && (r = xp_podconfig_write_atomic(dir, &files, err)) >= 0)
                 r = 1;
         xp_podconfig_files_clear(&files);
         return r;
 }
 
-static int hold(struct xp_agent *agent,
-                const struct xp_agent_pull_pod *pod,
-                const char *container,
-                bool init,
-                struct xp_podsync_memory *m,
-                const char *message)
+/* The reader of the server's objects and the pod (decoded for downwardAPI files; NULL when it
+ * cannot be, which only such a volume minds). Clear with reader_done. */
+static void reader_init(struct xp_podconfig_reader *r,
+                        struct xp_agent *agent,
+                        const struct xp_agent_pull_pod *pod,
+                        struct xp_apiclient *client)
 {
-        (void)xp_agent_event(
-            agent->events, pod->namespace, pod->name, pod->uid, "Warning", "FailedMount", message);
-        return xp_podsync_hold(
-            m, container, init, XP_PODCONFIG_MOUNT_REASON, NULL, xp_agent_now_ns() + RETRY_NS);
+        struct xp_pod *decoded = NULL;
+        struct xp_error err = {0};
+
+        *r = (struct xp_podconfig_reader){
+            .get = xp_agent_config_get, .userdata = client, .ns = pod->namespace};
+        if (xp_pod_from_json(pod->json, NULL, 0, &decoded, &err) >= 0)
+                r->pod = decoded;
+        r->node = agent->node;
+}
+
+static void reader_done(struct xp_podconfig_reader *r)
+{
+        json_decref(r->seen);
+        xp_pod_free((struct xp_pod *)r->pod);
 }
 
 int xp_agent_volume_gate(struct xp_agent *agent,
@@ -110,23 +134,23 @@ int xp_agent_volume_gate(struct xp_agent *agent,
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *wait = NULL;
         json_t *vols = config_volumes(pod->json, container, init), *vol;
+        struct xp_podconfig_reader reader = {0};
         struct xp_error err = {0};
         size_t i;
         int r = 1;
 
         if (!vols)
                 return -ENOMEM;
-        if (json_array_size(vols) > 0)
+        if (json_array_size(vols) > 0) {
                 r = xp_apiclient_new(&agent->api, &client, &err);
-        struct xp_podconfig_reader reader = {
-            .get = xp_agent_config_get, .userdata = client, .ns = pod->namespace};
-
+                reader_init(&reader, agent, pod, client);
+        }
         json_array_foreach(vols, i, vol)
         {
                 if (r < 0 || (r = one(agent, pod, vol, &reader, &wait, &err)) <= 0)
                         break;
         }
-        json_decref(reader.seen);
+        reader_done(&reader);
         json_decref(vols);
         if (r > 0 || r == -ENOMEM)
                 return r;
@@ -137,14 +161,21 @@ int xp_agent_volume_gate(struct xp_agent *agent,
                 if (asprintf(&wait, "MountVolume.SetUp failed: %s", xp_error_message(&err)) < 0)
                         return -ENOMEM;
         }
-        r = hold(agent, pod, container, init, m, wait);
+        r = xp_agent_podconfig_hold(agent,
+                                    pod,
+                                    container,
+                                    init,
+                                    m,
+                                    &(struct xp_podconfig_hold){.reason = XP_PODCONFIG_MOUNT_REASON,
+                                                                .event = "FailedMount",
+                                                                .text = wait});
         return r < 0 ? r : 0;
 }
 
 void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod)
 {
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
-        struct xp_podconfig_reader reader = {.get = xp_agent_config_get, .ns = pod->namespace};
+        struct xp_podconfig_reader reader = {0};
         const json_t *vol;
         size_t i;
 
@@ -154,8 +185,7 @@ void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_
                 struct xp_error err = {0};
                 struct stat st;
 
-                if (!json_object_get(vol, "configMap") && !json_object_get(vol, "secret") &&
-                    !json_object_get(vol, "projected"))
+                if (!files_volume(vol))
                         continue;
                 if (asprintf(&dir,
                              "%s/volumes/%s/%s",
@@ -167,8 +197,9 @@ void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_
                         continue;
                 if (!client && xp_apiclient_new(&agent->api, &client, &err) < 0)
                         break;
-                reader.userdata = client;
+                if (!reader.get)
+                        reader_init(&reader, agent, pod, client);
                 (void)one(agent, pod, vol, &reader, &wait, &err);
         }
-        json_decref(reader.seen);
+        reader_done(&reader);
 }

@@ -94,29 +94,25 @@ static int mode_of(struct vbuild *b, const json_t *v, unsigned fallback, unsigne
         return 0;
 }
 
-static int add_file(struct vbuild *b,
-                    const char *resource,
-                    const json_t *object,
-                    const char *key,
-                    const char *path,
-                    unsigned mode)
+/* A file of data (taken, data_len bytes) at path. */
+static int add_data(struct vbuild *b, const char *path, char *data, size_t len, unsigned mode)
 {
-        struct xp_podconfig_file *v, f = {.mode = mode};
-        int r;
+        struct xp_podconfig_file *v, f = {.mode = mode, .data = data, .len = len};
 
-        if (!item_path(path))
+        if (!item_path(path)) {
+                free(data);
                 return xp_errorf(b->err,
                                  -EINVAL,
                                  "volume %s: path \"%s\" is not a relative path inside the volume",
                                  b->volume,
                                  path ? path : "");
+        }
         for (size_t i = 0; i < b->files->n; i++)
-                if (strcmp(b->files->v[i].path, path) == 0)
+                if (strcmp(b->files->v[i].path, path) == 0) {
+                        free(data);
                         return xp_errorf(
                             b->err, -EINVAL, "volume %s: path \"%s\" twice", b->volume, path);
-        r = xp_podconfig_value(resource, object, key, &f.data, &f.len);
-        if (r < 0)
-                return r;
+                }
         f.path = strdup(path);
         v = f.path ? reallocarray(b->files->v, b->files->n + 1, sizeof(*v)) : NULL;
         if (!v) {
@@ -127,6 +123,20 @@ static int add_file(struct vbuild *b,
         b->files->v = v;
         v[b->files->n++] = f;
         return 0;
+}
+
+static int add_file(struct vbuild *b,
+                    const char *resource,
+                    const json_t *object,
+                    const char *key,
+                    const char *path,
+                    unsigned mode)
+{
+        char *data = NULL;
+        size_t len = 0;
+        int r = xp_podconfig_value(resource, object, key, &data, &len);
+
+        return r < 0 ? r : add_data(b, path, data, len, mode);
 }
 
 /* Every key of the object's data (and a ConfigMap's binaryData), each as a file of its name. */
@@ -205,7 +215,67 @@ static int source(struct vbuild *b, const char *resource, const json_t *src, uns
         return 1;
 }
 
-/* A projected volume's configMap and secret sources, in order. */
+/* One item of a downwardAPI volume or source: its file's value. */
+static int downward_value(struct vbuild *b, const json_t *item, size_t i, char **ret)
+{
+        const json_t *field = json_object_get(item, "fieldRef");
+        const char *path = json_string_value(json_object_get(field, "fieldPath"));
+        const json_t *res = json_object_get(item, "resourceFieldRef");
+        const char *cname = json_string_value(json_object_get(res, "containerName"));
+        const struct xp_pod *pod = b->reader->pod;
+        char where[96];
+        int r;
+
+        snprintf(where, sizeof(where), "volume %s: items[%zu]", b->volume, i);
+        if (!pod)
+                return xp_errorf(b->err, -EINVAL, "%s: no pod to take values from", where);
+        if (field) {
+                r = path ? xp_downward_field(pod, b->reader->node, path, true, ret) : -EINVAL;
+                if (r == -EINVAL)
+                        return xp_errorf(
+                            b->err,
+                            r,
+                            "%s.fieldRef.fieldPath: \"%s\" is not supported (metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations, metadata.labels['KEY'], metadata.annotations['KEY'])",
+                            where,
+                            path ? path : "");
+                return r;
+        }
+        if (!res || !cname || !*cname)
+                return xp_errorf(b->err,
+                                 -EINVAL,
+                                 "%s: fieldRef or resourceFieldRef with containerName is required",
+                                 where);
+        return xp_downward_resource(pod, NULL, b->reader->node, res, where, ret, b->err);
+}
+
+/* A downwardAPI volume's or source's items (dw: {items, defaultMode}), each a file. */
+static int downward(struct vbuild *b, const json_t *dw, unsigned mode)
+{
+        const json_t *item;
+        size_t i;
+        int r;
+
+        json_array_foreach(json_object_get(dw, "items"), i, item)
+        {
+                char *value = NULL;
+                unsigned m = mode;
+
+                r = mode_of(b, json_object_get(item, "mode"), mode, &m);
+                if (r >= 0)
+                        r = downward_value(b, item, i, &value);
+                if (r >= 0)
+                        r = add_data(b,
+                                     json_string_value(json_object_get(item, "path")),
+                                     value,
+                                     value ? strlen(value) : 0,
+                                     m);
+                if (r < 0)
+                        return r;
+        }
+        return 1;
+}
+
+/* A projected volume's configMap, secret and downwardAPI sources, in order. */
 static int projected(struct vbuild *b, const json_t *p)
 {
         const json_t *src;
@@ -221,11 +291,13 @@ static int projected(struct vbuild *b, const json_t *p)
                         r = source(b, "configmaps", json_object_get(src, "configMap"), mode);
                 else if (json_object_get(src, "secret"))
                         r = source(b, "secrets", json_object_get(src, "secret"), mode);
+                else if (json_object_get(src, "downwardAPI"))
+                        r = downward(b, json_object_get(src, "downwardAPI"), mode);
                 else
                         r = xp_errorf(b->err,
                                       -EPERM,
-                                      "volume %s: sources[%zu]: only configMap and secret "
-                                      "sources are supported by xpool",
+                                      "volume %s: sources[%zu]: only configMap, secret and "
+                                      "downwardAPI sources are supported by xpool",
                                       b->volume,
                                       i);
                 if (r == 0)
@@ -258,11 +330,19 @@ int xp_podconfig_volume_files(const json_t *vol,
                 if (r >= 0)
                         r = source(&b, resources[i], src, mode);
         }
-        if (r == -EPERM && json_object_get(vol, "projected"))
+        if (r == -EPERM && json_object_get(vol, "downwardAPI")) {
+                const json_t *dw = json_object_get(vol, "downwardAPI");
+
+                r = mode_of(&b, json_object_get(dw, "defaultMode"), DEFAULT_MODE, &mode);
+                if (r >= 0)
+                        r = downward(&b, dw, mode);
+        } else if (r == -EPERM && json_object_get(vol, "projected"))
                 r = projected(&b, json_object_get(vol, "projected"));
         else if (r == -EPERM && !xp_error_message(err)[0])
-                xp_errorf(
-                    err, r, "volume %s: not a configMap, secret or projected volume", b.volume);
+                xp_errorf(err,
+                          r,
+                          "volume %s: not a configMap, secret, projected or downwardAPI volume",
+                          b.volume);
         if (r <= 0)
                 xp_podconfig_files_clear(ret);
         if (r == 0)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,12 +209,53 @@ int xp_podconfig_write_atomic(const char *dir,
         return r;
 }
 
+int xp_podconfig_tmpfs(const char *dir, struct xp_error *err)
+{
+        _cleanup_free_ char *parent = strdup(dir);
+        char *slash = parent ? strrchr(parent, '/') : NULL;
+        struct stat st, pst;
+        int r;
+
+        if (!slash || slash == parent)
+                return xp_errorf(err, -EINVAL, "%s: not a volume directory", dir);
+        *slash = 0;
+        r = xp_mkdir_p(dir, 0755, err);
+        if (r < 0)
+                return r;
+        if (stat(dir, &st) < 0 || stat(parent, &pst) < 0)
+                return xp_errorf(err, -errno, "%s: %m", dir);
+        if (st.st_dev != pst.st_dev) /* mounted already: an earlier start's */
+                return 0;
+        if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+                return xp_errorf(err,
+                                 -errno,
+                                 "mounting a tmpfs on %s (a Secret's values never go to the "
+                                 "node's disk): %m",
+                                 dir);
+        return 0;
+}
+
 int xp_podconfig_volumes_remove(const char *data_dir, const char *uid)
 {
         char path[PATH_MAX];
+        DIR *d;
 
         if (!uid || !*uid || strchr(uid, '/') || strncmp(uid, "..", 2) == 0 || uid[0] == '.')
                 return -EINVAL;
         snprintf(path, sizeof(path), "%s/volumes/%s", data_dir, uid);
-        return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT ? -errno : 0;
+        /* the tmpfs of each secret or projected volume first: its files go with it */
+        d = opendir(path);
+        for (struct dirent *e; d && (e = readdir(d));) {
+                char sub[PATH_MAX];
+
+                if (e->d_name[0] == '.')
+                        continue;
+                snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+                (void)umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW);
+        }
+        if (d)
+                closedir(d);
+        return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT
+                   ? -errno
+                   : 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "informer.h"
+#include "xpool/log.h"
 #include "xpool/registry.h"
 #include "xpool/store.h"
 
@@ -64,6 +65,19 @@ static uint64_t object_version(const json_t *object)
         return version;
 }
 
+/* An object the store cannot decrypt (a lost key file): said once per list, and left out, so
+ * the controllers and the API serve everything else. */
+static void skipped(const char *ns, const char *name, const char *why, void *userdata)
+{
+        xp_log(LOG_WARNING,
+               "controllers: leaving out %s %s%s%s: %s",
+               (const char *)userdata,
+               ns,
+               *ns ? "/" : "",
+               name,
+               why);
+}
+
 int xp_informer_list(struct xp_informer *informer, struct xp_error *err)
 {
         const struct xp_informer_options *o = &informer->options;
@@ -75,7 +89,14 @@ int xp_informer_list(struct xp_informer *informer, struct xp_error *err)
                 size_t i;
                 int r;
 
-                r = xp_store_list(o->store, h->resource, NULL, &items, &version, err);
+                r = xp_store_list_readable(
+                    o->store,
+                    h->resource,
+                    NULL,
+                    &(struct xp_store_skip){.fn = skipped, .userdata = (void *)h->resource},
+                    &items,
+                    &version,
+                    err);
                 if (r < 0)
                         return r;
                 json_array_foreach(items, i, item)

@@ -152,6 +152,10 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         for (size_t i = 0; p->detach && p->detach[i]; i++)
                 if (umount2(p->detach[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
                         return fail("detaching", p->detach[i], what, arg);
+        /* before the root turns read-only (a missing mount point is made) and before the node's
+         * secrets are hidden (the sources are below the agent's data directory) */
+        if ((r = contain_child_binds(p, what, arg)) < 0)
+                return r;
         if (p->read_only_root && (r = read_only_root(what, arg)) < 0)
                 return r;
         /* the pid namespace's own processes only: no other pod's, no agent's command line */

@@ -18,6 +18,13 @@
 /* The spec's "contain" object (written by process.c, read by the shim). */
 #define CONTAIN_SPEC_KEY "contain"
 
+/* A directory (or file) of the node bound read-only into the container's mount namespace. */
+struct contain_bind {
+        char *source;      /* resolved before the fork */
+        char *destination; /* absolute; its parent must exist, it is made when missing */
+        bool dir;          /* source is a directory (else a file) */
+};
+
 struct contain_plan {
         bool namespaces; /* own mount and cgroup namespaces (the pid one is the shim's) */
         bool privileged;
@@ -37,6 +44,8 @@ struct contain_plan {
         char *netns;       /* its path, for messages */
         char **detach;     /* NULL-terminated: mount points the container's namespace drops */
         bool sysfs;        /* a sysfs of the joined network namespace (its interfaces) on /sys */
+        struct contain_bind *binds; /* the pod's file volumes (contain_binds_json()) */
+        size_t n_binds;
 };
 
 /* The JSON the runtime writes for one container: c plus its own settings, and the compiled
@@ -47,6 +56,10 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           const char *const *hide,
                           const char *const *detach,
                           const char *filter_hex);
+/* The spec's "binds" array of n mounts (XP_VOLUME_FILES: source + sub_path, destination).
+ * NULL: -ENOMEM. */
+struct xp_container_mount;
+json_t *contain_binds_json(const struct xp_container_mount *m, size_t n);
 /* A JSON array of the strings of v (NULL-terminated; NULL: empty), for the spec. NULL: -ENOMEM. */
 json_t *contain_strings_json(const char *const *v);
 /* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for
@@ -64,9 +77,15 @@ void contain_plan_done(struct contain_plan *p);
  * mounts: after the child joined its cgroup: the pod's network namespace, its own mount and
  * cgroup namespaces, private propagation, the detached mount points gone, a read-only root when
  * asked, /proc of its pid namespace, a read-only /sys (and cgroup2), the masked and read-only
- * paths, the node's secrets hidden.
+ * paths, the pod's file volumes bound read-only, the node's secrets hidden.
  */
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
+
+/* contain_bind.c: the spec's "binds" resolved into p (before the fork; they need the
+ * container's own mount namespace), freed by contain_binds_free; applied in the child. */
+int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_error *err);
+void contain_binds_free(struct contain_plan *p);
+int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
  * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */
 int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg);

@@ -292,11 +292,11 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
                 p->sysfs = !p->privileged;
         }
         if (!p->namespaces)
-                return 0;
+                return contain_plan_binds(p, json_object_get(c, "binds"), err);
         r = read_detach(p, json_object_get(c, "detach"), err);
-        if (r < 0)
-                return r;
-        return resolve_hide(p, json_object_get(c, "hide"), err);
+        if (r >= 0)
+                r = resolve_hide(p, json_object_get(c, "hide"), err);
+        return r < 0 ? r : contain_plan_binds(p, json_object_get(c, "binds"), err);
 }
 
 void contain_plan_done(struct contain_plan *p)
@@ -309,6 +309,7 @@ void contain_plan_done(struct contain_plan *p)
         for (size_t i = 0; p->detach && p->detach[i]; i++)
                 free(p->detach[i]);
         free(p->detach);
+        contain_binds_free(p);
         /* netns is set once netns_fd is: a plan never prepared has no fd to close */
         if (p->netns && p->netns_fd >= 0)
                 close(p->netns_fd);

@@ -952,12 +952,20 @@ static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_lau
         }
         if (c.seccomp)
                 filter = filter_for(rt, c.caps.effective);
-        return contain_spec_json(&c,
-                                 rt->isolation & XP_ISOLATION_NAMESPACES,
-                                 xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
-                                 (const char *const *)rt->hide,
-                                 (const char *const *)rt->detach,
-                                 filter);
+        json_t *o = contain_spec_json(&c,
+                                      rt->isolation & XP_ISOLATION_NAMESPACES,
+                                      xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
+                                      (const char *const *)rt->hide,
+                                      (const char *const *)rt->detach,
+                                      filter);
+
+        /* the pod's file volumes, bound by the shim's child (contain_bind.c) */
+        if (o && l->n_mounts > 0 &&
+            json_object_set_new(o, "binds", contain_binds_json(l->mounts, l->n_mounts)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
 }
 
 /* spec.json's text; oci (taken) is an OCI container's object, limits what the shim applies. */

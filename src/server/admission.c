@@ -213,5 +213,7 @@ int admission_check(const struct request *req,
                 return restrict_node(req->who->subject, stored, object, ret);
         if (strcmp(kind->plural, "pods") == 0 && stored)
                 return pod_update(kind, stored, object, ret);
+        if (strcmp(kind->plural, "pods") == 0)
+                return admission_downward(kind, object, ret);
         return 1;
 }

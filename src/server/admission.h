@@ -48,3 +48,7 @@ int admission_quota(const struct request *req, const json_t *pod, struct reply *
  * against their minimums and maximums: 1, or 0 with ret filled (403 Forbidden), or -ENOMEM.
  */
 int admission_limitrange(const struct request *req, json_t *pod, struct reply *ret);
+
+/* admission_downward.c: a new pod's fieldRef paths (env, downwardAPI volumes) as
+ * kube-apiserver checks them: 1 when fine, 0 with ret filled (422 Invalid), -ENOMEM. */
+int admission_downward(const struct xp_kind *kind, const json_t *pod, struct reply *ret);

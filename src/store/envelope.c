@@ -200,8 +200,10 @@ int store_envelope_open(struct xp_store *store,
         if (!key)
                 return xp_errorf(err,
                                  -ENOKEY,
-                                 "%s %s%s%s is encrypted with key %s, which the key file does "
-                                 "not hold (docs/security.md: encryption at rest)",
+                                 "%s %s%s%s cannot be decrypted with the keys in the data "
+                                 "directory's encryption.keys: it is encrypted with key %s, "
+                                 "which that file does not hold (a lost or replaced key file; "
+                                 "docs/security.md, \"Encryption at rest\")",
                                  kind,
                                  ns,
                                  store_key_ns(ns),
@@ -213,8 +215,9 @@ int store_envelope_open(struct xp_store *store,
         if (r == -EBADMSG)
                 return xp_errorf(err,
                                  -EKEYREJECTED,
-                                 "%s %s%s%s does not decrypt with key %s: the key file's %s is "
-                                 "not the key it was encrypted with, or the body is damaged",
+                                 "%s %s%s%s cannot be decrypted with the keys in the data "
+                                 "directory's encryption.keys: the file's key %s is not the key "
+                                 "it was encrypted with (key %s replaced), or the body is damaged",
                                  kind,
                                  ns,
                                  store_key_ns(ns),

@@ -315,11 +315,18 @@ typedef int (*row_fn)(const char *namespace,
  * namespace then name, each handed to fn (a negative return stops it and is returned, err set
  * by fn); *ret_version the store's version at the read.
  */
+/* Whether r (from row_body) says the row cannot be opened with the store's keys. */
+static bool undecryptable(int r)
+{
+        return r == -ENOKEY || r == -EKEYREJECTED || r == -EBADMSG;
+}
+
 static int list_rows(struct xp_store *store,
                      const char *kind,
                      const char *namespace,
                      row_fn fn,
                      void *userdata,
+                     const struct xp_store_skip *skip,
                      uint64_t *ret_version,
                      struct xp_error *err)
 {
@@ -349,6 +356,13 @@ static int list_rows(struct xp_store *store,
                 char *plain = NULL;
 
                 r = row_body(store, kind, ns, name, &body, &len, &plain, err);
+                if (undecryptable(r) && skip && skip->fn) {
+                        /* a lost key: the caller is told, and the others are read */
+                        skip->fn(ns, name, xp_error_message(err), skip->userdata);
+                        if (err)
+                                *err = (struct xp_error){0};
+                        continue;
+                }
                 if (r >= 0)
                         r = fn(
                             ns, name, (uint64_t)sqlite3_column_int64(st, 2), body, len, userdata);
@@ -405,12 +419,23 @@ int xp_store_list(struct xp_store *store,
                   uint64_t *ret_version,
                   struct xp_error *err)
 {
+        return xp_store_list_readable(store, kind, namespace, NULL, ret_items, ret_version, err);
+}
+
+int xp_store_list_readable(struct xp_store *store,
+                           const char *kind,
+                           const char *namespace,
+                           const struct xp_store_skip *skip,
+                           json_t **ret_items,
+                           uint64_t *ret_version,
+                           struct xp_error *err)
+{
         struct list_objects l = {.store = store, .kind = kind, .items = json_array(), .err = err};
         int r;
 
         if (!l.items)
                 return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
-        r = list_rows(store, kind, namespace, add_object, &l, ret_version, err);
+        r = list_rows(store, kind, namespace, add_object, &l, skip, ret_version, err);
         if (r < 0) {
                 json_decref(l.items);
                 return r;
@@ -463,7 +488,7 @@ int xp_store_list_text(struct xp_store *store,
 {
         struct list_texts l = {
             .store = store, .kind = kind, .fn = fn, .userdata = userdata, .err = err};
-        int r = list_rows(store, kind, namespace, add_text, &l, ret_version, err);
+        int r = list_rows(store, kind, namespace, add_text, &l, NULL, ret_version, err);
 
         free(l.buf);
         return r;

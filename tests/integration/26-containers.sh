@@ -202,7 +202,7 @@ spec:
   containers:
   - name: config
     image: @TOOLS@
-    command: [sh, -c, 'cat /cfg/sub/k /sec/pw; echo no >/cfg/x || echo cfg-ro']
+    command: [sh, -c, 'cat /cfg/sub/k /sec/pw; echo no >/cfg/x || echo cfg-ro; grep " /sec " /proc/mounts; grep " /cfg " /proc/mounts']
     volumeMounts: [{name: cfg, mountPath: /cfg}, {name: sec, mountPath: /sec}]
   - name: writer
     image: @TOOLS@
@@ -343,6 +343,8 @@ expect_log "the emptyDir is shared" vols reader "shared"
 expect_log "a configMap volume's item at its path" vols config "cfg-value"
 expect_log "a secret volume's key, decoded" vols config "sec-value"
 expect_log "configMap volumes are read-only" vols config "cfg-ro"
+expect_log "a secret volume is on a tmpfs (its values never reach the node's disk)" vols config "tmpfs /sec tmpfs"
+not_in "a configMap volume is not" "$tmp/log.vols.config" "tmpfs /cfg tmpfs"
 expect_log "the memory emptyDir too" vols reader "mem"
 expect_log "... on a tmpfs" vols reader "tmpfs /m tmpfs"
 check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"

@@ -84,24 +84,57 @@ events() { "${k[@]}" get events --field-selector involvedObject.name=envpod -o j
 invalid_key_events() { events | grep -c '^InvalidEnvironmentVariableNames: Keys \[1bad\] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names.$'; }
 poll "the invalid key's event" 10 1 invalid_key_events
 
-# ---- configMap and secret volumes: FailedMount until the ConfigMap is there, then the files ------
-cat >"$tmp/volpod.yaml" <<'EOF'
+# ---- configMap, secret, projected and downwardAPI volumes of a process pod ------------------------
+# FailedMount until the ConfigMap is there; then the files bound read-only at their mountPath in
+# the container's own mount namespace, the secret's on a tmpfs; the downward API in env and files.
+mnt=$tmp/mnt
+mkdir -p "$mnt"
+cat >"$tmp/volpod.sh" <<'EOF'
+m=${0%/volpod.sh}/mnt
+cat $m/cfg/mode; echo; cat $m/sec/auth/pw; echo; cat $m/info/labels; echo; cat $m/all/name; echo
+echo NAME=$NAME CPU=$CPU MEM=$MEM
+# mount point and file system type of each volume, from this process's own mount table
+grep " $m/" /proc/self/mountinfo | sed 's|^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - \([^ ]*\) .*|\1 \2|'
+touch $m/cfg/x
+exec sleep 60
+EOF
+cat >"$tmp/volpod.yaml" <<EOF
 apiVersion: v1
 kind: Pod
 metadata:
   name: volpod
+  labels: {tier: a}
+  annotations: {note: 'say "hi"'}
 spec:
   restartPolicy: Never
   containers:
   - name: c
     image: busybox
-    command: ["sleep", "60"]
+    command: ["sh", "$tmp/volpod.sh"]
+    resources: {limits: {cpu: 500m, memory: 64Mi}}
+    env:
+    - {name: NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    - {name: CPU, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1m}}}
+    - {name: MEM, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}}
     volumeMounts:
-    - {name: cfg, mountPath: /etc/cfg}
-    - {name: sec, mountPath: /etc/sec}
+    - {name: cfg, mountPath: $mnt/cfg}
+    - {name: sec, mountPath: $mnt/sec}
+    - {name: info, mountPath: $mnt/info}
+    - {name: all, mountPath: $mnt/all}
   volumes:
   - {name: cfg, configMap: {name: vcfg}}
   - {name: sec, secret: {secretName: db, defaultMode: 0400, items: [{key: password, path: auth/pw}]}}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: annotations, fieldRef: {fieldPath: metadata.annotations}}
+      - {path: cpu, resourceFieldRef: {containerName: c, resource: limits.cpu, divisor: 1m}}
+  - name: all
+    projected:
+      sources:
+      - downwardAPI: {items: [{path: name, fieldRef: {fieldPath: metadata.name}}]}
+      - secret: {name: db, items: [{key: user, path: user}]}
 EOF
 check "apply volume pod" 0 "${k[@]}" apply -f "$tmp/volpod.yaml"
 volwait() { "${k[@]}" get pod volpod -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}'; }
@@ -122,12 +155,53 @@ check "the secret's item at its path, decoded" 0 cat "$vdir/sec/auth/pw"
 expect_in "the secret's value" "$tmp/out" "$value"
 check "with its defaultMode" 0 stat -L -c %a "$vdir/sec/auth/pw"
 expect_in "0400" "$tmp/out" "400"
+check "the secret volume is a tmpfs of its own on the node" 0 findmnt -n -o FSTYPE --mountpoint "$vdir/sec"
+expect_in "tmpfs" "$tmp/out" "tmpfs"
+check "so is the projected one" 0 findmnt -n -o FSTYPE --mountpoint "$vdir/all"
+expect_in "tmpfs" "$tmp/out" "tmpfs"
+check "the configMap one stays on disk" 1 findmnt -n --mountpoint "$vdir/cfg"
+volout() { "${k[@]}" logs volpod | head -5; }
+volro() { "${k[@]}" logs volpod | grep -c "Read-only file system"; }
+poll "the process sees the files at mountPath" 10 "fast
+$value
+tier=\"a\"
+volpod
+NAME=volpod CPU=500 MEM=64" volout
+poll "its write refused" 10 1 volro
+check "the rest of its log" 0 "${k[@]}" logs volpod
+expect_in "the mounts in its own namespace: the secret on tmpfs" "$tmp/out" "$mnt/sec tmpfs"
+expect_in "the configMap's on the node's disk" "$tmp/out" "$mnt/cfg ext4"
+expect_in "read-only" "$tmp/out" "Read-only file system"
+check "the node's own directory (the mount point) stays empty" 0 test -z "$(find "$mnt/cfg" -mindepth 1)"
+check "annotations in the kubelet's form" 0 cat "$vdir/info/annotations"
+expect_in "quoted" "$tmp/out" 'note="say \"hi\""'
+check "a resourceFieldRef file" 0 cat "$vdir/info/cpu"
+expect_in "in millicores" "$tmp/out" "500"
 check "change the volume's configmap" 0 "${k[@]}" patch configmap vcfg -p '{"data":{"mode":"slow"}}'
-volfile() { cat "$vdir/cfg/mode"; }
-poll "the change reaches the file (read again each 10 s)" 20 slow volfile
+check "change the pod's labels" 0 "${k[@]}" label pod volpod tier=b --overwrite
+inside() { "${k[@]}" exec volpod -- cat "$mnt/cfg/mode" "$mnt/info/labels"; }
+poll "both changes reach the container (read again each 10 s)" 20 'slowtier="b"' inside
 check "delete volume pod" 0 "${k[@]}" delete pod volpod --grace-period=0 --force
 voldir_state() { [[ -e "$vdir" ]] && echo there || echo gone; }
 poll "the pod's volume files go with it" 15 gone voldir_state
+
+# ---- the downward API's paths are checked at admission, in kube-apiserver's words ----------------
+bad_pod() { # fieldPath, where: env or volume
+  {
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: badpath}\nspec:\n'
+    printf '  containers: [{name: c, image: busybox, command: [sleep, "1"]%s}]\n' \
+      "$([[ $2 == env ]] && echo ", env: [{name: X, valueFrom: {fieldRef: {fieldPath: '$1'}}}]")"
+    [[ $2 == env ]] || printf '  volumes: [{name: d, downwardAPI: {items: [{path: f, fieldRef: {fieldPath: %s}}]}}]\n' "$1"
+  } >"$tmp/bad.yaml"
+  "${k[@]}" create -f "$tmp/bad.yaml"
+}
+check "a fieldPath env does not take" 1 bad_pod status.phase env
+expect_in "Unsupported value" "$tmp/err" 'The Pod "badpath" is invalid: spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"'
+check "a fieldPath no pod has" 1 bad_pod metadata.nope env
+expect_in "Invalid value" "$tmp/err" 'spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.nope": error converting fieldPath: field label not supported: metadata.nope'
+check "a fieldPath a volume does not take" 1 bad_pod spec.nodeName volume
+expect_in "Unsupported value" "$tmp/err" 'spec.volumes[0].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"'
+check "nothing was stored" 1 "${k[@]}" get pod badpath
 
 # ---- the node authorizer: what its pods name, nothing else ----------------------------------------
 server=$(sed -n 's/^ *server: //p' "$KUBECONFIG" | head -1)
@@ -162,5 +236,20 @@ start_up
 check "the secret reads after rotation" 0 "${k[@]}" get secret db -o jsonpath='{.data.password}'
 expect_in "the value" "$tmp/out" "$b64"
 check "still not in plaintext" 1 grep -r -a --exclude-dir=agent -e "$value" -e "$b64" "$data"
+
+# ---- a lost key file: the server starts and serves the rest; the Secret says why it cannot -------
+stop_up
+mv "$data/encryption.keys" "$tmp/encryption.keys.lost"
+start_up
+check "the server serves pods" 0 "${k[@]}" get pods
+check "and configmaps" 0 "${k[@]}" get configmap vcfg -o jsonpath='{.data.mode}'
+expect_in "the value" "$tmp/out" "slow"
+check "the secret cannot be read" 1 "${k[@]}" get secret db
+expect_in "500 with the reason" "$tmp/err" "Error from server (InternalError): Internal error occurred: secrets default/db cannot be decrypted with the keys in the data directory's encryption.keys: it is encrypted with key key3, which that file does not hold"
+expect_in "one log line names it" "$log" "leaving out secrets default/db: secrets default/db cannot be decrypted"
+check "a list of secrets says the same" 1 "${k[@]}" get secrets
+expect_in "the reason" "$tmp/err" "secrets default/db cannot be decrypted"
+check "nor is it deleted unread (as in Kubernetes)" 1 "${k[@]}" delete secret db
+expect_in "the same reason" "$tmp/err" "secrets default/db cannot be decrypted"
 
 finish "secrets"

@@ -403,9 +403,9 @@ static void errors(void **state)
         expect_error(
             "{}",
             "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"
-            "'valueFrom':{'fieldRef':{'fieldPath':'spec.serviceAccountName'}}}]}]}",
+            "'valueFrom':{'fieldRef':{'fieldPath':'status.phase'}}}]}]}",
             -EINVAL,
-            "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: \"spec.serviceAccountName\" is not supported (metadata.name, metadata.namespace, metadata.uid, metadata.labels['KEY'], metadata.annotations['KEY'], spec.nodeName, status.hostIP, status.podIP)");
+            "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: \"status.phase\" is not supported (metadata.name, metadata.namespace, metadata.uid, metadata.labels['KEY'], metadata.annotations['KEY'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.hostIPs, status.podIP, status.podIPs)");
         expect_error(
             "{}",
             "{'containers':[{'name':'c','command':['x'],'env':[{'name':'P',"

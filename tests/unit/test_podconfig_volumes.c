@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "agent/podconfig.h"
+#include "xpool/codec.h"
 
 static json_t *objects; /* the server's: "resource/name" -> object */
 
@@ -200,12 +201,13 @@ static void projected_sources(void **state)
             wait, "MountVolume.SetUp failed for volume \"p\" : secret \"gone\" not found");
         free(wait);
         assert_int_equal(
-            files_of("{\"name\":\"p\",\"projected\":{\"sources\":[{\"downwardAPI\":{}}]}}",
+            files_of("{\"name\":\"p\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{}}]}}",
                      &f,
                      &wait,
                      &err),
             -EPERM);
-        assert_non_null(strstr(xp_error_message(&err), "sources[0]: only configMap and secret"));
+        assert_non_null(
+            strstr(xp_error_message(&err), "sources[0]: only configMap, secret and downwardAPI"));
 }
 
 static void bad_input_is_refused(void **state)
@@ -313,6 +315,74 @@ static void atomic_layout(void **state)
         assert_int_equal(system(buf), 0);
 }
 
+/* The downward API's files: the pod's metadata (labels and annotations whole, in the kubelet's
+ * key="value" form, sorted, quoted as Go's %q), a container's resources with a divisor. */
+static void downward_files(void **state)
+{
+        struct xp_podconfig_files f = {0};
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+        char *wait = NULL;
+        json_t *pod_json = json_loads(
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
+            "\"namespace\":\"team\",\"uid\":\"u-1\",\"labels\":{\"tier\":\"a\",\"app\":\"x\"},"
+            "\"annotations\":{\"note\":\"say \\\"hi\\\"\\n\\\\ok\"}},\"spec\":{\"containers\":[{"
+            "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"cpu\":\"1500m\","
+            "\"memory\":\"100Mi\"}}}]}}",
+            0,
+            NULL);
+        json_t *vol = json_loads(
+            "{\"name\":\"d\",\"downwardAPI\":{\"defaultMode\":288,\"items\":["
+            "{\"path\":\"labels\",\"fieldRef\":{\"fieldPath\":\"metadata.labels\"}},"
+            "{\"path\":\"meta/ann\",\"fieldRef\":{\"fieldPath\":\"metadata.annotations\"}},"
+            "{\"path\":\"tier\",\"mode\":256,\"fieldRef\":{\"fieldPath\":\"metadata.labels['tier']\"}},"
+            "{\"path\":\"cpu\",\"resourceFieldRef\":{\"containerName\":\"c\",\"resource\":"
+            "\"limits.cpu\"}},"
+            "{\"path\":\"mem\",\"resourceFieldRef\":{\"containerName\":\"c\",\"resource\":"
+            "\"limits.memory\",\"divisor\":\"1Mi\"}}]}}",
+            0,
+            NULL);
+
+        (void)state;
+        assert_non_null(pod_json);
+        assert_non_null(vol);
+        assert_int_equal(xp_pod_from_json(pod_json, NULL, 0, &pod, &err), 0);
+        struct xp_podconfig_reader reader = {.get = fake_get, .ns = "team", .pod = pod};
+
+        assert_int_equal(xp_podconfig_volume_files(vol, &reader, &f, &wait, &err), 1);
+        assert_int_equal(f.n, 5);
+        assert_string_equal(file(&f, "labels")->data, "app=\"x\"\ntier=\"a\"");
+        assert_int_equal(file(&f, "labels")->mode, 0440);
+        assert_string_equal(file(&f, "meta/ann")->data, "note=\"say \\\"hi\\\"\\n\\\\ok\"");
+        assert_string_equal(file(&f, "tier")->data, "a");
+        assert_int_equal(file(&f, "tier")->mode, 0400);
+        assert_string_equal(file(&f, "cpu")->data, "2"); /* ceil(1.5) */
+        assert_string_equal(file(&f, "mem")->data, "100");
+        xp_podconfig_files_clear(&f);
+        json_decref(vol);
+
+        /* what only env takes, and a resource without its container, are refused */
+        vol = json_loads("{\"name\":\"d\",\"downwardAPI\":{\"items\":[{\"path\":\"n\","
+                         "\"fieldRef\":{\"fieldPath\":\"spec.nodeName\"}}]}}",
+                         0,
+                         NULL);
+        assert_int_equal(xp_podconfig_volume_files(vol, &reader, &f, &wait, &err), -EINVAL);
+        assert_non_null(
+            strstr(err.msg, "volume d: items[0].fieldRef.fieldPath: \"spec.nodeName\""));
+        json_decref(vol);
+        vol = json_loads("{\"name\":\"d\",\"downwardAPI\":{\"items\":[{\"path\":\"n\","
+                         "\"resourceFieldRef\":{\"resource\":\"limits.cpu\"}}]}}",
+                         0,
+                         NULL);
+        assert_int_equal(xp_podconfig_volume_files(vol, &reader, &f, &wait, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "resourceFieldRef with containerName is required"));
+        assert_int_equal(f.n, 0);
+        json_decref(vol);
+        json_decref(reader.seen);
+        json_decref(pod_json);
+        xp_pod_free(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -321,6 +391,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(missing_objects_wait, setup, teardown),
             cmocka_unit_test_setup_teardown(projected_sources, setup, teardown),
             cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
+            cmocka_unit_test_setup_teardown(downward_files, setup, teardown),
             cmocka_unit_test(atomic_layout),
         };
 

@@ -172,6 +172,11 @@ struct xp_container_launch {
         /* spec.containers[].tty: the container's stdio is a terminal whose master its shim
          * keeps (output to the log as stdout, attach relays it, resize sets its size) */
         bool tty;
+        /* the process runtime (oci NULL): the pod's configMap, secret, projected and downwardAPI
+         * volumes (XP_VOLUME_FILES), bound read-only at their destination in the container's own
+         * mount namespace; an OCI container has its mounts in oci */
+        const struct xp_container_mount *mounts;
+        size_t n_mounts;
 };
 
 struct xp_container_record {

@@ -210,6 +210,27 @@ int xp_store_list(struct xp_store *store,
                   uint64_t *ret_version,
                   struct xp_error *err);
 
+/* Told of an object a list leaves out because it cannot be decrypted (why: the store's message,
+ * naming the object and the key). */
+struct xp_store_skip {
+        void (*fn)(const char *namespace, const char *name, const char *why, void *userdata);
+        void *userdata;
+};
+
+/*
+ * As xp_store_list(), but an encrypted object that the key file cannot open (its key lost or
+ * replaced, its body damaged) is left out and handed to skip instead of failing the list: for
+ * the controllers, which must keep serving everything else (docs/security.md). skip NULL: as
+ * xp_store_list().
+ */
+int xp_store_list_readable(struct xp_store *store,
+                           const char *kind,
+                           const char *namespace,
+                           const struct xp_store_skip *skip,
+                           json_t **ret_items,
+                           uint64_t *ret_version,
+                           struct xp_error *err);
+
 /*
  * What xp_store_list_text() hands over per object: its namespace and name, and its text (compact
  * JSON, UTF-8, with metadata.resourceVersion, as xp_store_list() would give it parsed), all

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A process container's configMap, secret, projected and downwardAPI volumes (the agent's
+ * directories of their files): bound read-only at their mountPath inside the container's own
+ * mount namespace, so the node's file system is not changed beyond an empty mount point where
+ * mountPath did not exist. The source is resolved before the fork (contain_plan_binds); the child
+ * only makes the mount point and mounts (contain_child_binds: system calls only).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "contain_internal.h"
+#include "xpool/macro.h"
+#include "xpool/runtime.h"
+
+json_t *contain_binds_json(const struct xp_container_mount *m, size_t n)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < n; i++) {
+                json_t *o;
+
+                if (m[i].kind != XP_VOLUME_FILES)
+                        continue;
+                o = json_pack("{s:s, s:s?, s:s}",
+                              "source",
+                              m[i].source,
+                              "sub_path",
+                              m[i].sub_path,
+                              "destination",
+                              m[i].destination);
+                if (!o || json_array_append_new(a, o) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+/* The real path of source/sub_path, which must stay below source. */
+static int resolve(const char *source, const char *sub, char **ret, struct xp_error *err)
+{
+        char joined[PATH_MAX];
+        _cleanup_free_ char *top = realpath(source, NULL);
+        char *real;
+        size_t n;
+        int r;
+
+        if (!top) {
+                r = -errno;
+                return xp_errorf(err, r, "volume directory %s: %s", source, strerror(-r));
+        }
+        if ((size_t)snprintf(
+                joined, sizeof(joined), "%s%s%s", top, sub ? "/" : "", sub ? sub : "") >=
+            sizeof(joined))
+                return xp_errorf(err, -ENAMETOOLONG, "volume %s: subPath too long", source);
+        real = realpath(joined, NULL);
+        if (!real) {
+                r = -errno;
+                return xp_errorf(err, r, "volume %s: subPath %s: %s", source, sub, strerror(-r));
+        }
+        n = strlen(top);
+        if (strncmp(real, top, n) != 0 || (real[n] != '\0' && real[n] != '/')) {
+                free(real);
+                return xp_errorf(
+                    err, -EPERM, "volume %s: subPath %s leaves the volume", source, sub);
+        }
+        *ret = real;
+        return 0;
+}
+
+int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_error *err)
+{
+        size_t n = json_array_size(list);
+        int r;
+
+        if (n == 0)
+                return 0;
+        if (!p->namespaces)
+                return xp_errorf(
+                    err,
+                    -EPERM,
+                    "configMap, secret, projected and downwardAPI volumes of a process pod need the container's own mount namespace, which this node cannot give (isolation is degraded)");
+        p->binds = calloc(n, sizeof(*p->binds));
+        if (!p->binds)
+                return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const json_t *o = json_array_get(list, i);
+                const char *src = json_string_value(json_object_get(o, "source"));
+                const char *dst = json_string_value(json_object_get(o, "destination"));
+                struct contain_bind *b = &p->binds[p->n_binds];
+                struct stat st;
+
+                if (!src || !dst || dst[0] != '/')
+                        return xp_errorf(err,
+                                         -EINVAL,
+                                         "spec: contain.binds[%zu] has no source or destination",
+                                         i);
+                r = resolve(
+                    src, json_string_value(json_object_get(o, "sub_path")), &b->source, err);
+                if (r < 0)
+                        return r;
+                p->n_binds++;
+                if (!(b->destination = strdup(dst)))
+                        return xp_errorf(err, -ENOMEM, "spec: out of memory");
+                b->dir = stat(b->source, &st) == 0 && S_ISDIR(st.st_mode);
+        }
+        return 0;
+}
+
+void contain_binds_free(struct contain_plan *p)
+{
+        for (size_t i = 0; i < p->n_binds; i++) {
+                free(p->binds[i].source);
+                free(p->binds[i].destination);
+        }
+        free(p->binds);
+        p->binds = NULL;
+        p->n_binds = 0;
+}
+
+/* The mount point, made when it is missing (its parent must exist). */
+static int mount_point(const struct contain_bind *b)
+{
+        struct stat st;
+        int fd;
+
+        if (stat(b->destination, &st) == 0)
+                return 0;
+        if (errno != ENOENT)
+                return -1;
+        if (b->dir)
+                return mkdir(b->destination, 0755) < 0 && errno != EEXIST ? -1 : 0;
+        fd = open(b->destination, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return -1;
+        close(fd);
+        return 0;
+}
+
+int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg)
+{
+        for (size_t i = 0; i < p->n_binds; i++) {
+                const struct contain_bind *b = &p->binds[i];
+
+                *what = "binding a volume at";
+                *arg = b->destination;
+                if (mount_point(b) < 0 || mount(b->source, b->destination, NULL, MS_BIND, NULL) < 0)
+                        return errno ? -errno : -EIO;
+                /* the kubelet mounts these read-only whatever readOnly says */
+                if (mount(NULL,
+                          b->destination,
+                          NULL,
+                          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                          NULL) < 0)
+                        return errno ? -errno : -EIO;
+        }
+        return 0;
+}
