@@ -32,7 +32,8 @@ struct xp_extender {
         char *kubeconfig, *sa_dir;
         pthread_mutex_t lock; /* the cache, and recent */
         struct ext_cache *cache;
-        json_t *recent; /* "ns/name" -> the Pod's JSON, newest last */
+        struct ext_reuse *reuse; /* the last filter's verdicts, for its prioritize */
+        json_t *recent;          /* "ns/name" -> the Pod's JSON, newest last */
         struct ext_watch *nodes, *pods;
         struct ext_http *http;
         pthread_mutex_t bind_lock; /* the bind client */
@@ -165,23 +166,64 @@ static void take_new_nodes(struct xp_extender *e, const struct xp_extender_args 
         }
 }
 
+/* The answer from verdicts v for a->names. */
+static int verdicts_answer(bool filter,
+                           const struct xp_extender_args *a,
+                           const struct xp_sched_verdict *v,
+                           char **ret_body)
+{
+        char *out = NULL;
+        int r = filter ? xp_extender_filter_result(a, v, unknown_node, &out)
+                       : xp_extender_priorities(a, v, &out);
+
+        if (r < 0)
+                return answer(NULL, 500, ret_body);
+        *ret_body = out;
+        return 200;
+}
+
+/* A prioritize answered from its filter's verdicts (extender_reuse.c), or -ENOENT. */
+static int reused(struct xp_extender *e, const struct xp_extender_args *a, char **ret_body)
+{
+        const struct xp_sched_verdict *kept;
+        int r = -ENOENT;
+
+        pthread_mutex_lock(&e->lock);
+        take_new_nodes(e, a);
+        remember(e, a);
+        kept = ext_reuse_find(e->reuse,
+                              a->pod_json,
+                              ext_cache_generation(e->cache),
+                              (const char *const *)a->names,
+                              a->n_names);
+        if (kept)
+                r = verdicts_answer(false, a, kept, ret_body);
+        pthread_mutex_unlock(&e->lock);
+        return r;
+}
+
 static int
 evaluate(struct xp_extender *e, const char *verb, struct xp_extender_args *a, char **ret_body)
 {
         bool filter = strcmp(verb, "filter") == 0;
         struct xp_sched_verdicts set = {0};
         struct xp_error err = {0};
-        char *out = NULL, msg[XP_ERROR_MSG_MAX + 128];
+        char msg[XP_ERROR_MSG_MAX + 128];
+        uint64_t generation;
         int r;
 
+        if (!filter && (r = reused(e, a, ret_body)) != -ENOENT)
+                return r;
         pthread_mutex_lock(&e->lock);
         take_new_nodes(e, a);
         remember(e, a);
+        generation = ext_cache_generation(e->cache);
+        /* the filter scores too, so that its prioritize need not check every node again */
         r = xp_sched_evaluate(ext_cache_sched(e->cache),
                               a->pod,
                               (const char *const *)a->names,
                               a->n_names,
-                              filter ? 0 : XP_SCHED_EVALUATE_SCORE,
+                              XP_SCHED_EVALUATE_SCORE,
                               &set,
                               &err);
         pthread_mutex_unlock(&e->lock);
@@ -195,13 +237,19 @@ evaluate(struct xp_extender *e, const char *verb, struct xp_extender_args *a, ch
                 /* kube-scheduler shows a filter's Error on the pod; prioritize errors it ignores */
                 return answer_error(filter ? 200 : 422, msg, ret_body);
         }
-        r = filter ? xp_extender_filter_result(a, set.items, unknown_node, &out)
-                   : xp_extender_priorities(a, set.items, &out);
+        r = verdicts_answer(filter, a, set.items, ret_body);
+        if (filter && r == 200) {
+                pthread_mutex_lock(&e->lock);
+                ext_reuse_keep(e->reuse,
+                               a->pod_json,
+                               generation,
+                               (const char *const *)a->names,
+                               a->n_names,
+                               &set);
+                pthread_mutex_unlock(&e->lock);
+        }
         xp_sched_verdicts_done(&set);
-        if (r < 0)
-                return answer(NULL, 500, ret_body);
-        *ret_body = out;
-        return 200;
+        return r;
 }
 
 static int filter_or_prioritize(
@@ -442,6 +490,7 @@ void xp_extender_free(struct xp_extender *e)
         ext_watch_stop(e->nodes);
         ext_watch_stop(e->pods);
         ext_cache_free(e->cache);
+        ext_reuse_free(e->reuse);
         json_decref(e->recent);
         xp_apiclient_free(e->bind_client);
         xp_kube_api_done(&e->api);
@@ -494,6 +543,9 @@ int xp_extender_new(const struct xp_extender_options *options,
         e->recent = json_object();
         if ((options->kubeconfig && !e->kubeconfig) ||
             (options->serviceaccount_dir && !e->sa_dir) || !e->recent)
+                return -ENOMEM;
+        e->reuse = ext_reuse_new();
+        if (!e->reuse)
                 return -ENOMEM;
         r = ext_cache_new(&options->sched, &e->cache);
         if (r < 0)

@@ -29,6 +29,7 @@ struct ext_cache {
         json_t *allocs; /* node -> {"ns/name": [[resource, id, index], ...]}: every known node */
         json_t *holder; /* "ns/name" -> the node whose inventory gives it devices */
         size_t n_nodes;
+        uint64_t generation; /* moved by every change */
 };
 
 int ext_cache_new(const struct xp_sched_options *options, struct ext_cache **ret)
@@ -71,6 +72,11 @@ struct xp_sched *ext_cache_sched(struct ext_cache *c)
 bool ext_cache_has_node(const struct ext_cache *c, const char *name)
 {
         return json_object_get(c->allocs, name) != NULL;
+}
+
+uint64_t ext_cache_generation(const struct ext_cache *c)
+{
+        return c->generation;
 }
 
 static const char *str_at(const json_t *o, const char *a, const char *b)
@@ -253,6 +259,7 @@ int ext_cache_pod_set(struct ext_cache *c, const json_t *pod, struct xp_error *e
         char key[512];
         json_t *s;
 
+        c->generation++;
         if (!ns || !name)
                 return xp_errorf(
                     err, -EINVAL, "a pod without metadata.namespace and metadata.name");
@@ -274,6 +281,7 @@ int ext_cache_pod_remove(struct ext_cache *c,
 {
         char key[512];
 
+        c->generation++;
         snprintf(key, sizeof(key), "%s/%s", ns, name);
         json_object_del(c->pods, key);
         return account(c, key, err);
@@ -381,6 +389,7 @@ int ext_cache_node_set(struct ext_cache *c, const json_t *json, struct xp_error 
         json_t *map = NULL, *old;
         int r;
 
+        c->generation++;
         if (!name || !*name)
                 return xp_errorf(err, -EINVAL, "a node without metadata.name");
         r = decode_node(json, &node, &map, err);
@@ -408,6 +417,7 @@ void ext_cache_node_remove(struct ext_cache *c, const char *name, struct xp_erro
 {
         json_t *old = json_incref(json_object_get(c->allocs, name));
 
+        c->generation++;
         (void)xp_sched_node_remove(c->sched, name);
         if (!old)
                 return;
@@ -474,6 +484,7 @@ int ext_cache_replace(struct ext_cache *c, bool nodes, const json_t *items, stru
         size_t i, failed = 0;
         int r = forget_missing(c, nodes, items, err);
 
+        c->generation++;
         if (r < 0)
                 return r;
         json_array_foreach(items, i, it)
@@ -505,6 +516,7 @@ int ext_cache_assume(struct ext_cache *c,
         json_t *meta, *ann;
         int r = xp_pod_to_json(pod, &json);
 
+        c->generation++;
         if (r < 0)
                 return r;
         meta = json_object_get(json, "metadata");

@@ -67,6 +67,30 @@ int ext_cache_assume(struct ext_cache *cache,
                      const char *placement,
                      struct xp_error *err);
 
+/* How many times the cache changed: verdicts computed at one generation stand until it moves. */
+uint64_t ext_cache_generation(const struct ext_cache *cache);
+
+/* ---- a filter's verdicts kept for its prioritize (extender_reuse.c); under the cache's lock -- */
+
+struct ext_reuse;
+
+struct ext_reuse *ext_reuse_new(void);
+void ext_reuse_free(struct ext_reuse *reuse);
+/* Keeps set (taken: *set is emptied) as the verdicts for pod over names at generation. */
+void ext_reuse_keep(struct ext_reuse *reuse,
+                    const json_t *pod,
+                    uint64_t generation,
+                    const char *const *names,
+                    size_t n,
+                    struct xp_sched_verdicts *set);
+/* The kept verdicts for names (valid until the next call), or NULL: another pod, a changed cache,
+ * or names that are neither the filter's nor exactly those that fit. */
+const struct xp_sched_verdict *ext_reuse_find(struct ext_reuse *reuse,
+                                              const json_t *pod,
+                                              uint64_t generation,
+                                              const char *const *names,
+                                              size_t n);
+
 /* ---- list and watch of one collection (extender_watch.c) ------------------------------------ */
 
 struct ext_watch_ops {

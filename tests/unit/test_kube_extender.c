@@ -380,6 +380,101 @@ static void prioritize_ranks_as_the_core_places(void **state)
         xp_extender_free(e);
 }
 
+/* The ExtenderArgs of prioritize-names.json's pod over names. */
+static char *args_over(json_t *names)
+{
+        json_t *args = load("prioritize-names.json");
+        char *text;
+
+        json_object_set(args, "NodeNames", names);
+        text = json_dumps(args, JSON_COMPACT);
+        json_decref(args);
+        return text;
+}
+
+/* A prioritize from a fresh extender, the cluster changed by change when it is not NULL. */
+static json_t *prioritize_afresh(const char *body, const json_t *change)
+{
+        struct xp_extender *e = fed_extender();
+        struct xp_error err = {0};
+        json_t *res;
+
+        if (change)
+                assert_int_equal(xp_extender_node_set(e, change, &err), 0);
+        res = handle(e, "prioritize", body, strlen(body), 200);
+        xp_extender_free(e);
+        return res;
+}
+
+static void assert_same_answer(json_t *got, json_t *want)
+{
+        if (!json_equal(got, want)) {
+                char *g = json_dumps(got, JSON_COMPACT), *w = json_dumps(want, JSON_COMPACT);
+                fail_msg("prioritize after filter: %s, afresh: %s", g, w);
+        }
+        json_decref(got);
+        json_decref(want);
+}
+
+/* prioritize reuses its filter's verdicts (extender_reuse.c): the answers are those of a
+ * prioritize alone, over the filter's names or the ones it kept, and a cache change between the
+ * two is seen. */
+static void prioritize_after_filter_answers_as_afresh(void **state)
+{
+        struct xp_extender *e = fed_extender();
+        json_t *all = json_pack("[s,s,s,s,s]", "gpu-a", "gpu-b", "gpu-c", "gpu-tainted", "cpu-1");
+        json_t *nodes = load("nodes.json"), *kept, *res, *hp, *top = NULL;
+        char *body = args_over(all), *kept_body;
+        struct xp_error err = {0};
+        bool changed = false;
+        size_t i;
+
+        (void)state;
+        res = handle(e, "filter", body, strlen(body), 200);
+        kept = json_incref(json_object_get(res, "NodeNames"));
+        json_decref(res);
+        assert_true(json_array_size(kept) > 1 && json_array_size(kept) < 5);
+        kept_body = args_over(kept);
+        /* as kube-scheduler asks: the nodes the filter kept; then the same names again */
+        assert_same_answer(handle(e, "prioritize", kept_body, strlen(kept_body), 200),
+                           prioritize_afresh(kept_body, NULL));
+        assert_same_answer(handle(e, "prioritize", body, strlen(body), 200),
+                           prioritize_afresh(body, NULL));
+        /* the best node turns unschedulable between filter and prioritize: it scores 0 */
+        json_decref(handle(e, "filter", body, strlen(body), 200));
+        res = prioritize_afresh(kept_body, NULL);
+        json_array_foreach(res, i, hp)
+        {
+                if (json_integer_value(json_object_get(hp, "Score")) == XP_EXTENDER_MAX_PRIORITY)
+                        top = json_deep_copy(json_object_get(hp, "Host"));
+        }
+        json_decref(res);
+        assert_non_null(top);
+        json_array_foreach(json_object_get(nodes, "items"), i, hp)
+        {
+                if (!json_equal(json_object_get(json_object_get(hp, "metadata"), "name"), top))
+                        continue;
+                json_object_set_new(json_object_get(hp, "spec"), "unschedulable", json_true());
+                assert_int_equal(xp_extender_node_set(e, hp, &err), 0);
+                changed = true;
+        }
+        assert_true(changed);
+        res = handle(e, "prioritize", kept_body, strlen(kept_body), 200);
+        json_array_foreach(res, i, hp)
+        {
+                if (json_equal(json_object_get(hp, "Host"), top))
+                        assert_int_equal(json_integer_value(json_object_get(hp, "Score")), 0);
+        }
+        json_decref(res);
+        json_decref(top);
+        json_decref(nodes);
+        json_decref(kept);
+        json_decref(all);
+        free(kept_body);
+        free(body);
+        xp_extender_free(e);
+}
+
 static void inventory_allocation_holds_devices(void **state)
 {
         struct xp_extender *e = fed_extender();
@@ -481,6 +576,7 @@ int main(void)
             cmocka_unit_test(scores_keep_the_core_s_choice_on_top),
             cmocka_unit_test(filter_answers_as_the_core_decides),
             cmocka_unit_test(prioritize_ranks_as_the_core_places),
+            cmocka_unit_test(prioritize_after_filter_answers_as_afresh),
             cmocka_unit_test(inventory_allocation_holds_devices),
             cmocka_unit_test(bad_input_is_answered_and_serving_goes_on),
         };
