@@ -14,7 +14,9 @@
  *     pods completed per second;
  *   - the agent's RSS and CPU once more, idle after the work.
  * Prints figures; asserts nothing. The latency is split at the bind (the watch shows
- * spec.nodeName): API and scheduler before, the agent after. --keep leaves the logs (server.log,
+ * spec.nodeName): API and scheduler before, the agent after. Beside each phase, the agent's own
+ * CPU per pod (its threads; the shims it detaches are not counted: `perf stat -p AGENT` counts
+ * them), the figure that survives a loaded machine. --keep leaves the logs (server.log,
  * agent.log). The load average is printed at the start and the end.
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
