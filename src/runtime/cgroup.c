@@ -421,7 +421,8 @@ void xp_cgroup_root_free(struct xp_cgroup_root *root)
         free(root);
 }
 
-int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp_error *err)
+/* A root of no mode yet, its directory open. */
+static int root_new(const char *path, struct xp_cgroup_root **ret, struct xp_error *err)
 {
         _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = calloc(1, sizeof(*root));
         int r;
@@ -433,6 +434,18 @@ int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp
                 r = -errno;
                 return xp_errorf(err, r, "opening cgroup root %s: %s", path, strerror(-r));
         }
+        *ret = TAKE_PTR(root);
+        return 0;
+}
+
+int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp_error *err)
+{
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        int r;
+
+        r = root_new(path, &root, err);
+        if (r < 0)
+                return r;
         r = detect_v2(root, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "cgroup root %s", path);
@@ -455,16 +468,12 @@ int cgroup_root_open_v1(const char *path,
                         struct xp_cgroup_root **ret,
                         struct xp_error *err)
 {
-        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = calloc(1, sizeof(*root));
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
         int r;
 
-        if (!root)
-                return xp_errorf(err, -ENOMEM, "cgroup root %s: out of memory", path);
-        root->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root->fd < 0) {
-                r = -errno;
-                return xp_errorf(err, r, "opening cgroup root %s: %s", path, strerror(-r));
-        }
+        r = root_new(path, &root, err);
+        if (r < 0)
+                return r;
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
                 if (!mounts[c])
                         continue;
