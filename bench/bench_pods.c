@@ -14,7 +14,9 @@
  *     pods completed per second;
  *   - the agent's RSS and CPU once more, idle after the work.
  * Prints figures; asserts nothing. The latency is split at the bind (the watch shows
- * spec.nodeName): API and scheduler before, the agent after. --keep leaves the logs (server.log,
+ * spec.nodeName): API and scheduler before, the agent after. Beside each phase, the agent's own
+ * CPU per pod (its threads; the shims it detaches are not counted: `perf stat -p AGENT` counts
+ * them), the figure that survives a loaded machine. --keep leaves the logs (server.log,
  * agent.log). The load average is printed at the start and the end.
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
@@ -190,6 +192,19 @@ static void measure_idle(const char *when, pid_t agent, int seconds)
                (double)anon1 / 1024.0,
                100.0 * (cpu1 - cpu0) / seconds,
                seconds);
+}
+
+/* The agent's own CPU (its threads, not the shims it detaches) per pod since *cpu0, which is
+ * moved on to now. */
+static double agent_cpu_per_pod(pid_t agent, double *cpu0, long pods)
+{
+        long rss, anon;
+        double cpu;
+
+        proc_usage(agent, &rss, &anon, &cpu);
+        cpu -= *cpu0;
+        *cpu0 += cpu;
+        return pods > 0 ? cpu / (double)pods : 0;
 }
 
 /* ---- the watch: when each pod was first seen running, how many have Succeeded ---- */
@@ -478,7 +493,7 @@ int main(int argc, char **argv)
         struct xp_apiclient *client = NULL;
         struct xp_error err = {0};
         pid_t server = 0, agent = 0;
-        double *latencies = NULL, *to_bound = NULL, *to_running = NULL, deadline, t0;
+        double *latencies = NULL, *to_bound = NULL, *to_running = NULL, deadline, t0, agent_cpu = 0;
         pthread_t thread;
         bool watching = false, keep = false;
         int c, rc = 1;
@@ -682,6 +697,7 @@ int main(int argc, char **argv)
                 goto out;
 
         /* create -> Running, one pod at a time */
+        (void)agent_cpu_per_pod(agent, &agent_cpu, 0);
         for (long i = 0; i < n_latency; i++) {
                 char name[64];
                 double start, seen = 0, bound;
@@ -733,6 +749,8 @@ int main(int argc, char **argv)
                1e3 * percentile(to_bound, (size_t)n_latency, 0.99),
                1e3 * percentile(to_running, (size_t)n_latency, 0.50),
                1e3 * percentile(to_running, (size_t)n_latency, 0.99));
+        printf("  agent CPU per pod (its own threads; create, start, delete): %.2f ms\n",
+               1e3 * agent_cpu_per_pod(agent, &agent_cpu, n_latency));
 
         /* throughput of short pods, created by --clients threads */
         t0 = now();
@@ -784,6 +802,8 @@ int main(int argc, char **argv)
         printf("  the last bound after %.2f s, the last started after %.2f s\n",
                latest(w.bound, "thr-", t0) - t0,
                latest(w.running, "thr-", t0) - t0);
+        printf("  agent CPU per short pod (its own threads): %.2f ms\n",
+               1e3 * agent_cpu_per_pod(agent, &agent_cpu, n_throughput));
         pthread_mutex_unlock(&w.lock);
         measure_idle("after the work", agent, (int)idle);
         print_load("end");

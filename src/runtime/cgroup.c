@@ -421,7 +421,8 @@ void xp_cgroup_root_free(struct xp_cgroup_root *root)
         free(root);
 }
 
-int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp_error *err)
+/* A root of no mode yet, its directory open. */
+static int root_new(const char *path, struct xp_cgroup_root **ret, struct xp_error *err)
 {
         _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = calloc(1, sizeof(*root));
         int r;
@@ -433,6 +434,18 @@ int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp
                 r = -errno;
                 return xp_errorf(err, r, "opening cgroup root %s: %s", path, strerror(-r));
         }
+        *ret = TAKE_PTR(root);
+        return 0;
+}
+
+int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp_error *err)
+{
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        int r;
+
+        r = root_new(path, &root, err);
+        if (r < 0)
+                return r;
         r = detect_v2(root, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "cgroup root %s", path);
@@ -443,6 +456,48 @@ int xp_cgroup_root_open(const char *path, struct xp_cgroup_root **ret, struct xp
         }
         *ret = TAKE_PTR(root);
         return 0;
+}
+
+/*
+ * The agent found the hierarchies once; each shim takes them from its spec rather than parse
+ * /proc/self/mountinfo again, which costs the kernel a line per mount of the machine (hundreds
+ * where pods' namespaces and volumes are mounted) at every container start.
+ */
+int cgroup_root_open_v1(const char *path,
+                        const char *const mounts[CGROUP_CONTROLLER_MAX],
+                        struct xp_cgroup_root **ret,
+                        struct xp_error *err)
+{
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        int r;
+
+        r = root_new(path, &root, err);
+        if (r < 0)
+                return r;
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
+                if (!mounts[c])
+                        continue;
+                if (mounts[c][0] == '/' || strstr(mounts[c], ".."))
+                        return xp_errorf(err,
+                                         -EINVAL,
+                                         "cgroup root %s: %s hierarchy '%s' is not below it",
+                                         path,
+                                         controller_names[c],
+                                         mounts[c]);
+                root->v1_mounts[c] = strdup(mounts[c]);
+                if (!root->v1_mounts[c])
+                        return xp_errorf(err, -ENOMEM, "cgroup root %s: out of memory", path);
+                root->mode = XP_CGROUP_V1;
+        }
+        *ret = TAKE_PTR(root);
+        return 0;
+}
+
+const char *cgroup_v1_mount(const struct xp_cgroup_root *root, enum cgroup_controller c)
+{
+        return root->mode == XP_CGROUP_V1 && (unsigned)c < CGROUP_CONTROLLER_MAX
+                   ? root->v1_mounts[c]
+                   : NULL;
 }
 
 enum xp_cgroup_mode xp_cgroup_root_mode(const struct xp_cgroup_root *root)

@@ -43,6 +43,15 @@ extern const struct cgroup_backend cgroup_v1_backend;
 bool cgroup_v1_shared(const struct xp_cgroup_root *root, enum cgroup_controller c);
 extern const struct cgroup_backend cgroup_v2_backend;
 
+/* A v1 root whose hierarchies are known (mounts[c]: controller c's mount point relative to
+ * path, NULL: not mounted), without reading /proc/self/mountinfo. -errno with err. */
+int cgroup_root_open_v1(const char *path,
+                        const char *const mounts[CGROUP_CONTROLLER_MAX],
+                        struct xp_cgroup_root **ret,
+                        struct xp_error *err);
+/* Controller c's v1 mount point relative to the root; NULL when not mounted or not v1. */
+const char *cgroup_v1_mount(const struct xp_cgroup_root *root, enum cgroup_controller c);
+
 struct xp_cgroup_root {
         int fd; /* O_PATH directory fd of the root */
         enum xp_cgroup_mode mode;

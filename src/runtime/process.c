@@ -35,7 +35,6 @@
 
 extern char **environ;
 
-#define STATE_FILE_MAX (1024 * 1024)
 #define LOST_EXIT_CODE 137
 
 struct xp_runtime {
@@ -167,12 +166,33 @@ int runtime_write_json(
         return 0;
 }
 
+json_t *runtime_read_json(const char *path, json_error_t *jerr)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        if (fd < 0) {
+                if (jerr)
+                        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
+                return NULL;
+        }
+        r = xp_read_fd_all(fd, RUNTIME_STATE_FILE_MAX, &text, &size);
+        if (r < 0) {
+                if (jerr)
+                        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(-r));
+                return NULL;
+        }
+        return json_loadb(text, size, 0, jerr);
+}
+
 static json_t *read_json(const char *dir, const char *name)
 {
         char path[PATH_MAX];
 
         snprintf(path, sizeof(path), "%s/%s", dir, name);
-        return json_load_file(path, 0, NULL);
+        return runtime_read_json(path, NULL);
 }
 
 static int64_t i64_of(json_t *o, const char *key)
@@ -969,6 +989,24 @@ static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_lau
 }
 
 /* spec.json's text; oci (taken) is an OCI container's object, limits what the shim applies. */
+/* The v1 hierarchies the runtime found, for the shim (cgroup_root_open_v1()): {} otherwise. */
+static json_t *cgroup_v1_json(const struct xp_runtime *rt)
+{
+        json_t *o = json_object();
+
+        for (int c = 0; o && rt->root && c < CGROUP_CONTROLLER_MAX; c++) {
+                const char *mount = cgroup_v1_mount(rt->root, (enum cgroup_controller)c);
+
+                if (mount && json_object_set_new(o,
+                                                 cgroup_controller_name((enum cgroup_controller)c),
+                                                 json_string(mount)) < 0) {
+                        json_decref(o);
+                        return NULL;
+                }
+        }
+        return o;
+}
+
 static char *spec_text(struct xp_runtime *rt,
                        const struct xp_container_launch *l,
                        const struct xp_cgroup_limits *lim,
@@ -1036,8 +1074,10 @@ static char *spec_text(struct xp_runtime *rt,
         json_decref(oci);
         if (!o)
                 return NULL;
-        /* what attach.c serves: the container's stdin (spec.containers[].stdin, stdinOnce) */
-        if (json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
+        /* the hierarchies the shim needs not look for; what attach.c serves: the container's
+         * stdin (spec.containers[].stdin, stdinOnce) */
+        if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
+            json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
             json_object_set_new(o, "tty", json_boolean(l->tty)) < 0) {
                 json_decref(o);

@@ -4,6 +4,7 @@
 /* Shared between the runtime (process.c), the shim (shim.c) and the log writer (logwrite.c). */
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,3 +112,8 @@ const char *runtime_shim_exe(const struct xp_runtime *rt);
 /* Writes data to dir/name atomically (tmp + rename, fsync when durable). */
 int runtime_write_json(
     const char *dir, const char *name, const char *text, bool durable, struct xp_error *err);
+/* Reads the JSON file at path (at most RUNTIME_STATE_FILE_MAX bytes) in one read, not jansson's
+ * getc per byte: state and spec files are read at every start, list and exit. NULL when it is
+ * missing or not JSON (jerr, when given, says why). */
+#define RUNTIME_STATE_FILE_MAX (1024 * 1024)
+json_t *runtime_read_json(const char *path, json_error_t *jerr);

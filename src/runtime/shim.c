@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup_internal.h"
 #include "shim_internal.h"
 
 #define DEFAULT_PATH     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -87,7 +88,8 @@ int shim_load_spec(struct shim *s, struct xp_error *err)
         json_error_t jerr;
 
         snprintf(path, sizeof(path), "%s/" RUNTIME_SPEC_FILE, s->dir);
-        s->spec = json_load_file(path, 0, &jerr);
+        jerr.line = 0;
+        s->spec = runtime_read_json(path, &jerr);
         if (!s->spec)
                 return xp_errorf(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
         s->uid = json_string_value(json_object_get(s->spec, "pod_uid"));
@@ -122,6 +124,23 @@ int shim_load_spec(struct shim *s, struct xp_error *err)
         return xp_error_prefix(err, contain_plan_prepare(&s->plan, s->spec, err), "%s", path);
 }
 
+/* The cgroup root: the v1 hierarchies the runtime found when its spec names them (no
+ * mountinfo read), else detected here. */
+static int open_root(struct shim *s, const char *root, struct xp_error *err)
+{
+        json_t *v1 = json_object_get(s->spec, "cgroup_v1");
+        const char *mounts[CGROUP_CONTROLLER_MAX] = {0};
+        bool any = false;
+
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
+                mounts[c] = json_string_value(
+                    json_object_get(v1, cgroup_controller_name((enum cgroup_controller)c)));
+                any |= mounts[c] != NULL;
+        }
+        return any ? cgroup_root_open_v1(root, mounts, &s->root, err)
+                   : xp_cgroup_root_open(root, &s->root, err);
+}
+
 /* Creates the cgroup and applies the limits; a machine without usable cgroups runs without. */
 int shim_setup_cgroup(struct shim *s, struct xp_error *err)
 {
@@ -134,7 +153,7 @@ int shim_setup_cgroup(struct shim *s, struct xp_error *err)
 
         if (!json_is_true(json_object_get(s->spec, "cgroups")) || !root)
                 return 0;
-        r = xp_cgroup_root_open(root, &s->root, err);
+        r = open_root(s, root, err);
         if (r < 0)
                 return r;
         r = xp_cgroup_container_path(s->uid, s->container, &path, err);

@@ -42,6 +42,36 @@ int xp_read_fd_all(int fd, size_t max, char **ret, size_t *ret_size)
         return 0;
 }
 
+/*
+ * From the bottom: path itself, and only where that finds no parent the levels above it, then
+ * back down. A tree that is there already costs one mkdir, a new leaf one per new level (a
+ * container's log and cgroup directories at every start), where the walk from the top makes the
+ * kernel resolve each level again. 0, or -errno of the level that failed (path is restored).
+ */
+static int mkdir_bottom_up(int dirfd, char *path, mode_t mode)
+{
+        size_t len = strlen(path), cut = len;
+        char *slash;
+
+        while (len > 1 && path[len - 1] == '/')
+                path[--len] = '\0';
+        for (cut = len;; cut = (size_t)(slash - path)) {
+                if (mkdirat(dirfd, path, cut == len ? mode : 0755) == 0 || errno == EEXIST)
+                        break;
+                slash = strrchr(path, '/');
+                if (errno != ENOENT || !slash || slash == path)
+                        return -errno;
+                *slash = '\0';
+        }
+        while (cut < len) {
+                path[cut] = '/';
+                cut = strlen(path);
+                if (mkdirat(dirfd, path, cut == len ? mode : 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+        return 0;
+}
+
 int xp_mkdir_p_at(int dirfd, const char *path, mode_t mode, struct xp_error *err)
 {
         _cleanup_free_ char *copy = NULL;
@@ -51,6 +81,10 @@ int xp_mkdir_p_at(int dirfd, const char *path, mode_t mode, struct xp_error *err
         copy = strdup(path);
         if (!copy)
                 return xp_errorf(err, -ENOMEM, "out of memory");
+        if (mkdir_bottom_up(dirfd, copy, mode) == 0)
+                return 0;
+        /* a failure: the walk from the top names the level that cannot be made */
+        strcpy(copy, path);
         for (char *p = copy + 1; *p; p++) {
                 if (*p != '/' || p[-1] == '/')
                         continue;

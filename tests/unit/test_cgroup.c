@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "runtime/cgroup_internal.h"
 #include "xpool/cgroup.h"
 #include "xpool/macro.h"
 
@@ -622,6 +623,41 @@ static void v1_cpuacct_apart(void **state)
         assert_string_equal(get(f, V1_CG "/cpu/g/cgroup.procs"), "4322");
 }
 
+/* What a shim opens: the hierarchies the agent found, given, with no mountinfo to read; the
+ * same groups and files as the detected root's. A mount point outside the root is refused. */
+static void v1_known_mounts(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *detected = NULL, *known = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        const char *mounts[CGROUP_CONTROLLER_MAX] = {0}, *bad[CGROUP_CONTROLLER_MAX] = {0};
+        struct xp_cgroup_limits limits = {.cpu_millis = 500, .pids_max = 8};
+        struct xp_cgroup_root *none = NULL;
+        struct xp_error err = {0};
+
+        v1_tree(f, "xpool/u/c");
+        detected = open_root(f, XP_CGROUP_V1);
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++)
+                mounts[c] = cgroup_v1_mount(detected, (enum cgroup_controller)c);
+        assert_string_equal(mounts[CGROUP_PIDS], V1_CG "/pids");
+        assert_string_equal(mounts[CGROUP_CPUACCT], V1_CG "/cpu,cpuacct");
+        unlink_in(f, "proc/self/mountinfo");
+        if (cgroup_root_open_v1(f->root, mounts, &known, &err) < 0)
+                fail_msg("cgroup_root_open_v1: %s", err.msg);
+        assert_int_equal(xp_cgroup_root_mode(known), XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_create(known, "xpool/u/c", &cg, &err), 0);
+        assert_int_equal(xp_cgroup_apply(cg, &limits, &err), 0);
+        assert_string_equal(get(f, V1_CG "/cpu,cpuacct/xpool/u/c/cpu.cfs_quota_us"), "50000");
+        assert_string_equal(get(f, V1_CG "/pids/xpool/u/c/pids.max"), "8");
+
+        bad[CGROUP_PIDS] = "/sys/fs/cgroup/pids";
+        assert_int_equal(cgroup_root_open_v1(f->root, bad, &none, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "pids hierarchy '/sys/fs/cgroup/pids' is not below it"));
+        bad[CGROUP_PIDS] = V1_CG "/../../etc";
+        assert_int_equal(cgroup_root_open_v1(f->root, bad, &none, &err), -EINVAL);
+        assert_null(none);
+}
+
 static void pids_and_open(void **state)
 {
         struct fixture *f = *state;
@@ -833,6 +869,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_cpuacct_apart, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_known_mounts, setup, teardown),
             cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_errors, setup, teardown),

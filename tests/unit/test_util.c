@@ -442,6 +442,14 @@ static void read_fd_all_bounds_what_it_reads(void **state)
         fclose(f);
 }
 
+static mode_t umask_now(void)
+{
+        mode_t m = umask(022);
+
+        umask(m);
+        return m;
+}
+
 static void mkdir_p_makes_what_is_missing(void **state)
 {
         char dir[] = "/tmp/xpool-test-mkdir-XXXXXX", path[128], file[128];
@@ -458,6 +466,19 @@ static void mkdir_p_makes_what_is_missing(void **state)
         snprintf(file, sizeof(file), "%s/a", dir);
         assert_int_equal(stat(file, &st), 0);
         assert_true(S_ISDIR(st.st_mode));
+        /* the levels above the last take 0755 (the umask allowing), the last its mode, also
+         * when the path ends in slashes */
+        assert_int_equal(st.st_mode & 0700, 0700);
+        snprintf(path, sizeof(path), "%s/a/b/d/e//", dir);
+        assert_int_equal(xp_mkdir_p(path, 0700, &err), 0);
+        snprintf(file, sizeof(file), "%s/a/b/d/e", dir);
+        assert_int_equal(stat(file, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0700);
+        snprintf(file, sizeof(file), "%s/a/b/d", dir);
+        assert_int_equal(stat(file, &st), 0);
+        assert_int_equal(st.st_mode & 0700, 0700);
+        assert_int_equal(st.st_mode & 0077, 0755 & ~umask_now() & 0077);
+        snprintf(path, sizeof(path), "%s/a//b/c", dir);
         /* what exists is kept; again is fine */
         assert_int_equal(xp_mkdir_p(path, 0755, &err), 0);
         assert_int_equal(stat(path, &st), 0);
