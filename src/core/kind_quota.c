@@ -65,19 +65,6 @@ static bool scope_known(const char *scope)
         return false;
 }
 
-static bool has_string(const json_t *list, const char *s)
-{
-        const json_t *v;
-        size_t i;
-
-        json_array_foreach(list, i, v)
-        {
-                if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-                        return true;
-        }
-        return false;
-}
-
 /* validateResourceQuotaScopes: known scopes, no pair that excludes itself. */
 static int check_scopes(struct xp_decode_ctx *ctx, const json_t *scopes)
 {
@@ -91,8 +78,10 @@ static int check_scopes(struct xp_decode_ctx *ctx, const json_t *scopes)
                 if (!scope_known(json_string_value(v)))
                         why = "unsupported scope";
         }
-        if (!why && ((has_string(scopes, "BestEffort") && has_string(scopes, "NotBestEffort")) ||
-                     (has_string(scopes, "Terminating") && has_string(scopes, "NotTerminating"))))
+        if (!why && ((xp_json_has_string(scopes, "BestEffort") &&
+                      xp_json_has_string(scopes, "NotBestEffort")) ||
+                     (xp_json_has_string(scopes, "Terminating") &&
+                      xp_json_has_string(scopes, "NotTerminating"))))
                 why = "conflicting scopes";
         if (!why)
                 return 0;
