@@ -39,14 +39,7 @@ int xp_batch_row_tail(json_t *cells,
 /* The columns that xp_batch_row_tail fills, for the end of a table_column array. */
 #define XP_BATCH_TAIL_COLUMNS                                                                      \
         {.name = "Age", .type = "string", .description = "Time since the object was created."},    \
-            {.name = "Containers",                                                                 \
-             .type = "string",                                                                     \
-             .description = "Names of each container in the template.",                            \
-             .priority = 1},                                                                       \
-            {.name = "Images",                                                                     \
-             .type = "string",                                                                     \
-             .description = "Images referenced by each container in the template.",                \
-             .priority = 1},                                                                       \
+            TABLE_TEMPLATE_COLUMNS,                                                                \
         {                                                                                          \
                 .name = "Selector", .type = "string",                                              \
                 .description = "A label query over pods that should match the pod count.",         \
