@@ -290,8 +290,11 @@ int wl_daemonset_sync(struct xp_workloads *w, const char *key)
         if (r >= 0) {
                 group(c.nodes, c.n, pods, n_pods);
                 if (xp_expectations_satisfied(&w->expectations, ekey, wl_now_ms(w)) &&
-                    !json_object_get(json_object_get(ds, "metadata"), "deletionTimestamp"))
-                        r = manage(w, ds, ekey, hash, &c, pods, n_pods);
+                    !json_object_get(json_object_get(ds, "metadata"), "deletionTimestamp")) {
+                        r = wl_daemonset_history(w, ds, hash, pods, n_pods);
+                        if (r >= 0)
+                                r = manage(w, ds, ekey, hash, &c, pods, n_pods);
+                }
                 xp_ds_count(c.nodes, c.n, hash, min_ready(ds), wl_now_s(w), &counts);
                 status = status_of(ds, &counts);
                 if (status && wl_write_status(w, "daemonsets", key, status) < 0 && r >= 0)

@@ -15,6 +15,8 @@
 #include "xpool/autoscaler.h"
 #include "xpool/map.h"
 
+struct hpa_usage;
+
 struct xp_controller;
 struct xp_informer;
 struct xp_workqueue;
@@ -61,7 +63,8 @@ struct hpa_read {
         struct xp_autoscaler *c;
         const json_t *hpa;
         const char *ns;
-        json_t *pods; /* the target's pods (an array) */
+        json_t *pods;            /* the target's pods (an array) */
+        struct hpa_usage *usage; /* their samples, read at the first Resource metric */
         int32_t current;
         int64_t now_s;
 };

@@ -109,32 +109,61 @@ int32_t hpa_ready_pods(const json_t *pods)
         return n;
 }
 
-void hpa_pod_resource(const struct xp_autoscaler_metrics *m,
+int hpa_usage_read(struct hpa_usage *u, const struct xp_autoscaler_metrics *m, const char *ns)
+{
+        if (u->read)
+                return 0;
+        u->read = true;
+        if (!m || !m->pods)
+                return 0;
+        u->reads++;
+        if (m->pods(m->userdata, ns, &u->samples, &u->n) < 0) {
+                free(u->samples);
+                u->samples = NULL;
+                u->n = 0;
+                return 0;
+        }
+        for (size_t i = 0; i < u->n; i++)
+                if (xp_map_put(&u->by_name, u->samples[i].name, &u->samples[i]) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+void hpa_usage_done(struct hpa_usage *u)
+{
+        xp_map_done(&u->by_name);
+        free(u->samples);
+        *u = (struct hpa_usage){0};
+}
+
+void hpa_pod_resource(const struct hpa_usage *usage,
                       const json_t *pod,
                       const char *resource,
                       const char *container,
                       struct xp_hpa_pod *p)
 {
-        struct xp_autoscaler_pod_usage u;
+        const struct xp_autoscaler_pod_sample *sample =
+            p->name ? xp_map_get(&usage->by_name, p->name) : NULL;
         bool cpu = strcmp(resource, "cpu") == 0;
 
         p->has_request = request_of(pod, resource, container, &p->request);
-        if (!m || !m->pod ||
-            m->pod(m->userdata, xp_json_str_at(pod, "metadata.namespace", ""), p->name, &u) < 0)
+        if (!sample)
                 return;
+        const struct xp_autoscaler_pod_usage *u = &sample->usage;
         if (!container) {
-                p->value = cpu ? u.cpu_milli : u.memory_milli;
+                p->value = cpu ? u->cpu_milli : u->memory_milli;
         } else {
                 size_t k;
-                for (k = 0; k < u.n_containers && strcmp(u.containers[k].name, container) != 0; k++)
+                for (k = 0; k < u->n_containers && strcmp(u->containers[k].name, container) != 0;
+                     k++)
                         ;
-                if (k == u.n_containers)
+                if (k == u->n_containers)
                         return;
-                p->value = cpu ? u.containers[k].cpu_milli : u.containers[k].memory_milli;
+                p->value = cpu ? u->containers[k].cpu_milli : u->containers[k].memory_milli;
         }
         p->has_sample = true;
-        p->sample_s = u.time_s;
-        p->window_s = u.window_s;
+        p->sample_s = u->time_s;
+        p->window_s = u->window_s;
 }
 
 void hpa_pod_device(const struct xp_autoscaler_metrics *m,

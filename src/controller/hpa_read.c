@@ -102,9 +102,12 @@ static int read_resource(const struct hpa_read *rd,
         char cause[XP_HPA_MESSAGE_MAX];
         int r = 0;
 
+        r = hpa_usage_read(rd->usage, rd->c->metrics, rd->ns);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < n; i++) {
                 hpa_pod_basics(json_array_get(rd->pods, i), &pods[i]);
-                hpa_pod_resource(rd->c->metrics,
+                hpa_pod_resource(rd->usage,
                                  json_array_get(rd->pods, i),
                                  m->name,
                                  container ? m->container : NULL,

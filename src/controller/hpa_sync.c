@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "hpa_ctl.h"
+#include "hpa_pods.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
 #include "xpool/log.h"
@@ -226,8 +227,10 @@ static int reconcile(struct xp_autoscaler *c,
 {
         struct xp_hpa_metric_result results[XP_HPA_METRICS_MAX];
         char titles[XP_HPA_METRICS_MAX][160], errors[XP_HPA_METRICS_MAX][XP_HPA_MESSAGE_MAX];
+        struct hpa_usage usage = {0};
         struct hpa_read rd = {.c = c,
                               .hpa = hpa,
+                              .usage = &usage,
                               .ns = xp_json_str_at(hpa, "metadata.namespace", ""),
                               .current = t->replicas,
                               .now_s = xp_clock_wall_s(c->clock)};
@@ -249,6 +252,7 @@ static int reconcile(struct xp_autoscaler *c,
                 if (r >= 0)
                         r = read_metrics(&rd, spec, results, titles, errors, o->metrics);
                 json_decref(rd.pods);
+                hpa_usage_done(&usage);
                 n = spec->n_metrics;
         }
         if (r >= 0)

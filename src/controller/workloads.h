@@ -183,6 +183,14 @@ void wl_recheck_at(struct xp_workloads *w, int64_t at_s);
 int wl_replicaset_sync(struct xp_workloads *w, const char *key);
 int wl_deployment_sync(struct xp_workloads *w, const char *key);
 int wl_daemonset_sync(struct xp_workloads *w, const char *key);
+/* The DaemonSet's ControllerRevisions for the template of hash (daemonset_history.c). -ENOMEM;
+ * a failed write is left for the next sync. */
+struct xp_rs_pod;
+int wl_daemonset_history(struct xp_workloads *w,
+                         const json_t *ds,
+                         const char *hash,
+                         const struct xp_rs_pod *pods,
+                         size_t n_pods);
 int wl_gc_sync(struct xp_workloads *w, const char *uid);
 int wl_job_sync(struct xp_workloads *w, const char *key);
 int wl_cronjob_sync(struct xp_workloads *w, const char *key);

@@ -57,6 +57,19 @@ bool xp_json_bool_at(const json_t *object, const char *path, bool def)
         return json_is_boolean(v) ? json_is_true(v) : def;
 }
 
+bool xp_json_has_string(const json_t *list, const char *s)
+{
+        const json_t *v;
+        size_t i;
+
+        json_array_foreach(list, i, v)
+        {
+                if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+                        return true;
+        }
+        return false;
+}
+
 const json_t *xp_json_object_at(const json_t *object, const char *path)
 {
         const json_t *v = xp_json_at(object, path);

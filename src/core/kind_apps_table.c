@@ -15,14 +15,7 @@
 #include "xpool/doc.h"
 
 #define WIDE_COLUMNS                                                                               \
-        {.name = "Containers",                                                                     \
-         .type = "string",                                                                         \
-         .description = "Names of each container in the template.",                                \
-         .priority = 1},                                                                           \
-            {.name = "Images",                                                                     \
-             .type = "string",                                                                     \
-             .description = "Images referenced by each container in the template.",                \
-             .priority = 1},                                                                       \
+        TABLE_TEMPLATE_COLUMNS,                                                                    \
         {                                                                                          \
                 .name = "Selector", .type = "string", .description = "Label selector for pods.",   \
                 .priority = 1                                                                      \

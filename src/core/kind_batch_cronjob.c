@@ -145,26 +145,13 @@ static const struct table_column cronjob_columns[] = {
     {.name = "Last Schedule",
      .type = "string",
      .description = "Information when was the last time the job was successfully scheduled."},
-    {.name = "Age", .type = "string", .description = "Time since the object was created."},
-    {.name = "Containers",
-     .type = "string",
-     .description = "Names of each container in the template.",
-     .priority = 1},
-    {.name = "Images",
-     .type = "string",
-     .description = "Images referenced by each container in the template.",
-     .priority = 1},
-    {.name = "Selector",
-     .type = "string",
-     .description = "A label query over pods that should match the pod count.",
-     .priority = 1},
+    XP_BATCH_TAIL_COLUMNS,
 };
 
 static int cronjob_row(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
         int64_t last = table_time(o, "status.lastScheduleTime");
         char since[XP_DURATION_MAX];
-        _cleanup_free_ char *selector = NULL;
         int r;
 
         (void)row;
@@ -188,15 +175,11 @@ static int cronjob_row(const json_t *o, time_t now, json_t *cells, json_t *row)
                 r = table_cell_str(cells, "<none>");
         }
         if (r >= 0)
-                r = table_cell_age(cells, o, "metadata.creationTimestamp", now);
-        if (r >= 0)
-                r = xp_batch_template_cells(cells,
-                                            table_get(o, "spec.jobTemplate.spec.template.spec"));
-        if (r >= 0)
-                r = xp_json_label_selector_string(table_get(o, "spec.jobTemplate.spec.selector"),
-                                                  &selector);
-        if (r >= 0)
-                r = table_cell_or_none(cells, selector);
+                r = xp_batch_row_tail(cells,
+                                      o,
+                                      now,
+                                      "spec.jobTemplate.spec.template",
+                                      "spec.jobTemplate.spec.selector");
         return r;
 }
 
@@ -247,20 +230,11 @@ static const char *const cronjob_categories[] = {"all", NULL};
 XP_DOC_KIND_DECODER(xp_kind_cronjob)
 
 const struct xp_kind xp_kind_cronjob = {
-    .kind = "CronJob",
-    .list_kind = "CronJobList",
-    .group = "batch",
-    .version = "v1",
-    .api_version = "batch/v1",
-    .plural = "cronjobs",
-    .singular = "cronjob",
+    XP_BATCH_V1_KIND(xp_kind_cronjob, "CronJob", "cronjobs", "cronjob"),
     .short_names = cronjob_short_names,
     .categories = cronjob_categories,
-    .namespaced = true,
-    XP_DOC_KIND_OPS(xp_kind_cronjob),
     .doc_defaults = cronjob_defaults,
     .doc_validate = cronjob_validate,
     .table = &cronjob_table,
-    .status_subresource = true,
     .protobuf = &cronjob_pb,
 };

@@ -360,19 +360,7 @@ static const struct table_column job_columns[] = {
      .type = "string",
      .description = "The desired number of successfully finished pods the job should be run with."},
     {.name = "Duration", .type = "string", .description = "Time required to complete the job."},
-    {.name = "Age", .type = "string", .description = "Time since the object was created."},
-    {.name = "Containers",
-     .type = "string",
-     .description = "Names of each container in the template.",
-     .priority = 1},
-    {.name = "Images",
-     .type = "string",
-     .description = "Images referenced by each container in the template.",
-     .priority = 1},
-    {.name = "Selector",
-     .type = "string",
-     .description = "A label query over pods that should match the pod count.",
-     .priority = 1},
+    XP_BATCH_TAIL_COLUMNS,
 };
 
 static bool has_condition(const json_t *object, const char *type)
@@ -405,7 +393,7 @@ static const char *job_status(const json_t *o)
 }
 
 /* The template's containers' names and images, joined with commas. */
-int xp_batch_template_cells(json_t *cells, const json_t *pod_spec)
+static int template_cells(json_t *cells, const json_t *pod_spec)
 {
         char names[1024] = "", images[2048] = "";
         const json_t *c;
@@ -423,13 +411,33 @@ int xp_batch_template_cells(json_t *cells, const json_t *pod_spec)
         return r >= 0 ? table_cell_str(cells, images) : r;
 }
 
+int xp_batch_row_tail(json_t *cells,
+                      const json_t *object,
+                      time_t now,
+                      const char *template_path,
+                      const char *selector_path)
+{
+        _cleanup_free_ char *selector = NULL;
+        char spec_path[128];
+        int r;
+
+        snprintf(spec_path, sizeof(spec_path), "%s.spec", template_path);
+        r = table_cell_age(cells, object, "metadata.creationTimestamp", now);
+        if (r >= 0)
+                r = template_cells(cells, table_get(object, spec_path));
+        if (r >= 0)
+                r = xp_json_label_selector_string(table_get(object, selector_path), &selector);
+        if (r >= 0)
+                r = table_cell_or_none(cells, selector);
+        return r;
+}
+
 static int job_row(const json_t *o, time_t now, json_t *cells, json_t *row)
 {
         char completions[64], duration[XP_DURATION_MAX] = "";
         int64_t succeeded = table_int(o, "status.succeeded");
         int64_t start = table_time(o, "status.startTime"),
                 end = table_time(o, "status.completionTime");
-        _cleanup_free_ char *selector = NULL;
         int r;
 
         (void)row;
@@ -459,13 +467,7 @@ static int job_row(const json_t *o, time_t now, json_t *cells, json_t *row)
         if (r >= 0)
                 r = table_cell_str(cells, duration);
         if (r >= 0)
-                r = table_cell_age(cells, o, "metadata.creationTimestamp", now);
-        if (r >= 0)
-                r = xp_batch_template_cells(cells, table_get(o, "spec.template.spec"));
-        if (r >= 0)
-                r = xp_json_label_selector_string(table_get(o, "spec.selector"), &selector);
-        if (r >= 0)
-                r = table_cell_or_none(cells, selector);
+                r = xp_batch_row_tail(cells, o, now, "spec.template", "spec.selector");
         return r;
 }
 
@@ -568,21 +570,12 @@ static const char *const job_categories[] = {"all", NULL};
 XP_DOC_KIND_DECODER(xp_kind_job)
 
 const struct xp_kind xp_kind_job = {
-    .kind = "Job",
-    .list_kind = "JobList",
-    .group = "batch",
-    .version = "v1",
-    .api_version = "batch/v1",
-    .plural = "jobs",
-    .singular = "job",
+    XP_BATCH_V1_KIND(xp_kind_job, "Job", "jobs", "job"),
     .short_names = job_short_names,
     .categories = job_categories,
-    .namespaced = true,
-    XP_DOC_KIND_OPS(xp_kind_job),
     .set_defaults = job_created,
     .doc_defaults = job_defaults,
     .doc_validate = job_validate,
     .table = &job_table,
-    .status_subresource = true,
     .protobuf = &job_pb,
 };

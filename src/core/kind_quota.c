@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind_quota.h"
 #include "protobuf_internal.h"
 #include "schema.h"
 #include "table_internal.h"
@@ -17,8 +18,10 @@
 #include "xpool/quantity.h"
 #include "xpool/resource.h"
 
-/* Every quantity of a map is not negative, and every name is a resource name. */
-static int check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const char *field)
+/* Every quantity of a map is not negative, and every name is a resource name (quota: or a
+ * name the quota system counts, such as configmaps). */
+static int
+check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const char *field, bool quota)
 {
         const char *key;
         json_t *value;
@@ -32,6 +35,8 @@ static int check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const cha
                                    : strncmp(key, "count/", 6) == 0  ? NULL
                                                                      : key;
 
+                if (quota && xp_quota_standard_resource(key))
+                        name = NULL;
                 if (name && xp_resource_name_check(name, &cause) < 0)
                         return xp_fail_key(
                             ctx, -EINVAL, field, key, "Invalid value: \"%s\": %s", key, cause.msg);
@@ -49,122 +54,16 @@ static int check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const cha
         return 0;
 }
 
-static bool scope_known(const char *scope)
-{
-        static const char *const scopes[] = {"Terminating",
-                                             "NotTerminating",
-                                             "BestEffort",
-                                             "NotBestEffort",
-                                             "PriorityClass",
-                                             "CrossNamespacePodAffinity",
-                                             NULL};
-
-        for (const char *const *s = scopes; *s; s++)
-                if (scope && strcmp(scope, *s) == 0)
-                        return true;
-        return false;
-}
-
-static bool has_string(const json_t *list, const char *s)
-{
-        const json_t *v;
-        size_t i;
-
-        json_array_foreach(list, i, v)
-        {
-                if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-                        return true;
-        }
-        return false;
-}
-
-/* validateResourceQuotaScopes: known scopes, no pair that excludes itself. */
-static int check_scopes(struct xp_decode_ctx *ctx, const json_t *scopes)
-{
-        _cleanup_free_ char *text = json_dumps(scopes, JSON_COMPACT | JSON_ENCODE_ANY);
-        const char *why = NULL;
-        const json_t *v;
-        size_t i;
-
-        json_array_foreach(scopes, i, v)
-        {
-                if (!scope_known(json_string_value(v)))
-                        why = "unsupported scope";
-        }
-        if (!why && ((has_string(scopes, "BestEffort") && has_string(scopes, "NotBestEffort")) ||
-                     (has_string(scopes, "Terminating") && has_string(scopes, "NotTerminating"))))
-                why = "conflicting scopes";
-        if (!why)
-                return 0;
-        return xp_fail_field(
-            ctx, -EINVAL, "spec.scopes", "Invalid value: %s: %s", text ? text : "", why);
-}
-
-/* validateScopeSelector: known scopes, operators, and values as the operator wants them. */
-static int check_requirement(struct xp_decode_ctx *ctx, const json_t *req)
-{
-        const char *scope = xp_json_str_at(req, "scopeName", "");
-        const char *op = xp_json_str_at(req, "operator", "");
-        size_t n = json_array_size(json_object_get(req, "values"));
-        bool set = strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0;
-        bool exists = strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0;
-        const char *where = "spec.scopeSelector.matchExpressions";
-        char field[96];
-
-        snprintf(field, sizeof(field), "%s.scopeName", where);
-        if (!scope_known(scope))
-                return xp_fail_field(
-                    ctx, -EINVAL, field, "Invalid value: \"%s\": unsupported scope", scope);
-        snprintf(field, sizeof(field), "%s.operator", where);
-        if (strcmp(scope, "PriorityClass") != 0 && strcmp(op, "Exists") != 0)
-                return xp_fail_field(
-                    ctx,
-                    -EINVAL,
-                    field,
-                    "Invalid value: \"%s\": must be 'Exist' when scope is any of "
-                    "ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, "
-                    "ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or "
-                    "ResourceQuotaScopeCrossNamespacePodAffinity",
-                    op);
-        if (!set && !exists)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     field,
-                                     "Invalid value: \"%s\": not a valid selector operator",
-                                     op);
-        snprintf(field, sizeof(field), "%s.values", where);
-        if (set && n == 0)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     field,
-                                     "Required value: must be at least one value when `operator` "
-                                     "is 'In' or 'NotIn' for scope selector");
-        if (exists && n != 0)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     field,
-                                     "Invalid value: must be no value when `operator` is 'Exist' "
-                                     "or 'DoesNotExist' for scope selector");
-        return 0;
-}
-
 static int
 quota_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
 {
-        const json_t *req;
-        size_t i;
         int r;
 
         if (old)
                 return 0;
-        r = check_amounts(ctx, xp_json_object_at(doc->body, "spec.hard"), "spec.hard");
+        r = check_amounts(ctx, xp_json_object_at(doc->body, "spec.hard"), "spec.hard", true);
         if (r >= 0)
-                r = check_scopes(ctx, xp_json_at(doc->body, "spec.scopes"));
-        json_array_foreach(xp_json_at(doc->body, "spec.scopeSelector.matchExpressions"), i, req)
-        {
-                if (r >= 0)
-                        r = check_requirement(ctx, req);
-        }
+                r = xp_quota_scopes_validate(ctx, json_object_get(doc->body, "spec"));
         return r;
 }
 
@@ -196,7 +95,7 @@ limitrange_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const s
                         int r;
 
                         snprintf(field, sizeof(field), "spec.limits[%zu].%s", i, *m);
-                        r = check_amounts(ctx, xp_json_object_at(item, *m), field);
+                        r = check_amounts(ctx, xp_json_object_at(item, *m), field, false);
                         if (r < 0)
                                 return r;
                 }

@@ -24,6 +24,18 @@ struct table_column {
         int priority; /* 0: always shown; 1: only with -o wide */
 };
 
+/* The wide columns of a kind with a pod template (workloads: Deployment, Job, ...). */
+#define TABLE_TEMPLATE_COLUMNS                                                                     \
+        {.name = "Containers",                                                                     \
+         .type = "string",                                                                         \
+         .description = "Names of each container in the template.",                                \
+         .priority = 1},                                                                           \
+        {                                                                                          \
+                .name = "Images", .type = "string",                                                \
+                .description = "Images referenced by each container in the template.",             \
+                .priority = 1                                                                      \
+        }
+
 /*
  * Appends one cell per column to `cells` for `object` (borrowed; any JSON value, not only an
  * object: every field is looked up defensively). May add members other than "cells" to `row`

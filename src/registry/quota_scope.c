@@ -42,19 +42,6 @@ static bool best_effort(const json_t *pod)
         return true;
 }
 
-static bool in_values(const json_t *values, const char *s)
-{
-        const json_t *v;
-        size_t i;
-
-        json_array_foreach(values, i, v)
-        {
-                if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-                        return true;
-        }
-        return false;
-}
-
 /* The selector over {PriorityClass: name} that Kubernetes matches a requirement with. */
 static bool priority_matches(const char *op, const json_t *values, const char *name)
 {
@@ -63,9 +50,9 @@ static bool priority_matches(const char *op, const json_t *values, const char *n
         if (strcmp(op, "DoesNotExist") == 0)
                 return false; /* the key is always there, if empty */
         if (strcmp(op, "In") == 0)
-                return in_values(values, name);
+                return xp_json_has_string(values, name);
         if (strcmp(op, "NotIn") == 0)
-                return !in_values(values, name);
+                return !xp_json_has_string(values, name);
         return false;
 }
 

@@ -26,41 +26,53 @@ struct srv_hpa_source {
         char prefix[256];
 };
 
+/* One pod's figures as the autoscaler reads them. */
+static void pod_sample(const struct srv_usage_pod *p, struct xp_autoscaler_pod_sample *ret)
+{
+        struct xp_autoscaler_pod_usage *u = &ret->usage;
+
+        snprintf(ret->name, sizeof(ret->name), "%s", p->name);
+        *u = (struct xp_autoscaler_pod_usage){
+            .time_s = (int64_t)p->time_s,
+            .window_s = (int64_t)p->window_s,
+            .cpu_milli = (int64_t)(p->cpu_cores * 1000.0),
+            .memory_milli = (int64_t)(p->memory_bytes * 1000.0),
+        };
+        for (size_t k = 0; k < p->n_containers && k < XP_AUTOSCALER_CONTAINERS_MAX; k++) {
+                snprintf(u->containers[k].name,
+                         sizeof(u->containers[k].name),
+                         "%s",
+                         p->containers[k].name);
+                u->containers[k].cpu_milli = (int64_t)(p->containers[k].cpu_cores * 1000.0);
+                u->containers[k].memory_milli = (int64_t)(p->containers[k].memory_bytes * 1000.0);
+                u->n_containers++;
+        }
+}
+
 static int
-pod_usage(void *userdata, const char *ns, const char *name, struct xp_autoscaler_pod_usage *ret)
+pods_usage(void *userdata, const char *ns, struct xp_autoscaler_pod_sample **ret, size_t *ret_n)
 {
         struct srv_hpa_source *s = userdata;
         struct srv_usage_pod *pods = NULL;
-        size_t n = 0;
-        int r = -ENOENT;
+        struct xp_autoscaler_pod_sample *samples = NULL;
+        size_t n = 0, k = 0;
 
+        *ret = NULL;
+        *ret_n = 0;
         if (!s->usage || srv_usage_pods(s->usage, ns, &pods, &n) < 0)
                 return -ENOENT;
-        for (size_t i = 0; i < n && r < 0; i++) {
-                const struct srv_usage_pod *p = &pods[i];
-                if (strcmp(p->name, name) != 0 || p->window_s <= 0)
-                        continue; /* CPU is a rate: a pod has figures from its second reading */
-                *ret = (struct xp_autoscaler_pod_usage){
-                    .time_s = (int64_t)p->time_s,
-                    .window_s = (int64_t)p->window_s,
-                    .cpu_milli = (int64_t)(p->cpu_cores * 1000.0),
-                    .memory_milli = (int64_t)(p->memory_bytes * 1000.0),
-                };
-                for (size_t k = 0; k < p->n_containers && k < XP_AUTOSCALER_CONTAINERS_MAX; k++) {
-                        snprintf(ret->containers[k].name,
-                                 sizeof(ret->containers[k].name),
-                                 "%s",
-                                 p->containers[k].name);
-                        ret->containers[k].cpu_milli =
-                            (int64_t)(p->containers[k].cpu_cores * 1000.0);
-                        ret->containers[k].memory_milli =
-                            (int64_t)(p->containers[k].memory_bytes * 1000.0);
-                        ret->n_containers++;
-                }
-                r = 0;
+        if (n > 0 && !(samples = calloc(n, sizeof(*samples)))) {
+                free(pods);
+                return -ENOMEM;
         }
+        for (size_t i = 0; i < n; i++)
+                if (pods[i].window_s >
+                    0) /* CPU is a rate: a pod has figures from its second reading */
+                        pod_sample(&pods[i], &samples[k++]);
         free(pods);
-        return r;
+        *ret = samples;
+        *ret_n = k;
+        return 0;
 }
 
 static int device_usage(void *userdata,
@@ -197,7 +209,7 @@ int srv_hpa_source_new(struct srv_usage *usage,
                 return -ENOMEM;
         s->usage = usage;
         s->ops = (struct xp_autoscaler_metrics){
-            .pod = pod_usage, .device = device_usage, .query = prom_query, .userdata = s};
+            .pods = pods_usage, .device = device_usage, .query = prom_query, .userdata = s};
         if (url && *url)
                 r = parse_url(s, url, err);
         if (r < 0) {

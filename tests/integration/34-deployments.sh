@@ -152,6 +152,24 @@ check "create the DaemonSet" 0 kubectl apply -f "$tmp/ds.yaml"
 poll "its pod runs on the node" 20 "$node Running" \
   kubectl get pods -l app=agent -o 'jsonpath={.items[0].spec.nodeName} {.items[0].status.phase}'
 poll "the DaemonSet is ready" 10 "1 1" kubectl get ds agent -o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'
+# its history: a ControllerRevision per template, read and applied by kubectl rollout
+poll "revision 1 recorded" 10 "1" kubectl get controllerrevisions -l app=agent -o 'jsonpath={.items[*].revision}'
+check "get controllerrevisions" 0 kubectl get controllerrevisions
+expect_in "its controller and revision" "$tmp/out" "daemonset.apps/agent   1"
+check "set image on the DaemonSet" 0 kubectl set image daemonset/agent main=agent:2
+poll "revision 2 recorded" 10 "1 2" kubectl get controllerrevisions -l app=agent --sort-by=.revision -o 'jsonpath={.items[*].revision}'
+check "rollout history daemonset" 0 kubectl rollout history daemonset/agent
+expect_in "both revisions" "$tmp/out" "$(printf 'REVISION  CHANGE-CAUSE\n1         <none>\n2         <none>')"
+check "rollout history --revision=1" 0 kubectl rollout history daemonset/agent --revision=1
+expect_in "revision 1's template" "$tmp/out" "agent:1"
+check "rollout undo daemonset" 0 kubectl rollout undo daemonset/agent
+expect_in "rolled back" "$tmp/out" "daemonset.apps/agent rolled back"
+poll "its template is agent:1 again" 10 "agent:1" kubectl get ds agent -o 'jsonpath={.spec.template.spec.containers[0].image}'
+poll "revision 1 renumbered 3" 10 "2 3" kubectl get controllerrevisions -l app=agent --sort-by=.revision -o 'jsonpath={.items[*].revision}'
+check "undo --to-revision=2" 0 kubectl rollout undo daemonset/agent --to-revision=2
+poll "agent:2 again" 10 "agent:2" kubectl get ds agent -o 'jsonpath={.spec.template.spec.containers[0].image}'
+check "undo to a revision that is not there" 1 kubectl rollout undo daemonset/agent --to-revision=9
+expect_in "kubectl's words" "$tmp/err" "unable to find specified revision 9 in history"
 
 # kubectl's own generators and rollout commands (create deployment sends protobuf)
 check "kubectl create deployment" 0 kubectl create deployment hello --image=hello:1 -- sleep "3600.${mark}8"

@@ -158,4 +158,19 @@ expect_in "TARGETS as kubectl shows it" "$tmp/out" "web    Deployment/web   cpu:
 check "read in v2" 0 kubectl get hpa web -o jsonpath='{.apiVersion} {.spec.metrics[0].resource.target.averageUtilization}'
 expect_in "converted" "$tmp/out" "autoscaling/v2 50"
 
+# ---- a ResourceQuota's scope must fit its resources (kube-apiserver's words), nothing stored -----
+cat >"$tmp/quota.yaml" <<'YAML'
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: be}
+spec:
+  hard: {pods: "4", requests.cpu: "2"}
+  scopes: [BestEffort]
+YAML
+check "BestEffort with requests.cpu is refused" 1 kubectl create -f "$tmp/quota.yaml"
+expect_in "as Kubernetes says it" "$tmp/err" 'The ResourceQuota "be" is invalid: spec.scopes: Invalid value: []core.ResourceQuotaScope{"BestEffort"}: unsupported scope applied to resource'
+check "not stored" 1 kubectl get resourcequota be
+sed -i 's/requests.cpu: "2"/count\/jobs.batch: "2"/' "$tmp/quota.yaml"
+check "BestEffort with pods and an object count is taken" 0 kubectl create -f "$tmp/quota.yaml"
+
 finish "autoscaling"

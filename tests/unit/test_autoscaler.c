@@ -21,23 +21,39 @@
 #include "xpool/doc.h"
 
 struct figures {
-        int64_t cpu_milli;  /* every pod's; < 0: no sample */
-        double npu_percent; /* npu-0 of n1 */
-        const char *answer; /* the Prometheus answer; NULL: no endpoint */
-        char promql[256];   /* the last query */
+        int64_t cpu_milli;   /* every pod's; < 0: no sample */
+        double npu_percent;  /* npu-0 of n1 */
+        const char *answer;  /* the Prometheus answer; NULL: no endpoint */
+        char promql[256];    /* the last query */
+        int n_pods;          /* how many samples pods() gives (0: 2, a and b) */
+        unsigned pods_reads; /* calls of pods() */
 };
 
 static int
-pod_usage(void *userdata, const char *ns, const char *name, struct xp_autoscaler_pod_usage *ret)
+pods_usage(void *userdata, const char *ns, struct xp_autoscaler_pod_sample **ret, size_t *ret_n)
 {
-        const struct figures *f = userdata;
+        struct figures *f = userdata;
+        size_t n = (size_t)f->n_pods;
 
         (void)ns;
-        (void)name;
+        f->pods_reads++;
+        *ret = NULL;
+        *ret_n = 0;
         if (f->cpu_milli < 0)
                 return -ENOENT;
-        *ret = (struct xp_autoscaler_pod_usage){
-            .time_s = FIXTURE_WALL_START, .window_s = 15, .cpu_milli = f->cpu_milli};
+        *ret = calloc(n, sizeof(**ret));
+        if (!*ret)
+                return -ENOMEM;
+        /* the pods are a, b, ... then p0, p1, ... */
+        for (size_t i = 0; i < n; i++) {
+                if (i < 2)
+                        snprintf((*ret)[i].name, sizeof((*ret)[i].name), "%c", (char)('a' + i));
+                else
+                        snprintf((*ret)[i].name, sizeof((*ret)[i].name), "p%zu", i - 2);
+                (*ret)[i].usage = (struct xp_autoscaler_pod_usage){
+                    .time_s = FIXTURE_WALL_START, .window_s = 15, .cpu_milli = f->cpu_milli};
+        }
+        *ret_n = n;
         return 0;
 }
 
@@ -124,6 +140,8 @@ struct run {
 static void start(struct run *r, const char *name)
 {
         fixture_open(&r->f, name, 0);
+        if (!r->figures.n_pods)
+                r->figures.n_pods = 2;
         /* Events need their namespace */
         fixture_put(
             &r->f,
@@ -132,7 +150,7 @@ static void start(struct run *r, const char *name)
             "team",
             parse("{\"metadata\": {\"name\": \"team\"}, \"status\": {\"phase\": \"Active\"}}"));
         r->ops = (struct xp_autoscaler_metrics){
-            .pod = pod_usage, .device = device_usage, .query = query, .userdata = &r->figures};
+            .pods = pods_usage, .device = device_usage, .query = query, .userdata = &r->figures};
 }
 
 static void step(struct run *r)
@@ -235,6 +253,44 @@ static void cpu_utilization_scales_up(void **state)
             &r,
             "SuccessfulRescale",
             "New size: 4; reason: cpu resource utilization (percentage of request) above target");
+        stop(&r);
+}
+
+/*
+ * A sync asks the source for its namespace's samples once and finds each pod's by name: with
+ * pods_reads counted, 300 pods and two Resource metrics take one read, where a lookup per pod
+ * (the source copying the namespace's samples each time) took 600 and O(pods^2) time.
+ */
+static void usage_read_once_per_sync(void **state)
+{
+        enum {
+                PODS = 300
+        };
+        struct run r = {.figures = {.cpu_milli = 750, .n_pods = PODS + 2}};
+        char name[16], *pod;
+
+        (void)state;
+        start(&r, "hpa-once");
+        put(&r.f, "deployments", "web", DEPLOYMENT("2"));
+        put(&r.f, "pods", "a", POD("a", ""));
+        put(&r.f, "pods", "b", POD("b", ""));
+        for (int i = 0; i < PODS; i++) {
+                snprintf(name, sizeof(name), "p%d", i);
+                assert_true(asprintf(&pod, POD("%s", ""), name) > 0);
+                put(&r.f, "pods", name, pod);
+                free(pod);
+        }
+        put(&r.f,
+            "horizontalpodautoscalers",
+            "web",
+            HPA(CPU_50 ", {\"type\": \"Resource\", \"resource\": {\"name\": \"cpu\","
+                       " \"target\": {\"type\": \"AverageValue\", \"averageValue\": \"1\"}}}"));
+        step(&r);
+        assert_int_equal(r.figures.pods_reads, 1);
+        /* every pod's sample was found: 150% of the request, as with two pods */
+        expect_hpa(&r,
+                   "metric.resource.current",
+                   "{\"averageUtilization\":150,\"averageValue\":\"750m\"}");
         stop(&r);
 }
 
@@ -362,6 +418,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(cpu_utilization_scales_up),
             cmocka_unit_test(missing_metrics_keep_the_size),
+            cmocka_unit_test(usage_read_once_per_sync),
             cmocka_unit_test(device_utilization_through_the_placement),
             cmocka_unit_test(external_from_prometheus),
             cmocka_unit_test(external_errors_are_reported),

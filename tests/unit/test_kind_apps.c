@@ -225,6 +225,43 @@ static void tables(void **state)
             11);
 }
 
+/* ControllerRevision: kubectl's NAME CONTROLLER REVISION AGE, and Kubernetes' checks. */
+static void controller_revision(void **state)
+{
+        const char *row[] = {"agent-abc", "daemonset.apps/agent", "2", "10s"};
+        struct xp_doc *doc, *old;
+
+        (void)state;
+        table_row(&xp_kind_controllerrevision,
+                  "{'metadata':{'name':'agent-abc','creationTimestamp':'2027-01-15T07:59:50Z',"
+                  "'ownerReferences':[{'apiVersion':'apps/v1','kind':'DaemonSet','name':'agent',"
+                  "'uid':'u','controller':true}]},'data':{},'revision':2}",
+                  row,
+                  4);
+        doc = decode(&xp_kind_controllerrevision,
+                     "{'apiVersion':'apps/v1','kind':'ControllerRevision','metadata':{'name':'r',"
+                     "'namespace':'default'},'data':{'spec':{}},'revision':1}");
+        decode_fails(&xp_kind_controllerrevision,
+                     "{'apiVersion':'apps/v1','kind':'ControllerRevision','metadata':{'name':'r',"
+                     "'namespace':'default'},'data':{},'revision':-1}",
+                     "revision: Invalid value: -1: must be greater than or equal to 0");
+        decode_fails(&xp_kind_controllerrevision,
+                     "{'apiVersion':'apps/v1','kind':'ControllerRevision','metadata':{'name':'r',"
+                     "'namespace':'default'},'revision':1}",
+                     "data: Required value");
+        old = decode(&xp_kind_controllerrevision,
+                     "{'apiVersion':'apps/v1','kind':'ControllerRevision','metadata':{'name':'r',"
+                     "'namespace':'default'},'data':{'spec':{'x':1}},'revision':1}");
+        struct xp_error err = {0};
+        json_t *stored = NULL;
+        assert_int_equal(xp_doc_to_json_any(old, &stored), 0);
+        assert_int_equal(xp_doc_validate_update_any(doc, stored, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "data: Invalid value: field is immutable"));
+        json_decref(stored);
+        xp_doc_free(doc);
+        xp_doc_free(old);
+}
+
 /* kubectl apply's patch of a Deployment: $retainKeys on the strategy, containers merged by name. */
 static void apply_patch(void **state)
 {
@@ -263,6 +300,7 @@ int main(void)
             cmocka_unit_test(deployment_validation),
             cmocka_unit_test(selector_immutable),
             cmocka_unit_test(tables),
+            cmocka_unit_test(controller_revision),
             cmocka_unit_test(apply_patch),
         };
 

@@ -165,26 +165,58 @@ static void scope_validation(void **state)
         static const struct {
                 const char *spec, *message;
         } cases[] = {
-            {"'scopes': ['Forever']",
-             "spec.scopes: Invalid value: [\"Forever\"]: unsupported scope"},
-            {"'scopes': ['BestEffort', 'NotBestEffort']",
-             "spec.scopes: Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes"},
-            {"'scopeSelector': {'matchExpressions': [{'scopeName': 'Terminating', 'operator': 'In',"
-             " 'values': ['x']}]}",
-             "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exist'"},
-            {"'scopeSelector': {'matchExpressions': [{'scopeName': 'PriorityClass', 'operator': 'In'}]}",
+            {"'hard': {'pods': '1'}, 'scopes': ['Forever']",
+             "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"Forever\"}: unsupported scope"},
+            {"'hard': {'pods': '1'}, 'scopes': ['BestEffort', 'NotBestEffort']",
+             "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"BestEffort\", \"NotBestEffort\"}:"
+             " conflicting scopes"},
+            /* BestEffort limits pods only; the others pods and cpu/memory, not storage */
+            {"'hard': {'pods': '1', 'requests.cpu': '1'}, 'scopes': ['BestEffort']",
+             "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"BestEffort\"}: unsupported scope"
+             " applied to resource"},
+            {"'hard': {'requests.storage': '1Gi'}, 'scopes': ['NotBestEffort']",
+             "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"NotBestEffort\"}: unsupported"
+             " scope applied to resource"},
+            {"'hard': {'configmaps': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName':"
+             " 'PriorityClass', 'operator': 'In', 'values': ['high']}]}",
+             "spec.scopeSelector.matchExpressions: Invalid value: core.ScopeSelector{MatchExpressions:"
+             "[]core.ScopedResourceSelectorRequirement{core.ScopedResourceSelectorRequirement{"
+             "ScopeName:\"PriorityClass\", Operator:\"In\", Values:[]string{\"high\"}}}}: unsupported"
+             " scope applied to resource"},
+            {"'hard': {'pods': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName': 'Terminating',"
+             " 'operator': 'In', 'values': ['x']}]}",
+             "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exist' when"
+             " scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating,"
+             " ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or"
+             " ResourceQuotaScopeCrossNamespacePodAffinity"},
+            {"'hard': {'pods': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName':"
+             " 'PriorityClass', 'operator': 'In'}]}",
              "spec.scopeSelector.matchExpressions.values: Required value: must be at least one value"},
-            {"'scopeSelector': {'matchExpressions': [{'scopeName': 'Nope', 'operator': 'Exists'}]}",
+            {"'hard': {'pods': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName':"
+             " 'PriorityClass', 'operator': 'Exists', 'values': ['x']}]}",
+             "spec.scopeSelector.matchExpressions.values: Invalid value: []string{\"x\"}: must be no"
+             " value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"},
+            {"'hard': {'pods': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName':"
+             " 'PriorityClass', 'operator': 'Has', 'values': ['x']}]}",
+             "spec.scopeSelector.matchExpressions.operator: Invalid value: \"Has\": not a valid"
+             " selector operator"},
+            {"'hard': {'pods': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName': 'Nope',"
+             " 'operator': 'Exists'}]}",
              "spec.scopeSelector.matchExpressions.scopeName: Invalid value: \"Nope\": unsupported scope"},
+            {"'hard': {'pods': '1'}, 'scopeSelector': {'matchExpressions': [{'scopeName':"
+             " 'Terminating', 'operator': 'Exists'}, {'scopeName': 'NotTerminating', 'operator':"
+             " 'Exists'}]}",
+             "spec.scopeSelector.matchExpressions: Invalid value: []core.ResourceQuotaScope(nil):"
+             " conflicting scopes"},
         };
 
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char text[512];
+                char text[768];
                 snprintf(text,
                          sizeof(text),
                          "{'apiVersion': 'v1', 'kind': 'ResourceQuota', 'metadata': {'name': 'q',"
-                         " 'namespace': 'default'}, 'spec': {'hard': {'pods': '1'}, %s}}",
+                         " 'namespace': 'default'}, 'spec': {%s}}",
                          cases[i].spec);
                 json_t *json = js(text);
                 struct xp_doc *doc = NULL;
@@ -198,7 +230,8 @@ static void scope_validation(void **state)
         /* what Kubernetes takes */
         json_t *json =
             js("{'apiVersion': 'v1', 'kind': 'ResourceQuota', 'metadata': {'name': 'q',"
-               " 'namespace': 'default'}, 'spec': {'hard': {'pods': '1'}, 'scopes':"
+               " 'namespace': 'default'}, 'spec': {'hard': {'pods': '1', 'limits.memory': '1Gi',"
+               " 'requests.nvidia.com/gpu': '2', 'count/jobs.batch': '1'}, 'scopes':"
                " ['NotBestEffort', 'Terminating'], 'scopeSelector': {'matchExpressions':"
                " [{'scopeName': 'PriorityClass', 'operator': 'NotIn', 'values': ['low']}]}}}");
         struct xp_doc *doc = NULL;

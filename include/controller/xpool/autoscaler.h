@@ -46,12 +46,20 @@ struct xp_autoscaler_device_usage {
         double utilization_percent, memory_used_bytes;
 };
 
+/* A pod's usage under its name. */
+struct xp_autoscaler_pod_sample {
+        char name[254];
+        struct xp_autoscaler_pod_usage usage;
+};
+
 struct xp_autoscaler_metrics {
-        /* The pod's usage: 0, -ENOENT when there is no sample of it. */
-        int (*pod)(void *userdata,
-                   const char *ns,
-                   const char *name,
-                   struct xp_autoscaler_pod_usage *ret);
+        /* The usage of every pod of ns that has a sample, in one call (the controller asks once
+         * per sync and indexes them by name, so a sync stays O(pods)): 0 with *ret (caller
+         * frees; NULL when n is 0) and *ret_n, or -errno (as no samples). */
+        int (*pods)(void *userdata,
+                    const char *ns,
+                    struct xp_autoscaler_pod_sample **ret,
+                    size_t *ret_n);
         /* The device id of node: 0, -ENOENT when there is no reading of it. */
         int (*device)(void *userdata,
                       const char *node,

@@ -101,6 +101,8 @@ int64_t xp_json_int_at(const json_t *object, const char *path, int64_t def);
 const char *xp_json_str_at(const json_t *object, const char *path, const char *def);
 /* The boolean at path, or def. */
 bool xp_json_bool_at(const json_t *object, const char *path, bool def);
+/* Whether the array list holds the string s (false when list is not an array). */
+bool xp_json_has_string(const json_t *list, const char *s);
 /* The object at path, or NULL. Borrowed. */
 const json_t *xp_json_object_at(const json_t *object, const char *path);
 /*

@@ -125,25 +125,26 @@ extern const struct xp_kind xp_kind_node;
 extern const struct xp_kind xp_kind_namespace;
 extern const struct xp_kind xp_kind_event;
 extern const struct xp_kind xp_kind_lease;
-extern const struct xp_kind xp_kind_configmap;     /* kind_configmap.c */
-extern const struct xp_kind xp_kind_secret;        /* kind_secret.c */
-extern const struct xp_kind xp_kind_resourcequota; /* kind_quota.c */
-extern const struct xp_kind xp_kind_limitrange;    /* kind_quota.c */
-extern const struct xp_kind xp_kind_workload;      /* kind_gang.c */
-extern const struct xp_kind xp_kind_podgroup;      /* kind_gang.c */
-extern const struct xp_kind xp_kind_priorityclass; /* kind_priorityclass.c */
-extern const struct xp_kind xp_kind_queue;         /* kind_queue.c */
-extern const struct xp_kind xp_kind_deployment;    /* kind_apps.c */
-extern const struct xp_kind xp_kind_replicaset;    /* kind_apps.c */
-extern const struct xp_kind xp_kind_daemonset;     /* kind_apps.c */
-extern const struct xp_kind xp_kind_job;           /* kind_batch_job.c */
-extern const struct xp_kind xp_kind_cronjob;       /* kind_batch_cronjob.c */
-extern const struct xp_kind xp_kind_hpa;           /* kind_autoscaling_hpa.c */
-extern const struct xp_kind xp_kind_pdb;           /* kind_policy.c */
-extern const struct xp_kind xp_kind_service;       /* kind_service.c */
-extern const struct xp_kind xp_kind_endpoints;     /* kind_endpoints.c */
-extern const struct xp_kind xp_kind_endpointslice; /* kind_endpoints.c */
-extern const struct xp_kind xp_kind_hpa_v1;        /* kind_autoscaling_v1.c */
+extern const struct xp_kind xp_kind_configmap;          /* kind_configmap.c */
+extern const struct xp_kind xp_kind_secret;             /* kind_secret.c */
+extern const struct xp_kind xp_kind_resourcequota;      /* kind_quota.c */
+extern const struct xp_kind xp_kind_limitrange;         /* kind_quota.c */
+extern const struct xp_kind xp_kind_workload;           /* kind_gang.c */
+extern const struct xp_kind xp_kind_podgroup;           /* kind_gang.c */
+extern const struct xp_kind xp_kind_priorityclass;      /* kind_priorityclass.c */
+extern const struct xp_kind xp_kind_queue;              /* kind_queue.c */
+extern const struct xp_kind xp_kind_deployment;         /* kind_apps.c */
+extern const struct xp_kind xp_kind_replicaset;         /* kind_apps.c */
+extern const struct xp_kind xp_kind_daemonset;          /* kind_apps.c */
+extern const struct xp_kind xp_kind_controllerrevision; /* kind_apps_revision.c */
+extern const struct xp_kind xp_kind_job;                /* kind_batch_job.c */
+extern const struct xp_kind xp_kind_cronjob;            /* kind_batch_cronjob.c */
+extern const struct xp_kind xp_kind_hpa;                /* kind_autoscaling_hpa.c */
+extern const struct xp_kind xp_kind_pdb;                /* kind_policy.c */
+extern const struct xp_kind xp_kind_service;            /* kind_service.c */
+extern const struct xp_kind xp_kind_endpoints;          /* kind_endpoints.c */
+extern const struct xp_kind xp_kind_endpointslice;      /* kind_endpoints.c */
+extern const struct xp_kind xp_kind_hpa_v1;             /* kind_autoscaling_v1.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;
