@@ -45,6 +45,7 @@ struct api {
         struct srv_usage *usage;         /* the agents' usage samples (usage.h): metrics.k8s.io */
         struct xp_history *history;      /* the dashboard's last hour (controller/history.h) */
         struct service_ips *service_ips; /* Services' cluster IPs (api_service.c) */
+        struct node_ports *node_ports;   /* Services' node ports (api_nodeport.c) */
 };
 
 struct auth_identity;
@@ -558,6 +559,30 @@ void service_ips_free(struct service_ips *ips);
  * the range and free, else a free one. 1, or 0 with ret filled (422), or -ENOMEM.
  */
 int service_admit(const struct request *req, json_t *service, struct reply *ret);
+
+struct node_ports;
+#define NODE_PORTS_MAP (65536 / 8) /* a bitmap of ports */
+/* The node port range, "FIRST-LAST" or "FIRST+N" (NULL: 30000-32767): -EINVAL with err. */
+int node_ports_new(const char *range, struct node_ports **ret, struct xp_error *err);
+void node_ports_free(struct node_ports *np);
+/*
+ * A port of the range not in taken: want (0: any, at random) when it is in the range and free.
+ * -EINVAL with err in kube-apiserver's words, -ENOSPC when the range is full.
+ */
+int node_ports_pick(const struct node_ports *np,
+                    const uint8_t taken[static NODE_PORTS_MAP],
+                    unsigned want,
+                    unsigned *ret,
+                    struct xp_error *err);
+/*
+ * A Service created (old NULL) or updated from old (JSON, changed in place) gets its ports'
+ * nodePorts when its type needs them, or loses them when it no longer does. 1, or 0 with ret
+ * filled (422), or -errno.
+ */
+int service_node_ports(const struct request *req,
+                       const json_t *old,
+                       json_t *service,
+                       struct reply *ret);
 /* Writes or sets right the `kubernetes` Service, Endpoints and EndpointSlice in default: the
  * server listens on host and port. 0 or the registry's errors. */
 int service_kubernetes_reconcile(

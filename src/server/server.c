@@ -157,6 +157,9 @@ static int start_api(struct xp_server *server,
         if (r < 0)
                 return r;
         service_ips_first(server->api.service_ips, first);
+        r = node_ports_new(options->service_node_port_range, &server->api.node_ports, err);
+        if (r < 0)
+                return r;
         /* a store that takes no writes (a full disk) still serves: the Service can wait */
         r = service_kubernetes_reconcile(&server->api, first, host, server->port, &why);
         if (r == -ENOMEM)
@@ -341,6 +344,7 @@ void xp_server_free(struct xp_server *server)
         xp_history_free(server->api.history); /* HTTP handlers read it: after them */
         xp_registry_free(server->api.registry);
         service_ips_free(server->api.service_ips);
+        node_ports_free(server->api.node_ports);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         free(server->kubeconfig);
