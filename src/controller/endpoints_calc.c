@@ -198,6 +198,44 @@ static int group_add(json_t *groups, json_t *ports, const char *field, json_t *i
         return r;
 }
 
+/*
+ * The Service's pods grouped by the ports they resolve: groups[ports] = {ports, a, b}. For
+ * slices every pod's endpoint goes to a; for Endpoints ready pods' addresses to a, others to b.
+ * A pod whose ports resolve nowhere is left out, unless the Service has no ports (headless, or
+ * any for slices).
+ */
+static int group_pods(const json_t *service, const json_t *pods, bool slices, json_t *groups)
+{
+        bool publish = xp_json_bool_at(service, "spec.publishNotReadyAddresses", false);
+        bool portless =
+            json_array_size(xp_json_at(service, "spec.ports")) == 0 &&
+            (slices || xp_streq0(xp_json_str_at(service, "spec.clusterIP", ""), "None"));
+        size_t i;
+        json_t *pod;
+
+        json_array_foreach(pods, i, pod)
+        {
+                json_t *ports;
+                int r = 0;
+
+                if (!xp_endpoints_selects(service, pod) || !pod_counts(pod, slices || publish))
+                        continue;
+                ports = pod_ports(service, pod, slices);
+                if (!ports)
+                        return -ENOMEM;
+                if (json_array_size(ports) > 0 || portless)
+                        r = slices ? group_add(groups, ports, "a", slice_endpoint(service, pod))
+                                   : group_add(groups,
+                                               ports,
+                                               publish || pod_ready(pod) ? "a" : "b",
+                                               address(pod));
+                json_decref(ports);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Endpoints' order: by IP, then by the pod's uid (Kubernetes' addrsByIPAndUID). */
 static int by_ip(const void *a, const void *b)
 {
@@ -289,29 +327,9 @@ static json_t *subsets_of(const json_t *groups)
 
 json_t *xp_endpoints_compute(const json_t *service, const json_t *pods)
 {
-        bool publish = xp_json_bool_at(service, "spec.publishNotReadyAddresses", false);
-        bool headless = xp_streq0(xp_json_str_at(service, "spec.clusterIP", ""), "None");
-        json_t *groups = json_object(), *pod, *subsets = NULL, *out = NULL;
-        int r = groups ? 0 : -ENOMEM;
-        size_t i;
+        json_t *groups = json_object(), *subsets = NULL, *out = NULL;
+        int r = groups ? group_pods(service, pods, false, groups) : -ENOMEM;
 
-        json_array_foreach(pods, i, pod)
-        {
-                json_t *ports;
-
-                if (r < 0 || !xp_endpoints_selects(service, pod) || !pod_counts(pod, publish))
-                        continue;
-                ports = pod_ports(service, pod, false);
-                /* a port that resolves nowhere leaves the pod out, but a headless Service
-                 * without ports still lists it */
-                if (ports &&
-                    (json_array_size(ports) > 0 ||
-                     (headless && json_array_size(xp_json_at(service, "spec.ports")) == 0)))
-                        r = group_add(
-                            groups, ports, publish || pod_ready(pod) ? "a" : "b", address(pod));
-                r = ports ? r : -ENOMEM;
-                json_decref(ports);
-        }
         if (r >= 0)
                 subsets = subsets_of(groups);
         if (subsets)
@@ -415,24 +433,10 @@ static json_t *slice_of(const json_t *service, const char *key, const json_t *gr
 
 json_t *xp_endpointslices_compute(const json_t *service, const json_t *pods)
 {
-        json_t *groups = json_object(), *pod, *group, *slices = json_array();
-        int r = groups && slices ? 0 : -ENOMEM;
+        json_t *groups = json_object(), *group, *slices = json_array();
+        int r = groups && slices ? group_pods(service, pods, true, groups) : -ENOMEM;
         const char *key;
-        size_t i;
 
-        json_array_foreach(pods, i, pod)
-        {
-                json_t *ports;
-
-                if (r < 0 || !xp_endpoints_selects(service, pod) || !pod_counts(pod, true))
-                        continue;
-                ports = pod_ports(service, pod, true);
-                if (ports && (json_array_size(ports) > 0 ||
-                              json_array_size(xp_json_at(service, "spec.ports")) == 0))
-                        r = group_add(groups, ports, "a", slice_endpoint(service, pod));
-                r = ports ? r : -ENOMEM;
-                json_decref(ports);
-        }
         if (r >= 0 && json_object_size(groups) == 0) /* the placeholder slice */
                 r = json_object_set_new(groups, "", json_pack("{s:[], s:[]}", "a", "b"));
         json_object_foreach(groups, key, group)
