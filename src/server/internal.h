@@ -418,6 +418,40 @@ int pod_container(const struct request *req,
 int agent_connect(const char *host, unsigned port, struct xp_error *err);
 /* Sends all of data on fd, waiting up to 5 s for room at a time (logproxy.c). 0 or -errno. */
 int agent_send_all(int fd, const char *data, size_t len);
+
+/* ---- an agent's answer (agent_answer.c) ------------------------------------------------------ */
+
+#define AGENT_HEAD_MAX 8192
+/*
+ * Waits until fd is readable: 1, 0 when timeout_ms (< 0: none) passed, -ECANCELED when the
+ * server stops or client_fd (-1: none) hung up.
+ */
+int agent_wait_readable(struct api *api, int fd, int client_fd, int timeout_ms);
+/*
+ * Reads the agent's status line and headers from fd into buf (NUL-terminated), waiting as
+ * agent_wait_readable(): the bytes read (the headers and what came after them), with
+ * *ret_head_len (the headers and their blank line) and *ret_code; -errno with err.
+ */
+int agent_read_head(struct api *api,
+                    int fd,
+                    int client_fd,
+                    int timeout_ms,
+                    char buf[static AGENT_HEAD_MAX + 1],
+                    size_t *ret_head_len,
+                    unsigned *ret_code,
+                    struct xp_error *err);
+/*
+ * The agent's refusal (code, its body's text, trimmed here) as a Status: its 400 (and 403 when
+ * forbidden_is_client) BadRequest, 404 NotFound, the rest 503 "the xpool agent of node NODE
+ * answered CODE<what>: BODY". 0 or -ENOMEM.
+ */
+int agent_refusal(const struct request *req,
+                  const char *node,
+                  unsigned code,
+                  const char *what,
+                  bool forbidden_is_client,
+                  char *body,
+                  struct reply *ret);
 /* The node's log endpoint (api_pods.c): 1 with host and port, else 0 with ret filled. */
 int node_log_endpoint(const struct request *req,
                       const char *node,
