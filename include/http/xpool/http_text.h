@@ -9,6 +9,9 @@
 #include <microhttpd.h>
 #include <stdarg.h>
 
+#include "xpool/macro.h"
+
 /* Queues the answer: MHD_YES, or MHD_NO when it could not be made or queued. */
 enum MHD_Result
-xp_http_queue_text(struct MHD_Connection *conn, unsigned code, const char *fmt, va_list ap);
+xp_http_queue_text(struct MHD_Connection *conn, unsigned code, const char *fmt, va_list ap)
+    _printf_(3, 0);
