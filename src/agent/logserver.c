@@ -27,6 +27,7 @@
 
 #include "logserver.h"
 #include "xpool/http_door.h"
+#include "xpool/http_text.h"
 #include "xpool/log.h"
 #include "xpool/logread.h"
 #include "xpool/logsign.h"
@@ -107,26 +108,12 @@ send_text(struct xp_logserver *s, struct MHD_Connection *conn, unsigned code, co
 static enum MHD_Result
 send_text(struct xp_logserver *s, struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
 {
-        struct MHD_Response *response;
         enum MHD_Result r;
-        char *text = NULL;
         va_list ap;
-        int n;
 
         va_start(ap, fmt);
-        n = vasprintf(&text, fmt, ap);
+        r = xp_http_queue_text(conn, code, fmt, ap);
         va_end(ap);
-        if (n < 0)
-                return MHD_NO;
-        response = MHD_create_response_from_buffer((size_t)n, text, MHD_RESPMEM_MUST_FREE);
-        if (!response) {
-                free(text);
-                return MHD_NO;
-        }
-        MHD_add_response_header(
-            response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-        r = MHD_queue_response(conn, code, response);
-        MHD_destroy_response(response);
         if (r == MHD_YES)
                 xp_http_door_response_queued(s->door, conn);
         return r;

@@ -20,6 +20,7 @@
 
 #include "stream_internal.h"
 #include "xpool/http_door.h"
+#include "xpool/http_text.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 
@@ -216,26 +217,13 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, con
     _printf_(3, 4);
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, const char *fmt, ...)
 {
-        char *text = NULL;
-        struct MHD_Response *resp;
-        enum MHD_Result ret;
+        enum MHD_Result r;
         va_list ap;
-        int n;
 
         va_start(ap, fmt);
-        n = vasprintf(&text, fmt, ap);
+        r = xp_http_queue_text(conn, code, fmt, ap);
         va_end(ap);
-        if (n < 0)
-                return MHD_NO;
-        resp = MHD_create_response_from_buffer((size_t)n, text, MHD_RESPMEM_MUST_FREE);
-        if (!resp) {
-                free(text);
-                return MHD_NO;
-        }
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-        ret = MHD_queue_response(conn, code, resp);
-        MHD_destroy_response(resp);
-        return ret;
+        return r;
 }
 
 /* The protocols offered, as "[a b]" for a refusal (static buffer of the caller). */

@@ -58,6 +58,8 @@ static const char usage[] =
     "      --service-cluster-ip-range CIDR\n"
     "                          Services' cluster IPs (default 10.96.0.0/12; the first is the\n"
     "                          kubernetes Service's; docs/server.md)\n"
+    "      --service-node-port-range FIRST-LAST\n"
+    "                          NodePort Services' ports (default 30000-32767; docs/server.md)\n"
     "      --placement-profile NAME\n"
     "                          how the scheduler ranks the nodes that fit: spread, binpack,\n"
     "                          or a GPU-sharing policy (random, dotprod, gpuclustering,\n"
@@ -101,7 +103,8 @@ enum {
         OPT_HPA_SYNC = 0x100,
         OPT_HPA_TOLERANCE,
         OPT_HPA_DOWNSCALE,
-        OPT_HPA_PROMETHEUS
+        OPT_HPA_PROMETHEUS,
+        OPT_NODE_PORT_RANGE
 };
 
 static int hpa_option(int c, const char *arg, struct xp_server_options *o)
@@ -244,6 +247,9 @@ static int server_option(int c, const char *arg, void *userdata)
         case 'I':
                 a->options->service_cluster_ip_range = arg;
                 break;
+        case OPT_NODE_PORT_RANGE:
+                a->options->service_node_port_range = arg;
+                break;
         case 'L':
                 return placement_profile_option(a, arg);
         default:
@@ -275,6 +281,7 @@ static const struct option server_options_table[] = {
      OPT_HPA_DOWNSCALE},
     {"hpa-prometheus-url", required_argument, NULL, OPT_HPA_PROMETHEUS},
     {"service-cluster-ip-range", required_argument, NULL, 'I'},
+    {"service-node-port-range", required_argument, NULL, OPT_NODE_PORT_RANGE},
     {"placement-profile", required_argument, NULL, 'L'},
     {"help", no_argument, NULL, 'h'},
     {},

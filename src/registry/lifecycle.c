@@ -343,3 +343,11 @@ int xp_lifecycle_pod_mark_lost(json_t *pod, const char *node, const char *since,
         json_decref(copy);
         return r;
 }
+
+int xp_lifecycle_pod_mark_disrupted(json_t *pod,
+                                    const char *reason,
+                                    const char *message,
+                                    const char *now)
+{
+        return set_condition(pod, "DisruptionTarget", "True", reason, message, now);
+}

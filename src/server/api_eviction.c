@@ -12,15 +12,18 @@
  * eviction done is 201 with a Success Status. The decisions are xpool/disruption.h's.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "internal.h"
 #include "xpool/disruption.h"
 #include "xpool/doc.h"
+#include "xpool/lifecycle.h"
 #include "xpool/protobuf.h"
 #include "xpool/registry.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 /* The Eviction: 1 with *ret (an object), or 0 with ret filled. */
 static int eviction_body(const struct request *req,
@@ -226,6 +229,59 @@ static int reply_deleted(const struct request *req,
         return reply_success(ret, 201);
 }
 
+/* The registry's change: DisruptionTarget on the pod, unless the delete's preconditions will
+ * refuse it anyway (the delete then says why). */
+static int mark_disrupted(json_t *pod, void *userdata)
+{
+        const struct xp_registry_delete_options *o = userdata;
+        char now[XP_RFC3339_MAX];
+
+        if ((o->version &&
+             strtoull(xp_json_str_at(pod, "metadata.resourceVersion", "0"), NULL, 10) !=
+                 o->version) ||
+            (o->uid && !xp_streq0(xp_json_str_at(pod, "metadata.uid", ""), o->uid)))
+                return 0;
+        if (xp_time_format_rfc3339(time(NULL), now) < 0)
+                return -EINVAL;
+        return xp_lifecycle_pod_mark_disrupted(
+            pod, "EvictionByEvictionAPI", "Eviction API: evicting", now);
+}
+
+/*
+ * kube-apiserver's addConditionAndDeletePod: the pod gets the DisruptionTarget condition
+ * (Kubernetes 1.26+), then is deleted; a version precondition moves to the version the
+ * condition was written at, since that write is the eviction's own.
+ */
+static int delete_disrupted(const struct request *req,
+                            struct xp_registry_delete_options *o,
+                            struct xp_error *err)
+{
+        json_t *pod = NULL;
+        bool removed;
+        int r = 0;
+
+        if (!o->dry)
+                r = xp_registry_change(req->api->registry,
+                                       "pods",
+                                       req->namespace,
+                                       req->name,
+                                       mark_disrupted,
+                                       o,
+                                       &pod,
+                                       err);
+        if (r > 0 && o->version)
+                o->version =
+                    strtoull(xp_json_str_at(pod, "metadata.resourceVersion", "0"), NULL, 10);
+        json_decref(pod);
+        pod = NULL;
+        if (r < 0)
+                return r;
+        r = xp_registry_pod_delete(
+            req->api->registry, req->namespace, req->name, o, &pod, &removed, err);
+        json_decref(pod);
+        return r;
+}
+
 /*
  * kube-apiserver's EvictionREST.Create after the Eviction was read: a pod that needs no budget
  * is deleted on the version read unless the client named one (a pod that changed meanwhile is
@@ -242,7 +298,6 @@ static int evict(const struct request *req,
         struct xp_error err = {0};
         json_t *pod = NULL;
         uint64_t version;
-        bool removed;
         int r = 0;
 
         for (int tries = 0; tries < EVICTION_TRIES; tries++) {
@@ -261,10 +316,7 @@ static int evict(const struct request *req,
                         o.version = version;
                 json_decref(pod);
                 pod = NULL;
-                r = xp_registry_pod_delete(
-                    req->api->registry, req->namespace, req->name, &o, &pod, &removed, &err);
-                json_decref(pod);
-                pod = NULL;
+                r = delete_disrupted(req, &o, &err);
                 if (r != -ECANCELED || options->version)
                         return reply_deleted(req, pods, r, &err, ret);
                 err = (struct xp_error){0};
@@ -279,9 +331,7 @@ static int evict(const struct request *req,
                 return r;
         if (*unready && !options->version)
                 o.version = version;
-        r = xp_registry_pod_delete(
-            req->api->registry, req->namespace, req->name, &o, &pod, &removed, &err);
-        json_decref(pod);
+        r = delete_disrupted(req, &o, &err);
         if (r == -ECANCELED && *unready && !options->version) {
                 struct xp_error cause = {0};
 

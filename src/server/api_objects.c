@@ -438,6 +438,8 @@ int create_json(const struct request *req,
         }
         if (kind == &xp_kind_service) {
                 r = service_admit(req, json, ret); /* api_service.c: its cluster IP */
+                if (r > 0)
+                        r = service_node_ports(req, NULL, json, ret); /* api_nodeport.c */
                 if (r <= 0)
                         goto out;
         }
@@ -810,6 +812,8 @@ static int settle_update(const struct request *req,
                 r = admission_check(req, kind, stored, expected, out, ret);
         if (r > 0 && is_pods(kind))
                 r = refuse_terminating(req, stored, out, ret);
+        if (r > 0 && kind == &xp_kind_service)
+                r = service_node_ports(req, stored, out, ret); /* api_nodeport.c */
         if (r <= 0)
                 goto out;
         *ret_out = TAKE_PTR(out);

@@ -23,7 +23,6 @@
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
 
-#define HEAD_MAX       8192
 #define HEAD_WAIT_MS   30000
 #define WAIT_MS        1000
 #define SIGNATURE_TTL  30
@@ -150,46 +149,6 @@ out:
 /* ---- the agent's answer -----------------------------------------------------------------------
  */
 
-/* Reads the agent's status line and headers (up to HEAD_MAX) into buf: its length, or -errno. */
-static int read_head(struct tunnel *t, char *buf, size_t *ret_head_len, struct xp_error *err)
-{
-        int64_t deadline = now_ms() + HEAD_WAIT_MS;
-        size_t len = 0;
-        char *end;
-
-        for (;;) {
-                struct pollfd p = {.fd = t->agent, .events = POLLIN};
-                ssize_t n;
-
-                if (atomic_load(&t->api->stopping))
-                        return xp_errorf(err, -ECANCELED, "the server is stopping");
-                if (now_ms() > deadline)
-                        return xp_errorf(
-                            err, -ETIMEDOUT, "no answer within %d s", HEAD_WAIT_MS / 1000);
-                if (poll(&p, 1, WAIT_MS) <= 0)
-                        continue;
-                n = recv(t->agent, buf + len, HEAD_MAX - len, 0);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n <= 0)
-                        return xp_errorf(err,
-                                         -EPROTO,
-                                         "the connection closed before the answer's headers ended");
-                len += (size_t)n;
-                buf[len] = '\0';
-                end = strstr(buf, "\r\n\r\n");
-                if (end) {
-                        *ret_head_len = (size_t)(end - buf) + 4;
-                        return (int)len;
-                }
-                if (len == HEAD_MAX)
-                        return xp_errorf(err,
-                                         -EPROTO,
-                                         "the answer's headers are longer than %d bytes",
-                                         HEAD_MAX);
-        }
-}
-
 /* The value of header name in head (NUL-terminated, lines ending in CRLF), copied; NULL if none. */
 static char *head_value(const char *head, const char *name)
 {
@@ -234,36 +193,6 @@ upgrade_reply(struct tunnel *t, const char *head, size_t head_len, size_t len, s
         ret->upgrade = (struct upgrade){
             .headers = t->headers, .run = tunnel_run, .free = tunnel_free, .state = t};
         return 0;
-}
-
-/* The agent's refusal, as a Status: its 400 and 403 are the request's fault, the rest the node's.
- */
-static int refusal_reply(const struct request *req,
-                         const char *node,
-                         unsigned code,
-                         char *head,
-                         size_t head_len,
-                         size_t len,
-                         struct reply *ret)
-{
-        char *body = head + head_len;
-
-        body[len - head_len] = '\0';
-        while (*body && strchr(" \r\n", body[strlen(body) - 1]))
-                body[strlen(body) - 1] = '\0';
-        if (code == 400 || code == 403)
-                return reply_status(ret, 400, "BadRequest", req->name, "pods", "%s", body);
-        if (code == 404)
-                return reply_status(ret, 404, "NotFound", req->name, "pods", "%s", body);
-        return reply_status(ret,
-                            503,
-                            "ServiceUnavailable",
-                            req->name,
-                            "pods",
-                            "the xpool agent of node \"%s\" answered %u: %s",
-                            node,
-                            code,
-                            body);
 }
 
 /* ---- the request to the agent -----------------------------------------------------------------
@@ -351,7 +280,7 @@ static int
 to_agent(const struct request *req, const char *node, const char *path, struct reply *ret)
 {
         char host[64], key_id[XP_TOKEN_ID_LEN + 1], signature[XP_LOGSIGN_TEXT_MAX];
-        _cleanup_free_ char *request = NULL, *buf = malloc(HEAD_MAX + 1);
+        _cleanup_free_ char *request = NULL, *buf = malloc(AGENT_HEAD_MAX + 1);
         struct xp_error err = {0};
         uint8_t key[AUTH_KEY_LEN];
         struct tunnel *t;
@@ -383,10 +312,9 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
         r = t->agent = agent_connect(host, port, &err);
         if (r >= 0 && (r = agent_send_all(t->agent, request, strlen(request))) < 0)
                 xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));
-        len = r >= 0 ? read_head(t, buf, &head_len, &err) : r;
-        if (len >= 0 && sscanf(buf, "HTTP/1.%*1[01] %3u", &code) != 1)
-                len = xp_errorf(
-                    &err, -EPROTO, "the answer does not start with an HTTP/1 status line");
+        len = r >= 0
+                  ? agent_read_head(t->api, t->agent, -1, HEAD_WAIT_MS, buf, &head_len, &code, &err)
+                  : r;
         if (len >= 0 && code == 101) {
                 r = upgrade_reply(t, buf, head_len, (size_t)len, ret);
                 if (r < 0)
@@ -394,7 +322,7 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                 return r;
         }
         if (len >= 0)
-                r = refusal_reply(req, node, code, buf, head_len, (size_t)len, ret);
+                r = agent_refusal(req, node, code, "", true, buf + head_len, ret);
         tunnel_free(t);
         if (len == -ENOMEM)
                 return len;

@@ -45,6 +45,7 @@ struct api {
         struct srv_usage *usage;         /* the agents' usage samples (usage.h): metrics.k8s.io */
         struct xp_history *history;      /* the dashboard's last hour (controller/history.h) */
         struct service_ips *service_ips; /* Services' cluster IPs (api_service.c) */
+        struct node_ports *node_ports;   /* Services' node ports (api_nodeport.c) */
 };
 
 struct auth_identity;
@@ -417,6 +418,40 @@ int pod_container(const struct request *req,
 int agent_connect(const char *host, unsigned port, struct xp_error *err);
 /* Sends all of data on fd, waiting up to 5 s for room at a time (logproxy.c). 0 or -errno. */
 int agent_send_all(int fd, const char *data, size_t len);
+
+/* ---- an agent's answer (agent_answer.c) ------------------------------------------------------ */
+
+#define AGENT_HEAD_MAX 8192
+/*
+ * Waits until fd is readable: 1, 0 when timeout_ms (< 0: none) passed, -ECANCELED when the
+ * server stops or client_fd (-1: none) hung up.
+ */
+int agent_wait_readable(struct api *api, int fd, int client_fd, int timeout_ms);
+/*
+ * Reads the agent's status line and headers from fd into buf (NUL-terminated), waiting as
+ * agent_wait_readable(): the bytes read (the headers and what came after them), with
+ * *ret_head_len (the headers and their blank line) and *ret_code; -errno with err.
+ */
+int agent_read_head(struct api *api,
+                    int fd,
+                    int client_fd,
+                    int timeout_ms,
+                    char buf[static AGENT_HEAD_MAX + 1],
+                    size_t *ret_head_len,
+                    unsigned *ret_code,
+                    struct xp_error *err);
+/*
+ * The agent's refusal (code, its body's text, trimmed here) as a Status: its 400 (and 403 when
+ * forbidden_is_client) BadRequest, 404 NotFound, the rest 503 "the xpool agent of node NODE
+ * answered CODE<what>: BODY". 0 or -ENOMEM.
+ */
+int agent_refusal(const struct request *req,
+                  const char *node,
+                  unsigned code,
+                  const char *what,
+                  bool forbidden_is_client,
+                  char *body,
+                  struct reply *ret);
 /* The node's log endpoint (api_pods.c): 1 with host and port, else 0 with ret filled. */
 int node_log_endpoint(const struct request *req,
                       const char *node,
@@ -558,6 +593,30 @@ void service_ips_free(struct service_ips *ips);
  * the range and free, else a free one. 1, or 0 with ret filled (422), or -ENOMEM.
  */
 int service_admit(const struct request *req, json_t *service, struct reply *ret);
+
+struct node_ports;
+#define NODE_PORTS_MAP (65536 / 8) /* a bitmap of ports */
+/* The node port range, "FIRST-LAST" or "FIRST+N" (NULL: 30000-32767): -EINVAL with err. */
+int node_ports_new(const char *range, struct node_ports **ret, struct xp_error *err);
+void node_ports_free(struct node_ports *np);
+/*
+ * A port of the range not in taken: want (0: any, at random) when it is in the range and free.
+ * -EINVAL with err in kube-apiserver's words, -ENOSPC when the range is full.
+ */
+int node_ports_pick(const struct node_ports *np,
+                    const uint8_t taken[static NODE_PORTS_MAP],
+                    unsigned want,
+                    unsigned *ret,
+                    struct xp_error *err);
+/*
+ * A Service created (old NULL) or updated from old (JSON, changed in place) gets its ports'
+ * nodePorts when its type needs them, or loses them when it no longer does. 1, or 0 with ret
+ * filled (422), or -errno.
+ */
+int service_node_ports(const struct request *req,
+                       const json_t *old,
+                       json_t *service,
+                       struct reply *ret);
 /* Writes or sets right the `kubernetes` Service, Endpoints and EndpointSlice in default: the
  * server listens on host and port. 0 or the registry's errors. */
 int service_kubernetes_reconcile(

@@ -23,10 +23,8 @@
 
 #define CONNECT_TIMEOUT_MS 5000
 #define HEADER_TIMEOUT_MS  30000
-#define HEADER_MAX         8192
 #define ERROR_BODY_MAX     4096
 #define SIGNATURE_TTL      30 /* seconds the signature is valid */
-#define WAIT_MS            1000
 
 struct proxy {
         struct api *api;
@@ -48,36 +46,10 @@ static void proxy_free(void *state)
         free(p);
 }
 
-/*
- * Waits until the agent's socket is readable: 1, 0 on timeout_ms (< 0: none), -ECANCELED when
- * the server stops or the client went away.
- */
+/* Waits until the agent's socket is readable (agent_wait_readable()). */
 static int wait_readable(struct proxy *p, int timeout_ms)
 {
-        struct timespec start, now;
-
-        clock_gettime(CLOCK_MONOTONIC, &start);
-        for (;;) {
-                struct pollfd fds[2] = {
-                    {.fd = p->fd, .events = POLLIN},
-                    {.fd = p->client_fd, .events = POLLRDHUP},
-                };
-                int r = poll(fds, p->client_fd >= 0 ? 2 : 1, WAIT_MS);
-
-                if (atomic_load(&p->api->stopping))
-                        return -ECANCELED;
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-                if (r > 0 && fds[0].revents)
-                        return 1;
-                if (r > 0 && (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
-                        return -ECANCELED;
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                if (timeout_ms >= 0 &&
-                    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
-                        timeout_ms)
-                        return 0;
-        }
+        return agent_wait_readable(p->api, p->fd, p->client_fd, timeout_ms);
 }
 
 static ssize_t proxy_read(void *state, char *buf, size_t max)
@@ -171,56 +143,30 @@ int agent_send_all(int fd, const char *data, size_t len)
 /* Reads the status line and headers: the status code, with what came after them in pending. */
 static int read_head(struct proxy *p, bool follow, unsigned *ret_code, struct xp_error *err)
 {
-        char buf[HEADER_MAX + 1], *end;
-        size_t len = 0;
-        unsigned code = 0;
-        int r;
+        char buf[AGENT_HEAD_MAX + 1];
+        size_t head_len = 0;
+        int len = agent_read_head(p->api,
+                                  p->fd,
+                                  p->client_fd,
+                                  follow ? -1 : HEADER_TIMEOUT_MS,
+                                  buf,
+                                  &head_len,
+                                  ret_code,
+                                  err);
 
-        for (;;) {
-                ssize_t n;
-
-                r = wait_readable(p, follow ? -1 : HEADER_TIMEOUT_MS);
-                if (r < 0)
-                        return xp_errorf(err, r, "the request was cancelled");
-                if (r == 0)
-                        return xp_errorf(
-                            err, -ETIMEDOUT, "no answer within %d s", HEADER_TIMEOUT_MS / 1000);
-                n = recv(p->fd, buf + len, HEADER_MAX - len, 0);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n < 0)
-                        return xp_errorf(err, -errno, "cannot read the answer: %m");
-                if (n == 0)
-                        return xp_errorf(err,
-                                         -EPROTO,
-                                         "the connection closed before the answer's headers ended");
-                len += (size_t)n;
-                buf[len] = '\0';
-                end = strstr(buf, "\r\n\r\n");
-                if (end)
-                        break;
-                if (len == HEADER_MAX)
-                        return xp_errorf(err,
-                                         -EPROTO,
-                                         "the answer's headers are longer than %d bytes",
-                                         HEADER_MAX);
-        }
-        if (sscanf(buf, "HTTP/1.%*1[01] %3u", &code) != 1)
-                return xp_errorf(
-                    err, -EPROTO, "the answer does not start with an HTTP/1 status line");
-        *end = '\0';
-        if (strcasestr(buf, "\r\nTransfer-Encoding:"))
-                return xp_errorf(
-                    err, -EPROTO, "the answer uses a transfer encoding the server does not proxy");
-        end += 4;
-        p->pending_len = len - (size_t)(end - buf);
+        if (len < 0)
+                return len;
+        p->pending_len = (size_t)len - head_len;
         if (p->pending_len > 0) {
                 p->pending = malloc(p->pending_len);
                 if (!p->pending)
                         return -ENOMEM;
-                memcpy(p->pending, end, p->pending_len);
+                memcpy(p->pending, buf + head_len, p->pending_len);
         }
-        *ret_code = code;
+        buf[head_len - 2] = '\0'; /* the headers, each line ending in CRLF */
+        if (strcasestr(buf, "\r\nTransfer-Encoding:"))
+                return xp_errorf(
+                    err, -EPROTO, "the answer uses a transfer encoding the server does not proxy");
         return 0;
 }
 
@@ -237,8 +183,6 @@ static void read_error_body(struct proxy *p, char buf[static ERROR_BODY_MAX + 1]
                         break;
                 len += (size_t)n;
         }
-        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-                len--;
         buf[len] = '\0';
 }
 
@@ -324,17 +268,5 @@ int log_proxy(const struct request *req,
         }
         read_error_body(p, body);
         proxy_free(p);
-        if (code == 400)
-                return reply_status(ret, 400, "BadRequest", req->name, "pods", "%s", body);
-        if (code == 404)
-                return reply_status(ret, 404, "NotFound", req->name, "pods", "%s", body);
-        return reply_status(ret,
-                            503,
-                            "ServiceUnavailable",
-                            req->name,
-                            "pods",
-                            "the xpool agent of node \"%s\" answered %u to the log request: %s",
-                            node,
-                            code,
-                            body);
+        return agent_refusal(req, node, code, " to the log request", false, body, ret);
 }

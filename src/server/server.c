@@ -24,6 +24,7 @@
 #include "xpool/autoscaler.h"
 #include "xpool/datadir.h"
 #include "xpool/disruption.h"
+#include "xpool/endpoints.h"
 #include "xpool/history.h"
 #include "xpool/history_feed.h"
 #include "xpool/http_door.h"
@@ -48,6 +49,7 @@ struct xp_server {
         struct xp_nodelife *nodelife;
         struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
         struct xp_disruption *disruption;     /* PodDisruptionBudgets' status */
+        struct xp_endpoints *endpoints;       /* Services' Endpoints and EndpointSlices */
         struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
         struct srv_hpa_source *hpa_source;    /* the autoscaler's figures */
         struct xp_autoscaler *autoscaler;     /* HorizontalPodAutoscalers */
@@ -125,6 +127,8 @@ static int start_state(struct xp_server *server,
         if (r >= 0)
                 r = xp_disruption_start(server->api.registry, &server->disruption, err);
         if (r >= 0)
+                r = xp_endpoints_start(server->api.registry, &server->endpoints, err);
+        if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
         if (r < 0)
                 return r;
@@ -153,6 +157,9 @@ static int start_api(struct xp_server *server,
         if (r < 0)
                 return r;
         service_ips_first(server->api.service_ips, first);
+        r = node_ports_new(options->service_node_port_range, &server->api.node_ports, err);
+        if (r < 0)
+                return r;
         /* a store that takes no writes (a full disk) still serves: the Service can wait */
         r = service_kubernetes_reconcile(&server->api, first, host, server->port, &why);
         if (r == -ENOMEM)
@@ -327,6 +334,7 @@ void xp_server_free(struct xp_server *server)
         xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
         xp_disruption_free(server->disruption);
+        xp_endpoints_free(server->endpoints);
         xp_workloads_free(server->workloads);
         xp_poolstats_free(server->poolstats);
         xp_history_feed_free(server->history_feed);
@@ -336,6 +344,7 @@ void xp_server_free(struct xp_server *server)
         xp_history_free(server->api.history); /* HTTP handlers read it: after them */
         xp_registry_free(server->api.registry);
         service_ips_free(server->api.service_ips);
+        node_ports_free(server->api.node_ports);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         free(server->kubeconfig);

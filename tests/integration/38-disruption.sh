@@ -3,7 +3,9 @@
 # `xpool up` (pods as processes of the node): a PodDisruptionBudget made by `kubectl create pdb`
 # with the figures the disruption controller writes and kubectl's columns; an eviction refused
 # with kube-apiserver's 429 and its DisruptionBudget cause; two budgets over one pod (500); the
-# validation's words; `kubectl drain` retrying on 429 until the budget allows, then done;
+# validation's words; `kubectl drain` retrying on 429 until the budget allows, then done; the
+# endpoints controller's Endpoints and EndpointSlices (kubectl and the Python client), node ports,
+# the DisruptionTarget condition of an evicted pod;
 # `kubectl cluster-info`, `get svc` and `get endpoints kubernetes` as on a cluster, and cluster
 # IPs from the range.
 source "$(dirname "$0")/lib.sh"
@@ -90,7 +92,7 @@ spec:
     spec:
       terminationGracePeriodSeconds: 1
       containers:
-      - {name: main, image: web:1, command: [sleep, "3600.$mark"]}
+      - {name: main, image: web:1, command: [sleep, "3600.$mark"], ports: [{name: http, containerPort: 8080}]}
 EOF
 check "create the Deployment" 0 kubectl apply -f "$tmp/web.yaml"
 check "kubectl create pdb" 0 kubectl create pdb web --selector=app=web --min-available=2
@@ -130,6 +132,74 @@ EOF
 check "over 100%" 1 kubectl apply -f "$tmp/bad.yaml"
 expect_in "its message" "$tmp/err" 'The PodDisruptionBudget "bad" is invalid: spec.minAvailable: Invalid value: "120%": must not be greater than 100%'
 
+# ---- Services of pods: Endpoints and EndpointSlices, node ports ------------------------------
+check "kubectl expose" 0 kubectl expose deployment web --port=80 --target-port=http
+ip=$(kubectl get pod "$pod" -o 'jsonpath={.status.podIP}')
+poll "the Service's Endpoints (targetPort by name)" 20 "$ip,$ip 8080" kubectl get endpoints web -o \
+  'jsonpath={.subsets[0].addresses[0].ip},{.subsets[0].addresses[1].ip} {.subsets[0].ports[0].port}'
+check "kubectl get endpoints web" 0 kubectl get endpoints web
+expect_in "its row" "$tmp/out" "web    $ip:8080,$ip:8080"
+cat >"$tmp/slices.py" <<'EOF'
+import sys
+from kubernetes import client, config
+config.load_kube_config()
+ep = client.CoreV1Api().read_namespaced_endpoints(sys.argv[1], "default")
+for s in ep.subsets or []:
+    print("endpoints", sorted(a.target_ref.name for a in s.addresses or []),
+          sorted(a.target_ref.name for a in s.not_ready_addresses or []), [p.port for p in s.ports])
+for s in client.DiscoveryV1Api().list_namespaced_endpoint_slice(
+        "default", label_selector="kubernetes.io/service-name=" + sys.argv[1]).items:
+    print("slice", s.metadata.labels["endpointslice.kubernetes.io/managed-by"],
+          s.metadata.owner_references[0].kind, [p.port for p in s.ports or []])
+    for e in s.endpoints or []:
+        print("endpoint", e.target_ref.name, e.node_name, e.conditions.ready,
+              e.conditions.serving, e.conditions.terminating)
+EOF
+check "the Python client lists them" 0 /usr/bin/python3 "$tmp/slices.py" web
+pods=$(kubectl get pods -l app=web -o 'jsonpath={.items[*].metadata.name}' | tr ' ' '\n' | sort | tr '\n' ' ')
+read -r first second <<<"$pods"
+expect_in "the Endpoints" "$tmp/out" "endpoints ['$first', '$second'] [] [8080]"
+expect_in "one slice" "$tmp/out" "slice endpointslice-controller.k8s.io Service [8080]"
+expect_in "a ready endpoint" "$tmp/out" "endpoint $first $node True True False"
+check "a node port named" 0 kubectl create service nodeport np --tcp=80:8080 --node-port=30080
+check "a node port taken" 1 kubectl create service nodeport np2 --tcp=80:8080 --node-port=30080
+expect_in "its message" "$tmp/err" 'Service "np2" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated'
+check "a node port out of range" 1 kubectl create service nodeport np3 --tcp=80:8080 --node-port=80
+expect_in "its message" "$tmp/err" 'Service "np3" is invalid: spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767'
+check "a node port picked" 0 kubectl expose deployment web --name=web-np --type=NodePort --port=80 --target-port=http
+check "its port" 0 kubectl get svc web-np -o 'jsonpath={.spec.ports[0].nodePort}'
+if ! [[ "$(cat "$tmp/out")" =~ ^3[0-2][0-9]{3}$ ]] || (( $(cat "$tmp/out") > 32767 )); then
+  echo "FAIL the node port is not from 30000-32767:"; cat "$tmp/out"; failures=$((failures + 1))
+fi
+check "the node port freed" 0 kubectl delete svc np
+check "and taken again" 0 kubectl create service nodeport np4 --tcp=80:8080 --node-port=30080
+
+# ---- an eviction marks the pod DisruptionTarget; the terminating pod leaves the Endpoints -------
+cat >"$tmp/solo.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: solo, labels: {app: solo}}
+spec:
+  terminationGracePeriodSeconds: 30
+  containers:
+  - {name: main, image: solo:1, command: [sh, -c, 'trap "" TERM; sleep 3600.$mark'], ports: [{containerPort: 9090}]}
+EOF
+check "a pod that outlives SIGTERM" 0 kubectl apply -f "$tmp/solo.yaml"
+check "its Service" 0 kubectl expose pod solo --port=90 --target-port=9090
+poll "its Endpoints" 20 "$ip:9090" kubectl get endpoints solo -o 'jsonpath={.subsets[0].addresses[0].ip}:{.subsets[0].ports[0].port}'
+check "evict it" 0 evict solo
+expect_in "201" "$tmp/out" "201"
+check "its condition" 0 kubectl get pod solo -o 'jsonpath={.status.conditions[?(@.type=="DisruptionTarget")]}'
+/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["status"], c["reason"], c["message"])' \
+  "$tmp/out" >"$tmp/cond" 2>&1 || true
+expect_in "DisruptionTarget" "$tmp/cond" "True EvictionByEvictionAPI Eviction API: evicting"
+poll "terminating: out of the Endpoints" 20 "" kubectl get endpoints solo -o 'jsonpath={.subsets[*].addresses}'
+poll "terminating: in the slice, not ready, serving" 20 "false true true" kubectl get endpointslices \
+  -l kubernetes.io/service-name=solo -o 'jsonpath={.items[0].endpoints[0].conditions.ready} {.items[0].endpoints[0].conditions.serving} {.items[0].endpoints[0].conditions.terminating}'
+check "force it" 0 kubectl delete pod solo --grace-period=0 --force
+check "delete its Service" 0 kubectl delete svc solo
+poll "its Endpoints and slices go with it" 20 "" kubectl get endpoints,endpointslices -l app=solo -o name
+
 # ---- drain: blocked by the budget, retried, done once the budget allows ------------------------
 timeout 60 kubectl drain "$node" --ignore-daemonsets --delete-emptydir-data >"$tmp/drain" 2>&1 &
 drain_pid=$!
@@ -146,5 +216,6 @@ if [[ $status -ne 0 ]]; then
 fi
 expect_in "the pod evicted" "$tmp/drain" "pod/$pod evicted"
 expect_in "drained" "$tmp/drain" "node/$node drained"
+poll "the drained pods left the Endpoints" 20 "" kubectl get endpoints web -o 'jsonpath={.subsets}'
 
 finish "disruption budgets, eviction, drain and the kubernetes Service"

@@ -74,3 +74,12 @@ int xp_lifecycle_pod_mark_not_ready(json_t *pod, const char *now);
  * since SINCE", and Ready=False. 1 changed, 0 already Failed, -ENOMEM.
  */
 int xp_lifecycle_pod_mark_lost(json_t *pod, const char *node, const char *since, const char *now);
+/*
+ * The pod's DisruptionTarget condition True with reason and message (lastTransitionTime now when
+ * it was not True), as Kubernetes marks a pod it is about to delete for a disruption. 1 changed,
+ * 0 already so, -ENOMEM.
+ */
+int xp_lifecycle_pod_mark_disrupted(json_t *pod,
+                                    const char *reason,
+                                    const char *message,
+                                    const char *now);

@@ -68,6 +68,8 @@ struct xp_server_options {
         /* Services' cluster IPs, an IPv4 CIDR (NULL: 10.96.0.0/12); its first address is the
          * `kubernetes` Service's. */
         const char *service_cluster_ip_range;
+        /* Services' node ports, "FIRST-LAST" (NULL: 30000-32767). */
+        const char *service_node_port_range;
         /* The scheduler's placement profile by name (NULL: its default; docs/scheduler.md). */
         const char *placement_profile;
         /* The HorizontalPodAutoscaler controller (docs/workloads.md): its sync period (0: 15 s),
