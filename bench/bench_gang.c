@@ -16,43 +16,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "xpool/codec.h"
 #include "xpool/gang.h"
 #include "xpool/sched.h"
 
 #define GANG 8
-
-static uint64_t clock_ns(clockid_t id)
-{
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Wall time, and the CPU time of this thread (what a shared machine's load does not inflate). */
-static uint64_t now_ns(void)
-{
-        return clock_ns(CLOCK_MONOTONIC);
-}
-
-static uint64_t cpu_ns(void)
-{
-        return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
-static void loadavg(const char *when)
-{
-        char buf[128] = "?";
-        FILE *f = fopen("/proc/loadavg", "re");
-
-        if (f) {
-                if (!fgets(buf, sizeof(buf), f))
-                        snprintf(buf, sizeof(buf), "?\n");
-                fclose(f);
-        }
-        printf("load average at %s: %s", when, buf);
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -148,12 +117,12 @@ static void mixed(struct xp_sched *sched, int n)
 
                 for (int k = 0; k < GANG; k++)
                         members[k] = pod("g", i + k, 1);
-                start = now_ns();
-                c = cpu_ns();
+                start = bench_now_ns();
+                c = bench_cpu_ns();
                 r = xp_sched_gang_place(
                     sched, (const struct xp_pod *const *)members, GANG, &o, &res, &reason, &err);
-                t_gang += now_ns() - start;
-                c_gang += cpu_ns() - c;
+                t_gang += bench_now_ns() - start;
+                c_gang += bench_cpu_ns() - c;
                 failed += r != 1;
                 gang_pods += GANG;
                 xp_gang_result_done(&res);
@@ -165,8 +134,8 @@ static void mixed(struct xp_sched *sched, int n)
                         struct xp_placement pl = {0};
                         char *ann = NULL;
 
-                        start = now_ns();
-                        c = cpu_ns();
+                        start = bench_now_ns();
+                        c = bench_cpu_ns();
                         r = xp_sched_place(sched, p, &pl, &reason, &err);
                         if (r == 1 && xp_placement_to_json(&pl, &ann) >= 0 &&
                             xp_strmap_set(&p->metadata.annotations, XP_PLACEMENT_ANNOTATION, ann) >=
@@ -174,8 +143,8 @@ static void mixed(struct xp_sched *sched, int n)
                                 p->spec.node_name = strdup(pl.node);
                                 r = xp_sched_pod_add(sched, p, &err);
                         }
-                        t_single += now_ns() - start;
-                        c_single += cpu_ns() - c;
+                        t_single += bench_now_ns() - start;
+                        c_single += bench_cpu_ns() - c;
                         failed += r != 1 && r != 0;
                         singles++;
                         free(ann);
@@ -214,7 +183,7 @@ static void big_gang(struct xp_sched *sched, int n, int runs)
                 struct xp_gang_result res = {0};
                 struct xp_error err = {0};
                 char *reason = NULL;
-                uint64_t start = now_ns(), c = cpu_ns();
+                uint64_t start = bench_now_ns(), c = bench_cpu_ns();
                 int r = xp_sched_gang_place(sched,
                                             (const struct xp_pod *const *)members,
                                             (size_t)n,
@@ -223,8 +192,8 @@ static void big_gang(struct xp_sched *sched, int n, int runs)
                                             &reason,
                                             &err);
 
-                t[k] = now_ns() - start;
-                ct[k] = cpu_ns() - c;
+                t[k] = bench_now_ns() - start;
+                ct[k] = bench_cpu_ns() - c;
                 if (r != 1)
                         printf(
                             "run %d: not placed (%d): %s%s\n", k, r, reason ? reason : "", err.msg);
@@ -263,7 +232,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: bench_gang [NODES [PODS [RUNS]]]\n");
                 return 2;
         }
-        loadavg("start");
+        bench_loadavg("start");
         sched = cluster(n_nodes);
         if (!sched)
                 return 1;
@@ -275,6 +244,6 @@ int main(int argc, char **argv)
                 return 1;
         big_gang(sched, 1000, runs);
         xp_sched_free(sched);
-        loadavg("end");
+        bench_loadavg("end");
         return 0;
 }

@@ -16,20 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "xpool/codec.h"
 #include "xpool/preempt.h"
 #include "xpool/queue.h"
 #include "xpool/sched.h"
 
 #define TEAMS 8
-
-static uint64_t now_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the machine may be shared */
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -193,11 +186,11 @@ static double run(int n_nodes, int n_pods, bool queues, struct xp_sched **ret)
         }
         for (int i = 0; i < n_pods; i++) {
                 struct xp_pod *pod = make_pod(i, mix[i % 8], 0);
-                uint64_t start = now_ns();
+                uint64_t start = bench_cpu_ns();
                 if (!pod)
                         return -1;
                 placed += place(sched, qs, pod, mix[i % 8]);
-                t += now_ns() - start;
+                t += bench_cpu_ns() - start;
                 xp_pod_free(pod);
         }
         printf("%s: %d of %d pods placed, %.0f placements/s\n",
@@ -219,6 +212,7 @@ int main(int argc, char **argv)
 
         struct xp_sched *plain = NULL;
 
+        bench_loadavg("start");
         /* the mix asks for more GPUs than there are: the cluster ends full */
         if (n_nodes <= 0 || n_pods <= 0 || run(n_nodes, n_pods, true, &sched) < 0 ||
             run(n_nodes, n_pods, false, &plain) < 0)
@@ -228,10 +222,10 @@ int main(int argc, char **argv)
                 struct xp_pod *pod = make_pod(1000000 + i, 8, 100);
                 struct xp_preemption pre = {0};
                 struct xp_error err = {0};
-                uint64_t start = now_ns();
+                uint64_t start = bench_cpu_ns();
                 int r = pod ? xp_sched_preempt(sched, pod, NULL, &pre, &err) : -1;
 
-                lat[n++] = now_ns() - start;
+                lat[n++] = bench_cpu_ns() - start;
                 if (r == 1) {
                         /* the victims go and the pod takes their place */
                         for (size_t v = 0; v < pre.n_victims; v++)
@@ -247,6 +241,7 @@ int main(int argc, char **argv)
                n_nodes,
                (double)lat[n / 2] / 1e6,
                (double)lat[n * 99 / 100] / 1e6);
+        bench_loadavg("end");
         xp_sched_free(sched);
         return 0;
 }

@@ -14,16 +14,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "xpool/codec.h"
 #include "xpool/sched.h"
-
-static uint64_t now_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -154,7 +147,8 @@ int main(int argc, char **argv)
 
         if (!lat || xp_sched_new(&o, &sched) < 0)
                 return 1;
-        t0 = now_ns();
+        bench_loadavg("start");
+        t0 = bench_now_ns();
         for (int i = 0; i < n_nodes; i++) {
                 char *text = node_text(i, i % 10 == 9 ? 2 : i % 10 == 8 ? 1 : 0);
                 struct xp_node *node = NULL;
@@ -167,7 +161,7 @@ int main(int argc, char **argv)
                 xp_node_free(node);
                 free(text);
         }
-        printf("nodes: %d added in %.2f s\n", n_nodes, (double)(now_ns() - t0) / 1e9);
+        printf("nodes: %d added in %.2f s\n", n_nodes, (double)(bench_now_ns() - t0) / 1e9);
         for (int i = 0; i < n_pods; i++) {
                 char *text = pod_text(i), *reason = NULL, *ann = NULL;
                 struct xp_pod *pod = NULL;
@@ -181,11 +175,11 @@ int main(int argc, char **argv)
                         return 1;
                 }
                 free(text);
-                start = now_ns();
+                start = bench_now_ns();
                 r = xp_sched_place(sched, pod, &pl, &reason, &err);
-                t_place += now_ns() - start;
+                t_place += bench_now_ns() - start;
                 if (r == 1) {
-                        uint64_t bind = now_ns();
+                        uint64_t bind = bench_now_ns();
                         if (xp_placement_to_json(&pl, &ann) < 0 ||
                             xp_strmap_set(
                                 &pod->metadata.annotations, XP_PLACEMENT_ANNOTATION, ann) < 0)
@@ -194,9 +188,9 @@ int main(int argc, char **argv)
                                 digest = (digest ^ (unsigned char)*c) * 1099511628211ull;
                         pod->spec.node_name = strdup(pl.node);
                         r = xp_sched_pod_add(sched, pod, &err);
-                        t_bind += now_ns() - bind;
+                        t_bind += bench_now_ns() - bind;
                 }
-                lat[n_lat] = now_ns() - start;
+                lat[n_lat] = bench_now_ns() - start;
                 total += lat[n_lat++];
                 if (r < 0) {
                         fprintf(stderr, "pod %d: %s\n", i, err.msg);
@@ -227,7 +221,9 @@ int main(int argc, char **argv)
                (double)t_bind / 1e3 / (double)n_lat);
         printf("node checks per placement: %.1f\n", (double)st.nodes_filtered / (double)n_lat);
         printf("placements digest: %016llx\n", (unsigned long long)digest);
+        printf("CPU: %.2f s user+sys\n", bench_rusage_s(&ru));
         printf("peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+        bench_loadavg("end");
         xp_sched_free(sched);
         free(lat);
         return 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "xpool/sim.h"
 
 static double clock_s(clockid_t id)

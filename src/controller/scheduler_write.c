@@ -288,46 +288,76 @@ static void run_failure_job(struct xp_scheduler *s, struct bind_job *job)
         json_decref(p.pod);
 }
 
-/* A binding's writes: the failures before it, the binding, its Scheduled Event. */
+/* The Scheduled Event of a binding, as Kubernetes' scheduler reports it. */
+static void scheduled_event(const struct bind_job *job,
+                            char *message,
+                            size_t size,
+                            struct xp_registry_event *ret)
+{
+        snprintf(message,
+                 size,
+                 "Successfully assigned %s/%s to %s",
+                 job->namespace,
+                 job->name,
+                 job->node);
+        /* about the pod as decided on (its version before the binding), as kube-scheduler's */
+        *ret = (struct xp_registry_event){
+            .kind = "Pod",
+            .namespace = job->namespace,
+            .name = job->name,
+            .uid = pod_string(job->pod, "metadata", "uid"),
+            .resource_version = pod_string(job->pod, "metadata", "resourceVersion"),
+            .component = SCHEDULER_NAME,
+            .type = "Normal",
+            .reason = "Scheduled",
+            .message = message,
+            .count = 1,
+        };
+}
+
+/*
+ * A binding's writes: the failures before it, then the binding with its Scheduled Event in one
+ * group of the store's (one transaction, one wait for the disk; the Event only if the binding
+ * is written). A pod the loop has no copy of is bound after a read, its Event written after.
+ */
 static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
 {
         struct xp_error err = {0};
+        struct xp_registry_event event;
+        char message[2 * NAME_MAX_LEN + 64];
         json_t *bound = NULL;
 
         record_failures(s, job->pod, job);
+        scheduled_event(job, message, sizeof message, &event);
         /* the pod as decided on is the store's at job->version: no read before the write */
-        job->result = job->pod && job->version ? xp_registry_pod_bind_known(s->registry,
-                                                                            job->pod,
-                                                                            job->version,
-                                                                            job->node,
-                                                                            job->annotations,
-                                                                            &bound,
-                                                                            &err)
-                                               : xp_registry_pod_bind(s->registry,
-                                                                      job->namespace,
-                                                                      job->name,
-                                                                      job->node,
-                                                                      job->annotations,
-                                                                      job->version,
-                                                                      &bound,
-                                                                      &err);
-        if (job->result == 0) {
-                char message[2 * NAME_MAX_LEN + 64];
-
-                snprintf(message,
-                         sizeof message,
-                         "Successfully assigned %s/%s to %s",
-                         job->namespace,
-                         job->name,
-                         job->node);
-                (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
+        if (job->pod && job->version)
+                job->result = xp_registry_pod_bind_reported(s->registry,
+                                                            job->pod,
+                                                            job->version,
+                                                            job->node,
+                                                            job->annotations,
+                                                            &event,
+                                                            &bound,
+                                                            &err);
+        else {
+                job->result = xp_registry_pod_bind(s->registry,
+                                                   job->namespace,
+                                                   job->name,
+                                                   job->node,
+                                                   job->annotations,
+                                                   job->version,
+                                                   &bound,
+                                                   &err);
+                if (job->result == 0)
+                        (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
+        }
+        if (job->result == 0)
                 xp_debug("sched", "%s", message);
-        } else {
+        else
                 snprintf(job->message,
                          sizeof job->message,
                          "%s",
                          err.msg[0] ? err.msg : strerror(-job->result));
-        }
         json_decref(bound);
 }
 

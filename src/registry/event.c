@@ -87,6 +87,18 @@ new_event(const struct xp_registry_event *e, const char *ns, const char *name, c
             e->type);
 }
 
+json_t *registry_event_new(const struct xp_registry_event *e,
+                           const char **ret_ns,
+                           char ret_name[static XP_STORE_KEY_MAX + 1])
+{
+        char now[XP_RFC3339_MAX];
+
+        *ret_ns = e->namespace && e->namespace[0] ? e->namespace : "default";
+        event_name(e, ret_name);
+        xp_time_format_rfc3339(time(NULL), now);
+        return new_event(e, *ret_ns, ret_name, now);
+}
+
 /* A new Event, written while its namespace is held: 1, 0 when the namespace refuses, -errno. */
 static int create_event(struct xp_registry *registry,
                         const struct xp_registry_event *e,

@@ -82,6 +82,21 @@ static int bind_pod(json_t *pod, const char *node, const json_t *annotations)
         return 0;
 }
 
+/* 0 when pod may be bound: -EALREADY when it is, -EBUSY when it is being deleted. */
+static int bind_check(const json_t *pod, const char *name, struct xp_error *err)
+{
+        const char *bound =
+            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+
+        if (bound && bound[0])
+                return xp_errorf(
+                    err, -EALREADY, "pod %s is already assigned to node \"%s\"", name, bound);
+        if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+                return xp_errorf(
+                    err, -EBUSY, "pod %s is being deleted, cannot be assigned to a host", name);
+        return 0;
+}
+
 /*
  * One attempt on pod as read at version (pod is changed): -ESTALE when the store moved past
  * version, -EALREADY, -EBUSY, the store's errors.
@@ -95,17 +110,10 @@ static int bind_once(struct xp_registry *registry,
                      const json_t *annotations,
                      struct xp_error *err)
 {
-        const char *bound =
-            json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-        int r;
+        int r = bind_check(pod, name, err);
 
-        if (bound && bound[0])
-                return xp_errorf(
-                    err, -EALREADY, "pod %s is already assigned to node \"%s\"", name, bound);
-        if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
-                return xp_errorf(
-                    err, -EBUSY, "pod %s is being deleted, cannot be assigned to a host", name);
-        r = bind_pod(pod, node, annotations);
+        if (r == 0)
+                r = bind_pod(pod, node, annotations);
         if (r == 0)
                 r = xp_store_update(registry->store, "pods", ns, name, version, pod, &version, err);
         return r;
@@ -170,6 +178,89 @@ int xp_registry_pod_bind_known(struct xp_registry *registry,
         if (!copy)
                 return -ENOMEM;
         r = bind_once(registry, ns, name, copy, version, node, annotations, err);
+        if (r == 0 && ret_pod)
+                *ret_pod = json_incref(copy);
+        json_decref(copy);
+        return r;
+}
+
+/*
+ * The binding (pod already changed by bind_pod()) and the Event in one group of the store's:
+ * one wait for the disk, and the Event only if the binding is written. 0 or the binding's error.
+ */
+static int bind_with_event(struct xp_registry *registry,
+                           json_t *pod,
+                           uint64_t version,
+                           const struct xp_registry_event *event,
+                           struct xp_error *err)
+{
+        const json_t *meta = json_object_get(pod, "metadata");
+        char name[XP_STORE_KEY_MAX + 1];
+        const char *event_ns;
+        json_t *e = registry_event_new(event, &event_ns, name);
+        struct xp_store_group_write w[2] = {
+            {.update = true,
+             .kind = "pods",
+             .namespace = json_string_value(json_object_get(meta, "namespace")),
+             .name = json_string_value(json_object_get(meta, "name")),
+             .expected_version = version,
+             .object = pod},
+            {.kind = "events",
+             .namespace = event_ns,
+             .name = name,
+             .object = e,
+             .after_previous = true},
+        };
+        bool held;
+        int r;
+
+        if (!e)
+                return -ENOMEM;
+        /* no Event into a namespace going away: the binding alone */
+        r = xp_registry_namespace_hold(registry, event_ns, NULL);
+        held = r >= 0;
+        r = xp_store_write_group(registry->store, w, held ? 2 : 1);
+        if (held)
+                xp_registry_namespace_release(registry, event_ns);
+        json_decref(e);
+        if (r < 0)
+                return r;
+        if (w[0].result < 0) {
+                if (err)
+                        *err = w[0].err;
+                return w[0].result;
+        }
+        /* the same report made before (a binding redone): counted on the Event, as any repeat */
+        if (held && w[1].result == -EEXIST)
+                (void)xp_registry_event_record(registry, event, NULL);
+        return 0;
+}
+
+int xp_registry_pod_bind_reported(struct xp_registry *registry,
+                                  const json_t *pod,
+                                  uint64_t version,
+                                  const char *node,
+                                  const json_t *annotations,
+                                  const struct xp_registry_event *event,
+                                  json_t **ret_pod,
+                                  struct xp_error *err)
+{
+        const json_t *meta = json_object_get(pod, "metadata");
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        json_t *copy;
+        int r;
+
+        if (!json_string_value(json_object_get(meta, "namespace")) || !name || version == 0)
+                return xp_errorf(err, -EINVAL, "bind: a pod with its name and version is required");
+        r = bind_check(pod, name, err);
+        if (r < 0)
+                return r;
+        copy = json_deep_copy(pod);
+        if (!copy)
+                return -ENOMEM;
+        r = bind_pod(copy, node, annotations);
+        if (r == 0)
+                r = bind_with_event(registry, copy, version, event, err);
         if (r == 0 && ret_pod)
                 *ret_pod = json_incref(copy);
         json_decref(copy);

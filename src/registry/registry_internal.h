@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "xpool/registry.h"
+#include "xpool/store.h"
 
 /*
  * The namespaces known to exist and be Active, so that a hold need not read its namespace from
@@ -39,6 +40,10 @@ struct xp_registry {
 };
 
 void priority_cache_init(struct xp_registry *registry);
+/* A new Event for e (event.c): its namespace and name in ret_ns/ret_name, NULL without memory. */
+json_t *registry_event_new(const struct xp_registry_event *e,
+                           const char **ret_ns,
+                           char ret_name[static XP_STORE_KEY_MAX + 1]);
 void priority_cache_done(struct xp_registry *registry);
 
 /* A quantity written as a JSON string or number; false for anything else (quota.c). */

@@ -62,9 +62,14 @@ struct op {
         bool want_text; /* the writer takes text; the ring of recent writes gets a copy */
         json_t *shared; /* the writer's object, given up to the ring (xp_store_written.share) */
         /* its writer waits here (under the store's lock) until done, or until its turn to lead:
-         * a batch wakes its own writers and the next leader, not every writer */
-        pthread_cond_t wake;
+         * a batch wakes its own writers and the next leader, not every writer. The writes of a
+         * group (xp_store_write_group()) share their writer's one condition. */
+        pthread_cond_t *wake;
+        pthread_cond_t own_wake;
         struct xp_error err;
+        /* written only if this write was (a group's Event after its binding): else -ECANCELED */
+        struct op *after;
+        char *own_body, *own_sealed; /* what body and stored point into, freed with the op */
 
         struct op *next;
 };
@@ -207,6 +212,17 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         size_t body_len = op->body_len, stored_len = op->stored_len;
         int rc;
 
+        /* the write it follows is applied (version set) in this batch or an earlier one */
+        if (op->after && op->after->version == 0) {
+                op->result = xp_errorf(&op->err,
+                                       -ECANCELED,
+                                       "%s %s%s%s not written: the write it follows was not",
+                                       op->kind,
+                                       op->namespace,
+                                       store_key_ns(op->namespace),
+                                       op->name);
+                return 0;
+        }
         if (op->type == OP_UPDATE || op->type == OP_DELETE) {
                 rc = check_stored(store, op);
                 if (rc <= 0)
@@ -617,7 +633,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                 }
                 o->next = NULL;
                 o->done = true;
-                pthread_cond_signal(&o->wake);
+                pthread_cond_signal(o->wake);
         }
 }
 
@@ -625,7 +641,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
 static void wake_leader(struct xp_store *store)
 {
         if (!store->committing && store->queue_head)
-                pthread_cond_signal(&store->queue_head->wake);
+                pthread_cond_signal(store->queue_head->wake);
 }
 
 /*
@@ -665,33 +681,51 @@ static void checkpoint_inline(struct xp_store *store)
         wake_leader(store);
 }
 
-/* Queues op and waits for its result, leading a batch when no commit is in flight. */
-static void submit(struct xp_store *store, struct op *op)
+/* Under lock: queues each op the store admits (one refused is done at once); the last queued. */
+static struct op *enqueue(struct xp_store *store, struct op **ops, size_t n)
+{
+        struct op *mine = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                struct op *op = ops[i];
+
+                op->result = admit(store, op);
+                if (op->result < 0) {
+                        op->done = true;
+                        continue;
+                }
+                op->next = NULL;
+                if (store->queue_tail)
+                        store->queue_tail->next = op;
+                else
+                        store->queue_head = op;
+                store->queue_tail = op;
+                mine = op;
+        }
+        return mine;
+}
+
+/*
+ * Queues the ops (one after another in the queue, so in version order) and waits for their
+ * results, leading a batch when no commit is in flight. Batches take the queue in order: when
+ * the last op is done, every one is.
+ */
+static void submit(struct xp_store *store, struct op **ops, size_t n)
 {
         struct recent *old = NULL;
         size_t n_old = 0;
+        struct op *op;
 
         pthread_mutex_lock(&store->lock);
-        op->result = admit(store, op);
-        if (op->result < 0) {
-                pthread_mutex_unlock(&store->lock);
-                return;
-        }
-        op->next = NULL;
-        if (store->queue_tail)
-                store->queue_tail->next = op;
-        else
-                store->queue_head = op;
-        store->queue_tail = op;
-
-        while (!op->done) {
+        op = enqueue(store, ops, n);
+        while (op && !op->done) {
                 struct batch b = {.n = 1};
                 struct op *last;
                 bool checkpoint;
                 int r;
 
                 if (store->committing) {
-                        pthread_cond_wait(&op->wake, &store->lock);
+                        pthread_cond_wait(op->wake, &store->lock);
                         continue;
                 }
 
@@ -727,56 +761,61 @@ static void submit(struct xp_store *store, struct op *op)
         free_old(old, n_old);
 }
 
-static int write_op(struct xp_store *store,
-                    struct op *op,
-                    json_t *object,
-                    json_t **ret_last,
-                    struct xp_store_written *ret,
-                    struct xp_error *err)
+/*
+ * Before queuing, by each writer, so that the leader only binds and chains: the key checked, the
+ * body serialised (and sealed for an encrypted kind) into the op's own buffers, the hash.
+ */
+static int op_prepare(struct xp_store *store, struct op *op, json_t *object, struct xp_error *err)
 {
-        _cleanup_free_ char *body = NULL, *sealed = NULL;
-        _cleanup_free_ char *last_body = NULL, *last_stored = NULL;
-        _cleanup_free_ char *text = NULL;
-        json_t *last = NULL;
         int r;
 
+        op->wake = &op->own_wake;
         r = store_check_key(store, op->kind, op->namespace, op->name, err);
         if (r < 0)
                 return r;
         if (op->type != OP_DELETE) {
-                r = store_serialise(store, object, &body, &op->body_len, err);
+                r = store_serialise(store, object, &op->own_body, &op->body_len, err);
                 if (r < 0)
                         return r;
-                op->body = op->stored = body;
+                op->body = op->stored = op->own_body;
                 op->stored_len = op->body_len;
-                /* sealed here too, by each writer: the leader only binds */
                 if (store_encrypts(store, op->kind)) {
                         r = store_envelope_seal(store,
                                                 op->kind,
                                                 op->namespace,
                                                 op->name,
-                                                body,
+                                                op->own_body,
                                                 op->body_len,
-                                                &sealed,
+                                                &op->own_sealed,
                                                 &op->stored_len,
                                                 err);
                         if (r < 0)
                                 return r;
-                        op->stored = sealed;
+                        op->stored = op->own_sealed;
                 }
         }
-        /* hashed here, by each writer, so that the leader only chains */
         op->hash =
             store_op_hash((int)op->type, op->kind, op->namespace, op->name, op->body, op->body_len);
+        return 0;
+}
 
-        op->want_text = ret && ret->want_text;
-        op->shared = ret && ret->share && object ? object : NULL;
-        pthread_cond_init(&op->wake, NULL);
-        submit(store, op);
-        pthread_cond_destroy(&op->wake);
-        last_body = op->last_body;
-        last_stored = op->last_stored;
-        text = op->text;
+static void op_release(struct op *op)
+{
+        free(op->own_body);
+        free(op->own_sealed);
+        free(op->last_body);
+        free(op->last_stored);
+        free(op->text);
+}
+
+/* After the op is done: its result, and what the writer gets back (object's version, ...). */
+static int op_finish(struct xp_store *store,
+                     struct op *op,
+                     json_t *object,
+                     json_t **ret_last,
+                     struct xp_store_written *ret,
+                     struct xp_error *err)
+{
         if (op->result < 0) {
                 if (err)
                         *err = op->err;
@@ -792,7 +831,8 @@ static int write_op(struct xp_store *store,
                                  store->path,
                                  op->version);
         if (ret_last) {
-                last = store_parse_body(last_body, strlen(last_body), op->version);
+                json_t *last = store_parse_body(op->last_body, strlen(op->last_body), op->version);
+
                 if (!last)
                         return xp_errorf(err,
                                          -ENOMEM,
@@ -806,12 +846,74 @@ static int write_op(struct xp_store *store,
                 ret->version = op->version;
                 ret->text = NULL;
                 ret->text_len = 0;
-                if (ret->want_text && text) {
-                        ret->text = TAKE_PTR(text);
+                if (ret->want_text && op->text) {
+                        ret->text = TAKE_PTR(op->text);
                         ret->text_len = op->text_len;
                 }
         }
         return 0;
+}
+
+static int write_op(struct xp_store *store,
+                    struct op *op,
+                    json_t *object,
+                    json_t **ret_last,
+                    struct xp_store_written *ret,
+                    struct xp_error *err)
+{
+        int r;
+
+        r = op_prepare(store, op, object, err);
+        if (r >= 0) {
+                op->want_text = ret && ret->want_text;
+                op->shared = ret && ret->share && object ? object : NULL;
+                pthread_cond_init(&op->own_wake, NULL);
+                submit(store, &op, 1);
+                pthread_cond_destroy(&op->own_wake);
+                r = op_finish(store, op, object, ret_last, ret, err);
+        }
+        op_release(op);
+        return r;
+}
+
+int xp_store_write_group(struct xp_store *store, struct xp_store_group_write *w, size_t n)
+{
+        _cleanup_free_ struct op *ops = calloc(n ? n : 1, sizeof(*ops));
+        _cleanup_free_ struct op **queued = calloc(n ? n : 1, sizeof(*queued));
+        pthread_cond_t wake;
+        size_t n_queued = 0;
+        int written = 0;
+
+        if (!ops || !queued)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct op *op = &ops[i];
+
+                *op = (struct op){.type = w[i].update ? OP_UPDATE : OP_CREATE,
+                                  .kind = w[i].kind,
+                                  .namespace = w[i].namespace,
+                                  .name = w[i].name,
+                                  .expected_version = w[i].expected_version,
+                                  .after = i > 0 && w[i].after_previous ? &ops[i - 1] : NULL};
+                w[i].err = (struct xp_error){0};
+                w[i].result = op_prepare(store, op, w[i].object, &w[i].err);
+                op->wake = &wake;
+                if (w[i].result >= 0)
+                        queued[n_queued++] = op;
+                else
+                        op->done = true; /* never queued: version 0, so what follows is not */
+        }
+        pthread_cond_init(&wake, NULL);
+        submit(store, queued, n_queued);
+        pthread_cond_destroy(&wake);
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].result >= 0)
+                        w[i].result = op_finish(store, &ops[i], w[i].object, NULL, NULL, &w[i].err);
+                w[i].version = w[i].result >= 0 ? ops[i].version : 0;
+                written += w[i].result >= 0;
+                op_release(&ops[i]);
+        }
+        return written;
 }
 
 int xp_store_create_text(struct xp_store *store,

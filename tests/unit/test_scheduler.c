@@ -156,6 +156,46 @@ static void binds_a_pending_pod(void **state)
         assert_int_equal(count, 1);
         step(f); /* the binding's own event: nothing more to do */
         assert_int_equal(events(f, "web", "Scheduled", &count), 1);
+}
+
+/* A binding and its Scheduled Event are one group of the store's: one commit, not two. */
+static void binding_and_event_share_a_commit(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_store_stats before, after;
+        char node[64];
+        int64_t count;
+        json_t *pod;
+        uint64_t version;
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "web", "1", 0);
+        pod = get_pod(f, "web");
+        version = strtoull(
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "resourceVersion")),
+            NULL,
+            10);
+        json_decref(pod);
+        step(f); /* the informer takes in the node and the pod; the pass binds */
+        assert_string_equal(node_of(f, "web", node), "n1");
+        assert_int_equal(events(f, "web", "Scheduled", &count), 1);
+        /* written in the same commit: the Event's version follows the binding's */
+        pod = get_pod(f, "web");
+        assert_true(strtoull(json_string_value(json_object_get(json_object_get(pod, "metadata"),
+                                                               "resourceVersion")),
+                             NULL,
+                             10) > version);
+        json_decref(pod);
+        xp_store_stats(f->base.store, &before);
+        put_pod(f, "db", "1", 0);
+        step(f);
+        xp_store_stats(f->base.store, &after);
+        assert_string_equal(node_of(f, "db", node), "n1");
+        assert_int_equal(events(f, "db", "Scheduled", &count), 1);
+        /* the create, then the binding with its Event: two commits, three writes */
+        assert_int_equal(after.writes - before.writes, 3);
+        assert_int_equal(after.commits - before.commits, 2);
+        assert_int_equal(events(f, "web", "Scheduled", &count), 1);
         assert_int_equal(events(f, "web", "FailedScheduling", &count), 0);
 }
 
@@ -437,6 +477,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(binds_a_pending_pod, setup, teardown),
+            cmocka_unit_test_setup_teardown(binding_and_event_share_a_commit, setup, teardown),
             cmocka_unit_test_setup_teardown(unschedulable_waits_for_the_cluster, setup, teardown),
             cmocka_unit_test_setup_teardown(repeated_failures_count_on_one_event, setup, teardown),
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),

@@ -769,10 +769,89 @@ static void recent_matches_log(void **state)
         }
 }
 
+/*
+ * A group (the scheduler's bindings with their Events): one commit for all, each write its own
+ * result, a write after_previous dropped with the one it follows, all of it durable.
+ */
+static void group_writes(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        json_t *a = pod("a", "Pending"), *b = pod("b", "Pending"), *c = pod("c", "Pending");
+        json_t *ea = pod("a.event", "x"), *eb = pod("b.event", "x"), *got = NULL;
+        uint64_t va = 0, vb = 0, gv = 0;
+        struct xp_store_stats before, after;
+
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "a", a, &va, &err), 0);
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "b", b, &vb, &err), 0);
+        json_object_set_new(json_object_get(a, "status"), "phase", json_string("Running"));
+        json_object_set_new(json_object_get(b, "status"), "phase", json_string("Running"));
+        struct xp_store_group_write w[] = {
+            {.update = true,
+             .kind = "Pod",
+             .namespace = "default",
+             .name = "a",
+             .expected_version = va,
+             .object = a},
+            {.kind = "Event",
+             .namespace = "default",
+             .name = "a.event",
+             .object = ea,
+             .after_previous = true},
+            {.update = true,
+             .kind = "Pod",
+             .namespace = "default",
+             .name = "b",
+             .expected_version = va,
+             .object = b},
+            {.kind = "Event",
+             .namespace = "default",
+             .name = "b.event",
+             .object = eb,
+             .after_previous = true},
+            {.kind = "Pod", .namespace = "default", .name = "c", .object = c},
+        };
+
+        xp_store_stats(f->store, &before);
+        assert_int_equal(xp_store_write_group(f->store, w, 5), 3);
+        xp_store_stats(f->store, &after);
+        assert_int_equal(after.commits - before.commits, 1);
+        assert_int_equal(w[0].result, 0);
+        assert_int_equal(w[1].result, 0);
+        assert_int_equal(w[1].version, w[0].version + 1);
+        assert_int_equal(w[2].result, -ESTALE); /* b is at vb, not va */
+        assert_int_equal(w[3].result, -ECANCELED);
+        assert_non_null(strstr(w[3].err.msg, "the write it follows was not"));
+        assert_int_equal(w[4].result, 0);
+        assert_int_equal(w[4].version, w[1].version + 1);
+
+        /* durable: what a reopened store reads */
+        xp_store_close(f->store);
+        f->store = open_store(f->path, 0);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "a", &got, &gv, &err), 0);
+        assert_int_equal(gv, w[0].version);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(got, "status"), "phase")), "Running");
+        json_decref(got);
+        assert_int_equal(xp_store_get(f->store, "Event", "default", "a.event", &got, &gv, &err), 0);
+        json_decref(got);
+        assert_int_equal(xp_store_get(f->store, "Event", "default", "b.event", &got, &gv, &err),
+                         -ENOENT);
+        assert_int_equal(xp_store_get(f->store, "Pod", "default", "b", &got, &gv, &err), 0);
+        assert_int_equal(gv, vb);
+        json_decref(got);
+        json_decref(a);
+        json_decref(b);
+        json_decref(c);
+        json_decref(ea);
+        json_decref(eb);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(crud, setup, teardown),
+            cmocka_unit_test_setup_teardown(group_writes, setup, teardown),
             cmocka_unit_test_setup_teardown(versions_persist, setup, teardown),
             cmocka_unit_test_setup_teardown(list_snapshot, setup, teardown),
             cmocka_unit_test_setup_teardown(events_filters, setup, teardown),

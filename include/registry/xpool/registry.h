@@ -211,6 +211,23 @@ int xp_registry_pod_bind_known(struct xp_registry *registry,
                                json_t **ret_pod,
                                struct xp_error *err);
 
+struct xp_registry_event;
+
+/*
+ * As xp_registry_pod_bind_known(), with the Event reporting it (the scheduler's Scheduled)
+ * written in the same group of the store's: one transaction and one wait for the disk for both,
+ * and the Event only once the binding is written. An Event that cannot be written (its namespace
+ * going away, a repeat) does not fail the binding.
+ */
+int xp_registry_pod_bind_reported(struct xp_registry *registry,
+                                  const json_t *pod,
+                                  uint64_t version,
+                                  const char *node,
+                                  const json_t *annotations,
+                                  const struct xp_registry_event *event,
+                                  json_t **ret_pod,
+                                  struct xp_error *err);
+
 /*
  * Whether an update of a pod from old to new (both as they would be stored, with Kubernetes'
  * defaults) keeps to what ValidatePodUpdate allows: only the images, activeDeadlineSeconds (set or

@@ -176,6 +176,32 @@ int xp_store_update_text(struct xp_store *store,
                          struct xp_store_written *ret,
                          struct xp_error *err);
 
+/* One write of a group (xp_store_write_group()): a create or an update. */
+struct xp_store_group_write {
+        bool update; /* false: a create */
+        const char *kind;
+        const char *namespace;
+        const char *name;
+        uint64_t expected_version; /* an update's precondition, as xp_store_update()'s */
+        json_t *object;            /* gets metadata.resourceVersion once written */
+        /* written only if the write before it in the group is (an Event about a binding):
+         * else result is -ECANCELED */
+        bool after_previous;
+
+        int result; /* 0 when written, else -errno with err, as the single write would */
+        uint64_t version;
+        struct xp_error err;
+};
+
+/*
+ * Writes n creates and updates queued together, in their order: they share a transaction and its
+ * fsync (several, when there are more than one commit takes), and each is durable before the
+ * call returns, or refused with its own result (a stale update fails alone). Returns the number
+ * written, or -ENOMEM when none was tried. For writers that have many writes at once (the
+ * scheduler's bindings and their Events): one wait for the disk instead of one per write.
+ */
+int xp_store_write_group(struct xp_store *store, struct xp_store_group_write *w, size_t n);
+
 /*
  * Deletes; expected_version as for update. *ret_last (may be NULL) receives the last state (a new
  * reference; its metadata.resourceVersion is the deletion's version, as in the DELETED event).
