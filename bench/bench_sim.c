@@ -19,41 +19,20 @@
 #include "bench_util.h"
 #include "xpool/sim.h"
 
-static double clock_s(clockid_t id)
-{
-        struct timespec ts;
-
-        clock_gettime(id, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void loadavg(const char *when)
-{
-        char buf[128] = "?\n";
-        FILE *f = fopen("/proc/loadavg", "re");
-
-        if (f) {
-                if (!fgets(buf, sizeof(buf), f))
-                        snprintf(buf, sizeof(buf), "?\n");
-                fclose(f);
-        }
-        printf("load average at %s: %s", when, buf);
-}
-
 static int bench_one(const struct xp_sim_trace *t, enum xp_sched_profile profile)
 {
         struct xp_sim_options o = {.profile = profile, .seed = 42, .percent = 130};
         struct xp_sim_result r = {0};
         struct xp_error err = {0};
-        double wall = clock_s(CLOCK_MONOTONIC), cpu = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        double wall = bench_clock_s(CLOCK_MONOTONIC), cpu = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 
         if (xp_sim_run(t, &o, &r, &err) < 0) {
                 fprintf(
                     stderr, "bench_sim: %s: %s\n", xp_sched_profile_to_string(profile), err.msg);
                 return -1;
         }
-        wall = clock_s(CLOCK_MONOTONIC) - wall;
-        cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu;
+        wall = bench_clock_s(CLOCK_MONOTONIC) - wall;
+        cpu = bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu;
         printf("%-14s %7zu %12.0f %12.0f %10.2f %9.2f %%\n",
                xp_sched_profile_to_string(profile),
                r.arrived,
@@ -85,7 +64,7 @@ int main(int argc, char **argv)
                 free(list);
                 return 1;
         }
-        loadavg("start");
+        bench_loadavg("start");
         printf("%zu nodes, %zu trace pods, seed 42, arrivals to 130 %% of the GPUs\n",
                t.n_nodes,
                t.n_pods);
@@ -107,7 +86,7 @@ int main(int argc, char **argv)
                         rc = 1;
                 fflush(stdout);
         }
-        loadavg("end");
+        bench_loadavg("end");
         xp_sim_trace_done(&t);
         free(list);
         return rc;
