@@ -34,7 +34,7 @@ trap 'stop_burst; stop_server KILL; rm -rf "$tmp"' EXIT
 read_token() {
   token=
   if [[ -f "$data/admin.kubeconfig" ]]; then
-    token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*["'\'']\{0,1\}\([^"'\'' ]*\).*/\1/p' "$data/admin.kubeconfig" | head -1)
+    token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*["'\'']\{0,1\}\([^"'\'' ]*\).*/\1/p' "$data/admin.kubeconfig" 2>/dev/null | head -1 || true)
   fi
 }
 
@@ -54,7 +54,7 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
   diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-    port=$(sed -n 's|.*xpool server listening on http://127\.0\.0\.1:\([0-9]*\), state in .*|\1|p' "$log")
+    port=$(sed -n 's|.*xpool server listening on http://127\.0\.0\.1:\([0-9]*\), state in .*|\1|p' "$log" 2>/dev/null || true)
     if [[ -n "$port" ]]; then
       read_token
       if curl_api -fsS -o /dev/null "http://127.0.0.1:$port/version" 2>/dev/null; then

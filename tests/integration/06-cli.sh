@@ -67,7 +67,7 @@ start_server() {
   diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-    url=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://[^,]*\), state in .*|\1|p' "$log")
+    url=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://[^,]*\), state in .*|\1|p' "$log" 2>/dev/null || true)
     [[ -n "$url" ]] && return 0
     sleep 0.1
   done

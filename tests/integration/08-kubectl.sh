@@ -32,10 +32,10 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
   diag_log "$log"
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-    url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")
+    url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log" 2>/dev/null || true)
     if [[ -n "$url" ]] && curl -fsS -o /dev/null "$url/version" 2>/dev/null; then
       base=$url
-      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
+      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" 2>/dev/null | head -1 || true)
       return 0
     fi
     sleep 0.1

@@ -49,7 +49,7 @@ start_server() {
   base=
   while [[ $SECONDS -lt $deadline ]]; do
     kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-    base=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")
+    base=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log" 2>/dev/null || true)
     if [[ -n "$base" ]] && curl_tls -fsS -o /dev/null "$base/healthz" 2>/dev/null; then
       admin=$(token_of "${kubeconfig:-$data/admin.kubeconfig}")
       return 0

@@ -30,7 +30,7 @@ base=
 deadline=$((SECONDS + 15))
 while [[ $SECONDS -lt $deadline && -z "$base" ]]; do
   kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log")
+  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$log" 2>/dev/null || true)
   sleep 0.1
 done
 [[ -n "$base" ]] || { echo "FAIL the server did not start:"; cat "$log"; exit 1; }

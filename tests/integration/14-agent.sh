@@ -42,7 +42,7 @@ deadline=$((SECONDS + 15)) url=
 until [[ -n "$url" ]]; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
   sleep 0.1
-  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
 done
 # n2's node kubeconfig: the admin one with n2's token
 sed "s|^\([[:space:]]*token:\).*|\1 $(cat "$tmp/n2.token")|" "$data/admin.kubeconfig" >"$tmp/n2.kubeconfig"

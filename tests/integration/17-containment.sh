@@ -57,7 +57,7 @@ server_pid=$!
 diag_log "$tmp/server.log"
 url=
 for _ in $(seq 150); do
-  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
 done

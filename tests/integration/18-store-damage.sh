@@ -44,9 +44,9 @@ start_server() {
       server_pid=
       return 1
     fi
-    url=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://[^,]*\), state in .*|\1|p' "$log")
+    url=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://[^,]*\), state in .*|\1|p' "$log" 2>/dev/null || true)
     if [[ -n "$url" ]]; then
-      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
+      token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" 2>/dev/null | head -1 || true)
       base=$url
       return 0
     fi

@@ -32,7 +32,7 @@ start_server() { # name, flags...: starts a server on a free port; sets $base
   while [[ -z "$base" ]]; do
     [[ $SECONDS -lt $deadline ]] || { echo "FAIL server $name did not start:"; cat "$tmp/$name.log"; exit 1; }
     sleep 0.1
-    base=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/$name.log")
+    base=$(sed -n 's|.*xpool server listening on \(https\{0,1\}://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/$name.log" 2>/dev/null || true)
   done
 }
 

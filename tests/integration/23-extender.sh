@@ -59,7 +59,7 @@ wait_until() { # name, seconds, command...: retries the command until it succeed
 server_pid=$!
 diag_log "$tmp/server.log"
 for _ in $(seq 1 100); do
-  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$base" && -s "$data/admin.kubeconfig" ]] && break
   sleep 0.1
 done

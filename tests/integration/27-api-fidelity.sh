@@ -31,7 +31,7 @@ deadline=$((SECONDS + 15))
 until [[ -n "$base" ]] && curl -fsS --cacert "$ca" -o /dev/null "$base/healthz" 2>/dev/null; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
   sleep 0.1
-  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
 done
 admin=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$kc" | head -1)
 k=(kubectl --kubeconfig "$kc")

@@ -27,7 +27,7 @@ server_pid=$!
 deadline=$((SECONDS + 15))
 while [[ -z "$base" && $SECONDS -lt $deadline ]]; do
   kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$tmp/server.log"; exit 1; }
-  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$base" ]] || sleep 0.1
 done
 [[ -n "$base" ]] || { echo "FAIL the server did not start within 15 s"; cat "$tmp/server.log"; exit 1; }

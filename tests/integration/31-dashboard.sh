@@ -20,7 +20,7 @@ server_pid=$!
 diag_log "$tmp/server.log"
 base=
 for _ in $(seq 150); do
-  base=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log")
+  base=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$base" ]] && curl -fsS -o /dev/null "$base/version" 2>/dev/null && break
   base=
   sleep 0.1

@@ -62,7 +62,7 @@ kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
 server_pid=$!
 url=
 for _ in $(seq 150); do
-  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\).*|\1|p' "$tmp/server.log")
+  url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\).*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
 done
