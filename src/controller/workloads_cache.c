@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the workload controllers keep of the store: pods, ReplicaSets, Deployments, DaemonSets
- * and nodes whole (their syncs read them), and of every kind the garbage collector's record. The
+ * What the workload controllers keep of the store: pods slimmed to what their syncs read,
+ * ReplicaSets, Deployments, DaemonSets and nodes whole, and of every kind the garbage
+ * collector's record. The
  * informer's callbacks fill it and queue the keys the change concerns (workloads_queue.c).
  */
 #include <errno.h>
@@ -114,6 +115,57 @@ static const char *resource_of(const json_t *object)
         return kind ? kind->plural : NULL;
 }
 
+/* Sets key of to to from's value, shared; absent stays absent. */
+static int share(json_t *to, const json_t *from, const char *key)
+{
+        json_t *v = json_object_get(from, key);
+
+        return !v || json_object_set(to, key, v) == 0 ? 0 : -ENOMEM;
+}
+
+json_t *wl_pod_slim(const json_t *pod)
+{
+        const json_t *meta = json_object_get(pod, "metadata");
+        json_t *slim = json_object(), *slim_meta = json_copy((json_t *)meta),
+               *slim_spec = json_object();
+        int r = slim && slim_meta && slim_spec ? 0 : -ENOMEM;
+
+        if (r == 0 && json_is_object(slim_meta))
+                json_object_del(slim_meta, "managedFields");
+        if (r == 0)
+                r = share(slim, pod, "apiVersion") | share(slim, pod, "kind") |
+                    share(slim, pod, "status") |
+                    share(slim_spec, json_object_get(pod, "spec"), "nodeName") |
+                    share(slim_spec, json_object_get(pod, "spec"), "affinity");
+        if (r == 0 && slim_meta && json_object_set(slim, "metadata", slim_meta) < 0)
+                r = -ENOMEM;
+        if (r == 0 && json_object_set(slim, "spec", slim_spec) < 0)
+                r = -ENOMEM;
+        json_decref(slim_meta);
+        json_decref(slim_spec);
+        if (r < 0) {
+                json_decref(slim);
+                return NULL;
+        }
+        return slim;
+}
+
+/* What the cache keeps of object: pods slimmed (wl_pod_slim()), the rest whole. */
+static int cache_put(struct wl_cache *cache, bool pods, const json_t *object)
+{
+        json_t *slim;
+        int r;
+
+        if (!pods)
+                return wl_cache_put(cache, object);
+        slim = wl_pod_slim(object);
+        if (!slim)
+                return -ENOMEM;
+        r = wl_cache_put(cache, slim);
+        json_decref(slim);
+        return r;
+}
+
 static void seen(struct xp_workloads *w, const json_t *object, enum wl_event event)
 {
         bool deleted = event == WL_DELETED;
@@ -126,7 +178,7 @@ static void seen(struct xp_workloads *w, const json_t *object, enum wl_event eve
                         continue;
                 if (deleted)
                         wl_cache_del(&w->cache[i], object);
-                else if (wl_cache_put(&w->cache[i], object) < 0)
+                else if (cache_put(&w->cache[i], i == WL_PODS, object) < 0)
                         continue; /* the next relist brings it back */
         }
         wl_on_any(w, resource, object, event);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "controller/workloads.h" /* wl_pod_slim */
 #include "registry_fixture.h"
 #include "xpool/kind.h"
 #include "xpool/workloads.h"
@@ -151,12 +152,45 @@ static void test_gc_foreground(void **state)
         assert_false(exists(f, "nodes", "", "n1"));
 }
 
+/* The cache keeps of a pod what the syncs read, and not its containers or field managers. */
+static void test_pod_slim(void **state)
+{
+        (void)state;
+        json_auto_t *pod = json_loads(
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+            "\"labels\":{\"app\":\"a\"},\"ownerReferences\":[{\"uid\":\"u1\"}],"
+            "\"managedFields\":[{\"manager\":\"kubectl\"}]},\"spec\":{\"nodeName\":\"n1\","
+            "\"affinity\":{\"nodeAffinity\":{}},\"containers\":[{\"name\":\"c\"}]},"
+            "\"status\":{\"phase\":\"Running\"}}",
+            0,
+            NULL);
+        assert_non_null(pod);
+        json_auto_t *slim = wl_pod_slim(pod);
+        assert_non_null(slim);
+        json_t *meta = json_object_get(slim, "metadata"), *spec = json_object_get(slim, "spec");
+        assert_string_equal(json_string_value(json_object_get(slim, "kind")), "Pod");
+        assert_string_equal(json_string_value(json_object_get(meta, "name")), "p");
+        assert_non_null(json_object_get(json_object_get(meta, "labels"), "app"));
+        assert_non_null(json_object_get(meta, "ownerReferences"));
+        assert_null(json_object_get(meta, "managedFields"));
+        assert_string_equal(json_string_value(json_object_get(spec, "nodeName")), "n1");
+        assert_non_null(json_object_get(spec, "affinity"));
+        assert_null(json_object_get(spec, "containers"));
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(slim, "status"), "phase")),
+            "Running");
+        /* the pod itself is untouched */
+        assert_non_null(json_object_get(json_object_get(pod, "metadata"), "managedFields"));
+        assert_non_null(json_object_get(json_object_get(pod, "spec"), "containers"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_gc_background, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gc_orphan, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gc_foreground, setup, teardown),
+            cmocka_unit_test(test_pod_slim),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
