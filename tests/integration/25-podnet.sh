@@ -55,6 +55,7 @@ cleanup() {
   umount -R -l "$tmp/netns" 2>/dev/null || true
   unmount_under_tmp
   ip link del "$br" 2>/dev/null || true
+  unmount_under_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT
