@@ -115,6 +115,7 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         r |= copy_string(o->cni_bin_dirs, &a->cni_bin_dirs);
         r |= copy_string(o->netns_dir ? o->netns_dir : XP_PODNET_NETNS_DIR, &a->netns_dir);
         r |= copy_string(o->pod_cidr, &a->pod_cidr);
+        r |= copy_string(o->ipc_dir ? o->ipc_dir : XP_RUNTIME_IPC_DIR, &a->ipc_dir);
         a->host_network_only = o->host_network_only;
         if (gethostname(host, sizeof(host)) < 0)
                 return xp_errorf(err, -errno, "reading the host name: %s", strerror(errno));
@@ -549,6 +550,7 @@ static int open_runtime(struct xp_agent *a, struct xp_error *err)
                                          .log_max_files = a->log_max_files,
                                          .hide_paths = (const char *const *)a->hide_paths,
                                          .cdi_dir = a->containers.cdi_dir,
+                                         .ipc_dir = a->ipc_dir,
                                          .detach_paths = a->host_network_only ? NULL : detach},
             &a->runtime,
             err);
@@ -727,6 +729,7 @@ void xp_agent_free(struct xp_agent *a)
         free(a->cni_conf_dir);
         free(a->cni_bin_dirs);
         free(a->netns_dir);
+        free(a->ipc_dir);
         free(a->pod_cidr);
         free(a->network_message);
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)

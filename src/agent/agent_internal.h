@@ -185,7 +185,7 @@ struct xp_podnet;
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
         char *cgroup_root, *shim_exe, *node_description, *token_id, *ca_pem;
-        char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr;
+        char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr, *ipc_dir;
         bool host_network_only; /* --pod-network host */
         size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;

@@ -605,6 +605,18 @@ void xp_agent_network_release(struct xp_agent_network *net, const char *uid)
         xp_workers_unlock(net->workers);
 }
 
+bool xp_agent_network_has(struct xp_agent_network *net, const char *uid)
+{
+        bool has;
+
+        if (!net || !net->pn)
+                return false;
+        xp_workers_lock(net->workers);
+        has = entry_find(net, uid) != NULL;
+        xp_workers_unlock(net->workers);
+        return has;
+}
+
 struct unknown_walk {
         struct xp_agent_network *net;
         bool (*known)(const char *uid, void *userdata);

@@ -85,6 +85,8 @@ void xp_agent_network_want(struct xp_agent_network *net,
                            struct xp_agent_netview *ret);
 /* The pod is over (or gone): its network is torn down, after a setup in flight if any. */
 void xp_agent_network_release(struct xp_agent_network *net, const char *uid);
+/* Whether the table has the pod's network (set up, adopted, or being torn down). */
+bool xp_agent_network_has(struct xp_agent_network *net, const char *uid);
 /* Tears down the networks of every pod known(uid) says false for (leftovers of pods deleted
  * while no agent ran). */
 void xp_agent_network_release_unknown(struct xp_agent_network *net,

@@ -23,6 +23,7 @@
 #include "agent_internal.h"
 #include "launch.h"
 #include "network.h"
+#include "nsgc.h"
 #include "podconfig.h"
 #include "podsync.h"
 #include "pull.h"
@@ -1118,6 +1119,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                         /* every pod and container is known now: the rest are leftovers */
                         l.adopted = true;
                         xp_agent_network_release_unknown(agent->network, known_pod, &l);
+                        xp_agent_collect_namespaces(agent, known_pod, &l);
                 }
                 if (l.need_list)
                         timeout = 0;

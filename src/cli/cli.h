@@ -193,6 +193,7 @@ enum {
         XP_CLI_OPT_CNI_BIN_DIR,
         XP_CLI_OPT_NETNS_DIR,
         XP_CLI_OPT_POD_CIDR,
+        XP_CLI_OPT_IPC_DIR,
 };
 
 #define XP_CLI_PODNET_LONG_OPTIONS                                                                 \
@@ -200,6 +201,7 @@ enum {
             {"cni-conf-dir", required_argument, NULL, XP_CLI_OPT_CNI_CONF_DIR},                    \
             {"cni-bin-dir", required_argument, NULL, XP_CLI_OPT_CNI_BIN_DIR},                      \
             {"netns-dir", required_argument, NULL, XP_CLI_OPT_NETNS_DIR},                          \
+            {"ipc-dir", required_argument, NULL, XP_CLI_OPT_IPC_DIR},                              \
         {                                                                                          \
                 "pod-cidr", required_argument, NULL, XP_CLI_OPT_POD_CIDR                           \
         }
@@ -214,6 +216,8 @@ enum {
         "                           /usr/lib/cni:/opt/cni/bin)\n"                                  \
         "      --netns-dir DIR      where the pods' network namespaces are mounted (default\n"     \
         "                           /run/xpool/netns)\n"                                           \
+        "      --ipc-dir DIR        where the pods' IPC namespaces are mounted (default\n"         \
+        "                           /run/xpool/ipc)\n"                                             \
         "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n"
 
 /*

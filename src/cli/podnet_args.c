@@ -27,14 +27,16 @@ int xp_cli_podnet_option(const char *cmd, int c, const char *arg, struct xp_agen
                 o->cni_bin_dirs = arg;
                 break;
         case XP_CLI_OPT_NETNS_DIR:
+        case XP_CLI_OPT_IPC_DIR:
                 if (arg[0] != '/') {
                         fprintf(stderr,
-                                "%s: --netns-dir '%s': an absolute path is expected\n",
+                                "%s: --%s-dir '%s': an absolute path is expected\n",
                                 cmd,
+                                c == XP_CLI_OPT_IPC_DIR ? "ipc" : "netns",
                                 arg);
                         return XP_EXIT_USAGE;
                 }
-                o->netns_dir = arg;
+                *(c == XP_CLI_OPT_IPC_DIR ? &o->ipc_dir : &o->netns_dir) = arg;
                 break;
         case XP_CLI_OPT_POD_CIDR:
                 o->pod_cidr = arg;

@@ -17,6 +17,7 @@ flood=${XPOOL_FLOOD:?}
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  unmount_under_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -167,7 +168,7 @@ for n in n1 n2; do
   listen=()
   [[ $n == n2 ]] && listen=(--listen 0.0.0.0:0)
   "$xpool" agent --server "$tls" --token-file "$tmp/$n.token" --ca-file "$tmp/tls/pki/ca.crt" \
-    --node-name $n --data-dir "$tmp/agent-$n" --node-description "$src/examples/nodes/dgx-h100.yaml" \
+    --node-name $n --data-dir "$tmp/agent-$n" --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --node-description "$src/examples/nodes/dgx-h100.yaml" \
     "${listen[@]}" >"$tmp/agent-$n.log" 2>&1 &
   pids+=($!)
   diag_log "$tmp/agent-$n.log"

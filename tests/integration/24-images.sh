@@ -16,6 +16,7 @@ img_need /usr/bin/docker-registry skopeo htpasswd openssl curl /usr/bin/python3
 server_pid= agent_pid= fake_pid= reg_pid_plain= reg_pid_secure=
 cleanup() {
   for pid in $agent_pid $server_pid $fake_pid $reg_pid_plain $reg_pid_secure; do kill -KILL "$pid" 2>/dev/null || true; done
+  unmount_under_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -168,7 +169,7 @@ for _ in $(seq 150); do
 done
 [[ -n "$url" ]] || { echo "FAIL the server did not start"; cat "$tmp/server.log"; exit 1; }
 "$xpool" agent --server "$url" --token-file "$tmp/node.token" --node-name img1 --data-dir "$tmp/node" \
-  --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
+  --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
 pod() { # name image [policy]
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: %s\n%s' \

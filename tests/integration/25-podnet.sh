@@ -42,18 +42,20 @@ for _ in $(seq 40); do
 done
 [[ -n "$br" ]] || { echo "FAIL no free bridge name and subnet"; exit 1; }
 marker="podnet-$$"
-server_pid= abstract_pid=
+server_pid= abstract_pid= held_pid=
 declare -A agent_pid=()
 cleanup() {
   local p
   {
-    for p in "${agent_pid[@]}" $server_pid $abstract_pid; do kill -KILL "$p" || true; done
+    for p in "${agent_pid[@]}" $server_pid $abstract_pid $held_pid; do kill -KILL "$p" || true; done
     pkill -KILL -f "$marker" || true
     pkill -KILL -f "$tmp/agent-n[12]/containers" || true
     wait || true
   } 2>/dev/null
   umount -R -l "$tmp/netns" 2>/dev/null || true
+  unmount_under_tmp
   ip link del "$br" 2>/dev/null || true
+  unmount_under_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -105,7 +107,7 @@ start_agent() { # node, extra flags...
   shift
   "$xpool" agent --server "$url" --token-file "$tmp/$n.token" --ca-file "$data/pki/ca.crt" \
     --node-name "$n" --data-dir "$tmp/agent-$n" --listen 127.0.0.1:0 --heartbeat 500ms \
-    --backoff 1s --cni-conf-dir "$tmp/cni/net.d" --netns-dir "$tmp/netns" --default-runtime process "$@" \
+    --backoff 1s --cni-conf-dir "$tmp/cni/net.d" --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --default-runtime process "$@" \
     >>"$tmp/agent-$n.log" 2>&1 &
   agent_pid[$n]=$!
 }
@@ -303,6 +305,32 @@ if [[ -n "$iptables_ok" ]]; then
   check "nat rules" 0 iptables -t nat -S
   not_in "no hostPort rule left" "$tmp/out" "$server_uid"
 fi
+
+# ---- the pins of pods whose agent never came back ------------------------------------------------
+# as an agent SIGKILLed (or stopped with pods running) and never started again leaves them: a network
+# and an IPC namespace no process is in, and one a process still is in (another agent's live pod)
+mkdir -p "$tmp/ipc"
+touch "$tmp/netns/leaked-net" "$tmp/netns/held-net" "$tmp/ipc/leaked-ipc"
+unshare -n mount --bind /proc/self/ns/net "$tmp/netns/leaked-net"
+unshare -i mount --bind /proc/self/ns/ipc "$tmp/ipc/leaked-ipc"
+unshare -n sleep 60 &
+held_pid=$!
+poll "the holder is in a namespace of its own" 5 own sh -c \
+  "[ \"\$(readlink /proc/$held_pid/ns/net)\" = \"\$(readlink /proc/self/ns/net)\" ] || echo own"
+mount --bind "/proc/$held_pid/ns/net" "$tmp/netns/held-net"
+kill -TERM "${agent_pid[n1]}"; wait "${agent_pid[n1]}" 2>/dev/null || true
+start_agent n1 --cni-bin-dir "$tmp/cni/bin"
+mounts() { grep -c -e "$tmp/netns/leaked-net" -e "$tmp/ipc/leaked-ipc" /proc/self/mountinfo || true; }
+poll "the restarted agent unmounts the leaked pins" 20 0 mounts
+check "the leaked network pin" 1 test -e "$tmp/netns/leaked-net"
+check "the leaked IPC pin" 1 test -e "$tmp/ipc/leaked-ipc"
+check "the namespace a process is in is kept" 0 stat -f -c %T "$tmp/netns/held-net"
+expect_in "as nsfs" "$tmp/out" nsfs
+expect_in "one line per removal" "$tmp/agent-n1.log" "removed $tmp/netns/leaked-net, the network namespace"
+expect_in "the IPC one too" "$tmp/agent-n1.log" "removed $tmp/ipc/leaked-ipc, the IPC namespace"
+expect_in "the kept one said" "$tmp/agent-n1.log" "$tmp/netns/held-net left"
+kill -KILL "$held_pid"; wait "$held_pid" 2>/dev/null || true
+held_pid=
 
 [[ $failures -eq 0 ]] || { cat "$tmp/calls"; for n in n1 n2; do echo "== agent $n:"; tail -20 "$tmp/agent-$n.log"; done; }
 # the sanitizer builds report into the daemons' output; a clean stop lets LeakSanitizer speak

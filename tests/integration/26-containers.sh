@@ -38,12 +38,9 @@ cleanup() {
     pkill -KILL -f "$tmp/node/containers" || true
     wait || true
   } 2>/dev/null
-  # what a failed run may have left mounted (the pods' IPC and network namespaces, emptyDirs)
-  awk -v t="$tmp/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r |
-    while read -r m; do umount -l "$m" 2>/dev/null; done
-  for u in ${uids:-}; do umount -l "/run/xpool/ipc/$u" 2>/dev/null && rm -f "/run/xpool/ipc/$u"; done
   umount -R -l "$tmp/netns" 2>/dev/null || true
   [[ -n "$br" ]] && ip link del "$br" 2>/dev/null
+  unmount_under_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -501,7 +498,7 @@ left() { # what containers left on the node
     find "$tmp/node/containers" -mindepth 1 -maxdepth 2 -not -name '.*' -not -path '*/.*/*' -printf 'state %p\n'
     find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
     pgrep -f "__shim $tmp/node/containers/" | sed 's/^/shim /'
-    for u in $uids; do [[ -e /run/xpool/ipc/$u ]] && echo "IPC namespace /run/xpool/ipc/$u"; done
+    for u in $uids; do [[ -e $tmp/ipc/$u ]] && echo "IPC namespace $tmp/ipc/$u"; done
   } | sort
 }
 poll "no mount, state, overlay or runtime state left" 30 "" left

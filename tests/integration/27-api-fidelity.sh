@@ -20,7 +20,7 @@ data=$tmp/data
 ca=$data/pki/ca.crt
 kc=$data/admin.kubeconfig
 server_pid= agent_pid= base=
-trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done; unmount_under_tmp; rm -rf "$tmp"' EXIT
 
 node=fidelity-node-$$
 "$xpool" token create --node "$node" --data-dir "$data" >"$tmp/node.token" 2>/dev/null
@@ -213,7 +213,7 @@ expect_in "the list holds the write it waited for" "$tmp/out" '"name":"fresh"'
 
 # ---- 3. node identity -------------------------------------------------------------------------
 "$xpool" agent --server "$base" --token-file "$tmp/node.token" --ca-file "$ca" --node-name "$node" \
-  --data-dir "$tmp/agent" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
+  --data-dir "$tmp/agent" --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
 deadline=$((SECONDS + 20))
 until "${k[@]}" get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True; do

@@ -28,13 +28,13 @@ stop_all() {
     fi
   done
 }
-trap 'stop_all; rm -rf "$tmp"' EXIT
+trap 'stop_all; unmount_under_tmp; rm -rf "$tmp"' EXIT
 export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
 # a marker only this run's commands carry, so that the process checks see no one else's
 mark=$((RANDOM % 900 + 100))$$
 
-"$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name exec-node \
+"$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name exec-node --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" \
   --backoff-initial 200ms >"$tmp/up.log" 2>&1 &
 up_pid=$!
 deadline=$((SECONDS + 20))

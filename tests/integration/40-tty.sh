@@ -28,10 +28,9 @@ cleanup() {
     pkill -KILL -f "$tmp/node/containers" || true
     wait || true
   } 2>/dev/null
-  awk -v t="$tmp/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r |
-    while read -r m; do umount -l "$m" 2>/dev/null; done
   umount -R -l "$tmp/netns" 2>/dev/null || true
   [[ -n "$br" ]] && ip link del "$br" 2>/dev/null
+  unmount_under_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -121,11 +121,11 @@ img_push() { # LAYOUT_DIR HOST/REPO:TAG [skopeo dest flags...]
 
 # A bridge and a /24 of the test's own for CNI's bridge plugin (10.OCTET.N.0/24, a bridge named
 # NAME and four hex digits): sets br, net and net_flags (the agent's --cni-conf-dir and
-# --netns-dir). Where CNI's plugins, ip or network namespaces are missing, br stays empty and
+# --netns-dir, and --ipc-dir: the pods' namespaces stay the test's own). Where CNI's plugins, ip or network namespaces are missing, br stays empty and
 # net_flags puts pods on the node's network. The caller deletes $br at its end.
 cni_bridge() {
   local octet=$1 name=$2 n cand
-  net_flags=(--pod-network host) br= net=
+  net_flags=(--pod-network host --ipc-dir "$tmp/ipc") br= net=
   [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] && command -v ip >/dev/null &&
     unshare -n true 2>/dev/null || return 0
   for _ in $(seq 40); do
@@ -141,5 +141,5 @@ cni_bridge() {
   mkdir -p "$tmp/cni" "$tmp/ipam"
   printf '{"cniVersion":"1.0.0","name":"%s-test","plugins":[{"type":"bridge","bridge":"%s","isGateway":false,"ipMasq":false,"ipam":{"type":"host-local","dataDir":"%s/ipam","ranges":[[{"subnet":"%s.0/24","gateway":"%s.1"}]]}}]}\n' \
     "$name" "$br" "$tmp" "$net" "$net" >"$tmp/cni/10-test.conflist"
-  net_flags=(--cni-conf-dir "$tmp/cni" --netns-dir "$tmp/netns")
+  net_flags=(--cni-conf-dir "$tmp/cni" --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc")
 }

@@ -4,7 +4,13 @@ set -euo pipefail
 xpool=${XPOOL_BIN:?}
 src=${XPOOL_SOURCE_DIR:?}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# what a test's daemons left mounted below $tmp (pods' namespace pins, volumes), deepest first:
+# rm -rf cannot remove a mount point, and a leaked mount stays in every process's mount table
+unmount_under_tmp() {
+  awk -v t="$tmp/" 'index($5, t) == 1 { print length($5) " " $5 }' /proc/self/mountinfo 2>/dev/null |
+    sort -rn | cut -d' ' -f2- | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+}
+trap 'unmount_under_tmp; rm -rf "$tmp"' EXIT
 failures=0
 # set -e stops a script at an unchecked failure: say where, or the test fails with no output
 trap 'rc=$?; echo "FAIL $(basename "$0") stopped at line $LINENO: $BASH_COMMAND (exit $rc)"' ERR

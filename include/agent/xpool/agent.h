@@ -66,6 +66,7 @@ struct xp_agent_options {
         const char *cni_bin_dirs;    /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
         const char *netns_dir;       /* the pods' namespaces; NULL: /run/xpool/netns */
         const char *pod_cidr;        /* the built-in network's subnet; NULL: 10.87.0.0/16 */
+        const char *ipc_dir;         /* the pods' IPC namespaces; NULL: /run/xpool/ipc */
         int64_t metrics_interval_ms; /* device, node and container sampling; 0: 10000; < 0: off */
 };
 
