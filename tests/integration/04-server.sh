@@ -14,7 +14,7 @@ stop_server() { # signal: stops the running server, if any
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 token=
 read_token() { # the admin token from the kubeconfig the server writes at start

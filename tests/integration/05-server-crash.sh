@@ -27,7 +27,7 @@ stop_burst() {
   wait "$burst_pid" 2>/dev/null || true
   burst_pid=
 }
-trap 'stop_burst; stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_burst; stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 # The bearer token, when the server writes one (DATA_DIR/admin.kubeconfig, `token: ...`); empty
 # when it does not, and then requests go without Authorization.

@@ -23,7 +23,7 @@ stop_server() {
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 # Every xpool run sees only this test's environment: no kubeconfig of the user's leaks in.
 x() { env -u KUBECONFIG HOME="$home" XDG_STATE_HOME="$state" "$xpool" "$@"; }

@@ -16,7 +16,7 @@ stop_server() { # signal: stops the running server, if any
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 # Every request carries the admin token the server writes into its kubeconfig (plain HTTP here).
 token=

@@ -15,7 +15,7 @@ stop_server() { # signal: stops the running server, if any
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 # curl speaks to the server as kubectl does: over TLS, trusting the server's CA, with the
 # admin token of the kubeconfig it writes.

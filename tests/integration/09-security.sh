@@ -24,7 +24,7 @@ stop_server() { # signal: stops the running server, if any
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 token_of() { # kubeconfig: the token in it
   sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$1" 2>/dev/null | head -1

@@ -13,7 +13,7 @@ stop_server() {
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 log=$tmp/server.log
 : >"$log"

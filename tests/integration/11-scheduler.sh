@@ -19,7 +19,7 @@ stop_server() { # signal: stops the running server, if any
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 curl() {
   command curl ${tls:+--cacert "$data/pki/ca.crt"} ${token:+-H "Authorization: Bearer $token"} "$@"

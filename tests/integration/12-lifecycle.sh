@@ -29,7 +29,7 @@ stop_renewer() {
   wait "$renewer_pid" 2>/dev/null || true
   renewer_pid=
 }
-trap 'stop_renewer; stop_server KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_renewer; stop_server KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 curl() { # as the admin (or as whoever $as names: a token)
   command curl --cacert "$data/pki/ca.crt" -H "Authorization: Bearer ${as:-$token}" "$@"

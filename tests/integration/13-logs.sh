@@ -18,7 +18,7 @@ stop_all() {
   [[ -z "$tool_pid" ]] || { kill "$tool_pid" 2>/dev/null || true; wait "$tool_pid" 2>/dev/null || true; }
   [[ -z "$server_pid" ]] || { kill -KILL "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
 }
-trap 'stop_all; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp"' EXIT
 mkdir -p "$data" "$logs"
 
 log=$tmp/server.log

@@ -18,7 +18,7 @@ diag_cluster "$KUBECONFIG"
 cleanup() {
   for pid in $a1_pid $a2_pid $a3_pid $server_pid $server3_pid; do kill -KILL "$pid" 2>/dev/null || true; done
   pkill -KILL -f "sleep $sleeper_arg" 2>/dev/null || true
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -16,7 +16,7 @@ stop_up() { # signal: stops xpool up, if it runs
   wait "$up_pid" 2>/dev/null || true
   up_pid=
 }
-trap 'stop_up KILL; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_up KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 start_up() { # log name: starts xpool up on a free port, waits (bounded) for its one line
   local log=$tmp/$1.log deadline=$((SECONDS + 20))

@@ -28,7 +28,7 @@ stop_all() {
   [[ -n "$server_pid" ]] && kill -KILL "$server_pid" 2>/dev/null || true
   wait 2>/dev/null || true
 }
-trap 'stop_all; unmount_under_tmp; rm -rf "$tmp" "$dev"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp" "$dev"' EXIT
 
 # the simulated devices' nodes: real character devices, so the devices cgroup can tell them apart
 # (opened for writing: reading kmsg needs CAP_SYSLOG, which pods do not hold)

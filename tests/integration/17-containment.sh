@@ -42,7 +42,7 @@ stop_all() {
   pkill -KILL -f "$probe_sleep" 2>/dev/null || true
   wait 2>/dev/null || true
 }
-trap 'stop_all; unmount_under_tmp; rm -rf "$tmp" "$dev"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp" "$dev"' EXIT
 mkdir -p "$home"
 export HOME=$home XDG_STATE_HOME=$home/.local/state
 

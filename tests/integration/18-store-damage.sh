@@ -26,7 +26,7 @@ cleanup() {
   [[ -z "$burst_pid" ]] || { kill -KILL "$burst_pid" 2>/dev/null || true; wait "$burst_pid" 2>/dev/null || true; }
   stop_server KILL
   [[ -z "$mnt" ]] || umount "$mnt" 2>/dev/null || true
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -17,7 +17,7 @@ flood=${XPOOL_FLOOD:?}
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

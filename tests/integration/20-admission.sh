@@ -16,7 +16,7 @@ diag_cluster "$data/admin.kubeconfig"
 ca=$data/pki/ca.crt
 manifests=$src/tests/data/manifests
 server_pid= agent_pid= base=
-trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done; release_tmp; rm -rf "$tmp"' EXIT
 
 "$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
 "$xpool" token create --node n2 --data-dir "$data" >"$tmp/n2.token" 2>/dev/null

@@ -26,7 +26,7 @@ cleanup() {
   # the shims and containers of this test: their state directories name our scratch directory
   pkill -KILL -f "$tmp/agent/containers" 2>/dev/null || true
   pkill -KILL -f "$share/" 2>/dev/null || true
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

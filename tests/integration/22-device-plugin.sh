@@ -25,7 +25,7 @@ tool=${XPOOL_KUBE_TOOL:?}
 kubelet_pid= plugin_pid=
 cleanup() {
   for pid in $plugin_pid $kubelet_pid; do kill -KILL "$pid" 2>/dev/null || true; done
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

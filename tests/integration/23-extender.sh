@@ -20,7 +20,7 @@ stop_all() {
   for p in "${pids[@]}" $server_pid; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}" $server_pid; do wait "$p" 2>/dev/null || true; done
 }
-trap 'stop_all; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp"' EXIT
 
 api() { # method path [body-file [content-type]]: the answer in $tmp/api
   local args=(-sS --max-time 10 --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $token" -X "$1" -o "$tmp/api" -w '%{http_code}')

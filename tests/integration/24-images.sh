@@ -16,7 +16,7 @@ img_need /usr/bin/docker-registry skopeo htpasswd openssl curl /usr/bin/python3
 server_pid= agent_pid= fake_pid= reg_pid_plain= reg_pid_secure=
 cleanup() {
   for pid in $agent_pid $server_pid $fake_pid $reg_pid_plain $reg_pid_secure; do kill -KILL "$pid" 2>/dev/null || true; done
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

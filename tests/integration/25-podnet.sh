@@ -53,9 +53,9 @@ cleanup() {
     wait || true
   } 2>/dev/null
   umount -R -l "$tmp/netns" 2>/dev/null || true
-  unmount_under_tmp
+  release_tmp
   ip link del "$br" 2>/dev/null || true
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

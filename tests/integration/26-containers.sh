@@ -40,7 +40,7 @@ cleanup() {
   } 2>/dev/null
   umount -R -l "$tmp/netns" 2>/dev/null || true
   [[ -n "$br" ]] && ip link del "$br" 2>/dev/null
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -20,7 +20,7 @@ data=$tmp/data
 ca=$data/pki/ca.crt
 kc=$data/admin.kubeconfig
 server_pid= agent_pid= base=
-trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'for p in $agent_pid $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done; release_tmp; rm -rf "$tmp"' EXIT
 
 node=fidelity-node-$$
 "$xpool" token create --node "$node" --data-dir "$data" >"$tmp/node.token" 2>/dev/null

@@ -18,7 +18,7 @@ stop_server() {
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server; release_tmp; rm -rf "$tmp"' EXIT
 
 base=
 : >"$tmp/server.log" # the background job opens it later: it must exist for the first look

@@ -28,7 +28,7 @@ stop_all() {
     fi
   done
 }
-trap 'stop_all; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp"' EXIT
 export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
 # a marker only this run's commands carry, so that the process checks see no one else's

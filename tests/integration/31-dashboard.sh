@@ -12,7 +12,7 @@ data=$tmp/data
 fixtures=${XPOOL_TEST_DATA:?}/scheduler
 artifacts=${XPOOL_ARTIFACTS:-$PWD/artifacts}
 server_pid=
-trap '[[ -n "$server_pid" ]] && kill -KILL "$server_pid" 2>/dev/null; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap '[[ -n "$server_pid" ]] && kill -KILL "$server_pid" 2>/dev/null; release_tmp; rm -rf "$tmp"' EXIT
 mkdir -p "$artifacts"
 
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --no-tls >"$tmp/server.log" 2>&1 &

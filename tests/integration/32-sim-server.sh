@@ -18,7 +18,7 @@ stop_server() {
   [[ -n "$server_pid" ]] && wait "$server_pid" 2>/dev/null || true
   server_pid=
 }
-trap 'stop_server; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_server; release_tmp; rm -rf "$tmp"' EXIT
 
 # The placements as the server has them, in placements.csv's form, sorted by pod.
 server_placements() { # kubeconfig

@@ -22,7 +22,7 @@ stop_up() {
   wait "$up_pid" 2>/dev/null || true
   up_pid=
 }
-trap 'stop_up; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_up; release_tmp; rm -rf "$tmp"' EXIT
 
 log=$tmp/up.log
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \

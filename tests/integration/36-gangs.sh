@@ -12,7 +12,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 cleanup() {
   [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null || true
   [[ -n "$server_pid" ]] && wait "$server_pid" 2>/dev/null || true
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -16,7 +16,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 cleanup() {
   for pid in $watch_pid $a1_pid $a2_pid $server_pid; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in $watch_pid $a1_pid $a2_pid $server_pid; do wait "$pid" 2>/dev/null || true; done
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -9,7 +9,7 @@ dir=$(dirname "$xpool")
 server_pid=
 cleanup() {
   [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -24,7 +24,7 @@ cleanup() {
       kill -KILL "${p#/proc/}" 2>/dev/null || true
     fi
   done
-  unmount_under_tmp
+  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -24,7 +24,7 @@ stop_up() {
   wait "$up_pid" 2>/dev/null || true
   up_pid=
 }
-trap 'stop_up; unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'stop_up; release_tmp; rm -rf "$tmp"' EXIT
 
 log=$tmp/up.log
 start_up() {

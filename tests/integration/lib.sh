@@ -4,13 +4,21 @@ set -euo pipefail
 xpool=${XPOOL_BIN:?}
 src=${XPOOL_SOURCE_DIR:?}
 tmp=$(mktemp -d)
-# what a test's daemons left mounted below $tmp (pods' namespace pins, volumes), deepest first:
-# rm -rf cannot remove a mount point, and a leaked mount stays in every process's mount table
-unmount_under_tmp() {
+# What a test's daemons leave behind once they are stopped: the pods still running (an agent
+# that stops leaves its pods running, as the kubelet does: their shims run from $tmp, and
+# killing a container's first process ends its pid namespace), then what is mounted below $tmp
+# (pods' namespace pins, volumes), deepest first: rm -rf cannot remove a mount point, and a
+# leaked mount stays in every process's mount table.
+release_tmp() {
+  local shim
+  for shim in $(pgrep -f -- "__shim $tmp/" 2>/dev/null || true); do
+    pkill -KILL -P "$shim" 2>/dev/null || true
+    kill -KILL "$shim" 2>/dev/null || true
+  done
   awk -v t="$tmp/" 'index($5, t) == 1 { print length($5) " " $5 }' /proc/self/mountinfo 2>/dev/null |
     sort -rn | cut -d' ' -f2- | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 }
-trap 'unmount_under_tmp; rm -rf "$tmp"' EXIT
+trap 'release_tmp; rm -rf "$tmp"' EXIT
 failures=0
 # set -e stops a script at an unchecked failure: say where, or the test fails with no output
 trap 'rc=$?; echo "FAIL $(basename "$0") stopped at line $LINENO: $BASH_COMMAND (exit $rc)"' ERR
