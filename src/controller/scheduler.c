@@ -538,6 +538,28 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
  * pod leaves the unschedulable set, into the backoff queue until its backoff ends. Returns how
  * many, and in *ret_wake_ms how long until the next backoff ends (INT64_MAX: none waits).
  */
+/*
+ * Kubernetes 1.33's SchedulerPopFromBackoffQ: with nothing else to try, the pods of the top
+ * priority that a cluster event released from the unschedulable set are tried before their
+ * backoff ends. The backoff is there so that they do not crowd out other pods; with none to
+ * crowd out, it would only leave freed capacity idle (a pod done on a full node, the next one
+ * waiting up to BACKOFF_MAX_MS). Those that fail again wait for the next event.
+ */
+static size_t
+pop_backing_off(struct xp_scheduler *s, struct pending **active, int64_t priority, int64_t now)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_queue; i++) {
+                struct pending *p = s->queue[i];
+
+                if (!p->waiting && !p->drop && !p->inflight && p->backoff_until_ms > now &&
+                    p->priority == priority)
+                        active[n++] = p;
+        }
+        return n;
+}
+
 static size_t active_pods(struct xp_scheduler *s, struct pending **active, int64_t *ret_wake_ms)
 {
         int64_t now = xp_clock_monotonic_ms(s->clock), wake = INT64_MAX, top_backing_off = 0;
@@ -577,6 +599,8 @@ static size_t active_pods(struct xp_scheduler *s, struct pending **active, int64
                         active[i] = active[--n];
                 else
                         i++;
+        if (n == 0 && backing_off)
+                n = pop_backing_off(s, active, top_backing_off, now);
         *ret_wake_ms = wake;
         return n;
 }

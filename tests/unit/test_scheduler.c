@@ -214,14 +214,10 @@ static void unschedulable_waits_for_the_cluster(void **state)
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 1);
 
-        /* a node that fits: tried again, but not before its backoff (1 s) ends */
+        /* a node that fits: tried again once the retry interval has passed, before its backoff
+         * (1 s) ends, as nothing else waits (backoff_yields_when_nothing_else_waits) */
         put_node(f, "large", "16", "a");
-        step(f);
-        assert_string_equal(node_of(f, "big", node), "");
-        f->base.now_ms += BACKOFF_INITIAL_MS - 1;
-        step(f);
-        assert_string_equal(node_of(f, "big", node), "");
-        f->base.now_ms += 1;
+        f->base.now_ms += RETRY_MS;
         step(f);
         assert_string_equal(node_of(f, "big", node), "large");
         expect_scheduled(f, "big", "True - -");
@@ -298,12 +294,14 @@ static uint64_t unschedulable_attempts(struct fixture *f)
 }
 
 /* Kube-scheduler's per-pod backoff: 1 s, doubled per failure in a row, at most 10 s; a cluster
- * event moves the pod out of the unschedulable set, but not before its backoff ends. */
+ * event moves the pod out of the unschedulable set, but while other pods are to be tried (a new
+ * small one at every step here), not before its backoff ends. */
 static void backoff_doubles_to_ten_seconds(void **state)
 {
         static const int64_t delays[] = {1000, 2000, 4000, 8000, BACKOFF_MAX_MS, BACKOFF_MAX_MS};
         struct fixture *f = *state;
-        char touch[16];
+        char touch[16], other[16];
+        int others = 0;
 
         put_node(f, "small", "4", "a");
         put_pod(f, "big", "8", 0);
@@ -312,9 +310,13 @@ static void backoff_doubles_to_ten_seconds(void **state)
         for (size_t i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
                 snprintf(touch, sizeof(touch), "t%zu", i);
                 put_node(f, "small", "4", touch); /* a cluster event */
+                snprintf(other, sizeof(other), "o%d", others++);
+                put_pod(f, other, "10m", 0);
                 f->base.now_ms += delays[i] - 1;
                 step(f);
                 assert_int_equal(unschedulable_attempts(f), i + 1);
+                snprintf(other, sizeof(other), "o%d", others++);
+                put_pod(f, other, "10m", 0);
                 f->base.now_ms += 1;
                 step(f);
                 assert_int_equal(unschedulable_attempts(f), i + 2);
@@ -323,6 +325,32 @@ static void backoff_doubles_to_ten_seconds(void **state)
         f->base.now_ms += 2 * BACKOFF_MAX_MS;
         step(f);
         assert_int_equal(unschedulable_attempts(f), 7);
+}
+
+/* With nothing else to try, a pod that an event released is tried at once, backoff or not
+ * (Kubernetes 1.33's SchedulerPopFromBackoffQ): capacity a finished pod frees is not left idle
+ * for up to 10 s. Without an event it still waits. */
+static void backoff_yields_when_nothing_else_waits(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "first", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "first", node), "n1");
+        put_pod(f, "second", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "second", node), "");
+        assert_int_equal(unschedulable_attempts(f), 1);
+        f->base.now_ms += 1;
+        step(f); /* no event: still in the unschedulable set */
+        assert_int_equal(unschedulable_attempts(f), 1);
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", "first", 0, NULL, NULL, NULL), 0);
+        f->base.now_ms += RETRY_MS; /* well within the 1 s backoff */
+        step(f);
+        assert_string_equal(node_of(f, "second", node), "n1");
 }
 
 /* A pending pod of a gang (xpool.io/gang, xpool.io/gang-min). */
@@ -483,6 +511,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
+            cmocka_unit_test_setup_teardown(
+                backoff_yields_when_nothing_else_waits, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_of_podgroups_and_workloads, setup, teardown),
         };
