@@ -233,6 +233,24 @@ static int mount_options(const json_t *vm,
         return 0;
 }
 
+/* The mount of volume mount vm (at mpath in the container spec) from the pod's volume vol. */
+static int mount_of(const struct xp_pod *pod,
+                    const json_t *vm,
+                    const json_t *vol,
+                    const char *mpath,
+                    bool privileged,
+                    const struct xp_launch_policy *policy,
+                    struct xp_container_mount *m,
+                    struct xp_error *err)
+{
+        char vpath[160];
+        int r;
+
+        snprintf(vpath, sizeof(vpath), "volume %s", str(vm, "name"));
+        r = volume(pod->metadata.uid, vol, vpath, policy, m, err);
+        return r < 0 ? r : mount_options(vm, mpath, privileged, m, err);
+}
+
 int launch_volumes(const struct xp_pod *pod,
                    const struct xp_container *c,
                    const char *cpath,
@@ -249,7 +267,7 @@ int launch_volumes(const struct xp_pod *pod,
                 return -ENOMEM;
         json_array_foreach(mounts, i, vm)
         {
-                char mpath[128], vpath[160];
+                char mpath[128];
                 const json_t *vol = find_volume(pod, str(vm, "name"));
 
                 snprintf(mpath, sizeof(mpath), "%s.volumeMounts[%zu]", cpath, i);
@@ -259,10 +277,8 @@ int launch_volumes(const struct xp_pod *pod,
                                          "%s.name: the pod has no volume \"%s\"",
                                          mpath,
                                          str(vm, "name") ? str(vm, "name") : "");
-                snprintf(vpath, sizeof(vpath), "volume %s", str(vm, "name"));
-                r = volume(pod->metadata.uid, vol, vpath, policy, &l->mounts[i], err);
-                if (r >= 0)
-                        r = mount_options(vm, mpath, l->contain.privileged, &l->mounts[i], err);
+                r = mount_of(
+                    pod, vm, vol, mpath, l->contain.privileged, policy, &l->mounts[i], err);
                 if (r < 0)
                         return r;
         }
@@ -296,18 +312,15 @@ int launch_process_volumes(const struct xp_pod *pod,
                 return -ENOMEM;
         json_array_foreach(mounts, i, vm)
         {
-                char mpath[128], vpath[160];
+                char mpath[128];
                 const json_t *vol = find_volume(pod, str(vm, "name"));
 
                 if (!vol || !files_volume(vol))
                         continue;
                 snprintf(mpath, sizeof(mpath), "%s.volumeMounts[%zu]", cpath, i);
-                snprintf(vpath, sizeof(vpath), "volume %s", str(vm, "name"));
                 struct xp_container_mount *m = &l->mounts[n++];
 
-                r = volume(pod->metadata.uid, vol, vpath, policy, m, err);
-                if (r >= 0)
-                        r = mount_options(vm, mpath, false, m, err);
+                r = mount_of(pod, vm, vol, mpath, false, policy, m, err);
                 if (r >= 0 && !sub_path_ok(m->sub_path))
                         r = xp_errorf(err,
                                       -EPERM,
