@@ -215,7 +215,7 @@ static void unschedulable_waits_for_the_cluster(void **state)
         assert_int_equal(count, 1);
 
         /* a node that fits: tried again once the retry interval has passed, before its backoff
-         * (1 s) ends, as nothing else waits (backoff_yields_when_nothing_else_waits) */
+         * (1 s) ends, as nothing else waits (capacity_freed_by_a_deletion) */
         put_node(f, "large", "16", "a");
         f->base.now_ms += RETRY_MS;
         step(f);
@@ -248,25 +248,6 @@ static void repeated_failures_count_on_one_event(void **state)
         step(f);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 3);
-}
-
-static void capacity_freed_by_a_deletion(void **state)
-{
-        struct fixture *f = *state;
-        char node[64];
-
-        put_node(f, "n1", "4", "a");
-        put_pod(f, "first", "3", 0);
-        step(f);
-        assert_string_equal(node_of(f, "first", node), "n1");
-        put_pod(f, "second", "3", 0);
-        step(f);
-        assert_string_equal(node_of(f, "second", node), "");
-        assert_int_equal(
-            xp_store_delete(f->base.store, "pods", "default", "first", 0, NULL, NULL, NULL), 0);
-        f->base.now_ms += BACKOFF_INITIAL_MS;
-        step(f);
-        assert_string_equal(node_of(f, "second", node), "n1");
 }
 
 static void priority_decides(void **state)
@@ -327,10 +308,11 @@ static void backoff_doubles_to_ten_seconds(void **state)
         assert_int_equal(unschedulable_attempts(f), 7);
 }
 
-/* With nothing else to try, a pod that an event released is tried at once, backoff or not
- * (Kubernetes 1.33's SchedulerPopFromBackoffQ): capacity a finished pod frees is not left idle
- * for up to 10 s. Without an event it still waits. */
-static void backoff_yields_when_nothing_else_waits(void **state)
+/* Capacity a deletion frees goes to the pod waiting for it. With nothing else to try, a pod that
+ * an event released is tried at once, backoff or not (Kubernetes 1.33's
+ * SchedulerPopFromBackoffQ): capacity a finished pod frees is not left idle for up to 10 s.
+ * Without an event it still waits. */
+static void capacity_freed_by_a_deletion(void **state)
 {
         struct fixture *f = *state;
         char node[64];
@@ -511,8 +493,6 @@ int main(void)
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
-            cmocka_unit_test_setup_teardown(
-                backoff_yields_when_nothing_else_waits, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_of_podgroups_and_workloads, setup, teardown),
         };
