@@ -13,6 +13,10 @@
 #include "xpool/yaml.h"
 
 #define SCRIPT_POINTS_MAX 1024
+/* The largest time and byte count a script may give: their int64_t conversions (milliseconds,
+ * bytes) stay defined */
+#define SCRIPT_SECONDS_MAX 1e9
+#define SCRIPT_BYTES_MAX   0x1p62
 
 /* The figures a point may give, in this order. */
 static const struct {
@@ -67,7 +71,8 @@ static int parse_point(json_t *o, const char *name, const char *id, size_t k, st
         const char *key;
         json_t *v;
 
-        if (!json_is_object(o) || !json_is_number(at) || json_number_value(at) < 0)
+        if (!json_is_object(o) || !json_is_number(at) || json_number_value(at) < 0 ||
+            json_number_value(at) > SCRIPT_SECONDS_MAX)
                 return xp_errorf(NULL,
                                  -EINVAL,
                                  "%s: metricsScript.devices.%s[%zu]: want {at: SECONDS, ...}",
@@ -83,7 +88,9 @@ static int parse_point(json_t *o, const char *name, const char *id, size_t k, st
                         continue;
                 for (f = 0; f < N_FIGURES && strcmp(figures[f].field, key) != 0; f++)
                         ;
-                if (f == N_FIGURES || !json_is_number(v))
+                if (f == N_FIGURES || !json_is_number(v) ||
+                    (figures[f].has == XP_SAMPLE_MEM_USED &&
+                     (json_number_value(v) < 0 || json_number_value(v) > SCRIPT_BYTES_MAX)))
                         return -EINVAL;
                 ret->has |= figures[f].has;
                 ret->values[f] = json_number_value(v);
@@ -151,7 +158,8 @@ parse_root(json_t *script, const char *name, struct xp_sim_script *s, struct xp_
                         return -ENOMEM;
         }
         if (!json_is_object(script) || (!json_is_object(devices) && !file) ||
-            (period && (!json_is_number(period) || json_number_value(period) < 0)))
+            (period && (!json_is_number(period) || json_number_value(period) < 0 ||
+                        json_number_value(period) > SCRIPT_SECONDS_MAX)))
                 return xp_errorf(
                     err,
                     -EINVAL,
