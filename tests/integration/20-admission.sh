@@ -156,7 +156,7 @@ expect_in "agent: restricted label kept" "$tmp/out" '"node-restriction.kubernete
 expect_in "agent: node-role label kept" "$tmp/out" '"node-role.kubernetes.io/gpu":""'
 sleep 1.2 # two more heartbeats
 kill -TERM "$agent_pid" 2>/dev/null; wait "$agent_pid" 2>/dev/null || true; agent_pid=
-if grep -qiE 'forbidden|403' "$tmp/a1.log"; then
+if grep -qiwE 'forbidden|403' "$tmp/a1.log"; then
   echo "FAIL the agent was refused a write:"; cat "$tmp/a1.log"; failures=$((failures + 1))
 fi
 
