@@ -50,25 +50,39 @@ static int append(struct list_text *l, const char *text, size_t n)
         return 0;
 }
 
-/* 1 when the object matches the selectors, 0 when not; labels alone need only the metadata. */
-static int matches(struct list_text *l, const char *text, size_t len)
+/* 1 when the labels at text[0..len) match, 0 when not; an object with no labels has none. */
+static int labels_match(const struct xp_label_selector *selector, const char *text, size_t len)
 {
-        size_t start = 0, n = len;
-        json_t *object;
+        json_t *labels = len ? json_loadb(text, len, JSON_DECODE_ANY, NULL) : NULL;
         bool match;
 
-        if (xp_field_selector_is_empty(l->fields) &&
-            xp_store_text_metadata(text, len, &start, &n) < 0) {
-                start = 0;
-                n = len;
+        if (len && !labels)
+                return -ENOMEM;
+        match = xp_label_selector_matches(selector, labels);
+        json_decref(labels);
+        return match;
+}
+
+/*
+ * 1 when the object matches the selectors, 0 when not. Labels alone need only the labels'
+ * text: a pod's metadata also holds its managedFields, most of its size.
+ */
+static int matches(struct list_text *l, const char *text, size_t len)
+{
+        size_t start = 0, n = 0;
+        json_t *object;
+        bool match;
+        int r;
+
+        if (xp_field_selector_is_empty(l->fields)) {
+                r = xp_store_text_labels(text, len, &start, &n);
+                if (r == 0 || r == -ENOENT)
+                        return labels_match(l->labels, text + start, r == 0 ? n : 0);
         }
-        object = json_loadb(text + start, n, 0, NULL);
+        object = json_loadb(text, len, 0, NULL);
         if (!object)
                 return -ENOMEM;
-        if (start > 0 || n < len)
-                match = xp_label_selector_matches(l->labels, json_object_get(object, "labels"));
-        else
-                match = selectors_match(l->labels, l->fields, object);
+        match = selectors_match(l->labels, l->fields, object);
         json_decref(object);
         return match;
 }

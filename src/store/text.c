@@ -66,20 +66,21 @@ static size_t skip_value(const char *s, size_t len, size_t i)
 }
 
 /*
- * Where the member goes: *ret_at is the index of the '}' that closes metadata (or the object,
- * when *ret_whole: the object has no metadata), *ret_empty whether that object has no member;
- * *ret_open the index of metadata's '{' (when not *ret_whole).
+ * The value of member key (quoted, as it appears in the text) of the JSON object at s[0..len):
+ * 0 with *ret_value the index of its first character and *ret_end just past it; -ENOENT with
+ * *ret_end the index of the '}' that closes the object, *ret_empty whether it has no member;
+ * -EBADMSG when s is not a JSON object.
  */
-static int find_insert(
-    const char *s, size_t len, size_t *ret_open, size_t *ret_at, bool *ret_empty, bool *ret_whole)
+static int find_member(
+    const char *s, size_t len, const char *key, size_t *ret_value, size_t *ret_end, bool *ret_empty)
 {
-        size_t i = skip_space(s, len, 0);
-        bool empty = true;
+        size_t i = skip_space(s, len, 0), key_len = strlen(key);
 
+        *ret_empty = true;
         if (i >= len || s[i] != '{')
                 return -EBADMSG;
         for (i = skip_space(s, len, i + 1); i < len && s[i] != '}';) {
-                size_t key = i, end;
+                size_t name = i, end, value;
 
                 if (s[i] != '"')
                         return -EBADMSG;
@@ -87,31 +88,50 @@ static int find_insert(
                 i = skip_space(s, len, end);
                 if (i >= len || s[i] != ':')
                         return -EBADMSG;
-                i = skip_space(s, len, i + 1);
-                empty = false;
-                if (end - key == 10 && memcmp(s + key, "\"metadata\"", 10) == 0) {
-                        size_t close;
-
-                        if (i >= len || s[i] != '{')
-                                return -EBADMSG;
-                        close = skip_value(s, len, i);
-                        if (close > len || close < 2 || s[close - 1] != '}')
-                                return -EBADMSG;
-                        *ret_open = i;
-                        *ret_at = close - 1;
-                        *ret_empty = skip_space(s, len, i + 1) == close - 1;
-                        *ret_whole = false;
+                value = skip_space(s, len, i + 1);
+                *ret_empty = false;
+                i = skip_value(s, len, value);
+                if (i > len)
+                        return -EBADMSG;
+                if (end - name == key_len && memcmp(s + name, key, key_len) == 0) {
+                        *ret_value = value;
+                        *ret_end = i;
                         return 0;
                 }
-                i = skip_space(s, len, skip_value(s, len, i));
+                i = skip_space(s, len, i);
                 if (i < len && s[i] == ',')
                         i = skip_space(s, len, i + 1);
         }
         if (i >= len)
                 return -EBADMSG;
-        *ret_at = i;
-        *ret_empty = empty;
-        *ret_whole = true;
+        *ret_end = i;
+        return -ENOENT;
+}
+
+/*
+ * Where the member goes: *ret_at is the index of the '}' that closes metadata (or the object,
+ * when *ret_whole: the object has no metadata), *ret_empty whether that object has no member;
+ * *ret_open the index of metadata's '{' (when not *ret_whole).
+ */
+static int find_insert(
+    const char *s, size_t len, size_t *ret_open, size_t *ret_at, bool *ret_empty, bool *ret_whole)
+{
+        size_t open, close;
+        int r = find_member(s, len, "\"metadata\"", &open, &close, ret_empty);
+
+        if (r == -ENOENT) {
+                *ret_at = close;
+                *ret_whole = true;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (open >= len || s[open] != '{' || close < 2 || s[close - 1] != '}')
+                return -EBADMSG;
+        *ret_open = open;
+        *ret_at = close - 1;
+        *ret_empty = skip_space(s, len, open + 1) == close - 1;
+        *ret_whole = false;
         return 0;
 }
 
@@ -180,5 +200,21 @@ int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size
                 return -ENOENT;
         *ret_start = open;
         *ret_len = at + 1 - open;
+        return 0;
+}
+
+int xp_store_text_labels(const char *text, size_t len, size_t *ret_start, size_t *ret_len)
+{
+        size_t start, n, value, end;
+        bool empty;
+        int r = xp_store_text_metadata(text, len, &start, &n);
+
+        if (r < 0)
+                return r;
+        r = find_member(text + start, n, "\"labels\"", &value, &end, &empty);
+        if (r < 0)
+                return r;
+        *ret_start = start + value;
+        *ret_len = end - value;
         return 0;
 }

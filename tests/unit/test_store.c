@@ -635,6 +635,35 @@ static void text_written(void **state)
                          -ENOENT);
 }
 
+static int labels_in(const char *text, size_t *ret_start, size_t *ret_len)
+{
+        return xp_store_text_labels(text, strlen(text), ret_start, ret_len);
+}
+
+/* The labels' span, as a label selector takes it without parsing the rest of metadata. */
+static void text_labels(void **state)
+{
+        static const char *const with_labels =
+            ("{\"kind\":\"Pod\",\"labels\":{\"no\":\"top\"},\"metadata\":{\"managedFields\":[{\""
+             "labels\":{\"x\":\"}\"}}],\"name\":\"a\",\"labels\":{\"k\":\"v}\",\"q\":\"\\\"\"},"
+             "\"uid\":\"u\"},\"spec\":{}}");
+        size_t start = 0, len = 0;
+        json_t *labels;
+
+        (void)state;
+        assert_int_equal(labels_in(with_labels, &start, &len), 0);
+        labels = json_loadb(with_labels + start, len, 0, NULL);
+        assert_non_null(labels);
+        assert_int_equal(json_object_size(labels), 2);
+        assert_string_equal(json_string_value(json_object_get(labels, "k")), "v}");
+        assert_string_equal(json_string_value(json_object_get(labels, "q")), "\"");
+        json_decref(labels);
+        assert_int_equal(labels_in("{\"metadata\":{\"name\":\"a\"}}", &start, &len), -ENOENT);
+        assert_int_equal(labels_in("{\"labels\":{}}", &start, &len), -ENOENT);
+        assert_int_equal(labels_in("{\"metadata\":{\"labels\":{", &start, &len), -EBADMSG);
+        assert_int_equal(labels_in("[]", &start, &len), -EBADMSG);
+}
+
 struct texts {
         json_t *items;
         size_t n;
@@ -860,6 +889,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(concurrent_creates, setup, teardown),
             cmocka_unit_test_setup_teardown(racing_creates, setup, teardown),
             cmocka_unit_test_setup_teardown(open_errors, setup, teardown),
+            cmocka_unit_test(text_labels),
             cmocka_unit_test_setup_teardown(text_written, setup, teardown),
             cmocka_unit_test_setup_teardown(list_text, setup, teardown),
             cmocka_unit_test_setup_teardown(recent_matches_log, setup, teardown),

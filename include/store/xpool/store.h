@@ -275,6 +275,13 @@ typedef int (*xp_store_text_fn)(
 int xp_store_text_metadata(const char *text, size_t len, size_t *ret_start, size_t *ret_len);
 
 /*
+ * Where metadata.labels is in an object's text, as xp_store_text_metadata(): 0 with the span of
+ * its value, -ENOENT when the object has no labels (or no metadata), -EBADMSG when the text is not
+ * a JSON object. A label selector then parses the labels alone, not metadata's managedFields.
+ */
+int xp_store_text_labels(const char *text, size_t len, size_t *ret_start, size_t *ret_len);
+
+/*
  * As xp_store_list(), handing each object to fn as text instead of building an array: for a
  * reader that passes the objects on (a list answer) without the tree of every object in memory.
  */
