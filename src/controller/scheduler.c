@@ -9,7 +9,9 @@
  *
  * Why unschedulable pods wait: nothing changes for them until the cluster does, so they are
  * tried again only after a node is added or changed or a placed pod goes away (capacity may have
- * freed), at most every RETRY_MS, all together so that priority still decides. Their own status
+ * freed), all together so that priority still decides, and no sooner after the last time than
+ * twice what its pass took (retry_gap_set(): 5 to 250 ms). Within a pass, pods of a shape that
+ * just failed fail without a second look (scheduler_shape.c). Their own status
  * writes come back as MODIFIED events that change neither spec nor metadata, which do not wake
  * them.
  *
@@ -274,10 +276,13 @@ static char *explain_join(const char *message, const char *prefix, const char *w
         return text;
 }
 
-void unschedulable(struct xp_scheduler *s,
-                   struct pending *p,
-                   const char *message,
-                   const char *explain)
+/* As unschedulable(); text, when given, is the Event's explanation already made (a pod of the
+ * same shape's), so the nodes are not visited again. */
+static void unschedulable_as(struct xp_scheduler *s,
+                             struct pending *p,
+                             const char *message,
+                             const char *explain,
+                             const char *known_text)
 {
         bool repeat = xp_streq0(p->message, message);
 
@@ -290,10 +295,14 @@ void unschedulable(struct xp_scheduler *s,
 
                 if (!copy)
                         return;
-                /* the nodes' side, said once per new message: it visits every node */
-                if (!explain && p->decoded)
-                        (void)xp_sched_why(s->sched, p->decoded, &why, &err);
-                text = explain_join(message, explain, why);
+                if (known_text) {
+                        text = strdup(known_text);
+                } else {
+                        /* the nodes' side, said once per new message: it visits every node */
+                        if (!explain && p->decoded)
+                                (void)xp_sched_why(s->sched, p->decoded, &why, &err);
+                        text = explain_join(message, explain, why);
+                }
                 free(why);
                 failure_write(s, p, NULL, true); /* the old message's count */
                 free(p->message);
@@ -303,6 +312,14 @@ void unschedulable(struct xp_scheduler *s,
         }
         p->failures_unwritten++;
         failure_write(s, p, message, !repeat);
+}
+
+void unschedulable(struct xp_scheduler *s,
+                   struct pending *p,
+                   const char *message,
+                   const char *explain)
+{
+        unschedulable_as(s, p, message, explain, NULL);
 }
 
 /*
@@ -460,20 +477,34 @@ static int admit(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_re
 }
 
 /* Nothing fits p: preemption (s->hooks.preempt) may evict for it; its word joins *reason as
- * kube-scheduler's "preemption: ..." tail does. */
-static void preempt(struct xp_scheduler *s, struct pending *p, char **reason)
+ * kube-scheduler's "preemption: ..." tail does. Returns whether p was nominated to a node. */
+static bool preempt(struct xp_scheduler *s, struct pending *p, char **reason)
 {
         _cleanup_free_ char *node = NULL, *message = NULL;
         const struct xp_pod *pods[1] = {p->decoded};
         char *joined;
 
         if (!s->hooks.preempt ||
-            s->hooks.preempt(s->hooks.userdata, s->sched, pods, 1, &node, &message) < 0 || !message)
-                return;
-        if (asprintf(&joined, "%s %s", *reason, message) < 0)
-                return;
-        free(*reason);
-        *reason = joined;
+            s->hooks.preempt(s->hooks.userdata, s->sched, pods, 1, &node, &message) < 0)
+                return false;
+        if (message && asprintf(&joined, "%s %s", *reason, message) >= 0) {
+                free(*reason);
+                *reason = joined;
+        }
+        return node && node[0];
+}
+
+/* Unschedulable as a pod of its shape was in this pass: 1, or 0 when none was. */
+static int
+fail_as_shape(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result)
+{
+        const struct pending *model = shape_failed(s, p);
+
+        if (!model)
+                return 0;
+        *result = XP_SCHEDULER_UNSCHEDULABLE;
+        unschedulable_as(s, p, model->message, NULL, model->explain);
+        return 1;
 }
 
 /* Places one pending pod: a binding, or an unschedulable one's status and Event, handed on. */
@@ -482,6 +513,7 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         _cleanup_free_ char *reason = NULL, *text = NULL;
         struct xp_placement placement = {0};
         struct xp_error err = {0};
+        bool nominated;
         int r = 0;
 
         if (p->gang) {
@@ -491,6 +523,8 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         r = pending_decode(p, &err);
         if (r >= 0 && s->hooks.admit)
                 r = admit(s, p, result);
+        if (r == 0)
+                r = fail_as_shape(s, p, result);
         if (r > 0)
                 return;
         if (r >= 0)
@@ -513,8 +547,10 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
         if (r == 0) {
                 *result = XP_SCHEDULER_UNSCHEDULABLE;
-                preempt(s, p, &reason);
+                nominated = preempt(s, p, &reason);
                 unschedulable(s, p, reason, NULL);
+                if (!nominated)
+                        shape_fail(s, p);
                 return;
         }
         r = xp_placement_to_json(&placement, &text);
@@ -560,17 +596,21 @@ pop_backing_off(struct xp_scheduler *s, struct pending **active, int64_t priorit
         return n;
 }
 
-static size_t active_pods(struct xp_scheduler *s, struct pending **active, int64_t *ret_wake_ms)
+static size_t active_pods(struct xp_scheduler *s,
+                          struct pending **active,
+                          int64_t *ret_wake_ms,
+                          bool *ret_released)
 {
         int64_t now = xp_clock_monotonic_ms(s->clock), wake = INT64_MAX, top_backing_off = 0;
         bool backing_off = false;
         size_t n = 0;
 
-        if (s->changed && now - s->retried_ms >= RETRY_MS) {
+        if (s->changed && now - s->retried_ms >= s->retry_gap_ms) {
                 for (size_t i = 0; i < s->n_queue; i++)
                         s->queue[i]->waiting = false;
                 s->changed = false;
                 s->retried_ms = now;
+                *ret_released = true;
         }
         for (size_t i = 0; i < s->n_queue; i++) {
                 struct pending *p = s->queue[i];
@@ -618,19 +658,34 @@ void pass_try(struct xp_scheduler *s, struct pending *p)
                 schedule_one(s, p);
 }
 
+/*
+ * The waiting pods are released again after an event no sooner than twice as long as the last
+ * release's pass took, within RETRY_MIN_MS..RETRY_MS: a cheap pass (a node freed one slot, the
+ * waiting pods of one shape) runs at once, an expensive one cannot take more than a third of
+ * the loop's time however fast events come.
+ */
+static void retry_gap_set(struct xp_scheduler *s, int64_t pass_ms)
+{
+        int64_t gap = 2 * pass_ms;
+
+        s->retry_gap_ms = gap < RETRY_MIN_MS ? RETRY_MIN_MS : gap > RETRY_MS ? RETRY_MS : gap;
+}
+
 /* One pass over the pods that may be placed now. Returns how long until a backoff ends. */
 static int64_t schedule_pass(struct xp_scheduler *s)
 {
         _cleanup_free_ struct pending **active = NULL;
-        int64_t wake;
+        int64_t wake, start = xp_clock_monotonic_ms(s->clock);
+        bool released = false;
         size_t n;
 
         active = calloc(s->n_queue ? s->n_queue : 1, sizeof *active);
         if (!active)
                 return WAKE_MS;
-        n = active_pods(s, active, &wake);
+        n = active_pods(s, active, &wake, &released);
         s->pass++;
         order_run(s, active, n);
+        shapes_forget(s);
         /* only the pods tried can have been dropped */
         for (size_t i = 0; i < n; i++)
                 if (active[i]->drop)
@@ -638,6 +693,8 @@ static int64_t schedule_pass(struct xp_scheduler *s)
         for (size_t i = 0; i < s->n_queue; i++)
                 if (!s->queue[i]->inflight)
                         failure_write(s, s->queue[i], NULL, false);
+        if (released)
+                retry_gap_set(s, xp_clock_monotonic_ms(s->clock) - start);
         return wake;
 }
 
@@ -651,7 +708,7 @@ static int64_t scheduler_work(void *userdata)
         wake = schedule_pass(s);
         queue_ctl_flush(s->queues);
         /* wake early while a retry is due, or a backoff ends */
-        sleep_ms = s->changed ? RETRY_MS / 2 : WAKE_MS;
+        sleep_ms = s->changed ? s->retry_gap_ms / 2 : WAKE_MS;
         return wake < sleep_ms ? (wake > 0 ? wake : 1) : sleep_ms;
 }
 

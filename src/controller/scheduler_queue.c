@@ -38,6 +38,7 @@ static void pending_free(struct pending *p)
         xp_pod_free(p->decoded);
         free(p->message);
         free(p->explain);
+        free(p->shape);
         free(p->gang);
         free(p->queue);
         free(p);

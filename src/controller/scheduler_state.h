@@ -22,7 +22,8 @@
 #include "xpool/workers.h"
 
 #define SCHEDULER_NAME "xpool-scheduler"
-#define RETRY_MS       250 /* shortest interval between retries of unschedulable pods */
+#define RETRY_MS       250 /* longest interval between retries of unschedulable pods */
+#define RETRY_MIN_MS   5   /* shortest, after a cheap pass (scheduler.c, retry_gap_set()) */
 /* Per-pod backoff after a failed attempt, as kube-scheduler's: 1 s, doubled per failure in a
  * row, at most 10 s (podInitialBackoffSeconds, podMaxBackoffSeconds). */
 #define BACKOFF_INITIAL_MS 1000
@@ -68,6 +69,8 @@ struct pending {
          * say so); 0: only after one */
         int64_t retry_at_ms;
         int64_t failures_unwritten; /* failures with message not yet counted in its Event */
+        char *shape; /* what its placement depends on, at shape_version (scheduler_shape.c) */
+        uint64_t shape_version;
         int64_t event_written_ms;
 };
 
@@ -114,6 +117,9 @@ struct xp_scheduler {
         struct xp_map gang_counts;
         struct xp_map gang_members;
         int64_t retried_ms;
+        int64_t retry_gap_ms; /* the shortest time between two releases of the waiting pods */
+        /* this pass's unschedulable pods by shape (scheduler_shape.c): keys are their shapes */
+        struct xp_map failed_shapes;
         /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
         atomic_uint_fast64_t attempts[XP_SCHEDULER_RESULTS];
         struct xp_histogram attempt_seconds;
@@ -177,6 +183,16 @@ void pass_try(struct xp_scheduler *s, struct pending *p);
 void order_run(struct xp_scheduler *s, struct pending **active, size_t n);
 /* Tries p's gang, all its pending members together, once per pass. */
 void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
+
+/* ---- pods of one shape fail alike within a pass (scheduler_shape.c) ---------------------- */
+
+/* A pod of p's shape found unschedulable in this pass (its message and explanation are p's),
+ * or NULL. */
+const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p);
+/* Records p, just found unschedulable with nothing nominated, for its shape. */
+void shape_fail(struct xp_scheduler *s, struct pending *p);
+/* Forgets the pass's failures (the next pass may find capacity freed). */
+void shapes_forget(struct xp_scheduler *s);
 
 /* ---- gangs' shapes and bound members (scheduler_groups.c) -------------------------------- */
 

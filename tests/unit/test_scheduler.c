@@ -18,6 +18,7 @@
 #include "xpool/histogram.h"
 
 #define RETRY_MS           250   /* scheduler_internal.h: unschedulable pods wait this long */
+#define RETRY_MIN_MS       5     /* ... or this long after a cheap pass */
 #define EVENT_INTERVAL_MS  2000  /* and repeated failures update their Event this often */
 #define BACKOFF_INITIAL_MS 1000  /* a pod that failed is not tried again sooner, ... */
 #define BACKOFF_MAX_MS     10000 /* ... doubled per failure in a row up to this */
@@ -335,6 +336,42 @@ static void capacity_freed_by_a_deletion(void **state)
         assert_string_equal(node_of(f, "second", node), "n1");
 }
 
+/* Pods of one shape fail alike in a pass, and that does not stop a pod of another shape behind
+ * them; a pass that cost nothing lets the next event release the waiting pods at once
+ * (RETRY_MIN_MS), not RETRY_MS later, so a node freed one slot at a time is refilled at once. */
+static void waiting_pods_of_one_shape(void **state)
+{
+        static const char *const waiting[] = {"w0", "w1", "w2"};
+        static const char *const why = "False Unschedulable 0/1 nodes are available: 1 "
+                                       "Insufficient cpu.";
+        struct fixture *f = *state;
+        char node[64];
+        int64_t count;
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "first", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "first", node), "n1");
+        for (size_t i = 0; i < XP_ELEMENTSOF(waiting); i++)
+                put_pod(f, waiting[i], "3", 0);
+        put_pod(f, "small", "1", 0);
+        step(f);
+        assert_string_equal(node_of(f, "small", node), "n1");
+        for (size_t i = 0; i < XP_ELEMENTSOF(waiting); i++) {
+                assert_string_equal(node_of(f, waiting[i], node), "");
+                expect_scheduled(f, waiting[i], why);
+                assert_int_equal(events(f, waiting[i], "FailedScheduling", &count), 1);
+        }
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", "first", 0, NULL, NULL, NULL), 0);
+        f->base.now_ms += RETRY_MIN_MS;
+        step(f);
+        assert_string_equal(node_of(f, "w0", node), "n1");
+        assert_string_equal(node_of(f, "w1", node), "");
+        assert_string_equal(node_of(f, "w2", node), "");
+        expect_scheduled(f, "w2", why);
+}
+
 /* A pending pod of a gang (xpool.io/gang, xpool.io/gang-min). */
 static void
 put_member(struct fixture *f, const char *name, const char *cpu, const char *gang, int min)
@@ -491,6 +528,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(unschedulable_waits_for_the_cluster, setup, teardown),
             cmocka_unit_test_setup_teardown(repeated_failures_count_on_one_event, setup, teardown),
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
+            cmocka_unit_test_setup_teardown(waiting_pods_of_one_shape, setup, teardown),
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
