@@ -426,32 +426,63 @@ void jbuf_put(struct jbuf *b, const char *text, size_t len)
         b->p[b->len] = '\0';
 }
 
+void jbuf_repeat(struct jbuf *b, size_t at, size_t len)
+{
+        grow(b, len); /* may move b->p: the source is taken after */
+        if (b->oom)
+                return;
+        memcpy(b->p + b->len, b->p + at, len);
+        b->len += len;
+        b->p[b->len] = '\0';
+}
+
 void jbuf_puts(struct jbuf *b, const char *text)
 {
         jbuf_put(b, text, strlen(text));
 }
 
-void jbuf_string(struct jbuf *b, const char *s)
+/* Whether c goes into a JSON string as it is. */
+static bool plain(unsigned char c)
+{
+        return c >= 0x20 && c != '"' && c != '\\';
+}
+
+/* The escape of c (not plain) at out; returns its length. */
+static size_t escape_into(unsigned char c, char *out)
 {
         static const char hex[] = "0123456789abcdef";
+
+        if (c == '"' || c == '\\') {
+                out[0] = '\\';
+                out[1] = (char)c;
+                return 2;
+        }
+        memcpy(out, "\\u00", 4);
+        out[4] = hex[c >> 4];
+        out[5] = hex[c & 0xf];
+        return 6;
+}
+
+/* The answers carry thousands of node names and reasons, nearly all plain: runs of plain bytes
+ * are copied whole. */
+void jbuf_string(struct jbuf *b, const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
         size_t len = strlen(s);
 
         grow(b, len * 6 + 2);
         if (b->oom)
                 return;
         b->p[b->len++] = '"';
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-                if (*p == '"' || *p == '\\') {
-                        b->p[b->len++] = '\\';
-                        b->p[b->len++] = (char)*p;
-                } else if (*p < 0x20) {
-                        memcpy(b->p + b->len, "\\u00", 4);
-                        b->p[b->len + 4] = hex[*p >> 4];
-                        b->p[b->len + 5] = hex[*p & 0xf];
-                        b->len += 6;
-                } else {
-                        b->p[b->len++] = (char)*p;
-                }
+        while (*p) {
+                const unsigned char *run = p;
+
+                while (plain(*p))
+                        p++;
+                memcpy(b->p + b->len, run, (size_t)(p - run));
+                b->len += (size_t)(p - run);
+                if (*p)
+                        b->len += escape_into(*p++, b->p + b->len);
         }
         b->p[b->len++] = '"';
         b->p[b->len] = '\0';
@@ -459,9 +490,16 @@ void jbuf_string(struct jbuf *b, const char *s)
 
 void jbuf_int(struct jbuf *b, long long v)
 {
-        char num[32];
+        char digits[24];
+        unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+        size_t n = sizeof(digits);
 
-        jbuf_put(b, num, (size_t)snprintf(num, sizeof(num), "%lld", v));
+        do
+                digits[--n] = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+                digits[--n] = '-';
+        jbuf_put(b, digits + n, sizeof(digits) - n);
 }
 
 char *jbuf_take(struct jbuf *b)

@@ -361,6 +361,25 @@ int xp_extender_binding_decode(const char *body,
         return 0;
 }
 
+/* The reason written last, where it is in the answer: nodes that fail alike share one reason
+ * (the core's verdicts point to the same text), written once and copied after. */
+struct last_reason {
+        const char *text;
+        size_t at, len;
+};
+
+static void reason_put(struct jbuf *b, const char *reason, struct last_reason *last)
+{
+        size_t at = b->len;
+
+        if (reason == last->text && !b->oom) {
+                jbuf_repeat(b, last->at, last->len);
+                return;
+        }
+        jbuf_string(b, reason);
+        *last = (struct last_reason){.text = reason, .at = at, .len = b->len - at};
+}
+
 int xp_extender_filter_result(const struct xp_extender_args *args,
                               const struct xp_sched_verdict *v,
                               const char *unknown_reason,
@@ -385,6 +404,8 @@ int xp_extender_filter_result(const struct xp_extender_args *args,
         }
         jbuf_puts(&b, args->cache_capable ? "]" : "]},\"NodeNames\":null");
         for (int pass = 0; pass < 2; pass++) {
+                struct last_reason last = {0};
+
                 first = true;
                 jbuf_puts(&b, pass ? ",\"FailedAndUnresolvableNodes\":{" : ",\"FailedNodes\":{");
                 for (size_t i = 0; i < args->n_names; i++) {
@@ -395,8 +416,8 @@ int xp_extender_filter_result(const struct xp_extender_args *args,
                         first = false;
                         jbuf_string(&b, args->names[i]);
                         jbuf_puts(&b, ":");
-                        jbuf_string(&b,
-                                    v[i].fit == 0 && v[i].reason ? v[i].reason : unknown_reason);
+                        reason_put(
+                            &b, v[i].fit == 0 && v[i].reason ? v[i].reason : unknown_reason, &last);
                 }
                 jbuf_puts(&b, "}");
         }

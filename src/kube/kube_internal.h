@@ -190,6 +190,8 @@ struct jbuf {
 void jbuf_put(struct jbuf *buf, const char *text, size_t len);
 void jbuf_puts(struct jbuf *buf, const char *text);
 void jbuf_string(struct jbuf *buf, const char *s); /* quoted and escaped */
+/* Appends a copy of the len bytes at offset at of what buf holds already. */
+void jbuf_repeat(struct jbuf *buf, size_t at, size_t len);
 void jbuf_int(struct jbuf *buf, long long value);
 /* The text written (caller frees), NULL after running out of memory. The buffer is reset. */
 char *jbuf_take(struct jbuf *buf);

@@ -167,6 +167,44 @@ static void binding_args(void **state)
         assert_string_equal(err.msg, "PodUID: must be a string");
 }
 
+/* The filter's answer escapes what JSON must (quotes, backslashes, control bytes) and keeps
+ * every other byte, UTF-8 included, whether a reason is written afresh or copied from the node
+ * before it that failed alike. */
+static void filter_answer_escapes_names_and_reasons(void **state)
+{
+        static const char *const shared = "Insufficient \"gpu\" \\ \x01 \xc3\xa9";
+        char *names[] = {"n-0", "n\"1", "n\\2", "n\t3", "n-4", "n-5"};
+        struct xp_sched_verdict v[] = {
+            {.fit = 0, .reason = shared},
+            {.fit = 0, .reason = shared},
+            {.fit = 1},
+            {.fit = 0, .reason = "Too many pods"},
+            {.fit = 0, .reason = shared},
+            {.fit = -ENOENT},
+        };
+        struct xp_extender_args args = {.names = names, .n_names = 6, .cache_capable = true};
+        json_t *answer, *failed;
+        char *text = NULL;
+
+        (void)state;
+        assert_int_equal(xp_extender_filter_result(&args, v, "node not found", &text), 0);
+        answer = json_loads(text, 0, NULL);
+        assert_non_null(answer);
+        assert_int_equal(json_array_size(json_object_get(answer, "NodeNames")), 1);
+        assert_string_equal(
+            json_string_value(json_array_get(json_object_get(answer, "NodeNames"), 0)), "n\\2");
+        failed = json_object_get(answer, "FailedNodes");
+        assert_int_equal(json_object_size(failed), 5);
+        assert_string_equal(json_string_value(json_object_get(failed, "n-0")), shared);
+        assert_string_equal(json_string_value(json_object_get(failed, "n\"1")), shared);
+        assert_string_equal(json_string_value(json_object_get(failed, "n\t3")), "Too many pods");
+        assert_string_equal(json_string_value(json_object_get(failed, "n-4")), shared);
+        assert_string_equal(json_string_value(json_object_get(failed, "n-5")), "node not found");
+        assert_non_null(strstr(text, "\\u0001"));
+        json_decref(answer);
+        free(text);
+}
+
 static void scores_keep_the_core_s_choice_on_top(void **state)
 {
         (void)state;
@@ -573,6 +611,7 @@ int main(void)
             cmocka_unit_test(decodes_both_shapes),
             cmocka_unit_test(refuses_bad_requests),
             cmocka_unit_test(binding_args),
+            cmocka_unit_test(filter_answer_escapes_names_and_reasons),
             cmocka_unit_test(scores_keep_the_core_s_choice_on_top),
             cmocka_unit_test(filter_answers_as_the_core_decides),
             cmocka_unit_test(prioritize_ranks_as_the_core_places),
