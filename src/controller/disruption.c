@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "disruption_stale.h"
 #include "nsqueue.h"
 #include "xpool/disruption.h"
 #include "xpool/doc.h"
@@ -22,6 +23,7 @@
 struct xp_disruption {
         struct xp_registry *registry;
         struct xp_nsqueue *queue;
+        struct xp_nsqueue *stale; /* pods' stale DisruptionTarget marks (disruption_stale.c) */
 };
 
 static const struct xp_informer_handler followed[] = {
@@ -247,8 +249,10 @@ int xp_disruption_new(struct xp_registry *registry,
                 return -ENOMEM;
         c->registry = registry;
         r = xp_nsqueue_new(registry, &disruption_ops, c, &c->queue, err);
+        if (r >= 0)
+                r = disruption_stale_new(registry, &c->stale, err);
         if (r < 0) {
-                free(c);
+                xp_disruption_free(c);
                 return r;
         }
         *ret = c;
@@ -264,6 +268,8 @@ int xp_disruption_start(struct xp_registry *registry,
 
         if (r >= 0)
                 r = xp_nsqueue_start(c->queue, err);
+        if (r >= 0)
+                r = xp_nsqueue_start(c->stale, err);
         if (r < 0) {
                 xp_disruption_free(c);
                 return r;
@@ -274,7 +280,9 @@ int xp_disruption_start(struct xp_registry *registry,
 
 int xp_disruption_step(struct xp_disruption *c, struct xp_error *err)
 {
-        return xp_nsqueue_step(c->queue, err);
+        int r = xp_nsqueue_step(c->queue, err);
+
+        return r < 0 ? r : xp_nsqueue_step(c->stale, err);
 }
 
 void xp_disruption_free(struct xp_disruption *c)
@@ -282,5 +290,6 @@ void xp_disruption_free(struct xp_disruption *c)
         if (!c)
                 return;
         xp_nsqueue_free(c->queue);
+        xp_nsqueue_free(c->stale);
         free(c);
 }

@@ -351,3 +351,18 @@ int xp_lifecycle_pod_mark_disrupted(json_t *pod,
 {
         return set_condition(pod, "DisruptionTarget", "True", reason, message, now);
 }
+
+int xp_lifecycle_pod_clear_disrupted(json_t *pod, const char *now)
+{
+        json_t *c = find_condition(pod, "DisruptionTarget", NULL);
+
+        if (!c || !xp_streq0(json_string_value(json_object_get(c, "status")), "True"))
+                return 0;
+        /* as UpdatePodCondition with a condition of type and status only: the rest goes */
+        (void)json_object_del(c, "reason");
+        (void)json_object_del(c, "message");
+        return json_object_set_new(c, "status", json_string("False")) < 0 ||
+                       json_object_set_new(c, "lastTransitionTime", json_string(now)) < 0
+                   ? -ENOMEM
+                   : 1;
+}

@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "registry_fixture.h"
 #include "xpool/disruption.h"
 #include "xpool/doc.h"
+#include "xpool/timeutil.h"
 
 #define NOW 1796299200 /* 2026-12-03T12:00:00Z */
 
@@ -398,6 +400,82 @@ static void expected_pods_from_the_deployment(void **state)
         fixture_close(&f);
 }
 
+/* A pod with a DisruptionTarget mark set `age` seconds ago, with reason, and deleting or not. */
+static void put_marked(struct registry_fixture *f,
+                       const char *name,
+                       int64_t age,
+                       const char *reason,
+                       const char *phase,
+                       bool deleting)
+{
+        char at[XP_RFC3339_MAX];
+
+        assert_int_equal(xp_time_format_rfc3339((int64_t)time(NULL) - age, at), 0);
+        fixture_put_text(f,
+                         "pods",
+                         "team",
+                         name,
+                         "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": "
+                         "\"%s\", \"namespace\": \"team\"%s}, \"status\": {\"phase\": \"%s\", "
+                         "\"conditions\": [{\"type\": \"DisruptionTarget\", \"status\": \"True\", "
+                         "\"reason\": \"%s\", \"message\": \"Eviction API: evicting\", "
+                         "\"lastTransitionTime\": \"%s\"}]}}",
+                         name,
+                         deleting ? ", \"deletionTimestamp\": \"2027-01-01T00:00:00Z\"" : "",
+                         phase,
+                         reason,
+                         at);
+}
+
+/* The pod's DisruptionTarget as "status reason", "-" for a missing reason. */
+static void expect_mark(struct registry_fixture *f, const char *name, const char *want)
+{
+        json_t *pod = fixture_get(f, "pods", "team", name);
+        const json_t *c = json_array_get(xp_json_at(pod, "status.conditions"), 0);
+        char got[128];
+
+        snprintf(got,
+                 sizeof(got),
+                 "%s %s",
+                 xp_json_str_at(c, "status", "?"),
+                 xp_json_str_at(c, "reason", "-"));
+        assert_string_equal(got, want);
+        if (strncmp(want, "False", 5) == 0)
+                assert_null(json_object_get(c, "message"));
+        json_decref(pod);
+}
+
+/* A mark older than 2 minutes on a pod that was never deleted is reset to False, as
+ * kube-controller-manager's disruption controller does; a young one, the kubelet's own, a
+ * deleting pod's and a finished pod's stay. */
+static void stale_marks_are_reset(void **state)
+{
+        struct registry_fixture f;
+        struct xp_disruption *c = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        fixture_open(&f, "disruption", 0);
+        put_marked(&f, "stale", 121, "EvictionByEvictionAPI", "Running", false);
+        put_marked(&f, "young", 30, "PreemptionByScheduler", "Running", false);
+        put_marked(&f, "kubelet", 600, "TerminationByKubelet", "Running", false);
+        put_marked(&f, "deleting", 600, "EvictionByEvictionAPI", "Running", true);
+        put_marked(&f, "done", 600, "EvictionByEvictionAPI", "Succeeded", false);
+        assert_int_equal(xp_disruption_new(f.registry, &c, &err), 0);
+        assert_int_equal(xp_disruption_step(c, &err), 0);
+        expect_mark(&f, "stale", "False -");
+        expect_mark(&f, "young", "True PreemptionByScheduler");
+        expect_mark(&f, "kubelet", "True TerminationByKubelet");
+        expect_mark(&f, "deleting", "True EvictionByEvictionAPI");
+        expect_mark(&f, "done", "True EvictionByEvictionAPI");
+        /* a mark set again later is judged afresh */
+        put_marked(&f, "stale", 200, "DeletionByTaintManager", "Running", false);
+        assert_int_equal(xp_disruption_step(c, &err), 0);
+        expect_mark(&f, "stale", "False -");
+        xp_disruption_free(c);
+        fixture_close(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -408,6 +486,7 @@ int main(void)
             cmocka_unit_test(eviction_spends_the_budget),
             cmocka_unit_test(eviction_decisions),
             cmocka_unit_test(expected_pods_from_the_deployment),
+            cmocka_unit_test(stale_marks_are_reset),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,3 +83,9 @@ int xp_lifecycle_pod_mark_disrupted(json_t *pod,
                                     const char *reason,
                                     const char *message,
                                     const char *now);
+/*
+ * The pod's DisruptionTarget condition, when True, reset to False without reason or message, as
+ * kube-controller-manager's disruption controller resets a stale one (a pod marked for a
+ * disruption and not deleted within 2 minutes). 1 changed, 0 not True, -ENOMEM.
+ */
+int xp_lifecycle_pod_clear_disrupted(json_t *pod, const char *now);
