@@ -5,7 +5,8 @@
  * triggered and idempotent: a sync writes only what differs, so its own writes, which queue the
  * namespace again, end in a sync that writes nothing. What it wrote for a Service that is gone
  * (its managed-by labels say so) it deletes; Endpoints of Services without a selector are the
- * user's and never touched.
+ * user's and never touched: they are mirrored into EndpointSlices (endpoints_mirror.c), as
+ * kube-controller-manager's endpointslicemirroring controller does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +35,10 @@ static const struct xp_informer_handler followed[] = {
      .add = xp_nsqueue_object,
      .update = xp_nsqueue_object,
      .delete = xp_nsqueue_object},
-    {.resource = "endpoints", .update = xp_nsqueue_object, .delete = xp_nsqueue_object},
+    {.resource = "endpoints",
+     .add = xp_nsqueue_object,
+     .update = xp_nsqueue_object,
+     .delete = xp_nsqueue_object},
     {.resource = "endpointslices", .update = xp_nsqueue_object, .delete = xp_nsqueue_object},
 };
 
@@ -142,16 +146,13 @@ static bool has_selector(const json_t *service)
         return json_object_size(xp_json_object_at(service, "spec.selector")) > 0;
 }
 
-/* The Service's Endpoints and slices written. */
-static int sync_service(struct ns_state *st, const json_t *service, struct xp_error *err)
+/* The slices (taken) written, and their names wanted. */
+static int ensure_slices(struct ns_state *st, json_t *slices, struct xp_error *err)
 {
-        json_t *endpoints = xp_endpoints_compute(service, st->pods);
-        json_t *slices = xp_endpointslices_compute(service, st->pods), *slice;
-        int r = endpoints && slices ? 0 : -ENOMEM;
+        json_t *slice;
         size_t i;
+        int r = slices ? 0 : -ENOMEM;
 
-        if (r >= 0)
-                r = ensure(st->c->registry, &xp_kind_endpoints, endpoints, err);
         json_array_foreach(slices, i, slice)
         {
                 if (r >= 0)
@@ -163,9 +164,34 @@ static int sync_service(struct ns_state *st, const json_t *service, struct xp_er
                                 ? -ENOMEM
                                 : 0;
         }
-        json_decref(endpoints);
         json_decref(slices);
         return r;
+}
+
+/* The Service's Endpoints and slices written. */
+static int sync_service(struct ns_state *st, const json_t *service, struct xp_error *err)
+{
+        json_t *endpoints = xp_endpoints_compute(service, st->pods);
+        int r = endpoints ? ensure(st->c->registry, &xp_kind_endpoints, endpoints, err) : -ENOMEM;
+
+        json_decref(endpoints);
+        return r < 0 ? r : ensure_slices(st, xp_endpointslices_compute(service, st->pods), err);
+}
+
+static const json_t *endpoints_named(const json_t *endpoints, const char *name)
+{
+        return service_named(endpoints, name); /* found by metadata.name alike */
+}
+
+/* The user's Endpoints of a Service without a selector mirrored into slices. */
+static int mirror_service(struct ns_state *st, const json_t *service, struct xp_error *err)
+{
+        const json_t *endpoints =
+            endpoints_named(st->endpoints, xp_json_str_at(service, "metadata.name", ""));
+
+        if (!endpoints || !xp_endpoints_mirrored(endpoints))
+                return 0;
+        return ensure_slices(st, xp_endpointslices_mirror(endpoints), err);
 }
 
 /* A label's value, "" when unset (label keys have dots: no xp_json_str_at() path). */
@@ -198,13 +224,14 @@ static int remove_stale(struct ns_state *st, struct xp_error *err)
                 const char *by = label(o, XP_ENDPOINTSLICE_MANAGED_LABEL);
                 const char *of = label(o, XP_ENDPOINTSLICE_SERVICE_LABEL);
                 const json_t *service = service_named(st->services, of);
+                bool wanted = json_object_get(st->wanted, xp_json_str_at(o, "metadata.name", ""));
 
+                if (r >= 0 && xp_streq0(by, XP_ENDPOINTSLICE_MIRRORED_BY) && !wanted)
+                        r = remove_object(store, "endpointslices", o, err);
                 if (r < 0 || !xp_streq0(by, XP_ENDPOINTSLICE_MANAGED_BY))
                         continue;
                 /* a Service without a selector keeps what it had, as Kubernetes leaves it */
-                if (!service ||
-                    (has_selector(service) &&
-                     !json_object_get(st->wanted, xp_json_str_at(o, "metadata.name", ""))))
+                if (!service || (has_selector(service) && !wanted))
                         r = remove_object(store, "endpointslices", o, err);
         }
         return r;
@@ -227,13 +254,14 @@ static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, stru
         /* only namespaces with selecting Services pay for listing their pods */
         if (r >= 0 && any)
                 r = xp_store_list(store, "pods", ns, &st.pods, &version, err);
-        json_array_foreach(st.services, i, s)
-        {
-                if (r >= 0 && has_selector(s) && !xp_json_at(s, "metadata.deletionTimestamp"))
-                        r = sync_service(&st, s, err);
-        }
         if (r >= 0)
                 r = xp_store_list(store, "endpoints", ns, &st.endpoints, &version, err);
+        json_array_foreach(st.services, i, s)
+        {
+                if (r < 0 || xp_json_at(s, "metadata.deletionTimestamp"))
+                        continue;
+                r = has_selector(s) ? sync_service(&st, s, err) : mirror_service(&st, s, err);
+        }
         if (r >= 0)
                 r = xp_store_list(store, "endpointslices", ns, &st.slices, &version, err);
         if (r >= 0)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoints_internal.h"
 #include "xpool/doc.h"
 #include "xpool/endpoints.h"
 #include "xpool/strutil.h"
@@ -355,37 +356,46 @@ json_t *xp_endpoints_compute(const json_t *service, const json_t *pods)
 
 /* ---- EndpointSlices ------------------------------------------------------------------------- */
 
-/* "SERVICE-" and five letters from the uid and the ports (FNV-1a), as a generated name looks. */
-static void slice_name(const json_t *service, const char *ports_key, char *buf, size_t size)
+void endpoints_generated_name(
+    const char *name, const char *uid, const char *key, char *buf, size_t size)
 {
         static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789"; /* Kubernetes' */
-        const char *uid = xp_json_str_at(service, "metadata.uid", "");
         uint64_t h = UINT64_C(14695981039346656037);
         char suffix[6];
 
         for (const char *p = uid; *p; p++)
                 h = (h ^ (uint8_t)*p) * UINT64_C(1099511628211);
-        for (const char *p = ports_key; *p; p++)
+        for (const char *p = key; *p; p++)
                 h = (h ^ (uint8_t)*p) * UINT64_C(1099511628211);
         for (int i = 0; i < 5; i++) {
                 suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
                 h /= sizeof(alphabet) - 1;
         }
         suffix[5] = '\0';
-        snprintf(buf, size, "%.56s-%s", xp_json_str_at(service, "metadata.name", ""), suffix);
+        snprintf(buf, size, "%.56s-%s", name, suffix);
 }
 
-static json_t *owner_ref(const json_t *service)
+/* "SERVICE-" and five letters from the uid and the ports, as a generated name looks. */
+static void slice_name(const json_t *service, const char *ports_key, char *buf, size_t size)
+{
+        endpoints_generated_name(xp_json_str_at(service, "metadata.name", ""),
+                                 xp_json_str_at(service, "metadata.uid", ""),
+                                 ports_key,
+                                 buf,
+                                 size);
+}
+
+json_t *endpoints_owner_ref(const json_t *owner, const char *kind)
 {
         return json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]",
                          "apiVersion",
                          "v1",
                          "kind",
-                         "Service",
+                         kind,
                          "name",
-                         xp_json_str_at(service, "metadata.name", ""),
+                         xp_json_str_at(owner, "metadata.name", ""),
                          "uid",
-                         xp_json_str_at(service, "metadata.uid", ""),
+                         xp_json_str_at(owner, "metadata.uid", ""),
                          "controller",
                          1,
                          "blockOwnerDeletion",
@@ -414,7 +424,7 @@ static json_t *slice_of(const json_t *service, const char *key, const json_t *gr
                                     XP_ENDPOINTSLICE_SERVICE_LABEL,
                                     xp_json_str_at(service, "metadata.name", "")),
                           "ownerReferences",
-                          owner_ref(service),
+                          endpoints_owner_ref(service, "Service"),
                           "addressType",
                           "IPv4",
                           "endpoints",
@@ -431,17 +441,21 @@ static json_t *slice_of(const json_t *service, const char *key, const json_t *gr
         return slice;
 }
 
-json_t *xp_endpointslices_compute(const json_t *service, const json_t *pods)
+json_t *endpoints_slices_of_groups(json_t *groups,
+                                   int r,
+                                   json_t *(*slice_of_group)(const json_t *source,
+                                                             const char *key,
+                                                             const json_t *group),
+                                   const json_t *source)
 {
-        json_t *groups = json_object(), *group, *slices = json_array();
-        int r = groups && slices ? group_pods(service, pods, true, groups) : -ENOMEM;
+        json_t *slices = json_array(), *group;
         const char *key;
 
-        if (r >= 0 && json_object_size(groups) == 0) /* the placeholder slice */
-                r = json_object_set_new(groups, "", json_pack("{s:[], s:[]}", "a", "b"));
+        if (!groups || !slices)
+                r = -ENOMEM;
         json_object_foreach(groups, key, group)
         {
-                json_t *slice = r >= 0 ? slice_of(service, key, group) : NULL;
+                json_t *slice = r >= 0 ? slice_of_group(source, key, group) : NULL;
 
                 if (!slice || json_array_append_new(slices, slice) < 0)
                         r = -ENOMEM;
@@ -452,4 +466,14 @@ json_t *xp_endpointslices_compute(const json_t *service, const json_t *pods)
                 return NULL;
         }
         return slices;
+}
+
+json_t *xp_endpointslices_compute(const json_t *service, const json_t *pods)
+{
+        json_t *groups = json_object();
+        int r = groups ? group_pods(service, pods, true, groups) : -ENOMEM;
+
+        if (r >= 0 && json_object_size(groups) == 0) /* the placeholder slice */
+                r = json_object_set_new(groups, "", json_pack("{s:[], s:[]}", "a", "b"));
+        return endpoints_slices_of_groups(groups, r, slice_of, service);
 }

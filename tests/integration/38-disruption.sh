@@ -4,7 +4,8 @@
 # with the figures the disruption controller writes and kubectl's columns; an eviction refused
 # with kube-apiserver's 429 and its DisruptionBudget cause; two budgets over one pod (500); the
 # validation's words; `kubectl drain` retrying on 429 until the budget allows, then done; the
-# endpoints controller's Endpoints and EndpointSlices (kubectl and the Python client), node ports,
+# endpoints controller's Endpoints and EndpointSlices (kubectl and the Python client), slices mirrored from
+# user-written Endpoints, node ports,
 # the DisruptionTarget condition of an evicted pod;
 # `kubectl cluster-info`, `get svc` and `get endpoints kubernetes` as on a cluster, and cluster
 # IPs from the range.
@@ -200,6 +201,36 @@ poll "terminating: in the slice, not ready, serving" 20 "false true true" kubect
 check "force it" 0 kubectl delete pod solo --grace-period=0 --force
 check "delete its Service" 0 kubectl delete svc solo
 poll "its Endpoints and slices go with it" 20 "" kubectl get endpoints,endpointslices -l app=solo -o name
+
+# ---- a Service without a selector: its user-written Endpoints mirrored into EndpointSlices -----
+cat >"$tmp/ext.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: ext}
+spec:
+  ports: [{name: sql, port: 5432}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ext, labels: {tier: db}}
+subsets:
+- addresses: [{ip: 192.0.2.10}, {ip: "2001:db8::10"}]
+  notReadyAddresses: [{ip: 192.0.2.11}]
+  ports: [{name: sql, port: 5432}]
+EOF
+check "a Service without a selector and its Endpoints" 0 kubectl apply -f "$tmp/ext.yaml"
+poll "mirrored: one slice per address family" 20 "IPv4 IPv6" sh -c \
+  "kubectl get endpointslices -l endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io,kubernetes.io/service-name=ext -o 'jsonpath={.items[*].addressType}' | tr ' ' '\n' | sort | paste -sd ' '"
+check "the IPv4 slice" 0 kubectl get endpointslices -l kubernetes.io/service-name=ext,tier=db \
+  -o 'jsonpath={range .items[?(@.addressType=="IPv4")].endpoints[*]}{.addresses[0]}={.conditions.ready} {end}{.items[0].ports[0].port}'
+expect_in "ready and not ready, the port" "$tmp/out" "192.0.2.10=true 192.0.2.11=false 5432"
+check "the Endpoints change" 0 kubectl patch endpoints ext --type=json \
+  -p '[{"op":"replace","path":"/subsets/0/addresses","value":[{"ip":"192.0.2.12"}]}]'
+poll "the IPv4 slice follows, the IPv6 one goes" 20 "IPv4 192.0.2.12" kubectl get endpointslices \
+  -l kubernetes.io/service-name=ext -o 'jsonpath={.items[*].addressType} {.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}'
+check "skip-mirror" 0 kubectl label endpoints ext endpointslice.kubernetes.io/skip-mirror=true
+poll "no slice for Endpoints that skip mirroring" 20 "" kubectl get endpointslices -l kubernetes.io/service-name=ext -o name
+check "delete the Service" 0 kubectl delete -f "$tmp/ext.yaml"
 
 # ---- drain: blocked by the budget, retried, done once the budget allows ------------------------
 timeout 60 kubectl drain "$node" --ignore-daemonsets --delete-emptydir-data >"$tmp/drain" 2>&1 &

@@ -17,6 +17,7 @@
 #include "xpool/doc.h"
 #include "xpool/endpoints.h"
 #include "xpool/store.h"
+#include "xpool/strutil.h"
 
 static json_t *load(const char *text)
 {
@@ -323,12 +324,89 @@ static void controller_follows_pods(void **state)
         assert_int_equal(xp_endpoints_step(c, &err), 0);
         assert_int_equal(xp_store_get(f.store, "endpoints", "team", "web", &ep, &version, &err),
                          -ENOENT);
+        /* what is left is the slice mirrored from ext's Endpoints, which follows them */
+        assert_int_equal(xp_store_list(f.store, "endpointslices", "team", &slices, &version, &err),
+                         0);
+        assert_int_equal(json_array_size(slices), 1);
+        assert_string_equal(json_string_value(json_object_get(
+                                xp_json_object_at(json_array_get(slices, 0), "metadata.labels"),
+                                XP_ENDPOINTSLICE_MANAGED_LABEL)),
+                            XP_ENDPOINTSLICE_MIRRORED_BY);
+        json_decref(slices);
+        assert_int_equal(xp_store_delete(f.store, "endpoints", "team", "ext", 0, NULL, NULL, &err),
+                         0);
+        assert_int_equal(xp_endpoints_step(c, &err), 0);
         assert_int_equal(xp_store_list(f.store, "endpointslices", "team", &slices, &version, &err),
                          0);
         assert_int_equal(json_array_size(slices), 0);
         json_decref(slices);
         xp_endpoints_free(c);
         fixture_close(&f);
+}
+
+/* Endpoints a user wrote, mirrored: subsets with the same ports merged into one slice per
+ * address family, ready and not-ready addresses, what is not an IP left out, the Endpoints'
+ * labels with the service name and the mirroring controller's. Labelled skip-mirror, or the
+ * endpoints controller's own: not mirrored. */
+static void slices_mirrored_from_endpoints(void **state)
+{
+        json_t *endpoints =
+            load("{\"metadata\": {\"name\": \"ext\", \"namespace\": \"team\", \"uid\": \"ep-uid\","
+                 " \"labels\": {\"tier\": \"db\"}},"
+                 " \"subsets\": [{\"addresses\": [{\"ip\": \"192.0.2.1\", \"hostname\": \"db-0\"},"
+                 " {\"ip\": \"2001:db8::1\"}, {\"ip\": \"not-an-ip\"}],"
+                 " \"notReadyAddresses\": [{\"ip\": \"192.0.2.2\", \"nodeName\": \"n1\"}],"
+                 " \"ports\": [{\"name\": \"sql\", \"port\": 5432, \"protocol\": \"TCP\"}]},"
+                 " {\"addresses\": [{\"ip\": \"192.0.2.3\"}],"
+                 " \"ports\": [{\"name\": \"sql\", \"port\": 5432, \"protocol\": \"TCP\"}]}]}");
+        json_t *slices = xp_endpointslices_mirror(endpoints), *v4 = NULL, *v6 = NULL, *slice;
+        const json_t *e;
+        size_t i;
+
+        (void)state;
+        assert_non_null(slices);
+        assert_int_equal(json_array_size(slices), 2);
+        json_array_foreach(slices, i, slice)
+        {
+                if (xp_streq0(xp_json_str_at(slice, "addressType", ""), "IPv4"))
+                        v4 = slice;
+                else if (xp_streq0(xp_json_str_at(slice, "addressType", ""), "IPv6"))
+                        v6 = slice;
+        }
+        assert_non_null(v4);
+        assert_non_null(v6);
+        assert_int_equal(json_array_size(json_object_get(v4, "endpoints")), 3);
+        e = json_array_get(json_object_get(v4, "endpoints"), 0);
+        assert_string_equal(xp_json_str_at(e, "hostname", ""), "db-0");
+        assert_true(xp_json_bool_at(e, "conditions.ready", false));
+        e = json_array_get(json_object_get(v4, "endpoints"), 1);
+        assert_string_equal(json_string_value(json_array_get(json_object_get(e, "addresses"), 0)),
+                            "192.0.2.2");
+        assert_false(xp_json_bool_at(e, "conditions.ready", true));
+        assert_string_equal(xp_json_str_at(e, "nodeName", ""), "n1");
+        assert_int_equal(json_array_size(json_object_get(v6, "endpoints")), 1);
+        assert_int_equal(xp_json_int_at(json_array_get(json_object_get(v4, "ports"), 0), "port", 0),
+                         5432);
+        assert_string_equal(
+            json_string_value(json_object_get(xp_json_object_at(v4, "metadata.labels"), "tier")),
+            "db");
+        assert_string_equal(
+            json_string_value(json_object_get(xp_json_object_at(v4, "metadata.labels"),
+                                              XP_ENDPOINTSLICE_SERVICE_LABEL)),
+            "ext");
+        assert_string_equal(
+            xp_json_str_at(
+                json_array_get(xp_json_at(v4, "metadata.ownerReferences"), 0), "kind", ""),
+            "Endpoints");
+        assert_string_not_equal(xp_json_str_at(v4, "metadata.name", ""),
+                                xp_json_str_at(v6, "metadata.name", ""));
+        assert_true(xp_endpoints_mirrored(endpoints));
+        json_object_set_new(json_object_get(json_object_get(endpoints, "metadata"), "labels"),
+                            XP_ENDPOINTSLICE_SKIP_MIRROR_LABEL,
+                            json_string("true"));
+        assert_false(xp_endpoints_mirrored(endpoints));
+        json_decref(slices);
+        json_decref(endpoints);
 }
 
 /* ---- node ports ----------------------------------------------------------------------------- */
@@ -379,6 +457,7 @@ int main(void)
             cmocka_unit_test(slices_from_pods),
             cmocka_unit_test(no_selector_selects_nothing),
             cmocka_unit_test(controller_follows_pods),
+            cmocka_unit_test(slices_mirrored_from_endpoints),
             cmocka_unit_test(node_port_picks),
         };
 

@@ -20,11 +20,13 @@
 #include "xpool/error.h"
 
 /* Who wrote an Endpoints or an EndpointSlice: the labels and values the controller owns. */
-#define XP_ENDPOINTS_MANAGED_BY_LABEL  "endpoints.kubernetes.io/managed-by"
-#define XP_ENDPOINTS_MANAGED_BY        "endpoint-controller"
-#define XP_ENDPOINTSLICE_MANAGED_LABEL "endpointslice.kubernetes.io/managed-by"
-#define XP_ENDPOINTSLICE_MANAGED_BY    "endpointslice-controller.k8s.io"
-#define XP_ENDPOINTSLICE_SERVICE_LABEL "kubernetes.io/service-name"
+#define XP_ENDPOINTS_MANAGED_BY_LABEL      "endpoints.kubernetes.io/managed-by"
+#define XP_ENDPOINTS_MANAGED_BY            "endpoint-controller"
+#define XP_ENDPOINTSLICE_MANAGED_LABEL     "endpointslice.kubernetes.io/managed-by"
+#define XP_ENDPOINTSLICE_MANAGED_BY        "endpointslice-controller.k8s.io"
+#define XP_ENDPOINTSLICE_SERVICE_LABEL     "kubernetes.io/service-name"
+#define XP_ENDPOINTSLICE_MIRRORED_BY       "endpointslicemirroring-controller.k8s.io"
+#define XP_ENDPOINTSLICE_SKIP_MIRROR_LABEL "endpointslice.kubernetes.io/skip-mirror"
 
 /* ---- computation (endpoints_calc.c) --------------------------------------------------------- */
 
@@ -46,6 +48,20 @@ json_t *xp_endpoints_compute(const json_t *service, const json_t *pods);
  * pods are in with conditions ready false, serving as their readiness, terminating true.
  */
 json_t *xp_endpointslices_compute(const json_t *service, const json_t *pods);
+
+/* ---- mirroring (endpoints_mirror.c) -------------------------------------------------------- */
+
+/* Whether the Endpoints are to be mirrored: not labelled skip-mirror "true", not the endpoints
+ * controller's own. (The caller checks that their Service exists and has no selector.) */
+bool xp_endpoints_mirrored(const json_t *endpoints);
+
+/*
+ * The EndpointSlices (a new JSON array; NULL: -ENOMEM) mirrored from user-written Endpoints, as
+ * kube-controller-manager's endpointslicemirroring controller makes them: one per set of ports
+ * and address family (IPv4, IPv6), named from the Endpoints' name and uid and the set, labelled
+ * with the Endpoints' labels, the service name and XP_ENDPOINTSLICE_MIRRORED_BY.
+ */
+json_t *xp_endpointslices_mirror(const json_t *endpoints);
 
 /* ---- the controller (endpoints.c) ----------------------------------------------------------- */
 
