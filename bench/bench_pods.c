@@ -24,6 +24,7 @@
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
  *                          [--node-description FILE] [--gpus 1] [--cpu 1] [--agent-dir DIR]
+ *                          [--state-dir DIR]
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
@@ -32,6 +33,8 @@
  * --agent-dir DIR puts the agent's data directory (containers' state, logs) in a directory of
  * its own under DIR, the server's staying under $TMPDIR: `--agent-dir /dev/shm` measures what
  * ext4's inode allocation for the containers' files costs, apart from the store's fsyncs.
+ * --state-dir DIR gives the agent its --state-dir (a directory of its own under DIR): the
+ * containers' runtime state alone on a tmpfs, as a node would keep it on /run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -487,9 +490,12 @@ int main(int argc, char **argv)
             {"gpus", required_argument, NULL, 'g'},
             {"cpu", required_argument, NULL, 'C'},
             {"agent-dir", required_argument, NULL, 'A'},
+            {"state-dir", required_argument, NULL, 'S'},
             {},
         };
-        const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL;
+        const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL,
+                   *state_parent = NULL;
+        char state_dir[600] = "";
         const char *node_description = "examples/nodes/dgx-h100.yaml";
         long n_running = 200;
         char max_pods[32];
@@ -544,10 +550,13 @@ int main(int argc, char **argv)
                 case 'A':
                         agent_dir = optarg;
                         break;
+                case 'S':
+                        state_parent = optarg;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR]\n");
                         return 2;
                 }
         }
@@ -579,6 +588,13 @@ int main(int argc, char **argv)
                 }
         }
         snprintf(netns_dir, sizeof(netns_dir), "%s/netns", dir);
+        if (state_parent) {
+                snprintf(state_dir, sizeof(state_dir), "%s/bench-pods-state-XXXXXX", state_parent);
+                if (!mkdtemp(state_dir)) {
+                        fprintf(stderr, "bench_pods: mkdtemp %s: %s\n", state_dir, strerror(errno));
+                        return 1;
+                }
+        }
 
         /* a node token (before the server, which would take a second to see it), the server,
          * the agent */
@@ -656,10 +672,22 @@ int main(int argc, char **argv)
                                 "process",
                                 "--node-description",
                                 (char *)node_description,
-                                /* last: an agent without the flag is measured with --running 0 */
-                                n_running > 0 ? "--max-pods" : NULL,
-                                max_pods,
+                                /* last, those given: without them the agent has its defaults */
+                                NULL,
+                                NULL,
+                                NULL,
+                                NULL,
                                 NULL};
+                size_t tail = XP_ELEMENTSOF(args) - 5;
+
+                if (state_parent) {
+                        args[tail++] = "--state-dir";
+                        args[tail++] = state_dir;
+                }
+                if (n_running > 0) {
+                        args[tail++] = "--max-pods";
+                        args[tail++] = max_pods;
+                }
 
                 if (spawn("agent.log", args, &agent) < 0)
                         goto out;
@@ -865,6 +893,8 @@ out:
                 nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
                 if (agent_dir)
                         nftw(agent_data, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                if (state_parent)
+                        nftw(state_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         }
         return rc;
 }
