@@ -16,16 +16,25 @@
  * Prints figures; asserts nothing. The latency is split at the bind (the watch shows
  * spec.nodeName): API and scheduler before, the agent after. Beside each phase, the agent's own
  * CPU per pod (its threads; the shims it detaches are not counted: `perf stat -p AGENT` counts
- * them), the figure that survives a loaded machine. --keep leaves the logs (server.log,
+ * them), the figure that survives a loaded machine, and after the short pods the server's CPU
+ * per pod (API, scheduler, controllers: with every pod after the first two waiting for a CPU,
+ * the scheduler's retries are part of it). --keep leaves the logs (server.log,
  * agent.log). The load average is printed at the start and the end.
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
- *                          [--node-description FILE] [--gpus 1] [--cpu 1]
+ *                          [--node-description FILE] [--gpus 1] [--cpu 1] [--agent-dir DIR]
+ *                          [--state-dir DIR]
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
  * (docs/networking.md has the cost), its namespaces under the bench's directory.
+ *
+ * --agent-dir DIR puts the agent's data directory (containers' state, logs) in a directory of
+ * its own under DIR, the server's staying under $TMPDIR: `--agent-dir /dev/shm` measures what
+ * ext4's inode allocation for the containers' files costs, apart from the store's fsyncs.
+ * --state-dir DIR gives the agent its --state-dir (a directory of its own under DIR): the
+ * containers' runtime state alone on a tmpfs, as a node would keep it on /run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,14 +203,14 @@ static void measure_idle(const char *when, pid_t agent, int seconds)
                seconds);
 }
 
-/* The agent's own CPU (its threads, not the shims it detaches) per pod since *cpu0, which is
- * moved on to now. */
-static double agent_cpu_per_pod(pid_t agent, double *cpu0, long pods)
+/* A process's own CPU (its threads: the agent's, not the shims it detaches) per pod since
+ * *cpu0, which is moved on to now. */
+static double cpu_per_pod(pid_t pid, double *cpu0, long pods)
 {
         long rss, anon;
         double cpu;
 
-        proc_usage(agent, &rss, &anon, &cpu);
+        proc_usage(pid, &rss, &anon, &cpu);
         cpu -= *cpu0;
         *cpu0 += cpu;
         return pods > 0 ? cpu / (double)pods : 0;
@@ -480,9 +489,13 @@ int main(int argc, char **argv)
             {"node-description", required_argument, NULL, 'D'},
             {"gpus", required_argument, NULL, 'g'},
             {"cpu", required_argument, NULL, 'C'},
+            {"agent-dir", required_argument, NULL, 'A'},
+            {"state-dir", required_argument, NULL, 'S'},
             {},
         };
-        const char *xpool = "build/xpool", *cni_conf_dir = NULL;
+        const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL,
+                   *state_parent = NULL;
+        char state_dir[600] = "";
         const char *node_description = "examples/nodes/dgx-h100.yaml";
         long n_running = 200;
         char max_pods[32];
@@ -493,7 +506,8 @@ int main(int argc, char **argv)
         struct xp_apiclient *client = NULL;
         struct xp_error err = {0};
         pid_t server = 0, agent = 0;
-        double *latencies = NULL, *to_bound = NULL, *to_running = NULL, deadline, t0, agent_cpu = 0;
+        double *latencies = NULL, *to_bound = NULL, *to_running = NULL, deadline, t0, agent_cpu = 0,
+               server_cpu = 0;
         pthread_t thread;
         bool watching = false, keep = false;
         int c, rc = 1;
@@ -533,10 +547,16 @@ int main(int argc, char **argv)
                 case 'C':
                         pod_cpu = optarg;
                         break;
+                case 'A':
+                        agent_dir = optarg;
+                        break;
+                case 'S':
+                        state_parent = optarg;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR]\n");
                         return 2;
                 }
         }
@@ -559,7 +579,22 @@ int main(int argc, char **argv)
         }
         snprintf(data, sizeof(data), "%s/data", dir);
         snprintf(agent_data, sizeof(agent_data), "%s/agent", dir);
+        if (agent_dir) {
+                snprintf(agent_data, sizeof(agent_data), "%s/bench-pods-agent-XXXXXX", agent_dir);
+                if (!mkdtemp(agent_data)) {
+                        fprintf(
+                            stderr, "bench_pods: mkdtemp %s: %s\n", agent_data, strerror(errno));
+                        return 1;
+                }
+        }
         snprintf(netns_dir, sizeof(netns_dir), "%s/netns", dir);
+        if (state_parent) {
+                snprintf(state_dir, sizeof(state_dir), "%s/bench-pods-state-XXXXXX", state_parent);
+                if (!mkdtemp(state_dir)) {
+                        fprintf(stderr, "bench_pods: mkdtemp %s: %s\n", state_dir, strerror(errno));
+                        return 1;
+                }
+        }
 
         /* a node token (before the server, which would take a second to see it), the server,
          * the agent */
@@ -637,10 +672,22 @@ int main(int argc, char **argv)
                                 "process",
                                 "--node-description",
                                 (char *)node_description,
-                                /* last: an agent without the flag is measured with --running 0 */
-                                n_running > 0 ? "--max-pods" : NULL,
-                                max_pods,
+                                /* last, those given: without them the agent has its defaults */
+                                NULL,
+                                NULL,
+                                NULL,
+                                NULL,
                                 NULL};
+                size_t tail = XP_ELEMENTSOF(args) - 5;
+
+                if (state_parent) {
+                        args[tail++] = "--state-dir";
+                        args[tail++] = state_dir;
+                }
+                if (n_running > 0) {
+                        args[tail++] = "--max-pods";
+                        args[tail++] = max_pods;
+                }
 
                 if (spawn("agent.log", args, &agent) < 0)
                         goto out;
@@ -679,7 +726,8 @@ int main(int argc, char **argv)
                         goto out;
                 }
         }
-        printf("one node (server + agent, --no-tls) on 127.0.0.1; logs in %s\n", dir);
+        printf("one node (server + agent, --no-tls) on 127.0.0.1; logs in %s", dir);
+        printf(agent_dir ? "; the agent's directory %s\n" : "\n", agent_data);
         measure_idle("before any pod", agent, (int)idle);
 
         w.bound = json_object();
@@ -697,7 +745,7 @@ int main(int argc, char **argv)
                 goto out;
 
         /* create -> Running, one pod at a time */
-        (void)agent_cpu_per_pod(agent, &agent_cpu, 0);
+        (void)cpu_per_pod(agent, &agent_cpu, 0);
         for (long i = 0; i < n_latency; i++) {
                 char name[64];
                 double start, seen = 0, bound;
@@ -750,9 +798,10 @@ int main(int argc, char **argv)
                1e3 * percentile(to_running, (size_t)n_latency, 0.50),
                1e3 * percentile(to_running, (size_t)n_latency, 0.99));
         printf("  agent CPU per pod (its own threads; create, start, delete): %.2f ms\n",
-               1e3 * agent_cpu_per_pod(agent, &agent_cpu, n_latency));
+               1e3 * cpu_per_pod(agent, &agent_cpu, n_latency));
 
         /* throughput of short pods, created by --clients threads */
+        (void)cpu_per_pod(server, &server_cpu, 0);
         t0 = now();
         {
                 struct creator creators[MAX_CLIENTS] = {0};
@@ -803,7 +852,10 @@ int main(int argc, char **argv)
                latest(w.bound, "thr-", t0) - t0,
                latest(w.running, "thr-", t0) - t0);
         printf("  agent CPU per short pod (its own threads): %.2f ms\n",
-               1e3 * agent_cpu_per_pod(agent, &agent_cpu, n_throughput));
+               1e3 * cpu_per_pod(agent, &agent_cpu, n_throughput));
+        /* the API, the scheduler and the controllers: on one node, the largest share */
+        printf("  server CPU per short pod (all its threads): %.2f ms\n",
+               1e3 * cpu_per_pod(server, &server_cpu, n_throughput));
         pthread_mutex_unlock(&w.lock);
         measure_idle("after the work", agent, (int)idle);
         print_load("end");
@@ -837,7 +889,12 @@ out:
         free(node_token);
         if (cni_conf_dir)
                 (void)umount2(netns_dir, MNT_DETACH);
-        if (rc == 0 && !keep)
+        if (rc == 0 && !keep) {
                 nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                if (agent_dir)
+                        nftw(agent_data, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                if (state_parent)
+                        nftw(state_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        }
         return rc;
 }

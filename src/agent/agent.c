@@ -66,18 +66,24 @@ static int absolute(const char *path, char **ret)
         return asprintf(ret, "%s/%s", cwd, path) < 0 ? -ENOMEM : 0;
 }
 
-/* What no container may see: the data directory and the caller's paths, made absolute. */
-static int copy_hide_paths(struct xp_agent *a, const char *const *paths, struct xp_error *err)
+/* What no container may see: the data and state directories and the caller's paths, made
+ * absolute. */
+static int copy_hide_paths(struct xp_agent *a,
+                           const char *const *paths,
+                           bool state_apart,
+                           struct xp_error *err)
 {
         size_t n = 0;
         int r;
 
         while (paths && paths[n])
                 n++;
-        a->hide_paths = calloc(n + 2, sizeof(*a->hide_paths));
+        a->hide_paths = calloc(n + 3, sizeof(*a->hide_paths));
         if (!a->hide_paths)
                 return -ENOMEM;
         r = absolute(a->data_dir, &a->hide_paths[0]);
+        if (r >= 0 && state_apart)
+                r = absolute(a->state_dir, &a->hide_paths[n + 1]);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 r = absolute(paths[i], &a->hide_paths[i + 1]);
                 if (r >= 0 && strcmp(a->hide_paths[i + 1], "/") == 0)
@@ -135,7 +141,13 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         a->node_status_ms = o->node_status_ms > 0 ? o->node_status_ms : 60000;
         a->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 10000;
         a->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 300000;
-        r = copy_hide_paths(a, o->hide_paths, err);
+        if (o->state_dir && !*o->state_dir)
+                return xp_errorf(err, -EINVAL, "--state-dir: the directory's path is empty");
+        a->state_dir = o->state_dir ? strdup(o->state_dir)
+                                    : xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
+        if (!a->state_dir)
+                return -ENOMEM;
+        r = copy_hide_paths(a, o->hide_paths, o->state_dir != NULL, err);
         if (r < 0)
                 return r;
         a->policy =
@@ -533,16 +545,15 @@ static int open_images(struct xp_agent *a, const struct xp_agent_options *o, str
  * specs written for its OCI containers. */
 static int open_runtime(struct xp_agent *a, struct xp_error *err)
 {
-        _cleanup_free_ char *state_dir = NULL, *log_dir = NULL;
+        _cleanup_free_ char *log_dir = NULL;
         const char *detach[2] = {a->netns_dir, NULL};
         int r;
 
-        state_dir = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
         log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
-        if (!state_dir || !log_dir)
+        if (!log_dir)
                 return -ENOMEM;
         r = xp_runtime_open(
-            &(struct xp_runtime_options){.state_dir = state_dir,
+            &(struct xp_runtime_options){.state_dir = a->state_dir,
                                          .log_dir = log_dir,
                                          .shim_exe = a->shim_exe,
                                          .cgroup_root = a->cgroup_root,
@@ -720,6 +731,7 @@ void xp_agent_free(struct xp_agent *a)
         free(a->ca_pem);
         free(a->node_name);
         free(a->data_dir);
+        free(a->state_dir);
         free(a->listen_host);
         free(a->advertise_address);
         free(a->cgroup_root);

@@ -184,6 +184,7 @@ struct xp_podnet;
 
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
+        char *state_dir; /* the containers' runtime state (xp_agent_options.state_dir) */
         char *cgroup_root, *shim_exe, *node_description, *token_id, *ca_pem;
         char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr, *ipc_dir;
         bool host_network_only; /* --pod-network host */

@@ -3,7 +3,7 @@
  * The agent's namespace collection (nsgc.h), run once by the reconcile loop after re-adoption:
  * a pod is this agent's when the watch's list or the runtime's records have it (the loop's
  * known()), the network table has it (a teardown in flight), or the runtime keeps a directory
- * for it in DATA/containers.
+ * for it in the containers' state directory (DATA/containers unless --state-dir).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 
 struct owner {
         struct xp_agent *agent;
-        const char *containers; /* DATA/containers */
+        const char *containers; /* the containers' state (--state-dir; DATA/containers) */
         bool (*known)(const char *uid, void *userdata);
         void *userdata;
 };
@@ -44,11 +44,10 @@ void xp_agent_collect_namespaces(struct xp_agent *a,
                                  bool (*known)(const char *uid, void *userdata),
                                  void *userdata)
 {
-        char *containers = xp_datadir_path(a->data_dir, XP_DATADIR_CONTAINERS);
         struct owner o = {
-            .agent = a, .containers = containers, .known = known, .userdata = userdata};
+            .agent = a, .containers = a->state_dir, .known = known, .userdata = userdata};
         struct xp_nsgc_inuse inuse = {0};
-        int r = containers ? xp_nsgc_inuse_scan("/proc", &inuse) : -ENOMEM;
+        int r = xp_nsgc_inuse_scan("/proc", &inuse);
 
         /* without the full picture of what processes use, nothing is removed */
         if (r < 0) {
@@ -61,5 +60,4 @@ void xp_agent_collect_namespaces(struct xp_agent *a,
                 (void)xp_nsgc_sweep(a->ipc_dir, "IPC", &inuse, owned, &o);
         }
         xp_nsgc_inuse_done(&inuse);
-        free(containers);
 }

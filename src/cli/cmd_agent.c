@@ -34,6 +34,8 @@ static const char usage[] =
     "      --node-name NAME     the Node's name (default: the host name)\n"
     "  -d, --data-dir DIR       containers and logs (default $XDG_STATE_HOME/xpool/agent, else\n"
     "                           /var/lib/xpool/agent as root, else ~/.local/state/xpool/agent)\n"
+    "      --state-dir DIR      the containers' runtime state, writable layers and emptyDirs\n"
+    "                           (default DATA/containers); a tmpfs saves disk work per start\n"
     "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
     "  -l, --listen [HOST]:PORT the log endpoint (default: the advertise address, a free port)\n"
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
@@ -77,6 +79,7 @@ enum {
         OPT_METRICS_INTERVAL,
         OPT_NO_METRICS,
         OPT_MAX_PODS,
+        OPT_STATE_DIR,
 };
 
 static int listen_option(struct agent_args *a, const char *arg)
@@ -139,6 +142,9 @@ static int agent_option(int c, const char *arg, void *userdata)
                 break;
         case 'd':
                 a->o->data_dir = arg;
+                break;
+        case OPT_STATE_DIR:
+                a->o->state_dir = arg;
                 break;
         case 'D':
                 a->o->discovery.node_description = arg;
@@ -234,6 +240,7 @@ static const struct option agent_options[] = {
     {"kubeconfig", required_argument, NULL, 'K'},
     {"node-name", required_argument, NULL, 'n'},
     {"data-dir", required_argument, NULL, 'd'},
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
     {"node-description", required_argument, NULL, 'D'},
     {"listen", required_argument, NULL, 'l'},
     {"advertise-address", required_argument, NULL, 'A'},

@@ -3,7 +3,8 @@
 # configured by flags with --ca-file, one by a node kubeconfig) register their Nodes and renew
 # their Leases; a GPU pod that exits 3 ends Failed with exitCode 3 and saw its GPU in
 # CUDA_VISIBLE_DEVICES; a `true` pod Succeeds; an agent killed with SIGKILL and restarted
-# re-adopts its running container (same pid, not started again); a deleted pod's process is
+# re-adopts its running container (same pid, not started again; its state kept in --state-dir,
+# apart from the data directory); a deleted pod's process is
 # stopped by SIGTERM within its grace, the pod removed and its logs too; SIGTERM stops an agent and leaves containers running.
 # An agent started before its server waits for it and registers once it is up.
 source "$(dirname "$0")/lib.sh"
@@ -50,7 +51,7 @@ sed "s|^\([[:space:]]*token:\).*|\1 $(cat "$tmp/n2.token")|" "$data/admin.kubeco
 
 start_a1() {
   "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
-    --node-name n1 --data-dir "$tmp/a1" --node-description "$nodes/dgx-h100.yaml" \
+    --node-name n1 --data-dir "$tmp/a1" --state-dir "$tmp/a1-state" --node-description "$nodes/dgx-h100.yaml" \
     --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host --default-runtime process >>"$tmp/a1.log" 2>&1 &
   a1_pid=$!
   diag_log "$tmp/a1.log"
@@ -130,6 +131,10 @@ expect_in "exit3 exit code" "$tmp/out" "exitCode: 3"
 expect_in "exit3 reason" "$tmp/out" "reason: Error"
 expect_in "exit3 container id" "$tmp/out" "containerID: xpool://"
 expect_in "exit3 on n1" "$tmp/out" "nodeName: n1"
+# n1's runtime state is in its --state-dir, none in its data directory
+sleeper_uid=$("$xpool" get pod sleeper -o yaml | sed -n 's/^  uid: //p')
+[[ -n "$sleeper_uid" && -d "$tmp/a1-state/$sleeper_uid" && ! -e "$tmp/a1/containers" ]] ||
+  { echo "FAIL the sleeper's state is not (only) in --state-dir: uid '$sleeper_uid'"; ls -A "$tmp/a1-state" "$tmp/a1"; failures=$((failures + 1)); }
 grep -qE 'stdout F gpus=[0-9]' "$tmp"/a1/logs/default_exit3_*/main/0.log ||
   { echo "FAIL exit3 did not see its GPU:"; cat "$tmp"/a1/logs/default_exit3_*/main/0.log; failures=$((failures + 1)); }
 check "exit3 logs through the server" 0 "$xpool" logs exit3

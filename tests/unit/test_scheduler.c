@@ -372,6 +372,53 @@ static void waiting_pods_of_one_shape(void **state)
         expect_scheduled(f, "w2", why);
 }
 
+/* The pod's status.phase set to phase, as the node's agent writes it when it ends. */
+static void finish_pod(struct fixture *f, const char *name, const char *phase)
+{
+        json_t *pod = get_pod(f, name);
+
+        assert_int_equal(
+            json_object_set_new(json_object_get(pod, "status"), "phase", json_string(phase)), 0);
+        fixture_put(&f->base, "pods", "default", name, pod);
+}
+
+/*
+ * A pod that ends (Succeeded, as its node writes it) gives its CPUs back in the scheduler's
+ * view at once, and they go to the waiting pods in the next pass after the short gap a cheap
+ * pass leaves (RETRY_MIN_MS), highest priority first. A node event inside that gap releases
+ * nobody.
+ */
+static void a_finished_pod_frees_its_capacity_by_priority(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "first", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "first", node), "n1");
+        put_pod(f, "low", "3", 10);
+        put_pod(f, "high", "3", 100);
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 2);
+
+        put_node(f, "n1", "4", "b");
+        f->base.now_ms += 1;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 2);
+
+        finish_pod(f, "first", "Succeeded");
+        f->base.now_ms += RETRY_MIN_MS;
+        step(f);
+        assert_string_equal(node_of(f, "high", node), "n1");
+        assert_string_equal(node_of(f, "low", node), "");
+
+        finish_pod(f, "high", "Failed");
+        f->base.now_ms += RETRY_MIN_MS;
+        step(f);
+        assert_string_equal(node_of(f, "low", node), "n1");
+}
+
 /* A pending pod of a gang (xpool.io/gang, xpool.io/gang-min). */
 static void
 put_member(struct fixture *f, const char *name, const char *cpu, const char *gang, int min)
@@ -529,6 +576,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(repeated_failures_count_on_one_event, setup, teardown),
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(waiting_pods_of_one_shape, setup, teardown),
+            cmocka_unit_test_setup_teardown(
+                a_finished_pod_frees_its_capacity_by_priority, setup, teardown),
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
