@@ -29,9 +29,11 @@
 #define BACKOFF_INITIAL_MS 1000
 #define BACKOFF_MAX_MS     10000
 #define EVENT_MESSAGE_MAX  1024 /* an Event's message is cut there, as kube's recorder cuts it */
-#define EVENT_INTERVAL_MS  2000 /* repeated failures update their Event at most this often */
-#define NAME_MAX_LEN       253
-#define INFLIGHT_MAX       512 /* writes handed to the workers and not yet done */
+#define EVENT_INTERVAL_MS  2000 /* repeated failures update their Event at most this often, */
+#define EVENT_INTERVAL_MAX_MS                                                                      \
+        300000 /* doubling per update up to this (kube's spam filter: 5 min) */
+#define NAME_MAX_LEN 253
+#define INFLIGHT_MAX 512 /* writes handed to the workers and not yet done */
 
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
@@ -72,6 +74,7 @@ struct pending {
         char *shape; /* what its placement depends on, at shape_version (scheduler_shape.c) */
         uint64_t shape_version;
         int64_t event_written_ms;
+        int64_t event_interval_ms; /* until its Event's next update is due; 0: EVENT_INTERVAL_MS */
 };
 
 /*
@@ -242,8 +245,9 @@ void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job);
 int pending_refresh(struct xp_scheduler *s, struct pending *p);
 
 /*
- * The failures not yet in the Event, once EVENT_INTERVAL_MS passed since it was written (or
- * force): their count, taken (0: none due).
+ * The failures not yet in the Event, once the pod's interval passed since it was written (or
+ * force): their count, taken (0: none due). The interval starts at EVENT_INTERVAL_MS and doubles
+ * with every update that was not forced, up to EVENT_INTERVAL_MAX_MS.
  */
 int64_t failures_take(struct xp_scheduler *s, struct pending *p, bool force);
 /*

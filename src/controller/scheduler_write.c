@@ -74,10 +74,18 @@ int64_t failures_take(struct xp_scheduler *s, struct pending *p, bool force)
 {
         int64_t now = xp_clock_monotonic_ms(s->clock), count = p->failures_unwritten;
 
-        if (count == 0 || !p->message || (!force && now - p->event_written_ms < EVENT_INTERVAL_MS))
+        int64_t interval = p->event_interval_ms ? p->event_interval_ms : EVENT_INTERVAL_MS;
+
+        if (count == 0 || !p->message || (!force && now - p->event_written_ms < interval))
                 return 0;
         p->failures_unwritten = 0;
         p->event_written_ms = now;
+        /* a pod that keeps failing alike updates its Event ever less often, as kube's event
+         * correlator rate-limits one object's repeats: thousands of waiting pods would otherwise
+         * cost a store write each every EVENT_INTERVAL_MS */
+        p->event_interval_ms = force                                  ? EVENT_INTERVAL_MS
+                               : 2 * interval > EVENT_INTERVAL_MAX_MS ? EVENT_INTERVAL_MAX_MS
+                                                                      : 2 * interval;
         return count;
 }
 

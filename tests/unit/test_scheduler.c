@@ -249,6 +249,17 @@ static void repeated_failures_count_on_one_event(void **state)
         step(f);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 3);
+        /* the next update waits twice as long (kube's event correlator limits repeats too) */
+        put_node(f, "small", "4", "d");
+        f->base.now_ms += EVENT_INTERVAL_MS;
+        step(f);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 3);
+        put_node(f, "small", "4", "e");
+        f->base.now_ms += EVENT_INTERVAL_MS;
+        step(f);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+        assert_int_equal(count, 5);
 }
 
 static void priority_decides(void **state)
