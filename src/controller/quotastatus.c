@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nsqueue.h"
 #include "xpool/doc.h"
+#include "xpool/kind.h"
 #include "xpool/log.h"
+#include "xpool/macro.h"
 #include "xpool/quantity.h"
 #include "xpool/quotastatus.h"
 #include "xpool/registry.h"
@@ -18,13 +21,28 @@ struct xp_quotastatus {
         struct xp_nsqueue *queue;
 };
 
+#define COUNTED(plural)                                                                            \
+        {                                                                                          \
+                .resource = plural, .add = xp_nsqueue_object, .update = xp_nsqueue_object,         \
+                .delete = xp_nsqueue_object                                                        \
+        }
+
+/* Quotas' own kind and pods, and the kinds object counts name most: their changes show at once;
+ * the counts of any other kind are looked at again every RECOUNT_SECONDS. */
 static const struct xp_informer_handler followed[] = {
-    {.resource = "resourcequotas", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
-    {.resource = "pods",
-     .add = xp_nsqueue_object,
-     .update = xp_nsqueue_object,
-     .delete = xp_nsqueue_object},
+    COUNTED("resourcequotas"),
+    COUNTED("pods"),
+    COUNTED("configmaps"),
+    COUNTED("secrets"),
+    COUNTED("services"),
+    COUNTED("replicasets"),
+    COUNTED("deployments"),
+    COUNTED("daemonsets"),
+    COUNTED("jobs"),
+    COUNTED("cronjobs"),
 };
+
+#define RECOUNT_SECONDS 30
 
 /* status = {hard: spec.hard, used: usage of each hard resource}; 1 changed, 0 as it was. */
 static int set_status(json_t *quota, void *userdata)
@@ -59,6 +77,58 @@ static int set_status(json_t *quota, void *userdata)
         return json_object_set_new(quota, "status", status) < 0 ? -ENOMEM : 1;
 }
 
+#define KINDS_MAX 32 /* kinds one quota counts objects of */
+
+/* The kinds quota's object counts name, each once; *recount: one no handler follows. */
+static size_t counted_kinds(const json_t *quota, const struct xp_kind **kinds, bool *recount)
+{
+        const char *name;
+        json_t *value;
+        size_t n = 0;
+
+        json_object_foreach((json_t *)xp_json_object_at(quota, "spec.hard"), name, value)
+        {
+                const struct xp_kind *kind = xp_registry_quota_counted_kind(name);
+                bool seen = false, followed_kind = false;
+
+                (void)value;
+                if (!kind || kind == &xp_kind_pod)
+                        continue;
+                for (size_t i = 0; i < n; i++)
+                        seen |= kinds[i] == kind;
+                for (size_t i = 0; i < XP_ELEMENTSOF(followed); i++)
+                        followed_kind |= strcmp(followed[i].resource, kind->plural) == 0;
+                *recount |= !followed_kind;
+                if (!seen && n < KINDS_MAX)
+                        kinds[n++] = kind;
+        }
+        return n;
+}
+
+/* usage += what the objects of every kind quota's object counts name count for. */
+static int count_objects(struct xp_store *store,
+                         const char *ns,
+                         const json_t *quota,
+                         struct xp_resource_list *usage,
+                         bool *recount,
+                         struct xp_error *err)
+{
+        const struct xp_kind *kinds[KINDS_MAX];
+        size_t n = counted_kinds(quota, kinds, recount);
+        int r = 0;
+
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                json_t *objects = NULL;
+                uint64_t version;
+
+                r = xp_store_list(store, kinds[i]->plural, ns, &objects, &version, err);
+                if (r >= 0)
+                        r = xp_registry_object_usage(kinds[i], quota, objects, usage);
+                json_decref(objects);
+        }
+        return r;
+}
+
 static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err)
 {
         struct xp_quotastatus *c = userdata;
@@ -66,19 +136,21 @@ static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, stru
         struct xp_resource_list usage = {0};
         json_t *quotas = NULL, *pods = NULL, *quota;
         uint64_t version;
+        bool recount = false;
         size_t i;
         int r;
 
-        (void)recheck;
         r = xp_store_list(store, "resourcequotas", ns, &quotas, &version, err);
         if (r >= 0 && json_array_size(quotas) > 0)
                 r = xp_store_list(store, "pods", ns, &pods, &version, err);
         json_array_foreach(quotas, i, quota)
         {
-                /* each quota counts the pods its scopes take in */
+                /* each quota counts the pods its scopes take in, and the objects it names */
                 xp_resource_list_done(&usage);
                 if (r >= 0)
                         r = xp_registry_quota_usage(quota, pods, &usage);
+                if (r >= 0)
+                        r = count_objects(store, ns, quota, &usage, &recount, err);
                 if (r >= 0)
                         r = xp_registry_change(c->registry,
                                                "resourcequotas",
@@ -91,6 +163,8 @@ static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, stru
                 if (r == -ENOENT) /* deleted meanwhile */
                         r = 0;
         }
+        if (recount)
+                *recheck = time(NULL) + RECOUNT_SECONDS;
         xp_resource_list_done(&usage);
         json_decref(quotas);
         json_decref(pods);

@@ -134,11 +134,10 @@ print_list(FILE *f, const struct xp_resource_list *names, const struct xp_resour
         }
 }
 
-/* The resources of hard that used + requested exceed, or none: the message, or NULL. */
-static char *exceeded(const char *quota,
-                      const json_t *hard,
-                      const struct xp_resource_list *requested,
-                      const struct xp_resource_list *used)
+char *registry_quota_exceeded(const char *quota,
+                              const json_t *hard,
+                              const struct xp_resource_list *requested,
+                              const struct xp_resource_list *used)
 {
         struct xp_resource_list over = {0};
         const char *key;
@@ -197,11 +196,12 @@ int xp_registry_quota_check(const json_t *quotas,
                 if (!xp_registry_quota_matches(quota, pod))
                         continue;
                 r = xp_registry_quota_usage(quota, pods, &used);
-                message = r < 0 ? NULL
-                                : exceeded(xp_json_str_at(quota, "metadata.name", ""),
-                                           xp_json_object_at(quota, "spec.hard"),
-                                           &requested,
-                                           &used);
+                message = r < 0
+                              ? NULL
+                              : registry_quota_exceeded(xp_json_str_at(quota, "metadata.name", ""),
+                                                        xp_json_object_at(quota, "spec.hard"),
+                                                        &requested,
+                                                        &used);
                 if (message) {
                         r = xp_errorf(err, -EDQUOT, "%s", message);
                         free(message);

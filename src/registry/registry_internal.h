@@ -49,3 +49,11 @@ void priority_cache_done(struct xp_registry *registry);
 /* A quantity written as a JSON string or number; false for anything else (quota.c). */
 struct xp_quantity;
 bool registry_quantity_of(const json_t *value, struct xp_quantity *ret);
+
+struct xp_resource_list;
+/* The resources of hard that used + requested exceed, or none: kube-apiserver's message ("exceeded
+ * quota: NAME, requested: R=1, used: R=2, limited: R=2"), or NULL (quota.c). */
+char *registry_quota_exceeded(const char *quota,
+                              const json_t *hard,
+                              const struct xp_resource_list *requested,
+                              const struct xp_resource_list *used);

@@ -43,6 +43,12 @@ bool admission_node_label_forbidden(const char *key);
  * else 0 with ret filled (403 Forbidden: pods "x" is forbidden: exceeded quota: ...), or -ENOMEM.
  */
 int admission_quota(const struct request *req, const json_t *pod, struct reply *ret);
+/* ResourceQuota's object counts (count/configmaps, services, ...) of a new object of a kind that
+ * is not a pod: 1 go on, 0 with ret (403, "exceeded quota: ..."), -ENOMEM. */
+int admission_object_quota(const struct request *req,
+                           const struct xp_kind *kind,
+                           const json_t *object,
+                           struct reply *ret);
 /*
  * A new pod (JSON, changed in place) with its namespace's LimitRange defaults, then checked
  * against their minimums and maximums: 1, or 0 with ret filled (403 Forbidden), or -ENOMEM.

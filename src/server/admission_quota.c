@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ResourceQuota and LimitRange admission of a new pod (admission.h): the registry decides
- * (src/registry/quota.c, limitrange.c); here its answer becomes kube-apiserver's 403.
+ * ResourceQuota and LimitRange admission of a new pod, and ResourceQuota's object counts of a new
+ * object of any other kind (admission.h): the registry decides (src/registry/quota.c,
+ * quota_count.c, limitrange.c); here its answer becomes kube-apiserver's 403.
  */
 #include <errno.h>
 
@@ -9,18 +10,20 @@
 #include "xpool/doc.h"
 #include "xpool/registry.h"
 
-static int forbidden(const json_t *pod, const struct xp_error *err, struct reply *ret)
+static int
+forbidden(const char *plural, const json_t *object, const struct xp_error *err, struct reply *ret)
 {
-        const char *name = xp_json_str_at(pod, "metadata.name", "");
+        const char *name = xp_json_str_at(object, "metadata.name", "");
 
         if (!name[0])
-                name = xp_json_str_at(pod, "metadata.generateName", "");
+                name = xp_json_str_at(object, "metadata.generateName", "");
         return reply_status(ret,
                             403,
                             "Forbidden",
                             name,
-                            "pods",
-                            "pods \"%s\" is forbidden: %s",
+                            plural,
+                            "%s \"%s\" is forbidden: %s",
+                            plural,
                             name,
                             xp_error_message(err));
 }
@@ -28,7 +31,8 @@ static int forbidden(const json_t *pod, const struct xp_error *err, struct reply
 /* The registry's answer: 1 when the pod may go on, 0 with ret filled, -ENOMEM; a store error is
  * the store's. */
 static int answer(const struct request *req,
-                  const json_t *pod,
+                  const struct xp_kind *kind,
+                  const json_t *object,
                   int r,
                   const struct xp_error *err,
                   struct reply *ret)
@@ -38,8 +42,8 @@ static int answer(const struct request *req,
         if (r == -ENOMEM)
                 return r;
         if (r == -EDQUOT || r == -EPERM)
-                return forbidden(pod, err, ret);
-        return reply_store_error(ret, r, &xp_kind_pod, req->name, err);
+                return forbidden(kind->plural, object, err, ret);
+        return reply_store_error(ret, r, kind, req->name, err);
 }
 
 int admission_quota(const struct request *req, const json_t *pod, struct reply *ret)
@@ -47,7 +51,7 @@ int admission_quota(const struct request *req, const json_t *pod, struct reply *
         struct xp_error err = {0};
         int r = xp_registry_quota_admit(req->api->registry, req->namespace, pod, &err);
 
-        return answer(req, pod, r, &err, ret);
+        return answer(req, &xp_kind_pod, pod, r, &err, ret);
 }
 
 int admission_limitrange(const struct request *req, json_t *pod, struct reply *ret)
@@ -55,5 +59,17 @@ int admission_limitrange(const struct request *req, json_t *pod, struct reply *r
         struct xp_error err = {0};
         int r = xp_registry_limitrange_admit(req->api->registry, req->namespace, pod, &err);
 
-        return answer(req, pod, r, &err, ret);
+        return answer(req, &xp_kind_pod, pod, r, &err, ret);
+}
+
+int admission_object_quota(const struct request *req,
+                           const struct xp_kind *kind,
+                           const json_t *object,
+                           struct reply *ret)
+{
+        struct xp_error err = {0};
+        int r =
+            xp_registry_quota_count_admit(req->api->registry, kind, req->namespace, object, &err);
+
+        return answer(req, kind, object, r, &err, ret);
 }

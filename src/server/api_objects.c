@@ -384,6 +384,8 @@ static int admit_create(void *userdata, const json_t *object)
         /* quotas last, as Kubernetes' ResourceQuota: what they count is defaulted by now */
         if (r > 0 && is_pods(c->kind))
                 r = admission_quota(c->req, object, c->ret); /* admission_quota.c */
+        else if (r > 0 && c->kind->namespaced)
+                r = admission_object_quota(c->req, c->kind, object, c->ret);
         return r;
 }
 

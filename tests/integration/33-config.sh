@@ -198,4 +198,20 @@ check "over the maximum" 1 "${k[@]}" run big --image=busybox --restart=Never --o
 expect_in "LimitRanger's message" "$tmp/err" 'pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2'
 check "delete plain" 0 "${k[@]}" delete pod plain --grace-period=0 --force
 
+# ---- object count quotas -------------------------------------------------------------------------
+check "a namespace" 0 "${k[@]}" create namespace counted
+check "a quota on objects" 0 "${k[@]}" -n counted create quota objects \
+  --hard=count/configmaps=1,count/deployments.apps=1,services.loadbalancers=0
+check "one configmap" 0 "${k[@]}" -n counted create configmap one --from-literal=a=b
+check "a second one" 1 "${k[@]}" -n counted create configmap two --from-literal=a=b
+expect_in "Kubernetes' quota message" "$tmp/err" 'configmaps "two" is forbidden: exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1'
+check "a LoadBalancer" 1 "${k[@]}" -n counted create service loadbalancer lb --tcp=80:80
+expect_in "no load balancer" "$tmp/err" 'services "lb" is forbidden: exceeded quota: objects, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0'
+check "a deployment" 0 "${k[@]}" -n counted create deployment web --image=busybox --replicas=0
+poll "the counts in the quota" 15 "1 1" "${k[@]}" -n counted get quota objects \
+  -o 'jsonpath={.status.used.count/configmaps} {.status.used.count/deployments\.apps}'
+check "the first configmap goes" 0 "${k[@]}" -n counted delete configmap one
+check "room for another" 0 "${k[@]}" -n counted create configmap two --from-literal=a=b
+check "delete the namespace" 0 "${k[@]}" delete namespace counted --wait=false
+
 finish "config"

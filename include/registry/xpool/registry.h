@@ -339,6 +339,31 @@ int xp_registry_quota_admit(struct xp_registry *registry,
                             const char *namespace,
                             const json_t *pod,
                             struct xp_error *err);
+struct xp_kind;
+/*
+ * What objects (a JSON array of one namespaced kind) count for in quota's object count
+ * resources: count/<resource>[.<group>], the older bare names (configmaps, secrets, services,
+ * persistentvolumeclaims, replicationcontrollers, resourcequotas) and services.nodeports,
+ * services.loadbalancers, added to *ret; nothing for pods (xp_registry_pod_usage()) or a quota
+ * with scopes (they apply to pods). 0, -ENOMEM, -ERANGE (quota_count.c).
+ */
+int xp_registry_object_usage(const struct xp_kind *kind,
+                             const json_t *quota,
+                             const json_t *objects,
+                             struct xp_resource_list *ret);
+/* The kind a quota resource name counts (count/configmaps, services.nodeports, ...), or NULL. */
+const struct xp_kind *xp_registry_quota_counted_kind(const char *name);
+/*
+ * The ResourceQuota admission of a new object of kind (not a pod) in namespace, as stored now:
+ * -EDQUOT with err "exceeded quota: NAME, requested: count/configmaps=1, used:
+ * count/configmaps=2, limited: count/configmaps=2" when one of its object counts would go over
+ * its hard limit; else 0.
+ */
+int xp_registry_quota_count_admit(struct xp_registry *registry,
+                                  const struct xp_kind *kind,
+                                  const char *namespace,
+                                  const json_t *object,
+                                  struct xp_error *err);
 /*
  * LimitRanger: each container of pod (changed in place) gets the defaults of ranges' Container
  * items it lacks (limits from default; requests from defaultRequest, else default), then every
