@@ -162,9 +162,13 @@ if [[ "$mode" == binds ]]; then
     "$(echo "$done_at - $start" | bc)" "$bound" "$cpu" "$node_cpu"
   # the first bindings wait for nodes to be created; once every node exists nothing paces them
   after=$(awk -v t="$created" '$1 > t' "$tmp/bound_at" | wc -l)
-  printf 'binds/s %.0f (bound / time from first to last binding, binds alone), %.0f once every node existed (%d binds); server CPU per bind (bind + Event) %.0f us\n' \
-    "$(echo "$bound / ($done_at - $first_at)" | bc -l)" "$(echo "$after / ($done_at - $created)" | bc -l)" "$after" \
-    "$(echo "($cpu - $node_cpu) * 1000000 / $bound" | bc -l)"
+  if ((after > 0)); then
+    paced=$(printf '%.0f once every node existed (%d binds)' "$(echo "$after / ($done_at - $created)" | bc -l)" "$after")
+  else
+    paced='every binding landed while nodes were still being created'
+  fi
+  printf 'binds/s %.0f (bound / time from first to last binding, binds alone), %s; server CPU per bind (bind + Event) %.0f us\n' \
+    "$(echo "$bound / ($done_at - $first_at)" | bc -l)" "$paced" "$(echo "($cpu - $node_cpu) * 1000000 / $bound" | bc -l)"
   load end
   exit 0
 fi
