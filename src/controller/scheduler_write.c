@@ -72,11 +72,14 @@ static void record_failures(struct xp_scheduler *s, const json_t *pod, const str
 
 int64_t failures_take(struct xp_scheduler *s, struct pending *p, bool force)
 {
-        int64_t now = xp_clock_monotonic_ms(s->clock), count = p->failures_unwritten;
-
+        int64_t count = p->failures_unwritten, now;
         int64_t interval = p->event_interval_ms ? p->event_interval_ms : EVENT_INTERVAL_MS;
 
-        if (count == 0 || !p->message || (!force && now - p->event_written_ms < interval))
+        /* every pass asks this of every pending pod: most have nothing to write */
+        if (count == 0 || !p->message)
+                return 0;
+        now = xp_clock_monotonic_ms(s->clock);
+        if (!force && now - p->event_written_ms < interval)
                 return 0;
         p->failures_unwritten = 0;
         p->event_written_ms = now;
