@@ -30,9 +30,11 @@ static int fill(json_t *container, const char *which, const json_t *defaults)
                 if (!xp_json_object_at(container, path) &&
                     xp_json_set_at(container, path, json_object()) < 0)
                         return -ENOMEM;
-                if (json_object_set(json_object_get(json_object_get(container, "resources"), which),
-                                    key,
-                                    value) < 0)
+                /* a copy: defaults come from the cache every create shares (kind_cache.c) */
+                if (json_object_set_new(
+                        json_object_get(json_object_get(container, "resources"), which),
+                        key,
+                        json_deep_copy(value)) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -136,9 +138,7 @@ int xp_registry_limitrange_admit(struct xp_registry *registry,
                                  struct xp_error *err)
 {
         json_t *ranges = NULL;
-        uint64_t version;
-        int r = xp_store_list(
-            xp_registry_store(registry), "limitranges", namespace, &ranges, &version, err);
+        int r = kind_cache_list(&registry->limitranges, registry->store, namespace, &ranges, err);
 
         if (r >= 0)
                 r = xp_registry_limitrange_apply(ranges, pod, err);

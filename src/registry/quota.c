@@ -222,7 +222,7 @@ int xp_registry_quota_admit(struct xp_registry *registry,
         uint64_t version;
         int r;
 
-        r = xp_store_list(store, "resourcequotas", namespace, &quotas, &version, err);
+        r = kind_cache_list(&registry->quotas, store, namespace, &quotas, err);
         if (r >= 0 && json_array_size(quotas) == 0) {
                 json_decref(quotas);
                 return 0;

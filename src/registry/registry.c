@@ -125,6 +125,8 @@ int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_
                 return -ENOMEM;
         registry->store = store;
         priority_cache_init(registry);
+        kind_cache_init(&registry->quotas, "resourcequotas");
+        kind_cache_init(&registry->limitranges, "limitranges");
         r = namespaces_init(registry, err);
         if (r >= 0)
                 r = xp_priority_system_ensure(registry, err); /* as kube-apiserver at start */
@@ -142,6 +144,8 @@ void xp_registry_free(struct xp_registry *registry)
                 return;
         namespaces_done(registry);
         priority_cache_done(registry);
+        kind_cache_done(&registry->quotas);
+        kind_cache_done(&registry->limitranges);
         free(registry);
 }
 

@@ -33,11 +33,35 @@ struct priority_cache {
         json_t *best;     /* NULL: none */
 };
 
+/*
+ * One kind's objects by namespace, as listed from the store (kind_cache.c): what admission reads
+ * on every pod create (ResourceQuotas, LimitRanges). All of it is dropped when the store's mark
+ * for the kind (xp_store_kind_generation()) moves, so an update or delete anywhere is seen by the
+ * next create; a namespace without any costs a lookup. The lists are shared and read-only.
+ */
+struct kind_cache {
+        pthread_mutex_t mutex;
+        const char *kind;
+        uint64_t generation;  /* the store's mark for kind when by_namespace was begun */
+        json_t *by_namespace; /* namespace -> array of the kind's objects there */
+};
+
 struct xp_registry {
         struct xp_store *store;
         struct namespace_cache namespaces;
         struct priority_cache priority;
+        struct kind_cache quotas, limitranges;
 };
+
+void kind_cache_init(struct kind_cache *cache, const char *kind);
+void kind_cache_done(struct kind_cache *cache);
+/* The kind's objects in namespace as *ret_items (a new reference; do not modify it), as
+ * xp_store_list() would give them: 0, or the store's -errno with err set. */
+int kind_cache_list(struct kind_cache *cache,
+                    struct xp_store *store,
+                    const char *namespace,
+                    json_t **ret_items,
+                    struct xp_error *err);
 
 void priority_cache_init(struct xp_registry *registry);
 /* A new Event for e (event.c): its namespace and name in ret_ns/ret_name, NULL without memory. */

@@ -16,7 +16,10 @@
 #include "store_internal.h"
 #include "xpool/macro.h"
 
-#define READERS_IDLE_MAX 8 /* idle reader connections kept open */
+/* Idle reader connections kept open: one per client of a busy server (the API serves each
+ * connection on its own thread), since opening one (file, WAL index, a dozen prepared queries)
+ * costs more than most reads. 8 made 32 writing clients open and close a connection per read. */
+#define READERS_IDLE_MAX 32
 
 enum read_stmt {
         RS_GET,

@@ -11,6 +11,7 @@
  *   seal.c     the seal file: the last committed version and the versions reserved, outside the
  *              database and its WAL
  *   check.c    what the files hold and whether they agree; xp_store_check()
+ *   generation.c  per-kind write marks (xp_store_kind_generation())
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  */
@@ -75,6 +76,25 @@ struct seal {
         bool created; /* made by this open and never written: removed again when the open fails */
 };
 
+/*
+ * Per-kind write marks (generation.c): the leader sets a kind's to the version of its last
+ * write after the commit, readers load it without the lock. Slots are filled in order and never
+ * reused; a kind that finds them all taken counts in overflow, which also answers for every kind
+ * that has no slot.
+ */
+#define KIND_GENERATION_SLOTS 32
+struct kind_generation {
+        char kind[XP_STORE_KEY_MAX + 1];
+        _Atomic uint64_t generation;
+};
+struct kind_generations {
+        struct kind_generation slot[KIND_GENERATION_SLOTS];
+        _Atomic size_t n; /* slots whose kind is set */
+        _Atomic uint64_t overflow;
+};
+/* Under the store's lock, after the commit of a write of kind at version. */
+void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64_t version);
+
 /* What the database file holds, as far as the store's checks go. */
 struct store_facts {
         bool absent;  /* no file */
@@ -138,6 +158,7 @@ struct xp_store {
         uint64_t version;
         int broken; /* set after a failed commit whose outcome on disk is unknown */
         struct xp_store_stats stats;
+        struct kind_generations kind_generations; /* written under lock, read without */
         struct conn *idle_readers;
         size_t n_idle_readers;
         /* recent.c: the last writes, version v at recent[v % recent_cap]; lo..hi are kept */

@@ -629,6 +629,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                                 json_object_del(json_object_get(o->shared, "metadata"),
                                                 "resourceVersion");
                 } else if (o->result == 0 && o->version != 0) {
+                        store_kind_generation_bump(store, o->kind, o->version);
                         recent_add(store, b, o);
                 }
                 o->next = NULL;

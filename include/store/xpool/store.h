@@ -364,6 +364,13 @@ int xp_store_event_before(struct xp_store *store,
 uint64_t xp_store_version(struct xp_store *store);
 
 /*
+ * A mark that changes after every committed write of kind (create, update or delete, in any
+ * namespace), set once the write is visible to reads: what a reader read of kind after seeing
+ * mark m is still current while the mark is m. Costs no query and no lock (every create asks).
+ */
+uint64_t xp_store_kind_generation(struct xp_store *store, const char *kind);
+
+/*
  * Rewrites every row (objects and the event log) of the encrypted kinds that is not under the
  * primary key (an older key, or plaintext from before encryption) under the primary, in one
  * transaction: versions and the history's digest do not change. *ret_n (may be NULL): rows
