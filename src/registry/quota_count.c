@@ -164,14 +164,13 @@ int xp_registry_quota_count_admit(struct xp_registry *registry,
 {
         json_t *quotas = NULL, *objects = NULL;
         const json_t *quota;
-        uint64_t version;
         size_t i;
         int r;
 
         if (!kind->namespaced || kind == &xp_kind_pod)
                 return 0;
-        r = xp_store_list(
-            xp_registry_store(registry), "resourcequotas", namespace, &quotas, &version, err);
+        r = kind_cache_list(
+            &registry->quotas, xp_registry_store(registry), namespace, &quotas, err);
         json_array_foreach(quotas, i, quota)
         {
                 if (r < 0)
