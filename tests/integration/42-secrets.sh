@@ -184,7 +184,7 @@ expect_in "in millicores" "$tmp/out" "500"
 check "change the volume's configmap" 0 "${k[@]}" patch configmap vcfg -p '{"data":{"mode":"slow"}}'
 check "change the pod's labels" 0 "${k[@]}" label pod volpod tier=b --overwrite
 inside() { "${k[@]}" exec volpod -- cat "$mnt/cfg/mode" "$mnt/info/labels"; }
-poll "both changes reach the container (read again each 10 s)" 20 'slowtier="b"' inside
+poll "both changes reach the container (the labels at the update, the configMap at its 10 s round)" 20 'slowtier="b"' inside
 check "delete volume pod" 0 "${k[@]}" delete pod volpod --grace-period=0 --force
 voldir_state() { [[ -e "$vdir" ]] && echo there || echo gone; }
 poll "the pod's volume files go with it" 15 gone voldir_state
