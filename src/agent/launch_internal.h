@@ -65,9 +65,9 @@ int launch_volumes(const struct xp_pod *pod,
                    const struct xp_launch_policy *policy,
                    struct xp_launch *l,
                    struct xp_error *err);
-/* A process container's configMap, secret, projected and downwardAPI volumeMounts into
- * l->mounts (l->launch.mounts), which the process runtime binds read-only; its other volumes are
- * not mounted (it runs on the node's file system). -EPERM with the message for a bad mount. */
+/* A process container's volumeMounts, of every kind launch_volumes() takes, into l->mounts
+ * (l->launch.mounts), which the process runtime binds in the container's mount namespace.
+ * -EPERM with the message for a bad mount. */
 int launch_process_volumes(const struct xp_pod *pod,
                            const struct xp_container *c,
                            const char *cpath,

@@ -4,8 +4,9 @@
  * (on disk, or medium Memory on a tmpfs of sizeLimit) and hostPath, which the node admin must
  * allow (xpool agent --allow-host-path PREFIX) since it reaches the node's own files. Other kinds
  * are refused with what xpool serves; configMap, secret, projected and downwardAPI volumes are
- * the directory the agent wrote their files into (podconfig_mount.c), mounted read-only, in
- * process pods too (launch_process_volumes). Pure: the runtime makes and checks the paths.
+ * the directory the agent wrote their files into (podconfig_mount.c), mounted read-only. Process
+ * pods have them all too (launch_process_volumes), bound in the container's mount namespace
+ * (contain_bind.c). Pure: the runtime makes and checks the paths.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -251,42 +252,6 @@ static int mount_of(const struct xp_pod *pod,
         return r < 0 ? r : mount_options(vm, mpath, privileged, m, err);
 }
 
-int launch_volumes(const struct xp_pod *pod,
-                   const struct xp_container *c,
-                   const char *cpath,
-                   const struct xp_launch_policy *policy,
-                   struct xp_launch *l,
-                   struct xp_error *err)
-{
-        json_t *mounts = json_object_get(c->extra, "volumeMounts"), *vm;
-        size_t n = json_array_size(mounts), i;
-        int r;
-
-        l->mounts = calloc(n + 1, sizeof(*l->mounts));
-        if (!l->mounts)
-                return -ENOMEM;
-        json_array_foreach(mounts, i, vm)
-        {
-                char mpath[128];
-                const json_t *vol = find_volume(pod, str(vm, "name"));
-
-                snprintf(mpath, sizeof(mpath), "%s.volumeMounts[%zu]", cpath, i);
-                if (!vol)
-                        return xp_errorf(err,
-                                         -EPERM,
-                                         "%s.name: the pod has no volume \"%s\"",
-                                         mpath,
-                                         str(vm, "name") ? str(vm, "name") : "");
-                r = mount_of(
-                    pod, vm, vol, mpath, l->contain.privileged, policy, &l->mounts[i], err);
-                if (r < 0)
-                        return r;
-        }
-        l->oci.mounts = l->mounts;
-        l->oci.n_mounts = n;
-        return 0;
-}
-
 /* A subPath below the volume: relative, without ".." components. */
 static bool sub_path_ok(const char *p)
 {
@@ -296,15 +261,18 @@ static bool sub_path_ok(const char *p)
                       !strstr(p, "/../") && !(n >= 3 && strcmp(p + n - 3, "/..") == 0));
 }
 
-int launch_process_volumes(const struct xp_pod *pod,
-                           const struct xp_container *c,
-                           const char *cpath,
-                           const struct xp_launch_policy *policy,
-                           struct xp_launch *l,
-                           struct xp_error *err)
+/* The container's volumeMounts into l->mounts; a process container's subPaths checked here (its
+ * runtime binds what it is given). */
+static int mounts_of(const struct xp_pod *pod,
+                     const struct xp_container *c,
+                     const char *cpath,
+                     bool process,
+                     const struct xp_launch_policy *policy,
+                     struct xp_launch *l,
+                     struct xp_error *err)
 {
         json_t *mounts = json_object_get(c->extra, "volumeMounts"), *vm;
-        size_t n = 0, i;
+        size_t i;
         int r;
 
         l->mounts = calloc(json_array_size(mounts) + 1, sizeof(*l->mounts));
@@ -314,14 +282,18 @@ int launch_process_volumes(const struct xp_pod *pod,
         {
                 char mpath[128];
                 const json_t *vol = find_volume(pod, str(vm, "name"));
+                struct xp_container_mount *m = &l->mounts[i];
 
-                if (!vol || !files_volume(vol))
-                        continue;
                 snprintf(mpath, sizeof(mpath), "%s.volumeMounts[%zu]", cpath, i);
-                struct xp_container_mount *m = &l->mounts[n++];
-
-                r = mount_of(pod, vm, vol, mpath, false, policy, m, err);
-                if (r >= 0 && !sub_path_ok(m->sub_path))
+                if (!vol)
+                        return xp_errorf(err,
+                                         -EPERM,
+                                         "%s.name: the pod has no volume \"%s\"",
+                                         mpath,
+                                         str(vm, "name") ? str(vm, "name") : "");
+                r = mount_of(
+                    pod, vm, vol, mpath, !process && l->contain.privileged, policy, m, err);
+                if (r >= 0 && process && !sub_path_ok(m->sub_path))
                         r = xp_errorf(err,
                                       -EPERM,
                                       "%s.subPath: \"%s\" is not a relative path inside the volume",
@@ -330,7 +302,37 @@ int launch_process_volumes(const struct xp_pod *pod,
                 if (r < 0)
                         return r;
         }
+        return (int)json_array_size(mounts);
+}
+
+int launch_volumes(const struct xp_pod *pod,
+                   const struct xp_container *c,
+                   const char *cpath,
+                   const struct xp_launch_policy *policy,
+                   struct xp_launch *l,
+                   struct xp_error *err)
+{
+        int n = mounts_of(pod, c, cpath, false, policy, l, err);
+
+        if (n < 0)
+                return n;
+        l->oci.mounts = l->mounts;
+        l->oci.n_mounts = (size_t)n;
+        return 0;
+}
+
+int launch_process_volumes(const struct xp_pod *pod,
+                           const struct xp_container *c,
+                           const char *cpath,
+                           const struct xp_launch_policy *policy,
+                           struct xp_launch *l,
+                           struct xp_error *err)
+{
+        int n = mounts_of(pod, c, cpath, true, policy, l, err);
+
+        if (n < 0)
+                return n;
         l->launch.mounts = l->mounts;
-        l->launch.n_mounts = n;
+        l->launch.n_mounts = (size_t)n;
         return 0;
 }

@@ -47,6 +47,7 @@ struct podstate {
         bool dirty;
         bool drop;
         bool admitted;     /* xp_launch_admit() asked (or not needed): never asked again */
+        bool volumes_due;  /* its labels or annotations changed: its downwardAPI files now */
         unsigned starting; /* starts in flight: the pod is not synced until they are back */
         struct xp_podsync_memory *memory;
         struct xp_container_record *records;
@@ -126,6 +127,15 @@ static struct podstate *state_get(struct loop *l, const char *uid, const char *n
         return st;
 }
 
+/* Whether metadata.key (labels, annotations) differs between two versions of a pod. */
+static bool meta_changed(const json_t *before, const json_t *after, const char *key)
+{
+        const json_t *a = json_object_get(json_object_get(before, "metadata"), key);
+        const json_t *b = json_object_get(json_object_get(after, "metadata"), key);
+
+        return (a || b) && !(a && b && json_equal(a, b));
+}
+
 static void set_pod(struct podstate *st, json_t *json)
 {
         const json_t *meta = json_object_get(json, "metadata");
@@ -147,6 +157,9 @@ static void set_pod(struct podstate *st, json_t *json)
         st->name = strdup(json_string_value(json_object_get(meta, "name")) ?: "");
         xp_pod_free(st->pod);
         st->pod = pod;
+        if (st->json &&
+            (meta_changed(st->json, json, "labels") || meta_changed(st->json, json, "annotations")))
+                st->volumes_due = true;
         json_decref(st->json);
         st->json = json_incref(json);
         st->gone = false;
@@ -937,17 +950,23 @@ static void sync_pod(struct loop *l, struct podstate *st)
         }
 }
 
-/* The running pods' configMap, secret and projected volumes from their objects as they are. */
+/* The running pods' configMap, secret and projected volumes from their objects as they are:
+ * every pod's each round (all: now >= l->volumes_at), else those whose labels or annotations an
+ * update changed, at once, as the kubelet rewrites downwardAPI files on a pod update. */
 static void refresh_volumes(struct loop *l, int64_t now)
 {
+        bool all = now >= l->volumes_at;
+
         for (size_t i = 0; i < l->n_states; i++) {
                 struct podstate *st = l->states[i];
                 struct xp_agent_pull_pod pod = pull_pod(st);
 
-                if (st->pod && !st->done && !st->gone && !st->drop)
+                if ((all || st->volumes_due) && st->pod && !st->done && !st->gone && !st->drop)
                         xp_agent_volume_refresh(l->agent, &pod);
+                st->volumes_due = false;
         }
-        l->volumes_at = now + VOLUME_REFRESH_NS;
+        if (all)
+                l->volumes_at = now + VOLUME_REFRESH_NS;
 }
 
 /* Frees the states of pods that are gone and cleaned up, removing their logs. */
@@ -1110,8 +1129,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                         if (st->wake_at_ns > 0 && (next == 0 || st->wake_at_ns < next))
                                 next = st->wake_at_ns;
                 }
-                if (now >= l.volumes_at)
-                        refresh_volumes(&l, now);
+                refresh_volumes(&l, now);
                 if (next == 0 || l.volumes_at < next)
                         next = l.volumes_at;
                 drop_states(&l);

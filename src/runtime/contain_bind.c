@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A process container's configMap, secret, projected and downwardAPI volumes (the agent's
- * directories of their files): bound read-only at their mountPath inside the container's own
- * mount namespace, so the node's file system is not changed beyond an empty mount point where
- * mountPath did not exist. The source is resolved before the fork (contain_plan_binds); the child
- * only makes the mount point and mounts (contain_child_binds: system calls only).
+ * A process container's volumes: configMap, secret, projected and downwardAPI ones (the agent's
+ * directories of their files, always read-only), emptyDir ones (the pod's directories) and
+ * hostPath ones, bound at their mountPath inside the container's own mount namespace, so the
+ * node's file system is not changed beyond an empty mount point where mountPath did not exist.
+ * The source is resolved before the fork (contain_plan_binds), where a hostPath that is, holds or
+ * lies below one of the node's hidden secrets is refused: the bind is not recursive, so the masks
+ * over those secrets would not follow it. The child only makes the mount point and mounts
+ * (contain_child_binds: system calls only).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,22 +23,23 @@
 #include "xpool/macro.h"
 #include "xpool/runtime.h"
 
-json_t *contain_binds_json(const struct xp_container_mount *m, size_t n)
+json_t *contain_binds_json(const struct xp_container_mount *m, char *const *sources, size_t n)
 {
         json_t *a = json_array();
 
         for (size_t i = 0; a && i < n; i++) {
-                json_t *o;
+                json_t *o = json_pack("{s:s, s:s?, s:s, s:b, s:b}",
+                                      "source",
+                                      sources ? sources[i] : m[i].source,
+                                      "sub_path",
+                                      sources ? NULL : m[i].sub_path,
+                                      "destination",
+                                      m[i].destination,
+                                      "read_only",
+                                      m[i].read_only || m[i].kind == XP_VOLUME_FILES,
+                                      "host",
+                                      m[i].kind == XP_VOLUME_HOST_PATH);
 
-                if (m[i].kind != XP_VOLUME_FILES)
-                        continue;
-                o = json_pack("{s:s, s:s?, s:s}",
-                              "source",
-                              m[i].source,
-                              "sub_path",
-                              m[i].sub_path,
-                              "destination",
-                              m[i].destination);
                 if (!o || json_array_append_new(a, o) < 0) {
                         json_decref(a);
                         return NULL;
@@ -76,6 +80,28 @@ static int resolve(const char *source, const char *sub, char **ret, struct xp_er
         return 0;
 }
 
+static bool under(const char *path, const char *parent)
+{
+        size_t n = strlen(parent);
+
+        return strncmp(path, parent, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A hostPath that would show one of the node's secrets (p->hide, resolved) is refused. */
+static int host_secrets(const struct contain_plan *p, const char *source, struct xp_error *err)
+{
+        for (size_t i = 0; i < p->n_hide_all; i++)
+                if (under(source, p->hide[i]) || under(p->hide[i], source))
+                        return xp_errorf(err,
+                                         -EPERM,
+                                         "hostPath %s: it %s %s, one of the node's secrets that "
+                                         "no container may see",
+                                         source,
+                                         under(source, p->hide[i]) ? "is inside" : "holds",
+                                         p->hide[i]);
+        return 0;
+}
+
 int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_error *err)
 {
         size_t n = json_array_size(list);
@@ -87,7 +113,7 @@ int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_err
                 return xp_errorf(
                     err,
                     -EPERM,
-                    "configMap, secret, projected and downwardAPI volumes of a process pod need the container's own mount namespace, which this node cannot give (isolation is degraded)");
+                    "the volumes of a process pod need the container's own mount namespace, which this node cannot give (isolation is degraded)");
         p->binds = calloc(n, sizeof(*p->binds));
         if (!p->binds)
                 return xp_errorf(err, -ENOMEM, "spec: out of memory");
@@ -105,8 +131,14 @@ int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_err
                                          i);
                 r = resolve(
                     src, json_string_value(json_object_get(o, "sub_path")), &b->source, err);
-                if (r < 0)
+                if (r >= 0 && json_is_true(json_object_get(o, "host")))
+                        r = host_secrets(p, b->source, err);
+                if (r < 0) {
+                        free(b->source);
+                        b->source = NULL;
                         return r;
+                }
+                b->read_only = json_is_true(json_object_get(o, "read_only"));
                 p->n_binds++;
                 if (!(b->destination = strdup(dst)))
                         return xp_errorf(err, -ENOMEM, "spec: out of memory");
@@ -154,12 +186,11 @@ int contain_child_binds(const struct contain_plan *p, const char **what, const c
                 *arg = b->destination;
                 if (mount_point(b) < 0 || mount(b->source, b->destination, NULL, MS_BIND, NULL) < 0)
                         return errno ? -errno : -EIO;
-                /* the kubelet mounts these read-only whatever readOnly says */
-                if (mount(NULL,
-                          b->destination,
-                          NULL,
-                          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
-                          NULL) < 0)
+                if (b->read_only && mount(NULL,
+                                          b->destination,
+                                          NULL,
+                                          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                                          NULL) < 0)
                         return errno ? -errno : -EIO;
         }
         return 0;

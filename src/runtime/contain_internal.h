@@ -23,6 +23,7 @@ struct contain_bind {
         char *source;      /* resolved before the fork */
         char *destination; /* absolute; its parent must exist, it is made when missing */
         bool dir;          /* source is a directory (else a file) */
+        bool read_only;    /* readOnly, and always for the agent's files */
 };
 
 struct contain_plan {
@@ -44,7 +45,7 @@ struct contain_plan {
         char *netns;       /* its path, for messages */
         char **detach;     /* NULL-terminated: mount points the container's namespace drops */
         bool sysfs;        /* a sysfs of the joined network namespace (its interfaces) on /sys */
-        struct contain_bind *binds; /* the pod's file volumes (contain_binds_json()) */
+        struct contain_bind *binds; /* the pod's volumes (contain_binds_json()) */
         size_t n_binds;
 };
 
@@ -56,10 +57,10 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           const char *const *hide,
                           const char *const *detach,
                           const char *filter_hex);
-/* The spec's "binds" array of n mounts (XP_VOLUME_FILES: source + sub_path, destination).
- * NULL: -ENOMEM. */
+/* The spec's "binds" array of n mounts: source (sources[i], resolved with its subPath; without
+ * sources m's source + sub_path), destination, read_only, host (a hostPath). NULL: -ENOMEM. */
 struct xp_container_mount;
-json_t *contain_binds_json(const struct xp_container_mount *m, size_t n);
+json_t *contain_binds_json(const struct xp_container_mount *m, char *const *sources, size_t n);
 /* A JSON array of the strings of v (NULL-terminated; NULL: empty), for the spec. NULL: -ENOMEM. */
 json_t *contain_strings_json(const char *const *v);
 /* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for

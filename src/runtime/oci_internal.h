@@ -102,12 +102,28 @@ int oci_pod_prepare(const char *state_dir,
                     char **ret_dir,
                     char **ret_ipc,
                     struct xp_error *err);
+/* The pod directory STATE/.pods/<uid> (*ret_dir, caller frees) with the emptyDir volumes of
+ * mounts made (a memory one a tmpfs), for a process pod: no IPC namespace, no hosts files (a
+ * process container sees the node's). -errno + err. */
+int oci_pod_volumes(const char *state_dir,
+                    const char *uid,
+                    const struct xp_container_mount *mounts,
+                    size_t n_mounts,
+                    char **ret_dir,
+                    struct xp_error *err);
 /* The node path of a mount (an emptyDir's directory, a hostPath resolved and checked), with its
  * subPath; made for the *OrCreate types. *ret caller frees. -errno + err. */
 int oci_mount_source(const char *pod_dir,
                      const struct xp_container_mount *m,
                      char **ret,
                      struct xp_error *err);
+/* oci_mount_source() of each of mounts, into *ret (n_mounts entries; oci_sources_free()). */
+int oci_mount_sources(const char *pod_dir,
+                      const struct xp_container_mount *mounts,
+                      size_t n_mounts,
+                      char ***ret,
+                      struct xp_error *err);
+void oci_sources_free(char **sources, size_t n);
 /* Unmounts and removes STATE/.pods/<uid> and IPC_DIR/<uid>. */
 int oci_pod_remove(const char *state_dir,
                    const char *ipc_dir,

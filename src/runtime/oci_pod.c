@@ -132,12 +132,15 @@ static int pod_files(const char *dir, const struct xp_container_oci *oci, struct
 }
 
 /* Its emptyDir volumes: directories open to every user, as the kubelet makes them (0777). */
-static int empty_dirs(const char *dir, const struct xp_container_oci *oci, struct xp_error *err)
+static int empty_dirs(const char *dir,
+                      const struct xp_container_mount *mounts,
+                      size_t n_mounts,
+                      struct xp_error *err)
 {
         char path[PATH_MAX], opts[64];
 
-        for (size_t i = 0; i < oci->n_mounts; i++) {
-                const struct xp_container_mount *m = &oci->mounts[i];
+        for (size_t i = 0; i < n_mounts; i++) {
+                const struct xp_container_mount *m = &mounts[i];
 
                 if (m->kind == XP_VOLUME_HOST_PATH || m->kind == XP_VOLUME_FILES)
                         continue;
@@ -164,6 +167,27 @@ static int empty_dirs(const char *dir, const struct xp_container_oci *oci, struc
         return 0;
 }
 
+int oci_pod_volumes(const char *state_dir,
+                    const char *uid,
+                    const struct xp_container_mount *mounts,
+                    size_t n_mounts,
+                    char **ret_dir,
+                    struct xp_error *err)
+{
+        _cleanup_free_ char *dir = NULL, *volumes = NULL;
+        int r;
+
+        if (pod_dir_of(state_dir, uid, &dir) < 0 || asprintf(&volumes, "%s/volumes", dir) < 0)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        r = xp_mkdir_p(volumes, 0755, err);
+        if (r >= 0)
+                r = empty_dirs(dir, mounts, n_mounts, err);
+        if (r < 0)
+                return r;
+        *ret_dir = TAKE_PTR(dir);
+        return 0;
+}
+
 int oci_pod_prepare(const char *state_dir,
                     const char *ipc_dir,
                     const struct xp_container_launch *l,
@@ -171,14 +195,12 @@ int oci_pod_prepare(const char *state_dir,
                     char **ret_ipc,
                     struct xp_error *err)
 {
-        _cleanup_free_ char *dir = NULL, *ipc = NULL, *volumes = NULL;
+        _cleanup_free_ char *dir = NULL, *ipc = NULL;
         int r;
 
-        if (pod_dir_of(state_dir, l->pod_uid, &dir) < 0 ||
-            asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0 ||
-            asprintf(&volumes, "%s/volumes", dir) < 0)
+        if (asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0)
                 return xp_errorf(err, -ENOMEM, "out of memory");
-        r = xp_mkdir_p(volumes, 0755, err);
+        r = oci_pod_volumes(state_dir, l->pod_uid, l->oci->mounts, l->oci->n_mounts, &dir, err);
         if (r >= 0)
                 r = xp_mkdir_p(ipc_dir, 0755, err);
         if (r < 0)
@@ -189,8 +211,6 @@ int oci_pod_prepare(const char *state_dir,
                         return r;
         }
         r = pod_files(dir, l->oci, err);
-        if (r >= 0)
-                r = empty_dirs(dir, l->oci, err);
         if (r < 0)
                 return r;
         *ret_dir = TAKE_PTR(dir);
@@ -317,6 +337,35 @@ int oci_mount_source(const char *pod_dir,
                                  base,
                                  m->allowed ? m->allowed : "/");
         return sub_path(base, m, ret, err);
+}
+
+int oci_mount_sources(const char *pod_dir,
+                      const struct xp_container_mount *mounts,
+                      size_t n_mounts,
+                      char ***ret,
+                      struct xp_error *err)
+{
+        char **sources = calloc(n_mounts + 1, sizeof(*sources));
+        int r = sources ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
+
+        for (size_t i = 0; r >= 0 && i < n_mounts; i++) {
+                r = oci_mount_source(pod_dir, &mounts[i], &sources[i], err);
+                if (r < 0)
+                        r = xp_error_prefix(err, r, "volume %s", mounts[i].volume);
+        }
+        if (r < 0) {
+                oci_sources_free(sources, n_mounts);
+                return r;
+        }
+        *ret = sources;
+        return 0;
+}
+
+void oci_sources_free(char **sources, size_t n)
+{
+        for (size_t i = 0; sources && i < n; i++)
+                free(sources[i]);
+        free(sources);
 }
 
 /* ---- removal -------------------------------------------------------------------------------- */

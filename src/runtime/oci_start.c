@@ -404,13 +404,6 @@ static int write_config(const struct oci_runtime_view *v,
         return runtime_write_json(bundle, "config.json", text, false, err);
 }
 
-static void free_sources(char **sources, size_t n)
-{
-        for (size_t i = 0; sources && i < n; i++)
-                free(sources[i]);
-        free(sources);
-}
-
 int oci_start_prepare(const struct oci_runtime_view *v,
                       const struct xp_container_launch *l,
                       const struct xp_contain *contain,
@@ -441,13 +434,8 @@ int oci_start_prepare(const struct oci_runtime_view *v,
                 r = device_edits(v, l, contain, &edits, err);
         if (r >= 0 && l->limits)
                 r = oci_cdi_allow(l->limits, edits, limits_out, ret_devices, err);
-        if (r >= 0 && !(sources = calloc(oci->n_mounts + 1, sizeof(*sources))))
-                r = xp_errorf(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; r >= 0 && i < oci->n_mounts; i++) {
-                r = oci_mount_source(pod_dir, &oci->mounts[i], &sources[i], err);
-                if (r < 0)
-                        r = xp_error_prefix(err, r, "volume %s", oci->mounts[i].volume);
-        }
+        if (r >= 0)
+                r = oci_mount_sources(pod_dir, oci->mounts, oci->n_mounts, &sources, err);
         in.pod_dir = pod_dir;
         in.ipc_path = ipc;
         in.mount_sources = sources;
@@ -457,7 +445,7 @@ int oci_start_prepare(const struct oci_runtime_view *v,
                 r = write_config(v, l, contain, &in, bundle, err);
         if (r >= 0 && !(*ret_oci = shim_spec(v, l, contain, pod_dir, ipc, bundle, err)))
                 r = err && err->code ? err->code : -ENOMEM;
-        free_sources(sources, oci->n_mounts);
+        oci_sources_free(sources, oci->n_mounts);
         json_decref(edits);
         if (r < 0) {
                 free(*ret_devices);

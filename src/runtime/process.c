@@ -960,7 +960,8 @@ static struct xp_contain contain_cut(const struct xp_runtime *rt,
 
 /* The containment the shim applies. An OCI runtime applies its own (config.json): its shim
  * gets none to prepare (no filter to compile, no namespaces of its own). */
-static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_launch *l)
+static json_t *
+contain_json(struct xp_runtime *rt, const struct xp_container_launch *l, char *const *sources)
 {
         struct xp_contain c = contain_cut(rt, l);
         _cleanup_free_ char *filter = NULL;
@@ -979,9 +980,10 @@ static json_t *contain_json(struct xp_runtime *rt, const struct xp_container_lau
                                       (const char *const *)rt->detach,
                                       filter);
 
-        /* the pod's file volumes, bound by the shim's child (contain_bind.c) */
+        /* the pod's volumes, bound by the shim's child (contain_bind.c) */
         if (o && l->n_mounts > 0 &&
-            json_object_set_new(o, "binds", contain_binds_json(l->mounts, l->n_mounts)) < 0) {
+            json_object_set_new(o, "binds", contain_binds_json(l->mounts, sources, l->n_mounts)) <
+                0) {
                 json_decref(o);
                 return NULL;
         }
@@ -1011,12 +1013,13 @@ static char *spec_text(struct xp_runtime *rt,
                        const struct xp_container_launch *l,
                        const struct xp_cgroup_limits *lim,
                        const char *log_dir,
-                       json_t *oci)
+                       json_t *oci,
+                       char *const *sources)
 {
         json_t *limits = lim ? limits_json(lim) : json_null();
         json_t *argv = contain_strings_json((const char *const *)l->argv);
         json_t *env = contain_strings_json((const char *const *)l->env), *o;
-        json_t *contain = contain_json(rt, l);
+        json_t *contain = contain_json(rt, l, sources);
         char *text;
 
         if (!limits || !argv || !env || !contain) {
@@ -1156,7 +1159,34 @@ static int oci_text(struct xp_runtime *rt,
         r = oci_start_prepare(&v, l, &c, dir, &oci, &limits, &devices, err);
         if (r < 0)
                 return r;
-        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci);
+        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL);
+        return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
+}
+
+/* A process container's spec.json: its pod's emptyDirs made, its volumes' node paths checked
+ * (a hostPath's type, its allowed prefix) as an image pod's are (oci_pod.c). */
+static int process_text(struct xp_runtime *rt,
+                        const struct xp_container_launch *l,
+                        const char *log_dir,
+                        char **ret,
+                        struct xp_error *err)
+{
+        _cleanup_free_ char *pod_dir = NULL;
+        char **sources = NULL;
+        int r = 0;
+
+        if (l->n_mounts > 0) {
+                pthread_mutex_lock(&rt->pods_lock);
+                r = oci_pod_volumes(
+                    rt->state_dir, l->pod_uid, l->mounts, l->n_mounts, &pod_dir, err);
+                pthread_mutex_unlock(&rt->pods_lock);
+                if (r >= 0)
+                        r = oci_mount_sources(pod_dir, l->mounts, l->n_mounts, &sources, err);
+                if (r < 0)
+                        return r;
+        }
+        *ret = spec_text(rt, l, l->limits, log_dir, NULL, sources);
+        oci_sources_free(sources, l->n_mounts);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
 
@@ -1409,12 +1439,10 @@ static int start(struct xp_runtime *rt,
                                  strerror(-r));
         if (!fresh)
                 forget_oci(dir); /* an earlier attempt's runtime state, should its shim be lost */
-        r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err) : 0;
+        r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err)
+                   : process_text(rt, l, log_dir, &text, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
-        if (!l->oci && !(text = spec_text(rt, l, l->limits, log_dir, NULL)))
-                return xp_errorf(
-                    err, -ENOMEM, "container %s/%s: out of memory", l->pod_uid, l->container);
         r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
         if (r < 0)
                 return r;

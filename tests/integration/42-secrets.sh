@@ -3,6 +3,9 @@
 # docs/security.md):
 #   - a pod with configMap and secret volumes: ContainerCreating with the kubelet's FailedMount
 #     event while its ConfigMap is missing, then the files (items, defaultMode, ..data links), a change to the ConfigMap written to them;
+#   - a process pod's emptyDir written by one container and read by the other, a hostPath of each
+#     type checked inside it (the readOnly one refused a write), a type mismatch refused with the
+#     kubelet's message, the emptyDir gone with the pod;
 #   - a process pod whose env comes from both kinds (env valueFrom, envFrom with a prefix): while
 #     its ConfigMap is missing it waits with CreateContainerConfigError and the kubelet's message,
 #     and it runs with the values once the ConfigMap is created; an envFrom key that is no
@@ -29,7 +32,8 @@ trap 'stop_up; release_tmp; rm -rf "$tmp"' EXIT
 log=$tmp/up.log
 start_up() {
   "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
-    --backoff-initial 200ms --pod-network host --default-runtime process >"$log" 2>&1 &
+    --backoff-initial 200ms --pod-network host --default-runtime process \
+    --allow-host-path "$tmp/host" >"$log" 2>&1 &
   up_pid=$!
   local deadline=$((SECONDS + 20))
   until grep -q "^xpool is up" "$log"; do
@@ -180,10 +184,79 @@ expect_in "in millicores" "$tmp/out" "500"
 check "change the volume's configmap" 0 "${k[@]}" patch configmap vcfg -p '{"data":{"mode":"slow"}}'
 check "change the pod's labels" 0 "${k[@]}" label pod volpod tier=b --overwrite
 inside() { "${k[@]}" exec volpod -- cat "$mnt/cfg/mode" "$mnt/info/labels"; }
-poll "both changes reach the container (read again each 10 s)" 20 'slowtier="b"' inside
+poll "both changes reach the container (the labels at the update, the configMap at its 10 s round)" 20 'slowtier="b"' inside
 check "delete volume pod" 0 "${k[@]}" delete pod volpod --grace-period=0 --force
 voldir_state() { [[ -e "$vdir" ]] && echo there || echo gone; }
 poll "the pod's volume files go with it" 15 gone voldir_state
+
+# ---- emptyDir and hostPath volumes of a process pod ----------------------------------------------
+# one container writes the emptyDir, the other reads it; a hostPath of each type checked inside
+host=$tmp/host
+mkdir -p "$host/dir" "$tmp/mnt2/shared" "$tmp/mnt2/dir" "$tmp/mnt2/made"
+: >"$host/file"
+mknod "$host/chr" c 1 3
+mknod "$host/blk" b 7 250
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$host/sock"
+m2=$tmp/mnt2
+cat >"$tmp/edpod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: edpod}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: writer
+    image: busybox
+    command: ["sh", "-c", "echo from-writer > $m2/shared/f; test -d $m2/dir && test -d $m2/made && test -f $m2/file && test -f $m2/new && test -S $m2/sock && test -c $m2/chr && test -b $m2/blk && echo types ok; touch $m2/dir/x || echo ro refused; exec sleep 60"]
+    volumeMounts:
+    - {name: shared, mountPath: $m2/shared}
+    - {name: dir, mountPath: $m2/dir, readOnly: true}
+    - {name: made, mountPath: $m2/made}
+    - {name: file, mountPath: $m2/file}
+    - {name: new, mountPath: $m2/new}
+    - {name: sock, mountPath: $m2/sock}
+    - {name: chr, mountPath: $m2/chr}
+    - {name: blk, mountPath: $m2/blk}
+  - name: reader
+    image: busybox
+    command: ["sh", "-c", "for i in \$(seq 100); do test -s $m2/shared/f && break; sleep 0.1; done; cat $m2/shared/f; exec sleep 60"]
+    volumeMounts:
+    - {name: shared, mountPath: $m2/shared}
+  volumes:
+  - {name: shared, emptyDir: {}}
+  - {name: dir, hostPath: {path: $host/dir, type: Directory}}
+  - {name: made, hostPath: {path: $host/made, type: DirectoryOrCreate}}
+  - {name: file, hostPath: {path: $host/file, type: File}}
+  - {name: new, hostPath: {path: $host/new, type: FileOrCreate}}
+  - {name: sock, hostPath: {path: $host/sock, type: Socket}}
+  - {name: chr, hostPath: {path: $host/chr, type: CharDevice}}
+  - {name: blk, hostPath: {path: $host/blk, type: BlockDevice}}
+EOF
+check "apply the emptyDir and hostPath pod" 0 "${k[@]}" apply -f "$tmp/edpod.yaml"
+edphase() { "${k[@]}" get pod edpod -o jsonpath='{.status.phase}'; }
+poll "it runs" 20 Running edphase
+edread() { "${k[@]}" logs edpod -c reader; }
+poll "the reader reads what the writer wrote in the emptyDir" 20 from-writer edread
+edwriter() { "${k[@]}" logs edpod -c writer | grep -c -e "types ok" -e "ro refused"; }
+poll "every hostPath type as asked, the readOnly one refused a write" 10 2 edwriter
+check "DirectoryOrCreate and FileOrCreate made them on the node" 0 test -d "$host/made" -a -f "$host/new"
+eduid=$("${k[@]}" get pod edpod -o jsonpath='{.metadata.uid}')
+check "the emptyDir is the pod's directory on the node" 0 cat "$data/agent/containers/.pods/$eduid/volumes/shared/f"
+expect_in "with what was written" "$tmp/out" "from-writer"
+check "delete the emptyDir pod" 0 "${k[@]}" delete pod edpod --grace-period=0 --force
+edgone() { [[ -e "$data/agent/containers/.pods/$eduid" ]] && echo there || echo gone; }
+poll "the emptyDir goes with the pod" 20 gone edgone
+hostpod() { # name, path, type
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  restartPolicy: Never\n' "$1"
+  printf '  containers: [{name: c, image: busybox, command: [sleep, "60"], volumeMounts: [{name: h, mountPath: %s}]}]\n' "$m2/dir"
+  printf '  volumes: [{name: h, hostPath: {path: %s, type: %s}}]\n' "$2" "$3"
+}
+hostpod badtype "$host/dir" File >"$tmp/badtype.yaml"
+check "apply a hostPath of the wrong type" 0 "${k[@]}" apply -f "$tmp/badtype.yaml"
+badmsg() { "${k[@]}" get pod badtype -o jsonpath='{.status.containerStatuses[0]}' | grep -c "hostPath type check failed: $host/dir is not a file"; }
+poll "refused with the kubelet's message" 20 1 badmsg
+check "delete it" 0 "${k[@]}" delete pod badtype --grace-period=0 --force
+check "the node's directory was not changed" 0 test -d "$host/dir"
 
 # ---- the downward API's paths are checked at admission, in kube-apiserver's words ----------------
 bad_pod() { # fieldPath, where: env or volume

@@ -666,6 +666,95 @@ static void network_admission(void **state)
 }
 
 /* status.podIP: the pod's own address once its network is set up, else the node's. */
+/* A process pod's volumes of every kind, as its runtime is handed them; what the node refuses. */
+static int process_volumes_of(const char *volumes, const char *mounts, struct xp_error *err)
+{
+        static const char *const allowed[] = {"/srv/data", NULL};
+        struct xp_launch_policy policy = {
+            .node_name = "n1", .allowed_host_paths = allowed, .data_dir = "/var/lib/xpool-agent"};
+        char spec[2048];
+        struct xp_node *node = node_new();
+        struct xp_pod *pod;
+        struct xp_launch *l = NULL;
+        int calls = 0, r;
+
+        snprintf(spec,
+                 sizeof(spec),
+                 "{'volumes':%s,'containers':[{'name':'c','command':['x'],'volumeMounts':%s}]}",
+                 volumes,
+                 mounts);
+        pod = pod_new("{}", spec);
+        r = xp_launch_build(pod, "c", false, 0, node, fake_lookup, &calls, 0, &policy, &l, err);
+        if (r >= 0) {
+                const struct xp_container_mount *m = l->launch.mounts;
+
+                assert_int_equal(l->launch.n_mounts, 4);
+                assert_int_equal(m[0].kind, XP_VOLUME_EMPTY_DIR);
+                assert_string_equal(m[0].volume, "scratch");
+                assert_false(m[0].read_only);
+                assert_int_equal(m[1].kind, XP_VOLUME_EMPTY_DIR_MEMORY);
+                assert_int_equal(m[1].size_bytes, 64 * 1024 * 1024);
+                assert_int_equal(m[2].kind, XP_VOLUME_HOST_PATH);
+                assert_string_equal(m[2].source, "/srv/data/in");
+                assert_string_equal(m[2].allowed, "/srv/data");
+                assert_string_equal(m[2].host_type, "DirectoryOrCreate");
+                assert_true(m[2].read_only);
+                assert_string_equal(m[2].destination, "/in");
+                /* the agent's files, read-only whatever readOnly says */
+                assert_int_equal(m[3].kind, XP_VOLUME_FILES);
+                assert_string_equal(m[3].source, "/var/lib/xpool-agent/volumes/uid-7/conf");
+                assert_true(m[3].read_only);
+        }
+        xp_launch_free(l);
+        xp_pod_free(pod);
+        xp_node_free(node);
+        return r;
+}
+
+#define VOLUMES(host, mem)                                                                         \
+        "[{'name':'scratch','emptyDir':{}},"                                                       \
+        "{'name':'shm','emptyDir':{'medium':'Memory','sizeLimit':'" mem "'}},"                     \
+        "{'name':'in','hostPath':{'path':'" host "','type':'DirectoryOrCreate'}},"                 \
+        "{'name':'conf','configMap':{'name':'app'}}]"
+#define MOUNTS                                                                                     \
+        "[{'name':'scratch','mountPath':'/scratch'},{'name':'shm','mountPath':'/dev/shm'},"        \
+        "{'name':'in','mountPath':'/in','readOnly':true},{'name':'conf','mountPath':'/etc/app'}]"
+
+static void process_volumes(void **state)
+{
+        struct xp_error err = {0};
+
+        (void)state;
+        if (process_volumes_of(VOLUMES("/srv/data/in", "64Mi"), MOUNTS, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(process_volumes_of(VOLUMES("/srv/database", "64Mi"), MOUNTS, &err),
+                         -EPERM);
+        assert_string_equal(
+            err.msg,
+            "volume in: hostPath /srv/database is not allowed on node n1: the node's admin allows hostPath volumes below the paths given to xpool agent --allow-host-path");
+        assert_int_equal(process_volumes_of(VOLUMES("/srv/data/../etc", "64Mi"), MOUNTS, &err),
+                         -EPERM);
+        assert_string_equal(
+            err.msg,
+            "volume in.hostPath.path: \"/srv/data/../etc\" is not an absolute, normalized path");
+        assert_int_equal(process_volumes_of(VOLUMES("/srv/data/in", "lots"), MOUNTS, &err), -EPERM);
+        assert_string_equal(err.msg, "volume shm.emptyDir.sizeLimit: \"lots\" is not a size");
+        assert_int_equal(process_volumes_of(VOLUMES("/srv/data/in", "64Mi"),
+                                            "[{'name':'gone','mountPath':'/g'}]",
+                                            &err),
+                         -EPERM);
+        assert_string_equal(
+            err.msg, "spec.containers[0].volumeMounts[0].name: the pod has no volume \"gone\"");
+        assert_int_equal(
+            process_volumes_of(VOLUMES("/srv/data/in", "64Mi"),
+                               "[{'name':'scratch','mountPath':'/s','subPath':'../x'}]",
+                               &err),
+            -EPERM);
+        assert_string_equal(
+            err.msg,
+            "spec.containers[0].volumeMounts[0].subPath: \"../x\" is not a relative path inside the volume");
+}
+
 static void pod_ip(void **state)
 {
         struct xp_node *node = node_new();
@@ -702,6 +791,7 @@ int main(void)
             cmocka_unit_test(admission),
             cmocka_unit_test(network_admission),
             cmocka_unit_test(pod_ip),
+            cmocka_unit_test(process_volumes),
             cmocka_unit_test(no_devices_container),
             cmocka_unit_test(expansion),
             cmocka_unit_test(value_from),

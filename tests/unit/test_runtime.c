@@ -917,6 +917,79 @@ static void default_containment(void **state)
         assert_int_equal(count_lines(text, "stdout F no unshare"), 1);
 }
 
+/* A process pod's emptyDir and hostPath volumes: made on the node, bound at their mountPath,
+ * readOnly kept; a hostPath that holds one of the node's secrets, or of the wrong type, is
+ * refused; the emptyDir goes with the pod. */
+static void process_volumes(void **state)
+{
+        struct fixture *f = *state;
+        char secret[300], host[300], mnt[300], scratch[320], ro[320], script[1024], path[600];
+        char *const argv[] = {"sh", "-c", script, NULL};
+        const char *hide[] = {secret, NULL};
+        struct xp_runtime_options o = {
+            .state_dir = f->state, .log_dir = f->logs, .hide_paths = hide};
+        struct xp_container_mount m[] = {
+            {.kind = XP_VOLUME_EMPTY_DIR, .volume = "scratch", .destination = scratch},
+            {.kind = XP_VOLUME_HOST_PATH,
+             .volume = "in",
+             .source = host,
+             .allowed = f->tmp->path,
+             .host_type = "DirectoryOrCreate",
+             .destination = ro,
+             .read_only = true},
+        };
+        struct xp_container_launch l = launch_of("uid-vol", argv);
+        struct xp_container_record r;
+        struct xp_error err = {0};
+        _cleanup_free_ char *text = NULL, *written = NULL;
+
+        snprintf(secret, sizeof(secret), "%s/secret", f->tmp->path);
+        snprintf(host, sizeof(host), "%s/host/in", f->tmp->path);
+        snprintf(mnt, sizeof(mnt), "%s/mnt", f->tmp->path);
+        snprintf(scratch, sizeof(scratch), "%s/scratch", mnt);
+        snprintf(ro, sizeof(ro), "%s/ro", mnt);
+        assert_int_equal(mkdir(secret, 0700), 0);
+        assert_int_equal(mkdir(mnt, 0755), 0);
+        xp_runtime_free(f->rt);
+        assert_int_equal(xp_runtime_open(&o, &f->rt, NULL), 0);
+        if (!contained(f, XP_ISOLATION_NAMESPACES))
+                skip();
+        l.mounts = m;
+        l.n_mounts = XP_ELEMENTSOF(m);
+        snprintf(script,
+                 sizeof(script),
+                 "echo shared > %s/f; ls -d %s && echo in there; touch %s/x || echo ro refused",
+                 scratch,
+                 ro,
+                 ro);
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        text = log_file(f, "uid-vol", "0.log");
+        assert_int_equal(count_lines(text, "stdout F in there"), 1);
+        assert_int_equal(count_lines(text, "stdout F ro refused"), 1);
+        /* DirectoryOrCreate made it; the emptyDir is the pod's directory on the node */
+        assert_int_equal(access(host, F_OK), 0);
+        snprintf(path, sizeof(path), "%s/.pods/uid-vol/volumes/scratch/f", f->state);
+        written = slurp(path);
+        assert_non_null(written);
+        assert_string_equal(written, "shared\n");
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-vol", cname, NULL), 0);
+
+        /* a hostPath holding a secret the node hides; one of the wrong type */
+        m[1].source = f->tmp->path;
+        assert_true(xp_runtime_start(f->rt, &l, &r, &err) < 0);
+        assert_non_null(strstr(xp_error_message(&err), "one of the node's secrets"));
+        m[1].source = host;
+        m[1].host_type = "File";
+        assert_int_equal(xp_runtime_start(f->rt, &l, &r, &err), -EINVAL);
+        assert_non_null(strstr(xp_error_message(&err), "hostPath type check failed"));
+        assert_non_null(strstr(xp_error_message(&err), "is not a file"));
+
+        assert_int_equal(xp_runtime_remove_pod(f->rt, "uid-vol", &err), 0);
+        snprintf(path, sizeof(path), "%s/.pods/uid-vol", f->state);
+        assert_int_equal(access(path, F_OK), -1);
+}
+
 /* privileged: every capability, no filter; read_only_root: nothing but /dev writable */
 static void privileged_and_read_only(void **state)
 {
@@ -1084,6 +1157,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(devices_restricted, setup, teardown),
             cmocka_unit_test_setup_teardown(default_containment, setup, teardown),
             cmocka_unit_test_setup_teardown(privileged_and_read_only, setup, teardown),
+            cmocka_unit_test_setup_teardown(process_volumes, setup, teardown),
             cmocka_unit_test_setup_teardown(escapee_dies, setup, teardown),
             cmocka_unit_test_setup_teardown(pod_network, setup, teardown),
         };
