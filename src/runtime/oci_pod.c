@@ -105,8 +105,11 @@ static int pod_files(const char *dir, const struct xp_container_oci *oci, struct
         int r;
 
         /* with a subdomain, "FQDN\tname" as the kubelet's managedHostsFileContent */
-        if (oci->host_domain ? asprintf(&names, "%s.%s\t%s", name, oci->host_domain, name) < 0
-                             : !(names = strdup(name)))
+        if (oci->host_domain && asprintf(&names, "%s.%s\t%s", name, oci->host_domain, name) < 0)
+                names = NULL; /* asprintf leaves it undefined */
+        else if (!oci->host_domain)
+                names = strdup(name);
+        if (!names)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         if (asprintf(&hosts,
                      "# Kubernetes-managed hosts file (xpool).\n"
