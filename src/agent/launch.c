@@ -228,6 +228,7 @@ void xp_launch_free(struct xp_launch *l)
         xp_devenv_free(l->cdi_devices);
         free(l->supplemental);
         free(l->hostname);
+        free(l->host_domain);
         free(l);
 }
 

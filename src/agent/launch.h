@@ -88,6 +88,7 @@ struct xp_launch {
         char **cdi_devices;                /* oci.cdi_devices */
         gid_t *supplemental;               /* oci.user.supplemental */
         char *hostname;
+        char *host_domain; /* oci.host_domain */
 };
 
 /*

@@ -15,6 +15,7 @@
 #include "launch_internal.h"
 #include "xpool/cdi.h"
 #include "xpool/devenv.h"
+#include "xpool/names.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 
@@ -334,15 +335,35 @@ static int apparmor(const struct xp_pod *pod,
         return 0;
 }
 
-/* The pod's host name: spec.hostname, else its name (at most 63 characters, as the kubelet). */
-static int hostname(const struct xp_pod *pod, struct xp_launch *l)
+/* The pod's host name: spec.hostname, else its name (at most 63 characters, as the kubelet);
+ * its domain SUBDOMAIN.NAMESPACE.svc.cluster.local with spec.subdomain (kubelet's
+ * GeneratePodHostNameAndDomain). */
+static int hostname(const struct xp_pod *pod, struct xp_launch *l, struct xp_error *err)
 {
         const char *h = json_string_value(json_object_get(pod->spec.extra, "hostname"));
+        const char *sub = json_string_value(json_object_get(pod->spec.extra, "subdomain"));
+        struct xp_error cause = {0};
+
+        /* they go into the pod's /etc/hosts and UTS name: labels only, as the API server checks */
+        if (h && *h && xp_check_dns1123_label(h, &cause) < 0)
+                return xp_errorf(err, -EINVAL, "spec.hostname: %s", xp_error_message(&cause));
+        if (sub && *sub && xp_check_dns1123_label(sub, &cause) < 0)
+                return xp_errorf(err, -EINVAL, "spec.subdomain: %s", xp_error_message(&cause));
 
         if (!h || !*h)
                 h = or_empty(pod->metadata.name);
         l->hostname = strndup(h, 63);
-        return l->hostname ? 0 : -ENOMEM;
+        if (!l->hostname)
+                return -ENOMEM;
+        if (sub && *sub &&
+            asprintf(&l->host_domain,
+                     "%s.%s.svc.cluster.local",
+                     sub,
+                     or_empty(pod->metadata.namespace)) < 0) {
+                l->host_domain = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 int launch_oci(const struct xp_pod *pod,
@@ -360,7 +381,7 @@ int launch_oci(const struct xp_pod *pod,
         struct xp_container_oci *oci = &l->oci;
         int r;
 
-        r = hostname(pod, l);
+        r = hostname(pod, l, err);
         if (r >= 0)
                 r = build_user(pod, c, cpath, cfg, l, err);
         if (r >= 0)
@@ -381,6 +402,7 @@ int launch_oci(const struct xp_pod *pod,
         oci->image = image->image->names && image->image->names[0] ? image->image->names[0]
                                                                    : image->image->id;
         oci->hostname = l->hostname;
+        oci->host_domain = l->host_domain;
         oci->pod_ip = pod->status.pod_ip; /* the agent's network step put it there */
         oci->cdi_devices = l->cdi_devices;
         l->launch.working_dir =

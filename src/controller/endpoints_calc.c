@@ -9,8 +9,14 @@
  *   - each Service port resolves on the pod to a number: targetPort as a number, or the
  *     containerPort of the container port named so with the same protocol (no such port: the
  *     pod is not in that port);
- *   - pods are grouped by the ports they resolve (Endpoints' subsets, one EndpointSlice each).
+ *   - pods are grouped by the ports they resolve (Endpoints' subsets, one EndpointSlice each);
+ *   - slices are made for each address family of the Service (spec.ipFamilies; without them
+ *     the cluster IP's, both for a headless Service), each with the pods' IPs of that family,
+ *     as getAddressTypesForService; Endpoints carry the pods' IPs of the Service's first family;
+ *   - a pod whose spec.hostname is set and whose spec.subdomain names the Service is published
+ *     with its hostname (ShouldSetHostname), for the DNS name hostname.subdomain.ns.svc.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +43,71 @@ bool xp_endpoints_selects(const json_t *service, const json_t *pod)
                         return false;
         }
         return true;
+}
+
+const char *endpoints_family_of(const char *ip)
+{
+        unsigned char buf[16];
+
+        if (inet_pton(AF_INET, ip, buf) == 1)
+                return "IPv4";
+        if (inet_pton(AF_INET6, ip, buf) == 1)
+                return "IPv6";
+        return NULL;
+}
+
+/* The pod's IP of family (status.podIPs, else status.podIP), or NULL. */
+static const char *pod_ip_of(const json_t *pod, const char *family)
+{
+        const char *ip = xp_json_str_at(pod, "status.podIP", "");
+        size_t i;
+        json_t *p;
+
+        json_array_foreach(xp_json_at(pod, "status.podIPs"), i, p)
+        {
+                const char *each = xp_json_str_at(p, "ip", "");
+
+                if (xp_streq0(endpoints_family_of(each), family))
+                        return each;
+        }
+        return xp_streq0(endpoints_family_of(ip), family) ? ip : NULL;
+}
+
+/* The Service's address families, up to two: its ipFamilies, else its cluster IP's, else
+ * (headless) both. *n is how many. */
+static void service_families(const json_t *service, const char *out[static 2], size_t *n)
+{
+        const json_t *families = xp_json_at(service, "spec.ipFamilies");
+        const char *ip = xp_json_str_at(service, "spec.clusterIP", "");
+        size_t i;
+        json_t *f;
+
+        *n = 0;
+        json_array_foreach(families, i, f)
+        {
+                const char *family = json_string_value(f);
+
+                if (*n < 2 && (xp_streq0(family, "IPv4") || xp_streq0(family, "IPv6")) &&
+                    !(*n == 1 && xp_streq0(out[0], family)))
+                        out[(*n)++] = family;
+        }
+        if (*n == 0 && endpoints_family_of(ip))
+                out[(*n)++] = endpoints_family_of(ip);
+        if (*n == 0) {
+                out[(*n)++] = "IPv4";
+                out[(*n)++] = "IPv6";
+        }
+}
+
+/* The pod's hostname for the Service: its spec.hostname when its spec.subdomain names it. */
+static const char *published_hostname(const json_t *service, const json_t *pod)
+{
+        const char *hostname = xp_json_str_at(pod, "spec.hostname", "");
+
+        if (*hostname && xp_streq0(xp_json_str_at(pod, "spec.subdomain", ""),
+                                   xp_json_str_at(service, "metadata.name", "")))
+                return hostname;
+        return NULL;
 }
 
 static bool pod_ready(const json_t *pod)
@@ -138,24 +209,24 @@ static json_t *target_ref(const json_t *pod)
                          xp_json_str_at(pod, "metadata.uid", ""));
 }
 
-/* The pod as an Endpoints address: {ip, nodeName, targetRef}. */
-static json_t *address(const json_t *pod)
+/* The pod as an Endpoints address: {ip, hostname, nodeName, targetRef}. */
+static json_t *address(const json_t *service, const json_t *pod, const char *ip)
 {
-        json_t *a = json_pack("{s:s, s:o}",
-                              "ip",
-                              xp_json_str_at(pod, "status.podIP", ""),
-                              "targetRef",
-                              target_ref(pod));
+        json_t *a = json_pack("{s:s, s:o}", "ip", ip, "targetRef", target_ref(pod));
         const char *node = xp_json_str_at(pod, "spec.nodeName", "");
+        const char *hostname = published_hostname(service, pod);
 
+        if (a && hostname)
+                json_object_set_new(a, "hostname", json_string(hostname));
         if (a && *node)
                 json_object_set_new(a, "nodeName", json_string(node));
         return a;
 }
 
-/* The pod as a slice's endpoint, with its conditions. */
-static json_t *slice_endpoint(const json_t *service, const json_t *pod)
+/* The pod as a slice's endpoint at ip, with its conditions. */
+static json_t *slice_endpoint(const json_t *service, const json_t *pod, const char *ip)
 {
+        const char *hostname = published_hostname(service, pod);
         bool serving = pod_ready(pod);
         bool terminating = xp_json_at(pod, "metadata.deletionTimestamp") != NULL;
         bool ready = xp_json_bool_at(service, "spec.publishNotReadyAddresses", false) ||
@@ -163,7 +234,7 @@ static json_t *slice_endpoint(const json_t *service, const json_t *pod)
         const char *node = xp_json_str_at(pod, "spec.nodeName", "");
         json_t *e = json_pack("{s:[s], s:{s:b, s:b, s:b}, s:o}",
                               "addresses",
-                              xp_json_str_at(pod, "status.podIP", ""),
+                              ip,
                               "conditions",
                               "ready",
                               ready,
@@ -174,6 +245,8 @@ static json_t *slice_endpoint(const json_t *service, const json_t *pod)
                               "targetRef",
                               target_ref(pod));
 
+        if (e && hostname)
+                json_object_set_new(e, "hostname", json_string(hostname));
         if (e && *node)
                 json_object_set_new(e, "nodeName", json_string(node));
         return e;
@@ -181,15 +254,31 @@ static json_t *slice_endpoint(const json_t *service, const json_t *pod)
 
 /* ---- grouping by ports ---------------------------------------------------------------------- */
 
-/* Appends item (taken) to groups[key(ports)][field], the group made with its ports when new. */
-static int group_add(json_t *groups, json_t *ports, const char *field, json_t *item)
+/* The group's key: its ports, after "IPv6 " for that family (IPv4's keep the names they had). */
+static char *group_key(const json_t *ports, const char *family)
 {
-        char *key = ports ? json_dumps(ports, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        char *dump = ports ? json_dumps(ports, JSON_COMPACT | JSON_SORT_KEYS) : NULL, *key = NULL;
+
+        if (dump && xp_streq0(family, "IPv4"))
+                return dump;
+        if (dump && asprintf(&key, "%s %s", family, dump) < 0)
+                key = NULL;
+        free(dump);
+        return key;
+}
+
+/* Appends item (taken) to groups[key(family, ports)][field], the group made with its family and
+ * ports when new. */
+static int
+group_add(json_t *groups, const char *family, json_t *ports, const char *field, json_t *item)
+{
+        char *key = group_key(ports, family);
         json_t *group = key ? json_object_get(groups, key) : NULL;
         int r = key && item ? 0 : -ENOMEM;
 
         if (r >= 0 && !group) {
-                group = json_pack("{s:O, s:[], s:[]}", "ports", ports, "a", "b");
+                group =
+                    json_pack("{s:s, s:O, s:[], s:[]}", "family", family, "ports", ports, "a", "b");
                 r = group && json_object_set_new(groups, key, group) >= 0 ? 0 : -ENOMEM;
         }
         if (r >= 0)
@@ -199,11 +288,40 @@ static int group_add(json_t *groups, json_t *ports, const char *field, json_t *i
         return r;
 }
 
+/* The pod into groups: for slices an endpoint for each of the Service's families it has an IP
+ * of, for Endpoints an address of its first family (ready ones to a, others to b). */
+static int
+group_pod(const json_t *service, const json_t *pod, json_t *ports, bool slices, json_t *groups)
+{
+        bool publish = xp_json_bool_at(service, "spec.publishNotReadyAddresses", false);
+        const char *families[2], *ip;
+        size_t n;
+        int r = 0;
+
+        service_families(service, families, &n);
+        if (!slices && !xp_json_at(service, "spec.ipFamilies") &&
+            !endpoints_family_of(xp_json_str_at(service, "spec.clusterIP", "")))
+                families[0] = endpoints_family_of(xp_json_str_at(pod, "status.podIP", ""));
+        for (size_t i = 0; r >= 0 && i < (slices ? n : 1); i++) {
+                ip = families[i] ? pod_ip_of(pod, families[i]) : NULL;
+                if (!ip)
+                        continue;
+                r = slices ? group_add(
+                                 groups, families[i], ports, "a", slice_endpoint(service, pod, ip))
+                           : group_add(groups,
+                                       families[i],
+                                       ports,
+                                       publish || pod_ready(pod) ? "a" : "b",
+                                       address(service, pod, ip));
+        }
+        return r;
+}
+
 /*
- * The Service's pods grouped by the ports they resolve: groups[ports] = {ports, a, b}. For
- * slices every pod's endpoint goes to a; for Endpoints ready pods' addresses to a, others to b.
- * A pod whose ports resolve nowhere is left out, unless the Service has no ports (headless, or
- * any for slices).
+ * The Service's pods grouped by family and the ports they resolve: groups[key] = {family, ports,
+ * a, b}. For slices every pod's endpoint goes to a; for Endpoints ready pods' addresses to a,
+ * others to b. A pod whose ports resolve nowhere is left out, unless the Service has no ports
+ * (headless, or any for slices).
  */
 static int group_pods(const json_t *service, const json_t *pods, bool slices, json_t *groups)
 {
@@ -225,11 +343,7 @@ static int group_pods(const json_t *service, const json_t *pods, bool slices, js
                 if (!ports)
                         return -ENOMEM;
                 if (json_array_size(ports) > 0 || portless)
-                        r = slices ? group_add(groups, ports, "a", slice_endpoint(service, pod))
-                                   : group_add(groups,
-                                               ports,
-                                               publish || pod_ready(pod) ? "a" : "b",
-                                               address(pod));
+                        r = group_pod(service, pod, ports, slices, groups);
                 json_decref(ports);
                 if (r < 0)
                         return r;
@@ -426,7 +540,7 @@ static json_t *slice_of(const json_t *service, const char *key, const json_t *gr
                           "ownerReferences",
                           endpoints_owner_ref(service, "Service"),
                           "addressType",
-                          "IPv4",
+                          json_string_value(json_object_get(group, "family")),
                           "endpoints",
                           endpoints);
         if (slice &&
@@ -470,10 +584,26 @@ json_t *endpoints_slices_of_groups(json_t *groups,
 
 json_t *xp_endpointslices_compute(const json_t *service, const json_t *pods)
 {
-        json_t *groups = json_object();
+        json_t *groups = json_object(), *group;
+        const char *families[2], *key;
+        size_t n;
         int r = groups ? group_pods(service, pods, true, groups) : -ENOMEM;
 
-        if (r >= 0 && json_object_size(groups) == 0) /* the placeholder slice */
-                r = json_object_set_new(groups, "", json_pack("{s:[], s:[]}", "a", "b"));
+        service_families(service, families, &n);
+        /* the placeholder slice of each family no pod has an endpoint of */
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                bool seen = false;
+
+                json_object_foreach(groups, key, group)
+                {
+                        seen |= xp_streq0(json_string_value(json_object_get(group, "family")),
+                                          families[i]);
+                }
+                if (!seen)
+                        r = json_object_set_new(
+                            groups,
+                            xp_streq0(families[i], "IPv4") ? "" : families[i],
+                            json_pack("{s:s, s:[], s:[]}", "family", families[i], "a", "b"));
+        }
         return endpoints_slices_of_groups(groups, r, slice_of, service);
 }

@@ -6,6 +6,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* "IPv4", "IPv6", or NULL for what is neither. */
+const char *endpoints_family_of(const char *ip);
+
 /* NAME- and five letters from uid and key (FNV-1a), as a generated name looks, the same for the
  * same input: a recomputation names the same slices. */
 void endpoints_generated_name(

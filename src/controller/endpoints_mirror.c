@@ -20,18 +20,6 @@
 #include "xpool/endpoints.h"
 #include "xpool/strutil.h"
 
-/* "IPv4", "IPv6", or NULL for what is neither. */
-static const char *family_of(const char *ip)
-{
-        unsigned char buf[16];
-
-        if (inet_pton(AF_INET, ip, buf) == 1)
-                return "IPv4";
-        if (inet_pton(AF_INET6, ip, buf) == 1)
-                return "IPv6";
-        return NULL;
-}
-
 /* The slice's ports from the subset's: the same fields (name, port, protocol, appProtocol). */
 static json_t *ports_of(const json_t *subset)
 {
@@ -85,7 +73,7 @@ static int add_subset(json_t *groups, const json_t *subset)
 
                 json_array_foreach(json_object_get(subset, lists[l]), i, a)
                 {
-                        const char *family = family_of(xp_json_str_at(a, "ip", ""));
+                        const char *family = endpoints_family_of(xp_json_str_at(a, "ip", ""));
                         char key[4096];
                         json_t *group;
 

@@ -52,6 +52,39 @@ static int set_default(json_t *body, const char *path, const char *value)
         return xp_json_set_str_at(body, path, value);
 }
 
+static bool headless_selectorless(const json_t *body)
+{
+        return xp_streq0(xp_json_str_at(body, "spec.clusterIP", ""), "None") &&
+               json_object_size(xp_json_object_at(body, "spec.selector")) == 0;
+}
+
+/*
+ * kube-apiserver's initIPFamilyFields on a single-stack IPv4 cluster (the only kind of service
+ * range the server has): the policy SingleStack, or RequireDualStack for a headless Service
+ * without selector, which alone may have both families (its Endpoints are the user's); the
+ * families IPv4, with the other family added for that Service unless it is SingleStack.
+ * What the cluster cannot give is refused at create (src/server/api_service.c).
+ */
+static int default_families(json_t *body)
+{
+        bool open = headless_selectorless(body);
+        const json_t *families = xp_json_at(body, "spec.ipFamilies");
+        const char *first;
+        int r;
+
+        r = set_default(body, "spec.ipFamilyPolicy", open ? "RequireDualStack" : "SingleStack");
+        if (r >= 0 && json_array_size(families) == 0)
+                r = xp_json_set_at(body, "spec.ipFamilies", json_pack("[s]", "IPv4"));
+        families = xp_json_at(body, "spec.ipFamilies");
+        first = json_string_value(json_array_get(families, 0));
+        if (r >= 0 && open && json_array_size(families) == 1 &&
+            !xp_streq0(xp_json_str_at(body, "spec.ipFamilyPolicy", ""), "SingleStack") &&
+            (xp_streq0(first, "IPv4") || xp_streq0(first, "IPv6")))
+                r = json_array_append_new((json_t *)families,
+                                          json_string(xp_streq0(first, "IPv4") ? "IPv6" : "IPv4"));
+        return r < 0 ? -ENOMEM : 0;
+}
+
 static int service_defaults(struct xp_doc *doc)
 {
         json_t *b = doc->body;
@@ -67,9 +100,7 @@ static int service_defaults(struct xp_doc *doc)
         if (r >= 0 && !xp_streq0(type, "ExternalName")) {
                 r = set_default(b, "spec.internalTrafficPolicy", "Cluster");
                 if (r >= 0)
-                        r = set_default(b, "spec.ipFamilyPolicy", "SingleStack");
-                if (r >= 0 && !xp_json_at(b, "spec.ipFamilies"))
-                        r = xp_json_set_at(b, "spec.ipFamilies", json_pack("[s]", "IPv4"));
+                        r = default_families(b);
         }
         if (r >= 0 && (xp_streq0(type, "NodePort") || xp_streq0(type, "LoadBalancer")))
                 r = set_default(b, "spec.externalTrafficPolicy", "Cluster");
@@ -117,6 +148,44 @@ static int check_port(struct xp_decode_ctx *ctx, const json_t *ports, size_t i)
         return 0;
 }
 
+/* ValidateServiceClusterIPsRelatedFields' checks of the policy and the families. */
+static int check_families(struct xp_decode_ctx *ctx, const json_t *body)
+{
+        const char *policy = xp_json_str_at(body, "spec.ipFamilyPolicy", NULL);
+        const json_t *families = xp_json_at(body, "spec.ipFamilies");
+        char path[64];
+
+        if (policy && !xp_streq0(policy, "SingleStack") && !xp_streq0(policy, "PreferDualStack") &&
+            !xp_streq0(policy, "RequireDualStack"))
+                return xp_fail_field(
+                    ctx,
+                    -EINVAL,
+                    "spec.ipFamilyPolicy",
+                    "Unsupported value: \"%s\": supported values: \"PreferDualStack\", \"RequireDualStack\", \"SingleStack\"",
+                    policy);
+        for (size_t i = 0; i < json_array_size(families); i++) {
+                const char *family = json_string_value(json_array_get(families, i));
+
+                snprintf(path, sizeof(path), "spec.ipFamilies[%zu]", i);
+                if (!xp_streq0(family, "IPv4") && !xp_streq0(family, "IPv6"))
+                        return xp_fail_field(
+                            ctx,
+                            -EINVAL,
+                            path,
+                            "Unsupported value: \"%s\": supported values: \"IPv4\", \"IPv6\"",
+                            family ? family : "");
+                if (i > 0 && xp_streq0(family, json_string_value(json_array_get(families, 0))))
+                        return xp_fail_field(ctx, -EINVAL, path, "Duplicate value: \"%s\"", family);
+        }
+        if (json_array_size(families) > 2)
+                return xp_fail_field(ctx,
+                                     -EINVAL,
+                                     "spec.ipFamilies",
+                                     "Too many: %zu: must have at most 2 items",
+                                     json_array_size(families));
+        return 0;
+}
+
 static int check_spec(struct xp_decode_ctx *ctx, const json_t *body)
 {
         const char *type = xp_json_str_at(body, "spec.type", "ClusterIP");
@@ -139,6 +208,7 @@ static int check_spec(struct xp_decode_ctx *ctx, const json_t *body)
         }
         if (json_array_size(ports) == 0 && !headless)
                 return xp_fail_field(ctx, -EINVAL, "spec.ports", "Required value");
+        r = check_families(ctx, body);
         for (size_t i = 0; r >= 0 && i < json_array_size(ports); i++)
                 r = check_port(ctx, ports, i);
         return r;

@@ -98,11 +98,19 @@ write_if_missing(const char *dir, const char *name, const char *text, struct xp_
 static int pod_files(const char *dir, const struct xp_container_oci *oci, struct xp_error *err)
 {
         _cleanup_free_ char *hosts = NULL, *hostname = NULL, *resolv = NULL, *data = NULL;
+        _cleanup_free_ char *names = NULL;
         const char *name = oci->hostname ? oci->hostname : "";
         _cleanup_close_ int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
         size_t size = 0;
         int r;
 
+        /* with a subdomain, "FQDN\tname" as the kubelet's managedHostsFileContent */
+        if (oci->host_domain && asprintf(&names, "%s.%s\t%s", name, oci->host_domain, name) < 0)
+                names = NULL; /* asprintf leaves it undefined */
+        else if (!oci->host_domain)
+                names = strdup(name);
+        if (!names)
+                return xp_errorf(err, -ENOMEM, "out of memory");
         if (asprintf(&hosts,
                      "# Kubernetes-managed hosts file (xpool).\n"
                      "127.0.0.1\tlocalhost\n"
@@ -113,7 +121,7 @@ static int pod_files(const char *dir, const struct xp_container_oci *oci, struct
                      "fe00::2\tip6-allrouters\n"
                      "%s\t%s\n",
                      oci->pod_ip && *oci->pod_ip ? oci->pod_ip : "127.0.1.1",
-                     name) < 0 ||
+                     names) < 0 ||
             asprintf(&hostname, "%s\n", name) < 0)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         /* the node's resolver, as dnsPolicy Default gives it (there is no cluster DNS) */

@@ -815,6 +815,8 @@ static int settle_update(const struct request *req,
         if (r > 0 && is_pods(kind))
                 r = refuse_terminating(req, stored, out, ret);
         if (r > 0 && kind == &xp_kind_service)
+                r = service_families_check(out, ret); /* api_service.c */
+        if (r > 0 && kind == &xp_kind_service)
                 r = service_node_ports(req, stored, out, ret); /* api_nodeport.c */
         if (r <= 0)
                 goto out;

@@ -9,7 +9,11 @@
  *   - at start the server writes the `kubernetes` Service in `default` (port 443 "https" to its
  *     own port), its Endpoints and its EndpointSlice pointing at its own address, and sets them
  *     right when they differ (a new port after a restart), as kube-apiserver's
- *     EndpointReconciler does. `kubectl cluster-info` reads them.
+ *     EndpointReconciler does. `kubectl cluster-info` reads them;
+ *   - the cluster is single-stack IPv4: a Service that requires dual-stack or asks for IPv6 is
+ *     refused, at create and update, in the words of kube-apiserver's initIPFamilyFields (the
+ *     headless Service without selector excepted: it allocates nothing), as is SingleStack
+ *     with two families.
  *
  * Nothing routes traffic to a cluster IP (docs/server.md, "Services").
  */
@@ -195,6 +199,43 @@ static int allocate(struct service_ips *ips,
         return r;
 }
 
+int service_families_check(const json_t *service, struct reply *ret)
+{
+        const json_t *families = xp_json_at(service, "spec.ipFamilies");
+        const char *name = xp_json_str_at(service, "metadata.name", "");
+        char problem[256] = "";
+
+        if (xp_streq0(xp_json_str_at(service, "spec.type", ""), "ExternalName"))
+                return 1;
+        if (xp_streq0(xp_json_str_at(service, "spec.ipFamilyPolicy", ""), "SingleStack") &&
+            json_array_size(families) == 2)
+                snprintf(problem,
+                         sizeof(problem),
+                         "spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be "
+                         "'RequireDualStack' or 'PreferDualStack' when multiple IP families are "
+                         "specified");
+        else if (xp_streq0(xp_json_str_at(service, "spec.clusterIP", ""), "None") &&
+                 json_object_size(xp_json_object_at(service, "spec.selector")) == 0)
+                return 1; /* it allocates nothing: any families */
+        else if (xp_streq0(xp_json_str_at(service, "spec.ipFamilyPolicy", ""), "RequireDualStack"))
+                snprintf(
+                    problem,
+                    sizeof(problem),
+                    "spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is "
+                    "not configured for dual-stack services");
+        for (size_t i = 0; !*problem && i < json_array_size(families); i++)
+                if (!xp_streq0(json_string_value(json_array_get(families, i)), "IPv4"))
+                        snprintf(problem,
+                                 sizeof(problem),
+                                 "spec.ipFamilies[%zu]: Invalid value: \"%s\": not configured on "
+                                 "this cluster",
+                                 i,
+                                 json_string_value(json_array_get(families, i)));
+        if (!*problem)
+                return 1;
+        return reply_invalid(ret, &xp_kind_service, name, problem);
+}
+
 int service_admit(const struct request *req, json_t *service, struct reply *ret)
 {
         const char *type = xp_json_str_at(service, "spec.type", "ClusterIP");
@@ -205,6 +246,9 @@ int service_admit(const struct request *req, json_t *service, struct reply *ret)
 
         if (!want || !*want)
                 want = json_string_value(json_array_get(xp_json_at(service, "spec.clusterIPs"), 0));
+        r = service_families_check(service, ret);
+        if (r <= 0)
+                return r;
         if (xp_streq0(type, "ExternalName") || !req->api->service_ips)
                 return 1;
         if (xp_streq0(want, "None")) {

@@ -593,6 +593,13 @@ void service_ips_free(struct service_ips *ips);
  * the range and free, else a free one. 1, or 0 with ret filled (422), or -ENOMEM.
  */
 int service_admit(const struct request *req, json_t *service, struct reply *ret);
+/*
+ * The Service's families against its policy and the cluster's (IPv4 only): SingleStack with two
+ * families, RequireDualStack or an IPv6 family refused as kube-apiserver does (the last two
+ * allowed to a headless Service without selector; ExternalName unchecked). 1, or 0 with ret
+ * filled (422), or -ENOMEM.
+ */
+int service_families_check(const json_t *service, struct reply *ret);
 
 struct node_ports;
 #define NODE_PORTS_MAP (65536 / 8) /* a bitmap of ports */

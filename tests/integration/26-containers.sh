@@ -173,6 +173,19 @@ spec:
     command: [id]
 EOF
 
+# spec.hostname is the UTS name; with spec.subdomain the FQDN is in /etc/hosts, as the kubelet
+cat >"$tmp/named.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: named}
+spec:
+  restartPolicy: Never
+  hostname: db-0
+  subdomain: workers
+  containers:
+  - {name: c, image: @TOOLS@, command: [sh, -c, 'echo "host: $(cat /proc/sys/kernel/hostname) $HOSTNAME"; grep db-0 /etc/hosts']}
+EOF
+
 cat >"$tmp/nonroot.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -273,7 +286,7 @@ EOF
 fi
 check "the volumes' configmap" 0 kubectl create configmap volcfg --from-literal=k=cfg-value
 check "the volumes' secret" 0 kubectl create secret generic volsec --from-literal=pw=sec-value
-for p in table nonroot vols hostetc secure kata; do apply $p; done
+for p in table named nonroot vols hostetc secure kata; do apply $p; done
 command -v runc >/dev/null && apply runc
 
 # ---- the seed's pod, unchanged ------------------------------------------------------------------
@@ -320,6 +333,9 @@ not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in:"; cat "$2"; fa
 not_in "command: no Cmd" "$tmp/log.table.command" "from-cmd"
 expect_log "command and args" table both "c1 a1"
 not_in "command and args: no Entrypoint" "$tmp/log.table.both" "from-entrypoint"
+poll "the named pod Succeeded" 40 Succeeded phase named
+expect_log "spec.hostname as the host name" named c "host: db-0 db-0"
+expect_log "the FQDN in /etc/hosts" named c $'db-0.workers.default.svc.cluster.local\tdb-0'
 expect_log "the image's env under the pod's, its working directory" table env "env: from-image from-pod pod /srv table home=/root"
 expect_log "root by default" table env "uid=0(root) gid=0(root)"
 expect_log "the pod's workingDir over the image's" table workdir "cwd: /tmp"

@@ -80,6 +80,35 @@ spec: {clusterIP: 192.168.7.7, ports: [{port: 80}]}
 EOF
 check "a cluster IP outside the range" 1 kubectl apply -f "$tmp/svc.yaml"
 expect_in "its message" "$tmp/err" 'The Service "outside" is invalid: spec.clusterIPs: Invalid value: []string{"192.168.7.7"}: failed to allocate IP 192.168.7.7: provided IP (192.168.7.7) is not in the valid range. The range of valid IPs is 10.96.0.0/12'
+# a single-stack IPv4 cluster, as kube-apiserver's initIPFamilyFields answers it
+cat >"$tmp/dual.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: dual}
+spec: {ipFamilyPolicy: RequireDualStack, selector: {app: x}, ports: [{port: 80}]}
+EOF
+check "RequireDualStack" 1 kubectl apply -f "$tmp/dual.yaml"
+expect_in "its message" "$tmp/err" 'The Service "dual" is invalid: spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services'
+sed -i 's/ipFamilyPolicy: RequireDualStack/ipFamilies: [IPv6]/' "$tmp/dual.yaml"
+check "an IPv6 Service" 1 kubectl apply -f "$tmp/dual.yaml"
+expect_in "its message" "$tmp/err" 'The Service "dual" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster'
+sed -i 's/ipFamilies: \[IPv6\]/ipFamilyPolicy: SingleStack, ipFamilies: [IPv4, IPv6]/' "$tmp/dual.yaml"
+check "two families, SingleStack" 1 kubectl apply -f "$tmp/dual.yaml"
+expect_in "its message" "$tmp/err" "The Service \"dual\" is invalid: spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"
+sed -i 's/ipFamilyPolicy: SingleStack, ipFamilies: \[IPv4, IPv6\]/ipFamilyPolicy: PreferDualStack/' "$tmp/dual.yaml"
+check "PreferDualStack" 0 kubectl apply -f "$tmp/dual.yaml"
+check "gets one family" 0 kubectl get svc dual -o 'jsonpath={.spec.ipFamilyPolicy} {.spec.ipFamilies}'
+expect_in "PreferDualStack [IPv4]" "$tmp/out" 'PreferDualStack ["IPv4"]'
+cat >"$tmp/hl.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: hl}
+spec: {clusterIP: None, ports: [{port: 80}]}
+EOF
+check "a headless Service without selector" 0 kubectl apply -f "$tmp/hl.yaml"
+check "is dual-stack" 0 kubectl get svc hl -o 'jsonpath={.spec.ipFamilyPolicy} {.spec.ipFamilies}'
+expect_in "RequireDualStack [IPv4 IPv6]" "$tmp/out" 'RequireDualStack ["IPv4","IPv6"]'
+check "delete them" 0 kubectl delete svc dual hl
 
 # ---- a Deployment of 2 and its budget ---------------------------------------------------------
 cat >"$tmp/web.yaml" <<EOF

@@ -213,6 +213,100 @@ static void slices_from_pods(void **state)
         json_decref(service);
 }
 
+/* The slice of addressType family holding the pod's endpoint, or NULL. */
+static const json_t *family_slice(const json_t *slices, const char *family, const char *pod_name)
+{
+        size_t i, j;
+        json_t *s, *e;
+
+        json_array_foreach(slices, i, s)
+        {
+                if (strcmp(xp_json_str_at(s, "addressType", ""), family) != 0)
+                        continue;
+                json_array_foreach(json_object_get(s, "endpoints"), j, e)
+                {
+                        if (strcmp(xp_json_str_at(e, "targetRef.name", ""), pod_name) == 0)
+                                return s;
+                }
+        }
+        return NULL;
+}
+
+/* A dual-stack Service: one slice per family with the pods' IPs of it; Endpoints carry the first
+ * family's. A pod named by hostname and subdomain is published with its hostname. */
+static void dual_stack_and_hostnames(void **state)
+{
+        json_t *service = load(
+            "{\"metadata\": {\"name\": \"web\", \"namespace\": \"team\", \"uid\": \"svc-uid\"},"
+            " \"spec\": {\"clusterIP\": \"None\", \"selector\": {\"app\": \"web\"},"
+            " \"ipFamilies\": [\"IPv4\", \"IPv6\"], \"ports\": [{\"name\": \"http\", \"port\": 80,"
+            " \"protocol\": \"TCP\", \"targetPort\": 80}]}}");
+        json_t *pods = json_array(), *dual = pod("dual", "web", "10.0.0.1", "web", "True", false);
+        json_t *v6 = pod("v6", "web", "fd00::2", "web", "True", false), *slices, *ep, *only4;
+        const json_t *s, *e;
+
+        (void)state;
+        json_object_set_new(json_object_get(dual, "status"),
+                            "podIPs",
+                            json_pack("[{s:s}, {s:s}]", "ip", "10.0.0.1", "ip", "fd00::1"));
+        json_object_set_new(json_object_get(dual, "spec"), "hostname", json_string("db-0"));
+        json_object_set_new(json_object_get(dual, "spec"), "subdomain", json_string("web"));
+        json_object_set_new(json_object_get(v6, "spec"), "hostname", json_string("db-1"));
+        json_object_set_new(json_object_get(v6, "spec"), "subdomain", json_string("other"));
+        json_array_append_new(pods, dual);
+        json_array_append_new(pods, v6);
+        slices = xp_endpointslices_compute(service, pods);
+        assert_int_equal(json_array_size(slices), 2);
+        s = family_slice(slices, "IPv4", "dual");
+        assert_non_null(s);
+        assert_int_equal(json_array_size(json_object_get(s, "endpoints")), 1);
+        e = json_array_get(json_object_get(s, "endpoints"), 0);
+        assert_string_equal(json_string_value(json_array_get(json_object_get(e, "addresses"), 0)),
+                            "10.0.0.1");
+        assert_string_equal(xp_json_str_at(e, "hostname", ""), "db-0");
+        s = family_slice(slices, "IPv6", "dual");
+        assert_non_null(s);
+        assert_ptr_equal(s, family_slice(slices, "IPv6", "v6"));
+        assert_int_equal(json_array_size(json_object_get(s, "endpoints")), 2);
+        assert_string_not_equal(
+            xp_json_str_at(s, "metadata.name", ""),
+            xp_json_str_at(family_slice(slices, "IPv4", "dual"), "metadata.name", ""));
+        /* v6's subdomain names another Service: no hostname here */
+        e = slice_endpoint(slices, "v6");
+        assert_null(xp_json_at(e, "hostname"));
+        assert_string_equal(json_string_value(json_array_get(json_object_get(e, "addresses"), 0)),
+                            "fd00::2");
+        /* Endpoints: the first family's IPs only, the hostname with them */
+        ep = xp_endpoints_compute(service, pods);
+        s = json_array_get(json_object_get(ep, "subsets"), 0);
+        assert_int_equal(json_array_size(json_object_get(s, "addresses")), 1);
+        assert_string_equal(ip_at(s, "addresses", 0), "10.0.0.1");
+        assert_string_equal(
+            xp_json_str_at(json_array_get(json_object_get(s, "addresses"), 0), "hostname", ""),
+            "db-0");
+        json_decref(ep);
+        json_decref(slices);
+        /* single-stack IPv4: the IPv6-only pod has no endpoint, there is no IPv6 slice */
+        only4 = json_deep_copy(service);
+        json_object_set_new(json_object_get(only4, "spec"), "ipFamilies", json_pack("[s]", "IPv4"));
+        slices = xp_endpointslices_compute(only4, pods);
+        assert_int_equal(json_array_size(slices), 1);
+        assert_string_equal(xp_json_str_at(json_array_get(slices, 0), "addressType", ""), "IPv4");
+        assert_null(slice_endpoint(slices, "v6"));
+        json_decref(slices);
+        /* no pods: a placeholder slice per family */
+        json_array_clear(pods);
+        slices = xp_endpointslices_compute(service, pods);
+        assert_int_equal(json_array_size(slices), 2);
+        assert_string_equal(xp_json_str_at(json_array_get(slices, 0), "addressType", ""), "IPv4");
+        assert_string_equal(xp_json_str_at(json_array_get(slices, 1), "addressType", ""), "IPv6");
+        assert_int_equal(json_array_size(xp_json_at(json_array_get(slices, 1), "endpoints")), 0);
+        json_decref(slices);
+        json_decref(only4);
+        json_decref(pods);
+        json_decref(service);
+}
+
 static void no_selector_selects_nothing(void **state)
 {
         json_t *service = load("{\"metadata\": {\"name\": \"ext\", \"namespace\": \"team\"},"
@@ -455,6 +549,7 @@ int main(void)
             cmocka_unit_test(endpoints_from_pods),
             cmocka_unit_test(no_pods_no_subsets),
             cmocka_unit_test(slices_from_pods),
+            cmocka_unit_test(dual_stack_and_hostnames),
             cmocka_unit_test(no_selector_selects_nothing),
             cmocka_unit_test(controller_follows_pods),
             cmocka_unit_test(slices_mirrored_from_endpoints),

@@ -2,7 +2,8 @@
 /*
  * A pod's own files (src/runtime/oci_pod.c): hosts, hostname and resolv.conf are written without
  * fsync, so what a crash can leave of one (an empty file) must be written again at the next
- * start rather than kept. Needs root (the pod's IPC namespace is a bind mount): skipped without.
+ * start rather than kept; a pod with a subdomain has its FQDN in hosts, as the kubelet writes
+ * it. Needs root (the pod's IPC namespace is a bind mount): skipped without.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,10 @@ static off_t size_of(const char *dir, const char *name)
 static void empty_files_written_again(void **state)
 {
         char root[] = "/tmp/xpool-test-ocipod-XXXXXX", ipc[64], hosts[512];
-        struct xp_container_oci oci = {.hostname = "train-0"};
+        struct xp_container_oci oci = {.hostname = "train-0",
+                                       .host_domain = "workers.team.svc.cluster.local",
+                                       .pod_ip = "10.1.0.5"};
+        char text[1024] = "";
         struct xp_container_launch l = {.pod_uid = "uid-1", .oci = &oci};
         char *dir = NULL, *ipc_path = NULL;
         struct xp_error err = {0};
@@ -46,6 +50,12 @@ static void empty_files_written_again(void **state)
         assert_int_equal(oci_pod_prepare(root, ipc, &l, &dir, &ipc_path, &err), 0);
         assert_true(size_of(dir, "hosts") > 0);
         assert_true(size_of(dir, "hostname") > 0);
+        snprintf(hosts, sizeof(hosts), "%s/hosts", dir);
+        fd = open(hosts, O_RDONLY);
+        assert_true(fd >= 0 && read(fd, text, sizeof(text) - 1) > 0);
+        close(fd);
+        assert_non_null(
+            strstr(text, "\n10.1.0.5\ttrain-0.workers.team.svc.cluster.local\ttrain-0\n"));
         /* as a crash after the rename, before the data reached the disk, can leave it */
         snprintf(hosts, sizeof(hosts), "%s/hosts", dir);
         fd = open(hosts, O_WRONLY | O_TRUNC);

@@ -137,8 +137,11 @@ struct xp_container_oci {
         const char *image;         /* the image, for messages */
         struct xp_container_user user;
         const char *hostname; /* the pod's host name */
-        const char *pod_ip;   /* the pod's address for /etc/hosts; NULL: 127.0.1.1 */
-        const char *netns;    /* the pod's network namespace (a path); NULL: the node's */
+        /* SUBDOMAIN.NAMESPACE.svc.cluster.local when the pod names a subdomain, else NULL: its
+         * /etc/hosts line then carries the FQDN first, as the kubelet writes it */
+        const char *host_domain;
+        const char *pod_ip; /* the pod's address for /etc/hosts; NULL: 127.0.1.1 */
+        const char *netns;  /* the pod's network namespace (a path); NULL: the node's */
         const struct xp_container_mount *mounts;
         size_t n_mounts;
         char *const *cdi_devices; /* fully qualified CDI device names, NULL-terminated (or NULL) */
