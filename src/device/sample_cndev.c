@@ -7,6 +7,7 @@
  * card only lacks the figure), never again, so a broken driver cannot flood the log.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -126,6 +127,14 @@ static bool answered(struct cndev_sampler *s, size_t i, enum cndev_call call, in
         return false;
 }
 
+#define MIB ((int64_t)1 << 20)
+
+/* A broken library's figure would overflow in bytes: left out instead. */
+static bool mib_in_range(int64_t mib)
+{
+        return mib >= 0 && mib <= INT64_MAX / MIB;
+}
+
 void cndev_sampler_read(struct cndev_sampler *s, size_t i, struct xp_device_sample *ret)
 {
         const struct cndev_card *c = card_of(s, i);
@@ -140,10 +149,11 @@ void cndev_sampler_read(struct cndev_sampler *s, size_t i, struct xp_device_samp
         }
         a = (union cndev_answer){.version = CNDEV_API_VERSION};
         if (s->api.get_memory_usage &&
-            answered(s, i, CALL_MEMORY, s->api.get_memory_usage(&a.memory, c->card))) {
+            answered(s, i, CALL_MEMORY, s->api.get_memory_usage(&a.memory, c->card)) &&
+            mib_in_range(a.memory.physical_used_mib) && mib_in_range(a.memory.physical_total_mib)) {
                 ret->has |= XP_SAMPLE_MEM_USED | XP_SAMPLE_MEM_TOTAL;
-                ret->memory_used_bytes = a.memory.physical_used_mib << 20;
-                ret->memory_total_bytes = a.memory.physical_total_mib << 20;
+                ret->memory_used_bytes = a.memory.physical_used_mib * MIB;
+                ret->memory_total_bytes = a.memory.physical_total_mib * MIB;
         }
         a = (union cndev_answer){.version = CNDEV_API_VERSION};
         if (s->api.get_temperature &&
