@@ -74,6 +74,8 @@ size_t
 mrender_allocations(const struct mview *v, const char *id, struct alloc out[static ALLOCS_MAX]);
 /* Huawei Ascend NPUs' figures under npu-exporter's names (metrics_render_npu.c). */
 void mrender_npu(struct xp_expo *w, const struct mrender *r);
+/* Cambricon MLUs' figures under mlu-exporter's names (metrics_render_mlu.c). */
+void mrender_mlu(struct xp_expo *w, const struct mrender *r);
 /* Each pod's own memory and utilisation on the devices it holds (metrics_render_pod.c). */
 void mrender_pod_devices(struct xp_expo *w, const struct mrender *r);
 /* Only the utilisation, for /metrics/resource (the server's per-pod figure for autoscaling). */

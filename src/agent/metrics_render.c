@@ -499,6 +499,7 @@ void mrender_metrics(struct xp_expo *w, const struct mrender *r)
         for (size_t i = 0; i < XP_ELEMENTSOF(dcgm_figures); i++)
                 render_dcgm_family(w, r, &dcgm_figures[i]);
         mrender_npu(w, r);
+        mrender_mlu(w, r);
         render_device_info(w, r);
         for (size_t i = 0; i < XP_ELEMENTSOF(device_figures); i++)
                 render_device_figure(w, r, &device_figures[i]);

@@ -3,7 +3,8 @@
  * The device sampler's front end (xpool/devsample.h): each device's figures from the source that
  * has them (NVML, the device's sysfs and hwmon files, the node description), its health from
  * the health watch (NVIDIA: Xid events) or the inventory. Huawei's DCMI adds Ascend NPUs'
- * utilisation, temperature and power to what sysfs gives.
+ * utilisation, temperature and power to what sysfs gives, Cambricon's CNDev MLUs' utilisation,
+ * memory, temperature, power and health.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@ struct xp_device_sampler {
         struct xp_device_health_watch *watch;
         struct nvml_sampler nvml;
         struct dcmi_sampler dcmi;
+        struct cndev_sampler cndev;
         struct xp_sim_script *script;
         struct xp_discovery root; /* for reading below the configured root */
         int64_t start_ms;         /* of the script: the first sample */
@@ -43,6 +45,7 @@ void xp_device_sampler_free(struct xp_device_sampler *s)
         xp_device_health_watch_free(s->watch);
         nvml_sampler_close(&s->nvml);
         dcmi_sampler_close(&s->dcmi);
+        cndev_sampler_close(&s->cndev);
         xp_node_inventory_free(s->health);
         xp_sim_script_free(s->script);
         if (s->root.root_fd >= 0)
@@ -105,6 +108,8 @@ int xp_device_sampler_new(const struct xp_discovery_config *config,
         r = nvml_sampler_open(config, inventory, &s->nvml);
         if (r >= 0)
                 r = dcmi_sampler_open(config, inventory, &s->dcmi);
+        if (r >= 0)
+                r = cndev_sampler_open(config, inventory, &s->cndev);
         if (r < 0)
                 return xp_errorf(err, r, "out of memory");
         s->start_ms = -1;
@@ -180,6 +185,7 @@ sample_one(struct xp_device_sampler *s, size_t i, int64_t now_ms, struct xp_devi
                 if (d->pci_address)
                         read_sysfs(s, d->pci_address, ret);
                 dcmi_sampler_read(&s->dcmi, i, ret);
+                cndev_sampler_read(&s->cndev, i, ret);
                 if (!ret->has)
                         fixed_metrics(d, ret);
         }
@@ -192,6 +198,8 @@ sample_one(struct xp_device_sampler *s, size_t i, int64_t now_ms, struct xp_devi
                  sizeof(ret->health_reason),
                  "%s",
                  h->health_reason ? h->health_reason : "");
+        if (!d->simulated)
+                cndev_sampler_health(&s->cndev, i, ret);
         if (s->nvml.api.dl && i < s->nvml.n && s->nvml.handles[i]) {
                 ret->has |= XP_SAMPLE_XID;
                 if (sscanf(ret->health_reason, "Xid %llu", &xid) == 1)

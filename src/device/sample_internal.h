@@ -3,6 +3,7 @@
 
 /* The device sampler's parts (xpool/devsample.h): the front end (sample.c) and NVML's. */
 
+#include "cndev_api.h"
 #include "dcmi_api.h"
 #include "nvml_api.h"
 #include "xpool/devsample.h"
@@ -55,3 +56,28 @@ int dcmi_sampler_open(const struct xp_discovery_config *config,
 void dcmi_sampler_close(struct dcmi_sampler *s);
 /* Device i's utilisation, temperature and power into ret, those DCMI answers. */
 void dcmi_sampler_read(struct dcmi_sampler *s, size_t i, struct xp_device_sample *ret);
+
+/* A device's place in CNDev. */
+struct cndev_card {
+        bool mapped;
+        int card;
+        unsigned logged; /* bit per call: its failure was logged */
+};
+
+struct cndev_sampler {
+        struct cndev_api api;                      /* api.dl NULL: no CNDev */
+        const struct xp_node_inventory *inventory; /* borrowed */
+        struct cndev_card *cards;                  /* per inventory device */
+        size_t n;
+};
+
+/* Loads CNDev and finds every Cambricon MLU of inventory in it (sample_cndev.c); no CNDev is not
+ * an error. */
+int cndev_sampler_open(const struct xp_discovery_config *config,
+                       const struct xp_node_inventory *inventory,
+                       struct cndev_sampler *ret);
+void cndev_sampler_close(struct cndev_sampler *s);
+/* Device i's utilisation, memory, temperature and power into ret, those CNDev answers. */
+void cndev_sampler_read(struct cndev_sampler *s, size_t i, struct xp_device_sample *ret);
+/* Device i's health from CNDev over ret's: an unhealthy card says so with its reason. */
+void cndev_sampler_health(struct cndev_sampler *s, size_t i, struct xp_device_sample *ret);

@@ -105,12 +105,13 @@ gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placem
 curl -s "http://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
 curl -s "http://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
 curl -s --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $(cat "$tmp/prom.token")" "$url/metrics" >"$tmp/server.prom"
-# promtool's exit 3 is its lint: DCGM's names (camelCase labels, counters without _total) are
-# what dashboards expect, so only complaints about other series count
+# promtool's exit 3 is its lint: DCGM's names (camelCase labels, counters without _total) and
+# mlu-exporter's mlu_memory_total (a gauge) are what dashboards expect, so only complaints about
+# other series count
 promcheck() {
   local rc=0
   "$promtool" check metrics <"$1" >"$tmp/promtool.out" 2>&1 || rc=$?
-  [[ $rc -eq 0 || ($rc -eq 3 && -z $(grep -v '^DCGM_FI_' "$tmp/promtool.out")) ]] || { cat "$tmp/promtool.out"; return 1; }
+  [[ $rc -eq 0 || ($rc -eq 3 && -z $(grep -v -e '^DCGM_FI_' -e '^mlu_memory_total ' "$tmp/promtool.out")) ]] || { cat "$tmp/promtool.out"; return 1; }
 }
 for f in n1 n2 server; do
   check "promtool check metrics ($f)" 0 promcheck "$tmp/$f.prom"
@@ -132,9 +133,11 @@ assert groups["n1"]["targets"] == ["127.0.0.1:" + sys.argv[2]], groups
 assert groups["n2"]["targets"] == ["127.0.0.1:" + sys.argv[3]], groups
 assert groups["n2"]["labels"]["__meta_xpool_node_label_monitoring"] == "nvml", groups
 assert groups["n1"]["labels"]["node"] == "n1" and groups["n1"]["labels"]["__meta_xpool_node_ready"] == "true"' "$tmp/sd.json" "$p1" "$p2"
-# the shipped configurations, pointed at this pool: static targets, and discovery through the
-# server (the one the test runs). Debian's promtool has no Kubernetes discovery: the Kubernetes
-# SD file is only checked to be YAML with the same jobs.
+# the shipped configurations, pointed at this pool: static targets, discovery through the
+# server (the one the test runs), and Kubernetes discovery. Debian's promtool has no Kubernetes
+# discovery: that file's kubernetes_sd_configs is swapped for a file of the targets the node role
+# would find (each Node's InternalIP and agent port, its __meta_kubernetes_node_* labels), so
+# promtool checks the rest as shipped and runs its relabelling.
 pport=$(free_port)
 rewrite() {
   sed -e "s|/etc/prometheus/xpool.token|$tmp/prom.token|; s|/etc/prometheus/xpool-ca.crt|$data/pki/ca.crt|" \
@@ -145,9 +148,32 @@ rewrite "$src/deploy/monitoring/prometheus.yml" >"$tmp/prometheus-static.yml"
 check "promtool check config (static)" 0 "$promtool" check config "$tmp/prometheus-static.yml"
 rewrite "$src/deploy/monitoring/prometheus-http-sd.yml" >"$tmp/prometheus.yml"
 check "promtool check config (HTTP SD)" 0 "$promtool" check config "$tmp/prometheus.yml"
-check "the Kubernetes SD configuration is YAML with the server and agents jobs" 0 /usr/bin/python3 -c 'import sys, yaml
-jobs = [j["job_name"] for j in yaml.safe_load(open(sys.argv[1]))["scrape_configs"]]
-assert jobs == ["xpool-server", "xpool-agents-sd"], jobs' "$src/deploy/monitoring/prometheus-kubernetes-sd.yml"
+cat >"$tmp/k8s-nodes.json" <<JSON
+[{"targets": ["127.0.0.1:$p1"], "labels": {"__meta_kubernetes_node_name": "n1",
+  "__meta_kubernetes_node_address_InternalIP": "127.0.0.1", "__meta_kubernetes_node_label_monitoring": "sim"}}]
+JSON
+rewrite "$src/deploy/monitoring/prometheus-kubernetes-sd.yml" >"$tmp/prometheus-k8s-as-shipped.yml"
+check "the Kubernetes SD configuration has the server and agents jobs, one Kubernetes discovery" 0 \
+  /usr/bin/python3 -c 'import sys, yaml
+config = yaml.safe_load(open(sys.argv[1]))
+jobs = [j["job_name"] for j in config["scrape_configs"]]
+assert jobs == ["xpool-server", "xpool-agents-sd"], jobs
+agents = config["scrape_configs"][1]
+[sd] = agents.pop("kubernetes_sd_configs")
+assert sd["role"] == "node" and sd["api_server"].startswith("https://"), sd
+agents["file_sd_configs"] = [{"files": [sys.argv[3]]}]
+yaml.safe_dump(config, open(sys.argv[2], "w"))' "$tmp/prometheus-k8s-as-shipped.yml" "$tmp/prometheus-k8s.yml" "$tmp/k8s-nodes.json"
+check "promtool check config (Kubernetes SD, its discovery swapped)" 0 "$promtool" check config "$tmp/prometheus-k8s.yml"
+check "promtool runs the Kubernetes SD job's relabelling" 0 bash -c "'$promtool' check service-discovery '$tmp/prometheus-k8s.yml' xpool-agents-sd >'$tmp/k8s-targets.json' 2>/dev/null"
+# the dashboards group and filter by node (xpool_device_*, the pool dashboard) and match the
+# agents' job; the relabelled target must carry the Node's name as node, its agent as instance
+check "the Kubernetes SD target is labelled as the dashboards expect" 0 /usr/bin/python3 -c 'import json, sys
+[target] = json.load(open(sys.argv[1]))
+labels = target["labels"]
+assert labels["node"] == "n1", labels
+assert labels["instance"] == "127.0.0.1:" + sys.argv[2], labels
+assert labels["job"] == "xpool-agents-sd" and labels["__metrics_path__"] == "/metrics", labels
+assert not [k for k in labels if k.startswith("__meta_")], labels' "$tmp/k8s-targets.json" "$p1"
 "$prometheus" --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prom" \
   --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!

@@ -405,6 +405,111 @@ static void ascend_dcmi(void **state)
         free(text);
 }
 
+/* Renders mixed-box (one Cambricon MLU370 at 0000:0a:00.0, held by ml/infer) with the fake
+ * libcndev.so answering from tests/data/cndev/<config>.json. */
+static char *render_cndev(const char *config_name, const char *library)
+{
+        static const char *const backends[] = {"pci", NULL};
+        char root[512], config_path[512], container[] = "worker", ns[] = "ml", name[] = "infer",
+                                          uid[] = "u3";
+        struct xp_placement_device device = {
+            .resource = (char *)"cambricon.com/mlu", .id = (char *)"0000:0a:00.0", .milli = 1000};
+        struct mview_pod pod = {
+            .uid = uid, .namespace = ns, .name = name, .device_container = container};
+        struct mview view = {.pods = &pod, .n_pods = 1, .node_cpus = 4};
+        struct xp_discovery_config config = {
+            .root = root, .backends = backends, .cndev_library = library};
+        char *text;
+
+        pod.placement.devices.items = &device;
+        pod.placement.devices.n = 1;
+        snprintf(root, sizeof(root), "%s/sysfs/mixed-box", XPOOL_TEST_DATA);
+        snprintf(
+            config_path, sizeof(config_path), "%s/cndev/%s.json", XPOOL_TEST_DATA, config_name);
+        assert_int_equal(setenv("FAKE_CNDEV_CONFIG", config_path, 1), 0);
+        text = render_node(&config, &view);
+        unsetenv("FAKE_CNDEV_CONFIG");
+        return text;
+}
+
+#define MLU_LABELS                                                                                 \
+        "driver=\"\",mcu=\"\",mlu=\"0\",model=\"Cambricon MLU370\",node=\"n1\",node_ip=\"\","      \
+        "sn=\"\",type=\"Cambricon MLU370\",uuid=\"0000:0a:00.0\""
+
+/* Cambricon MLUs' figures from CNDev (the fake libcndev.so): mlu-exporter's series and the
+ * vendor-neutral ones. */
+static void cambricon_cndev(void **state)
+{
+        char *text;
+
+        (void)state;
+        text = render_cndev("mixed-box", XPOOL_FAKE_CNDEV);
+        assert_non_null(strstr(text, "mlu_utilization{" MLU_LABELS ",vf=\"\"} 63\n"));
+        assert_non_null(strstr(text, "mlu_memory_used{" MLU_LABELS "} 12884901888\n"));
+        assert_non_null(strstr(text, "mlu_memory_total{" MLU_LABELS "} 51539607552\n"));
+        assert_non_null(strstr(text, "mlu_temperature{" MLU_LABELS "} 48\n"));
+        assert_non_null(strstr(text, "mlu_power_usage{" MLU_LABELS ",vf=\"\"} 151\n"));
+        assert_non_null(strstr(text, "mlu_health{" MLU_LABELS ",unhealth_reason=\"\"} 1\n"));
+        /* the pod holding it, joined on uuid as mlu-exporter's dashboards do */
+        assert_non_null(strstr(text,
+                               "mlu_container{" MLU_LABELS ",vf=\"\",container=\"worker\","
+                               "namespace=\"ml\",pod=\"infer\"} 1\n"));
+        assert_non_null(
+            strstr(text,
+                   "xpool_device_utilization_percent{node=\"n1\",device=\"0000:0a:00.0\","
+                   "kind=\"npu\",vendor=\"Cambricon\",model=\"Cambricon MLU370\"} 63\n"));
+        assert_non_null(strstr(text,
+                               "xpool_device_memory_used_bytes{node=\"n1\",device=\"0000:0a:00.0\","
+                               "kind=\"npu\",vendor=\"Cambricon\",model=\"Cambricon MLU370\"} "
+                               "12884901888\n"));
+        assert_non_null(strstr(text,
+                               "xpool_device_healthy{node=\"n1\",device=\"0000:0a:00.0\","
+                               "kind=\"npu\",health=\"Healthy\",reason=\"\"} 1\n"));
+        /* CNDev's second card is not in the inventory: nothing of its figures */
+        assert_null(strstr(text, "} 99\n"));
+        assert_null(strstr(text, "} 77\n"));
+        compare_golden("cambricon-cndev", text); /* 30-metrics.sh runs promtool on it */
+        free(text);
+        /* without the driver's library (today's behaviour): no mlu-exporter figure at all */
+        text = render_cndev("mixed-box", "/nonexistent/libcndev.so");
+        assert_null(strstr(text, "mlu_utilization"));
+        assert_null(strstr(text, "mlu_health"));
+        assert_null(strstr(text, "xpool_device_utilization_percent{node=\"n1\",device=\"0000:0a"));
+        free(text);
+}
+
+/* A call that fails leaves its figure out, never 0; a card CNDev calls unhealthy says so. */
+static void cambricon_cndev_failures(void **state)
+{
+        char *text;
+
+        (void)state;
+        text = render_cndev("failing", XPOOL_FAKE_CNDEV);
+        assert_non_null(strstr(text, "mlu_utilization{" MLU_LABELS ",vf=\"\"} 12\n"));
+        assert_null(strstr(text, "mlu_power_usage{"));
+        assert_null(strstr(text, "mlu_memory_used{"));
+        assert_null(strstr(text, "mlu_temperature{")); /* not supported by this card */
+        assert_null(strstr(text, "xpool_device_power_watts{node=\"n1\",device=\"0000:0a:00.0\""));
+        assert_non_null(strstr(text,
+                               "mlu_health{" MLU_LABELS ",unhealth_reason=\"CNDev reports the card "
+                               "unhealthy (state 0)\"} 0\n"));
+        assert_non_null(
+            strstr(text,
+                   "xpool_device_healthy{node=\"n1\",device=\"0000:0a:00.0\",kind=\"npu\","
+                   "health=\"Unhealthy\",reason=\"CNDev reports the card unhealthy "
+                   "(state 0)\"} 0\n"));
+        free(text);
+        /* a library that refuses version 5's structs: no figures (and a warning in the log),
+         * only the pod holding the card, which is xpool's to know */
+        text = render_cndev("old-library", XPOOL_FAKE_CNDEV);
+        assert_null(strstr(text, "mlu_utilization"));
+        assert_null(strstr(text, "mlu_temperature"));
+        assert_null(strstr(text, "mlu_health"));
+        assert_non_null(strstr(text, "mlu_container{"));
+        assert_null(strstr(text, "xpool_device_utilization_percent{node=\"n1\",device=\"0000:0a"));
+        free(text);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -417,6 +522,8 @@ int main(void)
             cmocka_unit_test(golden_fake_nvml),
             cmocka_unit_test(golden_sysfs),
             cmocka_unit_test(ascend_dcmi),
+            cmocka_unit_test(cambricon_cndev),
+            cmocka_unit_test(cambricon_cndev_failures),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

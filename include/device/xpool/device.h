@@ -37,6 +37,7 @@ struct xp_discovery_config {
         const char *node_description; /* sim: a YAML or JSON node description; NULL: none */
         const char *nvml_library;     /* NULL: $XPOOL_NVML_LIBRARY, else "libnvidia-ml.so.1" */
         const char *dcmi_library;     /* NULL: $XPOOL_DCMI_LIBRARY, else "libdcmi.so" */
+        const char *cndev_library;    /* NULL: $XPOOL_CNDEV_LIBRARY, else "libcndev.so" */
         const char *const *backends;  /* NULL-terminated names to run; NULL: all */
         const struct xp_device_override *overrides;
         size_t n_overrides;
