@@ -320,6 +320,17 @@ static void backoff_doubles_to_ten_seconds(void **state)
         assert_int_equal(unschedulable_attempts(f), 7);
 }
 
+/* Node n1 with 4 CPUs, 3 of them taken by the pod "first". */
+static void n1_mostly_taken(struct fixture *f)
+{
+        char node[64];
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "first", "3", 0);
+        step(f);
+        assert_string_equal(node_of(f, "first", node), "n1");
+}
+
 /* Capacity a deletion frees goes to the pod waiting for it. With nothing else to try, a pod that
  * an event released is tried at once, backoff or not (Kubernetes 1.33's
  * SchedulerPopFromBackoffQ): capacity a finished pod frees is not left idle for up to 10 s.
@@ -329,10 +340,7 @@ static void capacity_freed_by_a_deletion(void **state)
         struct fixture *f = *state;
         char node[64];
 
-        put_node(f, "n1", "4", "a");
-        put_pod(f, "first", "3", 0);
-        step(f);
-        assert_string_equal(node_of(f, "first", node), "n1");
+        n1_mostly_taken(f);
         put_pod(f, "second", "3", 0);
         step(f);
         assert_string_equal(node_of(f, "second", node), "");
@@ -359,10 +367,7 @@ static void waiting_pods_of_one_shape(void **state)
         char node[64];
         int64_t count;
 
-        put_node(f, "n1", "4", "a");
-        put_pod(f, "first", "3", 0);
-        step(f);
-        assert_string_equal(node_of(f, "first", node), "n1");
+        n1_mostly_taken(f);
         for (size_t i = 0; i < XP_ELEMENTSOF(waiting); i++)
                 put_pod(f, waiting[i], "3", 0);
         put_pod(f, "small", "1", 0);
@@ -404,10 +409,7 @@ static void a_finished_pod_frees_its_capacity_by_priority(void **state)
         struct fixture *f = *state;
         char node[64];
 
-        put_node(f, "n1", "4", "a");
-        put_pod(f, "first", "3", 0);
-        step(f);
-        assert_string_equal(node_of(f, "first", node), "n1");
+        n1_mostly_taken(f);
         put_pod(f, "low", "3", 10);
         put_pod(f, "high", "3", 100);
         step(f);
