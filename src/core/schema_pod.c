@@ -376,13 +376,33 @@ static int check_unique_names(struct xp_decode_ctx *ctx, const struct xp_pod_spe
                                  "container names must be unique within a pod");
 }
 
+/* spec.hostname and spec.subdomain (kept among the spec's other members): DNS labels, as
+ * kube-apiserver checks them, since the agent writes them into the pod's /etc/hosts. */
+static int check_host_label(struct xp_decode_ctx *ctx, const json_t *extra, const char *name)
+{
+        const char *value = json_string_value(json_object_get(extra, name));
+        struct xp_error cause = {0};
+        int r = 0;
+
+        if (!value || !value[0] || xp_check_dns1123_label(value, &cause) == 0)
+                return 0;
+        xp_path_push_field(&ctx->path, name);
+        r = xp_decode_fail_error(ctx, &cause, NULL, false);
+        xp_path_pop(&ctx->path);
+        return r;
+}
+
 static int validate_pod_spec(struct xp_decode_ctx *ctx, const void *object)
 {
         const struct xp_pod_spec *spec = object;
+        int r = check_host_label(ctx, spec->extra, "hostname");
+
+        if (r == 0)
+                r = check_host_label(ctx, spec->extra, "subdomain");
+        if (r < 0)
+                return r;
 
         if (spec->containers.n == 0) {
-                int r;
-
                 xp_path_push_field(&ctx->path, "containers");
                 r = xp_decode_fail(ctx,
                                    -EINVAL,
