@@ -24,8 +24,7 @@ bool registry_quantity_of(const json_t *value, struct xp_quantity *ret)
         return false;
 }
 
-/* list[name] += q. */
-static int add_one(struct xp_resource_list *list, const char *name, const struct xp_quantity *q)
+int registry_quota_add(struct xp_resource_list *list, const char *name, const struct xp_quantity *q)
 {
         const struct xp_quantity *have = xp_resource_list_get(list, name);
         struct xp_quantity sum;
@@ -53,9 +52,9 @@ static int add_map(struct xp_resource_list *usage, const json_t *map, const char
                 if (!registry_quantity_of(value, &q))
                         continue; /* validation refuses it */
                 snprintf(name, sizeof(name), "%s%s", prefix, key);
-                r = add_one(usage, name, &q);
+                r = registry_quota_add(usage, name, &q);
                 if (r >= 0 && strcmp(prefix, "requests.") == 0 && !strchr(key, '/'))
-                        r = add_one(usage, key, &q);
+                        r = registry_quota_add(usage, key, &q);
                 if (r < 0)
                         return r;
         }
@@ -71,9 +70,9 @@ int xp_registry_pod_usage(const json_t *pod, struct xp_resource_list *ret)
         int r = xp_quantity_parse("1", &one, NULL);
 
         if (r >= 0)
-                r = add_one(ret, "pods", &one);
+                r = registry_quota_add(ret, "pods", &one);
         if (r >= 0)
-                r = add_one(ret, "count/pods", &one);
+                r = registry_quota_add(ret, "count/pods", &one);
         json_array_foreach(containers, i, c)
         {
                 if (r >= 0)

@@ -66,14 +66,26 @@ static bool has_scopes(const json_t *quota)
                xp_json_at(quota, "spec.scopeSelector");
 }
 
-static int list_add(struct xp_resource_list *list, const char *name, int64_t n)
+/* ret += what one object counts for under each of quota's resources. */
+static int add_counts(const struct xp_kind *kind,
+                      const json_t *quota,
+                      const json_t *object,
+                      struct xp_resource_list *ret)
 {
-        const struct xp_quantity *old = xp_resource_list_get(list, name);
-        struct xp_quantity q = xp_quantity_from_int(n), sum = q;
+        const char *name;
+        json_t *value;
+        int r = 0;
 
-        if (old && xp_quantity_add(old, &q, &sum) < 0)
-                return -ERANGE;
-        return xp_resource_list_set(list, name, &sum);
+        json_object_foreach((json_t *)xp_json_object_at(quota, "spec.hard"), name, value)
+        {
+                int64_t n = counted(kind, name, object);
+                struct xp_quantity q = xp_quantity_from_int(n);
+
+                (void)value;
+                if (n > 0 && r >= 0)
+                        r = registry_quota_add(ret, name, &q);
+        }
+        return r;
 }
 
 int xp_registry_object_usage(const struct xp_kind *kind,
@@ -82,21 +94,15 @@ int xp_registry_object_usage(const struct xp_kind *kind,
                              struct xp_resource_list *ret)
 {
         const json_t *object;
-        const char *name;
-        json_t *value;
         size_t i;
         int r = 0;
 
         if (has_scopes(quota))
                 return 0;
-        json_object_foreach((json_t *)xp_json_object_at(quota, "spec.hard"), name, value)
+        json_array_foreach(objects, i, object)
         {
-                int64_t n = 0;
-
-                (void)value;
-                json_array_foreach(objects, i, object) n += counted(kind, name, object);
-                if (n > 0 && r >= 0)
-                        r = list_add(ret, name, n);
+                if (r >= 0)
+                        r = add_counts(kind, quota, object, ret);
         }
         return r;
 }
@@ -107,20 +113,11 @@ static int requested_of(const struct xp_kind *kind,
                         const json_t *object,
                         struct xp_resource_list *ret)
 {
-        const char *name;
-        json_t *value;
-        int r = 0;
+        int r;
 
         if (has_scopes(quota))
                 return 1;
-        json_object_foreach((json_t *)xp_json_object_at(quota, "spec.hard"), name, value)
-        {
-                int64_t n = counted(kind, name, object);
-
-                (void)value;
-                if (n > 0 && r >= 0)
-                        r = list_add(ret, name, n);
-        }
+        r = add_counts(kind, quota, object, ret);
         return r < 0 ? r : ret->n == 0;
 }
 

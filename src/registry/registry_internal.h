@@ -75,6 +75,10 @@ struct xp_quantity;
 bool registry_quantity_of(const json_t *value, struct xp_quantity *ret);
 
 struct xp_resource_list;
+/* list[name] += q (quota.c). 0, -ENOMEM, -ERANGE. */
+int registry_quota_add(struct xp_resource_list *list,
+                       const char *name,
+                       const struct xp_quantity *q);
 /* The resources of hard that used + requested exceed, or none: kube-apiserver's message ("exceeded
  * quota: NAME, requested: R=1, used: R=2, limited: R=2"), or NULL (quota.c). */
 char *registry_quota_exceeded(const char *quota,
