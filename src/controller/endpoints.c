@@ -125,18 +125,19 @@ static int remove_object(struct xp_store *store,
 struct ns_state {
         struct xp_endpoints *c;
         json_t *services, *pods, *endpoints, *slices;
-        json_t *wanted; /* the slices' names the Services with a selector make */
+        json_t *wanted; /* the names of the slices this sync wrote (Services' and mirrored) */
 };
 
-static const json_t *service_named(const json_t *services, const char *name)
+/* The object of objects (Services, Endpoints) named name, or NULL. */
+static const json_t *object_named(const json_t *objects, const char *name)
 {
         size_t i;
-        json_t *s;
+        json_t *o;
 
-        json_array_foreach(services, i, s)
+        json_array_foreach(objects, i, o)
         {
-                if (xp_streq0(xp_json_str_at(s, "metadata.name", ""), name))
-                        return s;
+                if (xp_streq0(xp_json_str_at(o, "metadata.name", ""), name))
+                        return o;
         }
         return NULL;
 }
@@ -178,16 +179,11 @@ static int sync_service(struct ns_state *st, const json_t *service, struct xp_er
         return r < 0 ? r : ensure_slices(st, xp_endpointslices_compute(service, st->pods), err);
 }
 
-static const json_t *endpoints_named(const json_t *endpoints, const char *name)
-{
-        return service_named(endpoints, name); /* found by metadata.name alike */
-}
-
 /* The user's Endpoints of a Service without a selector mirrored into slices. */
 static int mirror_service(struct ns_state *st, const json_t *service, struct xp_error *err)
 {
         const json_t *endpoints =
-            endpoints_named(st->endpoints, xp_json_str_at(service, "metadata.name", ""));
+            object_named(st->endpoints, xp_json_str_at(service, "metadata.name", ""));
 
         if (!endpoints || !xp_endpoints_mirrored(endpoints))
                 return 0;
@@ -216,14 +212,14 @@ static int remove_stale(struct ns_state *st, struct xp_error *err)
                 const char *by = label(o, XP_ENDPOINTS_MANAGED_BY_LABEL);
 
                 if (r >= 0 && xp_streq0(by, XP_ENDPOINTS_MANAGED_BY) &&
-                    !service_named(st->services, xp_json_str_at(o, "metadata.name", "")))
+                    !object_named(st->services, xp_json_str_at(o, "metadata.name", "")))
                         r = remove_object(store, "endpoints", o, err);
         }
         json_array_foreach(st->slices, i, o)
         {
                 const char *by = label(o, XP_ENDPOINTSLICE_MANAGED_LABEL);
                 const char *of = label(o, XP_ENDPOINTSLICE_SERVICE_LABEL);
-                const json_t *service = service_named(st->services, of);
+                const json_t *service = object_named(st->services, of);
                 bool wanted = json_object_get(st->wanted, xp_json_str_at(o, "metadata.name", ""));
 
                 if (r >= 0 && xp_streq0(by, XP_ENDPOINTSLICE_MIRRORED_BY) && !wanted)
