@@ -57,7 +57,11 @@ static const char *shape_of(struct pending *p)
 
 const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p)
 {
-        const char *shape = shape_of(p);
+        const char *shape;
+
+        if (s->failed_shapes.n == 0)
+                return NULL; /* nothing failed yet: a pod that fits pays for no shape */
+        shape = shape_of(p);
 
         return shape ? xp_map_get(&s->failed_shapes, shape) : NULL;
 }
