@@ -63,7 +63,7 @@ void store_recent_free(struct xp_store *store)
 }
 
 /*
- * Under lock, in version order: the write of version (its text taken, malloc'ed). A write that
+ * Under lock, in version order: the write of version (its text copied). A write that
  * cannot be kept (out of memory) leaves a gap: readers go to SQLite until the ring fills again.
  */
 void store_recent_add(struct xp_store *store,
@@ -72,7 +72,7 @@ void store_recent_add(struct xp_store *store,
                       const char *kind,
                       const char *namespace,
                       const char *name,
-                      char *text,
+                      const char *text,
                       size_t text_len,
                       json_t *object,
                       struct recent *ret_old)
@@ -81,7 +81,6 @@ void store_recent_add(struct xp_store *store,
         const char *b;
         struct recent *e;
 
-        free(text);
         *ret_old = (struct recent){0};
         if (!store->recent || !blob) {
                 json_decref(blob);
