@@ -27,12 +27,17 @@ void store_recent_clear(struct recent *e)
         *e = (struct recent){0};
 }
 
+/* Most writes' blocks fit: no allocation but the block's own (the leader builds them in turn). */
+#define BLOB_STACK 4096
+
 /* kind, namespace, name and text in one block: NULL when out of memory. */
 static json_t *
 blob_new(const char *kind, const char *ns, const char *name, const char *text, size_t n)
 {
         size_t lk = strlen(kind) + 1, ln = strlen(ns) + 1, lm = strlen(name) + 1;
-        char *buf = malloc(lk + ln + lm + n + 1);
+        size_t size = lk + ln + lm + n + 1;
+        char stack[BLOB_STACK];
+        char *buf = size <= sizeof(stack) ? stack : malloc(size);
         json_t *blob;
 
         if (!buf)
@@ -43,7 +48,8 @@ blob_new(const char *kind, const char *ns, const char *name, const char *text, s
         memcpy(buf + lk + ln + lm, text, n);
         buf[lk + ln + lm + n] = '\0';
         blob = json_stringn_nocheck(buf, lk + ln + lm + n);
-        free(buf);
+        if (buf != stack)
+                free(buf);
         return blob;
 }
 
