@@ -661,7 +661,14 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
                 if (!*extra)
                         return -ENOMEM;
         }
-        copy = integral_real(value) ? integer_of(value) : json_deep_copy(value);
+        /* Scalars are never changed in place (no json_*_set anywhere): a reference will do. */
+        if (integral_real(value))
+                copy = integer_of(value);
+        else if (json_is_string(value) || json_is_integer(value) || json_is_boolean(value) ||
+                 json_is_null(value) || json_is_real(value))
+                copy = json_incref((json_t *)value);
+        else
+                copy = json_deep_copy(value);
         if (!copy || integral_to_integers(copy) < 0) {
                 json_decref(copy);
                 return -ENOMEM;
@@ -671,10 +678,17 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
         return 0;
 }
 
-int xp_schema_decode(struct xp_decode_ctx *ctx,
-                     const struct xp_schema *schema,
-                     const json_t *json,
-                     void *object)
+/* A top-level object's apiVersion and kind, implied by its type (xp_schema_decode_top()). */
+static bool is_type_key(const char *key)
+{
+        return strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0;
+}
+
+static int decode_members(struct xp_decode_ctx *ctx,
+                          const struct xp_schema *schema,
+                          const json_t *json,
+                          void *object,
+                          bool skip_type)
 {
         const char *key;
         json_t *value;
@@ -687,7 +701,9 @@ int xp_schema_decode(struct xp_decode_ctx *ctx,
                 const struct xp_field *field = find_field(schema, key);
                 int r;
 
-                if (!field) {
+                if (skip_type && is_type_key(key)) {
+                        continue;
+                } else if (!field) {
                         r = keep_unknown(ctx, schema, key, value, object);
                 } else if (json_is_null(value)) {
                         continue; /* null means absent, as in Kubernetes */
@@ -701,6 +717,22 @@ int xp_schema_decode(struct xp_decode_ctx *ctx,
         }
 
         return 0;
+}
+
+int xp_schema_decode(struct xp_decode_ctx *ctx,
+                     const struct xp_schema *schema,
+                     const json_t *json,
+                     void *object)
+{
+        return decode_members(ctx, schema, json, object, false);
+}
+
+int xp_schema_decode_top(struct xp_decode_ctx *ctx,
+                         const struct xp_schema *schema,
+                         const json_t *json,
+                         void *object)
+{
+        return decode_members(ctx, schema, json, object, true);
 }
 
 /* ---- validation ---------------------------------------------------------------------------- */
@@ -938,6 +970,12 @@ static int encode_scalar(const struct xp_field *field, const void *value, json_t
         return -EINVAL;
 }
 
+/*
+ * Encodes object's fields and kept members into *out, made at the first member when NULL: a struct
+ * with nothing set costs no allocation (most of a pod's optional structs are empty).
+ */
+static int encode_members(const struct xp_schema *schema, const void *object, json_t **out);
+
 static int encode_nested(const struct xp_field *field, const void *value, json_t **ret)
 {
         bool always = field->flags & XP_FIELD_ALWAYS;
@@ -960,13 +998,16 @@ static int encode_nested(const struct xp_field *field, const void *value, json_t
                 *ret = encode_resources(value);
                 return 1;
         case XP_FT_STRUCT:
-                r = xp_schema_encode(field->schema, value, ret);
-                if (r < 0)
-                        return r;
-                if (!always && json_object_size(*ret) == 0) {
+                *ret = NULL;
+                r = encode_members(field->schema, value, ret);
+                if (r < 0) {
                         json_decref(*ret);
-                        return 0;
+                        return r;
                 }
+                if (!*ret && !always)
+                        return 0;
+                if (!*ret)
+                        *ret = json_object(); /* NULL: encode_field() says -ENOMEM */
                 return 1;
         case XP_FT_STRUCT_PTR:
                 if (!*(void *const *)value)
@@ -1029,26 +1070,49 @@ static int encode_field(const struct xp_field *field, const void *object, json_t
         return 1;
 }
 
-int xp_schema_encode(const struct xp_schema *schema, const void *object, json_t **ret)
+static int encode_members(const struct xp_schema *schema, const void *object, json_t **out)
 {
         json_t *const *extra = AT_CONST(object, schema->extra_offset);
-        json_t *out = json_object();
 
-        if (!out)
-                return -ENOMEM;
         for (size_t i = 0; i < schema->n_fields; i++) {
                 json_t *value;
                 int r = encode_field(&schema->fields[i], object, &value);
 
-                if (r < 0 ||
-                    (r > 0 && json_object_set_new(out, schema->fields[i].name, value) < 0)) {
-                        json_decref(out);
-                        return r < 0 ? r : -ENOMEM;
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                if (!*out && !(*out = json_object())) {
+                        json_decref(value);
+                        return -ENOMEM;
                 }
+                if (json_object_set_new(*out, schema->fields[i].name, value) < 0)
+                        return -ENOMEM;
         }
-        if (*extra && json_object_update_missing(out, *extra) < 0) {
+        if (*extra && json_object_size(*extra) > 0) {
+                if (!*out && !(*out = json_object()))
+                        return -ENOMEM;
+                if (json_object_update_missing(*out, *extra) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int xp_schema_encode_into(const struct xp_schema *schema, const void *object, json_t *out)
+{
+        return encode_members(schema, object, &out);
+}
+
+int xp_schema_encode(const struct xp_schema *schema, const void *object, json_t **ret)
+{
+        json_t *out = NULL;
+        int r = encode_members(schema, object, &out);
+
+        if (r >= 0 && !out && !(out = json_object()))
+                r = -ENOMEM;
+        if (r < 0) {
                 json_decref(out);
-                return -ENOMEM;
+                return r;
         }
         *ret = out;
         return 0;

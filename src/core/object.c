@@ -125,7 +125,6 @@ static int decode_object(const struct kind_info *info,
 {
         struct xp_decode_ctx ctx = {.source = source, .flags = flags, .err = err};
         void *object;
-        json_t *body;
         int r;
 
         if (source && source->base)
@@ -143,20 +142,12 @@ static int decode_object(const struct kind_info *info,
         if (r < 0)
                 return r;
 
-        /* apiVersion and kind are implied by the type: decode the rest */
-        body = json_copy((json_t *)json);
         object = calloc(1, info->schema->size);
-        if (!body || !object) {
-                json_decref(body);
-                free(object);
+        if (!object)
                 return -ENOMEM;
-        }
-        if (info->type) {
-                json_object_del(body, "apiVersion");
-                json_object_del(body, "kind");
-        }
-        r = xp_schema_decode(&ctx, info->schema, body, object);
-        json_decref(body);
+        /* apiVersion and kind are implied by the type: decode the rest */
+        r = info->type ? xp_schema_decode_top(&ctx, info->schema, json, object)
+                       : xp_schema_decode(&ctx, info->schema, json, object);
         if (r >= 0 && !(flags & XP_DECODE_TRUSTED))
                 r = xp_schema_validate(&ctx, info->schema, object);
         if (r < 0) {
@@ -173,26 +164,22 @@ static int decode_object(const struct kind_info *info,
 
 static int encode_object(const struct kind_info *info, const void *object, json_t **ret)
 {
-        json_t *body;
         json_t *out;
         int r;
 
         if (!info->type)
                 return xp_schema_encode(info->schema, object, ret);
-        out = json_pack(
-            "{s:s, s:s}", "apiVersion", info->type->api_version, "kind", info->type->kind);
-        if (!out)
+        out = json_object();
+        if (!out ||
+            json_object_set_new(out, "apiVersion", json_string(info->type->api_version)) < 0 ||
+            json_object_set_new(out, "kind", json_string(info->type->kind)) < 0) {
+                json_decref(out);
                 return -ENOMEM;
-        r = xp_schema_encode(info->schema, object, &body);
+        }
+        r = xp_schema_encode_into(info->schema, object, out);
         if (r < 0) {
                 json_decref(out);
                 return r;
-        }
-        r = json_object_update(out, body);
-        json_decref(body);
-        if (r < 0) {
-                json_decref(out);
-                return -ENOMEM;
         }
         *ret = out;
         return 0;

@@ -166,7 +166,14 @@ int xp_schema_decode(struct xp_decode_ctx *ctx,
 int xp_schema_validate(struct xp_decode_ctx *ctx,
                        const struct xp_schema *schema,
                        const void *object);
+/* xp_schema_decode() of a top-level object: its apiVersion and kind are its type's, not fields. */
+int xp_schema_decode_top(struct xp_decode_ctx *ctx,
+                         const struct xp_schema *schema,
+                         const json_t *json,
+                         void *object);
 int xp_schema_encode(const struct xp_schema *schema, const void *object, json_t **ret);
+/* xp_schema_encode() into out, after what it holds (a top-level object's apiVersion and kind). */
+int xp_schema_encode_into(const struct xp_schema *schema, const void *object, json_t *out);
 void xp_schema_done(const struct xp_schema *schema, void *object);
 
 const char *xp_enum_to_string(const struct xp_enum_name *names, int value);

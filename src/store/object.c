@@ -33,6 +33,35 @@ int store_check_key(struct xp_store *store,
         return 0;
 }
 
+/* Most bodies fit: one pass into it, then one allocation of the text's size (json_dumps() grows
+ * its buffer from 16 bytes by doubling, a realloc and a copy each time). */
+#define SERIALISE_STACK 8192
+
+/* object as compact JSON, malloc'ed: its length, 0 when it cannot be written (out of memory), or
+ * the length past max with *ret NULL. */
+static size_t dump_compact(const json_t *object, size_t max, char **ret)
+{
+        char stack[SERIALISE_STACK];
+        size_t n = json_dumpb(object, stack, sizeof(stack), JSON_COMPACT);
+        char *text;
+
+        *ret = NULL;
+        if (n == 0 || n > max)
+                return n;
+        text = malloc(n + 1);
+        if (!text)
+                return 0;
+        if (n <= sizeof(stack)) {
+                memcpy(text, stack, n);
+        } else if (json_dumpb(object, text, n, JSON_COMPACT) != n) {
+                free(text);
+                return 0;
+        }
+        text[n] = '\0';
+        *ret = text;
+        return n;
+}
+
 /* The object's text as stored: without metadata.resourceVersion. Caller frees. */
 int store_serialise(
     struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err)
@@ -59,21 +88,18 @@ int store_serialise(
                 }
                 object = copy;
         }
-        text = json_dumps(object, JSON_COMPACT);
+        len = dump_compact(object, XP_STORE_BODY_MAX, &text);
         json_decref(copy);
-        if (!text)
+        if (len == 0)
                 return xp_errorf(
                     err, -ENOMEM, "store %s: cannot serialise the object", store->path);
-        len = strlen(text);
-        if (len > XP_STORE_BODY_MAX) {
-                free(text);
+        if (!text)
                 return xp_errorf(err,
                                  -E2BIG,
                                  "store %s: the object is %zu bytes, more than the %d allowed",
                                  store->path,
                                  len,
                                  XP_STORE_BODY_MAX);
-        }
         *ret = text;
         *ret_len = len;
         return 0;

@@ -27,12 +27,17 @@ void store_recent_clear(struct recent *e)
         *e = (struct recent){0};
 }
 
+/* Most writes' blocks fit: no allocation but the block's own (the leader builds them in turn). */
+#define BLOB_STACK 4096
+
 /* kind, namespace, name and text in one block: NULL when out of memory. */
 static json_t *
 blob_new(const char *kind, const char *ns, const char *name, const char *text, size_t n)
 {
         size_t lk = strlen(kind) + 1, ln = strlen(ns) + 1, lm = strlen(name) + 1;
-        char *buf = malloc(lk + ln + lm + n + 1);
+        size_t size = lk + ln + lm + n + 1;
+        char stack[BLOB_STACK];
+        char *buf = size <= sizeof(stack) ? stack : malloc(size);
         json_t *blob;
 
         if (!buf)
@@ -43,7 +48,8 @@ blob_new(const char *kind, const char *ns, const char *name, const char *text, s
         memcpy(buf + lk + ln + lm, text, n);
         buf[lk + ln + lm + n] = '\0';
         blob = json_stringn_nocheck(buf, lk + ln + lm + n);
-        free(buf);
+        if (buf != stack)
+                free(buf);
         return blob;
 }
 
@@ -63,7 +69,7 @@ void store_recent_free(struct xp_store *store)
 }
 
 /*
- * Under lock, in version order: the write of version (its text taken, malloc'ed). A write that
+ * Under lock, in version order: the write of version (its text copied). A write that
  * cannot be kept (out of memory) leaves a gap: readers go to SQLite until the ring fills again.
  */
 void store_recent_add(struct xp_store *store,
@@ -72,7 +78,7 @@ void store_recent_add(struct xp_store *store,
                       const char *kind,
                       const char *namespace,
                       const char *name,
-                      char *text,
+                      const char *text,
                       size_t text_len,
                       json_t *object,
                       struct recent *ret_old)
@@ -81,7 +87,6 @@ void store_recent_add(struct xp_store *store,
         const char *b;
         struct recent *e;
 
-        free(text);
         *ret_old = (struct recent){0};
         if (!store->recent || !blob) {
                 json_decref(blob);

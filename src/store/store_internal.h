@@ -302,7 +302,7 @@ void store_recent_clear(struct recent *e);
 int store_recent_init(struct xp_store *store);
 void store_recent_free(struct xp_store *store);
 /*
- * Under lock, in version order: the write of version; takes text (malloc'ed, may be NULL) and
+ * Under lock, in version order: the write of version; copies text (may be NULL), takes
  * object (a reference, may be NULL: readers parse text). The entry it replaces goes to *ret_old,
  * for the caller to free after the lock (store_recent_clear()).
  */
@@ -312,7 +312,7 @@ void store_recent_add(struct xp_store *store,
                       const char *kind,
                       const char *namespace,
                       const char *name,
-                      char *text,
+                      const char *text,
                       size_t text_len,
                       json_t *object,
                       struct recent *ret_old);

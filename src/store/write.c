@@ -559,23 +559,15 @@ static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
             [OP_DELETE] = XP_STORE_DELETED,
         };
         struct recent gone;
-        char *text = NULL;
 
-        if (o->text && o->want_text) {
-                text = malloc(o->text_len + 1);
-                if (text)
-                        memcpy(text, o->text, o->text_len + 1);
-        } else {
-                text = o->text;
-                o->text = NULL;
-        }
+        /* the ring copies the text into its block: the writer keeps its own for the reply */
         store_recent_add(store,
                          o->version,
                          event_types[o->type],
                          o->kind,
                          o->namespace,
                          o->name,
-                         text,
+                         o->text,
                          o->text_len,
                          json_incref(o->shared),
                          &gone);

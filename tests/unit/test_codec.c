@@ -195,6 +195,46 @@ static void encoding_keeps_what_the_client_sent(void **state)
         xp_pod_free(pod);
 }
 
+/*
+ * A decode reads the body without changing it (apiVersion and kind stay), keeps members it does
+ * not model with the body's own values (its lists copied: an integral 80.0 becomes 80 only in
+ * the copy); an empty securityContext the client sent stays, and the order is the model's.
+ */
+static void decoding_leaves_the_body_alone(void **state)
+{
+        static const char body[] =
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"team\":\"ml\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"securityContext\":{},"
+            "\"terminationMessagePath\":\"/dev/termination-log\",\"ports\":[{\"containerPort\":80,"
+            "\"weight\":80.0}]}],\"enableServiceLinks\":true}}";
+        static const char expected[] =
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"team\":\"ml\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"securityContext\":{},"
+            "\"terminationMessagePath\":\"/dev/termination-log\",\"ports\":[{\"containerPort\":80,"
+            "\"weight\":80}]}],\"enableServiceLinks\":true}}";
+        struct xp_error err = {0};
+        struct xp_pod *pod = NULL;
+        json_t *json = json_loads(body, 0, NULL), *before = json_deep_copy(json), *out = NULL;
+        char *text;
+
+        (void)state;
+        assert_non_null(json);
+        if (xp_pod_from_json(json, NULL, 0, &pod, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_true(json_equal(json, before));
+        assert_int_equal(xp_pod_to_json(pod, &out), 0);
+        text = json_dumps(out, JSON_COMPACT);
+        assert_string_equal(text, expected);
+        assert_true(json_is_real(at(json, "spec/containers/0/ports/0/weight")));
+        assert_ptr_not_equal(at(out, "spec/containers/0/ports"),
+                             at(json, "spec/containers/0/ports"));
+        free(text);
+        json_decref(out);
+        json_decref(before);
+        json_decref(json);
+        xp_pod_free(pod);
+}
+
 /* json -> object -> json -> object -> json: the two encodings are equal. */
 static void assert_pod_round_trips(struct xp_pod *pod)
 {
@@ -828,6 +868,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(decodes_every_modeled_pod_field),
             cmocka_unit_test(encoding_keeps_what_the_client_sent),
+            cmocka_unit_test(decoding_leaves_the_body_alone),
             cmocka_unit_test(pods_and_nodes_round_trip),
             cmocka_unit_test(node_inventory_is_decoded),
             cmocka_unit_test(json_bodies_decode_with_line_and_column),

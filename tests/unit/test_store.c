@@ -591,6 +591,67 @@ static char *encoded(json_t *o)
         return text;
 }
 
+/* An object whose stored text is len bytes: metadata and a "pad" string filling the rest. */
+static json_t *object_of_size(size_t len)
+{
+        json_t *o = json_pack("{s:{s:s}, s:s}", "metadata", "name", "big", "pad", "");
+        char *text = encoded(o), *pad;
+        size_t base = strlen(text);
+
+        free(text);
+        assert_true(len >= base);
+        pad = malloc(len - base + 1);
+        assert_non_null(pad);
+        memset(pad, 'a', len - base);
+        pad[len - base] = '\0';
+        assert_int_equal(json_object_set_new(o, "pad", json_string(pad)), 0);
+        free(pad);
+        return o;
+}
+
+/* Bodies on either side of the serialiser's first buffer are written whole; one past
+ * XP_STORE_BODY_MAX is refused with its size and leaves nothing behind. */
+static void bodies_of_every_size(void **state)
+{
+        static const size_t sizes[] = {8191, 8192, 8193, 100000, XP_STORE_BODY_MAX};
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        char name[16], message[128];
+        json_t *o;
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(sizes); i++) {
+                struct xp_store_written w = {.want_text = true};
+                json_t *got = NULL;
+                char *want;
+
+                o = object_of_size(sizes[i]);
+                snprintf(name, sizeof(name), "s%zu", i);
+                assert_int_equal(xp_store_create_text(f->store, "Thing", "", name, o, &w, &err), 0);
+                assert_int_equal(xp_store_get(f->store, "Thing", "", name, &got, NULL, &err), 0);
+                want = encoded(got);
+                assert_string_equal(w.text, want);
+                json_object_del(json_object_get(got, "metadata"), "resourceVersion");
+                /* the writer's object has its version too */
+                json_object_del(json_object_get(o, "metadata"), "resourceVersion");
+                assert_true(json_equal(got, o));
+                free(want);
+                free(w.text);
+                json_decref(got);
+                json_decref(o);
+        }
+        o = object_of_size(XP_STORE_BODY_MAX + 1);
+        assert_int_equal(xp_store_create(f->store, "Thing", "", "over", o, NULL, &err), -E2BIG);
+        snprintf(message,
+                 sizeof(message),
+                 "is %d bytes, more than the %d allowed",
+                 XP_STORE_BODY_MAX + 1,
+                 XP_STORE_BODY_MAX);
+        assert_non_null(strstr(err.msg, message));
+        assert_int_equal(xp_store_get(f->store, "Thing", "", "over", &(json_t *){NULL}, NULL, &err),
+                         -ENOENT);
+        json_decref(o);
+}
+
 static void text_written(void **state)
 {
         static const char *const bodies[] = {
@@ -891,6 +952,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(open_errors, setup, teardown),
             cmocka_unit_test(text_labels),
             cmocka_unit_test_setup_teardown(text_written, setup, teardown),
+            cmocka_unit_test_setup_teardown(bodies_of_every_size, setup, teardown),
             cmocka_unit_test_setup_teardown(list_text, setup, teardown),
             cmocka_unit_test_setup_teardown(recent_matches_log, setup, teardown),
         };
