@@ -100,6 +100,8 @@ struct xp_scheduler {
         struct xp_informer *informer;
         struct xp_controller *loop; /* NULL when a test steps it */
         struct xp_workers *workers;
+        /* the jobs the workers finished, newest first: pushed by them, taken by the loop */
+        _Atomic(struct xp_work *) jobs_done;
         size_t inflight; /* the loop's count of jobs not yet collected */
         struct xp_sched *sched;
         struct queue_ctl *queues; /* queues and preemption (queue_ctl.h) */

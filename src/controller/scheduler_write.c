@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "informer.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
@@ -386,12 +387,27 @@ static void run_work(void *userdata, void *ctx, struct xp_work *work)
         run_job(userdata, (struct bind_job *)work);
 }
 
+/* The loop is woken to collect the job: one whose only write was an Event would otherwise wait
+ * for the next pod's write (its informer follows pods, not Events). */
+static void job_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct xp_scheduler *s = userdata;
+        struct xp_work *head = atomic_load(&s->jobs_done);
+
+        (void)ctx;
+        do
+                work->next = head;
+        while (!atomic_compare_exchange_weak(&s->jobs_done, &head, work));
+        xp_informer_wake(s->informer);
+}
+
 static void free_work(struct xp_work *work)
 {
         bind_job_free((struct bind_job *)work);
 }
 
-static const struct xp_workers_ops bind_workers = {.run = run_work, .free = free_work};
+static const struct xp_workers_ops bind_workers = {
+    .run = run_work, .done = job_done, .free = free_work};
 
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 {
@@ -400,7 +416,7 @@ void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 
 struct bind_job *bind_jobs_done(struct xp_scheduler *s)
 {
-        return (struct bind_job *)xp_workers_done(s->workers);
+        return (struct bind_job *)atomic_exchange(&s->jobs_done, NULL);
 }
 
 int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
@@ -416,6 +432,10 @@ void bind_jobs_stop(struct xp_scheduler *s)
 {
         xp_workers_free(s->workers);
         s->workers = NULL;
+        for (struct xp_work *w = atomic_exchange(&s->jobs_done, NULL), *next; w; w = next) {
+                next = w->next;
+                free_work(w);
+        }
 }
 
 void account_stored(struct xp_scheduler *s, const char *ns, const char *name)
