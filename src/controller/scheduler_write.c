@@ -237,6 +237,20 @@ static int write_unschedulable(struct xp_scheduler *s, struct pending *p, const 
         return r;
 }
 
+/* As says_unschedulable() of p's pod, remembered for the pod's version: a waiting pod fails
+ * again at every pass, and its conditions change only with its version. */
+static bool pending_says(struct pending *p, const char *message)
+{
+        if (p->said && p->said_version == p->version && strcmp(p->said, message) == 0)
+                return true;
+        if (!says_unschedulable(p->pod, message))
+                return false;
+        free(p->said);
+        p->said = strdup(message); /* without memory: unknown, walked again next time */
+        p->said_version = p->version;
+        return true;
+}
+
 void failure_write(struct xp_scheduler *s,
                    struct pending *p,
                    const char *status_message,
@@ -245,7 +259,7 @@ void failure_write(struct xp_scheduler *s,
         int64_t count = failures_take(s, p, force_event);
         struct bind_job *job;
 
-        if (status_message && says_unschedulable(p->pod, status_message))
+        if (status_message && pending_says(p, status_message))
                 status_message = NULL;
         if (!status_message && count == 0)
                 return;
