@@ -27,13 +27,17 @@ struct xp_disruption {
 };
 
 static const struct xp_informer_handler followed[] = {
-    {.resource = "poddisruptionbudgets", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
+    {.resource = "poddisruptionbudgets",
+     .add = xp_nsqueue_anchor,
+     .update = xp_nsqueue_anchor,
+     .delete = xp_nsqueue_anchor_deleted},
+    /* only a namespace with a budget has anything to compute */
     {.resource = "pods",
-     .add = xp_nsqueue_object,
-     .update = xp_nsqueue_object,
-     .delete = xp_nsqueue_object},
-    {.resource = "replicasets", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
-    {.resource = "deployments", .add = xp_nsqueue_object, .update = xp_nsqueue_object},
+     .add = xp_nsqueue_dependent,
+     .update = xp_nsqueue_dependent,
+     .delete = xp_nsqueue_dependent},
+    {.resource = "replicasets", .add = xp_nsqueue_dependent, .update = xp_nsqueue_dependent},
+    {.resource = "deployments", .add = xp_nsqueue_dependent, .update = xp_nsqueue_dependent},
 };
 
 /* ---- the controllers' scale (Kubernetes' getExpectedScale) ----------------------------------- */

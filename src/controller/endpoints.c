@@ -28,13 +28,14 @@ struct xp_endpoints {
 
 static const struct xp_informer_handler followed[] = {
     {.resource = "services",
-     .add = xp_nsqueue_object,
-     .update = xp_nsqueue_object,
-     .delete = xp_nsqueue_object},
+     .add = xp_nsqueue_anchor,
+     .update = xp_nsqueue_anchor,
+     .delete = xp_nsqueue_anchor_deleted},
+    /* pods matter only to a namespace's Services with a selector (the anchors) */
     {.resource = "pods",
-     .add = xp_nsqueue_object,
-     .update = xp_nsqueue_object,
-     .delete = xp_nsqueue_object},
+     .add = xp_nsqueue_dependent,
+     .update = xp_nsqueue_dependent,
+     .delete = xp_nsqueue_dependent},
     {.resource = "endpoints",
      .add = xp_nsqueue_object,
      .update = xp_nsqueue_object,
@@ -275,6 +276,7 @@ static const struct xp_nsqueue_ops endpoints_ops = {
     .handlers = followed,
     .n_handlers = XP_ELEMENTSOF(followed),
     .sync = sync_namespace,
+    .anchor = has_selector,
 };
 
 int xp_endpoints_new(struct xp_registry *registry, struct xp_endpoints **ret, struct xp_error *err)

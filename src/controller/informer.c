@@ -13,7 +13,9 @@
 
 struct xp_informer {
         struct xp_informer_options options;
-        uint64_t *seen; /* per handler: the log is read up to here */
+        uint64_t *seen;     /* per handler: the log is read up to here */
+        const char **kinds; /* per handler: its resource, for the waiter */
+        struct xp_store_waiter *waiter;
 };
 
 int xp_informer_new(const struct xp_informer_options *options, struct xp_informer **ret)
@@ -29,8 +31,13 @@ int xp_informer_new(const struct xp_informer_options *options, struct xp_informe
         if (informer->options.batch == 0)
                 informer->options.batch = DEFAULT_BATCH;
         informer->seen = calloc(options->n_handlers, sizeof *informer->seen);
-        if (!informer->seen) {
-                free(informer);
+        informer->kinds = calloc(options->n_handlers, sizeof *informer->kinds);
+        for (size_t k = 0; informer->kinds && k < options->n_handlers; k++)
+                informer->kinds[k] = options->handlers[k].resource;
+        if (!informer->seen || !informer->kinds ||
+            xp_store_waiter_new(
+                options->store, informer->kinds, options->n_handlers, &informer->waiter) < 0) {
+                xp_informer_free(informer);
                 return -ENOMEM;
         }
         *ret = informer;
@@ -41,6 +48,8 @@ void xp_informer_free(struct xp_informer *informer)
 {
         if (!informer)
                 return;
+        xp_store_waiter_free(informer->waiter);
+        free(informer->kinds);
         free(informer->seen);
         free(informer);
 }
@@ -188,5 +197,10 @@ uint64_t xp_informer_position(const struct xp_informer *informer)
 
 int xp_informer_wait(struct xp_informer *informer, int timeout_ms)
 {
-        return xp_store_wait(informer->options.store, xp_informer_position(informer), timeout_ms);
+        return xp_store_waiter_wait(informer->waiter, informer->seen, timeout_ms);
+}
+
+void xp_informer_wake(struct xp_informer *informer)
+{
+        xp_store_waiter_wake(informer->waiter);
 }

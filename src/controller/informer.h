@@ -12,8 +12,8 @@
  * It keeps no copy of the objects: a controller keeps only what it needs of them (the scheduler
  * its snapshot, the node lifecycle its view), which costs far less than every pod in full.
  *
- * Not thread-safe: one controller thread drives it (or a test, call by call). Nothing blocks but
- * xp_informer_wait().
+ * Not thread-safe: one controller thread drives it (or a test, call by call), but for
+ * xp_informer_wake(). Nothing blocks but xp_informer_wait().
  */
 
 #include <jansson.h>
@@ -71,7 +71,12 @@ int xp_informer_sync(struct xp_informer *informer, struct xp_error *err);
 uint64_t xp_informer_position(const struct xp_informer *informer);
 
 /*
- * Blocks until the store has a write newer than the position, or timeout_ms passes (-1: no
- * limit). 1 when there is something new, 0 on timeout.
+ * Blocks until the store has a write of a kind followed newer than what was read of it (writes of
+ * other kinds do not wake it), xp_informer_wake() is called, or timeout_ms passes (-1: no limit).
+ * 1 when there is something new, 0 on timeout.
  */
 int xp_informer_wait(struct xp_informer *informer, int timeout_ms);
+
+/* Ends xp_informer_wait() (or the next one) at once, from any thread: the controller has news
+ * that is not the store's (its workers finished). */
+void xp_informer_wake(struct xp_informer *informer);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A level-triggered controller over namespaces (nsqueue.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "controller.h"
@@ -9,6 +11,7 @@
 #include "workqueue.h"
 #include "xpool/doc.h"
 #include "xpool/log.h"
+#include "xpool/map.h"
 #include "xpool/registry.h"
 
 #define RETRY_MIN_MS 100
@@ -22,6 +25,14 @@ struct xp_nsqueue {
         struct xp_informer *informer;
         struct xp_workqueue *namespaces;
         struct xp_controller *loop;
+        struct xp_map anchors;  /* "namespace/name" of each anchor -> that key (owned) */
+        struct xp_map anchored; /* namespace -> struct anchored: the namespaces holding one */
+        bool unfiltered;        /* an anchor went uncounted (no memory): every object queues */
+};
+
+struct anchored {
+        size_t n;
+        char ns[];
 };
 
 void xp_nsqueue_object(void *nsqueue, const json_t *object, uint64_t version)
@@ -32,6 +43,102 @@ void xp_nsqueue_object(void *nsqueue, const json_t *object, uint64_t version)
         (void)version;
         if (ns)
                 xp_workqueue_add(q->namespaces, ns);
+}
+
+static void anchored_add(struct xp_nsqueue *q, const char *ns, int delta)
+{
+        struct anchored *a = xp_map_get(&q->anchored, ns);
+        size_t len = strlen(ns) + 1;
+
+        if (delta < 0) {
+                if (a && --a->n == 0) {
+                        xp_map_del(&q->anchored, a->ns);
+                        free(a);
+                }
+                return;
+        }
+        if (!a) {
+                a = calloc(1, sizeof *a + len);
+                if (a)
+                        memcpy(a->ns, ns, len);
+                if (!a || xp_map_put(&q->anchored, a->ns, a) < 0) {
+                        free(a);
+                        q->unfiltered = true;
+                        return;
+                }
+        }
+        a->n++;
+}
+
+/* Counts object as an anchor of its namespace, or no longer. */
+static void anchor_set(struct xp_nsqueue *q, const json_t *object, bool anchor)
+{
+        const char *ns = xp_json_str_at(object, "metadata.namespace", NULL);
+        const char *name = xp_json_str_at(object, "metadata.name", NULL);
+        char *key = NULL, *counted;
+
+        if (!ns || !name)
+                return;
+        if (asprintf(&key, "%s/%s", ns, name) < 0) {
+                q->unfiltered = true;
+                return;
+        }
+        counted = xp_map_get(&q->anchors, key);
+        if (anchor && !counted) {
+                if (xp_map_put(&q->anchors, key, key) < 0) {
+                        free(key);
+                        q->unfiltered = true;
+                        return;
+                }
+                anchored_add(q, ns, 1);
+                return;
+        }
+        if (!anchor && counted) {
+                xp_map_del(&q->anchors, key);
+                free(counted);
+                anchored_add(q, ns, -1);
+        }
+        free(key);
+}
+
+/* Forgets every anchor (before a relist counts them again). */
+static void anchors_clear(struct xp_nsqueue *q)
+{
+        for (size_t i = 0; i < q->anchors.cap; i++)
+                free(q->anchors.values[i]);
+        for (size_t i = 0; i < q->anchored.cap; i++)
+                free(q->anchored.values[i]);
+        xp_map_done(&q->anchors);
+        xp_map_done(&q->anchored);
+        q->unfiltered = false;
+}
+
+static void on_reset(void *userdata)
+{
+        anchors_clear(userdata);
+}
+
+void xp_nsqueue_anchor(void *nsqueue, const json_t *object, uint64_t version)
+{
+        struct xp_nsqueue *q = nsqueue;
+
+        anchor_set(q, object, !q->ops->anchor || q->ops->anchor(object));
+        xp_nsqueue_object(nsqueue, object, version);
+}
+
+void xp_nsqueue_anchor_deleted(void *nsqueue, const json_t *object, uint64_t version)
+{
+        anchor_set(nsqueue, object, false);
+        xp_nsqueue_object(nsqueue, object, version);
+}
+
+void xp_nsqueue_dependent(void *nsqueue, const json_t *object, uint64_t version)
+{
+        struct xp_nsqueue *q = nsqueue;
+        const char *ns = xp_json_str_at(object, "metadata.namespace", NULL);
+
+        if (ns && (q->unfiltered || xp_map_get(&q->anchored, ns)))
+                xp_nsqueue_object(nsqueue, object, version);
 }
 
 static int64_t nsqueue_work(void *userdata)
@@ -86,6 +193,7 @@ int xp_nsqueue_new(struct xp_registry *registry,
             .store = xp_registry_store(registry),
             .handlers = ops->handlers,
             .n_handlers = ops->n_handlers,
+            .reset = on_reset,
             .userdata = q,
         };
         r = xp_workqueue_new(&queue, &q->namespaces);
@@ -123,5 +231,6 @@ void xp_nsqueue_free(struct xp_nsqueue *q)
         xp_controller_stop(q->loop);
         xp_informer_free(q->informer);
         xp_workqueue_free(q->namespaces);
+        anchors_clear(q);
         free(q);
 }

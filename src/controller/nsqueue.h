@@ -8,9 +8,18 @@
  * store. A failed sync comes back after a delay that doubles; a sync may ask to be called again
  * at a given time (a disrupted pod's entry expiring). The thread, the informer and the work
  * queue are this file's; the controller has only its sync.
+ *
+ * Anchors: most objects matter to a controller only in a namespace that holds one of its own
+ * (a ResourceQuota, a PodDisruptionBudget, a Service with a selector). Such a controller follows
+ * its own kind with xp_nsqueue_anchor() and xp_nsqueue_anchor_deleted(), which count the anchors
+ * of each namespace (ops.anchor says which objects are), and the other kinds with
+ * xp_nsqueue_dependent(), which queues only the namespaces that hold an anchor: the pods of a
+ * namespace without one cost no sync (each sync lists the namespace from the store). The sync
+ * still reads everything from the store, so an anchor's arrival recomputes its namespace whole.
  */
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,10 +36,18 @@ struct xp_nsqueue_ops {
         size_t n_handlers;
         /* Recomputes namespace ns; may set *recheck to the wall time (s) to look again. */
         int (*sync)(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err);
+        /* Whether an object of the anchor kind is an anchor; NULL: every one is. */
+        bool (*anchor)(const json_t *object);
 };
 
 /* The informer callback that queues an object's namespace. */
 void xp_nsqueue_object(void *nsqueue, const json_t *object, uint64_t version);
+/* The anchor kind's add and update (counted when ops.anchor says so, else uncounted), and its
+ * delete (uncounted): each queues the namespace. */
+void xp_nsqueue_anchor(void *nsqueue, const json_t *object, uint64_t version);
+void xp_nsqueue_anchor_deleted(void *nsqueue, const json_t *object, uint64_t version);
+/* Queues the object's namespace when it holds an anchor. */
+void xp_nsqueue_dependent(void *nsqueue, const json_t *object, uint64_t version);
 
 /* Listed, no thread. ops and userdata are borrowed until xp_nsqueue_free(). */
 int xp_nsqueue_new(struct xp_registry *registry,

@@ -46,9 +46,13 @@ static char *key_of(const struct xp_pod *pod)
 
 void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod)
 {
-        _cleanup_free_ char *key = key_of(pod);
-        struct nominee *n = key ? xp_map_get(&ctl->nominees, key) : NULL;
+        _cleanup_free_ char *key = NULL;
+        struct nominee *n;
 
+        if (ctl->nominees.n == 0)
+                return; /* every attempt asks: most often nobody holds anything */
+        key = key_of(pod);
+        n = key ? xp_map_get(&ctl->nominees, key) : NULL;
         if (!n || !n->held)
                 return;
         (void)xp_sched_release(sched, pod->metadata.namespace, pod->metadata.name);

@@ -23,14 +23,18 @@ struct xp_quotastatus {
 
 #define COUNTED(plural)                                                                            \
         {                                                                                          \
-                .resource = plural, .add = xp_nsqueue_object, .update = xp_nsqueue_object,         \
-                .delete = xp_nsqueue_object                                                        \
+                .resource = plural, .add = xp_nsqueue_dependent, .update = xp_nsqueue_dependent,   \
+                .delete = xp_nsqueue_dependent                                                     \
         }
 
-/* Quotas' own kind and pods, and the kinds object counts name most: their changes show at once;
- * the counts of any other kind are looked at again every RECOUNT_SECONDS. */
+/* Quotas' own kind and pods, and the kinds object counts name most: their changes show at once
+ * (in a namespace with a quota: the others have nothing to count); the counts of any other kind
+ * are looked at again every RECOUNT_SECONDS. */
 static const struct xp_informer_handler followed[] = {
-    COUNTED("resourcequotas"),
+    {.resource = "resourcequotas",
+     .add = xp_nsqueue_anchor,
+     .update = xp_nsqueue_anchor,
+     .delete = xp_nsqueue_anchor_deleted},
     COUNTED("pods"),
     COUNTED("configmaps"),
     COUNTED("secrets"),

@@ -39,6 +39,7 @@ static void pending_free(struct pending *p)
         free(p->message);
         free(p->explain);
         free(p->shape);
+        free(p->said);
         free(p->gang);
         free(p->queue);
         free(p);

@@ -19,6 +19,7 @@
 
 #include "scheduler_state.h"
 #include "xpool/macro.h"
+#include "xpool/map.h"
 
 static bool has_nomination(const json_t *pod)
 {
@@ -52,6 +53,8 @@ static const char *shape_of(struct pending *p)
         free(labels);
         free(spec);
         p->shape_version = p->version;
+        if (p->shape)
+                p->shape_hash = xp_map_hash(p->shape);
         return p->shape;
 }
 
@@ -63,7 +66,7 @@ const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p)
                 return NULL; /* nothing failed yet: a pod that fits pays for no shape */
         shape = shape_of(p);
 
-        return shape ? xp_map_get(&s->failed_shapes, shape) : NULL;
+        return shape ? xp_map_get_hashed(&s->failed_shapes, shape, p->shape_hash) : NULL;
 }
 
 void shape_fail(struct xp_scheduler *s, struct pending *p)

@@ -73,6 +73,11 @@ struct pending {
         int64_t failures_unwritten; /* failures with message not yet counted in its Event */
         char *shape; /* what its placement depends on, at shape_version (scheduler_shape.c) */
         uint64_t shape_version;
+        uint64_t shape_hash; /* xp_map_hash(shape): a waiting pod looks its shape up each pass */
+        /* its PodScheduled condition at said_version says Unschedulable with this message:
+         * known without walking the conditions at each of the pod's failures (NULL: unknown) */
+        char *said;
+        uint64_t said_version;
         int64_t event_written_ms;
         int64_t event_interval_ms; /* until its Event's next update is due; 0: EVENT_INTERVAL_MS */
 };
@@ -100,6 +105,8 @@ struct xp_scheduler {
         struct xp_informer *informer;
         struct xp_controller *loop; /* NULL when a test steps it */
         struct xp_workers *workers;
+        /* the jobs the workers finished, newest first: pushed by them, taken by the loop */
+        _Atomic(struct xp_work *) jobs_done;
         size_t inflight; /* the loop's count of jobs not yet collected */
         struct xp_sched *sched;
         struct queue_ctl *queues; /* queues and preemption (queue_ctl.h) */

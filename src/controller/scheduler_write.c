@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "informer.h"
 #include "scheduler_state.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
@@ -236,6 +237,20 @@ static int write_unschedulable(struct xp_scheduler *s, struct pending *p, const 
         return r;
 }
 
+/* As says_unschedulable() of p's pod, remembered for the pod's version: a waiting pod fails
+ * again at every pass, and its conditions change only with its version. */
+static bool pending_says(struct pending *p, const char *message)
+{
+        if (p->said && p->said_version == p->version && strcmp(p->said, message) == 0)
+                return true;
+        if (!says_unschedulable(p->pod, message))
+                return false;
+        free(p->said);
+        p->said = strdup(message); /* without memory: unknown, walked again next time */
+        p->said_version = p->version;
+        return true;
+}
+
 void failure_write(struct xp_scheduler *s,
                    struct pending *p,
                    const char *status_message,
@@ -244,7 +259,7 @@ void failure_write(struct xp_scheduler *s,
         int64_t count = failures_take(s, p, force_event);
         struct bind_job *job;
 
-        if (status_message && says_unschedulable(p->pod, status_message))
+        if (status_message && pending_says(p, status_message))
                 status_message = NULL;
         if (!status_message && count == 0)
                 return;
@@ -386,12 +401,27 @@ static void run_work(void *userdata, void *ctx, struct xp_work *work)
         run_job(userdata, (struct bind_job *)work);
 }
 
+/* The loop is woken to collect the job: one whose only write was an Event would otherwise wait
+ * for the next pod's write (its informer follows pods, not Events). */
+static void job_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct xp_scheduler *s = userdata;
+        struct xp_work *head = atomic_load(&s->jobs_done);
+
+        (void)ctx;
+        do
+                work->next = head;
+        while (!atomic_compare_exchange_weak(&s->jobs_done, &head, work));
+        xp_informer_wake(s->informer);
+}
+
 static void free_work(struct xp_work *work)
 {
         bind_job_free((struct bind_job *)work);
 }
 
-static const struct xp_workers_ops bind_workers = {.run = run_work, .free = free_work};
+static const struct xp_workers_ops bind_workers = {
+    .run = run_work, .done = job_done, .free = free_work};
 
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 {
@@ -400,7 +430,7 @@ void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 
 struct bind_job *bind_jobs_done(struct xp_scheduler *s)
 {
-        return (struct bind_job *)xp_workers_done(s->workers);
+        return (struct bind_job *)atomic_exchange(&s->jobs_done, NULL);
 }
 
 int bind_jobs_start(struct xp_scheduler *s, unsigned n, struct xp_error *err)
@@ -416,6 +446,10 @@ void bind_jobs_stop(struct xp_scheduler *s)
 {
         xp_workers_free(s->workers);
         s->workers = NULL;
+        for (struct xp_work *w = atomic_exchange(&s->jobs_done, NULL), *next; w; w = next) {
+                next = w->next;
+                free_work(w);
+        }
 }
 
 void account_stored(struct xp_scheduler *s, const char *ns, const char *name)

@@ -284,6 +284,11 @@ static int begin_write(const struct request *req,
         return 1;
 }
 
+static bool is_pods(const struct xp_kind *kind)
+{
+        return strcmp(kind->plural, "pods") == 0;
+}
+
 /* The stored object the request names: 1 with it (and its version), else 0 with ret filled. */
 static int read_stored(const struct request *req,
                        const struct xp_kind *kind,
@@ -292,14 +297,21 @@ static int read_stored(const struct request *req,
                        struct reply *ret)
 {
         struct xp_error err = {0};
-        int r = xp_store_get(req->api->store,
-                             kind->plural,
-                             store_namespace(req, kind),
-                             req->name,
-                             ret_stored,
-                             ret_version,
-                             &err);
+        int r;
 
+        /* the authorisation's read of this pod, taken once: a retry after a conflict reads */
+        if (req->prefetched && req->prefetched->pod && is_pods(kind)) {
+                *ret_stored = TAKE_PTR(req->prefetched->pod);
+                *ret_version = req->prefetched->version;
+                return 1;
+        }
+        r = xp_store_get(req->api->store,
+                         kind->plural,
+                         store_namespace(req, kind),
+                         req->name,
+                         ret_stored,
+                         ret_version,
+                         &err);
         if (r < 0)
                 return reply_store_error(ret, r, kind, req->name, &err);
         return 1;
@@ -317,11 +329,6 @@ static int pod_defaults(const struct request *req, json_t *pod, const json_t *st
         };
 
         return xp_pod_defaults_apply(pod, &options);
-}
-
-static bool is_pods(const struct xp_kind *kind)
-{
-        return strcmp(kind->plural, "pods") == 0;
 }
 
 /* ---- tables --------------------------------------------------------------------------------- */

@@ -7,9 +7,10 @@
  * The stream reads the store's event log (xp_store_events_scan) from a resourceVersion on:
  * ?resourceVersion=N resumes after N (410 Gone when the log no longer reaches back that far);
  * none, or 0, starts with the current state as ADDED events. Each connection has its own thread,
- * so the stream simply blocks in xp_store_wait() between writes, waking every second to notice a
- * stopping server and sending a newline when idle for a while, so that a client that went away
- * is noticed (the write fails) and its thread ends.
+ * so the stream simply blocks in xp_store_waiter_wait() between writes of its kind (those of
+ * other kinds do not wake it), waking every second to notice a stopping server and sending a
+ * newline when idle for a while, so that a client that went away is noticed (the write fails)
+ * and its thread ends.
  *
  * Selectors: an object that stops matching (a pod whose phase changed) is reported DELETED, one
  * that starts matching ADDED, as Kubernetes does; the watch remembers which objects match. A
@@ -97,6 +98,7 @@ struct watch {
         bool bookmarks;         /* ?allowWatchBookmarks */
         int64_t bookmark_at_ms; /* the next bookmark is due */
         bool ended;
+        struct xp_store_waiter *waiter; /* wakes for writes of its kind only; NULL: for any */
         char *buf;
         size_t len, off, cap;
 };
@@ -236,9 +238,20 @@ settle(struct watch *w, const char *key, enum xp_store_event_type type, const js
         return r;
 }
 
-/* One change, translated through the selectors into what this watcher sees. */
-static int emit_change(struct watch *w, enum xp_store_event_type type, const json_t *object)
+/* Appends the event's object under type: its text as the store kept it when there is one (and
+ * the watch is no Table), else encoded. */
+static int emit_stored(struct watch *w, const char *type, const struct xp_store_event *event)
 {
+        if (event->text && !w->table)
+                return emit_text(w, type, event->text, event->text_len);
+        return emit(w, type, event->object);
+}
+
+/* One change, translated through the selectors into what this watcher sees. */
+static int emit_change(struct watch *w, const struct xp_store_event *event)
+{
+        enum xp_store_event_type type = event->type;
+        const json_t *object = event->object;
         static const char *const names[] = {
             [XP_STORE_ADDED] = "ADDED",
             [XP_STORE_MODIFIED] = "MODIFIED",
@@ -248,7 +261,7 @@ static int emit_change(struct watch *w, enum xp_store_event_type type, const jso
         bool match, known;
 
         if (!w->filtered)
-                return emit(w, names[type], object);
+                return emit_stored(w, names[type], event);
         object_key(object, key, sizeof key);
         if (w->resumed_at && !keyset_has(&w->settled, key)) {
                 int r = settle(w, key, type, object);
@@ -262,19 +275,19 @@ static int emit_change(struct watch *w, enum xp_store_event_type type, const jso
                 if (!known && !match)
                         return 0;
                 keyset_remove(&w->matching, key);
-                return emit(w, "DELETED", object);
+                return emit_stored(w, "DELETED", event);
         }
         if (match) {
                 int r = keyset_add(&w->matching, key);
 
                 if (r < 0)
                         return r;
-                return emit(w, known ? "MODIFIED" : "ADDED", object);
+                return emit_stored(w, known ? "MODIFIED" : "ADDED", event);
         }
         if (!known)
                 return 0;
         keyset_remove(&w->matching, key);
-        return emit(w, "DELETED", object);
+        return emit_stored(w, "DELETED", event);
 }
 
 static int emit_expired(struct watch *w, const struct xp_error *err)
@@ -355,7 +368,7 @@ static int watch_fill(struct watch *w)
         for (size_t i = 0; i < n && r >= 0; i++)
                 r = as_text
                         ? emit_text(w, names[events[i].type], events[i].text, events[i].text_len)
-                        : emit_change(w, events[i].type, events[i].object);
+                        : emit_change(w, &events[i]);
         xp_store_events_free(events, n);
         if (r < 0)
                 return r;
@@ -405,7 +418,10 @@ static ssize_t watch_read(void *state, char *buf, size_t max)
                 wait_ms = WATCH_WAKE_MS;
                 if (w->deadline_ms && w->deadline_ms - now < wait_ms)
                         wait_ms = w->deadline_ms - now;
-                xp_store_wait(w->api->store, w->since, (int)wait_ms);
+                if (w->waiter)
+                        xp_store_waiter_wait(w->waiter, &w->since, (int)wait_ms);
+                else
+                        xp_store_wait(w->api->store, w->since, (int)wait_ms);
         }
 }
 
@@ -415,6 +431,7 @@ static void watch_free(void *state)
 
         if (!w)
                 return;
+        xp_store_waiter_free(w->waiter);
         free(w->namespace);
         xp_label_selector_free(w->labels);
         xp_field_selector_free(w->fields);
@@ -516,6 +533,8 @@ int watch_start(const struct request *req, const struct route *route, struct rep
         w->api = req->api;
         w->kind = kind;
         w->idle_since_ms = xp_monotonic_ms();
+        if (xp_store_waiter_new(req->api->store, &kind->plural, 1, &w->waiter) < 0)
+                w->waiter = NULL; /* no memory for it: woken by every write, as before */
         if (kind->namespaced && req->namespace) {
                 w->namespace = strdup(req->namespace);
                 if (!w->namespace) {

@@ -431,6 +431,7 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
                                     method,
                                     path);
 
+        struct prefetched prefetched = {0};
         struct request req = {
             .method = m,
             .path = path,
@@ -442,17 +443,22 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
             .namespace = c.has_namespace ? c.namespace : NULL,
             .name = c.has_name ? c.name : NULL,
             .connection = x,
+            .prefetched = &prefetched,
         };
         x->metric_verb = route.kind ? metric_verb(m, &req) : "GET"; /* a path, not a resource */
         x->metric_resource = route.kind ? route.kind->plural : "";
         x->metric_subresource = route.subresource ? route.subresource : "";
         if (x->authenticated) {
                 r = http_authorize(&route, &req, &x->who, ret);
-                if (r <= 0)
+                if (r <= 0) {
+                        json_decref(prefetched.pod);
                         return r;
+                }
                 req.who = &x->who;
         }
-        return route.handler(&req, &route, ret);
+        r = route.handler(&req, &route, ret);
+        json_decref(prefetched.pod); /* when the handler did not take it */
+        return r;
 }
 
 /* ---- admission: once the head is in, before the body ------------------------------------------

@@ -68,6 +68,9 @@ static int pod_on_node(const struct request *req, const char *node)
                 return r == -ENOENT ? r : 0;
         bound = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
         r = bound && strcmp(bound, node) == 0;
+        /* the agent's status writes: the handler goes on from this read */
+        if (r && req->prefetched && !req->prefetched->pod)
+                *req->prefetched = (struct prefetched){.pod = json_incref(pod), .version = version};
         json_decref(pod);
         return r;
 }

@@ -64,6 +64,14 @@ struct request {
         const char *name;      /* {name} from the path, NULL when the route has none */
         const struct auth_identity *who; /* the authenticated caller; NULL when auth is off */
         void *connection; /* the HTTP layer's: use request_query(), request_header() */
+        /* the pod the authorisation read (a node's request on a pod bound to it), else NULL: the
+         * handler's first read of it takes this copy (read_stored()) rather than read it again */
+        struct prefetched *prefetched;
+};
+
+struct prefetched {
+        json_t *pod; /* req's namespace and name, as stored at version */
+        uint64_t version;
 };
 
 /* A query parameter (?watch=true) or NULL when absent. */

@@ -748,15 +748,8 @@ int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms)
         struct timespec deadline;
         int r;
 
-        if (timeout_ms >= 0) {
-                clock_gettime(CLOCK_MONOTONIC, &deadline);
-                deadline.tv_sec += timeout_ms / 1000;
-                deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-                if (deadline.tv_nsec >= 1000000000L) {
-                        deadline.tv_sec++;
-                        deadline.tv_nsec -= 1000000000L;
-                }
-        }
+        if (timeout_ms >= 0)
+                store_deadline(timeout_ms, &deadline);
         pthread_mutex_lock(&store->lock);
         while (store->version <= version) {
                 if (timeout_ms < 0)

@@ -134,8 +134,8 @@ static void copy_event(const struct recent *e, bool text, struct xp_store_event 
             .namespace = (char *)e->namespace,
             .name = (char *)e->name,
             .object = text ? NULL : json_incref(e->object),
-            .text = text || !e->object ? (char *)e->text : NULL,
-            .text_len = text || !e->object ? e->text_len : 0,
+            .text = (char *)e->text,
+            .text_len = e->text_len,
             .hold = json_incref(e->blob),
         };
 }
@@ -181,8 +181,6 @@ static int parse_missing(struct xp_store *store, struct store_event_list *l)
                 e->object = json_loadb(e->text, e->text_len, 0, NULL);
                 if (!json_is_object(e->object))
                         return -EBADMSG;
-                e->text = NULL; /* it points into the block the event holds */
-                e->text_len = 0;
                 parsed = true;
         }
         if (!parsed)

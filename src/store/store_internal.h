@@ -12,6 +12,7 @@
  *              database and its WAL
  *   check.c    what the files hold and whether they agree; xp_store_check()
  *   generation.c  per-kind write marks (xp_store_kind_generation())
+ *   waiter.c   readers that wait for the writes of some kinds only (xp_store_waiter_new())
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  */
@@ -22,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "xpool/histogram.h"
 #include "xpool/store.h"
@@ -95,6 +97,11 @@ struct kind_generations {
 /* Under the store's lock, after the commit of a write of kind at version. */
 void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64_t version);
 
+/* Under the store's lock, after the commit of a write of kind: wakes the waiters following it. */
+void store_waiters_written(struct xp_store *store, const char *kind);
+/* The CLOCK_MONOTONIC time timeout_ms from now. */
+void store_deadline(int timeout_ms, struct timespec *ret);
+
 /* What the database file holds, as far as the store's checks go. */
 struct store_facts {
         bool absent;  /* no file */
@@ -149,7 +156,8 @@ struct xp_store {
         size_t trim_slack;
 
         pthread_mutex_t lock;
-        pthread_cond_t version_bumped; /* a commit made the version grow (CLOCK_MONOTONIC) */
+        pthread_cond_t version_bumped;   /* a commit made the version grow (CLOCK_MONOTONIC) */
+        struct xp_store_waiter *waiters; /* under lock: those of waiter.c */
 
         /* under lock */
         struct op *queue_head;

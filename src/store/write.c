@@ -622,6 +622,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                                                 "resourceVersion");
                 } else if (o->result == 0 && o->version != 0) {
                         store_kind_generation_bump(store, o->kind, o->version);
+                        store_waiters_written(store, o->kind);
                         recent_add(store, b, o);
                 }
                 o->next = NULL;

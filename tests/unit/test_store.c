@@ -423,6 +423,63 @@ static void wait_wakes(void **state)
         assert_int_equal(w.result, 1);
 }
 
+struct kind_waiter {
+        struct xp_store_waiter *waiter;
+        uint64_t since[2];
+        int result;
+};
+
+static void *kind_wait_thread(void *arg)
+{
+        struct kind_waiter *k = arg;
+
+        k->result = xp_store_waiter_wait(k->waiter, k->since, 5000);
+        return NULL;
+}
+
+/* A waiter on some kinds: news of those (against what its reader saw of each), or a wake. */
+static void kind_waiter_sees_its_kinds(void **state)
+{
+        static const char *const kinds[] = {"Pod", "Node"};
+        struct fixture *f = *state;
+        struct kind_waiter k = {0};
+        pthread_t th;
+        uint64_t v;
+
+        v = create(f->store, "Pod", "default", "a");
+        assert_int_equal(xp_store_waiter_new(f->store, kinds, 2, &k.waiter), 0);
+        /* nothing read yet: the pod is news */
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 1);
+        k.since[0] = k.since[1] = v;
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 0);
+        /* another kind's write is none */
+        v = create(f->store, "Event", "default", "e");
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 0);
+        /* a Node is, until its reader has read that far in Nodes (the Pods' position lags) */
+        v = create(f->store, "Node", "", "n");
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 1);
+        k.since[1] = v;
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 0);
+        /* a wake comes once, even before the wait */
+        xp_store_waiter_wake(k.waiter);
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 1);
+        assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 0);
+        /* a waiting thread: ended by a write of its kind */
+        k.since[0] = k.since[1] = xp_store_version(f->store);
+        assert_int_equal(pthread_create(&th, NULL, kind_wait_thread, &k), 0);
+        create(f->store, "Pod", "default", "b");
+        pthread_join(th, NULL);
+        assert_int_equal(k.result, 1);
+        /* and by a wake from another thread */
+        k.since[0] = k.since[1] = xp_store_version(f->store);
+        k.result = -1;
+        assert_int_equal(pthread_create(&th, NULL, kind_wait_thread, &k), 0);
+        xp_store_waiter_wake(k.waiter);
+        pthread_join(th, NULL);
+        assert_int_equal(k.result, 1);
+        xp_store_waiter_free(k.waiter);
+}
+
 #define N_THREADS 8
 #define N_CREATES 500
 
@@ -947,6 +1004,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(events_filters, setup, teardown),
             cmocka_unit_test_setup_teardown(events_expire, setup, teardown),
             cmocka_unit_test_setup_teardown(wait_wakes, setup, teardown),
+            cmocka_unit_test_setup_teardown(kind_waiter_sees_its_kinds, setup, teardown),
             cmocka_unit_test_setup_teardown(concurrent_creates, setup, teardown),
             cmocka_unit_test_setup_teardown(racing_creates, setup, teardown),
             cmocka_unit_test_setup_teardown(open_errors, setup, teardown),

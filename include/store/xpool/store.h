@@ -76,7 +76,9 @@ struct xp_store_event {
          * NULL from xp_store_events_scan_text().
          */
         json_t *object;
-        /* xp_store_events_scan_text(): the object as compact JSON text (UTF-8) */
+        /* xp_store_events_scan_text(): the object as compact JSON text (UTF-8); from
+         * xp_store_events_scan() too when the store had it at hand (a recent write), else NULL:
+         * a reader that passes the object on unchanged sends it without encoding it again */
         char *text;
         size_t text_len;
         /* what kind, namespace, name and text point into when not allocated each (the store's
@@ -383,6 +385,28 @@ int xp_store_reencrypt(struct xp_store *store, uint64_t *ret_n, struct xp_error 
  * when there is something newer, 0 on timeout.
  */
 int xp_store_wait(struct xp_store *store, uint64_t version, int timeout_ms);
+
+/*
+ * A reader that waits for the writes of some kinds only (a controller's informer, following
+ * pods and nodes, sleeps through the Events and Leases written meanwhile: with a dozen
+ * controllers, each write would otherwise wake them all). kinds (n of them) are borrowed until
+ * xp_store_waiter_free(), which must come before the store closes. -ENOMEM.
+ */
+struct xp_store_waiter;
+int xp_store_waiter_new(struct xp_store *store,
+                        const char *const *kinds,
+                        size_t n,
+                        struct xp_store_waiter **ret);
+/*
+ * Blocks until a write of kinds[i] newer than since[i] happens (returns at once when one already
+ * has), xp_store_waiter_wake() is called (or was, since the last wait), or timeout_ms passes (-1:
+ * no limit). Returns 1 for news, 0 on timeout. One thread waits on a waiter at a time.
+ */
+int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int timeout_ms);
+/* Ends the waiter's wait, or the next one at once: news of another kind (any thread). */
+void xp_store_waiter_wake(struct xp_store_waiter *w);
+/* NULL is fine. */
+void xp_store_waiter_free(struct xp_store_waiter *w);
 
 /* Counters since open, for tests, benchmarks and /metrics. */
 struct xp_store_stats {
