@@ -18,13 +18,16 @@
  * CPU per pod (its threads; the shims it detaches are not counted: `perf stat -p AGENT` counts
  * them), the figure that survives a loaded machine, and after the short pods the server's CPU
  * per pod (API, scheduler, controllers: with every pod after the first two waiting for a CPU,
- * the scheduler's retries are part of it). --keep leaves the logs (server.log,
+ * the scheduler's retries are part of it). As root the agent runs in a cgroup of the bench's own
+ * (cpuacct on v1), where the shims it spawns stay: the short pods' figures add the CPU of agent
+ * and shims together (the containers move to their own groups), and the server's count of the
+ * agent's writes per pod (status PATCHes, Events). --keep leaves the logs (server.log,
  * agent.log). The load average is printed at the start and the end.
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
  *                          [--node-description FILE] [--gpus 1] [--cpu 1] [--agent-dir DIR]
- *                          [--state-dir DIR]
+ *                          [--state-dir DIR] [--agent-flag FLAG]...
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
@@ -35,6 +38,7 @@
  * ext4's inode allocation for the containers' files costs, apart from the store's fsyncs.
  * --state-dir DIR gives the agent its --state-dir (a directory of its own under DIR): the
  * containers' runtime state alone on a tmpfs, as a node would keep it on /run.
+ * --agent-flag FLAG (up to 4) is one more argument of the agent's, e.g. `--status-coalesce=0`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -271,6 +275,123 @@ static void *watch_thread(void *userdata)
         return NULL;
 }
 
+/* ---- what the node costs beside the agent's own threads, what it writes ---- */
+
+/*
+ * A cgroup of the bench's own that the agent is moved into right after its start: the shims it
+ * spawns start in it (and stay, while each container moves to a group of its own), so its CPU is
+ * the agent's and its shims'. v2: a group at the root (cpu.stat's usage_usec); v1: one in the
+ * cpuacct hierarchy (cpuacct.usage). Empty where neither can be made (not root).
+ */
+static char node_cgroup[256];
+
+static void node_cgroup_join(pid_t pid)
+{
+        bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+        char path[320];
+        FILE *fp;
+
+        snprintf(node_cgroup,
+                 sizeof(node_cgroup),
+                 v2 ? "/sys/fs/cgroup/bench-pods-%d" : "/sys/fs/cgroup/cpuacct/bench-pods-%d",
+                 (int)getpid());
+        snprintf(path, sizeof(path), "%s/cgroup.procs", node_cgroup);
+        if (mkdir(node_cgroup, 0755) < 0 || !(fp = fopen(path, "we"))) {
+                node_cgroup[0] = '\0';
+                return;
+        }
+        fprintf(fp, "%d\n", (int)pid);
+        if (fclose(fp) != 0) {
+                rmdir(node_cgroup);
+                node_cgroup[0] = '\0';
+        }
+}
+
+/* The group's CPU seconds so far; -1 without it. */
+static double node_cgroup_cpu(void)
+{
+        bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+        char path[320], line[256];
+        double cpu = -1;
+        long long v;
+        FILE *fp;
+
+        if (!node_cgroup[0])
+                return -1;
+        snprintf(path, sizeof(path), "%s/%s", node_cgroup, v2 ? "cpu.stat" : "cpuacct.usage");
+        fp = fopen(path, "re");
+        while (fp && fgets(line, sizeof(line), fp))
+                if (v2 ? sscanf(line, "usage_usec %lld", &v) == 1 : sscanf(line, "%lld", &v) == 1) {
+                        cpu = v2 ? (double)v / 1e6 : (double)v / 1e9;
+                        break;
+                }
+        if (fp)
+                fclose(fp);
+        return cpu;
+}
+
+/* After the agent stopped: what is left in the group (shims of containers still running) goes
+ * back to the root group, and the group goes. */
+static void node_cgroup_remove(void)
+{
+        bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+        char path[320], line[64];
+        FILE *in, *out;
+
+        if (!node_cgroup[0])
+                return;
+        snprintf(path, sizeof(path), "%s/cgroup.procs", node_cgroup);
+        in = fopen(path, "re");
+        while (in && fgets(line, sizeof(line), in)) {
+                out = fopen(v2 ? "/sys/fs/cgroup/cgroup.procs"
+                               : "/sys/fs/cgroup/cpuacct/cgroup.procs",
+                            "we");
+                if (out) {
+                        fputs(line, out);
+                        fclose(out);
+                }
+        }
+        if (in)
+                fclose(in);
+        rmdir(node_cgroup);
+}
+
+/* The server's count of the agent's writes so far (apiserver_request_total): status PATCHes,
+ * Event POSTs. */
+struct writes {
+        double status, events;
+};
+
+static int on_metric(const char *line, size_t len, void *userdata)
+{
+        struct writes *w = userdata;
+        char text[512];
+        const char *value;
+
+        if (len >= sizeof(text) || strncmp(line, "apiserver_request_total{", 24) != 0)
+                return 0;
+        memcpy(text, line, len);
+        text[len] = '\0';
+        value = strrchr(text, ' ');
+        if (!value)
+                return 0;
+        if (strstr(text, "verb=\"PATCH\"") && strstr(text, "resource=\"pods\"") &&
+            strstr(text, "subresource=\"status\""))
+                w->status += strtod(value + 1, NULL);
+        else if (strstr(text, "verb=\"POST\"") && strstr(text, "resource=\"events\""))
+                w->events += strtod(value + 1, NULL);
+        return 0;
+}
+
+static struct writes count_writes(struct xp_apiclient *client)
+{
+        struct writes w = {0};
+
+        if (xp_apiclient_stream_lines(client, "/metrics", "text/plain", on_metric, &w, NULL) < 0)
+                w = (struct writes){-1, -1};
+        return w;
+}
+
 /* What each latency and throughput pod asks for: --gpus (nvidia.com/gpu) and --cpu; "0": none. */
 static const char *pod_gpus = "1", *pod_cpu = "1";
 
@@ -491,11 +612,16 @@ int main(int argc, char **argv)
             {"cpu", required_argument, NULL, 'C'},
             {"agent-dir", required_argument, NULL, 'A'},
             {"state-dir", required_argument, NULL, 'S'},
+            {"agent-flag", required_argument, NULL, 'F'},
             {},
         };
         const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL,
                    *state_parent = NULL;
         char state_dir[600] = "";
+        const char *agent_flags[4] = {0};
+        size_t n_agent_flags = 0;
+        struct writes writes0 = {0}, writes1;
+        double node_cpu = -1;
         const char *node_description = "examples/nodes/dgx-h100.yaml";
         long n_running = 200;
         char max_pods[32];
@@ -553,10 +679,17 @@ int main(int argc, char **argv)
                 case 'S':
                         state_parent = optarg;
                         break;
+                case 'F':
+                        if (n_agent_flags == XP_ELEMENTSOF(agent_flags)) {
+                                fprintf(stderr, "bench_pods: --agent-flag: at most 4\n");
+                                return 2;
+                        }
+                        agent_flags[n_agent_flags++] = optarg;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]...\n");
                         return 2;
                 }
         }
@@ -677,8 +810,12 @@ int main(int argc, char **argv)
                                 NULL,
                                 NULL,
                                 NULL,
+                                NULL,
+                                NULL,
+                                NULL,
+                                NULL,
                                 NULL};
-                size_t tail = XP_ELEMENTSOF(args) - 5;
+                size_t tail = XP_ELEMENTSOF(args) - 9;
 
                 if (state_parent) {
                         args[tail++] = "--state-dir";
@@ -688,9 +825,11 @@ int main(int argc, char **argv)
                         args[tail++] = "--max-pods";
                         args[tail++] = max_pods;
                 }
-
+                for (size_t i = 0; i < n_agent_flags; i++)
+                        args[tail++] = (char *)agent_flags[i];
                 if (spawn("agent.log", args, &agent) < 0)
                         goto out;
+                node_cgroup_join(agent);
         }
         if (xp_apiclient_new(
                 &(struct xp_apiclient_options){.server = url, .token = token}, &client, &err) < 0 ||
@@ -802,6 +941,8 @@ int main(int argc, char **argv)
 
         /* throughput of short pods, created by --clients threads */
         (void)cpu_per_pod(server, &server_cpu, 0);
+        node_cpu = node_cgroup_cpu();
+        writes0 = count_writes(client);
         t0 = now();
         {
                 struct creator creators[MAX_CLIENTS] = {0};
@@ -851,8 +992,23 @@ int main(int argc, char **argv)
         printf("  the last bound after %.2f s, the last started after %.2f s\n",
                latest(w.bound, "thr-", t0) - t0,
                latest(w.running, "thr-", t0) - t0);
-        printf("  agent CPU per short pod (its own threads): %.2f ms\n",
-               1e3 * cpu_per_pod(agent, &agent_cpu, n_throughput));
+        {
+                double agent_ms = 1e3 * cpu_per_pod(agent, &agent_cpu, n_throughput);
+                double node_ms =
+                    node_cpu < 0 ? -1 : 1e3 * (node_cgroup_cpu() - node_cpu) / (double)n_throughput;
+
+                printf("  agent CPU per short pod (its own threads): %.2f ms\n", agent_ms);
+                if (node_ms >= 0)
+                        printf("  agent and shims CPU per short pod (a cgroup of their own): %.2f "
+                               "ms, of which the shims %.2f ms\n",
+                               node_ms,
+                               node_ms - agent_ms);
+        }
+        writes1 = count_writes(client);
+        if (writes0.status >= 0 && writes1.status >= 0)
+                printf("  the agent's writes per short pod: %.2f status PATCHes, %.2f Events\n",
+                       (writes1.status - writes0.status) / (double)n_throughput,
+                       (writes1.events - writes0.events) / (double)n_throughput);
         /* the API, the scheduler and the controllers: on one node, the largest share */
         printf("  server CPU per short pod (all its threads): %.2f ms\n",
                1e3 * cpu_per_pod(server, &server_cpu, n_throughput));
@@ -876,6 +1032,7 @@ out:
                 pthread_join(thread, NULL);
         }
         stop(agent);
+        node_cgroup_remove();
         stop(server);
         xp_apiclient_free(client);
         xp_apiclient_free(w.client);

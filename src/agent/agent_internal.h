@@ -218,6 +218,7 @@ struct xp_agent {
         struct xp_agent_metrics *metrics;     /* /metrics (metrics.h); before the log endpoint */
         struct xp_agent_devhealth *devhealth; /* pods on failed devices (devhealth.h) */
         int64_t metrics_interval_ms;
+        int64_t status_coalesce_ns; /* status.c: the wait of a status that is not final */
         struct xp_agent_status *status;
         struct xp_agent_events *events;
         struct xp_agent_pods pods;
@@ -286,11 +287,15 @@ void *xp_agent_reconcile_thread(void *userdata);
  * the pod is gone). */
 int xp_agent_status_new(const struct xp_apiclient_options *api,
                         unsigned n_threads,
+                        int64_t coalesce_ns,
                         struct xp_agent_status **ret,
                         struct xp_error *err);
 /* Stops the writers; what is not written yet is dropped (the next agent writes it again). */
 void xp_agent_status_free(struct xp_agent_status *s);
-/* Takes ownership of status (a v1 PodStatus). -ENOMEM (status is released then). */
+/* Takes ownership of status (a v1 PodStatus). -ENOMEM (status is released then). A status
+ * that is not final (phase neither Succeeded nor Failed) waits up to the writers' coalesce_ns
+ * for the pod's next one, which then replaces it: a short container's start and exit are one
+ * write. A final status goes at once, with what waited. */
 int xp_agent_status_put(struct xp_agent_status *s,
                         const char *pod_namespace,
                         const char *pod_name,

@@ -19,7 +19,8 @@ struct qentry {
         bool dropped;     /* the pod went while a write was out: freed when it comes back */
         bool unreachable; /* the last failure had no answer from the server */
         unsigned tries;
-        int64_t due_ns;
+        int64_t due_ns;  /* the back-off's end */
+        int64_t hold_ns; /* the waiting status waits for a newer one until then; 0: none */
         struct qentry *next;
 };
 
@@ -146,7 +147,8 @@ int xp_retryq_put_status(struct xp_retryq *q,
                          const char *pod_namespace,
                          const char *pod_name,
                          const char *uid,
-                         json_t *status)
+                         json_t *status,
+                         int64_t hold_until_ns)
 {
         struct qentry *e = entry_get(q, pod_namespace, pod_name, uid);
 
@@ -154,6 +156,11 @@ int xp_retryq_put_status(struct xp_retryq *q,
                 json_decref(status);
                 return -ENOMEM;
         }
+        /* a hold only ever shortens: a pod changing every millisecond is still written */
+        if (hold_until_ns <= 0 || !e->status)
+                e->hold_ns = hold_until_ns > 0 ? hold_until_ns : 0;
+        else if (e->hold_ns > hold_until_ns)
+                e->hold_ns = hold_until_ns;
         json_decref(e->status);
         e->status = status;
         enqueue(q, e);
@@ -192,15 +199,18 @@ bool xp_retryq_take(struct xp_retryq *q,
 
         *ret_next = 0;
         for (e = q->head; e; e = e->next) {
-                if (e->due_ns <= now_ns)
+                int64_t due = e->status && e->hold_ns > e->due_ns ? e->hold_ns : e->due_ns;
+
+                if (due <= now_ns)
                         break;
-                if (*ret_next == 0 || e->due_ns < *ret_next)
-                        *ret_next = e->due_ns;
+                if (*ret_next == 0 || due < *ret_next)
+                        *ret_next = due;
         }
         if (!e)
                 return false;
         unlink_entry(q, e);
         e->out = true;
+        e->hold_ns = 0;
         *ret = (struct xp_retryq_write){
             .uid = e->uid,
             .namespace = e->namespace,

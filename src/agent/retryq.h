@@ -48,13 +48,20 @@ int xp_retryq_new(const struct xp_retryq_config *config, struct xp_retryq **ret)
 /* Frees what waits, too; no write may be out (taken and not done). NULL is fine. */
 void xp_retryq_free(struct xp_retryq *q);
 
-/* Queues status (a v1 PodStatus; taken, released on -ENOMEM) for the pod, replacing the one
- * waiting. A pod waiting for its back-off keeps it: the server is likely still away. */
+/*
+ * Queues status (a v1 PodStatus; taken, released on -ENOMEM) for the pod, replacing the one
+ * waiting. A pod waiting for its back-off keeps it: the server is likely still away.
+ * hold_until_ns > 0 lets the status wait until then for a newer one of the same pod, so that
+ * changes a few milliseconds apart (a short container's start and exit) are one write; a status
+ * replacing a held one keeps the earlier hold, never a later one, and a status put with 0 (a
+ * final one) is due at once.
+ */
 int xp_retryq_put_status(struct xp_retryq *q,
                          const char *pod_namespace,
                          const char *pod_name,
                          const char *uid,
-                         json_t *status);
+                         json_t *status,
+                         int64_t hold_until_ns);
 /* Queues the pod's DELETE, behind its status. -ENOMEM. */
 int xp_retryq_put_delete(struct xp_retryq *q,
                          const char *pod_namespace,
@@ -64,8 +71,9 @@ int xp_retryq_put_delete(struct xp_retryq *q,
 void xp_retryq_drop(struct xp_retryq *q, const char *uid);
 
 /*
- * Hands out the first write due at now_ns (true). With none, false and *ret_next the earliest
- * time one is due (0: nothing waits). A pod has at most one write out at a time.
+ * Hands out the first write due at now_ns (true): past its back-off and its hold. With none, false
+ * and *ret_next the earliest time one is due (0: nothing waits). A pod has at most one write out at
+ * a time.
  */
 bool xp_retryq_take(struct xp_retryq *q,
                     int64_t now_ns,

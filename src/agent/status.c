@@ -5,8 +5,10 @@
  * stored one) and DELETE pods whose containers all stopped after their deletion. What to write
  * waits in the retry queue (retryq.c): one entry per pod, the newest status replacing one not yet
  * written, so a burst of changes of one pod is one write and the writes of many pods go out
- * together and share the server's group commits. A write that fails is tried again, with a
- * back-off, until it lands: only a pod that is gone (404) drops its writes.
+ * together and share the server's group commits. A status that is not final waits a few
+ * milliseconds for the pod's next change: a short pod's Running and Succeeded are one write. A
+ * write that fails is tried again, with a back-off, until it lands: only a pod that is gone (404)
+ * drops its writes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@
 #define LOG_EVERY_TRIES 16
 
 struct xp_agent_status {
+        int64_t coalesce_ns;        /* the wait of a status that is not final */
         struct xp_workers *writers; /* its lock guards what follows */
         struct xp_retryq *queue;
         bool stopping;
@@ -52,10 +55,13 @@ int xp_agent_status_put(struct xp_agent_status *s,
                         const char *pod_uid,
                         json_t *status)
 {
+        const char *phase = json_string_value(json_object_get(status, "phase"));
+        bool final = xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed");
+        int64_t hold = final || s->coalesce_ns <= 0 ? 0 : xp_monotonic_ns() + s->coalesce_ns;
         int r;
 
         xp_workers_lock(s->writers);
-        r = xp_retryq_put_status(s->queue, pod_namespace, pod_name, pod_uid, status);
+        r = xp_retryq_put_status(s->queue, pod_namespace, pod_name, pod_uid, status, hold);
         xp_workers_wake(s->writers);
         xp_workers_unlock(s->writers);
         return r;
@@ -299,6 +305,7 @@ static const struct xp_workers_ops writer_ops = {
 
 int xp_agent_status_new(const struct xp_apiclient_options *api,
                         unsigned n_threads,
+                        int64_t coalesce_ns,
                         struct xp_agent_status **ret,
                         struct xp_error *err)
 {
@@ -317,6 +324,7 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
         if (!s)
                 return -ENOMEM;
         s->api = api;
+        s->coalesce_ns = coalesce_ns;
         r = xp_retryq_new(&retry, &s->queue);
         if (r >= 0)
                 r = xp_workers_new(&(struct xp_workers_options){.ops = &writer_ops,

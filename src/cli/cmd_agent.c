@@ -41,6 +41,8 @@ static const char usage[] =
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
     "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
     "      --heartbeat DURATION how often the Lease is renewed (default 10s)\n"
+    "      --status-coalesce DURATION  how long a pod's status that is not final waits for the\n"
+    "                           pod's next change, to be one write with it (default 5ms; 0: none)\n"
     "      --max-pods N         the pods this node takes at once (default 110)\n"
     "      --cgroup-root PATH   the cgroup under which containers are placed (default /)\n"
     "      --hide PATH          a path no container may see (repeatable); the data directory,\n"
@@ -80,7 +82,22 @@ enum {
         OPT_NO_METRICS,
         OPT_MAX_PODS,
         OPT_STATE_DIR,
+        OPT_STATUS_COALESCE,
 };
+
+/* --status-coalesce: 0 is a value here (no wait), not "the default" as in the options. */
+static int status_coalesce_option(struct agent_args *a, const char *arg)
+{
+        struct xp_error err = {0};
+        int64_t ms;
+
+        if (xp_duration_parse(arg, 0, 1000, &ms, &err) < 0) {
+                fprintf(stderr, "xpool agent: --status-coalesce: %s\n", xp_error_message(&err));
+                return XP_EXIT_USAGE;
+        }
+        a->o->status_coalesce_ms = ms > 0 ? ms : -1;
+        return 0;
+}
 
 static int listen_option(struct agent_args *a, const char *arg)
 {
@@ -194,6 +211,8 @@ static int agent_option(int c, const char *arg, void *userdata)
         case OPT_NO_METRICS:
                 a->o->metrics_interval_ms = -1;
                 break;
+        case OPT_STATUS_COALESCE:
+                return status_coalesce_option(a, arg);
         case OPT_MAX_PODS:
                 return max_pods_option(a, arg);
         case XP_CLI_OPT_POD_NETWORK:
@@ -246,6 +265,7 @@ static const struct option agent_options[] = {
     {"advertise-address", required_argument, NULL, 'A'},
     {"backoff", required_argument, NULL, 'B'},
     {"heartbeat", required_argument, NULL, 'H'},
+    {"status-coalesce", required_argument, NULL, OPT_STATUS_COALESCE},
     {"cgroup-root", required_argument, NULL, 'G'},
     {"hide", required_argument, NULL, OPT_HIDE},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},

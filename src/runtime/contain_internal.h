@@ -49,23 +49,31 @@ struct contain_plan {
         size_t n_binds;
 };
 
-/* The JSON the runtime writes for one container: c plus its own settings, and the compiled
- * seccomp filter (contain_filter_hex(); NULL: the shim compiles it). NULL: -ENOMEM. */
+/* The fd on which the runtime hands the shim the compiled seccomp filter (contain_filter_memfd()),
+ * beside RUNTIME_NOTIFY_FD and RUNTIME_LOCK_FD (runtime_internal.h). */
+#define CONTAIN_FILTER_FD 5
+
+/* The JSON the runtime writes for one container: c plus its own settings; filter_fd: the
+ * compiled seccomp filter comes on CONTAIN_FILTER_FD (else the shim compiles it). NULL: -ENOMEM. */
 json_t *contain_spec_json(const struct xp_contain *c,
                           bool namespaces,
                           bool cgroup2,
                           const char *const *hide,
                           const char *const *detach,
-                          const char *filter_hex);
+                          bool filter_fd);
 /* The spec's "binds" array of n mounts: source (sources[i], resolved with its subPath; without
  * sources m's source + sub_path), destination, read_only, host (a hostPath). NULL: -ENOMEM. */
 struct xp_container_mount;
 json_t *contain_binds_json(const struct xp_container_mount *m, char *const *sources, size_t n);
 /* A JSON array of the strings of v (NULL-terminated; NULL: empty), for the spec. NULL: -ENOMEM. */
 json_t *contain_strings_json(const char *const *v);
-/* The default filter for effective (cut to contain_known_caps()), compiled, as hex text for
- * the spec (caller frees): the runtime compiles it once per set, not each shim. -errno + err. */
-int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err);
+/*
+ * The default filter for effective (cut to contain_known_caps()), compiled into a sealed memfd
+ * (caller closes): the runtime compiles it once per set, not each shim, and hands it to each on
+ * CONTAIN_FILTER_FD rather than in the spec, which the runtime reads again at every list (as hex
+ * text the filter was four fifths of the spec, and of the time to parse it). -errno + err.
+ */
+int contain_filter_memfd(uint64_t effective, int *ret_fd, struct xp_error *err);
 
 /* Reads the spec's "contain" object and prepares everything the child needs. -errno + err. */
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,7 +55,7 @@ json_t *contain_spec_json(const struct xp_contain *c,
                           bool cgroup2,
                           const char *const *hide,
                           const char *const *detach,
-                          const char *filter_hex)
+                          bool filter_fd)
 {
         struct xp_caps caps = c->caps;
         json_t *o, *sets = json_object(), *paths = contain_strings_json(hide);
@@ -66,7 +67,7 @@ json_t *contain_spec_json(const struct xp_contain *c,
                         goto fail;
         if (!sets || !paths || !detached)
                 goto fail;
-        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:s?, s:s?}",
+        o = json_pack("{s:b, s:o, s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:s?, s:b}",
                       "privileged",
                       c->privileged,
                       "caps",
@@ -87,8 +88,8 @@ json_t *contain_spec_json(const struct xp_contain *c,
                       detached,
                       "netns",
                       c->netns,
-                      "filter",
-                      filter_hex);
+                      "filter_fd",
+                      filter_fd);
         return o;
 fail:
         json_decref(sets);
@@ -128,40 +129,56 @@ static uint64_t contain_known_caps(void)
         return (XP_CAP_BIT(last_cap() + 1) - 1) & own_permitted();
 }
 
-int contain_filter_hex(uint64_t effective, char **ret, struct xp_error *err)
+/* Sealed: nobody, the runtime included, can change the filter once shims may read it. */
+#define FILTER_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+int contain_filter_memfd(uint64_t effective, int *ret_fd, struct xp_error *err)
 {
         _cleanup_free_ unsigned char *prog = NULL;
-        size_t len = 0, bytes;
-        char *text;
+        _cleanup_close_ int fd = -1;
+        size_t len = 0, bytes, done = 0;
+        ssize_t n = 0;
         int r;
 
         r = xp_seccomp_build(effective & contain_known_caps(), (void **)&prog, &len, err);
         if (r < 0)
                 return r;
         bytes = len * sizeof(struct sock_filter);
-        text = malloc(2 * bytes + 1);
-        if (!text)
-                return xp_errorf(err, -ENOMEM, "seccomp: out of memory");
-        xp_hex_encode(prog, bytes, text);
-        *ret = text;
+        fd = memfd_create("xpool-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        while (fd >= 0 && done < bytes && (n = write(fd, prog + done, bytes - done)) > 0)
+                done += (size_t)n;
+        if (fd < 0 || done < bytes || fcntl(fd, F_ADD_SEALS, FILTER_SEALS) < 0)
+                return xp_errorf(err,
+                                 fd < 0 || n < 0 ? -errno : -EIO,
+                                 "seccomp: the filter's memfd: %s",
+                                 fd < 0 || n < 0 ? strerror(errno) : "short write");
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
-/* The filter the runtime compiled (the spec's "filter"). */
-static int filter_from_hex(struct contain_plan *p, const char *text, struct xp_error *err)
+/* The filter the runtime compiled, on CONTAIN_FILTER_FD (closed here): a sealed memfd of whole
+ * instructions. Anything else there is refused, not guessed at. */
+static int filter_from_fd(struct contain_plan *p, struct xp_error *err)
 {
-        size_t len = strlen(text), bytes = len / 2;
+        _cleanup_close_ int fd = CONTAIN_FILTER_FD;
         unsigned char *prog;
+        struct stat st;
+        size_t bytes;
 
-        if (len == 0 || len % (2 * sizeof(struct sock_filter)) != 0 ||
+        if (fstat(fd, &st) < 0 || (fcntl(fd, F_GET_SEALS) & FILTER_SEALS) != FILTER_SEALS)
+                return xp_errorf(
+                    err, -EINVAL, "spec: contain.filter_fd, but fd %d is no sealed filter", fd);
+        bytes = (size_t)st.st_size;
+        if (bytes == 0 || bytes % sizeof(struct sock_filter) != 0 ||
             bytes / sizeof(struct sock_filter) > BPF_MAXINSNS)
-                return xp_errorf(err, -EINVAL, "spec: contain.filter has a bad length");
+                return xp_errorf(err, -EINVAL, "spec: the seccomp filter has a bad length");
         prog = malloc(bytes);
         if (!prog)
                 return xp_errorf(err, -ENOMEM, "spec: out of memory");
-        if (xp_hex_decode(text, prog, bytes) < 0) {
+        if (pread(fd, prog, bytes, 0) != (ssize_t)bytes) {
                 free(prog);
-                return xp_errorf(err, -EINVAL, "spec: contain.filter is not hex");
+                return xp_errorf(
+                    err, -EIO, "spec: reading the seccomp filter: %s", strerror(errno));
         }
         p->filter = prog;
         p->filter_len = bytes / sizeof(struct sock_filter);
@@ -277,9 +294,8 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         /* a shim that is not root has no capability to give or take */
         p->set_caps = geteuid() == 0;
         if (json_is_true(json_object_get(c, "seccomp"))) {
-                const char *hex = json_string_value(json_object_get(c, "filter"));
-
-                r = hex ? filter_from_hex(p, hex, err)
+                r = json_is_true(json_object_get(c, "filter_fd"))
+                        ? filter_from_fd(p, err)
                         : xp_seccomp_build(p->caps.effective, &p->filter, &p->filter_len, err);
                 if (r < 0)
                         return r;

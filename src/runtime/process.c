@@ -48,8 +48,8 @@ struct xp_runtime {
         pthread_mutex_t pods_lock; /* the pods' own files (oci_pod.c) */
         struct {
                 uint64_t effective;
-                char *hex;
-        } filters[8]; /* the seccomp filters compiled, by effective set (contain_filter_hex()) */
+                int fd;
+        } filters[8]; /* the seccomp filters compiled, by effective set (contain_filter_memfd()) */
         size_t n_filters;
         unsigned isolation; /* enum xp_isolation bits */
         char *warning;
@@ -534,7 +534,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         pthread_mutex_destroy(&rt->filters_lock);
         pthread_mutex_destroy(&rt->pods_lock);
         for (size_t i = 0; i < rt->n_filters; i++)
-                free(rt->filters[i].hex);
+                close(rt->filters[i].fd);
         free(rt->starting);
         free(rt->state_dir);
         free(rt->log_dir);
@@ -928,23 +928,24 @@ static json_t *limits_json(const struct xp_cgroup_limits *l)
 
 /*
  * The seccomp filter for effective, compiled once (a shim need not: libseccomp takes about a
- * millisecond). A copy (caller frees); NULL when it cannot be had (the shim compiles it then).
+ * millisecond), as the sealed memfd each shim gets on CONTAIN_FILTER_FD. The runtime's (open
+ * until xp_runtime_free()); -1 when it cannot be had (the shim compiles it then).
  */
-static char *filter_for(struct xp_runtime *rt, uint64_t effective)
+static int filter_for(struct xp_runtime *rt, uint64_t effective)
 {
-        char *hex = NULL;
+        int fd = -1;
 
         pthread_mutex_lock(&rt->filters_lock);
-        for (size_t i = 0; i < rt->n_filters && !hex; i++)
+        for (size_t i = 0; i < rt->n_filters && fd < 0; i++)
                 if (rt->filters[i].effective == effective)
-                        hex = strdup(rt->filters[i].hex);
-        if (!hex && rt->n_filters < XP_ELEMENTSOF(rt->filters) &&
-            contain_filter_hex(effective, &rt->filters[rt->n_filters].hex, NULL) >= 0) {
+                        fd = rt->filters[i].fd;
+        if (fd < 0 && rt->n_filters < XP_ELEMENTSOF(rt->filters) &&
+            contain_filter_memfd(effective, &fd, NULL) >= 0) {
                 rt->filters[rt->n_filters].effective = effective;
-                hex = strdup(rt->filters[rt->n_filters++].hex);
+                rt->filters[rt->n_filters++].fd = fd;
         }
         pthread_mutex_unlock(&rt->filters_lock);
-        return hex;
+        return fd;
 }
 
 /* What was asked, less what this machine cannot do. */
@@ -958,27 +959,32 @@ static struct xp_contain contain_cut(const struct xp_runtime *rt,
         return c;
 }
 
+/* The filter fd the shim of launch l gets, as contain_json() put it in its spec; -1: none. */
+static int filter_of(struct xp_runtime *rt, const struct xp_container_launch *l)
+{
+        struct xp_contain c = contain_cut(rt, l);
+
+        return !l->oci && c.seccomp ? filter_for(rt, c.caps.effective) : -1;
+}
+
 /* The containment the shim applies. An OCI runtime applies its own (config.json): its shim
  * gets none to prepare (no filter to compile, no namespaces of its own). */
 static json_t *
 contain_json(struct xp_runtime *rt, const struct xp_container_launch *l, char *const *sources)
 {
         struct xp_contain c = contain_cut(rt, l);
-        _cleanup_free_ char *filter = NULL;
 
         if (l->oci) {
                 c.seccomp = false;
                 c.netns = NULL; /* the OCI runtime joins it (config.json) */
-                return contain_spec_json(&c, false, false, NULL, NULL, NULL);
+                return contain_spec_json(&c, false, false, NULL, NULL, false);
         }
-        if (c.seccomp)
-                filter = filter_for(rt, c.caps.effective);
         json_t *o = contain_spec_json(&c,
                                       rt->isolation & XP_ISOLATION_NAMESPACES,
                                       xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
                                       (const char *const *)rt->hide,
                                       (const char *const *)rt->detach,
-                                      filter);
+                                      filter_of(rt, l) >= 0);
 
         /* the pod's volumes, bound by the shim's child (contain_bind.c) */
         if (o && l->n_mounts > 0 &&
@@ -1190,16 +1196,17 @@ static int process_text(struct xp_runtime *rt,
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
 
-/* Starts the shim, handing it the start lock, and waits for its one-line report (it closes the
- * pipe after it). */
+/* Starts the shim, handing it the start lock and the seccomp filter (filter_fd, -1: none), and
+ * waits for its one-line report (it closes the pipe after it). */
 static int spawn_shim(struct xp_runtime *rt,
                       const char *dir,
                       int lock_fd,
+                      int filter_fd,
                       char *reply,
                       size_t size,
                       struct xp_error *err)
 {
-        _cleanup_close_ int rd = -1, wr = -1, high = -1, lock_high = -1;
+        _cleanup_close_ int rd = -1, wr = -1, high = -1, lock_high = -1, filter_high = -1;
         char *argv[] = {rt->shim_exe, (char *)"__shim", (char *)dir, NULL};
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
@@ -1218,7 +1225,9 @@ static int spawn_shim(struct xp_runtime *rt,
         /* above RUNTIME_NOTIFY_FD, so the dup2 onto it always makes a new, inheritable fd */
         high = fcntl(wr, F_DUPFD_CLOEXEC, 10);
         lock_high = fcntl(lock_fd, F_DUPFD_CLOEXEC, 10);
-        if (high < 0 || lock_high < 0) {
+        if (filter_fd >= 0)
+                filter_high = fcntl(filter_fd, F_DUPFD_CLOEXEC, 10);
+        if (high < 0 || lock_high < 0 || (filter_fd >= 0 && filter_high < 0)) {
                 r = -errno;
                 return xp_errorf(err, r, "starting the shim: dup: %s", strerror(-r));
         }
@@ -1231,6 +1240,8 @@ static int spawn_shim(struct xp_runtime *rt,
         posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
         posix_spawn_file_actions_adddup2(&fa, high, RUNTIME_NOTIFY_FD);
         posix_spawn_file_actions_adddup2(&fa, lock_high, RUNTIME_LOCK_FD);
+        if (filter_high >= 0)
+                posix_spawn_file_actions_adddup2(&fa, filter_high, CONTAIN_FILTER_FD);
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -1446,7 +1457,7 @@ static int start(struct xp_runtime *rt,
         r = runtime_write_json(dir, RUNTIME_SPEC_FILE, text, false, err);
         if (r < 0)
                 return r;
-        r = spawn_shim(rt, dir, lock, reply, sizeof(reply), err);
+        r = spawn_shim(rt, dir, lock, filter_of(rt, l), reply, sizeof(reply), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "container %s/%s", l->pod_uid, l->container);
         r = shim_answer(rt, l, reply, err);

@@ -142,6 +142,17 @@ expect_in "exit3 logs" "$tmp/out" "gpus="
 check "done status" 0 "$xpool" get pod done -o yaml
 expect_in "done exit code" "$tmp/out" "exitCode: 0"
 expect_in "done reason" "$tmp/out" "reason: Completed"
+# a `true` ends within the status's coalescing wait: one write may carry its start and its end,
+# and it still holds every time and Event
+expect_in "done started at" "$tmp/out" "startedAt: "
+expect_in "done finished at" "$tmp/out" "finishedAt: "
+expect_in "done start time" "$tmp/out" "startTime: "
+expect_count "done conditions with their times" "$tmp/out" 4 "lastTransitionTime: "
+done_events() {
+  "$xpool" get events --field-selector involvedObject.name=done -o yaml >"$tmp/events" 2>&1 &&
+    grep -q "Started container main" "$tmp/events" && grep -q "reason: Created" "$tmp/events"
+}
+wait_for "done's Created and Started events" 10 done_events
 
 # ---- re-adoption after SIGKILL ------------------------------------------------------------------
 pid=$(pgrep -f "sleep $sleeper_arg" || true)

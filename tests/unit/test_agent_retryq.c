@@ -40,7 +40,7 @@ static int status_n(const struct xp_retryq_write *w)
 
 static void put(struct xp_retryq *q, const char *uid, int n)
 {
-        assert_int_equal(xp_retryq_put_status(q, "default", uid, uid, status(n)), 0);
+        assert_int_equal(xp_retryq_put_status(q, "default", uid, uid, status(n), 0), 0);
 }
 
 /* Takes the write due at now: it must be one. */
@@ -282,6 +282,53 @@ static void pods_keep_their_turn(void **state)
         xp_retryq_free(q); /* frees what waits */
 }
 
+static void put_held(struct xp_retryq *q, const char *uid, int n, int64_t hold_until)
+{
+        assert_int_equal(xp_retryq_put_status(q, "default", uid, uid, status(n), hold_until), 0);
+}
+
+/* A status that is not final waits for the pod's next one until its hold ends, then goes: a
+ * newer one replaces it and never pushes the hold later, and one put without a hold (final) is
+ * due at once, the only write of the pod. */
+static void a_held_status_waits_for_the_next_one(void **state)
+{
+        struct xp_retryq *q = queue();
+        struct xp_retryq_write w;
+        int64_t now = 1000 * MS;
+
+        (void)state;
+        put_held(q, "a", 1, now + 5 * MS);
+        assert_int_equal(none_due(q, now), now + 5 * MS);
+        /* changes keep coming: the hold stays where the first one put it */
+        put_held(q, "a", 2, now + 3 * MS + 5 * MS);
+        assert_int_equal(none_due(q, now + 3 * MS), now + 5 * MS);
+        w = take(q, now + 5 * MS);
+        assert_int_equal(status_n(&w), 2);
+        assert_int_equal(xp_retryq_done(q, &w, XP_RETRYQ_LANDED, now + 6 * MS), 0);
+
+        /* a final status within the hold: one write, at once */
+        put_held(q, "b", 1, now + 10 * MS + 5 * MS);
+        assert_int_equal(none_due(q, now + 11 * MS), now + 15 * MS);
+        put_held(q, "b", 2, 0);
+        w = take(q, now + 11 * MS);
+        assert_int_equal(status_n(&w), 2);
+        assert_int_equal(none_due(q, now + 11 * MS), 0);
+        assert_int_equal(xp_retryq_done(q, &w, XP_RETRYQ_LANDED, now + 12 * MS), 0);
+        assert_int_equal(xp_retryq_pods(q), 0);
+
+        /* a shorter hold shortens it; a failed held write waits its back-off, not the hold */
+        put_held(q, "c", 1, now + 30 * MS);
+        put_held(q, "c", 2, now + 25 * MS);
+        assert_int_equal(none_due(q, now + 20 * MS), now + 25 * MS);
+        w = take(q, now + 25 * MS);
+        assert_int_equal(xp_retryq_done(q, &w, XP_RETRYQ_UNREACHABLE, now + 26 * MS), 200 * MS);
+        assert_int_equal(none_due(q, now + 30 * MS), now + 226 * MS);
+        w = take(q, now + 226 * MS);
+        assert_int_equal(status_n(&w), 2);
+        assert_int_equal(xp_retryq_done(q, &w, XP_RETRYQ_LANDED, now + 227 * MS), 0);
+        xp_retryq_free(q);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -292,6 +339,7 @@ int main(void)
             cmocka_unit_test(only_a_gone_pod_drops_its_writes),
             cmocka_unit_test(a_landed_write_brings_the_unreachable_ones_forward),
             cmocka_unit_test(pods_keep_their_turn),
+            cmocka_unit_test(a_held_status_waits_for_the_next_one),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

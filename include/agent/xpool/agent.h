@@ -71,6 +71,9 @@ struct xp_agent_options {
         const char *pod_cidr;        /* the built-in network's subnet; NULL: 10.87.0.0/16 */
         const char *ipc_dir;         /* the pods' IPC namespaces; NULL: /run/xpool/ipc */
         int64_t metrics_interval_ms; /* device, node and container sampling; 0: 10000; < 0: off */
+        int64_t status_coalesce_ms;  /* how long a pod's status that is not final waits for the
+                                        pod's next change, to be one write with it; 0: 5; < 0: no
+                                        wait */
 };
 
 struct xp_agent;
