@@ -32,6 +32,9 @@ struct xp_nsqueue_ops {
 /* The informer callback that queues an object's namespace. */
 void xp_nsqueue_object(void *nsqueue, const json_t *object, uint64_t version);
 
+/* The informer callback for Namespace objects: queues the namespace itself. */
+void xp_nsqueue_namespace(void *nsqueue, const json_t *ns, uint64_t version);
+
 /* Listed, no thread. ops and userdata are borrowed until xp_nsqueue_free(). */
 int xp_nsqueue_new(struct xp_registry *registry,
                    const struct xp_nsqueue_ops *ops,

@@ -434,6 +434,28 @@ static void configmap_table(void **state)
         json_decref(items);
 }
 
+static void serviceaccount_table(void **state)
+{
+        json_t *items =
+            js("[{'metadata': {'name': 'web', 'creationTimestamp': '2025-12-02T11:57:00Z'},"
+               " 'secrets': [{'name': 'a'}, {'name': 'b'}]}, {'metadata': {'name': 'default',"
+               " 'creationTimestamp': '2025-12-02T11:57:00Z'}}]");
+        json_t *table = NULL, *rows;
+
+        (void)state;
+        assert_int_equal(
+            xp_table_build("ServiceAccount", items, "1", 1764676800, XP_TABLE_INCLUDE_NONE, &table),
+            0);
+        assert_json_is(
+            json_object_get(json_array_get(json_object_get(table, "columnDefinitions"), 1), "name"),
+            "'Secrets'");
+        rows = json_object_get(table, "rows");
+        assert_json_is(json_object_get(json_array_get(rows, 0), "cells"), "['web', 2, '3m']");
+        assert_json_is(json_object_get(json_array_get(rows, 1), "cells"), "['default', 0, '3m']");
+        json_decref(table);
+        json_decref(items);
+}
+
 static void secret_rules(void **state)
 {
         struct xp_doc *doc;
@@ -488,6 +510,7 @@ int main(void)
             cmocka_unit_test(scale_of_a_kind),
             cmocka_unit_test(paths),
             cmocka_unit_test(configmap_table),
+            cmocka_unit_test(serviceaccount_table),
             cmocka_unit_test(secret_rules),
         };
 
