@@ -177,6 +177,15 @@ poll "the quota's usage" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.u
 check "get quota" 0 "${k[@]}" get quota gpus
 expect_in "the usage column" "$tmp/out" "pods: 2/10, requests.nvidia.com/gpu: 2/2"
 check "delete the GPU pods" 0 "${k[@]}" delete pod gpu-1 gpu-2 --grace-period=0 --force
+# an update is validated as a create, and its scopes stay (kube-apiserver's
+# ValidateResourceQuotaUpdate)
+check "a negative amount by patch" 1 "${k[@]}" patch quota gpus -p '{"spec":{"hard":{"pods":"-1"}}}'
+expect_in "refused" "$tmp/err" 'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0'
+check "scopes added by patch" 1 "${k[@]}" patch quota gpus -p '{"spec":{"scopes":["NotBestEffort"]}}'
+expect_in "immutable" "$tmp/err" 'spec.scopes: Invalid value: []core.ResourceQuotaScope{"NotBestEffort"}: field is immutable'
+check "the quota as it was" 0 "${k[@]}" get quota gpus -o 'jsonpath={.spec.hard.pods}|{.spec.scopes}|'
+expect_exact "unchanged" "$tmp/out" "10||"
+check "a good change" 0 "${k[@]}" patch quota gpus -p '{"spec":{"hard":{"pods":"12"}}}'
 
 cat >"$tmp/limits.yaml" <<'EOF'
 apiVersion: v1
