@@ -211,4 +211,68 @@ pods 403
 $want_py" callout
 check "delete it" 0 "${k[@]}" delete pod caller --grace-period=0 --force
 
+# ---- a projected serviceAccountToken source: the agent asks for a token bound to the pod -------
+mkdir -p "$mnt/proj"
+cat >"$tmp/projcall.sh" <<EOF
+d=$mnt/proj
+call() { curl -sS -o /dev/null -w '%{http_code}' --cacert \$d/ca.crt -H "Authorization: Bearer \$(cat \$d/token)" "$server\$1"; }
+echo "files \$(ls \$d | tr '\n' ' ')"
+echo "discovery \$(call /api)"
+echo "pods \$(call /api/v1/namespaces/\$(cat \$d/namespace)/pods)"
+curl -sS --cacert \$d/ca.crt -H "Authorization: Bearer \$(cat \$d/token)" -H 'Content-Type: application/json' \\
+  --data '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}' \\
+  "$server/apis/authentication.k8s.io/v1/selfsubjectreviews" | grep -o '"authentication.kubernetes.io/pod-name":\[[^]]*\]'
+exec sleep 60
+EOF
+cat >"$tmp/projector.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: projector}
+spec:
+  serviceAccountName: web
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "$tmp/projcall.sh"]
+    volumeMounts:
+    - {name: kube-api-access, mountPath: $mnt/proj, readOnly: true}
+  volumes:
+  - name: kube-api-access
+    projected:
+      defaultMode: 420
+      sources:
+      - serviceAccountToken: {expirationSeconds: 3607, path: token}
+      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}
+      - downwardAPI: {items: [{path: namespace, fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}}]}
+EOF
+check "a pod with a projected token" 0 "${k[@]}" apply -f "$tmp/projector.yaml"
+projout() { "${k[@]}" logs projector 2>/dev/null | head -4; }
+poll "its token is bound to it and speaks for web" 30 'files ca.crt namespace token 
+discovery 200
+pods 403
+"authentication.kubernetes.io/pod-name":["projector"]' projout
+projuid=$("${k[@]}" get pod projector -o jsonpath='{.metadata.uid}')
+check "the token file is the kubelet's link" 0 readlink "$data/agent/volumes/$projuid/kube-api-access/token"
+expect_in "into ..data" "$tmp/out" "..data/token"
+ptok=$(cat "$data/agent/volumes/$projuid/kube-api-access/token" 2>/dev/null || true)
+code "the projected token works from here too" 200 "$ptok" GET /api/v1
+check "delete it" 0 "${k[@]}" delete pod projector --grace-period=0 --force
+code "and dies with its pod" 401 "$ptok" GET /api/v1
+cat >"$tmp/shortproj.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: shortproj}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, command: ["sleep", "60"], volumeMounts: [{name: t, mountPath: $mnt/proj}]}
+  volumes:
+  - {name: t, projected: {sources: [{serviceAccountToken: {expirationSeconds: 60, path: token}}]}}
+EOF
+check "a projected token of 60 s" 0 "${k[@]}" apply -f "$tmp/shortproj.yaml"
+shortevents() { "${k[@]}" get events --field-selector involvedObject.name=shortproj -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -c 'may not specify a duration less than 10 minutes' || true; }
+poll "the agent's FailedMount says why" 20 1 shortevents
+check "delete it" 0 "${k[@]}" delete pod shortproj --grace-period=0 --force
+
 finish "service account"
