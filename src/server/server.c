@@ -186,6 +186,15 @@ static int start_serviceaccounts(struct xp_server *server,
         if (!path)
                 return -ENOMEM;
         r = satoken_key_open(path, &server->api.satoken, err);
+        /* a full disk must not keep the server from serving reads (docs/store.md): without the
+         * key, no service account token is made or accepted */
+        if (r == -ENOSPC || r == -EDQUOT || r == -EROFS) {
+                xp_log(LOG_WARNING,
+                       "xpool server: %s: service account tokens are off until it can be written",
+                       xp_error_message(err));
+                xp_error_clear(err);
+                r = 0;
+        }
         if (r < 0)
                 return r;
         return xp_serviceaccounts_start(
