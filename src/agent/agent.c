@@ -610,6 +610,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (!a)
                 return -ENOMEM;
         a->stop_fd = -1;
+        pthread_mutex_init(&a->sa_tokens_lock, NULL);
         r = xp_agent_pods_init(&a->pods);
         if (r < 0)
                 return r;
@@ -729,6 +730,8 @@ void xp_agent_free(struct xp_agent *a)
         if (a->stop_fd >= 0)
                 close(a->stop_fd);
         json_decref(a->node_json);
+        json_decref(a->sa_tokens);
+        pthread_mutex_destroy(&a->sa_tokens_lock);
         xp_node_free(a->node);
         xp_node_inventory_free(a->inventory);
         free(a->server_url);

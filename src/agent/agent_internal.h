@@ -224,6 +224,10 @@ struct xp_agent {
         struct xp_agent_pods pods;
         struct xp_apiclient *watch_client; /* cancelled to stop the watch */
         struct xp_apiclient *lease_client; /* the lease thread's, cancelled the same way */
+        /* projected serviceAccountToken sources' tokens, until 80 % of their lifetime
+         * (podconfig_token.c): "uid/account/audience/seconds" -> {token, issued, expires} */
+        json_t *sa_tokens;
+        pthread_mutex_t sa_tokens_lock;
 
         int stop_fd; /* eventfd: readable once the agent stops */
         atomic_bool stopping;

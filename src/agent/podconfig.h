@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "xpool/error.h"
 #include "xpool/object.h"
@@ -28,10 +29,25 @@ typedef int (*xp_podconfig_get_fn)(const char *resource,
                                    void *userdata,
                                    struct xp_error *err);
 
+/*
+ * A token of the pod's service account for audience (NULL: the API server's), living seconds,
+ * bound to the pod (pod: its JSON, borrowed): 0 with *ret (caller frees), -errno with err.
+ */
+typedef int (*xp_podconfig_token_fn)(const json_t *pod,
+                                     const char *audience,
+                                     int64_t seconds,
+                                     void *userdata,
+                                     char **ret,
+                                     struct xp_error *err);
+
 /* The objects a start read, by "resource/name", so that each is read once. */
 struct xp_podconfig_reader {
         xp_podconfig_get_fn get;
         void *userdata;
+        /* projected serviceAccountToken sources (NULL: refused), and the pod they are for */
+        xp_podconfig_token_fn token;
+        void *token_userdata;
+        const json_t *pod_json;
         const char *ns;
         json_t *seen; /* "resource/name" -> object, or null when missing */
         /* downwardAPI volumes and sources: the pod and its node (a missing limit is the node's
@@ -170,6 +186,32 @@ int xp_podconfig_volume_files(const json_t *vol,
                               struct xp_podconfig_files *ret,
                               char **ret_wait,
                               struct xp_error *err);
+
+/* ---- podconfig_token.c: projected serviceAccountToken sources -------------------------------- */
+
+/* The kubelet's least expirationSeconds, and its default. */
+#define XP_PODCONFIG_TOKEN_SECONDS_MIN     600
+#define XP_PODCONFIG_TOKEN_SECONDS_DEFAULT 3600
+
+/* Whether a token issued at issued (s) and expiring at expires is still to be used at now: before
+ * 80 % of its lifetime and 24 hours, as the kubelet's token manager renews them. */
+bool xp_podconfig_token_fresh(int64_t issued, int64_t expires, int64_t now);
+
+struct xp_agent;
+struct xp_apiclient;
+/* The token source's userdata: the agent (its cache) and a client to ask the server with. */
+struct xp_agent_token_source {
+        struct xp_agent *agent;
+        struct xp_apiclient *client;
+};
+/* xp_podconfig_token_fn for the agent (userdata: a struct xp_agent_token_source): the cached
+ * token while fresh, else a TokenRequest bound to the pod, with the node's token. */
+int xp_agent_token_get(const json_t *pod,
+                       const char *audience,
+                       int64_t seconds,
+                       void *userdata,
+                       char **ret,
+                       struct xp_error *err);
 
 /* ---- podconfig_write.c: the kubelet's atomic layout ------------------------------------------ */
 

@@ -107,13 +107,17 @@ static int one(struct xp_agent *agent,
 static void reader_init(struct xp_podconfig_reader *r,
                         struct xp_agent *agent,
                         const struct xp_agent_pull_pod *pod,
-                        struct xp_apiclient *client)
+                        struct xp_agent_token_source *tokens)
 {
         struct xp_pod *decoded = NULL;
         struct xp_error err = {0};
 
-        *r = (struct xp_podconfig_reader){
-            .get = xp_agent_config_get, .userdata = client, .ns = pod->namespace};
+        *r = (struct xp_podconfig_reader){.get = xp_agent_config_get,
+                                          .userdata = tokens->client,
+                                          .ns = pod->namespace,
+                                          .token = xp_agent_token_get,
+                                          .token_userdata = tokens,
+                                          .pod_json = pod->json};
         if (xp_pod_from_json(pod->json, NULL, 0, &decoded, &err) >= 0)
                 r->pod = decoded;
         r->node = agent->node;
@@ -134,6 +138,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *wait = NULL;
         json_t *vols = config_volumes(pod->json, container, init), *vol;
+        struct xp_agent_token_source tokens = {0};
         struct xp_podconfig_reader reader = {0};
         struct xp_error err = {0};
         size_t i;
@@ -143,7 +148,8 @@ int xp_agent_volume_gate(struct xp_agent *agent,
                 return -ENOMEM;
         if (json_array_size(vols) > 0) {
                 r = xp_apiclient_new(&agent->api, &client, &err);
-                reader_init(&reader, agent, pod, client);
+                tokens = (struct xp_agent_token_source){.agent = agent, .client = client};
+                reader_init(&reader, agent, pod, &tokens);
         }
         json_array_foreach(vols, i, vol)
         {
@@ -175,6 +181,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
 void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod)
 {
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_agent_token_source tokens = {0};
         struct xp_podconfig_reader reader = {0};
         const json_t *vol;
         size_t i;
@@ -197,8 +204,10 @@ void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_
                         continue;
                 if (!client && xp_apiclient_new(&agent->api, &client, &err) < 0)
                         break;
-                if (!reader.get)
-                        reader_init(&reader, agent, pod, client);
+                if (!reader.get) {
+                        tokens = (struct xp_agent_token_source){.agent = agent, .client = client};
+                        reader_init(&reader, agent, pod, &tokens);
+                }
                 (void)one(agent, pod, vol, &reader, &wait, &err);
         }
         reader_done(&reader);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "podconfig.h"
+#include "xpool/doc.h"
 #include "xpool/macro.h"
 
 #define N_OF(a)      (sizeof(a) / sizeof((a)[0]))
@@ -275,7 +276,49 @@ static int downward(struct vbuild *b, const json_t *dw, unsigned mode)
         return 1;
 }
 
-/* A projected volume's configMap, secret and downwardAPI sources, in order. */
+/* A serviceAccountToken source: a token bound to the pod at its path (podconfig_token.c). */
+static int sa_token(struct vbuild *b, const json_t *src, size_t i, unsigned mode)
+{
+        const char *path = xp_json_str_at(src, "path", NULL);
+        const json_t *exp = json_object_get(src, "expirationSeconds");
+        int64_t seconds = exp ? json_integer_value(exp) : XP_PODCONFIG_TOKEN_SECONDS_DEFAULT;
+        char *token = NULL;
+        int r;
+
+        if (!b->reader->token || !b->reader->pod_json)
+                return xp_errorf(b->err,
+                                 -EPERM,
+                                 "volume %s: sources[%zu]: no serviceAccountToken source here",
+                                 b->volume,
+                                 i);
+        if (!path || !path[0])
+                return xp_errorf(b->err,
+                                 -EINVAL,
+                                 "volume %s: sources[%zu].serviceAccountToken.path: Required value",
+                                 b->volume,
+                                 i);
+        if (seconds < XP_PODCONFIG_TOKEN_SECONDS_MIN)
+                return xp_errorf(b->err,
+                                 -EINVAL,
+                                 "volume %s: sources[%zu].serviceAccountToken.expirationSeconds: "
+                                 "Invalid value: %lld: may not specify a duration less than 10 "
+                                 "minutes",
+                                 b->volume,
+                                 i,
+                                 (long long)seconds);
+        r = b->reader->token(b->reader->pod_json,
+                             xp_json_str_at(src, "audience", NULL),
+                             seconds,
+                             b->reader->token_userdata,
+                             &token,
+                             b->err);
+        if (r >= 0)
+                r = add_data(b, path, token, strlen(token), mode);
+        return r < 0 ? r : 1;
+}
+
+/* A projected volume's configMap, secret, downwardAPI and serviceAccountToken sources, in
+ * order. */
 static int projected(struct vbuild *b, const json_t *p)
 {
         const json_t *src;
@@ -293,11 +336,14 @@ static int projected(struct vbuild *b, const json_t *p)
                         r = source(b, "secrets", json_object_get(src, "secret"), mode);
                 else if (json_object_get(src, "downwardAPI"))
                         r = downward(b, json_object_get(src, "downwardAPI"), mode);
+                else if (json_object_get(src, "serviceAccountToken"))
+                        r = sa_token(b, json_object_get(src, "serviceAccountToken"), i, mode);
                 else
                         r = xp_errorf(b->err,
                                       -EPERM,
-                                      "volume %s: sources[%zu]: only configMap, secret and "
-                                      "downwardAPI sources are supported by xpool",
+                                      "volume %s: sources[%zu]: only configMap, secret, "
+                                      "downwardAPI and serviceAccountToken sources are supported "
+                                      "by xpool",
                                       b->volume,
                                       i);
                 if (r == 0)

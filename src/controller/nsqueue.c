@@ -141,6 +141,16 @@ void xp_nsqueue_dependent(void *nsqueue, const json_t *object, uint64_t version)
                 xp_nsqueue_object(nsqueue, object, version);
 }
 
+void xp_nsqueue_namespace(void *nsqueue, const json_t *ns, uint64_t version)
+{
+        struct xp_nsqueue *q = nsqueue;
+        const char *name = xp_json_str_at(ns, "metadata.name", NULL);
+
+        (void)version;
+        if (name)
+                xp_workqueue_add(q->namespaces, name);
+}
+
 static int64_t nsqueue_work(void *userdata)
 {
         struct xp_nsqueue *q = userdata;

@@ -49,6 +49,9 @@ void xp_nsqueue_anchor_deleted(void *nsqueue, const json_t *object, uint64_t ver
 /* Queues the object's namespace when it holds an anchor. */
 void xp_nsqueue_dependent(void *nsqueue, const json_t *object, uint64_t version);
 
+/* The informer callback for Namespace objects: queues the namespace itself. */
+void xp_nsqueue_namespace(void *nsqueue, const json_t *ns, uint64_t version);
+
 /* Listed, no thread. ops and userdata are borrowed until xp_nsqueue_free(). */
 int xp_nsqueue_new(struct xp_registry *registry,
                    const struct xp_nsqueue_ops *ops,

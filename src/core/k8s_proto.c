@@ -142,7 +142,24 @@ MESSAGE(toleration,
         STR(4, "effect"),
         I64_P(5, "tolerationSeconds"));
 
-MESSAGE(local_object_reference, "core/v1 LocalObjectReference", STR(1, "name"));
+static const struct pb_field_desc local_object_reference_fields[] = {STR(1, "name")};
+const struct pb_message xp_pb_local_object_reference = {
+    .name = "core/v1 LocalObjectReference",
+    .fields = local_object_reference_fields,
+    .n_fields = XP_ELEMENTSOF(local_object_reference_fields)};
+#define local_object_reference xp_pb_local_object_reference
+
+static const struct pb_field_desc object_reference_fields[] = {STR(1, "kind"),
+                                                               STR(2, "namespace"),
+                                                               STR(3, "name"),
+                                                               STR(4, "uid"),
+                                                               STR(5, "apiVersion"),
+                                                               STR(6, "resourceVersion"),
+                                                               STR(7, "fieldPath")};
+const struct pb_message xp_pb_object_reference = {.name = "core/v1 ObjectReference",
+                                                  .fields = object_reference_fields,
+                                                  .n_fields =
+                                                      XP_ELEMENTSOF(object_reference_fields)};
 
 MESSAGE(host_alias, "core/v1 HostAlias", STR(1, "ip"), STRS(2, "hostnames"));
 
@@ -352,6 +369,32 @@ MESSAGE(eviction,
         MSG(1, "metadata", object_meta),
         MSG(2, "deleteOptions", delete_options));
 
+/* authentication/v1 TokenRequest (kubectl create token) */
+
+MESSAGE(bound_object_reference,
+        "authentication/v1 BoundObjectReference",
+        STR(1, "kind"),
+        STR(2, "apiVersion"),
+        STR(3, "name"),
+        STR(4, "uid"));
+
+MESSAGE(token_request_spec,
+        "authentication/v1 TokenRequestSpec",
+        STRS(1, "audiences"),
+        MSG(3, "boundObjectRef", bound_object_reference),
+        I64_P(4, "expirationSeconds"));
+
+MESSAGE(token_request_status,
+        "authentication/v1 TokenRequestStatus",
+        STR(1, "token"),
+        TIME(2, "expirationTimestamp"));
+
+MESSAGE(token_request_msg,
+        "authentication/v1 TokenRequest",
+        MSG(1, "metadata", object_meta),
+        MSG(2, "spec", token_request_spec),
+        MSG(3, "status", token_request_status));
+
 struct kind_entry {
         const char *api_version;
         const char *kind;
@@ -375,6 +418,9 @@ static const struct kind_entry kinds[] = {
     {.api_version = "v1", .kind = "DeleteOptions", .message = &delete_options},
     {.api_version = "policy/v1", .kind = "DeleteOptions", .message = &delete_options},
     {.api_version = "policy/v1", .kind = "Eviction", .message = &eviction},
+    {.api_version = "authentication.k8s.io/v1",
+     .kind = "TokenRequest",
+     .message = &token_request_msg},
 };
 
 /* The envelope's pieces, borrowed from the body. */
@@ -536,7 +582,7 @@ int xp_protobuf_to_json(const void *data, size_t size, json_t **ret, struct xp_e
                 return xp_errorf(
                     err,
                     -EPROTONOSUPPORT,
-                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, the kinds xpool serves as documents, DeleteOptions, policy/v1 Eviction, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
+                    "protobuf bodies of kind %.*s (apiVersion %.*s) are not supported (only v1 Namespace and Pod, the kinds xpool serves as documents, DeleteOptions, policy/v1 Eviction, TokenRequest, and the self reviews of authentication.k8s.io and authorization.k8s.io); send the object as JSON instead (kubectl apply -f with a manifest)",
                     (int)(env.kind_len > 64 ? 64 : env.kind_len),
                     env.kind ? (const char *)env.kind : "",
                     (int)(env.api_version_len > 64 ? 64 : env.api_version_len),

@@ -54,16 +54,62 @@ check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const char *field, b
         return 0;
 }
 
+/* Whether every scope of a is in b (spec.scopes compared as sets, as Kubernetes does). */
+static bool scopes_within(const json_t *a, const json_t *b)
+{
+        const json_t *scope;
+        size_t i;
+
+        json_array_foreach(a, i, scope)
+        {
+                if (!xp_json_has_string(b, json_string_value(scope)))
+                        return false;
+        }
+        return true;
+}
+
+/* ValidateResourceQuotaUpdate: spec.scopes may not change, in kube-apiserver's words (the value
+ * as Go's %#v prints it). */
+static int check_scopes_kept(struct xp_decode_ctx *ctx, const json_t *now, const json_t *before)
+{
+        char value[1024];
+        size_t len, i;
+        const json_t *scope;
+
+        if (scopes_within(now, before) && scopes_within(before, now))
+                return 0;
+        len = (size_t)snprintf(value, sizeof value, "[]core.ResourceQuotaScope");
+        if (!json_array_size(now))
+                len += (size_t)snprintf(value + len, sizeof value - len, "(nil)");
+        json_array_foreach(now, i, scope)
+        {
+                if (len < sizeof value)
+                        len += (size_t)snprintf(value + len,
+                                                sizeof value - len,
+                                                "%s\"%s\"",
+                                                i ? ", " : "{",
+                                                json_string_value(scope) ?: "");
+        }
+        if (json_array_size(now) && len < sizeof value)
+                snprintf(value + len, sizeof value - len, "}");
+        return xp_fail_field(
+            ctx, -EINVAL, "spec.scopes", "Invalid value: %s: field is immutable", value);
+}
+
+/* A create's and an update's spec alike (ValidateResourceQuotaSpec), and on an update scopes
+ * that stay as they were. */
 static int
 quota_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
 {
         int r;
 
-        if (old)
-                return 0;
         r = check_amounts(ctx, xp_json_object_at(doc->body, "spec.hard"), "spec.hard", true);
         if (r >= 0)
                 r = xp_quota_scopes_validate(ctx, json_object_get(doc->body, "spec"));
+        if (r >= 0 && old)
+                r = check_scopes_kept(ctx,
+                                      xp_json_at(doc->body, "spec.scopes"),
+                                      xp_json_at(old->body, "spec.scopes"));
         return r;
 }
 

@@ -133,5 +133,8 @@ int pb_decode_message(const struct pb_message *desc,
 extern const struct pb_message xp_pb_object_meta;
 /* meta/v1 LabelSelector (kind_policy.c). */
 extern const struct pb_message xp_pb_label_selector;
+/* core/v1 ObjectReference and LocalObjectReference (k8s_proto.c). */
+extern const struct pb_message xp_pb_object_reference;
+extern const struct pb_message xp_pb_local_object_reference;
 /* core/v1 PodSpec, of a pod template (k8s_proto.c). */
 extern const struct pb_message xp_pb_pod_spec;

@@ -53,18 +53,27 @@ static int bad_body(struct reply *ret, const char *kind, const char *what)
                             what);
 }
 
-/* The request's body as JSON (or protobuf read into JSON), checked against the kind's type. */
 static int parse(const struct request *req, const char *kind, json_t **ret_json, struct reply *ret)
+{
+        char api_version[64];
+
+        snprintf(api_version, sizeof api_version, "%s/v1", review_of(kind)->group);
+        return answered_body(req, kind, api_version, ret_json, ret);
+}
+
+int answered_body(const struct request *req,
+                  const char *kind,
+                  const char *api_version,
+                  json_t **ret_json,
+                  struct reply *ret)
 {
         const char *type = request_header(req, "Content-Type");
         const struct xp_apischema *schema;
         struct xp_error err = {0};
         json_error_t jerr;
         json_t *json = NULL, *member;
-        char api_version[64];
         int r;
 
-        snprintf(api_version, sizeof api_version, "%s/v1", review_of(kind)->group);
         if (type && strncasecmp(type, "application/vnd.kubernetes.protobuf", 35) == 0) {
                 if (xp_protobuf_to_json(req->body, req->body_len, &json, &err) < 0)
                         return bad_body(ret, kind, xp_error_message(&err));
@@ -107,13 +116,7 @@ static int check_group(const struct request *req, const char *kind, struct reply
 {
         if (strcmp(req->group, review_of(kind)->group) == 0)
                 return 1;
-        return reply_status(ret,
-                            404,
-                            "NotFound",
-                            NULL,
-                            NULL,
-                            "the server could not find the requested resource: POST %s",
-                            req->path);
+        return reply_no_resource(ret, "POST", req->path);
 }
 
 /* The review as sent, with its kind, apiVersion, metadata and the answer (status; taken). */
@@ -130,6 +133,25 @@ static int reply_review(struct reply *ret, const char *kind, json_t *review, jso
                 return -ENOMEM;
         }
         return reply_json(ret, 201, review);
+}
+
+/* A service account's uid, and the pod its token is bound to as kube-apiserver's extra. */
+static int service_account_info(const struct auth_identity *who, json_t *info)
+{
+        json_t *extra = json_object();
+
+        if (!extra || json_object_set_new(info, "uid", json_string(who->sa_uid)) < 0 ||
+            json_object_set_new(info, "extra", extra) < 0)
+                return -ENOMEM;
+        if (!who->pod_name[0])
+                return 0;
+        if (json_object_set_new(extra,
+                                "authentication.kubernetes.io/pod-name",
+                                json_pack("[s]", who->pod_name)) < 0 ||
+            json_object_set_new(
+                extra, "authentication.kubernetes.io/pod-uid", json_pack("[s]", who->pod_uid)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 int handle_self_subject_review(const struct request *req,
@@ -151,6 +173,13 @@ int handle_self_subject_review(const struct request *req,
                 auth_user_name(req->who, user, sizeof user);
                 info =
                     json_pack("{s:s, s:o}", "username", user, "groups", auth_user_groups(req->who));
+                if (info && req->who->service_account)
+                        r = service_account_info(req->who, info);
+                if (r == -ENOMEM) {
+                        json_decref(review);
+                        json_decref(info);
+                        return r;
+                }
         } else {
                 info = json_object(); /* no authentication: nobody in particular */
         }
@@ -399,7 +428,7 @@ static bool decide(const struct request *req, const struct access *a, char *reas
                 snprintf(reason,
                          size,
                          "xpool: allowed by the %s role",
-                         xp_token_role_to_string(who->role));
+                         xp_token_role_to_string(who->role) ?: "discovery");
                 return true;
         }
         if (who->role == XP_TOKEN_NODE && !a->non_resource &&

@@ -164,6 +164,8 @@ static const struct api_subresource fixed[] = {
     {"pods", "log", "Pod", log_verbs, NULL, NULL},
     /* kubectl drain evicts when discovery lists pods/eviction with its group and version */
     {"pods", "eviction", "Eviction", binding_verbs, "policy", "v1"},
+    /* kubectl create token */
+    {"serviceaccounts", "token", "TokenRequest", binding_verbs, "authentication.k8s.io", "v1"},
 };
 
 size_t api_kind_subresources(const struct xp_kind *kind, struct api_subresource *ret, size_t max)

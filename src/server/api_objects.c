@@ -426,6 +426,9 @@ int create_json(const struct request *req,
         int r;
 
         r = settle_namespace(req, kind, json, ret);
+        /* before the namespace's hold: making `default` holds it too */
+        if (r > 0 && is_pods(kind))
+                r = admission_serviceaccount(req, json, ret);
         if (r <= 0)
                 return r;
         r = namespace_check(req, kind, ret);

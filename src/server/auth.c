@@ -760,6 +760,11 @@ void auth_user_name(const struct auth_identity *who, char *buf, size_t size)
 {
         const char *role = xp_token_role_to_string(who->role);
 
+        if (who->service_account) {
+                snprintf(buf, size, "system:serviceaccount:%s:%s", who->sa_namespace, who->subject);
+                return;
+        }
+
         snprintf(buf, size, "system:%s:%s", role ? role : "unknown", who->subject);
 }
 
@@ -805,6 +810,10 @@ static enum auth_decision authorize_node(const char *node, const struct auth_req
         if (pod_config(req))
                 return req->verb == AUTH_GET && req->name && !sub ? AUTH_ALLOW_IF_REFERENCED
                                                                   : AUTH_DENY;
+        /* the agent's tokens for projected volumes: TokenRequest checks that the token is bound
+         * to a pod of this node (api_token.c), as Kubernetes' NodeRestriction */
+        if (core(req) && streq(req->resource, "serviceaccounts") && streq(sub, "token"))
+                return req->verb == AUTH_CREATE && req->name ? AUTH_ALLOW : AUTH_DENY;
         if (core(req) && streq(req->resource, "pods")) {
                 if (streq(sub, "log"))
                         return req->verb == AUTH_GET ? AUTH_ALLOW_IF_POD_ON_NODE : AUTH_DENY;
@@ -876,6 +885,24 @@ static void forbidden(const struct auth_identity *who,
             scope);
 }
 
+/* What Kubernetes' system:discovery role lets every user read. */
+static bool discovery_path(const char *path)
+{
+        static const char *const exact[] = {
+            "/api", "/apis", "/openapi", "/version", "/version/", "/healthz", "/livez", "/readyz"};
+        static const char *const prefixes[] = {"/api/", "/apis/", "/openapi/"};
+
+        if (!path)
+                return false;
+        for (size_t i = 0; i < XP_ELEMENTSOF(exact); i++)
+                if (strcmp(path, exact[i]) == 0)
+                        return true;
+        for (size_t i = 0; i < XP_ELEMENTSOF(prefixes); i++)
+                if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+                        return true;
+        return false;
+}
+
 /* The reviews that tell callers about themselves: every role may ask them. */
 static bool self_review(const struct auth_request *req)
 {
@@ -904,8 +931,11 @@ enum auth_decision auth_authorize(const struct auth_identity *who,
                 d = AUTH_ALLOW;
         else if (who->role == XP_TOKEN_READER)
                 d = is_read(req->verb) && !secret(req) ? AUTH_ALLOW : AUTH_DENY;
-        else if (who->role == XP_TOKEN_NODE)
+        else if (who->role == XP_TOKEN_NODE && !who->service_account)
                 d = authorize_node(who->subject, req);
+        else if (who->service_account && !who->role)
+                d = !req->resource && is_read(req->verb) && discovery_path(req->path) ? AUTH_ALLOW
+                                                                                      : AUTH_DENY;
         if (d == AUTH_DENY || d == AUTH_ALLOW_IF_REFERENCED)
                 forbidden(who, req, reason, reason_size);
         /* the node authorizer's own words */

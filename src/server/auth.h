@@ -6,6 +6,7 @@
  * roles, and the rules that authorize each request. docs/security.md is the user's view.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,14 @@ struct auth_identity {
         char subject[XP_TOKEN_SUBJECT_MAX +
                      1]; /* the node name for node tokens, a label otherwise */
         char token_id[32];
+        /* A service account's token (satoken_auth.c): subject is the account's name, role the
+         * one its xpool.io/role annotation grants, 0 when none (discovery and the self reviews
+         * only, as Kubernetes' RBAC gives a service account nothing more by default). */
+        bool service_account;
+        char sa_namespace[64];
+        char sa_uid[40];
+        char pod_name[XP_TOKEN_SUBJECT_MAX + 1]; /* the pod the token is bound to, or "" */
+        char pod_uid[40];
 };
 
 struct auth;
@@ -95,6 +104,9 @@ enum auth_decision {
  * reason (always NUL-terminated when reason_size > 0), e.g.
  * `nodes "n2" is forbidden: User "system:node:n1" cannot update resource "nodes" in API group ""
  * at the cluster scope`. Users are named system:admin:S, system:reader:S and system:node:S.
+ * A service account (who->service_account) has its role's rights; without one, only the self
+ * reviews and GETs of the discovery paths (/api, /apis, /openapi, /version, /healthz, ...), as
+ * Kubernetes' system:discovery and system:basic-user roles.
  */
 enum auth_decision auth_authorize(const struct auth_identity *who,
                                   const struct auth_request *req,
@@ -113,5 +125,5 @@ int auth_node_key(struct auth *auth,
                   char ret_id[static XP_TOKEN_ID_LEN + 1],
                   uint8_t ret_key[static AUTH_KEY_LEN]);
 
-/* "system:node:n1" and the like, for logs and messages. */
+/* "system:node:n1", "system:serviceaccount:ns:name" and the like, for logs and messages. */
 void auth_user_name(const struct auth_identity *who, char *buf, size_t size);

@@ -19,6 +19,20 @@ static const char *const lease_verbs[] = {"create", "delete", "get", "patch", "u
 static const char *const create[] = {"create", NULL};
 static const char *const all[] = {"*", NULL};
 static const char *const get[] = {"get", NULL};
+/* Kubernetes' system:discovery and system:public-info-viewer, what a service account without a
+ * role may read (auth_authorize()) */
+static const char *const discovery_urls[] = {"/api",
+                                             "/api/*",
+                                             "/apis",
+                                             "/apis/*",
+                                             "/healthz",
+                                             "/livez",
+                                             "/openapi",
+                                             "/openapi/*",
+                                             "/readyz",
+                                             "/version",
+                                             "/version/",
+                                             NULL};
 
 static json_t *
 rule(const char *const *verbs, const char *group, const char *const *resources, const char *name)
@@ -108,6 +122,13 @@ static int node_rules(const char *node, const char *ns, json_t *rules)
 
 json_t *auth_user_groups(const struct auth_identity *who)
 {
+        if (who->service_account) {
+                char group[96];
+
+                snprintf(group, sizeof group, "system:serviceaccounts:%s", who->sa_namespace);
+                return json_pack(
+                    "[s, s, s]", "system:serviceaccounts", group, "system:authenticated");
+        }
         const char *group = who->role == XP_TOKEN_ADMIN  ? "system:masters"
                             : who->role == XP_TOKEN_NODE ? "system:nodes"
                                                          : "xpool:readers";
@@ -133,15 +154,22 @@ int auth_rules_review(const struct auth_identity *who, const char *ns, json_t **
                         r = add(rules, rule(reads, "*", all, NULL));
                 else if (who->role == XP_TOKEN_NODE)
                         r = node_rules(who->subject, ns, rules);
-                if (r >= 0)
+                if (r >= 0 && who->role)
                         r = add(urls,
                                 json_pack("{s:o, s:[s]}",
                                           "verbs",
                                           api_string_array(get),
                                           "nonResourceURLs",
                                           "*"));
+                else if (r >= 0)
+                        r = add(urls,
+                                json_pack("{s:o, s:o}",
+                                          "verbs",
+                                          api_string_array(get),
+                                          "nonResourceURLs",
+                                          api_string_array(discovery_urls)));
         }
-        if (who->role == XP_TOKEN_NODE)
+        if (who->role == XP_TOKEN_NODE && !who->service_account)
                 snprintf(
                     error,
                     sizeof error,

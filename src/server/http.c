@@ -32,6 +32,7 @@
 #include "http.h"
 #include "internal.h"
 #include "metrics.h"
+#include "satoken.h"
 #include "tls.h"
 #include "xpool/http.h"
 #include "xpool/http_door.h"
@@ -499,13 +500,23 @@ static bool is_stream(const struct exchange *x, const char *method, const char *
 static int authenticate(struct exchange *x, const char *method, const char *path, struct reply *ret)
 {
         struct xp_error err = {0};
-        const char *authorization;
+        const char *authorization, *token;
+        size_t len;
         int r;
 
         if (!x->http->auth || http_path_is_public(method, path))
                 return 1;
         authorization = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Authorization");
-        r = auth_authenticate(x->http->auth, authorization, &x->who, &err);
+        if (x->http->api->satoken && satoken_in_header(authorization, &token, &len))
+                r = satoken_authenticate(x->http->api->satoken,
+                                         x->http->api->store,
+                                         token,
+                                         len,
+                                         time(NULL),
+                                         &x->who,
+                                         &err);
+        else
+                r = auth_authenticate(x->http->auth, authorization, &x->who, &err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

@@ -28,6 +28,7 @@ enum http_method {
         HTTP_OTHER,
 };
 
+struct satoken_key;
 struct srv_metrics;
 struct srv_usage;
 
@@ -38,6 +39,7 @@ struct api {
         const char *server_address;   /* host:port clients reach us on */
         atomic_bool stopping;         /* set before the HTTP daemon stops: streams end */
         struct auth *auth;            /* the tokens; signs log requests to agents (logproxy.c) */
+        struct satoken_key *satoken;  /* signs service account tokens (satoken.h); NULL: none */
         /* The not-ready and unreachable tolerations' tolerationSeconds a new pod gets
          * (DefaultTolerationSeconds): the pod eviction timeout, in whole seconds. */
         int64_t pod_toleration_seconds;
@@ -226,6 +228,9 @@ int reply_invalid(struct reply *ret,
                   const struct xp_kind *kind,
                   const char *name,
                   const char *problem);
+/* 404 "the server could not find the requested resource: METHOD PATH", as for a path no route
+ * serves. */
+int reply_no_resource(struct reply *ret, const char *method, const char *path);
 /* A successful Status ({"status":"Success"}), as Kubernetes answers binding and some deletes. */
 int reply_success(struct reply *ret, unsigned code);
 
@@ -362,6 +367,8 @@ int handle_version(const struct request *req, const struct route *route, struct 
 /* POST pods/{name}/eviction (policy/v1 Eviction) (api_eviction.c). */
 int handle_eviction(const struct request *req, const struct route *route, struct reply *ret);
 int handle_health(const struct request *req, const struct route *route, struct reply *ret);
+/* POST serviceaccounts/{name}/token (authentication.k8s.io/v1 TokenRequest) (api_token.c). */
+int handle_token_request(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api(const struct request *req, const struct route *route, struct reply *ret);
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api_group(const struct request *req, const struct route *route, struct reply *ret);
@@ -371,6 +378,18 @@ int handle_openapi_v3(const struct request *req, const struct route *route, stru
 int handle_openapi_v3_group(const struct request *req,
                             const struct route *route,
                             struct reply *ret);
+
+/*
+ * The body of a request for an object that is answered, never stored (a review, a
+ * TokenRequest): JSON, or protobuf read into JSON, of that kind and apiVersion (either may be
+ * absent), checked against the kind's API schema. 1 with *ret_json, else 0 with ret filled (400
+ * in kube-apiserver's words), or -ENOMEM (api_auth_review.c).
+ */
+int answered_body(const struct request *req,
+                  const char *kind,
+                  const char *api_version,
+                  json_t **ret_json,
+                  struct reply *ret);
 
 /* The reviews (api_auth_review.c): who the caller is, whether it may, what it may. */
 int handle_self_subject_review(const struct request *req,

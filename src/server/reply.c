@@ -339,3 +339,15 @@ const char *store_namespace(const struct request *req, const struct xp_kind *kin
 {
         return kind->namespaced ? req->namespace : "";
 }
+
+int reply_no_resource(struct reply *ret, const char *method, const char *path)
+{
+        return reply_status(ret,
+                            404,
+                            "NotFound",
+                            NULL,
+                            NULL,
+                            "the server could not find the requested resource: %s %s",
+                            method,
+                            path);
+}

@@ -154,6 +154,12 @@ const struct route api_routes[] = {
      handle_eviction,
      ROUTE_NAMESPACED | ROUTE_PODS,
      "eviction"},
+    /* TokenRequest: {resource} must be serviceaccounts (the handler checks) */
+    {HTTP_POST,
+     CORE "/namespaces/{namespace}/{resource}/{name}/token",
+     handle_token_request,
+     ROUTE_NAMESPACED,
+     "token"},
     {HTTP_GET,
      CORE "/namespaces/{namespace}/pods/{name}/log",
      handle_log,

@@ -19,6 +19,7 @@
 #include "http.h"
 #include "internal.h"
 #include "metrics.h"
+#include "satoken.h"
 #include "setup.h"
 #include "usage.h"
 #include "xpool/autoscaler.h"
@@ -35,6 +36,7 @@
 #include "xpool/quotastatus.h"
 #include "xpool/scheduler.h"
 #include "xpool/server.h"
+#include "xpool/serviceaccounts.h"
 #include "xpool/store.h"
 #include "xpool/storekeys.h"
 #include "xpool/workloads.h"
@@ -55,6 +57,7 @@ struct xp_server {
         struct xp_autoscaler *autoscaler;     /* HorizontalPodAutoscalers */
         struct xp_poolstats *poolstats;       /* /metrics */
         struct xp_history_feed *history_feed; /* fills api.history */
+        struct xp_serviceaccounts *serviceaccounts; /* `default` and kube-root-ca.crt */
         uint16_t port;
         char address[ADDRESS_MAX]; /* host:port, as clients reach it */
         char url[ADDRESS_MAX + 16];
@@ -171,6 +174,33 @@ static int start_api(struct xp_server *server,
         return 0;
 }
 
+/* The key service account tokens are signed with, and the controller that gives every namespace
+ * its `default` ServiceAccount and the CA's kube-root-ca.crt. */
+static int start_serviceaccounts(struct xp_server *server,
+                                 const struct xp_server_options *options,
+                                 struct xp_error *err)
+{
+        _cleanup_free_ char *path = xp_datadir_path(options->data_dir, SATOKEN_KEY_FILE);
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        r = satoken_key_open(path, &server->api.satoken, err);
+        /* a full disk must not keep the server from serving reads (docs/store.md): without the
+         * key, no service account token is made or accepted */
+        if (r == -ENOSPC || r == -EDQUOT || r == -EROFS) {
+                xp_log(LOG_WARNING,
+                       "xpool server: %s: service account tokens are off until it can be written",
+                       xp_error_message(err));
+                xp_error_clear(err);
+                r = 0;
+        }
+        if (r < 0)
+                return r;
+        return xp_serviceaccounts_start(
+            server->api.registry, server->tls_ca, &server->serviceaccounts, err);
+}
+
 /* The agents' usage reader, and the HorizontalPodAutoscaler controller over it. */
 static int start_autoscaler(struct xp_server *server,
                             const struct xp_server_options *options,
@@ -284,6 +314,8 @@ int xp_server_new(const struct xp_server_options *options,
                 goto fail;
 
         r = start_api(server, options, host, err);
+        if (r >= 0)
+                r = start_serviceaccounts(server, options, err);
         if (r < 0)
                 goto fail;
         server->api.auth = server->auth;
@@ -337,6 +369,7 @@ void xp_server_free(struct xp_server *server)
         xp_endpoints_free(server->endpoints);
         xp_workloads_free(server->workloads);
         xp_poolstats_free(server->poolstats);
+        xp_serviceaccounts_free(server->serviceaccounts);
         xp_history_feed_free(server->history_feed);
         atomic_store(&server->api.stopping, true);
         http_stop(server->http);
@@ -347,6 +380,7 @@ void xp_server_free(struct xp_server *server)
         node_ports_free(server->api.node_ports);
         xp_store_close(server->api.store);
         auth_free(server->auth);
+        satoken_key_free(server->api.satoken);
         free(server->kubeconfig);
         free(server->tls_cert);
         if (server->tls_key)

@@ -204,6 +204,8 @@ call "a bad type by patch" 422 "$admin" PATCH $P/p1 $merge '{"spec":{"containers
 expect_in "patch: path" "$tmp/out" 'spec.containers[0].ports[0].containerPort: expected an integer, got a string'
 call "a bad type in a node's status" 422 "$n2" PATCH $N/n2/status $merge '{"status":{"images":[{"names":["a"],"sizeBytes":"big"}]}}'
 expect_in "node status: path" "$tmp/out" 'status.images[0].sizeBytes: expected an integer, got a string'
+# the real-world pod runs as the service account web, which must exist (ServiceAccount admission)
+call "the real-world pod's service account" 201 "$admin" POST /api/v1/namespaces/default/serviceaccounts $json '{"metadata":{"name":"web"}}'
 if command -v kubectl >/dev/null; then
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: t4}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    ports: [{containerPort: 99999999999}]\n' >"$tmp/t4.yaml"
   check "kubectl create with a bad port" 1 "${kad[@]}" create --validate=false -f "$tmp/t4.yaml"

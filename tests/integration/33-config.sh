@@ -52,8 +52,10 @@ check "create configmap (protobuf)" 0 "${k[@]}" create configmap app-config \
   --from-file="$tmp/greeting.txt" --from-file="$tmp/blob.bin"
 expect_exact "created" "$tmp/out" "configmap/app-config created"
 check "get configmaps" 0 "${k[@]}" get configmaps
-expect_in "the table" "$tmp/out" "NAME         DATA   AGE"
-expect_in "four keys" "$tmp/out" "app-config   4      "
+# beside kube-root-ca.crt, the CA the server publishes in every namespace (its name sets the width)
+expect_in "the table" "$tmp/out" "NAME               DATA   AGE"
+expect_in "four keys" "$tmp/out" "app-config         4      "
+expect_in "the CA's" "$tmp/out" "kube-root-ca.crt   1      "
 check "get -o jsonpath" 0 "${k[@]}" get cm app-config -o 'jsonpath={.data.mode} {.data.level\.max} {.binaryData.blob\.bin}'
 expect_exact "the values" "$tmp/out" "fast 3 AAH/"
 check "get -o yaml" 0 "${k[@]}" get cm app-config -o yaml
@@ -135,7 +137,7 @@ kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true
 check "delete" 0 "${k[@]}" delete cm web app-config
 expect_in "deleted" "$tmp/out" 'configmap "web" deleted'
 check "none left" 0 "${k[@]}" get cm -o name
-expect_exact "empty" "$tmp/out" ""
+expect_exact "only the CA's, which the server publishes in every namespace" "$tmp/out" "configmap/kube-root-ca.crt"
 
 # ---- Secret ----------------------------------------------------------------------------------------
 check "create secret generic" 0 "${k[@]}" create secret generic db --from-literal=password=hunter2 --from-literal=user=app
@@ -175,6 +177,15 @@ poll "the quota's usage" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.u
 check "get quota" 0 "${k[@]}" get quota gpus
 expect_in "the usage column" "$tmp/out" "pods: 2/10, requests.nvidia.com/gpu: 2/2"
 check "delete the GPU pods" 0 "${k[@]}" delete pod gpu-1 gpu-2 --grace-period=0 --force
+# an update is validated as a create, and its scopes stay (kube-apiserver's
+# ValidateResourceQuotaUpdate)
+check "a negative amount by patch" 1 "${k[@]}" patch quota gpus -p '{"spec":{"hard":{"pods":"-1"}}}'
+expect_in "refused" "$tmp/err" 'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0'
+check "scopes added by patch" 1 "${k[@]}" patch quota gpus -p '{"spec":{"scopes":["NotBestEffort"]}}'
+expect_in "immutable" "$tmp/err" 'spec.scopes: Invalid value: []core.ResourceQuotaScope{"NotBestEffort"}: field is immutable'
+check "the quota as it was" 0 "${k[@]}" get quota gpus -o 'jsonpath={.spec.hard.pods}|{.spec.scopes}|'
+expect_exact "unchanged" "$tmp/out" "10||"
+check "a good change" 0 "${k[@]}" patch quota gpus -p '{"spec":{"hard":{"pods":"12"}}}'
 
 cat >"$tmp/limits.yaml" <<'EOF'
 apiVersion: v1
@@ -200,15 +211,17 @@ check "delete plain" 0 "${k[@]}" delete pod plain --grace-period=0 --force
 
 # ---- object count quotas -------------------------------------------------------------------------
 check "a namespace" 0 "${k[@]}" create namespace counted
+# kube-root-ca.crt counts, as on Kubernetes: wait for it before the quota
+poll "the CA's configmap" 15 "configmap/kube-root-ca.crt" "${k[@]}" -n counted get cm kube-root-ca.crt -o name
 check "a quota on objects" 0 "${k[@]}" -n counted create quota objects \
-  --hard=count/configmaps=1,count/deployments.apps=1,services.loadbalancers=0
+  --hard=count/configmaps=2,count/deployments.apps=1,services.loadbalancers=0
 check "one configmap" 0 "${k[@]}" -n counted create configmap one --from-literal=a=b
 check "a second one" 1 "${k[@]}" -n counted create configmap two --from-literal=a=b
-expect_in "Kubernetes' quota message" "$tmp/err" 'configmaps "two" is forbidden: exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1'
+expect_in "Kubernetes' quota message" "$tmp/err" 'configmaps "two" is forbidden: exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=2, limited: count/configmaps=2'
 check "a LoadBalancer" 1 "${k[@]}" -n counted create service loadbalancer lb --tcp=80:80
 expect_in "no load balancer" "$tmp/err" 'services "lb" is forbidden: exceeded quota: objects, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0'
 check "a deployment" 0 "${k[@]}" -n counted create deployment web --image=busybox --replicas=0
-poll "the counts in the quota" 15 "1 1" "${k[@]}" -n counted get quota objects \
+poll "the counts in the quota" 15 "2 1" "${k[@]}" -n counted get quota objects \
   -o 'jsonpath={.status.used.count/configmaps} {.status.used.count/deployments\.apps}'
 check "the first configmap goes" 0 "${k[@]}" -n counted delete configmap one
 check "room for another" 0 "${k[@]}" -n counted create configmap two --from-literal=a=b

@@ -434,6 +434,81 @@ static void configmap_table(void **state)
         json_decref(items);
 }
 
+static void serviceaccount_table(void **state)
+{
+        json_t *items =
+            js("[{'metadata': {'name': 'web', 'creationTimestamp': '2025-12-02T11:57:00Z'},"
+               " 'secrets': [{'name': 'a'}, {'name': 'b'}]}, {'metadata': {'name': 'default',"
+               " 'creationTimestamp': '2025-12-02T11:57:00Z'}}]");
+        json_t *table = NULL, *rows;
+
+        (void)state;
+        assert_int_equal(
+            xp_table_build("ServiceAccount", items, "1", 1764676800, XP_TABLE_INCLUDE_NONE, &table),
+            0);
+        assert_json_is(
+            json_object_get(json_array_get(json_object_get(table, "columnDefinitions"), 1), "name"),
+            "'Secrets'");
+        rows = json_object_get(table, "rows");
+        assert_json_is(json_object_get(json_array_get(rows, 0), "cells"), "['web', 2, '3m']");
+        assert_json_is(json_object_get(json_array_get(rows, 1), "cells"), "['default', 0, '3m']");
+        json_decref(table);
+        json_decref(items);
+}
+
+/* Decoding text as an update of old fails with exactly message. */
+static void update_fails(const struct xp_kind *kind,
+                         const char *old_text,
+                         const char *text,
+                         const char *message)
+{
+        struct xp_doc *old = decode(kind, old_text), *doc = decode(kind, text);
+        struct xp_error err = {0};
+
+        assert_int_equal(xp_doc_validate(doc, old, &err), -EINVAL);
+        if (strcmp(err.msg, message) != 0)
+                fail_msg("got \"%s\"\nwant \"%s\"", err.msg, message);
+        xp_doc_free(doc);
+        xp_doc_free(old);
+}
+
+static void quota_update_rules(void **state)
+{
+        const char *best =
+            "{'metadata': {'name': 'q'}, 'spec': {'hard': {'pods': '2'}, 'scopes': ['BestEffort']}}";
+        struct xp_doc *old = decode(&xp_kind_resourcequota, best), *doc;
+        struct xp_error err = {0};
+
+        (void)state;
+        /* the spec is checked again on an update, as on a create */
+        doc = decode(&xp_kind_resourcequota, best);
+        assert_int_equal(json_object_set_new((json_t *)xp_json_at(doc->body, "spec.hard"),
+                                             "pods",
+                                             json_string("-1")),
+                         0);
+        assert_int_equal(xp_doc_validate(doc, old, &err), -EINVAL);
+        assert_string_equal(
+            err.msg, "spec.hard[pods]: Invalid value: \"-1\": must be greater than or equal to 0");
+        xp_doc_free(doc);
+        /* scopes are immutable (compared as sets) */
+        update_fails(
+            &xp_kind_resourcequota,
+            best,
+            "{'metadata': {'name': 'q'}, 'spec': {'hard': {'pods': '2'}, 'scopes': ['NotBestEffort']}}",
+            "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"NotBestEffort\"}: field is immutable");
+        update_fails(
+            &xp_kind_resourcequota,
+            best,
+            "{'metadata': {'name': 'q'}, 'spec': {'hard': {'pods': '2'}}}",
+            "spec.scopes: Invalid value: []core.ResourceQuotaScope(nil): field is immutable");
+        doc = decode(
+            &xp_kind_resourcequota,
+            "{'metadata': {'name': 'q'}, 'spec': {'hard': {'pods': '5'}, 'scopes': ['BestEffort']}}");
+        assert_int_equal(xp_doc_validate(doc, old, &err), 0);
+        xp_doc_free(doc);
+        xp_doc_free(old);
+}
+
 static void secret_rules(void **state)
 {
         struct xp_doc *doc;
@@ -488,6 +563,8 @@ int main(void)
             cmocka_unit_test(scale_of_a_kind),
             cmocka_unit_test(paths),
             cmocka_unit_test(configmap_table),
+            cmocka_unit_test(serviceaccount_table),
+            cmocka_unit_test(quota_update_rules),
             cmocka_unit_test(secret_rules),
         };
 

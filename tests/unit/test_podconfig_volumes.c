@@ -201,13 +201,121 @@ static void projected_sources(void **state)
             wait, "MountVolume.SetUp failed for volume \"p\" : secret \"gone\" not found");
         free(wait);
         assert_int_equal(
-            files_of("{\"name\":\"p\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{}}]}}",
+            files_of("{\"name\":\"p\",\"projected\":{\"sources\":[{\"clusterTrustBundle\":{}}]}}",
                      &f,
                      &wait,
                      &err),
             -EPERM);
-        assert_non_null(
-            strstr(xp_error_message(&err), "sources[0]: only configMap, secret and downwardAPI"));
+        assert_non_null(strstr(xp_error_message(&err),
+                               "sources[0]: only configMap, secret, downwardAPI and "
+                               "serviceAccountToken sources are supported by xpool"));
+        /* a reader without a token source (not the agent's) */
+        err = (struct xp_error){0};
+        assert_int_equal(
+            files_of(
+                "{\"name\":\"p\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"path\":\"t\"}}]}}",
+                &f,
+                &wait,
+                &err),
+            -EPERM);
+}
+
+/* The token source of the tests: the audience and seconds it was asked for, as the token. */
+static int fake_token(const json_t *pod,
+                      const char *audience,
+                      int64_t seconds,
+                      void *userdata,
+                      char **ret,
+                      struct xp_error *err)
+{
+        (void)userdata;
+        (void)err;
+        return asprintf(
+                   ret,
+                   "%s|%s|%lld",
+                   json_string_value(json_object_get(json_object_get(pod, "metadata"), "name")),
+                   audience ? audience : "-",
+                   (long long)seconds) < 0
+                   ? -ENOMEM
+                   : 0;
+}
+
+static int token_files_of(const char *vol_json, struct xp_podconfig_files *f, struct xp_error *err)
+{
+        json_t *vol = json_loads(vol_json, 0, NULL),
+               *pod = json_loads("{\"metadata\":{\"name\":\"web\"}}", 0, NULL);
+        struct xp_podconfig_reader reader = {
+            .get = fake_get, .ns = "team", .token = fake_token, .pod_json = pod};
+        char *wait = NULL;
+        int r;
+
+        assert_non_null(vol);
+        r = xp_podconfig_volume_files(vol, &reader, f, &wait, err);
+        free(wait);
+        json_decref(reader.seen);
+        json_decref(vol);
+        json_decref(pod);
+        return r;
+}
+
+static void service_account_tokens(void **state)
+{
+        struct xp_podconfig_files f = {0};
+        struct xp_error err = {0};
+
+        (void)state;
+        /* the kube-api-access volume's shape: token, CA, namespace */
+        assert_int_equal(
+            token_files_of(
+                "{\"name\":\"kube-api-access\",\"projected\":{\"defaultMode\":420,\"sources\":["
+                "{\"serviceAccountToken\":{\"expirationSeconds\":3607,\"path\":\"token\"}},"
+                "{\"serviceAccountToken\":{\"audience\":\"vault\",\"path\":\"v/t\"}}]}}",
+                &f,
+                &err),
+            1);
+        assert_string_equal(file(&f, "token")->data, "web|-|3607");
+        assert_int_equal(file(&f, "token")->mode, 0644);
+        assert_string_equal(file(&f, "v/t")->data, "web|vault|3600");
+        xp_podconfig_files_clear(&f);
+        assert_int_equal(
+            token_files_of(
+                "{\"name\":\"p\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":599,\"path\":\"t\"}}]}}",
+                &f,
+                &err),
+            -EINVAL);
+        assert_string_equal(xp_error_message(&err),
+                            "volume p: sources[0].serviceAccountToken.expirationSeconds: Invalid "
+                            "value: 599: may not specify a duration less than 10 minutes");
+        err = (struct xp_error){0};
+        assert_int_equal(
+            token_files_of(
+                "{\"name\":\"p\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{}}]}}",
+                &f,
+                &err),
+            -EINVAL);
+        assert_string_equal(xp_error_message(&err),
+                            "volume p: sources[0].serviceAccountToken.path: Required value");
+        err = (struct xp_error){0};
+        assert_int_equal(
+            token_files_of(
+                "{\"name\":\"p\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{\"path\":\"../t\"}}]}}",
+                &f,
+                &err),
+            -EINVAL);
+}
+
+/* The kubelet's renewal: past 80 % of the lifetime, or a day. */
+static void token_renewal(void **state)
+{
+        (void)state;
+        assert_true(xp_podconfig_token_fresh(1000, 1000 + 3600, 1000 + 2879));
+        assert_false(xp_podconfig_token_fresh(1000, 1000 + 3600, 1000 + 2880));
+        assert_false(xp_podconfig_token_fresh(1000, 1000 + 3600, 1000 + 4000));
+        assert_true(xp_podconfig_token_fresh(1000, 1000 + 600, 1000 + 479));
+        assert_false(xp_podconfig_token_fresh(1000, 1000 + 600, 1000 + 480));
+        /* a year-long token is renewed daily */
+        assert_false(xp_podconfig_token_fresh(0, 365 * 86400, 86400));
+        assert_true(xp_podconfig_token_fresh(0, 365 * 86400, 86399));
 }
 
 static void bad_input_is_refused(void **state)
@@ -391,6 +499,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(missing_objects_wait, setup, teardown),
             cmocka_unit_test_setup_teardown(projected_sources, setup, teardown),
             cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
+            cmocka_unit_test_setup_teardown(service_account_tokens, setup, teardown),
+            cmocka_unit_test(token_renewal),
             cmocka_unit_test_setup_teardown(downward_files, setup, teardown),
             cmocka_unit_test(atomic_layout),
         };

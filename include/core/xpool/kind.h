@@ -127,6 +127,7 @@ extern const struct xp_kind xp_kind_event;
 extern const struct xp_kind xp_kind_lease;
 extern const struct xp_kind xp_kind_configmap;          /* kind_configmap.c */
 extern const struct xp_kind xp_kind_secret;             /* kind_secret.c */
+extern const struct xp_kind xp_kind_serviceaccount;     /* kind_serviceaccount.c */
 extern const struct xp_kind xp_kind_resourcequota;      /* kind_quota.c */
 extern const struct xp_kind xp_kind_limitrange;         /* kind_quota.c */
 extern const struct xp_kind xp_kind_workload;           /* kind_gang.c */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The ServiceAccount admission of a new pod, as kube-apiserver's: the account it runs as
+ * (spec.serviceAccountName, `default` when unset) must exist in its namespace. `default` is made
+ * here when missing, as the service account controller would a moment later, so a pod created
+ * right after its namespace is not refused for the controller's delay.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "admission.h"
+#include "xpool/doc.h"
+#include "xpool/registry.h"
+#include "xpool/serviceaccounts.h"
+#include "xpool/store.h"
+
+int admission_serviceaccount(const struct request *req, const json_t *pod, struct reply *ret)
+{
+        const char *name = xp_json_str_at(pod, "spec.serviceAccountName", NULL);
+        const char *ns = req->namespace;
+        struct xp_error err = {0};
+        json_t *account = NULL;
+        int r;
+
+        if (!name || !name[0])
+                name = xp_json_str_at(pod, "spec.serviceAccount", NULL);
+        if (!name || !name[0])
+                name = XP_SERVICEACCOUNT_DEFAULT;
+        if (!ns)
+                return 1;
+        r = xp_store_get(req->api->store, "serviceaccounts", ns, name, &account, NULL, NULL);
+        json_decref(account);
+        if (r == -ENOENT && strcmp(name, XP_SERVICEACCOUNT_DEFAULT) == 0) {
+                r = xp_serviceaccount_default_ensure(req->api->registry, ns, &err);
+                /* a namespace that does not exist: the create's own check answers */
+                if (r == -ENOENT || r == -XP_REGISTRY_TERMINATING)
+                        return 1;
+        }
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                return 1;
+        return reply_status(ret,
+                            403,
+                            "Forbidden",
+                            xp_json_str_at(pod, "metadata.name", ""),
+                            "pods",
+                            "pods \"%s\" is forbidden: error looking up service account %s/%s: "
+                            "serviceaccount \"%s\" not found",
+                            xp_json_str_at(pod, "metadata.name", ""),
+                            ns,
+                            name,
+                            name);
+}
