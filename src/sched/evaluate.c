@@ -13,7 +13,7 @@
 
 #include "sched_internal.h"
 
-#define LOOKAHEAD 16 /* entries fetched ahead of the one filtered */
+#define LOOKAHEAD 32 /* entries fetched ahead of the one filtered */
 
 /* Evicting pods cannot cure these: the node itself refuses the pod. */
 static bool is_unresolvable(const struct reasons *rs)
@@ -107,15 +107,18 @@ static int score_fitting(const struct pctx *ctx,
         return 0;
 }
 
-/* The lines of an entry that the filters read: its head, with the resources held inline. */
-static void prefetch_entry(const struct snode *node)
+/* The bytes of an entry the filters read for this pod: its head and the resources held inline
+ * up to the highest it asks for (entries start on a cache line). */
+static size_t entry_bytes(const struct pctx *ctx)
 {
-        const char *p = (const char *)node;
-        size_t end = offsetof(struct snode, res_inline) + sizeof(node->res_inline);
+        uint32_t top = RES_PODS;
 
-        for (size_t off = 0; off < end; off += 64)
-                __builtin_prefetch(p + off);
-        __builtin_prefetch(p + end - 1);
+        for (size_t i = 0; i < ctx->req.n; i++)
+                if (ctx->req.items[i].res > top)
+                        top = ctx->req.items[i].res;
+        if (top >= SNODE_RES_INLINE)
+                top = SNODE_RES_INLINE - 1;
+        return offsetof(struct snode, res_inline) + (top + 1) * sizeof(struct sres);
 }
 
 /* The first device resource the pod asks for (UINT32_MAX none; RES_ACCEL: any of them), whose
@@ -141,6 +144,7 @@ static int filter_named(struct xp_sched *sched,
 {
         size_t n_cands = 0;
         uint32_t dev = device_res(ctx);
+        size_t bytes = entry_bytes(ctx);
         int r;
 
         r = sched_cands_reserve(sched, n + 1);
@@ -158,7 +162,8 @@ static int filter_named(struct xp_sched *sched,
 
                 /* the entries are misses: fetched ahead, then what they point to */
                 if (i + LOOKAHEAD < n && at[i + LOOKAHEAD])
-                        prefetch_entry(at[i + LOOKAHEAD]);
+                        for (size_t off = 0; off < bytes; off += 64)
+                                __builtin_prefetch((const char *)at[i + LOOKAHEAD] + off);
                 /* written out here: as a function GCC judged it free of effects and dropped it */
                 if (dev != UINT32_MAX && i + LOOKAHEAD / 2 < n && (ahead = at[i + LOOKAHEAD / 2]) &&
                     (g = dev == RES_ACCEL ? (ahead->n_groups ? ahead->groups : NULL)
