@@ -6,13 +6,14 @@
  * candidates (rank.c), so the node xp_sched_place() would choose among them scores highest.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sched_internal.h"
 
-#define LOOKAHEAD 16 /* names fetched ahead of the one looked up */
+#define LOOKAHEAD 32 /* entries fetched ahead of the one filtered */
 
 /* Evicting pods cannot cure these: the node itself refuses the pod. */
 static bool is_unresolvable(const struct reasons *rs)
@@ -106,6 +107,30 @@ static int score_fitting(const struct pctx *ctx,
         return 0;
 }
 
+/* The bytes of an entry the filters read for this pod: its head and the resources held inline
+ * up to the highest it asks for (entries start on a cache line). */
+static size_t entry_bytes(const struct pctx *ctx)
+{
+        uint32_t top = RES_PODS;
+
+        for (size_t i = 0; i < ctx->req.n; i++)
+                if (ctx->req.items[i].res > top)
+                        top = ctx->req.items[i].res;
+        if (top >= SNODE_RES_INLINE)
+                top = SNODE_RES_INLINE - 1;
+        return offsetof(struct snode, res_inline) + (top + 1) * sizeof(struct sres);
+}
+
+/* The first device resource the pod asks for (UINT32_MAX none; RES_ACCEL: any of them), whose
+ * group the fit filter reads on every node: fetched ahead too, once the entry is in cache. */
+static uint32_t device_res(const struct pctx *ctx)
+{
+        for (size_t i = 0; i < ctx->req.n; i++)
+                if (ctx->req.items[i].res >= RES_ACCEL)
+                        return ctx->req.items[i].res;
+        return UINT32_MAX;
+}
+
 /* Filters each named node into v; the ones that fit (each once) go to sched->cands. at[i]: the
  * node of names[i], NULL when none. */
 static int filter_named(struct xp_sched *sched,
@@ -118,34 +143,32 @@ static int filter_named(struct xp_sched *sched,
                         size_t *ret_n_cands)
 {
         size_t n_cands = 0;
+        uint32_t dev = device_res(ctx);
+        size_t bytes = entry_bytes(ctx);
         int r;
 
-        _cleanup_free_ uint64_t *h = malloc((n + 1) * sizeof(*h));
-
-        if (!h)
-                return -ENOMEM;
         r = sched_cands_reserve(sched, n + 1);
+        if (r >= 0)
+                r = sched_resolve_names(sched, names, n, at);
         if (r < 0)
                 return r;
-        /* thousands of lookups, each a miss on the node's name and entry: hashed first, then
-         * fetched ahead in two steps (the slot, then what it names) so the misses overlap */
-        for (size_t i = 0; i < n; i++)
-                h[i] = names[i] ? xp_map_hash(names[i]) : 0;
         /* a name asked twice is answered once: the mark says which slot answered it */
         sched->eval_generation++;
         for (size_t i = 0; i < n; i++) {
-                struct snode *node;
+                struct snode *node = at[i];
+                const struct snode *ahead;
+                const struct dgroup *g;
                 struct reasons rs;
 
-                if (i + LOOKAHEAD < n)
-                        xp_map_prefetch(&sched->node_map, h[i + LOOKAHEAD], false, 0);
-                if (i + LOOKAHEAD / 2 < n)
-                        xp_map_prefetch(&sched->node_map,
-                                        h[i + LOOKAHEAD / 2],
-                                        true,
-                                        sizeof(struct snode)); /* what the filters read */
-                node = names[i] ? xp_map_get_hashed(&sched->node_map, names[i], h[i]) : NULL;
-
+                /* the entries are misses: fetched ahead, then what they point to */
+                if (i + LOOKAHEAD < n && at[i + LOOKAHEAD])
+                        for (size_t off = 0; off < bytes; off += 64)
+                                __builtin_prefetch((const char *)at[i + LOOKAHEAD] + off);
+                /* written out here: as a function GCC judged it free of effects and dropped it */
+                if (dev != UINT32_MAX && i + LOOKAHEAD / 2 < n && (ahead = at[i + LOOKAHEAD / 2]) &&
+                    (g = dev == RES_ACCEL ? (ahead->n_groups ? ahead->groups : NULL)
+                                          : node_group(ahead, dev)))
+                        __builtin_prefetch(g);
                 v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
                 at[i] = node && node->present ? node : NULL;
                 if (!at[i])

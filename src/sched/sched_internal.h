@@ -30,18 +30,19 @@
 
 /* The devices of one resource on one node. */
 struct dgroup {
+        /* what the fit filter reads, in the group's first cache line */
         uint32_t res;
         enum xp_device_kind kind;
-        size_t n;
-        struct devsel_device *dev;
-        uint16_t *affinity; /* n * n */
-        char **ids;
-        char **vendors;
-        int64_t *index;
-        double *fp16;
         int free_whole;     /* healthy and unused */
         int64_t max_free;   /* the largest free share of a healthy device, milli */
         int64_t best_share; /* the largest free share of a healthy, partly used device; 0 none */
+        size_t n;
+        char **vendors;
+        struct devsel_device *dev;
+        uint16_t *affinity; /* n * n */
+        char **ids;
+        int64_t *index;
+        double *fp16;
 };
 
 struct staint {
@@ -73,15 +74,19 @@ struct sres {
 #define SNODE_RES_INLINE 8
 
 struct snode {
-        /* what every filter reads first, together */
-        bool present; /* false: removed (or never seen) but pods still name it */
+        /* what every filter reads first, together: entries start on a cache line (snapshot.c
+         * allocates them so), and this head with the first resources inline fills three */
+        _Alignas(64) bool present; /* false: removed (or never seen) but pods still name it */
         bool unschedulable;
         int ready; /* 1 True, 0 False, -1 Unknown or missing */
+        size_t n_taints;
+        struct staint *taints;
         size_t n_res;
         struct sres *res; /* by resource id (ids >= n_res: none); res_inline when it fits */
+        /* xp_sched_evaluate(): the call that last saw the node named, and at which slot */
+        uint64_t eval_generation;
+        size_t eval_slot;
         struct sres res_inline[SNODE_RES_INLINE];
-        struct staint *taints;
-        size_t n_taints;
         struct xp_strmap labels;
         uint64_t hash;
         char *name;
@@ -95,9 +100,6 @@ struct snode {
         size_t n_pods;
         size_t cap_pods;
         void *gcache; /* the GPU policies' cache of this node (gpufrag.c), NULL when none */
-        /* xp_sched_evaluate(): the call that last saw the node named, and at which slot */
-        uint64_t eval_generation;
-        size_t eval_slot;
 };
 
 struct sreq {
@@ -177,10 +179,11 @@ struct xp_sched {
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
-        uint64_t eval_generation;   /* counts xp_sched_evaluate() calls */
-        struct gworkload *workload; /* xp_sched_set_workload(); NULL when none (gpufrag.c) */
-        struct gworkload *live;     /* the live mix of placed pods, when no workload is set */
-        size_t live_pods;           /* pod_map.n when live was built */
+        uint64_t eval_generation;        /* counts xp_sched_evaluate() calls */
+        struct sched_resolved *resolved; /* resolve.c: the entries of the last names asked */
+        struct gworkload *workload;      /* xp_sched_set_workload(); NULL when none (gpufrag.c) */
+        struct gworkload *live;          /* the live mix of placed pods, when no workload is set */
+        size_t live_pods;                /* pod_map.n when live was built */
         uint64_t workload_gen;
         /* a gang placed within one topology domain (gang.c): placements consider only these
          * nodes, in order; NULL: every node */
@@ -190,6 +193,14 @@ struct xp_sched {
         struct gang_topology *topology;
         uint64_t topology_gen; /* counts node changes: a cached grouping is stale after one */
 };
+
+/* The entry of each name into at[i] (present or not), NULL when none (resolve.c). -ENOMEM. */
+int sched_resolve_names(struct xp_sched *sched,
+                        const char *const *names,
+                        size_t n,
+                        struct snode **at);
+/* Frees resolve.c's entries of the last names asked. */
+void sched_resolved_free(struct xp_sched *sched);
 
 /* Frees gang.c's cache of topology domains. */
 void gang_topology_free(struct xp_sched *sched);

@@ -1570,6 +1570,46 @@ static void verdicts_name_every_reason(void **state)
         xp_sched_free(sched);
 }
 
+/* The names of one call are kept for the next (resolve.c): the same names asked again must see
+ * nodes added, removed and re-added since, and a different list is looked up afresh. */
+static void verdicts_follow_node_changes(void **state)
+{
+        static const char *const names[] = {"a", "late", "b"};
+        static const char *const other[] = {"b", "late"};
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 1);
+        struct xp_pod *pod = simple_pod("q", "\"cpu\":\"2\"", NULL, NULL);
+        struct xp_sched_verdicts set;
+
+        (void)state;
+        add_node(sched, node_json("a", "96", NULL));
+        add_node(sched, node_json("b", "96", NULL));
+        evaluate(sched, pod, names, 3, &set);
+        assert_int_equal(set.items[1].fit, -ENOENT);
+        xp_sched_verdicts_done(&set);
+        add_node(sched, node_json("late", "96", NULL));
+        evaluate(sched, pod, names, 3, &set);
+        assert_int_equal(set.items[0].fit, 1);
+        assert_int_equal(set.items[1].fit, 1);
+        assert_int_equal(set.items[2].fit, 1);
+        xp_sched_verdicts_done(&set);
+        assert_int_equal(xp_sched_node_remove(sched, "a"), 0);
+        evaluate(sched, pod, names, 3, &set);
+        assert_int_equal(set.items[0].fit, -ENOENT);
+        assert_int_equal(set.items[1].fit, 1);
+        xp_sched_verdicts_done(&set);
+        add_node(sched, node_json("a", "1", NULL));
+        evaluate(sched, pod, names, 3, &set);
+        assert_int_equal(set.items[0].fit, 0);
+        assert_string_equal(set.items[0].reason, "Insufficient cpu");
+        xp_sched_verdicts_done(&set);
+        evaluate(sched, pod, other, 2, &set);
+        assert_int_equal(set.items[0].fit, 1);
+        assert_int_equal(set.items[1].fit, 1);
+        xp_sched_verdicts_done(&set);
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1595,6 +1635,7 @@ int main(void)
             cmocka_unit_test(deterministic_for_a_seed),
             cmocka_unit_test(verdicts_match_placement),
             cmocka_unit_test(verdicts_name_every_reason),
+            cmocka_unit_test(verdicts_follow_node_changes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
