@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "contain_internal.h"
 #include "runtime_internal.h"
 #include "xpool/macro.h"
 
@@ -76,10 +77,39 @@ static int high_fd(int fd)
         return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10);
 }
 
+/*
+ * The filter the container's shim got on CONTAIN_FILTER_FD when its spec says so (filter_fd), for
+ * the helper, which contains the command as the shim did: *ret -1 when the spec asks for none.
+ */
+static int exec_filter(struct xp_runtime *rt, const char *dir, int *ret, struct xp_error *err)
+{
+        char path[PATH_MAX + 16];
+        json_t *spec, *contain;
+        int r = 0;
+
+        *ret = -1;
+        snprintf(path, sizeof(path), "%s/spec.json", dir);
+        spec = json_load_file(path, 0, NULL);
+        contain = json_object_get(spec, CONTAIN_SPEC_KEY);
+        if (!json_is_object(contain))
+                r = xp_errorf(err, -EINVAL, "exec: %s holds no containment settings", path);
+        else if (json_is_true(json_object_get(contain, "filter_fd"))) {
+                json_t *effective = json_object_get(json_object_get(contain, "caps"), "effective");
+
+                *ret = runtime_filter_for(rt, (uint64_t)json_integer_value(effective));
+                if (*ret < 0)
+                        r = xp_errorf(
+                            err, -EIO, "exec: the container's seccomp filter cannot be made");
+        }
+        json_decref(spec);
+        return r;
+}
+
 static int spawn_helper(const struct xp_runtime *rt,
                         char **argv,
                         const int stdio[static 3],
                         int report,
+                        int filter,
                         pid_t *ret_pid,
                         struct xp_error *err)
 {
@@ -99,6 +129,8 @@ static int spawn_helper(const struct xp_runtime *rt,
                         posix_spawn_file_actions_addopen(
                             &fa, i, "/dev/null", i == 0 ? O_RDONLY : O_WRONLY, 0);
         posix_spawn_file_actions_adddup2(&fa, report, REPORT_FD);
+        if (filter >= 0)
+                posix_spawn_file_actions_adddup2(&fa, filter, CONTAIN_FILTER_FD);
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -120,10 +152,10 @@ int xp_runtime_exec(struct xp_runtime *rt,
 {
         char dir[PATH_MAX];
         _cleanup_free_ char **argv = NULL;
-        _cleanup_close_ int rd = -1, wr = -1, in = -1, out = -1, errfd = -1;
+        _cleanup_close_ int rd = -1, wr = -1, in = -1, out = -1, errfd = -1, filter = -1;
         size_t n = 0;
         pid_t pid, helper;
-        int fds[2], r;
+        int fds[2], shared_filter, r;
 
         r = runtime_container_dir(rt, pod_uid, container, dir, err);
         if (r < 0)
@@ -154,7 +186,14 @@ int xp_runtime_exec(struct xp_runtime *rt,
         if (wr < 0 || (o->stdin_fd >= 0 && in < 0) || (o->stdout_fd >= 0 && out < 0) ||
             (o->stderr_fd >= 0 && errfd < 0))
                 return xp_errorf(err, -errno, "exec: dup: %m");
-        r = spawn_helper(rt, argv, (int[3]){in, out, errfd}, wr, &helper, err);
+        r = exec_filter(rt, dir, &shared_filter, err);
+        if (r < 0)
+                return r;
+        /* the runtime keeps its filter open: the helper gets a copy above the fds it is given */
+        filter = high_fd(shared_filter);
+        if (shared_filter >= 0 && filter < 0)
+                return xp_errorf(err, -errno, "exec: dup: %m");
+        r = spawn_helper(rt, argv, (int[3]){in, out, errfd}, wr, filter, &helper, err);
         if (r < 0)
                 return r;
         *ret_pid = helper;

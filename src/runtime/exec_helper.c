@@ -187,6 +187,21 @@ static void report(const char *msg)
                 return;
 }
 
+/* Closes every fd from first on but the seccomp filter the agent hands over on CONTAIN_FILTER_FD
+ * (a sealed memfd: anything else there is closed too). */
+static void close_from(int first)
+{
+        bool filter = fcntl(CONTAIN_FILTER_FD, F_GET_SEALS) >= 0;
+
+        for (int fd = first; fd < CONTAIN_FILTER_FD; fd++)
+                close(fd);
+        if (!filter)
+                close(CONTAIN_FILTER_FD);
+        if (close_range(CONTAIN_FILTER_FD + 1, ~0U, 0) < 0)
+                for (int fd = CONTAIN_FILTER_FD + 1; fd < 1024; fd++)
+                        close(fd);
+}
+
 int xp_exec_main(int argc, char **argv)
 {
         struct shim s = {.notify = -1, .lock = -1};
@@ -205,9 +220,7 @@ int xp_exec_main(int argc, char **argv)
         }
         /* nothing of the agent's past stdio and the report: its sockets would keep its clients'
          * connections open as long as the command runs */
-        if (close_range(REPORT_FD + 1, ~0U, 0) < 0)
-                for (int fd = REPORT_FD + 1; fd < 1024; fd++)
-                        close(fd);
+        close_from(REPORT_FD + 1);
         fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
         /* the agent's thread that started us waits for us; its end is ours */
         prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);

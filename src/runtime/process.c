@@ -931,7 +931,7 @@ static json_t *limits_json(const struct xp_cgroup_limits *l)
  * millisecond), as the sealed memfd each shim gets on CONTAIN_FILTER_FD. The runtime's (open
  * until xp_runtime_free()); -1 when it cannot be had (the shim compiles it then).
  */
-static int filter_for(struct xp_runtime *rt, uint64_t effective)
+int runtime_filter_for(struct xp_runtime *rt, uint64_t effective)
 {
         int fd = -1;
 
@@ -964,7 +964,7 @@ static int filter_of(struct xp_runtime *rt, const struct xp_container_launch *l)
 {
         struct xp_contain c = contain_cut(rt, l);
 
-        return !l->oci && c.seccomp ? filter_for(rt, c.caps.effective) : -1;
+        return !l->oci && c.seccomp ? runtime_filter_for(rt, c.caps.effective) : -1;
 }
 
 /* The containment the shim applies. An OCI runtime applies its own (config.json): its shim

@@ -109,6 +109,9 @@ int runtime_container_dir(const struct xp_runtime *rt,
 /* process.c: the runtime's state directory and the shim executable (which also runs __exec). */
 const char *runtime_state_dir(const struct xp_runtime *rt);
 const char *runtime_shim_exe(const struct xp_runtime *rt);
+/* The sealed seccomp filter for the effective set (process.c): the runtime's, open until
+ * xp_runtime_free(); -1 when it cannot be made. */
+int runtime_filter_for(struct xp_runtime *rt, uint64_t effective);
 /* Writes data to dir/name atomically (tmp + rename, fsync when durable). */
 int runtime_write_json(
     const char *dir, const char *name, const char *text, bool durable, struct xp_error *err);
