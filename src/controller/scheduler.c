@@ -154,6 +154,18 @@ static void on_workload_deleted(void *userdata, const json_t *object, uint64_t v
         group_seen(userdata, XP_SCHEDULER_WORKLOADS, object, true);
 }
 
+static void on_k8s_podgroup(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_K8S_PODGROUPS, object, false);
+}
+
+static void on_k8s_podgroup_deleted(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_K8S_PODGROUPS, object, true);
+}
+
 static void on_podgroup(void *userdata, const json_t *object, uint64_t version)
 {
         (void)version;
@@ -180,6 +192,10 @@ static const struct xp_informer_handler followed[] = {
      .add = on_workload,
      .update = on_workload,
      .delete = on_workload_deleted},
+    {.resource = XP_SCHEDULER_K8S_PODGROUPS,
+     .add = on_k8s_podgroup,
+     .update = on_k8s_podgroup,
+     .delete = on_k8s_podgroup_deleted},
     {.resource = XP_SCHEDULER_PODGROUPS,
      .add = on_podgroup,
      .update = on_podgroup,

@@ -63,7 +63,7 @@ struct pending {
         int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
         char *queue;           /* its queue (s->hooks.queue's, read at each change), NULL: none */
         char *gang;            /* its gang's key (struct gang_id), NULL: none */
-        const char *gang_what; /* "label", "podgroup", "workload" */
+        const char *gang_what; /* struct gang_id.what */
         int64_t gang_min;      /* its minimum; 0 when missing or bad */
         bool gang_missing;     /* its PodGroup or Workload is not (yet) there */
         uint64_t gang_pass;    /* the pass that last tried its gang */
@@ -206,12 +206,16 @@ void shapes_forget(struct xp_scheduler *s);
 
 /* ---- gangs' shapes and bound members (scheduler_groups.c) -------------------------------- */
 
-/* The store's kinds of Kubernetes' Workload and Volcano's PodGroup. */
-#define XP_SCHEDULER_WORKLOADS "workloads"
-#define XP_SCHEDULER_PODGROUPS "podgroups"
+/* The store's kinds of Kubernetes' Workload and PodGroup and of Volcano's PodGroup. */
+#define XP_SCHEDULER_WORKLOADS     "workloads"
+#define XP_SCHEDULER_K8S_PODGROUPS "podgroups.scheduling.k8s.io"
+#define XP_SCHEDULER_PODGROUPS     "podgroups"
+/* struct gang_id.what of a gang that Kubernetes' PodGroup names */
+#define XP_GANG_SCHEDULING_GROUP "schedulingGroup"
 
 /* A pod's gang: key "namespace/name" (a Workload's "namespace/workload/podGroup[/replicaKey]"),
- * what names it, its minimum (0: none valid), and whether its PodGroup or Workload is missing. */
+ * what names it ("label", "podgroup", "workload", XP_GANG_SCHEDULING_GROUP), its minimum (0: none
+ * valid), and whether its PodGroup or Workload is missing. */
 struct gang_id {
         char *key;
         const char *what;
@@ -229,8 +233,8 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang);
  * gang again. */
 void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
 void groups_clear(struct xp_scheduler *s);
-/* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running") when p's gang is
- * one and it says otherwise. */
+/* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running"), or a Kubernetes
+ * PodGroup's PodGroupScheduled condition for it, when p's gang is one and it says otherwise. */
 void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */
