@@ -34,6 +34,8 @@
         300000 /* doubling per update up to this (kube's spam filter: 5 min) */
 #define NAME_MAX_LEN 253
 #define INFLIGHT_MAX 512 /* writes handed to the workers and not yet done */
+/* A pass waits until the workers are down to this many (scheduler.c, scheduler_work()). */
+#define INFLIGHT_RESUME (INFLIGHT_MAX / 2)
 
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
@@ -114,6 +116,10 @@ struct xp_scheduler {
          * event costs O(1) whatever the number pending. */
         struct pending **queue;
         size_t n_queue, cap_queue;
+        /* a pass's active pods and order_run()'s scratch, cap_active each: kept from pass to
+         * pass, as a pass may run for every few bindings the workers finish */
+        struct pending **active, **scratch;
+        size_t cap_active;
         struct xp_map index;
         bool changed;  /* capacity may have appeared since the waiting pods were tried */
         uint64_t pass; /* counts passes: a gang is tried once per pass */
@@ -182,15 +188,19 @@ void unschedulable(struct xp_scheduler *s,
                    struct pending *p,
                    const char *message,
                    const char *explain);
-/* Accounts p as placed on node and hands its binding to the workers. -errno. */
-int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement);
+/* Accounts p (decoded) as placed and hands its binding to the workers; text is the placement
+ * as its annotation says it. -errno. */
+int dispatch(struct xp_scheduler *s,
+             struct pending *p,
+             const struct xp_placement *placement,
+             const char *text);
 /* The pass may try more pods (not stopping, the workers not too far behind). */
 bool pass_open(struct xp_scheduler *s);
 /* Tries p in this pass unless its binding is in flight, it went, or its gang was tried. */
 void pass_try(struct xp_scheduler *s, struct pending *p);
-/* Sorts active[0..n) and tries them in order (scheduler_order.c): priority, the queues' shares
- * among equal priorities, FIFO. */
-void order_run(struct xp_scheduler *s, struct pending **active, size_t n);
+/* Tries active[0..n) in order while the pass is open (scheduler_order.c): priority, the
+ * queues' shares among equal priorities, FIFO. Reorders active; scratch holds n entries. */
+void order_run(struct xp_scheduler *s, struct pending **active, struct pending **scratch, size_t n);
 /* Tries p's gang, all its pending members together, once per pass. */
 void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
 
