@@ -44,7 +44,8 @@
 #include "xpool/timeutil.h"
 #include "xpool/why.h"
 
-#define WAKE_MS 100 /* longest sleep before checking for shutdown */
+#define WAKE_MS      100 /* longest sleep before checking for shutdown */
+#define BUSY_POLL_MS 2   /* while the workers are busy: how soon to collect what they finished */
 
 /* ---- following the store -------------------------------------------------------------------- */
 
@@ -154,6 +155,18 @@ static void on_workload_deleted(void *userdata, const json_t *object, uint64_t v
         group_seen(userdata, XP_SCHEDULER_WORKLOADS, object, true);
 }
 
+static void on_k8s_podgroup(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_K8S_PODGROUPS, object, false);
+}
+
+static void on_k8s_podgroup_deleted(void *userdata, const json_t *object, uint64_t version)
+{
+        (void)version;
+        group_seen(userdata, XP_SCHEDULER_K8S_PODGROUPS, object, true);
+}
+
 static void on_podgroup(void *userdata, const json_t *object, uint64_t version)
 {
         (void)version;
@@ -180,6 +193,10 @@ static const struct xp_informer_handler followed[] = {
      .add = on_workload,
      .update = on_workload,
      .delete = on_workload_deleted},
+    {.resource = XP_SCHEDULER_K8S_PODGROUPS,
+     .add = on_k8s_podgroup,
+     .update = on_k8s_podgroup,
+     .delete = on_k8s_podgroup_deleted},
     {.resource = XP_SCHEDULER_PODGROUPS,
      .add = on_podgroup,
      .update = on_podgroup,
@@ -323,15 +340,17 @@ void unschedulable(struct xp_scheduler *s,
 }
 
 /*
- * Accounts p as placed on node (the snapshot must see the devices taken before the next
- * decision) and hands its binding to the workers.
+ * Accounts p as placed (the snapshot must see the devices taken before the next decision) and
+ * hands its binding to the workers. The snapshot takes the decoded pod and the placement as they
+ * are: a copy of the pod with the binding in it, decoded again, cost more than the decision.
  */
-int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement)
+int dispatch(struct xp_scheduler *s,
+             struct pending *p,
+             const struct xp_placement *placement,
+             const char *text)
 {
-        _cleanup_(xp_pod_freep) struct xp_pod *assumed = NULL;
         struct xp_error err = {0};
         struct bind_job *job;
-        json_t *copy, *meta, *annotations;
         int r;
 
         job = calloc(1, sizeof *job);
@@ -339,10 +358,14 @@ int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const 
                 return -ENOMEM;
         job->namespace = strdup(p->namespace);
         job->name = strdup(p->name);
-        job->node = strdup(node);
-        job->annotations = json_pack("{s:s}", XP_PLACEMENT_ANNOTATION, placement);
+        job->node = strdup(placement->node);
+        job->annotations = json_pack("{s:s}", XP_PLACEMENT_ANNOTATION, text);
         job->version = p->version;
         job->pod = json_incref(p->pod);
+        if (!job->namespace || !job->name || !job->node || !job->annotations) {
+                bind_job_free(job);
+                return -ENOMEM;
+        }
         /* the failures before this placement, counted in the Event before the binding */
         job->event_count = failures_take(s, p, true);
         if (job->event_count > 0 &&
@@ -350,26 +373,7 @@ int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const 
                 bind_job_free(job);
                 return -ENOMEM;
         }
-        copy = json_deep_copy(p->pod);
-        meta = json_object_get(copy, "metadata");
-        annotations = json_object_get(meta, "annotations");
-        if (copy && json_is_object(meta) && !json_is_object(annotations)) {
-                annotations = json_object();
-                if (json_object_set_new(meta, "annotations", annotations) < 0)
-                        annotations = NULL;
-        }
-        r = job->namespace && job->name && job->node && job->annotations && annotations &&
-                    json_object_set_new(
-                        annotations, XP_PLACEMENT_ANNOTATION, json_string(placement)) >= 0 &&
-                    json_object_set_new(
-                        json_object_get(copy, "spec"), "nodeName", json_string(node)) >= 0
-                ? 0
-                : -ENOMEM;
-        if (r >= 0)
-                r = xp_pod_from_json(copy, NULL, XP_DECODE_TRUSTED, &assumed, &err);
-        if (r >= 0)
-                r = xp_sched_pod_add(s->sched, assumed, &err);
-        json_decref(copy);
+        r = xp_sched_pod_assume(s->sched, p->decoded, placement, &err);
         if (r < 0) {
                 bind_job_free(job);
                 return r;
@@ -377,7 +381,7 @@ int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const 
         p->inflight = true;
         s->inflight++;
         if (s->hooks.placed)
-                s->hooks.placed(s->hooks.userdata, assumed, NULL);
+                s->hooks.placed(s->hooks.userdata, p->decoded, placement);
         bind_job_enqueue(s, job);
         return 0;
 }
@@ -555,7 +559,7 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
         }
         r = xp_placement_to_json(&placement, &text);
         if (r >= 0)
-                r = dispatch(s, p, placement.node, text);
+                r = dispatch(s, p, &placement, text);
         xp_placement_done(&placement);
         if (r < 0) {
                 *result = XP_SCHEDULER_ERROR;
@@ -671,20 +675,40 @@ static void retry_gap_set(struct xp_scheduler *s, int64_t pass_ms)
         s->retry_gap_ms = gap < RETRY_MIN_MS ? RETRY_MIN_MS : gap > RETRY_MS ? RETRY_MS : gap;
 }
 
+/* Room for every pending pod in s->active and s->scratch. -ENOMEM. */
+static int active_grow(struct xp_scheduler *s)
+{
+        size_t cap = s->cap_active ? s->cap_active : 64;
+        struct pending **active, **scratch;
+
+        while (cap < s->n_queue)
+                cap *= 2;
+        active = realloc(s->active, cap * sizeof *active);
+        if (!active)
+                return -ENOMEM;
+        s->active = active;
+        scratch = realloc(s->scratch, cap * sizeof *scratch);
+        if (!scratch)
+                return -ENOMEM;
+        s->scratch = scratch;
+        s->cap_active = cap;
+        return 0;
+}
+
 /* One pass over the pods that may be placed now. Returns how long until a backoff ends. */
 static int64_t schedule_pass(struct xp_scheduler *s)
 {
-        _cleanup_free_ struct pending **active = NULL;
         int64_t wake, start = xp_clock_monotonic_ms(s->clock);
+        struct pending **active;
         bool released = false;
         size_t n;
 
-        active = calloc(s->n_queue ? s->n_queue : 1, sizeof *active);
-        if (!active)
+        if (s->n_queue > s->cap_active && active_grow(s) < 0)
                 return WAKE_MS;
+        active = s->active;
         n = active_pods(s, active, &wake, &released);
         s->pass++;
-        order_run(s, active, n);
+        order_run(s, active, s->scratch, n);
         shapes_forget(s);
         /* only the pods tried can have been dropped */
         for (size_t i = 0; i < n; i++)
@@ -705,6 +729,12 @@ static int64_t scheduler_work(void *userdata)
         int64_t wake, sleep_ms;
 
         collect(s);
+        /* A pass costs O(pending) before it tries anyone (the active set, its order, the
+         * failures due), and every binding written wakes the loop: with the workers full, each
+         * pass would bind the one or two pods they just finished, paying that cost per pod.
+         * Waiting until half the writes are done makes each pass bind hundreds. */
+        if (s->inflight >= INFLIGHT_RESUME)
+                return BUSY_POLL_MS;
         wake = schedule_pass(s);
         queue_ctl_flush(s->queues);
         /* wake early while a retry is due, or a backoff ends */
@@ -828,6 +858,8 @@ void xp_scheduler_free(struct xp_scheduler *s)
         pending_clear(s);
         groups_clear(s);
         free(s->queue);
+        free(s->active);
+        free(s->scratch);
         xp_sched_free(s->sched);
         queue_ctl_free(s->queues);
         xp_informer_free(s->informer);

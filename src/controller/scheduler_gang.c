@@ -87,7 +87,7 @@ bind_members(struct xp_scheduler *s, struct pending **m, size_t n, struct xp_gan
                 int r = xp_placement_to_json(&res->placements[i], &text);
 
                 if (r >= 0)
-                        r = dispatch(s, m[i], res->placements[i].node, text);
+                        r = dispatch(s, m[i], &res->placements[i], text);
                 if (r < 0) {
                         /* the core assumed it: forget it, the member is tried again */
                         (void)xp_sched_pod_remove(s->sched, m[i]->namespace, m[i]->name);

@@ -4,6 +4,8 @@
  *  - Kubernetes' Workload (scheduling.k8s.io/v1alpha1): the pod's spec.workloadRef names the
  *    Workload and one of its podGroups (and a podGroupReplicaKey splitting it into independent
  *    gangs); a podGroup whose policy is gang has policy.gang.minCount;
+ *  - Kubernetes' PodGroup (scheduling.k8s.io/v1alpha2): the pod's spec.schedulingGroup names
+ *    it (podGroupName); its spec.schedulingPolicy is basic or gang (gang.minCount);
  *  - Volcano's PodGroup (scheduling.volcano.sh/v1beta1): the pod annotation
  *    scheduling.k8s.io/group-name names it; its spec.minMember is the minimum;
  *  - xpool's label xpool.io/gang with xpool.io/gang-min.
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "scheduler_state.h"
 #include "xpool/gang.h"
 #include "xpool/log.h"
@@ -23,6 +26,7 @@
 #include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
+#include "xpool/timeutil.h"
 
 /* A followed Workload or PodGroup. */
 struct group_obj {
@@ -113,10 +117,35 @@ from_workload(struct xp_scheduler *s, const char *ns, const json_t *ref, struct 
         return 1;
 }
 
+/* spec.schedulingGroup: 1 a gang, 0 none (no name, or a basic policy), -ENOMEM. */
+static int
+from_pod_group(struct xp_scheduler *s, const char *ns, const json_t *ref, struct gang_id *ret)
+{
+        const char *name = json_string_value(json_object_get(ref, "podGroupName"));
+        const json_t *pg, *policy;
+
+        if (!name || !name[0])
+                return 0;
+        pg = group_find(s, XP_SCHEDULER_K8S_PODGROUPS, ns, name);
+        policy = json_object_get(json_object_get(pg, "spec"), "schedulingPolicy");
+        if (pg && !json_object_get(policy, "gang"))
+                return 0; /* basic: every pod on its own */
+        if (asprintf(&ret->key, "%s/%s", ns, name) < 0) {
+                ret->key = NULL;
+                return -ENOMEM;
+        }
+        ret->what = XP_GANG_SCHEDULING_GROUP;
+        ret->missing = !pg;
+        ret->min = min_in_range(json_int(policy, "gang", "minCount", NULL));
+        return 1;
+}
+
 int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, struct gang_id *ret)
 {
         const json_t *meta = json_object_get(pod, "metadata");
-        const json_t *ref = json_object_get(json_object_get(pod, "spec"), "workloadRef");
+        const json_t *spec = json_object_get(pod, "spec");
+        const json_t *group = json_object_get(spec, "schedulingGroup");
+        const json_t *ref = json_object_get(spec, "workloadRef");
         const char *volcano = json_string_value(
             json_object_get(json_object_get(meta, "annotations"), XP_GANG_VOLCANO_ANNOTATION));
         const json_t *labels = json_object_get(meta, "labels");
@@ -124,6 +153,8 @@ int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, str
         const char *min = json_string_value(json_object_get(labels, XP_GANG_MIN_LABEL));
 
         *ret = (struct gang_id){0};
+        if (json_is_object(group))
+                return from_pod_group(s, ns, group, ret);
         if (json_is_object(ref))
                 return from_workload(s, ns, ref, ret);
         if (volcano && volcano[0]) {
@@ -228,26 +259,97 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang)
         return g ? g->bound : 0;
 }
 
-/* ---- Volcano's PodGroup phase ---------------------------------------------------------------- */
+/* ---- the PodGroups' status -------------------------------------------------------------- */
 
 #define PHASE_ATTEMPTS 4 /* stale writes read again before leaving it to the next attempt */
+
+/* Volcano's status.phase: 1 changed, 0 already so, -ENOMEM. */
+static int phase_set(json_t *status, const char *phase, int64_t now_s)
+{
+        (void)now_s;
+        if (xp_streq0(json_string_value(json_object_get(status, "phase")), phase))
+                return 0;
+        return json_object_set_new(status, "phase", json_string(phase)) < 0 ? -ENOMEM : 1;
+}
+
+/*
+ * Kubernetes' PodGroupScheduled condition (KEP-5832): True (Scheduled) once the gang is placed,
+ * False (Unschedulable) while enough members are there but do not fit; a gang still waiting for
+ * members is not yet tried, so says nothing. 1 changed, 0 already so, -ENOMEM.
+ */
+static int condition_set(json_t *status, const char *phase, int64_t now_s)
+{
+        bool placed = strcmp(phase, "Running") == 0;
+        const char *want = placed ? "True" : "False";
+        const char *reason = placed ? "Scheduled" : "Unschedulable";
+        json_t *conditions = json_object_get(status, "conditions"), *c = NULL, *item;
+        char when[XP_RFC3339_MAX];
+        size_t i;
+        int r;
+
+        if (strcmp(phase, "Pending") == 0)
+                return 0;
+        if (!json_is_array(conditions)) {
+                conditions = json_array();
+                if (json_object_set_new(status, "conditions", conditions) < 0)
+                        return -ENOMEM;
+        }
+        json_array_foreach(conditions, i, item)
+        {
+                if (xp_streq0(json_string_value(json_object_get(item, "type")),
+                              "PodGroupScheduled"))
+                        c = item;
+        }
+        if (c && xp_streq0(json_string_value(json_object_get(c, "status")), want) &&
+            xp_streq0(json_string_value(json_object_get(c, "reason")), reason))
+                return 0;
+        if (xp_time_format_rfc3339(now_s, when) < 0)
+                return -EINVAL;
+        item = json_pack("{s:s, s:s, s:s, s:s, s:s}",
+                         "type",
+                         "PodGroupScheduled",
+                         "status",
+                         want,
+                         "reason",
+                         reason,
+                         "message",
+                         placed ? "all required pods are placed" : "the gang does not fit",
+                         "lastTransitionTime",
+                         when);
+        if (!item)
+                return -ENOMEM;
+        if (!c)
+                return json_array_append_new(conditions, item) < 0 ? -ENOMEM : 1;
+        r = json_object_update(c, item) < 0 ? -ENOMEM : 1;
+        json_decref(item);
+        return r;
+}
 
 void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase)
 {
         struct xp_store *store = xp_registry_store(s->registry);
+        int (*edit)(json_t * status, const char *phase, int64_t now_s);
+        const char *resource, *name;
         struct xp_error err = {0};
-        const char *name;
         int r = -ESTALE;
 
-        if (!p->gang || strcmp(p->gang_what, "podgroup") != 0 || p->gang_missing)
+        if (!p->gang || p->gang_missing)
                 return;
+        if (strcmp(p->gang_what, "podgroup") == 0) {
+                resource = XP_SCHEDULER_PODGROUPS;
+                edit = phase_set;
+        } else if (strcmp(p->gang_what, XP_GANG_SCHEDULING_GROUP) == 0) {
+                resource = XP_SCHEDULER_K8S_PODGROUPS;
+                edit = condition_set;
+        } else {
+                return;
+        }
         name = p->gang + strlen(p->namespace) + 1;
         for (unsigned attempt = 0; attempt < PHASE_ATTEMPTS && r == -ESTALE; attempt++) {
                 json_t *pg = NULL, *status;
                 uint64_t version;
 
-                r = xp_store_get(
-                    store, XP_SCHEDULER_PODGROUPS, p->namespace, name, &pg, &version, &err);
+                r = xp_store_get(store, resource, p->namespace, name, &pg, &version, &err);
                 if (r < 0)
                         break;
                 status = json_object_get(pg, "status");
@@ -255,25 +357,15 @@ void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char 
                         status = json_object();
                         json_object_set_new(pg, "status", status);
                 }
-                if (xp_streq0(json_string_value(json_object_get(status, "phase")), phase)) {
-                        json_decref(pg);
-                        return;
-                }
-                r = json_object_set_new(status, "phase", json_string(phase)) < 0 ? -ENOMEM : 0;
-                if (r == 0)
-                        r = xp_store_update(store,
-                                            XP_SCHEDULER_PODGROUPS,
-                                            p->namespace,
-                                            name,
-                                            version,
-                                            pg,
-                                            NULL,
-                                            &err);
+                r = edit(status, phase, xp_clock_wall_s(s->clock));
+                if (r > 0)
+                        r = xp_store_update(
+                            store, resource, p->namespace, name, version, pg, NULL, &err);
                 json_decref(pg);
         }
         if (r < 0 && r != -ENOENT)
                 xp_log(LOG_WARNING,
-                       "scheduler: the phase of PodGroup %s not written: %s",
+                       "scheduler: the status of PodGroup %s not written: %s",
                        p->gang,
                        err.msg[0] ? err.msg : strerror(-r));
 }

@@ -34,6 +34,8 @@
         300000 /* doubling per update up to this (kube's spam filter: 5 min) */
 #define NAME_MAX_LEN 253
 #define INFLIGHT_MAX 512 /* writes handed to the workers and not yet done */
+/* A pass waits until the workers are down to this many (scheduler.c, scheduler_work()). */
+#define INFLIGHT_RESUME (INFLIGHT_MAX / 2)
 
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
@@ -63,7 +65,7 @@ struct pending {
         int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
         char *queue;           /* its queue (s->hooks.queue's, read at each change), NULL: none */
         char *gang;            /* its gang's key (struct gang_id), NULL: none */
-        const char *gang_what; /* "label", "podgroup", "workload" */
+        const char *gang_what; /* struct gang_id.what */
         int64_t gang_min;      /* its minimum; 0 when missing or bad */
         bool gang_missing;     /* its PodGroup or Workload is not (yet) there */
         uint64_t gang_pass;    /* the pass that last tried its gang */
@@ -114,6 +116,10 @@ struct xp_scheduler {
          * event costs O(1) whatever the number pending. */
         struct pending **queue;
         size_t n_queue, cap_queue;
+        /* a pass's active pods and order_run()'s scratch, cap_active each: kept from pass to
+         * pass, as a pass may run for every few bindings the workers finish */
+        struct pending **active, **scratch;
+        size_t cap_active;
         struct xp_map index;
         bool changed;  /* capacity may have appeared since the waiting pods were tried */
         uint64_t pass; /* counts passes: a gang is tried once per pass */
@@ -182,15 +188,19 @@ void unschedulable(struct xp_scheduler *s,
                    struct pending *p,
                    const char *message,
                    const char *explain);
-/* Accounts p as placed on node and hands its binding to the workers. -errno. */
-int dispatch(struct xp_scheduler *s, struct pending *p, const char *node, const char *placement);
+/* Accounts p (decoded) as placed and hands its binding to the workers; text is the placement
+ * as its annotation says it. -errno. */
+int dispatch(struct xp_scheduler *s,
+             struct pending *p,
+             const struct xp_placement *placement,
+             const char *text);
 /* The pass may try more pods (not stopping, the workers not too far behind). */
 bool pass_open(struct xp_scheduler *s);
 /* Tries p in this pass unless its binding is in flight, it went, or its gang was tried. */
 void pass_try(struct xp_scheduler *s, struct pending *p);
-/* Sorts active[0..n) and tries them in order (scheduler_order.c): priority, the queues' shares
- * among equal priorities, FIFO. */
-void order_run(struct xp_scheduler *s, struct pending **active, size_t n);
+/* Tries active[0..n) in order while the pass is open (scheduler_order.c): priority, the
+ * queues' shares among equal priorities, FIFO. Reorders active; scratch holds n entries. */
+void order_run(struct xp_scheduler *s, struct pending **active, struct pending **scratch, size_t n);
 /* Tries p's gang, all its pending members together, once per pass. */
 void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_result *result);
 
@@ -206,12 +216,16 @@ void shapes_forget(struct xp_scheduler *s);
 
 /* ---- gangs' shapes and bound members (scheduler_groups.c) -------------------------------- */
 
-/* The store's kinds of Kubernetes' Workload and Volcano's PodGroup. */
-#define XP_SCHEDULER_WORKLOADS "workloads"
-#define XP_SCHEDULER_PODGROUPS "podgroups"
+/* The store's kinds of Kubernetes' Workload and PodGroup and of Volcano's PodGroup. */
+#define XP_SCHEDULER_WORKLOADS     "workloads"
+#define XP_SCHEDULER_K8S_PODGROUPS "podgroups.scheduling.k8s.io"
+#define XP_SCHEDULER_PODGROUPS     "podgroups"
+/* struct gang_id.what of a gang that Kubernetes' PodGroup names */
+#define XP_GANG_SCHEDULING_GROUP "schedulingGroup"
 
 /* A pod's gang: key "namespace/name" (a Workload's "namespace/workload/podGroup[/replicaKey]"),
- * what names it, its minimum (0: none valid), and whether its PodGroup or Workload is missing. */
+ * what names it ("label", "podgroup", "workload", XP_GANG_SCHEDULING_GROUP), its minimum (0: none
+ * valid), and whether its PodGroup or Workload is missing. */
 struct gang_id {
         char *key;
         const char *what;
@@ -229,8 +243,8 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang);
  * gang again. */
 void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
 void groups_clear(struct xp_scheduler *s);
-/* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running") when p's gang is
- * one and it says otherwise. */
+/* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running"), or a Kubernetes
+ * PodGroup's PodGroupScheduled condition for it, when p's gang is one and it says otherwise. */
 void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase);
 
 /* ---- writes (scheduler_write.c) ---------------------------------------------------------- */

@@ -168,20 +168,18 @@ const struct xp_kind xp_kind_lease = {
     KIND_OPS(lease),
 };
 
+/* Kubernetes' PodGroup before Volcano's: kubectl takes the group discovery lists first for a
+ * plural two groups serve. */
 const struct xp_kind *const xp_kinds[] = {
-    &xp_kind_pod,           &xp_kind_node,
-    &xp_kind_namespace,     &xp_kind_event,
-    &xp_kind_lease,         &xp_kind_configmap,
-    &xp_kind_secret,        &xp_kind_serviceaccount,
-    &xp_kind_resourcequota, &xp_kind_limitrange,
-    &xp_kind_workload,      &xp_kind_podgroup,
-    &xp_kind_priorityclass, &xp_kind_queue,
-    &xp_kind_deployment,    &xp_kind_replicaset,
-    &xp_kind_daemonset,     &xp_kind_job,
-    &xp_kind_cronjob,       &xp_kind_hpa,
-    &xp_kind_pdb,           &xp_kind_service,
-    &xp_kind_endpoints,     &xp_kind_endpointslice,
-    &xp_kind_hpa_v1,        &xp_kind_controllerrevision,
+    &xp_kind_pod,           &xp_kind_node,           &xp_kind_namespace,
+    &xp_kind_event,         &xp_kind_lease,          &xp_kind_configmap,
+    &xp_kind_secret,        &xp_kind_serviceaccount, &xp_kind_resourcequota,
+    &xp_kind_limitrange,    &xp_kind_workload,       &xp_kind_k8s_podgroup,
+    &xp_kind_podgroup,      &xp_kind_priorityclass,  &xp_kind_queue,
+    &xp_kind_deployment,    &xp_kind_replicaset,     &xp_kind_daemonset,
+    &xp_kind_job,           &xp_kind_cronjob,        &xp_kind_hpa,
+    &xp_kind_pdb,           &xp_kind_service,        &xp_kind_endpoints,
+    &xp_kind_endpointslice, &xp_kind_hpa_v1,         &xp_kind_controllerrevision,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 
@@ -227,7 +225,7 @@ const struct xp_kind *xp_kind_by_resource(const char *group, const char *plural)
 {
         for (size_t i = 0; group && plural && i < xp_kinds_n; i++)
                 if (strcmp(xp_kinds[i]->group, group) == 0 &&
-                    strcmp(xp_kinds[i]->plural, plural) == 0)
+                    strcmp(xp_kind_url_plural(xp_kinds[i]), plural) == 0)
                         return xp_kinds[i];
         return NULL;
 }
@@ -247,7 +245,7 @@ const struct xp_kind *xp_kind_by_any_name(const char *name)
         for (size_t i = 0; name && i < xp_kinds_n; i++) {
                 const struct xp_kind *k = xp_kinds[i];
 
-                if (strcmp(k->plural, name) == 0 || strcmp(k->singular, name) == 0)
+                if (strcmp(xp_kind_url_plural(k), name) == 0 || strcmp(k->singular, name) == 0)
                         return k;
                 for (const char *const *s = k->short_names; *s; s++)
                         if (strcmp(*s, name) == 0)

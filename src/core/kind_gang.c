@@ -35,8 +35,7 @@ static int pod_group_check(struct xp_decode_ctx *ctx, const json_t *pg, size_t i
         if (!name || !name[0])
                 return xp_fail_field(ctx, -EINVAL, field, "Required value");
         if (xp_check_dns1123_label(name, &err) < 0)
-                return xp_fail_field(
-                    ctx, -EINVAL, field, "Invalid value: \"%s\": %s", name, err.msg);
+                return xp_fail_field(ctx, -EINVAL, field, "%s", err.msg);
         snprintf(field, sizeof(field), "spec.podGroups[%zu].policy", i);
         if (!!json_object_get(policy, "basic") == !!gang)
                 return xp_fail_field(

@@ -155,7 +155,13 @@ static int load_object(struct xp_decode_ctx *ctx,
         if (kind && !json_is_null(kind)) {
                 if (!json_is_string(kind))
                         return fail(ctx, "kind", "expected a string such as %s", "\"Pod\"");
-                entry = xp_kind_by_name(json_string_value(kind));
+                /* by apiVersion first: two groups serve a kind named PodGroup */
+                entry = json_is_string(api_version)
+                            ? xp_kind_by_api_version(json_string_value(api_version),
+                                                     json_string_value(kind))
+                            : NULL;
+                if (!entry)
+                        entry = xp_kind_by_name(json_string_value(kind));
                 if (!entry && !implied &&
                     (strcmp(json_string_value(kind), "List") == 0 ||
                      find_list_kind(json_string_value(kind))))

@@ -241,15 +241,22 @@ static const struct xp_table_kind *const table_kinds[] = {
     &xp_table_lease,
 };
 
-/* The printers above, then the table hook of a kind of the kinds table (xpool/kind.h). */
-static const struct xp_table_kind *kind_lookup(const char *kind)
+/*
+ * The printers above, then the table hook of a kind of the kinds table (xpool/kind.h). Two
+ * groups serve a kind named PodGroup: the items' apiVersion says which (a list without items
+ * prints no row, so any of them will do).
+ */
+static const struct xp_table_kind *kind_lookup(const char *kind, const json_t *items)
 {
+        const char *api_version = table_str(json_array_get(items, 0), "apiVersion");
         const struct xp_kind *k;
 
         for (size_t i = 0; kind && i < XP_ELEMENTSOF(table_kinds); i++)
                 if (strcmp(table_kinds[i]->kind, kind) == 0)
                         return table_kinds[i];
-        k = xp_kind_by_name(kind);
+        k = api_version ? xp_kind_by_api_version(api_version, kind) : NULL;
+        if (!k)
+                k = xp_kind_by_name(kind);
         return k && k->table ? k->table : &xp_table_default;
 }
 
@@ -347,7 +354,7 @@ int xp_table_build(const char *kind,
                    enum xp_table_include include,
                    json_t **ret)
 {
-        const struct xp_table_kind *k = kind_lookup(kind);
+        const struct xp_table_kind *k = kind_lookup(kind, items);
         _cleanup_(table_json_decrefp) json_t *table = NULL;
         json_t *metadata = json_object(), *columns = build_columns(k), *rows = json_array();
         size_t i;

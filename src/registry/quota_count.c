@@ -46,8 +46,12 @@ static int64_t counted(const struct xp_kind *kind, const char *name, const json_
 
         if (kind == &xp_kind_pod)
                 return 0; /* quota.c's */
-        snprintf(
-            own, sizeof(own), "count/%s%s%s", kind->plural, kind->group[0] ? "." : "", kind->group);
+        snprintf(own,
+                 sizeof(own),
+                 "count/%s%s%s",
+                 xp_kind_url_plural(kind),
+                 kind->group[0] ? "." : "",
+                 kind->group);
         if (xp_streq0(name, own))
                 return 1;
         for (size_t i = 0; !kind->group[0] && i < sizeof(legacy) / sizeof(legacy[0]); i++)

@@ -807,6 +807,16 @@ int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp
         return sched_pod_account(sched, pod, pod->spec.node_name, NULL, err);
 }
 
+int xp_sched_pod_assume(struct xp_sched *sched,
+                        const struct xp_pod *pod,
+                        const struct xp_placement *placement,
+                        struct xp_error *err)
+{
+        if (!pod->metadata.name || !placement->node)
+                return xp_errorf(err, -EINVAL, "pod: metadata.name and a node: required");
+        return sched_pod_account(sched, pod, placement->node, placement, err);
+}
+
 int sched_pod_account(struct xp_sched *sched,
                       const struct xp_pod *pod,
                       const char *node_name,

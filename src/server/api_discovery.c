@@ -212,8 +212,11 @@ static json_t *resource_entry(const char *name,
 
 static int append_resources(json_t *resources, const struct xp_kind *kind)
 {
-        json_t *resource = resource_entry(
-            kind->plural, kind->singular, kind->namespaced, kind->kind, api_object_verbs);
+        json_t *resource = resource_entry(xp_kind_url_plural(kind),
+                                          kind->singular,
+                                          kind->namespaced,
+                                          kind->kind,
+                                          api_object_verbs);
 
         if (!resource || json_array_append_new(resources, resource) < 0 ||
             set_strings(resource, "shortNames", kind->short_names) < 0 ||

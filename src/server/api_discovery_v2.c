@@ -95,7 +95,7 @@ static int add_kind(json_t *resources, const struct xp_kind *kind)
 {
         json_t *entry = resource(kind->group,
                                  kind->version,
-                                 kind->plural,
+                                 xp_kind_url_plural(kind),
                                  kind->singular,
                                  kind->kind,
                                  kind->namespaced,

@@ -174,10 +174,10 @@ size_t api_kind_subresources(const struct xp_kind *kind, struct api_subresource 
 
         if (kind->scale && n < max)
                 ret[n++] = (struct api_subresource){
-                    kind->plural, "scale", "Scale", status_verbs, "autoscaling", "v1"};
+                    xp_kind_url_plural(kind), "scale", "Scale", status_verbs, "autoscaling", "v1"};
         if (kind_has_status(kind) && n < max)
                 ret[n++] = (struct api_subresource){
-                    kind->plural, "status", kind->kind, status_verbs, NULL, NULL};
+                    xp_kind_url_plural(kind), "status", kind->kind, status_verbs, NULL, NULL};
         for (size_t i = 0; i < XP_ELEMENTSOF(fixed) && n < max; i++)
                 if (strcmp(fixed[i].plural, kind->plural) == 0)
                         ret[n++] = fixed[i];

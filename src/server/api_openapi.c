@@ -208,7 +208,7 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
                  "%s%s/%s",
                  prefix,
                  kind->namespaced ? "/namespaces/{namespace}" : "",
-                 kind->plural);
+                 xp_kind_url_plural(kind));
         snprintf(item, sizeof item, "%s/{name}", collection);
         snprintf(status, sizeof status, "%s/status", item);
 

@@ -82,7 +82,7 @@ static int add_node_reads(json_t *rules, const char *group)
                     (!group[0] && (strcmp(xp_kinds[i]->plural, "secrets") == 0 ||
                                    strcmp(xp_kinds[i]->plural, "configmaps") == 0)))
                         continue;
-                resources[n++] = xp_kinds[i]->plural;
+                resources[n++] = xp_kind_url_plural(xp_kinds[i]);
                 struct api_subresource subs[API_SUBRESOURCES_MAX];
                 size_t n_subs = api_kind_subresources(xp_kinds[i], subs, API_SUBRESOURCES_MAX);
 

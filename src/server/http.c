@@ -447,7 +447,7 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
             .prefetched = &prefetched,
         };
         x->metric_verb = route.kind ? metric_verb(m, &req) : "GET"; /* a path, not a resource */
-        x->metric_resource = route.kind ? route.kind->plural : "";
+        x->metric_resource = route.kind ? xp_kind_url_plural(route.kind) : "";
         x->metric_subresource = route.subresource ? route.subresource : "";
         if (x->authenticated) {
                 r = http_authorize(&route, &req, &x->who, ret);

@@ -137,7 +137,7 @@ int http_authorize(const struct route *route,
         struct auth_request areq = {
             .verb = auth_verb_of(req->method, route, req),
             .group = req->group,
-            .resource = route->kind ? route->kind->plural : route->resource,
+            .resource = route->kind ? xp_kind_url_plural(route->kind) : route->resource,
             .subresource = route->subresource,
             .namespace = req->namespace,
             .name = req->name ? req->name : name,
@@ -180,7 +180,7 @@ int http_authorize(const struct route *route,
                             403,
                             "Forbidden",
                             req->name,
-                            route->kind ? route->kind->plural : route->resource,
+                            route->kind ? xp_kind_url_plural(route->kind) : route->resource,
                             "%s",
                             reason);
 }

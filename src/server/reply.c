@@ -128,7 +128,7 @@ int reply_status_group(struct reply *ret,
 
 void kind_qualified(const struct xp_kind *kind, bool resource, char buf[static 128])
 {
-        const char *name = resource ? kind->plural : kind->kind;
+        const char *name = resource ? xp_kind_url_plural(kind) : kind->kind;
 
         if (kind->group[0])
                 snprintf(buf, 128, "%s.%s", name, kind->group);

@@ -580,6 +580,86 @@ static void gangs_of_podgroups_and_workloads(void **state)
         assert_string_not_equal(node_of(f, "w-1", node), "");
 }
 
+/* The PodGroupScheduled condition's "status reason" of a Kubernetes PodGroup ("" when none). */
+static const char *k8s_podgroup_scheduled(struct fixture *f, const char *name)
+{
+        static char text[64];
+        json_t *pg = fixture_get(&f->base, "podgroups.scheduling.k8s.io", "default", name);
+        const json_t *conditions = json_object_get(json_object_get(pg, "status"), "conditions");
+        const json_t *c = json_array_get(conditions, 0);
+
+        text[0] = '\0';
+        if (c)
+                snprintf(text,
+                         sizeof(text),
+                         "%s %s",
+                         json_string_value(json_object_get(c, "status")),
+                         json_string_value(json_object_get(c, "reason")));
+        json_decref(pg);
+        return text;
+}
+
+static void put_k8s_podgroup(struct fixture *f, const char *name, const char *policy)
+{
+        fixture_put_text(&f->base,
+                         "podgroups.scheduling.k8s.io",
+                         "default",
+                         name,
+                         "{\"apiVersion\":\"scheduling.k8s.io/v1alpha2\",\"kind\":\"PodGroup\","
+                         "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"schedulingPolicy\":%s}}",
+                         name,
+                         policy);
+}
+
+/* Kubernetes 1.36's PodGroup names a gang through the pod's spec.schedulingGroup: its members
+ * wait for it and for minCount of them, are placed together, and the PodGroup says Scheduled;
+ * a Volcano PodGroup of the same name is another object. A basic policy places each on its own. */
+static void gangs_of_kubernetes_podgroups(void **state)
+{
+        static const char ref[] = "\"schedulingGroup\":{\"podGroupName\":\"trio\"},";
+        static const char solo[] = "\"schedulingGroup\":{\"podGroupName\":\"solo\"},";
+        struct fixture *f = *state;
+        char node[64];
+
+        put_node(f, "n1", "4", "a");
+        put_node(f, "n2", "4", "a");
+        fixture_put_text(&f->base,
+                         "podgroups",
+                         "default",
+                         "trio",
+                         "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                         "\"metadata\":{\"name\":\"trio\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"minMember\":1}}");
+        put_pod_with(f, "t-0", "1", "", ref);
+        step(f);
+        expect_scheduled(
+            f, "t-0", "False Unschedulable gang default/trio: its PodGroup is not found");
+        put_k8s_podgroup(f, "trio", "{\"gang\":{\"minCount\":3}}");
+        put_pod_with(f, "t-1", "1", "", ref);
+        f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
+        step(f);
+        expect_scheduled(
+            f, "t-0", "False Unschedulable gang default/trio incomplete: 2 of 3 members present");
+        assert_string_equal(node_of(f, "t-1", node), "");
+        assert_string_equal(k8s_podgroup_scheduled(f, "trio"), "");
+        put_pod_with(f, "t-2", "1", "", ref);
+        f->base.now_ms += 4 * BACKOFF_INITIAL_MS;
+        step(f);
+        for (int i = 0; i < 3; i++) {
+                char name[8];
+                snprintf(name, sizeof(name), "t-%d", i);
+                assert_string_not_equal(node_of(f, name, node), "");
+        }
+        assert_string_equal(k8s_podgroup_scheduled(f, "trio"), "True Scheduled");
+        assert_string_equal(podgroup_phase(f, "trio"), ""); /* Volcano's is not touched */
+
+        put_k8s_podgroup(f, "solo", "{\"basic\":{}}");
+        put_pod_with(f, "s-0", "1", "", solo);
+        step(f);
+        assert_string_not_equal(node_of(f, "s-0", node), "");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -595,6 +675,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_of_podgroups_and_workloads, setup, teardown),
+            cmocka_unit_test_setup_teardown(gangs_of_kubernetes_podgroups, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

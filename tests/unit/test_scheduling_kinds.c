@@ -109,11 +109,64 @@ static void queue(void **state)
             "spec.resources[gpu]: Invalid value: \"gpu\": a name without a domain must be a standard resource (cpu, memory, ephemeral-storage, storage, pods, hugepages-<size>); extended resources need a domain, e.g. \"vendor.com/npu\"");
 }
 
+#define PG "'apiVersion':'scheduling.k8s.io/v1alpha2','kind':'PodGroup','metadata':{'name':'trio'}"
+
+/* Kubernetes 1.36's PodGroup: one policy of two, a positive minCount, DNS-label template names. */
+static void podgroup_v1alpha2(void **state)
+{
+        struct xp_doc *doc = NULL;
+        char msg[256];
+
+        (void)state;
+        assert_int_equal(decode(&xp_kind_k8s_podgroup,
+                                "{" PG ",'spec':{'schedulingPolicy':{'gang':{'minCount':3}},"
+                                "'podGroupTemplateRef':{'workload':{'workloadName':'job',"
+                                "'podGroupTemplateName':'workers'}}}}",
+                                &doc,
+                                msg),
+                         0);
+        assert_int_equal(xp_json_int_at(doc->body, "spec.schedulingPolicy.gang.minCount", 0), 3);
+        xp_doc_free(doc);
+        assert_int_equal(decode(&xp_kind_k8s_podgroup,
+                                "{" PG ",'spec':{'schedulingPolicy':{'basic':{}}}}",
+                                &doc,
+                                msg),
+                         0);
+        xp_doc_free(doc);
+        fails(&xp_kind_k8s_podgroup, "{" PG ",'spec':{}}", "spec.schedulingPolicy: Required value");
+        fails(&xp_kind_k8s_podgroup,
+              "{" PG ",'spec':{'schedulingPolicy':{}}}",
+              "spec.schedulingPolicy: Invalid value: \"\": must specify one of: `basic`, `gang`");
+        fails(
+            &xp_kind_k8s_podgroup,
+            "{" PG ",'spec':{'schedulingPolicy':{'basic':{},'gang':{'minCount':2}}}}",
+            "spec.schedulingPolicy: Invalid value: \"\": must specify exactly one of: `basic`, `gang`");
+        fails(&xp_kind_k8s_podgroup,
+              "{" PG ",'spec':{'schedulingPolicy':{'gang':{}}}}",
+              "spec.schedulingPolicy.gang.minCount: Required value");
+        fails(
+            &xp_kind_k8s_podgroup,
+            "{" PG ",'spec':{'schedulingPolicy':{'gang':{'minCount':0}}}}",
+            "spec.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than or equal to 1");
+        fails(
+            &xp_kind_k8s_podgroup,
+            "{" PG ",'spec':{'schedulingPolicy':{'gang':{'minCount':10001}}}}",
+            "spec.schedulingPolicy.gang.minCount: Invalid value: 10001: must be less than or equal to 10000");
+        fails(&xp_kind_k8s_podgroup,
+              "{" PG ",'spec':{'schedulingPolicy':{'basic':{}},'podGroupTemplateRef':{'workload':"
+              "{'podGroupTemplateName':'workers'}}}}",
+              "spec.podGroupTemplateRef.workload.workloadName: Required value");
+        fails(&xp_kind_k8s_podgroup,
+              "{" PG ",'spec':{'schedulingPolicy':{'basic':{}},'podGroupTemplateRef':{}}}",
+              "spec.podGroupTemplateRef: Invalid value: \"\": must specify one of: `workload`");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(priorityclass),
             cmocka_unit_test(queue),
+            cmocka_unit_test(podgroup_v1alpha2),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

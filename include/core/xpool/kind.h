@@ -25,12 +25,19 @@ struct xp_scale_paths;
 struct pb_message;
 
 struct xp_kind {
-        const char *kind;               /* "Pod" */
-        const char *list_kind;          /* "PodList" */
-        const char *group;              /* "" for core, "coordination.k8s.io" */
-        const char *version;            /* "v1" */
-        const char *api_version;        /* "v1", "coordination.k8s.io/v1" */
-        const char *plural;             /* "pods": the URL segment and the store key */
+        const char *kind;        /* "Pod" */
+        const char *list_kind;   /* "PodList" */
+        const char *group;       /* "" for core, "coordination.k8s.io" */
+        const char *version;     /* "v1" */
+        const char *api_version; /* "v1", "coordination.k8s.io/v1" */
+        const char *plural;      /* "pods": the store key, and the URL segment */
+        /*
+         * The URL segment, discovery's and RBAC's name, where it is not plural: a plural two groups
+         * serve (Kubernetes' and Volcano's podgroups) has one store key per group, so the second
+         * kind's plural is "podgroups.scheduling.k8s.io" and its url_plural "podgroups". NULL:
+         * plural. Read it through xp_kind_url_plural().
+         */
+        const char *url_plural;
         const char *singular;           /* "pod" */
         const char *const *short_names; /* NULL-terminated: {"po", NULL} */
         const char *const *categories;  /* NULL-terminated ({"all", NULL}), or NULL for none */
@@ -132,6 +139,7 @@ extern const struct xp_kind xp_kind_resourcequota;      /* kind_quota.c */
 extern const struct xp_kind xp_kind_limitrange;         /* kind_quota.c */
 extern const struct xp_kind xp_kind_workload;           /* kind_gang.c */
 extern const struct xp_kind xp_kind_podgroup;           /* kind_gang.c */
+extern const struct xp_kind xp_kind_k8s_podgroup;       /* kind_gang_podgroup.c */
 extern const struct xp_kind xp_kind_priorityclass;      /* kind_priorityclass.c */
 extern const struct xp_kind xp_kind_queue;              /* kind_queue.c */
 extern const struct xp_kind xp_kind_deployment;         /* kind_apps.c */
@@ -168,3 +176,9 @@ const struct xp_kind *xp_kind_by_api_version(const char *api_version, const char
 /* By a name kubectl accepts for a resource: plural, singular or a short name ("po"). NULL when
  * unknown. */
 const struct xp_kind *xp_kind_by_any_name(const char *name);
+
+/* The name clients use for the kind's objects (URL, discovery, RBAC): url_plural or plural. */
+static inline const char *xp_kind_url_plural(const struct xp_kind *kind)
+{
+        return kind->url_plural ? kind->url_plural : kind->plural;
+}

@@ -98,6 +98,15 @@ int xp_sched_node_remove(struct xp_sched *sched, const char *name);
  * Replaces an earlier version of the same pod. -EINVAL when unbound.
  */
 int xp_sched_pod_add(struct xp_sched *sched, const struct xp_pod *pod, struct xp_error *err);
+/*
+ * Accounts a pod as placed by xp_sched_place() (on placement->node, its devices), before it is
+ * bound: the pod need not say spec.nodeName nor carry the placement annotation, so that the
+ * loop assumes what it decided without a copy of the pod. Replaces an earlier version.
+ */
+int xp_sched_pod_assume(struct xp_sched *sched,
+                        const struct xp_pod *pod,
+                        const struct xp_placement *placement,
+                        struct xp_error *err);
 /* Forgets a pod (deleted, or finished: Succeeded/Failed pods hold nothing). -ENOENT. */
 int xp_sched_pod_remove(struct xp_sched *sched, const char *namespace, const char *name);
 
