@@ -806,6 +806,10 @@ static int settle_update(const struct request *req,
          * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
+        if (r >= 0 && xp_registry_finalizers_check(live, out, &err) < 0) {
+                r = reply_invalid(ret, kind, req->name, xp_error_message(&err));
+                goto out;
+        }
         if (r >= 0)
                 r = xp_registry_generation(kind, out, stored);
         if (r >= 0)
@@ -829,6 +833,36 @@ out:
         if (object)
                 kind->free(object);
         return r;
+}
+
+/*
+ * An update that took a deleting object's last finalizer away removes it instead, as
+ * kube-apiserver: the answer and the DELETED event carry its last stored state.
+ */
+static int remove_finalized(const struct request *req,
+                            const struct xp_kind *kind,
+                            uint64_t expected,
+                            bool retry,
+                            struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *last = NULL;
+        uint64_t version;
+        int r;
+
+        r = xp_store_delete(req->api->store,
+                            kind->plural,
+                            store_namespace(req, kind),
+                            req->name,
+                            expected,
+                            &last,
+                            &version,
+                            &err);
+        if (r == -ESTALE && retry)
+                return RETRY_CONFLICT;
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        return reply_json(ret, 200, last);
 }
 
 /*
@@ -872,6 +906,10 @@ static int finish_update(const struct request *req,
                 xp_registry_version_format(expected, rv);
                 json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
                 return reply_json(ret, 200, out);
+        }
+        if (xp_registry_update_removes(out)) {
+                json_decref(out);
+                return remove_finalized(req, kind, expected, retry, ret);
         }
         /* answered with the text the store wrote; out (no resourceVersion: the server's) is
          * left to the store's readers */
@@ -1438,14 +1476,14 @@ int handle_delete(const struct request *req, const struct route *route, struct r
         r = delete_cascade(req, kind, options, dry, ret);
         if (r != 2)
                 goto out;
-        r = xp_store_delete(req->api->store,
-                            kind->plural,
-                            store_namespace(req, kind),
-                            req->name,
-                            expected,
-                            &last,
-                            &version,
-                            &err);
+        /* finalizers hold it: marked, and removed when an update takes the last one away */
+        r = xp_registry_delete(req->api->registry,
+                               kind->plural,
+                               store_namespace(req, kind),
+                               req->name,
+                               expected,
+                               &last,
+                               &err);
         if (r < 0) {
                 r = reply_store_error(ret, r, kind, req->name, &err);
                 goto out;

@@ -396,6 +396,11 @@ int update_object(const struct request *req,
 int handle_scale(const struct request *req, const struct route *route, struct reply *ret);
 int handle_patch(const struct request *req, const struct route *route, struct reply *ret);
 int handle_delete(const struct request *req, const struct route *route, struct reply *ret);
+/* DELETE of a collection: each object the selectors match, as handle_delete()
+ * (api_delete_collection.c). */
+int handle_delete_collection(const struct request *req,
+                             const struct route *route,
+                             struct reply *ret);
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret);
 int handle_log(const struct request *req, const struct route *route, struct reply *ret);
@@ -534,6 +539,8 @@ size_t api_kind_subresources(const struct xp_kind *kind, struct api_subresource 
 
 /* The verbs of every kind's resource, and of a review (create). */
 extern const char *const api_object_verbs[];
+/* The verbs discovery lists for a kind: api_object_verbs, less deletecollection for namespaces. */
+const char *const *api_kind_verbs(const struct xp_kind *kind);
 extern const char *const api_review_verbs[];
 
 /* A resource that is answered, never stored (api_auth_review.c): cluster-scoped, create only. */
