@@ -762,7 +762,7 @@ static int settle_update(const struct request *req,
                          json_t **ret_out,
                          struct reply *ret)
 {
-        json_t *out = NULL, *old_pod = NULL, *new_pod = NULL;
+        json_t *out = NULL, *old_pod = NULL, *new_pod = NULL, *kept = NULL;
         const json_t *live = stored;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
@@ -775,6 +775,11 @@ static int settle_update(const struct request *req,
                         return r;
                 stored = old_pod;
                 candidate = new_pod;
+        } else if (kind == &xp_kind_service) {
+                kept = service_keep_allocated(stored, candidate); /* api_service.c */
+                if (!kept)
+                        return -ENOMEM;
+                candidate = kept;
         }
         r = check_object(kind, candidate, flags, &object, ret);
         if (r <= 0)
@@ -819,7 +824,7 @@ static int settle_update(const struct request *req,
         if (r > 0 && is_pods(kind))
                 r = refuse_terminating(req, stored, out, ret);
         if (r > 0 && kind == &xp_kind_service)
-                r = service_families_check(out, ret); /* api_service.c */
+                r = service_families_check(req->api->service_ips, out, ret); /* api_service.c */
         if (r > 0 && kind == &xp_kind_service)
                 r = service_node_ports(req, stored, out, ret); /* api_nodeport.c */
         if (r <= 0)
@@ -830,6 +835,7 @@ out:
         json_decref(out);
         json_decref(old_pod);
         json_decref(new_pod);
+        json_decref(kept);
         if (object)
                 kind->free(object);
         return r;
