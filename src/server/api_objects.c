@@ -776,9 +776,9 @@ static int settle_update(const struct request *req,
                 stored = old_pod;
                 candidate = new_pod;
         } else if (kind == &xp_kind_service) {
-                kept = service_keep_allocated(stored, candidate); /* api_service.c */
-                if (!kept)
-                        return -ENOMEM;
+                r = service_keep_allocated(req, stored, candidate, &kept, ret); /* api_service.c */
+                if (r <= 0)
+                        return r;
                 candidate = kept;
         }
         r = check_object(kind, candidate, flags, &object, ret);

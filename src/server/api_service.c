@@ -253,25 +253,83 @@ static int keep_member(json_t *update, const json_t *stored, const char *key)
 
         if (!json_is_object(spec) || json_object_get(spec, key) || !was)
                 return 0;
-        return json_object_set(spec, key, was) < 0 ? -ENOMEM : 0;
+        return json_object_set_new(spec, key, json_deep_copy(was)) < 0 ? -ENOMEM : 0;
 }
 
-json_t *service_keep_allocated(const json_t *stored, const json_t *candidate)
+/*
+ * A policy change that leaves the families and cluster IPs as stored (left out, or sent
+ * unchanged), as kube-apiserver's initIPFamilyFields on update: SingleStack keeps the primary
+ * family and its address only; RequireDualStack, or PreferDualStack on a dual-stack cluster, adds
+ * the other family and an address of it. 1, 0 with ret filled (422), -ENOMEM.
+ */
+static int
+change_stack(const struct request *req, const json_t *stored, json_t *update, struct reply *ret)
+{
+        const char *policy = xp_json_str_at(update, "spec.ipFamilyPolicy", "");
+        json_t *families = (json_t *)xp_json_at(update, "spec.ipFamilies");
+        json_t *ips = (json_t *)xp_json_at(update, "spec.clusterIPs");
+        const char *first = json_string_value(json_array_get(families, 0));
+        bool dual =
+            xp_streq0(policy, "RequireDualStack") ||
+            (xp_streq0(policy, "PreferDualStack") && service_ips_family(req->api->service_ips, 1));
+        struct xp_error err = {0};
+        char ip[INET6_ADDRSTRLEN];
+        int r;
+
+        if (xp_streq0(policy, xp_json_str_at(stored, "spec.ipFamilyPolicy", "")) ||
+            !json_equal(families, xp_json_at(stored, "spec.ipFamilies")) ||
+            !json_equal(ips, xp_json_at(stored, "spec.clusterIPs")) ||
+            json_array_size(ips) != json_array_size(families) ||
+            xp_streq0(json_string_value(json_array_get(ips, 0)), "None"))
+                return 1;
+        if (xp_streq0(policy, "SingleStack") && json_array_size(families) == 2)
+                return json_array_remove(families, 1) < 0 || json_array_remove(ips, 1) < 0 ? -ENOMEM
+                                                                                           : 1;
+        if (!dual || json_array_size(families) != 1 || !first)
+                return 1;
+        r = json_array_append_new(families,
+                                  json_string(xp_streq0(first, "IPv4") ? "IPv6" : "IPv4"));
+        if (r < 0)
+                return -ENOMEM;
+        r = service_families_check(req->api->service_ips, update, ret);
+        if (r <= 0)
+                return r;
+        r = service_ips_allocate(req->api->service_ips,
+                                 req->api->store,
+                                 json_string_value(json_array_get(families, 1)),
+                                 NULL,
+                                 ip,
+                                 &err);
+        if (r == -EINVAL || r == -ENOSPC)
+                return reply_invalid(ret, &xp_kind_service, req->name, xp_error_message(&err));
+        if (r < 0)
+                return r == -ENOMEM ? r : reply_store_error(ret, r, &xp_kind_service, NULL, &err);
+        return json_array_append_new(ips, json_string(ip)) < 0 ? -ENOMEM : 1;
+}
+
+int service_keep_allocated(const struct request *req,
+                           const json_t *stored,
+                           const json_t *candidate,
+                           json_t **ret_update,
+                           struct reply *ret)
 {
         static const char *const kept[] = {
             "clusterIP", "clusterIPs", "ipFamilyPolicy", "ipFamilies"};
         json_t *update = json_deep_copy(candidate);
-        int r = update ? 0 : -ENOMEM;
+        int r = update ? 1 : -ENOMEM;
 
         /* an ExternalName Service (before or after) has none of them */
-        if (xp_streq0(xp_json_str_at(stored, "spec.type", ""), "ExternalName") ||
-            xp_streq0(xp_json_str_at(update, "spec.type", ""), "ExternalName"))
-                return update;
-        for (size_t i = 0; r >= 0 && i < sizeof(kept) / sizeof(kept[0]); i++)
-                r = keep_member(update, stored, kept[i]);
-        if (r < 0) {
-                json_decref(update);
-                return NULL;
+        if (update && !xp_streq0(xp_json_str_at(stored, "spec.type", ""), "ExternalName") &&
+            !xp_streq0(xp_json_str_at(update, "spec.type", ""), "ExternalName")) {
+                for (size_t i = 0; r >= 0 && i < sizeof(kept) / sizeof(kept[0]); i++)
+                        r = keep_member(update, stored, kept[i]) < 0 ? -ENOMEM : 1;
+                if (r > 0)
+                        r = change_stack(req, stored, update, ret);
         }
-        return update;
+        if (r <= 0) {
+                json_decref(update);
+                return r;
+        }
+        *ret_update = update;
+        return 1;
 }

@@ -626,11 +626,17 @@ int service_admit(const struct request *req, json_t *service, struct reply *ret)
  */
 int service_families_check(const struct service_ips *ips, const json_t *service, struct reply *ret);
 /*
- * The object a Service's update writes: candidate with the stored cluster IPs, policy and
- * families where it left them out (not for ExternalName), as kube-apiserver keeps them. New
- * reference, NULL without memory.
+ * The object a Service's update writes (*ret_update, new): candidate with the stored cluster IPs,
+ * policy and families where it left them out (not for ExternalName), as kube-apiserver keeps
+ * them; a policy change that leaves them as stored drops the secondary family and address
+ * (SingleStack) or adds one (RequireDualStack, PreferDualStack on a dual-stack cluster). 1, 0 with
+ * ret filled (422), -ENOMEM.
  */
-json_t *service_keep_allocated(const json_t *stored, const json_t *candidate);
+int service_keep_allocated(const struct request *req,
+                           const json_t *stored,
+                           const json_t *candidate,
+                           json_t **ret_update,
+                           struct reply *ret);
 
 struct node_ports;
 #define NODE_PORTS_MAP (65536 / 8) /* a bitmap of ports */

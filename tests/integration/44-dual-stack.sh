@@ -5,7 +5,9 @@
 #     family; PreferDualStack and RequireDualStack get both families and one cluster IP of each;
 #     the families follow the cluster IPs asked for; an address of the other family than its
 #     index's is refused in kube's words;
-#   - a replace (PUT) that leaves the cluster IPs, the policy and the families out keeps them;
+#   - a replace (PUT) that leaves the cluster IPs, the policy and the families out keeps them; a
+#     policy change that leaves the families as they are drops the secondary family's address
+#     (SingleStack) or adds one (RequireDualStack);
 #   - ranges the server refuses: two of one family, three, an IPv6 one wider than /108.
 # The single-stack cluster's answers are in 38-disruption.sh.
 source "$(dirname "$0")/lib.sh"
@@ -90,5 +92,16 @@ check "replace without them" 0 "${k[@]}" replace -f "$tmp/replace.yaml"
 expect_exact "replace: output" "$tmp/out" 'service/prefer replaced'
 check "replace kept them" 0 "${k[@]}" get svc prefer -o "jsonpath=$fields {.metadata.labels.x}"
 expect_exact "replace kept them: fields" "$tmp/out" "$before y"
+
+# ---- a policy change that leaves the families as they are drops or adds the secondary ---------
+first=$("${k[@]}" get svc prefer -o 'jsonpath={.spec.clusterIPs[0]}')
+check "down to SingleStack" 0 "${k[@]}" patch svc prefer -p '{"spec":{"ipFamilyPolicy":"SingleStack"}}'
+check "down: the primary only" 0 "${k[@]}" get svc prefer -o "jsonpath=$fields"
+expect_exact "down: fields" "$tmp/out" "SingleStack [\"IPv6\"] [\"$first\"]"
+first=$("${k[@]}" get svc plain -o 'jsonpath={.spec.clusterIPs[0]}')
+check "up to RequireDualStack" 0 "${k[@]}" patch svc plain -p '{"spec":{"ipFamilyPolicy":"RequireDualStack"}}'
+check "up: both families" 0 "${k[@]}" get svc plain -o 'jsonpath={.spec.ipFamilyPolicy} {.spec.ipFamilies} {.spec.clusterIPs[0]}'
+expect_exact "up: fields" "$tmp/out" "RequireDualStack [\"IPv6\",\"IPv4\"] $first"
+ips_match plain '{.spec.clusterIPs[1]}' "$in_v4"
 
 finish "dual-stack"
