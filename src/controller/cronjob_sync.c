@@ -71,14 +71,8 @@ static int collect(json_t *job, void *userdata)
 static void delete_job(struct xp_workloads *w, const json_t *cj, const json_t *job)
 {
         struct xp_error err = {0};
-        int r = xp_store_delete(xp_registry_store(w->registry),
-                                "jobs",
-                                wl_meta(job, "namespace"),
-                                wl_meta(job, "name"),
-                                0,
-                                NULL,
-                                NULL,
-                                &err);
+        int r = xp_registry_delete(
+            w->registry, "jobs", wl_meta(job, "namespace"), wl_meta(job, "name"), 0, NULL, &err);
 
         if (r >= 0)
                 wl_event(

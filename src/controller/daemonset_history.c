@@ -145,14 +145,13 @@ static int prune(struct xp_workloads *w,
         }
         qsort(old, n_old, sizeof(*old), by_revision);
         for (size_t i = 0; limit >= 0 && i + (size_t)limit < n_old; i++) {
-                int d = xp_store_delete(xp_registry_store(w->registry),
-                                        "controllerrevisions",
-                                        wl_meta(ds, "namespace"),
-                                        wl_meta(old[i], "name"),
-                                        0,
-                                        NULL,
-                                        NULL,
-                                        NULL);
+                int d = xp_registry_delete(w->registry,
+                                           "controllerrevisions",
+                                           wl_meta(ds, "namespace"),
+                                           wl_meta(old[i], "name"),
+                                           0,
+                                           NULL,
+                                           NULL);
                 if (d < 0 && d != -ENOENT)
                         r = d;
         }

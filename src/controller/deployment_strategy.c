@@ -203,14 +203,13 @@ void ds_cleanup(struct dsync *s)
         for (size_t i = 0; i < n_del; i++) {
                 struct xp_error err = {0};
                 json_t *last = NULL;
-                int r = xp_store_delete(xp_registry_store(s->w->registry),
-                                        "replicasets",
-                                        wl_meta(s->d, "namespace"),
-                                        old[del[i]].name,
-                                        0,
-                                        &last,
-                                        NULL,
-                                        &err);
+                int r = xp_registry_delete(s->w->registry,
+                                           "replicasets",
+                                           wl_meta(s->d, "namespace"),
+                                           old[del[i]].name,
+                                           0,
+                                           &last,
+                                           &err);
 
                 if (r < 0 && r != -ENOENT)
                         xp_log(LOG_WARNING,

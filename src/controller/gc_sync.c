@@ -33,22 +33,16 @@ struct mark {
         int64_t now_s;
 };
 
-/* Sets deletionTimestamp (kept when set) and adds the finalizer. */
+/* Marks the object deleting (finalize.c) and adds the finalizer. */
 static int mark_deleting(json_t *object, void *userdata)
 {
         const struct mark *m = userdata;
         json_t *meta = json_object_get(object, "metadata");
         json_t *finalizers = json_object_get(meta, "finalizers");
-        char now[XP_RFC3339_MAX];
-        int changed = 0;
+        int changed = xp_registry_mark_deleting(object, m->now_s);
 
-        if (!json_object_get(meta, "deletionTimestamp")) {
-                if (xp_time_format_rfc3339(m->now_s, now) < 0)
-                        return -EINVAL;
-                json_object_set_new(meta, "deletionTimestamp", json_string(now));
-                json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
-                changed = 1;
-        }
+        if (changed < 0)
+                return changed;
         if (m->finalizer && !has_finalizer(object, m->finalizer)) {
                 if (!json_is_array(finalizers)) {
                         finalizers = json_array();
@@ -98,34 +92,12 @@ static int delete_object(struct xp_workloads *w, const struct xp_gc_object *o, b
 
                 r = xp_registry_pod_delete(
                     w->registry, o->namespace, o->name, &options, &cur, &removed, &err);
+        } else if (!foreground) {
+                r = xp_registry_delete(
+                    w->registry, o->resource, o->namespace, o->name, 0, NULL, &err);
         } else {
-                r = xp_store_get(xp_registry_store(w->registry),
-                                 o->resource,
-                                 o->namespace,
-                                 o->name,
-                                 &cur,
-                                 NULL,
-                                 &err);
-                if (r >= 0 && !foreground &&
-                    json_array_size(
-                        json_object_get(json_object_get(cur, "metadata"), "finalizers")) == 0)
-                        r = xp_store_delete(xp_registry_store(w->registry),
-                                            o->resource,
-                                            o->namespace,
-                                            o->name,
-                                            0,
-                                            NULL,
-                                            NULL,
-                                            &err);
-                else if (r >= 0)
-                        r = xp_registry_change(w->registry,
-                                               o->resource,
-                                               o->namespace,
-                                               o->name,
-                                               mark_deleting,
-                                               &m,
-                                               NULL,
-                                               &err);
+                r = xp_registry_change(
+                    w->registry, o->resource, o->namespace, o->name, mark_deleting, &m, NULL, &err);
         }
         json_decref(cur);
         if (r < 0 && r != -ENOENT)
@@ -180,7 +152,8 @@ static int remove_finalizer(json_t *object, void *userdata)
         return 0;
 }
 
-/* A deleting object whose last finalizer went is removed (pods: their lifecycle does it). */
+/* A deleting object whose last finalizer went is removed, as an update of the API removes it
+ * (a pod within its grace: its lifecycle does it). */
 static int finish(struct xp_workloads *w, const struct xp_gc_object *o, const char *finalizer)
 {
         struct xp_error err = {0};
@@ -195,9 +168,7 @@ static int finish(struct xp_workloads *w, const struct xp_gc_object *o, const ch
                                (void *)finalizer,
                                &after,
                                &err);
-        if (r >= 0 && strcmp(o->resource, "pods") != 0 &&
-            json_object_get(json_object_get(after, "metadata"), "deletionTimestamp") &&
-            json_array_size(json_object_get(json_object_get(after, "metadata"), "finalizers")) == 0)
+        if (r >= 0 && strcmp(o->resource, "pods") != 0 && xp_registry_update_removes(after))
                 r = xp_store_delete(xp_registry_store(w->registry),
                                     o->resource,
                                     o->namespace,

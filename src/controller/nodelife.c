@@ -266,6 +266,10 @@ static void finish_namespaces(struct xp_nodelife *c)
                                name,
                                err.msg[0] ? err.msg : strerror(-r));
                         (void)xp_workqueue_add_rate_limited(c->namespaces, name);
+                } else if (r == 0) {
+                        /* still held: pods terminating (their deletion queues it again) or
+                         * objects whose finalizers hold them (no event here says when they go) */
+                        (void)xp_workqueue_add_rate_limited(c->namespaces, name);
                 } else {
                         xp_workqueue_forget(c->namespaces, name);
                 }

@@ -59,11 +59,11 @@ static bool headless_selectorless(const json_t *body)
 }
 
 /*
- * kube-apiserver's initIPFamilyFields on a single-stack IPv4 cluster (the only kind of service
- * range the server has): the policy SingleStack, or RequireDualStack for a headless Service
- * without selector, which alone may have both families (its Endpoints are the user's); the
- * families IPv4, with the other family added for that Service unless it is SingleStack.
- * What the cluster cannot give is refused at create (src/server/api_service.c).
+ * kube-apiserver's initIPFamilyFields on a single-stack IPv4 cluster: the policy SingleStack, or
+ * RequireDualStack for a headless Service without selector, which alone may have both families
+ * (its Endpoints are the user's); the families IPv4, with the other family added for that
+ * Service unless it is SingleStack. The server sets them first from its own ranges (one or two
+ * families, src/server/api_service.c), so these are the defaults of a manifest read alone.
  */
 static int default_families(json_t *body)
 {

@@ -163,12 +163,15 @@ static int delete_pods(struct xp_registry *registry,
         return 0;
 }
 
-/* Deletes every object of one kind in the namespace; objects already gone are fine. */
-static int delete_contents(struct xp_store *store,
+/* Deletes every object of one kind in the namespace; objects already gone are fine. *ret_left
+ * counts those their finalizers hold. */
+static int delete_contents(struct xp_registry *registry,
                            const struct xp_kind *kind,
                            const char *namespace,
+                           size_t *ret_left,
                            struct xp_error *err)
 {
+        struct xp_store *store = registry->store;
         json_t *items, *item;
         uint64_t version;
         size_t i;
@@ -184,11 +187,12 @@ static int delete_contents(struct xp_store *store,
 
                 if (!name)
                         continue;
-                r = xp_store_delete(store, kind->plural, namespace, name, 0, NULL, &version, err);
+                r = xp_registry_delete(registry, kind->plural, namespace, name, 0, NULL, err);
                 if (r < 0 && r != -ENOENT) {
                         json_decref(items);
                         return r;
                 }
+                *ret_left += r == 0;
         }
         json_decref(items);
         return 0;
@@ -276,7 +280,7 @@ int xp_registry_namespace_finish(struct xp_registry *registry,
                                  struct xp_error *err)
 {
         struct xp_store *store = registry->store;
-        size_t pods_left = 0;
+        size_t pods_left = 0, held = 0;
         uint64_t version;
         int r;
 
@@ -286,13 +290,13 @@ int xp_registry_namespace_finish(struct xp_registry *registry,
                 if (strcmp(xp_kinds[i]->plural, "pods") == 0)
                         r = delete_pods(registry, name, &pods_left, err);
                 else
-                        r = delete_contents(store, xp_kinds[i], name, err);
+                        r = delete_contents(registry, xp_kinds[i], name, &held, err);
                 if (r < 0)
                         return r;
         }
-        if (pods_left > 0) {
-                /* Terminating until the agents have stopped the pods (the node lifecycle
-                 * controller comes back) */
+        if (pods_left + held > 0) {
+                /* Terminating until the agents have stopped the pods and the finalizers are
+                 * gone (the node lifecycle controller comes back) */
                 if (!ret_last)
                         return 0;
                 return xp_store_get(store, NAMESPACES, "", name, ret_last, &version, err);

@@ -295,6 +295,23 @@ static int check_preconditions(const json_t *pod,
         return 1;
 }
 
+/* A pod due to go that finalizers hold: marked due now (grace 0), removed when the last one
+ * goes (finalize.c). 0, or the store's errors (-ESTALE: read it again). */
+static int hold_for_finalizers(struct xp_registry *registry,
+                               const char *ns,
+                               const char *name,
+                               json_t *pod,
+                               uint64_t version,
+                               bool dry,
+                               struct xp_error *err)
+{
+        int r = xp_registry_mark_deleting(pod, time(NULL));
+
+        if (r > 0 && !dry)
+                r = xp_store_update(registry->store, "pods", ns, name, version, pod, &version, err);
+        return r < 0 ? r : 0;
+}
+
 int xp_registry_pod_delete(struct xp_registry *registry,
                            const char *ns,
                            const char *name,
@@ -321,6 +338,16 @@ int xp_registry_pod_delete(struct xp_registry *registry,
                 }
                 grace = xp_lifecycle_grace_seconds(pod, o->has_grace, o->grace_seconds);
                 plan = xp_lifecycle_delete_plan(pod, grace, time(NULL), &deadline);
+                if (plan == XP_LIFECYCLE_DELETE_REMOVE && xp_registry_has_finalizers(pod)) {
+                        r = hold_for_finalizers(registry, ns, name, pod, version, o->dry, err);
+                        if (r == 0) {
+                                *ret_pod = pod;
+                                *ret_removed = false;
+                                return 0;
+                        }
+                        json_decref(pod);
+                        continue;
+                }
                 if (plan == XP_LIFECYCLE_DELETE_KEEP || o->dry) {
                         r = plan == XP_LIFECYCLE_DELETE_MARK
                                 ? xp_lifecycle_mark_deleted(pod, deadline, grace)

@@ -23,7 +23,15 @@
 #endif
 
 const char *const api_object_verbs[] = {
+    "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
+/* a namespace goes only by name (api_delete_collection.c) */
+static const char *const namespace_verbs[] = {
     "create", "delete", "get", "list", "patch", "update", "watch", NULL};
+
+const char *const *api_kind_verbs(const struct xp_kind *kind)
+{
+        return strcmp(kind->plural, "namespaces") == 0 ? namespace_verbs : api_object_verbs;
+}
 const char *const api_review_verbs[] = {"create", NULL};
 
 json_t *api_string_array(const char *const *strings)
@@ -216,7 +224,7 @@ static int append_resources(json_t *resources, const struct xp_kind *kind)
                                           kind->singular,
                                           kind->namespaced,
                                           kind->kind,
-                                          api_object_verbs);
+                                          api_kind_verbs(kind));
 
         if (!resource || json_array_append_new(resources, resource) < 0 ||
             set_strings(resource, "shortNames", kind->short_names) < 0 ||

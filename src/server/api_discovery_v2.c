@@ -99,7 +99,7 @@ static int add_kind(json_t *resources, const struct xp_kind *kind)
                                  kind->singular,
                                  kind->kind,
                                  kind->namespaced,
-                                 api_object_verbs);
+                                 api_kind_verbs(kind));
 
         if (!entry || json_array_append_new(resources, entry) < 0 ||
             set_list(entry, "shortNames", kind->short_names) < 0 ||

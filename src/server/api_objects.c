@@ -772,7 +772,7 @@ static int settle_update(const struct request *req,
                          json_t **ret_out,
                          struct reply *ret)
 {
-        json_t *out = NULL, *old_pod = NULL, *new_pod = NULL;
+        json_t *out = NULL, *old_pod = NULL, *new_pod = NULL, *kept = NULL;
         const json_t *live = stored;
         struct xp_object_meta *meta;
         struct xp_error err = {0};
@@ -785,6 +785,11 @@ static int settle_update(const struct request *req,
                         return r;
                 stored = old_pod;
                 candidate = new_pod;
+        } else if (kind == &xp_kind_service) {
+                r = service_keep_allocated(req, stored, candidate, &kept, ret); /* api_service.c */
+                if (r <= 0)
+                        return r;
+                candidate = kept;
         }
         r = check_object(kind, candidate, flags, &object, ret);
         if (r <= 0)
@@ -816,6 +821,10 @@ static int settle_update(const struct request *req,
          * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
+        if (r >= 0 && xp_registry_finalizers_check(live, out, &err) < 0) {
+                r = reply_invalid(ret, kind, req->name, xp_error_message(&err));
+                goto out;
+        }
         if (r >= 0)
                 r = xp_registry_generation(kind, out, stored);
         if (r >= 0)
@@ -825,7 +834,7 @@ static int settle_update(const struct request *req,
         if (r > 0 && is_pods(kind))
                 r = refuse_terminating(req, stored, out, ret);
         if (r > 0 && kind == &xp_kind_service)
-                r = service_families_check(out, ret); /* api_service.c */
+                r = service_families_check(req->api->service_ips, out, ret); /* api_service.c */
         if (r > 0 && kind == &xp_kind_service)
                 r = service_node_ports(req, stored, out, ret); /* api_nodeport.c */
         if (r <= 0)
@@ -836,9 +845,40 @@ out:
         json_decref(out);
         json_decref(old_pod);
         json_decref(new_pod);
+        json_decref(kept);
         if (object)
                 kind->free(object);
         return r;
+}
+
+/*
+ * An update that took a deleting object's last finalizer away removes it instead, as
+ * kube-apiserver: the answer and the DELETED event carry its last stored state.
+ */
+static int remove_finalized(const struct request *req,
+                            const struct xp_kind *kind,
+                            uint64_t expected,
+                            bool retry,
+                            struct reply *ret)
+{
+        struct xp_error err = {0};
+        json_t *last = NULL;
+        uint64_t version;
+        int r;
+
+        r = xp_store_delete(req->api->store,
+                            kind->plural,
+                            store_namespace(req, kind),
+                            req->name,
+                            expected,
+                            &last,
+                            &version,
+                            &err);
+        if (r == -ESTALE && retry)
+                return RETRY_CONFLICT;
+        if (r < 0)
+                return reply_store_error(ret, r, kind, req->name, &err);
+        return reply_json(ret, 200, last);
 }
 
 /*
@@ -882,6 +922,10 @@ static int finish_update(const struct request *req,
                 xp_registry_version_format(expected, rv);
                 json_object_set_new(metadata_of(out), "resourceVersion", json_string(rv));
                 return reply_json(ret, 200, out);
+        }
+        if (xp_registry_update_removes(out)) {
+                json_decref(out);
+                return remove_finalized(req, kind, expected, retry, ret);
         }
         /* answered with the text the store wrote; out (no resourceVersion: the server's) is
          * left to the store's readers */
@@ -1448,14 +1492,14 @@ int handle_delete(const struct request *req, const struct route *route, struct r
         r = delete_cascade(req, kind, options, dry, ret);
         if (r != 2)
                 goto out;
-        r = xp_store_delete(req->api->store,
-                            kind->plural,
-                            store_namespace(req, kind),
-                            req->name,
-                            expected,
-                            &last,
-                            &version,
-                            &err);
+        /* finalizers hold it: marked, and removed when an update takes the last one away */
+        r = xp_registry_delete(req->api->registry,
+                               kind->plural,
+                               store_namespace(req, kind),
+                               req->name,
+                               expected,
+                               &last,
+                               &err);
         if (r < 0) {
                 r = reply_store_error(ret, r, kind, req->name, &err);
                 goto out;

@@ -423,6 +423,11 @@ int update_object(const struct request *req,
 int handle_scale(const struct request *req, const struct route *route, struct reply *ret);
 int handle_patch(const struct request *req, const struct route *route, struct reply *ret);
 int handle_delete(const struct request *req, const struct route *route, struct reply *ret);
+/* DELETE of a collection: each object the selectors match, as handle_delete()
+ * (api_delete_collection.c). */
+int handle_delete_collection(const struct request *req,
+                             const struct route *route,
+                             struct reply *ret);
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret);
 int handle_log(const struct request *req, const struct route *route, struct reply *ret);
@@ -561,6 +566,8 @@ size_t api_kind_subresources(const struct xp_kind *kind, struct api_subresource 
 
 /* The verbs of every kind's resource, and of a review (create). */
 extern const char *const api_object_verbs[];
+/* The verbs discovery lists for a kind: api_object_verbs, less deletecollection for namespaces. */
+const char *const *api_kind_verbs(const struct xp_kind *kind);
 extern const char *const api_review_verbs[];
 
 /* A resource that is answered, never stored (api_auth_review.c): cluster-scoped, create only. */
@@ -610,23 +617,53 @@ int apply_create(const struct request *req,
 /* ---- Services (api_service.c, service_kubernetes.c) ------------------------------------------ */
 
 struct service_ips;
-/* The cluster IP range (NULL: 10.96.0.0/12), an IPv4 CIDR: -EINVAL with err, -ENOMEM. */
-int service_ips_new(const char *range, struct service_ips **ret, struct xp_error *err);
-/* The range's first address, the `kubernetes` Service's. */
-void service_ips_first(const struct service_ips *ips, char buf[static 16]);
-void service_ips_free(struct service_ips *ips);
 /*
- * A new Service (JSON, changed in place) gets its cluster IP: the one it names when that is in
- * the range and free, else a free one. 1, or 0 with ret filled (422), or -ENOMEM.
+ * The cluster IP ranges (NULL: 10.96.0.0/12): one CIDR, or an IPv4 and an IPv6 one separated by a
+ * comma, the first the primary family (service_ips.c). -EINVAL with err, -ENOMEM.
+ */
+int service_ips_new(const char *ranges, struct service_ips **ret, struct xp_error *err);
+/* The primary range's first address, the `kubernetes` Service's. */
+void service_ips_first(const struct service_ips *ips, char buf[static 46]);
+void service_ips_free(struct service_ips *ips);
+/* The cluster's families, the primary first: "IPv4", "IPv6"; NULL past the last (ips NULL: IPv4).
+ */
+const char *service_ips_family(const struct service_ips *ips, size_t i);
+/*
+ * A free cluster IP of family ("IPv4", "IPv6") into buf: want (NULL: any) when it is in that
+ * family's range and free. 0, -EINVAL (err says why, in kube-apiserver's words), -ENOSPC, or the
+ * store's errors.
+ */
+int service_ips_allocate(struct service_ips *ips,
+                         struct xp_store *store,
+                         const char *family,
+                         const char *want,
+                         char buf[static 46],
+                         struct xp_error *err);
+/*
+ * A new Service (JSON, changed in place) gets its policy, families and cluster IPs as
+ * kube-apiserver's initIPFamilyFields and allocators give them (api_service.c). 1, or 0 with ret
+ * filled (422), or -ENOMEM.
  */
 int service_admit(const struct request *req, json_t *service, struct reply *ret);
 /*
- * The Service's families against its policy and the cluster's (IPv4 only): SingleStack with two
- * families, RequireDualStack or an IPv6 family refused as kube-apiserver does (the last two
- * allowed to a headless Service without selector; ExternalName unchecked). 1, or 0 with ret
- * filled (422), or -ENOMEM.
+ * The Service's policy and families against the cluster's: SingleStack with two families,
+ * RequireDualStack on a single-stack cluster, a family it lacks, a cluster IP of the other family
+ * than its index's, refused as kube-apiserver does (the middle two allowed to a headless Service
+ * without selector; ExternalName unchecked). 1, or 0 with ret filled (422), or -ENOMEM.
  */
-int service_families_check(const json_t *service, struct reply *ret);
+int service_families_check(const struct service_ips *ips, const json_t *service, struct reply *ret);
+/*
+ * The object a Service's update writes (*ret_update, new): candidate with the stored cluster IPs,
+ * policy and families where it left them out (not for ExternalName), as kube-apiserver keeps
+ * them; a policy change that leaves them as stored drops the secondary family and address
+ * (SingleStack) or adds one (RequireDualStack, PreferDualStack on a dual-stack cluster). 1, 0 with
+ * ret filled (422), -ENOMEM.
+ */
+int service_keep_allocated(const struct request *req,
+                           const json_t *stored,
+                           const json_t *candidate,
+                           json_t **ret_update,
+                           struct reply *ret);
 
 struct node_ports;
 #define NODE_PORTS_MAP (65536 / 8) /* a bitmap of ports */

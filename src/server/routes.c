@@ -26,6 +26,11 @@
              handle_create,                                                                        \
              ROUTE_NAMESPACED,                                                                     \
              NULL},                                                                                \
+            {HTTP_DELETE,                                                                          \
+             prefix "/namespaces/{namespace}/{resource}",                                          \
+             handle_delete_collection,                                                             \
+             ROUTE_NAMESPACED,                                                                     \
+             NULL},                                                                                \
             {HTTP_GET,                                                                             \
              prefix "/namespaces/{namespace}/{resource}/{name}",                                   \
              handle_get,                                                                           \
@@ -63,6 +68,7 @@
              "status"},                                                                            \
             {HTTP_GET, prefix "/{resource}", handle_list, ROUTE_ANY_SCOPE, NULL},                  \
             {HTTP_POST, prefix "/{resource}", handle_create, ROUTE_CLUSTER, NULL},                 \
+            {HTTP_DELETE, prefix "/{resource}", handle_delete_collection, ROUTE_CLUSTER, NULL},    \
             {HTTP_GET, prefix "/{resource}/{name}", handle_get, ROUTE_CLUSTER, NULL},              \
             {HTTP_PUT, prefix "/{resource}/{name}", handle_update, ROUTE_CLUSTER, NULL},           \
             {HTTP_PATCH, prefix "/{resource}/{name}", handle_patch, ROUTE_CLUSTER, NULL},          \

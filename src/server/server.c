@@ -146,7 +146,7 @@ static int start_api(struct xp_server *server,
                      struct xp_error *err)
 {
         struct xp_error why = {0};
-        char first[16];
+        char first[INET6_ADDRSTRLEN];
         int r;
 
         server->api.server_address = server->address;

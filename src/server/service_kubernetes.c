@@ -140,12 +140,13 @@ int service_kubernetes_reconcile(
                 "{\"apiVersion\": \"v1\", " META(
                     "Service",
                     "{\"component\": \"apiserver\", \"provider\": \"kubernetes\"}") ", "
-                                                                                    "\"spec\": {\"clusterIP\": \"%s\", \"clusterIPs\": [\"%s\"], \"ports\": "
+                                                                                    "\"spec\": {\"clusterIP\": \"%s\", \"clusterIPs\": [\"%s\"], \"ipFamilies\": [\"%s\"], \"ports\": "
                                                                                     "[{\"name\": \"https\", \"port\": 443, \"protocol\": \"TCP\", "
                                                                                     "\"targetPort\": %u}], \"type\": \"ClusterIP\", \"sessionAffinity\": "
                                                                                     "\"None\"}}",
                 cluster_ip,
                 cluster_ip,
+                strchr(cluster_ip, ':') ? "IPv6" : "IPv4", /* the primary family's, as kube */
                 port),
             err);
         if (r >= 0)

@@ -77,7 +77,7 @@ expect_in "version platform" "$tmp/out" '"platform":"linux/'
 req "api" 200 GET /api
 expect_in "api versions" "$tmp/out" '"versions":["v1"]'
 req "api/v1" 200 GET /api/v1
-expect_in "api/v1 pods" "$tmp/out" '"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["po"]'
+expect_in "api/v1 pods" "$tmp/out" '"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["po"]'
 expect_in "api/v1 nodes" "$tmp/out" '"name":"nodes","singularName":"node","namespaced":false,"kind":"Node"'
 req "apis" 200 GET /apis
 expect_in "apis: coordination" "$tmp/out" '{"name":"coordination.k8s.io","versions":[{"groupVersion":"coordination.k8s.io/v1","version":"v1"}]'

@@ -111,7 +111,7 @@ expect_in "api group kind" "$tmp/out" '"kind":"APIGroup"'
 req "unknown api group" 404 GET /apis/widgets.example.com
 expect_in "unknown api group reason" "$tmp/out" '"reason":"NotFound"'
 req "group resources" 200 GET /apis/coordination.k8s.io/v1
-expect_in "group resources leases" "$tmp/out" '"groupVersion":"coordination.k8s.io/v1","resources":[{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","get","list","patch","update","watch"]'
+expect_in "group resources leases" "$tmp/out" '"groupVersion":"coordination.k8s.io/v1","resources":[{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"]'
 req "core resources" 200 GET /api/v1
 for sub in pods/status pods/binding pods/log nodes/status namespaces/status; do
   expect_in "core resources list $sub" "$tmp/out" "\"name\":\"$sub\""

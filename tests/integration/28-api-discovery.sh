@@ -90,14 +90,14 @@ check "api-resources -o wide" 0 "${kc[@]}" api-resources -o wide
 sed 's/ *$//; s/  */ /g' "$tmp/out" >"$tmp/squeezed"
 cat >"$tmp/want" <<'EOF'
 NAME SHORTNAMES APIVERSION NAMESPACED KIND VERBS CATEGORIES
-events ev v1 true Event create,delete,get,list,patch,update,watch
+events ev v1 true Event create,delete,deletecollection,get,list,patch,update,watch
 namespaces ns v1 false Namespace create,delete,get,list,patch,update,watch
-nodes no v1 false Node create,delete,get,list,patch,update,watch
-pods po v1 true Pod create,delete,get,list,patch,update,watch all
+nodes no v1 false Node create,delete,deletecollection,get,list,patch,update,watch
+pods po v1 true Pod create,delete,deletecollection,get,list,patch,update,watch all
 selfsubjectreviews authentication.k8s.io/v1 false SelfSubjectReview create
 selfsubjectaccessreviews authorization.k8s.io/v1 false SelfSubjectAccessReview create
 selfsubjectrulesreviews authorization.k8s.io/v1 false SelfSubjectRulesReview create
-leases coordination.k8s.io/v1 true Lease create,delete,get,list,patch,update,watch
+leases coordination.k8s.io/v1 true Lease create,delete,deletecollection,get,list,patch,update,watch
 nodes metrics.k8s.io/v1beta1 false NodeMetrics get,list
 pods metrics.k8s.io/v1beta1 true PodMetrics get,list
 EOF

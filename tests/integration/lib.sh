@@ -112,6 +112,27 @@ diagnose() { # what diag_state has not shown yet, then the logs
   diag_logs=()
 }
 
+expect_exact() { # name, file, exact expected content
+  if [[ "$(cat "$2")" != "$3" ]]; then
+    echo "FAIL $1: expected:"; echo "$3"; echo "got:"; cat "$2"; failures=$((failures + 1))
+  fi
+}
+
+start_server() { # data dir, server args...: `xpool server` on a loopback port, its log in
+  # $tmp/server.log; sets server_pid, and base (its https URL) once /healthz answers (15 s at most)
+  local data=$1 deadline=$((SECONDS + 15))
+  shift
+  base=
+  "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$tmp/server.log" 2>&1 &
+  server_pid=$!
+  diag_log "$tmp/server.log"
+  until [[ -n "$base" ]] && curl -fsS --cacert "$data/pki/ca.crt" -o /dev/null "$base/healthz" 2>/dev/null; do
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
+    sleep 0.1
+    base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
+  done
+}
+
 finish() { # what: ends the script with the verdict
   if [[ $failures -gt 0 ]]; then
     diagnose

@@ -264,6 +264,46 @@ int xp_registry_pod_delete(struct xp_registry *registry,
                            bool *ret_removed,
                            struct xp_error *err);
 
+/* ---- finalizers (finalize.c) -------------------------------------------------------------- */
+
+/* Whether metadata.finalizers holds any name. */
+bool xp_registry_has_finalizers(const json_t *object);
+
+/*
+ * Marks object deleting as kube-apiserver does for an object whose finalizers hold it:
+ * deletionTimestamp now (an earlier one is kept), deletionGracePeriodSeconds 0, and generation
+ * one more on the first mark. 1 when changed, 0 when already so, -EINVAL, -ENOMEM.
+ */
+int xp_registry_mark_deleting(json_t *object, int64_t now_s);
+
+/*
+ * Whether an update that writes object removes it instead: it is deleting, its last finalizer
+ * has gone and no grace is pending (a pod in its grace goes when its agent has stopped it).
+ */
+bool xp_registry_update_removes(const json_t *object);
+
+/*
+ * The finalizers an update of old to new may write: none new once old is deleting. 0 when it
+ * may; -EINVAL with err as "metadata.finalizers: Forbidden: no new finalizers can be added if
+ * the object is being deleted, found new finalizers []string{...}" (kube-apiserver's words).
+ */
+int xp_registry_finalizers_check(const json_t *old, const json_t *new, struct xp_error *err);
+
+/*
+ * Deletes an object of any kind but pods (xp_registry_pod_delete()) as kube-apiserver does: one
+ * without finalizers is removed (1, *ret_last its last state); one with finalizers is marked
+ * (xp_registry_mark_deleting()) and stays until an update takes the last one away (0, *ret_last
+ * as it is now). expected: the version it must have (0: any, a lost race is tried again).
+ * ret_last may be NULL. -ESTALE when expected does not match, the store's errors.
+ */
+int xp_registry_delete(struct xp_registry *registry,
+                       const char *resource,
+                       const char *ns,
+                       const char *name,
+                       uint64_t expected,
+                       json_t **ret_last,
+                       struct xp_error *err);
+
 /* ---- events (event.c) --------------------------------------------------------------------- */
 
 /* An Event about one object, as the controllers report what they did or could not do. */
