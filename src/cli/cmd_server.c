@@ -65,7 +65,7 @@ static const char usage[] =
     "                          how the scheduler ranks the nodes that fit: spread, binpack,\n"
     "                          or a GPU-sharing policy (random, dotprod, gpuclustering,\n"
     "                          gpupacking, bestfit, fgd, xpool; docs/simulator.md); default\n"
-    "                          spread\n"
+    "                          xpool\n"
     "      --horizontal-pod-autoscaler-sync-period DURATION\n"
     "                          how often each HorizontalPodAutoscaler is synced (default 15s;\n"
     "                          docs/workloads.md)\n"

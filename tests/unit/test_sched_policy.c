@@ -228,6 +228,34 @@ static void add_cpu_pod(struct xp_sched *s, const char *name, const char *node, 
         xp_pod_free(p);
 }
 
+/* Under xpool a pod without GPUs takes the node whose GPUs are all taken (its CPU is of no use
+ * to GPU pods any more) before one that still has GPU room. Both nodes are in use and the
+ * workload's pods ask no CPU, so fragmentation and the in-use rule cannot tell them apart; the
+ * roles swap so the run's node order cannot pass the test by chance. */
+static void xpool_puts_a_cpu_pod_where_no_gpu_is_left(void **state)
+{
+        const char *full_node[] = {"a", "b"};
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+                const char *full = full_node[i], *room = full_node[1 - i];
+                char *node;
+                int dev;
+                add_node(s, "a", 32, 2, "G2");
+                add_node(s, "b", 32, 2, "G2");
+                add_used(s, "f0", full, 0, 1000);
+                add_used(s, "f1", full, 1, 1000);
+                add_used(s, "r0", room, 0, 500);
+                set_half_gpu_workload(s);
+                node = place(s, 4, "0", &dev);
+                assert_string_equal(node, full);
+                assert_int_equal(dev, -1);
+                free(node);
+                xp_sched_free(s);
+        }
+}
+
 /* The node's memo of FGD scores by pod shape must go when only its CPU changes: with 2 cores
  * left the workload's 8-core pods fit on neither GPU, so both are equal and the lowest wins. */
 static void fgd_memo_follows_the_node_cpu(void **state)
@@ -411,6 +439,7 @@ int main(void)
             cmocka_unit_test(fgd_leaves_a_usable_fragment),
             cmocka_unit_test(bestfit_takes_the_fullest_gpu_and_node),
             cmocka_unit_test(xpool_leaves_a_usable_fragment),
+            cmocka_unit_test(xpool_puts_a_cpu_pod_where_no_gpu_is_left),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),

@@ -52,15 +52,15 @@ enum xp_sched_profile {
         XP_SCHED_GPU_PACKING,
         XP_SCHED_BESTFIT,
         XP_SCHED_FGD,
-        /* xpool's own: fragmentation against the workload, exact, with best fit on ties */
+        /* xpool's own: FGD's score, then CPU pods where no GPU room is left, then used nodes */
         XP_SCHED_XPOOL,
         _XP_SCHED_PROFILE_MAX,
 };
 
 #define XP_SCHED_PROFILE_NAMES                                                                     \
         "spread, binpack, random, dotprod, gpuclustering, gpupacking, bestfit, fgd, xpool"
-/* The server's scheduler's profile unless configured (docs/scheduler.md says why). */
-#define XP_SCHEDULER_DEFAULT_PROFILE XP_SCHED_SPREAD
+/* The server's scheduler's profile unless configured (docs/simulator.md says why). */
+#define XP_SCHEDULER_DEFAULT_PROFILE XP_SCHED_XPOOL
 
 /* "spread", "binpack", "random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd",
  * "xpool"; NULL for a value out of range. */
