@@ -127,6 +127,7 @@ int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_
         priority_cache_init(registry);
         kind_cache_init(&registry->quotas, "resourcequotas");
         kind_cache_init(&registry->limitranges, "limitranges");
+        kind_cache_init(&registry->serviceaccounts, "serviceaccounts");
         r = namespaces_init(registry, err);
         if (r >= 0)
                 r = xp_priority_system_ensure(registry, err); /* as kube-apiserver at start */
@@ -146,6 +147,7 @@ void xp_registry_free(struct xp_registry *registry)
         priority_cache_done(registry);
         kind_cache_done(&registry->quotas);
         kind_cache_done(&registry->limitranges);
+        kind_cache_done(&registry->serviceaccounts);
         free(registry);
 }
 

@@ -35,9 +35,10 @@ struct priority_cache {
 
 /*
  * One kind's objects by namespace, as listed from the store (kind_cache.c): what admission reads
- * on every pod create (ResourceQuotas, LimitRanges). All of it is dropped when the store's mark
- * for the kind (xp_store_kind_generation()) moves, so an update or delete anywhere is seen by the
- * next create; a namespace without any costs a lookup. The lists are shared and read-only.
+ * on every pod create (ResourceQuotas, LimitRanges, ServiceAccounts). All of it is dropped when the
+ * store's mark for the kind (xp_store_kind_generation()) moves, so an update or delete anywhere is
+ * seen by the next create; a namespace without any costs a lookup. The lists are shared and
+ * read-only.
  */
 struct kind_cache {
         pthread_mutex_t mutex;
@@ -50,7 +51,7 @@ struct xp_registry {
         struct xp_store *store;
         struct namespace_cache namespaces;
         struct priority_cache priority;
-        struct kind_cache quotas, limitranges;
+        struct kind_cache quotas, limitranges, serviceaccounts;
 };
 
 void kind_cache_init(struct kind_cache *cache, const char *kind);

@@ -12,14 +12,12 @@
 #include "xpool/doc.h"
 #include "xpool/registry.h"
 #include "xpool/serviceaccounts.h"
-#include "xpool/store.h"
 
 int admission_serviceaccount(const struct request *req, const json_t *pod, struct reply *ret)
 {
         const char *name = xp_json_str_at(pod, "spec.serviceAccountName", NULL);
         const char *ns = req->namespace;
         struct xp_error err = {0};
-        json_t *account = NULL;
         int r;
 
         if (!name || !name[0])
@@ -28,8 +26,7 @@ int admission_serviceaccount(const struct request *req, const json_t *pod, struc
                 name = XP_SERVICEACCOUNT_DEFAULT;
         if (!ns)
                 return 1;
-        r = xp_store_get(req->api->store, "serviceaccounts", ns, name, &account, NULL, NULL);
-        json_decref(account);
+        r = xp_registry_serviceaccount_exists(req->api->registry, ns, name, NULL);
         if (r == -ENOENT && strcmp(name, XP_SERVICEACCOUNT_DEFAULT) == 0) {
                 r = xp_serviceaccount_default_ensure(req->api->registry, ns, &err);
                 /* a namespace that does not exist: the create's own check answers */

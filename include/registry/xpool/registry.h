@@ -68,6 +68,13 @@ bool xp_registry_namespace_protected(const char *name);
 int xp_registry_namespace_hold(struct xp_registry *registry, const char *ns, struct xp_error *err);
 /* Ends a hold; ns as given to the hold (NULL: nothing). */
 void xp_registry_namespace_release(struct xp_registry *registry, const char *ns);
+
+/* Whether ServiceAccount name exists in namespace: 0, -ENOENT, or the store's -errno with err
+ * set. Read from a cache dropped at every ServiceAccount write (what each pod create asks). */
+int xp_registry_serviceaccount_exists(struct xp_registry *registry,
+                                      const char *namespace,
+                                      const char *name,
+                                      struct xp_error *err);
 /* Records a namespace just created as Active, so that holds need not read it. */
 void xp_registry_namespace_created(struct xp_registry *registry, const char *name);
 /* Forgets what is known of a namespace whose object changed: the next hold reads it. */
