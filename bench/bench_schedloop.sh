@@ -21,6 +21,9 @@
 # namespace default's default queue, so every pod of the burst counts in it) and team-b, so that
 # admission, accounting and the fair order run for every pod; off: no Queue at all.
 #
+# PROFILE (environment, default the server's own: xpool) is passed as --placement-profile, so the
+# cost of a profile's scores can be compared: PROFILE=spread bench/bench_schedloop.sh build 5000.
+#
 # Prints figures only; asserts nothing. Needs curl, jq and Debian's /usr/bin/python3 (the nodes
 # are created over one keep-alive connection: thousands of curl processes would take minutes).
 set -euo pipefail
@@ -44,7 +47,8 @@ tmp=$(mktemp -d)
 server_pid=
 trap '[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-"$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$tmp/data" >"$tmp/server.log" 2>&1 &
+"$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$tmp/data" \
+  ${PROFILE:+--placement-profile "$PROFILE"} >"$tmp/server.log" 2>&1 &
 server_pid=$!
 base=
 for _ in $(seq 150); do
