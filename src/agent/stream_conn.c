@@ -73,6 +73,7 @@ void sconn_done(struct sconn *c)
         buf_free(&c->in);
         buf_free(&c->bytes);
         buf_free(&c->out);
+        buf_free(&c->ctrl);
         xp_ws_message_done(&c->msg);
 }
 
@@ -99,29 +100,67 @@ int sconn_fill(struct sconn *c)
         return 0;
 }
 
+/* Sends from b as far as the socket takes it, at most max bytes: the bytes sent, or -errno. */
+static ssize_t send_some(struct sconn *c, struct buf *b, size_t max)
+{
+        size_t len = b->len - b->off;
+        ssize_t n =
+            send(c->fd, b->data + b->off, len < max ? len : max, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n < 0) {
+                c->eof = true;
+                return -errno;
+        }
+        b->off += (size_t)n;
+        if (b->off == b->len)
+                b->off = b->len = 0;
+        return n;
+}
+
+/* The size of the whole frame that starts out's unsent bytes (our own: unmasked, complete). */
+static size_t next_frame_size(struct sconn *c)
+{
+        struct xp_ws_frame f;
+        struct xp_ws_violation v = {0};
+        int n = xp_ws_frame_parse(
+            c->out.data + c->out.off, c->out.len - c->out.off, false, SIZE_MAX, &f, &v);
+
+        return n > 0 ? (size_t)n : c->out.len - c->out.off;
+}
+
+/*
+ * A pong goes out at the next frame boundary, not behind everything queued: a client such as
+ * kubectl gives up when no pong comes within seconds of its ping, and up to STREAM_OUT_HIGH of
+ * output may be waiting for a slow reader.
+ */
 int sconn_flush(struct sconn *c)
 {
-        while (c->out.off < c->out.len) {
-                ssize_t n = send(c->fd,
-                                 c->out.data + c->out.off,
-                                 c->out.len - c->out.off,
-                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+        for (;;) {
+                bool ctrl_first =
+                    c->ctrl.off < c->ctrl.len && (c->frame_left == 0 || c->ctrl.off > 0);
+                ssize_t n;
 
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                if (ctrl_first) {
+                        n = send_some(c, &c->ctrl, SIZE_MAX);
+                } else if (c->out.off < c->out.len) {
+                        if (c->mode != SCONN_RAW && c->frame_left == 0)
+                                c->frame_left = next_frame_size(c);
+                        n = send_some(c, &c->out, c->mode != SCONN_RAW ? c->frame_left : SIZE_MAX);
+                        if (n > 0 && c->mode != SCONN_RAW)
+                                c->frame_left -= (size_t)n;
+                } else {
                         return 0;
-                if (n < 0) {
-                        c->eof = true;
-                        return -errno;
                 }
-                c->out.off += (size_t)n;
+                if (n <= 0)
+                        return n < 0 ? (int)n : 0;
         }
-        c->out.off = c->out.len = 0;
-        return 0;
 }
 
 size_t sconn_pending(const struct sconn *c)
 {
-        return c->out.len - c->out.off;
+        return c->out.len - c->out.off + c->ctrl.len - c->ctrl.off;
 }
 
 bool sconn_wants_input(const struct sconn *c)
@@ -152,6 +191,29 @@ ws_frame(struct sconn *c, uint8_t opcode, const void *a, size_t alen, const void
         return 0;
 }
 
+/* Queues a pong on ctrl (sconn_flush() sends it between two frames of out). */
+static int ws_control_frame(struct sconn *c, uint8_t opcode, const void *data, size_t len)
+{
+        uint8_t header[XP_WS_HEADER_MAX];
+        size_t hlen;
+        int r;
+
+        if (c->close_sent)
+                return 0;
+        /* only the latest ping is answered while earlier pongs wait (RFC 6455, 5.5.3) */
+        if (c->ctrl.off == 0)
+                c->ctrl.len = 0;
+        else if (c->ctrl.len - c->ctrl.off > XP_WS_HEADER_MAX + XP_WS_CONTROL_MAX)
+                return 0;
+        hlen = xp_ws_frame_header(header, opcode, true, len, NULL);
+        r = buf_reserve(&c->ctrl, hlen + len);
+        if (r < 0)
+                return r;
+        buf_add(&c->ctrl, header, hlen);
+        buf_add(&c->ctrl, data, len);
+        return 0;
+}
+
 void sconn_ws_close(struct sconn *c, uint16_t code, const char *reason)
 {
         uint8_t payload[XP_WS_CONTROL_MAX];
@@ -167,7 +229,7 @@ static int ws_control(struct sconn *c, const struct xp_ws_frame *f)
 
         switch (f->opcode) {
         case XP_WS_PING:
-                return ws_frame(c, XP_WS_PONG, f->payload, f->len, NULL, 0);
+                return ws_control_frame(c, XP_WS_PONG, f->payload, f->len);
         case XP_WS_PONG:
                 return 0;
         default: /* close */

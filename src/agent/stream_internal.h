@@ -41,9 +41,11 @@ struct buf {
 struct sconn {
         int fd; /* the upgraded socket, non-blocking */
         enum sconn_mode mode;
-        struct buf in;    /* read, not parsed yet */
-        struct buf bytes; /* SCONN_WS_TUNNEL: the tunnelled stream, not consumed yet */
-        struct buf out;   /* to send */
+        struct buf in;     /* read, not parsed yet */
+        struct buf bytes;  /* SCONN_WS_TUNNEL: the tunnelled stream, not consumed yet */
+        struct buf out;    /* to send */
+        struct buf ctrl;   /* WebSocket pongs, sent at the next frame boundary of out */
+        size_t frame_left; /* WebSocket modes: what is left to send of out's current frame */
         struct xp_ws_message msg;
         bool eof;             /* the client closed its side, or the connection failed */
         bool close_sent;      /* a WebSocket close frame is queued: nothing more is sent */
