@@ -169,35 +169,39 @@ bool sconn_wants_input(const struct sconn *c)
                c->bytes.len - c->bytes.off < IN_MAX;
 }
 
+/* Appends a whole unmasked frame to to. */
+static int
+frame_into(struct buf *to, uint8_t opcode, const void *a, size_t alen, const void *b, size_t blen)
+{
+        uint8_t header[XP_WS_HEADER_MAX];
+        size_t hlen = xp_ws_frame_header(header, opcode, true, alen + blen, NULL);
+        int r = buf_reserve(to, hlen + alen + blen);
+
+        if (r < 0)
+                return r;
+        buf_add(to, header, hlen);
+        buf_add(to, a, alen);
+        buf_add(to, b, blen);
+        return 0;
+}
+
 /* Queues a frame; nothing after a close frame. */
 static int
 ws_frame(struct sconn *c, uint8_t opcode, const void *a, size_t alen, const void *b, size_t blen)
 {
-        uint8_t header[XP_WS_HEADER_MAX];
-        size_t hlen;
         int r;
 
         if (c->close_sent)
                 return 0;
-        hlen = xp_ws_frame_header(header, opcode, true, alen + blen, NULL);
-        r = buf_reserve(&c->out, hlen + alen + blen);
-        if (r < 0)
-                return r;
-        buf_add(&c->out, header, hlen);
-        buf_add(&c->out, a, alen);
-        buf_add(&c->out, b, blen);
-        if (opcode == XP_WS_CLOSE)
+        r = frame_into(&c->out, opcode, a, alen, b, blen);
+        if (r >= 0 && opcode == XP_WS_CLOSE)
                 c->close_sent = true;
-        return 0;
+        return r;
 }
 
 /* Queues a pong on ctrl (sconn_flush() sends it between two frames of out). */
-static int ws_control_frame(struct sconn *c, uint8_t opcode, const void *data, size_t len)
+static int ws_pong(struct sconn *c, const void *data, size_t len)
 {
-        uint8_t header[XP_WS_HEADER_MAX];
-        size_t hlen;
-        int r;
-
         if (c->close_sent)
                 return 0;
         /* only the latest ping is answered while earlier pongs wait (RFC 6455, 5.5.3) */
@@ -205,13 +209,7 @@ static int ws_control_frame(struct sconn *c, uint8_t opcode, const void *data, s
                 c->ctrl.len = 0;
         else if (c->ctrl.len - c->ctrl.off > XP_WS_HEADER_MAX + XP_WS_CONTROL_MAX)
                 return 0;
-        hlen = xp_ws_frame_header(header, opcode, true, len, NULL);
-        r = buf_reserve(&c->ctrl, hlen + len);
-        if (r < 0)
-                return r;
-        buf_add(&c->ctrl, header, hlen);
-        buf_add(&c->ctrl, data, len);
-        return 0;
+        return frame_into(&c->ctrl, XP_WS_PONG, data, len, NULL, 0);
 }
 
 void sconn_ws_close(struct sconn *c, uint16_t code, const char *reason)
@@ -229,7 +227,7 @@ static int ws_control(struct sconn *c, const struct xp_ws_frame *f)
 
         switch (f->opcode) {
         case XP_WS_PING:
-                return ws_control_frame(c, XP_WS_PONG, f->payload, f->len);
+                return ws_pong(c, f->payload, f->len);
         case XP_WS_PONG:
                 return 0;
         default: /* close */
