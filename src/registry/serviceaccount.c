@@ -14,17 +14,17 @@ int xp_registry_serviceaccount_exists(struct xp_registry *registry,
                                       const char *name,
                                       struct xp_error *err)
 {
-        json_t *accounts = NULL, *account;
-        size_t i;
+        json_t *accounts = NULL;
         int r =
             kind_cache_list(&registry->serviceaccounts, registry->store, namespace, &accounts, err);
 
         if (r < 0)
                 return r;
         r = -ENOENT;
-        json_array_foreach(
-            accounts, i, account) if (strcmp(xp_json_str_at(account, "metadata.name", ""), name) ==
-                                      0) r = 0;
+        for (size_t i = 0; r == -ENOENT && i < json_array_size(accounts); i++)
+                if (strcmp(xp_json_str_at(json_array_get(accounts, i), "metadata.name", ""),
+                           name) == 0)
+                        r = 0;
         json_decref(accounts);
         return r;
 }

@@ -77,6 +77,9 @@ int contain_filter_memfd(uint64_t effective, int *ret_fd, struct xp_error *err);
 
 /* Reads the spec's "contain" object and prepares everything the child needs. -errno + err. */
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err);
+/* Whether the spec's shim gets its seccomp filter on CONTAIN_FILTER_FD, and for which effective
+ * set (what a process joining the container must be handed too). */
+bool contain_spec_filter_fd(const json_t *spec, uint64_t *ret_effective);
 void contain_plan_done(struct contain_plan *p);
 
 /*

@@ -270,6 +270,16 @@ static int read_detach(struct contain_plan *p, const json_t *list, struct xp_err
         return 0;
 }
 
+bool contain_spec_filter_fd(const json_t *spec, uint64_t *ret_effective)
+{
+        const json_t *c = json_object_get(spec, CONTAIN_SPEC_KEY);
+
+        *ret_effective =
+            (uint64_t)json_integer_value(json_object_get(json_object_get(c, "caps"), "effective"));
+        return json_is_true(json_object_get(c, "seccomp")) &&
+               json_is_true(json_object_get(c, "filter_fd"));
+}
+
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)
 {
         const json_t *c = json_object_get(spec, CONTAIN_SPEC_KEY);

@@ -84,19 +84,17 @@ static int high_fd(int fd)
 static int exec_filter(struct xp_runtime *rt, const char *dir, int *ret, struct xp_error *err)
 {
         char path[PATH_MAX + 16];
-        json_t *spec, *contain;
+        uint64_t effective;
+        json_t *spec;
         int r = 0;
 
         *ret = -1;
         snprintf(path, sizeof(path), "%s/spec.json", dir);
         spec = json_load_file(path, 0, NULL);
-        contain = json_object_get(spec, CONTAIN_SPEC_KEY);
-        if (!json_is_object(contain))
-                r = xp_errorf(err, -EINVAL, "exec: %s holds no containment settings", path);
-        else if (json_is_true(json_object_get(contain, "filter_fd"))) {
-                json_t *effective = json_object_get(json_object_get(contain, "caps"), "effective");
-
-                *ret = runtime_filter_for(rt, (uint64_t)json_integer_value(effective));
+        if (!spec)
+                r = xp_errorf(err, -EINVAL, "exec: %s cannot be read", path);
+        else if (contain_spec_filter_fd(spec, &effective)) {
+                *ret = runtime_filter_for(rt, effective);
                 if (*ret < 0)
                         r = xp_errorf(
                             err, -EIO, "exec: the container's seccomp filter cannot be made");
