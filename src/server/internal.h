@@ -296,15 +296,30 @@ int list_options_parse(const struct request *req,
                        struct list_options *o,
                        struct reply *ret);
 /*
- * The current list answered from the store's text (api_list_text.c), without a tree of its
- * objects: *ret_answered with 0 (ret filled) or -errno; else 1 and the caller answers (a Table,
- * a page, an older version, an object that is not ASCII).
+ * The current list answered from the store's text (api_list_text.c), streamed, without a tree of
+ * its objects: *ret_answered with 0 (ret filled) or -errno; else 1 and the caller answers (a
+ * Table, a page, an older version).
  */
 int list_text(const struct request *req,
               const struct xp_kind *kind,
               const struct list_options *o,
               bool *ret_answered,
               struct reply *ret);
+/*
+ * The streamed list itself: open reads the snapshot's version and writes the head (takes labels
+ * and fields, either may be NULL); read hands out the answer's next bytes (0 at its end, -errno
+ * when it must be cut short) as a stream's read does; free takes it in any state.
+ */
+struct list_stream;
+int list_stream_open(struct xp_store *store,
+                     const struct xp_kind *kind,
+                     const char *namespace,
+                     struct xp_label_selector *labels,
+                     struct xp_field_selector *fields,
+                     struct list_stream **ret,
+                     struct xp_error *err);
+ssize_t list_stream_read(void *state, char *buf, size_t max);
+void list_stream_free(void *state);
 /*
  * Records a create (live NULL), update or patch other than an apply in object's
  * metadata.managedFields as an Update by the request's manager (api_managed.c). 0 or -ENOMEM.

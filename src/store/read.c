@@ -313,52 +313,76 @@ typedef int (*row_fn)(const char *namespace,
                       size_t len,
                       void *userdata);
 
-/*
- * The rows of a kind (in one namespace, or all when NULL) in one read transaction, ordered by
- * namespace then name, each handed to fn (a negative return stops it and is returned, err set
- * by fn); *ret_version the store's version at the read.
- */
 /* Whether r (from row_body) says the row cannot be opened with the store's keys. */
 static bool undecryptable(int r)
 {
         return r == -ENOKEY || r == -EKEYREJECTED || r == -EBADMSG;
 }
 
-static int list_rows(struct xp_store *store,
-                     const char *kind,
-                     const char *namespace,
-                     row_fn fn,
-                     void *userdata,
-                     const struct xp_store_skip *skip,
-                     uint64_t *ret_version,
-                     struct xp_error *err)
-{
-        struct conn *c = NULL;
+/*
+ * The rows of a kind (in one namespace, or all when NULL) in one read transaction, ordered by
+ * namespace then name: rows_begin() starts it, rows_step() hands rows to fn, rows_end() ends it.
+ * A list read whole takes all three at once (list_rows()); a cursor (xp_store_list_open()) keeps
+ * the transaction between steps, so that every row comes from the snapshot at one version.
+ */
+struct rows {
+        struct xp_store *store;
+        const char *kind;
+        struct conn *c;
         sqlite3_stmt *st;
-        uint64_t version;
-        int rc, r;
+        uint64_t version; /* the store's version at the read */
+};
 
+static int rows_begin(struct rows *rows,
+                      struct xp_store *store,
+                      const char *kind,
+                      const char *namespace,
+                      struct xp_error *err)
+{
+        int r;
+
+        *rows = (struct rows){.store = store, .kind = kind};
         r = store_check_key(store, kind, namespace ?: "", "-", err);
         if (r < 0)
                 return r;
-        r = conn_get(store, &c, err);
+        r = conn_get(store, &rows->c, err);
         if (r < 0)
                 return r;
-        r = read_begin(store, c, &version, err);
-        if (r < 0)
-                goto out;
-        st = c->stmts[namespace ? RS_LIST_NS : RS_LIST_ALL];
-        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        r = read_begin(store, rows->c, &rows->version, err);
+        if (r < 0) {
+                conn_put(store, rows->c);
+                rows->c = NULL;
+                return r;
+        }
+        rows->st = rows->c->stmts[namespace ? RS_LIST_NS : RS_LIST_ALL];
+        sqlite3_bind_text(rows->st, 1, kind, -1, SQLITE_STATIC);
         if (namespace)
-                sqlite3_bind_text(st, 2, namespace, -1, SQLITE_STATIC);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                sqlite3_bind_text(rows->st, 2, namespace, -1, SQLITE_STATIC);
+        return 0;
+}
+
+/*
+ * Up to max rows to fn (a negative return stops it and is returned, err set by fn): 1 when rows
+ * may remain, 0 when every row was read.
+ */
+static int rows_step(struct rows *rows,
+                     size_t max,
+                     row_fn fn,
+                     void *userdata,
+                     const struct xp_store_skip *skip,
+                     struct xp_error *err)
+{
+        sqlite3_stmt *st = rows->st;
+        int rc = SQLITE_DONE, r;
+
+        for (size_t i = 0; i < max && (rc = sqlite3_step(st)) == SQLITE_ROW; i++) {
                 const char *ns = (const char *)sqlite3_column_text(st, 0) ?: "";
                 const char *name = (const char *)sqlite3_column_text(st, 1) ?: "";
                 const char *body = (const char *)sqlite3_column_text(st, 3);
                 size_t len = (size_t)sqlite3_column_bytes(st, 3);
                 char *plain = NULL;
 
-                r = row_body(store, kind, ns, name, &body, &len, &plain, err);
+                r = row_body(rows->store, rows->kind, ns, name, &body, &len, &plain, err);
                 if (undecryptable(r) && skip && skip->fn) {
                         /* a lost key: the caller is told, and the others are read */
                         skip->fn(ns, name, xp_error_message(err), skip->userdata);
@@ -370,26 +394,58 @@ static int list_rows(struct xp_store *store,
                         r = fn(
                             ns, name, (uint64_t)sqlite3_column_int64(st, 2), body, len, userdata);
                 free(plain);
-                if (r < 0) {
-                        sqlite3_reset(st);
-                        goto out;
-                }
+                if (r < 0)
+                        return r;
         }
-        if (rc != SQLITE_DONE) {
-                r = read_fail(store, c, rc, err);
-                goto out;
+        if (rc == SQLITE_ROW)
+                return 1;
+        if (rc != SQLITE_DONE)
+                return read_fail(rows->store, rows->c, rc, err);
+        return 0;
+}
+
+/* Ends the read: 0, or a negative errno when done (every row read) and the commit failed. */
+static int rows_end(struct rows *rows, bool done, struct xp_error *err)
+{
+        int r = 0, rc;
+
+        if (!rows->c)
+                return 0;
+        sqlite3_reset(rows->st);
+        if (done) {
+                rc = store_step_done(rows->c->stmts[RS_COMMIT]);
+                if (rc != SQLITE_DONE)
+                        r = read_fail(rows->store, rows->c, rc, err);
         }
-        sqlite3_reset(st);
-        rc = store_step_done(c->stmts[RS_COMMIT]);
-        if (rc != SQLITE_DONE) {
-                r = read_fail(store, c, rc, err);
-                goto out;
+        conn_put(rows->store, rows->c); /* rolls back a read that did not end */
+        rows->c = NULL;
+        return r;
+}
+
+/* Every row at once, as rows_step(); *ret_version the store's version at the read. */
+static int list_rows(struct xp_store *store,
+                     const char *kind,
+                     const char *namespace,
+                     row_fn fn,
+                     void *userdata,
+                     const struct xp_store_skip *skip,
+                     uint64_t *ret_version,
+                     struct xp_error *err)
+{
+        struct rows rows;
+        int r;
+
+        r = rows_begin(&rows, store, kind, namespace, err);
+        if (r < 0)
+                return r;
+        r = rows_step(&rows, SIZE_MAX, fn, userdata, skip, err);
+        if (r < 0) {
+                rows_end(&rows, false, err);
+                return r;
         }
-        if (ret_version)
-                *ret_version = version;
-        r = 0;
-out:
-        conn_put(store, c);
+        r = rows_end(&rows, true, err);
+        if (r >= 0 && ret_version)
+                *ret_version = rows.version;
         return r;
 }
 
@@ -495,6 +551,75 @@ int xp_store_list_text(struct xp_store *store,
 
         free(l.buf);
         return r;
+}
+
+struct xp_store_cursor {
+        struct rows rows;
+        struct list_texts texts;
+        char *kind, *namespace; /* the query's, bound to it */
+        bool done;
+};
+
+int xp_store_list_open(struct xp_store *store,
+                       const char *kind,
+                       const char *namespace,
+                       struct xp_store_cursor **ret,
+                       uint64_t *ret_version,
+                       struct xp_error *err)
+{
+        struct xp_store_cursor *cur = calloc(1, sizeof *cur);
+        int r;
+
+        if (cur) {
+                cur->kind = strdup(kind);
+                cur->namespace = namespace ? strdup(namespace) : NULL;
+        }
+        if (!cur || !cur->kind || (namespace && !cur->namespace)) {
+                xp_store_list_close(cur);
+                return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+        }
+        r = rows_begin(&cur->rows, store, cur->kind, cur->namespace, err);
+        if (r < 0) {
+                xp_store_list_close(cur);
+                return r;
+        }
+        cur->texts = (struct list_texts){.store = store, .kind = cur->kind};
+        if (ret_version)
+                *ret_version = cur->rows.version;
+        *ret = cur;
+        return 0;
+}
+
+int xp_store_list_next(struct xp_store_cursor *cur,
+                       size_t max,
+                       xp_store_text_fn fn,
+                       void *userdata,
+                       struct xp_error *err)
+{
+        int r;
+
+        if (cur->done)
+                return 0;
+        cur->texts.fn = fn;
+        cur->texts.userdata = userdata;
+        cur->texts.err = err;
+        r = rows_step(&cur->rows, max, add_text, &cur->texts, NULL, err);
+        if (r == 0) {
+                cur->done = true;
+                r = rows_end(&cur->rows, true, err);
+        }
+        return r;
+}
+
+void xp_store_list_close(struct xp_store_cursor *cur)
+{
+        if (!cur)
+                return;
+        rows_end(&cur->rows, false, NULL);
+        free(cur->texts.buf);
+        free(cur->kind);
+        free(cur->namespace);
+        free(cur);
 }
 
 void xp_store_events_free(struct xp_store_event *events, size_t n)

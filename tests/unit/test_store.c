@@ -829,6 +829,62 @@ static void list_text(void **state)
         json_decref(t.items);
 }
 
+/*
+ * A cursor reads what xp_store_list_text() reads, in steps of any size, from the snapshot it
+ * opened on: writes between its steps are not in it, and its version is the snapshot's.
+ */
+static void list_cursor(void **state)
+{
+        struct fixture *f = *state;
+        static const size_t steps[] = {1, 3, 7, 1000};
+        struct xp_error err = {0};
+
+        for (int i = 0; i < 20; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "p%02d", i);
+                create(f->store, "Pod", i % 4 ? "default" : "other", name);
+        }
+        for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+                struct xp_store_cursor *cur = NULL;
+                struct texts t = {0};
+                uint64_t v_list = 0, v_cursor = 0;
+                char name[16];
+                int r, rounds = 0;
+
+                assert_int_equal(xp_store_list(f->store, "Pod", NULL, &t.items, &v_list, &err), 0);
+                assert_int_equal(xp_store_list_open(f->store, "Pod", NULL, &cur, &v_cursor, &err),
+                                 0);
+                assert_int_equal(v_cursor, v_list);
+                /* a write after the open: in the store, not in the snapshot */
+                snprintf(name, sizeof(name), "late%zu", k);
+                create(f->store, "Pod", "default", name);
+                while ((r = xp_store_list_next(cur, steps[k], check_text, &t, &err)) == 1)
+                        assert_true(++rounds <= 20);
+                assert_int_equal(r, 0);
+                assert_int_equal(t.n, json_array_size(t.items));
+                /* done stays done */
+                assert_int_equal(xp_store_list_next(cur, steps[k], check_text, &t, &err), 0);
+                xp_store_list_close(cur);
+                json_decref(t.items);
+        }
+        /* one namespace; closed before its end (the read is given up, the store goes on) */
+        {
+                struct xp_store_cursor *cur = NULL;
+                struct texts t = {0};
+
+                assert_int_equal(xp_store_list(f->store, "Pod", "other", &t.items, NULL, &err), 0);
+                assert_int_equal(json_array_size(t.items), 5);
+                assert_int_equal(xp_store_list_open(f->store, "Pod", "other", &cur, NULL, &err), 0);
+                assert_int_equal(xp_store_list_next(cur, 2, check_text, &t, &err), 1);
+                assert_int_equal(t.n, 2);
+                xp_store_list_close(cur);
+                xp_store_list_close(NULL);
+                json_decref(t.items);
+                create(f->store, "Pod", "other", "after-close");
+        }
+}
+
 /* Every event after since, as objects and as text, encoded into one string to compare. */
 static char *events_encoded(struct xp_store *s, uint64_t since)
 {
@@ -1012,6 +1068,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(text_written, setup, teardown),
             cmocka_unit_test_setup_teardown(bodies_of_every_size, setup, teardown),
             cmocka_unit_test_setup_teardown(list_text, setup, teardown),
+            cmocka_unit_test_setup_teardown(list_cursor, setup, teardown),
             cmocka_unit_test_setup_teardown(recent_matches_log, setup, teardown),
         };
 

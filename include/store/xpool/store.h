@@ -296,6 +296,29 @@ int xp_store_list_text(struct xp_store *store,
                        struct xp_error *err);
 
 /*
+ * A list read in steps from one snapshot (xp_store_list_text() in parts), for a reader that sends
+ * the objects on as it reads them: open starts a read transaction (*ret_version the store's version
+ * in it), each next hands up to max objects to fn in xp_store_list_text()'s order and returns 1
+ * while objects may remain, 0 once all were read (and the read ended), or fn's or a read's
+ * negative errno. close ends it at any point (NULL is fine). The snapshot stays the same however
+ * long the reader takes; while it is open, SQLite cannot checkpoint its log past it, so a reader
+ * should not hold one open without reason.
+ */
+struct xp_store_cursor;
+int xp_store_list_open(struct xp_store *store,
+                       const char *kind,
+                       const char *namespace,
+                       struct xp_store_cursor **ret,
+                       uint64_t *ret_version,
+                       struct xp_error *err);
+int xp_store_list_next(struct xp_store_cursor *cursor,
+                       size_t max,
+                       xp_store_text_fn fn,
+                       void *userdata,
+                       struct xp_error *err);
+void xp_store_list_close(struct xp_store_cursor *cursor);
+
+/*
  * Up to max events of a kind (all namespaces when namespace is NULL) with a version greater than
  * since, in version order. -EXPIRED when events after since are no longer kept. Free with
  * xp_store_events_free().
