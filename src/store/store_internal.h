@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -158,6 +159,7 @@ struct xp_store {
         pthread_mutex_t lock;
         pthread_cond_t version_bumped;   /* a commit made the version grow (CLOCK_MONOTONIC) */
         struct xp_store_waiter *waiters; /* under lock: those of waiter.c */
+        atomic_size_t n_waiters;         /* how many (changed under lock) */
 
         /* under lock */
         struct op *queue_head;

@@ -52,6 +52,7 @@ int xp_store_waiter_new(struct xp_store *store,
         pthread_mutex_lock(&store->lock);
         w->next = store->waiters;
         store->waiters = w;
+        atomic_fetch_add(&store->n_waiters, 1);
         pthread_mutex_unlock(&store->lock);
         *ret = w;
         return 0;
@@ -67,6 +68,7 @@ void xp_store_waiter_free(struct xp_store_waiter *w)
         for (at = &w->store->waiters; *at; at = &(*at)->next)
                 if (*at == w) {
                         *at = w->next;
+                        atomic_fetch_sub(&w->store->n_waiters, 1);
                         break;
                 }
         pthread_mutex_unlock(&w->store->lock);
@@ -137,4 +139,9 @@ int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int t
         w->woken = false;
         pthread_mutex_unlock(&store->lock);
         return r;
+}
+
+size_t xp_store_waiters(struct xp_store *store)
+{
+        return atomic_load(&store->n_waiters);
 }

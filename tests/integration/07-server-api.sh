@@ -484,13 +484,17 @@ elapsed=$((SECONDS - start))
 got=$({ grep -o '^{"type":"[A-Z]*"' "$tmp/live" || true; } | cut -d'"' -f4 | tr '\n' ' ')
 [[ "$got" == "ADDED DELETED " ]] || { echo "FAIL live watch: '$got', expected 'ADDED DELETED'"; cat "$tmp/live"; failures=$((failures + 1)); }
 [[ $elapsed -ge 2 && $elapsed -le 6 ]] || { echo "FAIL timeoutSeconds=3 ended after $elapsed s"; failures=$((failures + 1)); }
-# A burst from 4 writers at once: the watch gathers several commits' events into one send, and
-# every create arrives, once, in the log's order (resourceVersions rising).
+# A burst from 4 writers at once, watched by 40 (more than the 32 that make a watch gather its
+# commits into one send): every watcher sees every create, once, in the log's order
+# (resourceVersions rising).
 req "list before the burst" 200 GET "$pods"
 rv_burst=$(version_of "$tmp/out")
-curl -sS -N --max-time 20 -o "$tmp/burst" "$base$pods?watch=true&resourceVersion=$rv_burst&timeoutSeconds=4" &
-burst_watch=$!
-sleep 0.5
+burst_watches=()
+for k in $(seq 1 40); do
+  curl -sS -N --max-time 20 -o "$tmp/burst.$k" "$base$pods?watch=true&resourceVersion=$rv_burst&timeoutSeconds=5" &
+  burst_watches+=($!)
+done
+sleep 1
 writers=()
 for w in 0 1 2 3; do
   (for i in 0 1 2 3 4 5 6 7 8 9; do
@@ -499,13 +503,15 @@ for w in 0 1 2 3; do
   writers+=($!)
 done
 wait "${writers[@]}" || true
-wait "$burst_watch" || { echo "FAIL burst watch: curl failed"; failures=$((failures + 1)); }
-burst_names=$({ grep '^{"type":"ADDED"' "$tmp/burst" || true; } | grep -o '"name":"burst-[0-9]-[0-9]"' | sort -u | wc -l)
-burst_rvs=$(grep -o '^{"type":"[A-Z]*".*' "$tmp/burst" | grep -o '"resourceVersion":"[0-9]*"' | cut -d'"' -f4)
-[[ $burst_names -eq 40 && $(grep -c '^{"type":"ADDED"' "$tmp/burst") -eq 40 ]] ||
-  { echo "FAIL burst watch: $burst_names of 40 creates seen:"; cat "$tmp/burst"; failures=$((failures + 1)); }
-[[ "$burst_rvs" == "$(sort -n <<<"$burst_rvs" | uniq)" && -n "$burst_rvs" ]] ||
-  { echo "FAIL burst watch: versions out of order: $burst_rvs"; failures=$((failures + 1)); }
+wait "${burst_watches[@]}" || { echo "FAIL burst watch: a curl failed"; failures=$((failures + 1)); }
+for k in $(seq 1 40); do
+  burst_names=$({ grep '^{"type":"ADDED"' "$tmp/burst.$k" || true; } | grep -o '"name":"burst-[0-9]-[0-9]"' | sort -u | wc -l)
+  burst_rvs=$({ grep '^{"type":"' "$tmp/burst.$k" || true; } | grep -o '"resourceVersion":"[0-9]*"' | cut -d'"' -f4)
+  [[ $burst_names -eq 40 && $(grep -c '^{"type":"ADDED"' "$tmp/burst.$k") -eq 40 ]] ||
+    { echo "FAIL burst watch $k: $burst_names of 40 creates seen:"; cat "$tmp/burst.$k"; failures=$((failures + 1)); }
+  [[ -n "$burst_rvs" && "$burst_rvs" == "$(sort -n <<<"$burst_rvs" | uniq)" ]] ||
+    { echo "FAIL burst watch $k: versions out of order: $burst_rvs"; failures=$((failures + 1)); }
+done
 watch_types "table watch" "$pods?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Dlive" "ADDED"
 curl -sS -N --max-time 20 -H "Accept: $table" -o "$tmp/events" "$base$pods?watch=true&timeoutSeconds=1&labelSelector=team%3Dml"
 expect_in "table watch rows" "$tmp/events" '{"type":"ADDED","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1"'

@@ -447,7 +447,9 @@ static void kind_waiter_sees_its_kinds(void **state)
         uint64_t v;
 
         v = create(f->store, "Pod", "default", "a");
+        assert_int_equal(xp_store_waiters(f->store), 0);
         assert_int_equal(xp_store_waiter_new(f->store, kinds, 2, &k.waiter), 0);
+        assert_int_equal(xp_store_waiters(f->store), 1);
         /* nothing read yet: the pod is news */
         assert_int_equal(xp_store_waiter_wait(k.waiter, k.since, 0), 1);
         k.since[0] = k.since[1] = v;
@@ -478,6 +480,7 @@ static void kind_waiter_sees_its_kinds(void **state)
         pthread_join(th, NULL);
         assert_int_equal(k.result, 1);
         xp_store_waiter_free(k.waiter);
+        assert_int_equal(xp_store_waiters(f->store), 0);
 }
 
 #define N_THREADS 8

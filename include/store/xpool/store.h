@@ -430,6 +430,8 @@ int xp_store_waiter_wait(struct xp_store_waiter *w, const uint64_t *since, int t
 void xp_store_waiter_wake(struct xp_store_waiter *w);
 /* NULL is fine. */
 void xp_store_waiter_free(struct xp_store_waiter *w);
+/* How many waiters the store has now (a reader that batches its reads when many wait). */
+size_t xp_store_waiters(struct xp_store *store);
 
 /* Counters since open, for tests, benchmarks and /metrics. */
 struct xp_store_stats {
