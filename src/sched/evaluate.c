@@ -131,6 +131,38 @@ static uint32_t device_res(const struct pctx *ctx)
         return UINT32_MAX;
 }
 
+/* Room for n names in sched->scratch, kept between calls (an extender asks thousands each time). */
+static int scratch_reserve(struct xp_sched *sched, size_t n)
+{
+        struct eval_scratch *k = &sched->scratch;
+        void *m;
+
+        if (k->cap >= n)
+                return 0;
+        m = realloc(k->at, n * sizeof(*k->at));
+        if (!m)
+                return -ENOMEM;
+        k->at = m;
+        m = realloc(k->fits, n * sizeof(*k->fits));
+        if (!m)
+                return -ENOMEM;
+        k->fits = m;
+        m = realloc(k->todo, n * sizeof(*k->todo));
+        if (!m)
+                return -ENOMEM;
+        k->todo = m;
+        k->cap = n;
+        return 0;
+}
+
+void sched_scratch_free(struct xp_sched *sched)
+{
+        free(sched->scratch.at);
+        free(sched->scratch.fits);
+        free(sched->scratch.todo);
+        sched->scratch = (struct eval_scratch){0};
+}
+
 /* The reasons rs of a node that failed, into v. */
 static int failed(struct xp_sched *sched,
                   struct texts *texts,
@@ -203,14 +235,12 @@ static int filter_named(struct xp_sched *sched,
                         size_t *ret_n_cands,
                         bool *ret_repeats)
 {
-        _cleanup_free_ const struct sfit **fits = malloc((n + 1) * sizeof(*fits));
-        _cleanup_free_ size_t *todo = malloc((n + 1) * sizeof(*todo));
+        const struct sfit **fits = sched->scratch.fits;
+        size_t *todo = sched->scratch.todo;
         size_t n_cands = 0, n_todo = 0;
         bool summed;
         int r;
 
-        if (!fits || !todo)
-                return -ENOMEM;
         r = sched_cands_reserve(sched, n + 1);
         if (r >= 0)
                 r = sched_resolve_names(sched, names, n, at, fits, ret_repeats);
@@ -274,17 +304,18 @@ int xp_sched_evaluate(struct xp_sched *sched,
                       struct xp_error *err)
 {
         struct pctx ctx = {.sched = sched, .pod = pod};
-        _cleanup_free_ struct snode **at = calloc(n + 1, sizeof(*at));
-        struct xp_sched_verdict *v = calloc(n + 1, sizeof(*v));
+        struct xp_sched_verdict *v = malloc((n + 1) * sizeof(*v)); /* filter_named() sets each */
+        struct snode **at;
         struct texts texts = {0};
         size_t n_cands = 0;
         bool repeats = false;
         int r;
 
-        if (!v || !at) {
+        if (!v || scratch_reserve(sched, n + 1) < 0) {
                 free(v);
                 return -ENOMEM;
         }
+        at = sched->scratch.at;
         r = sched_pod_requests(sched, pod, &ctx.req, err);
         if (r < 0) {
                 free(v);

@@ -183,6 +183,14 @@ struct spod {
         bool hold;        /* devices held for a nominated preemptor (preempt_hold.c) */
 };
 
+/* An evaluation's arrays of one slot per name (evaluate.c). */
+struct eval_scratch {
+        struct snode **at;
+        const struct sfit **fits;
+        size_t *todo;
+        size_t cap;
+};
+
 struct xp_sched {
         struct xp_sched_options options;
         char **res_names;
@@ -210,6 +218,7 @@ struct xp_sched {
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
+        struct eval_scratch scratch;     /* xp_sched_evaluate()'s, kept between calls */
         uint64_t eval_generation;        /* counts xp_sched_evaluate() calls */
         struct sched_resolved *resolved; /* resolve.c: the entries of the last names asked */
         struct gworkload *workload;      /* xp_sched_set_workload(); NULL when none (gpufrag.c) */
@@ -235,6 +244,8 @@ int sched_resolve_names(struct xp_sched *sched,
                         bool *ret_repeats);
 /* Frees resolve.c's entries of the last names asked. */
 void sched_resolved_free(struct xp_sched *sched);
+/* Frees xp_sched_evaluate()'s scratch arrays. */
+void sched_scratch_free(struct xp_sched *sched);
 
 /* Frees gang.c's cache of topology domains. */
 void gang_topology_free(struct xp_sched *sched);

@@ -205,6 +205,7 @@ void xp_sched_free(struct xp_sched *sched)
         anti_free(sched);
         gang_topology_free(sched);
         sched_resolved_free(sched);
+        sched_scratch_free(sched);
         xp_map_done(&sched->pod_map);
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
