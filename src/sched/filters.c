@@ -245,6 +245,8 @@ static const struct filter_ops anti_ops = {.name = "InterPodAntiAffinity",
                                            .filter = anti_affinity_filter};
 static const struct filter_ops numa_ops = {.name = "SingleNUMANode", .filter = numa_filter};
 
+/* fitsum.c judges plain pods for exactly these (FILTERS_SUMMED): a filter added here turns the
+ * summaries off until fitsum_pod_plain() knows when it passes */
 const struct filter_ops *const sched_filters[] = {
     &unschedulable_ops,
     &ready_ops,

@@ -11,6 +11,11 @@
 
 #include "sched_internal.h"
 
+/* The filters a summary stands for: unschedulable, ready, affinity, taints, fit, anti-affinity
+ * and NUMA (filters.c). A filter added there is one the summaries know nothing of: until
+ * fitsum_pod_plain() learns when it passes, every pod goes through the full filters. */
+#define FILTERS_SUMMED 7
+
 static bool node_plain(const struct snode *n)
 {
         if (n->unschedulable || n->ready != 1)
@@ -92,8 +97,9 @@ bool fitsum_pod_plain(const struct pctx *ctx)
         const struct xp_pod_spec *spec = &ctx->pod->spec;
         const struct podreq *req = &ctx->req;
 
-        if (spec->node_selector.n > 0 || (spec->affinity && spec->affinity->node_affinity &&
-                                          spec->affinity->node_affinity->required))
+        if (sched_n_filters != FILTERS_SUMMED || spec->node_selector.n > 0 ||
+            (spec->affinity && spec->affinity->node_affinity &&
+             spec->affinity->node_affinity->required))
                 return false;
         if (ctx->n_anti > 0 || req->single_numa || req->mem_bytes > 0)
                 return false;
