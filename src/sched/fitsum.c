@@ -5,7 +5,7 @@
  * that reads a handful of numbers. They are copied here, one cache line a node, whenever they
  * change, so an extender's filter over thousands of nodes reads these lines in order instead of
  * three scattered lines of each entry and its device group. The answers must be the fit
- * filter's own, reasons included (test_sched compares them over random clusters).
+ * filter's own, reasons included (test_sched_fitsum compares them over random clusters).
  */
 #include <stdint.h>
 
