@@ -416,6 +416,11 @@ static void grow(struct jbuf *b, size_t more)
         b->cap = cap;
 }
 
+void jbuf_reserve(struct jbuf *b, size_t bytes)
+{
+        grow(b, bytes);
+}
+
 void jbuf_put(struct jbuf *b, const char *text, size_t len)
 {
         grow(b, len);
@@ -465,7 +470,9 @@ static size_t escape_into(unsigned char c, char *out)
 
 /* The answers carry thousands of node names and reasons, nearly all plain: runs of plain bytes
  * are copied whole. */
-void jbuf_string(struct jbuf *b, const char *s)
+#define SHORT_STRING 62 /* node names mostly are: written in one pass, as they are scanned */
+
+static void string_escaped(struct jbuf *b, const char *s)
 {
         const unsigned char *p = (const unsigned char *)s;
         size_t len = strlen(s);
@@ -485,6 +492,30 @@ void jbuf_string(struct jbuf *b, const char *s)
                         b->len += escape_into(*p++, b->p + b->len);
         }
         b->p[b->len++] = '"';
+        b->p[b->len] = '\0';
+}
+
+void jbuf_string(struct jbuf *b, const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        char *out;
+        size_t k = 0;
+
+        grow(b, SHORT_STRING + 2);
+        if (b->oom)
+                return;
+        out = b->p + b->len + 1;
+        while (k < SHORT_STRING && plain(p[k])) {
+                out[k] = (char)p[k];
+                k++;
+        }
+        if (p[k] != '\0') {
+                string_escaped(b, s); /* long, or with something to escape */
+                return;
+        }
+        out[-1] = '"';
+        out[k] = '"';
+        b->len += k + 2;
         b->p[b->len] = '\0';
 }
 

@@ -15,6 +15,8 @@
 #include "xpool/codec.h"
 #include "xpool/extender.h"
 
+#define ANSWER_BYTES_PER_NODE 48 /* {"Host":"node-1234","Score":10}, or a name and its reason */
+
 /* The member of that name: the exact spelling, else the first equal ignoring case (Go's rule). */
 static json_t *member(const json_t *object, const char *name)
 {
@@ -388,6 +390,8 @@ int xp_extender_filter_result(const struct xp_extender_args *args,
         struct jbuf b = {0};
         bool first = true;
 
+        /* a name and a shared reason's text a node, about */
+        jbuf_reserve(&b, args->n_names * ANSWER_BYTES_PER_NODE + 128);
         jbuf_puts(&b,
                   args->cache_capable ? "{\"Nodes\":null,\"NodeNames\":["
                                       : "{\"Nodes\":{\"metadata\":{},\"items\":[");
@@ -449,6 +453,7 @@ int xp_extender_priorities(const struct xp_extender_args *args,
         for (size_t i = 0; i < args->n_names; i++)
                 if (v[i].fit == 1 && v[i].best)
                         best = v[i].score;
+        jbuf_reserve(&b, args->n_names * ANSWER_BYTES_PER_NODE + 8);
         jbuf_puts(&b, "[");
         for (size_t i = 0; i < args->n_names; i++) {
                 jbuf_puts(&b, i ? ",{\"Host\":" : "{\"Host\":");

@@ -187,6 +187,8 @@ struct jbuf {
         bool oom;
 };
 
+/* Room for that many more bytes at once: an answer over thousands of nodes grows no copies. */
+void jbuf_reserve(struct jbuf *buf, size_t bytes);
 void jbuf_put(struct jbuf *buf, const char *text, size_t len);
 void jbuf_puts(struct jbuf *buf, const char *text);
 void jbuf_string(struct jbuf *buf, const char *s); /* quoted and escaped */

@@ -131,65 +131,151 @@ static uint32_t device_res(const struct pctx *ctx)
         return UINT32_MAX;
 }
 
-/* Filters each named node into v; the ones that fit (each once) go to sched->cands. at[i]: the
- * node of names[i], NULL when none. */
-static int filter_named(struct xp_sched *sched,
-                        const struct pctx *ctx,
-                        const char *const *names,
-                        size_t n,
-                        struct snode **at,
-                        struct texts *texts,
-                        struct xp_sched_verdict *v,
-                        size_t *ret_n_cands)
+/* Room for n names in sched->scratch, kept between calls (an extender asks thousands each time). */
+static int scratch_reserve(struct xp_sched *sched, size_t n)
 {
-        size_t n_cands = 0;
+        struct eval_scratch *k = &sched->scratch;
+        void *m;
+
+        if (k->cap >= n)
+                return 0;
+        m = realloc(k->at, n * sizeof(*k->at));
+        if (!m)
+                return -ENOMEM;
+        k->at = m;
+        m = realloc(k->fits, n * sizeof(*k->fits));
+        if (!m)
+                return -ENOMEM;
+        k->fits = m;
+        m = realloc(k->todo, n * sizeof(*k->todo));
+        if (!m)
+                return -ENOMEM;
+        k->todo = m;
+        k->cap = n;
+        return 0;
+}
+
+void sched_scratch_free(struct xp_sched *sched)
+{
+        free(sched->scratch.at);
+        free(sched->scratch.fits);
+        free(sched->scratch.todo);
+        sched->scratch = (struct eval_scratch){0};
+}
+
+/* The reasons rs of a node that failed, into v. */
+static int failed(struct xp_sched *sched,
+                  struct texts *texts,
+                  const struct reasons *rs,
+                  struct xp_sched_verdict *v)
+{
+        v->fit = 0;
+        v->unresolvable = is_unresolvable(rs);
+        return text_for(sched, texts, rs, &v->reason);
+}
+
+/* Filters the nodes at[todo[0..n_todo)] with the full filters, into v. */
+static int filter_full(const struct pctx *ctx,
+                       struct snode **at,
+                       const size_t *todo,
+                       size_t n_todo,
+                       struct texts *texts,
+                       struct xp_sched_verdict *v)
+{
+        struct xp_sched *sched = ctx->sched;
         uint32_t dev = device_res(ctx);
         size_t bytes = entry_bytes(ctx);
-        int r;
 
-        r = sched_cands_reserve(sched, n + 1);
-        if (r >= 0)
-                r = sched_resolve_names(sched, names, n, at);
-        if (r < 0)
-                return r;
         /* a name asked twice is answered once: the mark says which slot answered it */
         sched->eval_generation++;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t t = 0; t < n_todo; t++) {
+                size_t i = todo[t];
                 struct snode *node = at[i];
                 const struct snode *ahead;
                 const struct dgroup *g;
                 struct reasons rs;
 
                 /* the entries are misses: fetched ahead, then what they point to */
-                if (i + LOOKAHEAD < n && at[i + LOOKAHEAD])
+                if (t + LOOKAHEAD < n_todo)
                         for (size_t off = 0; off < bytes; off += 64)
-                                __builtin_prefetch((const char *)at[i + LOOKAHEAD] + off);
+                                __builtin_prefetch((const char *)at[todo[t + LOOKAHEAD]] + off);
                 /* written out here: as a function GCC judged it free of effects and dropped it */
-                if (dev != UINT32_MAX && i + LOOKAHEAD / 2 < n && (ahead = at[i + LOOKAHEAD / 2]) &&
+                if (dev != UINT32_MAX && t + LOOKAHEAD / 2 < n_todo &&
+                    (ahead = at[todo[t + LOOKAHEAD / 2]]) &&
                     (g = dev == RES_ACCEL ? (ahead->n_groups ? ahead->groups : NULL)
                                           : node_group(ahead, dev)))
                         __builtin_prefetch(g);
-                v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
-                at[i] = node && node->present ? node : NULL;
-                if (!at[i])
-                        continue;
                 if (node->eval_generation == sched->eval_generation)
                         continue; /* fill_repeats() copies the first one's once it is complete */
                 node->eval_generation = sched->eval_generation;
                 node->eval_slot = i;
                 sched->stats.nodes_filtered++;
-                if (sched_filter_node(ctx, node, &rs)) {
+                if (sched_filter_node(ctx, node, &rs))
                         v[i].fit = 1;
-                        sched->cands[n_cands++] =
-                            (struct cand){.node = node, .pick = -1, .slot = i};
+                else if (failed(sched, texts, &rs, &v[i]) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * Filters each named node into v; the ones that fit (each once) go to sched->cands in the order
+ * named. at[i]: the node of names[i], NULL when none. Nodes are judged by their summaries where
+ * those can tell (fitsum.c), so most entries are never read; the rest, listed in todo, by the
+ * full filters.
+ */
+static int filter_named(struct xp_sched *sched,
+                        const struct pctx *ctx,
+                        const char *const *names,
+                        size_t n,
+                        unsigned flags,
+                        struct snode **at,
+                        struct texts *texts,
+                        struct xp_sched_verdict *v,
+                        size_t *ret_n_cands,
+                        bool *ret_repeats)
+{
+        const struct sfit **fits = sched->scratch.fits;
+        size_t *todo = sched->scratch.todo;
+        size_t n_cands = 0, n_todo = 0;
+        bool summed;
+        int r;
+
+        r = sched_cands_reserve(sched, n + 1);
+        if (r >= 0)
+                r = sched_resolve_names(sched, names, n, at, fits, ret_repeats);
+        if (r < 0)
+                return r;
+        /* a repeated name is answered by its first: the full filters' marks say which */
+        summed = !*ret_repeats && !(flags & XP_SCHED_EVALUATE_FULL) && fitsum_pod_plain(ctx);
+        for (size_t i = 0; i < n; i++) {
+                struct reasons rs;
+                int judged;
+
+                v[i] = (struct xp_sched_verdict){.fit = -ENOENT};
+                if (!fits[i] || !(fits[i]->flags & SFIT_PRESENT)) {
+                        at[i] = NULL;
                         continue;
                 }
-                v[i].fit = 0;
-                v[i].unresolvable = is_unresolvable(&rs);
-                r = text_for(sched, texts, &rs, &v[i].reason);
-                if (r < 0)
-                        return r;
+                judged = summed ? fitsum_judge(ctx, fits[i], &rs) : -1;
+                if (judged < 0) {
+                        todo[n_todo++] = i;
+                        continue;
+                }
+                sched->stats.nodes_filtered++;
+                sched->stats.nodes_summed++;
+                if (judged > 0)
+                        v[i].fit = 1;
+                else if (failed(sched, texts, &rs, &v[i]) < 0)
+                        return -ENOMEM;
         }
+        r = filter_full(ctx, at, todo, n_todo, texts, v);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (v[i].fit == 1)
+                        sched->cands[n_cands++] =
+                            (struct cand){.node = at[i], .pick = -1, .slot = i};
         *ret_n_cands = n_cands;
         return 0;
 }
@@ -218,16 +304,18 @@ int xp_sched_evaluate(struct xp_sched *sched,
                       struct xp_error *err)
 {
         struct pctx ctx = {.sched = sched, .pod = pod};
-        _cleanup_free_ struct snode **at = calloc(n + 1, sizeof(*at));
-        struct xp_sched_verdict *v = calloc(n + 1, sizeof(*v));
+        struct xp_sched_verdict *v = malloc((n + 1) * sizeof(*v)); /* filter_named() sets each */
+        struct snode **at;
         struct texts texts = {0};
         size_t n_cands = 0;
+        bool repeats = false;
         int r;
 
-        if (!v || !at) {
+        if (!v || scratch_reserve(sched, n + 1) < 0) {
                 free(v);
                 return -ENOMEM;
         }
+        at = sched->scratch.at;
         r = sched_pod_requests(sched, pod, &ctx.req, err);
         if (r < 0) {
                 free(v);
@@ -235,12 +323,13 @@ int xp_sched_evaluate(struct xp_sched *sched,
         }
         r = anti_affinity_prepare(&ctx);
         if (r >= 0)
-                r = filter_named(sched, &ctx, names, n, at, &texts, v, &n_cands);
+                r = filter_named(sched, &ctx, names, n, flags, at, &texts, v, &n_cands, &repeats);
         if (r >= 0 && n_cands > 0 && (flags & XP_SCHED_EVALUATE_SCORE))
                 r = score_fitting(&ctx, sched->cands, n_cands, v, err);
         free(texts.of);
         if (r >= 0) {
-                fill_repeats(at, n, v);
+                if (repeats)
+                        fill_repeats(at, n, v);
                 *ret = (struct xp_sched_verdicts){
                     .items = v, .n = n, .texts = texts.items, .n_texts = texts.n};
         } else {

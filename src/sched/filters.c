@@ -11,8 +11,7 @@
 #include "sched_internal.h"
 #include "xpool/strutil.h"
 
-static void
-add_reason(struct reasons *r, enum reason_kind kind, uint32_t res, const struct staint *t)
+void reasons_add(struct reasons *r, enum reason_kind kind, uint32_t res, const struct staint *t)
 {
         if (r->n < REASONS_PER_NODE_MAX)
                 r->items[r->n++] = (struct reason){.kind = kind, .res = res, .taint = t};
@@ -47,7 +46,7 @@ unschedulable_filter(const struct pctx *ctx, const struct snode *node, struct re
             node_tolerates(
                 ctx->pod, "node.kubernetes.io/unschedulable", "", XP_TAINT_EFFECT_NO_SCHEDULE))
                 return true;
-        add_reason(r, REASON_UNSCHEDULABLE, 0, NULL);
+        reasons_add(r, REASON_UNSCHEDULABLE, 0, NULL);
         return false;
 }
 
@@ -66,7 +65,7 @@ static bool ready_filter(const struct pctx *ctx, const struct snode *node, struc
 
         if (node->ready == 1 || node_tolerates(ctx->pod, t->key, t->value, t->effect))
                 return true;
-        add_reason(r, REASON_TAINT, 0, t);
+        reasons_add(r, REASON_TAINT, 0, t);
         return false;
 }
 
@@ -155,7 +154,7 @@ static bool affinity_filter(const struct pctx *ctx, const struct snode *node, st
         }
         return true;
 fail:
-        add_reason(r, REASON_AFFINITY, 0, NULL);
+        reasons_add(r, REASON_AFFINITY, 0, NULL);
         return false;
 }
 
@@ -167,7 +166,7 @@ static bool taint_filter(const struct pctx *ctx, const struct snode *node, struc
                     t->effect != XP_TAINT_EFFECT_NO_EXECUTE)
                         continue;
                 if (!node_tolerates(ctx->pod, t->key, t->value, t->effect)) {
-                        add_reason(r, REASON_TAINT, 0, t);
+                        reasons_add(r, REASON_TAINT, 0, t);
                         return false;
                 }
         }
@@ -194,7 +193,7 @@ static bool fit_filter(const struct pctx *ctx, const struct snode *node, struct 
                 } else if (res == RES_PODS) {
                         if (node_alloc(node, res) - node_used(node, res) >= milli)
                                 continue;
-                        add_reason(r, REASON_TOO_MANY_PODS, res, NULL);
+                        reasons_add(r, REASON_TOO_MANY_PODS, res, NULL);
                         ok = false;
                         continue;
                 } else if ((g = res > RES_ACCEL ? node_group(node, res) : NULL)) {
@@ -203,7 +202,7 @@ static bool fit_filter(const struct pctx *ctx, const struct snode *node, struct 
                         fits = node_alloc(node, res) - node_used(node, res) >= milli;
                 }
                 if (!fits) {
-                        add_reason(r, REASON_INSUFFICIENT, res, NULL);
+                        reasons_add(r, REASON_INSUFFICIENT, res, NULL);
                         ok = false;
                 }
         }
@@ -215,11 +214,11 @@ anti_affinity_filter(const struct pctx *ctx, const struct snode *node, struct re
 {
         for (size_t i = 0; i < ctx->n_anti; i++)
                 if (xp_streq0(xp_strmap_get(&node->labels, ctx->anti[i].key), ctx->anti[i].value)) {
-                        add_reason(r,
-                                   ctx->anti[i].own ? REASON_ANTI_AFFINITY
-                                                    : REASON_EXISTING_ANTI_AFFINITY,
-                                   0,
-                                   NULL);
+                        reasons_add(r,
+                                    ctx->anti[i].own ? REASON_ANTI_AFFINITY
+                                                     : REASON_EXISTING_ANTI_AFFINITY,
+                                    0,
+                                    NULL);
                         return false;
                 }
         return true;
@@ -232,7 +231,7 @@ static bool numa_filter(const struct pctx *ctx, const struct snode *node, struct
         if (!ctx->req.single_numa ||
             sched_select_devices(ctx, node, SCHED_NUMA_REQUIRED, &pick) > 0)
                 return true;
-        add_reason(r, REASON_NUMA, 0, NULL);
+        reasons_add(r, REASON_NUMA, 0, NULL);
         return false;
 }
 
@@ -246,6 +245,8 @@ static const struct filter_ops anti_ops = {.name = "InterPodAntiAffinity",
                                            .filter = anti_affinity_filter};
 static const struct filter_ops numa_ops = {.name = "SingleNUMANode", .filter = numa_filter};
 
+/* fitsum.c judges plain pods for exactly these (FILTERS_SUMMED): a filter added here turns the
+ * summaries off until fitsum_pod_plain() knows when it passes */
 const struct filter_ops *const sched_filters[] = {
     &unschedulable_ops,
     &ready_ops,

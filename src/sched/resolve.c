@@ -6,7 +6,8 @@
  * their entries, and a request that names them again resolves by comparing the names in order:
  * one sequential read. Entries live as long as the scheduler, so a kept entry stays right; a name
  * that had none may have one once an entry is added (n_nodes moves), and then the kept names are
- * looked up afresh.
+ * looked up afresh. The entries' summaries (struct sfit) and whether a name repeats are kept too,
+ * so that an evaluation that can judge by the summaries reads no entry at all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,11 +18,13 @@
 #define LOOKAHEAD 16 /* names fetched ahead of the one looked up */
 
 struct sched_resolved {
-        char *arena;       /* the names, each NUL-terminated, in order */
-        struct snode **at; /* the entry of each name, NULL when none */
+        char *arena;              /* the names, each NUL-terminated, in order */
+        struct snode **at;        /* the entry of each name, NULL when none */
+        const struct sfit **fits; /* their summaries */
         size_t n;
         size_t n_nodes; /* sched->n_nodes when kept */
         bool missing;   /* some name had no entry */
+        bool repeats;   /* some entry is named twice */
 };
 
 void sched_resolved_free(struct xp_sched *sched)
@@ -30,6 +33,7 @@ void sched_resolved_free(struct xp_sched *sched)
                 return;
         free(sched->resolved->arena);
         free(sched->resolved->at);
+        free(sched->resolved->fits);
         free(sched->resolved);
         sched->resolved = NULL;
 }
@@ -59,7 +63,12 @@ static bool kept_match(const struct xp_sched *sched, const char *const *names, s
 
 /* Keeps names and their entries for the next call; on failure keeps nothing (the next call looks
  * up again), since this only saves time. */
-static void keep(struct xp_sched *sched, const char *const *names, size_t n, struct snode **at)
+static void keep(struct xp_sched *sched,
+                 const char *const *names,
+                 size_t n,
+                 struct snode **at,
+                 const struct sfit **fits,
+                 bool repeats)
 {
         struct sched_resolved *k;
         size_t bytes = 0, off = 0;
@@ -77,9 +86,11 @@ static void keep(struct xp_sched *sched, const char *const *names, size_t n, str
                 return;
         k->arena = malloc(bytes ? bytes : 1);
         k->at = malloc((n ? n : 1) * sizeof(*k->at));
-        if (!k->arena || !k->at) {
+        k->fits = malloc((n ? n : 1) * sizeof(*k->fits));
+        if (!k->arena || !k->at || !k->fits) {
                 free(k->arena);
                 free(k->at);
+                free(k->fits);
                 free(k);
                 return;
         }
@@ -89,10 +100,29 @@ static void keep(struct xp_sched *sched, const char *const *names, size_t n, str
                 off += len;
         }
         memcpy(k->at, at, n * sizeof(*at));
+        memcpy(k->fits, fits, n * sizeof(*fits));
         k->n = n;
         k->n_nodes = sched->n_nodes;
         k->missing = missing;
+        k->repeats = repeats;
         sched->resolved = k;
+}
+
+/* The summaries of the entries, and whether one is named twice (marked with a generation of
+ * xp_sched_evaluate()'s, which marks afresh before it reads the marks). */
+static bool summaries(struct xp_sched *sched, size_t n, struct snode **at, const struct sfit **fits)
+{
+        bool repeats = false;
+
+        sched->eval_generation++;
+        for (size_t i = 0; i < n; i++) {
+                fits[i] = at[i] ? at[i]->fit : NULL;
+                if (!at[i])
+                        continue;
+                repeats |= at[i]->eval_generation == sched->eval_generation;
+                at[i]->eval_generation = sched->eval_generation;
+        }
+        return repeats;
 }
 
 /* Thousands of lookups, each a miss on the name's slot and entry: hashed first, then fetched
@@ -119,17 +149,22 @@ lookup(const struct xp_sched *sched, const char *const *names, size_t n, struct 
 int sched_resolve_names(struct xp_sched *sched,
                         const char *const *names,
                         size_t n,
-                        struct snode **at)
+                        struct snode **at,
+                        const struct sfit **fits,
+                        bool *ret_repeats)
 {
         int r;
 
         if (kept_match(sched, names, n)) {
                 memcpy(at, sched->resolved->at, n * sizeof(*at));
+                memcpy(fits, sched->resolved->fits, n * sizeof(*fits));
+                *ret_repeats = sched->resolved->repeats;
                 return 0;
         }
         r = lookup(sched, names, n, at);
         if (r < 0)
                 return r;
-        keep(sched, names, n, at);
+        *ret_repeats = summaries(sched, n, at, fits);
+        keep(sched, names, n, at, fits, *ret_repeats);
         return 0;
 }

@@ -69,6 +69,35 @@ struct sres {
         struct dgroup *group; /* the node's devices of this resource, NULL when none */
 };
 
+/*
+ * What the fit filter concludes about a node, in one cache line kept apart from the entry, in
+ * blocks beside the entries' (fitsum.c). kube-scheduler's extender asks every node for every
+ * pod, and most nodes fail on resources: read from these lines, in order, a node is judged
+ * without fetching its entry. Refreshed whenever what it sums up changes. Two resources beyond
+ * cpu, memory and pods fit in; a node with more is judged by the full filters.
+ */
+#define SFIT_RES 2
+
+struct sfit_res {
+        uint32_t res;
+        int32_t free_whole; /* healthy unused devices, when a group */
+        int64_t free;       /* a group's largest free share (milli), else allocatable - used */
+};
+
+struct sfit {
+        _Alignas(64) int64_t free_cpu; /* allocatable - used, milli */
+        int64_t free_memory;
+        int32_t free_pods;
+        uint32_t flags;           /* SFIT_* */
+        int32_t accel_free_whole; /* over the groups with a kind; -1 when none */
+        int32_t accel_max_free;
+        struct sfit_res res[SFIT_RES];
+};
+
+#define SFIT_PRESENT 1u /* the node is present */
+#define SFIT_JUDGES  2u /* the summary answers for plain pods (fitsum_judge) */
+#define SFIT_GROUP   4u /* res[i] is a device group when flags & (SFIT_GROUP << i) */
+
 /* Resources held inside the node entry (cpu, memory, pods, the accelerator and a few device
  * resources): one fetch for the node gives the filters all they read. */
 #define SNODE_RES_INLINE 8
@@ -99,7 +128,8 @@ struct snode {
         struct spod **pods;
         size_t n_pods;
         size_t cap_pods;
-        void *gcache; /* the GPU policies' cache of this node (gpufrag.c), NULL when none */
+        void *gcache;     /* the GPU policies' cache of this node (gpufrag.c), NULL when none */
+        struct sfit *fit; /* its summary, for as long as the entry lives */
 };
 
 struct sreq {
@@ -153,6 +183,14 @@ struct spod {
         bool hold;        /* devices held for a nominated preemptor (preempt_hold.c) */
 };
 
+/* An evaluation's arrays of one slot per name (evaluate.c). */
+struct eval_scratch {
+        struct snode **at;
+        const struct sfit **fits;
+        size_t *todo;
+        size_t cap;
+};
+
 struct xp_sched {
         struct xp_sched_options options;
         char **res_names;
@@ -166,7 +204,8 @@ struct xp_sched {
          * live as long as the scheduler */
         struct snode **slabs;
         size_t n_slabs;
-        size_t slab_used; /* entries taken from the last block */
+        size_t slab_used;        /* entries taken from the last block */
+        struct sfit **fit_slabs; /* the entries' summaries, block for block */
         size_t n_present;
         struct xp_map node_map;
         struct xp_map pod_map;
@@ -179,6 +218,7 @@ struct xp_sched {
         bool label_index_on;
         struct cand *cands; /* xp_sched_place()'s scratch, kept between calls */
         size_t cap_cands;
+        struct eval_scratch scratch;     /* xp_sched_evaluate()'s, kept between calls */
         uint64_t eval_generation;        /* counts xp_sched_evaluate() calls */
         struct sched_resolved *resolved; /* resolve.c: the entries of the last names asked */
         struct gworkload *workload;      /* xp_sched_set_workload(); NULL when none (gpufrag.c) */
@@ -194,13 +234,18 @@ struct xp_sched {
         uint64_t topology_gen; /* counts node changes: a cached grouping is stale after one */
 };
 
-/* The entry of each name into at[i] (present or not), NULL when none (resolve.c). -ENOMEM. */
+/* The entry of each name into at[i] (present or not) and its summary into fits[i], NULL when
+ * none, and whether some entry is named twice (resolve.c). -ENOMEM. */
 int sched_resolve_names(struct xp_sched *sched,
                         const char *const *names,
                         size_t n,
-                        struct snode **at);
+                        struct snode **at,
+                        const struct sfit **fits,
+                        bool *ret_repeats);
 /* Frees resolve.c's entries of the last names asked. */
 void sched_resolved_free(struct xp_sched *sched);
+/* Frees xp_sched_evaluate()'s scratch arrays. */
+void sched_scratch_free(struct xp_sched *sched);
 
 /* Frees gang.c's cache of topology domains. */
 void gang_topology_free(struct xp_sched *sched);
@@ -296,6 +341,9 @@ struct reasons {
         size_t n;
 };
 
+/* Adds a reason, unless r is full. */
+void reasons_add(struct reasons *r, enum reason_kind kind, uint32_t res, const struct staint *t);
+
 /* What a placement computes once and every filter reads. */
 struct anti_value {
         const char *key;
@@ -340,6 +388,15 @@ extern const size_t sched_n_filters;
 /* Runs the filters in order on node: true when it passes them all; otherwise r (reset first)
  * holds the reasons of the first that failed. */
 bool sched_filter_node(const struct pctx *ctx, const struct snode *node, struct reasons *r);
+
+/* Sums up node into node->fit again: after any change to what the fit filter reads. */
+void fitsum_refresh(struct snode *node);
+/* Can the summaries judge this pod? No selectors, affinity, NUMA or memory shares, and no
+ * constraints on its xpool.io/accelerator devices. */
+bool fitsum_pod_plain(const struct pctx *ctx);
+/* For a plain pod on a present node: 1 fits, 0 does not (r says why, as the filters would), -1
+ * the summary cannot tell (sched_filter_node() must). */
+int fitsum_judge(const struct pctx *ctx, const struct sfit *f, struct reasons *r);
 
 /* A feasible node during scoring. */
 struct cand {

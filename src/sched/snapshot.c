@@ -205,6 +205,7 @@ void xp_sched_free(struct xp_sched *sched)
         anti_free(sched);
         gang_topology_free(sched);
         sched_resolved_free(sched);
+        sched_scratch_free(sched);
         xp_map_done(&sched->pod_map);
         for (size_t i = 0; i < sched->n_nodes; i++)
                 node_free(sched->nodes[i]);
@@ -212,6 +213,9 @@ void xp_sched_free(struct xp_sched *sched)
         for (size_t i = 0; i < sched->n_slabs; i++)
                 free(sched->slabs[i]);
         free(sched->slabs);
+        for (size_t i = 0; i < sched->n_slabs; i++)
+                free(sched->fit_slabs[i]);
+        free(sched->fit_slabs);
         xp_map_done(&sched->node_map);
         for (size_t i = 0; i < sched->n_res; i++)
                 free(sched->res_names[i]);
@@ -488,6 +492,34 @@ static int build_state(struct xp_sched *sched,
         return 0;
 }
 
+/* One more block of entries and their summaries. -ENOMEM (nothing added). */
+static int slab_add(struct xp_sched *sched)
+{
+        struct snode **m = realloc(sched->slabs, (sched->n_slabs + 1) * sizeof(*m));
+        struct sfit **f;
+
+        if (!m)
+                return -ENOMEM;
+        sched->slabs = m;
+        f = realloc(sched->fit_slabs, (sched->n_slabs + 1) * sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        sched->fit_slabs = f;
+        /* on cache lines, as struct snode asks: a filter reads three lines an entry */
+        m[sched->n_slabs] = aligned_alloc(_Alignof(struct snode), SNODE_SLAB * sizeof(**m));
+        f[sched->n_slabs] = aligned_alloc(_Alignof(struct sfit), SNODE_SLAB * sizeof(**f));
+        if (!m[sched->n_slabs] || !f[sched->n_slabs]) {
+                free(m[sched->n_slabs]);
+                free(f[sched->n_slabs]);
+                return -ENOMEM;
+        }
+        memset(m[sched->n_slabs], 0, SNODE_SLAB * sizeof(**m));
+        memset(f[sched->n_slabs], 0, SNODE_SLAB * sizeof(**f));
+        sched->n_slabs++;
+        sched->slab_used = 0;
+        return 0;
+}
+
 /* The entry of that name, made (absent) when missing. NULL on -ENOMEM. */
 static struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
 {
@@ -503,20 +535,10 @@ static struct snode *sched_node_entry(struct xp_sched *sched, const char *name)
                 sched->nodes = m;
                 sched->cap_nodes = cap;
         }
-        if (sched->n_slabs == 0 || sched->slab_used == SNODE_SLAB) {
-                struct snode **m = realloc(sched->slabs, (sched->n_slabs + 1) * sizeof(*m));
-                if (!m)
-                        return NULL;
-                sched->slabs = m;
-                /* on cache lines, as struct snode asks: a filter reads three lines an entry */
-                m[sched->n_slabs] = aligned_alloc(_Alignof(struct snode), SNODE_SLAB * sizeof(**m));
-                if (!m[sched->n_slabs])
-                        return NULL;
-                memset(m[sched->n_slabs], 0, SNODE_SLAB * sizeof(**m));
-                sched->n_slabs++;
-                sched->slab_used = 0;
-        }
+        if ((sched->n_slabs == 0 || sched->slab_used == SNODE_SLAB) && slab_add(sched) < 0)
+                return NULL;
         n = &sched->slabs[sched->n_slabs - 1][sched->slab_used];
+        n->fit = &sched->fit_slabs[sched->n_slabs - 1][sched->slab_used];
         n->name = strdup(name);
         if (!n->name || xp_map_put(&sched->node_map, n->name, n) < 0) {
                 free(n->name);
@@ -553,6 +575,7 @@ static void account(struct snode *n, struct spod *p, int sign)
         for (size_t i = 0; i < p->n_cpus; i++)
                 if (p->cpus[i] < n->n_cpu_ids)
                         n->cpu_used[p->cpus[i]] = sign > 0;
+        fitsum_refresh(n);
 }
 
 void sched_account(struct snode *n, struct spod *p, int sign)
@@ -590,6 +613,7 @@ int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct
         sched->topology_gen++;
         for (size_t i = 0; i < n->n_pods; i++)
                 account(n, n->pods[i], +1);
+        fitsum_refresh(n);
         return 0;
 }
 
@@ -604,6 +628,7 @@ int xp_sched_node_remove(struct xp_sched *sched, const char *name)
         state_done(&old);
         state_put(n, &old);
         n->present = false;
+        fitsum_refresh(n);
         sched->n_present--;
         sched->topology_gen++;
         return 0;

@@ -205,6 +205,41 @@ static void filter_answer_escapes_names_and_reasons(void **state)
         free(text);
 }
 
+/* Names are written in one pass when short and plain, and escaped otherwise: around the short
+ * length, a name of every length up to 130, plain or with a quote at its end, comes back whole. */
+static void answer_names_of_every_length(void **state)
+{
+        char *names[262], *text = NULL;
+        struct xp_sched_verdict v[262];
+        struct xp_extender_args args = {.names = names, .n_names = 262, .cache_capable = true};
+        json_t *answer;
+
+        (void)state;
+        for (size_t i = 0; i < 262; i++) {
+                size_t len = i / 2 + 1;
+                names[i] = malloc(len + 1);
+                assert_non_null(names[i]);
+                for (size_t k = 0; k < len; k++)
+                        names[i][k] = (char)('a' + (i + k) % 26);
+                if (i % 2)
+                        names[i][len - 1] = '"';
+                names[i][len] = '\0';
+                v[i] = (struct xp_sched_verdict){.fit = 1, .score = (int64_t)i};
+        }
+        assert_int_equal(xp_extender_priorities(&args, v, &text), 0);
+        answer = json_loads(text, 0, NULL);
+        assert_non_null(answer);
+        assert_int_equal(json_array_size(answer), 262);
+        for (size_t i = 0; i < 262; i++) {
+                assert_string_equal(
+                    json_string_value(json_object_get(json_array_get(answer, i), "Host")),
+                    names[i]);
+                free(names[i]);
+        }
+        json_decref(answer);
+        free(text);
+}
+
 static void scores_keep_the_core_s_choice_on_top(void **state)
 {
         (void)state;
@@ -612,6 +647,7 @@ int main(void)
             cmocka_unit_test(refuses_bad_requests),
             cmocka_unit_test(binding_args),
             cmocka_unit_test(filter_answer_escapes_names_and_reasons),
+            cmocka_unit_test(answer_names_of_every_length),
             cmocka_unit_test(scores_keep_the_core_s_choice_on_top),
             cmocka_unit_test(filter_answers_as_the_core_decides),
             cmocka_unit_test(prioritize_ranks_as_the_core_places),

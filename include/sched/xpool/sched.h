@@ -162,6 +162,9 @@ struct xp_sched_verdicts {
 
 /* xp_sched_evaluate() flags. */
 #define XP_SCHED_EVALUATE_SCORE 1u /* score the nodes that fit, as xp_sched_place() ranks them */
+/* judge every node with the full filters, not by its fit summary (the same answers, slower: for
+ * tests that compare the two) */
+#define XP_SCHED_EVALUATE_FULL 2u
 
 /*
  * The verdict of the core's filters on each of n named nodes for pod (ret->items[i] for names[i];
@@ -224,6 +227,7 @@ struct xp_sched_stats {
         uint64_t placements;
         uint64_t unschedulable;
         uint64_t nodes_filtered; /* node checks done, over all placements */
+        uint64_t nodes_summed;   /* of those, judged by the node's fit summary alone */
 };
 void xp_sched_stats(const struct xp_sched *sched, struct xp_sched_stats *ret);
 
