@@ -139,6 +139,7 @@ int xp_sched_set_workload(struct xp_sched *sched,
                         gworkload_free(w);
                         return xp_errorf(err, -ENOMEM, "workload: out of memory");
                 }
+                w->binds_models |= t->n_models > 0;
         }
         w->gen = ++sched->workload_gen;
         gworkload_free(sched->workload);

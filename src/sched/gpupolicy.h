@@ -28,7 +28,8 @@ struct gworkload {
         char *model_label;
         struct gtype *types;
         size_t n;
-        uint64_t gen; /* changes with every set: node caches compare it */
+        uint64_t gen;      /* changes with every set: node caches compare it */
+        bool binds_models; /* some typical pod may run on certain models only (gpu_spec) */
 };
 
 /* A node as the policies see it. */

@@ -256,6 +256,57 @@ static void xpool_puts_a_cpu_pod_where_no_gpu_is_left(void **state)
         }
 }
 
+/* Where a whole-GPU pod goes under xpool between node "a" and node "b", one holding 500m on its
+ * GPU 0 (used) and the other idle, with one typical pod of 500m, bound to model T4 when bound.
+ * On these G2 nodes FGD scores the two alike whether the typical pod is bound (it can use
+ * neither node: the GPU taken is fragmentation removed on both) or not (it fits either way). */
+static char *whole_gpu_pod_between_used_and_idle(const char *used, bool bound)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 0,
+             .gpu_milli = 500,
+             .gpu_count = 1,
+             .models = bound ? "T4" : NULL,
+             .weight = 1},
+        };
+        struct xp_error err = {0};
+        struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+        char *node;
+        int dev;
+
+        add_node(s, "a", 32, 2, "G2");
+        add_node(s, "b", 32, 2, "G2");
+        add_used(s, "h", used, 0, 500);
+        assert_int_equal(
+            xp_sched_set_workload(s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 1, &err),
+            0);
+        node = place(s, 1, "1", &dev);
+        assert_int_equal(dev, strcmp(node, used) == 0 ? 1 : 0);
+        xp_sched_free(s);
+        return node;
+}
+
+/* xpool puts a GPU pod on a node in use before an idle one, unless the workload binds pods to
+ * models: then FGD's score and the run's one node order alone decide, so the same node wins
+ * whichever of the two is in use. */
+static void xpool_prefers_a_used_node_unless_pods_are_bound_to_models(void **state)
+{
+        char *first, *second;
+
+        (void)state;
+        first = whole_gpu_pod_between_used_and_idle("a", false);
+        second = whole_gpu_pod_between_used_and_idle("b", false);
+        assert_string_equal(first, "a");
+        assert_string_equal(second, "b");
+        free(first);
+        free(second);
+        first = whole_gpu_pod_between_used_and_idle("a", true);
+        second = whole_gpu_pod_between_used_and_idle("b", true);
+        assert_string_equal(first, second);
+        free(first);
+        free(second);
+}
+
 /* The node's memo of FGD scores by pod shape must go when only its CPU changes: with 2 cores
  * left the workload's 8-core pods fit on neither GPU, so both are equal and the lowest wins. */
 static void fgd_memo_follows_the_node_cpu(void **state)
@@ -440,6 +491,7 @@ int main(void)
             cmocka_unit_test(bestfit_takes_the_fullest_gpu_and_node),
             cmocka_unit_test(xpool_leaves_a_usable_fragment),
             cmocka_unit_test(xpool_puts_a_cpu_pod_where_no_gpu_is_left),
+            cmocka_unit_test(xpool_prefers_a_used_node_unless_pods_are_bound_to_models),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
