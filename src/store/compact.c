@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "store_internal.h"
+#include "xpool/strutil.h"
 
 #define MAX_DEPTH 512
 
@@ -66,29 +67,6 @@ static inline int put_char(struct out *o, char c)
         return put(o, &c, 1);
 }
 
-/*
- * The length of the UTF-8 sequence at s (n bytes left) as jansson accepts it (no overlong forms,
- * no surrogates, nothing past U+10FFFF), or 0 when it is not one.
- */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-        size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
-        unsigned value;
-
-        if (s[0] < 0xc2 || s[0] > 0xf4 || len > n)
-                return 0;
-        value = s[0] & (0x7f >> len);
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                value = (value << 6) | (s[i] & 0x3f);
-        }
-        if ((len == 3 && value < 0x800) || (len == 4 && value < 0x10000) || value > 0x10ffff ||
-            (value >= 0xd800 && value <= 0xdfff))
-                return 0;
-        return len;
-}
-
 /* A byte below 0x20, '"' or '\\' as jansson escapes it. */
 static int put_escape(struct out *o, unsigned char c)
 {
@@ -119,6 +97,7 @@ static int put_string(struct out *o, const char *str, size_t n)
 {
         const unsigned char *s = (const unsigned char *)str;
         size_t run = 0, i = 0;
+        bool checked = false;
         int r = put_char(o, '"');
 
         while (r >= 0 && i < n) {
@@ -127,11 +106,11 @@ static int put_string(struct out *o, const char *str, size_t n)
                         continue;
                 }
                 if (s[i] >= 0x80) {
-                        size_t len = utf8_length(s + i, n - i);
-
-                        if (len == 0)
+                        /* once, for the rest: jansson refuses to write what is not UTF-8 */
+                        if (!checked && !xp_utf8_valid(str + i, n - i))
                                 return -EBADMSG;
-                        i += len;
+                        checked = true;
+                        i++;
                         continue;
                 }
                 r = put(o, str + run, i - run);

@@ -15,11 +15,9 @@
 
 #include <cmocka.h>
 
+#include "json_corpus.h"
 #include "store/store_internal.h"
 #include "xpool/kind.h"
-#include "xpool/yaml.h"
-
-#define DATA XPOOL_TEST_DATA "/manifests/"
 
 static struct xp_store fake_store = {.path = "test.db"};
 
@@ -53,29 +51,6 @@ static void assert_fast_writes(const json_t *object)
         free(text);
 }
 
-static void load_file(const char *path, size_t *ret_n, json_t ***ret_roots)
-{
-        struct xp_yaml_document *docs = NULL;
-        struct xp_error err = {0};
-        char *data = NULL;
-        size_t size = 0, n = 0;
-        FILE *f = fopen(path, "r");
-        json_t **roots;
-
-        assert_non_null(f);
-        assert_int_equal(getdelim(&data, &size, '\0', f) > 0, 1);
-        fclose(f);
-        assert_int_equal(xp_yaml_load(data, strlen(data), path, &docs, &n, &err), 0);
-        free(data);
-        roots = calloc(n, sizeof(*roots));
-        assert_non_null(roots);
-        for (size_t i = 0; i < n; i++)
-                roots[i] = json_deep_copy(docs[i].root);
-        xp_yaml_documents_free(docs, n);
-        *ret_n = n;
-        *ret_roots = roots;
-}
-
 /* The object as the server stores it: decoded, defaulted and encoded by its kind. */
 static json_t *as_stored(const json_t *manifest)
 {
@@ -95,38 +70,24 @@ static json_t *as_stored(const json_t *manifest)
 
 static void manifests(void **state)
 {
-        static const char *const files[] = {
-            DATA "all-kinds.yaml",
-            DATA "full-pod.yaml",
-            DATA "real-world-pod.yaml",
-            DATA "multi.yaml",
-            DATA "seed-pod.yaml",
-            DATA "gpu-node.yaml",
-        };
-        size_t stored = 0;
+        size_t n = 0, stored = 0;
+        json_t **roots = load_corpus(&n);
 
         (void)state;
-        for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-                json_t **roots = NULL;
-                size_t n = 0;
+        for (size_t i = 0; i < n; i++) {
+                json_t *out = as_stored(roots[i]);
 
-                load_file(files[f], &n, &roots);
-                for (size_t i = 0; i < n; i++) {
-                        json_t *out = as_stored(roots[i]);
-
-                        assert_same_body(roots[i]);
-                        if (out) {
-                                json_object_set_new(json_object_get(out, "metadata"),
-                                                    "resourceVersion",
-                                                    json_string("42"));
-                                assert_same_body(out);
-                                stored++;
-                        }
-                        json_decref(out);
-                        json_decref(roots[i]);
+                assert_same_body(roots[i]);
+                if (out) {
+                        json_object_set_new(
+                            json_object_get(out, "metadata"), "resourceVersion", json_string("42"));
+                        assert_same_body(out);
+                        stored++;
                 }
-                free(roots);
+                json_decref(out);
+                json_decref(roots[i]);
         }
+        free(roots);
         assert_true(stored >= 5); /* pods, services, config maps and more went through a kind */
 }
 
@@ -243,49 +204,7 @@ static void sizes(void **state)
         free(big);
 }
 
-/* Random trees of every kind of value (a fixed seed: the same trees each run). */
-static json_t *random_value(unsigned *seed, int depth)
-{
-        static const char *const words[] = {
-            "",
-            "a",
-            "name",
-            "x\"y",
-            "tab\tnew\nline",
-            "ü",
-            "\x7f",
-            "metadata",
-            "resourceVersion",
-        };
-        unsigned pick = (unsigned)rand_r(seed) % (depth > 4 ? 5 : 8);
-        json_t *v;
-
-        switch (pick) {
-        case 0:
-                return json_string(words[(unsigned)rand_r(seed) % 9]);
-        case 1:
-                return json_integer((json_int_t)rand_r(seed) - RAND_MAX / 2);
-        case 2:
-                return json_boolean(rand_r(seed) & 1);
-        case 3:
-                return json_null();
-        case 4:
-                return json_stringn("\0z", 2);
-        case 5:
-        case 6:
-                v = json_object();
-                for (int i = rand_r(seed) % 5; i > 0; i--)
-                        json_object_set_new(
-                            v, words[(unsigned)rand_r(seed) % 9], random_value(seed, depth + 1));
-                return v;
-        default:
-                v = json_array();
-                for (int i = rand_r(seed) % 5; i > 0; i--)
-                        json_array_append_new(v, random_value(seed, depth + 1));
-                return v;
-        }
-}
-
+/* Random trees (json_corpus.h), the same each run. */
 static void random_trees(void **state)
 {
         unsigned seed = 21;
@@ -297,7 +216,7 @@ static void random_trees(void **state)
                 for (int m = rand_r(&seed) % 6; m >= 0; m--)
                         json_object_set_new(object,
                                             m == 0 ? "metadata" : (m == 1 ? "spec" : "data"),
-                                            random_value(&seed, 0));
+                                            random_json_value(&seed, 0, true));
                 assert_same_body(object);
                 json_decref(object);
         }
