@@ -203,8 +203,13 @@ static int read_member(struct reader *r, unsigned depth, json_t *object)
         if (r->i >= r->len || r->s[r->i] != '"')
                 return -EBADMSG;
         e = read_string(r, &key, &key_len);
-        if (e == 0 && key == r->scratch && !(key = own_key = strndup(key, key_len)))
-                e = -ENOMEM;
+        if (e == 0 && key == r->scratch) {
+                own_key = malloc(key_len + 1);
+                if (own_key)
+                        key = memcpy(own_key, key, key_len);
+                else
+                        e = -ENOMEM;
+        }
         if (e == 0)
                 skip_space(r);
         if (e == 0 && (r->i >= r->len || r->s[r->i] != ':'))
