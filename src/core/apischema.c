@@ -185,8 +185,10 @@ const struct xp_apitype *xp_apischema_type(const struct xp_apischema *schema, si
 
 const struct xp_apifield *xp_apitype_field(const struct xp_apitype *type, const char *name)
 {
+        /* the first byte rules out most fields without a call (every member of a write comes
+         * here) */
         for (size_t i = 0; i < type->n_fields; i++)
-                if (strcmp(type->fields[i].name, name) == 0)
+                if (type->fields[i].name[0] == name[0] && strcmp(type->fields[i].name, name) == 0)
                         return &type->fields[i];
         return NULL;
 }

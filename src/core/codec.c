@@ -576,10 +576,13 @@ static int decode_field(struct xp_decode_ctx *ctx,
         return -EINVAL;
 }
 
+/* Every member of every decoded object is looked up here: the first byte rules out most fields
+ * without a call to strcmp(). */
 static const struct xp_field *find_field(const struct xp_schema *schema, const char *name)
 {
         for (size_t i = 0; i < schema->n_fields; i++)
-                if (strcmp(schema->fields[i].name, name) == 0)
+                if (schema->fields[i].name[0] == name[0] &&
+                    strcmp(schema->fields[i].name, name) == 0)
                         return &schema->fields[i];
         return NULL;
 }
@@ -1086,7 +1089,8 @@ static int encode_members(const struct xp_schema *schema, const void *object, js
                         json_decref(value);
                         return -ENOMEM;
                 }
-                if (json_object_set_new(*out, schema->fields[i].name, value) < 0)
+                /* a schema's field names are ASCII in our source: no UTF-8 check of each */
+                if (json_object_set_new_nocheck(*out, schema->fields[i].name, value) < 0)
                         return -ENOMEM;
         }
         if (*extra && json_object_size(*extra) > 0) {

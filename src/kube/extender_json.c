@@ -56,30 +56,6 @@ static int hex4(const char *p, unsigned *ret)
         return 0;
 }
 
-static size_t put_utf8(char *out, unsigned cp)
-{
-        if (cp < 0x80) {
-                out[0] = (char)cp;
-                return 1;
-        }
-        if (cp < 0x800) {
-                out[0] = (char)(0xc0 | (cp >> 6));
-                out[1] = (char)(0x80 | (cp & 0x3f));
-                return 2;
-        }
-        if (cp < 0x10000) {
-                out[0] = (char)(0xe0 | (cp >> 12));
-                out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                out[2] = (char)(0x80 | (cp & 0x3f));
-                return 3;
-        }
-        out[0] = (char)(0xf0 | (cp >> 18));
-        out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        out[3] = (char)(0x80 | (cp & 0x3f));
-        return 4;
-}
-
 /* One escape after the backslash at *p: appended to out (when not NULL) as UTF-8. */
 static int escape(struct jscan *s, const char **p, char *out, size_t *n)
 {
@@ -108,7 +84,7 @@ static int escape(struct jscan *s, const char **p, char *out, size_t *n)
         if (cp == 0)
                 return fail(s, "a NUL character in a string");
         if (out)
-                *n += put_utf8(out + *n, cp);
+                *n += xp_utf8_put(out + *n, cp);
         return 0;
 }
 

@@ -62,8 +62,23 @@ static size_t dump_compact(const json_t *object, size_t max, char **ret)
         return n;
 }
 
-/* The object's text as stored: without metadata.resourceVersion. Caller frees. */
 int store_serialise(
+    struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err)
+{
+        const json_t *metadata = json_object_get(object, "metadata");
+        int r;
+
+        if (!json_is_object(object) || (metadata && !json_is_object(metadata)))
+                return store_serialise_jansson(store, object, ret, ret_len, err);
+        r = store_json_compact(object, "resourceVersion", XP_STORE_BODY_MAX, ret, ret_len);
+        if (r == -ENOMEM)
+                return xp_errorf(
+                    err, -ENOMEM, "store %s: cannot serialise the object", store->path);
+        /* what it declines, and a body too long (whose error says by how much), jansson writes */
+        return r < 0 ? store_serialise_jansson(store, object, ret, ret_len, err) : 0;
+}
+
+int store_serialise_jansson(
     struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err)
 {
         json_t *metadata, *copy = NULL, *meta_copy = NULL;

@@ -8,6 +8,7 @@
  *   write.c    group commit: the queue, batches, versions, the seal after each commit
  *   read.c     reader connections: get, list, events, wait
  *   object.c   keys and bodies as stored
+ *   compact.c  the bodies' compact JSON, written without jansson's writer
  *   seal.c     the seal file: the last committed version and the versions reserved, outside the
  *              database and its WAL
  *   check.c    what the files hold and whether they agree; xp_store_check()
@@ -240,7 +241,20 @@ int store_check_key(struct xp_store *store,
 /* The object's text as stored: without metadata.resourceVersion. Caller frees. */
 int store_serialise(
     struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
+/* The same text as jansson writes it (the slow path store_serialise() falls back to). */
+int store_serialise_jansson(
+    struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
 int store_set_resource_version(json_t *object, uint64_t version);
+
+/* compact.c */
+/*
+ * object (a JSON object) as json_dumpb(JSON_COMPACT) writes it, less the member
+ * drop_in_metadata (NULL: none) of its metadata, malloc'ed with a NUL: 0, -E2BIG when longer
+ * than max, -ENOMEM, or -EBADMSG for what it leaves to jansson (reals, strings that are not
+ * UTF-8, deep nesting).
+ */
+int store_json_compact(
+    const json_t *object, const char *drop_in_metadata, size_t max, char **ret, size_t *ret_len);
 /* The stored text as an object with metadata.resourceVersion filled in; NULL when not one. */
 json_t *store_parse_body(const char *text, size_t len, uint64_t version);
 int store_corrupt_body(struct xp_store *store,

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Enough for any quoted value xp_quote() writes: 64 shown bytes, escaped, quotes and "...". */
 #define XP_QUOTE_MAX 300
@@ -40,3 +41,6 @@ int xp_hex_decode(const char *text, void *out, size_t len);
 /* True when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or code points past
  * U+10FFFF). */
 bool xp_utf8_valid(const char *s, size_t len);
+/* Writes code point cp (at most U+10FFFF, not a surrogate) as 1 to 4 bytes of UTF-8 into out;
+ * returns how many. */
+size_t xp_utf8_put(char *out, uint32_t cp);

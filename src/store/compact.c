@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store's own writer of compact JSON: the bytes json_dumpb(JSON_COMPACT) gives, written
+ * faster. Every create and update is serialised once, and jansson's writer spent as much on its
+ * bookkeeping as on the text: a cycle check that formats each container's address with
+ * snprintf() and enters it in a hash table (a malloc and a free per object), and a callback per
+ * token. A store's object is a tree (no cycles), so this writer walks it directly into one
+ * buffer.
+ *
+ * What it does not write itself it declines (-EBADMSG), and the caller asks jansson, whose
+ * answer then stands: reals (jansson's %.17g and its fix-ups are kept that way exactly), strings
+ * that are not UTF-8, trees deeper than MAX_DEPTH. tests/unit/test_store_compact.c holds the two
+ * writers to the same bytes.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+#include "xpool/strutil.h"
+
+#define MAX_DEPTH 512
+
+struct out {
+        char *buf;
+        size_t len, cap, max;
+        bool heap; /* buf is ours to free (else the caller's stack) */
+};
+
+/* Room for n more bytes: 0, -E2BIG past o->max, -ENOMEM. */
+static int grow(struct out *o, size_t n)
+{
+        size_t cap = o->cap;
+        char *buf;
+
+        if (o->len + n > o->max)
+                return -E2BIG;
+        while (cap < o->len + n)
+                cap *= 2;
+        buf = o->heap ? realloc(o->buf, cap) : malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        if (!o->heap)
+                memcpy(buf, o->buf, o->len);
+        o->buf = buf;
+        o->cap = cap;
+        o->heap = true;
+        return 0;
+}
+
+static inline int put(struct out *o, const char *s, size_t n)
+{
+        if (o->len + n > o->cap) {
+                int r = grow(o, n);
+
+                if (r < 0)
+                        return r;
+        }
+        memcpy(o->buf + o->len, s, n);
+        o->len += n;
+        return 0;
+}
+
+static inline int put_char(struct out *o, char c)
+{
+        return put(o, &c, 1);
+}
+
+/* A byte below 0x20, '"' or '\\' as jansson escapes it. */
+static int put_escape(struct out *o, unsigned char c)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        char seq[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+
+        switch (c) {
+        case '"':
+                return put(o, "\\\"", 2);
+        case '\\':
+                return put(o, "\\\\", 2);
+        case '\b':
+                return put(o, "\\b", 2);
+        case '\f':
+                return put(o, "\\f", 2);
+        case '\n':
+                return put(o, "\\n", 2);
+        case '\r':
+                return put(o, "\\r", 2);
+        case '\t':
+                return put(o, "\\t", 2);
+        default:
+                return put(o, seq, sizeof(seq));
+        }
+}
+
+static int put_string(struct out *o, const char *str, size_t n)
+{
+        const unsigned char *s = (const unsigned char *)str;
+        size_t run = 0, i = 0;
+        bool checked = false;
+        int r = put_char(o, '"');
+
+        while (r >= 0 && i < n) {
+                if (s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') {
+                        i++;
+                        continue;
+                }
+                if (s[i] >= 0x80) {
+                        /* once, for the rest: jansson refuses to write what is not UTF-8 */
+                        if (!checked && !xp_utf8_valid(str + i, n - i))
+                                return -EBADMSG;
+                        checked = true;
+                        i++;
+                        continue;
+                }
+                r = put(o, str + run, i - run);
+                if (r >= 0)
+                        r = put_escape(o, s[i]);
+                run = ++i;
+        }
+        if (r >= 0)
+                r = put(o, str + run, n - run);
+        return r < 0 ? r : put_char(o, '"');
+}
+
+static int put_integer(struct out *o, json_int_t value)
+{
+        char digits[24];
+        size_t i = sizeof(digits);
+        unsigned long long u =
+            value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+
+        do {
+                digits[--i] = (char)('0' + u % 10);
+                u /= 10;
+        } while (u);
+        if (value < 0)
+                digits[--i] = '-';
+        return put(o, digits + i, sizeof(digits) - i);
+}
+
+static int put_value(struct out *o, const json_t *json, unsigned depth, const char *drop);
+
+static bool key_is(const char *key, size_t key_len, const char *name)
+{
+        return name && strlen(name) == key_len && memcmp(key, name, key_len) == 0;
+}
+
+/*
+ * An object's members in their order, less the member named drop (NULL: none); its member
+ * "metadata", when an object, less its member named drop_in_metadata.
+ */
+static int put_object(struct out *o,
+                      const json_t *json,
+                      unsigned depth,
+                      const char *drop,
+                      const char *drop_in_metadata)
+{
+        bool first = true;
+        int r = put_char(o, '{');
+
+        for (void *it = json_object_iter((json_t *)json); it && r >= 0;
+             it = json_object_iter_next((json_t *)json, it)) {
+                const char *key = json_object_iter_key(it);
+                size_t key_len = json_object_iter_key_len(it);
+
+                if (key_is(key, key_len, drop))
+                        continue;
+                if (!first)
+                        r = put_char(o, ',');
+                first = false;
+                if (r >= 0)
+                        r = put_string(o, key, key_len);
+                if (r >= 0)
+                        r = put_char(o, ':');
+                if (r >= 0)
+                        r = put_value(o,
+                                      json_object_iter_value(it),
+                                      depth + 1,
+                                      key_is(key, key_len, "metadata") ? drop_in_metadata : NULL);
+        }
+        return r < 0 ? r : put_char(o, '}');
+}
+
+static int put_array(struct out *o, const json_t *json, unsigned depth)
+{
+        size_t n = json_array_size(json);
+        int r = put_char(o, '[');
+
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                if (i > 0)
+                        r = put_char(o, ',');
+                if (r >= 0)
+                        r = put_value(o, json_array_get(json, i), depth + 1, NULL);
+        }
+        return r < 0 ? r : put_char(o, ']');
+}
+
+static int put_value(struct out *o, const json_t *json, unsigned depth, const char *drop)
+{
+        if (depth > MAX_DEPTH)
+                return -EBADMSG;
+        switch (json_typeof(json)) {
+        case JSON_OBJECT:
+                return put_object(o, json, depth, drop, NULL);
+        case JSON_ARRAY:
+                return put_array(o, json, depth);
+        case JSON_STRING:
+                return put_string(o, json_string_value(json), json_string_length(json));
+        case JSON_INTEGER:
+                return put_integer(o, json_integer_value(json));
+        case JSON_TRUE:
+                return put(o, "true", 4);
+        case JSON_FALSE:
+                return put(o, "false", 5);
+        case JSON_NULL:
+                return put(o, "null", 4);
+        case JSON_REAL:
+        default:
+                return -EBADMSG;
+        }
+}
+
+int store_json_compact(
+    const json_t *object, const char *drop_in_metadata, size_t max, char **ret, size_t *ret_len)
+{
+        char stack[8192];
+        struct out o = {.buf = stack, .cap = sizeof(stack), .max = max};
+        int r;
+
+        if (!json_is_object(object))
+                return -EBADMSG;
+        r = put_object(&o, object, 0, NULL, drop_in_metadata);
+        if (r >= 0 && o.len > max)
+                r = -E2BIG;
+        if (r >= 0 && !o.heap) {
+                o.buf = malloc(o.len + 1);
+                if (!o.buf)
+                        return -ENOMEM;
+                memcpy(o.buf, stack, o.len);
+        } else if (r >= 0 && o.len + 1 > o.cap) {
+                char *buf = realloc(o.buf, o.len + 1);
+
+                if (!buf)
+                        r = -ENOMEM;
+                else
+                        o.buf = buf;
+        }
+        if (r < 0) {
+                if (o.heap)
+                        free(o.buf);
+                return r;
+        }
+        o.buf[o.len] = '\0';
+        *ret = o.buf;
+        *ret_len = o.len;
+        return 0;
+}
