@@ -645,6 +645,29 @@ out:
 
 #define RETRY_CONFLICT 1 /* finish_update(): a stale write the caller may retry */
 
+/*
+ * A status write's candidate: stored with status (NULL: none) in place of its own, the rest
+ * shared with stored rather than copied (most of a pod is its spec): an update reads its
+ * candidate and copies what it changes. own_metadata: a metadata of its own, for the caller to
+ * set members of. NULL without memory.
+ */
+static json_t *with_status(const json_t *stored, json_t *status, bool own_metadata)
+{
+        json_t *candidate = json_copy((json_t *)stored);
+        int r = candidate ? 0 : -1;
+
+        if (r == 0 && own_metadata && json_is_object(metadata_of(stored)))
+                r = json_object_set_new(candidate, "metadata", json_copy(metadata_of(stored)));
+        if (r == 0)
+                r = status ? json_object_set(candidate, "status", status)
+                           : (json_object_del(candidate, "status"), 0);
+        if (r < 0) {
+                json_decref(candidate);
+                return NULL;
+        }
+        return candidate;
+}
+
 /* 1 when candidate (without a resourceVersion) is stored (with one) unchanged, else 0. */
 static int same_json(const json_t *candidate, const json_t *stored)
 {
@@ -1014,9 +1037,8 @@ int handle_update(const struct request *req, const struct route *route, struct r
         }
         if (is_subresource(route, "status")) {
                 /* only the status changes; the rest stays as stored */
-                candidate = json_deep_copy(stored);
-                if (!candidate ||
-                    set_member(candidate, "status", json_object_get(json, "status")) < 0) {
+                candidate = with_status(stored, json_object_get(json, "status"), false);
+                if (!candidate) {
                         r = -ENOMEM;
                         goto out;
                 }
@@ -1054,10 +1076,8 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         int r = 0;
 
         if (is_subresource(route, "status")) {
-                candidate = json_deep_copy(stored);
+                candidate = with_status(stored, json_object_get(patched, "status"), true);
                 if (candidate)
-                        r = set_member(candidate, "status", json_object_get(patched, "status"));
-                if (candidate && r >= 0)
                         r = set_member(metadata_of(candidate),
                                        "resourceVersion",
                                        json_object_get(metadata_of(patched), "resourceVersion"));
