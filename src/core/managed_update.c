@@ -61,6 +61,22 @@ static int visit_old(const char *const *path, size_t n, void *data)
         return fieldset_add(u->removed, path, n);
 }
 
+/*
+ * One walk for both sides when they share their set (fieldsets()): on equal sources a path finds
+ * a value in both or in neither, so the write adds, and removes, exactly the paths that name no
+ * value (a label key longer than a path element holds), as the two walks would find.
+ */
+static int visit_both(const char *const *path, size_t n, void *data)
+{
+        struct update *u = data;
+        int r;
+
+        if (xp_fieldset_value_at(u->live, path, n))
+                return 0;
+        r = fieldset_add(u->added, path, n);
+        return r < 0 ? r : fieldset_add(u->removed, path, n);
+}
+
 static int take_away(const char *const *path, size_t n, void *data)
 {
         xp_fieldset_remove(data, path, n);
@@ -203,9 +219,11 @@ int xp_managed_update(const struct xp_apitype *type,
         }
         if (r >= 0)
                 r = u.added && u.removed && entries ? 0 : -ENOMEM;
-        if (r >= 0)
+        if (r >= 0 && newset == oldset)
+                r = xp_fieldset_walk(newset, visit_both, &u);
+        else if (r >= 0)
                 r = xp_fieldset_walk(newset, visit_new, &u);
-        if (r >= 0)
+        if (r >= 0 && newset != oldset)
                 r = xp_fieldset_walk(oldset, visit_old, &u);
         if (r >= 0 && json_object_size(u.added) == 0 && json_object_size(u.removed) == 0) {
                 /* nothing changed: ownership stays as it was */

@@ -711,6 +711,42 @@ static int same_object(const struct xp_kind *kind, const json_t *candidate, cons
 }
 
 /*
+ * The candidate of a pod update with the defaults (old: stored defaulted). A candidate of the
+ * stored spec (a status write: the same spec, not a copy) gets old's spec, shared: the defaults
+ * of an unchanged spec are the stored spec's (what they keep of the old spec, a priority and a
+ * preemption policy, is what they give it); it gets a status of its own, for qosClass. 0 or
+ * -ENOMEM.
+ */
+static int pod_candidate_defaulted(const struct request *req,
+                                   const json_t *stored,
+                                   const json_t *candidate,
+                                   const json_t *old,
+                                   json_t **ret_new)
+{
+        const json_t *spec = json_object_get(candidate, "spec");
+        json_t *new, *status;
+        int r = 0;
+
+        if (!spec || spec != json_object_get(stored, "spec")) {
+                new = json_deep_copy(candidate);
+                r = new ? pod_defaults(req, new, old) : -ENOMEM;
+        } else {
+                new = json_copy((json_t *)candidate);
+                status = json_object_get(candidate, "status");
+                r = new ? json_object_set(new, "spec", json_object_get(old, "spec")) : -1;
+                if (r == 0 && json_is_object(status))
+                        r = json_object_set_new(new, "status", json_copy(status));
+                r = r < 0 ? -ENOMEM : 0;
+        }
+        if (r < 0) {
+                json_decref(new);
+                return r;
+        }
+        *ret_new = new;
+        return 0;
+}
+
+/*
  * A pod update's two sides with Kubernetes' defaults: the candidate as it is validated and
  * written, and the stored pod as the checks compare it with (a pod stored before a default
  * existed gets it too, as Kubernetes defaults what it reads). A status that leaves qosClass out
@@ -722,13 +758,11 @@ static int pod_update_sides(const struct request *req,
                             json_t **ret_old,
                             json_t **ret_new)
 {
-        json_t *old = json_deep_copy(stored), *new = json_deep_copy(candidate), *status, *qos;
-        int r = old && new ? 0 : -ENOMEM;
+        json_t *old = json_deep_copy(stored), *new = NULL, *status, *qos;
+        int r = old ? pod_defaults(req, old, NULL) : -ENOMEM;
 
         if (r >= 0)
-                r = pod_defaults(req, old, NULL);
-        if (r >= 0)
-                r = pod_defaults(req, new, old);
+                r = pod_candidate_defaulted(req, stored, candidate, old, &new);
         status = json_object_get(new, "status");
         qos = json_object_get(json_object_get(stored, "status"), "qosClass");
         if (r >= 0 && json_is_object(status) && !json_object_get(status, "qosClass") && qos)
