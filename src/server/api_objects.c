@@ -1142,7 +1142,7 @@ static int patch_apply(const struct request *req,
 
         if (type == XP_PATCH_APPLY)
                 return apply_patch(req, kind, stored, patch, ret_patched, ret);
-        r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
+        r = xp_patch_apply_sharing(type, kind->kind, stored, patch, &patched, &err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
