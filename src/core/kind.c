@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,12 +222,59 @@ const struct xp_kind *xp_kind_by_name(const char *kind)
         return NULL;
 }
 
+/*
+ * Every request's route resolves {resource} here (several times for one path: each method's
+ * route of it), so a hash of group and resource, open addressing at most half full, replaces the
+ * scan of the table. The first kind of a group and resource in table order holds its slot: a
+ * kind served in two versions answers as its first entry, as the scan did.
+ */
+#define RESOURCE_SLOTS 64
+_Static_assert(XP_ELEMENTSOF(xp_kinds) * 2 <= RESOURCE_SLOTS, "the resource index is too small");
+static const struct xp_kind *by_resource[RESOURCE_SLOTS];
+static pthread_once_t by_resource_once = PTHREAD_ONCE_INIT;
+
+/* FNV-1a over group, a NUL, then plural: "a" "bc" and "ab" "c" differ. */
+static size_t resource_slot(const char *group, const char *plural)
+{
+        uint32_t h = 2166136261u;
+
+        for (const char *p = group;; p++) {
+                h = (h ^ (unsigned char)*p) * 16777619u;
+                if (!*p)
+                        break;
+        }
+        for (const char *p = plural; *p; p++)
+                h = (h ^ (unsigned char)*p) * 16777619u;
+        return h & (RESOURCE_SLOTS - 1);
+}
+
+static bool serves(const struct xp_kind *kind, const char *group, const char *plural)
+{
+        return strcmp(kind->group, group) == 0 && strcmp(xp_kind_url_plural(kind), plural) == 0;
+}
+
+static void index_resources(void)
+{
+        for (size_t i = 0; i < xp_kinds_n; i++) {
+                const char *group = xp_kinds[i]->group, *plural = xp_kind_url_plural(xp_kinds[i]);
+                size_t slot = resource_slot(group, plural);
+
+                while (by_resource[slot] && !serves(by_resource[slot], group, plural))
+                        slot = (slot + 1) & (RESOURCE_SLOTS - 1);
+                if (!by_resource[slot])
+                        by_resource[slot] = xp_kinds[i];
+        }
+}
+
 const struct xp_kind *xp_kind_by_resource(const char *group, const char *plural)
 {
-        for (size_t i = 0; group && plural && i < xp_kinds_n; i++)
-                if (strcmp(xp_kinds[i]->group, group) == 0 &&
-                    strcmp(xp_kind_url_plural(xp_kinds[i]), plural) == 0)
-                        return xp_kinds[i];
+        if (!group || !plural)
+                return NULL;
+        pthread_once(&by_resource_once, index_resources);
+        for (size_t slot = resource_slot(group, plural); by_resource[slot];
+             slot = (slot + 1) & (RESOURCE_SLOTS - 1))
+                if (serves(by_resource[slot], group, plural))
+                        return by_resource[slot];
         return NULL;
 }
 

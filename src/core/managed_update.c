@@ -61,6 +61,22 @@ static int visit_old(const char *const *path, size_t n, void *data)
         return fieldset_add(u->removed, path, n);
 }
 
+/*
+ * One walk for both sides when they share their set (fieldsets()): on equal sources a path finds
+ * a value in both or in neither, so the write adds, and removes, exactly the paths that name no
+ * value (a label key longer than a path element holds), as the two walks would find.
+ */
+static int visit_both(const char *const *path, size_t n, void *data)
+{
+        struct update *u = data;
+        int r;
+
+        if (xp_fieldset_value_at(u->live, path, n))
+                return 0;
+        r = fieldset_add(u->added, path, n);
+        return r < 0 ? r : fieldset_add(u->removed, path, n);
+}
+
 static int take_away(const char *const *path, size_t n, void *data)
 {
         xp_fieldset_remove(data, path, n);
@@ -153,6 +169,32 @@ static json_t *entries_of(const json_t *live)
         return json_deep_copy(fields);
 }
 
+/*
+ * The sets of the new object and of the live one. A write that leaves what the sets are made of
+ * as it was (a status update, the most frequent write) has one set for both: same source, same
+ * set. 0 or -ENOMEM.
+ */
+static int fieldsets(const struct xp_apitype *type,
+                     const json_t *live,
+                     const json_t *object,
+                     json_t **ret_new,
+                     json_t **ret_old)
+{
+        json_t *new_source = xp_fieldset_source(object);
+        json_t *old_source = live ? xp_fieldset_source(live) : NULL;
+
+        *ret_new = new_source ? xp_fieldset_of_source(type, new_source) : NULL;
+        if (!live)
+                *ret_old = json_object();
+        else if (old_source && json_equal(old_source, new_source))
+                *ret_old = json_incref(*ret_new);
+        else
+                *ret_old = old_source ? xp_fieldset_of_source(type, old_source) : NULL;
+        json_decref(new_source);
+        json_decref(old_source);
+        return *ret_new && *ret_old ? 0 : -ENOMEM;
+}
+
 int xp_managed_update(const struct xp_apitype *type,
                       const json_t *live,
                       json_t *object,
@@ -167,8 +209,7 @@ int xp_managed_update(const struct xp_apitype *type,
                 return 0;
         u.added = json_object();
         u.removed = json_object();
-        newset = xp_fieldset_of(type, object);
-        oldset = live ? xp_fieldset_of(type, live) : json_object();
+        r = fieldsets(type, live, object, &newset, &oldset);
         /* managedFields the write sets itself replace live's, as Kubernetes lets a client reset
          * them (kubectl moves client-side apply's fields to its Apply entry so) */
         entries = entries_of(object);
@@ -176,9 +217,13 @@ int xp_managed_update(const struct xp_apitype *type,
                 json_decref(entries);
                 entries = entries_of(live);
         }
-        if (u.added && u.removed && newset && oldset && entries)
-                r = xp_fieldset_walk(newset, visit_new, &u);
         if (r >= 0)
+                r = u.added && u.removed && entries ? 0 : -ENOMEM;
+        if (r >= 0 && newset == oldset)
+                r = xp_fieldset_walk(newset, visit_both, &u);
+        else if (r >= 0)
+                r = xp_fieldset_walk(newset, visit_new, &u);
+        if (r >= 0 && newset != oldset)
                 r = xp_fieldset_walk(oldset, visit_old, &u);
         if (r >= 0 && json_object_size(u.added) == 0 && json_object_size(u.removed) == 0) {
                 /* nothing changed: ownership stays as it was */

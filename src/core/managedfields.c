@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "managedfields_internal.h"
+#include "xpool/macro.h"
 
 /* ---- making a set ------------------------------------------------------------------------------
  */
@@ -135,33 +136,64 @@ static json_t *fields_of_object(const struct xp_apitype *type, const json_t *obj
         return set;
 }
 
+/*
+ * What of config the set is made from, its members shared, not copied (a pod's status is most of
+ * it, and every write of one makes two sets): config less apiVersion, kind and status, and a
+ * metadata of labels and annotations alone, dropped when it has neither. Members keep their
+ * order, so the set's is the same as from a pruned copy. NULL without memory.
+ */
+json_t *xp_fieldset_source(const json_t *config)
+{
+        json_t *view = json_object(), *member;
+        const char *key;
+
+        json_object_foreach((json_t *)config, key, member)
+        {
+                json_t *kept = member;
+                int r;
+
+                if (!view)
+                        return NULL;
+                if (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0 ||
+                    strcmp(key, "status") == 0)
+                        continue;
+                if (strcmp(key, "metadata") == 0) {
+                        json_t *labels = json_object_get(member, "labels"),
+                               *annotations = json_object_get(member, "annotations");
+
+                        if (!labels && !annotations)
+                                continue;
+                        kept = json_object();
+                        if (kept && labels && json_object_set(kept, "labels", labels) < 0)
+                                json_decref(TAKE_PTR(kept));
+                        if (kept && annotations &&
+                            json_object_set(kept, "annotations", annotations) < 0)
+                                json_decref(TAKE_PTR(kept));
+                        r = kept ? json_object_set_new(view, key, kept) : -1;
+                } else {
+                        r = json_object_set(view, key, member);
+                }
+                if (r < 0) {
+                        json_decref(view);
+                        return NULL;
+                }
+        }
+        return view;
+}
+
+json_t *xp_fieldset_of_source(const struct xp_apitype *type, const json_t *source)
+{
+        return fields_of_object(type, source);
+}
+
 json_t *xp_fieldset_of(const struct xp_apitype *type, const json_t *config)
 {
-        json_t *copy = json_deep_copy(config), *meta, *kept, *set;
+        json_t *source = xp_fieldset_source(config), *set;
 
-        if (!copy)
+        if (!source)
                 return NULL;
-        json_object_del(copy, "apiVersion");
-        json_object_del(copy, "kind");
-        json_object_del(copy, "status");
-        meta = json_object_get(copy, "metadata");
-        kept = json_object();
-        if (!kept) {
-                json_decref(copy);
-                return NULL;
-        }
-        if (json_object_get(meta, "labels"))
-                json_object_set(kept, "labels", json_object_get(meta, "labels"));
-        if (json_object_get(meta, "annotations"))
-                json_object_set(kept, "annotations", json_object_get(meta, "annotations"));
-        if (json_object_size(kept) > 0)
-                json_object_set_new(copy, "metadata", kept);
-        else {
-                json_decref(kept);
-                json_object_del(copy, "metadata");
-        }
-        set = fields_of_object(type, copy);
-        json_decref(copy);
+        set = fields_of_object(type, source);
+        json_decref(source);
         return set;
 }
 

@@ -14,6 +14,11 @@
 char *xp_fieldset_item_key(const struct xp_apifield *f, const json_t *item);
 char *xp_fieldset_set_key(const json_t *item);
 
+/* What xp_fieldset_of() makes config's set from (its members shared: do not change it), and the
+ * set of such a source. NULL without memory. */
+json_t *xp_fieldset_source(const json_t *config);
+json_t *xp_fieldset_of_source(const struct xp_apitype *type, const json_t *source);
+
 /* Calls visit with the path of every field the set owns (whole or, with ".", as an item). */
 typedef int (*xp_fieldset_visit)(const char *const *path, size_t n, void *data);
 int xp_fieldset_walk(const json_t *set, xp_fieldset_visit visit, void *data);

@@ -113,12 +113,13 @@ int xp_patch_check_depth(const json_t *value, const char *what, struct xp_error 
         return 0;
 }
 
-int xp_patch_apply(enum xp_patch_type type,
-                   const char *kind,
-                   const json_t *original,
-                   const json_t *patch,
-                   json_t **ret,
-                   struct xp_error *err)
+static int patch_apply(enum xp_patch_type type,
+                       const char *kind,
+                       const json_t *original,
+                       const json_t *patch,
+                       bool share,
+                       json_t **ret,
+                       struct xp_error *err)
 {
         int r;
 
@@ -142,10 +143,30 @@ int xp_patch_apply(enum xp_patch_type type,
                         r = xp_patch_merge_apply(original, patch, ret);
                         return r < 0 ? xp_errorf(err, r, "merge patch: out of memory") : r;
                 }
-                return xp_patch_strategic_apply(kind, original, patch, ret, err);
+                return xp_patch_strategic_apply(kind, original, patch, share, ret, err);
         case XP_PATCH_APPLY:
                 return xp_errorf(
                     err, -EINVAL, "an apply patch is merged by its field manager: use xp_apply()");
         }
         return xp_errorf(err, -EINVAL, "unknown patch type %d", (int)type);
+}
+
+int xp_patch_apply(enum xp_patch_type type,
+                   const char *kind,
+                   const json_t *original,
+                   const json_t *patch,
+                   json_t **ret,
+                   struct xp_error *err)
+{
+        return patch_apply(type, kind, original, patch, false, ret, err);
+}
+
+int xp_patch_apply_sharing(enum xp_patch_type type,
+                           const char *kind,
+                           const json_t *original,
+                           const json_t *patch,
+                           json_t **ret,
+                           struct xp_error *err)
+{
+        return patch_apply(type, kind, original, patch, true, ret, err);
 }

@@ -21,8 +21,10 @@ int xp_patch_json_apply(const json_t *original,
                         json_t **ret,
                         struct xp_error *err);
 int xp_patch_merge_apply(const json_t *original, const json_t *patch, json_t **ret);
+/* share: the result keeps original's members the patch leaves alone (xp_patch_apply_sharing()) */
 int xp_patch_strategic_apply(const char *kind,
                              const json_t *original,
                              const json_t *patch,
+                             bool share,
                              json_t **ret,
                              struct xp_error *err);

@@ -30,6 +30,7 @@ struct smp {
         char schema[PATH_MAX_TEXT]; /* "spec.containers[].env": the key into patch_keys.c */
         char where[PATH_MAX_TEXT];  /* "spec.containers[1].env": for messages */
         struct xp_error *err;
+        bool share; /* the target shares original's members until it descends into one */
 };
 
 struct mark {
@@ -525,6 +526,15 @@ static bool has_prefix(const char *s, const char *prefix)
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Gives target a copy of its member key (an object) in place of the one it shares with the
+ * original, one level deep: what the merge changes below it is copied as it descends. */
+static int own_member(json_t *target, const char *key)
+{
+        json_t *copy = json_copy(json_object_get(target, key));
+
+        return copy && json_object_set_new(target, key, copy) == 0 ? 0 : -ENOMEM;
+}
+
 /*
  * Merges patch (an object) into target (an object we own), in place. *ret_delete is set when the
  * patch says `$patch: delete`: the caller then removes the map.
@@ -590,6 +600,8 @@ static int merge_map(struct smp *s, json_t *target, const json_t *patch, bool *r
                 } else if (json_is_object(value) && json_is_object(json_object_get(target, key))) {
                         bool deleted = false;
 
+                        if (s->share && own_member(target, key) < 0)
+                                return oom(s);
                         m = push_field(s, key);
                         r = merge_map(s, json_object_get(target, key), value, &deleted);
                         pop(s, m);
@@ -616,10 +628,11 @@ static int merge_map(struct smp *s, json_t *target, const json_t *patch, bool *r
 int xp_patch_strategic_apply(const char *kind,
                              const json_t *original,
                              const json_t *patch,
+                             bool share,
                              json_t **ret,
                              struct xp_error *err)
 {
-        struct smp s = {.kind = kind, .err = err};
+        struct smp s = {.kind = kind, .err = err, .share = share};
         bool deleted = false;
         json_t *target;
         int r;
@@ -627,7 +640,10 @@ int xp_patch_strategic_apply(const char *kind,
         if (!json_is_object(patch))
                 return xp_errorf(
                     err, -EINVAL, "patch: a strategic merge patch must be a JSON object");
-        target = json_is_object(original) ? json_deep_copy(original) : json_object();
+        if (!json_is_object(original))
+                target = json_object();
+        else
+                target = share ? json_copy((json_t *)original) : json_deep_copy(original);
         if (!target)
                 return xp_errorf(err, -ENOMEM, "patch: out of memory copying the object");
         r = merge_map(&s, target, patch, &deleted);

@@ -647,6 +647,29 @@ out:
 
 #define RETRY_CONFLICT 1 /* finish_update(): a stale write the caller may retry */
 
+/*
+ * A status write's candidate: stored with status (NULL: none) in place of its own, the rest
+ * shared with stored rather than copied (most of a pod is its spec): an update reads its
+ * candidate and copies what it changes. own_metadata: a metadata of its own, for the caller to
+ * set members of. NULL without memory.
+ */
+static json_t *with_status(const json_t *stored, json_t *status, bool own_metadata)
+{
+        json_t *candidate = json_copy((json_t *)stored);
+        int r = candidate ? 0 : -1;
+
+        if (r == 0 && own_metadata && json_is_object(metadata_of(stored)))
+                r = json_object_set_new(candidate, "metadata", json_copy(metadata_of(stored)));
+        if (r == 0)
+                r = status ? json_object_set(candidate, "status", status)
+                           : (json_object_del(candidate, "status"), 0);
+        if (r < 0) {
+                json_decref(candidate);
+                return NULL;
+        }
+        return candidate;
+}
+
 /* 1 when candidate (without a resourceVersion) is stored (with one) unchanged, else 0. */
 static int same_json(const json_t *candidate, const json_t *stored)
 {
@@ -690,6 +713,42 @@ static int same_object(const struct xp_kind *kind, const json_t *candidate, cons
 }
 
 /*
+ * The candidate of a pod update with the defaults (old: stored defaulted). A candidate of the
+ * stored spec (a status write: the same spec, not a copy) gets old's spec, shared: the defaults
+ * of an unchanged spec are the stored spec's (what they keep of the old spec, a priority and a
+ * preemption policy, is what they give it); it gets a status of its own, for qosClass. 0 or
+ * -ENOMEM.
+ */
+static int pod_candidate_defaulted(const struct request *req,
+                                   const json_t *stored,
+                                   const json_t *candidate,
+                                   const json_t *old,
+                                   json_t **ret_new)
+{
+        const json_t *spec = json_object_get(candidate, "spec");
+        json_t *new, *status;
+        int r = 0;
+
+        if (!spec || spec != json_object_get(stored, "spec")) {
+                new = json_deep_copy(candidate);
+                r = new ? pod_defaults(req, new, old) : -ENOMEM;
+        } else {
+                new = json_copy((json_t *)candidate);
+                status = json_object_get(candidate, "status");
+                r = new ? json_object_set(new, "spec", json_object_get(old, "spec")) : -1;
+                if (r == 0 && json_is_object(status))
+                        r = json_object_set_new(new, "status", json_copy(status));
+                r = r < 0 ? -ENOMEM : 0;
+        }
+        if (r < 0) {
+                json_decref(new);
+                return r;
+        }
+        *ret_new = new;
+        return 0;
+}
+
+/*
  * A pod update's two sides with Kubernetes' defaults: the candidate as it is validated and
  * written, and the stored pod as the checks compare it with (a pod stored before a default
  * existed gets it too, as Kubernetes defaults what it reads). A status that leaves qosClass out
@@ -701,13 +760,11 @@ static int pod_update_sides(const struct request *req,
                             json_t **ret_old,
                             json_t **ret_new)
 {
-        json_t *old = json_deep_copy(stored), *new = json_deep_copy(candidate), *status, *qos;
-        int r = old && new ? 0 : -ENOMEM;
+        json_t *old = json_deep_copy(stored), *new = NULL, *status, *qos;
+        int r = old ? pod_defaults(req, old, NULL) : -ENOMEM;
 
         if (r >= 0)
-                r = pod_defaults(req, old, NULL);
-        if (r >= 0)
-                r = pod_defaults(req, new, old);
+                r = pod_candidate_defaulted(req, stored, candidate, old, &new);
         status = json_object_get(new, "status");
         qos = json_object_get(json_object_get(stored, "status"), "qosClass");
         if (r >= 0 && json_is_object(status) && !json_object_get(status, "qosClass") && qos)
@@ -1016,9 +1073,8 @@ int handle_update(const struct request *req, const struct route *route, struct r
         }
         if (is_subresource(route, "status")) {
                 /* only the status changes; the rest stays as stored */
-                candidate = json_deep_copy(stored);
-                if (!candidate ||
-                    set_member(candidate, "status", json_object_get(json, "status")) < 0) {
+                candidate = with_status(stored, json_object_get(json, "status"), false);
+                if (!candidate) {
                         r = -ENOMEM;
                         goto out;
                 }
@@ -1056,10 +1112,8 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         int r = 0;
 
         if (is_subresource(route, "status")) {
-                candidate = json_deep_copy(stored);
+                candidate = with_status(stored, json_object_get(patched, "status"), true);
                 if (candidate)
-                        r = set_member(candidate, "status", json_object_get(patched, "status"));
-                if (candidate && r >= 0)
                         r = set_member(metadata_of(candidate),
                                        "resourceVersion",
                                        json_object_get(metadata_of(patched), "resourceVersion"));
@@ -1090,7 +1144,7 @@ static int patch_apply(const struct request *req,
 
         if (type == XP_PATCH_APPLY)
                 return apply_patch(req, kind, stored, patch, ret_patched, ret);
-        r = xp_patch_apply(type, kind->kind, stored, patch, &patched, &err);
+        r = xp_patch_apply_sharing(type, kind->kind, stored, patch, &patched, &err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

@@ -291,6 +291,22 @@ expect_in "status patch changed podIP" "$tmp/out" '"podIP":"10.0.0.7"'
 expect_in "status patch changed the phase" "$tmp/out" '"phase":"Running"'
 expect_in "status patch kept the labels" "$tmp/out" '"s":"1"'
 not_in "status patch ignored the labels" "$tmp/out" '"s":"2"'
+# The agent's status write (the whole status, replacing): the status alone changes, the rest of
+# the pod (ownership too: a status is no field of it) stays as stored, to the byte.
+req "before the agent's status write" 200 GET "$pods/ai-training"
+cp "$tmp/out" "$tmp/before-status.json"
+patch "the agent's status write" 200 "$pods/ai-training/status" strategic-merge '{"status":{"$patch":"replace","phase":"Running","podIP":"10.0.0.7","conditions":[{"type":"Ready","status":"True"}]}}'
+python3 - "$tmp/before-status.json" "$tmp/out" <<'EOF' || { echo "FAIL a status write changed more than the status"; failures=$((failures + 1)); }
+import json, sys
+before, after = (json.load(open(p)) for p in sys.argv[1:3])
+for o in (before, after):
+    o["metadata"].pop("resourceVersion")
+status = after.pop("status")
+before.pop("status")
+assert json.dumps(before) == json.dumps(after), (before, after)
+assert status["phase"] == "Running" and status["qosClass"] == "BestEffort", status
+assert [c["type"] for c in status["conditions"]] == ["Ready"] and "hostIP" not in status, status
+EOF
 req "get status" 200 GET "$pods/ai-training/status"
 expect_in "status stored" "$tmp/out" '"phase":"Running"'
 cp "$tmp/out" "$tmp/status.json"

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "xpool/kind.h"
+#include "xpool/macro.h"
 #include "xpool/manifest.h"
 
 static void every_kind_is_in_the_table_once(void **state)
@@ -210,11 +211,61 @@ static void defaults_are_those_of_kube_apiserver(void **state)
         xp_namespace_free(finalized);
 }
 
+/* The table in order, first match: what xp_kind_by_resource() answered before its index. */
+static const struct xp_kind *scan_by_resource(const char *group, const char *plural)
+{
+        for (size_t i = 0; i < xp_kinds_n; i++)
+                if (strcmp(xp_kinds[i]->group, group) == 0 &&
+                    strcmp(xp_kind_url_plural(xp_kinds[i]), plural) == 0)
+                        return xp_kinds[i];
+        return NULL;
+}
+
+static void resource_index_answers_as_the_table_scan(void **state)
+{
+        static const char *const strangers[] = {
+            "", "pod", "po", "Pods", "pods/status", "podspods", "s", "apps", "v1", "x.y.z"};
+        const char *const *groups = xp_kind_groups();
+        size_t asked = 0, found = 0;
+
+        (void)state;
+        /* every group with every name any kind answers to, and names none does */
+        for (size_t g = 0; groups[g]; g++) {
+                for (size_t i = 0; i < xp_kinds_n; i++) {
+                        const char *names[] = {xp_kind_url_plural(xp_kinds[i]),
+                                               xp_kinds[i]->plural,
+                                               xp_kinds[i]->singular,
+                                               xp_kinds[i]->kind,
+                                               xp_kinds[i]->group};
+
+                        for (size_t n = 0; n < XP_ELEMENTSOF(names); n++) {
+                                const struct xp_kind *want = scan_by_resource(groups[g], names[n]);
+
+                                assert_ptr_equal(xp_kind_by_resource(groups[g], names[n]), want);
+                                asked++;
+                                found += want != NULL;
+                        }
+                }
+                for (size_t n = 0; n < XP_ELEMENTSOF(strangers); n++)
+                        assert_ptr_equal(xp_kind_by_resource(groups[g], strangers[n]),
+                                         scan_by_resource(groups[g], strangers[n]));
+        }
+        /* a group and a plural spelled across the separator are not the pair */
+        assert_null(xp_kind_by_resource("p", "ods"));
+        assert_null(xp_kind_by_resource("appsd", "eployments"));
+        assert_null(xp_kind_by_resource(NULL, "pods"));
+        assert_null(xp_kind_by_resource("", NULL));
+        /* every kind was reached through its own group and resource at least once */
+        assert_true(found >= xp_kinds_n);
+        assert_true(asked > found);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(every_kind_is_in_the_table_once),
             cmocka_unit_test(kinds_are_found_by_every_name),
+            cmocka_unit_test(resource_index_answers_as_the_table_scan),
             cmocka_unit_test(scope_follows_kubernetes),
             cmocka_unit_test(operations_work_on_any_kind),
             cmocka_unit_test(defaults_are_those_of_kube_apiserver),

@@ -269,6 +269,95 @@ static void update_records_what_a_write_changes(void **state)
         json_decref(next);
 }
 
+/* What xp_fieldset_of() documents: the set of the object less apiVersion, kind, status and
+ * the metadata but labels and annotations, members in their order; the object left as it was. */
+static void fieldset_is_that_of_the_pruned_object(void **state)
+{
+        static const char *const configs[][2] = {
+            {"{\"parts\":[{\"name\":\"p\"}],\"kind\":\"Thing\",\"metadata\":{\"name\":\"t\","
+             "\"annotations\":{\"n\":\"1\"},\"labels\":{\"a\":\"1\"}},\"status\":\"s\","
+             "\"env\":{\"K\":\"v\"},\"apiVersion\":\"v1\"}",
+             "{\"parts\":[{\"name\":\"p\"}],\"metadata\":{\"labels\":{\"a\":\"1\"},"
+             "\"annotations\":{\"n\":\"1\"}},\"env\":{\"K\":\"v\"}}"},
+            {"{\"metadata\":{\"name\":\"t\",\"uid\":\"u\"},\"tags\":[\"x\"],\"status\":\"s\"}",
+             "{\"tags\":[\"x\"]}"},
+            {"{\"ref\":{\"a\":\"1\"},\"metadata\":3,\"args\":[\"a\"]}",
+             "{\"ref\":{\"a\":\"1\"},\"args\":[\"a\"]}"},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+                json_t *config = parse(configs[i][0]), *before = json_deep_copy(config);
+                json_t *pruned = parse(configs[i][1]);
+                json_t *got = xp_fieldset_of(thing, config), *want = xp_fieldset_of(thing, pruned);
+                /* not sorted: the order of the members is part of what a client reads */
+                char *got_text = json_dumps(got, JSON_COMPACT);
+                char *want_text = json_dumps(want, JSON_COMPACT);
+
+                assert_non_null(got_text);
+                assert_string_equal(got_text, want_text);
+                assert_true(json_equal(config, before));
+                free(got_text);
+                free(want_text);
+                json_decref(got);
+                json_decref(want);
+                json_decref(config);
+                json_decref(before);
+                json_decref(pruned);
+        }
+}
+
+/* A write of the status alone (one set for both sides) leaves every entry as it was, as a write
+ * that changes nothing; a label key too long for a set's path is owned anew by each writer, as
+ * the comparison of both sides has always found it. */
+static void status_write_keeps_every_owner(void **state)
+{
+        struct xp_apply_request req = {
+            .manager = "kubectl-create", .api_version = "v1", .now = "t1"};
+        json_t *live = parse("{\"metadata\":{\"name\":\"x\",\"labels\":{\"a\":\"1\"}},"
+                             "\"parts\":[{\"name\":\"p\",\"size\":1}],\"status\":\"s\"}");
+        json_t *next, *long_label, *entries;
+        char key[1100];
+
+        (void)state;
+        assert_int_equal(xp_managed_update(thing, NULL, live, &req), 0);
+        entries =
+            json_deep_copy(json_object_get(json_object_get(live, "metadata"), "managedFields"));
+        next = json_deep_copy(live);
+        json_object_set_new(next, "status", json_string("Running"));
+        req = (struct xp_apply_request){.manager = "xpool-agent", .api_version = "v1", .now = "t2"};
+        assert_int_equal(xp_managed_update(thing, live, next, &req), 0);
+        assert_true(json_equal(json_object_get(json_object_get(next, "metadata"), "managedFields"),
+                               entries));
+        json_decref(next);
+        json_decref(entries);
+
+        /* a label whose key is longer than a path element holds: its path names no field */
+        memset(key, 'k', sizeof(key) - 1);
+        key[sizeof(key) - 1] = '\0';
+        long_label = json_object_get(json_object_get(live, "metadata"), "labels");
+        json_object_set_new(long_label, key, json_string("v"));
+        next = json_deep_copy(live);
+        json_object_set_new(next, "status", json_string("Succeeded"));
+        assert_int_equal(xp_managed_update(thing, live, next, &req), 0);
+        entries = json_object_get(json_object_get(next, "metadata"), "managedFields");
+        assert_int_equal(json_array_size(entries), 2);
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(entries, 0), "manager")),
+            "kubectl-create");
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(entries, 1), "manager")),
+            "xpool-agent");
+        assert_int_equal(
+            json_object_size(json_object_get(
+                json_object_get(json_object_get(json_array_get(entries, 1), "fieldsV1"),
+                                "f:metadata"),
+                "f:labels")),
+            1);
+        json_decref(next);
+        json_decref(live);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -276,6 +365,8 @@ int main(void)
             cmocka_unit_test(conflicts_force_and_shared_fields),
             cmocka_unit_test(one_conflict_and_update_managers),
             cmocka_unit_test(update_records_what_a_write_changes),
+            cmocka_unit_test(fieldset_is_that_of_the_pruned_object),
+            cmocka_unit_test(status_write_keeps_every_owner),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

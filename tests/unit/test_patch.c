@@ -44,6 +44,34 @@ static void assert_json(const json_t *actual, const char *expected_text)
         json_decref(expected);
 }
 
+/*
+ * xp_patch_apply_sharing() on the same: the result written byte for byte (member order too) as
+ * xp_patch_apply()'s, the original unchanged while the result that shares it lives and after.
+ */
+static void check_sharing(enum xp_patch_type type,
+                          const char *kind,
+                          const json_t *original,
+                          const json_t *patch,
+                          const json_t *copied)
+{
+        json_t *before = json_deep_copy(original), *shared = NULL;
+        struct xp_error err = {0};
+        char *want, *got;
+
+        assert_int_equal(xp_patch_apply_sharing(type, kind, original, patch, &shared, &err), 0);
+        want = json_dumps(copied, JSON_COMPACT | JSON_ENCODE_ANY);
+        got = json_dumps(shared, JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_non_null(want);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        assert_true(json_equal(original, before));
+        json_decref(shared);
+        assert_true(json_equal(original, before));
+        free(want);
+        free(got);
+        json_decref(before);
+}
+
 /* Checks the result and that the original came through unchanged. */
 static void check_apply(enum xp_patch_type type,
                         const char *kind,
@@ -63,6 +91,7 @@ static void check_apply(enum xp_patch_type type,
         assert_json(result, expected_text);
         assert_true(json_equal(original, before));
         assert_true(json_equal(patch, patch_before));
+        check_sharing(type, kind, original, patch, result);
         json_decref(result);
         json_decref(original);
         json_decref(patch);
@@ -87,6 +116,13 @@ static void check_fail(enum xp_patch_type type,
         if (r != code)
                 fail_msg("expected %d, got %d (%s)\n  patch %s", code, r, err.msg, patch_text);
         assert_int_equal(err.code, code);
+        assert_string_equal(err.msg, message);
+        assert_ptr_equal(result, sentinel);
+        assert_true(json_equal(original, before));
+        /* the sharing variant refuses the same, in the same words */
+        xp_error_clear(&err);
+        r = xp_patch_apply_sharing(type, kind, original, patch, &result, &err);
+        assert_int_equal(r, code);
         assert_string_equal(err.msg, message);
         assert_ptr_equal(result, sentinel);
         assert_true(json_equal(original, before));
@@ -511,6 +547,50 @@ static const char *pod =
     "{\"type\":\"Initialized\",\"status\":\"True\"}]}}";
 
 /* What kubectl apply sends to change an image, add an env var and drop a container. */
+/* The agent's status write: the result shares the spec, and below a changed map what the patch
+ * leaves alone, with the original, which stays as it was. */
+static void strategic_sharing_copies_only_the_patched_path(void **state)
+{
+        json_t *original = parse(
+            "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\"},\"annotations\":{\"n\":\"1\"}},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]},"
+            "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\"}]}}");
+        json_t *status = parse("{\"status\":{\"$patch\":\"replace\",\"phase\":\"Running\"}}");
+        json_t *labels = parse("{\"metadata\":{\"labels\":{\"b\":\"2\"}}}");
+        json_t *before = json_deep_copy(original), *copied = NULL, *shared = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(
+            xp_patch_apply_sharing(XP_PATCH_STRATEGIC, "Pod", original, status, &shared, &err), 0);
+        assert_ptr_equal(json_object_get(shared, "spec"), json_object_get(original, "spec"));
+        assert_ptr_equal(json_object_get(shared, "metadata"),
+                         json_object_get(original, "metadata"));
+        assert_json(json_object_get(shared, "status"), "{\"phase\":\"Running\"}");
+        assert_true(json_equal(original, before));
+        assert_int_equal(xp_patch_apply(XP_PATCH_STRATEGIC, "Pod", original, status, &copied, &err),
+                         0);
+        assert_true(json_equal(shared, copied));
+        assert_ptr_not_equal(json_object_get(copied, "spec"), json_object_get(original, "spec"));
+        json_decref(shared);
+        json_decref(copied);
+
+        assert_int_equal(
+            xp_patch_apply_sharing(XP_PATCH_STRATEGIC, "Pod", original, labels, &shared, &err), 0);
+        assert_ptr_not_equal(json_object_get(shared, "metadata"),
+                             json_object_get(original, "metadata"));
+        assert_ptr_equal(json_object_get(json_object_get(shared, "metadata"), "annotations"),
+                         json_object_get(json_object_get(original, "metadata"), "annotations"));
+        assert_json(json_object_get(json_object_get(shared, "metadata"), "labels"),
+                    "{\"a\":\"1\",\"b\":\"2\"}");
+        assert_true(json_equal(original, before));
+        json_decref(shared);
+        json_decref(original);
+        json_decref(status);
+        json_decref(labels);
+        json_decref(before);
+}
+
 static void strategic_kubectl_apply(void **state)
 {
         (void)state;
@@ -912,6 +992,7 @@ int main(void)
             cmocka_unit_test(merge_patch_rfc_examples),
             cmocka_unit_test(depth_limits),
             cmocka_unit_test(strategic_kubectl_apply),
+            cmocka_unit_test(strategic_sharing_copies_only_the_patched_path),
             cmocka_unit_test(strategic_lists),
             cmocka_unit_test(strategic_directives),
             cmocka_unit_test(strategic_errors),

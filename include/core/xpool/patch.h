@@ -60,6 +60,18 @@ int xp_patch_apply(enum xp_patch_type type,
                    struct xp_error *err);
 
 /*
+ * As xp_patch_apply(), but a strategic merge patch's *ret shares with original the members the
+ * patch leaves alone (a status write's spec and metadata) instead of copying them: neither may
+ * change while the other is in use. The result is equal to xp_patch_apply()'s, member order too.
+ */
+int xp_patch_apply_sharing(enum xp_patch_type type,
+                           const char *kind,
+                           const json_t *original,
+                           const json_t *patch,
+                           json_t **ret,
+                           struct xp_error *err);
+
+/*
  * Two-way JSON merge patch that turns `from` into `to` (null for removed members; arrays replaced
  * whole). *ret is {} when equal objects; when either is not an object, *ret is a copy of `to`
  * (RFC 7386 has no other way to say it). A new value the caller frees. -ENOMEM, or -E2BIG when
