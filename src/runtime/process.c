@@ -327,14 +327,19 @@ static int container_dir(const struct xp_runtime *rt,
         return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
+/* The container's group: below the parent its spec names (a spec an agent before per-runtime
+ * parents wrote names none: the legacy one), else this runtime's. */
 static int open_cgroup(struct xp_runtime *rt,
+                       const json_t *spec,
                        const char *uid,
                        const char *container,
                        struct xp_cgroup **ret,
                        struct xp_error *err)
 {
+        const char *parent =
+            !spec ? rt->cgroup_parent : json_string_value(json_object_get(spec, "cgroup_parent"));
         _cleanup_free_ char *path = NULL;
-        int r = xp_cgroup_container_path(rt->cgroup_parent, uid, container, &path, err);
+        int r = xp_cgroup_container_path(parent, uid, container, &path, err);
 
         if (r < 0)
                 return r;
@@ -378,7 +383,7 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
         if (json_is_true(json_object_get(c->running, "cgroup")) && rt->root) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
-                r = open_cgroup(rt, uid, name, &cg, err);
+                r = open_cgroup(rt, c->spec, uid, name, &cg, err);
                 if (r >= 0)
                         r = xp_cgroup_kill(cg, sig, err);
                 /* the main process, should it have left its group: its end ends the pid
@@ -477,7 +482,7 @@ static void kill_group(struct xp_runtime *rt, const char *uid, const char *conta
 {
         _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
-        if (!rt->root || open_cgroup(rt, uid, container, &cg, NULL) < 0)
+        if (!rt->root || open_cgroup(rt, NULL, uid, container, &cg, NULL) < 0)
                 return;
         for (int i = 0; i < 50 && xp_cgroup_kill(cg, SIGKILL, NULL) > 0; i++) {
                 struct timespec ts = {0, 2 * 1000 * 1000};
@@ -1791,31 +1796,6 @@ int xp_runtime_list_pod(struct xp_runtime *rt,
         return records_done(r, v, n, ret, ret_n);
 }
 
-/*
- * The pod's level of the cgroup tree (xpool/<uid>), once no state of the pod is left and none of
- * its containers is being started (a shim creating its group would race the rmdir). Under lock.
- */
-static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
-{
-        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
-        _cleanup_free_ char *path = NULL;
-        char dir[PATH_MAX];
-        size_t ulen = strlen(uid);
-
-        if (!rt->root)
-                return;
-        snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid);
-        if (access(dir, F_OK) == 0)
-                return;
-        for (size_t i = 0; i < rt->n_starting; i++)
-                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/')
-                        return;
-        if (asprintf(&path, "%s/%s", rt->cgroup_parent, uid) < 0 ||
-            xp_cgroup_open(rt->root, path, &cg, NULL) < 0)
-                return;
-        (void)xp_cgroup_remove(cg, NULL);
-}
-
 /* Whether the pod uid has a group this runtime still needs: its state, or a start under way.
  * Under lock. */
 static bool pod_group_needed(const char *uid, void *userdata)
@@ -1830,6 +1810,31 @@ static bool pod_group_needed(const char *uid, void *userdata)
         if (snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid) >= (int)sizeof(dir))
                 return true; /* in doubt, kept */
         return access(dir, F_OK) == 0 || errno != ENOENT;
+}
+
+/*
+ * The pod's level of the cgroup tree (PARENT/<uid>), once no state of the pod is left and none of
+ * its containers is being started (a shim creating its group would race the rmdir). Under lock.
+ */
+static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        _cleanup_free_ char *path = NULL;
+
+        if (!rt->root || pod_group_needed(uid, rt))
+                return;
+        /* this runtime's level, and the legacy one (a pod adopted from an agent before
+         * per-runtime parents) */
+        for (int i = 0; i < 2; i++) {
+                if (asprintf(
+                        &path, "%s/%s", i == 0 ? rt->cgroup_parent : XP_CGROUP_PARENT_LEGACY, uid) <
+                        0 ||
+                    xp_cgroup_open(rt->root, path, &cg, NULL) < 0)
+                        return;
+                (void)xp_cgroup_remove(cg, NULL);
+                xp_cgroup_free(TAKE_PTR(cg));
+                free(TAKE_PTR(path));
+        }
 }
 
 int xp_runtime_reclaim_cgroups(struct xp_runtime *rt, struct xp_error *err)
@@ -1872,7 +1877,7 @@ int xp_runtime_remove(struct xp_runtime *rt,
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
                 /* normally the shim removed it already; this covers a lost shim */
-                r = open_cgroup(rt, uid, container, &cg, err);
+                r = open_cgroup(rt, c.spec, uid, container, &cg, err);
                 if (r >= 0)
                         r = xp_cgroup_remove(cg, err);
                 if (r < 0)
