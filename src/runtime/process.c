@@ -537,6 +537,13 @@ void xp_runtime_free(struct xp_runtime *rt)
                 return;
         if (rt->inotify >= 0)
                 close(rt->inotify);
+        if (rt->root && rt->cgroup_parent) {
+                _cleanup_(xp_cgroup_freep) struct xp_cgroup *parent = NULL;
+
+                /* the runtime's parent goes with its last pod's group; pods running keep it */
+                if (xp_cgroup_open(rt->root, rt->cgroup_parent, &parent, NULL) >= 0)
+                        (void)xp_cgroup_remove(parent, NULL);
+        }
         xp_cgroup_root_free(rt->root);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);

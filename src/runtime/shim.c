@@ -270,19 +270,33 @@ void shim_kill_rest(struct shim *s)
                 kill_children(s);
 }
 
-/* The pod's group, once its last container's is gone (-EBUSY while another has one): whoever
- * ends last removes it, so that no empty pod group outlives its pod when the agent is away. */
+/* Removes the group at path when it is empty (-EBUSY while it has groups or processes): 0 when
+ * it is gone. */
+static int remove_if_empty(struct shim *s, const char *path)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        int r = xp_cgroup_open(s->root, path, &cg, NULL);
+
+        return r < 0 ? r : xp_cgroup_remove(cg, NULL);
+}
+
+/*
+ * The pod's group once its last container's is gone, then the runtime's parent once its last
+ * pod's is (never the legacy parent, which all older agents share): whoever ends last removes
+ * them, so that none outlives its pods when the agent is away or gone. A start racing this makes
+ * them again (xp_cgroup_create()).
+ */
 static void remove_pod_group(struct shim *s)
 {
-        _cleanup_(xp_cgroup_freep) struct xp_cgroup *pod = NULL;
+        const char *parent = json_string_value(json_object_get(s->spec, "cgroup_parent"));
         _cleanup_free_ char *path = strdup(xp_cgroup_path(s->cg));
         char *slash = path ? strrchr(path, '/') : NULL;
 
         if (!slash)
                 return;
         *slash = '\0';
-        if (xp_cgroup_open(s->root, path, &pod, NULL) >= 0)
-                (void)xp_cgroup_remove(pod, NULL);
+        if (remove_if_empty(s, path) >= 0 && parent)
+                (void)remove_if_empty(s, parent);
 }
 
 void shim_remove_cgroup(struct shim *s)
