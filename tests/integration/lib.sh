@@ -15,11 +15,14 @@ release_tmp() {
     pkill -KILL -P "$shim" 2>/dev/null || true
     kill -KILL "$shim" 2>/dev/null || true
   done
-  # the pods' cgroups of this test's agents (each logs its parent): shims killed here never
-  # removed them, and no later agent has that parent (a few tries while the killed processes go)
+  # the pods' cgroups of this test's agents (each logs its parent): what still runs there is this
+  # test's (an image container's process outlives its killed shim), and shims killed here never
+  # removed the groups, which no later agent has the parent of (a few tries while processes go)
   local parent try
   for parent in $(grep -rhoa --include='*.log' "pods' cgroups below /xpool/agent-[0-9a-f]*" "$tmp" 2>/dev/null |
     sed 's/.* below //' | sort -u); do
+    cat /sys/fs/cgroup/*"$parent"/*/*/cgroup.procs /sys/fs/cgroup"$parent"/*/*/cgroup.procs 2>/dev/null |
+      sort -u | xargs -r kill -KILL 2>/dev/null || true
     for try in 1 2 3 4 5; do
       find /sys/fs/cgroup/*"$parent" /sys/fs/cgroup"$parent" -depth -type d -exec rmdir {} + 2>/dev/null && break
       [[ -n "$(find /sys/fs/cgroup/*"$parent" /sys/fs/cgroup"$parent" -maxdepth 0 2>/dev/null)" ]] || break
