@@ -322,6 +322,7 @@ static int start_metrics(struct xp_agent *a, struct xp_error *err)
             .node_name = a->node_name,
             .hostname = a->node_name, /* as dcgm-exporter in a cluster: the node's name */
             .cgroup_root = a->cgroup_root,
+            .cgroup_parent = xp_runtime_cgroup_parent(a->runtime),
             .interval_ms = a->metrics_interval_ms,
             .on_health = xp_agent_devhealth_update,
             .on_health_userdata = a,
@@ -574,6 +575,10 @@ static int open_runtime(struct xp_agent *a, struct xp_error *err)
         if (r < 0)
                 return xp_error_prefix(err, r, "opening the runtime in %s", a->data_dir);
         note_isolation(a);
+        if (xp_runtime_isolation(a->runtime) & XP_ISOLATION_CGROUPS)
+                xp_log(LOG_INFO,
+                       "agent: pods' cgroups below /%s",
+                       xp_runtime_cgroup_parent(a->runtime));
         xp_agent_containers_publish(a);
         return 0;
 }
@@ -632,14 +637,15 @@ int xp_agent_new(const struct xp_agent_options *options,
                 return xp_errorf(err, r, "out of memory");
         r = xp_datadir_make(a->data_dir, err);
         if (r >= 0)
-                r = start_metrics(a, err);
-        if (r >= 0)
                 r = xp_agent_containers_init(a, options, err);
         if (r < 0)
                 return r;
         r = open_network(a, err);
         if (r >= 0)
                 r = open_runtime(a, err);
+        /* after the runtime: the containers' groups are below its parent */
+        if (r >= 0)
+                r = start_metrics(a, err);
         if (r < 0)
                 return r;
         r = open_images(a, options, err);

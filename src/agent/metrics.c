@@ -30,6 +30,7 @@ struct xp_agent_metrics {
         const struct xp_node_inventory *inventory;
         struct xp_agent_pods *pods;
         char *node_name, *hostname;
+        char *cgroup_parent; /* of the pods' groups */
         int64_t interval_ms;
         struct xp_device_sampler *sampler;
         struct xp_cgroup_root *cgroups; /* NULL: no container figures */
@@ -180,7 +181,7 @@ static void *render_main(void *arg)
         for (;;) {
                 struct mview view = {0};
 
-                if (mview_read(m->pods, m->cgroups, &view) >= 0) {
+                if (mview_read(m->pods, m->cgroups, m->cgroup_parent, &view) >= 0) {
                         render_round(m, &view);
                         mview_done(&view);
                 }
@@ -258,6 +259,7 @@ void xp_agent_metrics_free(struct xp_agent_metrics *m)
                 free(m->metrics[i].text);
         free(m->resource.text);
         free(m->node_name);
+        free(m->cgroup_parent);
         free(m->hostname);
         pthread_cond_destroy(&m->wake);
         pthread_mutex_destroy(&m->lock);
@@ -279,8 +281,9 @@ static int metrics_alloc(const struct xp_agent_metrics_config *c, struct xp_agen
         m->interval_ms = c->interval_ms > 0 ? c->interval_ms : DEFAULT_INTERVAL_MS;
         m->node_name = strdup(c->node_name ? c->node_name : "");
         m->hostname = strdup(c->hostname ? c->hostname : (c->node_name ? c->node_name : ""));
+        m->cgroup_parent = strdup(c->cgroup_parent ? c->cgroup_parent : XP_CGROUP_PARENT_LEGACY);
         *ret = m;
-        return m->node_name && m->hostname ? 0 : -ENOMEM;
+        return m->node_name && m->hostname && m->cgroup_parent ? 0 : -ENOMEM;
 }
 
 int xp_agent_metrics_new(const struct xp_agent_metrics_config *c,

@@ -31,9 +31,10 @@ struct xp_agent_metrics_config {
         const struct xp_node_inventory *inventory;   /* borrowed until freed */
         struct xp_agent_pods *pods;                  /* borrowed until freed; read under its lock */
         const char *node_name;
-        const char *hostname;    /* DCGM's Hostname label */
-        const char *cgroup_root; /* NULL: "/" */
-        int64_t interval_ms;     /* 0: 10 s */
+        const char *hostname;      /* DCGM's Hostname label */
+        const char *cgroup_root;   /* NULL: "/" */
+        const char *cgroup_parent; /* of the pods' groups (xp_runtime_cgroup_parent()) */
+        int64_t interval_ms;       /* 0: 10 s */
         /* Called by the render thread (outside the lock) with each new sample's device health,
          * in inventory order; NULL: none (devhealth.h) */
         void (*on_health)(void *userdata, const struct xp_agent_device_health *h, size_t n);

@@ -46,7 +46,10 @@ struct mview {
 };
 
 /* Reads the pods (under their lock), their groups and the node. -ENOMEM. */
-int mview_read(struct xp_agent_pods *pods, struct xp_cgroup_root *cgroups, struct mview *ret);
+int mview_read(struct xp_agent_pods *pods,
+               struct xp_cgroup_root *cgroups,
+               const char *cgroup_parent,
+               struct mview *ret);
 void mview_done(struct mview *v);
 
 struct mrender {

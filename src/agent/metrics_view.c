@@ -134,7 +134,8 @@ static int read_pods(struct xp_agent_pods *pods, struct mview *v)
 
 /* Each container's group usage (CPU time from the group's own accounting, so a process that
  * exited keeps its share), and the processes in them. */
-static void read_groups(struct xp_cgroup_root *cgroups, struct mview_pod *p)
+static void
+read_groups(struct xp_cgroup_root *cgroups, const char *cgroup_parent, struct mview_pod *p)
 {
         for (size_t c = 0; cgroups && p->uid && c < p->n_containers; c++) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
@@ -143,7 +144,8 @@ static void read_groups(struct xp_cgroup_root *cgroups, struct mview_pod *p)
                 size_t n = 0;
                 pid_t *grown;
 
-                if (xp_cgroup_container_path(p->uid, p->containers[c].name, &path, NULL) < 0 ||
+                if (xp_cgroup_container_path(
+                        cgroup_parent, p->uid, p->containers[c].name, &path, NULL) < 0 ||
                     xp_cgroup_open(cgroups, path, &cg, NULL) < 0)
                         continue;
                 p->containers[c].has_usage = xp_cgroup_usage(cg, &p->containers[c].usage) >= 0;
@@ -211,7 +213,10 @@ static void read_node_memory(struct mview *v)
         v->has_node_memory = true;
 }
 
-int mview_read(struct xp_agent_pods *pods, struct xp_cgroup_root *cgroups, struct mview *ret)
+int mview_read(struct xp_agent_pods *pods,
+               struct xp_cgroup_root *cgroups,
+               const char *cgroup_parent,
+               struct mview *ret)
 {
         struct mview v = {0};
         struct timespec now;
@@ -223,7 +228,7 @@ int mview_read(struct xp_agent_pods *pods, struct xp_cgroup_root *cgroups, struc
                 return r;
         }
         for (size_t i = 0; i < v.n_pods; i++)
-                read_groups(cgroups, &v.pods[i]);
+                read_groups(cgroups, cgroup_parent, &v.pods[i]);
         read_node_cpu(&v);
         read_node_memory(&v);
         clock_gettime(CLOCK_REALTIME, &now);

@@ -37,6 +37,8 @@
 #define MAX_ROUNDS 8
 /* configMap, secret and projected volumes are read again this often (the kubelet's sync) */
 #define VOLUME_REFRESH_NS (10LL * 1000 * 1000 * 1000)
+/* how often the runtime's orphaned pods' groups are looked for (after the first, at adoption) */
+#define CGROUP_RECLAIM_NS (300LL * 1000 * 1000 * 1000)
 
 struct podstate {
         char *uid, *namespace, *name;
@@ -65,6 +67,7 @@ struct loop {
         bool need_list;     /* read every container again (at start, after a start not seen back) */
         bool need_exits;    /* read the pods whose containers exited */
         bool adopted;       /* the first pass is done: networks of unknown pods torn down */
+        int64_t reclaim_at; /* the next xp_runtime_reclaim_cgroups() */
         struct xp_workers *starter; /* the container starts */
 };
 
@@ -969,6 +972,29 @@ static void refresh_volumes(struct loop *l, int64_t now)
                 l->volumes_at = now + VOLUME_REFRESH_NS;
 }
 
+/*
+ * The pods' groups below the runtime's parent that no pod of this node needs (a shim killed with
+ * its container, a start that failed, state that was lost): once every pod is adopted, and then
+ * every CGROUP_RECLAIM_NS. The loop wakes at least every VOLUME_REFRESH_NS to look.
+ */
+static void reclaim_groups(struct loop *l, int64_t now)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (!l->adopted || now < l->reclaim_at)
+                return;
+        l->reclaim_at = now + CGROUP_RECLAIM_NS;
+        r = xp_runtime_reclaim_cgroups(l->agent->runtime, &err);
+        if (r > 0)
+                xp_log(LOG_INFO,
+                       "agent: removed %d pods' cgroups below %s that no pod of this node needs",
+                       r,
+                       xp_runtime_cgroup_parent(l->agent->runtime));
+        else if (r < 0)
+                xp_log(LOG_WARNING, "agent: reclaiming pods' cgroups: %s", xp_error_message(&err));
+}
+
 /* Frees the states of pods that are gone and cleaned up, removing their logs. */
 static void drop_states(struct loop *l)
 {
@@ -1139,6 +1165,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                         xp_agent_network_release_unknown(agent->network, known_pod, &l);
                         xp_agent_collect_namespaces(agent, known_pod, &l);
                 }
+                reclaim_groups(&l, now);
                 if (l.need_list)
                         timeout = 0;
                 else if (next > 0)

@@ -37,6 +37,9 @@ static const char usage[] =
     "      --state-dir DIR      the containers' runtime state, writable layers and emptyDirs\n"
     "                           (default DATA/containers); a tmpfs saves disk work per start\n"
     "      --node-description FILE  simulated devices (YAML or JSON, as xpool devices reads)\n"
+    "      --nvml-library PATH  NVIDIA's NVML (default $XPOOL_NVML_LIBRARY, else libnvidia-ml.so.1)\n"
+    "      --cndev-library PATH Cambricon's CNDev (default $XPOOL_CNDEV_LIBRARY, else libcndev.so)\n"
+    "      --dcmi-library PATH  Huawei Ascend's DCMI (default $XPOOL_DCMI_LIBRARY, else libdcmi.so)\n"
     "  -l, --listen [HOST]:PORT the log endpoint (default: the advertise address, a free port)\n"
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
     "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
@@ -83,7 +86,33 @@ enum {
         OPT_MAX_PODS,
         OPT_STATE_DIR,
         OPT_STATUS_COALESCE,
+        OPT_NVML_LIBRARY,
+        OPT_CNDEV_LIBRARY,
+        OPT_DCMI_LIBRARY,
 };
+
+/* The vendor libraries' flags: -1 when c is none of them, else 0 or the exit code. */
+static int library_option(struct agent_args *a, int c, const char *arg)
+{
+        const char **path = c == OPT_NVML_LIBRARY    ? &a->o->discovery.nvml_library
+                            : c == OPT_CNDEV_LIBRARY ? &a->o->discovery.cndev_library
+                            : c == OPT_DCMI_LIBRARY  ? &a->o->discovery.dcmi_library
+                                                     : NULL;
+
+        if (!path)
+                return -1;
+        /* an empty path would silently mean the default one */
+        if (!*arg) {
+                fprintf(stderr,
+                        "xpool agent: --%s-library: an empty path\n",
+                        c == OPT_NVML_LIBRARY    ? "nvml"
+                        : c == OPT_CNDEV_LIBRARY ? "cndev"
+                                                 : "dcmi");
+                return XP_EXIT_USAGE;
+        }
+        *path = arg;
+        return 0;
+}
 
 /* --status-coalesce: 0 is a value here (no wait), not "the default" as in the options. */
 static int status_coalesce_option(struct agent_args *a, const char *arg)
@@ -137,6 +166,9 @@ static int agent_option(int c, const char *arg, void *userdata)
 
         if (r != 0)
                 return r < 0 ? -r : 0;
+        r = library_option(a, c, arg);
+        if (r >= 0)
+                return r;
 
         switch (c) {
         case 's':
@@ -261,6 +293,9 @@ static const struct option agent_options[] = {
     {"data-dir", required_argument, NULL, 'd'},
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
     {"node-description", required_argument, NULL, 'D'},
+    {"nvml-library", required_argument, NULL, OPT_NVML_LIBRARY},
+    {"cndev-library", required_argument, NULL, OPT_CNDEV_LIBRARY},
+    {"dcmi-library", required_argument, NULL, OPT_DCMI_LIBRARY},
     {"listen", required_argument, NULL, 'l'},
     {"advertise-address", required_argument, NULL, 'A'},
     {"backoff", required_argument, NULL, 'B'},

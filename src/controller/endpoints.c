@@ -104,19 +104,19 @@ ensure(struct xp_registry *registry, const struct xp_kind *kind, json_t *want, s
         return r == -EEXIST ? 0 : r < 0 ? r : 0;
 }
 
-static int remove_object(struct xp_store *store,
+/* Deleted as a user's DELETE is: finalizers hold it marked until an update takes them away. */
+static int remove_object(struct xp_registry *registry,
                          const char *resource,
                          const json_t *object,
                          struct xp_error *err)
 {
-        int r = xp_store_delete(store,
-                                resource,
-                                xp_json_str_at(object, "metadata.namespace", ""),
-                                xp_json_str_at(object, "metadata.name", ""),
-                                0,
-                                NULL,
-                                NULL,
-                                err);
+        int r = xp_registry_delete(registry,
+                                   resource,
+                                   xp_json_str_at(object, "metadata.namespace", ""),
+                                   xp_json_str_at(object, "metadata.name", ""),
+                                   0,
+                                   NULL,
+                                   err);
 
         return r == -ENOENT ? 0 : r;
 }
@@ -203,7 +203,7 @@ static const char *label(const json_t *object, const char *key)
 /* What the controller wrote and no Service with a selector wants any more. */
 static int remove_stale(struct ns_state *st, struct xp_error *err)
 {
-        struct xp_store *store = xp_registry_store(st->c->registry);
+        struct xp_registry *registry = st->c->registry;
         size_t i;
         json_t *o;
         int r = 0;
@@ -214,7 +214,7 @@ static int remove_stale(struct ns_state *st, struct xp_error *err)
 
                 if (r >= 0 && xp_streq0(by, XP_ENDPOINTS_MANAGED_BY) &&
                     !object_named(st->services, xp_json_str_at(o, "metadata.name", "")))
-                        r = remove_object(store, "endpoints", o, err);
+                        r = remove_object(registry, "endpoints", o, err);
         }
         json_array_foreach(st->slices, i, o)
         {
@@ -224,12 +224,12 @@ static int remove_stale(struct ns_state *st, struct xp_error *err)
                 bool wanted = json_object_get(st->wanted, xp_json_str_at(o, "metadata.name", ""));
 
                 if (r >= 0 && xp_streq0(by, XP_ENDPOINTSLICE_MIRRORED_BY) && !wanted)
-                        r = remove_object(store, "endpointslices", o, err);
+                        r = remove_object(registry, "endpointslices", o, err);
                 if (r < 0 || !xp_streq0(by, XP_ENDPOINTSLICE_MANAGED_BY))
                         continue;
                 /* a Service without a selector keeps what it had, as Kubernetes leaves it */
                 if (!service || (has_selector(service) && !wanted))
-                        r = remove_object(store, "endpointslices", o, err);
+                        r = remove_object(registry, "endpointslices", o, err);
         }
         return r;
 }

@@ -60,7 +60,9 @@ int xp_cndev_api_open(const char *path, struct cndev_api *ret, unsigned *n_cards
         char buf[96];
         int r;
 
-        api.dl = xp_dl_load(path, "cndev", cndev_symbols, XP_ELEMENTSOF(cndev_symbols), &api);
+        /* only asked for where the inventory has MLUs: their figures are missing then */
+        api.dl = xp_dl_load(
+            path, "cndev", cndev_symbols, XP_ELEMENTSOF(cndev_symbols), &api, "Cambricon MLUs");
         if (!api.dl)
                 return -ENODEV;
         r = api.init(0);

@@ -43,12 +43,17 @@ int xp_dcmi_api_open(const char *path, struct dcmi_api *ret)
         struct dcmi_api api = {0};
         int r;
 
-        api.dl = xp_dl_load(path, "dcmi", dcmi_symbols, XP_ELEMENTSOF(dcmi_symbols), &api);
+        /* only asked for where the inventory has Ascend NPUs: their figures are missing then */
+        api.dl = xp_dl_load(
+            path, "dcmi", dcmi_symbols, XP_ELEMENTSOF(dcmi_symbols), &api, "Ascend NPUs");
         if (!api.dl)
                 return -ENODEV;
         r = api.init();
         if (r != 0) {
-                xp_debug("dcmi", "dcmi_init failed: %d", r);
+                xp_log(LOG_WARNING,
+                       "dcmi: %s: dcmi_init failed (code %d): Ascend NPUs report no live figures",
+                       path,
+                       r);
                 xp_dcmi_api_close(&api);
                 return -ENODEV;
         }

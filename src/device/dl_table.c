@@ -10,12 +10,22 @@ void *xp_dl_load(const char *path,
                  const char *tag,
                  const struct xp_dl_symbol *symbols,
                  size_t n_symbols,
-                 void *table)
+                 void *table,
+                 const char *lost)
 {
         void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 
         if (!dl) {
-                xp_debug(tag, "cannot load %s: %s", path, dlerror());
+                const char *error = dlerror();
+
+                xp_debug(tag, "cannot load %s: %s", path, error);
+                if (lost)
+                        xp_log(LOG_WARNING,
+                               "%s: cannot load %s (%s): %s report no live figures",
+                               tag,
+                               path,
+                               error ? error : "dlopen failed",
+                               lost);
                 return NULL;
         }
         for (size_t i = 0; i < n_symbols; i++) {
@@ -24,6 +34,14 @@ void *xp_dl_load(const char *path,
 
                 if (!fn && s->required) {
                         xp_debug(tag, "%s lacks %s", path, s->name);
+                        if (lost)
+                                xp_log(LOG_WARNING,
+                                       "%s: cannot load %s (it lacks %s): %s report no live "
+                                       "figures",
+                                       tag,
+                                       path,
+                                       s->name,
+                                       lost);
                         dlclose(dl);
                         return NULL;
                 }

@@ -17,11 +17,15 @@ struct xp_dl_symbol {
                 .name = n, .offset = offsetof(type, member), .required = req                       \
         }
 
-/* dlopen()s path and fills table's pointers from symbols (NULL for an optional one the library
- * lacks): the handle, or NULL (logged at debug under tag) when it cannot be loaded or lacks a
- * required call. */
+/*
+ * dlopen()s path and fills table's pointers from symbols (NULL for an optional one the library
+ * lacks): the handle, or NULL when it cannot be loaded or lacks a required call. That is logged
+ * at debug under tag, or, where lost names what goes without the library ("Cambricon MLUs"), as
+ * one warning naming the file and why: "TAG: cannot load PATH (WHY): LOST report no live figures".
+ */
 void *xp_dl_load(const char *path,
                  const char *tag,
                  const struct xp_dl_symbol *symbols,
                  size_t n_symbols,
-                 void *table);
+                 void *table,
+                 const char *lost);

@@ -109,7 +109,7 @@ int xp_nvml_api_open(const char *path, struct nvml_api *ret)
         struct nvml_api api = {0};
         enum nvml_return nr;
 
-        api.dl = xp_dl_load(path, "nvml", nvml_symbols, XP_ELEMENTSOF(nvml_symbols), &api);
+        api.dl = xp_dl_load(path, "nvml", nvml_symbols, XP_ELEMENTSOF(nvml_symbols), &api, NULL);
         if (!api.dl)
                 return -ENODEV;
         nr = api.init();

@@ -285,11 +285,30 @@ static void unescape(char *s)
         *out = '\0';
 }
 
+/* Records the mount point of a hierarchy xpool sets nothing in. */
+static int v1_other(struct xp_cgroup_root *root, const char *mount_point, struct xp_error *err)
+{
+        const char *mp = mount_point;
+
+        if (root->n_v1_others >= XP_ELEMENTSOF(root->v1_others))
+                return 0;
+        while (*mp == '/')
+                mp++;
+        if (!*mp)
+                return 0; /* a tree mounted at the root is no place for pods' groups */
+        root->v1_others[root->n_v1_others] = strdup(mp);
+        if (!root->v1_others[root->n_v1_others])
+                return xp_errorf(err, -ENOMEM, "proc/self/mountinfo: out of memory");
+        root->n_v1_others++;
+        return 0;
+}
+
 /* One mountinfo line: records the mount point of each cgroup v1 controller it carries. */
 static int
 parse_mountinfo_line(struct xp_cgroup_root *root, char *line, unsigned lineno, struct xp_error *err)
 {
         char *fields[6] = {0}, *sep, *save = NULL, *tok, *fstype, *opts;
+        bool any = false;
         size_t n = 0;
 
         sep = strstr(line, " - ");
@@ -305,6 +324,10 @@ parse_mountinfo_line(struct xp_cgroup_root *root, char *line, unsigned lineno, s
                     err, -EINVAL, "proc/self/mountinfo:%u: %zu fields before ' - '", lineno, n);
         save = NULL;
         fstype = strtok_r(sep + 3, " ", &save);
+        if (fstype && strcmp(fstype, "cgroup2") == 0) {
+                unescape(fields[4]);
+                return v1_other(root, fields[4], err); /* a hybrid's unified hierarchy */
+        }
         if (!fstype || strcmp(fstype, "cgroup") != 0)
                 return 0;
         (void)strtok_r(NULL, " ", &save); /* the source */
@@ -328,9 +351,10 @@ parse_mountinfo_line(struct xp_cgroup_root *root, char *line, unsigned lineno, s
                                 return xp_errorf(
                                     err, -ENOMEM, "proc/self/mountinfo: out of memory");
                 }
+                any = any || c >= 0;
                 o += len + (o[len] == ',');
         }
-        return 0;
+        return any ? 0 : v1_other(root, fields[4], err);
 }
 
 static int detect_v1(struct xp_cgroup_root *root, struct xp_error *err)
@@ -418,6 +442,8 @@ void xp_cgroup_root_free(struct xp_cgroup_root *root)
                 close(root->fd);
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++)
                 free(root->v1_mounts[c]);
+        for (size_t i = 0; i < root->n_v1_others; i++)
+                free(root->v1_others[i]);
         free(root);
 }
 
@@ -531,29 +557,29 @@ static bool component_ok(const char *s, size_t len)
         return true;
 }
 
-int xp_cgroup_container_path(const char *pod_uid,
+int xp_cgroup_container_path(const char *parent,
+                             const char *pod_uid,
                              const char *container,
                              char **ret,
                              struct xp_error *err)
 {
         char *path;
 
+        if (!parent)
+                parent = XP_CGROUP_PARENT_LEGACY;
         if (!component_ok(pod_uid, strlen(pod_uid)))
                 return xp_errorf(
                     err, -EINVAL, "cgroup path: pod uid '%s' is not a path component", pod_uid);
         if (!component_ok(container, strlen(container)))
                 return xp_errorf(
                     err, -EINVAL, "cgroup path: container '%s' is not a path component", container);
-        if (asprintf(&path, "xpool/%s/%s", pod_uid, container) < 0)
+        if (asprintf(&path, "%s/%s/%s", parent, pod_uid, container) < 0)
                 return xp_errorf(err, -ENOMEM, "cgroup path: out of memory");
         if (strlen(path) > XP_CGROUP_PATH_MAX) {
+                xp_errorf(
+                    err, -EINVAL, "cgroup path: %s is longer than %d", path, XP_CGROUP_PATH_MAX);
                 free(path);
-                return xp_errorf(err,
-                                 -EINVAL,
-                                 "cgroup path: xpool/%s/%s is longer than %d",
-                                 pod_uid,
-                                 container,
-                                 XP_CGROUP_PATH_MAX);
+                return -EINVAL;
         }
         *ret = path;
         return 0;
@@ -634,7 +660,11 @@ int xp_cgroup_create(struct xp_cgroup_root *root,
                 return xp_errorf(err, -ENOMEM, "cgroup %s: out of memory", path);
         cg->root = root;
         cg->backend = root->mode == XP_CGROUP_V2 ? &cgroup_v2_backend : &cgroup_v1_backend;
+        /* a pod's group removed by its last container's shim as a new container's is made: made
+         * again (a few times: each race needs a container ending right then) */
         r = cg->backend->create(cg, err);
+        for (int i = 0; i < 3 && r == -ENOENT; i++)
+                r = cg->backend->create(cg, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(cg);

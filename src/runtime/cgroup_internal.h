@@ -57,6 +57,10 @@ struct xp_cgroup_root {
         enum xp_cgroup_mode mode;
         /* v1: each controller's mount point relative to the root, NULL when not mounted */
         char *v1_mounts[CGROUP_CONTROLLER_MAX];
+        /* v1: the other hierarchies (name=systemd, blkio, a hybrid's unified one, ...), where
+         * an OCI runtime makes a container's groups too: removed with ours */
+        char *v1_others[12];
+        size_t n_v1_others;
         /* v2: the controllers cgroup.controllers lists (bit per enum cgroup_controller) */
         unsigned v2_controllers;
 };

@@ -273,6 +273,9 @@ static int v1_remove(struct xp_cgroup *cg, struct xp_error *err)
                 if (r < 0 && first == 0)
                         first = r;
         }
+        /* what an OCI runtime made there: nothing of ours depends on it, so no error counts */
+        for (size_t i = 0; i < cg->root->n_v1_others; i++)
+                (void)cgroup_rmdir(cg->root, cg->root->v1_others[i], cg->path, NULL);
         return first;
 }
 

@@ -94,7 +94,12 @@ static int join_cgroup(const struct shim *s, struct xp_error *err)
                 return 0;
         r = xp_cgroup_root_open(root, &cr, err);
         if (r >= 0)
-                r = xp_cgroup_container_path(s->uid, s->container, &path, err);
+                r = xp_cgroup_container_path(
+                    json_string_value(json_object_get(s->spec, "cgroup_parent")),
+                    s->uid,
+                    s->container,
+                    &path,
+                    err);
         if (r >= 0)
                 r = xp_cgroup_open(cr, path, &cg, err);
         if (r >= 0)

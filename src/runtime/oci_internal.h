@@ -149,8 +149,9 @@ struct oci_runtime_view {
         const char *const *hide;
         const char *const *detach; /* mount points no container keeps (the pods' networks) */
         bool cgroups, cgroup2;
-        bool apparmor; /* the default profile is loaded */
-        bool overlay;  /* the kernel knows overlayfs */
+        const char *cgroup_parent; /* of the pods' groups (xp_runtime_cgroup_parent()) */
+        bool apparmor;             /* the default profile is loaded */
+        bool overlay;              /* the kernel knows overlayfs */
         unsigned isolation;
         pthread_mutex_t *pods_lock; /* the pods' own files are made by one start at a time */
 };

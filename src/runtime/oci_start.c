@@ -380,7 +380,8 @@ static int write_config(const struct oci_runtime_view *v,
         json_t *config = NULL;
         int r;
 
-        if (v->cgroups && xp_cgroup_container_path(l->pod_uid, l->container, &cgpath, err) >= 0) {
+        if (v->cgroups && xp_cgroup_container_path(
+                              v->cgroup_parent, l->pod_uid, l->container, &cgpath, err) >= 0) {
                 char *abs = NULL;
 
                 if (asprintf(&abs, "/%s", cgpath) < 0)

@@ -30,8 +30,10 @@
 #include "contain_internal.h"
 #include "oci_internal.h"
 #include "runtime_internal.h"
+#include "xpool/attach.h"
 #include "xpool/cdi.h"
 #include "xpool/fileio.h"
+#include "xpool/map.h"
 
 extern char **environ;
 
@@ -39,6 +41,7 @@ extern char **environ;
 
 struct xp_runtime {
         char *state_dir, *log_dir, *events_dir, *shim_exe, *cgroup_root;
+        char *cgroup_parent; /* of this runtime's pods' groups: xpool/agent-<key> */
         uint64_t log_max_bytes;
         unsigned log_max_files;
         struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
@@ -324,14 +327,19 @@ static int container_dir(const struct xp_runtime *rt,
         return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
+/* The container's group: below the parent its spec names (a spec an agent before per-runtime
+ * parents wrote names none: the legacy one), else this runtime's. */
 static int open_cgroup(struct xp_runtime *rt,
+                       const json_t *spec,
                        const char *uid,
                        const char *container,
                        struct xp_cgroup **ret,
                        struct xp_error *err)
 {
+        const char *parent =
+            !spec ? rt->cgroup_parent : json_string_value(json_object_get(spec, "cgroup_parent"));
         _cleanup_free_ char *path = NULL;
-        int r = xp_cgroup_container_path(uid, container, &path, err);
+        int r = xp_cgroup_container_path(parent, uid, container, &path, err);
 
         if (r < 0)
                 return r;
@@ -375,7 +383,7 @@ signal_container(struct xp_runtime *rt, const struct cinfo *c, int sig, struct x
         if (json_is_true(json_object_get(c->running, "cgroup")) && rt->root) {
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
-                r = open_cgroup(rt, uid, name, &cg, err);
+                r = open_cgroup(rt, c->spec, uid, name, &cg, err);
                 if (r >= 0)
                         r = xp_cgroup_kill(cg, sig, err);
                 /* the main process, should it have left its group: its end ends the pid
@@ -474,7 +482,7 @@ static void kill_group(struct xp_runtime *rt, const char *uid, const char *conta
 {
         _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
-        if (!rt->root || open_cgroup(rt, uid, container, &cg, NULL) < 0)
+        if (!rt->root || open_cgroup(rt, NULL, uid, container, &cg, NULL) < 0)
                 return;
         for (int i = 0; i < 50 && xp_cgroup_kill(cg, SIGKILL, NULL) > 0; i++) {
                 struct timespec ts = {0, 2 * 1000 * 1000};
@@ -529,6 +537,13 @@ void xp_runtime_free(struct xp_runtime *rt)
                 return;
         if (rt->inotify >= 0)
                 close(rt->inotify);
+        if (rt->root && rt->cgroup_parent) {
+                _cleanup_(xp_cgroup_freep) struct xp_cgroup *parent = NULL;
+
+                /* the runtime's parent goes with its last pod's group; pods running keep it */
+                if (xp_cgroup_open(rt->root, rt->cgroup_parent, &parent, NULL) >= 0)
+                        (void)xp_cgroup_remove(parent, NULL);
+        }
         xp_cgroup_root_free(rt->root);
         pthread_mutex_destroy(&rt->lock);
         pthread_mutex_destroy(&rt->filters_lock);
@@ -541,6 +556,7 @@ void xp_runtime_free(struct xp_runtime *rt)
         free(rt->events_dir);
         free(rt->shim_exe);
         free(rt->cgroup_root);
+        free(rt->cgroup_parent);
         for (size_t i = 0; rt->hide && rt->hide[i]; i++)
                 free(rt->hide[i]);
         free(rt->hide);
@@ -779,6 +795,24 @@ static char *default_shim_exe(void)
         return TAKE_PTR(self);
 }
 
+/*
+ * The parent of this runtime's pods' groups: "xpool/agent-" and a hash of the state directory's
+ * real path, so that an agent restarted on its state finds its groups again, and agents on other
+ * state directories (several on one machine) have their own, which no reclaim of another touches.
+ */
+static int cgroup_parent_of(const char *state_dir, char **ret, struct xp_error *err)
+{
+        char real[PATH_MAX];
+
+        if (!realpath(state_dir, real))
+                return xp_errorf(err, -errno, "runtime: %s: %s", state_dir, strerror(errno));
+        if (asprintf(ret,
+                     XP_CGROUP_PARENT_LEGACY "/agent-%016" PRIx64,
+                     xp_hash_mix(xp_hash_string(real))) < 0)
+                return xp_errorf(err, -ENOMEM, "runtime: out of memory");
+        return 0;
+}
+
 int xp_runtime_open(const struct xp_runtime_options *o,
                     struct xp_runtime **ret,
                     struct xp_error *err)
@@ -818,6 +852,9 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 r = -errno;
                 return xp_errorf(err, r, "runtime: watching %s: %s", rt->events_dir, strerror(-r));
         }
+        r = cgroup_parent_of(rt->state_dir, &rt->cgroup_parent, err);
+        if (r < 0)
+                return r;
         detect_cgroups(rt);
         detect_contain(rt);
         detect_oci(rt);
@@ -1086,6 +1123,7 @@ static char *spec_text(struct xp_runtime *rt,
         /* the hierarchies the shim needs not look for; what attach.c serves: the container's
          * stdin (spec.containers[].stdin, stdinOnce) */
         if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
+            json_object_set_new(o, "cgroup_parent", json_string(rt->cgroup_parent)) < 0 ||
             json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
             json_object_set_new(o, "tty", json_boolean(l->tty)) < 0) {
@@ -1113,8 +1151,10 @@ static void forget_oci(const char *dir)
 /* Removes the files of a container's state directory, then the directory and its pod's. */
 static void remove_state(const struct xp_runtime *rt, const char *uid, const char *container)
 {
+        /* the attach socket too: a shim killed before it could unlink it leaves it, which kept
+         * the directory, and with it the pod's cgroup, after the pod was gone */
         static const char *const files[] = {
-            RUNTIME_EXIT_FILE, RUNTIME_RUNNING_FILE, RUNTIME_SPEC_FILE};
+            RUNTIME_EXIT_FILE, RUNTIME_RUNNING_FILE, RUNTIME_SPEC_FILE, XP_ATTACH_SOCKET};
         char dir[PATH_MAX], path[PATH_MAX + 32];
         int fd;
 
@@ -1150,6 +1190,7 @@ static int oci_text(struct xp_runtime *rt,
             .hide = (const char *const *)rt->hide,
             .detach = (const char *const *)rt->detach,
             .cgroups = rt->root != NULL,
+            .cgroup_parent = rt->cgroup_parent,
             .cgroup2 = xp_runtime_cgroup_mode(rt) == XP_CGROUP_V2,
             .apparmor = rt->apparmor,
             .overlay = rt->overlay,
@@ -1477,6 +1518,8 @@ static int start(struct xp_runtime *rt,
         return 0;
 }
 
+static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid);
+
 int xp_runtime_start(struct xp_runtime *rt,
                      const struct xp_container_launch *l,
                      struct xp_container_record *ret,
@@ -1515,6 +1558,8 @@ int xp_runtime_start(struct xp_runtime *rt,
         if (r < 0 && r != -EEXIST) /* -EEXIST: what is there is another start's */
                 remove_state(rt, l->pod_uid, l->container);
         starting_remove(rt, l->pod_uid, l->container);
+        if (r < 0 && r != -EEXIST)
+                remove_pod_cgroup(rt, l->pod_uid); /* a first start's group would stay */
         pthread_mutex_unlock(&rt->lock);
         return r;
 }
@@ -1592,8 +1637,6 @@ static int record_cmp(const void *a, const void *b)
 
         return c ? c : strcmp(x->container ? x->container : "", y->container ? y->container : "");
 }
-
-static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid);
 
 /*
  * A start that no start of ours runs (spec only): true when it is to be listed, its shim having
@@ -1760,28 +1803,62 @@ int xp_runtime_list_pod(struct xp_runtime *rt,
         return records_done(r, v, n, ret, ret_n);
 }
 
+/* Whether the pod uid has a group this runtime still needs: its state, or a start under way.
+ * Under lock. */
+static bool pod_group_needed(const char *uid, void *userdata)
+{
+        const struct xp_runtime *rt = userdata;
+        char dir[PATH_MAX];
+        size_t ulen = strlen(uid);
+
+        for (size_t i = 0; i < rt->n_starting; i++)
+                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/')
+                        return true;
+        if (snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid) >= (int)sizeof(dir))
+                return true; /* in doubt, kept */
+        return access(dir, F_OK) == 0 || errno != ENOENT;
+}
+
 /*
- * The pod's level of the cgroup tree (xpool/<uid>), once no state of the pod is left and none of
+ * The pod's level of the cgroup tree (PARENT/<uid>), once no state of the pod is left and none of
  * its containers is being started (a shim creating its group would race the rmdir). Under lock.
  */
 static void remove_pod_cgroup(struct xp_runtime *rt, const char *uid)
 {
         _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
         _cleanup_free_ char *path = NULL;
-        char dir[PATH_MAX];
-        size_t ulen = strlen(uid);
+
+        if (!rt->root || pod_group_needed(uid, rt))
+                return;
+        /* this runtime's level, and the legacy one (a pod adopted from an agent before
+         * per-runtime parents) */
+        for (int i = 0; i < 2; i++) {
+                if (asprintf(
+                        &path, "%s/%s", i == 0 ? rt->cgroup_parent : XP_CGROUP_PARENT_LEGACY, uid) <
+                        0 ||
+                    xp_cgroup_open(rt->root, path, &cg, NULL) < 0)
+                        return;
+                (void)xp_cgroup_remove(cg, NULL);
+                xp_cgroup_free(TAKE_PTR(cg));
+                free(TAKE_PTR(path));
+        }
+}
+
+int xp_runtime_reclaim_cgroups(struct xp_runtime *rt, struct xp_error *err)
+{
+        int r;
 
         if (!rt->root)
-                return;
-        snprintf(dir, sizeof(dir), "%s/%s", rt->state_dir, uid);
-        if (access(dir, F_OK) == 0)
-                return;
-        for (size_t i = 0; i < rt->n_starting; i++)
-                if (strncmp(rt->starting[i], uid, ulen) == 0 && rt->starting[i][ulen] == '/')
-                        return;
-        if (asprintf(&path, "xpool/%s", uid) < 0 || xp_cgroup_open(rt->root, path, &cg, NULL) < 0)
-                return;
-        (void)xp_cgroup_remove(cg, NULL);
+                return 0;
+        pthread_mutex_lock(&rt->lock);
+        r = xp_cgroup_reclaim(rt->root, rt->cgroup_parent, pod_group_needed, rt, err);
+        pthread_mutex_unlock(&rt->lock);
+        return r;
+}
+
+const char *xp_runtime_cgroup_parent(const struct xp_runtime *rt)
+{
+        return rt->cgroup_parent;
 }
 
 int xp_runtime_remove(struct xp_runtime *rt,
@@ -1807,7 +1884,7 @@ int xp_runtime_remove(struct xp_runtime *rt,
                 _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
 
                 /* normally the shim removed it already; this covers a lost shim */
-                r = open_cgroup(rt, uid, container, &cg, err);
+                r = open_cgroup(rt, c.spec, uid, container, &cg, err);
                 if (r >= 0)
                         r = xp_cgroup_remove(cg, err);
                 if (r < 0)
@@ -1897,6 +1974,8 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_erro
                 r = oci_pod_remove(rt->state_dir, rt->ipc_dir, uid, err);
                 pthread_mutex_unlock(&rt->pods_lock);
         }
+        if (r == 0) /* the pod's own files kept xp_runtime_remove() from it */
+                remove_pod_cgroup(rt, uid);
         pthread_mutex_unlock(&rt->lock);
         return r;
 }

@@ -156,7 +156,12 @@ int shim_setup_cgroup(struct shim *s, struct xp_error *err)
         r = open_root(s, root, err);
         if (r < 0)
                 return r;
-        r = xp_cgroup_container_path(s->uid, s->container, &path, err);
+        /* a spec an older agent wrote has none: its groups are where it made them */
+        r = xp_cgroup_container_path(json_string_value(json_object_get(s->spec, "cgroup_parent")),
+                                     s->uid,
+                                     s->container,
+                                     &path,
+                                     err);
         if (r < 0)
                 return r;
         r = xp_cgroup_create(s->root, path, &s->cg, err);
@@ -265,14 +270,46 @@ void shim_kill_rest(struct shim *s)
                 kill_children(s);
 }
 
+/* Removes the group at path when it is empty (-EBUSY while it has groups or processes): 0 when
+ * it is gone. */
+static int remove_if_empty(struct shim *s, const char *path)
+{
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        int r = xp_cgroup_open(s->root, path, &cg, NULL);
+
+        return r < 0 ? r : xp_cgroup_remove(cg, NULL);
+}
+
+/*
+ * The pod's group once its last container's is gone, then the runtime's parent once its last
+ * pod's is (never the legacy parent, which all older agents share): whoever ends last removes
+ * them, so that none outlives its pods when the agent is away or gone. A start racing this makes
+ * them again (xp_cgroup_create()).
+ */
+static void remove_pod_group(struct shim *s)
+{
+        const char *parent = json_string_value(json_object_get(s->spec, "cgroup_parent"));
+        _cleanup_free_ char *path = strdup(xp_cgroup_path(s->cg));
+        char *slash = path ? strrchr(path, '/') : NULL;
+
+        if (!slash)
+                return;
+        *slash = '\0';
+        if (remove_if_empty(s, path) >= 0 && parent)
+                (void)remove_if_empty(s, parent);
+}
+
 void shim_remove_cgroup(struct shim *s)
 {
         if (!s->cg)
                 return;
         for (int i = 0; i < 200; i++) {
                 struct timespec ts = {0, 10 * 1000 * 1000};
+                int r = xp_cgroup_remove(s->cg, NULL);
 
-                if (xp_cgroup_remove(s->cg, NULL) != -EBUSY)
+                if (r >= 0)
+                        remove_pod_group(s);
+                if (r != -EBUSY)
                         return;
                 shim_kill_rest(s);
                 shim_reap_all();

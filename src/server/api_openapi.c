@@ -193,6 +193,14 @@ static void type_ref(enum xp_openapi_version v, const char *type, char *buf, siz
                 xp_openapi_ref(v, t, buf, size);
 }
 
+static bool verbs_include(const char *const *verbs, const char *verb)
+{
+        for (size_t i = 0; verbs[i]; i++)
+                if (strcmp(verbs[i], verb) == 0)
+                        return true;
+        return false;
+}
+
 static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_kind *kind)
 {
         char prefix[128], collection[256], item[300], status[320], ref[400];
@@ -270,6 +278,16 @@ static int kind_paths(json_t *paths, enum xp_openapi_version v, const struct xp_
                 if (i == 0)
                         OP(item, "delete", "delete", false, true, &p_dry_run);
         }
+        /* discovery's verbs say which kinds serve it (a namespace goes only by name) */
+        if (verbs_include(api_kind_verbs(kind), "deletecollection"))
+                OP(collection,
+                   "delete",
+                   "deletecollection",
+                   false,
+                   false,
+                   &p_label_selector,
+                   &p_field_selector,
+                   &p_dry_run);
 #undef OP
         return r;
 }

@@ -120,9 +120,9 @@ not_in "the other GPU's node does not" "$tmp/seed.out" "opened $other"
 expect_in "... with EPERM" "$tmp/seed.out" "$other"
 expect_in "... Operation not permitted" "$tmp/seed.out" "Operation not permitted"
 
-# its cgroup (v1): xpool/<uid>/<container> in each controller
+# its cgroup (v1): xpool/agent-<key>/<uid>/<container> in each controller
 uid=$(kubectl get pod seed -o 'jsonpath={.metadata.uid}')
-cg=xpool/$uid/trainer
+cg=$(cd /sys/fs/cgroup/cpu && echo xpool/agent-*/"$uid"/trainer)
 [[ -d /sys/fs/cgroup/cpu/$cg ]] || { echo "FAIL no cgroup /sys/fs/cgroup/cpu/$cg"; failures=$((failures + 1)); }
 check "cpu quota" 0 cat "/sys/fs/cgroup/cpu/$cg/cpu.cfs_quota_us"
 expect_in "1500m of a 100 ms period" "$tmp/out" 150000
@@ -179,9 +179,9 @@ check "logs --tail 2" 0 kubectl logs lines --tail 2
 # pod's level once its exited container was forgotten
 lines_uid=$(kubectl get pod lines -o 'jsonpath={.metadata.uid}')
 for c in cpu memory cpuset devices; do
-  for _ in $(seq 50); do [[ -e /sys/fs/cgroup/$c/xpool/$lines_uid ]] || break; sleep 0.1; done
-  [[ -n "$lines_uid" && ! -e /sys/fs/cgroup/$c/xpool/$lines_uid ]] ||
-    { echo "FAIL /sys/fs/cgroup/$c/xpool/$lines_uid is left after the pod finished"; failures=$((failures + 1)); }
+  for _ in $(seq 50); do compgen -G "/sys/fs/cgroup/$c/xpool/agent-*/$lines_uid" >/dev/null || break; sleep 0.1; done
+  [[ -n "$lines_uid" ]] && ! compgen -G "/sys/fs/cgroup/$c/xpool/agent-*/$lines_uid" >/dev/null ||
+    { echo "FAIL /sys/fs/cgroup/$c/xpool/agent-*/$lines_uid is left after the pod finished"; failures=$((failures + 1)); }
 done
 
 # restartPolicy OnFailure: fails twice, then succeeds; the agent's back-off is 300 ms here

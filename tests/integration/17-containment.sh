@@ -112,7 +112,10 @@ try='t() { n=$1; shift; if eval "$*" >/dev/null 2>&1; then echo "$n=yes"; else e
 status='grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status'
 
 # ---- a default pod ------------------------------------------------------------------------------
-cg='xpool/$XPOOL_POD_UID/c'
+# the pod's group, below n1's own parent (which n1 logs at start)
+parent=$(sed -n "s|.*pods' cgroups below /\(xpool/agent-[0-9a-f]*\)\$|\1|p" "$tmp/agent-n1.log" | tail -1)
+[[ -n "$parent" ]] || { echo "FAIL n1 did not say where its pods' cgroups are"; failures=$((failures + 1)); }
+cg="$parent"'/$XPOOL_POD_UID/c'
 pod probe n1 '{}' "$try
 t token grep -q xpn_ $tmp/n1.token
 t cakey grep -q PRIVATE $sdata/pki/ca.key
@@ -144,12 +147,13 @@ expect_in "no_new_privs by default" "$tmp/probe.out" "NoNewPrivs:	1"
 expect_in "seccomp in filter mode" "$tmp/probe.out" "Seccomp:	2"
 # from the host: the limit and the filter are as the agent set them, the processes in the group
 uid=$(kubectl get pod probe -o 'jsonpath={.metadata.uid}')
-check "memory limit from the host" 0 cat "/sys/fs/cgroup/memory/xpool/$uid/c/memory.limit_in_bytes"
+group=$parent/$uid/c
+check "memory limit from the host" 0 cat "/sys/fs/cgroup/memory/$group/memory.limit_in_bytes"
 expect_in "still 64Mi" "$tmp/out" 67108864
-check "devices.list from the host" 0 cat "/sys/fs/cgroup/devices/xpool/$uid/c/devices.list"
+check "devices.list from the host" 0 cat "/sys/fs/cgroup/devices/$group/devices.list"
 not_in "still filtered" "$tmp/out" "a *:* rwm"
 pids=$(pgrep -f "^$probe_sleep\$" | sort) || true
-inside=$(sort "/sys/fs/cgroup/memory/xpool/$uid/c/cgroup.procs")
+inside=$(sort "/sys/fs/cgroup/memory/$group/cgroup.procs")
 [[ -n "$pids" && -n "$inside" ]] && comm -23 <(echo "$pids") <(echo "$inside") | grep -q . &&
   { echo "FAIL a process of probe left its group: $pids vs $inside"; failures=$((failures + 1)); }
 check "delete probe" 0 kubectl delete pod probe --grace-period 0 --wait=false

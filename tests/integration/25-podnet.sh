@@ -264,7 +264,7 @@ check "force-delete victim and orphan" 0 kubectl delete pod victim orphan --grac
 pkill -KILL -f "containers/$orphan_uid/" || true
 for _ in $(seq 50); do pgrep -f "$marker-orphan" >/dev/null || break; sleep 0.1; done
 rm -rf "$tmp/agent-n1/containers/$orphan_uid"
-for d in /sys/fs/cgroup/*/xpool/"$orphan_uid"; do rmdir "$d"/* "$d" 2>/dev/null || true; done
+for d in /sys/fs/cgroup/*/xpool/agent-*/"$orphan_uid"; do rmdir "$d"/* "$d" 2>/dev/null || true; done
 start_agent n1 --cni-bin-dir "$tmp/cni/bin"
 for p in victim orphan; do
   uid=${p}_uid ip=${p}_ip

@@ -61,10 +61,14 @@ for gpu in config["gpus"]:
     gpu["process_utilization"] = [{"pid": sys.argv[3], "sm": 37, "mem": 12}]
 json.dump(config, open(sys.argv[2], "w"))
 PY
-XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML FAKE_NVML_CONFIG=$tmp/nvml.json \
-  FAKE_NVML_SLEEP_FILE=$tmp/hang \
+check "an empty vendor library path" 2 "$xpool" agent --server "$url" --dcmi-library ""
+expect_exact "an empty vendor library path: the message" "$tmp/err" "xpool agent: --dcmi-library: an empty path"
+# the vendor libraries by flag (the NVML figures below need it); the CNDev and DCMI ones missing
+# cost nothing where no MLU or NPU is (the warning for them is test_expo's vendor_library_missing)
+FAKE_NVML_CONFIG=$tmp/nvml.json FAKE_NVML_SLEEP_FILE=$tmp/hang \
   "$xpool" agent --server "$url" --token-file "$tmp/n2.token" --ca-file "$data/pki/ca.crt" \
   --node-name n2 --data-dir "$tmp/a2" --listen 127.0.0.1:0 --pod-network host --default-runtime process \
+  --nvml-library "$XPOOL_FAKE_NVML" --cndev-library "$tmp/none/libcndev.so" --dcmi-library "$tmp/none/libdcmi.so" \
   --metrics-interval 500ms --heartbeat 1s >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
 port_of() { kubectl get node "$1" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null; }
@@ -96,7 +100,7 @@ poll "the GPU pod runs" 30 Running kubectl get pod train -o jsonpath='{.status.p
 poll "the GPU pod on n2 runs" 30 Running kubectl get pod infer -o jsonpath='{.status.phase}'
 infer_uid=$(kubectl get pod infer -o jsonpath='{.metadata.uid}')
 # the sed made the container inferer; find fails when other tests' cgroups vanish under it
-infer_procs=$(find /sys/fs/cgroup -path "*/xpool/$infer_uid/inferer/cgroup.procs" 2>/dev/null | head -1 || true)
+infer_procs=$(find /sys/fs/cgroup -path "*/xpool/agent-*/$infer_uid/inferer/cgroup.procs" 2>/dev/null | head -1 || true)
 head -1 "${infer_procs:-/dev/null}" >"$tmp/infer.pid"
 check "the n2 pod's processes are in its cgroup" 0 grep -q '^[0-9]' "$tmp/infer.pid"
 gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')

@@ -8,7 +8,12 @@
 #     for its held contents;
 #   - DELETE on a collection path (the Python client's delete_collection_namespaced_pod, curl
 #     on ConfigMaps) deletes what the selector matches and answers the list of them; namespaces
-#     refuse it (405), and discovery lists the verb.
+#     refuse it (405), and discovery lists the verb;
+#   - kubectl api-resources shows the verbs of Kubernetes 1.32 for ConfigMaps, Services,
+#     EndpointSlices and Namespaces, and the OpenAPI documents (v3 and v2) have the collection's
+#     DELETE (x-kubernetes-action deletecollection) wherever it is served;
+#   - an EndpointSlice held by a finalizer is marked, not removed, by a user's DELETE and by the
+#     endpoints controller's delete of the slice of a Service that went.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -149,5 +154,68 @@ call "namespaces refuse deletecollection" 405 DELETE "/api/v1/namespaces"
 call "discovery lists deletecollection" 200 GET /api/v1
 expect_in "discovery: pods" "$tmp/out" '"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["create","delete","deletecollection","get","list","patch","update","watch"]'
 expect_in "discovery: namespaces" "$tmp/out" '"kind":"Namespace","verbs":["create","delete","get","list","patch","update","watch"]'
+
+# ---- 5. deletecollection in discovery and the OpenAPI documents, as on Kubernetes 1.32 ----------
+check "api-resources -o wide" 0 "${k[@]}" api-resources -o wide
+sed 's/ *$//; s/  */ /g' "$tmp/out" | grep -E '^(configmaps|endpointslices|namespaces|services) ' >"$tmp/rows"
+expect_exact "api-resources: the verbs" "$tmp/rows" 'configmaps cm v1 true ConfigMap create,delete,deletecollection,get,list,patch,update,watch
+namespaces ns v1 false Namespace create,delete,get,list,patch,update,watch
+services svc v1 true Service create,delete,deletecollection,get,list,patch,update,watch all
+endpointslices discovery.k8s.io/v1 true EndpointSlice create,delete,deletecollection,get,list,patch,update,watch'
+collection_ops() { # document path, collection paths...: "PATH METHOD ACTION" of each DELETE
+  call "openapi $1" 200 GET "$1"
+  /usr/bin/python3 -c 'import json, sys
+paths = json.load(open(sys.argv[1]))["paths"]
+for p in sys.argv[2:]:
+    op = paths[p].get("delete")
+    print(p, op["x-kubernetes-action"] if op else "none",
+          ",".join(q["name"] for q in op["parameters"]) if op else "")' "$tmp/out" "${@:2}" >"$tmp/ops"
+}
+collection_ops /openapi/v3/api/v1 /api/v1/namespaces/{namespace}/pods /api/v1/namespaces/{namespace}/services \
+  /api/v1/namespaces/{namespace}/configmaps /api/v1/nodes /api/v1/namespaces
+expect_exact "openapi v3 core: deletecollection on collections, not namespaces" "$tmp/ops" '/api/v1/namespaces/{namespace}/pods deletecollection namespace,labelSelector,fieldSelector,dryRun
+/api/v1/namespaces/{namespace}/services deletecollection namespace,labelSelector,fieldSelector,dryRun
+/api/v1/namespaces/{namespace}/configmaps deletecollection namespace,labelSelector,fieldSelector,dryRun
+/api/v1/nodes deletecollection labelSelector,fieldSelector,dryRun
+/api/v1/namespaces none '
+collection_ops /openapi/v3/apis/discovery.k8s.io/v1 /apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices
+expect_exact "openapi v3 discovery.k8s.io" "$tmp/ops" '/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices deletecollection namespace,labelSelector,fieldSelector,dryRun'
+collection_ops /openapi/v2 /api/v1/namespaces/{namespace}/pods
+expect_exact "openapi v2" "$tmp/ops" '/api/v1/namespaces/{namespace}/pods deletecollection namespace,labelSelector,fieldSelector,dryRun'
+
+# ---- 6. EndpointSlices honour finalizers, the endpoints controller's deletes too -------------
+cat >"$tmp/svc.yaml" <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: fin}
+spec:
+  selector: {app: fin}
+  ports: [{port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: mine
+  finalizers: [example.com/hold]
+addressType: IPv4
+endpoints: []
+YAML
+check "create the Service and a slice of mine" 0 "${k[@]}" create -f "$tmp/svc.yaml"
+check "delete my slice" 0 "${k[@]}" delete endpointslice mine --wait=false
+check "my slice is kept, marked" 0 "${k[@]}" get endpointslice mine -o jsonpath='{.metadata.finalizers}|{.metadata.deletionGracePeriodSeconds}'
+expect_exact "my slice is kept: fields" "$tmp/out" '["example.com/hold"]|0'
+check "my slice lets go" 0 "${k[@]}" patch endpointslice mine --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'
+check "my slice is gone" 1 "${k[@]}" get endpointslice mine
+slice_of_fin() { "${k[@]}" get endpointslice -l kubernetes.io/service-name=fin -o jsonpath='{.items[*].metadata.name}'; }
+has_slice() { [[ -n "$(slice_of_fin)" ]] && echo yes || echo no; }
+slice_hold() { "${k[@]}" get endpointslice "$slice" -o jsonpath='{.metadata.finalizers}|{.metadata.deletionGracePeriodSeconds}' 2>&1; }
+slice_there() { "${k[@]}" get endpointslice "$slice" -o name >/dev/null 2>&1 && echo there || echo gone; }
+poll "the controller's slice of fin" 30 yes has_slice
+slice=$(slice_of_fin)
+check "hold the controller's slice" 0 "${k[@]}" patch endpointslice "$slice" --type=merge -p '{"metadata":{"finalizers":["example.com/hold"]}}'
+check "delete the Service" 0 "${k[@]}" delete service fin
+poll "the controller's slice is marked, not removed" 30 '["example.com/hold"]|0' slice_hold
+check "the controller's slice lets go" 0 "${k[@]}" patch endpointslice "$slice" --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'
+poll "the controller's slice is gone" 30 gone slice_there
 
 finish "finalizers"

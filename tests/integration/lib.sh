@@ -15,6 +15,20 @@ release_tmp() {
     pkill -KILL -P "$shim" 2>/dev/null || true
     kill -KILL "$shim" 2>/dev/null || true
   done
+  # the pods' cgroups of this test's agents (each logs its parent): what still runs there is this
+  # test's (an image container's process outlives its killed shim), and shims killed here never
+  # removed the groups, which no later agent has the parent of (a few tries while processes go)
+  local parent try
+  for parent in $(grep -rhoa --include='*.log' "pods' cgroups below /xpool/agent-[0-9a-f]*" "$tmp" 2>/dev/null |
+    sed 's/.* below //' | sort -u); do
+    cat /sys/fs/cgroup/*"$parent"/*/*/cgroup.procs /sys/fs/cgroup"$parent"/*/*/cgroup.procs 2>/dev/null |
+      sort -u | xargs -r kill -KILL 2>/dev/null || true
+    for try in 1 2 3 4 5; do
+      find /sys/fs/cgroup/*"$parent" /sys/fs/cgroup"$parent" -depth -type d -exec rmdir {} + 2>/dev/null && break
+      [[ -n "$(find /sys/fs/cgroup/*"$parent" /sys/fs/cgroup"$parent" -maxdepth 0 2>/dev/null)" ]] || break
+      sleep 0.1
+    done
+  done
   awk -v t="$tmp/" 'index($5, t) == 1 { print length($5) " " $5 }' /proc/self/mountinfo 2>/dev/null |
     sort -rn | cut -d' ' -f2- | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 }

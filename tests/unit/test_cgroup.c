@@ -330,18 +330,24 @@ static void paths(void **state)
         static const char *const bad[] = {
             "", "/a", "a/", "a//b", "a/../b", "..", "./a", "a/.", "a\nb"};
 
-        assert_int_equal(xp_cgroup_container_path("0d5c-11", "main", &path, &err), 0);
+        /* no parent: where agents before per-runtime parents put them */
+        assert_int_equal(xp_cgroup_container_path(NULL, "0d5c-11", "main", &path, &err), 0);
         assert_string_equal(path, "xpool/0d5c-11/main");
         free(path);
+        assert_int_equal(
+            xp_cgroup_container_path("xpool/agent-0123", "0d5c-11", "main", &path, &err), 0);
+        assert_string_equal(path, "xpool/agent-0123/0d5c-11/main");
+        free(path);
         path = (char *)"untouched";
-        assert_int_equal(xp_cgroup_container_path("a/b", "main", &path, &err), -EINVAL);
+        assert_int_equal(xp_cgroup_container_path(NULL, "a/b", "main", &path, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "pod uid 'a/b'"));
-        assert_int_equal(xp_cgroup_container_path("uid", "..", &path, &err), -EINVAL);
+        assert_int_equal(xp_cgroup_container_path(NULL, "uid", "..", &path, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "container '..'"));
-        assert_int_equal(xp_cgroup_container_path("", "c", &path, &err), -EINVAL);
+        assert_int_equal(xp_cgroup_container_path(NULL, "", "c", &path, &err), -EINVAL);
         memset(longname, 'u', sizeof(longname) - 1);
         longname[sizeof(longname) - 1] = '\0';
-        assert_int_equal(xp_cgroup_container_path(longname, "c", &path, &err), -EINVAL);
+        assert_int_equal(xp_cgroup_container_path(NULL, longname, "c", &path, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "is longer than 256"));
         assert_string_equal(path, "untouched");
 
         v2_tree(f, "cpu memory pids", "ok");
@@ -531,6 +537,60 @@ static void v1_unpinned_no_cpuset(void **state)
         assert_int_equal(stat(path, &st), -1);
         /* the parent's cpuset is untouched */
         assert_string_equal(get(f, V1_CG "/cpuset/xpool/cgroup.procs"), "");
+}
+
+/* An empty directory at root/path (an idle group), with its parents. */
+static void make_dir(struct fixture *f, const char *path)
+{
+        char file[512];
+
+        snprintf(file, sizeof(file), "%s/.made", path);
+        put(f, file, "");
+        unlink_in(f, file);
+}
+
+static bool keep_named(const char *name, void *userdata)
+{
+        return strcmp(name, userdata) == 0;
+}
+
+/* xp_cgroup_reclaim(): the parent's children that are not kept go, with their subgroups and in
+ * every hierarchy (systemd's and the unified one too, where an OCI runtime makes them); another
+ * parent's stay; a busy group stays and is not counted. */
+static void v1_reclaim(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *root = NULL;
+        struct xp_error err = {0};
+        static const char *const made[] = {
+            V1_CG "/memory/xpool/agent-a/kept/main",
+            V1_CG "/memory/xpool/agent-a/gone/main",
+            V1_CG "/pids/xpool/agent-a/gone/main",
+            V1_CG "/systemd/xpool/agent-a/gone/main",
+            V1_CG "/unified/xpool/agent-a/gone/main",
+            V1_CG "/cpu,cpuacct/xpool/agent-a/bare",
+            V1_CG "/memory/xpool/agent-b/gone/main",
+        };
+
+        v1_tree(f, "g");
+        for (size_t i = 0; i < XP_ELEMENTSOF(made); i++)
+                make_dir(f, made[i]);
+        root = open_root(f, XP_CGROUP_V1);
+        assert_int_equal(xp_cgroup_reclaim(root, "xpool/agent-a", keep_named, "kept", &err), 2);
+        assert_true(exists(f, V1_CG "/memory/xpool/agent-a/kept/main"));
+        assert_false(exists(f, V1_CG "/memory/xpool/agent-a/gone"));
+        assert_false(exists(f, V1_CG "/pids/xpool/agent-a/gone"));
+        assert_false(exists(f, V1_CG "/systemd/xpool/agent-a/gone"));
+        assert_false(exists(f, V1_CG "/unified/xpool/agent-a/gone"));
+        assert_false(exists(f, V1_CG "/cpu,cpuacct/xpool/agent-a/bare"));
+        assert_true(exists(f, V1_CG "/memory/xpool/agent-b/gone/main"));
+        assert_true(exists(f, V1_CG "/memory/xpool/agent-a"));
+
+        /* a fake group holding a file cannot be removed, as a busy one: left, not counted */
+        put(f, V1_CG "/pids/xpool/agent-a/busy/cgroup.procs", "");
+        assert_int_equal(xp_cgroup_reclaim(root, "xpool/agent-a", keep_named, "kept", &err), 0);
+        assert_true(exists(f, V1_CG "/pids/xpool/agent-a/busy/cgroup.procs"));
+        assert_int_equal(xp_cgroup_reclaim(root, "xpool/agent-none", keep_named, "", &err), 0);
 }
 
 static void v1_pids_oom_remove(void **state)
@@ -868,6 +928,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_missing_controller, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_unpinned_no_cpuset, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_pids_oom_remove, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_reclaim, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_cpuacct_apart, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_known_mounts, setup, teardown),
             cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),

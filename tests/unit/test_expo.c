@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -510,6 +511,94 @@ static void cambricon_cndev_failures(void **state)
         free(text);
 }
 
+/* Renders what render_cndev() or render_node() makes with stderr (the log) in *ret_log. */
+static char *render_logged(char *(*render)(void *), void *arg, char **ret_log)
+{
+        char path[] = "/tmp/xpool-expo-log-XXXXXX";
+        int fd = mkstemp(path), saved = dup(2);
+        FILE *f;
+        char *text;
+        long size;
+
+        assert_true(fd >= 0 && saved >= 0);
+        fflush(stderr);
+        assert_int_equal(dup2(fd, 2), 2);
+        text = render(arg);
+        fflush(stderr);
+        assert_int_equal(dup2(saved, 2), 2);
+        close(saved);
+        close(fd);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, 0, SEEK_END), 0);
+        size = ftell(f);
+        rewind(f);
+        *ret_log = calloc(1, (size_t)size + 1);
+        assert_non_null(*ret_log);
+        assert_int_equal(fread(*ret_log, 1, (size_t)size, f), (size_t)size);
+        fclose(f);
+        unlink(path);
+        return text;
+}
+
+static char *render_cndev_library(void *library)
+{
+        return render_cndev("mixed-box", library);
+}
+
+static char *render_dcmi_library(void *library)
+{
+        static const char *const backends[] = {"pci", NULL};
+        char root[512];
+        struct mview view = {.node_cpus = 4};
+        struct xp_discovery_config config = {
+            .root = root, .backends = backends, .dcmi_library = library};
+
+        snprintf(root, sizeof(root), "%s/sysfs/ascend-8npu", XPOOL_TEST_DATA);
+        return render_node(&config, &view);
+}
+
+/* A vendor library that is missing, or is not the vendor's (--cndev-library, --dcmi-library):
+ * one warning naming the file and why, no figures of that vendor's devices, and the others' (the
+ * AMD GPU's, from sysfs) as ever. */
+static void vendor_library_missing(void **state)
+{
+        char *text, *log;
+
+        (void)state;
+        text = render_logged(render_cndev_library, (void *)"/nonexistent/libcndev.so", &log);
+        assert_non_null(strstr(log,
+                               "cndev: cannot load /nonexistent/libcndev.so (/nonexistent/"
+                               "libcndev.so: cannot open shared object file: No such file or "
+                               "directory): Cambricon MLUs report no live figures"));
+        assert_null(strstr(text, "mlu_utilization"));
+        assert_non_null(
+            strstr(text,
+                   "xpool_device_temperature_celsius{node=\"n1\",device=\"0000:05:00.0\","
+                   "kind=\"gpu\",vendor=\"AMD\",model=\"AMD Instinct MI210\"} 52\n"));
+        free(text);
+        free(log);
+        /* a shared object that is not CNDev (the fake NVML) */
+        text = render_logged(render_cndev_library, (void *)XPOOL_FAKE_NVML, &log);
+        assert_non_null(strstr(log, "cndev: cannot load " XPOOL_FAKE_NVML " (it lacks cndevInit)"));
+        assert_null(strstr(text, "mlu_utilization"));
+        assert_non_null(strstr(text, "vendor=\"AMD\",model=\"AMD Instinct MI210\"} 52\n"));
+        free(text);
+        free(log);
+        text = render_logged(render_dcmi_library, (void *)"/nonexistent/libdcmi.so", &log);
+        assert_non_null(strstr(log,
+                               "dcmi: cannot load /nonexistent/libdcmi.so (/nonexistent/"
+                               "libdcmi.so: cannot open shared object file: No such file or "
+                               "directory): Ascend NPUs report no live figures"));
+        assert_null(strstr(text, "npu_chip_info_"));
+        free(text);
+        free(log);
+        text = render_logged(render_dcmi_library, (void *)XPOOL_FAKE_CNDEV, &log);
+        assert_non_null(strstr(log, "dcmi: cannot load " XPOOL_FAKE_CNDEV " (it lacks dcmi_init)"));
+        free(text);
+        free(log);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -524,6 +613,7 @@ int main(void)
             cmocka_unit_test(ascend_dcmi),
             cmocka_unit_test(cambricon_cndev),
             cmocka_unit_test(cambricon_cndev_failures),
+            cmocka_unit_test(vendor_library_missing),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -801,6 +801,60 @@ static void oom_killed(void **state)
         xp_container_record_clear(&r);
 }
 
+/* A group's directory in the memory hierarchy (v1) or the unified one (v2). */
+static void group_dir(const char *group, char *buf, size_t size)
+{
+        bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+
+        snprintf(buf, size, "/sys/fs/cgroup/%s%s", v2 ? "" : "memory/", group);
+}
+
+/* Each runtime's pods' groups are below its own parent: the same for the same state directory
+ * (an agent started again finds its groups), another for another (agents side by side never
+ * reclaim each other's). A container's end takes its group, its pod's and the empty parent with
+ * it; a parent left empty otherwise goes with the runtime. */
+static void cgroup_parent_per_state(void **state)
+{
+        struct fixture *f = *state;
+        char *const argv[] = {"true", NULL};
+        struct xp_container_launch l = launch_of("uid-parent", argv);
+        struct xp_runtime_options o;
+        struct xp_container_record r;
+        struct xp_runtime *other = NULL;
+        char other_state[160], parent[64], group[128], dir[256];
+
+        snprintf(parent, sizeof(parent), "%s", xp_runtime_cgroup_parent(f->rt));
+        assert_int_equal(strncmp(parent, "xpool/agent-", 12), 0);
+        assert_int_equal(strlen(parent), 12 + 16);
+        xp_runtime_free(f->rt);
+        open_rt(f, 0, 0);
+        assert_string_equal(xp_runtime_cgroup_parent(f->rt), parent);
+        snprintf(other_state, sizeof(other_state), "%s/other", f->tmp->path);
+        o = (struct xp_runtime_options){.state_dir = other_state, .log_dir = f->logs};
+        assert_int_equal(xp_runtime_open(&o, &other, NULL), 0);
+        assert_string_not_equal(xp_runtime_cgroup_parent(other), parent);
+        xp_runtime_free(other);
+        if (!have_cgroups(f))
+                skip();
+        r = run_to_end(f, &l);
+        xp_container_record_clear(&r);
+        snprintf(group, sizeof(group), "%s/uid-parent", parent);
+        group_dir(group, dir, sizeof(dir));
+        for (int i = 0; i < 100 && access(dir, F_OK) == 0; i++)
+                usleep(10 * 1000); /* the shim removes them after it reported the exit */
+        assert_int_equal(access(dir, F_OK), -1);
+        /* the last pod's end took the parent too */
+        group_dir(parent, dir, sizeof(dir));
+        assert_int_equal(access(dir, F_OK), -1);
+        assert_int_equal(xp_runtime_remove(f->rt, "uid-parent", cname, NULL), 0);
+        /* a parent a shim killed before its end left: the runtime takes it with it */
+        assert_int_equal(mkdir(dir, 0755), 0);
+        xp_runtime_free(f->rt);
+        f->rt = NULL;
+        assert_int_equal(access(dir, F_OK), -1);
+        open_rt(f, 0, 0);
+}
+
 static void cpuset_applied(void **state)
 {
         struct fixture *f = *state;
@@ -1157,6 +1211,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(without_cgroups, setup, teardown),
             cmocka_unit_test_setup_teardown(bad_launch, setup, teardown),
             cmocka_unit_test_setup_teardown(oom_killed, setup, teardown),
+            cmocka_unit_test_setup_teardown(cgroup_parent_per_state, setup, teardown),
             cmocka_unit_test_setup_teardown(cpuset_applied, setup, teardown),
             cmocka_unit_test_setup_teardown(devices_restricted, setup, teardown),
             cmocka_unit_test_setup_teardown(default_containment, setup, teardown),

@@ -81,14 +81,35 @@ enum xp_cgroup_mode xp_cgroup_root_mode(const struct xp_cgroup_root *root);
 int xp_cgroup_device_filter_check(const struct xp_cgroup_root *root, struct xp_error *err);
 
 /*
- * The group path of a pod's container: "xpool/<pod_uid>/<container>" in a new string the caller
- * frees. -EINVAL when either name is empty, holds '/', is "." or "..", or the path is longer
- * than XP_CGROUP_PATH_MAX.
+ * The parent of the pods' groups before each runtime had its own (xpool/<pod_uid>/<container>):
+ * what a spec without "cgroup_parent" means.
  */
-int xp_cgroup_container_path(const char *pod_uid,
+#define XP_CGROUP_PARENT_LEGACY "xpool"
+
+/*
+ * The group path of a pod's container: "<parent>/<pod_uid>/<container>" in a new string the
+ * caller frees; parent is the runtime's (xp_runtime_cgroup_parent(): "xpool/agent-<key>"), NULL
+ * for XP_CGROUP_PARENT_LEGACY. -EINVAL when a name is empty, holds '/', is "." or "..", or the
+ * path is longer than XP_CGROUP_PATH_MAX.
+ */
+int xp_cgroup_container_path(const char *parent,
+                             const char *pod_uid,
                              const char *container,
                              char **ret,
                              struct xp_error *err);
+
+/*
+ * Removes the groups directly below parent (pods' groups) that keep(name, userdata) does not
+ * claim, with their subgroups, in every hierarchy (v1: also those xpool sets nothing in, where
+ * an OCI runtime made the groups too), killing (SIGKILL) what still runs in them first. keep is
+ * asked once per name. Returns how many such groups were removed (a group that stays busy is
+ * left for a later call), or -errno of listing parent (a missing parent is 0).
+ */
+int xp_cgroup_reclaim(struct xp_cgroup_root *root,
+                      const char *parent,
+                      bool (*keep)(const char *name, void *userdata),
+                      void *userdata,
+                      struct xp_error *err);
 
 /*
  * Creates the group at path (relative, '/'-separated, no "." or ".." components) in every

@@ -276,6 +276,21 @@ const char *xp_runtime_oci_warning(const struct xp_runtime *rt);
  * first: -EBUSY while one has state. Missing is fine.
  */
 int xp_runtime_remove_pod(struct xp_runtime *rt, const char *pod_uid, struct xp_error *err);
+
+/*
+ * The parent of this runtime's pods' groups ("xpool/agent-<16 hex digits>", a hash of the state
+ * directory's real path: the same after a restart, another for another agent's state), borrowed
+ * from rt. A pod's group is PARENT/<pod uid>, its containers' PARENT/<pod uid>/<container>.
+ */
+const char *xp_runtime_cgroup_parent(const struct xp_runtime *rt);
+
+/*
+ * Removes the pods' groups below this runtime's parent that no pod of its state needs and no
+ * start is making (those that a killed shim, a failed start or lost state left), killing what
+ * still runs in them; groups of other runtimes are never looked at. How many were removed (0
+ * without cgroups), or -errno with err when the parent cannot be listed.
+ */
+int xp_runtime_reclaim_cgroups(struct xp_runtime *rt, struct xp_error *err);
 /* ---- reaching into a running container: exec, attach, its network -------------------------
  *
  * What the agent's streaming endpoint (docs/agent.md, "Exec, attach, port-forward") does with a
