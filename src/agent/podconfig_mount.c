@@ -48,8 +48,10 @@ static const json_t *find_volume(const json_t *pod, const char *name)
         return NULL;
 }
 
-/* The volumes of this kind that container mounts, as a new array (empty when none). */
-static json_t *config_volumes(const json_t *pod, const char *container, bool init)
+/* The volumes of this kind that container mounts, as a new array (empty when none); not the
+ * admission's token volume on a node that could not bind it (xp_podconfig_sa_volume_skipped). */
+static json_t *
+config_volumes(const json_t *pod, const char *container, bool init, unsigned isolation)
 {
         const json_t *list = json_object_get(json_object_get(pod, "spec"),
                                              init ? "initContainers" : "containers"),
@@ -68,7 +70,8 @@ static json_t *config_volumes(const json_t *pod, const char *container, bool ini
                         const json_t *v =
                             find_volume(pod, json_string_value(json_object_get(vm, "name")));
 
-                        if (v && files_volume(v))
+                        if (v && files_volume(v) &&
+                            !xp_podconfig_sa_volume_skipped(isolation, v, vm))
                                 json_array_append(out, (json_t *)v);
                 }
         }
@@ -137,7 +140,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
 {
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *wait = NULL;
-        json_t *vols = config_volumes(pod->json, container, init), *vol;
+        json_t *vols = config_volumes(pod->json, container, init, agent->isolation.have), *vol;
         struct xp_agent_token_source tokens = {0};
         struct xp_podconfig_reader reader = {0};
         struct xp_error err = {0};
