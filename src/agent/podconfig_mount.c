@@ -18,6 +18,7 @@
 #include "podsync.h"
 #include "pull.h"
 #include "xpool/codec.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 
 /* The kinds of volume whose files the agent writes. */
@@ -132,6 +133,46 @@ static void reader_done(struct xp_podconfig_reader *r)
         xp_pod_free((struct xp_pod *)r->pod);
 }
 
+/* Whether an earlier start wrote vol's files (its "..data" link): a restart may use them. */
+static bool written(struct xp_agent *agent, const struct xp_agent_pull_pod *pod, const json_t *vol)
+{
+        _cleanup_free_ char *link = NULL;
+        struct stat st;
+
+        if (asprintf(&link,
+                     "%s/volumes/%s/%s/..data",
+                     agent->data_dir,
+                     pod->uid,
+                     json_string_value(json_object_get(vol, "name"))) < 0)
+                return false;
+        return lstat(link, &st) == 0;
+}
+
+/* One volume before a start: 1 ready, 0 wait, -errno. A volume an earlier start wrote keeps its
+ * last version when the server cannot be asked (an outage), as the kubelet's mounted volumes
+ * stay: every pod has its token volume, and a container restarting in an outage must not wait
+ * for the server. An object that is gone (0) still holds it, as before. */
+static int ready(struct xp_agent *agent,
+                 const struct xp_agent_pull_pod *pod,
+                 const json_t *vol,
+                 struct xp_podconfig_reader *reader,
+                 char **wait,
+                 struct xp_error *err)
+{
+        int r = one(agent, pod, vol, reader, wait, err);
+
+        if (r >= 0 || r == -ENOMEM || !written(agent, pod, vol))
+                return r;
+        xp_log(LOG_WARNING,
+               "agent: pod %s/%s: volume %s keeps its last version: %s",
+               pod->namespace,
+               pod->name,
+               json_string_value(json_object_get(vol, "name")),
+               xp_error_message(err));
+        xp_error_clear(err);
+        return 1;
+}
+
 int xp_agent_volume_gate(struct xp_agent *agent,
                          const struct xp_agent_pull_pod *pod,
                          const char *container,
@@ -156,7 +197,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
         }
         json_array_foreach(vols, i, vol)
         {
-                if (r < 0 || (r = one(agent, pod, vol, &reader, &wait, &err)) <= 0)
+                if (r < 0 || (r = ready(agent, pod, vol, &reader, &wait, &err)) <= 0)
                         break;
         }
         reader_done(&reader);
