@@ -5,13 +5,14 @@
  * controllers' pods alike: the `kube-api-access-XXXXX` projected volume and its read-only mount at
  * /var/run/secrets/kubernetes.io/serviceaccount in every container that has nothing mounted
  * there, unless automountServiceAccountToken says no (the pod's word over its account's); and
- * the account's imagePullSecrets when the pod names none. Pure: the caller reads the account.
+ * the account's imagePullSecrets when the pod names none. The caller reads the account; only the
+ * volume's random name and the server's two switches (xp_registry_serviceaccount_tokens) are
+ * not the pod's and the account's.
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <string.h>
-
 #include <stdlib.h>
+#include <string.h>
 
 #include "registry_internal.h"
 #include "xpool/registry.h"
@@ -150,17 +151,17 @@ int xp_serviceaccount_mount(json_t *pod, const char *new_name, bool with_ca)
         json_t *spec = json_object_get(pod, "spec"), *volumes = json_object_get(spec, "volumes");
         const char *name = existing_volume(volumes);
         bool have = name != NULL;
-        int init, main;
+        int init, app;
 
         if (!json_is_object(spec) || (volumes && !json_is_null(volumes) && !json_is_array(volumes)))
                 return 0;
         if (!name)
                 name = new_name;
         init = mount_in(json_object_get(spec, "initContainers"), name);
-        main = init < 0 ? init : mount_in(json_object_get(spec, "containers"), name);
-        if (init < 0 || main < 0)
+        app = init < 0 ? init : mount_in(json_object_get(spec, "containers"), name);
+        if (init < 0 || app < 0)
                 return -ENOMEM;
-        if (have || !(init || main))
+        if (have || !(init || app))
                 return 0;
         if (!json_is_array(volumes)) {
                 volumes = json_array();
