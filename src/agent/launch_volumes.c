@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "launch_internal.h"
+#include "podconfig.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 
@@ -272,7 +273,7 @@ static int mounts_of(const struct xp_pod *pod,
                      struct xp_error *err)
 {
         json_t *mounts = json_object_get(c->extra, "volumeMounts"), *vm;
-        size_t i;
+        size_t i, n = 0;
         int r;
 
         l->mounts = calloc(json_array_size(mounts) + 1, sizeof(*l->mounts));
@@ -282,7 +283,7 @@ static int mounts_of(const struct xp_pod *pod,
         {
                 char mpath[128];
                 const json_t *vol = find_volume(pod, str(vm, "name"));
-                struct xp_container_mount *m = &l->mounts[i];
+                struct xp_container_mount *m = &l->mounts[n];
 
                 snprintf(mpath, sizeof(mpath), "%s.volumeMounts[%zu]", cpath, i);
                 if (!vol)
@@ -291,6 +292,10 @@ static int mounts_of(const struct xp_pod *pod,
                                          "%s.name: the pod has no volume \"%s\"",
                                          mpath,
                                          str(vm, "name") ? str(vm, "name") : "");
+                /* not written either (podconfig_mount.c) */
+                if (xp_podconfig_sa_volume_skipped(policy ? policy->isolation : 0, vol, vm))
+                        continue;
+                n++;
                 r = mount_of(
                     pod, vm, vol, mpath, !process && l->contain.privileged, policy, m, err);
                 if (r >= 0 && process && !sub_path_ok(m->sub_path))
@@ -302,7 +307,7 @@ static int mounts_of(const struct xp_pod *pod,
                 if (r < 0)
                         return r;
         }
-        return (int)json_array_size(mounts);
+        return (int)n;
 }
 
 int launch_volumes(const struct xp_pod *pod,

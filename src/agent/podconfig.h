@@ -197,6 +197,20 @@ int xp_podconfig_volume_files(const json_t *vol,
  * 80 % of its lifetime and 24 hours, as the kubelet's token manager renews them. */
 bool xp_podconfig_token_fresh(int64_t issued, int64_t expires, int64_t now);
 
+/* The volume kube-apiserver's ServiceAccount admission adds to every pod, and its mount. */
+#define XP_PODCONFIG_SA_VOLUME_PREFIX "kube-api-access-"
+#define XP_PODCONFIG_SA_MOUNT_PATH    "/var/run/secrets/kubernetes.io/serviceaccount"
+/*
+ * Whether volume (mounted by volume_mount) is left out on a node whose isolation bits (enum
+ * xp_isolation) have no mount namespaces: that admission's projected volume at its path, which
+ * the node could not bind into a process container (and, not root, not put on a tmpfs), so that
+ * such a node runs its pods without the token, as it did before the admission added it. A
+ * volume the pod asked for by itself is not left out.
+ */
+bool xp_podconfig_sa_volume_skipped(unsigned isolation,
+                                    const json_t *volume,
+                                    const json_t *volume_mount);
+
 struct xp_agent;
 struct xp_apiclient;
 /* The token source's userdata: the agent (its cache) and a client to ask the server with. */

@@ -18,6 +18,7 @@
 #include "podsync.h"
 #include "pull.h"
 #include "xpool/codec.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 
 /* The kinds of volume whose files the agent writes. */
@@ -48,8 +49,10 @@ static const json_t *find_volume(const json_t *pod, const char *name)
         return NULL;
 }
 
-/* The volumes of this kind that container mounts, as a new array (empty when none). */
-static json_t *config_volumes(const json_t *pod, const char *container, bool init)
+/* The volumes of this kind that container mounts, as a new array (empty when none); not the
+ * admission's token volume on a node that could not bind it (xp_podconfig_sa_volume_skipped). */
+static json_t *
+config_volumes(const json_t *pod, const char *container, bool init, unsigned isolation)
 {
         const json_t *list = json_object_get(json_object_get(pod, "spec"),
                                              init ? "initContainers" : "containers"),
@@ -68,7 +71,8 @@ static json_t *config_volumes(const json_t *pod, const char *container, bool ini
                         const json_t *v =
                             find_volume(pod, json_string_value(json_object_get(vm, "name")));
 
-                        if (v && files_volume(v))
+                        if (v && files_volume(v) &&
+                            !xp_podconfig_sa_volume_skipped(isolation, v, vm))
                                 json_array_append(out, (json_t *)v);
                 }
         }
@@ -129,6 +133,46 @@ static void reader_done(struct xp_podconfig_reader *r)
         xp_pod_free((struct xp_pod *)r->pod);
 }
 
+/* Whether an earlier start wrote vol's files (its "..data" link): a restart may use them. */
+static bool written(struct xp_agent *agent, const struct xp_agent_pull_pod *pod, const json_t *vol)
+{
+        _cleanup_free_ char *link = NULL;
+        struct stat st;
+
+        if (asprintf(&link,
+                     "%s/volumes/%s/%s/..data",
+                     agent->data_dir,
+                     pod->uid,
+                     json_string_value(json_object_get(vol, "name"))) < 0)
+                return false;
+        return lstat(link, &st) == 0;
+}
+
+/* One volume before a start: 1 ready, 0 wait, -errno. A volume an earlier start wrote keeps its
+ * last version when the server cannot be asked (an outage), as the kubelet's mounted volumes
+ * stay: every pod has its token volume, and a container restarting in an outage must not wait
+ * for the server. An object that is gone (0) still holds it, as before. */
+static int ready(struct xp_agent *agent,
+                 const struct xp_agent_pull_pod *pod,
+                 const json_t *vol,
+                 struct xp_podconfig_reader *reader,
+                 char **wait,
+                 struct xp_error *err)
+{
+        int r = one(agent, pod, vol, reader, wait, err);
+
+        if (r >= 0 || r == -ENOMEM || !written(agent, pod, vol))
+                return r;
+        xp_log(LOG_WARNING,
+               "agent: pod %s/%s: volume %s keeps its last version: %s",
+               pod->namespace,
+               pod->name,
+               json_string_value(json_object_get(vol, "name")),
+               xp_error_message(err));
+        xp_error_clear(err);
+        return 1;
+}
+
 int xp_agent_volume_gate(struct xp_agent *agent,
                          const struct xp_agent_pull_pod *pod,
                          const char *container,
@@ -137,7 +181,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
 {
         _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
         _cleanup_free_ char *wait = NULL;
-        json_t *vols = config_volumes(pod->json, container, init), *vol;
+        json_t *vols = config_volumes(pod->json, container, init, agent->isolation.have), *vol;
         struct xp_agent_token_source tokens = {0};
         struct xp_podconfig_reader reader = {0};
         struct xp_error err = {0};
@@ -153,7 +197,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
         }
         json_array_foreach(vols, i, vol)
         {
-                if (r < 0 || (r = one(agent, pod, vol, &reader, &wait, &err)) <= 0)
+                if (r < 0 || (r = ready(agent, pod, vol, &reader, &wait, &err)) <= 0)
                         break;
         }
         reader_done(&reader);

@@ -17,9 +17,25 @@
 #include "podconfig.h"
 #include "xpool/client.h"
 #include "xpool/doc.h"
+#include "xpool/runtime.h"
 #include "xpool/timeutil.h"
 
 #define RENEW_AFTER_S (24 * 3600)
+
+bool xp_podconfig_sa_volume_skipped(unsigned isolation,
+                                    const json_t *volume,
+                                    const json_t *volume_mount)
+{
+        const char *name = json_string_value(json_object_get(volume, "name"));
+        const char *path = json_string_value(json_object_get(volume_mount, "mountPath"));
+
+        return !(isolation & XP_ISOLATION_NAMESPACES) && name &&
+               strncmp(name,
+                       XP_PODCONFIG_SA_VOLUME_PREFIX,
+                       strlen(XP_PODCONFIG_SA_VOLUME_PREFIX)) == 0 &&
+               json_object_get(volume, "projected") && path &&
+               strcmp(path, XP_PODCONFIG_SA_MOUNT_PATH) == 0;
+}
 
 bool xp_podconfig_token_fresh(int64_t issued, int64_t expires, int64_t now)
 {

@@ -192,6 +192,17 @@ static bool same_version(const json_t *before, const json_t *after)
         return a && b && strcmp(a, b) == 0;
 }
 
+/* How the patch merges. A pod's admission adds to its containers what no manifest says (the
+ * token's volumeMounts): a strategic merge of the containers by name keeps it, as kubectl apply's
+ * does, where a merge patch would replace them whole and be refused (a pod's mounts may not
+ * change). Other kinds keep the merge patch, which also removes list items the user dropped. */
+static const char *patch_type(const struct xp_api_resource *resource)
+{
+        return strcmp(resource->kind, "Pod") == 0 && !resource->group[0]
+                   ? "application/strategic-merge-patch+json"
+                   : "application/merge-patch+json";
+}
+
 static int apply_one(struct xp_client *client, const json_t *object)
 {
         const struct xp_api_resource *resource =
@@ -246,8 +257,7 @@ static int apply_one(struct xp_client *client, const json_t *object)
                 printf("%s/%s unchanged\n", type, name);
                 return 0;
         }
-        r = xp_client_json(
-            client, "PATCH", path, "application/merge-patch+json", patch, NULL, &answer, &err);
+        r = xp_client_json(client, "PATCH", path, patch_type(resource), patch, NULL, &answer, &err);
         if (r < 0)
                 goto fail;
         /* A merge patch replaces lists whole, so a manifest's containers differ from the stored

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "workloads.h"
+#include "xpool/doc.h"
 #include "xpool/kind.h"
 #include "xpool/log.h"
 #include "xpool/poddefaults.h"
@@ -198,6 +199,24 @@ static json_t *pod_from_template(const json_t *owner,
         return pod;
 }
 
+/* What kube-apiserver's ServiceAccount admission gives a controller's pod as any other: its
+ * token volume and its account's imagePullSecrets (an account not found: as one that says
+ * nothing; the pod is not refused, as the server's admission would). 0 or -errno with err. */
+static int
+pod_account(struct xp_registry *registry, const char *ns, json_t *pod, struct xp_error *err)
+{
+        const char *name = xp_json_str_at(pod, "spec.serviceAccountName", "");
+        json_t *account = NULL;
+        int r =
+            xp_registry_serviceaccount_get(registry, ns, name[0] ? name : "default", &account, err);
+
+        if (r < 0 && r != -ENOENT)
+                return r;
+        r = xp_registry_serviceaccount_admit(registry, pod, account);
+        json_decref(account);
+        return r < 0 ? xp_errorf(err, r, "out of memory") : 0;
+}
+
 int wl_create_object(struct xp_workloads *w,
                      const struct xp_kind *kind,
                      const char *ns,
@@ -210,6 +229,8 @@ int wl_create_object(struct xp_workloads *w,
 
         if (kind == &xp_kind_pod)
                 r = xp_pod_defaults_apply(json, NULL);
+        if (r >= 0 && kind == &xp_kind_pod)
+                r = pod_account(w->registry, ns, json, err);
         if (r >= 0)
                 r = kind->from_json(json, NULL, 0, &object, err);
         if (r < 0)

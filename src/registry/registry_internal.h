@@ -52,6 +52,8 @@ struct xp_registry {
         struct namespace_cache namespaces;
         struct priority_cache priority;
         struct kind_cache quotas, limitranges, serviceaccounts;
+        /* what new pods get (xp_registry_serviceaccount_tokens): set at start, read after */
+        bool pod_tokens, pod_root_ca;
 };
 
 void kind_cache_init(struct kind_cache *cache, const char *kind);

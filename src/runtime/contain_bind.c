@@ -3,7 +3,8 @@
  * A process container's volumes: configMap, secret, projected and downwardAPI ones (the agent's
  * directories of their files, always read-only), emptyDir ones (the pod's directories) and
  * hostPath ones, bound at their mountPath inside the container's own mount namespace, so the
- * node's file system is not changed beyond an empty mount point where mountPath did not exist.
+ * node's file system is not changed beyond an empty mount point (and its parent directories)
+ * where mountPath did not exist.
  * The source is resolved before the fork (contain_plan_binds), where a hostPath that is, holds or
  * lies below one of the node's hidden secrets is refused: the bind is not recursive, so the masks
  * over those secrets would not follow it. The child only makes the mount point and mounts
@@ -158,7 +159,30 @@ void contain_binds_free(struct contain_plan *p)
         p->n_binds = 0;
 }
 
-/* The mount point, made when it is missing (its parent must exist). */
+/* The missing directories above path (0755): the in-cluster
+ * /var/run/secrets/kubernetes.io/serviceaccount of every pod's token is on no node. */
+static int make_parents(const char *path)
+{
+        char buf[PATH_MAX];
+        size_t n = strlen(path);
+
+        if (n >= sizeof buf) {
+                errno = ENAMETOOLONG;
+                return -1;
+        }
+        memcpy(buf, path, n + 1);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                        return -1;
+                *p = '/';
+        }
+        return 0;
+}
+
+/* The mount point, made with its missing parents when it is missing. */
 static int mount_point(const struct contain_bind *b)
 {
         struct stat st;
@@ -166,7 +190,7 @@ static int mount_point(const struct contain_bind *b)
 
         if (stat(b->destination, &st) == 0)
                 return 0;
-        if (errno != ENOENT)
+        if (errno != ENOENT || make_parents(b->destination) < 0)
                 return -1;
         if (b->dir)
                 return mkdir(b->destination, 0755) < 0 && errno != EEXIST ? -1 : 0;

@@ -59,6 +59,10 @@ int admission_limitrange(const struct request *req, json_t *pod, struct reply *r
  * kube-apiserver checks them: 1 when fine, 0 with ret filled (422 Invalid), -ENOMEM. */
 int admission_downward(const struct xp_kind *kind, const json_t *pod, struct reply *ret);
 
-/* admission_serviceaccount.c: a new pod's service account must exist (403 Forbidden in
- * kube-apiserver's words); `default` is made when missing. 1, 0 with ret filled, -ENOMEM. */
-int admission_serviceaccount(const struct request *req, const json_t *pod, struct reply *ret);
+/*
+ * admission_serviceaccount.c: a new pod's service account must exist (403 Forbidden in
+ * kube-apiserver's words); `default` is made when missing. The pod (changed in place) then gets
+ * what kube-apiserver's ServiceAccount plugin adds (xp_registry_serviceaccount_admit()): 1,
+ * 0 with ret filled, -ENOMEM.
+ */
+int admission_serviceaccount(const struct request *req, json_t *pod, struct reply *ret);

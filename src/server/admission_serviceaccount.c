@@ -3,7 +3,8 @@
  * The ServiceAccount admission of a new pod, as kube-apiserver's: the account it runs as
  * (spec.serviceAccountName, `default` when unset) must exist in its namespace. `default` is made
  * here when missing, as the service account controller would a moment later, so a pod created
- * right after its namespace is not refused for the controller's delay.
+ * right after its namespace is not refused for the controller's delay. The pod then gets its
+ * token volume and the account's imagePullSecrets (src/registry/serviceaccount_mount.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -13,11 +14,28 @@
 #include "xpool/registry.h"
 #include "xpool/serviceaccounts.h"
 
-int admission_serviceaccount(const struct request *req, const json_t *pod, struct reply *ret)
+static int admit(const struct request *req, json_t *pod, const char *ns, const char *name)
+{
+        struct xp_error err = {0};
+        json_t *account = NULL;
+        int r = xp_registry_serviceaccount_get(req->api->registry, ns, name, &account, NULL);
+
+        if (r == -ENOENT && strcmp(name, XP_SERVICEACCOUNT_DEFAULT) == 0) {
+                r = xp_serviceaccount_default_ensure(req->api->registry, ns, &err);
+                /* a namespace that does not exist: the create's own check answers */
+                if (r == -ENOENT || r == -XP_REGISTRY_TERMINATING)
+                        return 1;
+        }
+        if (r >= 0)
+                r = xp_registry_serviceaccount_admit(req->api->registry, pod, account);
+        json_decref(account);
+        return r >= 0 ? 1 : r;
+}
+
+int admission_serviceaccount(const struct request *req, json_t *pod, struct reply *ret)
 {
         const char *name = xp_json_str_at(pod, "spec.serviceAccountName", NULL);
         const char *ns = req->namespace;
-        struct xp_error err = {0};
         int r;
 
         if (!name || !name[0])
@@ -26,17 +44,9 @@ int admission_serviceaccount(const struct request *req, const json_t *pod, struc
                 name = XP_SERVICEACCOUNT_DEFAULT;
         if (!ns)
                 return 1;
-        r = xp_registry_serviceaccount_exists(req->api->registry, ns, name, NULL);
-        if (r == -ENOENT && strcmp(name, XP_SERVICEACCOUNT_DEFAULT) == 0) {
-                r = xp_serviceaccount_default_ensure(req->api->registry, ns, &err);
-                /* a namespace that does not exist: the create's own check answers */
-                if (r == -ENOENT || r == -XP_REGISTRY_TERMINATING)
-                        return 1;
-        }
-        if (r == -ENOMEM)
+        r = admit(req, pod, ns, name);
+        if (r == -ENOMEM || r >= 0)
                 return r;
-        if (r >= 0)
-                return 1;
         return reply_status(ret,
                             403,
                             "Forbidden",

@@ -197,6 +197,8 @@ static int start_serviceaccounts(struct xp_server *server,
         }
         if (r < 0)
                 return r;
+        xp_registry_serviceaccount_tokens(
+            server->api.registry, server->api.satoken != NULL, server->tls_ca != NULL);
         return xp_serviceaccounts_start(
             server->api.registry, server->tls_ca, &server->serviceaccounts, err);
 }

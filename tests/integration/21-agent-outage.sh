@@ -4,6 +4,8 @@
 #     again on the same data directory and port) is Failed with exit code 3 a few seconds after
 #     the server is back;
 # (b) a pod deleted just before that outage, whose container stops during it, is gone after it;
+#     a pod whose container fails during it is started again during it (its volumes, the token's
+#     among them, keep their last version while the server cannot be asked);
 # (c) an agent frozen (SIGSTOP) in the middle of starting two containers, then SIGKILLed and
 #     started again: the start whose shim is still setting up is finished (the shim was held up
 #     opening its log, a FIFO the test opens only after the new agent is up), the one whose shim
@@ -99,12 +101,23 @@ spec:
   - name: main
     image: none
     command: ["sh", "-c", "trap 'touch $share/deleted.term; until [ -e $share/go ]; do sleep 0.1; done; exit 0' TERM; touch $share/deleted.up; while :; do sleep 0.1; done"]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: again}
+spec:
+  nodeName: n1
+  containers:
+  - name: main
+    image: none
+    command: ["sh", "-c", "if [ -e $share/again.1 ]; then touch $share/again.2; exec sleep 600; fi; touch $share/again.1; until [ -e $share/go ]; do sleep 0.1; done; exit 1"]
 YAML
 check "create the outage's pods" 0 "$xpool" apply -f "$tmp/outage.yaml"
 wait_for "exit3 runs" 20 phase_is exit3 Running
 wait_for "deleted runs" 20 phase_is deleted Running
 wait_for "exit3's command is up" 10 exists "$share/exit3.up"
 wait_for "deleted's command is up" 10 exists "$share/deleted.up"
+wait_for "again's command is up" 10 exists "$share/again.1"
 check "delete the pod just before the outage" 0 "$xpool" delete pod deleted
 # the agent saw the deletion: the container got its SIGTERM and waits for the outage
 wait_for "the deleted pod's container gets SIGTERM" 10 exists "$share/deleted.term"
@@ -114,6 +127,8 @@ kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
 outage_start=$SECONDS
 touch "$share/go" # both containers end now, while the server is down
 sleep 12
+# its token volume (every pod has one) keeps its last version: the restart needs no server
+wait_for "again restarts (after its 10 s back-off) while the server is down" 20 exists "$share/again.2"
 start_server "127.0.0.1:$port"
 wait_for "the server comes back" 15 server_up
 back=$SECONDS
@@ -125,6 +140,8 @@ check "exit3's status" 0 "$xpool" get pod exit3 -o yaml
 expect_in "exit3 exit code" "$tmp/out" "exitCode: 3"
 expect_in "exit3 reason" "$tmp/out" "reason: Error"
 grep -q "trying again in" "$tmp/agent.log" || fail "the agent did not say it retries its writes"
+grep -q "volume kube-api-access-.* keeps its last version" "$tmp/agent.log" || fail "the agent did not say why again started without the server"
+check "delete again" 0 "$xpool" delete pod again
 
 # ---- (c): an agent frozen and killed in the middle of two starts ---------------------------------
 # Each shim is held up opening its log (a FIFO made at the log's path before the agent sees the

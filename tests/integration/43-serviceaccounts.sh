@@ -9,7 +9,12 @@
 #     the xpool.io/role annotation and taken back; bad durations, an unknown account, another
 #     audience, a bound token dying with its pod, a node asking for another node's pod;
 #   - a process pod that reads the token, CA and namespace from its files (the in-cluster
-#     layout) and calls the API with curl and with the Python client's load_incluster_config.
+#     layout) and calls the API with curl and with the Python client's load_incluster_config;
+#   - the kube-api-access-XXXXX volume the admission adds to every pod (kubectl get -o yaml), used
+#     by load_incluster_config() as is (200 with a role, 403 without), the node's directory left
+#     as it was; automountServiceAccountToken of the pod over its account's; the account's
+#     imagePullSecrets; one TokenRequest per pod however often its container starts; with TLS
+#     off, no CA source in the volume.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
@@ -274,5 +279,159 @@ check "a projected token of 60 s" 0 "${k[@]}" apply -f "$tmp/shortproj.yaml"
 shortevents() { "${k[@]}" get events --field-selector involvedObject.name=shortproj -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -c 'may not specify a duration less than 10 minutes' || true; }
 poll "the agent's FailedMount says why" 20 1 shortevents
 check "delete it" 0 "${k[@]}" delete pod shortproj --grace-period=0 --force
+
+# ---- the admission's kube-api-access volume, as every pod gets it --------------------------------
+sa=/var/run/secrets/kubernetes.io/serviceaccount
+sa_before=$(ls -A "$sa" 2>/dev/null || echo none)
+host=$(sed 's|^https://||; s|:[0-9]*$||' <<<"$server")
+cat >"$tmp/incluster2.py" <<'PY'
+from kubernetes import client, config
+config.load_incluster_config()
+ns = open("/var/run/secrets/kubernetes.io/serviceaccount/namespace").read()
+try:
+    client.CoreV1Api().list_namespaced_pod(ns)
+    print("py pods allowed")
+except client.ApiException as e:
+    print("py pods", e.status)
+PY
+cat >"$tmp/auto.sh" <<SH
+d=$sa
+echo "files \$(ls \$d | tr '\n' ' ')"
+echo "pods \$(curl -sS -o /dev/null -w '%{http_code}' --cacert \$d/ca.crt -H "Authorization: Bearer \$(cat \$d/token)" \\
+  https://\$KUBERNETES_SERVICE_HOST:\$KUBERNETES_SERVICE_PORT/api/v1/namespaces/\$(cat \$d/namespace)/pods)"
+if /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then /usr/bin/python3 $tmp/incluster2.py; else echo "no Python client"; fi
+exec sleep 60
+SH
+# autopod NAME ACCOUNT [SPEC LINES]: a process pod running auto.sh as ACCOUNT, in-cluster env set
+autopod() {
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  serviceAccountName: $2
+  restartPolicy: Never
+${3:-}
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "$tmp/auto.sh"]
+    env:
+    - {name: KUBERNETES_SERVICE_HOST, value: "$host"}
+    - {name: KUBERNETES_SERVICE_PORT, value: "${server##*:}"}
+${4:-}
+YAML
+}
+check "grant web the reader role again" 0 "${k[@]}" annotate sa web xpool.io/role=reader
+check "an account without a role" 0 "${k[@]}" create serviceaccount plain
+autopod reader web >"$tmp/reader.yaml"
+autopod nobody plain >"$tmp/nobody.yaml"
+check "a pod of web, no volume named" 0 "${k[@]}" apply -f "$tmp/reader.yaml"
+check "a pod of plain" 0 "${k[@]}" apply -f "$tmp/nobody.yaml"
+check "kubectl get pod -o yaml" 0 "${k[@]}" get pod reader -o yaml
+expect_in "the volume" "$tmp/out" "  - name: kube-api-access-"
+expect_in "its mount" "$tmp/out" "    - mountPath: $sa"
+expect_in "its token source" "$tmp/out" "          expirationSeconds: 3607"
+check "the volume, exactly as kube-apiserver makes it" 0 "${k[@]}" get pod reader -o jsonpath='{.spec.volumes[0].projected}'
+expect_exact "the volume, exactly as kube-apiserver makes it" "$tmp/out" '{"defaultMode":420,"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},{"configMap":{"items":[{"key":"ca.crt","path":"ca.crt"}],"name":"kube-root-ca.crt"}},{"downwardAPI":{"items":[{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"},"path":"namespace"}]}}]}'
+volname=$("${k[@]}" get pod reader -o jsonpath='{.spec.volumes[0].name}')
+[[ "$volname" =~ ^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$ ]] || { echo "FAIL the volume's name: '$volname'"; failures=$((failures + 1)); }
+check "the mount" 0 "${k[@]}" get pod reader -o jsonpath='{.spec.containers[0].volumeMounts[0]}'
+expect_exact "the mount: read-only, named for the volume" "$tmp/out" "{\"mountPath\":\"$sa\",\"name\":\"$volname\",\"readOnly\":true}"
+want_py="py pods allowed"
+want_py403="py pods 403"
+/usr/bin/python3 -c 'import kubernetes' 2>/dev/null || { echo "SKIP (part): no Python kubernetes client"; want_py="no Python client"; want_py403=$want_py; }
+readerout() { "${k[@]}" logs reader 2>/dev/null | head -3; }
+nobodyout() { "${k[@]}" logs nobody 2>/dev/null | head -3; }
+poll "load_incluster_config with the mounted token: web may list pods" 30 "files ca.crt namespace token 
+pods 200
+$want_py" readerout
+poll "and plain may not" 30 "files ca.crt namespace token 
+pods 403
+$want_py403" nobodyout
+sa_after=$(ls -A "$sa" 2>/dev/null || echo none)
+want_host=$sa_before
+[[ "$sa_before" == none ]] && want_host=""
+[[ "$sa_after" == "$want_host" ]] || { echo "FAIL the node's $sa holds '$sa_after', expected '$want_host': the token is bound only in the container"; failures=$((failures + 1)); }
+check "delete them" 0 "${k[@]}" delete pod reader nobody --grace-period=0 --force
+
+# automountServiceAccountToken: the pod's word over its account's; a dry run goes through admission
+cat >"$tmp/quiet.yaml" <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: quiet}
+automountServiceAccountToken: false
+imagePullSecrets: [{name: reg}, {name: mirror}]
+YAML
+check "an account that opts out, with pull secrets" 0 "${k[@]}" apply -f "$tmp/quiet.yaml"
+vols() { # NAME ACCOUNT [SPEC LINES] [CONTAINER LINES]: the volumes and pull secrets a dry run gets
+  autopod "$@" >"$tmp/dry.yaml"
+  "${k[@]}" create --dry-run=server -f "$tmp/dry.yaml" \
+    -o jsonpath='{.spec.volumes[*].name} {.spec.containers[0].volumeMounts[*].mountPath} pull: {.spec.imagePullSecrets[*].name}'
+}
+check "the account's pod" 0 vols q1 quiet
+expect_exact "no volume, the account's pull secrets" "$tmp/out" "  pull: reg mirror"
+check "a pod that opts in" 0 vols q2 quiet "  automountServiceAccountToken: true"
+expect_in "gets it" "$tmp/out" "kube-api-access-"
+expect_in "mounted" "$tmp/out" " $sa pull: reg mirror"
+check "a pod that opts out" 0 vols q3 web "  automountServiceAccountToken: false"
+expect_exact "gets none" "$tmp/out" "  pull: "
+check "a pod with its own pull secret" 0 vols q4 quiet "  imagePullSecrets: [{name: own}]"
+expect_exact "keeps it alone" "$tmp/out" "  pull: own"
+check "a pod with its own mount there" 0 vols q5 web "  volumes: [{name: mine, emptyDir: {}}]" \
+  "    volumeMounts: [{name: mine, mountPath: $sa}]"
+expect_exact "keeps it, and gets no volume" "$tmp/out" "mine $sa pull: "
+check "nothing was stored" 1 "${k[@]}" get pod q1
+
+# one TokenRequest per pod, however often its container starts (the agent keeps the token until
+# 80 % of its hour has passed)
+tokreqs() {
+  curl -sS --cacert "$ca" -H "Authorization: Bearer $admin" "$server/metrics" |
+    grep '^apiserver_request_total{' | grep 'resource="serviceaccounts"' | grep 'subresource="token"' |
+    awk '{s += $NF} END {print s + 0}'
+}
+check "no pod left" 0 "${k[@]}" delete pods --all --grace-period=0 --force
+nopods() { "${k[@]}" get pods -o name | wc -l; }
+poll "none" 20 0 nopods
+before=$(tokreqs)
+cat >"$tmp/restarter.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: restarter}
+spec:
+  containers:
+  - {name: c, image: busybox, command: ["sh", "-c", "cat $sa/namespace; exit 1"]}
+YAML
+check "a pod that fails and restarts" 0 "${k[@]}" apply -f "$tmp/restarter.yaml"
+restarts() { [[ $("${k[@]}" get pod restarter -o jsonpath='{.status.containerStatuses[0].restartCount}') -ge 3 ]] && echo yes; }
+poll "it restarted three times" 40 yes restarts
+restarterlog() { "${k[@]}" logs restarter; }
+poll "it read its files" 20 default restarterlog
+after=$(tokreqs)
+[[ $((after - before)) -eq 1 ]] || { echo "FAIL TokenRequests for four starts: $((after - before)), expected 1"; failures=$((failures + 1)); }
+check "delete it" 0 "${k[@]}" delete pod restarter --grace-period=0 --force
+
+# ---- with TLS off the server has no CA: the volume goes without its configMap source -------------
+stop_up
+plain=$tmp/plain
+"$xpool" server --listen 127.0.0.1:0 --no-tls --data-dir "$plain" >"$tmp/plain.log" 2>&1 &
+up_pid=$!
+diag_log "$tmp/plain.log"
+plain_url=
+for _ in $(seq 150); do
+  plain_url=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/plain.log")
+  [[ -n "$plain_url" ]] && curl -fsS -o /dev/null "$plain_url/healthz" 2>/dev/null && break
+  sleep 0.1
+done
+# kubectl sends no token over plain HTTP: curl does
+padmin=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$plain/admin.kubeconfig" | head -1)
+plainpod() {
+  curl -sS -H "Authorization: Bearer $padmin" -H 'Content-Type: application/json' \
+    --data-binary '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}' \
+    "$plain_url/api/v1/namespaces/default/pods?dryRun=All" |
+    /usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["spec"]["volumes"][0]["projected"]["sources"], separators=(",", ":"), sort_keys=True))'
+}
+poll "a pod against it has the token and the namespace only" 15 \
+  '[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},{"downwardAPI":{"items":[{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"},"path":"namespace"}]}}]' plainpod
 
 finish "service account"

@@ -17,6 +17,7 @@
 
 #include "agent/podconfig.h"
 #include "xpool/codec.h"
+#include "xpool/runtime.h"
 
 static json_t *objects; /* the server's: "resource/name" -> object */
 
@@ -318,6 +319,32 @@ static void token_renewal(void **state)
         assert_true(xp_podconfig_token_fresh(0, 365 * 86400, 86399));
 }
 
+/* On a node without mount namespaces only the admission's own token volume is left out. */
+static void the_admission_volume_is_skipped_without_namespaces(void **state)
+{
+        json_t *sa = json_loads(
+            "{\"name\":\"kube-api-access-x2b4z\",\"projected\":{\"sources\":[]}}", 0, NULL);
+        json_t *own =
+            json_loads("{\"name\":\"kube-api-access\",\"projected\":{\"sources\":[]}}", 0, NULL);
+        json_t *other = json_loads("{\"name\":\"kube-api-access-x2b4z\",\"secret\":{}}", 0, NULL);
+        json_t *at = json_loads(
+            "{\"mountPath\":\"/var/run/secrets/kubernetes.io/serviceaccount\"}", 0, NULL);
+        json_t *elsewhere = json_loads("{\"mountPath\":\"/token\"}", 0, NULL);
+        unsigned all = XP_ISOLATION_NAMESPACES | XP_ISOLATION_CGROUPS;
+
+        (void)state;
+        assert_true(xp_podconfig_sa_volume_skipped(XP_ISOLATION_CGROUPS, sa, at));
+        assert_false(xp_podconfig_sa_volume_skipped(all, sa, at));
+        assert_false(xp_podconfig_sa_volume_skipped(XP_ISOLATION_CGROUPS, own, at));
+        assert_false(xp_podconfig_sa_volume_skipped(XP_ISOLATION_CGROUPS, other, at));
+        assert_false(xp_podconfig_sa_volume_skipped(XP_ISOLATION_CGROUPS, sa, elsewhere));
+        json_decref(sa);
+        json_decref(own);
+        json_decref(other);
+        json_decref(at);
+        json_decref(elsewhere);
+}
+
 static void bad_input_is_refused(void **state)
 {
         static const char *const bad[] = {
@@ -501,6 +528,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
             cmocka_unit_test_setup_teardown(service_account_tokens, setup, teardown),
             cmocka_unit_test(token_renewal),
+            cmocka_unit_test(the_admission_volume_is_skipped_without_namespaces),
             cmocka_unit_test_setup_teardown(downward_files, setup, teardown),
             cmocka_unit_test(atomic_layout),
         };

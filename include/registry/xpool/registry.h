@@ -69,12 +69,41 @@ int xp_registry_namespace_hold(struct xp_registry *registry, const char *ns, str
 /* Ends a hold; ns as given to the hold (NULL: nothing). */
 void xp_registry_namespace_release(struct xp_registry *registry, const char *ns);
 
-/* Whether ServiceAccount name exists in namespace: 0, -ENOENT, or the store's -errno with err
- * set. Read from a cache dropped at every ServiceAccount write (what each pod create asks). */
-int xp_registry_serviceaccount_exists(struct xp_registry *registry,
-                                      const char *namespace,
-                                      const char *name,
-                                      struct xp_error *err);
+/* ServiceAccount name of namespace: 0 with *ret_account (a new reference, not to be modified;
+ * ret_account NULL: only whether it exists), -ENOENT, or the store's -errno with err set. Read
+ * from a cache dropped at every ServiceAccount write (what each pod create asks). */
+int xp_registry_serviceaccount_get(struct xp_registry *registry,
+                                   const char *namespace,
+                                   const char *name,
+                                   json_t **ret_account,
+                                   struct xp_error *err);
+/* ---- what a new pod gets from its ServiceAccount (serviceaccount_mount.c) ------------------ */
+
+/* The volume kube-apiserver's ServiceAccount admission adds (its name's prefix), and its mount. */
+#define XP_SERVICEACCOUNT_VOLUME_PREFIX "kube-api-access-"
+#define XP_SERVICEACCOUNT_MOUNT_PATH    "/var/run/secrets/kubernetes.io/serviceaccount"
+/* Whether the pod gets the token volume: its automountServiceAccountToken when set, else its
+ * account's (account NULL: none), else true. */
+bool xp_serviceaccount_automount(const json_t *pod, const json_t *account);
+/*
+ * Mounts the pod's kube-api-access-* volume (its first; none: one named new_name, added when a
+ * container needs it) read-only at XP_SERVICEACCOUNT_MOUNT_PATH in each init and app container
+ * that has nothing mounted there. The volume projects a token of 3607 s (path token), the
+ * ConfigMap kube-root-ca.crt's ca.crt when with_ca, and the namespace (downwardAPI), mode 420.
+ * A spec of the wrong shape is left alone for validation. 0 or -ENOMEM.
+ */
+int xp_serviceaccount_mount(json_t *pod, const char *new_name, bool with_ca);
+/* The account's imagePullSecrets (names only) into a pod that names none: 0 or -ENOMEM. */
+int xp_serviceaccount_pull_secrets(json_t *pod, const json_t *account);
+/* Whether new pods get the token volume (tokens can be signed) and with the CA's source (the
+ * server has a CA, published as kube-root-ca.crt). Set once at start, before any pod create. */
+void xp_registry_serviceaccount_tokens(struct xp_registry *registry, bool tokens, bool root_ca);
+/* All of the above for a new pod (changed in place) of account (NULL: an account that says
+ * nothing, as `default` just made), as the admission does it: 0 or -ENOMEM. */
+int xp_registry_serviceaccount_admit(struct xp_registry *registry,
+                                     json_t *pod,
+                                     const json_t *account);
+
 /* Records a namespace just created as Active, so that holds need not read it. */
 void xp_registry_namespace_created(struct xp_registry *registry, const char *name);
 /* Forgets what is known of a namespace whose object changed: the next hold reads it. */
