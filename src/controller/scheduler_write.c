@@ -341,44 +341,22 @@ static void scheduled_event(const struct bind_job *job,
         };
 }
 
-/*
- * A binding's writes: the failures before it, then the binding with its Scheduled Event in one
- * group of the store's (one transaction, one wait for the disk; the Event only if the binding
- * is written). A pod the loop has no copy of is bound after a read, its Event written after.
- */
-static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
+/* A pod the loop has no copy of: bound after a read, its Event written after. */
+static void run_bind_alone(struct xp_scheduler *s, struct bind_job *job, const char *message)
 {
         struct xp_error err = {0};
-        struct xp_registry_event event;
-        char message[2 * NAME_MAX_LEN + 64];
         json_t *bound = NULL;
 
-        record_failures(s, job->pod, job);
-        scheduled_event(job, message, sizeof message, &event);
-        /* the pod as decided on is the store's at job->version: no read before the write */
-        if (job->pod && job->version)
-                job->result = xp_registry_pod_bind_reported(s->registry,
-                                                            job->pod,
-                                                            job->version,
-                                                            job->node,
-                                                            job->annotations,
-                                                            &event,
-                                                            &bound,
-                                                            &err);
-        else {
-                job->result = xp_registry_pod_bind(s->registry,
-                                                   job->namespace,
-                                                   job->name,
-                                                   job->node,
-                                                   job->annotations,
-                                                   job->version,
-                                                   &bound,
-                                                   &err);
-                if (job->result == 0)
-                        (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
-        }
+        job->result = xp_registry_pod_bind(s->registry,
+                                           job->namespace,
+                                           job->name,
+                                           job->node,
+                                           job->annotations,
+                                           job->version,
+                                           &bound,
+                                           &err);
         if (job->result == 0)
-                xp_debug("sched", "%s", message);
+                (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
         else
                 snprintf(job->message,
                          sizeof job->message,
@@ -387,10 +365,69 @@ static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
         json_decref(bound);
 }
 
+/* What a binding of the group came to. */
+static void bind_result(struct bind_job *job, int r, const struct xp_registry_binding *b)
+{
+        job->result = r < 0 ? r : b->result;
+        if (job->result == 0)
+                xp_debug("sched", "pod %s/%s bound to %s", job->namespace, job->name, job->node);
+        else
+                snprintf(job->message,
+                         sizeof job->message,
+                         "%s",
+                         r >= 0 && b->err.msg[0] ? b->err.msg : strerror(-job->result));
+}
+
+#define SCHEDULED_MESSAGE_MAX (2 * NAME_MAX_LEN + 64)
+
+/*
+ * A group of bindings' writes: the failures before each, then every binding with its Scheduled
+ * Event in one group of the store's (one transaction, one wait for the disk; an Event only if
+ * its binding is written; a binding that fails fails alone). The pod as decided on is the
+ * store's at job->version: no read before the write.
+ */
+static void run_bind_jobs(struct xp_scheduler *s, struct bind_job *head)
+{
+        struct xp_registry_binding *b;
+        struct xp_registry_event *events;
+        char(*messages)[SCHEDULED_MESSAGE_MAX];
+        size_t n = 0, i = 0;
+        int r = -ENOMEM;
+
+        for (struct bind_job *job = head; job; job = job->batched)
+                n++;
+        b = calloc(n, sizeof *b);
+        events = calloc(n, sizeof *events);
+        messages = calloc(n, sizeof *messages);
+        for (struct bind_job *job = head; job && b && events && messages; job = job->batched) {
+                record_failures(s, job->pod, job);
+                scheduled_event(job, messages[i], sizeof messages[i], &events[i]);
+                if (!job->pod || !job->version) {
+                        run_bind_alone(s, job, messages[i]);
+                        continue;
+                }
+                b[i] = (struct xp_registry_binding){.pod = job->pod,
+                                                    .version = job->version,
+                                                    .node = job->node,
+                                                    .annotations = job->annotations,
+                                                    .event = &events[i]};
+                i++;
+        }
+        if (b && events && messages)
+                r = xp_registry_pod_bind_many(s->registry, b, i);
+        i = 0;
+        for (struct bind_job *job = head; job; job = job->batched)
+                if (!b || !events || !messages || (job->pod && job->version))
+                        bind_result(job, r, b ? &b[i++] : NULL);
+        free(b);
+        free(events);
+        free(messages);
+}
+
 static void run_job(struct xp_scheduler *s, struct bind_job *job)
 {
         if (job->node)
-                run_bind_job(s, job);
+                run_bind_jobs(s, job);
         else
                 run_failure_job(s, job);
 }
@@ -406,18 +443,28 @@ static void run_work(void *userdata, void *ctx, struct xp_work *work)
 static void job_done(void *userdata, void *ctx, struct xp_work *work)
 {
         struct xp_scheduler *s = userdata;
-        struct xp_work *head = atomic_load(&s->jobs_done);
+        struct bind_job *job = (struct bind_job *)work, *next;
 
         (void)ctx;
-        do
-                work->next = head;
-        while (!atomic_compare_exchange_weak(&s->jobs_done, &head, work));
+        /* a group's bindings are collected one by one */
+        for (; job; job = next) {
+                struct xp_work *head = atomic_load(&s->jobs_done);
+
+                next = job->batched;
+                job->batched = NULL;
+                do
+                        job->work.next = head;
+                while (!atomic_compare_exchange_weak(&s->jobs_done, &head, &job->work));
+        }
         xp_informer_wake(s->informer);
 }
 
 static void free_work(struct xp_work *work)
 {
-        bind_job_free((struct bind_job *)work);
+        for (struct bind_job *job = (struct bind_job *)work, *next; job; job = next) {
+                next = job->batched;
+                bind_job_free(job);
+        }
 }
 
 static const struct xp_workers_ops bind_workers = {
@@ -426,6 +473,26 @@ static const struct xp_workers_ops bind_workers = {
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 {
         xp_workers_submit(s->workers, &job->work);
+}
+
+void bind_batch_add(struct xp_scheduler *s, struct bind_job *job)
+{
+        if (!s->batch)
+                s->batch_tail = &s->batch;
+        *s->batch_tail = job;
+        s->batch_tail = &job->batched;
+        if (++s->n_batch >= BIND_BATCH_MAX)
+                bind_batch_flush(s);
+}
+
+void bind_batch_flush(struct xp_scheduler *s)
+{
+        struct bind_job *batch = s->batch;
+
+        s->batch = NULL;
+        s->n_batch = 0;
+        if (batch)
+                bind_job_enqueue(s, batch);
 }
 
 struct bind_job *bind_jobs_done(struct xp_scheduler *s)

@@ -70,6 +70,11 @@ json_t *registry_event_new(const struct xp_registry_event *e,
                            const char **ret_ns,
                            char ret_name[static XP_STORE_KEY_MAX + 1]);
 void priority_cache_done(struct xp_registry *registry);
+/* Holds the namespaces a group of writes goes into, at once (namespace.c). */
+void registry_namespaces_hold(struct xp_registry *registry,
+                              const char *const *ns,
+                              size_t n,
+                              bool *ret_active);
 
 /* A quantity written as a JSON string or number; false for anything else (quota.c). */
 struct xp_quantity;
