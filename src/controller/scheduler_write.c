@@ -29,15 +29,11 @@
 
 /* ---- Events --------------------------------------------------------------------------------- */
 
-/* Creates the Event, or adds count to the one already reporting this. */
-static int record_event(struct xp_scheduler *s,
-                        const json_t *pod,
-                        const char *type,
-                        const char *reason,
-                        const char *message,
-                        int64_t count)
+/* The Event about pod the scheduler reports. */
+static struct xp_registry_event event_about(
+    const json_t *pod, const char *type, const char *reason, const char *message, int64_t count)
 {
-        const struct xp_registry_event event = {
+        return (struct xp_registry_event){
             .kind = "Pod",
             .namespace = pod_string(pod, "metadata", "namespace"),
             .name = pod_string(pod, "metadata", "name"),
@@ -49,6 +45,17 @@ static int record_event(struct xp_scheduler *s,
             .message = message,
             .count = count,
         };
+}
+
+/* Creates the Event, or adds count to the one already reporting this. */
+static int record_event(struct xp_scheduler *s,
+                        const json_t *pod,
+                        const char *type,
+                        const char *reason,
+                        const char *message,
+                        int64_t count)
+{
+        const struct xp_registry_event event = event_about(pod, type, reason, message, count);
         struct xp_error err = {0};
         int r;
 
@@ -380,48 +387,63 @@ static void bind_result(struct bind_job *job, int r, const struct xp_registry_bi
 
 #define SCHEDULED_MESSAGE_MAX (2 * NAME_MAX_LEN + 64)
 
+/* One binding of a group, with what it reports. */
+struct bind_slot {
+        struct xp_registry_binding binding;
+        struct xp_registry_event scheduled, failed;
+        char message[SCHEDULED_MESSAGE_MAX];
+};
+
+/* The slot's binding of job; false for a pod the loop has no copy of (bound alone, at once). */
+static bool bind_slot_fill(struct xp_scheduler *s, struct bind_job *job, struct bind_slot *slot)
+{
+        scheduled_event(job, slot->message, sizeof slot->message, &slot->scheduled);
+        if (!job->pod || !job->version) {
+                record_failures(s, job->pod, job);
+                run_bind_alone(s, job, slot->message);
+                return false;
+        }
+        slot->binding = (struct xp_registry_binding){.pod = job->pod,
+                                                     .version = job->version,
+                                                     .node = job->node,
+                                                     .annotations = job->annotations,
+                                                     .event = &slot->scheduled};
+        if (job->event_message) {
+                slot->failed = event_about(
+                    job->pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+                slot->binding.before = &slot->failed;
+        }
+        return true;
+}
+
 /*
- * A group of bindings' writes: the failures before each, then every binding with its Scheduled
- * Event in one group of the store's (one transaction, one wait for the disk; an Event only if
- * its binding is written; a binding that fails fails alone). The pod as decided on is the
- * store's at job->version: no read before the write.
+ * A group of bindings' writes, all in one group of the store's: the FailedScheduling counts of
+ * the failures before each, and every binding with its Scheduled Event (one transaction, one
+ * wait for the disk; an Event only if its binding is written; a binding that fails fails alone).
+ * The pod as decided on is the store's at job->version: no read before the write.
  */
 static void run_bind_jobs(struct xp_scheduler *s, struct bind_job *head)
 {
-        struct xp_registry_binding *b;
-        struct xp_registry_event *events;
-        char(*messages)[SCHEDULED_MESSAGE_MAX];
+        struct xp_registry_binding *b = NULL;
+        struct bind_slot *slots;
         size_t n = 0, i = 0;
         int r = -ENOMEM;
 
         for (struct bind_job *job = head; job; job = job->batched)
                 n++;
+        slots = calloc(n, sizeof *slots);
         b = calloc(n, sizeof *b);
-        events = calloc(n, sizeof *events);
-        messages = calloc(n, sizeof *messages);
-        for (struct bind_job *job = head; job && b && events && messages; job = job->batched) {
-                record_failures(s, job->pod, job);
-                scheduled_event(job, messages[i], sizeof messages[i], &events[i]);
-                if (!job->pod || !job->version) {
-                        run_bind_alone(s, job, messages[i]);
-                        continue;
-                }
-                b[i] = (struct xp_registry_binding){.pod = job->pod,
-                                                    .version = job->version,
-                                                    .node = job->node,
-                                                    .annotations = job->annotations,
-                                                    .event = &events[i]};
-                i++;
-        }
-        if (b && events && messages)
+        for (struct bind_job *job = head; job && slots && b; job = job->batched)
+                if (bind_slot_fill(s, job, &slots[i]))
+                        b[i] = slots[i].binding, i++;
+        if (slots && b)
                 r = xp_registry_pod_bind_many(s->registry, b, i);
         i = 0;
         for (struct bind_job *job = head; job; job = job->batched)
-                if (!b || !events || !messages || (job->pod && job->version))
-                        bind_result(job, r, b ? &b[i++] : NULL);
+                if (!slots || !b || (job->pod && job->version))
+                        bind_result(job, r, slots && b ? &b[i++] : NULL);
+        free(slots);
         free(b);
-        free(events);
-        free(messages);
 }
 
 static void run_job(struct xp_scheduler *s, struct bind_job *job)

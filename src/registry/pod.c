@@ -193,6 +193,9 @@ struct bind_ready {
         const char *event_ns;
         char event_name[XP_STORE_KEY_MAX + 1];
         bool event_held;
+        struct xp_store_group_write before; /* object NULL: none */
+        char before_name[XP_STORE_KEY_MAX + 1];
+        bool before_held;
 };
 
 /* b's pod with the binding in it (r->pod) and its Event (r->event): 0, or b->result's error. */
@@ -219,18 +222,33 @@ bind_ready(const struct xp_registry_binding *b, struct bind_ready *r, struct xp_
         return 0;
 }
 
-/* The group's writes: each ready binding, its Event after it where its namespace is held. */
+/* b's before Event as a write of the group; failing that, it is recorded after the group. */
+static void bind_ready_before(struct xp_registry *registry,
+                              const struct xp_registry_binding *b,
+                              struct bind_ready *r)
+{
+        if (b->before && registry_event_write(registry, b->before, r->before_name, &r->before) < 0)
+                r->before.object = NULL;
+}
+
+/* The group's writes: each binding's before Event, then each ready binding, its Event after it,
+ * the Events where their namespace is held. */
 static size_t bind_writes(struct xp_registry_binding *b,
                           struct bind_ready *ready,
                           size_t n,
                           struct xp_store_group_write *w,
-                          size_t *pod_write)
+                          size_t *pod_write,
+                          size_t *before_write)
 {
         size_t n_w = 0;
 
         for (size_t i = 0; i < n; i++) {
                 const json_t *meta = json_object_get(ready[i].pod, "metadata");
 
+                if (ready[i].before.object && ready[i].before_held) {
+                        before_write[i] = n_w;
+                        w[n_w++] = ready[i].before;
+                }
                 if (b[i].result < 0)
                         continue;
                 pod_write[i] = n_w;
@@ -254,16 +272,20 @@ static size_t bind_writes(struct xp_registry_binding *b,
 /* Holds the Events' namespaces (no Event into one going away: the binding alone). */
 static int bind_hold(struct xp_registry *registry, struct bind_ready *ready, size_t n)
 {
-        _cleanup_free_ const char **ns = calloc(n ? n : 1, sizeof *ns);
-        _cleanup_free_ bool *active = calloc(n ? n : 1, sizeof *active);
+        _cleanup_free_ const char **ns = calloc(2 * n + 1, sizeof *ns);
+        _cleanup_free_ bool *active = calloc(2 * n + 1, sizeof *active);
 
         if (!ns || !active)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                ns[i] = ready[i].event ? ready[i].event_ns : NULL;
-        registry_namespaces_hold(registry, ns, n, active);
-        for (size_t i = 0; i < n; i++)
-                ready[i].event_held = active[i];
+        for (size_t i = 0; i < n; i++) {
+                ns[2 * i] = ready[i].event ? ready[i].event_ns : NULL;
+                ns[2 * i + 1] = ready[i].before.object ? ready[i].before.namespace : NULL;
+        }
+        registry_namespaces_hold(registry, ns, 2 * n, active);
+        for (size_t i = 0; i < n; i++) {
+                ready[i].event_held = active[2 * i];
+                ready[i].before_held = active[2 * i + 1];
+        }
         return 0;
 }
 
@@ -273,13 +295,18 @@ static int bind_results(struct xp_registry *registry,
                         const struct bind_ready *ready,
                         size_t n,
                         const struct xp_store_group_write *w,
-                        const size_t *pod_write)
+                        const size_t *pod_write,
+                        const size_t *before_write)
 {
         int bound = 0;
 
         for (size_t i = 0; i < n; i++) {
                 const struct xp_store_group_write *pod = &w[pod_write[i]];
 
+                /* a before Event that lost a race (or was never written) is recorded now */
+                if (b[i].before && (!ready[i].before.object ||
+                                    (ready[i].before_held && w[before_write[i]].result < 0)))
+                        (void)xp_registry_event_record(registry, b[i].before, NULL);
                 if (b[i].result < 0)
                         continue;
                 b[i].result = pod->result;
@@ -297,8 +324,9 @@ static int bind_results(struct xp_registry *registry,
 int xp_registry_pod_bind_many(struct xp_registry *registry, struct xp_registry_binding *b, size_t n)
 {
         _cleanup_free_ struct bind_ready *ready = calloc(n ? n : 1, sizeof *ready);
-        _cleanup_free_ struct xp_store_group_write *w = calloc(2 * n + 1, sizeof *w);
-        _cleanup_free_ size_t *pod_write = calloc(n ? n : 1, sizeof *pod_write);
+        _cleanup_free_ struct xp_store_group_write *w = calloc(3 * n + 1, sizeof *w);
+        _cleanup_free_ size_t *pod_write = calloc(2 * n + 1, sizeof *pod_write);
+        size_t *before_write = pod_write ? pod_write + n : NULL;
         int r = -ENOMEM;
 
         if (!ready || !w || !pod_write)
@@ -306,20 +334,22 @@ int xp_registry_pod_bind_many(struct xp_registry *registry, struct xp_registry_b
         for (size_t i = 0; i < n; i++) {
                 b[i].err = (struct xp_error){0};
                 b[i].result = bind_ready(&b[i], &ready[i], &b[i].err);
+                bind_ready_before(registry, &b[i], &ready[i]);
         }
         if (bind_hold(registry, ready, n) >= 0) {
                 r = xp_store_write_group(
-                    registry->store, w, bind_writes(b, ready, n, w, pod_write));
+                    registry->store, w, bind_writes(b, ready, n, w, pod_write, before_write));
                 xp_registry_namespace_release(registry, "");
         }
-        /* the Events repeated are counted without the hold: it cannot be taken twice */
+        /* what is recorded again is recorded without the hold: it cannot be taken twice */
         if (r >= 0)
-                r = bind_results(registry, b, ready, n, w, pod_write);
+                r = bind_results(registry, b, ready, n, w, pod_write, before_write);
         for (size_t i = 0; i < n; i++) {
                 if (r >= 0 && b[i].result == 0 && b[i].ret_pod)
                         *b[i].ret_pod = json_incref(ready[i].pod);
                 json_decref(ready[i].pod);
                 json_decref(ready[i].event);
+                json_decref(ready[i].before.object);
         }
         return r;
 }

@@ -285,6 +285,8 @@ static json_t *scheduled_event_of(struct registry_fixture *f,
         return found;
 }
 
+static size_t count_events(struct registry_fixture *f, const char *ns, int64_t *ret_count);
+
 /* One group of bindings: each stands or fails alone, an Event only with its binding, right
  * after it in the store's order. */
 static void bindings_in_one_group(void **state)
@@ -322,6 +324,26 @@ static void bindings_in_one_group(void **state)
                                                     .ret_pod = &bound[i]};
         }
         b[1].version = 999; /* b changed since it was decided on */
+        /* the failures before a binding count in the same group, bound or not: on the Event
+         * already there (a), on a new one (b, whose binding fails) */
+        struct xp_registry_event failed_a = {.kind = "Pod",
+                                             .namespace = "default",
+                                             .name = "a",
+                                             .uid = "u-a",
+                                             .component = "test",
+                                             .type = "Warning",
+                                             .reason = "FailedScheduling",
+                                             .message = "no node",
+                                             .count = 2};
+        struct xp_registry_event failed_b = failed_a;
+        int64_t count;
+
+        failed_b.name = "b";
+        failed_b.uid = "u-b";
+        assert_int_equal(xp_registry_event_record(f->registry, &failed_a, NULL), 1);
+        failed_a.count = 3;
+        b[0].before = &failed_a;
+        b[1].before = &failed_b;
         /* d's namespace does not exist: no Event, the binding alone */
         assert_int_equal(xp_registry_pod_bind_many(f->registry, b, 4), 3);
         assert_int_equal(b[0].result, 0);
@@ -349,6 +371,9 @@ static void bindings_in_one_group(void **state)
                 json_decref(bound[i]);
                 json_decref(pods[i]);
         }
+        /* a's FailedScheduling Event counts 2 + 3, b's new one 2; and the Scheduled two */
+        assert_int_equal(count_events(f, "default", &count), 4);
+        assert_int_equal(count, 5 + 2 + 1 + 1);
         /* bound already: refused alone, as a single binding is */
         pods[0] = stored_pod(f, "default", "a", &version);
         b[0] = (struct xp_registry_binding){.pod = pods[0], .version = version, .node = "n2"};
