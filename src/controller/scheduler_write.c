@@ -286,6 +286,10 @@ void failure_write(struct xp_scheduler *s,
                 return;
         }
         s->inflight++;
+        /* the bindings decided before it go first, as they were decided: a pass's failures
+         * (thousands, when a node came and the waiting pods were released) would otherwise all
+         * be queued ahead of the pass's bindings, and the workers' queue is first in, first out */
+        bind_batch_flush(s);
         bind_job_enqueue(s, job);
 }
 
