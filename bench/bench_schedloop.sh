@@ -24,6 +24,9 @@
 # PROFILE (environment, default the server's own: xpool) is passed as --placement-profile, so the
 # cost of a profile's scores can be compared: PROFILE=spread bench/bench_schedloop.sh build 5000.
 #
+# PERF (environment, a file name): the timed phase is recorded with `perf record -g` on the
+# server into that file, for `perf report -i FILE` (perf's own cost lands in the CPU figure).
+#
 # Prints figures only; asserts nothing. Needs curl, jq and Debian's /usr/bin/python3 (the nodes
 # are created over one keep-alive connection: thousands of curl processes would take minutes).
 set -euo pipefail
@@ -142,6 +145,12 @@ for line in sys.stdin:
 ' "$pods" >"$tmp/bound_at" &
 watcher_pid=$!
 
+perf_pid=
+if [[ -n "${PERF:-}" ]]; then
+  perf record -q -g -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
+  perf_pid=$!
+  sleep 1
+fi
 load start
 cpu0=$(cpu_ticks)
 start=$(date +%s.%N)
@@ -156,6 +165,10 @@ first_at=$(sed -n 1p "$tmp/bound_at")
 done_at=$(sed -n "${pods}p" "$tmp/bound_at")
 [[ -n "$done_at" ]] || { echo "bench_schedloop: not every pod was bound within 600 s" >&2; exit 1; }
 cpu=$(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)
+if [[ -n "$perf_pid" ]]; then
+  kill -INT "$perf_pid" 2>/dev/null || true
+  wait "$perf_pid" 2>/dev/null || true
+fi
 bound=$(curl -sS "${auth[@]}" "$base/api/v1/namespaces/default/pods" |
   jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length')
 if [[ "$mode" == binds ]]; then

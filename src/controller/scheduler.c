@@ -382,7 +382,7 @@ int dispatch(struct xp_scheduler *s,
         s->inflight++;
         if (s->hooks.placed)
                 s->hooks.placed(s->hooks.userdata, p->decoded, placement);
-        bind_job_enqueue(s, job);
+        bind_batch_add(s, job);
         return 0;
 }
 
@@ -709,6 +709,7 @@ static int64_t schedule_pass(struct xp_scheduler *s)
         n = active_pods(s, active, &wake, &released);
         s->pass++;
         order_run(s, active, s->scratch, n);
+        bind_batch_flush(s);
         shapes_forget(s);
         /* only the pods tried can have been dropped */
         for (size_t i = 0; i < n; i++)

@@ -36,6 +36,10 @@
 #define INFLIGHT_MAX 512 /* writes handed to the workers and not yet done */
 /* A pass waits until the workers are down to this many (scheduler.c, scheduler_work()). */
 #define INFLIGHT_RESUME (INFLIGHT_MAX / 2)
+/* A pass's bindings go to the workers in groups of this many, each group one store transaction
+ * (scheduler_write.c): a full pass makes a few, so that the first is written while the pass
+ * goes on. */
+#define BIND_BATCH_MAX 128
 
 /* A pod waiting for a node; allocated one by one so that pointers to it stay valid. */
 struct pending {
@@ -99,6 +103,7 @@ struct bind_job {
         uint64_t version; /* the version the decision was made on */
         int result;       /* xp_registry_pod_bind()'s */
         char message[256];
+        struct bind_job *batched; /* the bindings written in the same group after this one */
 };
 
 struct xp_scheduler {
@@ -110,6 +115,9 @@ struct xp_scheduler {
         /* the jobs the workers finished, newest first: pushed by them, taken by the loop */
         _Atomic(struct xp_work *) jobs_done;
         size_t inflight; /* the loop's count of jobs not yet collected */
+        /* this pass's bindings not yet handed to the workers, in the order decided */
+        struct bind_job *batch, **batch_tail;
+        size_t n_batch;
         struct xp_sched *sched;
         struct queue_ctl *queues; /* queues and preemption (queue_ctl.h) */
         /* Unordered (a pass sorts what it tries); index finds an entry by key, so that a pod
@@ -258,6 +266,10 @@ struct bind_job *bind_jobs_done(struct xp_scheduler *s);
 void bind_job_free(struct bind_job *job);
 /* Hands a job to the workers, or runs it at once when there are none. */
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job);
+/* Adds a binding to the pass's batch (handed on when BIND_BATCH_MAX are there). */
+void bind_batch_add(struct xp_scheduler *s, struct bind_job *job);
+/* Hands the batch to the workers: its bindings and their Events in one group of the store's. */
+void bind_batch_flush(struct xp_scheduler *s);
 
 /*
  * Reads the pod again after a stale write: 1 when still pending (entry refreshed), 0 when it was

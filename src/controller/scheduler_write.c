@@ -29,15 +29,11 @@
 
 /* ---- Events --------------------------------------------------------------------------------- */
 
-/* Creates the Event, or adds count to the one already reporting this. */
-static int record_event(struct xp_scheduler *s,
-                        const json_t *pod,
-                        const char *type,
-                        const char *reason,
-                        const char *message,
-                        int64_t count)
+/* The Event about pod the scheduler reports. */
+static struct xp_registry_event event_about(
+    const json_t *pod, const char *type, const char *reason, const char *message, int64_t count)
 {
-        const struct xp_registry_event event = {
+        return (struct xp_registry_event){
             .kind = "Pod",
             .namespace = pod_string(pod, "metadata", "namespace"),
             .name = pod_string(pod, "metadata", "name"),
@@ -49,6 +45,17 @@ static int record_event(struct xp_scheduler *s,
             .message = message,
             .count = count,
         };
+}
+
+/* Creates the Event, or adds count to the one already reporting this. */
+static int record_event(struct xp_scheduler *s,
+                        const json_t *pod,
+                        const char *type,
+                        const char *reason,
+                        const char *message,
+                        int64_t count)
+{
+        const struct xp_registry_event event = event_about(pod, type, reason, message, count);
         struct xp_error err = {0};
         int r;
 
@@ -279,6 +286,10 @@ void failure_write(struct xp_scheduler *s,
                 return;
         }
         s->inflight++;
+        /* the bindings decided before it go first, as they were decided: a pass's failures
+         * (thousands, when a node came and the waiting pods were released) would otherwise all
+         * be queued ahead of the pass's bindings, and the workers' queue is first in, first out */
+        bind_batch_flush(s);
         bind_job_enqueue(s, job);
 }
 
@@ -341,44 +352,22 @@ static void scheduled_event(const struct bind_job *job,
         };
 }
 
-/*
- * A binding's writes: the failures before it, then the binding with its Scheduled Event in one
- * group of the store's (one transaction, one wait for the disk; the Event only if the binding
- * is written). A pod the loop has no copy of is bound after a read, its Event written after.
- */
-static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
+/* A pod the loop has no copy of: bound after a read, its Event written after. */
+static void run_bind_alone(struct xp_scheduler *s, struct bind_job *job, const char *message)
 {
         struct xp_error err = {0};
-        struct xp_registry_event event;
-        char message[2 * NAME_MAX_LEN + 64];
         json_t *bound = NULL;
 
-        record_failures(s, job->pod, job);
-        scheduled_event(job, message, sizeof message, &event);
-        /* the pod as decided on is the store's at job->version: no read before the write */
-        if (job->pod && job->version)
-                job->result = xp_registry_pod_bind_reported(s->registry,
-                                                            job->pod,
-                                                            job->version,
-                                                            job->node,
-                                                            job->annotations,
-                                                            &event,
-                                                            &bound,
-                                                            &err);
-        else {
-                job->result = xp_registry_pod_bind(s->registry,
-                                                   job->namespace,
-                                                   job->name,
-                                                   job->node,
-                                                   job->annotations,
-                                                   job->version,
-                                                   &bound,
-                                                   &err);
-                if (job->result == 0)
-                        (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
-        }
+        job->result = xp_registry_pod_bind(s->registry,
+                                           job->namespace,
+                                           job->name,
+                                           job->node,
+                                           job->annotations,
+                                           job->version,
+                                           &bound,
+                                           &err);
         if (job->result == 0)
-                xp_debug("sched", "%s", message);
+                (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
         else
                 snprintf(job->message,
                          sizeof job->message,
@@ -387,10 +376,84 @@ static void run_bind_job(struct xp_scheduler *s, struct bind_job *job)
         json_decref(bound);
 }
 
+/* What a binding of the group came to. */
+static void bind_result(struct bind_job *job, int r, const struct xp_registry_binding *b)
+{
+        job->result = r < 0 ? r : b->result;
+        if (job->result == 0)
+                xp_debug("sched", "pod %s/%s bound to %s", job->namespace, job->name, job->node);
+        else
+                snprintf(job->message,
+                         sizeof job->message,
+                         "%s",
+                         r >= 0 && b->err.msg[0] ? b->err.msg : strerror(-job->result));
+}
+
+#define SCHEDULED_MESSAGE_MAX (2 * NAME_MAX_LEN + 64)
+
+/* One binding of a group, with what it reports. */
+struct bind_slot {
+        struct xp_registry_binding binding;
+        struct xp_registry_event scheduled, failed;
+        char message[SCHEDULED_MESSAGE_MAX];
+};
+
+/* The slot's binding of job; false for a pod the loop has no copy of (bound alone, at once). */
+static bool bind_slot_fill(struct xp_scheduler *s, struct bind_job *job, struct bind_slot *slot)
+{
+        scheduled_event(job, slot->message, sizeof slot->message, &slot->scheduled);
+        if (!job->pod || !job->version) {
+                record_failures(s, job->pod, job);
+                run_bind_alone(s, job, slot->message);
+                return false;
+        }
+        slot->binding = (struct xp_registry_binding){.pod = job->pod,
+                                                     .version = job->version,
+                                                     .node = job->node,
+                                                     .annotations = job->annotations,
+                                                     .event = &slot->scheduled};
+        if (job->event_message) {
+                slot->failed = event_about(
+                    job->pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+                slot->binding.before = &slot->failed;
+        }
+        return true;
+}
+
+/*
+ * A group of bindings' writes, all in one group of the store's: the FailedScheduling counts of
+ * the failures before each, and every binding with its Scheduled Event (one transaction, one
+ * wait for the disk; an Event only if its binding is written; a binding that fails fails alone).
+ * The pod as decided on is the store's at job->version: no read before the write.
+ */
+static void run_bind_jobs(struct xp_scheduler *s, struct bind_job *head)
+{
+        struct xp_registry_binding *b = NULL;
+        struct bind_slot *slots;
+        size_t n = 0, i = 0;
+        int r = -ENOMEM;
+
+        for (struct bind_job *job = head; job; job = job->batched)
+                n++;
+        slots = calloc(n, sizeof *slots);
+        b = calloc(n, sizeof *b);
+        for (struct bind_job *job = head; job && slots && b; job = job->batched)
+                if (bind_slot_fill(s, job, &slots[i]))
+                        b[i] = slots[i].binding, i++;
+        if (slots && b)
+                r = xp_registry_pod_bind_many(s->registry, b, i);
+        i = 0;
+        for (struct bind_job *job = head; job; job = job->batched)
+                if (!slots || !b || (job->pod && job->version))
+                        bind_result(job, r, slots && b ? &b[i++] : NULL);
+        free(slots);
+        free(b);
+}
+
 static void run_job(struct xp_scheduler *s, struct bind_job *job)
 {
         if (job->node)
-                run_bind_job(s, job);
+                run_bind_jobs(s, job);
         else
                 run_failure_job(s, job);
 }
@@ -406,18 +469,28 @@ static void run_work(void *userdata, void *ctx, struct xp_work *work)
 static void job_done(void *userdata, void *ctx, struct xp_work *work)
 {
         struct xp_scheduler *s = userdata;
-        struct xp_work *head = atomic_load(&s->jobs_done);
+        struct bind_job *job = (struct bind_job *)work, *next;
 
         (void)ctx;
-        do
-                work->next = head;
-        while (!atomic_compare_exchange_weak(&s->jobs_done, &head, work));
+        /* a group's bindings are collected one by one */
+        for (; job; job = next) {
+                struct xp_work *head = atomic_load(&s->jobs_done);
+
+                next = job->batched;
+                job->batched = NULL;
+                do
+                        job->work.next = head;
+                while (!atomic_compare_exchange_weak(&s->jobs_done, &head, &job->work));
+        }
         xp_informer_wake(s->informer);
 }
 
 static void free_work(struct xp_work *work)
 {
-        bind_job_free((struct bind_job *)work);
+        for (struct bind_job *job = (struct bind_job *)work, *next; job; job = next) {
+                next = job->batched;
+                bind_job_free(job);
+        }
 }
 
 static const struct xp_workers_ops bind_workers = {
@@ -426,6 +499,26 @@ static const struct xp_workers_ops bind_workers = {
 void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job)
 {
         xp_workers_submit(s->workers, &job->work);
+}
+
+void bind_batch_add(struct xp_scheduler *s, struct bind_job *job)
+{
+        if (!s->batch)
+                s->batch_tail = &s->batch;
+        *s->batch_tail = job;
+        s->batch_tail = &job->batched;
+        if (++s->n_batch >= BIND_BATCH_MAX)
+                bind_batch_flush(s);
+}
+
+void bind_batch_flush(struct xp_scheduler *s)
+{
+        struct bind_job *batch = s->batch;
+
+        s->batch = NULL;
+        s->n_batch = 0;
+        if (batch)
+                bind_job_enqueue(s, batch);
 }
 
 struct bind_job *bind_jobs_done(struct xp_scheduler *s)

@@ -126,6 +126,20 @@ static int create_event(struct xp_registry *registry,
         return r < 0 ? r : 1;
 }
 
+/* count more occurrences on event, the last now. 0 or -ENOMEM. */
+static int count_add(json_t *event, int64_t count, const char *now)
+{
+        const json_t *old = json_object_get(event, "count");
+
+        if (json_object_set_new(
+                event,
+                "count",
+                json_integer((json_is_integer(old) ? json_integer_value(old) : 1) + count)) < 0 ||
+            json_object_set_new(event, "lastTimestamp", json_string(now)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* Adds count to the Event as read (at version). */
 static int count_event(struct xp_registry *registry,
                        json_t *event,
@@ -134,17 +148,12 @@ static int count_event(struct xp_registry *registry,
                        const char *now,
                        struct xp_error *err)
 {
-        const json_t *old = json_object_get(event, "count");
         const char *ns =
             json_string_value(json_object_get(json_object_get(event, "metadata"), "namespace"));
         const char *name =
             json_string_value(json_object_get(json_object_get(event, "metadata"), "name"));
 
-        if (json_object_set_new(
-                event,
-                "count",
-                json_integer((json_is_integer(old) ? json_integer_value(old) : 1) + count)) < 0 ||
-            json_object_set_new(event, "lastTimestamp", json_string(now)) < 0)
+        if (count_add(event, count, now) < 0)
                 return -ENOMEM;
         return xp_store_update(registry->store,
                                "events",
@@ -192,4 +201,38 @@ int xp_registry_event_record(struct xp_registry *registry,
                 r = r < 0 ? r : 1;
         }
         return r;
+}
+
+int registry_event_write(struct xp_registry *registry,
+                         const struct xp_registry_event *e,
+                         char name[static XP_STORE_KEY_MAX + 1],
+                         struct xp_store_group_write *ret)
+{
+        const char *ns = e->namespace && e->namespace[0] ? e->namespace : "default";
+        int64_t count = e->count > 0 ? e->count : 1;
+        char now[XP_RFC3339_MAX];
+        json_t *event = NULL;
+        uint64_t version = 0;
+        int r;
+
+        event_name(e, name);
+        xp_time_format_rfc3339(time(NULL), now);
+        r = xp_store_get(registry->store, "events", ns, name, &event, &version, NULL);
+        if (r == -ENOENT) {
+                event = new_event(e, ns, name, now);
+                version = 0;
+        } else if (r < 0)
+                return r;
+        else if (count_add(event, count, now) < 0) {
+                json_decref(TAKE_PTR(event));
+        }
+        if (!event)
+                return -ENOMEM;
+        *ret = (struct xp_store_group_write){.update = version != 0,
+                                             .kind = "events",
+                                             .namespace = ns,
+                                             .name = name,
+                                             .expected_version = version,
+                                             .object = event};
+        return 0;
 }

@@ -120,6 +120,25 @@ int xp_registry_namespace_hold(struct xp_registry *registry, const char *ns, str
         return r;
 }
 
+/*
+ * As xp_registry_namespace_hold() for several namespaces at once, which a group of writes into
+ * them needs: the hold's lock prefers writers and cannot be taken twice by one thread, so the
+ * group takes it once. Always held on return (release with any non-NULL ns); ret_active[i] says
+ * whether ns[i] (NULL: never) exists and is Active.
+ */
+void registry_namespaces_hold(struct xp_registry *registry,
+                              const char *const *ns,
+                              size_t n,
+                              bool *ret_active)
+{
+        struct namespace_cache *cache = &registry->namespaces;
+
+        pthread_rwlock_rdlock(&cache->lock);
+        for (size_t i = 0; i < n; i++)
+                ret_active[i] = ns[i] && (cache_has(cache, ns[i]) ||
+                                          namespace_active(registry, ns[i], NULL) == 0);
+}
+
 /* ---- deletion ----------------------------------------------------------------------------- */
 
 /*

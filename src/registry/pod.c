@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "registry_internal.h"
 #include "xpool/lifecycle.h"
+#include "xpool/macro.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -184,56 +186,172 @@ int xp_registry_pod_bind_known(struct xp_registry *registry,
         return r;
 }
 
-/*
- * The binding (pod already changed by bind_pod()) and the Event in one group of the store's:
- * one wait for the disk, and the Event only if the binding is written. 0 or the binding's error.
- */
-static int bind_with_event(struct xp_registry *registry,
-                           json_t *pod,
-                           uint64_t version,
-                           const struct xp_registry_event *event,
-                           struct xp_error *err)
-{
-        const json_t *meta = json_object_get(pod, "metadata");
-        char name[XP_STORE_KEY_MAX + 1];
+/* A binding made ready for its group: the pod with it, and the Event's object. */
+struct bind_ready {
+        json_t *pod;
+        json_t *event;
         const char *event_ns;
-        json_t *e = registry_event_new(event, &event_ns, name);
-        struct xp_store_group_write w[2] = {
-            {.update = true,
-             .kind = "pods",
-             .namespace = json_string_value(json_object_get(meta, "namespace")),
-             .name = json_string_value(json_object_get(meta, "name")),
-             .expected_version = version,
-             .object = pod},
-            {.kind = "events",
-             .namespace = event_ns,
-             .name = name,
-             .object = e,
-             .after_previous = true},
-        };
-        bool held;
-        int r;
+        char event_name[XP_STORE_KEY_MAX + 1];
+        bool event_held;
+        struct xp_store_group_write before; /* object NULL: none */
+        char before_name[XP_STORE_KEY_MAX + 1];
+        bool before_held;
+};
 
-        if (!e)
+/* b's pod with the binding in it (r->pod) and its Event (r->event): 0, or b->result's error. */
+static int
+bind_ready(const struct xp_registry_binding *b, struct bind_ready *r, struct xp_error *err)
+{
+        const json_t *meta = json_object_get(b->pod, "metadata");
+        const char *name = json_string_value(json_object_get(meta, "name"));
+        int ret;
+
+        if (!json_string_value(json_object_get(meta, "namespace")) || !name || b->version == 0)
+                return xp_errorf(err, -EINVAL, "bind: a pod with its name and version is required");
+        ret = bind_check(b->pod, name, err);
+        if (ret < 0)
+                return ret;
+        r->pod = json_deep_copy(b->pod);
+        if (!r->pod)
                 return -ENOMEM;
-        /* no Event into a namespace going away: the binding alone */
-        r = xp_registry_namespace_hold(registry, event_ns, NULL);
-        held = r >= 0;
-        r = xp_store_write_group(registry->store, w, held ? 2 : 1);
-        if (held)
-                xp_registry_namespace_release(registry, event_ns);
-        json_decref(e);
-        if (r < 0)
-                return r;
-        if (w[0].result < 0) {
-                if (err)
-                        *err = w[0].err;
-                return w[0].result;
-        }
-        /* the same report made before (a binding redone): counted on the Event, as any repeat */
-        if (held && w[1].result == -EEXIST)
-                (void)xp_registry_event_record(registry, event, NULL);
+        ret = bind_pod(r->pod, b->node, b->annotations);
+        if (ret < 0)
+                return ret;
+        if (b->event && !(r->event = registry_event_new(b->event, &r->event_ns, r->event_name)))
+                return -ENOMEM;
         return 0;
+}
+
+/* b's before Event as a write of the group; failing that, it is recorded after the group. */
+static void bind_ready_before(struct xp_registry *registry,
+                              const struct xp_registry_binding *b,
+                              struct bind_ready *r)
+{
+        if (b->before && registry_event_write(registry, b->before, r->before_name, &r->before) < 0)
+                r->before.object = NULL;
+}
+
+/* The group's writes: each binding's before Event, then each ready binding, its Event after it,
+ * the Events where their namespace is held. */
+static size_t bind_writes(struct xp_registry_binding *b,
+                          struct bind_ready *ready,
+                          size_t n,
+                          struct xp_store_group_write *w,
+                          size_t *pod_write,
+                          size_t *before_write)
+{
+        size_t n_w = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const json_t *meta = json_object_get(ready[i].pod, "metadata");
+
+                if (ready[i].before.object && ready[i].before_held) {
+                        before_write[i] = n_w;
+                        w[n_w++] = ready[i].before;
+                }
+                if (b[i].result < 0)
+                        continue;
+                pod_write[i] = n_w;
+                w[n_w++] = (struct xp_store_group_write){
+                    .update = true,
+                    .kind = "pods",
+                    .namespace = json_string_value(json_object_get(meta, "namespace")),
+                    .name = json_string_value(json_object_get(meta, "name")),
+                    .expected_version = b[i].version,
+                    .object = ready[i].pod};
+                if (ready[i].event && ready[i].event_held)
+                        w[n_w++] = (struct xp_store_group_write){.kind = "events",
+                                                                 .namespace = ready[i].event_ns,
+                                                                 .name = ready[i].event_name,
+                                                                 .object = ready[i].event,
+                                                                 .after_previous = true};
+        }
+        return n_w;
+}
+
+/* Holds the Events' namespaces (no Event into one going away: the binding alone). */
+static int bind_hold(struct xp_registry *registry, struct bind_ready *ready, size_t n)
+{
+        _cleanup_free_ const char **ns = calloc(2 * n + 1, sizeof *ns);
+        _cleanup_free_ bool *active = calloc(2 * n + 1, sizeof *active);
+
+        if (!ns || !active)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                ns[2 * i] = ready[i].event ? ready[i].event_ns : NULL;
+                ns[2 * i + 1] = ready[i].before.object ? ready[i].before.namespace : NULL;
+        }
+        registry_namespaces_hold(registry, ns, 2 * n, active);
+        for (size_t i = 0; i < n; i++) {
+                ready[i].event_held = active[2 * i];
+                ready[i].before_held = active[2 * i + 1];
+        }
+        return 0;
+}
+
+/* Each binding's result from its writes; an Event already there (a binding redone) counted. */
+static int bind_results(struct xp_registry *registry,
+                        struct xp_registry_binding *b,
+                        const struct bind_ready *ready,
+                        size_t n,
+                        const struct xp_store_group_write *w,
+                        const size_t *pod_write,
+                        const size_t *before_write)
+{
+        int bound = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const struct xp_store_group_write *pod = &w[pod_write[i]];
+
+                /* a before Event that lost a race (or was never written) is recorded now */
+                if (b[i].before && (!ready[i].before.object ||
+                                    (ready[i].before_held && w[before_write[i]].result < 0)))
+                        (void)xp_registry_event_record(registry, b[i].before, NULL);
+                if (b[i].result < 0)
+                        continue;
+                b[i].result = pod->result;
+                if (pod->result < 0) {
+                        b[i].err = pod->err;
+                        continue;
+                }
+                bound++;
+                if (ready[i].event && ready[i].event_held && pod[1].result == -EEXIST)
+                        (void)xp_registry_event_record(registry, b[i].event, NULL);
+        }
+        return bound;
+}
+
+int xp_registry_pod_bind_many(struct xp_registry *registry, struct xp_registry_binding *b, size_t n)
+{
+        _cleanup_free_ struct bind_ready *ready = calloc(n ? n : 1, sizeof *ready);
+        _cleanup_free_ struct xp_store_group_write *w = calloc(3 * n + 1, sizeof *w);
+        _cleanup_free_ size_t *pod_write = calloc(2 * n + 1, sizeof *pod_write);
+        size_t *before_write = pod_write ? pod_write + n : NULL;
+        int r = -ENOMEM;
+
+        if (!ready || !w || !pod_write)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                b[i].err = (struct xp_error){0};
+                b[i].result = bind_ready(&b[i], &ready[i], &b[i].err);
+                bind_ready_before(registry, &b[i], &ready[i]);
+        }
+        if (bind_hold(registry, ready, n) >= 0) {
+                r = xp_store_write_group(
+                    registry->store, w, bind_writes(b, ready, n, w, pod_write, before_write));
+                xp_registry_namespace_release(registry, "");
+        }
+        /* what is recorded again is recorded without the hold: it cannot be taken twice */
+        if (r >= 0)
+                r = bind_results(registry, b, ready, n, w, pod_write, before_write);
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0 && b[i].result == 0 && b[i].ret_pod)
+                        *b[i].ret_pod = json_incref(ready[i].pod);
+                json_decref(ready[i].pod);
+                json_decref(ready[i].event);
+                json_decref(ready[i].before.object);
+        }
+        return r;
 }
 
 int xp_registry_pod_bind_reported(struct xp_registry *registry,
@@ -245,26 +363,19 @@ int xp_registry_pod_bind_reported(struct xp_registry *registry,
                                   json_t **ret_pod,
                                   struct xp_error *err)
 {
-        const json_t *meta = json_object_get(pod, "metadata");
-        const char *name = json_string_value(json_object_get(meta, "name"));
-        json_t *copy;
-        int r;
+        struct xp_registry_binding b = {.pod = pod,
+                                        .version = version,
+                                        .node = node,
+                                        .annotations = annotations,
+                                        .event = event,
+                                        .ret_pod = ret_pod};
+        int r = xp_registry_pod_bind_many(registry, &b, 1);
 
-        if (!json_string_value(json_object_get(meta, "namespace")) || !name || version == 0)
-                return xp_errorf(err, -EINVAL, "bind: a pod with its name and version is required");
-        r = bind_check(pod, name, err);
         if (r < 0)
                 return r;
-        copy = json_deep_copy(pod);
-        if (!copy)
-                return -ENOMEM;
-        r = bind_pod(copy, node, annotations);
-        if (r == 0)
-                r = bind_with_event(registry, copy, version, event, err);
-        if (r == 0 && ret_pod)
-                *ret_pod = json_incref(copy);
-        json_decref(copy);
-        return r;
+        if (b.result < 0 && err)
+                *err = b.err;
+        return b.result;
 }
 
 /* ---- graceful deletion -------------------------------------------------------------------- */

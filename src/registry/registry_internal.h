@@ -72,6 +72,20 @@ json_t *registry_event_new(const struct xp_registry_event *e,
                            const char **ret_ns,
                            char ret_name[static XP_STORE_KEY_MAX + 1]);
 void priority_cache_done(struct xp_registry *registry);
+/*
+ * The write that records e in a group of writes (event.c): the Event there (named into name)
+ * read and counted on, or a new one. 0 with ret's object a new reference, the store's -errno.
+ * A write that loses a race fails alone; xp_registry_event_record() then records it.
+ */
+int registry_event_write(struct xp_registry *registry,
+                         const struct xp_registry_event *e,
+                         char name[static XP_STORE_KEY_MAX + 1],
+                         struct xp_store_group_write *ret);
+/* Holds the namespaces a group of writes goes into, at once (namespace.c). */
+void registry_namespaces_hold(struct xp_registry *registry,
+                              const char *const *ns,
+                              size_t n,
+                              bool *ret_active);
 
 /* A quantity written as a JSON string or number; false for anything else (quota.c). */
 struct xp_quantity;

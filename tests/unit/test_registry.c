@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "registry_fixture.h"
+#include "xpool/strutil.h"
 
 static int setup(void **state)
 {
@@ -253,6 +254,135 @@ static void binding(void **state)
         json_decref(annotations);
 }
 
+/* The pod as stored, with its version. */
+static json_t *stored_pod(struct registry_fixture *f, const char *ns, const char *name, uint64_t *v)
+{
+        json_t *pod = NULL;
+
+        assert_int_equal(xp_store_get(f->store, "pods", ns, name, &pod, v, NULL), 0);
+        return pod;
+}
+
+/* The Scheduled Event about pod name in ns, or NULL; its version in *ret_version. */
+static json_t *scheduled_event_of(struct registry_fixture *f,
+                                  const char *ns,
+                                  const char *name,
+                                  uint64_t *ret_version)
+{
+        json_t *items, *item, *found = NULL;
+        uint64_t version;
+        size_t i;
+
+        assert_int_equal(xp_store_list(f->store, "events", ns, &items, &version, NULL), 0);
+        json_array_foreach(
+            items, i, item) if (xp_streq0(str_at(item, "involvedObject", "name"), name) &&
+                                xp_streq0(json_string_value(json_object_get(item, "reason")),
+                                          "Scheduled")) found = json_incref(item);
+        json_decref(items);
+        if (found)
+                assert_true(xp_registry_version_parse(str_at(found, "metadata", "resourceVersion"),
+                                                      ret_version));
+        return found;
+}
+
+static size_t count_events(struct registry_fixture *f, const char *ns, int64_t *ret_count);
+
+/* One group of bindings: each stands or fails alone, an Event only with its binding, right
+ * after it in the store's order. */
+static void bindings_in_one_group(void **state)
+{
+        static const char *const names[] = {"a", "b", "c", "d"};
+        static const char *const spaces[] = {"default", "default", "default", "nowhere"};
+        struct registry_fixture *f = *state;
+        struct xp_registry_event events[4];
+        struct xp_registry_binding b[4];
+        json_t *pods[4], *bound[4] = {0}, *event;
+        uint64_t versions[4], version;
+        char text[256];
+
+        for (size_t i = 0; i < 4; i++) {
+                snprintf(text,
+                         sizeof text,
+                         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"u-%s\"},"
+                         "\"spec\":{}}",
+                         names[i],
+                         spaces[i],
+                         names[i]);
+                put(f, "pods", spaces[i], names[i], text);
+                pods[i] = stored_pod(f, spaces[i], names[i], &versions[i]);
+                events[i] = (struct xp_registry_event){.kind = "Pod",
+                                                       .namespace = spaces[i],
+                                                       .name = names[i],
+                                                       .component = "test",
+                                                       .type = "Normal",
+                                                       .reason = "Scheduled",
+                                                       .message = names[i]};
+                b[i] = (struct xp_registry_binding){.pod = pods[i],
+                                                    .version = versions[i],
+                                                    .node = "n1",
+                                                    .event = &events[i],
+                                                    .ret_pod = &bound[i]};
+        }
+        b[1].version = 999; /* b changed since it was decided on */
+        /* the failures before a binding count in the same group, bound or not: on the Event
+         * already there (a), on a new one (b, whose binding fails) */
+        struct xp_registry_event failed_a = {.kind = "Pod",
+                                             .namespace = "default",
+                                             .name = "a",
+                                             .uid = "u-a",
+                                             .component = "test",
+                                             .type = "Warning",
+                                             .reason = "FailedScheduling",
+                                             .message = "no node",
+                                             .count = 2};
+        struct xp_registry_event failed_b = failed_a;
+        int64_t count;
+
+        failed_b.name = "b";
+        failed_b.uid = "u-b";
+        assert_int_equal(xp_registry_event_record(f->registry, &failed_a, NULL), 1);
+        failed_a.count = 3;
+        b[0].before = &failed_a;
+        b[1].before = &failed_b;
+        /* d's namespace does not exist: no Event, the binding alone */
+        assert_int_equal(xp_registry_pod_bind_many(f->registry, b, 4), 3);
+        assert_int_equal(b[0].result, 0);
+        assert_int_equal(b[1].result, -ESTALE);
+        assert_null(bound[1]);
+        assert_int_equal(b[2].result, 0);
+        assert_int_equal(b[3].result, 0);
+        for (size_t i = 0; i < 4; i++) {
+                json_t *pod = stored_pod(f, spaces[i], names[i], &version);
+
+                assert_string_equal(
+                    str_at(pod, "spec", "nodeName") ? str_at(pod, "spec", "nodeName") : "",
+                    i == 1 ? "" : "n1");
+                if (i != 1)
+                        assert_string_equal(str_at(bound[i], "spec", "nodeName"), "n1");
+                event = scheduled_event_of(f, "default", names[i], &versions[i]);
+                if (i == 0 || i == 2) {
+                        /* the Event comes right after its binding: a watch sees that order */
+                        assert_non_null(event);
+                        assert_int_equal(versions[i], version + 1);
+                } else
+                        assert_null(event);
+                json_decref(event);
+                json_decref(pod);
+                json_decref(bound[i]);
+                json_decref(pods[i]);
+        }
+        /* a's FailedScheduling Event counts 2 + 3, b's new one 2; and the Scheduled two */
+        assert_int_equal(count_events(f, "default", &count), 4);
+        assert_int_equal(count, 5 + 2 + 1 + 1);
+        /* bound already: refused alone, as a single binding is */
+        pods[0] = stored_pod(f, "default", "a", &version);
+        b[0] = (struct xp_registry_binding){.pod = pods[0], .version = version, .node = "n2"};
+        assert_int_equal(xp_registry_pod_bind_many(f->registry, b, 1), 0);
+        assert_int_equal(b[0].result, -EALREADY);
+        assert_string_equal(b[0].err.msg, "pod a is already assigned to node \"n1\"");
+        json_decref(pods[0]);
+}
+
 static void graceful_deletion(void **state)
 {
         struct registry_fixture *f = *state;
@@ -410,6 +540,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(create_generates_what_the_server_owns, setup, teardown),
             cmocka_unit_test(update_keeps_what_the_server_owns),
             cmocka_unit_test_setup_teardown(binding, setup, teardown),
+            cmocka_unit_test_setup_teardown(bindings_in_one_group, setup, teardown),
             cmocka_unit_test_setup_teardown(graceful_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(change, setup, teardown),
             cmocka_unit_test_setup_teardown(events_count_repeats, setup, teardown),

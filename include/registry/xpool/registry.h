@@ -264,6 +264,33 @@ int xp_registry_pod_bind_reported(struct xp_registry *registry,
                                   json_t **ret_pod,
                                   struct xp_error *err);
 
+/* One binding of xp_registry_pod_bind_many(). */
+struct xp_registry_binding {
+        const json_t *pod; /* as decided on: the store's at version */
+        uint64_t version;
+        const char *node;
+        const json_t *annotations;
+        const struct xp_registry_event *event; /* reporting it (the Scheduled Event), or NULL */
+        /* recorded in the same group whatever becomes of the binding (the FailedScheduling
+         * count of the failures before it), or NULL */
+        const struct xp_registry_event *before;
+        json_t **ret_pod; /* NULL, or gets the pod as bound */
+        int result;       /* 0 bound, else as xp_registry_pod_bind_reported()'s, with err */
+        struct xp_error err;
+};
+
+/*
+ * As xp_registry_pod_bind_reported() for n bindings at once (a scheduling pass's): the bindings
+ * and their Events share one group of the store's, so one transaction and one wait for the disk
+ * for all, in their order (each Event right after its binding). Each binding succeeds or fails
+ * alone (a stale version, a pod bound or deleted meanwhile: b[i].result), and an Event is
+ * written only with its binding. A before Event that loses a race is recorded after the group.
+ * Returns how many were bound, or -ENOMEM when none was tried.
+ */
+int xp_registry_pod_bind_many(struct xp_registry *registry,
+                              struct xp_registry_binding *b,
+                              size_t n);
+
 /*
  * Whether an update of a pod from old to new (both as they would be stored, with Kubernetes'
  * defaults) keeps to what ValidatePodUpdate allows: only the images, activeDeadlineSeconds (set or
