@@ -61,6 +61,9 @@ struct xp_launch_policy {
         /* why pods cannot get a network of their own on this node (NULL: they can, or every
          * pod is on the node's network by the operator's choice) */
         const char *network_unavailable;
+        /* the API server's URL as the agent reaches it: every container's KUBERNETES_SERVICE_HOST
+         * and _PORT (launch_svcenv.c); NULL: none are set */
+        const char *api_server;
 };
 
 /* What a container that runs from its image runs from (xp_launch_build_image()). */
