@@ -99,7 +99,8 @@ struct xp_launch {
  * Kubernetes), env (spec env + valueFrom fieldRef for metadata.name/namespace/uid, spec.nodeName,
  * status.hostIP, metadata.labels['x'], metadata.annotations['x'] and resourceFieldRef, +
  * xp_devenv_build() of the placement annotation, + XPOOL_POD_NAME/XPOOL_POD_NAMESPACE/
- * XPOOL_POD_UID/XPOOL_NODE_NAME, + PATH/HOME defaults), working dir, user, and limits: cpu millis
+ * XPOOL_POD_UID/XPOOL_NODE_NAME, + PATH/HOME defaults, + the `kubernetes` Service's variables for
+ * policy->api_server), working dir, user, and limits: cpu millis
  * from limits.cpu, memory from limits.memory, pids_max, cpuset from the placement's cpus,
  * restrict_devices with the default device set (null, zero, full, random, urandom, tty, console,
  * ptmx) + the device nodes of the allocated devices + the vendor's shared control nodes of those
