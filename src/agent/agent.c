@@ -160,7 +160,8 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
             (struct xp_launch_policy){.allow_privileged = o->allow_privileged,
                                       .allow_degraded_isolation = o->allow_degraded_isolation,
                                       .default_uid = geteuid(),
-                                      .node_name = a->node_name};
+                                      .node_name = a->node_name,
+                                      .api_server = a->server_url};
         a->isolation.allow_degraded = o->allow_degraded_isolation;
         a->pids_max = o->pids_max ? o->pids_max : 4096;
         a->log_max_bytes = o->log_max_bytes;

@@ -361,8 +361,16 @@ static int build(const struct xp_pod *pod,
         if (r >= 0)
                 r = xp_launch_contain(pod, c, cpath, policy, l, err);
         if (r >= 0)
-                r = launch_env_build(
-                    pod, c, cpath, node, devices ? &pl : NULL, l, image != NULL, &env, err);
+                r = launch_env_build(pod,
+                                     c,
+                                     cpath,
+                                     node,
+                                     devices ? &pl : NULL,
+                                     l,
+                                     image != NULL,
+                                     policy ? policy->api_server : NULL,
+                                     &env,
+                                     err);
         if (r >= 0)
                 r = build_what(pod,
                                c,

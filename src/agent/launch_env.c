@@ -201,7 +201,8 @@ int launch_env_array(const struct env_list *env, char ***ret)
         return 0;
 }
 
-/* The container's environment: xpool's defaults, the devices' variables, then the spec's. */
+/* The container's environment: xpool's defaults, the devices' variables, the `kubernetes`
+ * Service's, then the spec's, which override them and may name them in $(VAR) as the kubelet's. */
 int launch_env_build(const struct xp_pod *pod,
                      const struct xp_container *c,
                      const char *cpath,
@@ -209,6 +210,7 @@ int launch_env_build(const struct xp_pod *pod,
                      const struct xp_placement *devices,
                      const struct xp_launch *l,
                      bool image,
+                     const char *api_server,
                      struct env_list *env,
                      struct xp_error *err)
 {
@@ -245,5 +247,7 @@ int launch_env_build(const struct xp_pod *pod,
                                 return r;
                 }
         }
+        if (api_server && (r = launch_env_add_kubernetes(env, api_server, err)) < 0)
+                return r;
         return add_spec_env(pod, c, cpath, node, env, err);
 }

@@ -30,7 +30,8 @@ char *launch_expand(const char *s, const struct env_list *vars);
 int launch_env_array(const struct env_list *env, char ***ret);
 /*
  * The container's environment: xpool's defaults (PATH and HOME unless it runs from an image),
- * the devices' variables of the placement devices (NULL: none), then the spec's env.
+ * the devices' variables of the placement devices (NULL: none), the `kubernetes` Service's
+ * variables for api_server (the agent's server URL; NULL: none), then the spec's env.
  */
 int launch_env_build(const struct xp_pod *pod,
                      const struct xp_container *c,
@@ -39,8 +40,18 @@ int launch_env_build(const struct xp_pod *pod,
                      const struct xp_placement *devices,
                      const struct xp_launch *l,
                      bool image,
+                     const char *api_server,
                      struct env_list *env,
                      struct xp_error *err);
+
+/* ---- launch_svcenv.c: the `kubernetes` Service's variables -------------------------------- */
+
+/* host (an IPv6 address without its brackets; caller frees) and port (the scheme's default when
+ * the URL names none) of scheme://host[:port][/path]; -EINVAL when url is not one. */
+int launch_api_endpoint(const char *url, char **host, unsigned *port);
+/* KUBERNETES_SERVICE_HOST, _SERVICE_PORT, _SERVICE_PORT_HTTPS, KUBERNETES_PORT and
+ * KUBERNETES_PORT_<port>_TCP(_PROTO, _PORT, _ADDR) for the API server at server_url. */
+int launch_env_add_kubernetes(struct env_list *env, const char *server_url, struct xp_error *err);
 
 /* ---- launch_oci.c: a container that runs from its image ----------------------------------- */
 

@@ -197,9 +197,6 @@ spec:
   - name: c
     image: busybox
     command: ["sh", "$tmp/podcall.sh"]
-    env:
-    - {name: KUBERNETES_SERVICE_HOST, value: "$(sed 's|^https://||; s|:[0-9]*$||' <<<"$server")"}
-    - {name: KUBERNETES_SERVICE_PORT, value: "${server##*:}"}
     volumeMounts:
     - {name: sa, mountPath: $mnt/sa, readOnly: true}
   volumes:
@@ -294,15 +291,18 @@ try:
 except client.ApiException as e:
     print("py pods", e.status)
 PY
+port=${server##*:}
 cat >"$tmp/auto.sh" <<SH
 d=$sa
+echo "svc \$KUBERNETES_SERVICE_HOST \$KUBERNETES_SERVICE_PORT \$KUBERNETES_SERVICE_PORT_HTTPS \$KUBERNETES_PORT \$KUBERNETES_PORT_${port}_TCP \$KUBERNETES_PORT_${port}_TCP_PROTO \$KUBERNETES_PORT_${port}_TCP_PORT \$KUBERNETES_PORT_${port}_TCP_ADDR"
 echo "files \$(ls \$d | tr '\n' ' ')"
 echo "pods \$(curl -sS -o /dev/null -w '%{http_code}' --cacert \$d/ca.crt -H "Authorization: Bearer \$(cat \$d/token)" \\
   https://\$KUBERNETES_SERVICE_HOST:\$KUBERNETES_SERVICE_PORT/api/v1/namespaces/\$(cat \$d/namespace)/pods)"
 if /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then /usr/bin/python3 $tmp/incluster2.py; else echo "no Python client"; fi
 exec sleep 60
 SH
-# autopod NAME ACCOUNT [SPEC LINES]: a process pod running auto.sh as ACCOUNT, in-cluster env set
+# autopod NAME ACCOUNT [SPEC LINES]: a process pod running auto.sh as ACCOUNT, with no env of its
+# own: the agent gives it KUBERNETES_SERVICE_HOST and the rest (docs/agent.md, "Environment")
 autopod() {
   cat <<YAML
 apiVersion: v1
@@ -316,9 +316,6 @@ ${3:-}
   - name: c
     image: busybox
     command: ["sh", "$tmp/auto.sh"]
-    env:
-    - {name: KUBERNETES_SERVICE_HOST, value: "$host"}
-    - {name: KUBERNETES_SERVICE_PORT, value: "${server##*:}"}
 ${4:-}
 YAML
 }
@@ -341,12 +338,15 @@ expect_exact "the mount: read-only, named for the volume" "$tmp/out" "{\"mountPa
 want_py="py pods allowed"
 want_py403="py pods 403"
 /usr/bin/python3 -c 'import kubernetes' 2>/dev/null || { echo "SKIP (part): no Python kubernetes client"; want_py="no Python client"; want_py403=$want_py; }
-readerout() { "${k[@]}" logs reader 2>/dev/null | head -3; }
-nobodyout() { "${k[@]}" logs nobody 2>/dev/null | head -3; }
-poll "load_incluster_config with the mounted token: web may list pods" 30 "files ca.crt namespace token 
+readerout() { "${k[@]}" logs reader 2>/dev/null | head -4; }
+nobodyout() { "${k[@]}" logs nobody 2>/dev/null | head -4; }
+svc="svc $host $port $port tcp://$host:$port tcp://$host:$port tcp $port $host"
+poll "the agent's Service variables, and load_incluster_config with the mounted token: web may list pods" 30 "$svc
+files ca.crt namespace token 
 pods 200
 $want_py" readerout
-poll "and plain may not" 30 "files ca.crt namespace token 
+poll "and plain may not" 30 "$svc
+files ca.crt namespace token 
 pods 403
 $want_py403" nobodyout
 sa_after=$(ls -A "$sa" 2>/dev/null || echo none)

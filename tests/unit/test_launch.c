@@ -782,6 +782,85 @@ static void pod_ip(void **state)
         xp_node_free(node);
 }
 
+/* the `kubernetes` Service's variables the kubelet sets, for the agent's server address: the
+ * spec's env overrides them in place and may name them */
+static void service_env(void **state)
+{
+        struct xp_pod *pod = pod_new(
+            "{}",
+            "{'containers':[{'name':'c','command':['env'],'env':["
+            "{'name':'KUBERNETES_SERVICE_PORT','value':'9999'},"
+            "{'name':'URL','value':'https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_PORT_6443_TCP_PORT)'}]}]}");
+        struct xp_launch_policy policy = {.api_server = "https://10.1.2.3:6443"};
+        struct xp_launch *l = NULL;
+        struct xp_error err = {0};
+
+        (void)state;
+        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_strv(l->launch.env + 6,
+                    (const char *[]){"KUBERNETES_SERVICE_HOST=10.1.2.3",
+                                     "KUBERNETES_SERVICE_PORT=9999",
+                                     "KUBERNETES_SERVICE_PORT_HTTPS=6443",
+                                     "KUBERNETES_PORT=tcp://10.1.2.3:6443",
+                                     "KUBERNETES_PORT_6443_TCP=tcp://10.1.2.3:6443",
+                                     "KUBERNETES_PORT_6443_TCP_PROTO=tcp",
+                                     "KUBERNETES_PORT_6443_TCP_PORT=6443",
+                                     "KUBERNETES_PORT_6443_TCP_ADDR=10.1.2.3",
+                                     "URL=https://10.1.2.3:6443",
+                                     NULL});
+        xp_launch_free(l);
+
+        /* IPv6: the bare address in HOST and ADDR, in brackets in the tcp:// links */
+        policy.api_server = "https://[fd00::1]/prefix";
+        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(l->launch.env[6], "KUBERNETES_SERVICE_HOST=fd00::1");
+        assert_string_equal(l->launch.env[8], "KUBERNETES_SERVICE_PORT_HTTPS=443");
+        assert_string_equal(l->launch.env[9], "KUBERNETES_PORT=tcp://[fd00::1]:443");
+        assert_string_equal(l->launch.env[13], "KUBERNETES_PORT_443_TCP_ADDR=fd00::1");
+        xp_launch_free(l);
+
+        /* a name and no port: the scheme's */
+        policy.api_server = "http://api.example:8080";
+        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(l->launch.env[6], "KUBERNETES_SERVICE_HOST=api.example");
+        assert_string_equal(l->launch.env[10], "KUBERNETES_PORT_8080_TCP=tcp://api.example:8080");
+        xp_launch_free(l);
+
+        /* no server address: none of them */
+        policy.api_server = NULL;
+        if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_strv(l->launch.env + 6,
+                    (const char *[]){
+                        "KUBERNETES_SERVICE_PORT=9999",
+                        "URL=https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_PORT_6443_TCP_PORT)",
+                        NULL});
+        xp_launch_free(l);
+
+        /* an address that is not a URL is refused, saying which */
+        const char *bad[] = {"10.1.2.3:6443",
+                             "https://",
+                             "https://h:0",
+                             "https://h:99999",
+                             "https://h:12x",
+                             "ftp://h",
+                             "https://[::1",
+                             "https://:443"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                policy.api_server = bad[i];
+                err = (struct xp_error){0};
+                assert_int_equal(
+                    xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err),
+                    -EINVAL);
+                assert_non_null(strstr(err.msg, bad[i]));
+                assert_non_null(strstr(err.msg, "not scheme://host[:port]"));
+        }
+        xp_pod_free(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -794,6 +873,7 @@ int main(void)
             cmocka_unit_test(process_volumes),
             cmocka_unit_test(no_devices_container),
             cmocka_unit_test(expansion),
+            cmocka_unit_test(service_env),
             cmocka_unit_test(value_from),
             cmocka_unit_test(errors),
         };
