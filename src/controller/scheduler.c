@@ -301,7 +301,11 @@ static void unschedulable_as(struct xp_scheduler *s,
                              const char *explain,
                              const char *known_text)
 {
-        bool repeat = xp_streq0(p->message, message);
+        int64_t now = xp_clock_monotonic_ms(s->clock);
+        /* the same reasons with another count of nodes count as a repeat of the message said
+         * until it is REASONS_REFRESH_MS old (scheduler_reasons.c) */
+        bool repeat = xp_streq0(p->message, message) || (now - p->message_ms < REASONS_REFRESH_MS &&
+                                                         reasons_same(p->message, message));
 
         p->waiting = true;
         backoff(s, p);
@@ -324,11 +328,12 @@ static void unschedulable_as(struct xp_scheduler *s,
                 failure_write(s, p, NULL, true); /* the old message's count */
                 free(p->message);
                 p->message = copy;
+                p->message_ms = now;
                 free(p->explain);
                 p->explain = text;
         }
         p->failures_unwritten++;
-        failure_write(s, p, message, !repeat);
+        failure_write(s, p, p->message, !repeat);
 }
 
 void unschedulable(struct xp_scheduler *s,
