@@ -469,14 +469,21 @@ static void same_reasons_written_once_per_period(void **state)
         assert_string_equal(after, before);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 2);
 
-        /* t = 15 s: the message said at 3 s is REASONS_REFRESH_MS old: the count is brought up to
+        /* t = 15 s: the message said at 3 s is REASONS_REFRESH_MS old: the pod is tried again
+         * without a cluster event (once its backoff of 8 s ends) and the count brought up to
          * date, in the status and a new Event (the old one counting its repeats) */
-        big_retried_with_node(f, "n5", 8 * BACKOFF_INITIAL_MS, 5);
+        f->base.now_ms += 8 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 5);
         expect_scheduled(f,
                          "big",
-                         "False Unschedulable 0/5 nodes are available: 1 node(s) were "
-                         "unschedulable, 4 Insufficient cpu.");
+                         "False Unschedulable 0/4 nodes are available: 1 node(s) were "
+                         "unschedulable, 3 Insufficient cpu.");
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 3);
+        /* said: nothing more to try without a cluster event */
+        f->base.now_ms += 2 * REASONS_REFRESH_MS;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 5);
 }
 
 /* Node n1 with 4 CPUs, 3 of them taken by the pod "first". */
