@@ -293,6 +293,13 @@ static char *explain_join(const char *message, const char *prefix, const char *w
         return text;
 }
 
+/* Tries p again at the latest at ms, even without a cluster event. */
+static void retry_by(struct pending *p, int64_t ms)
+{
+        if (p->retry_at_ms == 0 || p->retry_at_ms > ms)
+                p->retry_at_ms = ms;
+}
+
 /* As unschedulable(); text, when given, is the Event's explanation already made (a pod of the
  * same shape's), so the nodes are not visited again. */
 static void unschedulable_as(struct xp_scheduler *s,
@@ -301,7 +308,11 @@ static void unschedulable_as(struct xp_scheduler *s,
                              const char *explain,
                              const char *known_text)
 {
-        bool repeat = xp_streq0(p->message, message);
+        int64_t now = xp_clock_monotonic_ms(s->clock);
+        /* the same reasons with another count of nodes count as a repeat of the message said
+         * until it is REASONS_REFRESH_MS old (scheduler_reasons.c) */
+        bool repeat = xp_streq0(p->message, message) || (now - p->message_ms < REASONS_REFRESH_MS &&
+                                                         reasons_same(p->message, message));
 
         p->waiting = true;
         backoff(s, p);
@@ -324,11 +335,15 @@ static void unschedulable_as(struct xp_scheduler *s,
                 failure_write(s, p, NULL, true); /* the old message's count */
                 free(p->message);
                 p->message = copy;
+                p->message_ms = now;
                 free(p->explain);
                 p->explain = text;
-        }
+        } else if (!xp_streq0(p->message, message))
+                /* said late rather than never: with no cluster event after this one the pod
+                 * would not be tried again, and its status would keep the old count */
+                retry_by(p, p->message_ms + REASONS_REFRESH_MS);
         p->failures_unwritten++;
-        failure_write(s, p, message, !repeat);
+        failure_write(s, p, p->message, !repeat);
 }
 
 void unschedulable(struct xp_scheduler *s,

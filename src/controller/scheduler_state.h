@@ -28,6 +28,11 @@
  * row, at most 10 s (podInitialBackoffSeconds, podMaxBackoffSeconds). */
 #define BACKOFF_INITIAL_MS 1000
 #define BACKOFF_MAX_MS     10000
+/* A pod that fails again for the same reasons (reasons_same()) with another count of nodes keeps
+ * the status and Event message said until it is this old (its backoff's longest): the count in
+ * them is at most that stale, and a pass over thousands of waiting pods after each added node
+ * does not rewrite every one of them. */
+#define REASONS_REFRESH_MS BACKOFF_MAX_MS
 #define EVENT_MESSAGE_MAX  1024 /* an Event's message is cut there, as kube's recorder cuts it */
 #define EVENT_INTERVAL_MS  2000 /* repeated failures update their Event at most this often, */
 #define EVENT_INTERVAL_MAX_MS                                                                      \
@@ -86,6 +91,7 @@ struct pending {
         uint64_t said_version;
         int64_t event_written_ms;
         int64_t event_interval_ms; /* until its Event's next update is due; 0: EVENT_INTERVAL_MS */
+        int64_t message_ms;        /* when message was said (its status and Event written) */
 };
 
 /*
@@ -182,6 +188,10 @@ int pending_upsert(
 void pending_delete(struct xp_scheduler *s, struct pending *p);
 void pending_remove(struct xp_scheduler *s, const char *ns, const char *name);
 void pending_clear(struct xp_scheduler *s);
+
+/* Two failures' messages give the same reasons, whatever their counts of nodes
+ * (scheduler_reasons.c). */
+bool reasons_same(const char *a, const char *b);
 
 /* Reads the pod's gang into p (after its JSON or its group changed). -ENOMEM. */
 int pending_gang_read(struct xp_scheduler *s, struct pending *p);

@@ -22,6 +22,7 @@
 #define EVENT_INTERVAL_MS  2000  /* and repeated failures update their Event this often */
 #define BACKOFF_INITIAL_MS 1000  /* a pod that failed is not tried again sooner, ... */
 #define BACKOFF_MAX_MS     10000 /* ... doubled per failure in a row up to this */
+#define REASONS_REFRESH_MS 10000 /* a message with the same reasons is written again after */
 
 static int setup(void **state)
 {
@@ -391,6 +392,100 @@ static void backoff_doubles_to_ten_seconds(void **state)
         assert_int_equal(unschedulable_attempts(f), 7);
 }
 
+/* A cordoned node with 4 CPUs. */
+static void put_cordoned_node(struct fixture *f, const char *name)
+{
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"},"
+            "\"spec\":{\"unschedulable\":true},"
+            "\"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+            name);
+}
+
+/* The pod's resourceVersion: it changes with every write of the pod. */
+static void pod_version(struct fixture *f, const char *name, char buf[static 32])
+{
+        json_t *pod = get_pod(f, name);
+
+        snprintf(buf,
+                 32,
+                 "%s",
+                 json_string_value(
+                     json_object_get(json_object_get(pod, "metadata"), "resourceVersion")));
+        json_decref(pod);
+}
+
+/* Adds a node of 4 CPUs after ms, when "big" is tried again: its attempts are then n. */
+static void big_retried_with_node(struct fixture *f, const char *node, int64_t ms, uint64_t n)
+{
+        put_node(f, node, "4", "a");
+        f->base.now_ms += ms;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), n);
+}
+
+/* Nodes added one by one change the message's count of nodes, not its reasons: the pod's status
+ * and Event keep the message said until it is REASONS_REFRESH_MS old; other reasons are written
+ * at once. */
+static void same_reasons_written_once_per_period(void **state)
+{
+        struct fixture *f = *state;
+        char before[32], after[32];
+        int64_t count;
+
+        put_node(f, "n1", "4", "a");
+        put_pod(f, "big", "8", 0); /* t = 0 */
+        step(f);
+        expect_scheduled(
+            f, "big", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+        pod_version(f, "big", before);
+
+        big_retried_with_node(f, "n2", BACKOFF_INITIAL_MS, 2); /* t = 1 s: not written */
+        pod_version(f, "big", after);
+        assert_string_equal(after, before);
+        expect_scheduled(
+            f, "big", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
+
+        put_cordoned_node(f, "n3"); /* t = 3 s: another reason, written at once */
+        f->base.now_ms += 2 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 3);
+        expect_scheduled(f,
+                         "big",
+                         "False Unschedulable 0/3 nodes are available: 1 node(s) were "
+                         "unschedulable, 2 Insufficient cpu.");
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 2);
+        pod_version(f, "big", before);
+
+        big_retried_with_node(f, "n4", 4 * BACKOFF_INITIAL_MS, 4); /* t = 7 s: not written */
+        pod_version(f, "big", after);
+        assert_string_equal(after, before);
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 2);
+
+        /* t = 15 s: the message said at 3 s is REASONS_REFRESH_MS old: the pod is tried again
+         * without a cluster event (once its backoff of 8 s ends) and the count brought up to
+         * date, in the status and a new Event (the old one counting its repeats) */
+        f->base.now_ms += 8 * BACKOFF_INITIAL_MS;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 5);
+        expect_scheduled(f,
+                         "big",
+                         "False Unschedulable 0/4 nodes are available: 1 node(s) were "
+                         "unschedulable, 3 Insufficient cpu.");
+        assert_int_equal(events(f, "big", "FailedScheduling", &count), 3);
+        /* said: nothing more to try without a cluster event */
+        f->base.now_ms += 2 * REASONS_REFRESH_MS;
+        step(f);
+        assert_int_equal(unschedulable_attempts(f), 5);
+}
+
 /* Node n1 with 4 CPUs, 3 of them taken by the pod "first". */
 static void n1_mostly_taken(struct fixture *f)
 {
@@ -745,6 +840,7 @@ int main(void)
                 a_finished_pod_frees_its_capacity_by_priority, setup, teardown),
             cmocka_unit_test_setup_teardown(priority_decides, setup, teardown),
             cmocka_unit_test_setup_teardown(backoff_doubles_to_ten_seconds, setup, teardown),
+            cmocka_unit_test_setup_teardown(same_reasons_written_once_per_period, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_all_or_nothing, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_of_podgroups_and_workloads, setup, teardown),
             cmocka_unit_test_setup_teardown(gangs_of_kubernetes_podgroups, setup, teardown),

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Whether two failures of a pod give the same reasons. Kube-scheduler's message counts the
+ * nodes ("0/3 nodes are available: 1 node(s) didn't match ..., 2 Insufficient cpu."), so it
+ * changes whenever a node comes or goes although nothing changed for the pod: compared as text,
+ * every pass over thousands of waiting pods would rewrite each one's status and start a new
+ * Event. Compared here: the reasons without their counts, in any order (they are sorted as
+ * strings with their counts, so a count going from 9 to 10 can move one).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "scheduler_state.h"
+
+#define REASONS_MAX 32 /* more reasons than this: compared as text */
+
+static const char reasons_prefix[] = " nodes are available: ";
+
+/* The reasons of a FitError's message ("0/N nodes are available: " skipped), or NULL. */
+static const char *reasons_start(const char *message)
+{
+        const char *c = message;
+
+        if (strncmp(c, "0/", 2) != 0)
+                return NULL;
+        c += 2;
+        if (*c < '0' || *c > '9')
+                return NULL;
+        while (*c >= '0' && *c <= '9')
+                c++;
+        if (strncmp(c, reasons_prefix, sizeof reasons_prefix - 1) != 0)
+                return NULL;
+        return c + sizeof reasons_prefix - 1;
+}
+
+struct reason_text {
+        const char *text;
+        size_t len;
+};
+
+/* Splits reasons at ", " into ret without each one's leading count: how many, or -1 when more
+ * than REASONS_MAX. */
+static int reasons_split(const char *reasons, struct reason_text ret[static REASONS_MAX])
+{
+        int n = 0;
+
+        for (const char *c = reasons; c;) {
+                const char *end = strstr(c, ", ");
+                const char *text = c;
+
+                if (n == REASONS_MAX)
+                        return -1;
+                while (*text >= '0' && *text <= '9')
+                        text++;
+                if (text > c && *text == ' ')
+                        text++;
+                else
+                        text = c;
+                ret[n].text = text;
+                ret[n].len = end ? (size_t)(end - text) : strlen(text);
+                if (ret[n].len > 0 && text[ret[n].len - 1] == '.')
+                        ret[n].len--; /* the last one's full stop, wherever it sorted */
+                n++;
+                c = end ? end + 2 : NULL;
+        }
+        return n;
+}
+
+bool reasons_same(const char *a, const char *b)
+{
+        struct reason_text ra[REASONS_MAX], rb[REASONS_MAX];
+        bool used[REASONS_MAX] = {false};
+        const char *sa, *sb;
+        int na, nb;
+
+        if (!a || !b)
+                return a == b;
+        sa = reasons_start(a);
+        sb = reasons_start(b);
+        if (!sa || !sb)
+                return strcmp(a, b) == 0;
+        na = reasons_split(sa, ra);
+        nb = reasons_split(sb, rb);
+        if (na < 0 || nb < 0)
+                return strcmp(a, b) == 0;
+        if (na != nb)
+                return false;
+        for (int i = 0; i < na; i++) {
+                int j = 0;
+
+                while (j < nb && (used[j] || rb[j].len != ra[i].len ||
+                                  memcmp(rb[j].text, ra[i].text, ra[i].len) != 0))
+                        j++;
+                if (j == nb)
+                        return false;
+                used[j] = true;
+        }
+        return true;
+}
