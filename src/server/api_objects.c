@@ -1174,21 +1174,21 @@ static int patch_apply(const struct request *req,
                        struct reply *ret)
 {
         struct xp_error err = {0};
-        json_t *patched = NULL;
-        int r;
+        /* the patch is in the version it was sent through */
+        json_t *patched = NULL, *shown = json_incref((json_t *)stored);
+        int r = shown_as(kind, &shown);
 
-        if (type == XP_PATCH_APPLY)
-                return apply_patch(req, kind, stored, patch, ret_patched, ret);
-        if (kind->answer_as) { /* the patch is in the version it was sent through */
-                json_t *shown = json_incref((json_t *)stored);
-
-                r = shown_as(kind, &shown);
-                if (r >= 0)
-                        r = xp_patch_apply_sharing(type, kind->kind, shown, patch, &patched, &err);
+        if (r < 0) {
                 json_decref(shown);
-        } else {
-                r = xp_patch_apply_sharing(type, kind->kind, stored, patch, &patched, &err);
+                return r;
         }
+        if (type == XP_PATCH_APPLY)
+                r = apply_patch(req, kind, shown, patch, ret_patched, ret);
+        else
+                r = xp_patch_apply_sharing(type, kind->kind, shown, patch, &patched, &err);
+        json_decref(shown);
+        if (type == XP_PATCH_APPLY)
+                return r;
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

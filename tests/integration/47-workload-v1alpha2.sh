@@ -96,6 +96,13 @@ check "the controllerRef is immutable" 1 kubectl patch workload train --type=mer
 check "a label may change" 0 kubectl label workload train team=a
 check "the label is kept" 0 kubectl get workload train -o jsonpath='{.metadata.labels.team} {.spec.podGroupTemplates[0].schedulingPolicy.gang.minCount}'
 expect_exact "label set, spec unchanged" "$tmp/out" "a 3"
+sed 's/metadata: {name: train}/metadata: {name: train, labels: {team: b}}/' "$tmp/wl.yaml" >"$tmp/ssa.yaml"
+check "server-side apply in v1alpha2" 0 kubectl apply --server-side --force-conflicts -f "$tmp/ssa.yaml"
+check "the applied label is kept" 0 kubectl get workload train -o jsonpath='{.metadata.labels.team} {.spec.podGroupTemplates[1].schedulingPolicy}'
+expect_exact "label applied, spec unchanged" "$tmp/out" 'b {"basic":{}}'
+sed 's/minCount: 3/minCount: 6/' "$tmp/ssa.yaml" >"$tmp/ssa-changed.yaml"
+check "server-side apply may not change the spec" 1 kubectl apply --server-side --force-conflicts -f "$tmp/ssa-changed.yaml"
+expect_in "the apply's refusal" "$tmp/err" 'spec: Invalid value: field is immutable'
 
 # ---- a template's gang: pods of a PodGroup made from it wait for minCount -----------------------
 cat >"$tmp/n1.yaml" <<'YAML'
