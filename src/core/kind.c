@@ -172,15 +172,20 @@ const struct xp_kind xp_kind_lease = {
 /* Kubernetes' PodGroup before Volcano's: kubectl takes the group discovery lists first for a
  * plural two groups serve. */
 const struct xp_kind *const xp_kinds[] = {
-    &xp_kind_pod,           &xp_kind_node,           &xp_kind_namespace,
-    &xp_kind_event,         &xp_kind_lease,          &xp_kind_configmap,
-    &xp_kind_secret,        &xp_kind_serviceaccount, &xp_kind_resourcequota,
-    &xp_kind_limitrange,    &xp_kind_workload,       &xp_kind_k8s_podgroup,
-    &xp_kind_podgroup,      &xp_kind_priorityclass,  &xp_kind_queue,
-    &xp_kind_deployment,    &xp_kind_replicaset,     &xp_kind_daemonset,
-    &xp_kind_job,           &xp_kind_cronjob,        &xp_kind_hpa,
-    &xp_kind_pdb,           &xp_kind_service,        &xp_kind_endpoints,
-    &xp_kind_endpointslice, &xp_kind_hpa_v1,         &xp_kind_controllerrevision,
+    &xp_kind_pod,           &xp_kind_node,
+    &xp_kind_namespace,     &xp_kind_event,
+    &xp_kind_lease,         &xp_kind_configmap,
+    &xp_kind_secret,        &xp_kind_serviceaccount,
+    &xp_kind_resourcequota, &xp_kind_limitrange,
+    &xp_kind_workload,      &xp_kind_workload_v1alpha2,
+    &xp_kind_k8s_podgroup,  &xp_kind_podgroup,
+    &xp_kind_priorityclass, &xp_kind_queue,
+    &xp_kind_deployment,    &xp_kind_replicaset,
+    &xp_kind_daemonset,     &xp_kind_job,
+    &xp_kind_cronjob,       &xp_kind_hpa,
+    &xp_kind_pdb,           &xp_kind_service,
+    &xp_kind_endpoints,     &xp_kind_endpointslice,
+    &xp_kind_hpa_v1,        &xp_kind_controllerrevision,
 };
 const size_t xp_kinds_n = XP_ELEMENTSOF(xp_kinds);
 

@@ -4,7 +4,8 @@
  * checked against the v1 type, then converted into autoscaling/v2 as Kubernetes converts it
  * (targetCPUUtilizationPercentage becomes a cpu Resource metric with an averageUtilization
  * target; none gives v2's default of 80%) and decoded on as a v2 document, so one form is stored
- * and the controller reads one. Reads through autoscaling/v1 answer what is stored (v2).
+ * and the controller reads one. What is read or written through autoscaling/v1 is answered in v1
+ * (answer_as: gets, lists and watches convert each object).
  */
 #include <errno.h>
 #include <string.h>

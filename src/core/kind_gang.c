@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind_gang.h"
 #include "schema.h"
 #include "table_internal.h"
 #include "xpool/doc.h"
@@ -18,7 +19,6 @@
 #include "xpool/strutil.h"
 
 #define WORKLOAD_POD_GROUPS_MAX 8 /* Kubernetes' limit on a Workload's podGroups */
-#define GANG_MIN_MAX            10000
 
 /* ---- Workload ------------------------------------------------------------------------------ */
 
@@ -44,13 +44,13 @@ static int pod_group_check(struct xp_decode_ctx *ctx, const json_t *pg, size_t i
                 return 0;
         min = xp_json_int_at(gang, "minCount", 0);
         snprintf(field, sizeof(field), "spec.podGroups[%zu].policy.gang.minCount", i);
-        if (min < 1 || min > GANG_MIN_MAX)
+        if (min < 1 || min > XP_GANG_MIN_MAX)
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      field,
                                      "Invalid value: %lld: must be between 1 and %d",
                                      (long long)min,
-                                     GANG_MIN_MAX);
+                                     XP_GANG_MIN_MAX);
         return 0;
 }
 
@@ -136,7 +136,7 @@ static int workload_row(const json_t *object, time_t now, json_t *cells, json_t 
         return r;
 }
 
-static const struct xp_table_kind workload_table = {
+const struct xp_table_kind xp_table_workload = {
     .kind = "Workload",
     .columns = workload_columns,
     .n_columns = XP_ELEMENTSOF(workload_columns),
@@ -159,7 +159,7 @@ const struct xp_kind xp_kind_workload = {
     .namespaced = true,
     XP_DOC_KIND_OPS(xp_kind_workload),
     .doc_validate = workload_validate,
-    .table = &workload_table,
+    .table = &xp_table_workload,
 };
 
 /* ---- Volcano's PodGroup -------------------------------------------------------------------- */
@@ -170,13 +170,13 @@ podgroup_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const str
         int64_t min = xp_json_int_at(doc->body, "spec.minMember", 0);
 
         (void)old;
-        if (min < 0 || min > GANG_MIN_MAX)
+        if (min < 0 || min > XP_GANG_MIN_MAX)
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      "spec.minMember",
                                      "Invalid value: %lld: must be between 0 and %d",
                                      (long long)min,
-                                     GANG_MIN_MAX);
+                                     XP_GANG_MIN_MAX);
         return 0;
 }
 

@@ -13,37 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kind_gang.h"
 #include "schema.h"
 #include "table_internal.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
 #include "xpool/names.h"
 #include "xpool/strutil.h"
-
-#define GANG_MIN_MAX 10000 /* xpool's largest gang (XP_GANG_MEMBERS_MAX) */
-
-/* A union of which exactly one member is set, in the words of Kubernetes' declarative
- * validation of unions. */
-static int union_check(struct xp_decode_ctx *ctx,
-                       const json_t *object,
-                       const char *field,
-                       const char *const members[],
-                       size_t n,
-                       const char *expected)
-{
-        size_t set = 0;
-
-        for (size_t i = 0; i < n; i++)
-                set += json_object_get(object, members[i]) != NULL;
-        if (set == 1)
-                return 0;
-        return xp_fail_field(ctx,
-                             -EINVAL,
-                             field,
-                             "Invalid value: \"\": must specify %s of: %s",
-                             set ? "exactly one" : "one",
-                             expected);
-}
 
 static int short_name_check(struct xp_decode_ctx *ctx, const json_t *ref, const char *key)
 {
@@ -68,44 +44,12 @@ static int template_ref_check(struct xp_decode_ctx *ctx, const json_t *spec)
 
         if (!ref || json_is_null(ref))
                 return 0;
-        r = union_check(ctx, ref, "spec.podGroupTemplateRef", members, 1, "`workload`");
+        r = xp_gang_union_check(ctx, ref, "spec.podGroupTemplateRef", members, 1, "`workload`");
         if (r < 0)
                 return r;
         workload = json_object_get(ref, "workload");
         r = short_name_check(ctx, workload, "workloadName");
         return r < 0 ? r : short_name_check(ctx, workload, "podGroupTemplateName");
-}
-
-static int policy_check(struct xp_decode_ctx *ctx, const json_t *spec)
-{
-        static const char *const members[] = {"basic", "gang"};
-        const json_t *policy = json_object_get(spec, "schedulingPolicy");
-        const json_t *gang, *min;
-        int r;
-
-        if (!json_is_object(policy))
-                return xp_fail_field(ctx, -EINVAL, "spec.schedulingPolicy", "Required value");
-        r = union_check(ctx, policy, "spec.schedulingPolicy", members, 2, "`basic`, `gang`");
-        if (r < 0 || !(gang = json_object_get(policy, "gang")))
-                return r;
-        min = json_object_get(gang, "minCount");
-        if (!min)
-                return xp_fail_field(
-                    ctx, -EINVAL, "spec.schedulingPolicy.gang.minCount", "Required value");
-        if (json_integer_value(min) < 1)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     "spec.schedulingPolicy.gang.minCount",
-                                     "Invalid value: %lld: must be greater than or equal to 1",
-                                     (long long)json_integer_value(min));
-        if (json_integer_value(min) > GANG_MIN_MAX)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     "spec.schedulingPolicy.gang.minCount",
-                                     "Invalid value: %lld: must be less than or equal to %d",
-                                     (long long)json_integer_value(min),
-                                     GANG_MIN_MAX);
-        return 0;
 }
 
 /* Kubernetes' immutable fields: the stored value must stay (an update may not add one either). */
@@ -132,7 +76,8 @@ podgroup_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const str
 
         if (!json_is_object(spec))
                 return xp_fail_field(ctx, -EINVAL, "spec", "Required value");
-        r = policy_check(ctx, spec);
+        r = xp_gang_policy_check(
+            ctx, json_object_get(spec, "schedulingPolicy"), "spec.schedulingPolicy");
         if (r >= 0)
                 r = template_ref_check(ctx, spec);
         if (r >= 0 && old)

@@ -229,7 +229,7 @@ int list_text(const struct request *req,
 
         *ret_answered = false;
         if (o->limit > 0 || o->continue_token || (o->match == LIST_MATCH_EXACT && o->version) ||
-            request_wants_table(req))
+            request_wants_table(req) || kind->answer_as /* each item converted */)
                 return 1;
         *ret_answered = true;
         r = selectors_parse(req, kind, &labels, &fields, ret);

@@ -188,7 +188,6 @@ static int parse_body(const struct request *req,
         return 1;
 }
 
-/* Decodes and validates: 1 with *ret_object, or 0 with ret filled (422 Invalid). */
 /* The answer to a write through a version other than the stored one (xp_kind.answer_as). */
 static int
 answer_as(struct reply *ret, unsigned code, const struct xp_kind *kind, const json_t *out)
@@ -198,6 +197,24 @@ answer_as(struct reply *ret, unsigned code, const struct xp_kind *kind, const js
 
         return r < 0 ? r : reply_json(ret, code, shown);
 }
+
+/* internal.h */
+int shown_as(const struct xp_kind *kind, json_t **object)
+{
+        json_t *shown = NULL;
+        int r;
+
+        if (!kind->answer_as)
+                return 0;
+        r = kind->answer_as(*object, &shown);
+        if (r < 0)
+                return r;
+        json_decref(*object);
+        *object = shown;
+        return 0;
+}
+
+/* Decodes and validates: 1 with *ret_object, or 0 with ret filled (422 Invalid). */
 
 static int check_object(const struct xp_kind *kind,
                         const json_t *json,
@@ -526,6 +543,11 @@ int handle_get(const struct request *req, const struct route *route, struct repl
                 }
                 return reply_table(req, kind, items, NULL, ret);
         }
+        r = shown_as(kind, &json);
+        if (r < 0) {
+                json_decref(json);
+                return r;
+        }
         return reply_json(ret, 200, json);
 }
 
@@ -621,6 +643,19 @@ int handle_list(const struct request *req, const struct route *route, struct rep
                 /* the Table's ListMeta pages as the list's does */
                 if (r >= 0 && ret->body && json_is_object(json_object_get(ret->body, "metadata")))
                         json_object_set(ret->body, "metadata", meta);
+                json_decref(meta);
+                goto out;
+        }
+        for (size_t i = 0; kind->answer_as && i < json_array_size(page) && r >= 0; i++) {
+                json_t *item = json_incref(json_array_get(page, i));
+
+                r = shown_as(kind, &item);
+                if (r < 0)
+                        json_decref(item);
+                else if (json_array_set_new(page, i, item) < 0)
+                        r = -ENOMEM;
+        }
+        if (r < 0) {
                 json_decref(meta);
                 goto out;
         }
@@ -1139,12 +1174,21 @@ static int patch_apply(const struct request *req,
                        struct reply *ret)
 {
         struct xp_error err = {0};
-        json_t *patched = NULL;
-        int r;
+        /* the patch is in the version it was sent through */
+        json_t *patched = NULL, *shown = json_incref((json_t *)stored);
+        int r = shown_as(kind, &shown);
 
+        if (r < 0) {
+                json_decref(shown);
+                return r;
+        }
         if (type == XP_PATCH_APPLY)
-                return apply_patch(req, kind, stored, patch, ret_patched, ret);
-        r = xp_patch_apply_sharing(type, kind->kind, stored, patch, &patched, &err);
+                r = apply_patch(req, kind, shown, patch, ret_patched, ret);
+        else
+                r = xp_patch_apply_sharing(type, kind->kind, shown, patch, &patched, &err);
+        json_decref(shown);
+        if (type == XP_PATCH_APPLY)
+                return r;
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

@@ -158,6 +158,12 @@ static int emit(struct watch *w, const char *type, const json_t *object)
                 w->headers_sent = true;
         } else {
                 shown = json_incref((json_t *)object);
+                /* a kind served in another version than stored: each object converted */
+                if (w->kind->answer_as && strcmp(type, "ERROR") != 0 &&
+                    strcmp(type, "BOOKMARK") != 0 && shown_as(w->kind, &shown) < 0) {
+                        json_decref(shown);
+                        return -ENOMEM;
+                }
         }
         event = json_pack("{s:s, s:o}", "type", type, "object", shown);
         if (!event)
@@ -184,7 +190,7 @@ static int emit_text(struct watch *w, const char *type, const char *text, size_t
         json_t *object;
         int n, r;
 
-        if (!text_is_ascii(text, len)) {
+        if (!text_is_ascii(text, len) || w->kind->answer_as) {
                 object = json_loadb(text, len, 0, NULL);
                 if (!object)
                         return -ENOMEM;

@@ -562,6 +562,9 @@ const char *api_group_version(const char *group);
  * orders them (GA, beta, alpha): their count, at most max. */
 size_t api_group_versions(const char *group, const char **ret, size_t max);
 bool api_group_has_version(const char *group, const char *version);
+/* A stored object read through kind: *object (owned) replaced by kind's version of it, where
+ * kind is served in another version than stored (xp_kind.answer_as). 0 or -ENOMEM. */
+int shown_as(const struct xp_kind *kind, json_t **object);
 
 /* A subresource of a kind ("pods/status"): the kind it takes and its verbs (NULL-terminated). */
 struct api_subresource {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The scheduling kinds' hooks: PriorityClass and Queue defaults, validation and tables. */
+/* The scheduling kinds' hooks: PriorityClass and Queue defaults, validation and tables; the
+ * gang kinds' validation and Workload's conversion between v1alpha2 and v1alpha1. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,12 +18,11 @@
 #include "xpool/table.h"
 
 /* Decodes text (single quotes for double) as kind: 0 with *ret, or the error's message. */
-static int decode(const struct xp_kind *kind, const char *text, struct xp_doc **ret, char msg[256])
+/* JSON written with single quotes, for readability. */
+static json_t *js(const char *text)
 {
         char *copy = strdup(text);
-        struct xp_error err = {0};
         json_t *json;
-        int r;
 
         for (char *p = copy; *p; p++)
                 if (*p == '\'')
@@ -31,6 +31,15 @@ static int decode(const struct xp_kind *kind, const char *text, struct xp_doc **
         if (!json)
                 fail_msg("bad JSON in the test: %s", copy);
         free(copy);
+        return json;
+}
+
+static int decode(const struct xp_kind *kind, const char *text, struct xp_doc **ret, char msg[256])
+{
+        struct xp_error err = {0};
+        json_t *json = js(text);
+        int r;
+
         r = xp_doc_from_json(kind, json, NULL, XP_DECODE_STRICT, ret, &err);
         snprintf(msg, 256, "%s", err.msg);
         json_decref(json);
@@ -161,12 +170,92 @@ static void podgroup_v1alpha2(void **state)
               "spec.podGroupTemplateRef: Invalid value: \"\": must specify one of: `workload`");
 }
 
+/* Decodes text (single quotes for double) through kind's own decoder (a version that converts):
+ * 0 with *ret, or the error's message in msg. */
+static int
+decode_as(const struct xp_kind *kind, const char *text, struct xp_doc **ret, char msg[256])
+{
+        struct xp_error err = {0};
+        json_t *json = js(text);
+        void *object = NULL;
+        int r;
+
+        r = kind->from_json(json, NULL, XP_DECODE_STRICT, &object, &err);
+        snprintf(msg, 256, "%s", err.msg);
+        json_decref(json);
+        *ret = object;
+        return r;
+}
+
+#define WL2 "'apiVersion':'scheduling.k8s.io/v1alpha2','kind':'Workload','metadata':{'name':'w'}"
+
+static void workload_v1alpha2_refused(const char *spec, const char *message)
+{
+        struct xp_doc *doc = NULL;
+        char text[1024], msg[256];
+
+        snprintf(text, sizeof(text), "{" WL2 ",'spec':%s}", spec);
+        assert_int_equal(decode_as(&xp_kind_workload_v1alpha2, text, &doc, msg), -EINVAL);
+        assert_null(doc);
+        assert_string_equal(msg, message);
+}
+
+/* Written in v1alpha2, stored as v1alpha1 (podGroups, policy), answered in v1alpha2 again. */
+static void workload_v1alpha2(void **state)
+{
+        static const char spec[] = "{'controllerRef':{'kind':'Job','name':'j'},'podGroupTemplates':"
+                                   "[{'name':'workers','schedulingPolicy':{'gang':{'minCount':3}}},"
+                                   "{'name':'driver','schedulingPolicy':{'basic':{}}}]}";
+        struct xp_doc *doc = NULL;
+        json_t *stored = NULL, *shown = NULL, *want;
+        char text[1024], msg[256];
+
+        (void)state;
+        snprintf(text, sizeof(text), "{" WL2 ",'spec':%s}", spec);
+        assert_int_equal(decode_as(&xp_kind_workload_v1alpha2, text, &doc, msg), 0);
+        assert_ptr_equal(doc->kind, &xp_kind_workload);
+        assert_int_equal(xp_json_int_at(json_array_get(xp_json_at(doc->body, "spec.podGroups"), 0),
+                                        "policy.gang.minCount",
+                                        0),
+                         3);
+        assert_null(xp_json_at(doc->body, "spec.podGroupTemplates"));
+        assert_string_equal(xp_json_str_at(doc->body, "spec.controllerRef.name", ""), "j");
+        assert_int_equal(doc->kind->to_json(doc, &stored), 0);
+        assert_string_equal(xp_json_str_at(stored, "apiVersion", ""), "scheduling.k8s.io/v1alpha1");
+        assert_int_equal(xp_kind_workload_v1alpha2.answer_as(stored, &shown), 0);
+        assert_string_equal(xp_json_str_at(shown, "apiVersion", ""), "scheduling.k8s.io/v1alpha2");
+        want = js(text);
+        assert_true(json_equal(json_object_get(shown, "spec"), json_object_get(want, "spec")));
+        json_decref(want);
+        json_decref(shown);
+        json_decref(stored);
+        xp_doc_free(doc);
+
+        workload_v1alpha2_refused("{}", "spec.podGroupTemplates: Required value");
+        workload_v1alpha2_refused(
+            "{'podGroupTemplates':[{'name':'a','schedulingPolicy':{'gang':{'minCount':0}}}]}",
+            "spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than or equal to 1");
+        workload_v1alpha2_refused(
+            "{'podGroupTemplates':[{'name':'a','schedulingPolicy':{}}]}",
+            "spec.podGroupTemplates[0].schedulingPolicy: Invalid value: \"\": must specify one of: `basic`, `gang`");
+        workload_v1alpha2_refused(
+            "{'podGroupTemplates':[{'name':'a','schedulingPolicy':{'basic':{}}},{'name':'a','schedulingPolicy':{'basic':{}}}]}",
+            "spec.podGroupTemplates[1].name: Duplicate value: \"a\"");
+        workload_v1alpha2_refused(
+            "{'podGroupTemplates':[{'name':'a','schedulingPolicy':{'basic':{}}}],'controllerRef':{'name':'j'}}",
+            "spec.controllerRef.kind: Required value");
+        workload_v1alpha2_refused(
+            "{'podGroupTemplates':[{'name':'a','policy':{'basic':{}}}]}",
+            "spec.podGroupTemplates[0].policy: unknown field \"policy\" in PodGroupTemplate");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(priorityclass),
             cmocka_unit_test(queue),
             cmocka_unit_test(podgroup_v1alpha2),
+            cmocka_unit_test(workload_v1alpha2),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

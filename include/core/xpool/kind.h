@@ -108,7 +108,8 @@ struct xp_kind {
         /*
          * A kind served in a second version and stored in another (autoscaling/v1
          * HorizontalPodAutoscaler, stored as v2): the stored object as this version shows it, for
-         * the answer to a write through this version. NULL: answered as stored. -ENOMEM.
+         * the answer to a write, a get, a list's items and a watch's objects through this
+         * version. NULL: answered as stored. -ENOMEM.
          */
         int (*answer_as)(const json_t *stored, json_t **ret);
 };
@@ -138,6 +139,7 @@ extern const struct xp_kind xp_kind_serviceaccount;     /* kind_serviceaccount.c
 extern const struct xp_kind xp_kind_resourcequota;      /* kind_quota.c */
 extern const struct xp_kind xp_kind_limitrange;         /* kind_quota.c */
 extern const struct xp_kind xp_kind_workload;           /* kind_gang.c */
+extern const struct xp_kind xp_kind_workload_v1alpha2;  /* kind_gang_workload.c */
 extern const struct xp_kind xp_kind_podgroup;           /* kind_gang.c */
 extern const struct xp_kind xp_kind_k8s_podgroup;       /* kind_gang_podgroup.c */
 extern const struct xp_kind xp_kind_priorityclass;      /* kind_priorityclass.c */
