@@ -74,7 +74,7 @@ until [[ -n "$url" ]]; do
 done
 port=${url##*:}
 start_agent
-node_ready() { "$xpool" get node n1 -o yaml | grep -q 'reason: AgentReady'; }
+node_ready() { "$xpool" get node n1 -o yaml | grep 'reason: AgentReady' >/dev/null; }
 wait_for "n1 registers Ready" 20 node_ready
 [[ $failures -eq 0 ]] || { tail -n 20 "$tmp/agent.log"; exit 1; }
 

@@ -205,7 +205,7 @@ pod nosecret "$secure/team/ai-framework:2.0" Always
 wait_for "pulled with the pod's imagePullSecret" 30 describe withsecret "Successfully pulled image \"$secure/team/ai-framework:2.0\" in"
 wait_for "refused without one" 30 describe nosecret "Failed to pull image \"$secure/team/ai-framework:2.0\""
 wait_for "the pod with the secret runs to its end" 30 describe withsecret "Completed"
-node_images() { "$xpool" get node img1 -o yaml --server "$url" | grep -A3 "images:" | grep -qF "$plain/ai-framework"; }
+node_images() { "$xpool" get node img1 -o yaml --server "$url" | grep -A3 "images:" | grep -F "$plain/ai-framework" >/dev/null; }
 wait_for "Node status.images" 30 node_images
 kill -TERM "$agent_pid"; wait "$agent_pid" 2>/dev/null || true; agent_pid=
 finish images

@@ -39,7 +39,7 @@ parent_of() { sed -n "s|.*pods' cgroups below /\(xpool/agent-[0-9a-f]*\)\$|\1|p"
 uid_of() { "$xpool" get pod "$1" -o yaml | sed -n 's/^  uid: //p'; }
 phase() { "$xpool" get pod "$1" -o yaml 2>/dev/null | sed -n 's/^  phase: //p'; }
 pod_there() { "$xpool" get pod "$1" >/dev/null 2>&1 && echo there || echo gone; }
-ready() { "$xpool" get node "$1" -o yaml 2>/dev/null | grep -q 'reason: AgentReady' && echo Ready || echo no; }
+ready() { "$xpool" get node "$1" -o yaml 2>/dev/null | grep 'reason: AgentReady' >/dev/null && echo Ready || echo no; }
 # (a zombie is dead: the test's shell reaps its child only when cleaning up)
 alive() { [[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" =~ ^[RSDT]$ ]] && echo alive || echo dead; }
 
