@@ -15,7 +15,6 @@
 #include "table_internal.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
-#include "xpool/names.h"
 #include "xpool/strutil.h"
 
 #define WORKLOAD_POD_GROUPS_MAX 8 /* Kubernetes' limit on a Workload's podGroups */
@@ -27,15 +26,14 @@ static int pod_group_check(struct xp_decode_ctx *ctx, const json_t *pg, size_t i
         const json_t *policy = json_object_get(pg, "policy");
         const json_t *gang = json_object_get(policy, "gang");
         const char *name = json_string_value(json_object_get(pg, "name"));
-        struct xp_error err = {0};
         char field[64];
         int64_t min;
+        int r;
 
         snprintf(field, sizeof(field), "spec.podGroups[%zu].name", i);
-        if (!name || !name[0])
-                return xp_fail_field(ctx, -EINVAL, field, "Required value");
-        if (xp_check_dns1123_label(name, &err) < 0)
-                return xp_fail_field(ctx, -EINVAL, field, "%s", err.msg);
+        r = xp_gang_name_check(ctx, name, field);
+        if (r < 0)
+                return r;
         snprintf(field, sizeof(field), "spec.podGroups[%zu].policy", i);
         if (!!json_object_get(policy, "basic") == !!gang)
                 return xp_fail_field(

@@ -27,6 +27,10 @@ int xp_gang_union_check(struct xp_decode_ctx *ctx,
                         size_t n,
                         const char *expected);
 
+/* A name at field that must be given and be a DNS label (a pod group's, a template's, a
+ * Workload's named by a template reference). 0 or -EINVAL. */
+int xp_gang_name_check(struct xp_decode_ctx *ctx, const char *name, const char *field);
+
 /* A schedulingPolicy at field: required, basic or gang, gang.minCount 1..XP_GANG_MIN_MAX. */
 int xp_gang_policy_check(struct xp_decode_ctx *ctx, const json_t *policy, const char *field);
 

@@ -18,21 +18,15 @@
 #include "table_internal.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
-#include "xpool/names.h"
 #include "xpool/strutil.h"
 
 static int short_name_check(struct xp_decode_ctx *ctx, const json_t *ref, const char *key)
 {
         const char *value = json_string_value(json_object_get(ref, key));
-        struct xp_error err = {0};
         char field[96];
 
         snprintf(field, sizeof(field), "spec.podGroupTemplateRef.workload.%s", key);
-        if (!value || !value[0])
-                return xp_fail_field(ctx, -EINVAL, field, "Required value");
-        if (xp_check_dns1123_label(value, &err) < 0)
-                return xp_fail_field(ctx, -EINVAL, field, "%s", err.msg);
-        return 0;
+        return xp_gang_name_check(ctx, value, field);
 }
 
 static int template_ref_check(struct xp_decode_ctx *ctx, const json_t *spec)

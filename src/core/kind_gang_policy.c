@@ -8,6 +8,18 @@
 
 #include "kind_gang.h"
 #include "schema.h"
+#include "xpool/names.h"
+
+int xp_gang_name_check(struct xp_decode_ctx *ctx, const char *name, const char *field)
+{
+        struct xp_error err = {0};
+
+        if (!name || !name[0])
+                return xp_fail_field(ctx, -EINVAL, field, "Required value");
+        if (xp_check_dns1123_label(name, &err) < 0)
+                return xp_fail_field(ctx, -EINVAL, field, "%s", err.msg);
+        return 0;
+}
 
 int xp_gang_union_check(struct xp_decode_ctx *ctx,
                         const json_t *object,

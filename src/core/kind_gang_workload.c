@@ -18,7 +18,6 @@
 #include "schema.h"
 #include "xpool/doc.h"
 #include "xpool/kind.h"
-#include "xpool/names.h"
 #include "xpool/strutil.h"
 
 #define TEMPLATES_MAX 8 /* Kubernetes' limit on a Workload's podGroupTemplates */
@@ -85,14 +84,13 @@ static int template_check(struct xp_decode_ctx *ctx, const json_t *templates, si
 {
         const json_t *template = json_array_get(templates, i);
         const char *name = xp_json_str_at(template, "name", NULL);
-        struct xp_error err = {0};
         char field[96];
+        int r;
 
         snprintf(field, sizeof(field), "spec.podGroupTemplates[%zu].name", i);
-        if (!name || !name[0])
-                return xp_fail_field(ctx, -EINVAL, field, "Required value");
-        if (xp_check_dns1123_label(name, &err) < 0)
-                return xp_fail_field(ctx, -EINVAL, field, "%s", err.msg);
+        r = xp_gang_name_check(ctx, name, field);
+        if (r < 0)
+                return r;
         for (size_t k = 0; k < i; k++)
                 if (xp_streq0(xp_json_str_at(json_array_get(templates, k), "name", NULL), name))
                         return xp_fail_field(ctx, -EINVAL, field, "Duplicate value: \"%s\"", name);
