@@ -310,14 +310,18 @@ static void xpool_prefers_a_used_node_unless_pods_are_bound_to_models(void **sta
 /*
  * Where a pod of cpu cores and gpu goes under xpool between two idle nodes of 4 GPUs, `rich`
  * with 64 cores and the other with 16. The workload's GPU pods ask 4 cores per GPU (a typical
- * pod set) or, without a workload, as the pods placed so far do: one on each node, 1 core and 1
- * GPU. FGD's score cannot tell the nodes apart: the typical pod still fits on both after.
+ * pod, bound to `models` unless ""), or, with models NULL, as the pods placed so far do: one on
+ * each node, 1 core and 1 GPU. FGD's score cannot tell the nodes apart: the typical pod still
+ * fits on both after (or, bound to T4, on neither of these G2 nodes).
  */
-static char *
-pod_between_cpu_rich_and_poor(const char *rich, bool live_mix, int cpu, const char *gpu)
+static char *pod_between(const char *rich, const char *models, int cpu, const char *gpu)
 {
         const struct xp_sched_typical_pod typical[] = {
-            {.cpu_milli = 4000, .gpu_milli = 1000, .gpu_count = 1, .weight = 1},
+            {.cpu_milli = 4000,
+             .gpu_milli = 1000,
+             .gpu_count = 1,
+             .models = models && *models ? models : NULL,
+             .weight = 1},
         };
         struct xp_error err = {0};
         struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
@@ -327,7 +331,7 @@ pod_between_cpu_rich_and_poor(const char *rich, bool live_mix, int cpu, const ch
 
         add_node(s, rich, 64, 4, "G2");
         add_node(s, poor, 16, 4, "G2");
-        if (live_mix) {
+        if (!models) {
                 add_used(s, "u0", "a", 0, 1000);
                 add_used(s, "u1", "b", 0, 1000);
         } else {
@@ -341,9 +345,16 @@ pod_between_cpu_rich_and_poor(const char *rich, bool live_mix, int cpu, const ch
         return node;
 }
 
+static char *
+pod_between_cpu_rich_and_poor(const char *rich, bool live_mix, int cpu, const char *gpu)
+{
+        return pod_between(rich, live_mix ? NULL : "", cpu, gpu);
+}
+
 /* A pod asking more CPU per GPU than the workload's GPU pods, or no GPU at all, takes the node
  * whose CPU still covers its free GPUs after it (64 cores, not 16, whichever node order); one
- * asking less is not steered: the run's node order decides, the same node both ways. */
+ * asking less, or any pod when the workload binds pods to models, is not steered: the run's
+ * node order decides, the same node both ways. */
 static void xpool_keeps_cpu_for_the_gpus(void **state)
 {
         const char *names[] = {"a", "b"};
@@ -365,6 +376,11 @@ static void xpool_keeps_cpu_for_the_gpus(void **state)
         }
         first = pod_between_cpu_rich_and_poor("a", false, 2, "1");
         second = pod_between_cpu_rich_and_poor("b", false, 2, "1");
+        assert_string_equal(first, second);
+        free(first);
+        free(second);
+        first = pod_between("a", "T4", 12, "1");
+        second = pod_between("b", "T4", 12, "1");
         assert_string_equal(first, second);
         free(first);
         free(second);
