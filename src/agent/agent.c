@@ -107,6 +107,15 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
                 return xp_errorf(err, -EINVAL, "the agent needs the server's URL");
         if (!o->token || !*o->token)
                 return xp_errorf(err, -EINVAL, "the agent needs its node token");
+        r = xp_url_split(o->server_url, &a->server, err);
+        if (r == -EINVAL)
+                return xp_error_prefix(
+                    err,
+                    r,
+                    "the agent's server address \"%s\": not scheme://host[:port]",
+                    o->server_url);
+        if (r < 0)
+                return r;
         r |= copy_string(o->server_url, &a->server_url);
         r |= copy_string(o->token, &a->token);
         r |= copy_string(o->ca_file, &a->ca_file);
@@ -161,7 +170,8 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
                                       .allow_degraded_isolation = o->allow_degraded_isolation,
                                       .default_uid = geteuid(),
                                       .node_name = a->node_name,
-                                      .api_server = a->server_url};
+                                      .api_host = a->server.host,
+                                      .api_port = a->server.port};
         a->isolation.allow_degraded = o->allow_degraded_isolation;
         a->pids_max = o->pids_max ? o->pids_max : 4096;
         a->log_max_bytes = o->log_max_bytes;
@@ -742,6 +752,7 @@ void xp_agent_free(struct xp_agent *a)
         xp_node_free(a->node);
         xp_node_inventory_free(a->inventory);
         free(a->server_url);
+        xp_url_done(&a->server);
         free(a->token);
         free(a->ca_file);
         free(a->ca_pem);

@@ -97,6 +97,7 @@ xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_i
 #include "launch.h"
 #include "xpool/agent.h"
 #include "xpool/client.h"
+#include "xpool/url.h"
 
 struct xp_agent_status;
 struct xp_agent_events;
@@ -184,7 +185,8 @@ struct xp_podnet;
 
 struct xp_agent {
         char *server_url, *token, *ca_file, *node_name, *data_dir, *listen_host, *advertise_address;
-        char *state_dir; /* the containers' runtime state (xp_agent_options.state_dir) */
+        struct xp_url server; /* server_url split once, for every container's environment */
+        char *state_dir;      /* the containers' runtime state (xp_agent_options.state_dir) */
         char *cgroup_root, *shim_exe, *node_description, *token_id, *ca_pem;
         char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr, *ipc_dir;
         bool host_network_only; /* --pod-network host */

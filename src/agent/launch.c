@@ -368,7 +368,8 @@ static int build(const struct xp_pod *pod,
                                      devices ? &pl : NULL,
                                      l,
                                      image != NULL,
-                                     policy ? policy->api_server : NULL,
+                                     policy ? policy->api_host : NULL,
+                                     policy ? policy->api_port : 0,
                                      &env,
                                      err);
         if (r >= 0)

@@ -61,9 +61,11 @@ struct xp_launch_policy {
         /* why pods cannot get a network of their own on this node (NULL: they can, or every
          * pod is on the node's network by the operator's choice) */
         const char *network_unavailable;
-        /* the API server's URL as the agent reaches it: every container's KUBERNETES_SERVICE_HOST
-         * and _PORT (launch_svcenv.c); NULL: none are set */
-        const char *api_server;
+        /* the API server's host (an IPv6 address without brackets) and port as the agent reaches
+         * it, from its URL split once at start: every container's KUBERNETES_SERVICE_HOST and
+         * _PORT (launch_svcenv.c); host NULL: none are set */
+        const char *api_host;
+        unsigned api_port;
 };
 
 /* What a container that runs from its image runs from (xp_launch_build_image()). */
@@ -100,7 +102,7 @@ struct xp_launch {
  * status.hostIP, metadata.labels['x'], metadata.annotations['x'] and resourceFieldRef, +
  * xp_devenv_build() of the placement annotation, + XPOOL_POD_NAME/XPOOL_POD_NAMESPACE/
  * XPOOL_POD_UID/XPOOL_NODE_NAME, + PATH/HOME defaults, + the `kubernetes` Service's variables for
- * policy->api_server), working dir, user, and limits: cpu millis
+ * policy->api_host and api_port), working dir, user, and limits: cpu millis
  * from limits.cpu, memory from limits.memory, pids_max, cpuset from the placement's cpus,
  * restrict_devices with the default device set (null, zero, full, random, urandom, tty, console,
  * ptmx) + the device nodes of the allocated devices + the vendor's shared control nodes of those

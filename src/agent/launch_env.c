@@ -210,7 +210,8 @@ int launch_env_build(const struct xp_pod *pod,
                      const struct xp_placement *devices,
                      const struct xp_launch *l,
                      bool image,
-                     const char *api_server,
+                     const char *api_host,
+                     unsigned api_port,
                      struct env_list *env,
                      struct xp_error *err)
 {
@@ -247,7 +248,7 @@ int launch_env_build(const struct xp_pod *pod,
                                 return r;
                 }
         }
-        if (api_server && (r = launch_env_add_kubernetes(env, api_server, err)) < 0)
+        if (api_host && (r = launch_env_add_kubernetes(env, api_host, api_port)) < 0)
                 return r;
         return add_spec_env(pod, c, cpath, node, env, err);
 }

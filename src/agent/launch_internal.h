@@ -31,7 +31,7 @@ int launch_env_array(const struct env_list *env, char ***ret);
 /*
  * The container's environment: xpool's defaults (PATH and HOME unless it runs from an image),
  * the devices' variables of the placement devices (NULL: none), the `kubernetes` Service's
- * variables for api_server (the agent's server URL; NULL: none), then the spec's env.
+ * variables for the API server at api_host (NULL: none) and api_port, then the spec's env.
  */
 int launch_env_build(const struct xp_pod *pod,
                      const struct xp_container *c,
@@ -40,18 +40,17 @@ int launch_env_build(const struct xp_pod *pod,
                      const struct xp_placement *devices,
                      const struct xp_launch *l,
                      bool image,
-                     const char *api_server,
+                     const char *api_host,
+                     unsigned api_port,
                      struct env_list *env,
                      struct xp_error *err);
 
 /* ---- launch_svcenv.c: the `kubernetes` Service's variables -------------------------------- */
 
-/* host (an IPv6 address without its brackets; caller frees) and port (the scheme's default when
- * the URL names none) of scheme://host[:port][/path]; -EINVAL when url is not one. */
-int launch_api_endpoint(const char *url, char **host, unsigned *port);
 /* KUBERNETES_SERVICE_HOST, _SERVICE_PORT, _SERVICE_PORT_HTTPS, KUBERNETES_PORT and
- * KUBERNETES_PORT_<port>_TCP(_PROTO, _PORT, _ADDR) for the API server at server_url. */
-int launch_env_add_kubernetes(struct env_list *env, const char *server_url, struct xp_error *err);
+ * KUBERNETES_PORT_<port>_TCP(_PROTO, _PORT, _ADDR) for the API server at host (an IPv6 address
+ * without brackets) and port. 0, -ENOMEM, -E2BIG. */
+int launch_env_add_kubernetes(struct env_list *env, const char *host, unsigned port);
 
 /* ---- launch_oci.c: a container that runs from its image ----------------------------------- */
 

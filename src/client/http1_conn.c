@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "http1_internal.h"
 #include "xpool/timeutil.h"
+#include "xpool/url.h"
 
 /* Connecting takes at most this long, whatever the request's own timeout. */
 #define CONNECT_TIMEOUT_MS 10000
@@ -33,38 +35,28 @@ int http1_fail(struct http1_conn *c, enum http1_failure failure, const char *fmt
         return -EIO;
 }
 
-/* Splits http(s)://HOST[:PORT][/PREFIX] (HOST may be [V6]); false when url is not one. */
+/* http(s)://HOST[:PORT][/PREFIX] (HOST may be [V6]) into c; false when url is not one. */
 static bool parse_url(struct http1_conn *c, const char *url)
 {
-        const char *p, *end;
+        struct xp_url u;
+        bool ok;
 
-        if (strncmp(url, "https://", 8) == 0)
-                c->tls = true, p = url + 8;
-        else if (strncmp(url, "http://", 7) == 0)
-                p = url + 7;
-        else
+        if (xp_url_split(url, &u, NULL) < 0)
                 return false;
-        if (*p == '[') {
-                end = strchr(p, ']');
-                if (!end)
-                        return false;
-                c->host = strndup(p + 1, (size_t)(end - p - 1));
-                p = end + 1;
-        } else {
-                end = p + strcspn(p, ":/?#");
-                c->host = strndup(p, (size_t)(end - p));
-                p = end;
+        c->tls = strcasecmp(u.scheme, "https") == 0;
+        /* a query or fragment cannot lead a prefix that paths are appended to */
+        ok = (c->tls || strcasecmp(u.scheme, "http") == 0) && (!u.path[0] || u.path[0] == '/');
+        if (ok) {
+                size_t len = strlen(u.path);
+
+                if (asprintf(&c->port, "%u", u.port) < 0)
+                        c->port = NULL;
+                c->prefix = strndup(u.path, len - (len && u.path[len - 1] == '/'));
+                c->host = u.host;
+                u.host = NULL;
         }
-        if (*p == ':') {
-                end = p + 1 + strspn(p + 1, "0123456789");
-                c->port = strndup(p + 1, (size_t)(end - p - 1));
-                p = end;
-        } else
-                c->port = strdup(c->tls ? "443" : "80");
-        if (*p && *p != '/')
-                return false;
-        c->prefix = strndup(p, strlen(p) - (p[0] && p[strlen(p) - 1] == '/'));
-        return c->host && c->port && c->prefix && *c->host && *c->port;
+        xp_url_done(&u);
+        return ok && c->host && c->port && c->prefix;
 }
 
 int http1_init(struct http1_conn *c,

@@ -58,21 +58,13 @@ static int create(struct xp_registry *registry,
         return r == -EEXIST ? 0 : r < 0 ? r : 0;
 }
 
-static bool
-exists(struct xp_registry *registry, const char *resource, const char *ns, const char *name)
-{
-        json_t *object = NULL;
-        int r = xp_store_get(xp_registry_store(registry), resource, ns, name, &object, NULL, NULL);
-
-        json_decref(object);
-        return r >= 0;
-}
-
 int xp_serviceaccount_default_ensure(struct xp_registry *registry,
                                      const char *ns,
                                      struct xp_error *err)
 {
-        if (exists(registry, "serviceaccounts", ns, XP_SERVICEACCOUNT_DEFAULT))
+        /* the registry's cached lookup: every pod's admission asks, most often for nothing */
+        if (xp_registry_serviceaccount_get(registry, ns, XP_SERVICEACCOUNT_DEFAULT, NULL, NULL) >=
+            0)
                 return 0;
         return create(registry,
                       &xp_kind_serviceaccount,

@@ -134,8 +134,10 @@ size_t wl_create_pods(struct xp_workloads *w,
 void wl_events_done(struct xp_workloads *w);
 
 /*
- * Creates json (changed: a pod gets its defaults) as an object of kind in ns, as the API would
- * (xp_registry_create()): 1 with *ret the object as written, 0 refused by admission, -errno.
+ * Creates json as an object of kind in ns, as the API would (xp_registry_create()); a pod
+ * (changed in place) gets the API's pod admission (xp_registry_pod_admit(), the quota check at
+ * the write): 1 with *ret the object as written, 0 refused by a ResourceQuota (err says why),
+ * -EPERM refused by another admission rule (err says which), -errno.
  */
 int wl_create_object(struct xp_workloads *w,
                      const struct xp_kind *kind,

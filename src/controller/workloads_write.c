@@ -16,8 +16,8 @@
 #include "xpool/doc.h"
 #include "xpool/kind.h"
 #include "xpool/log.h"
-#include "xpool/poddefaults.h"
 #include "xpool/registry.h"
+#include "xpool/serviceaccounts.h"
 
 const char *wl_meta(const json_t *object, const char *key)
 {
@@ -199,22 +199,32 @@ static json_t *pod_from_template(const json_t *owner,
         return pod;
 }
 
-/* What kube-apiserver's ServiceAccount admission gives a controller's pod as any other: its
- * token volume and its account's imagePullSecrets (an account not found: as one that says
- * nothing; the pod is not refused, as the server's admission would). 0 or -errno with err. */
-static int
-pod_account(struct xp_registry *registry, const char *ns, json_t *pod, struct xp_error *err)
+/* A new pod's name in a refusal: its generateName until the name is made, as kube-apiserver's. */
+static const char *pod_name(const json_t *pod)
 {
-        const char *name = xp_json_str_at(pod, "spec.serviceAccountName", "");
-        json_t *account = NULL;
-        int r =
-            xp_registry_serviceaccount_get(registry, ns, name[0] ? name : "default", &account, err);
+        const char *name = xp_json_str_at(pod, "metadata.name", "");
 
-        if (r < 0 && r != -ENOENT)
-                return r;
-        r = xp_registry_serviceaccount_admit(registry, pod, account);
-        json_decref(account);
-        return r < 0 ? xp_errorf(err, r, "out of memory") : 0;
+        return name[0] ? name : xp_json_str_at(pod, "metadata.generateName", "");
+}
+
+/*
+ * The admission a pod created through the API gets (xp_registry_pod_admit(), its `default`
+ * account made first as the API's create makes it), so that a controller's pod is no exception
+ * to a rule: a refusal is kube-apiserver's `pods "NAME-" is forbidden: ...`, which the owner's
+ * FailedCreate event carries. 0 or -errno with err.
+ */
+static int
+pod_admit(struct xp_registry *registry, const char *ns, json_t *pod, struct xp_error *err)
+{
+        int r = 0;
+
+        if (strcmp(xp_registry_pod_account(pod), XP_SERVICEACCOUNT_DEFAULT) == 0)
+                r = xp_serviceaccount_default_ensure(registry, ns, NULL);
+        if (r != -ENOMEM)
+                r = xp_registry_pod_admit(registry, ns, pod, err);
+        if (r == -EPERM)
+                return xp_error_prefix(err, r, "pods \"%s\" is forbidden", pod_name(pod));
+        return r == -ENOMEM ? xp_errorf(err, r, "out of memory") : r;
 }
 
 int wl_create_object(struct xp_workloads *w,
@@ -224,22 +234,27 @@ int wl_create_object(struct xp_workloads *w,
                      json_t **ret,
                      struct xp_error *err)
 {
+        struct xp_registry_pod_check quota = {.registry = w->registry, .ns = ns, .err = err};
+        const struct xp_registry_admit admit = {.check = xp_registry_pod_admit_check,
+                                                .userdata = &quota};
+        bool pod = kind == &xp_kind_pod;
         void *object = NULL;
         int r = 0;
 
-        if (kind == &xp_kind_pod)
-                r = xp_pod_defaults_apply(json, NULL);
-        if (r >= 0 && kind == &xp_kind_pod)
-                r = pod_account(w->registry, ns, json, err);
+        if (pod)
+                r = pod_admit(w->registry, ns, json, err);
         if (r >= 0)
                 r = kind->from_json(json, NULL, 0, &object, err);
         if (r < 0)
                 return r;
         r = xp_registry_namespace_hold(w->registry, ns, err);
         if (r >= 0) {
-                r = xp_registry_create(w->registry, kind, ns, object, NULL, false, ret, err);
+                r = xp_registry_create(
+                    w->registry, kind, ns, object, pod ? &admit : NULL, false, ret, err);
                 xp_registry_namespace_release(w->registry, ns);
         }
+        if (r == 0 && pod) /* over a ResourceQuota */
+                xp_error_prefix(err, -EDQUOT, "pods \"%s\" is forbidden", pod_name(json));
         kind->free(object);
         return r;
 }

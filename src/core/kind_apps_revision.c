@@ -20,13 +20,14 @@ static int
 revision_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
 {
         const json_t *revision = json_object_get(doc->body, "revision");
+        struct xp_ge_msg m;
 
         if (json_is_integer(revision) && json_integer_value(revision) < 0)
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      "revision",
-                                     "Invalid value: %lld: must be greater than or equal to 0",
-                                     (long long)json_integer_value(revision));
+                                     "%s",
+                                     xp_ge_msg_int(&m, json_integer_value(revision), 0));
         if (!json_is_object(json_object_get(doc->body, "data")))
                 return xp_fail_field(ctx, -EINVAL, "data", "Required value");
         if (old &&

@@ -151,13 +151,11 @@ static int selects(const json_t *selector, const json_t *labels)
 static int non_negative(struct xp_decode_ctx *ctx, const json_t *body, const char *path)
 {
         const json_t *v = xp_json_at(body, path);
+        struct xp_ge_msg m;
 
         if (json_is_integer(v) && json_integer_value(v) < 0)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     path,
-                                     "Invalid value: %lld: must be greater than or equal to 0",
-                                     (long long)json_integer_value(v));
+                return xp_fail_field(
+                    ctx, -EINVAL, path, "%s", xp_ge_msg_int(&m, json_integer_value(v), 0));
         return 0;
 }
 
@@ -297,6 +295,7 @@ static int check_intstr(
 {
         const json_t *v = xp_json_at(body, path);
         const char *text = json_string_value(v);
+        struct xp_ge_msg m;
         char *end;
         long pct;
 
@@ -306,11 +305,7 @@ static int check_intstr(
         if (json_is_integer(v)) {
                 if (json_integer_value(v) < 0)
                         return xp_fail_field(
-                            ctx,
-                            -EINVAL,
-                            path,
-                            "Invalid value: %lld: must be greater than or equal to 0",
-                            (long long)json_integer_value(v));
+                            ctx, -EINVAL, path, "%s", xp_ge_msg_int(&m, json_integer_value(v), 0));
                 *ret_zero = json_integer_value(v) == 0;
                 return 0;
         }

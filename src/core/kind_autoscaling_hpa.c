@@ -131,6 +131,8 @@ hpa_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct x
         const json_t *spec = json_object_get(doc->body, "spec");
         int64_t min = xp_json_int_at(spec, "minReplicas", 1),
                 max = xp_json_int_at(spec, "maxReplicas", 0);
+        struct xp_ge_msg ge;
+        char max_text[24];
         const json_t *m;
         size_t i;
         int r;
@@ -141,24 +143,22 @@ hpa_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct x
         if (!xp_json_str_at(spec, "scaleTargetRef.name", NULL))
                 return xp_fail_field(ctx, -EINVAL, "spec.scaleTargetRef.name", "Required value");
         if (min < 1)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     "spec.minReplicas",
-                                     "Invalid value: %lld: must be greater than or equal to 1",
-                                     (long long)min);
+                return xp_fail_field(
+                    ctx, -EINVAL, "spec.minReplicas", "%s", xp_ge_msg_int(&ge, min, 1));
         if (max < 1)
                 return xp_fail_field(ctx,
                                      -EINVAL,
                                      "spec.maxReplicas",
                                      "Invalid value: %lld: must be greater than 0",
                                      (long long)max);
-        if (max < min)
-                return xp_fail_field(
-                    ctx,
-                    -EINVAL,
-                    "spec.maxReplicas",
-                    "Invalid value: %lld: must be greater than or equal to `minReplicas`",
-                    (long long)max);
+        if (max < min) {
+                snprintf(max_text, sizeof(max_text), "%lld", (long long)max);
+                return xp_fail_field(ctx,
+                                     -EINVAL,
+                                     "spec.maxReplicas",
+                                     "%s",
+                                     xp_ge_msg(&ge, max_text, "`minReplicas`"));
+        }
         json_array_foreach(
             json_object_get(spec, "metrics"), i, m) if ((r = check_target(ctx, m, i)) < 0) return r;
         return 0;

@@ -93,6 +93,7 @@ cronjob_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const stru
         const char *schedule = xp_json_str_at(spec, "schedule", NULL);
         const char *policy = xp_json_str_at(spec, "concurrencyPolicy", "Allow");
         struct xp_error why = {0};
+        struct xp_ge_msg m;
         bool known = false;
         int r;
 
@@ -114,11 +115,12 @@ cronjob_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const stru
                     policy);
         r = check_zone(ctx, json_object_get(spec, "timeZone"));
         if (r >= 0 && xp_json_int_at(spec, "startingDeadlineSeconds", 0) < 0)
-                r = xp_fail_field(ctx,
-                                  -EINVAL,
-                                  "spec.startingDeadlineSeconds",
-                                  "Invalid value: %lld: must be greater than or equal to 0",
-                                  (long long)xp_json_int_at(spec, "startingDeadlineSeconds", 0));
+                r = xp_fail_field(
+                    ctx,
+                    -EINVAL,
+                    "spec.startingDeadlineSeconds",
+                    "%s",
+                    xp_ge_msg_int(&m, xp_json_int_at(spec, "startingDeadlineSeconds", 0), 0));
         if (r >= 0)
                 r = xp_batch_job_spec_validate(
                     ctx, xp_json_at(spec, "jobTemplate.spec"), "spec.jobTemplate.spec");

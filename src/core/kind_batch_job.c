@@ -145,12 +145,10 @@ nonnegative(struct xp_decode_ctx *ctx, const json_t *spec, const char *prefix, c
 {
         const json_t *v = json_object_get(spec, key);
 
+        struct xp_ge_msg m;
+
         if (json_is_integer(v) && json_integer_value(v) < 0)
-                return fail(ctx,
-                            prefix,
-                            key,
-                            "Invalid value: %lld: must be greater than or equal to 0",
-                            (long long)json_integer_value(v));
+                return fail(ctx, prefix, key, "%s", xp_ge_msg_int(&m, json_integer_value(v), 0));
         return 0;
 }
 

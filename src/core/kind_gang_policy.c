@@ -46,6 +46,7 @@ int xp_gang_policy_check(struct xp_decode_ctx *ctx, const json_t *policy, const 
 {
         static const char *const members[] = {"basic", "gang"};
         const json_t *gang, *min;
+        struct xp_ge_msg m;
         char where[128];
         int r;
 
@@ -59,11 +60,8 @@ int xp_gang_policy_check(struct xp_decode_ctx *ctx, const json_t *policy, const 
         if (!min)
                 return xp_fail_field(ctx, -EINVAL, where, "Required value");
         if (json_integer_value(min) < 1)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     where,
-                                     "Invalid value: %lld: must be greater than or equal to 1",
-                                     (long long)json_integer_value(min));
+                return xp_fail_field(
+                    ctx, -EINVAL, where, "%s", xp_ge_msg_int(&m, json_integer_value(min), 1));
         if (json_integer_value(min) > XP_GANG_MIN_MAX)
                 return xp_fail_field(ctx,
                                      -EINVAL,

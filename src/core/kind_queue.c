@@ -37,6 +37,7 @@ static int quantity_of(struct xp_decode_ctx *ctx,
                        struct xp_quantity *ret)
 {
         const json_t *v = json_object_get(entry, field);
+        struct xp_ge_msg m;
         char path[300];
 
         if (!v)
@@ -46,11 +47,12 @@ static int quantity_of(struct xp_decode_ctx *ctx,
                 return xp_fail_field(
                     ctx, -EINVAL, path, "Invalid value: a quantity such as \"8\" or \"64Gi\"");
         if (xp_quantity_sign(ret) < 0)
-                return xp_fail_field(ctx,
-                                     -EINVAL,
-                                     path,
-                                     "Invalid value: \"%s\": must be greater than or equal to 0",
-                                     json_is_string(v) ? json_string_value(v) : "");
+                return xp_fail_field(
+                    ctx,
+                    -EINVAL,
+                    path,
+                    "%s",
+                    xp_ge_msg_quoted(&m, json_is_string(v) ? json_string_value(v) : "", 0));
         return 1;
 }
 
@@ -67,6 +69,7 @@ static int check_resource(struct xp_decode_ctx *ctx, const char *res, const json
 {
         struct xp_quantity g, l;
         struct xp_error err = {0};
+        struct xp_ge_msg m;
         char path[300];
         int hg, hl;
 
@@ -81,10 +84,7 @@ static int check_resource(struct xp_decode_ctx *ctx, const char *res, const json
         if (hg > 0 && hl > 0 && xp_quantity_cmp(&l, &g) < 0) {
                 snprintf(path, sizeof(path), "spec.resources[%s].limit", res);
                 return xp_fail_field(
-                    ctx,
-                    -EINVAL,
-                    path,
-                    "Invalid value: must be greater than or equal to the guaranteed quota");
+                    ctx, -EINVAL, path, "%s", xp_ge_msg(&m, NULL, "the guaranteed quota"));
         }
         snprintf(path, sizeof(path), "spec.resources[%s].weight", res);
         return check_weight(ctx, json_object_get(entry, "weight"), path);

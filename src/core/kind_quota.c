@@ -30,6 +30,7 @@ check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const char *field, b
         {
                 struct xp_quantity q;
                 struct xp_error cause = {0};
+                struct xp_ge_msg m;
                 const char *name = strncmp(key, "requests.", 9) == 0 ? key + 9
                                    : strncmp(key, "limits.", 7) == 0 ? key + 7
                                    : strncmp(key, "count/", 6) == 0  ? NULL
@@ -43,13 +44,12 @@ check_amounts(struct xp_decode_ctx *ctx, const json_t *map, const char *field, b
                 if (json_is_string(value) &&
                     xp_quantity_parse(json_string_value(value), &q, NULL) >= 0 &&
                     xp_quantity_sign(&q) < 0)
-                        return xp_fail_key(
-                            ctx,
-                            -EINVAL,
-                            field,
-                            key,
-                            "Invalid value: \"%s\": must be greater than or equal to 0",
-                            json_string_value(value));
+                        return xp_fail_key(ctx,
+                                           -EINVAL,
+                                           field,
+                                           key,
+                                           "%s",
+                                           xp_ge_msg_quoted(&m, json_string_value(value), 0));
         }
         return 0;
 }

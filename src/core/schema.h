@@ -208,6 +208,24 @@ int xp_fail_key(
     struct xp_decode_ctx *ctx, int code, const char *field, const char *key, const char *fmt, ...)
     _printf_(5, 6);
 
+/* ---- range_msg.c: a value under its minimum, in kube-apiserver's words ---------------------- */
+
+/* One message of xp_ge_msg*(), as long as an error's (longer values are cut where it would be). */
+struct xp_ge_msg {
+        char text[XP_ERROR_MSG_MAX];
+};
+/*
+ * "Invalid value: VALUE: must be greater than or equal to BOUND" into m->text, which it returns;
+ * value NULL: "Invalid value: must be greater than or equal to BOUND" (a bound that is another
+ * field, no one value at fault). BOUND: a number, or what it is ("`minReplicas`").
+ */
+const char *xp_ge_msg(struct xp_ge_msg *m, const char *value, const char *bound);
+/* xp_ge_msg() of an integer and an integer minimum: "Invalid value: -1: must be ... to 0". */
+const char *xp_ge_msg_int(struct xp_ge_msg *m, long long value, long long min);
+/* xp_ge_msg() of a string (a quantity as written) in double quotes: "Invalid value: \"-1\": ...".
+ */
+const char *xp_ge_msg_quoted(struct xp_ge_msg *m, const char *value, long long min);
+
 /* Reports `list[index].field: duplicate value "value": why` below the current path. */
 int xp_fail_duplicate(struct xp_decode_ctx *ctx,
                       const char *list,

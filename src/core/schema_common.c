@@ -103,13 +103,10 @@ int xp_check_label_value_field(struct xp_decode_ctx *ctx, const void *value)
 
 static int check_int_not_negative(struct xp_decode_ctx *ctx, int64_t v)
 {
+        struct xp_ge_msg m;
+
         if (v < 0)
-                return xp_decode_fail(ctx,
-                                      -EINVAL,
-                                      NULL,
-                                      false,
-                                      "Invalid value: %lld: must be greater than or equal to 0",
-                                      (long long)v);
+                return xp_decode_fail(ctx, -EINVAL, NULL, false, "%s", xp_ge_msg_int(&m, v, 0));
         return 0;
 }
 

@@ -324,6 +324,7 @@ static int check_node_resources(struct xp_decode_ctx *ctx, const void *value)
         for (size_t i = 0; i < list->n; i++) {
                 struct xp_error cause = {0};
                 char text[XP_QUANTITY_STRING_MAX];
+                struct xp_ge_msg m;
 
                 if (xp_resource_name_check(list->items[i].name, &cause) < 0)
                         return xp_decode_fail_error(ctx, &cause, list->items[i].name, true);
@@ -333,8 +334,9 @@ static int check_node_resources(struct xp_decode_ctx *ctx, const void *value)
                             -EINVAL,
                             list->items[i].name,
                             false,
-                            "Invalid value: \"%s\": must be greater than or equal to 0",
-                            xp_quantity_format(&list->items[i].quantity, text));
+                            "%s",
+                            xp_ge_msg_quoted(
+                                &m, xp_quantity_format(&list->items[i].quantity, text), 0));
         }
         return 0;
 }

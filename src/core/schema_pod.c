@@ -58,6 +58,7 @@ static int check_container_resources(struct xp_decode_ctx *ctx, const void *valu
                 const struct xp_resource *res = &list->items[i];
                 struct xp_error cause = {0};
                 char q[XP_QUOTE_MAX], text[XP_QUANTITY_STRING_MAX];
+                struct xp_ge_msg m;
 
                 if (xp_resource_name_check(res->name, &cause) < 0)
                         return xp_decode_fail_error(ctx, &cause, res->name, true);
@@ -75,8 +76,8 @@ static int check_container_resources(struct xp_decode_ctx *ctx, const void *valu
                             -EINVAL,
                             res->name,
                             false,
-                            "Invalid value: \"%s\": must be greater than or equal to 0",
-                            xp_quantity_format(&res->quantity, text));
+                            "%s",
+                            xp_ge_msg_quoted(&m, xp_quantity_format(&res->quantity, text), 0));
         }
         return 0;
 }

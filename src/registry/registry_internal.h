@@ -54,6 +54,7 @@ struct xp_registry {
         struct kind_cache quotas, limitranges, serviceaccounts;
         /* what new pods get (xp_registry_serviceaccount_tokens): set at start, read after */
         bool pod_tokens, pod_root_ca;
+        int64_t pod_toleration_seconds; /* xp_registry_pod_tolerations() */
 };
 
 void kind_cache_init(struct kind_cache *cache, const char *kind);

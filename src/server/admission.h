@@ -50,19 +50,19 @@ int admission_object_quota(const struct request *req,
                            const json_t *object,
                            struct reply *ret);
 /*
- * A new pod (JSON, changed in place) with its namespace's LimitRange defaults, then checked
- * against their minimums and maximums: 1, or 0 with ret filled (403 Forbidden), or -ENOMEM.
+ * A new pod (JSON, changed in place) through the registry's pod admission, the one the workload
+ * controllers' pods get too (xp_registry_pod_admit(): ServiceAccount, Priority, LimitRanger,
+ * defaults): 1, or 0 with ret filled (403 Forbidden: pods "x" is forbidden: ...), or -ENOMEM.
  */
-int admission_limitrange(const struct request *req, json_t *pod, struct reply *ret);
+int admission_pod(const struct request *req, json_t *pod, struct reply *ret);
 
 /* admission_downward.c: a new pod's fieldRef paths (env, downwardAPI volumes) as
  * kube-apiserver checks them: 1 when fine, 0 with ret filled (422 Invalid), -ENOMEM. */
 int admission_downward(const struct xp_kind *kind, const json_t *pod, struct reply *ret);
 
 /*
- * admission_serviceaccount.c: a new pod's service account must exist (403 Forbidden in
- * kube-apiserver's words); `default` is made when missing. The pod (changed in place) then gets
- * what kube-apiserver's ServiceAccount plugin adds (xp_registry_serviceaccount_admit()): 1,
- * 0 with ret filled, -ENOMEM.
+ * admission_serviceaccount.c: the namespace's `default` ServiceAccount is made when a new pod
+ * runs as it and it is missing, before the namespace is held (admission_pod() then requires the
+ * account): 1, -ENOMEM.
  */
-int admission_serviceaccount(const struct request *req, json_t *pod, struct reply *ret);
+int admission_serviceaccount(const struct request *req, const json_t *pod);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ResourceQuota and LimitRange admission of a new pod, and ResourceQuota's object counts of a new
- * object of any other kind (admission.h): the registry decides (src/registry/quota.c,
- * quota_count.c, limitrange.c); here its answer becomes kube-apiserver's 403.
+ * The admission of a new pod, and ResourceQuota's object counts of a new object of any other
+ * kind (admission.h): the registry decides (src/registry/pod_admit.c, quota_count.c); here its
+ * answer becomes kube-apiserver's 403.
  */
 #include <errno.h>
 
@@ -49,15 +49,15 @@ static int answer(const struct request *req,
 int admission_quota(const struct request *req, const json_t *pod, struct reply *ret)
 {
         struct xp_error err = {0};
-        int r = xp_registry_quota_admit(req->api->registry, req->namespace, pod, &err);
+        int r = xp_registry_pod_admit_written(req->api->registry, req->namespace, pod, &err);
 
         return answer(req, &xp_kind_pod, pod, r, &err, ret);
 }
 
-int admission_limitrange(const struct request *req, json_t *pod, struct reply *ret)
+int admission_pod(const struct request *req, json_t *pod, struct reply *ret)
 {
         struct xp_error err = {0};
-        int r = xp_registry_limitrange_admit(req->api->registry, req->namespace, pod, &err);
+        int r = xp_registry_pod_admit(req->api->registry, req->namespace, pod, &err);
 
         return answer(req, &xp_kind_pod, pod, r, &err, ret);
 }

@@ -447,7 +447,7 @@ int create_json(const struct request *req,
         r = settle_namespace(req, kind, json, ret);
         /* before the namespace's hold: making `default` holds it too */
         if (r > 0 && is_pods(kind))
-                r = admission_serviceaccount(req, json, ret);
+                r = admission_serviceaccount(req, json);
         if (r <= 0)
                 return r;
         r = namespace_check(req, kind, ret);
@@ -457,14 +457,8 @@ int create_json(const struct request *req,
         /* A new pod starts Pending whatever its author wrote: the agent owns its status. */
         if (is_pods(kind)) {
                 json_object_del(json, "status");
-                r = priority_admit(req, kind, json, ret);
+                r = admission_pod(req, json, ret); /* admission_quota.c */
                 if (r <= 0)
-                        goto out;
-                r = admission_limitrange(req, json, ret); /* admission_quota.c */
-                if (r <= 0)
-                        goto out;
-                r = pod_defaults(req, json, NULL);
-                if (r < 0)
                         goto out;
         }
         if (kind == &xp_kind_service) {

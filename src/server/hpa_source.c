@@ -14,6 +14,8 @@
 #include "hpa_source.h"
 #include "usage.h"
 #include "usage_internal.h"
+#include "xpool/macro.h"
+#include "xpool/url.h"
 
 #define QUERY_TIMEOUT_MS 5000
 
@@ -144,55 +146,38 @@ static int prom_query(
 /* "http://HOST:PORT[/PREFIX]" into s, HOST resolved to an address. */
 static int parse_url(struct srv_hpa_source *s, const char *url, struct xp_error *err)
 {
-        char host[256];
-        const char *p = url + strlen("http://"), *end;
         struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-        char *port_end;
+        _cleanup_(xp_url_done) struct xp_url u = {0};
+        int r = xp_url_split(url, &u, err);
 
-        if (strncmp(url, "http://", 7) != 0)
+        if (r == -EINVAL)
+                return xp_error_prefix(err, r, "--hpa-prometheus-url '%s'", url);
+        if (r < 0)
+                return r;
+        if (strcmp(u.scheme, "http") != 0 || !u.port_given || (u.path[0] && u.path[0] != '/'))
                 return xp_errorf(err,
                                  -EINVAL,
                                  "--hpa-prometheus-url '%s': expected http://HOST:PORT[/PREFIX]",
                                  url);
-        if (*p == '[') {
-                end = strchr(p, ']');
-                if (!end || end[1] != ':')
-                        return xp_errorf(
-                            err,
-                            -EINVAL,
-                            "--hpa-prometheus-url '%s': a bracketed IPv6 address and a port, please",
-                            url);
-                snprintf(host, sizeof(host), "%.*s", (int)(end - p - 1), p + 1);
-                end++;
-        } else {
-                end = strchr(p, ':');
-                if (!end || (size_t)(end - p) >= sizeof(host))
-                        return xp_errorf(
-                            err,
-                            -EINVAL,
-                            "--hpa-prometheus-url '%s': expected http://HOST:PORT[/PREFIX]",
-                            url);
-                snprintf(host, sizeof(host), "%.*s", (int)(end - p), p);
-        }
-        unsigned long port = strtoul(end + 1, &port_end, 10);
-        if (port == 0 || port > 65535 || (*port_end && *port_end != '/'))
+        if (strlen(u.path) >= sizeof(s->prefix))
                 return xp_errorf(err,
                                  -EINVAL,
-                                 "--hpa-prometheus-url '%s': expected a port from 1 to 65535",
-                                 url);
-        s->port = (unsigned)port;
-        snprintf(s->prefix, sizeof(s->prefix), "%s", port_end);
+                                 "--hpa-prometheus-url '%s': the prefix is over %zu bytes",
+                                 url,
+                                 sizeof(s->prefix) - 1);
+        s->port = u.port;
+        snprintf(s->prefix, sizeof(s->prefix), "%s", u.path);
         if (s->prefix[0] && s->prefix[strlen(s->prefix) - 1] == '/')
                 s->prefix[strlen(s->prefix) - 1] = '\0';
-        if (getaddrinfo(host, NULL, &hints, &ai) != 0 || !ai)
+        if (getaddrinfo(u.host, NULL, &hints, &ai) != 0 || !ai)
                 return xp_errorf(
-                    err, -EINVAL, "--hpa-prometheus-url '%s': cannot resolve %s", url, host);
-        int r = getnameinfo(
+                    err, -EINVAL, "--hpa-prometheus-url '%s': cannot resolve %s", url, u.host);
+        r = getnameinfo(
             ai->ai_addr, ai->ai_addrlen, s->host, sizeof(s->host), NULL, 0, NI_NUMERICHOST);
         freeaddrinfo(ai);
         if (r != 0)
                 return xp_errorf(
-                    err, -EINVAL, "--hpa-prometheus-url '%s': cannot resolve %s", url, host);
+                    err, -EINVAL, "--hpa-prometheus-url '%s': cannot resolve %s", url, u.host);
         s->prometheus = true;
         return 0;
 }

@@ -207,12 +207,6 @@ bool text_is_ascii(const char *text, size_t len);
  * when used), else, when it is NULL or not ASCII, *object (taken and set to NULL) as reply_json().
  */
 int reply_written(struct reply *ret, unsigned code, char **text, json_t **object);
-/* The Priority admission of a pod's create (api_priority.c): 1 go on, 0 answered, -ENOMEM. */
-int priority_admit(const struct request *req,
-                   const struct xp_kind *kind,
-                   json_t *pod,
-                   struct reply *ret);
-
 /* Maps a store error (-ENOENT, -EEXIST, -ESTALE, ...) to the Status Kubernetes answers with. */
 int reply_store_error(struct reply *ret,
                       int r,

@@ -104,6 +104,10 @@ static int start_state(struct xp_server *server,
         r = xp_registry_new(server->api.store, &server->api.registry, err);
         if (r < 0)
                 return r;
+        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes; set
+         * before the controllers start, whose pods get them too */
+        server->api.pod_toleration_seconds = (nodelife_options.eviction_ms + 999) / 1000;
+        xp_registry_pod_tolerations(server->api.registry, server->api.pod_toleration_seconds);
         if (!options->scheduler_off) {
                 const struct xp_scheduler_options scheduler_options = {
                     .bind_workers = XP_SCHEDULER_BIND_WORKERS,
@@ -150,12 +154,6 @@ static int start_api(struct xp_server *server,
         int r;
 
         server->api.server_address = server->address;
-        /* the eviction timeout is what the default tolerations tolerate, as in Kubernetes */
-        server->api.pod_toleration_seconds =
-            ((options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
-                                                   : XP_SERVER_POD_EVICTION_TIMEOUT_MS) +
-             999) /
-            1000;
         r = service_ips_new(options->service_cluster_ip_range, &server->api.service_ips, err);
         if (r < 0)
                 return r;

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "agent/launch.h"
+#include "xpool/agent.h"
 #include "xpool/codec.h"
 
 /* JSON text with ' for " (and ` for ' inside strings) so fixtures stay readable. */
@@ -782,8 +783,8 @@ static void pod_ip(void **state)
         xp_node_free(node);
 }
 
-/* the `kubernetes` Service's variables the kubelet sets, for the agent's server address: the
- * spec's env overrides them in place and may name them */
+/* the `kubernetes` Service's variables the kubelet sets, for the agent's server address (its URL
+ * split once at the agent's start): the spec's env overrides them in place and may name them */
 static void service_env(void **state)
 {
         struct xp_pod *pod = pod_new(
@@ -791,7 +792,7 @@ static void service_env(void **state)
             "{'containers':[{'name':'c','command':['env'],'env':["
             "{'name':'KUBERNETES_SERVICE_PORT','value':'9999'},"
             "{'name':'URL','value':'https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_PORT_6443_TCP_PORT)'}]}]}");
-        struct xp_launch_policy policy = {.api_server = "https://10.1.2.3:6443"};
+        struct xp_launch_policy policy = {.api_host = "10.1.2.3", .api_port = 6443};
         struct xp_launch *l = NULL;
         struct xp_error err = {0};
 
@@ -812,7 +813,8 @@ static void service_env(void **state)
         xp_launch_free(l);
 
         /* IPv6: the bare address in HOST and ADDR, in brackets in the tcp:// links */
-        policy.api_server = "https://[fd00::1]/prefix";
+        policy.api_host = "fd00::1";
+        policy.api_port = 443;
         if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         assert_string_equal(l->launch.env[6], "KUBERNETES_SERVICE_HOST=fd00::1");
@@ -821,8 +823,9 @@ static void service_env(void **state)
         assert_string_equal(l->launch.env[13], "KUBERNETES_PORT_443_TCP_ADDR=fd00::1");
         xp_launch_free(l);
 
-        /* a name and no port: the scheme's */
-        policy.api_server = "http://api.example:8080";
+        /* a name */
+        policy.api_host = "api.example";
+        policy.api_port = 8080;
         if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         assert_string_equal(l->launch.env[6], "KUBERNETES_SERVICE_HOST=api.example");
@@ -830,7 +833,7 @@ static void service_env(void **state)
         xp_launch_free(l);
 
         /* no server address: none of them */
-        policy.api_server = NULL;
+        policy.api_host = NULL;
         if (xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err) < 0)
                 fail_msg("%s", err.msg);
         assert_strv(l->launch.env + 6,
@@ -840,7 +843,13 @@ static void service_env(void **state)
                         NULL});
         xp_launch_free(l);
 
-        /* an address that is not a URL is refused, saying which */
+        xp_pod_free(pod);
+}
+
+/* the agent splits its server's URL at its start: one that is not a URL stops it there, saying
+ * which, before it touches the node */
+static void agent_server_url_refused(void **state)
+{
         const char *bad[] = {"10.1.2.3:6443",
                              "https://",
                              "https://h:0",
@@ -848,17 +857,20 @@ static void service_env(void **state)
                              "https://h:12x",
                              "ftp://h",
                              "https://[::1",
-                             "https://:443"};
+                             "https://:443",
+                             "https://user@h:443"};
+
+        (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                policy.api_server = bad[i];
-                err = (struct xp_error){0};
-                assert_int_equal(
-                    xp_launch_build(pod, "c", false, 0, NULL, NULL, NULL, 0, &policy, &l, &err),
-                    -EINVAL);
+                struct xp_agent_options options = {.server_url = bad[i], .token = "t"};
+                struct xp_error err = {0};
+                struct xp_agent *agent = NULL;
+
+                assert_int_equal(xp_agent_new(&options, &agent, &err), -EINVAL);
+                assert_null(agent);
                 assert_non_null(strstr(err.msg, bad[i]));
                 assert_non_null(strstr(err.msg, "not scheme://host[:port]"));
         }
-        xp_pod_free(pod);
 }
 
 int main(void)
@@ -874,6 +886,7 @@ int main(void)
             cmocka_unit_test(no_devices_container),
             cmocka_unit_test(expansion),
             cmocka_unit_test(service_env),
+            cmocka_unit_test(agent_server_url_refused),
             cmocka_unit_test(value_from),
             cmocka_unit_test(errors),
         };

@@ -18,6 +18,7 @@
 
 #include "controller/workloads.h" /* wl_pod_slim */
 #include "registry_fixture.h"
+#include "xpool/doc.h"
 #include "xpool/kind.h"
 #include "xpool/workloads.h"
 
@@ -184,6 +185,165 @@ static void test_pod_slim(void **state)
         assert_non_null(json_object_get(json_object_get(pod, "spec"), "containers"));
 }
 
+/* JSON written with single quotes, for readability. */
+static json_t *sq(const char *text)
+{
+        char *copy = strdup(text);
+        json_error_t jerr;
+        json_t *json;
+
+        assert_non_null(copy);
+        for (char *c = copy; *c; c++)
+                if (*c == '\'')
+                        *c = '"';
+        json = json_loads(copy, 0, &jerr);
+        if (!json)
+                fail_msg("bad test JSON: %s: %s", jerr.text, copy);
+        free(copy);
+        return json;
+}
+
+/* The first item of the list at path, NULL when none. */
+static const json_t *first(const json_t *object, const char *path)
+{
+        return json_array_get(xp_json_at(object, path), 0);
+}
+
+/* The token volume's name is random: both paths' get one name for the comparison. */
+static void same_volume_name(json_t *pod)
+{
+        json_t *volume = (json_t *)first(pod, "spec.volumes");
+        json_t *container = (json_t *)first(pod, "spec.containers");
+        json_t *mount = json_array_get(json_object_get(container, "volumeMounts"), 0);
+
+        assert_non_null(volume);
+        assert_non_null(mount);
+        assert_string_equal(json_string_value(json_object_get(mount, "name")),
+                            json_string_value(json_object_get(volume, "name")));
+        assert_int_equal(strncmp(json_string_value(json_object_get(volume, "name")),
+                                 XP_SERVICEACCOUNT_VOLUME_PREFIX,
+                                 strlen(XP_SERVICEACCOUNT_VOLUME_PREFIX)),
+                         0);
+        json_object_set_new(volume, "name", json_string("token"));
+        json_object_set_new(mount, "name", json_string("token"));
+}
+
+#define ADMITTED_POD                                                                                \
+        "{'apiVersion':'v1','kind':'Pod','metadata':{'generateName':'web-','namespace':'default'}," \
+        "'spec':{'serviceAccountName':'builder','priorityClassName':'high',"                        \
+        "'containers':[{'name':'c','image':'x'%s}]}}"
+
+static json_t *admitted_pod(const char *container_extra)
+{
+        char text[1024];
+
+        snprintf(text, sizeof(text), ADMITTED_POD, container_extra);
+        return sq(text);
+}
+
+/*
+ * A controller's pod gets the admission an API pod gets (xp_registry_pod_admit(), which the API's
+ * create calls): the account's token volume and pull secrets, the class's priority, the
+ * LimitRange's defaults, the server's tolerationSeconds; and the same refusals, a LimitRange's
+ * and a ResourceQuota's, in kube-apiserver's words.
+ */
+static void test_pod_admission_same_as_api(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        json_t *api = admitted_pod(""), *controller = admitted_pod(""), *out = NULL;
+
+        fixture_put(&f->base,
+                    "limitranges",
+                    "default",
+                    "lr",
+                    sq("{'apiVersion':'v1','kind':'LimitRange','metadata':{'name':'lr',"
+                       "'namespace':'default','uid':'lr-uid'},'spec':{'limits':[{'type':"
+                       "'Container','default':{'cpu':'500m'},'max':{'cpu':'1'}}]}}"));
+        fixture_put(&f->base,
+                    "priorityclasses",
+                    "",
+                    "high",
+                    sq("{'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':"
+                       "{'name':'high','uid':'pc-uid'},'value':1000}"));
+        fixture_put(
+            &f->base,
+            "serviceaccounts",
+            "default",
+            "builder",
+            sq("{'apiVersion':'v1','kind':'ServiceAccount','metadata':{'name':'builder',"
+               "'namespace':'default','uid':'sa-uid'},'imagePullSecrets':[{'name':'reg'}]}"));
+        xp_registry_serviceaccount_tokens(f->base.registry, true, true);
+        xp_registry_pod_tolerations(f->base.registry, 77);
+
+        if (xp_registry_pod_admit(f->base.registry, "default", api, &err) < 0)
+                fail_msg("API admission: %s", err.msg);
+        if (wl_create_object(f->w, &xp_kind_pod, "default", controller, &out, &err) != 1)
+                fail_msg("controller's create: %s", err.msg);
+        /* what each admission made of the pod, before it was decoded */
+        same_volume_name(api);
+        same_volume_name(controller);
+        assert_true(json_equal(api, controller));
+        /* and the pod as written holds it */
+        assert_int_equal(xp_json_int_at(out, "spec.priority", 0), 1000);
+        assert_string_equal(xp_json_str_at(first(out, "spec.imagePullSecrets"), "name", ""), "reg");
+        assert_string_equal(
+            xp_json_str_at(first(out, "spec.containers"), "resources.limits.cpu", ""), "500m");
+        assert_int_equal(xp_json_int_at(first(out, "spec.tolerations"), "tolerationSeconds", 0),
+                         77);
+        assert_string_equal(
+            xp_json_str_at(
+                json_array_get(json_object_get(first(out, "spec.containers"), "volumeMounts"), 0),
+                "mountPath",
+                ""),
+            XP_SERVICEACCOUNT_MOUNT_PATH);
+        json_decref(out);
+        json_decref(api);
+        json_decref(controller);
+
+        /* a LimitRange's refusal: the same words on both paths, nothing written */
+        api = admitted_pod(",'resources':{'limits':{'cpu':'2'}}");
+        controller = admitted_pod(",'resources':{'limits':{'cpu':'2'}}");
+        assert_int_equal(xp_registry_pod_admit(f->base.registry, "default", api, &err), -EPERM);
+        assert_string_equal(err.msg, "maximum cpu usage per Container is 1, but limit is 2");
+        err = (struct xp_error){0};
+        assert_int_equal(wl_create_object(f->w, &xp_kind_pod, "default", controller, &out, &err),
+                         -EPERM);
+        assert_string_equal(
+            err.msg,
+            "pods \"web-\" is forbidden: maximum cpu usage per Container is 1, but limit is 2");
+        json_decref(api);
+        json_decref(controller);
+
+        /* an account that does not exist */
+        controller = sq("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':"
+                        "'default'},'spec':{'serviceAccountName':'ghost','containers':[{'name':"
+                        "'c','image':'x'}]}}");
+        err = (struct xp_error){0};
+        assert_int_equal(wl_create_object(f->w, &xp_kind_pod, "default", controller, &out, &err),
+                         -EPERM);
+        assert_string_equal(err.msg,
+                            "pods \"p\" is forbidden: error looking up service account "
+                            "default/ghost: serviceaccount \"ghost\" not found");
+        json_decref(controller);
+
+        /* a ResourceQuota's, at the write */
+        fixture_put(&f->base,
+                    "resourcequotas",
+                    "default",
+                    "q",
+                    sq("{'apiVersion':'v1','kind':'ResourceQuota','metadata':{'name':'q',"
+                       "'namespace':'default','uid':'q-uid'},'spec':{'hard':{'pods':'1'}}}"));
+        controller = admitted_pod("");
+        err = (struct xp_error){0};
+        assert_int_equal(wl_create_object(f->w, &xp_kind_pod, "default", controller, &out, &err),
+                         0);
+        assert_string_equal(err.msg,
+                            "pods \"web-\" is forbidden: exceeded quota: q, requested: pods=1, "
+                            "used: pods=1, limited: pods=1");
+        json_decref(controller);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -191,6 +351,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_gc_orphan, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gc_foreground, setup, teardown),
             cmocka_unit_test(test_pod_slim),
+            cmocka_unit_test_setup_teardown(test_pod_admission_same_as_api, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,6 +104,45 @@ int xp_registry_serviceaccount_admit(struct xp_registry *registry,
                                      json_t *pod,
                                      const json_t *account);
 
+/* ---- the admission of every new pod (pod_admit.c) ----------------------------------------- */
+
+/*
+ * What a new pod (its JSON, changed in place, before it is decoded) goes through whoever
+ * creates it, the API's create as the workload controllers, in kube-apiserver's order: its
+ * ServiceAccount (xp_registry_pod_account(), which must exist: a caller that may make `default`
+ * does so first, xp_serviceaccount_default_ensure()) with the token volume and pull secrets it
+ * gives, its PriorityClass, the namespace's LimitRanges, then Kubernetes' defaults (with
+ * xp_registry_pod_tolerations()'). The ResourceQuota check follows on the pod as it will be
+ * written: xp_registry_pod_admit_written(). 0; -EPERM with err in kube-apiserver's words when a
+ * rule refuses the pod ("error looking up service account ns/x: serviceaccount \"x\" not found",
+ * "no PriorityClass with name high was found", "maximum cpu usage per Container is 1, but limit
+ * is 2"), -ENOMEM, the store's errors.
+ */
+int xp_registry_pod_admit(struct xp_registry *registry,
+                          const char *ns,
+                          json_t *pod,
+                          struct xp_error *err);
+/* The last step of xp_registry_pod_admit()'s admission, on the pod as xp_registry_create() would
+ * write it: the namespace's ResourceQuotas. 0, or -EDQUOT with err "exceeded quota: ...". */
+int xp_registry_pod_admit_written(struct xp_registry *registry,
+                                  const char *ns,
+                                  const json_t *pod,
+                                  struct xp_error *err);
+/* xp_registry_pod_admit_written() as an xp_registry_admit check, for callers with no admission
+ * of their own: userdata is a struct xp_registry_pod_check; refused: 0 with *err saying why. */
+struct xp_registry_pod_check {
+        struct xp_registry *registry;
+        const char *ns;
+        struct xp_error *err;
+};
+int xp_registry_pod_admit_check(void *userdata, const json_t *pod);
+/* The ServiceAccount a pod runs as: spec.serviceAccountName, else the deprecated
+ * spec.serviceAccount, else "default". Borrowed from pod. */
+const char *xp_registry_pod_account(const json_t *pod);
+/* The not-ready and unreachable tolerations' tolerationSeconds new pods get (0: Kubernetes' 300);
+ * the server sets it once at start, before any pod create. */
+void xp_registry_pod_tolerations(struct xp_registry *registry, int64_t toleration_seconds);
+
 /* Records a namespace just created as Active, so that holds need not read it. */
 void xp_registry_namespace_created(struct xp_registry *registry, const char *name);
 /* Forgets what is known of a namespace whose object changed: the next hold reads it. */
