@@ -112,6 +112,19 @@ code "expirationSeconds as a string" 400 "$admin" \
   POST /api/v1/namespaces/default/serviceaccounts/web/token '{"spec":{"expirationSeconds":"long"}}'
 check "an account that does not exist" 1 "${k[@]}" create token ghost
 expect_in "not found" "$tmp/err" 'serviceaccounts "ghost" not found'
+# TokenRequest reads the account from the registry's cache: an account deleted and made again is
+# the new one at once (its uid in the claims), and one deleted is gone at once
+check "create serviceaccount again" 0 "${k[@]}" create serviceaccount again
+check "a token for it" 0 "${k[@]}" create token again
+check "delete it" 0 "${k[@]}" delete serviceaccount again
+check "no token for a deleted account" 1 "${k[@]}" create token again
+expect_in "not found" "$tmp/err" 'serviceaccounts "again" not found'
+check "make it again" 0 "${k[@]}" create serviceaccount again
+check "its new uid" 0 "${k[@]}" get serviceaccount again -o jsonpath='{.metadata.uid}'
+again_uid=$(cat "$tmp/out")
+check "a token for the new one" 0 "${k[@]}" create token again
+cut -d. -f2 "$tmp/out" | tr '_-' '/+' | { read -r p; while (( ${#p} % 4 )); do p+='='; done; base64 -d <<<"$p"; } >"$tmp/claims"
+expect_in "names the new account" "$tmp/claims" '"serviceaccount":{"name":"again","uid":"'"$again_uid"'"}'
 check "a token for another audience" 0 "${k[@]}" create token web --audience vault
 code "is not for this server" 401 "$(cat "$tmp/out")" GET /api/v1
 check "garbage is refused" 1 "${k[@]}" auth whoami --token "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"
