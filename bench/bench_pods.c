@@ -27,7 +27,7 @@
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
  *                          [--node-description FILE] [--gpus 1] [--cpu 1] [--agent-dir DIR]
- *                          [--state-dir DIR] [--agent-flag FLAG]...
+ *                          [--state-dir DIR] [--agent-flag FLAG]... [--no-token]
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
@@ -39,6 +39,9 @@
  * --state-dir DIR gives the agent its --state-dir (a directory of its own under DIR): the
  * containers' runtime state alone on a tmpfs, as a node would keep it on /run.
  * --agent-flag FLAG (up to 4) is one more argument of the agent's, e.g. `--status-coalesce=0`.
+ * --no-token creates every pod with automountServiceAccountToken: false, so that it has no
+ * kube-api-access volume and its agent asks no TokenRequest: run with and without it in the same
+ * minutes, the difference is the token's share of the CPU per pod.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -357,9 +360,9 @@ static void node_cgroup_remove(void)
 }
 
 /* The server's count of the agent's writes so far (apiserver_request_total): status PATCHes,
- * Event POSTs. */
+ * Event POSTs, TokenRequests. */
 struct writes {
-        double status, events;
+        double status, events, tokens;
 };
 
 static int on_metric(const char *line, size_t len, void *userdata)
@@ -380,6 +383,9 @@ static int on_metric(const char *line, size_t len, void *userdata)
                 w->status += strtod(value + 1, NULL);
         else if (strstr(text, "verb=\"POST\"") && strstr(text, "resource=\"events\""))
                 w->events += strtod(value + 1, NULL);
+        else if (strstr(text, "verb=\"POST\"") && strstr(text, "resource=\"serviceaccounts\"") &&
+                 strstr(text, "subresource=\"token\""))
+                w->tokens += strtod(value + 1, NULL);
         return 0;
 }
 
@@ -388,12 +394,14 @@ static struct writes count_writes(struct xp_apiclient *client)
         struct writes w = {0};
 
         if (xp_apiclient_stream_lines(client, "/metrics", "text/plain", on_metric, &w, NULL) < 0)
-                w = (struct writes){-1, -1};
+                w = (struct writes){-1, -1, -1};
         return w;
 }
 
 /* What each latency and throughput pod asks for: --gpus (nvidia.com/gpu) and --cpu; "0": none. */
 static const char *pod_gpus = "1", *pod_cpu = "1";
+/* --no-token: every pod without its service account token (no projected volume, no TokenRequest) */
+static bool pod_no_token;
 
 /* requests (= limits) of the GPUs and CPUs asked for, into the pod's first container */
 static int add_requests(json_t *pod)
@@ -443,6 +451,10 @@ static int create_pod(struct xp_apiclient *client, const char *name, const char 
         int r;
 
         if (!pod || (ask && add_requests(pod) < 0))
+                return -ENOMEM;
+        if (pod_no_token && json_object_set_new(json_object_get(pod, "spec"),
+                                                "automountServiceAccountToken",
+                                                json_false()) < 0)
                 return -ENOMEM;
         r = xp_apiclient_json(client, "POST", PODS_PATH, NULL, pod, NULL, &answer, &err);
         if (r < 0)
@@ -613,6 +625,7 @@ int main(int argc, char **argv)
             {"agent-dir", required_argument, NULL, 'A'},
             {"state-dir", required_argument, NULL, 'S'},
             {"agent-flag", required_argument, NULL, 'F'},
+            {"no-token", no_argument, NULL, 'T'},
             {},
         };
         const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL,
@@ -686,10 +699,13 @@ int main(int argc, char **argv)
                         }
                         agent_flags[n_agent_flags++] = optarg;
                         break;
+                case 'T':
+                        pod_no_token = true;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]...\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]... [--no-token]\n");
                         return 2;
                 }
         }
@@ -1006,9 +1022,11 @@ int main(int argc, char **argv)
         }
         writes1 = count_writes(client);
         if (writes0.status >= 0 && writes1.status >= 0)
-                printf("  the agent's writes per short pod: %.2f status PATCHes, %.2f Events\n",
+                printf("  the agent's writes per short pod: %.2f status PATCHes, %.2f Events, "
+                       "%.2f TokenRequests\n",
                        (writes1.status - writes0.status) / (double)n_throughput,
-                       (writes1.events - writes0.events) / (double)n_throughput);
+                       (writes1.events - writes0.events) / (double)n_throughput,
+                       (writes1.tokens - writes0.tokens) / (double)n_throughput);
         /* the API, the scheduler and the controllers: on one node, the largest share */
         printf("  server CPU per short pod (all its threads): %.2f ms\n",
                1e3 * cpu_per_pod(server, &server_cpu, n_throughput));

@@ -15,30 +15,8 @@ set -uo pipefail
 
 build=${1:?usage: bench_status.sh BUILD_DIR [COUNT]}
 count=${2:-3000}
-xpool=$build/xpool
-[[ -x "$xpool" ]] || { echo "bench_status: no $xpool" >&2; exit 1; }
-[[ "$count" =~ ^[1-9][0-9]{0,5}$ ]] || { echo "bench_status: COUNT is 1 to 999999" >&2; exit 1; }
-
-tmp=$(mktemp -d)
-server_pid=
-stop() {
-  [[ -n "$server_pid" ]] && { kill -KILL "$server_pid" && wait "$server_pid"; } 2>/dev/null
-  rm -rf "$tmp"
-}
-trap stop EXIT
-
-"$xpool" server --listen 127.0.0.1:0 --no-tls --no-scheduler --data-dir "$tmp/data" >"$tmp/log" 2>&1 &
-server_pid=$!
-port=
-for _ in $(seq 1 150); do # 15 s at most
-  port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\),.*|\1|p' "$tmp/log")
-  [[ -n "$port" ]] && curl -fsS -o /dev/null "http://127.0.0.1:$port/version" 2>/dev/null && break
-  port=
-  sleep 0.1
-done
-[[ -n "$port" ]] || { echo "bench_status: the server did not answer:" >&2; cat "$tmp/log" >&2; exit 1; }
-token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$tmp/data/admin.kubeconfig" | head -1)
-base=http://127.0.0.1:$port/api/v1/namespaces/default/pods
+source "$(dirname "$0")/bench_server_lib.sh"
+bench_server_start bench_status "$build" "$count"
 
 pod='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"app":"trainer","job":"llm"}},"spec":{"containers":[{"name":"trainer","image":"ai-framework:latest","command":["python","train.py","--epochs","3"],"env":[{"name":"NCCL_DEBUG","value":"INFO"},{"name":"OMP_NUM_THREADS","value":"8"}],"resources":{"limits":{"cpu":"8","memory":"64Gi","nvidia.com/gpu":"4"},"requests":{"cpu":"4","memory":"32Gi","nvidia.com/gpu":"4"}},"ports":[{"containerPort":29500}]}],"restartPolicy":"Never"}}'
 code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" \
@@ -54,13 +32,4 @@ for i in $(seq 1 "$count"); do
   ((i < count)) && echo next >>"$tmp/curl.conf"
 done
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-ticks0=$(cpu_ticks) t0=$(date +%s%N)
-curl -sS -K "$tmp/curl.conf" >"$tmp/codes"
-ticks1=$(cpu_ticks) t1=$(date +%s%N)
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-ok=$(grep -c '^200$' "$tmp/codes")
-hz=$(getconf CLK_TCK)
-echo "$ok of $count status PATCHes answered 200 in $(((t1 - t0) / 1000000)) ms"
-echo "server CPU per status PATCH: $(((ticks1 - ticks0) * 1000000 / hz / count)) us"
+bench_server_time "$count" 200 "status PATCH" "status PATCHes"

@@ -627,6 +627,7 @@ int xp_agent_new(const struct xp_agent_options *options,
                 return -ENOMEM;
         a->stop_fd = -1;
         pthread_mutex_init(&a->sa_tokens_lock, NULL);
+        pthread_mutex_init(&a->config_clients_lock, NULL);
         r = xp_agent_pods_init(&a->pods);
         if (r < 0)
                 return r;
@@ -749,6 +750,8 @@ void xp_agent_free(struct xp_agent *a)
         json_decref(a->node_json);
         json_decref(a->sa_tokens);
         pthread_mutex_destroy(&a->sa_tokens_lock);
+        xp_agent_config_clients_free(a);
+        pthread_mutex_destroy(&a->config_clients_lock);
         xp_node_free(a->node);
         xp_node_inventory_free(a->inventory);
         free(a->server_url);

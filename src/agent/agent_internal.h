@@ -230,6 +230,10 @@ struct xp_agent {
          * (podconfig_token.c): "uid/account/audience/seconds" -> {token, issued, expires} */
         json_t *sa_tokens;
         pthread_mutex_t sa_tokens_lock;
+        /* idle kept-alive clients for the reads of pods' starts (config_clients.c) */
+        struct xp_apiclient *config_clients[4];
+        size_t n_config_clients;
+        pthread_mutex_t config_clients_lock;
 
         int stop_fd; /* eventfd: readable once the agent stops */
         atomic_bool stopping;
@@ -266,6 +270,17 @@ static inline bool xp_agent_sleep(struct xp_agent *agent, int64_t ms)
 /* lease.c: creates the Node (or updates it keeping the operator's labels, annotations, taints),
  * writes its status, and creates or takes the Lease. -errno with err. */
 int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err);
+
+/* A client for a pod start's reads (ConfigMaps, Secrets, TokenRequests): an idle kept-alive one,
+ * else a new one; given back after, so that starts do not open a connection each
+ * (config_clients.c). take: 0 or -errno with err. */
+int xp_agent_config_client_take(struct xp_agent *agent,
+                                struct xp_apiclient **ret,
+                                struct xp_error *err);
+/* Keeps client (may be NULL) for the next start, or frees it when enough are kept. */
+void xp_agent_config_client_give(struct xp_agent *agent, struct xp_apiclient *client);
+/* Frees the kept clients, when no start runs any more. */
+void xp_agent_config_clients_free(struct xp_agent *agent);
 /* lease.c: the thread renewing the Lease every heartbeat and the Ready condition. */
 void *xp_agent_lease_thread(void *userdata);
 

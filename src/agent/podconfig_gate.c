@@ -97,7 +97,7 @@ int xp_agent_config_gate(struct xp_agent *agent,
                          struct xp_podsync_memory *m,
                          json_t **ret_pod)
 {
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_apiclient *client = NULL;
         _cleanup_free_ char *wait = NULL, *invalid = NULL;
         struct xp_error err = {0};
         int r;
@@ -105,7 +105,7 @@ int xp_agent_config_gate(struct xp_agent *agent,
         *ret_pod = NULL;
         if (!names_config(pod->json, container, init))
                 return 1;
-        r = xp_apiclient_new(&agent->api, &client, &err);
+        r = xp_agent_config_client_take(agent, &client, &err);
         struct xp_podconfig_reader reader = {
             .get = xp_agent_config_get, .userdata = client, .ns = pod->namespace};
 
@@ -113,6 +113,7 @@ int xp_agent_config_gate(struct xp_agent *agent,
                 r = xp_podconfig_env(
                     pod->json, container, init, &reader, ret_pod, &wait, &invalid, &err);
         json_decref(reader.seen);
+        xp_agent_config_client_give(agent, client);
         if (r == -ENOMEM)
                 return r;
         if (invalid)

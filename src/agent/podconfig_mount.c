@@ -179,7 +179,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
                          bool init,
                          struct xp_podsync_memory *m)
 {
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_apiclient *client = NULL;
         _cleanup_free_ char *wait = NULL;
         json_t *vols = config_volumes(pod->json, container, init, agent->isolation.have), *vol;
         struct xp_agent_token_source tokens = {0};
@@ -191,7 +191,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
         if (!vols)
                 return -ENOMEM;
         if (json_array_size(vols) > 0) {
-                r = xp_apiclient_new(&agent->api, &client, &err);
+                r = xp_agent_config_client_take(agent, &client, &err);
                 tokens = (struct xp_agent_token_source){.agent = agent, .client = client};
                 reader_init(&reader, agent, pod, &tokens);
         }
@@ -201,6 +201,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
                         break;
         }
         reader_done(&reader);
+        xp_agent_config_client_give(agent, client);
         json_decref(vols);
         if (r > 0 || r == -ENOMEM)
                 return r;
@@ -224,7 +225,7 @@ int xp_agent_volume_gate(struct xp_agent *agent,
 
 void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_pod *pod)
 {
-        _cleanup_(xp_apiclient_freep) struct xp_apiclient *client = NULL;
+        struct xp_apiclient *client = NULL;
         struct xp_agent_token_source tokens = {0};
         struct xp_podconfig_reader reader = {0};
         const json_t *vol;
@@ -246,7 +247,7 @@ void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_
                         break;
                 if (stat(dir, &st) < 0) /* no start has set it up */
                         continue;
-                if (!client && xp_apiclient_new(&agent->api, &client, &err) < 0)
+                if (!client && xp_agent_config_client_take(agent, &client, &err) < 0)
                         break;
                 if (!reader.get) {
                         tokens = (struct xp_agent_token_source){.agent = agent, .client = client};
@@ -255,4 +256,5 @@ void xp_agent_volume_refresh(struct xp_agent *agent, const struct xp_agent_pull_
                 (void)one(agent, pod, vol, &reader, &wait, &err);
         }
         reader_done(&reader);
+        xp_agent_config_client_give(agent, client);
 }

@@ -841,6 +841,19 @@ static void network_facts(struct loop *l, struct podstate *st, struct xp_agent_n
         xp_podsync_memory_set_ips(st->memory, l->agent->advertise_address, ips, n);
 }
 
+/* The pod's volumes (their tmpfs mounts, their files): a pod that is over no longer needs them. */
+static void remove_volumes(struct loop *l, const struct podstate *st)
+{
+        int r = xp_podconfig_volumes_remove(l->agent->data_dir, st->uid);
+
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "agent: removing the volumes of pod %s/%s: %s",
+                       st->namespace,
+                       st->name,
+                       strerror(-r));
+}
+
 /*
  * Starts wait for the pod's network, as the kubelet's wait for the pod's sandbox: it is asked
  * for now (a worker sets it up; the pod is synced again when that ends), or, after a failure,
@@ -938,8 +951,13 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 done = res.done;
                 xp_podsync_result_clear(&res);
                 if (done) {
-                        /* the pod is over: its address goes back, as the kubelet's sandbox */
+                        /* the pod is over: its address goes back, as the kubelet's sandbox,
+                         * and its volumes are torn down, as the kubelet's (unless
+                         * --keep-terminated-pod-volumes): every pod's kube-api-access tmpfs
+                         * kept mounted until the pod is deleted made each later container's
+                         * mount namespace copy one more mount (docs/agent.md) */
                         xp_agent_network_release(agent->network, st->uid);
+                        remove_volumes(l, st);
                         st->done = true;
                         st->wake_at_ns = 0;
                         xp_podsync_memory_free(st->memory);
@@ -1024,14 +1042,7 @@ static void drop_states(struct loop *l)
                                st->namespace,
                                st->name,
                                xp_error_message(&err));
-                int r = xp_podconfig_volumes_remove(l->agent->data_dir, st->uid);
-
-                if (r < 0)
-                        xp_log(LOG_WARNING,
-                               "agent: removing the volumes of pod %s/%s: %s",
-                               st->namespace,
-                               st->name,
-                               strerror(-r));
+                remove_volumes(l, st);
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);

@@ -236,11 +236,14 @@ static int answer(const struct request *req,
         return reply_json(ret, 201, json_incref(request));
 }
 
-/* The ServiceAccount of the request: 1 with *ret_account, else 0 with ret filled. */
+/* The ServiceAccount of the request: 1 with *ret_account, else 0 with ret filled. From the
+ * registry's cache of the namespace's accounts (kept while the store's mark for the kind stands,
+ * so as current as a store read), as the pod admission reads it: every pod's agent asks a token,
+ * and a store read parses the account each time. */
 static int account_of(const struct request *req, json_t **ret_account, struct reply *ret)
 {
-        int r = xp_store_get(
-            req->api->store, "serviceaccounts", req->namespace, req->name, ret_account, NULL, NULL);
+        int r = xp_registry_serviceaccount_get(
+            req->api->registry, req->namespace, req->name, ret_account, NULL);
 
         if (r == -ENOMEM)
                 return r;

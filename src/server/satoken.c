@@ -25,6 +25,7 @@ struct satoken_key {
         gnutls_privkey_t priv;
         gnutls_pubkey_t pub;
         char kid[64]; /* base64url of the SHA-256 of the public key, as Kubernetes' key id */
+        char *header; /* the JOSE header's part, the same in every token: made once (key_id) */
 };
 
 void satoken_key_free(struct satoken_key *key)
@@ -35,6 +36,7 @@ void satoken_key_free(struct satoken_key *key)
                 gnutls_privkey_deinit(key->priv);
         if (key->pub)
                 gnutls_pubkey_deinit(key->pub);
+        free(key->header);
         free(key);
 }
 
@@ -125,10 +127,22 @@ static int make_key_file(const char *path, struct xp_error *err)
         return r;
 }
 
+/* A JSON value as a part of a token: base64url of its compact text, keys sorted. */
+static char *json_part(const json_t *value)
+{
+        char *text = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS);
+        char *part = text ? b64url_encode(text, strlen(text)) : NULL;
+
+        free(text);
+        return part;
+}
+
+/* The key's id and with it the header of its tokens. */
 static int key_id(struct satoken_key *key)
 {
         unsigned char id[32];
         size_t id_len = sizeof(id);
+        json_t *header;
         char *text;
         int r = gnutls_pubkey_get_key_id(key->pub, GNUTLS_KEYID_USE_SHA256, id, &id_len);
 
@@ -139,7 +153,10 @@ static int key_id(struct satoken_key *key)
                 return -ENOMEM;
         snprintf(key->kid, sizeof(key->kid), "%s", text);
         free(text);
-        return 0;
+        header = json_pack("{s:s, s:s}", "alg", "ES256", "kid", key->kid);
+        key->header = header ? json_part(header) : NULL;
+        json_decref(header);
+        return key->header ? 0 : -ENOMEM;
 }
 
 static int import_key(struct satoken_key *key, const char *text, size_t size)
@@ -214,26 +231,15 @@ static int put_coord(unsigned char out[static COORD_LEN], const gnutls_datum_t *
         return 0;
 }
 
-static char *json_part(const json_t *value)
-{
-        char *text = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS);
-        char *part = text ? b64url_encode(text, strlen(text)) : NULL;
-
-        free(text);
-        return part;
-}
-
 int satoken_sign(const struct satoken_key *key, const json_t *claims, char **ret)
 {
-        json_t *header = json_pack("{s:s, s:s}", "alg", "ES256", "kid", key->kid);
-        char *head = header ? json_part(header) : NULL, *body = json_part(claims), *input = NULL;
+        char *body = json_part(claims), *input = NULL;
         char *sig_text = NULL;
         gnutls_datum_t data, der = {0}, r_value = {0}, s_value = {0};
         unsigned char raw[2 * COORD_LEN];
         int r = -ENOMEM;
 
-        json_decref(header);
-        if (!head || !body || asprintf(&input, "%s.%s", head, body) < 0) {
+        if (!body || asprintf(&input, "%s.%s", key->header, body) < 0) {
                 input = NULL;
                 goto out;
         }
@@ -251,7 +257,6 @@ out:
         gnutls_free(der.data);
         gnutls_free(r_value.data);
         gnutls_free(s_value.data);
-        free(head);
         free(body);
         free(input);
         free(sig_text);

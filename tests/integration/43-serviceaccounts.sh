@@ -112,6 +112,19 @@ code "expirationSeconds as a string" 400 "$admin" \
   POST /api/v1/namespaces/default/serviceaccounts/web/token '{"spec":{"expirationSeconds":"long"}}'
 check "an account that does not exist" 1 "${k[@]}" create token ghost
 expect_in "not found" "$tmp/err" 'serviceaccounts "ghost" not found'
+# TokenRequest reads the account from the registry's cache: an account deleted and made again is
+# the new one at once (its uid in the claims), and one deleted is gone at once
+check "create serviceaccount again" 0 "${k[@]}" create serviceaccount again
+check "a token for it" 0 "${k[@]}" create token again
+check "delete it" 0 "${k[@]}" delete serviceaccount again
+check "no token for a deleted account" 1 "${k[@]}" create token again
+expect_in "not found" "$tmp/err" 'serviceaccounts "again" not found'
+check "make it again" 0 "${k[@]}" create serviceaccount again
+check "its new uid" 0 "${k[@]}" get serviceaccount again -o jsonpath='{.metadata.uid}'
+again_uid=$(cat "$tmp/out")
+check "a token for the new one" 0 "${k[@]}" create token again
+cut -d. -f2 "$tmp/out" | tr '_-' '/+' | { read -r p; while (( ${#p} % 4 )); do p+='='; done; base64 -d <<<"$p"; } >"$tmp/claims"
+expect_in "names the new account" "$tmp/claims" '"serviceaccount":{"name":"again","uid":"'"$again_uid"'"}'
 check "a token for another audience" 0 "${k[@]}" create token web --audience vault
 code "is not for this server" 401 "$(cat "$tmp/out")" GET /api/v1
 check "garbage is refused" 1 "${k[@]}" auth whoami --token "eyJhbGciOiJFUzI1NiJ9.e30.AAAA"
@@ -276,6 +289,29 @@ check "a projected token of 60 s" 0 "${k[@]}" apply -f "$tmp/shortproj.yaml"
 shortevents() { "${k[@]}" get events --field-selector involvedObject.name=shortproj -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -c 'may not specify a duration less than 10 minutes' || true; }
 poll "the agent's FailedMount says why" 20 1 shortevents
 check "delete it" 0 "${k[@]}" delete pod shortproj --grace-period=0 --force
+# a pod that is over has its volumes torn down, as the kubelet's, though the pod is kept: its
+# kube-api-access tmpfs no longer stays mounted on the node until the pod is deleted
+cat >"$tmp/doneproj.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: doneproj}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, command: ["sh", "-c", "cat $mnt/proj/token >/dev/null && sleep 4"], volumeMounts: [{name: t, mountPath: $mnt/proj}]}
+  volumes:
+  - {name: t, projected: {sources: [{serviceAccountToken: {path: token}}]}}
+EOF
+check "a short pod with a projected token" 0 "${k[@]}" apply -f "$tmp/doneproj.yaml"
+doneuid=$("${k[@]}" get pod doneproj -o jsonpath='{.metadata.uid}')
+donemounted() { awk -v d="$data/agent/volumes/$doneuid/" 'index($5, d) == 1' /proc/self/mountinfo | wc -l; }
+donephase() { "${k[@]}" get pod doneproj -o jsonpath='{.status.phase}'; }
+poll "it succeeds (it read its token from the volume)" 20 Succeeded donephase
+donedir() { [[ -e "$data/agent/volumes/$doneuid" ]] && echo there || echo gone; }
+poll "then its volumes are gone from the node" 15 gone donedir
+check "unmounted" 0 donemounted
+expect_in "no mount left" "$tmp/out" "0"
+check "delete it" 0 "${k[@]}" delete pod doneproj --grace-period=0 --force
 
 # ---- the admission's kube-api-access volume, as every pod gets it --------------------------------
 sa=/var/run/secrets/kubernetes.io/serviceaccount
