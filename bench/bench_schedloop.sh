@@ -29,7 +29,12 @@
 #
 # PERF (environment, a file name): the timed phase (binds: from the second server's start) is
 # recorded with `perf record -g` on the server into that file, for `perf report -i FILE` (perf's
-# own cost lands in the CPU figure).
+# own cost lands in the CPU figure). PERF_FLAGS replaces -g (--call-graph dwarf: the release
+# build keeps no frame pointers).
+#
+# STORE (environment, binds only, a directory): the first run keeps the stored pods, nodes and
+# Queues there, later runs bind a copy of them (the same NODES, PODS and QUEUES), so that two
+# builds are compared on one input and the creates are not paid again.
 #
 # Prints figures only; asserts nothing. Needs curl, jq and Debian's /usr/bin/python3 (the nodes
 # are created over one keep-alive connection: thousands of curl processes would take minutes).
@@ -54,14 +59,15 @@ tmp=$(mktemp -d)
 server_pid=
 trap '[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# start_server [ARG...]: a server on a free port over $tmp/data; sets server_pid, base, token, auth
+# start_server [ARG...]: a server on a free port over $tmp/data (waits at most 300 s: a start
+# reads the whole store); sets server_pid, base, token, auth
 start_server() {
   : >"$tmp/server.log"
   "$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$tmp/data" \
     ${PROFILE:+--placement-profile "$PROFILE"} "$@" >"$tmp/server.log" 2>&1 &
   server_pid=$!
   base=
-  for _ in $(seq 600); do
+  for _ in $(seq 3000); do
     base=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' \
       "$tmp/server.log")
     [[ -n "$base" ]] && break
@@ -126,11 +132,16 @@ bound_count() {
 "$xpool" convert -o json -f "$fixture" >"$tmp/node.json"
 
 if [[ "$mode" == binds ]]; then
-  start_server --no-scheduler
-  queues_on
-  "$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
-  create_nodes
-  stop_server
+  if [[ -n "${STORE:-}" && -d "$STORE" ]]; then
+    cp -a "$STORE" "$tmp/data"
+  else
+    start_server --no-scheduler
+    queues_on
+    "$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
+    create_nodes
+    stop_server
+    [[ -z "${STORE:-}" ]] || cp -a "$tmp/data" "$STORE"
+  fi
   # what a start costs without the scheduler (the store's open, every controller's first read),
   # on a copy of the store: the bound phase's server CPU less this is what binding cost
   cp -a "$tmp/data" "$tmp/stored"
@@ -145,7 +156,7 @@ if [[ "$mode" == binds ]]; then
   start_server
   perf_pid=
   if [[ -n "${PERF:-}" ]]; then
-    perf record -q -g -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
+    perf record -q ${PERF_FLAGS:--g} -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
     perf_pid=$!
   fi
   # Samples /metrics ten times a second over one connection: the scheduler's placements since
@@ -227,7 +238,7 @@ watcher_pid=$!
 
 perf_pid=
 if [[ -n "${PERF:-}" ]]; then
-  perf record -q -g -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
+  perf record -q ${PERF_FLAGS:--g} -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
   perf_pid=$!
   sleep 1
 fi
