@@ -104,7 +104,7 @@ int xp_sched_set_workload(struct xp_sched *sched,
                           struct xp_error *err)
 {
         struct gworkload *w;
-        double sum = 0;
+        double sum = 0, gpu_cpu = 0, gpu_milli = 0;
         int r;
 
         for (size_t i = 0; i < n; i++) {
@@ -140,7 +140,12 @@ int xp_sched_set_workload(struct xp_sched *sched,
                         return xp_errorf(err, -ENOMEM, "workload: out of memory");
                 }
                 w->binds_models |= t->n_models > 0;
+                if (t->count > 0) {
+                        gpu_cpu += t->weight * (double)t->cpu;
+                        gpu_milli += t->weight * (double)(t->milli * t->count);
+                }
         }
+        w->cpu_per_milli = gpu_milli > 0 ? gpu_cpu / gpu_milli : 0;
         w->gen = ++sched->workload_gen;
         gworkload_free(sched->workload);
         sched->workload = n ? w : NULL;

@@ -28,8 +28,9 @@ struct gworkload {
         char *model_label;
         struct gtype *types;
         size_t n;
-        uint64_t gen;      /* changes with every set: node caches compare it */
-        bool binds_models; /* some typical pod may run on certain models only (gpu_spec) */
+        uint64_t gen;         /* changes with every set: node caches compare it */
+        bool binds_models;    /* some typical pod may run on certain models only (gpu_spec) */
+        double cpu_per_milli; /* the GPU pods' CPU per device milli they ask, 0 without them */
 };
 
 /* A node as the policies see it. */

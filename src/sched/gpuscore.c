@@ -50,6 +50,29 @@ static void gctx_init(const struct pctx *ctx, const struct snode *node, struct g
 }
 
 /*
+ * xpool's first key, above FGD's score: a pod without GPUs, or one asking more CPU per GPU than
+ * the workload's GPU pods do on average, goes first to a node whose CPU, after it, still covers
+ * the node's free GPUs at that average. CPU taken beyond it strands GPUs later (GPUs behind a
+ * node's exhausted CPU are a third of what FGD leaves unallocated on the trace), and FGD sees it
+ * only once a typical pod no longer fits. A pod at or below the average leaves its GPUs' share
+ * of CPU wherever it goes, so the key ranks no node for it (and finer keys scatter the shares:
+ * docs/simulator.md has the variants measured). Nor when some typical pod is bound to models
+ * (gpu_spec), measured as prefers_used below: on gpuspec10 the key fell below FGD at 100 %.
+ */
+static int64_t keeps_cpu_for_gpus(const struct gctx *g)
+{
+        const struct gworkload *w = g->w;
+        int64_t milli = g->p.milli * g->p.count;
+
+        if (!w || w->binds_models || !(w->cpu_per_milli > 0))
+                return 0;
+        if (g->p.count > 0 && (double)g->p.cpu <= (double)milli * w->cpu_per_milli)
+                return 0;
+        return (double)(g->v.cpu_left - g->p.cpu) >=
+               (double)(g->v.total - milli) * w->cpu_per_milli;
+}
+
+/*
  * A pod without GPUs goes first to a node with no GPU room left: CPU there is of no use to GPU
  * pods any more, while CPU it takes beside free GPUs may strand them later (GPUs behind a node's
  * exhausted CPU are a third of what FGD leaves unallocated on the trace). FGD's score tells the
@@ -76,20 +99,23 @@ static int64_t prefers_used(const struct gctx *g)
 }
 
 /*
- * xpool: FGD's score (the integer sigmoid of the fragmentation the pod removes, on the device
- * that removes most), then, for a pod without GPUs, a node without GPU room (spends_idle_cpu),
- * then a node already in use before an idle one (prefers_used); equal nodes then follow the
- * run's one node order (rank.c), which packs. Finer keys lose on the trace: the exact change of
- * fragmentation (94.3 % against 95.5 % at 130 %, seed 42), or matching the pod's CPU per GPU to
- * the node's (docs/simulator.md): small differences then decide, and pods scatter instead of
- * packing.
+ * xpool: a node that keeps CPU for its GPUs (keeps_cpu_for_gpus), then FGD's score (the integer
+ * sigmoid of the fragmentation the pod removes, on the device that removes most), then, for a
+ * pod without GPUs, a node without GPU room (spends_idle_cpu), then a node already in use before
+ * an idle one (prefers_used); equal nodes then follow the run's one node order (rank.c), which
+ * packs. Finer keys lose on the trace: the exact change of fragmentation (94.3 % against 95.5 %
+ * at 130 %, seed 42), or matching every pod's CPU per GPU to the node's (docs/simulator.md):
+ * small differences then decide, and pods scatter instead of packing.
  */
 static int64_t xpool_score(struct snode *node, const struct gctx *g, int *dev)
 {
         int64_t frag = g->w ? gp_frag_score(g->w, node, &g->v, &g->p, dev) : 0;
+        int64_t cpu = keeps_cpu_for_gpus(g);
 
-        /* above what the profile's other scores (affinity, taints, topology: 700 at most) add */
-        return ((frag * 2 + spends_idle_cpu(&g->v, &g->p)) * 2 + prefers_used(g)) * 1024;
+        /* frag is 0..100; all above what the profile's other scores (affinity, taints,
+         * topology: 700 at most) add */
+        return (((cpu * 128 + frag) * 2 + spends_idle_cpu(&g->v, &g->p)) * 2 + prefers_used(g)) *
+               1024;
 }
 
 /* The profile's score of node, and the device of a share where the score chose it (-1). */

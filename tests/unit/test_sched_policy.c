@@ -359,6 +359,85 @@ static void xpool_prefers_a_used_node_unless_pods_are_bound_to_models(void **sta
         free(second);
 }
 
+/*
+ * Where a pod of cpu cores and gpu goes under xpool between two idle nodes of 4 GPUs, `rich`
+ * with 64 cores and the other with 16. The workload's GPU pods ask 4 cores per GPU (a typical
+ * pod, bound to `models` unless ""), or, with models NULL, as the pods placed so far do: one on
+ * each node, 1 core and 1 GPU. FGD's score cannot tell the nodes apart: the typical pod still
+ * fits on both after (or, bound to T4, on neither of these G2 nodes).
+ */
+static char *pod_between(const char *rich, const char *models, int cpu, const char *gpu)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 4000,
+             .gpu_milli = 1000,
+             .gpu_count = 1,
+             .models = models && *models ? models : NULL,
+             .weight = 1},
+        };
+        struct xp_error err = {0};
+        struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+        const char *poor = strcmp(rich, "a") == 0 ? "b" : "a";
+        char *node;
+        int dev;
+
+        add_node(s, rich, 64, 4, "G2");
+        add_node(s, poor, 16, 4, "G2");
+        if (!models) {
+                add_used(s, "u0", "a", 0, 1000);
+                add_used(s, "u1", "b", 0, 1000);
+        } else {
+                assert_int_equal(
+                    xp_sched_set_workload(
+                        s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 1, &err),
+                    0);
+        }
+        node = place(s, cpu, gpu, &dev);
+        xp_sched_free(s);
+        return node;
+}
+
+static char *
+pod_between_cpu_rich_and_poor(const char *rich, bool live_mix, int cpu, const char *gpu)
+{
+        return pod_between(rich, live_mix ? NULL : "", cpu, gpu);
+}
+
+/* A pod asking more CPU per GPU than the workload's GPU pods, or no GPU at all, takes the node
+ * whose CPU still covers its free GPUs after it (64 cores, not 16, whichever node order); one
+ * asking less, or any pod when the workload binds pods to models, is not steered: the run's
+ * node order decides, the same node both ways. */
+static void xpool_keeps_cpu_for_the_gpus(void **state)
+{
+        const char *names[] = {"a", "b"};
+        char *first, *second;
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                char *node = pod_between_cpu_rich_and_poor(names[i], false, 12, "1");
+                assert_string_equal(node, names[i]);
+                free(node);
+                node = pod_between_cpu_rich_and_poor(names[i], false, 8, "0");
+                assert_string_equal(node, names[i]);
+                free(node);
+                /* the live mix: 1 core per GPU, so 14 of the poor node's 15 cores leave 1 for 2
+                 * GPUs */
+                node = pod_between_cpu_rich_and_poor(names[i], true, 14, "1");
+                assert_string_equal(node, names[i]);
+                free(node);
+        }
+        first = pod_between_cpu_rich_and_poor("a", false, 2, "1");
+        second = pod_between_cpu_rich_and_poor("b", false, 2, "1");
+        assert_string_equal(first, second);
+        free(first);
+        free(second);
+        first = pod_between("a", "T4", 12, "1");
+        second = pod_between("b", "T4", 12, "1");
+        assert_string_equal(first, second);
+        free(first);
+        free(second);
+}
+
 /* The node's memo of FGD scores by pod shape must go when only its CPU changes: with 2 cores
  * left the workload's 8-core pods fit on neither GPU, so both are equal and the lowest wins. */
 static void fgd_memo_follows_the_node_cpu(void **state)
@@ -545,6 +624,7 @@ int main(void)
             cmocka_unit_test(xpool_puts_a_cpu_pod_where_no_gpu_is_left),
             cmocka_unit_test(xpool_sees_gpus_that_come_after_cpu_only_placements),
             cmocka_unit_test(xpool_prefers_a_used_node_unless_pods_are_bound_to_models),
+            cmocka_unit_test(xpool_keeps_cpu_for_the_gpus),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
