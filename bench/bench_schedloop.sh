@@ -6,11 +6,14 @@
 # machine runs), with the load average at start and end.
 #
 # MODE (issue 21's goal 6 times binding apart from creating):
-#  - binds (the default): the nodes are created once to measure what that costs the server, and
-#    deleted; the pods are created while no node exists (each becomes unschedulable) and the
-#    server is left to go idle; then the nodes are created again and every pod is bound. Binds/s
-#    is timed from the first binding to the last (the backoff before the first is not binding);
-#    the server CPU per bind is that phase's CPU less what creating the nodes cost alone.
+#  - binds (the default): every object exists before the scheduler runs. A first server, started
+#    with --no-scheduler, takes the Queues, the PODS pods and the NODES nodes and is stopped; a
+#    second one, with the scheduler, opens the same store and binds every pod while nothing else
+#    is written, so binds do not follow the node creates. The server CPU per bind is the second
+#    server's CPU until every pod is bound less what a start without the scheduler costs on a
+#    copy of the store (its open and every controller's first read). The scheduler binds before
+#    the server listens, so binds/s (and the CPU per bind over the same window) counts the binds
+#    from the first /metrics answer on; give PODS enough that most come after.
 #  - burst: nodes first, then the pods; creates and binds overlap (CPU per pod = create + bind +
 #    Event).
 #
@@ -24,8 +27,14 @@
 # PROFILE (environment, default the server's own: xpool) is passed as --placement-profile, so the
 # cost of a profile's scores can be compared: PROFILE=spread bench/bench_schedloop.sh build 5000.
 #
-# PERF (environment, a file name): the timed phase is recorded with `perf record -g` on the
-# server into that file, for `perf report -i FILE` (perf's own cost lands in the CPU figure).
+# PERF (environment, a file name): the timed phase (binds: from the second server's start) is
+# recorded with `perf record -g` on the server into that file, for `perf report -i FILE` (perf's
+# own cost lands in the CPU figure). PERF_FLAGS replaces -g (--call-graph dwarf: the release
+# build keeps no frame pointers).
+#
+# STORE (environment, binds only, a directory): the first run keeps the stored pods, nodes and
+# Queues there, later runs bind a copy of them (the same NODES, PODS and QUEUES), so that two
+# builds are compared on one input and the creates are not paid again.
 #
 # Prints figures only; asserts nothing. Needs curl, jq and Debian's /usr/bin/python3 (the nodes
 # are created over one keep-alive connection: thousands of curl processes would take minutes).
@@ -50,39 +59,56 @@ tmp=$(mktemp -d)
 server_pid=
 trap '[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-"$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$tmp/data" \
-  ${PROFILE:+--placement-profile "$PROFILE"} >"$tmp/server.log" 2>&1 &
-server_pid=$!
-base=
-for _ in $(seq 150); do
-  base=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' \
-    "$tmp/server.log")
-  [[ -n "$base" ]] && break
-  sleep 0.1
-done
-[[ -n "$base" ]] || { echo "bench_schedloop: the server did not start:" >&2; cat "$tmp/server.log" >&2; exit 1; }
-token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$tmp/data/admin.kubeconfig" | head -1)
-auth=(-H "Authorization: Bearer $token")
+# start_server [ARG...]: a server on a free port over $tmp/data (waits at most 300 s: a start
+# reads the whole store); sets server_pid, base, token, auth
+start_server() {
+  : >"$tmp/server.log"
+  "$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$tmp/data" \
+    ${PROFILE:+--placement-profile "$PROFILE"} "$@" >"$tmp/server.log" 2>&1 &
+  server_pid=$!
+  base=
+  for _ in $(seq 3000); do
+    base=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' \
+      "$tmp/server.log")
+    [[ -n "$base" ]] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -n "$base" ]] || { echo "bench_schedloop: the server did not start:" >&2; cat "$tmp/server.log" >&2; exit 1; }
+  token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$tmp/data/admin.kubeconfig" | head -1)
+  auth=(-H "Authorization: Bearer $token")
+}
+stop_server() {
+  kill -TERM "$server_pid"
+  wait "$server_pid" || { echo "bench_schedloop: the server's stop failed:" >&2; tail "$tmp/server.log" >&2; exit 1; }
+  server_pid=
+}
 
-"$xpool" convert -o json -f "$fixture" >"$tmp/node.json"
-# nodes create|delete: node-1 ... node-NODES over one keep-alive connection
-nodes() {
-  /usr/bin/python3 - "$base" "$token" "$nodes" "$tmp/node.json" "$1" <<'PY'
+# node-1 ... node-NODES, created over one keep-alive connection
+create_nodes() {
+  /usr/bin/python3 - "$base" "$token" "$nodes" "$tmp/node.json" <<'PY'
 import http.client, sys, urllib.parse
-base, token, nodes, template, verb = sys.argv[1], sys.argv[2], int(sys.argv[3]), open(sys.argv[4]).read(), sys.argv[5]
+base, token, nodes, template = sys.argv[1], sys.argv[2], int(sys.argv[3]), open(sys.argv[4]).read()
 url = urllib.parse.urlsplit(base)
 conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
 headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 for i in range(1, nodes + 1):
-    if verb == "create":
-        conn.request("POST", "/api/v1/nodes", template.replace('"slot"', '"node-%d"' % i), headers)
-    else:
-        conn.request("DELETE", "/api/v1/nodes/node-%d" % i, None, headers)
+    conn.request("POST", "/api/v1/nodes", template.replace('"slot"', '"node-%d"' % i), headers)
     answer = conn.getresponse()
     answer.read()
-    if answer.status not in (200, 201):
-        sys.exit("bench_schedloop: %s node-%d: HTTP %d" % (verb, i, answer.status))
+    if answer.status != 201:
+        sys.exit("bench_schedloop: create node-%d: HTTP %d" % (i, answer.status))
 PY
+}
+queues_on() {
+  [[ "$queues" == on ]] || return 0
+  for q in team-a team-b; do
+    curl -sSf "${auth[@]}" -H 'Content-Type: application/json' -o /dev/null \
+      -d '{"apiVersion":"scheduling.xpool.io/v1alpha1","kind":"Queue","metadata":{"name":"'"$q"'"},"spec":{"weight":1}}' \
+      "$base/apis/scheduling.xpool.io/v1alpha1/queues"
+  done
+  curl -sSf "${auth[@]}" -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null \
+    -d '{"metadata":{"labels":{"xpool.io/default-queue":"team-a"}}}' "$base/api/v1/namespaces/default"
 }
 load() { printf 'load average (%s) %s\n' "$1" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
 # the server's CPU time so far (utime + stime, in clock ticks)
@@ -98,33 +124,98 @@ settle() {
   echo "bench_schedloop: the server did not go idle within 300 s" >&2
   exit 1
 }
-node_ticks=0
-if [[ "$mode" == binds ]]; then
-  settle
-  t0=$(cpu_ticks)
-  nodes create
-  settle
-  node_ticks=$(($(cpu_ticks) - t0))
-  nodes delete
-  settle
-else
-  nodes create
-fi
+bound_count() {
+  curl -sS "${auth[@]}" "$base/api/v1/namespaces/default/pods" |
+    jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length'
+}
 
-if [[ "$queues" == on ]]; then
-  for q in team-a team-b; do
-    curl -sSf "${auth[@]}" -H 'Content-Type: application/json' -o /dev/null \
-      -d '{"apiVersion":"scheduling.xpool.io/v1alpha1","kind":"Queue","metadata":{"name":"'"$q"'"},"spec":{"weight":1}}' \
-      "$base/apis/scheduling.xpool.io/v1alpha1/queues"
-  done
-  curl -sSf "${auth[@]}" -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null \
-    -d '{"metadata":{"labels":{"xpool.io/default-queue":"team-a"}}}' "$base/api/v1/namespaces/default"
-fi
+"$xpool" convert -o json -f "$fixture" >"$tmp/node.json"
 
 if [[ "$mode" == binds ]]; then
-  "$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
+  if [[ -n "${STORE:-}" && -d "$STORE" ]]; then
+    cp -a "$STORE" "$tmp/data"
+  else
+    start_server --no-scheduler
+    queues_on
+    "$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
+    create_nodes
+    stop_server
+    [[ -z "${STORE:-}" ]] || cp -a "$tmp/data" "$STORE"
+  fi
+  # what a start costs without the scheduler (the store's open, every controller's first read),
+  # on a copy of the store: the bound phase's server CPU less this is what binding cost
+  cp -a "$tmp/data" "$tmp/stored"
+  start_server --no-scheduler
   settle
+  start_ticks=$(cpu_ticks)
+  stop_server
+  rm -rf "$tmp/data"
+  mv "$tmp/stored" "$tmp/data"
+  load start
+  started=$(date +%s.%N)
+  start_server
+  perf_pid=
+  if [[ -n "${PERF:-}" ]]; then
+    perf record -q ${PERF_FLAGS:--g} -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  # Samples /metrics ten times a second over one connection: the scheduler's placements since
+  # its start, the pods not yet bound (the store's, through the pool's counts) and the server's
+  # CPU. The scheduler starts binding before the server listens (the other controllers' first
+  # reads overlap it), so the timed phase runs from the first sample, every controller started,
+  # to the first that saw no pod unbound; the placements before the first sample are left out.
+  /usr/bin/python3 - "$base" "$token" "$server_pid" "$pods" <<'PY' >"$tmp/phase"
+import http.client, os, re, sys, time, urllib.parse
+base, token, pid, want = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+url = urllib.parse.urlsplit(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+tick = os.sysconf("SC_CLK_TCK")
+placed_re = re.compile(r'^scheduler_schedule_attempts_total\{result="scheduled"[^}]*\} (\S+)$', re.M)
+unbound_re = re.compile(r'^scheduler_pending_pods\{queue="unbound"\} (\S+)$', re.M)
+def cpu():
+    fields = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / tick
+first = None
+deadline = time.time() + 600
+while time.time() < deadline:
+    conn.request("GET", "/metrics", headers={"Authorization": "Bearer " + token})
+    text = conn.getresponse().read().decode()
+    now, used = time.time(), cpu()
+    placed = int(float(placed_re.search(text).group(1)))
+    unbound = int(float(unbound_re.search(text).group(1)))
+    if first is None:
+        first = (now, used, placed)
+    if unbound == 0:
+        print(first[0], first[1], first[2], now, used)
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit("bench_schedloop: not every pod was bound within 600 s")
+PY
+  if [[ -n "$perf_pid" ]]; then
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" 2>/dev/null || true
+  fi
+  read -r first_at first_cpu first_placed done_at done_cpu <"$tmp/phase"
+  bound=$(bound_count)
+  printf 'queues %s; %d pods and %d nodes stored before the scheduler started: it listened after %.2f s (%.2f s of server CPU, %d pods placed), all %d bound after %.2f s\n' \
+    "$queues" "$pods" "$nodes" "$(echo "$first_at - $started" | bc)" "$first_cpu" "$first_placed" \
+    "$bound" "$(echo "$done_at - $started" | bc)"
+  timed=$((pods - first_placed))
+  start_cpu=$(echo "$start_ticks / $(getconf CLK_TCK)" | bc -l)
+  window='no binding left once it listened (give more PODS)'
+  if ((timed > 0)) && [[ "$done_at" != "$first_at" ]]; then
+    window=$(printf '%.0f binds/s and %.0f us of server CPU per bind (the %d binds after it listened, every node there)' \
+      "$(echo "$timed / ($done_at - $first_at)" | bc -l)" "$(echo "($done_cpu - $first_cpu) * 1000000 / $timed" | bc -l)" "$timed")
+  fi
+  printf 'server CPU per bind (bind + Event) %.0f us (all %d: the CPU less %.2f s, a start without the scheduler); %s\n' \
+    "$(echo "($done_cpu - $start_cpu) * 1000000 / $pods" | bc -l)" "$pods" "$start_cpu" "$window"
+  load end
+  exit 0
 fi
+
+start_server
+create_nodes
+queues_on
 
 # One watch counts the bindings as they land (polling a list of every pod would cost the server
 # more than the binding it measures); it prints the time each of PODS was bound.
@@ -147,21 +238,16 @@ watcher_pid=$!
 
 perf_pid=
 if [[ -n "${PERF:-}" ]]; then
-  perf record -q -g -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
+  perf record -q ${PERF_FLAGS:--g} -o "$PERF" -p "$server_pid" >/dev/null 2>&1 &
   perf_pid=$!
   sleep 1
 fi
 load start
 cpu0=$(cpu_ticks)
 start=$(date +%s.%N)
-if [[ "$mode" == binds ]]; then
-  nodes create
-else
-  "$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
-fi
+"$burst" "$base" "$pods" "$clients" "$token" >/dev/null 2>"$tmp/burst.err"
 created=$(date +%s.%N)
 wait "$watcher_pid" || true
-first_at=$(sed -n 1p "$tmp/bound_at")
 done_at=$(sed -n "${pods}p" "$tmp/bound_at")
 [[ -n "$done_at" ]] || { echo "bench_schedloop: not every pod was bound within 600 s" >&2; exit 1; }
 cpu=$(echo "($(cpu_ticks) - $cpu0) / $(getconf CLK_TCK)" | bc -l)
@@ -169,26 +255,7 @@ if [[ -n "$perf_pid" ]]; then
   kill -INT "$perf_pid" 2>/dev/null || true
   wait "$perf_pid" 2>/dev/null || true
 fi
-bound=$(curl -sS "${auth[@]}" "$base/api/v1/namespaces/default/pods" |
-  jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length')
-if [[ "$mode" == binds ]]; then
-  node_cpu=$(echo "$node_ticks / $(getconf CLK_TCK)" | bc -l)
-  # the server's CPU time less the nodes' creation: what scheduling and binding cost besides disk
-  printf 'queues %s; nodes %d, pods %d pending before any node: nodes created in %.2f s, bound from %.2f s to %.2f s (%d bound); server CPU %.2f s, of which %.2f s the node creates\n' \
-    "$queues" "$nodes" "$pods" "$(echo "$created - $start" | bc)" "$(echo "$first_at - $start" | bc)" \
-    "$(echo "$done_at - $start" | bc)" "$bound" "$cpu" "$node_cpu"
-  # the first bindings wait for nodes to be created; once every node exists nothing paces them
-  after=$(awk -v t="$created" '$1 > t' "$tmp/bound_at" | wc -l)
-  if ((after > 0)); then
-    paced=$(printf '%.0f once every node existed (%d binds)' "$(echo "$after / ($done_at - $created)" | bc -l)" "$after")
-  else
-    paced='every binding landed while nodes were still being created'
-  fi
-  printf 'binds/s %.0f (bound / time from first to last binding, binds alone), %s; server CPU per bind (bind + Event) %.0f us\n' \
-    "$(echo "$bound / ($done_at - $first_at)" | bc -l)" "$paced" "$(echo "($cpu - $node_cpu) * 1000000 / $bound" | bc -l)"
-  load end
-  exit 0
-fi
+bound=$(bound_count)
 # the server's CPU time (cpu): what creating, scheduling and binding cost besides waiting on disk
 printf 'queues %s; nodes %d, pods %d from %d clients: created in %.2f s, all bound after %.2f s (%d bound); server CPU %.2f s\n' \
   "$queues" "$nodes" "$pods" "$clients" "$(echo "$created - $start" | bc)" "$(echo "$done_at - $start" | bc)" \

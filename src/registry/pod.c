@@ -198,7 +198,39 @@ struct bind_ready {
         bool before_held;
 };
 
-/* b's pod with the binding in it (r->pod) and its Event (r->event): 0, or b->result's error. */
+/* What bind_pod() changes (the object, spec, metadata, its annotations, status, its
+ * conditions) copied, the rest shared with pod: a deep copy of a pod's volumes and containers
+ * cost more than the binding's own JSON. NULL: out of memory. */
+static json_t *bind_copy(const json_t *pod)
+{
+        /* each member bind_pod() changes, and the member of it it changes (NULL: none) */
+        static const struct {
+                const char *part, *inner;
+        } changed[] = {{"spec", NULL}, {"metadata", "annotations"}, {"status", "conditions"}};
+        json_t *copy = json_copy((json_t *)pod);
+        bool ok = copy != NULL;
+
+        for (size_t i = 0; ok && i < XP_ELEMENTSOF(changed); i++) {
+                json_t *part = json_object_get(copy, changed[i].part), *inner;
+
+                if (!json_is_object(part))
+                        continue;
+                part = json_copy(part);
+                ok = part && json_object_set_new(copy, changed[i].part, part) == 0;
+                inner = ok && changed[i].inner ? json_object_get(part, changed[i].inner) : NULL;
+                if (json_is_object(inner) || json_is_array(inner)) {
+                        inner = json_copy(inner);
+                        ok = inner && json_object_set_new(part, changed[i].inner, inner) == 0;
+                }
+        }
+        if (!ok)
+                json_decref(copy);
+        return ok ? copy : NULL;
+}
+
+/* b's pod with the binding in it (r->pod) and its Event (r->event): 0, or b->result's error.
+ * r->pod shares what the binding leaves as it was with b->pod, unless the caller asked for it
+ * (b->ret_pod): that one is the caller's to change. */
 static int
 bind_ready(const struct xp_registry_binding *b, struct bind_ready *r, struct xp_error *err)
 {
@@ -211,7 +243,7 @@ bind_ready(const struct xp_registry_binding *b, struct bind_ready *r, struct xp_
         ret = bind_check(b->pod, name, err);
         if (ret < 0)
                 return ret;
-        r->pod = json_deep_copy(b->pod);
+        r->pod = b->ret_pod ? json_deep_copy(b->pod) : bind_copy(b->pod);
         if (!r->pod)
                 return -ENOMEM;
         ret = bind_pod(r->pod, b->node, b->annotations);

@@ -7,7 +7,6 @@
 #include "gpupolicy.h"
 
 #define DEFAULT_GPU_RESOURCE "nvidia.com/gpu"
-#define DEFAULT_MODEL_LABEL  "nvidia.com/gpu.product"
 
 /* What every score of a node needs: the pod, the node's view, the workload (fgd, xpool). */
 struct gctx {
@@ -15,6 +14,21 @@ struct gctx {
         struct gview v;
         const struct gworkload *w;
 };
+
+/* DEFAULT_GPU_RESOURCE's id, UINT32_MAX while no node or pod named it. Ids are never taken
+ * back, so a found one stays; a miss is asked again only once another resource was interned. */
+static uint32_t default_gpu_res(struct xp_sched *s)
+{
+        uint32_t res;
+
+        if (s->gpu_res == 0 && s->gpu_res_checked != s->n_res + 1) {
+                if (sched_res_id(s, DEFAULT_GPU_RESOURCE, false, &res) >= 0)
+                        s->gpu_res = res + 1;
+                else
+                        s->gpu_res_checked = s->n_res + 1;
+        }
+        return s->gpu_res ? s->gpu_res - 1 : UINT32_MAX;
+}
 
 static void gctx_init(const struct pctx *ctx, const struct snode *node, struct gctx *g)
 {
@@ -26,12 +40,13 @@ static void gctx_init(const struct pctx *ctx, const struct snode *node, struct g
         res = g->p.res;
         if (res == UINT32_MAX && s->workload)
                 res = s->workload->res;
-        if (res == UINT32_MAX && sched_res_id(s, DEFAULT_GPU_RESOURCE, false, &res) < 0)
-                res = UINT32_MAX;
+        if (res == UINT32_MAX)
+                res = default_gpu_res(s);
         g->w = NULL;
         if ((prof == XP_SCHED_FGD || prof == XP_SCHED_XPOOL) && res != UINT32_MAX)
                 g->w = gp_workload(s, res);
-        gp_view(s, node, res, g->w ? g->w->model_label : DEFAULT_MODEL_LABEL, &g->v);
+        /* only the fragmentation's workload reads the model: no label lookup per node without */
+        gp_view(s, node, res, g->w ? g->w->model_label : NULL, &g->v);
 }
 
 /*

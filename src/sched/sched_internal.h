@@ -224,6 +224,10 @@ struct xp_sched {
         struct gworkload *workload;      /* xp_sched_set_workload(); NULL when none (gpufrag.c) */
         struct gworkload *live;          /* the live mix of placed pods, when no workload is set */
         size_t live_pods;                /* pod_map.n when live was built */
+        /* the GPU policies' default device resource's id + 1 (0: not interned as of
+         * gpu_res_checked, n_res then): asked per node of every placement, not hashed each time */
+        uint32_t gpu_res;
+        size_t gpu_res_checked;
         uint64_t workload_gen;
         /* a gang placed within one topology domain (gang.c): placements consider only these
          * nodes, in order; NULL: every node */

@@ -256,6 +256,58 @@ static void xpool_puts_a_cpu_pod_where_no_gpu_is_left(void **state)
         }
 }
 
+/* As above, on a scheduler that placed a pod while no node or pod named a GPU resource: the
+ * policy looks the resource up again once one is known (without it both nodes would look alike
+ * and the run's node order would decide, wrongly for one of the two roles). */
+static void xpool_sees_gpus_that_come_after_cpu_only_placements(void **state)
+{
+        static const char cpu_node[] =
+            "{\"metadata\":{\"name\":\"c\"},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+            "\"status\":\"True\"}],\"allocatable\":{\"cpu\":\"32\",\"memory\":\"256Gi\","
+            "\"pods\":\"110\"}}}";
+        static const char cpu_pod[] =
+            "{\"metadata\":{\"name\":\"first\",\"namespace\":\"t\"},\"spec\":{\"containers\":"
+            "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"cpu\":\"1\","
+            "\"memory\":\"1Gi\"}}}]}}";
+        const char *full_node[] = {"a", "b"};
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+                const char *full = full_node[i], *room = full_node[1 - i];
+                struct xp_placement pl = {0};
+                struct xp_error err = {0};
+                struct xp_node *node = NULL;
+                struct xp_pod *p = NULL;
+                char *reason = NULL, *chosen;
+                int dev;
+
+                assert_int_equal(
+                    xp_node_from_json_text(
+                        cpu_node, strlen(cpu_node), "n", XP_DECODE_TRUSTED, &node, &err),
+                    0);
+                assert_int_equal(xp_sched_node_set(s, node, &err), 0);
+                xp_node_free(node);
+                assert_int_equal(xp_pod_from_json_text(
+                                     cpu_pod, strlen(cpu_pod), "p", XP_DECODE_TRUSTED, &p, &err),
+                                 0);
+                assert_int_equal(xp_sched_place(s, p, &pl, &reason, &err), 1);
+                assert_string_equal(pl.node, "c");
+                xp_placement_done(&pl);
+                xp_pod_free(p);
+                assert_int_equal(xp_sched_node_remove(s, "c"), 0);
+                add_node(s, "a", 32, 2, "G2");
+                add_node(s, "b", 32, 2, "G2");
+                add_used(s, "f0", full, 0, 1000);
+                add_used(s, "f1", full, 1, 1000);
+                add_used(s, "r0", room, 0, 500);
+                chosen = place(s, 4, "0", &dev);
+                assert_string_equal(chosen, full);
+                free(chosen);
+                xp_sched_free(s);
+        }
+}
+
 /* Where a whole-GPU pod goes under xpool between node "a" and node "b", one holding 500m on its
  * GPU 0 (used) and the other idle, with one typical pod of 500m, bound to model T4 when bound.
  * On these G2 nodes FGD scores the two alike whether the typical pod is bound (it can use
@@ -570,6 +622,7 @@ int main(void)
             cmocka_unit_test(bestfit_takes_the_fullest_gpu_and_node),
             cmocka_unit_test(xpool_leaves_a_usable_fragment),
             cmocka_unit_test(xpool_puts_a_cpu_pod_where_no_gpu_is_left),
+            cmocka_unit_test(xpool_sees_gpus_that_come_after_cpu_only_placements),
             cmocka_unit_test(xpool_prefers_a_used_node_unless_pods_are_bound_to_models),
             cmocka_unit_test(xpool_keeps_cpu_for_the_gpus),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
