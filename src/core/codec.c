@@ -9,6 +9,7 @@
 
 #include "schema.h"
 #include "xpool/apischema.h"
+#include "xpool/macro.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -349,7 +350,7 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
                     ctx, -E2BIG, NULL, false, "too many items (%zu, at most %d)", n, XP_LIST_MAX);
         if (n == 0)
                 return 0;
-        items = calloc(n, sizeof(char *));
+        items = xp_zalloc(n * sizeof(char *)); /* n is at most XP_LIST_MAX */
         if (!items)
                 return -ENOMEM;
         list->items = items;
@@ -474,7 +475,7 @@ static int decode_struct_list(struct xp_decode_ctx *ctx,
                     ctx, -E2BIG, NULL, false, "too many items (%zu, at most %d)", n, XP_LIST_MAX);
         if (n == 0)
                 return 0;
-        items = calloc(n, schema->size);
+        items = xp_zalloc(n * schema->size); /* n is at most XP_LIST_MAX */
         if (!items)
                 return -ENOMEM;
         list->items = items;
@@ -564,7 +565,7 @@ static int decode_field(struct xp_decode_ctx *ctx,
 
                 if (!json_is_object(json))
                         return xp_decode_type_error(ctx, json, "a mapping");
-                child = calloc(1, field->schema->size);
+                child = xp_zalloc(field->schema->size);
                 if (!child)
                         return -ENOMEM;
                 *(void **)value = child; /* owned by object from here on, even on failure */
@@ -641,6 +642,26 @@ static int integral_to_integers(json_t *json)
         return 0;
 }
 
+/* Whether json (an object or a list) holds an integral real anywhere inside. */
+static bool holds_integral_real(const json_t *json)
+{
+        const char *key;
+        const json_t *member;
+        size_t i;
+
+        json_object_foreach((json_t *)json, key, member)
+        {
+                if (integral_real(member) || holds_integral_real(member))
+                        return true;
+        }
+        json_array_foreach(json, i, member)
+        {
+                if (integral_real(member) || holds_integral_real(member))
+                        return true;
+        }
+        return false;
+}
+
 static int keep_unknown(struct xp_decode_ctx *ctx,
                         const struct xp_schema *schema,
                         const char *key,
@@ -670,6 +691,9 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
         else if (json_is_string(value) || json_is_integer(value) || json_is_boolean(value) ||
                  json_is_null(value) || json_is_real(value))
                 copy = json_incref((json_t *)value);
+        /* a shared value must need no change: the integers below are made in a copy */
+        else if ((ctx->flags & XP_DECODE_SHARE) && !holds_integral_real(value))
+                return json_object_set_nocheck(*extra, key, (json_t *)value) < 0 ? -ENOMEM : 0;
         else
                 copy = json_deep_copy(value);
         if (!copy || integral_to_integers(copy) < 0) {
