@@ -9,7 +9,6 @@
 
 #include "schema.h"
 #include "xpool/apischema.h"
-#include "xpool/macro.h"
 #include "xpool/quantity.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
@@ -350,7 +349,7 @@ decode_string_list(struct xp_decode_ctx *ctx, const json_t *json, struct xp_list
                     ctx, -E2BIG, NULL, false, "too many items (%zu, at most %d)", n, XP_LIST_MAX);
         if (n == 0)
                 return 0;
-        items = xp_zalloc(n * sizeof(char *)); /* n is at most XP_LIST_MAX */
+        items = calloc(n, sizeof(char *));
         if (!items)
                 return -ENOMEM;
         list->items = items;
@@ -475,7 +474,7 @@ static int decode_struct_list(struct xp_decode_ctx *ctx,
                     ctx, -E2BIG, NULL, false, "too many items (%zu, at most %d)", n, XP_LIST_MAX);
         if (n == 0)
                 return 0;
-        items = xp_zalloc(n * schema->size); /* n is at most XP_LIST_MAX */
+        items = calloc(n, schema->size);
         if (!items)
                 return -ENOMEM;
         list->items = items;
@@ -565,7 +564,7 @@ static int decode_field(struct xp_decode_ctx *ctx,
 
                 if (!json_is_object(json))
                         return xp_decode_type_error(ctx, json, "a mapping");
-                child = xp_zalloc(field->schema->size);
+                child = calloc(1, field->schema->size);
                 if (!child)
                         return -ENOMEM;
                 *(void **)value = child; /* owned by object from here on, even on failure */

@@ -7,7 +7,6 @@
 #include "schema.h"
 #include "xpool/apischema.h"
 #include "xpool/kind.h"
-#include "xpool/macro.h"
 #include "xpool/strutil.h"
 
 struct kind_info {
@@ -143,7 +142,7 @@ static int decode_object(const struct kind_info *info,
         if (r < 0)
                 return r;
 
-        object = xp_zalloc(info->schema->size);
+        object = calloc(1, info->schema->size);
         if (!object)
                 return -ENOMEM;
         /* apiVersion and kind are implied by the type: decode the rest */

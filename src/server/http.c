@@ -579,7 +579,7 @@ static enum MHD_Result admit(struct exchange *x, const char *method, const char 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
         struct http *http = cls;
-        struct exchange *x = xp_zalloc(sizeof *x);
+        struct exchange *x = calloc(1, sizeof *x);
 
         xp_http_door_request_begin(http->door, conn);
         if (!x)

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #define XP_ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
@@ -32,20 +31,6 @@
                 (fd) = -1;                                                                         \
                 taken_fd_;                                                                         \
         })
-
-/*
- * calloc(1, size) for the blocks every request makes: glibc's calloc() skips the per-thread
- * cache of freed blocks and always takes them from the arena's bins, which a profile of the
- * server's creates showed (docs/store.md); malloc() and memset() use the cache.
- */
-static inline void *xp_zalloc(size_t size)
-{
-        void *p = malloc(size);
-
-        if (p)
-                memset(p, 0, size);
-        return p;
-}
 
 static inline void xp_freep(void *p)
 {
