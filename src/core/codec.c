@@ -641,6 +641,26 @@ static int integral_to_integers(json_t *json)
         return 0;
 }
 
+/* Whether json (an object or a list) holds an integral real anywhere inside. */
+static bool holds_integral_real(const json_t *json)
+{
+        const char *key;
+        const json_t *member;
+        size_t i;
+
+        json_object_foreach((json_t *)json, key, member)
+        {
+                if (integral_real(member) || holds_integral_real(member))
+                        return true;
+        }
+        json_array_foreach(json, i, member)
+        {
+                if (integral_real(member) || holds_integral_real(member))
+                        return true;
+        }
+        return false;
+}
+
 static int keep_unknown(struct xp_decode_ctx *ctx,
                         const struct xp_schema *schema,
                         const char *key,
@@ -670,6 +690,9 @@ static int keep_unknown(struct xp_decode_ctx *ctx,
         else if (json_is_string(value) || json_is_integer(value) || json_is_boolean(value) ||
                  json_is_null(value) || json_is_real(value))
                 copy = json_incref((json_t *)value);
+        /* a shared value must need no change: the integers below are made in a copy */
+        else if ((ctx->flags & XP_DECODE_SHARE) && !holds_integral_real(value))
+                return json_object_set_nocheck(*extra, key, (json_t *)value) < 0 ? -ENOMEM : 0;
         else
                 copy = json_deep_copy(value);
         if (!copy || integral_to_integers(copy) < 0) {

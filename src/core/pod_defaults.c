@@ -267,6 +267,22 @@ static bool covers(const json_t *toleration, const char *key)
                (!effect || !effect[0] || strcmp(effect, "NoExecute") == 0);
 }
 
+/* {"key": taint, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds},
+ * built member by member: json_pack()'s format parsing was most of its cost on every pod */
+static json_t *toleration(const char *taint, int64_t seconds)
+{
+        json_t *t = json_object();
+
+        if (t && (json_object_set_new_nocheck(t, "key", json_string_nocheck(taint)) < 0 ||
+                  json_object_set_new_nocheck(t, "operator", json_string_nocheck("Exists")) < 0 ||
+                  json_object_set_new_nocheck(t, "effect", json_string_nocheck("NoExecute")) < 0 ||
+                  json_object_set_new_nocheck(t, "tolerationSeconds", json_integer(seconds)) < 0)) {
+                json_decref(t);
+                return NULL;
+        }
+        return t;
+}
+
 /* DefaultTolerationSeconds: pods ride out a node that is briefly not ready or unreachable. */
 static int default_tolerations(json_t *spec, int64_t seconds)
 {
@@ -285,16 +301,8 @@ static int default_tolerations(json_t *spec, int64_t seconds)
                 bool covered = false;
 
                 json_array_foreach(tolerations, i, t) covered = covered || covers(t, taints[k]);
-                if (!covered && json_array_append_new(tolerations,
-                                                      json_pack("{s:s, s:s, s:s, s:I}",
-                                                                "key",
-                                                                taints[k],
-                                                                "operator",
-                                                                "Exists",
-                                                                "effect",
-                                                                "NoExecute",
-                                                                "tolerationSeconds",
-                                                                (json_int_t)seconds)) < 0)
+                if (!covered &&
+                    json_array_append_new(tolerations, toleration(taints[k], seconds)) < 0)
                         return -ENOMEM;
         }
         return 0;

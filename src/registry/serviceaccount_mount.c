@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "registry_internal.h"
+#include "xpool/macro.h"
 #include "xpool/registry.h"
 
 /* Kubernetes' ProjectedVolumeSourceDefaultMode (0644). */
@@ -36,51 +37,88 @@ bool xp_serviceaccount_automount(const json_t *pod, const json_t *account)
         return true;
 }
 
+/*
+ * Members set in order on a new object, which is returned (NULL when out of memory). Built by
+ * hand rather than with json_pack(): a pod's admission adds these to every new pod, and the
+ * format's parsing and the keys' UTF-8 checks were most of their cost. Keys are our ASCII
+ * constants; string values are checked as json_string() checks them.
+ */
+static json_t *with(json_t *object, const char *key, json_t *value)
+{
+        if (!object) {
+                json_decref(value);
+                return NULL;
+        }
+        /* it takes value even when it fails */
+        if (json_object_set_new_nocheck(object, key, value) == 0)
+                return object;
+        json_decref(object);
+        return NULL;
+}
+
+static json_t *with_string(json_t *object, const char *key, const char *value)
+{
+        return with(object, key, json_string(value));
+}
+
+static json_t *one(json_t *element)
+{
+        json_t *list = json_array();
+
+        /* it takes element even when it fails, with no list too */
+        if (json_array_append_new(list, element) == 0)
+                return list;
+        json_decref(list);
+        return NULL;
+}
+
+/* {"key": key, "path": path} */
+static json_t *key_path(const char *key, const char *path)
+{
+        return with_string(with_string(json_object(), "key", key), "path", path);
+}
+
+/* The server's CA from the kube-root-ca.crt ConfigMap. */
+static json_t *root_ca(void)
+{
+        return with_string(with(json_object(), "items", one(key_path("ca.crt", "ca.crt"))),
+                           "name",
+                           "kube-root-ca.crt");
+}
+
 /* The volume, named name: token, the CA when the server has one, the namespace. */
 static json_t *token_volume(const char *name, bool with_ca)
 {
-        json_t *sources = json_pack("[{s:{s:s, s:i}}, {s:{s:[{s:{s:s, s:s}, s:s}]}}]",
-                                    "serviceAccountToken",
-                                    "path",
-                                    "token",
-                                    "expirationSeconds",
-                                    TOKEN_SECONDS,
-                                    "downwardAPI",
-                                    "items",
-                                    "fieldRef",
-                                    "apiVersion",
-                                    "v1",
-                                    "fieldPath",
-                                    "metadata.namespace",
-                                    "path",
-                                    "namespace");
-
+        json_t *token = with(with_string(json_object(), "path", "token"),
+                             "expirationSeconds",
+                             json_integer(TOKEN_SECONDS));
+        json_t *field = with_string(
+            with_string(json_object(), "apiVersion", "v1"), "fieldPath", "metadata.namespace");
+        json_t *item = with_string(with(json_object(), "fieldRef", field), "path", "namespace");
         /* upstream's order: token, CA, namespace */
-        if (sources && with_ca &&
-            json_array_insert_new(sources,
-                                  1,
-                                  json_pack("{s:{s:[{s:s, s:s}], s:s}}",
-                                            "configMap",
-                                            "items",
-                                            "key",
-                                            "ca.crt",
-                                            "path",
-                                            "ca.crt",
-                                            "name",
-                                            "kube-root-ca.crt")) < 0) {
+        json_t *parts[] = {
+            with(json_object(), "serviceAccountToken", token),
+            with_ca ? with(json_object(), "configMap", root_ca()) : NULL,
+            with(json_object(), "downwardAPI", with(json_object(), "items", one(item))),
+        };
+        json_t *sources = json_array();
+        bool failed = false;
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(parts); i++) {
+                if (i == 1 && !with_ca)
+                        continue;
+                if (json_array_append_new(sources, parts[i]) < 0) /* takes it: */
+                        failed = true; /* ...with no list, or out of memory */
+        }
+        if (failed) {
                 json_decref(sources);
                 return NULL;
         }
-        if (!sources)
-                return NULL;
-        return json_pack("{s:s, s:{s:o, s:i}}",
-                         "name",
-                         name,
-                         "projected",
-                         "sources",
-                         sources,
+        return with(with_string(json_object(), "name", name),
+                    "projected",
+                    with(with(json_object(), "sources", sources),
                          "defaultMode",
-                         DEFAULT_MODE);
+                         json_integer(DEFAULT_MODE)));
 }
 
 /* The name of the pod's kube-api-access-* volume (the first), or NULL. */
@@ -132,14 +170,12 @@ static int mount_in(json_t *list, const char *name)
                         if (json_object_set_new(c, "volumeMounts", mounts) < 0)
                                 return -ENOMEM;
                 }
-                if (json_array_append_new(mounts,
-                                          json_pack("{s:s, s:b, s:s}",
-                                                    "name",
-                                                    name,
-                                                    "readOnly",
-                                                    true,
-                                                    "mountPath",
-                                                    XP_SERVICEACCOUNT_MOUNT_PATH)) < 0)
+                if (json_array_append_new(
+                        mounts,
+                        with_string(
+                            with(with_string(json_object(), "name", name), "readOnly", json_true()),
+                            "mountPath",
+                            XP_SERVICEACCOUNT_MOUNT_PATH)) < 0)
                         return -ENOMEM;
                 added = 1;
         }

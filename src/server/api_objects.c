@@ -472,8 +472,9 @@ int create_json(const struct request *req,
         if (kind->status_subresource && kind->free == xp_doc_free_any)
                 json_object_del(json, "status");
         r = managed_fields_record(req, kind, NULL, json);
+        /* json is not changed once decoded: what the model keeps unknown it may share */
         if (r >= 0)
-                r = check_object(kind, json, flags, &object, ret);
+                r = check_object(kind, json, flags | XP_DECODE_SHARE, &object, ret);
         if (r <= 0)
                 goto out;
         r = xp_registry_create_text(

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* SQLite helpers of the store: errors as -errno with a message, one-shot statements. */
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -110,11 +111,24 @@ int store_query_int(
         return r;
 }
 
+/*
+ * SQLite counts every allocation under one process-wide mutex for sqlite3_memory_used(), which
+ * xpool never reads: each statement of every reader and of the writer took it (thread dumps of
+ * a busy server showed dozens waiting there). Only possible before SQLite initialises; when
+ * something else in the process was first, SQLite refuses it and keeps counting.
+ */
+static void sqlite_setup(void)
+{
+        (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int store_open_db(const char *path, int flags, sqlite3 **ret, struct xp_error *err)
 {
+        static pthread_once_t setup = PTHREAD_ONCE_INIT;
         sqlite3 *db = NULL;
         int rc, r;
 
+        pthread_once(&setup, sqlite_setup);
         flags |= SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
         if (!(flags & SQLITE_OPEN_READONLY))
                 flags |= SQLITE_OPEN_READWRITE;

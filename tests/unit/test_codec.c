@@ -12,6 +12,7 @@
 
 #include "xpool/codec.h"
 #include "xpool/kind.h"
+#include "xpool/macro.h"
 #include "xpool/manifest.h"
 #include "xpool/timeutil.h"
 
@@ -233,6 +234,46 @@ static void decoding_leaves_the_body_alone(void **state)
         json_decref(before);
         json_decref(json);
         xp_pod_free(pod);
+}
+
+/*
+ * With XP_DECODE_SHARE (a create's body, not changed once decoded) a list or object the model
+ * does not hold is kept by reference, not copied, unless it holds an integral real, which only
+ * a copy turns into an integer; without the flag both are copied. The body is not changed.
+ */
+static void shared_decoding_keeps_unknown_members_by_reference(void **state)
+{
+        static const char body[] =
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"
+            "\"plain\":{\"a\":[1,\"x\",{\"b\":true}]},\"integral\":{\"r\":[2.0]}}}";
+        static const unsigned flags[] = {XP_DECODE_SHARE, 0};
+
+        (void)state;
+        for (size_t i = 0; i < XP_ELEMENTSOF(flags); i++) {
+                struct xp_error err = {0};
+                struct xp_pod *pod = NULL;
+                json_t *json = json_loads(body, 0, NULL), *before = json_deep_copy(json);
+                json_t *out = NULL;
+
+                assert_non_null(json);
+                if (xp_pod_from_json(json, NULL, flags[i], &pod, &err) < 0)
+                        fail_msg("%s", err.msg);
+                assert_int_equal(xp_pod_to_json(pod, &out), 0);
+                assert_true(json_equal(json, before));
+                if (flags[i] & XP_DECODE_SHARE)
+                        assert_ptr_equal(at(out, "spec/plain"), at(json, "spec/plain"));
+                else
+                        assert_ptr_not_equal(at(out, "spec/plain"), at(json, "spec/plain"));
+                assert_true(json_equal(at(out, "spec/plain"), at(json, "spec/plain")));
+                assert_ptr_not_equal(at(out, "spec/integral"), at(json, "spec/integral"));
+                assert_true(json_is_integer(at(out, "spec/integral/r/0")));
+                assert_true(json_is_real(at(json, "spec/integral/r/0")));
+                json_decref(out);
+                json_decref(before);
+                xp_pod_free(pod);
+                json_decref(json);
+        }
 }
 
 /* json -> object -> json -> object -> json: the two encodings are equal. */
@@ -869,6 +910,7 @@ int main(void)
             cmocka_unit_test(decodes_every_modeled_pod_field),
             cmocka_unit_test(encoding_keeps_what_the_client_sent),
             cmocka_unit_test(decoding_leaves_the_body_alone),
+            cmocka_unit_test(shared_decoding_keeps_unknown_members_by_reference),
             cmocka_unit_test(pods_and_nodes_round_trip),
             cmocka_unit_test(node_inventory_is_decoded),
             cmocka_unit_test(json_bodies_decode_with_line_and_column),

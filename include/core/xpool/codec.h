@@ -35,6 +35,9 @@ enum xp_decode_flags {
         XP_DECODE_STRICT = 1u << 0, /* unknown fields are errors (kubectl --validate=strict) */
         XP_DECODE_TRUSTED =
             1u << 1, /* skip semantic validation: objects read back from our store */
+        /* unknown members that are mappings or lists are kept by reference, not copied: the
+         * caller changes the JSON no more (a create's body, freed once it is decoded) */
+        XP_DECODE_SHARE = 1u << 2,
 };
 
 /* Where the JSON came from, for error messages. Every member may be NULL. */
