@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The stream hub (stream_hub.h): two threads for every watch of the server. The listener waits
- * on the store and, for each write, nudges the writer through an eventfd; the writer, in
- * epoll_wait() on that eventfd and on the sockets it could not finish writing, asks each stream
- * for its news and writes them.
+ * The stream hub (stream_hub.h): a few threads for every watch of the server. The listener waits
+ * on the store and, for each write, nudges the writers through their eventfds; each writer, in
+ * epoll_wait() on its eventfd and on the sockets it could not finish writing, asks each of its
+ * streams for its news and writes them.
  *
  * Why: with a thread per watch, each commit woke every watch's thread (a futex, a context switch,
  * libmicrohttpd's poll() and a send() each): 200 watches of 1,000 creates/s cost more CPU than
- * the creates. Here a commit costs one wake-up of the writer, which then makes one pass.
+ * the creates. Here a commit costs a wake-up of each writer, which then makes one pass.
  *
  * Gathering: with many streams (HUB_GATHER_STREAMS), the listener passes news on at most every
  * HUB_GATHER_MS while writes keep coming, so that a stream of writes goes out in few passes, each
@@ -46,10 +46,13 @@
 #define HUB_GATHER_MS      25
 #define HUB_GATHER_STREAMS 32
 #define HUB_EVENTS         64
-#define HUB_CHUNK_HEAD     (2 * sizeof(size_t) + 2) /* hex digits and CRLF */
+/* A few writers, not one: each stream's pass (its read of the log, its send()) runs on any core,
+ * and a server on a busy machine is not held to one thread's share of it. */
+#define HUB_WRITERS    4
+#define HUB_CHUNK_HEAD (2 * sizeof(size_t) + 2) /* hex digits and CRLF */
 
 struct hub_stream {
-        struct stream_hub *hub;
+        struct hub_writer *writer;
         int fd;
         gnutls_session_t tls;
         int fd_flags;      /* as the connection had them, put back at the end */
@@ -69,26 +72,35 @@ struct hub_stream {
         struct hub_stream *next;
 };
 
+/* A writer's thread and the streams it writes. */
+struct hub_writer {
+        struct stream_hub *hub;
+        int epfd, wakefd;
+        pthread_t thread;
+        bool started;
+        atomic_size_t n_streams;
+        struct hub_stream *arriving; /* under the hub's lock: handed over, not yet taken */
+        struct hub_stream *streams;  /* the writer's own */
+};
+
 struct stream_hub {
         struct xp_store *store;
         const atomic_bool *stopping;
-        int epfd, wakefd;
-        pthread_t writer, listener;
-        bool writer_started, listener_started;
+        pthread_t listener;
+        bool listener_started;
         atomic_bool stop;
         atomic_size_t n_streams;
         _Atomic uint64_t version; /* the store's, as the listener last passed it on */
         pthread_mutex_t lock;
-        bool closed;                 /* under lock: no stream is taken any more */
-        struct hub_stream *arriving; /* under lock: handed over, not yet the writer's */
-        struct hub_stream *streams;  /* the writer's own */
+        bool closed; /* under lock: no stream is taken any more */
+        struct hub_writer writers[HUB_WRITERS];
 };
 
-static void wake(struct stream_hub *hub)
+static void wake(struct hub_writer *w)
 {
         uint64_t one = 1;
 
-        if (write(hub->wakefd, &one, sizeof one) < 0) {
+        if (write(w->wakefd, &one, sizeof one) < 0) {
                 /* the counter is full: the writer has a wake-up pending anyway */
         }
 }
@@ -119,7 +131,8 @@ static void *listen_store(void *arg)
                 version = xp_store_version(hub->store);
                 atomic_store(&hub->version, version);
                 passed_ms = xp_monotonic_ms();
-                wake(hub);
+                for (size_t i = 0; i < HUB_WRITERS; i++)
+                        wake(&hub->writers[i]);
         }
         return NULL;
 }
@@ -136,7 +149,7 @@ static void watch_socket(struct hub_stream *s, bool want_out)
         if (s->want_out == want_out)
                 return;
         s->want_out = want_out;
-        epoll_ctl(s->hub->epfd, EPOLL_CTL_MOD, s->fd, &ev);
+        epoll_ctl(s->writer->epfd, EPOLL_CTL_MOD, s->fd, &ev);
 }
 
 /* Writes what it can of s->out: 1 when all of it went, 0 when the socket is full, -EPIPE. */
@@ -226,15 +239,17 @@ static void socket_restore(struct hub_stream *s)
 /* The stream is done: its thread goes on. The writer does not touch s after this. */
 static void finish(struct hub_stream *s, int result)
 {
-        struct stream_hub *hub = s->hub;
+        struct hub_writer *w = s->writer;
+        struct stream_hub *hub = w->hub;
 
-        epoll_ctl(hub->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, s->fd, NULL);
         socket_restore(s);
-        for (struct hub_stream **at = &hub->streams; *at; at = &(*at)->next)
+        for (struct hub_stream **at = &w->streams; *at; at = &(*at)->next)
                 if (*at == s) {
                         *at = s->next;
                         break;
                 }
+        atomic_fetch_sub(&w->n_streams, 1);
         atomic_fetch_sub(&hub->n_streams, 1);
         pthread_mutex_lock(&hub->lock);
         s->result = result;
@@ -281,35 +296,35 @@ static int serve_pass(struct hub_stream *s, bool news, int64_t now)
 }
 
 /* Takes the streams handed over since the last pass. */
-static void take_arriving(struct stream_hub *hub, int64_t now)
+static void take_arriving(struct hub_writer *w, int64_t now)
 {
         struct hub_stream *s, *next;
 
-        pthread_mutex_lock(&hub->lock);
-        s = hub->arriving;
-        hub->arriving = NULL;
-        pthread_mutex_unlock(&hub->lock);
+        pthread_mutex_lock(&w->hub->lock);
+        s = w->arriving;
+        w->arriving = NULL;
+        pthread_mutex_unlock(&w->hub->lock);
         for (; s; s = next) {
                 struct epoll_event ev = {.events = EPOLLRDHUP, .data.ptr = s};
 
                 next = s->next;
-                s->next = hub->streams;
-                hub->streams = s;
+                s->next = w->streams;
+                w->streams = s;
                 s->due_ms = now; /* what the stream has from its start goes out at once */
                 socket_take(s);
-                if (epoll_ctl(hub->epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
+                if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, s->fd, &ev) < 0)
                         s->gone = true;
         }
 }
 
 /* One pass over the streams: each that has news, falls due or may write again. */
-static int64_t pass(struct stream_hub *hub, bool news, bool stopping)
+static int64_t pass(struct hub_writer *w, bool news, bool stopping)
 {
         int64_t now = xp_monotonic_ms(), next_ms = now + HUB_WAKE_MS;
         struct hub_stream *s, *next;
 
-        take_arriving(hub, now);
-        for (s = hub->streams; s; s = next) {
+        take_arriving(w, now);
+        for (s = w->streams; s; s = next) {
                 int r;
 
                 next = s->next;
@@ -336,7 +351,8 @@ static int64_t pass(struct stream_hub *hub, bool news, bool stopping)
 
 static void *write_streams(void *arg)
 {
-        struct stream_hub *hub = arg;
+        struct hub_writer *w = arg;
+        struct stream_hub *hub = w->hub;
         struct epoll_event events[HUB_EVENTS];
         uint64_t seen = atomic_load(&hub->version);
         int64_t next_ms = xp_monotonic_ms();
@@ -352,13 +368,13 @@ static void *write_streams(void *arg)
                 bool stopping;
                 int n;
 
-                n = epoll_wait(hub->epfd, events, HUB_EVENTS, wait_ms < 0 ? 0 : (int)wait_ms);
+                n = epoll_wait(w->epfd, events, HUB_EVENTS, wait_ms < 0 ? 0 : (int)wait_ms);
                 for (int i = 0; i < n; i++) {
                         struct hub_stream *s = events[i].data.ptr;
                         uint64_t count;
 
                         if (!s) {
-                                if (read(hub->wakefd, &count, sizeof count) < 0) {
+                                if (read(w->wakefd, &count, sizeof count) < 0) {
                                         /* nothing to read: another pass drained it */
                                 }
                         } else if (events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
@@ -367,13 +383,10 @@ static void *write_streams(void *arg)
                 }
                 version = atomic_load(&hub->version);
                 stopping = atomic_load(&hub->stop) || atomic_load(hub->stopping);
-                next_ms = pass(hub, version != seen, stopping);
+                next_ms = pass(w, version != seen, stopping);
                 seen = version;
                 if (atomic_load(&hub->stop)) {
-                        pthread_mutex_lock(&hub->lock);
-                        hub->closed = true;
-                        pthread_mutex_unlock(&hub->lock);
-                        pass(hub, false, true); /* those handed over meanwhile */
+                        pass(w, false, true); /* those handed over meanwhile */
                         return NULL;
                 }
         }
@@ -381,71 +394,94 @@ static void *write_streams(void *arg)
 
 /* ---- the hub -------------------------------------------------------------------------------- */
 
+static int writer_start(struct stream_hub *hub, struct hub_writer *w)
+{
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+        w->hub = hub;
+        w->epfd = epoll_create1(EPOLL_CLOEXEC);
+        w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) < 0)
+                return -errno;
+        if (pthread_create(&w->thread, NULL, write_streams, w) != 0)
+                return -EAGAIN;
+        w->started = true;
+        return 0;
+}
+
 int stream_hub_new(struct xp_store *store, const atomic_bool *stopping, struct stream_hub **ret)
 {
         struct stream_hub *hub = calloc(1, sizeof *hub);
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-        int r;
+        int r = 0;
 
         if (!hub)
                 return -ENOMEM;
         hub->store = store;
         hub->stopping = stopping;
-        hub->epfd = epoll_create1(EPOLL_CLOEXEC);
-        hub->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         pthread_mutex_init(&hub->lock, NULL);
         atomic_store(&hub->version, xp_store_version(store));
-        if (hub->epfd < 0 || hub->wakefd < 0 ||
-            epoll_ctl(hub->epfd, EPOLL_CTL_ADD, hub->wakefd, &ev) < 0) {
-                r = -errno;
-                goto fail;
+        for (size_t i = 0; i < HUB_WRITERS; i++)
+                hub->writers[i].epfd = hub->writers[i].wakefd = -1;
+        for (size_t i = 0; i < HUB_WRITERS && r >= 0; i++)
+                r = writer_start(hub, &hub->writers[i]);
+        if (r >= 0)
+                r = -pthread_create(&hub->listener, NULL, listen_store, hub);
+        if (r < 0) {
+                stream_hub_stop(hub);
+                stream_hub_free(hub);
+                return r;
         }
-        r = -pthread_create(&hub->writer, NULL, write_streams, hub);
-        if (r < 0)
-                goto fail;
-        hub->writer_started = true;
-        r = -pthread_create(&hub->listener, NULL, listen_store, hub);
-        if (r < 0)
-                goto fail;
         hub->listener_started = true;
         *ret = hub;
         return 0;
-fail:
-        stream_hub_stop(hub);
-        stream_hub_free(hub);
-        return r;
 }
 
 void stream_hub_stop(struct stream_hub *hub)
 {
-        if (!hub || atomic_exchange(&hub->stop, true))
+        if (!hub)
                 return;
-        if (hub->writer_started) {
-                wake(hub);
-                pthread_join(hub->writer, NULL);
-        }
-        if (hub->listener_started)
-                pthread_join(hub->listener, NULL);
         pthread_mutex_lock(&hub->lock);
         hub->closed = true;
         pthread_mutex_unlock(&hub->lock);
+        if (atomic_exchange(&hub->stop, true))
+                return;
+        for (size_t i = 0; i < HUB_WRITERS; i++)
+                if (hub->writers[i].started) {
+                        wake(&hub->writers[i]);
+                        pthread_join(hub->writers[i].thread, NULL);
+                }
+        if (hub->listener_started)
+                pthread_join(hub->listener, NULL);
 }
 
 void stream_hub_free(struct stream_hub *hub)
 {
         if (!hub)
                 return;
-        if (hub->epfd >= 0)
-                close(hub->epfd);
-        if (hub->wakefd >= 0)
-                close(hub->wakefd);
+        for (size_t i = 0; i < HUB_WRITERS; i++) {
+                if (hub->writers[i].epfd >= 0)
+                        close(hub->writers[i].epfd);
+                if (hub->writers[i].wakefd >= 0)
+                        close(hub->writers[i].wakefd);
+        }
         pthread_mutex_destroy(&hub->lock);
         free(hub);
 }
 
+/* The writer with the fewest streams. */
+static struct hub_writer *least_busy(struct stream_hub *hub)
+{
+        struct hub_writer *best = &hub->writers[0];
+
+        for (size_t i = 1; i < HUB_WRITERS; i++)
+                if (atomic_load(&hub->writers[i].n_streams) < atomic_load(&best->n_streams))
+                        best = &hub->writers[i];
+        return best;
+}
+
 int stream_hub_serve(struct stream_hub *hub, int fd, void *tls, stream_pump_fn pump, void *state)
 {
-        struct hub_stream s = {.hub = hub, .fd = fd, .tls = tls, .pump = pump, .state = state};
+        struct hub_stream s = {.fd = fd, .tls = tls, .pump = pump, .state = state};
         int r;
 
         pthread_cond_init(&s.finished, NULL);
@@ -455,11 +491,13 @@ int stream_hub_serve(struct stream_hub *hub, int fd, void *tls, stream_pump_fn p
                 pthread_cond_destroy(&s.finished);
                 return -ESHUTDOWN;
         }
-        s.next = hub->arriving;
-        hub->arriving = &s;
+        s.writer = least_busy(hub);
+        s.next = s.writer->arriving;
+        s.writer->arriving = &s;
+        atomic_fetch_add(&s.writer->n_streams, 1);
         atomic_fetch_add(&hub->n_streams, 1);
         pthread_mutex_unlock(&hub->lock);
-        wake(hub);
+        wake(s.writer);
         pthread_mutex_lock(&hub->lock);
         while (!s.done)
                 pthread_cond_wait(&s.finished, &hub->lock);
