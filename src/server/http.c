@@ -71,6 +71,7 @@ struct exchange {
         bool admitted;              /* the head was checked and the caller let in */
         bool authenticated;         /* who holds the caller */
         bool close;                 /* answer with "Connection: close" */
+        bool http11;                /* HTTP/1.1: a stream goes out in chunks */
         const char *const *headers; /* the reply's own headers (struct reply) */
         struct auth_identity who;
         char *body;
@@ -187,6 +188,9 @@ static enum MHD_Result send_stream(struct exchange *x, struct reply *reply)
                 return MHD_NO;
         }
         *s = (struct served){.stream = reply->stream, .http = x->http, .conn = x->conn};
+        /* the hub writes chunks: an HTTP/1.0 client's stream is raw bytes to the close */
+        if (!x->http11)
+                s->stream.pump = NULL;
         reply->stream = (struct stream){0};
         response = MHD_create_response_from_callback(
             MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, s, stream_free);
@@ -679,9 +683,9 @@ static enum MHD_Result on_request(void *cls,
         int r;
 
         (void)cls;
-        (void)version;
         if (!x)
                 return MHD_NO; /* out of memory when the request began */
+        x->http11 = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
         if (!x->admitted) {
                 enum MHD_Result admitted = admit(x, method, url);
 
