@@ -490,7 +490,7 @@ watch_types "version 0: the current state" "$pods?watch=true&resourceVersion=0&t
 # request; HTTP/1.0 has no chunks: its stream is the event lines themselves, to the close.
 unbound_watch="$pods?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Dunbound"
 curl -sS --raw --max-time 20 -o "$tmp/raw11" "$base$unbound_watch" -o "$tmp/after11" "$base/version" -w '%{num_connects} ' >"$tmp/connects" || true
-[[ $(head -1 "$tmp/raw11" | tr -d '\r') =~ ^[0-9a-f]+$ ]] || { echo "FAIL an HTTP/1.1 watch: not chunked:"; cat "$tmp/raw11"; failures=$((failures + 1)); }
+[[ $(head -1 "$tmp/raw11" | tr -d '\r') =~ ^[0-9a-fA-F]+$ ]] || { echo "FAIL an HTTP/1.1 watch: not chunked:"; cat "$tmp/raw11"; failures=$((failures + 1)); }
 expect_in "the request after a watch on its connection" "$tmp/after11" '"major"'
 [[ $(cat "$tmp/connects") == "1 0 " ]] || { echo "FAIL the watch's connection was not kept: connects $(cat "$tmp/connects")"; failures=$((failures + 1)); }
 curl -sS --http1.0 --max-time 20 -o "$tmp/raw10" "$base$unbound_watch" || true
