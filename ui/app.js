@@ -264,7 +264,7 @@ function deviceItem(d, held) {
   const who = held.get(d.id) || [];
   const health = d.health && d.health !== 'Healthy'
     ? el('span', { class: 'badge bad', title: d.healthReason || '' }, d.health) : null;
-  const facts = [d.memoryBytes ? bytes(d.memoryBytes) : null, d.numaNode !== undefined ? `NUMA ${d.numaNode}` : null,
+  const facts = [d.memoryBytes ? bytes(d.memoryBytes) : null, (d.numaNode ?? -1) >= 0 ? `NUMA ${d.numaNode}` : null,
     d.pciAddress || null].filter(Boolean).join(' · ');
   const util = d.metrics && typeof d.metrics.utilizationPercent === 'number' ? ` · ${Math.round(d.metrics.utilizationPercent)} % busy` : '';
   return el('li', { class: `device ${kindClass(d.kind)} ${who.length ? 'held' : 'free'}` },
@@ -338,7 +338,7 @@ function renderPods() {
     const phase = (p.status && p.status.phase) || 'Pending';
     const pl = placement(p);
     const devs = ((pl && pl.devices) || []).map((d) => `${d.id}${d.milli && d.milli < 1000 ? ` (${d.milli / 10} %)` : ''}`);
-    const extra = pl ? [pl.cpus ? `CPUs ${pl.cpus}` : null, pl.numaNode !== undefined ? `NUMA ${pl.numaNode}` : null].filter(Boolean).join(' · ') : '';
+    const extra = pl ? [pl.cpus ? `CPUs ${pl.cpus}` : null, (pl.numaNode ?? -1) >= 0 ? `NUMA ${pl.numaNode}` : null].filter(Boolean).join(' · ') : '';
     return el('tr', { 'data-pod': podKey(p) },
       el('td', {}, el('span', { class: 'mono' }, p.metadata.name), el('div', { class: 'muted small' }, p.metadata.namespace)),
       el('td', {}, el('span', { class: `badge ${badge[phase] || ''}` }, p.metadata.deletionTimestamp ? 'Terminating' : phase)),

@@ -167,8 +167,32 @@ static int columns_init(struct columns *c, const char *const *headers, size_t n)
 
 /* ---- events ---- */
 
-static int
-print_events(struct xp_client *client, const char *namespace, const char *kind, const char *name)
+/* When an event last happened: lastTimestamp, else (events.k8s.io's) eventTime. */
+static const json_t *event_last(const json_t *event)
+{
+        const json_t *last = json_object_get(event, "lastTimestamp");
+
+        return json_is_string(last) ? last : json_object_get(event, "eventTime");
+}
+
+/*
+ * Oldest first, as kubectl describe lists them: the store keeps an event where it was created,
+ * so one that recurred (its count and lastTimestamp raised) would otherwise sit among older ones.
+ * RFC 3339 times in UTC compare as strings; an event without a time comes first.
+ */
+static int event_order(const void *a, const void *b)
+{
+        const char *ta = json_string_value(event_last(*(const json_t *const *)a));
+        const char *tb = json_string_value(event_last(*(const json_t *const *)b));
+
+        return strcmp(ta ? ta : "", tb ? tb : "");
+}
+
+static int print_events(struct xp_client *client,
+                        const char *namespace,
+                        const char *kind,
+                        const char *name,
+                        const char *uid)
 {
         static const char *const headers[] = {"Type", "Reason", "Age", "From", "Message"};
         json_auto_t *list = NULL;
@@ -176,15 +200,20 @@ print_events(struct xp_client *client, const char *namespace, const char *kind, 
         struct columns cols;
         char path[2048], selector[1024];
         const struct xp_api_resource *events = xp_api_resource_find("events", NULL);
-        size_t i;
-        json_t *event;
+        _cleanup_free_ const json_t **sorted = NULL;
+        size_t i, n;
+        json_t *item;
         int r;
 
+        /* The uid too, as kubectl's: a pod deleted and created again under its name keeps its
+         * old events until they expire, and they are not the new pod's. */
         snprintf(selector,
                  sizeof(selector),
-                 "involvedObject.name=%s,involvedObject.kind=%s",
+                 "involvedObject.name=%s,involvedObject.kind=%s%s%s",
                  name,
-                 kind);
+                 kind,
+                 uid ? ",involvedObject.uid=" : "",
+                 uid ? uid : "");
         if (xp_api_resource_path(
                 events, namespace ? namespace : "default", NULL, path, sizeof(path)) < 0 ||
             xp_client_add_query(path, sizeof(path), "fieldSelector", selector) < 0)
@@ -203,19 +232,23 @@ print_events(struct xp_client *client, const char *namespace, const char *kind, 
                 printf("Events:            <none>\n");
                 return 0;
         }
-        if (columns_init(&cols, headers, XP_ELEMENTSOF(headers)) < 0)
+        n = json_array_size(json_object_get(list, "items"));
+        sorted = calloc(n, sizeof(*sorted));
+        if (!sorted || columns_init(&cols, headers, XP_ELEMENTSOF(headers)) < 0)
                 return -ENOMEM;
-        json_array_foreach(json_object_get(list, "items"), i, event)
+        json_array_foreach(json_object_get(list, "items"), i, item)
         {
+                sorted[i] = item;
+        }
+        qsort(sorted, n, sizeof(*sorted), event_order);
+        for (i = 0; i < n; i++) {
+                const json_t *event = sorted[i];
                 const json_t *source = json_object_get(event, "source");
-                const json_t *last = json_object_get(event, "lastTimestamp");
                 json_int_t count = json_integer_value(json_object_get(event, "count"));
                 char age[XP_DURATION_MAX], first[XP_DURATION_MAX], when[96];
                 const char *cells[5];
 
-                if (!json_is_string(last))
-                        last = json_object_get(event, "eventTime");
-                xp_table_age(last, time(NULL), age, sizeof(age));
+                xp_table_age(event_last(event), time(NULL), age, sizeof(age));
                 xp_table_age(
                     json_object_get(event, "firstTimestamp"), time(NULL), first, sizeof(first));
                 if (count > 1)
@@ -435,7 +468,8 @@ static int describe_pod(struct xp_client *client, const json_t *pod)
                                str_or(c, "effect", ""));
                 }
         }
-        return print_events(client, str(metadata, "namespace"), "Pod", str(metadata, "name"));
+        return print_events(
+            client, str(metadata, "namespace"), "Pod", str(metadata, "name"), str(metadata, "uid"));
 }
 
 /* ---- nodes ---- */
@@ -670,7 +704,8 @@ static int describe_node(struct xp_client *client, const json_t *node)
             client, str_or(metadata, "name", ""), json_object_get(status, "allocatable"));
         if (r < 0)
                 return r;
-        return print_events(client, "default", "Node", str(metadata, "name"));
+        /* no uid: agents, as kubelets, name a node's events with the node's name as its uid */
+        return print_events(client, "default", "Node", str(metadata, "name"), NULL);
 }
 
 int xp_cmd_describe(int argc, char **argv)

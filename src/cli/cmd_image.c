@@ -153,7 +153,10 @@ static int cmd_list(struct xp_image_store *s, const struct image_args *a)
                 bool tagged = false;
 
                 if (a->quiet) {
-                        printf("%s\n", images[i]->id);
+                        /* as the table's column: 12 hex digits, the whole ID with --no-trunc */
+                        printf("%.*s\n",
+                               a->no_trunc ? (int)strlen(images[i]->id) : 12,
+                               a->no_trunc ? images[i]->id : images[i]->id + 7);
                         continue;
                 }
                 for (char **name = images[i]->names; *name; name++)

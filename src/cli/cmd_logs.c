@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,39 @@ static int on_data(const char *data, size_t len, void *userdata)
         return 0;
 }
 
+/* A container that has not started has no log: say which and why, as the kubelet does. */
+static bool explain_waiting(const json_t *object, const char *pod, struct xp_error *err)
+{
+        const json_t *statuses =
+            json_object_get(json_object_get(object, "status"), "containerStatuses");
+        const json_t *status;
+        size_t i;
+
+        json_array_foreach(statuses, i, status)
+        {
+                const json_t *waiting =
+                    json_object_get(json_object_get(status, "state"), "waiting");
+                const char *reason = json_string_value(json_object_get(waiting, "reason"));
+                const char *message = json_string_value(json_object_get(waiting, "message"));
+                const char *name = json_string_value(json_object_get(status, "name"));
+
+                if (!waiting)
+                        continue;
+                xp_errorf(
+                    err,
+                    -ENOENT,
+                    "pod \"%s\" has no logs yet: its container \"%s\" is waiting to start: %s%s%s%s",
+                    pod,
+                    name ? name : "?",
+                    reason ? reason : "no reason given",
+                    message ? " (" : "",
+                    message ? message : "",
+                    message ? ")" : "");
+                return true;
+        }
+        return false;
+}
+
 /*
  * A 404 on the log is either no such pod or a pod no node agent serves logs for (yet): tell
  * them apart, since only the first is the user's mistake.
@@ -38,7 +72,7 @@ static void explain_missing(struct xp_client *client, const char *pod, struct xp
 {
         json_auto_t *object = NULL;
         struct xp_error get_err = {0};
-        char path[2048];
+        char path[2048], reason[XP_ERROR_MSG_MAX];
         const char *node;
 
         if (xp_api_resource_path(xp_api_resource_find("pods", NULL),
@@ -52,16 +86,16 @@ static void explain_missing(struct xp_client *client, const char *pod, struct xp
                 return;
         }
         node = json_string_value(json_object_get(json_object_get(object, "spec"), "nodeName"));
-        if (!node)
+        if (!node) {
                 xp_errorf(
                     err, -ENOENT, "pod \"%s\" has no logs yet: it is not scheduled to a node", pod);
-        else
-                xp_errorf(err,
-                          -ENOENT,
-                          "pod \"%s\" has no logs to show: no node agent on %s serves them (%s)",
-                          pod,
-                          node,
-                          xp_error_message(err));
+                return;
+        }
+        if (explain_waiting(object, pod, err))
+                return;
+        /* the node's answer, copied first: it is what err holds, and becomes part of it */
+        snprintf(reason, sizeof(reason), "%s", xp_error_message(err));
+        xp_errorf(err, -ENOENT, "pod \"%s\" has no logs on node %s: %s", pod, node, reason);
 }
 
 struct logs_args {

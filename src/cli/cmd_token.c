@@ -2,9 +2,11 @@
 /* xpool token create|list|revoke: the API server's bearer tokens in DATA_DIR/tokens. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "xpool/datadir.h"
@@ -31,10 +33,14 @@ static const char usage[] =
 
 static int token_create(const char *data_dir, enum xp_token_role role, const char *subject)
 {
-        _cleanup_free_ char *token = NULL, *id = NULL;
+        _cleanup_free_ char *token = NULL, *id = NULL, *tokens_path = NULL;
         struct xp_error err = {0};
+        bool first;
         int r;
 
+        if (asprintf(&tokens_path, "%s/tokens", data_dir) < 0)
+                return XP_EXIT_FAILURE;
+        first = access(tokens_path, F_OK) < 0 && errno == ENOENT;
         r = xp_datadir_make(data_dir, &err);
         if (r < 0) {
                 fprintf(stderr, "xpool token: %s\n", xp_error_message(&err));
@@ -50,17 +56,27 @@ static int token_create(const char *data_dir, enum xp_token_role role, const cha
         fflush(stdout);
         fprintf(
             stderr,
-            "Created %s token %s for %s. It is shown only this once: store it now (mode 0600).\n",
+            "Created %s token %s for %s in %s. It is shown only this once: store it now (mode 0600).\n",
             xp_token_role_to_string(role),
             id,
-            subject);
+            subject,
+            tokens_path);
+        /* A token works only on the server whose data directory holds it, and a server's first
+         * start writes the tokens file: without one, the usual slip is a server started with
+         * --data-dir DIR (xpool up --data-dir DIR) and a token made in the default directory. */
+        if (first)
+                fprintf(stderr,
+                        "Note: %s held no tokens yet: no server has started with this data "
+                        "directory. For a server started with --data-dir DIR, run this again "
+                        "with --data-dir DIR.\n",
+                        data_dir);
         if (role == XP_TOKEN_NODE)
                 fprintf(stderr, "Use it with: xpool agent --server URL --token-file FILE\n");
         else
                 fprintf(
                     stderr,
                     "Use it with: kubectl --server URL --token TOKEN ..., or in a kubeconfig\n");
-        fprintf(stderr, "Revoke it with: xpool token revoke %s\n", id);
+        fprintf(stderr, "Revoke it with: xpool token revoke %s --data-dir %s\n", id, data_dir);
         return 0;
 }
 

@@ -32,7 +32,7 @@ static void sleep_ms(int ms)
                 ;
 }
 
-/* How long a stop may wait for the loop: the store's wait is not woken by a stop. */
+/* How long one wait lasts before the stop flag is read again (a stop also wakes the wait). */
 #define STOP_SLICE_MS 200
 
 /* Waits for news in the store or ms, in slices, so that a stop is seen within a slice. */
@@ -99,6 +99,9 @@ void xp_controller_stop(struct xp_controller *c)
         if (!c)
                 return;
         atomic_store(&c->stop, true);
+        /* a sleeping loop would otherwise see the stop only at its slice's end: the server's
+         * dozen controllers stopped one after another added up to a second or more */
+        xp_informer_wake(c->informer);
         pthread_join(c->thread, NULL);
         free(c);
 }

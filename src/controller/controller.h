@@ -39,7 +39,7 @@ int xp_controller_start(const struct xp_controller_ops *ops,
                         struct xp_controller **ret,
                         struct xp_error *err);
 
-/* Ends the thread at its next round (within a sleep) and frees it. NULL is fine. */
+/* Ends the thread at its next round (a sleep is woken) and frees it. NULL is fine. */
 void xp_controller_stop(struct xp_controller *controller);
 
 /* Whether stop was asked for: long work checks it to end early. NULL (no thread): false. */

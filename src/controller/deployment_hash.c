@@ -26,14 +26,22 @@ static uint32_t fnv1a32(uint32_t h, const void *data, size_t len)
         return h;
 }
 
-/* A copy of template without its pod-template-hash label. NULL on -ENOMEM. */
+/*
+ * A copy of template without its pod-template-hash label, and without a null creationTimestamp:
+ * Go clients write an unset one as null (kubectl rollout undo sends the old ReplicaSet's template
+ * so), where Kubernetes hashes the struct and null and absent are the same; kept, it made the
+ * undone template another ReplicaSet than the revision it came from. NULL on -ENOMEM.
+ */
 static json_t *without_hash(const json_t *template)
 {
         json_t *copy = json_deep_copy(template ? template : json_null());
-        json_t *labels = json_object_get(json_object_get(copy, "metadata"), "labels");
+        json_t *metadata = json_object_get(copy, "metadata");
+        json_t *labels = json_object_get(metadata, "labels");
 
         if (labels)
                 json_object_del(labels, XP_DEPLOY_HASH_LABEL);
+        if (json_is_null(json_object_get(metadata, "creationTimestamp")))
+                json_object_del(metadata, "creationTimestamp");
         return copy;
 }
 

@@ -730,7 +730,7 @@ static int64_t schedule_pass(struct xp_scheduler *s)
         for (size_t i = 0; i < n; i++)
                 if (active[i]->drop)
                         pending_delete(s, active[i]);
-        for (size_t i = 0; i < s->n_queue; i++)
+        for (size_t i = 0; i < s->n_queue && !atomic_load(&s->stopping); i++)
                 if (!s->queue[i]->inflight)
                         failure_write(s, s->queue[i], NULL, false);
         if (released)
@@ -868,6 +868,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
 {
         if (!s)
                 return;
+        atomic_store(&s->stopping, true);
         xp_controller_stop(s->loop);
         bind_jobs_stop(s); /* bindings in flight are written (or fail) before the store closes */
         xp_histogram_done(&s->attempt_seconds);

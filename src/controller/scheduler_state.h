@@ -117,6 +117,7 @@ struct xp_scheduler {
         const struct xp_clock *clock;
         struct xp_informer *informer;
         struct xp_controller *loop; /* NULL when a test steps it */
+        atomic_bool stopping;       /* set as xp_scheduler_free() begins */
         struct xp_workers *workers;
         /* the jobs the workers finished, newest first: pushed by them, taken by the loop */
         _Atomic(struct xp_work *) jobs_done;

@@ -450,11 +450,14 @@ static void run_bind_jobs(struct xp_scheduler *s, struct bind_job *head)
         free(b);
 }
 
+/* While the scheduler stops, decided bindings are still written, but a failure's status and
+ * Event are not: the next start writes them again, and with thousands of pods waiting (no node
+ * fits) writing them one by one held a server's stop for half a minute. */
 static void run_job(struct xp_scheduler *s, struct bind_job *job)
 {
         if (job->node)
                 run_bind_jobs(s, job);
-        else
+        else if (!atomic_load(&s->stopping))
                 run_failure_job(s, job);
 }
 

@@ -60,6 +60,7 @@ struct xp_runtime {
         bool overlay, apparmor; /* OCI containers: the kernel has overlayfs; the profile loaded */
         char *oci_warning;
         int inotify;
+        struct shimwatch *shims; /* with inotify: the event fd */
         pthread_mutex_t lock;
         char **starting; /* "uid/container" of starts in progress, under lock */
         size_t n_starting;
@@ -460,6 +461,18 @@ static int record_lost(struct xp_runtime *rt, const char *dir, struct cinfo *c)
         return 0;
 }
 
+/* A running container's shim, watched: should it die without recording the exit, the event fd
+ * wakes the agent, whose next read of the pod records it lost and kills the container. Under
+ * lock. Best effort: without pidfds (before Linux 5.3) only the agent's next full list sees it. */
+static void watch_shim(struct xp_runtime *rt, const char *uid, const struct cinfo *c)
+{
+        if (c->state == CSTATE_RUNNING)
+                (void)shimwatch_add(rt->shims,
+                                    uid,
+                                    (pid_t)i64_of(c->running, "shim_pid"),
+                                    (uint64_t)i64_of(c->running, "shim_start"));
+}
+
 static bool is_starting(const struct xp_runtime *rt, const char *uid, const char *container)
 {
         size_t ulen = strlen(uid);
@@ -535,6 +548,7 @@ void xp_runtime_free(struct xp_runtime *rt)
 {
         if (!rt)
                 return;
+        shimwatch_free(rt->shims);
         if (rt->inotify >= 0)
                 close(rt->inotify);
         if (rt->root && rt->cgroup_parent) {
@@ -852,6 +866,9 @@ int xp_runtime_open(const struct xp_runtime_options *o,
                 r = -errno;
                 return xp_errorf(err, r, "runtime: watching %s: %s", rt->events_dir, strerror(-r));
         }
+        r = shimwatch_new(rt->inotify, &rt->shims);
+        if (r < 0)
+                return xp_errorf(err, r, "runtime: an epoll set for the shims: %s", strerror(-r));
         r = cgroup_parent_of(rt->state_dir, &rt->cgroup_parent, err);
         if (r < 0)
                 return r;
@@ -889,7 +906,7 @@ const char *runtime_shim_exe(const struct xp_runtime *rt)
 
 int xp_runtime_event_fd(const struct xp_runtime *rt)
 {
-        return rt->inotify;
+        return shimwatch_fd(rt->shims);
 }
 
 /* The log directory of one container: DATA/logs/<ns>_<name>_<uid>/<container> (caller frees).
@@ -1555,6 +1572,13 @@ int xp_runtime_start(struct xp_runtime *rt,
                 return r;
         r = start(rt, l, dir, ret, err);
         pthread_mutex_lock(&rt->lock);
+        if (r >= 0) {
+                struct cinfo c;
+
+                cinfo_load(dir, &c);
+                watch_shim(rt, l->pod_uid, &c);
+                cinfo_done(&c);
+        }
         if (r < 0 && r != -EEXIST) /* -EEXIST: what is there is another start's */
                 remove_state(rt, l->pod_uid, l->container);
         starting_remove(rt, l->pod_uid, l->container);
@@ -1627,7 +1651,8 @@ static int drain_events(struct xp_runtime *rt, char ***uids, size_t *n)
                 unlinkat(dirfd(d), e->d_name, 0);
         }
         closedir(d);
-        return r;
+        /* the shims that died without announcing: their pods are read again (record_lost()) */
+        return r < 0 ? r : shimwatch_take(rt->shims, uids, n);
 }
 
 static int record_cmp(const void *a, const void *b)
@@ -1692,6 +1717,7 @@ static int list_pod(struct xp_runtime *rt,
                 }
                 if (c.state == CSTATE_LOST)
                         (void)record_lost(rt, dir, &c);
+                watch_shim(rt, uid, &c); /* adopted after a restart, or started meanwhile */
                 grown = reallocarray(*v, *n + 1, sizeof(**v));
                 if (!grown)
                         r = -ENOMEM;

@@ -78,6 +78,22 @@ int64_t runtime_now_ns(void);
 int runtime_proc_start(pid_t pid, uint64_t *ret_start, char *ret_state);
 /* Field 4 (the parent's pid) of /proc/PID/stat; 0 when it cannot be read. */
 pid_t runtime_proc_parent(pid_t pid);
+
+/*
+ * shimwatch.c: the running containers' shims, each through a pidfd, in one epoll set with the
+ * exit announcements' inotify fd (the runtime's event fd): a shim that dies without announcing
+ * its container's exit (killed) makes it readable too. Used under the runtime's lock.
+ */
+struct shimwatch;
+int shimwatch_new(int inotify_fd, struct shimwatch **ret);
+void shimwatch_free(struct shimwatch *w);
+int shimwatch_fd(const struct shimwatch *w);
+/* Watches the shim pid that started at start (ticks since boot) for pod uid; 0 when it is
+ * watched (already or now), -ESRCH when it is gone, -errno. */
+int shimwatch_add(struct shimwatch *w, const char *uid, pid_t pid, uint64_t start);
+/* Drops the watches of the shims that ended, appending their pods' uids (copies) to *uids when
+ * uids is not NULL. -ENOMEM (what was appended stays). */
+int shimwatch_take(struct shimwatch *w, char ***uids, size_t *n);
 /* startlock.c: opens the state directory dir and takes its start lock, waiting for it when
  * wait, else -EWOULDBLOCK while another holds it. The fd is close-on-exec. -errno. */
 int runtime_start_lock(const char *dir, bool wait, int *ret_fd);

@@ -569,6 +569,11 @@ static int watch_seed(struct watch *w, bool send, struct reply *ret)
         {
                 char key[2 * XP_STORE_KEY_MAX + 2];
 
+                /* a server stopping does not wait for the seed of 100,000 pods to be encoded */
+                if (atomic_load(&w->api->stopping)) {
+                        r = -ECANCELED;
+                        break;
+                }
                 if (w->filtered && !selectors_match(w->labels, w->fields, item))
                         continue;
                 if (w->filtered) {

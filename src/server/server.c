@@ -359,12 +359,19 @@ void xp_server_free(struct xp_server *server)
 {
         if (!server)
                 return;
-        srv_metrics_forget_sources(server->api.metrics); /* a scrape meanwhile skips them */
-        xp_autoscaler_free(server->autoscaler);          /* it reads the usage: first */
+        /* HTTP first: new connections are refused, watches and streams end at their next wake,
+         * and the requests in flight finish (a create's 201 only after its commit). Then nothing
+         * reads the controllers' state, and no write comes but theirs. Stopping the controllers
+         * first, as before, kept every watch and client served meanwhile: under load the
+         * informers never caught up, and a stop took tens of seconds (docs/reliability.md). */
+        atomic_store(&server->api.stopping, true);
+        http_stop(server->http);
+        srv_metrics_forget_sources(server->api.metrics);
+        xp_autoscaler_free(server->autoscaler); /* it reads the usage: first */
         srv_hpa_source_free(server->hpa_source);
         srv_usage_free(server->api.usage);
         server->api.usage = NULL;
-        xp_scheduler_free(server->scheduler); /* they write to the store: first */
+        xp_scheduler_free(server->scheduler); /* they write to the store: before it closes */
         xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
         xp_disruption_free(server->disruption);
@@ -373,10 +380,8 @@ void xp_server_free(struct xp_server *server)
         xp_poolstats_free(server->poolstats);
         xp_serviceaccounts_free(server->serviceaccounts);
         xp_history_feed_free(server->history_feed);
-        atomic_store(&server->api.stopping, true);
-        http_stop(server->http);
         srv_metrics_free(server->api.metrics);
-        xp_history_free(server->api.history); /* HTTP handlers read it: after them */
+        xp_history_free(server->api.history); /* HTTP handlers and the feed use it: after them */
         xp_registry_free(server->api.registry);
         service_ips_free(server->api.service_ips);
         node_ports_free(server->api.node_ports);

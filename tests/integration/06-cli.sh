@@ -231,6 +231,28 @@ expect_line "node allocated gpu" "$tmp/out" "  nvidia.com/gpu  0 +0 +2"
 check "describe pod with labels" 0 k describe po web
 expect_line "describe labels" "$tmp/out" "Labels:           app=web"
 expect_line "describe no devices" "$tmp/out" "Devices:           <none>"
+# Its events, oldest first whatever order they are listed in (by name), and none of an older pod that had
+# its name (another uid): kubectl describe's selection and order.
+check "web's uid" 0 k get pod web -o yaml
+web_uid=$(sed -n 's/^  uid: //p' "$tmp/out" | head -1)
+event() { # name, uid, reason, time
+  printf 'apiVersion: v1\nkind: Event\nmetadata: {name: %s}\ninvolvedObject: {kind: Pod, namespace: default, name: web, uid: "%s"}\nreason: %s\nmessage: m\ntype: Normal\nsource: {component: test}\nfirstTimestamp: "%s"\nlastTimestamp: "%s"\n---\n' "$1" "$2" "$3" "$4" "$4"
+}
+{
+  event web.a-later "$web_uid" Later 2026-01-01T00:00:02Z
+  event web.b-earlier "$web_uid" Earlier 2026-01-01T00:00:01Z
+  event web.c-older-pod 00000000-0000-4000-8000-000000000001 OlderPodOfThisName 2026-01-01T00:00:03Z
+} >"$tmp/events.yaml"
+check "apply web's events" 0 k apply -f "$tmp/events.yaml"
+check "describe pod with events" 0 k describe pod web
+expect_line "describe event earlier" "$tmp/out" "  Normal +Earlier +.* +test +m"
+expect_count "describe leaves out an older pod's event" "$tmp/out" 0 "OlderPodOfThisName"
+earlier_at=$(grep -n " Earlier " "$tmp/out" | cut -d: -f1)
+later_at=$(grep -n " Later " "$tmp/out" | cut -d: -f1)
+if [[ -z "$earlier_at" || -z "$later_at" || "$earlier_at" -gt "$later_at" ]]; then
+  echo "FAIL describe lists events oldest first (Earlier at line ${earlier_at:-none}, Later at ${later_at:-none}):"
+  cat "$tmp/out"; failures=$((failures + 1))
+fi
 check "describe missing" 1 k describe pod nope
 expect_exact "describe missing message" "$tmp/err" 'Error from server (NotFound): pods "nope" not found'
 check "describe a namespace" 2 k describe ns default

@@ -146,6 +146,13 @@ done
 check "token create --reader" 0 "$xpool" token create --reader --subject ci --data-dir "$data"
 reader=$(cat "$tmp/out")
 expect_in "create hints on stderr" "$tmp/err" "It is shown only this once"
+expect_in "create says where the token is" "$tmp/err" "Created reader token ${reader:4:12} for ci in $data/tokens."
+expect_count "create into a server's directory has no note" "$tmp/err" 0 "Note:"
+expect_in "create names the revoke with its directory" "$tmp/err" "Revoke it with: xpool token revoke ${reader:4:12} --data-dir $data"
+# Into a directory no server has used (the slip: a server on --data-dir, the token made in the
+# default one): made, and said.
+check "token create where no server is" 0 "$xpool" token create --admin --data-dir "$tmp/no-server"
+expect_in "create where no server is: the note" "$tmp/err" "Note: $tmp/no-server held no tokens yet: no server has started with this data directory. For a server started with --data-dir DIR, run this again with --data-dir DIR."
 [[ "$reader" =~ ^xpr_[0-9a-f]{12}\.[0-9a-f]{64}$ ]] || { echo "FAIL reader token '$reader'"; failures=$((failures + 1)); }
 check "token create --node" 0 "$xpool" token create --node n1 --data-dir "$data"
 node=$(cat "$tmp/out")

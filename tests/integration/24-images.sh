@@ -77,6 +77,11 @@ layer=$(sed -n 's/^ *"\(\/.*\/fs\)",\{0,1\}$/\1/p' "$tmp/out" | head -1)
 id=$(sed -n 's/^ *"id": "\(sha256:[0-9a-f]*\)".*/\1/p' "$tmp/out")
 digest=$(sed -n 's/^ *"digest": "\(sha256:[0-9a-f]*\)".*/\1/p' "$tmp/out")
 check "inspect by ID prefix" 0 img inspect "${id:7:12}"
+# -q: the IDs as the table shows them (docker images -q), whole with --no-trunc
+check "list -q" 0 img list -q
+[[ "$(cat "$tmp/out")" == "${id:7:12}" ]] || { echo "FAIL list -q: '$(cat "$tmp/out")', expected '${id:7:12}'"; failures=$((failures + 1)); }
+check "list -q --no-trunc" 0 img list -q --no-trunc
+[[ "$(cat "$tmp/out")" == "$id" ]] || { echo "FAIL list -q --no-trunc: '$(cat "$tmp/out")', expected '$id'"; failures=$((failures + 1)); }
 check "pull again" 0 img pull "$plain/ai-framework:latest"
 expect_in "nothing downloaded twice" "$tmp/err" "(already here)"
 check "two layers" 0 img pull "$plain/two:1.0"

@@ -18,7 +18,8 @@
 #   AppArmor's profile where the kernel has AppArmor (else the agent says it has none);
 # - the agent SIGKILLed while a container is being created (the runtime held up in `create`),
 #   alone and with the container's shim: no container runs twice, and once the pods are deleted
-#   no mount, bundle, overlay upper layer or runtime state is left.
+#   no mount, bundle, overlay upper layer or runtime state is left;
+# - a running container's shim SIGKILLed: the container is killed, recorded (137) and restarted.
 # Needs root, crun, overlayfs, docker-registry and skopeo (else exit 77, saying which).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/images_lib.sh"
@@ -502,6 +503,26 @@ poll "agent and shim killed mid-start: the start is made again" 40 1 running slo
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow2"
 expect_count "one run" "$tmp/out" 1 run
+
+# ---- the shim of a running image container SIGKILLed ----------------------------------------------
+# Its container's process is the runtime's, outside the shim's pid namespace: the agent notices
+# the shim gone (its pidfd), kills the container through its group, records the exit (137) and
+# restarts it per restartPolicy (Always), as the kubelet does when containerd loses a shim.
+uid1=$(get slow1 .metadata.uid)
+main1=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$tmp/node/containers/$uid1/c/running.json")
+check "slow1's container process is known" 0 test -n "$main1"
+kill -KILL "$shim1"
+alive() { kill -0 "${main1:-0}" 2>/dev/null && echo yes || echo no; }
+poll "the shim killed: its container's process is killed too" 30 no alive
+restarts() { get slow1 '.status.containerStatuses[0].restartCount'; }
+poll "... and the container restarted (restartPolicy Always)" 40 1 restarts
+poll "... running again" 40 1 running slow1
+check "its last state" 0 get slow1 '.status.containerStatuses[0].lastState.terminated.exitCode'
+expect_exact "exit code 137, as a kill" "$tmp/out" 137
+check "... says why" 0 get slow1 '.status.containerStatuses[0].lastState.terminated.message'
+expect_in "the shim died" "$tmp/out" "died without recording the exit"
+check "it ran twice, never at once" 0 cat "$tmp/host/slow1"
+expect_count "two runs" "$tmp/out" 2 run
 
 # ---- everything deleted: nothing left behind ------------------------------------------------------
 uids=$(kubectl get pods -o 'jsonpath={.items[*].metadata.uid}')

@@ -59,6 +59,10 @@ spec:
     resources: {limits: {nvidia.com/gpu: 9}}
 YAML
 post "$tmp/too-big.yaml" /api/v1/namespaces/default/pods
+# no devices: placed without a NUMA node (numaNode -1), which the page leaves out
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n  containers: [{name: c, image: busybox}]\n' >"$tmp/plain.yaml"
+post "$tmp/plain.yaml" /api/v1/namespaces/default/pods
+wait_for "plain pod placed" /api/v1/namespaces/default/pods/plain '"xpool.io/placement"'
 wait_for "seed pod placed" /api/v1/namespaces/default/pods/ai-training '"xpool.io/placement"'
 wait_for "pending pod's reason" /api/v1/namespaces/default/pods/too-big '"reason":"Unschedulable"'
 
@@ -112,6 +116,9 @@ expect_in "the GPU held by the seed's pod" "$tmp/dom.html" 'class="holder">defau
 grep -o '<tr data-pod="default/ai-training">.*</tr>' "$tmp/dom.html" | sed 's|</tr>.*||' >"$tmp/seed-row" || true
 expect_in "the seed's pod on its node" "$tmp/seed-row" '<td>mixed</td>'
 expect_in "the seed's pod's devices" "$tmp/seed-row" 'GPU-mixed-0, NPU-mixed-'
+grep -o '<tr data-pod="default/plain">.*' "$tmp/dom.html" | sed 's|</tr>.*||' >"$tmp/plain-row" || true
+expect_in "the plain pod" "$tmp/plain-row" 'data-pod="default/plain"'
+expect_count "a pod without a NUMA node shows none" "$tmp/plain-row" 0 "NUMA -1"
 grep -o '<tr data-pod="default/too-big">.*' "$tmp/dom.html" | sed 's|</tr>.*||' >"$tmp/pending-row" || true
 expect_in "the pending pod" "$tmp/pending-row" '>Pending</span>'
 expect_in "why it waits" "$tmp/pending-row" 'Unschedulable</span>: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.'

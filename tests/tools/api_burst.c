@@ -13,10 +13,12 @@
  * When the server dies (connection refused, reset or closed), the client that saw it stops
  * quietly and the others go on until they see it too. At the end a summary goes to stderr.
  * Exit status: 0 when all COUNT were acknowledged, 1 when some were not (a lost connection or an
- * answer other than 201, which is also reported on stderr), 2 on bad usage.
+ * answer other than 201, which is also reported on stderr), 2 on bad usage. API_BURST_FIRST=N in
+ * the environment starts the names at burst-N: a second burst beside the first one's pods.
  *
  * The HTTP client is the small one of tests/tools/http_client.c.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,7 +33,7 @@
 
 static struct http_target target;
 static const char *token;
-static long count;
+static long count, first_index; /* the names: burst-first_index ... burst-(count - 1) */
 static atomic_long next_index;
 static atomic_long acknowledged;
 static atomic_long lost_connections;
@@ -114,6 +116,17 @@ int main(int argc, char **argv)
                 return 2;
         }
         token = argc == 5 && argv[4][0] ? argv[4] : NULL;
+        if (getenv("API_BURST_FIRST")) {
+                long first = strtol(getenv("API_BURST_FIRST"), &end1, 10);
+
+                if (*end1 || first < 0 || first > LONG_MAX - count) {
+                        fprintf(stderr, "api_burst: API_BURST_FIRST must be a number from 0\n");
+                        return 2;
+                }
+                first_index = first;
+                atomic_store(&next_index, first);
+                count += first;
+        }
         if (http_target_parse(argv[1], &target, &err) < 0) {
                 fprintf(stderr, "api_burst: %s: %s\n", argv[1], xp_error_message(&err));
                 return 2;
@@ -135,8 +148,8 @@ int main(int argc, char **argv)
                 "api_burst: %ld of %ld acknowledged, %ld clients lost their connection, %ld other "
                 "answers\n",
                 atomic_load(&acknowledged),
-                count,
+                count - first_index,
                 atomic_load(&lost_connections),
                 atomic_load(&unexpected));
-        return atomic_load(&acknowledged) == count ? 0 : 1;
+        return atomic_load(&acknowledged) == count - first_index ? 0 : 1;
 }

@@ -57,6 +57,32 @@ static void test_hash(void **state)
         json_decref(c);
 }
 
+/* kubectl rollout undo sends the old ReplicaSet's template with Go's unset creationTimestamp,
+ * null: it is the same template, the same ReplicaSet, as Kubernetes finds it. */
+static void test_hash_null_creation_timestamp(void **state)
+{
+        (void)state;
+        json_t *stored = load(
+            "{\"metadata\":{\"labels\":{\"app\":\"web\",\"pod-template-hash\":\"6d6968d978\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x:1\"}]}}");
+        json_t *undone = load(
+            "{\"metadata\":{\"creationTimestamp\":null,\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x:1\"}]}}");
+        json_t *stamped = load(
+            "{\"metadata\":{\"creationTimestamp\":\"2026-12-04T21:00:00Z\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x:1\"}]}}");
+        char hs[XP_DEPLOY_HASH_MAX], hu[XP_DEPLOY_HASH_MAX], ht[XP_DEPLOY_HASH_MAX];
+
+        assert_int_equal(xp_deploy_template_hash(stored, 0, hs), 0);
+        assert_int_equal(xp_deploy_template_hash(undone, 0, hu), 0);
+        assert_int_equal(xp_deploy_template_hash(stamped, 0, ht), 0);
+        assert_string_equal(hs, hu);
+        assert_true(xp_deploy_template_equal(stored, undone));
+        /* only null is left out: a time is part of the template */
+        assert_string_not_equal(hs, ht);
+        assert_false(xp_deploy_template_equal(stored, stamped));
+        json_decref(stored);
+        json_decref(undone);
+        json_decref(stamped);
+}
+
 static void test_fenceposts(void **state)
 {
         (void)state;
@@ -301,6 +327,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hash),
+            cmocka_unit_test(test_hash_null_creation_timestamp),
             cmocka_unit_test(test_fenceposts),
             cmocka_unit_test(test_rolling_update),
             cmocka_unit_test(test_proportional),
