@@ -502,7 +502,7 @@ watch_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, int
         }
         if (w->len)
                 w->idle_since_ms = w->sent_ms = now;
-        *ret_data = w->buf + w->off;
+        *ret_data = w->buf ? w->buf + w->off : ""; /* nothing was ever emitted: no buffer */
         *ret_len = w->len - w->off;
         w->off = w->len;
         return 1;
