@@ -408,12 +408,48 @@ static void gather(const struct watch *w)
                 nanosleep(&ts, NULL);
 }
 
+static int64_t earliest(int64_t a, int64_t b)
+{
+        return b && b < a ? b : a;
+}
+
+/*
+ * What falls due now, into the empty buffer: the log's news (when not drained), the end, a
+ * bookmark, a keep-alive newline. 1 to go on, with *ret_due_ms when to look again without news
+ * (now while the log has more); 0 at the end of the stream; -errno.
+ */
+static int watch_step(struct watch *w, int64_t now, int64_t *ret_due_ms)
+{
+        int r;
+
+        *ret_due_ms = now;
+        if (w->ended || atomic_load(&w->api->stopping))
+                return 0;
+        if (!w->drained) {
+                r = watch_fill(w);
+                if (r < 0 || w->len || !w->drained)
+                        return r < 0 ? r : 1;
+        }
+        if (w->deadline_ms && now >= w->deadline_ms)
+                return 0;
+        if (w->bookmarks && now >= w->bookmark_at_ms)
+                return emit_bookmark(w, false) < 0 ? -ENOMEM : 1;
+        if (now - w->idle_since_ms >= WATCH_IDLE_MS)
+                return buf_append(w, "\n", 1) < 0 ? -ENOMEM : 1;
+        *ret_due_ms = earliest(now + WATCH_WAKE_MS, w->idle_since_ms + WATCH_IDLE_MS);
+        *ret_due_ms = earliest(*ret_due_ms, w->deadline_ms);
+        if (w->bookmarks)
+                *ret_due_ms = earliest(*ret_due_ms, w->bookmark_at_ms);
+        return 1;
+}
+
+/* The stream on its connection's own thread (no stream hub): it blocks on the store. */
 static ssize_t watch_read(void *state, char *buf, size_t max)
 {
         struct watch *w = state;
 
         for (;;) {
-                int64_t now, wait_ms;
+                int64_t now, due_ms;
                 int r;
 
                 if (w->off < w->len) {
@@ -425,41 +461,51 @@ static ssize_t watch_read(void *state, char *buf, size_t max)
                         return (ssize_t)n;
                 }
                 w->off = w->len = 0;
-                if (w->ended || atomic_load(&w->api->stopping))
-                        return 0;
-                if (!w->drained) {
-                        r = watch_fill(w);
-                        if (r < 0)
-                                return r;
-                        if (w->len)
-                                continue;
-                }
                 now = xp_monotonic_ms();
-                if (w->deadline_ms && now >= w->deadline_ms)
-                        return 0;
-                if (w->bookmarks && now >= w->bookmark_at_ms) {
-                        r = emit_bookmark(w, false);
-                        if (r < 0)
-                                return r;
+                r = watch_step(w, now, &due_ms);
+                if (r <= 0)
+                        return r;
+                if (w->len || due_ms <= now)
                         continue;
-                }
-                if (now - w->idle_since_ms >= WATCH_IDLE_MS) {
-                        r = buf_append(w, "\n", 1);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                wait_ms = WATCH_WAKE_MS;
-                if (w->deadline_ms && w->deadline_ms - now < wait_ms)
-                        wait_ms = w->deadline_ms - now;
+                if (!w->waiter &&
+                    xp_store_waiter_new(w->api->store, &w->kind->plural, 1, &w->waiter) < 0)
+                        w->waiter = NULL; /* no memory for it: woken by every write */
                 /* before the wait: a watcher in its gathering spell is not woken by commits */
                 gather(w);
                 if (w->waiter)
-                        xp_store_waiter_wait(w->waiter, &w->since, (int)wait_ms);
+                        xp_store_waiter_wait(w->waiter, &w->since, (int)(due_ms - now));
                 else
-                        xp_store_wait(w->api->store, w->since, (int)wait_ms);
+                        xp_store_wait(w->api->store, w->since, (int)(due_ms - now));
                 w->drained = false; /* news, a stopping server or time: read the log again */
         }
+}
+
+/*
+ * The stream as the stream hub asks for it (stream_hub.h): what the buffer holds (the initial
+ * state, the first time), else what falls due. The hub takes it all at once.
+ */
+static int
+watch_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, int64_t *ret_due_ms)
+{
+        struct watch *w = state;
+        int r;
+
+        *ret_due_ms = now;
+        if (w->off == w->len) {
+                w->off = w->len = 0;
+                /* a write of its kind since the log was read (as the store's waiters judge) */
+                if (xp_store_kind_generation(w->api->store, w->kind->plural) > w->since)
+                        w->drained = false;
+                r = watch_step(w, now, ret_due_ms);
+                if (r <= 0)
+                        return r;
+        }
+        if (w->len)
+                w->idle_since_ms = w->sent_ms = now;
+        *ret_data = w->buf ? w->buf + w->off : ""; /* nothing was ever emitted: no buffer */
+        *ret_len = w->len - w->off;
+        w->off = w->len;
+        return 1;
 }
 
 static void watch_free(void *state)
@@ -575,8 +621,6 @@ int watch_start(const struct request *req, const struct route *route, struct rep
         w->api = req->api;
         w->kind = kind;
         w->idle_since_ms = xp_monotonic_ms();
-        if (xp_store_waiter_new(req->api->store, &kind->plural, 1, &w->waiter) < 0)
-                w->waiter = NULL; /* no memory for it: woken by every write, as before */
         if (kind->namespaced && req->namespace) {
                 w->namespace = strdup(req->namespace);
                 if (!w->namespace) {
@@ -627,7 +671,8 @@ int watch_start(const struct request *req, const struct route *route, struct rep
                         goto fail;
         }
         ret->code = 200;
-        ret->stream = (struct stream){.read = watch_read, .free = watch_free, .state = w};
+        ret->stream =
+            (struct stream){.read = watch_read, .pump = watch_pump, .free = watch_free, .state = w};
         ret->content_type = "application/json";
         return 0;
 fail:

@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "metrics.h"
 #include "satoken.h"
+#include "stream_hub.h"
 #include "tls.h"
 #include "xpool/http.h"
 #include "xpool/http_door.h"
@@ -49,6 +50,8 @@ struct http {
         struct xp_http_door *door;
         struct api *api;
         struct auth *auth;
+        struct stream_hub *hub; /* writes the streams that have a pump (watches) */
+        bool tls;
 };
 
 /*
@@ -68,6 +71,7 @@ struct exchange {
         bool admitted;              /* the head was checked and the caller let in */
         bool authenticated;         /* who holds the caller */
         bool close;                 /* answer with "Connection: close" */
+        bool http11;                /* HTTP/1.1: a stream goes out in chunks */
         const char *const *headers; /* the reply's own headers (struct reply) */
         struct auth_identity who;
         char *body;
@@ -108,12 +112,53 @@ send_text(struct exchange *x, unsigned code, char *text, const char *content_typ
         return queue(x, code, response);
 }
 
+/* A stream as the daemon holds it: the handler's, and the connection it goes out on. */
+struct served {
+        struct stream stream;
+        struct http *http;
+        struct MHD_Connection *conn;
+};
+
+/*
+ * The stream hub takes the connection for the whole stream: the daemon calls for the body once
+ * the head went out, and the call returns when the stream ends. 0 when the stream ended, -1 when
+ * the connection is to be dropped, 1 when the hub cannot take it (read() serves it).
+ */
+static int hub_serve(struct served *s)
+{
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(s->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *tls =
+            s->http->tls ? MHD_get_connection_info(s->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)
+                         : NULL;
+        int r;
+
+        if (!fd || (s->http->tls && !tls))
+                return 1;
+        r = stream_hub_serve(s->http->hub,
+                             fd->connect_fd,
+                             tls ? tls->tls_session : NULL,
+                             s->stream.pump,
+                             s->stream.state);
+        return r == 0 || r == -ESHUTDOWN ? 0 : -1;
+}
+
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-        struct stream *stream = cls;
+        struct served *s = cls;
+        struct stream *stream = &s->stream;
         ssize_t n;
 
         (void)pos;
+        if (stream->pump) {
+                int r = hub_serve(s);
+
+                stream->pump = NULL; /* once: what is left, if anything, read() serves */
+                if (r == 0)
+                        return MHD_CONTENT_READER_END_OF_STREAM;
+                if (r < 0)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
         n = stream->read(stream->state, buf, max);
         if (n == 0)
                 return MHD_CONTENT_READER_END_OF_STREAM;
@@ -124,30 +169,33 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void stream_free(void *cls)
 {
-        struct stream *stream = cls;
+        struct served *s = cls;
 
-        if (stream->free)
-                stream->free(stream->state);
-        free(stream);
+        if (s->stream.free)
+                s->stream.free(s->stream.state);
+        free(s);
 }
 
 /* Chunked transfer of a stream; takes the stream's state in every case. */
 static enum MHD_Result send_stream(struct exchange *x, struct reply *reply)
 {
-        struct stream *stream = malloc(sizeof *stream);
+        struct served *s = malloc(sizeof *s);
         struct MHD_Response *response;
 
-        if (!stream) {
+        if (!s) {
                 if (reply->stream.free)
                         reply->stream.free(reply->stream.state);
                 return MHD_NO;
         }
-        *stream = reply->stream;
+        *s = (struct served){.stream = reply->stream, .http = x->http, .conn = x->conn};
+        /* the hub writes chunks: an HTTP/1.0 client's stream is raw bytes to the close */
+        if (!x->http11)
+                s->stream.pump = NULL;
         reply->stream = (struct stream){0};
         response = MHD_create_response_from_callback(
-            MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, stream, stream_free);
+            MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, s, stream_free);
         if (!response) {
-                stream_free(stream);
+                stream_free(s);
                 return MHD_NO;
         }
         MHD_add_response_header(response,
@@ -635,9 +683,9 @@ static enum MHD_Result on_request(void *cls,
         int r;
 
         (void)cls;
-        (void)version;
         if (!x)
                 return MHD_NO; /* out of memory when the request began */
+        x->http11 = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
         if (!x->admitted) {
                 enum MHD_Result admitted = admit(x, method, url);
 
@@ -721,6 +769,13 @@ int http_start(struct api *api,
         }
         http->api = api;
         http->auth = auth;
+        http->tls = tls;
+        r = stream_hub_new(api->store, &api->stopping, &http->hub);
+        if (r < 0) {
+                close(o->listen_fd);
+                free(http);
+                return xp_errorf(err, r, "the stream hub did not start: %s", strerror(-r));
+        }
         r = xp_http_door_new(&(struct xp_http_door_options){.listen_fd = o->listen_fd,
                                                             .tls = tls,
                                                             .limits = &xp_http_door_server_limits,
@@ -728,6 +783,8 @@ int http_start(struct api *api,
                              &http->door,
                              err);
         if (r < 0) {
+                stream_hub_stop(http->hub);
+                stream_hub_free(http->hub);
                 free(http);
                 return r;
         }
@@ -770,8 +827,11 @@ void http_stop(struct http *http)
                 return;
         /* The door first: nothing new reaches the daemon while it stops. */
         xp_http_door_stop(http->door);
+        /* then the streams: their connections' threads return to the daemon, which joins them */
+        stream_hub_stop(http->hub);
         if (http->daemon)
                 MHD_stop_daemon(http->daemon);
+        stream_hub_free(http->hub);
         xp_http_door_free(http->door);
         free(http);
 }

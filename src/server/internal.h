@@ -91,6 +91,14 @@ int request_socket(const struct request *req);
  */
 struct stream {
         ssize_t (*read)(void *state, char *buf, size_t max);
+        /* NULL, or the stream as the HTTP layer's stream hub asks for it (stream_pump_fn in
+         * stream_hub.h): then one thread writes it with every other such stream, and read() is
+         * what serves it where the hub cannot take the connection */
+        int (*pump)(void *state,
+                    int64_t now_ms,
+                    const char **ret_data,
+                    size_t *ret_len,
+                    int64_t *ret_due_ms);
         void (*free)(void *state);
         void *state;
 };
