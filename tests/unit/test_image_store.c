@@ -448,6 +448,7 @@ static void store(void **state)
         assert_int_equal(count_dir(t->path, "layers"), 0);
         assert_int_equal(xp_image_hold(s, img->id, "container-1", &err), -ENOENT);
         xp_image_free(img);
+        xp_image_store_free(s);
 }
 
 /* A hold that says what holds it: rm names that (a pod and container), not the holder's id. */
