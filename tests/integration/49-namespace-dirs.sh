@@ -22,14 +22,14 @@ diag_cluster "$KUBECONFIG"
 
 cleanup() {
   for pid in $a1_pid $a2_pid $server_pid; do { kill -KILL "$pid" && wait "$pid"; } 2>/dev/null || true; done
+  release_tmp # first: the pods' shims and processes go whatever fails below
   for pin in "${legacy_pins[@]}"; do umount -l "$pin" 2>/dev/null || true; rm -f "$pin"; done
   for dir in "${legacy_made[@]}"; do rmdir "$dir" 2>/dev/null || true; done
   for dir in "${own_dirs[@]}"; do # the agents' own: their netns and ipc, with what is in them
-    for pin in "$dir"/*/*; do [[ -e "$pin" ]] && { umount -l "$pin" 2>/dev/null || true; }; done
+    for pin in "$dir"/*/*; do umount -l "$pin" 2>/dev/null || true; done
     for sub in "$dir"/*; do umount -l "$sub" 2>/dev/null || true; done
-    rm -rf "$dir"
+    rm -rf "$dir" || true
   done
-  release_tmp
   rm -rf "$tmp"
 }
 trap cleanup EXIT
