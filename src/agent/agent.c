@@ -131,9 +131,9 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         r |= copy_string(o->discovery.node_description, &a->node_description);
         r |= copy_string(o->cni_conf_dir, &a->cni_conf_dir);
         r |= copy_string(o->cni_bin_dirs, &a->cni_bin_dirs);
-        r |= copy_string(o->netns_dir ? o->netns_dir : XP_PODNET_NETNS_DIR, &a->netns_dir);
+        r |= copy_string(o->netns_dir, &a->netns_dir);
         r |= copy_string(o->pod_cidr, &a->pod_cidr);
-        r |= copy_string(o->ipc_dir ? o->ipc_dir : XP_RUNTIME_IPC_DIR, &a->ipc_dir);
+        r |= copy_string(o->ipc_dir, &a->ipc_dir);
         a->host_network_only = o->host_network_only;
         if (gethostname(host, sizeof(host)) < 0)
                 return xp_errorf(err, -errno, "reading the host name: %s", strerror(errno));
@@ -594,6 +594,44 @@ static int open_runtime(struct xp_agent *a, struct xp_error *err)
         return 0;
 }
 
+/*
+ * The pods' namespace pins' directories the operator did not give: RUN_DIR/agent-<key>/netns and
+ * .../ipc, keyed like the runtime's cgroup parent (by the containers' state directory), so that
+ * the agents of one machine never share them and a reclaim of one never sees another's pins.
+ */
+static int default_namespace_dirs(struct xp_agent *a, struct xp_error *err)
+{
+        _cleanup_free_ char *key = NULL;
+        int r;
+
+        if (a->netns_dir && a->ipc_dir)
+                return 0;
+        r = xp_mkdir_p(a->state_dir, 0755, err);
+        if (r >= 0)
+                r = xp_runtime_agent_key(a->state_dir, &key, err);
+        if (r < 0)
+                return xp_error_prefix(err, r, "the pods' namespaces' directory");
+        if ((!a->netns_dir && asprintf(&a->netns_dir, XP_RUNTIME_RUN_DIR "/%s/netns", key) < 0) ||
+            (!a->ipc_dir && asprintf(&a->ipc_dir, XP_RUNTIME_RUN_DIR "/%s/ipc", key) < 0))
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        xp_log(LOG_INFO,
+               "agent: pods' namespaces in %s (network) and %s (IPC)",
+               a->host_network_only ? "none" : a->netns_dir,
+               a->ipc_dir);
+        return 0;
+}
+
+/* The kubelet's Events of its start, after the node's registration (Ready): Starting and
+ * NodeReady. NodeNotReady is the node lifecycle controller's (src/controller/nodelife.c). */
+static void record_start(struct xp_agent *a)
+{
+        char message[512];
+
+        (void)xp_agent_event_node(a->events, "Normal", "Starting", "Starting kubelet.");
+        snprintf(message, sizeof(message), "Node %s status is now: NodeReady", a->node_name);
+        (void)xp_agent_event_node(a->events, "Normal", "NodeReady", message);
+}
+
 /* The lease, watch and reconcile threads. */
 static int start_threads(struct xp_agent *a, struct xp_error *err)
 {
@@ -650,6 +688,8 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_datadir_make(a->data_dir, err);
         if (r >= 0)
                 r = xp_agent_containers_init(a, options, err);
+        if (r >= 0)
+                r = default_namespace_dirs(a, err);
         if (r < 0)
                 return r;
         r = open_network(a, err);
@@ -676,6 +716,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = xp_agent_events_new(&a->api, a->node_name, &a->events, err);
         if (r < 0)
                 return r;
+        record_start(a);
         xp_agent_devhealth_enable(a->devhealth, true);
         r = xp_agent_pulls_new(
             &(struct xp_agent_pulls_config){.store = a->images,

@@ -358,6 +358,13 @@ int xp_agent_event_once(struct xp_agent_events *events,
                         const char *message,
                         bool once);
 
+/* An Event about the node (involvedObject kind Node, uid its name, source kubelet), queued
+ * as is: for what happens once in a while (the agent's start), not on every heartbeat. */
+int xp_agent_event_node(struct xp_agent_events *events,
+                        const char *type,
+                        const char *reason,
+                        const char *message);
+
 /* events_pod.c: the kubelet's container lifecycle Events, from what the reconcile loop sees. */
 struct xp_launch;
 /* A container started: Created and Started, and at its first attempt its devices. */

@@ -246,7 +246,7 @@ static int take_image(struct xp_image_store *store,
                       char ***ret_layers,
                       struct xp_error *err)
 {
-        char holder[256];
+        char holder[256], what[400];
         int r;
 
         r = xp_image_get(store, c->image ? c->image : "", ret, err);
@@ -257,7 +257,14 @@ static int take_image(struct xp_image_store *store,
                                  -ENAMETOOLONG,
                                  "container %s: its name is too long to hold its image",
                                  c->name);
-        r = xp_image_hold(store, (*ret)->id, holder, err);
+        /* `xpool image rm` names the pod and container, not the holder (an internal id) */
+        snprintf(what,
+                 sizeof(what),
+                 "pod %s/%s, container %s",
+                 pod->metadata.namespace ? pod->metadata.namespace : "",
+                 pod->metadata.name ? pod->metadata.name : "",
+                 c->name);
+        r = xp_image_hold_for(store, (*ret)->id, holder, what, err);
         if (r < 0)
                 return r;
         *ret_layers = calloc((*ret)->n_layers + 1, sizeof(char *));

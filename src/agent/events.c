@@ -380,6 +380,44 @@ static int enqueue(struct xp_agent_events *q, struct event *e, const char *what)
         return 0;
 }
 
+/*
+ * An Event about the node itself, as the kubelet records its own: involvedObject kind Node with
+ * the node's name as uid (the kubelet's reference, not the Node's uid), in namespace default,
+ * from component kubelet. Few (the agent's start), so neither counted nor budgeted.
+ */
+int xp_agent_event_node(struct xp_agent_events *q,
+                        const char *type,
+                        const char *reason,
+                        const char *message)
+{
+        struct event *e;
+        json_t *source, *involved;
+        int r;
+
+        if (!q)
+                return 0;
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        pthread_mutex_lock(&q->lock);
+        e->namespace = strdup("default");
+        e->body = event_json(q, "default", q->node_name, q->node_name, type, reason, message);
+        involved = json_object_get(e->body, "involvedObject");
+        source = json_object_get(e->body, "source");
+        if (!e->namespace || !involved || !source ||
+            json_object_set_new(involved, "kind", json_string("Node")) < 0 ||
+            json_object_del(involved, "namespace") < 0 ||
+            json_object_set_new(source, "component", json_string("kubelet")) < 0 ||
+            json_object_set_new(e->body, "reportingComponent", json_string("kubelet")) < 0) {
+                event_free(e);
+                r = -ENOMEM;
+        } else {
+                r = enqueue(q, e, reason);
+        }
+        pthread_mutex_unlock(&q->lock);
+        return r;
+}
+
 int xp_agent_event_once(struct xp_agent_events *q,
                         const char *ns,
                         const char *pod,

@@ -215,9 +215,9 @@ enum {
         "      --cni-bin-dir DIRS   the CNI plugins, ':'-separated (default\n"                     \
         "                           /usr/lib/cni:/opt/cni/bin)\n"                                  \
         "      --netns-dir DIR      where the pods' network namespaces are mounted (default\n"     \
-        "                           /run/xpool/netns)\n"                                           \
+        "                           /run/xpool/agent-<key>/netns, the agent's own)\n"              \
         "      --ipc-dir DIR        where the pods' IPC namespaces are mounted (default\n"         \
-        "                           /run/xpool/ipc)\n"                                             \
+        "                           /run/xpool/agent-<key>/ipc, the agent's own)\n"                \
         "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n"
 
 /*

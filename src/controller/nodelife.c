@@ -29,9 +29,9 @@
 #include "xpool/strutil.h"
 
 #define TICK_MS      500
-#define COMPONENT    "xpool-node-lifecycle"
-#define RETRY_MIN_MS 100   /* a namespace that failed to finish: first retry */
-#define RETRY_MAX_MS 60000 /* and the longest wait between retries */
+#define COMPONENT    "node-controller" /* as Kubernetes' node lifecycle controller */
+#define RETRY_MIN_MS 100               /* a namespace that failed to finish: first retry */
+#define RETRY_MAX_MS 60000             /* and the longest wait between retries */
 
 /* ---- writes --------------------------------------------------------------------------------- */
 

@@ -149,3 +149,49 @@ int64_t xp_pod_log_options_since_ns(const struct xp_pod_log_options *o, int64_t 
                 return o->since_time * 1000000000LL;
         return 0;
 }
+
+/* The kubelet's words for the most common waits (ErrImagePull, ImagePullBackOff), else the
+ * reason itself. */
+static const char *waiting_words(const char *reason)
+{
+        if (!reason || !*reason)
+                return "no logs yet";
+        if (strcmp(reason, "ErrImagePull") == 0)
+                return "image can't be pulled";
+        if (strcmp(reason, "ImagePullBackOff") == 0)
+                return "trying and failing to pull image";
+        return reason;
+}
+
+bool xp_pod_log_not_started(
+    const json_t *pod, const char *container, bool previous, char *message, size_t size)
+{
+        const json_t *status = json_object_get(pod, "status"), *c, *state = NULL;
+        const char *name =
+            json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+        size_t i;
+
+        if (previous)
+                return false;
+        json_array_foreach(
+            json_object_get(status, "containerStatuses"),
+            i,
+            c) if (strcmp(json_string_value(json_object_get(c, "name")) ?: "", container) == 0)
+        {
+                if (json_object_get(json_object_get(c, "lastState"), "terminated"))
+                        return false;
+                state = json_object_get(c, "state");
+                break;
+        }
+        if (!json_object_get(state, "waiting") || json_object_get(state, "running") ||
+            json_object_get(state, "terminated"))
+                return false;
+        snprintf(message,
+                 size,
+                 "container \"%s\" in pod \"%s\" is waiting to start: %s",
+                 container,
+                 name ? name : "",
+                 waiting_words(json_string_value(
+                     json_object_get(json_object_get(state, "waiting"), "reason"))));
+        return true;
+}

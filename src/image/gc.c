@@ -115,7 +115,7 @@ static int drop(struct xp_image_store *s,
         json_t *rec = json_array_get(images, i), *names = json_object_get(rec, "names"), *v;
         const char *id = json_string_value(json_object_get(rec, "id")) ?: "";
         bool tags_left = false;
-        char holder[256];
+        char holder[512];
         size_t j;
 
         if (!by_id) {

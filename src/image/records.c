@@ -16,7 +16,8 @@
 #include "image_internal.h"
 #include "xpool/atomic_file.h"
 
-#define HOLDER_MAX 200
+#define HOLDER_MAX      200
+#define HOLDER_WHAT_MAX 400 /* what a hold says holds it: "pod NS/NAME, container C" */
 
 /* Takes the names of rec away from every image but the one at keep. */
 static void take_names(json_t *images, size_t keep, const struct xp_store_record *rec)
@@ -156,8 +157,18 @@ int xp_image_hold(struct xp_image_store *s,
                   const char *holder,
                   struct xp_error *err)
 {
+        return xp_image_hold_for(s, image_id, holder, NULL, err);
+}
+
+/* A hold's file: the image's ID, then on a line of its own what holds it (when said). */
+int xp_image_hold_for(struct xp_image_store *s,
+                      const char *image_id,
+                      const char *holder,
+                      const char *what,
+                      struct xp_error *err)
+{
         _cleanup_close_ int lock = -1;
-        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *path = NULL, *text = NULL;
         json_auto_t *refs = NULL;
         size_t i;
         json_t *v;
@@ -173,9 +184,12 @@ int xp_image_hold(struct xp_image_store *s,
             strcmp(json_string_value(json_object_get(v, "id")) ?: "", image_id) == 0;
         if (!found)
                 return xp_errorf(err, -ENOENT, "no image %s in the store", image_id);
-        if (asprintf(&path, "%s/holds/%s", s->dir, holder) < 0)
+        if (what && (strchr(what, '\n') || strlen(what) > HOLDER_WHAT_MAX))
+                return xp_errorf(err, -EINVAL, "holder %s: what holds it is over a line", holder);
+        if (asprintf(&path, "%s/holds/%s", s->dir, holder) < 0 ||
+            asprintf(&text, "%s%s%s", image_id, what ? "\n" : "", what ? what : "") < 0)
                 return -ENOMEM;
-        return xp_write_file_atomic(path, image_id, strlen(image_id), 0600, err);
+        return xp_write_file_atomic(path, text, strlen(text), 0600, err);
 }
 
 int xp_image_release(struct xp_image_store *s, const char *holder, struct xp_error *err)
@@ -203,7 +217,8 @@ int xp_store_held(struct xp_image_store *s, const char *id, char *holder, size_t
                 return 0;
         fd = -1;
         while (!held && (de = readdir(d))) {
-                char text[XP_IMAGE_DIGEST_BUFSIZE] = "";
+                char text[XP_IMAGE_DIGEST_BUFSIZE + HOLDER_WHAT_MAX + 2] = "";
+                char *what;
                 int h = de->d_name[0] == '.'
                             ? -1
                             : openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -211,8 +226,12 @@ int xp_store_held(struct xp_image_store *s, const char *id, char *holder, size_t
 
                 if (h >= 0)
                         close(h);
+                /* the ID alone: a hold written before holds said what held them */
+                what = n > 0 ? strchr(text, '\n') : NULL;
+                if (what)
+                        *what++ = '\0';
                 if (n > 0 && strcmp(text, id) == 0) {
-                        snprintf(holder, size, "%s", de->d_name);
+                        snprintf(holder, size, "%s", what && *what ? what : de->d_name);
                         held = 1;
                 }
         }

@@ -206,8 +206,14 @@ int oci_pod_prepare(const char *state_dir,
         _cleanup_free_ char *dir = NULL, *ipc = NULL;
         int r;
 
-        if (asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0)
+        /* a pod started before its agent had its own ipc_dir keeps the one it has */
+        if (asprintf(&ipc, XP_RUNTIME_IPC_DIR "/%s", l->pod_uid) < 0)
                 return xp_errorf(err, -ENOMEM, "out of memory");
+        if (!mounted(ipc)) {
+                free(ipc);
+                if (asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0)
+                        return xp_errorf(err, -ENOMEM, "out of memory");
+        }
         r = oci_pod_volumes(state_dir, l->pod_uid, l->oci->mounts, l->oci->n_mounts, &dir, err);
         if (r >= 0)
                 r = xp_mkdir_p(ipc_dir, 0755, err);
@@ -391,10 +397,14 @@ int oci_pod_remove(const char *state_dir,
 
         if (pod_dir_of(state_dir, uid, &dir) < 0)
                 return -ENOMEM;
-        snprintf(path, sizeof(path), "%s/%s", ipc_dir, uid);
-        if (mounted(path))
-                (void)umount2(path, MNT_DETACH);
-        (void)unlink(path);
+        /* and the pin of a pod started when its agent's pins were all in XP_RUNTIME_IPC_DIR (a
+         * pod's uid is its own: no other agent's pod has it) */
+        for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "%s/%s", i == 0 ? ipc_dir : XP_RUNTIME_IPC_DIR, uid);
+                if (mounted(path))
+                        (void)umount2(path, MNT_DETACH);
+                (void)unlink(path);
+        }
         if (access(dir, F_OK) < 0)
                 return 0;
         snprintf(path, sizeof(path), "%s/volumes", dir);

@@ -270,7 +270,8 @@ static json_t *user_json(const struct xp_container_user *u)
 /*
  * The mounts the shim's own mount namespace drops (its copy of the node's would keep them
  * alive): every pod's IPC namespace and memory emptyDirs and the runtime's detach paths (the
- * pods' network namespaces), but this container's pod's own, which its runtime uses by path.
+ * pods' network namespaces), other agents' pins on this machine (XP_RUNTIME_RUN_DIR) too, but
+ * this container's pod's own, which its runtime uses by path.
  */
 static json_t *detach_json(const struct oci_runtime_view *v,
                            const char *pod_dir,
@@ -282,7 +283,14 @@ static json_t *detach_json(const struct oci_runtime_view *v,
 
         if (asprintf(&pods, "%s/" OCI_PODS_DIR, v->state_dir) < 0)
                 return NULL;
-        o = json_pack("{s:[s, s], s:[s, s]}", "below", pods, v->ipc_dir, "keep", pod_dir, ipc);
+        o = json_pack("{s:[s, s, s], s:[s, s]}",
+                      "below",
+                      pods,
+                      v->ipc_dir,
+                      XP_RUNTIME_RUN_DIR,
+                      "keep",
+                      pod_dir,
+                      ipc);
         for (size_t i = 0; o && v->detach && v->detach[i]; i++)
                 json_array_append_new(json_object_get(o, "below"), json_string(v->detach[i]));
         if (o && contain->netns)

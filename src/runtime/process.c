@@ -810,19 +810,30 @@ static char *default_shim_exe(void)
 }
 
 /*
- * The parent of this runtime's pods' groups: "xpool/agent-" and a hash of the state directory's
- * real path, so that an agent restarted on its state finds its groups again, and agents on other
- * state directories (several on one machine) have their own, which no reclaim of another touches.
+ * A hash of the state directory's real path, so that an agent restarted on its state finds its
+ * groups (and namespace pins) again, and agents on other state directories (several on one
+ * machine) have their own, which no reclaim of another touches.
  */
-static int cgroup_parent_of(const char *state_dir, char **ret, struct xp_error *err)
+int xp_runtime_agent_key(const char *state_dir, char **ret, struct xp_error *err)
 {
         char real[PATH_MAX];
 
         if (!realpath(state_dir, real))
                 return xp_errorf(err, -errno, "runtime: %s: %s", state_dir, strerror(errno));
-        if (asprintf(ret,
-                     XP_CGROUP_PARENT_LEGACY "/agent-%016" PRIx64,
-                     xp_hash_mix(xp_hash_string(real))) < 0)
+        if (asprintf(ret, "agent-%016" PRIx64, xp_hash_mix(xp_hash_string(real))) < 0)
+                return xp_errorf(err, -ENOMEM, "runtime: out of memory");
+        return 0;
+}
+
+/* The parent of this runtime's pods' groups: "xpool/agent-<key>". */
+static int cgroup_parent_of(const char *state_dir, char **ret, struct xp_error *err)
+{
+        _cleanup_free_ char *key = NULL;
+        int r = xp_runtime_agent_key(state_dir, &key, err);
+
+        if (r < 0)
+                return r;
+        if (asprintf(ret, XP_CGROUP_PARENT_LEGACY "/%s", key) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         return 0;
 }

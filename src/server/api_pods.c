@@ -223,6 +223,7 @@ static const char *query_of(void *userdata, const char *name)
 /* The agent's path and query for the log: 1 with *ret_path, else 0 with ret filled, or -ENOMEM. */
 static int log_path(const struct request *req,
                     const struct xp_kind *pods,
+                    const json_t *pod,
                     const char *container,
                     const char *uid,
                     char **ret_path,
@@ -232,7 +233,7 @@ static int log_path(const struct request *req,
         _cleanup_free_ char *query = NULL;
         struct xp_pod_log_options o;
         struct xp_pod_log_refusal bad;
-        char *path;
+        char *path, waiting[1024];
 
         if (xp_pod_log_options_parse(query_of, (void *)req, &o, &bad) < 0)
                 return reply_status(ret,
@@ -244,6 +245,9 @@ static int log_path(const struct request *req,
                                     bad.option,
                                     bad.value,
                                     bad.want);
+        /* no log before the container's first start: the kubelet's 400, not the agent's 404 */
+        if (xp_pod_log_not_started(pod, container, o.previous, waiting, sizeof(waiting)))
+                return reply_status(ret, 400, "BadRequest", req->name, pods->plural, "%s", waiting);
         if (xp_pod_log_options_query(&o, (int64_t)time(NULL), &query) < 0 ||
             asprintf(&path,
                      "/containerLogs/%s/%s/%s?podUID=%s%s%s",
@@ -329,7 +333,7 @@ int handle_log(const struct request *req, const struct route *route, struct repl
                                  req->name);
                 goto out;
         }
-        r = log_path(req, pods, container, uid, &path, &follow, ret);
+        r = log_path(req, pods, pod, container, uid, &path, &follow, ret);
         if (r > 0)
                 r = log_from_node(req, pods, node, path, follow, ret);
 out:

@@ -122,7 +122,7 @@ cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL logs --limit-bytes:"; cat "$tmp/ou
 check "logs of an unknown container" 1 "${kc[@]}" logs web -c nope
 expect_in "unknown container: message" "$tmp/err" "container nope is not valid for pod web"
 # xpool logs of a pod whose node has no log of it: the node's answer once, and a container that
-# waits to start named with its reason, as the kubelet says it
+# waits to start (not started yet: no log) the server's 400 with its reason, as the kubelet says it
 pod fresh n1 '[{"name":"app","image":"x"}]'
 check "xpool logs: no log on the node" 1 "$xpool" logs fresh
 expect_in "no log on the node: which node" "$tmp/err" 'error: pod "fresh" has no logs on node n1: '
@@ -132,7 +132,10 @@ said=$(grep -o 'has no logs on node' "$tmp/err" | wc -l || true)
 check "fresh's container waits" 0 "${kc[@]}" patch pod fresh --subresource=status --type=merge -p \
   '{"status":{"containerStatuses":[{"name":"app","image":"x","imageID":"","ready":false,"restartCount":0,"state":{"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image \"x\""}}}]}}'
 check "xpool logs: a waiting container" 1 "$xpool" logs fresh
-expect_in "a waiting container: why" "$tmp/err" 'error: pod "fresh" has no logs yet: its container "app" is waiting to start: ImagePullBackOff (Back-off pulling image "x")'
+expect_in "a waiting container: why, in the kubelet's words" "$tmp/err" 'container "app" in pod "fresh" is waiting to start: trying and failing to pull image'
+api GET /api/v1/namespaces/default/pods/fresh/log
+expect_code "a waiting container: the kubelet's 400" 400
+expect_in "a waiting container: the answer" "$tmp/out" 'container \"app\" in pod \"fresh\" is waiting to start: trying and failing to pull image'
 api GET /api/v1/namespaces/default/pods/web/log
 expect_code "no container of two" 400
 expect_in "no container: message" "$tmp/out" 'a container name must be specified for pod web, choose one of: [app side]'

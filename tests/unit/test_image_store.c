@@ -451,6 +451,40 @@ static void store(void **state)
         xp_image_store_free(s);
 }
 
+/* A hold that says what holds it: rm names that (a pod and container), not the holder's id. */
+static void hold_names_its_pod(void **state)
+{
+        struct tmpdir *t = *state;
+        static const struct entry e[] = {{'f', "a", NULL, 0}};
+        static char tar[65536];
+        struct fill_data f = {.tar = tar};
+        char diff_id[XP_IMAGE_DIGEST_BUFSIZE];
+        struct xp_image_store *s = NULL;
+        struct xp_image *img = NULL;
+        struct xp_error err = {0};
+        uint64_t size;
+        bool shared;
+
+        f.size = make_tar(e, 1, false, tar, sizeof(tar));
+        assert_int_equal(xp_sha256_digest(tar, f.size, diff_id), 0);
+        assert_int_equal(xp_image_store_open(t->path, NULL, &s, &err), 0);
+        assert_int_equal(
+            xp_store_layer_ensure(s, diff_id, NULL, false, NULL, fill, &f, &shared, &size, &err),
+            0);
+        record_image(s, diff_id, "example.com/app:1", &img);
+        assert_int_equal(
+            xp_image_hold_for(s, img->id, "f9a2769f_app", "pod default/web, container app", &err),
+            0);
+        assert_int_equal(xp_image_hold_for(s, img->id, "x", "two\nlines", &err), -EINVAL);
+        assert_int_equal(xp_image_remove(s, "example.com/app:1", &err), -EBUSY);
+        assert_non_null(strstr(err.msg, "held by pod default/web, container app)"));
+        assert_null(strstr(err.msg, "f9a2769f"));
+        assert_int_equal(xp_image_release(s, "f9a2769f_app", &err), 0);
+        assert_int_equal(xp_image_remove(s, "example.com/app:1", &err), 0);
+        xp_image_free(img);
+        xp_image_store_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -459,6 +493,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(untrusted, setup, teardown),
             cmocka_unit_test_setup_teardown(digests_and_damage, setup, teardown),
             cmocka_unit_test_setup_teardown(store, setup, teardown),
+            cmocka_unit_test_setup_teardown(hold_names_its_pod, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

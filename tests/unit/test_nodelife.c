@@ -190,7 +190,7 @@ static size_t events(struct fixture *f, const char *reason)
                         continue;
                 assert_string_equal(
                     json_string_value(json_object_get(json_object_get(e, "source"), "component")),
-                    "xpool-node-lifecycle");
+                    "node-controller");
                 assert_string_equal(json_string_value(json_object_get(e, "type")), "Warning");
                 n++;
         }

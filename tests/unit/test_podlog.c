@@ -133,12 +133,51 @@ static void refusals_name_the_option(void **state)
         }
 }
 
+/* A container that never started has no log: the kubelet's 400 words, by its waiting reason. */
+static void not_started_says_why(void **state)
+{
+        char message[512];
+        json_t *pod;
+
+        (void)state;
+        pod = json_loads(
+            "{\"metadata\":{\"name\":\"web\"},\"status\":{\"containerStatuses\":["
+            "{\"name\":\"c\",\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\"}}},"
+            "{\"name\":\"pull\",\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}},"
+            "{\"name\":\"new\",\"state\":{\"waiting\":{\"reason\":\"ContainerCreating\"}}},"
+            "{\"name\":\"loop\",\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},"
+            "\"lastState\":{\"terminated\":{\"exitCode\":1}}},"
+            "{\"name\":\"up\",\"state\":{\"running\":{}}}]}}",
+            0,
+            NULL);
+        assert_non_null(pod);
+        assert_true(xp_pod_log_not_started(pod, "c", false, message, sizeof(message)));
+        assert_string_equal(
+            message,
+            "container \"c\" in pod \"web\" is waiting to start: trying and failing to pull image");
+        assert_true(xp_pod_log_not_started(pod, "pull", false, message, sizeof(message)));
+        assert_string_equal(
+            message,
+            "container \"pull\" in pod \"web\" is waiting to start: image can't be pulled");
+        assert_true(xp_pod_log_not_started(pod, "new", false, message, sizeof(message)));
+        assert_string_equal(
+            message, "container \"new\" in pod \"web\" is waiting to start: ContainerCreating");
+        /* started once (its log is there), running, asked for the previous run, or not in the
+         * status: the agent answers */
+        assert_false(xp_pod_log_not_started(pod, "loop", false, message, sizeof(message)));
+        assert_false(xp_pod_log_not_started(pod, "up", false, message, sizeof(message)));
+        assert_false(xp_pod_log_not_started(pod, "c", true, message, sizeof(message)));
+        assert_false(xp_pod_log_not_started(pod, "other", false, message, sizeof(message)));
+        json_decref(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(reads_and_writes_the_options),
             cmocka_unit_test(since_time_as_seconds),
             cmocka_unit_test(refusals_name_the_option),
+            cmocka_unit_test(not_started_says_why),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -64,12 +64,12 @@ struct xp_agent_options {
         bool host_network_only;   /* every pod on the node's network (--pod-network host) */
         const char *cni_conf_dir; /* NULL: /etc/cni/net.d */
         const char *cni_bin_dirs; /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
-        const char *netns_dir;    /* the pods' namespaces; NULL: /run/xpool/netns */
+        const char *netns_dir;    /* the pods' namespaces; NULL: /run/xpool/agent-<key>/netns */
         /* the containers' runtime state (spec, exit status, sockets); NULL: DATA/containers.
          * On a tmpfs a container's start creates no ext4 inode there (docs/agent.md) */
         const char *state_dir;
         const char *pod_cidr;        /* the built-in network's subnet; NULL: 10.87.0.0/16 */
-        const char *ipc_dir;         /* the pods' IPC namespaces; NULL: /run/xpool/ipc */
+        const char *ipc_dir;         /* NULL: /run/xpool/agent-<key>/ipc */
         int64_t metrics_interval_ms; /* device, node and container sampling; 0: 10000; < 0: off */
         int64_t status_coalesce_ms;  /* how long a pod's status that is not final waits for the
                                         pod's next change, to be one write with it; 0: 5; < 0: no

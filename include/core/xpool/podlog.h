@@ -8,7 +8,9 @@
  * node's agent, the agent reads that one, and the CLI writes its own.
  */
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct xp_pod_log_options {
@@ -55,3 +57,13 @@ int xp_pod_log_options_query(const struct xp_pod_log_options *o, int64_t now, ch
 
 /* The CLOCK_REALTIME nanosecond from which o asks for lines at now_ns (0: from the start). */
 int64_t xp_pod_log_options_since_ns(const struct xp_pod_log_options *o, int64_t now_ns);
+
+/*
+ * Whether the pod's status says its container has not started yet (waiting, with neither a run
+ * now nor an earlier one): then it has no log, and message (size bytes) says so as the kubelet
+ * does, `container "C" in pod "P" is waiting to start: trying and failing to pull image` (or the
+ * waiting reason), which the API server answers with 400. false when it has started, when the
+ * status has no word of it, or when the previous run is asked for (that answer is the agent's).
+ */
+bool xp_pod_log_not_started(
+    const json_t *pod, const char *container, bool previous, char *message, size_t size);

@@ -279,6 +279,13 @@ int xp_image_hold(struct xp_image_store *s,
                   const char *image_id,
                   const char *holder,
                   struct xp_error *err);
+/* The same, with what the holder is in words for the user ("pod default/web, container app",
+ * one line): what rm's refusal names instead of the holder (NULL: the holder). */
+int xp_image_hold_for(struct xp_image_store *s,
+                      const char *image_id,
+                      const char *holder,
+                      const char *what,
+                      struct xp_error *err);
 
 /* Drops holder's hold. 0 also when it held nothing. */
 int xp_image_release(struct xp_image_store *s, const char *holder, struct xp_error *err);

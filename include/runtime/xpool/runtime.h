@@ -30,7 +30,11 @@
 
 struct xp_runtime;
 
-#define XP_RUNTIME_IPC_DIR "/run/xpool/ipc"
+/* Where the agents of one machine keep their pods' namespace pins: RUN_DIR/<agent key>/ipc etc. */
+#define XP_RUNTIME_RUN_DIR "/run/xpool"
+/* The IPC pins' directory when no ipc_dir is given, shared by every runtime that uses it (the
+ * agent's default before it had one per agent: a pod's pin found there is still its own). */
+#define XP_RUNTIME_IPC_DIR XP_RUNTIME_RUN_DIR "/ipc"
 
 struct xp_runtime_options {
         const char *state_dir;   /* DATA/containers: created when missing */
@@ -283,6 +287,13 @@ int xp_runtime_remove_pod(struct xp_runtime *rt, const char *pod_uid, struct xp_
  * from rt. A pod's group is PARENT/<pod uid>, its containers' PARENT/<pod uid>/<container>.
  */
 const char *xp_runtime_cgroup_parent(const struct xp_runtime *rt);
+
+/*
+ * The key of the runtime on state_dir among the agents of one machine, "agent-<16 hex digits>"
+ * (the last part of its cgroup parent), which the caller frees: a hash of state_dir's real path,
+ * so it must exist. -errno with err set.
+ */
+int xp_runtime_agent_key(const char *state_dir, char **ret, struct xp_error *err);
 
 /*
  * Removes the pods' groups below this runtime's parent that no pod of its state needs and no
