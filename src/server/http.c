@@ -131,15 +131,24 @@ static int hub_serve(struct served *s)
         const union MHD_ConnectionInfo *tls =
             s->http->tls ? MHD_get_connection_info(s->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)
                          : NULL;
+        const union MHD_ConnectionInfo *timeout =
+            MHD_get_connection_info(s->conn, MHD_CONNECTION_INFO_CONNECTION_TIMEOUT);
         int r;
 
         if (!fd || (s->http->tls && !tls))
                 return 1;
+        /* The daemon sees no activity while the hub writes: its timeout would close a watch
+         * longer than it (before the stream's last chunk) as soon as the hub gives it back.
+         * Setting it again also counts as activity. */
+        MHD_set_connection_option(s->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
         r = stream_hub_serve(s->http->hub,
                              fd->connect_fd,
                              tls ? tls->tls_session : NULL,
                              s->stream.pump,
                              s->stream.state);
+        if (timeout)
+                MHD_set_connection_option(
+                    s->conn, MHD_CONNECTION_OPTION_TIMEOUT, timeout->connection_timeout);
         return r == 0 || r == -ESHUTDOWN ? 0 : -1;
 }
 

@@ -46,6 +46,9 @@
 #define HUB_GATHER_MS      25
 #define HUB_GATHER_STREAMS 32
 #define HUB_EVENTS         64
+/* A client that reads nothing for this long is dropped, as the daemon's timeout dropped it when
+ * its thread was blocked in send(): it holds a thread, a connection and its user's stream slot. */
+#define HUB_STALL_MS 120000
 /* Several writers, not one: the streams' passes (each a read of the log and a send()) run on
  * every core, and on a busy machine the server's watches are not held to one thread's share of
  * the CPU (one thread fell seconds behind 200 watches at a load average of 30 on 2 cores). A
@@ -64,9 +67,10 @@ struct hub_stream {
         char *out; /* framed chunks not yet written */
         size_t len, off, cap;
         int64_t due_ms;
-        bool gone;     /* the socket hung up */
-        bool ending;   /* the pump said the end: done once out is written */
-        bool want_out; /* registered for EPOLLOUT */
+        bool gone;          /* the socket hung up */
+        bool ending;        /* the pump said the end: done once out is written */
+        bool want_out;      /* registered for EPOLLOUT */
+        int64_t stalled_ms; /* when the socket last took nothing (0: it takes what it is given) */
         /* under the hub's lock */
         bool done;
         int result;
@@ -178,6 +182,7 @@ static int flush(struct hub_stream *s)
                                 return -EPIPE;
                 }
                 s->off += (size_t)n;
+                s->stalled_ms = 0; /* it took some: the stall counts from here */
         }
         s->off = s->len = 0;
         return 1;
@@ -320,6 +325,18 @@ static void take_arriving(struct hub_writer *w, int64_t now)
         }
 }
 
+/* Whether the client has taken nothing of what is due for HUB_STALL_MS. */
+static bool stalled(struct hub_stream *s, int64_t now)
+{
+        if (!s->want_out) {
+                s->stalled_ms = 0;
+                return false;
+        }
+        if (s->stalled_ms == 0)
+                s->stalled_ms = now;
+        return now - s->stalled_ms >= HUB_STALL_MS;
+}
+
 /* One pass over the streams: each that has news, falls due or may write again. */
 static int64_t pass(struct hub_writer *w, bool news, bool stopping)
 {
@@ -336,7 +353,13 @@ static int64_t pass(struct hub_writer *w, bool news, bool stopping)
                         continue;
                 }
                 if (stopping) {
-                        finish(s, 0);
+                        /* bytes left unsent: an error, so that no end of stream follows half a
+                         * chunk (nor a TLS record gnutls still holds) */
+                        finish(s, s->off < s->len ? -EPIPE : 0);
+                        continue;
+                }
+                if (stalled(s, now)) {
+                        finish(s, -ETIMEDOUT);
                         continue;
                 }
                 r = serve_pass(s, news, now);
