@@ -1641,8 +1641,13 @@ static int drain_events(struct xp_runtime *rt, char ***uids, size_t *n)
         while (read(rt->inotify, buf, sizeof(buf)) > 0)
                 ;
         d = opendir(rt->events_dir);
-        if (!d)
-                return -errno;
+        if (!d) {
+                /* the shims' deaths are taken all the same: a dead shim's pidfd stays readable,
+                 * and the event fd with it, until taken (the agent's loop would spin) */
+                r = -errno;
+                (void)shimwatch_take(rt->shims, uids, n);
+                return r;
+        }
         while (r >= 0 && (e = readdir(d))) {
                 size_t len = strcspn(e->d_name, "_");
 
