@@ -180,7 +180,13 @@ for line in open(sys.argv[1]):
 start_server binds
 curl_api -sS -o "$tmp/bound" "$base$pods?fieldSelector=spec.nodeName%3Dcrash-node"
 curl_api -sS -o "$tmp/events" "$base/api/v1/namespaces/default/events?fieldSelector=reason%3DScheduled"
-grep -o '"name":"burst-[0-9]*"' "$tmp/bound" | cut -d'"' -f4 | sort -u >"$tmp/stored-bound" || true
+# every pod on the node by its name, as the watch's are (not only the burst's: the pod created
+# after the first crash may be bound too)
+/usr/bin/python3 -c '
+import json, sys
+for o in json.load(open(sys.argv[1])).get("items", []):
+    print(o["metadata"]["name"])
+' "$tmp/bound" | sort -u >"$tmp/stored-bound" || true
 seen=$(wc -l <"$tmp/seen-bound")
 lost=$(comm -23 "$tmp/seen-bound" "$tmp/stored-bound" | wc -l)
 no_event=0
