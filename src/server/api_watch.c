@@ -33,9 +33,10 @@
 #include "xpool/table.h"
 #include "xpool/timeutil.h"
 
-#define WATCH_BATCH       256   /* events read from the store at a time */
-#define WATCH_WAKE_MS     1000  /* longest block before checking for a stopping server */
-#define WATCH_IDLE_MS     15000 /* idle time before a keep-alive newline */
+#define WATCH_BATCH       256          /* events read from the store at a time */
+#define WATCH_PUMP_MAX    (256 * 1024) /* bytes handed to the stream hub at a time */
+#define WATCH_WAKE_MS     1000         /* longest block before checking for a stopping server */
+#define WATCH_IDLE_MS     15000        /* idle time before a keep-alive newline */
 #define WATCH_TIMEOUT_MAX (24 * 3600)
 #define WATCH_BOOKMARK_MS                                                                          \
         60000 /* between bookmarks, as kube-apiserver's watch cache sends them                     \
@@ -482,7 +483,7 @@ static ssize_t watch_read(void *state, char *buf, size_t max)
 
 /*
  * The stream as the stream hub asks for it (stream_hub.h): what the buffer holds (the initial
- * state, the first time), else what falls due. The hub takes it all at once.
+ * state, the first time), else what falls due, WATCH_PUMP_MAX bytes at a time.
  */
 static int
 watch_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, int64_t *ret_due_ms)
@@ -503,8 +504,11 @@ watch_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, int
         if (w->len)
                 w->idle_since_ms = w->sent_ms = now;
         *ret_data = w->buf ? w->buf + w->off : ""; /* nothing was ever emitted: no buffer */
-        *ret_len = w->len - w->off;
-        w->off = w->len;
+        /* At most a block at a time, as the daemon pulled it: the hub copies what it is given into
+         * its chunk, and a watch's initial state of every pod would be held twice. The rest is due
+         * at once. */
+        *ret_len = w->len - w->off < WATCH_PUMP_MAX ? w->len - w->off : WATCH_PUMP_MAX;
+        w->off += *ret_len;
         return 1;
 }
 
