@@ -656,6 +656,23 @@ static void grandchildren(void **state)
         assert_true(gone_soon(left));
 }
 
+/* Lists until the event fd stays quiet: true when it does within a second (a bounded wait). */
+static bool events_consumed(struct fixture *f, struct pollfd *p)
+{
+        for (int i = 0; i < 100; i++) {
+                struct xp_container_record *v = NULL;
+                size_t n = 0;
+
+                if (poll(p, 1, 0) == 0)
+                        return true;
+                if (xp_runtime_list(f->rt, &v, &n, NULL) != 0)
+                        return false;
+                xp_container_records_free(v, n);
+                usleep(10000);
+        }
+        return false;
+}
+
 static void readopt(void **state)
 {
         struct fixture *f = *state;
@@ -688,8 +705,9 @@ static void readopt(void **state)
         assert_int_equal(v[0].signal, SIGKILL);
         assert_int_equal(v[0].exit_code, 137);
         xp_container_records_free(v, n);
-        /* the list consumed the event */
-        assert_int_equal(poll(&p, 1, 0), 0);
+        /* A list consumes the events: the exit's, and the shim's own end (its pidfd), which may
+         * come just after the exit was announced, so a second list may be needed for it. */
+        assert_true(events_consumed(f, &p));
         assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", cname, NULL), 0);
         assert_int_equal(xp_runtime_list(f->rt, &v, &n, NULL), 0);
         assert_int_equal(n, 0);
