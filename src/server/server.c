@@ -322,14 +322,17 @@ int xp_server_new(const struct xp_server_options *options,
         r = start_autoscaler(server, options, err);
         if (r < 0)
                 goto fail;
-        r = http_start(&server->api,
-                       server->auth,
-                       &(struct http_options){.listen_fd = TAKE_FD(fd),
-                                              .ipv6 = ipv6,
-                                              .tls_cert = tls ? server->tls_cert : NULL,
-                                              .tls_key = tls ? server->tls_key : NULL},
-                       &server->http,
-                       err);
+        r = http_start(
+            &server->api,
+            server->auth,
+            &(struct http_options){.listen_fd = TAKE_FD(fd),
+                                   .ipv6 = ipv6,
+                                   .tls_cert = tls ? server->tls_cert : NULL,
+                                   .tls_key = tls ? server->tls_key : NULL,
+                                   .watch_stall_ms = options->watch_stall_timeout_ms,
+                                   .idle_timeout_ms = options->connection_idle_timeout_ms},
+            &server->http,
+            err);
         if (r < 0) {
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
