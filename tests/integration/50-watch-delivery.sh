@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Watches and the connections' timeouts, with short test-set ones (--connection-idle-timeout 1s:
-# libmicrohttpd's own timeout is 2 s; --watch-stall-timeout 1s): a watch longer than the daemon's
-# timeout gets its events and its last chunk, and its connection serves the next request; a client
-# that stops reading is dropped after the stall limit while another watch is served on.
+# Watch delivery through the stream hub: watches of one shape, which share their reads of the log,
+# each get every event once and in order; and the connections' timeouts, with short test-set ones
+# (--connection-idle-timeout 1s: libmicrohttpd's own timeout is 2 s; --watch-stall-timeout 1s): a
+# watch longer than the daemon's timeout gets its events and its last chunk, and its connection
+# serves the next request; a client that stops reading is dropped after the stall limit while
+# another watch is served on.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed (scripts/install-deps)"; exit 77; }
@@ -37,6 +39,37 @@ expect_in "idle timeout under 1s says so" "$tmp/err" "expected at least 1s"
 pods=/api/v1/namespaces/default/pods
 pod() { printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}' "$1"; }
 watchers() { api -sS --max-time 10 "$base/metrics" | sed -n 's/^apiserver_registered_watchers \([0-9]*\).*/\1/p'; }
+
+# Six watches of the default namespace and two of every namespace, from the same version, while
+# 40 pods are created (and one in kube-system): each has every event once, in order, and its last chunk.
+rv=$(api -sS --max-time 10 "$base$pods" | grep -o '"resourceVersion":"[0-9]*"' | head -1 | cut -d'"' -f4)
+watch_pids=()
+for i in 1 2 3 4 5 6 7 8; do
+  path=$pods
+  [[ $i -le 6 ]] || path=/api/v1/pods
+  api -sS --raw --max-time 90 -o "$tmp/shared-$i" "$base$path?watch=true&resourceVersion=$rv&timeoutSeconds=25" &
+  watch_pids+=($!)
+done
+poll "the eight watches are open" 20 8 watchers
+for i in $(seq 1 40); do
+  pod "p$i" >"$tmp/p.json"
+  check "create p$i" 0 api -fsS -o /dev/null -H "Content-Type: application/json" --data-binary "@$tmp/p.json" "$base$pods"
+done
+check "create a pod in kube-system" 0 api -fsS -o /dev/null -H "Content-Type: application/json" \
+  --data-binary "@$tmp/p.json" "$base/api/v1/namespaces/kube-system/pods"
+for p in "${watch_pids[@]}"; do wait "$p" || { echo "FAIL a shared watch: curl failed"; failures=$((failures + 1)); }; done
+seq 1 40 | sed 's/^/p/' >"$tmp/want-default"
+{ cat "$tmp/want-default"; echo p40; } >"$tmp/want-all"
+for i in 1 2 3 4 5 6 7 8; do
+  want=$tmp/want-default
+  [[ $i -le 6 ]] || want=$tmp/want-all
+  grep -o '{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"[^"]*"' "$tmp/shared-$i" |
+    sed 's/.*"name":"//; s/"$//' >"$tmp/got-$i" || true
+  cmp -s "$tmp/got-$i" "$want" ||
+    { echo "FAIL shared watch $i: pods seen, against expected:"; diff "$tmp/got-$i" "$want" | head -20; failures=$((failures + 1)); }
+  [[ "$(tail -c 5 "$tmp/shared-$i" | od -An -c | tr -d ' ')" == '0\r\n\r\n' ]] ||
+    { echo "FAIL shared watch $i did not end with the last chunk"; failures=$((failures + 1)); }
+done
 
 # A watch of 5 s, quiet for longer than the daemon's 2 s timeout: the pod created after that
 # timeout is in it, it ends with the last chunk, and its connection serves the next request.
