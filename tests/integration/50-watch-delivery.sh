@@ -156,4 +156,4 @@ expect_in "the other watch has the pod created after the drop" "$tmp/other" '"na
 kill -TERM "$server_pid"
 wait "$server_pid" || true
 server_pid=
-finish "watch timeout"
+finish "watch delivery"
