@@ -108,14 +108,19 @@ static struct watched *entry_new(const char *uid, pid_t pid)
 int shimwatch_add(struct shimwatch *w, const char *uid, pid_t pid, uint64_t start)
 {
         struct epoll_event ev = {.events = EPOLLIN};
-        struct watched *e = entry_new(uid, pid);
+        struct watched *e;
+        char key[192];
         uint64_t s;
         char state;
-        int r;
+        int n = snprintf(key, sizeof(key), "%d:%s", (int)pid, uid), r;
 
+        /* most adds are of shims watched already: found without allocating */
+        if (n > 0 && (size_t)n < sizeof(key) && xp_map_get(&w->index, key))
+                return 0;
+        e = entry_new(uid, pid);
         if (!e)
                 return -ENOMEM;
-        if (xp_map_get(&w->index, e->key)) {
+        if (xp_map_get(&w->index, e->key)) { /* a key longer than key[] */
                 free(e);
                 return 0;
         }
