@@ -20,6 +20,7 @@
 #include "agent_internal.h"
 #include "apiproxy.h"
 #include "xpool/atomic_file.h"
+#include "xpool/client.h"
 #include "xpool/datadir.h"
 #include "xpool/fileio.h"
 #include "xpool/localaddr.h"
@@ -61,6 +62,33 @@ int xp_agent_pod_api_parse(struct xp_agent *a, const char *text, struct xp_error
             text ? text : XP_APIPROXY_DEFAULT, a->pod_api.ip, &a->pod_api.port, err);
 }
 
+/* One request through the forwarder, as a pod makes it: the address on lo, the forwarder, and a
+ * server whose certificate names the address (one older than this agent's may not). */
+static int check(struct xp_agent *a, struct xp_error *err)
+{
+        struct xp_apiclient_options options = a->api;
+        struct xp_apiclient *client = NULL;
+        bool v6 = strchr(a->pod_api.ip, ':') != NULL;
+        char url[96];
+        int r;
+
+        snprintf(url,
+                 sizeof(url),
+                 "%s://%s%s%s:%u",
+                 a->server.scheme,
+                 v6 ? "[" : "",
+                 a->pod_api.ip,
+                 v6 ? "]" : "",
+                 a->pod_api.port);
+        options.server = url;
+        options.timeout_ms = 10000;
+        r = xp_apiclient_new(&options, &client, err);
+        if (r >= 0)
+                r = xp_apiclient_json(client, "GET", "/version", NULL, NULL, NULL, NULL, err);
+        xp_apiclient_free(client);
+        return r < 0 ? xp_error_prefix(err, r, "a request through it") : 0;
+}
+
 static int start(struct xp_agent *a, const char *path, struct xp_error *err)
 {
         int r = xp_localaddr_add(a->pod_api.ip, &a->pod_api.added, err);
@@ -78,6 +106,10 @@ static int start(struct xp_agent *a, const char *path, struct xp_error *err)
                                       a->server.port,
                                       &a->pod_api.proxy,
                                       err);
+        if (r >= 0 && (r = check(a, err)) < 0) {
+                xp_apiproxy_stop(a->pod_api.proxy);
+                a->pod_api.proxy = NULL;
+        }
         if (r < 0 && a->pod_api.added)
                 disown(a, path);
         return r;

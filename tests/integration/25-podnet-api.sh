@@ -10,7 +10,9 @@
 # - the pod reaches nothing else of the node's: not the server's own loopback port, not another
 #   loopback listener of the node, neither at 127.0.0.1 nor at the service address nor at the
 #   bridge's; no route_localnet is turned on;
-# - the agent stopped removes the address it put there.
+# - the agent stopped removes the address it put there;
+# - an address the server's certificate does not name is refused at the agent's start (a request
+#   through it fails verification), and left off lo.
 # With the defaults (10.96.0.1:443) when no other test's agent holds them, else on an address of
 # the test's own (the same code, a flag apart). Needs root, the CNI plugins and curl (else 77).
 source "$(dirname "$0")/lib.sh"
@@ -223,4 +225,23 @@ if [[ $svc_before == no ]]; then
   on_lo "$svc_ip" && { echo "FAIL $svc_ip is still on lo after the agent stopped"; failures=$((failures + 1)); }
   [[ -e "$tmp/agent/pod-api-address" ]] && { echo "FAIL the agent's record of it stayed"; failures=$((failures + 1)); }
 fi
+
+# ---- an address the server's certificate does not name: refused at start, nothing left --------------
+bad_ip=
+for _ in $(seq 40); do
+  n=$((RANDOM % 250 + 2))
+  [[ "10.252.$n.1" != "$alt_ip" ]] && ! on_lo "10.252.$n.1" && { bad_ip=10.252.$n.1; break; }
+done
+mv "$tmp/agent.log" "$tmp/agent-first.log"
+agent_flags=(--api-service-address "$bad_ip:443")
+start_agent
+poll_said
+said >"$tmp/out"
+expect_exact "the agent refuses an address pods could not verify the server at" "$tmp/out" "agent: pods get no API address of their own"
+check "and says why" 0 grep -F "agent: pods get no API address of their own (--api-service-address): a request through it:" "$tmp/agent.log"
+on_lo "$bad_ip" && { echo "FAIL $bad_ip was left on lo"; failures=$((failures + 1)); }
+kill -TERM "$agent_pid"
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+[[ -z "$bad_ip" ]] || ip addr del "$bad_ip/32" dev lo 2>/dev/null || true
 finish "podnet-api"
