@@ -32,6 +32,7 @@
 #include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/nodegraph.h"
 #include "xpool/nodelife.h"
 #include "xpool/poolstats.h"
 #include "xpool/quotastatus.h"
@@ -160,6 +161,8 @@ static int start_api(struct xp_server *server,
                 return r;
         service_ips_first(server->api.service_ips, first);
         r = node_ports_new(options->service_node_port_range, &server->api.node_ports, err);
+        if (r >= 0)
+                r = xp_node_graph_new(server->api.store, &server->api.node_graph);
         if (r < 0)
                 return r;
         r = watch_batches_new(&server->api.watch_batches);
@@ -391,6 +394,7 @@ void xp_server_free(struct xp_server *server)
         service_ips_free(server->api.service_ips);
         node_ports_free(server->api.node_ports);
         watch_batches_free(server->api.watch_batches); /* after HTTP: the watches hold them */
+        xp_node_graph_free(server->api.node_graph);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         satoken_key_free(server->api.satoken);
