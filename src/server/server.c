@@ -68,17 +68,22 @@ struct xp_server {
 };
 
 /* The store (read-only when its disk is full), the registry over it, and the controllers. */
-static int start_state(struct xp_server *server,
-                       const struct xp_server_options *options,
-                       const char *db,
-                       struct xp_error *err)
+static struct xp_nodelife_options nodelife_options_of(const struct xp_server_options *options)
 {
-        struct xp_nodelife_options nodelife_options = {
+        return (struct xp_nodelife_options){
             .grace_ms = options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
                                                            : XP_SERVER_NODE_MONITOR_GRACE_MS,
             .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
                                                                 : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
         };
+}
+
+static int start_state(struct xp_server *server,
+                       const struct xp_server_options *options,
+                       const char *db,
+                       struct xp_error *err)
+{
+        const struct xp_nodelife_options nodelife_options = nodelife_options_of(options);
         _cleanup_(xp_store_keys_freep) struct xp_store_keys *keys = NULL;
         _cleanup_free_ char *keys_path = xp_datadir_path(options->data_dir, XP_DATADIR_ENCRYPTION);
         char why[128];
@@ -139,9 +144,7 @@ static int start_state(struct xp_server *server,
                 r = xp_endpoints_start(server->api.registry, &server->endpoints, err);
         if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
-        if (r < 0)
-                return r;
-        return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+        return r < 0 ? r : 0;
 }
 
 /* What the handlers read of the server: its address, the default tolerations' seconds,
@@ -344,6 +347,12 @@ int xp_server_new(const struct xp_server_options *options,
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
         }
+        /* The node lifecycle last, once agents can reach us: it gives every node a full grace
+         * period from its start, which a slow start must not eat into (docs/reliability.md). */
+        const struct xp_nodelife_options nodelife_options = nodelife_options_of(options);
+        r = xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+        if (r < 0)
+                goto fail;
         *ret = server;
         return 0;
 
@@ -371,8 +380,13 @@ void xp_server_free(struct xp_server *server)
          * and the requests in flight finish (a create's 201 only after its commit). Then nothing
          * reads the controllers' state, and no write comes but theirs. Stopping the controllers
          * first, as before, kept every watch and client served meanwhile: under load the
-         * informers never caught up, and a stop took tens of seconds (docs/reliability.md). */
+         * informers never caught up, and a stop took tens of seconds (docs/reliability.md).
+         * But the node lifecycle goes before HTTP: once the door closes no agent's heartbeat gets
+         * in, and a stop longer than the grace period would mark every node lost (NotReady, its
+         * pods' Ready false, Events) for a stop, not for anything the nodes did. */
         atomic_store(&server->api.stopping, true);
+        xp_nodelife_free(server->nodelife);
+        server->nodelife = NULL;
         http_stop(server->http);
         srv_metrics_forget_sources(server->api.metrics);
         xp_autoscaler_free(server->autoscaler); /* it reads the usage: first */
@@ -380,7 +394,6 @@ void xp_server_free(struct xp_server *server)
         srv_usage_free(server->api.usage);
         server->api.usage = NULL;
         xp_scheduler_free(server->scheduler); /* they write to the store: before it closes */
-        xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
         xp_disruption_free(server->disruption);
         xp_endpoints_free(server->endpoints);
