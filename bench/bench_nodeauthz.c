@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A node's read of a ConfigMap, as the node authorizer decides it (docs/security.md, "Nodes"):
+ * A node's read of a ConfigMap, as the node authorizer decides it (docs/security.md, "Roles"):
  * PODS pods in one namespace, spread over 100 nodes, each naming kube-root-ca.crt in its
  * projected token volume and a Secret of its own by env. Prints the CPU time per decision of
  *   - the pass over the namespace's pods (list them, look at each bound to the node: what the

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The node authorizer's graph (docs/security.md, "Nodes"): which Secrets and ConfigMaps each
+ * The node authorizer's graph (docs/security.md, "Roles"): which Secrets and ConfigMaps each
  * node's pods name (xpool/podrefs.h), kept from the pods' events as Kubernetes' node authorizer
  * keeps its graph, so that a node's read of a Secret or ConfigMap costs one lookup instead of a
  * pass over every pod of the namespace.
