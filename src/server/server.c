@@ -381,12 +381,13 @@ void xp_server_free(struct xp_server *server)
          * reads the controllers' state, and no write comes but theirs. Stopping the controllers
          * first, as before, kept every watch and client served meanwhile: under load the
          * informers never caught up, and a stop took tens of seconds (docs/reliability.md).
-         * But the node lifecycle goes before HTTP: once the door closes no agent's heartbeat gets
-         * in, and a stop longer than the grace period would mark every node lost (NotReady, its
-         * pods' Ready false, Events) for a stop, not for anything the nodes did. */
+         * But the node lifecycle judges no node from before HTTP stops: once the door closes no
+         * agent's heartbeat gets in, and a stop longer than the grace period would mark every
+         * node lost (NotReady, its pods' Ready false, Events) for a stop, not for anything the
+         * nodes did. Quiesced, not stopped there: its stop waits for its informer to read what
+         * the store has new, which the scheduler's writes of a busy start keep growing. */
         atomic_store(&server->api.stopping, true);
-        xp_nodelife_free(server->nodelife);
-        server->nodelife = NULL;
+        xp_nodelife_quiesce(server->nodelife);
         http_stop(server->http);
         srv_metrics_forget_sources(server->api.metrics);
         xp_autoscaler_free(server->autoscaler); /* it reads the usage: first */
@@ -394,6 +395,7 @@ void xp_server_free(struct xp_server *server)
         srv_usage_free(server->api.usage);
         server->api.usage = NULL;
         xp_scheduler_free(server->scheduler); /* they write to the store: before it closes */
+        xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
         xp_disruption_free(server->disruption);
         xp_endpoints_free(server->endpoints);

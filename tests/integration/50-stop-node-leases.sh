@@ -3,8 +3,8 @@
 # (docs/reliability.md, "The server's stop"): no NodeNotReady Event, no Ready condition flipped, no
 # unreachable taint, a pod bound there still Ready. A fake agent renews node n1's Lease every
 # 0.2 s with curl; the grace period is 2 s, and the server stays down 3 s, longer than it: the
-# node lifecycle stops before HTTP does (no heartbeat can arrive after that), and starts only
-# once HTTP serves again, with a full grace period for every node. Then the fake agent stops,
+# node lifecycle judges no node from before HTTP stops (no heartbeat can arrive after that), and
+# starts only once HTTP serves again, with a full grace period for every node. Then the fake agent stops,
 # and the same checks must see the node lost: they can tell.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
