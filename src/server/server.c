@@ -260,6 +260,15 @@ static void set_addresses(struct xp_server *server, const char *host, bool ipv6,
                 snprintf(server->url, sizeof server->url, "%s://%s", scheme, server->address);
 }
 
+static int start_nodelife(struct xp_server *server,
+                          const struct xp_server_options *options,
+                          struct xp_error *err)
+{
+        const struct xp_nodelife_options nodelife_options = nodelife_options_of(options);
+
+        return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+}
+
 int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err)
@@ -349,8 +358,7 @@ int xp_server_new(const struct xp_server_options *options,
         }
         /* The node lifecycle last, once agents can reach us: it gives every node a full grace
          * period from its start, which a slow start must not eat into (docs/reliability.md). */
-        const struct xp_nodelife_options nodelife_options = nodelife_options_of(options);
-        r = xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+        r = start_nodelife(server, options, err);
         if (r < 0)
                 goto fail;
         *ret = server;
