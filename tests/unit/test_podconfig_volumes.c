@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "agent/agent_internal.h"
 #include "agent/podconfig.h"
 #include "xpool/codec.h"
 #include "xpool/runtime.h"
@@ -319,6 +320,31 @@ static void token_renewal(void **state)
         assert_true(xp_podconfig_token_fresh(0, 365 * 86400, 86399));
 }
 
+/* A pod whose volumes are torn down leaves no token in the cache; other pods' stay, a uid that
+ * begins with its uid too. */
+static void tokens_of_a_torn_down_pod_are_dropped(void **state)
+{
+        struct xp_agent agent = {0};
+
+        (void)state;
+        pthread_mutex_init(&agent.sa_tokens_lock, NULL);
+        xp_agent_tokens_forget(&agent, "u1"); /* no cache yet */
+        agent.sa_tokens = json_pack("{s:{}, s:{}, s:{}, s:{}}",
+                                    "u1/default//3607",
+                                    "u1/builder/vault/600",
+                                    "u10/default//3607",
+                                    "u2/default//3607");
+        assert_non_null(agent.sa_tokens);
+        xp_agent_tokens_forget(&agent, "u1");
+        assert_int_equal(json_object_size(agent.sa_tokens), 2);
+        assert_non_null(json_object_get(agent.sa_tokens, "u10/default//3607"));
+        assert_non_null(json_object_get(agent.sa_tokens, "u2/default//3607"));
+        xp_agent_tokens_forget(&agent, "u3");
+        assert_int_equal(json_object_size(agent.sa_tokens), 2);
+        json_decref(agent.sa_tokens);
+        pthread_mutex_destroy(&agent.sa_tokens_lock);
+}
+
 /* On a node without mount namespaces only the admission's own token volume is left out. */
 static void the_admission_volume_is_skipped_without_namespaces(void **state)
 {
@@ -528,6 +554,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
             cmocka_unit_test_setup_teardown(service_account_tokens, setup, teardown),
             cmocka_unit_test(token_renewal),
+            cmocka_unit_test(tokens_of_a_torn_down_pod_are_dropped),
             cmocka_unit_test(the_admission_volume_is_skipped_without_namespaces),
             cmocka_unit_test_setup_teardown(downward_files, setup, teardown),
             cmocka_unit_test(atomic_layout),
