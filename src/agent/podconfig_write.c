@@ -256,10 +256,14 @@ int xp_podconfig_volumes_remove(const char *data_dir, const char *uid)
                 if (e->d_name[0] == '.')
                         continue;
                 snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-                (void)umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW);
+                /* an unmounted tmpfs leaves an empty directory: removed here, not walked */
+                if (umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+                        (void)rmdir(sub);
         }
         if (d)
                 closedir(d);
+        if (rmdir(path) == 0 || errno == ENOENT)
+                return 0;
         return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT
                    ? -errno
                    : 0;
