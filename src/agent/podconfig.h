@@ -226,6 +226,9 @@ int xp_agent_token_get(const json_t *pod,
                        void *userdata,
                        char **ret,
                        struct xp_error *err);
+/* Drops the cached tokens of the pod of uid, whose volumes are torn down: a node that runs
+ * thousands of short pods would otherwise keep each one's token until it expires. */
+void xp_agent_tokens_forget(struct xp_agent *agent, const char *uid);
 
 /* ---- podconfig_write.c: the kubelet's atomic layout ------------------------------------------ */
 
@@ -241,8 +244,9 @@ int xp_podconfig_write_atomic(const char *dir,
                               const struct xp_podconfig_files *files,
                               struct xp_error *err);
 
-/* A tmpfs mounted on dir (made when missing) unless one is there: a secret or projected
- * volume's files, as the kubelet keeps them, never reach the node's disk. -errno with err. */
+/* A tmpfs mounted on dir (made when missing) unless dir is on one already (its own, or the data
+ * directory's): a secret or projected volume's files, as the kubelet keeps them, never reach the
+ * node's disk. -errno with err. */
 int xp_podconfig_tmpfs(const char *dir, struct xp_error *err);
 
 /* Removes DATA/volumes/<uid>, what a gone pod's volumes left (their tmpfs unmounted first). */

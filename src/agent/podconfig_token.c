@@ -64,6 +64,23 @@ static char *cached(struct xp_agent *agent, const char *key, int64_t now)
         return token;
 }
 
+void xp_agent_tokens_forget(struct xp_agent *agent, const char *uid)
+{
+        size_t n = uid ? strlen(uid) : 0;
+        const char *k;
+        json_t *entry, *tmp;
+
+        if (n == 0)
+                return;
+        pthread_mutex_lock(&agent->sa_tokens_lock);
+        json_object_foreach_safe(agent->sa_tokens, tmp, k, entry)
+        {
+                if (strncmp(k, uid, n) == 0 && k[n] == '/')
+                        json_object_del(agent->sa_tokens, k);
+        }
+        pthread_mutex_unlock(&agent->sa_tokens_lock);
+}
+
 static void remember(
     struct xp_agent *agent, const char *key, const char *token, int64_t issued, int64_t expires)
 {

@@ -10,12 +10,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +216,7 @@ int xp_podconfig_tmpfs(const char *dir, struct xp_error *err)
         _cleanup_free_ char *parent = strdup(dir);
         char *slash = parent ? strrchr(parent, '/') : NULL;
         struct stat st, pst;
+        struct statfs fs;
         int r;
 
         if (!slash || slash == parent)
@@ -222,9 +225,11 @@ int xp_podconfig_tmpfs(const char *dir, struct xp_error *err)
         r = xp_mkdir_p(dir, 0755, err);
         if (r < 0)
                 return r;
-        if (stat(dir, &st) < 0 || stat(parent, &pst) < 0)
+        if (stat(dir, &st) < 0 || stat(parent, &pst) < 0 || statfs(dir, &fs) < 0)
                 return xp_errorf(err, -errno, "%s: %m", dir);
-        if (st.st_dev != pst.st_dev) /* mounted already: an earlier start's */
+        /* mounted already (an earlier start's), or the data directory is in memory itself (on
+         * /run or /dev/shm): a mount and its unmount per pod would buy nothing */
+        if (st.st_dev != pst.st_dev || fs.f_type == TMPFS_MAGIC)
                 return 0;
         if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
                 return xp_errorf(err,
@@ -251,10 +256,14 @@ int xp_podconfig_volumes_remove(const char *data_dir, const char *uid)
                 if (e->d_name[0] == '.')
                         continue;
                 snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-                (void)umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW);
+                /* an unmounted tmpfs leaves an empty directory: removed here, not walked */
+                if (umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+                        (void)rmdir(sub);
         }
         if (d)
                 closedir(d);
+        if (rmdir(path) == 0 || errno == ENOENT)
+                return 0;
         return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT
                    ? -errno
                    : 0;

@@ -846,6 +846,7 @@ static void remove_volumes(struct loop *l, const struct podstate *st)
 {
         int r = xp_podconfig_volumes_remove(l->agent->data_dir, st->uid);
 
+        xp_agent_tokens_forget(l->agent, st->uid);
         if (r < 0)
                 xp_log(LOG_WARNING,
                        "agent: removing the volumes of pod %s/%s: %s",

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "agent/agent_internal.h"
 #include "agent/podconfig.h"
 #include "xpool/codec.h"
 #include "xpool/runtime.h"
@@ -319,6 +320,66 @@ static void token_renewal(void **state)
         assert_true(xp_podconfig_token_fresh(0, 365 * 86400, 86399));
 }
 
+/* A pod whose volumes are torn down leaves no token in the cache; other pods' stay, a uid that
+ * begins with its uid too. */
+static void tokens_of_a_torn_down_pod_are_dropped(void **state)
+{
+        struct xp_agent agent = {0};
+
+        (void)state;
+        pthread_mutex_init(&agent.sa_tokens_lock, NULL);
+        xp_agent_tokens_forget(&agent, "u1"); /* no cache yet */
+        agent.sa_tokens = json_pack("{s:{}, s:{}, s:{}, s:{}}",
+                                    "u1/default//3607",
+                                    "u1/builder/vault/600",
+                                    "u10/default//3607",
+                                    "u2/default//3607");
+        assert_non_null(agent.sa_tokens);
+        xp_agent_tokens_forget(&agent, "u1");
+        assert_int_equal(json_object_size(agent.sa_tokens), 2);
+        assert_non_null(json_object_get(agent.sa_tokens, "u10/default//3607"));
+        assert_non_null(json_object_get(agent.sa_tokens, "u2/default//3607"));
+        xp_agent_tokens_forget(&agent, "u3");
+        assert_int_equal(json_object_size(agent.sa_tokens), 2);
+        json_decref(agent.sa_tokens);
+        pthread_mutex_destroy(&agent.sa_tokens_lock);
+}
+
+/* A pod's volumes go with it, whether empty (an unmounted tmpfs leaves its directory) or full
+ * (a configMap volume on the node's disk); a pod with none has nothing to remove. */
+static void volumes_removed(void **state)
+{
+        char dir[] = "/tmp/xp-podconfig-XXXXXX", path[PATH_MAX];
+        struct xp_podconfig_file v[] = {{"a", "one", 3, 0640}, {"sub/b", "two", 3, 0600}};
+        struct xp_podconfig_files files = {v, 2};
+        struct xp_error err = {0};
+        struct stat st;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/volumes", dir);
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(mkdir(strcat(path, "/u1"), 0755), 0);
+        assert_int_equal(mkdir(strcat(path, "/empty"), 0755), 0);
+        assert_int_equal(xp_podconfig_volumes_remove(dir, "u1"), 0);
+        snprintf(path, sizeof(path), "%s/volumes/u1", dir);
+        assert_int_equal(stat(path, &st), -1);
+        assert_int_equal(errno, ENOENT);
+
+        snprintf(path, sizeof(path), "%s/volumes/u2/cfg", dir);
+        assert_int_equal(xp_podconfig_write_atomic(path, &files, &err), 0);
+        assert_int_equal(xp_podconfig_volumes_remove(dir, "u2"), 0);
+        snprintf(path, sizeof(path), "%s/volumes/u2", dir);
+        assert_int_equal(stat(path, &st), -1);
+        assert_int_equal(errno, ENOENT);
+
+        assert_int_equal(xp_podconfig_volumes_remove(dir, "u3"), 0);
+        assert_int_equal(xp_podconfig_volumes_remove(dir, "../u2"), -EINVAL);
+        snprintf(path, sizeof(path), "%s/volumes", dir);
+        assert_int_equal(rmdir(path), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 /* On a node without mount namespaces only the admission's own token volume is left out. */
 static void the_admission_volume_is_skipped_without_namespaces(void **state)
 {
@@ -528,6 +589,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(bad_input_is_refused, setup, teardown),
             cmocka_unit_test_setup_teardown(service_account_tokens, setup, teardown),
             cmocka_unit_test(token_renewal),
+            cmocka_unit_test(tokens_of_a_torn_down_pod_are_dropped),
+            cmocka_unit_test(volumes_removed),
             cmocka_unit_test(the_admission_volume_is_skipped_without_namespaces),
             cmocka_unit_test_setup_teardown(downward_files, setup, teardown),
             cmocka_unit_test(atomic_layout),
