@@ -259,15 +259,23 @@ static void on_line(struct watcher *w, double at)
         w->latency[w->seen++] = at - atomic_load(&w->creates->sent[i]);
 }
 
+/* A line at a time (memchr, memcpy), not a byte at a time: 200 watchers' byte loops took a third
+ * of the machine's CPU beside the server under test. */
 static void on_data(struct watcher *w, const char *d, size_t n, double at)
 {
-        for (size_t k = 0; k < n; k++) {
-                if (d[k] == '\n') {
-                        on_line(w, at);
-                        w->line_len = 0;
-                } else if (w->line_len < sizeof(w->line) - 1) {
-                        w->line[w->line_len++] = d[k];
-                }
+        while (n > 0) {
+                const char *nl = memchr(d, '\n', n);
+                size_t take = nl ? (size_t)(nl - d) : n;
+                size_t room = sizeof(w->line) - 1 - w->line_len;
+
+                memcpy(w->line + w->line_len, d, take < room ? take : room);
+                w->line_len += take < room ? take : room;
+                if (!nl)
+                        return;
+                on_line(w, at);
+                w->line_len = 0;
+                d += take + 1;
+                n -= take + 1;
         }
 }
 

@@ -32,6 +32,7 @@
 #define SETUP_TIMEOUT_MS 30000 /* SPDY: the client's streams must all be open by then */
 #define DRAIN_MS         2000  /* after the command ended, what it wrote is read this long */
 #define STOP_WAIT_MS     3000  /* the helper's time to kill the command's group */
+#define SIZE_WAIT_MS     1000  /* a terminal's keystrokes wait this long for its first size */
 
 enum {
         FD_PID,
@@ -55,7 +56,7 @@ struct rc {
         int64_t drain_deadline_ms;
         /* attach */
         int attach_fd;
-        bool attach_stdin;
+        struct shimq to_shim; /* stdin, sizes and stdin's end, in order */
         /* stdin waiting to be written, and the client's end of it */
         uint8_t *stdin_buf;
         size_t stdin_len, stdin_off;
@@ -129,6 +130,12 @@ static void stdin_add(struct rc *rc, const uint8_t *data, size_t len)
 
         if (!rc->s->req.in || rc->stdin_eof || len == 0)
                 return;
+        if (rc->s->req.kind == STREAM_ATTACH) {
+                /* in line with the sizes: a size takes effect before the keystrokes after it */
+                if (shimq_stdin(&rc->to_shim, data, len) < 0)
+                        fail_with(rc, "out of memory");
+                return;
+        }
         if (rc->stdin_off == rc->stdin_len)
                 rc->stdin_off = rc->stdin_len = 0;
         p = realloc(rc->stdin_buf, rc->stdin_len + len);
@@ -146,16 +153,22 @@ static size_t stdin_pending(const struct rc *rc)
         return rc->stdin_len - rc->stdin_off;
 }
 
-/* attach: the size to the shim, which sets it on the container's terminal (when it has one). */
-static void attach_resize(struct rc *rc)
+/* What the client sent that waits for the command or the shim: past STREAM_OUT_HIGH no more is
+ * read, and the client waits on its socket. */
+static size_t input_backlog(const struct rc *rc)
 {
-        uint8_t msg[1 + 2 * sizeof(uint16_t)] = {XP_ATTACH_RESIZE};
-        uint16_t size[2] = {rc->size.ws_col, rc->size.ws_row};
+        return stdin_pending(rc) + rc->to_shim.bytes;
+}
 
-        if (rc->attach_fd < 0 || !rc->have_size)
+/* The client's stdin ended (once). */
+static void stdin_end(struct rc *rc)
+{
+        if (rc->stdin_eof)
                 return;
-        memcpy(msg + 1, size, sizeof(size));
-        (void)send(rc->attach_fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+        rc->stdin_eof = true;
+        if (rc->s->req.kind == STREAM_ATTACH && rc->s->req.in &&
+            shimq_stdin_close(&rc->to_shim) < 0)
+                fail_with(rc, "out of memory");
 }
 
 static void resize(struct rc *rc, const uint8_t *data, size_t len)
@@ -174,7 +187,9 @@ static void resize(struct rc *rc, const uint8_t *data, size_t len)
         rc->have_size = true;
         if (rc->pty >= 0 && ioctl(rc->pty, TIOCSWINSZ, &ws) < 0)
                 xp_debug("stream", "resizing the terminal: %s", strerror(errno));
-        attach_resize(rc);
+        /* attach: the shim sets it on the container's terminal (when it has one) */
+        if (rc->s->req.kind == STREAM_ATTACH && shimq_resize(&rc->to_shim, w, h) < 0)
+                fail_with(rc, "out of memory");
 }
 
 /* SPDY: the resize stream is JSON objects, one per line, cut anywhere. */
@@ -202,7 +217,7 @@ static int ws_input(struct rc *rc)
         int r = 0;
 
         /* a full stdin stops reading: the client then waits on its socket */
-        while (stdin_pending(rc) < STREAM_OUT_HIGH && !rc->failure &&
+        while (input_backlog(rc) < STREAM_OUT_HIGH && !rc->failure &&
                (r = sconn_ws_next(&rc->s->conn, &data, &len)) > 0) {
                 if (len == 0)
                         continue;
@@ -212,7 +227,7 @@ static int ws_input(struct rc *rc)
                         resize(rc, data + 1, len - 1);
                 else if (data[0] == XP_RC_CLOSE && len == 2 && data[1] == XP_RC_STDIN &&
                          strcmp(rc->s->req.protocol, XP_RC_V5) == 0)
-                        rc->stdin_eof = true;
+                        stdin_end(rc);
                 /* anything else is for a channel the client does not write: dropped */
         }
         return r < 0 ? r : 0;
@@ -245,7 +260,7 @@ static void spdy_fin(void *cls, struct spdy_stream *st)
         struct rc *rc = cls;
 
         if (st->tag == XP_RC_STDIN)
-                rc->stdin_eof = true;
+                stdin_end(rc);
 }
 
 static void spdy_reset_stream(void *cls, struct spdy_stream *st)
@@ -255,7 +270,7 @@ static void spdy_reset_stream(void *cls, struct spdy_stream *st)
         if (st->tag >= 0 && st->tag < XP_RC_CHANNELS && rc->ch[st->tag] == st)
                 rc->ch[st->tag] = NULL;
         if (st->tag == XP_RC_STDIN)
-                rc->stdin_eof = true;
+                stdin_end(rc);
 }
 
 static int rc_input(struct session *s)
@@ -269,7 +284,7 @@ static int rc_input(struct session *s)
 
         if (s->req.websocket)
                 return ws_input(rc);
-        if (stdin_pending(rc) >= STREAM_OUT_HIGH)
+        if (input_backlog(rc) >= STREAM_OUT_HIGH)
                 return 0;
         return spdy_process(&s->spdy, &h);
 }
@@ -367,10 +382,11 @@ static int attach_start(struct rc *rc)
                 return 0;
         }
         fcntl(rc->attach_fd, F_SETFL, fcntl(rc->attach_fd, F_GETFL) | O_NONBLOCK);
-        rc->attach_stdin = req->in && (hello[1] & XP_ATTACH_HAS_STDIN);
-        if (rc->attach_stdin && send(rc->attach_fd, &open_msg, 1, MSG_NOSIGNAL) != 1)
-                rc->attach_stdin = false;
-        attach_resize(rc);
+        /* ahead of the queue: the shim takes stdin only from a client that opened it */
+        if (req->in && (hello[1] & XP_ATTACH_HAS_STDIN))
+                (void)send(rc->attach_fd, &open_msg, 1, MSG_NOSIGNAL);
+        if (!(hello[1] & XP_ATTACH_HAS_TTY))
+                rc->to_shim.await_size = false; /* no terminal: no size to wait for */
         return 0;
 }
 
@@ -392,7 +408,7 @@ static int begin(struct rc *rc)
         }
         if (req->kind == STREAM_EXEC && req->tty && !rc->have_size) {
                 rc->start_deferred = true;
-                rc->start_deadline_ms = stream_now_ms() + 1000;
+                rc->start_deadline_ms = stream_now_ms() + SIZE_WAIT_MS;
                 return 0;
         }
         return req->kind == STREAM_EXEC ? exec_start(rc) : attach_start(rc);
@@ -422,6 +438,9 @@ static int rc_start(struct session *s)
                           .err_fd = -1,
                           .attach_fd = -1};
         s->state = rc;
+        shimq_init(&rc->to_shim,
+                   stream_now_ms(),
+                   s->req.kind == STREAM_ATTACH && s->req.tty ? SIZE_WAIT_MS : 0);
         rc->setup_deadline_ms = stream_now_ms() + SETUP_TIMEOUT_MS;
         return s->req.websocket ? begin(rc) : 0;
 }
@@ -491,30 +510,13 @@ static void attach_message(struct rc *rc)
                               (size_t)n - 1);
 }
 
-/* stdin to the shim, a message at a time, and its end. */
-static void attach_stdin(struct rc *rc)
+/* stdin, sizes and stdin's end to the shim, in order, as far as its socket takes them. */
+static void attach_flush(struct rc *rc)
 {
-        uint8_t msg[1 + XP_ATTACH_DATA_MAX];
+        int r = rc->attach_fd >= 0 ? shimq_flush(&rc->to_shim, rc->attach_fd, stream_now_ms()) : 0;
 
-        while (rc->attach_fd >= 0 && rc->attach_stdin && stdin_pending(rc) > 0) {
-                size_t k =
-                    stdin_pending(rc) > XP_ATTACH_DATA_MAX ? XP_ATTACH_DATA_MAX : stdin_pending(rc);
-                ssize_t n;
-
-                msg[0] = XP_ATTACH_STDIN;
-                memcpy(msg + 1, rc->stdin_buf + rc->stdin_off, k);
-                n = send(rc->attach_fd, msg, k + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                        return;
-                if (n < 0)
-                        break;
-                rc->stdin_off += k;
-        }
-        if (rc->attach_fd >= 0 && rc->attach_stdin && rc->stdin_eof && stdin_pending(rc) == 0) {
-                msg[0] = XP_ATTACH_STDIN_CLOSE;
-                (void)send(rc->attach_fd, msg, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-                rc->attach_stdin = false;
-        }
+        if (r < 0) /* the shim went away: its socket's end says the rest */
+                xp_debug("stream", "attach: the shim's socket: %s", strerror(-r));
 }
 
 static void add_fd(struct rc *rc, struct pollfd *fds, size_t *n, int kind, int fd, short events)
@@ -537,13 +539,13 @@ static size_t rc_poll(struct session *s, struct pollfd *fds, size_t max)
         add_fd(rc, fds, &n, FD_OUT, rc->out_fd, room ? POLLIN : 0);
         add_fd(rc, fds, &n, FD_ERR, rc->err_fd, room ? POLLIN : 0);
         add_fd(rc, fds, &n, FD_IN, rc->in_fd, stdin_pending(rc) ? POLLOUT : 0);
-        add_fd(
-            rc,
-            fds,
-            &n,
-            FD_ATTACH,
-            rc->attach_fd,
-            (short)((room ? POLLIN : 0) | (rc->attach_stdin && stdin_pending(rc) ? POLLOUT : 0)));
+        add_fd(rc,
+               fds,
+               &n,
+               FD_ATTACH,
+               rc->attach_fd,
+               (short)((room ? POLLIN : 0) |
+                       (shimq_ready(&rc->to_shim, stream_now_ms()) ? POLLOUT : 0)));
         return n;
 }
 
@@ -593,13 +595,13 @@ static int rc_handle(struct session *s, const struct pollfd *fds, size_t n)
                         break;
                 default:
                         if (fds[i].revents & POLLOUT)
-                                attach_stdin(rc);
+                                attach_flush(rc);
                         if (rc->attach_fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 attach_message(rc);
                 }
         }
         pump_stdin(rc);
-        attach_stdin(rc);
+        attach_flush(rc);
         return r < 0 ? r : 0;
 }
 
@@ -685,6 +687,7 @@ static void rc_free(struct session *s)
         close_fd(&rc->err_fd);
         close_fd(&rc->attach_fd);
         free(rc->stdin_buf);
+        shimq_free(&rc->to_shim);
         free(rc->failure);
         free(rc);
         s->state = NULL;
@@ -703,6 +706,8 @@ static int rc_input_all(struct session *s)
                 rc->start_deferred = false;
                 r = exec_start(rc);
         }
+        if (r >= 0)
+                attach_flush(rc);
         return r;
 }
 

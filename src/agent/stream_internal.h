@@ -179,3 +179,34 @@ extern const struct session_ops xp_stream_pf_ops;
 
 /* stream.c: the monotonic clock in ms. */
 int64_t stream_now_ms(void);
+
+/* ---- what attach sends a container's shim (stream_shimq.c) -------------------------------------
+ * stdin, terminal sizes and stdin's end, in one queue in the order the client sent them, so that
+ * a size takes effect before any keystroke that came after it and none is lost to a full socket.
+ * A terminal gets its first size before any keystroke: kubectl sends the first size and stdin
+ * from two goroutines, so stdin may come first on the wire. Until that size (or the deadline),
+ * stdin waits here; the first size then goes ahead of it.
+ */
+struct shimq_msg;
+
+struct shimq {
+        struct shimq_msg *head, *tail;
+        size_t bytes;          /* payload queued (stdin's flow control) */
+        bool await_size;       /* a terminal with no size yet: stdin waits */
+        int64_t size_deadline; /* stream_now_ms() after which stdin goes without a size */
+};
+
+/* An empty queue; await_size_ms > 0: a terminal whose stdin waits that long for the first size. */
+void shimq_init(struct shimq *q, int64_t now_ms, int64_t await_size_ms);
+void shimq_free(struct shimq *q);
+/* Queues stdin bytes (in messages of XP_ATTACH_DATA_MAX at most). -ENOMEM, nothing queued. */
+int shimq_stdin(struct shimq *q, const void *data, size_t len);
+/* Queues stdin's end. -ENOMEM. */
+int shimq_stdin_close(struct shimq *q);
+/* Queues a terminal size; the first one goes ahead of stdin that waited for it. -ENOMEM. */
+int shimq_resize(struct shimq *q, uint16_t cols, uint16_t rows);
+/* Whether there is something to send now (poll the socket for POLLOUT). */
+bool shimq_ready(const struct shimq *q, int64_t now_ms);
+/* Sends what is ready, in order, as far as fd (a SOCK_SEQPACKET socket) takes it: 0, or -errno
+ * when the socket failed (the queue is then dropped). */
+int shimq_flush(struct shimq *q, int fd, int64_t now_ms);

@@ -76,7 +76,14 @@ static const char usage[] =
     "                          goes to (default 5m)\n"
     "      --hpa-prometheus-url http://HOST:PORT[/PREFIX]\n"
     "                          a Prometheus-compatible query API for External and Object\n"
-    "                          metrics (and Pods metrics xpool does not serve itself)\n";
+    "                          metrics (and Pods metrics xpool does not serve itself)\n"
+    "      --watch-stall-timeout DURATION\n"
+    "                          a watch whose client takes none of its bytes for this long\n"
+    "                          is dropped (default 2m; for tests and operators)\n"
+    "      --connection-idle-timeout DURATION\n"
+    "                          an authenticated connection without a request for this long\n"
+    "                          is closed (default 1m, at least 1s; libmicrohttpd's own\n"
+    "                          timeout is twice it)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -105,8 +112,36 @@ enum {
         OPT_HPA_TOLERANCE,
         OPT_HPA_DOWNSCALE,
         OPT_HPA_PROMETHEUS,
-        OPT_NODE_PORT_RANGE
+        OPT_NODE_PORT_RANGE,
+        OPT_WATCH_STALL,
+        OPT_IDLE_TIMEOUT
 };
+
+/* The connections' timeouts, for tests and operators (docs/server.md, "Watches"). */
+static int timeout_option(int c, const char *arg, struct xp_server_options *o)
+{
+        int r;
+
+        if (c == OPT_WATCH_STALL)
+                return xp_cli_parse_duration("server",
+                                             "watch-stall-timeout",
+                                             arg,
+                                             XP_DURATION_YEAR_MS,
+                                             &o->watch_stall_timeout_ms);
+        r = xp_cli_parse_duration("server",
+                                  "connection-idle-timeout",
+                                  arg,
+                                  XP_DURATION_YEAR_MS,
+                                  &o->connection_idle_timeout_ms);
+        /* libmicrohttpd counts whole seconds, and 0 is no timeout at all */
+        if (r == 0 && o->connection_idle_timeout_ms < 1000) {
+                fprintf(stderr,
+                        "xpool server: --connection-idle-timeout '%s': expected at least 1s\n",
+                        arg);
+                return XP_EXIT_USAGE;
+        }
+        return r;
+}
 
 static int hpa_option(int c, const char *arg, struct xp_server_options *o)
 {
@@ -253,6 +288,9 @@ static int server_option(int c, const char *arg, void *userdata)
                 break;
         case 'L':
                 return placement_profile_option(a, arg);
+        case OPT_WATCH_STALL:
+        case OPT_IDLE_TIMEOUT:
+                return timeout_option(c, arg, a->options);
         default:
                 return hpa_option(c, arg, a->options);
         }
@@ -284,6 +322,8 @@ static const struct option server_options_table[] = {
     {"service-cluster-ip-range", required_argument, NULL, 'I'},
     {"service-node-port-range", required_argument, NULL, OPT_NODE_PORT_RANGE},
     {"placement-profile", required_argument, NULL, 'L'},
+    {"watch-stall-timeout", required_argument, NULL, OPT_WATCH_STALL},
+    {"connection-idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"help", no_argument, NULL, 'h'},
     {},
 };

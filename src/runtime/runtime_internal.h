@@ -92,8 +92,11 @@ int shimwatch_fd(const struct shimwatch *w);
  * watched (already or now), -ESRCH when it is gone, -errno. */
 int shimwatch_add(struct shimwatch *w, const char *uid, pid_t pid, uint64_t start);
 /* Drops the watches of the shims that ended, appending their pods' uids (copies) to *uids when
- * uids is not NULL. -ENOMEM (what was appended stays). */
+ * uids is not NULL. -ENOMEM: what was appended stays, and a shim whose uid could not be appended
+ * stays watched (the event fd still readable), so that a later take names it. */
 int shimwatch_take(struct shimwatch *w, char ***uids, size_t *n);
+/* How many shims are watched. */
+size_t shimwatch_count(const struct shimwatch *w);
 /* startlock.c: opens the state directory dir and takes its start lock, waiting for it when
  * wait, else -EWOULDBLOCK while another holds it. The fd is close-on-exec. -errno. */
 int runtime_start_lock(const char *dir, bool wait, int *ret_fd);

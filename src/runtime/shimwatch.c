@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -17,17 +18,20 @@
 #include <unistd.h>
 
 #include "runtime_internal.h"
+#include "xpool/map.h"
 
 struct watched {
-        struct watched *next;
         pid_t pid;
         int pidfd;
-        char uid[]; /* the pod's */
+        const char *uid; /* the pod's: in key, after the pid */
+        char key[];      /* "PID:UID", the index's key */
 };
 
 struct shimwatch {
         int epoll;
-        struct watched *list;
+        /* by key: a node runs hundreds of pods, and each list of the runtime adds every running
+         * shim again, so finding one is no walk over all of them */
+        struct xp_map index;
 };
 
 int shimwatch_new(int inotify_fd, struct shimwatch **ret)
@@ -48,11 +52,10 @@ int shimwatch_new(int inotify_fd, struct shimwatch **ret)
         return 0;
 }
 
-static void drop(struct shimwatch *w, struct watched **link)
+/* The watch's end: out of the index and the epoll set, its pidfd closed. */
+static void drop(struct shimwatch *w, struct watched *e)
 {
-        struct watched *e = *link;
-
-        *link = e->next;
+        (void)xp_map_del(&w->index, e->key);
         (void)epoll_ctl(w->epoll, EPOLL_CTL_DEL, e->pidfd, NULL);
         close(e->pidfd);
         free(e);
@@ -62,8 +65,16 @@ void shimwatch_free(struct shimwatch *w)
 {
         if (!w)
                 return;
-        while (w->list)
-                drop(w, &w->list);
+        for (size_t i = 0; i < w->index.cap; i++) {
+                struct watched *e = w->index.values[i];
+
+                if (!e)
+                        continue;
+                (void)epoll_ctl(w->epoll, EPOLL_CTL_DEL, e->pidfd, NULL);
+                close(e->pidfd);
+                free(e);
+        }
+        xp_map_done(&w->index);
         if (w->epoll >= 0)
                 close(w->epoll);
         free(w);
@@ -74,46 +85,68 @@ int shimwatch_fd(const struct shimwatch *w)
         return w->epoll;
 }
 
+size_t shimwatch_count(const struct shimwatch *w)
+{
+        return w->index.n;
+}
+
+/* A new entry for uid's shim pid (its pidfd not set yet), or NULL when out of memory. */
+static struct watched *entry_new(const char *uid, pid_t pid)
+{
+        int n = snprintf(NULL, 0, "%d:%s", (int)pid, uid);
+        struct watched *e = n < 0 ? NULL : malloc(sizeof(*e) + (size_t)n + 1);
+
+        if (!e)
+                return NULL;
+        e->pid = pid;
+        e->pidfd = -1;
+        snprintf(e->key, (size_t)n + 1, "%d:%s", (int)pid, uid);
+        e->uid = strchr(e->key, ':') + 1;
+        return e;
+}
+
 int shimwatch_add(struct shimwatch *w, const char *uid, pid_t pid, uint64_t start)
 {
         struct epoll_event ev = {.events = EPOLLIN};
         struct watched *e;
+        char key[192];
         uint64_t s;
         char state;
-        int fd, r;
+        int n = snprintf(key, sizeof(key), "%d:%s", (int)pid, uid), r;
 
-        for (e = w->list; e; e = e->next)
-                if (e->pid == pid && strcmp(e->uid, uid) == 0)
-                        return 0;
-        fd = (int)syscall(SYS_pidfd_open, pid, 0);
-        if (fd < 0)
-                return -errno; /* ESRCH: gone already, its state says so; ENOSYS: before 5.3 */
-        /* the pid's process now, held by the pidfd, is the shim only if it started then */
-        if (runtime_proc_start(pid, &s, &state) < 0 || s != start) {
-                close(fd);
-                return -ESRCH;
-        }
-        e = malloc(sizeof(*e) + strlen(uid) + 1);
-        if (!e) {
-                close(fd);
+        /* most adds are of shims watched already: found without allocating */
+        if (n > 0 && (size_t)n < sizeof(key) && xp_map_get(&w->index, key))
+                return 0;
+        e = entry_new(uid, pid);
+        if (!e)
                 return -ENOMEM;
+        if (xp_map_get(&w->index, e->key)) { /* a key longer than key[] */
+                free(e);
+                return 0;
         }
-        e->pid = pid;
-        e->pidfd = fd;
-        strcpy(e->uid, uid);
-        ev.data.ptr = e;
-        if (epoll_ctl(w->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
-                r = -errno;
-                close(fd);
+        e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (e->pidfd < 0) {
+                r = -errno; /* ESRCH: gone already, its state says so; ENOSYS: before 5.3 */
                 free(e);
                 return r;
         }
-        e->next = w->list;
-        w->list = e;
-        return 0;
+        /* the pid's process now, held by the pidfd, is the shim only if it started then */
+        r = runtime_proc_start(pid, &s, &state) < 0 || s != start ? -ESRCH : 0;
+        ev.data.ptr = e;
+        if (r == 0)
+                r = xp_map_put(&w->index, e->key, e);
+        if (r == 0 && epoll_ctl(w->epoll, EPOLL_CTL_ADD, e->pidfd, &ev) < 0) {
+                r = -errno;
+                (void)xp_map_del(&w->index, e->key);
+        }
+        if (r < 0) {
+                close(e->pidfd);
+                free(e);
+        }
+        return r;
 }
 
-/* Appends the uid (copied) to *uids. */
+/* Appends the uid (copied) to *uids; -ENOMEM leaves *uids and *n as they were, in effect. */
 static int push(char ***uids, size_t *n, const char *uid)
 {
         char **grown = reallocarray(*uids, *n + 1, sizeof(**uids));
@@ -131,7 +164,7 @@ static int push(char ***uids, size_t *n, const char *uid)
 int shimwatch_take(struct shimwatch *w, char ***uids, size_t *n)
 {
         struct epoll_event ev[64];
-        int got, r = 0;
+        int got;
 
         /* level-triggered: a dead shim's pidfd stays readable until its watch is dropped */
         while ((got = epoll_wait(w->epoll, ev, (int)(sizeof(ev) / sizeof(ev[0])), 0)) > 0) {
@@ -142,17 +175,15 @@ int shimwatch_take(struct shimwatch *w, char ***uids, size_t *n)
 
                         if (!e)
                                 continue; /* the announcements' inotify: the caller reads it */
-                        if (uids && r >= 0)
-                                r = push(uids, n, e->uid);
-                        for (struct watched **link = &w->list; *link; link = &(*link)->next)
-                                if (*link == e) {
-                                        drop(w, link);
-                                        dropped = true;
-                                        break;
-                                }
+                        /* a shim whose pod could not be named stays watched, its pidfd ready:
+                         * the next take names it */
+                        if (uids && push(uids, n, e->uid) < 0)
+                                return -ENOMEM;
+                        drop(w, e);
+                        dropped = true;
                 }
                 if (!dropped)
                         break; /* only the inotify was ready */
         }
-        return r;
+        return 0;
 }

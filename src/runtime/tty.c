@@ -24,6 +24,21 @@
 #define CONSOLE_SOCKET  "console.sock"
 #define CONSOLE_WAIT_MS 2000
 
+/*
+ * A new terminal is 0x0, and programs that ask its size before anyone attached and resized it
+ * fail (busybox's stty, top) or lay out nothing; a client's size replaces this one. 80x24: the
+ * VT100's, what a serial console and the programs' own fallbacks assume.
+ */
+static void pty_default_size(int master)
+{
+        struct winsize ws;
+
+        if (ioctl(master, TIOCGWINSZ, &ws) < 0 || (ws.ws_row && ws.ws_col))
+                return;
+        ws = (struct winsize){.ws_row = XP_RUNTIME_TTY_ROWS, .ws_col = XP_RUNTIME_TTY_COLS};
+        (void)ioctl(master, TIOCSWINSZ, &ws);
+}
+
 int xp_runtime_pty_open(int *ret_master, int *ret_slave)
 {
         char name[64];
@@ -38,6 +53,7 @@ int xp_runtime_pty_open(int *ret_master, int *ret_slave)
         if (slave < 0)
                 goto fail;
         fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+        pty_default_size(master);
         *ret_master = master;
         *ret_slave = slave;
         return 0;
@@ -72,6 +88,7 @@ int xp_runtime_exec_pty(struct xp_runtime *rt,
                 return xp_runtime_pty_open(ret_master, ret_slave);
         }
         fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+        pty_default_size(master);
         *ret_master = master;
         *ret_slave = slave;
         return 0;
@@ -152,6 +169,7 @@ int shim_console_receive(struct shim_console *c, int *ret_master, struct xp_erro
         if (master < 0)
                 return xp_errorf(err, -EPROTO, "the OCI runtime sent no terminal");
         fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+        pty_default_size(master);
         *ret_master = master;
         return 0;
 }

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "watch_shared.h"
 #include "xpool/macro.h"
 #include "xpool/map.h"
 #include "xpool/selector.h"
@@ -116,6 +117,9 @@ struct watch {
         struct xp_store_waiter *waiter; /* wakes for writes of its kind only; NULL: for any */
         char *buf;
         size_t len, off, cap;
+        bool pumped;                /* the stream hub sends it: it may send shared batches */
+        struct watch_batch *shared; /* sent in place of buf, up to shared_off */
+        size_t shared_off;
 };
 
 static int buf_append(struct watch *w, const char *text, size_t n)
@@ -357,7 +361,18 @@ static int emit_bookmark(struct watch *w, bool initial_end)
         return r;
 }
 
-/* Reads what the log holds after w->since into the buffer. */
+/*
+ * Whether the watch's lines are the log's text and nothing else, the same for every watch of its
+ * kind and namespace (watch_shared.h): then it sends the batches another watch read. Only on the
+ * stream hub, whose pump hands the batch over without a copy.
+ */
+static bool watch_shares(const struct watch *w)
+{
+        return w->pumped && w->api->watch_batches && !w->filtered && !w->table &&
+               !w->kind->answer_as;
+}
+
+/* Reads what the log holds after w->since into the buffer, or takes another watch's batch. */
 static int watch_fill(struct watch *w)
 {
         static const char *const names[] = {
@@ -369,10 +384,20 @@ static int watch_fill(struct watch *w)
         struct xp_error err = {0};
         /* what passes unchanged to the client needs no parse: the store's text is the line */
         bool as_text = !w->filtered && !w->table;
-        uint64_t through;
-        size_t n;
+        uint64_t through, since = w->since;
+        size_t n, start_len = w->len;
         int r;
 
+        if (as_text && watch_shares(w)) {
+                w->shared = watch_batch_find(
+                    w->api->watch_batches, w->kind->plural, w->namespace, w->since);
+                if (w->shared) {
+                        w->shared_off = 0;
+                        w->since = w->shared->through;
+                        w->drained = w->shared->drained;
+                        return 0;
+                }
+        }
         r = (as_text ? xp_store_events_scan_text : xp_store_events_scan)(w->api->store,
                                                                          w->kind->plural,
                                                                          w->namespace,
@@ -395,6 +420,15 @@ static int watch_fill(struct watch *w)
                 return r;
         w->since = through;
         w->drained = n < WATCH_BATCH;
+        if (as_text && watch_shares(w) && start_len == 0)
+                watch_batch_offer(w->api->watch_batches,
+                                  &(struct watch_batch){.plural = w->kind->plural,
+                                                        .namespace = w->namespace,
+                                                        .since = since,
+                                                        .through = through,
+                                                        .drained = w->drained,
+                                                        .len = w->len,
+                                                        .data = w->buf});
         return 0;
 }
 
@@ -428,7 +462,7 @@ static int watch_step(struct watch *w, int64_t now, int64_t *ret_due_ms)
                 return 0;
         if (!w->drained) {
                 r = watch_fill(w);
-                if (r < 0 || w->len || !w->drained)
+                if (r < 0 || w->len || w->shared || !w->drained)
                         return r < 0 ? r : 1;
         }
         if (w->deadline_ms && now >= w->deadline_ms)
@@ -489,10 +523,17 @@ static int
 watch_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, int64_t *ret_due_ms)
 {
         struct watch *w = state;
+        const char *data;
+        size_t left;
         int r;
 
         *ret_due_ms = now;
-        if (w->off == w->len) {
+        w->pumped = true;
+        if (w->shared && w->shared_off == w->shared->len) {
+                watch_batch_release(w->shared); /* the hub is done with it: it asked again */
+                w->shared = NULL;
+        }
+        if (!w->shared && w->off == w->len) {
                 w->off = w->len = 0;
                 /* a write of its kind since the log was read (as the store's waiters judge) */
                 if (xp_store_kind_generation(w->api->store, w->kind->plural) > w->since)
@@ -501,14 +542,24 @@ watch_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, int
                 if (r <= 0)
                         return r;
         }
-        if (w->len)
+        if (w->shared) {
+                data = w->shared->data + w->shared_off;
+                left = w->shared->len - w->shared_off;
+        } else {
+                data = w->buf ? w->buf + w->off : ""; /* nothing was ever emitted: no buffer */
+                left = w->len - w->off;
+        }
+        if (left)
                 w->idle_since_ms = w->sent_ms = now;
-        *ret_data = w->buf ? w->buf + w->off : ""; /* nothing was ever emitted: no buffer */
-        /* At most a block at a time, as the daemon pulled it: the hub copies what it is given into
-         * its chunk, and a watch's initial state of every pod would be held twice. The rest is due
+        *ret_data = data;
+        /* At most a block at a time, as the daemon pulled it: the hub copies what the socket did
+         * not take, and a watch's initial state of every pod would be held twice. The rest is due
          * at once. */
-        *ret_len = w->len - w->off < WATCH_PUMP_MAX ? w->len - w->off : WATCH_PUMP_MAX;
-        w->off += *ret_len;
+        *ret_len = left < WATCH_PUMP_MAX ? left : WATCH_PUMP_MAX;
+        if (w->shared)
+                w->shared_off += *ret_len;
+        else
+                w->off += *ret_len;
         return 1;
 }
 
@@ -519,6 +570,7 @@ static void watch_free(void *state)
         if (!w)
                 return;
         xp_store_waiter_free(w->waiter);
+        watch_batch_release(w->shared);
         free(w->namespace);
         xp_label_selector_free(w->labels);
         xp_field_selector_free(w->fields);

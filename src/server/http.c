@@ -770,16 +770,19 @@ int http_start(struct api *api,
             {MHD_OPTION_END, 0, NULL},
         };
         struct http *http = calloc(1, sizeof *http);
+        struct xp_http_door_limits limits = xp_http_door_server_limits;
         int r;
 
         if (!http) {
                 close(o->listen_fd);
                 return -ENOMEM;
         }
+        if (o->idle_timeout_ms > 0)
+                limits.idle_timeout_ms = (unsigned)o->idle_timeout_ms;
         http->api = api;
         http->auth = auth;
         http->tls = tls;
-        r = stream_hub_new(api->store, &api->stopping, &http->hub);
+        r = stream_hub_new(api->store, &api->stopping, o->watch_stall_ms, &http->hub);
         if (r < 0) {
                 close(o->listen_fd);
                 free(http);
@@ -787,7 +790,7 @@ int http_start(struct api *api,
         }
         r = xp_http_door_new(&(struct xp_http_door_options){.listen_fd = o->listen_fd,
                                                             .tls = tls,
-                                                            .limits = &xp_http_door_server_limits,
+                                                            .limits = &limits,
                                                             .format_error = format_status},
                              &http->door,
                              err);

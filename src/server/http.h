@@ -20,6 +20,8 @@ struct http_options {
         bool ipv6;            /* listen_fd is an IPv6 socket */
         const char *tls_cert; /* PEM; both NULL: plain HTTP */
         const char *tls_key;
+        int64_t watch_stall_ms;  /* 0: STREAM_HUB_STALL_MS */
+        int64_t idle_timeout_ms; /* 0: the door's (xp_http_door_server_limits) */
 };
 
 /*

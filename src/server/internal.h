@@ -48,6 +48,7 @@ struct api {
         struct xp_history *history;      /* the dashboard's last hour (controller/history.h) */
         struct service_ips *service_ips; /* Services' cluster IPs (api_service.c) */
         struct node_ports *node_ports;   /* Services' node ports (api_nodeport.c) */
+        struct watch_batches *watch_batches; /* watches' shared reads (watch_shared.h) */
 };
 
 struct auth_identity;

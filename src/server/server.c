@@ -22,6 +22,7 @@
 #include "satoken.h"
 #include "setup.h"
 #include "usage.h"
+#include "watch_shared.h"
 #include "xpool/autoscaler.h"
 #include "xpool/datadir.h"
 #include "xpool/disruption.h"
@@ -159,6 +160,9 @@ static int start_api(struct xp_server *server,
                 return r;
         service_ips_first(server->api.service_ips, first);
         r = node_ports_new(options->service_node_port_range, &server->api.node_ports, err);
+        if (r < 0)
+                return r;
+        r = watch_batches_new(&server->api.watch_batches);
         if (r < 0)
                 return r;
         /* a store that takes no writes (a full disk) still serves: the Service can wait */
@@ -322,14 +326,17 @@ int xp_server_new(const struct xp_server_options *options,
         r = start_autoscaler(server, options, err);
         if (r < 0)
                 goto fail;
-        r = http_start(&server->api,
-                       server->auth,
-                       &(struct http_options){.listen_fd = TAKE_FD(fd),
-                                              .ipv6 = ipv6,
-                                              .tls_cert = tls ? server->tls_cert : NULL,
-                                              .tls_key = tls ? server->tls_key : NULL},
-                       &server->http,
-                       err);
+        r = http_start(
+            &server->api,
+            server->auth,
+            &(struct http_options){.listen_fd = TAKE_FD(fd),
+                                   .ipv6 = ipv6,
+                                   .tls_cert = tls ? server->tls_cert : NULL,
+                                   .tls_key = tls ? server->tls_key : NULL,
+                                   .watch_stall_ms = options->watch_stall_timeout_ms,
+                                   .idle_timeout_ms = options->connection_idle_timeout_ms},
+            &server->http,
+            err);
         if (r < 0) {
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
@@ -383,6 +390,7 @@ void xp_server_free(struct xp_server *server)
         xp_registry_free(server->api.registry);
         service_ips_free(server->api.service_ips);
         node_ports_free(server->api.node_ports);
+        watch_batches_free(server->api.watch_batches); /* after HTTP: the watches hold them */
         xp_store_close(server->api.store);
         auth_free(server->auth);
         satoken_key_free(server->api.satoken);

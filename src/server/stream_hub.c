@@ -17,9 +17,15 @@
  *
  * A socket is written without blocking (MSG_DONTWAIT; a TLS session's socket is made
  * non-blocking while the hub holds it, and a record gnutls could not finish is sent again with
- * the same bytes, as gnutls asks). A stream with bytes left waits for EPOLLOUT and is asked for
- * nothing more meanwhile: its watch stays where it read the log to, as a blocked send() kept it
- * before. EPOLLRDHUP, EPOLLHUP or EPOLLERR: the client went away, the stream ends.
+ * the same bytes, as gnutls asks). Over plain TCP a chunk's head, data and tail go in one
+ * sendmsg() from the stream's own buffer; only what the socket did not take is copied. A stream
+ * with bytes left waits for EPOLLOUT and is asked for nothing more meanwhile: its watch stays
+ * where it read the log to, as a blocked send() kept it before; once they went it is asked at
+ * once. EPOLLRDHUP, EPOLLHUP or EPOLLERR: the client went away, the stream ends.
+ *
+ * Fairness: a stream is asked at most HUB_PASS_PUMPS times, for HUB_PASS_BYTES, per pass; one
+ * with more (a watch's initial state) is due again at once and goes last in the next pass, so
+ * that its backlog does not hold back the news of the writer's other streams.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +40,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,9 +53,11 @@
 #define HUB_GATHER_MS      25
 #define HUB_GATHER_STREAMS 32
 #define HUB_EVENTS         64
-/* A client that reads nothing for this long is dropped, as the daemon's timeout dropped it when
- * its thread was blocked in send(): it holds a thread, a connection and its user's stream slot. */
-#define HUB_STALL_MS 120000
+/* Fairness: a stream with a backlog (a watch's initial state of every pod) is asked at most this
+ * often and given at most this many bytes per pass, then waits for the writer's other streams;
+ * the rest goes out in the next pass, which comes at once. */
+#define HUB_PASS_PUMPS 8
+#define HUB_PASS_BYTES (512 * 1024)
 /* Several writers, not one: the streams' passes (each a read of the log and a send()) run on
  * every core, and on a busy machine the server's watches are not held to one thread's share of
  * the CPU (one thread fell seconds behind 200 watches at a load average of 30 on 2 cores). A
@@ -70,6 +79,7 @@ struct hub_stream {
         bool gone;          /* the socket hung up */
         bool ending;        /* the pump said the end: done once out is written */
         bool want_out;      /* registered for EPOLLOUT */
+        bool capped;        /* held back by the pass's caps: last in the next pass */
         int64_t stalled_ms; /* when the socket last took nothing (0: it takes what it is given) */
         /* under the hub's lock */
         bool done;
@@ -95,6 +105,7 @@ struct stream_hub {
         pthread_t listener;
         bool listener_started;
         atomic_bool stop;
+        int64_t stall_ms; /* a client that takes nothing for this long is dropped */
         atomic_size_t n_streams;
         _Atomic uint64_t version; /* the store's, as the listener last passed it on */
         pthread_mutex_t lock;
@@ -188,26 +199,74 @@ static int flush(struct hub_stream *s)
         return 1;
 }
 
-/* Puts data in s->out as one chunk (s->out is empty). */
-static int frame(struct hub_stream *s, const char *data, size_t len)
+/* Room for need bytes in s->out. */
+static int reserve(struct hub_stream *s, size_t need)
 {
-        size_t need = HUB_CHUNK_HEAD + len + 2;
-        int n;
+        char *out;
 
-        if (need > s->cap) {
-                char *out = realloc(s->out, need);
-
-                if (!out)
-                        return -ENOMEM;
-                s->out = out;
-                s->cap = need;
-        }
-        n = snprintf(s->out, HUB_CHUNK_HEAD + 1, "%zx\r\n", len);
-        memcpy(s->out + n, data, len);
-        memcpy(s->out + n + len, "\r\n", 2);
-        s->off = 0;
-        s->len = (size_t)n + len + 2;
+        if (need <= s->cap)
+                return 0;
+        out = realloc(s->out, need);
+        if (!out)
+                return -ENOMEM;
+        s->out = out;
+        s->cap = need;
         return 0;
+}
+
+/* Keeps in s->out (empty) what the socket did not take of iov, the first sent bytes gone. */
+static int keep_rest(struct hub_stream *s, const struct iovec *iov, size_t n_iov, size_t sent)
+{
+        size_t need = 0;
+
+        for (size_t i = 0; i < n_iov; i++)
+                need += iov[i].iov_len;
+        if (reserve(s, need - sent) < 0)
+                return -ENOMEM;
+        s->off = s->len = 0;
+        for (size_t i = 0; i < n_iov; i++) {
+                size_t skip = sent < iov[i].iov_len ? sent : iov[i].iov_len;
+
+                memcpy(
+                    s->out + s->len, (const char *)iov[i].iov_base + skip, iov[i].iov_len - skip);
+                s->len += iov[i].iov_len - skip;
+                sent -= skip;
+        }
+        return 0;
+}
+
+/*
+ * Sends data as one chunk (s->out is empty): 1 when all of it went, 0 when the socket is full (the
+ * rest waits in s->out), -EPIPE, -ENOMEM. Over plain TCP the head, the data and the tail go in one
+ * sendmsg() straight from the stream's buffer: only what the socket does not take is copied.
+ */
+static int send_chunk(struct hub_stream *s, const char *data, size_t len)
+{
+        char head[HUB_CHUNK_HEAD + 1];
+        struct iovec iov[3] = {
+            {head, (size_t)snprintf(head, sizeof head, "%zx\r\n", len)},
+            {(void *)data, len},
+            {"\r\n", 2},
+        };
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 3};
+        ssize_t n;
+
+        if (s->tls) {
+                /* a record gnutls could not finish is sent again with the same bytes: they stay */
+                int r = keep_rest(s, iov, 3, 0);
+
+                return r < 0 ? r : flush(s);
+        }
+        do
+                n = sendmsg(s->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                return -EPIPE;
+        if (n > 0)
+                s->stalled_ms = 0;
+        if (n == (ssize_t)(iov[0].iov_len + len + 2))
+                return 1;
+        return keep_rest(s, iov, 3, n > 0 ? (size_t)n : 0) < 0 ? -ENOMEM : 0;
 }
 
 /*
@@ -266,12 +325,15 @@ static void finish(struct hub_stream *s, int result)
         pthread_mutex_unlock(&hub->lock);
 }
 
-/* Asks the stream for what is due and writes it: 1 to go on, 0 when it ended, -errno. */
+/*
+ * Asks the stream for what is due and writes it: 1 to go on, 2 when the pass's caps held it back
+ * (it is due again at once), 0 when it ended, -errno.
+ */
 static int serve_pass(struct hub_stream *s, bool news, int64_t now)
 {
         const char *data;
-        size_t len;
-        int r;
+        size_t len, given = 0;
+        int r, pumps = 0;
 
         if (s->off < s->len) {
                 r = flush(s);
@@ -280,21 +342,24 @@ static int serve_pass(struct hub_stream *s, bool news, int64_t now)
                         return r < 0 ? r : 1;
                 }
                 watch_socket(s, false);
+                /* it was asked nothing while its bytes waited: what came meanwhile is due now,
+                 * not at the due time it gave before (up to HUB_WAKE_MS later, or never) */
+                s->due_ms = now;
         }
         if (s->ending)
                 return 0;
         /* a stream that filled a chunk may have more: its due time says so */
         while (news || now >= s->due_ms) {
+                if (pumps++ == HUB_PASS_PUMPS || given >= HUB_PASS_BYTES)
+                        return 2;
                 news = false;
                 r = s->pump(s->state, now, &data, &len, &s->due_ms);
                 if (r <= 0)
                         return r;
                 if (len == 0)
                         break;
-                r = frame(s, data, len);
-                if (r < 0)
-                        return r;
-                r = flush(s);
+                given += len;
+                r = send_chunk(s, data, len);
                 if (r <= 0) {
                         watch_socket(s, r == 0);
                         return r < 0 ? r : 1;
@@ -325,7 +390,7 @@ static void take_arriving(struct hub_writer *w, int64_t now)
         }
 }
 
-/* Whether the client has taken nothing of what is due for HUB_STALL_MS. */
+/* Whether the client has taken nothing of what is due for the hub's stall limit. */
 static bool stalled(struct hub_stream *s, int64_t now)
 {
         if (!s->want_out) {
@@ -334,7 +399,28 @@ static bool stalled(struct hub_stream *s, int64_t now)
         }
         if (s->stalled_ms == 0)
                 s->stalled_ms = now;
-        return now - s->stalled_ms >= HUB_STALL_MS;
+        return now - s->stalled_ms >= s->writer->hub->stall_ms;
+}
+
+/* Round robin: the streams the caps held back go last in the next pass, after the others. */
+static void capped_last(struct hub_writer *w)
+{
+        struct hub_stream *first = NULL, **tail = &first, *capped = NULL, **capped_tail = &capped;
+
+        for (struct hub_stream *s = w->streams, *next; s; s = next) {
+                next = s->next;
+                s->next = NULL;
+                if (s->capped) {
+                        s->capped = false;
+                        *capped_tail = s;
+                        capped_tail = &s->next;
+                } else {
+                        *tail = s;
+                        tail = &s->next;
+                }
+        }
+        *tail = capped;
+        w->streams = first;
 }
 
 /* One pass over the streams: each that has news, falls due or may write again. */
@@ -363,6 +449,7 @@ static int64_t pass(struct hub_writer *w, bool news, bool stopping)
                         continue;
                 }
                 r = serve_pass(s, news, now);
+                s->capped = r == 2;
                 if (r == 0 && s->off < s->len)
                         s->ending = true; /* the last bytes first */
                 else if (r <= 0) {
@@ -372,6 +459,7 @@ static int64_t pass(struct hub_writer *w, bool news, bool stopping)
                 if (!s->want_out && s->due_ms < next_ms)
                         next_ms = s->due_ms;
         }
+        capped_last(w);
         return next_ms;
 }
 
@@ -440,7 +528,10 @@ static int writer_start(struct stream_hub *hub, struct hub_writer *w)
         return 0;
 }
 
-int stream_hub_new(struct xp_store *store, const atomic_bool *stopping, struct stream_hub **ret)
+int stream_hub_new(struct xp_store *store,
+                   const atomic_bool *stopping,
+                   int64_t stall_ms,
+                   struct stream_hub **ret)
 {
         struct stream_hub *hub = calloc(1, sizeof *hub);
         int r = 0;
@@ -449,6 +540,7 @@ int stream_hub_new(struct xp_store *store, const atomic_bool *stopping, struct s
                 return -ENOMEM;
         hub->store = store;
         hub->stopping = stopping;
+        hub->stall_ms = stall_ms > 0 ? stall_ms : STREAM_HUB_STALL_MS;
         pthread_mutex_init(&hub->lock, NULL);
         atomic_store(&hub->version, xp_store_version(store));
         for (size_t i = 0; i < HUB_WRITERS; i++)

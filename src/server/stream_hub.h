@@ -29,8 +29,18 @@ struct stream_hub;
 typedef int (*stream_pump_fn)(
     void *state, int64_t now_ms, const char **ret_data, size_t *ret_len, int64_t *ret_due_ms);
 
-/* Starts the hub's threads; store and stopping (streams end once it is set) are borrowed. */
-int stream_hub_new(struct xp_store *store, const atomic_bool *stopping, struct stream_hub **ret);
+/* A client that reads nothing for this long is dropped, as the daemon's timeout dropped it when
+ * its thread was blocked in send(): it holds a thread, a connection and its user's stream slot. */
+#define STREAM_HUB_STALL_MS 120000
+
+/*
+ * Starts the hub's threads; store and stopping (streams end once it is set) are borrowed. A
+ * stream whose client takes nothing for stall_ms (0: STREAM_HUB_STALL_MS) ends with -ETIMEDOUT.
+ */
+int stream_hub_new(struct xp_store *store,
+                   const atomic_bool *stopping,
+                   int64_t stall_ms,
+                   struct stream_hub **ret);
 
 /* Ends every stream (their stream_hub_serve() returns 0) and refuses new ones. NULL is fine. */
 void stream_hub_stop(struct stream_hub *hub);
@@ -42,7 +52,8 @@ void stream_hub_free(struct stream_hub *hub);
  * Serves one stream on a connection's socket fd, through tls (its gnutls session) when not NULL,
  * as HTTP/1.1 chunks, blocking the calling thread until it ends. 0 when it ended (pump said so,
  * or the hub stopped): the caller writes the last chunk; -EPIPE when the client went away or a
- * write failed; -ESHUTDOWN when the hub had stopped already; -ENOMEM; pump's own -errno. The
+ * write failed; -ETIMEDOUT when the client took nothing for the stall limit; -ESHUTDOWN when the
+ * hub had stopped already; -ENOMEM; pump's own -errno. The
  * socket's flags are as they were when it returns.
  */
 int stream_hub_serve(struct stream_hub *hub, int fd, void *tls, stream_pump_fn pump, void *state);

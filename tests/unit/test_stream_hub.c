@@ -4,7 +4,8 @@
  * start goes out as a chunk at once; a write to the store makes the hub ask the stream again; a
  * stream's end, a client that hangs up, the hub's stop and a stream's error each end the serve
  * call as documented; a client that does not read holds its stream back (no bytes lost, the
- * stream not asked for more meanwhile) and the rest follows once it reads.
+ * stream not asked for more meanwhile) and the rest follows once it reads, with what was written
+ * meanwhile at once; one that stops reading is dropped after the stall limit, others served on.
  */
 #include <errno.h>
 #include <poll.h>
@@ -30,11 +31,12 @@
 #define BIG_CHUNK (256 * 1024)
 
 /* A scripted stream: its first call sends "start", each write to the store one "news N" line,
- * and it ends (or fails with fail) after last lines; big: every call, BIG_CHUNK bytes at once. */
+ * and it ends (or fails with fail) after last lines; big: every call, BIG_CHUNK bytes at once;
+ * backlog: that many BIG_CHUNK blocks first, due at once but the last (then the news lines). */
 struct script {
         struct xp_store *store;
         uint64_t seen;
-        int calls, lines, last, fail;
+        int calls, lines, last, fail, backlog;
         bool big;
         atomic_int asked; /* calls, as another thread sees them */
         char text[64];
@@ -52,13 +54,14 @@ script_pump(void *state, int64_t now, const char **ret_data, size_t *ret_len, in
         *ret_len = 0;
         if (s->calls++ == 0) {
                 snprintf(s->text, sizeof s->text, "start\n");
-                if (s->big)
+                if (s->big || s->backlog)
                         *ret_due_ms = now; /* the big blocks follow at once */
-        } else if (s->big) {
+        } else if (s->big || s->calls <= s->backlog + 1) {
                 memset(s->block, 'a' + s->calls % 26, BIG_CHUNK);
                 *ret_data = s->block;
                 *ret_len = BIG_CHUNK;
-                *ret_due_ms = now; /* always more */
+                if (s->big || s->calls <= s->backlog)
+                        *ret_due_ms = now; /* more at once */
                 return 1;
         } else if (s->lines >= s->last) {
                 return s->fail ? s->fail : 0;
@@ -107,17 +110,30 @@ static void start(struct hub_test *t)
         assert_int_equal(pthread_create(&t->sv.thread, NULL, serve_thread, &t->sv), 0);
 }
 
-static int setup(void **state)
+static int setup_stall(void **state, int64_t stall_ms)
 {
         struct hub_test *t = calloc(1, sizeof *t);
 
         assert_non_null(t);
         fixture_open(&t->f, "stream_hub", 0);
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, t->pair), 0);
-        assert_int_equal(stream_hub_new(t->f.store, &t->stopping, &t->hub), 0);
+        assert_int_equal(stream_hub_new(t->f.store, &t->stopping, stall_ms, &t->hub), 0);
         t->script.last = 2;
+        t->script.block = malloc(BIG_CHUNK);
+        assert_non_null(t->script.block);
         *state = t;
         return 0;
+}
+
+static int setup(void **state)
+{
+        return setup_stall(state, 0);
+}
+
+/* A client that takes nothing for 300 ms is dropped. */
+static int setup_short_stall(void **state)
+{
+        return setup_stall(state, 300);
 }
 
 static int teardown(void **state)
@@ -135,20 +151,20 @@ static int teardown(void **state)
         return 0;
 }
 
-/* Reads exactly n bytes from the client's end, within 10 s. */
-static void read_exactly(struct hub_test *t, char *buf, size_t n)
+/* Reads exactly n bytes from a client's end, within 10 s. */
+static void read_exactly(int fd, char *buf, size_t n)
 {
         int64_t deadline = xp_monotonic_ms() + 10000;
         size_t have = 0;
 
         while (have < n) {
-                struct pollfd p = {.fd = t->pair[1], .events = POLLIN};
+                struct pollfd p = {.fd = fd, .events = POLLIN};
                 ssize_t r;
 
                 assert_true(xp_monotonic_ms() < deadline);
                 if (poll(&p, 1, 100) <= 0)
                         continue;
-                r = read(t->pair[1], buf + have, n - have);
+                r = read(fd, buf + have, n - have);
                 assert_true(r > 0);
                 have += (size_t)r;
         }
@@ -158,7 +174,7 @@ static void expect(struct hub_test *t, const char *text)
 {
         char buf[256] = {0};
 
-        read_exactly(t, buf, strlen(text));
+        read_exactly(t->pair[1], buf, strlen(text));
         assert_string_equal(buf, text);
 }
 
@@ -248,8 +264,6 @@ static void slow_client(void **state)
 
         assert_non_null(chunk);
         t->script.big = true;
-        t->script.block = malloc(BIG_CHUNK);
-        assert_non_null(t->script.block);
         start(t);
         expect(t, "6\r\nstart\n\r\n");
         /* the socket fills up with a chunk or two; the hub waits for it, asking nothing more
@@ -261,7 +275,7 @@ static void slow_client(void **state)
         for (int i = 2; i <= asked + 2; i++) {
                 snprintf(head, sizeof head, "%x\r\n", BIG_CHUNK);
                 expect(t, head);
-                read_exactly(t, chunk, BIG_CHUNK + 2);
+                read_exactly(t->pair[1], chunk, BIG_CHUNK + 2);
                 for (size_t k = 0; k < BIG_CHUNK; k++)
                         if (chunk[k] != 'a' + i % 26)
                                 fail_msg("chunk %d, byte %zu: %c", i, k, chunk[k]);
@@ -273,6 +287,87 @@ static void slow_client(void **state)
         free(chunk);
 }
 
+/* Reads a chunk of BIG_CHUNK bytes, whole. */
+static void expect_block(struct hub_test *t, char *chunk)
+{
+        char head[16];
+
+        snprintf(head, sizeof head, "%x\r\n", BIG_CHUNK);
+        expect(t, head);
+        read_exactly(t->pair[1], chunk, BIG_CHUNK + 2);
+        assert_memory_equal(chunk + BIG_CHUNK, "\r\n", 2);
+}
+
+/* Waits (10 s at most) until the stream was asked n times. */
+static void wait_asked(struct script *s, int n)
+{
+        int64_t deadline = xp_monotonic_ms() + 10000;
+
+        while (atomic_load(&s->asked) < n) {
+                assert_true(xp_monotonic_ms() < deadline);
+                usleep(10000);
+        }
+}
+
+/*
+ * A write while the stream's bytes wait for the client: once they went, the stream is asked at
+ * once, not at the far due time it gave with its last block (nor at the next write).
+ */
+static void news_while_blocked(void **state)
+{
+        struct hub_test *t = *state;
+        char *chunk = malloc(BIG_CHUNK + 16);
+        int small = 65536;
+
+        assert_non_null(chunk);
+        /* a block more than the socket pair holds: the writer waits for the client with it */
+        assert_int_equal(setsockopt(t->pair[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+        t->script.backlog = 1;
+        start(t);
+        expect(t, "6\r\nstart\n\r\n");
+        wait_asked(&t->script, t->script.backlog + 1);
+        write_pod(t, "a"); /* the writer sees it while the socket is full */
+        for (int i = 0; i < t->script.backlog; i++)
+                expect_block(t, chunk);
+        expect(t, "7\r\nnews 1\n\r\n");
+        close(t->pair[1]);
+        t->pair[1] = -1;
+        assert_int_equal(joined(t), -EPIPE);
+        free(chunk);
+}
+
+/* A client that stops reading is dropped after the stall limit; another stream goes on. */
+static void stalled_client_dropped(void **state)
+{
+        struct hub_test *t = *state;
+        struct script other = {.store = t->f.store, .last = 1};
+        struct serving sv;
+        int pair[2];
+        char buf[32] = {0};
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+        other.seen = xp_store_version(t->f.store);
+        sv = (struct serving){.hub = t->hub, .fd = pair[0], .script = &other, .result = 1};
+        assert_int_equal(pthread_create(&sv.thread, NULL, serve_thread, &sv), 0);
+        t->script.big = true;
+        start(t);
+        expect(t, "6\r\nstart\n\r\n");
+        /* this client reads no more: its stream ends within the stall limit's passes */
+        assert_int_equal(joined(t), -ETIMEDOUT);
+        /* the other stream was not held back, and is served still */
+        read_exactly(pair[1], buf, 11);
+        assert_string_equal(buf, "6\r\nstart\n\r\n");
+        write_pod(t, "a");
+        memset(buf, 0, sizeof buf);
+        read_exactly(pair[1], buf, 12);
+        assert_string_equal(buf, "7\r\nnews 1\n\r\n");
+        write_pod(t, "b"); /* asked again: it ended */
+        assert_int_equal(pthread_join(sv.thread, NULL), 0);
+        assert_int_equal(sv.result, 0);
+        close(pair[0]);
+        close(pair[1]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -282,6 +377,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(server_stopping, setup, teardown),
             cmocka_unit_test_setup_teardown(hub_stop, setup, teardown),
             cmocka_unit_test_setup_teardown(slow_client, setup, teardown),
+            cmocka_unit_test_setup_teardown(news_while_blocked, setup, teardown),
+            cmocka_unit_test_setup_teardown(stalled_client_dropped, setup_short_stall, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

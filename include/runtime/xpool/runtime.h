@@ -355,8 +355,12 @@ int xp_runtime_pod_netns(struct xp_runtime *rt,
                          int *ret_fd,
                          struct xp_error *err);
 
+/* The size a container's or a command's terminal has until a client sends its own. */
+#define XP_RUNTIME_TTY_ROWS 24
+#define XP_RUNTIME_TTY_COLS 80
+
 /* A pseudo-terminal: *ret_master (non-blocking) and *ret_slave, both close-on-exec and neither
- * anyone's controlling terminal yet. -errno. */
+ * anyone's controlling terminal yet, sized XP_RUNTIME_TTY_ROWS x _COLS. -errno. */
 int xp_runtime_pty_open(int *ret_master, int *ret_slave);
 /* The same for a command run in a running container: from the container's own devpts when it
  * has one (so that `tty` inside names it), else the node's. -errno. */

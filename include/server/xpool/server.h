@@ -80,6 +80,11 @@ struct xp_server_options {
         int64_t hpa_downscale_ms;
         bool hpa_downscale_set;
         const char *hpa_prometheus_url;
+        /* A watch whose client takes nothing of what is due for this long is dropped (0: 120 s),
+         * and an authenticated connection without a request for this long is closed (0: 60 s;
+         * libmicrohttpd's own timeout is twice it, in whole seconds). For tests and operators. */
+        int64_t watch_stall_timeout_ms;
+        int64_t connection_idle_timeout_ms;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
