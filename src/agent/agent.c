@@ -674,6 +674,8 @@ int xp_agent_new(const struct xp_agent_options *options,
         if (a->stop_fd < 0 || a->pods.wake_fd < 0)
                 return xp_errorf(err, -errno, "eventfd: %s", strerror(errno));
         r = copy_options(a, options, err);
+        if (r >= 0)
+                r = xp_agent_pod_api_parse(a, options->api_service_address, err);
         if (r < 0)
                 return r;
         r = token_key(a, a->log_key, err);
@@ -731,6 +733,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = start_network(a, err);
         if (r < 0)
                 return r;
+        xp_agent_pod_api_start(a);
         r = xp_apiclient_new(&a->api, &a->watch_client, err);
         if (r < 0)
                 return r;
@@ -765,6 +768,8 @@ void xp_agent_free(struct xp_agent *a)
                 pthread_join(a->watch_thread, NULL);
         if (a->reconcile_started)
                 pthread_join(a->reconcile_thread, NULL);
+        /* no container starts any more: none is told the pods' API address */
+        xp_agent_pod_api_stop(a);
         /* the reconcile thread is joined: nothing asks the network step any more */
         xp_agent_network_free(a->network);
         xp_podnet_free(a->podnet);

@@ -181,6 +181,7 @@ int xp_agent_image_holder(const char *uid, const char *container, char buf[stati
 bool xp_agent_runs_images(const struct xp_agent *a, const struct xp_pod *pod);
 
 struct xp_agent_network;
+struct xp_apiproxy;
 struct xp_podnet;
 
 struct xp_agent {
@@ -190,6 +191,15 @@ struct xp_agent {
         char *cgroup_root, *shim_exe, *node_description, *token_id, *ca_pem;
         char *cni_conf_dir, *cni_bin_dirs, *netns_dir, *pod_cidr, *ipc_dir;
         bool host_network_only; /* --pod-network host */
+        /* the pods' API address (apiaddr.c): --api-service-address, its forwarder, and whether
+         * the agent put the address on lo */
+        struct {
+                bool off;
+                char ip[46];
+                unsigned port;
+                struct xp_apiproxy *proxy;
+                bool added;
+        } pod_api;
         size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
         int64_t max_pods; /* 0: 110 */
@@ -388,3 +398,15 @@ void xp_agent_events_status(struct xp_agent_events *events,
                             const char *pod,
                             const char *uid,
                             const json_t *status);
+
+/*
+ * The pods' address of the API server (apiaddr.c, docs/networking.md "The API from pods"):
+ * text is --api-service-address (NULL: XP_APIPROXY_DEFAULT, "none": off), checked at start.
+ */
+int xp_agent_pod_api_parse(struct xp_agent *a, const char *text, struct xp_error *err);
+/* On a node whose pods get networks of their own: the address put on lo and its forwarder to
+ * the API server started, and every container's KUBERNETES_SERVICE_HOST and _PORT made it; a
+ * failure is logged and pods get the agent's own address of the server, as without it. */
+void xp_agent_pod_api_start(struct xp_agent *a);
+/* The forwarder stopped, and the address removed from lo when it was the agent's. */
+void xp_agent_pod_api_stop(struct xp_agent *a);

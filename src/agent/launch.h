@@ -61,9 +61,10 @@ struct xp_launch_policy {
         /* why pods cannot get a network of their own on this node (NULL: they can, or every
          * pod is on the node's network by the operator's choice) */
         const char *network_unavailable;
-        /* the API server's host (an IPv6 address without brackets) and port as the agent reaches
-         * it, from its URL split once at start: every container's KUBERNETES_SERVICE_HOST and
-         * _PORT (launch_svcenv.c); host NULL: none are set */
+        /* the API server's host (an IPv6 address without brackets) and port as pods reach it:
+         * the address the agent forwards (apiaddr.c), else the agent's own, from its URL split
+         * once at start: every container's KUBERNETES_SERVICE_HOST and _PORT (launch_svcenv.c);
+         * host NULL: none are set */
         const char *api_host;
         unsigned api_port;
 };

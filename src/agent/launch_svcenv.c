@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The `kubernetes` Service's variables the kubelet gives every container (launch_svcenv.c), in
- * the names and formats of the kubelet's Service environment. xpool has no kube-proxy, so the
- * Service's ClusterIP would lead nowhere: the values are the address the agent itself reaches
- * the API server at (docs/agent.md, "Environment").
+ * the names and formats of the kubelet's Service environment. The values are the Service's
+ * address that the agent forwards to the server (apiaddr.c), or, where it does not, the address
+ * the agent itself reaches the API server at (docs/networking.md, "The API from pods").
  */
 #include <stdarg.h>
 #include <stdbool.h>

@@ -194,6 +194,7 @@ enum {
         XP_CLI_OPT_NETNS_DIR,
         XP_CLI_OPT_POD_CIDR,
         XP_CLI_OPT_IPC_DIR,
+        XP_CLI_OPT_API_SERVICE_ADDRESS,
 };
 
 #define XP_CLI_PODNET_LONG_OPTIONS                                                                 \
@@ -202,6 +203,7 @@ enum {
             {"cni-bin-dir", required_argument, NULL, XP_CLI_OPT_CNI_BIN_DIR},                      \
             {"netns-dir", required_argument, NULL, XP_CLI_OPT_NETNS_DIR},                          \
             {"ipc-dir", required_argument, NULL, XP_CLI_OPT_IPC_DIR},                              \
+            {"api-service-address", required_argument, NULL, XP_CLI_OPT_API_SERVICE_ADDRESS},      \
         {                                                                                          \
                 "pod-cidr", required_argument, NULL, XP_CLI_OPT_POD_CIDR                           \
         }
@@ -218,7 +220,11 @@ enum {
         "                           /run/xpool/agent-<key>/netns, the agent's own)\n"              \
         "      --ipc-dir DIR        where the pods' IPC namespaces are mounted (default\n"         \
         "                           /run/xpool/agent-<key>/ipc, the agent's own)\n"                \
-        "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n"
+        "      --pod-cidr CIDR      the built-in network's pod addresses (default 10.87.0.0/16)\n" \
+        "      --api-service-address ADDR:PORT\n"                                                  \
+        "                           the pods' address of the API server, put on the node's lo\n"   \
+        "                           and forwarded to the server (default 10.96.0.1:443; none:\n"   \
+        "                           the agent's own address of the server)\n"
 
 /*
  * Takes one of the options above into o (strings borrowed from arg): 0, or XP_EXIT_USAGE after

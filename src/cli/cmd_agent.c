@@ -253,6 +253,7 @@ static int agent_option(int c, const char *arg, void *userdata)
         case XP_CLI_OPT_NETNS_DIR:
         case XP_CLI_OPT_POD_CIDR:
         case XP_CLI_OPT_IPC_DIR:
+        case XP_CLI_OPT_API_SERVICE_ADDRESS:
                 return xp_cli_podnet_option("xpool agent", c, arg, a->o);
         }
         return 0;

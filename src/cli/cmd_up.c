@@ -162,6 +162,7 @@ static int up_option(int c, const char *arg, void *userdata)
         case XP_CLI_OPT_NETNS_DIR:
         case XP_CLI_OPT_POD_CIDR:
         case XP_CLI_OPT_IPC_DIR:
+        case XP_CLI_OPT_API_SERVICE_ADDRESS:
                 return xp_cli_podnet_option("xpool up", c, arg, a->agent);
         case OPT_NODE_MONITOR_GRACE:
                 return xp_cli_parse_duration("up",

@@ -41,6 +41,9 @@ int xp_cli_podnet_option(const char *cmd, int c, const char *arg, struct xp_agen
         case XP_CLI_OPT_POD_CIDR:
                 o->pod_cidr = arg;
                 break;
+        case XP_CLI_OPT_API_SERVICE_ADDRESS:
+                o->api_service_address = arg; /* checked by the agent */
+                break;
         }
         return 0;
 }

@@ -227,7 +227,7 @@ static void tick(struct xp_nodelife *c)
 {
         int64_t now = xp_clock_monotonic_ms(c->clock);
 
-        for (size_t i = 0; i < c->n_nodes; i++) {
+        for (size_t i = 0; i < c->n_nodes && !atomic_load(&c->quiet); i++) {
                 struct lnode *n = c->nodes[i];
                 bool watched = n->has_lease || n->heartbeat;
                 bool expired = watched && now - n->seen_ms > c->grace_ms;
@@ -240,7 +240,9 @@ static void tick(struct xp_nodelife *c)
                         n->lost = false; /* alive again; the taint goes once it reports Ready */
         }
         /* A hash lookup per tracked pod: cheap next to the writes that made them. */
-        for (size_t i = 0; i < c->n_pods && !xp_controller_stopping(c->loop); i++) {
+        for (size_t i = 0;
+             i < c->n_pods && !xp_controller_stopping(c->loop) && !atomic_load(&c->quiet);
+             i++) {
                 struct lpod *p = c->pods[i];
                 struct lnode *n = view_node(c, p->node);
 
@@ -283,7 +285,7 @@ static int64_t nodelife_work(void *userdata)
         struct xp_nodelife *c = userdata;
         int64_t now = xp_clock_monotonic_ms(c->clock), next;
 
-        if (!c->ticked || now - c->ticked_ms >= TICK_MS) {
+        if (!atomic_load(&c->quiet) && (!c->ticked || now - c->ticked_ms >= TICK_MS)) {
                 tick(c);
                 c->ticked = true;
                 c->ticked_ms = xp_clock_monotonic_ms(c->clock);
@@ -371,6 +373,12 @@ int xp_nodelife_step(struct xp_nodelife *c, struct xp_error *err)
         int r = xp_informer_sync(c->informer, err);
 
         return r < 0 ? r : (int)nodelife_work(c);
+}
+
+void xp_nodelife_quiesce(struct xp_nodelife *c)
+{
+        if (c)
+                atomic_store(&c->quiet, true);
 }
 
 void xp_nodelife_free(struct xp_nodelife *c)

@@ -7,6 +7,7 @@
  */
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,7 @@ struct xp_nodelife {
         int64_t grace_ms, eviction_ms;
         bool ticked;
         int64_t ticked_ms;
+        atomic_bool quiet; /* xp_nodelife_quiesce(): no node is judged any more */
         struct lnode **nodes;
         size_t n_nodes, cap_nodes;
         struct xp_map node_index;

@@ -125,12 +125,15 @@ static int share(json_t *to, const json_t *from, const char *key)
 
 json_t *wl_pod_slim(const json_t *pod)
 {
-        const json_t *meta = json_object_get(pod, "metadata");
-        json_t *slim = json_object(), *slim_meta = json_copy((json_t *)meta),
+        json_t *meta = json_object_get(pod, "metadata");
+        /* the metadata is copied only to drop managedFields: without them it is shared */
+        json_t *slim = json_object(),
+               *slim_meta =
+                   json_object_get(meta, "managedFields") ? json_copy(meta) : json_incref(meta),
                *slim_spec = json_object();
         int r = slim && slim_meta && slim_spec ? 0 : -ENOMEM;
 
-        if (r == 0 && json_is_object(slim_meta))
+        if (r == 0 && slim_meta != meta)
                 json_object_del(slim_meta, "managedFields");
         if (r == 0)
                 r = share(slim, pod, "apiVersion") | share(slim, pod, "kind") |

@@ -6,6 +6,7 @@
  * default below treats its field the way its Go type does.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "xpool/object.h"
@@ -283,10 +284,35 @@ static json_t *toleration(const char *taint, int64_t seconds)
         return t;
 }
 
+static const char *const taints[] = {TAINT_NOT_READY, TAINT_UNREACHABLE};
+
+/*
+ * The two tolerations with the default seconds, built once and shared by every new pod's body
+ * (26 allocations a pod, freed again with the body once decoded). Nothing changes a toleration
+ * once added: the decode copies it into the model, and the update check compares copies.
+ * jansson counts references atomically.
+ */
+static json_t *shared_tolerations[2];
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+static void shared_tolerations_build(void)
+{
+        for (size_t k = 0; k < 2; k++)
+                shared_tolerations[k] = toleration(taints[k], XP_POD_DEFAULT_TOLERATION_SECONDS);
+}
+
+static json_t *default_toleration(size_t k, int64_t seconds)
+{
+        if (seconds != XP_POD_DEFAULT_TOLERATION_SECONDS)
+                return toleration(taints[k], seconds);
+        pthread_once(&shared_once, shared_tolerations_build);
+        return shared_tolerations[k] ? json_incref(shared_tolerations[k])
+                                     : toleration(taints[k], seconds);
+}
+
 /* DefaultTolerationSeconds: pods ride out a node that is briefly not ready or unreachable. */
 static int default_tolerations(json_t *spec, int64_t seconds)
 {
-        static const char *const taints[] = {TAINT_NOT_READY, TAINT_UNREACHABLE};
         json_t *tolerations = json_object_get(spec, "tolerations"), *t;
         size_t i;
 
@@ -302,7 +328,7 @@ static int default_tolerations(json_t *spec, int64_t seconds)
 
                 json_array_foreach(tolerations, i, t) covered = covered || covers(t, taints[k]);
                 if (!covered &&
-                    json_array_append_new(tolerations, toleration(taints[k], seconds)) < 0)
+                    json_array_append_new(tolerations, default_toleration(k, seconds)) < 0)
                         return -ENOMEM;
         }
         return 0;

@@ -156,11 +156,35 @@ struct xp_store *xp_registry_store(const struct xp_registry *registry)
         return registry->store;
 }
 
+/*
+ * Random bytes for uids and generated names, drawn from a per-thread pool that one getrandom()
+ * fills: each create took two system calls for 21 bytes. Not for secrets (a forked child would
+ * repeat its parent's pool); the pool is the kernel's output, read ahead.
+ */
+static int unique_bytes(uint8_t *buf, size_t len)
+{
+        static _Thread_local uint8_t pool[512];
+        static _Thread_local size_t left;
+        int r;
+
+        if (len > sizeof pool)
+                return xp_random_bytes(buf, len);
+        if (left < len) {
+                r = xp_random_bytes(pool, sizeof pool);
+                if (r < 0)
+                        return r;
+                left = sizeof pool;
+        }
+        memcpy(buf, pool + sizeof pool - left, len);
+        left -= len;
+        return 0;
+}
+
 int xp_registry_uid(char buf[static XP_REGISTRY_UID_STRING])
 {
         static const uint8_t groups[] = {4, 2, 2, 2, 6}; /* bytes: 8-4-4-4-12 digits */
         uint8_t b[16];
-        int r = xp_random_bytes(b, sizeof b);
+        int r = unique_bytes(b, sizeof b);
 
         if (r < 0)
                 return r;
@@ -180,7 +204,7 @@ int xp_registry_generate_name(const char *prefix, char **ret)
         static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
         uint8_t b[GENERATE_CHARS];
         char suffix[GENERATE_CHARS + 1];
-        int r = xp_random_bytes(b, sizeof b);
+        int r = unique_bytes(b, sizeof b);
 
         if (r < 0)
                 return r;

@@ -10,6 +10,7 @@
  * not the pod's and the account's.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +87,8 @@ static json_t *root_ca(void)
                            "kube-root-ca.crt");
 }
 
-/* The volume, named name: token, the CA when the server has one, the namespace. */
-static json_t *token_volume(const char *name, bool with_ca)
+/* The projected source: token, the CA when the server has one, the namespace. */
+static json_t *projected_source(bool with_ca)
 {
         json_t *token = with(with_string(json_object(), "path", "token"),
                              "expirationSeconds",
@@ -114,11 +115,35 @@ static json_t *token_volume(const char *name, bool with_ca)
                 json_decref(sources);
                 return NULL;
         }
-        return with(with_string(json_object(), "name", name),
-                    "projected",
-                    with(with(json_object(), "sources", sources),
-                         "defaultMode",
-                         json_integer(DEFAULT_MODE)));
+        return with(
+            with(json_object(), "sources", sources), "defaultMode", json_integer(DEFAULT_MODE));
+}
+
+/*
+ * The two projected sources (without and with the CA), built once and shared by every new pod:
+ * about 60 allocations per pod that its body, its stored tree and the ring's readers would each
+ * free again. Sharing is safe because nothing changes a pod's volume source once admitted: the
+ * defaults find defaultMode set, the decode keeps the unmodelled source by reference, and the
+ * stored tree is read-only for its readers. jansson counts references atomically.
+ */
+static json_t *shared_sources[2];
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+static void shared_sources_build(void)
+{
+        shared_sources[0] = projected_source(false);
+        shared_sources[1] = projected_source(true);
+}
+
+/* The volume, named name, with its projected source (shared, or a new one without memory). */
+static json_t *token_volume(const char *name, bool with_ca)
+{
+        json_t *source;
+
+        pthread_once(&shared_once, shared_sources_build);
+        source = shared_sources[with_ca] ? json_incref(shared_sources[with_ca])
+                                         : projected_source(with_ca);
+        return with(with_string(json_object(), "name", name), "projected", source);
 }
 
 /* The name of the pod's kube-api-access-* volume (the first), or NULL. */

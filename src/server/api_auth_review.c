@@ -421,7 +421,7 @@ static bool decide(const struct request *req, const struct access *a, char *reas
                 d = pod_bound_to(req, a->namespace, a->name, who->subject) ? AUTH_ALLOW : AUTH_DENY;
         if (d == AUTH_ALLOW_IF_REFERENCED)
                 d = http_node_references(
-                        req->api->store, a->resource, a->namespace, a->name, who->subject)
+                        req->api->node_graph, a->resource, a->namespace, a->name, who->subject)
                         ? AUTH_ALLOW
                         : AUTH_DENY;
         if (d == AUTH_ALLOW) {

@@ -71,10 +71,11 @@ bool http_path_is_public(const char *method, const char *path);
 
 /*
  * The node authorizer's rule for Secrets and ConfigMaps (resource "secrets" or "configmaps"):
- * whether a pod bound to node names ns/name (xpool/podrefs.h). False when the pods cannot be read.
+ * whether a pod bound to node names ns/name (xpool/podrefs.h), from the graph of what the nodes'
+ * pods name (xpool/nodegraph.h). False when the pods cannot be read.
  */
-struct xp_store;
-bool http_node_references(struct xp_store *store,
+struct xp_node_graph;
+bool http_node_references(struct xp_node_graph *graph,
                           const char *resource,
                           const char *ns,
                           const char *name,

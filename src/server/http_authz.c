@@ -12,8 +12,9 @@
 #include "http.h"
 #include "internal.h"
 #include "ui.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
-#include "xpool/podrefs.h"
+#include "xpool/nodegraph.h"
 #include "xpool/store.h"
 
 static enum auth_verb
@@ -75,7 +76,7 @@ static int pod_on_node(const struct request *req, const char *node)
         return r;
 }
 
-bool http_node_references(struct xp_store *store,
+bool http_node_references(struct xp_node_graph *graph,
                           const char *resource,
                           const char *ns,
                           const char *name,
@@ -83,24 +84,22 @@ bool http_node_references(struct xp_store *store,
 {
         enum xp_pod_ref_kind kind =
             strcmp(resource, "secrets") == 0 ? XP_POD_REF_SECRET : XP_POD_REF_CONFIGMAP;
-        json_t *pods = NULL, *pod;
-        bool found = false;
-        size_t i;
+        struct xp_error err = {0};
+        int r;
 
-        if (!ns || !name || xp_store_list(store, "pods", ns, &pods, NULL, NULL) < 0)
+        if (!graph || !ns || !name)
                 return false;
-        json_array_foreach(pods, i, pod)
-        {
-                const char *bound =
-                    json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-
-                if (bound && strcmp(bound, node) == 0 && xp_pod_references(pod, kind, name)) {
-                        found = true;
-                        break;
-                }
-        }
-        json_decref(pods);
-        return found;
+        r = xp_node_graph_references(graph, kind, ns, name, node, &err);
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "xpool server: node %s's read of %s %s/%s is refused: the pods cannot be "
+                       "read: %s",
+                       node,
+                       resource,
+                       ns,
+                       name,
+                       err.msg[0] ? xp_error_message(&err) : strerror(-r));
+        return r > 0;
 }
 
 /* The paths anyone may read, as Kubernetes lets anyone see the server is there. */
@@ -162,7 +161,7 @@ int http_authorize(const struct route *route,
         }
         if (decision == AUTH_ALLOW_IF_REFERENCED &&
             http_node_references(
-                req->api->store, areq.resource, req->namespace, req->name, who->subject))
+                req->api->node_graph, areq.resource, req->namespace, req->name, who->subject))
                 decision = AUTH_ALLOW;
         if (decision == AUTH_ALLOW)
                 return 1;

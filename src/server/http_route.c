@@ -36,7 +36,12 @@ enum http_method http_method_from_string(const char *method)
  */
 static bool route_match(const char *pattern, const char *path, struct http_captures *ret)
 {
-        *ret = (struct http_captures){0};
+        /* empty, not zeroed: zeroing the 1.3 KiB of buffers for every route tried was a memset
+         * per route per request */
+        ret->group[0] = ret->resource[0] = ret->namespace[0] = ret->name[0] = ret->version[0] =
+            '\0';
+        ret->has_group = ret->has_resource = ret->has_namespace = ret->has_name = ret->has_version =
+            false;
         while (*pattern && *path) {
                 size_t plen = strcspn(pattern, "/"), len = strcspn(path, "/");
 

@@ -49,6 +49,8 @@ struct api {
         struct service_ips *service_ips; /* Services' cluster IPs (api_service.c) */
         struct node_ports *node_ports;   /* Services' node ports (api_nodeport.c) */
         struct watch_batches *watch_batches; /* watches' shared reads (watch_shared.h) */
+        /* what the nodes' pods name, for the node authorizer (xpool/nodegraph.h) */
+        struct xp_node_graph *node_graph;
 };
 
 struct auth_identity;

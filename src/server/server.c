@@ -32,6 +32,7 @@
 #include "xpool/http_door.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/nodegraph.h"
 #include "xpool/nodelife.h"
 #include "xpool/poolstats.h"
 #include "xpool/quotastatus.h"
@@ -67,17 +68,22 @@ struct xp_server {
 };
 
 /* The store (read-only when its disk is full), the registry over it, and the controllers. */
-static int start_state(struct xp_server *server,
-                       const struct xp_server_options *options,
-                       const char *db,
-                       struct xp_error *err)
+static struct xp_nodelife_options nodelife_options_of(const struct xp_server_options *options)
 {
-        struct xp_nodelife_options nodelife_options = {
+        return (struct xp_nodelife_options){
             .grace_ms = options->node_monitor_grace_ms > 0 ? options->node_monitor_grace_ms
                                                            : XP_SERVER_NODE_MONITOR_GRACE_MS,
             .eviction_ms = options->pod_eviction_timeout_ms > 0 ? options->pod_eviction_timeout_ms
                                                                 : XP_SERVER_POD_EVICTION_TIMEOUT_MS,
         };
+}
+
+static int start_state(struct xp_server *server,
+                       const struct xp_server_options *options,
+                       const char *db,
+                       struct xp_error *err)
+{
+        const struct xp_nodelife_options nodelife_options = nodelife_options_of(options);
         _cleanup_(xp_store_keys_freep) struct xp_store_keys *keys = NULL;
         _cleanup_free_ char *keys_path = xp_datadir_path(options->data_dir, XP_DATADIR_ENCRYPTION);
         char why[128];
@@ -138,9 +144,7 @@ static int start_state(struct xp_server *server,
                 r = xp_endpoints_start(server->api.registry, &server->endpoints, err);
         if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
-        if (r < 0)
-                return r;
-        return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+        return r < 0 ? r : 0;
 }
 
 /* What the handlers read of the server: its address, the default tolerations' seconds,
@@ -160,6 +164,8 @@ static int start_api(struct xp_server *server,
                 return r;
         service_ips_first(server->api.service_ips, first);
         r = node_ports_new(options->service_node_port_range, &server->api.node_ports, err);
+        if (r >= 0)
+                r = xp_node_graph_new(server->api.store, &server->api.node_graph);
         if (r < 0)
                 return r;
         r = watch_batches_new(&server->api.watch_batches);
@@ -254,6 +260,15 @@ static void set_addresses(struct xp_server *server, const char *host, bool ipv6,
                 snprintf(server->url, sizeof server->url, "%s://%s", scheme, server->address);
 }
 
+static int start_nodelife(struct xp_server *server,
+                          const struct xp_server_options *options,
+                          struct xp_error *err)
+{
+        const struct xp_nodelife_options nodelife_options = nodelife_options_of(options);
+
+        return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
+}
+
 int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err)
@@ -341,6 +356,11 @@ int xp_server_new(const struct xp_server_options *options,
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
         }
+        /* The node lifecycle last, once agents can reach us: it gives every node a full grace
+         * period from its start, which a slow start must not eat into (docs/reliability.md). */
+        r = start_nodelife(server, options, err);
+        if (r < 0)
+                goto fail;
         *ret = server;
         return 0;
 
@@ -368,8 +388,14 @@ void xp_server_free(struct xp_server *server)
          * and the requests in flight finish (a create's 201 only after its commit). Then nothing
          * reads the controllers' state, and no write comes but theirs. Stopping the controllers
          * first, as before, kept every watch and client served meanwhile: under load the
-         * informers never caught up, and a stop took tens of seconds (docs/reliability.md). */
+         * informers never caught up, and a stop took tens of seconds (docs/reliability.md).
+         * But the node lifecycle judges no node from before HTTP stops: once the door closes no
+         * agent's heartbeat gets in, and a stop longer than the grace period would mark every
+         * node lost (NotReady, its pods' Ready false, Events) for a stop, not for anything the
+         * nodes did. Quiesced, not stopped there: its stop waits for its informer to read what
+         * the store has new, which the scheduler's writes of a busy start keep growing. */
         atomic_store(&server->api.stopping, true);
+        xp_nodelife_quiesce(server->nodelife);
         http_stop(server->http);
         srv_metrics_forget_sources(server->api.metrics);
         xp_autoscaler_free(server->autoscaler); /* it reads the usage: first */
@@ -391,6 +417,7 @@ void xp_server_free(struct xp_server *server)
         service_ips_free(server->api.service_ips);
         node_ports_free(server->api.node_ports);
         watch_batches_free(server->api.watch_batches); /* after HTTP: the watches hold them */
+        xp_node_graph_free(server->api.node_graph);
         xp_store_close(server->api.store);
         auth_free(server->auth);
         satoken_key_free(server->api.satoken);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "internal.h"
 #include "kubeconfig.h"
 #include "setup.h"
 #include "tls.h"
@@ -27,6 +28,26 @@
 
 #define KUBECONFIG_MAX (256 * 1024)
 
+/* The names kube-apiserver's certificate carries for the `kubernetes` Service, beside its
+ * ClusterIP: in-cluster clients may call the server by any of them. */
+static const char *const service_names[] = {"kubernetes",
+                                            "kubernetes.default",
+                                            "kubernetes.default.svc",
+                                            "kubernetes.default.svc.cluster.local"};
+
+/* The `kubernetes` Service's ClusterIP: the first address of the primary range. */
+static int service_address(const char *ranges, char buf[static 46], struct xp_error *err)
+{
+        struct service_ips *ips = NULL;
+        int r = service_ips_new(ranges, &ips, err);
+
+        if (r < 0)
+                return r;
+        service_ips_first(ips, buf);
+        service_ips_free(ips);
+        return 0;
+}
+
 int setup_tls(const struct xp_server_options *options,
               const char *listen_host,
               char **ret_cert,
@@ -36,8 +57,8 @@ int setup_tls(const struct xp_server_options *options,
 {
         _cleanup_free_ char *dir = NULL, *cert_path = NULL, *key_path = NULL, *ca_path = NULL;
         _cleanup_free_ char *cert = NULL, *key = NULL, *ca = NULL;
-        const char *hosts[XP_SERVER_SANS_MAX + 2];
-        char hostname[256];
+        const char *hosts[XP_SERVER_SANS_MAX + 2 + 1 + XP_ELEMENTSOF(service_names)];
+        char hostname[256], service_ip[46];
         size_t n = 0;
         int r;
 
@@ -75,6 +96,15 @@ int setup_tls(const struct xp_server_options *options,
         }
         for (size_t i = 0; i < options->n_tls_sans; i++)
                 hosts[n++] = options->tls_sans[i];
+        /* pods reach the server at the Service's address (the agent forwards it:
+         * docs/networking.md, "The API from pods"), and verify it with their service account's
+         * ca.crt */
+        r = service_address(options->service_cluster_ip_range, service_ip, err);
+        if (r < 0)
+                return r;
+        hosts[n++] = service_ip;
+        for (size_t i = 0; i < XP_ELEMENTSOF(service_names); i++)
+                hosts[n++] = service_names[i];
 
         dir = xp_datadir_path(options->data_dir, XP_DATADIR_PKI);
         if (!dir)

@@ -10,7 +10,9 @@
  * The serving certificate and key as PEM text, and the CA's certificate clients should trust
  * (NULL when the operator's files are used: signed by a CA clients already trust). Generates
  * them under DATA_DIR/pki for XP_SERVER_TLS_GENERATE, valid for listen_host, this machine's
- * name, loopback and options->tls_sans. Caller frees the three.
+ * name, loopback, options->tls_sans, and the `kubernetes` Service's ClusterIP (the first address
+ * of options->service_cluster_ip_range) and names, at which pods reach the server (the agent
+ * forwards it). Caller frees the three.
  */
 int setup_tls(const struct xp_server_options *options,
               const char *listen_host,

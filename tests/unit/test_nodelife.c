@@ -237,6 +237,21 @@ static void renewed_lease_keeps_the_node(void **state)
         assert_int_equal(events(f, "NodeNotReady"), 0);
 }
 
+/* Quiesced (the server stopping: no heartbeat can arrive), it judges no node however long the
+ * stop lasts; the same time without it loses the node (lost_node_then_its_pods). */
+static void quiesced_judges_no_node(void **state)
+{
+        struct fixture *f = *state;
+
+        pass(f, GRACE_MS / 2);
+        xp_nodelife_quiesce(f->nodelife);
+        pass(f, 3 * GRACE_MS);
+        expect_condition(f, "nodes", "", "n1", "Ready", "True -");
+        assert_false(tainted(f));
+        assert_int_equal(events(f, "NodeNotReady"), 0);
+        expect_condition(f, "pods", "default", "p", "Ready", "none"); /* never marked */
+}
+
 static void back_once_ready_again(void **state)
 {
         struct fixture *f = *state;
@@ -321,6 +336,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(lost_node_then_its_pods, setup, teardown),
             cmocka_unit_test_setup_teardown(renewed_lease_keeps_the_node, setup, teardown),
+            cmocka_unit_test_setup_teardown(quiesced_judges_no_node, setup, teardown),
             cmocka_unit_test_setup_teardown(back_once_ready_again, setup, teardown),
             cmocka_unit_test_setup_teardown(
                 terminating_pod_of_a_lost_node_goes_after_its_grace, setup, teardown),

@@ -2,6 +2,7 @@
 /* tls_ensure() and friends, checked by GnuTLS, openssl, a real handshake and kubectl. */
 #include <errno.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "tmpdir.h"
 
 #include "server/kubeconfig.h"
+#include "server/setup.h"
 #include "server/tls.h"
 #include "xpool/macro.h"
 #include "xpool/yaml.h"
@@ -461,6 +463,56 @@ static const char *member(json_t *array, const char *field)
         return json_string_value(value);
 }
 
+/* Whether the certificate (PEM) is valid for host, an IP literal or a name. */
+static bool valid_for(const char *pem, const char *host)
+{
+        gnutls_datum_t d = {.data = (unsigned char *)pem, .size = (unsigned)strlen(pem)};
+        gnutls_x509_crt_t crt;
+        bool ok;
+
+        assert_int_equal(gnutls_x509_crt_init(&crt), 0);
+        assert_int_equal(gnutls_x509_crt_import(crt, &d, GNUTLS_X509_FMT_PEM), 0);
+        ok = gnutls_x509_crt_check_hostname(crt, host) != 0;
+        gnutls_x509_crt_deinit(crt);
+        return ok;
+}
+
+/* The pods' way to the server (docs/networking.md, "The API from pods"): the generated
+ * certificate names the kubernetes Service's ClusterIP of the range and its names. */
+static void service_address(void **state)
+{
+        struct tmpdir *f = *state;
+        struct xp_server_options options = {.data_dir = f->dir, .tls = XP_SERVER_TLS_GENERATE};
+        struct xp_error err = {0};
+        char *cert = NULL, *key = NULL, *ca = NULL, path[160];
+
+        assert_int_equal(setup_tls(&options, "127.0.0.1", &cert, &key, &ca, &err), 0);
+        assert_true(valid_for(cert, "10.96.0.1"));
+        assert_true(valid_for(cert, "kubernetes.default.svc"));
+        assert_true(valid_for(cert, "kubernetes.default.svc.cluster.local"));
+        assert_true(valid_for(cert, "kubernetes"));
+        assert_false(valid_for(cert, "10.96.0.2"));
+        free(cert);
+        free(key);
+        free(ca);
+        /* another range: a new certificate with its first address */
+        options.service_cluster_ip_range = "10.100.0.0/16";
+        assert_int_equal(setup_tls(&options, "127.0.0.1", &cert, &key, &ca, &err), 0);
+        assert_true(valid_for(cert, "10.100.0.1"));
+        assert_false(valid_for(cert, "10.96.0.1"));
+        free(cert);
+        free(key);
+        free(ca);
+        /* a range that is none: said, and the certificate left as it was */
+        options.service_cluster_ip_range = "10.100.0.0/33";
+        assert_true(setup_tls(&options, "127.0.0.1", &cert, &key, &ca, &err) < 0);
+        assert_non_null(strstr(err.msg, "--service-cluster-ip-range '10.100.0.0/33'"));
+        snprintf(path, sizeof(path), "%s/pki/server.crt", f->dir);
+        cert = read_text(path);
+        assert_true(valid_for(cert, "10.100.0.1"));
+        free(cert);
+}
+
 static void kubeconfig_content(void **state)
 {
         struct tmpdir *f = *state;
@@ -572,6 +624,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(handshake, setup, teardown),
             cmocka_unit_test(priority),
             cmocka_unit_test_setup_teardown(kubeconfig_content, setup, teardown),
+            cmocka_unit_test_setup_teardown(service_address, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

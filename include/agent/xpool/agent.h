@@ -65,6 +65,10 @@ struct xp_agent_options {
         const char *cni_conf_dir; /* NULL: /etc/cni/net.d */
         const char *cni_bin_dirs; /* ':'-separated; NULL: /usr/lib/cni:/opt/cni/bin */
         const char *netns_dir;    /* the pods' namespaces; NULL: /run/xpool/agent-<key>/netns */
+        /* the pods' address of the API server, forwarded by the agent (docs/networking.md, "The
+         * API from pods"): IPv4:PORT or [IPv6]:PORT; NULL: 10.96.0.1:443; "none": the agent's
+         * own address of the server */
+        const char *api_service_address;
         /* the containers' runtime state (spec, exit status, sockets); NULL: DATA/containers.
          * On a tmpfs a container's start creates no ext4 inode there (docs/agent.md) */
         const char *state_dir;

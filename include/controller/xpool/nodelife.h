@@ -46,5 +46,13 @@ int xp_nodelife_start(struct xp_registry *registry,
  */
 int xp_nodelife_step(struct xp_nodelife *nodelife, struct xp_error *err);
 
+/*
+ * From now on the controller judges no node (nothing is marked lost, no pod of a lost node
+ * changes); the rest goes on until xp_nodelife_free(). For the server's stop: once HTTP stops no
+ * agent's heartbeat can arrive, and a stop longer than the grace period would lose every node to
+ * the stop. Any thread; NULL is fine.
+ */
+void xp_nodelife_quiesce(struct xp_nodelife *nodelife);
+
 /* Stops the loop and frees everything; must run before the store closes. NULL is fine. */
 void xp_nodelife_free(struct xp_nodelife *nodelife);

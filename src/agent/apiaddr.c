@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pods' address of the API server (docs/networking.md, "The API from pods"). The server of
+ * `xpool up` listens on the node's loopback, which a pod in a network namespace of its own
+ * cannot reach (nor should: the node's other loopback services stay out of its reach). As
+ * kube-proxy makes the `kubernetes` Service's ClusterIP lead to the apiserver, the agent puts
+ * that address (10.96.0.1, the first of the server's default --service-cluster-ip-range) on the
+ * node's lo and forwards its port, and only that, to the server: pods reach it through their
+ * default route, and the server's certificate carries it, so the service account's ca.crt
+ * verifies it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_internal.h"
+#include "apiproxy.h"
+#include "xpool/atomic_file.h"
+#include "xpool/client.h"
+#include "xpool/datadir.h"
+#include "xpool/fileio.h"
+#include "xpool/localaddr.h"
+#include "xpool/log.h"
+#include "xpool/macro.h"
+
+/* The address the agent put on lo, kept in its data directory: an agent killed before it could
+ * remove it finds it there again, and its successor removes it when it stops. */
+#define OWNED_FILE "pod-api-address"
+
+static bool owned_before(const char *path, const char *ip)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+
+        return fd >= 0 && xp_read_fd_all(fd, 64, &text, &size) >= 0 && size == strlen(ip) &&
+               memcmp(text, ip, size) == 0;
+}
+
+static void disown(struct xp_agent *a, const char *path)
+{
+        struct xp_error err = {0};
+
+        if (xp_localaddr_del(a->pod_api.ip, &err) < 0)
+                xp_log(LOG_WARNING, "agent: %s", xp_error_message(&err));
+        else if (unlink(path) < 0 && errno != ENOENT)
+                xp_log(LOG_WARNING, "agent: cannot remove %s: %m", path);
+        a->pod_api.added = false;
+}
+
+int xp_agent_pod_api_parse(struct xp_agent *a, const char *text, struct xp_error *err)
+{
+        if (text && strcmp(text, "none") == 0) {
+                a->pod_api.off = true;
+                return 0;
+        }
+        return xp_apiproxy_parse(
+            text ? text : XP_APIPROXY_DEFAULT, a->pod_api.ip, &a->pod_api.port, err);
+}
+
+/* One request through the forwarder, as a pod makes it: the address on lo, the forwarder, and a
+ * server whose certificate names the address (one older than this agent's may not). */
+static int check(struct xp_agent *a, struct xp_error *err)
+{
+        struct xp_apiclient_options options = a->api;
+        struct xp_apiclient *client = NULL;
+        bool v6 = strchr(a->pod_api.ip, ':') != NULL;
+        char url[96];
+        int r;
+
+        snprintf(url,
+                 sizeof(url),
+                 "%s://%s%s%s:%u",
+                 a->server.scheme,
+                 v6 ? "[" : "",
+                 a->pod_api.ip,
+                 v6 ? "]" : "",
+                 a->pod_api.port);
+        options.server = url;
+        options.timeout_ms = 10000;
+        r = xp_apiclient_new(&options, &client, err);
+        if (r >= 0)
+                r = xp_apiclient_json(client, "GET", "/version", NULL, NULL, NULL, NULL, err);
+        xp_apiclient_free(client);
+        return r < 0 ? xp_error_prefix(err, r, "a request through it") : 0;
+}
+
+static int start(struct xp_agent *a, const char *path, struct xp_error *err)
+{
+        int r = xp_localaddr_add(a->pod_api.ip, &a->pod_api.added, err);
+
+        if (r < 0)
+                return r;
+        if (!a->pod_api.added)
+                a->pod_api.added = owned_before(path, a->pod_api.ip);
+        else
+                r = xp_write_file_atomic(path, a->pod_api.ip, strlen(a->pod_api.ip), 0600, err);
+        if (r >= 0)
+                r = xp_apiproxy_start(a->pod_api.ip,
+                                      a->pod_api.port,
+                                      a->server.host,
+                                      a->server.port,
+                                      &a->pod_api.proxy,
+                                      err);
+        if (r >= 0 && (r = check(a, err)) < 0) {
+                xp_apiproxy_stop(a->pod_api.proxy);
+                a->pod_api.proxy = NULL;
+        }
+        if (r < 0 && a->pod_api.added)
+                disown(a, path);
+        return r;
+}
+
+void xp_agent_pod_api_start(struct xp_agent *a)
+{
+        struct xp_error err = {.msg = "out of memory"};
+        bool v6 = strchr(a->pod_api.ip, ':') != NULL;
+
+        /* pods on the node's network reach the server where the agent does */
+        if (a->pod_api.off || a->host_network_only || a->isolation.network_unavailable)
+                return;
+        _cleanup_free_ char *path = xp_datadir_path(a->data_dir, OWNED_FILE);
+
+        if (!path || start(a, path, &err) < 0) {
+                xp_log(LOG_WARNING,
+                       "agent: pods get no API address of their own (--api-service-address): %s; "
+                       "their KUBERNETES_SERVICE_HOST is the agent's %s, which pods with a network "
+                       "of their own reach only when it is not on loopback (docs/networking.md)",
+                       xp_error_message(&err),
+                       a->server.host);
+                return;
+        }
+        a->policy.api_host = a->pod_api.ip;
+        a->policy.api_port = a->pod_api.port;
+        xp_log(LOG_INFO,
+               "agent: pods reach the API server at %s%s%s:%u, forwarded to %s",
+               v6 ? "[" : "",
+               a->pod_api.ip,
+               v6 ? "]" : "",
+               a->pod_api.port,
+               a->server_url);
+}
+
+void xp_agent_pod_api_stop(struct xp_agent *a)
+{
+        _cleanup_free_ char *path = NULL;
+
+        if (!a->pod_api.proxy)
+                return;
+        xp_apiproxy_stop(a->pod_api.proxy);
+        a->pod_api.proxy = NULL;
+        /* an address the agent found there (another agent's, the operator's) stays */
+        if (a->pod_api.added && (path = xp_datadir_path(a->data_dir, OWNED_FILE)))
+                disown(a, path);
+}

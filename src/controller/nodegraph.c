@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The node authorizer's graph (xpool/nodegraph.h): pod events in, edge counts out. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informer.h"
+#include "xpool/map.h"
+#include "xpool/nodegraph.h"
+#include "xpool/store.h"
+
+/* (kind, namespace, object, node): how many of the node's pods name the object. */
+struct edge {
+        char *key;
+        size_t pods;
+};
+
+/* A pod bound to a node, and the edges it counts in (once per name it gives, repeats too). */
+struct bound_pod {
+        char *key;
+        struct edge **edges;
+        size_t n_edges;
+};
+
+struct xp_node_graph {
+        pthread_mutex_t lock;
+        struct xp_store *store;
+        struct xp_informer *informer;
+        bool listed;
+        uint64_t generation; /* of the pods, when the graph last caught up */
+        struct xp_map pods;  /* "namespace/name" -> struct bound_pod */
+        struct xp_map edges; /* edge_key() -> struct edge */
+        bool failed;         /* an allocation failed while building: relist at the next question */
+};
+
+/*
+ * Each part with its length ahead, so that no name, whatever it holds, makes one key read as
+ * another's.
+ */
+static char *edge_key(enum xp_pod_ref_kind kind, const char *ns, const char *name, const char *node)
+{
+        char *key = NULL;
+
+        if (asprintf(&key,
+                     "%c%zu:%s%zu:%s%zu:%s",
+                     kind == XP_POD_REF_SECRET ? 's' : 'c',
+                     strlen(ns),
+                     ns,
+                     strlen(name),
+                     name,
+                     strlen(node),
+                     node) < 0)
+                return NULL;
+        return key;
+}
+
+static void edge_release(struct xp_node_graph *g, struct edge *e)
+{
+        if (--e->pods > 0)
+                return;
+        xp_map_del(&g->edges, e->key);
+        free(e->key);
+        free(e);
+}
+
+static void pod_forget(struct xp_node_graph *g, const char *key)
+{
+        struct bound_pod *p = xp_map_del(&g->pods, key);
+
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_edges; i++)
+                edge_release(g, p->edges[i]);
+        free(p->edges);
+        free(p->key);
+        free(p);
+}
+
+static struct edge *edge_take(struct xp_node_graph *g, char *key)
+{
+        struct edge *e = xp_map_get(&g->edges, key);
+
+        if (e) {
+                free(key);
+                e->pods++;
+                return e;
+        }
+        e = calloc(1, sizeof *e);
+        if (!e || xp_map_put(&g->edges, key, e) < 0) {
+                free(e);
+                free(key);
+                return NULL;
+        }
+        *e = (struct edge){.key = key, .pods = 1};
+        return e;
+}
+
+struct pod_visit {
+        struct xp_node_graph *graph;
+        struct bound_pod *pod;
+        enum xp_pod_ref_kind kind;
+        const char *ns, *node;
+};
+
+static int pod_names(const char *name, void *userdata)
+{
+        struct pod_visit *v = userdata;
+        struct bound_pod *p = v->pod;
+        struct edge **grown, *e;
+        char *key = edge_key(v->kind, v->ns, name, v->node);
+
+        grown = key ? realloc(p->edges, (p->n_edges + 1) * sizeof *grown) : NULL;
+        if (!grown) {
+                free(key);
+                return -ENOMEM;
+        }
+        p->edges = grown;
+        e = edge_take(v->graph, key);
+        if (!e)
+                return -ENOMEM;
+        p->edges[p->n_edges++] = e;
+        return 0;
+}
+
+/* The pod as it is now: its old edges go, and if it is bound, the ones it names now come. */
+static void pod_learn(void *userdata, const json_t *pod, uint64_t version)
+{
+        struct xp_node_graph *g = userdata;
+        const json_t *meta = json_object_get(pod, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace")),
+                   *name = json_string_value(json_object_get(meta, "name")),
+                   *node =
+                       json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        struct bound_pod *p;
+        char *key = NULL;
+
+        (void)version;
+        if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0) {
+                g->failed = g->failed || (ns && name);
+                return;
+        }
+        pod_forget(g, key);
+        if (!node || !node[0]) {
+                free(key);
+                return;
+        }
+        p = calloc(1, sizeof *p);
+        if (!p || xp_map_put(&g->pods, key, p) < 0) {
+                free(p);
+                free(key);
+                g->failed = true;
+                return;
+        }
+        p->key = key;
+        struct pod_visit v = {.graph = g, .pod = p, .ns = ns, .node = node};
+        for (v.kind = XP_POD_REF_SECRET; v.kind <= XP_POD_REF_CONFIGMAP; v.kind++)
+                if (xp_pod_refs_visit(pod, v.kind, pod_names, &v) < 0)
+                        g->failed = true;
+}
+
+static void pod_gone(void *userdata, const json_t *pod, uint64_t version)
+{
+        struct xp_node_graph *g = userdata;
+        const json_t *meta = json_object_get(pod, "metadata");
+        char *key = NULL;
+
+        (void)version;
+        if (asprintf(&key,
+                     "%s/%s",
+                     json_string_value(json_object_get(meta, "namespace")) ?: "",
+                     json_string_value(json_object_get(meta, "name")) ?: "") < 0) {
+                g->failed = true;
+                return;
+        }
+        pod_forget(g, key);
+        free(key);
+}
+
+static void forget_all(void *userdata)
+{
+        struct xp_node_graph *g = userdata;
+
+        for (size_t i = 0; i < g->pods.cap; i++) {
+                struct bound_pod *p = g->pods.values ? g->pods.values[i] : NULL;
+
+                if (p) {
+                        free(p->edges);
+                        free(p->key);
+                        free(p);
+                }
+        }
+        for (size_t i = 0; i < g->edges.cap; i++) {
+                struct edge *e = g->edges.values ? g->edges.values[i] : NULL;
+
+                if (e) {
+                        free(e->key);
+                        free(e);
+                }
+        }
+        xp_map_done(&g->pods);
+        xp_map_done(&g->edges);
+}
+
+static const struct xp_informer_handler followed[] = {
+    {.resource = "pods", .add = pod_learn, .update = pod_learn, .delete = pod_gone},
+};
+
+int xp_node_graph_new(struct xp_store *store, struct xp_node_graph **ret)
+{
+        struct xp_node_graph *g = calloc(1, sizeof *g);
+        struct xp_informer_options informer = {
+            .store = store,
+            .handlers = followed,
+            .n_handlers = 1,
+            .reset = forget_all,
+            .userdata = g,
+        };
+
+        if (!g)
+                return -ENOMEM;
+        g->store = store;
+        if (xp_informer_new(&informer, &g->informer) < 0) {
+                free(g);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&g->lock, NULL);
+        *ret = g;
+        return 0;
+}
+
+void xp_node_graph_free(struct xp_node_graph *g)
+{
+        if (!g)
+                return;
+        forget_all(g);
+        xp_informer_free(g->informer);
+        pthread_mutex_destroy(&g->lock);
+        free(g);
+}
+
+/* Under the lock: reads what was written of the pods since the graph last did. */
+static int catch_up(struct xp_node_graph *g, struct xp_error *err)
+{
+        uint64_t generation = xp_store_kind_generation(g->store, "pods");
+        int r;
+
+        if (g->listed && !g->failed && generation == g->generation)
+                return 0;
+        if (!g->listed || g->failed) {
+                forget_all(g);
+                g->failed = false;
+                r = xp_informer_list(g->informer, err);
+        } else {
+                r = xp_informer_sync(g->informer, err);
+        }
+        if (r < 0) {
+                g->listed = false; /* start again from a list next time */
+                return r;
+        }
+        g->listed = true;
+        g->generation = generation;
+        return g->failed ? -ENOMEM : 0;
+}
+
+int xp_node_graph_references(struct xp_node_graph *g,
+                             enum xp_pod_ref_kind kind,
+                             const char *ns,
+                             const char *name,
+                             const char *node,
+                             struct xp_error *err)
+{
+        char *key;
+        int r;
+
+        if (!ns || !name || !node)
+                return 0;
+        key = edge_key(kind, ns, name, node);
+        if (!key)
+                return -ENOMEM;
+        pthread_mutex_lock(&g->lock);
+        r = catch_up(g, err);
+        if (r >= 0)
+                r = xp_map_get(&g->edges, key) != NULL;
+        pthread_mutex_unlock(&g->lock);
+        free(key);
+        return r;
+}
+
+int xp_node_graph_size(struct xp_node_graph *g,
+                       size_t *ret_pods,
+                       size_t *ret_edges,
+                       struct xp_error *err)
+{
+        int r;
+
+        pthread_mutex_lock(&g->lock);
+        r = catch_up(g, err);
+        *ret_pods = g->pods.n;
+        *ret_edges = g->edges.n;
+        pthread_mutex_unlock(&g->lock);
+        return r < 0 ? r : 0;
+}
