@@ -211,6 +211,12 @@ int xp_client_json(struct xp_client *client,
         return xp_apiclient_json(client->api, method, path, content_type, body, accept, ret, err);
 }
 
+int xp_client_get_text(
+    struct xp_client *client, const char *path, char **ret, size_t *ret_len, struct xp_error *err)
+{
+        return xp_apiclient_get_text(client->api, path, ret, ret_len, err);
+}
+
 int xp_client_stream(struct xp_client *client,
                      const char *path,
                      const char *accept,

@@ -107,6 +107,10 @@ int xp_client_json(struct xp_client *client,
                    json_t **ret,
                    struct xp_error *err);
 
+/* GET path as JSON, the answer's text as it came (xp_apiclient_get_text()): caller frees. */
+int xp_client_get_text(
+    struct xp_client *client, const char *path, char **ret, size_t *ret_len, struct xp_error *err);
+
 /* Called with each piece of a streamed answer; a negative return stops the stream with it. */
 typedef int (*xp_client_data_fn)(const char *data, size_t len, void *userdata);
 

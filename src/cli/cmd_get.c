@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * xpool get: objects as kubectl prints them. Tables come from the server (a meta.k8s.io/v1
- * Table); a server that answers a plain list gets the same table built here, so the output does
- * not depend on which one answered.
+ * xpool get: objects as kubectl prints them. A named object's table comes from the server (a
+ * meta.k8s.io/v1 Table; a server that answers the plain object gets the same table built here). A
+ * list's table is built here, with the server's own code (xp_table_build()), from the plain list
+ * decoded less what no row reads: the server streams a plain list from its stored text, while its
+ * Table parses every object whole, most of the time `xpool get pods` took.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -64,6 +66,22 @@ static bool tabular(const struct get *g)
         return g->format == FORMAT_TABLE || g->format == FORMAT_WIDE;
 }
 
+/* The NAMESPACE column is the only one read from the rows' objects rather than their cells. */
+static bool with_namespace(const struct get *g)
+{
+        return g->all_namespaces && g->resource->namespaced;
+}
+
+/*
+ * What the rows' objects must hold: nothing unless the NAMESPACE column reads them. Asking the
+ * server for none spares it copying and sending every object's metadata (its managedFields are
+ * most of a pod's table) and spares this process decoding it.
+ */
+static enum xp_table_include row_objects(const struct get *g)
+{
+        return with_namespace(g) ? XP_TABLE_INCLUDE_METADATA : XP_TABLE_INCLUDE_NONE;
+}
+
 /* A Table for what the server answered: its own when it sent one, else one built here. */
 static int to_table(const struct get *g, json_t *answer, json_t **ret)
 {
@@ -84,8 +102,7 @@ static int to_table(const struct get *g, json_t *answer, json_t **ret)
         }
         version = json_string_value(
             json_object_get(json_object_get(answer, "metadata"), "resourceVersion"));
-        r = xp_table_build(
-            g->resource->kind, items, version, time(NULL), XP_TABLE_INCLUDE_METADATA, ret);
+        r = xp_table_build(g->resource->kind, items, version, time(NULL), row_objects(g), ret);
         json_decref(single);
         return r;
 }
@@ -106,7 +123,7 @@ static int print_table(struct get *g, const json_t *table)
                            table,
                            g->format == FORMAT_WIDE,
                            g->no_headers || g->headers_printed,
-                           g->all_namespaces && g->resource->namespaced,
+                           with_namespace(g),
                            &err);
         if (r < 0) {
                 fprintf(
@@ -142,6 +159,14 @@ static void no_resources(const struct get *g)
                 fprintf(stderr, "No resources found in %s namespace.\n", g->namespace);
         else
                 fprintf(stderr, "No resources found\n");
+}
+
+/* Asks the server's Table for the rows' objects as row_objects() needs them. */
+static int add_table_query(const struct get *g, char *buf, size_t size)
+{
+        if (!tabular(g) || row_objects(g) != XP_TABLE_INCLUDE_NONE)
+                return 0;
+        return xp_client_add_query(buf, size, "includeObject", "None");
 }
 
 static int
@@ -253,6 +278,42 @@ static int watch(struct get *g, const char *version)
 
 /* ---- list and named objects ---- */
 
+/*
+ * The plain list at path, decoded for a table built here (to_table()). The server answers a
+ * plain list from its stored text without parsing it, while its Table parses every object
+ * whole; decoding here only what the rows read costs a fraction of that (docs/cli.md).
+ */
+static int list_for_table(const struct get *g, const char *path, json_t **ret, struct xp_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        json_error_t jerr;
+        size_t len;
+        int r = xp_client_get_text(g->client, path, &text, &len, err);
+
+        if (r < 0)
+                return r;
+        r = xp_table_list_decode(text, len, ret);
+        if (r == -ENOMEM)
+                return xp_errorf(err, r, "out of memory decoding the list from the server");
+        if (r != -EBADMSG)
+                return r;
+        /* Not JSON: the whole parse says where. */
+        *ret = json_loadb(text, len, 0, &jerr);
+        if (!*ret)
+                return xp_errorf(err,
+                                 -EBADMSG,
+                                 "the server answered GET %s with something that is not JSON: "
+                                 "%d:%d: %s",
+                                 path,
+                                 jerr.line,
+                                 jerr.column,
+                                 jerr.text);
+        json_decref(*ret);
+        *ret = NULL;
+        return xp_errorf(
+            err, -EBADMSG, "the server answered GET %s with JSON that is not a list", path);
+}
+
 static int show_list(struct get *g)
 {
         json_auto_t *answer = NULL, *table = NULL;
@@ -266,14 +327,10 @@ static int show_list(struct get *g)
                 fprintf(stderr, "error: the selectors are too long\n");
                 return XP_EXIT_FAILURE;
         }
-        r = xp_client_json(g->client,
-                           "GET",
-                           path,
-                           NULL,
-                           NULL,
-                           tabular(g) ? XP_CLIENT_ACCEPT_TABLE : "application/json",
-                           &answer,
-                           &err);
+        if (tabular(g))
+                r = list_for_table(g, path, &answer, &err);
+        else
+                r = xp_client_json(g->client, "GET", path, NULL, NULL, NULL, &answer, &err);
         if (r < 0) {
                 xp_client_report(&err);
                 return XP_EXIT_FAILURE;
@@ -315,7 +372,8 @@ static int show_named(struct get *g, char **names, size_t n)
                 char path[2048];
 
                 if (xp_api_resource_path(g->resource, g->namespace, names[i], path, sizeof(path)) <
-                    0) {
+                        0 ||
+                    add_table_query(g, path, sizeof(path)) < 0) {
                         fprintf(stderr, "error: the name %s is too long\n", names[i]);
                         status = XP_EXIT_FAILURE;
                         continue;

@@ -344,6 +344,26 @@ int xp_apiclient_json(struct xp_apiclient *client,
         return r;
 }
 
+int xp_apiclient_get_text(struct xp_apiclient *client,
+                          const char *path,
+                          char **ret,
+                          size_t *ret_len,
+                          struct xp_error *err)
+{
+        struct transfer t = {.client = client};
+        int r = perform(client, "GET", path, NULL, NULL, NULL, client->timeout_ms, &t, err);
+
+        if (r >= 0 && !t.buf && (t.buf = strdup("")) == NULL)
+                r = -ENOMEM;
+        if (r < 0) {
+                free(t.buf);
+                return r;
+        }
+        *ret = t.buf;
+        *ret_len = t.len;
+        return r;
+}
+
 int xp_apiclient_stream(struct xp_apiclient *client,
                         const char *path,
                         const char *accept,

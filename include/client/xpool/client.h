@@ -67,6 +67,18 @@ int xp_apiclient_json(struct xp_apiclient *client,
                       json_t **ret,
                       struct xp_error *err);
 
+/*
+ * GET path as JSON, and the answer's text as it came: for a reader that decodes only part of it
+ * (xp_table_list_decode()). On a 2xx answer returns the HTTP code, *ret the text (NUL-terminated,
+ * caller frees) and *ret_len its length. Errors as xp_apiclient_json(), less -EBADMSG: the text is
+ * not looked at.
+ */
+int xp_apiclient_get_text(struct xp_apiclient *client,
+                          const char *path,
+                          char **ret,
+                          size_t *ret_len,
+                          struct xp_error *err);
+
 /* Called with each piece of a streamed answer; a negative return stops the stream with it. */
 typedef int (*xp_apiclient_data_fn)(const char *data, size_t len, void *userdata);
 

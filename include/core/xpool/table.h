@@ -56,6 +56,16 @@ int xp_table_build(const char *kind,
                    json_t **ret);
 
 /*
+ * Decodes the text of a plain list (kind-List: {"items": [...], "metadata": {...}, ...}) for
+ * xp_table_build(): as json_loadb() would, less the members of each item that no table reads
+ * (metadata.managedFields; spec.volumes, spec.tolerations, spec.affinity), which are most of a
+ * pod's text and most of the time its parse takes. Its items are then not the objects the server
+ * has, only enough for their rows. On success *ret receives a new reference. Returns 0; -EBADMSG
+ * when the text is not a JSON object (parse it whole to say where); -ENOMEM.
+ */
+int xp_table_list_decode(const char *text, size_t len, json_t **ret);
+
+/*
  * Prints a Table (ours or any Kubernetes server's, borrowed) as aligned text the way kubectl does:
  * a header line of the column names in upper case (`NOMINATED NODE`), then one line per row;
  * every column but the last padded to its widest cell plus three spaces (at least six wide),
