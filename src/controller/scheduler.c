@@ -208,7 +208,11 @@ static const struct xp_informer_handler followed[] = {
 /* A fresh snapshot: the relist that follows fills it, and the queue, from the current state. */
 static int snapshot_renew(struct xp_scheduler *s)
 {
-        struct xp_sched_options options = {.profile = s->profile};
+        struct xp_sched_options options = {
+            .profile = s->profile,
+            .sample_plain_pods = true,
+            .percentage_of_nodes_to_score = s->percentage_of_nodes_to_score,
+        };
         struct xp_sched *sched;
         int r;
 
@@ -785,6 +789,7 @@ int xp_scheduler_new(struct xp_registry *registry,
         s->gang_timeout_ms =
             options->gang_timeout_ms > 0 ? options->gang_timeout_ms : XP_SCHEDULER_GANG_TIMEOUT_MS;
         s->profile = XP_SCHEDULER_DEFAULT_PROFILE;
+        s->percentage_of_nodes_to_score = options->percentage_of_nodes_to_score;
         if (options->placement_profile &&
             xp_sched_profile_from_string(options->placement_profile, &s->profile) < 0) {
                 free(s);

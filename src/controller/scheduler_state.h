@@ -139,7 +139,8 @@ struct xp_scheduler {
         bool changed;  /* capacity may have appeared since the waiting pods were tried */
         uint64_t pass; /* counts passes: a gang is tried once per pass */
         int64_t gang_timeout_ms;
-        enum xp_sched_profile profile; /* how nodes are ranked (--placement-profile) */
+        enum xp_sched_profile profile;         /* how nodes are ranked (--placement-profile) */
+        unsigned percentage_of_nodes_to_score; /* of the pods without devices (0: adaptive) */
         struct xp_gang_options gang_options;
         /* queues and preemption (src/controller/queue*.c install them); zero: none */
         struct xp_sched_hooks hooks;
