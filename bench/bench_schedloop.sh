@@ -26,6 +26,8 @@
 #
 # PROFILE (environment, default the server's own: xpool) is passed as --placement-profile, so the
 # cost of a profile's scores can be compared: PROFILE=spread bench/bench_schedloop.sh build 5000.
+# SCORE_PERCENT (environment, default the server's own: adaptive) is passed as
+# --percentage-of-nodes-to-score: 100 ranks every pod on every node, as before sampling.
 #
 # PERF (environment, a file name): the timed phase (binds: from the second server's start) is
 # recorded with `perf record -g` on the server into that file, for `perf report -i FILE` (perf's
@@ -64,7 +66,8 @@ trap '[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null
 start_server() {
   : >"$tmp/server.log"
   "$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$tmp/data" \
-    ${PROFILE:+--placement-profile "$PROFILE"} "$@" >"$tmp/server.log" 2>&1 &
+    ${PROFILE:+--placement-profile "$PROFILE"} \
+    ${SCORE_PERCENT:+--percentage-of-nodes-to-score "$SCORE_PERCENT"} "$@" >"$tmp/server.log" 2>&1 &
   server_pid=$!
   base=
   for _ in $(seq 3000); do

@@ -66,6 +66,10 @@ static const char usage[] =
     "                          or a GPU-sharing policy (random, dotprod, gpuclustering,\n"
     "                          gpupacking, bestfit, fgd, xpool; docs/simulator.md); default\n"
     "                          xpool\n"
+    "      --percentage-of-nodes-to-score N\n"
+    "                          the share of the nodes a pod asking no device is ranked on\n"
+    "                          (0-100; default 0: adaptive, as kube-scheduler; 100: every\n"
+    "                          node; docs/scheduler.md)\n"
     "      --horizontal-pod-autoscaler-sync-period DURATION\n"
     "                          how often each HorizontalPodAutoscaler is synced (default 15s;\n"
     "                          docs/workloads.md)\n"
@@ -114,7 +118,8 @@ enum {
         OPT_HPA_PROMETHEUS,
         OPT_NODE_PORT_RANGE,
         OPT_WATCH_STALL,
-        OPT_IDLE_TIMEOUT
+        OPT_IDLE_TIMEOUT,
+        OPT_NODES_TO_SCORE
 };
 
 /* The connections' timeouts, for tests and operators (docs/server.md, "Watches"). */
@@ -199,6 +204,24 @@ static int event_history_option(struct xp_server_options *o, const char *arg)
                 return XP_EXIT_USAGE;
         }
         o->event_history = (size_t)n;
+        return 0;
+}
+
+static int nodes_to_score_option(struct xp_server_options *o, const char *arg)
+{
+        char *end;
+        unsigned long n;
+
+        errno = 0;
+        n = strtoul(arg, &end, 10);
+        if (errno || *end || !arg[0] || arg[0] == '-' || n > 100) {
+                fprintf(stderr,
+                        "xpool server: --percentage-of-nodes-to-score '%s': expected a number "
+                        "between 0 (adaptive) and 100\n",
+                        arg);
+                return XP_EXIT_USAGE;
+        }
+        o->percentage_of_nodes_to_score = (unsigned)n;
         return 0;
 }
 
@@ -291,6 +314,8 @@ static int server_option(int c, const char *arg, void *userdata)
         case OPT_WATCH_STALL:
         case OPT_IDLE_TIMEOUT:
                 return timeout_option(c, arg, a->options);
+        case OPT_NODES_TO_SCORE:
+                return nodes_to_score_option(a->options, arg);
         default:
                 return hpa_option(c, arg, a->options);
         }
@@ -324,6 +349,7 @@ static const struct option server_options_table[] = {
     {"placement-profile", required_argument, NULL, 'L'},
     {"watch-stall-timeout", required_argument, NULL, OPT_WATCH_STALL},
     {"connection-idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"percentage-of-nodes-to-score", required_argument, NULL, OPT_NODES_TO_SCORE},
     {"help", no_argument, NULL, 'h'},
     {},
 };

@@ -77,16 +77,31 @@ static void node_seen(struct xp_scheduler *s, const json_t *json, bool deleted)
         s->changed = true;
 }
 
+/* The loop's own binding of a pod coming back: the snapshot has its placement assumed already,
+ * from the pod as decided on and the placement written, so decoding the pod again (and its
+ * placement annotation) would only account the same again. A binding of someone else's that won
+ * the race fails ours, and the failure accounts what the store has. */
+static bool own_binding(struct xp_scheduler *s, const json_t *json, uint64_t version)
+{
+        const struct pending *p = pending_find(
+            s, pod_string(json, "metadata", "namespace"), pod_string(json, "metadata", "name"));
+
+        return p && p->inflight && p->bound_to && version > p->version && !pod_is_finished(json) &&
+               xp_streq0(pod_string(json, "spec", "nodeName"), p->bound_to);
+}
+
 static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, bool deleted)
 {
         _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
         struct xp_error err = {0};
         const char *ns = pod_string(json, "metadata", "namespace");
         const char *name = pod_string(json, "metadata", "name");
+        bool own;
         int r;
 
         if (!ns || !name)
                 return;
+        own = !deleted && own_binding(s, json, version);
         queue_ctl_pod(s->queues, json, deleted);
         if (deleted || !pod_is_bound(json) || pod_is_finished(json)) {
                 /* a pod that held capacity and no longer does: the waiting may fit now */
@@ -108,7 +123,7 @@ static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, boo
                 s->hooks.removed(s->hooks.userdata, ns, name); /* nobody's nominee any more */
         gang_bound_seen(
             s, json, ns, name, !deleted && pod_is_bound(json) && !pod_is_finished(json));
-        if (deleted || !pod_is_bound(json) || pod_is_finished(json))
+        if (deleted || !pod_is_bound(json) || pod_is_finished(json) || own)
                 return;
         r = xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, &pod, &err);
         if (r >= 0)
@@ -208,7 +223,11 @@ static const struct xp_informer_handler followed[] = {
 /* A fresh snapshot: the relist that follows fills it, and the queue, from the current state. */
 static int snapshot_renew(struct xp_scheduler *s)
 {
-        struct xp_sched_options options = {.profile = s->profile};
+        struct xp_sched_options options = {
+            .profile = s->profile,
+            .sample_plain_pods = true,
+            .percentage_of_nodes_to_score = s->percentage_of_nodes_to_score,
+        };
         struct xp_sched *sched;
         int r;
 
@@ -388,6 +407,8 @@ int dispatch(struct xp_scheduler *s,
                 bind_job_free(job);
                 return -ENOMEM;
         }
+        free(p->bound_to);
+        p->bound_to = strdup(placement->node); /* NULL: its event is decoded, as any other */
         r = xp_sched_pod_assume(s->sched, p->decoded, placement, &err);
         if (r < 0) {
                 bind_job_free(job);
@@ -785,6 +806,7 @@ int xp_scheduler_new(struct xp_registry *registry,
         s->gang_timeout_ms =
             options->gang_timeout_ms > 0 ? options->gang_timeout_ms : XP_SCHEDULER_GANG_TIMEOUT_MS;
         s->profile = XP_SCHEDULER_DEFAULT_PROFILE;
+        s->percentage_of_nodes_to_score = options->percentage_of_nodes_to_score;
         if (options->placement_profile &&
             xp_sched_profile_from_string(options->placement_profile, &s->profile) < 0) {
                 free(s);

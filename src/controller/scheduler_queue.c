@@ -40,6 +40,7 @@ static void pending_free(struct pending *p)
         free(p->explain);
         free(p->shape);
         free(p->said);
+        free(p->bound_to);
         free(p->gang);
         free(p->queue);
         free(p);

@@ -63,13 +63,14 @@ struct pending {
         int64_t created_us;
         uint64_t first_version; /* FIFO order among equal creationTimestamps */
         int64_t priority;
-        size_t slot;   /* its place in scheduler.queue */
-        bool waiting;  /* tried and unschedulable: tried again when the cluster changes */
-        bool drop;     /* bound or gone: removed at the end of the pass */
-        bool inflight; /* its binding is with the workers: not tried meanwhile */
-        char *message; /* the last failure's reason (the PodScheduled condition's) */
-        char *explain; /* xpool's explanation of it (the FailedScheduling Event's), or NULL */
-        int attempts;  /* failed attempts in a row: the backoff's exponent */
+        size_t slot;    /* its place in scheduler.queue */
+        bool waiting;   /* tried and unschedulable: tried again when the cluster changes */
+        bool drop;      /* bound or gone: removed at the end of the pass */
+        bool inflight;  /* its binding is with the workers: not tried meanwhile */
+        char *bound_to; /* while inflight: the node its binding names (as assumed) */
+        char *message;  /* the last failure's reason (the PodScheduled condition's) */
+        char *explain;  /* xpool's explanation of it (the FailedScheduling Event's), or NULL */
+        int attempts;   /* failed attempts in a row: the backoff's exponent */
         int64_t backoff_until_ms; /* in the backoff queue until then */
         int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
         char *queue;           /* its queue (s->hooks.queue's, read at each change), NULL: none */
@@ -139,7 +140,8 @@ struct xp_scheduler {
         bool changed;  /* capacity may have appeared since the waiting pods were tried */
         uint64_t pass; /* counts passes: a gang is tried once per pass */
         int64_t gang_timeout_ms;
-        enum xp_sched_profile profile; /* how nodes are ranked (--placement-profile) */
+        enum xp_sched_profile profile;         /* how nodes are ranked (--placement-profile) */
+        unsigned percentage_of_nodes_to_score; /* of the pods without devices (0: adaptive) */
         struct xp_gang_options gang_options;
         /* queues and preemption (src/controller/queue*.c install them); zero: none */
         struct xp_sched_hooks hooks;

@@ -290,13 +290,16 @@ static size_t bind_writes(struct xp_registry_binding *b,
                     .namespace = json_string_value(json_object_get(meta, "namespace")),
                     .name = json_string_value(json_object_get(meta, "name")),
                     .expected_version = b[i].version,
-                    .object = ready[i].pod};
+                    .object = ready[i].pod,
+                    /* written, the copy is the store's readers' (a caller's own is not) */
+                    .share = !b[i].ret_pod};
                 if (ready[i].event && ready[i].event_held)
                         w[n_w++] = (struct xp_store_group_write){.kind = "events",
                                                                  .namespace = ready[i].event_ns,
                                                                  .name = ready[i].event_name,
                                                                  .object = ready[i].event,
-                                                                 .after_previous = true};
+                                                                 .after_previous = true,
+                                                                 .share = true};
         }
         return n_w;
 }

@@ -361,13 +361,12 @@ filter_subset(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, si
 static int
 filter_nodes(struct xp_sched *sched, const struct pctx *ctx, struct hist *h, size_t *ret_n)
 {
-        size_t n_nodes = sched->n_nodes, limit = sched->options.feasible_nodes_to_find, checked = 0,
-               n_cands = 0;
+        size_t n_nodes = sched->n_nodes, limit = sched_feasible_to_find(sched, &ctx->req),
+               checked = 0, n_cands = 0;
         int r;
 
-        if (limit == 0 || limit > sched->n_present)
-                limit = sched->n_present;
-        r = sched_cands_reserve(sched, limit + 1);
+        /* a gang's subset filters up to every node, whatever the sample */
+        r = sched_cands_reserve(sched, sched->n_present + 1);
         if (r < 0)
                 return r;
         if (sched->subset)

@@ -473,6 +473,8 @@ int sched_select_devices(const struct pctx *ctx,
 int sched_cand_compare(const void *a, const void *b);
 /* sched->cands holds at least n. -ENOMEM. */
 int sched_cands_reserve(struct xp_sched *sched, size_t n);
+/* How many feasible nodes a placement of req looks for before it ranks them (sample.c). */
+size_t sched_feasible_to_find(const struct xp_sched *sched, const struct podreq *req);
 /* Whether device selection decides among the candidates (the pod asks node for devices). */
 bool rank_needs_devices(const struct pctx *ctx, const struct snode *node);
 /* The profile's cheap scores of every candidate, normalized over them and weighted into score. */

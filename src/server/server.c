@@ -121,6 +121,7 @@ static int start_state(struct xp_server *server,
                     .gang_timeout_ms = options->gang_timeout_ms,
                     .gang_topology_keys = options->gang_topology_keys,
                     .placement_profile = options->placement_profile,
+                    .percentage_of_nodes_to_score = options->percentage_of_nodes_to_score,
                 };
                 r = xp_scheduler_start(
                     server->api.registry, &scheduler_options, &server->scheduler, err);

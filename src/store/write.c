@@ -891,6 +891,7 @@ int xp_store_write_group(struct xp_store *store, struct xp_store_group_write *w,
                                   .after = i > 0 && w[i].after_previous ? &ops[i - 1] : NULL};
                 w[i].err = (struct xp_error){0};
                 w[i].result = op_prepare(store, op, w[i].object, &w[i].err);
+                op->shared = w[i].share ? w[i].object : NULL;
                 op->wake = &wake;
                 if (w[i].result >= 0)
                         queued[n_queued++] = op;

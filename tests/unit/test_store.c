@@ -1053,11 +1053,71 @@ static void group_writes(void **state)
         json_decref(eb);
 }
 
+/* A group's shared writes go to the event log's readers as the writer's own objects, with their
+ * version: nobody parses the text again. A refused one stays out of the log. */
+static void group_writes_shared(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        json_t *a = pod("a", "Pending"), *bound = pod("a", "Running"), *event = pod("a.event", "x");
+        json_t *stale = pod("a", "Failed");
+        struct xp_store_event *ev = NULL;
+        uint64_t va = 0;
+        size_t n = 0;
+        char version[24];
+
+        assert_int_equal(xp_store_create(f->store, "Pod", "default", "a", a, &va, &err), 0);
+        struct xp_store_group_write w[] = {
+            {.update = true,
+             .kind = "Pod",
+             .namespace = "default",
+             .name = "a",
+             .expected_version = va,
+             .object = bound,
+             .share = true},
+            {.kind = "Event",
+             .namespace = "default",
+             .name = "a.event",
+             .object = event,
+             .after_previous = true,
+             .share = true},
+            {.update = true,
+             .kind = "Pod",
+             .namespace = "default",
+             .name = "a",
+             .expected_version = va,
+             .object = stale,
+             .share = true},
+        };
+        assert_int_equal(xp_store_write_group(f->store, w, 3), 2);
+        assert_int_equal(w[2].result, -ESTALE);
+        assert_int_equal(xp_store_events_scan(f->store, "Pod", NULL, va, 10, &ev, &n, NULL, &err),
+                         0);
+        assert_int_equal(n, 1);
+        assert_ptr_equal(ev[0].object, bound);
+        snprintf(version, sizeof(version), "%" PRIu64, w[0].version);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(bound, "metadata"),
+                                                              "resourceVersion")),
+                            version);
+        xp_store_events_free(ev, n);
+        assert_int_equal(xp_store_events_scan(f->store, "Event", NULL, va, 10, &ev, &n, NULL, &err),
+                         0);
+        assert_int_equal(n, 1);
+        assert_ptr_equal(ev[0].object, event);
+        xp_store_events_free(ev, n);
+        assert_null(json_object_get(json_object_get(stale, "metadata"), "resourceVersion"));
+        json_decref(a);
+        json_decref(bound);
+        json_decref(event);
+        json_decref(stale);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(crud, setup, teardown),
             cmocka_unit_test_setup_teardown(group_writes, setup, teardown),
+            cmocka_unit_test_setup_teardown(group_writes_shared, setup, teardown),
             cmocka_unit_test_setup_teardown(versions_persist, setup, teardown),
             cmocka_unit_test_setup_teardown(list_snapshot, setup, teardown),
             cmocka_unit_test_setup_teardown(events_filters, setup, teardown),

@@ -33,6 +33,10 @@ struct xp_scheduler_options {
         /* How nodes are ranked: a profile of the core by name (xp_sched_profile_from_string());
          * NULL: XP_SCHEDULER_DEFAULT_PROFILE. docs/scheduler.md. */
         const char *placement_profile;
+        /* Pods that ask no device are ranked on a sample of the nodes, kube-scheduler's
+         * percentageOfNodesToScore: 0 adaptive (its default), 100 every node, 1-99 that share
+         * (at least 100 nodes); device pods always on every node. docs/scheduler.md, "Sampling". */
+        unsigned percentage_of_nodes_to_score;
 };
 
 /*

@@ -74,7 +74,19 @@ struct xp_sched_options {
         /* Stop filtering once this many feasible nodes are found (kube-scheduler's
          * percentageOfNodesToScore, as a count); 0: every node is considered. */
         unsigned feasible_nodes_to_find;
+        /* Pods that ask no device (no extended resource, no device share, no single NUMA node)
+         * are filtered only until xp_sched_nodes_to_score() nodes fit, from where the previous
+         * placement stopped, and ranked among those, as kube-scheduler samples; device pods are
+         * still ranked on every node (their topology). Off: every pod sees every node. */
+        bool sample_plain_pods;
+        /* When sampling: kube-scheduler's percentageOfNodesToScore, 0 adaptive, 100 every node. */
+        unsigned percentage_of_nodes_to_score;
 };
+
+/* kube-scheduler's count of feasible nodes to find among n_nodes: every node under 100 or at
+ * percentage >= 100; else percentage of them (0: adaptive, 50 less one per 125 nodes, at least
+ * 5), at least 100. */
+size_t xp_sched_nodes_to_score(size_t n_nodes, unsigned percentage);
 
 struct xp_sched;
 

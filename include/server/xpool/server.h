@@ -72,6 +72,9 @@ struct xp_server_options {
         const char *service_node_port_range;
         /* The scheduler's placement profile by name (NULL: its default; docs/scheduler.md). */
         const char *placement_profile;
+        /* Of the nodes, the share the scheduler ranks a pod without devices on (0: adaptive, as
+         * kube-scheduler; 100: every node; docs/scheduler.md, "Sampling"). */
+        unsigned percentage_of_nodes_to_score;
         /* The HorizontalPodAutoscaler controller (docs/workloads.md): its sync period (0: 15 s),
          * tolerance (0: 0.1), scale-down stabilization window (hpa_downscale_set false: 5 min)
          * and the Prometheus-compatible endpoint of External/Object metrics (NULL: none). */

@@ -189,6 +189,10 @@ struct xp_store_group_write {
         /* written only if the write before it in the group is (an Event about a binding):
          * else result is -ECANCELED */
         bool after_previous;
+        /* the writer will not change object after the write: the event log's readers share it
+         * (xp_store_written.share) instead of each parsing the text again; a write refused
+         * leaves it without metadata.resourceVersion */
+        bool share;
 
         int result; /* 0 when written, else -errno with err, as the single write would */
         uint64_t version;
