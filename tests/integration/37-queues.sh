@@ -110,6 +110,8 @@ declare -A before
 for i in 0 1 2 3 4 5 6 7; do before[low-$i]=$(gpus_of "low-$i"); done
 kubectl get pods -w -o json >"$tmp/watch.json" 2>/dev/null &
 watch_pid=$!
+# the watch must have listed the pods before train comes, or it may start after the victims' updates
+poll "the watch listed the pods" 30 yes bash -c "grep -q '\"name\": \"mid\"' '$tmp/watch.json' && echo yes"
 pod train 4 training | kubectl apply -f - >/dev/null
 poll "train runs" 30 Running kubectl get pod train -o 'jsonpath={.status.phase}'
 check "train's node" 0 kubectl get pod train -o 'jsonpath={.spec.nodeName} {.status.nominatedNodeName} {.spec.priority}'
