@@ -1054,7 +1054,6 @@ static void reclaim_groups(struct loop *l, int64_t now)
                 xp_log(LOG_WARNING, "agent: reclaiming pods' cgroups: %s", xp_error_message(&err));
 }
 
-/* Frees the states of pods that are gone and cleaned up, removing their logs. */
 /*
  * A burst of short pods leaves the freed parts of their objects scattered among live ones, which
  * glibc keeps (the agent's RSS stayed a few MiB up after each thousand): every TRIM_AFTER_PODS pods
@@ -1070,6 +1069,7 @@ static void trim_heap(struct loop *l)
         malloc_trim(0);
 }
 
+/* Frees the states of pods that are gone and cleaned up, removing their logs. */
 static void drop_states(struct loop *l)
 {
         size_t i = 0;
