@@ -118,6 +118,7 @@ struct xp_agent_pods {
         pthread_mutex_t lock;
         json_t *pods;
         json_t *dirty;
+        json_t *done;       /* the uids whose cleanup is over: their pods are kept slim */
         bool listed;        /* the first list is in: uids absent from pods are gone */
         bool resync;        /* the server is back: every pod is to be compared with it again */
         atomic_bool relist; /* the watch is to list again at its next chance */
@@ -307,6 +308,16 @@ int xp_agent_pods_apply_list(struct xp_agent_pods *pods, const json_t *list, str
 /* watch.c: the server is reachable again (the lease renews after failing): the watch lists again
  * at its next event, and the reconcile loop compares every pod with what the server holds. */
 void xp_agent_pods_resync(struct xp_agent_pods *pods);
+/*
+ * A done pod's entry (pods_done.c): metadata's uid, name, namespace, resourceVersion and
+ * deletionTimestamp and status.phase, all the agent needs of a pod whose cleanup is over until it
+ * is deleted. NULL on -ENOMEM.
+ */
+json_t *xp_agent_pod_slim(const json_t *pod);
+/* The reconcile loop is done with uid: its entry is slimmed now and at every later event until
+ * it is deleted. *ret_slim (NULL: not wanted; caller decrefs) is the slim entry, to share, or
+ * NULL when uid is absent or deleted. -ENOMEM (the entry then stays whole). */
+int xp_agent_pods_mark_done(struct xp_agent_pods *pods, const char *uid, json_t **ret_slim);
 int xp_agent_pods_init(struct xp_agent_pods *pods);
 void xp_agent_pods_done(struct xp_agent_pods *pods);
 

@@ -10,6 +10,7 @@
  * which kills and forgets them.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <search.h>
 #include <signal.h>
@@ -69,6 +70,7 @@ struct loop {
         bool adopted;       /* the first pass is done: networks of unknown pods torn down */
         int64_t reclaim_at; /* the next xp_runtime_reclaim_cgroups() */
         struct xp_workers *starter; /* the container starts */
+        unsigned freed;             /* pods slimmed or dropped since the heap was last trimmed */
 };
 
 static int state_compare(const void *a, const void *b)
@@ -139,6 +141,38 @@ static bool meta_changed(const json_t *before, const json_t *after, const char *
         return (a || b) && !(a && b && json_equal(a, b));
 }
 
+/* A done pod's state holds only who it is: nothing of its spec is ever looked at again. The
+ * watch's slim entry is shared rather than copied. */
+static void keep_slim(struct podstate *st, json_t *json)
+{
+        json_t *slim = !json                            ? NULL
+                       : !json_object_get(json, "spec") ? json_incref(json)
+                                                        : xp_agent_pod_slim(json);
+
+        xp_pod_free(st->pod);
+        st->pod = NULL;
+        if (slim) {
+                json_decref(st->json);
+                st->json = slim;
+        }
+}
+
+/* The pod's cleanup is over: it is held slim here and in the watch's pods until it is deleted. */
+static void set_done(struct loop *l, struct podstate *st)
+{
+        json_auto_t *slim = NULL;
+
+        st->done = true;
+        l->freed++;
+        if (xp_agent_pods_mark_done(&l->agent->pods, st->uid, &slim) < 0)
+                xp_log(LOG_WARNING,
+                       "agent: pod %s/%s: out of memory (its whole object is kept)",
+                       st->namespace,
+                       st->name);
+        /* a pod the watch no longer holds keeps what it has (none: it is gone) */
+        keep_slim(st, slim && st->json ? slim : st->json);
+}
+
 static void set_pod(struct podstate *st, json_t *json)
 {
         const json_t *meta = json_object_get(json, "metadata");
@@ -147,6 +181,12 @@ static void set_pod(struct podstate *st, json_t *json)
 
         if (!json) {
                 st->gone = true;
+                st->dirty = true;
+                return;
+        }
+        if (st->done) {
+                keep_slim(st, json);
+                st->gone = false;
                 st->dirty = true;
                 return;
         }
@@ -820,7 +860,7 @@ static bool admit(struct loop *l, struct podstate *st)
                        "agent: the status of pod %s/%s: out of memory",
                        st->namespace,
                        st->name);
-        st->done = true;
+        set_done(l, st);
         return false;
 }
 
@@ -959,7 +999,7 @@ static void sync_pod(struct loop *l, struct podstate *st)
                          * mount namespace copy one more mount (docs/agent.md) */
                         xp_agent_network_release(agent->network, st->uid);
                         remove_volumes(l, st);
-                        st->done = true;
+                        set_done(l, st);
                         st->wake_at_ns = 0;
                         xp_podsync_memory_free(st->memory);
                         st->memory = NULL;
@@ -1014,6 +1054,21 @@ static void reclaim_groups(struct loop *l, int64_t now)
                 xp_log(LOG_WARNING, "agent: reclaiming pods' cgroups: %s", xp_error_message(&err));
 }
 
+/*
+ * A burst of short pods leaves the freed parts of their objects scattered among live ones, which
+ * glibc keeps (the agent's RSS stayed a few MiB up after each thousand): every TRIM_AFTER_PODS pods
+ * done or dropped, when the loop is about to wait, the free pages go back to the kernel.
+ */
+#define TRIM_AFTER_PODS 64
+
+static void trim_heap(struct loop *l)
+{
+        if (l->freed < TRIM_AFTER_PODS)
+                return;
+        l->freed = 0;
+        malloc_trim(0);
+}
+
 /* Frees the states of pods that are gone and cleaned up, removing their logs. */
 static void drop_states(struct loop *l)
 {
@@ -1048,6 +1103,7 @@ static void drop_states(struct loop *l)
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
                 l->states[i] = l->states[--l->n_states];
+                l->freed++;
         }
 }
 
@@ -1182,6 +1238,8 @@ void *xp_agent_reconcile_thread(void *userdata)
                         timeout = 0;
                 else if (next > 0)
                         timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+                if (timeout != 0)
+                        trim_heap(&l);
                 if (poll(fds, XP_ELEMENTSOF(fds), timeout) < 0 && errno != EINTR)
                         break;
                 if (fds[4].revents & POLLIN)

@@ -20,9 +20,11 @@ int xp_agent_pods_init(struct xp_agent_pods *pods)
         *pods = (struct xp_agent_pods){.wake_fd = -1};
         pods->pods = json_object();
         pods->dirty = json_object();
-        if (!pods->pods || !pods->dirty) {
+        pods->done = json_object();
+        if (!pods->pods || !pods->dirty || !pods->done) {
                 json_decref(pods->pods);
                 json_decref(pods->dirty);
+                json_decref(pods->done);
                 return -ENOMEM;
         }
         pthread_mutex_init(&pods->lock, NULL);
@@ -35,8 +37,9 @@ void xp_agent_pods_done(struct xp_agent_pods *pods)
                 return;
         json_decref(pods->pods);
         json_decref(pods->dirty);
+        json_decref(pods->done);
         pthread_mutex_destroy(&pods->lock);
-        pods->pods = pods->dirty = NULL;
+        pods->pods = pods->dirty = pods->done = NULL;
 }
 
 static void wake(struct xp_agent_pods *pods)
@@ -62,10 +65,20 @@ void xp_agent_pods_resync(struct xp_agent_pods *pods)
 /* Sets uid to pod (NULL: deleted) and marks it dirty; the caller holds the lock. */
 static int set_pod(struct xp_agent_pods *pods, const char *uid, json_t *pod)
 {
-        /* the field managers' records are the server's business and a third of a done pod's
-         * size: the agent holds every pod of its node, done ones included, so it drops them */
+        json_auto_t *kept = NULL;
+
+        /* the field managers' records are the server's business and a third of a pod's size */
         if (pod)
                 json_object_del(json_object_get(pod, "metadata"), "managedFields");
+        /* a done pod stays on the server until it is deleted (its status echoed back, relists):
+         * the agent, holding every pod of its node, keeps only the little it still needs */
+        if (pod && json_object_get(pods->done, uid)) {
+                kept = pod = xp_agent_pod_slim(pod);
+                if (!kept)
+                        return -ENOMEM;
+        }
+        if (!pod)
+                json_object_del(pods->done, uid);
         if (json_object_set(pods->pods, uid, pod ? pod : json_null()) < 0 ||
             json_object_set_new(pods->dirty, uid, json_true()) < 0)
                 return -ENOMEM;

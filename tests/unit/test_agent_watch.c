@@ -116,6 +116,68 @@ static void events_update_pods_and_resource_version(void **state)
         assert_int_equal(wakes(pods), 1);
 }
 
+static void event(struct xp_agent_pods *pods, const char *line)
+{
+        struct xp_error err = {0};
+        char *rv = NULL;
+
+        if (xp_agent_pods_apply_event(pods, line, &rv, &err) < 0)
+                fail_msg("event: %s", err.msg);
+        free(rv);
+}
+
+#define DONE_POD                                                                                   \
+        "{\"metadata\": {\"uid\": \"u5\", \"name\": \"job\", \"namespace\": \"ns\","               \
+        " \"resourceVersion\": \"%d\", \"labels\": {\"a\": \"b\"}},"                               \
+        " \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}]},"                      \
+        " \"status\": {\"phase\": \"Succeeded\", \"containerStatuses\": [{\"name\": \"c\"}]}}"
+
+/* A done pod is held slim until it is deleted, its later events too, and its deletion leaves
+ * nothing of it behind. */
+static void done_pods_are_kept_slim_and_dropped_when_deleted(void **state)
+{
+        struct xp_agent_pods *pods = *state;
+        char line[1024], pod[512];
+        json_t *kept, *slim;
+
+        snprintf(pod, sizeof(pod), DONE_POD, 3);
+        snprintf(line, sizeof(line), "{\"type\": \"ADDED\", \"object\": %s}", pod);
+        event(pods, line);
+        assert_non_null(json_object_get(json_object_get(pods->pods, "u5"), "spec"));
+        assert_int_equal(xp_agent_pods_mark_done(pods, "u5", &slim), 0);
+        assert_ptr_equal(slim, json_object_get(pods->pods, "u5"));
+        json_decref(slim);
+        /* a uid the watch does not hold is not remembered */
+        assert_int_equal(xp_agent_pods_mark_done(pods, "u-none", &slim), 0);
+        assert_null(slim);
+        assert_int_equal(json_object_size(pods->done), 1);
+        kept = json_object_get(pods->pods, "u5");
+        assert_null(json_object_get(kept, "spec"));
+        assert_null(json_object_get(json_object_get(kept, "metadata"), "labels"));
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(kept, "metadata"), "name")), "job");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(kept, "status"), "phase")),
+            "Succeeded");
+        assert_null(json_object_get(json_object_get(kept, "status"), "containerStatuses"));
+        /* its status echoed back: slim again, the pod still marked changed */
+        json_object_clear(pods->dirty);
+        snprintf(pod, sizeof(pod), DONE_POD, 4);
+        snprintf(line, sizeof(line), "{\"type\": \"MODIFIED\", \"object\": %s}", pod);
+        event(pods, line);
+        kept = json_object_get(pods->pods, "u5");
+        assert_null(json_object_get(kept, "spec"));
+        assert_string_equal(json_string_value(json_object_get(json_object_get(kept, "metadata"),
+                                                              "resourceVersion")),
+                            "4");
+        assert_non_null(json_object_get(pods->dirty, "u5"));
+        /* deleted: the mark goes with it */
+        snprintf(line, sizeof(line), "{\"type\": \"DELETED\", \"object\": %s}", pod);
+        event(pods, line);
+        assert_true(json_is_null(json_object_get(pods->pods, "u5")));
+        assert_int_equal(json_object_size(pods->done), 0);
+}
+
 static void errors_say_what(void **state)
 {
         struct xp_agent_pods *pods = *state;
@@ -149,6 +211,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(
                 events_update_pods_and_resource_version, setup, teardown),
             cmocka_unit_test_setup_teardown(errors_say_what, setup, teardown),
+            cmocka_unit_test_setup_teardown(
+                done_pods_are_kept_slim_and_dropped_when_deleted, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
