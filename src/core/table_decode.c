@@ -34,7 +34,8 @@ static const char *const spec_unread[] = {"\"volumes\"", "\"tolerations\"", "\"a
 struct copy {
         const char *s;
         size_t len;
-        FILE *out; /* the text kept */
+        bool whole_metadata; /* a row's PartialObjectMetadata holds it: nothing of it is left out */
+        FILE *out;           /* the text kept */
 };
 
 static int emit(struct copy *c, const char *text, size_t n)
@@ -95,14 +96,14 @@ static bool listed(const char *const *keys, const char *key, size_t n)
 }
 
 /* What a member's value is copied as: LEVEL_COPY as it is, -1 not at all. */
-static int member_level(enum level level, const char *key, size_t n)
+static int member_level(const struct copy *c, enum level level, const char *key, size_t n)
 {
         switch (level) {
         case LEVEL_LIST:
                 return n == 7 && memcmp(key, "\"items\"", 7) == 0 ? LEVEL_LIST : LEVEL_COPY;
         case LEVEL_ITEM:
                 if (n == 10 && memcmp(key, "\"metadata\"", 10) == 0)
-                        return LEVEL_METADATA;
+                        return c->whole_metadata ? LEVEL_COPY : LEVEL_METADATA;
                 return n == 6 && memcmp(key, "\"spec\"", 6) == 0 ? LEVEL_SPEC : LEVEL_COPY;
         case LEVEL_METADATA:
                 return listed(metadata_unread, key, n) ? -1 : LEVEL_COPY;
@@ -149,7 +150,7 @@ static int copy_object(struct copy *c, size_t *i, enum level level)
                 if (c->s[key] != '"' || (*i = skip_space(c, key_end)) >= c->len || c->s[*i] != ':')
                         return -EBADMSG;
                 *i = skip_space(c, *i + 1);
-                inner = member_level(level, c->s + key, key_end - key);
+                inner = member_level(c, level, c->s + key, key_end - key);
                 if (inner < 0) {
                         size_t value = *i;
 
@@ -196,31 +197,42 @@ static int copy_value(struct copy *c, size_t *i, int level)
         return *i > start ? emit(c, c->s + start, *i - start) : -EBADMSG;
 }
 
-int xp_table_list_decode(const char *text, size_t len, json_t **ret)
+/* Parses the copy of text[0..len) that opens at level, less what that level leaves out. */
+static int decode(const char *text, size_t len, enum level level, bool whole_metadata, json_t **ret)
 {
-        struct copy c = {.s = text, .len = len};
+        struct copy c = {.s = text, .len = len, .whole_metadata = whole_metadata};
         size_t i = 0, kept_len = 0;
         char *kept = NULL;
-        json_t *list;
+        json_t *decoded;
         int r;
 
         c.out = open_memstream(&kept, &kept_len);
         if (!c.out)
                 return -ENOMEM;
         i = skip_space(&c, 0);
-        r = i < len && text[i] == '{' ? copy_object(&c, &i, LEVEL_LIST) : -EBADMSG;
+        r = i < len && text[i] == '{' ? copy_object(&c, &i, level) : -EBADMSG;
         if (r >= 0 && skip_space(&c, i) != len)
                 r = -EBADMSG;
         if (fclose(c.out) != 0 && r >= 0)
                 r = -ENOMEM;
-        list = r < 0 ? NULL : json_loadb(kept, kept_len, 0, NULL);
+        decoded = r < 0 ? NULL : json_loadb(kept, kept_len, 0, NULL);
         free(kept);
         if (r < 0)
                 return r;
-        if (!json_is_object(list)) {
-                json_decref(list);
+        if (!json_is_object(decoded)) {
+                json_decref(decoded);
                 return -EBADMSG;
         }
-        *ret = list;
+        *ret = decoded;
         return 0;
+}
+
+int xp_table_list_decode(const char *text, size_t len, json_t **ret)
+{
+        return decode(text, len, LEVEL_LIST, false, ret);
+}
+
+int xp_table_object_decode(const char *text, size_t len, bool whole_metadata, json_t **ret)
+{
+        return decode(text, len, LEVEL_ITEM, whole_metadata, ret);
 }

@@ -619,8 +619,10 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         if (answered)
                 return r;
         if (r > 0)
+                r = list_table_read(req, kind, &options, &kept, &version, &filtered, ret);
+        if (r > 1)
                 r = list_read(req, kind, &options, &items, &version, ret);
-        if (r > 0)
+        if (r > 0 && !kept)
                 r = list_filter(req, kind, TAKE_PTR(items), &kept, &filtered, ret);
         if (r > 0)
                 r = list_page(kind, &options, kept, version, &page, &next, &remaining);

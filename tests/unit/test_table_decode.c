@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xp_table_list_decode(): a plain list decoded for a table, less what no table reads. */
+/*
+ * xp_table_list_decode() and xp_table_object_decode(): a plain list, or one object, decoded for a
+ * table, less what no table reads.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +260,40 @@ static void rejects_malformed(void **state)
         free(whole);
 }
 
+/* One object decodes as the list's item; whole_metadata keeps managedFields, nothing else. */
+static void object_decode(void **state)
+{
+        char *whole = quoted(pod), *list_text = NULL;
+        json_t *list, *item = NULL, *with_metadata = NULL, *expected;
+
+        (void)state;
+        assert_true(asprintf(&list_text, "{'items':[%s]}", pod) > 0);
+        for (char *p = list_text; *p; p++)
+                if (*p == '\'')
+                        *p = '"';
+        list = decode(list_text);
+        assert_int_equal(xp_table_object_decode(whole, strlen(whole), false, &item), 0);
+        assert_same(item, json_array_get(json_object_get(list, "items"), 0));
+        assert_null(json_object_get(json_object_get(item, "metadata"), "managedFields"));
+        assert_null(json_object_get(json_object_get(item, "spec"), "volumes"));
+
+        assert_int_equal(xp_table_object_decode(whole, strlen(whole), true, &with_metadata), 0);
+        expected = parse(whole);
+        assert_same(json_object_get(with_metadata, "metadata"),
+                    json_object_get(expected, "metadata"));
+        assert_same(json_object_get(with_metadata, "spec"), json_object_get(item, "spec"));
+        assert_null(json_object_get(json_object_get(with_metadata, "spec"), "tolerations"));
+
+        assert_int_equal(xp_table_object_decode("[1]", 3, false, &item), -EBADMSG);
+        assert_int_equal(xp_table_object_decode(whole, strlen(whole) - 1, true, &item), -EBADMSG);
+        json_decref(expected);
+        json_decref(with_metadata);
+        json_decref(item);
+        json_decref(list);
+        free(list_text);
+        free(whole);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -264,6 +301,7 @@ int main(void)
             cmocka_unit_test(leaves_out_unread),
             cmocka_unit_test(odd_but_valid_text),
             cmocka_unit_test(rejects_malformed),
+            cmocka_unit_test(object_decode),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

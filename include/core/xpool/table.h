@@ -66,6 +66,13 @@ int xp_table_build(const char *kind,
 int xp_table_list_decode(const char *text, size_t len, json_t **ret);
 
 /*
+ * Decodes the text of one object as an item of xp_table_list_decode()'s list: less the members no
+ * table reads, except that with whole_metadata its metadata is kept whole (managedFields too), as
+ * a row's PartialObjectMetadata (XP_TABLE_INCLUDE_METADATA) holds it. Same returns.
+ */
+int xp_table_object_decode(const char *text, size_t len, bool whole_metadata, json_t **ret);
+
+/*
  * Prints a Table (ours or any Kubernetes server's, borrowed) as aligned text the way kubectl does:
  * a header line of the column names in upper case (`NOMINATED NODE`), then one line per row;
  * every column but the last padded to its widest cell plus three spaces (at least six wide),
