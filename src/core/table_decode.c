@@ -34,8 +34,8 @@ static const char *const spec_unread[] = {"\"volumes\"", "\"tolerations\"", "\"a
 struct copy {
         const char *s;
         size_t len;
-        bool whole_metadata; /* a row's PartialObjectMetadata holds it: nothing of it is left out */
-        FILE *out;           /* the text kept */
+        size_t metadata_start, metadata_len; /* where the last item's metadata is in s */
+        FILE *out;                           /* the text kept */
 };
 
 static int emit(struct copy *c, const char *text, size_t n)
@@ -96,14 +96,14 @@ static bool listed(const char *const *keys, const char *key, size_t n)
 }
 
 /* What a member's value is copied as: LEVEL_COPY as it is, -1 not at all. */
-static int member_level(const struct copy *c, enum level level, const char *key, size_t n)
+static int member_level(enum level level, const char *key, size_t n)
 {
         switch (level) {
         case LEVEL_LIST:
                 return n == 7 && memcmp(key, "\"items\"", 7) == 0 ? LEVEL_LIST : LEVEL_COPY;
         case LEVEL_ITEM:
                 if (n == 10 && memcmp(key, "\"metadata\"", 10) == 0)
-                        return c->whole_metadata ? LEVEL_COPY : LEVEL_METADATA;
+                        return LEVEL_METADATA;
                 return n == 6 && memcmp(key, "\"spec\"", 6) == 0 ? LEVEL_SPEC : LEVEL_COPY;
         case LEVEL_METADATA:
                 return listed(metadata_unread, key, n) ? -1 : LEVEL_COPY;
@@ -150,7 +150,7 @@ static int copy_object(struct copy *c, size_t *i, enum level level)
                 if (c->s[key] != '"' || (*i = skip_space(c, key_end)) >= c->len || c->s[*i] != ':')
                         return -EBADMSG;
                 *i = skip_space(c, *i + 1);
-                inner = member_level(c, level, c->s + key, key_end - key);
+                inner = member_level(level, c->s + key, key_end - key);
                 if (inner < 0) {
                         size_t value = *i;
 
@@ -163,8 +163,12 @@ static int copy_object(struct copy *c, size_t *i, enum level level)
                                 r = emit(c, c->s + key, key_end - key);
                         if (r >= 0)
                                 r = emit(c, ":", 1);
+                        if (inner == LEVEL_METADATA)
+                                c->metadata_start = *i;
                         if (r >= 0)
                                 r = copy_value(c, i, inner);
+                        if (inner == LEVEL_METADATA)
+                                c->metadata_len = *i - c->metadata_start;
                         first = false;
                 }
                 *i = skip_space(c, *i);
@@ -198,9 +202,9 @@ static int copy_value(struct copy *c, size_t *i, int level)
 }
 
 /* Parses the copy of text[0..len) that opens at level, less what that level leaves out. */
-static int decode(const char *text, size_t len, enum level level, bool whole_metadata, json_t **ret)
+static int decode(const char *text, size_t len, enum level level, struct copy *c_out, json_t **ret)
 {
-        struct copy c = {.s = text, .len = len, .whole_metadata = whole_metadata};
+        struct copy c = {.s = text, .len = len};
         size_t i = 0, kept_len = 0;
         char *kept = NULL;
         json_t *decoded;
@@ -223,16 +227,29 @@ static int decode(const char *text, size_t len, enum level level, bool whole_met
                 json_decref(decoded);
                 return -EBADMSG;
         }
+        if (c_out)
+                *c_out = c;
         *ret = decoded;
         return 0;
 }
 
 int xp_table_list_decode(const char *text, size_t len, json_t **ret)
 {
-        return decode(text, len, LEVEL_LIST, false, ret);
+        return decode(text, len, LEVEL_LIST, NULL, ret);
 }
 
-int xp_table_object_decode(const char *text, size_t len, bool whole_metadata, json_t **ret)
+int xp_table_object_decode(const char *text,
+                           size_t len,
+                           json_t **ret,
+                           size_t *ret_metadata_start,
+                           size_t *ret_metadata_len)
 {
-        return decode(text, len, LEVEL_ITEM, whole_metadata, ret);
+        struct copy c = {0};
+        int r = decode(text, len, LEVEL_ITEM, &c, ret);
+
+        if (r >= 0 && ret_metadata_start)
+                *ret_metadata_start = c.metadata_start;
+        if (r >= 0 && ret_metadata_len)
+                *ret_metadata_len = c.metadata_len;
+        return r;
 }

@@ -323,6 +323,8 @@ int text_matches(const struct xp_label_selector *labels,
  * decoded from the store's text less what no row reads (xp_table_object_decode()): 1 with
  * *ret_items, *ret_version and *ret_filtered; 0 with ret filled; -errno; 2 when the Table is not
  * one it can build (the whole object asked, or a list at an older version): the caller reads it.
+ * With ?includeObject=Metadata (the default) *ret_metadata_texts is a JSON object of each item's
+ * metadata text (its JSON, ASCII-escaped) by "namespace/name", for reply_table_text(); else NULL.
  */
 int list_table_read(const struct request *req,
                     const struct xp_kind *kind,
@@ -330,7 +332,18 @@ int list_table_read(const struct request *req,
                     json_t **ret_items,
                     uint64_t *ret_version,
                     bool *ret_filtered,
+                    json_t **ret_metadata_texts,
                     struct reply *ret);
+/*
+ * Answers the Table of page (borrowed, list_table_read()'s items), its ListMeta list_meta
+ * (borrowed), each row's PartialObjectMetadata with its metadata copied from metadata_texts as
+ * text, as reply_json() would write the Table of whole objects: 0 or -ENOMEM.
+ */
+int reply_table_text(const struct xp_kind *kind,
+                     const json_t *page,
+                     json_t *list_meta,
+                     const json_t *metadata_texts,
+                     struct reply *ret);
 /*
  * The streamed list itself: open reads the snapshot's version and writes the head (takes labels
  * and fields, either may be NULL); read hands out the answer's next bytes (0 at its end, -errno

@@ -66,11 +66,16 @@ int xp_table_build(const char *kind,
 int xp_table_list_decode(const char *text, size_t len, json_t **ret);
 
 /*
- * Decodes the text of one object as an item of xp_table_list_decode()'s list: less the members no
- * table reads, except that with whole_metadata its metadata is kept whole (managedFields too), as
- * a row's PartialObjectMetadata (XP_TABLE_INCLUDE_METADATA) holds it. Same returns.
+ * Decodes the text of one object as an item of xp_table_list_decode()'s list. The metadata's
+ * value is text[*ret_metadata_start..+*ret_metadata_len) (0 and 0 without one; either pointer may
+ * be NULL): a row's PartialObjectMetadata holds it whole, managedFields too, and the caller can
+ * copy it as text rather than parse it. Same returns (the span is set only on success).
  */
-int xp_table_object_decode(const char *text, size_t len, bool whole_metadata, json_t **ret);
+int xp_table_object_decode(const char *text,
+                           size_t len,
+                           json_t **ret,
+                           size_t *ret_metadata_start,
+                           size_t *ret_metadata_len);
 
 /*
  * Prints a Table (ours or any Kubernetes server's, borrowed) as aligned text the way kubectl does:
