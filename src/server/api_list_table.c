@@ -13,6 +13,7 @@
  * resourceVersionMatch=Exact).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ struct table_read {
         const struct xp_label_selector *labels;
         const struct xp_field_selector *fields;
         bool filtered;
+        size_t decoded_max; /* items past it only count (list_page()'s remainingItemCount) */
         json_t *items;
         json_t *metadata_texts; /* NULL when rows hold no metadata */
 };
@@ -84,6 +86,8 @@ static int add_item(const char *ns, const char *name, const char *text, size_t l
                 if (r <= 0)
                         return r;
         }
+        if (json_array_size(t->items) >= t->decoded_max)
+                return json_array_append_new(t->items, json_null()) < 0 ? -ENOMEM : 0;
         r = xp_table_object_decode(text, len, &item, &start, &n);
         if (r == -EBADMSG) {
                 /* the store wrote it: text it cannot follow is a broken store */
@@ -150,6 +154,8 @@ int list_table_read(const struct request *req,
             .labels = labels,
             .fields = fields,
             .filtered = !xp_label_selector_is_empty(labels) || !xp_field_selector_is_empty(fields),
+            /* the page, and the first item after it (list_page() reads its key) */
+            .decoded_max = o->limit > 0 && !o->continue_token ? (size_t)o->limit + 1 : SIZE_MAX,
             .items = json_array(),
             .metadata_texts = include == XP_TABLE_INCLUDE_METADATA ? json_object() : NULL,
         };
