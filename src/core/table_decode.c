@@ -34,7 +34,8 @@ static const char *const spec_unread[] = {"\"volumes\"", "\"tolerations\"", "\"a
 struct copy {
         const char *s;
         size_t len;
-        FILE *out; /* the text kept */
+        size_t metadata_start, metadata_len; /* where the last item's metadata is in s */
+        FILE *out;                           /* the text kept */
 };
 
 static int emit(struct copy *c, const char *text, size_t n)
@@ -162,8 +163,12 @@ static int copy_object(struct copy *c, size_t *i, enum level level)
                                 r = emit(c, c->s + key, key_end - key);
                         if (r >= 0)
                                 r = emit(c, ":", 1);
+                        if (inner == LEVEL_METADATA)
+                                c->metadata_start = *i;
                         if (r >= 0)
                                 r = copy_value(c, i, inner);
+                        if (inner == LEVEL_METADATA)
+                                c->metadata_len = *i - c->metadata_start;
                         first = false;
                 }
                 *i = skip_space(c, *i);
@@ -196,31 +201,55 @@ static int copy_value(struct copy *c, size_t *i, int level)
         return *i > start ? emit(c, c->s + start, *i - start) : -EBADMSG;
 }
 
-int xp_table_list_decode(const char *text, size_t len, json_t **ret)
+/* Parses the copy of text[0..len) that opens at level, less what that level leaves out. */
+static int decode(const char *text, size_t len, enum level level, struct copy *c_out, json_t **ret)
 {
         struct copy c = {.s = text, .len = len};
         size_t i = 0, kept_len = 0;
         char *kept = NULL;
-        json_t *list;
+        json_t *decoded;
         int r;
 
         c.out = open_memstream(&kept, &kept_len);
         if (!c.out)
                 return -ENOMEM;
         i = skip_space(&c, 0);
-        r = i < len && text[i] == '{' ? copy_object(&c, &i, LEVEL_LIST) : -EBADMSG;
+        r = i < len && text[i] == '{' ? copy_object(&c, &i, level) : -EBADMSG;
         if (r >= 0 && skip_space(&c, i) != len)
                 r = -EBADMSG;
         if (fclose(c.out) != 0 && r >= 0)
                 r = -ENOMEM;
-        list = r < 0 ? NULL : json_loadb(kept, kept_len, 0, NULL);
+        decoded = r < 0 ? NULL : json_loadb(kept, kept_len, 0, NULL);
         free(kept);
         if (r < 0)
                 return r;
-        if (!json_is_object(list)) {
-                json_decref(list);
+        if (!json_is_object(decoded)) {
+                json_decref(decoded);
                 return -EBADMSG;
         }
-        *ret = list;
+        if (c_out)
+                *c_out = c;
+        *ret = decoded;
         return 0;
+}
+
+int xp_table_list_decode(const char *text, size_t len, json_t **ret)
+{
+        return decode(text, len, LEVEL_LIST, NULL, ret);
+}
+
+int xp_table_object_decode(const char *text,
+                           size_t len,
+                           json_t **ret,
+                           size_t *ret_metadata_start,
+                           size_t *ret_metadata_len)
+{
+        struct copy c = {0};
+        int r = decode(text, len, LEVEL_ITEM, &c, ret);
+
+        if (r >= 0 && ret_metadata_start)
+                *ret_metadata_start = c.metadata_start;
+        if (r >= 0 && ret_metadata_len)
+                *ret_metadata_len = c.metadata_len;
+        return r;
 }

@@ -68,26 +68,25 @@ static int labels_match(const struct xp_label_selector *selector, const char *te
         return match;
 }
 
-/*
- * 1 when the object matches the selectors, 0 when not. Labels alone need only the labels'
- * text: a pod's metadata also holds its managedFields, most of its size.
- */
-static int matches(struct list_stream *l, const char *text, size_t len)
+int text_matches(const struct xp_label_selector *labels,
+                 const struct xp_field_selector *fields,
+                 const char *text,
+                 size_t len)
 {
         size_t start = 0, n = 0;
         json_t *object;
         bool match;
         int r;
 
-        if (xp_field_selector_is_empty(l->fields)) {
+        if (xp_field_selector_is_empty(fields)) {
                 r = xp_store_text_labels(text, len, &start, &n);
                 if (r == 0 || r == -ENOENT)
-                        return labels_match(l->labels, text + start, r == 0 ? n : 0);
+                        return labels_match(labels, text + start, r == 0 ? n : 0);
         }
         object = json_loadb(text, len, 0, NULL);
         if (!object)
                 return -ENOMEM;
-        match = selectors_match(l->labels, l->fields, object);
+        match = selectors_match(labels, fields, object);
         json_decref(object);
         return match;
 }
@@ -119,7 +118,7 @@ static int add_item(const char *ns, const char *name, const char *text, size_t l
         (void)ns;
         (void)name;
         if (l->filtered) {
-                r = matches(l, text, len);
+                r = text_matches(l->labels, l->fields, text, len);
                 if (r <= 0)
                         return r;
         }

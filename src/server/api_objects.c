@@ -604,7 +604,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
 {
         const struct xp_kind *kind = route->kind;
         struct list_options options;
-        json_t *items = NULL, *kept = NULL, *page = NULL, *meta;
+        json_t *items = NULL, *kept = NULL, *page = NULL, *meta, *metadata_texts = NULL;
         char rv[24], *next = NULL;
         bool filtered = false, answered = false;
         int64_t remaining;
@@ -619,8 +619,11 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         if (answered)
                 return r;
         if (r > 0)
+                r = list_table_read(
+                    req, kind, &options, &kept, &version, &filtered, &metadata_texts, ret);
+        if (r > 1)
                 r = list_read(req, kind, &options, &items, &version, ret);
-        if (r > 0)
+        if (r > 0 && !kept)
                 r = list_filter(req, kind, TAKE_PTR(items), &kept, &filtered, ret);
         if (r > 0)
                 r = list_page(kind, &options, kept, version, &page, &next, &remaining);
@@ -631,6 +634,11 @@ int handle_list(const struct request *req, const struct route *route, struct rep
         meta = list_meta(rv, next, remaining, filtered);
         if (!meta) {
                 r = -ENOMEM;
+                goto out;
+        }
+        if (metadata_texts) {
+                r = reply_table_text(kind, page, meta, metadata_texts, ret);
+                json_decref(meta);
                 goto out;
         }
         if (request_wants_table(req)) {
@@ -668,6 +676,7 @@ int handle_list(const struct request *req, const struct route *route, struct rep
 out:
         json_decref(items);
         json_decref(page);
+        json_decref(metadata_texts);
         free(next);
         return r;
 }

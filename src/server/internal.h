@@ -311,6 +311,40 @@ int list_text(const struct request *req,
               bool *ret_answered,
               struct reply *ret);
 /*
+ * 1 when the object's text matches the selectors, 0 when not, -ENOMEM. Labels alone need only
+ * the labels' text: a pod's metadata also holds its managedFields, most of its size.
+ */
+int text_matches(const struct xp_label_selector *labels,
+                 const struct xp_field_selector *fields,
+                 const char *text,
+                 size_t len);
+/*
+ * The items of a list's Table (api_list_table.c), as list_read() and list_filter() give them but
+ * decoded from the store's text less what no row reads (xp_table_object_decode()): 1 with
+ * *ret_items, *ret_version and *ret_filtered; 0 with ret filled; -errno; 2 when the Table is not
+ * one it can build (the whole object asked, or a list at an older version): the caller reads it.
+ * With ?includeObject=Metadata (the default) *ret_metadata_texts is a JSON object of each item's
+ * metadata text (its JSON, ASCII-escaped) by "namespace/name", for reply_table_text(); else NULL.
+ */
+int list_table_read(const struct request *req,
+                    const struct xp_kind *kind,
+                    const struct list_options *o,
+                    json_t **ret_items,
+                    uint64_t *ret_version,
+                    bool *ret_filtered,
+                    json_t **ret_metadata_texts,
+                    struct reply *ret);
+/*
+ * Answers the Table of page (borrowed, list_table_read()'s items), its ListMeta list_meta
+ * (borrowed), each row's PartialObjectMetadata with its metadata copied from metadata_texts as
+ * text, as reply_json() would write the Table of whole objects: 0 or -ENOMEM.
+ */
+int reply_table_text(const struct xp_kind *kind,
+                     const json_t *page,
+                     json_t *list_meta,
+                     const json_t *metadata_texts,
+                     struct reply *ret);
+/*
  * The streamed list itself: open reads the snapshot's version and writes the head (takes labels
  * and fields, either may be NULL); read hands out the answer's next bytes (0 at its end, -errno
  * when it must be cut short) as a stream's read does; free takes it in any state.

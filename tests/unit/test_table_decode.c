@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* xp_table_list_decode(): a plain list decoded for a table, less what no table reads. */
+/*
+ * xp_table_list_decode() and xp_table_object_decode(): a plain list, or one object, decoded for a
+ * table, less what no table reads.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +260,43 @@ static void rejects_malformed(void **state)
         free(whole);
 }
 
+/* One object decodes as the list's item; the span is its metadata's text, managedFields too. */
+static void object_decode(void **state)
+{
+        char *whole = quoted(pod), *list_text = NULL;
+        json_t *list, *item = NULL, *expected, *metadata;
+        size_t start = 1, n = 1;
+
+        (void)state;
+        assert_true(asprintf(&list_text, "{'items':[%s]}", pod) > 0);
+        for (char *p = list_text; *p; p++)
+                if (*p == '\'')
+                        *p = '"';
+        list = decode(list_text);
+        assert_int_equal(xp_table_object_decode(whole, strlen(whole), &item, &start, &n), 0);
+        assert_same(item, json_array_get(json_object_get(list, "items"), 0));
+        assert_null(json_object_get(json_object_get(item, "metadata"), "managedFields"));
+        assert_null(json_object_get(json_object_get(item, "spec"), "volumes"));
+
+        expected = parse(whole);
+        metadata = json_loadb(whole + start, n, 0, NULL);
+        assert_non_null(metadata);
+        assert_same(metadata, json_object_get(expected, "metadata"));
+        json_decref(metadata);
+        json_decref(item);
+
+        assert_int_equal(xp_table_object_decode("{\"kind\":\"Pod\"}", 14, &item, &start, &n), 0);
+        assert_int_equal(start + n, 0); /* no metadata: an empty span */
+        assert_int_equal(xp_table_object_decode("[1]", 3, &item, NULL, NULL), -EBADMSG);
+        assert_int_equal(xp_table_object_decode(whole, strlen(whole) - 1, &item, NULL, NULL),
+                         -EBADMSG);
+        json_decref(expected);
+        json_decref(item);
+        json_decref(list);
+        free(list_text);
+        free(whole);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -264,6 +304,7 @@ int main(void)
             cmocka_unit_test(leaves_out_unread),
             cmocka_unit_test(odd_but_valid_text),
             cmocka_unit_test(rejects_malformed),
+            cmocka_unit_test(object_decode),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

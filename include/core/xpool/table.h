@@ -66,6 +66,18 @@ int xp_table_build(const char *kind,
 int xp_table_list_decode(const char *text, size_t len, json_t **ret);
 
 /*
+ * Decodes the text of one object as an item of xp_table_list_decode()'s list. The metadata's
+ * value is text[*ret_metadata_start..+*ret_metadata_len) (0 and 0 without one; either pointer may
+ * be NULL): a row's PartialObjectMetadata holds it whole, managedFields too, and the caller can
+ * copy it as text rather than parse it. Same returns (the span is set only on success).
+ */
+int xp_table_object_decode(const char *text,
+                           size_t len,
+                           json_t **ret,
+                           size_t *ret_metadata_start,
+                           size_t *ret_metadata_len);
+
+/*
  * Prints a Table (ours or any Kubernetes server's, borrowed) as aligned text the way kubectl does:
  * a header line of the column names in upper case (`NOMINATED NODE`), then one line per row;
  * every column but the last padded to its widest cell plus three spaces (at least six wide),
