@@ -60,6 +60,7 @@ static void node_seen(struct xp_scheduler *s, const json_t *json, bool deleted)
                 return;
         queue_ctl_node(s->queues, json, deleted);
         if (deleted) {
+                node_forget(s, name);
                 (void)xp_sched_node_remove(s->sched, name);
                 return;
         }
@@ -71,10 +72,12 @@ static void node_seen(struct xp_scheduler *s, const json_t *json, bool deleted)
                        "scheduler: node '%s' left out: %s",
                        name,
                        err.msg[0] ? err.msg : strerror(-r));
+                node_forget(s, name);
                 (void)xp_sched_node_remove(s->sched, name);
                 return;
         }
-        s->changed = true;
+        if (node_update_matters(s, name, json))
+                s->changed = true;
 }
 
 /* The loop's own binding of a pod coming back: the snapshot has its placement assumed already,
@@ -901,6 +904,7 @@ void xp_scheduler_free(struct xp_scheduler *s)
         free(s->scratch);
         xp_sched_free(s->sched);
         queue_ctl_free(s->queues);
+        nodes_forget(s);
         xp_informer_free(s->informer);
         free(s);
 }

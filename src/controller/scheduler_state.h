@@ -153,6 +153,8 @@ struct xp_scheduler {
         int64_t retry_gap_ms; /* the shortest time between two releases of the waiting pods */
         /* this pass's unschedulable pods by shape (scheduler_shape.c): keys are their shapes */
         struct xp_map failed_shapes;
+        /* scheduler_nodes.c: each node's last digest, by name */
+        struct xp_map node_digests;
         /* /metrics (xp_scheduler_metrics()): attempts by result and their duration */
         atomic_uint_fast64_t attempts[XP_SCHEDULER_RESULTS];
         struct xp_histogram attempt_seconds;
@@ -234,6 +236,16 @@ const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p);
 void shape_fail(struct xp_scheduler *s, struct pending *p);
 /* Forgets the pass's failures (the next pass may find capacity freed). */
 void shapes_forget(struct xp_scheduler *s);
+
+/* ---- node updates that may make a waiting pod fit (scheduler_nodes.c) ------------------- */
+
+/* Whether node (named name) differs from its last update in anything but the fields every
+ * status write changes; remembers it. */
+bool node_update_matters(struct xp_scheduler *s, const char *name, const json_t *node);
+/* Forgets a deleted node's digest. */
+void node_forget(struct xp_scheduler *s, const char *name);
+/* Forgets every node's (the scheduler goes). */
+void nodes_forget(struct xp_scheduler *s);
 
 /* ---- gangs' shapes and bound members (scheduler_groups.c) -------------------------------- */
 

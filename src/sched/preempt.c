@@ -224,6 +224,7 @@ static int search_node(const struct pctx *ctx,
         struct key k;
         int r;
 
+        ctx->sched->stats.preempt_nodes_searched++;
         r = units_of_node(ctx->sched, ctx->pod, prio, options, node, &us);
         if (r < 0 || us.n == 0)
                 goto out;
@@ -287,6 +288,23 @@ static bool never_preempts(const struct xp_pod *pod)
         return policy && strcmp(policy, "Never") == 0;
 }
 
+/* Kubernetes' rule (no eligibility of the caller's): only pods of lower priority may go. */
+static bool priority_decides(const struct xp_preempt_options *options)
+{
+        return !options || !options->eligible;
+}
+
+/* Whether some present node holds a pod of priority below prio: with none (a full node of
+ * equals, the common case of a cluster at its cap), the search would weigh every node's pods to
+ * find no victim, on every pass that tries the pod. */
+static bool any_below(struct xp_sched *sched, int64_t prio)
+{
+        for (size_t i = 0; i < sched->n_nodes; i++)
+                if (sched->nodes[i]->present && sched_node_has_below(sched->nodes[i], prio))
+                        return true;
+        return false;
+}
+
 /* The search over every node: 1 with best filled, 0 when the pod fits as it is or nothing helps. */
 static int search_nodes(const struct pctx *ctx,
                         int64_t prio,
@@ -308,6 +326,8 @@ static int search_nodes(const struct pctx *ctx,
                         continue;
                 if (fits(ctx, node, &taken, &topo))
                         return 0; /* no eviction needed */
+                if (priority_decides(options) && !sched_node_has_below(node, prio))
+                        continue;
                 if (!sched_filter_node(ctx, node, &rs) && unresolvable(&rs))
                         continue;
                 r = search_node(ctx, prio, options, node, best);
@@ -357,7 +377,7 @@ int xp_sched_preempt(struct xp_sched *sched,
         int64_t prio = pod->spec.priority.set ? pod->spec.priority.value : 0;
         int r;
 
-        if (never_preempts(pod))
+        if (never_preempts(pod) || (priority_decides(options) && !any_below(sched, prio)))
                 return 0;
         r = sched_pod_requests(sched, pod, &ctx.req, err);
         if (r < 0)

@@ -128,6 +128,10 @@ struct snode {
         struct spod **pods;
         size_t n_pods;
         size_t cap_pods;
+        /* the lowest priority among pods (preemption skips a node with none below the
+         * preemptor's); stale after an unlink of a pod at it, found again when next asked */
+        int64_t lowest_priority;
+        bool lowest_stale;
         void *gcache;     /* the GPU policies' cache of this node (gpufrag.c), NULL when none */
         struct sfit *fit; /* its summary, for as long as the entry lives */
 };
@@ -557,5 +561,7 @@ int reasons_format(const struct xp_sched *sched,
 
 /* Accounts (sign +1) or gives back (-1) what p holds on n (snapshot.c). */
 void sched_account(struct snode *n, struct spod *p, int sign);
+/* Whether a pod of priority below prio is placed on n (snapshot.c). */
+bool sched_node_has_below(struct snode *n, int64_t prio);
 /* The pod's preemption facts into p: priority, gang, terminating. -ENOMEM. */
 int preempt_pod_facts(const struct xp_pod *pod, struct spod *p);

@@ -634,11 +634,23 @@ int xp_sched_node_remove(struct xp_sched *sched, const char *name)
         return 0;
 }
 
+bool sched_node_has_below(struct snode *n, int64_t prio)
+{
+        if (n->lowest_stale) {
+                for (size_t i = 0; i < n->n_pods; i++)
+                        if (i == 0 || n->pods[i]->priority < n->lowest_priority)
+                                n->lowest_priority = n->pods[i]->priority;
+                n->lowest_stale = false;
+        }
+        return n->n_pods > 0 && n->lowest_priority < prio;
+}
+
 static void node_unlink_pod(struct snode *n, struct spod *p)
 {
         for (size_t i = 0; i < n->n_pods; i++)
                 if (n->pods[i] == p) {
                         n->pods[i] = n->pods[--n->n_pods];
+                        n->lowest_stale = n->lowest_stale || p->priority <= n->lowest_priority;
                         return;
                 }
 }
@@ -925,6 +937,8 @@ int sched_pod_account(struct xp_sched *sched,
                 pod_free(old);
         }
         p->node = n;
+        if (!n->lowest_stale && (n->n_pods == 0 || p->priority < n->lowest_priority))
+                n->lowest_priority = p->priority;
         n->pods[n->n_pods++] = p;
         account(n, p, +1);
         sched->stats.pods++;

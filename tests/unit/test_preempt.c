@@ -457,6 +457,54 @@ static void gang_preempts_all_or_nothing(void **state)
         xp_sched_free(sched);
 }
 
+static uint64_t nodes_searched(const struct xp_sched *sched)
+{
+        struct xp_sched_stats stats;
+
+        xp_sched_stats(sched, &stats);
+        return stats.preempt_nodes_searched;
+}
+
+/*
+ * Only pods of lower priority may go, so a node whose pods are all of the preemptor's priority or
+ * above is not searched at all: n1 is full of equals, n2 holds one lower pod. Once that one is
+ * gone, no node is searched and nothing is evicted.
+ */
+static void equals_are_not_searched(void **state)
+{
+        (void)state;
+        struct xp_sched *sched = cluster();
+        struct xp_preemption pre = {0};
+        struct xp_error err = {0};
+        struct xp_pod *p = pod("train", 4, 5, NULL, NULL, NULL);
+        char name[16];
+
+        add_node(sched, "n1", NULL);
+        add_node(sched, "n2", NULL);
+        for (int i = 0; i < 8; i++) {
+                char dev[2] = {(char)('0' + i), 0};
+                snprintf(name, sizeof(name), "equal-%d", i);
+                bind(sched, name, 1, 5, "n1", dev, NULL);
+        }
+        bind(sched, "high", 4, 9, "n2", "1,3,5,7", NULL);
+        bind(sched, "low", 4, 1, "n2", "0,2,4,6", NULL);
+        expect(sched, p, "n2", "low");
+        assert_int_equal(nodes_searched(sched), 1);
+
+        assert_int_equal(xp_sched_pod_remove(sched, "default", "low"), 0);
+        bind(sched, "mid", 4, 5, "n2", "0,2,4,6", NULL);
+        assert_int_equal(xp_sched_preempt(sched, p, NULL, &pre, &err), 0);
+        assert_int_equal(nodes_searched(sched), 1);
+
+        /* a lower pod again: searched again (the index follows the pods both ways) */
+        assert_int_equal(xp_sched_pod_remove(sched, "default", "mid"), 0);
+        bind(sched, "low-again", 4, 2, "n2", "0,2,4,6", NULL);
+        expect(sched, p, "n2", "low-again");
+        assert_int_equal(nodes_searched(sched), 2);
+        xp_pod_free(p);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -466,6 +514,7 @@ int main(void)
             cmocka_unit_test(who_is_never_a_victim),
             cmocka_unit_test(held_for_the_nominee),
             cmocka_unit_test(gang_preempts_all_or_nothing),
+            cmocka_unit_test(equals_are_not_searched),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

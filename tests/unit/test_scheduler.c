@@ -564,6 +564,63 @@ static void finish_pod(struct fixture *f, const char *name, const char *phase)
         fixture_put(&f->base, "pods", "default", name, pod);
 }
 
+/* A step of the loop ms after the last. */
+static void step_after(struct fixture *f, int64_t ms)
+{
+        f->base.now_ms += ms;
+        step(f);
+}
+
+/* A Ready node that takes one pod, as its agent writes its status: heartbeat is the time. */
+static void put_one_pod_node(struct fixture *f, const char *heartbeat)
+{
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            "full",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"full\"},"
+            "\"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"1\"},"
+            "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"1\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+            "\"lastHeartbeatTime\":\"%s\"}]}}",
+            heartbeat);
+}
+
+/*
+ * A pod refused by a node at its pod cap ("Too many pods") is parked until a pod goes or a node
+ * changes: not tried when its backoff ends, nor on the node's status heartbeat (a write that
+ * changes nothing a placement reads), and tried once the pod on that node completes.
+ */
+static void parked_until_a_pod_on_the_node_ends(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+
+        put_one_pod_node(f, "2027-01-15T08:00:00Z");
+        put_pod(f, "first", "1", 0);
+        step(f);
+        assert_string_equal(node_of(f, "first", node), "full");
+        put_pod(f, "second", "1", 0);
+        step(f);
+        assert_string_equal(node_of(f, "second", node), "");
+        expect_scheduled(
+            f, "second", "False Unschedulable 0/1 nodes are available: 1 Too many pods.");
+        assert_int_equal(unschedulable_attempts(f), 1);
+
+        step_after(f, BACKOFF_MAX_MS + RETRY_MS); /* its backoff is long over */
+        assert_int_equal(unschedulable_attempts(f), 1);
+        put_one_pod_node(f, "2027-01-15T08:01:00Z");
+        step_after(f, RETRY_MS);
+        step_after(f, RETRY_MS);
+        assert_int_equal(unschedulable_attempts(f), 1);
+
+        finish_pod(f, "first", "Succeeded");
+        step_after(f, RETRY_MS);
+        assert_string_equal(node_of(f, "second", node), "full");
+        assert_int_equal(unschedulable_attempts(f), 1);
+}
+
 /*
  * A pod that ends (Succeeded, as its node writes it) gives its CPUs back in the scheduler's
  * view at once, and they go to the waiting pods in the next pass after the short gap a cheap
@@ -835,6 +892,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(unschedulable_waits_for_the_cluster, setup, teardown),
             cmocka_unit_test_setup_teardown(repeated_failures_count_on_one_event, setup, teardown),
             cmocka_unit_test_setup_teardown(capacity_freed_by_a_deletion, setup, teardown),
+            cmocka_unit_test_setup_teardown(parked_until_a_pod_on_the_node_ends, setup, teardown),
             cmocka_unit_test_setup_teardown(waiting_pods_of_one_shape, setup, teardown),
             cmocka_unit_test_setup_teardown(
                 a_finished_pod_frees_its_capacity_by_priority, setup, teardown),

@@ -238,8 +238,9 @@ struct xp_sched_stats {
         size_t pods;
         uint64_t placements;
         uint64_t unschedulable;
-        uint64_t nodes_filtered; /* node checks done, over all placements */
-        uint64_t nodes_summed;   /* of those, judged by the node's fit summary alone */
+        uint64_t nodes_filtered;         /* node checks done, over all placements */
+        uint64_t nodes_summed;           /* of those, judged by the node's fit summary alone */
+        uint64_t preempt_nodes_searched; /* nodes whose pods preemption weighed as victims */
 };
 void xp_sched_stats(const struct xp_sched *sched, struct xp_sched_stats *ret);
 
