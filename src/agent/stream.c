@@ -332,6 +332,17 @@ static int session_step(struct session *s)
         return s->conn.eof || s->conn.close_received ? 0 : 1;
 }
 
+/* POLL_MS, or less up to the session's next deadline (a terminal's first size waits 1 s, not 2). */
+static int poll_timeout(struct session *s)
+{
+        int64_t due = s->ops->due ? s->ops->due(s) : INT64_MAX, left;
+
+        if (due == INT64_MAX)
+                return POLL_MS;
+        left = due - stream_now_ms();
+        return left <= 0 ? 0 : left < POLL_MS ? (int)left : POLL_MS;
+}
+
 /* Polls the connection, the stop signal and the session's own descriptors; 0 when it is over. */
 static int session_wait(struct session *s, int stop_fd)
 {
@@ -344,7 +355,7 @@ static int session_wait(struct session *s, int stop_fd)
                                  .events = (short)((sconn_wants_input(&s->conn) ? POLLIN : 0) |
                                                    (sconn_pending(&s->conn) ? POLLOUT : 0))};
         own = s->ops->poll(s, fds + 2, SESSION_POLL_MAX - 2);
-        r = poll(fds, n + own, POLL_MS);
+        r = poll(fds, n + own, poll_timeout(s));
         if (r < 0 && errno != EINTR)
                 return 0;
         if (r > 0 && fds[0].revents)

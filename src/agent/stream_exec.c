@@ -711,11 +711,23 @@ static int rc_input_all(struct session *s)
         return r;
 }
 
+/* The first size's deadline: for exec's start, and for attach's queued keystrokes. */
+static int64_t rc_due(struct session *s)
+{
+        struct rc *rc = rc_of(s);
+        int64_t due = rc->attach_fd >= 0 ? shimq_due(&rc->to_shim) : INT64_MAX;
+
+        if (rc->start_deferred && !rc->failure && rc->start_deadline_ms < due)
+                due = rc->start_deadline_ms;
+        return due;
+}
+
 const struct session_ops xp_stream_exec_ops = {
     .start = rc_start,
     .input = rc_input_all,
     .poll = rc_poll,
     .handle = rc_handle,
+    .due = rc_due,
     .done = rc_done,
     .abort = rc_abort,
     .free = rc_free,

@@ -139,6 +139,9 @@ struct session_ops {
         size_t (*poll)(struct session *s, struct pollfd *fds, size_t max);
         /* Their results. 0, or -errno. */
         int (*handle)(struct session *s, const struct pollfd *fds, size_t n);
+        /* NULL, or when (stream_now_ms()) it has something to do with no descriptor ready (a
+         * deadline); INT64_MAX for nothing: the poll wakes by then. */
+        int64_t (*due)(struct session *s);
         /* Whether it has said all it will (the connection then closes once flushed). */
         bool (*done)(struct session *s);
         /* The client went away, or the agent stops: end everything now. */
@@ -207,6 +210,8 @@ int shimq_stdin_close(struct shimq *q);
 int shimq_resize(struct shimq *q, uint16_t cols, uint16_t rows);
 /* Whether there is something to send now (poll the socket for POLLOUT). */
 bool shimq_ready(const struct shimq *q, int64_t now_ms);
+/* When queued stdin stops waiting for a size (INT64_MAX: nothing waits for a deadline). */
+int64_t shimq_due(const struct shimq *q);
 /* Sends what is ready, in order, as far as fd (a SOCK_SEQPACKET socket) takes it: 0, or -errno
  * when the socket failed (the queue is then dropped). */
 int shimq_flush(struct shimq *q, int fd, int64_t now_ms);

@@ -5,6 +5,7 @@
  * all and a full socket only delays what follows it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -129,6 +130,11 @@ int shimq_resize(struct shimq *q, uint16_t cols, uint16_t rows)
 bool shimq_ready(const struct shimq *q, int64_t now_ms)
 {
         return q->head && (!q->await_size || now_ms >= q->size_deadline);
+}
+
+int64_t shimq_due(const struct shimq *q)
+{
+        return q->head && q->await_size ? q->size_deadline : INT64_MAX;
 }
 
 int shimq_flush(struct shimq *q, int fd, int64_t now_ms)

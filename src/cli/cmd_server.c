@@ -86,7 +86,7 @@ static const char usage[] =
     "                          is dropped (default 2m; for tests and operators)\n"
     "      --connection-idle-timeout DURATION\n"
     "                          an authenticated connection without a request for this long\n"
-    "                          is closed (default 1m, at least 1s; libmicrohttpd's own\n"
+    "                          is closed (default 1m, 1s to 24h; libmicrohttpd's own\n"
     "                          timeout is twice it)\n";
 
 struct server_args {
@@ -133,10 +133,11 @@ static int timeout_option(int c, const char *arg, struct xp_server_options *o)
                                              arg,
                                              XP_DURATION_YEAR_MS,
                                              &o->watch_stall_timeout_ms);
+        /* a day at most: the server counts it in an unsigned of milliseconds (49 days) */
         r = xp_cli_parse_duration("server",
                                   "connection-idle-timeout",
                                   arg,
-                                  XP_DURATION_YEAR_MS,
+                                  XP_DURATION_DAY_MS,
                                   &o->connection_idle_timeout_ms);
         /* libmicrohttpd counts whole seconds, and 0 is no timeout at all */
         if (r == 0 && o->connection_idle_timeout_ms < 1000) {

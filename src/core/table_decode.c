@@ -27,7 +27,8 @@ enum level {
         LEVEL_COPY,     /* everything else: copied as it is */
 };
 
-/* Members no table reads (tests/unit/test_table.c checks that leaving them out changes no cell). */
+/* Members no table reads (tests/unit/test_table_decode.c checks, for every kind, that leaving
+ * them out changes no cell). */
 static const char *const metadata_unread[] = {"\"managedFields\"", NULL};
 static const char *const spec_unread[] = {"\"volumes\"", "\"tolerations\"", "\"affinity\"", NULL};
 

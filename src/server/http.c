@@ -35,6 +35,7 @@
 #include "satoken.h"
 #include "stream_hub.h"
 #include "tls.h"
+#include "xpool/duration.h"
 #include "xpool/http.h"
 #include "xpool/http_door.h"
 #include "xpool/log.h"
@@ -777,8 +778,10 @@ int http_start(struct api *api,
                 close(o->listen_fd);
                 return -ENOMEM;
         }
-        if (o->idle_timeout_ms > 0)
-                limits.idle_timeout_ms = (unsigned)o->idle_timeout_ms;
+        if (o->idle_timeout_ms > 0) /* a day at most, as the CLI takes: no wrap of the unsigned */
+                limits.idle_timeout_ms =
+                    (unsigned)(o->idle_timeout_ms < XP_DURATION_DAY_MS ? o->idle_timeout_ms
+                                                                       : XP_DURATION_DAY_MS);
         http->api = api;
         http->auth = auth;
         http->tls = tls;

@@ -32,6 +32,9 @@ struct watch_batch {
 
 /* 0 or -ENOMEM. */
 int watch_batches_new(struct watch_batches **ret);
+/* The slots' limits: kept_max bytes of lines in all (16 MiB unless set), a batch dropped once
+ * older than age_max_ms (1000 unless set). For tests. */
+void watch_batches_set_limits(struct watch_batches *batches, size_t kept_max, uint64_t age_max_ms);
 /* NULL is fine; batches still held stay valid until released. */
 void watch_batches_free(struct watch_batches *batches);
 

@@ -35,6 +35,8 @@ check "bad stall timeout" 2 "$xpool" server --watch-stall-timeout soon --data-di
 expect_in "bad stall timeout says which flag" "$tmp/err" "--watch-stall-timeout"
 check "idle timeout under 1s" 2 "$xpool" server --connection-idle-timeout 500ms --data-dir "$tmp/unused"
 expect_in "idle timeout under 1s says so" "$tmp/err" "expected at least 1s"
+check "idle timeout over a day" 2 "$xpool" server --connection-idle-timeout 25h --data-dir "$tmp/unused"
+expect_in "idle timeout over a day says so" "$tmp/err" "--connection-idle-timeout: duration '25h': longer than"
 
 pods=/api/v1/namespaces/default/pods
 pod() { printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}' "$1"; }

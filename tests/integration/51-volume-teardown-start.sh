@@ -6,8 +6,10 @@
 # is in flight (the agent's starter threads) and some after it. Each container checks its two files every 50 ms until its
 # SIGTERM and writes to a marker when one is missing: the agent must not tear a volume down
 # under a process that still runs. Once every pod is gone, nothing of them is mounted below the
-# agent's volumes directory, nor left in it.
+# agent's volumes directory, nor left in it. At least one container must have started, and one
+# pod's deletion must have come after its container's start, or the checks prove nothing.
 source "$(dirname "$0")/lib.sh"
+[[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (each Secret volume is a tmpfs mount)"; exit 77; }
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 command -v findmnt >/dev/null || { echo "SKIP: findmnt is not installed"; exit 77; }
@@ -88,6 +90,7 @@ check "create the pods" 0 "${k[@]}" create -f "$tmp/pods.yaml"
 for i in $(seq 0 $((pods - 1))); do
   (
     sleep "$(printf '0.%03d' $((8 * i * i)))"
+    [[ ! -e "$marks/p$i.started" ]] || : >"$marks/p$i.deleted-after-start"
     curl -fsS -o /dev/null --max-time 20 --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $token" \
       -X DELETE "$server/api/v1/namespaces/default/pods/p$i"
   ) &
@@ -106,4 +109,8 @@ check "no container saw its volume go" 0 cat "$marks/lost"
 expect_exact "no marker" "$tmp/out" ""
 started=$(find "$marks" -name '*.started' | wc -l)
 echo "$started of $pods containers ran (the others' deletions came before their start)"
+[[ $started -ge 1 ]] || { echo "FAIL no container started: the checks above saw nothing"; failures=$((failures + 1)); }
+deleted_running=$(find "$marks" -name '*.deleted-after-start' | wc -l)
+echo "$deleted_running pods were deleted after their container started"
+[[ $deleted_running -ge 1 ]] || { echo "FAIL no pod was deleted after its container started"; failures=$((failures + 1)); }
 finish "volume teardown during starts"

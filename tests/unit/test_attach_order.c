@@ -187,12 +187,15 @@ static void size_deadline(void **state)
         (void)state;
         socket_pair(sv);
         shimq_init(&q, 0, 1000);
+        assert_true(shimq_due(&q) == INT64_MAX); /* nothing queued: no wake-up needed */
         assert_int_equal(shimq_stdin(&q, "x", 1), 0);
+        assert_true(shimq_due(&q) == 1000); /* the agent's poll wakes then, not a poll later */
         assert_int_equal(shimq_flush(&q, sv[0], 999), 0);
         assert_int_equal(next_message(sv[1]).type, 0);
         assert_true(shimq_ready(&q, 1000));
         assert_int_equal(shimq_flush(&q, sv[0], 1000), 0);
         expect_stdin(sv[1], "x");
+        assert_true(shimq_due(&q) == INT64_MAX);
         /* a size after that is an ordinary one */
         assert_int_equal(shimq_stdin(&q, "y", 1), 0);
         assert_int_equal(shimq_resize(&q, 80, 24), 0);

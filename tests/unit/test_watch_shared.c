@@ -2,7 +2,8 @@
 /*
  * Watch batches (src/server/watch_shared.c): a batch offered is found by its kind, namespace and
  * version only, as a copy; the first offer of a key stays; empty batches are not kept; slots are
- * taken over in turn, and a batch a watch still holds outlives its slot and the whole set.
+ * taken over in turn, and a batch a watch still holds outlives its slot and the whole set; the
+ * slots keep a total of bytes at most, oldest dropped first, and drop a batch past its age.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -124,6 +126,55 @@ static void held_batch_outlives_its_slot(void **state)
         watch_batches_free(NULL);
 }
 
+static bool has(struct watch_batches *b, uint64_t since)
+{
+        struct watch_batch *got = watch_batch_find(b, "pods", "team", since);
+
+        watch_batch_release(got);
+        return got != NULL;
+}
+
+/* 10 bytes a batch, 25 in all: the third offer drops the first, the fourth the second. */
+static void total_bytes_capped_oldest_first(void **state)
+{
+        struct watch_batches *b;
+
+        (void)state;
+        assert_int_equal(watch_batches_new(&b), 0);
+        watch_batches_set_limits(b, 25, 60000);
+        offer(b, "pods", "team", 1, "123456789\n");
+        offer(b, "pods", "team", 2, "123456789\n");
+        assert_true(has(b, 1) && has(b, 2));
+        offer(b, "pods", "team", 3, "123456789\n");
+        assert_false(has(b, 1));
+        assert_true(has(b, 2) && has(b, 3));
+        offer(b, "pods", "team", 4, "123456789\n");
+        assert_false(has(b, 2));
+        assert_true(has(b, 3) && has(b, 4));
+        offer(b, "pods", "team", 5, "a batch alone over the 25 bytes\n"); /* not kept */
+        assert_false(has(b, 5));
+        assert_true(has(b, 3) && has(b, 4));
+        watch_batches_free(b);
+}
+
+/* A batch older than the age limit is gone at the next find, though no offer took its slot. */
+static void old_batch_dropped(void **state)
+{
+        struct watch_batches *b;
+        struct timespec pause = {.tv_nsec = 20 * 1000 * 1000};
+
+        (void)state;
+        assert_int_equal(watch_batches_new(&b), 0);
+        watch_batches_set_limits(b, 1024, 5);
+        offer(b, "pods", "team", 1, "one\n");
+        nanosleep(&pause, NULL); /* 20 ms, past the 5 ms */
+        assert_false(has(b, 1));
+        watch_batches_set_limits(b, 1024, 60000);
+        offer(b, "pods", "team", 2, "two\n");
+        assert_true(has(b, 2));
+        watch_batches_free(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -131,6 +182,8 @@ int main(void)
             cmocka_unit_test(every_namespace_is_its_own_key),
             cmocka_unit_test(first_offer_stays_and_empty_is_not_kept),
             cmocka_unit_test(held_batch_outlives_its_slot),
+            cmocka_unit_test(total_bytes_capped_oldest_first),
+            cmocka_unit_test(old_batch_dropped),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
