@@ -435,6 +435,17 @@ register_when_reachable(struct xp_agent *a, struct xp_apiclient *client, struct 
         }
 }
 
+/* The pod network's subnets, kept for the pods' API address (apiaddr.c), which serves them. */
+static void pod_subnets(struct xp_agent *a)
+{
+        const char *subnets[XP_ELEMENTSOF(a->pod_api.subnets)];
+        size_t n = xp_podnet_subnets(a->podnet, subnets, XP_ELEMENTSOF(subnets));
+
+        for (size_t i = 0; i < n; i++)
+                snprintf(a->pod_api.subnets[i], sizeof(a->pod_api.subnets[i]), "%s", subnets[i]);
+        a->pod_api.n_subnets = n;
+}
+
 /*
  * The pod network: opened before the Node is registered (its NetworkUnavailable condition says
  * what pods get), said loudly when pods cannot get one. -errno for what the operator gave wrong
@@ -470,6 +481,7 @@ static int open_network(struct xp_agent *a, struct xp_error *err)
                              xp_podnet_describe(a->podnet)) < 0)
                         return -ENOMEM;
                 a->isolation.network_message = a->network_message;
+                pod_subnets(a);
                 return 0;
         }
         a->isolation.network_unavailable = true;

@@ -200,6 +200,10 @@ struct xp_agent {
                 unsigned port;
                 struct xp_apiproxy *proxy;
                 bool added;
+                bool unverified; /* the start's check did not reach the server: again later */
+                /* the pod network's subnets, the sources it serves besides the node's own */
+                char subnets[16][64];
+                size_t n_subnets;
         } pod_api;
         size_t ca_pem_len;
         int64_t heartbeat_ms, node_status_ms, backoff_initial_ms, backoff_max_ms;
@@ -419,5 +423,8 @@ int xp_agent_pod_api_parse(struct xp_agent *a, const char *text, struct xp_error
  * the API server started, and every container's KUBERNETES_SERVICE_HOST and _PORT made it; a
  * failure is logged and pods get the agent's own address of the server, as without it. */
 void xp_agent_pod_api_start(struct xp_agent *a);
+/* From the lease loop once the server answered: the check the start could not make (the server
+ * down or slow then) made again, and its outcome logged. */
+void xp_agent_pod_api_recheck(struct xp_agent *a);
 /* The forwarder stopped, and the address removed from lo when it was the agent's. */
 void xp_agent_pod_api_stop(struct xp_agent *a);

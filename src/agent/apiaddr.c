@@ -30,6 +30,8 @@
 /* The address the agent put on lo, kept in its data directory: an agent killed before it could
  * remove it finds it there again, and its successor removes it when it stops. */
 #define OWNED_FILE "pod-api-address"
+/* One request's time at start and at each check after: the agent's start waits for it */
+#define CHECK_TIMEOUT_MS 3000
 
 static bool owned_before(const char *path, const char *ip)
 {
@@ -63,7 +65,8 @@ int xp_agent_pod_api_parse(struct xp_agent *a, const char *text, struct xp_error
 }
 
 /* One request through the forwarder, as a pod makes it: the address on lo, the forwarder, and a
- * server whose certificate names the address (one older than this agent's may not). */
+ * server whose certificate names the address (one older than this agent's may not): -EPROTO
+ * when the server was reached and its certificate is not for the address. */
 static int check(struct xp_agent *a, struct xp_error *err)
 {
         struct xp_apiclient_options options = a->api;
@@ -81,7 +84,7 @@ static int check(struct xp_agent *a, struct xp_error *err)
                  v6 ? "]" : "",
                  a->pod_api.port);
         options.server = url;
-        options.timeout_ms = 10000;
+        options.timeout_ms = CHECK_TIMEOUT_MS;
         r = xp_apiclient_new(&options, &client, err);
         if (r >= 0)
                 r = xp_apiclient_json(client, "GET", "/version", NULL, NULL, NULL, NULL, err);
@@ -91,8 +94,11 @@ static int check(struct xp_agent *a, struct xp_error *err)
 
 static int start(struct xp_agent *a, const char *path, struct xp_error *err)
 {
+        const char *allow[XP_ELEMENTSOF(a->pod_api.subnets) + 1] = {0};
         int r = xp_localaddr_add(a->pod_api.ip, &a->pod_api.added, err);
 
+        for (size_t i = 0; i < a->pod_api.n_subnets; i++)
+                allow[i] = a->pod_api.subnets[i];
         if (r < 0)
                 return r;
         if (!a->pod_api.added)
@@ -104,9 +110,20 @@ static int start(struct xp_agent *a, const char *path, struct xp_error *err)
                                       a->pod_api.port,
                                       a->server.host,
                                       a->server.port,
+                                      allow,
                                       &a->pod_api.proxy,
                                       err);
-        if (r >= 0 && (r = check(a, err)) < 0) {
+        /* only a server that answered with a certificate not for the address is a reason to go
+         * without: one down or slow now is checked again once the agent reaches it */
+        if (r >= 0 && (r = check(a, err)) < 0 && r != -EPROTO) {
+                xp_log(LOG_WARNING,
+                       "agent: the pods' API address is not verified yet (%s); checked again "
+                       "when the agent reaches the server",
+                       xp_error_message(err));
+                a->pod_api.unverified = true;
+                r = 0;
+        }
+        if (r < 0 && a->pod_api.proxy) {
                 xp_apiproxy_stop(a->pod_api.proxy);
                 a->pod_api.proxy = NULL;
         }
@@ -123,6 +140,12 @@ void xp_agent_pod_api_start(struct xp_agent *a)
         /* pods on the node's network reach the server where the agent does */
         if (a->pod_api.off || a->host_network_only || a->isolation.network_unavailable)
                 return;
+        if (a->pod_api.n_subnets == 0)
+                xp_log(LOG_WARNING,
+                       "agent: the pod network's configuration names no subnet (ipam \"subnet\" "
+                       "or \"ranges\"): the pods' API address serves only the node's own "
+                       "addresses, so pods with a network of their own are refused there "
+                       "(docs/networking.md)");
         _cleanup_free_ char *path = xp_datadir_path(a->data_dir, OWNED_FILE);
 
         if (!path || start(a, path, &err) < 0) {
@@ -143,6 +166,31 @@ void xp_agent_pod_api_start(struct xp_agent *a)
                v6 ? "]" : "",
                a->pod_api.port,
                a->server_url);
+}
+
+void xp_agent_pod_api_recheck(struct xp_agent *a)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (!a->pod_api.unverified || !a->pod_api.proxy)
+                return;
+        r = check(a, &err);
+        if (r == 0)
+                xp_log(LOG_INFO,
+                       "agent: the pods' API address %s:%u is verified: a request through it "
+                       "reached the server",
+                       a->pod_api.ip,
+                       a->pod_api.port);
+        else if (r == -EPROTO)
+                /* pods started since hold the address in their environment: said, not undone */
+                xp_log(LOG_ERR,
+                       "agent: the pods' API address: %s; pods' clients fail to verify the "
+                       "server there: give the server --tls-san %s, or the agent "
+                       "--api-service-address none (docs/networking.md)",
+                       xp_error_message(&err),
+                       a->pod_api.ip);
+        a->pod_api.unverified = r != 0 && r != -EPROTO;
 }
 
 void xp_agent_pod_api_stop(struct xp_agent *a)

@@ -23,12 +23,26 @@
 #include <unistd.h>
 
 #include "apiproxy.h"
+#include "apiproxy_admit.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/timeutil.h"
 
 #define RELAY_BUF        (32 * 1024)
 #define CONNECT_MS       10000
 #define RELAY_STACK_SIZE (256 * 1024)
+#define REFUSAL_LOG_MS   60000 /* one line a minute at most, with the count since the last */
+/* a dead peer (a pod killed with its network, a server gone) ends its relay in about 2 min */
+#define KEEPALIVE_IDLE_S  60
+#define KEEPALIVE_INTVL_S 10
+#define KEEPALIVE_COUNT   6
+
+/* A peer's address, to count its connections. */
+struct source {
+        int family;
+        unsigned char addr[16];
+        unsigned conns;
+};
 
 struct xp_apiproxy {
         int listen_fd, stop_fd;
@@ -40,6 +54,11 @@ struct xp_apiproxy {
         pthread_cond_t idle;
         unsigned active; /* relaying threads */
         bool warned;     /* a failed connection to the server was logged since the last success */
+        struct xp_apiproxy_admit admit;
+        struct source sources[XP_APIPROXY_CONNS_MAX]; /* those with connections, in no order */
+        size_t n_sources;
+        int64_t refusal_logged_ms; /* when refusals were last logged, and how many since */
+        unsigned refusals;
 };
 
 /* One direction of a relayed connection. */
@@ -52,6 +71,7 @@ struct flow {
 
 struct relay {
         struct xp_apiproxy *proxy;
+        struct source from; /* the client's address (conns unused) */
         int client, server;
         struct flow up, down; /* client to server, server to client */
 };
@@ -115,6 +135,18 @@ static void no_delay(int fd)
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* A relay whose peer vanished without a word (a pod's namespace deleted, a host powered off)
+ * would otherwise hold its thread and its slot of the source's connections forever. */
+static void keep_alive(int fd)
+{
+        int one = 1, idle = KEEPALIVE_IDLE_S, intvl = KEEPALIVE_INTVL_S, count = KEEPALIVE_COUNT;
+
+        (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 /* A non-blocking connection to the server, within CONNECT_MS; -1 on failure or stop. */
 static int connect_server(struct xp_apiproxy *p)
 {
@@ -127,6 +159,7 @@ static int connect_server(struct xp_apiproxy *p)
         if (fd < 0)
                 return -1;
         no_delay(fd);
+        keep_alive(fd);
         if (connect(fd, (struct sockaddr *)&p->target, p->target_len) == 0)
                 return fd;
         if (errno == EINPROGRESS && poll(pfd, 2, CONNECT_MS) > 0 && !pfd[1].revents &&
@@ -201,18 +234,32 @@ static void relay_run(struct relay *r)
         }
 }
 
+/* The entry of the source's connections, or NULL; under p->lock. */
+static struct source *source_find(struct xp_apiproxy *p, const struct source *from)
+{
+        for (size_t i = 0; i < p->n_sources; i++)
+                if (p->sources[i].family == from->family &&
+                    memcmp(p->sources[i].addr, from->addr, sizeof(from->addr)) == 0)
+                        return &p->sources[i];
+        return NULL;
+}
+
 static void relay_done(struct relay *r)
 {
         struct xp_apiproxy *p = r->proxy;
+        struct source *s;
 
         close(r->client);
         if (r->server >= 0)
                 close(r->server);
-        free(r);
         pthread_mutex_lock(&p->lock);
+        s = source_find(p, &r->from);
+        if (s && --s->conns == 0)
+                *s = p->sources[--p->n_sources];
         if (--p->active == 0)
                 pthread_cond_broadcast(&p->idle);
         pthread_mutex_unlock(&p->lock);
+        free(r);
 }
 
 static void *relay_thread(void *userdata)
@@ -242,31 +289,112 @@ static void *relay_thread(void *userdata)
         return NULL;
 }
 
-/* A thread for the accepted connection fd, or fd closed when there are too many. */
-static void relay_start(struct xp_apiproxy *p, int fd)
+/* Logs a refused connection, at most once every REFUSAL_LOG_MS: a flood of them would
+ * otherwise flood the log. */
+static void
+refused(struct xp_apiproxy *p, const struct source *from, const char *why, unsigned most)
 {
-        struct relay *r = malloc(sizeof(*r));
-        pthread_attr_t attr;
-        pthread_t thread;
-        bool room;
+        int64_t now = xp_monotonic_ms();
+        char text[INET6_ADDRSTRLEN] = "?", limit[16] = "";
+        unsigned more;
+        bool log;
 
         pthread_mutex_lock(&p->lock);
-        room = r && p->active < XP_APIPROXY_CONNS_MAX;
-        if (room)
-                p->active++;
+        p->refusals++;
+        log = p->refusal_logged_ms == 0 || now - p->refusal_logged_ms >= REFUSAL_LOG_MS;
+        more = p->refusals - 1;
+        if (log) {
+                p->refusal_logged_ms = now;
+                p->refusals = 0;
+        }
         pthread_mutex_unlock(&p->lock);
-        if (!room) {
+        if (!log)
+                return;
+        inet_ntop(from->family, from->addr, text, sizeof(text));
+        if (most)
+                snprintf(limit, sizeof(limit), " (%u)", most);
+        xp_log(LOG_WARNING,
+               "agent: the pods' API address %s: refused a connection from %s: %s%s (and %u more "
+               "refused since the last such line; docs/networking.md)",
+               p->where,
+               text,
+               why,
+               limit,
+               more);
+}
+
+/* Room for one more connection from `from`: under the total and under its own share, so that
+ * one pod cannot take every other pod's way to the server. NULL when there is room; else why
+ * not, with *most the limit reached. */
+static const char *take_slot(struct xp_apiproxy *p, const struct source *from, unsigned *most)
+{
+        struct source *s;
+        const char *full = NULL;
+
+        pthread_mutex_lock(&p->lock);
+        s = source_find(p, from);
+        if (p->active >= XP_APIPROXY_CONNS_MAX) {
+                full = "the forwarder has its most connections";
+                *most = XP_APIPROXY_CONNS_MAX;
+        } else if (s && s->conns >= XP_APIPROXY_SOURCE_CONNS_MAX) {
+                full = "that address has its most connections";
+                *most = XP_APIPROXY_SOURCE_CONNS_MAX;
+        }
+        if (!full) {
+                if (!s) {
+                        s = &p->sources[p->n_sources++];
+                        *s = *from;
+                        s->conns = 0;
+                }
+                s->conns++;
+                p->active++;
+        }
+        pthread_mutex_unlock(&p->lock);
+        return full;
+}
+
+/* A thread for the accepted connection fd from `from`, or fd closed when there is no room. */
+static void relay_start(struct xp_apiproxy *p, int fd, const struct source *from)
+{
+        struct relay *r = malloc(sizeof(*r));
+        unsigned most = 0;
+        const char *full = r ? take_slot(p, from, &most) : "out of memory";
+        pthread_attr_t attr;
+        pthread_t thread;
+
+        if (full) {
+                refused(p, from, full, most);
                 free(r);
                 close(fd);
                 return;
         }
-        *r = (struct relay){.proxy = p, .client = fd, .server = -1};
+        *r = (struct relay){.proxy = p, .from = *from, .client = fd, .server = -1};
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, RELAY_STACK_SIZE);
         if (pthread_create(&thread, &attr, relay_thread, r) != 0)
                 relay_done(r);
         pthread_attr_destroy(&attr);
+}
+
+/* The connection fd's peer, admitted or refused (and fd closed): false when refused. */
+static bool admit(struct xp_apiproxy *p, int fd, struct source *from)
+{
+        struct sockaddr_storage ss = {0};
+        socklen_t len = sizeof(ss);
+        bool ok = getpeername(fd, (struct sockaddr *)&ss, &len) == 0 &&
+                  xp_apiproxy_admit_peer(&p->admit, (struct sockaddr *)&ss);
+
+        *from = (struct source){.family = ss.ss_family};
+        if (ss.ss_family == AF_INET6)
+                memcpy(from->addr, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+        else
+                memcpy(from->addr, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+        if (ok)
+                return true;
+        refused(p, from, "neither the pod network nor the node", 0);
+        close(fd);
+        return false;
 }
 
 static void *accept_thread(void *userdata)
@@ -276,6 +404,7 @@ static void *accept_thread(void *userdata)
         for (;;) {
                 struct pollfd pfd[2] = {{.fd = p->listen_fd, .events = POLLIN},
                                         {.fd = p->stop_fd, .events = POLLIN}};
+                struct source from;
                 int fd;
 
                 if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -290,10 +419,11 @@ static void *accept_thread(void *userdata)
                 if (fd < 0 &&
                     (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
                         (void)poll(&pfd[1], 1, 100);
-                if (fd < 0)
+                if (fd < 0 || !admit(p, fd, &from))
                         continue;
                 no_delay(fd);
-                relay_start(p, fd);
+                keep_alive(fd);
+                relay_start(p, fd, &from);
         }
         return NULL;
 }
@@ -330,6 +460,7 @@ int xp_apiproxy_start(const char *listen_ip,
                       unsigned listen_port,
                       const char *target_host,
                       unsigned target_port,
+                      const char *const *allow,
                       struct xp_apiproxy **ret,
                       struct xp_error *err)
 {
@@ -355,6 +486,8 @@ int xp_apiproxy_start(const char *listen_ip,
                  target_port);
         p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r = p->stop_fd < 0 ? xp_errorf(err, -errno, "eventfd: %m") : 0;
+        if (r >= 0)
+                r = xp_apiproxy_admit_init(&p->admit, allow, err);
         if (r >= 0)
                 r = resolve(target_host, target_port, p, err);
         if (r >= 0)

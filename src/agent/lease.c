@@ -161,6 +161,8 @@ void *xp_agent_lease_thread(void *userdata)
                         if (r >= 0)
                                 next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;
                 }
+                if (r >= 0)
+                        xp_agent_pod_api_recheck(agent);
                 if (r < 0 && !atomic_load(&agent->stopping))
                         xp_log(
                             LOG_WARNING,

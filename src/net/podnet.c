@@ -452,3 +452,31 @@ int xp_podnet_list(struct xp_podnet *pn, char ***ret, size_t *ret_n, struct xp_e
 {
         return xp_podnet_record_list(pn->state_dir, ret, ret_n, err);
 }
+
+static void add_subnet(const json_t *value, const char **ret, size_t max, size_t *n)
+{
+        const char *text = json_string_value(value);
+
+        if (text && strchr(text, '/') && *n < max)
+                ret[(*n)++] = text;
+}
+
+size_t xp_podnet_subnets(const struct xp_podnet *pn, const char **ret, size_t max)
+{
+        const json_t *plugin, *set, *range;
+        size_t i, j, k, n = 0;
+
+        if (!pn->conf)
+                return 0;
+        json_array_foreach(json_object_get(pn->conf->json, "plugins"), i, plugin)
+        {
+                const json_t *ipam = json_object_get(plugin, "ipam");
+
+                add_subnet(json_object_get(ipam, "subnet"), ret, max, &n);
+                add_subnet(json_object_get(ipam, "range"), ret, max, &n);
+                json_array_foreach(json_object_get(ipam, "ranges"), j, set)
+                    json_array_foreach(set, k, range)
+                        add_subnet(json_object_get(range, "subnet"), ret, max, &n);
+        }
+        return n;
+}

@@ -63,7 +63,7 @@ for _ in $(seq 40); do
   break
 done
 [[ -n "$br" ]] || { echo "FAIL no free bridge name and subnet"; exit 1; }
-server_pid= agent_pid= local_pid=
+server_pid= agent_pid= local_pid= outsider=
 cleanup() {
   {
     for p in $agent_pid $server_pid $local_pid; do kill -KILL "$p" || true; done
@@ -72,6 +72,7 @@ cleanup() {
   umount -R -l "$tmp/netns" 2>/dev/null || true
   release_tmp
   ip link del "$br" 2>/dev/null || true
+  [[ -z "$outsider" ]] || ip netns del "$outsider" 2>/dev/null || true
   [[ $svc_before == yes ]] || ip addr del "$svc_ip/32" dev lo 2>/dev/null || true
   rm -rf "$tmp"
 }
@@ -88,11 +89,14 @@ EOF
 
 # another loopback service of the node, which no pod may reach
 local_port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-$py -c "import socket
+$py -c "import socket, time
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(('127.0.0.1', $local_port)); s.listen(8)
-while True:
-  c,_=s.accept(); c.sendall(b'node-only\n'); c.close()" &
+s.bind(('127.0.0.1', $local_port)); s.listen(8); s.settimeout(5)
+deadline = time.monotonic() + 600
+while time.monotonic() < deadline:
+  try: c,_=s.accept()
+  except socket.timeout: continue
+  c.sendall(b'node-only\n'); c.close()" &
 local_pid=$!
 
 data=$tmp/server
@@ -216,6 +220,47 @@ for f in all "$br"; do
   [[ "$(cat "/proc/sys/net/ipv4/conf/$f/route_localnet")" == 0 ]] ||
     { echo "FAIL route_localnet is on for $f"; failures=$((failures + 1)); }
 done
+
+# ---- a host that is not a pod, with a route to the service address via the node: refused ----------
+# Linux takes a packet for any local address on any interface: without the forwarder's allow-list
+# a neighbour adding `ip route $svc_ip via NODE` reached the server the operator bound to loopback.
+onet=
+for _ in $(seq 40); do
+  n=$((RANDOM % 250 + 2))
+  cand=xpo$(printf '%04x' $((RANDOM % 65536)))
+  ip link show "${cand}h" >/dev/null 2>&1 && continue
+  [[ -z "$(ip -4 route show "10.250.$n.0/30")" ]] || continue
+  ip netns add "$cand" 2>/dev/null || continue
+  outsider=$cand onet=10.250.$n
+  break
+done
+[[ -n "$outsider" ]] || { echo "FAIL no free namespace name and subnet for the outsider"; exit 1; }
+ip link add "${outsider}h" type veth peer name "${outsider}o" netns "$outsider"
+ip addr add "$onet.1/30" dev "${outsider}h"
+ip link set "${outsider}h" up
+ip -n "$outsider" addr add "$onet.2/30" dev "${outsider}o"
+ip -n "$outsider" link set "${outsider}o" up
+ip -n "$outsider" link set lo up
+ip -n "$outsider" route add "$svc_ip/32" via "$onet.1"
+cat >"$tmp/outsider.py" <<'EOF'
+import socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+try:
+    raw = socket.create_connection((sys.argv[1], 443), timeout=5)
+except OSError as e:
+    print('no connection', e.__class__.__name__)
+    sys.exit(0)
+try:
+    ctx.wrap_socket(raw).close()
+    print('served')
+except (OSError, ssl.SSLError):
+    print('closed')
+EOF
+check "a host outside the pod network, routed to $svc_ip via the node" 0 ip netns exec "$outsider" $py "$tmp/outsider.py" "$svc_ip"
+expect_exact "is refused by the forwarder" "$tmp/out" "closed"
+check "and the agent says so" 0 grep -F "refused a connection from $onet.2: neither the pod network nor the node" "$tmp/agent.log"
 
 # ---- the agent stopped: the address it put there goes -----------------------------------------------
 kill -TERM "$agent_pid"

@@ -2,8 +2,10 @@
 /*
  * The pods' API address (src/agent/apiproxy.h, include/xpool/localaddr.h): --api-service-address
  * as written and refused; the forwarder relaying megabytes both ways with half-closes, closing a
- * client whose server cannot be reached, and ending live connections when stopped; as root, in a
- * network namespace of the test's own, an address put on lo and removed, and a forwarder on it.
+ * client whose server cannot be reached, and ending live connections when stopped; who may
+ * connect (the pod network's subnets and the node's own addresses) and how many connections one
+ * address may hold; as root, in a network namespace of the test's own, an address put on lo and
+ * removed, and a forwarder on it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +32,7 @@
 
 #include "agent/agent_internal.h"
 #include "agent/apiproxy.h"
+#include "agent/apiproxy_admit.h"
 #include "xpool/localaddr.h"
 
 #define UP_BYTES   (1024 * 1024 + 17)
@@ -105,6 +109,15 @@ static void agent_option(void **state)
 
 /* ---- the forwarder, between loopback sockets ---------------------------------------------- */
 
+/* Every read of the tests' sockets ends within 20 s: a forwarder that holds a connection it
+ * should have passed on or closed fails the test rather than hanging it. */
+static void bounded(int fd)
+{
+        struct timeval tv = {.tv_sec = 20};
+
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+}
+
 static int listener(unsigned *port)
 {
         struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -113,20 +126,42 @@ static int listener(unsigned *port)
 
         assert_true(fd >= 0);
         assert_int_equal(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
-        assert_int_equal(listen(fd, 8), 0);
+        assert_int_equal(listen(fd, 128), 0);
         assert_int_equal(getsockname(fd, (struct sockaddr *)&in, &len), 0);
         *port = ntohs(in.sin_port);
         return fd;
 }
 
-static int dial(const char *ip, unsigned port)
+/* A connection to ip:port from the address from (NULL: the kernel's choice). */
+static int dial_from(const char *from, const char *ip, unsigned port)
 {
         struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        struct sockaddr_in src = {.sin_family = AF_INET};
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
         assert_true(fd >= 0);
+        bounded(fd);
+        if (from) {
+                assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+                assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+        }
         assert_int_equal(inet_pton(AF_INET, ip, &in.sin_addr), 1);
         assert_int_equal(connect(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+        return fd;
+}
+
+static int dial(const char *ip, unsigned port)
+{
+        return dial_from(NULL, ip, port);
+}
+
+/* The server side's next connection, its reads bounded. */
+static int accept_bounded(int lfd)
+{
+        int fd = accept(lfd, NULL, NULL);
+
+        if (fd >= 0)
+                bounded(fd);
         return fd;
 }
 
@@ -174,7 +209,7 @@ struct server {
 static void *server_thread(void *userdata)
 {
         struct server *s = userdata;
-        int fd = accept(s->listen_fd, NULL, NULL);
+        int fd = accept_bounded(s->listen_fd);
 
         if (fd < 0)
                 return NULL;
@@ -195,7 +230,8 @@ static void relays_both_ways(void **state)
 
         (void)state;
         s.listen_fd = listener(&port);
-        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, &proxy, &err), 0);
+        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, NULL, &proxy, &err),
+                         0);
         assert_int_equal(pthread_create(&thread, NULL, server_thread, &s), 0);
         client = dial("127.0.0.1", xp_apiproxy_port(proxy));
         /* the server answers only after the client's end: the half-close must get through */
@@ -219,7 +255,8 @@ static void unreachable_server_closes(void **state)
 
         (void)state;
         close(fd); /* nothing listens there any more */
-        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, &proxy, &err), 0);
+        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, NULL, &proxy, &err),
+                         0);
         client = dial("127.0.0.1", xp_apiproxy_port(proxy));
         assert_true(read(client, &byte, 1) <= 0);
         close(client);
@@ -235,9 +272,10 @@ static void stop_ends_connections(void **state)
         char byte = 'x';
 
         (void)state;
-        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, &proxy, &err), 0);
+        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, NULL, &proxy, &err),
+                         0);
         client = dial("127.0.0.1", xp_apiproxy_port(proxy));
-        server = accept(lfd, NULL, NULL);
+        server = accept_bounded(lfd);
         assert_true(server >= 0);
         assert_int_equal(write(client, &byte, 1), 1);
         assert_int_equal(read(server, &byte, 1), 1);
@@ -258,10 +296,143 @@ static void refuses_taken_address(void **state)
         int lfd = listener(&port);
 
         (void)state;
-        assert_int_equal(xp_apiproxy_start("127.0.0.1", port, "127.0.0.1", port, &proxy, &err),
-                         -EADDRINUSE);
+        assert_int_equal(
+            xp_apiproxy_start("127.0.0.1", port, "127.0.0.1", port, NULL, &proxy, &err),
+            -EADDRINUSE);
         assert_null(proxy);
         assert_non_null(strstr(err.msg, "cannot listen on 127.0.0.1:"));
+        close(lfd);
+}
+
+/* ---- who may connect ---------------------------------------------------------------------- */
+
+static struct sockaddr_storage address(const char *ip)
+{
+        struct sockaddr_storage ss = {0};
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+        if (strchr(ip, ':')) {
+                in6->sin6_family = AF_INET6;
+                assert_int_equal(inet_pton(AF_INET6, ip, &in6->sin6_addr), 1);
+        } else {
+                in->sin_family = AF_INET;
+                assert_int_equal(inet_pton(AF_INET, ip, &in->sin_addr), 1);
+        }
+        return ss;
+}
+
+static bool admitted(const struct xp_apiproxy_admit *admit, const char *ip)
+{
+        struct sockaddr_storage ss = address(ip);
+
+        return xp_apiproxy_admit_peer(admit, (struct sockaddr *)&ss);
+}
+
+/* The pod network's subnets and the host's own addresses; nothing else (documentation
+ * addresses, which no host has). */
+static void admits_pods_and_node(void **state)
+{
+        static const char *const nets[] = {"10.87.0.0/16", "10.80.0.0/12", "fd00:87::/64", NULL};
+        struct xp_apiproxy_admit admit;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_int_equal(xp_apiproxy_admit_init(&admit, nets, &err), 0);
+        assert_true(admitted(&admit, "10.87.3.4"));
+        assert_true(admitted(&admit, "10.95.255.255"));
+        assert_true(admitted(&admit, "fd00:87::5"));
+        assert_true(admitted(&admit, "127.0.0.1"));
+        assert_true(admitted(&admit, "127.0.0.2"));
+        assert_false(admitted(&admit, "192.0.2.7"));
+        assert_false(admitted(&admit, "198.51.100.1"));
+        assert_false(admitted(&admit, "2001:db8::1"));
+        assert_false(admitted(&admit, "fd00:88::5"));
+        assert_int_equal(xp_apiproxy_admit_init(&admit, NULL, &err), 0);
+        assert_false(admitted(&admit, "10.87.3.4"));
+        assert_true(admitted(&admit, "127.0.0.1"));
+}
+
+static void refuses_bad_subnet(void **state)
+{
+        static const char *const bad[] = {
+            "10.87.0.0", "10.87.0.0/33", "10.87.0.x/16", "/8", "fd00::/129"};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                const char *nets[] = {"10.1.0.0/16", bad[i], NULL};
+                struct xp_apiproxy_admit admit;
+                struct xp_error err = {0};
+                char want[96];
+
+                if (xp_apiproxy_admit_init(&admit, nets, &err) != -EINVAL)
+                        fail_msg("'%s' was taken", bad[i]);
+                snprintf(want, sizeof(want), "subnet '%s' is not ADDRESS/PREFIX", bad[i]);
+                assert_non_null(strstr(err.msg, want));
+        }
+}
+
+/* A forwarder with an allow-list still serves the node itself (the agent's own check). */
+static void serves_node_with_allow_list(void **state)
+{
+        static const char *const nets[] = {"10.87.0.0/16", NULL};
+        struct xp_apiproxy *proxy = NULL;
+        struct xp_error err = {0};
+        unsigned port;
+        int lfd = listener(&port), client, server;
+        char byte = 'z';
+
+        (void)state;
+        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, nets, &proxy, &err),
+                         0);
+        client = dial("127.0.0.1", xp_apiproxy_port(proxy));
+        server = accept_bounded(lfd);
+        assert_true(server >= 0);
+        assert_int_equal(write(client, &byte, 1), 1);
+        assert_int_equal(read(server, &byte, 1), 1);
+        close(client);
+        close(server);
+        close(lfd);
+        xp_apiproxy_stop(proxy);
+}
+
+/* One address gets XP_APIPROXY_SOURCE_CONNS_MAX connections; the next is closed, and another
+ * address is still served. */
+static void caps_one_source(void **state)
+{
+        int clients[XP_APIPROXY_SOURCE_CONNS_MAX], servers[XP_APIPROXY_SOURCE_CONNS_MAX + 1];
+        struct xp_apiproxy *proxy = NULL;
+        struct xp_error err = {0};
+        unsigned port, proxy_port;
+        int lfd = listener(&port), extra, other;
+        char byte = 'c';
+
+        (void)state;
+        assert_int_equal(xp_apiproxy_start("127.0.0.1", 0, "127.0.0.1", port, NULL, &proxy, &err),
+                         0);
+        proxy_port = xp_apiproxy_port(proxy);
+        for (int i = 0; i < XP_APIPROXY_SOURCE_CONNS_MAX; i++) {
+                clients[i] = dial_from("127.0.0.1", "127.0.0.1", proxy_port);
+                servers[i] = accept_bounded(lfd);
+                assert_true(servers[i] >= 0);
+        }
+        extra = dial_from("127.0.0.1", "127.0.0.1", proxy_port);
+        assert_int_equal(read(extra, &byte, 1), 0);
+        other = dial_from("127.0.0.2", "127.0.0.1", proxy_port);
+        servers[XP_APIPROXY_SOURCE_CONNS_MAX] = accept_bounded(lfd);
+        assert_true(servers[XP_APIPROXY_SOURCE_CONNS_MAX] >= 0);
+        assert_int_equal(write(other, &byte, 1), 1);
+        assert_int_equal(read(servers[XP_APIPROXY_SOURCE_CONNS_MAX], &byte, 1), 1);
+        close(clients[0]);
+        close(servers[0]);
+        close(extra);
+        xp_apiproxy_stop(proxy);
+        for (int i = 1; i < XP_APIPROXY_SOURCE_CONNS_MAX; i++) {
+                close(clients[i]);
+                close(servers[i]);
+        }
+        close(other);
+        close(servers[XP_APIPROXY_SOURCE_CONNS_MAX]);
         close(lfd);
 }
 
@@ -305,10 +476,10 @@ static int local_address_checks(void)
             !strstr(err.msg, "'10.96.7.x' is not an IP address"))
                 return 3;
         lfd = listener(&port);
-        if (xp_apiproxy_start("10.96.7.1", 443, "127.0.0.1", port, &proxy, &err) < 0)
+        if (xp_apiproxy_start("10.96.7.1", 443, "127.0.0.1", port, NULL, &proxy, &err) < 0)
                 return 4;
         client = dial("10.96.7.1", 443);
-        server = accept(lfd, NULL, NULL);
+        server = accept_bounded(lfd);
         if (server < 0 || write(client, &byte, 1) != 1 || read(server, &byte, 1) != 1)
                 return 5;
         close(client);
@@ -373,6 +544,10 @@ int main(void)
             cmocka_unit_test(unreachable_server_closes),
             cmocka_unit_test(stop_ends_connections),
             cmocka_unit_test(refuses_taken_address),
+            cmocka_unit_test(admits_pods_and_node),
+            cmocka_unit_test(refuses_bad_subnet),
+            cmocka_unit_test(serves_node_with_allow_list),
+            cmocka_unit_test(caps_one_source),
             cmocka_unit_test(local_address),
         };
 

@@ -133,6 +133,11 @@ const char *xp_podnet_unavailable(const struct xp_podnet *pn, const char **ret_r
 /* What pods get, for the node condition: `CNI network "xpool" (bridge, portmap) from FILE`
  * (borrowed). */
 const char *xp_podnet_describe(const struct xp_podnet *pn);
+/* The subnets the network's IPAM hands pods addresses from, as its configuration names them
+ * ("subnet" and "ranges" of each plugin's "ipam", "range" as whereabouts has it), at most max
+ * into ret (borrowed, while pn lives): how many. 0 when it names none (an IPAM such as dhcp) or
+ * pods get no network. */
+size_t xp_podnet_subnets(const struct xp_podnet *pn, const char **ret, size_t max);
 
 /* A pod to set up. */
 struct xp_podnet_pod {
