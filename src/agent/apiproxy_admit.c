@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The forwarder's allow-list (apiproxy_admit.h). "An address of this host's" is asked of the
- * kernel itself: a socket binds to an address only when it is local (without IP_FREEBIND), which
- * follows addresses as they come and go; a packet from outside that claims a local source is
- * dropped as a martian before it reaches a socket.
+ * The forwarder's allow-list (apiproxy_admit.h). "An address of this host's" is read from the
+ * interfaces at each connection, so it follows addresses as they come and go; a packet from
+ * outside that claims a local source is dropped as a martian before it reaches a socket.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,23 +65,36 @@ static bool in_net(const struct xp_apiproxy_net *net, int family, const unsigned
         return rest == 0 || ((net->addr[whole] ^ addr[whole]) & (0xff00 >> rest) & 0xff) == 0;
 }
 
+static bool same_address(const struct sockaddr *a, const struct sockaddr *b)
+{
+        if (!a || !b || a->sa_family != b->sa_family)
+                return false;
+        if (a->sa_family == AF_INET)
+                return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+                       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
+}
+
+/* The interfaces' addresses as they are now, not a bind test: with net.ipv4.ip_nonlocal_bind
+ * set (HA setups do) a bind to any address succeeds, and every peer would count as local. */
 static bool is_local(const struct sockaddr *addr)
 {
-        struct sockaddr_storage ss = {0};
-        socklen_t len =
-            addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-        int fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        bool local;
+        struct ifaddrs *list = NULL;
+        bool local = false;
 
-        if (fd < 0)
+        if (addr->sa_family == AF_INET &&
+            (ntohl(((const struct sockaddr_in *)addr)->sin_addr.s_addr) >> 24) == 127)
+                return true;
+        if (addr->sa_family == AF_INET6 &&
+            IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)addr)->sin6_addr))
+                return true;
+        if (getifaddrs(&list) < 0)
                 return false;
-        memcpy(&ss, addr, len);
-        if (ss.ss_family == AF_INET6)
-                ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
-        else
-                ((struct sockaddr_in *)&ss)->sin_port = 0;
-        local = bind(fd, (struct sockaddr *)&ss, len) == 0;
-        close(fd);
+        for (struct ifaddrs *i = list; i && !local; i = i->ifa_next)
+                local = same_address(i->ifa_addr, addr);
+        freeifaddrs(list);
         return local;
 }
 
