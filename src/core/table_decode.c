@@ -117,20 +117,29 @@ static int member_level(enum level level, const char *key, size_t n)
 
 static int copy_value(struct copy *c, size_t *i, int level);
 
+/* After an element of an array or object (r: its copy's result), skips to the next one: 1 past a
+ * comma, 0 at close, -EBADMSG for anything else (a comma before close included). */
+static int next_element(struct copy *c, size_t *i, char close, int r)
+{
+        *i = skip_space(c, *i);
+        if (r < 0)
+                return r;
+        if (*i < c->len && c->s[*i] == ',') {
+                *i = skip_space(c, *i + 1);
+                return *i < c->len && c->s[*i] == close ? -EBADMSG : 1;
+        }
+        return *i < c->len && c->s[*i] == close ? 0 : -EBADMSG;
+}
+
 /* Copies the array at s[*i] ('['), each element at level; *i moves past it. */
 static int copy_array(struct copy *c, size_t *i, int level)
 {
         int r = emit(c, "[", 1);
 
         for (*i = skip_space(c, *i + 1); r >= 0 && *i < c->len && c->s[*i] != ']';) {
-                r = copy_value(c, i, level);
-                *i = skip_space(c, *i);
-                if (r >= 0 && *i < c->len && c->s[*i] == ',') {
-                        *i = skip_space(c, *i + 1);
-                        r = *i < c->len && c->s[*i] == ']' ? -EBADMSG : emit(c, ",", 1);
-                } else if (r >= 0 && (*i >= c->len || c->s[*i] != ']')) {
-                        r = -EBADMSG;
-                }
+                r = next_element(c, i, ']', copy_value(c, i, level));
+                if (r == 1)
+                        r = emit(c, ",", 1);
         }
         if (r >= 0 && *i >= c->len)
                 r = -EBADMSG;
@@ -172,14 +181,7 @@ static int copy_object(struct copy *c, size_t *i, enum level level)
                                 c->metadata_len = *i - c->metadata_start;
                         first = false;
                 }
-                *i = skip_space(c, *i);
-                if (r >= 0 && *i < c->len && c->s[*i] == ',') {
-                        *i = skip_space(c, *i + 1);
-                        if (*i < c->len && c->s[*i] == '}')
-                                r = -EBADMSG; /* a comma before the end */
-                } else if (r >= 0 && (*i >= c->len || c->s[*i] != '}')) {
-                        r = -EBADMSG;
-                }
+                r = next_element(c, i, '}', r);
         }
         if (r >= 0 && *i >= c->len)
                 r = -EBADMSG;
