@@ -202,7 +202,5 @@ int apply_create(const struct request *req,
         r = run_apply(req, kind, NULL, config, &object, ret);
         if (r <= 0)
                 return r;
-        r = create_json(req, kind, object, flags, dry, ret);
-        json_decref(object);
-        return r;
+        return create_json(req, kind, object, flags, dry, ret);
 }

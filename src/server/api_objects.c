@@ -425,9 +425,7 @@ int handle_create(const struct request *req, const struct route *route, struct r
         r = begin_write(req, route->kind, &flags, &dry, &json, ret);
         if (r <= 0)
                 return r;
-        r = create_json(req, route->kind, json, flags, dry, ret);
-        json_decref(json);
-        return r;
+        return create_json(req, route->kind, json, flags, dry, ret);
 }
 
 int create_json(const struct request *req,
@@ -448,8 +446,10 @@ int create_json(const struct request *req,
         /* before the namespace's hold: making `default` holds it too */
         if (r > 0 && is_pods(kind))
                 r = admission_serviceaccount(req, json);
-        if (r <= 0)
+        if (r <= 0) {
+                json_decref(json);
                 return r;
+        }
         r = namespace_check(req, kind, ret);
         if (r <= 0)
                 goto out;
@@ -475,6 +475,9 @@ int create_json(const struct request *req,
         /* json is not changed once decoded: what the model keeps unknown it may share */
         if (r >= 0)
                 r = check_object(kind, json, flags | XP_DECODE_SHARE, &object, ret);
+        /* Freed while its nodes are still in the cache, not after the commit's wait: what the
+         * model keeps of it, it holds references to. */
+        json_decref(TAKE_PTR(json));
         if (r <= 0)
                 goto out;
         r = xp_registry_create_text(
@@ -500,6 +503,7 @@ int create_json(const struct request *req,
 out:
         if (locked)
                 namespace_release(req, kind);
+        json_decref(json);
         free(text);
         json_decref(out);
         if (object)

@@ -647,7 +647,8 @@ int reply_aggregated(const struct request *req, bool core, struct reply *ret);
 
 /* ---- server-side apply (api_apply.c), called from handle_patch() ----------------------------- */
 
-/* Creates the object json describes (borrowed), as a POST would: 0 with ret filled, or -errno. */
+/* Creates the object json describes (taken: freed as soon as it is decoded), as a POST would: 0
+ * with ret filled, or -errno. */
 int create_json(const struct request *req,
                 const struct xp_kind *kind,
                 json_t *json,
