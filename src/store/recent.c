@@ -151,6 +151,13 @@ static int scan_locked(struct xp_store *store,
 {
         uint64_t v;
 
+        if (xp_store_kind_generation(store, kind) <= since) {
+                /* nothing of kind was written after since (its mark is the version of its last
+                 * write): an informer reads each of the kinds it follows on every wake-up, most of
+                 * them with nothing new, and the walk compared every write to each */
+                *ret_through = store->version > since ? store->version : since;
+                return 0;
+        }
         for (v = since + 1; v <= store->version && l->n < l->max; v++) {
                 const struct recent *e = &store->recent[v % store->recent_cap];
                 int r;

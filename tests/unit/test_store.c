@@ -306,6 +306,20 @@ static void events_filters(void **state)
         xp_store_events_free(ev, n);
         assert_int_equal(xp_store_events_since(f->store, "Pod", NULL, 0, 0, &ev, &n, &err),
                          -EINVAL);
+
+        /* a kind not written after since answers nothing, through the newest write of any kind
+         * (the ring is not walked); from before its write, the write */
+        assert_int_equal(
+            xp_store_events_scan(f->store, "Node", NULL, v0 + 1, 10, &ev, &n, &through, &err), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(through, xp_store_version(f->store));
+        xp_store_events_free(ev, n);
+        assert_int_equal(
+            xp_store_events_scan(f->store, "Node", NULL, v0, 10, &ev, &n, &through, &err), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(ev[0].name, "n1");
+        assert_int_equal(through, xp_store_version(f->store));
+        xp_store_events_free(ev, n);
 }
 
 static void events_expire(void **state)
