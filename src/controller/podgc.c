@@ -105,14 +105,19 @@ static bool node_known(void *userdata, const char *node)
 static void on_pod(void *userdata, const json_t *pod, uint64_t version)
 {
         struct xp_podgc *c = userdata;
-        char *key = pod_key(pod);
+        bool terminated = podgc_terminated(pod);
+        char *key;
 
         (void)version;
-        if (!key)
-                return;
         if (podgc_judge(pod, node_known, c) != PODGC_KEEP)
                 c->scan = true;
-        if (podgc_terminated(pod))
+        /* most events are of pods that are not done, and none is remembered: no key to make */
+        if (!terminated && c->done.n == 0)
+                return;
+        key = pod_key(pod);
+        if (!key)
+                return;
+        if (terminated)
                 done_remember(c, key, pod);
         else {
                 done_forget(c, key);
