@@ -34,6 +34,7 @@
 #include "xpool/macro.h"
 #include "xpool/nodegraph.h"
 #include "xpool/nodelife.h"
+#include "xpool/podgc.h"
 #include "xpool/poolstats.h"
 #include "xpool/quotastatus.h"
 #include "xpool/scheduler.h"
@@ -52,6 +53,7 @@ struct xp_server {
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
         struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
+        struct xp_podgc *podgc;               /* terminated and orphaned pods deleted */
         struct xp_disruption *disruption;     /* PodDisruptionBudgets' status */
         struct xp_endpoints *endpoints;       /* Services' Endpoints and EndpointSlices */
         struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
@@ -145,6 +147,14 @@ static int start_state(struct xp_server *server,
                 r = xp_endpoints_start(server->api.registry, &server->endpoints, err);
         if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
+        if (r >= 0)
+                r = xp_podgc_start(server->api.registry,
+                                   &(struct xp_podgc_options){
+                                       .threshold = options->terminated_pod_gc_threshold == 0
+                                                        ? XP_PODGC_THRESHOLD_DEFAULT
+                                                        : options->terminated_pod_gc_threshold},
+                                   &server->podgc,
+                                   err);
         return r < 0 ? r : 0;
 }
 
@@ -406,6 +416,7 @@ void xp_server_free(struct xp_server *server)
         xp_scheduler_free(server->scheduler); /* they write to the store: before it closes */
         xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
+        xp_podgc_free(server->podgc);
         xp_disruption_free(server->disruption);
         xp_endpoints_free(server->endpoints);
         xp_workloads_free(server->workloads);
