@@ -28,6 +28,8 @@ struct shim {
         bool tty;               /* its stdio is a terminal the shim keeps the master of */
         uid_t user;
         gid_t group;
+        gid_t *groups; /* supplementary groups (owned; NULL: none) */
+        size_t n_groups;
         struct contain_plan plan;
         /* state */
         bool pidns; /* the shim is the init (pid 1) of the container's pid namespace */
