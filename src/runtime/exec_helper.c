@@ -151,13 +151,16 @@ static bool id_of(const json_t *v, uint32_t *ret)
 /*
  * An OCI container's command runs as its process does, as `runc exec` and `crun exec` run it:
  * as the user and groups of its bundle's config.json (where its shim resolved the image's user
- * by name) and under the runtime/default seccomp filter when the container has one. The spec's
- * own user and filter fields are the process runtime's; an OCI container's leave them unset.
+ * by name, and set HOME from it), with its environment, and under the runtime/default seccomp
+ * filter when the container has one. The spec's own user and filter fields are the process
+ * runtime's; an OCI container's leave them unset. *ret_config: config.json, which s->env borrows
+ * from (the caller frees it last).
  */
-static int take_oci_process(struct shim *s, struct xp_error *err)
+static int take_oci_process(struct shim *s, json_t **ret_config, struct xp_error *err)
 {
         const char *bundle = json_string_value(json_object_get(s->oci, "bundle"));
         const json_t *user, *gids;
+        char **env;
         json_error_t jerr = {.line = 0};
         char path[PATH_MAX];
         uint32_t uid = 0, gid = 0;
@@ -170,6 +173,12 @@ static int take_oci_process(struct shim *s, struct xp_error *err)
         config = runtime_read_json(path, &jerr);
         if (!config)
                 return xp_errorf(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
+        *ret_config = config;
+        env = shim_string_array(json_object_get(json_object_get(config, "process"), "env"));
+        if (!env)
+                return xp_errorf(err, -EINVAL, "%s: process.env: not an array of strings", path);
+        free(s->env);
+        s->env = env;
         user = json_object_get(json_object_get(config, "process"), "user");
         gids = json_object_get(user, "additionalGids");
         if (!id_of(json_object_get(user, "uid"), &uid) ||
@@ -194,7 +203,6 @@ static int take_oci_process(struct shim *s, struct xp_error *err)
             !s->plan.filter)
                 r = xp_seccomp_build(
                     s->plan.caps.effective, &s->plan.filter, &s->plan.filter_len, err);
-        json_decref(config);
         return r;
 }
 
@@ -275,6 +283,7 @@ int xp_exec_main(int argc, char **argv)
         struct xp_error err = {0};
         int fds[N_NAMESPACES], r, status;
         char **env = NULL;
+        json_t *config = NULL;
         pid_t pid = 0;
 
         for (size_t i = 0; i < N_NAMESPACES; i++)
@@ -294,7 +303,7 @@ int xp_exec_main(int argc, char **argv)
         s.dir = argv[1];
         r = shim_load_spec(&s, &err);
         if (r >= 0 && s.oci)
-                r = take_oci_process(&s, &err);
+                r = take_oci_process(&s, &config, &err);
         if (r >= 0)
                 r = runtime_running_pid(s.dir, &pid, &err);
         if (r >= 0)
@@ -312,6 +321,7 @@ int xp_exec_main(int argc, char **argv)
         free(s.argv);
         free(s.groups);
         free(env);
+        json_decref(config);
         json_decref(s.spec);
         if (status < 0) {
                 report(xp_error_message(&err));

@@ -115,6 +115,10 @@ _Noreturn void shim_exec_child_main(const struct shim *s, char *const *argv, boo
  * containerd does for a terminal; NULL when out of memory. The caller frees the array. */
 char **shim_env_for_tty(char *const *env, bool tty);
 
+/* The strings of JSON array a, borrowed from it, NULL-terminated; NULL: not an array of strings
+ * or out of memory. The caller frees the array only. */
+char **shim_string_array(const json_t *a);
+
 /* An OCI container's terminal (tty: true): the runtime connects to path (--console-socket) and
  * sends the master. -errno with err; shim_console_close() also after a failure. */
 struct shim_console {

@@ -366,12 +366,13 @@ expect_log "HOME from its /etc/passwd" table image-user "home=/home/app"
 expect_log "runAsUser and runAsGroup over the image's User" table run-as "uid=2000 gid=3000"
 
 poll "the exec pod Running" 40 Running phase execas
-for c in image-user run-as; do
+for c in run-as image-user; do # image-user last: $tmp/out is its exec's below
   logs execas "$c" >"$tmp/log.execas.$c"
-  check "exec into $c" 0 kubectl exec execas -c "$c" -- sh -c 'id; grep "^Seccomp:" /proc/self/status'
+  check "exec into $c" 0 kubectl exec execas -c "$c" -- sh -c 'id; grep "^Seccomp:" /proc/self/status; echo "home=$HOME"'
   expect_in "exec into $c: the container's user and groups" "$tmp/out" "$(head -n 1 "$tmp/log.execas.$c")"
   expect_in "exec into $c: the container's seccomp filter" "$tmp/out" $'Seccomp:\t2'
 done
+expect_in "exec: the container's environment (HOME from its /etc/passwd)" "$tmp/out" "home=/home/app"
 expect_in "the image user's exec is not root" "$tmp/log.execas.image-user" "uid=1000(app) gid=50(staff)"
 expect_in "runAsUser's exec is not root" "$tmp/log.execas.run-as" "uid=2000 gid=3000"
 # a pod of its own network: ICMP echo sockets for every group and any port for any user, as
