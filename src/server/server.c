@@ -125,7 +125,8 @@ static int start_state(struct xp_server *server,
                     .placement_profile = options->placement_profile,
                     .percentage_of_nodes_to_score = options->percentage_of_nodes_to_score,
                 };
-                r = xp_scheduler_start(
+                /* listed now, run once the server listens: see start_scheduler() */
+                r = xp_scheduler_new(
                     server->api.registry, &scheduler_options, &server->scheduler, err);
                 if (r < 0)
                         return r;
@@ -280,6 +281,23 @@ static int start_nodelife(struct xp_server *server,
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
 }
 
+/* The loops that must not start before the server serves. The node lifecycle once agents can
+ * reach us: it gives every node a full grace period from its start, which a slow start must not
+ * eat into (docs/reliability.md). The scheduling loop last, as kube-scheduler is a client of a
+ * running API server: the pending pods of a store it opened are bound while clients are served,
+ * not before they can connect, and a bench times the binds apart from the start
+ * (docs/scheduler.md, "In the server"). */
+static int start_serving_loops(struct xp_server *server,
+                               const struct xp_server_options *options,
+                               struct xp_error *err)
+{
+        int r = start_nodelife(server, options, err);
+
+        if (r >= 0 && server->scheduler)
+                r = xp_scheduler_run(server->scheduler, err);
+        return r;
+}
+
 int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err)
@@ -367,9 +385,7 @@ int xp_server_new(const struct xp_server_options *options,
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
         }
-        /* The node lifecycle last, once agents can reach us: it gives every node a full grace
-         * period from its start, which a slow start must not eat into (docs/reliability.md). */
-        r = start_nodelife(server, options, err);
+        r = start_serving_loops(server, options, err);
         if (r < 0)
                 goto fail;
         *ret = server;
