@@ -1164,8 +1164,8 @@ static char *spec_text(struct xp_runtime *rt,
 }
 
 /* What an OCI container of the spec in dir left (its runtime's state, its bundle; a bundle
- * also when its start failed before the spec was written). */
-/* spec: the container's, where the caller has read it already; NULL: read here. */
+ * also when its start failed before the spec was written). spec: the container's, where the
+ * caller has read it already; NULL: read here. */
 static void forget_oci(const char *dir, const json_t *spec)
 {
         json_t *read = spec ? NULL : read_json(dir, RUNTIME_SPEC_FILE);
@@ -1524,9 +1524,9 @@ static int start(struct xp_runtime *rt,
                                  l->pod_uid,
                                  l->container,
                                  strerror(-r));
+        /* an earlier attempt's runtime state, should its shim be lost */
         if (!fresh)
-                forget_oci(dir,
-                           NULL); /* an earlier attempt's runtime state, should its shim be lost */
+                forget_oci(dir, NULL);
         r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err)
                    : process_text(rt, l, log_dir, &text, err);
         if (r < 0)
