@@ -27,31 +27,95 @@
 #include "xpool/log.h"
 #include "xpool/macro.h"
 
-/* The address the agent put on lo, kept in its data directory: an agent killed before it could
- * remove it finds it there again, and its successor removes it when it stops. */
+/*
+ * The address the agent put on lo, recorded in its data directory before it is added: an agent
+ * killed before it could remove it leaves the record, and the next agent of the same data
+ * directory removes that address at its start. Only the agent that added an address records it
+ * (one found on lo is another's, or the operator's), and an address another process still
+ * listens on (another agent's forwarder, which found it there) is left on lo with its record,
+ * to be removed once nobody serves on it.
+ */
 #define OWNED_FILE "pod-api-address"
 /* One request's time at start and at each check after: the agent's start waits for it */
 #define CHECK_TIMEOUT_MS 3000
 
-static bool owned_before(const char *path, const char *ip)
+/* The address recorded in path, into ip: false when there is none (or no readable one). */
+static bool owned_read(const char *path, char ip[static 46])
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         _cleanup_free_ char *text = NULL;
         size_t size;
 
-        return fd >= 0 && xp_read_fd_all(fd, 64, &text, &size) >= 0 && size == strlen(ip) &&
-               memcmp(text, ip, size) == 0;
+        if (fd < 0 || xp_read_fd_all(fd, 64, &text, &size) < 0 || size == 0 || size >= 46 ||
+            memchr(text, '\0', size))
+                return false;
+        memcpy(ip, text, size);
+        ip[size] = '\0';
+        return true;
+}
+
+/* Removes ip from lo and its record, unless a process still listens on it: 0, or -EBUSY. */
+static int release(const char *ip, const char *path)
+{
+        struct xp_error err = {0};
+
+        if (xp_localaddr_listened(ip)) {
+                xp_log(LOG_WARNING,
+                       "agent: the pods' API address %s this agent's data directory put on lo "
+                       "is left there: another process (another agent's forwarder) listens on "
+                       "it; removed when one of this data directory's agents finds it unused",
+                       ip);
+                return -EBUSY;
+        }
+        if (xp_localaddr_del(ip, &err) < 0) {
+                xp_log(LOG_WARNING, "agent: %s", xp_error_message(&err));
+                return err.code;
+        }
+        if (unlink(path) < 0 && errno != ENOENT)
+                xp_log(LOG_WARNING, "agent: cannot remove %s: %m", path);
+        return 0;
 }
 
 static void disown(struct xp_agent *a, const char *path)
 {
-        struct xp_error err = {0};
-
-        if (xp_localaddr_del(a->pod_api.ip, &err) < 0)
-                xp_log(LOG_WARNING, "agent: %s", xp_error_message(&err));
-        else if (unlink(path) < 0 && errno != ENOENT)
-                xp_log(LOG_WARNING, "agent: cannot remove %s: %m", path);
+        release(a->pod_api.ip, path);
         a->pod_api.added = false;
+}
+
+/* What a previous agent of this data directory left: its address comes off lo before this
+ * agent adds its own (the same one, or another when --api-service-address changed). */
+static void release_stale(const char *path)
+{
+        char stale[46];
+
+        if (owned_read(path, stale) && release(stale, path) == 0)
+                xp_log(LOG_INFO,
+                       "agent: removed the pods' API address %s a previous agent of this data "
+                       "directory left on lo",
+                       stale);
+}
+
+/* Adds the address, recorded first so that no kill leaves it unrecorded. */
+static int take_address(struct xp_agent *a, const char *path, struct xp_error *err)
+{
+        char recorded[46];
+        bool kept = owned_read(path, recorded);
+        int r =
+            kept ? 0 : xp_write_file_atomic(path, a->pod_api.ip, strlen(a->pod_api.ip), 0600, err);
+
+        if (r >= 0)
+                r = xp_localaddr_add(a->pod_api.ip, &a->pod_api.added, err);
+        if (!kept && !a->pod_api.added && unlink(path) < 0 && errno != ENOENT)
+                xp_log(LOG_WARNING, "agent: cannot remove %s: %m", path);
+        /* the stale address is in use and keeps the record: this one is found there or added */
+        if (kept && a->pod_api.added && strcmp(recorded, a->pod_api.ip) != 0)
+                xp_log(LOG_WARNING,
+                       "agent: the stale pods' API address %s stays on lo unrecorded: another "
+                       "process listens on it",
+                       recorded);
+        if (kept && a->pod_api.added)
+                r = xp_write_file_atomic(path, a->pod_api.ip, strlen(a->pod_api.ip), 0600, err);
+        return r;
 }
 
 int xp_agent_pod_api_parse(struct xp_agent *a, const char *text, struct xp_error *err)
@@ -95,16 +159,11 @@ static int check(struct xp_agent *a, struct xp_error *err)
 static int start(struct xp_agent *a, const char *path, struct xp_error *err)
 {
         const char *allow[XP_ELEMENTSOF(a->pod_api.subnets) + 1] = {0};
-        int r = xp_localaddr_add(a->pod_api.ip, &a->pod_api.added, err);
+        int r;
 
         for (size_t i = 0; i < a->pod_api.n_subnets; i++)
                 allow[i] = a->pod_api.subnets[i];
-        if (r < 0)
-                return r;
-        if (!a->pod_api.added)
-                a->pod_api.added = owned_before(path, a->pod_api.ip);
-        else
-                r = xp_write_file_atomic(path, a->pod_api.ip, strlen(a->pod_api.ip), 0600, err);
+        r = take_address(a, path, err);
         if (r >= 0)
                 r = xp_apiproxy_start(a->pod_api.ip,
                                       a->pod_api.port,
@@ -136,7 +195,11 @@ void xp_agent_pod_api_start(struct xp_agent *a)
 {
         struct xp_error err = {.msg = "out of memory"};
         bool v6 = strchr(a->pod_api.ip, ':') != NULL;
+        _cleanup_free_ char *path = xp_datadir_path(a->data_dir, OWNED_FILE);
 
+        /* before anything else: also when this agent puts no address there */
+        if (path)
+                release_stale(path);
         /* pods on the node's network reach the server where the agent does */
         if (a->pod_api.off || a->host_network_only || a->isolation.network_unavailable)
                 return;
@@ -146,7 +209,6 @@ void xp_agent_pod_api_start(struct xp_agent *a)
                        "or \"ranges\"): the pods' API address serves only the node's own "
                        "addresses, so pods with a network of their own are refused there "
                        "(docs/networking.md)");
-        _cleanup_free_ char *path = xp_datadir_path(a->data_dir, OWNED_FILE);
 
         if (!path || start(a, path, &err) < 0) {
                 xp_log(LOG_WARNING,

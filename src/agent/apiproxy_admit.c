@@ -14,27 +14,6 @@
 
 #include "apiproxy_admit.h"
 
-static int parse_net(const char *text, struct xp_apiproxy_net *net)
-{
-        const char *slash = strchr(text, '/');
-        char ip[INET6_ADDRSTRLEN], *end;
-        unsigned long prefix;
-
-        if (!slash || (size_t)(slash - text) >= sizeof(ip) || slash[1] < '0' || slash[1] > '9')
-                return -EINVAL;
-        memcpy(ip, text, (size_t)(slash - text));
-        ip[slash - text] = '\0';
-        net->family = strchr(ip, ':') ? AF_INET6 : AF_INET;
-        if (inet_pton(net->family, ip, net->addr) != 1)
-                return -EINVAL;
-        errno = 0;
-        prefix = strtoul(slash + 1, &end, 10);
-        if (errno || *end || prefix > (net->family == AF_INET6 ? 128u : 32u))
-                return -EINVAL;
-        net->prefix = (unsigned)prefix;
-        return 0;
-}
-
 int xp_apiproxy_admit_init(struct xp_apiproxy_admit *admit,
                            const char *const *cidrs,
                            struct xp_error *err)
@@ -46,17 +25,21 @@ int xp_apiproxy_admit_init(struct xp_apiproxy_admit *admit,
                                          -E2BIG,
                                          "the pod network has more than %d subnets",
                                          XP_APIPROXY_NETS_MAX);
-                if (parse_net(cidrs[i], &admit->nets[admit->n]) < 0)
-                        return xp_errorf(err,
-                                         -EINVAL,
-                                         "the pod network's subnet '%s' is not ADDRESS/PREFIX",
-                                         cidrs[i]);
+                /* host bits allowed: a CNI configuration may write its subnet so, as host-local
+                 * takes it */
+                if (xp_net_cidr_parse(
+                        cidrs[i], XP_NET_CIDR_HOST_BITS, &admit->nets[admit->n], err) < 0)
+                        return xp_error_prefix(
+                            err,
+                            -EINVAL,
+                            "the pod network's subnet '%s' is not ADDRESS/PREFIX",
+                            cidrs[i]);
                 admit->n++;
         }
         return 0;
 }
 
-static bool in_net(const struct xp_apiproxy_net *net, int family, const unsigned char *addr)
+static bool in_net(const struct xp_net_cidr *net, int family, const unsigned char *addr)
 {
         unsigned whole = net->prefix / 8, rest = net->prefix % 8;
 

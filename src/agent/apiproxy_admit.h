@@ -13,17 +13,12 @@
 #include <sys/socket.h>
 
 #include "xpool/error.h"
+#include "xpool/netcidr.h"
 
 #define XP_APIPROXY_NETS_MAX 16
 
-struct xp_apiproxy_net {
-        int family;
-        unsigned char addr[16];
-        unsigned prefix;
-};
-
 struct xp_apiproxy_admit {
-        struct xp_apiproxy_net nets[XP_APIPROXY_NETS_MAX];
+        struct xp_net_cidr nets[XP_APIPROXY_NETS_MAX];
         size_t n;
 };
 

@@ -302,6 +302,14 @@ int xp_agent_container_launch(const struct xp_agent_launch_in *in,
         c = find(in->pod, in->container, in->init);
         if (!c)
                 return xp_errorf(err, -ENOENT, "pod has no container %s", in->container);
+        if (!c->image || !*c->image)
+                /* Kubernetes refuses such a pod at create; here it names what to do */
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "container %s has no image: runtime class %s runs containers from images (name an image, or set runtimeClassName: process to run its command on the node)",
+                    c->name,
+                    cls->name);
         r = take_image(in->images, in->pod, c, &keep->image, &keep->layers, err);
         if (r < 0)
                 return r;

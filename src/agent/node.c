@@ -11,6 +11,7 @@
 
 #include "agent_internal.h"
 #include "xpool/codec.h"
+#include "xpool/kube_version.h"
 #include "xpool/names.h"
 #include "xpool/timeutil.h"
 
@@ -315,7 +316,7 @@ int xp_agent_node_build(const struct xp_node_inventory *inventory,
                                           "containerRuntimeVersion",
                                           "xpool://" XPOOL_VERSION,
                                           "kubeletVersion",
-                                          "v" XPOOL_VERSION "-xpool",
+                                          XP_KUBE_GIT_VERSION,
                                           "kubeProxyVersion",
                                           "",
                                           "operatingSystem",

@@ -760,9 +760,13 @@ static int build_status(const struct xp_pod *pod,
                         json_t **ret)
 {
         _cleanup_(json_decrefp) json_t *pod_json = NULL, *status = NULL, *old = NULL;
+        /* the status alone goes through the codec, in a pod of nothing else (borrowed, not
+         * freed): the encoding of a status does not depend on the rest of its pod, and each sync
+         * then encodes and decodes a status, not the whole pod three times */
+        const struct xp_pod status_only = {.status = pod->status};
         int r;
 
-        r = xp_pod_to_json(pod, &pod_json);
+        r = xp_pod_to_json(&status_only, &pod_json);
         if (r < 0)
                 return r;
         /* a reference of our own: pod_json's status is replaced in changed_status() */

@@ -243,9 +243,10 @@ int xp_agent_pull_gate(struct xp_agent_pulls *p,
         policy = policy_of(c);
         present = xp_image_get(p->store, w->image, &img, NULL) >= 0;
         xp_image_free(img);
-        if (policy == XP_PULL_NEVER)
-                return present ? make_ready(w, attempt, m) : never(p, pod, w, now_ns, m);
-        if (policy == XP_PULL_IF_NOT_PRESENT && present) {
+        if (policy == XP_PULL_NEVER && !present)
+                return never(p, pod, w, now_ns, m);
+        /* Never and IfNotPresent say so alike, as the kubelet's image manager does */
+        if (policy != XP_PULL_ALWAYS && present) {
                 event(p,
                       pod,
                       "Normal",

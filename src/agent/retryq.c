@@ -12,12 +12,13 @@
 
 struct qentry {
         char *uid, *namespace, *name;
-        json_t *status;   /* waiting to be written; NULL: none */
-        bool delete;      /* a DELETE waits (behind the status) */
-        bool queued;      /* in the list */
-        bool out;         /* handed to a writer */
-        bool dropped;     /* the pod went while a write was out: freed when it comes back */
-        bool unreachable; /* the last failure had no answer from the server */
+        json_t *status;     /* waiting to be written; NULL: none */
+        const json_t *sent; /* the status of the write out (the writer's), until it is done */
+        bool delete;        /* a DELETE waits (behind the status) */
+        bool queued;        /* in the list */
+        bool out;           /* handed to a writer */
+        bool dropped;       /* the pod went while a write was out: freed when it comes back */
+        bool unreachable;   /* the last failure had no answer from the server */
         unsigned tries;
         int64_t due_ns;  /* the back-off's end */
         int64_t hold_ns; /* the waiting status waits for a newer one until then; 0: none */
@@ -156,6 +157,13 @@ int xp_retryq_put_status(struct xp_retryq *q,
                 json_decref(status);
                 return -ENOMEM;
         }
+        /* the same status as the write out, with none waiting: that write says it already (a
+         * pod synced again before its own write comes back in the watch, or in the same sync);
+         * should it fail, it is put back and tried again */
+        if (e->out && e->sent && !e->status && json_equal(e->sent, status)) {
+                json_decref(status);
+                return 0;
+        }
         /* a hold only ever shortens: a pod changing every millisecond is still written */
         if (hold_until_ns <= 0 || !e->status)
                 e->hold_ns = hold_until_ns > 0 ? hold_until_ns : 0;
@@ -210,6 +218,7 @@ bool xp_retryq_take(struct xp_retryq *q,
                 return false;
         unlink_entry(q, e);
         e->out = true;
+        e->sent = e->status;
         e->hold_ns = 0;
         *ret = (struct xp_retryq_write){
             .uid = e->uid,
@@ -255,6 +264,7 @@ int64_t xp_retryq_done(struct xp_retryq *q,
 
         *w = (struct xp_retryq_write){0};
         e->out = false;
+        e->sent = NULL;
         if (e->dropped) {
                 json_decref(status);
                 entry_free(e);

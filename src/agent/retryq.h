@@ -54,7 +54,8 @@ void xp_retryq_free(struct xp_retryq *q);
  * hold_until_ns > 0 lets the status wait until then for a newer one of the same pod, so that
  * changes a few milliseconds apart (a short container's start and exit) are one write; a status
  * replacing a held one keeps the earlier hold, never a later one, and a status put with 0 (a
- * final one) is due at once.
+ * final one) is due at once. A status equal to the one of the pod's write out, with none
+ * waiting, is dropped: that write carries it (and is put back should it fail).
  */
 int xp_retryq_put_status(struct xp_retryq *q,
                          const char *pod_namespace,

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,10 @@ static const char usage[] =
     "      --connection-idle-timeout DURATION\n"
     "                          an authenticated connection without a request for this long\n"
     "                          is closed (default 1m, 1s to 24h; libmicrohttpd's own\n"
-    "                          timeout is twice it)\n";
+    "                          timeout is twice it)\n"
+    "      --terminated-pod-gc-threshold N\n"
+    "                          terminated pods (Succeeded, Failed) kept: past N the oldest\n"
+    "                          are deleted (default 12500; 0: none are; docs/server.md)\n";
 
 struct server_args {
         struct xp_server_options *options;
@@ -119,7 +123,8 @@ enum {
         OPT_NODE_PORT_RANGE,
         OPT_WATCH_STALL,
         OPT_IDLE_TIMEOUT,
-        OPT_NODES_TO_SCORE
+        OPT_NODES_TO_SCORE,
+        OPT_TERMINATED_POD_GC
 };
 
 /* The connections' timeouts, for tests and operators (docs/server.md, "Watches"). */
@@ -226,6 +231,26 @@ static int nodes_to_score_option(struct xp_server_options *o, const char *arg)
         return 0;
 }
 
+/* As kube-controller-manager's flag: a count, 0 turning the collection of terminated pods off. */
+static int terminated_pod_gc_option(struct xp_server_options *o, const char *arg)
+{
+        char *end;
+        unsigned long long n;
+
+        errno = 0;
+        n = strtoull(arg, &end, 10);
+        if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > INT32_MAX) {
+                fprintf(stderr,
+                        "xpool server: --terminated-pod-gc-threshold '%s': expected a number "
+                        "of pods from 0 (no collection) to %d\n",
+                        arg,
+                        INT32_MAX);
+                return XP_EXIT_USAGE;
+        }
+        o->terminated_pod_gc_threshold = n == 0 ? -1 : (int64_t)n;
+        return 0;
+}
+
 static int server_option(int c, const char *arg, void *userdata)
 {
         struct server_args *a = userdata;
@@ -317,6 +342,8 @@ static int server_option(int c, const char *arg, void *userdata)
                 return timeout_option(c, arg, a->options);
         case OPT_NODES_TO_SCORE:
                 return nodes_to_score_option(a->options, arg);
+        case OPT_TERMINATED_POD_GC:
+                return terminated_pod_gc_option(a->options, arg);
         default:
                 return hpa_option(c, arg, a->options);
         }
@@ -351,6 +378,7 @@ static const struct option server_options_table[] = {
     {"watch-stall-timeout", required_argument, NULL, OPT_WATCH_STALL},
     {"connection-idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"percentage-of-nodes-to-score", required_argument, NULL, OPT_NODES_TO_SCORE},
+    {"terminated-pod-gc-threshold", required_argument, NULL, OPT_TERMINATED_POD_GC},
     {"help", no_argument, NULL, 'h'},
     {},
 };

@@ -11,6 +11,7 @@
 
 #include "deployment.h"
 #include "xpool/macro.h"
+#include "xpool/quantity.h"
 
 /* Kubernetes' rand.SafeEncodeString alphabet: no vowels, no look-alikes. */
 static const char safe_alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -42,6 +43,73 @@ static json_t *without_hash(const json_t *template)
                 json_object_del(labels, XP_DEPLOY_HASH_LABEL);
         if (json_is_null(json_object_get(metadata, "creationTimestamp")))
                 json_object_del(metadata, "creationTimestamp");
+        return copy;
+}
+
+/* Writes each quantity of map (limits or requests) in its canonical form, a string: Go clients
+ * send a stored YAML number (1) back as "1", and "1024Mi" as "1Gi". A value that is no quantity
+ * is left as it is (validation speaks of it). -ENOMEM. */
+static int canonical_quantities(json_t *map)
+{
+        const char *key;
+        json_t *value;
+
+        json_object_foreach(map, key, value)
+        {
+                struct xp_quantity q;
+                struct xp_error err = {0};
+                char text[XP_QUANTITY_STRING_MAX];
+                int r = -EINVAL;
+
+                if (json_is_string(value))
+                        r = xp_quantity_parse(json_string_value(value), &q, &err);
+                else if (json_is_number(value))
+                        r = xp_quantity_from_double(json_number_value(value), &q, &err);
+                xp_error_clear(&err);
+                if (r >= 0 &&
+                    json_object_set_new(map, key, json_string(xp_quantity_format(&q, text))) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Each container of the array containers (borrowed) as Go writes it back: its quantities
+ * canonical, and without resources that are empty ({}, what Go writes for none). -ENOMEM. */
+static int canonical_containers(json_t *containers)
+{
+        size_t i;
+        json_t *container;
+
+        json_array_foreach(containers, i, container)
+        {
+                json_t *resources = json_object_get(container, "resources");
+
+                if (canonical_quantities(json_object_get(resources, "limits")) < 0 ||
+                    canonical_quantities(json_object_get(resources, "requests")) < 0)
+                        return -ENOMEM;
+                if (json_is_object(resources) && json_object_size(resources) == 0)
+                        json_object_del(container, "resources");
+        }
+        return 0;
+}
+
+/*
+ * without_hash(template) with its containers as Go clients write them back: kubectl rollout undo
+ * sends the old ReplicaSet's template with each quantity Go's way ("1" for a stored 1) and
+ * resources: {} where it has none, where Kubernetes compares structs, in which they are the same.
+ * Only the comparison reads it: the hash stays the one stored ReplicaSets and pods are labelled
+ * with. NULL on -ENOMEM.
+ */
+static json_t *as_go_writes(const json_t *template)
+{
+        json_t *copy = without_hash(template);
+        json_t *spec = json_object_get(copy, "spec");
+
+        if (copy && (canonical_containers(json_object_get(spec, "containers")) < 0 ||
+                     canonical_containers(json_object_get(spec, "initContainers")) < 0)) {
+                json_decref(copy);
+                return NULL;
+        }
         return copy;
 }
 
@@ -85,7 +153,7 @@ int xp_deploy_template_hash(const json_t *template,
 
 bool xp_deploy_template_equal(const json_t *a, const json_t *b)
 {
-        json_t *ca = without_hash(a), *cb = without_hash(b);
+        json_t *ca = as_go_writes(a), *cb = as_go_writes(b);
         bool equal = ca && cb && json_equal(ca, cb);
 
         json_decref(ca);

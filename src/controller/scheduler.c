@@ -862,6 +862,11 @@ int xp_scheduler_new(struct xp_registry *registry,
         return 0;
 }
 
+int xp_scheduler_run(struct xp_scheduler *s, struct xp_error *err)
+{
+        return s->loop ? 0 : xp_controller_start(&scheduler_ops, s->informer, s, &s->loop, err);
+}
+
 int xp_scheduler_start(struct xp_registry *registry,
                        const struct xp_scheduler_options *options,
                        struct xp_scheduler **ret,
@@ -873,7 +878,7 @@ int xp_scheduler_start(struct xp_registry *registry,
         r = xp_scheduler_new(registry, options, &s, err);
         if (r < 0)
                 return r;
-        r = xp_controller_start(&scheduler_ops, s->informer, s, &s->loop, err);
+        r = xp_scheduler_run(s, err);
         if (r < 0) {
                 xp_scheduler_free(s);
                 return r;

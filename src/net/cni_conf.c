@@ -16,6 +16,7 @@
 
 #include "xpool/cni.h"
 #include "xpool/fileio.h"
+#include "xpool/netcidr.h"
 
 void xp_cni_conf_free(struct xp_cni_conf *c)
 {
@@ -300,32 +301,25 @@ int xp_cni_conf_load_dir(const char *dir, struct xp_cni_conf **ret, struct xp_er
         return xp_cni_conf_parse(text, len, path, ret, err);
 }
 
-/* Whether text is an IPv4 or IPv6 network address with its prefix, host bits zero. */
-static bool subnet_ok(const char *text, bool *ret_v6)
+/* A network address with its prefix, host bits zero, of the sizes a node's pods fit in. */
+static int pod_subnet_check(const char *text, bool *ret_v6, struct xp_error *err)
 {
-        unsigned char addr[16];
-        char ip[INET6_ADDRSTRLEN];
-        const char *slash = strchr(text, '/');
-        char *end;
-        unsigned long prefix;
+        struct xp_net_cidr cidr;
         bool v6;
 
-        if (!slash || (size_t)(slash - text) >= sizeof(ip) || slash[1] < '0' || slash[1] > '9')
-                return false;
-        memcpy(ip, text, (size_t)(slash - text));
-        ip[slash - text] = '\0';
-        v6 = strchr(ip, ':') != NULL;
-        if (inet_pton(v6 ? AF_INET6 : AF_INET, ip, addr) != 1)
-                return false;
-        errno = 0;
-        prefix = strtoul(slash + 1, &end, 10);
-        if (errno || *end || (v6 ? prefix < 64 || prefix > 126 : prefix < 8 || prefix > 30))
-                return false;
-        for (unsigned bit = (unsigned)prefix; bit < (v6 ? 128u : 32u); bit++)
-                if (addr[bit / 8] & (0x80 >> (bit % 8)))
-                        return false;
+        if (xp_net_cidr_parse(text, 0, &cidr, err) < 0)
+                return -EINVAL;
+        v6 = cidr.family == AF_INET6;
+        if (v6 ? cidr.prefix < 64 || cidr.prefix > 126 : cidr.prefix < 8 || cidr.prefix > 30)
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "'%s': the prefix /%u is outside /%u to /%u",
+                                 text,
+                                 cidr.prefix,
+                                 v6 ? 64 : 8,
+                                 v6 ? 126 : 30);
         *ret_v6 = v6;
-        return true;
+        return 0;
 }
 
 int xp_cni_conf_default(const char *subnet, struct xp_cni_conf **ret, struct xp_error *err)
@@ -335,8 +329,8 @@ int xp_cni_conf_default(const char *subnet, struct xp_cni_conf **ret, struct xp_
 
         if (!subnet)
                 subnet = XP_CNI_DEFAULT_SUBNET;
-        if (!subnet_ok(subnet, &v6))
-                return xp_errorf(
+        if (pod_subnet_check(subnet, &v6, err) < 0)
+                return xp_error_prefix(
                     err,
                     -EINVAL,
                     "pod CIDR \"%s\": not a network such as %s (its host bits zero, a prefix from /8 to /30, or /64 to /126 for IPv6)",

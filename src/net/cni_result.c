@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xpool/cni.h"
+#include "xpool/netcidr.h"
 
 /* Entries of "ips" and "interfaces" looked at: far more than a pod has. */
 #define LIST_MAX 64
@@ -22,31 +23,16 @@ void xp_cni_result_done(struct xp_cni_result *r)
         *r = (struct xp_cni_result){0};
 }
 
-/* "IP/PREFIX" into *ret. */
+/* "IP/PREFIX" into *ret: an interface's address, so host bits are its own. */
 static bool parse_cidr(const char *text, struct xp_cni_ip *ret)
 {
-        unsigned char addr[16];
-        char ip[INET6_ADDRSTRLEN];
-        const char *slash = text ? strchr(text, '/') : NULL;
-        unsigned long prefix;
-        char *end;
-        int family;
+        struct xp_net_cidr cidr;
 
-        if (!slash || slash == text || (size_t)(slash - text) >= sizeof(ip) || slash[1] < '0' ||
-            slash[1] > '9')
+        if (xp_net_cidr_parse(text, XP_NET_CIDR_HOST_BITS, &cidr, NULL) < 0)
                 return false;
-        memcpy(ip, text, (size_t)(slash - text));
-        ip[slash - text] = '\0';
-        family = strchr(ip, ':') ? AF_INET6 : AF_INET;
-        if (inet_pton(family, ip, addr) != 1)
-                return false;
-        errno = 0;
-        prefix = strtoul(slash + 1, &end, 10);
-        if (errno || *end || prefix > (family == AF_INET6 ? 128u : 32u))
-                return false;
-        ret->family = family;
-        ret->prefix = (unsigned)prefix;
-        return inet_ntop(family, addr, ret->address, sizeof(ret->address)) != NULL;
+        ret->family = cidr.family;
+        ret->prefix = cidr.prefix;
+        return inet_ntop(cidr.family, cidr.addr, ret->address, sizeof(ret->address)) != NULL;
 }
 
 /* Keeps ip unless an address of its family is kept already. */

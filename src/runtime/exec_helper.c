@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,75 @@ static void drop_stdio(void)
                 close(null);
 }
 
+/* A uid or gid of config.json: a number below 2^32 - 1 (which means "none" to the kernel). */
+static bool id_of(const json_t *v, uint32_t *ret)
+{
+        json_int_t n = json_integer_value(v);
+
+        if (!json_is_integer(v) || n < 0 || n >= (json_int_t)UINT32_MAX)
+                return false;
+        *ret = (uint32_t)n;
+        return true;
+}
+
+/*
+ * An OCI container's command runs as its process does, as `runc exec` and `crun exec` run it:
+ * as the user and groups of its bundle's config.json (where its shim resolved the image's user
+ * by name, and set HOME from it), with its environment, and under the runtime/default seccomp
+ * filter when the container has one. The spec's own user and filter fields are the process
+ * runtime's; an OCI container's leave them unset. *ret_config: config.json, which s->env borrows
+ * from (the caller frees it last).
+ */
+static int take_oci_process(struct shim *s, json_t **ret_config, struct xp_error *err)
+{
+        const char *bundle = json_string_value(json_object_get(s->oci, "bundle"));
+        const json_t *user, *gids;
+        char **env;
+        json_error_t jerr = {.line = 0};
+        char path[PATH_MAX];
+        uint32_t uid = 0, gid = 0;
+        json_t *config;
+        int r = 0;
+
+        if (!bundle)
+                return xp_errorf(err, -EINVAL, "spec: the OCI container names no bundle");
+        snprintf(path, sizeof(path), "%s/config.json", bundle);
+        config = runtime_read_json(path, &jerr);
+        if (!config)
+                return xp_errorf(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
+        *ret_config = config;
+        env = shim_string_array(json_object_get(json_object_get(config, "process"), "env"));
+        if (!env)
+                return xp_errorf(err, -EINVAL, "%s: process.env: not an array of strings", path);
+        free(s->env);
+        s->env = env;
+        user = json_object_get(json_object_get(config, "process"), "user");
+        gids = json_object_get(user, "additionalGids");
+        if (!id_of(json_object_get(user, "uid"), &uid) ||
+            !id_of(json_object_get(user, "gid"), &gid))
+                r = xp_errorf(err, -EINVAL, "%s: process.user: no uid and gid", path);
+        else if (json_array_size(gids) > 0 &&
+                 !(s->groups = calloc(json_array_size(gids), sizeof(*s->groups))))
+                r = xp_errorf(err, -ENOMEM, "out of memory");
+        for (size_t i = 0; r >= 0 && i < json_array_size(gids); i++)
+                if (!id_of(json_array_get(gids, i), &s->groups[s->n_groups++]))
+                        r = xp_errorf(err,
+                                      -EINVAL,
+                                      "%s: process.user.additionalGids[%zu]: not a gid",
+                                      path,
+                                      i);
+        if (r >= 0) {
+                s->set_user = true;
+                s->user = uid;
+                s->group = gid;
+        }
+        if (r >= 0 && json_object_get(json_object_get(config, "linux"), "seccomp") &&
+            !s->plan.filter)
+                r = xp_seccomp_build(
+                    s->plan.caps.effective, &s->plan.filter, &s->plan.filter_len, err);
+        return r;
+}
+
 /* Forks the command and waits for it: its wait status, or -errno with err (the exec failed). */
 static int run_command(struct shim *s, char *const *argv, bool tty, struct xp_error *err)
 {
@@ -213,6 +283,7 @@ int xp_exec_main(int argc, char **argv)
         struct xp_error err = {0};
         int fds[N_NAMESPACES], r, status;
         char **env = NULL;
+        json_t *config = NULL;
         pid_t pid = 0;
 
         for (size_t i = 0; i < N_NAMESPACES; i++)
@@ -231,6 +302,8 @@ int xp_exec_main(int argc, char **argv)
         prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
         s.dir = argv[1];
         r = shim_load_spec(&s, &err);
+        if (r >= 0 && s.oci)
+                r = take_oci_process(&s, &config, &err);
         if (r >= 0)
                 r = runtime_running_pid(s.dir, &pid, &err);
         if (r >= 0)
@@ -246,7 +319,9 @@ int xp_exec_main(int argc, char **argv)
         status = r >= 0 ? run_command(&s, argv + 3, strcmp(argv[2], "tty") == 0, &err) : r;
         contain_plan_done(&s.plan);
         free(s.argv);
+        free(s.groups);
         free(env);
+        json_decref(config);
         json_decref(s.spec);
         if (status < 0) {
                 report(xp_error_message(&err));

@@ -450,6 +450,17 @@ static json_t *linux_section(const struct oci_config_in *in, json_t *masked)
                                priv ? json_array() : path_list(xp_contain_readonly_paths));
         int r = lx ? 0 : -1;
 
+        /* a pod of its own network pings and binds low ports without privilege, as Docker and
+         * containerd 2 set up a pod's network namespace (enable_unprivileged_icmp/_ports): the
+         * capabilities a non-root process lacks are then not needed for ping or port 80 */
+        if (r == 0 && in->contain->netns)
+                r |= json_object_set_new(lx,
+                                         "sysctl",
+                                         json_pack("{s:s, s:s}",
+                                                   "net.ipv4.ping_group_range",
+                                                   "0 2147483647",
+                                                   "net.ipv4.ip_unprivileged_port_start",
+                                                   "0"));
         if (r == 0 && in->cgroups_path)
                 r |= json_object_set_new(lx, "cgroupsPath", json_string(in->cgroups_path));
         if (r == 0 && in->limits)

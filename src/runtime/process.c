@@ -1164,20 +1164,27 @@ static char *spec_text(struct xp_runtime *rt,
 }
 
 /* What an OCI container of the spec in dir left (its runtime's state, its bundle; a bundle
- * also when its start failed before the spec was written). */
-static void forget_oci(const char *dir)
+ * also when its start failed before the spec was written). spec: the container's, where the
+ * caller has read it already; NULL: read here. */
+static void forget_oci(const char *dir, const json_t *spec)
 {
-        json_t *spec = read_json(dir, RUNTIME_SPEC_FILE);
+        json_t *read = spec ? NULL : read_json(dir, RUNTIME_SPEC_FILE);
         char bundle[PATH_MAX];
 
-        oci_cleanup(dir, spec);
-        json_decref(spec);
+        oci_cleanup(dir, spec ? spec : read);
+        json_decref(read);
         snprintf(bundle, sizeof(bundle), "%s/" OCI_BUNDLE, dir);
         (void)oci_rm_rf(bundle);
 }
 
-/* Removes the files of a container's state directory, then the directory and its pod's. */
-static void remove_state(const struct xp_runtime *rt, const char *uid, const char *container)
+/*
+ * Removes the files of a container's state directory, then the directory and its pod's. spec:
+ * the container's spec as read (a remove has it: one parse of it fewer), or NULL.
+ */
+static void remove_state(const struct xp_runtime *rt,
+                         const char *uid,
+                         const char *container,
+                         const json_t *spec)
 {
         /* the attach socket too: a shim killed before it could unlink it leaves it, which kept
          * the directory, and with it the pod's cgroup, after the pod was gone */
@@ -1188,7 +1195,7 @@ static void remove_state(const struct xp_runtime *rt, const char *uid, const cha
 
         if (container_dir(rt, uid, container, dir) < 0)
                 return;
-        forget_oci(dir);
+        forget_oci(dir, spec);
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0) {
                 (void)runtime_release_clear(fd);
@@ -1517,8 +1524,9 @@ static int start(struct xp_runtime *rt,
                                  l->pod_uid,
                                  l->container,
                                  strerror(-r));
+        /* an earlier attempt's runtime state, should its shim be lost */
         if (!fresh)
-                forget_oci(dir); /* an earlier attempt's runtime state, should its shim be lost */
+                forget_oci(dir, NULL);
         r = l->oci ? oci_text(rt, l, dir, log_dir, &text, err)
                    : process_text(rt, l, log_dir, &text, err);
         if (r < 0)
@@ -1591,7 +1599,7 @@ int xp_runtime_start(struct xp_runtime *rt,
                 cinfo_done(&c);
         }
         if (r < 0 && r != -EEXIST) /* -EEXIST: what is there is another start's */
-                remove_state(rt, l->pod_uid, l->container);
+                remove_state(rt, l->pod_uid, l->container, NULL);
         starting_remove(rt, l->pod_uid, l->container);
         if (r < 0 && r != -EEXIST)
                 remove_pod_cgroup(rt, l->pod_uid); /* a first start's group would stay */
@@ -1698,7 +1706,7 @@ static bool list_interrupted(
         if (r != 0)
                 return r > 0;
         kill_group(rt, uid, container);
-        remove_state(rt, uid, container);
+        remove_state(rt, uid, container, c->spec);
         remove_pod_cgroup(rt, uid);
         return false;
 }
@@ -1933,7 +1941,7 @@ int xp_runtime_remove(struct xp_runtime *rt,
                         r = xp_error_prefix(err, r, "remove %s/%s", uid, container);
         }
         if (r == 0) {
-                remove_state(rt, uid, container);
+                remove_state(rt, uid, container, c.spec);
                 remove_pod_cgroup(rt, uid);
         }
         cinfo_done(&c);

@@ -58,7 +58,7 @@ static bool notify_send(struct shim *s, const char *fmt, ...)
         return sent;
 }
 
-static char **string_array(json_t *a)
+char **shim_string_array(const json_t *a)
 {
         size_t n = json_array_size(a);
         char **v = calloc(n + 1, sizeof(*v));
@@ -104,8 +104,8 @@ int shim_load_spec(struct shim *s, struct xp_error *err)
         s->user = (uid_t)u64_of(s->spec, "uid");
         s->group = (gid_t)u64_of(s->spec, "gid");
         s->oci = json_object_get(s->spec, "oci");
-        s->argv = string_array(json_object_get(s->spec, "argv"));
-        s->env = string_array(json_object_get(s->spec, "env"));
+        s->argv = shim_string_array(json_object_get(s->spec, "argv"));
+        s->env = shim_string_array(json_object_get(s->spec, "env"));
         if (!s->uid || !s->container || !s->events_dir || !s->working_dir || !s->argv ||
             !s->argv[0] || !s->env)
                 return xp_errorf(err, -EINVAL, "%s: missing or malformed fields", path);

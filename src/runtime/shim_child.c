@@ -110,7 +110,7 @@ static void take_user(const struct shim *s, int errfd)
         if (!s->set_user)
                 return;
         put_uint(&id, s->group);
-        if (setgroups(0, NULL) < 0)
+        if (setgroups(s->n_groups, s->groups) < 0)
                 child_fail(errfd, errno, "setgroups", "");
         if (setgid(s->group) < 0)
                 child_fail(errfd, errno, "setgid", id.buf);

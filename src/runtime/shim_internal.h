@@ -28,6 +28,8 @@ struct shim {
         bool tty;               /* its stdio is a terminal the shim keeps the master of */
         uid_t user;
         gid_t group;
+        gid_t *groups; /* supplementary groups (owned; NULL: none) */
+        size_t n_groups;
         struct contain_plan plan;
         /* state */
         bool pidns; /* the shim is the init (pid 1) of the container's pid namespace */
@@ -112,6 +114,10 @@ _Noreturn void shim_exec_child_main(const struct shim *s, char *const *argv, boo
 /* A copy of env (its strings borrowed) with TERM=xterm added when tty and env sets no TERM, as
  * containerd does for a terminal; NULL when out of memory. The caller frees the array. */
 char **shim_env_for_tty(char *const *env, bool tty);
+
+/* The strings of JSON array a, borrowed from it, NULL-terminated; NULL: not an array of strings
+ * or out of memory. The caller frees the array only. */
+char **shim_string_array(const json_t *a);
 
 /* An OCI container's terminal (tty: true): the runtime connects to path (--console-socket) and
  * sends the master. -errno with err; shim_console_close() also after a failure. */

@@ -48,16 +48,20 @@ static int key_compare(const struct key *a, const struct key *b)
 }
 
 /* Does the pod fit node as it is accounted now? *ret_taken: the device milli it would take,
- * *ret_topo: device selection's score. */
-static bool
-fits(const struct pctx *ctx, const struct snode *node, int64_t *ret_taken, int64_t *ret_topo)
+ * *ret_topo: device selection's score, *rs: why the filters refused the node (none when they
+ * passed it), so that the search does not filter each node twice. */
+static bool fits(const struct pctx *ctx,
+                 const struct snode *node,
+                 int64_t *ret_taken,
+                 int64_t *ret_topo,
+                 struct reasons *rs)
 {
         struct devsel_pick pick = {0};
-        struct reasons rs;
 
         *ret_taken = *ret_topo = 0;
-        if (!sched_filter_node(ctx, node, &rs))
+        if (!sched_filter_node(ctx, node, rs))
                 return false;
+        rs->n = 0;
         if (!rank_needs_devices(ctx, node))
                 return true;
         if (sched_select_devices(
@@ -78,6 +82,7 @@ static bool trial(const struct pctx *ctx,
                   struct key *ret)
 {
         struct key k = {0};
+        struct reasons rs;
         int64_t freed = 0, taken;
         bool ok;
 
@@ -91,7 +96,7 @@ static bool trial(const struct pctx *ctx,
                         freed += u->dev_milli;
                 }
         units_account(node, us, chosen, -1);
-        ok = fits(ctx, node, &taken, &k.topo);
+        ok = fits(ctx, node, &taken, &k.topo, &rs);
         units_account(node, us, chosen, +1);
         k.waste = freed > taken ? freed - taken : 0;
         if (ok)
@@ -324,11 +329,11 @@ static int search_nodes(const struct pctx *ctx,
 
                 if (!node->present)
                         continue;
-                if (fits(ctx, node, &taken, &topo))
+                if (fits(ctx, node, &taken, &topo, &rs))
                         return 0; /* no eviction needed */
                 if (priority_decides(options) && !sched_node_has_below(node, prio))
                         continue;
-                if (!sched_filter_node(ctx, node, &rs) && unresolvable(&rs))
+                if (unresolvable(&rs))
                         continue;
                 r = search_node(ctx, prio, options, node, best);
                 if (r < 0)

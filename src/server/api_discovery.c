@@ -58,7 +58,7 @@ int handle_version(const struct request *req, const struct route *route, struct 
                                     "minor",
                                     KUBE_MINOR,
                                     "gitVersion",
-                                    "v" KUBE_MAJOR "." KUBE_MINOR ".0-xpool." XPOOL_VERSION,
+                                    XP_KUBE_GIT_VERSION,
                                     "gitCommit",
                                     "",
                                     "gitTreeState",

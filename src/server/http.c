@@ -591,6 +591,36 @@ static int authenticate(struct exchange *x, const char *method, const char *path
         return 1;
 }
 
+/*
+ * kubectl --as/--as-group/--as-uid ask to act as someone else. xpool serves no impersonation, and
+ * answering as the token's own user instead would say yes where that someone would be refused
+ * (kubectl auth can-i --as=system:serviceaccount:...): such a request is refused, 1 when it may
+ * go on, 0 with ret filled.
+ */
+static int refuse_impersonation(struct exchange *x, struct reply *ret)
+{
+        static const char *const headers[] = {
+            "Impersonate-User", "Impersonate-Group", "Impersonate-Uid"};
+
+        for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
+                const char *value =
+                    MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, headers[i]);
+
+                if (value)
+                        return reply_status(ret,
+                                            403,
+                                            "Forbidden",
+                                            NULL,
+                                            NULL,
+                                            "impersonation is not served: %s \"%s\" asks to act as "
+                                            "someone else, and xpool answers only as the caller's "
+                                            "own token (use that user's token: kubectl --token)",
+                                            headers[i],
+                                            value);
+        }
+        return 1;
+}
+
 /* The head's checks, the caller and its limits, the declared size: MHD_YES to read the body. */
 static enum MHD_Result admit(struct exchange *x, const char *method, const char *path)
 {
@@ -607,6 +637,8 @@ static enum MHD_Result admit(struct exchange *x, const char *method, const char 
         if (q && xp_http_query_parse(q + 1, strlen(q + 1), &x->query) < 0)
                 return MHD_NO;
         r = authenticate(x, method, path, &reply);
+        if (r > 0)
+                r = refuse_impersonation(x, &reply);
         if (r < 0)
                 return MHD_NO;
         if (r == 0)

@@ -15,6 +15,7 @@
 
 #include "xpool/error.h"
 #include "xpool/kind.h"
+#include "xpool/kube_version.h"
 #include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/table.h"
@@ -581,9 +582,7 @@ int watch_start(const struct request *req, const struct route *route, struct rep
 
 /* ---- discovery (api_discovery*.c), shared with the OpenAPI documents (api_openapi*.c) -------- */
 
-/* The Kubernetes release whose API the server speaks (/version, the OpenAPI info). */
-#define KUBE_MAJOR "1"
-#define KUBE_MINOR "32"
+/* The Kubernetes release whose API the server speaks: xpool/kube_version.h. */
 
 /*
  * The API groups served besides the core one, in discovery order (Kubernetes' for the groups it

@@ -34,6 +34,7 @@
 #include "xpool/macro.h"
 #include "xpool/nodegraph.h"
 #include "xpool/nodelife.h"
+#include "xpool/podgc.h"
 #include "xpool/poolstats.h"
 #include "xpool/quotastatus.h"
 #include "xpool/scheduler.h"
@@ -52,6 +53,7 @@ struct xp_server {
         struct xp_scheduler *scheduler; /* NULL with scheduler_off */
         struct xp_nodelife *nodelife;
         struct xp_quotastatus *quotastatus;   /* ResourceQuotas' status */
+        struct xp_podgc *podgc;               /* terminated and orphaned pods deleted */
         struct xp_disruption *disruption;     /* PodDisruptionBudgets' status */
         struct xp_endpoints *endpoints;       /* Services' Endpoints and EndpointSlices */
         struct xp_workloads *workloads;       /* ReplicaSets, Deployments, DaemonSets, the GC */
@@ -123,7 +125,8 @@ static int start_state(struct xp_server *server,
                     .placement_profile = options->placement_profile,
                     .percentage_of_nodes_to_score = options->percentage_of_nodes_to_score,
                 };
-                r = xp_scheduler_start(
+                /* listed now, run once the server listens: see start_scheduler() */
+                r = xp_scheduler_new(
                     server->api.registry, &scheduler_options, &server->scheduler, err);
                 if (r < 0)
                         return r;
@@ -145,6 +148,14 @@ static int start_state(struct xp_server *server,
                 r = xp_endpoints_start(server->api.registry, &server->endpoints, err);
         if (r >= 0)
                 r = xp_workloads_start(server->api.registry, NULL, &server->workloads, err);
+        if (r >= 0)
+                r = xp_podgc_start(server->api.registry,
+                                   &(struct xp_podgc_options){
+                                       .threshold = options->terminated_pod_gc_threshold == 0
+                                                        ? XP_PODGC_THRESHOLD_DEFAULT
+                                                        : options->terminated_pod_gc_threshold},
+                                   &server->podgc,
+                                   err);
         return r < 0 ? r : 0;
 }
 
@@ -270,6 +281,23 @@ static int start_nodelife(struct xp_server *server,
         return xp_nodelife_start(server->api.registry, &nodelife_options, &server->nodelife, err);
 }
 
+/* The loops that must not start before the server serves. The node lifecycle once agents can
+ * reach us: it gives every node a full grace period from its start, which a slow start must not
+ * eat into (docs/reliability.md). The scheduling loop last, as kube-scheduler is a client of a
+ * running API server: the pending pods of a store it opened are bound while clients are served,
+ * not before they can connect, and a bench times the binds apart from the start
+ * (docs/scheduler.md, "In the server"). */
+static int start_serving_loops(struct xp_server *server,
+                               const struct xp_server_options *options,
+                               struct xp_error *err)
+{
+        int r = start_nodelife(server, options, err);
+
+        if (r >= 0 && server->scheduler)
+                r = xp_scheduler_run(server->scheduler, err);
+        return r;
+}
+
 int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err)
@@ -357,9 +385,7 @@ int xp_server_new(const struct xp_server_options *options,
                 xp_error_prefix(err, r, "cannot start the HTTP server on %s", server->address);
                 goto fail;
         }
-        /* The node lifecycle last, once agents can reach us: it gives every node a full grace
-         * period from its start, which a slow start must not eat into (docs/reliability.md). */
-        r = start_nodelife(server, options, err);
+        r = start_serving_loops(server, options, err);
         if (r < 0)
                 goto fail;
         *ret = server;
@@ -406,6 +432,7 @@ void xp_server_free(struct xp_server *server)
         xp_scheduler_free(server->scheduler); /* they write to the store: before it closes */
         xp_nodelife_free(server->nodelife);
         xp_quotastatus_free(server->quotastatus);
+        xp_podgc_free(server->podgc);
         xp_disruption_free(server->disruption);
         xp_endpoints_free(server->endpoints);
         xp_workloads_free(server->workloads);

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "xpool/doc.h"
+#include "xpool/netcidr.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
 
@@ -67,37 +68,40 @@ static void format_ip(const struct ip_range *range, uint32_t off, char buf[stati
         inet_ntop(range->family, addr, buf, INET6_ADDRSTRLEN);
 }
 
+/* Host bits are allowed and cleared, as kube-apiserver takes 10.96.0.1/12 for 10.96.0.0/12. */
 static int
 parse_range(const char *all, const char *cidr, struct ip_range *range, struct xp_error *err)
 {
-        char text[INET6_ADDRSTRLEN + 5], *slash, *end = NULL;
-        unsigned char addr[16];
-        long prefix = -1, low, high;
+        static const char expected[] = "expected an IPv4 one with a prefix between /8 and /30 "
+                                       "(10.96.0.0/12) or an IPv6 one between /108 and /126 "
+                                       "(fd00:10:96::/108)";
+        struct xp_net_cidr net = {0};
+        char text[INET6_ADDRSTRLEN];
+        unsigned low, high;
 
-        if (snprintf(text, sizeof(text), "%s", cidr) < (int)sizeof(text) &&
-            (slash = strchr(text, '/'))) {
-                *slash = '\0';
-                range->family = strchr(text, ':') ? AF_INET6 : AF_INET;
-                range->len = range->family == AF_INET6 ? 16 : 4;
-                prefix = slash[1] ? strtol(slash + 1, &end, 10) : -1;
-                if (!end || *end || inet_pton(range->family, text, addr) != 1)
-                        prefix = -1;
-        }
-        low = range->family == AF_INET6 ? 108 : 8;
-        high = range->family == AF_INET6 ? 126 : 30;
-        if (prefix < low || prefix > high)
+        if (xp_net_cidr_parse(cidr, XP_NET_CIDR_HOST_BITS, &net, err) < 0)
+                return xp_error_prefix(err,
+                                       -EINVAL,
+                                       "--service-cluster-ip-range '%s': '%s' is not a range: %s",
+                                       all,
+                                       cidr,
+                                       expected);
+        low = net.family == AF_INET6 ? 108 : 8;
+        high = net.family == AF_INET6 ? 126 : 30;
+        if (net.prefix < low || net.prefix > high)
                 return xp_errorf(err,
                                  -EINVAL,
-                                 "--service-cluster-ip-range '%s': '%s' is not a range: expected "
-                                 "an IPv4 one with a prefix between /8 and /30 (10.96.0.0/12) or "
-                                 "an IPv6 one between /108 and /126 (fd00:10:96::/108)",
+                                 "--service-cluster-ip-range '%s': '%s' is not a range: %s",
                                  all,
-                                 cidr);
-        range->size = UINT32_C(1) << (8 * range->len - (size_t)prefix);
-        memcpy(range->base, addr, range->len);
-        set_low32(range->base, range->len, low32(addr, range->len) & ~(range->size - 1));
+                                 cidr,
+                                 expected);
+        range->family = net.family;
+        range->len = xp_net_cidr_len(&net);
+        range->size = UINT32_C(1) << (8 * range->len - net.prefix);
+        memcpy(range->base, net.addr, range->len);
+        set_low32(range->base, range->len, low32(net.addr, range->len) & ~(range->size - 1));
         inet_ntop(range->family, range->base, text, sizeof(text));
-        snprintf(range->text, sizeof(range->text), "%s/%ld", text, prefix);
+        snprintf(range->text, sizeof(range->text), "%s/%u", text, net.prefix);
         return 0;
 }
 

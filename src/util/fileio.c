@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,6 +9,22 @@
 
 #include "xpool/fileio.h"
 #include "xpool/macro.h"
+
+/*
+ * The first buffer: a regular file's size and the 4096 bytes its last read (the one that finds
+ * the end) needs, else 64 KiB. A small state file (the runtime reads a few per container) then
+ * costs a small allocation, not 64 KiB, which glibc's malloc serves only after merging every
+ * freed small chunk of the heap (malloc_consolidate, ~2 % of the agent's CPU with short pods).
+ */
+static size_t first_size(int fd, size_t max)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uint64_t)st.st_size <= max)
+                return (size_t)st.st_size + 4096;
+        return 65536;
+}
 
 int xp_read_fd_all(int fd, size_t max, char **ret, size_t *ret_size)
 {
@@ -20,7 +37,7 @@ int xp_read_fd_all(int fd, size_t max, char **ret, size_t *ret_size)
                 if (allocated - size < 4096) {
                         char *grown;
 
-                        allocated = allocated ? allocated * 2 : 65536;
+                        allocated = allocated ? allocated * 2 : first_size(fd, max);
                         grown = realloc(buf, allocated);
                         if (!grown)
                                 return -ENOMEM;

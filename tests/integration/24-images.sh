@@ -187,6 +187,7 @@ pod framework "$plain/ai-framework:latest"
 pod missing "$plain/nope:1"
 pod never "$plain/not-here:1" Never
 pod present "$plain/ai-framework@$digest"
+pod never-present "$plain/ai-framework@$digest" Never
 wait_for "Pulling event" 30 describe framework "Pulling image \"$plain/ai-framework:latest\""
 wait_for "Pulled event" 30 describe framework "Successfully pulled image \"$plain/ai-framework:latest\" in"
 wait_for "after the pull, it runs from its image (crun)" 30 describe framework "Completed"
@@ -195,6 +196,7 @@ wait_for "ImagePullBackOff" 30 describe missing "ImagePullBackOff"
 wait_for "Back-off event" 30 describe missing "Back-off pulling image"
 wait_for "ErrImageNeverPull" 30 describe never "is not present with pull policy of Never"
 wait_for "already present" 30 describe present "already present on machine"
+wait_for "Never, present: the kubelet's Pulled event too" 30 describe never-present "already present on machine"
 # imagePullSecrets through an API Secret (kubernetes.io/dockerconfigjson): the node reads the
 # Secret its pod names (the node authorizer's rule); Always, as the image is in the store already
 printf '{"auths": {"%s": {"auth": "%s"}}}' "$secure" "$(printf puller:s3cret | base64)" >"$tmp/regcred.json"

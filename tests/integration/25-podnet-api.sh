@@ -63,10 +63,10 @@ for _ in $(seq 40); do
   break
 done
 [[ -n "$br" ]] || { echo "FAIL no free bridge name and subnet"; exit 1; }
-server_pid= agent_pid= local_pid= outsider=
+server_pid= agent_pid= agent2_pid= local_pid= outsider=
 cleanup() {
   {
-    for p in $agent_pid $server_pid $local_pid; do kill -KILL "$p" || true; done
+    for p in $agent_pid $agent2_pid $server_pid $local_pid; do kill -KILL "$p" || true; done
     wait || true
   } 2>/dev/null
   umount -R -l "$tmp/netns" 2>/dev/null || true
@@ -102,6 +102,7 @@ local_pid=$!
 data=$tmp/server
 export KUBECONFIG=$data/admin.kubeconfig
 "$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
+"$xpool" token create --node n2 --data-dir "$data" >"$tmp/n2.token" 2>/dev/null
 start_server "$data" --tls-san "$alt_ip"
 api_port=${base##*:}
 start_agent() {
@@ -261,6 +262,47 @@ EOF
 check "a host outside the pod network, routed to $svc_ip via the node" 0 ip netns exec "$outsider" $py "$tmp/outsider.py" "$svc_ip"
 expect_exact "is refused by the forwarder" "$tmp/out" "closed"
 check "and the agent says so" 0 grep -F "refused a connection from $onet.2: neither the pod network nor the node" "$tmp/agent.log"
+
+# ---- the agent killed: its successor on the same data directory removes what it left, once ----
+# SIGKILL leaves the address on lo and the record in the data directory; the next agent's start
+# removes that address before it adds its own, so it is there once and served.
+kill -KILL "$agent_pid"
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+if [[ $svc_before == no ]]; then
+  on_lo "$svc_ip" || { echo "FAIL $svc_ip went with the killed agent (nothing to clean up)"; failures=$((failures + 1)); }
+  check "the killed agent's record names the address" 0 cat "$tmp/agent/pod-api-address"
+  expect_exact "its content" "$tmp/out" "$svc_ip"
+fi
+mv "$tmp/agent.log" "$tmp/agent-killed.log"
+start_agent
+poll_said
+said >"$tmp/out"
+expect_exact "the restarted agent serves the address again" "$tmp/out" "agent: pods reach the API server at $svc_ip:443, forwarded to $base"
+if [[ $svc_before == no ]]; then
+  check "and says it removed what the killed one left" 0 grep -F "agent: removed the pods' API address $svc_ip a previous agent of this data directory left on lo" "$tmp/agent.log"
+fi
+ip -o -4 addr show dev lo >"$tmp/lo"
+expect_count "$svc_ip is on lo once" "$tmp/lo" 1 "inet $svc_ip/32"
+check "the forwarder serves the API at $svc_ip:443" 0 kubectl --server "https://$svc_ip:443" get --raw /version
+expect_in "the server's version through it" "$tmp/out" '"gitVersion"'
+
+# ---- another agent (another data directory) whose record names the live address: left alone ------
+# As after a kill of that agent while this one found the address there and serves on it: its
+# start must not take the address from under this agent's forwarder.
+mkdir -p "$tmp/agent2"
+printf '%s' "$svc_ip" >"$tmp/agent2/pod-api-address"
+"$xpool" agent --server "$base" --token-file "$tmp/n2.token" --ca-file "$data/pki/ca.crt" \
+  --node-name n2 --data-dir "$tmp/agent2" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s \
+  --ipc-dir "$tmp/ipc2" --default-runtime process --pod-network host --api-service-address none >>"$tmp/agent2.log" 2>&1 &
+agent2_pid=$!
+left() { grep -c "the pods' API address $svc_ip this agent's data directory put on lo is left there" "$tmp/agent2.log"; }
+poll "the second agent leaves the address another agent serves on" 20 1 left
+on_lo "$svc_ip" || { echo "FAIL the second agent removed $svc_ip from under the first's forwarder"; failures=$((failures + 1)); }
+check "the first agent's forwarder still serves" 0 kubectl --server "https://$svc_ip:443" get --raw /version
+kill -TERM "$agent2_pid"
+wait "$agent2_pid" 2>/dev/null || true
+agent2_pid=
 
 # ---- the agent stopped: the address it put there goes -----------------------------------------------
 kill -TERM "$agent_pid"

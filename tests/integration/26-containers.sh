@@ -13,7 +13,9 @@
 # - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers, hostPath (allowed, read-only, refused outside
 #   --allow-host-path); readOnlyRootFilesystem; a seccomp-denied call failing with EPERM (and
 #   not with seccompProfile Unconfined); capabilities as the process runtime gives them;
-# - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root;
+# - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root, as its
+#   user (the image's or runAsUser) and under its seccomp filter; a non-root container may use
+#   ICMP echo sockets and port 80 in its pod's network;
 # - xpool run --image; runc as a runtime class; an unknown runtime class refused with its reason;
 #   AppArmor's profile where the kernel has AppArmor (else the agent says it has none);
 # - the agent SIGKILLed while a container is being created (the runtime held up in `create`),
@@ -64,7 +66,7 @@ tools_image() { # tag, user: an OCI layout in $tmp/tools-TAG, imported as localh
   if [[ ! -d $root ]]; then
     mkdir -p "$root"/{bin,etc,srv,tmp,root,home/app}
     cp /bin/busybox "$root/bin/"
-    for a in sh ls cat echo env grep sort sleep id true false touch mknod stat unshare ip wc head pwd mkdir test dd tar tr; do
+    for a in sh ls cat echo env grep sort sleep id true false touch mknod stat unshare ip wc head pwd mkdir test dd tar tr nc kill; do
       ln -s busybox "$root/bin/$a"
     done
     printf 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\n' >"$root/etc/passwd"
@@ -197,6 +199,25 @@ spec:
   containers: [{name: c, image: @APPUSER@, command: [id]}]
 EOF
 
+# kubectl exec runs as the container's process does: its user (the image's by name, or
+# runAsUser) and its seccomp filter, as runc/crun exec do; not as root and unfiltered
+cat >"$tmp/execas.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: execas}
+spec:
+  containers:
+  - {name: image-user, image: @APPUSER@, command: [sh, -c, 'id; exec sleep 300']}
+  - name: run-as
+    image: @APPUSER@
+    securityContext: {runAsUser: 2000, runAsGroup: 3000}
+    command: [sh, -c, 'id; exec sleep 300']
+  - name: unprivileged
+    image: @APPUSER@
+    securityContext: {runAsUser: 2000, runAsGroup: 3000}
+    command: [sh, -c, 'echo "ping: $(cat /proc/sys/net/ipv4/ping_group_range)"; nc -l -p 80 & sleep 1; kill $! && echo bound-80; exec sleep 300']
+EOF
+
 cat >"$tmp/vols.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -287,7 +308,7 @@ EOF
 fi
 check "the volumes' configmap" 0 kubectl create configmap volcfg --from-literal=k=cfg-value
 check "the volumes' secret" 0 kubectl create secret generic volsec --from-literal=pw=sec-value
-for p in table named nonroot vols hostetc secure kata; do apply $p; done
+for p in table named nonroot vols hostetc secure kata execas; do apply $p; done
 command -v runc >/dev/null && apply runc
 
 # ---- the seed's pod, unchanged ------------------------------------------------------------------
@@ -343,6 +364,24 @@ expect_log "the pod's workingDir over the image's" table workdir "cwd: /tmp"
 expect_log "the image's User, names from its /etc/passwd and /etc/group" table image-user "uid=1000(app) gid=50(staff)"
 expect_log "HOME from its /etc/passwd" table image-user "home=/home/app"
 expect_log "runAsUser and runAsGroup over the image's User" table run-as "uid=2000 gid=3000"
+
+poll "the exec pod Running" 40 Running phase execas
+for c in run-as image-user; do # image-user last: $tmp/out is its exec's below
+  logs execas "$c" >"$tmp/log.execas.$c"
+  check "exec into $c" 0 kubectl exec execas -c "$c" -- sh -c 'id; grep "^Seccomp:" /proc/self/status; echo "home=$HOME"'
+  expect_in "exec into $c: the container's user and groups" "$tmp/out" "$(head -n 1 "$tmp/log.execas.$c")"
+  expect_in "exec into $c: the container's seccomp filter" "$tmp/out" $'Seccomp:\t2'
+done
+expect_in "exec: the container's environment (HOME from its /etc/passwd)" "$tmp/out" "home=/home/app"
+expect_in "the image user's exec is not root" "$tmp/log.execas.image-user" "uid=1000(app) gid=50(staff)"
+expect_in "runAsUser's exec is not root" "$tmp/log.execas.run-as" "uid=2000 gid=3000"
+# a pod of its own network: ICMP echo sockets for every group and any port for any user, as
+# Docker and containerd 2 set them (busybox's ping opens a raw socket: iputils' would be needed)
+if [[ -n "$br" ]]; then
+  expect_log "a non-root container's ICMP echo sockets" execas unprivileged $'ping: 0\t2147483647'
+  expect_log "a non-root container listens on port 80" execas unprivileged "bound-80"
+fi
+check "delete the exec pod" 0 kubectl delete pod execas --wait=false
 
 # runAsNonRoot cannot be verified for an image user given by name, as the kubelet says
 poll "runAsNonRoot with a named image user" 30 CreateContainerConfigError waiting nonroot

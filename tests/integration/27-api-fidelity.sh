@@ -9,7 +9,9 @@
 #     resourceVersionMatch's rules, sendInitialEvents with the initial-events-end bookmark; a
 #     get, list and watch from a future resourceVersion (504 after 3 s, or the write it waited for);
 #   - node identity: an agent whose node name is not the host's name labels its Node
-#     kubernetes.io/hostname=NAME, so a pod pinned by that label runs there;
+#     kubernetes.io/hostname=NAME, so a pod pinned by that label runs there, and reports the
+#     server's release as its kubeletVersion; a pod without an image on a node that runs images
+#     is told what to do;
 #   - protobuf DeleteOptions, a 3 s grace honoured in full; kubectl drain through the
 #     pods/eviction subresource (policy/v1 Eviction), and an Eviction's own checks.
 source "$(dirname "$0")/lib.sh"
@@ -222,6 +224,12 @@ until "${k[@]}" get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Rea
 done
 check "the node's hostname label" 0 "${k[@]}" get node "$node" -o jsonpath='{.metadata.labels.kubernetes\.io/hostname} {.status.addresses[?(@.type=="Hostname")].address}'
 expect_exact "hostname label and address are the node's name" "$tmp/out" "$node $node"
+# a kubelet reports the release it speaks, as the server does; tools compare the two
+check "the server's version" 0 "${k[@]}" version -o json
+server_version=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])' <"$tmp/out")
+check "the node's kubeletVersion" 0 "${k[@]}" get node "$node" -o jsonpath='{.status.nodeInfo.kubeletVersion}'
+expect_exact "kubeletVersion is the server's Kubernetes release" "$tmp/out" "$server_version"
+expect_in "the server speaks Kubernetes 1.32" "$tmp/out" "v1.32."
 cat >"$tmp/pinned.yaml" <<YAML
 apiVersion: v1
 kind: Pod
@@ -238,6 +246,14 @@ check "create a pod pinned by hostname" 0 "${k[@]}" apply -f "$tmp/pinned.yaml"
 check "it runs on the node" 0 "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/pinned --timeout=20s
 check "its node" 0 "${k[@]}" get pod pinned -o jsonpath='{.spec.nodeName}'
 expect_exact "pinned to the node" "$tmp/out" "$node"
+# a pod without an image on a node whose default runtime runs images: Kubernetes refuses it at
+# create (the image is required there); here the node says what to do
+check "create a pod without an image" 0 "${k[@]}" run noimage --restart=Never --image=x \
+  --overrides='{"spec":{"nodeName":"'"$node"'","containers":[{"name":"c","image":"","command":["true"]}]}}'
+poll "the node says what a pod without an image needs" 20 \
+  "container c has no image: runtime class crun runs containers from images (name an image, or set runtimeClassName: process to run its command on the node)" \
+  "${k[@]}" get pod noimage -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.message}{.status.containerStatuses[0].state.terminated.message}'
+check "delete the pod without an image" 0 "${k[@]}" delete pod noimage --grace-period=0 --force
 
 # ---- 6. kubectl delete: protobuf DeleteOptions, the grace in full ------------------------------
 # the container ignores SIGTERM: it goes when the grace is over, not before (test_podsync checks

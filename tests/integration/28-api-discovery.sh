@@ -2,9 +2,10 @@
 # Discovery, OpenAPI and the self reviews as stock kubectl 1.32 and Debian's python3-kubernetes
 # use them: kubectl explain (from the OpenAPI v3 documents the schema tables generate),
 # api-resources with short names, verbs and categories, get all, auth whoami and auth can-i
-# (--list too) for the admin, reader and node roles, the reviews' bad input, and server-side
-# apply (managedFields, conflicts, --force-conflicts, fields given up; the Update managers of
-# label, annotate, edit, client-side apply and a plain patch, and apply's conflicts with them).
+# (--list too) for the admin, reader and node roles (--as refused: impersonation is not
+# served), the reviews' bad input, and server-side apply (managedFields, conflicts,
+# --force-conflicts, fields given up; the Update managers of label, annotate, edit, client-side
+# apply and a plain patch, and apply's conflicts with them).
 # The expected texts are what kubectl 1.32 prints against kube-apiserver 1.32 for the same rules.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
@@ -179,6 +180,14 @@ can "node its lease" 0 yes --token="$node" update leases.coordination.k8s.io/n1 
 can "node create pods" 1 no --token="$node" create pods
 can "unknown resource" 0 yes create widgets.example.com
 expect_in "can-i: unknown resource warning" "$tmp/err" "Warning: the server doesn't have a resource type 'widgets'"
+# kubectl --as: impersonation is not served, and is refused rather than answered as the caller
+# (the admin's yes would be wrong for the service account asked about)
+check "can-i --as a service account" 1 "${kc[@]}" auth can-i get pods --as=system:serviceaccount:default:default
+expect_in "can-i --as: refused" "$tmp/err" \
+  'impersonation is not served: Impersonate-User "system:serviceaccount:default:default" asks to act as someone else'
+! grep -q yes "$tmp/out" || { echo "FAIL can-i --as answered yes"; failures=$((failures + 1)); }
+check "get pods --as" 1 "${kc[@]}" get pods --as=alice --as-group=devs
+expect_in "get --as: refused" "$tmp/err" 'impersonation is not served: Impersonate-User "alice"'
 
 # ---- the reviews' bad input: a clear Status, nothing stored ---------------------------------------
 post() { # name, expected code, path, body

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Workloads on `xpool up` with a simulated 2-GPU node (pods as processes of the node): a
 # Deployment of 3 GPU pods (2 run, 1 Pending with the scheduler's reason), scaled down to 2, a
-# rolling update of its command watched by kubectl rollout status, rollout undo back, history;
+# rolling update of its command watched by kubectl rollout status, rollout undo back to the first
+# revision's ReplicaSet, history;
 # a DaemonSet; kubectl delete --cascade=orphan leaving the pods; and xpool up killed (SIGKILL)
 # in the middle of a rolling update, which completes after the restart with no extra replicas
 # and no lost pods.
@@ -91,6 +92,10 @@ spec:
       labels: {app: gpu}
     spec:
       terminationGracePeriodSeconds: 2
+      initContainers: # without resources: undo sends them as {} (one ReplicaSet, as Kubernetes)
+      - name: prep
+        image: trainer:1
+        command: ["true"]
       containers:
       - name: main
         image: trainer:1
@@ -129,6 +134,8 @@ check "rollout status (undo)" 0 kubectl rollout status deployment/gpu --timeout=
 poll "back on v1" 10 2 version_count app=gpu 1
 check "the revision after undo" 0 kubectl get deployment gpu -o 'jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}'
 expect_in "revision 3" "$tmp/out" "3"
+check "the ReplicaSets after undo" 0 kubectl get rs -l app=gpu -o name
+expect_count "undo takes back revision 1's ReplicaSet" "$tmp/out" 2 "replicaset.apps/gpu-"
 
 # a DaemonSet: one pod on the node
 cat >"$tmp/ds.yaml" <<EOF

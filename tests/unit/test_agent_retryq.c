@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The agent's write queue with an injected clock: back-off (doubling, capped, never giving up),
- * coalescing (the newest status of a pod replaces one waiting; memory bounded by the pods), the
- * delete behind the status, and the only way a write ends unwritten: the pod is gone (404).
+ * coalescing (the newest status of a pod replaces one waiting, one equal to the write out is
+ * dropped; memory bounded by the pods), the delete behind the status, and the only way a write
+ * ends unwritten: the pod is gone (404).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -152,6 +153,39 @@ static void newest_status_replaces_the_waiting_one(void **state)
         w = take(q, 600 * MS);
         assert_int_equal(status_n(&w), 1002);
         xp_retryq_done(q, &w, XP_RETRYQ_LANDED, 600 * MS);
+        assert_int_equal(xp_retryq_pods(q), 0);
+        xp_retryq_free(q);
+}
+
+static void a_status_equal_to_the_one_out_is_not_written_again(void **state)
+{
+        struct xp_retryq *q = queue();
+        struct xp_retryq_write w;
+
+        (void)state;
+        put(q, "a", 1);
+        w = take(q, 0);
+        /* the pod synced again before its write came back: the same status, dropped */
+        put(q, "a", 1);
+        assert_int_equal(none_due(q, 0), 0);
+        xp_retryq_done(q, &w, XP_RETRYQ_LANDED, 0);
+        assert_int_equal(xp_retryq_pods(q), 0);
+        /* a different one waits for the write out and goes after it */
+        put(q, "a", 2);
+        w = take(q, 0);
+        put(q, "a", 3);
+        /* 2 replaces 3: the newest waiting one is written, equal to the one out or not */
+        put(q, "a", 2);
+        assert_int_equal(none_due(q, 0), 0);
+        xp_retryq_done(q, &w, XP_RETRYQ_LANDED, 0);
+        w = take(q, 0);
+        assert_int_equal(status_n(&w), 2);
+        /* the same one again while that write fails: the failed one is put back and retried */
+        put(q, "a", 2);
+        assert_int_equal(xp_retryq_done(q, &w, XP_RETRYQ_UNREACHABLE, 0), 200 * MS);
+        w = take(q, 200 * MS);
+        assert_int_equal(status_n(&w), 2);
+        xp_retryq_done(q, &w, XP_RETRYQ_LANDED, 200 * MS);
         assert_int_equal(xp_retryq_pods(q), 0);
         xp_retryq_free(q);
 }
@@ -335,6 +369,7 @@ int main(void)
             cmocka_unit_test(config_checked),
             cmocka_unit_test(backoff_doubles_to_the_cap_and_never_gives_up),
             cmocka_unit_test(newest_status_replaces_the_waiting_one),
+            cmocka_unit_test(a_status_equal_to_the_one_out_is_not_written_again),
             cmocka_unit_test(delete_waits_behind_the_status),
             cmocka_unit_test(only_a_gone_pod_drops_its_writes),
             cmocka_unit_test(a_landed_write_brings_the_unreachable_ones_forward),

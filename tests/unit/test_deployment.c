@@ -83,6 +83,42 @@ static void test_hash_null_creation_timestamp(void **state)
         json_decref(stamped);
 }
 
+/* ... and each container's resources as Go writes them back: {} for none, "1" for a stored 1,
+ * "1Gi" for "1024Mi": the same template, the same ReplicaSet (the comparison; the hash, which
+ * names stored ReplicaSets and labels their pods, is left as it was), where resources that ask
+ * for something else are not. */
+static void test_equal_as_go_writes(void **state)
+{
+        (void)state;
+        json_t *stored = load(
+            "{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"initContainers\":[{\"name\":\"i\"}],\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1,\"memory\":\"1024Mi\",\"cpu\":0.5}}}]}}");
+        json_t *undone = load(
+            "{\"metadata\":{\"creationTimestamp\":null,\"labels\":{\"app\":\"web\"}},\"spec\":{\"initContainers\":[{\"name\":\"i\",\"resources\":{}}],\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\",\"memory\":\"1Gi\",\"cpu\":\"500m\"}}}]}}");
+        json_t *asking = load(
+            "{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"initContainers\":[{\"name\":\"i\"}],\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\",\"memory\":\"1Gi\",\"cpu\":\"500m\"}}}]}}");
+        char before[XP_DEPLOY_HASH_MAX], after[XP_DEPLOY_HASH_MAX];
+
+        assert_true(xp_deploy_template_equal(stored, undone));
+        assert_true(xp_deploy_template_equal(undone, stored));
+        assert_false(xp_deploy_template_equal(stored, asking));
+        /* the comparison changes neither template, nor their hash */
+        assert_int_equal(xp_deploy_template_hash(stored, 0, before), 0);
+        assert_true(xp_deploy_template_equal(stored, undone));
+        assert_int_equal(xp_deploy_template_hash(stored, 0, after), 0);
+        assert_string_equal(before, after);
+        assert_true(json_is_integer(json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_array_get(json_object_get(json_object_get(stored, "spec"), "containers"),
+                                   0),
+                    "resources"),
+                "limits"),
+            "nvidia.com/gpu")));
+        json_decref(stored);
+        json_decref(undone);
+        json_decref(asking);
+}
+
 static void test_fenceposts(void **state)
 {
         (void)state;
@@ -328,6 +364,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hash),
             cmocka_unit_test(test_hash_null_creation_timestamp),
+            cmocka_unit_test(test_equal_as_go_writes),
             cmocka_unit_test(test_fenceposts),
             cmocka_unit_test(test_rolling_update),
             cmocka_unit_test(test_proportional),

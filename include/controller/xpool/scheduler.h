@@ -50,6 +50,11 @@ int xp_scheduler_new(struct xp_registry *registry,
                      struct xp_scheduler **ret,
                      struct xp_error *err);
 
+/* Starts the loop's thread of a scheduler from xp_scheduler_new() (none yet: it does nothing
+ * once one runs). The server starts it once it listens (docs/scheduler.md, "In the server").
+ * -errno of pthread_create(). */
+int xp_scheduler_run(struct xp_scheduler *scheduler, struct xp_error *err);
+
 /* xp_scheduler_new() and the loop's thread. Stop with xp_scheduler_free(). */
 int xp_scheduler_start(struct xp_registry *registry,
                        const struct xp_scheduler_options *options,

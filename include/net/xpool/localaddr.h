@@ -18,3 +18,10 @@
 int xp_localaddr_add(const char *ip, bool *added, struct xp_error *err);
 /* Removes ip from lo; one that is not there is fine. -errno with err. */
 int xp_localaddr_del(const char *ip, struct xp_error *err);
+/*
+ * Whether a TCP socket of this network namespace listens on ip itself (any port; a wildcard
+ * listener does not count), as another agent's forwarder does on an address it found on lo:
+ * such an address is in use and is not removed. False when ip is not an address or the
+ * kernel's tables cannot be read.
+ */
+bool xp_localaddr_listened(const char *ip);

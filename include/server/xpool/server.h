@@ -88,6 +88,9 @@ struct xp_server_options {
          * libmicrohttpd's own timeout is twice it, in whole seconds). For tests and operators. */
         int64_t watch_stall_timeout_ms;
         int64_t connection_idle_timeout_ms;
+        /* Terminated pods (Succeeded, Failed) kept before the oldest are deleted
+         * (--terminated-pod-gc-threshold); 0: 12500, negative: no such collection. */
+        int64_t terminated_pod_gc_threshold;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
