@@ -205,6 +205,10 @@ int xp_kube_plugin_run(struct xp_kube_plugin *p, const volatile sig_atomic_t *st
                         p->check_sockets = true;
                         p->next_check_ms = now + CHECK_INTERVAL_MS;
                 }
+                /* a refused registration is tried again when its back-off ends, not at the
+                 * next periodic check */
+                for (size_t i = 0; i < p->n_resources && !p->check_sockets; i++)
+                        p->check_sockets = kube_register_due(&p->endpoints[i], now);
                 if (p->check_sockets) {
                         p->check_sockets = false;
                         check_sockets(p, now);
