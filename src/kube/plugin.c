@@ -305,7 +305,11 @@ setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct x
                         return r;
         }
         if (mkdir(p->plugin_dir, 0755) < 0 && errno != EEXIST)
-                return xp_errorf(err, -errno, "%s: %m", p->plugin_dir);
+                return xp_errorf(
+                    err,
+                    -errno,
+                    "--plugin-dir %s: %m (the kubelet's device plugin directory, where kubelet.sock is: /var/lib/kubelet/device-plugins unless the kubelet's --root-dir moved it)",
+                    p->plugin_dir);
         remove_stale_sockets(p->plugin_dir);
         p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         watch_dir(p);

@@ -102,6 +102,9 @@ expect_in "the checker says where and what" "$tmp/out" "/devices/0/name: '-bad' 
 # no device to serve: a clear error
 check "a node without devices" 1 "$xpool" device-plugin --plugin-dir "$plugins" --no-cdi --backends sim
 expect_in "says why" "$tmp/err" "no device resource to serve on this node"
+check "a plugin directory that cannot be made" 1 "$xpool" device-plugin --plugin-dir "$tmp/no/such/dir" --no-cdi \
+  --backends sim --node-description "$XPOOL_TEST_DATA/nodes/kube-plugin-extras.yaml"
+expect_in "names the flag and what the directory is" "$tmp/err" "--plugin-dir $tmp/no/such/dir: No such file or directory (the kubelet's device plugin directory"
 check "a bad --mount" 2 "$xpool" device-plugin --mount nonsense
 expect_in "says what is expected" "$tmp/err" "expected RESOURCE=/HOST:/CONTAINER[:ro]"
 finish device-plugin
