@@ -409,8 +409,9 @@ static int bind(struct xp_extender *e, const char *body, size_t len, char **ret_
         int r;
 
         if (!e->o.bind || e->o.no_api)
-                return answer_error(
+                return answer_refused(
                     404,
+                    "bind",
                     "bind is not served: start the extender with --bind and name it as bindVerb",
                     ret_body);
         r = xp_extender_binding_decode(body, len, &b, &err);
@@ -481,8 +482,8 @@ int xp_extender_handle(
                               xp_extender_ready(e) ? 200 : 503,
                               ret_body);
         }
-        return answer_error(
-            404, "unknown verb: the extender serves filter, prioritize and bind", ret_body);
+        return answer_refused(
+            404, "POST", "unknown verb: the extender serves filter, prioritize and bind", ret_body);
 }
 
 static int http_fn(void *userdata, const char *verb, const char *body, size_t len, char **ret_body)
