@@ -106,13 +106,14 @@ static json_t *pick(const json_t *from, const char *const *keys)
         return to;
 }
 
-/* What accounting a bound pod needs: its identity, labels, xpool's annotations, requests,
- * anti-affinity and phase. A pod's images, volumes and status take far more room. */
+/* What accounting a bound pod needs: its identity, labels, xpool's annotations, requests (with
+ * each container's restartPolicy: a sidecar's count beside the containers'), anti-affinity and
+ * phase. A pod's images, volumes and status take far more room. */
 static json_t *strip(const json_t *pod)
 {
         static const char *const meta[] = {"name", "namespace", "uid", "labels", NULL};
         static const char *const spec[] = {"nodeName", "overhead", NULL};
-        static const char *const container[] = {"name", "resources", NULL};
+        static const char *const container[] = {"name", "resources", "restartPolicy", NULL};
         static const char *const lists[] = {"containers", "initContainers"};
         const json_t *m = json_object_get(pod, "metadata"), *s = json_object_get(pod, "spec");
         json_auto_t *out = json_pack("{s:o, s:o, s:{s:O*}}",
