@@ -57,6 +57,14 @@ static int answer_error(int status, const char *message, char **ret_body)
         return answer(json_pack("{s:s}", "Error", message), status, ret_body);
 }
 
+/* A request refused as a whole: kube-scheduler shows only "failed VERB with extender at URL ...,
+ * code STATUS" for it, so the reason goes to the log, where an operator finds it. */
+static int answer_refused(int status, const char *verb, const char *message, char **ret_body)
+{
+        xp_log(LOG_WARNING, "extender: refused a %s request (HTTP %d): %s", verb, status, message);
+        return answer_error(status, message, ret_body);
+}
+
 /* ---- feeding ------------------------------------------------------------------------------- */
 
 static int node_event(void *userdata, const char *type, const json_t *node, struct xp_error *err)
@@ -268,7 +276,7 @@ static int filter_or_prioritize(
         if (r == -ENOMEM)
                 return answer(NULL, 500, ret_body);
         if (r < 0)
-                return answer_error(400, xp_error_message(&err), ret_body);
+                return answer_refused(400, verb, xp_error_message(&err), ret_body);
         r = evaluate(e, verb, &a, ret_body);
         xp_extender_args_done(&a);
         return r;
@@ -401,28 +409,29 @@ static int bind(struct xp_extender *e, const char *body, size_t len, char **ret_
         int r;
 
         if (!e->o.bind || e->o.no_api)
-                return answer_error(
+                return answer_refused(
                     404,
+                    "bind",
                     "bind is not served: start the extender with --bind and name it as bindVerb",
                     ret_body);
         r = xp_extender_binding_decode(body, len, &b, &err);
         if (r < 0)
                 return r == -ENOMEM ? answer(NULL, 500, ret_body)
-                                    : answer_error(400, xp_error_message(&err), ret_body);
+                                    : answer_refused(400, "bind", xp_error_message(&err), ret_body);
         pthread_mutex_lock(&e->bind_lock);
         r = bind_client(e, &err);
         if (r >= 0)
                 r = bind_pod(e, &b, &pod, &err);
         if (r >= 0)
                 r = place_and_assume(e, pod, b.node, &placement, &reason, &err);
-        if (r > 0) {
+        if (r > 0)
                 r = post_binding(e, &b, placement, &err);
-                if (r < 0) {
-                        /* not bound after all: what the watch says stands */
-                        pthread_mutex_lock(&e->lock);
-                        (void)ext_cache_pod_remove(e->cache, b.pod_namespace, b.pod_name, NULL);
-                        pthread_mutex_unlock(&e->lock);
-                }
+        if (placement) {
+                /* not bound by this call: what the watch says stands (a pod bound already, by
+                 * an earlier call, keeps its devices) */
+                pthread_mutex_lock(&e->lock);
+                (void)ext_cache_unassume(e->cache, b.pod_namespace, b.pod_name, r >= 0, NULL);
+                pthread_mutex_unlock(&e->lock);
         }
         pthread_mutex_unlock(&e->bind_lock);
         if (r < 0)
@@ -473,8 +482,8 @@ int xp_extender_handle(
                               xp_extender_ready(e) ? 200 : 503,
                               ret_body);
         }
-        return answer_error(
-            404, "unknown verb: the extender serves filter, prioritize and bind", ret_body);
+        return answer_refused(
+            404, "POST", "unknown verb: the extender serves filter, prioritize and bind", ret_body);
 }
 
 static int http_fn(void *userdata, const char *verb, const char *body, size_t len, char **ret_body)

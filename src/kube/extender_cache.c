@@ -28,6 +28,9 @@ struct ext_cache {
         json_t *pods;   /* "ns/name" -> the bound pod, stripped */
         json_t *allocs; /* node -> {"ns/name": [[resource, id, index], ...]}: every known node */
         json_t *holder; /* "ns/name" -> the node whose inventory gives it devices */
+        /* "ns/name" -> what the watch had said of a pod the extender assumed bound (null:
+         * nothing), until the watch speaks of it again: a binding that fails goes back to it */
+        json_t *assumed;
         size_t n_nodes;
         uint64_t generation; /* moved by every change */
 };
@@ -44,7 +47,8 @@ int ext_cache_new(const struct xp_sched_options *options, struct ext_cache **ret
         c->pods = json_object();
         c->allocs = json_object();
         c->holder = json_object();
-        r = c->pods && c->allocs && c->holder ? xp_sched_new(&o, &c->sched) : -ENOMEM;
+        c->assumed = json_object();
+        r = c->pods && c->allocs && c->holder && c->assumed ? xp_sched_new(&o, &c->sched) : -ENOMEM;
         if (r < 0) {
                 ext_cache_free(c);
                 return r;
@@ -61,6 +65,7 @@ void ext_cache_free(struct ext_cache *c)
         json_decref(c->pods);
         json_decref(c->allocs);
         json_decref(c->holder);
+        json_decref(c->assumed);
         free(c);
 }
 
@@ -101,13 +106,14 @@ static json_t *pick(const json_t *from, const char *const *keys)
         return to;
 }
 
-/* What accounting a bound pod needs: its identity, labels, xpool's annotations, requests,
- * anti-affinity and phase. A pod's images, volumes and status take far more room. */
+/* What accounting a bound pod needs: its identity, labels, xpool's annotations, requests (with
+ * each container's restartPolicy: a sidecar's count beside the containers'), anti-affinity and
+ * phase. A pod's images, volumes and status take far more room. */
 static json_t *strip(const json_t *pod)
 {
         static const char *const meta[] = {"name", "namespace", "uid", "labels", NULL};
         static const char *const spec[] = {"nodeName", "overhead", NULL};
-        static const char *const container[] = {"name", "resources", NULL};
+        static const char *const container[] = {"name", "resources", "restartPolicy", NULL};
         static const char *const lists[] = {"containers", "initContainers"};
         const json_t *m = json_object_get(pod, "metadata"), *s = json_object_get(pod, "spec");
         json_auto_t *out = json_pack("{s:o, s:o, s:{s:O*}}",
@@ -252,18 +258,19 @@ static bool is_bound_and_running(const json_t *pod)
         return node && *node && !xp_streq0(phase, "Succeeded") && !xp_streq0(phase, "Failed");
 }
 
-int ext_cache_pod_set(struct ext_cache *c, const json_t *pod, struct xp_error *err)
+/* The pod stored as it says and accounted, its key into key. */
+static int
+pod_store(struct ext_cache *c, const json_t *pod, char key[static 512], struct xp_error *err)
 {
         const char *ns = str_at(pod, "metadata", "namespace"),
                    *name = str_at(pod, "metadata", "name");
-        char key[512];
         json_t *s;
 
         c->generation++;
         if (!ns || !name)
                 return xp_errorf(
                     err, -EINVAL, "a pod without metadata.namespace and metadata.name");
-        snprintf(key, sizeof(key), "%s/%s", ns, name);
+        snprintf(key, 512, "%s/%s", ns, name);
         if (!is_bound_and_running(pod)) {
                 json_object_del(c->pods, key);
         } else {
@@ -272,6 +279,15 @@ int ext_cache_pod_set(struct ext_cache *c, const json_t *pod, struct xp_error *e
                         return -ENOMEM;
         }
         return account(c, key, err);
+}
+
+int ext_cache_pod_set(struct ext_cache *c, const json_t *pod, struct xp_error *err)
+{
+        char key[512] = "";
+        int r = pod_store(c, pod, key, err);
+
+        json_object_del(c->assumed, key); /* the watch has spoken */
+        return r;
 }
 
 int ext_cache_pod_remove(struct ext_cache *c,
@@ -284,6 +300,29 @@ int ext_cache_pod_remove(struct ext_cache *c,
         c->generation++;
         snprintf(key, sizeof(key), "%s/%s", ns, name);
         json_object_del(c->pods, key);
+        json_object_del(c->assumed, key);
+        return account(c, key, err);
+}
+
+int ext_cache_unassume(
+    struct ext_cache *c, const char *ns, const char *name, bool bound, struct xp_error *err)
+{
+        char key[512];
+        json_t *before;
+
+        snprintf(key, sizeof(key), "%s/%s", ns, name);
+        before = json_object_get(c->assumed, key);
+        if (bound || !before) {
+                /* bound: the assumed pod is the truth now; or the watch spoke since */
+                json_object_del(c->assumed, key);
+                return 0;
+        }
+        c->generation++;
+        if (json_is_null(before))
+                json_object_del(c->pods, key);
+        else if (json_object_set(c->pods, key, before) < 0)
+                return -ENOMEM;
+        json_object_del(c->assumed, key);
         return account(c, key, err);
 }
 
@@ -487,6 +526,8 @@ int ext_cache_replace(struct ext_cache *c, bool nodes, const json_t *items, stru
         c->generation++;
         if (r < 0)
                 return r;
+        if (!nodes)
+                json_object_clear(c->assumed); /* the list is the watch's word on every pod */
         json_array_foreach(items, i, it)
         {
                 struct xp_error one = {0};
@@ -513,7 +554,8 @@ int ext_cache_assume(struct ext_cache *c,
                      struct xp_error *err)
 {
         json_auto_t *json = NULL;
-        json_t *meta, *ann;
+        json_t *meta, *ann, *before;
+        char key[512];
         int r = xp_pod_to_json(pod, &json);
 
         c->generation++;
@@ -527,5 +569,14 @@ int ext_cache_assume(struct ext_cache *c,
             (placement &&
              json_object_set_new(ann, XP_PLACEMENT_ANNOTATION, json_string(placement)) < 0))
                 return -ENOMEM;
-        return ext_cache_pod_set(c, json, err);
+        snprintf(key,
+                 sizeof(key),
+                 "%s/%s",
+                 pod->metadata.namespace ? pod->metadata.namespace : "",
+                 pod->metadata.name ? pod->metadata.name : "");
+        before = json_object_get(c->pods, key);
+        if (!json_object_get(c->assumed, key) &&
+            json_object_set_new(c->assumed, key, before ? json_incref(before) : json_null()) < 0)
+                return -ENOMEM;
+        return pod_store(c, json, key, err);
 }

@@ -75,6 +75,8 @@ static enum MHD_Result reply_taken(struct MHD_Connection *c, unsigned status, ch
 
 static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *message)
 {
+        /* kube-scheduler shows only the status code: the reason is for the operator's log */
+        xp_log(LOG_WARNING, "extender: refused a request (HTTP %u): %s", status, message);
         json_auto_t *o = json_pack("{s:s}", "Error", message);
         _cleanup_free_ char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 

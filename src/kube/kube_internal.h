@@ -67,6 +67,15 @@ int ext_cache_assume(struct ext_cache *cache,
                      const char *placement,
                      struct xp_error *err);
 
+/* Ends the assume of a pod once its binding is answered. Bound: the assumed pod stands. Not
+ * bound: the pod is as the watch last said (bound there by an earlier call, or elsewhere, or not
+ * bound), unless the watch has spoken of it since. */
+int ext_cache_unassume(struct ext_cache *cache,
+                       const char *namespace,
+                       const char *name,
+                       bool bound,
+                       struct xp_error *err);
+
 /* How many times the cache changed: verdicts computed at one generation stand until it moves. */
 uint64_t ext_cache_generation(const struct ext_cache *cache);
 

@@ -25,6 +25,7 @@
 #include "plugin_internal.h"
 #include "xpool/cdi.h"
 #include "xpool/log.h"
+#include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
 #define LOOP_TICK_MS      200  /* the longest a health change or an inotify event waits */
@@ -205,6 +206,10 @@ int xp_kube_plugin_run(struct xp_kube_plugin *p, const volatile sig_atomic_t *st
                         p->check_sockets = true;
                         p->next_check_ms = now + CHECK_INTERVAL_MS;
                 }
+                /* a refused registration is tried again when its back-off ends, not at the
+                 * next periodic check */
+                for (size_t i = 0; i < p->n_resources && !p->check_sockets; i++)
+                        p->check_sockets = kube_register_due(&p->endpoints[i], now);
                 if (p->check_sockets) {
                         p->check_sockets = false;
                         check_sockets(p, now);
@@ -269,9 +274,43 @@ static void remove_stale_sockets(const char *dir)
         closedir(d);
 }
 
+/* The resource names the node's devices have, comma-separated into buf ("none" without). */
+static const char *node_resources(const struct xp_node_inventory *inv, char *buf, size_t size)
+{
+        size_t len = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < inv->devices.n && len < size; i++) {
+                const char *name = inv->devices.items[i].resource_name;
+                bool seen = !name;
+                for (size_t k = 0; k < i && !seen; k++)
+                        seen = xp_streq0(inv->devices.items[k].resource_name, name);
+                if (!seen)
+                        len +=
+                            (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", name);
+        }
+        return buf[0] ? buf : "none";
+}
+
+/* A --resources name the node has no device of is said, not silently left out. */
+static void warn_unserved(const struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o)
+{
+        for (size_t i = 0; o->resources && o->resources[i]; i++) {
+                bool served = false;
+                for (size_t k = 0; k < p->n_resources && !served; k++)
+                        served = strcmp(p->resources[k].name, o->resources[i]) == 0;
+                if (!served)
+                        xp_log(
+                            LOG_WARNING,
+                            "--resources %s: no device of this node has that resource; not served",
+                            o->resources[i]);
+        }
+}
+
 static int
 setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct xp_error *err)
 {
+        char names[512];
         int r;
 
         r = xp_device_discover(o->discovery, &p->inventory, err);
@@ -281,8 +320,16 @@ setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct x
             p->inventory, o->resources, o->skip_resources, &p->resources, &p->n_resources);
         if (r < 0)
                 return xp_errorf(err, r, "out of memory");
+        warn_unserved(p, o);
         if (p->n_resources == 0)
-                return xp_errorf(err, -ENODEV, "no device resource to serve on this node");
+                return xp_errorf(
+                    err,
+                    -ENODEV,
+                    "no device resource to serve on this node (its devices' resources: %s%s)",
+                    node_resources(p->inventory, names, sizeof(names)),
+                    o->resources || o->skip_resources
+                        ? "; --resources and --skip-resources leave none"
+                        : "");
         p->names = calloc(p->n_resources, sizeof(*p->names));
         p->endpoints = calloc(p->n_resources, sizeof(*p->endpoints));
         if (!p->names || !p->endpoints)
@@ -301,7 +348,11 @@ setup(struct xp_kube_plugin *p, const struct xp_kube_plugin_options *o, struct x
                         return r;
         }
         if (mkdir(p->plugin_dir, 0755) < 0 && errno != EEXIST)
-                return xp_errorf(err, -errno, "%s: %m", p->plugin_dir);
+                return xp_errorf(
+                    err,
+                    -errno,
+                    "--plugin-dir %s: %m (the kubelet's device plugin directory, where kubelet.sock is: /var/lib/kubelet/device-plugins unless the kubelet's --root-dir moved it)",
+                    p->plugin_dir);
         remove_stale_sockets(p->plugin_dir);
         p->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         watch_dir(p);

@@ -144,3 +144,7 @@ void kube_endpoint_broadcast(struct kube_endpoint *ep);
 void kube_register_start(struct kube_endpoint *ep, ino_t kubelet_ino, int64_t now_ms);
 /* Cancels ep's Register call, if any (its completion still comes through the loop). */
 void kube_register_cancel(struct kube_endpoint *ep);
+/* A registration the kubelet refused (or that could not be sent) is due again: its back-off
+ * has ended. The run loop then checks the sockets at once rather than at the next periodic
+ * check. */
+bool kube_register_due(const struct kube_endpoint *ep, int64_t now_ms);

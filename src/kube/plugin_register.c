@@ -112,6 +112,12 @@ void kube_register_start(struct kube_endpoint *ep, ino_t kubelet_ino, int64_t no
         ep->reg_call = rc;
 }
 
+bool kube_register_due(const struct kube_endpoint *ep, int64_t now_ms)
+{
+        return ep->server && ep->reg == KUBE_REG_IDLE && ep->reg_retry_at_ms != 0 &&
+               now_ms >= ep->reg_retry_at_ms;
+}
+
 void kube_register_cancel(struct kube_endpoint *ep)
 {
         struct kube_reg_call *rc = ep->reg_call;

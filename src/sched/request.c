@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A pod's effective requests, as Kubernetes computes them (resource.PodRequests): for each
- * resource the larger of the largest init container and the sum of the app containers. A
+ * resource the larger of the largest init container and the sum of the app containers, sidecars
+ * (init containers with restartPolicy Always) counted with both. A
  * container's request defaults to its limit (the API server defaults requests from limits, and
  * extended resources are set through limits), and every pod takes one of the node's "pods".
  */
@@ -135,6 +136,56 @@ static int cmp_req(const void *a, const void *b)
         return (x->res > y->res) - (x->res < y->res);
 }
 
+/* A sidecar: an init container with restartPolicy Always, which runs beside the containers. */
+static bool is_sidecar(const struct xp_container *c)
+{
+        const char *policy = json_string_value(json_object_get(c->extra, "restartPolicy"));
+
+        return policy && strcmp(policy, "Always") == 0;
+}
+
+/* The init containers' part, as Kubernetes counts it: each init container needs its requests
+ * plus those of the sidecars started before it, one at a time (the largest, into *init); a
+ * sidecar's requests also add to the containers' (*req), beside which it keeps running. */
+static int init_requests(struct xp_sched *sched,
+                         const struct xp_pod *pod,
+                         struct podreq *req,
+                         struct podreq *init,
+                         struct xp_error *err)
+{
+        struct podreq sidecars = {0};
+        int r;
+
+        for (size_t i = 0; i < pod->spec.init_containers.n; i++) {
+                const struct xp_container *c = &pod->spec.init_containers.items[i];
+                struct podreq one = {0};
+                r = container_requests(sched, c, "initContainers", i, &one, true, err);
+                if (r < 0)
+                        return r;
+                if (is_sidecar(c)) {
+                        for (size_t k = 0; r >= 0 && k < one.n; k++)
+                                r = add_item(req, one.items[k].res, one.items[k].milli, true);
+                        for (size_t k = 0; r >= 0 && k < one.n; k++)
+                                r = add_item(&sidecars, one.items[k].res, one.items[k].milli, true);
+                        one = sidecars;
+                } else {
+                        for (size_t k = 0; r >= 0 && k < sidecars.n; k++)
+                                r = add_item(
+                                    &one, sidecars.items[k].res, sidecars.items[k].milli, true);
+                }
+                if (r < 0)
+                        return xp_errorf(
+                            err,
+                            -EINVAL,
+                            "spec.initContainers[%zu]: more than %d resources in the pod",
+                            i,
+                            SCHED_POD_RESOURCES_MAX);
+                for (size_t k = 0; k < one.n; k++)
+                        (void)add_item(init, one.items[k].res, one.items[k].milli, false);
+        }
+        return 0;
+}
+
 int sched_pod_requests(struct xp_sched *sched,
                        const struct xp_pod *pod,
                        struct podreq *ret,
@@ -150,20 +201,9 @@ int sched_pod_requests(struct xp_sched *sched,
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; i < pod->spec.init_containers.n; i++) {
-                struct podreq one = {0};
-                r = container_requests(sched,
-                                       &pod->spec.init_containers.items[i],
-                                       "initContainers",
-                                       i,
-                                       &one,
-                                       true,
-                                       err);
-                if (r < 0)
-                        return r;
-                for (size_t k = 0; k < one.n; k++)
-                        (void)add_item(&init, one.items[k].res, one.items[k].milli, false);
-        }
+        r = init_requests(sched, pod, &req, &init, err);
+        if (r < 0)
+                return r;
         for (size_t k = 0; k < init.n; k++) {
                 r = add_item(&req, init.items[k].res, init.items[k].milli, false);
                 if (r < 0)

@@ -102,6 +102,13 @@ expect_in "the checker says where and what" "$tmp/out" "/devices/0/name: '-bad' 
 # no device to serve: a clear error
 check "a node without devices" 1 "$xpool" device-plugin --plugin-dir "$plugins" --no-cdi --backends sim
 expect_in "says why" "$tmp/err" "no device resource to serve on this node"
+check "--resources naming no device of the node" 1 "$xpool" device-plugin --plugin-dir "$plugins" --no-cdi \
+  --backends sim --node-description "$XPOOL_TEST_DATA/nodes/kube-plugin-extras.yaml" --resources foo.com/x
+expect_in "says the name is not served" "$tmp/err" "--resources foo.com/x: no device of this node has that resource; not served"
+expect_in "and which resources the node has" "$tmp/err" "(its devices' resources: amd.com/gpu, huawei.com/Ascend910, xilinx.com/fpga; --resources and --skip-resources leave none)"
+check "a plugin directory that cannot be made" 1 "$xpool" device-plugin --plugin-dir "$tmp/no/such/dir" --no-cdi \
+  --backends sim --node-description "$XPOOL_TEST_DATA/nodes/kube-plugin-extras.yaml"
+expect_in "names the flag and what the directory is" "$tmp/err" "--plugin-dir $tmp/no/such/dir: No such file or directory (the kubelet's device plugin directory"
 check "a bad --mount" 2 "$xpool" device-plugin --mount nonsense
 expect_in "says what is expected" "$tmp/err" "expected RESOURCE=/HOST:/CONTAINER[:ro]"
 finish device-plugin

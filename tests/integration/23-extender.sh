@@ -224,6 +224,10 @@ api GET /api/v1/namespaces/default/pods/train >/dev/null
 cp "$tmp/api" "$tmp/out"
 expect_eq "the pod's node" "$(json "j['spec']['nodeName']")" "gpu-1"
 expect_eq "four whole GPUs of one NUMA node" "$(json "[(d['milli'], d['resource']) for d in json.loads(j['metadata']['annotations']['xpool.io/placement'])['devices']]")" "[(1000, 'nvidia.com/gpu'), (1000, 'nvidia.com/gpu'), (1000, 'nvidia.com/gpu'), (1000, 'nvidia.com/gpu')]"
+# the same bind again (a retry): the API refuses it, and the pod keeps its GPUs in the extender's
+# picture (a failed bind once made it forget them, and the next pod got them twice)
+ext "bind again" 200 bind "$tmp/bind.json" "${cert[@]}"
+expect_in "the second bind is refused" "$tmp/out" "is already assigned to node"
 pod big 5 >"$tmp/big.json"
 args "$tmp/big.json" gpu-1 >"$tmp/big-filter.json"
 ext "5 GPUs after 4 of 8 are taken" 200 filter "$tmp/big-filter.json" "${cert[@]}"
@@ -246,10 +250,13 @@ wait_until "the finished pod's GPUs freed" 10 fits_again
 printf '{"Pod":' >"$tmp/bad.json"
 ext "malformed body" 400 filter "$tmp/bad.json" "${cert[@]}"
 expect_in "says where" "$tmp/out" "the body is not JSON: line 1, column 8: expected a value"
+# kube-scheduler shows only "failed filter with extender at URL ..., code 400": the reason is logged
+expect_in "the refusal is in the extender's log" "$tmp/ext.log" "refused a filter request (HTTP 400): the body is not JSON: line 1, column 8"
 echo '{"NodeNames":["gpu-1"]}' >"$tmp/nopod.json"
 ext "no Pod" 400 prioritize "$tmp/nopod.json" "${cert[@]}"
 expect_in "says what" "$tmp/out" "Pod: required"
 ext "unknown verb" 404 preempt "$tmp/filter.json" "${cert[@]}"
+expect_in "an unknown verb is logged (a preemptVerb the extender does not serve)" "$tmp/ext.log" "refused a POST request (HTTP 404): unknown verb"
 echo '{"PodName":"ghost","PodNamespace":"default","Node":"gpu-1"}' >"$tmp/ghost.json"
 ext "bind of a pod that does not exist" 200 bind "$tmp/ghost.json" "${cert[@]}"
 expect_in "bind error" "$tmp/out" "binding pod default/ghost to node gpu-1"
@@ -261,6 +268,17 @@ kill -0 "$ext_pid" || { echo "FAIL the extender died"; failures=$((failures + 1)
 if command -v kubectl >/dev/null; then
   check "kubectl kustomize deploy/kubernetes" 0 kubectl kustomize "$src/deploy/kubernetes"
   expect_count "the objects it applies" "$tmp/out" 11 "apiVersion:"
+fi
+# the KubeSchedulerConfiguration docs/kubernetes.md gives to paste is the shipped one
+if /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
+  check "docs/kubernetes.md's kube-scheduler configuration is the shipped file" 0 /usr/bin/python3 -c '
+import re, sys, yaml
+doc = open(sys.argv[1]).read()
+at = doc.index("### kube-scheduler\x27s configuration")
+block = re.search(r"```yaml\n(.*?)```", doc[at:], re.S).group(1)
+shipped = open(sys.argv[2]).read().replace("XPOOL_EXTENDER_IP", "10.96.12.7")
+sys.exit(0 if yaml.safe_load(block) == yaml.safe_load(shipped) else 1)
+' "$src/docs/kubernetes.md" "$src/deploy/kubernetes/scheduler/kube-scheduler-config.yaml"
 fi
 check "install.sh parses" 0 bash -n "$src/deploy/kubernetes/install.sh"
 check "uninstall.sh parses" 0 bash -n "$src/deploy/kubernetes/uninstall.sh"

@@ -219,6 +219,27 @@ static const char *env_of(const V1beta1__ContainerAllocateResponse *c, const cha
         return NULL;
 }
 
+/* A refused registration is due again when its back-off ends, and only then; an endpoint that
+ * is registering, registered or not served is never due. */
+static void registration_retry_due(void **state)
+{
+        struct kube_endpoint ep = {.server = (struct kube_server *)&ep, .reg = KUBE_REG_IDLE};
+
+        (void)state;
+        assert_false(kube_register_due(&ep, 1000)); /* never refused: the socket checks register */
+        ep.reg_retry_at_ms = 1500;
+        assert_false(kube_register_due(&ep, 1499));
+        assert_true(kube_register_due(&ep, 1500));
+        assert_true(kube_register_due(&ep, 9000));
+        ep.reg = KUBE_REG_PENDING;
+        assert_false(kube_register_due(&ep, 9000));
+        ep.reg = KUBE_REG_DONE;
+        assert_false(kube_register_due(&ep, 9000));
+        ep.reg = KUBE_REG_IDLE;
+        ep.server = NULL;
+        assert_false(kube_register_due(&ep, 9000));
+}
+
 static void allocate(void **state)
 {
         struct xp_node_inventory *inv = node();
@@ -510,6 +531,7 @@ int main(void)
             cmocka_unit_test(device_list),
             cmocka_unit_test(health_transitions),
             cmocka_unit_test(socket_names),
+            cmocka_unit_test(registration_retry_due),
             cmocka_unit_test(allocate),
             cmocka_unit_test(preferred),
             cmocka_unit_test(cdi_names_and_specs),

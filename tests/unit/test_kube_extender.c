@@ -548,6 +548,45 @@ static void prioritize_after_filter_answers_as_afresh(void **state)
         xp_extender_free(e);
 }
 
+/* A bound pod's GPU sidecar (an init container with restartPolicy Always) holds its GPU beside
+ * the containers' in the extender's picture, as in the core's: the cache keeps restartPolicy. */
+static void bound_sidecars_hold_their_devices(void **state)
+{
+        struct xp_extender *e = fed_extender();
+        struct xp_error err = {0};
+        json_error_t jerr;
+        /* gpu-a: 8 GPUs, 2 held by ml/holder-0; this pod holds 1 + its sidecar's 1 */
+        json_t *side = json_loads(
+            "{\"metadata\":{\"name\":\"side\",\"namespace\":\"ml\"},\"spec\":{\"nodeName\":\"gpu-a\","
+            "\"initContainers\":[{\"name\":\"s\",\"image\":\"i\",\"restartPolicy\":\"Always\","
+            "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],"
+            "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
+            "\"status\":{\"phase\":\"Running\"}}",
+            0,
+            &jerr);
+        const char *five =
+            "{\"Pod\":{\"metadata\":{\"name\":\"five\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"5\"}}}]}},\"NodeNames\":[\"gpu-a\"]}";
+        const char *four =
+            "{\"Pod\":{\"metadata\":{\"name\":\"four\",\"namespace\":\"ml\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}},\"NodeNames\":[\"gpu-a\"]}";
+        json_t *res;
+
+        (void)state;
+        assert_non_null(side);
+        assert_int_equal(xp_extender_pod_set(e, side, &err), 0);
+        /* 4 of 8 held: 5 do not fit (3 held, had the sidecar been lost), 4 do */
+        res = handle(e, "filter", five, strlen(five), 200);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(res, "FailedNodes"), "gpu-a")),
+            "Insufficient nvidia.com/gpu");
+        json_decref(res);
+        res = handle(e, "filter", four, strlen(four), 200);
+        assert_string_equal(json_string_value(json_array_get(json_object_get(res, "NodeNames"), 0)),
+                            "gpu-a");
+        json_decref(res);
+        json_decref(side);
+        xp_extender_free(e);
+}
+
 static void inventory_allocation_holds_devices(void **state)
 {
         struct xp_extender *e = fed_extender();
@@ -653,6 +692,7 @@ int main(void)
             cmocka_unit_test(prioritize_ranks_as_the_core_places),
             cmocka_unit_test(prioritize_after_filter_answers_as_afresh),
             cmocka_unit_test(inventory_allocation_holds_devices),
+            cmocka_unit_test(bound_sidecars_hold_their_devices),
             cmocka_unit_test(bad_input_is_answered_and_serving_goes_on),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

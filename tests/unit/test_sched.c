@@ -828,6 +828,38 @@ static void init_containers_and_pods_limit(void **state)
         xp_sched_free(sched);
 }
 
+static void sidecars_count_with_the_containers(void **state)
+{
+        struct xp_sched *sched = new_sched(XP_SCHED_SPREAD, 1);
+        struct xp_pod *pod;
+        char *node, *reason = NULL;
+
+        (void)state;
+        add_node(sched, node_json("a", "8", NULL));
+        /* a sidecar of 2 cpus runs beside the containers' 3 (5) and beside the init container's
+         * 5 after it (7): the pod needs 7, as Kubernetes counts it, not max(5, 3) */
+        pod = pod_from(
+            "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"initContainers\":["
+            "{\"name\":\"side\",\"image\":\"i\",\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}},"
+            "{\"name\":\"i\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"5\"}}}],"
+            "\"containers\":[{\"name\":\"a\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]}}");
+        node = place(sched, pod, true, NULL, NULL);
+        assert_string_equal(node, "a");
+        free(node);
+        xp_pod_free(pod);
+        pod = simple_pod("q", "\"cpu\":\"2\"", NULL, NULL);
+        assert_null(place(sched, pod, false, NULL, &reason));
+        assert_string_equal(reason, "0/1 nodes are available: 1 Insufficient cpu.");
+        free(reason);
+        xp_pod_free(pod);
+        pod = simple_pod("r", "\"cpu\":\"1\"", NULL, NULL);
+        node = place(sched, pod, false, NULL, NULL);
+        assert_string_equal(node, "a");
+        free(node);
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
 /* ---- fractions ----------------------------------------------------------------------------- */
 
 static void fractions_share_devices(void **state)
@@ -1624,6 +1656,7 @@ int main(void)
             cmocka_unit_test(anti_affinity_index_and_fallback),
             cmocka_unit_test(spread_and_binpack),
             cmocka_unit_test(init_containers_and_pods_limit),
+            cmocka_unit_test(sidecars_count_with_the_containers),
             cmocka_unit_test(fractions_share_devices),
             cmocka_unit_test(memory_shares),
             cmocka_unit_test(memory_share_without_annotation),
