@@ -291,6 +291,21 @@ const char *const xp_contain_node_sockets[] = {
     NULL,
 };
 
+const char *const xp_contain_node_credentials[] = {
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/kubernetes",
+    "/root/.ssh",
+    "/root/.kube",
+    "/root/.docker",
+    "/root/.config/containers",
+    "/var/lib/kubelet/pki",
+    NULL,
+};
+
 static int path_cmp(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);

@@ -3,6 +3,7 @@
 # and `xpool up`; pods with no securityContext and with each field the process runtime honours:
 # - a default pod reads neither the agent's node token nor the server's CA key (the server's
 #   default data directory beside the agent, and the `xpool up` layout where both share one),
+#   nor /etc/shadow, nor writes the agent's CDI specs (their hooks run on the node),
 #   cannot write its devices.allow nor open a device it was not given, cannot raise its memory
 #   limit nor move itself to the root cgroup; CapEff is Docker's default set, NoNewPrivs 1,
 #   Seccomp 2 (filter) and `unshare -m` fails;
@@ -75,7 +76,7 @@ start_agent() { # node, extra flags...: the node's agent, its token from a file
   agent_pid[$n]=$!
   diag_log "$tmp/agent-$n.log"
 }
-start_agent n1
+start_agent n1 --cdi-dir "$tmp/cdi-n1"
 # n2 and n3 cannot use cgroups: their cgroup root is an empty directory
 mkdir -p "$tmp/nocgroups"
 start_agent n2 --cgroup-root "$tmp/nocgroups"
@@ -129,6 +130,8 @@ t unshare unshare -m true
 t mount mount -t tmpfs none /mnt
 t etc touch /etc/.xpool-probe-$$
 t tmpwrite touch /tmp/.xpool-probe-$$
+t cdi touch $tmp/cdi-n1/injected.json
+t shadow grep -q root: /etc/shadow
 $status
 echo probed; exec $probe_sleep" >"$tmp/probe.yaml"
 check "apply probe" 0 kubectl apply -f "$tmp/probe.yaml"
@@ -136,7 +139,7 @@ poll "probe runs" 30 Running phase probe
 poll "probe probed" 10 yes sh -c "kubectl logs probe | grep -q probed && echo yes"
 check "probe's output" 0 kubectl logs probe
 cp "$tmp/out" "$tmp/probe.out"
-for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc; do
+for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc cdi shadow; do
   expect_in "a default pod: $what refused" "$tmp/probe.out" "$what=no"
 done
 expect_in "... /tmp stays writable" "$tmp/probe.out" "tmpwrite=yes"
