@@ -132,6 +132,17 @@ static int kernel_paths(const char **what, const char **arg)
         return 0;
 }
 
+static int own_shm(const char **what, const char **arg)
+{
+        struct stat st;
+
+        if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        if (mount("shm", "/dev/shm", "tmpfs", MNT_SAFE, "mode=1777,size=65536k") < 0)
+                return fail("mounting", "/dev/shm", what, arg);
+        return 0;
+}
+
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)
 {
         int r;
@@ -152,6 +163,11 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         for (size_t i = 0; p->detach && p->detach[i]; i++)
                 if (umount2(p->detach[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
                         return fail("detaching", p->detach[i], what, arg);
+        /* POSIX shared memory of its own, as an OCI container has (64 MiB, charged to its
+         * memory limit): the node's /dev/shm holds the node's and other pods' segments. Before
+         * the binds, so that a volume at /dev/shm (a memory emptyDir) replaces it */
+        if (!p->privileged && (r = own_shm(what, arg)) < 0)
+                return r;
         /* before the root turns read-only (a missing mount point is made) and before the node's
          * secrets are hidden (the sources are below the agent's data directory) */
         if ((r = contain_child_binds(p, what, arg)) < 0)

@@ -208,6 +208,7 @@ static int resolve_user(struct shim *s, struct oci_shim *o, struct xp_error *err
                     o->bundle,
                     json_string_value(json_array_get(
                         json_object_get(json_object_get(s->oci, "detach"), "keep"), 0)),
+                    json_object_get(s->oci, "volume_sources"),
                     config,
                     err);
         if (r >= 0 && !(text = json_dumps(config, JSON_COMPACT)))

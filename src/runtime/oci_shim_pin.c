@@ -7,7 +7,8 @@
  * root, and the runtime would bind the node's files (as CVE-2021-25741 on the kubelet). Here, in
  * the shim's own mount namespace, each such source is opened with no symbolic link allowed on
  * its path (the agent gave its real path), that very directory is bound onto a mount point in
- * the bundle, which no pod sees, and config.json's mount binds from there.
+ * the bundle, which no pod sees, and config.json's mount binds from there. The same for every
+ * volume's source the agent checked (a hostPath the pod may write too), which the spec lists.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +22,13 @@
 
 #include "shim_internal.h"
 #include "xpool/macro.h"
+#include "xpool/strutil.h"
 
 #define PIN_DIR "pinned"
 
 static bool below(const char *path, const char *dir)
 {
-        size_t n = strlen(dir);
+        size_t n = dir ? strlen(dir) : 0;
 
         return n > 1 && strncmp(path, dir, n) == 0 && path[n] == '/';
 }
@@ -55,8 +57,22 @@ static int pin(const char *bundle, size_t i, const char *source, char *ret, size
         return mount(proc, ret, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
+static bool listed(const json_t *list, const char *path)
+{
+        const json_t *v;
+        size_t i;
+
+        json_array_foreach(list, i, v)
+        {
+                if (xp_streq0(json_string_value(v), path))
+                        return true;
+        }
+        return false;
+}
+
 int oci_shim_pin_volumes(const char *bundle,
                          const char *pod_dir,
+                         const json_t *volume_sources,
                          json_t *config,
                          struct xp_error *err)
 {
@@ -65,8 +81,6 @@ int oci_shim_pin_volumes(const char *bundle,
         char dir[PATH_MAX], pinned[PATH_MAX];
         int r;
 
-        if (!pod_dir)
-                return 0;
         if ((size_t)snprintf(dir, sizeof dir, "%s/" PIN_DIR, bundle) >= sizeof dir ||
             (mkdir(dir, 0700) < 0 && errno != EEXIST))
                 return xp_errorf(err, -errno, "%s: %m", dir);
@@ -74,7 +88,7 @@ int oci_shim_pin_volumes(const char *bundle,
         {
                 const char *source = json_string_value(json_object_get(m, "source"));
 
-                if (!source || !below(source, pod_dir))
+                if (!source || !(below(source, pod_dir) || listed(volume_sources, source)))
                         continue;
                 r = pin(bundle, i, source, pinned, sizeof pinned);
                 if (r == -ELOOP || r == -EXDEV)

@@ -3,7 +3,8 @@
 # and `xpool up`; pods with no securityContext and with each field the process runtime honours:
 # - a default pod reads neither the agent's node token nor the server's CA key (the server's
 #   default data directory beside the agent, and the `xpool up` layout where both share one),
-#   nor /etc/shadow, nor writes the agent's CDI specs (their hooks run on the node),
+#   nor /etc/shadow, nor the node's /dev/shm, nor writes the agent's CDI specs (their hooks run on
+#   the node) or /var/lib/dpkg,
 #   cannot write its devices.allow nor open a device it was not given, cannot raise its memory
 #   limit nor move itself to the root cgroup; CapEff is Docker's default set, NoNewPrivs 1,
 #   Seccomp 2 (filter) and `unshare -m` fails;
@@ -43,7 +44,7 @@ stop_all() {
   pkill -KILL -f "$probe_sleep" 2>/dev/null || true
   wait 2>/dev/null || true
 }
-trap 'stop_all; release_tmp; rm -rf "$tmp" "$dev"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp" "$dev" "/dev/shm/xpool-probe-$$"' EXIT
 mkdir -p "$home"
 export HOME=$home XDG_STATE_HOME=$home/.local/state
 
@@ -117,6 +118,9 @@ status='grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status'
 parent=$(sed -n "s|.*pods' cgroups below /\(xpool/agent-[0-9a-f]*\)\$|\1|p" "$tmp/agent-n1.log" | tail -1)
 [[ -n "$parent" ]] || { echo "FAIL n1 did not say where its pods' cgroups are"; failures=$((failures + 1)); }
 cg="$parent"'/$XPOOL_POD_UID/c'
+# a POSIX shared memory segment of the node's (another pod's, a database's)
+shm_marker=/dev/shm/xpool-probe-$$
+: >"$shm_marker"
 pod probe n1 '{}' "$try
 t token grep -q xpn_ $tmp/n1.token
 t cakey grep -q PRIVATE $sdata/pki/ca.key
@@ -132,6 +136,8 @@ t etc touch /etc/.xpool-probe-$$
 t tmpwrite touch /tmp/.xpool-probe-$$
 t cdi touch $tmp/cdi-n1/injected.json
 t shadow grep -q root: /etc/shadow
+t dpkg touch /var/lib/dpkg/.xpool-probe-$$
+t nodeshm test -e $shm_marker
 $status
 echo probed; exec $probe_sleep" >"$tmp/probe.yaml"
 check "apply probe" 0 kubectl apply -f "$tmp/probe.yaml"
@@ -139,7 +145,7 @@ poll "probe runs" 30 Running phase probe
 poll "probe probed" 10 yes sh -c "kubectl logs probe | grep -q probed && echo yes"
 check "probe's output" 0 kubectl logs probe
 cp "$tmp/out" "$tmp/probe.out"
-for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc cdi shadow; do
+for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc cdi shadow dpkg nodeshm; do
   expect_in "a default pod: $what refused" "$tmp/probe.out" "$what=no"
 done
 expect_in "... /tmp stays writable" "$tmp/probe.out" "tmpwrite=yes"

@@ -121,7 +121,7 @@ static void sub_path_link_makes_nothing_outside(void **state)
 static void pinning_refuses_a_swapped_link(void **state)
 {
         char root[] = "/tmp/xpool-test-ocipod-XXXXXX", pod[512], dir[512], moved[512];
-        json_t *config;
+        json_t *config, *sources;
         struct xp_error err = {0};
 
         (void)state;
@@ -147,13 +147,18 @@ static void pinning_refuses_a_swapped_link(void **state)
         snprintf(moved, sizeof(moved), "%s/pod/volumes/moved", root);
         assert_int_equal(rename(dir, moved), 0);
         assert_int_equal(symlink("/", dir), 0);
-        assert_int_equal(oci_shim_pin_volumes(root, pod, config, &err), -EPERM);
+        assert_int_equal(oci_shim_pin_volumes(root, pod, NULL, config, &err), -EPERM);
         assert_non_null(strstr(err.msg, "a symbolic link appeared on its path"));
         /* nothing of it was bound: config.json still names the checked path, the runtime never
          * runs */
         assert_string_equal(json_string_value(json_object_get(
                                 json_array_get(json_object_get(config, "mounts"), 0), "source")),
                             dir);
+        /* a hostPath's source, outside the pod's directory, is pinned when the spec lists it */
+        assert_int_equal(oci_shim_pin_volumes(root, NULL, NULL, config, &err), 0);
+        sources = json_pack("[s]", dir);
+        assert_int_equal(oci_shim_pin_volumes(root, NULL, sources, config, &err), -EPERM);
+        json_decref(sources);
         json_decref(config);
         snprintf(dir, sizeof(dir), "rm -rf '%s'", root);
         assert_int_equal(system(dir), 0);
