@@ -12,6 +12,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -132,10 +133,16 @@ static int kernel_paths(const char **what, const char **arg)
         return 0;
 }
 
-static int own_shm(const char **what, const char **arg)
+/* A tmpfs at /dev/shm, unless a volume is mounted at or below it (a memory emptyDir there is the
+ * pod's way to a larger one). */
+static int own_shm(const struct contain_plan *p, const char **what, const char **arg)
 {
         struct stat st;
 
+        for (size_t i = 0; i < p->n_binds; i++)
+                if (strncmp(p->binds[i].destination, "/dev/shm", 8) == 0 &&
+                    (p->binds[i].destination[8] == '\0' || p->binds[i].destination[8] == '/'))
+                        return 0;
         if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
                 return 0;
         if (mount("shm", "/dev/shm", "tmpfs", MNT_SAFE, "mode=1777,size=65536k") < 0)
@@ -163,11 +170,6 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         for (size_t i = 0; p->detach && p->detach[i]; i++)
                 if (umount2(p->detach[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
                         return fail("detaching", p->detach[i], what, arg);
-        /* POSIX shared memory of its own, as an OCI container has (64 MiB, charged to its
-         * memory limit): the node's /dev/shm holds the node's and other pods' segments. Before
-         * the binds, so that a volume at /dev/shm (a memory emptyDir) replaces it */
-        if (!p->privileged && (r = own_shm(what, arg)) < 0)
-                return r;
         /* before the root turns read-only (a missing mount point is made) and before the node's
          * secrets are hidden (the sources are below the agent's data directory) */
         if ((r = contain_child_binds(p, what, arg)) < 0)
@@ -189,6 +191,11 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
                 if (r < 0)
                         return r;
         }
+        /* POSIX shared memory of its own, as an OCI container has (64 MiB, charged to its
+         * memory limit): the node's /dev/shm holds the node's and other pods' segments. Last:
+         * the binds' sources and the hidden paths may lie there (--state-dir /dev/shm/...) */
+        if (!p->privileged)
+                return own_shm(p, what, arg);
         return 0;
 }
 
