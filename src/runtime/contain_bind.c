@@ -164,6 +164,14 @@ int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_err
                                          -EINVAL,
                                          "spec: contain.binds[%zu] has no source or destination",
                                          i);
+                /* its mount point would be made on the node's /dev/shm, which the container's
+                 * own then covers (contain_child_mounts()) */
+                if (!p->privileged && under(dst, "/dev/shm") && strcmp(dst, "/dev/shm") != 0)
+                        return xp_errorf(err,
+                                         -EINVAL,
+                                         "volume at %s: a process container's /dev/shm is its "
+                                         "own; mount a volume at /dev/shm itself, not below it",
+                                         dst);
                 r = resolve(
                     src, json_string_value(json_object_get(o, "sub_path")), &b->source, err);
                 if (r >= 0 && json_is_true(json_object_get(o, "host")))

@@ -133,15 +133,15 @@ static int kernel_paths(const char **what, const char **arg)
         return 0;
 }
 
-/* A tmpfs at /dev/shm, unless a volume is mounted at or below it (a memory emptyDir there is the
- * pod's way to a larger one). */
+/* A tmpfs at /dev/shm, unless a volume is mounted there (a memory emptyDir is the pod's way to a
+ * larger one). contain_plan_binds() refused volumes below it, whose mount points would lie on the
+ * node's /dev/shm under this one. */
 static int own_shm(const struct contain_plan *p, const char **what, const char **arg)
 {
         struct stat st;
 
         for (size_t i = 0; i < p->n_binds; i++)
-                if (strncmp(p->binds[i].destination, "/dev/shm", 8) == 0 &&
-                    (p->binds[i].destination[8] == '\0' || p->binds[i].destination[8] == '/'))
+                if (strcmp(p->binds[i].destination, "/dev/shm") == 0)
                         return 0;
         if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
                 return 0;

@@ -167,6 +167,33 @@ inside=$(sort "/sys/fs/cgroup/memory/$group/cgroup.procs")
   { echo "FAIL a process of probe left its group: $pids vs $inside"; failures=$((failures + 1)); }
 check "delete probe" 0 kubectl delete pod probe --grace-period 0 --wait=false
 
+# ---- /dev/shm: a volume at it replaces the container's own; one below it is refused -----------
+shm_pod() { # name, mountPath
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeName: n1
+  restartPolicy: Never
+  containers:
+  - name: c
+    command: [sh, -c, "if test -e $shm_marker; then echo nodeshm=yes; else echo nodeshm=no; fi"]
+    volumeMounts: [{name: m, mountPath: $2}]
+  volumes: [{name: m, emptyDir: {medium: Memory}}]
+EOF
+}
+shm_pod shmat /dev/shm >"$tmp/shmat.yaml"
+shm_pod shmbelow /dev/shm/x >"$tmp/shmbelow.yaml"
+for p in shmat shmbelow; do check "apply $p" 0 kubectl apply -f "$tmp/$p.yaml"; done
+poll "a memory emptyDir at /dev/shm runs" 30 Succeeded phase shmat
+check "shmat's output" 0 kubectl logs shmat
+expect_in "... and shows it, not the node's" "$tmp/out" "nodeshm=no"
+poll "a volume below /dev/shm is refused" 30 Failed phase shmbelow
+check "shmbelow's message" 0 kubectl get pod shmbelow -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
+expect_in "... saying why" "$tmp/out" "a process container's /dev/shm is its own"
+[[ -e /dev/shm/x ]] && { echo "FAIL a mount point was made on the node's /dev/shm"; failures=$((failures + 1)); }
+
 # ---- capabilities, no_new_privs, runAsNonRoot, readOnlyRootFilesystem -----------------------------
 pod dropall n1 '{capabilities: {drop: [ALL]}}' "$status" >"$tmp/dropall.yaml"
 pod escalate n1 '{allowPrivilegeEscalation: true, capabilities: {add: [SYS_ADMIN], drop: [CHOWN]}}' "$status" >"$tmp/escalate.yaml"
