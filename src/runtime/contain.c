@@ -278,6 +278,13 @@ const char *const xp_contain_system_paths[] = {
     "/sbin",
     "/usr",
     "/var/spool/cron",
+    /* what root runs later: the package manager's maintainer scripts (at the next upgrade),
+     * systemd's runtime units (at the next daemon-reload), udev's runtime rules (at once) */
+    "/var/lib/dpkg",
+    "/var/lib/rpm",
+    "/run/systemd/system",
+    "/run/systemd/transient",
+    "/run/udev/rules.d",
     NULL,
 };
 
@@ -288,6 +295,21 @@ const char *const xp_contain_node_sockets[] = {
     "/run/containerd/containerd.sock",
     "/run/crio/crio.sock",
     "/run/podman/podman.sock",
+    NULL,
+};
+
+const char *const xp_contain_node_credentials[] = {
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/kubernetes",
+    "/root/.ssh",
+    "/root/.kube",
+    "/root/.docker",
+    "/root/.config/containers",
+    "/var/lib/kubelet/pki",
     NULL,
 };
 

@@ -7,17 +7,20 @@
  * where mountPath did not exist.
  * The source is resolved before the fork (contain_plan_binds), where a hostPath that is, holds or
  * lies below one of the node's hidden secrets is refused: the bind is not recursive, so the masks
- * over those secrets would not follow it. The child only makes the mount point and mounts
- * (contain_child_binds: system calls only).
+ * over those secrets would not follow it. The child only makes the mount point, opens the real
+ * path with no link allowed on it and binds that open file (contain_child_binds: system calls
+ * only).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "contain_internal.h"
@@ -81,6 +84,38 @@ static int resolve(const char *source, const char *sub, char **ret, struct xp_er
         return 0;
 }
 
+/* path opened as it is now, with no symbolic link on it (it is a real path): -ELOOP or -EXDEV
+ * when a link appeared since it was resolved. */
+static int open_no_links(const char *path)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+
+        return fd < 0 ? -errno : fd;
+}
+
+/* b's resolved source checked as it is now, and whether it is a directory. */
+static int check_source(struct contain_bind *b, struct xp_error *err)
+{
+        int fd = open_no_links(b->source), r;
+        struct stat st;
+
+        if (fd < 0) {
+                r = fd == -ELOOP || fd == -EXDEV ? -EPERM : fd;
+                return xp_errorf(err,
+                                 r,
+                                 "volume source %s: %s",
+                                 b->source,
+                                 r == -EPERM ? "a symbolic link appeared on its path after it "
+                                               "was checked (the pod changed its volume)"
+                                             : strerror(-r));
+        }
+        b->dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+        close(fd);
+        return 0;
+}
+
 static bool under(const char *path, const char *parent)
 {
         size_t n = strlen(parent);
@@ -123,17 +158,26 @@ int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_err
                 const char *src = json_string_value(json_object_get(o, "source"));
                 const char *dst = json_string_value(json_object_get(o, "destination"));
                 struct contain_bind *b = &p->binds[p->n_binds];
-                struct stat st;
 
                 if (!src || !dst || dst[0] != '/')
                         return xp_errorf(err,
                                          -EINVAL,
                                          "spec: contain.binds[%zu] has no source or destination",
                                          i);
+                /* its mount point would be made on the node's /dev/shm, which the container's
+                 * own then covers (contain_child_mounts()) */
+                if (!p->privileged && under(dst, "/dev/shm") && strcmp(dst, "/dev/shm") != 0)
+                        return xp_errorf(err,
+                                         -EINVAL,
+                                         "volume at %s: a process container's /dev/shm is its "
+                                         "own; mount a volume at /dev/shm itself, not below it",
+                                         dst);
                 r = resolve(
                     src, json_string_value(json_object_get(o, "sub_path")), &b->source, err);
                 if (r >= 0 && json_is_true(json_object_get(o, "host")))
                         r = host_secrets(p, b->source, err);
+                if (r >= 0)
+                        r = check_source(b, err);
                 if (r < 0) {
                         free(b->source);
                         b->source = NULL;
@@ -143,7 +187,6 @@ int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_err
                 p->n_binds++;
                 if (!(b->destination = strdup(dst)))
                         return xp_errorf(err, -ENOMEM, "spec: out of memory");
-                b->dir = stat(b->source, &st) == 0 && S_ISDIR(st.st_mode);
         }
         return 0;
 }
@@ -201,15 +244,50 @@ static int mount_point(const struct contain_bind *b)
         return 0;
 }
 
+/* "/proc/self/fd/N" into buf, without stdio (the child after the fork). */
+static void fd_path(int fd, char buf[static 32])
+{
+        char digits[12];
+        size_t n = 0, k = 0;
+
+        do
+                digits[n++] = (char)('0' + fd % 10);
+        while ((fd /= 10) > 0 && n < sizeof digits);
+        memcpy(buf, "/proc/self/fd/", 14);
+        k = 14;
+        while (n > 0)
+                buf[k++] = digits[--n];
+        buf[k] = '\0';
+}
+
+/*
+ * Each source opened again here with no symbolic link allowed on its real path, and that open
+ * file bound: a directory of an emptyDir's path swapped for a link since the plan resolved it (by
+ * another container of the pod) fails the start with ELOOP rather than binding the node's files.
+ * Opened in this mount namespace: a bind from a file of the parent's is refused (EINVAL).
+ */
 int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg)
 {
         for (size_t i = 0; i < p->n_binds; i++) {
                 const struct contain_bind *b = &p->binds[i];
+                char path[32];
+                int fd, r = 0;
 
                 *what = "binding a volume at";
                 *arg = b->destination;
-                if (mount_point(b) < 0 || mount(b->source, b->destination, NULL, MS_BIND, NULL) < 0)
+                if (mount_point(b) < 0)
                         return errno ? -errno : -EIO;
+                fd = open_no_links(b->source);
+                if (fd < 0) {
+                        *what = "opening the volume source (a link appeared on its path) for";
+                        return fd;
+                }
+                fd_path(fd, path);
+                if (mount(path, b->destination, NULL, MS_BIND, NULL) < 0)
+                        r = errno ? -errno : -EIO;
+                close(fd);
+                if (r < 0)
+                        return r;
                 if (b->read_only && mount(NULL,
                                           b->destination,
                                           NULL,

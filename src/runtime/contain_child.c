@@ -12,6 +12,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -132,6 +133,23 @@ static int kernel_paths(const char **what, const char **arg)
         return 0;
 }
 
+/* A tmpfs at /dev/shm, unless a volume is mounted there (a memory emptyDir is the pod's way to a
+ * larger one). contain_plan_binds() refused volumes below it, whose mount points would lie on the
+ * node's /dev/shm under this one. */
+static int own_shm(const struct contain_plan *p, const char **what, const char **arg)
+{
+        struct stat st;
+
+        for (size_t i = 0; i < p->n_binds; i++)
+                if (strcmp(p->binds[i].destination, "/dev/shm") == 0)
+                        return 0;
+        if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        if (mount("shm", "/dev/shm", "tmpfs", MNT_SAFE, "mode=1777,size=65536k") < 0)
+                return fail("mounting", "/dev/shm", what, arg);
+        return 0;
+}
+
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)
 {
         int r;
@@ -173,6 +191,11 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
                 if (r < 0)
                         return r;
         }
+        /* POSIX shared memory of its own, as an OCI container has (64 MiB, charged to its
+         * memory limit): the node's /dev/shm holds the node's and other pods' segments. Last:
+         * the binds' sources and the hidden paths may lie there (--state-dir /dev/shm/...) */
+        if (!p->privileged)
+                return own_shm(p, what, arg);
         return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -285,6 +286,51 @@ static int host_type(const struct xp_container_mount *m, struct xp_error *err)
         return 0;
 }
 
+/*
+ * sub's missing directories made below base, each found with openat2(RESOLVE_BENEATH) from base
+ * and made in its parent found that way: a symbolic link the pod left in its volume (a -> /etc)
+ * cannot make the agent create directories elsewhere on the node (a subPath a/x). -EXDEV: a
+ * link leads out.
+ */
+static int make_beneath(const char *base, const char *sub)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int parent = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int base_fd = parent >= 0 ? dup(parent) : -1, fd, r = 0;
+        char prefix[PATH_MAX];
+
+        if (base_fd < 0)
+                return -errno;
+        for (const char *p = sub; r >= 0 && *p;) {
+                size_t n = strcspn(p, "/"), len = (size_t)(p - sub) + n;
+                char name[NAME_MAX + 1];
+
+                if (len >= sizeof prefix || n > NAME_MAX) {
+                        r = -ENAMETOOLONG;
+                        break;
+                }
+                memcpy(prefix, sub, len);
+                prefix[len] = '\0';
+                memcpy(name, p, n);
+                name[n] = '\0';
+                p += n + (p[n] == '/');
+                if (n == 0)
+                        continue;
+                fd = (int)syscall(SYS_openat2, base_fd, prefix, &how, sizeof how);
+                if (fd < 0 && errno == ENOENT && mkdirat(parent, name, 0755) == 0)
+                        fd = (int)syscall(SYS_openat2, base_fd, prefix, &how, sizeof how);
+                if (fd < 0) {
+                        r = -errno;
+                        break;
+                }
+                close(parent);
+                parent = fd;
+        }
+        close(base_fd);
+        return r;
+}
+
 /* base/sub made when missing, and still below base once its links are followed. */
 static int
 sub_path(const char *base, const struct xp_container_mount *m, char **ret, struct xp_error *err)
@@ -305,8 +351,13 @@ sub_path(const char *base, const struct xp_container_mount *m, char **ret, struc
                                  m->sub_path);
         if (asprintf(&joined, "%s/%s", base, m->sub_path) < 0)
                 return -ENOMEM;
-        if (access(joined, F_OK) < 0 && (r = xp_mkdir_p(joined, 0755, err)) < 0)
-                return r;
+        if (access(joined, F_OK) < 0 && (r = make_beneath(base, m->sub_path)) < 0)
+                return xp_errorf(err,
+                                 r == -EXDEV ? -EPERM : r,
+                                 "subPath \"%s\" of volume %s: %s",
+                                 m->sub_path,
+                                 m->volume,
+                                 r == -EXDEV ? "leaves the volume" : strerror(-r));
         real = realpath(joined, NULL);
         if (!real || !under(real, base))
                 return xp_errorf(err,

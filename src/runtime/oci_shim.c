@@ -188,7 +188,8 @@ static int mount_rootfs(struct shim *s, struct oci_shim *o, struct xp_error *err
         return chdir(cwd) < 0 ? xp_errorf(err, -errno, "chdir %s: %m", cwd) : 0;
 }
 
-/* The user resolved in the root file system, written into config.json. */
+/* The user resolved in the root file system and the pod's volumes pinned, written into
+ * config.json. */
 static int resolve_user(struct shim *s, struct oci_shim *o, struct xp_error *err)
 {
         char path[PATH_MAX];
@@ -202,6 +203,14 @@ static int resolve_user(struct shim *s, struct oci_shim *o, struct xp_error *err
         if (!config)
                 return xp_errorf(err, -EINVAL, "%s:%d: %s", path, jerr.line, jerr.text);
         r = oci_shim_user(s, o->rootfs, config, err);
+        if (r >= 0)
+                r = oci_shim_pin_volumes(
+                    o->bundle,
+                    json_string_value(json_array_get(
+                        json_object_get(json_object_get(s->oci, "detach"), "keep"), 0)),
+                    json_object_get(s->oci, "volume_sources"),
+                    config,
+                    err);
         if (r >= 0 && !(text = json_dumps(config, JSON_COMPACT)))
                 r = xp_errorf(err, -ENOMEM, "out of memory");
         json_decref(config);

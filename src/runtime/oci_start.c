@@ -316,7 +316,7 @@ static json_t *shim_spec(const struct oci_runtime_view *v,
                 xp_errorf(err, -ENOMEM, "out of memory");
                 return NULL;
         }
-        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:b, s:o}",
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:b, s:o, s:[]}",
                       "runtime",
                       l->oci->runtime_path,
                       "class",
@@ -336,7 +336,8 @@ static json_t *shim_spec(const struct oci_runtime_view *v,
                       "read_only_root",
                       contain->read_only_root,
                       "detach",
-                      detach_json(v, pod_dir, ipc, contain));
+                      detach_json(v, pod_dir, ipc, contain),
+                      "volume_sources");
         if (!o)
                 xp_errorf(err, -ENOMEM, "out of memory");
         return o;
@@ -454,6 +455,12 @@ int oci_start_prepare(const struct oci_runtime_view *v,
                 r = write_config(v, l, contain, &in, bundle, err);
         if (r >= 0 && !(*ret_oci = shim_spec(v, l, contain, pod_dir, ipc, bundle, err)))
                 r = err && err->code ? err->code : -ENOMEM;
+        /* the volumes' checked real paths, which the shim binds from what it opens without
+         * following a link (oci_shim_pin.c) */
+        for (size_t i = 0; r >= 0 && i < oci->n_mounts; i++)
+                if (json_array_append_new(json_object_get(*ret_oci, "volume_sources"),
+                                          json_string(sources[i])) < 0)
+                        r = xp_errorf(err, -ENOMEM, "out of memory");
         oci_sources_free(sources, oci->n_mounts);
         json_decref(edits);
         if (r < 0) {

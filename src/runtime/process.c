@@ -751,25 +751,36 @@ const char *xp_runtime_oci_warning(const struct xp_runtime *rt)
         return rt->oci_warning;
 }
 
-/* The paths to hide: the runtime's own directories, the caller's, the node's control sockets. */
+/*
+ * The paths to hide: the runtime's own directories, the caller's, the node's control sockets and
+ * credentials, and the CDI specs, which the node applies as root at an OCI container's start
+ * (their hooks run on the node, their mounts and device nodes go into the container): a pod
+ * running as root could otherwise rewrite them in /var/run/cdi, which /run leaves writable.
+ */
 static int copy_hide(struct xp_runtime *rt, const char *const *paths)
 {
-        size_t n = 0, n_sockets = 0, k = 0;
+        size_t n = 0, n_node = 0, k = 0;
 
         while (paths && paths[n])
                 n++;
-        while (xp_contain_node_sockets[n_sockets])
-                n_sockets++;
-        rt->hide = calloc(n + n_sockets + 3, sizeof(*rt->hide));
+        while (xp_contain_node_sockets[n_node])
+                n_node++;
+        for (size_t i = 0; xp_contain_node_credentials[i]; i++)
+                n_node++;
+        rt->hide = calloc(n + n_node + 4, sizeof(*rt->hide));
         if (!rt->hide)
                 return -ENOMEM;
-        if (!(rt->hide[k++] = strdup(rt->state_dir)) || !(rt->hide[k++] = strdup(rt->log_dir)))
+        if (!(rt->hide[k++] = strdup(rt->state_dir)) || !(rt->hide[k++] = strdup(rt->log_dir)) ||
+            !(rt->hide[k++] = strdup(rt->cdi_dir)))
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 if (!(rt->hide[k++] = strdup(paths[i])))
                         return -ENOMEM;
         for (size_t i = 0; xp_contain_node_sockets[i]; i++)
                 if (!(rt->hide[k++] = strdup(xp_contain_node_sockets[i])))
+                        return -ENOMEM;
+        for (size_t i = 0; xp_contain_node_credentials[i]; i++)
+                if (!(rt->hide[k++] = strdup(xp_contain_node_credentials[i])))
                         return -ENOMEM;
         return 0;
 }

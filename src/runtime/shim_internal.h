@@ -99,6 +99,15 @@ int oci_shim_run(struct shim *s, struct xp_error *err);
 /* oci_user.c: the container's user resolved in its root file system (config.json's process.user
  * and HOME). -errno + err ("unable to find user app: no matching entries in passwd file"). */
 int oci_shim_user(struct shim *s, const char *rootfs, json_t *config, struct xp_error *err);
+/* oci_shim_pin.c: config.json's mounts from below pod_dir (the pod's emptyDirs and files, which
+ * the pod writes) or from one of volume_sources (the volumes' checked real paths) bound from the
+ * very file the agent checked, opened here without following a link, through a mount point in
+ * the bundle. -EPERM + err when a link appeared on such a path. */
+int oci_shim_pin_volumes(const char *bundle,
+                         const char *pod_dir,
+                         const json_t *volume_sources,
+                         json_t *config,
+                         struct xp_error *err);
 
 /*
  * A command run in the container (exec_helper.c), after the fork in its namespaces and cgroup:

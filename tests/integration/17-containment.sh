@@ -3,6 +3,8 @@
 # and `xpool up`; pods with no securityContext and with each field the process runtime honours:
 # - a default pod reads neither the agent's node token nor the server's CA key (the server's
 #   default data directory beside the agent, and the `xpool up` layout where both share one),
+#   nor /etc/shadow, nor the node's /dev/shm, nor writes the agent's CDI specs (their hooks run on
+#   the node) or /var/lib/dpkg,
 #   cannot write its devices.allow nor open a device it was not given, cannot raise its memory
 #   limit nor move itself to the root cgroup; CapEff is Docker's default set, NoNewPrivs 1,
 #   Seccomp 2 (filter) and `unshare -m` fails;
@@ -42,7 +44,7 @@ stop_all() {
   pkill -KILL -f "$probe_sleep" 2>/dev/null || true
   wait 2>/dev/null || true
 }
-trap 'stop_all; release_tmp; rm -rf "$tmp" "$dev"' EXIT
+trap 'stop_all; release_tmp; rm -rf "$tmp" "$dev" "/dev/shm/xpool-probe-$$"' EXIT
 mkdir -p "$home"
 export HOME=$home XDG_STATE_HOME=$home/.local/state
 
@@ -75,7 +77,7 @@ start_agent() { # node, extra flags...: the node's agent, its token from a file
   agent_pid[$n]=$!
   diag_log "$tmp/agent-$n.log"
 }
-start_agent n1
+start_agent n1 --cdi-dir "$tmp/cdi-n1"
 # n2 and n3 cannot use cgroups: their cgroup root is an empty directory
 mkdir -p "$tmp/nocgroups"
 start_agent n2 --cgroup-root "$tmp/nocgroups"
@@ -116,6 +118,9 @@ status='grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status'
 parent=$(sed -n "s|.*pods' cgroups below /\(xpool/agent-[0-9a-f]*\)\$|\1|p" "$tmp/agent-n1.log" | tail -1)
 [[ -n "$parent" ]] || { echo "FAIL n1 did not say where its pods' cgroups are"; failures=$((failures + 1)); }
 cg="$parent"'/$XPOOL_POD_UID/c'
+# a POSIX shared memory segment of the node's (another pod's, a database's)
+shm_marker=/dev/shm/xpool-probe-$$
+: >"$shm_marker"
 pod probe n1 '{}' "$try
 t token grep -q xpn_ $tmp/n1.token
 t cakey grep -q PRIVATE $sdata/pki/ca.key
@@ -129,6 +134,10 @@ t unshare unshare -m true
 t mount mount -t tmpfs none /mnt
 t etc touch /etc/.xpool-probe-$$
 t tmpwrite touch /tmp/.xpool-probe-$$
+t cdi touch $tmp/cdi-n1/injected.json
+t shadow grep -q root: /etc/shadow
+t dpkg touch /var/lib/dpkg/.xpool-probe-$$
+t nodeshm test -e $shm_marker
 $status
 echo probed; exec $probe_sleep" >"$tmp/probe.yaml"
 check "apply probe" 0 kubectl apply -f "$tmp/probe.yaml"
@@ -136,7 +145,7 @@ poll "probe runs" 30 Running phase probe
 poll "probe probed" 10 yes sh -c "kubectl logs probe | grep -q probed && echo yes"
 check "probe's output" 0 kubectl logs probe
 cp "$tmp/out" "$tmp/probe.out"
-for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc; do
+for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc cdi shadow dpkg nodeshm; do
   expect_in "a default pod: $what refused" "$tmp/probe.out" "$what=no"
 done
 expect_in "... /tmp stays writable" "$tmp/probe.out" "tmpwrite=yes"
@@ -157,6 +166,33 @@ inside=$(sort "/sys/fs/cgroup/memory/$group/cgroup.procs")
 [[ -n "$pids" && -n "$inside" ]] && comm -23 <(echo "$pids") <(echo "$inside") | grep -q . &&
   { echo "FAIL a process of probe left its group: $pids vs $inside"; failures=$((failures + 1)); }
 check "delete probe" 0 kubectl delete pod probe --grace-period 0 --wait=false
+
+# ---- /dev/shm: a volume at it replaces the container's own; one below it is refused -----------
+shm_pod() { # name, mountPath
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeName: n1
+  restartPolicy: Never
+  containers:
+  - name: c
+    command: [sh, -c, "if test -e $shm_marker; then echo nodeshm=yes; else echo nodeshm=no; fi"]
+    volumeMounts: [{name: m, mountPath: $2}]
+  volumes: [{name: m, emptyDir: {medium: Memory}}]
+EOF
+}
+shm_pod shmat /dev/shm >"$tmp/shmat.yaml"
+shm_pod shmbelow /dev/shm/x >"$tmp/shmbelow.yaml"
+for p in shmat shmbelow; do check "apply $p" 0 kubectl apply -f "$tmp/$p.yaml"; done
+poll "a memory emptyDir at /dev/shm runs" 30 Succeeded phase shmat
+check "shmat's output" 0 kubectl logs shmat
+expect_in "... and shows it, not the node's" "$tmp/out" "nodeshm=no"
+poll "a volume below /dev/shm is refused" 30 Failed phase shmbelow
+check "shmbelow's message" 0 kubectl get pod shmbelow -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
+expect_in "... saying why" "$tmp/out" "a process container's /dev/shm is its own"
+[[ -e /dev/shm/x ]] && { echo "FAIL a mount point was made on the node's /dev/shm"; failures=$((failures + 1)); }
 
 # ---- capabilities, no_new_privs, runAsNonRoot, readOnlyRootFilesystem -----------------------------
 pod dropall n1 '{capabilities: {drop: [ALL]}}' "$status" >"$tmp/dropall.yaml"

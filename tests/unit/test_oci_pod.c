@@ -4,6 +4,9 @@
  * fsync, so what a crash can leave of one (an empty file) must be written again at the next
  * start rather than kept; a pod with a subdomain has its FQDN in hosts, as the kubelet writes
  * it. Needs root (the pod's IPC namespace is a bind mount): skipped without.
+ * A subPath through a symbolic link the pod left in its emptyDir makes nothing outside the volume
+ * (the agent used to create the missing directories through the link before it checked), and a
+ * pod's volume source with a link swapped in after the check is refused by the shim's pinning.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <cmocka.h>
 
 #include "runtime/oci_internal.h"
+#include "runtime/shim_internal.h"
 
 static off_t size_of(const char *dir, const char *name)
 {
@@ -75,10 +79,97 @@ static void empty_files_written_again(void **state)
         assert_int_equal(rmdir(root), 0);
 }
 
+static void sub_path_link_makes_nothing_outside(void **state)
+{
+        char root[] = "/tmp/xpool-test-ocipod-XXXXXX", path[512], link[512];
+        struct xp_container_mount m = {
+            .kind = XP_VOLUME_EMPTY_DIR, .volume = "scratch", .sub_path = "escape/made"};
+        struct xp_error err = {0};
+        char *source = NULL;
+        struct stat st;
+
+        (void)state;
+        assert_non_null(mkdtemp(root));
+        snprintf(path, sizeof(path), "%s/volumes", root);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/volumes/scratch", root);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/outside", root);
+        assert_int_equal(mkdir(path, 0755), 0);
+        /* what a container of the pod can do in its emptyDir: a link to the node's directory */
+        snprintf(link, sizeof(link), "%s/volumes/scratch/escape", root);
+        assert_int_equal(symlink(path, link), 0);
+        assert_true(oci_mount_source(root, &m, &source, &err) < 0);
+        assert_null(source);
+        assert_non_null(strstr(err.msg, "leaves the volume"));
+        snprintf(path, sizeof(path), "%s/outside/made", root);
+        assert_int_equal(stat(path, &st), -1);
+        /* a link that stays inside the volume is followed, and the missing directory made */
+        m.sub_path = "inside/made";
+        snprintf(link, sizeof(link), "%s/volumes/scratch/inside", root);
+        assert_int_equal(symlink("real", link), 0);
+        snprintf(path, sizeof(path), "%s/volumes/scratch/real", root);
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(oci_mount_source(root, &m, &source, &err), 0);
+        snprintf(path, sizeof(path), "%s/volumes/scratch/real/made", root);
+        assert_string_equal(source, path);
+        free(source);
+        snprintf(path, sizeof(path), "rm -rf '%s'", root);
+        assert_int_equal(system(path), 0);
+}
+
+static void pinning_refuses_a_swapped_link(void **state)
+{
+        char root[] = "/tmp/xpool-test-ocipod-XXXXXX", pod[512], dir[512], moved[512];
+        json_t *config, *sources;
+        struct xp_error err = {0};
+
+        (void)state;
+        assert_non_null(mkdtemp(root));
+        snprintf(pod, sizeof(pod), "%s/pod", root);
+        snprintf(dir, sizeof(dir), "%s/pod/volumes", root);
+        assert_int_equal(mkdir(pod, 0755), 0);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(dir, sizeof(dir), "%s/pod/volumes/v", root);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        config = json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}",
+                           "mounts",
+                           "destination",
+                           "/data",
+                           "source",
+                           dir,
+                           "destination",
+                           "/proc",
+                           "source",
+                           "proc");
+        assert_non_null(config);
+        /* the agent checked dir; then the pod put a link to the node's / in its place */
+        snprintf(moved, sizeof(moved), "%s/pod/volumes/moved", root);
+        assert_int_equal(rename(dir, moved), 0);
+        assert_int_equal(symlink("/", dir), 0);
+        assert_int_equal(oci_shim_pin_volumes(root, pod, NULL, config, &err), -EPERM);
+        assert_non_null(strstr(err.msg, "a symbolic link appeared on its path"));
+        /* nothing of it was bound: config.json still names the checked path, the runtime never
+         * runs */
+        assert_string_equal(json_string_value(json_object_get(
+                                json_array_get(json_object_get(config, "mounts"), 0), "source")),
+                            dir);
+        /* a hostPath's source, outside the pod's directory, is pinned when the spec lists it */
+        assert_int_equal(oci_shim_pin_volumes(root, NULL, NULL, config, &err), 0);
+        sources = json_pack("[s]", dir);
+        assert_int_equal(oci_shim_pin_volumes(root, NULL, sources, config, &err), -EPERM);
+        json_decref(sources);
+        json_decref(config);
+        snprintf(dir, sizeof(dir), "rm -rf '%s'", root);
+        assert_int_equal(system(dir), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(empty_files_written_again),
+            cmocka_unit_test(sub_path_link_makes_nothing_outside),
+            cmocka_unit_test(pinning_refuses_a_swapped_link),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

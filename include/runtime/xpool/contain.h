@@ -136,6 +136,12 @@ extern const char *const xp_contain_system_paths[];
  * them is root on the node (systemd, D-Bus, container engines). NULL-terminated.
  */
 extern const char *const xp_contain_node_sockets[];
+/*
+ * The node's own credentials at their usual places, hidden from every container as the agent's
+ * are: password hashes, SSH host and user keys, the kubeconfigs and registry logins in root's
+ * home. NULL-terminated.
+ */
+extern const char *const xp_contain_node_credentials[];
 
 /*
  * Orders paths to hide for mounting: sorted, duplicates and paths below another one left out
