@@ -229,6 +229,7 @@ void xp_launch_free(struct xp_launch *l)
         free(l->supplemental);
         free(l->hostname);
         free(l->host_domain);
+        free(l->image_id);
         free(l);
 }
 

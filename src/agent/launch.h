@@ -95,6 +95,7 @@ struct xp_launch {
         gid_t *supplemental;               /* oci.user.supplemental */
         char *hostname;
         char *host_domain; /* oci.host_domain */
+        char *image_id;    /* oci.image_id */
 };
 
 /*

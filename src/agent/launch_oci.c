@@ -401,6 +401,10 @@ int launch_oci(const struct xp_pod *pod,
         oci->layers = image->layers;
         oci->image = image->image->names && image->image->names[0] ? image->image->names[0]
                                                                    : image->image->id;
+        l->image_id = xp_image_status_id(image->image, c->image);
+        if (!l->image_id)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        oci->image_id = l->image_id;
         oci->hostname = l->hostname;
         oci->host_domain = l->host_domain;
         oci->pod_ip = pod->status.pod_ip; /* the agent's network step put it there */

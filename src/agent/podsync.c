@@ -28,6 +28,7 @@ struct outcome {
         int signal;
         char *reason;
         char *message;
+        char *image_id; /* the imageID it ran from; NULL: none (a process of the node) */
         int64_t started_ns;
         int64_t finished_ns;
 };
@@ -64,6 +65,7 @@ static void outcome_done(struct outcome *o)
 {
         free(o->reason);
         free(o->message);
+        free(o->image_id);
         *o = (struct outcome){0};
 }
 
@@ -72,8 +74,10 @@ static int outcome_copy(const struct outcome *src, struct outcome *dst)
         *dst = *src;
         dst->reason = NULL;
         dst->message = NULL;
+        dst->image_id = NULL;
         if ((src->reason && !(dst->reason = strdup(src->reason))) ||
-            (src->message && !(dst->message = strdup(src->message)))) {
+            (src->message && !(dst->message = strdup(src->message))) ||
+            (src->image_id && !(dst->image_id = strdup(src->image_id)))) {
                 outcome_done(dst);
                 return -ENOMEM;
         }
@@ -308,7 +312,8 @@ static int absorb(const struct xp_podsync_config *config,
         o.reason = strdup(outcome_reason(rec));
         if (!o.reason)
                 return -ENOMEM;
-        if (rec->message && !(o.message = strdup(rec->message))) {
+        if ((rec->message && !(o.message = strdup(rec->message))) ||
+            (rec->image_id && !(o.image_id = strdup(rec->image_id)))) {
                 outcome_done(&o);
                 return -ENOMEM;
         }
@@ -381,6 +386,10 @@ static int seed(struct xp_podsync_memory *m, const struct xp_pod *pod)
                                 r = seed_outcome(
                                     &c->last, lt, cs->state.running ? count - 1 : count);
                         }
+                        /* the imageID the server has is the last run's */
+                        if (r >= 0 && cs->image_id && *cs->image_id &&
+                            !(c->last.image_id = strdup(cs->image_id)))
+                                r = -ENOMEM;
                         if (r < 0)
                                 return r;
                         c->restart_at_ns = c->last.finished_ns;
@@ -449,6 +458,15 @@ static json_t *waiting_json(const char *reason, const char *message)
                 return NULL;
         }
         return w ? json_pack("{s:o}", "waiting", w) : NULL;
+}
+
+/* The imageID of the run shown: its image's repo@digest or ID as it started; "" for a process
+ * of the node. */
+static const char *image_id(const struct cview *v)
+{
+        const char *id = v->running ? v->running->image_id : v->mem->last.image_id;
+
+        return id ? id : "";
 }
 
 static json_t *
@@ -522,7 +540,7 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                                "image",
                                v->spec->image ? v->spec->image : "",
                                "imageID",
-                               "",
+                               image_id(v),
                                "started",
                                running);
         if (cs && id && json_object_set_new(cs, "containerID", json_string(id)) < 0) {

@@ -26,6 +26,35 @@ void xp_image_free(struct xp_image *img)
         free(img);
 }
 
+char *xp_image_status_id(const struct xp_image *img, const char *reference)
+{
+        struct xp_image_ref ref = {0};
+        struct xp_error err = {0};
+        char *repo = NULL;
+        const char *pick = NULL;
+        size_t n = 0;
+
+        if (reference && xp_image_ref_parse(reference, &ref, &err) >= 0) {
+                repo = xp_image_ref_repository(&ref);
+                xp_image_ref_done(&ref);
+                if (!repo)
+                        return NULL;
+                n = strlen(repo);
+        }
+        for (char **name = img->names; name && *name; name++) {
+                if (!strchr(*name, '@'))
+                        continue;
+                if (!pick)
+                        pick = *name;
+                if (repo && strncmp(*name, repo, n) == 0 && (*name)[n] == '@') {
+                        pick = *name;
+                        break;
+                }
+        }
+        free(repo);
+        return strdup(pick ? pick : img->id);
+}
+
 void xp_image_list_free(struct xp_image **images, size_t n)
 {
         for (size_t i = 0; images && i < n; i++)

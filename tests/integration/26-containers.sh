@@ -81,6 +81,7 @@ tools_image() { # tag, user: an OCI layout in $tmp/tools-TAG, imported as localh
   printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin","IMAGE_VAR=from-image","SHARED=from-image"],"Entrypoint":["/bin/echo","from-entrypoint"],"Cmd":["from-cmd"],"WorkingDir":"/srv","User":"%s"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
     "$user" "$diff" >"$tmp/tools-config.json"
   d=$(img_blob "$lay" "$tmp/tools-config.json")
+  echo "sha256:$d" >"$tmp/tools-$tag.id" # its ID: the imageID of a container run from it
   printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:%s","size":%s}]}' \
     "$d" "$(stat -c %s "$tmp/tools-config.json")" "$dig" "$size" >"$tmp/tools-manifest.json"
   d=$(img_blob "$lay" "$tmp/tools-manifest.json")
@@ -306,9 +307,19 @@ spec:
   containers: [{name: c, image: @TOOLS@}]
 EOF
 fi
+# a process of the node: its image is not pulled, it has no imageID
+cat >"$tmp/proc.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: proc}
+spec:
+  restartPolicy: Never
+  runtimeClassName: process
+  containers: [{name: c, image: @TOOLS@, command: ["true"]}]
+EOF
 check "the volumes' configmap" 0 kubectl create configmap volcfg --from-literal=k=cfg-value
 check "the volumes' secret" 0 kubectl create secret generic volsec --from-literal=pw=sec-value
-for p in table named nonroot vols hostetc secure kata execas; do apply $p; done
+for p in table named nonroot vols hostetc secure kata execas proc; do apply $p; done
 command -v runc >/dev/null && apply runc
 
 # ---- the seed's pod, unchanged ------------------------------------------------------------------
@@ -339,11 +350,25 @@ if [[ -n "$br" ]]; then
 else
   [[ -s "$tmp/out" ]] || { echo "FAIL no podIP"; failures=$((failures + 1)); }
 fi
+# imageID as the kubelet's: the pulled image's repository and manifest digest, the registry's
+seed_digest=$(skopeo inspect --tls-verify=false --format '{{.Digest}}' "docker://$plain/library/ai-framework:latest")
+check "its imageID" 0 get ai-training '.status.containerStatuses[0].imageID'
+expect_exact "docker.io/library/ai-framework@<the registry's digest>" "$tmp/out" "docker.io/library/ai-framework@$seed_digest"
+check "kubectl describe" 0 kubectl describe pod ai-training
+expect_in "prints it" "$tmp/out" "docker.io/library/ai-framework@$seed_digest"
 check "delete the seed's pod" 0 kubectl delete pod ai-training --wait=false
 
 # ---- pods from the test image -------------------------------------------------------------------
 # Kubernetes' table, and what the image's config gives
 poll "the table's pod Succeeded" 40 Succeeded phase table
+# an image imported without a repository digest: its ID, the config's digest
+check "the imageID of an imported image" 0 get table '.status.containerStatuses[0].imageID'
+expect_exact "sha256:<its config's digest>" "$tmp/out" "$(cat "$tmp/tools-1.id")"
+poll "the process pod Succeeded" 40 Succeeded phase proc
+check "its imageID" 0 get proc '.status.containerStatuses[0].imageID'
+expect_exact "a process of the node has none" "$tmp/out" ""
+check "its image" 0 get proc '.status.containerStatuses[0].image'
+expect_exact "the spec's" "$tmp/out" "localhost/tools:1"
 expect_log() { # name, pod, container, text
   logs "$2" "$3" >"$tmp/log.$2.$3"
   expect_in "$1" "$tmp/log.$2.$3" "$4"
@@ -506,6 +531,8 @@ kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
 rm -f "$tmp/hold" # the shim goes on alone
 start_agent
 poll "the agent killed mid-start: its container runs" 40 1 running slow1
+check "its imageID, kept across the agent's restart" 0 get slow1 '.status.containerStatuses[0].imageID'
+expect_exact "the imported image's ID" "$tmp/out" "$(cat "$tmp/tools-1.id")"
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow1"
 expect_count "one run" "$tmp/out" 1 run

@@ -437,6 +437,44 @@ static void challenges(void **state)
         assert_int_equal(xp_image_challenge_parse("   ", &ch), -EINVAL);
 }
 
+/* The imageID a container's status gives: the kubelet's choice among the image's names. */
+#define HEX64(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
+static void status_ids(void **state)
+{
+        char a[] = "docker.io/library/busybox:1.36";
+        char b[] = "docker.io/library/busybox@sha256:" HEX64("11");
+        char m[] = "registry.example:5000/mirror/busybox@sha256:" HEX64("22");
+        char config[] = "sha256:" HEX64("33");
+        char *pulled[] = {a, b, m, NULL}, *imported[] = {a, NULL}, *none[] = {NULL};
+        struct xp_image img = {.id = config, .names = pulled};
+        char *id;
+
+        (void)state;
+        /* the repository the container names, as written or short */
+        id = xp_image_status_id(&img, "busybox:1.36");
+        assert_string_equal(id, b);
+        free(id);
+        id = xp_image_status_id(&img, "registry.example:5000/mirror/busybox:1.36");
+        assert_string_equal(id, m);
+        free(id);
+        /* another repository's name, or none parsable: the first repo@digest */
+        id = xp_image_status_id(&img, "other/app:1");
+        assert_string_equal(id, b);
+        free(id);
+        id = xp_image_status_id(&img, "Not A Reference");
+        assert_string_equal(id, b);
+        free(id);
+        /* imported without a repository digest, or known by its ID only: the ID */
+        img.names = imported;
+        id = xp_image_status_id(&img, "busybox:1.36");
+        assert_string_equal(id, img.id);
+        free(id);
+        img.names = none;
+        id = xp_image_status_id(&img, img.id);
+        assert_string_equal(id, img.id);
+        free(id);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -449,6 +487,7 @@ int main(void)
             cmocka_unit_test(registries_file),
             cmocka_unit_test(credentials),
             cmocka_unit_test(challenges),
+            cmocka_unit_test(status_ids),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

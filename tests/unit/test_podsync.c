@@ -1009,6 +1009,48 @@ static void agent_restart_in_backoff(void **state)
         fx_done(&g);
 }
 
+/* imageID: the record's as the container started, kept once its record is forgotten and
+ * across an agent restart (from the server's status). */
+static void image_ids(void **state)
+{
+        static char id[] = "docker.io/library/img@sha256:"
+                           "abababababababababababababababababababababababababababababababab";
+        struct fx f, g;
+        struct xp_container_record r;
+
+        (void)state;
+        fx_init(&f,
+                "{'restartPolicy':'Never','containers':[{'name':'b','image':'img:1',"
+                "'command':['y']}]}");
+        sync_at(&f, NULL, 0, 0, false);
+        r = running("b", 0, 0);
+        r.image_id = id;
+        sync_at(&f, &r, 1, 1, false);
+        assert_string_equal(
+            json_string_value(json_object_get(
+                json_array_get(json_object_get(f.res.status, "containerStatuses"), 0), "imageID")),
+            id);
+        apply_status(&f);
+        r = exited("b", 0, 0, 2, 0);
+        r.image_id = id;
+        sync_at(&f, &r, 1, 2, false);
+        apply_status(&f);
+        sync_at(&f, &r, 1, 3, false);
+        assert_string_equal(f.acts, "FORGET b 0");
+        check_no_status(&f); /* forgotten, its imageID stays */
+        sync_at(&f, NULL, 0, 4, false);
+        check_no_status(&f);
+
+        fx_init(&g, "{'restartPolicy':'Never','containers':[{'name':'b','image':'img:1'}]}");
+        xp_pod_free(g.pod);
+        g.pod = f.pod;
+        f.pod = NULL;
+        sync_at(&g, NULL, 0, 5, false);
+        check_no_status(&g);
+        fx_done(&f);
+        fx_done(&g);
+}
+
 static void errors(void **state)
 {
         struct fx f;
@@ -1079,6 +1121,7 @@ int main(void)
             cmocka_unit_test(unknown_container),
             cmocka_unit_test(agent_restart_in_backoff),
             cmocka_unit_test(addresses),
+            cmocka_unit_test(image_ids),
             cmocka_unit_test(errors),
         };
 

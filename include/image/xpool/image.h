@@ -144,6 +144,14 @@ void xp_image_list_free(struct xp_image **images, size_t n);
  */
 char *xp_image_lowerdir(const struct xp_image *img, bool relative);
 
+/*
+ * The imageID the kubelet reports for a container started from img by reference (the container's
+ * image, as written): "REPO@sha256:<manifest digest>" of reference's repository when img is known
+ * by it, else its first repo@digest name, else its ID "sha256:<config digest>" (an image imported
+ * without a repository digest). Caller frees; NULL when out of memory.
+ */
+char *xp_image_status_id(const struct xp_image *img, const char *reference);
+
 /* ---- the store --------------------------------------------------------------------------------
  */
 
