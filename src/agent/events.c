@@ -231,7 +231,8 @@ void xp_agent_events_free(struct xp_agent_events *q)
         free(q);
 }
 
-/* A core/v1 Event as the kubelet writes them: named <pod>.<hex>, from component xpool-agent. */
+/* A core/v1 Event as the kubelet writes them: named <pod>.<hex>, from component kubelet on this
+ * node (source.host, reportingInstance), so that --field-selector source=kubelet finds them. */
 static json_t *event_json(struct xp_agent_events *q,
                           const char *ns,
                           const char *pod,
@@ -280,7 +281,7 @@ static json_t *event_json(struct xp_agent_events *q,
                          message,
                          "source",
                          "component",
-                         "xpool-agent",
+                         "kubelet",
                          "host",
                          q->node_name,
                          "firstTimestamp",
@@ -290,7 +291,7 @@ static json_t *event_json(struct xp_agent_events *q,
                          "count",
                          1,
                          "reportingComponent",
-                         "xpool-agent",
+                         "kubelet",
                          "reportingInstance",
                          q->node_name);
 }
@@ -406,9 +407,7 @@ int xp_agent_event_node(struct xp_agent_events *q,
         source = json_object_get(e->body, "source");
         if (!e->namespace || !involved || !source ||
             json_object_set_new(involved, "kind", json_string("Node")) < 0 ||
-            json_object_del(involved, "namespace") < 0 ||
-            json_object_set_new(source, "component", json_string("kubelet")) < 0 ||
-            json_object_set_new(e->body, "reportingComponent", json_string("kubelet")) < 0) {
+            json_object_del(involved, "namespace") < 0) {
                 event_free(e);
                 r = -ENOMEM;
         } else {

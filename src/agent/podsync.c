@@ -14,6 +14,7 @@
 #include "podsync.h"
 #include "xpool/codec.h"
 #include "xpool/duration.h"
+#include "xpool/macro.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
 
@@ -635,6 +636,42 @@ static bool not_running(const struct cview *v)
         return v->running == NULL;
 }
 
+static const char *const kubelet_conditions[] = {
+    "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"};
+
+/* Where condition c comes in the kubelet's order; the others after its own. */
+static size_t kubelet_rank(const json_t *c)
+{
+        const char *type = json_string_value(json_object_get(c, "type"));
+        size_t k = 0;
+
+        while (k < XP_ELEMENTSOF(kubelet_conditions) && !xp_streq0(type, kubelet_conditions[k]))
+                k++;
+        return k;
+}
+
+/* The kubelet's conditions first, in its order, then the others (PodScheduled, readiness gates)
+ * as they were: the order a cluster's pod status lists them in. */
+static int order_conditions(json_t *conds)
+{
+        _cleanup_(json_decrefp) json_t *ordered = json_array();
+        json_t *c;
+        size_t i;
+
+        if (!ordered)
+                return -ENOMEM;
+        for (size_t k = 0; k <= XP_ELEMENTSOF(kubelet_conditions); k++) {
+                json_array_foreach(conds, i, c)
+                {
+                        if (kubelet_rank(c) == k && json_array_append(ordered, c) < 0)
+                                return -ENOMEM;
+                }
+        }
+        if (json_array_clear(conds) < 0 || json_array_extend(conds, ordered) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 struct plan {
         struct cview *init;
         size_t n_init;
@@ -644,7 +681,38 @@ struct plan {
         enum xp_pod_phase phase;
 };
 
-/* The conditions Initialized, Ready and ContainersReady into status, the kubelet's way. */
+/*
+ * PodReadyToStartContainers: the pod's sandbox (its network namespace, its address) is up from
+ * the agent's first status until the pod ends, when the kubelet removes it. Its end is when the
+ * last container finished, so a status written again after a failed write says the same.
+ */
+static int
+set_sandbox_condition(json_t *conds, const json_t *old_conds, const struct plan *p, int64_t now_ns)
+{
+        bool ended = p->phase == XP_POD_SUCCEEDED || p->phase == XP_POD_FAILED;
+        int64_t ended_ns = 0;
+
+        for (int pass = 0; pass < 2 && ended; pass++) {
+                const struct cview *v = pass ? p->main : p->init;
+                size_t n = pass ? p->n_main : p->n_init;
+
+                for (size_t i = 0; i < n; i++)
+                        if (v[i].mem->last.set && v[i].mem->last.finished_ns > ended_ns)
+                                ended_ns = v[i].mem->last.finished_ns;
+        }
+        return set_condition(conds,
+                             old_conds,
+                             "PodReadyToStartContainers",
+                             !ended,
+                             NULL,
+                             NULL,
+                             ended_ns > 0 ? ended_ns : now_ns);
+}
+
+/*
+ * The conditions PodReadyToStartContainers, Initialized, Ready and ContainersReady into status,
+ * the kubelet's way, listed in its order.
+ */
 static int
 set_conditions(json_t *status, const json_t *old_conds, const struct plan *p, int64_t now_ns)
 {
@@ -689,9 +757,10 @@ set_conditions(json_t *status, const json_t *old_conds, const struct plan *p, in
                                ready,
                                ready ? NULL : not_ready,
                                ready_msg,
-                               now_ns)) < 0)
+                               now_ns)) < 0 ||
+            (r = set_sandbox_condition(conds, old_conds, p, now_ns)) < 0)
                 return r;
-        return 0;
+        return order_conditions(conds);
 }
 
 /* initContainerStatuses and containerStatuses into status, one entry per container. */

@@ -21,7 +21,8 @@
 #include "xpool/scheduler.h"
 #include "xpool/workers.h"
 
-#define SCHEDULER_NAME "xpool-scheduler"
+/* kube-scheduler's default profile, the name its Events report when a pod names no other */
+#define SCHEDULER_NAME "default-scheduler"
 #define RETRY_MS       250 /* longest interval between retries of unschedulable pods */
 #define RETRY_MIN_MS   5   /* shortest, after a cheap pass (scheduler.c, retry_gap_set()) */
 /* Per-pod backoff after a failed attempt, as kube-scheduler's: 1 s, doubled per failure in a
@@ -318,3 +319,6 @@ void failure_write(struct xp_scheduler *s,
                    bool force_event);
 /* Accounts the pod as the store has it now (bound: its placement; otherwise nothing). */
 void account_stored(struct xp_scheduler *s, const char *ns, const char *name);
+
+/* This host's name, which kube-scheduler's Events end their reportingInstance with. */
+const char *scheduler_host(void);

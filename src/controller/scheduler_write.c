@@ -10,9 +10,11 @@
  * (scheduler.c). Without workers (a test's choice) each write is made at once, in the loop.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "informer.h"
@@ -29,6 +31,29 @@
 
 /* ---- Events --------------------------------------------------------------------------------- */
 
+static char host[256];
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void host_read(void)
+{
+        if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+                snprintf(host, sizeof(host), "localhost");
+}
+
+const char *scheduler_host(void)
+{
+        pthread_once(&host_once, host_read);
+        return host;
+}
+
+/* The name kube-scheduler reports as: its profile's, which is the pod's schedulerName. */
+static const char *reporter_of(const json_t *pod)
+{
+        const char *name = pod_string(pod, "spec", "schedulerName");
+
+        return name && name[0] ? name : SCHEDULER_NAME;
+}
+
 /* The Event about pod the scheduler reports. */
 static struct xp_registry_event event_about(
     const json_t *pod, const char *type, const char *reason, const char *message, int64_t count)
@@ -39,7 +64,8 @@ static struct xp_registry_event event_about(
             .name = pod_string(pod, "metadata", "name"),
             .uid = pod_string(pod, "metadata", "uid"),
             .resource_version = pod_string(pod, "metadata", "resourceVersion"),
-            .component = SCHEDULER_NAME,
+            .component = reporter_of(pod),
+            .reporting_host = scheduler_host(),
             .type = type,
             .reason = reason,
             .message = message,
@@ -344,7 +370,8 @@ static void scheduled_event(const struct bind_job *job,
             .name = job->name,
             .uid = pod_string(job->pod, "metadata", "uid"),
             .resource_version = pod_string(job->pod, "metadata", "resourceVersion"),
-            .component = SCHEDULER_NAME,
+            .component = reporter_of(job->pod),
+            .reporting_host = scheduler_host(),
             .type = "Normal",
             .reason = "Scheduled",
             .message = message,

@@ -36,7 +36,7 @@ static void event_name(const struct xp_registry_event *e, char buf[static XP_STO
 }
 
 static json_t *
-new_event(const struct xp_registry_event *e, const char *ns, const char *name, const char *now)
+core_event(const struct xp_registry_event *e, const char *ns, const char *name, const char *now)
 {
         char uid[XP_REGISTRY_UID_STRING];
 
@@ -85,6 +85,24 @@ new_event(const struct xp_registry_event *e, const char *ns, const char *name, c
             (json_int_t)(e->count > 0 ? e->count : 1),
             "type",
             e->type);
+}
+
+/* reportingComponent and reportingInstance too when the reporter asks for them. */
+static json_t *
+new_event(const struct xp_registry_event *e, const char *ns, const char *name, const char *now)
+{
+        json_t *event = core_event(e, ns, name, now);
+        char instance[256];
+
+        if (!event || !e->reporting_host)
+                return event;
+        snprintf(instance, sizeof(instance), "%s-%s", e->component, e->reporting_host);
+        if (json_object_set_new(event, "reportingComponent", json_string(e->component)) < 0 ||
+            json_object_set_new(event, "reportingInstance", json_string(instance)) < 0) {
+                json_decref(event);
+                return NULL;
+        }
+        return event;
 }
 
 json_t *registry_event_new(const struct xp_registry_event *e,

@@ -102,7 +102,9 @@ expect_in "seed pod PodScheduled" "$tmp/out" '{"type":"PodScheduled","status":"T
 events_of ai-training
 expect_in "Scheduled event" "$tmp/events" '"reason":"Scheduled","message":"Successfully assigned default/ai-training to mixed"'
 expect_in "Scheduled event type" "$tmp/events" '"type":"Normal"'
-expect_in "Scheduled event source" "$tmp/events" '"source":{"component":"xpool-scheduler"}'
+expect_in "Scheduled event source" "$tmp/events" '"source":{"component":"default-scheduler"}'
+expect_in "Scheduled event reportingComponent" "$tmp/events" '"reportingComponent":"default-scheduler"'
+expect_in "Scheduled event reportingInstance" "$tmp/events" "\"reportingInstance\":\"default-scheduler-$(hostname)\""
 
 # ---- more GPUs than any node has: Pending, the reason, an Event; retried when a node comes -----
 message='0/3 nodes are available: 3 Insufficient nvidia.com/gpu.'
@@ -175,7 +177,7 @@ if command -v kubectl >/dev/null; then
   expect_in "describe: FailedScheduling" "$tmp/out" "FailedScheduling"
   expect_in "describe: failure message" "$tmp/out" "$message"
   expect_in "describe: Scheduled" "$tmp/out" "Successfully assigned default/four-gpus to big"
-  expect_in "describe: source" "$tmp/out" "xpool-scheduler"
+  expect_in "describe: source" "$tmp/out" "default-scheduler"
   stop_server TERM
   tls=
 else

@@ -11,7 +11,8 @@
 #   - node identity: an agent whose node name is not the host's name labels its Node
 #     kubernetes.io/hostname=NAME, so a pod pinned by that label runs there, and reports the
 #     server's release as its kubeletVersion; a pod without an image on a node that runs images
-#     is told what to do;
+#     is told what to do; a pod's Events from kubelet (source.host the node) and
+#     default-scheduler, its conditions in the kubelet's order;
 #   - protobuf DeleteOptions, a 3 s grace honoured in full; kubectl drain through the
 #     pods/eviction subresource (policy/v1 Eviction), and an Eviction's own checks.
 source "$(dirname "$0")/lib.sh"
@@ -246,6 +247,21 @@ check "create a pod pinned by hostname" 0 "${k[@]}" apply -f "$tmp/pinned.yaml"
 check "it runs on the node" 0 "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/pinned --timeout=20s
 check "its node" 0 "${k[@]}" get pod pinned -o jsonpath='{.spec.nodeName}'
 expect_exact "pinned to the node" "$tmp/out" "$node"
+# its Events come from whom a cluster names: kube-scheduler's default profile, and the kubelet of
+# the node (source.host and reportingInstance its name), so source=kubelet selects them
+poll "the pod's Started Event comes from the node's kubelet" 20 "kubelet $node kubelet $node" \
+  "${k[@]}" get events --field-selector source=kubelet,involvedObject.name=pinned,reason=Started \
+  -o 'jsonpath={.items[0].source.component} {.items[0].source.host} {.items[0].reportingComponent} {.items[0].reportingInstance}'
+check "the pod's Scheduled Event" 0 "${k[@]}" get events --field-selector source=default-scheduler,involvedObject.name=pinned,reason=Scheduled \
+  -o 'jsonpath={.items[0].source.component} {.items[0].reportingComponent} {.items[0].reportingInstance}'
+expect_exact "Scheduled comes from default-scheduler" "$tmp/out" "default-scheduler default-scheduler default-scheduler-$(hostname)"
+# the pod's conditions in the kubelet's order, its sandbox up while it runs
+check "the pod's conditions" 0 "${k[@]}" get pod pinned -o 'jsonpath={.status.conditions[*].type} {.status.conditions[0].status}'
+expect_exact "conditions in the kubelet's order" "$tmp/out" "PodReadyToStartContainers Initialized Ready ContainersReady PodScheduled True"
+check "describe the pinned pod" 0 "${k[@]}" describe pod pinned
+cp "$tmp/out" "$tmp/describe"
+check "describe: Scheduled from default-scheduler" 0 grep -Eq 'Normal +Scheduled +[^ ]+ +default-scheduler +Successfully assigned default/pinned' "$tmp/describe"
+check "describe: Started from kubelet" 0 grep -Eq 'Normal +Started +[^ ]+ +kubelet +Started container c' "$tmp/describe"
 # a pod without an image on a node whose default runtime runs images: Kubernetes refuses it at
 # create (the image is required there); here the node says what to do
 check "create a pod without an image" 0 "${k[@]}" run noimage --restart=Never --image=x \

@@ -270,12 +270,14 @@ static void start_run_crash_backoff(void **state)
         assert_string_equal(f.acts, "START app 0");
         check_status(
             &f,
-            "{'phase':'Pending','conditions':[" SCHEDULED ","
+            "{'phase':'Pending','conditions':["
+            "{'type':'PodReadyToStartContainers','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Initialized','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
-            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}],"
+            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}," SCHEDULED
+            "],"
             "'startTime':'2027-01-15T08:00:00Z',"
             "'containerStatuses':[{'name':'app','state':{'waiting':{'reason':'ContainerCreating'}},"
             "'lastState':{},'ready':false,'restartCount':0,'image':'busybox','imageID':'',"
@@ -294,10 +296,12 @@ static void start_run_crash_backoff(void **state)
         assert_string_equal(f.acts, "");
         check_status(
             &f,
-            "{'phase':'Running','conditions':[" SCHEDULED ","
+            "{'phase':'Running','conditions':["
+            "{'type':'PodReadyToStartContainers','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Initialized','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Ready','status':'True','lastTransitionTime':'2027-01-15T08:00:02Z'},"
-            "{'type':'ContainersReady','status':'True','lastTransitionTime':'2027-01-15T08:00:02Z'}],"
+            "{'type':'ContainersReady','status':'True','lastTransitionTime':'2027-01-15T08:00:02Z'}," SCHEDULED
+            "],"
             "'startTime':'2027-01-15T08:00:00Z',"
             "'containerStatuses':[{'name':'app','state':{'running':{'startedAt':'2027-01-15T08:00:01Z'}},"
             "'lastState':{},'ready':true,'restartCount':0,'image':'busybox','imageID':'',"
@@ -313,12 +317,14 @@ static void start_run_crash_backoff(void **state)
         assert_string_equal(f.acts, "FORGET app 0; START app 1");
         check_status(
             &f,
-            "{'phase':'Running','conditions':[" SCHEDULED ","
+            "{'phase':'Running','conditions':["
+            "{'type':'PodReadyToStartContainers','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Initialized','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:05Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:05Z',"
-            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}],"
+            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}," SCHEDULED
+            "],"
             "'startTime':'2027-01-15T08:00:00Z',"
             "'containerStatuses':[{'name':'app','state':{'waiting':{'reason':'ContainerCreating'}},"
             "'lastState':{'terminated':{'exitCode':1,'reason':'Error',"
@@ -435,13 +441,14 @@ static void on_failure(void **state)
         assert_string_equal(f.acts, "");
         check_status(
             &f,
-            "{'phase':'Succeeded','conditions':[" SCHEDULED ","
+            "{'phase':'Succeeded','conditions':["
+            "{'type':'PodReadyToStartContainers','status':'False','lastTransitionTime':'2027-01-15T08:00:04Z'},"
             "{'type':'Initialized','status':'True','lastTransitionTime':'2027-01-15T08:00:01Z',"
             "'reason':'PodCompleted'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
             "'reason':'PodCompleted'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
-            "'reason':'PodCompleted'}],"
+            "'reason':'PodCompleted'}," SCHEDULED "],"
             "'startTime':'2027-01-15T08:00:01Z',"
             "'containerStatuses':[{'name':'app','state':{'terminated':{'exitCode':0,"
             "'reason':'Completed','startedAt':'2027-01-15T08:00:02Z',"
@@ -487,12 +494,14 @@ static void never_fails(void **state)
         check_status_member(
             &f,
             "conditions",
-            "[" SCHEDULED ","
+            "["
+            "{'type':'PodReadyToStartContainers','status':'True','lastTransitionTime':'2027-01-15T08:00:02Z'},"
             "{'type':'Initialized','status':'True','lastTransitionTime':'2027-01-15T08:00:02Z'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:02Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [a]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:02Z',"
-            "'reason':'ContainersNotReady','message':'containers with unready status: [a]'}]");
+            "'reason':'ContainersNotReady','message':'containers with unready status: [a]'}," SCHEDULED
+            "]");
         apply_status(&f);
         r[1] = exited("b", 0, 0, 3, 0);
         sync_at(&f, r, 2, 3, false);
@@ -631,13 +640,15 @@ static void init_containers(void **state)
         assert_string_equal(f.acts, "START i1 init 0");
         check_status(
             &f,
-            "{'phase':'Pending','conditions':[" SCHEDULED ","
+            "{'phase':'Pending','conditions':["
+            "{'type':'PodReadyToStartContainers','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Initialized','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
             "'reason':'ContainersNotInitialized','message':'containers with incomplete status: [i1 i2]'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
-            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}],"
+            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}," SCHEDULED
+            "],"
             "'startTime':'2027-01-15T08:00:00Z',"
             "'initContainerStatuses':["
             "{'name':'i1','state':{'waiting':{'reason':'ContainerCreating'}},'lastState':{},"
@@ -673,12 +684,14 @@ static void init_containers(void **state)
         check_status_member(
             &f,
             "conditions",
-            "[" SCHEDULED ","
+            "["
+            "{'type':'PodReadyToStartContainers','status':'True','lastTransitionTime':'2027-01-15T08:00:00Z'},"
             "{'type':'Initialized','status':'True','lastTransitionTime':'2027-01-15T08:00:04Z'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:00Z',"
-            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}]");
+            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}," SCHEDULED
+            "]");
         check_status_member(
             &f,
             "initContainerStatuses",
@@ -729,13 +742,15 @@ static void init_fails_never(void **state)
         check_status_member(
             &f,
             "conditions",
-            "[" SCHEDULED ","
+            "["
+            "{'type':'PodReadyToStartContainers','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z'},"
             "{'type':'Initialized','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
             "'reason':'ContainersNotInitialized','message':'containers with incomplete status: [i1 i2]'},"
             "{'type':'Ready','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
             "'reason':'ContainersNotReady','message':'containers with unready status: [app]'},"
             "{'type':'ContainersReady','status':'False','lastTransitionTime':'2027-01-15T08:00:01Z',"
-            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}]");
+            "'reason':'ContainersNotReady','message':'containers with unready status: [app]'}," SCHEDULED
+            "]");
         assert_false(f.res.done);
         apply_status(&f);
         sync_at(&f, &r, 1, 30, false);

@@ -128,7 +128,11 @@ static size_t events(struct fixture *f, const char *pod, const char *reason, int
                         continue;
                 assert_string_equal(
                     json_string_value(json_object_get(json_object_get(e, "source"), "component")),
-                    "xpool-scheduler");
+                    "default-scheduler");
+                assert_string_equal(json_string_value(json_object_get(e, "reportingComponent")),
+                                    "default-scheduler");
+                assert_non_null(strstr(json_string_value(json_object_get(e, "reportingInstance")),
+                                       "default-scheduler-"));
                 *ret_count = json_integer_value(json_object_get(e, "count"));
                 n++;
         }

@@ -415,9 +415,13 @@ struct xp_registry_event {
         const char *name;      /* the object's */
         const char *uid;       /* the object's; NULL: "" */
         const char *resource_version; /* the object's version reported on; NULL: left out */
-        const char *component;        /* source.component: "xpool-scheduler" */
-        const char *type;             /* Normal, Warning */
-        const char *reason;           /* FailedScheduling */
+        const char *component;        /* source.component: "default-scheduler" */
+        /* Set by a reporter that, as kube-scheduler's events.k8s.io recorder, also names itself in
+         * reportingComponent (the component) and reportingInstance (COMPONENT-HOST); NULL: the
+         * two are left out. */
+        const char *reporting_host;
+        const char *type;   /* Normal, Warning */
+        const char *reason; /* FailedScheduling */
         const char *message;
         int64_t count; /* occurrences this report adds; 0 counts as 1 */
 };
