@@ -132,6 +132,12 @@ int xp_cli_parse_listen(char *text, bool host_optional, const char **ret_host, u
 int xp_cli_parse_duration(
     const char *cmd, const char *flag, const char *arg, int64_t max_ms, int64_t *ret);
 
+/*
+ * --terminated-pod-gc-threshold N of `xpool server` and `xpool up`: 0 with *ret (N, or -1 for
+ * 0, no collection; see xp_server_options), or XP_EXIT_USAGE after saying why on stderr.
+ */
+int xp_cli_parse_pod_gc_threshold(const char *cmd, const char *arg, int64_t *ret);
+
 #include <signal.h>
 
 /* Blocks SIGINT and SIGTERM (call before starting threads) and ignores SIGPIPE. */

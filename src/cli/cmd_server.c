@@ -231,26 +231,6 @@ static int nodes_to_score_option(struct xp_server_options *o, const char *arg)
         return 0;
 }
 
-/* As kube-controller-manager's flag: a count, 0 turning the collection of terminated pods off. */
-static int terminated_pod_gc_option(struct xp_server_options *o, const char *arg)
-{
-        char *end;
-        unsigned long long n;
-
-        errno = 0;
-        n = strtoull(arg, &end, 10);
-        if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > INT32_MAX) {
-                fprintf(stderr,
-                        "xpool server: --terminated-pod-gc-threshold '%s': expected a number "
-                        "of pods from 0 (no collection) to %d\n",
-                        arg,
-                        INT32_MAX);
-                return XP_EXIT_USAGE;
-        }
-        o->terminated_pod_gc_threshold = n == 0 ? -1 : (int64_t)n;
-        return 0;
-}
-
 static int server_option(int c, const char *arg, void *userdata)
 {
         struct server_args *a = userdata;
@@ -343,7 +323,8 @@ static int server_option(int c, const char *arg, void *userdata)
         case OPT_NODES_TO_SCORE:
                 return nodes_to_score_option(a->options, arg);
         case OPT_TERMINATED_POD_GC:
-                return terminated_pod_gc_option(a->options, arg);
+                return xp_cli_parse_pod_gc_threshold(
+                    "xpool server", arg, &a->options->terminated_pod_gc_threshold);
         default:
                 return hpa_option(c, arg, a->options);
         }

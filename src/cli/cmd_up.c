@@ -22,6 +22,7 @@
 #include "xpool/duration.h"
 #include "xpool/error.h"
 #include "xpool/fileio.h"
+#include "xpool/hostaddr.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/object.h"
@@ -46,6 +47,8 @@ static const char usage[] =
     "      --no-tls               plain HTTP (tokens then cross the network in the clear)\n"
     "      --kubeconfig FILE      write the admin kubeconfig there (default DIR/admin.kubeconfig)\n"
     "      --node-name NAME       the Node's name (default: the host name)\n"
+    "      --advertise-address IP  the Node's InternalIP, hostNetwork pods' podIP (default: the\n"
+    "                             address of the default route's interface, else 127.0.0.1)\n"
     "      --simulate             add the seed's simulated devices (one NVIDIA H100 and two\n"
     "                             NPUs, examples/nodes/seed-gpu-npu.yaml) to what the machine has\n"
     "      --node-description FILE  add the simulated devices FILE describes instead\n"
@@ -59,6 +62,8 @@ static const char usage[] =
     "                             network where it has no pod network (off: they are refused)\n" XP_CLI_PODNET_USAGE
     "      --node-monitor-grace-period DURATION, --pod-eviction-timeout DURATION\n"
     "                             as `xpool server` (40s, 5m): for agents of other nodes\n"
+    "      --terminated-pod-gc-threshold N  terminated pods kept, as `xpool server` (12500; 0:\n"
+    "                             no collection)\n"
     "      --registries FILE, --auth-file FILE  image pulls, as `xpool agent` (docs/images.md)\n" XP_CLI_RUNTIME_USAGE;
 
 enum {
@@ -73,6 +78,8 @@ enum {
         OPT_CGROUP_ROOT,
         OPT_NODE_MONITOR_GRACE,
         OPT_POD_EVICTION_TIMEOUT,
+        OPT_TERMINATED_POD_GC,
+        OPT_ADVERTISE_ADDRESS,
         OPT_ALLOW_PRIVILEGED,
         OPT_ALLOW_DEGRADED,
         OPT_REGISTRIES,
@@ -176,6 +183,12 @@ static int up_option(int c, const char *arg, void *userdata)
                                              arg,
                                              XP_DURATION_YEAR_MS,
                                              &a->server->pod_eviction_timeout_ms);
+        case OPT_ADVERTISE_ADDRESS:
+                a->agent->advertise_address = arg;
+                return 0;
+        case OPT_TERMINATED_POD_GC:
+                return xp_cli_parse_pod_gc_threshold(
+                    "xpool up", arg, &a->server->terminated_pod_gc_threshold);
         }
         return 0;
 }
@@ -279,6 +292,8 @@ static const struct option up_options[] = {
     {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
     {"node-monitor-grace-period", required_argument, NULL, OPT_NODE_MONITOR_GRACE},
     {"pod-eviction-timeout", required_argument, NULL, OPT_POD_EVICTION_TIMEOUT},
+    {"terminated-pod-gc-threshold", required_argument, NULL, OPT_TERMINATED_POD_GC},
+    {"advertise-address", required_argument, NULL, OPT_ADVERTISE_ADDRESS},
     {"allow-privileged", no_argument, NULL, OPT_ALLOW_PRIVILEGED},
     {"allow-degraded-isolation", no_argument, NULL, OPT_ALLOW_DEGRADED},
     {"registries", required_argument, NULL, OPT_REGISTRIES},
@@ -344,6 +359,28 @@ static int prepare(struct up_args *a, bool given, struct up_paths *p)
 }
 
 /*
+ * The Node's InternalIP unless --advertise-address: the machine's own address, as the kubelet
+ * reports it (hostNetwork pods' podIP, `kubectl get nodes -o wide`), not 127.0.0.1. The log
+ * endpoint stays on 127.0.0.1, where the server in this process reaches it (local_node).
+ */
+static int advertise_address(struct xp_agent_options *agent, char **owned)
+{
+        int r;
+
+        if (agent->advertise_address)
+                return 0;
+        r = xp_hostaddr_default(owned);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                xp_log(LOG_WARNING,
+                       "xpool up: this machine has no default route: the node's address is "
+                       "127.0.0.1 (give --advertise-address for another)");
+        agent->advertise_address = *owned ? *owned : "127.0.0.1";
+        return 0;
+}
+
+/*
  * The node's name (the host name unless --node-name; host_name holds it) and its token. 0, or
  * the exit status after saying why.
  */
@@ -385,7 +422,7 @@ int xp_cmd_up(int argc, char **argv)
         struct up_args a = {
             .server = &server_options, .agent = &agent_options, .runtime = {.o = &agent_options}};
         _cleanup_(paths_done) struct up_paths paths = {0};
-        _cleanup_free_ char *listen = NULL, *token = NULL;
+        _cleanup_free_ char *listen = NULL, *token = NULL, *address = NULL;
         const char *data_dir;
         struct xp_server *server = NULL;
         struct xp_agent *agent = NULL;
@@ -420,6 +457,9 @@ int xp_cmd_up(int argc, char **argv)
         r = identify(&agent_options, &paths, host_name, sizeof(host_name), &token);
         if (r != 0)
                 return r;
+        if (advertise_address(&agent_options, &address) < 0)
+                return XP_EXIT_FAILURE;
+        server_options.local_node = agent_options.node_name;
 
         /* Block the stop signals before any thread starts, so that all inherit the mask and
          * sigwait() below is the one place they arrive. */
@@ -445,7 +485,6 @@ int xp_cmd_up(int argc, char **argv)
         agent_options.hide_paths = hide;
         /* the server proxies logs from this machine: the agent need not listen further out */
         agent_options.listen_host = "127.0.0.1";
-        agent_options.advertise_address = "127.0.0.1";
         r = xp_agent_new(&agent_options, &agent, &err);
         if (r < 0) {
                 fprintf(stderr, "xpool up: the node agent: %s\n", xp_error_message(&err));

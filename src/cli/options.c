@@ -79,3 +79,24 @@ int xp_cli_parse_duration(
         }
         return 0;
 }
+
+/* As kube-controller-manager's flag: a count, 0 turning the collection of terminated pods off. */
+int xp_cli_parse_pod_gc_threshold(const char *cmd, const char *arg, int64_t *ret)
+{
+        char *end;
+        unsigned long long n;
+
+        errno = 0;
+        n = strtoull(arg, &end, 10);
+        if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > INT32_MAX) {
+                fprintf(stderr,
+                        "%s: --terminated-pod-gc-threshold '%s': expected a number of pods from 0 "
+                        "(no collection) to %d\n",
+                        cmd,
+                        arg,
+                        INT32_MAX);
+                return XP_EXIT_USAGE;
+        }
+        *ret = n == 0 ? -1 : (int64_t)n;
+        return 0;
+}

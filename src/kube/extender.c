@@ -265,6 +265,7 @@ static int filter_or_prioritize(
 {
         struct xp_extender_args a = {0};
         struct xp_error err = {0};
+        char msg[XP_ERROR_MSG_MAX + 64];
         int r;
 
         if (!xp_extender_ready(e))
@@ -275,6 +276,12 @@ static int filter_or_prioritize(
         r = xp_extender_args_decode(body, len, &a, &err);
         if (r == -ENOMEM)
                 return answer(NULL, 500, ret_body);
+        if (r == -EBADMSG) {
+                /* kube-scheduler puts a 200's Error on the pod's event, a 400 only as its code */
+                snprintf(
+                    msg, sizeof(msg), "xpool cannot schedule this pod: %s", xp_error_message(&err));
+                return answer_error(strcmp(verb, "filter") == 0 ? 200 : 422, msg, ret_body);
+        }
         if (r < 0)
                 return answer_refused(400, verb, xp_error_message(&err), ret_body);
         r = evaluate(e, verb, &a, ret_body);
@@ -377,18 +384,34 @@ static int post_binding(struct xp_extender *e,
         return xp_apiclient_json(e->bind_client, "POST", path, NULL, binding, NULL, NULL, err);
 }
 
-/* Places and assumes under the lock: 1 with *ret_placement, 0 with *ret_reason. */
+/*
+ * Places and assumes under the lock: 1 with *ret_placement, 0 with *ret_reason, or 0 with
+ * *ret_bound for a pod bound already (the watch's, this extender's or the API's word), which a
+ * second placement would only count twice.
+ */
 static int place_and_assume(struct xp_extender *e,
                             const struct xp_pod *pod,
                             const char *node,
                             char **ret_placement,
                             char **ret_reason,
+                            char **ret_bound,
                             struct xp_error *err)
 {
         struct xp_placement pl = {0};
+        const char *bound;
         int r;
 
         pthread_mutex_lock(&e->lock);
+        bound = ext_cache_pod_node(e->cache,
+                                   pod->metadata.namespace ? pod->metadata.namespace : "default",
+                                   pod->metadata.name);
+        if (!bound && pod->spec.node_name && pod->spec.node_name[0])
+                bound = pod->spec.node_name;
+        if (bound) {
+                *ret_bound = strdup(bound);
+                pthread_mutex_unlock(&e->lock);
+                return *ret_bound ? 0 : -ENOMEM;
+        }
         r = xp_sched_place_on(ext_cache_sched(e->cache), pod, node, &pl, ret_reason, err);
         if (r > 0)
                 r = xp_placement_to_json(&pl, ret_placement);
@@ -403,7 +426,7 @@ static int bind(struct xp_extender *e, const char *body, size_t len, char **ret_
 {
         struct xp_extender_binding b = {0};
         _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
-        _cleanup_free_ char *placement = NULL, *reason = NULL;
+        _cleanup_free_ char *placement = NULL, *reason = NULL, *bound = NULL;
         struct xp_error err = {0};
         char msg[XP_ERROR_MSG_MAX + 600];
         int r;
@@ -423,7 +446,7 @@ static int bind(struct xp_extender *e, const char *body, size_t len, char **ret_
         if (r >= 0)
                 r = bind_pod(e, &b, &pod, &err);
         if (r >= 0)
-                r = place_and_assume(e, pod, b.node, &placement, &reason, &err);
+                r = place_and_assume(e, pod, b.node, &placement, &reason, &bound, &err);
         if (r > 0)
                 r = post_binding(e, &b, placement, &err);
         if (placement) {
@@ -442,6 +465,13 @@ static int bind(struct xp_extender *e, const char *body, size_t len, char **ret_
                          b.pod_name,
                          b.node,
                          xp_error_message(&err));
+        else if (bound)
+                snprintf(msg,
+                         sizeof(msg),
+                         "pod %s/%s is already bound to node %s",
+                         b.pod_namespace,
+                         b.pod_name,
+                         bound);
         else if (!placement)
                 snprintf(msg,
                          sizeof(msg),

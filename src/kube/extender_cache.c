@@ -290,6 +290,14 @@ int ext_cache_pod_set(struct ext_cache *c, const json_t *pod, struct xp_error *e
         return r;
 }
 
+const char *ext_cache_pod_node(const struct ext_cache *c, const char *ns, const char *name)
+{
+        char key[512];
+
+        snprintf(key, sizeof(key), "%s/%s", ns, name);
+        return str_at(json_object_get(c->pods, key), "spec", "nodeName");
+}
+
 int ext_cache_pod_remove(struct ext_cache *c,
                          const char *ns,
                          const char *name,

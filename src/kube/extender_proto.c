@@ -301,6 +301,9 @@ int xp_extender_args_decode(const char *body,
                     rd.pod, (size_t)(rd.pod_end - rd.pod), JSON_REJECT_DUPLICATES, &jerr);
                 r = a.pod_json ? xp_pod_from_json(a.pod_json, &source, 0, &a.pod, err)
                                : xp_errorf(err, -EINVAL, "Pod: %s", jerr.text);
+                /* the body is right, the pod is one xpool refuses: an answer about this pod */
+                if (r == -EINVAL)
+                        r = -EBADMSG;
         }
         if (r < 0) {
                 xp_extender_args_done(&a);

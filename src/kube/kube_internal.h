@@ -50,6 +50,8 @@ int ext_cache_node_set(struct ext_cache *cache, const json_t *node, struct xp_er
 void ext_cache_node_remove(struct ext_cache *cache, const char *name, struct xp_error *err);
 /* A Pod as the API has it: accounted while bound and not finished. -errno with err. */
 int ext_cache_pod_set(struct ext_cache *cache, const json_t *pod, struct xp_error *err);
+/* The node a bound, running pod of the watch (or bound by this extender) is on; NULL if none. */
+const char *ext_cache_pod_node(const struct ext_cache *cache, const char *ns, const char *name);
 int ext_cache_pod_remove(struct ext_cache *cache,
                          const char *namespace,
                          const char *name,

@@ -163,6 +163,9 @@ int node_log_endpoint(const struct request *req,
                     !host[0] ? "InternalIP address (status.addresses)"
                              : "log endpoint (status.daemonEndpoints.kubeletEndpoint.Port)");
         *port = (unsigned)p;
+        /* xpool up's own agent listens on 127.0.0.1 only, whatever its Node's InternalIP */
+        if (req->api->local_node && xp_streq0(node, req->api->local_node))
+                snprintf(host, 64, "127.0.0.1");
         return 1;
 }
 

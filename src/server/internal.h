@@ -38,6 +38,7 @@ struct api {
         struct xp_store *store;
         struct xp_registry *registry; /* the writes handlers share with the controllers */
         const char *server_address;   /* host:port clients reach us on */
+        const char *local_node;       /* reached at 127.0.0.1 (xp_server_options) */
         atomic_bool stopping;         /* set before the HTTP daemon stops: streams end */
         struct auth *auth;            /* the tokens; signs log requests to agents (logproxy.c) */
         struct satoken_key *satoken;  /* signs service account tokens (satoken.h); NULL: none */

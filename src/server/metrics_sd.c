@@ -78,8 +78,9 @@ static int add_node_labels(json_t *labels, json_t *node_labels)
         return 0;
 }
 
-/* The node's target group, NULL when it has no agent address (or out of memory). */
-static json_t *target_group(json_t *node)
+/* The node's target group, NULL when it has no agent address (or out of memory); the agent of
+ * local_node (xpool up's own) listens on 127.0.0.1 only. */
+static json_t *target_group(json_t *node, const char *local_node)
 {
         json_t *meta = json_object_get(node, "metadata"), *status = json_object_get(node, "status");
         const char *name = json_string_value(json_object_get(meta, "name"));
@@ -90,6 +91,8 @@ static json_t *target_group(json_t *node)
         json_t *group;
 
         node_address(status, host, sizeof(host));
+        if (host[0] && local_node && xp_streq0(name, local_node))
+                snprintf(host, sizeof(host), "127.0.0.1");
         if (!name || !host[0] || port <= 0 || port > 65535)
                 return NULL;
         snprintf(target,
@@ -129,7 +132,7 @@ int handle_prometheus_sd(const struct request *req, const struct route *route, s
         groups = json_array();
         json_array_foreach(groups ? nodes : NULL, i, node)
         {
-                json_t *group = target_group(node);
+                json_t *group = target_group(node, req->api->local_node);
 
                 if (group && json_array_append_new(groups, group) < 0) {
                         json_decref(groups);

@@ -171,6 +171,7 @@ static int start_api(struct xp_server *server,
         int r;
 
         server->api.server_address = server->address;
+        server->api.local_node = options->local_node;
         r = service_ips_new(options->service_cluster_ip_range, &server->api.service_ips, err);
         if (r < 0)
                 return r;
@@ -231,6 +232,7 @@ static int start_autoscaler(struct xp_server *server,
         int r = srv_usage_start(server->api.store,
                                 server->auth,
                                 options->metrics_resolution_ms,
+                                options->local_node,
                                 &server->api.usage,
                                 err);
         if (r < 0)

@@ -52,6 +52,7 @@ struct record {
 struct srv_usage {
         struct xp_store *store;
         struct auth *auth;
+        const char *local_node; /* its agent listens on 127.0.0.1 (xpool up) */
         int64_t interval_ms;
         pthread_mutex_t lock; /* guards records and round */
         pthread_cond_t wake;
@@ -388,6 +389,8 @@ static bool node_target(struct srv_usage *u, const json_t *node, struct usage_ta
             strlen(name) >= sizeof(t->node))
                 return false;
         t->port = (unsigned)port;
+        if (u->local_node && xp_streq0(name, u->local_node))
+                snprintf(t->host, sizeof(t->host), "127.0.0.1");
         snprintf(t->node, sizeof(t->node), "%s", name);
         return u->auth && auth_node_key(u->auth, name, t->token_id, t->key) >= 0;
 }
@@ -512,6 +515,7 @@ void srv_usage_free(struct srv_usage *u)
 int srv_usage_start(struct xp_store *store,
                     struct auth *auth,
                     int64_t interval_ms,
+                    const char *local_node,
                     struct srv_usage **ret,
                     struct xp_error *err)
 {
@@ -522,6 +526,7 @@ int srv_usage_start(struct xp_store *store,
                 return xp_errorf(err, -ENOMEM, "out of memory");
         u->store = store;
         u->auth = auth;
+        u->local_node = local_node;
         u->interval_ms = interval_ms > 0 ? interval_ms : DEFAULT_INTERVAL_MS;
         pthread_mutex_init(&u->lock, NULL);
         xp_cond_init_monotonic(&u->wake);

@@ -67,11 +67,13 @@ struct srv_usage_device {
 
 /*
  * Starts the reading thread over store and auth (borrowed until srv_usage_free()), every
- * interval_ms (0: 15 s, metrics-server's resolution). -ENOMEM, pthread_create()'s error.
+ * interval_ms (0: 15 s, metrics-server's resolution); the agent of local_node (borrowed too;
+ * NULL: none) at 127.0.0.1. -ENOMEM, pthread_create()'s error.
  */
 int srv_usage_start(struct xp_store *store,
                     struct auth *auth,
                     int64_t interval_ms,
+                    const char *local_node,
                     struct srv_usage **ret,
                     struct xp_error *err);
 void srv_usage_free(struct srv_usage *usage);

@@ -4,6 +4,9 @@
 # kubectl runs to Succeeded and its environment names exactly its devices;
 # xpool run streams the output and exits with the command's exit code (and 127 for a missing
 # command), deleting its pod; kubectl logs; a restart of xpool up reuses its node token.
+# The Node's InternalIP (and so hostIP, and podIP on the host's network) is the address of the
+# default route's interface as the kubelet's, not 127.0.0.1, while logs still come through the
+# agent's loopback endpoint.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/data
@@ -42,6 +45,23 @@ poll "the node is Ready" 20 True \
 check "the node's devices" 0 kubectl get node "$node" -o json
 expect_in "the node offers the GPU" "$tmp/out" '"nvidia.com/gpu": "1"'
 expect_in "the node offers the NPUs" "$tmp/out" '"vendor.com/npu": "2"'
+# the machine's own address as kubelet reports it: the default route's interface's (IPv4 first)
+host_address() {
+  local family dev
+  for family in -4 -6; do
+    dev=$(ip "$family" route show default 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
+    [[ -n "$dev" ]] || continue
+    ip "$family" -o addr show dev "$dev" scope global 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}'
+    return 0
+  done
+  echo 127.0.0.1 # no default route: xpool up says so and keeps the loopback address
+}
+want_ip=$(host_address)
+check "kubectl get nodes -o wide" 0 kubectl get nodes -o wide
+# the INTERNAL-IP column of the node's row, found by the header
+got_ip=$(awk -v n="$node" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "INTERNAL-IP") c = i } $1 == n && c { print $c }' "$tmp/out")
+[[ "$got_ip" == "$want_ip" ]] || {
+  echo "FAIL INTERNAL-IP '$got_ip', expected the machine's address '$want_ip':"; cat "$tmp/out"; failures=$((failures + 1)); }
 
 # the seed's pod as processes of the node (with a command: 26-containers runs it from its image):
 # placed, run, Succeeded, with exactly its three devices in its environment
@@ -66,6 +86,9 @@ poll "the seed's pod Succeeded" 30 Succeeded \
   kubectl get pod ai-training -o 'jsonpath={.status.phase}'
 poll "its exit code" 5 0 \
   kubectl get pod ai-training -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode}'
+check "its hostIP and podIP (the host's network)" 0 kubectl get pod ai-training -o 'jsonpath={.status.hostIP} {.status.podIP}'
+[[ "$(cat "$tmp/out")" == "$want_ip $want_ip" ]] || {
+  echo "FAIL hostIP and podIP '$(cat "$tmp/out")', expected the node's address twice ($want_ip)"; failures=$((failures + 1)); }
 check "kubectl logs" 0 kubectl logs ai-training
 cp "$tmp/out" "$tmp/seed.log"
 expect_in "its output" "$tmp/seed.log" "training on the devices xpool gave me:"

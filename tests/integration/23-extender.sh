@@ -224,10 +224,10 @@ api GET /api/v1/namespaces/default/pods/train >/dev/null
 cp "$tmp/api" "$tmp/out"
 expect_eq "the pod's node" "$(json "j['spec']['nodeName']")" "gpu-1"
 expect_eq "four whole GPUs of one NUMA node" "$(json "[(d['milli'], d['resource']) for d in json.loads(j['metadata']['annotations']['xpool.io/placement'])['devices']]")" "[(1000, 'nvidia.com/gpu'), (1000, 'nvidia.com/gpu'), (1000, 'nvidia.com/gpu'), (1000, 'nvidia.com/gpu')]"
-# the same bind again (a retry): the API refuses it, and the pod keeps its GPUs in the extender's
-# picture (a failed bind once made it forget them, and the next pod got them twice)
-ext "bind again" 200 bind "$tmp/bind.json" "${cert[@]}"
-expect_in "the second bind is refused" "$tmp/out" "is already assigned to node"
+# the same bind again (a retry): it says the pod is bound already, and the pod keeps its GPUs in
+# the extender's picture (a failed bind once made it forget them, and the next pod got them twice)
+ext "bind it again" 200 bind "$tmp/bind.json" "${cert[@]}"
+expect_in "says it is bound already, not that it does not fit" "$tmp/out" "pod default/train is already bound to node gpu-1"
 pod big 5 >"$tmp/big.json"
 args "$tmp/big.json" gpu-1 >"$tmp/big-filter.json"
 ext "5 GPUs after 4 of 8 are taken" 200 filter "$tmp/big-filter.json" "${cert[@]}"
@@ -257,6 +257,10 @@ ext "no Pod" 400 prioritize "$tmp/nopod.json" "${cert[@]}"
 expect_in "says what" "$tmp/out" "Pod: required"
 ext "unknown verb" 404 preempt "$tmp/filter.json" "${cert[@]}"
 expect_in "an unknown verb is logged (a preemptVerb the extender does not serve)" "$tmp/ext.log" "refused a POST request (HTTP 404): unknown verb"
+# a right body with a Pod xpool refuses: kube-scheduler shows a 200's Error on the pod, a 400's code
+echo '{"Pod":{"metadata":{"name":"odd"},"spec":{"containers":"no"}},"NodeNames":["gpu-1"]}' >"$tmp/oddpod.json"
+ext "a pod xpool refuses" 200 filter "$tmp/oddpod.json" "${cert[@]}"
+expect_in "the reason as the filter's Error" "$tmp/out" '"Error":"xpool cannot schedule this pod: Pod: spec.containers'
 echo '{"PodName":"ghost","PodNamespace":"default","Node":"gpu-1"}' >"$tmp/ghost.json"
 ext "bind of a pod that does not exist" 200 bind "$tmp/ghost.json" "${cert[@]}"
 expect_in "bind error" "$tmp/out" "binding pod default/ghost to node gpu-1"

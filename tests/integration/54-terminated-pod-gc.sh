@@ -4,7 +4,7 @@
 #   - five terminated pods (Succeeded and Failed, one owned by a Job), created a second apart, and
 #     names against their age: the two oldest are deleted, the three newest stay;
 #   - running and pending pods, older than all of them, stay;
-#   - a bad threshold is refused with a clear message.
+#   - a bad threshold is refused with a clear message, by `xpool server` and `xpool up`.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/data
@@ -14,6 +14,8 @@ trap 'for p in $server_pid; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/n
 
 check "a threshold that is not a number is refused" 2 "$xpool" server --data-dir "$tmp/bad" --terminated-pod-gc-threshold -1
 expect_in "with the reason" "$tmp/err" "xpool server: --terminated-pod-gc-threshold '-1': expected a number of pods from 0 (no collection) to 2147483647"
+check "xpool up takes the flag and refuses the same" 2 "$xpool" up --data-dir "$tmp/badup" --terminated-pod-gc-threshold 1x
+expect_in "in its own name" "$tmp/err" "xpool up: --terminated-pod-gc-threshold '1x': expected a number of pods from 0 (no collection) to 2147483647"
 
 # the node stays Ready long enough that none of its pods is marked lost meanwhile
 start_server "$data" --terminated-pod-gc-threshold 3 --node-monitor-grace-period 1h

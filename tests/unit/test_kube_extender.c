@@ -103,12 +103,14 @@ static void refuses_bad_requests(void **state)
 {
         static const struct {
                 const char *body, *message;
+                int error; /* 0: -EINVAL, the request itself is wrong */
         } cases[] = {
             {"{\"Pod\":", "the body is not JSON: line 1"},
             {"[1]", "the body must be an ExtenderArgs object"},
             {"{\"NodeNames\":[]}", "Pod: required"},
             {"{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":\"no\"}},\"NodeNames\":[]}",
-             "Pod: spec.containers"},
+             "Pod: spec.containers",
+             -EBADMSG},
             {"{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}",
              "neither Nodes nor NodeNames"},
             {"{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}},\"NodeNames\":\"a\"}",
@@ -123,7 +125,8 @@ static void refuses_bad_requests(void **state)
             {"{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]} x",
              "line 1, column 53: expected the end of the body"},
             {"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"name\":\"q\"}},\"NodeNames\":[\"a\"]}",
-             "Pod: duplicate object key"},
+             "Pod: duplicate object key",
+             -EBADMSG},
             {"", "line 1, column 1: expected a value"},
             {"{\"Pod\":{},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}}]},\"NodeNames\":[\"a\"]}",
              "give one of them, not both"},
@@ -134,7 +137,8 @@ static void refuses_bad_requests(void **state)
                 struct xp_extender_args a = {0};
                 struct xp_error err = {0};
                 int r = xp_extender_args_decode(cases[i].body, strlen(cases[i].body), &a, &err);
-                if (r != -EINVAL || !strstr(err.msg, cases[i].message))
+                if (r != (cases[i].error ? cases[i].error : -EINVAL) ||
+                    !strstr(err.msg, cases[i].message))
                         fail_msg(
                             "case %zu: %d '%s', expected '%s'", i, r, err.msg, cases[i].message);
                 assert_null(a.pod);
@@ -656,6 +660,20 @@ static void bad_input_is_answered_and_serving_goes_on(void **state)
         assert_string_equal(json_string_value(json_object_get(res, "Error")),
                             "Pod: required, the pod being scheduled");
         json_decref(res);
+        /* a right body whose Pod xpool refuses: a 200's Error is what kube-scheduler puts on the
+         * pod (a 400 it reports as the code only); prioritize's errors it ignores */
+        {
+                static const char odd[] =
+                    "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":\"no\"}},"
+                    "\"NodeNames\":[\"gpu-a\"]}";
+                res = handle(e, "filter", odd, strlen(odd), 200);
+                assert_non_null(strstr(json_string_value(json_object_get(res, "Error")),
+                                       "xpool cannot schedule this pod: Pod: spec.containers"));
+                assert_null(json_object_get(res, "NodeNames"));
+                json_decref(res);
+                res = handle(e, "prioritize", odd, strlen(odd), 422);
+                json_decref(res);
+        }
         res = handle(e, "preempt", "{}", 2, 404);
         json_decref(res);
         /* bind is refused without --bind (and without an API to bind through) */

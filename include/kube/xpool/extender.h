@@ -63,9 +63,10 @@ void xp_extender_args_done(struct xp_extender_args *args);
 /*
  * Decodes an ExtenderArgs body (borrowed by *ret until xp_extender_args_done()). -EINVAL with
  * err saying what and where for malformed JSON (`line 1, column 9: expected ...`), a duplicate
- * member, a body that is not an object, a missing or invalid Pod (the codec's
- * message with its field path), neither Nodes nor NodeNames, a node without a name; -E2BIG
- * beyond XP_EXTENDER_NODES_MAX nodes; -ENOMEM. Nothing is returned on failure.
+ * member, a body that is not an object, a missing Pod, neither Nodes nor NodeNames, a node
+ * without a name; -EBADMSG for a well-formed body whose Pod xpool refuses (the codec's message
+ * with its field path: a fault of that pod, not of the request); -E2BIG beyond
+ * XP_EXTENDER_NODES_MAX nodes; -ENOMEM. Nothing is returned on failure.
  */
 int xp_extender_args_decode(const char *body,
                             size_t len,

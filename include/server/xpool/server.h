@@ -91,6 +91,10 @@ struct xp_server_options {
         /* Terminated pods (Succeeded, Failed) kept before the oldest are deleted
          * (--terminated-pod-gc-threshold); 0: 12500, negative: no such collection. */
         int64_t terminated_pod_gc_threshold;
+        /* The Node whose agent runs in this process (xpool up; borrowed until xp_server_free()):
+         * its log endpoint listens on 127.0.0.1 only, so the server reaches it there, whatever
+         * InternalIP the Node reports. NULL: every node at its InternalIP. */
+        const char *local_node;
 };
 
 #define XP_SERVER_NODE_MONITOR_GRACE_MS   40000
