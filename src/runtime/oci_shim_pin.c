@@ -54,7 +54,10 @@ static int pin(const char *bundle, size_t i, const char *source, char *ret, size
         if (!S_ISDIR(st.st_mode) && point >= 0)
                 close(point);
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        return mount(proc, ret, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+        /* MS_REC: config.json rbinds from the pin, which sees only what the pin holds; mounts
+         * inside the volume (a hostPath /sys's cgroup tree, a disk under a data directory) would
+         * otherwise be empty directories in the container. */
+        return mount(proc, ret, NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
 }
 
 static bool listed(const json_t *list, const char *path)

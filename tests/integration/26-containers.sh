@@ -42,6 +42,7 @@ cleanup() {
     wait || true
   } 2>/dev/null
   umount -R -l "$tmp/netns" 2>/dev/null || true
+  umount -l "$tmp/host/data/inner" 2>/dev/null || true
   [[ -n "$br" ]] && ip link del "$br" 2>/dev/null
   release_tmp
   rm -rf "$tmp"
@@ -101,7 +102,10 @@ devices:
 - {id: sim-gpu-1, kind: gpu, vendor: NVIDIA, model: NVIDIA H100 80GB HBM3, resourceName: nvidia.com/gpu, index: 1, deviceNodes: [/dev/nvidia1, /dev/nvidiactl, /dev/nvidia-uvm]}
 - {kind: npu, count: 2, vendor: Example, model: Example NPU, resourceName: vendor.com/npu, deviceNodes: ["/dev/npu{index}"]}
 EOF
-mkdir -p "$tmp/host/data" "$tmp/elsewhere"
+mkdir -p "$tmp/host/data/inner" "$tmp/elsewhere"
+# a mount inside a hostPath reaches the container with it (volumes are bound recursively)
+mount -t tmpfs -o size=1m xpool-inner "$tmp/host/data/inner"
+echo inner-mount >"$tmp/host/data/inner/f"
 # a runtime held up in create (while $tmp/hold exists), for the agent killed mid-start
 cat >"$tmp/slow-crun" <<EOF
 #!/bin/sh
@@ -239,7 +243,7 @@ spec:
     volumeMounts: [{name: cfg, mountPath: /cfg}, {name: sec, mountPath: /sec}]
   - name: writer
     image: @TOOLS@
-    command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused']
+    command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; cat /data/inner/f']
     volumeMounts:
     - {name: scratch, mountPath: /scratch}
     - {name: mem, mountPath: /mem}
@@ -416,6 +420,7 @@ expect_in "the kubelet's words" "$tmp/out" "image has non-numeric user (app), ca
 # volumes: an emptyDir two containers share, one in memory, hostPaths (one read-only)
 poll "the volumes' pod Succeeded" 40 Succeeded phase vols
 expect_log "a read-only hostPath refuses writes" vols writer "ro-refused"
+expect_log "a mount inside a hostPath is in the container too" vols writer "inner-mount"
 expect_log "... as a read-only file system" vols writer "Read-only file system"
 expect_log "the emptyDir is shared" vols reader "shared"
 expect_log "a configMap volume's item at its path" vols config "cfg-value"
