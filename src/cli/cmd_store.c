@@ -66,6 +66,8 @@ static void print_report(const char *path, const struct xp_store_report *r)
         if (r->in_use)
                 printf("in use:     a process has the store open: the figures may be moving\n");
         printf("verdict:    %s%s\n", r->damaged ? "DAMAGED: " : "intact: ", r->finding);
+        if (r->bad_checksums)
+                printf("checksums:  %" PRIu64 " failed: %s\n", r->bad_checksums, r->bad_rows);
         print_lost(r);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
@@ -325,6 +326,10 @@ int reply_store_error(struct reply *ret,
         case -XP_STORE_EXPIRED:
                 return reply_status(ret, 410, "Expired", NULL, NULL, "%s", xp_error_message(err));
         default:
+                /* a stored row failed its checksum (-EUCLEAN): the operator must hear of it,
+                 * not only the client (docs/store.md, "Damage") */
+                if (r == -EUCLEAN)
+                        xp_log(LOG_ERR, "%s", xp_error_message(err));
                 return reply_status(ret,
                                     500,
                                     "InternalError",

@@ -120,8 +120,12 @@ store_probe(const char *path, sqlite3 *db, bool full, struct store_facts *f, str
         if (f->empty || f->foreign || f->newer)
                 return 0;
         rc = read_meta(db, f);
+        f->schema = user_version;
         if (rc == SQLITE_OK)
                 rc = integrity(db, full, f);
+        /* a store from before checksums (schema 1) has none to check until its upgrade */
+        if (rc == SQLITE_OK && !f->corrupt && user_version >= 2)
+                rc = store_scan_checksums(db, f);
         if (rc == SQLITE_OK && full && !f->corrupt) {
                 rc = query2(db, "SELECT count(*), max(version) FROM objects", &n, &max);
                 f->objects = (uint64_t)n;
@@ -229,9 +233,8 @@ judge_sealed(const struct seal_state *seal, const struct store_facts *db, struct
                         seal->reserve.version);
 }
 
-void store_judge(const struct seal_state *seal,
-                 const struct store_facts *db,
-                 struct store_verdict *v)
+static void
+judge_files(const struct seal_state *seal, const struct store_facts *db, struct store_verdict *v)
 {
         uint64_t sealed = seal->has_commit ? seal->commit.version : 0;
 
@@ -271,6 +274,26 @@ void store_judge(const struct seal_state *seal,
                 return;
         }
         judge_sealed(seal, db, v);
+}
+
+void store_judge(const struct seal_state *seal,
+                 const struct store_facts *db,
+                 struct store_verdict *v)
+{
+        judge_files(seal, db, v);
+        if (v->damaged || db->bad_checksums == 0)
+                return;
+        if (db->bad_checksums == 1)
+                damaged(v,
+                        "%s fails its checksum: its row was changed after it was written",
+                        db->bad_rows);
+        else
+                damaged(v,
+                        "%" PRIu64 " rows fail their checksums (they were changed after they "
+                        "were written): %s%s",
+                        db->bad_checksums,
+                        db->bad_rows,
+                        db->bad_rows_unnamed ? ", and more" : "");
 }
 
 int store_damage_error(const char *path, const struct store_verdict *v, struct xp_error *err)
@@ -325,7 +348,16 @@ void store_report_fill(const struct seal_state *seal,
             .reserved = seal->has_reserve ? seal->reserve.version : 0,
             .lost_from = v->lost_from,
             .lost_to = v->lost_to,
+            .bad_checksums = db->bad_checksums,
         };
+        if (db->bad_rows_unnamed)
+                snprintf(ret->bad_rows,
+                         sizeof(ret->bad_rows),
+                         "%s, and %" PRIu64 " more",
+                         db->bad_rows,
+                         db->bad_rows_unnamed);
+        else
+                snprintf(ret->bad_rows, sizeof(ret->bad_rows), "%s", db->bad_rows);
         snprintf(ret->integrity,
                  sizeof(ret->integrity),
                  "%s",

@@ -32,10 +32,11 @@
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS objects (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT "
-    "NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, "
-    "name)) WITHOUT ROWID;"
+    "NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL, checksum INTEGER, PRIMARY KEY "
+    "(kind, namespace, name)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events (version INTEGER PRIMARY KEY, type INTEGER NOT NULL, kind "
-    "TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL);"
+    "TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL, checksum "
+    "INTEGER);"
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);"
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('digest', 0);";
 
@@ -83,6 +84,8 @@ static int init_schema(struct xp_store *store, struct xp_error *err)
                  APPLICATION_ID,
                  SCHEMA_VERSION);
         r = store_exec(path, store->writer, schema_sql, err);
+        if (r >= 0)
+                r = store_checksum_upgrade(path, store->writer, err);
         if (r >= 0)
                 r = store_exec(path, store->writer, sql, err);
         if (r >= 0)
@@ -222,6 +225,9 @@ static int open_writer(struct xp_store *store, bool absent, struct xp_error *err
                 if (r < 0)
                         return r;
         }
+        r = store_checksum_register(store->path, store->writer, err);
+        if (r < 0)
+                return r;
         return store_db_durable(store->path, store->writer, err);
 }
 
@@ -259,7 +265,8 @@ static int open_checked(struct xp_store *store, struct xp_error *err)
                 store->reserved = seal.reserve.version;
         r = store_finish_open(store, &reserved, err);
         store->stats.reservations += reserved;
-        if (r < 0 && store_space_error(r) && !fresh) {
+        /* a store still to upgrade to checksums (schema 1) cannot be read without it */
+        if (r < 0 && store_space_error(r) && !fresh && db.schema >= SCHEMA_VERSION) {
                 /* the disk is full (or read-only), the database readable: serve reads */
                 store_readonly_enter(store, r);
                 store->init_pending = true;

@@ -37,21 +37,25 @@ enum read_stmt {
 };
 
 static const char *const read_sql[_RS_MAX] = {
-    [RS_GET] = "SELECT version, body FROM objects WHERE kind = ?1 AND namespace = ?2 AND "
-               "name = ?3",
-    [RS_LIST_NS] = "SELECT namespace, name, version, body FROM objects WHERE kind = ?1 AND "
-                   "namespace = ?2 ORDER BY namespace, name",
-    [RS_LIST_ALL] = "SELECT namespace, name, version, body FROM objects WHERE kind = ?1 "
-                    "ORDER BY namespace, name",
+    /* the columns store_row_intact() checks */
+    [RS_GET] = "SELECT kind, namespace, name, version, body, checksum FROM objects WHERE "
+               "kind = ?1 AND namespace = ?2 AND name = ?3",
+    [RS_LIST_NS] = "SELECT kind, namespace, name, version, body, checksum FROM objects WHERE "
+                   "kind = ?1 AND namespace = ?2 ORDER BY namespace, name",
+    [RS_LIST_ALL] = "SELECT kind, namespace, name, version, body, checksum FROM objects WHERE "
+                    "kind = ?1 ORDER BY namespace, name",
     [RS_META_VERSION] = "SELECT value FROM meta WHERE key = 'version'",
     [RS_EVENTS_MIN] = "SELECT min(version) FROM events",
-    [RS_EVENTS_NS] = "SELECT version, type, namespace, name, body FROM events WHERE "
-                     "version > ?1 AND kind = ?2 AND namespace = ?3 ORDER BY version LIMIT ?4",
-    [RS_EVENTS_ALL] = "SELECT version, type, namespace, name, body FROM events WHERE "
-                      "version > ?1 AND kind = ?2 ORDER BY version LIMIT ?3",
+    /* the columns store_event_intact() checks */
+    [RS_EVENTS_NS] = "SELECT version, type, kind, namespace, name, body, checksum FROM events "
+                     "WHERE version > ?1 AND kind = ?2 AND namespace = ?3 ORDER BY version "
+                     "LIMIT ?4",
+    [RS_EVENTS_ALL] = "SELECT version, type, kind, namespace, name, body, checksum FROM events "
+                      "WHERE version > ?1 AND kind = ?2 ORDER BY version LIMIT ?3",
     /* newest first from the version on: the primary key's order, no index needed */
-    [RS_EVENT_BEFORE] = "SELECT type, body, version FROM events WHERE version <= ?1 AND "
-                        "kind = ?2 AND namespace = ?3 AND name = ?4 ORDER BY version DESC LIMIT 1",
+    [RS_EVENT_BEFORE] = "SELECT version, type, kind, namespace, name, body, checksum FROM events "
+                        "WHERE version <= ?1 AND kind = ?2 AND namespace = ?3 AND name = ?4 "
+                        "ORDER BY version DESC LIMIT 1",
     [RS_BEGIN] = "BEGIN",
     [RS_COMMIT] = "COMMIT",
     [RS_ROLLBACK] = "ROLLBACK",
@@ -174,6 +178,35 @@ static int row_body(struct xp_store *store,
         return r < 0 ? r : 0;
 }
 
+/*
+ * Whether an objects row (the columns store_row_intact() reads) is as written: 0, or -EUCLEAN
+ * naming it, so that a damaged row is an error for its reader, never wrong data.
+ */
+static int row_checked(struct xp_store *store, sqlite3_stmt *st, struct xp_error *err)
+{
+        if (store_row_intact(st, 0))
+                return 0;
+        return store_row_damaged(store->path,
+                                 (const char *)sqlite3_column_text(st, 0) ?: "?",
+                                 (const char *)sqlite3_column_text(st, 1) ?: "?",
+                                 (const char *)sqlite3_column_text(st, 2) ?: "?",
+                                 (uint64_t)sqlite3_column_int64(st, 3),
+                                 err);
+}
+
+/* The same for an event row (the columns store_event_intact() reads). */
+static int event_checked(struct xp_store *store, sqlite3_stmt *st, struct xp_error *err)
+{
+        if (store_event_intact(st, 0))
+                return 0;
+        return store_event_damaged(store->path,
+                                   (const char *)sqlite3_column_text(st, 2) ?: "?",
+                                   (const char *)sqlite3_column_text(st, 3) ?: "?",
+                                   (const char *)sqlite3_column_text(st, 4) ?: "?",
+                                   (uint64_t)sqlite3_column_int64(st, 0),
+                                   err);
+}
+
 int xp_store_get(struct xp_store *store,
                  const char *kind,
                  const char *namespace,
@@ -210,12 +243,14 @@ int xp_store_get(struct xp_store *store,
         else if (rc != SQLITE_ROW)
                 r = read_fail(store, c, rc, err);
         else {
-                const char *body = (const char *)sqlite3_column_text(st, 1);
-                size_t len = (size_t)sqlite3_column_bytes(st, 1);
+                const char *body = (const char *)sqlite3_column_text(st, 4);
+                size_t len = (size_t)sqlite3_column_bytes(st, 4);
                 _cleanup_free_ char *plain = NULL;
 
-                version = (uint64_t)sqlite3_column_int64(st, 0);
-                r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
+                version = (uint64_t)sqlite3_column_int64(st, 3);
+                r = row_checked(store, st, err);
+                if (r >= 0)
+                        r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
                 object = r < 0 ? NULL : store_parse_body(body, len, version);
                 if (!object && r >= 0)
                         r = store_corrupt_body(store, kind, namespace, name, version, err);
@@ -263,13 +298,15 @@ int xp_store_event_before(struct xp_store *store,
         else if (rc != SQLITE_ROW)
                 r = read_fail(store, c, rc, err);
         else {
-                uint64_t at = (uint64_t)sqlite3_column_int64(st, 2);
-                const char *body = (const char *)sqlite3_column_text(st, 1);
-                size_t len = (size_t)sqlite3_column_bytes(st, 1);
+                uint64_t at = (uint64_t)sqlite3_column_int64(st, 0);
+                const char *body = (const char *)sqlite3_column_text(st, 5);
+                size_t len = (size_t)sqlite3_column_bytes(st, 5);
                 _cleanup_free_ char *plain = NULL;
 
-                type = sqlite3_column_int(st, 0);
-                r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
+                type = sqlite3_column_int(st, 1);
+                r = event_checked(store, st, err);
+                if (r >= 0)
+                        r = row_body(store, kind, namespace, name, &body, &len, &plain, err);
                 object = r < 0 ? NULL : store_parse_body(body, len, at);
                 if (r >= 0)
                         r = object ? 1 : store_corrupt_body(store, kind, namespace, name, at, err);
@@ -376,13 +413,15 @@ static int rows_step(struct rows *rows,
         int rc = SQLITE_DONE, r;
 
         for (size_t i = 0; i < max && (rc = sqlite3_step(st)) == SQLITE_ROW; i++) {
-                const char *ns = (const char *)sqlite3_column_text(st, 0) ?: "";
-                const char *name = (const char *)sqlite3_column_text(st, 1) ?: "";
-                const char *body = (const char *)sqlite3_column_text(st, 3);
-                size_t len = (size_t)sqlite3_column_bytes(st, 3);
+                const char *ns = (const char *)sqlite3_column_text(st, 1) ?: "";
+                const char *name = (const char *)sqlite3_column_text(st, 2) ?: "";
+                const char *body = (const char *)sqlite3_column_text(st, 4);
+                size_t len = (size_t)sqlite3_column_bytes(st, 4);
                 char *plain = NULL;
 
-                r = row_body(rows->store, rows->kind, ns, name, &body, &len, &plain, err);
+                r = row_checked(rows->store, st, err);
+                if (r >= 0)
+                        r = row_body(rows->store, rows->kind, ns, name, &body, &len, &plain, err);
                 if (undecryptable(r) && skip && skip->fn) {
                         /* a lost key: the caller is told, and the others are read */
                         skip->fn(ns, name, xp_error_message(err), skip->userdata);
@@ -392,7 +431,7 @@ static int rows_step(struct rows *rows,
                 }
                 if (r >= 0)
                         r = fn(
-                            ns, name, (uint64_t)sqlite3_column_int64(st, 2), body, len, userdata);
+                            ns, name, (uint64_t)sqlite3_column_int64(st, 3), body, len, userdata);
                 free(plain);
                 if (r < 0)
                         return r;
@@ -690,14 +729,17 @@ static int append_event(struct xp_store *store,
                         const char *kind,
                         struct xp_error *err)
 {
-        const char *body = (const char *)sqlite3_column_text(st, 4);
-        size_t len = (size_t)sqlite3_column_bytes(st, 4);
+        const char *body = (const char *)sqlite3_column_text(st, 5);
+        size_t len = (size_t)sqlite3_column_bytes(st, 5);
         uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
         _cleanup_free_ char *plain = NULL;
         struct xp_store_event *e;
         bool ok;
         int r;
 
+        r = event_checked(store, st, err);
+        if (r < 0)
+                return r;
         if (store_event_list_grow(l) < 0)
                 return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
         e = &l->events[l->n];
@@ -705,8 +747,8 @@ static int append_event(struct xp_store *store,
             .type = (enum xp_store_event_type)sqlite3_column_int(st, 1),
             .resource_version = v,
             .kind = strdup(kind),
-            .namespace = strdup((const char *)sqlite3_column_text(st, 2) ?: ""),
-            .name = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
+            .namespace = strdup((const char *)sqlite3_column_text(st, 3) ?: ""),
+            .name = strdup((const char *)sqlite3_column_text(st, 4) ?: ""),
         };
         l->n++;
         r = row_body(store, kind, e->namespace ?: "", e->name ?: "", &body, &len, &plain, err);

@@ -30,10 +30,10 @@
 static const char new_schema_sql[] =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE objects (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, "
-    "version INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, name)) WITHOUT "
-    "ROWID;"
+    "version INTEGER NOT NULL, body TEXT NOT NULL, checksum INTEGER, PRIMARY KEY (kind, "
+    "namespace, name)) WITHOUT ROWID;"
     "CREATE TABLE events (version INTEGER PRIMARY KEY, type INTEGER NOT NULL, kind TEXT NOT "
-    "NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL);";
+    "NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL, checksum INTEGER);";
 
 static void sqlite_closep(sqlite3 **db)
 {
@@ -56,40 +56,91 @@ static int fsync_parent(const char *path)
         return copy ? fsync_path(dirname(copy), true) : -ENOMEM;
 }
 
+/* A row recover leaves out: counted, and named in the notes while they have room. */
+static void drop_row(sqlite3_stmt *from, const char *why, struct xp_store_recovery *ret)
+{
+        size_t used = strlen(ret->notes);
+        const char *ns = (const char *)sqlite3_column_text(from, 1) ?: "?";
+
+        ret->dropped++;
+        if (used + 1 < sizeof(ret->notes))
+                snprintf(ret->notes + used,
+                         sizeof(ret->notes) - used,
+                         "%s%s %s%s%s (type %s)",
+                         used ? "; " : "left out: ",
+                         why,
+                         ns,
+                         store_key_ns(ns),
+                         (const char *)sqlite3_column_text(from, 2) ?: "?",
+                         (const char *)sqlite3_column_text(from, 0) ?: "?");
+}
+
+/* Why a row of the old objects table is not carried over, or NULL when it is. */
+static const char *row_fault(sqlite3_stmt *from, bool checksums)
+{
+        const char *body = (const char *)sqlite3_column_text(from, 4);
+        size_t len = (size_t)sqlite3_column_bytes(from, 4);
+        json_t *o;
+
+        if (!body || !sqlite3_column_text(from, 0) || !sqlite3_column_text(from, 2))
+                return "unreadable";
+        if (checksums && !store_row_intact(from, 0))
+                return "fails its checksum:";
+        /* an encrypted body is kept as it is: the key file still opens it */
+        if (store_envelope_is(body, len))
+                return NULL;
+        o = store_parse_body(body, len, (uint64_t)sqlite3_column_int64(from, 3));
+        json_decref(o);
+        return o ? NULL : "not a JSON object:";
+}
+
 /* Copies the objects that read back; stops at the first row SQLite cannot read. */
 static int copy_objects(sqlite3 *old, sqlite3 *db, struct xp_store_recovery *ret)
 {
         sqlite3_stmt *from = NULL, *to = NULL;
+        bool checksums = true;
         int rc;
 
-        rc = sqlite3_prepare_v2(
-            old, "SELECT kind, namespace, name, version, body FROM objects", -1, &from, NULL);
+        rc = sqlite3_prepare_v2(old,
+                                "SELECT kind, namespace, name, version, body, checksum FROM "
+                                "objects",
+                                -1,
+                                &from,
+                                NULL);
+        if (rc != SQLITE_OK) { /* a store from before checksums */
+                checksums = false;
+                rc = sqlite3_prepare_v2(old,
+                                        "SELECT kind, namespace, name, version, body FROM objects",
+                                        -1,
+                                        &from,
+                                        NULL);
+        }
         if (rc == SQLITE_OK)
                 rc = sqlite3_prepare_v2(db,
                                         "INSERT INTO objects (kind, namespace, name, version, "
-                                        "body) VALUES (?1, ?2, ?3, ?4, ?5)",
+                                        "body, checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                                         -1,
                                         &to,
                                         NULL);
         while (rc == SQLITE_OK && (rc = sqlite3_step(from)) == SQLITE_ROW) {
-                const char *body = (const char *)sqlite3_column_text(from, 4);
-                size_t len = (size_t)sqlite3_column_bytes(from, 4);
-                /* an encrypted body is kept as it is: the key file still opens it */
-                json_t *o =
-                    !body ? NULL
-                    : store_envelope_is(body, len)
-                        ? json_true()
-                        : store_parse_body(body, len, (uint64_t)sqlite3_column_int64(from, 3));
+                const char *why = row_fault(from, checksums);
 
                 rc = SQLITE_OK;
-                if (!o || !sqlite3_column_text(from, 0) || !sqlite3_column_text(from, 2)) {
-                        ret->dropped++;
-                        json_decref(o);
+                if (why) {
+                        drop_row(from, why, ret);
                         continue;
                 }
-                json_decref(o);
                 for (int i = 0; i < 5; i++)
                         sqlite3_bind_value(to, i + 1, sqlite3_column_value(from, i));
+                sqlite3_bind_int64(
+                    to,
+                    6,
+                    store_row_checksum_of((const char *)sqlite3_column_text(from, 0),
+                                          (const char *)sqlite3_column_text(from, 1) ?: "",
+                                          (const char *)sqlite3_column_text(from, 2),
+                                          (uint64_t)sqlite3_column_int64(from, 3),
+                                          (const char *)sqlite3_column_text(from, 4),
+                                          (size_t)sqlite3_column_bytes(from, 4)));
                 rc = store_step_done(to);
                 rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
                 ret->kept += rc == SQLITE_OK;

@@ -53,6 +53,13 @@ static int add_rewrite(struct xp_store *store,
         struct rewrite *it;
         int r;
 
+        /* a damaged row is refused, not rewritten under a fresh checksum */
+        if (!events && !store_row_intact(st, 4))
+                return store_row_damaged(
+                    store->path, kind, ns, name, (uint64_t)sqlite3_column_int64(st, 7), err);
+        if (events && !store_event_intact(st, 4))
+                return store_event_damaged(
+                    store->path, kind, ns, name, (uint64_t)sqlite3_column_int64(st, 4), err);
         if (!body || store_envelope_primary(store, body, len))
                 return 0;
         r = store_envelope_open(store, kind, ns, name, body, len, &plain, &plain_len, err);
@@ -87,8 +94,11 @@ static int collect(
     struct xp_store *store, const char *kind, bool events, struct rewrites *w, struct xp_error *err)
 {
         static const char *const sql[] = {
-            "SELECT 0, namespace, name, body FROM objects WHERE kind = ?1",
-            "SELECT version, namespace, name, body FROM events WHERE kind = ?1",
+            /* then the columns store_row_intact() and store_event_intact() check */
+            "SELECT 0, namespace, name, body, kind, namespace, name, version, body, checksum "
+            "FROM objects WHERE kind = ?1",
+            "SELECT version, namespace, name, body, version, type, kind, namespace, name, body, "
+            "checksum FROM events WHERE kind = ?1",
         };
         sqlite3_stmt *st = NULL;
         int rc, r = 0;
@@ -112,8 +122,10 @@ static int apply(struct xp_store *store,
                  struct xp_error *err)
 {
         static const char *const sql[] = {
-            "UPDATE objects SET body = ?4 WHERE kind = ?1 AND namespace = ?2 AND name = ?3",
-            "UPDATE events SET body = ?4 WHERE version = ?5",
+            "UPDATE objects SET body = ?4, checksum = xpool_checksum(kind, namespace, name, "
+            "version, ?4) WHERE kind = ?1 AND namespace = ?2 AND name = ?3",
+            "UPDATE events SET body = ?4, checksum = xpool_event_checksum(type, kind, namespace, "
+            "name, version, ?4) WHERE version = ?5",
         };
         sqlite3_stmt *st = NULL;
         int rc;

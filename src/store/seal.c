@@ -74,23 +74,14 @@ static uint64_t sha64(const void *data, size_t size)
         return get64(out);
 }
 
-uint64_t store_op_hash(
-    int type, const char *kind, const char *ns, const char *name, const char *body, size_t len)
+uint64_t store_op_hash(int type, uint64_t row_hash)
 {
-        gnutls_hash_hd_t h;
-        uint8_t out[32], t = (uint8_t)type;
+        /* the write's type and its row hash (checksum.c): the key and body hashed only once */
+        uint8_t buf[9];
 
-        if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0)
-                return 0;
-        /* the NULs keep ("ab", "c") apart from ("a", "bc") */
-        gnutls_hash(h, &t, 1);
-        gnutls_hash(h, kind, strlen(kind) + 1);
-        gnutls_hash(h, ns, strlen(ns) + 1);
-        gnutls_hash(h, name, strlen(name) + 1);
-        if (body)
-                gnutls_hash(h, body, len);
-        gnutls_hash_deinit(h, out);
-        return get64(out);
+        buf[0] = (uint8_t)type;
+        put64(buf + 1, row_hash);
+        return sha64(buf, sizeof(buf));
 }
 
 uint64_t store_digest_next(uint64_t digest, uint64_t version, uint64_t op_hash)

@@ -16,6 +16,7 @@
  *   waiter.c   readers that wait for the writes of some kinds only (xp_store_waiter_new())
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
+ *   checksum.c the objects rows' checksums
  */
 
 #include <jansson.h>
@@ -31,7 +32,8 @@
 #include "xpool/store.h"
 #include "xpool/storekeys.h"
 
-#define SCHEMA_VERSION   1
+/* 2: objects rows carry a checksum (checksum.c); a store at 1 is upgraded at open */
+#define SCHEMA_VERSION   2
 #define APPLICATION_ID   0x78706f6c /* "xpol" */
 #define BUSY_TIMEOUT_MS  5000       /* another process holding the write lock: wait this long */
 #define CHECKPOINT_PAGES 1000       /* WAL pages (4 MiB) that call for a checkpoint */
@@ -117,6 +119,10 @@ struct store_facts {
         char problem[256]; /* what the integrity check or SQLite said, when corrupt */
         uint64_t objects;  /* xp_store_check() only: rows of objects */
         uint64_t max_object_version;
+        int64_t schema;            /* PRAGMA user_version */
+        uint64_t bad_checksums;    /* objects and events rows that fail their checksum */
+        uint64_t bad_rows_unnamed; /* of those, how many bad_rows has no room for */
+        char bad_rows[XP_STORE_ROWS_MAX - 64]; /* "object NS/NAME (type KIND)", ... */
 };
 
 /* Whether the files agree: store_judge()'s finding. */
@@ -442,10 +448,52 @@ uint64_t store_floor(const struct seal_state *seal, const struct store_facts *db
  * The digest chain: each write's own hash (of its type, key and body) folded into the digest
  * with its version, so that the digest at version V names the whole history up to V.
  */
-uint64_t store_op_hash(int type,
-                       const char *kind,
-                       const char *ns,
-                       const char *name,
-                       const char *body,
-                       size_t body_len);
+uint64_t store_op_hash(int type, uint64_t row_hash);
 uint64_t store_digest_next(uint64_t digest, uint64_t version, uint64_t op_hash);
+
+/* checksum.c */
+/* The hash of a row's key and body (the first 8 bytes of their SHA-256). */
+uint64_t
+store_row_hash(const char *kind, const char *ns, const char *name, const char *body, size_t len);
+/* The checksum an objects row carries: its row hash and its version. */
+int64_t store_row_checksum(uint64_t row_hash, uint64_t version);
+int64_t store_row_checksum_of(const char *kind,
+                              const char *ns,
+                              const char *name,
+                              uint64_t version,
+                              const char *body,
+                              size_t len);
+/* Whether the row at column first (kind, namespace, name, version, body, checksum) is intact. */
+bool store_row_intact(sqlite3_stmt *st, int first);
+/* An event row's checksum: its type, key and body (as store_op_hash()) and its version. */
+int64_t store_event_checksum_of(int type,
+                                const char *kind,
+                                const char *ns,
+                                const char *name,
+                                uint64_t version,
+                                const char *body,
+                                size_t len);
+/* The same for an event row at column first (version, type, kind, namespace, name, body,
+ * checksum). */
+bool store_event_intact(sqlite3_stmt *st, int first);
+/* -EUCLEAN: "store PATH is damaged: event V of NS/NAME (type KIND) fails its checksum ...". */
+int store_event_damaged(const char *path,
+                        const char *kind,
+                        const char *ns,
+                        const char *name,
+                        uint64_t version,
+                        struct xp_error *err);
+/* -EUCLEAN: "store PATH is damaged: object NS/NAME (type KIND, ...) fails its checksum ...". */
+int store_row_damaged(const char *path,
+                      const char *kind,
+                      const char *ns,
+                      const char *name,
+                      uint64_t version,
+                      struct xp_error *err);
+/* Every objects and events row checked: the failures counted and named in f. An SQLite code. */
+int store_scan_checksums(sqlite3 *db, struct store_facts *f);
+/* xpool_checksum(kind, namespace, name, version, body) and xpool_event_checksum(type, kind,
+ * namespace, name, version, body) on db (the upgrade and re-encryption). */
+int store_checksum_register(const char *path, sqlite3 *db, struct xp_error *err);
+/* Inside a write transaction: adds and fills the checksum column of a store from before it. */
+int store_checksum_upgrade(const char *path, sqlite3 *db, struct xp_error *err);

@@ -45,7 +45,8 @@ struct op {
         uint64_t expected_version;
         const char *body; /* serialised object without metadata.resourceVersion (not for delete) */
         size_t body_len;
-        uint64_t hash; /* store_op_hash() of the write, for the digest chain */
+        uint64_t hash;     /* store_op_hash() of the write, for the digest chain */
+        uint64_t row_hash; /* store_row_hash() of the key and what the row gets (stored) */
 
         /* written by the leader, read by the owner once done */
         bool done;
@@ -74,6 +75,13 @@ struct op {
         struct op *next;
 };
 
+/* The type of a write's event (and of its hash in the digest chain and the event's checksum). */
+static const int event_types[] = {
+    [OP_CREATE] = XP_STORE_ADDED,
+    [OP_UPDATE] = XP_STORE_MODIFIED,
+    [OP_DELETE] = XP_STORE_DELETED,
+};
+
 static const char *const write_sql[_WS_MAX] = {
     [WS_BEGIN] = "BEGIN IMMEDIATE",
     [WS_COMMIT] = "COMMIT",
@@ -81,16 +89,16 @@ static const char *const write_sql[_WS_MAX] = {
     [WS_META_VERSION] = "SELECT value FROM meta WHERE key = 'version'",
     [WS_META_SET_VERSION] = "UPDATE meta SET value = ?1 WHERE key = 'version'",
     [WS_META_SET_DIGEST] = "UPDATE meta SET value = ?1 WHERE key = 'digest'",
-    [WS_OBJECT_GET] = "SELECT version, body FROM objects WHERE kind = ?1 AND namespace = ?2 "
-                      "AND name = ?3",
-    [WS_OBJECT_INSERT] = "INSERT INTO objects (kind, namespace, name, version, body) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5)",
-    [WS_OBJECT_UPDATE] = "UPDATE objects SET version = ?4, body = ?5 WHERE kind = ?1 AND "
-                         "namespace = ?2 AND name = ?3",
+    [WS_OBJECT_GET] = "SELECT kind, namespace, name, version, body, checksum FROM objects WHERE "
+                      "kind = ?1 AND namespace = ?2 AND name = ?3",
+    [WS_OBJECT_INSERT] = "INSERT INTO objects (kind, namespace, name, version, body, checksum) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [WS_OBJECT_UPDATE] = "UPDATE objects SET version = ?4, body = ?5, checksum = ?6 WHERE "
+                         "kind = ?1 AND namespace = ?2 AND name = ?3",
     [WS_OBJECT_DELETE] = "DELETE FROM objects WHERE kind = ?1 AND namespace = ?2 AND "
                          "name = ?3",
-    [WS_EVENT_INSERT] = "INSERT INTO events (version, type, kind, namespace, name, body) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [WS_EVENT_INSERT] = "INSERT INTO events (version, type, kind, namespace, name, body, "
+                        "checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [WS_EVENTS_MIN] = "SELECT min(version) FROM events",
     [WS_EVENTS_TRIM] = "DELETE FROM events WHERE version <= ?1",
 };
@@ -166,7 +174,14 @@ static int check_stored(struct xp_store *store, struct op *op)
                 sqlite3_reset(st);
                 return -rc;
         }
-        stored = (uint64_t)sqlite3_column_int64(st, 0);
+        stored = (uint64_t)sqlite3_column_int64(st, 3);
+        if (!store_row_intact(st, 0)) {
+                /* never chain a damaged row's body into a delete's event */
+                sqlite3_reset(st);
+                op->result = store_row_damaged(
+                    store->path, op->kind, op->namespace, op->name, stored, &op->err);
+                return 0;
+        }
         if (op->expected_version != 0 && op->expected_version != stored) {
                 sqlite3_reset(st);
                 op->result =
@@ -182,8 +197,8 @@ static int check_stored(struct xp_store *store, struct op *op)
                 return 0;
         }
         if (op->type == OP_DELETE) {
-                const char *text = (const char *)sqlite3_column_text(st, 1);
-                size_t len = (size_t)sqlite3_column_bytes(st, 1);
+                const char *text = (const char *)sqlite3_column_text(st, 4);
+                size_t len = (size_t)sqlite3_column_bytes(st, 4);
 
                 op->result = open_last(store, op, text, len);
                 if (op->result < 0) {
@@ -195,6 +210,23 @@ static int check_stored(struct xp_store *store, struct op *op)
         return 1;
 }
 
+/* The checksum of the event row of op at version that holds stored. */
+static int64_t
+event_checksum(const struct op *op, const char *stored, size_t stored_len, uint64_t version)
+{
+        uint64_t hash;
+
+        if (op->type == OP_DELETE) /* the row holds the object's last state: hashed only now */
+                hash = store_op_hash(
+                    XP_STORE_DELETED,
+                    store_row_hash(op->kind, op->namespace, op->name, stored, stored_len));
+        else if (op->stored == op->body) /* the digest chain's own hash */
+                hash = op->hash;
+        else
+                hash = store_op_hash(event_types[op->type], op->row_hash);
+        return store_row_checksum(hash, version);
+}
+
 /*
  * Applies one operation inside the batch's transaction with the given new version. Returns 1
  * when applied, 0 when refused (op->result and op->err say why; nothing changed), or an SQLite
@@ -202,11 +234,6 @@ static int check_stored(struct xp_store *store, struct op *op)
  */
 static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
 {
-        static const int event_types[] = {
-            [OP_CREATE] = XP_STORE_ADDED,
-            [OP_UPDATE] = XP_STORE_MODIFIED,
-            [OP_DELETE] = XP_STORE_DELETED,
-        };
         sqlite3_stmt *st;
         const char *body = op->body, *stored = op->stored;
         size_t body_len = op->body_len, stored_len = op->stored_len;
@@ -251,6 +278,7 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         if (op->type != OP_DELETE) {
                 sqlite3_bind_int64(st, 4, (sqlite3_int64)version);
                 sqlite3_bind_text(st, 5, stored, (int)stored_len, SQLITE_STATIC);
+                sqlite3_bind_int64(st, 6, store_row_checksum(op->row_hash, version));
         }
         rc = store_step_done(st);
         if (rc == SQLITE_CONSTRAINT_PRIMARYKEY && op->type == OP_CREATE) {
@@ -274,6 +302,7 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         sqlite3_bind_text(st, 4, op->namespace, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 5, op->name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 7, event_checksum(op, stored, stored_len, version));
         rc = store_step_done(st);
         if (rc != SQLITE_DONE)
                 return -rc;
@@ -553,11 +582,6 @@ void xp_store_histograms(struct xp_store *store,
 /* Under lock, in version order: a write for the ring of recent ones (recent.c). */
 static void recent_add(struct xp_store *store, struct batch *b, struct op *o)
 {
-        static const int event_types[] = {
-            [OP_CREATE] = XP_STORE_ADDED,
-            [OP_UPDATE] = XP_STORE_MODIFIED,
-            [OP_DELETE] = XP_STORE_DELETED,
-        };
         struct recent gone;
 
         /* the ring copies the text into its block: the writer keeps its own for the reply */
@@ -788,8 +812,12 @@ static int op_prepare(struct xp_store *store, struct op *op, json_t *object, str
                         op->stored = op->own_sealed;
                 }
         }
-        op->hash =
-            store_op_hash((int)op->type, op->kind, op->namespace, op->name, op->body, op->body_len);
+        /* one SHA-256 of key and body serves the digest chain and the row's checksum */
+        op->row_hash = store_row_hash(op->kind, op->namespace, op->name, op->body, op->body_len);
+        op->hash = store_op_hash(event_types[op->type], op->row_hash);
+        if (op->stored != op->body) /* sealed: the row holds other bytes */
+                op->row_hash =
+                    store_row_hash(op->kind, op->namespace, op->name, op->stored, op->stored_len);
         return 0;
 }
 

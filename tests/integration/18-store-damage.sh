@@ -2,7 +2,9 @@
 # Damage is never silent (docs/store.md, "Damage"): the real server on loopback refuses a
 # zero-length state.db and a WAL with a damaged frame after kill -9 mid-burst, with what was lost
 # and the recovery command; `xpool store check` reports; `xpool store recover` keeps what is intact
-# and no resourceVersion is used twice. A full disk: the server starts read-only, serves reads,
+# and no resourceVersion is used twice. A flipped bit inside a ConfigMap's value in state.db
+# (which SQLite's quick_check passes): refused naming the object, checked, recovered without it;
+# a row changed under a running server is a 500 naming it. A full disk: the server starts read-only, serves reads,
 # refuses writes saying why, and takes them again when space returns. File modes 0600/0700 and
 # the warning for a 0755 data directory; TLS 1.0 and 1.1 refused, 1.2 and 1.3 accepted.
 source "$(dirname "$0")/lib.sh"
@@ -247,6 +249,89 @@ expect_code "damaged WAL: create after recover" 201
 [[ -n "$created" && -n "$lost_to" && "$created" -gt "$lost_to" && "$created" -gt "$before" ]] ||
   { echo "FAIL damaged WAL: version '$created' after recover not above the acknowledged '$lost_to'"; failures=$((failures + 1)); }
 echo "damaged WAL: versions $lost lost, $kept objects ($n_kept pods) kept, the first create after recover got $created"
+stop_server TERM
+
+# ---- a flipped bit inside a row's value: refused naming the object, checked, recovered ----------
+# (the red team's case: quick_check passes, since it checks pages, not values)
+data=$tmp/flip
+start_server "$data" flip1 --no-tls --no-scheduler || { echo "FAIL the server did not start:"; cat "$tmp/flip1.log"; exit 1; }
+create_cm() { # name
+  code=$(api -H 'Content-Type: application/json' --data-binary \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\"},\"data\":{\"v\":\"value-of-$1-0123456789\"}}" \
+    "$base/api/v1/namespaces/default/configmaps")
+}
+for i in $(seq 1 40); do
+  create_cm "cm$i"
+  expect_code "flip: create cm$i" 201
+done
+# a running server: a row changed under it is a 500 naming the object and a log line, never its
+# changed value
+change_cm7() { # from, to: cm7's value changed through SQLite beside the server
+  "$py" - "$data/state.db" "$1" "$2" <<'EOF' || { echo "FAIL cannot change cm7's row"; failures=$((failures + 1)); }
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+n = db.execute("UPDATE objects SET body = replace(body, ?, ?) WHERE name = 'cm7'", (sys.argv[2], sys.argv[3])).rowcount
+db.commit()
+assert n == 1, n
+EOF
+}
+change_cm7 value-of-cm7- value-of-cm7+
+code=$(api "$base/api/v1/namespaces/default/configmaps/cm7")
+expect_code "flip: a damaged row read while running" 500
+expect_in "flip: the 500 names the object" "$tmp/body" "default/cm7 (type "
+expect_in "flip: the server logs it" "$tmp/flip1.log" "default/cm7 (type "
+! grep -q 'value-of-cm7+' "$tmp/body" || { echo "FAIL flip: the changed value was served"; failures=$((failures + 1)); }
+code=$(api "$base/api/v1/namespaces/default/configmaps/cm8")
+expect_code "flip: an intact row read while running" 200
+change_cm7 value-of-cm7+ value-of-cm7-
+code=$(api "$base/api/v1/namespaces/default/configmaps/cm7")
+expect_code "flip: the row as written reads again" 200
+stop_server TERM
+# one bit of state.db, inside cm32's value in its objects row (the event log holds a copy too)
+"$py" - "$data/state.db" >"$tmp/flip-out" <<'EOF' || { echo "FAIL cannot flip a bit of cm32"; cat "$tmp/flip-out"; failures=$((failures + 1)); }
+import sqlite3, sys
+path = sys.argv[1]
+def stored():
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        return db.execute("SELECT body FROM objects WHERE name = 'cm32'").fetchone()[0]
+    finally:
+        db.close()
+before = stored()
+data = open(path, 'rb').read()
+at = data.find(b'value-of-cm32-')
+while at >= 0:
+    off = at + len('value-of-cm32-') + 3
+    with open(path, 'r+b') as f:
+        f.seek(off); b = f.read(1); f.seek(off); f.write(bytes([b[0] ^ 0x01]))
+    if stored() != before:
+        print("flipped a bit at offset %d" % off)
+        sys.exit(0)
+    with open(path, 'r+b') as f:
+        f.seek(off); f.write(b)
+    at = data.find(b'value-of-cm32-', at + 1)
+sys.exit("cm32's objects row not found in the file")
+EOF
+cat "$tmp/flip-out"
+"$py" -c 'import sqlite3, sys; r = sqlite3.connect(sys.argv[1]).execute("PRAGMA quick_check").fetchone()[0]; sys.exit(r != "ok")' "$data/state.db" ||
+  { echo "FAIL flip: quick_check no longer passes, so this is not the case checksums are for"; failures=$((failures + 1)); }
+if start_server "$data" flip2 --no-tls; then
+  echo "FAIL the server started with a flipped bit in cm32:"; cat "$tmp/flip2.log"; failures=$((failures + 1))
+  stop_server KILL
+fi
+expect_in "flip: refused naming the object" "$tmp/flip2.log" "state.db is damaged: object default/cm32 (type "
+expect_in "flip: the reason" "$tmp/flip2.log" "fails its checksum"
+expect_in "flip: the recovery command" "$tmp/flip2.log" "xpool store recover --data-dir $data"
+check "flip: store check says damaged" 3 "$xpool" store check --data-dir "$data"
+expect_in "flip: check names the object" "$tmp/out" "checksums:  1 failed: object default/cm32 (type "
+check "flip: recover" 0 "$xpool" store recover --data-dir "$data"
+expect_in "flip: recover says what it left out" "$tmp/out" "default/cm32"
+start_server "$data" flip3 --no-tls || { echo "FAIL no start after recover:"; cat "$tmp/flip3.log"; exit 1; }
+code=$(api "$base/api/v1/namespaces/default/configmaps/cm32")
+expect_code "flip: cm32 is gone after recover" 404
+code=$(api "$base/api/v1/namespaces/default/configmaps/cm31")
+expect_code "flip: cm31 is kept" 200
+expect_in "flip: cm31's value" "$tmp/body" "value-of-cm31-0123456789"
 stop_server TERM
 
 # ---- a full disk: start read-only, serve reads, refuse writes with the reason, recover ---------

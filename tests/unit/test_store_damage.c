@@ -24,6 +24,8 @@
 #include "tmpdir.h"
 #include "xpool/store.h"
 
+#include "store_open.h"
+
 static int setup(void **state)
 {
         return tmpdir_setup(state, "damage", "state.db");
@@ -32,28 +34,6 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         return tmpdir_teardown(state);
-}
-
-static struct xp_store *open_ok(const char *path)
-{
-        struct xp_store_options options = {.path = path};
-        struct xp_error err = {0};
-        struct xp_store *store = NULL;
-
-        if (xp_store_open(&options, &store, &err) < 0)
-                fail_msg("open %s: %s", path, err.msg);
-        return store;
-}
-
-static int open_err(const char *path, struct xp_error *err)
-{
-        struct xp_store_options options = {.path = path};
-        struct xp_store *store = NULL;
-        int r = xp_store_open(&options, &store, err);
-
-        if (r >= 0)
-                xp_store_close(store);
-        return r;
 }
 
 static uint64_t create(struct xp_store *store, const char *name)

@@ -39,6 +39,7 @@
 
 /* Limits on what one write may carry: longer keys are -EINVAL, larger bodies -E2BIG. */
 #define XP_STORE_KEY_MAX  253               /* kind, namespace and name, each, in bytes */
+#define XP_STORE_ROWS_MAX 2048              /* xp_store_report.bad_rows: the damaged rows named */
 #define XP_STORE_BODY_MAX (3 * 1024 * 1024) /* the serialised object, in bytes */
 
 struct xp_store;
@@ -478,6 +479,10 @@ struct xp_store_report {
         uint64_t lost_from, lost_to; /* acknowledged versions not in the database; 0: none known */
         char integrity[256];         /* "ok", or what PRAGMA integrity_check found first */
         char finding[512];           /* the verdict, one sentence */
+        uint64_t bad_checksums;      /* rows (objects, events) that fail their checksum */
+        /* those rows: "object NS/NAME (type KIND)", "event V of NS/NAME (type KIND)", ", and N
+         * more" */
+        char bad_rows[XP_STORE_ROWS_MAX];
 };
 
 /*

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Row checksums: every objects row and every event row carries one, so that a row changed after it
+ * was written (a flipped bit in the file that SQLite's own checks do not see: they check pages, not
+ * values) is refused instead of served. The checksum is the key-and-body hash the digest chain
+ * already takes of each write (store_row_hash(): no second SHA-256 on the write path) mixed with
+ * the row's version, so a row swapped with another, or given another version, fails too.
+ */
+#include <errno.h>
+#include <gnutls/crypto.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+static uint64_t first64(const uint8_t *p)
+{
+        uint64_t v = 0;
+
+        for (int i = 0; i < 8; i++)
+                v |= (uint64_t)p[i] << (8 * i);
+        return v;
+}
+
+uint64_t
+store_row_hash(const char *kind, const char *ns, const char *name, const char *body, size_t len)
+{
+        gnutls_hash_hd_t h;
+        uint8_t out[32];
+
+        if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0)
+                return 0;
+        /* the NULs keep ("ab", "c") apart from ("a", "bc") */
+        gnutls_hash(h, kind, strlen(kind) + 1);
+        gnutls_hash(h, ns, strlen(ns) + 1);
+        gnutls_hash(h, name, strlen(name) + 1);
+        if (body)
+                gnutls_hash(h, body, len);
+        gnutls_hash_deinit(h, out);
+        return first64(out);
+}
+
+/* A bijection of 64-bit numbers (splitmix64's finaliser): any change of the version shows. */
+static uint64_t mix(uint64_t x)
+{
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+        return x ^ (x >> 31);
+}
+
+int64_t store_row_checksum(uint64_t row_hash, uint64_t version)
+{
+        return (int64_t)(row_hash ^ mix(version));
+}
+
+int64_t store_row_checksum_of(const char *kind,
+                              const char *ns,
+                              const char *name,
+                              uint64_t version,
+                              const char *body,
+                              size_t len)
+{
+        return store_row_checksum(store_row_hash(kind, ns, name, body, len), version);
+}
+
+int64_t store_event_checksum_of(int type,
+                                const char *kind,
+                                const char *ns,
+                                const char *name,
+                                uint64_t version,
+                                const char *body,
+                                size_t len)
+{
+        return store_row_checksum(store_op_hash(type, store_row_hash(kind, ns, name, body, len)),
+                                  version);
+}
+
+bool store_event_intact(sqlite3_stmt *st, int first)
+{
+        const char *kind = (const char *)sqlite3_column_text(st, first + 2);
+        const char *ns = (const char *)sqlite3_column_text(st, first + 3);
+        const char *name = (const char *)sqlite3_column_text(st, first + 4);
+        const char *body = (const char *)sqlite3_column_text(st, first + 5);
+
+        if (!kind || !ns || !name || !body || sqlite3_column_type(st, first + 6) != SQLITE_INTEGER)
+                return false;
+        return sqlite3_column_int64(st, first + 6) ==
+               store_event_checksum_of(sqlite3_column_int(st, first + 1),
+                                       kind,
+                                       ns,
+                                       name,
+                                       (uint64_t)sqlite3_column_int64(st, first),
+                                       body,
+                                       (size_t)sqlite3_column_bytes(st, first + 5));
+}
+
+bool store_row_intact(sqlite3_stmt *st, int first)
+{
+        const char *kind = (const char *)sqlite3_column_text(st, first);
+        const char *ns = (const char *)sqlite3_column_text(st, first + 1);
+        const char *name = (const char *)sqlite3_column_text(st, first + 2);
+        const char *body = (const char *)sqlite3_column_text(st, first + 4);
+
+        if (!kind || !ns || !name || !body ||
+            sqlite3_column_type(st, first + 3) != SQLITE_INTEGER ||
+            sqlite3_column_type(st, first + 5) != SQLITE_INTEGER)
+                return false;
+        return sqlite3_column_int64(st, first + 5) ==
+               store_row_checksum_of(kind,
+                                     ns,
+                                     name,
+                                     (uint64_t)sqlite3_column_int64(st, first + 3),
+                                     body,
+                                     (size_t)sqlite3_column_bytes(st, first + 4));
+}
+
+/* -EUCLEAN: "store PATH is damaged: WHAT fails its checksum ...". */
+static int fails(const char *path, const char *what, struct xp_error *err)
+{
+        return xp_errorf(err,
+                         -EUCLEAN,
+                         "store %s is damaged: %s fails its checksum: its row was changed after "
+                         "it was written; see xpool store check, and xpool store recover",
+                         path,
+                         what);
+}
+
+int store_event_damaged(const char *path,
+                        const char *kind,
+                        const char *ns,
+                        const char *name,
+                        uint64_t version,
+                        struct xp_error *err)
+{
+        char what[4 * XP_STORE_KEY_MAX];
+
+        snprintf(what,
+                 sizeof(what),
+                 "event %" PRIu64 " of %s%s%s (type %s)",
+                 version,
+                 ns,
+                 store_key_ns(ns),
+                 name,
+                 kind);
+        return fails(path, what, err);
+}
+
+int store_row_damaged(const char *path,
+                      const char *kind,
+                      const char *ns,
+                      const char *name,
+                      uint64_t version,
+                      struct xp_error *err)
+{
+        char what[4 * XP_STORE_KEY_MAX];
+
+        snprintf(what,
+                 sizeof(what),
+                 "object %s%s%s (type %s, version %" PRIu64 ")",
+                 ns,
+                 store_key_ns(ns),
+                 name,
+                 kind,
+                 version);
+        return fails(path, what, err);
+}
+
+/*
+ * Appends "object NS/NAME (type KIND)" (or "event V of ...") to the list while it fits, else
+ * counts it among the rest.
+ */
+static void name_row(sqlite3_stmt *st, int key, int64_t event, struct store_facts *f)
+{
+        const char *kind = (const char *)sqlite3_column_text(st, key) ?: "?";
+        const char *ns = (const char *)sqlite3_column_text(st, key + 1) ?: "?";
+        const char *name = (const char *)sqlite3_column_text(st, key + 2) ?: "?";
+        size_t used = strlen(f->bad_rows);
+        char what[32] = "object";
+        int n;
+
+        f->bad_checksums++;
+        if (event)
+                snprintf(what, sizeof(what), "event %" PRId64 " of", event);
+        n = snprintf(f->bad_rows + used,
+                     sizeof(f->bad_rows) - used,
+                     "%s%s %s%s%s (type %s)",
+                     used ? ", " : "",
+                     what,
+                     ns,
+                     store_key_ns(ns),
+                     name,
+                     kind);
+        if (n < 0 || (size_t)n >= sizeof(f->bad_rows) - used) {
+                f->bad_rows[used] = '\0';
+                f->bad_rows_unnamed++;
+        }
+}
+
+int store_scan_checksums(sqlite3 *db, struct store_facts *f)
+{
+        static const char *const sql[] = {
+            "SELECT kind, namespace, name, version, body, checksum FROM objects",
+            "SELECT version, type, kind, namespace, name, body, checksum FROM events",
+        };
+        sqlite3_stmt *st = NULL;
+        int rc = SQLITE_OK;
+
+        for (size_t events = 0; events < 2 && rc == SQLITE_OK; events++) {
+                rc = sqlite3_prepare_v2(db, sql[events], -1, &st, NULL);
+                while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                        rc = SQLITE_OK;
+                        if (events && !store_event_intact(st, 0))
+                                name_row(st, 2, sqlite3_column_int64(st, 0), f);
+                        else if (!events && !store_row_intact(st, 0))
+                                name_row(st, 0, 0, f);
+                }
+                sqlite3_finalize(st);
+                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        }
+        return rc;
+}
+
+/* xpool_checksum(kind, namespace, name, version, body): the row's checksum, for the upgrade. */
+static void checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+        const char *text[3];
+
+        (void)argc;
+        for (int i = 0; i < 3; i++)
+                text[i] = (const char *)sqlite3_value_text(argv[i]);
+        if (!text[0] || !text[1] || !text[2]) {
+                sqlite3_result_null(ctx);
+                return;
+        }
+        sqlite3_result_int64(ctx,
+                             store_row_checksum_of(text[0],
+                                                   text[1],
+                                                   text[2],
+                                                   (uint64_t)sqlite3_value_int64(argv[3]),
+                                                   (const char *)sqlite3_value_text(argv[4]),
+                                                   (size_t)sqlite3_value_bytes(argv[4])));
+}
+
+/* xpool_event_checksum(type, kind, namespace, name, version, body): an event row's. */
+static void event_checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+        const char *text[3];
+
+        (void)argc;
+        for (int i = 0; i < 3; i++)
+                text[i] = (const char *)sqlite3_value_text(argv[i + 1]);
+        if (!text[0] || !text[1] || !text[2]) {
+                sqlite3_result_null(ctx);
+                return;
+        }
+        sqlite3_result_int64(ctx,
+                             store_event_checksum_of(sqlite3_value_int(argv[0]),
+                                                     text[0],
+                                                     text[1],
+                                                     text[2],
+                                                     (uint64_t)sqlite3_value_int64(argv[4]),
+                                                     (const char *)sqlite3_value_text(argv[5]),
+                                                     (size_t)sqlite3_value_bytes(argv[5])));
+}
+
+int store_checksum_register(const char *path, sqlite3 *db, struct xp_error *err)
+{
+        const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+        int rc =
+            sqlite3_create_function(db, "xpool_checksum", 5, flags, NULL, checksum_fn, NULL, NULL);
+
+        if (rc == SQLITE_OK)
+                rc = sqlite3_create_function(
+                    db, "xpool_event_checksum", 6, flags, NULL, event_checksum_fn, NULL, NULL);
+
+        return rc == SQLITE_OK ? 0 : store_sqlite_fail(path, db, rc, err, "row checksums");
+}
+
+/* Whether table has a checksum column. */
+static bool has_checksum(sqlite3 *db, const char *table)
+{
+        char sql[64];
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        snprintf(sql, sizeof(sql), "SELECT checksum FROM %s LIMIT 0", table);
+        rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+        sqlite3_finalize(st);
+        return rc == SQLITE_OK;
+}
+
+int store_checksum_upgrade(const char *path, sqlite3 *db, struct xp_error *err)
+{
+        int r = 0;
+
+        /* a store from before checksums has no such columns: add them and fill them */
+        if (!has_checksum(db, "objects"))
+                r = store_exec(path,
+                               db,
+                               "ALTER TABLE objects ADD COLUMN checksum INTEGER;"
+                               "UPDATE objects SET checksum = xpool_checksum(kind, namespace, "
+                               "name, version, body);",
+                               err);
+        if (r >= 0 && !has_checksum(db, "events"))
+                r = store_exec(path,
+                               db,
+                               "ALTER TABLE events ADD COLUMN checksum INTEGER;"
+                               "UPDATE events SET checksum = xpool_event_checksum(type, kind, "
+                               "namespace, name, version, body);",
+                               err);
+        return r;
+}

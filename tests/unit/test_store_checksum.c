@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The objects rows' checksums (docs/store.md, "Damage"): a row changed after it was written (its
+ * body, key or version, or swapped with another) is refused at open naming it, reported by
+ * xp_store_check(), left out by xp_store_recover(), and an error for a running store's reads;
+ * a store from before checksums is upgraded at open.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "store/store_internal.h"
+#include "tmpdir.h"
+#include "xpool/store.h"
+
+#include "store_open.h"
+
+static int setup(void **state)
+{
+        return tmpdir_setup(state, "checksum", "state.db");
+}
+
+static int teardown(void **state)
+{
+        return tmpdir_teardown(state);
+}
+
+/* A store at path with ConfigMaps cm0..cm(n-1) in default, closed. */
+static void fill(const char *path, int n)
+{
+        struct xp_store *store = open_ok(path);
+        struct xp_error err = {0};
+        char name[32];
+
+        for (int i = 0; i < n; i++) {
+                json_t *o;
+
+                snprintf(name, sizeof(name), "cm%d", i);
+                o = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", name, "data", "k", "value");
+                assert_non_null(o);
+                if (xp_store_create(store, "ConfigMap", "default", name, o, NULL, &err) < 0)
+                        fail_msg("create %s: %s", name, err.msg);
+                json_decref(o);
+        }
+        xp_store_close(store);
+}
+
+/* Runs sql on the database through SQLite directly, as damage that SQLite cannot see would. */
+static void damage(const char *path, const char *sql)
+{
+        sqlite3 *db = NULL;
+
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+                fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+        sqlite3_close(db);
+}
+
+/* The store refuses to open naming the row, check reports it, recover leaves it out. */
+static void refused_checked_recovered(const char *path, const char *row, int n)
+{
+        struct xp_store_recovery rec;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        json_t *items = NULL;
+
+        assert_int_equal(open_err(path, &err), -EUCLEAN);
+        assert_non_null(strstr(err.msg, "is damaged: object "));
+        assert_non_null(strstr(err.msg, row));
+        assert_non_null(strstr(err.msg, "fails its checksum"));
+
+        assert_int_equal(xp_store_check(path, &report, &err), 0);
+        assert_true(report.damaged);
+        assert_int_equal(report.bad_checksums, 1);
+        assert_non_null(strstr(report.bad_rows, row));
+
+        assert_int_equal(xp_store_recover(path, &rec, &err), 0);
+        assert_true(rec.recovered);
+        assert_int_equal(rec.dropped, 1);
+        assert_int_equal(rec.kept, n - 1);
+        assert_non_null(strstr(rec.notes, "fails its checksum"));
+
+        store = open_ok(path);
+        assert_int_equal(xp_store_list(store, "ConfigMap", "default", &items, NULL, &err), 0);
+        assert_int_equal(json_array_size(items), n - 1);
+        json_decref(items);
+        xp_store_close(store);
+}
+
+static void body_flipped(void **state)
+{
+        struct tmpdir *t = *state;
+
+        fill(t->path, 5);
+        /* one character of cm3's value, as a flipped bit would change it */
+        damage(t->path,
+               "UPDATE objects SET body = replace(body, '\"value\"', '\"valuf\"') WHERE name = "
+               "'cm3'");
+        refused_checked_recovered(t->path, "default/cm3 (type ConfigMap", 5);
+}
+
+static void key_changed(void **state)
+{
+        struct tmpdir *t = *state;
+
+        fill(t->path, 5);
+        damage(t->path, "UPDATE objects SET name = 'cm9' WHERE name = 'cm2'");
+        refused_checked_recovered(t->path, "default/cm9 (type ConfigMap", 5);
+}
+
+static void version_changed(void **state)
+{
+        struct tmpdir *t = *state;
+
+        fill(t->path, 5);
+        damage(t->path, "UPDATE objects SET version = version - 1 WHERE name = 'cm4'");
+        refused_checked_recovered(t->path, "default/cm4 (type ConfigMap", 5);
+}
+
+static void bodies_swapped(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+
+        fill(t->path, 4);
+        /* cm1 gets cm0's body and checksum: the key is in the checksum */
+        damage(t->path,
+               "UPDATE objects SET (body, checksum) = (SELECT body, checksum FROM objects WHERE "
+               "name = 'cm0') WHERE name = 'cm1'");
+        assert_int_equal(open_err(t->path, &err), -EUCLEAN);
+        assert_non_null(strstr(err.msg, "default/cm1 (type ConfigMap"));
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_int_equal(report.bad_checksums, 1);
+}
+
+/* Every damaged row is named by the check. */
+static void all_named(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+
+        fill(t->path, 6);
+        damage(t->path, "UPDATE objects SET checksum = checksum + 1 WHERE name IN ('cm1', 'cm5')");
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_true(report.damaged);
+        assert_int_equal(report.bad_checksums, 2);
+        assert_non_null(strstr(report.bad_rows, "default/cm1 "));
+        assert_non_null(strstr(report.bad_rows, "default/cm5 "));
+        assert_non_null(strstr(report.finding, "2 rows fail their checksums"));
+}
+
+/* A running store: a damaged row is an error for its reader, never its changed body. */
+static void reads_refused(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        json_t *o = NULL, *items = NULL;
+
+        fill(t->path, 3);
+        store = open_ok(t->path);
+        damage(t->path,
+               "UPDATE objects SET body = replace(body, 'value', 'valuf') WHERE name = 'cm1'");
+        assert_int_equal(xp_store_get(store, "ConfigMap", "default", "cm1", &o, NULL, &err),
+                         -EUCLEAN);
+        assert_null(o);
+        assert_non_null(strstr(err.msg, "default/cm1 (type ConfigMap"));
+        assert_int_equal(xp_store_get(store, "ConfigMap", "default", "cm0", &o, NULL, &err), 0);
+        json_decref(o);
+        err = (struct xp_error){0};
+        assert_int_equal(xp_store_list(store, "ConfigMap", "default", &items, NULL, &err),
+                         -EUCLEAN);
+        assert_null(items);
+        assert_non_null(strstr(err.msg, "fails its checksum"));
+        /* nor is the damaged body carried into a delete's event */
+        assert_int_equal(xp_store_delete(store, "ConfigMap", "default", "cm1", 0, NULL, NULL, &err),
+                         -EUCLEAN);
+        xp_store_close(store);
+}
+
+/* An event row: refused at open, named by the check, an error for a watch's history read. */
+static void event_changed(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_report report;
+        struct xp_store_event *events = NULL;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        size_t n = 0;
+
+        fill(t->path, 3);
+        store = open_ok(t->path); /* just opened: the history is read from SQLite */
+        damage(t->path,
+               "UPDATE events SET body = replace(body, 'value', 'valuf') WHERE name = 'cm1'");
+        assert_int_equal(xp_store_events_since(store, "ConfigMap", NULL, 0, 100, &events, &n, &err),
+                         -EUCLEAN);
+        assert_non_null(strstr(err.msg, "of default/cm1 (type ConfigMap) fails its checksum"));
+        xp_store_events_free(events, n);
+        xp_store_close(store);
+
+        assert_int_equal(open_err(t->path, &err), -EUCLEAN);
+        assert_non_null(strstr(err.msg, "is damaged: event "));
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_true(report.damaged);
+        assert_int_equal(report.bad_checksums, 1);
+        assert_non_null(strstr(report.bad_rows, "of default/cm1 (type ConfigMap)"));
+}
+
+/* A store from before checksums: upgraded at open, its rows checked from then on. */
+static void upgraded(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        json_t *items = NULL;
+        int64_t schema = 0;
+
+        fill(t->path, 4);
+        damage(t->path,
+               "ALTER TABLE objects DROP COLUMN checksum; ALTER TABLE events DROP COLUMN "
+               "checksum; PRAGMA user_version = 1");
+        store = open_ok(t->path);
+        assert_int_equal(xp_store_list(store, "ConfigMap", NULL, &items, NULL, &err), 0);
+        assert_int_equal(json_array_size(items), 4);
+        json_decref(items);
+        assert_int_equal(
+            store_query_int(t->path, store->writer, "PRAGMA user_version", &schema, &err), 0);
+        assert_int_equal(schema, SCHEMA_VERSION);
+        xp_store_close(store);
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_false(report.damaged);
+        damage(t->path,
+               "UPDATE objects SET body = replace(body, 'value', 'valuf') WHERE name = 'cm2'");
+        assert_int_equal(open_err(t->path, &err), -EUCLEAN);
+        assert_non_null(strstr(err.msg, "default/cm2 (type ConfigMap"));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(body_flipped, setup, teardown),
+            cmocka_unit_test_setup_teardown(key_changed, setup, teardown),
+            cmocka_unit_test_setup_teardown(version_changed, setup, teardown),
+            cmocka_unit_test_setup_teardown(bodies_swapped, setup, teardown),
+            cmocka_unit_test_setup_teardown(all_named, setup, teardown),
+            cmocka_unit_test_setup_teardown(reads_refused, setup, teardown),
+            cmocka_unit_test_setup_teardown(event_changed, setup, teardown),
+            cmocka_unit_test_setup_teardown(upgraded, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
