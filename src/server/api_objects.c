@@ -733,6 +733,22 @@ static int same_json(const json_t *candidate, const json_t *stored)
 }
 
 /*
+ * A pod's phase is an enum the codec writes back as it reads it (or refuses), so pods whose
+ * phases differ differ in any words: the agent's status writes, most of which move the phase,
+ * need not decode and encode the stored pod again to learn it.
+ */
+static bool phase_differs(const struct xp_kind *kind, const json_t *candidate, const json_t *stored)
+{
+        const char *now, *was;
+
+        if (!is_pods(kind))
+                return false;
+        now = json_string_value(json_object_get(json_object_get(candidate, "status"), "phase"));
+        was = json_string_value(json_object_get(json_object_get(stored, "status"), "phase"));
+        return now && was && strcmp(now, was) != 0;
+}
+
+/*
  * As same_json(), with stored also as the codec writes it: a component that wrote a null
  * member (a condition's lastProbeTime) or a default the server adds since stored the same
  * object in other words.
@@ -744,7 +760,8 @@ static int same_object(const struct xp_kind *kind, const json_t *candidate, cons
         void *object = NULL;
         int r = same_json(candidate, stored);
 
-        if (r != 0 || kind->from_json(stored, NULL, 0, &object, &err) < 0)
+        if (r != 0 || phase_differs(kind, candidate, stored) ||
+            kind->from_json(stored, NULL, 0, &object, &err) < 0)
                 return r;
         r = kind->to_json(object, &encoded);
         kind->free(object);
@@ -792,6 +809,22 @@ static int pod_candidate_defaulted(const struct request *req,
 }
 
 /*
+ * The stored pod as the defaults may change it: they change the spec alone, so only the spec is
+ * copied deeply; metadata (managedFields) and status (containerStatuses) stay shared, read-only.
+ */
+static json_t *stored_defaultable(const json_t *stored)
+{
+        json_t *old = json_copy((json_t *)stored);
+        const json_t *spec = json_object_get(stored, "spec");
+
+        if (old && spec && json_object_set_new(old, "spec", json_deep_copy(spec)) < 0) {
+                json_decref(old);
+                return NULL;
+        }
+        return old;
+}
+
+/*
  * A pod update's two sides with Kubernetes' defaults: the candidate as it is validated and
  * written, and the stored pod as the checks compare it with (a pod stored before a default
  * existed gets it too, as Kubernetes defaults what it reads). A status that leaves qosClass out
@@ -803,7 +836,7 @@ static int pod_update_sides(const struct request *req,
                             json_t **ret_old,
                             json_t **ret_new)
 {
-        json_t *old = json_deep_copy(stored), *new = NULL, *status, *qos;
+        json_t *old = stored_defaultable(stored), *new = NULL, *status, *qos;
         int r = old ? pod_defaults(req, old, NULL) : -ENOMEM;
 
         if (r >= 0)

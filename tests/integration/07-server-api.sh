@@ -307,6 +307,17 @@ assert json.dumps(before) == json.dumps(after), (before, after)
 assert status["phase"] == "Running" and status["qosClass"] == "BestEffort", status
 assert [c["type"] for c in status["conditions"]] == ["Ready"] and "hostIP" not in status, status
 EOF
+# A status write that moves the phase alone is a write (the server sees so without decoding the
+# stored pod again); the same write again is none.
+rv=$(version_of "$tmp/out")
+patch "a status write of the phase alone" 200 "$pods/ai-training/status" merge '{"status":{"phase":"Pending"}}'
+expect_in "the phase moved" "$tmp/out" '"phase":"Pending"'
+not_in "the phase write is a new version" "$tmp/out" "\"resourceVersion\":\"$rv\""
+rv=$(version_of "$tmp/out")
+patch "the same phase again" 200 "$pods/ai-training/status" merge '{"status":{"phase":"Pending"}}'
+expect_in "the same phase again writes nothing" "$tmp/out" "\"resourceVersion\":\"$rv\""
+patch "the phase back" 200 "$pods/ai-training/status" merge '{"status":{"phase":"Running"}}'
+not_in "the phase back is a new version" "$tmp/out" "\"resourceVersion\":\"$rv\""
 req "get status" 200 GET "$pods/ai-training/status"
 expect_in "status stored" "$tmp/out" '"phase":"Running"'
 cp "$tmp/out" "$tmp/status.json"
