@@ -12,7 +12,8 @@
 #     --eviction-hard nodefs.available<96Mi: a pod writing 16 MiB past the threshold is the one
 #     evicted (the kubelet's message), its emptyDir emptied, the pressure gone, the quiet pod kept;
 #     a file of the test's keeping the pressure: DiskPressure=True (KubeletHasDiskPressure), the
-#     quiet pod evicted in turn; the file removed: the condition False;
+#     disk-pressure NoSchedule taint (the server's node lifecycle controller), the quiet pod
+#     evicted in turn; the file removed: the condition False and the taint gone;
 #   - the Node's capacity and allocatable ephemeral-storage: the file system's size, less the
 #     threshold for allocatable.
 source "$(dirname "$0")/lib.sh"
@@ -190,9 +191,12 @@ poll "the evicted pod's process is killed" 30 gone gone 3712
 check "a file of the node's keeps the pressure" 0 dd if=/dev/zero of="$fs/filler2" bs=1M count=16
 cond() { "${k[@]}" get node disk-node -o jsonpath='{.status.conditions[?(@.type=="DiskPressure")].status} {.status.conditions[?(@.type=="DiskPressure")].reason} {.status.conditions[?(@.type=="DiskPressure")].message}'; }
 poll "the Node says DiskPressure" 30 "True KubeletHasDiskPressure kubelet has disk pressure" cond
+taint() { "${k[@]}" get node disk-node -o jsonpath='{range .spec.taints[*]}{.key}:{.effect} {end}'; }
+poll "the node lifecycle controller taints it, as Kubernetes' TaintNodesByCondition" 30 "node.kubernetes.io/disk-pressure:NoSchedule " taint
 poll "the quiet pod is evicted in turn" 60 Failed running calm
 check "rm the file" 0 rm "$fs/filler2"
 poll "the Node's DiskPressure is False again" 30 "False AgentHasNoDiskPressure the agent has no disk pressure" cond
+poll "the taint is gone" 30 "" taint
 check "a bad threshold is refused" 1 "$xpool" agent --eviction-hard 'memory.available<1Gi' --server http://127.0.0.1:1 --token x --data-dir "$tmp/badagent"
 expect_in "saying which signal" "$tmp/err" 'memory.available'
 check "delete the pressure pods" 0 "${k[@]}" delete -f "$tmp/pressure.yaml" --grace-period=0 --force
