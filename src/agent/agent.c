@@ -21,6 +21,7 @@
 
 #include "agent_internal.h"
 #include "devhealth.h"
+#include "ephemeral.h"
 #include "logserver.h"
 #include "metrics.h"
 #include "network.h"
@@ -150,6 +151,7 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         a->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 10000;
         a->max_pods = o->max_pods;
         a->metrics_interval_ms = o->metrics_interval_ms;
+        a->housekeeping_ms = o->housekeeping_interval_ms ? o->housekeeping_interval_ms : 10000;
         a->status_coalesce_ns = o->status_coalesce_ms < 0   ? 0
                                 : o->status_coalesce_ms > 0 ? o->status_coalesce_ms * 1000000
                                                             : STATUS_COALESCE_DEFAULT_NS;
@@ -275,6 +277,8 @@ static int build_node(struct xp_agent *a, struct xp_error *err)
         };
         a->ready_since_s = info.now_s;
         r = xp_agent_node_build(a->inventory, &info, &a->node_json, err);
+        if (r >= 0)
+                r = xp_agent_pressure_capacity(a, json_object_get(a->node_json, "status"));
         if (r < 0)
                 return r;
         /* the images this node has, as the kubelet reports them */
@@ -661,6 +665,13 @@ static int start_threads(struct xp_agent *a, struct xp_error *err)
                                  xp_agent_reconcile_thread,
                                  "reconcile",
                                  err);
+        if (r >= 0 && a->housekeeping_ms > 0)
+                r = start_thread(a,
+                                 &a->housekeeping_thread,
+                                 &a->housekeeping_started,
+                                 xp_agent_housekeeping_thread,
+                                 "housekeeping",
+                                 err);
         return r;
 }
 
@@ -688,6 +699,8 @@ int xp_agent_new(const struct xp_agent_options *options,
         r = copy_options(a, options, err);
         if (r >= 0)
                 r = xp_agent_pod_api_parse(a, options->api_service_address, err);
+        if (r >= 0)
+                r = xp_agent_pressure_new(options->eviction_hard, &a->pressure, err);
         if (r < 0)
                 return r;
         r = token_key(a, a->log_key, err);
@@ -780,6 +793,8 @@ void xp_agent_free(struct xp_agent *a)
                 pthread_join(a->watch_thread, NULL);
         if (a->reconcile_started)
                 pthread_join(a->reconcile_thread, NULL);
+        if (a->housekeeping_started) /* before the status and event writers it uses */
+                pthread_join(a->housekeeping_thread, NULL);
         /* no container starts any more: none is told the pods' API address */
         xp_agent_pod_api_stop(a);
         /* the reconcile thread is joined: nothing asks the network step any more */
@@ -799,6 +814,7 @@ void xp_agent_free(struct xp_agent *a)
         xp_agent_streams_free(a->streams);
         xp_agent_metrics_free(a->metrics);     /* reads the pods and the inventory */
         xp_agent_devhealth_free(a->devhealth); /* after the metrics threads that call it */
+        xp_agent_pressure_free(a->pressure);   /* after the lease and housekeeping threads */
         xp_runtime_free(a->runtime);
         if (a->pods.wake_fd >= 0)
                 close(a->pods.wake_fd);

@@ -254,6 +254,12 @@ struct xp_agent {
         atomic_bool stopping;
         pthread_t lease_thread, watch_thread, reconcile_thread;
         bool lease_started, watch_started, reconcile_started;
+        /* local ephemeral storage (ephemeral.h): the pass interval, the evicted pods' uids */
+        int64_t housekeeping_ms; /* < 0: no pass */
+        json_t *disk_evicted;
+        struct xp_agent_pressure *pressure; /* the node's disk (nodepressure.c) */
+        pthread_t housekeeping_thread;
+        bool housekeeping_started;
 };
 
 /* CLOCK_REALTIME now in nanoseconds. */

@@ -13,6 +13,7 @@
 
 #include "agent_internal.h"
 #include "devhealth.h"
+#include "ephemeral.h"
 #include "pull.h"
 #include "xpool/log.h"
 #include "xpool/timeutil.h"
@@ -134,11 +135,17 @@ static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, st
         uint64_t health = 0;
         int r = xp_agent_devhealth_node_status(agent->devhealth, status, &health);
 
+        bool pressure = false; /* DiskPressure (nodepressure.c) */
+
+        if (r >= 0)
+                r = xp_agent_pressure_node(agent, conditions, &pressure);
         if (r < 0)
                 return r;
         r = patch_node_status(agent, client, status, err);
         if (r >= 0)
                 xp_agent_devhealth_published(agent->devhealth, health);
+        if (r >= 0)
+                xp_agent_pressure_published(agent, pressure);
         return r;
 }
 
@@ -156,7 +163,8 @@ void *xp_agent_lease_thread(void *userdata)
                 r = renew_lease(agent, client, &err);
                 if (r >= 0 && (xp_agent_now_ns() >= next_status ||
                                xp_agent_pulls_images_changed(agent->pulls) ||
-                               xp_agent_devhealth_changed(agent->devhealth))) {
+                               xp_agent_devhealth_changed(agent->devhealth) ||
+                               xp_agent_pressure_changed(agent))) {
                         r = refresh_ready(agent, client, &err);
                         if (r >= 0)
                                 next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The container flags `xpool agent` and `xpool up` share (docs/containers.md). */
+/* The container flags `xpool agent` and `xpool up` share (docs/containers.md), and those of
+ * their pods' local ephemeral storage (docs/agent.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "runtime_flags.h"
+#include "xpool/duration.h"
 
 int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f)
 {
@@ -39,6 +41,17 @@ int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli
                 }
                 f->host_paths[f->n_host_paths++] = arg;
                 f->o->allowed_host_paths = f->host_paths;
+                return 1;
+        case XP_OPT_HOUSEKEEPING_INTERVAL:
+                return xp_cli_parse_duration(strncmp(cmd, "xpool ", 6) == 0 ? cmd + 6 : cmd,
+                                             "housekeeping-interval",
+                                             arg,
+                                             XP_DURATION_DAY_MS,
+                                             &f->o->housekeeping_interval_ms) == 0
+                           ? 1
+                           : -XP_EXIT_USAGE;
+        case XP_OPT_EVICTION_HARD:
+                f->o->eviction_hard = arg; /* checked by the agent, with what is wrong */
                 return 1;
         }
         return 0;

@@ -20,12 +20,16 @@ enum {
         XP_OPT_RUNTIME_CLASS,
         XP_OPT_CDI_DIR,
         XP_OPT_ALLOW_HOST_PATH,
+        XP_OPT_HOUSEKEEPING_INTERVAL,
+        XP_OPT_EVICTION_HARD,
 };
 
 #define XP_CLI_RUNTIME_OPTIONS                                                                     \
         {"default-runtime", required_argument, NULL, XP_OPT_DEFAULT_RUNTIME},                      \
             {"runtime-class", required_argument, NULL, XP_OPT_RUNTIME_CLASS},                      \
             {"cdi-dir", required_argument, NULL, XP_OPT_CDI_DIR},                                  \
+            {"housekeeping-interval", required_argument, NULL, XP_OPT_HOUSEKEEPING_INTERVAL},      \
+            {"eviction-hard", required_argument, NULL, XP_OPT_EVICTION_HARD},                      \
         {                                                                                          \
                 "allow-host-path", required_argument, NULL, XP_OPT_ALLOW_HOST_PATH                 \
         }
@@ -38,7 +42,12 @@ enum {
         "      --cdi-dir DIR        the node's CDI specs, written at start (default /var/run/cdi;\n" \
         "                           DATA/cdi with simulated devices)\n"                              \
         "      --allow-host-path PATH  hostPath volumes may come from below PATH (repeatable;\n"     \
-        "                           none by default)\n"
+        "                           none by default)\n"                                              \
+        "      --housekeeping-interval DURATION  how often pods' local ephemeral storage is\n"       \
+        "                           measured against their limits (default 10s; docs/agent.md)\n"    \
+        "      --eviction-hard nodefs.available<N%|SIZE  below this free space on the data\n"        \
+        "                           directory's file system the node has DiskPressure and\n"         \
+        "                           evicts pods (default nodefs.available<10%)\n"
 
 /* What the flags fill; the arrays are what the options point to (NULL-terminated). */
 struct xp_cli_runtime_flags {

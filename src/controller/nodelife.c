@@ -93,6 +93,12 @@ static int mark_back_fn(json_t *node, void *userdata)
         return xp_lifecycle_node_mark_back(node);
 }
 
+static int disk_taint_fn(json_t *node, void *userdata)
+{
+        (void)userdata;
+        return xp_lifecycle_node_sync_disk_taint(node);
+}
+
 static int pod_not_ready_fn(json_t *pod, void *userdata)
 {
         if (!xp_lifecycle_pod_active(pod))
@@ -238,6 +244,10 @@ static void tick(struct xp_nodelife *c)
                         node_back(c, n);
                 else if (!expired && n->lost)
                         n->lost = false; /* alive again; the taint goes once it reports Ready */
+                /* TaintNodesByCondition: the agent may not change its Node's taints itself */
+                if (n->disk_pressure != n->disk_tainted &&
+                    change(c, "nodes", "", n->name, disk_taint_fn, NULL, NULL) >= 0)
+                        n->disk_tainted = n->disk_pressure;
         }
         /* A hash lookup per tracked pod: cheap next to the writes that made them. */
         for (size_t i = 0;

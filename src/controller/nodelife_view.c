@@ -143,6 +143,8 @@ static void node_seen(struct xp_nodelife *c, const char *name, const json_t *nod
         }
         n->ready = xp_lifecycle_node_ready(node);
         n->tainted = xp_lifecycle_node_tainted(node);
+        n->disk_pressure = xp_lifecycle_node_disk_pressure(node);
+        n->disk_tainted = xp_lifecycle_node_disk_tainted(node);
 }
 
 static bool namespace_terminating(const struct xp_nodelife *c, const char *ns)

@@ -30,8 +30,9 @@ struct lnode {
         int64_t seen_ms; /* monotonic: the last sign of life */
         char *heartbeat; /* the Ready condition's lastHeartbeatTime last read */
         bool has_lease;
-        bool ready, tainted; /* from the node as last read */
-        bool lost;           /* marked lost by us since seen_ms */
+        bool ready, tainted;              /* from the node as last read */
+        bool disk_pressure, disk_tainted; /* DiskPressure=True; its taint (TaintNodesByCondition) */
+        bool lost;                        /* marked lost by us since seen_ms */
         int64_t lost_ms;
         char since[XP_RFC3339_MAX]; /* wall time of the last sign of life, for messages */
 };

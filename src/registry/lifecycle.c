@@ -238,6 +238,62 @@ bool xp_lifecycle_node_tainted(const json_t *node)
         return false;
 }
 
+bool xp_lifecycle_node_disk_pressure(const json_t *node)
+{
+        const json_t *c = find_condition(node, "DiskPressure", NULL);
+
+        return c && xp_streq0(json_string_value(json_object_get(c, "status")), "True");
+}
+
+static bool is_disk_taint(const json_t *taint)
+{
+        return xp_streq0(json_string_value(json_object_get(taint, "key")),
+                         XP_LIFECYCLE_DISK_PRESSURE_TAINT) &&
+               xp_streq0(json_string_value(json_object_get(taint, "effect")), "NoSchedule");
+}
+
+bool xp_lifecycle_node_disk_tainted(const json_t *node)
+{
+        const json_t *taints = json_object_get(json_object_get(node, "spec"), "taints"), *t;
+        size_t i;
+
+        json_array_foreach(taints, i, t) if (is_disk_taint(t)) return true;
+        return false;
+}
+
+int xp_lifecycle_node_sync_disk_taint(json_t *node)
+{
+        bool want = xp_lifecycle_node_disk_pressure(node);
+        json_t *spec, *taints, *kept, *t;
+        size_t i;
+
+        if (want == xp_lifecycle_node_disk_tainted(node))
+                return 0;
+        spec = object_member(node, "spec");
+        taints = json_object_get(spec, "taints");
+        kept = json_array();
+        if (!spec || !kept)
+                goto fail;
+        json_array_foreach(taints, i, t) if (!is_disk_taint(t) &&
+                                             json_array_append(kept, t) < 0) goto fail;
+        if (want && json_array_append_new(kept,
+                                          json_pack("{s:s, s:s}",
+                                                    "key",
+                                                    XP_LIFECYCLE_DISK_PRESSURE_TAINT,
+                                                    "effect",
+                                                    "NoSchedule")) < 0)
+                goto fail;
+        if (json_array_size(kept) == 0) {
+                json_decref(kept);
+                json_object_del(spec, "taints");
+                return 1;
+        }
+        return json_object_set_new(spec, "taints", kept) < 0 ? -ENOMEM : 1;
+fail:
+        json_decref(kept);
+        return -ENOMEM;
+}
+
 int xp_lifecycle_node_mark_lost(json_t *node, const char *now)
 {
         json_t *copy = json_deep_copy(node), *taints, *taint;

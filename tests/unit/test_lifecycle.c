@@ -185,6 +185,39 @@ static void node_lost_and_back(void **state)
         json_decref(node);
 }
 
+static void disk_pressure_taints_by_condition(void **state)
+{
+        json_t *node =
+            load("{\"spec\":{\"taints\":[{\"key\":\"gpu\",\"effect\":\"NoSchedule\"}]},"
+                 "\"status\":{\"conditions\":[{\"type\":\"DiskPressure\",\"status\":\"False\"}]}}");
+        json_t *cond =
+            json_array_get(json_object_get(json_object_get(node, "status"), "conditions"), 0);
+        json_t *taints;
+
+        (void)state;
+        assert_int_equal(xp_lifecycle_node_sync_disk_taint(node), 0);
+        json_object_set_new(cond, "status", json_string("True"));
+        assert_true(xp_lifecycle_node_disk_pressure(node));
+        assert_int_equal(xp_lifecycle_node_sync_disk_taint(node), 1);
+        taints = json_object_get(json_object_get(node, "spec"), "taints");
+        assert_int_equal(json_array_size(taints), 2);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(taints, 1), "key")),
+                            XP_LIFECYCLE_DISK_PRESSURE_TAINT);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(taints, 1), "effect")),
+                            "NoSchedule");
+        assert_true(xp_lifecycle_node_disk_tainted(node));
+        assert_int_equal(xp_lifecycle_node_sync_disk_taint(node), 0);
+        /* the pressure gone: the taint goes, the operator's stays */
+        json_object_set_new(cond, "status", json_string("False"));
+        assert_int_equal(xp_lifecycle_node_sync_disk_taint(node), 1);
+        taints = json_object_get(json_object_get(node, "spec"), "taints");
+        assert_int_equal(json_array_size(taints), 1);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(taints, 0), "key")),
+                            "gpu");
+        assert_false(xp_lifecycle_node_disk_tainted(node));
+        json_decref(node);
+}
+
 static void pod_not_ready_then_lost(void **state)
 {
         json_t *pod = load("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeName\":\"n1\"},"
@@ -220,6 +253,7 @@ int main(void)
             cmocka_unit_test(delete_plans),
             cmocka_unit_test(eviction_by_toleration),
             cmocka_unit_test(node_lost_and_back),
+            cmocka_unit_test(disk_pressure_taints_by_condition),
             cmocka_unit_test(pod_not_ready_then_lost),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

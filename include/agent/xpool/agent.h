@@ -78,6 +78,11 @@ struct xp_agent_options {
         int64_t status_coalesce_ms;  /* how long a pod's status that is not final waits for the
                                         pod's next change, to be one write with it; 0: 5; < 0: no
                                         wait */
+        /* local ephemeral storage (docs/agent.md): how often pods' disk use is measured and
+         * checked against their limits; 0: 10000; < 0: never */
+        int64_t housekeeping_interval_ms;
+        /* the kubelet's --eviction-hard: "nodefs.available<10%" or "<SIZE"; NULL: 10% */
+        const char *eviction_hard;
 };
 
 struct xp_agent;

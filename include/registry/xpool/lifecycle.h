@@ -12,9 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define XP_LIFECYCLE_DEFAULT_GRACE_S   30 /* a pod without spec.terminationGracePeriodSeconds */
-#define XP_LIFECYCLE_UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
-#define XP_LIFECYCLE_NODE_LOST_MESSAGE "xpool agent stopped renewing its lease"
+#define XP_LIFECYCLE_DEFAULT_GRACE_S     30 /* a pod without spec.terminationGracePeriodSeconds */
+#define XP_LIFECYCLE_UNREACHABLE_TAINT   "node.kubernetes.io/unreachable"
+#define XP_LIFECYCLE_DISK_PRESSURE_TAINT "node.kubernetes.io/disk-pressure"
+#define XP_LIFECYCLE_NODE_LOST_MESSAGE   "xpool agent stopped renewing its lease"
 
 /*
  * The grace period of a DELETE: the request's (has_option: from DeleteOptions or the query;
@@ -64,6 +65,13 @@ int xp_lifecycle_node_mark_back(json_t *node);
 bool xp_lifecycle_node_ready(const json_t *node);
 /* The node carries the unreachable taint. */
 bool xp_lifecycle_node_tainted(const json_t *node);
+/* Kubernetes' TaintNodesByCondition for DiskPressure: the node.kubernetes.io/disk-pressure
+ * NoSchedule taint on the node while its DiskPressure condition is True, off otherwise. 1 when
+ * node changed, 0 when it already was so, -ENOMEM. */
+int xp_lifecycle_node_sync_disk_taint(json_t *node);
+/* Whether the node's DiskPressure condition is True; whether it carries that taint. */
+bool xp_lifecycle_node_disk_pressure(const json_t *node);
+bool xp_lifecycle_node_disk_tainted(const json_t *node);
 /* The lastHeartbeatTime of the node's Ready condition, or NULL. */
 const char *xp_lifecycle_node_heartbeat(const json_t *node);
 
