@@ -150,7 +150,8 @@ expect_in "done reason" "$tmp/out" "reason: Completed"
 expect_in "done started at" "$tmp/out" "startedAt: "
 expect_in "done finished at" "$tmp/out" "finishedAt: "
 expect_in "done start time" "$tmp/out" "startTime: "
-expect_count "done conditions with their times" "$tmp/out" 4 "lastTransitionTime: "
+# PodReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled, each with its time
+expect_count "done conditions with their times" "$tmp/out" 5 "lastTransitionTime: "
 done_events() {
   "$xpool" get events --field-selector involvedObject.name=done -o yaml >"$tmp/events" 2>&1 &&
     grep -q "Started container main" "$tmp/events" && grep -q "reason: Created" "$tmp/events"
