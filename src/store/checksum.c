@@ -23,22 +23,27 @@ static uint64_t first64(const uint8_t *p)
         return v;
 }
 
-uint64_t
-store_row_hash(const char *kind, const char *ns, const char *name, const char *body, size_t len)
+/* No result but a failure: a hash that failed must never stand as a row's checksum. */
+int store_row_hash(
+    const char *kind, const char *ns, const char *name, const char *body, size_t len, uint64_t *ret)
 {
         gnutls_hash_hd_t h;
         uint8_t out[32];
+        int r;
 
         if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0)
-                return 0;
+                return -ENOMEM;
         /* the NULs keep ("ab", "c") apart from ("a", "bc") */
-        gnutls_hash(h, kind, strlen(kind) + 1);
-        gnutls_hash(h, ns, strlen(ns) + 1);
-        gnutls_hash(h, name, strlen(name) + 1);
-        if (body)
-                gnutls_hash(h, body, len);
+        r = gnutls_hash(h, kind, strlen(kind) + 1);
+        r = r < 0 ? r : gnutls_hash(h, ns, strlen(ns) + 1);
+        r = r < 0 ? r : gnutls_hash(h, name, strlen(name) + 1);
+        if (body && r >= 0)
+                r = gnutls_hash(h, body, len);
         gnutls_hash_deinit(h, out);
-        return first64(out);
+        if (r < 0)
+                return -ENOMEM;
+        *ret = first64(out);
+        return 0;
 }
 
 /* A bijection of 64-bit numbers (splitmix64's finaliser): any change of the version shows. */
@@ -54,26 +59,37 @@ int64_t store_row_checksum(uint64_t row_hash, uint64_t version)
         return (int64_t)(row_hash ^ mix(version));
 }
 
-int64_t store_row_checksum_of(const char *kind,
-                              const char *ns,
-                              const char *name,
-                              uint64_t version,
-                              const char *body,
-                              size_t len)
+int store_row_checksum_of(const char *kind,
+                          const char *ns,
+                          const char *name,
+                          uint64_t version,
+                          const char *body,
+                          size_t len,
+                          int64_t *ret)
 {
-        return store_row_checksum(store_row_hash(kind, ns, name, body, len), version);
+        uint64_t hash;
+        int r = store_row_hash(kind, ns, name, body, len, &hash);
+
+        if (r >= 0)
+                *ret = store_row_checksum(hash, version);
+        return r;
 }
 
-int64_t store_event_checksum_of(int type,
-                                const char *kind,
-                                const char *ns,
-                                const char *name,
-                                uint64_t version,
-                                const char *body,
-                                size_t len)
+int store_event_checksum_of(int type,
+                            const char *kind,
+                            const char *ns,
+                            const char *name,
+                            uint64_t version,
+                            const char *body,
+                            size_t len,
+                            int64_t *ret)
 {
-        return store_row_checksum(store_op_hash(type, store_row_hash(kind, ns, name, body, len)),
-                                  version);
+        uint64_t hash;
+        int r = store_row_hash(kind, ns, name, body, len, &hash);
+
+        if (r >= 0)
+                *ret = store_row_checksum(store_op_hash(type, hash), version);
+        return r;
 }
 
 bool store_event_intact(sqlite3_stmt *st, int first)
@@ -83,16 +99,20 @@ bool store_event_intact(sqlite3_stmt *st, int first)
         const char *name = (const char *)sqlite3_column_text(st, first + 4);
         const char *body = (const char *)sqlite3_column_text(st, first + 5);
 
+        int64_t sum;
+
         if (!kind || !ns || !name || !body || sqlite3_column_type(st, first + 6) != SQLITE_INTEGER)
                 return false;
-        return sqlite3_column_int64(st, first + 6) ==
-               store_event_checksum_of(sqlite3_column_int(st, first + 1),
+        /* a row that cannot be checked (out of memory) is not served either */
+        return store_event_checksum_of(sqlite3_column_int(st, first + 1),
                                        kind,
                                        ns,
                                        name,
                                        (uint64_t)sqlite3_column_int64(st, first),
                                        body,
-                                       (size_t)sqlite3_column_bytes(st, first + 5));
+                                       (size_t)sqlite3_column_bytes(st, first + 5),
+                                       &sum) >= 0 &&
+               sqlite3_column_int64(st, first + 6) == sum;
 }
 
 bool store_row_intact(sqlite3_stmt *st, int first)
@@ -101,18 +121,20 @@ bool store_row_intact(sqlite3_stmt *st, int first)
         const char *ns = (const char *)sqlite3_column_text(st, first + 1);
         const char *name = (const char *)sqlite3_column_text(st, first + 2);
         const char *body = (const char *)sqlite3_column_text(st, first + 4);
+        int64_t sum;
 
         if (!kind || !ns || !name || !body ||
             sqlite3_column_type(st, first + 3) != SQLITE_INTEGER ||
             sqlite3_column_type(st, first + 5) != SQLITE_INTEGER)
                 return false;
-        return sqlite3_column_int64(st, first + 5) ==
-               store_row_checksum_of(kind,
+        return store_row_checksum_of(kind,
                                      ns,
                                      name,
                                      (uint64_t)sqlite3_column_int64(st, first + 3),
                                      body,
-                                     (size_t)sqlite3_column_bytes(st, first + 4));
+                                     (size_t)sqlite3_column_bytes(st, first + 4),
+                                     &sum) >= 0 &&
+               sqlite3_column_int64(st, first + 5) == sum;
 }
 
 /* -EUCLEAN: "store PATH is damaged: WHAT fails its checksum ...". */
@@ -225,6 +247,7 @@ int store_scan_checksums(sqlite3 *db, struct store_facts *f)
 static void checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
         const char *text[3];
+        int64_t sum;
 
         (void)argc;
         for (int i = 0; i < 3; i++)
@@ -233,19 +256,23 @@ static void checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                 sqlite3_result_null(ctx);
                 return;
         }
-        sqlite3_result_int64(ctx,
-                             store_row_checksum_of(text[0],
-                                                   text[1],
-                                                   text[2],
-                                                   (uint64_t)sqlite3_value_int64(argv[3]),
-                                                   (const char *)sqlite3_value_text(argv[4]),
-                                                   (size_t)sqlite3_value_bytes(argv[4])));
+        if (store_row_checksum_of(text[0],
+                                  text[1],
+                                  text[2],
+                                  (uint64_t)sqlite3_value_int64(argv[3]),
+                                  (const char *)sqlite3_value_text(argv[4]),
+                                  (size_t)sqlite3_value_bytes(argv[4]),
+                                  &sum) < 0)
+                sqlite3_result_error_nomem(ctx); /* fails the upgrade: nothing half-filled */
+        else
+                sqlite3_result_int64(ctx, sum);
 }
 
 /* xpool_event_checksum(type, kind, namespace, name, version, body): an event row's. */
 static void event_checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
         const char *text[3];
+        int64_t sum;
 
         (void)argc;
         for (int i = 0; i < 3; i++)
@@ -254,14 +281,17 @@ static void event_checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **ar
                 sqlite3_result_null(ctx);
                 return;
         }
-        sqlite3_result_int64(ctx,
-                             store_event_checksum_of(sqlite3_value_int(argv[0]),
-                                                     text[0],
-                                                     text[1],
-                                                     text[2],
-                                                     (uint64_t)sqlite3_value_int64(argv[4]),
-                                                     (const char *)sqlite3_value_text(argv[5]),
-                                                     (size_t)sqlite3_value_bytes(argv[5])));
+        if (store_event_checksum_of(sqlite3_value_int(argv[0]),
+                                    text[0],
+                                    text[1],
+                                    text[2],
+                                    (uint64_t)sqlite3_value_int64(argv[4]),
+                                    (const char *)sqlite3_value_text(argv[5]),
+                                    (size_t)sqlite3_value_bytes(argv[5]),
+                                    &sum) < 0)
+                sqlite3_result_error_nomem(ctx);
+        else
+                sqlite3_result_int64(ctx, sum);
 }
 
 int store_checksum_register(const char *path, sqlite3 *db, struct xp_error *err)

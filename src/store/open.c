@@ -231,6 +231,24 @@ static int open_writer(struct xp_store *store, bool absent, struct xp_error *err
         return store_db_durable(store->path, store->writer, err);
 }
 
+/*
+ * A store from before row checksums is rewritten once to add them: on a full (or read-only) disk
+ * it cannot be, and cannot be read without them, so it does not open even read-only.
+ */
+static int upgrade_needs_space(const char *path, int r, struct xp_error *err)
+{
+        const char *slash = strrchr(path, '/');
+        int dir_len = slash ? (int)(slash - path) : 1;
+
+        return xp_errorf(err,
+                         r,
+                         "store %s: the store needs free space to add row checksums (a one-time "
+                         "upgrade): free some space on %.*s and start again",
+                         path,
+                         slash == path ? 1 : dir_len,
+                         slash ? path : ".");
+}
+
 /* Checks the files, then opens the writer and makes the store's own writes (or goes read-only). */
 static int open_checked(struct xp_store *store, struct xp_error *err)
 {
@@ -271,6 +289,8 @@ static int open_checked(struct xp_store *store, struct xp_error *err)
                 store_readonly_enter(store, r);
                 store->init_pending = true;
                 r = 0;
+        } else if (r < 0 && store_space_error(r) && !fresh) {
+                r = upgrade_needs_space(store->path, r, err);
         }
         return r;
 }

@@ -99,6 +99,7 @@ static int copy_objects(sqlite3 *old, sqlite3 *db, struct xp_store_recovery *ret
 {
         sqlite3_stmt *from = NULL, *to = NULL;
         bool checksums = true;
+        int64_t sum;
         int rc;
 
         rc = sqlite3_prepare_v2(old,
@@ -132,15 +133,17 @@ static int copy_objects(sqlite3 *old, sqlite3 *db, struct xp_store_recovery *ret
                 }
                 for (int i = 0; i < 5; i++)
                         sqlite3_bind_value(to, i + 1, sqlite3_column_value(from, i));
-                sqlite3_bind_int64(
-                    to,
-                    6,
-                    store_row_checksum_of((const char *)sqlite3_column_text(from, 0),
+                if (store_row_checksum_of((const char *)sqlite3_column_text(from, 0),
                                           (const char *)sqlite3_column_text(from, 1) ?: "",
                                           (const char *)sqlite3_column_text(from, 2),
                                           (uint64_t)sqlite3_column_int64(from, 3),
                                           (const char *)sqlite3_column_text(from, 4),
-                                          (size_t)sqlite3_column_bytes(from, 4)));
+                                          (size_t)sqlite3_column_bytes(from, 4),
+                                          &sum) < 0) {
+                        rc = SQLITE_NOMEM;
+                        break;
+                }
+                sqlite3_bind_int64(to, 6, sum);
                 rc = store_step_done(to);
                 rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
                 ret->kept += rc == SQLITE_OK;

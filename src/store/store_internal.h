@@ -452,27 +452,34 @@ uint64_t store_op_hash(int type, uint64_t row_hash);
 uint64_t store_digest_next(uint64_t digest, uint64_t version, uint64_t op_hash);
 
 /* checksum.c */
-/* The hash of a row's key and body (the first 8 bytes of their SHA-256). */
-uint64_t
-store_row_hash(const char *kind, const char *ns, const char *name, const char *body, size_t len);
+/* The hash of a row's key and body (the first 8 bytes of their SHA-256): 0, or -ENOMEM. */
+int store_row_hash(const char *kind,
+                   const char *ns,
+                   const char *name,
+                   const char *body,
+                   size_t len,
+                   uint64_t *ret);
 /* The checksum an objects row carries: its row hash and its version. */
 int64_t store_row_checksum(uint64_t row_hash, uint64_t version);
-int64_t store_row_checksum_of(const char *kind,
-                              const char *ns,
-                              const char *name,
-                              uint64_t version,
-                              const char *body,
-                              size_t len);
+/* store_row_checksum() of the key and body: 0, or -ENOMEM (the hash failed). */
+int store_row_checksum_of(const char *kind,
+                          const char *ns,
+                          const char *name,
+                          uint64_t version,
+                          const char *body,
+                          size_t len,
+                          int64_t *ret);
 /* Whether the row at column first (kind, namespace, name, version, body, checksum) is intact. */
 bool store_row_intact(sqlite3_stmt *st, int first);
 /* An event row's checksum: its type, key and body (as store_op_hash()) and its version. */
-int64_t store_event_checksum_of(int type,
-                                const char *kind,
-                                const char *ns,
-                                const char *name,
-                                uint64_t version,
-                                const char *body,
-                                size_t len);
+int store_event_checksum_of(int type,
+                            const char *kind,
+                            const char *ns,
+                            const char *name,
+                            uint64_t version,
+                            const char *body,
+                            size_t len,
+                            int64_t *ret);
 /* The same for an event row at column first (version, type, kind, namespace, name, body,
  * checksum). */
 bool store_event_intact(sqlite3_stmt *st, int first);

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "store_internal.h"
+#include "xpool/log.h"
 #include "xpool/macro.h"
 
 #define BATCH_MAX 512 /* writes in one transaction at most */
@@ -147,6 +148,46 @@ static int open_last(struct xp_store *store, struct op *op, const char *text, si
         return op->last_body ? 0 : xp_errorf(&op->err, -ENOMEM, "out of memory");
 }
 
+/* "v1", "apps/v1", "xpool.io/v1alpha1": a damaged row's apiVersion as it must look to be kept. */
+static bool plausible_api_version(const char *s)
+{
+        size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-/");
+
+        return n > 0 && n < 64 && s[n] == '\0';
+}
+
+/*
+ * A damaged row's delete: its body is never chained into the DELETED event (nor handed back), so
+ * the event carries what a watcher needs, the kind and the name, and a checksum of its own. Without
+ * this, one changed row would refuse the agent's, the GC's and namespace deletion's deletes until
+ * an offline xpool store recover.
+ */
+static int damaged_last(struct xp_store *store, struct op *op, const char *text, size_t len)
+{
+        json_t *o = json_pack("{s:s, s:{s:s}}", "kind", op->kind, "metadata", "name", op->name);
+        json_t *damaged = json_loadb(text, len, 0, NULL);
+        const char *api_version = json_string_value(json_object_get(damaged, "apiVersion"));
+
+        xp_log(LOG_WARNING,
+               "store %s: %s %s%s%s fails its checksum (its row was changed after it was "
+               "written): deleted, its DELETED event carries only its kind and name",
+               store->path,
+               op->kind,
+               op->namespace,
+               store_key_ns(op->namespace),
+               op->name);
+        if (o && op->namespace[0])
+                json_object_set_new(
+                    json_object_get(o, "metadata"), "namespace", json_string(op->namespace));
+        /* a watch's client (kubectl's unstructured decoder) wants one; the store knows no API */
+        if (o && api_version && plausible_api_version(api_version))
+                json_object_set_new(o, "apiVersion", json_string(api_version));
+        json_decref(damaged);
+        op->last_body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        return op->last_body ? 0 : xp_errorf(&op->err, -ENOMEM, "out of memory");
+}
+
 /*
  * Update and delete: the object must be there at the expected version. 1 to go on (a delete's
  * last body in op->last_body), 0 when refused (op->result says why), or -(SQLite error).
@@ -155,6 +196,7 @@ static int check_stored(struct xp_store *store, struct op *op)
 {
         sqlite3_stmt *st = store->wstmts[WS_OBJECT_GET];
         uint64_t stored;
+        bool intact;
         int rc;
 
         bind_key(st, op);
@@ -175,8 +217,8 @@ static int check_stored(struct xp_store *store, struct op *op)
                 return -rc;
         }
         stored = (uint64_t)sqlite3_column_int64(st, 3);
-        if (!store_row_intact(st, 0)) {
-                /* never chain a damaged row's body into a delete's event */
+        intact = store_row_intact(st, 0);
+        if (!intact && op->type != OP_DELETE) { /* delete it, or recover the store */
                 sqlite3_reset(st);
                 op->result = store_row_damaged(
                     store->path, op->kind, op->namespace, op->name, stored, &op->err);
@@ -200,7 +242,8 @@ static int check_stored(struct xp_store *store, struct op *op)
                 const char *text = (const char *)sqlite3_column_text(st, 4);
                 size_t len = (size_t)sqlite3_column_bytes(st, 4);
 
-                op->result = open_last(store, op, text, len);
+                op->result =
+                    intact ? open_last(store, op, text, len) : damaged_last(store, op, text, len);
                 if (op->result < 0) {
                         sqlite3_reset(st);
                         return 0;
@@ -211,20 +254,23 @@ static int check_stored(struct xp_store *store, struct op *op)
 }
 
 /* The checksum of the event row of op at version that holds stored. */
-static int64_t
-event_checksum(const struct op *op, const char *stored, size_t stored_len, uint64_t version)
+static int event_checksum(
+    const struct op *op, const char *stored, size_t stored_len, uint64_t version, int64_t *ret)
 {
         uint64_t hash;
 
-        if (op->type == OP_DELETE) /* the row holds the object's last state: hashed only now */
-                hash = store_op_hash(
-                    XP_STORE_DELETED,
-                    store_row_hash(op->kind, op->namespace, op->name, stored, stored_len));
-        else if (op->stored == op->body) /* the digest chain's own hash */
+        if (op->type == OP_DELETE) { /* the row holds the object's last state: hashed only now */
+                if (store_row_hash(op->kind, op->namespace, op->name, stored, stored_len, &hash) <
+                    0)
+                        return -ENOMEM;
+                hash = store_op_hash(XP_STORE_DELETED, hash);
+        } else if (op->stored == op->body) { /* the digest chain's own hash */
                 hash = op->hash;
-        else
+        } else {
                 hash = store_op_hash(event_types[op->type], op->row_hash);
-        return store_row_checksum(hash, version);
+        }
+        *ret = store_row_checksum(hash, version);
+        return 0;
 }
 
 /*
@@ -237,6 +283,7 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         sqlite3_stmt *st;
         const char *body = op->body, *stored = op->stored;
         size_t body_len = op->body_len, stored_len = op->stored_len;
+        int64_t event_sum;
         int rc;
 
         /* the write it follows is applied (version set) in this batch or an earlier one */
@@ -261,6 +308,8 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
                         stored_len = strlen(stored);
                 }
         }
+        if (event_checksum(op, stored, stored_len, version, &event_sum) < 0)
+                return -SQLITE_NOMEM; /* fails the batch: nothing acknowledged */
 
         switch (op->type) {
         case OP_CREATE:
@@ -302,7 +351,7 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         sqlite3_bind_text(st, 4, op->namespace, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 5, op->name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 7, event_checksum(op, stored, stored_len, version));
+        sqlite3_bind_int64(st, 7, event_sum);
         rc = store_step_done(st);
         if (rc != SQLITE_DONE)
                 return -rc;
@@ -813,11 +862,20 @@ static int op_prepare(struct xp_store *store, struct op *op, json_t *object, str
                 }
         }
         /* one SHA-256 of key and body serves the digest chain and the row's checksum */
-        op->row_hash = store_row_hash(op->kind, op->namespace, op->name, op->body, op->body_len);
+        r = store_row_hash(
+            op->kind, op->namespace, op->name, op->body, op->body_len, &op->row_hash);
         op->hash = store_op_hash(event_types[op->type], op->row_hash);
-        if (op->stored != op->body) /* sealed: the row holds other bytes */
-                op->row_hash =
-                    store_row_hash(op->kind, op->namespace, op->name, op->stored, op->stored_len);
+        if (r >= 0 && op->stored != op->body) /* sealed: the row holds other bytes */
+                r = store_row_hash(
+                    op->kind, op->namespace, op->name, op->stored, op->stored_len, &op->row_hash);
+        if (r < 0) /* never a checksum that a later read refuses: the write is not acknowledged */
+                return xp_errorf(err,
+                                 -ENOMEM,
+                                 "%s %s%s%s not written: out of memory hashing it for its checksum",
+                                 op->kind,
+                                 op->namespace,
+                                 store_key_ns(op->namespace),
+                                 op->name);
         return 0;
 }
 

@@ -3,12 +3,17 @@
  * The objects rows' checksums (docs/store.md, "Damage"): a row changed after it was written (its
  * body, key or version, or swapped with another) is refused at open naming it, reported by
  * xp_store_check(), left out by xp_store_recover(), and an error for a running store's reads;
- * a store from before checksums is upgraded at open.
+ * a store from before checksums is upgraded at open. A damaged row can still be deleted; a hash
+ * that fails fails its write (or the upgrade) instead of storing a checksum no read accepts.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <gnutls/crypto.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +27,20 @@
 #include "xpool/store.h"
 
 #include "store_open.h"
+
+/* The seam for a failing hash: this test's gnutls_hash_init() stands before the library's. */
+static bool hash_fails;
+
+int gnutls_hash_init(gnutls_hash_hd_t *h, gnutls_digest_algorithm_t algorithm)
+{
+        int (*real)(gnutls_hash_hd_t *, gnutls_digest_algorithm_t);
+
+        if (hash_fails)
+                return GNUTLS_E_MEMORY_ERROR;
+        *(void **)&real = dlsym(RTLD_NEXT, "gnutls_hash_init");
+        assert_non_null(real);
+        return real(h, algorithm);
+}
 
 static int setup(void **state)
 {
@@ -44,7 +63,15 @@ static void fill(const char *path, int n)
                 json_t *o;
 
                 snprintf(name, sizeof(name), "cm%d", i);
-                o = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", name, "data", "k", "value");
+                o = json_pack("{s:s, s:{s:s}, s:{s:s}}",
+                              "apiVersion",
+                              "v1",
+                              "metadata",
+                              "name",
+                              name,
+                              "data",
+                              "k",
+                              "value");
                 assert_non_null(o);
                 if (xp_store_create(store, "ConfigMap", "default", name, o, NULL, &err) < 0)
                         fail_msg("create %s: %s", name, err.msg);
@@ -183,10 +210,100 @@ static void reads_refused(void **state)
                          -EUCLEAN);
         assert_null(items);
         assert_non_null(strstr(err.msg, "fails its checksum"));
-        /* nor is the damaged body carried into a delete's event */
-        assert_int_equal(xp_store_delete(store, "ConfigMap", "default", "cm1", 0, NULL, NULL, &err),
+        /* nor is the damaged body updated over: delete it, or recover the store */
+        o = json_pack("{s:{s:s}}", "metadata", "name", "cm1");
+        assert_int_equal(xp_store_update(store, "ConfigMap", "default", "cm1", 0, o, NULL, &err),
                          -EUCLEAN);
+        json_decref(o);
         xp_store_close(store);
+}
+
+/* A damaged row is deleted: its DELETED event has its kind and name, never its changed body. */
+static void damaged_deleted(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_event *events = NULL;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        json_t *last = NULL, *o = NULL, *meta;
+        uint64_t version = 0;
+        char rv[32];
+        size_t n = 0;
+
+        fill(t->path, 3);
+        store = open_ok(t->path);
+        damage(t->path,
+               "UPDATE objects SET body = replace(body, 'value', 'valuf') WHERE name = 'cm1'");
+        if (xp_store_delete(store, "ConfigMap", "default", "cm1", 0, &last, &version, &err) < 0)
+                fail_msg("delete: %s", err.msg);
+        assert_string_equal(json_string_value(json_object_get(last, "kind")), "ConfigMap");
+        assert_string_equal(json_string_value(json_object_get(last, "apiVersion")), "v1");
+        assert_null(json_object_get(last, "data"));
+        meta = json_object_get(last, "metadata");
+        assert_string_equal(json_string_value(json_object_get(meta, "name")), "cm1");
+        assert_string_equal(json_string_value(json_object_get(meta, "namespace")), "default");
+        snprintf(rv, sizeof(rv), "%" PRIu64, version);
+        assert_string_equal(json_string_value(json_object_get(meta, "resourceVersion")), rv);
+        json_decref(last);
+        assert_int_equal(xp_store_get(store, "ConfigMap", "default", "cm1", &o, NULL, &err),
+                         -ENOENT);
+        assert_int_equal(
+            xp_store_events_since(store, "ConfigMap", NULL, version - 1, 10, &events, &n, &err), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(events[0].type, XP_STORE_DELETED);
+        assert_string_equal(events[0].name, "cm1");
+        assert_null(json_object_get(events[0].object, "data"));
+        xp_store_events_free(events, n);
+        xp_store_close(store);
+
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_false(report.damaged);
+        store = open_ok(t->path);
+        assert_int_equal(
+            xp_store_events_since(store, "ConfigMap", NULL, version - 1, 10, &events, &n, &err), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(events[0].type, XP_STORE_DELETED);
+        xp_store_events_free(events, n);
+        xp_store_close(store);
+}
+
+/* A hash that fails fails the write: nothing acknowledged, nothing a later read refuses. */
+static void hash_failed(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+        struct xp_store *store;
+        json_t *o, *got = NULL;
+        int r;
+
+        fill(t->path, 1);
+        store = open_ok(t->path);
+        o = json_pack("{s:{s:s}}", "metadata", "name", "late");
+        hash_fails = true;
+        r = xp_store_create(store, "ConfigMap", "default", "late", o, NULL, &err);
+        hash_fails = false;
+        json_decref(o);
+        assert_int_equal(r, -ENOMEM);
+        assert_non_null(strstr(err.msg, "default/late not written: out of memory"));
+        assert_int_equal(xp_store_get(store, "ConfigMap", "default", "late", &got, NULL, &err),
+                         -ENOENT);
+        xp_store_close(store);
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_false(report.damaged);
+
+        /* the upgrade's SQL function: the upgrade fails whole, and is done at the next open */
+        damage(t->path,
+               "ALTER TABLE objects DROP COLUMN checksum; ALTER TABLE events DROP COLUMN "
+               "checksum; PRAGMA user_version = 1");
+        hash_fails = true;
+        r = open_err(t->path, &err);
+        hash_fails = false;
+        assert_int_equal(r, -ENOMEM);
+        xp_store_close(open_ok(t->path));
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_false(report.damaged);
 }
 
 /* An event row: refused at open, named by the check, an error for a watch's history read. */
@@ -258,6 +375,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(reads_refused, setup, teardown),
             cmocka_unit_test_setup_teardown(event_changed, setup, teardown),
             cmocka_unit_test_setup_teardown(upgraded, setup, teardown),
+            cmocka_unit_test_setup_teardown(damaged_deleted, setup, teardown),
+            cmocka_unit_test_setup_teardown(hash_failed, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
