@@ -23,8 +23,12 @@ bool pod_is_ours_pending(const json_t *pod)
         if (pod_is_bound(pod) || pod_is_finished(pod) ||
             json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
                 return false;
-        return !scheduler || !scheduler[0] || strcmp(scheduler, "xpool") == 0 ||
-               strcmp(scheduler, "default-scheduler") == 0;
+        return !scheduler || !scheduler[0] || scheduler_name_is_ours(scheduler);
+}
+
+bool scheduler_name_is_ours(const char *name)
+{
+        return name && (strcmp(name, "xpool") == 0 || strcmp(name, SCHEDULER_NAME) == 0);
 }
 
 static void pending_free(struct pending *p)

@@ -184,6 +184,8 @@ static inline bool pod_is_finished(const json_t *pod)
 
 /* Unbound, not going away, and asking for this scheduler. */
 bool pod_is_ours_pending(const json_t *pod);
+/* Whether name is a schedulerName (profile) this scheduler serves. */
+bool scheduler_name_is_ours(const char *name);
 
 /* The entry of a pod, or NULL (also when it is to be dropped). */
 struct pending *pending_find(struct xp_scheduler *s, const char *ns, const char *name);

@@ -46,12 +46,13 @@ const char *scheduler_host(void)
         return host;
 }
 
-/* The name kube-scheduler reports as: its profile's, which is the pod's schedulerName. */
+/* The name kube-scheduler reports as: its profile's, which is the pod's schedulerName when it is
+ * one of ours; never another component's name (a pod saying "kubelet" would forge its Events). */
 static const char *reporter_of(const json_t *pod)
 {
         const char *name = pod_string(pod, "spec", "schedulerName");
 
-        return name && name[0] ? name : SCHEDULER_NAME;
+        return scheduler_name_is_ours(name) ? name : SCHEDULER_NAME;
 }
 
 /* The Event about pod the scheduler reports. */

@@ -404,7 +404,8 @@ static int place_and_assume(struct xp_extender *e,
         pthread_mutex_lock(&e->lock);
         bound = ext_cache_pod_node(e->cache,
                                    pod->metadata.namespace ? pod->metadata.namespace : "default",
-                                   pod->metadata.name);
+                                   pod->metadata.name,
+                                   pod->metadata.uid);
         if (!bound && pod->spec.node_name && pod->spec.node_name[0])
                 bound = pod->spec.node_name;
         if (bound) {

@@ -290,12 +290,20 @@ int ext_cache_pod_set(struct ext_cache *c, const json_t *pod, struct xp_error *e
         return r;
 }
 
-const char *ext_cache_pod_node(const struct ext_cache *c, const char *ns, const char *name)
+const char *
+ext_cache_pod_node(const struct ext_cache *c, const char *ns, const char *name, const char *uid)
 {
         char key[512];
+        const json_t *pod;
+        const char *cached_uid;
 
         snprintf(key, sizeof(key), "%s/%s", ns, name);
-        return str_at(json_object_get(c->pods, key), "spec", "nodeName");
+        pod = json_object_get(c->pods, key);
+        cached_uid = str_at(pod, "metadata", "uid");
+        /* a pod deleted and made again under its name is another pod, not yet bound */
+        if (uid && *uid && cached_uid && *cached_uid && strcmp(uid, cached_uid) != 0)
+                return NULL;
+        return str_at(pod, "spec", "nodeName");
 }
 
 int ext_cache_pod_remove(struct ext_cache *c,

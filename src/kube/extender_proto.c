@@ -302,7 +302,7 @@ int xp_extender_args_decode(const char *body,
                 r = a.pod_json ? xp_pod_from_json(a.pod_json, &source, 0, &a.pod, err)
                                : xp_errorf(err, -EINVAL, "Pod: %s", jerr.text);
                 /* the body is right, the pod is one xpool refuses: an answer about this pod */
-                if (r == -EINVAL)
+                if (r == -EINVAL && a.pod_json)
                         r = -EBADMSG;
         }
         if (r < 0) {

@@ -51,7 +51,12 @@ void ext_cache_node_remove(struct ext_cache *cache, const char *name, struct xp_
 /* A Pod as the API has it: accounted while bound and not finished. -errno with err. */
 int ext_cache_pod_set(struct ext_cache *cache, const json_t *pod, struct xp_error *err);
 /* The node a bound, running pod of the watch (or bound by this extender) is on; NULL if none. */
-const char *ext_cache_pod_node(const struct ext_cache *cache, const char *ns, const char *name);
+/* The node the cached pod ns/name is bound to; NULL when none or when the cached pod's UID is not
+ * uid (a pod of the same name made again), uid NULL or "" to match any. */
+const char *ext_cache_pod_node(const struct ext_cache *cache,
+                               const char *ns,
+                               const char *name,
+                               const char *uid);
 int ext_cache_pod_remove(struct ext_cache *cache,
                          const char *namespace,
                          const char *name,

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "oci_internal.h"
 #include "xpool/contain.h"
@@ -246,6 +248,31 @@ static int mask_secrets(const struct oci_config_in *in,
         return 0;
 }
 
+/* Whether the kernel has mount_setattr(2) (5.12+), which the runtimes' "rro" needs. */
+static bool kernel_has_recursive_read_only(void)
+{
+#ifdef SYS_mount_setattr
+        return syscall(SYS_mount_setattr, -1, "", 0, NULL, (size_t)0) == 0 || errno != ENOSYS;
+#else
+        return false;
+#endif
+}
+
+/*
+ * A volume's bind options. runc and crun remount only the top of an rbind read-only, so a
+ * readOnly volume with a mount inside it (a data disk, a tmpfs) would show that one writable:
+ * "rro" (runc 1.1+, crun 1.4+) makes the whole tree read-only; without it the bind is not
+ * recursive, its submounts unseen rather than writable.
+ */
+static json_t *volume_bind_options(bool read_only, const char *propagation)
+{
+        if (!read_only)
+                return json_pack("[s, s, s]", "rbind", propagation, "rw");
+        if (kernel_has_recursive_read_only())
+                return json_pack("[s, s, s, s]", "rbind", propagation, "ro", "rro");
+        return json_pack("[s, s, s]", "bind", propagation, "ro");
+}
+
 static int
 volume_mounts(const struct oci_config_in *in, json_t *mounts, json_t *masked, struct xp_error *err)
 {
@@ -266,7 +293,7 @@ volume_mounts(const struct oci_config_in *in, json_t *mounts, json_t *masked, st
                               m->destination,
                               "bind",
                               in->mount_sources[i],
-                              json_pack("[s, s, s]", "rbind", prop, m->read_only ? "ro" : "rw"));
+                              volume_bind_options(m->read_only, prop));
                 if (r < 0)
                         return r;
         }

@@ -243,7 +243,7 @@ spec:
     volumeMounts: [{name: cfg, mountPath: /cfg}, {name: sec, mountPath: /sec}]
   - name: writer
     image: @TOOLS@
-    command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; cat /data/inner/f']
+    command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; echo no >/ro/inner/z || echo ro-inner-refused; cat /data/inner/f']
     volumeMounts:
     - {name: scratch, mountPath: /scratch}
     - {name: mem, mountPath: /mem}
@@ -421,6 +421,8 @@ expect_in "the kubelet's words" "$tmp/out" "image has non-numeric user (app), ca
 poll "the volumes' pod Succeeded" 40 Succeeded phase vols
 expect_log "a read-only hostPath refuses writes" vols writer "ro-refused"
 expect_log "a mount inside a hostPath is in the container too" vols writer "inner-mount"
+expect_log "a mount inside a read-only hostPath is read-only too" vols writer "ro-inner-refused"
+check "... and nothing was written to it" 1 test -e "$tmp/host/data/inner/z"
 expect_log "... as a read-only file system" vols writer "Read-only file system"
 expect_log "the emptyDir is shared" vols reader "shared"
 expect_log "a configMap volume's item at its path" vols config "cfg-value"
