@@ -5,7 +5,7 @@
  * followed, and a directory on another device (a mount point: a Memory emptyDir's tmpfs, a bind)
  * is not entered. The walk is bounded in entries and depth (struct xp_disk_walk): a pod cannot
  * make one pass of the agent's housekeeping long by making many files; what the bound leaves out
- * is counted at the next pass (it measures at most what is there, so it only evicts late).
+ * is reported (walk->truncated): the caller treats a pod so walked as over its limit.
  * Cost: one getdents64 per 32 KiB of names and one fstatat per entry. The same walk empties a
  * directory (walk->remove), with the same bounds and the same refusal to leave its device.
  */
@@ -17,8 +17,6 @@
 #include <unistd.h>
 
 #include "ephemeral.h"
-
-#define MAX_DEPTH 64
 
 static void walk_dir(int dfd, dev_t dev, unsigned depth, struct xp_disk_walk *walk, uint64_t *bytes)
 {
@@ -46,8 +44,9 @@ static void walk_dir(int dfd, dev_t dev, unsigned depth, struct xp_disk_walk *wa
                                 (void)unlinkat(dirfd(d), de->d_name, 0);
                         continue;
                 }
-                if (depth + 1 >= MAX_DEPTH) {
+                if (depth + 1 >= XP_DISK_WALK_MAX_DEPTH) {
                         walk->truncated = true;
+                        walk->too_deep = true;
                         continue;
                 }
                 int sub = openat(dirfd(d),

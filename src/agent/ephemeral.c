@@ -136,6 +136,54 @@ static int containers(const json_t *spec, const struct xp_pod_disk_use *use, cha
         return 0;
 }
 
+bool xp_agent_pod_evictable(const json_t *pod)
+{
+        const json_t *prio = json_object_get(json_object_get(pod, "spec"), "priority");
+
+        return !json_is_integer(prio) || json_integer_value(prio) < XP_SYSTEM_CRITICAL_PRIORITY;
+}
+
+size_t xp_agent_pod_walk_budget(size_t pass_max, size_t floor, size_t n_pods)
+{
+        size_t share = n_pods ? pass_max / n_pods : pass_max;
+
+        return share > floor ? share : floor;
+}
+
+/* Whether the pod has a limit the agent enforces: an on-disk emptyDir's sizeLimit, an
+ * ephemeral-storage limit. */
+static bool has_limit(const json_t *spec)
+{
+        struct xp_quantity q;
+        const json_t *v;
+        size_t i;
+
+        json_array_foreach(json_object_get(spec, "volumes"), i, v)
+        {
+                const json_t *ed = json_object_get(v, "emptyDir");
+
+                if (ed && !xp_streq0(json_string_value(json_object_get(ed, "medium")), "Memory") &&
+                    quantity_of(json_object_get(ed, "sizeLimit"), &q) && xp_quantity_sign(&q) > 0)
+                        return true;
+        }
+        return pod_limit(spec, &q);
+}
+
+static int truncated(const json_t *spec, const struct xp_pod_disk_use *use, char **ret)
+{
+        if (!use->truncated || !has_limit(spec))
+                return 0;
+        if (use->too_deep)
+                return verdict_of(asprintf(ret,
+                                           "Pod ephemeral local storage usage exceeds what the "
+                                           "agent measures (deeper than %d directories). ",
+                                           XP_DISK_WALK_MAX_DEPTH));
+        return verdict_of(asprintf(ret,
+                                   "Pod ephemeral local storage usage exceeds what the agent "
+                                   "measures (more than %zu entries). ",
+                                   use->max_entries));
+}
+
 int xp_agent_ephemeral_verdict(const json_t *pod,
                                const struct xp_pod_disk_use *use,
                                char **ret_message)
@@ -154,5 +202,8 @@ int xp_agent_ephemeral_verdict(const json_t *pod,
                     ret_message,
                     "Pod ephemeral local storage usage exceeds the total limit of containers %s. ",
                     xp_quantity_format(&limit, text)));
-        return containers(spec, use, ret_message);
+        r = containers(spec, use, ret_message);
+        if (r != 0)
+                return r;
+        return truncated(spec, use, ret_message);
 }

@@ -16,11 +16,15 @@
 
 struct xp_agent;
 
+/* The directories a walk descends below its start. */
+#define XP_DISK_WALK_MAX_DEPTH 64
+
 /* What one walk may visit: the entries it stat()s in all, and the depth it descends. */
 struct xp_disk_walk {
         size_t max_entries; /* 0: nothing is walked */
         size_t entries;     /* counted: those stat()ed so far */
         bool truncated;     /* an entry or a directory was left out for the bounds */
+        bool too_deep;      /* a directory deeper than XP_DISK_WALK_MAX_DEPTH was left out */
         bool remove;        /* what is counted is removed too (path itself is kept) */
 };
 
@@ -40,17 +44,33 @@ struct xp_pod_disk_use {
                 uint64_t bytes;
         } volumes[64], containers[64];
         size_t n_volumes, n_containers;
+        /* the walk left something out (a pod hiding files below the bounds): with a limit the
+         * pod is over it, and under pressure it ranks as over its request */
+        bool truncated, too_deep;
+        size_t max_entries; /* the walk's entry bound, for the message */
 };
+
+/* The entries one pod's walk may stat in a pass of pass_max entries over n_pods: a share each,
+ * and at least floor, so one pod with many files does not starve the others. */
+size_t xp_agent_pod_walk_budget(size_t pass_max, size_t floor, size_t n_pods);
 
 /*
  * Whether the pod is to be evicted for its use, as the kubelet decides it in this order: an
  * emptyDir volume over its sizeLimit, the pod over the sum of its containers'
- * ephemeral-storage limits, one container over its own. 1 with *ret_message (caller frees) in
- * the kubelet's words, 0 when within its limits, -ENOMEM.
+ * ephemeral-storage limits, one container over its own; then a pod with a limit whose walk was
+ * truncated (use->truncated), as its use is more than the agent measures. 1 with *ret_message
+ * (caller frees) in the kubelet's words, 0 when within its limits, -ENOMEM.
  */
 int xp_agent_ephemeral_verdict(const json_t *pod,
                                const struct xp_pod_disk_use *use,
                                char **ret_message);
+
+/* The priority from which a pod is critical (system-cluster-critical, system-node-critical). */
+#define XP_SYSTEM_CRITICAL_PRIORITY 2000000000
+
+/* Whether the agent may evict pod for its disk use, as the kubelet's evictPod refuses to evict
+ * a critical pod (spec.priority >= XP_SYSTEM_CRITICAL_PRIORITY), for a limit or for pressure. */
+bool xp_agent_pod_evictable(const json_t *pod);
 
 /* The housekeeping thread: every --housekeeping-interval it measures the pods and evicts. */
 void *xp_agent_housekeeping_thread(void *agent);
@@ -111,9 +131,9 @@ int xp_agent_disk_pressure_condition(json_t *conditions, bool pressure, const ch
 void xp_agent_disk_evict(struct xp_agent *a, const json_t *pod, const char *message, bool first);
 
 /* The node's pass: its file system against --eviction-hard, DiskPressure and its taint, and
- * under pressure, when evicted (the pods evicted here and not over yet) is empty, the eviction
- * of the first of pods (n, ranked here); its uid is added to evicted. pods is the pass's list of
- * pod JSON. */
+ * under pressure, when evicted (the pods evicted here whose cleanup is not over yet) is empty, the
+ * eviction of the first of pods (n, ranked here); its uid is added to evicted. pods is the pass's
+ * list of pod JSON. */
 void xp_agent_node_pressure(struct xp_agent *a,
                             const json_t *pods,
                             struct xp_disk_candidate *ranked,

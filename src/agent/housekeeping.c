@@ -23,8 +23,10 @@
 
 #define REASON "Evicted"
 /* the entries one pass stats, all pods together: at most about 0.8 s of CPU (4 us an entry,
- * cached, on a 2-core VM; docs/agent.md) */
+ * cached, on a 2-core VM; docs/agent.md), shared out among the pods, each at least
+ * POD_MIN_ENTRIES */
 #define PASS_MAX_ENTRIES 200000
+#define POD_MIN_ENTRIES  10000
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -154,10 +156,10 @@ static json_t *pods_now(struct xp_agent *a)
         return list;
 }
 
-/* Empties the on-disk emptyDir volumes of a pod evicted here, now over (the agent keeps such a
- * pod slim: its uid is what is left), as the kubelet tears down a terminated pod's volumes: the
- * space is back at once, not when the pod is deleted. A Memory one, a tmpfs, is another device
- * the walk does not enter. */
+/* Empties the on-disk emptyDir volumes of a pod evicted here, now over and cleaned up (the agent
+ * keeps such a pod slim: its uid is what is left), as the kubelet tears down a terminated pod's
+ * volumes: the space is back at once, not when the pod is deleted. A Memory one, a tmpfs, is
+ * another device the walk does not enter. */
 static void reclaim(struct xp_agent *a, const json_t *pod)
 {
         const json_t *meta = json_object_get(pod, "metadata");
@@ -201,44 +203,67 @@ candidate(const json_t *pod, const struct xp_pod_disk_use *use, struct xp_disk_c
                     xp_quantity_to_int_ceil(&q, &bytes) >= 0 && bytes > 0)
                         c->request += (uint64_t)bytes;
         }
+        if (use->truncated && c->usage <= c->request) /* more than measured: over its request */
+                c->usage = c->request + 1;
 }
 
-static void pass(struct xp_agent *a)
+/* One pod of the pass: evicted when over a limit, else a candidate in cands[*n]. */
+static void pass_pod(struct xp_agent *a,
+                     const json_t *pod,
+                     size_t budget,
+                     json_t *seen,
+                     struct xp_disk_candidate *cands,
+                     size_t *n)
 {
-        struct xp_disk_walk walk = {.max_entries = PASS_MAX_ENTRIES};
-        json_t *pods = pods_now(a), *pod, *seen = json_object();
-        struct xp_disk_candidate *cands = calloc(json_array_size(pods) + 1, sizeof(*cands));
-        size_t i, n = 0;
+        const char *uid = str(json_object_get(pod, "metadata"), "uid");
+        const char *was = str(a->disk_evicted, uid);
+        struct xp_disk_walk walk = {.max_entries = budget};
+        struct xp_pod_disk_use use = {0};
+        char *message = NULL;
 
-        json_array_foreach(pods, i, pod)
-        {
-                const char *uid = str(json_object_get(pod, "metadata"), "uid");
-                const char *was = str(a->disk_evicted, uid);
-                struct xp_pod_disk_use use = {0};
-                char *message = NULL;
-
-                if (over(pod)) {
-                        if (was) /* evicted here: its space is given back, as the kubelet's */
-                                reclaim(a, pod); /* teardown of a terminated pod's emptyDirs */
-                        continue;
-                }
-                if (was) {
-                        xp_agent_disk_evict(a, pod, was, false);
+        if (over(pod)) {
+                /* evicted here: its space is given back, as the kubelet's teardown of a
+                 * terminated pod's emptyDirs, once its cleanup is over (the agent then holds it
+                 * slim, without spec): no container of it runs and writes any more */
+                if (was && !json_object_get(pod, "spec"))
+                        reclaim(a, pod);
+                else if (was)
                         (void)json_object_set(seen, uid, json_object_get(a->disk_evicted, uid));
-                        continue;
-                }
-                measure(a, pod, &walk, &use);
-                if (xp_agent_ephemeral_verdict(pod, &use, &message) > 0) {
-                        xp_agent_disk_evict(a, pod, message, true);
-                        (void)json_object_set_new(seen, uid, json_string(message));
-                } else if (cands)
-                        candidate(pod, &use, &cands[n++]);
-                free(message);
+                return;
         }
+        if (was) {
+                xp_agent_disk_evict(a, pod, was, false);
+                (void)json_object_set(seen, uid, json_object_get(a->disk_evicted, uid));
+                return;
+        }
+        if (!xp_agent_pod_evictable(pod)) /* critical: the kubelet's evictPod refuses it */
+                return;
+        measure(a, pod, &walk, &use);
+        use.truncated = walk.truncated;
+        use.too_deep = walk.too_deep;
+        use.max_entries = budget;
         if (walk.truncated)
-                xp_log(LOG_DEBUG, "agent: the disk use pass stopped at %zu entries", walk.entries);
+                xp_log(LOG_DEBUG, "agent: pod %s: the disk use walk stopped at its bounds", uid);
+        if (xp_agent_ephemeral_verdict(pod, &use, &message) > 0) {
+                xp_agent_disk_evict(a, pod, message, true);
+                (void)json_object_set_new(seen, uid, json_string(message));
+        } else if (cands && !json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+                candidate(pod, &use, &cands[(*n)++]); /* a pod being deleted gives back anyway */
+        free(message);
+}
+
+/* start: the pass's number, rotating the first pod walked */
+static void pass(struct xp_agent *a, size_t start)
+{
+        json_t *pods = pods_now(a), *seen = json_object();
+        size_t total = json_array_size(pods), n = 0;
+        struct xp_disk_candidate *cands = calloc(total + 1, sizeof(*cands));
+        size_t budget = xp_agent_pod_walk_budget(PASS_MAX_ENTRIES, POD_MIN_ENTRIES, total);
+
+        for (size_t k = 0; k < total; k++)
+                pass_pod(a, json_array_get(pods, (start + k) % total), budget, seen, cands, &n);
         xp_agent_node_pressure(a, pods, cands, n, seen);
-        /* pods over, or gone, need no memory of their eviction */
+        /* pods over and cleaned up, or gone, need no memory of their eviction */
         json_decref(a->disk_evicted);
         a->disk_evicted = seen;
         free(cands);
@@ -248,9 +273,10 @@ static void pass(struct xp_agent *a)
 void *xp_agent_housekeeping_thread(void *agent)
 {
         struct xp_agent *a = agent;
+        size_t passes = 0;
 
         while (!xp_agent_sleep(a, a->housekeeping_ms))
-                pass(a);
+                pass(a, passes++);
         json_decref(a->disk_evicted);
         a->disk_evicted = NULL;
         return NULL;

@@ -112,9 +112,11 @@ json_t *
 xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_isolation *iso)
 {
         static const char *const pressures[][3] = {
-            {"MemoryPressure", "AgentHasSufficientMemory", "the agent has sufficient memory"},
-            {"DiskPressure", "AgentHasNoDiskPressure", "the agent has no disk pressure"},
-            {"PIDPressure", "AgentHasSufficientPID", "the agent has sufficient PIDs"},
+            {"MemoryPressure",
+             "KubeletHasSufficientMemory",
+             "kubelet has sufficient memory available"},
+            {"DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+            {"PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
         };
         char now[XP_RFC3339_MAX], since[XP_RFC3339_MAX];
         json_t *conditions = json_array();

@@ -195,7 +195,7 @@ taint() { "${k[@]}" get node disk-node -o jsonpath='{range .spec.taints[*]}{.key
 poll "the node lifecycle controller taints it, as Kubernetes' TaintNodesByCondition" 30 "node.kubernetes.io/disk-pressure:NoSchedule " taint
 poll "the quiet pod is evicted in turn" 60 Failed running calm
 check "rm the file" 0 rm "$fs/filler2"
-poll "the Node's DiskPressure is False again" 30 "False AgentHasNoDiskPressure the agent has no disk pressure" cond
+poll "the Node's DiskPressure is False again" 30 "False KubeletHasNoDiskPressure kubelet has no disk pressure" cond
 poll "the taint is gone" 30 "" taint
 check "a bad threshold is refused" 1 "$xpool" agent --eviction-hard 'memory.available<1Gi' --server http://127.0.0.1:1 --token x --data-dir "$tmp/badagent"
 expect_in "saying which signal" "$tmp/err" 'memory.available'

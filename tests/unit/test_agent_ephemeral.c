@@ -176,6 +176,108 @@ static void the_walk_counts_blocks_and_follows_no_link(void **state)
         assert_int_equal(system(path), 0);
 }
 
+/* A tree deeper than the walk descends is reported, as it hides what is below. */
+static void a_tree_too_deep_is_reported(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/xp-diskdeep-XXXXXX", path[4096];
+        struct xp_disk_walk walk = {.max_entries = 100000};
+        uint64_t bytes = 0;
+        size_t len;
+
+        assert_non_null(mkdtemp(dir));
+        len = (size_t)snprintf(path, sizeof(path), "%s", dir);
+        for (int i = 0; i < XP_DISK_WALK_MAX_DEPTH + 1; i++) {
+                len += (size_t)snprintf(path + len, sizeof(path) - len, "/d");
+                assert_int_equal(mkdir(path, 0755), 0);
+        }
+        assert_int_equal(xp_agent_disk_usage(dir, &walk, &bytes), 0);
+        assert_true(walk.truncated);
+        assert_true(walk.too_deep);
+
+        /* 63 levels are walked whole */
+        walk = (struct xp_disk_walk){.max_entries = 100000};
+        assert_int_equal(rmdir(path), 0);
+        path[strlen(path) - 2] = '\0';
+        assert_int_equal(rmdir(path), 0);
+        assert_int_equal(xp_agent_disk_usage(dir, &walk, &bytes), 0);
+        assert_false(walk.truncated);
+        assert_false(walk.too_deep);
+
+        snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+        assert_int_equal(system(path), 0);
+}
+
+/* A pod with a limit whose walk was cut short is over it, in words naming the bound; one
+ * without a limit is not evicted for it. */
+static void a_truncated_walk_is_over_the_limit(void **state)
+{
+        (void)state;
+        struct xp_pod_disk_use use = use_of(0, 0, 0, 0, 0);
+        char *m;
+
+        use.truncated = true;
+        use.max_entries = 10000;
+        m = verdict(pod_json, &use);
+        assert_non_null(m);
+        assert_string_equal(m,
+                            "Pod ephemeral local storage usage exceeds what the agent measures "
+                            "(more than 10000 entries). ");
+        free(m);
+        use.too_deep = true;
+        m = verdict(pod_json, &use);
+        assert_non_null(m);
+        assert_non_null(strstr(m, "(deeper than 64 directories)"));
+        free(m);
+        /* a real excess is named first */
+        use.volumes[0].bytes = 2 * MI;
+        m = verdict(pod_json, &use);
+        assert_non_null(strstr(m, "EmptyDir volume \"scratch\""));
+        free(m);
+        /* no limit: nothing to enforce; a Memory emptyDir's sizeLimit is the kernel's */
+        use.volumes[0].bytes = 0;
+        assert_null(verdict("{\"spec\": {\"containers\": [{\"name\": \"c\"}]}}", &use));
+        assert_null(verdict("{\"spec\": {\"volumes\": [{\"name\": \"r\", \"emptyDir\": "
+                            "{\"medium\": \"Memory\", \"sizeLimit\": \"1Mi\"}}]}}",
+                            &use));
+        assert_non_null(m = verdict("{\"spec\": {\"volumes\": [{\"name\": \"s\", "
+                                    "\"emptyDir\": {\"sizeLimit\": \"1Mi\"}}]}}",
+                                    &use));
+        free(m);
+}
+
+/* The pass's entries are shared out, each pod at least the floor. */
+static void each_pod_has_its_own_walk_budget(void **state)
+{
+        (void)state;
+        assert_int_equal(xp_agent_pod_walk_budget(200000, 10000, 0), 200000);
+        assert_int_equal(xp_agent_pod_walk_budget(200000, 10000, 1), 200000);
+        assert_int_equal(xp_agent_pod_walk_budget(200000, 10000, 4), 50000);
+        assert_int_equal(xp_agent_pod_walk_budget(200000, 10000, 20), 10000);
+        assert_int_equal(xp_agent_pod_walk_budget(200000, 10000, 110), 10000);
+}
+
+/* Critical pods are never evicted, as the kubelet's evictPod refuses them. */
+static void critical_pods_are_not_evicted(void **state)
+{
+        (void)state;
+        static const char *const cases[][2] = {
+            {"{\"spec\": {}}", "1"},
+            {"{\"spec\": {\"priority\": 1000}}", "1"},
+            {"{\"spec\": {\"priority\": 1999999999}}", "1"},
+            {"{\"spec\": {\"priority\": 2000000000}}", "0"},
+            {"{\"spec\": {\"priority\": 2000001000}}", "0"},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                json_t *pod = json_loads(cases[i][0], 0, NULL);
+
+                assert_non_null(pod);
+                assert_int_equal(xp_agent_pod_evictable(pod), cases[i][1][0] == '1');
+                json_decref(pod);
+        }
+}
+
 static void eviction_hard_thresholds(void **state)
 {
         (void)state;
@@ -232,7 +334,7 @@ static void disk_pressure_message_and_condition(void **state)
         json_t *conds =
             json_loads("[{\"type\": \"MemoryPressure\", \"status\": \"False\"},"
                        " {\"type\": \"DiskPressure\", \"status\": \"False\","
-                       " \"reason\": \"AgentHasNoDiskPressure\", \"lastTransitionTime\": \"a\"}]",
+                       " \"reason\": \"KubeletHasNoDiskPressure\", \"lastTransitionTime\": \"a\"}]",
                        0,
                        NULL);
         json_t *disk;
@@ -267,6 +369,10 @@ int main(void)
             cmocka_unit_test(a_container_over_its_own_limit),
             cmocka_unit_test(a_memory_empty_dir_and_no_limits_are_not_measured),
             cmocka_unit_test(the_walk_counts_blocks_and_follows_no_link),
+            cmocka_unit_test(a_tree_too_deep_is_reported),
+            cmocka_unit_test(a_truncated_walk_is_over_the_limit),
+            cmocka_unit_test(each_pod_has_its_own_walk_budget),
+            cmocka_unit_test(critical_pods_are_not_evicted),
             cmocka_unit_test(eviction_hard_thresholds),
             cmocka_unit_test(the_kubelets_ranking_under_disk_pressure),
             cmocka_unit_test(disk_pressure_message_and_condition),

@@ -164,12 +164,21 @@ static void conditions_addresses_and_node_info(void **state)
         assert_string_equal(json_string_value(json_object_get(ready, "reason")), "AgentReady");
         assert_string_equal(json_string_value(json_object_get(ready, "lastHeartbeatTime")),
                             "2025-12-02T22:40:00Z");
+        static const char *const reasons[] = {
+            "KubeletHasSufficientMemory", "KubeletHasNoDiskPressure", "KubeletHasSufficientPID"};
+        static const char *const messages[] = {"kubelet has sufficient memory available",
+                                               "kubelet has no disk pressure",
+                                               "kubelet has sufficient PID available"};
+
         for (int i = 0; i < 3; i++) {
                 c = find_by(json_object_get(status, "conditions"),
                             "type",
                             (const char *[]){"MemoryPressure", "DiskPressure", "PIDPressure"}[i]);
                 assert_non_null(c);
                 assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+                /* the kubelet's words, which clients and dashboards match on */
+                assert_string_equal(json_string_value(json_object_get(c, "reason")), reasons[i]);
+                assert_string_equal(json_string_value(json_object_get(c, "message")), messages[i]);
         }
         c = find_by(json_object_get(status, "addresses"), "type", "InternalIP");
         assert_string_equal(json_string_value(json_object_get(c, "address")), "10.0.0.5");
