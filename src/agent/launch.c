@@ -230,6 +230,7 @@ void xp_launch_free(struct xp_launch *l)
         free(l->hostname);
         free(l->host_domain);
         free(l->image_id);
+        free(l->image_ref);
         free(l);
 }
 

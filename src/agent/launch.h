@@ -96,6 +96,7 @@ struct xp_launch {
         char *hostname;
         char *host_domain; /* oci.host_domain */
         char *image_id;    /* oci.image_id */
+        char *image_ref;   /* oci.image_ref */
 };
 
 /*

@@ -402,9 +402,11 @@ int launch_oci(const struct xp_pod *pod,
         oci->image = image->image->names && image->image->names[0] ? image->image->names[0]
                                                                    : image->image->id;
         l->image_id = xp_image_status_id(image->image, c->image);
-        if (!l->image_id)
+        l->image_ref = xp_image_status_ref(image->image, c->image);
+        if (!l->image_id || !l->image_ref)
                 return xp_errorf(err, -ENOMEM, "out of memory");
         oci->image_id = l->image_id;
+        oci->image_ref = l->image_ref;
         oci->hostname = l->hostname;
         oci->host_domain = l->host_domain;
         oci->pod_ip = pod->status.pod_ip; /* the agent's network step put it there */

@@ -29,7 +29,8 @@ struct outcome {
         int signal;
         char *reason;
         char *message;
-        char *image_id; /* the imageID it ran from; NULL: none (a process of the node) */
+        char *image_id;  /* the imageID it ran from; NULL: none (a process of the node) */
+        char *image_ref; /* its image as the runtime resolved it; NULL: a process of the node */
         int64_t started_ns;
         int64_t finished_ns;
 };
@@ -67,6 +68,7 @@ static void outcome_done(struct outcome *o)
         free(o->reason);
         free(o->message);
         free(o->image_id);
+        free(o->image_ref);
         *o = (struct outcome){0};
 }
 
@@ -76,9 +78,11 @@ static int outcome_copy(const struct outcome *src, struct outcome *dst)
         dst->reason = NULL;
         dst->message = NULL;
         dst->image_id = NULL;
+        dst->image_ref = NULL;
         if ((src->reason && !(dst->reason = strdup(src->reason))) ||
             (src->message && !(dst->message = strdup(src->message))) ||
-            (src->image_id && !(dst->image_id = strdup(src->image_id)))) {
+            (src->image_id && !(dst->image_id = strdup(src->image_id))) ||
+            (src->image_ref && !(dst->image_ref = strdup(src->image_ref)))) {
                 outcome_done(dst);
                 return -ENOMEM;
         }
@@ -314,7 +318,8 @@ static int absorb(const struct xp_podsync_config *config,
         if (!o.reason)
                 return -ENOMEM;
         if ((rec->message && !(o.message = strdup(rec->message))) ||
-            (rec->image_id && !(o.image_id = strdup(rec->image_id)))) {
+            (rec->image_id && !(o.image_id = strdup(rec->image_id))) ||
+            (rec->image_ref && !(o.image_ref = strdup(rec->image_ref)))) {
                 outcome_done(&o);
                 return -ENOMEM;
         }
@@ -387,9 +392,10 @@ static int seed(struct xp_podsync_memory *m, const struct xp_pod *pod)
                                 r = seed_outcome(
                                     &c->last, lt, cs->state.running ? count - 1 : count);
                         }
-                        /* the imageID the server has is the last run's */
+                        /* the image and imageID the server has are the last run's */
                         if (r >= 0 && cs->image_id && *cs->image_id &&
-                            !(c->last.image_id = strdup(cs->image_id)))
+                            (!(c->last.image_id = strdup(cs->image_id)) ||
+                             (cs->image && !(c->last.image_ref = strdup(cs->image)))))
                                 r = -ENOMEM;
                         if (r < 0)
                                 return r;
@@ -470,6 +476,15 @@ static const char *image_id(const struct cview *v)
         return id ? id : "";
 }
 
+/* The image of the run shown as the runtime resolved it; the spec's text for a process of the
+ * node or before the first run. */
+static const char *image_ref(const struct cview *v)
+{
+        const char *ref = v->running ? v->running->image_ref : v->mem->last.image_ref;
+
+        return ref ? ref : v->spec->image ? v->spec->image : "";
+}
+
 static json_t *
 container_status_json(const struct xp_pod *pod, const struct cview *v, bool init_pending)
 {
@@ -539,7 +554,7 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                                "restartCount",
                                (int)restarts,
                                "image",
-                               v->spec->image ? v->spec->image : "",
+                               image_ref(v),
                                "imageID",
                                image_id(v),
                                "started",

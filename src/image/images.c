@@ -55,6 +55,42 @@ char *xp_image_status_id(const struct xp_image *img, const char *reference)
         return strdup(pick ? pick : img->id);
 }
 
+/* containerd reports the store's first tagged name of the image, its "repo tag" */
+static const char *first_tagged_name(const struct xp_image *img)
+{
+        for (char **name = img->names; name && *name; name++)
+                if (!strchr(*name, '@'))
+                        return *name;
+        return NULL;
+}
+
+char *xp_image_status_ref(const struct xp_image *img, const char *reference)
+{
+        struct xp_image_ref ref = {0};
+        char *formatted = NULL;
+        const char *tagged;
+
+        if (reference && xp_image_ref_parse(reference, &ref, NULL) >= 0) {
+                formatted = xp_image_ref_format(&ref);
+                xp_image_ref_done(&ref);
+                if (!formatted)
+                        return NULL;
+        }
+        /* a digest reference is no tag: containerd then gives the image's first tag */
+        for (char **name = img->names; formatted && !strchr(formatted, '@') && name && *name;
+             name++)
+                if (strcmp(*name, formatted) == 0)
+                        return formatted;
+        tagged = first_tagged_name(img);
+        if (tagged) {
+                free(formatted);
+                return strdup(tagged);
+        }
+        if (formatted)
+                return formatted;
+        return strdup(reference ? reference : img->id);
+}
+
 void xp_image_list_free(struct xp_image **images, size_t n)
 {
         for (size_t i = 0; images && i < n; i++)

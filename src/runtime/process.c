@@ -225,6 +225,7 @@ void xp_container_record_clear(struct xp_container_record *r)
         free(r->container);
         free(r->message);
         free(r->image_id);
+        free(r->image_ref);
         *r = (struct xp_container_record){0};
 }
 
@@ -298,6 +299,7 @@ static int cinfo_record(const struct cinfo *c, struct xp_container_record *ret)
         e |= dup_str(c->spec, "pod_name", &r.pod_name);
         e |= dup_str(c->spec, "container", &r.container);
         e |= dup_str(c->spec, "image_id", &r.image_id);
+        e |= dup_str(c->spec, "image_ref", &r.image_ref);
         r.attempt = (unsigned)i64_of(c->spec, "attempt");
         if (src) {
                 r.pid = (pid_t)i64_of(src, "pid");
@@ -1169,7 +1171,9 @@ static char *spec_text(struct xp_runtime *rt,
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||
             json_object_set_new(o, "tty", json_boolean(l->tty)) < 0 ||
             (l->oci && l->oci->image_id &&
-             json_object_set_new(o, "image_id", json_string(l->oci->image_id)) < 0)) {
+             json_object_set_new(o, "image_id", json_string(l->oci->image_id)) < 0) ||
+            (l->oci && l->oci->image_ref &&
+             json_object_set_new(o, "image_ref", json_string(l->oci->image_ref)) < 0)) {
                 json_decref(o);
                 return NULL;
         }

@@ -358,6 +358,9 @@ fi
 seed_digest=$(skopeo inspect --tls-verify=false --format '{{.Digest}}' "docker://$plain/library/ai-framework:latest")
 check "its imageID" 0 get ai-training '.status.containerStatuses[0].imageID'
 expect_exact "docker.io/library/ai-framework@<the registry's digest>" "$tmp/out" "docker.io/library/ai-framework@$seed_digest"
+# image as the kubelet's with containerd: the spec's "ai-framework:latest" fully qualified
+check "its image" 0 get ai-training '.status.containerStatuses[0].image'
+expect_exact "the reference as resolved" "$tmp/out" "docker.io/library/ai-framework:latest"
 check "kubectl describe" 0 kubectl describe pod ai-training
 expect_in "prints it" "$tmp/out" "docker.io/library/ai-framework@$seed_digest"
 check "delete the seed's pod" 0 kubectl delete pod ai-training --wait=false
@@ -368,6 +371,8 @@ poll "the table's pod Succeeded" 40 Succeeded phase table
 # an image imported without a repository digest: its ID, the config's digest
 check "the imageID of an imported image" 0 get table '.status.containerStatuses[0].imageID'
 expect_exact "sha256:<its config's digest>" "$tmp/out" "$(cat "$tmp/tools-1.id")"
+check "the image of an imported image" 0 get table '.status.containerStatuses[0].image'
+expect_exact "the name the store has it under" "$tmp/out" "localhost/tools:1"
 poll "the process pod Succeeded" 40 Succeeded phase proc
 check "its imageID" 0 get proc '.status.containerStatuses[0].imageID'
 expect_exact "a process of the node has none" "$tmp/out" ""

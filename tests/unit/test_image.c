@@ -475,6 +475,48 @@ static void status_ids(void **state)
         free(id);
 }
 
+static void expect_ref(const struct xp_image *img, const char *reference, const char *want)
+{
+        char *got = xp_image_status_ref(img, reference);
+
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(got);
+}
+
+/* The image a container's status gives: the reference as containerd resolved it. */
+static void status_refs(void **state)
+{
+        char latest[] = "docker.io/library/busybox:latest";
+        char tagged[] = "docker.io/library/busybox:1.36";
+        char local[] = "127.0.0.1:5000/x/y:1";
+        char digest[] = "docker.io/library/busybox@sha256:" HEX64("11");
+        char imported[] = "localhost/tools:1";
+        char config[] = "sha256:" HEX64("33");
+        char *pulled[] = {digest, latest, tagged, NULL}, *registry[] = {local, NULL};
+        char *by_digest[] = {digest, NULL}, *store[] = {imported, NULL};
+        struct xp_image img = {.id = config, .names = pulled};
+
+        (void)state;
+        /* short names fully qualified, with the default tag */
+        expect_ref(&img, "busybox", latest);
+        expect_ref(&img, "busybox:1.36", tagged);
+        expect_ref(&img, "docker.io/library/busybox:latest", latest);
+        expect_ref(&img, "index.docker.io/library/busybox:1.36", tagged);
+        /* a digest reference of an image that has tags: its first tag, as containerd */
+        expect_ref(&img, "busybox@sha256:" HEX64("11"), latest);
+        /* a registry's reference stays as it is */
+        img.names = registry;
+        expect_ref(&img, "127.0.0.1:5000/x/y:1", local);
+        /* an untagged pull by digest: repo@digest */
+        img.names = by_digest;
+        expect_ref(&img, "busybox@sha256:" HEX64("11"), digest);
+        /* an image the store knows by another name: that name */
+        img.names = store;
+        expect_ref(&img, "tools:1", imported);
+        expect_ref(&img, "localhost/tools:1", imported);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -488,6 +530,7 @@ int main(void)
             cmocka_unit_test(credentials),
             cmocka_unit_test(challenges),
             cmocka_unit_test(status_ids),
+            cmocka_unit_test(status_refs),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1024,12 +1024,13 @@ static void agent_restart_in_backoff(void **state)
         fx_done(&g);
 }
 
-/* imageID: the record's as the container started, kept once its record is forgotten and
- * across an agent restart (from the server's status). */
+/* imageID and image: the record's as the container started, kept once its record is forgotten
+ * and across an agent restart (from the server's status). */
 static void image_ids(void **state)
 {
         static char id[] = "docker.io/library/img@sha256:"
                            "abababababababababababababababababababababababababababababababab";
+        static char ref[] = "docker.io/library/img:1";
         struct fx f, g;
         struct xp_container_record r;
 
@@ -1040,14 +1041,20 @@ static void image_ids(void **state)
         sync_at(&f, NULL, 0, 0, false);
         r = running("b", 0, 0);
         r.image_id = id;
+        r.image_ref = ref;
         sync_at(&f, &r, 1, 1, false);
         assert_string_equal(
             json_string_value(json_object_get(
                 json_array_get(json_object_get(f.res.status, "containerStatuses"), 0), "imageID")),
             id);
+        assert_string_equal(
+            json_string_value(json_object_get(
+                json_array_get(json_object_get(f.res.status, "containerStatuses"), 0), "image")),
+            ref);
         apply_status(&f);
         r = exited("b", 0, 0, 2, 0);
         r.image_id = id;
+        r.image_ref = ref;
         sync_at(&f, &r, 1, 2, false);
         apply_status(&f);
         sync_at(&f, &r, 1, 3, false);

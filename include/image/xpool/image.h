@@ -152,6 +152,15 @@ char *xp_image_lowerdir(const struct xp_image *img, bool relative);
  */
 char *xp_image_status_id(const struct xp_image *img, const char *reference);
 
+/*
+ * The image the kubelet (with containerd) reports for a container started from img by reference:
+ * the reference fully qualified ("busybox" is "docker.io/library/busybox:latest") when img is
+ * known by that name, else the first tagged name img is known by, else the reference fully
+ * qualified ("REPO@sha256:<digest>" of an untagged pull by digest). Caller frees; NULL when out
+ * of memory.
+ */
+char *xp_image_status_ref(const struct xp_image *img, const char *reference);
+
 /* ---- the store --------------------------------------------------------------------------------
  */
 

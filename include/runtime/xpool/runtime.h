@@ -141,6 +141,8 @@ struct xp_container_oci {
         const char *image;         /* the image, for messages */
         const char *image_id;      /* what the container's status gives as its imageID (kept
                                       with its record: xp_container_record.image_id) */
+        const char *image_ref;     /* what the container's status gives as its image, the
+                                      reference as resolved (xp_container_record.image_ref) */
         struct xp_container_user user;
         const char *hostname; /* the pod's host name */
         /* SUBDOMAIN.NAMESPACE.svc.cluster.local when the pod names a subdomain, else NULL: its
@@ -201,8 +203,9 @@ struct xp_container_record {
         bool config_error; /* never from the runtime: the agent refused to start it (its
                               securityContext), exited, message says why */
         int64_t finished_ns;
-        char *message;  /* NULL, or e.g. `exec "pythn": No such file or directory` */
-        char *image_id; /* the launch's oci->image_id; NULL: a process of the node */
+        char *message;   /* NULL, or e.g. `exec "pythn": No such file or directory` */
+        char *image_id;  /* the launch's oci->image_id; NULL: a process of the node */
+        char *image_ref; /* the launch's oci->image_ref; NULL: a process of the node */
 };
 /* Frees the strings of r and zeroes it. */
 void xp_container_record_clear(struct xp_container_record *r);
