@@ -125,7 +125,7 @@ static int start_state(struct xp_server *server,
                     .placement_profile = options->placement_profile,
                     .percentage_of_nodes_to_score = options->percentage_of_nodes_to_score,
                 };
-                /* listed now, run once the server listens: see start_scheduler() */
+                /* listed now, run once the server listens: see start_serving_loops() */
                 r = xp_scheduler_new(
                     server->api.registry, &scheduler_options, &server->scheduler, err);
                 if (r < 0)
