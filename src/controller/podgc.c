@@ -232,7 +232,17 @@ static int force_delete(struct xp_podgc *c, const char *ns, const char *name, co
                        xp_error_message(&err));
                 return r;
         }
-        xp_log(LOG_INFO, "pod garbage collector: deleted pod %s/%s: %s", ns, name, why);
+        /* A finalizer holds the pod: it is only marked, and every wake-up marks it again, so
+         * saying so at info level would repeat the line until the finalizer goes. */
+        if (removed)
+                xp_log(LOG_INFO, "pod garbage collector: deleted pod %s/%s: %s", ns, name, why);
+        else
+                xp_log(LOG_DEBUG,
+                       "pod garbage collector: pod %s/%s marked for deletion, held by its "
+                       "finalizers: %s",
+                       ns,
+                       name,
+                       why);
         return 0;
 }
 

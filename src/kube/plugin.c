@@ -103,6 +103,12 @@ static void check_sockets(struct xp_kube_plugin *p, int64_t now)
                                ep->socket_path ? ep->socket_path : "(none)");
                         endpoint_restart(ep);
                 }
+                if (ep->server && kubelet == 0 && ep->reg == KUBE_REG_IDLE) {
+                        /* no kubelet to retry against: its socket's creation (inotify) or the
+                         * periodic check starts the next try, not every tick */
+                        ep->reg_retry_at_ms = 0;
+                        continue;
+                }
                 if (!ep->server || kubelet == 0 || ep->reg == KUBE_REG_PENDING)
                         continue;
                 if (ep->reg == KUBE_REG_DONE && ep->reg_kubelet_ino == kubelet)
