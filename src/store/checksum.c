@@ -59,82 +59,58 @@ int64_t store_row_checksum(uint64_t row_hash, uint64_t version)
         return (int64_t)(row_hash ^ mix(version));
 }
 
-int store_row_checksum_of(const char *kind,
-                          const char *ns,
-                          const char *name,
-                          uint64_t version,
-                          const char *body,
-                          size_t len,
-                          int64_t *ret)
+int store_checksum_of(const struct store_checked_row *row, int64_t *ret)
 {
         uint64_t hash;
-        int r = store_row_hash(kind, ns, name, body, len, &hash);
+        int r = store_row_hash(row->kind, row->ns, row->name, row->body, row->len, &hash);
 
-        if (r >= 0)
-                *ret = store_row_checksum(hash, version);
-        return r;
+        if (r < 0)
+                return r;
+        if (row->event_type != STORE_NOT_AN_EVENT)
+                hash = store_op_hash(row->event_type, hash);
+        *ret = store_row_checksum(hash, row->version);
+        return 0;
 }
 
-int store_event_checksum_of(int type,
-                            const char *kind,
-                            const char *ns,
-                            const char *name,
-                            uint64_t version,
-                            const char *body,
-                            size_t len,
-                            int64_t *ret)
-{
-        uint64_t hash;
-        int r = store_row_hash(kind, ns, name, body, len, &hash);
+/* Where a table's checksummed columns are, counted from a statement's first one. */
+struct checked_columns {
+        int version, event_type, kind, ns, name, body, checksum; /* event_type -1: none */
+};
 
-        if (r >= 0)
-                *ret = store_row_checksum(store_op_hash(type, hash), version);
-        return r;
+static const struct checked_columns object_columns = {3, -1, 0, 1, 2, 4, 5};
+static const struct checked_columns event_columns = {0, 1, 2, 3, 4, 5, 6};
+
+static bool columns_intact(sqlite3_stmt *st, int first, const struct checked_columns *at)
+{
+        struct store_checked_row row = {
+            .event_type = at->event_type < 0 ? STORE_NOT_AN_EVENT
+                                             : sqlite3_column_int(st, first + at->event_type),
+            .kind = (const char *)sqlite3_column_text(st, first + at->kind),
+            .ns = (const char *)sqlite3_column_text(st, first + at->ns),
+            .name = (const char *)sqlite3_column_text(st, first + at->name),
+            .version = (uint64_t)sqlite3_column_int64(st, first + at->version),
+            .body = (const char *)sqlite3_column_text(st, first + at->body),
+            .len = (size_t)sqlite3_column_bytes(st, first + at->body),
+        };
+        int64_t sum;
+
+        if (!row.kind || !row.ns || !row.name || !row.body ||
+            sqlite3_column_type(st, first + at->version) != SQLITE_INTEGER ||
+            sqlite3_column_type(st, first + at->checksum) != SQLITE_INTEGER)
+                return false;
+        /* a row that cannot be checked (out of memory) is not served either */
+        return store_checksum_of(&row, &sum) >= 0 &&
+               sqlite3_column_int64(st, first + at->checksum) == sum;
 }
 
 bool store_event_intact(sqlite3_stmt *st, int first)
 {
-        const char *kind = (const char *)sqlite3_column_text(st, first + 2);
-        const char *ns = (const char *)sqlite3_column_text(st, first + 3);
-        const char *name = (const char *)sqlite3_column_text(st, first + 4);
-        const char *body = (const char *)sqlite3_column_text(st, first + 5);
-
-        int64_t sum;
-
-        if (!kind || !ns || !name || !body || sqlite3_column_type(st, first + 6) != SQLITE_INTEGER)
-                return false;
-        /* a row that cannot be checked (out of memory) is not served either */
-        return store_event_checksum_of(sqlite3_column_int(st, first + 1),
-                                       kind,
-                                       ns,
-                                       name,
-                                       (uint64_t)sqlite3_column_int64(st, first),
-                                       body,
-                                       (size_t)sqlite3_column_bytes(st, first + 5),
-                                       &sum) >= 0 &&
-               sqlite3_column_int64(st, first + 6) == sum;
+        return columns_intact(st, first, &event_columns);
 }
 
 bool store_row_intact(sqlite3_stmt *st, int first)
 {
-        const char *kind = (const char *)sqlite3_column_text(st, first);
-        const char *ns = (const char *)sqlite3_column_text(st, first + 1);
-        const char *name = (const char *)sqlite3_column_text(st, first + 2);
-        const char *body = (const char *)sqlite3_column_text(st, first + 4);
-        int64_t sum;
-
-        if (!kind || !ns || !name || !body ||
-            sqlite3_column_type(st, first + 3) != SQLITE_INTEGER ||
-            sqlite3_column_type(st, first + 5) != SQLITE_INTEGER)
-                return false;
-        return store_row_checksum_of(kind,
-                                     ns,
-                                     name,
-                                     (uint64_t)sqlite3_column_int64(st, first + 3),
-                                     body,
-                                     (size_t)sqlite3_column_bytes(st, first + 4),
-                                     &sum) >= 0 &&
-               sqlite3_column_int64(st, first + 5) == sum;
+        return columns_intact(st, first, &object_columns);
 }
 
 /* -EUCLEAN: "store PATH is damaged: WHAT fails its checksum ...". */
@@ -243,66 +219,44 @@ int store_scan_checksums(sqlite3 *db, struct store_facts *f)
         return rc;
 }
 
-/* xpool_checksum(kind, namespace, name, version, body): the row's checksum, for the upgrade. */
+/* xpool_checksum(kind, namespace, name, version, body) and xpool_event_checksum(type, kind,
+ * namespace, name, version, body): a row's checksum, for the upgrade. The user data says whether
+ * the type comes first. */
 static void checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-        const char *text[3];
+        int first = sqlite3_user_data(ctx) ? 1 : 0;
+        struct store_checked_row row = {
+            .event_type = first ? sqlite3_value_int(argv[0]) : STORE_NOT_AN_EVENT,
+            .kind = (const char *)sqlite3_value_text(argv[first]),
+            .ns = (const char *)sqlite3_value_text(argv[first + 1]),
+            .name = (const char *)sqlite3_value_text(argv[first + 2]),
+            .version = (uint64_t)sqlite3_value_int64(argv[first + 3]),
+            .body = (const char *)sqlite3_value_text(argv[first + 4]),
+            .len = (size_t)sqlite3_value_bytes(argv[first + 4]),
+        };
         int64_t sum;
 
         (void)argc;
-        for (int i = 0; i < 3; i++)
-                text[i] = (const char *)sqlite3_value_text(argv[i]);
-        if (!text[0] || !text[1] || !text[2]) {
+        if (!row.kind || !row.ns || !row.name) {
                 sqlite3_result_null(ctx);
                 return;
         }
-        if (store_row_checksum_of(text[0],
-                                  text[1],
-                                  text[2],
-                                  (uint64_t)sqlite3_value_int64(argv[3]),
-                                  (const char *)sqlite3_value_text(argv[4]),
-                                  (size_t)sqlite3_value_bytes(argv[4]),
-                                  &sum) < 0)
+        if (store_checksum_of(&row, &sum) < 0)
                 sqlite3_result_error_nomem(ctx); /* fails the upgrade: nothing half-filled */
-        else
-                sqlite3_result_int64(ctx, sum);
-}
-
-/* xpool_event_checksum(type, kind, namespace, name, version, body): an event row's. */
-static void event_checksum_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-        const char *text[3];
-        int64_t sum;
-
-        (void)argc;
-        for (int i = 0; i < 3; i++)
-                text[i] = (const char *)sqlite3_value_text(argv[i + 1]);
-        if (!text[0] || !text[1] || !text[2]) {
-                sqlite3_result_null(ctx);
-                return;
-        }
-        if (store_event_checksum_of(sqlite3_value_int(argv[0]),
-                                    text[0],
-                                    text[1],
-                                    text[2],
-                                    (uint64_t)sqlite3_value_int64(argv[4]),
-                                    (const char *)sqlite3_value_text(argv[5]),
-                                    (size_t)sqlite3_value_bytes(argv[5]),
-                                    &sum) < 0)
-                sqlite3_result_error_nomem(ctx);
         else
                 sqlite3_result_int64(ctx, sum);
 }
 
 int store_checksum_register(const char *path, sqlite3 *db, struct xp_error *err)
 {
+        static char type_first; /* its address marks xpool_event_checksum() */
         const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
         int rc =
             sqlite3_create_function(db, "xpool_checksum", 5, flags, NULL, checksum_fn, NULL, NULL);
 
         if (rc == SQLITE_OK)
                 rc = sqlite3_create_function(
-                    db, "xpool_event_checksum", 6, flags, NULL, event_checksum_fn, NULL, NULL);
+                    db, "xpool_event_checksum", 6, flags, &type_first, checksum_fn, NULL, NULL);
 
         return rc == SQLITE_OK ? 0 : store_sqlite_fail(path, db, rc, err, "row checksums");
 }

@@ -99,6 +99,7 @@ static int copy_objects(sqlite3 *old, sqlite3 *db, struct xp_store_recovery *ret
 {
         sqlite3_stmt *from = NULL, *to = NULL;
         bool checksums = true;
+        struct store_checked_row row;
         int64_t sum;
         int rc;
 
@@ -133,13 +134,16 @@ static int copy_objects(sqlite3 *old, sqlite3 *db, struct xp_store_recovery *ret
                 }
                 for (int i = 0; i < 5; i++)
                         sqlite3_bind_value(to, i + 1, sqlite3_column_value(from, i));
-                if (store_row_checksum_of((const char *)sqlite3_column_text(from, 0),
-                                          (const char *)sqlite3_column_text(from, 1) ?: "",
-                                          (const char *)sqlite3_column_text(from, 2),
-                                          (uint64_t)sqlite3_column_int64(from, 3),
-                                          (const char *)sqlite3_column_text(from, 4),
-                                          (size_t)sqlite3_column_bytes(from, 4),
-                                          &sum) < 0) {
+                row = (struct store_checked_row){
+                    .event_type = STORE_NOT_AN_EVENT,
+                    .kind = (const char *)sqlite3_column_text(from, 0),
+                    .ns = (const char *)sqlite3_column_text(from, 1) ?: "",
+                    .name = (const char *)sqlite3_column_text(from, 2),
+                    .version = (uint64_t)sqlite3_column_int64(from, 3),
+                    .body = (const char *)sqlite3_column_text(from, 4),
+                    .len = (size_t)sqlite3_column_bytes(from, 4),
+                };
+                if (store_checksum_of(&row, &sum) < 0) {
                         rc = SQLITE_NOMEM;
                         break;
                 }

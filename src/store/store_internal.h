@@ -461,25 +461,20 @@ int store_row_hash(const char *kind,
                    uint64_t *ret);
 /* The checksum an objects row carries: its row hash and its version. */
 int64_t store_row_checksum(uint64_t row_hash, uint64_t version);
-/* store_row_checksum() of the key and body: 0, or -ENOMEM (the hash failed). */
-int store_row_checksum_of(const char *kind,
-                          const char *ns,
-                          const char *name,
-                          uint64_t version,
-                          const char *body,
-                          size_t len,
-                          int64_t *ret);
+/* What a row's checksum covers: an event row also folds its type in (as store_op_hash() does for
+ * the digest chain); an objects row has event_type STORE_NOT_AN_EVENT. */
+#define STORE_NOT_AN_EVENT (-1)
+struct store_checked_row {
+        int event_type;
+        const char *kind, *ns, *name;
+        uint64_t version;
+        const char *body;
+        size_t len;
+};
+/* The checksum the row carries: 0, or -ENOMEM (the hash failed). */
+int store_checksum_of(const struct store_checked_row *row, int64_t *ret);
 /* Whether the row at column first (kind, namespace, name, version, body, checksum) is intact. */
 bool store_row_intact(sqlite3_stmt *st, int first);
-/* An event row's checksum: its type, key and body (as store_op_hash()) and its version. */
-int store_event_checksum_of(int type,
-                            const char *kind,
-                            const char *ns,
-                            const char *name,
-                            uint64_t version,
-                            const char *body,
-                            size_t len,
-                            int64_t *ret);
 /* The same for an event row at column first (version, type, kind, namespace, name, body,
  * checksum). */
 bool store_event_intact(sqlite3_stmt *st, int first);
