@@ -16,6 +16,7 @@ struct xp_informer {
         uint64_t *seen;     /* per handler: the log is read up to here */
         const char **kinds; /* per handler: its resource, for the waiter */
         struct xp_store_waiter *waiter;
+        struct xp_store_event_buffer events; /* reused by every scan */
 };
 
 int xp_informer_new(const struct xp_informer_options *options, struct xp_informer **ret)
@@ -49,6 +50,7 @@ void xp_informer_free(struct xp_informer *informer)
         if (!informer)
                 return;
         xp_store_waiter_free(informer->waiter);
+        xp_store_event_buffer_free(&informer->events);
         free(informer->kinds);
         free(informer->seen);
         free(informer);
@@ -135,29 +137,24 @@ static int sync_kind(struct xp_informer *informer, size_t k, struct xp_error *er
 {
         const struct xp_informer_options *o = &informer->options;
         const struct xp_informer_handler *h = &o->handlers[k];
-        struct xp_store_event *events;
+        struct xp_store_event_buffer *buf = &informer->events;
         uint64_t through;
         size_t n;
         int r, any = 0;
 
         do {
-                r = xp_store_events_scan(o->store,
-                                         h->resource,
-                                         NULL,
-                                         informer->seen[k],
-                                         o->batch,
-                                         &events,
-                                         &n,
-                                         &through,
-                                         err);
+                r = xp_store_events_scan_into(
+                    o->store, h->resource, NULL, informer->seen[k], o->batch, buf, &through, err);
                 if (r < 0)
                         return r;
+                n = buf->n;
                 for (size_t i = 0; i < n; i++)
                         deliver(informer,
-                                callback_of(h, events[i].type),
-                                events[i].object,
-                                events[i].resource_version);
-                xp_store_events_free(events, n);
+                                callback_of(h, buf->events[i].type),
+                                buf->events[i].object,
+                                buf->events[i].resource_version);
+                /* at once, as the trees were before: back to the allocator while warm */
+                xp_store_event_buffer_clear(buf);
                 informer->seen[k] = through;
                 any |= n > 0;
         } while (n == o->batch);

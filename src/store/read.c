@@ -661,10 +661,9 @@ void xp_store_list_close(struct xp_store_cursor *cur)
         free(cur);
 }
 
-void xp_store_events_free(struct xp_store_event *events, size_t n)
+/* What the events hold, not their array. */
+static void events_release(struct xp_store_event *events, size_t n)
 {
-        if (!events)
-                return;
         for (size_t i = 0; i < n; i++) {
                 json_decref(events[i].object);
                 if (events[i].hold) { /* the strings point into it */
@@ -676,7 +675,27 @@ void xp_store_events_free(struct xp_store_event *events, size_t n)
                 free(events[i].name);
                 free(events[i].text);
         }
+}
+
+void xp_store_events_free(struct xp_store_event *events, size_t n)
+{
+        if (!events)
+                return;
+        events_release(events, n);
         free(events);
+}
+
+void xp_store_event_buffer_clear(struct xp_store_event_buffer *buf)
+{
+        events_release(buf->events, buf->n);
+        buf->n = 0;
+}
+
+void xp_store_event_buffer_free(struct xp_store_event_buffer *buf)
+{
+        xp_store_event_buffer_clear(buf);
+        free(buf->events);
+        *buf = (struct xp_store_event_buffer){0};
 }
 
 /* Inside the read transaction: -EXPIRED when events after since are no longer kept. */
@@ -792,18 +811,16 @@ static int read_events(struct xp_store *store,
         return 0;
 }
 
+/* The events after since into l (its max and text set; its array may be lent, room for max);
+ * on an error, what l gathered is the caller's to release. */
 static int events_scan(struct xp_store *store,
                        const char *kind,
                        const char *namespace,
                        uint64_t since,
-                       size_t max,
-                       bool text,
-                       struct xp_store_event **ret_events,
-                       size_t *ret_n,
+                       struct store_event_list *l,
                        uint64_t *ret_through,
                        struct xp_error *err)
 {
-        struct store_event_list l = {.max = max, .text = text};
         struct conn *c = NULL;
         uint64_t version, through;
         int rc, r;
@@ -811,27 +828,22 @@ static int events_scan(struct xp_store *store,
         r = store_check_key(store, kind, namespace ?: "", "-", err);
         if (r < 0)
                 return r;
-        if (max == 0)
+        if (l->max == 0)
                 return xp_errorf(
                     err, -EINVAL, "store %s: events_since needs max >= 1", store->path);
         if (since > INT64_MAX)
                 since = INT64_MAX;
-        r = store_recent_scan(store, kind, namespace, since, text, &l, &through);
-        if (r != 0) {
-                if (r < 0) {
-                        xp_store_events_free(l.events, l.n);
-                        return r == -ENOMEM
-                                   ? xp_errorf(err, r, "store %s: out of memory", store->path)
-                                   : xp_errorf(err,
-                                               r,
-                                               "store %s: a recent %s event does not parse",
-                                               store->path,
-                                               kind);
-                }
+        r = store_recent_scan(store, kind, namespace, since, l->text, l, &through);
+        if (r < 0)
+                return r == -ENOMEM ? xp_errorf(err, r, "store %s: out of memory", store->path)
+                                    : xp_errorf(err,
+                                                r,
+                                                "store %s: a recent %s event does not parse",
+                                                store->path,
+                                                kind);
+        if (r > 0) {
                 if (ret_through)
                         *ret_through = through;
-                *ret_events = l.events;
-                *ret_n = l.n;
                 return 0;
         }
         r = conn_get(store, &c, err);
@@ -841,22 +853,18 @@ static int events_scan(struct xp_store *store,
         if (r >= 0)
                 r = check_kept(store, c, version, since, err);
         if (r >= 0)
-                r = read_events(store, c, kind, namespace, since, &l, err);
+                r = read_events(store, c, kind, namespace, since, l, err);
         if (r >= 0) {
                 rc = store_step_done(c->stmts[RS_COMMIT]);
                 if (rc != SQLITE_DONE)
                         r = read_fail(store, c, rc, err);
         }
         conn_put(store, c);
-        if (r < 0) {
-                xp_store_events_free(l.events, l.n);
+        if (r < 0)
                 return r;
-        }
         if (ret_through)
-                *ret_through = l.n == max ? l.events[l.n - 1].resource_version
-                                          : (version > since ? version : since);
-        *ret_events = l.events;
-        *ret_n = l.n;
+                *ret_through = l->n == l->max ? l->events[l->n - 1].resource_version
+                                              : (version > since ? version : since);
         return 0;
 }
 
@@ -872,20 +880,50 @@ static int events_scan(struct xp_store *store,
                  uint64_t *ret_through,                                                            \
                  struct xp_error *err)                                                             \
         {                                                                                          \
-                return events_scan(store,                                                          \
-                                   kind,                                                           \
-                                   namespace,                                                      \
-                                   since,                                                          \
-                                   max,                                                            \
-                                   as_text,                                                        \
-                                   ret_events,                                                     \
-                                   ret_n,                                                          \
-                                   ret_through,                                                    \
-                                   err);                                                           \
+                struct store_event_list l = {.max = max, .text = as_text};                         \
+                int r = events_scan(store, kind, namespace, since, &l, ret_through, err);          \
+                                                                                                   \
+                if (r < 0) {                                                                       \
+                        xp_store_events_free(l.events, l.n);                                       \
+                        return r;                                                                  \
+                }                                                                                  \
+                *ret_events = l.events;                                                            \
+                *ret_n = l.n;                                                                      \
+                return 0;                                                                          \
         }
 
 EVENTS_SCAN(xp_store_events_scan, false)
 EVENTS_SCAN(xp_store_events_scan_text, true)
+
+int xp_store_events_scan_into(struct xp_store *store,
+                              const char *kind,
+                              const char *namespace,
+                              uint64_t since,
+                              size_t max,
+                              struct xp_store_event_buffer *buf,
+                              uint64_t *ret_through,
+                              struct xp_error *err)
+{
+        struct store_event_list l;
+        int r;
+
+        xp_store_event_buffer_clear(buf);
+        if (max > buf->cap) {
+                /* once per reader, outside the store's lock: the scans then only fill it */
+                void *p = reallocarray(buf->events, max, sizeof(*buf->events));
+
+                if (!p)
+                        return xp_errorf(err, -ENOMEM, "store %s: out of memory", store->path);
+                buf->events = p;
+                buf->cap = max;
+        }
+        l = (struct store_event_list){.events = buf->events, .cap = buf->cap, .max = max};
+        r = events_scan(store, kind, namespace, since, &l, ret_through, err);
+        buf->n = l.n;
+        if (r < 0)
+                xp_store_event_buffer_clear(buf);
+        return r;
+}
 
 int xp_store_events_since(struct xp_store *store,
                           const char *kind,

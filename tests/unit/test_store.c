@@ -322,6 +322,57 @@ static void events_filters(void **state)
         xp_store_events_free(ev, n);
 }
 
+/* A reader's buffer: the same events as a scan of its own, one array kept across scans. */
+static void events_scan_into_reuses(void **state)
+{
+        struct fixture *f = *state;
+        struct xp_error err = {0};
+        struct xp_store_event_buffer buf = {0};
+        struct xp_store_event *kept;
+        uint64_t through = 0;
+
+        create(f->store, "Pod", "a", "p1");
+        create(f->store, "Node", "", "n1");
+        create(f->store, "Pod", "b", "p2");
+        create(f->store, "Pod", "a", "p3");
+
+        assert_int_equal(
+            xp_store_events_scan_into(f->store, "Pod", NULL, 0, 2, &buf, &through, &err), 0);
+        assert_int_equal(buf.n, 2);
+        assert_int_equal(buf.cap, 2);
+        assert_string_equal(buf.events[0].name, "p1");
+        assert_string_equal(buf.events[1].namespace, "b");
+        assert_string_equal(rv_of(buf.events[1].object), "3");
+        assert_int_equal(through, buf.events[1].resource_version);
+        kept = buf.events;
+
+        /* the next scan releases the last one's events and fills the same array */
+        assert_int_equal(
+            xp_store_events_scan_into(f->store, "Pod", NULL, through, 2, &buf, &through, &err), 0);
+        assert_ptr_equal(buf.events, kept);
+        assert_int_equal(buf.n, 1);
+        assert_string_equal(buf.events[0].name, "p3");
+        assert_int_equal(through, xp_store_version(f->store));
+
+        /* nothing new; a bad max fails and leaves no event */
+        assert_int_equal(
+            xp_store_events_scan_into(f->store, "Pod", NULL, through, 2, &buf, &through, &err), 0);
+        assert_int_equal(buf.n, 0);
+        assert_int_equal(
+            xp_store_events_scan_into(f->store, "Pod", NULL, 0, 0, &buf, &through, &err), -EINVAL);
+        assert_int_equal(buf.n, 0);
+
+        /* a larger max grows the array once */
+        assert_int_equal(
+            xp_store_events_scan_into(f->store, "Pod", "a", 0, 8, &buf, &through, &err), 0);
+        assert_int_equal(buf.cap, 8);
+        assert_int_equal(buf.n, 2);
+        assert_string_equal(buf.events[1].name, "p3");
+        xp_store_event_buffer_free(&buf);
+        assert_null(buf.events);
+        assert_int_equal(buf.n, 0);
+}
+
 static void events_expire(void **state)
 {
         struct fixture *f = *state;
@@ -1136,6 +1187,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(list_snapshot, setup, teardown),
             cmocka_unit_test_setup_teardown(events_filters, setup, teardown),
             cmocka_unit_test_setup_teardown(events_expire, setup, teardown),
+            cmocka_unit_test_setup_teardown(events_scan_into_reuses, setup, teardown),
             cmocka_unit_test_setup_teardown(wait_wakes, setup, teardown),
             cmocka_unit_test_setup_teardown(kind_waiter_sees_its_kinds, setup, teardown),
             cmocka_unit_test_setup_teardown(concurrent_creates, setup, teardown),

@@ -362,6 +362,34 @@ int xp_store_events_scan(struct xp_store *store,
                          struct xp_error *err);
 
 /*
+ * A reader's array of events kept from one scan to the next (zero it to start), so that a reader
+ * that scans on every commit (a controller's informer) allocates nothing under the store's lock:
+ * the array grows to max once, before the lock is taken.
+ */
+struct xp_store_event_buffer {
+        struct xp_store_event *events;
+        size_t n;   /* the events of the last scan */
+        size_t cap; /* room in events */
+};
+
+/*
+ * As xp_store_events_scan(), into buf->events[0 .. buf->n): what the last scan left in buf is
+ * released first. On an error buf holds no event.
+ */
+int xp_store_events_scan_into(struct xp_store *store,
+                              const char *kind,
+                              const char *namespace,
+                              uint64_t since,
+                              size_t max,
+                              struct xp_store_event_buffer *buf,
+                              uint64_t *ret_through,
+                              struct xp_error *err);
+/* Releases the events of buf, keeping its array for the next scan. */
+void xp_store_event_buffer_clear(struct xp_store_event_buffer *buf);
+/* Releases the events and the array; buf is zeroed. */
+void xp_store_event_buffer_free(struct xp_store_event_buffer *buf);
+
+/*
  * As xp_store_events_scan(), with each event's object as text (event.text: compact JSON with
  * metadata.resourceVersion, as the store wrote it) instead of parsed, for a reader that only
  * passes it on.
