@@ -41,10 +41,11 @@ enum {
 /* DCGM's profiling figures (xp_device_sample.prof, .has_prof bit per entry): NVML's GPM metrics
  * over the time between two samples, so a GPU has them from its second sample on */
 enum xp_sample_prof {
-        XP_PROF_GR_ENGINE_ACTIVE, /* ratio 0-1 */
-        XP_PROF_SM_ACTIVE,        /* ratio 0-1 */
-        XP_PROF_DRAM_ACTIVE,      /* ratio 0-1 */
-        XP_PROF_PCIE_TX_BYTES,    /* bytes per second */
+        XP_PROF_GR_ENGINE_ACTIVE,   /* ratio 0-1 */
+        XP_PROF_SM_ACTIVE,          /* ratio 0-1 */
+        XP_PROF_DRAM_ACTIVE,        /* ratio 0-1 */
+        XP_PROF_PIPE_TENSOR_ACTIVE, /* ratio 0-1 */
+        XP_PROF_PCIE_TX_BYTES,      /* bytes per second */
         XP_PROF_PCIE_RX_BYTES,
         XP_PROF_NVLINK_TX_BYTES,
         XP_PROF_NVLINK_RX_BYTES,
