@@ -238,9 +238,13 @@ at_least "12239: GPU Avg. Temp" 30 "avg(DCGM_FI_DEV_GPU_TEMP{$sel})"
 at_least "12239: GPU Power Usage" 4 "max(DCGM_FI_DEV_POWER_USAGE{$sel}) by (Hostname, gpu, uuid)" n
 at_least "12239: GPU Power Total" 70 "sum(max(DCGM_FI_DEV_POWER_USAGE{$sel}) by (gpu))"
 at_least "12239: GPU SM Clocks" 4 "max(DCGM_FI_DEV_SM_CLOCK{$sel} * 1000000) by (Hostname, UUID, gpu)" n
-# GPM's figures: n2's first GPU has them (the fake NVML's Hopper with GPM), simulated GPUs not
-poll "12239: GPU Utilization (GPM's engine activity)" 10 0.81 query "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)"
-poll "12239: Tensor Core Utilization" 10 0.63 query "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)"
+# GPM's figures: n2's first GPU has them (the fake NVML's Hopper with GPM), n1's gpu-0 from its
+# script; the GPUs without either have none
+at_least "12239: GPU Utilization (engine activity)" 2 "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
+at_least "12239: Tensor Core Utilization" 2 "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
+poll "engine activity of n2's GPM GPU" 10 0.81 query "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=\"n2\"})"
+poll "tensor activity of n2's GPM GPU" 10 0.63 query "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n2\"})"
+poll "tensor activity of n1's scripted GPU" 10 0.25 query "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n1\"}"
 at_least "12239: GPU Framebuffer Mem Used" 3 "max(DCGM_FI_DEV_FB_USED{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
 # its earlier revisions' utilisation panel
 at_least "12239: GPU utilization (DCGM_FI_DEV_GPU_UTIL)" 4 "max(DCGM_FI_DEV_GPU_UTIL{$sel}) by (Hostname, gpu)" n
