@@ -2,7 +2,9 @@
 # The agent's /metrics on an 8-GPU node over HTTP, and what metrics cost the agent in memory
 # (docs/monitoring.md, "Cost"). A server (--no-tls) and an agent on the fake NVML's eight H100s;
 # 200 scrapes of /metrics timed by curl (the agent's answer, loopback included), then the agent's
-# RSS after 10 s idle with metrics (sampling every 1 s) and again with --no-metrics.
+# RSS after 10 s idle with metrics (sampling every 1 s) and again with --no-metrics. The scrapes
+# carry the admin token, as Prometheus carries its reader token: the first is checked with the
+# server, the others from the agent's memory of that answer (docs/monitoring.md).
 #   bench/bench_metrics.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
@@ -42,9 +44,10 @@ port() {
 a=$(run_agent --metrics-interval 1s); pids+=("$a")
 sleep 2
 p=$(port)
-for _ in $(seq 200); do curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$p/metrics"; done |
+bearer=(-H "Authorization: Bearer $(awk '/token:/ { print $2 }' "$tmp/server/admin.kubeconfig")")
+for _ in $(seq 200); do curl -s "${bearer[@]}" -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$p/metrics"; done |
   sort -n | awk '{ t[NR] = $1 } END { printf "HTTP scrape of /metrics, 8 GPUs, 200 times: p50 %.2f ms, p99 %.2f ms\n", t[int(NR/2)] * 1000, t[int(NR*0.99)] * 1000 }'
-echo "/metrics size: $(curl -s "http://127.0.0.1:$p/metrics" | wc -c) bytes, $(curl -s "http://127.0.0.1:$p/metrics" | grep -vc '^#') series"
+echo "/metrics size: $(curl -s "${bearer[@]}" "http://127.0.0.1:$p/metrics" | wc -c) bytes, $(curl -s "${bearer[@]}" "http://127.0.0.1:$p/metrics" | grep -vc '^#') series"
 sleep 8
 with=$(rss "$a")
 kill "$a"; wait "$a" 2>/dev/null || true

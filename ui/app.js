@@ -51,7 +51,8 @@ function bytes(n) {
 }
 
 function amount(resource, n) {
-  if (resource === 'memory' || resource.endsWith('-memory') || resource.startsWith('hugepages-')) return bytes(n);
+  if (resource === 'memory' || resource === 'ephemeral-storage' || resource.endsWith('-memory') ||
+      resource.startsWith('hugepages-')) return bytes(n);
   return Number.isInteger(n) ? String(n) : n.toFixed(2).replace(/0+$/, '').replace(/\.$/, '');
 }
 

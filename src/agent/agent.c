@@ -24,6 +24,7 @@
 #include "ephemeral.h"
 #include "logserver.h"
 #include "metrics.h"
+#include "metricsauth.h"
 #include "network.h"
 #include "pull.h"
 #include "stream.h"
@@ -151,6 +152,7 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         a->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 10000;
         a->max_pods = o->max_pods;
         a->metrics_interval_ms = o->metrics_interval_ms;
+        a->metrics_anonymous = o->metrics_anonymous;
         a->housekeeping_ms = o->housekeeping_interval_ms ? o->housekeeping_interval_ms : 10000;
         a->status_coalesce_ns = o->status_coalesce_ms < 0   ? 0
                                 : o->status_coalesce_ms > 0 ? o->status_coalesce_ms * 1000000
@@ -327,6 +329,11 @@ static int serve_metrics(void *userdata,
         return xp_agent_metrics_scrape(userdata, resource, format, ret_text, ret_len);
 }
 
+static int authorize_metrics(void *userdata, const char *authorization, struct xp_error *err)
+{
+        return xp_metrics_auth_check(userdata, authorization, err);
+}
+
 /* The metrics threads, once the inventory is known (they outlive the log endpoint). */
 static int start_metrics(struct xp_agent *a, struct xp_error *err)
 {
@@ -376,6 +383,15 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
         memcpy(lso.key, a->log_key, sizeof lso.key);
         lso.metrics = a->metrics ? serve_metrics : NULL;
         lso.metrics_userdata = a->metrics;
+        if (a->metrics && !a->metrics_anonymous) {
+                r = xp_metrics_auth_new(
+                    &(struct xp_metrics_auth_options){.api = &a->api, .node_name = a->node_name},
+                    &a->metrics_auth);
+                if (r < 0)
+                        return r;
+                lso.metrics_authorize = authorize_metrics;
+                lso.metrics_authorize_userdata = a->metrics_auth;
+        }
         r = xp_logserver_new(&lso, &a->logserver, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "starting the log endpoint");
@@ -811,6 +827,7 @@ void xp_agent_free(struct xp_agent *a)
         /* the streams hold connections of the endpoint, and the runtime */
         xp_agent_streams_stop(a->streams);
         xp_logserver_free(a->logserver);
+        xp_metrics_auth_free(a->metrics_auth); /* after the endpoint that asks it */
         xp_agent_streams_free(a->streams);
         xp_agent_metrics_free(a->metrics);     /* reads the pods and the inventory */
         xp_agent_devhealth_free(a->devhealth); /* after the metrics threads that call it */

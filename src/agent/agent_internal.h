@@ -105,6 +105,7 @@ struct xp_runtime;
 struct xp_logserver;
 struct xp_agent_streams;
 struct xp_agent_metrics;
+struct xp_metrics_auth;
 struct xp_reconcile;
 struct xp_image_store;
 struct xp_agent_pulls;
@@ -233,6 +234,8 @@ struct xp_agent {
         struct xp_logserver *logserver;
         struct xp_agent_streams *streams;     /* exec, attach, port-forward (stream.h) */
         struct xp_agent_metrics *metrics;     /* /metrics (metrics.h); before the log endpoint */
+        struct xp_metrics_auth *metrics_auth; /* who may read it (metricsauth.h); NULL: anyone */
+        bool metrics_anonymous;
         struct xp_agent_devhealth *devhealth; /* pods on failed devices (devhealth.h) */
         int64_t metrics_interval_ms;
         int64_t status_coalesce_ns; /* status.c: the wait of a status that is not final */

@@ -65,6 +65,8 @@ struct xp_logserver {
         uint8_t key[XP_LOGSIGN_KEY_LEN];
         xp_logserver_metrics_fn metrics;
         void *metrics_userdata;
+        xp_logserver_authorize_fn metrics_authorize;
+        void *metrics_authorize_userdata;
         uint16_t port;
         atomic_bool stopping;
         struct xp_logserver_streams streams;
@@ -488,7 +490,50 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
         return open_log(s, conn, ns, pod, container, previous, &o);
 }
 
-/* /metrics for anyone, /metrics/resource for the server (signed); the text already rendered. */
+/*
+ * Who may read: /metrics/resource only the server (its signature), /metrics whom the agent's
+ * authorisation allows (a bearer token the server accepts for nodes/metrics), or anyone when it
+ * has none (--metrics-anonymous). 0, or -1 with the refusal filled in.
+ */
+static int check_metrics_reader(struct xp_logserver *s,
+                                struct MHD_Connection *conn,
+                                bool resource,
+                                const char *raw_uri,
+                                struct xp_http_refusal *refusal)
+{
+        struct xp_error err = {0};
+        int r;
+
+        if (resource) {
+                if (xp_logsign_verify(
+                        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+                        s->token_id,
+                        s->key,
+                        raw_uri,
+                        (int64_t)time(NULL),
+                        &err) >= 0)
+                        return 0;
+                xp_http_refuse(refusal, 401, "Unauthorized: %s\n", xp_error_message(&err));
+                return -1;
+        }
+        if (!s->metrics_authorize)
+                return 0;
+        r = s->metrics_authorize(
+            s->metrics_authorize_userdata,
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+            &err);
+        if (r == 0)
+                return 0;
+        if (r == -EACCES)
+                xp_http_refuse(refusal, 401, "Unauthorized: %s\n", xp_error_message(&err));
+        else if (r == -EPERM)
+                xp_http_refuse(refusal, 403, "Forbidden: %s\n", xp_error_message(&err));
+        else
+                xp_http_refuse(refusal, 503, "Service Unavailable: %s\n", xp_error_message(&err));
+        return -1;
+}
+
+/* /metrics and /metrics/resource: the text already rendered, for whom may read it. */
 static enum MHD_Result handle_metrics(struct xp_logserver *s,
                                       struct MHD_Connection *conn,
                                       const char *url,
@@ -497,7 +542,6 @@ static enum MHD_Result handle_metrics(struct xp_logserver *s,
         bool resource = strcmp(url, "/metrics/resource") == 0;
         struct xp_http_refusal refusal;
         struct MHD_Response *response;
-        struct xp_error err = {0};
         const char *type = NULL;
         char *text = NULL;
         size_t len = 0;
@@ -505,16 +549,8 @@ static enum MHD_Result handle_metrics(struct xp_logserver *s,
 
         if (!resource && strcmp(url, "/metrics") != 0)
                 return send_text(s, conn, 404, "not found: %s\n", url);
-        if (resource &&
-            xp_logsign_verify(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
-                              s->token_id,
-                              s->key,
-                              raw_uri,
-                              (int64_t)time(NULL),
-                              &err) < 0) {
-                xp_http_refuse(&refusal, 401, "Unauthorized: %s\n", xp_error_message(&err));
+        if (check_metrics_reader(s, conn, resource, raw_uri, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
-        }
         if (xp_http_door_admit(s->door, conn, "metrics", false, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
         xp_http_door_body_done(s->door, conn);
@@ -601,6 +637,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
                 s->streams = *o->streams;
         s->metrics = o->metrics;
         s->metrics_userdata = o->metrics_userdata;
+        s->metrics_authorize = o->metrics_authorize;
+        s->metrics_authorize_userdata = o->metrics_authorize_userdata;
         memcpy(s->key, o->key, sizeof s->key);
         r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)

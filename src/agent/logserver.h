@@ -43,6 +43,14 @@ typedef int (*xp_logserver_metrics_fn)(void *userdata,
                                        size_t *ret_len,
                                        const char **ret_content_type);
 
+/*
+ * Whether a request may read /metrics, from its Authorization header (NULL: none): 0, or
+ * -EACCES (401), -EPERM (403), another -errno (503), each with err (agent/metricsauth.h).
+ */
+typedef int (*xp_logserver_authorize_fn)(void *userdata,
+                                         const char *authorization,
+                                         struct xp_error *err);
+
 struct xp_logserver_options {
         const char *host;     /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
         uint16_t port;        /* 0: free */
@@ -50,10 +58,13 @@ struct xp_logserver_options {
         const char *token_id; /* the agent's token id (the part between "xpn_" and ".") */
         uint8_t key[32];      /* SHA-256 of the agent's whole token text */
         const struct xp_logserver_streams *streams; /* copied; NULL: none */
-        /* /metrics (anyone may read it, as DCGM's and the node exporter's) and /metrics/resource
-         * (signed, as the logs); NULL: 404 */
+        /* /metrics (for whom metrics_authorize allows) and /metrics/resource (signed, as the
+         * logs); NULL: 404 */
         xp_logserver_metrics_fn metrics;
         void *metrics_userdata;
+        /* NULL: /metrics for anyone who reaches the port (--metrics-anonymous) */
+        xp_logserver_authorize_fn metrics_authorize;
+        void *metrics_authorize_userdata;
 };
 
 struct xp_logserver;

@@ -114,6 +114,9 @@ static const struct figure dcgm_figures[] = {
     PROF_FIGURE("DCGM_FI_PROF_DRAM_ACTIVE",
                 "Ratio of cycles the device memory interface is active sending or receiving data.",
                 XP_PROF_DRAM_ACTIVE),
+    PROF_FIGURE("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                "Ratio of cycles any tensor pipe is active.",
+                XP_PROF_PIPE_TENSOR_ACTIVE),
     PROF_FIGURE(
         "DCGM_FI_PROF_PCIE_TX_BYTES",
         "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second.",

@@ -62,7 +62,11 @@ static const char usage[] =
     "      --metrics-interval DURATION  how often devices, the node and containers are sampled\n"
     "                           for /metrics (default 10s; docs/monitoring.md)\n"
     "      --no-metrics         no /metrics and no sampling (kubectl top then has no figures\n"
-    "                           for this node)\n" XP_CLI_RUNTIME_USAGE XP_CLI_PODNET_USAGE;
+    "                           for this node)\n"
+    "      --metrics-anonymous  serve /metrics to anyone who reaches the port, as DCGM's\n"
+    "                           exporter does (default: a bearer token the server accepts for\n"
+    "                           get nodes/metrics, as the kubelet asks)\n" XP_CLI_RUNTIME_USAGE
+        XP_CLI_PODNET_USAGE;
 
 #define HIDE_MAX 64
 
@@ -83,6 +87,7 @@ enum {
         OPT_AUTH_FILE,
         OPT_METRICS_INTERVAL,
         OPT_NO_METRICS,
+        OPT_METRICS_ANONYMOUS,
         OPT_MAX_PODS,
         OPT_STATE_DIR,
         OPT_STATUS_COALESCE,
@@ -112,6 +117,27 @@ static int library_option(struct agent_args *a, int c, const char *arg)
         }
         *path = arg;
         return 0;
+}
+
+/* --metrics-interval, --no-metrics, --metrics-anonymous; -1 for another option. */
+static int metrics_option(struct agent_args *a, int c, const char *arg)
+{
+        switch (c) {
+        case OPT_METRICS_INTERVAL:
+                return xp_cli_parse_duration("agent",
+                                             "metrics-interval",
+                                             arg,
+                                             XP_DURATION_DAY_MS,
+                                             &a->o->metrics_interval_ms);
+        case OPT_NO_METRICS:
+                a->o->metrics_interval_ms = -1;
+                return 0;
+        case OPT_METRICS_ANONYMOUS:
+                a->o->metrics_anonymous = true;
+                return 0;
+        default:
+                return -1;
+        }
 }
 
 /* --status-coalesce: 0 is a value here (no wait), not "the default" as in the options. */
@@ -167,6 +193,8 @@ static int agent_option(int c, const char *arg, void *userdata)
         if (r != 0)
                 return r < 0 ? -r : 0;
         r = library_option(a, c, arg);
+        if (r < 0)
+                r = metrics_option(a, c, arg);
         if (r >= 0)
                 return r;
 
@@ -233,15 +261,6 @@ static int agent_option(int c, const char *arg, void *userdata)
                 break;
         case OPT_AUTH_FILE:
                 a->o->auth_file = arg;
-                break;
-        case OPT_METRICS_INTERVAL:
-                return xp_cli_parse_duration("agent",
-                                             "metrics-interval",
-                                             arg,
-                                             XP_DURATION_DAY_MS,
-                                             &a->o->metrics_interval_ms);
-        case OPT_NO_METRICS:
-                a->o->metrics_interval_ms = -1;
                 break;
         case OPT_STATUS_COALESCE:
                 return status_coalesce_option(a, arg);
@@ -310,6 +329,7 @@ static const struct option agent_options[] = {
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
     {"no-metrics", no_argument, NULL, OPT_NO_METRICS},
+    {"metrics-anonymous", no_argument, NULL, OPT_METRICS_ANONYMOUS},
     {"max-pods", required_argument, NULL, OPT_MAX_PODS},
     XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,

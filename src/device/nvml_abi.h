@@ -179,6 +179,7 @@ enum nvml_ecc_counter_type {
 enum nvml_gpm_metric_id {
         NVML_GPM_METRIC_GRAPHICS_UTIL = 1,            /* percent of time the graphics engine ran */
         NVML_GPM_METRIC_SM_UTIL = 2,                  /* percent of SMs busy */
+        NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,          /* percent of cycles a tensor pipe ran */
         NVML_GPM_METRIC_DRAM_BW_UTIL = 10,            /* percent of the DRAM bandwidth */
         NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20,         /* MiB/s */
         NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,         /* MiB/s */

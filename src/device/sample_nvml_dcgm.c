@@ -2,8 +2,8 @@
 /*
  * DCGM's ECC, NVLink and profiling fields from NVML (sample_internal.h): the volatile ECC totals
  * (nvmlDeviceGetTotalEccErrors), the NVLink data counters (nvmlDeviceGetFieldValues) and, on GPUs
- * with GPM (Hopper and later), the engine, SM, DRAM, PCIe and NVLink activity between two samples
- * (nvmlGpmSampleGet, nvmlGpmMetricsGet). A figure the GPU does not support is left out.
+ * with GPM (Hopper and later), the engine, SM, tensor pipe, DRAM, PCIe and NVLink activity between
+ * two samples (nvmlGpmSampleGet, nvmlGpmMetricsGet). A figure the GPU does not support is left out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@ static const struct {
     {XP_PROF_GR_ENGINE_ACTIVE, NVML_GPM_METRIC_GRAPHICS_UTIL, 0.01},
     {XP_PROF_SM_ACTIVE, NVML_GPM_METRIC_SM_UTIL, 0.01},
     {XP_PROF_DRAM_ACTIVE, NVML_GPM_METRIC_DRAM_BW_UTIL, 0.01},
+    {XP_PROF_PIPE_TENSOR_ACTIVE, NVML_GPM_METRIC_ANY_TENSOR_UTIL, 0.01},
     {XP_PROF_PCIE_TX_BYTES, NVML_GPM_METRIC_PCIE_TX_PER_SEC, MIB},
     {XP_PROF_PCIE_RX_BYTES, NVML_GPM_METRIC_PCIE_RX_PER_SEC, MIB},
     {XP_PROF_NVLINK_TX_BYTES, NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, MIB},

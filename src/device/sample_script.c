@@ -18,24 +18,30 @@
 #define SCRIPT_SECONDS_MAX 1e9
 #define SCRIPT_BYTES_MAX   0x1p62
 
-/* The figures a point may give, in this order. */
+/* The figures a point may give, in this order: a sample's (has) or, where has is 0, one of DCGM's
+ * profiling ratios (prof), which GPM gives real GPUs. */
 static const struct {
         const char *field;
         unsigned has;
+        enum xp_sample_prof prof;
 } figures[] = {
-    {"utilizationPercent", XP_SAMPLE_UTIL},
-    {"memoryUsedBytes", XP_SAMPLE_MEM_USED},
-    {"temperatureCelsius", XP_SAMPLE_TEMP},
-    {"powerWatts", XP_SAMPLE_POWER},
-    {"memoryCopyUtilizationPercent", XP_SAMPLE_MEM_COPY_UTIL},
-    {"smClockMHz", XP_SAMPLE_SM_CLOCK},
-    {"memoryClockMHz", XP_SAMPLE_MEM_CLOCK},
+    {"utilizationPercent", XP_SAMPLE_UTIL, 0},
+    {"memoryUsedBytes", XP_SAMPLE_MEM_USED, 0},
+    {"temperatureCelsius", XP_SAMPLE_TEMP, 0},
+    {"powerWatts", XP_SAMPLE_POWER, 0},
+    {"memoryCopyUtilizationPercent", XP_SAMPLE_MEM_COPY_UTIL, 0},
+    {"smClockMHz", XP_SAMPLE_SM_CLOCK, 0},
+    {"memoryClockMHz", XP_SAMPLE_MEM_CLOCK, 0},
+    {"graphicsEngineActive", 0, XP_PROF_GR_ENGINE_ACTIVE},
+    {"smActive", 0, XP_PROF_SM_ACTIVE},
+    {"tensorActive", 0, XP_PROF_PIPE_TENSOR_ACTIVE},
+    {"dramActive", 0, XP_PROF_DRAM_ACTIVE},
 };
 #define N_FIGURES (sizeof(figures) / sizeof(figures[0]))
 
 struct point {
         int64_t at_ms;
-        unsigned has;
+        unsigned has; /* bit per entry of figures */
         double values[N_FIGURES];
 };
 
@@ -92,7 +98,7 @@ static int parse_point(json_t *o, const char *name, const char *id, size_t k, st
                     (figures[f].has == XP_SAMPLE_MEM_USED &&
                      (json_number_value(v) < 0 || json_number_value(v) > SCRIPT_BYTES_MAX)))
                         return -EINVAL;
-                ret->has |= figures[f].has;
+                ret->has |= 1u << f;
                 ret->values[f] = json_number_value(v);
         }
         return 0;
@@ -122,7 +128,7 @@ parse_track(json_t *list, const char *name, const char *id, struct track *t, str
                         return xp_errorf(
                             err,
                             -EINVAL,
-                            "%s: metricsScript.devices.%s[%zu]: want {at: SECONDS} and numbers among utilizationPercent, memoryUsedBytes, temperatureCelsius, powerWatts, memoryCopyUtilizationPercent, smClockMHz, memoryClockMHz",
+                            "%s: metricsScript.devices.%s[%zu]: want {at: SECONDS} and numbers among utilizationPercent, memoryUsedBytes, temperatureCelsius, powerWatts, memoryCopyUtilizationPercent, smClockMHz, memoryClockMHz, graphicsEngineActive, smActive, tensorActive, dramActive",
                             name,
                             id,
                             k);
@@ -219,6 +225,12 @@ static const struct track *find_track(const struct xp_sim_script *s, const char 
         return any;
 }
 
+static void store_prof(struct xp_device_sample *ret, enum xp_sample_prof prof, double v)
+{
+        ret->has_prof |= 1u << prof;
+        ret->prof[prof] = v;
+}
+
 static void store(struct xp_device_sample *ret, unsigned has, double v)
 {
         ret->has |= has;
@@ -272,12 +284,15 @@ static void eval_track(const struct xp_sim_script *s,
                 const struct point *a = &t->points[k], *b = k + 1 < t->n ? &t->points[k + 1] : NULL;
                 double v = a->values[f];
 
-                if (!(a->has & figures[f].has))
+                if (!(a->has & (1u << f)))
                         continue;
-                if (b && (b->has & figures[f].has) && t_ms > a->at_ms)
+                if (b && (b->has & (1u << f)) && t_ms > a->at_ms)
                         v += (b->values[f] - v) * (double)(t_ms - a->at_ms) /
                              (double)(b->at_ms - a->at_ms);
-                store(ret, figures[f].has, v);
+                if (figures[f].has)
+                        store(ret, figures[f].has, v);
+                else
+                        store_prof(ret, figures[f].prof, v);
         }
 }
 

@@ -34,9 +34,10 @@
  * "process_utilization": [{"pid": 42, "sm": 37, "mem": 5}] (empty: NOT_FOUND, no process ran),
  * "ecc": {"sbe_volatile": 2, "dbe_volatile": 0}, "nvlink_throughput_kib": {"tx": 1, "rx": 2}
  * (nvmlDeviceGetFieldValues' NVLink data counters), and "gpm": {"graphics": 80, "sm": 70,
- * "dram": 40, "pcie_tx": 100, "pcie_rx": 200, "nvlink_tx": 300, "nvlink_rx": 400} (percent and
- * MiB/s; present: the GPU supports GPM; a member left out answers NOT_SUPPORTED). A pid may be
- * "@FILE": the pid that file holds when the call is made (a test writes a pod's pid there).
+ * "dram": 40, "tensor": 60, "pcie_tx": 100, "pcie_rx": 200, "nvlink_tx": 300, "nvlink_rx": 400}
+ * (percent and MiB/s; present: the GPU supports GPM; a member left out answers NOT_SUPPORTED).
+ * A pid may be "@FILE": the pid that file holds when the call is made (a test writes a pod's
+ * pid there).
  *
  * A hung driver: while the file named by $FAKE_NVML_SLEEP_FILE exists, every call that answers
  * for a device first sleeps for the milliseconds the file holds (a test creates it once the
@@ -950,6 +951,8 @@ static const char *gpm_member(unsigned int metric)
                 return "sm";
         case NVML_GPM_METRIC_DRAM_BW_UTIL:
                 return "dram";
+        case NVML_GPM_METRIC_ANY_TENSOR_UTIL:
+                return "tensor";
         case NVML_GPM_METRIC_PCIE_TX_PER_SEC:
                 return "pcie_tx";
         case NVML_GPM_METRIC_PCIE_RX_PER_SEC:

@@ -2,7 +2,7 @@
 # Monitoring end to end (docs/monitoring.md): a real Prometheus (Debian's) scrapes two agents and
 # the server on loopback. n1 has simulated GPUs and an NPU with scripted figures, n2 the fake
 # NVML's two GPUs. PromQL then finds DCGM's series with the pod labels of the allocated GPU and
-# the scripted values, Grafana dashboard 12239's six queries return data, the xpool_device_*
+# the scripted values, Grafana dashboard 12239's panels return data, the xpool_device_*
 # series cover every device, and the server's series count pods, requests and scheduling.
 # promtool checks both expositions; kubectl top nodes|pods print their columns. Then the fake
 # NVML hangs (every call sleeps 3 s): scrapes of n2 still answer within 50 ms, the sample's age
@@ -10,7 +10,10 @@
 # service discovery (deploy/monitoring/prometheus-http-sd.yml). A pod's own GPU utilisation comes
 # from the fake NVML's per-process figures matched to its cgroup's pids. A GPU that turns
 # unhealthy (Xid 79) fails the Job pod on it with DeviceUnhealthy, the Job's podFailurePolicy
-# ignores that failure, and the node stops offering the GPU.
+# ignores that failure, and the node stops offering the GPU. n2's /metrics wants a token the
+# server accepts for nodes/metrics (Prometheus sends the reader token the shipped configuration
+# names): no token or a wrong one is refused with 401, a role-less ServiceAccount's with 403; n1 serves it
+# to anyone (--metrics-anonymous).
 source "$(dirname "$0")/lib.sh"
 data=$tmp/server
 server_pid= a1_pid= a2_pid= prom_pid=
@@ -49,7 +52,8 @@ done
 
 "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
   --node-name n1 --data-dir "$tmp/a1" --node-description "$src/tests/data/nodes/monitoring.yaml" \
-  --listen 127.0.0.1:0 --pod-network host --default-runtime process --metrics-interval 500ms >"$tmp/a1.log" 2>&1 &
+  --listen 127.0.0.1:0 --pod-network host --default-runtime process --metrics-interval 500ms \
+  --metrics-anonymous >"$tmp/a1.log" 2>&1 &
 a1_pid=$!
 # n2's fake NVML: the shipped figures, with a process on each GPU whose pid is the one the test
 # writes to $tmp/infer.pid (the pod's), and live Xid injection through this copy
@@ -105,9 +109,29 @@ head -1 "${infer_procs:-/dev/null}" >"$tmp/infer.pid"
 check "the n2 pod's processes are in its cgroup" 0 grep -q '^[0-9]' "$tmp/infer.pid"
 gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
 
+# ---- who may scrape an agent ----------------------------------------------------------------------
+reader=(-H "Authorization: Bearer $(cat "$tmp/prom.token")")
+code_of() { curl -s -o "$tmp/answer" -w '%{http_code}' "$@"; }
+check "n2: an anonymous scrape is refused" 0 test "$(code_of "http://127.0.0.1:$p2/metrics")" = 401
+expect_in "n2: it says a token is needed" "$tmp/answer" "Unauthorized: a bearer token is needed"
+check "n2: a token the server does not know is refused" 0 \
+  test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "http://127.0.0.1:$p2/metrics")" = 401
+expect_in "n2: it says the server does not accept it" "$tmp/answer" "the xpool server does not accept the token"
+check "n2: a wrong token once more (the refusal remembered)" 0 \
+  test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "http://127.0.0.1:$p2/metrics")" = 401
+poll "the default ServiceAccount" 20 default kubectl get serviceaccount default -o jsonpath='{.metadata.name}'
+check "a token of a ServiceAccount without a role" 0 kubectl create token default
+cp "$tmp/out" "$tmp/sa.token"
+check "n2: a token without the right to get nodes/metrics may not read it" 0 \
+  test "$(code_of -H "Authorization: Bearer $(cat "$tmp/sa.token")" "http://127.0.0.1:$p2/metrics")" = 403
+expect_in "n2: the refusal names the node" "$tmp/answer" "Forbidden: the token may not get nodes/metrics of node n2"
+check "n2: the reader token may" 0 test "$(code_of "${reader[@]}" "http://127.0.0.1:$p2/metrics")" = 200
+check "n2: the admin token may" 0 test "$(code_of -H "Authorization: Bearer $(sed -n 's/^ *token: *//p' "$KUBECONFIG")" "http://127.0.0.1:$p2/metrics")" = 200
+check "n1 (--metrics-anonymous): an anonymous scrape is served" 0 test "$(code_of "http://127.0.0.1:$p1/metrics")" = 200
+
 # ---- the expositions pass promtool and our own checker's rules -----------------------------------
 curl -s "http://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
-curl -s "http://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
+curl -s "${reader[@]}" "http://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
 curl -s --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $(cat "$tmp/prom.token")" "$url/metrics" >"$tmp/server.prom"
 # promtool's exit 3 is its lint: DCGM's names (camelCase labels, counters without _total) and
 # mlu-exporter's mlu_memory_total (a gauge) are what dashboards expect, so only complaints about
@@ -127,6 +151,7 @@ check "OpenMetrics when asked" 0 curl -sf -H 'Accept: application/openmetrics-te
 expect_in "OpenMetrics ends with # EOF" "$tmp/n1.om" "# EOF"
 check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/pki/ca.crt' '$url/metrics') == 401 ]]"
 check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$p1/metrics/resource) == 401 ]]"
+check "a reader's token is not the server's signature" 0 test "$(code_of "${reader[@]}" "http://127.0.0.1:$p2/metrics/resource")" = 401
 
 # ---- Prometheus finds the agents through the server and scrapes them and the server ---------------
 check "HTTP service discovery lists both agents" 0 curl -sf --cacert "$data/pki/ca.crt" \
@@ -195,14 +220,42 @@ at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count
   awk -v g="$got" -v m="$2" 'BEGIN { exit !(g + 0 >= m + 0 && g ~ /^[0-9.e+-]+$/) }' ||
     { echo "FAIL $1: '$got', expected at least $2"; failures=$((failures + 1)); }
 }
-# Grafana dashboard 12239's six queries, $Hostname and $gpu set to all: the four GPUs of n1 and n2
-# (both agents run on this machine, so by (Hostname, gpu) makes two groups)
-at_least "12239: GPU temperature" 2 'max(DCGM_FI_DEV_GPU_TEMP{Hostname=~".*", gpu=~".*"}) by (Hostname, gpu, uuid)' n
-at_least "12239: average temperature" 30 'avg(DCGM_FI_DEV_GPU_TEMP{Hostname=~".*", gpu=~".*"})'
-at_least "12239: power usage" 2 'max(DCGM_FI_DEV_POWER_USAGE{Hostname=~".*", gpu=~".*"}) by (Hostname, gpu, uuid)' n
-at_least "12239: power total" 70 'sum(max(DCGM_FI_DEV_POWER_USAGE{Hostname=~".*", gpu=~".*"}) by (gpu))'
-at_least "12239: SM clocks" 4 'max(DCGM_FI_DEV_SM_CLOCK{Hostname=~".*", gpu=~".*"} * 1000000) by (Hostname, UUID, gpu)' n
-at_least "12239: GPU utilization" 2 'max(DCGM_FI_DEV_GPU_UTIL{Hostname=~".*", gpu=~".*"}) by (Hostname, gpu)' n
+# Grafana dashboard 12239 (NVIDIA's, as dcgm-exporter ships it): its variables as Grafana fills
+# them, $Hostname from label_values(DCGM_FI_DEV_FB_FREE, Hostname) and $gpu from
+# label_values(DCGM_FI_DEV_FB_FREE{Hostname=~"$Hostname"}, gpu), "All" being the values joined as
+# a regex: a GPU without FB_FREE would vanish from every panel. Then each panel's query
+label_values() { # label, series selector: Grafana's "All" of the values, as (a|b)
+  curl -s --get "http://127.0.0.1:$pport/api/v1/label/$1/values" --data-urlencode "match[]=$2" |
+    /usr/bin/python3 -c 'import json,sys; v=json.load(sys.stdin)["data"]; print("(" + "|".join(v) + ")" if v else "")'
+}
+hostnames=$(label_values Hostname DCGM_FI_DEV_FB_FREE)
+check "12239: \$Hostname lists both nodes" 0 test "$hostnames" = "(n1|n2)"
+gpus=$(label_values gpu "DCGM_FI_DEV_FB_FREE{Hostname=~\"$hostnames\"}")
+check "12239: \$gpu lists the GPU indexes" 0 test "$gpus" = "(0|1)"
+sel="Hostname=~\"$hostnames\", gpu=~\"$gpus\""
+at_least "12239: GPU Temperature" 4 "max(DCGM_FI_DEV_GPU_TEMP{$sel}) by (Hostname, gpu, uuid)" n
+at_least "12239: GPU Avg. Temp" 30 "avg(DCGM_FI_DEV_GPU_TEMP{$sel})"
+at_least "12239: GPU Power Usage" 4 "max(DCGM_FI_DEV_POWER_USAGE{$sel}) by (Hostname, gpu, uuid)" n
+at_least "12239: GPU Power Total" 70 "sum(max(DCGM_FI_DEV_POWER_USAGE{$sel}) by (gpu))"
+at_least "12239: GPU SM Clocks" 4 "max(DCGM_FI_DEV_SM_CLOCK{$sel} * 1000000) by (Hostname, UUID, gpu)" n
+# GPM's figures: n2's first GPU has them (the fake NVML's Hopper with GPM), n1's gpu-0 from its
+# script; the GPUs without either have none
+at_least "12239: GPU Utilization (engine activity)" 2 "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
+at_least "12239: Tensor Core Utilization" 2 "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
+poll "engine activity of n2's GPM GPU" 10 0.81 query "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=\"n2\"})"
+poll "tensor activity of n2's GPM GPU" 10 0.63 query "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n2\"})"
+poll "tensor activity of n1's scripted GPU" 10 0.25 query "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n1\"}"
+at_least "12239: GPU Framebuffer Mem Used" 3 "max(DCGM_FI_DEV_FB_USED{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
+# its earlier revisions' utilisation panel
+at_least "12239: GPU utilization (DCGM_FI_DEV_GPU_UTIL)" 4 "max(DCGM_FI_DEV_GPU_UTIL{$sel}) by (Hostname, gpu)" n
+# its first revision's panels, by the target's instance ($instance and $gpu set to all): both
+# GPUs of n2 (the fake NVML) and at least n1's gpu-0, whose script has every figure (gpu-1's
+# leaves memory and copy utilisation out, so they are not reported)
+for series in GPU_TEMP POWER_USAGE SM_CLOCK MEM_CLOCK GPU_UTIL MEM_COPY_UTIL FB_USED FB_FREE; do
+  at_least "12239 (instance): DCGM_FI_DEV_$series per GPU" 3 "max(DCGM_FI_DEV_$series{instance=~\".*\", gpu=~\".*\"}) by (instance, gpu)" n
+done
+at_least "12239 (instance): power by instance" 2 'sum(DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"}) by (instance)' n
+at_least "12239 (instance): average memory copy utilisation" 1 'avg(DCGM_FI_DEV_MEM_COPY_UTIL{instance=~".*", gpu=~".*"})'
 poll "NVML figures of n2's first GPU" 10 87 query 'DCGM_FI_DEV_GPU_UTIL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
 poll "NVML's PCIe replays" 10 3 query 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
 poll "FB used in MiB" 10 8192 query 'DCGM_FI_DEV_FB_USED{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
@@ -305,13 +358,13 @@ sleep 1.5 # the sampler is inside a hung call now
 # a load of 15, a scrape may wait tens of milliseconds for a core, which says nothing of ours.
 times=()
 for _ in $(seq 20); do
-  times+=("$(curl -s --max-time 5 -o /dev/null -w '%{time_total}' "http://127.0.0.1:$p2/metrics")")
+  times+=("$(curl -s --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_total}' "http://127.0.0.1:$p2/metrics")")
 done
 printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
 median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
 echo "scrapes while NVML hangs: median $median s, slowest $worst s"
 check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
-poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s http://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
+poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s -H 'Authorization: Bearer $(cat "$tmp/prom.token")' http://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
 cat >"$tmp/cpu.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod

@@ -45,7 +45,9 @@ wait_for() { # name, path, text: bounded poll of the API
 
 # ---- the pool: the seed's node (a GPU, two NPUs), an 8-GPU NVLink node, the seed's pod, one
 # pod that cannot fit ---------------------------------------------------------------------------
-post "$fixtures/mixed.yaml" /api/v1/nodes
+# the seed's node with local storage to offer, shown in bytes as memory is
+sed 's/memory: 64Gi, /memory: 64Gi, ephemeral-storage: 100Gi, /' "$fixtures/mixed.yaml" >"$tmp/mixed.yaml"
+post "$tmp/mixed.yaml" /api/v1/nodes
 post "$fixtures/big.yaml" /api/v1/nodes
 post "$src/examples/ai-training.yaml" /api/v1/namespaces/default/pods
 cat >"$tmp/too-big.yaml" <<'YAML'
@@ -125,6 +127,7 @@ expect_in "why it waits" "$tmp/pending-row" 'Unschedulable</span>: 0/2 nodes are
 expect_in "its FailedScheduling Event" "$tmp/pending-row" 'Warning FailedScheduling'
 expect_in "the allocation tile" "$tmp/dom.html" '<div class="value">1 / 9</div>'
 expect_in "the history chart" "$tmp/dom.html" '<strong>nvidia.com/gpu</strong>'
+expect_in "local storage in bytes" "$tmp/dom.html" '0 B / 100 GiB'
 expect_in "no utilisation yet" "$tmp/dom.html" '<p id="usage-none" class="muted small">No utilisation samples yet.</p>'
 
 rm -rf "$tmp/chrome"

@@ -75,9 +75,12 @@ struct xp_agent_options {
         const char *pod_cidr;        /* the built-in network's subnet; NULL: 10.87.0.0/16 */
         const char *ipc_dir;         /* NULL: /run/xpool/agent-<key>/ipc */
         int64_t metrics_interval_ms; /* device, node and container sampling; 0: 10000; < 0: off */
-        int64_t status_coalesce_ms;  /* how long a pod's status that is not final waits for the
-                                        pod's next change, to be one write with it; 0: 5; < 0: no
-                                        wait */
+        /* /metrics for anyone who reaches the port, as DCGM's exporter; false: a bearer token the
+         * server accepts for get nodes/metrics on this node (docs/monitoring.md) */
+        bool metrics_anonymous;
+        int64_t status_coalesce_ms; /* how long a pod's status that is not final waits for the
+                                       pod's next change, to be one write with it; 0: 5; < 0: no
+                                       wait */
         /* local ephemeral storage (docs/agent.md): how often pods' disk use is measured and
          * checked against their limits; 0: 10000; < 0: never */
         int64_t housekeeping_interval_ms;

@@ -41,10 +41,11 @@ enum {
 /* DCGM's profiling figures (xp_device_sample.prof, .has_prof bit per entry): NVML's GPM metrics
  * over the time between two samples, so a GPU has them from its second sample on */
 enum xp_sample_prof {
-        XP_PROF_GR_ENGINE_ACTIVE, /* ratio 0-1 */
-        XP_PROF_SM_ACTIVE,        /* ratio 0-1 */
-        XP_PROF_DRAM_ACTIVE,      /* ratio 0-1 */
-        XP_PROF_PCIE_TX_BYTES,    /* bytes per second */
+        XP_PROF_GR_ENGINE_ACTIVE,   /* ratio 0-1 */
+        XP_PROF_SM_ACTIVE,          /* ratio 0-1 */
+        XP_PROF_DRAM_ACTIVE,        /* ratio 0-1 */
+        XP_PROF_PIPE_TENSOR_ACTIVE, /* ratio 0-1 */
+        XP_PROF_PCIE_TX_BYTES,      /* bytes per second */
         XP_PROF_PCIE_RX_BYTES,
         XP_PROF_NVLINK_TX_BYTES,
         XP_PROF_NVLINK_RX_BYTES,
@@ -127,7 +128,8 @@ struct xp_sim_script;
  *       sim-gpu-0:          # a device id, or "*" for every simulated device without its own
  *       - {at: 0, utilizationPercent: 10, memoryUsedBytes: 1e9, temperatureCelsius: 40,
  *          powerWatts: 100, memoryCopyUtilizationPercent: 5, smClockMHz: 1980,
- *          memoryClockMHz: 2619}
+ *          memoryClockMHz: 2619, graphicsEngineActive: 0.1, smActive: 0.08,
+ *          tensorActive: 0.05, dramActive: 0.04}       # the last four: DCGM's ratios (prof)
  *       - {at: 30, utilizationPercent: 90}
  * Figures between points are interpolated linearly; a figure a point leaves out is not
  * reported. -EINVAL with err naming the field.
