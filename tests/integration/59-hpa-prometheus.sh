@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The HorizontalPodAutoscaler's Prometheus source against a real Prometheus (Debian's), as
 # docs/workloads.md describes it: Prometheus finds the agent through the server's HTTP service
-# discovery and scrapes its /metrics; the server's --hpa-prometheus-url points at Prometheus'
-# query API. The node's simulated NPUs follow a metricsScript: their utilisation ramps from 20 %
+# discovery and scrapes its /metrics with a reader token; the server's --hpa-prometheus-url points
+# at Prometheus' query API. The node's simulated NPUs follow a metricsScript: their utilisation ramps from 20 %
 # to 90 % over the agent's first 10 s and then holds; the test overrides it with the script's
 # utilizationFile for the low phases (30 %, then 10 %), so each phase starts when the test has
 # seen the previous one end, not after a guessed time.
@@ -83,10 +83,10 @@ poll "n1 registered" 20 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{
 
 # ---- Prometheus: the agents from the server's discovery, a rules file, a query log --------------
 # How Prometheus authenticates to the agents' /metrics, the one place to say it (YAML of the
-# scrape job, indented four spaces): today the agent serves /metrics to anyone (docs/monitoring.md);
-# an agent that asks for a token or a client certificate takes an authorization: or tls_config:
-# block here.
-agent_scrape_auth="    scheme: http"
+# scrape job, indented four spaces): the reader token, as deploy/monitoring/ sends it. An agent
+# that checks it answers only a token the server accepts for nodes/metrics; one that serves
+# /metrics to anyone ignores it. A client certificate would be a tls_config: block here.
+agent_scrape_auth="    authorization: {type: Bearer, credentials_file: $tmp/prom.token}"
 : >"$tmp/rules.yml"
 cat >"$tmp/prometheus.yml" <<YAML
 global:
