@@ -126,11 +126,17 @@ int xp_registry_create_text(struct xp_registry *registry,
                 r = kind->set_defaults(object);
         if (r >= 0)
                 r = kind->to_json(object, &out);
+        /* the check and the write as one where a quota counts what is written (quota_lock) */
+        bool quota_held = r >= 0 && admit && ns && ns[0] && registry_quotas_present(registry, ns);
+        if (quota_held)
+                pthread_mutex_lock(&registry->quota_lock);
         if (r >= 0)
                 r = admit ? admit->check(admit->userdata, out) : 1;
         if (r > 0 && !dry &&
             (r = create_named(registry, kind, ns, meta, generated, out, ret_text, err)) >= 0)
                 r = 1;
+        if (quota_held)
+                pthread_mutex_unlock(&registry->quota_lock);
         if (r <= 0) {
                 json_decref(out);
                 return r;

@@ -211,6 +211,19 @@ int xp_registry_quota_check(const json_t *quotas,
         return r < 0 ? r : 0;
 }
 
+bool registry_quotas_present(struct xp_registry *registry, const char *namespace)
+{
+        json_t *quotas = NULL;
+        bool present;
+
+        /* a list that fails counts as present: the lock costs a little, a missed quota more */
+        if (kind_cache_list(&registry->quotas, registry->store, namespace, &quotas, NULL) < 0)
+                return true;
+        present = json_array_size(quotas) > 0;
+        json_decref(quotas);
+        return present;
+}
+
 int xp_registry_quota_admit(struct xp_registry *registry,
                             const char *namespace,
                             const json_t *pod,

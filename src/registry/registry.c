@@ -124,6 +124,11 @@ int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_
         if (!registry)
                 return -ENOMEM;
         registry->store = store;
+        pthread_mutexattr_t recursive;
+        pthread_mutexattr_init(&recursive);
+        pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(&registry->quota_lock, &recursive);
+        pthread_mutexattr_destroy(&recursive);
         priority_cache_init(registry);
         kind_cache_init(&registry->quotas, "resourcequotas");
         kind_cache_init(&registry->limitranges, "limitranges");
@@ -148,6 +153,7 @@ void xp_registry_free(struct xp_registry *registry)
         kind_cache_done(&registry->quotas);
         kind_cache_done(&registry->limitranges);
         kind_cache_done(&registry->serviceaccounts);
+        pthread_mutex_destroy(&registry->quota_lock);
         free(registry);
 }
 

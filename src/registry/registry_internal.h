@@ -52,10 +52,18 @@ struct xp_registry {
         struct namespace_cache namespaces;
         struct priority_cache priority;
         struct kind_cache quotas, limitranges, serviceaccounts;
+        /* Held from a create's quota check to its write in a namespace with ResourceQuotas
+         * (object.c), so that creates made at once cannot all fit under the same usage: what
+         * Kubernetes gets from writing each quota's usage with its resourceVersion. Recursive:
+         * an admission rule may create (a namespace's default ServiceAccount). */
+        pthread_mutex_t quota_lock;
         /* what new pods get (xp_registry_serviceaccount_tokens): set at start, read after */
         bool pod_tokens, pod_root_ca;
         int64_t pod_toleration_seconds; /* xp_registry_pod_tolerations() */
 };
+
+/* Whether namespace has a ResourceQuota (its creates then take quota_lock): quota.c. */
+bool registry_quotas_present(struct xp_registry *registry, const char *namespace);
 
 void kind_cache_init(struct kind_cache *cache, const char *kind);
 void kind_cache_done(struct kind_cache *cache);

@@ -468,9 +468,13 @@ int create_json(const struct request *req,
                 if (r <= 0)
                         goto out;
         }
-        /* a document kind's status is its controllers', as Kubernetes' PrepareForCreate drops it */
-        if (kind->status_subresource && kind->free == xp_doc_free_any)
-                json_object_del(json, "status");
+        /* a document kind's status is its controllers': Kubernetes' PrepareForCreate resets it
+         * to the zero status, which its JSON writes as {} (a client reads .status of a new Job) */
+        if (kind->status_subresource && kind->free == xp_doc_free_any &&
+            json_object_set_new(json, "status", json_object()) < 0) {
+                r = -ENOMEM;
+                goto out;
+        }
         r = managed_fields_record(req, kind, NULL, json);
         /* json is not changed once decoded: what the model keeps unknown it may share */
         if (r >= 0)

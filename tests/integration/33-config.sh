@@ -9,7 +9,8 @@
 #     data, the table (NAME TYPE DATA AGE: never a value), a type's required key, a type that
 #     cannot change;
 #   - ResourceQuota of 2 GPUs: the third GPU pod refused with Kubernetes' exact message, the
-#     usage in kubectl get quota; LimitRange: a container's requests and limits defaulted, a limit
+#     usage in kubectl get quota, and a Deployment of 4 GPU pods held to 2 (its ReplicaSet's
+#     creates at once each see the others); LimitRange: a container's requests and limits defaulted, a limit
 #     over the maximum refused.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -177,6 +178,30 @@ poll "the quota's usage" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.u
 check "get quota" 0 "${k[@]}" get quota gpus
 expect_in "the usage column" "$tmp/out" "pods: 2/10, requests.nvidia.com/gpu: 2/2"
 check "delete the GPU pods" 0 "${k[@]}" delete pod gpu-1 gpu-2 --grace-period=0 --force
+# a ReplicaSet creates its pods at once (batches of 1, 2, ...): each create still sees the ones
+# before it, so 2 of the 4 are made and the rest are its FailedCreate
+poll "the quota is free again" 15 "0" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'
+cat >"$tmp/gpus.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: gpus}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: gpus}}
+  template:
+    metadata: {labels: {app: gpus}}
+    spec:
+      containers:
+      - {name: c, image: busybox, command: [sleep, "60"], resources: {limits: {nvidia.com/gpu: 1}}}
+EOF
+check "a Deployment of 4 GPU pods" 0 "${k[@]}" create -f "$tmp/gpus.yaml"
+poll "its ReplicaSet was refused" 20 yes bash -c "[[ \$(${k[*]} get events --field-selector reason=FailedCreate -o name) ]] && echo yes"
+check "the refusal" 0 "${k[@]}" get events --field-selector reason=FailedCreate -o 'jsonpath={.items[*].message}'
+expect_in "in Kubernetes' words" "$tmp/out" 'is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2'
+poll "the quota's GPUs in use" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'
+check "two GPU pods, never more" 0 "${k[@]}" get pods -l app=gpus -o name
+expect_count "two pods" "$tmp/out" 2 "pod/gpus-"
+check "delete the Deployment" 0 "${k[@]}" delete deployment gpus --cascade=foreground
 # an update is validated as a create, and its scopes stay (kube-apiserver's
 # ValidateResourceQuotaUpdate)
 check "a negative amount by patch" 1 "${k[@]}" patch quota gpus -p '{"spec":{"hard":{"pods":"-1"}}}'

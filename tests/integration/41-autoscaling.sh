@@ -4,9 +4,12 @@
 # (metricsScript.utilizationFile). An autoscaling/v2 HPA on the Pods metric
 # xpool_device_utilization scales it 1 -> 4 when the file says 90 % (target 50) and back to 1
 # when it says 10 %, after a 2 s scale-down window; kubectl shows the targets, the conditions
-# and the SuccessfulRescale Events in Kubernetes' words. A second Deployment follows an External
-# metric read from a Prometheus-shaped query endpoint on loopback (a python stand-in), and
-# `kubectl autoscale` (autoscaling/v1) makes an HPA that `kubectl get hpa` shows.
+# and the SuccessfulRescale Events in Kubernetes' words. `kubectl autoscale` (autoscaling/v1)
+# makes an HPA that `kubectl get hpa` shows.
+# The Prometheus source runs against a real Prometheus in 59-hpa-prometheus.sh. Here a python
+# stand-in (fake_prometheus.py) gives what a real one never answers: an HTML error page (a proxy
+# in front of it) and a document that is not an instant vector; the HPA of an External metric
+# reports each (FailedGetExternalMetric, ScalingActive False) and leaves its Deployment alone.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/server
@@ -38,7 +41,8 @@ metricsScript:
   utilizationFile: $tmp/util
 YAML
 
-/usr/bin/python3 "$src/tests/integration/fake_prometheus.py" "$tmp/prom.port" "$tmp/queue" \
+echo '<html><body><h1>502 Bad Gateway</h1></body></html>' >"$tmp/answer"
+/usr/bin/python3 "$src/tests/integration/fake_prometheus.py" "$tmp/prom.port" "$tmp/answer" \
   "$tmp/queries" &
 prom_pid=$!
 poll "the fake Prometheus listens" 10 yes bash -c "[[ -s $tmp/prom.port ]] && echo yes"
@@ -115,7 +119,7 @@ expect_in "the scale-down" "$tmp/out" "New size: 1; reason: All metrics below ta
 check "its status" 0 kubectl get hpa inference -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue} {.status.desiredReplicas} {.status.lastScaleTime}'
 expect_in "current value and desired" "$tmp/out" "10 1 20"
 
-# ---- an External metric from the Prometheus-shaped endpoint --------------------------------------
+# ---- an External metric from an endpoint that answers what Prometheus never does ---------------
 cat >"$tmp/worker.yaml" <<YAML
 apiVersion: apps/v1
 kind: Deployment
@@ -142,13 +146,14 @@ spec:
       target: {type: AverageValue, averageValue: "10"}
 YAML
 check "create the worker and its hpa" 0 kubectl apply -f "$tmp/worker.yaml"
-poll "no series: FailedGetExternalMetric" 15 yes bash -c "[[ \$(kubectl get events --field-selector involvedObject.name=worker,reason=FailedGetExternalMetric -o name) ]] && echo yes"
-echo 30 >"$tmp/queue"
-poll "30 waiting at 10 each: 3 workers" 15 3 kubectl get deployment worker -o jsonpath='{.spec.replicas}'
-poll "the hpa saw 3" 10 3 kubectl get hpa worker -o jsonpath='{.status.currentReplicas}'
+active() { kubectl get hpa worker -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].status} {.status.conditions[?(@.type=="ScalingActive")].message}'; }
+poll "an HTML page: not JSON" 15 "False the HPA was unable to compute the replica count: failed to get waiting_requests external metric: unable to get metric waiting_requests: prometheus: the answer is not JSON: '[' or '{' expected near '<' at line 1" active
+poll "its Event" 15 yes bash -c "[[ \$(kubectl get events --field-selector involvedObject.name=worker,reason=FailedGetExternalMetric -o name) ]] && echo yes"
+echo '{"status":"success","data":{"resultType":"string","result":[1767225600,"30"]}}' >"$tmp/answer"
+poll "a string: not an instant vector" 15 "False the HPA was unable to compute the replica count: failed to get waiting_requests external metric: unable to get metric waiting_requests: prometheus: the answer is a string, not an instant vector" active
+check "the worker is left as it was" 0 kubectl get deployment worker -o jsonpath='{.spec.replicas}'
+expect_in "1 replica" "$tmp/out" "1"
 expect_in "the PromQL sent" "$tmp/queries" 'waiting_requests{namespace="default",queue="main"}'
-check "get hpa worker" 0 kubectl get hpa worker
-expect_in "its targets" "$tmp/out" "10/10 (avg)"
 
 # ---- kubectl autoscale sends autoscaling/v1 (protobuf): stored as v2, answered in v1 ---------------
 check "create deployment web" 0 kubectl create deployment web --image=busybox --replicas=0 -- sleep 1

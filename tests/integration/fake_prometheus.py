@@ -1,16 +1,15 @@
 #!/usr/bin/python3
-"""A stand-in for Prometheus' instant query API (GET /api/v1/query?query=...) on loopback:
-answers every query with one series whose value is the number in VALUE_FILE (Prometheus' JSON
-shape), or an empty vector when the file is missing; each query is appended to LOG_FILE.
-Usage: fake_prometheus.py PORT_FILE VALUE_FILE LOG_FILE (the chosen port is written to PORT_FILE)."""
-import json
+"""A broken Prometheus-compatible query endpoint on loopback, for what a real Prometheus never
+answers (tests/integration/41-autoscaling.sh; the real one is in 59-hpa-prometheus.sh): every
+GET /api/v1/query is answered 200 with the bytes of BODY_FILE as they are (a proxy's HTML error
+page, a document that is not an instant vector), and its query appended to LOG_FILE.
+Usage: fake_prometheus.py PORT_FILE BODY_FILE LOG_FILE (the chosen port is written to PORT_FILE)."""
 import os
 import sys
-import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-port_file, value_file, log_file = sys.argv[1:4]
+port_file, body_file, log_file = sys.argv[1:4]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -22,14 +21,8 @@ class Handler(BaseHTTPRequestHandler):
         if url.path != "/api/v1/query":
             self.send_error(404)
             return
-        try:
-            with open(value_file) as f:
-                value = f.read().strip()
-            result = [{"metric": {"__name__": query.split("{")[0]}, "value": [time.time(), value]}]
-        except FileNotFoundError:
-            result = []
-        body = json.dumps({"status": "success",
-                           "data": {"resultType": "vector", "result": result}}).encode()
+        with open(body_file, "rb") as f:
+            body = f.read()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
