@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The shim: one process per container, started by xp_runtime_start() as `xpool __shim DIR`. It
- * reads DIR/spec.json and prepares the container's containment (contain_plan.c), detaches (fork,
+ * reads DIR/spec.json and prepares the container's containment (contain_plan.c), detaches (clone,
  * the first process exits, setsid) into a pid namespace of its own where it is the init, creates
- * the cgroup, forks the container's process (shim_child.c), moves it into the cgroup, lets it
+ * the cgroup, clones the container's process (shim_child.c), moves it into the cgroup, lets it
  * exec, writes its output as CRI log lines, waits for it, kills what it left behind (every other
  * process of the namespace, so nothing outlives the container, not even a process that left its
  * cgroup and session) and records the exit in DIR/exit.json.
@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 
 #define DEFAULT_PATH     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DRAIN_TIMEOUT_MS 2000
+#define SHIM_STACK_SIZE  (8 * 1024 * 1024) /* a main thread's, as RLIMIT_STACK gives it */
 
 /* Reports to the runtime that started us; false when it is gone (it was killed meanwhile). */
 static bool notify_send(struct shim *s, const char *fmt, ...) _printf_(2, 3);
@@ -583,6 +585,7 @@ static void parent_stdio(struct shim *s, int in[2], int out[2], int errp[2])
 static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struct xp_error *err)
 {
         int sync[2] = {-1, -1}, ep[2] = {-1, -1}, in[2] = {-1, -1}, r;
+        struct shim_child_args args;
         size_t len = 0;
         ssize_t got;
 
@@ -593,13 +596,13 @@ static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struc
                 r = -errno;
                 return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
         }
-        s->child = fork();
+        /* in this frame: the child reads it until its exec (shim_child_start()) */
+        args = (struct shim_child_args){s, sync[0], ep[1], in[0], out[1], errp[1]};
+        s->child = shim_child_start(&args);
         if (s->child < 0) {
                 r = -errno;
                 return xp_errorf(err, r, "%s: fork: %s", s->dir, strerror(-r));
         }
-        if (s->child == 0)
-                shim_child_main(s, sync[0], ep[1], in[0], out[1], errp[1]);
         parent_stdio(s, in, out, errp);
         close(sync[0]);
         close(ep[1]);
@@ -712,40 +715,6 @@ static pid_t host_self(void)
         return (pid_t)strtol(buf, NULL, 10);
 }
 
-/*
- * Reads the spec and prepares the containment, then detaches: the agent reaps this first process
- * at once and the shim lives on, as the init of the container's own pid namespace when the spec
- * asks for namespaces. Returns in the shim (0), or -errno with err in the first process.
- */
-static int detach(struct shim *s, struct xp_error *err)
-{
-        pid_t pid;
-        int r;
-
-        r = shim_load_spec(s, err);
-        if (r < 0)
-                return r;
-        /* an OCI runtime makes the container's pid namespace itself */
-        if (s->plan.namespaces && !s->oci && unshare(CLONE_NEWPID) < 0) {
-                r = -errno;
-                return xp_errorf(err, r, "unshare CLONE_NEWPID: %s", strerror(-r));
-        }
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                return xp_errorf(err, r, "fork: %s", strerror(-r));
-        }
-        if (pid > 0)
-                _exit(0);
-        s->pidns = s->plan.namespaces && !s->oci;
-        s->self = host_self();
-        setsid();
-        signal(SIGPIPE, SIG_IGN);
-        /* orphans of the container come to us, so we reap them (as the init, they do anyway) */
-        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        return 0;
-}
-
 static void shim_done(struct shim *s)
 {
         attach_close(&s->attach);
@@ -758,6 +727,75 @@ static void shim_done(struct shim *s)
         json_decref(s->spec);
 }
 
+/* The rest of the shim's life once detached (r 0), or the report of a failure before (r < 0):
+ * the process's exit status. */
+static int shim_rest(struct shim *s, struct xp_error *err, int r)
+{
+        if (r >= 0 && s->oci)
+                r = oci_shim_run(s, err);
+        else if (r >= 0)
+                r = run(s, err);
+        if (r < 0) {
+                if (s->self > 0) {
+                        shim_kill_rest(s);
+                        shim_remove_cgroup(s);
+                }
+                notify_send(s, "error %d %s\n", -r, xp_error_message(err));
+        }
+        shim_done(s);
+        return r < 0 ? 1 : 0;
+}
+
+struct detached {
+        struct shim *s;
+        struct xp_error *err;
+};
+
+/* The shim proper, in the process the first one started: as the init of the container's pid
+ * namespace when the spec asks for namespaces. */
+static int shim_proper(void *arg)
+{
+        struct detached *d = arg;
+        struct shim *s = d->s;
+
+        s->pidns = s->plan.namespaces && !s->oci;
+        s->self = host_self();
+        setsid();
+        signal(SIGPIPE, SIG_IGN);
+        /* orphans of the container come to us, so we reap them (as the init, they do anyway) */
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        exit(shim_rest(s, d->err, 0));
+}
+
+/*
+ * Reads the spec and prepares the containment, then detaches: the agent reaps this first process
+ * at once and the shim lives on in a child of it (shim_proper()). The child shares our memory
+ * (shim_clone()): we end right after starting it, without touching what it uses (s and err, in
+ * our caller's frame; d, in ours, which we never leave), so it carries on as if forked without a
+ * fork's copy. Returns only on a failure (-errno with err), in this first process.
+ */
+static int detach(struct shim *s, struct xp_error *err)
+{
+        struct detached d = {s, err};
+        int r;
+
+        r = shim_load_spec(s, err);
+        if (r < 0)
+                return r;
+        /* an OCI runtime makes the container's pid namespace itself */
+        if (s->plan.namespaces && !s->oci && unshare(CLONE_NEWPID) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "unshare CLONE_NEWPID: %s", strerror(-r));
+        }
+        if (shim_clone(shim_proper, &d, SHIM_STACK_SIZE) < 0) {
+                r = -errno;
+                return xp_errorf(err, r, "fork: %s", strerror(-r));
+        }
+        /* our thread's tid word is the child's too now: the kernel must not clear it at our exit */
+        syscall(SYS_set_tid_address, NULL);
+        _exit(0);
+}
+
 int xp_shim_main(int argc, char **argv)
 {
         struct shim s = {.notify = RUNTIME_NOTIFY_FD,
@@ -766,7 +804,6 @@ int xp_shim_main(int argc, char **argv)
                          .log = {.fd = -1},
                          .attach = {.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1, .tty_fd = -1}};
         struct xp_error err = {0};
-        int r;
 
         if (argc != 2) {
                 fprintf(stderr, "usage: xpool __shim STATE_DIR (started by the node agent)\n");
@@ -778,18 +815,5 @@ int xp_shim_main(int argc, char **argv)
                 fcntl(s.notify, F_SETFD, FD_CLOEXEC);
         s.lock = runtime_start_lock_inherited(argv[1]);
         s.dir = argv[1];
-        r = detach(&s, &err);
-        if (r >= 0 && s.oci)
-                r = oci_shim_run(&s, &err);
-        else if (r >= 0)
-                r = run(&s, &err);
-        if (r < 0) {
-                if (s.self > 0) {
-                        shim_kill_rest(&s);
-                        shim_remove_cgroup(&s);
-                }
-                notify_send(&s, "error %d %s\n", -r, xp_error_message(&err));
-        }
-        shim_done(&s);
-        return r < 0 ? 1 : 0;
+        return shim_rest(&s, &err, detach(&s, &err));
 }

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The container's process between the shim's fork and its exec. The shim is single-threaded,
- * yet this code keeps to system calls and its own string handling (no printf, no malloc, no
- * locale), as POSIX asks of what runs after fork: everything it needs was prepared before.
+ * The container's process between the shim's clone and its exec, and the clone itself. The shim
+ * is single-threaded, yet this code keeps to system calls and its own string handling (no printf,
+ * no malloc, no locale), as POSIX asks of what runs after fork and as a child sharing the shim's
+ * memory must: everything it needs was prepared before.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -165,6 +168,71 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
         if ((r = contain_child_seccomp_last(&s->plan, &what, &arg)) < 0)
                 child_fail(errfd, -r, what, arg);
         child_exec(s, errfd);
+}
+
+/* Sanitizers keep per-thread state (ASan's fake stacks) that a child sharing our memory would
+ * share too: their builds fork. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CHILD_FORKS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CHILD_FORKS 1
+#endif
+#endif
+
+#define STACK_GUARD_SIZE (64 * 1024)
+#define CHILD_STACK_SIZE (512 * 1024)
+
+#ifndef CHILD_FORKS
+/* fn on a stack of its own, with a guard below it that faults rather than let a deep call write
+ * over our heap; the mapping is left to the process's exit (an munmap flushes every CPU's TLB).
+ * -1 when it cannot be mapped. */
+static pid_t clone_vm(int (*fn)(void *), void *arg, size_t stack_size)
+{
+        char *stack = mmap(NULL,
+                           STACK_GUARD_SIZE + stack_size,
+                           PROT_NONE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                           -1,
+                           0);
+        pid_t pid = -1;
+
+        if (stack == MAP_FAILED)
+                return -1;
+        if (mprotect(stack + STACK_GUARD_SIZE, stack_size, PROT_READ | PROT_WRITE) == 0)
+                pid = clone(fn, stack + STACK_GUARD_SIZE + stack_size, CLONE_VM | SIGCHLD, arg);
+        if (pid < 0)
+                munmap(stack, STACK_GUARD_SIZE + stack_size);
+        return pid;
+}
+#endif
+
+pid_t shim_clone(int (*fn)(void *), void *arg, size_t stack_size)
+{
+        pid_t pid;
+
+#ifndef CHILD_FORKS
+        pid = clone_vm(fn, arg, stack_size);
+        if (pid >= 0)
+                return pid;
+#endif
+        (void)stack_size;
+        pid = fork();
+        if (pid == 0)
+                _exit(fn(arg));
+        return pid;
+}
+
+static int child_entry(void *arg)
+{
+        const struct shim_child_args *a = arg;
+
+        shim_child_main(a->s, a->sync_fd, a->errfd, a->in_fd, a->out_fd, a->err_fd);
+}
+
+pid_t shim_child_start(const struct shim_child_args *a)
+{
+        return shim_clone(child_entry, (void *)a, CHILD_STACK_SIZE);
 }
 
 _Noreturn void shim_exec_child_main(const struct shim *s, char *const *argv, bool tty, int errfd)

@@ -61,6 +61,31 @@ int shim_load_spec(struct shim *s, struct xp_error *err);
 _Noreturn void
 shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out_fd, int err_fd);
 
+/*
+ * fn(arg) in a new process, a child of ours (SIGCHLD at its end): its pid, or -1 with errno. The
+ * process shares our memory (CLONE_VM on a stack of stack_size bytes of its own, as posix_spawn()
+ * does for its exec) instead of a fork's copy: on the paravirtual development VM a fork's
+ * page-table copy and the copy-on-write faults after it cost ~2 ms of CPU. So either the child
+ * execs or ends soon and runs system calls only, with what it reads left as it is meanwhile (the
+ * container's process), or we end at once and it carries on alone (the detach). Sanitizer builds,
+ * whose per-thread state the child would share, fork: fn's return is then the child's exit status.
+ */
+pid_t shim_clone(int (*fn)(void *), void *arg, size_t stack_size);
+
+/* shim_child_main()'s arguments. */
+struct shim_child_args {
+        const struct shim *s;
+        int sync_fd, errfd, in_fd, out_fd, err_fd;
+};
+
+/*
+ * Starts shim_child_main() in a new process (shim_clone()); its pid, or -1 with errno. The child
+ * reads a and what it points to (of s: plan, argv, env, user, working directory) while it runs
+ * beside us, so the caller keeps a in its own frame and both unchanged until EOF on a->errfd or
+ * the child's end.
+ */
+pid_t shim_child_start(const struct shim_child_args *a);
+
 /* ---- shim.c, for the OCI path (oci_shim.c) -------------------------------------------------- */
 
 /* Creates the container's group and applies the spec's limits (none without cgroups). */
