@@ -150,6 +150,35 @@ static int own_shm(const struct contain_plan *p, const char **what, const char *
         return 0;
 }
 
+int contain_child_own_terminals(const struct contain_plan *p,
+                                bool tty,
+                                const char **what,
+                                const char **arg)
+{
+        struct stat st;
+        int r;
+
+        if (!p->namespaces || p->privileged)
+                return 0;
+        /* the node's console: its input is whoever types at the machine */
+        if (stat("/dev/console", &st) == 0 && (r = mask("/dev/console", false, what, arg)) < 0)
+                return r;
+        /* a terminal's slave opened before the fork is on the node's devpts: a container with one
+         * keeps that instance, or its terminal would have no name (tty, ttyname()) */
+        if (tty || stat("/dev/pts", &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        if (mount("devpts",
+                  "/dev/pts",
+                  "devpts",
+                  MS_NOSUID | MS_NOEXEC,
+                  "newinstance,ptmxmode=0666,mode=0620,gid=5") < 0)
+                return fail("mounting", "/dev/pts", what, arg);
+        if (stat("/dev/ptmx", &st) == 0 &&
+            mount("/dev/pts/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0)
+                return fail("binding", "/dev/ptmx", what, arg);
+        return 0;
+}
+
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)
 {
         int r;

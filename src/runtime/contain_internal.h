@@ -92,6 +92,14 @@ void contain_plan_done(struct contain_plan *p);
  * paths, the pod's file volumes bound read-only, the node's secrets hidden.
  */
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
+/* After contain_child_mounts(), unless privileged: /dev/console hidden, and a devpts of the
+ * container's own on /dev/pts (with /dev/ptmx its ptmx) unless tty, whose terminal was opened on
+ * the node's before the fork: the node's /dev/pts holds every terminal of the node (an admin's ssh
+ * session), which a process on the node's /dev could open, read and write. */
+int contain_child_own_terminals(const struct contain_plan *p,
+                                bool tty,
+                                const char **what,
+                                const char **arg);
 
 /* contain_bind.c: the spec's "binds" resolved into p (before the fork; they need the
  * container's own mount namespace), freed by contain_binds_free; applied in the child. */
