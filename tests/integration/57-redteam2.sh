@@ -7,8 +7,8 @@
 #     the discovery documents of those groups stay readable; a reader account reads the metrics;
 #   - a process pod's terminals: the node's /dev/pts held every terminal of the node (an admin's
 #     ssh session), which a root process pod opened and wrote to before the fix, and /dev/console
-#     opened read-write; now a devpts of its own (its own ptys work) and /dev/console is /dev/null
-#     (needs root: mount namespaces);
+#     opened read-write; now a devpts of its own (its own ptys work), /dev/console /dev/null, or
+#     with tty: true its own terminal (needs root: mount namespaces);
 #   - what held, kept held: Secrets (get, list, watch, Table, other namespaces) for a reader
 #     account, /metrics and the dashboard's history for an account without a role,
 #     impersonation, a TokenRequest for another account, and every path for an outsider.
@@ -110,6 +110,24 @@ EOF
   expect_in "the node's terminal stays closed to it" "$tmp/terms.log" "node terminal: not opened"
   expect_in "its console is /dev/null (1:3)" "$tmp/terms.log" "console: 1:3"
   expect_in "its own terminals work" "$tmp/terms.log" "own terminal: /dev/pts/0"
+  # tty: true, whose terminal the shim opens on the node's devpts: the same, its terminal on
+  # /dev/console (before the fix of the fix it kept the node's /dev/pts, every terminal in it)
+  echo 'echo "terminal: $(tty)"' >>"$tmp/terminals.sh"
+  cat >"$tmp/tty.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: ttyterms, namespace: other}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, command: [sh, $tmp/terminals.sh], tty: true, stdin: true}
+EOF
+  check "a tty: true pod trying them" 0 "${k[@]}" apply -f "$tmp/tty.yaml"
+  poll "it ends" 60 Succeeded "${k[@]}" -n other get pod ttyterms -o jsonpath='{.status.phase}'
+  "${k[@]}" -n other logs ttyterms 2>&1 | tr -d '\r' >"$tmp/ttyterms.log" || true
+  expect_in "tty: the node's terminal stays closed to it" "$tmp/ttyterms.log" "node terminal: not opened"
+  expect_in "tty: its own terminals work" "$tmp/ttyterms.log" "own terminal: /dev/pts/0"
+  expect_in "tty: its terminal is its console" "$tmp/ttyterms.log" "terminal: /dev/console"
   kill "$pty_pid" 2>/dev/null || true
   wait "$pty_pid" 2>/dev/null || true
 else
