@@ -150,6 +150,74 @@ static int own_shm(const struct contain_plan *p, const char **what, const char *
         return 0;
 }
 
+/* "/proc/self/fd/N" without snprintf (async-signal-safe). */
+static void fd_path(int fd, char ret[static 32])
+{
+        char digits[12];
+        size_t n = 0, len = 14;
+
+        memcpy(ret, "/proc/self/fd/", len);
+        do
+                digits[n++] = (char)('0' + (unsigned)fd % 10);
+        while ((fd = (int)((unsigned)fd / 10)) > 0);
+        while (n > 0)
+                ret[len++] = digits[--n];
+        ret[len] = '\0';
+}
+
+/*
+ * /dev/console: the container's terminal (tty_fd, opened on the node's devpts before the fork),
+ * bound by its path in this namespace (a mount of the node's namespace, as the fd's is, cannot
+ * be bound here), as runc binds a container's console; without one, /dev/null: the node's
+ * console is whoever types at the machine.
+ */
+static int own_console(int tty_fd, const char **what, const char **arg)
+{
+        char link[32], slave[64];
+        struct stat st;
+        ssize_t n;
+
+        if (stat("/dev/console", &st) < 0)
+                return 0;
+        if (tty_fd < 0)
+                return mask("/dev/console", false, what, arg);
+        fd_path(tty_fd, link);
+        n = readlink(link, slave, sizeof(slave) - 1);
+        if (n <= 0 || (size_t)n >= sizeof(slave) - 1 || strncmp(slave, "/dev/pts/", 9) != 0)
+                return mask("/dev/console", false, what, arg);
+        slave[n] = '\0';
+        if (mount(slave, "/dev/console", NULL, MS_BIND, NULL) < 0)
+                return fail("binding its terminal to", "/dev/console", what, arg);
+        return 0;
+}
+
+int contain_child_own_terminals(const struct contain_plan *p,
+                                int tty_fd,
+                                const char **what,
+                                const char **arg)
+{
+        struct stat st;
+        int r;
+
+        if (!p->namespaces || p->privileged)
+                return 0;
+        /* before the node's devpts is covered: the terminal is bound from it */
+        if ((r = own_console(tty_fd, what, arg)) < 0)
+                return r;
+        if (stat("/dev/pts", &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        if (mount("devpts",
+                  "/dev/pts",
+                  "devpts",
+                  MS_NOSUID | MS_NOEXEC,
+                  "newinstance,ptmxmode=0666,mode=0620,gid=5") < 0)
+                return fail("mounting", "/dev/pts", what, arg);
+        if (stat("/dev/ptmx", &st) == 0 &&
+            mount("/dev/pts/ptmx", "/dev/ptmx", NULL, MS_BIND, NULL) < 0)
+                return fail("binding", "/dev/ptmx", what, arg);
+        return 0;
+}
+
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)
 {
         int r;

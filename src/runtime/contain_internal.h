@@ -92,6 +92,15 @@ void contain_plan_done(struct contain_plan *p);
  * paths, the pod's file volumes bound read-only, the node's secrets hidden.
  */
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
+/* After contain_child_mounts(), unless privileged: a devpts of the container's own on /dev/pts
+ * (with /dev/ptmx its ptmx), since the node's holds every terminal of the node (an admin's ssh
+ * session), which a process on the node's /dev could open, read and write; on /dev/console the
+ * container's terminal (tty_fd, opened on the node's devpts before the fork; -1: none), else
+ * /dev/null. */
+int contain_child_own_terminals(const struct contain_plan *p,
+                                int tty_fd,
+                                const char **what,
+                                const char **arg);
 
 /* contain_bind.c: the spec's "binds" resolved into p (before the fork; they need the
  * container's own mount namespace), freed by contain_binds_free; applied in the child. */

@@ -143,7 +143,8 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
                 _exit(127);
         if (read(sync_fd, &c, 1) != 1)
                 _exit(127);
-        if ((r = contain_child_mounts(&s->plan, &what, &arg)) < 0)
+        if ((r = contain_child_mounts(&s->plan, &what, &arg)) < 0 ||
+            (r = contain_child_own_terminals(&s->plan, s->tty ? in_fd : -1, &what, &arg)) < 0)
                 child_fail(errfd, -r, what, arg);
         if (setsid() < 0)
                 child_fail(errfd, errno, "setsid", s->container);

@@ -135,7 +135,7 @@ int http_authorize(const struct route *route,
 
         struct auth_request areq = {
             .verb = auth_verb_of(req->method, route, req),
-            .group = req->group,
+            .group = route->group ? route->group : req->group,
             .resource = route->kind ? xp_kind_url_plural(route->kind) : route->resource,
             .subresource = route->subresource,
             .namespace = req->namespace,

@@ -156,10 +156,14 @@ struct route {
         route_handler handler;
         unsigned flags;          /* enum route_flags; 0 for the discovery documents */
         const char *subresource; /* "status", "binding", "log", NULL */
-        /* For a route without a kind, the resource authorisation sees (the reviews), or NULL. */
+        /* For a route without a kind, the resource authorisation sees (the reviews, the
+         * metrics), or NULL: then a non-resource path, which a service account without a role
+         * may read under /api/ and /apis/ (discovery) */
         const char *resource;
         /* Set per request by the dispatcher from {resource} (or ROUTE_PODS); NULL otherwise. */
         const struct xp_kind *kind;
+        /* The API group of resource where the pattern names it literally (metrics.k8s.io). */
+        const char *group;
 };
 
 /*

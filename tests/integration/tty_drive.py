@@ -87,7 +87,7 @@ try:
         os.write(master, b"\r")
     # the terminal: its name and the size it started with
     os.write(master, b"tty; stty size; echo T-$((40+2))\r")
-    m = expect(master, rb"(/dev/pts/\d+)\r*\n(\d+ \d+)\r*\nT-42")
+    m = expect(master, rb"(/dev/pts/\d+|/dev/console)\r*\n(\d+ \d+)\r*\nT-42")
     say(bool(m), "tty", m.group(1).decode() if m else repr(buf[-300:]))
     size = m.group(2) if m else None
     # kubectl attach sends the size plus one, then the size, to make the program redraw: a
