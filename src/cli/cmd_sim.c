@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -95,6 +96,13 @@ static int parse_number(const char *opt, const char *text, unsigned long max, un
         return 0;
 }
 
+static bool ends_with_svg(const char *path)
+{
+        size_t len = strlen(path);
+
+        return len >= 4 && strcasecmp(path + len - 4, ".svg") == 0;
+}
+
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
         static const struct option opts[] = {
@@ -168,12 +176,32 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         r = -EINVAL;
                 }
         }
+        if (r >= 0 && a->plot && !ends_with_svg(a->plot)) {
+                fprintf(stderr,
+                        "xpool sim: --plot %s: the curves are drawn as SVG; name the file .svg "
+                        "(a browser or rsvg-convert makes a PNG of it)\n",
+                        a->plot);
+                return -EINVAL;
+        }
         if (r >= 0 && (a->n_pods == 0 || (!a->nodes && !a->manifests[0]) || optind < argc ||
                        a->seeds == 0 || a->percent < 100 || a->jobs == 0))
                 r = -EINVAL;
         if (r < 0)
                 fputs(usage, stderr);
         return r;
+}
+
+/* The trace's name as a CSV field: quoted when a file's name holds a comma or a quote. */
+static void csv_name(FILE *csv, const char *name)
+{
+        if (!strpbrk(name, ",\"\r\n")) {
+                fputs(name, csv);
+                return;
+        }
+        fputc('"', csv);
+        for (const char *p = name; *p; p++)
+                fputs(*p == '"' ? "\"\"" : (char[]){*p, 0}, csv);
+        fputc('"', csv);
 }
 
 static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv)
@@ -187,9 +215,10 @@ static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv
                        100 * s->time_avg,
                        s->placements_per_s);
                 if (csv)
+                        csv_name(csv, s->trace);
+                if (csv)
                         fprintf(csv,
-                                "%s,%s,%zu,%.4f,%.0f\n",
-                                s->trace,
+                                ",%s,%zu,%.4f,%.0f\n",
                                 name,
                                 s->runs,
                                 100 * s->time_avg,
@@ -206,9 +235,10 @@ static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv
                100 * s->frag_rate,
                s->placements_per_s);
         if (csv)
+                csv_name(csv, s->trace);
+        if (csv)
                 fprintf(csv,
-                        "%s,%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n",
-                        s->trace,
+                        ",%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n",
                         name,
                         s->runs,
                         100 * s->mean[100],
@@ -279,6 +309,41 @@ static int run_replays(const struct sim_args *a,
         return 0;
 }
 
+static bool cluster_has_model(const struct xp_sim_trace *t, const char *model, size_t len)
+{
+        for (size_t i = 0; i < t->n_nodes; i++)
+                if (t->nodes[i].model && strlen(t->nodes[i].model) == len &&
+                    strncmp(t->nodes[i].model, model, len) == 0)
+                        return true;
+        return false;
+}
+
+/* A gpu_spec naming only models no node has is allowed (the pod is dropped) but worth a word. */
+static void warn_unknown_models(const struct xp_sim_trace *t, const char *path)
+{
+        size_t n = 0;
+        const char *example = NULL;
+
+        for (size_t i = 0; i < t->n_pods; i++) {
+                const char *p = t->pods[i].gpu_spec;
+                bool known = p == NULL;
+                while (p && !known) {
+                        size_t len = strcspn(p, "|");
+                        known = cluster_has_model(t, p, len);
+                        p = p[len] ? p + len + 1 : NULL;
+                }
+                if (!known && n++ == 0)
+                        example = t->pods[i].gpu_spec;
+        }
+        if (n)
+                fprintf(stderr,
+                        "xpool sim: %s: %zu pods ask only for GPU models no node has (such as "
+                        "\"%s\"); they will fit nowhere\n",
+                        path,
+                        n,
+                        example);
+}
+
 static int run_file(const struct sim_args *a,
                     size_t f,
                     char *name,
@@ -300,6 +365,7 @@ static int run_file(const struct sim_args *a,
                 xp_sim_trace_done(&t);
                 return r;
         }
+        warn_unknown_models(&t, a->pods[f]);
         trace_name(a->pods[f], name, name_size);
         opts = calloc(a->n_policies * a->seeds, sizeof(*opts));
         res = calloc(a->n_policies * a->seeds, sizeof(*res));
@@ -390,9 +456,10 @@ int xp_cmd_sim(int argc, char **argv)
         if (r >= 0 && a.plot && !a.departures) {
                 snprintf(title,
                          sizeof(title),
-                         "GPU allocation, trace %s, %lu seeds from %lu",
+                         "GPU allocation, trace %s, %lu seed%s from %lu",
                          name,
                          a.seeds,
+                         a.seeds == 1 ? "" : "s",
                          a.seed);
                 r = write_plot(a.plot, title, sums, a.n_policies);
         }

@@ -297,12 +297,20 @@ int xp_sim_run(const struct xp_sim_trace *trace,
         struct xp_sim_result res = {0};
         struct run r = {.t = trace, .res = &res};
         double frag = 0, free_milli = 0;
+        int64_t demand = 0;
         int k;
 
         for (size_t i = 0; i < trace->n_nodes; i++)
                 r.capacity += trace->nodes[i].gpus * 1000;
-        if (r.capacity == 0 || trace->n_pods == 0)
-                return xp_errorf(err, -EINVAL, "the cluster has no GPUs or the workload no pods");
+        for (size_t i = 0; i < trace->n_pods; i++)
+                demand += xp_sim_pod_demand(&trace->pods[i]);
+        if (r.capacity == 0)
+                return xp_errorf(err, -EINVAL, "the cluster has no GPUs");
+        if (trace->n_pods == 0)
+                return xp_errorf(err, -EINVAL, "the workload has no pods");
+        /* without GPU demand the arrivals would be drawn for ever */
+        if (demand == 0 && !options->departures)
+                return xp_errorf(err, -EINVAL, "the workload has no pods asking GPUs");
         for (size_t i = 0; i <= XP_SIM_PERCENT_MAX; i++)
                 res.ratio[i] = -1;
         r.node_order = malloc(trace->n_nodes * sizeof(*r.node_order));
