@@ -206,19 +206,29 @@ int sim_pods_build(const struct xp_sim_trace *t, struct xp_pod ***ret, struct xp
 
         if (!pods)
                 return xp_errorf(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; i < t->n_pods; i++) {
-                _cleanup_free_ char *text = sim_pod_json(&t->pods[i], t->pods[i].name);
-                int r =
-                    text
+        *ret = pods;
+        return 0;
+}
+
+int sim_pod_get(const struct xp_sim_trace *t,
+                struct xp_pod **pods,
+                size_t i,
+                struct xp_pod **ret,
+                struct xp_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (!pods[i]) {
+                text = sim_pod_json(&t->pods[i], t->pods[i].name);
+                r = text
                         ? xp_pod_from_json_text(
                               text, strlen(text), t->pods[i].name, XP_DECODE_TRUSTED, &pods[i], err)
                         : xp_errorf(err, -ENOMEM, "out of memory");
-                if (r < 0) {
-                        sim_pods_free(pods, i);
+                if (r < 0)
                         return r;
-                }
         }
-        *ret = pods;
+        *ret = pods[i];
         return 0;
 }
 

@@ -59,13 +59,17 @@ static int64_t node_index(const struct run *r, const char *name)
 /* Places trace pod i as arrival number seq; records it. */
 static int arrive(struct run *r, size_t i, size_t seq, struct xp_error *err)
 {
-        struct xp_pod *pod = r->pods[i];
-        struct xp_sim_placement *out = &r->res->placements[r->res->arrived++];
+        struct xp_pod *pod;
+        struct xp_sim_placement *out = &r->res->placements[r->res->arrived];
         _cleanup_(xp_placement_done) struct xp_placement pl = {0};
         _cleanup_free_ char *reason = NULL, *ann = NULL;
-        char name[64], *saved = pod->metadata.name;
-        int k;
+        char name[64], *saved;
+        int k = sim_pod_get(r->t, r->pods, i, &pod, err);
 
+        if (k < 0)
+                return k;
+        r->res->arrived++;
+        saved = pod->metadata.name;
         *out = (struct xp_sim_placement){.pod = i, .node = -1};
         snprintf(name, sizeof(name), "p%zu", seq);
         pod->metadata.name = name;
