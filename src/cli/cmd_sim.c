@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -423,6 +424,11 @@ int xp_cmd_sim(int argc, char **argv)
         r = parse_args(argc, argv, &a);
         if (r != 0)
                 return r > 0 ? 0 : 2;
+        /* made before the replays, so a bad directory stops the run before minutes of work */
+        if (a.export && mkdir(a.export, 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "xpool sim: --export %s: %m\n", a.export);
+                return 1;
+        }
         if (a.csv && !(csv = fopen(a.csv, "we"))) {
                 fprintf(stderr, "xpool sim: --csv %s: %m\n", a.csv);
                 return 1;
