@@ -251,7 +251,7 @@ static int header_row(struct reader *rd, char *line)
         ssize_t n;
 
         if (strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte order mark */
-                memmove(line, line + 3, strlen(line + 3) + 1);
+                line += 3;
         n = split(line, f);
         if (n == -EINVAL)
                 return line_error(rd, (int)n);
@@ -297,5 +297,9 @@ int sim_csv_read(const char *path, struct sim_table *table, struct xp_error *err
         if (r < 0)
                 while (*table->n > rd.n0)
                         table->done((char *)*table->items + --(*table->n) * table->size);
+        if (r < 0 && *table->n == 0) { /* nothing read: the caller holds nothing to free */
+                free(*table->items);
+                *table->items = NULL;
+        }
         return r;
 }

@@ -162,6 +162,10 @@ int xp_sim_read_nodes(const char *path, struct xp_sim_trace *trace, struct xp_er
         if (r >= 0 && (r = sim_nodes_unique(trace, path, err)) < 0)
                 while (trace->n_nodes > n0)
                         node_done(&trace->nodes[--trace->n_nodes]);
+        if (r < 0 && trace->n_nodes == 0) {
+                free(trace->nodes);
+                trace->nodes = NULL;
+        }
         return r;
 }
 
