@@ -261,6 +261,30 @@ static const char *trace_name(const char *path, char *buf, size_t size)
         return buf;
 }
 
+/* The table's header, once, when the first file has been read (an error prints no table). */
+static void print_header(const struct sim_args *a)
+{
+        static bool printed;
+
+        if (printed)
+                return;
+        printed = true;
+        if (a->departures)
+                printf("%-14s %-14s %-16s %12s\n",
+                       "TRACE",
+                       "POLICY",
+                       "TIME-AVG ALLOC",
+                       "PLACEMENTS/S");
+        else
+                printf("%-14s %-14s %-15s %-15s %-9s %12s\n",
+                       "TRACE",
+                       "POLICY",
+                       "ALLOC@100%",
+                       a->percent == 130 ? "ALLOC@130%" : "ALLOC@END",
+                       "FRAG",
+                       "PLACEMENTS/S");
+}
+
 /* The first policy's first replay, in this process: --export writes its placements. */
 static int run_export(const struct sim_args *a,
                       const struct xp_sim_trace *t,
@@ -367,6 +391,7 @@ static int run_file(const struct sim_args *a,
                 return r;
         }
         warn_unknown_models(&t, a->pods[f]);
+        print_header(a);
         trace_name(a->pods[f], name, name_size);
         opts = calloc(a->n_policies * a->seeds, sizeof(*opts));
         res = calloc(a->n_policies * a->seeds, sizeof(*res));
@@ -439,20 +464,6 @@ int xp_cmd_sim(int argc, char **argv)
                         ? "trace,policy,seeds,time_avg_pct,placements_per_s\n"
                         : "trace,policy,seeds,alloc100_pct,alloc100_sd,allocend_pct,allocend_sd,frag_pct,placements_per_s\n",
                     csv);
-        if (a.departures)
-                printf("%-14s %-14s %-16s %12s\n",
-                       "TRACE",
-                       "POLICY",
-                       "TIME-AVG ALLOC",
-                       "PLACEMENTS/S");
-        else
-                printf("%-14s %-14s %-15s %-15s %-9s %12s\n",
-                       "TRACE",
-                       "POLICY",
-                       "ALLOC@100%",
-                       a.percent == 130 ? "ALLOC@130%" : "ALLOC@END",
-                       "FRAG",
-                       "PLACEMENTS/S");
         for (size_t f = 0; f < a.n_pods && r >= 0; f++)
                 r = run_file(&a, f, name, sizeof(name), sums, csv);
         if (csv && fclose(csv) != 0 && r >= 0) {
