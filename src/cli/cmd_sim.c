@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -95,6 +97,13 @@ static int parse_number(const char *opt, const char *text, unsigned long max, un
         return 0;
 }
 
+static bool ends_with_svg(const char *path)
+{
+        size_t len = strlen(path);
+
+        return len >= 4 && strcasecmp(path + len - 4, ".svg") == 0;
+}
+
 static int parse_args(int argc, char **argv, struct sim_args *a)
 {
         static const struct option opts[] = {
@@ -168,12 +177,32 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         r = -EINVAL;
                 }
         }
+        if (r >= 0 && a->plot && !ends_with_svg(a->plot)) {
+                fprintf(stderr,
+                        "xpool sim: --plot %s: the curves are drawn as SVG; name the file .svg "
+                        "(a browser or rsvg-convert makes a PNG of it)\n",
+                        a->plot);
+                return -EINVAL;
+        }
         if (r >= 0 && (a->n_pods == 0 || (!a->nodes && !a->manifests[0]) || optind < argc ||
                        a->seeds == 0 || a->percent < 100 || a->jobs == 0))
                 r = -EINVAL;
         if (r < 0)
                 fputs(usage, stderr);
         return r;
+}
+
+/* The trace's name as a CSV field: quoted when a file's name holds a comma or a quote. */
+static void csv_name(FILE *csv, const char *name)
+{
+        if (!strpbrk(name, ",\"\r\n")) {
+                fputs(name, csv);
+                return;
+        }
+        fputc('"', csv);
+        for (const char *p = name; *p; p++)
+                fputs(*p == '"' ? "\"\"" : (char[]){*p, 0}, csv);
+        fputc('"', csv);
 }
 
 static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv)
@@ -187,9 +216,10 @@ static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv
                        100 * s->time_avg,
                        s->placements_per_s);
                 if (csv)
+                        csv_name(csv, s->trace);
+                if (csv)
                         fprintf(csv,
-                                "%s,%s,%zu,%.4f,%.0f\n",
-                                s->trace,
+                                ",%s,%zu,%.4f,%.0f\n",
                                 name,
                                 s->runs,
                                 100 * s->time_avg,
@@ -206,9 +236,10 @@ static void print_row(const struct xp_sim_summary *s, bool departures, FILE *csv
                100 * s->frag_rate,
                s->placements_per_s);
         if (csv)
+                csv_name(csv, s->trace);
+        if (csv)
                 fprintf(csv,
-                        "%s,%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n",
-                        s->trace,
+                        ",%s,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f\n",
                         name,
                         s->runs,
                         100 * s->mean[100],
@@ -228,6 +259,30 @@ static const char *trace_name(const char *path, char *buf, size_t size)
 
         snprintf(buf, size, "%.*s", (int)len, p);
         return buf;
+}
+
+/* The table's header, once, when the first file has been read (an error prints no table). */
+static void print_header(const struct sim_args *a)
+{
+        static bool printed;
+
+        if (printed)
+                return;
+        printed = true;
+        if (a->departures)
+                printf("%-14s %-14s %-16s %12s\n",
+                       "TRACE",
+                       "POLICY",
+                       "TIME-AVG ALLOC",
+                       "PLACEMENTS/S");
+        else
+                printf("%-14s %-14s %-15s %-15s %-9s %12s\n",
+                       "TRACE",
+                       "POLICY",
+                       "ALLOC@100%",
+                       a->percent == 130 ? "ALLOC@130%" : "ALLOC@END",
+                       "FRAG",
+                       "PLACEMENTS/S");
 }
 
 /* The first policy's first replay, in this process: --export writes its placements. */
@@ -279,6 +334,41 @@ static int run_replays(const struct sim_args *a,
         return 0;
 }
 
+static bool cluster_has_model(const struct xp_sim_trace *t, const char *model, size_t len)
+{
+        for (size_t i = 0; i < t->n_nodes; i++)
+                if (t->nodes[i].model && strlen(t->nodes[i].model) == len &&
+                    strncmp(t->nodes[i].model, model, len) == 0)
+                        return true;
+        return false;
+}
+
+/* A gpu_spec naming only models no node has is allowed (the pod is dropped) but worth a word. */
+static void warn_unknown_models(const struct xp_sim_trace *t, const char *path)
+{
+        size_t n = 0;
+        const char *example = NULL;
+
+        for (size_t i = 0; i < t->n_pods; i++) {
+                const char *p = t->pods[i].gpu_spec;
+                bool known = p == NULL;
+                while (p && !known) {
+                        size_t len = strcspn(p, "|");
+                        known = cluster_has_model(t, p, len);
+                        p = p[len] ? p + len + 1 : NULL;
+                }
+                if (!known && n++ == 0)
+                        example = t->pods[i].gpu_spec;
+        }
+        if (n)
+                fprintf(stderr,
+                        "xpool sim: %s: %zu pods ask only for GPU models no node has (such as "
+                        "\"%s\"); they will fit nowhere\n",
+                        path,
+                        n,
+                        example);
+}
+
 static int run_file(const struct sim_args *a,
                     size_t f,
                     char *name,
@@ -300,6 +390,8 @@ static int run_file(const struct sim_args *a,
                 xp_sim_trace_done(&t);
                 return r;
         }
+        warn_unknown_models(&t, a->pods[f]);
+        print_header(a);
         trace_name(a->pods[f], name, name_size);
         opts = calloc(a->n_policies * a->seeds, sizeof(*opts));
         res = calloc(a->n_policies * a->seeds, sizeof(*res));
@@ -357,6 +449,11 @@ int xp_cmd_sim(int argc, char **argv)
         r = parse_args(argc, argv, &a);
         if (r != 0)
                 return r > 0 ? 0 : 2;
+        /* made before the replays, so a bad directory stops the run before minutes of work */
+        if (a.export && mkdir(a.export, 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "xpool sim: --export %s: %m\n", a.export);
+                return 1;
+        }
         if (a.csv && !(csv = fopen(a.csv, "we"))) {
                 fprintf(stderr, "xpool sim: --csv %s: %m\n", a.csv);
                 return 1;
@@ -367,20 +464,6 @@ int xp_cmd_sim(int argc, char **argv)
                         ? "trace,policy,seeds,time_avg_pct,placements_per_s\n"
                         : "trace,policy,seeds,alloc100_pct,alloc100_sd,allocend_pct,allocend_sd,frag_pct,placements_per_s\n",
                     csv);
-        if (a.departures)
-                printf("%-14s %-14s %-16s %12s\n",
-                       "TRACE",
-                       "POLICY",
-                       "TIME-AVG ALLOC",
-                       "PLACEMENTS/S");
-        else
-                printf("%-14s %-14s %-15s %-15s %-9s %12s\n",
-                       "TRACE",
-                       "POLICY",
-                       "ALLOC@100%",
-                       a.percent == 130 ? "ALLOC@130%" : "ALLOC@END",
-                       "FRAG",
-                       "PLACEMENTS/S");
         for (size_t f = 0; f < a.n_pods && r >= 0; f++)
                 r = run_file(&a, f, name, sizeof(name), sums, csv);
         if (csv && fclose(csv) != 0 && r >= 0) {
@@ -390,9 +473,10 @@ int xp_cmd_sim(int argc, char **argv)
         if (r >= 0 && a.plot && !a.departures) {
                 snprintf(title,
                          sizeof(title),
-                         "GPU allocation, trace %s, %lu seeds from %lu",
+                         "GPU allocation, trace %s, %lu seed%s from %lu",
                          name,
                          a.seeds,
+                         a.seeds == 1 ? "" : "s",
                          a.seed);
                 r = write_plot(a.plot, title, sums, a.n_policies);
         }

@@ -59,13 +59,17 @@ static int64_t node_index(const struct run *r, const char *name)
 /* Places trace pod i as arrival number seq; records it. */
 static int arrive(struct run *r, size_t i, size_t seq, struct xp_error *err)
 {
-        struct xp_pod *pod = r->pods[i];
-        struct xp_sim_placement *out = &r->res->placements[r->res->arrived++];
+        struct xp_pod *pod;
+        struct xp_sim_placement *out = &r->res->placements[r->res->arrived];
         _cleanup_(xp_placement_done) struct xp_placement pl = {0};
         _cleanup_free_ char *reason = NULL, *ann = NULL;
-        char name[64], *saved = pod->metadata.name;
-        int k;
+        char name[64], *saved;
+        int k = sim_pod_get(r->t, r->pods, i, &pod, err);
 
+        if (k < 0)
+                return k;
+        r->res->arrived++;
+        saved = pod->metadata.name;
         *out = (struct xp_sim_placement){.pod = i, .node = -1};
         snprintf(name, sizeof(name), "p%zu", seq);
         pod->metadata.name = name;
@@ -297,12 +301,20 @@ int xp_sim_run(const struct xp_sim_trace *trace,
         struct xp_sim_result res = {0};
         struct run r = {.t = trace, .res = &res};
         double frag = 0, free_milli = 0;
+        int64_t demand = 0;
         int k;
 
         for (size_t i = 0; i < trace->n_nodes; i++)
                 r.capacity += trace->nodes[i].gpus * 1000;
-        if (r.capacity == 0 || trace->n_pods == 0)
-                return xp_errorf(err, -EINVAL, "the cluster has no GPUs or the workload no pods");
+        for (size_t i = 0; i < trace->n_pods; i++)
+                demand += xp_sim_pod_demand(&trace->pods[i]);
+        if (r.capacity == 0)
+                return xp_errorf(err, -EINVAL, "the cluster has no GPUs");
+        if (trace->n_pods == 0)
+                return xp_errorf(err, -EINVAL, "the workload has no pods");
+        /* without GPU demand the arrivals would be drawn for ever */
+        if (demand == 0 && !options->departures)
+                return xp_errorf(err, -EINVAL, "the workload has no pods asking GPUs");
         for (size_t i = 0; i <= XP_SIM_PERCENT_MAX; i++)
                 res.ratio[i] = -1;
         r.node_order = malloc(trace->n_nodes * sizeof(*r.node_order));

@@ -16,6 +16,9 @@
 #define BOTTOM 60
 #define Y_MIN  50.0 /* percent: below it every policy is the same straight line */
 #define Y_MAX  100.0
+/* percent: no policy allocates more than has arrived, so every curve enters the frame right of
+ * Y_MIN; the axis starts there and the plateaus, where the policies differ, get the width */
+#define X_MIN Y_MIN
 
 static const char *const colours[] = {
     "#7f7f7f",
@@ -31,7 +34,7 @@ static const char *const colours[] = {
 
 static double px(double x, double x_max)
 {
-        return LEFT + (W - LEFT - RIGHT) * x / x_max;
+        return LEFT + (W - LEFT - RIGHT) * (x - X_MIN) / (x_max - X_MIN);
 }
 
 static double py(double y)
@@ -42,7 +45,7 @@ static double py(double y)
 
 static void grid(FILE *f, double x_max)
 {
-        for (int x = 0; x <= (int)x_max; x += 10) {
+        for (int x = (int)X_MIN; x <= (int)x_max; x += 10) {
                 fprintf(f,
                         "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#e0e0e0'/>\n",
                         px(x, x_max),
@@ -92,12 +95,29 @@ static void curve(FILE *f, const struct xp_sim_summary *s, const char *colour, d
 
         fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.8' points='", colour);
         for (unsigned k = 0; k <= s->percent; k++) {
-                if (s->mean[k] < 0 || 100 * s->mean[k] < Y_MIN)
+                if (s->mean[k] < 0 || 100 * s->mean[k] < Y_MIN || k < X_MIN)
                         continue; /* below the frame: every policy the same straight line */
                 fprintf(f, "%s%.1f,%.1f", started ? " " : "", px(k, x_max), py(100 * s->mean[k]));
                 started = 1;
         }
         fprintf(f, "'/>\n");
+}
+
+/* The title carries a file's name, which may hold what XML reserves. */
+static void xml_text(FILE *f, const char *text)
+{
+        for (const char *p = text; *p; p++) {
+                if (*p == '<')
+                        fputs("&lt;", f);
+                else if (*p == '>')
+                        fputs("&gt;", f);
+                else if (*p == '&')
+                        fputs("&amp;", f);
+                else if (*p == '\'')
+                        fputs("&apos;", f);
+                else
+                        fputc(*p, f);
+        }
 }
 
 int xp_sim_plot_svg(FILE *f, const char *title, const struct xp_sim_summary *s, size_t n)
@@ -107,15 +127,16 @@ int xp_sim_plot_svg(FILE *f, const char *title, const struct xp_sim_summary *s, 
         for (size_t i = 0; i < n; i++)
                 if (s[i].percent > x_max)
                         x_max = s[i].percent;
-        if (x_max <= 0)
+        if (x_max <= X_MIN)
                 return -EINVAL;
         fprintf(
             f,
             "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
             W,
             H);
-        fprintf(
-            f, "<text x='%d' y='28' font-size='16' text-anchor='middle'>%s</text>\n", W / 2, title);
+        fprintf(f, "<text x='%d' y='28' font-size='16' text-anchor='middle'>", W / 2);
+        xml_text(f, title);
+        fputs("</text>\n", f);
         grid(f, x_max);
         for (size_t i = 0; i < n; i++)
                 curve(f, &s[i], colours[i % (sizeof(colours) / sizeof(*colours))], x_max);

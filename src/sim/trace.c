@@ -1,114 +1,129 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The trace's CSV files: a node list and a pod list with the columns the trace's README names.
- * Every row is checked (field count, integers, ranges), and a bad one is named by file and line.
+ * The trace's CSV files: a node list and a pod list. Columns are found by the header's names, in
+ * any order; the columns the method needs must be there, the optional ones may be missing, others
+ * are ignored. Blank lines, CRLF line ends, a UTF-8 byte order mark, spaces around fields and
+ * quoted fields ("a,b", "" for a quote) are read as a spreadsheet writes them. Every row is
+ * checked (field count against the header, integers, ranges), and a bad one is named by file and
+ * line. A line is at most SIM_LINE_MAX bytes and a file at most SIM_ROWS_MAX rows, so what a file
+ * can make the reader hold is bounded before it is read.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_csv.h"
+#include "sim_internal.h"
 #include "xpool/macro.h"
 #include "xpool/sim.h"
 
-#define FIELDS_MAX 16
+enum {
+        NODE_SN,
+        NODE_CPU,
+        NODE_MEM,
+        NODE_GPU,
+        NODE_MODEL,
+        NODE_COLS
+};
+enum {
+        POD_NAME,
+        POD_CPU,
+        POD_MEM,
+        POD_NUM_GPU,
+        POD_GPU_MILLI,
+        POD_SPEC,
+        POD_CREATION,
+        POD_DELETION,
+        POD_COLS
+};
 
-static void fclosep(FILE **f)
-{
-        if (*f)
-                fclose(*f);
-}
-
-/* Splits line (changed in place) at commas; the count, or FIELDS_MAX + 1 for too many. */
-static size_t split(char *line, char **f)
-{
-        size_t n = 0;
-
-        line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line;; p++) {
-                if (n > FIELDS_MAX)
-                        return n;
-                f[n++] = p;
-                p = strchr(p, ',');
-                if (!p)
-                        return n;
-                *p = '\0';
-        }
-}
-
-static int int_field(const char *text, int64_t min, int64_t *ret)
-{
-        char *end;
-        long long v;
-
-        if (!text[0])
-                return -EINVAL;
-        errno = 0;
-        v = strtoll(text, &end, 10);
-        if (errno || *end || v < min)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
+static const struct sim_column node_columns[] = {
+    {"sn", true}, {"cpu_milli", true}, {"memory_mib", true}, {"gpu", true}, {"model", false}};
+static const struct sim_column pod_columns[] = {{"name", true},
+                                                {"cpu_milli", true},
+                                                {"memory_mib", true},
+                                                {"num_gpu", true},
+                                                {"gpu_milli", true},
+                                                {"gpu_spec", false},
+                                                {"creation_time", false},
+                                                {"deletion_time", false}};
 
 static int bad(struct xp_error *err, const char *path, size_t line, const char *what, const char *v)
 {
         return xp_errorf(err, -EINVAL, "%s:%zu: %s: \"%s\"", path, line, what, v);
 }
 
-static int
-node_row(char **f, size_t n, const char *path, size_t line, void *out, struct xp_error *err)
+/* An optional column's text: "" where the file has no such column. */
+static const char *opt(char **f, const ssize_t *col, size_t which)
 {
-        static const char *const what[] = {"cpu_milli", "memory_mib", "gpu"};
+        return col[which] < 0 ? "" : f[col[which]];
+}
+
+static int node_row(
+    char **f, const ssize_t *col, const char *path, size_t line, void *out, struct xp_error *err)
+{
         struct xp_sim_node *ret = out;
         int64_t *dst[] = {&ret->cpu_milli, &ret->memory_mib, &ret->gpus};
+        const char *model = opt(f, col, NODE_MODEL);
 
-        if (n != 5)
-                return xp_errorf(
-                    err, -EINVAL, "%s:%zu: expected 5 fields, found %zu", path, line, n);
-        if (!f[0][0])
-                return bad(err, path, line, "sn: must not be empty", f[0]);
+        if (!f[col[NODE_SN]][0])
+                return bad(err, path, line, "sn: must not be empty", f[col[NODE_SN]]);
         for (size_t i = 0; i < 3; i++)
-                if (int_field(f[i + 1], 0, dst[i]) < 0)
-                        return bad(err, path, line, what[i], f[i + 1]);
+                if (sim_csv_int(f[col[NODE_CPU + i]], 0, dst[i]) < 0)
+                        return bad(
+                            err, path, line, node_columns[NODE_CPU + i].name, f[col[NODE_CPU + i]]);
         if (ret->gpus > 8)
-                return bad(err, path, line, "gpu: at most 8", f[3]);
-        ret->name = strdup(f[0]);
-        ret->model = f[4][0] ? strdup(f[4]) : NULL;
-        if (!ret->name || (f[4][0] && !ret->model))
+                return bad(err, path, line, "gpu: at most 8", f[col[NODE_GPU]]);
+        ret->line = line;
+        ret->name = strdup(f[col[NODE_SN]]);
+        ret->model = model[0] ? strdup(model) : NULL;
+        if (!ret->name || (model[0] && !ret->model))
                 return xp_errorf(err, -ENOMEM, "%s:%zu: out of memory", path, line);
         return 0;
 }
 
-static int
-pod_row(char **f, size_t n, const char *path, size_t line, void *out, struct xp_error *err)
+static int pod_times(char **f,
+                     const ssize_t *col,
+                     const char *path,
+                     size_t line,
+                     struct xp_sim_pod *p,
+                     struct xp_error *err)
 {
-        static const char *const what[] = {"cpu_milli", "memory_mib", "num_gpu", "gpu_milli"};
+        const char *created = opt(f, col, POD_CREATION), *deleted = opt(f, col, POD_DELETION);
+
+        p->creation = p->deletion = -1;
+        if (created[0] && sim_csv_int(created, 0, &p->creation) < 0)
+                return bad(err, path, line, "creation_time", created);
+        if (deleted[0] && sim_csv_int(deleted, 0, &p->deletion) < 0)
+                return bad(err, path, line, "deletion_time", deleted);
+        return 0;
+}
+
+static int pod_row(
+    char **f, const ssize_t *col, const char *path, size_t line, void *out, struct xp_error *err)
+{
         struct xp_sim_pod *ret = out;
         int64_t *dst[] = {&ret->cpu_milli, &ret->memory_mib, &ret->num_gpu, &ret->gpu_milli};
+        const char *spec = opt(f, col, POD_SPEC), *milli = f[col[POD_GPU_MILLI]];
 
-        if (n != 5 && n != 11)
-                return xp_errorf(
-                    err, -EINVAL, "%s:%zu: expected 5 or 11 fields, found %zu", path, line, n);
-        if (!f[0][0])
-                return bad(err, path, line, "name: must not be empty", f[0]);
+        if (!f[col[POD_NAME]][0])
+                return bad(err, path, line, "name: must not be empty", f[col[POD_NAME]]);
         for (size_t i = 0; i < 4; i++)
-                if (int_field(f[i + 1], 0, dst[i]) < 0)
-                        return bad(err, path, line, what[i], f[i + 1]);
+                if (sim_csv_int(f[col[POD_CPU + i]], 0, dst[i]) < 0)
+                        return bad(
+                            err, path, line, pod_columns[POD_CPU + i].name, f[col[POD_CPU + i]]);
         if (ret->num_gpu > 8)
-                return bad(err, path, line, "num_gpu: at most 8", f[3]);
+                return bad(err, path, line, "num_gpu: at most 8", f[col[POD_NUM_GPU]]);
         if (ret->num_gpu == 1 && (ret->gpu_milli < 1 || ret->gpu_milli > 1000))
-                return bad(err, path, line, "gpu_milli: must be 1..1000 for one GPU", f[4]);
+                return bad(err, path, line, "gpu_milli: must be 1..1000 for one GPU", milli);
         if (ret->num_gpu > 1 && ret->gpu_milli != 1000)
-                return bad(err, path, line, "gpu_milli: must be 1000 for several GPUs", f[4]);
-        ret->creation = ret->deletion = -1;
-        if (n == 11 && (int_field(f[8], 0, &ret->creation) < 0))
-                return bad(err, path, line, "creation_time", f[8]);
-        if (n == 11 && f[9][0] && int_field(f[9], 0, &ret->deletion) < 0)
-                return bad(err, path, line, "deletion_time", f[9]);
-        ret->name = strdup(f[0]);
-        ret->gpu_spec = n == 11 && f[5][0] ? strdup(f[5]) : NULL;
-        if (!ret->name || (n == 11 && f[5][0] && !ret->gpu_spec))
+                return bad(err, path, line, "gpu_milli: must be 1000 for several GPUs", milli);
+        if (pod_times(f, col, path, line, ret, err) < 0)
+                return -EINVAL;
+        ret->name = strdup(f[col[POD_NAME]]);
+        ret->gpu_spec = spec[0] ? strdup(spec) : NULL;
+        if (!ret->name || (spec[0] && !ret->gpu_spec))
                 return xp_errorf(err, -ENOMEM, "%s:%zu: out of memory", path, line);
         return 0;
 }
@@ -131,89 +146,40 @@ static void pod_done(void *q)
         free(p->manifest);
 }
 
-/* Reads the rows of path into *items (size each), the header checked against header. */
-static int read_rows(const char *path,
-                     const char *header,
-                     size_t size,
-                     void **items,
-                     size_t *n,
-                     int (*row)(char **, size_t, const char *, size_t, void *, struct xp_error *),
-                     void (*done)(void *),
-                     struct xp_error *err)
-{
-        _cleanup_(fclosep) FILE *f = fopen(path, "re");
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0, line_no = 0, n0 = *n;
-        char *fields[FIELDS_MAX + 1];
-        int r = 0;
-
-        if (!f)
-                return xp_errorf(err, -errno, "%s: cannot open: %m", path);
-        while (getline(&line, &cap, f) > 0) {
-                char *m;
-                line_no++;
-                if (line_no == 1) {
-                        if (strncmp(line, header, strlen(header)) != 0)
-                                r = xp_errorf(err,
-                                              -EINVAL,
-                                              "%s:1: expected a header starting \"%s\"",
-                                              path,
-                                              header);
-                        if (r < 0)
-                                break;
-                        continue;
-                }
-                m = realloc(*items, (*n + 1) * size);
-                if (!m) {
-                        r = xp_errorf(err, -ENOMEM, "%s: out of memory", path);
-                        break;
-                }
-                *items = m;
-                memset(m + *n * size, 0, size);
-                r = row(fields, split(line, fields), path, line_no, m + *n * size, err);
-                (*n)++;
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0 && line_no == 0)
-                r = xp_errorf(err, -EINVAL, "%s: empty file", path);
-        if (r < 0) {
-                while (*n > n0)
-                        done((char *)*items + --(*n) * size);
-        }
-        return r;
-}
-
 int xp_sim_read_nodes(const char *path, struct xp_sim_trace *trace, struct xp_error *err)
 {
-        void *items = trace->nodes;
-        int r = read_rows(path,
-                          "sn,cpu_milli,memory_mib,gpu,model",
-                          sizeof(*trace->nodes),
-                          &items,
-                          &trace->n_nodes,
-                          node_row,
-                          node_done,
-                          err);
+        struct sim_table table = {.columns = node_columns,
+                                  .n_columns = NODE_COLS,
+                                  .size = sizeof(*trace->nodes),
+                                  .items = (void **)&trace->nodes,
+                                  .n = &trace->n_nodes,
+                                  .row = node_row,
+                                  .done = node_done};
 
-        trace->nodes = items;
+        size_t n0 = trace->n_nodes;
+        int r = sim_csv_read(path, &table, err);
+
+        if (r >= 0 && (r = sim_nodes_unique(trace, path, err)) < 0)
+                while (trace->n_nodes > n0)
+                        node_done(&trace->nodes[--trace->n_nodes]);
+        if (r < 0 && trace->n_nodes == 0) {
+                free(trace->nodes);
+                trace->nodes = NULL;
+        }
         return r;
 }
 
 int xp_sim_read_pods(const char *path, struct xp_sim_trace *trace, struct xp_error *err)
 {
-        void *items = trace->pods;
-        int r = read_rows(path,
-                          "name,cpu_milli,memory_mib,num_gpu,gpu_milli",
-                          sizeof(*trace->pods),
-                          &items,
-                          &trace->n_pods,
-                          pod_row,
-                          pod_done,
-                          err);
+        struct sim_table table = {.columns = pod_columns,
+                                  .n_columns = POD_COLS,
+                                  .size = sizeof(*trace->pods),
+                                  .items = (void **)&trace->pods,
+                                  .n = &trace->n_pods,
+                                  .row = pod_row,
+                                  .done = pod_done};
 
-        trace->pods = items;
-        return r;
+        return sim_csv_read(path, &table, err);
 }
 
 void xp_sim_trace_done(struct xp_sim_trace *trace)

@@ -28,6 +28,7 @@ struct xp_sim_node {
         int64_t gpus;
         char *model;
         char *manifest; /* the Node as JSON when read from a manifest; NULL: built from the row */
+        size_t line;    /* the row's line in its file; 0: from a manifest */
 };
 
 struct xp_sim_pod {
