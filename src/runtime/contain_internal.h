@@ -24,6 +24,9 @@ struct contain_bind {
         char *destination; /* absolute; its parent must exist, it is made when missing */
         bool dir;          /* source is a directory (else a file) */
         bool read_only;    /* readOnly, and always for the agent's files */
+        bool shared; /* a node path shared with every pod (--share): bound with its submounts */
+        int src_fd;  /* the child's: the source opened, before /tmp is replaced */
+        int tree_fd; /* the child's: the bound mount, until the node turns read-only */
 };
 
 struct contain_plan {
@@ -93,11 +96,23 @@ void contain_plan_done(struct contain_plan *p);
  */
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg);
 
-/* contain_bind.c: the spec's "binds" resolved into p (before the fork; they need the
- * container's own mount namespace), freed by contain_binds_free; applied in the child. */
-int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_error *err);
+/* contain_bind.c: the spec's "binds" (and "share", the node's paths shared with every pod) resolved
+ * into p (before the fork; they need the container's own mount namespace), freed by
+ * contain_binds_free; applied in the child. */
+int contain_plan_binds(struct contain_plan *p,
+                       const json_t *list,
+                       const json_t *shares,
+                       struct xp_error *err);
 void contain_binds_free(struct contain_plan *p);
 int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg);
+/* In the child: each bind's source opened (b->src_fd) while the node's /tmp is still in view. */
+int contain_child_bind_sources(const struct contain_plan *p, const char **what, const char **arg);
+/* In the child, once the node is read-only: the writable binds made writable again, every
+ * bind's fd closed. */
+int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only);
+/* contain_mountpoint.c: path's mount point opened O_PATH, made where missing, with no symbolic
+ * link followed that anyone but root could have planted: fd or -errno (-ELOOP for such a link). */
+int contain_mount_point(const char *path, bool dir);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
  * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */
 int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg);
