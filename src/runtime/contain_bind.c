@@ -14,16 +14,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "contain_internal.h"
+#include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/runtime.h"
 
@@ -88,11 +87,7 @@ static int resolve(const char *source, const char *sub, char **ret, struct xp_er
  * when a link appeared since it was resolved. */
 static int open_no_links(const char *path)
 {
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-
-        return fd < 0 ? -errno : fd;
+        return xp_open_no_links(AT_FDCWD, path, 0);
 }
 
 /* b's resolved source checked as it is now, and whether it is a directory. */

@@ -11,13 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "contain_internal.h"
+#include "xpool/fileio.h"
 
 /* Trusted links followed on one path at most (the kernel's own limit is 40). */
 #define TRUSTED_LINKS_MAX 8
@@ -29,12 +28,7 @@ struct walk {
 
 static int open_beneath(int at, const char *name)
 {
-        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                               .resolve =
-                                   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
-        int fd = (int)syscall(SYS_openat2, at, name, &how, sizeof how);
-
-        return fd < 0 ? -errno : fd;
+        return xp_open_no_links(at, name, XP_NO_LINKS_BENEATH | XP_NO_LINKS_OPEN_LINK);
 }
 
 /* A link only root could have put there: root's, in a directory no one else may write. */
