@@ -272,12 +272,16 @@ int contain_child_bind_sources(const struct contain_plan *p, const char **what, 
         for (size_t i = 0; i < p->n_binds; i++) {
                 struct contain_bind *b = &p->binds[i];
 
+                struct stat st;
+
                 b->src_fd = open_no_links(b->source);
-                if (b->src_fd < 0) {
+                if (b->src_fd < 0 || fstat(b->src_fd, &st) < 0) {
                         *what = "opening the volume source (a link appeared on its path) for";
                         *arg = b->destination;
-                        return b->src_fd;
+                        return b->src_fd < 0 ? b->src_fd : -errno;
                 }
+                b->src_dev = st.st_dev;
+                b->src_ino = st.st_ino;
         }
         return 0;
 }
@@ -326,18 +330,23 @@ static int attach(struct contain_bind *b, int dst)
 }
 
 /* Each volume bound on its mount point, made where missing (contain_mount_point()). */
-int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg)
+int contain_child_binds(
+    const struct contain_plan *p, const int *tmp, size_t n_tmp, const char **what, const char **arg)
 {
         for (size_t i = 0; i < p->n_binds; i++) {
                 struct contain_bind *b = &p->binds[i];
                 int dst, r;
 
                 *arg = b->destination;
-                dst = contain_mount_point(b->destination, b->dir);
+                dst = contain_mount_point(p, b->destination, b->dir, tmp, n_tmp);
                 if (dst < 0) {
                         *what = dst == -ELOOP ? "making the mount point (a symbolic link someone "
                                                 "but root made is on its path) of the volume at"
-                                              : "making the mount point of the volume at";
+                                : dst == -EROFS
+                                    ? "making the mount point (missing on the node, "
+                                      "where a process pod makes one only below its "
+                                      "own /tmp, a shared path or in /) of the volume at"
+                                    : "making the mount point of the volume at";
                         return dst;
                 }
                 r = attach(b, dst);

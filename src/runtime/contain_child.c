@@ -212,7 +212,7 @@ node_view(const struct contain_plan *p, bool *all_ro, const char **what, const c
                 r = private_tmp(p, tmp, what, arg);
         /* before the node turns read-only: a missing mount point is made on it */
         if (r >= 0)
-                r = contain_child_binds(p, what, arg);
+                r = contain_child_binds(p, tmp, N_PRIVATE_TMP, what, arg);
         if (r >= 0 && (!p->privileged || p->read_only_root))
                 r = read_only_node(p, tmp, all_ro, what, arg);
         for (size_t i = 0; i < N_PRIVATE_TMP; i++)

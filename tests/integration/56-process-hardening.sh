@@ -10,6 +10,8 @@
 #   - a volume whose mountPath passes a symbolic link a non-root user planted in a shared
 #     directory fails to start, saying why, and nothing is made where the link points; a
 #     mountPath below the shared directory is made there;
+#   - so does one below root's link in a root-only directory of the shared path (a root pod's);
+#   - a non-root pod's emptyDir at a missing /opt/.../mp fails, and nothing is made in /opt;
 #   - every pod's token volume at /var/run/secrets/... passes the node's own link /var/run ->
 #     /run (root's, in a directory only root writes), which is followed.
 source "$(dirname "$0")/lib.sh"
@@ -23,6 +25,10 @@ chmod 0777 "$shared/open"
 # a link a node user (nobody) left in the shared, world-writable directory
 ln -s "$target" "$shared/open/evil"
 chown -h 65534:65534 "$shared/open/evil"
+# root's link in a root-only directory of the shared path: what a root pod can leave there
+mkdir -p "$shared/rootonly"
+chmod 0755 "$shared/rootonly"
+ln -s "$target" "$shared/rootonly/evil"
 probe=.xpool-h16-$$
 node_tmp_marker=/tmp/xpool-h16-marker.$$
 : >"$node_tmp_marker"
@@ -152,7 +158,7 @@ expect_in "privileged: the node's /tmp in view" "$tmp/out" "nodetmp=yes"
 rm -f "/opt/$probe"
 
 # ---- mount points: a planted link is not followed; a new one below a shared path is made ----------
-mp_pod() { # name, mountPath
+mp_pod() { # name, mountPath, security context
   cat <<EOF
 apiVersion: v1
 kind: Pod
@@ -161,6 +167,7 @@ spec:
   restartPolicy: Never
   containers:
   - name: c
+    securityContext: ${3:-{\}}
     command: [sh, -c, "touch $2/x && echo mounted"]
     volumeMounts: [{name: v, mountPath: $2}]
   volumes: [{name: v, emptyDir: {}}]
@@ -168,7 +175,9 @@ EOF
 }
 mp_pod planted "$shared/open/evil/mp" >"$tmp/planted.yaml"
 mp_pod fresh "$shared/open/new/mp" >"$tmp/fresh.yaml"
-for p in planted fresh; do check "apply $p" 0 "${k[@]}" apply -f "$tmp/$p.yaml"; done
+mp_pod rootlink "$shared/rootonly/evil/mp" >"$tmp/rootlink.yaml"
+mp_pod optmp "/opt/$probe/mp" '{runAsUser: 65534}' >"$tmp/optmp.yaml"
+for p in planted fresh rootlink optmp; do check "apply $p" 0 "${k[@]}" apply -f "$tmp/$p.yaml"; done
 poll "fresh completes" 60 Succeeded phase fresh
 [[ -d $shared/open/new/mp ]] || { echo "FAIL fresh's mount point was not made in the shared path"; failures=$((failures + 1)); }
 poll "planted fails" 60 Failed phase planted
@@ -176,5 +185,13 @@ check "planted's message" 0 "${k[@]}" get pod planted -o 'jsonpath={.status.cont
 expect_in "... saying why" "$tmp/out" "symbolic link"
 [[ ! -e $target/mp ]] || { echo "FAIL a mount point was made through the planted link"; failures=$((failures + 1)); }
 [[ ! -e $target/mp/x ]] || { echo "FAIL planted wrote through the link"; failures=$((failures + 1)); }
+poll "a root link in a shared path is not followed either" 60 Failed phase rootlink
+check "rootlink's message" 0 "${k[@]}" get pod rootlink -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
+expect_in "... saying why" "$tmp/out" "symbolic link"
+[[ ! -e $target/mp ]] || { echo "FAIL a mount point was made through root's link in the shared path"; failures=$((failures + 1)); }
+poll "a mountPath missing below /opt fails" 60 Failed phase optmp
+check "optmp's message" 0 "${k[@]}" get pod optmp -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
+expect_in "... saying why" "$tmp/out" "missing on the node"
+[[ ! -e /opt/$probe ]] || { echo "FAIL a non-root pod made /opt/$probe on the node"; rm -rf "/opt/$probe"; failures=$((failures + 1)); }
 
 finish 56-process-hardening
