@@ -100,6 +100,22 @@ static int copy_hide_paths(struct xp_agent *a,
         return r < 0 ? xp_errorf(err, r, "the paths hidden from containers: %s", strerror(-r)) : 0;
 }
 
+/* The node's paths shared with process containers (--share), made absolute. */
+static int copy_share_paths(struct xp_agent *a, const char *const *paths, struct xp_error *err)
+{
+        size_t n = 0;
+        int r = 0;
+
+        while (paths && paths[n])
+                n++;
+        a->share_paths = calloc(n + 1, sizeof(*a->share_paths));
+        if (!a->share_paths)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = absolute(paths[i], &a->share_paths[i]);
+        return r < 0 ? xp_errorf(err, r, "the paths shared with containers: %s", strerror(-r)) : 0;
+}
+
 static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
 {
         char host[256];
@@ -167,6 +183,8 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         if (!a->state_dir)
                 return -ENOMEM;
         r = copy_hide_paths(a, o->hide_paths, o->state_dir != NULL, err);
+        if (r >= 0)
+                r = copy_share_paths(a, o->share_paths, err);
         if (r < 0)
                 return r;
         a->policy =
@@ -610,6 +628,7 @@ static int open_runtime(struct xp_agent *a, struct xp_error *err)
                                          .log_max_bytes = a->log_max_bytes,
                                          .log_max_files = a->log_max_files,
                                          .hide_paths = (const char *const *)a->hide_paths,
+                                         .share_paths = (const char *const *)a->share_paths,
                                          .cdi_dir = a->containers.cdi_dir,
                                          .ipc_dir = a->ipc_dir,
                                          .detach_paths = a->host_network_only ? NULL : detach},
@@ -868,6 +887,9 @@ void xp_agent_free(struct xp_agent *a)
         for (size_t i = 0; a->hide_paths && a->hide_paths[i]; i++)
                 free(a->hide_paths[i]);
         free(a->hide_paths);
+        for (size_t i = 0; a->share_paths && a->share_paths[i]; i++)
+                free(a->share_paths[i]);
+        free(a->share_paths);
         xp_agent_containers_done(&a->containers);
         free(a);
 }

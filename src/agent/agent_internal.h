@@ -215,6 +215,7 @@ struct xp_agent {
         struct xp_launch_policy policy;      /* the flags, and what the runtime can isolate with */
         struct xp_agent_isolation isolation; /* the same, for the IsolationDegraded condition */
         char **hide_paths;                   /* NULL-terminated: what no container may see */
+        char **share_paths; /* NULL-terminated: the node's paths process containers may write */
         struct xp_agent_containers containers; /* runtime classes, CDI, hostPath allow-list */
 
         struct xp_apiclient_options api; /* strings borrowed from the fields above */

@@ -427,6 +427,11 @@ int xp_cmd_agent(int argc, char **argv)
         }
 
         hide_secrets(&a, &server_data);
+        r = xp_cli_runtime_env("xpool agent", &a.runtime);
+        if (r != 0) {
+                xp_kubeconfig_done(&config);
+                return r;
+        }
 
         /* Block the stop signals before any thread starts, so that all inherit the mask and
          * sigwait() below is the one place they arrive. */

@@ -448,6 +448,9 @@ int xp_cmd_up(int argc, char **argv)
                     "xpool up: --simulate is the seed's node description: give it or --node-description FILE, not both\n");
                 return XP_EXIT_USAGE;
         }
+        r = xp_cli_runtime_env("xpool up", &a.runtime);
+        if (r != 0)
+                return r;
         server_options.tls = a.no_tls ? XP_SERVER_TLS_OFF : XP_SERVER_TLS_GENERATE;
         r = prepare(&a, data_dir != NULL, &paths);
         if (r != 0)

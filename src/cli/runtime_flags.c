@@ -2,11 +2,45 @@
 /* The container flags `xpool agent` and `xpool up` share (docs/containers.md), and those of
  * their pods' local ephemeral storage (docs/agent.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "runtime_flags.h"
 #include "xpool/duration.h"
+
+static int add_share(struct xp_cli_runtime_flags *f, const char *path, const char *cmd)
+{
+        if (f->n_shares >= XP_CLI_HOST_PATHS_MAX || path[0] != '/' || strcmp(path, "/") == 0) {
+                fprintf(stderr,
+                        "%s: --share '%s': expected an absolute path below / (at most %d)\n",
+                        cmd,
+                        path,
+                        XP_CLI_HOST_PATHS_MAX);
+                return -1;
+        }
+        f->shares[f->n_shares++] = path;
+        f->o->share_paths = f->shares;
+        return 0;
+}
+
+int xp_cli_runtime_env(const char *cmd, struct xp_cli_runtime_flags *f)
+{
+        const char *env = getenv("XPOOL_SHARE");
+        char *save = NULL;
+
+        if (!env || !*env)
+                return 0;
+        if (strlen(env) >= sizeof f->shares_env) {
+                fprintf(stderr, "%s: XPOOL_SHARE: too long\n", cmd);
+                return XP_EXIT_USAGE;
+        }
+        strcpy(f->shares_env, env);
+        for (char *p = strtok_r(f->shares_env, ":", &save); p; p = strtok_r(NULL, ":", &save))
+                if (add_share(f, p, cmd) < 0)
+                        return XP_EXIT_USAGE;
+        return 0;
+}
 
 int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f)
 {
@@ -50,6 +84,8 @@ int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli
                                              &f->o->housekeeping_interval_ms) == 0
                            ? 1
                            : -XP_EXIT_USAGE;
+        case XP_OPT_SHARE:
+                return add_share(f, arg, cmd) < 0 ? -XP_EXIT_USAGE : 1;
         case XP_OPT_EVICTION_HARD:
                 f->o->eviction_hard = arg; /* checked by the agent, with what is wrong */
                 return 1;

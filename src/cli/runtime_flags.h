@@ -22,6 +22,7 @@ enum {
         XP_OPT_ALLOW_HOST_PATH,
         XP_OPT_HOUSEKEEPING_INTERVAL,
         XP_OPT_EVICTION_HARD,
+        XP_OPT_SHARE,
 };
 
 #define XP_CLI_RUNTIME_OPTIONS                                                                     \
@@ -30,6 +31,7 @@ enum {
             {"cdi-dir", required_argument, NULL, XP_OPT_CDI_DIR},                                  \
             {"housekeeping-interval", required_argument, NULL, XP_OPT_HOUSEKEEPING_INTERVAL},      \
             {"eviction-hard", required_argument, NULL, XP_OPT_EVICTION_HARD},                      \
+            {"share", required_argument, NULL, XP_OPT_SHARE},                                      \
         {                                                                                          \
                 "allow-host-path", required_argument, NULL, XP_OPT_ALLOW_HOST_PATH                 \
         }
@@ -43,6 +45,9 @@ enum {
         "                           DATA/cdi with simulated devices)\n"                              \
         "      --allow-host-path PATH  hostPath volumes may come from below PATH (repeatable;\n"     \
         "                           none by default)\n"                                              \
+        "      --share PATH         a path of the node process containers see and may write as\n"    \
+        "                           the node has it (repeatable; also XPOOL_SHARE=PATH:PATH);\n"     \
+        "                           the rest of the node is read-only to them (docs/security.md)\n"  \
         "      --housekeeping-interval DURATION  how often pods' local ephemeral storage is\n"       \
         "                           measured against their limits (default 10s; docs/agent.md)\n"    \
         "      --eviction-hard nodefs.available<N%|SIZE  below this free space on the data\n"        \
@@ -56,8 +61,14 @@ struct xp_cli_runtime_flags {
         size_t n_classes;
         const char *host_paths[XP_CLI_HOST_PATHS_MAX + 1];
         size_t n_host_paths;
+        const char *shares[XP_CLI_HOST_PATHS_MAX + 1];
+        size_t n_shares;
+        char shares_env[4096]; /* XPOOL_SHARE's copy, which shares point into */
 };
 
 /* One of the container flags: 1 when c is one (taken), 0 when it is not, -XP_EXIT_USAGE after
  * saying what is wrong. cmd names the command in messages. */
 int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f);
+/* After the flags: the paths of XPOOL_SHARE (separated by ':') added to --share's. 0, or
+ * XP_EXIT_USAGE after saying what is wrong. */
+int xp_cli_runtime_env(const char *cmd, struct xp_cli_runtime_flags *f);

@@ -14,16 +14,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "contain_internal.h"
+#include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/runtime.h"
 
@@ -88,11 +87,7 @@ static int resolve(const char *source, const char *sub, char **ret, struct xp_er
  * when a link appeared since it was resolved. */
 static int open_no_links(const char *path)
 {
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-
-        return fd < 0 ? -errno : fd;
+        return xp_open_no_links(AT_FDCWD, path, 0);
 }
 
 /* b's resolved source checked as it is now, and whether it is a directory. */
@@ -138,21 +133,66 @@ static int host_secrets(const struct contain_plan *p, const char *source, struct
         return 0;
 }
 
-int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_error *err)
+/* The node's shared paths (--share), first: a volume may be mounted below one. Missing ones are
+ * left out; the node's secrets below one stay hidden (masked after the binds). */
+static int plan_shares(struct contain_plan *p, const json_t *shares, struct xp_error *err)
 {
-        size_t n = json_array_size(list);
+        if (p->privileged) /* sees the node's file system as it is */
+                return 0;
+        for (size_t i = 0; i < json_array_size(shares); i++) {
+                const char *path = json_string_value(json_array_get(shares, i));
+                struct contain_bind *b = &p->binds[p->n_binds];
+                int r;
+
+                if (!path || path[0] != '/')
+                        return xp_errorf(
+                            err, -EINVAL, "spec: contain.share[%zu] is not an absolute path", i);
+                b->source = realpath(path, NULL);
+                if (!b->source && (errno == ENOENT || errno == ENOTDIR))
+                        continue;
+                if (!b->source || strcmp(b->source, "/") == 0) {
+                        r = b->source ? -EINVAL : -errno;
+                        free(b->source);
+                        b->source = NULL;
+                        return xp_errorf(err,
+                                         r,
+                                         "sharing %s with pods: %s",
+                                         path,
+                                         r == -EINVAL ? "it is the root directory" : strerror(-r));
+                }
+                r = check_source(b, err);
+                if (r < 0 || !(b->destination = strdup(b->source))) {
+                        free(b->source);
+                        b->source = NULL;
+                        return r < 0 ? r : xp_errorf(err, -ENOMEM, "spec: out of memory");
+                }
+                b->shared = true;
+                p->n_binds++;
+        }
+        return 0;
+}
+
+int contain_plan_binds(struct contain_plan *p,
+                       const json_t *list,
+                       const json_t *shares,
+                       struct xp_error *err)
+{
+        size_t n = json_array_size(list), n_shares = json_array_size(shares);
         int r;
 
-        if (n == 0)
+        if (n == 0 && (n_shares == 0 || !p->namespaces))
                 return 0;
         if (!p->namespaces)
                 return xp_errorf(
                     err,
                     -EPERM,
                     "the volumes of a process pod need the container's own mount namespace, which this node cannot give (isolation is degraded)");
-        p->binds = calloc(n, sizeof(*p->binds));
+        p->binds = calloc(n + n_shares, sizeof(*p->binds));
         if (!p->binds)
                 return xp_errorf(err, -ENOMEM, "spec: out of memory");
+        r = plan_shares(p, shares, err);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < n; i++) {
                 const json_t *o = json_array_get(list, i);
                 const char *src = json_string_value(json_object_get(o, "source"));
@@ -202,48 +242,6 @@ void contain_binds_free(struct contain_plan *p)
         p->n_binds = 0;
 }
 
-/* The missing directories above path (0755): the in-cluster
- * /var/run/secrets/kubernetes.io/serviceaccount of every pod's token is on no node. */
-static int make_parents(const char *path)
-{
-        char buf[PATH_MAX];
-        size_t n = strlen(path);
-
-        if (n >= sizeof buf) {
-                errno = ENAMETOOLONG;
-                return -1;
-        }
-        memcpy(buf, path, n + 1);
-        for (char *p = buf + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                        return -1;
-                *p = '/';
-        }
-        return 0;
-}
-
-/* The mount point, made with its missing parents when it is missing. */
-static int mount_point(const struct contain_bind *b)
-{
-        struct stat st;
-        int fd;
-
-        if (stat(b->destination, &st) == 0)
-                return 0;
-        if (errno != ENOENT || make_parents(b->destination) < 0)
-                return -1;
-        if (b->dir)
-                return mkdir(b->destination, 0755) < 0 && errno != EEXIST ? -1 : 0;
-        fd = open(b->destination, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-                return -1;
-        close(fd);
-        return 0;
-}
-
 /* "/proc/self/fd/N" into buf, without stdio (the child after the fork). */
 static void fd_path(int fd, char buf[static 32])
 {
@@ -261,39 +259,123 @@ static void fd_path(int fd, char buf[static 32])
 }
 
 /*
- * Each source opened again here with no symbolic link allowed on its real path, and that open
- * file bound: a directory of an emptyDir's path swapped for a link since the plan resolved it (by
- * another container of the pod) fails the start with ELOOP rather than binding the node's files.
- * Opened in this mount namespace: a bind from a file of the parent's is refused (EINVAL).
+ * Each source opened again here with no symbolic link allowed on its real path: a directory of
+ * an emptyDir's path swapped for a link since the plan resolved it (by another container of the
+ * pod) fails the start with ELOOP rather than binding the node's files. Opened in this mount
+ * namespace (a bind from a file of the parent's is refused, EINVAL), before the container's own
+ * /tmp covers the node's, where a source may lie.
  */
-int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg)
+int contain_child_bind_sources(const struct contain_plan *p, const char **what, const char **arg)
 {
+        for (size_t i = 0; i < p->n_binds; i++)
+                p->binds[i].src_fd = p->binds[i].tree_fd = -1;
         for (size_t i = 0; i < p->n_binds; i++) {
-                const struct contain_bind *b = &p->binds[i];
-                char path[32];
-                int fd, r = 0;
+                struct contain_bind *b = &p->binds[i];
 
-                *what = "binding a volume at";
-                *arg = b->destination;
-                if (mount_point(b) < 0)
-                        return errno ? -errno : -EIO;
-                fd = open_no_links(b->source);
-                if (fd < 0) {
+                struct stat st;
+
+                b->src_fd = open_no_links(b->source);
+                if (b->src_fd < 0 || fstat(b->src_fd, &st) < 0) {
                         *what = "opening the volume source (a link appeared on its path) for";
-                        return fd;
+                        *arg = b->destination;
+                        return b->src_fd < 0 ? b->src_fd : -errno;
                 }
-                fd_path(fd, path);
-                if (mount(path, b->destination, NULL, MS_BIND, NULL) < 0)
-                        r = errno ? -errno : -EIO;
-                close(fd);
-                if (r < 0)
-                        return r;
-                if (b->read_only && mount(NULL,
-                                          b->destination,
-                                          NULL,
-                                          MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
-                                          NULL) < 0)
-                        return errno ? -errno : -EIO;
+                b->src_dev = st.st_dev;
+                b->src_ino = st.st_ino;
         }
         return 0;
+}
+
+/*
+ * b's source bound on the mount point dst: a detached copy, made read-only before it is
+ * attached, moved onto dst's file (open_tree, mount_setattr, move_mount), so that no path is
+ * looked up again. Before Linux 5.2 (5.12 for mount_setattr) mount(2) on the fds' paths, and
+ * the read-only remount on the destination's path.
+ */
+static int attach(struct contain_bind *b, int dst)
+{
+        struct mount_attr ro = {.attr_set =
+                                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+        int tree = open_tree(b->src_fd,
+                             "",
+                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                 (b->shared ? AT_RECURSIVE : 0));
+        bool ro_left = b->read_only;
+        char from[32], to[32];
+
+        if (tree >= 0) {
+                if (ro_left && mount_setattr(tree, "", AT_EMPTY_PATH, &ro, sizeof ro) == 0)
+                        ro_left = false;
+                else if (ro_left && errno != ENOSYS)
+                        return -errno;
+                if (move_mount(
+                        tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                        return -errno;
+                b->tree_fd = tree;
+        } else {
+                if (errno != ENOSYS)
+                        return -errno;
+                fd_path(b->src_fd, from);
+                fd_path(dst, to);
+                if (mount(from, to, NULL, MS_BIND | (b->shared ? MS_REC : 0), NULL) < 0)
+                        return -errno;
+        }
+        if (ro_left && mount(NULL,
+                             b->destination,
+                             NULL,
+                             MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                             NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Each volume bound on its mount point, made where missing (contain_mount_point()). */
+int contain_child_binds(
+    const struct contain_plan *p, const int *tmp, size_t n_tmp, const char **what, const char **arg)
+{
+        for (size_t i = 0; i < p->n_binds; i++) {
+                struct contain_bind *b = &p->binds[i];
+                int dst, r;
+
+                *arg = b->destination;
+                dst = contain_mount_point(p, b->destination, b->dir, tmp, n_tmp);
+                if (dst < 0) {
+                        *what = dst == -ELOOP ? "making the mount point (a symbolic link someone "
+                                                "but root made is on its path) of the volume at"
+                                : dst == -EROFS
+                                    ? "making the mount point (missing on the node, "
+                                      "where a process pod makes one only below its "
+                                      "own /tmp, a shared path or in /) of the volume at"
+                                    : "making the mount point of the volume at";
+                        return dst;
+                }
+                r = attach(b, dst);
+                close(dst);
+                close(b->src_fd);
+                b->src_fd = -1;
+                if (r < 0) {
+                        *what = "binding a volume at";
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only)
+{
+        struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
+        int r = 0;
+
+        for (size_t i = 0; i < p->n_binds; i++) {
+                struct contain_bind *b = &p->binds[i];
+
+                if (b->tree_fd < 0)
+                        continue;
+                if (node_read_only && !b->read_only && r == 0 &&
+                    mount_setattr(b->tree_fd, "", AT_EMPTY_PATH, &rw, sizeof rw) < 0)
+                        r = -errno;
+                close(b->tree_fd);
+                b->tree_fd = -1;
+        }
+        return r;
 }

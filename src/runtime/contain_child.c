@@ -32,12 +32,13 @@ static int fail(const char *step, const char *path, const char **what, const cha
         return r < 0 ? r : -EIO;
 }
 
-/* An empty read-only directory, or /dev/null, over path. */
+/* An empty read-only directory, or /dev/null, over path. One not in the container's view (below
+ * the node's /tmp, which the container's own covers) has nothing to hide. */
 static int mask(const char *path, bool dir, const char **what, const char **arg)
 {
         if (dir ? mount("tmpfs", path, "tmpfs", MS_RDONLY | MNT_SAFE, "mode=0555,nr_inodes=1") < 0
                 : mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-                return fail("hiding", path, what, arg);
+                return errno == ENOENT ? 0 : fail("hiding", path, what, arg);
         return 0;
 }
 
@@ -63,26 +64,72 @@ static int read_only(const char *path, uint64_t attrs, const char **what, const 
 
 #define ATTR_SAFE (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
 
-/* Every mount read-only, /dev and what is below it (shm, pts, mqueue) left writable. */
-static int read_only_root(const char **what, const char **arg)
+/* The directories where every user of the node may write, which the container gets its own of. */
+static const char *const private_tmp_paths[] = {"/tmp", "/var/tmp"};
+#define N_PRIVATE_TMP (sizeof private_tmp_paths / sizeof *private_tmp_paths)
+
+static bool volume_at(const struct contain_plan *p, const char *path)
+{
+        for (size_t i = 0; i < p->n_binds; i++)
+                if (strcmp(p->binds[i].destination, path) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * The container's own /tmp and /var/tmp: tmpfs, charged to its memory limit as /dev/shm is,
+ * unless a volume is mounted there (an emptyDir at /tmp, as on Kubernetes). The node's are
+ * shared by its users and pods: what one pod leaves there (a link, a program) another would
+ * find. fds[i]: the mount, made writable again once the node is read-only; -1 where none.
+ */
+static int private_tmp(const struct contain_plan *p, int fds[], const char **what, const char **arg)
+{
+        for (size_t i = 0; i < N_PRIVATE_TMP; i++) {
+                const char *path = private_tmp_paths[i];
+                struct stat st;
+
+                if (volume_at(p, path) || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+                        return fail("mounting", path, what, arg);
+                fds[i] = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[i] < 0)
+                        return fail("opening", path, what, arg);
+        }
+        return 0;
+}
+
+/*
+ * Every mount of the node read-only, /dev and what is below it (shm, pts, mqueue) left
+ * writable, and the container's own /tmp and /var/tmp writable again unless
+ * readOnlyRootFilesystem (its volumes too, by contain_child_binds_writable()). *all: every
+ * mount turned read-only (Linux 5.12's mount_setattr), else the root mount alone did.
+ */
+static int read_only_node(
+    const struct contain_plan *p, const int tmp[], bool *all, const char **what, const char **arg)
 {
         struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
         struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
         struct statx stx;
 
+        *all = false;
         if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0) {
                 if (errno != ENOSYS)
-                        return fail("making the root read-only", "/", what, arg);
+                        return fail("making the node read-only", "/", what, arg);
                 /* before Linux 5.12: the root mount alone */
                 if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
-                        return fail("making the root read-only", "/", what, arg);
+                        return fail("making the node read-only", "/", what, arg);
                 return 0;
         }
+        *all = true;
         if (statx(AT_FDCWD, "/dev", AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) == 0 &&
             (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
             (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
             mount_setattr(AT_FDCWD, "/dev", AT_RECURSIVE, &rw, sizeof(rw)) < 0)
                 return fail("keeping /dev writable", "/dev", what, arg);
+        for (size_t i = 0; i < N_PRIVATE_TMP && !p->read_only_root; i++)
+                if (tmp[i] >= 0 && mount_setattr(tmp[i], "", AT_EMPTY_PATH, &rw, sizeof(rw)) < 0)
+                        return fail("keeping writable", private_tmp_paths[i], what, arg);
         return 0;
 }
 
@@ -111,8 +158,8 @@ static int read_only_sys(const struct contain_plan *p, const char **what, const 
 }
 
 /* What a container must not change on the node: /proc's and /sys's kernel knobs (OCI's default
- * lists), the node's programs and configuration. */
-static int kernel_paths(const char **what, const char **arg)
+ * lists), the node's programs and configuration (already read-only where node_read_only). */
+static int kernel_paths(bool node_read_only, const char **what, const char **arg)
 {
         struct stat st;
         int r;
@@ -122,7 +169,7 @@ static int kernel_paths(const char **what, const char **arg)
                     (r = read_only(xp_contain_readonly_paths[i], ATTR_SAFE, what, arg)) < 0)
                         return r;
         /* the node's programs and configuration: a write there is code the node runs as root */
-        for (size_t i = 0; xp_contain_system_paths[i]; i++)
+        for (size_t i = 0; !node_read_only && xp_contain_system_paths[i]; i++)
                 if (lstat(xp_contain_system_paths[i], &st) == 0 && S_ISDIR(st.st_mode) &&
                     (r = read_only(xp_contain_system_paths[i], 0, what, arg)) < 0)
                         return r;
@@ -218,8 +265,40 @@ int contain_child_own_terminals(const struct contain_plan *p,
         return 0;
 }
 
+/* The pod's volumes (and the node's shared paths) over the container's own /tmp, then the node
+ * read-only around them: a root pod writes nothing of the node's outside its volumes. */
+static int
+node_view(const struct contain_plan *p, bool *all_ro, const char **what, const char **arg)
+{
+        int tmp[N_PRIVATE_TMP], r;
+
+        for (size_t i = 0; i < N_PRIVATE_TMP; i++)
+                tmp[i] = -1;
+        /* the sources first: they may lie below the node's /tmp */
+        r = contain_child_bind_sources(p, what, arg);
+        if (r >= 0 && !p->privileged)
+                r = private_tmp(p, tmp, what, arg);
+        /* before the node turns read-only: a missing mount point is made on it */
+        if (r >= 0)
+                r = contain_child_binds(p, tmp, N_PRIVATE_TMP, what, arg);
+        if (r >= 0 && (!p->privileged || p->read_only_root))
+                r = read_only_node(p, tmp, all_ro, what, arg);
+        for (size_t i = 0; i < N_PRIVATE_TMP; i++)
+                if (tmp[i] >= 0)
+                        close(tmp[i]);
+        if (r < 0)
+                return r;
+        r = contain_child_binds_writable(p, *all_ro);
+        if (r < 0) {
+                errno = -r;
+                return fail("making the volumes writable again", "/", what, arg);
+        }
+        return 0;
+}
+
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)
 {
+        bool node_read_only = false;
         int r;
 
         /* the pod's network: every container of the pod joins the one namespace */
@@ -238,11 +317,9 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         for (size_t i = 0; p->detach && p->detach[i]; i++)
                 if (umount2(p->detach[i], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
                         return fail("detaching", p->detach[i], what, arg);
-        /* before the root turns read-only (a missing mount point is made) and before the node's
-         * secrets are hidden (the sources are below the agent's data directory) */
-        if ((r = contain_child_binds(p, what, arg)) < 0)
-                return r;
-        if (p->read_only_root && (r = read_only_root(what, arg)) < 0)
+        /* before the node's secrets are hidden (the sources are below the agent's data
+         * directory) */
+        if ((r = node_view(p, &node_read_only, what, arg)) < 0)
                 return r;
         /* the pid namespace's own processes only: no other pod's, no agent's command line */
         if (mount("proc", "/proc", "proc", MNT_SAFE, NULL) < 0)
@@ -250,7 +327,7 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         if (!p->privileged) {
                 r = read_only_sys(p, what, arg);
                 if (r >= 0)
-                        r = kernel_paths(what, arg);
+                        r = kernel_paths(node_read_only, what, arg);
                 if (r < 0)
                         return r;
         }

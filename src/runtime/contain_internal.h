@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "xpool/contain.h"
 #include "xpool/error.h"
@@ -24,6 +25,11 @@ struct contain_bind {
         char *destination; /* absolute; its parent must exist, it is made when missing */
         bool dir;          /* source is a directory (else a file) */
         bool read_only;    /* readOnly, and always for the agent's files */
+        bool shared;   /* a node path shared with every pod (--share): bound with its submounts */
+        int src_fd;    /* the child's: the source opened, before /tmp is replaced */
+        int tree_fd;   /* the child's: the bound mount, until the node turns read-only */
+        dev_t src_dev; /* the child's: the source's, to tell what lies below it */
+        ino_t src_ino;
 };
 
 struct contain_plan {
@@ -102,11 +108,30 @@ int contain_child_own_terminals(const struct contain_plan *p,
                                 const char **what,
                                 const char **arg);
 
-/* contain_bind.c: the spec's "binds" resolved into p (before the fork; they need the
- * container's own mount namespace), freed by contain_binds_free; applied in the child. */
-int contain_plan_binds(struct contain_plan *p, const json_t *list, struct xp_error *err);
+/* contain_bind.c: the spec's "binds" (and "share", the node's paths shared with every pod) resolved
+ * into p (before the fork; they need the container's own mount namespace), freed by
+ * contain_binds_free; applied in the child. */
+int contain_plan_binds(struct contain_plan *p,
+                       const json_t *list,
+                       const json_t *shares,
+                       struct xp_error *err);
 void contain_binds_free(struct contain_plan *p);
-int contain_child_binds(const struct contain_plan *p, const char **what, const char **arg);
+int contain_child_binds(const struct contain_plan *p,
+                        const int *tmp,
+                        size_t n_tmp,
+                        const char **what,
+                        const char **arg);
+/* In the child: each bind's source opened (b->src_fd) while the node's /tmp is still in view. */
+int contain_child_bind_sources(const struct contain_plan *p, const char **what, const char **arg);
+/* In the child, once the node is read-only: the writable binds made writable again, every
+ * bind's fd closed. */
+int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only);
+/* contain_mountpoint.c: path's mount point opened O_PATH, made where missing (only below the
+ * container's own /tmp and /var/tmp, tmp[n_tmp] (-1: none), p's shares, in / itself or on the
+ * token path, else -EROFS), with no symbolic link followed that anyone but the node's root could
+ * have planted (-ELOOP): fd or -errno. */
+int contain_mount_point(
+    const struct contain_plan *p, const char *path, bool dir, const int *tmp, size_t n_tmp);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
  * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */
 int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg);

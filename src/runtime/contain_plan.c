@@ -318,11 +318,14 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
                 p->sysfs = !p->privileged;
         }
         if (!p->namespaces)
-                return contain_plan_binds(p, json_object_get(c, "binds"), err);
+                return contain_plan_binds(
+                    p, json_object_get(c, "binds"), json_object_get(c, "share"), err);
         r = read_detach(p, json_object_get(c, "detach"), err);
         if (r >= 0)
                 r = resolve_hide(p, json_object_get(c, "hide"), err);
-        return r < 0 ? r : contain_plan_binds(p, json_object_get(c, "binds"), err);
+        return r < 0 ? r
+                     : contain_plan_binds(
+                           p, json_object_get(c, "binds"), json_object_get(c, "share"), err);
 }
 
 void contain_plan_done(struct contain_plan *p)

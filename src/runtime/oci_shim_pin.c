@@ -12,15 +12,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim_internal.h"
+#include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 
@@ -36,14 +35,14 @@ static bool below(const char *path, const char *dir)
 /* source, opened without following a link, bound onto BUNDLE/pinned/<i>. */
 static int pin(const char *bundle, size_t i, const char *source, char *ret, size_t size)
 {
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        _cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, source, &how, sizeof how);
+        _cleanup_close_ int fd = xp_open_no_links(AT_FDCWD, source, 0);
         char proc[64];
         struct stat st;
         int point;
 
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
                 return -errno;
         if ((size_t)snprintf(ret, size, "%s/" PIN_DIR "/%zu", bundle, i) >= size)
                 return -ENAMETOOLONG;

@@ -47,6 +47,7 @@ struct xp_runtime {
         struct xp_cgroup_root *root; /* NULL when containers run without cgroups */
         char **hide;                 /* NULL-terminated: paths no container sees */
         char **detach;               /* NULL-terminated: mount points no container keeps */
+        char **share;                /* NULL-terminated: the node's paths pods may write */
         pthread_mutex_t filters_lock;
         pthread_mutex_t pods_lock; /* the pods' own files (oci_pod.c) */
         struct {
@@ -581,6 +582,9 @@ void xp_runtime_free(struct xp_runtime *rt)
         for (size_t i = 0; rt->detach && rt->detach[i]; i++)
                 free(rt->detach[i]);
         free(rt->detach);
+        for (size_t i = 0; rt->share && rt->share[i]; i++)
+                free(rt->share[i]);
+        free(rt->share);
         free(rt->warning);
         free(rt->cdi_dir);
         free(rt->ipc_dir);
@@ -789,18 +793,19 @@ static int copy_hide(struct xp_runtime *rt, const char *const *paths)
         return 0;
 }
 
-/* The mount points containers do not keep (the pods' network namespaces). */
-static int copy_detach(struct xp_runtime *rt, const char *const *paths)
+/* A NULL-terminated copy of paths: the mount points containers do not keep (the pods' network
+ * namespaces), the node's paths shared with pods. */
+static int copy_paths(char ***ret, const char *const *paths)
 {
         size_t n = 0;
 
         while (paths && paths[n])
                 n++;
-        rt->detach = calloc(n + 1, sizeof(*rt->detach));
-        if (!rt->detach)
+        *ret = calloc(n + 1, sizeof(**ret));
+        if (!*ret)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                if (!(rt->detach[i] = strdup(paths[i])))
+                if (!((*ret)[i] = strdup(paths[i])))
                         return -ENOMEM;
         return 0;
 }
@@ -877,7 +882,8 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root || !rt->cdi_dir ||
             !rt->ipc_dir || asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
-        if (copy_hide(rt, o->hide_paths) < 0 || copy_detach(rt, o->detach_paths) < 0)
+        if (copy_hide(rt, o->hide_paths) < 0 || copy_paths(&rt->detach, o->detach_paths) < 0 ||
+            copy_paths(&rt->share, o->share_paths) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
         rt->log_max_files = o->log_max_files ? o->log_max_files : 1;
@@ -1066,7 +1072,14 @@ contain_json(struct xp_runtime *rt, const struct xp_container_launch *l, char *c
                                       (const char *const *)rt->detach,
                                       filter_of(rt, l) >= 0);
 
-        /* the pod's volumes, bound by the shim's child (contain_bind.c) */
+        /* the node's shared paths and the pod's volumes, bound by the shim's child
+         * (contain_bind.c) */
+        if (o && rt->share[0] &&
+            json_object_set_new(o, "share", contain_strings_json((const char *const *)rt->share)) <
+                0) {
+                json_decref(o);
+                return NULL;
+        }
         if (o && l->n_mounts > 0 &&
             json_object_set_new(o, "binds", contain_binds_json(l->mounts, sources, l->n_mounts)) <
                 0) {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "xpool/fileio.h"
@@ -118,4 +120,15 @@ int xp_mkdir_p_at(int dirfd, const char *path, mode_t mode, struct xp_error *err
 int xp_mkdir_p(const char *path, mode_t mode, struct xp_error *err)
 {
         return xp_mkdir_p_at(AT_FDCWD, path, mode, err);
+}
+
+int xp_open_no_links(int dirfd, const char *path, unsigned how)
+{
+        struct open_how o = {.flags = O_PATH | O_CLOEXEC |
+                                      (how & XP_NO_LINKS_OPEN_LINK ? O_NOFOLLOW : 0),
+                             .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                        (how & XP_NO_LINKS_BENEATH ? RESOLVE_BENEATH : 0)};
+        int fd = (int)syscall(SYS_openat2, dirfd, path, &o, sizeof o);
+
+        return fd < 0 ? -errno : fd;
 }

@@ -4,6 +4,10 @@ set -euo pipefail
 xpool=${XPOOL_BIN:?}
 src=${XPOOL_SOURCE_DIR:?}
 tmp=$(mktemp -d)
+# Process pods see the node read-only, with a /tmp of their own (docs/security.md, "Pods"): the
+# agents the tests start share the scratch directory with them (their --share), where the
+# tests' pods run scripts from and write what the tests check.
+export XPOOL_SHARE=$tmp
 # What a test's daemons leave behind once they are stopped: the pods still running (an agent
 # that stops leaves its pods running, as the kubelet does: their shims run from $tmp, and
 # killing a container's first process ends its pid namespace), then what is mounted below $tmp

@@ -40,11 +40,22 @@ static char cname[32];
 
 static char *const default_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 
+/* The test's directory, which its containers write (the rest of the node is read-only to them,
+ * their /tmp their own); the runtime copies it. */
+static const char *const *shared(const struct fixture *f)
+{
+        static const char *paths[2];
+
+        paths[0] = f->tmp->dir;
+        return paths;
+}
+
 static void open_rt(struct fixture *f, uint64_t max_bytes, unsigned max_files)
 {
         struct xp_runtime_options o = {
             .state_dir = f->state,
             .log_dir = f->logs,
+            .share_paths = shared(f),
             .log_max_bytes = max_bytes,
             .log_max_files = max_files,
         };
@@ -726,8 +737,10 @@ static void without_cgroups(void **state)
         char *const waits[] = {"sh", "-c", cmd, NULL};
         struct xp_container_launch l = launch_of("uid-nocg", waits);
         struct xp_cgroup_limits lim = {.memory_bytes = 16 << 20};
-        struct xp_runtime_options o = {
-            .state_dir = f->state, .log_dir = f->logs, .cgroup_root = f->tmp->dir};
+        struct xp_runtime_options o = {.state_dir = f->state,
+                                       .log_dir = f->logs,
+                                       .cgroup_root = f->tmp->dir,
+                                       .share_paths = shared(f)};
         struct xp_container_record r = {0};
         pid_t left;
 
@@ -865,7 +878,8 @@ static void cgroup_parent_per_state(void **state)
         open_rt(f, 0, 0);
         assert_string_equal(xp_runtime_cgroup_parent(f->rt), parent);
         snprintf(other_state, sizeof(other_state), "%s/other", f->tmp->path);
-        o = (struct xp_runtime_options){.state_dir = other_state, .log_dir = f->logs};
+        o = (struct xp_runtime_options){
+            .state_dir = other_state, .log_dir = f->logs, .share_paths = shared(f)};
         assert_int_equal(xp_runtime_open(&o, &other, NULL), 0);
         assert_string_not_equal(xp_runtime_cgroup_parent(other), parent);
         xp_runtime_free(other);
@@ -948,8 +962,10 @@ static void default_containment(void **state)
         char secret[300], script[1024];
         char *const argv[] = {"sh", "-c", script, NULL};
         const char *hide[] = {secret, NULL};
-        struct xp_runtime_options o = {
-            .state_dir = f->state, .log_dir = f->logs, .hide_paths = hide};
+        struct xp_runtime_options o = {.state_dir = f->state,
+                                       .log_dir = f->logs,
+                                       .hide_paths = hide,
+                                       .share_paths = shared(f)};
         struct xp_container_launch l = launch_of("uid-contain", argv);
         struct xp_container_record r;
         _cleanup_free_ char *text = NULL, *spec_text = NULL;
@@ -1019,8 +1035,10 @@ static void process_volumes(void **state)
         char secret[300], host[300], mnt[300], scratch[320], ro[320], script[1024], path[600];
         char *const argv[] = {"sh", "-c", script, NULL};
         const char *hide[] = {secret, NULL};
-        struct xp_runtime_options o = {
-            .state_dir = f->state, .log_dir = f->logs, .hide_paths = hide};
+        struct xp_runtime_options o = {.state_dir = f->state,
+                                       .log_dir = f->logs,
+                                       .hide_paths = hide,
+                                       .share_paths = shared(f)};
         struct xp_container_mount m[] = {
             {.kind = XP_VOLUME_EMPTY_DIR, .volume = "scratch", .destination = scratch},
             {.kind = XP_VOLUME_HOST_PATH,
@@ -1135,8 +1153,10 @@ static void pod_network(void **state)
         char dir[160], ns[200], script[512], want[64];
         char *const argv[] = {"sh", "-c", script, NULL};
         const char *detach[] = {dir, NULL};
-        struct xp_runtime_options o = {
-            .state_dir = f->state, .log_dir = f->logs, .detach_paths = detach};
+        struct xp_runtime_options o = {.state_dir = f->state,
+                                       .log_dir = f->logs,
+                                       .detach_paths = detach,
+                                       .share_paths = shared(f)};
         struct xp_contain c = xp_contain_default();
         struct xp_container_launch l = launch_of("uid-netns", argv);
         struct xp_container_record r;

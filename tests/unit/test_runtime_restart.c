@@ -39,6 +39,16 @@ static char cname[32];
 
 static char *const default_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 
+/* The test's directory, which its containers write (the rest of the node is read-only to them,
+ * their /tmp their own); the runtime copies it. */
+static const char *const *shared(const struct fixture *f)
+{
+        static const char *paths[2];
+
+        paths[0] = f->tmp->dir;
+        return paths;
+}
+
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof(*f));
@@ -50,11 +60,12 @@ static int setup(void **state)
         snprintf(f->logs, sizeof(f->logs), "%s/logs", f->tmp->path);
         snprintf(f->ran, sizeof(f->ran), "%s/ran", f->tmp->dir);
         snprintf(f->script, sizeof(f->script), "echo ran >>%s; echo hello", f->ran);
-        assert_int_equal(
-            xp_runtime_open(&(struct xp_runtime_options){.state_dir = f->state, .log_dir = f->logs},
-                            &f->rt,
-                            &err),
-            0);
+        assert_int_equal(xp_runtime_open(&(struct xp_runtime_options){.state_dir = f->state,
+                                                                      .log_dir = f->logs,
+                                                                      .share_paths = shared(f)},
+                                         &f->rt,
+                                         &err),
+                         0);
         *state = f;
         return 0;
 }
@@ -249,10 +260,11 @@ static pid_t agent_killed_mid_start(struct fixture *f, const char *uid)
                 struct xp_container_record rec = {0};
                 struct xp_runtime *rt = NULL;
 
-                if (xp_runtime_open(
-                        &(struct xp_runtime_options){.state_dir = f->state, .log_dir = f->logs},
-                        &rt,
-                        NULL) < 0)
+                if (xp_runtime_open(&(struct xp_runtime_options){.state_dir = f->state,
+                                                                 .log_dir = f->logs,
+                                                                 .share_paths = shared(f)},
+                                    &rt,
+                                    NULL) < 0)
                         _exit(2);
                 (void)xp_runtime_start(rt, &l, &rec, NULL);
                 _exit(3); /* it never gets here: the shim waits for its log */

@@ -49,6 +49,9 @@ struct xp_agent_options {
         const char *const *hide_paths; /* NULL-terminated: paths no container may see besides
                                           the data directory (the token and kubeconfig files,
                                           the server's data directory) */
+        /* NULL-terminated: the node's paths process containers see and may write (--share); the
+         * rest of the node is read-only to them, their /tmp their own */
+        const char *const *share_paths;
         /* images (docs/images.md): the image store is DATA/images */
         const char *registries_file; /* NULL: XP_IMAGE_REGISTRIES_DEFAULT when it exists */
         const char *auth_file;       /* NULL: XP_IMAGE_AUTH_DEFAULT when it exists */

@@ -59,6 +59,10 @@ struct xp_runtime_options {
          * terminated, absolute; copied: the directory of the pods' network namespaces, whose
          * mounts would otherwise keep every pod's namespace alive while a container lives. */
         const char *const *detach_paths;
+        /* The node's paths every process container sees as the node has them and may write
+         * (the agent's --share), NULL-terminated, absolute; copied. The rest of the node is
+         * read-only to an unprivileged process container, its /tmp and /var/tmp its own. */
+        const char *const *share_paths;
 };
 
 /*
