@@ -13,6 +13,10 @@
 #     "keep" and "done" (in use) never; 80 % is out of reach: a FreeDiskSpaceFailed Event on the Node with
 #     the kubelet's message, then ImageGCFailed as it falls short again; what "old" gave back
 #     lifts the disk pressure before any pod is evicted: the keeper keeps running;
+#   - restarted with the collection off (--image-gc-high-threshold 100) and
+#     --eviction-hard nodefs.available<20%, spare1 imported again and the free space brought 2 MiB
+#     under the threshold: under disk pressure the agent deletes the unused image first, and as
+#     that is enough, evicts no pod;
 #   - thresholds are checked as the kubelet checks them.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/images_lib.sh"
@@ -27,13 +31,15 @@ mkdir -p "$fs"
 mount -t tmpfs -o size=64m tmpfs "$fs" || { echo "SKIP: cannot mount a tmpfs"; exit 77; }
 data=$fs/data
 up_pid=
+export KUBECONFIG=$data/admin.kubeconfig
+k=(kubectl --request-timeout=20s)
 stop_up() {
   [[ -n "$up_pid" ]] || return 0
   kill -TERM "$up_pid" 2>/dev/null || true
   wait "$up_pid" 2>/dev/null || true
   up_pid=
 }
-trap 'stop_up; umount -l "$fs" 2>/dev/null; release_tmp; rm -rf "$tmp"' EXIT
+trap '[[ -n "$up_pid" ]] && "${k[@]}" delete pods --all --wait=true --timeout=30s >/dev/null 2>&1; stop_up; umount -l "$fs" 2>/dev/null; release_tmp; rm -rf "$tmp"' EXIT
 
 # ---- five images, each with 4 MiB of its own above a shared busybox layer -----------------------
 for name in keep old done spare1 spare2; do
@@ -46,20 +52,22 @@ done
 images() { "$xpool" image list --data-dir "$data/agent" | awk 'NR > 1 { print $1 }' | sort | tr '\n' ' '; }
 check "the images are in the store" 0 test "$(images)" = "localhost/done localhost/keep localhost/old localhost/spare1 localhost/spare2 "
 
-log=$tmp/up.log
-"$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --node-name gc-node --pod-network host \
-  --ipc-dir "$tmp/ipc" --housekeeping-interval 1s --heartbeat 1s --minimum-image-ttl-duration 0s \
-  --eviction-hard 'nodefs.available<5%' >"$log" 2>&1 &
-up_pid=$!
-deadline=$((SECONDS + 30))
-until grep -q "^xpool is up" "$log"; do
-  kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 30 s:"; cat "$log"; exit 1; }
-  sleep 0.1
-done
+start_up() { # log, extra flags...
+  log=$1
+  shift
+  "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --node-name gc-node --pod-network host \
+    --ipc-dir "$tmp/ipc" --housekeeping-interval 1s --heartbeat 1s --minimum-image-ttl-duration 0s \
+    "$@" >"$log" 2>&1 &
+  up_pid=$!
+  local deadline=$((SECONDS + 30))
+  until grep -q "^xpool is up" "$log"; do
+    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 30 s:"; cat "$log"; exit 1; }
+    sleep 0.1
+  done
+}
+start_up "$tmp/up.log" --eviction-hard 'nodefs.available<5%'
 diag_log "$log"
-export KUBECONFIG=$data/admin.kubeconfig
-k=(kubectl --request-timeout=20s)
 diag_cluster "$KUBECONFIG"
 
 pod() { # name image command...
@@ -106,6 +114,22 @@ check "what the image gave back spared the pods" 0 test "$(phase keeper)" = Runn
 check "no pod was evicted" 1 grep -q "evicted pod" "$log"
 check "the keeper's image is refused to rm while it runs" 1 "$xpool" image rm --data-dir "$data/agent" localhost/keep:latest
 rm -f "$fs/fill1" "$fs/fill2"
+stop_up
+
+# ---- disk pressure with the collection off: unused images go before any pod is evicted ---------
+check "import spare1 again" 0 "$xpool" image import --data-dir "$data/agent" --name localhost/spare1 "$tmp/spare1.tar"
+start_up "$tmp/up2.log" --image-gc-high-threshold 100 --image-gc-low-threshold 99 --eviction-hard 'nodefs.available<20%'
+diag_log "$log"
+poll "the keeper is running again" 60 Running phase keeper
+# 2 MiB under the threshold: what spare1 gives back (4 MiB) lifts the pressure
+read -r total avail < <(df -B1 --output=size,avail "$fs" | tail -1)
+fallocate -l $((avail - total * 20 / 100 + 2 * 1024 * 1024)) "$fs/fill3"
+poll "under disk pressure the unused image is deleted" 30 "localhost/done localhost/keep " images
+expect_in "the agent says why" "$log" "disk pressure: deleting the images no container uses"
+check "that was enough: no pod was evicted" 1 grep -q "evicted pod" "$log"
+check "the keeper still runs" 0 test "$(phase keeper)" = Running
+rm -f "$fs/fill3"
+"${k[@]}" delete pod keeper done --wait=true --timeout=30s >/dev/null 2>&1 || true
 stop_up
 
 # ---- thresholds as the kubelet checks them ------------------------------------------------------
