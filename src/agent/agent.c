@@ -736,6 +736,8 @@ int xp_agent_new(const struct xp_agent_options *options,
                 r = xp_agent_pod_api_parse(a, options->api_service_address, err);
         if (r >= 0)
                 r = xp_agent_pressure_new(options->eviction_hard, &a->pressure, err);
+        if (r >= 0)
+                r = xp_agent_image_gc_setup(a, options, err);
         if (r < 0)
                 return r;
         r = token_key(a, a->log_key, err);

@@ -119,7 +119,8 @@ struct xp_agent_pods {
         pthread_mutex_t lock;
         json_t *pods;
         json_t *dirty;
-        json_t *done;       /* the uids whose cleanup is over: their pods are kept slim */
+        json_t *done;       /* the uids whose cleanup is over (their pods are kept slim): the images
+                               their containers named */
         bool listed;        /* the first list is in: uids absent from pods are gone */
         bool resync;        /* the server is back: every pod is to be compared with it again */
         atomic_bool relist; /* the watch is to list again at its next chance */
@@ -261,7 +262,13 @@ struct xp_agent {
         /* local ephemeral storage (ephemeral.h): the pass interval, the evicted pods' uids */
         int64_t housekeeping_ms; /* < 0: no pass */
         json_t *disk_evicted;
-        struct xp_agent_pressure *pressure; /* the node's disk (nodepressure.c) */
+        struct xp_agent_pressure *pressure;     /* the node's disk (nodepressure.c) */
+        struct {                                /* image garbage collection (imagegc.c) */
+                int high_percent, low_percent;  /* the kubelet's thresholds */
+                int64_t min_age_s;              /* --minimum-image-ttl-duration */
+                bool failed;                    /* the last collection fell short */
+                int64_t told_free_s, told_gc_s; /* the last Events of each reason; 0: none */
+        } image_gc;
         pthread_t housekeeping_thread;
         bool housekeeping_started;
 };
@@ -332,6 +339,8 @@ json_t *xp_agent_pod_slim(const json_t *pod);
  * it is deleted. *ret_slim (NULL: not wanted; caller decrefs) is the slim entry, to share, or
  * NULL when uid is absent or deleted. -ENOMEM (the entry then stays whole). */
 int xp_agent_pods_mark_done(struct xp_agent_pods *pods, const char *uid, json_t **ret_slim);
+/* The images of the done pods' containers, one array (NULL: out of memory). */
+json_t *xp_agent_pods_done_images(struct xp_agent_pods *pods);
 int xp_agent_pods_init(struct xp_agent_pods *pods);
 void xp_agent_pods_done(struct xp_agent_pods *pods);
 
@@ -364,6 +373,16 @@ int xp_agent_status_delete(struct xp_agent_status *s,
                            const char *pod_uid);
 /* The pod is gone from the server: what waits to be written for it is dropped. */
 void xp_agent_status_forget(struct xp_agent_status *s, const char *pod_uid);
+
+/* imagegc.c: a housekeeping pass's image garbage collection (the kubelet's thresholds). */
+/* The thresholds from the options, checked as the kubelet checks them. */
+int xp_agent_image_gc_setup(struct xp_agent *a,
+                            const struct xp_agent_options *o,
+                            struct xp_error *err);
+void xp_agent_image_gc(struct xp_agent *a, const json_t *pods);
+/* Under disk pressure, before a pod is evicted: every image no container uses goes (pods: the
+ * node's, whose images stay). The bytes given back. */
+uint64_t xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods);
 
 /* events.c: one thread that POSTs core/v1 Events about the node's pods, best effort. */
 int xp_agent_events_new(const struct xp_apiclient_options *api,

@@ -262,6 +262,7 @@ static void pass(struct xp_agent *a, size_t start)
 
         for (size_t k = 0; k < total; k++)
                 pass_pod(a, json_array_get(pods, (start + k) % total), budget, seen, cands, &n);
+        xp_agent_image_gc(a, pods);
         xp_agent_node_pressure(a, pods, cands, n, seen);
         /* pods over and cleaned up, or gone, need no memory of their eviction */
         json_decref(a->disk_evicted);

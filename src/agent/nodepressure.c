@@ -7,6 +7,8 @@
  * controller taints it node.kubernetes.io/disk-pressure:NoSchedule), and each pass evicts one pod,
  * the first in the kubelet's ranking, as the kubelet evicts one per housekeeping interval, until
  * the space is back above the threshold; then the condition is False again and the taint removed.
+ * Before a pod is evicted, the images no container uses are deleted (imagegc.c), as the kubelet's
+ * eviction manager reclaims node-level resources first.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -165,6 +167,10 @@ void xp_agent_node_pressure(struct xp_agent *a,
         if (!a->pressure || !measure(a, &threshold, &available))
                 return;
         pressure = available < threshold;
+        /* as the kubelet's eviction manager: node-level resources first, unused images */
+        if (pressure && json_object_size(evicted) == 0 && xp_agent_images_reclaim(a, pods) > 0 &&
+            measure(a, &threshold, &available))
+                pressure = available < threshold;
         pthread_mutex_lock(&a->pressure->lock);
         was = a->pressure->pressure;
         if (was != pressure) {

@@ -36,6 +36,44 @@ json_t *xp_agent_pod_slim(const json_t *pod)
         return TAKE_PTR(slim);
 }
 
+/* The images pod's containers name: a done pod's containers still count as using them for image
+ * garbage collection (imagegc.c), as the kubelet counts its dead containers' images. */
+static json_t *images_of(const json_t *pod)
+{
+        static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
+        json_t *images = json_array(), *c;
+        size_t i;
+
+        for (size_t l = 0; images && l < XP_ELEMENTSOF(lists); l++)
+                json_array_foreach(json_object_get(json_object_get(pod, "spec"), lists[l]), i, c)
+                {
+                        json_t *image = json_object_get(c, "image");
+
+                        if (json_is_string(image) && json_array_append(images, image) < 0) {
+                                json_decref(images);
+                                return NULL;
+                        }
+                }
+        return images;
+}
+
+json_t *xp_agent_pods_done_images(struct xp_agent_pods *pods)
+{
+        json_t *all = json_array(), *images;
+        const char *uid;
+
+        pthread_mutex_lock(&pods->lock);
+        json_object_foreach(pods->done, uid, images)
+        {
+                if (all && json_is_array(images) && json_array_extend(all, images) < 0) {
+                        json_decref(all);
+                        all = NULL;
+                }
+        }
+        pthread_mutex_unlock(&pods->lock);
+        return all;
+}
+
 int xp_agent_pods_mark_done(struct xp_agent_pods *pods, const char *uid, json_t **ret_slim)
 {
         json_t *pod, *slim = NULL;
@@ -46,7 +84,7 @@ int xp_agent_pods_mark_done(struct xp_agent_pods *pods, const char *uid, json_t 
         /* absent or deleted: nothing is held, and no later event can bring it back */
         if (json_is_object(pod)) {
                 slim = xp_agent_pod_slim(pod);
-                if (!slim || json_object_set_new(pods->done, uid, json_true()) < 0 ||
+                if (!slim || json_object_set_new(pods->done, uid, images_of(pod)) < 0 ||
                     json_object_set(pods->pods, uid, slim) < 0) {
                         json_decref(slim);
                         slim = NULL;

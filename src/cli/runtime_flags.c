@@ -42,6 +42,37 @@ int xp_cli_runtime_env(const char *cmd, struct xp_cli_runtime_flags *f)
         return 0;
 }
 
+/* A percent from 0 to 100 (the agent checks how the two thresholds compare). 0 is kept as 0,
+ * the agent's default: 0 % used as a threshold would collect on every pass. */
+static int percent(const char *flag, const char *arg, const char *cmd, int *ret)
+{
+        char *end;
+        long v = strtol(arg, &end, 10);
+
+        if (!*arg || *end || v < 1 || v > 100) {
+                fprintf(
+                    stderr, "%s: --%s '%s': expected a percent from 1 to 100\n", cmd, flag, arg);
+                return -XP_EXIT_USAGE;
+        }
+        *ret = (int)v;
+        return 1;
+}
+
+/* 0s is allowed (no minimum age): kept as -1, where 0 is the agent's default of 2m. */
+static int image_ttl(const char *arg, const char *cmd, int64_t *ret)
+{
+        struct xp_error err = {0};
+
+        if (xp_duration_parse(arg, 0, XP_DURATION_DAY_MS, ret, &err) < 0) {
+                fprintf(
+                    stderr, "%s: --minimum-image-ttl-duration: %s\n", cmd, xp_error_message(&err));
+                return -XP_EXIT_USAGE;
+        }
+        if (*ret == 0)
+                *ret = -1;
+        return 1;
+}
+
 int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli_runtime_flags *f)
 {
         switch (c) {
@@ -89,6 +120,16 @@ int xp_cli_runtime_option(int c, const char *arg, const char *cmd, struct xp_cli
         case XP_OPT_EVICTION_HARD:
                 f->o->eviction_hard = arg; /* checked by the agent, with what is wrong */
                 return 1;
+        case XP_OPT_IMAGE_GC_HIGH:
+        case XP_OPT_IMAGE_GC_LOW:
+                return percent(c == XP_OPT_IMAGE_GC_HIGH ? "image-gc-high-threshold"
+                                                         : "image-gc-low-threshold",
+                               arg,
+                               cmd,
+                               c == XP_OPT_IMAGE_GC_HIGH ? &f->o->image_gc_high_threshold
+                                                         : &f->o->image_gc_low_threshold);
+        case XP_OPT_MINIMUM_IMAGE_TTL:
+                return image_ttl(arg, cmd, &f->o->minimum_image_ttl_ms);
         }
         return 0;
 }

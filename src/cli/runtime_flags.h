@@ -23,6 +23,9 @@ enum {
         XP_OPT_HOUSEKEEPING_INTERVAL,
         XP_OPT_EVICTION_HARD,
         XP_OPT_SHARE,
+        XP_OPT_IMAGE_GC_HIGH,
+        XP_OPT_IMAGE_GC_LOW,
+        XP_OPT_MINIMUM_IMAGE_TTL,
 };
 
 #define XP_CLI_RUNTIME_OPTIONS                                                                     \
@@ -32,6 +35,9 @@ enum {
             {"housekeeping-interval", required_argument, NULL, XP_OPT_HOUSEKEEPING_INTERVAL},      \
             {"eviction-hard", required_argument, NULL, XP_OPT_EVICTION_HARD},                      \
             {"share", required_argument, NULL, XP_OPT_SHARE},                                      \
+            {"image-gc-high-threshold", required_argument, NULL, XP_OPT_IMAGE_GC_HIGH},            \
+            {"image-gc-low-threshold", required_argument, NULL, XP_OPT_IMAGE_GC_LOW},              \
+            {"minimum-image-ttl-duration", required_argument, NULL, XP_OPT_MINIMUM_IMAGE_TTL},     \
         {                                                                                          \
                 "allow-host-path", required_argument, NULL, XP_OPT_ALLOW_HOST_PATH                 \
         }
@@ -52,7 +58,12 @@ enum {
         "                           measured against their limits (default 10s; docs/agent.md)\n"    \
         "      --eviction-hard nodefs.available<N%|SIZE  below this free space on the data\n"        \
         "                           directory's file system the node has DiskPressure and\n"         \
-        "                           evicts pods (default nodefs.available<10%)\n"
+        "                           evicts pods (default nodefs.available<10%)\n"                    \
+        "      --image-gc-high-threshold N  at N% of the image file system used, unused images\n"    \
+        "                           are deleted (default 85; 100: never; docs/images.md)\n"          \
+        "      --image-gc-low-threshold N  ... down to N% used (default 80)\n"                       \
+        "      --minimum-image-ttl-duration DURATION  images pulled more recently stay\n"            \
+        "                           (default 2m)\n"
 
 /* What the flags fill; the arrays are what the options point to (NULL-terminated). */
 struct xp_cli_runtime_flags {

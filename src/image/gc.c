@@ -98,6 +98,7 @@ int xp_store_gc(struct xp_image_store *s,
         (void)err;
         sweep(s, "layers", refs, true, &res->layers, &res->bytes);
         sweep(s, "blobs/sha256", refs, false, &res->blobs, &res->bytes);
+        sweep(s, "used", refs, false, NULL, NULL); /* named by the image ID's hex, as blobs */
         /* no pull runs: their temporary directories and layer locks are nobody's */
         sweep(s, "tmp", NULL, false, NULL, NULL);
         sweep(s, "locks", NULL, false, NULL, NULL);

@@ -281,6 +281,8 @@ struct xp_image_store {
  * deletes content (remove's cleanup, prune). Returns the fd to close, or -errno. nonblock:
  * -EWOULDBLOCK instead of waiting. */
 int xp_store_lock(struct xp_image_store *s, bool exclusive, bool nonblock);
+/* Marks the image used now (used/HEX's mtime), for image garbage collection's order. */
+void xp_store_touch_used(struct xp_image_store *s, const char *image_id);
 /* Takes the lock of refs.json (exclusive): the fd, or -errno. */
 int xp_store_refs_lock(struct xp_image_store *s);
 

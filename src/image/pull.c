@@ -141,19 +141,32 @@ static int fetch_top(struct xp_pull *p, struct xp_image_remote_blob *ret, struct
         const char *host = strcmp(p->ref.domain, XP_IMAGE_DEFAULT_DOMAIN) == 0
                                ? "registry-1.docker.io"
                                : p->ref.domain;
-        _cleanup_free_ char *own = NULL;
+        _cleanup_free_ char *own = NULL, *mirror_said = NULL;
+        struct xp_error mine = {0};
         int r = -ENOENT;
 
         for (char **m = h ? h->mirrors : NULL; m && *m; m++) {
-                xp_error_clear(err);
-                r = try_endpoint(p, *m, ret, err);
-                if (r >= 0 || r == -ECANCELED)
+                xp_error_clear(&mine);
+                r = try_endpoint(p, *m, ret, &mine);
+                if (r >= 0 || r == -ECANCELED) {
+                        if (r < 0 && err)
+                                *err = mine;
                         return r;
+                }
+                /* the last mirror's word: the registry's own failure alone (no route to
+                 * docker.io on an offline node) would hide why the mirror did not serve it */
+                free(mirror_said);
+                if (asprintf(&mirror_said, "%s", xp_error_message(&mine)) < 0)
+                        mirror_said = NULL;
         }
         if (asprintf(&own, "%s://%s", h && h->plain_http ? "http" : "https", host) < 0)
                 return -ENOMEM;
-        xp_error_clear(err);
-        return try_endpoint(p, own, ret, err);
+        xp_error_clear(&mine);
+        r = try_endpoint(p, own, ret, &mine);
+        if (r >= 0 || r == -ECANCELED || !mirror_said)
+                return r < 0 && err ? (*err = mine, r) : r;
+        return xp_errorf(
+            err, r, "%s; before it, the mirror: %s", xp_error_message(&mine), mirror_said);
 }
 
 /* The digest of what the registry served, checked against what was asked and what it said. */

@@ -189,19 +189,38 @@ int xp_image_hold_for(struct xp_image_store *s,
         if (asprintf(&path, "%s/holds/%s", s->dir, holder) < 0 ||
             asprintf(&text, "%s%s%s", image_id, what ? "\n" : "", what ? what : "") < 0)
                 return -ENOMEM;
-        return xp_write_file_atomic(path, text, strlen(text), 0600, err);
+        r = xp_write_file_atomic(path, text, strlen(text), 0600, err);
+        if (r >= 0)
+                xp_store_touch_used(s, image_id);
+        return r;
+}
+
+/* The image ID a hold file names into id ("" when it names none). */
+static void held_id(struct xp_image_store *s, const char *path, char *id, size_t size)
+{
+        int fd = openat(s->dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t n = fd >= 0 ? read(fd, id, size - 1) : -1;
+
+        if (fd >= 0)
+                close(fd);
+        id[n > 0 ? n : 0] = '\0';
+        id[strcspn(id, "\n")] = '\0';
 }
 
 int xp_image_release(struct xp_image_store *s, const char *holder, struct xp_error *err)
 {
-        char path[HOLDER_MAX + 16];
+        char path[HOLDER_MAX + 16], id[XP_IMAGE_DIGEST_BUFSIZE + 8];
         int r;
 
         if ((r = check_holder(holder, err)) < 0)
                 return r;
         snprintf(path, sizeof(path), "holds/%s", holder);
+        held_id(s, path, id, sizeof(id));
         if (unlinkat(s->dir_fd, path, 0) < 0 && errno != ENOENT)
                 return xp_errorf(err, -errno, "releasing %s/%s: %m", s->dir, path);
+        /* its last use, for image garbage collection: when the container gave it back */
+        if (*id)
+                xp_store_touch_used(s, id);
         return 0;
 }
 

@@ -174,7 +174,8 @@ static int curl_failed(struct xp_image_remote *reg,
                 return xp_errorf(
                     err,
                     -EPROTO,
-                    "GET %s: TLS: %s (a registry's CA goes in the registries file: configs.HOST.tls.ca_file)",
+                    "GET %s: TLS: %s (a registry's CA goes in the registries file: configs.HOST.tls.ca_file; "
+                    "one that speaks plain HTTP: configs.HOST.plain_http: true)",
                     url,
                     msg);
         default:

@@ -23,7 +23,8 @@
 #define REFS_MAX   (64u * 1024 * 1024)
 #define HOLDER_MAX 200
 
-static const char *const subdirs[] = {"blobs", "blobs/sha256", "layers", "locks", "holds", "tmp"};
+static const char *const subdirs[] = {
+    "blobs", "blobs/sha256", "layers", "locks", "holds", "used", "tmp"};
 
 int xp_store_lock(struct xp_image_store *s, bool exclusive, bool nonblock)
 {

@@ -4,7 +4,8 @@
 # busybox-static and pushed with skopeo, one of them the seed's ai-framework:latest (no command;
 # its entrypoint logs the devices it sees), and a registry that misbehaves on purpose
 # (fake_registry.py). Checked: `xpool image pull|list|inspect|import|rm|prune`, TLS and basic
-# auth with the node's credentials file, a second pull that downloads and unpacks nothing, OCI
+# auth with the node's credentials file, a second pull that downloads and unpacks nothing, a
+# registry served by its mirror (and, missing from both, an error saying what each answered), OCI
 # layout and docker-archive imports; every bad case (hostile layers, malformed documents, a
 # digest mismatch, 401/404/500, a registry that hangs) a clear error that leaves nothing in the
 # store; then the agent: Pulling/Pulled, ErrImagePull and ImagePullBackOff, ErrImageNeverPull,
@@ -44,6 +45,9 @@ fake_pid=$!
 wait_for "the fake registry starts" 10 test -s "$tmp/fake.port"
 fake=127.0.0.1:$(cat "$tmp/fake.port")
 cat >"$tmp/registries.yaml" <<EOF
+mirrors:
+  "127.0.0.1:1": # a registry that is not there, mirrored by the plain one
+    endpoint: ["http://$plain"]
 configs:
   "$plain":
     plain_http: true
@@ -84,6 +88,9 @@ check "list -q --no-trunc" 0 img list -q --no-trunc
 [[ "$(cat "$tmp/out")" == "$id" ]] || { echo "FAIL list -q --no-trunc: '$(cat "$tmp/out")', expected '$id'"; failures=$((failures + 1)); }
 check "pull again" 0 img pull "$plain/ai-framework:latest"
 expect_in "nothing downloaded twice" "$tmp/err" "(already here)"
+check "through a mirror" 0 img pull "127.0.0.1:1/ai-framework:latest"
+check "missing from the mirror and the registry" 1 img pull "127.0.0.1:1/nothere:1"
+expect_in "the mirror's answer is said too" "$tmp/err" "before it, the mirror: GET http://$plain/v2/nothere/manifests/1"
 check "two layers" 0 img pull "$plain/two:1.0"
 expect_in "two layers pulled" "$tmp/out" "2 layers"
 

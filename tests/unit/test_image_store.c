@@ -2,7 +2,8 @@
 /*
  * Unpacking crafted layers (whiteouts, opaque directories, every way out of the layer root,
  * device nodes and setuid files of untrusted images, digests, damage) and the store around them
- * (layers made once under concurrency, nothing left by a failure, names, holds, rm, prune).
+ * (layers made once under concurrency, nothing left by a failure, names, holds, rm, prune,
+ * image garbage collection).
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -485,6 +486,94 @@ static void hold_names_its_pod(void **state)
         xp_image_store_free(s);
 }
 
+/* One image of one layer holding a file called file, named name: its ID into id. */
+static void one_image(struct xp_image_store *s, const char *file, const char *name, char *id)
+{
+        struct entry e[] = {{'f', file, NULL, 0}};
+        static char tar[65536];
+        struct fill_data f = {.tar = tar};
+        char diff_id[XP_IMAGE_DIGEST_BUFSIZE];
+        struct xp_image *img = NULL;
+        uint64_t size;
+        bool shared;
+
+        f.size = make_tar(e, 1, false, tar, sizeof(tar));
+        assert_int_equal(xp_sha256_digest(tar, f.size, diff_id), 0);
+        assert_int_equal(
+            xp_store_layer_ensure(s, diff_id, NULL, false, NULL, fill, &f, &shared, &size, NULL),
+            0);
+        record_image(s, diff_id, name, &img);
+        snprintf(id, XP_IMAGE_DIGEST_BUFSIZE, "%s", img->id);
+        xp_image_free(img);
+}
+
+/* Image garbage collection: never used first, then the least recently used; never a held one,
+ * nor one younger than the minimum age; it stops once it freed what was asked. */
+static void garbage_collection(void **state)
+{
+        struct tmpdir *t = *state;
+        char used[XP_IMAGE_DIGEST_BUFSIZE], never[XP_IMAGE_DIGEST_BUFSIZE],
+            held[XP_IMAGE_DIGEST_BUFSIZE];
+        struct xp_image_store *s = NULL;
+        struct xp_image_gc_result res;
+        struct xp_image *img = NULL;
+        struct xp_error err = {0};
+
+        assert_int_equal(xp_image_store_open(t->path, NULL, &s, &err), 0);
+        one_image(s, "a", "example.com/used:1", used);
+        one_image(s, "b", "example.com/never:1", never);
+        one_image(s, "c", "example.com/held:1", held);
+        assert_int_equal(xp_image_hold(s, used, "old-container", &err), 0);
+        assert_int_equal(xp_image_release(s, "old-container", &err), 0);
+        assert_int_equal(xp_image_hold(s, held, "running", &err), 0);
+        assert_int_equal(count_dir(t->path, "used"), 2);
+        /* all three were pulled just now: a minimum age of an hour keeps them */
+        assert_int_equal(
+            xp_image_gc(s,
+                        &(struct xp_image_gc_options){.want_bytes = UINT64_MAX, .min_age_s = 3600},
+                        &res,
+                        &err),
+            0);
+        assert_int_equal(res.eligible, 0);
+        assert_int_equal(res.images, 0);
+        assert_int_equal(count_dir(t->path, "layers"), 3);
+        /* one byte asked: the image never used goes, and only it */
+        assert_int_equal(xp_image_gc(s, &(struct xp_image_gc_options){.want_bytes = 1}, &res, &err),
+                         0);
+        assert_int_equal(res.eligible, 2);
+        assert_int_equal(res.images, 1);
+        assert_true(res.bytes > 0);
+        assert_int_equal(xp_image_get(s, "example.com/never:1", &img, &err), -ENOENT);
+        assert_int_equal(xp_image_get(s, "example.com/used:1", &img, &err), 0);
+        xp_image_free(img);
+        assert_int_equal(count_dir(t->path, "layers"), 2);
+        /* an image a pod of the node names stays, even when no container holds it now */
+        {
+                const char *const pods[] = {"example.com/used:1"};
+
+                assert_int_equal(xp_image_gc(s,
+                                             &(struct xp_image_gc_options){.want_bytes = UINT64_MAX,
+                                                                           .in_use = pods,
+                                                                           .n_in_use = 1},
+                                             &res,
+                                             &err),
+                                 0);
+                assert_int_equal(res.eligible, 0);
+                assert_int_equal(res.images, 0);
+        }
+        /* all it can: the used one too, never the held one */
+        assert_int_equal(
+            xp_image_gc(s, &(struct xp_image_gc_options){.want_bytes = UINT64_MAX}, &res, &err), 0);
+        assert_int_equal(res.images, 1);
+        assert_int_equal(xp_image_get(s, "example.com/used:1", &img, &err), -ENOENT);
+        assert_int_equal(xp_image_get(s, "example.com/held:1", &img, &err), 0);
+        xp_image_free(img);
+        assert_int_equal(count_dir(t->path, "layers"), 1);
+        assert_int_equal(count_dir(t->path, "used"), 1); /* the removed image's mark went too */
+        assert_int_equal(xp_image_release(s, "running", &err), 0);
+        xp_image_store_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -494,6 +583,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(digests_and_damage, setup, teardown),
             cmocka_unit_test_setup_teardown(store, setup, teardown),
             cmocka_unit_test_setup_teardown(hold_names_its_pod, setup, teardown),
+            cmocka_unit_test_setup_teardown(garbage_collection, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,6 +89,14 @@ struct xp_agent_options {
         int64_t housekeeping_interval_ms;
         /* the kubelet's --eviction-hard: "nodefs.available<10%" or "<SIZE"; NULL: 10% */
         const char *eviction_hard;
+        /* image garbage collection (docs/images.md), the kubelet's --image-gc-high-threshold and
+         * --image-gc-low-threshold: percent of the image file system used; 0: 85 and 80; a high
+         * of 100 turns it off */
+        int image_gc_high_threshold;
+        int image_gc_low_threshold;
+        /* the kubelet's --minimum-image-ttl-duration: an image pulled less than this ago is not
+         * collected; 0: 2m; < 0: none */
+        int64_t minimum_image_ttl_ms;
 };
 
 struct xp_agent;

@@ -329,3 +329,32 @@ int xp_image_prune(struct xp_image_store *s,
                    bool all,
                    struct xp_image_prune_result *ret,
                    struct xp_error *err);
+
+/* Image garbage collection, as the kubelet's image manager (docs/images.md). */
+struct xp_image_gc_options {
+        uint64_t want_bytes; /* stop once this much is freed; UINT64_MAX: every image that may go */
+        int64_t min_age_s;   /* an image pulled less than this ago stays (the kubelet's
+                                --minimum-image-ttl-duration) */
+        int64_t now_s;       /* 0: the clock's */
+        bool nonblock;       /* -EAGAIN instead of waiting for pulls under way */
+        /* the images the node's containers still use, running or not (the kubelet counts every
+         * container the runtime has): names or IDs as xp_image_get() takes them; kept as held
+         * ones are */
+        const char *const *in_use;
+        size_t n_in_use;
+};
+struct xp_image_gc_result {
+        size_t eligible; /* images that could go: not held, old enough */
+        size_t images;   /* images removed */
+        uint64_t bytes;  /* bytes their layers and blobs gave back */
+};
+/*
+ * Removes images no container holds, the least recently used first (the last hold taken or
+ * given back; an image never held first), until want_bytes are freed or none is left to take;
+ * their layers and blobs go when no image left uses them. 0 also when short of want_bytes
+ * (ret->bytes says what went), -EAGAIN (nonblock, a pull under way), -errno.
+ */
+int xp_image_gc(struct xp_image_store *s,
+                const struct xp_image_gc_options *o,
+                struct xp_image_gc_result *ret,
+                struct xp_error *err);
