@@ -386,8 +386,11 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
         if (!log_dir)
                 return -ENOMEM;
         /* exec, attach and port-forward share the endpoint (stream.h) */
-        r = xp_agent_streams_new(
-            &(struct xp_agent_streams_options){.runtime = a->runtime}, &a->streams, err);
+        r = a->streams ? 0
+                       : xp_agent_streams_new(
+                             &(struct xp_agent_streams_options){.runtime = a->runtime},
+                             &a->streams,
+                             err);
         if (r < 0)
                 return r;
         xp_agent_streams_hook(a->streams, &streams);
@@ -401,12 +404,15 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
         memcpy(lso.key, a->log_key, sizeof lso.key);
         lso.metrics = a->metrics ? serve_metrics : NULL;
         lso.metrics_userdata = a->metrics;
+        /* a start tried again (its port refused) keeps what the first try made */
         if (a->metrics && !a->metrics_anonymous) {
-                r = xp_metrics_auth_new(
-                    &(struct xp_metrics_auth_options){.api = &a->api, .node_name = a->node_name},
-                    &a->metrics_auth);
+                r = a->metrics_auth ? 0
+                                    : xp_metrics_auth_new(
+                                          &(struct xp_metrics_auth_options){
+                                              .api = &a->api, .node_name = a->node_name},
+                                          &a->metrics_auth);
                 if (r < 0)
-                        return r;
+                        return xp_errorf(err, r, "metrics authentication: %s", strerror(-r));
                 lso.metrics_authorize = authorize_metrics;
                 lso.metrics_authorize_userdata = a->metrics_auth;
         }

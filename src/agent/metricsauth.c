@@ -99,24 +99,35 @@ static bool remembered(
         return found;
 }
 
+/* A refusal may take a slot that is free, expired or a refusal: a flood of made-up tokens must
+ * never push out a live approval (Prometheus' token would cost a server call every scrape). */
+static bool may_take(const struct answer *e, int64_t now, int result)
+{
+        return result == 0 || e->expires_ms <= now || e->result != 0;
+}
+
 static void remember(
     struct xp_metrics_auth *a, const uint8_t key[32], int64_t now, int result, const char *message)
 {
-        struct answer *slot = &a->cache[0];
+        struct answer *slot = NULL;
 
         pthread_mutex_lock(&a->lock);
         for (size_t i = 0; i < CACHE_SLOTS; i++) {
-                if (memcmp(a->cache[i].key, key, 32) == 0) {
-                        slot = &a->cache[i];
+                struct answer *e = &a->cache[i];
+
+                if (memcmp(e->key, key, 32) == 0) {
+                        slot = e;
                         break;
                 }
-                if (a->cache[i].expires_ms < slot->expires_ms)
-                        slot = &a->cache[i];
+                if (may_take(e, now, result) && (!slot || e->expires_ms < slot->expires_ms))
+                        slot = e;
         }
-        memcpy(slot->key, key, 32);
-        slot->expires_ms = now + (result == 0 ? ALLOWED_TTL_MS : REFUSED_TTL_MS);
-        slot->result = result;
-        snprintf(slot->message, sizeof slot->message, "%s", message ? message : "");
+        if (slot) {
+                memcpy(slot->key, key, 32);
+                slot->expires_ms = now + (result == 0 ? ALLOWED_TTL_MS : REFUSED_TTL_MS);
+                slot->result = result;
+                snprintf(slot->message, sizeof slot->message, "%s", message ? message : "");
+        }
         pthread_mutex_unlock(&a->lock);
 }
 
