@@ -64,6 +64,13 @@ struct xp_preempt_options {
                          const struct xp_pod *pod,
                          const struct xp_sched_placed *victim);
         void *userdata;
+        /*
+         * Would evicting this placed pod break a PodDisruptionBudget? NULL: none would. As
+         * kube-scheduler's candidate choice, the fewest such victims win before anything else;
+         * a budget never forbids the preemption, it only steers it.
+         */
+        bool (*breaks_budget)(void *budget_userdata, const struct xp_sched_placed *victim);
+        void *budget_userdata;
 };
 
 struct xp_preemption {
