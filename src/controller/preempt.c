@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "preempt_budget.h"
 #include "queue_state.h"
 #include "scheduler_state.h"
 #include "xpool/log.h"
@@ -202,19 +203,26 @@ static int choose(struct queue_ctl *ctl,
         _cleanup_free_ char *key = key_of(pod);
         const struct qpod *p = key ? xp_map_get(&ctl->pods, key) : NULL;
         struct reclaim rc = {.ctl = ctl};
+        struct xp_preempt_options by_priority = {0};
         struct xp_preempt_options reclaim = {.eligible = reclaim_eligible, .userdata = &rc};
+        struct preempt_budgets budgets;
         struct xp_error err = {0};
         int r;
 
-        r = xp_sched_preempt(sched, pod, NULL, ret, &err);
-        if (r != 0 || !p)
-                return r;
-        xp_queues_compute(ctl->queues);
-        if (!xp_queues_may_reclaim(ctl->queues, p->queue, p->amounts, p->n))
-                return 0;
-        rc.wanted = p->amounts;
-        rc.n_wanted = p->n;
-        return xp_sched_preempt(sched, pod, &reclaim, ret, &err);
+        preempt_budgets_use(&budgets, xp_registry_store(ctl->registry), &by_priority);
+        reclaim.breaks_budget = by_priority.breaks_budget;
+        reclaim.budget_userdata = by_priority.budget_userdata;
+        r = xp_sched_preempt(sched, pod, &by_priority, ret, &err);
+        if (r == 0 && p) {
+                xp_queues_compute(ctl->queues);
+                if (xp_queues_may_reclaim(ctl->queues, p->queue, p->amounts, p->n)) {
+                        rc.wanted = p->amounts;
+                        rc.n_wanted = p->n;
+                        r = xp_sched_preempt(sched, pod, &reclaim, ret, &err);
+                }
+        }
+        preempt_budgets_done(&budgets);
+        return r;
 }
 
 static int nominate(struct queue_ctl *ctl,
@@ -325,6 +333,8 @@ int queue_ctl_after_gang(struct queue_ctl *ctl,
                          char **ret_message)
 {
         _cleanup_free_ struct xp_preemption *pre = NULL;
+        struct xp_preempt_options by_priority = {0};
+        struct preempt_budgets budgets;
         struct xp_error err = {0};
         size_t victims = 0;
         int r;
@@ -339,7 +349,9 @@ int queue_ctl_after_gang(struct queue_ctl *ctl,
         pre = calloc(n, sizeof *pre);
         if (!pre)
                 return -ENOMEM;
-        r = xp_sched_preempt_gang(sched, pods, n, NULL, pre, &err);
+        preempt_budgets_use(&budgets, xp_registry_store(ctl->registry), &by_priority);
+        r = xp_sched_preempt_gang(sched, pods, n, &by_priority, pre, &err);
+        preempt_budgets_done(&budgets);
         for (size_t i = 0; r > 0 && i < n; i++) {
                 for (size_t k = 0; k < pre[i].n_victims; k++)
                         evict(ctl, pods[i], &pre[i].victims[k], pre[i].node);

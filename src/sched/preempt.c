@@ -18,6 +18,7 @@
 
 /* How good a choice is: compared field by field, lower first (topo: higher is better). */
 struct key {
+        size_t budget_breaks;
         int64_t max_prio;
         size_t members;
         int64_t prio_sum;
@@ -34,6 +35,8 @@ struct best {
 
 static int key_compare(const struct key *a, const struct key *b)
 {
+        if (a->budget_breaks != b->budget_breaks)
+                return a->budget_breaks < b->budget_breaks ? -1 : 1;
         if (a->max_prio != b->max_prio)
                 return a->max_prio < b->max_prio ? -1 : 1;
         if (a->members != b->members)
@@ -93,6 +96,7 @@ static bool trial(const struct pctx *ctx,
                             k.members == 0 || u->priority > k.max_prio ? u->priority : k.max_prio;
                         k.members += u->n_members;
                         k.prio_sum += u->prio_sum;
+                        k.budget_breaks += u->budget_breaks;
                         freed += u->dev_milli;
                 }
         units_account(node, us, chosen, -1);
@@ -170,7 +174,7 @@ static bool search_exact(const struct pctx *ctx,
         for (size_t i = 0; i < m; i++)
                 frees[i] = unit_frees(ctx, node, &us->items[i]);
 
-        for (size_t n = 1; n <= m && (!found || n <= best.members); n++) {
+        for (size_t n = 1; n <= m && (!found || n <= best.members || best.budget_breaks); n++) {
                 /* Gosper's hack: the next set of n bits, in increasing order */
                 for (uint32_t mask = (1u << n) - 1; mask < (1u << m);) {
                         uint32_t c = mask & -mask, r = mask + c;
@@ -197,7 +201,8 @@ static bool search_exact(const struct pctx *ctx,
 }
 
 /* Greedy reprieve, kube-scheduler's: the first m out, then each back, highest first, while the
- * pod still fits without it. */
+ * pod still fits without it; those whose eviction breaks a disruption budget are put back
+ * first. */
 static void search_greedy(const struct pctx *ctx,
                           struct snode *node,
                           const struct units *us,
@@ -207,12 +212,15 @@ static void search_greedy(const struct pctx *ctx,
 {
         for (size_t i = 0; i < us->n; i++)
                 chosen[i] = i < m;
-        for (size_t i = m; i-- > 0;) {
-                struct key k;
-                chosen[i] = false;
-                if (!trial(ctx, node, us, chosen, &k))
-                        chosen[i] = true;
-        }
+        for (int breaking = 1; breaking >= 0; breaking--)
+                for (size_t i = m; i-- > 0;) {
+                        struct key k;
+                        if ((us->items[i].budget_breaks > 0) != breaking)
+                                continue;
+                        chosen[i] = false;
+                        if (!trial(ctx, node, us, chosen, &k))
+                                chosen[i] = true;
+                }
         (void)trial(ctx, node, us, chosen, ret);
 }
 
@@ -245,7 +253,8 @@ static int search_node(const struct pctx *ctx,
 
                 for (m = level; m < us.n && us.items[m].priority == us.items[level].priority; m++)
                         all[m] = true;
-                if (best->node && us.items[level].priority > best->key.max_prio)
+                if (best->node && best->key.budget_breaks == 0 &&
+                    us.items[level].priority > best->key.max_prio)
                         break;
                 if (!trial(ctx, node, &us, all, &k))
                         continue;

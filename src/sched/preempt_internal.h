@@ -19,7 +19,8 @@ struct unit {
         size_t n_members;
         int64_t priority; /* the highest of its members' */
         int64_t prio_sum;
-        int64_t dev_milli; /* the device capacity its members free on the node weighed */
+        int64_t dev_milli;    /* the device capacity its members free on the node weighed */
+        size_t budget_breaks; /* its members whose eviction breaks a disruption budget */
 };
 
 struct units {

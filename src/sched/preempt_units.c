@@ -17,19 +17,25 @@ void units_done(struct units *us)
         *us = (struct units){0};
 }
 
-static bool eligible(const struct xp_pod *pod,
-                     int64_t prio,
-                     const struct xp_preempt_options *options,
-                     const struct spod *p)
+static struct xp_sched_placed placed_of(const struct spod *p)
 {
         const char *slash = strchr(p->key, '/');
-        struct xp_sched_placed placed = {
+
+        return (struct xp_sched_placed){
             .namespace = p->namespace,
             .name = slash ? slash + 1 : p->key,
             .node = p->node_name,
             .priority = p->priority,
             .labels = &p->labels,
         };
+}
+
+static bool eligible(const struct xp_pod *pod,
+                     int64_t prio,
+                     const struct xp_preempt_options *options,
+                     const struct spod *p)
+{
+        struct xp_sched_placed placed = placed_of(p);
 
         if (p->hold || p->terminating)
                 return false;
@@ -38,12 +44,19 @@ static bool eligible(const struct xp_pod *pod,
         return p->priority < prio;
 }
 
-static int unit_add(struct unit *u, struct spod *p, const struct snode *node)
+static int unit_add(struct unit *u,
+                    struct spod *p,
+                    const struct snode *node,
+                    const struct xp_preempt_options *options)
 {
         struct spod **m = realloc(u->members, (u->n_members + 1) * sizeof(*m));
 
         if (!m)
                 return -ENOMEM;
+        if (options && options->breaks_budget) {
+                struct xp_sched_placed placed = placed_of(p);
+                u->budget_breaks += options->breaks_budget(options->budget_userdata, &placed);
+        }
         u->members = m;
         m[u->n_members++] = p;
         if (u->n_members == 1 || p->priority > u->priority)
@@ -73,7 +86,7 @@ static int gang_unit(struct xp_sched *sched,
                         continue;
                 if (!eligible(pod, prio, options, m))
                         return 0;
-                r = unit_add(u, m, node);
+                r = unit_add(u, m, node, options);
                 if (r < 0)
                         return r;
         }
@@ -123,7 +136,7 @@ int units_of_node(struct xp_sched *sched,
                                 continue;
                         r = gang_unit(sched, pod, prio, options, p, node, u);
                 } else {
-                        r = eligible(pod, prio, options, p) ? unit_add(u, p, node) : 0;
+                        r = eligible(pod, prio, options, p) ? unit_add(u, p, node, options) : 0;
                         r = r < 0 ? r : eligible(pod, prio, options, p);
                 }
                 if (r > 0) {

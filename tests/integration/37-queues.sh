@@ -5,7 +5,8 @@
 # where four victims free a whole NVLink island (not on n2, where one victim of higher priority
 # would do), gets exactly those GPUs, was nominated there, and the victims were evicted as
 # kube-scheduler does it (DisruptionTarget PreemptionByScheduler, graceful delete, Preempted
-# Event). Then two queues with guarantees: team-a borrows idle GPUs, team-b submits and takes
+# Event). A disruption budget steers the victims: a guarded pod of priority 0 stays, one of
+# priority 50 that no budget guards goes. Then two queues with guarantees: team-a borrows idle GPUs, team-b submits and takes
 # its guarantee back (reclaim); Queue and PriorityClass objects through stock kubectl.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -135,6 +136,25 @@ watch_pid=
 expect_in "the victims' DisruptionTarget condition" "$tmp/watch.json" '"reason": "PreemptionByScheduler"'
 expect_in "the condition's message" "$tmp/watch.json" 'preempting to accommodate a higher priority pod'
 check "clean up" 0 kubectl delete pods -l app=q37 --grace-period 0 --wait=false
+poll "no pods left" 30 0 bash -c "kubectl get pods -o name | wc -l"
+
+# ---- preemption steered by a disruption budget: the guarded pod of priority 0 stays -----------
+{
+  pod guarded 8 0 n1 | sed 's/{app: q37/{app: q37, guard: "yes"/'
+  pod spare 8 50 n2
+} >"$tmp/fill.yaml"
+check "fill both nodes" 0 kubectl apply -f "$tmp/fill.yaml"
+check "its budget" 0 kubectl create pdb guard --selector=guard=yes --max-unavailable=0
+poll "both run" 30 2 bash -c "kubectl get pods -l app=q37 --field-selector=status.phase=Running -o name | wc -l"
+poll "the budget allows no disruption" 30 "1 0" kubectl get pdb guard -o 'jsonpath={.status.currentHealthy} {.status.disruptionsAllowed}'
+pod big 8 training | kubectl apply -f - >/dev/null
+poll "big runs" 30 Running kubectl get pod big -o 'jsonpath={.status.phase}'
+check "big's node" 0 kubectl get pod big -o 'jsonpath={.spec.nodeName}'
+expect_in "big took n2, whose pod no budget guards" "$tmp/out" "n2"
+check "the guarded pod" 0 kubectl get pod guarded -o 'jsonpath={.status.phase}'
+expect_in "the guarded pod of priority 0 still runs" "$tmp/out" "Running"
+check "clean up" 0 kubectl delete pods -l app=q37 --grace-period 0 --wait=false
+check "the budget goes" 0 kubectl delete pdb guard
 poll "no pods left" 30 0 bash -c "kubectl get pods -o name | wc -l"
 
 # ---- queues: team-a borrows what team-b leaves idle, team-b takes its guarantee back ------------

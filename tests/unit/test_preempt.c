@@ -17,6 +17,7 @@
 #include "xpool/codec.h"
 #include "xpool/preempt.h"
 #include "xpool/sched.h"
+#include "xpool/strmap.h"
 
 /* A node with 8 GPUs in two NVLink islands: the even ones and the odd ones. */
 static void add_node(struct xp_sched *sched, const char *name, const char *taint)
@@ -457,6 +458,71 @@ static void gang_preempts_all_or_nothing(void **state)
         xp_sched_free(sched);
 }
 
+/* The test's budget: a pod labelled app=db is guarded by an exhausted PodDisruptionBudget. */
+static bool guarded_by_budget(void *userdata, const struct xp_sched_placed *victim)
+{
+        (void)userdata;
+        const char *app = xp_strmap_get(victim->labels, "app");
+        return app && strcmp(app, "db") == 0;
+}
+
+static void
+expect_with_budgets(struct xp_sched *sched, struct xp_pod *p, const char *node, const char *victims)
+{
+        struct xp_preempt_options options = {.breaks_budget = guarded_by_budget};
+        struct xp_preemption pre = {0};
+        struct xp_error err = {0};
+        char *got;
+
+        assert_int_equal(xp_sched_preempt(sched, p, &options, &pre, &err), 1);
+        assert_string_equal(pre.node, node);
+        got = names(&pre);
+        assert_string_equal(got, victims);
+        free(got);
+        xp_preemption_done(&pre);
+}
+
+/*
+ * Disruption budgets first, as kube-scheduler's candidate choice: a guarded pod of priority 0 on
+ * n1 stays and n2's unguarded pod of priority 5 goes; on one node of eight 1-GPU pods, the four
+ * unguarded ones (the odd island) go; with nothing but guarded pods, they go all the same.
+ */
+static void budgets_steer_the_victims(void **state)
+{
+        (void)state;
+        const char *db = "\"labels\":{\"app\":\"db\"}";
+        struct xp_sched *sched = cluster();
+        struct xp_pod *p = pod("train", 8, 10, NULL, NULL, NULL);
+        char name[16], dev[4];
+
+        add_node(sched, "n1", NULL);
+        add_node(sched, "n2", NULL);
+        bind(sched, "guarded", 8, 0, "n1", "01234567", db);
+        bind(sched, "free", 8, 5, "n2", "01234567", NULL);
+        expect(sched, p, "n1", "guarded");
+        expect_with_budgets(sched, p, "n2", "free");
+        xp_sched_free(sched);
+
+        sched = cluster();
+        add_node(sched, "n1", NULL);
+        for (int i = 0; i < 8; i++) {
+                snprintf(name, sizeof(name), "one-%d", i);
+                snprintf(dev, sizeof(dev), "%d", i);
+                bind(sched, name, 1, 0, "n1", dev, i % 2 ? NULL : db);
+        }
+        xp_pod_free(p);
+        p = pod("train", 4, 10, NULL, NULL, NULL);
+        expect_with_budgets(sched, p, "n1", "one-1,one-3,one-5,one-7");
+        xp_sched_free(sched);
+
+        sched = cluster();
+        add_node(sched, "n1", NULL);
+        bind(sched, "guarded", 8, 0, "n1", "01234567", db);
+        expect_with_budgets(sched, p, "n1", "guarded");
+        xp_pod_free(p);
+        xp_sched_free(sched);
+}
+
 static uint64_t nodes_searched(const struct xp_sched *sched)
 {
         struct xp_sched_stats stats;
@@ -515,6 +581,7 @@ int main(void)
             cmocka_unit_test(held_for_the_nominee),
             cmocka_unit_test(gang_preempts_all_or_nothing),
             cmocka_unit_test(equals_are_not_searched),
+            cmocka_unit_test(budgets_steer_the_victims),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

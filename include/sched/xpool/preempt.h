@@ -6,6 +6,8 @@
  * node as the cluster is, the node where evicting placed pods frees what it needs, devices
  * included (an NVLink island, not just a count), and the victims there:
  *
+ *   0. the fewest victims whose eviction breaks a PodDisruptionBudget (options' breaks_budget;
+ *      kube-scheduler's first criterion: a budget steers the choice, it never forbids it);
  *   1. the lowest highest-priority among the victims (a pod of priority 100 is never evicted
  *      where pods of priority 0 would do);
  *   2. the fewest victims (a gang counts all its members: gangs are evicted whole, members on
@@ -21,7 +23,8 @@
  * Pods of equal or higher priority are never victims, nor terminating ones, nor anything when
  * the pod's preemptionPolicy is Never. Up to PREEMPT_EXACT_MAX candidate victims per node the
  * choice is exact (every set is weighed); above, kube-scheduler's greedy reprieve decides (all
- * candidates out, then each put back, highest priority first, while the pod still fits).
+ * candidates out, then each put back, highest priority first, those a budget guards before the
+ * others, while the pod still fits).
  *
  * The chosen placement's devices can then be held for the pod (xp_sched_hold()) while the
  * victims terminate, so that nobody else takes them.
@@ -64,6 +67,13 @@ struct xp_preempt_options {
                          const struct xp_pod *pod,
                          const struct xp_sched_placed *victim);
         void *userdata;
+        /*
+         * Would evicting this placed pod break a PodDisruptionBudget? NULL: none would. As
+         * kube-scheduler's candidate choice, the fewest such victims win before anything else;
+         * a budget never forbids the preemption, it only steers it.
+         */
+        bool (*breaks_budget)(void *budget_userdata, const struct xp_sched_placed *victim);
+        void *budget_userdata;
 };
 
 struct xp_preemption {
