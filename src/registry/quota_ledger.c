@@ -321,8 +321,13 @@ static int charge_pending(struct quota_ledger *l,
                           struct xp_error *err)
 {
         const char *uid = xp_json_str_at(pod, "metadata.uid", "");
-        json_t *copy = json_deep_copy(pod);
-        int r = copy && uid[0] ? 0 : -ENOMEM;
+        json_t *copy;
+        int r;
+
+        if (!uid[0])
+                return 0; /* not a create: every create has its uid by its check */
+        copy = json_deep_copy(pod);
+        r = copy ? 0 : -ENOMEM;
 
         if (r >= 0 && !c->uid) {
                 c->uid = strdup(uid);
@@ -330,11 +335,15 @@ static int charge_pending(struct quota_ledger *l,
         }
         if (r >= 0 && (!c->uid || !c->namespace))
                 r = -ENOMEM;
+        if (r >= 0) /* a create checked twice is charged once */
+                r = release_pending(l, uid);
         if (r >= 0)
                 r = json_object_set(l->pending, uid, copy) < 0 ? -ENOMEM : charge_all(l, copy, 1);
         json_decref(copy);
-        if (r < 0)
+        if (r < 0) {
+                l->version = 0; /* the totals summed again from the store at the next check */
                 return xp_errorf(err, r, "quota: charging pod %s", uid);
+        }
         return 0;
 }
 
