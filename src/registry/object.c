@@ -126,15 +126,22 @@ int xp_registry_create_text(struct xp_registry *registry,
                 r = kind->set_defaults(object);
         if (r >= 0)
                 r = kind->to_json(object, &out);
-        /* the check and the write as one where a quota counts what is written (quota_lock) */
-        bool quota_held = r >= 0 && admit && ns && ns[0] && registry_quotas_present(registry, ns);
+        /* the check and the write as one where a quota counts what is written (quota_lock); a
+         * pod's check charges its quotas at once instead, so its commit runs outside the lock */
+        bool pod = strcmp(kind->plural, "pods") == 0;
+        bool quota_held =
+            r >= 0 && !pod && admit && ns && ns[0] && registry_quotas_present(registry, ns);
+        struct quota_charge charge = {0}, *outer = registry_quota_charge;
         if (quota_held)
                 pthread_mutex_lock(&registry->quota_lock);
+        registry_quota_charge = pod && !dry ? &charge : NULL;
         if (r >= 0)
                 r = admit ? admit->check(admit->userdata, out) : 1;
+        registry_quota_charge = outer;
         if (r > 0 && !dry &&
             (r = create_named(registry, kind, ns, meta, generated, out, ret_text, err)) >= 0)
                 r = 1;
+        registry_quota_charge_settle(registry, &charge);
         if (quota_held)
                 pthread_mutex_unlock(&registry->quota_lock);
         if (r <= 0) {

@@ -153,6 +153,7 @@ void xp_registry_free(struct xp_registry *registry)
         kind_cache_done(&registry->quotas);
         kind_cache_done(&registry->limitranges);
         kind_cache_done(&registry->serviceaccounts);
+        registry_quota_ledgers_free(registry);
         pthread_mutex_destroy(&registry->quota_lock);
         free(registry);
 }

@@ -52,15 +52,45 @@ struct xp_registry {
         struct namespace_cache namespaces;
         struct priority_cache priority;
         struct kind_cache quotas, limitranges, serviceaccounts;
-        /* Held from a create's quota check to its write in a namespace with ResourceQuotas
+        /* Held from a create's quota check to its write in a namespace with ResourceQuotas, but
+         * for pods, whose check charges the quotas' running usage (quota_ledger.c)
          * (object.c), so that creates made at once cannot all fit under the same usage: what
          * Kubernetes gets from writing each quota's usage with its resourceVersion. Recursive:
          * an admission rule may create (a namespace's default ServiceAccount). */
         pthread_mutex_t quota_lock;
+        struct quota_ledger *ledgers; /* quota_ledger.c, under quota_lock */
         /* what new pods get (xp_registry_serviceaccount_tokens): set at start, read after */
         bool pod_tokens, pod_root_ca;
         int64_t pod_toleration_seconds; /* xp_registry_pod_tolerations() */
 };
+
+/*
+ * pod (JSON) against quotas (the ResourceQuotas of namespace, a JSON array) and the running
+ * usage of each (quota_ledger.c), caught up with the store's pod writes first: 0, -EDQUOT with
+ * Kubernetes' message, -errno with err. Takes quota_lock.
+ */
+int registry_quota_ledger_check(struct xp_registry *registry,
+                                const char *namespace,
+                                const json_t *quotas,
+                                const json_t *pod,
+                                struct xp_error *err);
+void registry_quota_ledgers_free(struct xp_registry *registry);
+
+/*
+ * A pod create's quota charge: set (registry_quota_charge, this thread's) by the create around
+ * its admission check, so that the check that admits the pod charges the quotas at once and the
+ * store's commit runs outside quota_lock; settled after the write, whether or not it landed.
+ */
+struct quota_charge {
+        char *uid; /* the pod charged; NULL: nothing charged */
+        char *namespace;
+};
+extern _Thread_local struct quota_charge *registry_quota_charge;
+void registry_quota_charge_settle(struct xp_registry *registry, struct quota_charge *charge);
+
+/* Whether pod holds quota: pods that are done (Succeeded, Failed) hold nothing, as Kubernetes'
+ * quota counts them (quota.c). */
+bool registry_pod_holds_quota(const json_t *pod);
 
 /* Whether namespace has a ResourceQuota (its creates then take quota_lock): quota.c. */
 bool registry_quotas_present(struct xp_registry *registry, const char *namespace);

@@ -480,7 +480,9 @@ int xp_registry_quota_check(const json_t *quotas,
                             const json_t *pods,
                             const json_t *pod,
                             struct xp_error *err);
-/* xp_registry_quota_check() with the namespace's quotas and pods as stored now. */
+/* As xp_registry_quota_check() with the namespace's quotas and pods as stored now, against a
+ * running usage that follows the store's pod writes (a delete or a terminal phase releases what
+ * the pod held): its cost does not grow with the namespace's pods. */
 int xp_registry_quota_admit(struct xp_registry *registry,
                             const char *namespace,
                             const json_t *pod,
