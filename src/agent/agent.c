@@ -386,11 +386,10 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
         if (!log_dir)
                 return -ENOMEM;
         /* exec, attach and port-forward share the endpoint (stream.h) */
-        r = a->streams ? 0
-                       : xp_agent_streams_new(
-                             &(struct xp_agent_streams_options){.runtime = a->runtime},
-                             &a->streams,
-                             err);
+        r = a->streams
+                ? 0
+                : xp_agent_streams_new(
+                      &(struct xp_agent_streams_options){.runtime = a->runtime}, &a->streams, err);
         if (r < 0)
                 return r;
         xp_agent_streams_hook(a->streams, &streams);
