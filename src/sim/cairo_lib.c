@@ -31,6 +31,15 @@ static void load(void)
 #undef CAIRO_LIB_FIND
         if (result < 0)
                 dlclose(handle); /* a cairo too old for us: none of its calls is used */
+        else /* the handle's search covers the libraries cairo loaded: its fontconfig */
+                *(void **)&cairo_lib.FcFini = dlsym(handle, "FcFini");
+}
+
+void cairo_lib_release_caches(void)
+{
+        cairo_lib.cairo_debug_reset_static_data();
+        if (cairo_lib.FcFini)
+                cairo_lib.FcFini();
 }
 
 int cairo_lib_load(struct xp_error *err)

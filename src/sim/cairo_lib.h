@@ -17,6 +17,7 @@
 
 #define CAIRO_LIB_FUNCTIONS(X)                                                                     \
         X(cairo_create)                                                                            \
+        X(cairo_debug_reset_static_data)                                                           \
         X(cairo_destroy)                                                                           \
         X(cairo_image_surface_create)                                                              \
         X(cairo_line_to)                                                                           \
@@ -42,6 +43,7 @@
 #define CAIRO_LIB_POINTER(f) __typeof__(f) *f;
 struct cairo_lib {
         CAIRO_LIB_FUNCTIONS(CAIRO_LIB_POINTER)
+        void (*FcFini)(void); /* cairo's fontconfig, when it has one; else NULL */
 };
 #undef CAIRO_LIB_POINTER
 
@@ -50,3 +52,6 @@ extern struct cairo_lib cairo_lib;
 
 /* Loads cairo (once; thread-safe): 0, or -ELIBACC with err naming the library and why. */
 int cairo_lib_load(struct xp_error *err);
+/* After the last cairo object is destroyed: frees the font caches cairo and fontconfig keep for
+ * the process, which leak checkers (ASan's, valgrind) otherwise report as lost. */
+void cairo_lib_release_caches(void);

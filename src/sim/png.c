@@ -159,6 +159,7 @@ int xp_sim_plot_png(
         if (status == CAIRO_STATUS_SUCCESS)
                 status = cairo_lib.cairo_surface_write_to_png_stream(surface, write_stream, f);
         cairo_lib.cairo_surface_destroy(surface);
+        cairo_lib_release_caches();
         if (status != CAIRO_STATUS_SUCCESS)
                 return xp_errorf(err, -EIO, "cairo: %s", cairo_lib.cairo_status_to_string(status));
         return ferror(f) ? xp_errorf(err, -EIO, "write failed") : 0;
