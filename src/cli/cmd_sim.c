@@ -44,7 +44,8 @@ static const char usage[] =
     "      --departures        pods arrive and leave at their traced times instead\n"
     "      --jobs N            run N replays at once, one process each (the CPUs online)\n"
     "      --csv FILE          also write the figures as CSV\n"
-    "      --plot FILE.svg     draw the allocation curves (the last pod list's)\n";
+    "      --plot FILE         draw the allocation curves (the last pod list's) into\n"
+    "                          FILE.svg or FILE.png\n";
 
 struct sim_args {
         const char *nodes;
@@ -97,11 +98,11 @@ static int parse_number(const char *opt, const char *text, unsigned long max, un
         return 0;
 }
 
-static bool ends_with_svg(const char *path)
+static bool ends_with(const char *path, const char *suffix)
 {
-        size_t len = strlen(path);
+        size_t len = strlen(path), n = strlen(suffix);
 
-        return len >= 4 && strcasecmp(path + len - 4, ".svg") == 0;
+        return len >= n && strcasecmp(path + len - n, suffix) == 0;
 }
 
 static int parse_args(int argc, char **argv, struct sim_args *a)
@@ -177,10 +178,10 @@ static int parse_args(int argc, char **argv, struct sim_args *a)
                         r = -EINVAL;
                 }
         }
-        if (r >= 0 && a->plot && !ends_with_svg(a->plot)) {
+        if (r >= 0 && a->plot && !ends_with(a->plot, ".svg") && !ends_with(a->plot, ".png")) {
                 fprintf(stderr,
-                        "xpool sim: --plot %s: the curves are drawn as SVG; name the file .svg "
-                        "(a browser or rsvg-convert makes a PNG of it)\n",
+                        "xpool sim: --plot %s: the curves are drawn as SVG or PNG; name the file "
+                        ".svg or .png\n",
                         a->plot);
                 return -EINVAL;
         }
@@ -416,6 +417,8 @@ static int run_file(const struct sim_args *a,
 
 static int write_plot(const char *path, const char *title, const struct xp_sim_summary *s, size_t n)
 {
+        bool png = ends_with(path, ".png");
+        struct xp_error err = {0};
         FILE *f = fopen(path, "we");
         int r;
 
@@ -423,9 +426,12 @@ static int write_plot(const char *path, const char *title, const struct xp_sim_s
                 fprintf(stderr, "xpool sim: --plot %s: %m\n", path);
                 return -errno;
         }
-        r = xp_sim_plot_svg(f, title, s, n);
+        r = png ? xp_sim_plot_png(f, title, s, n, &err) : xp_sim_plot_svg(f, title, s, n);
         if (fclose(f) != 0 || r < 0) {
-                fprintf(stderr, "xpool sim: --plot %s: write failed\n", path);
+                fprintf(stderr,
+                        "xpool sim: --plot %s: %s\n",
+                        path,
+                        err.code ? xp_error_message(&err) : "write failed");
                 return -EIO;
         }
         return 0;
@@ -442,6 +448,7 @@ int xp_cmd_sim(int argc, char **argv)
                                                            : (unsigned long)cpus};
         struct xp_sim_summary sums[SIM_POLICIES_MAX];
         char name[128] = "", title[200];
+        struct xp_error err = {0};
         FILE *csv = NULL;
         int r;
 
@@ -452,6 +459,11 @@ int xp_cmd_sim(int argc, char **argv)
         /* made before the replays, so a bad directory stops the run before minutes of work */
         if (a.export && mkdir(a.export, 0755) < 0 && errno != EEXIST) {
                 fprintf(stderr, "xpool sim: --export %s: %m\n", a.export);
+                return 1;
+        }
+        /* cairo is loaded before the replays too: a PNG it cannot draw would waste them */
+        if (a.plot && ends_with(a.plot, ".png") && xp_sim_plot_png_ready(&err) < 0) {
+                fprintf(stderr, "xpool sim: --plot %s: %s\n", a.plot, xp_error_message(&err));
                 return 1;
         }
         if (a.csv && !(csv = fopen(a.csv, "we"))) {

@@ -1,106 +1,111 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/*
- * The allocation curves as a small SVG picture of our own: GPU allocation ratio (y) against the
- * arrived GPU demand (x, percent of the cluster's GPUs), one coloured line per policy, a grid,
- * axis labels and a legend in the lower right, where the curves are not.
- */
+/* The allocation curves as a small SVG picture of our own; the layout is plot_layout.h's. */
 #include <errno.h>
 
-#include "xpool/sim.h"
-
-#define W      860
-#define H      540
-#define LEFT   70
-#define RIGHT  20
-#define TOP    50
-#define BOTTOM 60
-#define Y_MIN  50.0 /* percent: below it every policy is the same straight line */
-#define Y_MAX  100.0
-/* percent: no policy allocates more than has arrived, so every curve enters the frame right of
- * Y_MIN; the axis starts there and the plateaus, where the policies differ, get the width */
-#define X_MIN Y_MIN
-
-static const char *const colours[] = {
-    "#7f7f7f",
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#9467bd",
-    "#d62728",
-    "#000000",
-    "#8c564b",
-    "#e377c2",
-};
-
-static double px(double x, double x_max)
-{
-        return LEFT + (W - LEFT - RIGHT) * (x - X_MIN) / (x_max - X_MIN);
-}
-
-static double py(double y)
-{
-        double v = y < Y_MIN ? Y_MIN : y;
-        return TOP + (H - TOP - BOTTOM) * (Y_MAX - v) / (Y_MAX - Y_MIN);
-}
+#include "plot_layout.h"
 
 static void grid(FILE *f, double x_max)
 {
-        for (int x = (int)X_MIN; x <= (int)x_max; x += 10) {
+        for (int x = (int)PLOT_X_MIN; x <= (int)x_max; x += PLOT_X_STEP) {
                 fprintf(f,
-                        "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#e0e0e0'/>\n",
-                        px(x, x_max),
-                        TOP,
-                        px(x, x_max),
-                        H - BOTTOM);
+                        "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#%06x'/>\n",
+                        plot_px(x, x_max),
+                        PLOT_TOP,
+                        plot_px(x, x_max),
+                        PLOT_H - PLOT_BOTTOM,
+                        PLOT_GRID);
                 fprintf(f,
-                        "<text x='%.1f' y='%d' font-size='12' text-anchor='middle'>%d</text>\n",
-                        px(x, x_max),
-                        H - BOTTOM + 18,
+                        "<text x='%.1f' y='%d' font-size='%d' text-anchor='middle'>%d</text>\n",
+                        plot_px(x, x_max),
+                        PLOT_X_TICK_Y,
+                        PLOT_TICK_SIZE,
                         x);
         }
-        for (int y = (int)Y_MIN; y <= (int)Y_MAX; y += 5) {
+        for (int y = (int)PLOT_Y_MIN; y <= (int)PLOT_Y_MAX; y += PLOT_Y_STEP) {
                 fprintf(f,
-                        "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#e0e0e0'/>\n",
-                        LEFT,
-                        py(y),
-                        W - RIGHT,
-                        py(y));
+                        "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#%06x'/>\n",
+                        PLOT_LEFT,
+                        plot_py(y),
+                        PLOT_W - PLOT_RIGHT,
+                        plot_py(y),
+                        PLOT_GRID);
                 fprintf(f,
-                        "<text x='%d' y='%.1f' font-size='12' text-anchor='end'>%d</text>\n",
-                        LEFT - 6,
-                        py(y) + 4,
+                        "<text x='%d' y='%.1f' font-size='%d' text-anchor='end'>%d</text>\n",
+                        PLOT_Y_TICK_X,
+                        plot_py(y) + 4,
+                        PLOT_TICK_SIZE,
                         y);
         }
-        fprintf(f,
-                "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#333'/>\n",
-                LEFT,
-                TOP,
-                W - LEFT - RIGHT,
-                H - TOP - BOTTOM);
-        fprintf(
-            f,
-            "<text x='%d' y='%d' font-size='14' text-anchor='middle'>arrived GPU demand (%% of the cluster's GPUs)</text>\n",
-            (LEFT + W - RIGHT) / 2,
-            H - 18);
-        fprintf(
-            f,
-            "<text x='18' y='%d' font-size='14' text-anchor='middle' transform='rotate(-90 18 %d)'>GPU allocation ratio (%%)</text>\n",
-            (TOP + H - BOTTOM) / 2,
-            (TOP + H - BOTTOM) / 2);
 }
 
-static void curve(FILE *f, const struct xp_sim_summary *s, const char *colour, double x_max)
+/* The frame and the axes' names. */
+static void frame(FILE *f)
 {
-        int started = 0;
+        fprintf(f,
+                "<rect x='%d' y='%d' width='%d' height='%d' fill='none' stroke='#%03x'/>\n",
+                PLOT_LEFT,
+                PLOT_TOP,
+                PLOT_W - PLOT_LEFT - PLOT_RIGHT,
+                PLOT_H - PLOT_TOP - PLOT_BOTTOM,
+                0x333); /* PLOT_FRAME, as SVG's short form */
+        fprintf(f,
+                "<text x='%d' y='%d' font-size='%d' text-anchor='middle'>%s</text>\n",
+                (PLOT_LEFT + PLOT_W - PLOT_RIGHT) / 2,
+                PLOT_X_LABEL_Y,
+                PLOT_LABEL_SIZE,
+                plot_x_label);
+        fprintf(f,
+                "<text x='%d' y='%d' font-size='%d' text-anchor='middle' transform='rotate(-90 %d "
+                "%d)'>%s</text>\n",
+                PLOT_Y_LABEL_X,
+                (PLOT_TOP + PLOT_H - PLOT_BOTTOM) / 2,
+                PLOT_LABEL_SIZE,
+                PLOT_Y_LABEL_X,
+                (PLOT_TOP + PLOT_H - PLOT_BOTTOM) / 2,
+                plot_y_label);
+}
 
-        fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.8' points='", colour);
-        for (unsigned k = 0; k <= s->percent; k++) {
-                if (s->mean[k] < 0 || 100 * s->mean[k] < Y_MIN || k < X_MIN)
-                        continue; /* below the frame: every policy the same straight line */
-                fprintf(f, "%s%.1f,%.1f", started ? " " : "", px(k, x_max), py(100 * s->mean[k]));
-                started = 1;
-        }
+static void curve(FILE *f, const struct xp_sim_summary *s, unsigned colour, double x_max)
+{
+        const char *sep = "";
+        double x, y;
+
+        fprintf(f,
+                "<polyline fill='none' stroke='#%06x' stroke-width='%.1f' points='",
+                colour,
+                PLOT_CURVE_WIDTH);
+        for (unsigned k = 0; k <= s->percent; k++)
+                if (plot_point(s, k, x_max, &x, &y)) {
+                        fprintf(f, "%s%.1f,%.1f", sep, x, y);
+                        sep = " ";
+                }
         fprintf(f, "'/>\n");
+}
+
+static void legend(FILE *f, const struct xp_sim_summary *s, size_t n)
+{
+        char text[160];
+
+        for (size_t i = 0; i < n; i++) {
+                double y = plot_legend_y(i, n);
+
+                fprintf(f,
+                        "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#%06x' "
+                        "stroke-width='%d'/>\n",
+                        PLOT_LEGEND_LINE,
+                        y - 4,
+                        PLOT_LEGEND_LINE + 25,
+                        y - 4,
+                        plot_colour(i),
+                        PLOT_LEGEND_WIDTH);
+                plot_legend_text(text, sizeof(text), &s[i]);
+                fprintf(f,
+                        "<text x='%d' y='%.1f' font-size='%d'>%s</text>\n",
+                        PLOT_LEGEND_TEXT,
+                        y,
+                        PLOT_LEGEND_SIZE,
+                        text);
+        }
 }
 
 /* The title carries a file's name, which may hold what XML reserves. */
@@ -122,45 +127,28 @@ static void xml_text(FILE *f, const char *text)
 
 int xp_sim_plot_svg(FILE *f, const char *title, const struct xp_sim_summary *s, size_t n)
 {
-        double x_max = 0;
+        double x_max;
 
-        for (size_t i = 0; i < n; i++)
-                if (s[i].percent > x_max)
-                        x_max = s[i].percent;
-        if (x_max <= X_MIN)
+        if (plot_x_max(s, n, &x_max) < 0)
                 return -EINVAL;
-        fprintf(
-            f,
-            "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
-            W,
-            H);
-        fprintf(f, "<text x='%d' y='28' font-size='16' text-anchor='middle'>", W / 2);
+        fprintf(f,
+                "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' "
+                "width='%d' height='%d' font-family='sans-serif'>\n<rect width='100%%' "
+                "height='100%%' fill='white'/>\n",
+                PLOT_W,
+                PLOT_H);
+        fprintf(f,
+                "<text x='%d' y='%d' font-size='%d' text-anchor='middle'>",
+                PLOT_W / 2,
+                PLOT_TITLE_Y,
+                PLOT_TITLE_SIZE);
         xml_text(f, title);
         fputs("</text>\n", f);
         grid(f, x_max);
+        frame(f);
         for (size_t i = 0; i < n; i++)
-                curve(f, &s[i], colours[i % (sizeof(colours) / sizeof(*colours))], x_max);
-        for (size_t i = 0; i < n; i++) {
-                double y = H - BOTTOM - 20 - 20.0 * (double)(n - 1 - i);
-                const char *c = colours[i % (sizeof(colours) / sizeof(*colours))];
-                fprintf(
-                    f,
-                    "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='%s' stroke-width='3'/>\n",
-                    W - RIGHT - 345,
-                    y - 4,
-                    W - RIGHT - 320,
-                    y - 4,
-                    c);
-                fprintf(
-                    f,
-                    "<text x='%d' y='%.1f' font-size='13'>%s: %.2f %% at 100, %.2f %% at %u</text>\n",
-                    W - RIGHT - 313,
-                    y,
-                    xp_sched_profile_to_string(s[i].profile),
-                    100 * s[i].mean[100],
-                    100 * s[i].mean[s[i].percent],
-                    s[i].percent);
-        }
+                curve(f, &s[i], plot_colour(i), x_max);
+        legend(f, s, n);
         fprintf(f, "</svg>\n");
         return ferror(f) ? -EIO : 0;
 }

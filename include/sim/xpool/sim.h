@@ -147,3 +147,10 @@ void xp_sim_summary_finish(struct xp_sim_summary *s);
 /* The allocation curves (ratio against arrived demand, one line per summary) as an SVG picture;
  * title names it. -errno from the stream. */
 int xp_sim_plot_svg(FILE *f, const char *title, const struct xp_sim_summary *s, size_t n);
+/* The same picture as a PNG, drawn with cairo, which is loaded (dlopen) on the first call:
+ * -ELIBACC with err saying so when libcairo.so.2 cannot be loaded, -EIO when writing fails. */
+int xp_sim_plot_png(
+    FILE *f, const char *title, const struct xp_sim_summary *s, size_t n, struct xp_error *err);
+/* Loads cairo now, so that a run asked for a PNG stops before its replays when it is missing:
+ * 0, or -ELIBACC with err saying what is missing. */
+int xp_sim_plot_png_ready(struct xp_error *err);
