@@ -252,6 +252,7 @@ const struct filter_ops *const sched_filters[] = {
     &ready_ops,
     &affinity_ops,
     &taint_ops,
+    &hostports_ops, /* hostports.c; before the fit filter, as kube-scheduler orders them */
     &fit_ops,
     &anti_ops,
     &numa_ops,

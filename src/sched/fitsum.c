@@ -11,10 +11,11 @@
 
 #include "sched_internal.h"
 
-/* The filters a summary stands for: unschedulable, ready, affinity, taints, fit, anti-affinity
- * and NUMA (filters.c). A filter added there is one the summaries know nothing of: until
- * fitsum_pod_plain() learns when it passes, every pod goes through the full filters. */
-#define FILTERS_SUMMED 7
+/* The filters a summary stands for: unschedulable, ready, affinity, taints, hostPorts (a plain
+ * pod asks none), fit, anti-affinity and NUMA (filters.c). A filter added there is one the
+ * summaries know nothing of: until fitsum_pod_plain() learns when it passes, every pod goes
+ * through the full filters. */
+#define FILTERS_SUMMED 8
 
 static bool node_plain(const struct snode *n)
 {
@@ -101,7 +102,7 @@ bool fitsum_pod_plain(const struct pctx *ctx)
             (spec->affinity && spec->affinity->node_affinity &&
              spec->affinity->node_affinity->required))
                 return false;
-        if (ctx->n_anti > 0 || req->single_numa || req->mem_bytes > 0)
+        if (ctx->n_anti > 0 || req->single_numa || req->mem_bytes > 0 || req->n_ports > 0)
                 return false;
         return req->accel >= 0 && !req->ac.kinds && req->ac.min_memory <= 0 &&
                req->ac.min_tflops <= 0;

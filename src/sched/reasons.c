@@ -39,6 +39,9 @@ int reason_describe(const struct xp_sched *sched, const struct reason *r, char *
         case REASON_EXISTING_ANTI_AFFINITY:
                 n = asprintf(ret, "node(s) didn't satisfy existing pods anti-affinity rules");
                 break;
+        case REASON_HOST_PORTS:
+                n = asprintf(ret, "node(s) didn't have free ports for the requested pod ports");
+                break;
         case REASON_NUMA:
         default:
                 n = asprintf(ret, "node(s) couldn't align devices and CPUs on one NUMA node");

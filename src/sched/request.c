@@ -253,6 +253,11 @@ int sched_pod_requests(struct xp_sched *sched,
         req.hash = xp_hash_mix(
             xp_hash_string(pod->metadata.name ? pod->metadata.name : "") ^
             (xp_hash_string(pod->metadata.namespace ? pod->metadata.namespace : "default") * 31));
+        r = hostports_from_pod(pod, &req.ports, &req.n_ports);
+        if (r < 0) {
+                podreq_done(&req);
+                return r;
+        }
         *ret = req;
         return 0;
 }
@@ -260,4 +265,7 @@ int sched_pod_requests(struct xp_sched *sched,
 void podreq_done(struct podreq *req)
 {
         accel_done(&req->ac);
+        hostports_free(req->ports, req->n_ports);
+        req->ports = NULL;
+        req->n_ports = 0;
 }

@@ -165,6 +165,13 @@ struct sterm {
         size_t n_exprs;
 };
 
+/* A hostPort a pod holds on its node (hostports.c). */
+struct shostport {
+        int32_t port;
+        char protocol[8]; /* TCP (the default), UDP, SCTP */
+        char *host_ip;    /* NULL: every address (unset or 0.0.0.0) */
+};
+
 struct spod {
         char *key; /* "namespace/name" */
         char *namespace;
@@ -182,9 +189,12 @@ struct spod {
         size_t anti_slot; /* in sched->anti_pods when n_anti > 0 */
         /* preemption (preempt.c) */
         int64_t priority;
-        char *gang;       /* "namespace/group" when the pod is a gang member, else NULL */
-        bool terminating; /* deletionTimestamp set: already going */
-        bool hold;        /* devices held for a nominated preemptor (preempt_hold.c) */
+        char *gang;              /* "namespace/group" when the pod is a gang member, else NULL */
+        bool terminating;        /* deletionTimestamp set: already going */
+        bool hold;               /* devices held for a nominated preemptor (preempt_hold.c) */
+        struct shostport *ports; /* hostports.c */
+        size_t n_ports;
+        bool ports_released; /* taken out by preemption for the question asked */
 };
 
 /* An evaluation's arrays of one slot per name (evaluate.c). */
@@ -306,7 +316,9 @@ struct podreq {
         uint32_t mem_res;
         uint32_t mem_base;
         bool single_numa;
-        uint64_t hash; /* of namespace/name, for ties */
+        uint64_t hash;           /* of namespace/name, for ties */
+        struct shostport *ports; /* the hostPorts the pod asks (hostports.c); NULL when none */
+        size_t n_ports;
 };
 
 /* Computes the effective requests (max of each init container, sum of containers; limits
@@ -334,6 +346,7 @@ enum reason_kind {
         REASON_ANTI_AFFINITY,
         REASON_EXISTING_ANTI_AFFINITY,
         REASON_NUMA,
+        REASON_HOST_PORTS,
 };
 
 struct reason {
@@ -384,6 +397,14 @@ void anti_free(struct xp_sched *sched);
 /* Fills ctx->anti with the domains the pod must stay out of. -ENOMEM. */
 int anti_affinity_prepare(struct pctx *ctx);
 
+/* ---- hostPorts (hostports.c) ----------------------------------------------------------------- */
+
+/* The hostPorts of the pod's containers and sidecars; *ret NULL when none. -ENOMEM. */
+int hostports_from_pod(const struct xp_pod *pod, struct shostport **ret, size_t *ret_n);
+void hostports_free(struct shostport *ports, size_t n);
+/* Same protocol and port, and the same hostIP or either one every address. */
+bool hostports_conflict(const struct shostport *a, const struct shostport *b);
+
 struct filter_ops {
         const char *name;
         /* true when the node passes; otherwise reasons are appended to r */
@@ -391,6 +412,7 @@ struct filter_ops {
 };
 
 extern const struct filter_ops *const sched_filters[];
+extern const struct filter_ops hostports_ops;
 extern const size_t sched_n_filters;
 
 /* Runs the filters in order on node: true when it passes them all; otherwise r (reset first)

@@ -189,6 +189,7 @@ static void pod_free(struct spod *p)
         free(p->devs);
         free(p->cpus);
         sterms_free(p->anti, p->n_anti);
+        hostports_free(p->ports, p->n_ports);
         free(p->gang);
         free(p);
 }
@@ -581,6 +582,7 @@ static void account(struct snode *n, struct spod *p, int sign)
 void sched_account(struct snode *n, struct spod *p, int sign)
 {
         account(n, p, sign);
+        p->ports_released = sign < 0;
 }
 
 int xp_sched_node_set(struct xp_sched *sched, const struct xp_node *node, struct xp_error *err)
@@ -793,6 +795,10 @@ static int pod_build(struct xp_sched *sched,
         r = sched_pod_requests(sched, pod, &req, err);
         if (r < 0)
                 return r;
+        p->ports = req.ports;
+        p->n_ports = req.n_ports;
+        req.ports = NULL;
+        req.n_ports = 0;
         podreq_done(&req);
         p->reqs = calloc(req.n, sizeof(*p->reqs));
         if (req.n && !p->reqs)

@@ -2,8 +2,8 @@
 # xpool server's scheduling loop, driven with curl: pods placed on the node that has what they
 # ask for (the seed's GPU + NPU pod), the placement annotation naming real devices, unschedulable
 # pods with kube-scheduler's PodScheduled message and a FailedScheduling Event counted on
-# repeats, retried when a node is added, NVLink pairs, priority order, --no-scheduler, and
-# kubectl describe showing the events.
+# repeats, retried when a node is added, NVLink pairs, priority order, hostPorts (NodePorts),
+# --no-scheduler, and kubectl describe showing the events.
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 data=$tmp/data
@@ -166,6 +166,28 @@ wait_for "low priority told why" "$pods/low" '0/5 nodes are available: 5 Insuffi
 # grace 0: no agent runs these bound pods, so a graceful deletion would wait for none
 req "delete high" 200 DELETE "$pods/high?gracePeriodSeconds=0"
 wait_for "low bound once the slot frees" "$pods/low" '"nodeName":"slot"'
+
+# ---- hostPorts (NodePorts): a second pod on the same port stays Pending, another port runs -------
+port_pod() { # name, hostPort, protocol: a pod on the mixed node asking that hostPort
+  printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"nodeSelector":{"kubernetes.io/hostname":"mixed"},"containers":[{"name":"c","image":"i","ports":[{"containerPort":80,"hostPort":%s,"protocol":"%s"}]}]}}' \
+    "$1" "$2" "$3" >"$tmp/port-pod.json"
+  req "create $1" 201 POST "$pods" "$tmp/port-pod.json"
+}
+port_pod web-a 8080 TCP
+wait_for "first hostPort pod bound" "$pods/web-a" '"nodeName":"mixed"'
+port_pod web-b 8080 TCP
+port_pod web-c 8081 TCP
+port_pod dns-a 8080 UDP
+wait_for "other hostPort bound" "$pods/web-c" '"nodeName":"mixed"'
+wait_for "same port, other protocol bound" "$pods/dns-a" '"nodeName":"mixed"'
+ports_message="0/5 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 4 node(s) didn't match Pod's node affinity/selector."
+wait_for "same hostPort unschedulable" "$pods/web-b" "\"message\":\"$ports_message\""
+not_in "same hostPort not bound" "$tmp/out" '"nodeName"'
+expect_in "same hostPort Pending" "$tmp/out" '"phase":"Pending"'
+events_of web-b
+expect_in "same hostPort FailedScheduling" "$tmp/events" "\"message\":\"$ports_message | "
+req "delete web-a" 200 DELETE "$pods/web-a?gracePeriodSeconds=0"
+wait_for "same hostPort bound once the first is gone" "$pods/web-b" '"nodeName":"mixed"'
 
 # ---- kubectl describe shows the events (over TLS, with the written kubeconfig) -----------------
 stop_server TERM
