@@ -381,8 +381,9 @@ int xp_agent_image_gc_setup(struct xp_agent *a,
                             struct xp_error *err);
 void xp_agent_image_gc(struct xp_agent *a, const json_t *pods);
 /* Under disk pressure, before a pod is evicted: every image no container uses goes (pods: the
- * node's, whose images stay). The bytes given back. */
-uint64_t xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods);
+ * node's, whose images stay), the bytes given back in freed. -EAGAIN: the store was busy (a
+ * pull), nothing collected: no pod may be evicted before the next pass tries again. */
+int xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods, uint64_t *freed);
 
 /* events.c: one thread that POSTs core/v1 Events about the node's pods, best effort. */
 int xp_agent_events_new(const struct xp_apiclient_options *api,

@@ -165,15 +165,18 @@ void xp_agent_image_gc(struct xp_agent *a, const json_t *pods)
         tell_failure(a, message);
 }
 
-uint64_t xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods)
+int xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods, uint64_t *freed)
 {
         struct xp_image_gc_result res = {0};
+        int r;
 
+        *freed = 0;
         if (!a->images)
                 return 0;
         xp_log(LOG_INFO, "agent: disk pressure: deleting the images no container uses");
-        (void)collect(a, pods, UINT64_MAX, &res);
-        return res.bytes;
+        r = collect(a, pods, UINT64_MAX, &res);
+        *freed = res.bytes;
+        return r == -EAGAIN ? r : 0;
 }
 
 int xp_agent_image_gc_setup(struct xp_agent *a,

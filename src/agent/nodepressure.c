@@ -160,17 +160,19 @@ void xp_agent_node_pressure(struct xp_agent *a,
                             size_t n,
                             json_t *evicted)
 {
-        uint64_t threshold, available;
-        bool pressure, was;
+        uint64_t threshold, available, freed = 0;
+        bool pressure, was, images_busy = false;
         char *message;
 
         if (!a->pressure || !measure(a, &threshold, &available))
                 return;
         pressure = available < threshold;
         /* as the kubelet's eviction manager: node-level resources first, unused images */
-        if (pressure && json_object_size(evicted) == 0 && xp_agent_images_reclaim(a, pods) > 0 &&
-            measure(a, &threshold, &available))
-                pressure = available < threshold;
+        if (pressure && json_object_size(evicted) == 0) {
+                images_busy = xp_agent_images_reclaim(a, pods, &freed) == -EAGAIN;
+                if (freed > 0 && measure(a, &threshold, &available))
+                        pressure = available < threshold;
+        }
         pthread_mutex_lock(&a->pressure->lock);
         was = a->pressure->pressure;
         if (was != pressure) {
@@ -185,7 +187,8 @@ void xp_agent_node_pressure(struct xp_agent *a,
                        (unsigned long long)available,
                        a->pressure->threshold.text);
         /* as the kubelet waits for an evicted pod's cleanup: what it gives back is seen first */
-        if (!pressure || n == 0 || json_object_size(evicted) > 0)
+        /* a pull held the image store: its unused images go first, at the next pass */
+        if (!pressure || n == 0 || json_object_size(evicted) > 0 || images_busy)
                 return;
         xp_agent_rank_disk_pressure(ranked, n);
         message = xp_agent_disk_pressure_message(threshold, available);

@@ -27,9 +27,11 @@ static int add_exhausted(struct preempt_budgets *b, const json_t *pdb)
 
         if (xp_json_int_at(pdb, "status.disruptionsAllowed", 0) > 0)
                 return 0;
-        if (xp_json_label_selector_string(xp_json_at(pdb, "spec.selector"), &text) < 0 ||
-            xp_label_selector_parse(text, &selector, NULL) < 0)
-                return 0; /* a budget without a valid selector guards nothing */
+        /* a budget without a valid selector guards nothing; nor, in kube-scheduler's preemption,
+         * one whose selector is empty */
+        if (xp_json_label_selector_string(xp_json_at(pdb, "spec.selector"), &text) < 0 || !text ||
+            !*text || xp_label_selector_parse(text, &selector, NULL) < 0)
+                return 0;
         namespace = strdup(xp_json_str_at(pdb, "metadata.namespace", ""));
         items = namespace ? realloc(b->items, (b->n + 1) * sizeof(*items)) : NULL;
         if (!items) {

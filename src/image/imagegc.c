@@ -75,7 +75,29 @@ used_by_containers(const json_t *refs, size_t index, const struct xp_image_gc_op
         return false;
 }
 
-/* The images that may go (not held nor used, pulled at least min_age_s ago), oldest use first. */
+/* Whether a record of image id (a trusted and an untrusted record may share one: dropping the
+ * image drops both) is used by a container or pulled less than min_age_s ago. */
+static bool
+id_kept(const json_t *refs, const char *id, const struct xp_image_gc_options *o, int64_t now_s)
+{
+        size_t i;
+        json_t *rec;
+
+        json_array_foreach(json_object_get(refs, "images"), i, rec)
+        {
+                const char *other = json_string_value(json_object_get(rec, "id"));
+
+                if (!other || strcmp(other, id) != 0)
+                        continue;
+                if (now_s - json_integer_value(json_object_get(rec, "pulled")) < o->min_age_s ||
+                    used_by_containers(refs, i, o))
+                        return true;
+        }
+        return false;
+}
+
+/* The images that may go (no record of theirs held, used or pulled less than min_age_s ago), each
+ * once, oldest use first. */
 static size_t candidates(struct xp_image_store *s,
                          const json_t *refs,
                          const struct xp_image_gc_options *o,
@@ -90,9 +112,12 @@ static size_t candidates(struct xp_image_store *s,
                 const char *id = json_string_value(json_object_get(rec, "id"));
                 int64_t pulled = json_integer_value(json_object_get(rec, "pulled"));
                 char holder[8];
+                bool seen = false;
 
-                if (!id || now_s - pulled < o->min_age_s ||
-                    xp_store_held(s, id, holder, sizeof(holder)) || used_by_containers(refs, i, o))
+                for (size_t k = 0; id && k < n && !seen; k++)
+                        seen = strcmp(out[k].id, id) == 0;
+                if (!id || seen || xp_store_held(s, id, holder, sizeof(holder)) ||
+                    id_kept(refs, id, o, now_s))
                         continue;
                 out[n++] = (struct candidate){id, last_used(s, id), pulled};
         }

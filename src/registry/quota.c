@@ -236,6 +236,8 @@ int xp_registry_quota_admit(struct xp_registry *registry,
          * 5 pods as of 5000 */
         if (r >= 0 && json_array_size(quotas) > 0)
                 r = registry_quota_ledger_check(registry, namespace, quotas, pod, err);
+        else if (r >= 0) /* its last quota deleted, or the namespace: no ledger kept for it */
+                registry_quota_ledger_forget(registry, namespace);
         json_decref(quotas);
         return r < 0 ? r : 0;
 }

@@ -291,7 +291,28 @@ static struct quota_ledger *ledger_of(struct xp_registry *registry, const char *
         }
         l->next = registry->ledgers;
         registry->ledgers = l;
+        atomic_fetch_add(&registry->n_ledgers, 1);
         return l;
+}
+
+void registry_quota_ledger_forget(struct xp_registry *registry, const char *namespace)
+{
+        struct quota_ledger **at;
+
+        if (atomic_load(&registry->n_ledgers) == 0)
+                return;
+        pthread_mutex_lock(&registry->quota_lock);
+        for (at = &registry->ledgers; *at && strcmp((*at)->namespace, namespace) != 0;
+             at = &(*at)->next)
+                ;
+        if (*at) {
+                struct quota_ledger *l = *at;
+
+                *at = l->next;
+                ledger_free(l);
+                atomic_fetch_sub(&registry->n_ledgers, 1);
+        }
+        pthread_mutex_unlock(&registry->quota_lock);
 }
 
 /* pod against one quota's total: 0, or -EDQUOT with Kubernetes' message. */

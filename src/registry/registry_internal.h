@@ -4,6 +4,7 @@
 /* Shared by the registry's files (src/registry/): the registry itself. */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "xpool/registry.h"
@@ -59,6 +60,9 @@ struct xp_registry {
          * an admission rule may create (a namespace's default ServiceAccount). */
         pthread_mutex_t quota_lock;
         struct quota_ledger *ledgers; /* quota_ledger.c, under quota_lock */
+        /* how many there are, read without the lock: a namespace without quotas looks for its
+         * ledger (to free it) only while some namespace has one */
+        atomic_size_t n_ledgers;
         /* what new pods get (xp_registry_serviceaccount_tokens): set at start, read after */
         bool pod_tokens, pod_root_ca;
         int64_t pod_toleration_seconds; /* xp_registry_pod_tolerations() */
@@ -75,6 +79,9 @@ int registry_quota_ledger_check(struct xp_registry *registry,
                                 const json_t *pod,
                                 struct xp_error *err);
 void registry_quota_ledgers_free(struct xp_registry *registry);
+/* The namespace has no ResourceQuota (any more): its ledger, if it has one, is freed (a quota
+ * that comes back lists its pods again). */
+void registry_quota_ledger_forget(struct xp_registry *registry, const char *namespace);
 
 /*
  * A pod create's quota charge: set (registry_quota_charge, this thread's) by the create around

@@ -325,8 +325,11 @@ static size_t count_dir(const char *dir, const char *sub)
         return n;
 }
 
-static void
-record_image(struct xp_image_store *s, const char *diff_id, const char *name, struct xp_image **ret)
+static void record_image_as(struct xp_image_store *s,
+                            const char *diff_id,
+                            const char *name,
+                            bool untrusted,
+                            struct xp_image **ret)
 {
         char config[512], id[XP_IMAGE_DIGEST_BUFSIZE], manifest[XP_IMAGE_DIGEST_BUFSIZE];
         const char *names[] = {name};
@@ -349,10 +352,17 @@ record_image(struct xp_image_store *s, const char *diff_id, const char *name, st
                                                       .n_names = 1,
                                                       .diff_ids = ids,
                                                       .n_layers = 1,
-                                                      .size = 4},
+                                                      .size = 4,
+                                                      .untrusted = untrusted},
                             ret,
                             &err) < 0)
                 fail_msg("%s", err.msg);
+}
+
+static void
+record_image(struct xp_image_store *s, const char *diff_id, const char *name, struct xp_image **ret)
+{
+        record_image_as(s, diff_id, name, false, ret);
 }
 
 static void store(void **state)
@@ -574,6 +584,51 @@ static void garbage_collection(void **state)
         xp_image_store_free(s);
 }
 
+/* A trusted and an untrusted record of one image (dropping an image drops every record of it): a
+ * pod naming either keeps both, and the image is counted once. */
+static void garbage_collection_shared_id(void **state)
+{
+        struct tmpdir *t = *state;
+        struct entry e[] = {{'f', "a", NULL, 0}};
+        static char tar[65536];
+        struct fill_data f = {.tar = tar};
+        char diff_id[XP_IMAGE_DIGEST_BUFSIZE];
+        const char *const pods[] = {"example.com/app:2"};
+        struct xp_image_store *s = NULL;
+        struct xp_image_gc_result res;
+        struct xp_image *img = NULL;
+        struct xp_error err = {0};
+        uint64_t size;
+        bool shared;
+
+        assert_int_equal(xp_image_store_open(t->path, NULL, &s, &err), 0);
+        f.size = make_tar(e, 1, false, tar, sizeof(tar));
+        assert_int_equal(xp_sha256_digest(tar, f.size, diff_id), 0);
+        assert_int_equal(
+            xp_store_layer_ensure(s, diff_id, NULL, false, NULL, fill, &f, &shared, &size, NULL),
+            0);
+        record_image_as(s, diff_id, "example.com/app:1", false, NULL);
+        record_image_as(s, diff_id, "example.com/app:2", true, NULL);
+        assert_int_equal(xp_image_gc(s,
+                                     &(struct xp_image_gc_options){
+                                         .want_bytes = UINT64_MAX, .in_use = pods, .n_in_use = 1},
+                                     &res,
+                                     &err),
+                         0);
+        assert_int_equal(res.eligible, 0);
+        assert_int_equal(res.images, 0);
+        assert_int_equal(xp_image_get(s, "example.com/app:2", &img, &err), 0);
+        xp_image_free(img);
+        /* unused: one image, both records gone */
+        assert_int_equal(
+            xp_image_gc(s, &(struct xp_image_gc_options){.want_bytes = UINT64_MAX}, &res, &err), 0);
+        assert_int_equal(res.eligible, 1);
+        assert_int_equal(res.images, 1);
+        assert_int_equal(xp_image_get(s, "example.com/app:1", &img, &err), -ENOENT);
+        assert_int_equal(xp_image_get(s, "example.com/app:2", &img, &err), -ENOENT);
+        xp_image_store_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -584,6 +639,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(store, setup, teardown),
             cmocka_unit_test_setup_teardown(hold_names_its_pod, setup, teardown),
             cmocka_unit_test_setup_teardown(garbage_collection, setup, teardown),
+            cmocka_unit_test_setup_teardown(garbage_collection_shared_id, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -125,6 +125,29 @@ static void changed_quota_counts_again(void **state)
         fixture_close(&f);
 }
 
+/* A namespace's last quota goes (the next check frees its ledger); a quota that comes back
+ * counts every pod again, those created while there was none included. */
+static void deleted_quota_forgets_then_counts_again(void **state)
+{
+        struct registry_fixture f;
+        uint64_t version;
+
+        (void)state;
+        fixture_open(&f, "quota-ledger-forget", 0);
+        gpu_quota(&f, 2);
+        create(&f, "a");
+        create(&f, "b");
+        refused(&f, "c", GPUS_FULL(2));
+        assert_int_equal(
+            xp_store_delete(f.store, "resourcequotas", "default", "gpu", 0, NULL, &version, NULL),
+            0);
+        create(&f, "c");
+        create(&f, "d");
+        gpu_quota(&f, 4);
+        refused(&f, "e", GPUS_FULL(4));
+        fixture_close(&f);
+}
+
 /* Writes made while nobody checked, more than the store's log keeps: listed again. */
 static void expired_log_lists_again(void **state)
 {
@@ -188,6 +211,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(delete_and_terminal_phase_release),
             cmocka_unit_test(changed_quota_counts_again),
+            cmocka_unit_test(deleted_quota_forgets_then_counts_again),
             cmocka_unit_test(expired_log_lists_again),
             cmocka_unit_test(failed_write_gives_back),
         };
