@@ -596,7 +596,10 @@ static int start_child(struct shim *s, int out[2], int errp[2], char *msg, struc
                 r = -errno;
                 return xp_errorf(err, r, "%s: creating pipes: %s", s->dir, strerror(-r));
         }
-        /* in this frame: the child reads it until its exec (shim_child_start()) */
+        /* in this frame: the child reads it until its exec (shim_child_start()). The child
+         * shares our memory and our thread's TLS (errno, malloc's per-thread cache): until the
+         * sync byte it calls no allocator, and after it we only block in read() on ep until its
+         * exec, so the two never use them at once. Keep it so on both sides. */
         args = (struct shim_child_args){s, sync[0], ep[1], in[0], out[1], errp[1]};
         s->child = shim_child_start(&args);
         if (s->child < 0) {
