@@ -41,12 +41,20 @@ static char cname[32];
 static char *const default_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 
 /* The test's directory, which its containers write (the rest of the node is read-only to them,
- * their /tmp their own); the runtime copies it. */
+ * their /tmp their own), and the one of this program, which some of them run (a checkout below
+ * /tmp would be hidden by their own /tmp); the runtime copies them. */
 static const char *const *shared(const struct fixture *f)
 {
-        static const char *paths[2];
+        static const char *paths[3];
+        static char program_dir[sizeof(f->self)];
+        char *slash;
 
+        snprintf(program_dir, sizeof(program_dir), "%s", f->self);
+        slash = strrchr(program_dir, '/');
+        if (slash && slash != program_dir)
+                *slash = '\0';
         paths[0] = f->tmp->dir;
+        paths[1] = slash && slash != program_dir ? program_dir : NULL;
         return paths;
 }
 
