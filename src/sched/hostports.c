@@ -79,13 +79,6 @@ container_ports(const struct xp_container *c, struct shostport **ports, size_t *
         return 0;
 }
 
-static bool is_sidecar(const struct xp_container *c)
-{
-        const char *policy = json_string_value(json_object_get(c->extra, "restartPolicy"));
-
-        return policy && strcmp(policy, "Always") == 0;
-}
-
 int hostports_from_pod(const struct xp_pod *pod, struct shostport **ret, size_t *ret_n)
 {
         struct shostport *ports = NULL;
@@ -93,7 +86,7 @@ int hostports_from_pod(const struct xp_pod *pod, struct shostport **ret, size_t 
         int r = 0;
 
         for (size_t i = 0; r == 0 && i < pod->spec.init_containers.n; i++)
-                if (is_sidecar(&pod->spec.init_containers.items[i]))
+                if (sched_container_is_sidecar(&pod->spec.init_containers.items[i]))
                         r = container_ports(&pod->spec.init_containers.items[i], &ports, &n, &cap);
         for (size_t i = 0; r == 0 && i < pod->spec.containers.n; i++)
                 r = container_ports(&pod->spec.containers.items[i], &ports, &n, &cap);

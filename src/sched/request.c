@@ -137,7 +137,7 @@ static int cmp_req(const void *a, const void *b)
 }
 
 /* A sidecar: an init container with restartPolicy Always, which runs beside the containers. */
-static bool is_sidecar(const struct xp_container *c)
+bool sched_container_is_sidecar(const struct xp_container *c)
 {
         const char *policy = json_string_value(json_object_get(c->extra, "restartPolicy"));
 
@@ -162,7 +162,7 @@ static int init_requests(struct xp_sched *sched,
                 r = container_requests(sched, c, "initContainers", i, &one, true, err);
                 if (r < 0)
                         return r;
-                if (is_sidecar(c)) {
+                if (sched_container_is_sidecar(c)) {
                         for (size_t k = 0; r >= 0 && k < one.n; k++)
                                 r = add_item(req, one.items[k].res, one.items[k].milli, true);
                         for (size_t k = 0; r >= 0 && k < one.n; k++)

@@ -397,6 +397,10 @@ void anti_free(struct xp_sched *sched);
 /* Fills ctx->anti with the domains the pod must stay out of. -ENOMEM. */
 int anti_affinity_prepare(struct pctx *ctx);
 
+/* An init container with restartPolicy Always: a sidecar, which runs beside the main containers
+ * (its requests and ports count for the whole life of the pod). */
+bool sched_container_is_sidecar(const struct xp_container *c);
+
 /* ---- hostPorts (hostports.c) ----------------------------------------------------------------- */
 
 /* The hostPorts of the pod's containers and sidecars; *ret NULL when none. -ENOMEM. */
