@@ -210,7 +210,7 @@ static int choose(struct queue_ctl *ctl,
         int r;
 
         preempt_budgets_use(&budgets, xp_registry_store(ctl->registry), &by_priority);
-        reclaim.breaks_budget = by_priority.breaks_budget;
+        reclaim.budgets_of = by_priority.budgets_of;
         reclaim.budget_userdata = by_priority.budget_userdata;
         r = xp_sched_preempt(sched, pod, &by_priority, ret, &err);
         if (r == 0 && p) {
@@ -281,10 +281,16 @@ int queue_ctl_after(struct queue_ctl *ctl,
         if (n && xp_clock_monotonic_ms(ctl->clock) < n->until_ms) {
                 /* its victims are still going: hold on to what it will get */
                 n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+                if (ret_message &&
+                    !(*ret_message = strdup("preemption: not eligible due to a "
+                                            "terminating pod on the nominated node.")))
+                        return -ENOMEM;
                 return 0;
         }
         nominee_free(xp_map_del(&ctl->nominees, key));
         r = choose(ctl, sched, pod, &pre);
+        if (r == 0 && ret_message)
+                r = xp_sched_preempt_refusal(sched, pod, ret_message);
         if (r <= 0)
                 return r;
         for (size_t i = 0; i < pre.n_victims; i++)

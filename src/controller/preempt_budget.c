@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Which placed pods a PodDisruptionBudget guards now: those its selector picks in its namespace
- * while its status allows no disruption (disruptionsAllowed below 1, as the disruption
- * controller wrote it). Read once per choice, and only when the search weighs a victim, so that
- * a pod for which nothing can go costs no store read.
+ * Which PodDisruptionBudgets select a placed pod (their selector picks it in their namespace),
+ * with the disruptions each allows now (status.disruptionsAllowed, as the disruption controller
+ * wrote it): the core counts one choice's victims against each allowance. Read once per choice,
+ * and only when the search weighs a victim, so that a pod for which nothing can go costs no
+ * store read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,15 +19,13 @@
 #include "xpool/selector.h"
 #include "xpool/strutil.h"
 
-static int add_exhausted(struct preempt_budgets *b, const json_t *pdb)
+static int add_budget(struct preempt_budgets *b, const json_t *pdb)
 {
         _cleanup_free_ char *text = NULL;
         struct xp_label_selector *selector = NULL;
-        struct exhausted_budget *items;
+        struct read_budget *items;
         char *namespace;
 
-        if (xp_json_int_at(pdb, "status.disruptionsAllowed", 0) > 0)
-                return 0;
         /* a budget without a valid selector guards nothing; nor, in kube-scheduler's preemption,
          * one whose selector is empty */
         if (xp_json_label_selector_string(xp_json_at(pdb, "spec.selector"), &text) < 0 || !text ||
@@ -40,7 +39,10 @@ static int add_exhausted(struct preempt_budgets *b, const json_t *pdb)
                 return -ENOMEM;
         }
         b->items = items;
-        b->items[b->n++] = (struct exhausted_budget){.namespace = namespace, .selector = selector};
+        b->items[b->n++] =
+            (struct read_budget){.namespace = namespace,
+                                 .selector = selector,
+                                 .allowed = xp_json_int_at(pdb, "status.disruptionsAllowed", 0)};
         return 0;
 }
 
@@ -60,23 +62,27 @@ static void read_budgets(struct preempt_budgets *b)
         }
         json_array_foreach(pdbs, i, pdb)
         {
-                if (add_exhausted(b, pdb) < 0)
+                if (add_budget(b, pdb) < 0)
                         break;
         }
         json_decref(pdbs);
 }
 
-static bool breaks_budget(void *userdata, const struct xp_sched_placed *victim)
+static size_t budgets_of(void *userdata,
+                         const struct xp_sched_placed *victim,
+                         struct xp_sched_budget *ret,
+                         size_t max)
 {
         struct preempt_budgets *b = userdata;
+        size_t n = 0;
 
         if (!b->read)
                 read_budgets(b);
-        for (size_t i = 0; i < b->n; i++)
+        for (size_t i = 0; i < b->n && n < max; i++)
                 if (strcmp(b->items[i].namespace, victim->namespace) == 0 &&
                     xp_label_selector_matches_map(b->items[i].selector, victim->labels))
-                        return true;
-        return false;
+                        ret[n++] = (struct xp_sched_budget){(uint32_t)i, b->items[i].allowed};
+        return n;
 }
 
 void preempt_budgets_use(struct preempt_budgets *budgets,
@@ -84,7 +90,7 @@ void preempt_budgets_use(struct preempt_budgets *budgets,
                          struct xp_preempt_options *options)
 {
         *budgets = (struct preempt_budgets){.store = store};
-        options->breaks_budget = breaks_budget;
+        options->budgets_of = budgets_of;
         options->budget_userdata = budgets;
 }
 

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "xpool/preempt.h"
 #include "xpool/store.h"
@@ -17,15 +18,16 @@ struct xp_label_selector;
 
 struct preempt_budgets {
         struct xp_store *store;
-        bool read; /* the exhausted budgets are read once, when a first victim is weighed */
+        bool read; /* the budgets are read once, when a first victim is weighed */
         size_t n;
-        struct exhausted_budget {
+        struct read_budget {
                 char *namespace;
                 struct xp_label_selector *selector;
+                int64_t allowed; /* status.disruptionsAllowed */
         } * items;
 };
 
-/* Sets options' breaks_budget to read the budgets of store (kept in budgets) when asked. */
+/* Sets options' budgets_of to read the budgets of store (kept in budgets) when asked. */
 void preempt_budgets_use(struct preempt_budgets *budgets,
                          struct xp_store *store,
                          struct xp_preempt_options *options);

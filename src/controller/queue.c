@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "queue_state.h"
 #include "xpool/codec.h"
+#include "xpool/gang.h"
 #include "xpool/log.h"
 #include "xpool/quantity.h"
 #include "xpool/registry.h"
@@ -26,6 +27,7 @@ static void qpod_free(struct qpod *p)
                 return;
         free(p->key);
         free(p->queue);
+        free(p->group);
         amounts_free(p->amounts, p->n);
         free(p);
 }
@@ -87,6 +89,8 @@ void queue_ctl_reset(struct queue_ctl *ctl)
         map_clear(&ctl->pods, free_qpod);
         map_clear(&ctl->nodes, free_qnode);
         map_clear(&ctl->defaults, free);
+        map_clear(&ctl->group_queues, free);
+        map_clear(&ctl->device_resources, free);
         map_clear(&ctl->defined, free);
         map_clear(&ctl->nominees, free_nominee); /* their holds were in the snapshot renewed */
         for (size_t j = 0; j < ctl->n_capacity; j++)
@@ -109,20 +113,44 @@ static const char *str(const json_t *o, const char *part, const char *key)
         return json_string_value(json_object_get(json_object_get(o, part), key));
 }
 
-const char *queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels)
+const char *queue_labelled(const struct xp_strmap *labels)
 {
-        const char *q = xp_strmap_get(labels, XP_QUEUE_LABEL);
-        const char *value;
+        const char *q = labels ? xp_strmap_get(labels, XP_QUEUE_LABEL) : NULL;
 
-        if (!q || !q[0])
+        if ((!q || !q[0]) && labels)
                 q = xp_strmap_get(labels, XP_QUEUE_KUEUE_LABEL);
-        if (q && q[0])
-                return q;
-        value = ns ? xp_map_get(&ctl->defaults, ns) : NULL;
-        return value ? value + strlen(value) + 1 : NULL; /* "ns\0queue" */
+        return q && q[0] ? q : NULL;
+}
+
+/* The value of "key\0value" kept in map under key, NULL when none. */
+static const char *pair_value(struct xp_map *map, const char *key)
+{
+        const char *pair = key ? xp_map_get(map, key) : NULL;
+
+        return pair ? pair + strlen(pair) + 1 : NULL;
+}
+
+const char *
+queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels, const char *group)
+{
+        const char *q = queue_labelled(labels);
+
+        if (!q)
+                q = pair_value(&ctl->group_queues, group);
+        return q ? q : pair_value(&ctl->defaults, ns);
 }
 
 /* ---- feeds ----------------------------------------------------------------------------------- */
+
+/* Counts p in its queue (+1) or takes it out (-1). */
+static void qpod_count(struct queue_ctl *ctl, const struct qpod *p, int sign)
+{
+        if (p->bound)
+                (void)xp_queues_charge(ctl->queues, p->queue, p->amounts, p->n, sign);
+        else
+                (void)xp_queues_pend(ctl->queues, p->queue, p->amounts, p->n, sign);
+        ctl->dirty = true;
+}
 
 static void pod_forget(struct queue_ctl *ctl, const char *key)
 {
@@ -130,50 +158,98 @@ static void pod_forget(struct queue_ctl *ctl, const char *key)
 
         if (!old)
                 return;
-        if (old->bound)
-                (void)xp_queues_charge(ctl->queues, old->queue, old->amounts, old->n, -1);
-        else
-                (void)xp_queues_pend(ctl->queues, old->queue, old->amounts, old->n, -1);
+        qpod_count(ctl, old, -1);
         qpod_free(old);
-        ctl->dirty = true;
+}
+
+/* A pod's record: its queue, its PodGroup, its request. NULL when in no queue or out of memory. */
+static struct qpod *qpod_new(struct queue_ctl *ctl, const char *key, const json_t *pod)
+{
+        const json_t *meta = json_object_get(pod, "metadata");
+        const char *ns = str(pod, "metadata", "namespace"), *k, *q;
+        const char *pg = str(meta, "annotations", XP_GANG_VOLCANO_ANNOTATION);
+        _cleanup_free_ char *group = NULL;
+        struct xp_strmap labels = {0};
+        struct qpod *p = NULL;
+        json_t *v;
+
+        json_object_foreach(json_object_get(meta, "labels"), k, v)
+        {
+                if (json_is_string(v) && xp_strmap_set(&labels, k, json_string_value(v)) < 0)
+                        break;
+        }
+        if (pg && pg[0] && asprintf(&group, "%s/%s", ns, pg) < 0)
+                group = NULL;
+        q = queue_of(ctl, ns, &labels, group);
+        p = q ? calloc(1, sizeof(*p)) : NULL;
+        if (p && (!(p->key = strdup(key)) || !(p->queue = strdup(q)) ||
+                  pod_amounts(pod, &p->amounts, &p->n) < 0 ||
+                  accel_pod_request(ctl, p->amounts, &p->n) < 0)) {
+                qpod_free(p);
+                p = NULL;
+        }
+        if (p) {
+                p->group = TAKE_PTR(group);
+                p->own_queue = queue_labelled(&labels) != NULL;
+        }
+        xp_strmap_done(&labels);
+        return p;
 }
 
 void queue_ctl_pod(struct queue_ctl *ctl, const json_t *pod, bool deleted)
 {
         const char *ns = str(pod, "metadata", "namespace"), *name = str(pod, "metadata", "name");
-        const char *phase = str(pod, "status", "phase"), *node = str(pod, "spec", "nodeName"), *q;
+        const char *phase = str(pod, "status", "phase"), *node = str(pod, "spec", "nodeName");
         _cleanup_free_ char *key = NULL;
-        struct xp_strmap labels = {0};
         struct qpod *p;
-        const char *k;
-        json_t *v;
 
         if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0)
                 return;
         pod_forget(ctl, key);
         if (deleted || xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed"))
                 return;
-        json_object_foreach(json_object_get(json_object_get(pod, "metadata"), "labels"),
-                            k,
-                            v) if (json_is_string(v) &&
-                                   xp_strmap_set(&labels, k, json_string_value(v)) < 0) break;
-        q = queue_of(ctl, ns, &labels);
-        p = q ? calloc(1, sizeof(*p)) : NULL;
-        if (p &&
-            (!(p->key = strdup(key)) || !(p->queue = strdup(q)) ||
-             pod_amounts(pod, &p->amounts, &p->n) < 0 || xp_map_put(&ctl->pods, p->key, p) < 0)) {
+        p = qpod_new(ctl, key, pod);
+        if (p && xp_map_put(&ctl->pods, p->key, p) < 0) {
                 qpod_free(p);
                 p = NULL;
         }
-        xp_strmap_done(&labels);
         if (!p)
                 return;
         p->bound = node && node[0];
-        if (p->bound)
-                (void)xp_queues_charge(ctl->queues, p->queue, p->amounts, p->n, +1);
-        else
-                (void)xp_queues_pend(ctl->queues, p->queue, p->amounts, p->n, +1);
-        ctl->dirty = true;
+        qpod_count(ctl, p, +1);
+}
+
+void queue_ctl_podgroup(struct queue_ctl *ctl, const json_t *pg, bool deleted)
+{
+        const char *ns = str(pg, "metadata", "namespace"), *name = str(pg, "metadata", "name");
+        const char *q = deleted ? NULL : str(pg, "spec", "queue");
+        _cleanup_free_ char *key = NULL;
+        char *value = NULL;
+
+        if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0)
+                return;
+        if (xp_streq0(pair_value(&ctl->group_queues, key), q && q[0] ? q : NULL))
+                return; /* its queue is as it was */
+        free(xp_map_del(&ctl->group_queues, key));
+        if (q && q[0] && asprintf(&value, "%s%c%s", key, 0, q) >= 0 &&
+            xp_map_put(&ctl->group_queues, value, value) < 0)
+                free(value);
+        /* its pods that take their queue from it move to the new one */
+        for (size_t i = 0; i < ctl->pods.cap; i++) {
+                struct qpod *p = ctl->pods.keys && ctl->pods.keys[i] ? ctl->pods.values[i] : NULL;
+                const char *now;
+                char *copy;
+
+                if (!p || p->own_queue || !xp_streq0(p->group, key))
+                        continue;
+                now = queue_of(ctl, ns, NULL, key);
+                if (xp_streq0(now, p->queue) || !now || !(copy = strdup(now)))
+                        continue;
+                qpod_count(ctl, p, -1);
+                free(p->queue);
+                p->queue = copy;
+                qpod_count(ctl, p, +1);
+        }
 }
 
 /* Adds (sign +1) or takes out (-1) a node's allocatable from the cluster's capacity. */
@@ -203,7 +279,6 @@ void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted)
         const char *name = str(node, "metadata", "name");
         const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
         struct qnode *n;
-        json_t *fake;
 
         if (!name)
                 return;
@@ -211,22 +286,15 @@ void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted)
         capacity_add(ctl, n, -1);
         qnode_free(n);
         if (!deleted) {
-                /* the allocatable as a container's requests: one parser for both */
-                fake = json_pack("{s:{s:[{s:{s:O}}]}}",
-                                 "spec",
-                                 "containers",
-                                 "resources",
-                                 "requests",
-                                 alloc ? alloc : json_null());
                 n = calloc(1, sizeof(*n));
-                if (fake && n && (n->name = strdup(name)) &&
-                    pod_amounts(fake, &n->amounts, &n->n) >= 0 &&
+                if (n && (n->name = strdup(name)) &&
+                    resources_amounts(alloc, &n->amounts, &n->n) >= 0 &&
+                    accel_node_capacity(ctl, node, n->amounts, &n->n) >= 0 &&
                     xp_map_put(&ctl->nodes, n->name, n) >= 0) {
                         capacity_add(ctl, n, +1);
                         n = NULL;
                 }
                 qnode_free(n);
-                json_decref(fake);
         }
 }
 

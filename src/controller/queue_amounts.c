@@ -104,3 +104,21 @@ int pod_amounts(const json_t *pod, struct xp_queue_amount **ret, size_t *ret_n)
         *ret_n = n;
         return 0;
 }
+
+int resources_amounts(const json_t *resources, struct xp_queue_amount **ret, size_t *ret_n)
+{
+        json_t *c = json_pack(
+            "{s:{s:O}}", "resources", "requests", resources ? (json_t *)resources : json_null());
+        struct xp_queue_amount *a = calloc(XP_QUEUE_RESOURCES_MAX, sizeof(*a));
+        size_t n = 0;
+        int r = c && a ? container(c, a, &n, true) : -ENOMEM;
+
+        json_decref(c);
+        if (r < 0) {
+                amounts_free(a, n);
+                return r;
+        }
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}

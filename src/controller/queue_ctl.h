@@ -33,6 +33,9 @@ void queue_ctl_pod(struct queue_ctl *ctl, const json_t *pod, bool deleted);
 void queue_ctl_node(struct queue_ctl *ctl, const json_t *node, bool deleted);
 void queue_ctl_queue(struct queue_ctl *ctl, const json_t *queue, bool deleted);
 void queue_ctl_namespace(struct queue_ctl *ctl, const json_t *ns, bool deleted);
+/* A Volcano PodGroup: its spec.queue is the queue of the pods that name it and no queue of
+ * their own. */
+void queue_ctl_podgroup(struct queue_ctl *ctl, const json_t *pg, bool deleted);
 /* The informer's callbacks (userdata: the struct xp_scheduler), for the scheduler's table. */
 void queue_on_queue(void *userdata, const json_t *object, uint64_t version);
 void queue_on_queue_deleted(void *userdata, const json_t *object, uint64_t version);
@@ -53,7 +56,9 @@ int queue_ctl_before(struct queue_ctl *ctl,
 /*
  * After pod fit nowhere: preemption (or reclaim for its queue). 1 when the pod is nominated
  * (*ret_node, *ret_message, each when not NULL: the nominated node and what was done, caller
- * frees), 0 when nothing is to be done, -errno.
+ * frees), 0 when nothing is to be done (*ret_message, when not NULL: why, in kube-scheduler's
+ * words: "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming
+ * pod."), -errno.
  */
 int queue_ctl_after(struct queue_ctl *ctl,
                     struct xp_sched *sched,
@@ -106,6 +111,17 @@ void queue_hook_removed(void *userdata, const char *ns, const char *name);
 /* The fair order's two questions: a pending pod's queue (borrowed; NULL: none) and its share. */
 const char *queue_hook_queue(void *userdata, const char *ns, const char *name);
 double queue_hook_share(void *userdata, const char *queue);
+
+/*
+ * Volcano's enqueue of a PodGroup's spec.minResources (a map of resource names to quantities;
+ * none: nothing to check): 1 when queue (NULL: none) admits them on top of what it holds and the
+ * nodes that take pods have them in all, 0 when not with *ret_reason ("its minResources do not
+ * fit: 32 nvidia.com/gpu wanted, 16 in the cluster"; caller frees), -ENOMEM.
+ */
+int queue_ctl_enqueue(struct queue_ctl *ctl,
+                      const char *queue,
+                      const json_t *min_resources,
+                      char **ret_reason);
 
 /* What blocks a pod on its queue (`xpool why`), NULL when nothing does. Caller frees. */
 char *queue_ctl_why(struct queue_ctl *ctl, const struct xp_pod *pod);

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "queue_state.h"
+#include "xpool/gang.h"
 #include "xpool/log.h"
 #include "xpool/quantity.h"
 #include "xpool/registry.h"
@@ -107,19 +108,25 @@ int pod_queue(struct queue_ctl *ctl,
               struct xp_queue_amount **ret,
               size_t *ret_n)
 {
-        const char *q = queue_of(ctl, pod->metadata.namespace, &pod->metadata.labels);
-        _cleanup_free_ char *key = NULL;
+        const char *ns = pod->metadata.namespace ? pod->metadata.namespace : "default";
+        const char *pg = xp_strmap_get(&pod->metadata.annotations, XP_GANG_VOLCANO_ANNOTATION);
+        _cleanup_free_ char *key = NULL, *group = NULL;
         const struct qpod *p;
+        const char *q;
 
+        if (asprintf(&key, "%s/%s", ns, pod->metadata.name) < 0)
+                return -ENOMEM;
+        /* the informer's record has its queue (its PodGroup's too) and its request already */
+        p = xp_map_get(&ctl->pods, key);
+        if (p) {
+                q = p->queue;
+        } else {
+                if (pg && pg[0] && asprintf(&group, "%s/%s", ns, pg) < 0)
+                        return -ENOMEM;
+                q = queue_of(ctl, ns, &pod->metadata.labels, group);
+        }
         if (!q)
                 return 0;
-        /* the informer's record has its request already */
-        if (asprintf(&key,
-                     "%s/%s",
-                     pod->metadata.namespace ? pod->metadata.namespace : "default",
-                     pod->metadata.name) < 0)
-                return -ENOMEM;
-        p = xp_map_get(&ctl->pods, key);
         *ret_queue = q;
         *ret = p ? p->amounts : NULL;
         *ret_n = p ? p->n : 0;

@@ -17,9 +17,11 @@
 struct qpod {
         char *key; /* "namespace/name" */
         char *queue;
+        char *group; /* "namespace/name" of the Volcano PodGroup it names, NULL: none */
         struct xp_queue_amount *amounts; /* resource names owned */
         size_t n;
-        bool bound; /* allocated (true) or pending */
+        bool bound;     /* allocated (true) or pending */
+        bool own_queue; /* its own label names its queue, whatever its PodGroup says */
 };
 
 /* A node's allocatable, for the cluster's capacity. */
@@ -44,6 +46,9 @@ struct queue_ctl {
         struct xp_map pods;     /* key -> struct qpod */
         struct xp_map nodes;    /* name -> struct qnode */
         struct xp_map defaults; /* namespace -> its default queue (char *, "ns\0queue") */
+        /* Volcano PodGroup "ns/name" -> its spec.queue (char *, "ns/name\0queue") */
+        struct xp_map group_queues;
+        struct xp_map device_resources; /* the resources nodes report devices of (name -> name) */
         struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
         struct xp_map nominees; /* key -> struct nominee */
         struct xp_sched *const *sched; /* the loop's snapshot, for the hooks (queue_hooks.c) */
@@ -55,12 +60,29 @@ struct queue_ctl {
         int64_t flushed_ms;
 };
 
-/* The queue a pod names (label, Kueue's label, its namespace's default), NULL for none. */
-const char *queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels);
+/* The queue a pod names: its label (xpool's, else Kueue's), else its Volcano PodGroup's
+ * spec.queue (group: the annotation's PodGroup name, NULL: none), else its namespace's default;
+ * NULL for none. */
+const char *
+queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels, const char *group);
+/* The queue a pod's own labels name, NULL for none. */
+const char *queue_labelled(const struct xp_strmap *labels);
 /* The effective requests of a pod's JSON (sum of containers, max of init containers; limits
  * where requests are missing), resource names owned. -ENOMEM. */
 int pod_amounts(const json_t *pod, struct xp_queue_amount **ret, size_t *ret_n);
 void amounts_free(struct xp_queue_amount *a, size_t n);
+/* A map of resource names to quantities (a PodGroup's minResources) as amounts, names owned, the
+ * invalid ones left out. -ENOMEM. */
+int resources_amounts(const json_t *resources, struct xp_queue_amount **ret, size_t *ret_n);
+
+/* The vendor-neutral accelerator (queue_accel.c): a node's devices as its capacity of it, added
+ * to its allocatable amounts a (room for XP_QUEUE_RESOURCES_MAX), remembering which resources are
+ * devices; a pod's requests of those resources added to its request of it. -ENOMEM. */
+int accel_node_capacity(struct queue_ctl *ctl,
+                        const json_t *node,
+                        struct xp_queue_amount *a,
+                        size_t *n);
+int accel_pod_request(struct queue_ctl *ctl, struct xp_queue_amount *a, size_t *n);
 
 /* The pod's queue and request (borrowed): 1 with them, 0 when it names no queue, -ENOMEM. */
 int pod_queue(struct queue_ctl *ctl,

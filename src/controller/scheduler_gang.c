@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "queue_ctl.h"
 #include "scheduler_state.h"
 #include "xpool/gang.h"
 #include "xpool/log.h"
@@ -205,6 +206,28 @@ static int gang_complete(struct xp_scheduler *s, struct pending **m, size_t n, i
         return 0;
 }
 
+/* Volcano's enqueue: a PodGroup's minResources fit its queue and the cluster's free capacity
+ * before its members are placed. 1 go on, 0 held back (each told), -ENOMEM. */
+static int gang_enqueue(struct xp_scheduler *s, struct pending **m, size_t n)
+{
+        const json_t *pg = gang_volcano_group(s, m[0]);
+        const json_t *min = json_object_get(json_object_get(pg, "spec"), "minResources");
+        _cleanup_free_ char *reason = NULL, *message = NULL;
+        const char *queue;
+        int r;
+
+        if (!pg || !min)
+                return 1;
+        queue = queue_hook_queue(s->queues, m[0]->namespace, m[0]->name);
+        r = queue_ctl_enqueue(s->queues, queue, min, &reason);
+        if (r != 0)
+                return r;
+        if (asprintf(&message, "gang %s: %s", m[0]->gang, reason) < 0)
+                return -ENOMEM;
+        all_failed(s, m, n, message, message);
+        return 0;
+}
+
 /* The queues' word on the whole gang: 1 go on, 0 held back (each told), -errno. */
 static int
 gang_admit(struct xp_scheduler *s, struct pending **m, const struct xp_pod **pods, size_t n)
@@ -255,6 +278,8 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
         *result = XP_SCHEDULER_UNSCHEDULABLE;
         if (r >= 0)
                 r = gang_complete(s, m, n, w);
+        if (r > 0)
+                r = gang_enqueue(s, m, n);
         if (r == 0 && !p->gang_missing)
                 podgroup_phase(s, p, "Pending");
         if (r > 0)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "queue_ctl.h"
 #include "scheduler_state.h"
 #include "xpool/gang.h"
 #include "xpool/log.h"
@@ -184,6 +185,14 @@ int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, str
                         ret->min = min_in_range(n);
         }
         return 1;
+}
+
+const json_t *gang_volcano_group(struct xp_scheduler *s, const struct pending *p)
+{
+        if (!p->gang || p->gang_missing || strcmp(p->gang_what, "podgroup") != 0)
+                return NULL;
+        return group_find(
+            s, XP_SCHEDULER_PODGROUPS, p->namespace, p->gang + strlen(p->namespace) + 1);
 }
 
 /* ---- bound members -------------------------------------------------------------------------- */
@@ -383,6 +392,8 @@ void group_seen(struct xp_scheduler *s, const char *resource, const json_t *obje
 
         if (!ns || !name || asprintf(&key, "%s/%s/%s", resource, ns, name) < 0)
                 return;
+        if (strcmp(resource, XP_SCHEDULER_PODGROUPS) == 0)
+                queue_ctl_podgroup(s->queues, object, deleted);
         g = xp_map_get(&s->groups, key);
         if (deleted) {
                 if (g) {

@@ -5,11 +5,16 @@
  * changes whenever a node comes or goes although nothing changed for the pod: compared as text,
  * every pass over thousands of waiting pods would rewrite each one's status and start a new
  * Event. Compared here: the reasons without their counts, in any order (they are sorted as
- * strings with their counts, so a count going from 9 to 10 can move one).
+ * strings with their counts, so a count going from 9 to 10 can move one). A message with
+ * preemption's tail ("... 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No
+ * preemption victims found for incoming pod.") is compared in its two parts, each so.
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "xpool/macro.h"
 
 #include "scheduler_state.h"
 
@@ -67,7 +72,7 @@ static int reasons_split(const char *reasons, struct reason_text ret[static REAS
         return n;
 }
 
-bool reasons_same(const char *a, const char *b)
+static bool one_same(const char *a, const char *b)
 {
         struct reason_text ra[REASONS_MAX], rb[REASONS_MAX];
         bool used[REASONS_MAX] = {false};
@@ -97,4 +102,23 @@ bool reasons_same(const char *a, const char *b)
                 used[j] = true;
         }
         return true;
+}
+
+static const char tail_mark[] = ". preemption: ";
+
+bool reasons_same(const char *a, const char *b)
+{
+        const char *ta = a ? strstr(a, tail_mark) : NULL, *tb = b ? strstr(b, tail_mark) : NULL;
+        _cleanup_free_ char *ha = NULL, *hb = NULL;
+
+        if (!ta && !tb)
+                return one_same(a, b);
+        if (!ta || !tb)
+                return false;
+        /* the heads keep their full stop, as a message without a tail ends */
+        ha = strndup(a, (size_t)(ta - a) + 1);
+        hb = strndup(b, (size_t)(tb - b) + 1);
+        if (!ha || !hb)
+                return strcmp(a, b) == 0;
+        return one_same(ha, hb) && one_same(ta + sizeof tail_mark - 1, tb + sizeof tail_mark - 1);
 }

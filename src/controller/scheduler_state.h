@@ -279,6 +279,8 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang);
  * gang again. */
 void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
 void groups_clear(struct xp_scheduler *s);
+/* The Volcano PodGroup p's gang names, NULL when it names none (or it is not there). */
+const json_t *gang_volcano_group(struct xp_scheduler *s, const struct pending *p);
 /* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running"), or a Kubernetes
  * PodGroup's PodGroupScheduled condition for it, when p's gang is one and it says otherwise. */
 void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char *phase);

@@ -308,6 +308,11 @@ static int unschedulable(struct xp_sched *sched, const struct hist *h, char **re
 
         if (r < 0)
                 return r;
+        /* each refused node gave one filter's reasons, so these count nodes */
+        sched->last_unresolvable = 0;
+        for (size_t i = 0; i < h->n; i++)
+                if (reason_unresolvable(&h->items[i].reason))
+                        sched->last_unresolvable += h->items[i].count;
         sched->stats.unschedulable++;
         return 0;
 }

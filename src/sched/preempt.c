@@ -8,10 +8,12 @@
  * so the snapshot ends as it began.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "preempt_internal.h"
+#include "xpool/macro.h"
 #include "xpool/strutil.h"
 
 #include <jansson.h>
@@ -77,6 +79,48 @@ static bool fits(const struct pctx *ctx,
         return true;
 }
 
+/* A budget's allowance while one choice's victims are counted against it. */
+struct allowance {
+        uint32_t id;
+        int64_t left;
+};
+
+/* How many of the chosen units' members take a budget below 0, counted one by one as
+ * kube-scheduler's filterPodsWithPDBViolation counts its victims: with an allowance of 1, the
+ * second victim a budget selects breaks it. A member counts once however many it breaks. */
+static size_t budget_breaks(const struct units *us, const bool *chosen)
+{
+        struct allowance seen[64];
+        size_t n_seen = 0, breaks = 0;
+
+        for (size_t i = 0; i < us->n; i++) {
+                const struct unit *u = &us->items[i];
+
+                for (size_t g = 0; chosen[i] && g < u->n_guards;) {
+                        size_t member = u->guards[g].member;
+                        bool broke = false;
+
+                        for (; g < u->n_guards && u->guards[g].member == member; g++) {
+                                const struct xp_sched_budget *b = &u->guards[g].budget;
+                                size_t j = 0;
+
+                                while (j < n_seen && seen[j].id != b->id)
+                                        j++;
+                                if (j == XP_ELEMENTSOF(seen)) {
+                                        /* more budgets than counted: this one as if alone */
+                                        broke |= b->allowed < 1;
+                                        continue;
+                                }
+                                if (j == n_seen)
+                                        seen[n_seen++] = (struct allowance){b->id, b->allowed};
+                                broke |= --seen[j].left < 0;
+                        }
+                        breaks += broke;
+                }
+        }
+        return breaks;
+}
+
 /* Tries the chosen units out of node: true with *ret when the pod then fits. */
 static bool trial(const struct pctx *ctx,
                   struct snode *node,
@@ -96,13 +140,13 @@ static bool trial(const struct pctx *ctx,
                             k.members == 0 || u->priority > k.max_prio ? u->priority : k.max_prio;
                         k.members += u->n_members;
                         k.prio_sum += u->prio_sum;
-                        k.budget_breaks += u->budget_breaks;
                         freed += u->dev_milli;
                 }
         units_account(node, us, chosen, -1);
         ok = fits(ctx, node, &taken, &k.topo, &rs);
         units_account(node, us, chosen, +1);
         k.waste = freed > taken ? freed - taken : 0;
+        k.budget_breaks = ok ? budget_breaks(us, chosen) : 0;
         if (ok)
                 *ret = k;
         return ok;
@@ -201,8 +245,7 @@ static bool search_exact(const struct pctx *ctx,
 }
 
 /* Greedy reprieve, kube-scheduler's: the first m out, then each back, highest first, while the
- * pod still fits without it; those whose eviction breaks a disruption budget are put back
- * first. */
+ * pod still fits without it; those a disruption budget selects are put back first. */
 static void search_greedy(const struct pctx *ctx,
                           struct snode *node,
                           const struct units *us,
@@ -215,7 +258,7 @@ static void search_greedy(const struct pctx *ctx,
         for (int breaking = 1; breaking >= 0; breaking--)
                 for (size_t i = m; i-- > 0;) {
                         struct key k;
-                        if ((us->items[i].budget_breaks > 0) != breaking)
+                        if ((us->items[i].n_guards > 0) != breaking)
                                 continue;
                         chosen[i] = false;
                         if (!trial(ctx, node, us, chosen, &k))
@@ -288,8 +331,7 @@ out:
 static bool unresolvable(const struct reasons *rs)
 {
         for (size_t i = 0; i < rs->n; i++)
-                if (rs->items[i].kind == REASON_UNSCHEDULABLE ||
-                    rs->items[i].kind == REASON_AFFINITY || rs->items[i].kind == REASON_TAINT)
+                if (reason_unresolvable(&rs->items[i]))
                         return true;
         return false;
 }
@@ -375,6 +417,42 @@ static int victims_fill(const struct best *best, struct xp_preemption *ret)
                         if (!v->namespace || !v->name || !v->node || (p->gang && !v->gang))
                                 return -ENOMEM;
                 }
+        return 0;
+}
+
+int xp_sched_preempt_refusal(const struct xp_sched *sched, const struct xp_pod *pod, char **ret)
+{
+        size_t nodes = sched->n_present, unhelpful = sched->last_unresolvable;
+        size_t victimless = nodes > unhelpful ? nodes - unhelpful : 0;
+        char none[64] = "", unhelpful_text[64] = "";
+        int r;
+
+        /* kube-scheduler's histogram of the nodes' statuses, its reasons sorted as strings */
+        if (victimless)
+                snprintf(none,
+                         sizeof(none),
+                         "%zu No preemption victims found for incoming pod",
+                         victimless);
+        if (unhelpful)
+                snprintf(unhelpful_text,
+                         sizeof(unhelpful_text),
+                         "%s%zu Preemption is not helpful for scheduling",
+                         victimless ? ", " : "",
+                         unhelpful);
+        if (never_preempts(pod))
+                r = asprintf(ret, "preemption: not eligible due to preemptionPolicy=Never.");
+        else if (nodes == 0)
+                r = asprintf(ret, "preemption: no nodes available to schedule pods.");
+        else
+                r = asprintf(ret,
+                             "preemption: 0/%zu nodes are available: %s%s.",
+                             nodes,
+                             none,
+                             unhelpful_text);
+        if (r < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
         return 0;
 }
 

@@ -13,6 +13,12 @@
  * kube-scheduler's minCandidateNodesAbsolute and minCandidateNodesPercentage do. */
 #define PREEMPT_CANDIDATES_MIN 100
 
+/* A member of a unit selected by a disruption budget. */
+struct guard {
+        size_t member; /* its index in the unit's members */
+        struct xp_sched_budget budget;
+};
+
 /* Placed pods that go together: one pod, or every member of a gang (on any node). */
 struct unit {
         struct spod **members;
@@ -20,7 +26,8 @@ struct unit {
         int64_t priority; /* the highest of its members' */
         int64_t prio_sum;
         int64_t dev_milli;    /* the device capacity its members free on the node weighed */
-        size_t budget_breaks; /* its members whose eviction breaks a disruption budget */
+        struct guard *guards; /* its members' disruption budgets, by member */
+        size_t n_guards;
 };
 
 struct units {

@@ -8,11 +8,14 @@
 #include <string.h>
 
 #include "preempt_internal.h"
+#include "xpool/macro.h"
 
 void units_done(struct units *us)
 {
-        for (size_t i = 0; i < us->n; i++)
+        for (size_t i = 0; i < us->n; i++) {
                 free(us->items[i].members);
+                free(us->items[i].guards);
+        }
         free(us->items);
         *us = (struct units){0};
 }
@@ -53,11 +56,21 @@ static int unit_add(struct unit *u,
 
         if (!m)
                 return -ENOMEM;
-        if (options && options->breaks_budget) {
-                struct xp_sched_placed placed = placed_of(p);
-                u->budget_breaks += options->breaks_budget(options->budget_userdata, &placed);
-        }
         u->members = m;
+        if (options && options->budgets_of) {
+                struct xp_sched_placed placed = placed_of(p);
+                struct xp_sched_budget b[XP_SCHED_BUDGETS_PER_POD];
+                size_t n =
+                    options->budgets_of(options->budget_userdata, &placed, b, XP_ELEMENTSOF(b));
+                struct guard *g = n ? realloc(u->guards, (u->n_guards + n) * sizeof(*g)) : NULL;
+
+                if (n && !g)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        g[u->n_guards++] = (struct guard){.member = u->n_members, .budget = b[i]};
+                if (n)
+                        u->guards = g;
+        }
         m[u->n_members++] = p;
         if (u->n_members == 1 || p->priority > u->priority)
                 u->priority = p->priority;
@@ -143,6 +156,7 @@ int units_of_node(struct xp_sched *sched,
                         us.n++;
                 } else {
                         free(u->members);
+                        free(u->guards);
                         *u = (struct unit){0};
                 }
         }

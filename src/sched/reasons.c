@@ -54,6 +54,12 @@ int reason_describe(const struct xp_sched *sched, const struct reason *r, char *
         return 0;
 }
 
+bool reason_unresolvable(const struct reason *r)
+{
+        return r->kind == REASON_UNSCHEDULABLE || r->kind == REASON_AFFINITY ||
+               r->kind == REASON_TAINT;
+}
+
 static int
 reason_text(const struct xp_sched *sched, const struct reason *r, size_t count, char **ret)
 {

@@ -225,7 +225,8 @@ struct xp_sched {
         struct xp_map pod_map;
         size_t next_start;
         struct xp_sched_stats stats;
-        struct spod **anti_pods; /* placed pods with required anti-affinity terms */
+        size_t last_unresolvable; /* the last failed placement's nodes no eviction could cure */
+        struct spod **anti_pods;  /* placed pods with required anti-affinity terms */
         size_t n_anti_pods;
         size_t cap_anti_pods;
         struct xp_map label_index; /* "key=value" -> struct plist of placed pods, when on */
@@ -575,6 +576,9 @@ struct reason_hist {
 /* One reason in kube-scheduler's words, without a count ("Insufficient nvidia.com/gpu"). Caller
  * frees. -ENOMEM. */
 int reason_describe(const struct xp_sched *sched, const struct reason *r, char **ret);
+/* Whether evicting pods cannot cure the reason: the node itself refuses the pod (cordoned, a
+ * taint, node affinity), kube-scheduler's UnschedulableAndUnresolvable. */
+bool reason_unresolvable(const struct reason *r);
 /* A node's reasons in kube-scheduler's words, joined by ", ". Caller frees. -ENOMEM. */
 int reasons_join(const struct xp_sched *sched, const struct reasons *rs, char **ret);
 int reasons_format(const struct xp_sched *sched,

@@ -107,7 +107,8 @@ expect_in "Scheduled event reportingComponent" "$tmp/events" '"reportingComponen
 expect_in "Scheduled event reportingInstance" "$tmp/events" "\"reportingInstance\":\"default-scheduler-$(hostname)\""
 
 # ---- more GPUs than any node has: Pending, the reason, an Event; retried when a node comes -----
-message='0/3 nodes are available: 3 Insufficient nvidia.com/gpu.'
+# with kube-scheduler's tail: every pod here is of priority 0, so no node has a victim
+message='0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.'
 create "$fixtures/pod-4gpu.yaml" "$pods"
 wait_for "4-GPU pod unschedulable" "$pods/four-gpus" '"reason":"Unschedulable"'
 expect_in "4-GPU pod message" "$tmp/out" "{\"type\":\"PodScheduled\",\"status\":\"False\",\"lastProbeTime\":null,\"lastTransitionTime\":"
@@ -180,7 +181,7 @@ port_pod web-c 8081 TCP
 port_pod dns-a 8080 UDP
 wait_for "other hostPort bound" "$pods/web-c" '"nodeName":"mixed"'
 wait_for "same port, other protocol bound" "$pods/dns-a" '"nodeName":"mixed"'
-ports_message="0/5 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 4 node(s) didn't match Pod's node affinity/selector."
+ports_message="0/5 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 4 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
 wait_for "same hostPort unschedulable" "$pods/web-b" "\"message\":\"$ports_message\""
 not_in "same hostPort not bound" "$tmp/out" '"nodeName"'
 expect_in "same hostPort Pending" "$tmp/out" '"phase":"Pending"'

@@ -208,7 +208,7 @@ node t1 c gpu-infer
 check "label t1" 0 kubectl label node t1 pool=nowhere
 pod sel 1 "" "" "nodeSelector: {pool: nowhere}"
 cat >"$tmp/want" <<'TEXT'
-pod default/sel is pending: 0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu-infer}, 3 node(s) didn't match Pod's node affinity/selector.
+pod default/sel is pending: 0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu-infer}, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.
   3 nodes (a1, a2, b1): node(s) didn't match Pod's node affinity/selector
   1 node (t1): node(s) had untolerated taint {dedicated: gpu-infer}
   to unblock: a node that matches the pod's nodeSelector and node affinity

@@ -458,18 +458,28 @@ static void gang_preempts_all_or_nothing(void **state)
         xp_sched_free(sched);
 }
 
-/* The test's budget: a pod labelled app=db is guarded by an exhausted PodDisruptionBudget. */
-static bool guarded_by_budget(void *userdata, const struct xp_sched_placed *victim)
+/* The test's budget: a pod labelled app=db is selected by one PodDisruptionBudget, which allows
+ * *userdata disruptions (none when NULL). */
+static size_t db_budget(void *userdata,
+                        const struct xp_sched_placed *victim,
+                        struct xp_sched_budget *ret,
+                        size_t max)
 {
-        (void)userdata;
         const char *app = xp_strmap_get(victim->labels, "app");
-        return app && strcmp(app, "db") == 0;
+
+        if (!app || strcmp(app, "db") != 0 || max < 1)
+                return 0;
+        ret[0] = (struct xp_sched_budget){.id = 7, .allowed = userdata ? *(int64_t *)userdata : 0};
+        return 1;
 }
 
-static void
-expect_with_budgets(struct xp_sched *sched, struct xp_pod *p, const char *node, const char *victims)
+static void expect_allowing(struct xp_sched *sched,
+                            struct xp_pod *p,
+                            int64_t *allowed,
+                            const char *node,
+                            const char *victims)
 {
-        struct xp_preempt_options options = {.breaks_budget = guarded_by_budget};
+        struct xp_preempt_options options = {.budgets_of = db_budget, .budget_userdata = allowed};
         struct xp_preemption pre = {0};
         struct xp_error err = {0};
         char *got;
@@ -480,6 +490,49 @@ expect_with_budgets(struct xp_sched *sched, struct xp_pod *p, const char *node, 
         assert_string_equal(got, victims);
         free(got);
         xp_preemption_done(&pre);
+}
+
+static void
+expect_with_budgets(struct xp_sched *sched, struct xp_pod *p, const char *node, const char *victims)
+{
+        expect_allowing(sched, p, NULL, node, victims);
+}
+
+/*
+ * One choice's victims use up a budget's allowance one by one, as kube-scheduler counts them: a
+ * 2-GPU pod needs both app=db pods of priority 0 on n1, or both unguarded pods of priority 5 on
+ * n2. With an allowance of 2 (or more) n1's go; with 1, the second breaks the budget and n2's go
+ * (counting only budgets already at 0 chose n1 there); with 0, both would break it. A pod that
+ * needs one victim takes n1's within an allowance of 1.
+ */
+static void allowance_counts_each_victim(void **state)
+{
+        (void)state;
+        const char *db = "\"labels\":{\"app\":\"db\"}";
+        struct xp_sched *sched = cluster();
+        struct xp_pod *two = pod("train", 2, 10, NULL, NULL, NULL);
+        struct xp_pod *one = pod("infer", 1, 10, NULL, NULL, NULL);
+        int64_t allowed;
+
+        add_node(sched, "n1", NULL);
+        add_node(sched, "n2", NULL);
+        bind(sched, "big-1", 6, 20, "n1", "0,1,2,3,4,6", NULL);
+        bind(sched, "db-a", 1, 0, "n1", "5", db);
+        bind(sched, "db-b", 1, 0, "n1", "7", db);
+        bind(sched, "big-2", 6, 20, "n2", "0,1,2,3,4,6", NULL);
+        bind(sched, "web-a", 1, 5, "n2", "5", NULL);
+        bind(sched, "web-b", 1, 5, "n2", "7", NULL);
+        allowed = 2;
+        expect_allowing(sched, two, &allowed, "n1", "db-a,db-b");
+        allowed = 1;
+        expect_allowing(sched, two, &allowed, "n2", "web-a,web-b");
+        expect_allowing(sched, one, &allowed, "n1", "db-a");
+        allowed = 0;
+        expect_allowing(sched, two, &allowed, "n2", "web-a,web-b");
+        expect_allowing(sched, one, &allowed, "n2", "web-a");
+        xp_pod_free(two);
+        xp_pod_free(one);
+        xp_sched_free(sched);
 }
 
 /*
@@ -582,6 +635,7 @@ int main(void)
             cmocka_unit_test(gang_preempts_all_or_nothing),
             cmocka_unit_test(equals_are_not_searched),
             cmocka_unit_test(budgets_steer_the_victims),
+            cmocka_unit_test(allowance_counts_each_victim),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

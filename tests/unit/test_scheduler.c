@@ -17,6 +17,10 @@
 #include "scheduler_fixture.h"
 #include "xpool/histogram.h"
 
+/* kube-scheduler's preemption tail on one node whose pods are all of the failing pod's priority */
+#define NO_VICTIMS_1                                                                               \
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+
 #define RETRY_MS           250   /* scheduler_internal.h: unschedulable pods wait this long */
 #define RETRY_MIN_MS       5     /* ... or this long after a cheap pass */
 #define EVENT_INTERVAL_MS  2000  /* and repeated failures update their Event this often */
@@ -287,7 +291,9 @@ static void unschedulable_waits_for_the_cluster(void **state)
         step(f);
         assert_string_equal(node_of(f, "big", node), "");
         expect_scheduled(
-            f, "big", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+            f,
+            "big",
+            "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu." NO_VICTIMS_1);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
         assert_int_equal(count, 1);
 
@@ -350,7 +356,9 @@ static void priority_decides(void **state)
         assert_string_equal(node_of(f, "high", node), "n1");
         assert_string_equal(node_of(f, "low", node), "");
         expect_scheduled(
-            f, "low", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+            f,
+            "low",
+            "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu." NO_VICTIMS_1);
 }
 
 static uint64_t unschedulable_attempts(struct fixture *f)
@@ -447,14 +455,18 @@ static void same_reasons_written_once_per_period(void **state)
         put_pod(f, "big", "8", 0); /* t = 0 */
         step(f);
         expect_scheduled(
-            f, "big", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+            f,
+            "big",
+            "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu." NO_VICTIMS_1);
         pod_version(f, "big", before);
 
         big_retried_with_node(f, "n2", BACKOFF_INITIAL_MS, 2); /* t = 1 s: not written */
         pod_version(f, "big", after);
         assert_string_equal(after, before);
         expect_scheduled(
-            f, "big", "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu.");
+            f,
+            "big",
+            "False Unschedulable 0/1 nodes are available: 1 Insufficient cpu." NO_VICTIMS_1);
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 1);
 
         put_cordoned_node(f, "n3"); /* t = 3 s: another reason, written at once */
@@ -464,7 +476,9 @@ static void same_reasons_written_once_per_period(void **state)
         expect_scheduled(f,
                          "big",
                          "False Unschedulable 0/3 nodes are available: 1 node(s) were "
-                         "unschedulable, 2 Insufficient cpu.");
+                         "unschedulable, 2 Insufficient cpu. preemption: 0/3 nodes are "
+                         "available: 2 No preemption victims found for incoming pod, 1 "
+                         "Preemption is not helpful for scheduling.");
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 2);
         pod_version(f, "big", before);
 
@@ -482,7 +496,9 @@ static void same_reasons_written_once_per_period(void **state)
         expect_scheduled(f,
                          "big",
                          "False Unschedulable 0/4 nodes are available: 1 node(s) were "
-                         "unschedulable, 3 Insufficient cpu.");
+                         "unschedulable, 3 Insufficient cpu. preemption: 0/4 nodes are "
+                         "available: 3 No preemption victims found for incoming pod, 1 "
+                         "Preemption is not helpful for scheduling.");
         assert_int_equal(events(f, "big", "FailedScheduling", &count), 3);
         /* said: nothing more to try without a cluster event */
         f->base.now_ms += 2 * REASONS_REFRESH_MS;
@@ -532,7 +548,7 @@ static void waiting_pods_of_one_shape(void **state)
 {
         static const char *const waiting[] = {"w0", "w1", "w2"};
         static const char *const why = "False Unschedulable 0/1 nodes are available: 1 "
-                                       "Insufficient cpu.";
+                                       "Insufficient cpu." NO_VICTIMS_1;
         struct fixture *f = *state;
         char node[64];
         int64_t count;
@@ -609,7 +625,9 @@ static void parked_until_a_pod_on_the_node_ends(void **state)
         step(f);
         assert_string_equal(node_of(f, "second", node), "");
         expect_scheduled(
-            f, "second", "False Unschedulable 0/1 nodes are available: 1 Too many pods.");
+            f,
+            "second",
+            "False Unschedulable 0/1 nodes are available: 1 Too many pods." NO_VICTIMS_1);
         assert_int_equal(unschedulable_attempts(f), 1);
 
         step_after(f, BACKOFF_MAX_MS + RETRY_MS); /* its backoff is long over */

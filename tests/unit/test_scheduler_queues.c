@@ -2,8 +2,8 @@
 /*
  * Queues and preemption in the scheduling loop, on a temporary store stepped by the test: the
  * victims' condition, graceful delete and Event, the nominee's node and held devices, a queue's
- * limit as the pod's reason, reclaim of what another queue borrowed, and the fair order of
- * queues' pods of equal priority.
+ * limit as the pod's reason, reclaim of what another queue borrowed, the fair order of
+ * queues' pods of equal priority, and Volcano's PodGroup (its queue, its minResources).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -340,6 +340,46 @@ static void picks_the_queue(void **state)
         assert_null(strstr(buf, "queue")); /* in no queue: only the nodes decide */
 }
 
+/*
+ * kube-scheduler's "preemption: ..." tail on the message of a pod that preemption cannot help: a
+ * pod of preemptionPolicy Never is not eligible; for one of equal priority no node has victims,
+ * and the cordoned node is one no eviction could open.
+ */
+static void preemption_says_why(void **state)
+{
+        static const char *const fit = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) "
+                                       "were unschedulable.";
+        struct fixture *f = *state;
+        char buf[256], want[512];
+
+        put_node(f, "n1", "4");
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            "cordoned",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"cordoned\"},"
+            "\"spec\":{\"unschedulable\":true},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},"
+            "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+        put_pod(f, "low", "4", 0, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low", "n1");
+        put_pod(f, "polite", "4", 100, "\"preemptionPolicy\":\"Never\",", NULL);
+        put_pod(f, "peer", "4", 0, NULL, NULL);
+        steps(f);
+        snprintf(
+            want, sizeof want, "%s preemption: not eligible due to preemptionPolicy=Never.", fit);
+        assert_string_equal(pod_message(f, "default", "polite", buf), want);
+        snprintf(want,
+                 sizeof want,
+                 "%s preemption: 0/2 nodes are available: 1 No preemption victims found for "
+                 "incoming pod, 1 Preemption is not helpful for scheduling.",
+                 fit);
+        assert_string_equal(pod_message(f, "default", "peer", buf), want);
+        expect_pod(f, "low", "n1");
+}
+
 /* Two queues of equal weight and no guarantee: a already holds 6 of the 8 CPUs. Its two pods
  * pending came first, but b's go first: b's dominant share (0) is the lower, and stays so after
  * its first pod (1/8 < 6/8). */
@@ -425,6 +465,218 @@ static void gang_preempts(void **state)
         json_decref(b);
 }
 
+/* Volcano's PodGroup name (userdata) as the pod's annotation. */
+static int group_annotation(json_t *pod, void *userdata)
+{
+        json_t *meta = json_object_get(pod, "metadata");
+
+        json_object_set_new(meta,
+                            "annotations",
+                            json_pack("{s:s}", "scheduling.k8s.io/group-name", (char *)userdata));
+        return 1;
+}
+
+/* A pod of 1 CPU in Volcano's PodGroup group. */
+static void put_grouped(struct fixture *f, const char *name, const char *group)
+{
+        put_pod(f, name, "1", 0, NULL, NULL);
+        assert_true(xp_registry_change(f->base.registry,
+                                       "pods",
+                                       "default",
+                                       name,
+                                       group_annotation,
+                                       (void *)group,
+                                       NULL,
+                                       NULL) >= 0);
+}
+
+/* Volcano's PodGroup; spec_extra: its spec's members after minMember. */
+static void put_podgroup(struct fixture *f, const char *name, int min, const char *spec_extra)
+{
+        fixture_put_text(&f->base,
+                         "podgroups",
+                         "default",
+                         name,
+                         "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":\"PodGroup\","
+                         "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+                         "\"spec\":{\"minMember\":%d%s}}",
+                         name,
+                         min,
+                         spec_extra);
+}
+
+static const char *podgroup_phase_of(struct fixture *f, const char *name, char buf[static 32])
+{
+        json_t *pg = fixture_get(&f->base, "podgroups", "default", name);
+
+        snprintf(buf, 32, "%s", field(pg, "status", "phase") ?: "");
+        json_decref(pg);
+        return buf;
+}
+
+/*
+ * Volcano's spec.queue: the pods of a PodGroup that name no queue of their own are in its queue
+ * ("ours", a limit of 1 CPU, holds the gang of two back); changed to "theirs", they move there and
+ * are placed. A pod's own label still wins over its PodGroup's queue.
+ */
+static void podgroup_names_the_queue(void **state)
+{
+        struct fixture *f = *state;
+        char buf[256];
+
+        put_node(f, "n1", "8");
+        put_queue(f, "ours", "1", "1");
+        put_queue(f, "theirs", "0", NULL);
+        put_podgroup(f, "pg", 2, ",\"queue\":\"ours\"");
+        steps(f);
+        put_grouped(f, "pg-0", "pg");
+        put_grouped(f, "pg-1", "pg");
+        steps(f);
+        expect_pod(f, "pg-0", "-");
+        assert_string_equal(
+            pod_message(f, "default", "pg-0", buf),
+            "queue \"ours\" is over its limit of cpu: 0 allocated + 2 requested > 1");
+        put_podgroup(f, "pg", 2, ",\"queue\":\"theirs\"");
+        steps(f);
+        expect_pod(f, "pg-0", "n1");
+        expect_pod(f, "pg-1", "n1");
+
+        put_podgroup(f, "own", 1, ",\"queue\":\"theirs\"");
+        put_pod(f, "own-0", "2", 0, NULL, "ours");
+        assert_true(xp_registry_change(f->base.registry,
+                                       "pods",
+                                       "default",
+                                       "own-0",
+                                       group_annotation,
+                                       (void *)"own",
+                                       NULL,
+                                       NULL) >= 0);
+        steps(f);
+        assert_string_equal(
+            pod_message(f, "default", "own-0", buf),
+            "queue \"ours\" is over its limit of cpu: 0 allocated + 2 requested > 1");
+}
+
+/*
+ * Volcano's enqueue: a PodGroup's minResources must fit what the nodes have (6 CPUs wanted, 4
+ * there: it stays Pending, its member unplaced though it would fit) and its queue's limit; a
+ * second node lets it in.
+ */
+static void min_resources_gate(void **state)
+{
+        struct fixture *f = *state;
+        char buf[256], phase[32];
+        json_t *pod;
+
+        put_node(f, "n1", "4");
+        put_queue(f, "ours", "1", "1");
+        put_podgroup(f, "big", 1, ",\"minResources\":{\"cpu\":\"6\"}");
+        put_podgroup(f, "capped", 1, ",\"queue\":\"ours\",\"minResources\":{\"cpu\":\"2\"}");
+        steps(f);
+        put_grouped(f, "big-0", "big");
+        put_grouped(f, "capped-0", "capped");
+        steps(f);
+        expect_pod(f, "big-0", "-");
+        assert_string_equal(
+            pod_message(f, "default", "big-0", buf),
+            "gang default/big: its minResources do not fit: 6 cpu wanted, 4 in the cluster");
+        assert_string_equal(podgroup_phase_of(f, "big", phase), "Pending");
+        expect_pod(f, "capped-0", "-");
+        assert_string_equal(pod_message(f, "default", "capped-0", buf),
+                            "gang default/capped: its minResources do not fit: queue \"ours\" is "
+                            "over its limit of cpu: 0 allocated + 2 requested > 1");
+        put_node(f, "n2", "4");
+        steps(f);
+        pod = fixture_get(&f->base, "pods", "default", "big-0");
+        assert_non_null(field(pod, "spec", "nodeName"));
+        json_decref(pod);
+        assert_string_equal(podgroup_phase_of(f, "big", phase), "Running");
+        expect_pod(f, "capped-0", "-");
+}
+
+/* A node of 4 NVIDIA GPUs, reported as devices (status.xpool) and in its allocatable. */
+static void put_gpu_node(struct fixture *f, const char *name)
+{
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"110\","
+            "\"nvidia.com/gpu\":\"4\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+            "\"xpool\":{\"devices\":["
+            "{\"id\":\"g0\",\"kind\":\"gpu\",\"vendor\":\"NVIDIA\",\"resourceName\":\"nvidia.com/gpu\",\"index\":0},"
+            "{\"id\":\"g1\",\"kind\":\"gpu\",\"vendor\":\"NVIDIA\",\"resourceName\":\"nvidia.com/gpu\",\"index\":1},"
+            "{\"id\":\"g2\",\"kind\":\"gpu\",\"vendor\":\"NVIDIA\",\"resourceName\":\"nvidia.com/gpu\",\"index\":2},"
+            "{\"id\":\"g3\",\"kind\":\"gpu\",\"vendor\":\"NVIDIA\",\"resourceName\":\"nvidia.com/gpu\",\"index\":3}]}}}",
+            name);
+}
+
+/* A pending pod of one NVIDIA GPU in queue. */
+static void put_gpu_pod(struct fixture *f, const char *name, const char *queue)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\",\"labels\":{\"xpool.io/queue\":\"%s\"},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]},"
+            "\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            queue);
+}
+
+/*
+ * The vendor-neutral accelerator: a Queue limited to 2 of xpool.io/accelerator holds back the
+ * third pod asking for an NVIDIA GPU, and its status counts the node's 4 devices and the 2 GPUs
+ * as accelerators.
+ */
+static void accelerator_counts_every_vendor(void **state)
+{
+        struct fixture *f = *state;
+        char buf[256];
+        json_t *q;
+
+        put_gpu_node(f, "g1");
+        fixture_put_text(&f->base,
+                         "queues",
+                         "",
+                         "acc",
+                         "{\"apiVersion\":\"scheduling.xpool.io/v1alpha1\",\"kind\":\"Queue\","
+                         "\"metadata\":{\"name\":\"acc\"},\"spec\":{\"resources\":{"
+                         "\"xpool.io/accelerator\":{\"guaranteed\":\"1\",\"limit\":\"2\"}}}}");
+        steps(f);
+        put_gpu_pod(f, "acc-0", "acc");
+        put_gpu_pod(f, "acc-1", "acc");
+        steps(f);
+        put_gpu_pod(f, "acc-2", "acc");
+        steps(f);
+        expect_pod(f, "acc-0", "g1");
+        expect_pod(f, "acc-1", "g1");
+        expect_pod(f, "acc-2", "-");
+        assert_string_equal(pod_message(f, "default", "acc-2", buf),
+                            "queue \"acc\" is over its limit of xpool.io/accelerator: 2 allocated "
+                            "+ 1 requested > 2");
+        f->base.now_ms += 2000; /* the status is written at most every second */
+        steps(f);
+        q = fixture_get(&f->base, "queues", "", "acc");
+        assert_string_equal(json_string_value(json_object_get(
+                                json_object_get(json_object_get(q, "status"), "allocated"),
+                                "xpool.io/accelerator")),
+                            "2");
+        assert_string_equal(
+            json_string_value(json_object_get(
+                json_object_get(json_object_get(q, "status"), "borrowed"), "xpool.io/accelerator")),
+            "1");
+        json_decref(q);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -434,6 +686,10 @@ int main(void)
             cmocka_unit_test_setup_teardown(picks_the_queue, setup, teardown),
             cmocka_unit_test_setup_teardown(lowest_share_goes_first, setup, teardown),
             cmocka_unit_test_setup_teardown(gang_preempts, setup, teardown),
+            cmocka_unit_test_setup_teardown(preemption_says_why, setup, teardown),
+            cmocka_unit_test_setup_teardown(podgroup_names_the_queue, setup, teardown),
+            cmocka_unit_test_setup_teardown(min_resources_gate, setup, teardown),
+            cmocka_unit_test_setup_teardown(accelerator_counts_every_vendor, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,8 +6,10 @@
  * node as the cluster is, the node where evicting placed pods frees what it needs, devices
  * included (an NVLink island, not just a count), and the victims there:
  *
- *   0. the fewest victims whose eviction breaks a PodDisruptionBudget (options' breaks_budget;
- *      kube-scheduler's first criterion: a budget steers the choice, it never forbids it);
+ *   0. the fewest victims whose eviction breaks a PodDisruptionBudget (options' budgets_of;
+ *      kube-scheduler's first criterion: a budget steers the choice, it never forbids it). As
+ *      kube-scheduler counts them, the victims of one choice use up each budget's allowance one
+ *      by one: with an allowance of 1, the second victim a budget selects breaks it;
  *   1. the lowest highest-priority among the victims (a pod of priority 100 is never evicted
  *      where pods of priority 0 would do);
  *   2. the fewest victims (a gang counts all its members: gangs are evicted whole, members on
@@ -57,6 +59,15 @@ struct xp_sched_placed {
         const struct xp_strmap *labels;
 };
 
+/* A PodDisruptionBudget that selects a placed pod, as the preemption counts it. */
+struct xp_sched_budget {
+        uint32_t id;     /* the caller's: the same budget has the same id in one search */
+        int64_t allowed; /* the disruptions it allows now (status.disruptionsAllowed) */
+};
+
+/* A placed pod is selected by at most this many budgets that count (more are left out). */
+#define XP_SCHED_BUDGETS_PER_POD 4
+
 struct xp_preempt_options {
         /*
          * May this placed pod be evicted for pod? NULL: when its priority is below the pod's
@@ -68,11 +79,16 @@ struct xp_preempt_options {
                          const struct xp_sched_placed *victim);
         void *userdata;
         /*
-         * Would evicting this placed pod break a PodDisruptionBudget? NULL: none would. As
-         * kube-scheduler's candidate choice, the fewest such victims win before anything else;
-         * a budget never forbids the preemption, it only steers it.
+         * The PodDisruptionBudgets that select this placed pod: up to max of them into ret,
+         * returning how many. NULL: none do. As kube-scheduler's candidate choice, the fewest
+         * victims whose eviction takes a budget below 0 win before anything else (the victims of
+         * one choice counted one by one against each budget's allowance); a budget never
+         * forbids the preemption, it only steers it.
          */
-        bool (*breaks_budget)(void *budget_userdata, const struct xp_sched_placed *victim);
+        size_t (*budgets_of)(void *budget_userdata,
+                             const struct xp_sched_placed *victim,
+                             struct xp_sched_budget *ret,
+                             size_t max);
         void *budget_userdata;
 };
 
@@ -96,6 +112,17 @@ int xp_sched_preempt(struct xp_sched *sched,
                      const struct xp_preempt_options *options,
                      struct xp_preemption *ret,
                      struct xp_error *err);
+
+/*
+ * kube-scheduler's word, the tail of its FailedScheduling message, when preemption makes no room
+ * for pod after the last xp_sched_place() fit it nowhere: "preemption: not eligible due to
+ * preemptionPolicy=Never." for a pod that never preempts; otherwise each node's status counted,
+ * "Preemption is not helpful for scheduling" where that placement found the node refusing the pod
+ * for what no eviction cures (cordoned, a taint, node affinity) and "No preemption victims found
+ * for incoming pod" elsewhere: "preemption: 0/3 nodes are available: 2 No preemption victims
+ * found for incoming pod, 1 Preemption is not helpful for scheduling.". Caller frees. -ENOMEM.
+ */
+int xp_sched_preempt_refusal(const struct xp_sched *sched, const struct xp_pod *pod, char **ret);
 
 /*
  * A gang as preemptor: room for all n members or for none. Each member in order gets its place

@@ -245,6 +245,12 @@ struct xp_sched_stats {
 void xp_sched_stats(const struct xp_sched *sched, struct xp_sched_stats *ret);
 
 /*
+ * What the present nodes that take pods (not cordoned) have of resource in all, in milli-units:
+ * their allocatable summed, whatever their pods take; 0 for a resource no node has.
+ */
+int64_t xp_sched_capacity_total(struct xp_sched *sched, const char *resource);
+
+/*
  * One node's preferred devices for a request of whole devices, chosen by the same device
  * selection as xp_sched_place() (NVLink islands, PCIe switches, NUMA; docs/scheduler.md, "Device
  * selection"): the kubelet's GetPreferredAllocation. Of inventory's devices of `resource`, the
