@@ -381,6 +381,21 @@ void podgroup_phase(struct xp_scheduler *s, const struct pending *p, const char 
 
 /* ---- the followed groups -------------------------------------------------------------------- */
 
+/* A pending pod of Volcano's PodGroup name takes its queue again (it may name one now, or
+ * another): the queues count it there, and the fair order reads it. */
+static void podgroup_queue_read(struct xp_scheduler *s, struct pending *p, const char *name)
+{
+        const char *group = json_string_value(
+            json_object_get(json_object_get(json_object_get(p->pod, "metadata"), "annotations"),
+                            XP_GANG_VOLCANO_ANNOTATION));
+
+        if (p->inflight || !xp_streq0(group, name))
+                return; /* one in flight is counted as placed until its binding is seen */
+        queue_ctl_pod(s->queues, p->pod, false);
+        if (pending_queue_read(s, p) < 0)
+                xp_log(LOG_WARNING, "scheduler: pod %s/%s: out of memory", p->namespace, p->name);
+}
+
 void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted)
 {
         const char *ns =
@@ -422,6 +437,8 @@ void group_seen(struct xp_scheduler *s, const char *resource, const json_t *obje
                 struct pending *p = s->queue[i];
                 if (strcmp(p->namespace, ns) != 0)
                         continue;
+                if (strcmp(resource, XP_SCHEDULER_PODGROUPS) == 0)
+                        podgroup_queue_read(s, p, name);
                 if (pending_gang_read(s, p) < 0)
                         xp_log(LOG_WARNING, "scheduler: pod %s/%s: out of memory", ns, p->name);
                 if (p->gang)

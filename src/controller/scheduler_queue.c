@@ -100,7 +100,7 @@ static bool pod_request_changed(const json_t *old, const json_t *new)
 
 /* The pod's queue, kept with it: a pass orders by queue, and asking for every pending pod each
  * pass cost more than placing them. -ENOMEM. */
-static int queue_read(struct xp_scheduler *s, struct pending *p)
+int pending_queue_read(struct xp_scheduler *s, struct pending *p)
 {
         const char *q =
             s->hooks.queue ? s->hooks.queue(s->hooks.userdata, p->namespace, p->name) : NULL;
@@ -129,7 +129,7 @@ int pending_upsert(
                 p->pod = json_incref(pod);
                 p->version = version;
                 p->priority = json_is_integer(priority) ? json_integer_value(priority) : 0;
-                r = queue_read(s, p);
+                r = pending_queue_read(s, p);
                 return r < 0 ? r : pending_gang_read(s, p);
         }
         if (strlen(ns) > NAME_MAX_LEN || strlen(name) > NAME_MAX_LEN)
@@ -175,7 +175,7 @@ int pending_upsert(
                 p->created_us = INT64_MIN;
         p->queued_ms = xp_clock_monotonic_ms(s->clock);
         s->queue[s->n_queue++] = p;
-        r = queue_read(s, p);
+        r = pending_queue_read(s, p);
         return r < 0 ? r : pending_gang_read(s, p);
 }
 

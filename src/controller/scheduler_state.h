@@ -279,6 +279,8 @@ int64_t gang_bound(struct xp_scheduler *s, const char *gang);
  * gang again. */
 void group_seen(struct xp_scheduler *s, const char *resource, const json_t *object, bool deleted);
 void groups_clear(struct xp_scheduler *s);
+/* Reads p's queue again (s->hooks.queue) into p->queue. -ENOMEM. */
+int pending_queue_read(struct xp_scheduler *s, struct pending *p);
 /* The Volcano PodGroup p's gang names, NULL when it names none (or it is not there). */
 const json_t *gang_volcano_group(struct xp_scheduler *s, const struct pending *p);
 /* Writes a Volcano PodGroup's status.phase ("Pending", "Inqueue", "Running"), or a Kubernetes

@@ -517,7 +517,8 @@ static const char *podgroup_phase_of(struct fixture *f, const char *name, char b
 /*
  * Volcano's spec.queue: the pods of a PodGroup that name no queue of their own are in its queue
  * ("ours", a limit of 1 CPU, holds the gang of two back); changed to "theirs", they move there and
- * are placed. A pod's own label still wins over its PodGroup's queue.
+ * are placed. A PodGroup made after its pods gives them its queue then. A pod's own label still
+ * wins over its PodGroup's queue.
  */
 static void podgroup_names_the_queue(void **state)
 {
@@ -540,6 +541,19 @@ static void podgroup_names_the_queue(void **state)
         steps(f);
         expect_pod(f, "pg-0", "n1");
         expect_pod(f, "pg-1", "n1");
+
+        /* a PodGroup made after its pods: they take its queue then */
+        put_grouped(f, "late-0", "late");
+        put_grouped(f, "late-1", "late");
+        steps(f);
+        assert_string_equal(pod_message(f, "default", "late-0", buf),
+                            "gang default/late: its PodGroup is not found");
+        put_podgroup(f, "late", 2, ",\"queue\":\"ours\"");
+        steps(f);
+        expect_pod(f, "late-0", "-");
+        assert_string_equal(
+            pod_message(f, "default", "late-1", buf),
+            "queue \"ours\" is over its limit of cpu: 0 allocated + 2 requested > 1");
 
         put_podgroup(f, "own", 1, ",\"queue\":\"theirs\"");
         put_pod(f, "own-0", "2", 0, NULL, "ours");
