@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# DaemonSets on a node that gains a device kind (docs/workloads.md, "DaemonSet"): node n1 starts
+# with NPUs only; three DaemonSets wait for GPUs: one by required node affinity (Exists on the
+# agent's xpool.io/gpu.count label), one by nodeSelector (xpool.io/gpu.product), one by asking
+# for nvidia.com/gpu. None runs a pod there. The agent restarts with a node description that
+# adds two GPUs: the node's labels and allocatable change, and each DaemonSet places its pod on
+# n1, which runs. The agent restarts once more without the GPUs: the agent's device labels go
+# (the node no longer says it has a GPU) and the two DaemonSets that select on them take their
+# pods off the node, as Kubernetes' DaemonSet controller does for a node that stops matching.
+source "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+data=$tmp/server
+server_pid= agent_pid=
+export KUBECONFIG=$data/admin.kubeconfig
+mark=$$
+
+stop_agent() {
+  [[ -n "$agent_pid" ]] || return 0
+  kill -TERM "$agent_pid" 2>/dev/null || true
+  wait "$agent_pid" 2>/dev/null || true
+  agent_pid=
+}
+cleanup() {
+  local p
+  stop_agent
+  [[ -z "$server_pid" ]] || { kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+  # the pods' processes outlive the agent by design: this run's end here (each sleeps 600.MARK)
+  for p in /proc/[0-9]*; do
+    if [[ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" == *"sleep 600.$mark"* ]]; then
+      kill -KILL "${p#/proc/}" 2>/dev/null || true
+    fi
+  done
+  release_tmp
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+cat >"$tmp/npu.yaml" <<'YAML'
+devices:
+- {kind: npu, count: 1, vendor: Example, model: Example NPU, resourceName: vendor.com/npu}
+YAML
+cat >"$tmp/npu-gpu.yaml" <<'YAML'
+devices:
+- {kind: npu, count: 1, vendor: Example, model: Example NPU, resourceName: vendor.com/npu}
+- {kind: gpu, count: 2, vendor: NVIDIA, model: NVIDIA H100 80GB HBM3, resourceName: nvidia.com/gpu,
+   memoryBytes: 85520809984}
+YAML
+
+"$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
+start_server "$data"
+url=$base
+
+start_agent() { # node description, log name
+  "$xpool" agent --server "$url" --token-file "$tmp/n1.token" --ca-file "$data/pki/ca.crt" \
+    --node-name n1 --data-dir "$tmp/agent" --node-description "$1" \
+    --listen 127.0.0.1:0 --pod-network host --default-runtime process --heartbeat 1s \
+    >"$tmp/$2.log" 2>&1 &
+  agent_pid=$!
+  diag_log "$tmp/$2.log"
+}
+start_agent "$tmp/npu.yaml" agent1
+poll "n1 is Ready" 20 True \
+  kubectl get node n1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+check "n1's device labels" 0 kubectl get node n1 -o 'jsonpath={.metadata.labels}'
+expect_in "it has an NPU" "$tmp/out" '"xpool.io/npu.count":"1"'
+if grep -q 'xpool.io/gpu' "$tmp/out"; then
+  echo "FAIL n1 has a GPU label before it has a GPU"
+  failures=$((failures + 1))
+fi
+
+daemonset() { # name, pod spec lines (indented 6)
+  cat <<YAML
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: $1}
+spec:
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+$2
+      containers:
+      - {name: main, image: busybox, command: [sleep, "600.$mark"]}
+---
+YAML
+}
+{
+  daemonset by-affinity "      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: xpool.io/gpu.count, operator: Exists}"
+  daemonset by-selector "      nodeSelector: {xpool.io/gpu.product: NVIDIA-H100-80GB-HBM3}"
+  cat <<YAML
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: by-request}
+spec:
+  selector: {matchLabels: {app: by-request}}
+  template:
+    metadata: {labels: {app: by-request}}
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: [sleep, "600.$mark"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+} >"$tmp/ds.yaml"
+check "create the DaemonSets" 0 kubectl create -f "$tmp/ds.yaml"
+expect_in "by-selector created" "$tmp/out" "daemonset.apps/by-selector created"
+
+# the controller has looked at each once it has written its status (observedGeneration 1)
+for ds in by-affinity by-selector by-request; do
+  poll "$ds observed" 20 "1 0" kubectl get ds "$ds" -o 'jsonpath={.status.observedGeneration} {.status.desiredNumberScheduled}'
+done
+check "no daemon pod without a GPU" 0 kubectl get pods -o name
+expect_exact "no pods" "$tmp/out" ""
+
+# the node gains two GPUs: the agent restarts with the new description
+stop_agent
+start_agent "$tmp/npu-gpu.yaml" agent2
+poll "n1 has 2 GPUs allocatable" 20 2 kubectl get node n1 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
+poll "n1's GPU label" 10 2 kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/gpu\.count}'
+for ds in by-affinity by-selector by-request; do
+  poll "$ds places its pod on n1" 30 "n1 Running" \
+    kubectl get pods -l "app=$ds" -o 'jsonpath={.items[*].spec.nodeName} {.items[*].status.phase}'
+  poll "$ds is ready" 20 "1 1 1" kubectl get ds "$ds" -o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady}'
+done
+check "get ds" 0 kubectl get ds by-request
+expect_in "kubectl's columns" "$tmp/out" "by-request   1         1         1       1            1           <none>"
+check "the GPU pod got a GPU" 0 kubectl get pods -l app=by-request -o 'jsonpath={.items[0].metadata.annotations}'
+expect_in "its device annotation" "$tmp/out" "nvidia.com/gpu"
+
+# the node loses its GPUs: the labels that said so go, and the pods that selected on them
+stop_agent
+start_agent "$tmp/npu.yaml" agent3
+poll "n1 has no GPU allocatable" 20 "" kubectl get node n1 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
+poll "n1's GPU labels are gone" 20 "" kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/gpu\.count}{.metadata.labels.xpool\.io/gpu\.product}'
+check "its NPU label stays" 0 kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/npu\.count}'
+expect_exact "npu count" "$tmp/out" "1"
+for ds in by-affinity by-selector; do
+  poll "$ds takes its pod off n1" 30 "" kubectl get pods -l "app=$ds" -o name
+  poll "$ds wants none" 10 "0 0" kubectl get ds "$ds" -o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled}'
+done
+
+finish "daemonset device"
