@@ -7,6 +7,9 @@
 # n1, which runs. The agent restarts once more without the GPUs: the agent's device labels go
 # (the node no longer says it has a GPU) and the two DaemonSets that select on them take their
 # pods off the node, as Kubernetes' DaemonSet controller does for a node that stops matching.
+# While the node has its GPUs: kubectl describe of the DaemonSet, a Job deleted
+# ttlSecondsAfterFinished after it completes, a Recreate Deployment (old pods down before new
+# ones up, as describe's Events say) and a background cascade (issue 18's workloads end to end).
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/server
@@ -132,6 +135,68 @@ check "get ds" 0 kubectl get ds by-request
 expect_in "kubectl's columns" "$tmp/out" "by-request   1         1         1       1            1           <none>"
 check "the GPU pod got a GPU" 0 kubectl get pods -l app=by-request -o 'jsonpath={.items[0].metadata.annotations}'
 expect_in "its device annotation" "$tmp/out" "nvidia.com/gpu"
+
+check "describe ds" 0 kubectl describe ds by-request
+grep -Eq '^Desired Number of Nodes Scheduled: +1$' "$tmp/out" || { echo "FAIL describe ds: not 1 node:"; cat "$tmp/out"; failures=$((failures + 1)); }
+expect_in "its event" "$tmp/out" "SuccessfulCreate  "
+expect_in "the pod it created" "$tmp/out" "Created pod: by-request-"
+
+# issue 18's other workloads on the node, end to end: a Job gone ttlSecondsAfterFinished after it
+# completes; a Recreate Deployment whose old pods go before the new come; a background cascade
+cat >"$tmp/job.yaml" <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: brief}
+spec:
+  ttlSecondsAfterFinished: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, command: ["true"]}
+YAML
+check "create a Job with a ttl" 0 kubectl create -f "$tmp/job.yaml"
+poll "it is deleted after its ttl" 30 "" bash -c "kubectl get job brief -o name 2>/dev/null"
+poll "its pod with it" 30 "" kubectl get pods -l job-name=brief -o name
+# the Job completed first: its Events outlive it
+check "its events" 0 kubectl get events --field-selector involvedObject.name=brief,involvedObject.kind=Job -o 'jsonpath={.items[*].reason}'
+expect_in "it completed" "$tmp/out" "Completed"
+
+cat >"$tmp/recreate.yaml" <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: rec}
+spec:
+  replicas: 2
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: rec}}
+  template:
+    metadata: {labels: {app: rec}}
+    spec:
+      containers:
+      - {name: main, image: busybox, command: [sleep, "600.$mark"]}
+YAML
+check "create a Recreate Deployment" 0 kubectl create -f "$tmp/recreate.yaml"
+poll "both run" 30 "2" kubectl get deploy rec -o 'jsonpath={.status.readyReplicas}'
+first_rs=$(kubectl get rs -l app=rec -o 'jsonpath={.items[0].metadata.name}')
+check "change its template" 0 kubectl set env deployment/rec STEP=2
+poll "the new ones run" 30 "2 2" kubectl get deploy rec -o 'jsonpath={.status.updatedReplicas} {.status.readyReplicas}'
+check "rollout status" 0 kubectl rollout status deployment/rec --timeout=20s
+check "describe deployment" 0 kubectl describe deploy rec
+grep -Eq '^StrategyType: +Recreate$' "$tmp/out" || { echo "FAIL describe: no Recreate strategy:"; cat "$tmp/out"; failures=$((failures + 1)); }
+down=$(grep -n "Scaled down replica set $first_rs from 2 to 0" "$tmp/out" | cut -d: -f1)
+up=$(grep -n "Scaled up replica set rec-.* from 0 to 2" "$tmp/out" | tail -1 | cut -d: -f1)
+if [[ -z "$down" || -z "$up" || "$down" -ge "$up" ]]; then
+  echo "FAIL Recreate: the old replica set is not scaled down before the new one is up:"
+  cat "$tmp/out"
+  failures=$((failures + 1))
+fi
+check "describe rs" 0 kubectl describe rs "$first_rs"
+grep -Eq '^Replicas: +0 current / 0 desired$' "$tmp/out" || { echo "FAIL describe rs: not empty:"; cat "$tmp/out"; failures=$((failures + 1)); }
+check "delete with a background cascade" 0 kubectl delete deploy rec --cascade=background
+expect_in "deleted" "$tmp/out" 'deployment.apps "rec" deleted'
+poll "its replica sets go" 30 "" kubectl get rs -l app=rec -o name
+poll "and their pods" 30 "" kubectl get pods -l app=rec -o name
 
 # the node loses its GPUs: the labels that said so go, and the pods that selected on them
 stop_agent
