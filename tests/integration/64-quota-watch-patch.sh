@@ -7,7 +7,8 @@
 # - kubectl get --watch (-o wide too) receives its watch as Tables (as=Table;g=meta.k8s.io in the
 #   watch's Accept), the columns once, and prints a row per change;
 # - a JSON patch that does not apply is kube-apiserver's 422: "the server rejected our request
-#   due to an error in our request", with the JSON patch library's words as its cause.
+#   due to an error in our request", with the JSON patch library's words as a Warning;
+# - kubectl create and describe of a ConfigMap, a Secret (its size, not its value) and a CronJob.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
@@ -100,5 +101,22 @@ expect_exact "kube-apiserver's Status" "$tmp/out" '{"kind":"Status","apiVersion"
 expect_in "the Warning header" "$tmp/headers" 'Warning: 299 - "replace operation does not apply: doc is missing key: /spec/x: missing value"'
 check "the pod is as it was" 0 "${k[@]}" get pod g2 -o 'jsonpath={.metadata.labels.step}'
 expect_exact "unchanged" "$tmp/out" "one"
+
+# ---- kubectl create and describe of the configuration and batch kinds (issue 18, item 4) ------
+check "create configmap" 0 "${k[@]}" create configmap settings --from-literal=mode=fast
+check "describe configmap" 0 "${k[@]}" describe configmap settings
+expect_in "its data" "$tmp/out" "mode:
+----
+fast"
+check "create secret" 0 "${k[@]}" create secret generic creds --from-literal=password=s3cret
+check "describe secret" 0 "${k[@]}" describe secret creds
+grep -Eq '^password: +6 bytes$' "$tmp/out" || { echo "FAIL describe secret: no size line:"; cat "$tmp/out"; failures=$((failures + 1)); }
+if grep -q s3cret "$tmp/out"; then
+  echo "FAIL describe secret shows the value"; failures=$((failures + 1))
+fi
+check "create cronjob" 0 "${k[@]}" create cronjob nightly --image=busybox --schedule='0 3 * * *' -- true
+check "describe cronjob" 0 "${k[@]}" describe cronjob nightly
+grep -Eq '^Schedule: +0 3 \* \* \*$' "$tmp/out" || { echo "FAIL describe cronjob: no schedule:"; cat "$tmp/out"; failures=$((failures + 1)); }
+grep -Eq '^Suspend: +False$' "$tmp/out" || { echo "FAIL describe cronjob: no Suspend:"; cat "$tmp/out"; failures=$((failures + 1)); }
 
 finish "quota, watch and patch"
