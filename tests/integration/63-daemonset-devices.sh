@@ -9,7 +9,8 @@
 # pods off the node, as Kubernetes' DaemonSet controller does for a node that stops matching.
 # While the node has its GPUs: kubectl describe of the DaemonSet, a Job deleted
 # ttlSecondsAfterFinished after it completes, a Recreate Deployment (old pods down before new
-# ones up, as describe's Events say) and a background cascade (issue 18's workloads end to end).
+# ones up, as describe's Events say) and a background cascade (issue 18's workloads end to end),
+# and a pod killed by the OOM killer with the agent's OOMKilled Event.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/server
@@ -197,6 +198,25 @@ check "delete with a background cascade" 0 kubectl delete deploy rec --cascade=b
 expect_in "deleted" "$tmp/out" 'deployment.apps "rec" deleted'
 poll "its replica sets go" 30 "" kubectl get rs -l app=rec -o name
 poll "and their pods" 30 "" kubectl get pods -l app=rec -o name
+
+# a container killed by the OOM killer (issue 15's OOM Events): its reason and the agent's Event
+cat >"$tmp/hog.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: hog}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: [sh, -c, "head -c 1000000000 /dev/zero | tail"]
+    resources: {limits: {memory: 32Mi}}
+YAML
+check "a pod that outgrows its memory" 0 kubectl create -f "$tmp/hog.yaml"
+poll "it is OOMKilled" 60 "Failed OOMKilled" kubectl get pod hog -o 'jsonpath={.status.phase} {.status.containerStatuses[0].state.terminated.reason}'
+poll "the agent's OOMKilled Event" 20 "OOMKilled" bash -c "kubectl get events --field-selector involvedObject.name=hog,reason=OOMKilled -o jsonpath='{.items[0].reason}'"
+check "describe says why" 0 kubectl describe pod hog
+expect_in "the Event's message" "$tmp/out" "Container main was killed by the OOM killer at "
 
 # the node loses its GPUs: the labels that said so go, and the pods that selected on them
 stop_agent
