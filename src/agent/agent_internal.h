@@ -59,10 +59,17 @@ int xp_agent_node_build(const struct xp_node_inventory *inventory,
 
 /*
  * The Node to PUT when one exists already: desired with the labels and annotations of existing
- * that desired does not set, and existing's spec (taints, unschedulable: the operator's) and
- * resourceVersion. Caller decrefs. NULL on -ENOMEM.
+ * that desired does not set (but the agent's device labels, xpool.io/<kind>.count, .product and
+ * .memory, of a device kind the node no longer has), and existing's spec (taints, unschedulable:
+ * the operator's) and resourceVersion. Caller decrefs. NULL on -ENOMEM.
  */
 json_t *xp_agent_node_merge(const json_t *existing, const json_t *desired);
+/*
+ * The merge patch of a Node's status (existing: the Node as stored, or NULL): status, with the
+ * resources and devices the node no longer has removed (a merge patch keeps what it does not
+ * name: a GPU gone would stay in capacity, allocatable and status.xpool). NULL on -ENOMEM.
+ */
+json_t *xp_agent_node_status_patch(const json_t *existing, const json_t *status);
 
 /* The GOARCH spelling of a uname machine ("x86_64" -> "amd64"); unknown ones as they are. */
 const char *xp_agent_arch(const char *machine);

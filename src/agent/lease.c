@@ -23,10 +23,12 @@
 
 static int patch_node_status(struct xp_agent *agent,
                              struct xp_apiclient *client,
+                             const json_t *existing,
                              json_t *status,
                              struct xp_error *err)
 {
-        json_auto_t *body = json_pack("{s:O}", "status", status);
+        json_t *merged = xp_agent_node_status_patch(existing, status);
+        json_auto_t *body = merged ? json_pack("{s:o}", "status", merged) : NULL;
         char path[512];
 
         if (!body)
@@ -59,7 +61,8 @@ int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struc
         if (r < 0)
                 return xp_error_prefix(err, r, "registering Node %s", agent->node_name);
         /* a create or update of the main resource may leave the stored status as it was */
-        r = patch_node_status(agent, client, json_object_get(agent->node_json, "status"), err);
+        r = patch_node_status(
+            agent, client, existing, json_object_get(agent->node_json, "status"), err);
         if (r < 0)
                 return xp_error_prefix(err, r, "writing the status of Node %s", agent->node_name);
         /* the Lease exists once the Node is Ready, so the node monitor never sees one without */
@@ -141,7 +144,7 @@ static int refresh_ready(struct xp_agent *agent, struct xp_apiclient *client, st
                 r = xp_agent_pressure_node(agent, conditions, &pressure);
         if (r < 0)
                 return r;
-        r = patch_node_status(agent, client, status, err);
+        r = patch_node_status(agent, client, NULL, status, err);
         if (r >= 0)
                 xp_agent_devhealth_published(agent->devhealth, health);
         if (r >= 0)

@@ -13,6 +13,7 @@
 #include "xpool/codec.h"
 #include "xpool/kube_version.h"
 #include "xpool/names.h"
+#include "xpool/patch.h"
 #include "xpool/timeutil.h"
 
 #define MAX_PODS 110
@@ -330,17 +331,39 @@ int xp_agent_node_build(const struct xp_node_inventory *inventory,
         return 0;
 }
 
-/* Copies the keys of from that into lacks into into. */
-static int keep_missing(json_t *into, const json_t *from)
+/* Whether label is one the agent writes from the devices it has (add_device_labels()). */
+static bool device_label(const char *label)
+{
+        static const char *const suffixes[] = {".count", ".product", ".memory"};
+        size_t n = strlen(label);
+
+        if (strncmp(label, "xpool.io/", 9) != 0)
+                return false;
+        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+                size_t k = strlen(suffixes[i]);
+
+                if (n > 9 + k && strcmp(label + n - k, suffixes[i]) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Copies the keys of from that into lacks into into; with devices, none of the device labels of
+ * a kind the node no longer has (a DaemonSet that selects on them must see that). */
+static int keep_missing(json_t *into, const json_t *from, bool devices)
 {
         const char *key;
         json_t *value;
 
         if (!json_is_object(from))
                 return 0;
-        json_object_foreach((json_t *)from, key, value) if (!json_object_get(into, key) &&
-                                                            json_object_set(into, key, value) <
-                                                                0) return -ENOMEM;
+        json_object_foreach((json_t *)from, key, value)
+        {
+                if (devices && device_label(key))
+                        continue;
+                if (!json_object_get(into, key) && json_object_set(into, key, value) < 0)
+                        return -ENOMEM;
+        }
         return 0;
 }
 
@@ -363,7 +386,7 @@ json_t *xp_agent_node_merge(const json_t *existing, const json_t *desired)
                         if (json_object_set_new(meta, field, mine) < 0)
                                 return NULL;
                 }
-                if (keep_missing(mine, json_object_get(old_meta, field)) < 0)
+                if (keep_missing(mine, json_object_get(old_meta, field), i == 0) < 0)
                         return NULL;
         }
         if (json_object_get(old_meta, "resourceVersion") &&
@@ -374,4 +397,29 @@ json_t *xp_agent_node_merge(const json_t *existing, const json_t *desired)
         if (json_is_object(spec) && json_object_set(node, "spec", spec) < 0)
                 return NULL;
         return TAKE_PTR(node);
+}
+
+json_t *xp_agent_node_status_patch(const json_t *existing, const json_t *status)
+{
+        static const char *const owned[] = {"capacity", "allocatable", "xpool"};
+        const json_t *before_status = json_object_get(existing, "status");
+        json_auto_t *patch = json_copy((json_t *)status);
+
+        if (!patch)
+                return NULL;
+        for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+                const json_t *before = json_object_get(before_status, owned[i]);
+                const json_t *now = json_object_get(status, owned[i]);
+                json_t *diff = NULL;
+
+                if (!json_is_object(before))
+                        continue;
+                if (!now)
+                        diff = json_null();
+                else if (json_is_object(now) && xp_patch_merge_diff(before, now, &diff) < 0)
+                        return NULL;
+                if (diff && json_object_set_new(patch, owned[i], diff) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(patch);
 }

@@ -133,45 +133,58 @@ static int count_objects(struct xp_store *store,
         return r;
 }
 
+/* The status of quota, whose pods' usage is pods_usage: the objects it counts added. */
+static int write_status(struct xp_quotastatus *c,
+                        const char *ns,
+                        const json_t *quota,
+                        struct xp_resource_list *pods_usage,
+                        bool *recount,
+                        struct xp_error *err)
+{
+        struct xp_store *store = xp_registry_store(c->registry);
+        int r = count_objects(store, ns, quota, pods_usage, recount, err);
+
+        if (r >= 0)
+                r = xp_registry_change(c->registry,
+                                       "resourcequotas",
+                                       ns,
+                                       xp_json_str_at(quota, "metadata.name", ""),
+                                       set_status,
+                                       pods_usage,
+                                       NULL,
+                                       err);
+        return r == -ENOENT ? 0 : r; /* deleted meanwhile */
+}
+
 static int sync_namespace(void *userdata, const char *ns, int64_t *recheck, struct xp_error *err)
 {
         struct xp_quotastatus *c = userdata;
-        struct xp_store *store = xp_registry_store(c->registry);
-        struct xp_resource_list usage = {0};
-        json_t *quotas = NULL, *pods = NULL, *quota;
+        struct xp_resource_list *usage = NULL;
+        json_t *quotas = NULL;
         uint64_t version;
         bool recount = false;
-        size_t i;
+        size_t n = 0;
         int r;
 
-        r = xp_store_list(store, "resourcequotas", ns, &quotas, &version, err);
-        if (r >= 0 && json_array_size(quotas) > 0)
-                r = xp_store_list(store, "pods", ns, &pods, &version, err);
-        json_array_foreach(quotas, i, quota)
-        {
-                /* each quota counts the pods its scopes take in, and the objects it names */
-                xp_resource_list_done(&usage);
-                if (r >= 0)
-                        r = xp_registry_quota_usage(quota, pods, &usage);
-                if (r >= 0)
-                        r = count_objects(store, ns, quota, &usage, &recount, err);
-                if (r >= 0)
-                        r = xp_registry_change(c->registry,
-                                               "resourcequotas",
-                                               ns,
-                                               xp_json_str_at(quota, "metadata.name", ""),
-                                               set_status,
-                                               &usage,
-                                               NULL,
-                                               err);
-                if (r == -ENOENT) /* deleted meanwhile */
-                        r = 0;
+        r = xp_store_list(
+            xp_registry_store(c->registry), "resourcequotas", ns, &quotas, &version, err);
+        n = r >= 0 ? json_array_size(quotas) : 0;
+        if (n > 0) {
+                usage = calloc(n, sizeof(*usage));
+                r = usage ? 0 : -ENOMEM;
         }
+        /* the pods' usage is admission's running totals (quota_ledger.c), not a count of its
+         * own: what status shows is what the next create is checked against */
+        if (r >= 0 && n > 0)
+                r = xp_registry_quota_ledger_usage(c->registry, ns, quotas, usage, err);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = write_status(c, ns, json_array_get(quotas, i), &usage[i], &recount, err);
         if (recount)
                 *recheck = time(NULL) + RECOUNT_SECONDS;
-        xp_resource_list_done(&usage);
+        for (size_t i = 0; usage && i < n; i++)
+                xp_resource_list_done(&usage[i]);
+        free(usage);
         json_decref(quotas);
-        json_decref(pods);
         return r;
 }
 

@@ -57,6 +57,21 @@ static int wake_matching(json_t *owner, void *userdata)
         return 0;
 }
 
+/*
+ * A pod of ReplicaSet key gone: its Deployment, which a Recreate rollout holds until the old pods
+ * are gone (as Kubernetes' deletePod does). The ReplicaSet's own status says nothing then: it
+ * stopped counting the pod when it began terminating.
+ */
+static void wake_recreate(struct xp_workloads *w, const char *key)
+{
+        const json_t *rs = wl_cache_get(&w->cache[WL_REPLICASETS], key);
+        const json_t *ref = rs ? xp_owner_controller_ref(rs) : NULL;
+        const char *kind = json_string_value(json_object_get(ref, "kind"));
+
+        if (kind && strcmp(kind, "Deployment") == 0)
+                enqueue_ref(w->deploy_queue, rs, ref);
+}
+
 static void on_pod(struct xp_workloads *w, const json_t *pod, enum wl_event event)
 {
         const json_t *ref = xp_owner_controller_ref(pod);
@@ -97,6 +112,8 @@ static void on_pod(struct xp_workloads *w, const json_t *pod, enum wl_event even
             json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
                 xp_expectations_deletion_observed(&w->expectations, ekey, wl_meta(pod, "name"));
         (void)xp_workqueue_add(queue, key);
+        if (event == WL_DELETED && queue == w->rs_queue)
+                wake_recreate(w, key);
 }
 
 static void on_gc(struct xp_workloads *w, const json_t *object, enum wl_event event)

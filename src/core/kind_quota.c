@@ -149,6 +149,38 @@ limitrange_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const s
         return 0;
 }
 
+/*
+ * A new quota's status: status.hard as the spec asks and every used amount 0, as the quota
+ * controller of kube-controller-manager writes it first, so that `kubectl describe quota` shows
+ * its counters from the start; the status controller (src/controller/quotastatus.c) counts
+ * them next.
+ */
+static int quota_created(void *object)
+{
+        struct xp_doc *doc = object;
+        const json_t *hard = xp_json_object_at(doc->body, "spec.hard");
+        json_t *used = json_object(), *status;
+        const char *name;
+        json_t *value;
+
+        if (!hard) /* nothing to count: the zero status */
+                return 0;
+        if (!used)
+                return -ENOMEM;
+        json_object_foreach((json_t *)hard, name, value)
+        {
+                (void)value;
+                if (json_object_set_new(used, name, json_string("0")) < 0) {
+                        json_decref(used);
+                        return -ENOMEM;
+                }
+        }
+        status = json_pack("{s:O, s:o}", "hard", hard, "used", used);
+        if (!status || json_object_set_new(doc->body, "status", status) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* ---- kubectl get quota: NAME AGE REQUEST LIMIT; limits: NAME CREATED AT ------------------- */
 
 static const struct table_column quota_columns[] = {
@@ -300,6 +332,7 @@ const struct xp_kind xp_kind_resourcequota = {
     .short_names = quota_short_names,
     .namespaced = true,
     XP_DOC_KIND_OPS(xp_kind_resourcequota),
+    .set_defaults = quota_created,
     .doc_validate = quota_validate,
     .table = &quota_table,
     .status_subresource = true,

@@ -317,18 +317,53 @@ static void patch_op_done(struct patch_op *o)
         pointer_done(&o->from);
 }
 
-/* The message of an operation that failed with r: what o->why says, or out of memory. */
+/*
+ * The message of an operation that failed with r. A missing location and a failed test are
+ * worded as the JSON patch library of kube-apiserver words them, which clients match on
+ * ("testing value /spec/x failed: test failed"); other faults say the operation and o->why.
+ */
 static int op_failed(const struct patch_op *o, int r, struct xp_error *err)
 {
+        bool missing = strcmp(o->why, "path not found") == 0;
+
         if (r == -ENOMEM)
                 return xp_errorf(
                     err, r, "patch[%zu] (%s %s): out of memory", o->i, o->name, o->path_text);
+        if (o->op == OP_TEST && (missing || strcmp(o->why, "test failed") == 0))
+                return xp_errorf(err, r, "testing value %s failed: test failed", o->path_text);
+        if (missing && (o->op == OP_ADD || o->op == OP_REMOVE))
+                return xp_errorf(err,
+                                 r,
+                                 "%s operation does not apply: doc is missing path: \"%s\": "
+                                 "missing value",
+                                 o->name,
+                                 o->path_text);
+        if (missing && o->op == OP_REPLACE)
+                return xp_errorf(err,
+                                 r,
+                                 "replace operation does not apply: doc is missing key: %s: "
+                                 "missing value",
+                                 o->path_text);
+        if (missing) /* move and copy: where the value goes */
+                return xp_errorf(err,
+                                 r,
+                                 "%s operation does not apply: doc is missing destination path: "
+                                 "%s: missing value",
+                                 o->name,
+                                 o->path_text);
         return xp_errorf(err, r, "patch[%zu] (%s %s): %s", o->i, o->name, o->path_text, o->why);
 }
 
 /* The message of a "from" that is no location of the document: -EINVAL. */
 static int from_failed(struct patch_op *o, struct xp_error *err)
 {
+        if (strcmp(o->why, "path not found") == 0)
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "%s operation does not apply: doc is missing from path: %s: "
+                                 "missing value",
+                                 o->name,
+                                 o->from_text);
         return xp_errorf(err,
                          -EINVAL,
                          "patch[%zu] (%s %s): from \"%s\": %s",

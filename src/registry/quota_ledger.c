@@ -127,17 +127,18 @@ static int apply(struct quota_ledger *l, const char *name, const json_t *now)
         return json_object_set(l->pods, name, (json_t *)now) < 0 ? -ENOMEM : 0;
 }
 
-/* Starts l over from the pods stored now; its quotas are summed again by sync_quotas(). */
-static int relist(struct xp_store *store, struct quota_ledger *l, struct xp_error *err)
+/* Starts l over from pods (the namespace's, as listed at version); its quotas are summed again
+ * by sync_quotas(). */
+static int install(struct quota_ledger *l, const json_t *pods, uint64_t version)
 {
-        json_t *pods = NULL;
         const json_t *pod;
         size_t i;
-        int r = xp_store_list(store, "pods", l->namespace, &pods, &l->version, err);
+        int r = 0;
 
         for (size_t k = 0; k < l->n_quotas; k++)
                 ledger_quota_done(&l->quotas[k]);
         l->n_quotas = 0;
+        l->version = version;
         json_object_clear(l->pods);
         json_array_foreach(pods, i, pod)
         {
@@ -149,18 +150,18 @@ static int relist(struct xp_store *store, struct quota_ledger *l, struct xp_erro
                                 ? -ENOMEM
                                 : 0;
         }
-        json_decref(pods);
         if (r < 0)
                 l->version = 0; /* listed again at the next check */
         return r;
 }
 
-/* Reads the pod writes since l->version; a log that no longer holds them lists again. */
+#define LEDGER_RELIST 1 /* catch_up(): the pods are to be listed again */
+
+/* Reads the pod writes since l->version: 0, LEDGER_RELIST (l->version is 0 then) when the log no
+ * longer holds them or never did, or -errno with err. */
 static int catch_up(struct xp_store *store, struct quota_ledger *l, struct xp_error *err)
 {
-        if (l->version == 0)
-                return relist(store, l, err);
-        for (int round = 0; round < LEDGER_SCAN_ROUNDS; round++) {
+        for (int round = 0; l->version != 0 && round < LEDGER_SCAN_ROUNDS; round++) {
                 struct xp_store_event *events = NULL;
                 size_t n = 0;
                 uint64_t through = l->version;
@@ -175,7 +176,7 @@ static int catch_up(struct xp_store *store, struct quota_ledger *l, struct xp_er
                                              NULL);
 
                 if (r == -XP_STORE_EXPIRED)
-                        return relist(store, l, err);
+                        break;
                 if (r < 0)
                         return xp_errorf(
                             err, r, "quota: reading the pod writes of %s", l->namespace);
@@ -192,7 +193,8 @@ static int catch_up(struct xp_store *store, struct quota_ledger *l, struct xp_er
                 if (n < LEDGER_SCAN_MAX)
                         return 0;
         }
-        return relist(store, l, err);
+        l->version = 0; /* no check runs on these totals until they are listed again */
+        return LEDGER_RELIST;
 }
 
 /* Which quota a total is for: its uid and name (a quota written without a uid has a name). */
@@ -295,6 +297,48 @@ static struct quota_ledger *ledger_of(struct xp_registry *registry, const char *
         return l;
 }
 
+#define LEDGER_LIST_TRIES 3 /* lists made outside quota_lock before one is made under it */
+
+/*
+ * The namespace's ledger caught up with the store (quota_lock held): NULL with *r set on failure.
+ * The pods are listed outside quota_lock, so that creates in other namespaces, and the status of
+ * this one, do not wait on a list of thousands of pods; the list then starts the ledger over
+ * unless another thread's list did so meanwhile. The last try lists under the lock, so that a
+ * namespace whose log moves faster than it is listed still gets its totals.
+ */
+static struct quota_ledger *
+ledger_current(struct xp_registry *registry, const char *namespace, int *r, struct xp_error *err)
+{
+        for (int try = 0; try <= LEDGER_LIST_TRIES + 1; try++) {
+                struct quota_ledger *l = ledger_of(registry, namespace);
+                json_t *pods = NULL;
+                uint64_t version = 0;
+                bool unlocked = try < LEDGER_LIST_TRIES;
+
+                *r = l ? catch_up(registry->store, l, err)
+                       : xp_errorf(err, -ENOMEM, "quota: out of memory");
+                if (*r != LEDGER_RELIST)
+                        return *r < 0 ? NULL : l;
+                if (try > LEDGER_LIST_TRIES)
+                        break;
+                if (unlocked)
+                        pthread_mutex_unlock(&registry->quota_lock);
+                *r = xp_store_list(registry->store, "pods", namespace, &pods, &version, err);
+                if (unlocked)
+                        pthread_mutex_lock(&registry->quota_lock);
+                l = *r >= 0 ? ledger_of(registry, namespace) : NULL; /* freed meanwhile? */
+                if (*r >= 0 && !l)
+                        *r = xp_errorf(err, -ENOMEM, "quota: out of memory");
+                if (*r >= 0 && l->version == 0 && install(l, pods, version) < 0)
+                        *r = xp_errorf(err, -ENOMEM, "quota: out of memory");
+                json_decref(pods);
+                if (*r < 0)
+                        return NULL;
+        }
+        *r = xp_errorf(err, -EAGAIN, "quota: the pods of %s could not be listed", namespace);
+        return NULL;
+}
+
 void registry_quota_ledger_forget(struct xp_registry *registry, const char *namespace)
 {
         struct quota_ledger **at;
@@ -390,6 +434,44 @@ void registry_quota_charge_settle(struct xp_registry *registry, struct quota_cha
         *c = (struct quota_charge){0};
 }
 
+/* ledger_current() with its totals for quotas (the namespace's ResourceQuotas, in order). */
+static struct quota_ledger *ledger_synced(struct xp_registry *registry,
+                                          const char *namespace,
+                                          const json_t *quotas,
+                                          int *r,
+                                          struct xp_error *err)
+{
+        struct quota_ledger *l = ledger_current(registry, namespace, r, err);
+
+        if (l && sync_quotas(l, quotas) < 0) {
+                l->version = 0; /* summed again from the store at the next check */
+                *r = xp_errorf(err, -ENOMEM, "quota: out of memory");
+                return NULL;
+        }
+        return l;
+}
+
+int xp_registry_quota_ledger_usage(struct xp_registry *registry,
+                                   const char *namespace,
+                                   const json_t *quotas,
+                                   struct xp_resource_list *ret,
+                                   struct xp_error *err)
+{
+        struct quota_ledger *l;
+        int r = 0;
+
+        pthread_mutex_lock(&registry->quota_lock);
+        l = ledger_synced(registry, namespace, quotas, &r, err);
+        for (size_t i = 0; l && r >= 0 && i < l->n_quotas; i++)
+                r = xp_resource_list_add(&ret[i], &l->quotas[i].used, NULL);
+        pthread_mutex_unlock(&registry->quota_lock);
+        if (r < 0 && l)
+                r = xp_errorf(err, r, "quota: out of memory");
+        for (size_t i = 0; r < 0 && i < json_array_size(quotas); i++)
+                xp_resource_list_done(&ret[i]);
+        return r < 0 ? r : 0;
+}
+
 int registry_quota_ledger_check(struct xp_registry *registry,
                                 const char *namespace,
                                 const json_t *quotas,
@@ -401,16 +483,8 @@ int registry_quota_ledger_check(struct xp_registry *registry,
         int r = xp_registry_pod_usage(pod, &requested);
 
         pthread_mutex_lock(&registry->quota_lock);
-        l = r >= 0 ? ledger_of(registry, namespace) : NULL;
-        if (!l)
-                r = xp_errorf(err, -ENOMEM, "quota: out of memory");
-        if (r >= 0)
-                r = catch_up(registry->store, l, err);
-        if (r >= 0 && sync_quotas(l, quotas) < 0) {
-                l->version = 0; /* summed again from the store at the next check */
-                r = xp_errorf(err, -ENOMEM, "quota: out of memory");
-        }
-        for (size_t i = 0; r >= 0 && i < l->n_quotas; i++) {
+        l = r >= 0 ? ledger_synced(registry, namespace, quotas, &r, err) : NULL;
+        for (size_t i = 0; l && r >= 0 && i < l->n_quotas; i++) {
                 const json_t *stored = json_array_get(quotas, i);
 
                 if (xp_registry_quota_matches(stored, pod))

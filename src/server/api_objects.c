@@ -1236,6 +1236,8 @@ static int patch_apply(const struct request *req,
                 return r;
         if (r == -ENOMEM)
                 return r;
+        if (r < 0 && type == XP_PATCH_JSON)
+                return reply_patch_failed(ret, xp_error_message(&err));
         if (r < 0)
                 return reply_status(ret,
                                     422,

@@ -114,6 +114,8 @@ static int requested_scale(const struct request *req,
         json_decref(body);
         if (r == -ENOMEM)
                 return r;
+        if (r < 0 && type == XP_PATCH_JSON)
+                return reply_patch_failed(ret, xp_error_message(&err));
         if (r < 0)
                 return reply_invalid_scale(req, ret, xp_error_message(&err));
         return 1;

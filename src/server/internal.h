@@ -231,6 +231,13 @@ int reply_store_error(struct reply *ret,
                       const char *name,
                       const struct xp_error *err);
 /*
+ * 422 Invalid for a JSON patch that does not apply, as kube-apiserver answers it ("the server
+ * rejected our request due to an error in our request", details {}), so that kubectl prints a
+ * cluster's line; why (the failure in the JSON patch library's words, which kube-apiserver
+ * drops) goes out as a Warning header, which kubectl prints above it.
+ */
+int reply_patch_failed(struct reply *ret, const char *why);
+/*
  * A Status for an object that fails validation: 422 Invalid with the problem ("field: what") as a
  * cause kubectl prints, or 400 BadRequest for a field strict validation does not know, in the
  * API server's words. problem is the codec's message.

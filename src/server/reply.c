@@ -214,6 +214,39 @@ int reply_invalid(struct reply *ret,
         return 0;
 }
 
+/* The Warning header of reply_patch_failed(): sent by the thread that built the reply, before it
+ * builds another. */
+static _Thread_local char patch_warning[640];
+
+int reply_patch_failed(struct reply *ret, const char *why)
+{
+        size_t n = 0, free_pair = 0;
+
+        /* a warn-agent "-" warning (RFC 7234), as kube-apiserver sends them: printable ASCII in
+         * a quoted string */
+        n += (size_t)snprintf(patch_warning, sizeof patch_warning, "299 - \"");
+        for (const char *c = why; *c && n + 4 < sizeof patch_warning; c++) {
+                if (*c == '"' || *c == '\\')
+                        patch_warning[n++] = '\\';
+                patch_warning[n++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+        }
+        patch_warning[n++] = '"';
+        patch_warning[n] = '\0';
+        while (free_pair + 2 < XP_ELEMENTSOF(ret->headers) && ret->headers[free_pair])
+                free_pair += 2;
+        if (free_pair + 2 < XP_ELEMENTSOF(ret->headers)) {
+                ret->headers[free_pair] = "Warning";
+                ret->headers[free_pair + 1] = patch_warning;
+                ret->headers[free_pair + 2] = NULL;
+        }
+        return reply_status(ret,
+                            422,
+                            "Invalid",
+                            NULL,
+                            NULL,
+                            "the server rejected our request due to an error in our request");
+}
+
 int reply_success(struct reply *ret, unsigned code)
 {
         json_t *status = json_pack("{s:s, s:s, s:{}, s:s, s:I}",

@@ -314,6 +314,65 @@ static void merge_keeps_the_operators_labels_and_taints(void **state)
             json_array_size(json_object_get(json_object_get(merged, "spec"), "taints")), 1);
 }
 
+/* A device kind the node no longer has loses its labels; one it still has, and the operator's
+ * own xpool.io labels, keep theirs. */
+static void merge_drops_the_device_labels_of_a_kind_gone(void **state)
+{
+        json_auto_t *existing = json_loads(
+            "{\"metadata\": {\"name\": \"node-a\", \"labels\": {\"xpool.io/gpu.count\": \"2\","
+            " \"xpool.io/gpu.product\": \"H100\", \"xpool.io/gpu.memory\": \"81559\","
+            " \"xpool.io/npu.count\": \"1\", \"xpool.io/pool\": \"a\", \"count\": \"3\"}},"
+            " \"spec\": {}}",
+            0,
+            NULL);
+        json_auto_t *desired = json_loads("{\"metadata\": {\"name\": \"node-a\", \"labels\":"
+                                          " {\"xpool.io/npu.count\": \"2\"}}, \"spec\": {}}",
+                                          0,
+                                          NULL);
+        json_auto_t *merged = xp_agent_node_merge(existing, desired);
+        const json_t *labels;
+
+        (void)state;
+        assert_non_null(merged);
+        labels = json_object_get(json_object_get(merged, "metadata"), "labels");
+        assert_null(json_object_get(labels, "xpool.io/gpu.count"));
+        assert_null(json_object_get(labels, "xpool.io/gpu.product"));
+        assert_null(json_object_get(labels, "xpool.io/gpu.memory"));
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/npu.count")), "2");
+        assert_string_equal(json_string_value(json_object_get(labels, "xpool.io/pool")), "a");
+        assert_string_equal(json_string_value(json_object_get(labels, "count")), "3");
+}
+
+/* The status patch of a node that lost its GPUs removes them from capacity, allocatable and the
+ * inventory; what it still has, and the members the patch does not own, are as sent. */
+static void status_patch_removes_what_is_gone(void **state)
+{
+        json_auto_t *existing = json_loads(
+            "{\"status\": {\"capacity\": {\"cpu\": \"4\", \"nvidia.com/gpu\": \"2\"},"
+            " \"allocatable\": {\"cpu\": \"4\", \"nvidia.com/gpu\": \"2\"},"
+            " \"xpool\": {\"devices\": [{\"id\": \"g0\"}], \"links\": [{\"a\": \"g0\"}]}}}",
+            0,
+            NULL);
+        json_auto_t *status =
+            json_loads("{\"capacity\": {\"cpu\": \"4\"}, \"allocatable\": {\"cpu\": \"3\"},"
+                       " \"xpool\": {\"devices\": [{\"id\": \"n0\"}]}, \"conditions\": []}",
+                       0,
+                       NULL);
+        json_auto_t *patch = xp_agent_node_status_patch(existing, status);
+        json_auto_t *alone = xp_agent_node_status_patch(NULL, status);
+        char *text;
+
+        (void)state;
+        assert_non_null(patch);
+        text = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+        assert_string_equal(text,
+                            "{\"allocatable\":{\"cpu\":\"3\",\"nvidia.com/gpu\":null},"
+                            "\"capacity\":{\"nvidia.com/gpu\":null},\"conditions\":[],"
+                            "\"xpool\":{\"devices\":[{\"id\":\"n0\"}],\"links\":null}}");
+        free(text);
+        assert_true(json_equal(alone, status));
+}
+
 static void label_values_and_arch(void **state)
 {
         char buf[XP_AGENT_LABEL_VALUE_MAX + 1];
@@ -342,6 +401,8 @@ int main(void)
             cmocka_unit_test(the_pod_network_is_a_condition),
             cmocka_unit_test(the_node_decodes_as_a_valid_node),
             cmocka_unit_test(merge_keeps_the_operators_labels_and_taints),
+            cmocka_unit_test(merge_drops_the_device_labels_of_a_kind_gone),
+            cmocka_unit_test(status_patch_removes_what_is_gone),
             cmocka_unit_test(label_values_and_arch),
         };
 

@@ -280,15 +280,15 @@ static void json_patch_errors(void **state)
         JSON_FAIL("{\"baz\":\"qux\"}",
                   "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]",
                   -EINVAL,
-                  "patch[0] (test /baz): test failed");
+                  "testing value /baz failed: test failed");
         JSON_FAIL("{\"foo\":\"bar\"}",
                   "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]",
                   -EINVAL,
-                  "patch[0] (add /baz/bat): path not found");
+                  "add operation does not apply: doc is missing path: \"/baz/bat\": missing value");
         JSON_FAIL("{\"/\":9,\"~1\":10}",
                   "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":\"10\"}]",
                   -EINVAL,
-                  "patch[0] (test /~01): test failed");
+                  "testing value /~01 failed: test failed");
 
         /* a failing op after ones that succeeded leaves nothing applied */
         JSON_FAIL(
@@ -296,7 +296,7 @@ static void json_patch_errors(void **state)
             "[{\"op\":\"remove\",\"path\":\"/spec/a\"},{\"op\":\"add\",\"path\":\"/x\",\"value\":1},"
             "{\"op\":\"replace\",\"path\":\"/spec/foo\",\"value\":1}]",
             -EINVAL,
-            "patch[2] (replace /spec/foo): path not found");
+            "replace operation does not apply: doc is missing key: /spec/foo: missing value");
         JSON_FAIL("{}",
                   "{\"op\":\"add\"}",
                   -EINVAL,
@@ -353,11 +353,11 @@ static void json_patch_errors(void **state)
         JSON_FAIL("{\"a\":1}",
                   "[{\"op\":\"remove\",\"path\":\"/b\"}]",
                   -EINVAL,
-                  "patch[0] (remove /b): path not found");
+                  "remove operation does not apply: doc is missing path: \"/b\": missing value");
         JSON_FAIL("{\"a\":1}",
                   "[{\"op\":\"remove\",\"path\":\"/a/b\"}]",
                   -EINVAL,
-                  "patch[0] (remove /a/b): path not found");
+                  "remove operation does not apply: doc is missing path: \"/a/b\": missing value");
         JSON_FAIL("{\"a\":1}",
                   "[{\"op\":\"remove\",\"path\":\"\"}]",
                   -EINVAL,
@@ -399,15 +399,15 @@ static void json_patch_errors(void **state)
         JSON_FAIL("{\"a\":1}",
                   "[{\"op\":\"move\",\"from\":\"/b\",\"path\":\"/c\"}]",
                   -EINVAL,
-                  "patch[0] (move /c): from \"/b\": path not found");
+                  "move operation does not apply: doc is missing from path: /b: missing value");
         JSON_FAIL("{\"a\":1}",
                   "[{\"op\":\"copy\",\"from\":\"/b\",\"path\":\"/c\"}]",
                   -EINVAL,
-                  "patch[0] (copy /c): from \"/b\": path not found");
+                  "copy operation does not apply: doc is missing from path: /b: missing value");
         JSON_FAIL("{\"a\":1}",
                   "[{\"op\":\"test\",\"path\":\"/b\",\"value\":null}]",
                   -EINVAL,
-                  "patch[0] (test /b): path not found");
+                  "testing value /b failed: test failed");
 }
 
 static void json_patch_limits(void **state)

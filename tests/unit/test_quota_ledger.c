@@ -19,7 +19,9 @@
 
 #include "registry_fixture.h"
 #include "xpool/kind.h"
+#include "xpool/quantity.h"
 #include "xpool/registry.h"
+#include "xpool/resource.h"
 
 static const char gpu_pod_fmt[] =
     "{\"metadata\": {\"name\": \"%s\", \"namespace\": \"default\"},"
@@ -206,6 +208,63 @@ static void failed_write_gives_back(void **state)
         fixture_close(&f);
 }
 
+/* requests.nvidia.com/gpu of the quota named gpu as status would show it (the ledger's usage). */
+static void status_gpus(struct registry_fixture *f, const char *want)
+{
+        struct xp_resource_list used[1] = {{0}};
+        struct xp_error err = {0};
+        json_t *quotas = NULL;
+        uint64_t version;
+        const struct xp_quantity *q;
+        char text[XP_QUANTITY_STRING_MAX];
+
+        assert_int_equal(
+            xp_store_list(f->store, "resourcequotas", "default", &quotas, &version, NULL), 0);
+        assert_int_equal(json_array_size(quotas), 1);
+        assert_int_equal(xp_registry_quota_ledger_usage(f->registry, "default", quotas, used, &err),
+                         0);
+        q = xp_resource_list_get(&used[0], "requests.nvidia.com/gpu");
+        assert_string_equal(q ? xp_quantity_format(q, text) : "0", want);
+        xp_resource_list_done(&used[0]);
+        json_decref(quotas);
+}
+
+/* What status reads is what the next check counts: after creates, a delete, a terminal phase, a
+ * changed quota and a log that no longer holds the writes (listed again, outside the lock). */
+static void status_reads_the_ledger(void **state)
+{
+        struct registry_fixture f;
+        uint64_t version;
+        char name[16];
+
+        (void)state;
+        fixture_open(&f, "quota-ledger-status", 2);
+        gpu_quota(&f, 3);
+        status_gpus(&f, "0");
+        create(&f, "a");
+        create(&f, "b");
+        status_gpus(&f, "2");
+        assert_int_equal(xp_store_delete(f.store, "pods", "default", "a", 0, NULL, &version, NULL),
+                         0);
+        status_gpus(&f, "1");
+        fixture_put(&f, "pods", "default", "b", gpu_pod("b", "Failed"));
+        status_gpus(&f, "0");
+        for (int i = 0; i < 5; i++) { /* more writes than the log keeps */
+                snprintf(name, sizeof name, "p%d", i);
+                fixture_put(&f, "pods", "default", name, gpu_pod(name, "Pending"));
+        }
+        status_gpus(&f, "5");
+        refused(&f,
+                "p5",
+                "exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, used: "
+                "requests.nvidia.com/gpu=5, limited: requests.nvidia.com/gpu=3");
+        gpu_quota(&f, 8);
+        status_gpus(&f, "5");
+        create(&f, "p5");
+        status_gpus(&f, "6");
+        fixture_close(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -214,6 +273,7 @@ int main(void)
             cmocka_unit_test(deleted_quota_forgets_then_counts_again),
             cmocka_unit_test(expired_log_lists_again),
             cmocka_unit_test(failed_write_gives_back),
+            cmocka_unit_test(status_reads_the_ledger),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

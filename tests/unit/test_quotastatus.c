@@ -82,6 +82,41 @@ static void used_follows_the_pods(void **state)
         fixture_close(&f);
 }
 
+/* A quota created through the registry has status.hard and every used amount 0 from its
+ * create, before the controller has counted, as kube-controller-manager writes it first. */
+static void created_with_zero_usage(void **state)
+{
+        struct registry_fixture f;
+        struct xp_error err = {0};
+        json_t *text = json_loads("{\"metadata\": {\"name\": \"gpu\", \"namespace\": \"team\"},"
+                                  " \"spec\": {\"hard\": {\"requests.nvidia.com/gpu\": \"2\","
+                                  " \"pods\": \"5\"}}}",
+                                  0,
+                                  NULL);
+        json_t *out = NULL, *quota;
+        void *object = NULL;
+        char *status;
+
+        (void)state;
+        fixture_open(&f, "quotastatus-created", 0);
+        assert_non_null(text);
+        assert_int_equal(xp_kind_resourcequota.from_json(text, NULL, 0, &object, &err), 0);
+        assert_true(
+            xp_registry_create(
+                f.registry, &xp_kind_resourcequota, "team", object, NULL, false, &out, &err) >= 0);
+        quota = fixture_get(&f, "resourcequotas", "team", "gpu");
+        status = json_dumps(json_object_get(quota, "status"), JSON_COMPACT | JSON_SORT_KEYS);
+        assert_string_equal(status,
+                            "{\"hard\":{\"pods\":\"5\",\"requests.nvidia.com/gpu\":\"2\"},"
+                            "\"used\":{\"pods\":\"0\",\"requests.nvidia.com/gpu\":\"0\"}}");
+        free(status);
+        json_decref(quota);
+        json_decref(out);
+        json_decref(text);
+        xp_kind_resourcequota.free(object);
+        fixture_close(&f);
+}
+
 /* Object counts: count/<resource>[.<group>] and the older bare names, in status.used and at
  * admission with kube-apiserver's message; a quota with scopes counts pods only. */
 static void objects_are_counted(void **state)
@@ -159,6 +194,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(used_follows_the_pods),
             cmocka_unit_test(objects_are_counted),
+            cmocka_unit_test(created_with_zero_usage),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

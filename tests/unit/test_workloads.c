@@ -154,6 +154,62 @@ static void test_gc_foreground(void **state)
 }
 
 /* The cache keeps of a pod what the syncs read, and not its containers or field managers. */
+#define RECREATE                                                                                     \
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"rec\","        \
+        "\"namespace\":\"default\",\"uid\":\"rec-uid\",\"generation\":%d},\"spec\":{\"replicas\":1," \
+        "\"strategy\":{\"type\":\"Recreate\"},\"selector\":{\"matchLabels\":{\"app\":\"rec\"}},"     \
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"rec\"}},\"spec\":{\"containers\":"        \
+        "[{\"name\":\"c\",\"image\":\"%s\"}]}}}}"
+
+/* The names of the pods (in the store) of app=rec, and whether any is being deleted. */
+static size_t rec_pods(struct fixture *f, char names[4][128], bool *terminating)
+{
+        json_t *pods = NULL, *pod;
+        uint64_t version;
+        size_t i, n = 0;
+
+        *terminating = false;
+        assert_int_equal(xp_store_list(f->base.store, "pods", "default", &pods, &version, NULL), 0);
+        json_array_foreach(pods, i, pod)
+        {
+                if (n < 4)
+                        snprintf(names[n++], 128, "%s", xp_json_str_at(pod, "metadata.name", ""));
+                *terminating |= xp_json_at(pod, "metadata.deletionTimestamp") != NULL;
+        }
+        json_decref(pods);
+        return n;
+}
+
+/* A Recreate rollout scales the old ReplicaSet down, then waits for its pods to be gone: the
+ * pod's removal (the agent's, here the test's) wakes the Deployment, which starts the new one. */
+static void test_recreate_waits_for_the_old_pods(void **state)
+{
+        struct fixture *f = *state;
+        char names[4][128];
+        bool terminating;
+        json_t *pod;
+
+        fixture_put_text(&f->base, "deployments", "default", "rec", RECREATE, 1, "v1");
+        settle(f);
+        assert_int_equal(rec_pods(f, names, &terminating), 1);
+        /* bound and running: its deletion waits for the node (a pod never bound goes at once) */
+        pod = fixture_get(&f->base, "pods", "default", names[0]);
+        assert_non_null(pod);
+        assert_int_equal(
+            json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string("n1")), 0);
+        fixture_put(&f->base, "pods", "default", names[0], pod);
+        settle(f);
+        fixture_put_text(&f->base, "deployments", "default", "rec", RECREATE, 2, "v2");
+        settle(f);
+        assert_int_equal(rec_pods(f, names, &terminating), 1); /* the old one, terminating */
+        assert_true(terminating);
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", names[0], 0, NULL, NULL, NULL), 0);
+        settle(f);
+        assert_int_equal(rec_pods(f, names, &terminating), 1); /* the new one */
+        assert_false(terminating);
+}
+
 static void test_pod_slim(void **state)
 {
         (void)state;
@@ -351,6 +407,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_gc_orphan, setup, teardown),
             cmocka_unit_test_setup_teardown(test_gc_foreground, setup, teardown),
             cmocka_unit_test(test_pod_slim),
+            cmocka_unit_test_setup_teardown(test_recreate_waits_for_the_old_pods, setup, teardown),
             cmocka_unit_test_setup_teardown(test_pod_admission_same_as_api, setup, teardown),
         };
 

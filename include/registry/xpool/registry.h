@@ -466,6 +466,17 @@ struct xp_resource_list;
 int xp_registry_pod_usage(const json_t *pod, struct xp_resource_list *ret);
 /* The sum over pods (a JSON array) that are not Succeeded or Failed. */
 int xp_registry_namespace_usage(const json_t *pods, struct xp_resource_list *ret);
+/*
+ * The usage of pods under each of quotas (the ResourceQuotas of namespace, a JSON array), from
+ * the running totals admission checks against (quota_ledger.c), so that status and admission
+ * agree: ret[i] += the usage under quotas[i], for an array ret of json_array_size(quotas) lists
+ * the caller frees. 0, or -errno with err (ret freed).
+ */
+int xp_registry_quota_ledger_usage(struct xp_registry *registry,
+                                   const char *namespace,
+                                   const json_t *quotas,
+                                   struct xp_resource_list *ret,
+                                   struct xp_error *err);
 /* Whether quota's scopes (spec.scopes, spec.scopeSelector) take pod in (quota_scope.c). */
 bool xp_registry_quota_matches(const json_t *quota, const json_t *pod);
 /* xp_registry_namespace_usage() of the pods quota's scopes take in. */
