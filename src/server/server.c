@@ -14,12 +14,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent_tls.h"
 #include "auth.h"
 #include "hpa_source.h"
 #include "http.h"
 #include "internal.h"
 #include "metrics.h"
 #include "satoken.h"
+#include "servingcert.h"
 #include "setup.h"
 #include "usage.h"
 #include "watch_shared.h"
@@ -231,6 +233,7 @@ static int start_autoscaler(struct xp_server *server,
 {
         int r = srv_usage_start(server->api.store,
                                 server->auth,
+                                server->api.agent_tls,
                                 options->metrics_resolution_ms,
                                 options->local_node,
                                 &server->api.usage,
@@ -330,6 +333,9 @@ int xp_server_new(const struct xp_server_options *options,
         if (tls) {
                 r = setup_tls(
                     options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
+                if (r >= 0)
+                        r = setup_agent_tls(
+                            options, &server->api.serving_signer, &server->api.agent_tls, err);
                 if (r < 0)
                         goto fail;
         }
@@ -457,5 +463,7 @@ void xp_server_free(struct xp_server *server)
                 explicit_bzero(server->tls_key, strlen(server->tls_key));
         free(server->tls_key);
         free(server->tls_ca);
+        servingcert_signer_free(server->api.serving_signer);
+        agent_tls_free(server->api.agent_tls);
         free(server);
 }
