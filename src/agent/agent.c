@@ -117,6 +117,19 @@ static int copy_share_paths(struct xp_agent *a, const char *const *paths, struct
         return r < 0 ? xp_errorf(err, r, "the paths shared with containers: %s", strerror(-r)) : 0;
 }
 
+/* HTTPS on the endpoint with an https:// server, which reaches agents only so (docs/agent.md). */
+static int choose_tls(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
+{
+        a->serve_tls = a->server.scheme && strcasecmp(a->server.scheme, "https") == 0;
+        if (o->no_tls && a->serve_tls)
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "--no-tls: the server at %s reaches agents over HTTPS only (plain HTTP needs a server run with --no-tls, at an http:// URL)",
+                    a->server_url);
+        return 0;
+}
+
 static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
 {
         char host[256];
@@ -170,13 +183,9 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         a->max_pods = o->max_pods;
         a->metrics_interval_ms = o->metrics_interval_ms;
         a->metrics_anonymous = o->metrics_anonymous;
-        a->serve_tls = a->server.scheme && strcasecmp(a->server.scheme, "https") == 0;
-        if (o->no_tls && a->serve_tls)
-                return xp_errorf(
-                    err,
-                    -EINVAL,
-                    "--no-tls: the server at %s reaches agents over HTTPS only (plain HTTP needs a server run with --no-tls, at an http:// URL)",
-                    a->server_url);
+        r = choose_tls(a, o, err);
+        if (r < 0)
+                return r;
         a->housekeeping_ms = o->housekeeping_interval_ms ? o->housekeeping_interval_ms : 10000;
         a->status_coalesce_ns = o->status_coalesce_ms < 0   ? 0
                                 : o->status_coalesce_ms > 0 ? o->status_coalesce_ms * 1000000

@@ -104,11 +104,11 @@ static int send_all_tls(gnutls_session_t tls, const char *buf, size_t len)
 static void *pump_main(void *arg)
 {
         struct pump *p = arg;
-        bool local_eof = false, net_eof = false;
+        bool net_eof = false;
         char buf[PUMP_BLOCK];
 
-        while (!(local_eof && net_eof)) {
-                struct pollfd fds[2] = {{.fd = p->local, .events = local_eof ? 0 : POLLIN},
+        for (;;) {
+                struct pollfd fds[2] = {{.fd = p->local, .events = POLLIN},
                                         {.fd = p->net, .events = net_eof ? 0 : POLLIN}};
                 bool pending = !net_eof && gnutls_record_check_pending(p->tls) > 0;
                 ssize_t n;
@@ -118,16 +118,19 @@ static void *pump_main(void *arg)
                                 continue;
                         break;
                 }
-                if (!local_eof && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+                if (!pending && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
                         n = recv(p->local, buf, sizeof(buf), 0);
-                        if (n <= 0) {
-                                local_eof = true; /* the caller is done sending */
-                                gnutls_bye(p->tls, GNUTLS_SHUT_WR);
-                        } else if (send_all_tls(p->tls, buf, (size_t)n) < 0) {
-                                break;
-                        }
-                } else if (local_eof && (fds[0].revents & (POLLHUP | POLLERR))) {
-                        break; /* the caller closed its end: nobody reads the rest */
+                        if (n > 0 && send_all_tls(p->tls, buf, (size_t)n) >= 0)
+                                continue;
+                        /* The caller is done (it half-closes only when its own client went
+                         * away, api_stream.c): the TCP connection ends with no close_notify,
+                         * as a plain one ended before TLS. That is what ends an exec on the
+                         * agent whose client left: libmicrohttpd does not pass a close_notify
+                         * on to the upgraded stream as its end, a connection reset it does. */
+                        struct linger reset = {.l_onoff = 1, .l_linger = 0};
+
+                        setsockopt(p->net, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+                        break;
                 }
                 if (!net_eof && (pending || (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))) {
                         n = gnutls_record_recv(p->tls, buf, sizeof(buf));

@@ -11,7 +11,9 @@
  * The callers speak HTTP over a plain socket (logproxy.c, api_stream.c, usage_fetch.c): the TLS
  * connection is handed to them as one end of a socket pair, a thread of its own carrying the
  * bytes both ways until either side closes (as libmicrohttpd does for upgraded TLS connections).
- * One end closing for writing is passed on as a TLS close_notify, and the agent's as end of file.
+ * The caller's end closing (or closing for writing) ends the connection (a close_notify, then the
+ * TCP connection closed), as closing a plain socket did; the agent's end is passed on as end of
+ * file, the caller still able to send meanwhile.
  */
 
 #include "xpool/error.h"

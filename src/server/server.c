@@ -303,6 +303,19 @@ static int start_serving_loops(struct xp_server *server,
         return r;
 }
 
+/* The serving certificate, and the agents' (the signer of theirs, the check of them). */
+static int start_tls(struct xp_server *server,
+                     const struct xp_server_options *options,
+                     const char *host,
+                     struct xp_error *err)
+{
+        int r = setup_tls(options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
+
+        return r < 0 ? r
+                     : setup_agent_tls(
+                           options, &server->api.serving_signer, &server->api.agent_tls, err);
+}
+
 int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err)
@@ -330,15 +343,9 @@ int xp_server_new(const struct xp_server_options *options,
         r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
         if (r < 0)
                 goto fail;
-        if (tls) {
-                r = setup_tls(
-                    options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
-                if (r >= 0)
-                        r = setup_agent_tls(
-                            options, &server->api.serving_signer, &server->api.agent_tls, err);
-                if (r < 0)
-                        goto fail;
-        }
+        r = tls ? start_tls(server, options, host, err) : 0;
+        if (r < 0)
+                goto fail;
 
         r = xp_http_listen(host, options->port, &ipv6, &server->port, err);
         if (r < 0)
