@@ -207,7 +207,7 @@ assert not [k for k in labels if k.startswith("__meta_")], labels' "$tmp/k8s-tar
   --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
 query() { # PromQL -> "value" of a one-series answer, or the series count with n:
-  curl -s --get "https://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
+  curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
     /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r) if len(sys.argv)>1 else (r[0]["value"][1] if len(r)==1 else "%d series" % len(r)))' ${2:+n}
 }
 poll "Prometheus scrapes all three targets" 30 3 query 'sum(up)'
@@ -225,7 +225,7 @@ at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count
 # label_values(DCGM_FI_DEV_FB_FREE{Hostname=~"$Hostname"}, gpu), "All" being the values joined as
 # a regex: a GPU without FB_FREE would vanish from every panel. Then each panel's query
 label_values() { # label, series selector: Grafana's "All" of the values, as (a|b)
-  curl -s --get "https://127.0.0.1:$pport/api/v1/label/$1/values" --data-urlencode "match[]=$2" |
+  curl -s --get "http://127.0.0.1:$pport/api/v1/label/$1/values" --data-urlencode "match[]=$2" |
     /usr/bin/python3 -c 'import json,sys; v=json.load(sys.stdin)["data"]; print("(" + "|".join(v) + ")" if v else "")'
 }
 hostnames=$(label_values Hostname DCGM_FI_DEV_FB_FREE)
