@@ -40,41 +40,27 @@ static int refuse(struct reply *ret, unsigned code, const char *reason, const ch
                                   message);
 }
 
-/* The node's addresses: its Node's status.addresses (when it exists) and where the request came
- * from (an agent asks before it first registers). */
-static size_t node_addresses(const struct request *req,
-                             const char *node,
-                             char buf[][INET6_ADDRSTRLEN],
-                             const char **ret)
+/*
+ * The address the request came from: the only address a node cannot choose. Its Node's
+ * status.addresses are not trusted, the node writes them itself (it could list another node's
+ * address, or the server's). The agent asks from the address it is reached at (serving.c).
+ */
+static size_t
+node_addresses(const struct request *req, char buf[][INET6_ADDRSTRLEN], const char **ret)
 {
         struct sockaddr_storage peer;
         socklen_t len = sizeof(peer);
-        json_t *obj = NULL, *addr;
-        uint64_t version;
-        size_t n = 0, i;
         int fd = request_socket(req);
+        const void *a;
 
-        if (fd >= 0 && getpeername(fd, (struct sockaddr *)&peer, &len) == 0) {
-                const void *a = peer.ss_family == AF_INET
-                                    ? (const void *)&((struct sockaddr_in *)&peer)->sin_addr
-                                    : (const void *)&((struct sockaddr_in6 *)&peer)->sin6_addr;
-
-                if (inet_ntop(peer.ss_family, a, buf[n], INET6_ADDRSTRLEN))
-                        ret[n] = buf[n], n++;
-        }
-        if (xp_store_get(req->api->store, "nodes", "", node, &obj, &version, NULL) < 0)
-                return n;
-        json_array_foreach(json_object_get(json_object_get(obj, "status"), "addresses"), i, addr)
-        {
-                const char *a = json_string_value(json_object_get(addr, "address"));
-
-                if (n < SERVINGCERT_ADDRESSES_MAX && a && strlen(a) < INET6_ADDRSTRLEN) {
-                        snprintf(buf[n], INET6_ADDRSTRLEN, "%s", a);
-                        ret[n] = buf[n], n++;
-                }
-        }
-        json_decref(obj);
-        return n;
+        if (fd < 0 || getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
+                return 0;
+        a = peer.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&peer)->sin_addr
+                                      : (const void *)&((struct sockaddr_in6 *)&peer)->sin6_addr;
+        if (!inet_ntop(peer.ss_family, a, buf[0], INET6_ADDRSTRLEN))
+                return 0;
+        ret[0] = buf[0];
+        return 1;
 }
 
 /* spec.request (base64 of the PEM request) when spec.signerName is kubelet-serving. */
@@ -126,8 +112,8 @@ int handle_certificate_signing_request(const struct request *req,
                                        const struct route *route,
                                        struct reply *ret)
 {
-        char buf[SERVINGCERT_ADDRESSES_MAX + 1][INET6_ADDRSTRLEN], message[512];
-        const char *addresses[SERVINGCERT_ADDRESSES_MAX + 1];
+        char buf[1][INET6_ADDRSTRLEN], message[512];
+        const char *addresses[1];
         _cleanup_free_ char *pem = NULL, *cert = NULL;
         struct xp_error err = {0};
         json_t *csr;
@@ -146,7 +132,7 @@ int handle_certificate_signing_request(const struct request *req,
         csr = json_loadb(req->body, req->body_len, 0, NULL);
         r = request_pem(csr, &pem, &len, ret);
         if (r > 0) {
-                n = node_addresses(req, req->who->subject, buf, addresses);
+                n = node_addresses(req, buf, addresses);
                 r = servingcert_sign(req->api->serving_signer,
                                      req->who->subject,
                                      addresses,

@@ -15,9 +15,8 @@
 
 #include "xpool/error.h"
 
-#define SERVINGCERT_SIGNER        "kubernetes.io/kubelet-serving"
-#define SERVINGCERT_DAYS          365
-#define SERVINGCERT_ADDRESSES_MAX 16
+#define SERVINGCERT_SIGNER "kubernetes.io/kubelet-serving"
+#define SERVINGCERT_DAYS   365
 
 struct servingcert_signer;
 
@@ -27,8 +26,9 @@ void servingcert_signer_free(struct servingcert_signer *s);
 
 /*
  * Checks the PEM certificate request csr_pem (a PKCS#10 "CERTIFICATE REQUEST") from node NODE
- * against the rules above, addresses being the IP literals that are the node's (its Node's
- * status.addresses and the address the request came from), and signs it: a certificate valid from
+ * against the rules above, addresses being the IP literals that are the node's (the API handler
+ * passes only the address the request came from: a node writes its own status.addresses), and
+ * signs it: a certificate valid from
  * an hour before now for SERVINGCERT_DAYS days (no longer than the CA), serverAuth, with exactly
  * the names asked. *ret_pem (caller frees). -EPERM when a rule refuses (err says which name or
  * field), -EINVAL when the request does not parse or its signature is wrong, -ENOMEM.

@@ -98,6 +98,11 @@ expect_in "n1 for itself: Approved" "$tmp/answer" '"type":"Approved"'
 csr "$n1" "/O=system:nodes/CN=system:node:n1" "DNS:n1,DNS:n2"
 expect_exact "n1 asking for n2's name: refused" "$tmp/code" "403"
 expect_in "n1 asking for n2's name: why" "$tmp/answer" 'DNS name \"n2\" is not node \"n1\"'
+# n1 writes its own Node's addresses: listing another's there gets it no certificate for it
+curl -sS --cacert "$ca" -H "Authorization: Bearer $n1" -H 'Content-Type: application/merge-patch+json' \
+  -X PATCH --data-binary '{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"ExternalIP","address":"10.99.0.1"}]}}' \
+  -o /dev/null -w '%{http_code}' "$url/api/v1/nodes/n1/status" >"$tmp/code"
+expect_exact "n1 lists 10.99.0.1 in its status" "$tmp/code" "200"
 csr "$n1" "/O=system:nodes/CN=system:node:n1" "DNS:n1,IP:10.99.0.1"
 expect_exact "n1 asking for another address: refused" "$tmp/code" "403"
 expect_in "another address: why" "$tmp/answer" 'address 10.99.0.1 is not one of node \"n1\"'
