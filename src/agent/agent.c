@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -116,6 +117,19 @@ static int copy_share_paths(struct xp_agent *a, const char *const *paths, struct
         return r < 0 ? xp_errorf(err, r, "the paths shared with containers: %s", strerror(-r)) : 0;
 }
 
+/* HTTPS on the endpoint with an https:// server, which reaches agents only so (docs/agent.md). */
+static int choose_tls(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
+{
+        a->serve_tls = a->server.scheme && strcasecmp(a->server.scheme, "https") == 0;
+        if (o->no_tls && a->serve_tls)
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "--no-tls: the server at %s reaches agents over HTTPS only (plain HTTP needs a server run with --no-tls, at an http:// URL)",
+                    a->server_url);
+        return 0;
+}
+
 static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, struct xp_error *err)
 {
         char host[256];
@@ -169,6 +183,9 @@ static int copy_options(struct xp_agent *a, const struct xp_agent_options *o, st
         a->max_pods = o->max_pods;
         a->metrics_interval_ms = o->metrics_interval_ms;
         a->metrics_anonymous = o->metrics_anonymous;
+        r = choose_tls(a, o, err);
+        if (r < 0)
+                return r;
         a->housekeeping_ms = o->housekeeping_interval_ms ? o->housekeeping_interval_ms : 10000;
         a->status_coalesce_ns = o->status_coalesce_ms < 0   ? 0
                                 : o->status_coalesce_ms > 0 ? o->status_coalesce_ms * 1000000
@@ -377,14 +394,18 @@ static int start_metrics(struct xp_agent *a, struct xp_error *err)
  * The log endpoint, on the address the Node advertises unless --listen names another: started
  * once that address is known, before the Node that carries its port is built.
  */
-static int start_logserver(struct xp_agent *a, struct xp_error *err)
+static int start_logserver(struct xp_agent *a, struct xp_apiclient *client, struct xp_error *err)
 {
         _cleanup_free_ char *log_dir = xp_datadir_path(a->data_dir, XP_DATADIR_LOGS);
+        _cleanup_free_ char *tls_cert = NULL, *tls_key = NULL;
         struct xp_logserver_streams streams;
         int r;
 
         if (!log_dir)
                 return -ENOMEM;
+        r = xp_agent_serving_tls(a, client, &tls_cert, &tls_key, err);
+        if (r < 0)
+                return r;
         /* exec, attach and port-forward share the endpoint (stream.h) */
         r = a->streams
                 ? 0
@@ -399,6 +420,8 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
             .port = a->port, /* the one asked for, until the endpoint says which */
             .log_dir = log_dir,
             .token_id = a->token_id,
+            .tls_cert = tls_cert,
+            .tls_key = tls_key,
         };
         memcpy(lso.key, a->log_key, sizeof lso.key);
         lso.metrics = a->metrics ? serve_metrics : NULL;
@@ -416,10 +439,21 @@ static int start_logserver(struct xp_agent *a, struct xp_error *err)
                 lso.metrics_authorize_userdata = a->metrics_auth;
         }
         r = xp_logserver_new(&lso, &a->logserver, err);
+        if (tls_key)
+                explicit_bzero(tls_key, strlen(tls_key));
         if (r < 0)
                 return xp_error_prefix(err, r, "starting the log endpoint");
         a->port = xp_logserver_port(a->logserver);
         return 0;
+}
+
+int xp_agent_logserver_restart(struct xp_agent *a,
+                               struct xp_apiclient *client,
+                               struct xp_error *err)
+{
+        xp_logserver_free(a->logserver);
+        a->logserver = NULL;
+        return start_logserver(a, client, err);
 }
 
 /*
@@ -457,7 +491,7 @@ register_when_reachable(struct xp_agent *a, struct xp_apiclient *client, struct 
                 xp_error_clear(err);
                 r = find_address(a, client, err);
                 if (r >= 0 && !a->logserver)
-                        r = start_logserver(a, err);
+                        r = start_logserver(a, client, err);
                 if (r >= 0 && !a->node_json)
                         r = build_node(a, err);
                 if (r >= 0)

@@ -245,6 +245,7 @@ struct xp_agent {
         struct xp_agent_metrics *metrics;     /* /metrics (metrics.h); before the log endpoint */
         struct xp_metrics_auth *metrics_auth; /* who may read it (metricsauth.h); NULL: anyone */
         bool metrics_anonymous;
+        bool serve_tls; /* the endpoint over HTTPS (servingcert.h): an https:// server */
         struct xp_agent_devhealth *devhealth; /* pods on failed devices (devhealth.h) */
         int64_t metrics_interval_ms;
         int64_t status_coalesce_ns; /* status.c: the wait of a status that is not final */
@@ -309,6 +310,24 @@ static inline bool xp_agent_sleep(struct xp_agent *agent, int64_t ms)
 /* lease.c: creates the Node (or updates it keeping the operator's labels, annotations, taints),
  * writes its status, and creates or takes the Lease. -errno with err. */
 int xp_agent_register(struct xp_agent *agent, struct xp_apiclient *client, struct xp_error *err);
+
+/* serving.c: the endpoint's certificate and key (PEM, caller frees both) when it serves HTTPS,
+ * asked of the server through client when missing or near their end; both NULL otherwise. */
+int xp_agent_serving_tls(struct xp_agent *a,
+                         struct xp_apiclient *client,
+                         char **ret_cert,
+                         char **ret_key,
+                         struct xp_error *err);
+/*
+ * serving.c: when the endpoint's certificate on disk is near its end (or the endpoint is down),
+ * a new one, and the endpoint started again with it on its port (its open streams end, as at a
+ * restart). 0 when nothing was due; -errno with err (the old endpoint then serves on).
+ */
+int xp_agent_serving_renew(struct xp_agent *a, struct xp_apiclient *client, struct xp_error *err);
+/* agent.c: the endpoint stopped and started again on its port, with what is on disk now. */
+int xp_agent_logserver_restart(struct xp_agent *a,
+                               struct xp_apiclient *client,
+                               struct xp_error *err);
 
 /* A client for a pod start's reads (ConfigMaps, Secrets, TokenRequests): an idle kept-alive one,
  * else a new one; given back after, so that starts do not open a connection each

@@ -19,7 +19,9 @@
 #include "xpool/timeutil.h"
 
 #define LEASE_DURATION_S 40
-#define LEASE_PATH       "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+/* how often the endpoint's serving certificate is checked for renewal (serving.c) */
+#define CERT_CHECK_NS (3600LL * 1000000000)
+#define LEASE_PATH    "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
 
 static int patch_node_status(struct xp_agent *agent,
                              struct xp_apiclient *client,
@@ -158,11 +160,21 @@ void *xp_agent_lease_thread(void *userdata)
         struct xp_apiclient *client = agent->lease_client;
         struct xp_error err = {0};
         int64_t next_status = xp_agent_now_ns() + agent->node_status_ms * 1000000;
+        int64_t next_cert = xp_agent_now_ns() + CERT_CHECK_NS;
         bool failing = false;
         int r;
 
         while (!xp_agent_sleep(agent, agent->heartbeat_ms)) {
                 xp_error_clear(&err);
+                if (xp_agent_now_ns() >= next_cert) {
+                        next_cert = xp_agent_now_ns() + CERT_CHECK_NS;
+                        if (xp_agent_serving_renew(agent, client, &err) < 0)
+                                xp_log(
+                                    LOG_WARNING,
+                                    "agent: renewing the serving certificate failed, trying again in an hour: %s",
+                                    xp_error_message(&err));
+                        xp_error_clear(&err);
+                }
                 r = renew_lease(agent, client, &err);
                 if (r >= 0 && (xp_agent_now_ns() >= next_status ||
                                xp_agent_pulls_images_changed(agent->pulls) ||

@@ -34,6 +34,7 @@
 #include "xpool/macro.h"
 #include "xpool/names.h"
 #include "xpool/podlog.h"
+#include "xpool/tls_priority.h"
 
 #define PREFIX       "/containerLogs/"
 #define STREAM_BLOCK (32 * 1024)
@@ -61,6 +62,7 @@ struct xp_logserver {
         struct MHD_Daemon *daemon;
         struct xp_http_door *door;
         char *log_dir;
+        char *tls_cert, *tls_key; /* PEM; NULL: plain HTTP */
         char token_id[XP_LOGSIGN_ID_MAX];
         uint8_t key[XP_LOGSIGN_KEY_LEN];
         xp_logserver_metrics_fn metrics;
@@ -609,6 +611,20 @@ static enum MHD_Result on_request(void *cls,
         return handle_logs(s, conn, url, raw_uri);
 }
 
+/* The serving certificate and key, kept while the daemon runs. */
+static int
+copy_tls(struct xp_logserver *s, const struct xp_logserver_options *o, struct xp_error *err)
+{
+        if (!o->tls_cert != !o->tls_key)
+                return xp_errorf(
+                    err, -EINVAL, "log endpoint: HTTPS needs both a certificate and a key");
+        if (!o->tls_cert)
+                return 0;
+        s->tls_cert = strdup(o->tls_cert);
+        s->tls_key = strdup(o->tls_key);
+        return s->tls_cert && s->tls_key ? 0 : -ENOMEM;
+}
+
 int xp_logserver_new(const struct xp_logserver_options *o,
                      struct xp_logserver **ret,
                      struct xp_error *err)
@@ -640,11 +656,15 @@ int xp_logserver_new(const struct xp_logserver_options *o,
         s->metrics_authorize = o->metrics_authorize;
         s->metrics_authorize_userdata = o->metrics_authorize_userdata;
         memcpy(s->key, o->key, sizeof s->key);
+        r = copy_tls(s, o, err);
+        if (r < 0)
+                return r;
         r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "log endpoint");
         fd = r;
         r = xp_http_door_new(&(struct xp_http_door_options){.listen_fd = TAKE_FD(fd),
+                                                            .tls = s->tls_cert != NULL,
                                                             .limits = &limits,
                                                             .format_error = format_text},
                              &s->door,
@@ -652,7 +672,14 @@ int xp_logserver_new(const struct xp_logserver_options *o,
         if (r < 0)
                 return xp_error_prefix(err, r, "log endpoint");
         xp_http_door_mhd_options(s->door, door_options);
+        struct MHD_OptionItem tls_options[] = {
+            {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+            {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)XP_TLS_PRIORITY},
+            {MHD_OPTION_END, 0, NULL},
+        };
         s->daemon = MHD_start_daemon(xp_http_door_mhd_flags() | (ipv6 ? MHD_USE_IPv6 : 0) |
+                                         (s->tls_cert ? MHD_USE_TLS : 0) |
                                          (s->streams.handle ? MHD_ALLOW_UPGRADE : 0),
                                      0,
                                      NULL,
@@ -661,6 +688,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
                                      s,
                                      MHD_OPTION_ARRAY,
                                      door_options,
+                                     MHD_OPTION_ARRAY,
+                                     s->tls_cert ? tls_options : tls_options + 3,
                                      MHD_OPTION_URI_LOG_CALLBACK,
                                      uri_log,
                                      s,
@@ -696,5 +725,9 @@ void xp_logserver_free(struct xp_logserver *s)
                 MHD_stop_daemon(s->daemon);
         xp_http_door_free(s->door);
         free(s->log_dir);
+        free(s->tls_cert);
+        if (s->tls_key)
+                explicit_bzero(s->tls_key, strlen(s->tls_key));
+        free(s->tls_key);
         free(s);
 }

@@ -5,8 +5,9 @@
  * The agent's log endpoint: the API server proxies `kubectl logs` here (docs/agent.md, "Logs").
  * libmicrohttpd with a thread per connection behind the front door (http/door.h: deadlines,
  * limits, idle connections kept out of the daemon); every request must carry the server's signature
- * (xpool/logsign.h) made with this node's token, else 401. Plain HTTP: the signature
- * authenticates the request, the logs themselves travel in the clear.
+ * (xpool/logsign.h) made with this node's token, else 401. HTTPS with the node's serving
+ * certificate (the server checks it against the cluster CA), so neither the signatures, the
+ * bearer tokens of /metrics nor the logs travel in the clear; plain HTTP under --no-tls only.
  */
 
 #include <stdbool.h>
@@ -52,9 +53,11 @@ typedef int (*xp_logserver_authorize_fn)(void *userdata,
                                          struct xp_error *err);
 
 struct xp_logserver_options {
-        const char *host;     /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
-        uint16_t port;        /* 0: free */
-        const char *log_dir;  /* DATA/logs */
+        const char *host;    /* an IPv4 or IPv6 literal; NULL: 127.0.0.1 */
+        uint16_t port;       /* 0: free */
+        const char *log_dir; /* DATA/logs */
+        /* the serving certificate and its key, PEM text (servingcert.h); NULL: plain HTTP */
+        const char *tls_cert, *tls_key;
         const char *token_id; /* the agent's token id (the part between "xpn_" and ".") */
         uint8_t key[32];      /* SHA-256 of the agent's whole token text */
         const struct xp_logserver_streams *streams; /* copied; NULL: none */

@@ -27,6 +27,7 @@
 #define DEFAULT_IDLE_MS (4 * 3600 * 1000LL)
 #define ARGV_MAX        1024 /* words of an exec's command */
 #define POLL_MS         1000
+#define HANG_UP_WAIT_MS 10000 /* for a TLS client to read the end (await_hang_up()) */
 
 struct xp_agent_streams {
         struct xp_runtime *runtime;
@@ -354,11 +355,12 @@ static int session_wait(struct session *s, int stop_fd)
         fds[1] = (struct pollfd){.fd = s->conn.fd,
                                  .events = (short)((sconn_wants_input(&s->conn) ? POLLIN : 0) |
                                                    (sconn_pending(&s->conn) ? POLLOUT : 0))};
-        own = s->ops->poll(s, fds + 2, SESSION_POLL_MAX - 2);
-        r = poll(fds, n + own, poll_timeout(s));
+        own = s->ops->poll(s, fds + 2, SESSION_POLL_MAX - 3);
+        fds[n + own] = (struct pollfd){.fd = s->peer_fd, .events = POLLRDHUP};
+        r = poll(fds, n + own + (s->peer_fd >= 0), poll_timeout(s));
         if (r < 0 && errno != EINTR)
                 return 0;
-        if (r > 0 && fds[0].revents)
+        if (r > 0 && (fds[0].revents || (s->peer_fd >= 0 && fds[n + own].revents)))
                 return 0;
         if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
                 (void)sconn_fill(&s->conn);
@@ -375,10 +377,38 @@ static int session_wait(struct session *s, int stop_fd)
         return 1;
 }
 
+/* The client's socket when libmicrohttpd hands the upgraded stream over a pair (TLS), else -1. */
+static int tls_peer_fd(struct MHD_Connection *conn, MHD_socket sock)
+{
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        return info && info->connect_fd != sock ? info->connect_fd : -1;
+}
+
 struct upgraded {
         struct session *s;
         struct MHD_UpgradeResponseHandle *urh;
 };
+
+/*
+ * Under TLS libmicrohttpd relays the stream from its pair to the client, and closing drops what it
+ * has not relayed yet: the end of a `kubectl cp` from a pod. So the stream waits (a bounded time)
+ * for the client to hang up, which it does once it has read everything, as over plain HTTP the
+ * kernel would have delivered it.
+ */
+static void await_hang_up(struct session *s)
+{
+        struct pollfd p = {.fd = s->peer_fd, .events = POLLRDHUP};
+        int64_t deadline = stream_now_ms() + HANG_UP_WAIT_MS;
+
+        while (s->peer_fd >= 0 && stream_now_ms() < deadline) {
+                int r = poll(&p, 1, POLL_MS);
+
+                if ((r < 0 && errno != EINTR) || (r > 0 && p.revents))
+                        break;
+        }
+}
 
 static void *session_thread(void *arg)
 {
@@ -392,6 +422,7 @@ static void *session_thread(void *arg)
         if (s->ops->abort)
                 s->ops->abort(s);
         (void)sconn_flush(&s->conn);
+        await_hang_up(s);
         MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         session_free(s);
         free(u);
@@ -416,8 +447,8 @@ static void on_upgrade(void *cls,
         int r = u ? 0 : -ENOMEM;
 
         (void)req_cls;
-        (void)conn;
         fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+        s->peer_fd = tls_peer_fd(conn, sock);
         if (r >= 0)
                 r = sconn_init(&s->conn,
                                sock,
@@ -500,6 +531,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, struct xp_http_d
 
         if (!s)
                 return MHD_NO;
+        s->peer_fd = -1;
         why = request_parse(conn, url, &s->req);
         if (!why &&
             !(s->req.protocol = choose_protocol(conn, &s->req, &code, reason, sizeof(reason))))

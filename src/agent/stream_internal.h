@@ -174,6 +174,9 @@ struct session {
         const struct session_ops *ops;
         void *state;
         int64_t idle_timeout_ms;
+        /* Under TLS, the client's own socket (conn.fd is libmicrohttpd's pair, which it does not
+         * end when the client goes away), watched for the hang-up; -1 for plain HTTP. */
+        int peer_fd;
 };
 
 /* stream_exec.c, stream_pf.c */

@@ -40,7 +40,9 @@ static const char usage[] =
     "      --nvml-library PATH  NVIDIA's NVML (default $XPOOL_NVML_LIBRARY, else libnvidia-ml.so.1)\n"
     "      --cndev-library PATH Cambricon's CNDev (default $XPOOL_CNDEV_LIBRARY, else libcndev.so)\n"
     "      --dcmi-library PATH  Huawei Ascend's DCMI (default $XPOOL_DCMI_LIBRARY, else libdcmi.so)\n"
-    "  -l, --listen [HOST]:PORT the log endpoint (default: the advertise address, a free port)\n"
+    "  -l, --listen [HOST]:PORT the log endpoint (default: the advertise address, a free port);\n"
+    "                           HTTPS with a certificate the server signs (docs/agent.md)\n"
+    "      --no-tls             a plain HTTP endpoint (only with an http:// server run --no-tls)\n"
     "      --advertise-address IP  the Node's InternalIP (default: the address that reaches the server)\n"
     "      --backoff DURATION   first restart back-off of a failing container (default 10s)\n"
     "      --heartbeat DURATION how often the Lease is renewed (default 10s)\n"
@@ -88,6 +90,7 @@ enum {
         OPT_METRICS_INTERVAL,
         OPT_NO_METRICS,
         OPT_METRICS_ANONYMOUS,
+        OPT_NO_TLS,
         OPT_MAX_PODS,
         OPT_STATE_DIR,
         OPT_STATUS_COALESCE,
@@ -134,6 +137,9 @@ static int metrics_option(struct agent_args *a, int c, const char *arg)
                 return 0;
         case OPT_METRICS_ANONYMOUS:
                 a->o->metrics_anonymous = true;
+                return 0;
+        case OPT_NO_TLS:
+                a->o->no_tls = true;
                 return 0;
         default:
                 return -1;
@@ -330,6 +336,7 @@ static const struct option agent_options[] = {
     {"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
     {"no-metrics", no_argument, NULL, OPT_NO_METRICS},
     {"metrics-anonymous", no_argument, NULL, OPT_METRICS_ANONYMOUS},
+    {"no-tls", no_argument, NULL, OPT_NO_TLS},
     {"max-pods", required_argument, NULL, OPT_MAX_PODS},
     XP_CLI_RUNTIME_OPTIONS,
     XP_CLI_PODNET_LONG_OPTIONS,

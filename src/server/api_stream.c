@@ -309,7 +309,7 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                 return -ENOMEM;
         }
         *t = (struct tunnel){.api = req->api, .agent = -1, .client_tcp = request_socket(req)};
-        r = t->agent = agent_connect(host, port, &err);
+        r = t->agent = agent_connect(req->api, node, host, port, &err);
         if (r >= 0 && (r = agent_send_all(t->agent, request, strlen(request))) < 0)
                 xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));
         len = r >= 0

@@ -833,6 +833,10 @@ static enum auth_decision authorize_node(const char *node, const struct auth_req
                            : AUTH_DENY;
         if (core(req) && streq(req->resource, "events") && !sub)
                 return is_write(req->verb) ? AUTH_ALLOW : AUTH_DENY;
+        /* its serving certificate: the handler signs only the node's own names (api_csr.c) */
+        if (streq(req->group, "certificates.k8s.io") &&
+            streq(req->resource, "certificatesigningrequests") && !sub)
+                return req->verb == AUTH_CREATE ? AUTH_ALLOW : AUTH_DENY;
         return AUTH_DENY;
 }
 

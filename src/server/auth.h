@@ -98,15 +98,16 @@ enum auth_decision {
  * admin: everything. reader: get/list/watch of everything, and GETs of non-resource paths.
  * node N: every read except pods/log; create/update/patch of node N and nodes/N/status;
  * create/update/patch/get/delete of lease N in namespace kube-node-lease (coordination.k8s.io);
- * create/update/patch of events (core); and, as AUTH_ALLOW_IF_POD_ON_NODE, update/patch of
- * pods/status, get of pods/log and delete of pods (the server loads the pod and denies when its
- * spec.nodeName is not N). Everything else is AUTH_DENY, with a Kubernetes-style message in
- * reason (always NUL-terminated when reason_size > 0), e.g.
- * `nodes "n2" is forbidden: User "system:node:n1" cannot update resource "nodes" in API group ""
- * at the cluster scope`. Users are named system:admin:S, system:reader:S and system:node:S.
- * A service account (who->service_account) has its role's rights; without one, only the self
- * reviews and GETs of the discovery paths (/api, /apis, /openapi, /version, /healthz, ...), as
- * Kubernetes' system:discovery and system:basic-user roles.
+ * create/update/patch of events (core); create of certificatesigningrequests
+ * (certificates.k8s.io: the handler signs only N's own names); and, as AUTH_ALLOW_IF_POD_ON_NODE,
+ * update/patch of pods/status, get of pods/log and delete of pods (the server loads the pod and
+ * denies when its spec.nodeName is not N). Everything else is AUTH_DENY, with a Kubernetes-style
+ * message in reason (always NUL-terminated when reason_size > 0), e.g. `nodes "n2" is forbidden:
+ * User "system:node:n1" cannot update resource "nodes" in API group "" at the cluster scope`. Users
+ * are named system:admin:S, system:reader:S and system:node:S. A service account
+ * (who->service_account) has its role's rights; without one, only the self reviews and GETs of the
+ * discovery paths (/api, /apis, /openapi, /version, /healthz, ...), as Kubernetes' system:discovery
+ * and system:basic-user roles.
  */
 enum auth_decision auth_authorize(const struct auth_identity *who,
                                   const struct auth_request *req,

@@ -30,6 +30,8 @@ enum http_method {
 };
 
 struct satoken_key;
+struct servingcert_signer;
+struct agent_tls;
 struct srv_metrics;
 struct srv_usage;
 
@@ -53,6 +55,11 @@ struct api {
         struct watch_batches *watch_batches; /* watches' shared reads (watch_shared.h) */
         /* what the nodes' pods name, for the node authorizer (xpool/nodegraph.h) */
         struct xp_node_graph *node_graph;
+        /* signs the agents' serving certificates (servingcert.h); NULL under --no-tls */
+        struct servingcert_signer *serving_signer;
+        /* how the server reaches agents: HTTPS verified against the cluster CA (agent_tls.h);
+         * NULL under --no-tls, plain HTTP */
+        struct agent_tls *agent_tls;
 };
 
 struct auth_identity;
@@ -436,6 +443,10 @@ int handle_eviction(const struct request *req, const struct route *route, struct
 int handle_health(const struct request *req, const struct route *route, struct reply *ret);
 /* POST serviceaccounts/{name}/token (authentication.k8s.io/v1 TokenRequest) (api_token.c). */
 int handle_token_request(const struct request *req, const struct route *route, struct reply *ret);
+/* certificates.k8s.io CertificateSigningRequest for kubelet-serving, signed at once (api_csr.c) */
+int handle_certificate_signing_request(const struct request *req,
+                                       const struct route *route,
+                                       struct reply *ret);
 int handle_api(const struct request *req, const struct route *route, struct reply *ret);
 int handle_apis(const struct request *req, const struct route *route, struct reply *ret);
 int handle_api_group(const struct request *req, const struct route *route, struct reply *ret);
@@ -513,8 +524,12 @@ int pod_container(const struct request *req,
                   const json_t *pod,
                   const char **ret_container,
                   struct reply *ret);
-/* A socket connected to host:port within 5 s (logproxy.c): the fd, or -errno with err. */
-int agent_connect(const char *host, unsigned port, struct xp_error *err);
+/*
+ * A socket connected to node's agent at host:port within 5 s (logproxy.c), non-blocking: over
+ * HTTPS verified as agent_tls.h says when api->agent_tls is set. The fd, or -errno with err.
+ */
+int agent_connect(
+    const struct api *api, const char *node, const char *host, unsigned port, struct xp_error *err);
 /* Sends all of data on fd, waiting up to 5 s for room at a time (logproxy.c). 0 or -errno. */
 int agent_send_all(int fd, const char *data, size_t len);
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_tls.h"
 #include "internal.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
@@ -80,7 +81,7 @@ static ssize_t proxy_read(void *state, char *buf, size_t max)
 }
 
 /* Connects to host:port within CONNECT_TIMEOUT_MS: the socket, or -errno with err. */
-int agent_connect(const char *host, unsigned port, struct xp_error *err)
+static int tcp_connect(const char *host, unsigned port, struct xp_error *err)
 {
         struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
                                  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
@@ -116,6 +117,16 @@ int agent_connect(const char *host, unsigned port, struct xp_error *err)
         if (soerr != 0)
                 return xp_errorf(err, -soerr, "cannot connect: %s", strerror(soerr));
         return TAKE_FD(fd);
+}
+
+int agent_connect(
+    const struct api *api, const char *node, const char *host, unsigned port, struct xp_error *err)
+{
+        int fd = tcp_connect(host, port, err);
+
+        if (fd < 0 || !api->agent_tls)
+                return fd;
+        return agent_tls_wrap(api->agent_tls, node, host, fd, CONNECT_TIMEOUT_MS, err);
 }
 
 int agent_send_all(int fd, const char *data, size_t len)
@@ -230,7 +241,7 @@ int log_proxy(const struct request *req,
         if (!p)
                 return -ENOMEM;
         *p = (struct proxy){.api = req->api, .fd = -1, .client_fd = request_socket(req)};
-        r = agent_connect(host, port, &err);
+        r = agent_connect(req->api, node, host, port, &err);
         if (r >= 0) {
                 p->fd = r;
                 r = agent_send_all(p->fd, head, (size_t)n);

@@ -204,6 +204,14 @@ const struct route api_routes[] = {
      handle_log,
      ROUTE_NAMESPACED | ROUTE_PODS,
      "log"},
+    /* an agent's serving certificate: answered, never stored (api_csr.c) */
+    {HTTP_POST,
+     "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+     handle_certificate_signing_request,
+     0,
+     NULL,
+     "certificatesigningrequests",
+     .group = "certificates.k8s.io"},
     /* the reviews: answered, never stored; {group} must be theirs (the handlers check) */
     {HTTP_POST,
      GROUP "/selfsubjectreviews",

@@ -14,12 +14,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent_tls.h"
 #include "auth.h"
 #include "hpa_source.h"
 #include "http.h"
 #include "internal.h"
 #include "metrics.h"
 #include "satoken.h"
+#include "servingcert.h"
 #include "setup.h"
 #include "usage.h"
 #include "watch_shared.h"
@@ -231,6 +233,7 @@ static int start_autoscaler(struct xp_server *server,
 {
         int r = srv_usage_start(server->api.store,
                                 server->auth,
+                                server->api.agent_tls,
                                 options->metrics_resolution_ms,
                                 options->local_node,
                                 &server->api.usage,
@@ -300,6 +303,19 @@ static int start_serving_loops(struct xp_server *server,
         return r;
 }
 
+/* The serving certificate, and the agents' (the signer of theirs, the check of them). */
+static int start_tls(struct xp_server *server,
+                     const struct xp_server_options *options,
+                     const char *host,
+                     struct xp_error *err)
+{
+        int r = setup_tls(options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
+
+        return r < 0 ? r
+                     : setup_agent_tls(
+                           options, &server->api.serving_signer, &server->api.agent_tls, err);
+}
+
 int xp_server_new(const struct xp_server_options *options,
                   struct xp_server **ret,
                   struct xp_error *err)
@@ -327,12 +343,9 @@ int xp_server_new(const struct xp_server_options *options,
         r = auth_open(options->data_dir, &server->auth, &new_admin_token, err);
         if (r < 0)
                 goto fail;
-        if (tls) {
-                r = setup_tls(
-                    options, host, &server->tls_cert, &server->tls_key, &server->tls_ca, err);
-                if (r < 0)
-                        goto fail;
-        }
+        r = tls ? start_tls(server, options, host, err) : 0;
+        if (r < 0)
+                goto fail;
 
         r = xp_http_listen(host, options->port, &ipv6, &server->port, err);
         if (r < 0)
@@ -457,5 +470,7 @@ void xp_server_free(struct xp_server *server)
                 explicit_bzero(server->tls_key, strlen(server->tls_key));
         free(server->tls_key);
         free(server->tls_ca);
+        servingcert_signer_free(server->api.serving_signer);
+        agent_tls_free(server->api.agent_tls);
         free(server);
 }

@@ -21,6 +21,19 @@ int setup_tls(const struct xp_server_options *options,
               char **ret_ca,
               struct xp_error *err);
 
+struct servingcert_signer;
+struct agent_tls;
+
+/*
+ * The signer of the agents' serving certificates and the checker of their certificates, both over
+ * the CA in DATA_DIR/pki (made there when the operator's files serve the API; setup_agents.c).
+ * Caller frees both. -errno with err.
+ */
+int setup_agent_tls(const struct xp_server_options *options,
+                    struct servingcert_signer **ret_signer,
+                    struct agent_tls **ret_agent_tls,
+                    struct xp_error *err);
+
 /*
  * Writes the admin kubeconfig at path for url (and ca_pem, may be NULL). new_admin_token (taken;
  * may be NULL) is the token auth_open() made for a new data directory; otherwise the token of

@@ -472,6 +472,56 @@ static bool exists(const char *path)
         return access(path, F_OK) == 0;
 }
 
+/* Makes the CA when neither file exists; loads and checks it. */
+static int ensure_ca(const char *ca_crt,
+                     const char *ca_key,
+                     gnutls_x509_crt_t *ret_ca,
+                     gnutls_x509_privkey_t *ret_key,
+                     struct xp_error *err)
+{
+        int r;
+
+        if (!exists(ca_crt) && !exists(ca_key)) {
+                r = make_ca(ca_crt, ca_key, err);
+                if (r < 0)
+                        return r;
+        } else if (!exists(ca_crt) || !exists(ca_key)) {
+                return xp_errorf(
+                    err,
+                    -EINVAL,
+                    "'%s' exists without '%s': restore it, or remove both to make a new CA (every client must then trust the new %s)",
+                    exists(ca_crt) ? ca_crt : ca_key,
+                    exists(ca_crt) ? ca_key : ca_crt,
+                    TLS_CA_CERT);
+        }
+        r = load_pair(ca_crt, ca_key, ret_ca, ret_key, err);
+        if (r < 0)
+                return r;
+        if (gnutls_x509_crt_get_ca_status(*ret_ca, NULL) <= 0)
+                return xp_errorf(err, -EINVAL, "'%s' is not a CA certificate (no CA:TRUE)", ca_crt);
+        return 0;
+}
+
+static int make_dir(const char *dir, struct xp_error *err)
+{
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return xp_errorf(err, -errno, "cannot create the TLS directory '%s': %m", dir);
+        return 0;
+}
+
+int tls_ensure_ca(const char *dir, struct xp_error *err)
+{
+        _cleanup_free_ char *ca_crt = join(dir, TLS_CA_CERT), *ca_key = join(dir, TLS_CA_KEY);
+        _cleanup_crt_ gnutls_x509_crt_t ca = NULL;
+        _cleanup_key_ gnutls_x509_privkey_t key = NULL;
+        int r;
+
+        if (!ca_crt || !ca_key)
+                return -ENOMEM;
+        r = make_dir(dir, err);
+        return r < 0 ? r : ensure_ca(ca_crt, ca_key, &ca, &key, err);
+}
+
 int tls_ensure(const char *dir, const char *const *hosts, size_t n_hosts, struct xp_error *err)
 {
         _cleanup_free_ char *ca_crt = join(dir, TLS_CA_CERT), *ca_key = join(dir, TLS_CA_KEY),
@@ -489,37 +539,12 @@ int tls_ensure(const char *dir, const char *const *hosts, size_t n_hosts, struct
         if (!all)
                 return -ENOMEM;
         r = collect_hosts(hosts, n_hosts, all, &n_all, err);
-        if (r < 0)
-                goto out;
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                r = xp_errorf(err, -errno, "cannot create the TLS directory '%s': %m", dir);
-                goto out;
-        }
-
-        if (!exists(ca_crt) && !exists(ca_key)) {
-                r = make_ca(ca_crt, ca_key, err);
-                if (r < 0)
-                        goto out;
-        } else if (!exists(ca_crt) || !exists(ca_key)) {
-                r = xp_errorf(
-                    err,
-                    -EINVAL,
-                    "'%s' exists without '%s': restore it, or remove both to make a new CA (every client must then trust the new %s)",
-                    exists(ca_crt) ? ca_crt : ca_key,
-                    exists(ca_crt) ? ca_key : ca_crt,
-                    TLS_CA_CERT);
-                goto out;
-        }
-        r = load_pair(ca_crt, ca_key, &ca, &key, err);
-        if (r < 0)
-                goto out;
-        if (gnutls_x509_crt_get_ca_status(ca, NULL) <= 0) {
-                r = xp_errorf(err, -EINVAL, "'%s' is not a CA certificate (no CA:TRUE)", ca_crt);
-                goto out;
-        }
-        if (!server_pair_usable(server_crt, server_key, ca, all, n_all))
+        if (r >= 0)
+                r = make_dir(dir, err);
+        if (r >= 0)
+                r = ensure_ca(ca_crt, ca_key, &ca, &key, err);
+        if (r >= 0 && !server_pair_usable(server_crt, server_key, ca, all, n_all))
                 r = make_server(server_crt, server_key, ca, key, all, n_all, err);
-out:
         free(all);
         return r;
 }

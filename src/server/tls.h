@@ -14,21 +14,15 @@
 #include <stddef.h>
 
 #include "xpool/error.h"
+#include "xpool/tls_priority.h"
 
 #define TLS_CA_CERT     "ca.crt"
 #define TLS_CA_KEY      "ca.key"
 #define TLS_SERVER_CERT "server.crt"
 #define TLS_SERVER_KEY  "server.key"
 
-/*
- * What the server negotiates (a GnuTLS priority string, MHD_OPTION_HTTPS_PRIORITIES): TLS 1.3
- * and 1.2 only, forward-secret ECDHE key exchange, AEAD ciphers (AES-GCM, ChaCha20-Poly1305),
- * the server's order. TLS 1.0 and 1.1 handshakes fail (RFC 8996). Every client of the
- * Kubernetes era (Go's crypto/tls, OpenSSL 1.1+, GnuTLS 3.6+) speaks it.
- */
-#define TLS_PRIORITY                                                                               \
-        "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"     \
-        "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
+/* What the server negotiates (xpool/tls_priority.h). */
+#define TLS_PRIORITY XP_TLS_PRIORITY
 
 #define TLS_PEM_MAX     (64 * 1024) /* larger PEM files are refused */
 #define TLS_HOSTS_MAX   64
@@ -48,6 +42,12 @@
  * err naming the file (-EINVAL for a bad host or a damaged CA).
  */
 int tls_ensure(const char *dir, const char *const *hosts, size_t n_hosts, struct xp_error *err);
+
+/*
+ * The CA part of tls_ensure() alone, for a server serving a certificate from files, whose own
+ * CA still signs the agents' serving certificates (servingcert.h).
+ */
+int tls_ensure_ca(const char *dir, struct xp_error *err);
 
 /*
  * Reads a PEM file of at most TLS_PEM_MAX bytes into *ret (NUL-terminated, caller frees), as

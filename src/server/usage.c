@@ -52,7 +52,8 @@ struct record {
 struct srv_usage {
         struct xp_store *store;
         struct auth *auth;
-        const char *local_node; /* its agent listens on 127.0.0.1 (xpool up) */
+        const struct agent_tls *agent_tls; /* NULL: plain HTTP to agents */
+        const char *local_node;            /* its agent listens on 127.0.0.1 (xpool up) */
         int64_t interval_ms;
         pthread_mutex_t lock; /* guards records and round */
         pthread_cond_t wake;
@@ -373,7 +374,7 @@ static bool node_target(struct srv_usage *u, const json_t *node, struct usage_ta
                            i,
                            x) if (xp_streq0(json_string_value(json_object_get(x, "type")), "Ready"))
             ready = xp_streq0(json_string_value(json_object_get(x, "status")), "True");
-        *t = (struct usage_target){.path = "/metrics/resource"};
+        *t = (struct usage_target){.path = "/metrics/resource", .tls = u->agent_tls};
         json_array_foreach(json_object_get(status, "addresses"), i, x)
         {
                 const char *a = json_string_value(json_object_get(x, "address"));
@@ -514,6 +515,7 @@ void srv_usage_free(struct srv_usage *u)
 
 int srv_usage_start(struct xp_store *store,
                     struct auth *auth,
+                    const struct agent_tls *agent_tls,
                     int64_t interval_ms,
                     const char *local_node,
                     struct srv_usage **ret,
@@ -526,6 +528,7 @@ int srv_usage_start(struct xp_store *store,
                 return xp_errorf(err, -ENOMEM, "out of memory");
         u->store = store;
         u->auth = auth;
+        u->agent_tls = agent_tls;
         u->local_node = local_node;
         u->interval_ms = interval_ms > 0 ? interval_ms : DEFAULT_INTERVAL_MS;
         pthread_mutex_init(&u->lock, NULL);

@@ -65,6 +65,8 @@ struct srv_usage_device {
         double utilization_percent, memory_used_bytes, memory_total_bytes;
 };
 
+struct agent_tls;
+
 /*
  * Starts the reading thread over store and auth (borrowed until srv_usage_free()), every
  * interval_ms (0: 15 s, metrics-server's resolution); the agent of local_node (borrowed too;
@@ -72,6 +74,7 @@ struct srv_usage_device {
  */
 int srv_usage_start(struct xp_store *store,
                     struct auth *auth,
+                    const struct agent_tls *agent_tls, /* borrowed; NULL: plain HTTP */
                     int64_t interval_ms,
                     const char *local_node,
                     struct srv_usage **ret,

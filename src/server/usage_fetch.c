@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_tls.h"
 #include "usage_internal.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
@@ -128,6 +129,13 @@ int usage_fetch(const struct usage_target *t,
         if (n < 0)
                 return -ENOMEM;
         fd = dial(t->host, t->port, deadline);
+        if (fd >= 0 && t->tls) {
+                fd = agent_tls_wrap(t->tls, t->node, t->host, fd, timeout_ms, err);
+                if (fd < 0) {
+                        free(head);
+                        return fd; /* err says why */
+                }
+        }
         r = fd < 0                            ? fd
             : write(fd, head, (size_t)n) == n ? 0
                                               : -EIO; /* small: the socket takes it */

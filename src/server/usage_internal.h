@@ -13,7 +13,8 @@ struct usage_target {
         char node[254];
         char host[64];
         unsigned port;
-        const char *path; /* "/metrics/resource" */
+        const char *path;            /* "/metrics/resource" */
+        const struct agent_tls *tls; /* HTTPS to node's agent (agent_tls.h); NULL: plain HTTP */
         char token_id[XP_LOGSIGN_ID_MAX];
         uint8_t key[XP_LOGSIGN_KEY_LEN];
 };

@@ -58,7 +58,14 @@ until [[ "$(curl -sS --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $toke
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the node token does not work"; exit 1; }
   sleep 0.2
 done
-"$tool" "$logs" "$token" >"$tmp/tool.out" 2>"$tmp/tool.err" &
+# The endpoint's serving certificate, signed by the server's CA for node n1 at 127.0.0.1 as the
+# server signs an agent's (docs/agent.md, "HTTPS"); the server refuses any other.
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/n1.key" \
+  -subj "/O=system:nodes/CN=system:node:n1" -out "$tmp/n1.csr" 2>/dev/null
+printf 'subjectAltName=DNS:n1,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$tmp/n1.ext"
+openssl x509 -req -in "$tmp/n1.csr" -CA "$data/pki/ca.crt" -CAkey "$data/pki/ca.key" \
+  -CAcreateserial -days 2 -extfile "$tmp/n1.ext" -out "$tmp/n1.crt" 2>/dev/null
+"$tool" "$logs" "$token" 127.0.0.1 "$tmp/n1.crt" "$tmp/n1.key" >"$tmp/tool.out" 2>"$tmp/tool.err" &
 tool_pid=$!
 deadline=$((SECONDS + 10))
 until [[ -s "$tmp/tool.out" || $SECONDS -ge $deadline ]]; do sleep 0.1; done
@@ -184,7 +191,7 @@ sign() { # path expiry: the header value, computed as docs/agent.md says, indepe
   echo "$id:$2:$mac"
 }
 direct() { # signature header value or "": code in $tmp/code, body in $tmp/out
-  curl -sS ${1:+-H "X-Xpool-Signature: $1"} -o "$tmp/out" -w '%{http_code}' "http://127.0.0.1:$port$path" >"$tmp/code"
+  curl -sS --cacert "$data/pki/ca.crt" ${1:+-H "X-Xpool-Signature: $1"} -o "$tmp/out" -w '%{http_code}' "https://127.0.0.1:$port$path" >"$tmp/code"
 }
 direct "$(sign "$path" $(($(date +%s) + 30)))"
 expect_code "a signature made by the contract" 200
@@ -220,7 +227,7 @@ expect_code "unknown pod" 404
 # that trickle their heads; its own refusals (here a NUL in the path) come as plain text.
 flood=${XPOOL_FLOOD:?}
 for kind in idle slowloris; do
-  "$flood" "http://127.0.0.1:$port" $kind 300 6 --probes 0 >"$tmp/flood.out" 2>&1 &
+  "$flood" "https://127.0.0.1:$port" $kind 300 6 --probes 0 >"$tmp/flood.out" 2>&1 &
   flooder=$!
   sleep 2 # its connections are open
   check "logs under 300 $kind connections" 0 timeout 10 "${kc[@]}" logs web -c app --tail=1

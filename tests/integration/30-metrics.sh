@@ -111,27 +111,27 @@ gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placem
 
 # ---- who may scrape an agent ----------------------------------------------------------------------
 reader=(-H "Authorization: Bearer $(cat "$tmp/prom.token")")
-code_of() { curl -s -o "$tmp/answer" -w '%{http_code}' "$@"; }
-check "n2: an anonymous scrape is refused" 0 test "$(code_of "http://127.0.0.1:$p2/metrics")" = 401
+code_of() { curl -s --cacert "$data/pki/ca.crt" -o "$tmp/answer" -w '%{http_code}' "$@"; }
+check "n2: an anonymous scrape is refused" 0 test "$(code_of "https://127.0.0.1:$p2/metrics")" = 401
 expect_in "n2: it says a token is needed" "$tmp/answer" "Unauthorized: a bearer token is needed"
 check "n2: a token the server does not know is refused" 0 \
-  test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "http://127.0.0.1:$p2/metrics")" = 401
+  test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "https://127.0.0.1:$p2/metrics")" = 401
 expect_in "n2: it says the server does not accept it" "$tmp/answer" "the xpool server does not accept the token"
 check "n2: a wrong token once more (the refusal remembered)" 0 \
-  test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "http://127.0.0.1:$p2/metrics")" = 401
+  test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "https://127.0.0.1:$p2/metrics")" = 401
 poll "the default ServiceAccount" 20 default kubectl get serviceaccount default -o jsonpath='{.metadata.name}'
 check "a token of a ServiceAccount without a role" 0 kubectl create token default
 cp "$tmp/out" "$tmp/sa.token"
 check "n2: a token without the right to get nodes/metrics may not read it" 0 \
-  test "$(code_of -H "Authorization: Bearer $(cat "$tmp/sa.token")" "http://127.0.0.1:$p2/metrics")" = 403
+  test "$(code_of -H "Authorization: Bearer $(cat "$tmp/sa.token")" "https://127.0.0.1:$p2/metrics")" = 403
 expect_in "n2: the refusal names the node" "$tmp/answer" "Forbidden: the token may not get nodes/metrics of node n2"
-check "n2: the reader token may" 0 test "$(code_of "${reader[@]}" "http://127.0.0.1:$p2/metrics")" = 200
-check "n2: the admin token may" 0 test "$(code_of -H "Authorization: Bearer $(sed -n 's/^ *token: *//p' "$KUBECONFIG")" "http://127.0.0.1:$p2/metrics")" = 200
-check "n1 (--metrics-anonymous): an anonymous scrape is served" 0 test "$(code_of "http://127.0.0.1:$p1/metrics")" = 200
+check "n2: the reader token may" 0 test "$(code_of "${reader[@]}" "https://127.0.0.1:$p2/metrics")" = 200
+check "n2: the admin token may" 0 test "$(code_of -H "Authorization: Bearer $(sed -n 's/^ *token: *//p' "$KUBECONFIG")" "https://127.0.0.1:$p2/metrics")" = 200
+check "n1 (--metrics-anonymous): an anonymous scrape is served" 0 test "$(code_of "https://127.0.0.1:$p1/metrics")" = 200
 
 # ---- the expositions pass promtool and our own checker's rules -----------------------------------
-curl -s "http://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
-curl -s "${reader[@]}" "http://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
+curl -s --cacert "$data/pki/ca.crt" "https://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
+curl -s --cacert "$data/pki/ca.crt" "${reader[@]}" "https://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
 curl -s --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $(cat "$tmp/prom.token")" "$url/metrics" >"$tmp/server.prom"
 # promtool's exit 3 is its lint: DCGM's names (camelCase labels, counters without _total) and
 # mlu-exporter's mlu_memory_total (a gauge) are what dashboards expect, so only complaints about
@@ -147,11 +147,11 @@ done
 for f in "$src"/tests/data/expected/metrics-*.prom; do # the unit tests' golden expositions
   check "promtool check metrics ($(basename "$f"))" 0 promcheck "$f"
 done
-check "OpenMetrics when asked" 0 curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "http://127.0.0.1:$p1/metrics" -o "$tmp/n1.om"
+check "OpenMetrics when asked" 0 curl -sf --cacert "$data/pki/ca.crt" -H 'Accept: application/openmetrics-text; version=1.0.0' "https://127.0.0.1:$p1/metrics" -o "$tmp/n1.om"
 expect_in "OpenMetrics ends with # EOF" "$tmp/n1.om" "# EOF"
 check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/pki/ca.crt' '$url/metrics') == 401 ]]"
-check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$p1/metrics/resource) == 401 ]]"
-check "a reader's token is not the server's signature" 0 test "$(code_of "${reader[@]}" "http://127.0.0.1:$p2/metrics/resource")" = 401
+check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s --cacert '$data/pki/ca.crt' -o /dev/null -w '%{http_code}' https://127.0.0.1:$p1/metrics/resource) == 401 ]]"
+check "a reader's token is not the server's signature" 0 test "$(code_of "${reader[@]}" "https://127.0.0.1:$p2/metrics/resource")" = 401
 
 # ---- Prometheus finds the agents through the server and scrapes them and the server ---------------
 check "HTTP service discovery lists both agents" 0 curl -sf --cacert "$data/pki/ca.crt" \
@@ -358,13 +358,13 @@ sleep 1.5 # the sampler is inside a hung call now
 # a load of 15, a scrape may wait tens of milliseconds for a core, which says nothing of ours.
 times=()
 for _ in $(seq 20); do
-  times+=("$(curl -s --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_total}' "http://127.0.0.1:$p2/metrics")")
+  times+=("$(curl -s --cacert "$data/pki/ca.crt" --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_total}' "https://127.0.0.1:$p2/metrics")")
 done
 printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
 median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
 echo "scrapes while NVML hangs: median $median s, slowest $worst s"
 check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
-poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s -H 'Authorization: Bearer $(cat "$tmp/prom.token")' http://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
+poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s --cacert '$data/pki/ca.crt' -H 'Authorization: Bearer $(cat "$tmp/prom.token")' https://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
 cat >"$tmp/cpu.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod

@@ -81,6 +81,10 @@ struct xp_agent_options {
         /* /metrics for anyone who reaches the port, as DCGM's exporter; false: a bearer token the
          * server accepts for get nodes/metrics on this node (docs/monitoring.md) */
         bool metrics_anonymous;
+        /* the endpoint in plain HTTP; only with an http:// server (run --no-tls), which is
+         * also what an http:// server gets without it. false: HTTPS with a serving certificate
+         * the server signs (docs/agent.md, "HTTPS") */
+        bool no_tls;
         int64_t status_coalesce_ms; /* how long a pod's status that is not final waits for the
                                        pod's next change, to be one write with it; 0: 5; < 0: no
                                        wait */
