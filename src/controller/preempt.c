@@ -200,7 +200,8 @@ static int choose(struct queue_ctl *ctl,
                   const struct xp_pod *pod,
                   struct xp_preemption *ret)
 {
-        _cleanup_free_ char *key = key_of(pod);
+        /* without queues no pod may reclaim: no key to build for each failed attempt */
+        _cleanup_free_ char *key = ctl->pods.n ? key_of(pod) : NULL;
         const struct qpod *p = key ? xp_map_get(&ctl->pods, key) : NULL;
         struct reclaim rc = {.ctl = ctl};
         struct xp_preempt_options by_priority = {0};

@@ -331,6 +331,9 @@ void queue_ctl_placed(struct queue_ctl *ctl, const char *ns, const char *name, b
         _cleanup_free_ char *key = NULL;
         struct qpod *p;
 
+        /* every attempt of every waiting pod asks: without queues there is no key to build */
+        if (ctl->pods.n == 0)
+                return;
         if (asprintf(&key, "%s/%s", ns, name) < 0)
                 return;
         p = xp_map_get(&ctl->pods, key);

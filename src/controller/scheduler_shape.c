@@ -28,6 +28,21 @@ static bool has_nomination(const json_t *pod)
         return node && node[0];
 }
 
+/*
+ * The ServiceAccount admission names every pod's token volume kube-api-access-XXXXX at random
+ * (as Kubernetes does), in spec.volumes and each container's volumeMounts: left in, no two pods
+ * would share a shape. A volume's name places nothing, so the random part of a "name" member is
+ * masked in the compact text (same length; the volume itself and every other member as they are).
+ */
+static void mask_token_volume_names(char *spec)
+{
+        static const char prefix[] = "\"name\":\"kube-api-access-";
+
+        for (char *at = strstr(spec, prefix); at; at = strstr(at, prefix))
+                for (at += sizeof(prefix) - 1; *at && *at != '"'; at++)
+                        *at = '*';
+}
+
 /* The shape's text, kept per version of the pod; NULL when the pod has none (or no memory). */
 static const char *shape_of(struct pending *p)
 {
@@ -42,6 +57,8 @@ static const char *shape_of(struct pending *p)
         labels = json_dumps(json_object_get(meta, "labels"),
                             JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
         spec = json_dumps(json_object_get(p->pod, "spec"), JSON_COMPACT | JSON_SORT_KEYS);
+        if (spec)
+                mask_token_volume_names(spec);
         if (spec && asprintf(&p->shape,
                              "%s\n%s\n%" PRId64 "\n%s\n%s",
                              p->namespace,

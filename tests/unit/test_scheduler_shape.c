@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pods of one shape (scheduler_shape.c): pods that differ only in the random name of their
+ * kube-api-access-XXXXX token volume share a shape; any other difference in the spec, another
+ * volume's name included, makes another shape.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "controller/scheduler_state.h"
+
+/* A pod as the ServiceAccount admission leaves it: token is its volume's name. */
+static json_t *pod_of(const char *token, const char *cpu, const char *data_volume)
+{
+        char text[1024];
+        json_t *pod;
+
+        snprintf(text,
+                 sizeof text,
+                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+                 "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+                 "\"resources\":{\"limits\":{\"cpu\":\"%s\"}},\"volumeMounts\":["
+                 "{\"name\":\"%s\",\"mountPath\":\"/var/run/secrets/kubernetes.io/"
+                 "serviceaccount\",\"readOnly\":true},{\"name\":\"%s\",\"mountPath\":\"/data\"}]}],"
+                 "\"volumes\":[{\"name\":\"%s\",\"projected\":{\"sources\":[]}},"
+                 "{\"name\":\"%s\",\"emptyDir\":{}}]}}",
+                 token,
+                 cpu,
+                 token,
+                 data_volume,
+                 token,
+                 data_volume);
+        pod = json_loads(text, 0, NULL);
+        assert_non_null(pod);
+        return pod;
+}
+
+static char namespace[] = "default";
+
+static void pending_init(struct pending *p, json_t *pod)
+{
+        *p = (struct pending){.pod = pod, .namespace = namespace, .version = 1};
+}
+
+static void pending_done(struct pending *p)
+{
+        free(p->shape);
+        json_decref(p->pod);
+}
+
+static void token_volume_name_is_not_the_shape(void **state)
+{
+        struct xp_scheduler *s = calloc(1, sizeof(*s));
+        char message[] = "0/1 nodes are available: 1 Insufficient cpu.";
+        struct pending failed, same, more_cpu, other_volume;
+
+        (void)state;
+        assert_non_null(s);
+        pending_init(&failed, pod_of("kube-api-access-abcde", "3", "data"));
+        pending_init(&same, pod_of("kube-api-access-zq9x2", "3", "data"));
+        pending_init(&more_cpu, pod_of("kube-api-access-zq9x2", "4", "data"));
+        pending_init(&other_volume, pod_of("kube-api-access-zq9x2", "3", "data2"));
+        failed.message = message;
+
+        assert_null(shape_failed(s, &same)); /* nothing failed yet */
+        shape_fail(s, &failed);
+        assert_ptr_equal(shape_failed(s, &same), &failed);
+        assert_null(shape_failed(s, &more_cpu));
+        assert_null(shape_failed(s, &other_volume));
+        /* the pod's own text is left as it was */
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(same.pod, "metadata"), "name")),
+            "kube-api-access-zq9x2");
+
+        shapes_forget(s);
+        pending_done(&failed);
+        pending_done(&same);
+        pending_done(&more_cpu);
+        pending_done(&other_volume);
+        free(s);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(token_volume_name_is_not_the_shape),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
