@@ -27,6 +27,7 @@
 #define DEFAULT_IDLE_MS (4 * 3600 * 1000LL)
 #define ARGV_MAX        1024 /* words of an exec's command */
 #define POLL_MS         1000
+#define LINGER_MS       30000 /* after the end, the client's close: how long it may stall */
 
 struct xp_agent_streams {
         struct xp_runtime *runtime;
@@ -391,7 +392,7 @@ static void *session_thread(void *arg)
                         ;
         if (s->ops->abort)
                 s->ops->abort(s);
-        (void)sconn_flush(&s->conn);
+        sconn_linger(&s->conn, st->stop_fd, LINGER_MS);
         MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         session_free(s);
         free(u);
