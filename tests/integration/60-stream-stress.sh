@@ -6,13 +6,13 @@
 # must end whole every time: every frame complete, the output's SHA-256 as expected, the Status
 # and the close frame. (A side that closed its socket with the client's bytes unread answered
 # them with a reset, which lost the output its kernel still held: kubectl cp failed with "read
-# message" under the ASan build.) Bounded: XPOOL_STREAM_ROUNDS rounds of kubectl (default 4)
-# and of the slow client (default 3), each with its own deadline.
+# message" under the ASan build.) Bounded: XPOOL_STREAM_ROUNDS rounds of kubectl (default 3)
+# and of the slow client (default 2), each with its own deadline.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 [[ -x /usr/bin/python3 ]] || { echo "SKIP: /usr/bin/python3 is not installed"; exit 77; }
-rounds=${XPOOL_STREAM_ROUNDS:-4}
-slow_rounds=${XPOOL_STREAM_ROUNDS:-3}
+rounds=${XPOOL_STREAM_ROUNDS:-3}
+slow_rounds=${XPOOL_STREAM_ROUNDS:-2}
 data=$tmp/data
 up_pid=
 stop_all() {
