@@ -27,7 +27,7 @@
 #define DEFAULT_IDLE_MS (4 * 3600 * 1000LL)
 #define ARGV_MAX        1024 /* words of an exec's command */
 #define POLL_MS         1000
-#define HANG_UP_WAIT_MS 10000 /* for a TLS client to read the end (await_hang_up()) */
+#define LINGER_MS       30000 /* after the end, the client's close: how long it may stall */
 
 struct xp_agent_streams {
         struct xp_runtime *runtime;
@@ -391,25 +391,6 @@ struct upgraded {
         struct MHD_UpgradeResponseHandle *urh;
 };
 
-/*
- * Under TLS libmicrohttpd relays the stream from its pair to the client, and closing drops what it
- * has not relayed yet: the end of a `kubectl cp` from a pod. So the stream waits (a bounded time)
- * for the client to hang up, which it does once it has read everything, as over plain HTTP the
- * kernel would have delivered it.
- */
-static void await_hang_up(struct session *s)
-{
-        struct pollfd p = {.fd = s->peer_fd, .events = POLLRDHUP};
-        int64_t deadline = stream_now_ms() + HANG_UP_WAIT_MS;
-
-        while (s->peer_fd >= 0 && stream_now_ms() < deadline) {
-                int r = poll(&p, 1, POLL_MS);
-
-                if ((r < 0 && errno != EINTR) || (r > 0 && p.revents))
-                        break;
-        }
-}
-
 static void *session_thread(void *arg)
 {
         struct upgraded *u = arg;
@@ -421,8 +402,7 @@ static void *session_thread(void *arg)
                         ;
         if (s->ops->abort)
                 s->ops->abort(s);
-        (void)sconn_flush(&s->conn);
-        await_hang_up(s);
+        sconn_linger(&s->conn, st->stop_fd, s->peer_fd, LINGER_MS);
         MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         session_free(s);
         free(u);

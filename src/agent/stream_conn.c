@@ -6,8 +6,10 @@
  * send is bounded by the sessions, which stop reading what would add to it.
  */
 #include <errno.h>
+#include <linux/sockios.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +17,8 @@
 
 /* The most read into the buffer: one message or frame, and its header. */
 #define IN_MAX (STREAM_MESSAGE_MAX + XP_WS_HEADER_MAX)
+/* While lingering, how often the client's progress is looked at. */
+#define LINGER_TICK_MS 500
 
 static int buf_reserve(struct buf *b, size_t more)
 {
@@ -342,4 +346,54 @@ int sconn_bytes_send(struct sconn *c, const void *data, size_t len)
         if (c->mode == SCONN_WS_TUNNEL)
                 return ws_frame(c, XP_WS_BINARY, data, len, NULL, 0);
         return buf_add(&c->out, data, len);
+}
+
+/* What the socket holds that the client has not taken yet: ours (queued) and the kernel's. */
+static size_t untaken(const struct sconn *c)
+{
+        int n = 0;
+
+        return sconn_pending(c) + (ioctl(c->fd, SIOCOUTQ, &n) == 0 && n > 0 ? (size_t)n : 0);
+}
+
+void sconn_linger(struct sconn *c, int stop_fd, int peer_fd, int64_t linger_ms)
+{
+        int64_t since = stream_now_ms(), left;
+        size_t last = untaken(c);
+        uint8_t sink[4096];
+        /* our FIN on the relay pair is not the client's to see: under TLS its hang-up ends it */
+        bool shut = peer_fd >= 0;
+
+        /* the time runs from the client's last progress: a slow reader is no stalled one */
+        while (!c->eof && (left = since + linger_ms - stream_now_ms()) > 0) {
+                struct pollfd fds[3] = {
+                    {.fd = stop_fd, .events = POLLIN},
+                    {.fd = c->fd, .events = (short)(POLLIN | (sconn_pending(c) ? POLLOUT : 0))},
+                    {.fd = peer_fd, .events = POLLRDHUP},
+                };
+                ssize_t n;
+
+                if (sconn_flush(c) < 0)
+                        return;
+                if (!shut && sconn_pending(c) == 0) {
+                        shutdown(c->fd, SHUT_WR);
+                        shut = true;
+                }
+                if (poll(fds,
+                         peer_fd >= 0 ? 3 : 2,
+                         (int)(left < LINGER_TICK_MS ? left : LINGER_TICK_MS)) < 0 &&
+                    errno != EINTR)
+                        return;
+                if (fds[0].revents || fds[2].revents)
+                        return;
+                if (untaken(c) != last) {
+                        last = untaken(c);
+                        since = stream_now_ms();
+                }
+                if (!(fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                        return;
+        }
 }

@@ -29,8 +29,10 @@
 #include "xpool/macro.h"
 #include "xpool/runtime.h"
 
+/* After the command ended, its pipes are read until DRAIN_MS passes without a byte: a background
+ * child of its may hold them open. */
+#define DRAIN_MS         2000
 #define SETUP_TIMEOUT_MS 30000 /* SPDY: the client's streams must all be open by then */
-#define DRAIN_MS         2000  /* after the command ended, what it wrote is read this long */
 #define STOP_WAIT_MS     3000  /* the helper's time to kill the command's group */
 #define SIZE_WAIT_MS     1000  /* a terminal's keystrokes wait this long for its first size */
 
@@ -465,6 +467,8 @@ static int pump_output(struct rc *rc, int *fd, int ch)
                 *fd = -1;
                 return 0;
         }
+        if (rc->exited)
+                rc->drain_deadline_ms = stream_now_ms() + DRAIN_MS;
         return rc_send(rc, ch, buf, (size_t)n) < 0 ? -ENOMEM : 1;
 }
 
@@ -628,7 +632,13 @@ static bool rc_done(struct session *s)
                 if (req->kind == STREAM_EXEC) {
                         bool outputs = rc->out_fd >= 0 || rc->err_fd >= 0;
 
-                        if (!rc->exited || (outputs && stream_now_ms() < rc->drain_deadline_ms))
+                        if (!rc->exited)
+                                return false;
+                        /* a slow client is no silent pipe: while it holds the pipes unread (no
+                         * room), their time does not run */
+                        if (outputs && sconn_pending(&s->conn) >= STREAM_OUT_HIGH)
+                                rc->drain_deadline_ms = stream_now_ms() + DRAIN_MS;
+                        if (outputs && stream_now_ms() < rc->drain_deadline_ms)
                                 return false;
                 }
         }

@@ -59,6 +59,16 @@ void sconn_done(struct sconn *c);
 int sconn_fill(struct sconn *c);
 /* Writes what is queued, as far as the socket takes it. 0, or -errno (eof set). */
 int sconn_flush(struct sconn *c);
+/*
+ * The end of the connection, before it is closed: what is queued goes out, then our FIN, and
+ * what the client still sends (a ping, its close frame) is read and dropped until it closes too,
+ * or takes nothing of our bytes for linger_ms, or stop_fd is readable. Closing with its bytes
+ * unread would answer them with a reset, and a reset throws away what our kernel had not yet sent:
+ * a client behind a slow server lost the end of an exec's output, cut mid-frame.
+ * Under TLS c->fd is libmicrohttpd's relay pair, which it does not close when the client leaves:
+ * peer_fd, the client's own socket (-1 over plain HTTP), ends the wait once the client hangs up.
+ */
+void sconn_linger(struct sconn *c, int stop_fd, int peer_fd, int64_t linger_ms);
 /* Bytes queued for the client. */
 size_t sconn_pending(const struct sconn *c);
 /* Whether to poll for reading: the client may send and there is room. */

@@ -15,45 +15,37 @@
 
 #include "image_internal.h"
 
-/* Whether any record uses the blob or layer called name (a digest's hex, a layer's dir name). */
-static bool in_use(const json_t *refs, const char *name, bool layer)
+uint64_t xp_store_content_size(struct xp_image_store *s, bool layer, const char *name)
 {
-        size_t i, j;
-        json_t *rec, *v;
+        char path[300], text[32] = "";
+        struct stat st;
+        int fd;
 
-        json_array_foreach(json_object_get(refs, "images"), i, rec)
-        {
-                static const char *const blob_keys[] = {"id", "digest", "manifest"};
-
-                if (layer) {
-                        bool untrusted = json_is_true(json_object_get(rec, "untrusted"));
-
-                        json_array_foreach(json_object_get(rec, "layers"), j, v)
-                        {
-                                char n[96];
-
-                                xp_store_layer_name(
-                                    json_string_value(v) ?: "sha256:", untrusted, n, sizeof(n));
-                                if (strcmp(n, name) == 0)
-                                        return true;
-                        }
-                        continue;
-                }
-                for (j = 0; j < XP_ELEMENTSOF(blob_keys); j++) {
-                        const char *d = json_string_value(json_object_get(rec, blob_keys[j]));
-
-                        if (d && strlen(d) > 7 && strcmp(d + 7, name) == 0)
-                                return true;
-                }
+        if (!layer) {
+                snprintf(path, sizeof(path), "blobs/sha256/%s", name);
+                return fstatat(s->dir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0
+                           ? (uint64_t)st.st_size
+                           : 0;
         }
-        return false;
+        snprintf(path, sizeof(path), "layers/%s/size", name);
+        fd = openat(s->dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return 0;
+        if (read(fd, text, sizeof(text) - 1) <= 0)
+                text[0] = '\0';
+        close(fd);
+        return strtoull(text, NULL, 10);
 }
 
-/* Removes what in dir (relative to the store) nothing uses. */
+/*
+ * What in dir (relative to the store) no record uses (uses NULL: nothing is used): removed, unless
+ * only counted (remove false). Each entry is one lookup in uses, not a walk of the records.
+ */
 static void sweep(struct xp_image_store *s,
                   const char *dir,
-                  const json_t *refs,
+                  const struct gc_uses *uses,
                   bool layers,
+                  bool remove,
                   size_t *count,
                   uint64_t *bytes)
 {
@@ -65,29 +57,27 @@ static void sweep(struct xp_image_store *s,
                 return;
         fd = -1;
         while ((de = readdir(d))) {
-                struct stat st;
-
-                if (de->d_name[0] == '.' || (refs && in_use(refs, de->d_name, layers)))
+                if (de->d_name[0] == '.' || (uses && gc_uses_has(uses, layers, de->d_name)))
                         continue;
-                if (layers) {
-                        char size_path[300];
-                        char text[32] = "";
-                        int f;
-
-                        snprintf(size_path, sizeof(size_path), "%s/size", de->d_name);
-                        f = openat(dirfd(d), size_path, O_RDONLY | O_CLOEXEC);
-                        if (f >= 0) {
-                                if (read(f, text, sizeof(text) - 1) > 0 && bytes)
-                                        *bytes += strtoull(text, NULL, 10);
-                                close(f);
-                        }
-                } else if (bytes && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                        *bytes += (uint64_t)st.st_size;
-                }
-                if (xp_remove_tree_at(dirfd(d), de->d_name) >= 0 && count)
+                if (bytes)
+                        *bytes += xp_store_content_size(s, layers, de->d_name);
+                if (!remove) {
+                        if (count)
+                                (*count)++;
+                } else if (xp_remove_tree_at(dirfd(d), de->d_name) >= 0 && count) {
                         (*count)++;
+                }
         }
         closedir(d);
+}
+
+uint64_t xp_store_unused_bytes(struct xp_image_store *s, const struct gc_uses *uses)
+{
+        uint64_t bytes = 0;
+
+        sweep(s, "layers", uses, true, false, NULL, &bytes);
+        sweep(s, "blobs/sha256", uses, false, false, NULL, &bytes);
+        return bytes;
 }
 
 int xp_store_gc(struct xp_image_store *s,
@@ -95,13 +85,19 @@ int xp_store_gc(struct xp_image_store *s,
                 struct xp_image_prune_result *res,
                 struct xp_error *err)
 {
-        (void)err;
-        sweep(s, "layers", refs, true, &res->layers, &res->bytes);
-        sweep(s, "blobs/sha256", refs, false, &res->blobs, &res->bytes);
-        sweep(s, "used", refs, false, NULL, NULL); /* named by the image ID's hex, as blobs */
+        struct gc_uses uses;
+        int r = gc_uses_count(&uses, refs);
+
+        if (r < 0)
+                return xp_errorf(err, r, "counting what the images use: %s", strerror(-r));
+        sweep(s, "layers", &uses, true, true, &res->layers, &res->bytes);
+        sweep(s, "blobs/sha256", &uses, false, true, &res->blobs, &res->bytes);
+        sweep(
+            s, "used", &uses, false, true, NULL, NULL); /* named by the image ID's hex, as blobs */
         /* no pull runs: their temporary directories and layer locks are nobody's */
-        sweep(s, "tmp", NULL, false, NULL, NULL);
-        sweep(s, "locks", NULL, false, NULL, NULL);
+        sweep(s, "tmp", NULL, false, true, NULL, NULL);
+        sweep(s, "locks", NULL, false, true, NULL, NULL);
+        gc_uses_done(&uses);
         return 0;
 }
 

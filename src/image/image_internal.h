@@ -16,6 +16,7 @@
 
 #include "xpool/error.h"
 #include "xpool/image.h"
+#include "xpool/map.h"
 
 /* Bounds on what registries and tarballs hand us. */
 #define XP_IMAGE_MANIFEST_MAX   (4u * 1024 * 1024) /* a manifest or index, as containerd */
@@ -365,6 +366,30 @@ int xp_store_image_from_record(struct xp_image_store *s,
                                const json_t *rec,
                                struct xp_image **ret,
                                struct xp_error *err);
+
+/* ---- what the records use (gcuse.c) --------------------------------------------------------- */
+
+#define GC_USE_KEY_MAX 100 /* "L" or "B" and a layer's directory or a blob's hex */
+
+/* Every layer directory and blob the records of refs name, with how many name it. */
+struct gc_uses {
+        struct xp_map map; /* key -> struct gc_use */
+        struct gc_use **all;
+        size_t n, cap;
+};
+
+/* Counts what every record of refs uses. -ENOMEM (u is then empty). */
+int gc_uses_count(struct gc_uses *u, const json_t *refs);
+/* Whether a record uses the layer directory (layer) or blob hex called name. */
+bool gc_uses_has(const struct gc_uses *u, bool layer, const char *name);
+typedef void (*gc_gone_fn)(void *cls, bool layer, const char *name);
+/* Takes record rec's uses away; gone is called for each name no record uses any more. */
+void gc_uses_drop(struct gc_uses *u, const json_t *rec, gc_gone_fn gone, void *cls);
+void gc_uses_done(struct gc_uses *u);
+/* The bytes of a layer (its size file) or a blob in the store; 0 when it is not there. */
+uint64_t xp_store_content_size(struct xp_image_store *s, bool layer, const char *name);
+/* The bytes of the layers and blobs no record in uses uses (what xp_store_gc() would take). */
+uint64_t xp_store_unused_bytes(struct xp_image_store *s, const struct gc_uses *uses);
 
 /* Removes what no record uses (layers, blobs) and tmp/ leftovers; the caller holds the store's
  * lock exclusively and the refs lock. */

@@ -9,11 +9,13 @@
  * before the upgrade comes back as a Status.
  */
 #include <errno.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,15 +64,33 @@ static void tunnel_free(void *state)
 /* ---- copying ----------------------------------------------------------------------------------
  */
 
+/* The wait for the open side's close, once the closed side's bytes were all passed on. */
+struct linger_clock {
+        int64_t since_ms; /* the last progress */
+        int unread;       /* what the sockets' peers had not taken then */
+};
+
 struct half {
         int from, to;
         char buf[COPY_BUF];
         size_t off, len;
         bool eof;
+        bool broken; /* writing to failed: its reader is gone, what comes for it is dropped */
 };
 
-/* Reads into h when it is empty, writes what it holds. false when the connection failed. */
-static bool half_move(struct half *h, short rev_from, short rev_to)
+/* Whether h has nothing more to pass on: its source ended and all it read went (or its reader
+ * is gone). */
+static bool half_done(const struct half *h)
+{
+        return h->eof && (h->len == 0 || h->broken);
+}
+
+/*
+ * Reads into h when it is empty, writes what it holds. A side that is gone ends only its own
+ * direction: the other's last bytes still go (the agent that ended and closed leaves its output
+ * on the way to a slow client, and the client's pings behind it find no reader).
+ */
+static void half_move(struct half *h, short rev_from, short rev_to)
 {
         ssize_t n;
 
@@ -84,16 +104,15 @@ static bool half_move(struct half *h, short rev_from, short rev_to)
                         shutdown(h->to, SHUT_WR);
                 }
         }
-        if (h->len > h->off && (rev_to & POLLOUT)) {
+        if (h->len > h->off && !h->broken && (rev_to & (POLLOUT | POLLERR | POLLHUP))) {
                 n = send(h->to, h->buf + h->off, h->len - h->off, MSG_DONTWAIT | MSG_NOSIGNAL);
                 if (n < 0 && errno != EAGAIN && errno != EINTR)
-                        return false;
+                        h->broken = true;
                 if (n > 0)
                         h->off += (size_t)n;
-                if (h->off == h->len)
-                        h->off = h->len = 0;
         }
-        return true;
+        if (h->off == h->len || h->broken)
+                h->off = h->len = 0;
 }
 
 static int64_t now_ms(void)
@@ -104,24 +123,62 @@ static int64_t now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Bytes given to fd that its reader has not taken yet (its kernel's send queue). */
+static int unread_by_peer(int fd)
+{
+        int n = 0;
+
+        return ioctl(fd, SIOCOUTQ, &n) < 0 ? 0 : n;
+}
+
+/*
+ * After one side closed, the other's last bytes: the wait ends HALF_CLOSED_MS after the last
+ * progress, not after the close. The closed side's bytes are all passed on first (a slow
+ * client behind a busy server is still reading the output of an exec whose agent side ended),
+ * then the open side has HALF_CLOSED_MS from its last read or write to close in turn.
+ */
+static bool half_closed_over(struct tunnel *t,
+                             int fd,
+                             const struct half *up,
+                             const struct half *down,
+                             struct linger_clock *clock)
+{
+        int unread;
+        int64_t now = now_ms();
+
+        if (!half_done(up) && !half_done(down))
+                return false;
+        /* either way: libmicrohttpd's socket pair, the client's own socket, the agent's */
+        unread = unread_by_peer(fd) + unread_by_peer(t->agent) +
+                 (t->client_tcp >= 0 ? unread_by_peer(t->client_tcp) : 0);
+        if (!clock->since_ms || unread != clock->unread) {
+                clock->since_ms = now;
+                clock->unread = unread;
+        }
+        return now - clock->since_ms > HALF_CLOSED_MS;
+}
+
 static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
 {
         struct tunnel *t = state;
         struct half *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
-        int64_t half_closed = 0;
+        struct linger_clock clock = {0};
 
         if (!up || !down || agent_send_all(t->agent, early, early_len) < 0 ||
             agent_send_all(fd, t->pending ? t->pending : "", t->pending_len) < 0)
                 goto out;
         *up = (struct half){.from = fd, .to = t->agent};
         *down = (struct half){.from = t->agent, .to = fd};
-        while (!atomic_load(&t->api->stopping) &&
-               !(up->eof && down->eof && !up->len && !down->len)) {
+        while (!atomic_load(&t->api->stopping) && !(half_done(up) && half_done(down))) {
+                /* a side with nothing left to read or write is not polled: a reset socket
+                 * would be ready (POLLERR) at every turn */
+                bool client_idle = up->eof && half_done(down);
+                bool agent_idle = down->eof && (half_done(up) || up->broken);
                 struct pollfd p[3] = {
-                    {.fd = fd,
+                    {.fd = client_idle ? -1 : fd,
                      .events =
                          (short)((!up->eof && !up->len ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
-                    {.fd = t->agent,
+                    {.fd = agent_idle ? -1 : t->agent,
                      .events = (short)((!down->eof && !down->len ? POLLIN : 0) |
                                        (up->len ? POLLOUT : 0))},
                     {.fd = t->client_tcp, .events = POLLRDHUP},
@@ -133,12 +190,13 @@ static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
                 /* the client closed its connection (kubectl never half-closes one) */
                 if (r > 0 && t->client_tcp >= 0 && (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)))
                         break;
-                if (r > 0 && (!half_move(up, p[0].revents, p[1].revents) ||
-                              !half_move(down, p[1].revents, p[0].revents)))
+                if (r > 0) {
+                        half_move(up, p[0].revents, p[1].revents);
+                        half_move(down, p[1].revents, p[0].revents);
+                }
+                if (down->broken) /* the client is gone */
                         break;
-                if ((up->eof || down->eof) && !half_closed)
-                        half_closed = now_ms();
-                if (half_closed && now_ms() - half_closed > HALF_CLOSED_MS)
+                if (half_closed_over(t, fd, up, down, &clock))
                         break;
         }
 out:
