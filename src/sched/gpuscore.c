@@ -57,7 +57,7 @@ static void gctx_init(const struct pctx *ctx, const struct snode *node, struct g
  * third of what FGD leaves unallocated on the trace), and FGD sees it only once a typical pod no
  * longer fits. A pod at or below the average goes first to a node whose CPU no longer covers
  * its free GPUs: it needs little of the CPU there, and uses GPUs that the hungrier pods could not
- * (on a list with a quarter of the pods CPU-only, 0.7 points at 100 % and 130 %). Off when some
+ * (on a list with a quarter of the pods CPU-only, half a point at 100 % and 130 %). Off when some
  * typical pod is bound to models (gpu_spec), measured as prefers_used below: on gpuspec10 the
  * key fell below FGD at 100 %.
  */
@@ -106,8 +106,8 @@ static int64_t prefers_used(const struct gctx *g)
  * fill by themselves before one of a model they would (gp_model_contest() at 1 or more). An
  * unbound pod that lands on such a model takes a GPU from a pod that has nowhere else to go and
  * is then dropped, while the uncontested models still have room: on a list where a third of
- * the GPU pods are bound (T4s asked for 1.24 times over) this gains a point of allocation at
- * 100 % of the demand and costs nothing at 130 %. A pod bound to contested models alone sees
+ * the GPU pods are bound (T4s asked for 1.24 times over) this gains 0.9 points of allocation at
+ * 100 % of the demand for 0.08 at 130 %. A pod bound to contested models alone sees
  * them all alike. Without such a model (the trace's lists, the server's live mix of placed
  * pods, which carries no model constraint) it ranks nothing.
  */
