@@ -56,6 +56,7 @@ void gworkload_free(struct gworkload *w)
         if (!w)
                 return;
         types_free(w->types, w->n);
+        gp_contest_free(w);
         free(w->model_label);
         free(w);
 }

@@ -31,6 +31,14 @@ struct gworkload {
         uint64_t gen;         /* changes with every set: node caches compare it */
         bool binds_models;    /* some typical pod may run on certain models only (gpu_spec) */
         double cpu_per_milli; /* the GPU pods' CPU per device milli they ask, 0 without them */
+        /* gpucontest.c's memo: the cluster's GPUs per model and the bound pods' demand on them,
+         * as of topology_gen models_gen */
+        struct gmodel *models;
+        size_t n_models;
+        int64_t total_gpus;
+        double demand; /* the typical pods' GPU milli per pod */
+        uint64_t models_gen;
+        bool models_built;
 };
 
 /* A node as the policies see it. */
@@ -111,6 +119,14 @@ int gp_choose_share(const struct pctx *ctx,
                     const struct dgroup *g,
                     int64_t milli,
                     struct devsel_result *ret);
+
+/* ---- how contested a model is (gpucontest.c) -------------------------------------------- */
+
+/* The demand of the workload's pods bound to models that falls on model, as a share of the
+ * workload's GPU demand, over model's share of the cluster's GPUs: 1 when the bound pods alone
+ * would fill it. 0 without bound pods or model. */
+double gp_model_contest(const struct xp_sched *sched, const struct gworkload *w, const char *model);
+void gp_contest_free(struct gworkload *w);
 
 /* ---- fragmentation (gpufrag.c) ----------------------------------------------------------- */
 

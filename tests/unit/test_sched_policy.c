@@ -361,12 +361,13 @@ static void xpool_prefers_a_used_node_unless_pods_are_bound_to_models(void **sta
 
 /*
  * Where a pod of cpu cores and gpu goes under xpool between two idle nodes of 4 GPUs, `rich`
- * with 64 cores and the other with 16. The workload's GPU pods ask 4 cores per GPU (a typical
+ * with 64 cores and the other with poor_cpu. The workload's GPU pods ask 4 cores per GPU (a typical
  * pod, bound to `models` unless ""), or, with models NULL, as the pods placed so far do: one on
  * each node, 1 core and 1 GPU. FGD's score cannot tell the nodes apart: the typical pod still
  * fits on both after (or, bound to T4, on neither of these G2 nodes).
  */
-static char *pod_between(const char *rich, const char *models, int cpu, const char *gpu)
+static char *
+pod_between(const char *rich, int poor_cpu, const char *models, int cpu, const char *gpu)
 {
         const struct xp_sched_typical_pod typical[] = {
             {.cpu_milli = 4000,
@@ -382,7 +383,7 @@ static char *pod_between(const char *rich, const char *models, int cpu, const ch
         int dev;
 
         add_node(s, rich, 64, 4, "G2");
-        add_node(s, poor, 16, 4, "G2");
+        add_node(s, poor, poor_cpu, 4, "G2");
         if (!models) {
                 add_used(s, "u0", "a", 0, 1000);
                 add_used(s, "u1", "b", 0, 1000);
@@ -397,16 +398,63 @@ static char *pod_between(const char *rich, const char *models, int cpu, const ch
         return node;
 }
 
+/* Where an unbound one-GPU pod goes under xpool between two idle nodes, `t4` of t4_gpus T4s and
+ * the other of 8 G2s, with three typical one-GPU pods of equal weight: unbound, bound to T4 and
+ * bound to G2. FGD's score ties (on each node one bound pod cannot go, the same fragmentation
+ * removed); the T4s are contested when the T4 pods' third of the demand outweighs their share
+ * of the GPUs (2 of 10: 1.67), not with 8 of 16 (0.67). */
+static char *unbound_pod_between_models(const char *t4, int t4_gpus)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 1000, .gpu_milli = 1000, .gpu_count = 1, .weight = 1},
+            {.cpu_milli = 1000, .gpu_milli = 1000, .gpu_count = 1, .models = "T4", .weight = 1},
+            {.cpu_milli = 1000, .gpu_milli = 1000, .gpu_count = 1, .models = "G2", .weight = 1},
+        };
+        struct xp_error err = {0};
+        struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+        char *node;
+        int dev;
+
+        add_node(s, t4, 64, t4_gpus, "T4");
+        add_node(s, strcmp(t4, "a") == 0 ? "b" : "a", 64, 8, "G2");
+        assert_int_equal(
+            xp_sched_set_workload(s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 3, &err),
+            0);
+        node = place(s, 1, "1", &dev);
+        xp_sched_free(s);
+        return node;
+}
+
+/* An unbound GPU pod spares a model its bound pods would fill by themselves, whichever the node
+ * order; with room for them there, the order decides (the same node both ways). */
+static void xpool_spares_models_that_bound_pods_contest(void **state)
+{
+        char *first, *second;
+
+        (void)state;
+        first = unbound_pod_between_models("a", 2);
+        second = unbound_pod_between_models("b", 2);
+        assert_string_equal(first, "b");
+        assert_string_equal(second, "a");
+        free(first);
+        free(second);
+        first = unbound_pod_between_models("a", 8);
+        second = unbound_pod_between_models("b", 8);
+        assert_string_equal(first, second);
+        free(first);
+        free(second);
+}
+
 static char *
 pod_between_cpu_rich_and_poor(const char *rich, bool live_mix, int cpu, const char *gpu)
 {
-        return pod_between(rich, live_mix ? NULL : "", cpu, gpu);
+        return pod_between(rich, 16, live_mix ? NULL : "", cpu, gpu);
 }
 
 /* A pod asking more CPU per GPU than the workload's GPU pods, or no GPU at all, takes the node
  * whose CPU still covers its free GPUs after it (64 cores, not 16, whichever node order); one
- * asking less, or any pod when the workload binds pods to models, is not steered: the run's
- * node order decides, the same node both ways. */
+ * asking less, where both nodes cover their GPUs, or any pod when the workload binds pods to
+ * models, is not steered: the run's node order decides, the same node both ways. */
 static void xpool_keeps_cpu_for_the_gpus(void **state)
 {
         const char *names[] = {"a", "b"};
@@ -431,8 +479,15 @@ static void xpool_keeps_cpu_for_the_gpus(void **state)
         assert_string_equal(first, second);
         free(first);
         free(second);
-        first = pod_between("a", "T4", 12, "1");
-        second = pod_between("b", "T4", 12, "1");
+        /* a pod at or below the average goes where the CPU no longer covers the GPUs (8 cores
+         * for 4 GPUs at 4 each), whichever the node order: it uses GPUs hungrier pods cannot */
+        for (size_t i = 0; i < 2; i++) {
+                char *node = pod_between(names[i], 8, "", 2, "1");
+                assert_string_not_equal(node, names[i]);
+                free(node);
+        }
+        first = pod_between("a", 16, "T4", 12, "1");
+        second = pod_between("b", 16, "T4", 12, "1");
         assert_string_equal(first, second);
         free(first);
         free(second);
@@ -625,6 +680,7 @@ int main(void)
             cmocka_unit_test(xpool_sees_gpus_that_come_after_cpu_only_placements),
             cmocka_unit_test(xpool_prefers_a_used_node_unless_pods_are_bound_to_models),
             cmocka_unit_test(xpool_keeps_cpu_for_the_gpus),
+            cmocka_unit_test(xpool_spares_models_that_bound_pods_contest),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
