@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "contain_internal.h"
@@ -117,6 +118,18 @@ int contain_plan_share_read_only(struct contain_plan *p, struct xp_error *err)
         return 0;
 }
 
+/* Whether fd is the root of a mount: a mount this container's namespace dropped (the pods'
+ * namespace pins, contain_plan's detach) leaves its plain mount point, which has nothing to
+ * make read-only. */
+static bool mount_root(int fd)
+{
+        struct statx stx;
+
+        return statx(fd, "", AT_EMPTY_PATH, 0, &stx) == 0 &&
+               (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+               (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 int contain_child_share_read_only(const struct contain_plan *p)
 {
         struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -124,9 +137,10 @@ int contain_child_share_read_only(const struct contain_plan *p)
         for (size_t i = 0; i < p->n_share_ro; i++) {
                 int fd = xp_open_no_links(AT_FDCWD, p->share_ro[i], 0), r = 0;
 
+                /* a link on the way (the pod swapped a directory of its share) fails the start */
                 if (fd < 0)
                         return fd;
-                if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+                if (mount_root(fd) && mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
                         r = -errno;
                 close(fd);
                 if (r < 0)
