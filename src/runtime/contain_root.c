@@ -20,7 +20,8 @@
 
 #include "contain_internal.h"
 
-#define STAGE "/proc"
+#define STAGE_NAME "proc"
+#define STAGE      "/" STAGE_NAME
 
 struct dirent64_raw {
         unsigned long long d_ino;
@@ -93,7 +94,7 @@ static int mirror(int root, int stage, const char *name, unsigned char type)
                       close(fd) < 0)
                 return -errno;
         /* the stage itself: the container's own proc is mounted there later */
-        if (strcmp(name, STAGE + 1) == 0)
+        if (strcmp(name, STAGE_NAME) == 0)
                 return 0;
         join(from, "/", name);
         join(to, STAGE "/", name);
