@@ -155,6 +155,9 @@ void contain_share_read_only_free(struct contain_plan *p);
  * (before the fork), and in the child then a root of the container's own holding the node's
  * entries, where it is made (before the binds' sources are opened). */
 bool contain_needs_own_root(const struct contain_plan *p);
+/* Whether a root of its own is refused, given mount_setattr's errno: without it (ENOSYS, before
+ * Linux 5.12) the node's entries bound into that root would stay writable. */
+bool contain_own_root_refused(int mount_setattr_errno);
 int contain_child_own_root(const struct contain_plan *p, const char **what, const char **arg);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
  * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */

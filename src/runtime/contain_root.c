@@ -124,12 +124,26 @@ static int mirror_all(int root, int stage)
         return n < 0 ? -errno : 0;
 }
 
+bool contain_own_root_refused(int mount_setattr_errno)
+{
+        return mount_setattr_errno == ENOSYS;
+}
+
 int contain_child_own_root(const struct contain_plan *p, const char **what, const char **arg)
 {
         int root, stage, r;
 
         if (!p->own_root)
                 return 0;
+        /* the node's entries bound here turn read-only only with mount_setattr(AT_RECURSIVE):
+         * before Linux 5.12 read_only_node() would make this tmpfs alone read-only and leave the
+         * node's /root, /home, /var writable, so the start is refused (the probe: a bad fd) */
+        if (mount_setattr(-1, "", AT_EMPTY_PATH, NULL, 0) < 0 && contain_own_root_refused(errno)) {
+                *what = "a root of its own, which needs Linux 5.12 (mount_setattr), for a mount "
+                        "point missing in /, here";
+                *arg = "/";
+                return -ENOSYS;
+        }
         *what = "making a root of its own (for a mount point missing in /) on";
         *arg = STAGE;
         if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
