@@ -10,6 +10,8 @@
  *   build/bench/bench_runtime [COUNT [THREADS [DIR [CGROUP_ROOT]]]]
  *   defaults: 1000, 1, $TMPDIR or /tmp, /
  * (a CGROUP_ROOT without cgroups, e.g. /var/empty, measures the runtime without them)
+ * BENCH_RUNTIME_MOUNT=DEST gives each container a read-only volume (a directory of DIR) at DEST:
+ * one missing directly in / (/bench-missing) measures a start with a root of its own.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +67,7 @@ static int64_t *lat;
 static size_t count;
 static atomic_size_t next;
 static atomic_int failed;
+static struct xp_container_mount volume = {.kind = XP_VOLUME_FILES, .read_only = true};
 
 static void *worker(void *arg)
 {
@@ -84,6 +88,8 @@ static void *worker(void *arg)
                     .argv = args,
                     .env = env,
                     .limits = xp_runtime_cgroup_mode(rt) != XP_CGROUP_NONE ? &limits : NULL,
+                    .mounts = volume.destination ? &volume : NULL,
+                    .n_mounts = volume.destination ? 1 : 0,
                 };
                 int64_t s = now_ns();
 
@@ -103,7 +109,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
         const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        char base[256], state[300], logs[300], cmd[300];
+        char base[256], state[300], logs[300], files[300], cmd[300];
         struct xp_error err = {0};
         int64_t t0, total, drained;
         size_t exited = 0, threads = 1;
@@ -130,6 +136,15 @@ int main(int argc, char **argv)
         }
         snprintf(state, sizeof(state), "%s/containers", base);
         snprintf(logs, sizeof(logs), "%s/logs", base);
+        snprintf(files, sizeof(files), "%s/files", base);
+        if (getenv("BENCH_RUNTIME_MOUNT") && *getenv("BENCH_RUNTIME_MOUNT")) {
+                if (mkdir(files, 0755) < 0) {
+                        perror(files);
+                        return 1;
+                }
+                volume.source = files;
+                volume.destination = getenv("BENCH_RUNTIME_MOUNT");
+        }
         if (xp_runtime_open(&(struct xp_runtime_options){.state_dir = state,
                                                          .log_dir = logs,
                                                          .cgroup_root = cgroup_root},

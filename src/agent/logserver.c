@@ -34,11 +34,15 @@
 #include "xpool/macro.h"
 #include "xpool/names.h"
 #include "xpool/podlog.h"
+#include "xpool/signonce.h"
 #include "xpool/tls_priority.h"
 
 #define PREFIX       "/containerLogs/"
 #define STREAM_BLOCK (32 * 1024)
 #define WAIT_MS      1000
+/* Stream signatures remembered (each at most XP_LOGSIGN_AHEAD_MAX s): 40 bytes each, so 160 KiB;
+ * more streams a minute than one busy user's */
+#define STREAMS_SIGNED_MAX 4096
 
 /*
  * Only the API server calls the log endpoint, one connection per `kubectl logs`, so its limits
@@ -72,6 +76,7 @@ struct xp_logserver {
         uint16_t port;
         atomic_bool stopping;
         struct xp_logserver_streams streams;
+        struct xp_sign_once *streams_signed; /* the stream signatures used, until they expire */
 };
 
 struct logstream {
@@ -445,6 +450,36 @@ static int verify_signature(struct xp_logserver *s,
         return r;
 }
 
+/*
+ * A stream's signature is good for one request: one replayed (by whoever saw it on the plain
+ * HTTP from the server) is refused, as the server's nonce makes each request it signs unique.
+ * 0, or -EACCES with the refusal in ret.
+ */
+static int
+claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_http_refusal *ret)
+{
+        int r = xp_sign_once_claim(
+            s->streams_signed,
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+            (int64_t)time(NULL));
+
+        if (r == -EALREADY)
+                xp_http_refuse(ret,
+                               401,
+                               "Unauthorized: this signature was used already: a signed stream "
+                               "request opens one stream\n");
+        else if (r == -ENOSPC)
+                xp_http_refuse(ret,
+                               503,
+                               "Service Unavailable: %d streams were opened in the last %d s, "
+                               "try again later\n",
+                               STREAMS_SIGNED_MAX,
+                               XP_LOGSIGN_AHEAD_MAX);
+        else if (r < 0)
+                xp_http_refuse(ret, 401, "Unauthorized: malformed %s header\n", XP_LOGSIGN_HEADER);
+        return r < 0 ? -EACCES : 0;
+}
+
 /* exec, attach, port-forward: signed as the logs are, each a stream of the API server's. */
 static enum MHD_Result handle_stream(struct xp_logserver *s,
                                      struct MHD_Connection *conn,
@@ -454,6 +489,7 @@ static enum MHD_Result handle_stream(struct xp_logserver *s,
         struct xp_http_refusal refusal;
 
         if (verify_signature(s, conn, raw_uri, &refusal) < 0 ||
+            claim_signature(s, conn, &refusal) < 0 ||
             xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
         xp_http_door_body_done(s->door, conn);
@@ -659,6 +695,8 @@ int xp_logserver_new(const struct xp_logserver_options *o,
         r = copy_tls(s, o, err);
         if (r < 0)
                 return r;
+        if (xp_sign_once_new(STREAMS_SIGNED_MAX, &s->streams_signed) < 0)
+                return -ENOMEM;
         r = xp_http_listen(host, o->port, &ipv6, &s->port, err);
         if (r < 0)
                 return xp_error_prefix(err, r, "log endpoint");
@@ -724,6 +762,7 @@ void xp_logserver_free(struct xp_logserver *s)
         if (s->daemon)
                 MHD_stop_daemon(s->daemon);
         xp_http_door_free(s->door);
+        xp_sign_once_free(s->streams_signed);
         free(s->log_dir);
         free(s->tls_cert);
         if (s->tls_key)

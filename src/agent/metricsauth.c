@@ -4,7 +4,10 @@
  * the token, never the token itself: 2 minutes for an allowed one (the kubelet's
  * --authentication-token-webhook-cache-ttl), 30 seconds for a refused one (its unauthorized
  * cache TTL), in a small table whose soonest-expiring entry makes room. The server is asked
- * outside the table's lock, so one slow answer holds up only its own scrape.
+ * outside the table's lock, so one slow answer holds up only its own scrape. A flood of made-up
+ * tokens, each new to the table, would cost the server a review each: the server's refusals are
+ * rationed (REFUSALS_BURST at once, then one a REFUSAL_INTERVAL_MS), and while none is left a
+ * token not in the table is answered 503 without asking; approvals in the table still pass.
  */
 #include <errno.h>
 #include <gnutls/crypto.h>
@@ -18,11 +21,13 @@
 #include "metricsauth.h"
 #include "xpool/timeutil.h"
 
-#define CACHE_SLOTS     64
-#define ALLOWED_TTL_MS  (120 * 1000)
-#define REFUSED_TTL_MS  (30 * 1000)
-#define ASK_TIMEOUT_MS  5000
-#define TOKEN_MAX_BYTES 8192
+#define CACHE_SLOTS         64
+#define ALLOWED_TTL_MS      (120 * 1000)
+#define REFUSED_TTL_MS      (30 * 1000)
+#define ASK_TIMEOUT_MS      5000
+#define TOKEN_MAX_BYTES     8192
+#define REFUSALS_BURST      32
+#define REFUSAL_INTERVAL_MS 1000
 
 struct answer {
         uint8_t key[32]; /* SHA-256 of the token */
@@ -34,8 +39,11 @@ struct answer {
 struct xp_metrics_auth {
         struct xp_apiclient_options api;
         char *node_name;
+        int64_t (*now_ms)(void);
         pthread_mutex_t lock;
         struct answer cache[CACHE_SLOTS];
+        /* when the refusal ration is full again (GCRA's theoretical arrival time) */
+        int64_t refusals_full_ms;
 };
 
 int xp_metrics_auth_new(const struct xp_metrics_auth_options *o, struct xp_metrics_auth **ret)
@@ -49,6 +57,7 @@ int xp_metrics_auth_new(const struct xp_metrics_auth_options *o, struct xp_metri
         a->api.token = NULL;
         a->api.cred_where = "the scrape's bearer token";
         a->api.timeout_ms = ASK_TIMEOUT_MS;
+        a->now_ms = o->now_ms ? o->now_ms : xp_monotonic_ms;
         a->node_name = strdup(o->node_name);
         if (!a->node_name) {
                 free(a);
@@ -122,6 +131,9 @@ static void remember(
                 if (may_take(e, now, result) && (!slot || e->expires_ms < slot->expires_ms))
                         slot = e;
         }
+        if (result < 0)
+                a->refusals_full_ms =
+                    (a->refusals_full_ms > now ? a->refusals_full_ms : now) + REFUSAL_INTERVAL_MS;
         if (slot) {
                 memcpy(slot->key, key, 32);
                 slot->expires_ms = now + (result == 0 ? ALLOWED_TTL_MS : REFUSED_TTL_MS);
@@ -129,6 +141,17 @@ static void remember(
                 snprintf(slot->message, sizeof slot->message, "%s", message ? message : "");
         }
         pthread_mutex_unlock(&a->lock);
+}
+
+/* Whether the ration of refusals has one left: else the server is not asked (not remembered). */
+static bool may_ask(struct xp_metrics_auth *a, int64_t now)
+{
+        bool ok;
+
+        pthread_mutex_lock(&a->lock);
+        ok = a->refusals_full_ms - now <= (int64_t)(REFUSALS_BURST - 1) * REFUSAL_INTERVAL_MS;
+        pthread_mutex_unlock(&a->lock);
+        return ok;
 }
 
 /* The server's answer for token: 0, -EACCES, -EPERM (each with err), or another -errno. */
@@ -186,7 +209,7 @@ int xp_metrics_auth_check(struct xp_metrics_auth *a,
                           struct xp_error *err)
 {
         const char *token = xp_metrics_auth_bearer(authorization);
-        int64_t now = xp_monotonic_ms();
+        int64_t now = a->now_ms();
         uint8_t key[32];
         int r;
 
@@ -202,6 +225,13 @@ int xp_metrics_auth_check(struct xp_metrics_auth *a,
                 return xp_errorf(err, -EIO, "hashing the bearer token failed");
         if (remembered(a, key, now, &r, err))
                 return r;
+        if (!may_ask(a, now))
+                return xp_errorf(err,
+                                 -EAGAIN,
+                                 "the xpool server refused more than %d tokens in the last %d s: "
+                                 "a new token is checked once that slows down, try again later",
+                                 REFUSALS_BURST,
+                                 REFUSALS_BURST * REFUSAL_INTERVAL_MS / 1000);
         r = ask_server(a, token, err);
         if (r == 0 || r == -EACCES || r == -EPERM)
                 remember(a, key, now, r, r < 0 ? xp_error_message(err) : NULL);

@@ -294,10 +294,11 @@ static int rc_input(struct session *s)
 /* ---- starting ------------------------------------------------------------------------------ */
 
 /* A terminal: the master stays here, the slave goes to the command. -errno. */
-static int open_pty(struct rc *rc, int *ret_slave)
+static int open_pty(struct rc *rc, int *ret_slave, struct xp_error *err)
 {
         const struct stream_request *req = &rc->s->req;
-        int r = xp_runtime_exec_pty(rc->s->runtime, req->uid, req->container, &rc->pty, ret_slave);
+        int r =
+            xp_runtime_exec_pty(rc->s->runtime, req->uid, req->container, &rc->pty, ret_slave, err);
 
         if (r >= 0 && rc->have_size)
                 (void)ioctl(rc->pty, TIOCSWINSZ, &rc->size);
@@ -328,7 +329,7 @@ static int exec_start(struct rc *rc)
         int slave = -1, r;
 
         if (req->tty) {
-                r = open_pty(rc, &slave);
+                r = open_pty(rc, &slave, &err);
                 o.stdin_fd = o.stdout_fd = o.stderr_fd = slave;
                 rc->in_fd = req->in ? rc->pty : -1;
                 rc->out_fd = rc->pty;
@@ -342,7 +343,7 @@ static int exec_start(struct rc *rc)
         if (r >= 0)
                 r = xp_runtime_exec(
                     rc->s->runtime, req->uid, req->container, &o, &rc->pid, &rc->report_fd, &err);
-        else
+        else if (!req->tty)
                 xp_errorf(&err, r, "setting up the command's stdio: %s", strerror(-r));
         if (slave >= 0)
                 close(slave);

@@ -295,6 +295,12 @@ const char *const xp_contain_node_sockets[] = {
     "/run/containerd/containerd.sock",
     "/run/crio/crio.sock",
     "/run/podman/podman.sock",
+    /* root is root to the daemons that trust a socket's peer credentials: every user's session
+     * (its D-Bus, through which its systemd runs units as that user; ssh-agent, gpg-agent, a
+     * rootless Podman), snapd (installs snaps) and libvirt (runs machines on the node's disks) */
+    "/run/user",
+    "/run/snapd.socket",
+    "/run/libvirt",
     NULL,
 };
 

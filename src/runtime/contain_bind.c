@@ -361,20 +361,46 @@ int contain_child_binds(
         return 0;
 }
 
+/* Each bind's mount set as asked: writable (a share with what is mounted below it), then the
+ * node's read-only mounts below the shares and the read-only binds (below a share, the first
+ * step made them writable) read-only again. */
+static int binds_set(const struct contain_plan *p)
+{
+        struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY},
+                          ro = {.attr_set = MOUNT_ATTR_RDONLY};
+        int r;
+
+        for (size_t i = 0; i < p->n_binds; i++) {
+                const struct contain_bind *b = &p->binds[i];
+
+                if (b->tree_fd >= 0 && !b->read_only &&
+                    mount_setattr(b->tree_fd,
+                                  "",
+                                  AT_EMPTY_PATH | (b->shared ? AT_RECURSIVE : 0),
+                                  &rw,
+                                  sizeof rw) < 0)
+                        return -errno;
+        }
+        r = contain_child_share_read_only(p);
+        for (size_t i = 0; i < p->n_binds && r >= 0; i++) {
+                const struct contain_bind *b = &p->binds[i];
+
+                if (b->tree_fd >= 0 && b->read_only &&
+                    mount_setattr(b->tree_fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+                        r = -errno;
+        }
+        return r;
+}
+
 int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only)
 {
-        struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
-        int r = 0;
+        int r = node_read_only ? binds_set(p) : 0;
 
         for (size_t i = 0; i < p->n_binds; i++) {
                 struct contain_bind *b = &p->binds[i];
 
-                if (b->tree_fd < 0)
-                        continue;
-                if (node_read_only && !b->read_only && r == 0 &&
-                    mount_setattr(b->tree_fd, "", AT_EMPTY_PATH, &rw, sizeof rw) < 0)
-                        r = -errno;
-                close(b->tree_fd);
+                if (b->tree_fd >= 0)
+                        close(b->tree_fd);
                 b->tree_fd = -1;
         }
         return r;

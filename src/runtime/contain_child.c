@@ -77,10 +77,11 @@ static bool volume_at(const struct contain_plan *p, const char *path)
 }
 
 /*
- * The container's own /tmp and /var/tmp: tmpfs, charged to its memory limit as /dev/shm is,
- * unless a volume is mounted there (an emptyDir at /tmp, as on Kubernetes). The node's are
- * shared by its users and pods: what one pod leaves there (a link, a program) another would
- * find. fds[i]: the mount, made writable again once the node is read-only; -1 where none.
+ * The container's own /tmp and /var/tmp: tmpfs, charged to its memory limit as /dev/shm is, each
+ * half as large (a write past it is ENOSPC, not the OOM killer), unless a volume is mounted there
+ * (an emptyDir at /tmp, as on Kubernetes). The node's are shared by its users and pods: what one
+ * pod leaves there (a link, a program) another would find. fds[i]: the mount, made writable again
+ * once the node is read-only; -1 where none.
  */
 static int private_tmp(const struct contain_plan *p, int fds[], const char **what, const char **arg)
 {
@@ -90,7 +91,7 @@ static int private_tmp(const struct contain_plan *p, int fds[], const char **wha
 
                 if (volume_at(p, path) || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
                         continue;
-                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, p->tmp_options) < 0)
                         return fail("mounting", path, what, arg);
                 fds[i] = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fds[i] < 0)
@@ -274,8 +275,11 @@ node_view(const struct contain_plan *p, bool *all_ro, const char **what, const c
 
         for (size_t i = 0; i < N_PRIVATE_TMP; i++)
                 tmp[i] = -1;
+        /* a mount point missing in / is made in a root of its own, not on the node's */
+        r = contain_child_own_root(p, what, arg);
         /* the sources first: they may lie below the node's /tmp */
-        r = contain_child_bind_sources(p, what, arg);
+        if (r >= 0)
+                r = contain_child_bind_sources(p, what, arg);
         if (r >= 0 && !p->privileged)
                 r = private_tmp(p, tmp, what, arg);
         /* before the node turns read-only: a missing mount point is made on it */

@@ -53,7 +53,20 @@ struct contain_plan {
         bool sysfs;        /* a sysfs of the joined network namespace (its interfaces) on /sys */
         struct contain_bind *binds; /* the pod's volumes (contain_binds_json()) */
         size_t n_binds;
+        /* the mount options of its own /tmp and /var/tmp: the size of each is half the
+         * container's memory limit ("tmp_size" in the spec), else half the node's memory
+         * (CONTAIN_TMP_DEFAULT) */
+        char tmp_options[64];
+        /* a volume's mount point is missing directly in the node's / (contain_root.c) */
+        bool own_root;
+        /* the node's read-only mounts at or below a share, read-only again (contain_share.c) */
+        char **share_ro;
+        size_t n_share_ro;
 };
+
+/* The size of a container's own /tmp and /var/tmp without a memory limit: tmpfs' own default,
+ * named so that the bound is the runtime's choice, not the kernel's. */
+#define CONTAIN_TMP_DEFAULT "50%"
 
 /* The fd on which the runtime hands the shim the compiled seccomp filter (contain_filter_memfd()),
  * beside RUNTIME_NOTIFY_FD and RUNTIME_LOCK_FD (runtime_internal.h). */
@@ -127,11 +140,25 @@ int contain_child_bind_sources(const struct contain_plan *p, const char **what, 
  * bind's fd closed. */
 int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only);
 /* contain_mountpoint.c: path's mount point opened O_PATH, made where missing (only below the
- * container's own /tmp and /var/tmp, tmp[n_tmp] (-1: none), p's shares, in / itself or on the
- * token path, else -EROFS), with no symbolic link followed that anyone but the node's root could
- * have planted (-ELOOP): fd or -errno. */
+ * container's own /tmp and /var/tmp, tmp[n_tmp] (-1: none), p's shares, in its own root
+ * (p->own_root) or on the token path, else -EROFS), with no symbolic link followed that anyone but
+ * the node's root could have planted (-ELOOP): fd or -errno. */
 int contain_mount_point(
     const struct contain_plan *p, const char *path, bool dir, const int *tmp, size_t n_tmp);
+/* contain_share.c: the node's read-only mounts at or below a share (p->share_ro), before the
+ * fork; in the child, once each share was made writable again with its submounts, those made
+ * read-only again; freed by contain_share_read_only_free(). -errno (+ err). */
+int contain_plan_share_read_only(struct contain_plan *p, struct xp_error *err);
+int contain_child_share_read_only(const struct contain_plan *p);
+void contain_share_read_only_free(struct contain_plan *p);
+/* contain_root.c: whether a volume of p needs a mount point directly in / that the node lacks
+ * (before the fork), and in the child then a root of the container's own holding the node's
+ * entries, where it is made (before the binds' sources are opened). */
+bool contain_needs_own_root(const struct contain_plan *p);
+/* Whether a root of its own is refused, given mount_setattr's errno: without it (ENOSYS, before
+ * Linux 5.12) the node's entries bound into that root would stay writable. */
+bool contain_own_root_refused(int mount_setattr_errno);
+int contain_child_own_root(const struct contain_plan *p, const char **what, const char **arg);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
  * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */
 int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg);

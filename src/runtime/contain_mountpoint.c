@@ -24,6 +24,9 @@
 /* Ancestors looked at to tell whether a directory lies below another (PATH_MAX / 2). */
 #define ANCESTORS_MAX 2048
 
+/* The service account token's directory below /run (and /var/run), as Kubernetes mounts it. */
+#define TOKEN_DIR "/secrets/kubernetes.io/serviceaccount"
+
 struct walk {
         int root;  /* "/", where absolute link targets start */
         int links; /* trusted links followed so far */
@@ -79,16 +82,18 @@ static bool below_place(const struct walk *w, int dir, bool volumes)
 }
 
 /* Whether a missing entry may be made in at: below the container's own /tmp or a share, a
- * directory in / itself, or on the agent's token path. Elsewhere the node would gain a file or
- * directory no one asked for (an empty /etc/nologin refuses logins, an empty unit masks one). */
+ * directory in the container's own root (never the node's: contain_root.c; a privileged one's is
+ * the node's, which it writes anyway), or on the agent's token path. Elsewhere the node would
+ * gain a file or directory no one asked for (an empty /etc/nologin refuses logins, an empty unit
+ * masks one, a directory /forcefsck forces a check at the next boot). */
 static bool may_make(const struct walk *w, int at, bool dir)
 {
         struct stat st, root;
 
         if (w->anywhere || below_place(w, at, false))
                 return true;
-        return dir && fstat(at, &st) == 0 && fstat(w->root, &root) == 0 &&
-               same(&st, root.st_dev, root.st_ino);
+        return dir && (w->p->own_root || w->p->privileged) && fstat(at, &st) == 0 &&
+               fstat(w->root, &root) == 0 && same(&st, root.st_dev, root.st_ino);
 }
 
 static int open_beneath(int at, const char *name)
@@ -211,6 +216,15 @@ static int walk_path(struct walk *w, int at, const char *path, bool last_dir)
         return cur;
 }
 
+/* The service account token's directory, where Kubernetes' clients look for it: the one path
+ * whose missing directories may be made outside the places, and only it, not what lies below
+ * (a pod's own mountPath /run/secrets/x/y would otherwise make directories, or empty files, on
+ * the node). */
+static bool is_token_path(const char *path)
+{
+        return strcmp(path, "/var/run" TOKEN_DIR) == 0 || strcmp(path, "/run" TOKEN_DIR) == 0;
+}
+
 int contain_mount_point(
     const struct contain_plan *p, const char *path, bool dir, const int *tmp, size_t n_tmp)
 {
@@ -218,8 +232,7 @@ int contain_mount_point(
                          .p = p,
                          .tmp = tmp,
                          .n_tmp = n_tmp,
-                         .anywhere = strncmp(path, "/var/run/secrets/", 17) == 0 ||
-                                     strncmp(path, "/run/secrets/", 13) == 0};
+                         .anywhere = dir && is_token_path(path)};
         int fd;
 
         if (w.root < 0)

@@ -280,6 +280,21 @@ bool contain_spec_filter_fd(const json_t *spec, uint64_t *ret_effective)
                json_is_true(json_object_get(c, "filter_fd"));
 }
 
+/* Its own /tmp's options, made now: the child may not call snprintf. */
+static void tmp_size_options(struct contain_plan *p, const json_t *size)
+{
+        json_int_t bytes = json_integer_value(size);
+
+        if (bytes > 0)
+                snprintf(
+                    p->tmp_options, sizeof p->tmp_options, "mode=1777,size=%lld", (long long)bytes);
+        else
+                snprintf(p->tmp_options,
+                         sizeof p->tmp_options,
+                         "mode=1777,size=%s",
+                         CONTAIN_TMP_DEFAULT);
+}
+
 int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_error *err)
 {
         const json_t *c = json_object_get(spec, CONTAIN_SPEC_KEY);
@@ -295,6 +310,7 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         p->read_only_root = json_is_true(json_object_get(c, "read_only_root"));
         p->no_new_privs = json_is_true(json_object_get(c, "no_new_privs"));
         p->cgroup2 = json_is_true(json_object_get(c, "cgroup2"));
+        tmp_size_options(p, json_object_get(c, "tmp_size"));
         p->last_cap = last_cap();
         /* the kernel's capabilities that the shim holds: a privileged container gets those */
         known = contain_known_caps();
@@ -323,9 +339,13 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         r = read_detach(p, json_object_get(c, "detach"), err);
         if (r >= 0)
                 r = resolve_hide(p, json_object_get(c, "hide"), err);
-        return r < 0 ? r
-                     : contain_plan_binds(
-                           p, json_object_get(c, "binds"), json_object_get(c, "share"), err);
+        if (r >= 0)
+                r = contain_plan_binds(
+                    p, json_object_get(c, "binds"), json_object_get(c, "share"), err);
+        if (r >= 0)
+                r = contain_plan_share_read_only(p, err);
+        p->own_root = r >= 0 && contain_needs_own_root(p);
+        return r;
 }
 
 void contain_plan_done(struct contain_plan *p)
@@ -339,6 +359,7 @@ void contain_plan_done(struct contain_plan *p)
                 free(p->detach[i]);
         free(p->detach);
         contain_binds_free(p);
+        contain_share_read_only_free(p);
         /* netns is set once netns_fd is: a plan never prepared has no fd to close */
         if (p->netns && p->netns_fd >= 0)
                 close(p->netns_fd);

@@ -1072,6 +1072,15 @@ contain_json(struct xp_runtime *rt, const struct xp_container_launch *l, char *c
                                       (const char *const *)rt->detach,
                                       filter_of(rt, l) >= 0);
 
+        /* its own /tmp and /var/tmp hold half its memory limit each: together no more than
+         * the limit (as a kubelet sizes a memory emptyDir), and one filled alone fails with
+         * ENOSPC before the memory it is charged to calls the OOM killer */
+        if (o && l->limits && l->limits->memory_bytes > 0 &&
+            json_object_set_new(
+                o, "tmp_size", json_integer((json_int_t)(l->limits->memory_bytes / 2))) < 0) {
+                json_decref(o);
+                return NULL;
+        }
         /* the node's shared paths and the pod's volumes, bound by the shim's child
          * (contain_bind.c) */
         if (o && rt->share[0] &&

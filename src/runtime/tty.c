@@ -67,25 +67,38 @@ int xp_runtime_exec_pty(struct xp_runtime *rt,
                         const char *pod_uid,
                         const char *container,
                         int *ret_master,
-                        int *ret_slave)
+                        int *ret_slave,
+                        struct xp_error *err)
 {
         char dir[PATH_MAX], ptmx[64];
         pid_t pid;
-        int master, slave;
+        int master, slave, r;
 
         if (runtime_container_dir(rt, pod_uid, container, dir, NULL) < 0 ||
             runtime_running_pid(dir, &pid, NULL) < 0)
-                return xp_runtime_pty_open(ret_master, ret_slave);
-        /* the container's own devpts (an image container mounts one): its slave is a /dev/pts/N
-         * the command can name; a container on the node's /dev/pts gets the node's */
+                return xp_errorf(err, -ESRCH, "container %s is not running", container);
+        /* the container's own devpts: its slave is a /dev/pts/N the command can name. Never the
+         * node's instead: a terminal there is one of the node's (an admin's session beside it),
+         * and a container whose ptmx fails has no terminal to give */
         snprintf(ptmx, sizeof(ptmx), "/proc/%d/root/dev/pts/ptmx", (int)pid);
         master = open(ptmx, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (master < 0)
-                return xp_runtime_pty_open(ret_master, ret_slave);
+        if (master < 0) {
+                r = -errno;
+                return xp_errorf(err,
+                                 r,
+                                 "cannot open a terminal in container %s: its /dev/pts/ptmx: %s",
+                                 container,
+                                 strerror(-r));
+        }
         if (unlockpt(master) < 0 ||
             (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+                r = -errno;
                 close(master);
-                return xp_runtime_pty_open(ret_master, ret_slave);
+                return xp_errorf(err,
+                                 r,
+                                 "cannot open a terminal in container %s: its devpts: %s",
+                                 container,
+                                 strerror(-r));
         }
         fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
         pty_default_size(master);

@@ -9,6 +9,8 @@
  * before the upgrade comes back as a Status.
  */
 #include <errno.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include "internal.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
+#include "xpool/strutil.h"
 
 #define HEAD_WAIT_MS   30000
 #define WAIT_MS        1000
@@ -256,23 +259,31 @@ upgrade_reply(struct tunnel *t, const char *head, size_t head_len, size_t len, s
 /* ---- the request to the agent -----------------------------------------------------------------
  */
 
-/* The agent's path: /exec|attach/NS/POD/CONTAINER or /portForward/NS/POD, ?podUID= and the
- * client's query without its own podUID. NULL: -ENOMEM. */
+/* The agent's path: /exec|attach/NS/POD/CONTAINER or /portForward/NS/POD, ?podUID=, a random
+ * xpoolNonce= and the client's query without its own podUID. NULL: -ENOMEM. */
 static char *
 agent_path(const struct request *req, const char *sub, const char *container, const char *uid)
 {
         const char *q = strchr(request_raw_target(req), '?');
-        char *path = NULL;
+        uint8_t nonce[16];
+        char nonce_hex[2 * sizeof nonce + 1], *path = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&path, &len);
 
-        if (!f)
+        if (!f || gnutls_rnd(GNUTLS_RND_NONCE, nonce, sizeof nonce) < 0) {
+                if (f)
+                        fclose(f);
+                free(path);
                 return NULL;
+        }
+        xp_hex_encode(nonce, sizeof nonce, nonce_hex);
         if (strcmp(sub, "portforward") == 0)
                 fprintf(f, "/portForward/%s/%s?podUID=%s", req->namespace, req->name, uid);
         else
                 fprintf(
                     f, "/%s/%s/%s/%s?podUID=%s", sub, req->namespace, req->name, container, uid);
+        /* each request signed unique: the agent takes a signature once (xpool/signonce.h) */
+        fprintf(f, "&xpoolNonce=%s", nonce_hex);
         for (const char *p = q ? q + 1 : NULL; p && *p;) {
                 size_t n = strcspn(p, "&");
 

@@ -110,17 +110,30 @@ static void stop(struct responder *r)
         close(r->listen_fd);
 }
 
-static struct xp_metrics_auth *new_auth(struct responder *r)
+/* The clock of the ration test: it moves only when the test says so. */
+static int64_t frozen_ms = 1000000;
+static int64_t frozen_clock(void)
+{
+        return frozen_ms;
+}
+
+static struct xp_metrics_auth *new_auth_clock(struct responder *r, int64_t (*now_ms)(void))
 {
         struct xp_apiclient_options api = {.server = r->url, .token = "xpn_agent.secret"};
         struct xp_metrics_auth *auth = NULL;
 
         snprintf(r->url, sizeof r->url, "http://127.0.0.1:%d", r->port);
         assert_int_equal(
-            xp_metrics_auth_new(&(struct xp_metrics_auth_options){.api = &api, .node_name = "n1"},
-                                &auth),
+            xp_metrics_auth_new(
+                &(struct xp_metrics_auth_options){.api = &api, .node_name = "n1", .now_ms = now_ms},
+                &auth),
             0);
         return auth;
+}
+
+static struct xp_metrics_auth *new_auth(struct responder *r)
+{
+        return new_auth_clock(r, NULL);
 }
 
 static void bearer_header(void **state)
@@ -188,12 +201,52 @@ static void unreachable_server_is_not_remembered(void **state)
         xp_metrics_auth_free(auth);
 }
 
+/* A flood of ever new wrong tokens: the server is asked about 32 of them, then no more (503's
+ * -EAGAIN, saying why) until time passes; an approval remembered before still passes. */
+static void refusals_rationed(void **state)
+{
+        struct responder r;
+        struct xp_metrics_auth *auth;
+        struct xp_error err = {0};
+        char header[64];
+        int refused = 0, rationed = 0;
+
+        (void)state;
+        start(&r);
+        auth = new_auth_clock(&r, frozen_clock);
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer good", NULL), 0);
+        for (int i = 0; i < 100; i++) {
+                int rc;
+
+                snprintf(header, sizeof header, "Bearer made-up-%d", i);
+                rc = xp_metrics_auth_check(auth, header, &err);
+                refused += rc == -EACCES;
+                rationed += rc == -EAGAIN;
+        }
+        assert_int_equal(refused, 32);
+        assert_int_equal(rationed, 68);
+        assert_int_equal(asked(&r), 1 + 32);
+        assert_non_null(strstr(xp_error_message(&err), "refused more than 32 tokens"));
+        /* remembered answers are not rationed */
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer good", NULL), 0);
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer made-up-0", NULL), -EACCES);
+        assert_int_equal(asked(&r), 1 + 32);
+        /* a second later one more may be asked about */
+        frozen_ms += 1000;
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer made-up-100", NULL), -EACCES);
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer made-up-101", NULL), -EAGAIN);
+        assert_int_equal(asked(&r), 1 + 33);
+        xp_metrics_auth_free(auth);
+        stop(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(bearer_header),
             cmocka_unit_test(decisions_and_memory),
             cmocka_unit_test(unreachable_server_is_not_remembered),
+            cmocka_unit_test(refusals_rationed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

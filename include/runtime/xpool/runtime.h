@@ -372,13 +372,15 @@ int xp_runtime_pod_netns(struct xp_runtime *rt,
 /* A pseudo-terminal: *ret_master (non-blocking) and *ret_slave, both close-on-exec and neither
  * anyone's controlling terminal yet, sized XP_RUNTIME_TTY_ROWS x _COLS. -errno. */
 int xp_runtime_pty_open(int *ret_master, int *ret_slave);
-/* The same for a command run in a running container: from the container's own devpts when it
- * has one (so that `tty` inside names it), else the node's. -errno. */
+/* The same for a command run in a running container, from the container's own devpts (so that
+ * `tty` inside names it), never the node's: -errno with err when the container is not running
+ * or its ptmx cannot be opened. */
 int xp_runtime_exec_pty(struct xp_runtime *rt,
                         const char *pod_uid,
                         const char *container,
                         int *ret_master,
-                        int *ret_slave);
+                        int *ret_slave,
+                        struct xp_error *err);
 
 /* Entry point of `xpool __exec STATE_DIR tty|notty COMMAND...` (hidden; started by
  * xp_runtime_exec()). Ends the process with the command's exit status (returns only the usage

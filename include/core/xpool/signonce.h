@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The signatures (xpool/logsign.h) an agent has already accepted for a stream (exec, attach,
+ * port-forward), each remembered until it expires, so that a signed request is good once: who
+ * saw one on the plain HTTP between the server and the node cannot open the stream again with
+ * it. The server makes each request it signs unique (a random nonce in its query), so the MAC
+ * alone tells two requests apart. Bounded: at most cap signatures within their lifetime
+ * (XP_LOGSIGN_AHEAD_MAX s); past that a new one is refused, never an old one forgotten early.
+ * Thread-safe.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct xp_sign_once;
+
+/* cap: the signatures remembered at most (> 0). -ENOMEM, -EINVAL. */
+int xp_sign_once_new(size_t cap, struct xp_sign_once **ret);
+void xp_sign_once_free(struct xp_sign_once *g);
+
+/*
+ * Claims header (a signature xp_logsign_verify() accepted at now): 0 the first time, -EALREADY
+ * when it was claimed before and has not expired, -ENOSPC when cap unexpired signatures are held,
+ * -EINVAL for a header that is not <id>:<expiry>:<64 hex digits>.
+ */
+int xp_sign_once_claim(struct xp_sign_once *g, const char *header, int64_t now);
+/* The signatures held now (expired ones included until a claim drops them), for tests. */
+size_t xp_sign_once_count(struct xp_sign_once *g);

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "xpool/logsign.h"
+#include "xpool/signonce.h"
+
+#define NOW 1796250680
+
+static const uint8_t key[XP_LOGSIGN_KEY_LEN] = {1, 2, 3};
+
+static void sign(const char *path, int64_t expiry, char ret[static XP_LOGSIGN_TEXT_MAX])
+{
+        assert_int_equal(xp_logsign_sign("0123456789ab", key, path, expiry, ret), 0);
+}
+
+/* A signature is good once; another request (another nonce) is not held up by it. */
+static void claimed_once(void **state)
+{
+        struct xp_sign_once *g = NULL;
+        char a[XP_LOGSIGN_TEXT_MAX], b[XP_LOGSIGN_TEXT_MAX];
+
+        (void)state;
+        assert_int_equal(xp_sign_once_new(4, &g), 0);
+        sign("/exec/ns/p/c?podUID=u&command=ls&xpoolNonce=01", NOW + 30, a);
+        sign("/exec/ns/p/c?podUID=u&command=ls&xpoolNonce=02", NOW + 30, b);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW), 0);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW), -EALREADY);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW + 30), -EALREADY);
+        assert_int_equal(xp_sign_once_claim(g, b, NOW + 1), 0);
+        assert_int_equal(xp_sign_once_count(g), 2);
+        xp_sign_once_free(g);
+}
+
+/* Full of live signatures: a new one is refused, none forgotten; once they expire, room again. */
+static void bounded(void **state)
+{
+        struct xp_sign_once *g = NULL;
+        char sig[XP_LOGSIGN_TEXT_MAX], path[64];
+
+        (void)state;
+        assert_int_equal(xp_sign_once_new(3, &g), 0);
+        for (int i = 0; i < 3; i++) {
+                snprintf(path, sizeof path, "/portForward/ns/p?podUID=u&xpoolNonce=%d", i);
+                sign(path, NOW + 10 + i, sig);
+                assert_int_equal(xp_sign_once_claim(g, sig, NOW), 0);
+        }
+        sign("/portForward/ns/p?podUID=u&xpoolNonce=x", NOW + 30, sig);
+        assert_int_equal(xp_sign_once_claim(g, sig, NOW + 5), -ENOSPC);
+        assert_int_equal(xp_sign_once_count(g), 3);
+        /* two of the three expired: they go, the third stays */
+        assert_int_equal(xp_sign_once_claim(g, sig, NOW + 12), 0);
+        assert_int_equal(xp_sign_once_count(g), 2);
+        assert_int_equal(xp_sign_once_claim(g, sig, NOW + 12), -EALREADY);
+        xp_sign_once_free(g);
+}
+
+static void malformed(void **state)
+{
+        struct xp_sign_once *g = NULL;
+
+        (void)state;
+        assert_int_equal(xp_sign_once_new(0, &g), -EINVAL);
+        assert_int_equal(xp_sign_once_new(2, &g), 0);
+        assert_int_equal(xp_sign_once_claim(g, NULL, NOW), -EINVAL);
+        assert_int_equal(xp_sign_once_claim(g, "id", NOW), -EINVAL);
+        assert_int_equal(xp_sign_once_claim(g, "id:x:00", NOW), -EINVAL);
+        assert_int_equal(xp_sign_once_claim(g, "id:5:zz", NOW), -EINVAL);
+        assert_int_equal(xp_sign_once_count(g), 0);
+        xp_sign_once_free(g);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(claimed_once),
+            cmocka_unit_test(bounded),
+            cmocka_unit_test(malformed),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
