@@ -97,6 +97,37 @@ int agent_read_head(struct api *api,
         return (int)len;
 }
 
+int agent_read_body(struct api *api,
+                    int fd,
+                    int timeout_ms,
+                    char buf[static AGENT_HEAD_MAX + 1],
+                    size_t len,
+                    size_t head_len)
+{
+        const char *field = strcasestr(buf, "\r\nContent-Length:");
+        size_t want = AGENT_HEAD_MAX;
+        unsigned long declared;
+
+        /* the head may end one read (one TLS record) before its body comes */
+        if (field && sscanf(field + strlen("\r\nContent-Length:"), " %lu", &declared) == 1 &&
+            declared < AGENT_HEAD_MAX - head_len)
+                want = head_len + declared;
+        while (len < want) {
+                ssize_t n;
+
+                if (agent_wait_readable(api, fd, -1, timeout_ms) <= 0)
+                        break;
+                n = recv(fd, buf + len, want - len, 0);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n <= 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        return (int)len;
+}
+
 int agent_refusal(const struct request *req,
                   const char *node,
                   unsigned code,

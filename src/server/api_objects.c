@@ -1236,7 +1236,9 @@ static int patch_apply(const struct request *req,
                 return r;
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 && type == XP_PATCH_JSON)
+        /* kube-apiserver's wording for an operation that does not apply; xpool's own bounds on
+         * the result (E2BIG: its nesting, its size) keep their message, which says which */
+        if (r < 0 && type == XP_PATCH_JSON && r != -E2BIG)
                 return reply_patch_failed(ret, xp_error_message(&err));
         if (r < 0)
                 return reply_status(ret,

@@ -29,6 +29,7 @@
 #include "xpool/strutil.h"
 
 #define HEAD_WAIT_MS   30000
+#define BODY_WAIT_MS   5000 /* the rest of a refusal's body, once its head came */
 #define WAIT_MS        1000
 #define SIGNATURE_TTL  30
 #define COPY_BUF       (64 * 1024)
@@ -390,8 +391,10 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                         tunnel_free(t);
                 return r;
         }
-        if (len >= 0)
+        if (len >= 0) {
+                len = agent_read_body(t->api, t->agent, BODY_WAIT_MS, buf, (size_t)len, head_len);
                 r = agent_refusal(req, node, code, "", true, buf + head_len, ret);
+        }
         tunnel_free(t);
         if (len == -ENOMEM)
                 return len;

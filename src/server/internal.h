@@ -555,6 +555,17 @@ int agent_read_head(struct api *api,
                     unsigned *ret_code,
                     struct xp_error *err);
 /*
+ * Reads the rest of an answer's body after agent_read_head() (len bytes in buf, head_len of them
+ * the head): up to its Content-Length (else to the end of the connection), at most
+ * AGENT_HEAD_MAX bytes in all, each wait at most timeout_ms. The bytes in buf, NUL-terminated.
+ */
+int agent_read_body(struct api *api,
+                    int fd,
+                    int timeout_ms,
+                    char buf[static AGENT_HEAD_MAX + 1],
+                    size_t len,
+                    size_t head_len);
+/*
  * The agent's refusal (code, its body's text, trimmed here) as a Status: its 400 (and 403 when
  * forbidden_is_client) BadRequest, 404 NotFound, the rest 503 "the xpool agent of node NODE
  * answered CODE<what>: BODY". 0 or -ENOMEM.

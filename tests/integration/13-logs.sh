@@ -224,8 +224,13 @@ expect_code "unknown pod" 404
 
 # ---- the endpoint under floods (issue 16) -------------------------------------------------------
 # 300 idle connections (more than its old limit of 256) must not stop `kubectl logs`, nor 300
-# that trickle their heads; its own refusals (here a NUL in the path) come as plain text.
+# that trickle their heads; its own refusals (here a NUL in the path) come as plain text. The
+# endpoint is HTTPS: idle connections wait in the door (all 300 held), while trickling ones have
+# begun TLS and go to the daemon, which keeps the newest 64 of one client not yet authenticated
+# (the agent's preauth_per_client) and closes the oldest to make room, so a flood from the
+# server's own address cannot keep the server out.
 flood=${XPOOL_FLOOD:?}
+declare -A held_least=([idle]=300 [slowloris]=64)
 for kind in idle slowloris; do
   "$flood" "https://127.0.0.1:$port" $kind 300 6 --probes 0 >"$tmp/flood.out" 2>&1 &
   flooder=$!
@@ -234,7 +239,9 @@ for kind in idle slowloris; do
   printf 'six\n' >"$tmp/want"
   cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL logs under 300 $kind connections:"; cat "$tmp/out" "$tmp/err"; failures=$((failures + 1)); }
   wait "$flooder" || true
-  expect_in "$kind flood: its connections were held" "$tmp/flood.out" "held 300 at the end"
+  held=$(sed -n 's/.* held \([0-9]*\) at the end.*/\1/p' "$tmp/flood.out")
+  check "$kind flood: at least ${held_least[$kind]} of its connections held (${held:-none})" 0 \
+    test "${held:-0}" -ge "${held_least[$kind]}"
 done
 path="/containerLogs/default/web%00x/app"
 direct "$(sign "$path" $(($(date +%s) + 30)))"

@@ -185,11 +185,15 @@ poll "the new ones run" 30 "2 2" kubectl get deploy rec -o 'jsonpath={.status.up
 check "rollout status" 0 kubectl rollout status deployment/rec --timeout=20s
 check "describe deployment" 0 kubectl describe deploy rec
 grep -Eq '^StrategyType: +Recreate$' "$tmp/out" || { echo "FAIL describe: no Recreate strategy:"; cat "$tmp/out"; failures=$((failures + 1)); }
-down=$(grep -n "Scaled down replica set $first_rs from 2 to 0" "$tmp/out" | cut -d: -f1)
-up=$(grep -n "Scaled up replica set rec-.* from 0 to 2" "$tmp/out" | tail -1 | cut -d: -f1)
+# the order of the Deployment's Events by their resourceVersion (the store's write order): describe
+# sorts by timestamps of whole seconds, where the two land in the same second
+kubectl get events --field-selector involvedObject.kind=Deployment,involvedObject.name=rec \
+  -o 'jsonpath={range .items[*]}{.metadata.resourceVersion} {.message}{"\n"}{end}' >"$tmp/rec-events" 2>&1
+down=$(grep "Scaled down replica set $first_rs from 2 to 0" "$tmp/rec-events" | head -1 | cut -d' ' -f1)
+up=$(grep "Scaled up replica set rec-.* from 0 to 2" "$tmp/rec-events" | grep -v "set $first_rs " | head -1 | cut -d' ' -f1)
 if [[ -z "$down" || -z "$up" || "$down" -ge "$up" ]]; then
   echo "FAIL Recreate: the old replica set is not scaled down before the new one is up:"
-  cat "$tmp/out"
+  cat "$tmp/rec-events" "$tmp/out"
   failures=$((failures + 1))
 fi
 check "describe rs" 0 kubectl describe rs "$first_rs"
