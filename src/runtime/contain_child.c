@@ -292,12 +292,7 @@ node_view(const struct contain_plan *p, bool *all_ro, const char **what, const c
                         close(tmp[i]);
         if (r < 0)
                 return r;
-        r = contain_child_binds_writable(p, *all_ro);
-        if (r < 0) {
-                errno = -r;
-                return fail("making the volumes writable again", "/", what, arg);
-        }
-        return 0;
+        return contain_child_binds_writable(p, *all_ro, what, arg);
 }
 
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)

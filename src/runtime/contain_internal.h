@@ -138,7 +138,10 @@ int contain_child_binds(const struct contain_plan *p,
 int contain_child_bind_sources(const struct contain_plan *p, const char **what, const char **arg);
 /* In the child, once the node is read-only: the writable binds made writable again, every
  * bind's fd closed. */
-int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only);
+int contain_child_binds_writable(const struct contain_plan *p,
+                                 bool node_read_only,
+                                 const char **what,
+                                 const char **arg);
 /* contain_mountpoint.c: path's mount point opened O_PATH, made where missing (only below the
  * container's own /tmp and /var/tmp, tmp[n_tmp] (-1: none), p's shares, in its own root
  * (p->own_root) or on the token path, else -EROFS), with no symbolic link followed that anyone but
@@ -149,7 +152,9 @@ int contain_mount_point(
  * fork; in the child, once each share was made writable again with its submounts, those made
  * read-only again; freed by contain_share_read_only_free(). -errno (+ err). */
 int contain_plan_share_read_only(struct contain_plan *p, struct xp_error *err);
-int contain_child_share_read_only(const struct contain_plan *p);
+int contain_child_share_read_only(const struct contain_plan *p,
+                                  const char **what,
+                                  const char **arg);
 void contain_share_read_only_free(struct contain_plan *p);
 /* contain_root.c: whether a volume of p needs a mount point directly in / that the node lacks
  * (before the fork), and in the child then a root of the container's own holding the node's
