@@ -345,7 +345,8 @@ int contain_child_binds(
                                 : dst == -EROFS
                                     ? "making the mount point (missing on the node, "
                                       "where a process pod makes one only below its "
-                                      "own /tmp, a shared path or in /) of the volume at"
+                                      "own /tmp, a shared path, in / or below /run) of the "
+                                      "volume at"
                                     : "making the mount point of the volume at";
                         return dst;
                 }

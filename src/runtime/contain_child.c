@@ -277,6 +277,9 @@ node_view(const struct contain_plan *p, bool *all_ro, const char **what, const c
                 tmp[i] = -1;
         /* a mount point missing in / is made in a root of its own, not on the node's */
         r = contain_child_own_root(p, what, arg);
+        /* and one missing below /run in a directory of its own */
+        if (r >= 0)
+                r = contain_child_own_dirs(p, what, arg);
         /* the sources first: they may lie below the node's /tmp */
         if (r >= 0)
                 r = contain_child_bind_sources(p, what, arg);
