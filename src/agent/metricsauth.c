@@ -7,7 +7,10 @@
  * outside the table's lock, so one slow answer holds up only its own scrape. A flood of made-up
  * tokens, each new to the table, would cost the server a review each: the server's refusals are
  * rationed (REFUSALS_BURST at once, then one a REFUSAL_INTERVAL_MS), and while none is left a
- * token not in the table is answered 503 without asking; approvals in the table still pass.
+ * token not in the table is answered 503 without asking; approvals in the table still pass. An
+ * approval that expired stays in the table for STALE_KEEP_MS more, out of the refusals' reach,
+ * and its token is asked about again whatever the ration: a flood cannot starve Prometheus once
+ * its approval expires, and a revoked token is still refused at its next scrape.
  */
 #include <errno.h>
 #include <gnutls/crypto.h>
@@ -28,6 +31,7 @@
 #define TOKEN_MAX_BYTES     8192
 #define REFUSALS_BURST      32
 #define REFUSAL_INTERVAL_MS 1000
+#define STALE_KEEP_MS       (10 * 60 * 1000)
 
 struct answer {
         uint8_t key[32]; /* SHA-256 of the token */
@@ -88,31 +92,44 @@ const char *xp_metrics_auth_bearer(const char *header)
         return *header ? header : NULL;
 }
 
-static bool remembered(
-    struct xp_metrics_auth *a, const uint8_t key[32], int64_t now, int *ret, struct xp_error *err)
+/* Whether the table answers for key (*ret); else *stale tells whether it holds an approval of key
+ * that expired less than STALE_KEEP_MS ago. */
+static bool remembered(struct xp_metrics_auth *a,
+                       const uint8_t key[32],
+                       int64_t now,
+                       int *ret,
+                       bool *stale,
+                       struct xp_error *err)
 {
         bool found = false;
 
+        *stale = false;
         pthread_mutex_lock(&a->lock);
         for (size_t i = 0; i < CACHE_SLOTS && !found; i++) {
                 struct answer *e = &a->cache[i];
 
-                if (e->expires_ms > now && memcmp(e->key, key, 32) == 0) {
+                if (e->expires_ms == 0 || memcmp(e->key, key, 32) != 0)
+                        continue;
+                if (e->expires_ms > now) {
                         found = true;
                         *ret = e->result;
                         if (e->result < 0)
                                 xp_errorf(err, e->result, "%s", e->message);
+                } else if (e->result == 0 && now - e->expires_ms < STALE_KEEP_MS) {
+                        *stale = true;
                 }
         }
         pthread_mutex_unlock(&a->lock);
         return found;
 }
 
-/* A refusal may take a slot that is free, expired or a refusal: a flood of made-up tokens must
- * never push out a live approval (Prometheus' token would cost a server call every scrape). */
+/* A refusal may take a slot that is free, a refusal, or an approval expired STALE_KEEP_MS ago: a
+ * flood of made-up tokens must never push out an approval, live or stale (Prometheus' token
+ * would wait for the ration). */
 static bool may_take(const struct answer *e, int64_t now, int result)
 {
-        return result == 0 || e->expires_ms <= now || e->result != 0;
+        return result == 0 || e->expires_ms == 0 || e->result != 0 ||
+               now - e->expires_ms >= STALE_KEEP_MS;
 }
 
 static void remember(
@@ -211,6 +228,7 @@ int xp_metrics_auth_check(struct xp_metrics_auth *a,
         const char *token = xp_metrics_auth_bearer(authorization);
         int64_t now = a->now_ms();
         uint8_t key[32];
+        bool stale;
         int r;
 
         if (!token)
@@ -223,9 +241,9 @@ int xp_metrics_auth_check(struct xp_metrics_auth *a,
                     err, -EACCES, "the bearer token is longer than %d bytes", TOKEN_MAX_BYTES);
         if (gnutls_hash_fast(GNUTLS_DIG_SHA256, token, strlen(token), key) < 0)
                 return xp_errorf(err, -EIO, "hashing the bearer token failed");
-        if (remembered(a, key, now, &r, err))
+        if (remembered(a, key, now, &r, &stale, err))
                 return r;
-        if (!may_ask(a, now))
+        if (!stale && !may_ask(a, now))
                 return xp_errorf(err,
                                  -EAGAIN,
                                  "the xpool server refused more than %d tokens in the last %d s: "

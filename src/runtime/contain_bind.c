@@ -345,7 +345,8 @@ int contain_child_binds(
                                 : dst == -EROFS
                                     ? "making the mount point (missing on the node, "
                                       "where a process pod makes one only below its "
-                                      "own /tmp, a shared path or in /) of the volume at"
+                                      "own /tmp, a shared path, in / or below /run) of the "
+                                      "volume at"
                                     : "making the mount point of the volume at";
                         return dst;
                 }
@@ -364,7 +365,7 @@ int contain_child_binds(
 /* Each bind's mount set as asked: writable (a share with what is mounted below it), then the
  * node's read-only mounts below the shares and the read-only binds (below a share, the first
  * step made them writable) read-only again. */
-static int binds_set(const struct contain_plan *p)
+static int binds_set(const struct contain_plan *p, const char **what, const char **arg)
 {
         struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY},
                           ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -378,23 +379,32 @@ static int binds_set(const struct contain_plan *p)
                                   "",
                                   AT_EMPTY_PATH | (b->shared ? AT_RECURSIVE : 0),
                                   &rw,
-                                  sizeof rw) < 0)
+                                  sizeof rw) < 0) {
+                        *what = "making the volumes writable again";
+                        *arg = "/";
                         return -errno;
+                }
         }
-        r = contain_child_share_read_only(p);
+        r = contain_child_share_read_only(p, what, arg);
         for (size_t i = 0; i < p->n_binds && r >= 0; i++) {
                 const struct contain_bind *b = &p->binds[i];
 
                 if (b->tree_fd >= 0 && b->read_only &&
-                    mount_setattr(b->tree_fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+                    mount_setattr(b->tree_fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0) {
                         r = -errno;
+                        *what = "making a read-only volume read-only again";
+                        *arg = b->destination;
+                }
         }
         return r;
 }
 
-int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only)
+int contain_child_binds_writable(const struct contain_plan *p,
+                                 bool node_read_only,
+                                 const char **what,
+                                 const char **arg)
 {
-        int r = node_read_only ? binds_set(p) : 0;
+        int r = node_read_only ? binds_set(p, what, arg) : 0;
 
         for (size_t i = 0; i < p->n_binds; i++) {
                 struct contain_bind *b = &p->binds[i];

@@ -277,6 +277,9 @@ node_view(const struct contain_plan *p, bool *all_ro, const char **what, const c
                 tmp[i] = -1;
         /* a mount point missing in / is made in a root of its own, not on the node's */
         r = contain_child_own_root(p, what, arg);
+        /* and one missing below /run in a directory of its own */
+        if (r >= 0)
+                r = contain_child_own_dirs(p, what, arg);
         /* the sources first: they may lie below the node's /tmp */
         if (r >= 0)
                 r = contain_child_bind_sources(p, what, arg);
@@ -292,12 +295,7 @@ node_view(const struct contain_plan *p, bool *all_ro, const char **what, const c
                         close(tmp[i]);
         if (r < 0)
                 return r;
-        r = contain_child_binds_writable(p, *all_ro);
-        if (r < 0) {
-                errno = -r;
-                return fail("making the volumes writable again", "/", what, arg);
-        }
-        return 0;
+        return contain_child_binds_writable(p, *all_ro, what, arg);
 }
 
 int contain_child_mounts(const struct contain_plan *p, const char **what, const char **arg)

@@ -32,6 +32,8 @@ struct contain_bind {
         ino_t src_ino;
 };
 
+#define CONTAIN_OWN_DIRS_MAX 4
+
 struct contain_plan {
         bool namespaces; /* own mount and cgroup namespaces (the pid one is the shim's) */
         bool privileged;
@@ -59,6 +61,11 @@ struct contain_plan {
         char tmp_options[64];
         /* a volume's mount point is missing directly in the node's / (contain_root.c) */
         bool own_root;
+        /* directories below /run the node has, a component below which a volume's mount point
+         * needs is missing: a tmpfs of the container's own each, shallower first (contain_root.c)
+         */
+        char *own_dirs[CONTAIN_OWN_DIRS_MAX];
+        size_t n_own_dirs;
         /* the node's read-only mounts at or below a share, read-only again (contain_share.c) */
         char **share_ro;
         size_t n_share_ro;
@@ -138,18 +145,24 @@ int contain_child_binds(const struct contain_plan *p,
 int contain_child_bind_sources(const struct contain_plan *p, const char **what, const char **arg);
 /* In the child, once the node is read-only: the writable binds made writable again, every
  * bind's fd closed. */
-int contain_child_binds_writable(const struct contain_plan *p, bool node_read_only);
+int contain_child_binds_writable(const struct contain_plan *p,
+                                 bool node_read_only,
+                                 const char **what,
+                                 const char **arg);
 /* contain_mountpoint.c: path's mount point opened O_PATH, made where missing (only below the
  * container's own /tmp and /var/tmp, tmp[n_tmp] (-1: none), p's shares, in its own root
- * (p->own_root) or on the token path, else -EROFS), with no symbolic link followed that anyone but
- * the node's root could have planted (-ELOOP): fd or -errno. */
+ * (p->own_root), in its own directories below /run (p->own_dirs) or on the token path, else
+ * -EROFS), with no symbolic link followed that anyone but the node's root could have planted
+ * (-ELOOP): fd or -errno. */
 int contain_mount_point(
     const struct contain_plan *p, const char *path, bool dir, const int *tmp, size_t n_tmp);
 /* contain_share.c: the node's read-only mounts at or below a share (p->share_ro), before the
  * fork; in the child, once each share was made writable again with its submounts, those made
  * read-only again; freed by contain_share_read_only_free(). -errno (+ err). */
 int contain_plan_share_read_only(struct contain_plan *p, struct xp_error *err);
-int contain_child_share_read_only(const struct contain_plan *p);
+int contain_child_share_read_only(const struct contain_plan *p,
+                                  const char **what,
+                                  const char **arg);
 void contain_share_read_only_free(struct contain_plan *p);
 /* contain_root.c: whether a volume of p needs a mount point directly in / that the node lacks
  * (before the fork), and in the child then a root of the container's own holding the node's
@@ -159,6 +172,12 @@ bool contain_needs_own_root(const struct contain_plan *p);
  * Linux 5.12) the node's entries bound into that root would stay writable. */
 bool contain_own_root_refused(int mount_setattr_errno);
 int contain_child_own_root(const struct contain_plan *p, const char **what, const char **arg);
+/* contain_root.c: before the fork, p->own_dirs (-ENOMEM), freed by contain_own_dirs_free(); in the
+ * child, after the own root, each made a tmpfs holding the node's entries of it, so the missing
+ * mount points below are made there and the node's /run gains nothing. */
+int contain_plan_own_dirs(struct contain_plan *p);
+void contain_own_dirs_free(struct contain_plan *p);
+int contain_child_own_dirs(const struct contain_plan *p, const char **what, const char **arg);
 /* Before the user changes: the bounding set, ambient cleared, and the seccomp filter when it
  * needs CAP_SYS_ADMIN to be loaded (no no_new_privs). */
 int contain_child_before_user(const struct contain_plan *p, const char **what, const char **arg);

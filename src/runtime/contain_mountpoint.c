@@ -88,10 +88,15 @@ static bool below_place(const struct walk *w, int dir, bool volumes)
  * masks one, a directory /forcefsck forces a check at the next boot). */
 static bool may_make(const struct walk *w, int at, bool dir)
 {
-        struct stat st, root;
+        struct stat st, root, own;
 
         if (w->anywhere || below_place(w, at, false))
                 return true;
+        /* in a directory of the container's own below /run (its tmpfs, not a node's entry) */
+        for (size_t i = 0; i < w->p->n_own_dirs; i++)
+                if (fstat(at, &st) == 0 && stat(w->p->own_dirs[i], &own) == 0 &&
+                    st.st_dev == own.st_dev)
+                        return true;
         return dir && (w->p->own_root || w->p->privileged) && fstat(at, &st) == 0 &&
                fstat(w->root, &root) == 0 && same(&st, root.st_dev, root.st_ino);
 }

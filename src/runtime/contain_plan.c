@@ -345,6 +345,8 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         if (r >= 0)
                 r = contain_plan_share_read_only(p, err);
         p->own_root = r >= 0 && contain_needs_own_root(p);
+        if (r >= 0)
+                r = contain_plan_own_dirs(p);
         return r;
 }
 
@@ -360,6 +362,7 @@ void contain_plan_done(struct contain_plan *p)
         free(p->detach);
         contain_binds_free(p);
         contain_share_read_only_free(p);
+        contain_own_dirs_free(p);
         /* netns is set once netns_fd is: a plan never prepared has no fd to close */
         if (p->netns && p->netns_fd >= 0)
                 close(p->netns_fd);

@@ -6,12 +6,16 @@
  * each file bound), made the root with pivot_root, so the mount point is made in the container's
  * view and the node's / gains nothing. The root turns read-only with the rest of the node
  * (contain_child.c). Its tmpfs is first mounted on /proc, where the container's own proc is
- * mounted later anyway. System calls only: it runs in the shim's child between fork and exec.
+ * mounted later anyway. A mount point missing below /run (a secret at /run/secrets/NAME where
+ * the node has no /run/secrets) is made the same way in a directory of the container's own: the
+ * deepest directory the node has above it becomes a tmpfs holding its entries, staged on /proc
+ * and moved there. System calls only: it runs in the shim's child between fork and exec.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -66,8 +70,8 @@ static void join(char *buf, const char *prefix, const char *name)
         buf[a + b] = '\0';
 }
 
-/* The node's /name in the new root (stage): a link copied, anything else made and bound. */
-static int mirror(int root, int stage, const char *name, unsigned char type)
+/* The node's dir/name (dir ends in '/') in stage: a link copied, anything else made and bound. */
+static int mirror(int root, int stage, const char *dir, const char *name, unsigned char type)
 {
         char from[PATH_MAX], to[PATH_MAX];
         struct stat st;
@@ -94,17 +98,17 @@ static int mirror(int root, int stage, const char *name, unsigned char type)
                       close(fd) < 0)
                 return -errno;
         /* the stage itself: the container's own proc is mounted there later */
-        if (strcmp(name, STAGE_NAME) == 0)
+        if (strcmp(dir, "/") == 0 && strcmp(name, STAGE_NAME) == 0)
                 return 0;
-        join(from, "/", name);
+        join(from, dir, name);
         join(to, STAGE "/", name);
         if (mount(from, to, NULL, MS_BIND | (type == DT_DIR ? MS_REC : 0), NULL) < 0)
                 return -errno;
         return 0;
 }
 
-/* Every entry of / mirrored into stage. */
-static int mirror_all(int root, int stage)
+/* Every entry of the node's dir (open as root) mirrored into stage. */
+static int mirror_all(int root, int stage, const char *dir)
 {
         char buf[8192] __attribute__((aligned(8)));
         long n;
@@ -117,7 +121,7 @@ static int mirror_all(int root, int stage)
                         off += d->d_reclen;
                         if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
                                 continue;
-                        r = mirror(root, stage, d->d_name, d->d_type);
+                        r = mirror(root, stage, dir, d->d_name, d->d_type);
                         if (r < 0)
                                 return r;
                 }
@@ -150,7 +154,7 @@ int contain_child_own_root(const struct contain_plan *p, const char **what, cons
                 return -errno;
         root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         stage = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        r = root < 0 || stage < 0 ? -errno : mirror_all(root, stage);
+        r = root < 0 || stage < 0 ? -errno : mirror_all(root, stage, "/");
         if (root >= 0)
                 close(root);
         if (r >= 0 && fchdir(stage) < 0)
@@ -163,4 +167,120 @@ int contain_child_own_root(const struct contain_plan *p, const char **what, cons
         if (syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
                 return -errno;
         return 0;
+}
+
+/* The deepest directory of the node that d (below /run, or /var/run when that links to /run)
+ * has, into own (PATH_MAX), when a component below it is missing: else false. */
+static bool missing_below_run(const char *d, char *own)
+{
+        char link[16];
+        struct stat st;
+        size_t n;
+        ssize_t k;
+
+        k = strncmp(d, "/var/run/", 9) == 0 ? readlink("/var/run", link, sizeof link - 1) : -1;
+        if (k > 0) {
+                link[k] = '\0';
+                if (strcmp(link, "/run") == 0 || strcmp(link, "../run") == 0)
+                        d += 4;
+        }
+        /* room for the name of an entry mirrored below it (mirror()'s paths) */
+        if (strncmp(d, "/run/", 5) != 0 || strlen(d) >= PATH_MAX - NAME_MAX - 8)
+                return false;
+        n = 4;
+        memcpy(own, "/run", 5);
+        while (d[n] == '/') {
+                size_t next = n + 1 + strcspn(d + n + 1, "/");
+
+                memcpy(own + n, d + n, next - n);
+                own[next] = '\0';
+                if (lstat(own, &st) < 0) {
+                        own[n] = '\0';
+                        return errno == ENOENT && next > n + 1;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return false;
+                n = next;
+        }
+        return false;
+}
+
+int contain_plan_own_dirs(struct contain_plan *p)
+{
+        char own[PATH_MAX];
+
+        if (!p->namespaces || p->privileged)
+                return 0;
+        for (size_t i = 0; i < p->n_binds && p->n_own_dirs < CONTAIN_OWN_DIRS_MAX; i++) {
+                size_t at = 0;
+
+                if (p->binds[i].shared || !missing_below_run(p->binds[i].destination, own))
+                        continue;
+                /* the shallower first: a deeper one is then bound in its tmpfs */
+                while (at < p->n_own_dirs && strcmp(p->own_dirs[at], own) < 0)
+                        at++;
+                if (at < p->n_own_dirs && strcmp(p->own_dirs[at], own) == 0)
+                        continue;
+                memmove(p->own_dirs + at + 1,
+                        p->own_dirs + at,
+                        (p->n_own_dirs - at) * sizeof *p->own_dirs);
+                p->own_dirs[at] = strdup(own);
+                if (!p->own_dirs[at])
+                        return -ENOMEM;
+                p->n_own_dirs++;
+        }
+        return 0;
+}
+
+void contain_own_dirs_free(struct contain_plan *p)
+{
+        for (size_t i = 0; i < p->n_own_dirs; i++)
+                free(p->own_dirs[i]);
+        p->n_own_dirs = 0;
+}
+
+/* The node's directory dir replaced, in the container's view, by a tmpfs of its own holding
+ * dir's entries (as the own root holds /'s), staged on /proc and moved onto dir. */
+static int own_dir(const char *dir, const char **what, const char **arg)
+{
+        char prefix[PATH_MAX];
+        int from, stage, r;
+        size_t n = strlen(dir);
+
+        *what = "making a directory of its own (for a mount point missing below it) of";
+        *arg = dir;
+        if (n + 2 > sizeof prefix)
+                return -ENAMETOOLONG;
+        memcpy(prefix, dir, n);
+        memcpy(prefix + n, "/", 2);
+        if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+                return -errno;
+        from = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        stage = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = from < 0 || stage < 0 ? -errno : mirror_all(from, stage, prefix);
+        if (from >= 0)
+                close(from);
+        if (stage >= 0)
+                close(stage);
+        if (r >= 0 && mount(STAGE, dir, NULL, MS_MOVE, NULL) < 0)
+                r = -errno;
+        return r;
+}
+
+int contain_child_own_dirs(const struct contain_plan *p, const char **what, const char **arg)
+{
+        int r = 0;
+
+        /* as for the own root: before Linux 5.12 the node's entries bound there would stay
+         * writable */
+        if (p->n_own_dirs > 0 && mount_setattr(-1, "", AT_EMPTY_PATH, NULL, 0) < 0 &&
+            contain_own_root_refused(errno)) {
+                *what = "a directory of its own, which needs Linux 5.12 (mount_setattr), for a "
+                        "mount point missing below";
+                *arg = p->own_dirs[0];
+                return -ENOSYS;
+        }
+        for (size_t i = 0; i < p->n_own_dirs && r >= 0; i++)
+                r = own_dir(p->own_dirs[i], what, arg);
+        return r;
 }

@@ -118,30 +118,40 @@ int contain_plan_share_read_only(struct contain_plan *p, struct xp_error *err)
         return 0;
 }
 
-/* Whether fd is the root of a mount: a mount this container's namespace dropped (the pods'
- * namespace pins, contain_plan's detach) leaves its plain mount point, which has nothing to
- * make read-only. */
-static bool mount_root(int fd)
+/* Whether fd is the root of a mount (1) or not (0): a mount this container's namespace dropped
+ * (the pods' namespace pins, contain_plan's detach) leaves its plain mount point, which has
+ * nothing to make read-only. Not knowing is an error: the share would stay writable. */
+static int mount_root(int fd)
 {
         struct statx stx;
 
-        return statx(fd, "", AT_EMPTY_PATH, 0, &stx) == 0 &&
-               (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-               (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+        if (statx(fd, "", AT_EMPTY_PATH, 0, &stx) < 0)
+                return -errno;
+        if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                return -EOPNOTSUPP;
+        return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? 1 : 0;
 }
 
-int contain_child_share_read_only(const struct contain_plan *p)
+int contain_child_share_read_only(const struct contain_plan *p, const char **what, const char **arg)
 {
         struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
 
         for (size_t i = 0; i < p->n_share_ro; i++) {
-                int fd = xp_open_no_links(AT_FDCWD, p->share_ro[i], 0), r = 0;
+                int fd = xp_open_no_links(AT_FDCWD, p->share_ro[i], 0), r;
 
+                *arg = p->share_ro[i];
                 /* a link on the way (the pod swapped a directory of its share) fails the start */
-                if (fd < 0)
+                if (fd < 0) {
+                        *what = "opening a read-only share (a link on the way?)";
                         return fd;
-                if (mount_root(fd) && mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+                }
+                r = mount_root(fd);
+                if (r < 0)
+                        *what = "finding whether a read-only share is a mount (statx)";
+                else if (r > 0 && mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0) {
                         r = -errno;
+                        *what = "making a share read-only";
+                }
                 close(fd);
                 if (r < 0)
                         return r;

@@ -139,6 +139,7 @@ struct reply {
         struct upgrade upgrade;
         const char *content_type; /* for text and streams; JSON bodies are application/json */
         const char *headers[13];  /* more headers: name, value, ..., NULL (borrowed: static) */
+        char warning[640];        /* the value of a Warning header in headers, when one is */
 };
 
 struct route;

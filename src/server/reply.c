@@ -214,18 +214,15 @@ int reply_invalid(struct reply *ret,
         return 0;
 }
 
-/* The Warning header of reply_patch_failed(): sent by the thread that built the reply, before it
- * builds another. */
-static _Thread_local char patch_warning[640];
-
 int reply_patch_failed(struct reply *ret, const char *why)
 {
+        char *patch_warning = ret->warning;
         size_t n = 0, free_pair = 0;
 
         /* a warn-agent "-" warning (RFC 7234), as kube-apiserver sends them: printable ASCII in
          * a quoted string */
-        n += (size_t)snprintf(patch_warning, sizeof patch_warning, "299 - \"");
-        for (const char *c = why; *c && n + 4 < sizeof patch_warning; c++) {
+        n += (size_t)snprintf(patch_warning, sizeof ret->warning, "299 - \"");
+        for (const char *c = why; *c && n + 4 < sizeof ret->warning; c++) {
                 if (*c == '"' || *c == '\\')
                         patch_warning[n++] = '\\';
                 patch_warning[n++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';

@@ -8,8 +8,9 @@
 #     away) fails, saying why, rather than handing the command one of the node's terminals;
 #   - a volume at a mountPath missing in / (/xpool-r3-PID) is mounted in the pod's own root and
 #     the node's / gains nothing (before the fix, an empty directory owned by root);
-#   - the token path's exception is the token's directory alone: a mountPath below /run/secrets
-#     that is not it fails to start and nothing is made in the node's /run/secrets;
+#   - a secret at /run/secrets/NAME (and an emptyDir deeper below /run) is mounted in a /run of
+#     the pod's own: the pod runs and reads it, and the node's /run gains nothing (before the
+#     fix, the start failed where the node had no /run/secrets);
 #   - a pod's own /tmp holds half its memory limit: writing past it is ENOSPC (before, the
 #     tmpfs had the kernel's default size, half the node's memory);
 #   - a shared path (--share) is writable with what is mounted below it, but for what the node
@@ -38,6 +39,7 @@ stop_up() {
 cleanup_node() {
   rmdir "$top" 2>/dev/null || true
   rm -rf "$secret_dir"
+  rmdir /run/deep/x/y /run/deep/x /run/deep 2>/dev/null || true
 }
 trap 'stop_up; release_tmp; cleanup_node; rm -rf "$tmp"' EXIT
 
@@ -100,7 +102,10 @@ expect_in "the node's read-only mount below it stays read-only" "$tmp/view.out" 
 [[ -e $shared/sub/r3 ]] || { echo "FAIL the write below the shared path is not on the node"; failures=$((failures + 1)); }
 [[ ! -e $tmp/rosrc/r3 ]] || { echo "FAIL the pod wrote the node's read-only mount"; failures=$((failures + 1)); }
 
-# ---- the token path's exception is its own directory, not what lies below /run/secrets --------
+# ---- a secret at /run/secrets/NAME: made in a /run of the pod's own, not on the node -------------
+had_secrets=no
+[[ -e /run/secrets ]] && had_secrets=yes
+check "create the secret" 0 "${k[@]}" create secret generic r3secret --from-literal=word=xyzzy
 cat >"$tmp/secretdir.yaml" <<EOF
 apiVersion: v1
 kind: Pod
@@ -109,15 +114,24 @@ spec:
   restartPolicy: Never
   containers:
   - name: c
-    command: [sh, -c, "echo mounted"]
-    volumeMounts: [{name: v, mountPath: $secret_dir/deep}]
-  volumes: [{name: v, emptyDir: {}}]
+    command: [sh, -c, "cat $secret_dir/word && ls -d /run/deep/x && echo runs"]
+    volumeMounts:
+    - {name: s, mountPath: $secret_dir, readOnly: true}
+    - {name: v, mountPath: /run/deep/x/y}
+  volumes:
+  - {name: s, secret: {secretName: r3secret}}
+  - {name: v, emptyDir: {}}
 EOF
 check "apply secretdir" 0 "${k[@]}" apply -f "$tmp/secretdir.yaml"
-poll "a mountPath below /run/secrets fails" 60 Failed phase secretdir
-check "secretdir's message" 0 "${k[@]}" get pod secretdir -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
-expect_in "... saying why" "$tmp/out" "missing on the node"
+poll "a secret below /run/secrets: the pod runs" 60 Succeeded phase secretdir
+check "secretdir's log" 0 "${k[@]}" logs secretdir
+expect_in "... and reads its secret" "$tmp/out" "xyzzy"
+expect_in "... and its own /run holds the deeper mount point" "$tmp/out" "runs"
 [[ ! -e $secret_dir ]] || { echo "FAIL a pod made $secret_dir on the node"; failures=$((failures + 1)); }
+[[ ! -e /run/deep ]] || { echo "FAIL a pod made /run/deep on the node"; failures=$((failures + 1)); }
+if [[ $had_secrets == no && -e /run/secrets ]]; then
+  echo "FAIL a pod made /run/secrets on the node"; failures=$((failures + 1))
+fi
 
 # ---- exec -t: the container's own terminal or none ----------------------------------------------
 cat >"$tmp/jail.yaml" <<EOF
@@ -152,8 +166,8 @@ path="/exec/default/jail/c?podUID=$uid&xpoolNonce=0123456789abcdef&command=true&
 expiry=$(($(date +%s) + 30))
 mac=$(printf 'GET\n%s\n%s' "$path" "$expiry" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" | sed 's/.*= //')
 stream() { # the request the server would send, without its upgrade: the code in $tmp/code
-  curl -sS -H "X-Xpool-Signature: $id:$expiry:$mac" -o "$tmp/out" -w '%{http_code}' \
-    "http://127.0.0.1:$port$path" >"$tmp/code" || true
+  curl -sS --cacert "$data/pki/ca.crt" -H "X-Xpool-Signature: $id:$expiry:$mac" -o "$tmp/out" -w '%{http_code}' \
+    "https://127.0.0.1:$port$path" >"$tmp/code" || true
 }
 stream
 code=$(cat "$tmp/code")

@@ -240,6 +240,56 @@ static void refusals_rationed(void **state)
         stop(&r);
 }
 
+/* Exhausts the ration with made-up tokens never seen before (from *next on): how many were
+ * refused by the server. */
+static int flood(struct xp_metrics_auth *auth, int *next, int n)
+{
+        char header[64];
+        int refused = 0;
+
+        for (int i = 0; i < n; i++, (*next)++) {
+                snprintf(header, sizeof header, "Bearer flood-%d", *next);
+                refused += xp_metrics_auth_check(auth, header, NULL) == -EACCES;
+        }
+        return refused;
+}
+
+/* A flood that outlasts Prometheus' cached approval: its expired approval is kept out of the
+ * refusals' reach (more refusals are remembered than the table has free slots) and its token is
+ * asked about again despite the ration, so its scrapes still pass; 10 minutes after the approval
+ * expired it is gone and the token waits for the ration like any other. */
+static void stale_approval_outlives_a_flood(void **state)
+{
+        struct responder r;
+        struct xp_metrics_auth *auth;
+        int next = 0, asked_before;
+
+        (void)state;
+        start(&r);
+        frozen_ms = 2000000;
+        auth = new_auth_clock(&r, frozen_clock);
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer good", NULL), 0);
+        frozen_ms += 121 * 1000; /* the approval expired */
+        assert_int_equal(flood(auth, &next, 40), 32);
+        /* a refusal a second: more than the table's 31 free slots, while each is remembered */
+        for (int i = 0; i < 40; i++) {
+                frozen_ms += 1000;
+                assert_int_equal(flood(auth, &next, 2), 1);
+        }
+        asked_before = asked(&r);
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer good", NULL), 0);
+        assert_int_equal(asked(&r), asked_before + 1);
+        /* approved again: remembered, not asked */
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer good", NULL), 0);
+        assert_int_equal(asked(&r), asked_before + 1);
+        /* long after its approval expired, the token waits for the ration like a new one */
+        frozen_ms += 121 * 1000 + 10 * 60 * 1000;
+        assert_int_equal(flood(auth, &next, 40), 32);
+        assert_int_equal(xp_metrics_auth_check(auth, "Bearer good", NULL), -EAGAIN);
+        xp_metrics_auth_free(auth);
+        stop(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -247,6 +297,7 @@ int main(void)
             cmocka_unit_test(decisions_and_memory),
             cmocka_unit_test(unreachable_server_is_not_remembered),
             cmocka_unit_test(refusals_rationed),
+            cmocka_unit_test(stale_approval_outlives_a_flood),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Which directories below /run a process container gets a tmpfs of its own for (contain_root.c):
+ * the deepest one the node has above a volume's missing mount point, once each, shallower first,
+ * /var/run read as /run where it links there; none for a mount point the node has, one outside
+ * /run, a shared path or a privileged container.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "runtime/contain_internal.h"
+
+static void plan_dirs(struct contain_plan *p, struct contain_bind *binds, size_t n)
+{
+        *p = (struct contain_plan){.namespaces = true, .binds = binds, .n_binds = n};
+        assert_int_equal(contain_plan_own_dirs(p), 0);
+}
+
+static void own_dirs_below_run(void **state)
+{
+        char dir[] = "/run/xpool-own-XXXXXX", deep[64], missing[64], via_var[64], in_top[64];
+        char gone[64];
+        struct contain_bind binds[5] = {0};
+        struct contain_plan p;
+
+        (void)state;
+        if (!mkdtemp(dir))
+                skip(); /* no /run to write here */
+        snprintf(deep, sizeof deep, "%s/a/b", dir);
+        snprintf(gone, sizeof gone, "/run/xpool-gone-%d", (int)getpid());
+        snprintf(missing, sizeof missing, "%s/c", gone);
+        snprintf(via_var, sizeof via_var, "/var%s/x", dir);
+        snprintf(in_top, sizeof in_top, "%s", dir);
+        binds[0].destination = deep;
+        binds[1].destination = missing;
+        binds[2].destination = in_top; /* the node has it: nothing of its own */
+        binds[3].destination = (char *)"/xpool-not-run/a";
+        binds[4].destination = via_var;
+        plan_dirs(&p, binds, 5);
+        /* via_var: the same as deep's where /var/run links to /run, else not below /run */
+        assert_int_equal(p.n_own_dirs, 2);
+        assert_string_equal(p.own_dirs[0], "/run");
+        assert_string_equal(p.own_dirs[1], dir);
+        contain_own_dirs_free(&p);
+        /* a shared path, a privileged container: the node's own */
+        binds[0].shared = true;
+        binds[1].shared = true;
+        binds[4].shared = true;
+        plan_dirs(&p, binds, 5);
+        assert_int_equal(p.n_own_dirs, 0);
+        binds[0].shared = false;
+        p = (struct contain_plan){
+            .namespaces = true, .privileged = true, .binds = binds, .n_binds = 5};
+        assert_int_equal(contain_plan_own_dirs(&p), 0);
+        assert_int_equal(p.n_own_dirs, 0);
+        rmdir(dir);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(own_dirs_below_run),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
