@@ -107,6 +107,10 @@ int pending_queue_read(struct xp_scheduler *s, struct pending *p)
 
         if (xp_streq0(q, p->queue))
                 return 0;
+        /* the shape names the queue and is kept per version of the pod, which a PodGroup's
+         * change of queue does not move */
+        free(p->shape);
+        p->shape = NULL;
         free(p->queue);
         p->queue = q ? strdup(q) : NULL;
         return q && !p->queue ? -ENOMEM : 0;

@@ -156,6 +156,9 @@ int contain_child_binds_writable(const struct contain_plan *p,
  * (-ELOOP): fd or -errno. */
 int contain_mount_point(
     const struct contain_plan *p, const char *path, bool dir, const int *tmp, size_t n_tmp);
+/* contain_mountpoint.c: whether path is the service account token's directory, the one mount
+ * point made on the node where it is missing. */
+bool contain_is_token_path(const char *path);
 /* contain_share.c: the node's read-only mounts at or below a share (p->share_ro), before the
  * fork; in the child, once each share was made writable again with its submounts, those made
  * read-only again; freed by contain_share_read_only_free(). -errno (+ err). */

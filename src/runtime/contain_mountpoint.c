@@ -225,7 +225,7 @@ static int walk_path(struct walk *w, int at, const char *path, bool last_dir)
  * whose missing directories may be made outside the places, and only it, not what lies below
  * (a pod's own mountPath /run/secrets/x/y would otherwise make directories, or empty files, on
  * the node). */
-static bool is_token_path(const char *path)
+bool contain_is_token_path(const char *path)
 {
         return strcmp(path, "/var/run" TOKEN_DIR) == 0 || strcmp(path, "/run" TOKEN_DIR) == 0;
 }
@@ -237,7 +237,7 @@ int contain_mount_point(
                          .p = p,
                          .tmp = tmp,
                          .n_tmp = n_tmp,
-                         .anywhere = dir && is_token_path(path)};
+                         .anywhere = dir && contain_is_token_path(path)};
         int fd;
 
         if (w.root < 0)

@@ -214,7 +214,11 @@ int contain_plan_own_dirs(struct contain_plan *p)
         for (size_t i = 0; i < p->n_binds && p->n_own_dirs < CONTAIN_OWN_DIRS_MAX; i++) {
                 size_t at = 0;
 
-                if (p->binds[i].shared || !missing_below_run(p->binds[i].destination, own))
+                /* the token's directory is made on the node once (contain_mount_point()): else
+                 * every pod of a node without /run/secrets would get a copy of all /run, a
+                 * snapshot of it (resolv.conf's target replaced by rename stays old) */
+                if (p->binds[i].shared || contain_is_token_path(p->binds[i].destination) ||
+                    !missing_below_run(p->binds[i].destination, own))
                         continue;
                 /* the shallower first: a deeper one is then bound in its tmpfs */
                 while (at < p->n_own_dirs && strcmp(p->own_dirs[at], own) < 0)

@@ -44,6 +44,22 @@ static bool same_class(const struct nclass *c, enum class_kind kind, const struc
         return true;
 }
 
+/* A class names its alphabetically first nodes, sorted: the text is the same whatever the order
+ * the nodes came in (users compare it, and tests read it word for word). */
+static void names_keep_first(struct nclass *c, const char *name)
+{
+        size_t kept = c->count < XP_WHY_NAMES_MAX ? c->count : XP_WHY_NAMES_MAX, at = kept;
+
+        while (at > 0 && strcmp(c->names[at - 1], name) > 0)
+                at--;
+        if (at == XP_WHY_NAMES_MAX)
+                return;
+        if (kept == XP_WHY_NAMES_MAX)
+                kept--; /* the last one drops out */
+        memmove(c->names + at + 1, c->names + at, (kept - at) * sizeof(*c->names));
+        c->names[at] = name;
+}
+
 static int
 class_add(struct classes *cs, enum class_kind kind, const struct reasons *rs, const char *name)
 {
@@ -64,8 +80,7 @@ class_add(struct classes *cs, enum class_kind kind, const struct reasons *rs, co
                 c = &cs->items[cs->n++];
                 *c = (struct nclass){.kind = kind, .rs = *rs};
         }
-        if (c->count < XP_WHY_NAMES_MAX)
-                c->names[c->count] = name;
+        names_keep_first(c, name);
         c->count++;
         return 0;
 }

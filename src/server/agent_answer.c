@@ -104,14 +104,20 @@ int agent_read_body(struct api *api,
                     size_t len,
                     size_t head_len)
 {
-        const char *field = strcasestr(buf, "\r\nContent-Length:");
+        const char *field;
         size_t want = AGENT_HEAD_MAX;
         unsigned long declared;
+        char after_head = buf[head_len - 2];
+
+        /* the field is looked for in the head alone, not in body bytes already read */
+        buf[head_len - 2] = '\0';
+        field = strcasestr(buf, "\r\nContent-Length:");
 
         /* the head may end one read (one TLS record) before its body comes */
         if (field && sscanf(field + strlen("\r\nContent-Length:"), " %lu", &declared) == 1 &&
             declared < AGENT_HEAD_MAX - head_len)
                 want = head_len + declared;
+        buf[head_len - 2] = after_head;
         while (len < want) {
                 ssize_t n;
 

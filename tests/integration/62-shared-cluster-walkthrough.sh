@@ -158,7 +158,7 @@ expect_exact "xpool why train, word for word" "$tmp/out" "pod vision/$train is p
 poll "the sweep is untouched" 10 16 running research app=sweep
 podgroup vision train 2 'queue: team-b, minResources: {nvidia.com/gpu: "8"}' >"$tmp/pg.yaml"
 check "minResources fixed" 0 kubectl apply -f "$tmp/pg.yaml"
-poll "train's 2 members run" 60 2 running vision app=train
+poll "train's 2 members run" 120 2 running vision app=train
 check "both were nominated where they run" 0 kubectl -n vision get pods -l app=train -o 'jsonpath={range .items[*]}{.status.nominatedNodeName}={.spec.nodeName}{"\n"}{end}'
 [[ $(grep -cxE 'n1=n1|n2=n2' "$tmp/out") -eq 2 ]] || { echo "FAIL the members' nominations:"; cat "$tmp/out"; failures=$((failures + 1)); }
 check "Preempted events" 0 kubectl -n research get events -o 'jsonpath={range .items[?(@.reason=="Preempted")]}{.involvedObject.name}{"\n"}{end}'

@@ -3,7 +3,7 @@
  * Which directories below /run a process container gets a tmpfs of its own for (contain_root.c):
  * the deepest one the node has above a volume's missing mount point, once each, shallower first,
  * /var/run read as /run where it links there; none for a mount point the node has, one outside
- * /run, a shared path or a privileged container.
+ * /run, the token's directory, a shared path or a privileged container.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -65,10 +65,28 @@ static void own_dirs_below_run(void **state)
         rmdir(dir);
 }
 
+/* The token's directory is made on the node once, never copied with all of /run for every pod of
+ * a node that has no /run/secrets yet (a freshly booted one). */
+static void the_token_directory_gets_none(void **state)
+{
+        struct contain_bind binds[2] = {
+            {.destination = (char *)"/var/run/secrets/kubernetes.io/serviceaccount"},
+            {.destination = (char *)"/run/secrets/kubernetes.io/serviceaccount"},
+        };
+        struct contain_plan p;
+
+        (void)state;
+        assert_true(contain_is_token_path(binds[0].destination));
+        assert_false(contain_is_token_path("/run/secrets/kubernetes.io/serviceaccount/x"));
+        plan_dirs(&p, binds, 2);
+        assert_int_equal(p.n_own_dirs, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(own_dirs_below_run),
+            cmocka_unit_test(the_token_directory_gets_none),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

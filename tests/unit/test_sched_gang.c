@@ -403,6 +403,29 @@ static void why_by_node_class(void **state)
         xp_sched_free(sched);
 }
 
+/* A class names its alphabetically first nodes, sorted, whatever order the nodes came in. */
+static void why_names_nodes_in_order(void **state)
+{
+        struct xp_sched *sched = new_sched();
+        struct xp_error err = {0};
+        struct xp_pod *pod = gpu_pod("train", 4);
+        char *text = NULL;
+
+        (void)state;
+        gpu_node(sched, "n4", 2, NULL);
+        gpu_node(sched, "n2", 2, NULL);
+        gpu_node(sched, "n3", 2, NULL);
+        gpu_node(sched, "n1", 2, NULL);
+        assert_int_equal(xp_sched_why(sched, pod, &text, &err), 0);
+        assert_string_equal(text,
+                            "4 nodes (n1, n2, n3 and 1 more): Insufficient nvidia.com/gpu\n"
+                            "to unblock: needs 4 nvidia.com/gpu on one node; the most free on one "
+                            "node is 2, on 4 nodes\n");
+        free(text);
+        xp_pod_free(pod);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -412,6 +435,7 @@ int main(void)
             cmocka_unit_test(spread_fills_fullest_first),
             cmocka_unit_test(options_parse),
             cmocka_unit_test(why_by_node_class),
+            cmocka_unit_test(why_names_nodes_in_order),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
