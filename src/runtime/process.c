@@ -1800,6 +1800,8 @@ static int list_pod(struct xp_runtime *rt,
         char pdir[PATH_MAX], dir[PATH_MAX];
         DIR *d;
         struct dirent *e;
+        bool all_exited = true;
+        size_t listed = 0;
         int r = 0;
 
         snprintf(pdir, sizeof(pdir), "%s/%s", rt->state_dir, uid);
@@ -1816,11 +1818,14 @@ static int list_pod(struct xp_runtime *rt,
                 if (c.state == CSTATE_NONE || (c.state == CSTATE_STARTING &&
                                                (is_starting(rt, uid, e->d_name) ||
                                                 !list_interrupted(rt, uid, e->d_name, dir, &c)))) {
+                        all_exited &= c.state == CSTATE_NONE;
                         cinfo_done(&c);
                         continue;
                 }
                 if (c.state == CSTATE_LOST)
                         (void)record_lost(rt, dir, &c);
+                all_exited &= c.state == CSTATE_EXITED || c.state == CSTATE_LOST;
+                listed++;
                 watch_shim(rt, uid, &c); /* adopted after a restart, or started meanwhile */
                 grown = reallocarray(*v, *n + 1, sizeof(**v));
                 if (!grown)
@@ -1834,6 +1839,9 @@ static int list_pod(struct xp_runtime *rt,
                 cinfo_done(&c);
         }
         closedir(d);
+        /* every exit read: the shims' ends, each a read of the pod again, tell nothing more */
+        if (r >= 0 && listed > 0 && all_exited)
+                shimwatch_forget_pod(rt->shims, uid);
         return r < 0 ? xp_errorf(err, r, "listing %s: out of memory", pdir) : 0;
 }
 
