@@ -263,12 +263,9 @@ static void cinfo_done(struct cinfo *c)
         *c = (struct cinfo){0};
 }
 
-static void cinfo_load(const char *dir, struct cinfo *c)
+/* The state a container's shim recorded (exit.json, running.json), its spec not read. */
+static void cinfo_load_state(const char *dir, struct cinfo *c)
 {
-        *c = (struct cinfo){0};
-        c->spec = read_json(dir, RUNTIME_SPEC_FILE);
-        if (!c->spec)
-                return;
         c->exit = read_json(dir, RUNTIME_EXIT_FILE);
         if (c->exit) {
                 c->state = CSTATE_EXITED;
@@ -289,19 +286,23 @@ static void cinfo_load(const char *dir, struct cinfo *c)
                 c->state = CSTATE_LOST;
 }
 
-static int cinfo_record(const struct cinfo *c, struct xp_container_record *ret)
+static void cinfo_load(const char *dir, struct cinfo *c)
 {
-        struct xp_container_record r = {0};
-        json_t *src = c->exit ? c->exit : c->running;
-        int e = 0;
+        *c = (struct cinfo){0};
+        c->spec = read_json(dir, RUNTIME_SPEC_FILE);
+        if (c->spec)
+                cinfo_load_state(dir, c);
+}
 
-        e |= dup_str(c->spec, "pod_uid", &r.pod_uid);
-        e |= dup_str(c->spec, "pod_namespace", &r.pod_namespace);
-        e |= dup_str(c->spec, "pod_name", &r.pod_name);
-        e |= dup_str(c->spec, "container", &r.container);
-        e |= dup_str(c->spec, "image_id", &r.image_id);
-        e |= dup_str(c->spec, "image_ref", &r.image_ref);
-        r.attempt = (unsigned)i64_of(c->spec, "attempt");
+/* Fills r's pids, times and exit from what the shim recorded, then hands it over; e: whether a
+ * copy failed already. */
+static int record_finish(const struct cinfo *c,
+                         struct xp_container_record r,
+                         int e,
+                         struct xp_container_record *ret)
+{
+        json_t *src = c->exit ? c->exit : c->running;
+
         if (src) {
                 r.pid = (pid_t)i64_of(src, "pid");
                 r.started_ns = i64_of(src, "started_ns");
@@ -321,6 +322,45 @@ static int cinfo_record(const struct cinfo *c, struct xp_container_record *ret)
         }
         *ret = r;
         return 0;
+}
+
+static int cinfo_record(const struct cinfo *c, struct xp_container_record *ret)
+{
+        struct xp_container_record r = {0};
+        int e = 0;
+
+        e |= dup_str(c->spec, "pod_uid", &r.pod_uid);
+        e |= dup_str(c->spec, "pod_namespace", &r.pod_namespace);
+        e |= dup_str(c->spec, "pod_name", &r.pod_name);
+        e |= dup_str(c->spec, "container", &r.container);
+        e |= dup_str(c->spec, "image_id", &r.image_id);
+        e |= dup_str(c->spec, "image_ref", &r.image_ref);
+        r.attempt = (unsigned)i64_of(c->spec, "attempt");
+        return record_finish(c, r, e, ret);
+}
+
+static int dup_opt(const char *s, char **ret)
+{
+        *ret = s ? strdup(s) : NULL;
+        return s && !*ret;
+}
+
+/* The record of a start just made: who it is comes from the launch, which the spec was written
+ * from, so that the start does not parse the spec it wrote. */
+static int launch_record(const struct xp_container_launch *l,
+                         const struct cinfo *c,
+                         struct xp_container_record *ret)
+{
+        struct xp_container_record r = {.attempt = l->attempt};
+        int e = 0;
+
+        e |= dup_opt(l->pod_uid, &r.pod_uid);
+        e |= dup_opt(l->pod_namespace, &r.pod_namespace);
+        e |= dup_opt(l->pod_name, &r.pod_name);
+        e |= dup_opt(l->container, &r.container);
+        e |= dup_opt(l->oci ? l->oci->image_id : NULL, &r.image_id);
+        e |= dup_opt(l->oci ? l->oci->image_ref : NULL, &r.image_ref);
+        return record_finish(c, r, e, ret);
 }
 
 static int container_dir(const struct xp_runtime *rt,
@@ -1507,17 +1547,18 @@ static int shim_answer(const struct xp_runtime *rt,
                          rt->shim_exe);
 }
 
+/* ret_c: what the shim recorded (its pid, for the caller's watch), the caller's to free */
 static int start(struct xp_runtime *rt,
                  const struct xp_container_launch *l,
                  const char *dir,
                  struct xp_container_record *ret,
+                 struct cinfo *ret_c,
                  struct xp_error *err)
 {
         _cleanup_free_ char *log_dir = NULL, *text = NULL;
         _cleanup_close_ int lock = -1;
         bool fresh = true;
         char reply[RUNTIME_NOTIFY_MAX + 1], path[PATH_MAX + 32];
-        struct cinfo c;
         int r;
 
         r = xp_runtime_log_dir(
@@ -1581,9 +1622,10 @@ static int start(struct xp_runtime *rt,
         r = shim_answer(rt, l, reply, err);
         if (r < 0)
                 return r;
-        cinfo_load(dir, &c);
-        r = c.state == CSTATE_RUNNING || c.state == CSTATE_EXITED ? cinfo_record(&c, ret) : -EIO;
-        cinfo_done(&c);
+        cinfo_load_state(dir, ret_c);
+        r = ret_c->state == CSTATE_RUNNING || ret_c->state == CSTATE_EXITED
+                ? launch_record(l, ret_c, ret)
+                : -EIO;
         if (r < 0)
                 return xp_errorf(err,
                                  r,
@@ -1603,6 +1645,7 @@ int xp_runtime_start(struct xp_runtime *rt,
                      struct xp_error *err)
 {
         char dir[PATH_MAX];
+        struct cinfo c = {0};
         int r;
 
         if (!component_ok(l->pod_uid) || !component_ok(l->container) ||
@@ -1630,15 +1673,11 @@ int xp_runtime_start(struct xp_runtime *rt,
         pthread_mutex_unlock(&rt->lock);
         if (r < 0)
                 return r;
-        r = start(rt, l, dir, ret, err);
+        r = start(rt, l, dir, ret, &c, err);
         pthread_mutex_lock(&rt->lock);
-        if (r >= 0) {
-                struct cinfo c;
-
-                cinfo_load(dir, &c);
+        if (r >= 0)
                 watch_shim(rt, l->pod_uid, &c);
-                cinfo_done(&c);
-        }
+        cinfo_done(&c);
         if (r < 0 && r != -EEXIST) /* -EEXIST: what is there is another start's */
                 remove_state(rt, l->pod_uid, l->container, NULL);
         starting_remove(rt, l->pod_uid, l->container);
@@ -1761,6 +1800,8 @@ static int list_pod(struct xp_runtime *rt,
         char pdir[PATH_MAX], dir[PATH_MAX];
         DIR *d;
         struct dirent *e;
+        bool all_exited = true;
+        size_t listed = 0;
         int r = 0;
 
         snprintf(pdir, sizeof(pdir), "%s/%s", rt->state_dir, uid);
@@ -1777,11 +1818,14 @@ static int list_pod(struct xp_runtime *rt,
                 if (c.state == CSTATE_NONE || (c.state == CSTATE_STARTING &&
                                                (is_starting(rt, uid, e->d_name) ||
                                                 !list_interrupted(rt, uid, e->d_name, dir, &c)))) {
+                        all_exited &= c.state == CSTATE_NONE;
                         cinfo_done(&c);
                         continue;
                 }
                 if (c.state == CSTATE_LOST)
                         (void)record_lost(rt, dir, &c);
+                all_exited &= c.state == CSTATE_EXITED || c.state == CSTATE_LOST;
+                listed++;
                 watch_shim(rt, uid, &c); /* adopted after a restart, or started meanwhile */
                 grown = reallocarray(*v, *n + 1, sizeof(**v));
                 if (!grown)
@@ -1795,6 +1839,9 @@ static int list_pod(struct xp_runtime *rt,
                 cinfo_done(&c);
         }
         closedir(d);
+        /* every exit read: the shims' ends, each a read of the pod again, tell nothing more */
+        if (r >= 0 && listed > 0 && all_exited)
+                shimwatch_forget_pod(rt->shims, uid);
         return r < 0 ? xp_errorf(err, r, "listing %s: out of memory", pdir) : 0;
 }
 

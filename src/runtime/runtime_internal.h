@@ -95,6 +95,9 @@ int shimwatch_add(struct shimwatch *w, const char *uid, pid_t pid, uint64_t star
  * uids is not NULL. -ENOMEM: what was appended stays, and a shim whose uid could not be appended
  * stays watched (the event fd still readable), so that a later take names it. */
 int shimwatch_take(struct shimwatch *w, char ***uids, size_t *n);
+/* Stops watching the shims of pod uid, whose containers' exits are all recorded: their ends
+ * would only make the pod be read again. */
+void shimwatch_forget_pod(struct shimwatch *w, const char *uid);
 /* How many shims are watched. */
 size_t shimwatch_count(const struct shimwatch *w);
 /* startlock.c: opens the state directory dir and takes its start lock, waiting for it when

@@ -146,6 +146,17 @@ int shimwatch_add(struct shimwatch *w, const char *uid, pid_t pid, uint64_t star
         return r;
 }
 
+void shimwatch_forget_pod(struct shimwatch *w, const char *uid)
+{
+        for (size_t i = 0; i < w->index.cap; i++) {
+                struct watched *e = w->index.values[i];
+
+                /* the index leaves a tombstone where drop() deletes: no entry moves */
+                if (e && strcmp(e->uid, uid) == 0)
+                        drop(w, e);
+        }
+}
+
 /* Appends the uid (copied) to *uids; -ENOMEM leaves *uids and *n as they were, in effect. */
 static int push(char ***uids, size_t *n, const char *uid)
 {

@@ -253,6 +253,30 @@ static void free_closes_all(void **state)
         end(pid);
 }
 
+/* A pod whose exits are all read stops being watched: its shims' ends name it no more, while
+ * another pod's shim, watched beside it, still does. */
+static void forgotten_pod_not_named(void **state)
+{
+        struct fixture *f = *state;
+        uint64_t start[3];
+        pid_t pid[3] = {shim_like(&start[0]), shim_like(&start[1]), shim_like(&start[2])};
+        char **uids = NULL;
+        size_t n = 0;
+
+        assert_int_equal(shimwatch_add(f->w, "pod-done", pid[0], start[0]), 0);
+        assert_int_equal(shimwatch_add(f->w, "pod-done", pid[1], start[1]), 0);
+        assert_int_equal(shimwatch_add(f->w, "pod-000", pid[2], start[2]), 0);
+        shimwatch_forget_pod(f->w, "pod-done");
+        assert_int_equal(shimwatch_count(f->w), 1);
+        for (size_t i = 0; i < 3; i++)
+                end(pid[i]);
+        assert_true(ready(f->w));
+        assert_int_equal(shimwatch_take(f->w, &uids, &n), 0);
+        expect_pods(uids, n, 1);
+        assert_int_equal(shimwatch_count(f->w), 0);
+        free_uids(uids, n);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -260,6 +284,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(out_of_memory_loses_none, setup, teardown),
             cmocka_unit_test_setup_teardown(hundreds, setup, teardown),
             cmocka_unit_test_setup_teardown(free_closes_all, setup, teardown),
+            cmocka_unit_test_setup_teardown(forgotten_pod_not_named, setup, teardown),
         };
 
         int probe = (int)syscall(SYS_pidfd_open, getpid(), 0);
