@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * HorizontalPodAutoscaler through autoscaling/v1 (src/core/kind_autoscaling_v1.c) as
+ * HorizontalPodAutoscaler's kinds. Scaling to zero (src/core/kind_autoscaling_hpa.c): minReplicas
+ * 0 is refused in Kubernetes' words unless allowed (the HPAScaleToZero gate, or an object that
+ * had 0 already), and then only with an Object or External metric.
+ * Through autoscaling/v1 (src/core/kind_autoscaling_v1.c) as
  * kube-apiserver 1.32 converts it: a stored v2 object answered in v1 carries its conditions and
  * its behavior in the autoscaling.alpha.kubernetes.io annotations, as JSON in Go's field order,
  * and leaves out the status pointers that are unset (no null); a v1 write with those annotations
@@ -9,6 +12,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,11 +151,71 @@ static void written_in_v1(void **state)
         json_decref(v1);
 }
 
+/* An HPA of minReplicas 0 decoded (old: the stored one, or NULL): 0, or the error's text. */
+static const char *decode_min0(const char *metric, bool with_old, struct xp_error *err)
+{
+        char text[1024];
+        struct xp_doc *doc = NULL, *old = NULL;
+        json_t *json;
+        int r;
+
+        snprintf(text,
+                 sizeof text,
+                 "{\"apiVersion\": \"autoscaling/v2\", \"kind\": \"HorizontalPodAutoscaler\","
+                 " \"metadata\": {\"name\": \"q\"}, \"spec\": {\"scaleTargetRef\":"
+                 " {\"kind\": \"Deployment\", \"name\": \"q\"}, \"minReplicas\": 0,"
+                 " \"maxReplicas\": 3, \"metrics\": [%s]}}",
+                 metric);
+        json = parse(text);
+        *err = (struct xp_error){0};
+        if (with_old) /* stored before the gate went: decoded trusted, as the store's are */
+                assert_int_equal(
+                    xp_doc_from_json(&xp_kind_hpa, json, NULL, XP_DECODE_TRUSTED, &old, err), 0);
+        /* an update: the new object's rules checked against the stored one */
+        r = xp_doc_from_json(&xp_kind_hpa, json, NULL, old ? XP_DECODE_TRUSTED : 0, &doc, err);
+        if (r >= 0 && old)
+                r = xp_doc_validate(doc, old, err);
+        xp_doc_free(doc);
+        xp_doc_free(old);
+        json_decref(json);
+        return r < 0 ? err->msg : NULL;
+}
+
+static const char external[] =
+    "{\"type\": \"External\", \"external\": {\"metric\": {\"name\": \"waiting\"},"
+    " \"target\": {\"type\": \"AverageValue\", \"averageValue\": \"10\"}}}";
+static const char cpu[] = "{\"type\": \"Resource\", \"resource\": {\"name\": \"cpu\","
+                          " \"target\": {\"type\": \"Utilization\", \"averageUtilization\": 50}}}";
+
+static void scale_to_zero(void **state)
+{
+        struct xp_error err;
+        const char *msg;
+
+        (void)state;
+        msg = decode_min0(external, false, &err);
+        assert_non_null(msg);
+        assert_non_null(
+            strstr(msg, "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1"));
+        /* an object stored with 0 keeps validating (Kubernetes' MinReplicasLowerBound) */
+        assert_null(decode_min0(external, true, &err));
+
+        xp_kind_hpa_allow_scale_to_zero(true);
+        assert_null(decode_min0(external, false, &err));
+        msg = decode_min0(cpu, false, &err);
+        assert_non_null(msg);
+        assert_non_null(strstr(msg,
+                               "spec.metrics: Forbidden: must specify at least one Object or "
+                               "External metric to support scaling to zero replicas"));
+        xp_kind_hpa_allow_scale_to_zero(false);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(read_in_v1),
             cmocka_unit_test(written_in_v1),
+            cmocka_unit_test(scale_to_zero),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
