@@ -82,6 +82,8 @@ static const char usage[] =
     "      --hpa-prometheus-url http://HOST:PORT[/PREFIX]\n"
     "                          a Prometheus-compatible query API for External and Object\n"
     "                          metrics (and Pods metrics xpool does not serve itself)\n"
+    "      --hpa-scale-to-zero  HPAs may have minReplicas 0 when they scale on an Object or\n"
+    "                          External metric (Kubernetes' HPAScaleToZero gate)\n"
     "      --watch-stall-timeout DURATION\n"
     "                          a watch whose client takes none of its bytes for this long\n"
     "                          is dropped (default 2m; for tests and operators)\n"
@@ -120,6 +122,7 @@ enum {
         OPT_HPA_TOLERANCE,
         OPT_HPA_DOWNSCALE,
         OPT_HPA_PROMETHEUS,
+        OPT_HPA_SCALE_TO_ZERO,
         OPT_NODE_PORT_RANGE,
         OPT_WATCH_STALL,
         OPT_IDLE_TIMEOUT,
@@ -190,6 +193,9 @@ static int hpa_option(int c, const char *arg, struct xp_server_options *o)
                                              &o->hpa_downscale_ms);
         case OPT_HPA_PROMETHEUS:
                 o->hpa_prometheus_url = arg;
+                return 0;
+        case OPT_HPA_SCALE_TO_ZERO:
+                o->hpa_scale_to_zero = true;
                 return 0;
         }
         return 0;
@@ -353,6 +359,7 @@ static const struct option server_options_table[] = {
      NULL,
      OPT_HPA_DOWNSCALE},
     {"hpa-prometheus-url", required_argument, NULL, OPT_HPA_PROMETHEUS},
+    {"hpa-scale-to-zero", no_argument, NULL, OPT_HPA_SCALE_TO_ZERO},
     {"service-cluster-ip-range", required_argument, NULL, 'I'},
     {"service-node-port-range", required_argument, NULL, OPT_NODE_PORT_RANGE},
     {"placement-profile", required_argument, NULL, 'L'},

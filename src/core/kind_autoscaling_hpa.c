@@ -7,6 +7,7 @@
  * MINPODS MAXPODS REPLICAS AGE).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -125,26 +126,59 @@ static int check_target(struct xp_decode_ctx *ctx, const json_t *m, size_t i)
             type);
 }
 
+static atomic_bool scale_to_zero;
+
+void xp_kind_hpa_allow_scale_to_zero(bool allow)
+{
+        atomic_store(&scale_to_zero, allow);
+}
+
+/* The lowest minReplicas: 0 with the gate, or where the object had 0 already (as Kubernetes'
+ * MinReplicasLowerBound: an update keeps working when the gate goes), else 1. */
+static int64_t min_replicas_bound(const struct xp_doc *old)
+{
+        const json_t *spec = old ? json_object_get(old->body, "spec") : NULL;
+
+        return atomic_load(&scale_to_zero) || (spec && xp_json_int_at(spec, "minReplicas", 1) == 0)
+                   ? 0
+                   : 1;
+}
+
+/* Whether metrics holds an Object or External metric, which scaling from zero can read. */
+static bool has_object_or_external(const json_t *metrics)
+{
+        const json_t *m;
+        size_t i;
+
+        json_array_foreach(metrics, i, m)
+        {
+                const char *type = xp_json_str_at(m, "type", "");
+
+                if (strcmp(type, "Object") == 0 || strcmp(type, "External") == 0)
+                        return true;
+        }
+        return false;
+}
+
 static int
 hpa_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct xp_doc *old)
 {
         const json_t *spec = json_object_get(doc->body, "spec");
         int64_t min = xp_json_int_at(spec, "minReplicas", 1),
-                max = xp_json_int_at(spec, "maxReplicas", 0);
+                max = xp_json_int_at(spec, "maxReplicas", 0), bound = min_replicas_bound(old);
         struct xp_ge_msg ge;
         char max_text[24];
         const json_t *m;
         size_t i;
         int r;
 
-        (void)old;
         if (!xp_json_str_at(spec, "scaleTargetRef.kind", NULL))
                 return xp_fail_field(ctx, -EINVAL, "spec.scaleTargetRef.kind", "Required value");
         if (!xp_json_str_at(spec, "scaleTargetRef.name", NULL))
                 return xp_fail_field(ctx, -EINVAL, "spec.scaleTargetRef.name", "Required value");
-        if (min < 1)
+        if (min < bound)
                 return xp_fail_field(
-                    ctx, -EINVAL, "spec.minReplicas", "%s", xp_ge_msg_int(&ge, min, 1));
+                    ctx, -EINVAL, "spec.minReplicas", "%s", xp_ge_msg_int(&ge, min, bound));
         if (max < 1)
                 return xp_fail_field(ctx,
                                      -EINVAL,
@@ -161,6 +195,12 @@ hpa_validate(struct xp_decode_ctx *ctx, const struct xp_doc *doc, const struct x
         }
         json_array_foreach(
             json_object_get(spec, "metrics"), i, m) if ((r = check_target(ctx, m, i)) < 0) return r;
+        if (min == 0 && !has_object_or_external(json_object_get(spec, "metrics")))
+                return xp_fail_field(ctx,
+                                     -EINVAL,
+                                     "spec.metrics",
+                                     "Forbidden: must specify at least one Object or External "
+                                     "metric to support scaling to zero replicas");
         return 0;
 }
 

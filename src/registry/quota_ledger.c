@@ -10,11 +10,13 @@
  * its check to its write, so the totals are exact when a create is checked.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry_internal.h"
 #include "xpool/doc.h"
+#include "xpool/log.h"
 #include "xpool/resource.h"
 #include "xpool/store.h"
 
@@ -33,6 +35,7 @@ struct quota_ledger {
         uint64_t version; /* the pod writes of the store's log read through */
         json_t *pods;     /* name -> the pod as written, those that count only */
         json_t *pending;  /* uid -> a pod admitted and charged whose write the log has not shown */
+        uint64_t lists;   /* the times its pods were listed (XPOOL_DEBUG=quota logs each) */
         struct ledger_quota *quotas;
         size_t n_quotas;
         struct quota_ledger *next;
@@ -304,12 +307,14 @@ static struct quota_ledger *ledger_of(struct xp_registry *registry, const char *
  * The pods are listed outside quota_lock, so that creates in other namespaces, and the status of
  * this one, do not wait on a list of thousands of pods; the list then starts the ledger over
  * unless another thread's list did so meanwhile. The last try lists under the lock, so that a
- * namespace whose log moves faster than it is listed still gets its totals.
+ * namespace whose log moves faster than it is listed still gets its totals: that list is current
+ * for admission as it stands (every create is checked and written under the lock), so it is not
+ * caught up again with a log that other writers may have trimmed past it meanwhile.
  */
 static struct quota_ledger *
 ledger_current(struct xp_registry *registry, const char *namespace, int *r, struct xp_error *err)
 {
-        for (int try = 0; try <= LEDGER_LIST_TRIES + 1; try++) {
+        for (int try = 0; try <= LEDGER_LIST_TRIES; try++) {
                 struct quota_ledger *l = ledger_of(registry, namespace);
                 json_t *pods = NULL;
                 uint64_t version = 0;
@@ -319,8 +324,6 @@ ledger_current(struct xp_registry *registry, const char *namespace, int *r, stru
                        : xp_errorf(err, -ENOMEM, "quota: out of memory");
                 if (*r != LEDGER_RELIST)
                         return *r < 0 ? NULL : l;
-                if (try > LEDGER_LIST_TRIES)
-                        break;
                 if (unlocked)
                         pthread_mutex_unlock(&registry->quota_lock);
                 *r = xp_store_list(registry->store, "pods", namespace, &pods, &version, err);
@@ -331,12 +334,22 @@ ledger_current(struct xp_registry *registry, const char *namespace, int *r, stru
                         *r = xp_errorf(err, -ENOMEM, "quota: out of memory");
                 if (*r >= 0 && l->version == 0 && install(l, pods, version) < 0)
                         *r = xp_errorf(err, -ENOMEM, "quota: out of memory");
+                else if (*r >= 0 && l->version == version)
+                        xp_debug("quota",
+                                 "quota: the pods of %s listed at version %" PRIu64
+                                 " (list %" PRIu64 "%s)",
+                                 namespace,
+                                 version,
+                                 ++l->lists,
+                                 unlocked ? "" : ", under the lock");
                 json_decref(pods);
                 if (*r < 0)
                         return NULL;
+                if (!unlocked)
+                        return l;
         }
         *r = xp_errorf(err, -EAGAIN, "quota: the pods of %s could not be listed", namespace);
-        return NULL;
+        return NULL; /* not reached: the last try returns */
 }
 
 void registry_quota_ledger_forget(struct xp_registry *registry, const char *namespace)

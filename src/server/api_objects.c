@@ -1220,9 +1220,22 @@ static int patch_apply(const struct request *req,
 {
         struct xp_error err = {0};
         /* the patch is in the version it was sent through */
-        json_t *patched = NULL, *shown = json_incref((json_t *)stored);
-        int r = shown_as(kind, &shown);
+        json_t *patched = NULL, *shown = NULL;
+        int r;
 
+        /* kube-apiserver's bound on a JSON patch's operations, and its words, before any applies */
+        if (type == XP_PATCH_JSON && json_array_size(patch) > XP_PATCH_MAX_OPS)
+                return reply_status(ret,
+                                    413,
+                                    "RequestEntityTooLarge",
+                                    NULL,
+                                    NULL,
+                                    "Request entity too large: The allowed maximum operations in "
+                                    "a JSON patch is %d, got %zu",
+                                    XP_PATCH_MAX_OPS,
+                                    json_array_size(patch));
+        shown = json_incref((json_t *)stored);
+        r = shown_as(kind, &shown);
         if (r < 0) {
                 json_decref(shown);
                 return r;

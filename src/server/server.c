@@ -241,6 +241,7 @@ static int start_autoscaler(struct xp_server *server,
         if (r < 0)
                 return r;
         srv_usage_feed(server->api.usage, server->api.history); /* the dashboard's utilisation */
+        xp_kind_hpa_allow_scale_to_zero(options->hpa_scale_to_zero);
         r = srv_hpa_source_new(
             server->api.usage, options->hpa_prometheus_url, &server->hpa_source, err);
         if (r < 0)

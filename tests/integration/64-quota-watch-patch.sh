@@ -7,7 +7,8 @@
 # - kubectl get --watch (-o wide too) receives its watch as Tables (as=Table;g=meta.k8s.io in the
 #   watch's Accept), the columns once, and prints a row per change;
 # - a JSON patch that does not apply is kube-apiserver's 422: "the server rejected our request
-#   due to an error in our request", with the JSON patch library's words as a Warning;
+#   due to an error in our request", with the JSON patch library's words as a Warning, and one of
+#   more than 10000 operations its 413;
 # - kubectl create and describe of a ConfigMap, a Secret (its size, not its value) and a CronJob.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -99,6 +100,10 @@ check "the Status of a replace of nothing" 0 curl -sS --max-time 10 -D "$tmp/hea
   --data-binary '[{"op":"replace","path":"/spec/x","value":1}]' "$base/api/v1/namespaces/default/pods/g2"
 expect_exact "kube-apiserver's Status" "$tmp/out" '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{},"code":422}'
 expect_in "the Warning header" "$tmp/headers" 'Warning: 299 - "replace operation does not apply: doc is missing key: /spec/x: missing value"'
+# more operations than kube-apiserver takes: its 413 and words, before any operation applies
+/usr/bin/python3 -c 'import json; print(json.dumps([{"op": "add", "path": "/metadata/labels/step", "value": "two"}] * 10001))' >"$tmp/ops.json"
+check "10001 operations" 1 "${k[@]}" patch pod g2 --type=json --patch-file "$tmp/ops.json"
+expect_exact "kubectl's line" "$tmp/err" "Error from server (RequestEntityTooLarge): Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
 check "the pod is as it was" 0 "${k[@]}" get pod g2 -o 'jsonpath={.metadata.labels.step}'
 expect_exact "unchanged" "$tmp/out" "one"
 

@@ -460,6 +460,16 @@ static void decisions(void **state)
         assert_int_equal(xp_hpa_decide(&s.behavior, &s.limits, m, 3, &s.history, &d), 0);
         assert_int_equal(d.desired, 2);
         assert_string_equal(d.reason, "Current number of replicas below Spec.MinReplicas");
+
+        /* minReplicas 0 (--hpa-scale-to-zero): at zero replicas the metrics still decide */
+        m[2] = (struct xp_hpa_metric_result){
+            .name = "external metric queue", .ok = true, .replicas = 3};
+        m[0].replicas = m[1].replicas = 0;
+        sync_init(&s, true, 0, 10, 0);
+        assert_int_equal(xp_hpa_decide(&s.behavior, &s.limits, m, 3, &s.history, &d), 0);
+        assert_true(d.rescale);
+        assert_int_equal(d.desired, 3);
+        assert_string_equal(d.active.reason, "ValidMetricFound");
         xp_hpa_history_done(&s.history);
 }
 

@@ -151,11 +151,14 @@ extern const struct xp_kind xp_kind_controllerrevision; /* kind_apps_revision.c 
 extern const struct xp_kind xp_kind_job;                /* kind_batch_job.c */
 extern const struct xp_kind xp_kind_cronjob;            /* kind_batch_cronjob.c */
 extern const struct xp_kind xp_kind_hpa;                /* kind_autoscaling_hpa.c */
-extern const struct xp_kind xp_kind_pdb;                /* kind_policy.c */
-extern const struct xp_kind xp_kind_service;            /* kind_service.c */
-extern const struct xp_kind xp_kind_endpoints;          /* kind_endpoints.c */
-extern const struct xp_kind xp_kind_endpointslice;      /* kind_endpoints.c */
-extern const struct xp_kind xp_kind_hpa_v1;             /* kind_autoscaling_v1.c */
+/* Whether HPAs may have minReplicas 0 (Kubernetes' HPAScaleToZero gate; off until set): set by
+ * the server at its start, for the whole process. */
+void xp_kind_hpa_allow_scale_to_zero(bool allow);
+extern const struct xp_kind xp_kind_pdb;           /* kind_policy.c */
+extern const struct xp_kind xp_kind_service;       /* kind_service.c */
+extern const struct xp_kind xp_kind_endpoints;     /* kind_endpoints.c */
+extern const struct xp_kind xp_kind_endpointslice; /* kind_endpoints.c */
+extern const struct xp_kind xp_kind_hpa_v1;        /* kind_autoscaling_v1.c */
 
 extern const struct xp_kind *const xp_kinds[];
 extern const size_t xp_kinds_n;

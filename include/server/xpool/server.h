@@ -83,6 +83,7 @@ struct xp_server_options {
         int64_t hpa_downscale_ms;
         bool hpa_downscale_set;
         const char *hpa_prometheus_url;
+        bool hpa_scale_to_zero; /* minReplicas 0 accepted (Kubernetes' HPAScaleToZero gate) */
         /* A watch whose client takes nothing of what is due for this long is dropped (0: 120 s),
          * and an authenticated connection without a request for this long is closed (0: 60 s;
          * libmicrohttpd's own timeout is twice it, in whole seconds). For tests and operators. */
