@@ -955,6 +955,60 @@ static void podgroup_priority_class(void **state)
         expect_pod(f, "v-1", "n1");
 }
 
+/* A pending pod of gpus NVIDIA GPUs at priority (no queue). */
+static void put_gpus_pod(struct fixture *f, const char *name, int gpus, int priority)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\",\"labels\":{},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}]},"
+            "\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            priority,
+            gpus);
+}
+
+/* 62's case on one node of 4 GPUs: a gang of two 2-GPU members preempts the four 1-GPU pods
+ * (both members nominated to g1), the replacements wait, and the gang is bound there. */
+static void gang_preempts_devices_on_one_node(void **state)
+{
+        static const char *const lows[] = {"low-1", "low-2", "low-3", "low-4"};
+        struct fixture *f = *state;
+
+        put_gpu_node(f, "g1");
+        for (size_t i = 0; i < 4; i++)
+                put_gpus_pod(f, lows[i], 1, 0);
+        steps(f);
+        for (size_t i = 0; i < 2; i++) {
+                const char *name = i ? "g-1" : "g-0";
+                put_gpus_pod(f, name, 2, 10);
+                assert_true(
+                    xp_registry_change(
+                        f->base.registry, "pods", "default", name, gang_labels, NULL, NULL, NULL) >=
+                    0);
+        }
+        steps(f);
+        assert_int_equal(terminating(f, lows, 4), 4);
+        for (size_t i = 0; i < 4; i++)
+                agent_finishes(f, lows[i]);
+        put_gpus_pod(f, "again-1", 1, 0);
+        put_gpus_pod(f, "again-2", 1, 0);
+        steps(f);
+        f->base.now_ms += 20000;
+        steps(f);
+        expect_pod(f, "g-0", "g1");
+        expect_pod(f, "g-1", "g1");
+        expect_pod(f, "again-1", "-");
+        expect_pod(f, "again-2", "-");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -975,6 +1029,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(queue_and_gang_unblock, setup, teardown),
             cmocka_unit_test_setup_teardown(accelerator_counts_pods_before_nodes, setup, teardown),
             cmocka_unit_test_setup_teardown(podgroup_priority_class, setup, teardown),
+            cmocka_unit_test_setup_teardown(gang_preempts_devices_on_one_node, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
