@@ -47,27 +47,50 @@ static const char *unschedulable_message(const json_t *pod)
         return NULL;
 }
 
-/* The newest FailedScheduling Event of the pod (uid) from xpool's scheduler, or NULL. */
-static const char *newest_explanation(const json_t *events, const char *name, const char *uid)
+/* Whether Event e is a FailedScheduling of the pod (uid) from xpool's scheduler. */
+static bool failed_scheduling_of(const json_t *e, const char *name, const char *uid)
+{
+        return get_str(e, "reason", NULL) &&
+               strcmp(get_str(e, "reason", NULL), "FailedScheduling") == 0 &&
+               get_str(e, "involvedObject", "name") &&
+               strcmp(get_str(e, "involvedObject", "name"), name) == 0 &&
+               !(uid && get_str(e, "involvedObject", "uid") &&
+                 strcmp(get_str(e, "involvedObject", "uid"), uid)) &&
+               get_str(e, "message", NULL);
+}
+
+/*
+ * The newest FailedScheduling Event of the pod (uid) that explains message (the condition's),
+ * else the newest of any, or NULL. Events of one second list in no set order: a gang's member
+ * told "incomplete" and then "over its queue's limit" in the same second must print the
+ * explanation of the second.
+ */
+static const char *
+newest_explanation(const json_t *events, const char *name, const char *uid, const char *message)
 {
         const char *best = NULL, *best_time = "";
+        bool best_matches = false;
+        size_t len = strlen(message);
         const json_t *e;
         size_t i;
 
         json_array_foreach(json_object_get(events, "items"), i, e)
         {
-                const char *t = get_str(e, "lastTimestamp", NULL);
-                if (!get_str(e, "reason", NULL) ||
-                    strcmp(get_str(e, "reason", NULL), "FailedScheduling") ||
-                    !get_str(e, "involvedObject", "name") ||
-                    strcmp(get_str(e, "involvedObject", "name"), name) ||
-                    (uid && get_str(e, "involvedObject", "uid") &&
-                     strcmp(get_str(e, "involvedObject", "uid"), uid)) ||
-                    !get_str(e, "message", NULL))
+                const char *t = get_str(e, "lastTimestamp", NULL), *text;
+                bool matches;
+
+                if (!failed_scheduling_of(e, name, uid))
                         continue;
-                if (!best || (t && strcmp(t, best_time) >= 0)) {
-                        best = get_str(e, "message", NULL);
+                text = get_str(e, "message", NULL);
+                matches =
+                    strncmp(text, message, len) == 0 &&
+                    (text[len] == '\0' || strncmp(text + len, SEPARATOR, strlen(SEPARATOR)) == 0);
+                if (best && best_matches && !matches)
+                        continue;
+                if (!best || (matches && !best_matches) || (t && strcmp(t, best_time) >= 0)) {
+                        best = text;
                         best_time = t ? t : "";
+                        best_matches = matches;
                 }
         }
         return best;
@@ -126,7 +149,7 @@ static int why(struct xp_client *client, const char *name, struct xp_error *err)
         r = get(client, "events", NULL, &events, err);
         if (r < 0)
                 return r;
-        explanation = newest_explanation(events, name, get_str(pod, "metadata", "uid"));
+        explanation = newest_explanation(events, name, get_str(pod, "metadata", "uid"), message);
         if (explanation && strstr(explanation, SEPARATOR))
                 print_explanation(explanation);
         return 0;

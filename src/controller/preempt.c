@@ -19,46 +19,11 @@
 #include "preempt_budget.h"
 #include "queue_state.h"
 #include "scheduler_state.h"
+#include "xpool/codec.h"
 #include "xpool/log.h"
 #include "xpool/preempt.h"
 #include "xpool/registry.h"
 #include "xpool/strutil.h"
-
-void nominee_free(struct nominee *n)
-{
-        if (!n)
-                return;
-        free(n->key);
-        xp_placement_done(&n->placement);
-        free(n);
-}
-
-static char *key_of(const struct xp_pod *pod)
-{
-        char *key;
-
-        if (asprintf(&key,
-                     "%s/%s",
-                     pod->metadata.namespace ? pod->metadata.namespace : "default",
-                     pod->metadata.name) < 0)
-                return NULL;
-        return key;
-}
-
-void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod)
-{
-        _cleanup_free_ char *key = NULL;
-        struct nominee *n;
-
-        if (ctl->nominees.n == 0)
-                return; /* every attempt asks: most often nobody holds anything */
-        key = key_of(pod);
-        n = key ? xp_map_get(&ctl->nominees, key) : NULL;
-        if (!n || !n->held)
-                return;
-        (void)xp_sched_release(sched, pod->metadata.namespace, pod->metadata.name);
-        n->held = false;
-}
 
 /* ---- writes ---------------------------------------------------------------------------------- */
 
@@ -201,7 +166,7 @@ static int choose(struct queue_ctl *ctl,
                   struct xp_preemption *ret)
 {
         /* without queues no pod may reclaim: no key to build for each failed attempt */
-        _cleanup_free_ char *key = ctl->pods.n ? key_of(pod) : NULL;
+        _cleanup_free_ char *key = ctl->pods.n ? nominee_key(pod) : NULL;
         const struct qpod *p = key ? xp_map_get(&ctl->pods, key) : NULL;
         struct reclaim rc = {.ctl = ctl};
         struct xp_preempt_options by_priority = {0};
@@ -226,6 +191,17 @@ static int choose(struct queue_ctl *ctl,
         return r;
 }
 
+static int copy_pod(const struct xp_pod *pod, struct xp_pod **ret)
+{
+        json_t *json = NULL;
+        int r = xp_pod_to_json(pod, &json);
+
+        if (r >= 0)
+                r = xp_pod_from_json(json, NULL, XP_DECODE_TRUSTED, ret, NULL);
+        json_decref(json);
+        return r < 0 ? -ENOMEM : 0;
+}
+
 static int nominate(struct queue_ctl *ctl,
                     struct xp_sched *sched,
                     const struct xp_pod *pod,
@@ -235,10 +211,17 @@ static int nominate(struct queue_ctl *ctl,
         struct xp_error err = {0};
         int r;
 
-        if (!n || !(n->key = key_of(pod))) {
+        if (!n || !(n->key = nominee_key(pod))) {
                 nominee_free(n);
                 return -ENOMEM;
         }
+        /* a copy, to hold for it again in a renewed snapshot: a nomination is rare */
+        r = copy_pod(pod, &n->pod);
+        if (r < 0) {
+                nominee_free(n);
+                return r;
+        }
+        n->priority = pod->spec.priority.set ? pod->spec.priority.value : 0;
         n->placement = pre->placement;
         pre->placement = (struct xp_placement){0};
         n->until_ms = xp_clock_monotonic_ms(ctl->clock) + NOMINATION_MS;
@@ -271,24 +254,22 @@ int queue_ctl_after(struct queue_ctl *ctl,
                     char **ret_node,
                     char **ret_message)
 {
-        _cleanup_free_ char *key = key_of(pod);
+        _cleanup_free_ char *key = nominee_key(pod);
         struct nominee *n = key ? xp_map_get(&ctl->nominees, key) : NULL;
         struct xp_preemption pre = {0};
-        struct xp_error err = {0};
         int r;
 
         if (!key)
                 return -ENOMEM;
-        if (n && xp_clock_monotonic_ms(ctl->clock) < n->until_ms) {
-                /* its victims are still going: hold on to what it will get */
-                n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+        if (nominee_waits(ctl, sched, pod, n)) {
+                /* its victims are still going: what it will get stays held */
                 if (ret_message &&
                     !(*ret_message = strdup("preemption: not eligible due to a "
                                             "terminating pod on the nominated node.")))
                         return -ENOMEM;
                 return 0;
         }
-        nominee_free(xp_map_del(&ctl->nominees, key));
+        queue_ctl_forget(ctl, sched, pod->metadata.namespace, pod->metadata.name);
         r = choose(ctl, sched, pod, &pre);
         if (r == 0 && ret_message)
                 r = xp_sched_preempt_refusal(sched, pod, ret_message);
@@ -311,28 +292,6 @@ int queue_ctl_after(struct queue_ctl *ctl,
         return r;
 }
 
-/* Members still waiting for their victims to go hold on to what they will get: true if any. */
-static bool gang_waiting(struct queue_ctl *ctl,
-                         struct xp_sched *sched,
-                         const struct xp_pod *const *pods,
-                         size_t n)
-{
-        int64_t now = xp_clock_monotonic_ms(ctl->clock);
-        struct xp_error err = {0};
-        bool waiting = false;
-
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *key = key_of(pods[i]);
-                struct nominee *m = key ? xp_map_get(&ctl->nominees, key) : NULL;
-
-                if (m && now < m->until_ms) {
-                        m->held = xp_sched_hold(sched, pods[i], &m->placement, &err) >= 0;
-                        waiting = true;
-                }
-        }
-        return waiting;
-}
-
 int queue_ctl_after_gang(struct queue_ctl *ctl,
                          struct xp_sched *sched,
                          const struct xp_pod *const *pods,
@@ -348,11 +307,8 @@ int queue_ctl_after_gang(struct queue_ctl *ctl,
 
         if (gang_waiting(ctl, sched, pods, n))
                 return 0;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *key = key_of(pods[i]);
-                if (key)
-                        nominee_free(xp_map_del(&ctl->nominees, key));
-        }
+        for (size_t i = 0; i < n; i++)
+                queue_ctl_forget(ctl, sched, pods[i]->metadata.namespace, pods[i]->metadata.name);
         pre = calloc(n, sizeof *pre);
         if (!pre)
                 return -ENOMEM;
@@ -377,21 +333,4 @@ int queue_ctl_after_gang(struct queue_ctl *ctl,
         if (r < 0 && err.msg[0])
                 xp_log(LOG_WARNING, "scheduler: gang preemption: %s", err.msg);
         return r;
-}
-
-/* A pod placed or gone is no nominee any more. */
-void queue_ctl_forget(struct queue_ctl *ctl,
-                      struct xp_sched *sched,
-                      const char *ns,
-                      const char *name)
-{
-        _cleanup_free_ char *key = NULL;
-        struct nominee *n;
-
-        if (asprintf(&key, "%s/%s", ns, name) < 0)
-                return;
-        n = xp_map_del(&ctl->nominees, key);
-        if (n && n->held)
-                (void)xp_sched_release(sched, ns, name);
-        nominee_free(n);
 }

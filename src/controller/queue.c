@@ -92,7 +92,9 @@ void queue_ctl_reset(struct queue_ctl *ctl)
         map_clear(&ctl->group_queues, free);
         map_clear(&ctl->device_resources, free);
         map_clear(&ctl->defined, free);
-        map_clear(&ctl->nominees, free_nominee); /* their holds were in the snapshot renewed */
+        /* kept: they are held again in the renewed snapshot, as kube-scheduler finds its
+         * nominated pods again from their status after a restart */
+        queue_ctl_nominees_renewed(ctl);
         for (size_t j = 0; j < ctl->n_capacity; j++)
                 free((char *)ctl->capacity[j].resource);
         ctl->n_capacity = 0;
@@ -104,6 +106,7 @@ void queue_ctl_free(struct queue_ctl *ctl)
         if (!ctl)
                 return;
         queue_ctl_reset(ctl);
+        map_clear(&ctl->nominees, free_nominee);
         xp_queues_free(ctl->queues);
         free(ctl);
 }
@@ -143,7 +146,7 @@ queue_of(struct queue_ctl *ctl, const char *ns, const struct xp_strmap *labels, 
 /* ---- feeds ----------------------------------------------------------------------------------- */
 
 /* Counts p in its queue (+1) or takes it out (-1). */
-static void qpod_count(struct queue_ctl *ctl, const struct qpod *p, int sign)
+void qpod_count(struct queue_ctl *ctl, const struct qpod *p, int sign)
 {
         if (p->bound)
                 (void)xp_queues_charge(ctl->queues, p->queue, p->amounts, p->n, sign);

@@ -13,6 +13,31 @@
 #include "queue_state.h"
 #include "xpool/sched.h"
 
+static int accel_put(struct xp_queue_amount *a, size_t *n, int64_t milli);
+
+/* A resource newly known to be a device's: the pods seen before (their node's first report
+ * came after them) ask for the accelerator too, as those seen after do. -ENOMEM. */
+static int accel_pods_learn(struct queue_ctl *ctl, const char *res)
+{
+        for (size_t i = 0; i < ctl->pods.cap; i++) {
+                struct qpod *p = ctl->pods.keys && ctl->pods.keys[i] ? ctl->pods.values[i] : NULL;
+                int64_t milli = 0;
+                int r;
+
+                for (size_t j = 0; p && j < p->n; j++)
+                        if (strcmp(p->amounts[j].resource, res) == 0)
+                                milli += p->amounts[j].milli;
+                if (milli == 0)
+                        continue;
+                qpod_count(ctl, p, -1);
+                r = accel_put(p->amounts, &p->n, milli);
+                qpod_count(ctl, p, +1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int accel_node_devices(struct queue_ctl *ctl, const json_t *node, int64_t *ret_milli)
 {
         const json_t *devices =
@@ -34,6 +59,8 @@ static int accel_node_devices(struct queue_ctl *ctl, const json_t *node, int64_t
                         free(copy);
                         return -ENOMEM;
                 }
+                if (accel_pods_learn(ctl, copy) < 0)
+                        return -ENOMEM;
         }
         *ret_milli = count * 1000;
         return 0;

@@ -90,6 +90,15 @@ void queue_ctl_forget(struct queue_ctl *ctl,
                       const char *ns,
                       const char *name);
 
+/*
+ * Holds again what the nominees will get where an attempt (or a renewed snapshot, or a binding
+ * that failed) gave it back, and forgets the nominations run out; all: every nominee looked at
+ * (once per pass), else only when some hold was given back since.
+ */
+void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool all);
+/* The loop placed a nominee (its binding on its way: placed true) or its binding failed. */
+void queue_ctl_nominee_placed(struct queue_ctl *ctl, const char *ns, const char *name, bool placed);
+
 /* Writes the Queues' status when their figures changed (at most every STATUS_MS). */
 void queue_ctl_flush(struct queue_ctl *ctl);
 

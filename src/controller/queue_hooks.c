@@ -48,6 +48,26 @@ static size_t sum_queue(struct queue_ctl *ctl,
         return k;
 }
 
+/* The refusal's reason, then on a line of its own what would admit the pod (`xpool why`). 0,
+ * -ENOMEM. */
+static int with_unblock(struct queue_ctl *ctl,
+                        const char *q,
+                        const struct xp_queue_amount *sum,
+                        size_t k,
+                        char **ret_reason)
+{
+        _cleanup_free_ char *unblock = NULL;
+        char *joined;
+
+        if (!*ret_reason || xp_queues_unblock(ctl->queues, q, sum, k, &unblock) <= 0)
+                return 0;
+        if (asprintf(&joined, "%s\n%s", *ret_reason, unblock) < 0)
+                return -ENOMEM;
+        free(*ret_reason);
+        *ret_reason = joined;
+        return 0;
+}
+
 int queue_hook_admit(void *userdata, const struct xp_pod *const *pods, size_t n, char **ret_reason)
 {
         struct queue_ctl *ctl = userdata;
@@ -74,7 +94,7 @@ int queue_hook_admit(void *userdata, const struct xp_pod *const *pods, size_t n,
                 if (r < 0)
                         return r;
                 if (r == XP_QUEUE_REFUSED)
-                        return 0;
+                        return with_unblock(ctl, q, sum, k, ret_reason);
         }
         return 1;
 }
@@ -95,6 +115,7 @@ void queue_hook_placed(void *userdata, const struct xp_pod *pod, const struct xp
 {
         (void)pl;
         queue_ctl_placed(userdata, pod->metadata.namespace, pod->metadata.name, true);
+        queue_ctl_nominee_placed(userdata, pod->metadata.namespace, pod->metadata.name, true);
 }
 
 void queue_hook_removed(void *userdata, const char *ns, const char *name)

@@ -34,9 +34,12 @@ struct qnode {
 /* A pod nominated by a preemption, its devices held while its victims terminate. */
 struct nominee {
         char *key;
+        struct xp_pod *pod; /* a copy, to hold for it again in a renewed snapshot */
         struct xp_placement placement;
         int64_t until_ms;
-        bool held; /* the hold is in the snapshot now */
+        int64_t priority;
+        bool held;   /* the hold is in the snapshot now */
+        bool placed; /* placed by the loop, its binding on its way: nothing to hold */
 };
 
 struct queue_ctl {
@@ -51,6 +54,7 @@ struct queue_ctl {
         struct xp_map device_resources; /* the resources nodes report devices of (name -> name) */
         struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
         struct xp_map nominees; /* key -> struct nominee */
+        bool holds_due;         /* some nominee's hold was given back for an attempt */
         struct xp_sched *const *sched; /* the loop's snapshot, for the hooks (queue_hooks.c) */
         /* the cluster's capacity: every node's allocatable summed, kept as nodes change (summing
          * every node again at each node event was O(nodes^2): 8% of the server's CPU at 5,000) */
@@ -75,6 +79,9 @@ void amounts_free(struct xp_queue_amount *a, size_t n);
  * invalid ones left out. -ENOMEM. */
 int resources_amounts(const json_t *resources, struct xp_queue_amount **ret, size_t *ret_n);
 
+/* Counts p in its queue (+1: allocated when bound, else pending) or takes it out (-1). */
+void qpod_count(struct queue_ctl *ctl, const struct qpod *p, int sign);
+
 /* The vendor-neutral accelerator (queue_accel.c): a node's devices as its capacity of it, added
  * to its allocatable amounts a (room for XP_QUEUE_RESOURCES_MAX), remembering which resources are
  * devices; a pod's requests of those resources added to its request of it. -ENOMEM. */
@@ -91,7 +98,23 @@ int pod_queue(struct queue_ctl *ctl,
               struct xp_queue_amount **ret,
               size_t *ret_n);
 
-/* Evicts the victims and nominates pod (preempt.c). */
+/* Evicts the victims and nominates pod (preempt.c); the nominees' holds (preempt_nominees.c). */
 void nominee_free(struct nominee *n);
-/* Gives back the devices held for pod, if it is a nominee (kept to hold them again). */
+/* "namespace/name" of pod, caller frees; NULL: out of memory. */
+char *nominee_key(const struct xp_pod *pod);
+/* Gives back the devices held for pod, if it is a nominee, for its own attempt (held again after
+ * it by queue_ctl_hold_nominees()). */
 void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod);
+/* Whether pod (its nominee n, NULL: none) waits for its victims rather than preempting again:
+ * n stands (held again), or its nominated node still has lower pods terminating. */
+bool nominee_waits(struct queue_ctl *ctl,
+                   struct xp_sched *sched,
+                   const struct xp_pod *pod,
+                   struct nominee *n);
+/* The same for a gang's members: true if any waits (every standing one held again). */
+bool gang_waiting(struct queue_ctl *ctl,
+                  struct xp_sched *sched,
+                  const struct xp_pod *const *pods,
+                  size_t n);
+/* The snapshot was renewed: every nominee is to be held again. */
+void queue_ctl_nominees_renewed(struct queue_ctl *ctl);

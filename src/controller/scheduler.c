@@ -376,6 +376,15 @@ void unschedulable(struct xp_scheduler *s,
         unschedulable_as(s, p, message, explain, NULL);
 }
 
+void unschedulable_split(struct xp_scheduler *s, struct pending *p, char *reason)
+{
+        char *lines = reason ? strchr(reason, '\n') : NULL;
+
+        if (lines)
+                *lines++ = '\0';
+        unschedulable(s, p, reason ? reason : "held back by its queue", lines ? lines : reason);
+}
+
 /*
  * Accounts p as placed (the snapshot must see the devices taken before the next decision) and
  * hands its binding to the workers. The snapshot takes the decoded pod and the placement as they
@@ -455,9 +464,13 @@ static void collect(struct xp_scheduler *s)
                         if (r == -ENOENT || r == -EALREADY || r == -EBUSY) {
                                 pending_delete(s, p); /* deleted or bound meanwhile */
                         } else if (r == -ESTALE) {
+                                queue_ctl_nominee_placed(
+                                    s->queues, job->namespace, job->name, false);
                                 if (pending_refresh(s, p) == 0)
                                         pending_delete(s, p);
                         } else {
+                                queue_ctl_nominee_placed(
+                                    s->queues, job->namespace, job->name, false);
                                 xp_log(LOG_WARNING,
                                        "scheduler: pod %s/%s not bound: %s",
                                        job->namespace,
@@ -479,6 +492,9 @@ static void schedule_one(struct xp_scheduler *s, struct pending *p)
         int64_t start = xp_monotonic_ns();
 
         place_one(s, p, &result);
+        /* what the attempt gave back of its own holds, and did not take, is held again before
+         * the next pod is tried (kube-scheduler counts nominated pods in every filter) */
+        queue_ctl_hold_nominees(s->queues, s->sched, false);
         atomic_fetch_add(&s->attempts[result], 1);
         xp_histogram_observe(&s->attempt_seconds, (double)(xp_monotonic_ns() - start) / 1e9);
 }
@@ -515,7 +531,7 @@ static int admit(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_re
         if (r > 0)
                 return 0;
         *result = XP_SCHEDULER_UNSCHEDULABLE;
-        unschedulable(s, p, reason ? reason : "held back by its queue", reason);
+        unschedulable_split(s, p, reason);
         return 1;
 }
 
@@ -747,6 +763,7 @@ static int64_t schedule_pass(struct xp_scheduler *s)
         active = s->active;
         n = active_pods(s, active, &wake, &released);
         s->pass++;
+        queue_ctl_hold_nominees(s->queues, s->sched, true);
         order_run(s, active, s->scratch, n);
         bind_batch_flush(s);
         shapes_forget(s);

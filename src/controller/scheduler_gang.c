@@ -176,7 +176,7 @@ static char *gang_unusable(const struct pending *p)
 /* Counts its members: 1 enough to try, 0 not (each told), -errno. */
 static int gang_complete(struct xp_scheduler *s, struct pending **m, size_t n, int64_t waited_ms)
 {
-        _cleanup_free_ char *message = NULL;
+        _cleanup_free_ char *message = NULL, *unblock = NULL;
         int64_t bound;
         char timed_out[64] = "";
 
@@ -200,9 +200,16 @@ static int gang_complete(struct xp_scheduler *s, struct pending **m, size_t n, i
                      m[0]->gang,
                      (int64_t)n + bound,
                      m[0]->gang_min,
-                     timed_out) < 0)
+                     timed_out) < 0 ||
+            asprintf(&unblock,
+                     "to unblock: %" PRId64 " more member%s of gang %s (its minimum is %" PRId64
+                     ")",
+                     m[0]->gang_min - (int64_t)n - bound,
+                     m[0]->gang_min - (int64_t)n - bound == 1 ? "" : "s",
+                     m[0]->gang,
+                     m[0]->gang_min) < 0)
                 return -ENOMEM;
-        all_failed(s, m, n, message, message);
+        all_failed(s, m, n, message, unblock);
         return 0;
 }
 
@@ -238,9 +245,36 @@ gang_admit(struct xp_scheduler *s, struct pending **m, const struct xp_pod **pod
         if (!s->hooks.admit)
                 return 1;
         r = s->hooks.admit(s->hooks.userdata, pods, n, &reason);
-        if (r == 0)
-                all_failed(s, m, n, reason ? reason : "held back by its queue", reason);
+        if (r == 0) {
+                char *lines = reason ? strchr(reason, '\n') : NULL;
+
+                if (lines)
+                        *lines++ = '\0';
+                all_failed(
+                    s, m, n, reason ? reason : "held back by its queue", lines ? lines : reason);
+        }
         return r;
+}
+
+/* Preemption for the whole gang, at its priority: its Volcano PodGroup's class when it names
+ * one (Volcano's job priority), else each member's own. */
+static void
+gang_preempt(struct xp_scheduler *s, struct pending **m, const struct xp_pod **pods, size_t n)
+{
+        _cleanup_free_ char *node = NULL, *said = NULL;
+        _cleanup_free_ struct xp_opt_int64 *own = calloc(n ? n : 1, sizeof *own);
+
+        if (!own)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                own[i] = m[i]->decoded->spec.priority;
+                if (m[i]->gang_priority_set)
+                        m[i]->decoded->spec.priority =
+                            (struct xp_opt_int64){.set = true, .value = m[i]->priority};
+        }
+        (void)s->hooks.preempt(s->hooks.userdata, s->sched, pods, n, &node, &said);
+        for (size_t i = 0; i < n; i++)
+                m[i]->decoded->spec.priority = own[i];
 }
 
 static int64_t waited(struct xp_scheduler *s, struct pending **m, size_t n)
@@ -304,10 +338,8 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
         if (r == 0 && reason) {
                 /* enough members, not enough room: Volcano's Inqueue; preemption may evict for
                  * the whole gang (its word is the hook's: the gang waits either way) */
-                if (s->hooks.preempt) {
-                        _cleanup_free_ char *node = NULL, *said = NULL;
-                        (void)s->hooks.preempt(s->hooks.userdata, s->sched, pods, n, &node, &said);
-                }
+                if (s->hooks.preempt)
+                        gang_preempt(s, m, pods, n);
                 podgroup_phase(s, p, "Inqueue");
                 not_placed(s, m, n, reason, &res, w);
         }

@@ -24,6 +24,7 @@
 #include "xpool/gang.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/priority.h"
 #include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/strutil.h"
@@ -141,6 +142,27 @@ from_pod_group(struct xp_scheduler *s, const char *ns, const json_t *ref, struct
         return 1;
 }
 
+/* Volcano's spec.priorityClassName, the gang's priority: its class's value, when there is one. */
+static void podgroup_priority(struct xp_scheduler *s, const json_t *pg, struct gang_id *ret)
+{
+        const char *name =
+            json_string_value(json_object_get(json_object_get(pg, "spec"), "priorityClassName"));
+        json_t *class = NULL;
+
+        if (!name || !name[0] ||
+            xp_store_get(xp_registry_store(s->registry),
+                         XP_PRIORITY_CLASSES_RESOURCE,
+                         "",
+                         name,
+                         &class,
+                         NULL,
+                         NULL) < 0)
+                return; /* no such class (yet): the members' own priorities */
+        ret->has_priority = json_is_integer(json_object_get(class, "value"));
+        ret->priority = json_integer_value(json_object_get(class, "value"));
+        json_decref(class);
+}
+
 int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, struct gang_id *ret)
 {
         const json_t *meta = json_object_get(pod, "metadata");
@@ -167,6 +189,7 @@ int gang_identify(struct xp_scheduler *s, const json_t *pod, const char *ns, str
                 ret->what = "podgroup";
                 ret->missing = !pg;
                 ret->min = min_in_range(json_int(pg, "spec", "minMember", NULL));
+                podgroup_priority(s, pg, ret);
                 return 1;
         }
         if (!label || !label[0])

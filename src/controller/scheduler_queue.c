@@ -186,10 +186,15 @@ int pending_upsert(
 int pending_gang_read(struct xp_scheduler *s, struct pending *p)
 {
         struct gang_id id;
+
+        json_t *own = json_object_get(json_object_get(p->pod, "spec"), "priority");
         int r;
 
         free(p->gang);
         p->gang = NULL;
+        /* a PodGroup that named a class and no longer does leaves the pod its own priority */
+        p->priority = json_is_integer(own) ? json_integer_value(own) : 0;
+        p->gang_priority_set = false;
         r = gang_identify(s, p->pod, p->namespace, &id);
         if (r <= 0)
                 return r;
@@ -197,6 +202,10 @@ int pending_gang_read(struct xp_scheduler *s, struct pending *p)
         p->gang_what = id.what;
         p->gang_min = id.min;
         p->gang_missing = id.missing;
+        if (id.has_priority) {
+                p->priority = id.priority;
+                p->gang_priority_set = true;
+        }
         return 0;
 }
 

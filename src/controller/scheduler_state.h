@@ -74,12 +74,13 @@ struct pending {
         int attempts;   /* failed attempts in a row: the backoff's exponent */
         int64_t backoff_until_ms; /* in the backoff queue until then */
         int64_t queued_ms;        /* first queued: a gang's timeout counts from its first */
-        char *queue;           /* its queue (s->hooks.queue's, read at each change), NULL: none */
-        char *gang;            /* its gang's key (struct gang_id), NULL: none */
-        const char *gang_what; /* struct gang_id.what */
-        int64_t gang_min;      /* its minimum; 0 when missing or bad */
-        bool gang_missing;     /* its PodGroup or Workload is not (yet) there */
-        uint64_t gang_pass;    /* the pass that last tried its gang */
+        char *queue;            /* its queue (s->hooks.queue's, read at each change), NULL: none */
+        char *gang;             /* its gang's key (struct gang_id), NULL: none */
+        const char *gang_what;  /* struct gang_id.what */
+        int64_t gang_min;       /* its minimum; 0 when missing or bad */
+        bool gang_missing;      /* its PodGroup or Workload is not (yet) there */
+        bool gang_priority_set; /* priority is its gang's (gang_id.priority), not its own */
+        uint64_t gang_pass;     /* the pass that last tried its gang */
         /* unschedulable: tried again then even without a cluster event (its gang's timeout, to
          * say so); 0: only after one */
         int64_t retry_at_ms;
@@ -210,6 +211,9 @@ int pending_decode(struct pending *p, struct xp_error *err);
 
 /* A failed attempt: backoff, the status message (kube-scheduler's) and the Event's explanation
  * (xpool's: prefix lines, then xp_sched_why() of the pod unless why_done). */
+/* unschedulable() with a reason whose lines after the first explain it (a queue's refusal and
+ * what would admit the pod); reason is cut there. */
+void unschedulable_split(struct xp_scheduler *s, struct pending *p, char *reason);
 void unschedulable(struct xp_scheduler *s,
                    struct pending *p,
                    const char *message,
@@ -267,6 +271,8 @@ struct gang_id {
         const char *what;
         int64_t min;
         bool missing;
+        bool has_priority; /* its Volcano PodGroup's priorityClassName names a class */
+        int64_t priority;  /* that class's value: the gang's priority */
 };
 
 /* 1 with *ret (caller frees ret->key), 0 when the pod is in no gang, -ENOMEM. */

@@ -302,12 +302,21 @@ struct hist {
         size_t cap;
 };
 
-static int unschedulable(struct xp_sched *sched, const struct hist *h, char **ret_reason)
+static int unschedulable(struct xp_sched *sched,
+                         const struct xp_pod *pod,
+                         const struct hist *h,
+                         char **ret_reason)
 {
         int r = reasons_format(sched, sched->n_present, h->items, h->n, ret_reason);
 
         if (r < 0)
                 return r;
+        /* whose count it is: preemption's refusal counts again for another pod */
+        snprintf(sched->last_failed,
+                 sizeof sched->last_failed,
+                 "%s/%s",
+                 pod->metadata.namespace ? pod->metadata.namespace : "default",
+                 pod->metadata.name ? pod->metadata.name : "");
         /* each refused node gave one filter's reasons, so these count nodes */
         sched->last_unresolvable = 0;
         for (size_t i = 0; i < h->n; i++)
@@ -418,7 +427,7 @@ int xp_sched_place(struct xp_sched *sched,
         if (r < 0)
                 goto out;
         if (n_cands == 0) {
-                r = unschedulable(sched, &hist, ret_reason);
+                r = unschedulable(sched, pod, &hist, ret_reason);
                 goto out;
         }
         cands = sched->cands;
@@ -437,7 +446,7 @@ int xp_sched_place(struct xp_sched *sched,
                         for (size_t i = 0; i < n_cands && r >= 0; i++)
                                 r = hist_add(&hist.items, &hist.n, &hist.cap, &rs);
                         if (r >= 0)
-                                r = unschedulable(sched, &hist, ret_reason);
+                                r = unschedulable(sched, pod, &hist, ret_reason);
                         goto out;
                 }
                 cands[0] = top[0];

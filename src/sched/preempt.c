@@ -336,7 +336,7 @@ static bool unresolvable(const struct reasons *rs)
         return false;
 }
 
-static bool never_preempts(const struct xp_pod *pod)
+bool preempt_never(const struct xp_pod *pod)
 {
         const char *policy =
             json_string_value(json_object_get(pod->spec.extra, "preemptionPolicy"));
@@ -420,42 +420,6 @@ static int victims_fill(const struct best *best, struct xp_preemption *ret)
         return 0;
 }
 
-int xp_sched_preempt_refusal(const struct xp_sched *sched, const struct xp_pod *pod, char **ret)
-{
-        size_t nodes = sched->n_present, unhelpful = sched->last_unresolvable;
-        size_t victimless = nodes > unhelpful ? nodes - unhelpful : 0;
-        char none[64] = "", unhelpful_text[64] = "";
-        int r;
-
-        /* kube-scheduler's histogram of the nodes' statuses, its reasons sorted as strings */
-        if (victimless)
-                snprintf(none,
-                         sizeof(none),
-                         "%zu No preemption victims found for incoming pod",
-                         victimless);
-        if (unhelpful)
-                snprintf(unhelpful_text,
-                         sizeof(unhelpful_text),
-                         "%s%zu Preemption is not helpful for scheduling",
-                         victimless ? ", " : "",
-                         unhelpful);
-        if (never_preempts(pod))
-                r = asprintf(ret, "preemption: not eligible due to preemptionPolicy=Never.");
-        else if (nodes == 0)
-                r = asprintf(ret, "preemption: no nodes available to schedule pods.");
-        else
-                r = asprintf(ret,
-                             "preemption: 0/%zu nodes are available: %s%s.",
-                             nodes,
-                             none,
-                             unhelpful_text);
-        if (r < 0) {
-                *ret = NULL;
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 int xp_sched_preempt(struct xp_sched *sched,
                      const struct xp_pod *pod,
                      const struct xp_preempt_options *options,
@@ -469,7 +433,7 @@ int xp_sched_preempt(struct xp_sched *sched,
         int64_t prio = pod->spec.priority.set ? pod->spec.priority.value : 0;
         int r;
 
-        if (never_preempts(pod) || (priority_decides(options) && !any_below(sched, prio)))
+        if (preempt_never(pod) || (priority_decides(options) && !any_below(sched, prio)))
                 return 0;
         r = sched_pod_requests(sched, pod, &ctx.req, err);
         if (r < 0)

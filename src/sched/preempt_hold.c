@@ -99,3 +99,13 @@ int xp_sched_release(struct xp_sched *sched, const char *namespace, const char *
                 return -ENOMEM;
         return xp_sched_pod_remove(sched, ns, name);
 }
+
+bool xp_sched_victims_terminating(const struct xp_sched *sched, const char *node, int64_t priority)
+{
+        const struct snode *n = node && node[0] ? xp_map_get(&sched->node_map, node) : NULL;
+
+        for (size_t i = 0; n && i < n->n_pods; i++)
+                if (n->pods[i]->terminating && !n->pods[i]->hold && n->pods[i]->priority < priority)
+                        return true;
+        return false;
+}

@@ -13,6 +13,9 @@
  * kube-scheduler's minCandidateNodesAbsolute and minCandidateNodesPercentage do. */
 #define PREEMPT_CANDIDATES_MIN 100
 
+/* The pod's preemptionPolicy is Never: it evicts nobody. */
+bool preempt_never(const struct xp_pod *pod);
+
 /* A member of a unit selected by a disruption budget. */
 struct guard {
         size_t member; /* its index in the unit's members */

@@ -61,6 +61,44 @@ static struct squeue *leaf(struct xp_queues *qs, const char *queue, char **ret_r
         return NULL;
 }
 
+/* What holds a pod back in its queue's tree: the queue and resource, and which bound. */
+struct block {
+        enum {
+                BLOCK_NONE,
+                BLOCK_LIMIT,
+                BLOCK_GUARANTEE
+        } kind;
+        struct squeue *q;
+        size_t r;
+        int64_t requested;
+        bool borrow; /* admitted beyond a guarantee */
+};
+
+static struct block find_block(struct xp_queues *qs, struct squeue *q, const int64_t v[QR])
+{
+        struct block b = {0};
+
+        for (struct squeue *p = q; p; p = p->parent)
+                for (size_t r = 0; r < qs->n_res; r++) {
+                        if (v[r] <= 0 || !p->spec_has[r])
+                                continue;
+                        b = (struct block){.q = p, .r = r, .requested = v[r], .borrow = b.borrow};
+                        if (p->limit[r] >= 0 && p->allocated[r] + v[r] > p->limit[r]) {
+                                b.kind = BLOCK_LIMIT;
+                                return b;
+                        }
+                        if (p->allocated[r] + v[r] <= p->guaranteed[r])
+                                continue;
+                        b.borrow = true;
+                        if (!p->reclaimable) {
+                                b.kind = BLOCK_GUARANTEE;
+                                return b;
+                        }
+                }
+        b.kind = BLOCK_NONE;
+        return b;
+}
+
 /* 0 admitted (*ret_borrow set), 1 refused with *ret_reason, -ENOMEM. */
 static int check_up(struct xp_queues *qs,
                     struct squeue *q,
@@ -69,40 +107,102 @@ static int check_up(struct xp_queues *qs,
                     char **ret_reason)
 {
         char a[XP_QUANTITY_STRING_MAX], b[XP_QUANTITY_STRING_MAX], c[XP_QUANTITY_STRING_MAX];
-        bool borrow = false;
+        struct block k = find_block(qs, q, v);
 
-        for (struct squeue *p = q; p; p = p->parent)
-                for (size_t r = 0; r < qs->n_res; r++) {
-                        if (v[r] <= 0 || !p->spec_has[r])
-                                continue;
-                        if (p->limit[r] >= 0 && p->allocated[r] + v[r] > p->limit[r])
-                                return asprintf(
-                                           ret_reason,
-                                           "queue \"%s\" is over its limit of %s: %s allocated + %s requested > %s",
-                                           p->name,
-                                           qs->res[r],
-                                           amount(p->allocated[r], a),
-                                           amount(v[r], b),
-                                           amount(p->limit[r], c)) < 0
-                                           ? -ENOMEM
-                                           : 1;
-                        if (p->allocated[r] + v[r] <= p->guaranteed[r])
-                                continue;
-                        borrow = true;
-                        if (!p->reclaimable)
-                                return asprintf(
-                                           ret_reason,
-                                           "queue \"%s\" is not reclaimable and would exceed its guaranteed %s: %s allocated + %s requested > %s",
-                                           p->name,
-                                           qs->res[r],
-                                           amount(p->allocated[r], a),
-                                           amount(v[r], b),
-                                           amount(p->guaranteed[r], c)) < 0
-                                           ? -ENOMEM
-                                           : 1;
-                }
-        *ret_borrow = borrow;
-        return 0;
+        if (k.kind == BLOCK_NONE) {
+                *ret_borrow = k.borrow;
+                return 0;
+        }
+        return asprintf(
+                   ret_reason,
+                   k.kind == BLOCK_LIMIT ? "queue \"%s\" is over its limit of %s: %s allocated "
+                                           "+ %s requested > %s"
+                                         : "queue \"%s\" is not reclaimable and would exceed "
+                                           "its guaranteed %s: %s allocated + %s requested > %s",
+                   k.q->name,
+                   qs->res[k.r],
+                   amount(k.q->allocated[k.r], a),
+                   amount(k.requested, b),
+                   amount(k.kind == BLOCK_LIMIT ? k.q->limit[k.r] : k.q->guaranteed[k.r], c)) < 0
+                   ? -ENOMEM
+                   : 1;
+}
+
+/* What would admit the pod that block holds back. -ENOMEM. */
+static int unblock_text(struct xp_queues *qs, const struct block *k, char **ret)
+{
+        char freed[XP_QUANTITY_STRING_MAX], to[XP_QUANTITY_STRING_MAX];
+        int64_t bound = k->kind == BLOCK_LIMIT ? k->q->limit[k->r] : k->q->guaranteed[k->r];
+        int64_t wanted = k->q->allocated[k->r] + k->requested;
+
+        amount(wanted - bound, freed);
+        amount(wanted, to);
+        if (k->kind == BLOCK_LIMIT)
+                return asprintf(ret,
+                                "to unblock: %s %s freed in queue \"%s\" (its pods done or "
+                                "deleted), or its limit of %s raised to %s",
+                                freed,
+                                qs->res[k->r],
+                                k->q->name,
+                                qs->res[k->r],
+                                to);
+        return asprintf(ret,
+                        "to unblock: %s %s freed in queue \"%s\" (its pods done or deleted), "
+                        "its guaranteed %s raised to %s, or the queue made reclaimable",
+                        freed,
+                        qs->res[k->r],
+                        k->q->name,
+                        qs->res[k->r],
+                        to);
+}
+
+/* What would let a pod name queue, which leaf() refused. -ENOMEM. */
+static int unusable_text(struct xp_queues *qs, const char *queue, char **ret)
+{
+        struct squeue *q = queue ? xp_map_get(&qs->by_name, queue) : NULL;
+
+        if (!q || !q->defined)
+                return asprintf(ret,
+                                "to unblock: create queue \"%s\", or label the pod with an "
+                                "existing queue (xpool.io/queue)",
+                                queue ? queue : "");
+        if (q->orphan)
+                return asprintf(ret,
+                                "to unblock: create queue \"%s\", or give queue \"%s\" an "
+                                "existing parent",
+                                q->parent_name,
+                                queue);
+        return asprintf(
+            ret, "to unblock: label the pod with one of queue \"%s\"'s child queues", queue);
+}
+
+int xp_queues_unblock(struct xp_queues *qs,
+                      const char *queue,
+                      const struct xp_queue_amount *amounts,
+                      size_t n,
+                      char **ret)
+{
+        _cleanup_free_ char *reason = NULL;
+        struct squeue *q = leaf(qs, queue, &reason);
+        struct block k;
+        int64_t v[QR];
+        int r;
+
+        *ret = NULL;
+        if (!q)
+                r = reason ? unusable_text(qs, queue, ret) : -1;
+        else {
+                vector_of(qs, amounts, n, v);
+                k = find_block(qs, q, v);
+                if (k.kind == BLOCK_NONE)
+                        return 0;
+                r = unblock_text(qs, &k, ret);
+        }
+        if (r < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 1;
 }
 
 int xp_queues_admit(struct xp_queues *qs,

@@ -226,6 +226,7 @@ struct xp_sched {
         size_t next_start;
         struct xp_sched_stats stats;
         size_t last_unresolvable; /* the last failed placement's nodes no eviction could cure */
+        char last_failed[256];    /* that placement's pod, "namespace/name" ("": none) */
         struct spod **anti_pods;  /* placed pods with required anti-affinity terms */
         size_t n_anti_pods;
         size_t cap_anti_pods;

@@ -114,6 +114,7 @@ pod wait-0 1 wait 3
 poll "incomplete gang told" 20 "gang default/wait incomplete: 1 of 3 members present" message_untimed wait-0
 cat >"$tmp/want" <<'TEXT'
 pod default/wait-0 is pending: gang default/wait incomplete: 1 of 3 members present
+  to unblock: 2 more members of gang default/wait (its minimum is 3)
 TEXT
 why_untimed() { "$xpool" why "$1" | sed 's/; timed out after [0-9]*s//'; }
 poll "xpool why wait-0" 15 "$(cat "$tmp/want")" why_untimed wait-0

@@ -18,13 +18,14 @@ struct fixture {
         struct xp_scheduler *scheduler;
 };
 
-static inline int scheduler_fixture_setup(void **state, const char *name)
+/* history: the store's event log kept (0: the default); a short one makes the loop list again. */
+static inline int scheduler_fixture_setup_history(void **state, const char *name, size_t history)
 {
         struct fixture *f = calloc(1, sizeof *f);
         struct xp_error err = {0};
 
         assert_non_null(f);
-        fixture_open(&f->base, name, 0);
+        fixture_open(&f->base, name, history);
         f->base.now_ms = 1000000;
         struct xp_scheduler_options options = {.clock = &f->base.clock, .bind_workers = 0};
         if (xp_scheduler_new(f->base.registry, &options, &f->scheduler, &err) < 0)
@@ -41,6 +42,11 @@ static inline int teardown(void **state)
         fixture_close(&f->base);
         free(f);
         return 0;
+}
+
+static inline int scheduler_fixture_setup(void **state, const char *name)
+{
+        return scheduler_fixture_setup_history(state, name, 0);
 }
 
 /* One round of the loop: what the informer has, then a pass. */

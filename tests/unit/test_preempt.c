@@ -624,6 +624,54 @@ static void equals_are_not_searched(void **state)
         xp_sched_free(sched);
 }
 
+/*
+ * The refusal's count of nodes no eviction could help is the pod's own, not the last failed
+ * placement's: picky (no toleration of n1's taint) failed last, and tolerant, asked about without
+ * a placement of its own, finds both nodes merely full.
+ */
+static void refusal_counts_the_pod_asked_about(void **state)
+{
+        (void)state;
+        struct xp_sched *sched = cluster();
+        static const char tolerant_text[] =
+            "{\"metadata\":{\"name\":\"tolerant\",\"namespace\":\"default\"},"
+            "\"spec\":{\"priority\":5,\"tolerations\":[{\"key\":\"dedicated\",\"operator\":"
+            "\"Exists\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+            "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}";
+        struct xp_pod *picky = pod("picky", 1, 5, NULL, NULL, NULL), *tolerant = NULL;
+        struct xp_placement pl = {0};
+        struct xp_error err = {0};
+        char *reason = NULL, *said = NULL, name[16];
+
+        add_node(sched, "n1", "dedicated");
+        add_node(sched, "n2", NULL);
+        for (int i = 0; i < 16; i++) {
+                char dev[2] = {(char)('0' + i % 8), 0};
+                snprintf(name, sizeof(name), "full-%d", i);
+                bind(sched, name, 1, 5, i < 8 ? "n1" : "n2", dev, NULL);
+        }
+        assert_int_equal(
+            xp_pod_from_json_text(
+                tolerant_text, strlen(tolerant_text), "pod", XP_DECODE_TRUSTED, &tolerant, &err),
+            0);
+        assert_int_equal(xp_sched_place(sched, picky, &pl, &reason, &err), 0);
+        assert_int_equal(xp_sched_preempt_refusal(sched, tolerant, &said), 0);
+        assert_string_equal(
+            said,
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.");
+        free(said);
+        assert_int_equal(xp_sched_preempt_refusal(sched, picky, &said), 0);
+        assert_string_equal(
+            said,
+            "preemption: 0/2 nodes are available: 1 No preemption victims found for "
+            "incoming pod, 1 Preemption is not helpful for scheduling.");
+        free(said);
+        free(reason);
+        xp_pod_free(picky);
+        xp_pod_free(tolerant);
+        xp_sched_free(sched);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -636,6 +684,7 @@ int main(void)
             cmocka_unit_test(equals_are_not_searched),
             cmocka_unit_test(budgets_steer_the_victims),
             cmocka_unit_test(allowance_counts_each_victim),
+            cmocka_unit_test(refusal_counts_the_pod_asked_about),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

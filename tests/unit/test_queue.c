@@ -278,6 +278,53 @@ static void bad_specs(void **state)
         xp_queues_free(qs);
 }
 
+/* What would admit a pod each cause holds back, and nothing for one admitted. */
+static void unblock_lines(void **state)
+{
+        (void)state;
+        struct xp_queues *qs = queues_new();
+        const struct xp_queue_amount two = {GPU, 2 * K};
+        char *text = NULL;
+
+        define(qs, "org", NULL, 8, 8, 1, true);
+        define(qs, "team-a", "org", 4, 6, 1, true);
+        define(qs, "steady", NULL, 2, -1, 1, false);
+        define(qs, "lost", "gone", 1, -1, 1, true);
+        assert_int_equal(xp_queues_capacity(qs, GPU, 32 * K), 0);
+        gpus(qs, "team-a", 5, 0);
+        gpus(qs, "steady", 2, 0);
+        xp_queues_compute(qs);
+        assert_int_equal(xp_queues_unblock(qs, "team-a", &two, 1, &text), 1);
+        assert_string_equal(text,
+                            "to unblock: 1 nvidia.com/gpu freed in queue \"team-a\" (its pods done "
+                            "or deleted), or its limit of nvidia.com/gpu raised to 7");
+        free(text);
+        assert_int_equal(xp_queues_unblock(qs, "steady", &two, 1, &text), 1);
+        assert_string_equal(text,
+                            "to unblock: 2 nvidia.com/gpu freed in queue \"steady\" (its pods done "
+                            "or deleted), its guaranteed nvidia.com/gpu raised to 4, or the queue "
+                            "made reclaimable");
+        free(text);
+        assert_int_equal(xp_queues_unblock(qs, "nope", &two, 1, &text), 1);
+        assert_string_equal(text,
+                            "to unblock: create queue \"nope\", or label the pod with an existing "
+                            "queue (xpool.io/queue)");
+        free(text);
+        assert_int_equal(xp_queues_unblock(qs, "lost", &two, 1, &text), 1);
+        assert_string_equal(
+            text, "to unblock: create queue \"gone\", or give queue \"lost\" an existing parent");
+        free(text);
+        assert_int_equal(xp_queues_unblock(qs, "org", &two, 1, &text), 1);
+        assert_string_equal(text,
+                            "to unblock: label the pod with one of queue \"org\"'s child queues");
+        free(text);
+        assert_int_equal(
+            xp_queues_charge(qs, "team-a", &(struct xp_queue_amount){GPU, 5 * K}, 1, -1), 0);
+        assert_int_equal(xp_queues_unblock(qs, "team-a", &two, 1, &text), 0);
+        assert_null(text);
+        xp_queues_free(qs);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -288,6 +335,7 @@ int main(void)
             cmocka_unit_test(borrowing),
             cmocka_unit_test(reclaim_down_to_fair_share),
             cmocka_unit_test(bad_specs),
+            cmocka_unit_test(unblock_lines),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -691,6 +691,324 @@ static void accelerator_counts_every_vendor(void **state)
         json_decref(q);
 }
 
+/* ---- nominees held on every pass (docs/scheduler.md, "Preemption") ----------------------------
+ */
+
+static int setup_short_log(void **state)
+{
+        return scheduler_fixture_setup_history(state, "scheduler-nominees", 1);
+}
+
+/* Whether some Event of pod says text. */
+static bool event_says(struct fixture *f, const char *pod, const char *text)
+{
+        json_t *items, *e;
+        uint64_t version;
+        bool found = false;
+        size_t i;
+
+        assert_int_equal(xp_store_list(f->base.store, "events", "default", &items, &version, NULL),
+                         0);
+        json_array_foreach(items, i, e)
+        {
+                const char *message = json_string_value(json_object_get(e, "message"));
+                if (xp_streq0(field(e, "involvedObject", "name"), pod) && message &&
+                    strstr(message, text))
+                        found = true;
+        }
+        json_decref(items);
+        return found;
+}
+
+/* How many of the named pods exist. */
+static int present(struct fixture *f, const char *const *names, size_t n)
+{
+        int count = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                json_t *pod = fixture_get(&f->base, "pods", "default", names[i]);
+                count += pod != NULL;
+                json_decref(pod);
+        }
+        return count;
+}
+
+/* How many of the named pods are terminating. */
+static int terminating(struct fixture *f, const char *const *names, size_t n)
+{
+        int count = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                json_t *pod = fixture_get(&f->base, "pods", "default", names[i]);
+                count += pod && json_object_get(json_object_get(pod, "metadata"),
+                                                "deletionTimestamp") != NULL;
+                json_decref(pod);
+        }
+        return count;
+}
+
+/*
+ * A gang's victims that take longer than its nomination's 90 s: the gang waits for them (its
+ * nominated nodes still have them terminating) rather than evicting two more, and is bound once
+ * they are gone. Exactly the two victims it needs go.
+ */
+static void gang_waits_for_slow_victims(void **state)
+{
+        static const char *const lows[] = {"low-1", "low-2", "low-3", "low-4"};
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "4");
+        put_node(f, "n2", "4");
+        put_node(f, "n3", "4");
+        put_node(f, "n4", "4");
+        for (size_t i = 0; i < 4; i++)
+                put_pod(f, lows[i], "4", 0, NULL, NULL);
+        steps(f);
+        put_member(f, "g-0");
+        put_member(f, "g-1");
+        steps(f);
+        assert_int_equal(terminating(f, lows, 4), 2);
+        f->base.now_ms += 100000; /* past the nomination's 90 s, the victims still going */
+        put_node(f, "n5", "1");   /* a cluster event: everyone waiting is tried again */
+        steps(f);
+        f->base.now_ms += 20000;
+        steps(f);
+        assert_int_equal(terminating(f, lows, 4), 2);
+        for (size_t i = 0; i < 4; i++) {
+                json_t *pod = fixture_get(&f->base, "pods", "default", lows[i]);
+                if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+                        agent_finishes(f, lows[i]);
+                json_decref(pod);
+        }
+        steps(f);
+        f->base.now_ms += 20000;
+        steps(f);
+        for (size_t i = 0; i < 2; i++) {
+                json_t *member = fixture_get(&f->base, "pods", "default", i ? "g-1" : "g-0");
+                assert_non_null(field(member, "spec", "nodeName"));
+                json_decref(member);
+        }
+        /* the two that were not needed are still there, untouched */
+        assert_int_equal(terminating(f, lows, 4), 0);
+        assert_int_equal(present(f, lows, 4), 2);
+}
+
+/* Writes enough objects that the store's short log moves past what the loop read: it lists
+ * everything again into a new snapshot. */
+static void log_moves_on(struct fixture *f)
+{
+        for (int i = 0; i < 40; i++) {
+                char name[32];
+                snprintf(name, sizeof name, "filler-%d", i);
+                fixture_put_text(&f->base,
+                                 "configmaps",
+                                 "default",
+                                 name,
+                                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                                 "\"name\":\"%s\",\"namespace\":\"default\"}}",
+                                 name);
+        }
+}
+
+/*
+ * kube-scheduler's nominated pods survive its restart (their status names the node): here the
+ * holds survive a renewed snapshot. high preempts both low pods and is nominated; the loop lists
+ * everything again; the victims go and a pod of still higher priority that may not preempt
+ * arrives first: it does not take what is held for high, and high is bound there.
+ */
+static void holds_survive_a_renewed_snapshot(void **state)
+{
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low-a", "2", 0, NULL, NULL);
+        put_pod(f, "low-b", "2", 0, NULL, NULL);
+        steps(f);
+        put_pod(f, "high", "4", 10, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low-a", "terminating");
+        expect_pod(f, "low-b", "terminating");
+        log_moves_on(f);
+        steps(f);
+        agent_finishes(f, "low-a");
+        agent_finishes(f, "low-b");
+        put_pod(f, "never", "4", 20, "\"preemptionPolicy\":\"Never\",", NULL);
+        log_moves_on(f);
+        steps(f);
+        expect_pod(f, "never", "-");
+        expect_pod(f, "high", "n1");
+}
+
+/* A nominee's replacement victims: low pods created while high waits for its victims stay
+ * pending (its hold counts in their filters on every pass), and nothing more is evicted. */
+static void replacements_wait(void **state)
+{
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low-a", "2", 0, NULL, NULL);
+        put_pod(f, "low-b", "2", 0, NULL, NULL);
+        steps(f);
+        put_pod(f, "high", "4", 10, NULL, NULL);
+        steps(f);
+        agent_finishes(f, "low-a");
+        put_pod(f, "low-c", "2", 0, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low-c", "-");
+        agent_finishes(f, "low-b");
+        put_pod(f, "low-d", "2", 0, NULL, NULL);
+        steps(f);
+        expect_pod(f, "high", "n1");
+        expect_pod(f, "low-c", "-");
+        expect_pod(f, "low-d", "-");
+}
+
+/* ---- what unblocks a pod its queue or gang holds back -----------------------------------------
+ */
+
+static void queue_and_gang_unblock(void **state)
+{
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "8");
+        put_queue(f, "a", "1", "2");
+        put_pod(f, "a-0", "2", 0, NULL, "a");
+        put_pod(f, "a-1", "1", 0, NULL, "a");
+        put_pod(f, "nowhere", "1", 0, NULL, "nope");
+        steps(f);
+        assert_true(
+            event_says(f,
+                       "a-1",
+                       "queue \"a\" is over its limit of cpu: 2 allocated + 1 requested > 2 "
+                       "| to unblock: 1 cpu freed in queue \"a\" (its pods done or deleted), "
+                       "or its limit of cpu raised to 3"));
+        assert_true(event_says(f,
+                               "nowhere",
+                               "queue \"nope\" does not exist | to unblock: create queue \"nope\", "
+                               "or label the pod with an existing queue (xpool.io/queue)"));
+        put_member(f, "g-0");
+        steps(f);
+        assert_true(event_says(f,
+                               "g-0",
+                               "gang default/g incomplete: 1 of 2 members present | to unblock: 1 "
+                               "more member of gang default/g (its minimum is 2)"));
+}
+
+/* ---- the accelerator of pods seen before their nodes ------------------------------------------
+ */
+
+/* The pods come before the node reports its devices: they count as accelerators all the same,
+ * and the queue's limit of 2 holds the third back. */
+static void accelerator_counts_pods_before_nodes(void **state)
+{
+        struct fixture *f = *state;
+        char buf[256];
+
+        fixture_put_text(&f->base,
+                         "queues",
+                         "",
+                         "acc",
+                         "{\"apiVersion\":\"scheduling.xpool.io/v1alpha1\",\"kind\":\"Queue\","
+                         "\"metadata\":{\"name\":\"acc\"},\"spec\":{\"resources\":{"
+                         "\"xpool.io/accelerator\":{\"guaranteed\":\"1\",\"limit\":\"2\"}}}}");
+        put_gpu_pod(f, "acc-0", "acc");
+        put_gpu_pod(f, "acc-1", "acc");
+        put_gpu_pod(f, "acc-2", "acc");
+        steps(f);
+        put_gpu_node(f, "g1");
+        steps(f);
+        expect_pod(f, "acc-2", "-");
+        assert_string_equal(pod_message(f, "default", "acc-2", buf),
+                            "queue \"acc\" is over its limit of xpool.io/accelerator: 2 allocated "
+                            "+ 1 requested > 2");
+}
+
+/* ---- Volcano's PodGroup priorityClassName -----------------------------------------------------
+ */
+
+/* The members' own priority is 0, under the low pods' 5; their PodGroup's class (100) is the
+ * gang's priority: the gang preempts both low pods and is placed. */
+static void podgroup_priority_class(void **state)
+{
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "2");
+        fixture_put_text(&f->base,
+                         "priorityclasses",
+                         "",
+                         "train",
+                         "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\","
+                         "\"metadata\":{\"name\":\"train\"},\"value\":100}");
+        put_pod(f, "low-a", "1", 5, NULL, NULL);
+        put_pod(f, "low-b", "1", 5, NULL, NULL);
+        steps(f);
+        put_podgroup(f, "pg", 2, ",\"priorityClassName\":\"train\"");
+        put_grouped(f, "v-0", "pg");
+        put_grouped(f, "v-1", "pg");
+        steps(f);
+        expect_pod(f, "low-a", "terminating");
+        expect_pod(f, "low-b", "terminating");
+        agent_finishes(f, "low-a");
+        agent_finishes(f, "low-b");
+        steps(f);
+        expect_pod(f, "v-0", "n1");
+        expect_pod(f, "v-1", "n1");
+}
+
+/* A pending pod of gpus NVIDIA GPUs at priority (no queue). */
+static void put_gpus_pod(struct fixture *f, const char *name, int gpus, int priority)
+{
+        fixture_put_text(
+            &f->base,
+            "pods",
+            "default",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+            "\"namespace\":\"default\",\"uid\":\"uid-%s\",\"labels\":{},"
+            "\"creationTimestamp\":\"2027-01-15T08:00:00Z\"},"
+            "\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+            "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}]},"
+            "\"status\":{\"phase\":\"Pending\"}}",
+            name,
+            name,
+            priority,
+            gpus);
+}
+
+/* 62's case on one node of 4 GPUs: a gang of two 2-GPU members preempts the four 1-GPU pods
+ * (both members nominated to g1), the replacements wait, and the gang is bound there. */
+static void gang_preempts_devices_on_one_node(void **state)
+{
+        static const char *const lows[] = {"low-1", "low-2", "low-3", "low-4"};
+        struct fixture *f = *state;
+
+        put_gpu_node(f, "g1");
+        for (size_t i = 0; i < 4; i++)
+                put_gpus_pod(f, lows[i], 1, 0);
+        steps(f);
+        for (size_t i = 0; i < 2; i++) {
+                const char *name = i ? "g-1" : "g-0";
+                put_gpus_pod(f, name, 2, 10);
+                assert_true(
+                    xp_registry_change(
+                        f->base.registry, "pods", "default", name, gang_labels, NULL, NULL, NULL) >=
+                    0);
+        }
+        steps(f);
+        assert_int_equal(terminating(f, lows, 4), 4);
+        for (size_t i = 0; i < 4; i++)
+                agent_finishes(f, lows[i]);
+        put_gpus_pod(f, "again-1", 1, 0);
+        put_gpus_pod(f, "again-2", 1, 0);
+        steps(f);
+        f->base.now_ms += 20000;
+        steps(f);
+        expect_pod(f, "g-0", "g1");
+        expect_pod(f, "g-1", "g1");
+        expect_pod(f, "again-1", "-");
+        expect_pod(f, "again-2", "-");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -704,6 +1022,14 @@ int main(void)
             cmocka_unit_test_setup_teardown(podgroup_names_the_queue, setup, teardown),
             cmocka_unit_test_setup_teardown(min_resources_gate, setup, teardown),
             cmocka_unit_test_setup_teardown(accelerator_counts_every_vendor, setup, teardown),
+            cmocka_unit_test_setup_teardown(gang_waits_for_slow_victims, setup, teardown),
+            cmocka_unit_test_setup_teardown(
+                holds_survive_a_renewed_snapshot, setup_short_log, teardown),
+            cmocka_unit_test_setup_teardown(replacements_wait, setup, teardown),
+            cmocka_unit_test_setup_teardown(queue_and_gang_unblock, setup, teardown),
+            cmocka_unit_test_setup_teardown(accelerator_counts_pods_before_nodes, setup, teardown),
+            cmocka_unit_test_setup_teardown(podgroup_priority_class, setup, teardown),
+            cmocka_unit_test_setup_teardown(gang_preempts_devices_on_one_node, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

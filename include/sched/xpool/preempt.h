@@ -115,14 +115,15 @@ int xp_sched_preempt(struct xp_sched *sched,
 
 /*
  * kube-scheduler's word, the tail of its FailedScheduling message, when preemption makes no room
- * for pod after the last xp_sched_place() fit it nowhere: "preemption: not eligible due to
+ * for pod (the nodes counted as the last xp_sched_place() found them when that was pod's, else
+ * filtered again for pod): "preemption: not eligible due to
  * preemptionPolicy=Never." for a pod that never preempts; otherwise each node's status counted,
  * "Preemption is not helpful for scheduling" where that placement found the node refusing the pod
  * for what no eviction cures (cordoned, a taint, node affinity) and "No preemption victims found
  * for incoming pod" elsewhere: "preemption: 0/3 nodes are available: 2 No preemption victims
  * found for incoming pod, 1 Preemption is not helpful for scheduling.". Caller frees. -ENOMEM.
  */
-int xp_sched_preempt_refusal(const struct xp_sched *sched, const struct xp_pod *pod, char **ret);
+int xp_sched_preempt_refusal(struct xp_sched *sched, const struct xp_pod *pod, char **ret);
 
 /*
  * A gang as preemptor: room for all n members or for none. Each member in order gets its place
@@ -150,3 +151,10 @@ int xp_sched_hold(struct xp_sched *sched,
                   struct xp_error *err);
 /* Gives a pod's hold back (before the pod itself is placed, or when it goes). -ENOENT. */
 int xp_sched_release(struct xp_sched *sched, const char *namespace, const char *name);
+
+/*
+ * Whether node (NULL: none) holds a terminating pod of priority below priority: kube-scheduler's
+ * podEligibleToPreemptOthers. A pod nominated there waits for those victims to go and preempts
+ * nobody meanwhile, however long they take and whatever the snapshot forgot. Holds are not pods.
+ */
+bool xp_sched_victims_terminating(const struct xp_sched *sched, const char *node, int64_t priority);

@@ -110,6 +110,17 @@ int xp_queues_admit(struct xp_queues *queues,
                     size_t n,
                     char **ret_reason);
 
+/*
+ * What would admit a pod that xp_queues_admit() refuses: 1 with *ret (caller frees), "to unblock:
+ * 8 nvidia.com/gpu freed in queue \"team-a\" (its pods done or deleted), or its limit of
+ * nvidia.com/gpu raised to 24"; 0 when the queue admits it; -ENOMEM.
+ */
+int xp_queues_unblock(struct xp_queues *queues,
+                      const char *queue,
+                      const struct xp_queue_amount *amounts,
+                      size_t n,
+                      char **ret);
+
 /* The reason a pod of queue waits on the queue (the text `xpool why` shows), or NULL when the
  * queue would admit it: xp_queues_admit()'s reason. Caller frees. */
 char *xp_queues_blocking(struct xp_queues *queues,

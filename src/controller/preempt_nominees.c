@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The nominees of preemptions and what is held for them, as kube-scheduler counts nominated pods
+ * in every other pod's filters (its addNominatedPods): a nominee's devices, CPUs and counts stay
+ * held in the snapshot on every pass, given back only for the nominee's own attempt (and for its
+ * gang's) and held again right after it, a renewed snapshot included; a nominee whose victims
+ * are still terminating preempts nobody else (kube-scheduler's podEligibleToPreemptOthers), even
+ * once its nomination is forgotten.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "queue_state.h"
+#include "xpool/preempt.h"
+
+void nominee_free(struct nominee *n)
+{
+        if (!n)
+                return;
+        free(n->key);
+        xp_pod_free(n->pod);
+        xp_placement_done(&n->placement);
+        free(n);
+}
+
+char *nominee_key(const struct xp_pod *pod)
+{
+        char *key;
+
+        if (asprintf(&key,
+                     "%s/%s",
+                     pod->metadata.namespace ? pod->metadata.namespace : "default",
+                     pod->metadata.name) < 0)
+                return NULL;
+        return key;
+}
+
+void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod)
+{
+        _cleanup_free_ char *key = NULL;
+        struct nominee *n;
+
+        if (ctl->nominees.n == 0)
+                return; /* every attempt asks: most often nobody holds anything */
+        key = nominee_key(pod);
+        n = key ? xp_map_get(&ctl->nominees, key) : NULL;
+        if (!n)
+                return;
+        n->placed = false; /* tried again: a binding that failed left nothing in the snapshot */
+        ctl->holds_due = true;
+        if (!n->held)
+                return;
+        (void)xp_sched_release(sched, pod->metadata.namespace, pod->metadata.name);
+        n->held = false;
+}
+
+/* Whether n still stands: its victims going keep it 90 s past the last of them. */
+static bool nominee_current(struct queue_ctl *ctl, const struct xp_sched *sched, struct nominee *n)
+{
+        int64_t now = xp_clock_monotonic_ms(ctl->clock);
+
+        if (now + NOMINATION_MS > n->until_ms &&
+            xp_sched_victims_terminating(sched, n->placement.node, n->priority))
+                n->until_ms = now + NOMINATION_MS;
+        return now < n->until_ms;
+}
+
+static void hold(struct xp_sched *sched, const struct xp_pod *pod, struct nominee *n)
+{
+        struct xp_error err = {0};
+
+        n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+}
+
+bool nominee_waits(struct queue_ctl *ctl,
+                   struct xp_sched *sched,
+                   const struct xp_pod *pod,
+                   struct nominee *n)
+{
+        int64_t priority = pod->spec.priority.set ? pod->spec.priority.value : 0;
+
+        if (n && nominee_current(ctl, sched, n)) {
+                hold(sched, pod, n);
+                return true;
+        }
+        /* forgotten (a renewed snapshot, a nomination run out) while its victims still go */
+        return xp_sched_victims_terminating(sched, pod->status.nominated_node_name, priority);
+}
+
+bool gang_waiting(struct queue_ctl *ctl,
+                  struct xp_sched *sched,
+                  const struct xp_pod *const *pods,
+                  size_t n)
+{
+        bool waiting = false;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *key = nominee_key(pods[i]);
+                struct nominee *m = key ? xp_map_get(&ctl->nominees, key) : NULL;
+
+                if (nominee_waits(ctl, sched, pods[i], m))
+                        waiting = true;
+        }
+        return waiting;
+}
+
+void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool all)
+{
+        struct xp_map *m = &ctl->nominees;
+
+        if (m->n == 0 || (!all && !ctl->holds_due))
+                return;
+        ctl->holds_due = false;
+        /* a removal leaves a tombstone: the walk goes on over the same slots */
+        for (size_t i = 0; i < m->cap; i++) {
+                struct nominee *n = m->keys && m->keys[i] ? m->values[i] : NULL;
+
+                if (!n || (n->held && !all) || n->placed)
+                        continue;
+                if (!nominee_current(ctl, sched, n))
+                        queue_ctl_forget(
+                            ctl, sched, n->pod->metadata.namespace, n->pod->metadata.name);
+                else if (!n->held)
+                        hold(sched, n->pod, n);
+        }
+}
+
+void queue_ctl_nominee_placed(struct queue_ctl *ctl, const char *ns, const char *name, bool placed)
+{
+        _cleanup_free_ char *key = NULL;
+        struct nominee *n;
+
+        if (ctl->nominees.n == 0 || asprintf(&key, "%s/%s", ns, name) < 0)
+                return;
+        n = xp_map_get(&ctl->nominees, key);
+        if (!n)
+                return;
+        n->placed = placed;
+        if (!placed)
+                ctl->holds_due = true; /* its binding failed: held again until it is tried */
+}
+
+void queue_ctl_nominees_renewed(struct queue_ctl *ctl)
+{
+        struct xp_map *m = &ctl->nominees;
+
+        /* the renewed snapshot has no holds: the next pass holds every nominee again */
+        for (size_t i = 0; i < m->cap; i++) {
+                struct nominee *n = m->keys && m->keys[i] ? m->values[i] : NULL;
+
+                if (n) {
+                        n->held = false;
+                        n->placed = false;
+                }
+        }
+        ctl->holds_due = true;
+}
+
+/* A pod placed or gone is no nominee any more. */
+void queue_ctl_forget(struct queue_ctl *ctl,
+                      struct xp_sched *sched,
+                      const char *ns,
+                      const char *name)
+{
+        _cleanup_free_ char *key = NULL;
+        struct nominee *n;
+
+        if (asprintf(&key, "%s/%s", ns, name) < 0)
+                return;
+        n = xp_map_del(&ctl->nominees, key);
+        if (n && n->held)
+                (void)xp_sched_release(sched, ns, name);
+        nominee_free(n);
+}
