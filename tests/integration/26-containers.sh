@@ -19,8 +19,9 @@
 # - xpool run --image; runc as a runtime class; an unknown runtime class refused with its reason;
 #   AppArmor's profile where the kernel has AppArmor (else the agent says it has none);
 # - the agent SIGKILLed while a container is being created (the runtime held up in `create`),
-#   alone and with the container's shim: no container runs twice, and once the pods are deleted
-#   no mount, bundle, overlay upper layer or runtime state is left;
+#   alone and with the container's shim, and with its shim in crun's one-call `run --detach`
+#   (recorded lost, restarted): no container runs twice, and once the pods are deleted no mount,
+#   bundle, overlay upper layer or runtime state is left;
 # - a running container's shim SIGKILLed: the container is killed, recorded (137) and restarted.
 # Needs root, crun, overlayfs, docker-registry and skopeo (else exit 77, saying which).
 source "$(dirname "$0")/lib.sh"
@@ -113,6 +114,15 @@ case " \$* " in *" create "*) touch "$tmp/creating"; while [ -e "$tmp/hold" ]; d
 exec $(command -v crun) "\$@"
 EOF
 chmod +x "$tmp/slow-crun"
+# crun and runc start a container in one call (`run --detach`, docs/containers.md "Speed"): a
+# runtime named crun held up in that call, for the agent and shim killed in a one-call start
+mkdir -p "$tmp/held"
+cat >"$tmp/held/crun" <<EOF
+#!/bin/sh
+case " \$* " in *" run "*) touch "$tmp/running-held"; while [ -e "$tmp/hold-run" ]; do sleep 0.1; done;; esac
+exec $(command -v crun) "\$@"
+EOF
+chmod +x "$tmp/held/crun"
 
 cni_bridge 252 xpc
 [[ -n "$br" ]] ||
@@ -135,6 +145,7 @@ start_agent() {
     --node-name c1 --data-dir "$tmp/node" \
     --node-description "$tmp/node.yaml" --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 \
     --heartbeat 500ms --backoff 1s --allow-host-path "$tmp/host" --runtime-class "slow=$tmp/slow-crun" \
+    --runtime-class "heldrun=$tmp/held/crun" \
     "${net_flags[@]}" >>"$tmp/agent.log" 2>&1 &
   agent_pid=$!
 }
@@ -517,13 +528,13 @@ else
 fi
 
 # ---- the agent SIGKILLed while a container is being created ---------------------------------------
-slow_pod() { # name: a pod of the slow runtime class counting its runs in @HOST@/NAME
+slow_pod() { # name [class]: a pod of the slow runtime class counting its runs in @HOST@/NAME
   cat >"$tmp/$1.yaml" <<EOF
 apiVersion: v1
 kind: Pod
 metadata: {name: $1}
 spec:
-  runtimeClassName: slow
+  runtimeClassName: ${2:-slow}
   volumes: [{name: count, hostPath: {path: @HOST@, type: Directory}}]
   containers:
   - {name: c, image: @TOOLS@, command: [sh, -c, 'echo run >>/count/$1; exec sleep 300'], volumeMounts: [{name: count, mountPath: /count}]}
@@ -582,6 +593,25 @@ sleep 1
 check "it ran once" 0 cat "$tmp/host/slow2"
 expect_count "one run" "$tmp/out" 1 run
 
+# ---- the agent and the shim SIGKILLed in a one-call start (crun's `run --detach`) -----------------
+# Its release marker is made before that call: the attempt is recorded lost (a start made again
+# could run it twice) and the container restarted per restartPolicy (Always), once.
+touch "$tmp/hold-run"; rm -f "$tmp/running-held"
+slow_pod held1 heldrun
+for _ in $(seq 300); do [[ -e "$tmp/running-held" ]] && break; sleep 0.1; done
+check "the runtime named crun is asked to run (one call)" 0 test -e "$tmp/running-held"
+uid3=$(get held1 .metadata.uid)
+kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
+pkill -KILL -f "__shim $tmp/node/containers/$uid3/c" 2>/dev/null || true
+rm -f "$tmp/hold-run"
+start_agent
+poll "one-call start killed: the container restarted (restartPolicy Always)" 40 1 running held1
+check "the interrupted attempt's state" 0 get held1 '.status.containerStatuses[0].lastState.terminated.message'
+expect_in "the shim died while starting it" "$tmp/out" "died while starting the container"
+sleep 1
+check "it ran once" 0 cat "$tmp/host/held1"
+expect_count "one run" "$tmp/out" 1 run
+
 # ---- the shim of a running image container SIGKILLed ----------------------------------------------
 # Its container's process is the runtime's, outside the shim's pid namespace: the agent notices
 # the shim gone (its pidfd), kills the container through its group, records the exit (137) and
@@ -611,7 +641,7 @@ left() { # what containers left on the node
   {
     awk -v t="$tmp/node/" 'index($5, t) == 1 {print "mount " $5}' /proc/self/mountinfo
     find "$tmp/node/containers" -mindepth 1 -maxdepth 2 -not -name '.*' -not -path '*/.*/*' -printf 'state %p\n'
-    find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
+    find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" "$tmp/node/containers/.oci/heldrun" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
     pgrep -f "__shim $tmp/node/containers/" | sed 's/^/shim /'
     for u in $uids; do [[ -e $tmp/ipc/$u ]] && echo "IPC namespace $tmp/ipc/$u"; done
   } | sort
