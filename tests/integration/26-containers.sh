@@ -10,7 +10,7 @@
 #   EPERM where opening its own gives ENXIO (no driver behind a stand-in);
 # - command/args against the image's Entrypoint/Cmd as Kubernetes' table says; the image's env
 #   under the pod's; workingDir and user from the image unless the pod sets them;
-# - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers, hostPath (allowed, read-only, refused outside
+# - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers (which share the pod's IPC namespace, not the node's), hostPath (allowed, read-only, refused outside
 #   --allow-host-path); readOnlyRootFilesystem; a seccomp-denied call failing with EPERM (and
 #   not with seccompProfile Unconfined); capabilities as the process runtime gives them;
 # - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root, as its
@@ -254,7 +254,7 @@ spec:
     volumeMounts: [{name: cfg, mountPath: /cfg}, {name: sec, mountPath: /sec}]
   - name: writer
     image: @TOOLS@
-    command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; echo no >/ro/inner/z || echo ro-inner-refused; cat /data/inner/f']
+    command: [sh, -c, 'readlink /proc/self/ns/ipc; echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; echo no >/ro/inner/z || echo ro-inner-refused; cat /data/inner/f']
     volumeMounts:
     - {name: scratch, mountPath: /scratch}
     - {name: mem, mountPath: /mem}
@@ -263,7 +263,7 @@ spec:
     - {name: data, mountPath: /ro, readOnly: true}
   - name: reader
     image: @TOOLS@
-    command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts']
+    command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts; readlink /proc/self/ns/ipc']
     volumeMounts: [{name: scratch, mountPath: /s}, {name: mem, mountPath: /m}]
 EOF
 
@@ -448,6 +448,11 @@ expect_log "a secret volume is on a tmpfs (its values never reach the node's dis
 not_in "a configMap volume is not" "$tmp/log.vols.config" "tmpfs /cfg tmpfs"
 expect_log "the memory emptyDir too" vols reader "mem"
 expect_log "... on a tmpfs" vols reader "tmpfs /m tmpfs"
+# the pod's containers share its IPC namespace, which is not the node's
+ipc_w=$(grep -o 'ipc:\[[0-9]*\]' "$tmp/log.vols.writer" | head -n 1)
+ipc_r=$(grep -o 'ipc:\[[0-9]*\]' "$tmp/log.vols.reader" | head -n 1)
+check "the pod's containers share one IPC namespace" 0 test -n "$ipc_w" -a "$ipc_w" = "$ipc_r"
+check "... not the node's" 1 test "$ipc_w" = "$(readlink /proc/self/ns/ipc)"
 check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"
 expect_in "its content" "$tmp/out" from-pod
 check "DirectoryOrCreate made it" 0 cat "$tmp/host/made/y"
