@@ -7,12 +7,14 @@
  * shim, the overlay and the runtime's create and start, until the container has exec'd) p50/p99/
  * max, and beside it the cost of the OCI runtime alone: `RUNTIME run` of an equivalent bundle
  * (its own rootfs directory, no overlay, no shim), p50/p99 over the same count, so the overhead
- * xpool adds is visible. This binary is its own shim. Prints figures; asserts nothing.
+ * xpool adds is visible. The shim is the agent's, the lean xpool-shim of the same build (this
+ * binary, which is its own shim too, where that is missing). Prints figures; asserts nothing.
  *
  *   build/bench/bench_containers [COUNT [RUNTIME [DIR]]]
  *   defaults: 200, /usr/bin/crun, $TMPDIR or /tmp
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -238,11 +240,33 @@ runtime_alone(const char *base, const char *layer, const char *runtime, int64_t 
         return 0;
 }
 
+/* The build's xpool-shim (build/xpool-shim beside build/bench/), which the agent starts; NULL
+ * where it is missing: this binary then. */
+static char *agent_shim(void)
+{
+        char self[PATH_MAX], *shim = NULL;
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char *slash;
+
+        if (n <= 0)
+                return NULL;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash)
+                *slash = '\0';
+        if (asprintf(&shim, "%s/../xpool-shim", self) < 0)
+                return NULL;
+        if (access(shim, X_OK) == 0)
+                return shim;
+        free(shim);
+        return NULL;
+}
+
 int main(int argc, char **argv)
 {
         const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         const char *runtime = "/usr/bin/crun";
-        char base[256], state[300], logs[300], layer[300];
+        char base[256], state[300], logs[300], layer[300], *shim = NULL;
         struct xp_error err = {0};
         struct xp_runtime *rt = NULL;
         size_t count = 200;
@@ -268,14 +292,18 @@ int main(int argc, char **argv)
         if (sh("mkdir -p '%s' && cd '%s' && mkdir bin proc dev sys etc", layer, layer) < 0 ||
             sh("cp " BUSYBOX " '%s/bin/' && ln -s busybox '%s/bin/true'", layer, layer) < 0)
                 goto out;
+        shim = agent_shim();
         if (xp_runtime_open(
-                &(struct xp_runtime_options){.state_dir = state, .log_dir = logs}, &rt, &err) < 0) {
+                &(struct xp_runtime_options){.state_dir = state, .log_dir = logs, .shim_exe = shim},
+                &rt,
+                &err) < 0) {
                 fprintf(stderr, "bench_containers: %s\n", xp_error_message(&err));
                 goto out;
         }
-        printf("cgroups: %s; runtime: %s%s%s\n",
+        printf("cgroups: %s; runtime: %s; shim: %s%s%s\n",
                xp_cgroup_mode_to_string(xp_runtime_cgroup_mode(rt)),
                runtime,
+               shim ? shim : "this binary",
                xp_runtime_oci_warning(rt) ? "; " : "",
                xp_runtime_oci_warning(rt) ? xp_runtime_oci_warning(rt) : "");
         cpu_group_enter();
@@ -308,6 +336,7 @@ int main(int argc, char **argv)
 out:
         cpu_group_leave();
         xp_runtime_free(rt);
+        free(shim);
         free(lat);
         return sh("rm -rf '%s'", base) == 0 ? rc : 1;
 }

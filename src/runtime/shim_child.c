@@ -224,6 +224,39 @@ pid_t shim_clone(int (*fn)(void *), void *arg, size_t stack_size)
         return pid;
 }
 
+/*
+ * fn in a child that shares our memory and stops us until it exec'd or ended (vfork's contract):
+ * a runtime's call costs no copy of our page tables. Its stack, mapped on the first call, serves
+ * every later one: stopped meanwhile, we never run beside a child that uses it.
+ */
+pid_t shim_vfork(int (*fn)(void *), void *arg)
+{
+#ifndef CHILD_FORKS
+        static char *stack;
+
+        if (!stack) {
+                char *m = mmap(NULL,
+                               STACK_GUARD_SIZE + CHILD_STACK_SIZE,
+                               PROT_NONE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                               -1,
+                               0);
+
+                if (m != MAP_FAILED &&
+                    mprotect(m + STACK_GUARD_SIZE, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE) == 0)
+                        stack = m;
+                else if (m != MAP_FAILED)
+                        munmap(m, STACK_GUARD_SIZE + CHILD_STACK_SIZE);
+        }
+        if (stack)
+                return clone(fn,
+                             stack + STACK_GUARD_SIZE + CHILD_STACK_SIZE,
+                             CLONE_VM | CLONE_VFORK | SIGCHLD,
+                             arg);
+#endif
+        return shim_clone(fn, arg, CHILD_STACK_SIZE);
+}
+
 static int child_entry(void *arg)
 {
         const struct shim_child_args *a = arg;

@@ -71,6 +71,9 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
  * whose per-thread state the child would share, fork: fn's return is then the child's exit status.
  */
 pid_t shim_clone(int (*fn)(void *), void *arg, size_t stack_size);
+/* fn in a child that shares our memory and stops us until it exec'd or ended (vfork's contract,
+ * for a child that only execs): its pid, or -1 with errno. */
+pid_t shim_vfork(int (*fn)(void *), void *arg);
 
 /* shim_child_main()'s arguments. */
 struct shim_child_args {

@@ -67,12 +67,13 @@ static int parse_marker(int dir_fd, const char *name, void *userdata)
         uint64_t start;
 
         (void)dir_fd;
-        /* a name not of our making still says the container was let go */
+        /* a name not of our making still says the container was let go; pid 0: let go before
+         * its pid was known (a one-call start, oci_shim.c), its cgroup holds it */
         *ret = (struct runtime_release){0};
         if (sscanf(
                 name + strlen(RUNTIME_RELEASE_PREFIX), "%d.%" SCNu64 ".%d", &pid, &start, &shim) ==
                 3 &&
-            pid > 0 && shim > 0)
+            pid >= 0 && shim > 0)
                 *ret = (struct runtime_release){.pid = pid, .pid_start = start, .shim_pid = shim};
         return 1;
 }

@@ -10,7 +10,7 @@
 #   EPERM where opening its own gives ENXIO (no driver behind a stand-in);
 # - command/args against the image's Entrypoint/Cmd as Kubernetes' table says; the image's env
 #   under the pod's; workingDir and user from the image unless the pod sets them;
-# - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers, hostPath (allowed, read-only, refused outside
+# - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers (which share the pod's IPC namespace, not the node's), hostPath (allowed, read-only, refused outside
 #   --allow-host-path); readOnlyRootFilesystem; a seccomp-denied call failing with EPERM (and
 #   not with seccompProfile Unconfined); capabilities as the process runtime gives them;
 # - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root, as its
@@ -19,8 +19,9 @@
 # - xpool run --image; runc as a runtime class; an unknown runtime class refused with its reason;
 #   AppArmor's profile where the kernel has AppArmor (else the agent says it has none);
 # - the agent SIGKILLed while a container is being created (the runtime held up in `create`),
-#   alone and with the container's shim: no container runs twice, and once the pods are deleted
-#   no mount, bundle, overlay upper layer or runtime state is left;
+#   alone and with the container's shim, and with its shim in crun's one-call `run --detach`
+#   (recorded lost, restarted): no container runs twice, and once the pods are deleted no mount,
+#   bundle, overlay upper layer or runtime state is left;
 # - a running container's shim SIGKILLed: the container is killed, recorded (137) and restarted.
 # Needs root, crun, overlayfs, docker-registry and skopeo (else exit 77, saying which).
 source "$(dirname "$0")/lib.sh"
@@ -113,6 +114,15 @@ case " \$* " in *" create "*) touch "$tmp/creating"; while [ -e "$tmp/hold" ]; d
 exec $(command -v crun) "\$@"
 EOF
 chmod +x "$tmp/slow-crun"
+# crun and runc start a container in one call (`run --detach`, docs/containers.md "Speed"): a
+# runtime named crun held up in that call, for the agent and shim killed in a one-call start
+mkdir -p "$tmp/held"
+cat >"$tmp/held/crun" <<EOF
+#!/bin/sh
+case " \$* " in *" run "*) touch "$tmp/running-held"; while [ -e "$tmp/hold-run" ]; do sleep 0.1; done;; esac
+exec $(command -v crun) "\$@"
+EOF
+chmod +x "$tmp/held/crun"
 
 cni_bridge 252 xpc
 [[ -n "$br" ]] ||
@@ -135,6 +145,7 @@ start_agent() {
     --node-name c1 --data-dir "$tmp/node" \
     --node-description "$tmp/node.yaml" --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 \
     --heartbeat 500ms --backoff 1s --allow-host-path "$tmp/host" --runtime-class "slow=$tmp/slow-crun" \
+    --runtime-class "heldrun=$tmp/held/crun" \
     "${net_flags[@]}" >>"$tmp/agent.log" 2>&1 &
   agent_pid=$!
 }
@@ -243,7 +254,7 @@ spec:
     volumeMounts: [{name: cfg, mountPath: /cfg}, {name: sec, mountPath: /sec}]
   - name: writer
     image: @TOOLS@
-    command: [sh, -c, 'echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; echo no >/ro/inner/z || echo ro-inner-refused; cat /data/inner/f']
+    command: [sh, -c, 'readlink /proc/self/ns/ipc; echo shared >/scratch/x; echo mem >/mem/m; echo from-pod >/data/f; echo made >/made/y; echo no >/ro/z || echo ro-refused; echo no >/ro/inner/z || echo ro-inner-refused; cat /data/inner/f']
     volumeMounts:
     - {name: scratch, mountPath: /scratch}
     - {name: mem, mountPath: /mem}
@@ -252,7 +263,7 @@ spec:
     - {name: data, mountPath: /ro, readOnly: true}
   - name: reader
     image: @TOOLS@
-    command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts']
+    command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts; readlink /proc/self/ns/ipc']
     volumeMounts: [{name: scratch, mountPath: /s}, {name: mem, mountPath: /m}]
 EOF
 
@@ -437,6 +448,11 @@ expect_log "a secret volume is on a tmpfs (its values never reach the node's dis
 not_in "a configMap volume is not" "$tmp/log.vols.config" "tmpfs /cfg tmpfs"
 expect_log "the memory emptyDir too" vols reader "mem"
 expect_log "... on a tmpfs" vols reader "tmpfs /m tmpfs"
+# the pod's containers share its IPC namespace, which is not the node's
+ipc_w=$(grep -o 'ipc:\[[0-9]*\]' "$tmp/log.vols.writer" | head -n 1)
+ipc_r=$(grep -o 'ipc:\[[0-9]*\]' "$tmp/log.vols.reader" | head -n 1)
+check "the pod's containers share one IPC namespace" 0 test -n "$ipc_w" -a "$ipc_w" = "$ipc_r"
+check "... not the node's" 1 test "$ipc_w" = "$(readlink /proc/self/ns/ipc)"
 check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"
 expect_in "its content" "$tmp/out" from-pod
 check "DirectoryOrCreate made it" 0 cat "$tmp/host/made/y"
@@ -517,13 +533,13 @@ else
 fi
 
 # ---- the agent SIGKILLed while a container is being created ---------------------------------------
-slow_pod() { # name: a pod of the slow runtime class counting its runs in @HOST@/NAME
+slow_pod() { # name [class]: a pod of the slow runtime class counting its runs in @HOST@/NAME
   cat >"$tmp/$1.yaml" <<EOF
 apiVersion: v1
 kind: Pod
 metadata: {name: $1}
 spec:
-  runtimeClassName: slow
+  runtimeClassName: ${2:-slow}
   volumes: [{name: count, hostPath: {path: @HOST@, type: Directory}}]
   containers:
   - {name: c, image: @TOOLS@, command: [sh, -c, 'echo run >>/count/$1; exec sleep 300'], volumeMounts: [{name: count, mountPath: /count}]}
@@ -582,6 +598,25 @@ sleep 1
 check "it ran once" 0 cat "$tmp/host/slow2"
 expect_count "one run" "$tmp/out" 1 run
 
+# ---- the agent and the shim SIGKILLed in a one-call start (crun's `run --detach`) -----------------
+# Its release marker is made before that call: the attempt is recorded lost (a start made again
+# could run it twice) and the container restarted per restartPolicy (Always), once.
+touch "$tmp/hold-run"; rm -f "$tmp/running-held"
+slow_pod held1 heldrun
+for _ in $(seq 300); do [[ -e "$tmp/running-held" ]] && break; sleep 0.1; done
+check "the runtime named crun is asked to run (one call)" 0 test -e "$tmp/running-held"
+uid3=$(get held1 .metadata.uid)
+kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
+pkill -KILL -f "__shim $tmp/node/containers/$uid3/c" 2>/dev/null || true
+rm -f "$tmp/hold-run"
+start_agent
+poll "one-call start killed: the container restarted (restartPolicy Always)" 40 1 running held1
+check "the interrupted attempt's state" 0 get held1 '.status.containerStatuses[0].lastState.terminated.message'
+expect_in "the shim died while starting it" "$tmp/out" "died while starting the container"
+sleep 1
+check "it ran once" 0 cat "$tmp/host/held1"
+expect_count "one run" "$tmp/out" 1 run
+
 # ---- the shim of a running image container SIGKILLed ----------------------------------------------
 # Its container's process is the runtime's, outside the shim's pid namespace: the agent notices
 # the shim gone (its pidfd), kills the container through its group, records the exit (137) and
@@ -611,7 +646,7 @@ left() { # what containers left on the node
   {
     awk -v t="$tmp/node/" 'index($5, t) == 1 {print "mount " $5}' /proc/self/mountinfo
     find "$tmp/node/containers" -mindepth 1 -maxdepth 2 -not -name '.*' -not -path '*/.*/*' -printf 'state %p\n'
-    find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
+    find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" "$tmp/node/containers/.oci/heldrun" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
     pgrep -f "__shim $tmp/node/containers/" | sed 's/^/shim /'
     for u in $uids; do [[ -e $tmp/ipc/$u ]] && echo "IPC namespace $tmp/ipc/$u"; done
   } | sort
