@@ -682,7 +682,6 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                 store->stats.writes += (uint64_t)r;
                 if ((uint64_t)r > store->stats.max_batch)
                         store->stats.max_batch = (uint64_t)r;
-                pthread_cond_broadcast(&store->version_bumped);
         } else if (r < 0 && b->unknown) {
                 store->broken = r;
         } else if (r < 0 && store_space_error(r)) {
@@ -692,8 +691,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
         store->stats.trims += b->trimmed;
         store->stats.reservations += b->reserved;
         store->stats.rejected += b->n - (r > 0 ? (uint64_t)r : 0);
-        for (struct op *o = b->ops, *next; o; o = next) {
-                next = o->next; /* o may go away as soon as done is seen */
+        for (struct op *o = b->ops; o; o = o->next) {
                 if (r < 0) {
                         o->result = r;
                         o->err = b->err;
@@ -713,6 +711,10 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                         recent_add(store, b, o);
                 }
         }
+        /* the readers last, as they wake wanting this lock */
+        if (r > 0)
+                pthread_cond_broadcast(&store->version_bumped);
+        store_waiters_signal(store);
 }
 
 static void writer_wait_init(struct writer_wait *w)
