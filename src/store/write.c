@@ -841,8 +841,9 @@ static struct op *enqueue(struct xp_store *store, struct op **ops, size_t n)
 
 /*
  * Queues the ops (one after another in the queue, so in version order) and waits for their
- * results, leading a batch when no commit is in flight. Batches take the queue in order: when
- * the last op is done, every one is.
+ * results, leading a batch when no commit is in flight. Batches take the queue in order, but
+ * their leaders wake their writers after letting go of the lock, so a later batch's writers may
+ * be woken first: each op is waited for.
  */
 static void submit(struct xp_store *store, struct op **ops, size_t n)
 {
@@ -859,7 +860,8 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 bool checkpoint;
                 int r;
 
-                if (store->committing) {
+                /* an empty queue: op is in a batch settled but not yet woken (wake_settled()) */
+                if (store->committing || !store->queue_head) {
                         pthread_mutex_unlock(&store->lock);
                         locked = !writer_wait(op);
                         if (!locked)
@@ -901,6 +903,11 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
         }
         if (locked)
                 pthread_mutex_unlock(&store->lock);
+        /* A group's writes may be settled by two batches whose leaders wake them out of order:
+         * its ops and its wait stay until every one is done, not only the last. */
+        for (size_t i = 0; n > 1 && i < n; i++)
+                while (!atomic_load(&ops[i]->done))
+                        writer_wait(ops[i]);
         free_old(old, n_old);
 }
 
