@@ -726,6 +726,10 @@ static void writer_wait_init(struct writer_wait *w)
 
 static void writer_wait_destroy(struct writer_wait *w)
 {
+        /* a writer may see done without this lock (under the store's): its waker may still hold
+         * it, broadcasting; taking it once waits for that waker to let go of our frame */
+        pthread_mutex_lock(&w->lock);
+        pthread_mutex_unlock(&w->lock);
         pthread_cond_destroy(&w->cond);
         pthread_mutex_destroy(&w->lock);
 }
