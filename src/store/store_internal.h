@@ -101,8 +101,13 @@ struct kind_generations {
 /* Under the store's lock, after the commit of a write of kind at version. */
 void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64_t version);
 
-/* Under the store's lock, after the commit of a write of kind: wakes the waiters following it. */
+/* Under the store's lock, after the commit of a write of kind: marks the waiters following it. */
 void store_waiters_written(struct xp_store *store, const char *kind);
+/*
+ * Under lock, once a batch is settled: signals the waiters its writes concern. Signalled at
+ * once, each woke only to sleep again on the lock that the leader held for the rest of the batch.
+ */
+void store_waiters_signal(struct xp_store *store);
 /* The CLOCK_MONOTONIC time timeout_ms from now. */
 void store_deadline(int timeout_ms, struct timespec *ret);
 
