@@ -114,6 +114,7 @@ static const char *const write_sql[_WS_MAX] = {
                          "name = ?3",
     [WS_EVENT_INSERT] = "INSERT INTO events (version, type, kind, namespace, name, body, "
                         "checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [WS_EVENT_FILL] = "UPDATE events SET body = ?2 WHERE version = ?1 AND body = ''",
     [WS_EVENTS_MIN] = "SELECT min(version) FROM events",
     [WS_EVENTS_TRIM] = "DELETE FROM events WHERE version <= ?1",
 };
@@ -206,6 +207,20 @@ static int damaged_last(struct xp_store *store, struct op *op, const char *text,
  * Update and delete: the object must be there at the expected version. 1 to go on (a delete's
  * last body in op->last_body), 0 when refused (op->result says why), or -(SQLite error).
  */
+/*
+ * Before the object's row moves on from version stored: its event row (if still kept) takes the
+ * body it read in objects (STORE_EVENT_BODY), the bytes as stored, so its checksum still holds.
+ * row is the objects row, stepped. SQLITE_DONE when done.
+ */
+static int fill_event(struct xp_store *store, uint64_t stored, sqlite3_stmt *row)
+{
+        sqlite3_stmt *st = store->wstmts[WS_EVENT_FILL];
+
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)stored);
+        sqlite3_bind_value(st, 2, sqlite3_column_value(row, 4));
+        return store_step_done(st);
+}
+
 static int check_stored(struct xp_store *store, struct op *op)
 {
         sqlite3_stmt *st = store->wstmts[WS_OBJECT_GET];
@@ -263,8 +278,10 @@ static int check_stored(struct xp_store *store, struct op *op)
                         return 0;
                 }
         }
+        /* a damaged row's event is left to read it (and fail) as its object did */
+        rc = intact ? fill_event(store, stored, st) : SQLITE_DONE;
         sqlite3_reset(st);
-        return 1;
+        return rc == SQLITE_DONE ? 1 : -rc;
 }
 
 /* The checksum of the event row of op at version that holds stored. */
@@ -364,7 +381,11 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         sqlite3_bind_text(st, 3, op->kind, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, op->namespace, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 5, op->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
+        /* a create's or an update's body is read in objects while the row is at version */
+        if (op->type == OP_DELETE)
+                sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
+        else
+                sqlite3_bind_text(st, 6, "", 0, SQLITE_STATIC);
         sqlite3_bind_int64(st, 7, event_sum);
         rc = store_step_done(st);
         if (rc != SQLITE_DONE)
