@@ -279,6 +279,13 @@ int main(int argc, char **argv)
         if (xpool) {
                 getrusage(RUSAGE_CHILDREN, &ru);
                 printf("server CPU         %10.2f s user+sys\n", cpu_seconds(&ru));
+                /* sleeps (waits, locks, I/O) per create do not grow with the machine's load;
+                 * preemptions do */
+                if (ok > 0)
+                        printf("server switches    %10.2f voluntary, %.2f preempted per create "
+                               "(its whole run)\n",
+                               (double)ru.ru_nvcsw / (double)ok,
+                               (double)ru.ru_nivcsw / (double)ok);
         }
         bench_print_load("end");
         if (atomic_load(&errors) > 0 || ok != (size_t)count)

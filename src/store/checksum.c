@@ -199,7 +199,9 @@ int store_scan_checksums(sqlite3 *db, struct store_facts *f)
 {
         static const char *const sql[] = {
             "SELECT kind, namespace, name, version, body, checksum FROM objects",
-            "SELECT version, type, kind, namespace, name, body, checksum FROM events",
+            /* an event that reads its body in objects is checked with that row, and when read */
+            "SELECT version, type, kind, namespace, name, body, checksum FROM events WHERE "
+            "body <> ''",
         };
         sqlite3_stmt *st = NULL;
         int rc = SQLITE_OK;
@@ -291,7 +293,7 @@ int store_checksum_upgrade(const char *path, sqlite3 *db, struct xp_error *err)
                                db,
                                "ALTER TABLE events ADD COLUMN checksum INTEGER;"
                                "UPDATE events SET checksum = xpool_event_checksum(type, kind, "
-                               "namespace, name, version, body);",
+                               "namespace, name, version, " STORE_EVENT_BODY ");",
                                err);
         return r;
 }

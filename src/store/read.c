@@ -47,15 +47,18 @@ static const char *const read_sql[_RS_MAX] = {
     [RS_META_VERSION] = "SELECT value FROM meta WHERE key = 'version'",
     [RS_EVENTS_MIN] = "SELECT min(version) FROM events",
     /* the columns store_event_intact() checks */
-    [RS_EVENTS_NS] = "SELECT version, type, kind, namespace, name, body, checksum FROM events "
-                     "WHERE version > ?1 AND kind = ?2 AND namespace = ?3 ORDER BY version "
-                     "LIMIT ?4",
-    [RS_EVENTS_ALL] = "SELECT version, type, kind, namespace, name, body, checksum FROM events "
-                      "WHERE version > ?1 AND kind = ?2 ORDER BY version LIMIT ?3",
+    [RS_EVENTS_NS] =
+        "SELECT version, type, kind, namespace, name, " STORE_EVENT_BODY ", checksum FROM events "
+        "WHERE version > ?1 AND kind = ?2 AND namespace = ?3 ORDER BY version "
+        "LIMIT ?4",
+    [RS_EVENTS_ALL] =
+        "SELECT version, type, kind, namespace, name, " STORE_EVENT_BODY ", checksum FROM events "
+        "WHERE version > ?1 AND kind = ?2 ORDER BY version LIMIT ?3",
     /* newest first from the version on: the primary key's order, no index needed */
-    [RS_EVENT_BEFORE] = "SELECT version, type, kind, namespace, name, body, checksum FROM events "
-                        "WHERE version <= ?1 AND kind = ?2 AND namespace = ?3 AND name = ?4 "
-                        "ORDER BY version DESC LIMIT 1",
+    [RS_EVENT_BEFORE] =
+        "SELECT version, type, kind, namespace, name, " STORE_EVENT_BODY ", checksum FROM events "
+        "WHERE version <= ?1 AND kind = ?2 AND namespace = ?3 AND name = ?4 "
+        "ORDER BY version DESC LIMIT 1",
     [RS_BEGIN] = "BEGIN",
     [RS_COMMIT] = "COMMIT",
     [RS_ROLLBACK] = "ROLLBACK",

@@ -97,8 +97,9 @@ static int collect(
             /* then the columns store_row_intact() and store_event_intact() check */
             "SELECT 0, namespace, name, body, kind, namespace, name, version, body, checksum "
             "FROM objects WHERE kind = ?1",
+            /* an empty body is the objects row's, rewritten there (STORE_EVENT_BODY) */
             "SELECT version, namespace, name, body, version, type, kind, namespace, name, body, "
-            "checksum FROM events WHERE kind = ?1",
+            "checksum FROM events WHERE kind = ?1 AND body <> ''",
         };
         sqlite3_stmt *st = NULL;
         int rc, r = 0;
@@ -147,6 +148,31 @@ static int apply(struct xp_store *store,
                    : store_sqlite_fail(store->path, store->writer, rc, err, "rewriting rows");
 }
 
+/* After the kind's objects are rewritten: the checksums of the events that read their body
+ * there, over the bytes they now read. */
+static int resum_read_through(struct xp_store *store, const char *kind, struct xp_error *err)
+{
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(store->writer,
+                                "UPDATE events SET checksum = xpool_event_checksum(type, kind, "
+                                "namespace, name, version, " STORE_EVENT_BODY
+                                ") WHERE kind = ?1 AND body = ''",
+                                -1,
+                                &st,
+                                NULL);
+        if (rc == SQLITE_OK) {
+                sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+                rc = store_step_done(st);
+                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_OK
+                   ? 0
+                   : store_sqlite_fail(store->path, store->writer, rc, err, "rewriting rows");
+}
+
 /* Inside the transaction: every encrypted kind's rows, both tables. */
 static int rewrite_all(struct xp_store *store, uint64_t *ret_n, struct xp_error *err)
 {
@@ -159,6 +185,8 @@ static int rewrite_all(struct xp_store *store, uint64_t *ret_n, struct xp_error 
                         r = collect(store, store->encrypted[k], events, &w, err);
                         if (r >= 0)
                                 r = apply(store, store->encrypted[k], events, &w, err);
+                        if (r >= 0 && events)
+                                r = resum_read_through(store, store->encrypted[k], err);
                         *ret_n += w.n;
                         rewrites_done(&w);
                 }

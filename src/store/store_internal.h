@@ -33,10 +33,22 @@
 #include "xpool/storekeys.h"
 
 /* 2: objects rows carry a checksum (checksum.c); a store at 1 is upgraded at open */
-#define SCHEMA_VERSION   2
-#define APPLICATION_ID   0x78706f6c /* "xpol" */
-#define BUSY_TIMEOUT_MS  5000       /* another process holding the write lock: wait this long */
-#define CHECKPOINT_PAGES 1000       /* WAL pages (4 MiB) that call for a checkpoint */
+#define SCHEMA_VERSION 3
+#define APPLICATION_ID 0x78706f6c /* "xpol" */
+
+/*
+ * An event's body as its readers select it. A create's or an update's event row holds an empty
+ * body while its object's row is still at that version: the body is written once, in objects,
+ * and the event reads it there. The write that moves the object on (an update or a delete) first
+ * copies the old body into that event row (write.c, fill_event()). Schema 3.
+ */
+#define STORE_EVENT_BODY                                                                           \
+        "CASE WHEN events.body <> '' THEN events.body ELSE (SELECT objects.body FROM objects "     \
+        "WHERE objects.kind = events.kind AND objects.namespace = events.namespace AND "           \
+        "objects.name = events.name AND objects.version = events.version) END"
+
+#define BUSY_TIMEOUT_MS  5000 /* another process holding the write lock: wait this long */
+#define CHECKPOINT_PAGES 1000 /* WAL pages (4 MiB) that call for a checkpoint */
 /* WAL pages past which writes wait for a checkpoint: the background one is not keeping up. */
 #define CHECKPOINT_PAGES_HARD (4 * CHECKPOINT_PAGES)
 /* Versions reserved by one durable write of the seal: one fdatasync per this many writes. */
@@ -101,8 +113,13 @@ struct kind_generations {
 /* Under the store's lock, after the commit of a write of kind at version. */
 void store_kind_generation_bump(struct xp_store *store, const char *kind, uint64_t version);
 
-/* Under the store's lock, after the commit of a write of kind: wakes the waiters following it. */
+/* Under the store's lock, after the commit of a write of kind: marks the waiters following it. */
 void store_waiters_written(struct xp_store *store, const char *kind);
+/*
+ * Under lock, once a batch is settled: signals the waiters its writes concern. Signalled at
+ * once, each woke only to sleep again on the lock that the leader held for the rest of the batch.
+ */
+void store_waiters_signal(struct xp_store *store);
 /* The CLOCK_MONOTONIC time timeout_ms from now. */
 void store_deadline(int timeout_ms, struct timespec *ret);
 
@@ -147,6 +164,7 @@ enum write_stmt {
         WS_OBJECT_UPDATE,
         WS_OBJECT_DELETE,
         WS_EVENT_INSERT,
+        WS_EVENT_FILL,
         WS_EVENTS_MIN,
         WS_EVENTS_TRIM,
         _WS_MAX,

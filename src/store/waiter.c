@@ -19,6 +19,7 @@ struct xp_store_waiter {
         pthread_cond_t cond; /* CLOCK_MONOTONIC */
         /* under the store's lock */
         bool written; /* a write of its kinds since the wait began */
+        bool due;     /* written, and not yet signalled (store_waiters_signal()) */
         bool woken;   /* xp_store_waiter_wake() since the last wait */
         struct xp_store_waiter *next;
 };
@@ -89,6 +90,15 @@ void store_waiters_written(struct xp_store *store, const char *kind)
         for (struct xp_store_waiter *w = store->waiters; w; w = w->next)
                 if (!w->written && follows(w, kind)) {
                         w->written = true;
+                        w->due = true;
+                }
+}
+
+void store_waiters_signal(struct xp_store *store)
+{
+        for (struct xp_store_waiter *w = store->waiters; w; w = w->next)
+                if (w->due) {
+                        w->due = false;
                         pthread_cond_signal(&w->cond);
                 }
 }

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,19 @@ enum op_type {
         OP_DELETE,
 };
 
+/*
+ * Where a writer sleeps until its write is done or the queue's head is asked to lead. It has a
+ * lock of its own so that a batch's leader wakes its writers after letting go of the store's
+ * lock: woken under it, each writer would first sleep again on the store's lock that the leader
+ * still held (two more futex calls and context switches per write). A group's writes
+ * (xp_store_write_group()) share their writer's one.
+ */
+struct writer_wait {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool turn; /* under lock: the queue's head, asked to lead */
+};
+
 /* One queued write; lives on its owner's stack until done. */
 struct op {
         enum op_type type;
@@ -49,8 +63,9 @@ struct op {
         uint64_t hash;     /* store_op_hash() of the write, for the digest chain */
         uint64_t row_hash; /* store_row_hash() of the key and what the row gets (stored) */
 
-        /* written by the leader, read by the owner once done */
-        bool done;
+        /* written by the leader, read by the owner once done; done is set last, under the
+         * writer's wait lock, and the op may go away as soon as it is */
+        atomic_bool done;
         int result;
         uint64_t version;
         char *last_body; /* delete: the stored body (opened, when encrypted), malloc'ed */
@@ -63,11 +78,10 @@ struct op {
         size_t text_len;
         bool want_text; /* the writer takes text; the ring of recent writes gets a copy */
         json_t *shared; /* the writer's object, given up to the ring (xp_store_written.share) */
-        /* its writer waits here (under the store's lock) until done, or until its turn to lead:
-         * a batch wakes its own writers and the next leader, not every writer. The writes of a
-         * group (xp_store_write_group()) share their writer's one condition. */
-        pthread_cond_t *wake;
-        pthread_cond_t own_wake;
+        /* its writer waits here until done, or until its turn to lead: a batch wakes its own
+         * writers and the next leader, not every writer */
+        struct writer_wait *wake;
+        struct writer_wait own_wake;
         struct xp_error err;
         /* written only if this write was (a group's Event after its binding): else -ECANCELED */
         struct op *after;
@@ -100,6 +114,7 @@ static const char *const write_sql[_WS_MAX] = {
                          "name = ?3",
     [WS_EVENT_INSERT] = "INSERT INTO events (version, type, kind, namespace, name, body, "
                         "checksum) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [WS_EVENT_FILL] = "UPDATE events SET body = ?2 WHERE version = ?1 AND body = ''",
     [WS_EVENTS_MIN] = "SELECT min(version) FROM events",
     [WS_EVENTS_TRIM] = "DELETE FROM events WHERE version <= ?1",
 };
@@ -192,6 +207,20 @@ static int damaged_last(struct xp_store *store, struct op *op, const char *text,
  * Update and delete: the object must be there at the expected version. 1 to go on (a delete's
  * last body in op->last_body), 0 when refused (op->result says why), or -(SQLite error).
  */
+/*
+ * Before the object's row moves on from version stored: its event row (if still kept) takes the
+ * body it read in objects (STORE_EVENT_BODY), the bytes as stored, so its checksum still holds.
+ * row is the objects row, stepped. SQLITE_DONE when done.
+ */
+static int fill_event(struct xp_store *store, uint64_t stored, sqlite3_stmt *row)
+{
+        sqlite3_stmt *st = store->wstmts[WS_EVENT_FILL];
+
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)stored);
+        sqlite3_bind_value(st, 2, sqlite3_column_value(row, 4));
+        return store_step_done(st);
+}
+
 static int check_stored(struct xp_store *store, struct op *op)
 {
         sqlite3_stmt *st = store->wstmts[WS_OBJECT_GET];
@@ -249,8 +278,10 @@ static int check_stored(struct xp_store *store, struct op *op)
                         return 0;
                 }
         }
+        /* a damaged row's event is left to read it (and fail) as its object did */
+        rc = intact ? fill_event(store, stored, st) : SQLITE_DONE;
         sqlite3_reset(st);
-        return 1;
+        return rc == SQLITE_DONE ? 1 : -rc;
 }
 
 /* The checksum of the event row of op at version that holds stored. */
@@ -350,7 +381,11 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
         sqlite3_bind_text(st, 3, op->kind, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, op->namespace, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 5, op->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
+        /* a create's or an update's body is read in objects while the row is at version */
+        if (op->type == OP_DELETE)
+                sqlite3_bind_text(st, 6, stored, (int)stored_len, SQLITE_STATIC);
+        else
+                sqlite3_bind_text(st, 6, "", 0, SQLITE_STATIC);
         sqlite3_bind_int64(st, 7, event_sum);
         rc = store_step_done(st);
         if (rc != SQLITE_DONE)
@@ -668,7 +703,6 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                 store->stats.writes += (uint64_t)r;
                 if ((uint64_t)r > store->stats.max_batch)
                         store->stats.max_batch = (uint64_t)r;
-                pthread_cond_broadcast(&store->version_bumped);
         } else if (r < 0 && b->unknown) {
                 store->broken = r;
         } else if (r < 0 && store_space_error(r)) {
@@ -678,8 +712,7 @@ static void settle(struct xp_store *store, struct batch *b, int r)
         store->stats.trims += b->trimmed;
         store->stats.reservations += b->reserved;
         store->stats.rejected += b->n - (r > 0 ? (uint64_t)r : 0);
-        for (struct op *o = b->ops, *next; o; o = next) {
-                next = o->next; /* o may go away as soon as done is seen */
+        for (struct op *o = b->ops; o; o = o->next) {
                 if (r < 0) {
                         o->result = r;
                         o->err = b->err;
@@ -698,17 +731,77 @@ static void settle(struct xp_store *store, struct batch *b, int r)
                         store_waiters_written(store, o->kind);
                         recent_add(store, b, o);
                 }
+        }
+        /* the readers last, as they wake wanting this lock */
+        if (r > 0)
+                pthread_cond_broadcast(&store->version_bumped);
+        store_waiters_signal(store);
+}
+
+static void writer_wait_init(struct writer_wait *w)
+{
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        w->turn = false;
+}
+
+static void writer_wait_destroy(struct writer_wait *w)
+{
+        /* a writer may see done without this lock (under the store's): its waker may still hold
+         * it, broadcasting; taking it once waits for that waker to let go of our frame */
+        pthread_mutex_lock(&w->lock);
+        pthread_mutex_unlock(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->lock);
+}
+
+/* Outside the store's lock, after settle(): tells each writer of the batch that it is done. */
+static void wake_settled(struct op *ops)
+{
+        for (struct op *o = ops, *next; o; o = next) {
+                struct writer_wait *w = o->wake;
+
+                next = o->next; /* o may go away as soon as done is seen */
                 o->next = NULL;
-                o->done = true;
-                pthread_cond_signal(o->wake);
+                pthread_mutex_lock(&w->lock);
+                atomic_store(&o->done, true);
+                pthread_cond_broadcast(&w->cond);
+                /* the writer may free w once it holds the lock: unlocking last is all that
+                 * touches it (glibc's mutex allows a destroy right after another's unlock) */
+                pthread_mutex_unlock(&w->lock);
         }
 }
 
 /* Under lock, when no commit is in flight: the first queued writer leads the next batch. */
 static void wake_leader(struct xp_store *store)
 {
-        if (!store->committing && store->queue_head)
-                pthread_cond_signal(store->queue_head->wake);
+        struct writer_wait *w;
+
+        if (store->committing || !store->queue_head)
+                return;
+        /* a queued write is not done, so its writer and its wait stay (store lock, then w's) */
+        w = store->queue_head->wake;
+        pthread_mutex_lock(&w->lock);
+        w->turn = true;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * Without the store's lock: waits until op is done (true) or its writer is asked to lead
+ * (false).
+ */
+static bool writer_wait(struct op *op)
+{
+        struct writer_wait *w = op->wake;
+        bool done;
+
+        pthread_mutex_lock(&w->lock);
+        while (!(done = atomic_load(&op->done)) && !w->turn)
+                pthread_cond_wait(&w->cond, &w->lock);
+        w->turn = false;
+        pthread_mutex_unlock(&w->lock);
+        return done;
 }
 
 /*
@@ -729,12 +822,11 @@ static bool want_checkpoint(struct xp_store *store)
         return store->wal_pages >= CHECKPOINT_PAGES_HARD;
 }
 
-/* Under lock, holding the commit slot: the leader's own checkpoint, the lock let go meanwhile. */
+/* Without the lock, holding the commit slot: the leader's own checkpoint; returns locked. */
 static void checkpoint_inline(struct xp_store *store)
 {
         int rc;
 
-        pthread_mutex_unlock(&store->lock);
         /* PASSIVE: copies what no reader still needs, never waits for readers; the WAL starts
          * over at the next write once all of it is copied */
         rc = sqlite3_wal_checkpoint_v2(store->writer, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
@@ -774,13 +866,15 @@ static struct op *enqueue(struct xp_store *store, struct op **ops, size_t n)
 
 /*
  * Queues the ops (one after another in the queue, so in version order) and waits for their
- * results, leading a batch when no commit is in flight. Batches take the queue in order: when
- * the last op is done, every one is.
+ * results, leading a batch when no commit is in flight. Batches take the queue in order, but
+ * their leaders wake their writers after letting go of the lock, so a later batch's writers may
+ * be woken first: each op is waited for.
  */
 static void submit(struct xp_store *store, struct op **ops, size_t n)
 {
         struct recent *old = NULL;
         size_t n_old = 0;
+        bool locked = true;
         struct op *op;
 
         pthread_mutex_lock(&store->lock);
@@ -791,8 +885,13 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 bool checkpoint;
                 int r;
 
-                if (store->committing) {
-                        pthread_cond_wait(op->wake, &store->lock);
+                /* an empty queue: op is in a batch settled but not yet woken (wake_settled()) */
+                if (store->committing || !store->queue_head) {
+                        pthread_mutex_unlock(&store->lock);
+                        locked = !writer_wait(op);
+                        if (!locked)
+                                break; /* done */
+                        pthread_mutex_lock(&store->lock);
                         continue;
                 }
 
@@ -819,12 +918,21 @@ static void submit(struct xp_store *store, struct op **ops, size_t n)
                 settle(store, &b, r);
                 old = b.old;
                 n_old = b.n_old;
+                wake_leader(store); /* none while the checkpoint keeps the commit slot */
+                pthread_mutex_unlock(&store->lock);
+                wake_settled(b.ops);
                 if (checkpoint)
                         checkpoint_inline(store);
                 else
-                        wake_leader(store);
+                        pthread_mutex_lock(&store->lock);
         }
-        pthread_mutex_unlock(&store->lock);
+        if (locked)
+                pthread_mutex_unlock(&store->lock);
+        /* A group's writes may be settled by two batches whose leaders wake them out of order:
+         * its ops and its wait stay until every one is done, not only the last. */
+        for (size_t i = 0; n > 1 && i < n; i++)
+                while (!atomic_load(&ops[i]->done))
+                        writer_wait(ops[i]);
         free_old(old, n_old);
 }
 
@@ -947,9 +1055,9 @@ static int write_op(struct xp_store *store,
         if (r >= 0) {
                 op->want_text = ret && ret->want_text;
                 op->shared = ret && ret->share && object ? object : NULL;
-                pthread_cond_init(&op->own_wake, NULL);
+                writer_wait_init(&op->own_wake);
                 submit(store, &op, 1);
-                pthread_cond_destroy(&op->own_wake);
+                writer_wait_destroy(&op->own_wake);
                 r = op_finish(store, op, object, ret_last, ret, err);
         }
         op_release(op);
@@ -960,7 +1068,7 @@ int xp_store_write_group(struct xp_store *store, struct xp_store_group_write *w,
 {
         _cleanup_free_ struct op *ops = calloc(n ? n : 1, sizeof(*ops));
         _cleanup_free_ struct op **queued = calloc(n ? n : 1, sizeof(*queued));
-        pthread_cond_t wake;
+        struct writer_wait wake;
         size_t n_queued = 0;
         int written = 0;
 
@@ -984,9 +1092,9 @@ int xp_store_write_group(struct xp_store *store, struct xp_store_group_write *w,
                 else
                         op->done = true; /* never queued: version 0, so what follows is not */
         }
-        pthread_cond_init(&wake, NULL);
+        writer_wait_init(&wake);
         submit(store, queued, n_queued);
-        pthread_cond_destroy(&wake);
+        writer_wait_destroy(&wake);
         for (size_t i = 0; i < n; i++) {
                 if (w[i].result >= 0)
                         w[i].result = op_finish(store, &ops[i], w[i].object, NULL, NULL, &w[i].err);

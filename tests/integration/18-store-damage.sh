@@ -287,7 +287,7 @@ change_cm7 value-of-cm7+ value-of-cm7-
 code=$(api "$base/api/v1/namespaces/default/configmaps/cm7")
 expect_code "flip: the row as written reads again" 200
 stop_server TERM
-# one bit of state.db, inside cm32's value in its objects row (the event log holds a copy too)
+# one bit of state.db, inside cm32's value in its objects row (its event reads it there)
 "$py" - "$data/state.db" >"$tmp/flip-out" <<'EOF' || { echo "FAIL cannot flip a bit of cm32"; cat "$tmp/flip-out"; failures=$((failures + 1)); }
 import sqlite3, sys
 path = sys.argv[1]

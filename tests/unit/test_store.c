@@ -583,6 +583,71 @@ static int cmp_u64(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+/* A writer of groups: a pod, its Event after it, another pod; every group written whole. */
+#define N_GROUPS 150
+
+static void *group_thread(void *arg)
+{
+        struct writer *w = arg;
+        char pod_a[32], event[40], pod_b[32];
+
+        for (int i = 0; i < N_GROUPS; i++) {
+                json_t *a, *e, *b;
+
+                snprintf(pod_a, sizeof(pod_a), "g%d-%d", w->id, i);
+                snprintf(event, sizeof(event), "g%d-%d.event", w->id, i);
+                snprintf(pod_b, sizeof(pod_b), "h%d-%d", w->id, i);
+                a = pod(pod_a, "Pending");
+                e = json_pack("{s:s, s:{s:s}}", "kind", "Event", "metadata", "name", event);
+                b = pod(pod_b, "Pending");
+                struct xp_store_group_write g[] = {
+                    {.kind = "Pod", .namespace = "default", .name = pod_a, .object = a},
+                    {.kind = "Event",
+                     .namespace = "default",
+                     .name = event,
+                     .object = e,
+                     .after_previous = true},
+                    {.kind = "Pod", .namespace = "default", .name = pod_b, .object = b},
+                };
+                /* queued one after another: consecutive versions, whatever batches they land in */
+                if (xp_store_write_group(w->store, g, 3) != 3 || g[1].version != g[0].version + 1 ||
+                    g[2].version != g[1].version + 1)
+                        w->failures++;
+                json_decref(a);
+                json_decref(e);
+                json_decref(b);
+        }
+        return NULL;
+}
+
+/* Groups beside single writes: batches settle a group's writes apart and wake them in any order. */
+static void concurrent_groups(void **state)
+{
+        struct fixture *f = *state;
+        struct writer *w = calloc(N_THREADS, sizeof(*w));
+        pthread_t th[N_THREADS];
+        struct xp_error err = {0};
+        json_t *items = NULL;
+        uint64_t v;
+
+        assert_non_null(w);
+        for (int i = 0; i < N_THREADS; i++) {
+                w[i].store = f->store;
+                w[i].id = i;
+                assert_int_equal(
+                    pthread_create(&th[i], NULL, i % 2 ? group_thread : writer_thread, &w[i]), 0);
+        }
+        for (int i = 0; i < N_THREADS; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(w[i].failures, 0);
+        }
+        assert_int_equal(xp_store_list(f->store, "Pod", "default", &items, &v, &err), 0);
+        assert_int_equal(json_array_size(items), N_THREADS / 2 * (N_CREATES + 2 * N_GROUPS));
+        assert_int_equal(v, N_THREADS / 2 * (N_CREATES + 3 * N_GROUPS));
+        json_decref(items);
+        free(w);
+}
+
 static void concurrent_creates(void **state)
 {
         struct fixture *f = *state;
@@ -1199,6 +1264,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(list_text, setup, teardown),
             cmocka_unit_test_setup_teardown(list_cursor, setup, teardown),
             cmocka_unit_test_setup_teardown(recent_matches_log, setup, teardown),
+            cmocka_unit_test_setup_teardown(concurrent_groups, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

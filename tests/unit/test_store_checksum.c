@@ -318,8 +318,10 @@ static void event_changed(void **state)
 
         fill(t->path, 3);
         store = open_ok(t->path); /* just opened: the history is read from SQLite */
+        /* a create's event reads its body in objects (schema 3): given one of its own */
         damage(t->path,
-               "UPDATE events SET body = replace(body, 'value', 'valuf') WHERE name = 'cm1'");
+               "UPDATE events SET body = replace((SELECT body FROM objects WHERE name = 'cm1'), "
+               "'value', 'valuf') WHERE name = 'cm1'");
         assert_int_equal(xp_store_events_since(store, "ConfigMap", NULL, 0, 100, &events, &n, &err),
                          -EUCLEAN);
         assert_non_null(strstr(err.msg, "of default/cm1 (type ConfigMap) fails its checksum"));
@@ -332,6 +334,104 @@ static void event_changed(void **state)
         assert_true(report.damaged);
         assert_int_equal(report.bad_checksums, 1);
         assert_non_null(strstr(report.bad_rows, "of default/cm1 (type ConfigMap)"));
+}
+
+/* The body of the event row at version v, as the table holds it (SQLite directly). */
+static char *event_body(const char *path, uint64_t v)
+{
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        char *body = NULL;
+
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(
+            sqlite3_prepare_v2(db, "SELECT body FROM events WHERE version = ?1", -1, &st, NULL),
+            SQLITE_OK);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)v);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        body = strdup((const char *)sqlite3_column_text(st, 0));
+        assert_non_null(body);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return body;
+}
+
+static json_t *config_map(const char *value)
+{
+        json_t *o = json_pack("{s:s, s:{s:s}, s:{s:s}}",
+                              "apiVersion",
+                              "v1",
+                              "metadata",
+                              "name",
+                              "a",
+                              "data",
+                              "k",
+                              value);
+
+        assert_non_null(o);
+        return o;
+}
+
+static const char *data_k(const json_t *o)
+{
+        return json_string_value(json_object_get(json_object_get(o, "data"), "k"));
+}
+
+/*
+ * A body is written once: a create's and an update's event row is empty while the object is at
+ * its version, and takes the body when an update or a delete moves the object on. The history
+ * read from SQLite (after a reopen: no ring) has every version's body, and the check passes.
+ */
+static void event_body_once(void **state)
+{
+        struct tmpdir *t = *state;
+        struct xp_store *store = open_ok(t->path);
+        struct xp_store_event *ev = NULL;
+        struct xp_store_report report;
+        struct xp_error err = {0};
+        json_t *o = config_map("v1");
+        uint64_t v[4];
+        size_t n = 0;
+        char *body;
+
+        assert_int_equal(xp_store_create(store, "ConfigMap", "default", "a", o, &v[0], &err), 0);
+        json_decref(o);
+        body = event_body(t->path, v[0]);
+        assert_string_equal(body, "");
+        free(body);
+        o = config_map("v2");
+        assert_int_equal(xp_store_update(store, "ConfigMap", "default", "a", 0, o, &v[1], &err), 0);
+        json_decref(o);
+        body = event_body(t->path, v[0]);
+        assert_non_null(strstr(body, "\"v1\""));
+        free(body);
+        body = event_body(t->path, v[1]);
+        assert_string_equal(body, "");
+        free(body);
+        assert_int_equal(xp_store_delete(store, "ConfigMap", "default", "a", 0, NULL, &v[2], &err),
+                         0);
+        body = event_body(t->path, v[1]);
+        assert_non_null(strstr(body, "\"v2\""));
+        free(body);
+        o = config_map("v3");
+        assert_int_equal(xp_store_create(store, "ConfigMap", "default", "a", o, &v[3], &err), 0);
+        json_decref(o);
+        xp_store_close(store);
+
+        store = open_ok(t->path);
+        assert_int_equal(xp_store_events_since(store, "ConfigMap", NULL, 0, 100, &ev, &n, &err), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(data_k(ev[0].object), "v1");
+        assert_string_equal(data_k(ev[1].object), "v2");
+        assert_int_equal(ev[2].type, XP_STORE_DELETED);
+        assert_string_equal(data_k(ev[2].object), "v2");
+        assert_string_equal(data_k(ev[3].object), "v3");
+        for (size_t i = 0; i < n; i++)
+                assert_int_equal(ev[i].resource_version, v[i]);
+        xp_store_events_free(ev, n);
+        xp_store_close(store);
+        assert_int_equal(xp_store_check(t->path, &report, &err), 0);
+        assert_false(report.damaged);
 }
 
 /* A store from before checksums: upgraded at open, its rows checked from then on. */
@@ -377,6 +477,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(upgraded, setup, teardown),
             cmocka_unit_test_setup_teardown(damaged_deleted, setup, teardown),
             cmocka_unit_test_setup_teardown(hash_failed, setup, teardown),
+            cmocka_unit_test_setup_teardown(event_body_once, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
