@@ -480,20 +480,35 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
         return r < 0 ? -EACCES : 0;
 }
 
-/* exec, attach, port-forward: signed as the logs are, each a stream of the API server's. */
+/*
+ * exec, attach, port-forward: signed as the logs are, each a stream of the API server's. The
+ * signature is claimed before the door counts the request (a replay takes no room), and given
+ * back when the door or the node's streams then refuse it for want of room: a request that opened
+ * nothing does not use it up, nor hold a place among the signatures remembered.
+ */
 static enum MHD_Result handle_stream(struct xp_logserver *s,
                                      struct MHD_Connection *conn,
                                      const char *url,
                                      const char *raw_uri)
 {
+        const char *signature =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER);
         struct xp_http_refusal refusal;
+        bool busy = false;
+        enum MHD_Result ret;
 
         if (verify_signature(s, conn, raw_uri, &refusal) < 0 ||
-            claim_signature(s, conn, &refusal) < 0 ||
-            xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0)
+            claim_signature(s, conn, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
+        if (xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0) {
+                xp_sign_once_release(s->streams_signed, signature);
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        }
         xp_http_door_body_done(s->door, conn);
-        return (enum MHD_Result)s->streams.handle(s->streams.cls, conn, url, s->door);
+        ret = (enum MHD_Result)s->streams.handle(s->streams.cls, conn, url, s->door, &busy);
+        if (busy)
+                xp_sign_once_release(s->streams_signed, signature);
+        return ret;
 }
 
 static enum MHD_Result handle_logs(struct xp_logserver *s,

@@ -101,6 +101,22 @@ int xp_sign_once_claim(struct xp_sign_once *g, const char *header, int64_t now)
         return r;
 }
 
+void xp_sign_once_release(struct xp_sign_once *g, const char *header)
+{
+        uint8_t mac[MAC_LEN];
+        int64_t expiry;
+
+        if (parse(header, &expiry, mac) < 0)
+                return;
+        pthread_mutex_lock(&g->lock);
+        for (size_t i = 0; i < g->n; i++)
+                if (memcmp(g->used[i].mac, mac, MAC_LEN) == 0) {
+                        g->used[i] = g->used[--g->n];
+                        break;
+                }
+        pthread_mutex_unlock(&g->lock);
+}
+
 size_t xp_sign_once_count(struct xp_sign_once *g)
 {
         size_t n;

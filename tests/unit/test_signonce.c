@@ -62,6 +62,32 @@ static void bounded(void **state)
         xp_sign_once_free(g);
 }
 
+/* A signature given back (its request refused for want of room) is good again; the others stay. */
+static void released(void **state)
+{
+        struct xp_sign_once *g = NULL;
+        char a[XP_LOGSIGN_TEXT_MAX], b[XP_LOGSIGN_TEXT_MAX];
+
+        (void)state;
+        assert_int_equal(xp_sign_once_new(1, &g), 0);
+        sign("/exec/ns/p/c?podUID=u&command=ls&xpoolNonce=01", NOW + 30, a);
+        sign("/exec/ns/p/c?podUID=u&command=ls&xpoolNonce=02", NOW + 30, b);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW), 0);
+        /* the one place is taken until a is given back */
+        assert_int_equal(xp_sign_once_claim(g, b, NOW), -ENOSPC);
+        xp_sign_once_release(g, b); /* not held: nothing changes */
+        xp_sign_once_release(g, "id:5:zz");
+        assert_int_equal(xp_sign_once_count(g), 1);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW), -EALREADY);
+        xp_sign_once_release(g, a);
+        assert_int_equal(xp_sign_once_count(g), 0);
+        assert_int_equal(xp_sign_once_claim(g, b, NOW), 0);
+        xp_sign_once_release(g, b);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW + 1), 0);
+        assert_int_equal(xp_sign_once_claim(g, a, NOW + 1), -EALREADY);
+        xp_sign_once_free(g);
+}
+
 static void malformed(void **state)
 {
         struct xp_sign_once *g = NULL;
@@ -82,6 +108,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(claimed_once),
             cmocka_unit_test(bounded),
+            cmocka_unit_test(released),
             cmocka_unit_test(malformed),
         };
 

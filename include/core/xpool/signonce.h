@@ -26,5 +26,11 @@ void xp_sign_once_free(struct xp_sign_once *g);
  * -EINVAL for a header that is not <id>:<expiry>:<64 hex digits>.
  */
 int xp_sign_once_claim(struct xp_sign_once *g, const char *header, int64_t now);
+/*
+ * Gives back a signature claimed for a request that was then refused for want of room (the
+ * door's per-user limit, the node's streams): it opened nothing, so it is not used up, and the
+ * request may come again within its lifetime. An unclaimed or malformed header: nothing changes.
+ */
+void xp_sign_once_release(struct xp_sign_once *g, const char *header);
 /* The signatures held now (expired ones included until a claim drops them), for tests. */
 size_t xp_sign_once_count(struct xp_sign_once *g);
