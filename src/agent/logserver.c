@@ -453,6 +453,8 @@ static int verify_signature(struct xp_logserver *s,
 /*
  * A stream's signature is good for one request: one replayed (by whoever saw it on the plain
  * HTTP from the server) is refused, as the server's nonce makes each request it signs unique.
+ * The user the server names (xpoolUser, signed with the rest) holds at most a share of the
+ * signatures remembered: one user's flood of streams fills its share, not the node's.
  * 0, or -EACCES with the refusal in ret.
  */
 static int
@@ -461,6 +463,7 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
         int r = xp_sign_once_claim(
             s->streams_signed,
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "xpoolUser"),
             (int64_t)time(NULL));
 
         if (r == -EALREADY)
@@ -468,6 +471,13 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
                                401,
                                "Unauthorized: this signature was used already: a signed stream "
                                "request opens one stream\n");
+        else if (r == -EDQUOT)
+                xp_http_refuse(ret,
+                               429,
+                               "Too Many Requests: you opened %d streams on this node in the last "
+                               "%d s, your share; try again later\n",
+                               STREAMS_SIGNED_MAX / XP_SIGN_ONCE_SHARES,
+                               XP_LOGSIGN_AHEAD_MAX);
         else if (r == -ENOSPC)
                 xp_http_refuse(ret,
                                503,
