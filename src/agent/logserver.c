@@ -453,6 +453,8 @@ static int verify_signature(struct xp_logserver *s,
 /*
  * A stream's signature is good for one request: one replayed (by whoever saw it on the plain
  * HTTP from the server) is refused, as the server's nonce makes each request it signs unique.
+ * The user the server names (xpoolUser, signed with the rest) holds at most a share of the
+ * signatures remembered: one user's flood of streams fills its share, not the node's.
  * 0, or -EACCES with the refusal in ret.
  */
 static int
@@ -461,6 +463,7 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
         int r = xp_sign_once_claim(
             s->streams_signed,
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER),
+            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "xpoolUser"),
             (int64_t)time(NULL));
 
         if (r == -EALREADY)
@@ -468,6 +471,13 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
                                401,
                                "Unauthorized: this signature was used already: a signed stream "
                                "request opens one stream\n");
+        else if (r == -EDQUOT)
+                xp_http_refuse(ret,
+                               429,
+                               "Too Many Requests: you opened %d streams on this node in the last "
+                               "%d s, your share; try again later\n",
+                               STREAMS_SIGNED_MAX / XP_SIGN_ONCE_SHARES,
+                               XP_LOGSIGN_AHEAD_MAX);
         else if (r == -ENOSPC)
                 xp_http_refuse(ret,
                                503,
@@ -480,20 +490,35 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
         return r < 0 ? -EACCES : 0;
 }
 
-/* exec, attach, port-forward: signed as the logs are, each a stream of the API server's. */
+/*
+ * exec, attach, port-forward: signed as the logs are, each a stream of the API server's. The
+ * signature is claimed before the door counts the request (a replay takes no room), and given
+ * back when the door or the node's streams then refuse it for want of room: a request that opened
+ * nothing does not use it up, nor hold a place among the signatures remembered.
+ */
 static enum MHD_Result handle_stream(struct xp_logserver *s,
                                      struct MHD_Connection *conn,
                                      const char *url,
                                      const char *raw_uri)
 {
+        const char *signature =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, XP_LOGSIGN_HEADER);
         struct xp_http_refusal refusal;
+        bool busy = false;
+        enum MHD_Result ret;
 
         if (verify_signature(s, conn, raw_uri, &refusal) < 0 ||
-            claim_signature(s, conn, &refusal) < 0 ||
-            xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0)
+            claim_signature(s, conn, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
+        if (xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0) {
+                xp_sign_once_release(s->streams_signed, signature);
+                return xp_http_door_send_refusal(s->door, conn, &refusal);
+        }
         xp_http_door_body_done(s->door, conn);
-        return (enum MHD_Result)s->streams.handle(s->streams.cls, conn, url, s->door);
+        ret = (enum MHD_Result)s->streams.handle(s->streams.cls, conn, url, s->door, &busy);
+        if (busy)
+                xp_sign_once_release(s->streams_signed, signature);
+        return ret;
 }
 
 static enum MHD_Result handle_logs(struct xp_logserver *s,

@@ -23,14 +23,16 @@ struct xp_http_door;
  * The other requests the endpoint serves (exec, attach, port-forward: src/agent/stream.h), under
  * the same signature: claims() says whether a path is theirs; handle() answers a GET on it once
  * its signature is checked and the door counted it as a stream, with a response or an upgrade
- * (libmicrohttpd's enum MHD_Result, as an int).
+ * (libmicrohttpd's enum MHD_Result, as an int); *ret_busy set when it refused the stream for
+ * want of room (503: too many at once), which leaves the signature unused.
  */
 struct xp_logserver_streams {
         bool (*claims)(const char *url);
         int (*handle)(void *cls,
                       struct MHD_Connection *conn,
                       const char *url,
-                      struct xp_http_door *door);
+                      struct xp_http_door *door,
+                      bool *ret_busy);
         void *cls;
 };
 /*

@@ -499,8 +499,11 @@ answer_upgrade(struct MHD_Connection *conn, struct session *s, struct xp_http_do
         return ret;
 }
 
-static int
-handle(void *cls, struct MHD_Connection *conn, const char *url, struct xp_http_door *door)
+static int handle(void *cls,
+                  struct MHD_Connection *conn,
+                  const char *url,
+                  struct xp_http_door *door,
+                  bool *ret_busy)
 {
         struct xp_agent_streams *st = cls;
         struct session *s = calloc(1, sizeof(*s));
@@ -525,6 +528,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url, struct xp_http_d
         }
         if (!session_admit(st)) {
                 session_free(s);
+                *ret_busy = true;
                 return send_text(conn, 503, "too many streams at once, or the agent is stopping\n");
         }
         s->owner = st;

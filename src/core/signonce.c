@@ -13,6 +13,7 @@
 struct used {
         uint8_t mac[MAC_LEN];
         int64_t expiry;
+        char owner[XP_SIGN_ONCE_OWNER_MAX + 1]; /* "": none */
 };
 
 struct xp_sign_once {
@@ -78,27 +79,57 @@ static void forget_expired(struct xp_sign_once *g, int64_t now)
                         i++;
 }
 
-int xp_sign_once_claim(struct xp_sign_once *g, const char *header, int64_t now)
+/* Whether the mac was claimed (0), or -EALREADY; -EDQUOT when owner holds its share. Locked. */
+static int check_claim(const struct xp_sign_once *g, const uint8_t *mac, const char *owner)
+{
+        size_t share = g->cap / XP_SIGN_ONCE_SHARES, held = 0;
+
+        for (size_t i = 0; i < g->n; i++) {
+                if (memcmp(g->used[i].mac, mac, MAC_LEN) == 0)
+                        return -EALREADY;
+                held += *owner && strcmp(g->used[i].owner, owner) == 0;
+        }
+        return *owner && held >= (share > 0 ? share : 1) ? -EDQUOT : 0;
+}
+
+int xp_sign_once_claim(struct xp_sign_once *g, const char *header, const char *owner, int64_t now)
 {
         uint8_t mac[MAC_LEN];
         int64_t expiry;
-        int r = 0;
+        int r;
 
-        if (parse(header, &expiry, mac) < 0)
+        if (!owner)
+                owner = "";
+        if (parse(header, &expiry, mac) < 0 || strlen(owner) > XP_SIGN_ONCE_OWNER_MAX)
                 return -EINVAL;
         pthread_mutex_lock(&g->lock);
         forget_expired(g, now);
-        for (size_t i = 0; i < g->n && r == 0; i++)
-                if (memcmp(g->used[i].mac, mac, MAC_LEN) == 0)
-                        r = -EALREADY;
+        r = check_claim(g, mac, owner);
         if (r == 0 && g->n == g->cap)
                 r = -ENOSPC;
         if (r == 0) {
                 memcpy(g->used[g->n].mac, mac, MAC_LEN);
+                strcpy(g->used[g->n].owner, owner);
                 g->used[g->n++].expiry = expiry;
         }
         pthread_mutex_unlock(&g->lock);
         return r;
+}
+
+void xp_sign_once_release(struct xp_sign_once *g, const char *header)
+{
+        uint8_t mac[MAC_LEN];
+        int64_t expiry;
+
+        if (parse(header, &expiry, mac) < 0)
+                return;
+        pthread_mutex_lock(&g->lock);
+        for (size_t i = 0; i < g->n; i++)
+                if (memcmp(g->used[i].mac, mac, MAC_LEN) == 0) {
+                        g->used[i] = g->used[--g->n];
+                        break;
+                }
+        pthread_mutex_unlock(&g->lock);
 }
 
 size_t xp_sign_once_count(struct xp_sign_once *g)

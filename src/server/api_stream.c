@@ -260,14 +260,34 @@ upgrade_reply(struct tunnel *t, const char *head, size_t head_len, size_t len, s
 /* ---- the request to the agent -----------------------------------------------------------------
  */
 
+/* Who asked, for the agent's per-user share of streams (xpool/signonce.h): 16 hex digits of the
+ * SHA-256 of the caller's kind and name, "" when auth is off. */
+static void stream_owner(const struct request *req, char ret[static 17])
+{
+        uint8_t digest[32];
+        char name[XP_TOKEN_SUBJECT_MAX + 8];
+
+        ret[0] = '\0';
+        if (!req->who)
+                return;
+        snprintf(name,
+                 sizeof name,
+                 "%s:%s",
+                 req->who->service_account ? "sa" : "user",
+                 req->who->subject);
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, name, strlen(name), digest) == 0)
+                xp_hex_encode(digest, 8, ret);
+}
+
 /* The agent's path: /exec|attach/NS/POD/CONTAINER or /portForward/NS/POD, ?podUID=, a random
- * xpoolNonce= and the client's query without its own podUID. NULL: -ENOMEM. */
+ * xpoolNonce=, xpoolUser= (stream_owner()) and the client's query without its own podUID.
+ * NULL: -ENOMEM. */
 static char *
 agent_path(const struct request *req, const char *sub, const char *container, const char *uid)
 {
         const char *q = strchr(request_raw_target(req), '?');
         uint8_t nonce[16];
-        char nonce_hex[2 * sizeof nonce + 1], *path = NULL;
+        char nonce_hex[2 * sizeof nonce + 1], owner[17], *path = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&path, &len);
 
@@ -285,11 +305,16 @@ agent_path(const struct request *req, const char *sub, const char *container, co
                     f, "/%s/%s/%s/%s?podUID=%s", sub, req->namespace, req->name, container, uid);
         /* each request signed unique: the agent takes a signature once (xpool/signonce.h) */
         fprintf(f, "&xpoolNonce=%s", nonce_hex);
+        stream_owner(req, owner);
+        if (*owner)
+                fprintf(f, "&xpoolUser=%s", owner);
         for (const char *p = q ? q + 1 : NULL; p && *p;) {
                 size_t n = strcspn(p, "&");
 
-                /* the pod is this one: a podUID of the client's would name another */
-                if (n > 0 && strncasecmp(p, "podUID=", 7) != 0 && strncmp(p, "podUID", n) != 0)
+                /* the pod is this one: a podUID of the client's would name another; the xpool
+                 * parameters are the server's (a client's xpoolUser would take another's share) */
+                if (n > 0 && strncasecmp(p, "podUID=", 7) != 0 && strncmp(p, "podUID", n) != 0 &&
+                    (n < 5 || strncasecmp(p, "xpool", 5) != 0))
                         fprintf(f, "&%.*s", (int)n, p);
                 p += n;
                 if (*p == '&')

@@ -138,7 +138,10 @@ static void gather(struct stream_hub *hub, int64_t passed_ms)
 static void *listen_store(void *arg)
 {
         struct stream_hub *hub = arg;
-        uint64_t version = xp_store_version(hub->store);
+        /* from the version the hub was made at, not the store's when this thread first runs: a
+         * write between the two (a busy machine may start the thread late) woke no writer, and
+         * a stream that had its start by then waited for the next write to have its news */
+        uint64_t version = atomic_load(&hub->version);
         int64_t passed_ms = 0;
 
         while (!atomic_load(&hub->stop)) {
