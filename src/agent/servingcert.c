@@ -21,6 +21,7 @@
 #include "xpool/fileio.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/tls_key.h"
 
 #define PEM_MAX    (64 * 1024)
 #define DAY        (24 * 60 * 60)
@@ -55,7 +56,6 @@ write_text(const char *dir, const char *file, const char *text, mode_t mode, str
 /* The key on disk, else a new one written (0600) before any request names it. */
 static int ensure_key(const char *dir, char **ret_pem, struct xp_error *err)
 {
-        gnutls_x509_privkey_t key = NULL;
         gnutls_datum_t pem = {0};
         char *text = read_text(dir, XP_AGENT_SERVING_KEY);
         int r;
@@ -64,15 +64,7 @@ static int ensure_key(const char *dir, char **ret_pem, struct xp_error *err)
                 *ret_pem = text;
                 return 0;
         }
-        r = gnutls_x509_privkey_init(&key);
-        if (r >= 0)
-                r = gnutls_x509_privkey_generate(
-                    key, GNUTLS_PK_ECDSA, GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0);
-        if (r >= 0)
-                r = gnutls_x509_privkey_export2_pkcs8(
-                    key, GNUTLS_X509_FMT_PEM, NULL, GNUTLS_PKCS_PLAIN, &pem);
-        if (key)
-                gnutls_x509_privkey_deinit(key);
+        r = xp_tls_new_p256_pem(&pem);
         if (r < 0)
                 return xp_errorf(err, -EIO, "cannot make the serving key: %s", gnutls_strerror(r));
         text = strndup((const char *)pem.data, pem.size);

@@ -19,6 +19,7 @@
 #include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/random.h"
+#include "xpool/tls_key.h"
 
 #define DAY          (24 * 60 * 60)
 #define HOST_MAX     253
@@ -292,21 +293,6 @@ static int write_pem(const char *path, const gnutls_datum_t *pem, mode_t mode, s
         return xp_write_file_atomic(path, pem->data, pem->size, mode, err);
 }
 
-static int new_key(gnutls_x509_privkey_t *ret)
-{
-        _cleanup_key_ gnutls_x509_privkey_t key = NULL;
-        int r;
-
-        r = gnutls_x509_privkey_init(&key);
-        if (r >= 0)
-                r = gnutls_x509_privkey_generate(
-                    key, GNUTLS_PK_ECDSA, GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(key);
-        return 0;
-}
-
 /* The common part of both certificates: a random serial, the validity, the subject, the key. */
 static int new_crt(gnutls_x509_privkey_t key, const char *cn, unsigned days, gnutls_x509_crt_t *ret)
 {
@@ -345,7 +331,7 @@ static int make_ca(const char *cert_path, const char *key_path, struct xp_error 
         _cleanup_datum_ gnutls_datum_t crt_pem = {0}, key_pem = {0};
         int r;
 
-        if ((r = new_key(&key)) < 0 || (r = new_crt(key, "xpool CA", TLS_CA_DAYS, &crt)) < 0 ||
+        if ((r = xp_tls_new_p256(&key)) < 0 || (r = new_crt(key, "xpool CA", TLS_CA_DAYS, &crt)) < 0 ||
             (r = gnutls_x509_crt_set_basic_constraints(crt, 1, 0)) < 0 ||
             (r = gnutls_x509_crt_set_key_usage(
                  crt, GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_CRL_SIGN)) < 0 ||
@@ -381,7 +367,7 @@ static int make_server(const char *cert_path,
         size_t ca_id_len = sizeof(ca_id);
         int r;
 
-        if ((r = new_key(&key)) < 0 ||
+        if ((r = xp_tls_new_p256(&key)) < 0 ||
             (r = new_crt(key, "xpool server", TLS_SERVER_DAYS, &crt)) < 0 ||
             (r = gnutls_x509_crt_set_basic_constraints(crt, 0, -1)) < 0 ||
             (r = gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
