@@ -154,7 +154,7 @@ path="/exec/default/jail/c?podUID=$uid&xpoolNonce=0123456789abcdef&command=true&
 expiry=$(($(date +%s) + 30))
 mac=$(printf 'GET\n%s\n%s' "$path" "$expiry" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" | sed 's/.*= //')
 stream() { # the request the server would send, without its upgrade: the code in $tmp/code
-  curl -sS --cacert "$data/pki/ca.crt" -H "X-Xpool-Signature: $id:$expiry:$mac" -o "$tmp/out" -w '%{http_code}' \
+  curl -sS --cacert "$data/pki/kubelet-ca.crt" -H "X-Xpool-Signature: $id:$expiry:$mac" -o "$tmp/out" -w '%{http_code}' \
     "https://127.0.0.1:$port$path" >"$tmp/code" || true
 }
 stream
