@@ -21,6 +21,7 @@
 #include "xpool/fileio.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
+#include "xpool/tls_key.h"
 
 #define PEM_MAX    (64 * 1024)
 #define DAY        (24 * 60 * 60)
@@ -55,7 +56,6 @@ write_text(const char *dir, const char *file, const char *text, mode_t mode, str
 /* The key on disk, else a new one written (0600) before any request names it. */
 static int ensure_key(const char *dir, char **ret_pem, struct xp_error *err)
 {
-        gnutls_x509_privkey_t key = NULL;
         gnutls_datum_t pem = {0};
         char *text = read_text(dir, XP_AGENT_SERVING_KEY);
         int r;
@@ -64,15 +64,7 @@ static int ensure_key(const char *dir, char **ret_pem, struct xp_error *err)
                 *ret_pem = text;
                 return 0;
         }
-        r = gnutls_x509_privkey_init(&key);
-        if (r >= 0)
-                r = gnutls_x509_privkey_generate(
-                    key, GNUTLS_PK_ECDSA, GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0);
-        if (r >= 0)
-                r = gnutls_x509_privkey_export2_pkcs8(
-                    key, GNUTLS_X509_FMT_PEM, NULL, GNUTLS_PKCS_PLAIN, &pem);
-        if (key)
-                gnutls_x509_privkey_deinit(key);
+        r = xp_tls_new_p256_pem(&pem);
         if (r < 0)
                 return xp_errorf(err, -EIO, "cannot make the serving key: %s", gnutls_strerror(r));
         text = strndup((const char *)pem.data, pem.size);
@@ -95,14 +87,14 @@ static bool has_names(gnutls_x509_crt_t crt, const struct xp_agent_serving_optio
                gnutls_x509_crt_check_hostname2(crt, o->address, 0);
 }
 
-static bool chains_to_ca(gnutls_x509_crt_t crt, const struct xp_agent_serving_options *o)
+/* Whether crt verifies with the cluster CA (o->ca_pem): an agent's certificate must not since the
+ * kubelet-serving CA signs them (a certificate the cluster CA signed is an earlier server's). */
+static bool cluster_ca_signed(gnutls_x509_crt_t crt, const struct xp_agent_serving_options *o)
 {
         gnutls_x509_crt_t *cas = NULL;
         unsigned n = 0, status = 1;
         gnutls_datum_t d = {.data = (unsigned char *)o->ca_pem, .size = (unsigned)o->ca_pem_len};
 
-        if (!o->ca_pem)
-                return true;
         if (gnutls_x509_crt_list_import2(&cas, &n, &d, GNUTLS_X509_FMT_PEM, 0) < 0)
                 return false;
         if (gnutls_x509_crt_verify(crt, cas, n, 0, &status) < 0)
@@ -113,9 +105,27 @@ static bool chains_to_ca(gnutls_x509_crt_t crt, const struct xp_agent_serving_op
         return status == 0;
 }
 
-/* Whether the certificate on disk is for key_pem, the names, the CA, and not near its end. */
-static bool
-cert_usable(const char *cert_pem, const char *key_pem, const struct xp_agent_serving_options *o)
+/*
+ * Whether the certificate was signed for this cluster by its kubelet-serving signer: asked for
+ * under the cluster CA the agent trusts now (the copy written beside it: a new cluster's server
+ * has a new kubelet-serving CA, which the agent never sees) and not signed by that CA itself.
+ * Without a CA to compare (no --ca-file), not checked.
+ */
+static bool from_cluster(gnutls_x509_crt_t crt, const struct xp_agent_serving_options *o)
+{
+        _cleanup_free_ char *issued_under = NULL;
+
+        if (!o->ca_pem)
+                return true;
+        issued_under = read_text(o->dir, XP_AGENT_SERVING_CLUSTER_CA);
+        return issued_under && strlen(issued_under) == o->ca_pem_len &&
+               memcmp(issued_under, o->ca_pem, o->ca_pem_len) == 0 && !cluster_ca_signed(crt, o);
+}
+
+/* Why the certificate on disk cannot serve: not for key_pem, the names, this cluster's signer, or
+ * near its end; NULL when it can. */
+static const char *
+cert_unusable(const char *cert_pem, const char *key_pem, const struct xp_agent_serving_options *o)
 {
         gnutls_x509_crt_t crt = NULL;
         gnutls_x509_privkey_t key = NULL;
@@ -123,22 +133,25 @@ cert_usable(const char *cert_pem, const char *key_pem, const struct xp_agent_ser
         gnutls_datum_t k = {.data = (unsigned char *)key_pem, .size = (unsigned)strlen(key_pem)};
         unsigned char a[KEY_ID_MAX], b[KEY_ID_MAX];
         size_t a_len = sizeof(a), b_len = sizeof(b);
-        bool ok = false;
+        const char *why = "it does not parse";
 
         if (gnutls_x509_crt_init(&crt) >= 0 && gnutls_x509_privkey_init(&key) >= 0 &&
             gnutls_x509_crt_import(crt, &c, GNUTLS_X509_FMT_PEM) >= 0 &&
             gnutls_x509_privkey_import2(key, &k, GNUTLS_X509_FMT_PEM, NULL, 0) >= 0 &&
             gnutls_x509_crt_get_key_id(crt, 0, a, &a_len) >= 0 &&
             gnutls_x509_privkey_get_key_id(key, 0, b, &b_len) >= 0)
-                ok = a_len == b_len && memcmp(a, b, a_len) == 0 && has_names(crt, o) &&
-                     chains_to_ca(crt, o) &&
-                     gnutls_x509_crt_get_expiration_time(crt) - time(NULL) >
-                         (time_t)XP_AGENT_SERVING_RENEW_DAYS * DAY;
+                why = a_len != b_len || memcmp(a, b, a_len) != 0 ? "it is not the key's"
+                      : !has_names(crt, o)                       ? "it does not name the node"
+                      : !from_cluster(crt, o) ? "this cluster's kubelet-serving CA did not sign it"
+                      : gnutls_x509_crt_get_expiration_time(crt) - time(NULL) <=
+                              (time_t)XP_AGENT_SERVING_RENEW_DAYS * DAY
+                          ? "it ends within 30 days"
+                          : NULL;
         if (crt)
                 gnutls_x509_crt_deinit(crt);
         if (key)
                 gnutls_x509_privkey_deinit(key);
-        return ok;
+        return why;
 }
 
 /* The PKCS#10 request, as the kubelet makes it: CN=system:node:NAME, O=system:nodes. */
@@ -238,11 +251,21 @@ static int ask(struct xp_apiclient *client,
         return 0;
 }
 
+/* The cluster CA the certificate was asked for under, beside it (from_cluster()). */
+static int write_cluster_ca(const struct xp_agent_serving_options *o, struct xp_error *err)
+{
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/%s", o->dir, XP_AGENT_SERVING_CLUSTER_CA) < 0)
+                return -ENOMEM;
+        return xp_write_file_atomic(path, o->ca_pem, o->ca_pem_len, 0644, err);
+}
+
 bool xp_agent_serving_due(const struct xp_agent_serving_options *o)
 {
         _cleanup_free_ char *key = read_text(o->dir, XP_AGENT_SERVING_KEY);
         _cleanup_free_ char *cert = read_text(o->dir, XP_AGENT_SERVING_CERT);
-        bool due = !key || !cert || !cert_usable(cert, key, o);
+        bool due = !key || !cert || cert_unusable(cert, key, o);
 
         if (key)
                 explicit_bzero(key, strlen(key));
@@ -256,6 +279,7 @@ int xp_agent_serving_ensure(struct xp_apiclient *client,
                             struct xp_error *err)
 {
         char *key = NULL, *cert = NULL;
+        const char *why;
         int r;
 
         if (mkdir(o->dir, 0700) < 0 && errno != EEXIST)
@@ -264,12 +288,22 @@ int xp_agent_serving_ensure(struct xp_apiclient *client,
         if (r < 0)
                 return r;
         cert = read_text(o->dir, XP_AGENT_SERVING_CERT);
-        if (!cert || !cert_usable(cert, key, o)) {
+        why = cert ? cert_unusable(cert, key, o) : NULL;
+        if (why)
+                xp_log(LOG_INFO,
+                       "agent: the serving certificate in %s/" XP_AGENT_SERVING_CERT
+                       " is not used: %s",
+                       o->dir,
+                       why);
+        if (!cert || why) {
                 free(cert);
                 cert = NULL;
                 r = ask(client, key, o, &cert, err);
                 if (r >= 0)
                         r = write_text(o->dir, XP_AGENT_SERVING_CERT, cert, 0644, err);
+                /* after the certificate: a crash between the two asks again */
+                if (r >= 0 && o->ca_pem)
+                        r = write_cluster_ca(o, err);
                 if (r >= 0)
                         xp_log(
                             LOG_INFO,

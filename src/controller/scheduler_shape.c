@@ -28,19 +28,85 @@ static bool has_nomination(const json_t *pod)
         return node && node[0];
 }
 
+#define TOKEN_PREFIX "kube-api-access-"
+#define TOKEN_MASKED TOKEN_PREFIX "*"
+
+/* A copy of list (volumes or volumeMounts) with each kube-api-access-XXXXX name masked: the
+ * objects so named copied (shallow), the others shared. NULL: no memory. */
+static json_t *mask_token_names(const json_t *list)
+{
+        json_t *copy = json_array(), *item;
+        size_t i;
+
+        json_array_foreach(list, i, item)
+        {
+                const char *name = json_string_value(json_object_get(item, "name"));
+
+                if (name && strncmp(name, TOKEN_PREFIX, sizeof(TOKEN_PREFIX) - 1) == 0) {
+                        item = json_copy(item);
+                        if (item &&
+                            json_object_set_new(item, "name", json_string(TOKEN_MASKED)) < 0)
+                                json_decref(TAKE_PTR(item));
+                } else {
+                        json_incref(item);
+                }
+                if (!copy || json_array_append_new(copy, item) < 0) {
+                        json_decref(copy);
+                        return NULL;
+                }
+        }
+        return copy;
+}
+
+/* spec[member]'s list replaced in copy (a shallow copy of spec) by mask(the list). -1: no
+ * memory. */
+static int mask_member(json_t *copy, const char *member, json_t *(*mask)(const json_t *))
+{
+        const json_t *list = json_object_get(copy, member);
+
+        return !json_is_array(list) ? 0 : json_object_set_new(copy, member, mask(list));
+}
+
+/* A copy of containers with their volumeMounts masked (mask_token_names()). */
+static json_t *mask_container_mounts(const json_t *containers)
+{
+        json_t *copy = json_array(), *c;
+        size_t i;
+
+        json_array_foreach(containers, i, c)
+        {
+                json_t *masked = json_copy(c);
+
+                if (!copy || !masked || mask_member(masked, "volumeMounts", mask_token_names) < 0 ||
+                    json_array_append_new(copy, masked) < 0) {
+                        json_decref(copy);
+                        return NULL;
+                }
+        }
+        return copy;
+}
+
 /*
  * The ServiceAccount admission names every pod's token volume kube-api-access-XXXXX at random
  * (as Kubernetes does), in spec.volumes and each container's volumeMounts: left in, no two pods
- * would share a shape. A volume's name places nothing, so the random part of a "name" member is
- * masked in the compact text (same length; the volume itself and every other member as they are).
+ * would share a shape. A volume's name places nothing, so the spec's text is that of a copy
+ * with those names masked: the names of volumes and volume mounts only (an env variable or a
+ * ConfigMap so named is the pod's own), the pod itself as it is.
  */
-static void mask_token_volume_names(char *spec)
+static char *spec_text(const json_t *spec)
 {
-        static const char prefix[] = "\"name\":\"kube-api-access-";
+        static const char *const containers[] = {
+            "containers", "initContainers", "ephemeralContainers"};
+        json_t *copy = json_copy((json_t *)spec);
+        char *text = NULL;
+        int r = copy ? mask_member(copy, "volumes", mask_token_names) : -1;
 
-        for (char *at = strstr(spec, prefix); at; at = strstr(at, prefix))
-                for (at += sizeof(prefix) - 1; *at && *at != '"'; at++)
-                        *at = '*';
+        for (size_t i = 0; r >= 0 && i < XP_ELEMENTSOF(containers); i++)
+                r = mask_member(copy, containers[i], mask_container_mounts);
+        if (r >= 0)
+                text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(copy);
+        return text;
 }
 
 /* The shape's text, kept per version of the pod; NULL when the pod has none (or no memory). */
@@ -56,9 +122,7 @@ static const char *shape_of(struct pending *p)
                 return NULL;
         labels = json_dumps(json_object_get(meta, "labels"),
                             JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-        spec = json_dumps(json_object_get(p->pod, "spec"), JSON_COMPACT | JSON_SORT_KEYS);
-        if (spec)
-                mask_token_volume_names(spec);
+        spec = spec_text(json_object_get(p->pod, "spec"));
         if (spec && asprintf(&p->shape,
                              "%s\n%s\n%" PRId64 "\n%s\n%s",
                              p->namespace,

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "xpool/contain.h"
+#include "xpool/runtime.h"
 
 static const char *const cap_names[XP_CAP_LAST + 1] = {
     [CAP_CHOWN] = "CAP_CHOWN",
@@ -311,11 +312,36 @@ const char *const xp_contain_node_credentials[] = {
     "/etc/gshadow-",
     "/etc/ssh",
     "/etc/kubernetes",
+    /* the node's TLS, VPN, Wi-Fi and Kerberos keys */
+    "/etc/ssl/private",
+    "/etc/letsencrypt",
+    "/etc/wireguard",
+    "/etc/ipsec.secrets",
+    "/etc/ipsec.d/private",
+    "/etc/NetworkManager/system-connections",
+    "/etc/krb5.keytab",
     "/root/.ssh",
     "/root/.kube",
     "/root/.docker",
     "/root/.config/containers",
     "/var/lib/kubelet/pki",
+    NULL,
+};
+
+const char *const xp_contain_namespace_pins[] = {
+    "/run/netns",
+    XP_RUNTIME_RUN_DIR,
+    NULL,
+};
+
+const char *const xp_contain_node_private[] = {
+    "/var/log",
+    "/var/lib",
+    "/var/backups",
+    "/var/spool",
+    "/var/mail",
+    "/root",
+    "/home",
     NULL,
 };
 

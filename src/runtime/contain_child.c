@@ -198,6 +198,19 @@ static int own_shm(const struct contain_plan *p, const char **what, const char *
         return 0;
 }
 
+/* Where the node has a /dev/mqueue, the pod's own message queues there (its IPC namespace's,
+ * which a new mqueue file system shows): the node's list the node's and other pods' queues. */
+static int own_mqueue(const struct contain_plan *p, const char **what, const char **arg)
+{
+        struct stat st;
+
+        if (p->ipc_fd <= 0 || stat("/dev/mqueue", &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        if (mount("mqueue", "/dev/mqueue", "mqueue", MNT_SAFE, NULL) < 0)
+                return fail("mounting", "/dev/mqueue", what, arg);
+        return 0;
+}
+
 /* "/proc/self/fd/N" without snprintf (async-signal-safe). */
 static void fd_path(int fd, char ret[static 32])
 {
@@ -306,6 +319,8 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         /* the pod's network: every container of the pod joins the one namespace */
         if (p->netns_fd >= 0 && setns(p->netns_fd, CLONE_NEWNET) < 0)
                 return fail("joining the network namespace", p->netns, what, arg);
+        if (p->ipc_fd > 0 && setns(p->ipc_fd, CLONE_NEWIPC) < 0)
+                return fail("joining the pod's", "IPC namespace", what, arg);
         if (!p->namespaces)
                 return 0;
         /* after joining the cgroup: the namespace's root is the container's own group */
@@ -338,6 +353,8 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
                 if (r < 0)
                         return r;
         }
+        if ((r = own_mqueue(p, what, arg)) < 0)
+                return r;
         /* POSIX shared memory of its own, as an OCI container has (64 MiB, charged to its
          * memory limit): the node's /dev/shm holds the node's and other pods' segments. Last:
          * the binds' sources and the hidden paths may lie there (--state-dir /dev/shm/...) */

@@ -51,6 +51,7 @@ struct contain_plan {
         size_t n_hide_all; /* entries of hide to free (the first n_hide are used) */
         int netns_fd;      /* the network namespace to join (opened before the fork); -1: none */
         char *netns;       /* its path, for messages */
+        int ipc_fd;        /* the pod's IPC namespace to join, like netns_fd; -1 (0 unprepared) */
         char **detach;     /* NULL-terminated: mount points the container's namespace drops */
         bool sysfs;        /* a sysfs of the joined network namespace (its interfaces) on /sys */
         struct contain_bind *binds; /* the pod's volumes (contain_binds_json()) */

@@ -185,14 +185,19 @@ static int filter_from_fd(struct contain_plan *p, struct xp_error *err)
         return 0;
 }
 
+static int order_hide(struct contain_plan *p, struct xp_error *err);
+
 /* The secret paths as they are now: symbolic links resolved, missing ones left out. */
 static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_error *err)
 {
-        size_t n = json_array_size(list);
+        size_t n = json_array_size(list), room = n + 1;
         int r;
 
-        p->hide = calloc(n ? n : 1, sizeof(*p->hide));
-        p->hide_dir = calloc(n ? n : 1, sizeof(*p->hide_dir));
+        /* and room for the node's private paths, added once the binds are known */
+        for (size_t i = 0; xp_contain_node_private[i]; i++)
+                room++;
+        p->hide = calloc(room, sizeof(*p->hide));
+        p->hide_dir = calloc(room, sizeof(*p->hide_dir));
         if (!p->hide || !p->hide_dir)
                 return xp_errorf(err, -ENOMEM, "hiding paths: out of memory");
         for (size_t i = 0; i < n; i++) {
@@ -215,7 +220,14 @@ static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_er
                 }
                 p->hide[p->n_hide_all++] = real;
         }
-        r = xp_contain_hide_order(p->hide, p->n_hide_all, &p->n_hide, err);
+        return order_hide(p, err);
+}
+
+/* p->hide ordered for mounting, each kept one's type known. */
+static int order_hide(struct contain_plan *p, struct xp_error *err)
+{
+        int r = xp_contain_hide_order(p->hide, p->n_hide_all, &p->n_hide, err);
+
         if (r < 0)
                 return r;
         for (size_t i = 0; i < p->n_hide; i++) {
@@ -230,23 +242,55 @@ static int resolve_hide(struct contain_plan *p, const json_t *list, struct xp_er
         return 0;
 }
 
-/* The network namespace to join: opened now, joined by the child (setns needs no path then). */
-static int open_netns(struct contain_plan *p, const char *path, struct xp_error *err)
+static bool overlaps(const char *a, const char *b)
+{
+        size_t n = strlen(a), m = strlen(b), k = n < m ? n : m;
+
+        return strncmp(a, b, k) == 0 && (a[k] == '\0' || a[k] == '/') &&
+               (b[k] == '\0' || b[k] == '/');
+}
+
+/* The node's private paths (xp_contain_node_private) that exist, hidden with the secrets, but
+ * for one a volume or share lies at, below or above: a log shipper's hostPath /var/log is seen
+ * at its mount point, an admin's share of /home as shared. */
+static int add_private(struct contain_plan *p, struct xp_error *err)
+{
+        for (size_t i = 0; xp_contain_node_private[i]; i++) {
+                char *real = realpath(xp_contain_node_private[i], NULL);
+                bool used = false;
+
+                for (size_t k = 0; real && k < p->n_binds && !used; k++)
+                        used = overlaps(real, p->binds[k].destination) ||
+                               (p->binds[k].shared && overlaps(real, p->binds[k].source));
+                if (!real || used || strcmp(real, "/") == 0) {
+                        free(real);
+                        continue;
+                }
+                p->hide[p->n_hide_all++] = real;
+        }
+        return order_hide(p, err);
+}
+
+/* A namespace of type to join (the pod's network or IPC one), what: its name in messages:
+ * opened now, joined by the child (setns needs no path then). */
+static int
+open_namespace(const char *path, int type, const char *what, int *ret_fd, struct xp_error *err)
 {
         int fd, r;
 
-        p->netns = strdup(path);
-        if (!p->netns)
-                return xp_errorf(err, -ENOMEM, "spec: out of memory");
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 r = -errno;
-                return xp_errorf(err, r, "the pod's network namespace %s: %s", path, strerror(-r));
+                return xp_errorf(err, r, "the pod's %s namespace %s: %s", what, path, strerror(-r));
         }
-        p->netns_fd = fd;
-        if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
-                return xp_errorf(
-                    err, -EINVAL, "the pod's network namespace %s: not a network namespace", path);
+        *ret_fd = fd;
+        if (ioctl(fd, NS_GET_NSTYPE) != type)
+                return xp_errorf(err,
+                                 -EINVAL,
+                                 "the pod's %s namespace %s: not a %s namespace",
+                                 what,
+                                 path,
+                                 what);
         return 0;
 }
 
@@ -302,7 +346,7 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         uint64_t known;
         int r;
 
-        *p = (struct contain_plan){.netns_fd = -1};
+        *p = (struct contain_plan){.netns_fd = -1, .ipc_fd = -1};
         if (!json_is_object(c) || !json_is_object(sets))
                 return xp_errorf(err, -EINVAL, "spec: no \"" CONTAIN_SPEC_KEY "\" settings");
         p->namespaces = json_is_true(json_object_get(c, "namespaces"));
@@ -326,8 +370,19 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
                 if (r < 0)
                         return r;
         }
+        if (json_is_string(json_object_get(c, "ipc"))) {
+                r = open_namespace(json_string_value(json_object_get(c, "ipc")),
+                                   CLONE_NEWIPC,
+                                   "IPC",
+                                   &p->ipc_fd,
+                                   err);
+                if (r < 0)
+                        return r;
+        }
         if (json_is_string(json_object_get(c, "netns"))) {
-                r = open_netns(p, json_string_value(json_object_get(c, "netns")), err);
+                if (!(p->netns = strdup(json_string_value(json_object_get(c, "netns")))))
+                        return xp_errorf(err, -ENOMEM, "spec: out of memory");
+                r = open_namespace(p->netns, CLONE_NEWNET, "network", &p->netns_fd, err);
                 if (r < 0)
                         return r;
                 /* /sys then shows the pod's interfaces, not the node's */
@@ -342,6 +397,8 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         if (r >= 0)
                 r = contain_plan_binds(
                     p, json_object_get(c, "binds"), json_object_get(c, "share"), err);
+        if (r >= 0 && !p->privileged)
+                r = add_private(p, err);
         if (r >= 0)
                 r = contain_plan_share_read_only(p, err);
         p->own_root = r >= 0 && contain_needs_own_root(p);
@@ -363,9 +420,11 @@ void contain_plan_done(struct contain_plan *p)
         contain_binds_free(p);
         contain_share_read_only_free(p);
         contain_own_dirs_free(p);
-        /* netns is set once netns_fd is: a plan never prepared has no fd to close */
+        /* netns is set before netns_fd is: a plan never prepared has no fd to close */
         if (p->netns && p->netns_fd >= 0)
                 close(p->netns_fd);
+        if (p->ipc_fd > 0)
+                close(p->ipc_fd);
         free(p->netns);
-        *p = (struct contain_plan){.netns_fd = -1};
+        *p = (struct contain_plan){.netns_fd = -1, .ipc_fd = -1};
 }

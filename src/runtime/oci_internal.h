@@ -90,6 +90,10 @@ int oci_cdi_allow(const struct xp_cgroup_limits *limits,
 
 /* ---- oci_pod.c ------------------------------------------------------------------------------ */
 
+/* The IPC namespace of pod uid (process and image pods alike), made once (a process cloned into
+ * a new one binds /proc/self/ns/ipc to IPC_DIR/<uid>): *ret_ipc its pin (caller frees). Called
+ * under the runtime's pods_lock. -errno + err. */
+int oci_pod_ipc(const char *ipc_dir, const char *uid, char **ret_ipc, struct xp_error *err);
 /*
  * The pod's own files for one of its containers (STATE/.pods/<uid>): its IPC namespace made
  * once (a process cloned into a new one binds /proc/self/ns/ipc to IPC_DIR/<uid>), hosts,

@@ -225,6 +225,28 @@ int oci_pod_volumes(const char *state_dir,
         return 0;
 }
 
+int oci_pod_ipc(const char *ipc_dir, const char *uid, char **ret_ipc, struct xp_error *err)
+{
+        _cleanup_free_ char *ipc = NULL;
+        int r;
+
+        /* a pod started before its agent had its own ipc_dir keeps the one it has */
+        if (asprintf(&ipc, XP_RUNTIME_IPC_DIR "/%s", uid) < 0)
+                return xp_errorf(err, -ENOMEM, "out of memory");
+        if (!mounted(ipc)) {
+                free(ipc);
+                if (asprintf(&ipc, "%s/%s", ipc_dir, uid) < 0)
+                        return xp_errorf(err, -ENOMEM, "out of memory");
+        }
+        r = xp_mkdir_p(ipc_dir, 0755, err);
+        if (r >= 0 && !mounted(ipc))
+                r = make_ipc_namespace(ipc, err);
+        if (r < 0)
+                return r;
+        *ret_ipc = TAKE_PTR(ipc);
+        return 0;
+}
+
 int oci_pod_prepare(const char *state_dir,
                     const char *ipc_dir,
                     const struct xp_container_launch *l,
@@ -235,24 +257,11 @@ int oci_pod_prepare(const char *state_dir,
         _cleanup_free_ char *dir = NULL, *ipc = NULL;
         int r;
 
-        /* a pod started before its agent had its own ipc_dir keeps the one it has */
-        if (asprintf(&ipc, XP_RUNTIME_IPC_DIR "/%s", l->pod_uid) < 0)
-                return xp_errorf(err, -ENOMEM, "out of memory");
-        if (!mounted(ipc)) {
-                free(ipc);
-                if (asprintf(&ipc, "%s/%s", ipc_dir, l->pod_uid) < 0)
-                        return xp_errorf(err, -ENOMEM, "out of memory");
-        }
         r = oci_pod_volumes(state_dir, l->pod_uid, l->oci->mounts, l->oci->n_mounts, &dir, err);
         if (r >= 0)
-                r = xp_mkdir_p(ipc_dir, 0755, err);
+                r = oci_pod_ipc(ipc_dir, l->pod_uid, &ipc, err);
         if (r < 0)
                 return r;
-        if (!mounted(ipc)) {
-                r = make_ipc_namespace(ipc, err);
-                if (r < 0)
-                        return r;
-        }
         r = pod_files(dir, l->oci, err);
         if (r < 0)
                 return r;

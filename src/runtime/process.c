@@ -799,36 +799,50 @@ const char *xp_runtime_oci_warning(const struct xp_runtime *rt)
         return rt->oci_warning;
 }
 
+/* The strings of list (NULL-terminated; NULL: none) copied to hide[*k...]. -ENOMEM. */
+static int append_hide(char **hide, size_t *k, const char *const *list)
+{
+        for (size_t i = 0; list && list[i]; i++)
+                if (!(hide[(*k)++] = strdup(list[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
+static size_t count(const char *const *list)
+{
+        size_t n = 0;
+
+        while (list && list[n])
+                n++;
+        return n;
+}
+
 /*
  * The paths to hide: the runtime's own directories, the caller's, the node's control sockets and
- * credentials, and the CDI specs, which the node applies as root at an OCI container's start
- * (their hooks run on the node, their mounts and device nodes go into the container): a pod
- * running as root could otherwise rewrite them in /var/run/cdi, which /run leaves writable.
+ * credentials, the namespace pins (the pods' network ones, detach, and IPC ones wherever the
+ * agent keeps them, any agent's below XP_RUNTIME_RUN_DIR, iproute2's), and the CDI specs, which
+ * the node applies as root at an OCI container's start (their hooks run on the node, their
+ * mounts and device nodes go into the container): a pod running as root could otherwise rewrite
+ * them in /var/run/cdi, which /run leaves writable.
  */
-static int copy_hide(struct xp_runtime *rt, const char *const *paths)
+static int copy_hide(struct xp_runtime *rt, const char *const *paths, const char *const *detach)
 {
-        size_t n = 0, n_node = 0, k = 0;
+        const char *const own[] = {rt->state_dir, rt->log_dir, rt->cdi_dir, rt->ipc_dir, NULL};
+        const char *const *lists[] = {own,
+                                      paths,
+                                      detach,
+                                      xp_contain_node_sockets,
+                                      xp_contain_node_credentials,
+                                      xp_contain_namespace_pins};
+        size_t n = 1, k = 0;
 
-        while (paths && paths[n])
-                n++;
-        while (xp_contain_node_sockets[n_node])
-                n_node++;
-        for (size_t i = 0; xp_contain_node_credentials[i]; i++)
-                n_node++;
-        rt->hide = calloc(n + n_node + 4, sizeof(*rt->hide));
+        for (size_t i = 0; i < XP_ELEMENTSOF(lists); i++)
+                n += count(lists[i]);
+        rt->hide = calloc(n, sizeof(*rt->hide));
         if (!rt->hide)
                 return -ENOMEM;
-        if (!(rt->hide[k++] = strdup(rt->state_dir)) || !(rt->hide[k++] = strdup(rt->log_dir)) ||
-            !(rt->hide[k++] = strdup(rt->cdi_dir)))
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                if (!(rt->hide[k++] = strdup(paths[i])))
-                        return -ENOMEM;
-        for (size_t i = 0; xp_contain_node_sockets[i]; i++)
-                if (!(rt->hide[k++] = strdup(xp_contain_node_sockets[i])))
-                        return -ENOMEM;
-        for (size_t i = 0; xp_contain_node_credentials[i]; i++)
-                if (!(rt->hide[k++] = strdup(xp_contain_node_credentials[i])))
+        for (size_t i = 0; i < XP_ELEMENTSOF(lists); i++)
+                if (append_hide(rt->hide, &k, lists[i]) < 0)
                         return -ENOMEM;
         return 0;
 }
@@ -922,7 +936,8 @@ int xp_runtime_open(const struct xp_runtime_options *o,
         if (!rt->state_dir || !rt->log_dir || !rt->shim_exe || !rt->cgroup_root || !rt->cdi_dir ||
             !rt->ipc_dir || asprintf(&rt->events_dir, "%s/" RUNTIME_EVENTS_DIR, o->state_dir) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
-        if (copy_hide(rt, o->hide_paths) < 0 || copy_paths(&rt->detach, o->detach_paths) < 0 ||
+        if (copy_hide(rt, o->hide_paths, o->detach_paths) < 0 ||
+            copy_paths(&rt->detach, o->detach_paths) < 0 ||
             copy_paths(&rt->share, o->share_paths) < 0)
                 return xp_errorf(err, -ENOMEM, "runtime: out of memory");
         rt->log_max_bytes = o->log_max_bytes ? o->log_max_bytes : 10 * 1024 * 1024;
@@ -1095,8 +1110,10 @@ static int filter_of(struct xp_runtime *rt, const struct xp_container_launch *l)
 
 /* The containment the shim applies. An OCI runtime applies its own (config.json): its shim
  * gets none to prepare (no filter to compile, no namespaces of its own). */
-static json_t *
-contain_json(struct xp_runtime *rt, const struct xp_container_launch *l, char *const *sources)
+static json_t *contain_json(struct xp_runtime *rt,
+                            const struct xp_container_launch *l,
+                            char *const *sources,
+                            const char *ipc)
 {
         struct xp_contain c = contain_cut(rt, l);
 
@@ -1126,6 +1143,11 @@ contain_json(struct xp_runtime *rt, const struct xp_container_launch *l, char *c
         if (o && rt->share[0] &&
             json_object_set_new(o, "share", contain_strings_json((const char *const *)rt->share)) <
                 0) {
+                json_decref(o);
+                return NULL;
+        }
+        /* the pod's IPC namespace, which its containers share (its own message queues) */
+        if (o && ipc && json_object_set_new(o, "ipc", json_string(ipc)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -1162,12 +1184,13 @@ static char *spec_text(struct xp_runtime *rt,
                        const struct xp_cgroup_limits *lim,
                        const char *log_dir,
                        json_t *oci,
-                       char *const *sources)
+                       char *const *sources,
+                       const char *ipc)
 {
         json_t *limits = lim ? limits_json(lim) : json_null();
         json_t *argv = contain_strings_json((const char *const *)l->argv);
         json_t *env = contain_strings_json((const char *const *)l->env), *o;
-        json_t *contain = contain_json(rt, l, sources);
+        json_t *contain = contain_json(rt, l, sources, ipc);
         char *text;
 
         if (!limits || !argv || !env || !contain) {
@@ -1322,7 +1345,7 @@ static int oci_text(struct xp_runtime *rt,
         r = oci_start_prepare(&v, l, &c, dir, &oci, &limits, &devices, err);
         if (r < 0)
                 return r;
-        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL);
+        *ret = spec_text(rt, l, l->limits ? &limits : NULL, log_dir, oci, NULL, NULL);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }
 
@@ -1334,10 +1357,19 @@ static int process_text(struct xp_runtime *rt,
                         char **ret,
                         struct xp_error *err)
 {
-        _cleanup_free_ char *pod_dir = NULL;
+        _cleanup_free_ char *pod_dir = NULL, *ipc = NULL;
         char **sources = NULL;
         int r = 0;
 
+        /* an IPC namespace of the pod's own, as an image pod has: the node's holds the node's
+         * and every other pod's System V segments and message queues */
+        if (rt->isolation & XP_ISOLATION_NAMESPACES) {
+                pthread_mutex_lock(&rt->pods_lock);
+                r = oci_pod_ipc(rt->ipc_dir, l->pod_uid, &ipc, err);
+                pthread_mutex_unlock(&rt->pods_lock);
+                if (r < 0)
+                        return r;
+        }
         if (l->n_mounts > 0) {
                 pthread_mutex_lock(&rt->pods_lock);
                 r = oci_pod_volumes(
@@ -1348,7 +1380,7 @@ static int process_text(struct xp_runtime *rt,
                 if (r < 0)
                         return r;
         }
-        *ret = spec_text(rt, l, l->limits, log_dir, NULL, sources);
+        *ret = spec_text(rt, l, l->limits, log_dir, NULL, sources, ipc);
         oci_sources_free(sources, l->n_mounts);
         return *ret ? 0 : xp_errorf(err, -ENOMEM, "out of memory");
 }

@@ -3,10 +3,10 @@
 
 /*
  * The server's HTTPS to agents (logs, exec/attach/port-forward, /metrics/resource), as
- * kube-apiserver reaches kubelets: the agent's serving certificate must chain to the cluster CA
- * (its ca.crt; the signer is servingcert.h) and name both the address dialled (an IP SAN) and the
- * node (a DNS SAN), so one node's certificate does not pass for another's. Nothing skips the
- * check. docs/agent.md, "HTTPS".
+ * kube-apiserver reaches kubelets: the agent's serving certificate must chain to the
+ * kubelet-serving CA (kubelet-ca.crt, tls.h; the signer is servingcert.h) and name both the
+ * address dialled (an IP SAN) and the node (a DNS SAN), so one node's certificate does not pass
+ * for another's. Nothing skips the check. docs/agent.md, "HTTPS".
  *
  * The callers speak HTTP over a plain socket (logproxy.c, api_stream.c, usage_fetch.c): the TLS
  * connection is handed to them as one end of a socket pair, a thread of its own carrying the
@@ -20,7 +20,7 @@
 
 struct agent_tls;
 
-/* The CA as PEM text (ca.crt). -EINVAL with err when it does not parse, -ENOMEM. */
+/* The CA as PEM text (kubelet-ca.crt). -EINVAL with err when it does not parse, -ENOMEM. */
 int agent_tls_new(const char *ca_pem, struct agent_tls **ret, struct xp_error *err);
 void agent_tls_free(struct agent_tls *t);
 

@@ -17,6 +17,7 @@
 #include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
+#include "xpool/tls_key.h"
 
 #define COORD_LEN 32 /* a P-256 coordinate: r and s of a signature */
 #define KEY_MAX   (16 * 1024)
@@ -103,18 +104,9 @@ bool satoken_looks_like_jwt(const char *text, size_t len)
 
 static int make_key_file(const char *path, struct xp_error *err)
 {
-        gnutls_x509_privkey_t key = NULL;
         gnutls_datum_t pem = {0};
-        int r = gnutls_x509_privkey_init(&key);
+        int r = xp_tls_new_p256_pem(&pem);
 
-        if (r >= 0)
-                r = gnutls_x509_privkey_generate(
-                    key, GNUTLS_PK_ECDSA, GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0);
-        if (r >= 0)
-                r = gnutls_x509_privkey_export2_pkcs8(
-                    key, GNUTLS_X509_FMT_PEM, NULL, GNUTLS_PKCS_PLAIN, &pem);
-        if (key)
-                gnutls_x509_privkey_deinit(key);
         if (r < 0)
                 return xp_errorf(err,
                                  r == GNUTLS_E_MEMORY_ERROR ? -ENOMEM : -EINVAL,

@@ -88,9 +88,9 @@ int servingcert_signer_new(const char *dir, struct servingcert_signer **ret, str
                 return -ENOMEM;
         r = gnutls_x509_crt_init(&s->ca) < 0 || gnutls_x509_privkey_init(&s->key) < 0 ? -ENOMEM : 0;
         if (r >= 0)
-                r = import_pem(dir, TLS_CA_CERT, false, &s->ca, err);
+                r = import_pem(dir, TLS_KUBELET_CA_CERT, false, &s->ca, err);
         if (r >= 0)
-                r = import_pem(dir, TLS_CA_KEY, true, &s->key, err);
+                r = import_pem(dir, TLS_KUBELET_CA_KEY, true, &s->key, err);
         if (r < 0) {
                 servingcert_signer_free(s);
                 return r;

@@ -3,11 +3,12 @@
 
 /*
  * The kubernetes.io/kubelet-serving signer: the agents' HTTPS serving certificates, signed by the
- * cluster CA (tls.h, DATA/pki/ca.crt and ca.key) for the node that asks, as kube-controller-
- * manager's signer does once an approver (kubelet-csr-approver and the like) has checked the
- * request. The approval rules are those approvers': the request comes from the node itself, its
- * subject is CN=system:node:NODE, O=system:nodes, and every name it asks for is the node's: DNS
- * names only the node's name, IP addresses only the node's addresses. docs/agent.md, "HTTPS".
+ * kubelet-serving CA (tls.h, DATA/pki/kubelet-ca.crt and kubelet-ca.key, apart from the cluster
+ * CA that signs the API server's) for the node that asks, as kube-controller-manager's signer
+ * does once an approver (kubelet-csr-approver and the like) has checked the request. The approval
+ * rules are those approvers': the request comes from the node itself, its subject is
+ * CN=system:node:NODE, O=system:nodes, and every name it asks for is the node's: DNS names only the
+ * node's name, IP addresses only the node's addresses. docs/agent.md, "HTTPS".
  */
 
 #include <stddef.h>
@@ -20,7 +21,7 @@
 
 struct servingcert_signer;
 
-/* Loads DIR/ca.crt and DIR/ca.key. -errno with err naming the file. */
+/* Loads DIR/kubelet-ca.crt and DIR/kubelet-ca.key. -errno with err naming the file. */
 int servingcert_signer_new(const char *dir, struct servingcert_signer **ret, struct xp_error *err);
 void servingcert_signer_free(struct servingcert_signer *s);
 

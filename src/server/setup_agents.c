@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The server's side of the agents' HTTPS (setup.h): the cluster CA under DATA_DIR/pki signs the
- * agents' serving certificates (servingcert.h) and is what their certificates are checked
- * against (agent_tls.h). A server serving the operator's certificate (--tls-cert) keeps such a
- * CA too: the agents' certificates are the cluster's own business, as with kubelet-serving.
+ * The server's side of the agents' HTTPS (setup.h): the kubelet-serving CA under DATA_DIR/pki
+ * (tls.h, kubelet-ca.crt, made beside the cluster CA) signs the agents' serving certificates
+ * (servingcert.h) and is what their certificates are checked against (agent_tls.h); the cluster
+ * CA, which signs the API server's certificate, has no say over agents. A server serving the
+ * operator's certificate (--tls-cert) keeps both CAs too: the agents' certificates are the
+ * cluster's own business, as with kubelet-serving.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,10 +27,12 @@ int setup_agent_tls(const struct xp_server_options *options,
         _cleanup_free_ char *ca_path = NULL, *ca = NULL;
         int r;
 
-        if (!dir || asprintf(&ca_path, "%s/" TLS_CA_CERT, dir) < 0)
+        if (!dir || asprintf(&ca_path, "%s/" TLS_KUBELET_CA_CERT, dir) < 0)
                 return -ENOMEM;
         /* setup_tls() made it already, unless the operator's files serve the API */
         r = options->tls == XP_SERVER_TLS_FILES ? tls_ensure_ca(dir, err) : 0;
+        if (r >= 0)
+                r = tls_ensure_kubelet_ca(dir, err);
         if (r >= 0)
                 r = tls_load_pem(ca_path, &ca, err);
         if (r >= 0)

@@ -19,6 +19,7 @@
 #include "xpool/fileio.h"
 #include "xpool/macro.h"
 #include "xpool/random.h"
+#include "xpool/tls_key.h"
 
 #define DAY          (24 * 60 * 60)
 #define HOST_MAX     253
@@ -292,21 +293,6 @@ static int write_pem(const char *path, const gnutls_datum_t *pem, mode_t mode, s
         return xp_write_file_atomic(path, pem->data, pem->size, mode, err);
 }
 
-static int new_key(gnutls_x509_privkey_t *ret)
-{
-        _cleanup_key_ gnutls_x509_privkey_t key = NULL;
-        int r;
-
-        r = gnutls_x509_privkey_init(&key);
-        if (r >= 0)
-                r = gnutls_x509_privkey_generate(
-                    key, GNUTLS_PK_ECDSA, GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(key);
-        return 0;
-}
-
 /* The common part of both certificates: a random serial, the validity, the subject, the key. */
 static int new_crt(gnutls_x509_privkey_t key, const char *cn, unsigned days, gnutls_x509_crt_t *ret)
 {
@@ -338,14 +324,15 @@ static int new_crt(gnutls_x509_privkey_t key, const char *cn, unsigned days, gnu
         return 0;
 }
 
-static int make_ca(const char *cert_path, const char *key_path, struct xp_error *err)
+static int
+make_ca(const char *cert_path, const char *key_path, const char *cn, struct xp_error *err)
 {
         _cleanup_key_ gnutls_x509_privkey_t key = NULL;
         _cleanup_crt_ gnutls_x509_crt_t crt = NULL;
         _cleanup_datum_ gnutls_datum_t crt_pem = {0}, key_pem = {0};
         int r;
 
-        if ((r = new_key(&key)) < 0 || (r = new_crt(key, "xpool CA", TLS_CA_DAYS, &crt)) < 0 ||
+        if ((r = xp_tls_new_p256(&key)) < 0 || (r = new_crt(key, cn, TLS_CA_DAYS, &crt)) < 0 ||
             (r = gnutls_x509_crt_set_basic_constraints(crt, 1, 0)) < 0 ||
             (r = gnutls_x509_crt_set_key_usage(
                  crt, GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_CRL_SIGN)) < 0 ||
@@ -381,7 +368,7 @@ static int make_server(const char *cert_path,
         size_t ca_id_len = sizeof(ca_id);
         int r;
 
-        if ((r = new_key(&key)) < 0 ||
+        if ((r = xp_tls_new_p256(&key)) < 0 ||
             (r = new_crt(key, "xpool server", TLS_SERVER_DAYS, &crt)) < 0 ||
             (r = gnutls_x509_crt_set_basic_constraints(crt, 0, -1)) < 0 ||
             (r = gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
@@ -475,6 +462,7 @@ static bool exists(const char *path)
 /* Makes the CA when neither file exists; loads and checks it. */
 static int ensure_ca(const char *ca_crt,
                      const char *ca_key,
+                     const char *cn,
                      gnutls_x509_crt_t *ret_ca,
                      gnutls_x509_privkey_t *ret_key,
                      struct xp_error *err)
@@ -482,7 +470,7 @@ static int ensure_ca(const char *ca_crt,
         int r;
 
         if (!exists(ca_crt) && !exists(ca_key)) {
-                r = make_ca(ca_crt, ca_key, err);
+                r = make_ca(ca_crt, ca_key, cn, err);
                 if (r < 0)
                         return r;
         } else if (!exists(ca_crt) || !exists(ca_key)) {
@@ -492,7 +480,7 @@ static int ensure_ca(const char *ca_crt,
                     "'%s' exists without '%s': restore it, or remove both to make a new CA (every client must then trust the new %s)",
                     exists(ca_crt) ? ca_crt : ca_key,
                     exists(ca_crt) ? ca_key : ca_crt,
-                    TLS_CA_CERT);
+                    strrchr(ca_crt, '/') ? strrchr(ca_crt, '/') + 1 : ca_crt);
         }
         r = load_pair(ca_crt, ca_key, ret_ca, ret_key, err);
         if (r < 0)
@@ -509,9 +497,14 @@ static int make_dir(const char *dir, struct xp_error *err)
         return 0;
 }
 
-int tls_ensure_ca(const char *dir, struct xp_error *err)
+/* The CA of DIR/cert_name and DIR/key_name, called cn, made when neither exists. */
+static int ensure_ca_in(const char *dir,
+                        const char *cert_name,
+                        const char *key_name,
+                        const char *cn,
+                        struct xp_error *err)
 {
-        _cleanup_free_ char *ca_crt = join(dir, TLS_CA_CERT), *ca_key = join(dir, TLS_CA_KEY);
+        _cleanup_free_ char *ca_crt = join(dir, cert_name), *ca_key = join(dir, key_name);
         _cleanup_crt_ gnutls_x509_crt_t ca = NULL;
         _cleanup_key_ gnutls_x509_privkey_t key = NULL;
         int r;
@@ -519,7 +512,17 @@ int tls_ensure_ca(const char *dir, struct xp_error *err)
         if (!ca_crt || !ca_key)
                 return -ENOMEM;
         r = make_dir(dir, err);
-        return r < 0 ? r : ensure_ca(ca_crt, ca_key, &ca, &key, err);
+        return r < 0 ? r : ensure_ca(ca_crt, ca_key, cn, &ca, &key, err);
+}
+
+int tls_ensure_ca(const char *dir, struct xp_error *err)
+{
+        return ensure_ca_in(dir, TLS_CA_CERT, TLS_CA_KEY, TLS_CA_NAME, err);
+}
+
+int tls_ensure_kubelet_ca(const char *dir, struct xp_error *err)
+{
+        return ensure_ca_in(dir, TLS_KUBELET_CA_CERT, TLS_KUBELET_CA_KEY, TLS_KUBELET_CA_NAME, err);
 }
 
 int tls_ensure(const char *dir, const char *const *hosts, size_t n_hosts, struct xp_error *err)
@@ -542,7 +545,7 @@ int tls_ensure(const char *dir, const char *const *hosts, size_t n_hosts, struct
         if (r >= 0)
                 r = make_dir(dir, err);
         if (r >= 0)
-                r = ensure_ca(ca_crt, ca_key, &ca, &key, err);
+                r = ensure_ca(ca_crt, ca_key, TLS_CA_NAME, &ca, &key, err);
         if (r >= 0 && !server_pair_usable(server_crt, server_key, ca, all, n_all))
                 r = make_server(server_crt, server_key, ca, key, all, n_all, err);
         free(all);

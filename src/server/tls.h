@@ -20,6 +20,14 @@
 #define TLS_CA_KEY      "ca.key"
 #define TLS_SERVER_CERT "server.crt"
 #define TLS_SERVER_KEY  "server.key"
+/* The kubelet-serving CA: it signs the agents' serving certificates alone (servingcert.h), so an
+ * agent's certificate never passes for the API server's, nor the server's for an agent's, as
+ * Kubernetes keeps kubernetes.io/kubelet-serving apart from the API server's CA. Who talks to
+ * agents trusts it (the server, Prometheus); clients of the API do not. */
+#define TLS_KUBELET_CA_CERT "kubelet-ca.crt"
+#define TLS_KUBELET_CA_KEY  "kubelet-ca.key"
+#define TLS_CA_NAME         "xpool CA"
+#define TLS_KUBELET_CA_NAME "xpool kubelet-serving CA"
 
 /* What the server negotiates (xpool/tls_priority.h). */
 #define TLS_PRIORITY XP_TLS_PRIORITY
@@ -48,6 +56,14 @@ int tls_ensure(const char *dir, const char *const *hosts, size_t n_hosts, struct
  * CA still signs the agents' serving certificates (servingcert.h).
  */
 int tls_ensure_ca(const char *dir, struct xp_error *err);
+
+/*
+ * The kubelet-serving CA (kubelet-ca.crt, kubelet-ca.key in DIR, made as the CA is: when neither
+ * exists, one without the other an error), at every server start: a data directory made before
+ * it gets one at its next start, and the agents' certificates signed by the cluster CA are asked
+ * for again (docs/security.md, "TLS"). 0 or -errno with err naming the file.
+ */
+int tls_ensure_kubelet_ca(const char *dir, struct xp_error *err);
 
 /*
  * Reads a PEM file of at most TLS_PEM_MAX bytes into *ret (NUL-terminated, caller frees), as

@@ -58,12 +58,12 @@ until [[ "$(curl -sS --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $toke
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the node token does not work"; exit 1; }
   sleep 0.2
 done
-# The endpoint's serving certificate, signed by the server's CA for node n1 at 127.0.0.1 as the
+# The endpoint's serving certificate, signed by the server's kubelet-serving CA for node n1 at 127.0.0.1 as the
 # server signs an agent's (docs/agent.md, "HTTPS"); the server refuses any other.
 openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/n1.key" \
   -subj "/O=system:nodes/CN=system:node:n1" -out "$tmp/n1.csr" 2>/dev/null
 printf 'subjectAltName=DNS:n1,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$tmp/n1.ext"
-openssl x509 -req -in "$tmp/n1.csr" -CA "$data/pki/ca.crt" -CAkey "$data/pki/ca.key" \
+openssl x509 -req -in "$tmp/n1.csr" -CA "$data/pki/kubelet-ca.crt" -CAkey "$data/pki/kubelet-ca.key" \
   -CAcreateserial -days 2 -extfile "$tmp/n1.ext" -out "$tmp/n1.crt" 2>/dev/null
 "$tool" "$logs" "$token" 127.0.0.1 "$tmp/n1.crt" "$tmp/n1.key" >"$tmp/tool.out" 2>"$tmp/tool.err" &
 tool_pid=$!
@@ -191,7 +191,7 @@ sign() { # path expiry: the header value, computed as docs/agent.md says, indepe
   echo "$id:$2:$mac"
 }
 direct() { # signature header value or "": code in $tmp/code, body in $tmp/out
-  curl -sS --cacert "$data/pki/ca.crt" ${1:+-H "X-Xpool-Signature: $1"} -o "$tmp/out" -w '%{http_code}' "https://127.0.0.1:$port$path" >"$tmp/code"
+  curl -sS --cacert "$data/pki/kubelet-ca.crt" ${1:+-H "X-Xpool-Signature: $1"} -o "$tmp/out" -w '%{http_code}' "https://127.0.0.1:$port$path" >"$tmp/code"
 }
 direct "$(sign "$path" $(($(date +%s) + 30)))"
 expect_code "a signature made by the contract" 200

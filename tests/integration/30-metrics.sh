@@ -111,7 +111,7 @@ gpu=$(kubectl get pod train -o jsonpath='{.metadata.annotations.xpool\.io/placem
 
 # ---- who may scrape an agent ----------------------------------------------------------------------
 reader=(-H "Authorization: Bearer $(cat "$tmp/prom.token")")
-code_of() { curl -s --cacert "$data/pki/ca.crt" -o "$tmp/answer" -w '%{http_code}' "$@"; }
+code_of() { curl -s --cacert "$data/pki/kubelet-ca.crt" -o "$tmp/answer" -w '%{http_code}' "$@"; }
 check "n2: an anonymous scrape is refused" 0 test "$(code_of "https://127.0.0.1:$p2/metrics")" = 401
 expect_in "n2: it says a token is needed" "$tmp/answer" "Unauthorized: a bearer token is needed"
 check "n2: a token the server does not know is refused" 0 \
@@ -130,8 +130,8 @@ check "n2: the admin token may" 0 test "$(code_of -H "Authorization: Bearer $(se
 check "n1 (--metrics-anonymous): an anonymous scrape is served" 0 test "$(code_of "https://127.0.0.1:$p1/metrics")" = 200
 
 # ---- the expositions pass promtool and our own checker's rules -----------------------------------
-curl -s --cacert "$data/pki/ca.crt" "https://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
-curl -s --cacert "$data/pki/ca.crt" "${reader[@]}" "https://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
+curl -s --cacert "$data/pki/kubelet-ca.crt" "https://127.0.0.1:$p1/metrics" >"$tmp/n1.prom"
+curl -s --cacert "$data/pki/kubelet-ca.crt" "${reader[@]}" "https://127.0.0.1:$p2/metrics" >"$tmp/n2.prom"
 curl -s --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $(cat "$tmp/prom.token")" "$url/metrics" >"$tmp/server.prom"
 # promtool's exit 3 is its lint: DCGM's names (camelCase labels, counters without _total) and
 # mlu-exporter's mlu_memory_total (a gauge) are what dashboards expect, so only complaints about
@@ -147,10 +147,10 @@ done
 for f in "$src"/tests/data/expected/metrics-*.prom; do # the unit tests' golden expositions
   check "promtool check metrics ($(basename "$f"))" 0 promcheck "$f"
 done
-check "OpenMetrics when asked" 0 curl -sf --cacert "$data/pki/ca.crt" -H 'Accept: application/openmetrics-text; version=1.0.0' "https://127.0.0.1:$p1/metrics" -o "$tmp/n1.om"
+check "OpenMetrics when asked" 0 curl -sf --cacert "$data/pki/kubelet-ca.crt" -H 'Accept: application/openmetrics-text; version=1.0.0' "https://127.0.0.1:$p1/metrics" -o "$tmp/n1.om"
 expect_in "OpenMetrics ends with # EOF" "$tmp/n1.om" "# EOF"
 check "the server's /metrics needs a token" 0 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert '$data/pki/ca.crt' '$url/metrics') == 401 ]]"
-check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s --cacert '$data/pki/ca.crt' -o /dev/null -w '%{http_code}' https://127.0.0.1:$p1/metrics/resource) == 401 ]]"
+check "the agent's resource metrics need the server's signature" 0 bash -c "[[ \$(curl -s --cacert '$data/pki/kubelet-ca.crt' -o /dev/null -w '%{http_code}' https://127.0.0.1:$p1/metrics/resource) == 401 ]]"
 check "a reader's token is not the server's signature" 0 test "$(code_of "${reader[@]}" "https://127.0.0.1:$p2/metrics/resource")" = 401
 
 # ---- Prometheus finds the agents through the server and scrapes them and the server ---------------
@@ -170,6 +170,7 @@ assert groups["n1"]["labels"]["node"] == "n1" and groups["n1"]["labels"]["__meta
 pport=$(free_port)
 rewrite() {
   sed -e "s|/etc/prometheus/xpool.token|$tmp/prom.token|; s|/etc/prometheus/xpool-ca.crt|$data/pki/ca.crt|" \
+    -e "s|/etc/prometheus/xpool-kubelet-ca.crt|$data/pki/kubelet-ca.crt|" \
     -e "s|xpool.example:6443|${url#https://}|; s|'gpu-01.example:10250', 'gpu-02.example:10250'|'127.0.0.1:$p1', '127.0.0.1:$p2'|" \
     -e "s|interval: 15s|interval: 1s|; s|refresh_interval: 30s|refresh_interval: 1s|" "$1"
 }
@@ -360,14 +361,14 @@ sleep 1.5 # the sampler is inside a hung call now
 # handshake is the connection's cost, not the scrape's, and under ASan it alone nears 50 ms.
 times=()
 for _ in $(seq 20); do
-  times+=("$(curl -s --cacert "$data/pki/ca.crt" --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_appconnect} %{time_total}' "https://127.0.0.1:$p2/metrics" |
+  times+=("$(curl -s --cacert "$data/pki/kubelet-ca.crt" --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_appconnect} %{time_total}' "https://127.0.0.1:$p2/metrics" |
     awk '{ printf "%.6f", $2 - $1 }')")
 done
 printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
 median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
 echo "scrapes while NVML hangs: median $median s, slowest $worst s"
 check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
-poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s --cacert '$data/pki/ca.crt' -H 'Authorization: Bearer $(cat "$tmp/prom.token")' https://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
+poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s --cacert '$data/pki/kubelet-ca.crt' -H 'Authorization: Bearer $(cat "$tmp/prom.token")' https://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
 cat >"$tmp/cpu.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod

@@ -97,9 +97,10 @@ rule_files: [$tmp/rules.yml]
 scrape_configs:
   - job_name: xpool-agents
 $agent_scrape_auth
-    # the agent serves HTTPS with a certificate the server's CA signed (docs/agent.md, "HTTPS")
+    # the agent serves HTTPS with a certificate the kubelet-serving CA signed (docs/agent.md,
+    # "HTTPS")
     scheme: https
-    tls_config: {ca_file: $data/pki/ca.crt}
+    tls_config: {ca_file: $data/pki/kubelet-ca.crt}
     http_sd_configs:
       - url: $url/apis/metrics.xpool.io/v1alpha1/http_sd
         refresh_interval: 1s

@@ -30,12 +30,6 @@ mount -o remount,bind,ro "$shared/ro"
 top=/xpool-r3-$$
 secret_dir=/run/secrets/xpool-r3-$$
 up_pid=
-stop_up() {
-  [[ -n "$up_pid" ]] || return 0
-  kill -TERM "$up_pid" 2>/dev/null || true
-  wait "$up_pid" 2>/dev/null || true
-  up_pid=
-}
 cleanup_node() {
   rmdir "$top" 2>/dev/null || true
   rm -rf "$secret_dir"
@@ -44,16 +38,8 @@ cleanup_node() {
 trap 'stop_up; release_tmp; cleanup_node; rm -rf "$tmp"' EXIT
 
 log=$tmp/up.log
-XPOOL_SHARE=$shared "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --node-name r3 \
-  --pod-network host --default-runtime process >"$log" 2>&1 &
-up_pid=$!
-deadline=$((SECONDS + 20))
-until grep -q "^xpool is up" "$log"; do
-  kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
-  sleep 0.1
-done
-diag_log "$log"
+XPOOL_SHARE=$shared start_up "$log" --listen 127.0.0.1:0 --data-dir "$data" --node-name r3 \
+  --pod-network host --default-runtime process
 export KUBECONFIG=$data/admin.kubeconfig
 k=(kubectl --request-timeout=20s)
 diag_cluster "$KUBECONFIG"
@@ -168,7 +154,7 @@ path="/exec/default/jail/c?podUID=$uid&xpoolNonce=0123456789abcdef&command=true&
 expiry=$(($(date +%s) + 30))
 mac=$(printf 'GET\n%s\n%s' "$path" "$expiry" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" | sed 's/.*= //')
 stream() { # the request the server would send, without its upgrade: the code in $tmp/code
-  curl -sS --cacert "$data/pki/ca.crt" -H "X-Xpool-Signature: $id:$expiry:$mac" -o "$tmp/out" -w '%{http_code}' \
+  curl -sS --cacert "$data/pki/kubelet-ca.crt" -H "X-Xpool-Signature: $id:$expiry:$mac" -o "$tmp/out" -w '%{http_code}' \
     "https://127.0.0.1:$port$path" >"$tmp/code" || true
 }
 stream

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The agent's endpoint over HTTPS (docs/agent.md, "HTTPS"): the agent makes its own key (0600,
-# never sent) and gets a certificate the server's CA signs for its name and address through a
-# certificates.k8s.io CertificateSigningRequest (kubernetes.io/kubelet-serving); curl verifies
-# it with the CA and refuses it without; plain HTTP gets no answer; kubectl logs and exec go
+# never sent) and gets a certificate the server's kubelet-serving CA (pki/kubelet-ca.crt, apart
+# from the cluster CA) signs for its name and address through a certificates.k8s.io
+# CertificateSigningRequest (kubernetes.io/kubelet-serving); curl verifies it with that CA and
+# refuses it with the cluster CA or none, and the API server's certificate does not verify with
+# the kubelet-serving CA; plain HTTP gets no answer; kubectl logs and exec go
 # through the server's verified connection; a node asking for another's name or an address not
 # its own is refused; a forged certificate (self-signed, or the CA's for another node) is refused
-# by the server; a restart keeps a good certificate and replaces one near its end.
+# by the server, as is one the cluster CA signed; a restart keeps a good certificate and replaces
+# one near its end, and one the cluster CA signed (an earlier server's: the migration).
 source "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed (scripts/install-deps)"; exit 77; }
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -23,6 +26,7 @@ mkdir -p "$data"
 start_server "$data" --metrics-resolution 1s
 url=$base
 ca=$data/pki/ca.crt
+kca=$data/pki/kubelet-ca.crt
 export KUBECONFIG=$data/admin.kubeconfig
 diag_cluster "$KUBECONFIG"
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
@@ -45,7 +49,10 @@ port=$(port_of n1)
 # ---- the key stays on the node, the certificate is the CA's for n1 at 127.0.0.1 -------------------
 pki=$tmp/agent/pki
 check "the key is the agent's alone" 0 test "$(stat -c %a "$pki/agent-serving.key")" = 600
-check "the certificate chains to the cluster CA" 0 openssl verify -CAfile "$ca" "$pki/agent-serving.crt"
+check "the certificate chains to the kubelet-serving CA" 0 openssl verify -CAfile "$kca" "$pki/agent-serving.crt"
+check "... not to the cluster CA: an agent's certificate is no server's" 2 openssl verify -CAfile "$ca" "$pki/agent-serving.crt"
+check "the server's certificate is no agent's" 2 openssl verify -CAfile "$kca" "$data/pki/server.crt"
+check "the server's certificate chains to the cluster CA" 0 openssl verify -CAfile "$ca" "$data/pki/server.crt"
 check "the certificate's names" 0 openssl x509 -in "$pki/agent-serving.crt" -noout -ext subjectAltName,extendedKeyUsage -subject
 expect_in "DNS name n1" "$tmp/out" "DNS:n1"
 expect_in "address 127.0.0.1" "$tmp/out" "IP Address:127.0.0.1"
@@ -55,8 +62,10 @@ expect_in "the agent says where" "$tmp/agent.log" "new serving certificate for n
 
 # ---- curl with and without the CA, and plain HTTP ----------------------------------------------
 check "with the CA: TLS holds, the signature is asked for" 0 \
-  curl -sS --cacert "$ca" -o "$tmp/body" -w '%{http_code}' "https://127.0.0.1:$port/containerLogs/default/x/c"
+  curl -sS --cacert "$kca" -o "$tmp/body" -w '%{http_code}' "https://127.0.0.1:$port/containerLogs/default/x/c"
 expect_exact "with the CA: 401" "$tmp/out" "401"
+check "with the cluster CA: curl refuses the certificate" 60 \
+  curl -sS --cacert "$ca" -o /dev/null "https://127.0.0.1:$port/containerLogs/default/x/c"
 check "without the CA: curl refuses the certificate" 60 \
   curl -sS -o /dev/null "https://127.0.0.1:$port/containerLogs/default/x/c"
 check "plain HTTP: no answer" 0 bash -c "[[ \$(curl -sS -m 5 -o /dev/null -w '%{http_code}' 'http://127.0.0.1:$port/containerLogs/default/x/c' 2>/dev/null) != 401 ]]"
@@ -132,12 +141,21 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -ke
 fake "$tmp/self.crt" "$tmp/self.key"
 check "a self-signed certificate: logs refused" 1 "${kc[@]}" logs onfake
 expect_in "self-signed: why" "$tmp/err" "the agent's certificate is not valid for node \"n9\" at 127.0.0.1"
-# the CA's own certificate for n1 (as if n1's key were stolen and served as n9)
+# the cluster CA's certificate for n9 (the CA that signs the API server's: no say over agents)
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/n9c.key" \
+  -subj "/O=system:nodes/CN=system:node:n9" -out "$tmp/n9c.csr" 2>/dev/null
+printf 'subjectAltName=DNS:n9,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$tmp/n9c.ext"
+openssl x509 -req -in "$tmp/n9c.csr" -CA "$ca" -CAkey "$data/pki/ca.key" -CAcreateserial -days 2 \
+  -extfile "$tmp/n9c.ext" -out "$tmp/n9c.crt" 2>/dev/null
+fake "$tmp/n9c.crt" "$tmp/n9c.key"
+check "a certificate of the cluster CA: logs refused" 1 "${kc[@]}" logs onfake
+expect_in "cluster CA's: why" "$tmp/err" "the agent's certificate is not valid for node \"n9\" at 127.0.0.1"
+# the kubelet-serving CA's own certificate for n1 (as if n1's key were stolen and served as n9)
 openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/n1x.key" \
   -subj "/O=system:nodes/CN=system:node:n1" -out "$tmp/n1x.csr" 2>/dev/null
 printf 'subjectAltName=DNS:n1,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$tmp/n1x.ext"
-openssl x509 -req -in "$tmp/n1x.csr" -CA "$ca" -CAkey "$data/pki/ca.key" -CAcreateserial -days 2 \
-  -extfile "$tmp/n1x.ext" -out "$tmp/n1x.crt" 2>/dev/null
+openssl x509 -req -in "$tmp/n1x.csr" -CA "$kca" -CAkey "$data/pki/kubelet-ca.key" -CAcreateserial \
+  -days 2 -extfile "$tmp/n1x.ext" -out "$tmp/n1x.crt" 2>/dev/null
 fake "$tmp/n1x.crt" "$tmp/n1x.key"
 check "another node's certificate: logs refused" 1 "${kc[@]}" logs onfake
 expect_in "another node's: why" "$tmp/err" "has a certificate that is not node \"n9\"'s"
@@ -153,12 +171,24 @@ poll "n1 back" 30 yes bash -c "[[ \$(kubectl get node n1 -o jsonpath='{.status.d
 check "a good certificate is kept" 0 test "$(sha256sum <"$pki/agent-serving.crt")" = "$before"
 stop_agent
 openssl req -new -key "$pki/agent-serving.key" -subj "/O=system:nodes/CN=system:node:n1" -out "$tmp/old.csr" 2>/dev/null
-openssl x509 -req -in "$tmp/old.csr" -CA "$ca" -CAkey "$data/pki/ca.key" -CAcreateserial -days 3 \
-  -extfile "$tmp/n1x.ext" -out "$pki/agent-serving.crt" 2>/dev/null
+openssl x509 -req -in "$tmp/old.csr" -CA "$kca" -CAkey "$data/pki/kubelet-ca.key" -CAcreateserial \
+  -days 3 -extfile "$tmp/n1x.ext" -out "$pki/agent-serving.crt" 2>/dev/null
 start_agent
 poll "n1 back again" 30 yes bash -c "openssl x509 -in '$pki/agent-serving.crt' -noout -checkend $((300 * 86400)) >/dev/null && echo yes"
 check "the key is kept across renewals" 0 test "$(sha256sum <"$pki/agent-serving.key")" = "$key_before"
+expect_in "... saying why" "$tmp/agent.log" "agent-serving.crt is not used: it ends within 30 days"
 port=$(port_of n1)
 poll "kubectl logs after the renewal" 30 "hello over tls" "${kc[@]}" logs talker
+
+# ---- the migration: a certificate the cluster CA signed (an earlier server's) is asked again -----
+stop_agent
+openssl x509 -req -in "$tmp/old.csr" -CA "$ca" -CAkey "$data/pki/ca.key" -CAcreateserial -days 300 \
+  -extfile "$tmp/n1x.ext" -out "$pki/agent-serving.crt" 2>/dev/null
+rm -f "$pki/agent-serving.cluster-ca.crt" # an earlier agent wrote none
+start_agent
+poll "the cluster CA's certificate replaced" 30 yes bash -c "openssl verify -CAfile '$kca' '$pki/agent-serving.crt' >/dev/null 2>&1 && echo yes"
+expect_in "... saying why" "$tmp/agent.log" "agent-serving.crt is not used: this cluster's kubelet-serving CA did not sign it"
+port=$(port_of n1)
+poll "kubectl logs after the migration" 30 "hello over tls" "${kc[@]}" logs talker
 
 finish "agent TLS"

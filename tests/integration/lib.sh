@@ -151,6 +151,27 @@ start_server() { # data dir, server args...: `xpool server` on a loopback port, 
   done
 }
 
+start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (20 s at
+  # most) for "xpool is up"; stop_up ends it
+  local log=$1 deadline=$((SECONDS + 20))
+  shift
+  "$xpool" up "$@" >"$log" 2>&1 &
+  up_pid=$!
+  until grep -q "^xpool is up" "$log"; do
+    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+    sleep 0.1
+  done
+  diag_log "$log"
+}
+
+stop_up() {
+  [[ -n "${up_pid:-}" ]] || return 0
+  kill -TERM "$up_pid" 2>/dev/null || true
+  wait "$up_pid" 2>/dev/null || true
+  up_pid=
+}
+
 finish() { # what: ends the script with the verdict
   if [[ $failures -gt 0 ]]; then
     diagnose

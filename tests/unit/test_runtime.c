@@ -1153,7 +1153,8 @@ static void privileged_and_read_only(void **state)
 /*
  * The pod's network namespace (xp_contain.netns): joined, /sys/class/net showing its interfaces
  * (a sysfs of its own), and the namespaces' directory detached from the container's mounts, so
- * that the container keeps no other pod's namespace alive.
+ * that the container keeps no other pod's namespace alive, and hidden (an empty directory), so
+ * that it lists no other pod's pin.
  */
 static void pod_network(void **state)
 {
@@ -1182,8 +1183,9 @@ static void pod_network(void **state)
         assert_int_equal(xp_runtime_open(&o, &f->rt, &err), 0);
         snprintf(script,
                  sizeof(script),
-                 "readlink /proc/self/ns/net; echo $(ls /sys/class/net); grep -c ' %s' "
-                 "/proc/self/mountinfo",
+                 "readlink /proc/self/ns/net; echo $(ls /sys/class/net); grep -c ' %s/' "
+                 "/proc/self/mountinfo; echo pins $(ls -A %s | wc -l)",
+                 dir,
                  dir);
         c.netns = ns;
         l.contain = &c;
@@ -1195,6 +1197,7 @@ static void pod_network(void **state)
         assert_int_equal(count_lines(text, want), 1);
         assert_int_equal(count_lines(text, "stdout F lo"), 1);
         assert_int_equal(count_lines(text, "stdout F 0"), 1);
+        assert_int_equal(count_lines(text, "stdout F pins 0"), 1);
         /* a namespace that is not one: the start fails, saying so */
         c.netns = f->logs;
         l.pod_uid = "uid-netns-bad";

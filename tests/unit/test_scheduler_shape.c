@@ -86,10 +86,65 @@ static void token_volume_name_is_not_the_shape(void **state)
         free(s);
 }
 
+/* A pod whose container has an env variable and an init container mounting its token: only the
+ * names of volumes and volume mounts are masked, not any member called "name". */
+static json_t *pod_with_env(const char *token, const char *env_name)
+{
+        char text[1024];
+        json_t *pod;
+
+        snprintf(text,
+                 sizeof text,
+                 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},"
+                 "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"x\","
+                 "\"env\":[{\"name\":\"%s\",\"value\":\"1\"}]}],"
+                 "\"initContainers\":[{\"name\":\"init\",\"image\":\"x\",\"volumeMounts\":["
+                 "{\"name\":\"%s\",\"mountPath\":\"/t\"}]}],"
+                 "\"volumes\":[{\"name\":\"%s\",\"projected\":{\"sources\":[]}}]}}",
+                 env_name,
+                 token,
+                 token);
+        pod = json_loads(text, 0, NULL);
+        assert_non_null(pod);
+        return pod;
+}
+
+static void only_volume_names_are_masked(void **state)
+{
+        struct xp_scheduler *s = calloc(1, sizeof(*s));
+        char message[] = "0/1 nodes are available: 1 Insufficient cpu.";
+        struct pending failed, same, other_env;
+
+        (void)state;
+        assert_non_null(s);
+        pending_init(&failed, pod_with_env("kube-api-access-abcde", "kube-api-access-one"));
+        pending_init(&same, pod_with_env("kube-api-access-zq9x2", "kube-api-access-one"));
+        pending_init(&other_env, pod_with_env("kube-api-access-zq9x2", "kube-api-access-two"));
+        failed.message = message;
+
+        shape_fail(s, &failed);
+        assert_ptr_equal(shape_failed(s, &same), &failed);
+        /* an env variable of that prefix is the pod's own: another shape */
+        assert_null(shape_failed(s, &other_env));
+        /* the pods' own volumes are left as they were */
+        assert_string_equal(
+            json_string_value(json_object_get(
+                json_array_get(json_object_get(json_object_get(same.pod, "spec"), "volumes"), 0),
+                "name")),
+            "kube-api-access-zq9x2");
+
+        shapes_forget(s);
+        pending_done(&failed);
+        pending_done(&same);
+        pending_done(&other_env);
+        free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(token_volume_name_is_not_the_shape),
+            cmocka_unit_test(only_volume_names_are_masked),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

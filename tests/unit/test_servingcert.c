@@ -42,7 +42,7 @@ static int setup(void **state)
                 return -1;
         f->t = *(struct tmpdir *)t;
         free(t);
-        if (tls_ensure_ca(f->t.path, &err) < 0 ||
+        if (tls_ensure_ca(f->t.path, &err) < 0 || tls_ensure_kubelet_ca(f->t.path, &err) < 0 ||
             servingcert_signer_new(f->t.path, &f->signer, &err) < 0 ||
             gnutls_x509_privkey_init(&f->key) < 0 ||
             gnutls_x509_privkey_generate(
@@ -124,15 +124,32 @@ static int sign(struct fixture *f, const char *pem, char **ret, struct xp_error 
             f->signer, "n1", node_addresses, 2, pem, strlen(pem), time(NULL), ret, err);
 }
 
-/* The node's own name and addresses: a certificate the CA verifies, for exactly those names. */
+/* The CA certificate DIR/name of the fixture. */
+static gnutls_x509_crt_t load_ca(struct fixture *f, const char *name)
+{
+        _cleanup_free_ char *path = NULL, *pem = NULL;
+        struct xp_error err = {0};
+        gnutls_x509_crt_t ca;
+        gnutls_datum_t d;
+
+        assert_true(asprintf(&path, "%s/%s", f->t.path, name) > 0);
+        assert_int_equal(tls_load_pem(path, &pem, &err), 0);
+        assert_int_equal(gnutls_x509_crt_init(&ca), 0);
+        d = (gnutls_datum_t){.data = (unsigned char *)pem, .size = (unsigned)strlen(pem)};
+        assert_int_equal(gnutls_x509_crt_import(ca, &d, GNUTLS_X509_FMT_PEM), 0);
+        return ca;
+}
+
+/* The node's own name and addresses: a certificate the kubelet-serving CA verifies, for exactly
+ * those names. */
 static void test_own_names_signed(void **state)
 {
         struct fixture *f = *state;
         const char *const names[] = {"dns:n1", "ip:10.0.0.1", "ip:fd00::1", NULL};
         _cleanup_free_ char *pem = request(f, "system:node:n1", "system:nodes", names);
-        _cleanup_free_ char *cert = NULL, *ca_path = NULL, *ca_pem = NULL;
+        _cleanup_free_ char *cert = NULL;
         struct xp_error err = {0};
-        gnutls_x509_crt_t crt, ca;
+        gnutls_x509_crt_t crt, ca, cluster;
         gnutls_datum_t d;
         unsigned status = 1;
 
@@ -140,13 +157,15 @@ static void test_own_names_signed(void **state)
         assert_int_equal(gnutls_x509_crt_init(&crt), 0);
         d = (gnutls_datum_t){.data = (unsigned char *)cert, .size = (unsigned)strlen(cert)};
         assert_int_equal(gnutls_x509_crt_import(crt, &d, GNUTLS_X509_FMT_PEM), 0);
-        assert_true(asprintf(&ca_path, "%s/ca.crt", f->t.path) > 0);
-        assert_int_equal(tls_load_pem(ca_path, &ca_pem, &err), 0);
-        assert_int_equal(gnutls_x509_crt_init(&ca), 0);
-        d = (gnutls_datum_t){.data = (unsigned char *)ca_pem, .size = (unsigned)strlen(ca_pem)};
-        assert_int_equal(gnutls_x509_crt_import(ca, &d, GNUTLS_X509_FMT_PEM), 0);
+        ca = load_ca(f, "kubelet-ca.crt");
         assert_int_equal(gnutls_x509_crt_verify(crt, &ca, 1, 0, &status), 0);
         assert_int_equal(status, 0);
+        /* the kubelet-serving CA's alone: the cluster CA, which clients of the API trust, does
+         * not vouch for an agent */
+        cluster = load_ca(f, "ca.crt");
+        assert_int_equal(gnutls_x509_crt_verify(crt, &cluster, 1, 0, &status), 0);
+        assert_int_not_equal(status, 0);
+        gnutls_x509_crt_deinit(cluster);
         assert_true(gnutls_x509_crt_check_hostname2(crt, "n1", 0));
         assert_true(gnutls_x509_crt_check_hostname2(crt, "10.0.0.1", 0));
         assert_true(gnutls_x509_crt_check_hostname2(crt, "fd00::1", 0));

@@ -615,12 +615,56 @@ static void kubeconfig_content(void **state)
         assert_int_equal(kubeconfig_write(path, "https://x", NULL, "", "u", &err), -EINVAL);
 }
 
+/* The kubelet-serving CA beside the cluster CA: its own pair, made once, and the API server's
+ * certificate does not verify with it (nor an agent's with the cluster CA: test_servingcert). */
+static void kubelet_ca_apart(void **state)
+{
+        struct tmpdir *f = *state;
+        struct xp_error err = {0};
+        _cleanup_free_ char *ca = NULL, *kubelet = NULL, *again = NULL;
+        char out[4096], cmd[512];
+
+        assert_int_equal(tls_ensure(f->path, NULL, 0, &err), 0);
+        /* a data directory made before it: the next start adds it */
+        assert_int_equal(access(path_in(f, "kubelet-ca.crt"), F_OK), -1);
+        assert_int_equal(tls_ensure_kubelet_ca(f->path, &err), 0);
+        assert_int_equal(mode_of(path_in(f, "kubelet-ca.key")), 0600);
+        assert_int_equal(
+            tls_check_pair(path_in(f, "kubelet-ca.crt"), path_in(f, "kubelet-ca.key"), &err), 0);
+        ca = read_text(path_in(f, "ca.crt"));
+        kubelet = read_text(path_in(f, "kubelet-ca.crt"));
+        assert_string_not_equal(ca, kubelet);
+        assert_int_equal(tls_ensure_kubelet_ca(f->path, &err), 0);
+        again = read_text(path_in(f, "kubelet-ca.crt"));
+        assert_string_equal(kubelet, again); /* kept */
+        /* half of it is never silently replaced */
+        assert_int_equal(unlink(path_in(f, "kubelet-ca.key")), 0);
+        assert_int_equal(tls_ensure_kubelet_ca(f->path, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "kubelet-ca.crt' exists without"));
+        if (!have("openssl"))
+                return;
+        snprintf(cmd,
+                 sizeof cmd,
+                 "openssl verify -CAfile %s %s 2>&1",
+                 path_in(f, "kubelet-ca.crt"),
+                 path_in(f, "server.crt"));
+        assert_int_not_equal(run(out, sizeof(out), "%s", cmd), 0);
+        assert_null(strstr(out, ": OK"));
+        assert_int_equal(run(out,
+                             sizeof(out),
+                             "openssl x509 -noout -subject -in %s",
+                             path_in(f, "kubelet-ca.crt")),
+                         0);
+        assert_non_null(strstr(out, "xpool kubelet-serving CA"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(creates_and_verifies, setup, teardown),
             cmocka_unit_test_setup_teardown(reuses_and_regenerates, setup, teardown),
             cmocka_unit_test_setup_teardown(refuses_damage, setup, teardown),
+            cmocka_unit_test_setup_teardown(kubelet_ca_apart, setup, teardown),
             cmocka_unit_test_setup_teardown(handshake, setup, teardown),
             cmocka_unit_test(priority),
             cmocka_unit_test_setup_teardown(kubeconfig_content, setup, teardown),

@@ -138,10 +138,24 @@ extern const char *const xp_contain_system_paths[];
 extern const char *const xp_contain_node_sockets[];
 /*
  * The node's own credentials at their usual places, hidden from every container as the agent's
- * are: password hashes, SSH host and user keys, the kubeconfigs and registry logins in root's
- * home. NULL-terminated.
+ * are: password hashes, SSH host and user keys, TLS, VPN, Wi-Fi and Kerberos keys, the
+ * kubeconfigs and registry logins in root's home. NULL-terminated.
  */
 extern const char *const xp_contain_node_credentials[];
+
+/*
+ * Where the node pins namespaces (iproute2's /run/netns, the agents' XP_RUNTIME_RUN_DIR): a
+ * listing there names every other pod of the node, and opening a pin is joining that pod's
+ * network or IPC. Hidden from every container as the secrets are. NULL-terminated.
+ */
+extern const char *const xp_contain_namespace_pins[];
+/*
+ * The node's private data: its logs, its daemons' state, backups, spools, mail and its users'
+ * homes. An empty directory in a process container's view unless a volume or a share (--share)
+ * lies at, below or above one (a log shipper's hostPath /var/log), and in a privileged one,
+ * which sees the node as it is. NULL-terminated.
+ */
+extern const char *const xp_contain_node_private[];
 
 /*
  * Orders paths to hide for mounting: sorted, duplicates and paths below another one left out
