@@ -56,6 +56,9 @@ int xp_read_fd_all(int fd, size_t max, char **ret, size_t *ret_size)
                 if (size > max)
                         return -E2BIG;
         }
+        /* the read that found the end had 4096 bytes of room: text reads as a string, never
+         * running on into what the heap held there before (servingcert.c compares with strlen) */
+        buf[size] = '\0';
         *ret = TAKE_PTR(buf);
         *ret_size = size;
         return 0;

@@ -442,6 +442,39 @@ static void read_fd_all_bounds_what_it_reads(void **state)
         fclose(f);
 }
 
+/*
+ * A PEM file read into memory that held other bytes before (a freed buffer of the same size,
+ * which malloc hands out again): the text ends at its size. Without the NUL, strlen() ran on into
+ * those bytes and the agent took its serving certificate's cluster CA copy for another one.
+ */
+static void read_fd_all_text_ends_at_its_size(void **state)
+{
+        static const char pem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        size_t len = sizeof(pem) - 1, size = 0;
+        char *data = NULL, *dirty;
+        FILE *f = tmpfile();
+
+        (void)state;
+        assert_non_null(f);
+        assert_int_equal(fwrite(pem, 1, len, f), len);
+        fflush(f);
+        for (int i = 0; i < 8; i++) {
+                /* the size xp_read_fd_all asks for a regular file (fileio.c, first_size()) */
+                dirty = malloc(len + 4096);
+                assert_non_null(dirty);
+                memset(dirty, 'A', len + 4096);
+                assert_int_equal(dirty[len], 'A'); /* the stores stay: they are read */
+                free(dirty);
+                rewind(f);
+                assert_int_equal(xp_read_fd_all(fileno(f), 4096, &data, &size), 0);
+                assert_int_equal(size, len);
+                assert_int_equal(data[size], '\0');
+                assert_int_equal(strlen(data), len);
+                free(data);
+        }
+        fclose(f);
+}
+
 static mode_t umask_now(void)
 {
         mode_t m = umask(022);
@@ -582,6 +615,7 @@ int main(void)
             cmocka_unit_test(escape_is_quote_without_quotes),
             cmocka_unit_test(utf8_validity),
             cmocka_unit_test(read_fd_all_bounds_what_it_reads),
+            cmocka_unit_test(read_fd_all_text_ends_at_its_size),
             cmocka_unit_test(mkdir_p_makes_what_is_missing),
             cmocka_unit_test(hex_round_trips),
             cmocka_unit_test(random_bytes_vary),

@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 /*
- * Reads fd to its end into a new buffer (caller frees *ret; not NUL-terminated beyond size).
+ * Reads fd to its end into a new buffer (caller frees *ret), with a NUL after its size bytes.
  * 0; -E2BIG once more than max bytes have come (nothing returned); -ENOMEM; or the read's
  * -errno. Callers say what the file was in their own messages.
  */
