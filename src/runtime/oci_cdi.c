@@ -89,7 +89,9 @@ int oci_cdi_allow(const struct xp_cgroup_limits *limits,
                   struct xp_cgroup_device **ret_devices,
                   struct xp_error *err)
 {
-        json_t *nodes = json_object_get(edits, "deviceNodes"), *n;
+        /* an unrestricted (privileged) container opens every node: no rules, the cgroup refuses
+         * rules without the restriction, and the node's whole /dev is more than it takes */
+        json_t *nodes = limits->restrict_devices ? json_object_get(edits, "deviceNodes") : NULL, *n;
         size_t have = limits->n_devices, total = have + json_array_size(nodes), i;
         struct xp_cgroup_device *devices;
 

@@ -80,7 +80,8 @@ int oci_cdi_edits(const char *dir, char *const *names, json_t **ret, struct xp_e
 
 /*
  * limits (copied into *ret, its devices in a new array *ret_devices the caller frees) with every
- * CDI device node of edits allowed as its spec's permissions say. -ENOMEM, -E2BIG.
+ * CDI device node of edits allowed as its spec's permissions say (none where limits do not
+ * restrict devices: a privileged container). -ENOMEM, -E2BIG.
  */
 int oci_cdi_allow(const struct xp_cgroup_limits *limits,
                   const json_t *edits,

@@ -4,7 +4,8 @@
 # busybox-static and pushed with skopeo, one of them the seed's ai-framework:latest (no command;
 # its entrypoint logs the devices it sees), and a registry that misbehaves on purpose
 # (fake_registry.py). Checked: `xpool image pull|list|inspect|import|rm|prune`, TLS and basic
-# auth with the node's credentials file, a second pull that downloads and unpacks nothing, a
+# auth with the node's credentials file, a second pull that downloads and unpacks nothing, a zstd
+# layer (skopeo's recompression: pulled, unpacked and run to Completed), a
 # registry served by its mirror (and, missing from both, an error saying what each answered), OCI
 # layout and docker-archive imports; every bad case (hostile layers, malformed documents, a
 # digest mismatch, 401/404/500, a registry that hangs) a clear error that leaves nothing in the
@@ -39,6 +40,11 @@ reg_start secure tls auth
 plain=127.0.0.1:$reg_port_plain secure=127.0.0.1:$reg_port_secure
 img_push "$tmp/ai" "$plain/ai-framework:latest" --dest-tls-verify=false
 img_push "$tmp/two" "$plain/two:1.0" --dest-tls-verify=false
+# an image of its own (its layer shares no diff_id with another, so the pull unpacks it), whose
+# gzip layer skopeo recompresses with zstd (an OCI manifest, tar+zstd)
+printf '#!/bin/sh\necho "zstd layer: unpacked, and its entrypoint ran"\n' >"$tmp/zstd-entry.sh"
+img_layout "$tmp/zsrc" "$tmp/zstd-entry.sh"
+img_push "$tmp/zsrc" "$plain/ai-zstd:1" --dest-tls-verify=false --dest-compress-format zstd
 img_push "$tmp/ai" "$secure/team/ai-framework:2.0" --dest-cert-dir "$tmp/reg-secure" --dest-creds puller:s3cret
 /usr/bin/python3 "$src/tests/integration/fake_registry.py" 0 300 >"$tmp/fake.port" 2>"$tmp/fake.err" &
 fake_pid=$!
@@ -93,6 +99,32 @@ check "missing from the mirror and the registry" 1 img pull "127.0.0.1:1/nothere
 expect_in "the mirror's answer is said too" "$tmp/err" "before it, the mirror: GET http://$plain/v2/nothere/manifests/1"
 check "two layers" 0 img pull "$plain/two:1.0"
 expect_in "two layers pulled" "$tmp/out" "2 layers"
+
+# ---- a zstd layer ------------------------------------------------------------------------------
+check "the registry holds a zstd layer" 0 curl -sf -H "Accept: application/vnd.oci.image.manifest.v1+json" \
+  "http://$plain/v2/ai-zstd/manifests/1"
+cp "$tmp/out" "$tmp/zstd-manifest.json"
+expect_in "... as tar+zstd" "$tmp/zstd-manifest.json" '"application/vnd.oci.image.layer.v1.tar+zstd"'
+check "... and no gzip layer" 1 grep -qF "tar+gzip" "$tmp/zstd-manifest.json"
+# xpool reads layers with the node's libarchive (dlopen): with its zstd filter the layer unpacks,
+# without it the pull says so
+archive_so=$(ldconfig -p | awk '/libarchive\.so\.13 /{print $NF; exit}')
+if [[ -n "$archive_so" && "$(ldd "$archive_so")" == *libzstd* ]]; then
+  zstd_ok=1
+  not_here() { if grep -qF "(already here)" "$tmp/err"; then echo "FAIL $1: a layer was already here"; failures=$((failures + 1)); fi; }
+  check "pull the zstd image" 0 img pull "$plain/ai-zstd:1"
+  expect_in "... its layer" "$tmp/err" "  layer sha256:"
+  not_here "... downloaded and unpacked, not shared"
+  check "inspect it" 0 img inspect "$plain/ai-zstd:1"
+  zlayer=$(sed -n 's/^ *"\(\/.*\/fs\)",\{0,1\}$/\1/p' "$tmp/out" | head -1)
+  [[ -x "$zlayer/bin/busybox" && -L "$zlayer/bin/sh" && -x "$zlayer/usr/local/bin/entrypoint" ]] ||
+    { echo "FAIL the unpacked zstd layer ($zlayer) lacks busybox or the entrypoint"; failures=$((failures + 1)); }
+else
+  zstd_ok=
+  echo "NOTE: this node's libarchive ($archive_so) has no zstd: the pull must fail saying so"
+  check "pull the zstd image without libarchive's zstd" 1 img pull "$plain/ai-zstd:1"
+  expect_in "says why" "$tmp/err" "libarchive lacks gzip or zstd"
+fi
 
 # ---- TLS and basic authentication ---------------------------------------------------------------
 check "TLS without the CA" 1 "$xpool" image --data-dir "$tmp/node" pull "$secure/team/ai-framework:2.0"
@@ -198,6 +230,13 @@ pod never-present "$plain/ai-framework@$digest" Never
 wait_for "Pulling event" 30 describe framework "Pulling image \"$plain/ai-framework:latest\""
 wait_for "Pulled event" 30 describe framework "Successfully pulled image \"$plain/ai-framework:latest\" in"
 wait_for "after the pull, it runs from its image (crun)" 30 describe framework "Completed"
+if [[ -n "$zstd_ok" ]]; then
+  pod zstd "$plain/ai-zstd:1" Always
+  wait_for "the zstd image: Pulled" 30 describe zstd "Successfully pulled image \"$plain/ai-zstd:1\" in"
+  wait_for "... runs its entrypoint to Completed" 30 describe zstd "Completed"
+  check "the zstd image's output" 0 "$xpool" logs zstd --server "$url"
+  expect_in "... its entrypoint ran" "$tmp/out" "zstd layer: unpacked, and its entrypoint ran"
+fi
 wait_for "ErrImagePull" 30 describe missing "Failed to pull image \"$plain/nope:1\""
 wait_for "ImagePullBackOff" 30 describe missing "ImagePullBackOff"
 wait_for "Back-off event" 30 describe missing "Back-off pulling image"

@@ -13,6 +13,7 @@
 # - configMap and secret volumes (an item at its path, read-only); emptyDir shared by two containers (which share the pod's IPC namespace, not the node's), hostPath (allowed, read-only, refused outside
 #   --allow-host-path); readOnlyRootFilesystem; a seccomp-denied call failing with EPERM (and
 #   not with seccompProfile Unconfined); capabilities as the process runtime gives them;
+#   allowPrivilegeEscalation false and true;
 # - exec (stdin, SPDY) and cp into an image's container, in its pid namespace and root, as its
 #   user (the image's or runAsUser) and under its seccomp filter; a non-root container may use
 #   ICMP echo sockets and port 80 in its pod's network;
@@ -498,6 +499,35 @@ expect_count "the other GPU's node is absent" "$tmp/log.devices" 1 "absent nvidi
 expect_in "no NPU given, none seen" "$tmp/log.devices" $'\n0\n'
 expect_count "its own opens up to the (absent) driver" "$tmp/log.devices" 1 "No such device or address"
 expect_count "the other's is refused by the device cgroup" "$tmp/log.devices" 1 "Operation not permitted"
+
+# allowPrivilegeEscalation in an image's container (17-containment: processes): false sets
+# no_new_privs, true does not; neither opens a node device no container is given
+node_dev=
+for d in /dev/loop-control /dev/fuse /dev/kmsg /dev/cpu_dma_latency; do [[ -c $d ]] && { node_dev=$d; break; }; done
+status='grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status'
+cat >"$tmp/privs.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: privs}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: noescalate
+    image: @TOOLS@
+    securityContext: {allowPrivilegeEscalation: false}
+    command: [sh, -c, '$status; [ -e "${node_dev:-/none}" ] || echo "no node device"']
+  - name: escalate
+    image: @TOOLS@
+    securityContext: {allowPrivilegeEscalation: true}
+    command: [sh, -c, '$status']
+EOF
+apply privs
+poll "the privileges pod Succeeded" 40 Succeeded phase privs
+expect_log "allowPrivilegeEscalation false: no_new_privs" privs noescalate $'NoNewPrivs:\t1'
+expect_log "... Docker's default capabilities" privs noescalate $'CapEff:\t00000000a80425fb'
+expect_log "... a filter" privs noescalate $'Seccomp:\t2'
+expect_log "allowPrivilegeEscalation true: no no_new_privs" privs escalate $'NoNewPrivs:\t0'
+[[ -z "$node_dev" ]] || expect_log "no node device ($node_dev) in an unprivileged container" privs noescalate "no node device"
 
 # xpool run --image, and without it the process runtime class
 check "xpool run --image: the image's own command" 0 "$xpool" run --image localhost/tools:1
