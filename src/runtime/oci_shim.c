@@ -28,8 +28,9 @@
 #include "shim_internal.h"
 #include "xpool/fileio.h"
 
-#define RUNTIME_LOG "runtime.log"
-#define PID_FILE    "pid"
+#define RUNTIME_LOG         "runtime.log"
+#define PID_FILE            "pid"
+#define CREATE_START_MARKER "create-start"
 
 struct oci_shim {
         const char *runtime, *root, *id, *bundle;
@@ -275,9 +276,9 @@ static int runtime_child(void *arg)
         sigset_t none;
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
+        shim_child_default_signals();
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
         /* a shim killed mid-start takes its runtime along: nothing creates the container after
          * the next agent cleaned up for it */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -316,15 +317,47 @@ run_runtime(const struct oci_shim *o, const char *const *args, int in, int out, 
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The runtime's last error from its log ({"level":"error","msg":...} lines), into buf. */
-static void
-runtime_error(const struct oci_shim *o, const char *what, int status, char *buf, size_t size)
+/* What the runtime wrote on the container's pipes before its process could run: not the
+ * container's output (its messages belong in the shim's records, never the container's log).
+ * Its first line into buf (size 0: none kept). */
+static void drain(int fd, char *buf, size_t size)
+{
+        char chunk[4096];
+        int flags = fcntl(fd, F_GETFL);
+        size_t len = 0;
+        ssize_t n;
+
+        fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+                for (ssize_t i = 0; i < n && len + 1 < size; i++)
+                        buf[len++] = chunk[i];
+        fcntl(fd, F_SETFL, flags);
+        if (size > 0) {
+                buf[len] = '\0';
+                buf[strcspn(buf, "\n")] = '\0';
+        }
+}
+
+/* The runtime's last error from its log ({"level":"error","msg":...} lines), into buf; without
+ * one, the first line it wrote on its stderr (stderr_fd, the read end; -1: none). */
+static void runtime_error(
+    const struct oci_shim *o, const char *what, int status, int stderr_fd, char *buf, size_t size)
 {
         _cleanup_free_ char *data = NULL;
         _cleanup_close_ int fd = open(o->log, O_RDONLY | O_CLOEXEC);
+        char said[256] = "";
         size_t len = 0;
 
-        snprintf(buf, size, "%s %s: exit status %d", o->runtime, what, status);
+        if (stderr_fd >= 0)
+                drain(stderr_fd, said, sizeof(said));
+        snprintf(buf,
+                 size,
+                 "%s %s: exit status %d%s%s",
+                 o->runtime,
+                 what,
+                 status,
+                 *said ? ": " : "",
+                 said);
         if (fd < 0 || xp_read_fd_all(fd, 1024 * 1024, &data, &len) < 0 || !data)
                 return;
         for (char *line = data; line < data + len;) {
@@ -338,19 +371,6 @@ runtime_error(const struct oci_shim *o, const char *what, int status, char *buf,
                 json_decref(j);
                 line = end ? end + 1 : data + len;
         }
-}
-
-/* What the runtime wrote on the container's pipes before its process could run: not the
- * container's output (its warnings are in its log). */
-static void drain(int fd)
-{
-        char buf[4096];
-        int flags = fcntl(fd, F_GETFL);
-
-        fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-        while (read(fd, buf, sizeof(buf)) > 0)
-                ;
-        fcntl(fd, F_SETFL, flags);
 }
 
 static pid_t read_pid(const struct oci_shim *o)
@@ -368,45 +388,86 @@ static pid_t read_pid(const struct oci_shim *o)
         return n > 0 ? (pid_t)strtol(buf, NULL, 10) : 0;
 }
 
+/* Whether pid has ended or is ending (a zombie, or PF_EXITING set): the kernel shows it in the
+ * root group from early in its exit on. */
+static bool ended(pid_t pid)
+{
+        char file[64], buf[512], *p;
+        unsigned long flags = 0;
+        int fd;
+        ssize_t n;
+
+        snprintf(file, sizeof(file), "/proc/%d/stat", (int)pid);
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return false;
+        if (p[2] == 'Z' || p[2] == 'X')
+                return true;
+        /* ") S ppid pgrp session tty_nr tpgid flags" */
+        p += 2;
+        for (int field = 0; field < 6 && p; field++)
+                p = strchr(p + 1, ' ');
+        if (p)
+                flags = strtoul(p + 1, NULL, 10);
+        return flags & 0x4; /* PF_EXITING */
+}
+
 /*
- * Whether the runtime already put pid in the container's group in every hierarchy: crun does,
- * from config.json's cgroupsPath ("/" + the group's path), when the groups are the node's own
- * (cgroup_root "/"). Moving it there again is not free: each write to cgroup.procs that finds
- * the kernel's thread-group lock idle waits for an RCU grace period (milliseconds, more under
- * load), the largest single cost of a start after the runtime's. Any doubt answers false.
+ * Whether the runtime already put pid in the container's group in every hierarchy: 1, 0 (it is in
+ * another group somewhere, or the groups are not the node's own), -1 when its groups could not be
+ * read. crun does, from config.json's cgroupsPath ("/" + the group's path), when the groups are
+ * the node's own (cgroup_root "/"). Moving it there again is not free: each write to cgroup.procs
+ * that finds the kernel's thread-group lock idle waits for an RCU grace period (milliseconds,
+ * more under load), the largest single cost of a start after the runtime's.
  */
-static bool runtime_placed(const struct shim *s, pid_t pid)
+static int runtime_placed(const struct shim *s, pid_t pid)
 {
         const char *root = json_string_value(json_object_get(s->spec, "cgroup_root"));
         const char *path = xp_cgroup_path(s->cg);
         char file[64], line[1024];
         size_t plen = strlen(path);
-        bool ok = false;
+        int placed = -1;
         FILE *f;
 
         if (!root || strcmp(root, "/") != 0)
-                return false;
+                return 0;
         snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
         f = fopen(file, "re");
         if (!f)
-                return false;
+                return -1;
         /* ID:CONTROLLERS:PATH; named hierarchies (name=systemd) hold no limits of ours */
         while (fgets(line, sizeof(line), f)) {
                 char *ctl = strchr(line, ':'), *at = ctl ? strchr(ctl + 1, ':') : NULL;
 
                 line[strcspn(line, "\n")] = '\0';
                 if (!at) {
-                        ok = false;
+                        placed = -1;
                         break;
                 }
                 if (strncmp(ctl + 1, "name=", 5) == 0)
                         continue;
-                ok = at[1] == '/' && strncmp(at + 2, path, plen) == 0 && !at[2 + plen];
-                if (!ok)
+                placed = at[1] == '/' && strncmp(at + 2, path, plen) == 0 && !at[2 + plen];
+                if (!placed)
                         break;
         }
         fclose(f);
-        return ok;
+        /* an init that ended or is ending (a short container) ends its pid namespace (every
+         * container has its own): the kernel kills every process in it before init is a zombie,
+         * so nothing of it is left to contain */
+        return placed <= 0 && ended(pid) ? 1 : placed;
+}
+
+/* The runtime class's state directory holds this file once its runtime left a container outside
+ * its group in a one-call start: its later starts are create + start. */
+static void create_start_marker(const struct oci_shim *o, char *path, size_t size)
+{
+        snprintf(path, size, "%s/" CREATE_START_MARKER, o->root);
 }
 
 /* The container could not be made to run: recorded as its exit (exit code 128), as a process
@@ -437,23 +498,34 @@ static int start_failed(struct shim *s, struct oci_shim *o, const char *msg, str
  * release marker is then made before that call, without the container's pid: a start
  * interrupted from there on is recorded lost and its container killed through its group (never
  * run twice) rather than made again. So only where the runtime puts the container in its group
- * before its exec (the node's own cgroup root); other runtimes, whose command line the OCI spec
- * gives as create and start, keep those two calls.
+ * before its exec (the node's own cgroup root; adopt() checks that it did); other runtimes, whose
+ * command line the OCI spec gives as create and start, and a runtime class whose runtime once
+ * did not (create_start_marker()), keep those two calls.
  */
 static bool one_call(const struct shim *s, const struct oci_shim *o)
 {
         const char *root = json_string_value(json_object_get(s->spec, "cgroup_root"));
         const char *base = strrchr(o->runtime, '/');
+        char marker[PATH_MAX];
 
         base = base ? base + 1 : o->runtime;
-        return s->cg && root && strcmp(root, "/") == 0 &&
-               (strcmp(base, "crun") == 0 || strcmp(base, "runc") == 0);
+        if (!s->cg || !root || strcmp(root, "/") != 0 ||
+            (strcmp(base, "crun") != 0 && strcmp(base, "runc") != 0))
+                return false;
+        create_start_marker(o, marker, sizeof(marker));
+        return access(marker, F_OK) != 0;
 }
 
 /* create (run: `run --detach`), the container's stdin from in (-1: none) or its terminal's
- * master to *tty (tty: true, through the console socket): 0, or the runtime's error in msg. */
-static int
-launch(struct shim *s, struct oci_shim *o, bool run, const int io[3], int *tty, char *msg)
+ * master to *tty (tty: true, through the console socket): 0, or the runtime's error in msg
+ * (with what it wrote on stderr, err_read, where its log says nothing). */
+static int launch(struct shim *s,
+                  struct oci_shim *o,
+                  bool run,
+                  const int io[3],
+                  int err_read,
+                  int *tty,
+                  char *msg)
 {
         char pidfile[PATH_MAX];
         const char *args[12];
@@ -484,16 +556,50 @@ launch(struct shim *s, struct oci_shim *o, bool run, const int io[3], int *tty, 
         args[n] = NULL;
         status = run_runtime(o, args, io[0], io[1], io[2]);
         if (status != 0)
-                runtime_error(o, run ? "run" : "create", status, msg, RUNTIME_NOTIFY_MAX);
+                runtime_error(o, run ? "run" : "create", status, err_read, msg, RUNTIME_NOTIFY_MAX);
         else if (s->tty && shim_console_receive(&console, tty, &err) < 0)
                 snprintf(msg, RUNTIME_NOTIFY_MAX, "%s", xp_error_message(&err));
         shim_console_close(&console);
         return status != 0 || (s->tty && *tty < 0) ? -1 : 0;
 }
 
-/* The container's pid from the runtime, in its group: 0, or -1 with msg. */
-static int adopt(struct shim *s, struct oci_shim *o, char *msg, struct xp_error *err)
+/*
+ * After a one-call start, the runtime did not put the container in its group (or its groups
+ * could not be read): moving its pid now would leave what it forked meanwhile outside the pod's
+ * limits, so the start fails (start_failed() kills it and every process it left, all of them the
+ * shim's descendants) and the runtime class starts with create + start from now on.
+ */
+static void not_placed(const struct oci_shim *o, pid_t pid, int placed, char *msg)
 {
+        char marker[PATH_MAX];
+        int fd;
+
+        if (placed < 0) {
+                snprintf(msg,
+                         RUNTIME_NOTIFY_MAX,
+                         "the container's groups (/proc/%d/cgroup) could not be read after %s run: "
+                         "killed, as it may run outside its cgroup",
+                         (int)pid,
+                         o->runtime);
+                return;
+        }
+        create_start_marker(o, marker, sizeof(marker));
+        fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd >= 0)
+                close(fd);
+        snprintf(msg,
+                 RUNTIME_NOTIFY_MAX,
+                 "%s run did not put the container in its cgroup: killed; this runtime class "
+                 "starts containers with create + start from now on",
+                 o->runtime);
+}
+
+/* The container's pid from the runtime, in its group (run: the runtime must have put it there):
+ * 0, or -1 with msg. */
+static int adopt(struct shim *s, struct oci_shim *o, bool run, char *msg, struct xp_error *err)
+{
+        int placed;
+
         s->child = s->child_host = read_pid(o);
         if (s->child <= 0) {
                 snprintf(msg,
@@ -501,8 +607,14 @@ static int adopt(struct shim *s, struct oci_shim *o, char *msg, struct xp_error 
                          "the OCI runtime created the container but wrote no pid");
                 return -1;
         }
-        if (s->cg && !runtime_placed(s, s->child_host) &&
-            xp_cgroup_add_pid(s->cg, s->child, err) < 0) {
+        placed = s->cg ? runtime_placed(s, s->child_host) : 1;
+        if (placed > 0)
+                return 0;
+        if (run) {
+                not_placed(o, s->child_host, placed, msg);
+                return -1;
+        }
+        if (xp_cgroup_add_pid(s->cg, s->child, err) < 0) {
                 snprintf(msg, RUNTIME_NOTIFY_MAX, "%s", xp_error_message(err));
                 return -1;
         }
@@ -528,20 +640,20 @@ static int create_and_start(struct shim *s,
         s->child_host = 0; /* the marker of a one-call start names no pid */
         if (run && shim_release_marker(s, err) < 0)
                 return start_failed(s, o, xp_error_message(err), err);
-        if (launch(s, o, run, io, tty, msg) < 0)
+        if (launch(s, o, run, io, errp[0], tty, msg) < 0)
                 return start_failed(s, o, msg, err);
         if (run)
-                return adopt(s, o, msg, err) < 0 ? start_failed(s, o, msg, err) : 1;
+                return adopt(s, o, true, msg, err) < 0 ? start_failed(s, o, msg, err) : 1;
         /* the container waits for its start: what is in its pipes is the runtime's own */
-        drain(out[0]);
-        drain(errp[0]);
-        if (adopt(s, o, msg, err) < 0)
+        drain(out[0], NULL, 0);
+        drain(errp[0], NULL, 0);
+        if (adopt(s, o, false, msg, err) < 0)
                 return start_failed(s, o, msg, err);
         if (shim_release_marker(s, err) < 0)
                 return start_failed(s, o, xp_error_message(err), err);
         status = run_runtime(o, start, -1, out[1], errp[1]);
         if (status != 0) {
-                runtime_error(o, "start", status, msg, sizeof(msg));
+                runtime_error(o, "start", status, -1, msg, sizeof(msg));
                 return start_failed(s, o, msg, err);
         }
         return 1;

@@ -219,9 +219,6 @@ void shim_reap_all(void)
                 ;
 }
 
-/* Without a pid namespace: SIGKILL to the shim's children until none is left. The shim is a
- * subreaper, so every process the container leaves behind becomes its child in turn, whatever
- * session or cgroup it moved to. */
 /*
  * SIGKILL to the children /proc/thread-self/children lists (the shim is one thread): 1 when there
  * were some, 0 when none, -1 where the kernel lists none (CONFIG_PROC_CHILDREN). Reading every
@@ -255,6 +252,9 @@ static int kill_listed_children(void)
         return found;
 }
 
+/* Without a pid namespace: SIGKILL to the shim's children until none is left. The shim is a
+ * subreaper, so every process the container leaves behind becomes its child in turn, whatever
+ * session or cgroup it moved to. */
 static void kill_children(struct shim *s)
 {
         for (int pass = 0; pass < 100; pass++) {

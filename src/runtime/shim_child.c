@@ -124,6 +124,22 @@ static void take_user(const struct shim *s, int errfd)
                 child_fail(errfd, errno, "setuid", id.buf);
 }
 
+/*
+ * The signals the shim handles back to their defaults, and SIGPIPE (which it ignores), as
+ * posix_spawn() does before it unblocks them: a signal arriving between the unblock and the exec
+ * would otherwise run the shim's handler in this child, on the shim's memory. The child has its
+ * own copy of the handlers (no CLONE_SIGHAND), so the shim's stay as they are. sigaction only.
+ */
+void shim_child_default_signals(void)
+{
+        struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &old) == 0 &&
+                    old.sa_handler != SIG_DFL && (old.sa_handler != SIG_IGN || sig == SIGPIPE))
+                        (void)sigaction(sig, &dfl, NULL);
+}
+
 _Noreturn void
 shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out_fd, int err_fd)
 {
@@ -133,9 +149,9 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
         char c;
         int null, r;
 
+        shim_child_default_signals();
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
         /* our pid as the host sees it first (the shim's release marker names it), then wait
          * until the shim has put us in the cgroup */
         pid = host_pid();
@@ -276,9 +292,9 @@ _Noreturn void shim_exec_child_main(const struct shim *s, char *const *argv, boo
         sigset_t none;
         int r;
 
+        shim_child_default_signals();
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
         /* the helper that forked us stays outside: its end is ours */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* its own process group, which the helper kills as a whole */

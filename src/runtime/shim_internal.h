@@ -61,6 +61,10 @@ int shim_load_spec(struct shim *s, struct xp_error *err);
 _Noreturn void
 shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out_fd, int err_fd);
 
+/* In a child about to unblock signals and exec: the handlers it shares with the shim back to
+ * SIG_DFL, and SIGPIPE too (posix_spawn's reset). Async-signal-safe. */
+void shim_child_default_signals(void);
+
 /*
  * fn(arg) in a new process, a child of ours (SIGCHLD at its end): its pid, or -1 with errno. The
  * process shares our memory (CLONE_VM on a stack of stack_size bytes of its own, as posix_spawn()

@@ -47,6 +47,7 @@ cleanup() {
   umount -l "$tmp/host/data/inner" 2>/dev/null || true
   [[ -n "$br" ]] && ip link del "$br" 2>/dev/null
   release_tmp
+  rmdir /sys/fs/cgroup/*/"xpool-noplace-$$" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -124,6 +125,19 @@ case " \$* " in *" run "*) touch "$tmp/running-held"; while [ -e "$tmp/hold-run"
 exec $(command -v crun) "\$@"
 EOF
 chmod +x "$tmp/held/crun"
+# a runtime named crun that ignores the shim's cgroupsPath (its own group instead): a one-call start
+# must fail closed (docs/containers.md "Speed"); it records its calls in $tmp/noplace.calls
+mkdir -p "$tmp/noplace"
+noplace_group=xpool-noplace-$$
+cat >"$tmp/noplace/crun" <<EOF
+#!/bin/sh
+prev= bundle=
+for a in "\$@"; do [ "\$prev" = --bundle ] && bundle=\$a; prev=\$a; done
+case " \$* " in *" run "*) echo run >>"$tmp/noplace.calls";; *" create "*) echo create >>"$tmp/noplace.calls";; esac
+[ -n "\$bundle" ] && sed -i 's|"cgroupsPath":"[^"]*"|"cgroupsPath":"/$noplace_group"|' "\$bundle/config.json"
+exec $(command -v crun) "\$@"
+EOF
+chmod +x "$tmp/noplace/crun"
 
 cni_bridge 252 xpc
 [[ -n "$br" ]] ||
@@ -146,7 +160,7 @@ start_agent() {
     --node-name c1 --data-dir "$tmp/node" \
     --node-description "$tmp/node.yaml" --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 \
     --heartbeat 500ms --backoff 1s --allow-host-path "$tmp/host" --runtime-class "slow=$tmp/slow-crun" \
-    --runtime-class "heldrun=$tmp/held/crun" \
+    --runtime-class "heldrun=$tmp/held/crun" --runtime-class "noplace=$tmp/noplace/crun" \
     "${net_flags[@]}" >>"$tmp/agent.log" 2>&1 &
   agent_pid=$!
 }
@@ -564,6 +578,8 @@ fi
 
 # ---- the agent SIGKILLed while a container is being created ---------------------------------------
 slow_pod() { # name [class]: a pod of the slow runtime class counting its runs in @HOST@/NAME
+  local fork= # noplace: the container forks a sleep before its main one (a process to contain)
+  [[ ${2:-} == noplace ]] && fork='sleep 301 &'
   cat >"$tmp/$1.yaml" <<EOF
 apiVersion: v1
 kind: Pod
@@ -572,7 +588,7 @@ spec:
   runtimeClassName: ${2:-slow}
   volumes: [{name: count, hostPath: {path: @HOST@, type: Directory}}]
   containers:
-  - {name: c, image: @TOOLS@, command: [sh, -c, 'echo run >>/count/$1; exec sleep 300'], volumeMounts: [{name: count, mountPath: /count}]}
+  - {name: c, image: @TOOLS@, command: [sh, -c, 'echo run >>/count/$1; $fork exec sleep 300'], volumeMounts: [{name: count, mountPath: /count}]}
 EOF
   apply "$1"
 }
@@ -647,6 +663,28 @@ sleep 1
 check "it ran once" 0 cat "$tmp/host/held1"
 expect_count "one run" "$tmp/out" 1 run
 
+# ---- a runtime named crun that leaves the container outside its group: fail closed ---------------
+# The one-call start's container (and the sleep it forked) is killed, the start recorded failed
+# with its reason, and the runtime class starts with create + start from then on: the restart
+# runs, in the pod's group, and nothing is left in the runtime's own group.
+slow_pod noplace1 noplace
+poll "the start outside its group failed, the next (create + start) runs" 60 1 running noplace1
+check "the failed start's reason" 0 get noplace1 '.status.containerStatuses[0].lastState.terminated.message'
+expect_in "it says why" "$tmp/out" "did not put the container in its cgroup"
+check "the runtime's calls" 0 cat "$tmp/noplace.calls"
+expect_exact "run once, then create" "$tmp/out" "$(printf 'run\ncreate')"
+check "the runtime class remembers" 0 find "$tmp/node/containers/.oci/noplace" -maxdepth 1 -name create-start
+expect_count "its marker" "$tmp/out" 1 create-start
+# the hierarchies whose limits the shim applies (pids, memory, cpu, devices): the pod's group
+outside() { cat /sys/fs/cgroup/{pids,memory}/"$noplace_group"/cgroup.procs 2>/dev/null | wc -l; }
+poll "no process left in the runtime's own pids and memory groups" 30 0 outside
+uid4=$(get noplace1 .metadata.uid)
+main4=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$tmp/node/containers/$uid4/c/running.json")
+check "the restarted container's groups" 0 cat "/proc/${main4:-0}/cgroup"
+not_in "pids: not the runtime's own" "$tmp/out" "pids:/$noplace_group"
+not_in "memory: not the runtime's own" "$tmp/out" "memory:/$noplace_group"
+expect_in "it is in the pod's group" "$tmp/out" "$uid4/c"
+
 # ---- the shim of a running image container SIGKILLed ----------------------------------------------
 # Its container's process is the runtime's, outside the shim's pid namespace: the agent notices
 # the shim gone (its pidfd), kills the container through its group, records the exit (137) and
@@ -676,7 +714,7 @@ left() { # what containers left on the node
   {
     awk -v t="$tmp/node/" 'index($5, t) == 1 {print "mount " $5}' /proc/self/mountinfo
     find "$tmp/node/containers" -mindepth 1 -maxdepth 2 -not -name '.*' -not -path '*/.*/*' -printf 'state %p\n'
-    find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" "$tmp/node/containers/.oci/heldrun" -mindepth 1 -maxdepth 1 -printf 'pod or runtime state %p\n' 2>/dev/null
+    find "$tmp/node/containers/.pods" "$tmp/node/containers/.oci/crun" "$tmp/node/containers/.oci/slow" "$tmp/node/containers/.oci/heldrun" "$tmp/node/containers/.oci/noplace" -mindepth 1 -maxdepth 1 -not -name create-start -printf 'pod or runtime state %p\n' 2>/dev/null
     pgrep -f "__shim $tmp/node/containers/" | sed 's/^/shim /'
     for u in $uids; do [[ -e $tmp/ipc/$u ]] && echo "IPC namespace $tmp/ipc/$u"; done
   } | sort
