@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -450,6 +451,52 @@ static int verify_signature(struct xp_logserver *s,
         return r;
 }
 
+/* The xpool* parameters of a request, by name (the server writes each once). */
+struct server_parameters {
+        const char *names[4];
+        size_t n;
+        bool duplicate;
+};
+
+static enum MHD_Result
+note_server_parameter(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+        struct server_parameters *seen = cls;
+
+        (void)kind;
+        (void)value;
+        if (!key || strncasecmp(key, "xpool", 5) != 0)
+                return MHD_YES;
+        for (size_t i = 0; i < seen->n; i++)
+                if (strcasecmp(seen->names[i], key) == 0)
+                        seen->duplicate = true;
+        if (seen->n < XP_ELEMENTSOF(seen->names))
+                seen->names[seen->n++] = key;
+        else
+                seen->duplicate = true; /* more than the server writes */
+        return seen->duplicate ? MHD_NO : MHD_YES;
+}
+
+/*
+ * A request naming an xpool* parameter twice was not written by the server, which drops a
+ * client's own (decoded, as names are read here): one of them could be the client's, e.g. an
+ * xpoolUser charging the stream to another user's share. 0, or -EINVAL with the 400 in ret.
+ */
+static int refuse_duplicate_server_parameters(struct MHD_Connection *conn,
+                                              struct xp_http_refusal *ret)
+{
+        struct server_parameters seen = {0};
+
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, note_server_parameter, &seen);
+        if (!seen.duplicate)
+                return 0;
+        xp_http_refuse(ret,
+                       400,
+                       "Bad Request: a parameter starting with \"xpool\" is given more than once; "
+                       "those are the API server's\n");
+        return -EINVAL;
+}
+
 /*
  * A stream's signature is good for one request: one replayed (by whoever saw it on the plain
  * HTTP from the server) is refused, as the server's nonce makes each request it signs unique.
@@ -477,14 +524,14 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
                                "Too Many Requests: you opened %d streams on this node in the last "
                                "%d s, your share; try again later\n",
                                STREAMS_SIGNED_MAX / XP_SIGN_ONCE_SHARES,
-                               XP_LOGSIGN_AHEAD_MAX);
+                               XP_LOGSIGN_STREAM_TTL);
         else if (r == -ENOSPC)
                 xp_http_refuse(ret,
                                503,
                                "Service Unavailable: %d streams were opened in the last %d s, "
                                "try again later\n",
                                STREAMS_SIGNED_MAX,
-                               XP_LOGSIGN_AHEAD_MAX);
+                               XP_LOGSIGN_STREAM_TTL);
         else if (r < 0)
                 xp_http_refuse(ret, 401, "Unauthorized: malformed %s header\n", XP_LOGSIGN_HEADER);
         return r < 0 ? -EACCES : 0;
@@ -508,6 +555,7 @@ static enum MHD_Result handle_stream(struct xp_logserver *s,
         enum MHD_Result ret;
 
         if (verify_signature(s, conn, raw_uri, &refusal) < 0 ||
+            refuse_duplicate_server_parameters(conn, &refusal) < 0 ||
             claim_signature(s, conn, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
         if (xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0) {

@@ -26,16 +26,19 @@ void nominee_free(struct nominee *n)
         free(n);
 }
 
-char *nominee_key(const struct xp_pod *pod)
+/* ns NULL is "default", as the snapshot reads a pod without one: the same nominee either way. */
+static char *key_of(const char *ns, const char *name)
 {
         char *key;
 
-        if (asprintf(&key,
-                     "%s/%s",
-                     pod->metadata.namespace ? pod->metadata.namespace : "default",
-                     pod->metadata.name) < 0)
+        if (asprintf(&key, "%s/%s", ns ? ns : "default", name) < 0)
                 return NULL;
         return key;
+}
+
+char *nominee_key(const struct xp_pod *pod)
+{
+        return key_of(pod->metadata.namespace, pod->metadata.name);
 }
 
 void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod)
@@ -110,7 +113,9 @@ bool gang_waiting(struct queue_ctl *ctl,
 void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool all)
 {
         struct xp_map *m = &ctl->nominees;
+        bool relisted = ctl->nominees_relisted; /* holds_due too: this pass walks them all */
 
+        ctl->nominees_relisted = false;
         if (m->n == 0 || (!all && !ctl->holds_due))
                 return;
         ctl->holds_due = false;
@@ -120,12 +125,15 @@ void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool
 
                 if (!n || (n->held && !all) || n->placed)
                         continue;
-                if (!nominee_current(ctl, sched, n))
+                /* gone while the snapshot was renewed (deleted in the relist's gap): nothing
+                 * says so but its absence from the list */
+                if (!nominee_current(ctl, sched, n) || (relisted && !n->listed))
                         queue_ctl_forget(
                             ctl, sched, n->pod->metadata.namespace, n->pod->metadata.name);
                 else if (!n->held)
                         hold(sched, n->pod, n);
         }
+        ctl->nominees_relisted = false;
 }
 
 void queue_ctl_nominee_placed(struct queue_ctl *ctl, const char *ns, const char *name, bool placed)
@@ -133,7 +141,7 @@ void queue_ctl_nominee_placed(struct queue_ctl *ctl, const char *ns, const char 
         _cleanup_free_ char *key = NULL;
         struct nominee *n;
 
-        if (ctl->nominees.n == 0 || asprintf(&key, "%s/%s", ns, name) < 0)
+        if (ctl->nominees.n == 0 || !(key = key_of(ns, name)))
                 return;
         n = xp_map_get(&ctl->nominees, key);
         if (!n)
@@ -154,9 +162,23 @@ void queue_ctl_nominees_renewed(struct queue_ctl *ctl)
                 if (n) {
                         n->held = false;
                         n->placed = false;
+                        n->listed = false;
                 }
         }
         ctl->holds_due = true;
+        ctl->nominees_relisted = true;
+}
+
+void queue_ctl_nominee_listed(struct queue_ctl *ctl, const char *ns, const char *name, bool waiting)
+{
+        _cleanup_free_ char *key = NULL;
+        struct nominee *n;
+
+        if (ctl->nominees.n == 0 || !(key = key_of(ns, name)))
+                return;
+        n = xp_map_get(&ctl->nominees, key);
+        if (n)
+                n->listed = waiting;
 }
 
 /* A pod placed or gone is no nominee any more. */
@@ -168,7 +190,7 @@ void queue_ctl_forget(struct queue_ctl *ctl,
         _cleanup_free_ char *key = NULL;
         struct nominee *n;
 
-        if (asprintf(&key, "%s/%s", ns, name) < 0)
+        if (!(key = key_of(ns, name)))
                 return;
         n = xp_map_del(&ctl->nominees, key);
         if (n && n->held)

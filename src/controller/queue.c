@@ -208,6 +208,11 @@ void queue_ctl_pod(struct queue_ctl *ctl, const json_t *pod, bool deleted)
 
         if (!ns || !name || asprintf(&key, "%s/%s", ns, name) < 0)
                 return;
+        queue_ctl_nominee_listed(ctl,
+                                 ns,
+                                 name,
+                                 !deleted && !(node && node[0]) && !xp_streq0(phase, "Succeeded") &&
+                                     !xp_streq0(phase, "Failed"));
         pod_forget(ctl, key);
         if (deleted || xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed"))
                 return;

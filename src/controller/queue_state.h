@@ -40,6 +40,7 @@ struct nominee {
         int64_t priority;
         bool held;   /* the hold is in the snapshot now */
         bool placed; /* placed by the loop, its binding on its way: nothing to hold */
+        bool listed; /* its pod, still waiting, came back in the relist since the last renewal */
 };
 
 struct queue_ctl {
@@ -55,6 +56,8 @@ struct queue_ctl {
         struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
         struct xp_map nominees; /* key -> struct nominee */
         bool holds_due;         /* some nominee's hold was given back for an attempt */
+        /* the snapshot was renewed: the next hold pass drops nominees the relist did not bring */
+        bool nominees_relisted;
         struct xp_sched *const *sched; /* the loop's snapshot, for the hooks (queue_hooks.c) */
         /* the cluster's capacity: every node's allocatable summed, kept as nodes change (summing
          * every node again at each node event was O(nodes^2): 8% of the server's CPU at 5,000) */
@@ -116,5 +119,11 @@ bool gang_waiting(struct queue_ctl *ctl,
                   struct xp_sched *sched,
                   const struct xp_pod *const *pods,
                   size_t n);
-/* The snapshot was renewed: every nominee is to be held again. */
+/* The snapshot was renewed: every nominee is to be held again, if its pod is listed again. */
 void queue_ctl_nominees_renewed(struct queue_ctl *ctl);
+/* A pod listed or changed (queue_ctl_pod()): a nominee stands only while it waits (not deleted,
+ * finished or bound), and one the relist after a renewal did not bring is dropped. */
+void queue_ctl_nominee_listed(struct queue_ctl *ctl,
+                              const char *ns,
+                              const char *name,
+                              bool waiting);

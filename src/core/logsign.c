@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
@@ -170,4 +171,33 @@ int xp_logsign_verify(const char *header,
         if (diff != 0)
                 return xp_errorf(err, -EACCES, "the signature does not match the request");
         return 0;
+}
+
+static int hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        c = (char)(c | 0x20);
+        return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+bool xp_logsign_server_parameter(const char *param, size_t n)
+{
+        char name[8]; /* "podUID" and "xpool" need 6; one more tells a longer name */
+        size_t len = 0;
+
+        for (size_t i = 0; i < n && param[i] != '=' && len < sizeof name; len++) {
+                int hi = i + 2 < n ? hex_digit(param[i + 1]) : -1;
+                int lo = i + 2 < n ? hex_digit(param[i + 2]) : -1;
+
+                if (param[i] == '%' && hi >= 0 && lo >= 0) {
+                        name[len] = (char)(hi << 4 | lo);
+                        i += 3;
+                } else {
+                        name[len] = param[i] == '+' ? ' ' : param[i];
+                        i++;
+                }
+        }
+        return (len >= 5 && strncasecmp(name, "xpool", 5) == 0) ||
+               (len == 6 && strncasecmp(name, "podUID", 6) == 0);
 }

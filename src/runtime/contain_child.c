@@ -204,7 +204,7 @@ static int own_mqueue(const struct contain_plan *p, const char **what, const cha
 {
         struct stat st;
 
-        if (p->ipc_fd <= 0 || stat("/dev/mqueue", &st) < 0 || !S_ISDIR(st.st_mode))
+        if (p->ipc_fd < 0 || stat("/dev/mqueue", &st) < 0 || !S_ISDIR(st.st_mode))
                 return 0;
         if (mount("mqueue", "/dev/mqueue", "mqueue", MNT_SAFE, NULL) < 0)
                 return fail("mounting", "/dev/mqueue", what, arg);
@@ -319,7 +319,7 @@ int contain_child_mounts(const struct contain_plan *p, const char **what, const 
         /* the pod's network: every container of the pod joins the one namespace */
         if (p->netns_fd >= 0 && setns(p->netns_fd, CLONE_NEWNET) < 0)
                 return fail("joining the network namespace", p->netns, what, arg);
-        if (p->ipc_fd > 0 && setns(p->ipc_fd, CLONE_NEWIPC) < 0)
+        if (p->ipc_fd >= 0 && setns(p->ipc_fd, CLONE_NEWIPC) < 0)
                 return fail("joining the pod's", "IPC namespace", what, arg);
         if (!p->namespaces)
                 return 0;

@@ -51,7 +51,8 @@ struct contain_plan {
         size_t n_hide_all; /* entries of hide to free (the first n_hide are used) */
         int netns_fd;      /* the network namespace to join (opened before the fork); -1: none */
         char *netns;       /* its path, for messages */
-        int ipc_fd;        /* the pod's IPC namespace to join, like netns_fd; -1 (0 unprepared) */
+        int ipc_fd;        /* the pod's IPC namespace to join, like netns_fd; -1: none (fd 0 is a
+                            * namespace where the shim's stdin was closed) */
         char **detach;     /* NULL-terminated: mount points the container's namespace drops */
         bool sysfs;        /* a sysfs of the joined network namespace (its interfaces) on /sys */
         struct contain_bind *binds; /* the pod's volumes (contain_binds_json()) */
@@ -71,6 +72,8 @@ struct contain_plan {
         char **share_ro;
         size_t n_share_ro;
 };
+/* A plan that holds nothing (no namespace fd: fd 0 is a valid one), for contain_plan_done(). */
+#define CONTAIN_PLAN_NONE ((struct contain_plan){.netns_fd = -1, .ipc_fd = -1})
 
 /* The size of a container's own /tmp and /var/tmp without a memory limit: tmpfs' own default,
  * named so that the bound is the runtime's choice, not the kernel's. */

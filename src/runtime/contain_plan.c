@@ -346,7 +346,7 @@ int contain_plan_prepare(struct contain_plan *p, const json_t *spec, struct xp_e
         uint64_t known;
         int r;
 
-        *p = (struct contain_plan){.netns_fd = -1, .ipc_fd = -1};
+        *p = CONTAIN_PLAN_NONE;
         if (!json_is_object(c) || !json_is_object(sets))
                 return xp_errorf(err, -EINVAL, "spec: no \"" CONTAIN_SPEC_KEY "\" settings");
         p->namespaces = json_is_true(json_object_get(c, "namespaces"));
@@ -420,11 +420,11 @@ void contain_plan_done(struct contain_plan *p)
         contain_binds_free(p);
         contain_share_read_only_free(p);
         contain_own_dirs_free(p);
-        /* netns is set before netns_fd is: a plan never prepared has no fd to close */
-        if (p->netns && p->netns_fd >= 0)
+        /* a plan never prepared has no fd to close: its holder starts it at CONTAIN_PLAN_NONE */
+        if (p->netns_fd >= 0)
                 close(p->netns_fd);
-        if (p->ipc_fd > 0)
+        if (p->ipc_fd >= 0)
                 close(p->ipc_fd);
         free(p->netns);
-        *p = (struct contain_plan){.netns_fd = -1, .ipc_fd = -1};
+        *p = CONTAIN_PLAN_NONE;
 }

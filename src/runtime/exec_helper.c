@@ -279,7 +279,7 @@ static void close_from(int first)
 
 int xp_exec_main(int argc, char **argv)
 {
-        struct shim s = {.notify = -1, .lock = -1};
+        struct shim s = {.notify = -1, .lock = -1, .plan = CONTAIN_PLAN_NONE};
         struct xp_error err = {0};
         int fds[N_NAMESPACES], r, status;
         char **env = NULL;

@@ -839,7 +839,8 @@ int xp_shim_main(int argc, char **argv)
                          .lock = -1,
                          .child = -1,
                          .log = {.fd = -1},
-                         .attach = {.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1, .tty_fd = -1}};
+                         .attach = {.dir_fd = -1, .listen_fd = -1, .stdin_fd = -1, .tty_fd = -1},
+                         .plan = CONTAIN_PLAN_NONE};
         struct xp_error err = {0};
 
         if (argc != 2) {

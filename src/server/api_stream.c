@@ -31,7 +31,6 @@
 #define HEAD_WAIT_MS   30000
 #define BODY_WAIT_MS   5000 /* the rest of a refusal's body, once its head came */
 #define WAIT_MS        1000
-#define SIGNATURE_TTL  30
 #define COPY_BUF       (64 * 1024)
 #define HALF_CLOSED_MS 5000 /* after one side closed, the other's last bytes */
 
@@ -312,9 +311,9 @@ agent_path(const struct request *req, const char *sub, const char *container, co
                 size_t n = strcspn(p, "&");
 
                 /* the pod is this one: a podUID of the client's would name another; the xpool
-                 * parameters are the server's (a client's xpoolUser would take another's share) */
-                if (n > 0 && strncasecmp(p, "podUID=", 7) != 0 && strncmp(p, "podUID", n) != 0 &&
-                    (n < 5 || strncasecmp(p, "xpool", 5) != 0))
+                 * parameters are the server's (a client's xpoolUser would take another's share),
+                 * "%78poolUser" too, as the agent decodes names */
+                if (n > 0 && !xp_logsign_server_parameter(p, n))
                         fprintf(f, "&%.*s", (int)n, p);
                 p += n;
                 if (*p == '&')
@@ -395,7 +394,8 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                     "pods",
                     "the server has no node token for node \"%s\" to sign the request to its agent with",
                     node);
-        if (xp_logsign_sign(key_id, key, path, (int64_t)time(NULL) + SIGNATURE_TTL, signature) < 0)
+        if (xp_logsign_sign(
+                key_id, key, path, (int64_t)time(NULL) + XP_LOGSIGN_STREAM_TTL, signature) < 0)
                 return -ENOMEM;
         request = agent_head(req, path, host, port, signature);
         t = calloc(1, sizeof(*t));

@@ -3,7 +3,8 @@
 # process pods as root, with stock kubectl:
 #   - a signed stream URL (exec) the server sent to the agent is good once: the same request
 #     replayed is refused 401 (before the fix, anyone who saw it on the plain HTTP opened the
-#     stream again within 30 s);
+#     stream again within 30 s); one naming an xpool* parameter twice (one percent-encoded,
+#     as a client's that passed the server would be) is refused 400;
 #   - `kubectl exec -t` into a container whose devpts it cannot reach (its process chrooted
 #     away) fails, saying why, rather than handing the command one of the node's terminals;
 #   - a volume at a mountPath missing in / (/xpool-r3-PID) is mounted in the pod's own root and
@@ -165,5 +166,14 @@ stream
 expect_in "... saying why" "$tmp/out" "this signature was used already"
 check "exec through the server still works twice" 0 "${k[@]}" exec jail -- /bin/echo again
 check "... the second" 0 "${k[@]}" exec jail -- /bin/echo again
+
+# ---- an xpool* parameter given twice, one percent-encoded, is refused ---------------------------
+# (the server drops a client's own by their decoded name; the agent decodes names, so a request
+# naming xpoolUser twice was not the server's and could charge another user's share)
+path="/exec/default/jail/c?podUID=$uid&xpoolNonce=0123456789abcdee&xpoolUser=00000000000000aa&%78poolUser=00000000000000bb&command=true&stdout=1"
+mac=$(printf 'GET\n%s\n%s' "$path" "$expiry" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" | sed 's/.*= //')
+stream
+[[ $(cat "$tmp/code") == 400 ]] || { echo "FAIL a signed URL naming xpoolUser twice: HTTP $(cat "$tmp/code"), expected 400"; cat "$tmp/out"; failures=$((failures + 1)); }
+expect_in "... saying why" "$tmp/out" "is given more than once"
 
 finish 61-redteam3

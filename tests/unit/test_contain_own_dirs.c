@@ -6,6 +6,7 @@
  * /run, the token's directory, a shared path or a privileged container.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,11 +83,36 @@ static void the_token_directory_gets_none(void **state)
         assert_int_equal(p.n_own_dirs, 0);
 }
 
+/* fd 0 is a namespace like any other (the shim's stdin closed, the fd reused): a plan that holds
+ * none is -1, and one holding fd 0 closes it. */
+static void ipc_namespace_on_fd_0(void **state)
+{
+        int saved = fcntl(0, F_DUPFD_CLOEXEC, 10);
+        struct contain_plan p = CONTAIN_PLAN_NONE;
+
+        (void)state;
+        close(0);
+        assert_int_equal(open("/dev/null", O_RDONLY), 0);
+        contain_plan_done(&p);
+        assert_int_equal(p.ipc_fd, -1);
+        assert_int_equal(p.netns_fd, -1);
+        assert_true(fcntl(0, F_GETFD) >= 0);
+        p.ipc_fd = 0;
+        contain_plan_done(&p);
+        assert_int_equal(fcntl(0, F_GETFD), -1);
+        assert_int_equal(p.ipc_fd, -1);
+        if (saved >= 0) {
+                assert_int_equal(dup2(saved, 0), 0);
+                close(saved);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(own_dirs_below_run),
             cmocka_unit_test(the_token_directory_gets_none),
+            cmocka_unit_test(ipc_namespace_on_fd_0),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

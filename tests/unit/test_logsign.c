@@ -89,11 +89,43 @@ static void sign_verify(void **state)
         assert_int_equal(xp_logsign_sign("", key, PATH, NOW, sig), -EINVAL);
 }
 
+/* The parameters the server writes itself, as the agent decodes names: a client's cannot pass. */
+static void server_parameters(void **state)
+{
+        (void)state;
+        static const char *const server[] = {"xpoolUser=abc",
+                                             "%78poolUser=abc",
+                                             "XPOOLNONCE=1",
+                                             "%58%50ool=",
+                                             "xpool",
+                                             "podUID=u",
+                                             "pod%55ID=u",
+                                             "PODUID",
+                                             "xpool+User=x",
+                                             "%78%70%6f%6f%6cUser=1"};
+        static const char *const client[] = {"command=ls",
+                                             "podUIDx=u",
+                                             "pod=u",
+                                             "xpoo=1",
+                                             "%78poo=1",
+                                             "stdin=1",
+                                             "%zzpoolUser=1",
+                                             "%7"};
+
+        for (size_t i = 0; i < sizeof server / sizeof *server; i++)
+                assert_true(xp_logsign_server_parameter(server[i], strlen(server[i])));
+        for (size_t i = 0; i < sizeof client / sizeof *client; i++)
+                assert_false(xp_logsign_server_parameter(client[i], strlen(client[i])));
+        /* only the n bytes given count: "xpoolUser" cut after "xpo" is not one */
+        assert_false(xp_logsign_server_parameter("xpoolUser=1", 3));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(key_from_token),
             cmocka_unit_test(sign_verify),
+            cmocka_unit_test(server_parameters),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

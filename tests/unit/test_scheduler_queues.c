@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "controller/queue_state.h"
 #include "scheduler_fixture.h"
 #include "xpool/strutil.h"
 
@@ -839,6 +840,50 @@ static void holds_survive_a_renewed_snapshot(void **state)
         expect_pod(f, "high", "n1");
 }
 
+/*
+ * A nominee deleted while the loop lists everything again (the DELETED event lost with the log it
+ * read): the relist does not bring it, so its hold goes with the renewed snapshot rather than 90 s
+ * after its victims. A pod that may not preempt then gets the node at once.
+ */
+static void a_nominee_gone_in_the_relist_holds_nothing(void **state)
+{
+        struct fixture *f = *state;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low-a", "2", 0, NULL, NULL);
+        put_pod(f, "low-b", "2", 0, NULL, NULL);
+        steps(f);
+        put_pod(f, "high", "4", 10, NULL, NULL);
+        steps(f);
+        expect_pod(f, "low-a", "terminating");
+        expect_pod(f, "low-b", "terminating");
+        agent_finishes(f, "high"); /* unbound: deleted at once */
+        log_moves_on(f);
+        steps(f);
+        agent_finishes(f, "low-a");
+        agent_finishes(f, "low-b");
+        put_pod(f, "never", "4", 20, "\"preemptionPolicy\":\"Never\",", NULL);
+        steps(f);
+        expect_pod(f, "never", "n1");
+}
+
+/* A nominee's copy without a namespace is "default/NAME", as the snapshot reads it: forgetting
+ * it by the pod's own (NULL) namespace finds it (it was "(null)/NAME", never found). */
+static void a_nominee_without_namespace_is_forgotten(void **state)
+{
+        struct queue_ctl *ctl = NULL;
+        struct nominee *n = calloc(1, sizeof *n);
+
+        (void)state;
+        assert_int_equal(queue_ctl_new(NULL, NULL, &ctl), 0);
+        assert_non_null(n);
+        assert_non_null(n->key = strdup("default/high"));
+        assert_int_equal(xp_map_put(&ctl->nominees, n->key, n), 0);
+        queue_ctl_forget(ctl, NULL, NULL, "high");
+        assert_int_equal(ctl->nominees.n, 0);
+        queue_ctl_free(ctl);
+}
+
 /* A nominee's replacement victims: low pods created while high waits for its victims stay
  * pending (its hold counts in their filters on every pass), and nothing more is evicted. */
 static void replacements_wait(void **state)
@@ -1025,6 +1070,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(gang_waits_for_slow_victims, setup, teardown),
             cmocka_unit_test_setup_teardown(
                 holds_survive_a_renewed_snapshot, setup_short_log, teardown),
+            cmocka_unit_test_setup_teardown(
+                a_nominee_gone_in_the_relist_holds_nothing, setup_short_log, teardown),
+            cmocka_unit_test(a_nominee_without_namespace_is_forgotten),
             cmocka_unit_test_setup_teardown(replacements_wait, setup, teardown),
             cmocka_unit_test_setup_teardown(queue_and_gang_unblock, setup, teardown),
             cmocka_unit_test_setup_teardown(accelerator_counts_pods_before_nodes, setup, teardown),

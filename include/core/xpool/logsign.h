@@ -22,6 +22,8 @@
 #define XP_LOGSIGN_ID_MAX    32  /* a token id and its NUL */
 #define XP_LOGSIGN_AHEAD_MAX 60  /* seconds an expiry may lie in the future */
 #define XP_LOGSIGN_TEXT_MAX  160 /* the header's value and its NUL */
+#define XP_LOGSIGN_STREAM_TTL                                                                      \
+        30 /* seconds the server's signature on a stream request is good for */
 
 /*
  * From a node token's text (xpn_<id>.<secret>): the id and the key (SHA-256 of the text).
@@ -54,3 +56,10 @@ int xp_logsign_verify(const char *header,
                       const char *path_query,
                       int64_t now,
                       struct xp_error *err);
+
+/*
+ * Whether a query parameter (name=value, n bytes, still percent-encoded) is one the server
+ * writes itself into a stream request it signs: podUID or any xpool* name, compared as the agent
+ * reads names (percent- and '+'-decoded, case-insensitive), so that "%78poolUser=" is one too.
+ */
+bool xp_logsign_server_parameter(const char *param, size_t n);
