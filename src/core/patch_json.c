@@ -554,6 +554,12 @@ int xp_patch_json_apply(const json_t *original,
         json_t *doc;
         int r;
 
+        /* Go decodes null to no operations: the object unchanged, as kube-apiserver answers */
+        if (json_is_null(patch)) {
+                *ret = json_deep_copy(original);
+                return *ret ? 0
+                            : xp_errorf(err, -ENOMEM, "patch: out of memory copying the object");
+        }
         if (!json_is_array(patch))
                 return xp_errorf(
                     err, -EINVAL, "patch: a JSON patch must be an array of operations");

@@ -1209,7 +1209,19 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         return candidate;
 }
 
-/* What a patch applied to stored gives: 1 with *ret_patched (an object), else 0 (413, 422). */
+/* The name Go's encoding/json gives a JSON value's type in its errors. */
+static const char *go_json_type_name(const json_t *value)
+{
+        if (json_is_object(value))
+                return "object";
+        if (json_is_string(value))
+                return "string";
+        if (json_is_boolean(value))
+                return "bool";
+        return json_is_number(value) ? "number" : "array";
+}
+
+/* What a patch applied to stored gives: 1 with *ret_patched (an object), else 0 (400, 413, 422). */
 static int patch_apply(const struct request *req,
                        const struct xp_kind *kind,
                        enum xp_patch_type type,
@@ -1223,6 +1235,16 @@ static int patch_apply(const struct request *req,
         json_t *patched = NULL, *shown = NULL;
         int r;
 
+        /* what Go's decoder says of a JSON patch that is no array, as kube-apiserver answers it */
+        if (type == XP_PATCH_JSON && !json_is_array(patch) && !json_is_null(patch))
+                return reply_status(
+                    ret,
+                    400,
+                    "BadRequest",
+                    NULL,
+                    NULL,
+                    "json: cannot unmarshal %s into Go value of type jsonpatch.Patch",
+                    go_json_type_name(patch));
         /* kube-apiserver's bound on a JSON patch's operations, and its words, before any applies */
         if (type == XP_PATCH_JSON && json_array_size(patch) > XP_PATCH_MAX_OPS)
                 return reply_status(ret,

@@ -8,7 +8,7 @@
 #   watch's Accept), the columns once, and prints a row per change;
 # - a JSON patch that does not apply is kube-apiserver's 422: "the server rejected our request
 #   due to an error in our request", with the JSON patch library's words as a Warning, and one of
-#   more than 10000 operations its 413;
+#   more than 10000 operations its 413, one that is no array a 400 in Go's decoder's words;
 # - kubectl create and describe of a ConfigMap, a Secret (its size, not its value) and a CronJob.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -100,6 +100,14 @@ check "the Status of a replace of nothing" 0 curl -sS --max-time 10 -D "$tmp/hea
   --data-binary '[{"op":"replace","path":"/spec/x","value":1}]' "$base/api/v1/namespaces/default/pods/g2"
 expect_exact "kube-apiserver's Status" "$tmp/out" '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server rejected our request due to an error in our request","reason":"Invalid","details":{},"code":422}'
 expect_in "the Warning header" "$tmp/headers" 'Warning: 299 - "replace operation does not apply: doc is missing key: /spec/x: missing value"'
+# a patch that is no array: Go's decoder's words in a 400, as kube-apiserver answers
+check "an object as a JSON patch" 1 "${k[@]}" patch pod g2 --type=json -p '{"op":"add"}'
+expect_exact "kubectl's line" "$tmp/err" "Error from server (BadRequest): json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+check "the Status of an object as a JSON patch" 0 curl -sS --max-time 10 --cacert "$data/pki/ca.crt" \
+  -H "Authorization: Bearer $token" -X PATCH -H 'Content-Type: application/json-patch+json' \
+  --data-binary '{"op":"add"}' "$base/api/v1/namespaces/default/pods/g2"
+expect_in "400 BadRequest" "$tmp/out" '"message":"json: cannot unmarshal object into Go value of type jsonpatch.Patch","reason":"BadRequest"'
+expect_in "its code" "$tmp/out" '"code":400'
 # more operations than kube-apiserver takes: its 413 and words, before any operation applies
 /usr/bin/python3 -c 'import json; print(json.dumps([{"op": "add", "path": "/metadata/labels/step", "value": "two"}] * 10001))' >"$tmp/ops.json"
 check "10001 operations" 1 "${k[@]}" patch pod g2 --type=json --patch-file "$tmp/ops.json"

@@ -301,6 +301,8 @@ static void json_patch_errors(void **state)
                   "{\"op\":\"add\"}",
                   -EINVAL,
                   "patch: a JSON patch must be an array of operations");
+        /* null decodes to no operations in Go: the object as it was */
+        JSON_OK("{\"spec\":{\"a\":1}}", "null", "{\"spec\":{\"a\":1}}");
         JSON_FAIL("{}", "[1]", -EINVAL, "patch[0]: operation is not an object");
         JSON_FAIL("{}", "[{\"path\":\"/a\"}]", -EINVAL, "patch[0]: missing \"op\"");
         JSON_FAIL(
