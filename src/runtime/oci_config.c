@@ -86,7 +86,14 @@ static json_t *process_env(const struct oci_config_in *in)
 
 static json_t *process(const struct oci_config_in *in)
 {
-        const struct xp_caps *caps = &in->contain->caps;
+        const struct xp_caps *asked = &in->contain->caps;
+        /* the runtime can give no capability the node's root lacks: capset(2) refuses the lot */
+        const struct xp_caps cut = {.bounding = asked->bounding & in->node_caps,
+                                    .effective = asked->effective & in->node_caps,
+                                    .permitted = asked->permitted & in->node_caps,
+                                    .inheritable = asked->inheritable & in->node_caps,
+                                    .ambient = asked->ambient & in->node_caps};
+        const struct xp_caps *caps = &cut;
         const struct xp_container_launch *l = in->launch;
         json_t *p =
             json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:b}",

@@ -57,6 +57,7 @@ struct oci_config_in {
         const char *apparmor;                     /* the profile; NULL: none */
         const char *const *hide;                  /* the node's secrets (NULL-terminated) */
         bool cgroup2;                             /* the node's cgroups are v2 */
+        uint64_t node_caps;                       /* the node root's: every set is cut to these */
 };
 
 /*

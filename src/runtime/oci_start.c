@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "oci_internal.h"
 #include "runtime_internal.h"
+#include "xpool/contain.h"
 
 extern char **environ;
 
@@ -377,6 +379,21 @@ static const char *apparmor_profile(const struct oci_runtime_view *v,
         return v->apparmor ? OCI_APPARMOR_PROFILE : NULL;
 }
 
+/*
+ * The capabilities the node's root holds, as containerd and runc give a privileged container:
+ * those the running kernel knows (PR_CAPBSET_READ refuses the others) in our bounding set, which
+ * is what the OCI runtime, root, is permitted after its exec.
+ */
+static uint64_t node_capabilities(void)
+{
+        uint64_t set = 0;
+
+        for (int c = 0; c <= XP_CAP_LAST; c++)
+                if (prctl(PR_CAPBSET_READ, (unsigned long)c, 0, 0, 0) == 1)
+                        set |= XP_CAP_BIT(c);
+        return set;
+}
+
 /* config.json in the bundle, from what was resolved. */
 static int write_config(const struct oci_runtime_view *v,
                         const struct xp_container_launch *l,
@@ -403,6 +420,7 @@ static int write_config(const struct oci_runtime_view *v,
         in->cgroups_path = cgpath;
         in->hide = v->hide;
         in->cgroup2 = v->cgroup2;
+        in->node_caps = node_capabilities();
         in->apparmor = apparmor_profile(v, l->oci, contain);
         r = oci_config_build(in, &config, err);
         if (r < 0)

@@ -161,6 +161,7 @@ start_agent() {
     --node-description "$tmp/node.yaml" --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 \
     --heartbeat 500ms --backoff 1s --allow-host-path "$tmp/host" --runtime-class "slow=$tmp/slow-crun" \
     --runtime-class "heldrun=$tmp/held/crun" --runtime-class "noplace=$tmp/noplace/crun" \
+    --allow-privileged \
     "${net_flags[@]}" >>"$tmp/agent.log" 2>&1 &
   agent_pid=$!
 }
@@ -542,6 +543,29 @@ expect_log "... Docker's default capabilities" privs noescalate $'CapEff:\t00000
 expect_log "... a filter" privs noescalate $'Seccomp:\t2'
 expect_log "allowPrivilegeEscalation true: no no_new_privs" privs escalate $'NoNewPrivs:\t0'
 [[ -z "$node_dev" ]] || expect_log "no node device ($node_dev) in an unprivileged container" privs noescalate "no node device"
+
+# privileged in an image's container: what the node's root holds (the kernel's capabilities in
+# its bounding set; root may lack some), no filter, the node's devices, and a Warning Event
+cat >"$tmp/privileged.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: privileged}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: @TOOLS@
+    securityContext: {privileged: true}
+    command: [sh, -c, '$status; [ -c "${node_dev:-/none}" ] && echo "has the node device"; true']
+EOF
+apply privileged
+poll "the privileged pod Succeeded" 40 Succeeded phase privileged
+node_caps=$(sed -n 's/^CapPrm:\t//p' /proc/self/status)
+expect_log "privileged: the capabilities the node's root holds" privileged c $'CapEff:\t'"$node_caps"
+expect_log "... no filter" privileged c $'Seccomp:\t0'
+[[ -z "$node_dev" ]] || expect_log "... the node's devices ($node_dev)" privileged c "has the node device"
+check "the privileged pod's Events" 0 kubectl get events --field-selector involvedObject.name=privileged -o 'jsonpath={range .items[*]}{.type} {.reason}{"\n"}{end}'
+expect_in "privileged is audible" "$tmp/out" "Warning Privileged"
 
 # xpool run --image, and without it the process runtime class
 check "xpool run --image: the image's own command" 0 "$xpool" run --image localhost/tools:1
