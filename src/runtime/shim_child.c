@@ -201,23 +201,35 @@ shim_child_main(const struct shim *s, int sync_fd, int errfd, int in_fd, int out
 #define CHILD_STACK_SIZE (512 * 1024)
 
 #ifndef CHILD_FORKS
-/* fn on a stack of its own, with a guard below it that faults rather than let a deep call write
- * over our heap; the mapping is left to the process's exit (an munmap flushes every CPU's TLB).
- * -1 when it cannot be mapped. */
+/* A stack of stack_size with a guard below it that faults rather than let a deep call write over
+ * our heap; its base (the guard's start), or NULL. */
+static char *map_guarded_stack(size_t stack_size)
+{
+        char *m = mmap(NULL,
+                       STACK_GUARD_SIZE + stack_size,
+                       PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                       -1,
+                       0);
+
+        if (m == MAP_FAILED)
+                return NULL;
+        if (mprotect(m + STACK_GUARD_SIZE, stack_size, PROT_READ | PROT_WRITE) == 0)
+                return m;
+        munmap(m, STACK_GUARD_SIZE + stack_size);
+        return NULL;
+}
+
+/* fn on a stack of its own; the mapping is left to the process's exit (an munmap flushes every
+ * CPU's TLB). -1 when it cannot be mapped. */
 static pid_t clone_vm(int (*fn)(void *), void *arg, size_t stack_size)
 {
-        char *stack = mmap(NULL,
-                           STACK_GUARD_SIZE + stack_size,
-                           PROT_NONE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                           -1,
-                           0);
-        pid_t pid = -1;
+        char *stack = map_guarded_stack(stack_size);
+        pid_t pid;
 
-        if (stack == MAP_FAILED)
+        if (!stack)
                 return -1;
-        if (mprotect(stack + STACK_GUARD_SIZE, stack_size, PROT_READ | PROT_WRITE) == 0)
-                pid = clone(fn, stack + STACK_GUARD_SIZE + stack_size, CLONE_VM | SIGCHLD, arg);
+        pid = clone(fn, stack + STACK_GUARD_SIZE + stack_size, CLONE_VM | SIGCHLD, arg);
         if (pid < 0)
                 munmap(stack, STACK_GUARD_SIZE + stack_size);
         return pid;
@@ -250,20 +262,8 @@ pid_t shim_vfork(int (*fn)(void *), void *arg)
 #ifndef CHILD_FORKS
         static char *stack;
 
-        if (!stack) {
-                char *m = mmap(NULL,
-                               STACK_GUARD_SIZE + CHILD_STACK_SIZE,
-                               PROT_NONE,
-                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                               -1,
-                               0);
-
-                if (m != MAP_FAILED &&
-                    mprotect(m + STACK_GUARD_SIZE, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE) == 0)
-                        stack = m;
-                else if (m != MAP_FAILED)
-                        munmap(m, STACK_GUARD_SIZE + CHILD_STACK_SIZE);
-        }
+        if (!stack)
+                stack = map_guarded_stack(CHILD_STACK_SIZE);
         if (stack)
                 return clone(fn,
                              stack + STACK_GUARD_SIZE + CHILD_STACK_SIZE,
