@@ -921,6 +921,33 @@ static void hold_starts(struct loop *l, struct podstate *st, struct xp_podsync_r
                 st->wake_at_ns = net.retry_at_ns;
 }
 
+/*
+ * The pod is over: its address goes back and its IPC namespace's pin goes, as the kubelet stops
+ * a terminal pod's sandbox, and its volumes are torn down, as the kubelet's (unless
+ * --keep-terminated-pod-volumes): every pod's kube-api-access tmpfs kept mounted until the pod is
+ * deleted made each later container's mount namespace copy one more mount, and every finished
+ * pod's pin held an IPC namespace, its message queues and shared memory (docs/agent.md).
+ */
+static void finish_pod(struct loop *l, struct podstate *st)
+{
+        struct xp_error err = {0};
+
+        xp_agent_network_release(l->agent->network, st->uid);
+        if (xp_runtime_release_pod_ipc(l->agent->runtime, st->uid, &err) < 0)
+                xp_log(LOG_WARNING,
+                       "agent: pod %s/%s: its IPC namespace: %s",
+                       st->namespace,
+                       st->name,
+                       xp_error_message(&err));
+        remove_volumes(l, st);
+        set_done(l, st);
+        st->wake_at_ns = 0;
+        xp_podsync_memory_free(st->memory);
+        st->memory = NULL;
+        if (st->gone)
+                st->drop = true;
+}
+
 static void sync_pod(struct loop *l, struct podstate *st)
 {
         struct xp_agent *agent = l->agent;
@@ -992,19 +1019,7 @@ static void sync_pod(struct loop *l, struct podstate *st)
                 done = res.done;
                 xp_podsync_result_clear(&res);
                 if (done) {
-                        /* the pod is over: its address goes back, as the kubelet's sandbox,
-                         * and its volumes are torn down, as the kubelet's (unless
-                         * --keep-terminated-pod-volumes): every pod's kube-api-access tmpfs
-                         * kept mounted until the pod is deleted made each later container's
-                         * mount namespace copy one more mount (docs/agent.md) */
-                        xp_agent_network_release(agent->network, st->uid);
-                        remove_volumes(l, st);
-                        set_done(l, st);
-                        st->wake_at_ns = 0;
-                        xp_podsync_memory_free(st->memory);
-                        st->memory = NULL;
-                        if (st->gone)
-                                st->drop = true;
+                        finish_pod(l, st);
                         return;
                 }
                 if (!changed)

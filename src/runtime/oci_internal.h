@@ -130,6 +130,9 @@ int oci_mount_sources(const char *pod_dir,
                       char ***ret,
                       struct xp_error *err);
 void oci_sources_free(char **sources, size_t n);
+/* Unmounts and removes the pin IPC_DIR/<uid> (and XP_RUNTIME_IPC_DIR/<uid>): the namespace, with
+ * its message queues and shared memory, ends with its last process. Missing is fine. */
+void oci_pod_ipc_release(const char *ipc_dir, const char *uid);
 /* Unmounts and removes STATE/.pods/<uid> and IPC_DIR/<uid>. */
 int oci_pod_remove(const char *state_dir,
                    const char *ipc_dir,

@@ -472,6 +472,20 @@ void oci_sources_free(char **sources, size_t n)
 
 /* ---- removal -------------------------------------------------------------------------------- */
 
+void oci_pod_ipc_release(const char *ipc_dir, const char *uid)
+{
+        char path[PATH_MAX];
+
+        /* and the pin of a pod started when its agent's pins were all in XP_RUNTIME_IPC_DIR (a
+         * pod's uid is its own: no other agent's pod has it) */
+        for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "%s/%s", i == 0 ? ipc_dir : XP_RUNTIME_IPC_DIR, uid);
+                if (mounted(path))
+                        (void)umount2(path, MNT_DETACH);
+                (void)unlink(path);
+        }
+}
+
 int oci_pod_remove(const char *state_dir,
                    const char *ipc_dir,
                    const char *uid,
@@ -485,14 +499,7 @@ int oci_pod_remove(const char *state_dir,
 
         if (pod_dir_of(state_dir, uid, &dir) < 0)
                 return -ENOMEM;
-        /* and the pin of a pod started when its agent's pins were all in XP_RUNTIME_IPC_DIR (a
-         * pod's uid is its own: no other agent's pod has it) */
-        for (int i = 0; i < 2; i++) {
-                snprintf(path, sizeof(path), "%s/%s", i == 0 ? ipc_dir : XP_RUNTIME_IPC_DIR, uid);
-                if (mounted(path))
-                        (void)umount2(path, MNT_DETACH);
-                (void)unlink(path);
-        }
+        oci_pod_ipc_release(ipc_dir, uid);
         if (access(dir, F_OK) < 0)
                 return 0;
         snprintf(path, sizeof(path), "%s/volumes", dir);

@@ -2122,6 +2122,16 @@ int xp_runtime_remove_logs(
         return 0;
 }
 
+int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *uid, struct xp_error *err)
+{
+        if (!component_ok(uid))
+                return xp_errorf(err, -EINVAL, "release pod: bad pod uid \"%s\"", uid ? uid : "");
+        pthread_mutex_lock(&rt->pods_lock);
+        oci_pod_ipc_release(rt->ipc_dir, uid);
+        pthread_mutex_unlock(&rt->pods_lock);
+        return 0;
+}
+
 int xp_runtime_remove_pod(struct xp_runtime *rt, const char *uid, struct xp_error *err)
 {
         char dir[PATH_MAX];

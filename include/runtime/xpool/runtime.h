@@ -290,6 +290,14 @@ const char *xp_runtime_oci_warning(const struct xp_runtime *rt);
  * first: -EBUSY while one has state. Missing is fine.
  */
 int xp_runtime_remove_pod(struct xp_runtime *rt, const char *pod_uid, struct xp_error *err);
+/*
+ * Lets the IPC namespace of a pod that is over go (its pin unmounted and removed), as the
+ * kubelet's sandbox stops when the pod is terminal: kept until the pod's deletion, the pins of
+ * finished pods held their namespaces (and what their message queues and shared memory hold,
+ * counted against the user's limits) for as long as the pods were kept. Missing is fine; -EINVAL
+ * for a bad uid.
+ */
+int xp_runtime_release_pod_ipc(struct xp_runtime *rt, const char *pod_uid, struct xp_error *err);
 
 /*
  * The parent of this runtime's pods' groups ("xpool/agent-<16 hex digits>", a hash of the state
