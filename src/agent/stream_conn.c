@@ -348,12 +348,48 @@ int sconn_bytes_send(struct sconn *c, const void *data, size_t len)
         return buf_add(&c->out, data, len);
 }
 
-/* What the socket holds that the client has not taken yet: ours (queued) and the kernel's. */
-static size_t untaken(const struct sconn *c)
+/* Bytes fd's kernel holds that its peer has not taken (a pair's unread, TCP's unacknowledged). */
+static size_t queued(int fd)
 {
         int n = 0;
 
-        return sconn_pending(c) + (ioctl(c->fd, SIOCOUTQ, &n) == 0 && n > 0 ? (size_t)n : 0);
+        return ioctl(fd, SIOCOUTQ, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
+/* What the socket holds that the client has not taken yet: ours (queued) and the kernel's. */
+static size_t untaken(const struct sconn *c)
+{
+        return sconn_pending(c) + queued(c->fd);
+}
+
+/*
+ * While lingering, what the client sends is read (and its data dropped) for its close frame: the
+ * end of a WebSocket's closing handshake. What is not a whole frame yet stays in the buffer.
+ */
+static int linger_read_frames(struct sconn *c)
+{
+        const uint8_t *data;
+        size_t len;
+        int r = sconn_fill(c);
+
+        while (r >= 0 && !c->close_received && (r = sconn_ws_next(c, &data, &len)) > 0)
+                ;
+        return r == -EPROTO ? 0 : r;
+}
+
+/*
+ * Under TLS our FIN cannot reach the client: libmicrohttpd's relay does not pass a shutdown of
+ * its pair on. So once the closing handshake is over (our close frame sent, the client's read)
+ * and every byte of ours reached the client (none queued here, none left in the pair for the
+ * relay to read, none its TCP socket still waits an acknowledgement for), the wait ends and the
+ * connection is closed, as RFC 6455 (7.1.1) has the server close first: a client that waits for
+ * that close (Python's websocket-client, a proxy) is not held until linger_ms. With nothing of
+ * ours in flight, a reset for bytes of the client's that came meanwhile costs it nothing.
+ */
+static bool tls_closed_cleanly(const struct sconn *c, int peer_fd)
+{
+        return peer_fd >= 0 && c->mode != SCONN_RAW && c->close_sent && c->close_received &&
+               sconn_pending(c) == 0 && queued(c->fd) == 0 && queued(peer_fd) == 0;
 }
 
 void sconn_linger(struct sconn *c, int stop_fd, int peer_fd, int64_t linger_ms)
@@ -365,7 +401,8 @@ void sconn_linger(struct sconn *c, int stop_fd, int peer_fd, int64_t linger_ms)
         bool shut = peer_fd >= 0;
 
         /* the time runs from the client's last progress: a slow reader is no stalled one */
-        while (!c->eof && (left = since + linger_ms - stream_now_ms()) > 0) {
+        while (!c->eof && !tls_closed_cleanly(c, peer_fd) &&
+               (left = since + linger_ms - stream_now_ms()) > 0) {
                 struct pollfd fds[3] = {
                     {.fd = stop_fd, .events = POLLIN},
                     {.fd = c->fd, .events = (short)(POLLIN | (sconn_pending(c) ? POLLOUT : 0))},
@@ -392,6 +429,11 @@ void sconn_linger(struct sconn *c, int stop_fd, int peer_fd, int64_t linger_ms)
                 }
                 if (!(fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
+                if (peer_fd >= 0 && c->mode != SCONN_RAW && !c->close_received) {
+                        if (linger_read_frames(c) < 0)
+                                return;
+                        continue;
+                }
                 n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
                 if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
                         return;

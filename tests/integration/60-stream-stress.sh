@@ -86,6 +86,15 @@ check "the slow pinging client" 0 /usr/bin/python3 "$src/tests/integration/ws_st
   "$want" "$slow_rounds"
 expect_count "the slow pinging client: every round whole" "$tmp/out" "$slow_rounds" "ok "
 
+# ---- a client that waits for the server to close (RFC 6455, 7.1.1) ------------------------------
+# Under TLS the agent's FIN cannot pass libmicrohttpd's relay: once the closing handshake is over
+# the agent closes, or such a client would wait out the agent's 30 s linger (bounded at 20 s here).
+check "a client that waits for the close" 0 /usr/bin/python3 "$src/tests/integration/ws_stream.py" "$base" \
+  "$tmp/token" "$tmp/ca.pem" \
+  "/api/v1/namespaces/default/pods/box/exec?command=seq&command=1&command=1000&stdout=true&stderr=true" \
+  "$(seq 1 1000 | sha256sum | cut -d' ' -f1)" 2 await-close
+expect_count "a client that waits for the close: every round closed by the server" "$tmp/out" 2 "ok "
+
 # nothing of the streams is left behind in the agent
 poll "no stream left" 20 "" sh -c "pgrep -f '^seq 1 [0-9]*0000\$' || true"
 kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up died:"; tail -20 "$tmp/up.log"; failures=$((failures + 1)); }

@@ -5,7 +5,10 @@
 # bytes unread would answer them with a reset and lose the output its kernel still held: the
 # client would see a frame cut short. Every frame is checked whole; the output must match its
 # SHA-256 and the stream end with a Status of Success and a close frame.
-# Usage: ws_stream.py BASE_URL TOKEN CA_FILE PATH_AND_QUERY SHA256 ROUNDS
+# With a last argument await-close it ends each stream as RFC 6455 (7.1.1) has a client end it:
+# it answers the close frame with its own and waits for the server to close the connection (within
+# CLOSE_WAIT_S: a server that never closes, and waits for the client to, fails the round).
+# Usage: ws_stream.py BASE_URL TOKEN CA_FILE PATH_AND_QUERY SHA256 ROUNDS [await-close]
 # Prints "ok ROUND" or "FAIL ROUND: why" per round; exits 0 when every round passed. Every wait
 # is bounded (ROUND_S per round).
 import base64
@@ -21,6 +24,7 @@ import time
 from urllib.parse import urlsplit
 
 ROUND_S = 60
+CLOSE_WAIT_S = 20
 PING_EVERY_S = 0.005
 READ_PIECE = 4096
 
@@ -81,7 +85,27 @@ def frames(buf):
     return out, at
 
 
-def one_round(base, token, ca, path, want):
+def await_close(sock):
+    """Answers the server's close frame and waits for it to close: None, or why not."""
+    payload = struct.pack(">H", 1000)
+    mask = os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    sock.setblocking(True)
+    sock.settimeout(CLOSE_WAIT_S)
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    try:
+        sock.sendall(bytes([0x88, 0x80 | len(payload)]) + mask + masked)
+        while time.monotonic() < deadline:
+            if not sock.recv(READ_PIECE):
+                return None
+    except socket.timeout:
+        pass
+    except OSError:
+        return None  # closed with a reset: closed all the same
+    return f"the server did not close the connection within {CLOSE_WAIT_S} s of the close handshake"
+
+
+def one_round(base, token, ca, path, want, close_first=False):
     sock, buf = connect(base, token, ca, path)
     sock.setblocking(False)
     out, status, closed, pings, ping_error = hashlib.sha256(), None, False, 0, None
@@ -132,6 +156,10 @@ def one_round(base, token, ca, path, want):
                         status = payload[1:]
                 elif op not in (0x1, 0x2, 0x9, 0xA):
                     return f"an unexpected opcode {op}"
+        if close_first:
+            why = await_close(sock)
+            if why:
+                return why
     finally:
         sock.close()
     if status is None or json.loads(status).get("status") != "Success":
@@ -143,12 +171,13 @@ def one_round(base, token, ca, path, want):
 
 def main():
     base, token_file, ca, path, want, rounds = sys.argv[1:7]
+    close_first = sys.argv[7:8] == ["await-close"]
     with open(token_file) as f:
         token = f.read().strip()
     failed = 0
     for i in range(int(rounds)):
         try:
-            why = one_round(base, token, ca, path, want)
+            why = one_round(base, token, ca, path, want, close_first)
         except (OSError, RuntimeError, ValueError) as e:
             why = str(e)
         print(f"ok {i}" if why is None else f"FAIL {i}: {why}", flush=True)
