@@ -537,6 +537,19 @@ claim_signature(struct xp_logserver *s, struct MHD_Connection *conn, struct xp_h
         return r < 0 ? -EACCES : 0;
 }
 
+/* Whom the door counts a signed request for: the user the server names (xpoolUser, signed with
+ * the rest), so that one user's streams and connections fill their own limits and not those of
+ * everyone the server serves; a request without one (auth off, an older server) is the server's. */
+static void door_user(struct MHD_Connection *conn, char ret[static 32])
+{
+        const char *user = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "xpoolUser");
+
+        if (user && *user && strlen(user) < 24)
+                snprintf(ret, 32, "user:%s", user);
+        else
+                snprintf(ret, 32, "apiserver");
+}
+
 /*
  * exec, attach, port-forward: signed as the logs are, each a stream of the API server's. The
  * signature is claimed before the door counts the request (a replay takes no room), and given
@@ -553,12 +566,14 @@ static enum MHD_Result handle_stream(struct xp_logserver *s,
         struct xp_http_refusal refusal;
         bool busy = false;
         enum MHD_Result ret;
+        char user[32];
 
         if (verify_signature(s, conn, raw_uri, &refusal) < 0 ||
             refuse_duplicate_server_parameters(conn, &refusal) < 0 ||
             claim_signature(s, conn, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
-        if (xp_http_door_admit(s->door, conn, "apiserver", true, &refusal) < 0) {
+        door_user(conn, user);
+        if (xp_http_door_admit(s->door, conn, user, true, &refusal) < 0) {
                 xp_sign_once_release(s->streams_signed, signature);
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
         }
@@ -578,7 +593,7 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
         struct xp_pod_log_refusal bad;
         struct xp_http_refusal refusal;
         struct xp_error err = {0};
-        char ns[64], pod[254], container[64];
+        char ns[64], pod[254], container[64], user[32];
         const char *p = url + strlen(PREFIX);
         bool previous = false;
 
@@ -594,8 +609,9 @@ static enum MHD_Result handle_logs(struct xp_logserver *s,
                 return send_text(s, conn, 400, "bad path %s: %s\n", url, xp_error_message(&err));
         if (parse_options(conn, &o, &previous, &bad) < 0)
                 return send_text(s, conn, 400, "%s: want %s\n", bad.option, bad.want);
-        /* Only the API server signs: its requests are one user's, a follow one stream. */
-        if (xp_http_door_admit(s->door, conn, "apiserver", o.follow, &refusal) < 0)
+        /* Only the API server signs, naming who asked: a follow is one stream of theirs. */
+        door_user(conn, user);
+        if (xp_http_door_admit(s->door, conn, user, o.follow, &refusal) < 0)
                 return xp_http_door_send_refusal(s->door, conn, &refusal);
         xp_http_door_body_done(s->door, conn);
         return open_log(s, conn, ns, pod, container, previous, &o);

@@ -34,7 +34,7 @@ struct xp_agent_streams {
         int64_t idle_timeout_ms;
         pthread_mutex_t lock;
         pthread_cond_t cond;
-        unsigned active;
+        struct stream_users users; /* the streams at once, each user's */
         bool stopping;
         int stop_fd; /* eventfd: readable once stopping */
 };
@@ -131,7 +131,7 @@ static bool component(const char **p, char *out, size_t size)
 static const char *
 request_parse(struct MHD_Connection *conn, const char *url, struct stream_request *req)
 {
-        const char *p = NULL, *uid;
+        const char *p = NULL, *uid, *user;
         struct args a = {0};
         int n = 0;
 
@@ -149,6 +149,11 @@ request_parse(struct MHD_Connection *conn, const char *url, struct stream_reques
         if (!uid || !uid[0] || strlen(uid) >= sizeof(req->uid) || strchr(uid, '/') || uid[0] == '.')
                 return "podUID is missing or not a pod uid";
         strcpy(req->uid, uid);
+        /* signed by the server with the rest (verified before): who asked, for their share */
+        user = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "xpoolUser");
+        if (user && strlen(user) >= sizeof(req->user))
+                return "xpoolUser is not a user the API server names";
+        snprintf(req->user, sizeof(req->user), "%s", user ? user : "");
         if (req->kind == STREAM_PORTFORWARD)
                 return NULL;
         req->in = query_bool(conn, "stdin");
@@ -309,10 +314,10 @@ static void session_free(struct session *s)
         free(s);
 }
 
-static void session_release(struct xp_agent_streams *st)
+static void session_release(struct xp_agent_streams *st, const char *user)
 {
         pthread_mutex_lock(&st->lock);
-        st->active--;
+        stream_users_release(&st->users, user);
         pthread_cond_broadcast(&st->cond);
         pthread_mutex_unlock(&st->lock);
 }
@@ -396,7 +401,9 @@ static void *session_thread(void *arg)
         struct upgraded *u = arg;
         struct session *s = u->s;
         struct xp_agent_streams *st = s->owner;
+        char user[sizeof(s->req.user)];
 
+        memcpy(user, s->req.user, sizeof(user));
         if (s->ops->start(s) >= 0)
                 while (session_step(s) > 0 && session_wait(s, st->stop_fd) > 0)
                         ;
@@ -406,7 +413,7 @@ static void *session_thread(void *arg)
         MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         session_free(s);
         free(u);
-        session_release(st);
+        session_release(st, user);
         return NULL;
 }
 
@@ -451,23 +458,37 @@ static void on_upgrade(void *cls,
         if (r < 0) {
                 xp_debug("stream", "cannot run a stream: %s", strerror(-r));
                 MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+                session_release(st, s->req.user);
                 session_free(s);
                 free(u);
-                session_release(st);
         }
 }
 
-/* Counts the stream in: false when the endpoint stops or is full. */
-static bool session_admit(struct xp_agent_streams *st)
+/* Counts the stream of user in: 0, -ESHUTDOWN when the endpoint stops, else
+ * stream_users_admit()'s refusal (the node full, the user's share full). */
+static int session_admit(struct xp_agent_streams *st, const char *user)
 {
-        bool ok;
+        int r;
 
         pthread_mutex_lock(&st->lock);
-        ok = !st->stopping && st->active < XP_AGENT_STREAMS_MAX;
-        if (ok)
-                st->active++;
+        r = st->stopping ? -ESHUTDOWN : stream_users_admit(&st->users, user);
         pthread_mutex_unlock(&st->lock);
-        return ok;
+        return r;
+}
+
+/* The answer to a stream session_admit() refused (r): 429 for a user at their share, else 503. */
+static enum MHD_Result send_busy(struct MHD_Connection *conn, int r)
+{
+        if (r == -EDQUOT)
+                return send_text(conn,
+                                 429,
+                                 "you have %d streams open on this node at once, your share of its "
+                                 "%d; try again later\n",
+                                 XP_AGENT_STREAMS_PER_USER,
+                                 XP_AGENT_STREAMS_MAX);
+        if (r == -EBUSY)
+                return send_text(conn, 503, "too many streams at once, try again later\n");
+        return send_text(conn, 503, "too many streams at once, or the agent is stopping\n");
 }
 
 static enum MHD_Result
@@ -511,6 +532,7 @@ static int handle(void *cls,
         char reason[1024];
         unsigned code;
         enum MHD_Result ret;
+        int r;
 
         if (!s)
                 return MHD_NO;
@@ -526,10 +548,11 @@ static int handle(void *cls,
                 session_free(s);
                 return ret;
         }
-        if (!session_admit(st)) {
+        r = session_admit(st, s->req.user);
+        if (r < 0) {
                 session_free(s);
                 *ret_busy = true;
-                return send_text(conn, 503, "too many streams at once, or the agent is stopping\n");
+                return send_busy(conn, r);
         }
         s->owner = st;
         s->runtime = st->runtime;
@@ -537,8 +560,8 @@ static int handle(void *cls,
         s->ops = s->req.kind == STREAM_PORTFORWARD ? &xp_stream_pf_ops : &xp_stream_exec_ops;
         ret = answer_upgrade(conn, s, door);
         if (ret != MHD_YES) {
+                session_release(st, s->req.user);
                 session_free(s);
-                session_release(st);
         }
         return ret;
 }
@@ -565,6 +588,7 @@ int xp_agent_streams_new(const struct xp_agent_streams_options *o,
         }
         pthread_mutex_init(&st->lock, NULL);
         pthread_cond_init(&st->cond, NULL);
+        stream_users_init(&st->users, XP_AGENT_STREAMS_MAX, XP_AGENT_STREAMS_PER_USER);
         *ret = st;
         return 0;
 }
@@ -584,7 +608,7 @@ void xp_agent_streams_stop(struct xp_agent_streams *st)
         st->stopping = true;
         if (write(st->stop_fd, &one, sizeof(one)) < 0)
                 xp_debug("stream", "waking the streams: %s", strerror(errno));
-        while (st->active > 0)
+        while (st->users.active > 0)
                 pthread_cond_wait(&st->cond, &st->lock);
         pthread_mutex_unlock(&st->lock);
 }
@@ -595,6 +619,7 @@ void xp_agent_streams_free(struct xp_agent_streams *st)
                 return;
         xp_agent_streams_stop(st);
         close(st->stop_fd);
+        stream_users_done(&st->users);
         pthread_mutex_destroy(&st->lock);
         pthread_cond_destroy(&st->cond);
         free(st);
@@ -605,7 +630,7 @@ unsigned xp_agent_streams_active(struct xp_agent_streams *st)
         unsigned n;
 
         pthread_mutex_lock(&st->lock);
-        n = st->active;
+        n = st->users.active;
         pthread_mutex_unlock(&st->lock);
         return n;
 }

@@ -28,6 +28,9 @@ struct xp_agent_streams;
 
 /* Streams at once; more are answered 503. */
 #define XP_AGENT_STREAMS_MAX 128
+/* Streams at once of one user the server names (xpoolUser), a quarter of the node's: more are
+ * answered 429, while other users' still get in. */
+#define XP_AGENT_STREAMS_PER_USER (XP_AGENT_STREAMS_MAX / 4)
 
 struct xp_agent_streams_options {
         struct xp_runtime *runtime; /* borrowed; must outlive the streams */

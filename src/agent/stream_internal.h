@@ -172,6 +172,7 @@ struct stream_request {
         bool in, out, err, tty;
         bool websocket;       /* else SPDY */
         const char *protocol; /* the subprotocol chosen (static) */
+        char user[24];        /* the server's xpoolUser; "": none */
 };
 
 struct session {
@@ -188,6 +189,31 @@ struct session {
          * end when the client goes away), watched for the hang-up; -1 for plain HTTP. */
         int peer_fd;
 };
+
+/* ---- the node's streams at once, and each user's share (stream_users.c) -----------------------
+ * A user is the server's xpoolUser (16 hex digits); a stream without one (auth off, an older
+ * server) counts against the node's streams only.
+ */
+struct stream_users {
+        struct stream_user {
+                char name[24];
+                unsigned active; /* 0: a free entry */
+        } * users;
+        size_t n, cap;
+        unsigned active;   /* every stream */
+        unsigned max;      /* the node's */
+        unsigned per_user; /* one named user's */
+};
+
+void stream_users_init(struct stream_users *u, unsigned max, unsigned per_user);
+void stream_users_done(struct stream_users *u);
+/* Counts a stream of user (NULL or "": no one's) in: 0; -EBUSY when the node holds max,
+ * -EDQUOT when the user holds per_user, -EINVAL for a name too long, -ENOMEM. */
+int stream_users_admit(struct stream_users *u, const char *user);
+/* The end of a stream stream_users_admit() counted in, of the same user. */
+void stream_users_release(struct stream_users *u, const char *user);
+/* The streams user holds now. */
+unsigned stream_users_held(const struct stream_users *u, const char *user);
 
 /* stream_exec.c, stream_pf.c */
 extern const struct session_ops xp_stream_exec_ops;

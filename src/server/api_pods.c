@@ -236,7 +236,7 @@ static int log_path(const struct request *req,
         _cleanup_free_ char *query = NULL;
         struct xp_pod_log_options o;
         struct xp_pod_log_refusal bad;
-        char *path, waiting[1024];
+        char *path, waiting[1024], owner[17];
 
         if (xp_pod_log_options_parse(query_of, (void *)req, &o, &bad) < 0)
                 return reply_status(ret,
@@ -251,13 +251,17 @@ static int log_path(const struct request *req,
         /* no log before the container's first start: the kubelet's 400, not the agent's 404 */
         if (xp_pod_log_not_started(pod, container, o.previous, waiting, sizeof(waiting)))
                 return reply_status(ret, 400, "BadRequest", req->name, pods->plural, "%s", waiting);
+        /* who asked, signed with the rest: a follow counts against their share on the node */
+        api_stream_owner(req, owner);
         if (xp_pod_log_options_query(&o, (int64_t)time(NULL), &query) < 0 ||
             asprintf(&path,
-                     "/containerLogs/%s/%s/%s?podUID=%s%s%s",
+                     "/containerLogs/%s/%s/%s?podUID=%s%s%s%s%s",
                      req->namespace,
                      req->name,
                      container,
                      uid,
+                     owner[0] ? "&xpoolUser=" : "",
+                     owner,
                      query[0] ? "&" : "",
                      query) < 0)
                 return -ENOMEM;

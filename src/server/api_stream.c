@@ -259,9 +259,7 @@ upgrade_reply(struct tunnel *t, const char *head, size_t head_len, size_t len, s
 /* ---- the request to the agent -----------------------------------------------------------------
  */
 
-/* Who asked, for the agent's per-user share of streams (xpool/signonce.h): 16 hex digits of the
- * SHA-256 of the caller's kind and name, "" when auth is off. */
-static void stream_owner(const struct request *req, char ret[static 17])
+void api_stream_owner(const struct request *req, char ret[static 17])
 {
         uint8_t digest[32];
         char name[XP_TOKEN_SUBJECT_MAX + 8];
@@ -279,7 +277,7 @@ static void stream_owner(const struct request *req, char ret[static 17])
 }
 
 /* The agent's path: /exec|attach/NS/POD/CONTAINER or /portForward/NS/POD, ?podUID=, a random
- * xpoolNonce=, xpoolUser= (stream_owner()) and the client's query without its own podUID.
+ * xpoolNonce=, xpoolUser= (api_stream_owner()) and the client's query without its own podUID.
  * NULL: -ENOMEM. */
 static char *
 agent_path(const struct request *req, const char *sub, const char *container, const char *uid)
@@ -304,7 +302,7 @@ agent_path(const struct request *req, const char *sub, const char *container, co
                     f, "/%s/%s/%s/%s?podUID=%s", sub, req->namespace, req->name, container, uid);
         /* each request signed unique: the agent takes a signature once (xpool/signonce.h) */
         fprintf(f, "&xpoolNonce=%s", nonce_hex);
-        stream_owner(req, owner);
+        api_stream_owner(req, owner);
         if (*owner)
                 fprintf(f, "&xpoolUser=%s", owner);
         for (const char *p = q ? q + 1 : NULL; p && *p;) {

@@ -510,6 +510,10 @@ int handle_delete_collection(const struct request *req,
 
 int handle_binding(const struct request *req, const struct route *route, struct reply *ret);
 int handle_log(const struct request *req, const struct route *route, struct reply *ret);
+/* Who asked, for the agent's per-user shares of its streams (xpool/signonce.h, its stream
+ * limits): 16 hex digits of the SHA-256 of the caller's kind and name, "" when auth is off
+ * (api_stream.c). */
+void api_stream_owner(const struct request *req, char ret[static 17]);
 /* exec, attach, portforward (api_stream.c): proxied to the agent of the pod's node. */
 int handle_stream(const struct request *req, const struct route *route, struct reply *ret);
 /* The request's target as it arrived, query and all (http.c). */
