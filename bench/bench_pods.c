@@ -20,9 +20,11 @@
  * per pod (API, scheduler, controllers: with every pod after the first two waiting for a CPU,
  * the scheduler's retries are part of it). As root the agent runs in a cgroup of the bench's own
  * (cpuacct on v1), where the shims it spawns stay: the short pods' figures add the CPU of agent
- * and shims together (the containers move to their own groups), and the server's count of the
- * agent's writes per pod (status PATCHes, Events). --keep leaves the logs (server.log,
- * agent.log). The load average is printed at the start and the end.
+ * and shims together (the containers move to their own groups), the server's count of the
+ * agent's writes per pod (status PATCHes, Events), and the store's writes and commits per pod
+ * from every writer (the scheduler's writes for the waiting pods among them) with the
+ * unschedulable attempts per pod. --keep leaves the logs (server.log, agent.log). The load
+ * average is printed at the start and the end.
  *
  *   build/bench/bench_pods [--xpool build/xpool] [--latency 200] [--throughput 2000] [--idle 10]
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
@@ -363,7 +365,17 @@ static void node_cgroup_remove(void)
  * Event POSTs, TokenRequests. */
 struct writes {
         double status, events, tokens;
+        double store_writes, commits, unschedulable; /* the server's own figures, all writers */
 };
+
+/* The value of a metric line without labels named name ("name 123"), into *ret. */
+static void plain_metric(const char *text, const char *name, double *ret)
+{
+        size_t n = strlen(name);
+
+        if (strncmp(text, name, n) == 0 && text[n] == ' ')
+                *ret = strtod(text + n + 1, NULL);
+}
 
 static int on_metric(const char *line, size_t len, void *userdata)
 {
@@ -371,12 +383,17 @@ static int on_metric(const char *line, size_t len, void *userdata)
         char text[512];
         const char *value;
 
-        if (len >= sizeof(text) || strncmp(line, "apiserver_request_total{", 24) != 0)
+        if (len >= sizeof(text))
                 return 0;
         memcpy(text, line, len);
         text[len] = '\0';
+        plain_metric(text, "xpool_store_writes_total", &w->store_writes);
+        plain_metric(text, "xpool_store_commits_total", &w->commits);
         value = strrchr(text, ' ');
-        if (!value)
+        if (value && strncmp(text, "scheduler_schedule_attempts_total{", 34) == 0 &&
+            strstr(text, "result=\"unschedulable\""))
+                w->unschedulable += strtod(value + 1, NULL);
+        if (!value || strncmp(text, "apiserver_request_total{", 24) != 0)
                 return 0;
         if (strstr(text, "verb=\"PATCH\"") && strstr(text, "resource=\"pods\"") &&
             strstr(text, "subresource=\"status\""))
@@ -394,7 +411,7 @@ static struct writes count_writes(struct xp_apiclient *client)
         struct writes w = {0};
 
         if (xp_apiclient_stream_lines(client, "/metrics", "text/plain", on_metric, &w, NULL) < 0)
-                w = (struct writes){-1, -1, -1};
+                w = (struct writes){-1, -1, -1, -1, -1, -1};
         return w;
 }
 
@@ -1027,6 +1044,15 @@ int main(int argc, char **argv)
                        (writes1.status - writes0.status) / (double)n_throughput,
                        (writes1.events - writes0.events) / (double)n_throughput,
                        (writes1.tokens - writes0.tokens) / (double)n_throughput);
+        /* every writer's (API clients, agent, scheduler, controllers): the server's CPU per pod
+         * follows its writes and the transactions they took */
+        if (writes0.status >= 0 && writes1.status >= 0)
+                printf(
+                    "  the store's writes per short pod: %.2f in %.2f commits; %.1f unschedulable "
+                    "scheduling attempts per short pod\n",
+                    (writes1.store_writes - writes0.store_writes) / (double)n_throughput,
+                    (writes1.commits - writes0.commits) / (double)n_throughput,
+                    (writes1.unschedulable - writes0.unschedulable) / (double)n_throughput);
         /* the API, the scheduler and the controllers: on one node, the largest share */
         printf("  server CPU per short pod (all its threads): %.2f ms\n",
                1e3 * cpu_per_pod(server, &server_cpu, n_throughput));
