@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,25 @@ static int put_escape(struct out *o, unsigned char c)
         }
 }
 
+/*
+ * Whether the 8 bytes at s are all written as they are (none below 0x20, '"', '\\' or past
+ * ASCII): a word at a time, as most of a pod's strings are plain, instead of four compares per
+ * byte. Each test may flag a plain byte that follows a flagged one, never miss one; a flagged
+ * word is then read byte by byte.
+ */
+static bool plain8(const unsigned char *s)
+{
+        const uint64_t ones = 0x0101010101010101ULL, highs = ones * 0x80;
+        uint64_t x, quote, backslash;
+
+        memcpy(&x, s, sizeof(x));
+        quote = x ^ (ones * '"');
+        backslash = x ^ (ones * '\\');
+        return ((((x - ones * 0x20) & ~x) | ((quote - ones) & ~quote) |
+                 ((backslash - ones) & ~backslash) | x) &
+                highs) == 0;
+}
+
 static int put_string(struct out *o, const char *str, size_t n)
 {
         const unsigned char *s = (const unsigned char *)str;
@@ -101,6 +121,10 @@ static int put_string(struct out *o, const char *str, size_t n)
         int r = put_char(o, '"');
 
         while (r >= 0 && i < n) {
+                if (i + 8 <= n && plain8(s + i)) {
+                        i += 8;
+                        continue;
+                }
                 if (s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') {
                         i++;
                         continue;

@@ -204,6 +204,33 @@ static void sizes(void **state)
         free(big);
 }
 
+/*
+ * The writer skips plain strings 8 bytes at a time: every byte value, at every offset of a word
+ * and of the tail, in a value and in a key, is written as jansson writes it (or declined alike).
+ */
+static void every_byte_everywhere(void **state)
+{
+        (void)state;
+        for (unsigned c = 0; c < 256; c++)
+                for (size_t at = 0; at < 19; at++) {
+                        char text[20];
+                        json_t *object;
+
+                        memset(text, 'a', sizeof(text));
+                        text[at] = (char)c;
+                        text[19] = '\0';
+                        /* unchecked: a lone byte past ASCII is not UTF-8, declined alike */
+                        object = json_object();
+                        assert_non_null(object);
+                        json_object_set_new_nocheck(
+                            object, "kind", json_stringn_nocheck(text, sizeof(text) - 1));
+                        if (c != 0) /* a key is a C string */
+                                json_object_set_new_nocheck(object, text, json_true());
+                        assert_same_body(object);
+                        json_decref(object);
+                }
+}
+
 /* Random trees (json_corpus.h), the same each run. */
 static void random_trees(void **state)
 {
@@ -231,6 +258,7 @@ int main(void)
             cmocka_unit_test(declined_cases),
             cmocka_unit_test(sizes),
             cmocka_unit_test(random_trees),
+            cmocka_unit_test(every_byte_everywhere),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
