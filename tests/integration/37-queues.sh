@@ -220,11 +220,11 @@ want='queue "steady" is not reclaimable and would exceed its guaranteed nvidia.c
 unblock='to unblock: 1 nvidia.com/gpu freed in queue "steady" (its pods done or deleted), its guaranteed nvidia.com/gpu raised to 2, or the queue made reclaimable'
 poll "steady-0's PodScheduled message" 30 "$want" kubectl get pod steady-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'
 # the FailedScheduling Event: the message, then xpool's lines joined by " | "
-event_says() {
-  kubectl get events -o 'jsonpath={range .items[?(@.involvedObject.name=="steady-0")]}{.reason}: {.message}{"\n"}{end}' |
-    grep -m1 -cxF -- "FailedScheduling: $want | $unblock"
+event_says() { # pod text (not poll's own variables: it runs this)
+  kubectl get events -o "jsonpath={range .items[?(@.involvedObject.name==\"$1\")]}{.reason}: {.message}{\"\\n\"}{end}" |
+    grep -m1 -cxF -- "FailedScheduling: $2"
 }
-poll "its FailedScheduling Event says what would unblock it" 30 1 event_says
+poll "its FailedScheduling Event says what would unblock it" 30 1 event_says steady-0 "$want | $unblock"
 check "xpool why steady-0" 0 "$xpool" why steady-0
 expect_exact "xpool why steady-0, word for word" "$tmp/out" "pod default/steady-0 is pending: $want
   $unblock"

@@ -524,6 +524,7 @@ static void podgroup_names_the_queue(void **state)
 {
         struct fixture *f = *state;
         char buf[256];
+        json_t *pg;
 
         put_node(f, "n1", "8");
         put_queue(f, "ours", "1", "1");
@@ -537,6 +538,10 @@ static void podgroup_names_the_queue(void **state)
         assert_string_equal(
             pod_message(f, "default", "pg-0", buf),
             "queue \"ours\" is over its limit of cpu: 0 allocated + 2 requested > 1");
+        /* both members seen at once, held back by the queue alone: still Volcano's Pending */
+        pg = fixture_get(&f->base, "podgroups", "default", "pg");
+        assert_true(xp_streq0(field(pg, "status", "phase"), "Pending"));
+        json_decref(pg);
         put_podgroup(f, "pg", 2, ",\"queue\":\"theirs\"");
         steps(f);
         expect_pod(f, "pg-0", "n1");
