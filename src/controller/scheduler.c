@@ -93,20 +93,42 @@ static bool own_binding(struct xp_scheduler *s, const json_t *json, uint64_t ver
                xp_streq0(pod_string(json, "spec", "nodeName"), p->bound_to);
 }
 
-static void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, bool deleted)
+/*
+ * An event of a pod, not bound in it, while the loop's binding of the pod is with the workers:
+ * a write that landed before the binding (under load, most often the pod's own PodScheduled
+ * status from an earlier failure, which then fails the binding as stale). What the loop assumed
+ * stays accounted until the binding's outcome is collected: given back at this event, a
+ * nominee's devices (its hold given back for the attempt) went to the next pod tried, the
+ * victims' replacements, and the nominee waited out its nomination to evict again (issue 19).
+ */
+static bool binding_pending(struct xp_scheduler *s, const json_t *json, bool deleted)
+{
+        const struct pending *p;
+
+        if (deleted || pod_is_bound(json) || pod_is_finished(json))
+                return false;
+        p = pending_find(
+            s, pod_string(json, "metadata", "namespace"), pod_string(json, "metadata", "name"));
+        return p && p->inflight;
+}
+
+void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, bool deleted)
 {
         _cleanup_(xp_pod_freep) struct xp_pod *pod = NULL;
         struct xp_error err = {0};
         const char *ns = pod_string(json, "metadata", "namespace");
         const char *name = pod_string(json, "metadata", "name");
-        bool own;
+        bool own, binding;
         int r;
 
         if (!ns || !name)
                 return;
         own = !deleted && own_binding(s, json, version);
+        binding = binding_pending(s, json, deleted);
         queue_ctl_pod(s->queues, json, deleted);
-        if (deleted || !pod_is_bound(json) || pod_is_finished(json)) {
+        if (binding)
+                queue_ctl_placed(s->queues, ns, name, true); /* its queue still counts it */
+        if (!binding && (deleted || !pod_is_bound(json) || pod_is_finished(json))) {
                 /* a pod that held capacity and no longer does: the waiting may fit now */
                 if (xp_sched_pod_remove(s->sched, ns, name) == 0)
                         s->changed = true;
@@ -451,7 +473,12 @@ static void collect(struct xp_scheduler *s)
                         continue;
                 }
                 if (r == 0) {
-                        /* its MODIFIED event may not have come yet */
+                        /* its MODIFIED event may not have come yet: a gang member counts as
+                         * bound at once, so that a member tried again in this round (its own
+                         * binding stale) finds its gang complete rather than waiting for the
+                         * next cluster event */
+                        if (p && p->gang)
+                                gang_bound_seen(s, p->pod, p->namespace, p->name, true);
                         if (p)
                                 pending_delete(s, p);
                         bind_job_free(job);

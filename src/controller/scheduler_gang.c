@@ -314,10 +314,12 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
                 r = gang_complete(s, m, n, w);
         if (r > 0)
                 r = gang_enqueue(s, m, n);
-        if (r == 0 && !p->gang_missing)
-                podgroup_phase(s, p, "Pending");
         if (r > 0)
                 r = gang_admit(s, m, pods, n);
+        /* held back before placement (too few members, minResources, its queue): Volcano's
+         * Pending, whatever the members present when the loop first saw them */
+        if (r == 0 && !p->gang_missing)
+                podgroup_phase(s, p, "Pending");
         if (r > 0)
                 r = xp_sched_gang_place(s->sched, pods, n, &s->gang_options, &res, &reason, &err);
         if (r == -EINVAL) {

@@ -207,6 +207,12 @@ int pending_gang_read(struct xp_scheduler *s, struct pending *p);
 /* Decodes p->pod when it changed since the last decode. -errno with err. */
 int pending_decode(struct pending *p, struct xp_error *err);
 
+/* ---- the informer's word (scheduler.c) ---------------------------------------------------- */
+
+/* A pod added, changed or deleted (its last state), at the store's version: the queue, the
+ * snapshot, the gangs' bound members and the queues follow it. */
+void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, bool deleted);
+
 /* ---- placing (scheduler.c, scheduler_gang.c) ---------------------------------------------- */
 
 /* A failed attempt: backoff, the status message (kube-scheduler's) and the Event's explanation

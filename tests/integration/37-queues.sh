@@ -7,7 +7,9 @@
 # kube-scheduler does it (DisruptionTarget PreemptionByScheduler, graceful delete, Preempted
 # Event). A disruption budget steers the victims: a guarded pod of priority 0 stays, one of
 # priority 50 that no budget guards goes. Then two queues with guarantees: team-a borrows idle GPUs, team-b submits and takes
-# its guarantee back (reclaim); Queue and PriorityClass objects through stock kubectl.
+# its guarantee back (reclaim); a queue that may not borrow holds back a pod beyond its guarantee
+# and says what would unblock it (the condition, the Event, `xpool why`); Queue and PriorityClass
+# objects through stock kubectl.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 data=$tmp/server
@@ -200,5 +202,31 @@ poll "team-b's 4 run: reclaimed from team-a" 40 4 bash -c "kubectl get pods -l x
 poll "team-a keeps its fair share of 12" 30 12 bash -c "kubectl get pods -l xpool.io/queue=team-a -o name | wc -l"
 poll "team-a's status after the reclaim" 10 "12 4" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
 poll "team-b's status" 10 "4 0" kubectl get queue team-b -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
+
+# ---- a queue that may not borrow: its guarantee holds the pod back, and says what unblocks it ----
+cat >"$tmp/steady.yaml" <<'YAML'
+apiVersion: scheduling.xpool.io/v1alpha1
+kind: Queue
+metadata: {name: steady}
+spec:
+  reclaimable: false
+  resources:
+    nvidia.com/gpu: {guaranteed: "1"}
+YAML
+check "kubectl apply a Queue that may not borrow" 0 kubectl apply -f "$tmp/steady.yaml"
+pod steady-0 2 0 "" steady >"$tmp/steady-0.yaml"
+check "a pod asking more than steady's guarantee" 0 kubectl apply -f "$tmp/steady-0.yaml"
+want='queue "steady" is not reclaimable and would exceed its guaranteed nvidia.com/gpu: 0 allocated + 2 requested > 1'
+unblock='to unblock: 1 nvidia.com/gpu freed in queue "steady" (its pods done or deleted), its guaranteed nvidia.com/gpu raised to 2, or the queue made reclaimable'
+poll "steady-0's PodScheduled message" 30 "$want" kubectl get pod steady-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'
+# the FailedScheduling Event: the message, then xpool's lines joined by " | "
+event_says() { # pod text (not poll's own variables: it runs this)
+  kubectl get events -o "jsonpath={range .items[?(@.involvedObject.name==\"$1\")]}{.reason}: {.message}{\"\\n\"}{end}" |
+    grep -m1 -cxF -- "FailedScheduling: $2"
+}
+poll "its FailedScheduling Event says what would unblock it" 30 1 event_says steady-0 "$want | $unblock"
+check "xpool why steady-0" 0 "$xpool" why steady-0
+expect_exact "xpool why steady-0, word for word" "$tmp/out" "pod default/steady-0 is pending: $want
+  $unblock"
 
 finish "queues and preemption"
