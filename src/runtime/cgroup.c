@@ -526,6 +526,22 @@ const char *cgroup_v1_mount(const struct xp_cgroup_root *root, enum cgroup_contr
                    : NULL;
 }
 
+size_t cgroup_v1_others(const struct xp_cgroup_root *root, char *const **ret)
+{
+        *ret = root->v1_others;
+        return root->mode == XP_CGROUP_V1 ? root->n_v1_others : 0;
+}
+
+int cgroup_root_add_v1_other(struct xp_cgroup_root *root,
+                             const char *mount_point,
+                             struct xp_error *err)
+{
+        if (strstr(mount_point, ".."))
+                return xp_errorf(
+                    err, -EINVAL, "cgroup hierarchy '%s' is not below the root", mount_point);
+        return v1_other(root, mount_point, err);
+}
+
 enum xp_cgroup_mode xp_cgroup_root_mode(const struct xp_cgroup_root *root)
 {
         return root->mode;

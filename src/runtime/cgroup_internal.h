@@ -51,6 +51,14 @@ int cgroup_root_open_v1(const char *path,
                         struct xp_error *err);
 /* Controller c's v1 mount point relative to the root; NULL when not mounted or not v1. */
 const char *cgroup_v1_mount(const struct xp_cgroup_root *root, enum cgroup_controller c);
+/* The v1 hierarchies xpool sets nothing in (freezer, name=systemd, a hybrid's unified one):
+ * their count, each mount point relative to the root in (*ret)[i]. */
+size_t cgroup_v1_others(const struct xp_cgroup_root *root, char *const **ret);
+/* Adds such a hierarchy to a root cgroup_root_open_v1() made (mount_point relative to it), so
+ * that a group's removal removes what an OCI runtime made there. -errno with err. */
+int cgroup_root_add_v1_other(struct xp_cgroup_root *root,
+                             const char *mount_point,
+                             struct xp_error *err);
 
 struct xp_cgroup_root {
         int fd; /* O_PATH directory fd of the root */

@@ -35,6 +35,7 @@
 struct oci_shim {
         const char *runtime, *root, *id, *bundle;
         char rootfs[PATH_MAX], log[PATH_MAX];
+        bool run; /* one call: `run --detach` (one_call()) */
 };
 
 static const char *str(const json_t *o, const char *key)
@@ -509,7 +510,7 @@ static bool one_call(const struct shim *s, const struct oci_shim *o)
         char marker[PATH_MAX];
 
         base = base ? base + 1 : o->runtime;
-        if (!s->cg || !root || strcmp(root, "/") != 0 ||
+        if (!json_is_true(json_object_get(s->spec, "cgroups")) || !root || strcmp(root, "/") != 0 ||
             (strcmp(base, "crun") != 0 && strcmp(base, "runc") != 0))
                 return false;
         create_start_marker(o, marker, sizeof(marker));
@@ -634,7 +635,7 @@ static int create_and_start(struct shim *s,
         char msg[RUNTIME_NOTIFY_MAX];
         const char *start[] = {"start", o->id, NULL};
         const int io[3] = {in[0], out[1], errp[1]};
-        bool run = one_call(s, o);
+        bool run = o->run;
         int status;
 
         s->child_host = 0; /* the marker of a one-call start names no pid */
@@ -676,8 +677,12 @@ static int prepare(struct shim *s, struct oci_shim *o, struct xp_error *err)
                 runtime_read_only(o->runtime);
         if (r >= 0)
                 r = xp_mkdir_p(o->root, 0755, err);
+        /* the runtime of a one-call start makes the group and writes the limits (config.json's
+         * linux.resources, the same) as it puts the container there: made here too, each of its
+         * directories and limits would be made twice (adopt() checks that the runtime did) */
+        o->run = r >= 0 && one_call(s, o);
         if (r >= 0)
-                r = shim_setup_cgroup(s, err);
+                r = o->run ? shim_open_cgroup(s, err) : shim_setup_cgroup(s, err);
         if (r >= 0)
                 r = logwrite_open(
                     &s->log,
@@ -750,10 +755,14 @@ int oci_shim_run(struct shim *s, struct xp_error *err)
         (void)logwrite_finish(&s->log, runtime_now_ns(), NULL);
         if (s->cg && s->have_oom && xp_cgroup_oom_kills(s->cg, &oom_after, NULL) >= 0)
                 oom = oom_after > s->oom_before;
+        /* the groups first, every hierarchy the runtime made them in (empty now: the container
+         * and all it left are reaped): a runtime's delete that finds one freezes it to kill what
+         * is in it, and the first frozen group of the machine patches the kernel's code (a
+         * static key, every CPU stopped for it), again at the thaw */
+        shim_remove_cgroup(s);
         del[2] = o.id;
         (void)run_runtime(&o, del, -1, -1, -1);
         (void)umount2(o.rootfs, MNT_DETACH);
-        shim_remove_cgroup(s);
         sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         code = sig ? 128 + sig : WEXITSTATUS(status);
         return shim_write_exit(s, code, sig, oom, false, NULL, err);

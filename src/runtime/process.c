@@ -1179,6 +1179,23 @@ static json_t *cgroup_v1_json(const struct xp_runtime *rt)
         return o;
 }
 
+/* The other v1 hierarchies (freezer, name=systemd, ...), where an OCI runtime makes the
+ * container's groups too: the shim removes them with its own, so that the runtime's delete finds
+ * no group to freeze. */
+static json_t *cgroup_v1_others_json(const struct xp_runtime *rt)
+{
+        json_t *a = json_array();
+        char *const *others;
+        size_t n = rt->root ? cgroup_v1_others(rt->root, &others) : 0;
+
+        for (size_t i = 0; a && i < n; i++)
+                if (json_array_append_new(a, json_string(others[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
 static char *spec_text(struct xp_runtime *rt,
                        const struct xp_container_launch *l,
                        const struct xp_cgroup_limits *lim,
@@ -1251,6 +1268,7 @@ static char *spec_text(struct xp_runtime *rt,
         /* the hierarchies the shim needs not look for; what attach.c serves: the container's
          * stdin (spec.containers[].stdin, stdinOnce) */
         if (json_object_set_new(o, "cgroup_v1", cgroup_v1_json(rt)) < 0 ||
+            json_object_set_new(o, "cgroup_v1_others", cgroup_v1_others_json(rt)) < 0 ||
             json_object_set_new(o, "cgroup_parent", json_string(rt->cgroup_parent)) < 0 ||
             json_object_set_new(o, "stdin", json_boolean(l->stdin)) < 0 ||
             json_object_set_new(o, "stdin_once", json_boolean(l->stdin_once)) < 0 ||

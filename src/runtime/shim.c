@@ -130,26 +130,32 @@ int shim_load_spec(struct shim *s, struct xp_error *err)
  * mountinfo read), else detected here. */
 static int open_root(struct shim *s, const char *root, struct xp_error *err)
 {
-        json_t *v1 = json_object_get(s->spec, "cgroup_v1");
+        json_t *v1 = json_object_get(s->spec, "cgroup_v1"), *other;
         const char *mounts[CGROUP_CONTROLLER_MAX] = {0};
         bool any = false;
+        size_t i;
+        int r;
 
         for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++) {
                 mounts[c] = json_string_value(
                     json_object_get(v1, cgroup_controller_name((enum cgroup_controller)c)));
                 any |= mounts[c] != NULL;
         }
-        return any ? cgroup_root_open_v1(root, mounts, &s->root, err)
-                   : xp_cgroup_root_open(root, &s->root, err);
+        if (!any)
+                return xp_cgroup_root_open(root, &s->root, err);
+        r = cgroup_root_open_v1(root, mounts, &s->root, err);
+        json_array_foreach(json_object_get(s->spec, "cgroup_v1_others"), i, other)
+        {
+                if (r >= 0 && json_is_string(other))
+                        r = cgroup_root_add_v1_other(s->root, json_string_value(other), err);
+        }
+        return r;
 }
 
-/* Creates the cgroup and applies the limits; a machine without usable cgroups runs without. */
-int shim_setup_cgroup(struct shim *s, struct xp_error *err)
+/* The cgroup root opened and the container's group path: 1 with *path, 0 when the spec names
+ * no groups (a machine without usable cgroups runs without). */
+static int container_group(struct shim *s, char **path, struct xp_error *err)
 {
-        json_t *jl = json_object_get(s->spec, "limits"), *jd;
-        struct xp_cgroup_limits l = {0};
-        _cleanup_free_ struct xp_cgroup_device *devices = NULL;
-        _cleanup_free_ char *path = NULL;
         const char *root = json_string_value(json_object_get(s->spec, "cgroup_root"));
         int r;
 
@@ -162,9 +168,39 @@ int shim_setup_cgroup(struct shim *s, struct xp_error *err)
         r = xp_cgroup_container_path(json_string_value(json_object_get(s->spec, "cgroup_parent")),
                                      s->uid,
                                      s->container,
-                                     &path,
+                                     path,
                                      err);
+        return r < 0 ? r : 1;
+}
+
+int shim_open_cgroup(struct shim *s, struct xp_error *err)
+{
+        _cleanup_free_ char *path = NULL;
+        int r = container_group(s, &path, err);
+
+        if (r <= 0)
+                return r;
+        r = xp_cgroup_open(s->root, path, &s->cg, err);
         if (r < 0)
+                return r;
+        /* a group left by an earlier attempt keeps its count; a new one starts at 0, and an OOM
+         * kill before the runtime's call returns must count */
+        if (xp_cgroup_oom_kills(s->cg, &s->oom_before, NULL) < 0)
+                s->oom_before = 0;
+        s->have_oom = true;
+        return 0;
+}
+
+/* Creates the cgroup and applies the limits; a machine without usable cgroups runs without. */
+int shim_setup_cgroup(struct shim *s, struct xp_error *err)
+{
+        json_t *jl = json_object_get(s->spec, "limits"), *jd;
+        struct xp_cgroup_limits l = {0};
+        _cleanup_free_ struct xp_cgroup_device *devices = NULL;
+        _cleanup_free_ char *path = NULL;
+        int r = container_group(s, &path, err);
+
+        if (r <= 0)
                 return r;
         r = xp_cgroup_create(s->root, path, &s->cg, err);
         if (r < 0)

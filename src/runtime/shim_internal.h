@@ -97,6 +97,10 @@ pid_t shim_child_start(const struct shim_child_args *a);
 
 /* Creates the container's group and applies the spec's limits (none without cgroups). */
 int shim_setup_cgroup(struct shim *s, struct xp_error *err);
+/* Opens the container's group for a runtime that makes it and applies the limits itself (a
+ * one-call start): nothing is made or written here; the shim checks afterwards that the runtime
+ * put the container there. */
+int shim_open_cgroup(struct shim *s, struct xp_error *err);
 /* Reaps every child that has exited. */
 void shim_reap_all(void);
 /* Kills what is left of the container (its pid namespace, its group, the shim's children). */

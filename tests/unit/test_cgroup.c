@@ -718,6 +718,46 @@ static void v1_known_mounts(void **state)
         assert_null(none);
 }
 
+/* The other hierarchies the agent found (systemd's, the unified one), given to a shim's root: a
+ * group's removal removes what an OCI runtime made there, so that the runtime's delete finds no
+ * group to freeze. A mount point outside the root is refused. */
+static void v1_known_others(void **state)
+{
+        struct fixture *f = *state;
+        _cleanup_(xp_cgroup_root_freep) struct xp_cgroup_root *detected = NULL, *known = NULL;
+        _cleanup_(xp_cgroup_freep) struct xp_cgroup *cg = NULL;
+        const char *mounts[CGROUP_CONTROLLER_MAX] = {0};
+        struct xp_error err = {0};
+        char *const *others;
+        size_t n;
+
+        v1_tree(f, "xpool/u");
+        detected = open_root(f, XP_CGROUP_V1);
+        for (int c = 0; c < CGROUP_CONTROLLER_MAX; c++)
+                mounts[c] = cgroup_v1_mount(detected, (enum cgroup_controller)c);
+        n = cgroup_v1_others(detected, &others);
+        assert_int_equal(n, 2);
+        assert_string_equal(others[0], V1_CG "/systemd");
+        assert_string_equal(others[1], V1_CG "/unified");
+        if (cgroup_root_open_v1(f->root, mounts, &known, &err) < 0)
+                fail_msg("cgroup_root_open_v1: %s", err.msg);
+        for (size_t i = 0; i < n; i++)
+                assert_int_equal(cgroup_root_add_v1_other(known, others[i], &err), 0);
+        assert_int_equal(cgroup_root_add_v1_other(known, V1_CG "/../../etc", &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "is not below the root"));
+        assert_int_equal(cgroup_v1_others(known, &others), 2);
+
+        /* the runtime made the group, in every hierarchy: opened, then removed everywhere */
+        make_dir(f, V1_CG "/pids/xpool/u/c");
+        make_dir(f, V1_CG "/systemd/xpool/u/c");
+        make_dir(f, V1_CG "/unified/xpool/u/c");
+        assert_int_equal(xp_cgroup_open(known, "xpool/u/c", &cg, &err), 0);
+        assert_int_equal(xp_cgroup_remove(cg, &err), 0);
+        assert_false(exists(f, V1_CG "/pids/xpool/u/c"));
+        assert_false(exists(f, V1_CG "/systemd/xpool/u/c"));
+        assert_false(exists(f, V1_CG "/unified/xpool/u/c"));
+}
+
 static void pids_and_open(void **state)
 {
         struct fixture *f = *state;
@@ -931,6 +971,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(v1_reclaim, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_cpuacct_apart, setup, teardown),
             cmocka_unit_test_setup_teardown(v1_known_mounts, setup, teardown),
+            cmocka_unit_test_setup_teardown(v1_known_others, setup, teardown),
             cmocka_unit_test_setup_teardown(pids_and_open, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_create_apply, setup, teardown),
             cmocka_unit_test_setup_teardown(v2_errors, setup, teardown),
