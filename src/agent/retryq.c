@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finalstatus.h"
 #include "retryq.h"
 
 struct qentry {
@@ -30,6 +31,7 @@ struct xp_retryq {
         void *tree; /* struct qentry by uid */
         struct qentry *head, *tail;
         size_t n;
+        json_t *finals; /* what the pods' terminal statuses fixed, by uid (finalstatus.h) */
 };
 
 static int entry_compare(const void *a, const void *b)
@@ -58,6 +60,11 @@ int xp_retryq_new(const struct xp_retryq_config *config, struct xp_retryq **ret)
         if (!q)
                 return -ENOMEM;
         q->config = *config;
+        q->finals = json_object();
+        if (!q->finals) {
+                free(q);
+                return -ENOMEM;
+        }
         *ret = q;
         return 0;
 }
@@ -67,6 +74,7 @@ void xp_retryq_free(struct xp_retryq *q)
         if (!q)
                 return;
         tdestroy(q->tree, entry_free);
+        json_decref(q->finals);
         free(q);
 }
 
@@ -151,12 +159,16 @@ int xp_retryq_put_status(struct xp_retryq *q,
                          json_t *status,
                          int64_t hold_until_ns)
 {
-        struct qentry *e = entry_get(q, pod_namespace, pod_name, uid);
+        /* the rule first: a status it turns terminal is compared and held as one */
+        int terminal = xp_agent_final_status(q->finals, uid, status);
+        struct qentry *e = terminal < 0 ? NULL : entry_get(q, pod_namespace, pod_name, uid);
 
         if (!e) {
                 json_decref(status);
                 return -ENOMEM;
         }
+        if (terminal)
+                hold_until_ns = 0; /* final: due at once */
         /* the same status as the write out, with none waiting: that write says it already (a
          * pod synced again before its own write comes back in the watch, or in the same sync);
          * should it fail, it is put back and tried again */
@@ -193,6 +205,7 @@ void xp_retryq_drop(struct xp_retryq *q, const char *uid)
 {
         struct qentry key = {.uid = (char *)uid}, **found;
 
+        (void)json_object_del(q->finals, uid);
         found = tfind(&key, &q->tree, entry_compare);
         if (found)
                 forget(q, *found);
@@ -273,6 +286,7 @@ int64_t xp_retryq_done(struct xp_retryq *q,
         switch (outcome) {
         case XP_RETRYQ_GONE:
                 json_decref(status);
+                (void)json_object_del(q->finals, e->uid);
                 forget(q, e);
                 return 0;
         case XP_RETRYQ_LANDED:

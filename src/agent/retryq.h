@@ -56,6 +56,9 @@ void xp_retryq_free(struct xp_retryq *q);
  * replacing a held one keeps the earlier hold, never a later one, and a status put with 0 (a
  * final one) is due at once. A status equal to the one of the pod's write out, with none
  * waiting, is dropped: that write carries it (and is put back should it fail).
+ * The pod's terminal status is final (finalstatus.h): a status put after it takes its phase,
+ * reason, message and conditions, and is then due at once too; the queue holds what the terminal
+ * status fixed until xp_retryq_drop() or a write answered XP_RETRYQ_GONE.
  */
 int xp_retryq_put_status(struct xp_retryq *q,
                          const char *pod_namespace,
@@ -68,7 +71,8 @@ int xp_retryq_put_delete(struct xp_retryq *q,
                          const char *pod_namespace,
                          const char *pod_name,
                          const char *uid);
-/* The pod is gone from the server: what waits for it is dropped (a write out ends as usual). */
+/* The pod is gone from the server: what waits for it, and what its terminal status fixed, is
+ * dropped (a write out ends as usual). */
 void xp_retryq_drop(struct xp_retryq *q, const char *uid);
 
 /*
