@@ -117,10 +117,22 @@ diag_state() { # runs the diag_run commands now (while the daemons run), once
   done
   diag_cmds=()
 }
+up_state() { # whether start_up's xpool up still runs, or how it ended when it ended by itself
+  local rc=0
+  [[ -n "${up_pid:-}" ]] || return 0
+  if [[ "$(ps -o stat= -p "$up_pid" 2>/dev/null)" == Z* ]]; then
+    wait "$up_pid" 2>/dev/null || rc=$?
+    echo "---- xpool up (pid $up_pid) had exited by itself, status $rc"
+    up_pid=
+  else
+    echo "---- xpool up (pid $up_pid): $(ps -o stat=,etime=,time=,rss= -p "$up_pid" 2>/dev/null || echo gone)"
+  fi
+}
 diagnose() { # what diag_state has not shown yet, then the logs
   local f
   [[ ${#diag_logs[@]} -gt 0 || ${#diag_cmds[@]} -gt 0 ]] || return 0
   echo "==== for the diagnosis"
+  up_state
   diag_state
   for f in "${diag_logs[@]}"; do
     [[ -e "$f" ]] || { echo "---- $f: missing"; continue; }
@@ -152,9 +164,16 @@ start_server() { # data dir, server args...: `xpool server` on a loopback port, 
 }
 
 start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (20 s at
-  # most) for "xpool is up"; stop_up ends it
-  local log=$1 deadline=$((SECONDS + 20))
+  # most) for "xpool is up"; stop_up ends it. A restart with the same log file keeps the earlier
+  # start's log beside it (up.log: up.1.log, up.2.log..., each shown by diagnose): a failure after
+  # a restart still shows how the earlier run went. FILE holds the current start's log only.
+  local log=$1 deadline=$((SECONDS + 20)) n=1
   shift
+  if [[ -s "$log" ]]; then
+    while [[ -e "${log%.log}.$n.log" ]]; do n=$((n + 1)); done
+    mv "$log" "${log%.log}.$n.log"
+    diag_log "${log%.log}.$n.log"
+  fi
   "$xpool" up "$@" >"$log" 2>&1 &
   up_pid=$!
   until grep -q "^xpool is up" "$log"; do
