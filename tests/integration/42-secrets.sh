@@ -307,10 +307,16 @@ check "and configmaps" 0 "${k[@]}" get configmap vcfg -o jsonpath='{.data.mode}'
 expect_in "the value" "$tmp/out" "slow"
 check "the secret cannot be read" 1 "${k[@]}" get secret db
 expect_in "500 with the reason" "$tmp/err" "Error from server (InternalError): Internal error occurred: secrets default/db cannot be decrypted with the keys in the data directory's encryption.keys: it is encrypted with key key3, which that file does not hold"
+expect_in "the start says why, once" "$log" "xpool server: 2 Secrets cannot be decrypted with the keys in $data/encryption.keys (the file was missing: it was made anew, with a new key): reads of them are refused (500)"
 expect_in "one log line names it" "$log" "leaving out secrets default/db: secrets default/db cannot be decrypted"
 check "a list of secrets says the same" 1 "${k[@]}" get secrets
 expect_in "the reason" "$tmp/err" "secrets default/db cannot be decrypted"
 check "nor is it deleted unread (as in Kubernetes)" 1 "${k[@]}" delete secret db
 expect_in "the same reason" "$tmp/err" "secrets default/db cannot be decrypted"
+
+# each controller that lists Secrets (the quota counter and the workloads') names it at its
+# start, and no retry or relist repeats it (they would within the minute only on a change)
+expect_count "named by the two controllers' lists, not by retries" "$log" 2 "leaving out secrets default/db:"
+check "the server still runs" 0 kill -0 "$up_pid"
 
 finish "secrets"
