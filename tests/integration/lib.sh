@@ -118,14 +118,15 @@ diag_state() { # runs the diag_run commands now (while the daemons run), once
   diag_cmds=()
 }
 up_state() { # whether start_up's xpool up still runs, or how it ended when it ended by itself
-  local rc=0
+  local rc=0 state
   [[ -n "${up_pid:-}" ]] || return 0
-  if [[ "$(ps -o stat= -p "$up_pid" 2>/dev/null)" == Z* ]]; then
-    wait "$up_pid" 2>/dev/null || rc=$?
+  state=$(ps -o stat=,etime=,time=,rss= -p "$up_pid" 2>/dev/null) || true
+  if [[ -z "$state" || "$state" == Z* ]]; then
+    wait "$up_pid" 2>/dev/null || rc=$? # bash keeps the status of a child it reaped
     echo "---- xpool up (pid $up_pid) had exited by itself, status $rc"
     up_pid=
   else
-    echo "---- xpool up (pid $up_pid): $(ps -o stat=,etime=,time=,rss= -p "$up_pid" 2>/dev/null || echo gone)"
+    echo "---- xpool up (pid $up_pid) runs (state, elapsed, CPU time, RSS KiB): $state"
   fi
 }
 diagnose() { # what diag_state has not shown yet, then the logs
@@ -167,16 +168,21 @@ start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) 
   # most) for "xpool is up"; stop_up ends it. A restart with the same log file keeps the earlier
   # start's log beside it (up.log: up.1.log, up.2.log..., each shown by diagnose): a failure after
   # a restart still shows how the earlier run went. FILE holds the current start's log only.
+  # The earlier log is moved away here, before the start: the redirection below is made by the
+  # background child, later, and a grep of a file still holding the earlier start's "xpool is
+  # up" passed at once, before the new server wrote its kubeconfig (42-secrets' kubectl then
+  # found the old port closed, "connection refused"; a loop of such starts at load 37 saw the
+  # earlier line in 12 of 500).
   local log=$1 deadline=$((SECONDS + 20)) n=1
   shift
-  if [[ -s "$log" ]]; then
+  if [[ -e "$log" ]]; then
     while [[ -e "${log%.log}.$n.log" ]]; do n=$((n + 1)); done
     mv "$log" "${log%.log}.$n.log"
     diag_log "${log%.log}.$n.log"
   fi
   "$xpool" up "$@" >"$log" 2>&1 &
   up_pid=$!
-  until grep -q "^xpool is up" "$log"; do
+  until grep -qs "^xpool is up" "$log"; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
     [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
     sleep 0.1
