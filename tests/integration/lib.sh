@@ -35,6 +35,17 @@ release_tmp() {
   done
   awk -v t="$tmp/" 'index($5, t) == 1 { print length($5) " " $5 }' /proc/self/mountinfo 2>/dev/null |
     sort -rn | cut -d' ' -f2- | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # the namespace pins of this test's agents given no --ipc-dir/--netns-dir: below the
+  # /run/xpool/agent-KEY directories each logged (its key is of the test's own state directory)
+  local pins
+  for pins in $(grep -rhoa --include='*.log' "pods' namespaces in [^ ]* (network) and [^ ]* (IPC)" "$tmp" 2>/dev/null |
+    sed 's/.* in \([^ ]*\) (network) and \([^ ]*\) (IPC)/\1 \2/' | tr ' ' '\n' | sort -u); do
+    [[ $pins == /run/xpool/agent-[0-9a-f]*/* ]] || continue
+    awk -v t="$pins/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo 2>/dev/null |
+      while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    find "$pins" -mindepth 1 -maxdepth 1 -type f -delete 2>/dev/null || true
+    rmdir "$pins" "${pins%/*}" 2>/dev/null || true
+  done
 }
 trap 'release_tmp; rm -rf "$tmp"' EXIT
 failures=0
@@ -183,16 +194,27 @@ start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) 
   "$xpool" up "$@" >"$log" 2>&1 &
   up_pid=$!
   until grep -qs "^xpool is up" "$log"; do
-    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; diagnose; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; diagnose; exit 1; }
     sleep 0.1
   done
   diag_log "$log"
 }
 
-stop_up() {
+stop_up() { # SIGTERM, then (a failure) SIGKILL when it did not stop within 30 s
+  local i
   [[ -n "${up_pid:-}" ]] || return 0
   kill -TERM "$up_pid" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    kill -0 "$up_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$up_pid" 2>/dev/null; then
+    echo "FAIL xpool up (pid $up_pid) did not stop within 30 s of SIGTERM; killed:"
+    ps -L -o pid,tid,stat,time,wchan:24,comm -p "$up_pid" 2>/dev/null | head -n 40 || true
+    kill -KILL "$up_pid" 2>/dev/null || true
+    failures=$((failures + 1))
+  fi
   wait "$up_pid" 2>/dev/null || true
   up_pid=
 }
