@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The controllers' loop (controller.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -10,6 +11,9 @@
 #include "controller.h"
 #include "informer.h"
 #include "xpool/log.h"
+#include "xpool/log_limit.h"
+#include "xpool/map.h"
+#include "xpool/timeutil.h"
 
 struct xp_controller {
         const struct xp_controller_ops *ops;
@@ -34,6 +38,10 @@ static void sleep_ms(int ms)
 
 /* How long one wait lasts before the stop flag is read again (a stop also wakes the wait). */
 #define STOP_SLICE_MS 200
+/* A store that keeps failing: the retries back off from the controller's retry_ms to this */
+#define RETRY_MAX_MS 30000
+/* and the same failure is written again after this long (a new one at once) */
+#define FAILURE_SAID_AGAIN_MS 60000
 
 /* Waits for news in the store or ms, in slices, so that a stop is seen within a slice. */
 static void wait_news(struct xp_controller *c, int ms)
@@ -47,9 +55,53 @@ static void wait_news(struct xp_controller *c, int ms)
         }
 }
 
+/* A plain sleep, in slices: waiting on the store would wake at once while it has news that
+ * cannot be read. */
+static void pause_ms(struct xp_controller *c, int ms)
+{
+        while (ms > 0 && !atomic_load(&c->stop)) {
+                int slice = ms < STOP_SLICE_MS ? ms : STOP_SLICE_MS;
+
+                sleep_ms(slice);
+                ms -= slice;
+        }
+}
+
+/* The wait before the next read of a store whose reads fail: retry_ms, doubled per failure. */
+static int64_t retry_after(int64_t last_ms, int64_t retry_ms)
+{
+        int64_t first = retry_ms > 0 ? retry_ms : 1;
+
+        if (last_ms <= 0)
+                return first < RETRY_MAX_MS ? first : RETRY_MAX_MS;
+        return last_ms >= RETRY_MAX_MS / 2 ? RETRY_MAX_MS : 2 * last_ms;
+}
+
+/* A failed read: written when it is new or a minute after it was last written. */
+static void read_failed(struct xp_controller *c,
+                        struct xp_log_limit *said,
+                        const struct xp_error *err,
+                        int r,
+                        int64_t retry_ms)
+{
+        const char *why = err->msg[0] ? err->msg : strerror(-r);
+        uint64_t held = 0;
+
+        if (xp_log_limit_check(
+                said, xp_hash_string(why), xp_monotonic_ms(), FAILURE_SAID_AGAIN_MS, &held))
+                xp_log(LOG_WARNING,
+                       "%s: reading the store: %s; retried in %" PRId64 " ms%s",
+                       c->ops->name,
+                       why,
+                       retry_ms,
+                       held ? " (the same failure since it was last written)" : "");
+}
+
 static void *controller_main(void *userdata)
 {
         struct xp_controller *c = userdata;
+        struct xp_log_limit said = {0};
+        int64_t retry_ms = 0;
 
         while (!atomic_load(&c->stop)) {
                 struct xp_error err = {0};
@@ -59,14 +111,15 @@ static void *controller_main(void *userdata)
                 if (r == 2 && c->ops->relisted)
                         c->ops->relisted(c->userdata);
                 if (r < 0) {
-                        xp_log(LOG_WARNING,
-                               "%s: reading the store: %s",
-                               c->ops->name,
-                               err.msg[0] ? err.msg : strerror(-r));
-                        /* a plain sleep: waiting on the store would wake at once while it has
-                         * news that cannot be read */
-                        sleep_ms(clamp_ms(c->ops->retry_ms));
+                        retry_ms = retry_after(retry_ms, c->ops->retry_ms);
+                        read_failed(c, &said, &err, r, retry_ms);
+                        pause_ms(c, clamp_ms(retry_ms));
                         continue;
+                }
+                if (retry_ms > 0) {
+                        xp_log(LOG_INFO, "%s: reading the store again", c->ops->name);
+                        xp_log_limit_reset(&said);
+                        retry_ms = 0;
                 }
                 wait_news(c, clamp_ms(c->ops->work(c->userdata)));
         }

@@ -5,7 +5,9 @@
  * A controller's thread: the loop every controller runs, so that none carries a copy. Each round
  * brings the informer up to date (relisting when the store's log moved past it), then calls the
  * controller's work, then sleeps until the store has news or the work's timeout passes. A round
- * whose read of the store fails logs the error and tries again after retry_ms.
+ * whose read of the store fails tries again after retry_ms, doubled for each failure in a row up
+ * to 30 s; the failure is logged when it is new and again at most once a minute while it lasts,
+ * and its end is logged.
  *
  * Tests drive a controller without this thread: they call xp_informer_sync() and the work
  * themselves (each controller offers a step function doing both).
@@ -26,7 +28,7 @@ struct xp_controller_ops {
         int64_t (*work)(void *userdata);
         /* Called when the informer had to list everything again (may be NULL). */
         void (*relisted)(void *userdata);
-        int64_t retry_ms; /* the sleep after a failed read of the store */
+        int64_t retry_ms; /* the first sleep after a failed read of the store */
 };
 
 /*

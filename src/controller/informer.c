@@ -1,15 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The informer (informer.h): a list per kind, then the store's event log from there. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "informer.h"
 #include "xpool/log.h"
+#include "xpool/log_limit.h"
+#include "xpool/map.h"
 #include "xpool/registry.h"
 #include "xpool/store.h"
+#include "xpool/timeutil.h"
 
 #define DEFAULT_BATCH 256
+/* What lists leave out, while each leaves out the same: written again after this long */
+#define SKIPPED_SAID_AGAIN_MS 60000
+
+/* The lines of the objects one list left out (a lost key file): written at its end, limited. */
+struct skipped {
+        char **lines;
+        size_t n, cap;
+        uint64_t digest; /* of the lines, in order */
+        struct xp_log_limit limit;
+};
 
 struct xp_informer {
         struct xp_informer_options options;
@@ -17,6 +33,7 @@ struct xp_informer {
         const char **kinds; /* per handler: its resource, for the waiter */
         struct xp_store_waiter *waiter;
         struct xp_store_event_buffer events; /* reused by every scan */
+        struct skipped skipped;
 };
 
 int xp_informer_new(const struct xp_informer_options *options, struct xp_informer **ret)
@@ -51,6 +68,9 @@ void xp_informer_free(struct xp_informer *informer)
                 return;
         xp_store_waiter_free(informer->waiter);
         xp_store_event_buffer_free(&informer->events);
+        for (size_t i = 0; i < informer->skipped.n; i++)
+                free(informer->skipped.lines[i]);
+        free(informer->skipped.lines);
         free(informer->kinds);
         free(informer->seen);
         free(informer);
@@ -76,25 +96,81 @@ static uint64_t object_version(const json_t *object)
         return version;
 }
 
-/* An object the store cannot decrypt (a lost key file): said once per list, and left out, so
- * the controllers and the API serve everything else. */
+/* An object the store cannot decrypt (a lost key file): left out, so the controllers and the
+ * API serve everything else, and kept to be said at the list's end. */
+struct skip_context {
+        struct skipped *skipped;
+        const char *resource;
+};
+
+/* Room for one more line: 0, or -ENOMEM. */
+static int skipped_grow(struct skipped *s)
+{
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        char **lines;
+
+        if (s->n < s->cap)
+                return 0;
+        lines = reallocarray(s->lines, cap, sizeof *lines);
+        if (!lines)
+                return -ENOMEM;
+        s->lines = lines;
+        s->cap = cap;
+        return 0;
+}
+
 static void skipped(const char *ns, const char *name, const char *why, void *userdata)
 {
-        xp_log(LOG_WARNING,
-               "controllers: leaving out %s %s%s%s: %s",
-               (const char *)userdata,
-               ns,
-               *ns ? "/" : "",
-               name,
-               why);
+        const struct skip_context *ctx = userdata;
+        struct skipped *s = ctx->skipped;
+        char *line = NULL;
+        int n = asprintf(
+            &line, "leaving out %s %s%s%s: %s", ctx->resource, ns, *ns ? "/" : "", name, why);
+
+        if (n < 0 || skipped_grow(s) < 0) {
+                /* no room to keep it: said at once rather than lost */
+                xp_log(LOG_WARNING, "controllers: %s", n < 0 ? why : line);
+                if (n >= 0)
+                        free(line);
+                return;
+        }
+        s->lines[s->n++] = line;
+        s->digest = xp_hash_add(s->digest, line, (size_t)n + 1);
+}
+
+/*
+ * The end of a list: its lines are written when what it left out differs from what the last
+ * written list left out, or a minute has passed since; a list repeated meanwhile (a relist) adds
+ * nothing to the log.
+ */
+static void skipped_say(struct skipped *s)
+{
+        uint64_t held = 0;
+
+        if (xp_log_limit_check(
+                &s->limit, s->digest, xp_monotonic_ms(), SKIPPED_SAID_AGAIN_MS, &held)) {
+                for (size_t i = 0; i < s->n; i++)
+                        xp_log(LOG_WARNING, "controllers: %s", s->lines[i]);
+                if (held > 0 && s->n > 0)
+                        xp_log(LOG_WARNING,
+                               "controllers: (%" PRIu64
+                               " lists since these lines were last written left out the same)",
+                               held);
+        }
+        for (size_t i = 0; i < s->n; i++)
+                free(s->lines[i]);
+        s->n = 0;
+        s->digest = XP_HASH_INIT;
 }
 
 int xp_informer_list(struct xp_informer *informer, struct xp_error *err)
 {
         const struct xp_informer_options *o = &informer->options;
 
+        informer->skipped.digest = XP_HASH_INIT;
         for (size_t k = 0; k < o->n_handlers; k++) {
                 const struct xp_informer_handler *h = &o->handlers[k];
+                struct skip_context skip = {.skipped = &informer->skipped, .resource = h->resource};
                 json_t *items, *item;
                 uint64_t version;
                 size_t i;
@@ -104,17 +180,20 @@ int xp_informer_list(struct xp_informer *informer, struct xp_error *err)
                     o->store,
                     h->resource,
                     NULL,
-                    &(struct xp_store_skip){.fn = skipped, .userdata = (void *)h->resource},
+                    &(struct xp_store_skip){.fn = skipped, .userdata = &skip},
                     &items,
                     &version,
                     err);
-                if (r < 0)
+                if (r < 0) {
+                        skipped_say(&informer->skipped);
                         return r;
+                }
                 json_array_foreach(items, i, item)
                     deliver(informer, h->add, item, object_version(item));
                 json_decref(items);
                 informer->seen[k] = version;
         }
+        skipped_say(&informer->skipped);
         return 0;
 }
 

@@ -82,6 +82,54 @@ static struct xp_nodelife_options nodelife_options_of(const struct xp_server_opt
         };
 }
 
+/* The Secrets the key file cannot open (its key lost or replaced): how many, and the first's
+ * reason, which names the key. */
+struct unreadable {
+        size_t n;
+        char first[512];
+};
+
+static void count_unreadable(const char *ns, const char *name, const char *why, void *userdata)
+{
+        struct unreadable *u = userdata;
+
+        (void)ns;
+        (void)name;
+        if (u->n++ == 0)
+                snprintf(u->first, sizeof u->first, "%s", why);
+}
+
+/* A lost or replaced key file, said once at the start, before any request meets it: each such
+ * Secret then answers 500 naming its key, and everything else is served (docs/security.md). */
+static void say_unreadable_secrets(struct xp_store *store, const char *keys_path, bool made)
+{
+        struct unreadable u = {0};
+        struct xp_error err = {0};
+        json_t *items = NULL;
+
+        if (xp_store_list_readable(store,
+                                   "secrets",
+                                   NULL,
+                                   &(struct xp_store_skip){.fn = count_unreadable, .userdata = &u},
+                                   &items,
+                                   NULL,
+                                   &err) < 0)
+                return; /* the reads that meet it say what it is */
+        json_decref(items);
+        if (u.n > 0)
+                xp_log(LOG_WARNING,
+                       "xpool server: %zu Secret%s cannot be decrypted with the keys in %s%s: "
+                       "reads of %s are refused (500) until the key file they were written with is "
+                       "back, everything else is served (docs/security.md, \"Secrets at rest\"); "
+                       "the first: %s",
+                       u.n,
+                       u.n == 1 ? "" : "s",
+                       keys_path,
+                       made ? " (the file was missing: it was made anew, with a new key)" : "",
+                       u.n == 1 ? "it" : "them",
+                       u.first);
+}
+
 static int start_state(struct xp_server *server,
                        const struct xp_server_options *options,
                        const char *db,
@@ -91,11 +139,13 @@ static int start_state(struct xp_server *server,
         _cleanup_(xp_store_keys_freep) struct xp_store_keys *keys = NULL;
         _cleanup_free_ char *keys_path = xp_datadir_path(options->data_dir, XP_DATADIR_ENCRYPTION);
         char why[128];
+        bool made;
         int r;
 
         /* Secrets are encrypted at rest: the key is made at the first start */
         if (!keys_path)
                 return xp_errorf(err, -ENOMEM, "out of memory");
+        made = access(keys_path, F_OK) < 0 && errno == ENOENT;
         r = xp_store_keys_load(keys_path, true, &keys, err);
         if (r < 0)
                 return r;
@@ -107,6 +157,7 @@ static int start_state(struct xp_server *server,
                           err);
         if (r < 0)
                 return r;
+        say_unreadable_secrets(server->api.store, keys_path, made);
         if (xp_store_readonly(server->api.store, why, sizeof(why)))
                 xp_log(LOG_WARNING,
                        "xpool server: the store is read-only: %s; reads are served, writes are "

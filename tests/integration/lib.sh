@@ -35,6 +35,17 @@ release_tmp() {
   done
   awk -v t="$tmp/" 'index($5, t) == 1 { print length($5) " " $5 }' /proc/self/mountinfo 2>/dev/null |
     sort -rn | cut -d' ' -f2- | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # the namespace pins of this test's agents given no --ipc-dir/--netns-dir: below the
+  # /run/xpool/agent-KEY directories each logged (its key is of the test's own state directory)
+  local pins
+  for pins in $(grep -rhoa --include='*.log' "pods' namespaces in [^ ]* (network) and [^ ]* (IPC)" "$tmp" 2>/dev/null |
+    sed 's/.* in \([^ ]*\) (network) and \([^ ]*\) (IPC)/\1 \2/' | tr ' ' '\n' | sort -u); do
+    [[ $pins == /run/xpool/agent-[0-9a-f]*/* ]] || continue
+    awk -v t="$pins/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo 2>/dev/null |
+      while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    find "$pins" -mindepth 1 -maxdepth 1 -type f -delete 2>/dev/null || true
+    rmdir "$pins" "${pins%/*}" 2>/dev/null || true
+  done
 }
 trap 'release_tmp; rm -rf "$tmp"' EXIT
 failures=0
@@ -117,10 +128,23 @@ diag_state() { # runs the diag_run commands now (while the daemons run), once
   done
   diag_cmds=()
 }
+up_state() { # whether start_up's xpool up still runs, or how it ended when it ended by itself
+  local rc=0 state
+  [[ -n "${up_pid:-}" ]] || return 0
+  state=$(ps -o stat=,etime=,time=,rss= -p "$up_pid" 2>/dev/null) || true
+  if [[ -z "$state" || "$state" == Z* ]]; then
+    wait "$up_pid" 2>/dev/null || rc=$? # bash keeps the status of a child it reaped
+    echo "---- xpool up (pid $up_pid) had exited by itself, status $rc"
+    up_pid=
+  else
+    echo "---- xpool up (pid $up_pid) runs (state, elapsed, CPU time, RSS KiB): $state"
+  fi
+}
 diagnose() { # what diag_state has not shown yet, then the logs
   local f
   [[ ${#diag_logs[@]} -gt 0 || ${#diag_cmds[@]} -gt 0 ]] || return 0
   echo "==== for the diagnosis"
+  up_state
   diag_state
   for f in "${diag_logs[@]}"; do
     [[ -e "$f" ]] || { echo "---- $f: missing"; continue; }
@@ -152,22 +176,45 @@ start_server() { # data dir, server args...: `xpool server` on a loopback port, 
 }
 
 start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (20 s at
-  # most) for "xpool is up"; stop_up ends it
-  local log=$1 deadline=$((SECONDS + 20))
+  # most) for "xpool is up"; stop_up ends it. A restart with the same log file keeps the earlier
+  # start's log beside it (up.log: up.1.log, up.2.log..., each shown by diagnose): a failure after
+  # a restart still shows how the earlier run went. FILE holds the current start's log only.
+  # The earlier log is moved away here, before the start: the redirection below is made by the
+  # background child, later, and a grep of a file still holding the earlier start's "xpool is
+  # up" passed at once, before the new server wrote its kubeconfig (42-secrets' kubectl then
+  # found the old port closed, "connection refused"; a loop of such starts at load 37 saw the
+  # earlier line in 12 of 500).
+  local log=$1 deadline=$((SECONDS + 20)) n=1
   shift
+  if [[ -e "$log" ]]; then
+    while [[ -e "${log%.log}.$n.log" ]]; do n=$((n + 1)); done
+    mv "$log" "${log%.log}.$n.log"
+    diag_log "${log%.log}.$n.log"
+  fi
   "$xpool" up "$@" >"$log" 2>&1 &
   up_pid=$!
-  until grep -q "^xpool is up" "$log"; do
-    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+  until grep -qs "^xpool is up" "$log"; do
+    kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; diagnose; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; diagnose; exit 1; }
     sleep 0.1
   done
   diag_log "$log"
 }
 
-stop_up() {
+stop_up() { # SIGTERM, then (a failure) SIGKILL when it did not stop within 30 s
+  local i
   [[ -n "${up_pid:-}" ]] || return 0
   kill -TERM "$up_pid" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    kill -0 "$up_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$up_pid" 2>/dev/null; then
+    echo "FAIL xpool up (pid $up_pid) did not stop within 30 s of SIGTERM; killed:"
+    ps -L -o pid,tid,stat,time,wchan:24,comm -p "$up_pid" 2>/dev/null | head -n 40 || true
+    kill -KILL "$up_pid" 2>/dev/null || true
+    failures=$((failures + 1))
+  fi
   wait "$up_pid" 2>/dev/null || true
   up_pid=
 }
