@@ -214,6 +214,20 @@ int shown_as(const struct xp_kind *kind, json_t **object)
         return 0;
 }
 
+/* candidate (an update of the object, not of its status) keeps stored's status, as the version
+ * written shows it (autoscaling/v1 of a stored v2 HPA: a v2 status fails v1's strict decoding).
+ * 0 or -ENOMEM. */
+static int keep_status(const struct xp_kind *kind, const json_t *stored, json_t *candidate)
+{
+        json_t *shown = json_incref((json_t *)stored);
+        int r = shown_as(kind, &shown);
+
+        if (r >= 0)
+                r = set_member(candidate, "status", json_object_get(shown, "status"));
+        json_decref(shown);
+        return r < 0 ? -ENOMEM : 0;
+}
+
 /* Decodes and validates: 1 with *ret_object, or 0 with ret filled (422 Invalid). */
 
 static int check_object(const struct xp_kind *kind,
@@ -1160,11 +1174,9 @@ int handle_update(const struct request *req, const struct route *route, struct r
                 }
         } else {
                 candidate = json_incref(json);
-                if (kind_has_status(kind) &&
-                    set_member(candidate, "status", json_object_get(stored, "status")) < 0) {
-                        r = -ENOMEM;
+                r = kind_has_status(kind) ? keep_status(kind, stored, candidate) : 0;
+                if (r < 0)
                         goto out;
-                }
         }
         r = finish_update(req, kind, stored, candidate, expected, flags, dry, false, ret);
 out:
@@ -1200,7 +1212,7 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         } else {
                 candidate = json_incref(patched);
                 if (kind_has_status(route->kind))
-                        r = set_member(candidate, "status", json_object_get(stored, "status"));
+                        r = keep_status(route->kind, stored, candidate);
         }
         if (r < 0) {
                 json_decref(candidate);
