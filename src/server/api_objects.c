@@ -1067,7 +1067,11 @@ static int finish_update(const struct request *req,
                 : 0;
         if (r != 0) {
                 json_decref(out);
-                return r < 0 ? r : reply_json(ret, 200, json_incref((json_t *)stored));
+                if (r < 0)
+                        return r;
+                /* in the version written, as a changing write answers */
+                return kind->answer_as ? answer_as(ret, 200, kind, stored)
+                                       : reply_json(ret, 200, json_incref((json_t *)stored));
         }
         if (dry) {
                 char rv[24];

@@ -42,6 +42,9 @@ spec:
       policies: [{type: Pods, value: 1, periodSeconds: 60}]
 YAML
 check "create the HPA in v2" 0 "${k[@]}" create -f "$tmp/hpa.yaml"
+# the controller's first status (its target does not exist: AbleToScale False), then it holds
+poll "the controller's conditions" 30 "False" \
+  "${k[@]}" get hpa web -o 'jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}'
 check "the v2 object as stored" 0 "${k[@]}" get hpa.v2.autoscaling web -o json
 cp "$tmp/out" "$tmp/before.json"
 
@@ -56,18 +59,29 @@ import sys
 from kubernetes import client, config
 config.load_kube_config(sys.argv[1])
 v1 = client.AutoscalingV1Api()
-hpa = v1.read_namespaced_horizontal_pod_autoscaler("web", "default")
+def replace(change):
+    # read-modify-replace, read again on a conflict (the controller writes the status): bounded
+    for attempt in range(5):
+        hpa = v1.read_namespaced_horizontal_pod_autoscaler("web", "default")
+        change(hpa)
+        try:
+            return hpa, v1.replace_namespaced_horizontal_pod_autoscaler("web", "default", hpa)
+        except client.exceptions.ApiException as e:
+            if e.status != 409 or attempt == 4:
+                raise
+hpa, done = replace(lambda h: setattr(h.spec, "max_replicas", 5))
 a = hpa.metadata.annotations
 print("read", hpa.api_version, hpa.spec.target_cpu_utilization_percentage,
       "autoscaling.alpha.kubernetes.io/metrics" in a, "autoscaling.alpha.kubernetes.io/behavior" in a)
-hpa.spec.max_replicas = 5
-done = v1.replace_namespaced_horizontal_pod_autoscaler("web", "default", hpa)
 print("replaced", done.api_version, done.spec.max_replicas,
       done.metadata.annotations["autoscaling.alpha.kubernetes.io/metrics"] == a["autoscaling.alpha.kubernetes.io/metrics"])
+hpa, again = replace(lambda h: None)
+print("unchanged", again.api_version)
 PY
 check "read-modify-replace with AutoscalingV1Api" 0 /usr/bin/python3 "$tmp/v1.py" "$KUBECONFIG"
 expect_in "the v1 read" "$tmp/out" "read autoscaling/v1 60 True True"
 expect_in "the v1 answer keeps the metrics" "$tmp/out" "replaced autoscaling/v1 5 True"
+expect_in "a v1 replace that changes nothing is answered in v1" "$tmp/out" "unchanged autoscaling/v1"
 
 # the v2 object after it: the same metrics (cpu last), the behavior, no round-trip annotation
 cat >"$tmp/same.py" <<'PY'
@@ -99,6 +113,14 @@ expect_exact "v2 after kubectl replace" "$tmp/out" "metrics kept: True
 behavior kept: True
 annotations: {'team': 'a'}
 maxReplicas: 6"
+
+# replaced through v1 as read: the same v2 object, so no new version (the answer in v1)
+check "kubectl get v1 as JSON" 0 "${k[@]}" get horizontalpodautoscalers.v1.autoscaling web -o json
+cp "$tmp/out" "$tmp/v1.json"
+rv=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["metadata"]["resourceVersion"])' "$tmp/v1.json")
+check "kubectl replace through v1, unchanged" 0 "${k[@]}" replace -f "$tmp/v1.json" \
+  -o 'jsonpath={.apiVersion} {.metadata.resourceVersion}'
+expect_exact "no new version" "$tmp/out" "autoscaling/v1 $rv"
 
 # an annotation kube-apiserver cannot decode: ignored, and not stored (Kubernetes >= 1.18)
 check "a v1 write with a malformed metrics annotation is taken" 0 "${k[@]}" annotate --overwrite \
