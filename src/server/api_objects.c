@@ -214,16 +214,27 @@ int shown_as(const struct xp_kind *kind, json_t **object)
         return 0;
 }
 
-/* candidate (an update of the object, not of its status) keeps stored's status, as the version
- * written shows it (autoscaling/v1 of a stored v2 HPA: a v2 status fails v1's strict decoding).
- * 0 or -ENOMEM. */
-static int keep_status(const struct xp_kind *kind, const json_t *stored, json_t *candidate)
+/* stored as kind's version shows it (a new reference; NULL without memory): what a write through
+ * that version is decoded with (autoscaling/v1 of a stored v2 HPA: v2 members fail v1's strict
+ * decoding, and are not v1's to convert back). */
+static json_t *stored_shown(const struct xp_kind *kind, const json_t *stored)
 {
         json_t *shown = json_incref((json_t *)stored);
-        int r = shown_as(kind, &shown);
 
-        if (r >= 0)
-                r = set_member(candidate, "status", json_object_get(shown, "status"));
+        if (shown_as(kind, &shown) < 0) {
+                json_decref(shown);
+                return NULL;
+        }
+        return shown;
+}
+
+/* candidate (an update of the object, not of its status) keeps stored's status, as the version
+ * written shows it. 0 or -ENOMEM. */
+static int keep_status(const struct xp_kind *kind, const json_t *stored, json_t *candidate)
+{
+        json_t *shown = stored_shown(kind, stored);
+        int r = shown ? set_member(candidate, "status", json_object_get(shown, "status")) : -1;
+
         json_decref(shown);
         return r < 0 ? -ENOMEM : 0;
 }
@@ -1171,7 +1182,11 @@ int handle_update(const struct request *req, const struct route *route, struct r
         }
         if (is_subresource(route, "status")) {
                 /* only the status changes; the rest stays as stored */
-                candidate = with_status(stored, json_object_get(json, "status"), false);
+                json_t *shown = stored_shown(kind, stored);
+
+                candidate =
+                    shown ? with_status(shown, json_object_get(json, "status"), false) : NULL;
+                json_decref(shown);
                 if (!candidate) {
                         r = -ENOMEM;
                         goto out;
@@ -1208,7 +1223,11 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         int r = 0;
 
         if (is_subresource(route, "status")) {
-                candidate = with_status(stored, json_object_get(patched, "status"), true);
+                json_t *shown = stored_shown(route->kind, stored);
+
+                candidate =
+                    shown ? with_status(shown, json_object_get(patched, "status"), true) : NULL;
+                json_decref(shown);
                 if (candidate)
                         r = set_member(metadata_of(candidate),
                                        "resourceVersion",

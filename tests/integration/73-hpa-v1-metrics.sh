@@ -59,12 +59,14 @@ import sys
 from kubernetes import client, config
 config.load_kube_config(sys.argv[1])
 v1 = client.AutoscalingV1Api()
-def replace(change):
+def replace(change, status=False):
     # read-modify-replace, read again on a conflict (the controller writes the status): bounded
     for attempt in range(5):
         hpa = v1.read_namespaced_horizontal_pod_autoscaler("web", "default")
         change(hpa)
         try:
+            if status:
+                return hpa, v1.replace_namespaced_horizontal_pod_autoscaler_status("web", "default", hpa)
             return hpa, v1.replace_namespaced_horizontal_pod_autoscaler("web", "default", hpa)
         except client.exceptions.ApiException as e:
             if e.status != 409 or attempt == 4:
@@ -77,13 +79,16 @@ print("replaced", done.api_version, done.spec.max_replicas,
       done.metadata.annotations["autoscaling.alpha.kubernetes.io/metrics"] == a["autoscaling.alpha.kubernetes.io/metrics"])
 hpa, again = replace(lambda h: None)
 print("unchanged", again.api_version)
+hpa, st = replace(lambda h: None, status=True)
+print("status replaced", st.api_version, st.spec.target_cpu_utilization_percentage)
 PY
 check "read-modify-replace with AutoscalingV1Api" 0 /usr/bin/python3 "$tmp/v1.py" "$KUBECONFIG"
 expect_in "the v1 read" "$tmp/out" "read autoscaling/v1 60 True True"
 expect_in "the v1 answer keeps the metrics" "$tmp/out" "replaced autoscaling/v1 5 True"
 expect_in "a v1 replace that changes nothing is answered in v1" "$tmp/out" "unchanged autoscaling/v1"
+expect_in "a v1 /status replace (the metrics compared below)" "$tmp/out" "status replaced autoscaling/v1 60"
 
-# the v2 object after it: the same metrics (cpu last), the behavior, no round-trip annotation
+# the v2 object after them: the same metrics (cpu last), the behavior, no round-trip annotation
 cat >"$tmp/same.py" <<'PY'
 import json, sys
 before, after = (json.load(open(p)) for p in sys.argv[1:3])
