@@ -282,8 +282,9 @@ static int annotations_to_v1(json_t *out, const json_t *spec, const json_t *stat
         return r;
 }
 
-/* v1's targetCPUUtilizationPercentage: the first cpu Resource metric's utilisation, if it has
- * one; v1's currentCPUUtilizationPercentage: the last cpu one's (Kubernetes' loops). */
+/* v1's targetCPUUtilizationPercentage: the first cpu Resource metric with a utilisation target
+ * (the annotation leaves them all out: one after a cpu AverageValue metric is not lost); v1's
+ * currentCPUUtilizationPercentage: the last cpu one's (Kubernetes' loop). */
 static const json_t *cpu_target(const json_t *metrics)
 {
         const json_t *m;
@@ -291,7 +292,7 @@ static const json_t *cpu_target(const json_t *metrics)
 
         json_array_foreach(metrics, i, m)
         {
-                if (is_cpu(m))
+                if (is_cpu(m) && xp_json_at(m, "resource.target.averageUtilization"))
                         return xp_json_at(m, "resource.target.averageUtilization");
         }
         return NULL;

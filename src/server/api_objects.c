@@ -927,6 +927,14 @@ static int check_update(const struct request *req,
  * and validated, named as the URL, with what the server owns kept from stored, encoded and
  * admitted. 1 with *ret_out, else 0 with ret filled, or -errno.
  */
+/* Whether req writes a /status subresource. */
+static bool is_status_write(const struct request *req)
+{
+        size_t n = strcspn(req->path, "?");
+
+        return n >= 7 && strncmp(req->path + n - 7, "/status", 7) == 0;
+}
+
 static int settle_update(const struct request *req,
                          const struct xp_kind *kind,
                          const json_t *stored,
@@ -985,6 +993,11 @@ static int settle_update(const struct request *req,
          * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
+        /* through a converted version, the status may come back from what the client sent (a
+         * v1 HPA's annotations): an update of the object keeps the stored one, as
+         * kube-apiserver's PrepareForUpdate does after the conversion */
+        if (r >= 0 && kind->answer_as && kind_has_status(kind) && !is_status_write(req))
+                r = set_member(out, "status", json_object_get(stored, "status"));
         if (r >= 0 && xp_registry_finalizers_check(live, out, &err) < 0) {
                 r = reply_invalid(ret, kind, req->name, xp_error_message(&err));
                 goto out;

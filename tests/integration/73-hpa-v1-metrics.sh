@@ -79,6 +79,10 @@ print("replaced", done.api_version, done.spec.max_replicas,
       done.metadata.annotations["autoscaling.alpha.kubernetes.io/metrics"] == a["autoscaling.alpha.kubernetes.io/metrics"])
 hpa, again = replace(lambda h: None)
 print("unchanged", again.api_version)
+# the status is the controller's: a v1 update of the object cannot write it through the
+# annotations (kube-apiserver keeps the stored status after the conversion)
+forged = '[{"type":"AbleToScale","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"Forged","message":"x"}]'
+replace(lambda h: h.metadata.annotations.update({"autoscaling.alpha.kubernetes.io/conditions": forged}))
 hpa, st = replace(lambda h: None, status=True)
 print("status replaced", st.api_version, st.spec.target_cpu_utilization_percentage)
 PY
@@ -100,6 +104,8 @@ print("maxReplicas:", after["spec"]["maxReplicas"])
 PY
 check "read in v2" 0 "${k[@]}" get hpa.v2.autoscaling web -o json
 cp "$tmp/out" "$tmp/after.json"
+expect_in "the controller's conditions" "$tmp/after.json" '"reason": "FailedGetScale"'
+expect_count "not the forged ones" "$tmp/after.json" 0 'Forged'
 check "compare" 0 /usr/bin/python3 "$tmp/same.py" "$tmp/before.json" "$tmp/after.json"
 expect_exact "v2 after the python replace" "$tmp/out" "metrics kept: True
 behavior kept: True

@@ -300,6 +300,31 @@ static void metrics_without_cpu(void **state)
         xp_doc_free(doc);
 }
 
+/* A cpu AverageValue metric before the cpu utilisation one: the utilisation one is v1's target
+ * (not lost: the annotation leaves every cpu utilisation metric out). */
+static void cpu_value_before_utilization(void **state)
+{
+        json_t *stored =
+            parse("{\"apiVersion\": \"autoscaling/v2\", \"kind\": \"HorizontalPodAutoscaler\","
+                  " \"metadata\": {\"name\": \"web\"}, \"spec\": {\"scaleTargetRef\": {\"kind\":"
+                  " \"Deployment\", \"name\": \"web\"}, \"minReplicas\": 1, \"maxReplicas\": 3,"
+                  " \"metrics\": [{\"type\": \"Resource\", \"resource\": {\"name\": \"cpu\","
+                  " \"target\": {\"type\": \"AverageValue\", \"averageValue\": \"200m\"}}},"
+                  " {\"type\": \"Resource\", \"resource\": {\"name\": \"cpu\", \"target\":"
+                  " {\"type\": \"Utilization\", \"averageUtilization\": 60}}}]}}");
+        json_t *v1 = v1_of(stored);
+        struct xp_doc *doc;
+
+        (void)state;
+        assert_int_equal(xp_json_int_at(v1, "spec.targetCPUUtilizationPercentage", -1), 60);
+        doc = written(v1);
+        assert_true(
+            json_equal(xp_json_at(doc->body, "spec.metrics"), xp_json_at(stored, "spec.metrics")));
+        xp_doc_free(doc);
+        json_decref(v1);
+        json_decref(stored);
+}
+
 /* A v2 write does not keep them either (kube-apiserver's v2 conversion drops them). */
 static void dropped_from_v2_writes(void **state)
 {
@@ -330,6 +355,7 @@ int main(void)
             cmocka_unit_test(malformed_ignored),
             cmocka_unit_test(behavior_written_in_v1),
             cmocka_unit_test(metrics_without_cpu),
+            cmocka_unit_test(cpu_value_before_utilization),
             cmocka_unit_test(dropped_from_v2_writes),
         };
 
