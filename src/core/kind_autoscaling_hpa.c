@@ -69,6 +69,8 @@ static int hpa_defaults(struct xp_doc *doc)
         json_t *behavior = json_object_get(spec, "behavior");
         int r = 0;
 
+        /* as kube-apiserver's v2 conversion drops them: they are autoscaling/v1's */
+        xp_hpa_drop_v1_annotations(&doc->metadata.annotations);
         if (!json_is_object(spec))
                 return 0;
         if (!json_object_get(spec, "minReplicas"))

@@ -214,6 +214,31 @@ int shown_as(const struct xp_kind *kind, json_t **object)
         return 0;
 }
 
+/* stored as kind's version shows it (a new reference; NULL without memory): what a write through
+ * that version is decoded with (autoscaling/v1 of a stored v2 HPA: v2 members fail v1's strict
+ * decoding, and are not v1's to convert back). */
+static json_t *stored_shown(const struct xp_kind *kind, const json_t *stored)
+{
+        json_t *shown = json_incref((json_t *)stored);
+
+        if (shown_as(kind, &shown) < 0) {
+                json_decref(shown);
+                return NULL;
+        }
+        return shown;
+}
+
+/* candidate (an update of the object, not of its status) keeps stored's status, as the version
+ * written shows it. 0 or -ENOMEM. */
+static int keep_status(const struct xp_kind *kind, const json_t *stored, json_t *candidate)
+{
+        json_t *shown = stored_shown(kind, stored);
+        int r = shown ? set_member(candidate, "status", json_object_get(shown, "status")) : -1;
+
+        json_decref(shown);
+        return r < 0 ? -ENOMEM : 0;
+}
+
 /* Decodes and validates: 1 with *ret_object, or 0 with ret filled (422 Invalid). */
 
 static int check_object(const struct xp_kind *kind,
@@ -902,6 +927,14 @@ static int check_update(const struct request *req,
  * and validated, named as the URL, with what the server owns kept from stored, encoded and
  * admitted. 1 with *ret_out, else 0 with ret filled, or -errno.
  */
+/* Whether req writes a /status subresource. */
+static bool is_status_write(const struct request *req)
+{
+        size_t n = strcspn(req->path, "?");
+
+        return n >= 7 && strncmp(req->path + n - 7, "/status", 7) == 0;
+}
+
 static int settle_update(const struct request *req,
                          const struct xp_kind *kind,
                          const json_t *stored,
@@ -960,6 +993,11 @@ static int settle_update(const struct request *req,
          * carries what the object has become. */
         if (r >= 0)
                 r = kind->to_json(object, &out);
+        /* through a converted version, the status may come back from what the client sent (a
+         * v1 HPA's annotations): an update of the object keeps the stored one, as
+         * kube-apiserver's PrepareForUpdate does after the conversion */
+        if (r >= 0 && kind->answer_as && kind_has_status(kind) && !is_status_write(req))
+                r = set_member(out, "status", json_object_get(stored, "status"));
         if (r >= 0 && xp_registry_finalizers_check(live, out, &err) < 0) {
                 r = reply_invalid(ret, kind, req->name, xp_error_message(&err));
                 goto out;
@@ -1053,7 +1091,11 @@ static int finish_update(const struct request *req,
                 : 0;
         if (r != 0) {
                 json_decref(out);
-                return r < 0 ? r : reply_json(ret, 200, json_incref((json_t *)stored));
+                if (r < 0)
+                        return r;
+                /* in the version written, as a changing write answers */
+                return kind->answer_as ? answer_as(ret, 200, kind, stored)
+                                       : reply_json(ret, 200, json_incref((json_t *)stored));
         }
         if (dry) {
                 char rv[24];
@@ -1153,18 +1195,20 @@ int handle_update(const struct request *req, const struct route *route, struct r
         }
         if (is_subresource(route, "status")) {
                 /* only the status changes; the rest stays as stored */
-                candidate = with_status(stored, json_object_get(json, "status"), false);
+                json_t *shown = stored_shown(kind, stored);
+
+                candidate =
+                    shown ? with_status(shown, json_object_get(json, "status"), false) : NULL;
+                json_decref(shown);
                 if (!candidate) {
                         r = -ENOMEM;
                         goto out;
                 }
         } else {
                 candidate = json_incref(json);
-                if (kind_has_status(kind) &&
-                    set_member(candidate, "status", json_object_get(stored, "status")) < 0) {
-                        r = -ENOMEM;
+                r = kind_has_status(kind) ? keep_status(kind, stored, candidate) : 0;
+                if (r < 0)
                         goto out;
-                }
         }
         r = finish_update(req, kind, stored, candidate, expected, flags, dry, false, ret);
 out:
@@ -1192,7 +1236,11 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         int r = 0;
 
         if (is_subresource(route, "status")) {
-                candidate = with_status(stored, json_object_get(patched, "status"), true);
+                json_t *shown = stored_shown(route->kind, stored);
+
+                candidate =
+                    shown ? with_status(shown, json_object_get(patched, "status"), true) : NULL;
+                json_decref(shown);
                 if (candidate)
                         r = set_member(metadata_of(candidate),
                                        "resourceVersion",
@@ -1200,7 +1248,7 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         } else {
                 candidate = json_incref(patched);
                 if (kind_has_status(route->kind))
-                        r = set_member(candidate, "status", json_object_get(stored, "status"));
+                        r = keep_status(route->kind, stored, candidate);
         }
         if (r < 0) {
                 json_decref(candidate);

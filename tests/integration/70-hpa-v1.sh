@@ -65,8 +65,9 @@ done = v1.replace_namespaced_horizontal_pod_autoscaler("web", "default", hpa)
 print("replaced", done.api_version, done.spec.max_replicas)
 PY
 check "read and replace through v1" 0 /usr/bin/python3 "$tmp/v1.py" "$KUBECONFIG"
-# kube-apiserver's v2 defaults fill the behavior in (scaleUp whole, scaleDown's selectPolicy)
-behavior='{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":4,"periodSeconds":15},{"type":"Percent","value":100,"periodSeconds":15}]},"scaleDown":{"stabilizationWindowSeconds":30,"selectPolicy":"Max","policies":[{"type":"Pods","value":1,"periodSeconds":60}]}}'
+# kube-apiserver's v2 defaults fill the behavior in (scaleUp whole, scaleDown's selectPolicy);
+# the annotation is json.Marshal of Kubernetes' internal type, which has no json tags: Go's names
+behavior='{"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max","Policies":[{"Type":"Pods","Value":4,"PeriodSeconds":15},{"Type":"Percent","Value":100,"PeriodSeconds":15}]},"ScaleDown":{"StabilizationWindowSeconds":30,"SelectPolicy":"Max","Policies":[{"Type":"Pods","Value":1,"PeriodSeconds":60}]}}'
 for what in get list watch; do
   expect_in "$what: v1 fields" "$tmp/out" "$what autoscaling/v1 60 4 None a"
   expect_in "$what: the conditions, in Go's order" "$tmp/out" "$what conditions [('AbleToScale', ['type', 'status', 'lastTransitionTime', 'reason', 'message'])]"
