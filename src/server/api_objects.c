@@ -922,19 +922,25 @@ static int check_update(const struct request *req,
         return r < 0 ? reply_invalid(ret, kind, req->name, xp_error_message(&err)) : 1;
 }
 
+/* Whether req writes a /status subresource: its path ends ".../NAME/status" (an object named
+ * "status" is written at ".../status"). */
+static bool is_status_write(const struct request *req)
+{
+        size_t n = strcspn(req->path, "?"), name = req->name ? strlen(req->name) : 0;
+        const char *tail;
+
+        if (!req->name || n < name + 8)
+                return false;
+        tail = req->path + n - 7;
+        return strncmp(tail, "/status", 7) == 0 && strncmp(tail - name, req->name, name) == 0 &&
+               tail[-(ptrdiff_t)name - 1] == '/';
+}
+
 /*
  * The object an update of stored (whose version is expected) writes: candidate defaulted (pods)
  * and validated, named as the URL, with what the server owns kept from stored, encoded and
  * admitted. 1 with *ret_out, else 0 with ret filled, or -errno.
  */
-/* Whether req writes a /status subresource. */
-static bool is_status_write(const struct request *req)
-{
-        size_t n = strcspn(req->path, "?");
-
-        return n >= 7 && strncmp(req->path + n - 7, "/status", 7) == 0;
-}
-
 static int settle_update(const struct request *req,
                          const struct xp_kind *kind,
                          const json_t *stored,

@@ -140,4 +140,35 @@ check "read in v2" 0 "${k[@]}" get hpa.v2.autoscaling web \
   -o 'jsonpath={range .spec.metrics[*]}{.resource.name}{.pods.metric.name} {end}{.metadata.annotations}'
 expect_exact "only the cpu target left, the annotation not stored" "$tmp/out" 'cpu {"team":"a"}'
 
+# an HPA named "status": an update of the object at .../horizontalpodautoscalers/status is not a
+# write of the status subresource, so the forged conditions annotation still writes nothing
+sed 's/name: web, annotations/name: status, annotations/' "$tmp/hpa.yaml" >"$tmp/status.yaml"
+check "create an HPA named status" 0 "${k[@]}" create -f "$tmp/status.yaml"
+poll "its controller's conditions" 30 "False" \
+  "${k[@]}" get hpa status -o 'jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}'
+cat >"$tmp/named.py" <<'PY'
+import sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+v1 = client.AutoscalingV1Api()
+forged = '[{"type":"AbleToScale","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"Forged","message":"x"}]'
+for attempt in range(5):
+    hpa = v1.read_namespaced_horizontal_pod_autoscaler("status", "default")
+    hpa.metadata.annotations["autoscaling.alpha.kubernetes.io/conditions"] = forged
+    try:
+        done = v1.replace_namespaced_horizontal_pod_autoscaler("status", "default", hpa)
+        break
+    except client.exceptions.ApiException as e:
+        if e.status != 409 or attempt == 4:
+            raise
+# the answer shows the status as written (in v1, through the annotation)
+print("replaced, forged in the answer:", "Forged" in done.metadata.annotations.get(
+    "autoscaling.alpha.kubernetes.io/conditions", ""))
+PY
+check "a v1 replace of the HPA named status, with forged conditions" 0 /usr/bin/python3 "$tmp/named.py" "$KUBECONFIG"
+expect_in "... the answer shows the stored status" "$tmp/out" "replaced, forged in the answer: False"
+check "read it in v2" 0 "${k[@]}" get hpa.v2.autoscaling status -o json
+expect_in "... the controller's conditions" "$tmp/out" '"reason": "FailedGetScale"'
+expect_count "... not the forged ones" "$tmp/out" 0 'Forged'
+
 finish "HorizontalPodAutoscaler metrics through autoscaling/v1"
