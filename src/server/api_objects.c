@@ -922,20 +922,6 @@ static int check_update(const struct request *req,
         return r < 0 ? reply_invalid(ret, kind, req->name, xp_error_message(&err)) : 1;
 }
 
-/* Whether req writes a /status subresource: its path ends ".../NAME/status" (an object named
- * "status" is written at ".../status"). */
-static bool is_status_write(const struct request *req)
-{
-        size_t n = strcspn(req->path, "?"), name = req->name ? strlen(req->name) : 0;
-        const char *tail;
-
-        if (!req->name || n < name + 8)
-                return false;
-        tail = req->path + n - 7;
-        return strncmp(tail, "/status", 7) == 0 && strncmp(tail - name, req->name, name) == 0 &&
-               tail[-(ptrdiff_t)name - 1] == '/';
-}
-
 /*
  * The object an update of stored (whose version is expected) writes: candidate defaulted (pods)
  * and validated, named as the URL, with what the server owns kept from stored, encoded and
@@ -1002,7 +988,8 @@ static int settle_update(const struct request *req,
         /* through a converted version, the status may come back from what the client sent (a
          * v1 HPA's annotations): an update of the object keeps the stored one, as
          * kube-apiserver's PrepareForUpdate does after the conversion */
-        if (r >= 0 && kind->answer_as && kind_has_status(kind) && !is_status_write(req))
+        if (r >= 0 && kind->answer_as && kind_has_status(kind) &&
+            !xp_streq0(req->subresource, "status"))
                 r = set_member(out, "status", json_object_get(stored, "status"));
         if (r >= 0 && xp_registry_finalizers_check(live, out, &err) < 0) {
                 r = reply_invalid(ret, kind, req->name, xp_error_message(&err));

@@ -501,6 +501,7 @@ static int dispatch(struct exchange *x, const char *method, const char *path, st
             .version = c.has_version ? c.version : "v1",
             .namespace = c.has_namespace ? c.namespace : NULL,
             .name = c.has_name ? c.name : NULL,
+            .subresource = route.subresource,
             .connection = x,
             .prefetched = &prefetched,
         };

@@ -72,10 +72,11 @@ struct request {
         const char *body; /* NUL-terminated; "" when none */
         size_t body_len;
         struct api *api;
-        const char *group;     /* {group} from the path ("" for the core group) */
-        const char *version;   /* {version} from the path ("v1" for the core group) */
-        const char *namespace; /* {namespace} from the path, NULL when the route has none */
-        const char *name;      /* {name} from the path, NULL when the route has none */
+        const char *group;       /* {group} from the path ("" for the core group) */
+        const char *version;     /* {version} from the path ("v1" for the core group) */
+        const char *namespace;   /* {namespace} from the path, NULL when the route has none */
+        const char *name;        /* {name} from the path, NULL when the route has none */
+        const char *subresource; /* the route's ("status", "scale"...), NULL for the object */
         const struct auth_identity *who; /* the authenticated caller; NULL when auth is off */
         void *connection; /* the HTTP layer's: use request_query(), request_header() */
         /* the pod the authorisation read (a node's request on a pod bound to it), else NULL: the
