@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "managedfields_internal.h"
+#include "xpool/timeutil.h"
 
 struct update {
         const json_t *live, *object;
@@ -241,4 +242,43 @@ int xp_managed_update(const struct xp_apitype *type,
         json_decref(u.added);
         json_decref(u.removed);
         return r < 0 ? -ENOMEM : 0;
+}
+
+/* entry's time as metav1.Time writes it into text: true when that differs from the entry's */
+static bool time_to_mend(const json_t *entry, char text[static XP_RFC3339_MAX])
+{
+        const char *when = json_string_value(json_object_get(entry, "time"));
+        int64_t seconds;
+
+        /* what does not parse is left for validation to refuse, naming it */
+        return when && xp_time_parse_rfc3339(when, &seconds) == 0 &&
+               xp_time_format_rfc3339(seconds, text) == 0 && strcmp(when, text) != 0;
+}
+
+int xp_managed_times_canonical(json_t *object)
+{
+        json_t *meta = json_object_get(object, "metadata");
+        json_t *entries = json_object_get(meta, "managedFields"), *mended, *e;
+        char text[XP_RFC3339_MAX];
+        bool any = false;
+        size_t i;
+
+        json_array_foreach(entries, i, e) any = any || time_to_mend(e, text);
+        if (!any)
+                return 0;
+        /* the entries may be shared with the stored object (a patch's result): mend copies */
+        mended = json_array();
+        if (!mended)
+                return -ENOMEM;
+        json_array_foreach(entries, i, e)
+        {
+                json_t *entry = time_to_mend(e, text) ? json_copy(e) : json_incref(e);
+
+                if (!entry || json_array_append_new(mended, entry) < 0 ||
+                    (entry != e && json_object_set_new(entry, "time", json_string(text)) < 0)) {
+                        json_decref(mended);
+                        return -ENOMEM;
+                }
+        }
+        return json_object_set_new(meta, "managedFields", mended) < 0 ? -ENOMEM : 0;
 }

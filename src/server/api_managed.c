@@ -52,6 +52,9 @@ int managed_fields_record(const struct request *req,
         time_t t = time(NULL);
         struct tm tm;
 
+        /* entries a client wrote, or an apply kept, are stored as kube-apiserver stores them */
+        if (xp_managed_times_canonical(object) < 0)
+                return -ENOMEM;
         if (is_apply(req) || xp_apischema_builtin(&schema, NULL) < 0)
                 return 0;
         type = xp_apischema_find(schema, kind->kind);

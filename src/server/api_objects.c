@@ -1250,18 +1250,6 @@ static json_t *patch_candidate(const struct route *route, const json_t *stored, 
         return candidate;
 }
 
-/* The name Go's encoding/json gives a JSON value's type in its errors. */
-static const char *go_json_type_name(const json_t *value)
-{
-        if (json_is_object(value))
-                return "object";
-        if (json_is_string(value))
-                return "string";
-        if (json_is_boolean(value))
-                return "bool";
-        return json_is_number(value) ? "number" : "array";
-}
-
 /* What a patch applied to stored gives: 1 with *ret_patched (an object), else 0 (400, 413, 422). */
 static int patch_apply(const struct request *req,
                        const struct xp_kind *kind,
@@ -1276,16 +1264,6 @@ static int patch_apply(const struct request *req,
         json_t *patched = NULL, *shown = NULL;
         int r;
 
-        /* what Go's decoder says of a JSON patch that is no array, as kube-apiserver answers it */
-        if (type == XP_PATCH_JSON && !json_is_array(patch) && !json_is_null(patch))
-                return reply_status(
-                    ret,
-                    400,
-                    "BadRequest",
-                    NULL,
-                    NULL,
-                    "json: cannot unmarshal %s into Go value of type jsonpatch.Patch",
-                    go_json_type_name(patch));
         /* kube-apiserver's bound on a JSON patch's operations, and its words, before any applies */
         if (type == XP_PATCH_JSON && json_array_size(patch) > XP_PATCH_MAX_OPS)
                 return reply_status(ret,
@@ -1413,9 +1391,12 @@ int handle_patch(const struct request *req, const struct route *route, struct re
                     req->name,
                     kind->plural,
                     "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json");
-        patch = type == XP_PATCH_APPLY
-                    ? apply_body(req, &jerr)
-                    : json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+        /* any JSON value: what is not the shape the type needs is refused below in Go's words */
+        patch =
+            type == XP_PATCH_APPLY
+                ? apply_body(req, &jerr)
+                : json_loadb(
+                      req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
         if (!patch)
                 return reply_status(ret,
                                     400,
@@ -1426,6 +1407,18 @@ int handle_patch(const struct request *req, const struct route *route, struct re
                                     jerr.line,
                                     jerr.column,
                                     jerr.text);
+        r = patch_body_decodes(req, type, patch, ret); /* api_patch_body.c */
+        if (r <= 0) {
+                json_decref(patch);
+                return r;
+        }
+        /* null, as a JSON or strategic merge patch, changes nothing: an empty one */
+        if (json_is_null(patch)) {
+                json_decref(patch);
+                patch = type == XP_PATCH_JSON ? json_array() : json_object();
+                if (!patch)
+                        return -ENOMEM;
+        }
         pinned = patch_has_version(type, patch);
 
         /* A patch without a version applies to whatever is current: retry when another write wins.

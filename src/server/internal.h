@@ -16,6 +16,7 @@
 #include "xpool/error.h"
 #include "xpool/kind.h"
 #include "xpool/kube_version.h"
+#include "xpool/patch.h"
 #include "xpool/registry.h"
 #include "xpool/store.h"
 #include "xpool/table.h"
@@ -714,6 +715,17 @@ int apply_create(const struct request *req,
                  unsigned flags,
                  bool dry,
                  struct reply *ret);
+
+/*
+ * A patch body whose JSON is not the shape its type needs (a JSON patch that is no list of
+ * operations, a merge patch that is no object), refused as kube-apiserver refuses it, in Go's
+ * words for its fieldValidation directive (api_patch_body.c). 1 when it is fine (null is), else
+ * 0 with ret filled (400).
+ */
+int patch_body_decodes(const struct request *req,
+                       enum xp_patch_type type,
+                       const json_t *patch,
+                       struct reply *ret);
 
 /* ---- Services (api_service.c, service_kubernetes.c) ------------------------------------------ */
 

@@ -358,6 +358,46 @@ static void status_write_keeps_every_owner(void **state)
         json_decref(live);
 }
 
+/* Entries' times as metav1.Time writes them: UTC, whole seconds, "Z"; those already so, and one
+ * that does not parse, are left; the mended entries are copies, the shared ones untouched. */
+static void entry_times_are_written_as_kubernetes_does(void **state)
+{
+        json_t *object = parse("{\"metadata\":{\"managedFields\":["
+                               "{\"manager\":\"a\",\"time\":\"2026-12-05T19:40:00+00:00\"},"
+                               "{\"manager\":\"b\",\"time\":\"2026-12-05T21:40:00.75+02:00\"},"
+                               "{\"manager\":\"c\",\"time\":\"2026-12-05T19:40:00Z\"},"
+                               "{\"manager\":\"d\",\"time\":\"yesterday\"},{\"manager\":\"e\"}]}}");
+        json_t *before =
+            json_incref(json_object_get(json_object_get(object, "metadata"), "managedFields"));
+        json_t *first = json_incref(json_array_get(before, 0)), *after;
+        const char *want[] = {"2026-12-05T19:40:00Z",
+                              "2026-12-05T19:40:00Z",
+                              "2026-12-05T19:40:00Z",
+                              "yesterday",
+                              NULL};
+
+        (void)state;
+        assert_int_equal(xp_managed_times_canonical(object), 0);
+        after = json_object_get(json_object_get(object, "metadata"), "managedFields");
+        for (size_t i = 0; i < 5; i++)
+                if (want[i])
+                        assert_string_equal(
+                            json_string_value(json_object_get(json_array_get(after, i), "time")),
+                            want[i]);
+        assert_null(json_object_get(json_array_get(after, 4), "time"));
+        /* the entry mended is a copy; one left as it was is the same */
+        assert_string_equal(json_string_value(json_object_get(first, "time")),
+                            "2026-12-05T19:40:00+00:00");
+        assert_ptr_equal(json_array_get(after, 2), json_array_get(before, 2));
+        json_decref(first);
+        json_decref(before);
+        /* nothing to mend: the list stays the same list */
+        assert_int_equal(xp_managed_times_canonical(object), 0);
+        assert_ptr_equal(json_object_get(json_object_get(object, "metadata"), "managedFields"),
+                         after);
+        json_decref(object);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -367,6 +407,7 @@ int main(void)
             cmocka_unit_test(update_records_what_a_write_changes),
             cmocka_unit_test(fieldset_is_that_of_the_pruned_object),
             cmocka_unit_test(status_write_keeps_every_owner),
+            cmocka_unit_test(entry_times_are_written_as_kubernetes_does),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -62,5 +62,14 @@ int xp_managed_update(const struct xp_apitype *type,
                       json_t *object,
                       const struct xp_apply_request *req);
 
+/*
+ * Writes the time of each of object's metadata.managedFields entries as Kubernetes' metav1.Time
+ * writes it: UTC, whole seconds, "2026-12-05T19:40:00Z", whatever offset ("+00:00") or fraction
+ * the client sent. A time that does not parse is left as it is, for validation to refuse. The
+ * entries mended are copies (metadata.managedFields is set anew), so that entries shared with
+ * another object stay as they are. 0, or -ENOMEM.
+ */
+int xp_managed_times_canonical(json_t *object);
+
 /* Kubernetes' text of conflicts: "Apply failed with 1 conflict: conflict with \"m\": .path". */
 char *xp_apply_conflict_message(const json_t *conflicts);
