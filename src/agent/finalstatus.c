@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "finalstatus.h"
+#include "xpool/condition.h"
 #include "xpool/strutil.h"
 
 static const char *const WORDS[] = {"phase", "reason", "message"};
@@ -36,19 +37,6 @@ static int copy_words(json_t *to, const json_t *from)
         return 0;
 }
 
-static const json_t *condition_of(const json_t *conds, const char *type)
-{
-        const json_t *c;
-        size_t i;
-
-        json_array_foreach(conds, i, c)
-        {
-                if (xp_streq0(str(c, "type"), type))
-                        return c;
-        }
-        return NULL;
-}
-
 /* Each condition of from whose type to lacks, appended to to's (made when missing). */
 static int add_missing_conditions(json_t *to, const json_t *from)
 {
@@ -58,7 +46,7 @@ static int add_missing_conditions(json_t *to, const json_t *from)
 
         json_array_foreach(json_object_get(from, "conditions"), i, c)
         {
-                if (!str(c, "type") || condition_of(conds, str(c, "type")))
+                if (!str(c, "type") || xp_condition_get(to, str(c, "type")))
                         continue;
                 if (!json_is_array(conds)) {
                         conds = json_array();

@@ -203,9 +203,6 @@ int xp_deploy_conditions(const struct xp_deploy_progress *p,
                          json_t *status,
                          int64_t *ret_recheck_s);
 
-/* The condition of type in status, or NULL (borrowed). */
-const json_t *xp_condition_get(const json_t *status, const char *type);
-
 /*
  * Sets the condition of type in status's conditions: lastTransitionTime moves only when status
  * changes, lastUpdateTime always. -ENOMEM.

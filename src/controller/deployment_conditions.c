@@ -9,23 +9,8 @@
 #include <string.h>
 
 #include "deployment.h"
+#include "xpool/condition.h"
 #include "xpool/timeutil.h"
-
-const json_t *xp_condition_get(const json_t *status, const char *type)
-{
-        const json_t *conditions = json_object_get(status, "conditions");
-        size_t i;
-        json_t *c;
-
-        json_array_foreach(conditions, i, c)
-        {
-                const char *t = json_string_value(json_object_get(c, "type"));
-
-                if (t && strcmp(t, type) == 0)
-                        return c;
-        }
-        return NULL;
-}
 
 static const char *field(const json_t *condition, const char *key)
 {
@@ -37,20 +22,15 @@ static const char *field(const json_t *condition, const char *key)
 static int put_condition(json_t *status, json_t *condition)
 {
         json_t *conditions = json_object_get(status, "conditions");
-        const char *type = field(condition, "type");
-        size_t i;
-        json_t *c;
+        ssize_t at = xp_condition_index(status, field(condition, "type"));
 
         if (!json_is_array(conditions)) {
                 conditions = json_array();
                 if (!conditions || json_object_set_new(status, "conditions", conditions) < 0)
                         return -ENOMEM;
         }
-        json_array_foreach(
-            conditions, i, c) if (strcmp(field(c, "type"), type) ==
-                                  0) return json_array_set_new(conditions, i, condition) < 0
-            ? -ENOMEM
-            : 0;
+        if (at >= 0)
+                return json_array_set_new(conditions, (size_t)at, condition) < 0 ? -ENOMEM : 0;
         return json_array_append_new(conditions, condition) < 0 ? -ENOMEM : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xpool/condition.h"
 #include "xpool/lifecycle.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
@@ -149,20 +150,9 @@ static json_t *array_member(json_t *parent, const char *key)
         return child;
 }
 
-static json_t *find_condition(const json_t *object, const char *type, size_t *ret_index)
+static json_t *find_condition(const json_t *object, const char *type)
 {
-        const json_t *conditions = json_object_get(json_object_get(object, "status"), "conditions");
-        json_t *c;
-        size_t i;
-
-        json_array_foreach(
-            conditions, i, c) if (xp_streq0(json_string_value(json_object_get(c, "type")), type))
-        {
-                if (ret_index)
-                        *ret_index = i;
-                return c;
-        }
-        return NULL;
+        return xp_condition_get(json_object_get(object, "status"), type);
 }
 
 /*
@@ -176,9 +166,8 @@ static int set_condition(json_t *object,
                          const char *message,
                          const char *now)
 {
-        json_t *old = find_condition(object, type, NULL), *conditions, *c;
+        json_t *old = find_condition(object, type), *conditions, *c;
         const char *transition = now;
-        size_t index = 0;
 
         if (old && xp_streq0(json_string_value(json_object_get(old, "status")), status) &&
             xp_streq0(json_string_value(json_object_get(old, "reason")), reason) &&
@@ -199,9 +188,10 @@ static int set_condition(json_t *object,
                 return -ENOMEM;
         }
         if (old) {
-                (void)find_condition(object, type, &index);
+                ssize_t index = xp_condition_index(json_object_get(object, "status"), type);
+
                 conditions = json_object_get(json_object_get(object, "status"), "conditions");
-                return json_array_set_new(conditions, index, c) < 0 ? -ENOMEM : 1;
+                return json_array_set_new(conditions, (size_t)index, c) < 0 ? -ENOMEM : 1;
         }
         conditions = array_member(object_member(object, "status"), "conditions");
         if (!conditions || json_array_append_new(conditions, c) < 0)
@@ -211,7 +201,7 @@ static int set_condition(json_t *object,
 
 bool xp_lifecycle_node_ready(const json_t *node)
 {
-        const json_t *c = find_condition(node, "Ready", NULL);
+        const json_t *c = find_condition(node, "Ready");
 
         return c && xp_streq0(json_string_value(json_object_get(c, "status")), "True");
 }
@@ -219,7 +209,7 @@ bool xp_lifecycle_node_ready(const json_t *node)
 const char *xp_lifecycle_node_heartbeat(const json_t *node)
 {
         return json_string_value(
-            json_object_get(find_condition(node, "Ready", NULL), "lastHeartbeatTime"));
+            json_object_get(find_condition(node, "Ready"), "lastHeartbeatTime"));
 }
 
 static bool is_unreachable_taint(const json_t *taint)
@@ -240,7 +230,7 @@ bool xp_lifecycle_node_tainted(const json_t *node)
 
 bool xp_lifecycle_node_disk_pressure(const json_t *node)
 {
-        const json_t *c = find_condition(node, "DiskPressure", NULL);
+        const json_t *c = find_condition(node, "DiskPressure");
 
         return c && xp_streq0(json_string_value(json_object_get(c, "status")), "True");
 }
@@ -410,7 +400,7 @@ int xp_lifecycle_pod_mark_disrupted(json_t *pod,
 
 int xp_lifecycle_pod_clear_disrupted(json_t *pod, const char *now)
 {
-        json_t *c = find_condition(pod, "DisruptionTarget", NULL);
+        json_t *c = find_condition(pod, "DisruptionTarget");
 
         if (!c || !xp_streq0(json_string_value(json_object_get(c, "status")), "True"))
                 return 0;

@@ -1193,7 +1193,7 @@ int handle_update(const struct request *req, const struct route *route, struct r
                 candidate =
                     shown ? with_status(shown, json_object_get(json, "status"), false) : NULL;
                 json_decref(shown);
-                if (!candidate) {
+                if (!candidate || node_status_keep_conditions(req, kind, stored, candidate) < 0) {
                         r = -ENOMEM;
                         goto out;
                 }
@@ -1348,7 +1348,8 @@ static int patch_once(const struct request *req,
                 return r;
         }
         candidate = patch_candidate(route, stored, patched);
-        if (!candidate) {
+        if (!candidate || (is_subresource(route, "status") &&
+                           node_status_keep_conditions(req, kind, stored, candidate) < 0)) {
                 r = -ENOMEM;
                 goto out;
         }

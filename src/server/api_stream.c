@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <inttypes.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 
 #include "auth.h"
 #include "internal.h"
+#include "xpool/log.h"
 #include "xpool/logsign.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
@@ -44,6 +46,7 @@ struct tunnel {
         int agent;
         int client_tcp; /* the client's own socket: with TLS, what run() gets is libmicrohttpd's
                            socketpair, which does not see the client go away; -1 if unknown */
+        char *what;     /* "pods/exec NAMESPACE/NAME", for the debug log */
         char *pending;  /* the agent's bytes that came with its 101 */
         size_t pending_len;
         char *values[N_PASSED];
@@ -59,6 +62,7 @@ static void tunnel_free(void *state)
         if (t->agent >= 0)
                 close(t->agent);
         free(t->pending);
+        free(t->what);
         for (size_t i = 0; i < N_PASSED; i++)
                 free(t->values[i]);
         free(t);
@@ -134,45 +138,72 @@ static int unread_by_peer(int fd)
         return ioctl(fd, SIOCOUTQ, &n) < 0 ? 0 : n;
 }
 
+/* How a tunnel ended, for the debug log (XPOOL_DEBUG=stream). */
+enum tunnel_end {
+        END_BOTH_CLOSED,  /* each side closed, and each one's bytes went to the other */
+        END_AGENT_DONE,   /* the agent closed, and the client took every byte of it */
+        END_CLIENT_GONE,  /* the client's connection closed, or it stopped taking bytes */
+        END_NO_PROGRESS,  /* after one side closed, HALF_CLOSED_MS without a byte moving */
+        END_SERVER_STOPS, /* the server stops */
+        END_FAILED,       /* no memory, a poll that failed */
+};
+
+static const char *const end_words[] = {
+    [END_BOTH_CLOSED] = "both sides closed",
+    [END_AGENT_DONE] = "the agent closed and the client took all it sent",
+    [END_CLIENT_GONE] = "the client went away",
+    [END_NO_PROGRESS] = "one side closed, then nothing moved for the half-closed wait",
+    [END_SERVER_STOPS] = "the server stops",
+    [END_FAILED] = "it failed",
+};
+
 /*
- * After one side closed, the other's last bytes: the wait ends HALF_CLOSED_MS after the last
- * progress, not after the close. The closed side's bytes are all passed on first (a slow
- * client behind a busy server is still reading the output of an exec whose agent side ended),
- * then the open side has HALF_CLOSED_MS from its last read or write to close in turn.
+ * After one side closed, the other's last bytes. The agent closes once its stream is over (the
+ * command ended, its output and status sent; over WebSocket the closing handshake done): when
+ * all it sent has gone on and the client's kernel took it (nothing in libmicrohttpd's pair,
+ * nothing the client's TCP socket waits an acknowledgement for), the tunnel ends at once. The
+ * client cannot see the agent's close itself: under TLS libmicrohttpd's relay does not pass a
+ * shutdown of its pair on, and a client that waits for the server to close (RFC 6455 has the
+ * server close first) would wait for the tunnel. A reset for bytes of the client's that come
+ * after costs it nothing: nothing of ours is in flight. Otherwise (the client closed first, or
+ * the agent's bytes are still on their way) the wait ends HALF_CLOSED_MS after the last
+ * progress, not after the close: a slow client behind a busy server is still reading the
+ * output of an exec whose agent side ended, and an agent still has its last bytes to send.
  */
 static bool half_closed_over(struct tunnel *t,
                              int fd,
                              const struct half *up,
                              const struct half *down,
-                             struct linger_clock *clock)
+                             struct linger_clock *clock,
+                             enum tunnel_end *end)
 {
-        int unread;
+        int unread, to_client;
         int64_t now = now_ms();
 
         if (!half_done(up) && !half_done(down))
                 return false;
         /* either way: libmicrohttpd's socket pair, the client's own socket, the agent's */
-        unread = unread_by_peer(fd) + unread_by_peer(t->agent) +
-                 (t->client_tcp >= 0 ? unread_by_peer(t->client_tcp) : 0);
+        to_client = unread_by_peer(fd) + (t->client_tcp >= 0 ? unread_by_peer(t->client_tcp) : 0);
+        unread = to_client + unread_by_peer(t->agent);
+        if (half_done(down) && to_client == 0) {
+                *end = END_AGENT_DONE;
+                return true;
+        }
         if (!clock->since_ms || unread != clock->unread) {
                 clock->since_ms = now;
                 clock->unread = unread;
         }
+        *end = END_NO_PROGRESS;
         return now - clock->since_ms > HALF_CLOSED_MS;
 }
 
-static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
+/* Copies both ways until the stream is over: how it ended. */
+static enum tunnel_end tunnel_copy(struct tunnel *t, int fd, struct half *up, struct half *down)
 {
-        struct tunnel *t = state;
-        struct half *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
         struct linger_clock clock = {0};
+        enum tunnel_end end = END_BOTH_CLOSED;
 
-        if (!up || !down || agent_send_all(t->agent, early, early_len) < 0 ||
-            agent_send_all(fd, t->pending ? t->pending : "", t->pending_len) < 0)
-                goto out;
-        *up = (struct half){.from = fd, .to = t->agent};
-        *down = (struct half){.from = t->agent, .to = fd};
-        while (!atomic_load(&t->api->stopping) && !(half_done(up) && half_done(down))) {
+        while (!(half_done(up) && half_done(down))) {
                 /* a side with nothing left to read or write is not polled: a reset socket
                  * would be ready (POLLERR) at every turn */
                 bool client_idle = up->eof && half_done(down);
@@ -186,23 +217,46 @@ static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
                                        (up->len ? POLLOUT : 0))},
                     {.fd = t->client_tcp, .events = POLLRDHUP},
                 };
-                int r = poll(p, t->client_tcp >= 0 ? 3 : 2, WAIT_MS);
+                int r;
 
+                if (atomic_load(&t->api->stopping))
+                        return END_SERVER_STOPS;
+                r = poll(p, t->client_tcp >= 0 ? 3 : 2, WAIT_MS);
                 if (r < 0 && errno != EINTR)
-                        break;
+                        return END_FAILED;
                 /* the client closed its connection (kubectl never half-closes one) */
                 if (r > 0 && t->client_tcp >= 0 && (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)))
-                        break;
+                        return END_CLIENT_GONE;
                 if (r > 0) {
                         half_move(up, p[0].revents, p[1].revents);
                         half_move(down, p[1].revents, p[0].revents);
                 }
                 if (down->broken) /* the client is gone */
-                        break;
-                if (half_closed_over(t, fd, up, down, &clock))
-                        break;
+                        return END_CLIENT_GONE;
+                if (half_closed_over(t, fd, up, down, &clock, &end))
+                        return end;
         }
-out:
+        return END_BOTH_CLOSED;
+}
+
+static void tunnel_run(void *state, int fd, const char *early, size_t early_len)
+{
+        struct tunnel *t = state;
+        struct half *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
+        enum tunnel_end end = END_FAILED;
+        int64_t start = now_ms();
+
+        if (up && down && agent_send_all(t->agent, early, early_len) >= 0 &&
+            agent_send_all(fd, t->pending ? t->pending : "", t->pending_len) >= 0) {
+                *up = (struct half){.from = fd, .to = t->agent};
+                *down = (struct half){.from = t->agent, .to = fd};
+                end = tunnel_copy(t, fd, up, down);
+        }
+        xp_debug("stream",
+                 "stream: %s ended after %" PRId64 " ms: %s",
+                 t->what ? t->what : "a tunnel",
+                 now_ms() - start,
+                 end_words[end]);
         free(up);
         free(down);
 }
@@ -402,6 +456,8 @@ to_agent(const struct request *req, const char *node, const char *path, struct r
                 return -ENOMEM;
         }
         *t = (struct tunnel){.api = req->api, .agent = -1, .client_tcp = request_socket(req)};
+        if (asprintf(&t->what, "pods/%s %s/%s", req->subresource, req->namespace, req->name) < 0)
+                t->what = NULL; /* the log then says "a tunnel" */
         r = t->agent = agent_connect(req->api, node, host, port, &err);
         if (r >= 0 && (r = agent_send_all(t->agent, request, strlen(request))) < 0)
                 xp_errorf(&err, r, "cannot send the request: %s", strerror(-r));

@@ -488,6 +488,15 @@ int handle_get(const struct request *req, const struct route *route, struct repl
 int handle_list(const struct request *req, const struct route *route, struct reply *ret);
 int handle_update(const struct request *req, const struct route *route, struct reply *ret);
 /*
+ * A node's write of a pod's status (candidate, the object it would store) keeps the conditions
+ * of stored's status the node does not own and its write lacks (api_node_status.c). Other
+ * writers and kinds: candidate unchanged. 0, or -ENOMEM.
+ */
+int node_status_keep_conditions(const struct request *req,
+                                const struct xp_kind *kind,
+                                const json_t *stored,
+                                json_t *candidate);
+/*
  * The generic update path for a write a subresource computed (api_scale.c): candidate, a changed
  * copy of stored (whose version is expected), validated, admitted and written as handle_update()
  * does, with ?dryRun honoured. 0 with ret filled (the written object, or the error); -ESTALE

@@ -34,7 +34,8 @@ kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
 # a marker only this run's commands carry, so that the process checks see no one else's
 mark=$((RANDOM % 900 + 100))$$
 
-"$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name exec-node --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" \
+# XPOOL_DEBUG=stream: the server logs how each stream's tunnel ended (a finished exec, below)
+XPOOL_DEBUG=stream "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name exec-node --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" \
   --backoff-initial 200ms >"$tmp/up.log" 2>&1 &
 up_pid=$!
 deadline=$((SECONDS + 20))
@@ -224,6 +225,33 @@ expect_in "python: stdin" "$tmp/out" "stdin:from python"
 expect_in "python: huge resize" "$tmp/out" \
   '"status":"Failure","message":"Internal error occurred: invalid resize message: terminal size message longer than 256 bytes"'
 wait_for "the command of the bad resize ends" 10 sh -c "! pgrep -f '^sleep 71.$mark\$'"
+
+# ---- a finished exec ends at once, its output whole -------------------------------------------
+# The agent closes its side once the command ended and its output and status went (over WebSocket
+# the closing handshake done); the server's tunnel then ends as soon as the client took every byte
+# or closed (docs/server.md, "exec, attach, port-forward"), where it waited 5 s for the client to
+# close first (a client that waits for the server's close: 60-stream-stress). The server's log
+# says how the tunnel ended, and after how long (shown): never after the half-closed wait.
+ended='stream: pods/exec default/box ended after'
+ends() { grep -c "$ended" "$tmp/up.log" || true; }
+ends_before=$(ends)
+cat >"$tmp/long.py" <<'EOF'
+from kubernetes import client, config
+from kubernetes.stream import stream
+config.load_kube_config()
+out = stream(client.CoreV1Api().connect_get_namespaced_pod_exec, "box", "default",
+             command=["sh", "-c", "seq 1 50000; echo end"], stderr=True, stdin=False, stdout=True,
+             tty=False)
+lines = [line for line in out.split("\n") if line]
+print("lines:", len(lines), "last:", lines[-1])
+EOF
+check "the Python client: a long output" 0 /usr/bin/python3 "$tmp/long.py"
+expect_in "... to its last line" "$tmp/out" "lines: 50001 last: end"
+wait_for "the server logged the tunnel's end" 10 sh -c "[ \$(grep -c '$ended' '$tmp/up.log') -gt $ends_before ]"
+grep "$ended" "$tmp/up.log" | tail -n 1 >"$tmp/end"
+sed 's/^/  /' "$tmp/end"
+check "its tunnel ended at the end of the stream, not after the half-closed wait" 0 \
+  grep -Eq "ended after [0-9]+ ms: (the agent closed and the client took all it sent|the client went away)$" "$tmp/end"
 
 # ---- authorisation: pods/exec is not read access ----------------------------------------------
 check "reader token" 0 "$xpool" token create --reader --data-dir "$data"

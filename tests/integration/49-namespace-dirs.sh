@@ -46,7 +46,7 @@ start_agent() { # node: its log in $tmp/NODE.log
   diag_log "$tmp/$1.log"
 }
 # "network" or "IPC": the directory the agent's last start logged
-dir_of() { sed -n "s|.*agent: pods' namespaces in \(.*\) (network) and \(.*\) (IPC)\$|\\$([[ $2 == IPC ]] && echo 2 || echo 1)|p" "$tmp/$1.log" | tail -1; }
+dir_of() { agent_pin_dirs "$tmp/$1.log" | tail -1 | cut -d' ' -f"$([[ $2 == IPC ]] && echo 2 || echo 1)"; }
 started() { [[ -n "$(dir_of "$1" IPC)" ]] && echo started || echo no; }
 ready() { "$xpool" get node "$1" -o yaml 2>/dev/null | grep 'reason: AgentReady' >/dev/null && echo Ready || echo no; }
 pinned() { [[ "$(stat -f -c %T "$1" 2>/dev/null)" == nsfs ]] && echo pinned || echo gone; }

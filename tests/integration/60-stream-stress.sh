@@ -29,7 +29,8 @@ export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=60s)
 mark=$((RANDOM % 900 + 100))$$
 
-"$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name stress-node \
+# XPOOL_DEBUG=stream: the server logs how each stream's tunnel ended (the client that waits, below)
+XPOOL_DEBUG=stream "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name stress-node \
   --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" >"$tmp/up.log" 2>&1 &
 up_pid=$!
 deadline=$((SECONDS + 30))
@@ -89,11 +90,23 @@ expect_count "the slow pinging client: every round whole" "$tmp/out" "$slow_roun
 # ---- a client that waits for the server to close (RFC 6455, 7.1.1) ------------------------------
 # Under TLS the agent's FIN cannot pass libmicrohttpd's relay: once the closing handshake is over
 # the agent closes, or such a client would wait out the agent's 30 s linger (bounded at 20 s here).
+# The server's FIN cannot pass it either: once the agent closed and the client took every byte of
+# it, the server's tunnel ends, where it waited 5 s for the client to close first (each round
+# took 6.4 s, now 1.5 s). The server's log says so for each round: its tunnel ended with the
+# agent's close, never after the half-closed wait.
+ended='stream: pods/exec default/box ended after'
+ends_before=$(grep -c "$ended" "$tmp/up.log" || true)
 check "a client that waits for the close" 0 /usr/bin/python3 "$src/tests/integration/ws_stream.py" "$base" \
   "$tmp/token" "$tmp/ca.pem" \
   "/api/v1/namespaces/default/pods/box/exec?command=seq&command=1&command=1000&stdout=true&stderr=true" \
   "$(seq 1 1000 | sha256sum | cut -d' ' -f1)" 2 await-close
 expect_count "a client that waits for the close: every round closed by the server" "$tmp/out" 2 "ok "
+poll "the server logged both rounds' ends" 10 yes sh -c \
+  "[ \$(grep -c '$ended' '$tmp/up.log') -ge $((ends_before + 2)) ] && echo yes || echo no"
+grep "$ended" "$tmp/up.log" | tail -n +$((ends_before + 1)) >"$tmp/ends"
+sed 's/^/  /' "$tmp/ends"
+expect_count "each round's tunnel ended with the agent's close, every byte taken" "$tmp/ends" 2 \
+  "the agent closed and the client took all it sent"
 
 # nothing of the streams is left behind in the agent
 poll "no stream left" 20 "" sh -c "pgrep -f '^seq 1 [0-9]*0000\$' || true"

@@ -102,8 +102,7 @@ poll "view completes" 90 Succeeded phase view
 # the node had what the pod must not see: its agent's pin directory below /run/xpool (named by
 # the agent's log; a listing of /run/xpool piped to grep -q, under pipefail, failed at random once
 # it outgrew one write)
-own_pins=$(grep -rhoa --include='*.log' "pods' namespaces in [^ ]* (network) and [^ ]* (IPC)" "$tmp" |
-  sed -n '1s/.* and \([^ ]*\) (IPC)$/\1/p')
+own_pins=$(agent_pin_dirs "$tmp" | sed -n '1s/.* //p')
 [[ $own_pins == /run/xpool/agent-*/ipc && -d ${own_pins%/ipc} ]] ||
   { echo "FAIL the agent pinned nothing below /run/xpool ('$own_pins')"; failures=$((failures + 1)); }
 check "view's output" 0 "${k[@]}" logs view -c a

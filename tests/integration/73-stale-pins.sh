@@ -71,7 +71,7 @@ ended() { # the short pod wrote its mark and no process of it is left
 }
 
 start "$tmp/up.log"
-ipc_dir=$(sed -n "s|.*agent: pods' namespaces in .* (network) and \(.*\) (IPC)$|\1|p" "$tmp/up.log" | head -n 1)
+ipc_dir=$(agent_pin_dirs "$tmp/up.log" | sed -n '1s/.* //p')
 [[ "$ipc_dir" == /run/xpool/agent-*/ipc ]] ||
   { echo "FAIL the agent's own IPC pin directory, not '$ipc_dir':"; cat "$tmp/up.log"; exit 1; }
 

@@ -38,14 +38,20 @@ release_tmp() {
   # the namespace pins of this test's agents given no --ipc-dir/--netns-dir: below the
   # /run/xpool/agent-KEY directories each logged (its key is of the test's own state directory)
   local pins
-  for pins in $(grep -rhoa --include='*.log' "pods' namespaces in [^ ]* (network) and [^ ]* (IPC)" "$tmp" 2>/dev/null |
-    sed 's/.* in \([^ ]*\) (network) and \([^ ]*\) (IPC)/\1 \2/' | tr ' ' '\n' | sort -u); do
+  for pins in $(agent_pin_dirs "$tmp" | tr ' ' '\n' | sort -u); do
     [[ $pins == /run/xpool/agent-[0-9a-f]*/* ]] || continue
     awk -v t="$pins/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo 2>/dev/null |
       while read -r m; do umount -l "$m" 2>/dev/null || true; done
     find "$pins" -mindepth 1 -maxdepth 1 -type f -delete 2>/dev/null || true
     rmdir "$pins" "${pins%/*}" 2>/dev/null || true
   done
+}
+# The directories where agents pin their pods' namespaces, as each start logged them: one line
+# "NETWORK IPC" per start, in a log's order (NETWORK is "none" for an agent without pod
+# networks). $1: an agent's log, or a directory whose *.log files (any depth) are read.
+agent_pin_dirs() {
+  grep -rhoa --include='*.log' "agent: pods' namespaces in [^ ]* (network) and [^ ]* (IPC)" "$1" 2>/dev/null |
+    sed 's/.* in \([^ ]*\) (network) and \([^ ]*\) (IPC)$/\1 \2/' || true
 }
 trap 'release_tmp; rm -rf "$tmp"' EXIT
 failures=0

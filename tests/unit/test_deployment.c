@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "controller/deployment.h"
+#include "xpool/condition.h"
 
 static json_t *load(const char *text)
 {
