@@ -10,13 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
+#include "xpool/blockcache.h"
 #include "xpool/duration.h"
 #include "xpool/error.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/sched.h"
 #include "xpool/server.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BLOCK_CACHE_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BLOCK_CACHE_OFF 1
+#endif
+#endif
 
 static const char usage[] =
     "Usage: xpool server [--listen HOST:PORT] [--data-dir DIR] [TLS options] [--kubeconfig FILE]\n\n"
@@ -431,6 +442,13 @@ int xp_cmd_server(int argc, char **argv)
          * bins defer their merging to the next large allocation (malloc_consolidate(), 8% of a
          * create's CPU in a profile): freed at once they cost less (docs/performance.md). */
         mallopt(M_MXFAST, 0);
+        /* Past glibc's 7 cached blocks of a size, every free of those trees merged its
+         * neighbours and every malloc split them again: jansson's blocks go through a deeper
+         * per-thread cache (xpool/blockcache.h; docs/store.md "What a create costs"). Not under
+         * a sanitizer, whose own free() finds a use of a freed node. */
+#ifndef BLOCK_CACHE_OFF
+        json_set_alloc_funcs(xp_block_cache_malloc, xp_block_cache_free);
+#endif
 
         r = xp_server_new(&server_options, &server, &err);
         if (r < 0)

@@ -219,13 +219,19 @@ static int read_member(struct reader *r, unsigned depth, json_t *object)
                 skip_space(r);
                 e = read_value(r, depth + 1, &value);
         }
-        /* a duplicate is JSON_REJECT_DUPLICATES's error: jansson says where */
-        if (e == 0 && json_object_getn(object, key, key_len))
-                e = -EBADMSG;
-        if (e == 0 && json_object_setn_new_nocheck(object, key, key_len, value) < 0)
-                e = -ENOMEM;
-        else if (e < 0)
+        if (e < 0) {
                 json_decref(value);
+        } else {
+                size_t members = json_object_size(object);
+
+                if (json_object_setn_new_nocheck(object, key, key_len, value) < 0)
+                        e = -ENOMEM;
+                /* A duplicate replaced its first value instead of adding a member: it is
+                 * JSON_REJECT_DUPLICATES's error, and jansson says where. Counted, not looked up
+                 * before the set: one hash of the key per member instead of two. */
+                else if (json_object_size(object) == members)
+                        e = -EBADMSG;
+        }
         free(own_key);
         return e;
 }

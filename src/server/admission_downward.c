@@ -130,13 +130,17 @@ static bool containers(const json_t *spec, const char *field, char *msg, size_t 
                             json_object_get(json_object_get(e, "valueFrom"), "fieldRef");
                         char where[128];
 
+                        /* where is written only for a reference: formatting it for every
+                         * variable of every pod was a tenth of the pod's admission */
+                        if (!ref)
+                                continue;
                         snprintf(where,
                                  sizeof(where),
                                  "spec.%s[%zu].env[%zu].valueFrom.fieldRef",
                                  field,
                                  i,
                                  j);
-                        if (ref && bad_field(ref, where, env_paths, msg, size))
+                        if (bad_field(ref, where, env_paths, msg, size))
                                 return true;
                 }
         }
@@ -154,8 +158,10 @@ static bool items(const json_t *dw, const char *where, char *msg, size_t size)
                 const json_t *ref = json_object_get(item, "fieldRef");
                 char at[160];
 
+                if (!ref)
+                        continue;
                 snprintf(at, sizeof(at), "%s.items[%zu].fieldRef", where, i);
-                if (ref && bad_field(ref, at, volume_paths, msg, size))
+                if (bad_field(ref, at, volume_paths, msg, size))
                         return true;
         }
         return false;
@@ -168,20 +174,24 @@ static bool volumes(const json_t *spec, char *msg, size_t size)
 
         json_array_foreach(json_object_get(spec, "volumes"), i, v)
         {
+                const json_t *dw = json_object_get(v, "downwardAPI");
                 char where[128];
 
-                snprintf(where, sizeof(where), "spec.volumes[%zu].downwardAPI", i);
-                if (items(json_object_get(v, "downwardAPI"), where, msg, size))
+                if (dw && snprintf(where, sizeof(where), "spec.volumes[%zu].downwardAPI", i) > 0 &&
+                    items(dw, where, msg, size))
                         return true;
                 json_array_foreach(
                     json_object_get(json_object_get(v, "projected"), "sources"), j, src)
                 {
+                        dw = json_object_get(src, "downwardAPI");
+                        if (!dw)
+                                continue;
                         snprintf(where,
                                  sizeof(where),
                                  "spec.volumes[%zu].projected.sources[%zu].downwardAPI",
                                  i,
                                  j);
-                        if (items(json_object_get(src, "downwardAPI"), where, msg, size))
+                        if (items(dw, where, msg, size))
                                 return true;
                 }
         }

