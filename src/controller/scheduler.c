@@ -131,7 +131,7 @@ void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, bool delet
         if (!binding && (deleted || !pod_is_bound(json) || pod_is_finished(json))) {
                 /* a pod that held capacity and no longer does: the waiting may fit now */
                 if (xp_sched_pod_remove(s->sched, ns, name) == 0)
-                        s->changed = true;
+                        s->freed = true;
         }
         if (!deleted && pod_is_ours_pending(json)) {
                 r = pending_upsert(s, ns, name, json, version);
@@ -360,6 +360,7 @@ static void unschedulable_as(struct xp_scheduler *s,
 
         p->waiting = true;
         backoff(s, p);
+        release_missed(s, p, message);
         xp_debug("sched", "pod %s/%s unschedulable: %s", p->namespace, p->name, message);
         if (!repeat) {
                 char *copy = strdup(message), *why = NULL, *text = NULL;
@@ -450,6 +451,11 @@ int dispatch(struct xp_scheduler *s,
         }
         p->inflight = true;
         s->inflight++;
+        /* it may go to another node than the headroom took its room from: the parked pods are
+         * walked again, until a walk releases nobody */
+        if (p->by_headroom)
+                s->freed = true;
+        p->by_headroom = false;
         if (s->hooks.placed)
                 s->hooks.placed(s->hooks.userdata, p->decoded, placement);
         bind_batch_add(s, job);
@@ -691,10 +697,10 @@ static size_t active_pods(struct xp_scheduler *s,
         bool backing_off = false;
         size_t n = 0;
 
-        if (s->changed && now - s->retried_ms >= s->retry_gap_ms) {
-                for (size_t i = 0; i < s->n_queue; i++)
-                        s->queue[i]->waiting = false;
+        if ((s->changed || s->freed) && now - s->retried_ms >= s->retry_gap_ms) {
+                release_waiting(s, s->changed);
                 s->changed = false;
+                s->freed = false;
                 s->retried_ms = now;
                 *ret_released = true;
         }
@@ -822,7 +828,7 @@ static int64_t scheduler_work(void *userdata)
         wake = schedule_pass(s);
         queue_ctl_flush(s->queues);
         /* wake early while a retry is due, or a backoff ends */
-        sleep_ms = s->changed ? s->retry_gap_ms / 2 : WAKE_MS;
+        sleep_ms = s->changed || s->freed ? s->retry_gap_ms / 2 : WAKE_MS;
         return wake < sleep_ms ? (wake > 0 ? wake : 1) : sleep_ms;
 }
 
