@@ -8,12 +8,12 @@
  * (scheduler_write.c).
  *
  * Why unschedulable pods wait: nothing changes for them until the cluster does, so they are
- * tried again only after a node is added or changed or a placed pod goes away (capacity may have
- * freed), all together so that priority still decides, and no sooner after the last time than
- * twice what its pass took (retry_gap_set(): 5 to 250 ms). Within a pass, pods of a shape that
- * just failed fail without a second look (scheduler_shape.c). Their own status
- * writes come back as MODIFIED events that change neither spec nor metadata, which do not wake
- * them.
+ * tried again only after a node is added or changed (all of them) or a placed pod goes away (those
+ * that what the nodes have free covers, in queue order: scheduler_release.c), and no sooner
+ * after the last time than twice what its pass took (retry_gap_set(): 5 to 250 ms). Within a
+ * pass, pods of a shape that just failed fail without a second look (scheduler_shape.c). Their
+ * own status writes come back as MODIFIED events that change neither spec nor metadata, which
+ * do not wake them.
  *
  * Races: every write carries the version the decision was made on. A stale one reads the pod
  * again and decides again; a pod deleted or bound elsewhere meanwhile is dropped (the event
@@ -662,8 +662,9 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
 }
 
 /*
- * The pods that may be tried now (the active queue): after a cluster event every unschedulable
- * pod leaves the unschedulable set, into the backoff queue until its backoff ends. Returns how
+ * The pods that may be tried now (the active queue): after a cluster event the unschedulable
+ * pods it may admit leave the unschedulable set (release_waiting()), into the backoff queue
+ * until their backoff ends. Returns how
  * many, and in *ret_wake_ms how long until the next backoff ends (INT64_MAX: none waits).
  */
 /*
