@@ -8,12 +8,12 @@
  * (scheduler_write.c).
  *
  * Why unschedulable pods wait: nothing changes for them until the cluster does, so they are
- * tried again only after a node is added or changed or a placed pod goes away (capacity may have
- * freed), all together so that priority still decides, and no sooner after the last time than
- * twice what its pass took (retry_gap_set(): 5 to 250 ms). Within a pass, pods of a shape that
- * just failed fail without a second look (scheduler_shape.c). Their own status
- * writes come back as MODIFIED events that change neither spec nor metadata, which do not wake
- * them.
+ * tried again only after a node is added or changed (all of them) or a placed pod goes away (those
+ * that what the nodes have free covers, in queue order: scheduler_release.c), and no sooner
+ * after the last time than twice what its pass took (retry_gap_set(): 5 to 250 ms). Within a
+ * pass, pods of a shape that just failed fail without a second look (scheduler_shape.c). Their
+ * own status writes come back as MODIFIED events that change neither spec nor metadata, which
+ * do not wake them.
  *
  * Races: every write carries the version the decision was made on. A stale one reads the pod
  * again and decides again; a pod deleted or bound elsewhere meanwhile is dropped (the event
@@ -131,7 +131,7 @@ void pod_seen(struct xp_scheduler *s, json_t *json, uint64_t version, bool delet
         if (!binding && (deleted || !pod_is_bound(json) || pod_is_finished(json))) {
                 /* a pod that held capacity and no longer does: the waiting may fit now */
                 if (xp_sched_pod_remove(s->sched, ns, name) == 0)
-                        s->changed = true;
+                        s->freed = true;
         }
         if (!deleted && pod_is_ours_pending(json)) {
                 r = pending_upsert(s, ns, name, json, version);
@@ -360,6 +360,7 @@ static void unschedulable_as(struct xp_scheduler *s,
 
         p->waiting = true;
         backoff(s, p);
+        release_missed(s, p, message);
         xp_debug("sched", "pod %s/%s unschedulable: %s", p->namespace, p->name, message);
         if (!repeat) {
                 char *copy = strdup(message), *why = NULL, *text = NULL;
@@ -450,6 +451,11 @@ int dispatch(struct xp_scheduler *s,
         }
         p->inflight = true;
         s->inflight++;
+        /* it may go to another node than the headroom took its room from: the parked pods are
+         * walked again, until a walk releases nobody */
+        if (p->by_headroom)
+                s->freed = true;
+        p->by_headroom = false;
         if (s->hooks.placed)
                 s->hooks.placed(s->hooks.userdata, p->decoded, placement);
         bind_batch_add(s, job);
@@ -656,8 +662,9 @@ static void place_one(struct xp_scheduler *s, struct pending *p, enum xp_schedul
 }
 
 /*
- * The pods that may be tried now (the active queue): after a cluster event every unschedulable
- * pod leaves the unschedulable set, into the backoff queue until its backoff ends. Returns how
+ * The pods that may be tried now (the active queue): after a cluster event the unschedulable
+ * pods it may admit leave the unschedulable set (release_waiting()), into the backoff queue
+ * until their backoff ends. Returns how
  * many, and in *ret_wake_ms how long until the next backoff ends (INT64_MAX: none waits).
  */
 /*
@@ -691,10 +698,10 @@ static size_t active_pods(struct xp_scheduler *s,
         bool backing_off = false;
         size_t n = 0;
 
-        if (s->changed && now - s->retried_ms >= s->retry_gap_ms) {
-                for (size_t i = 0; i < s->n_queue; i++)
-                        s->queue[i]->waiting = false;
+        if ((s->changed || s->freed) && now - s->retried_ms >= s->retry_gap_ms) {
+                release_waiting(s, s->changed);
                 s->changed = false;
+                s->freed = false;
                 s->retried_ms = now;
                 *ret_released = true;
         }
@@ -822,7 +829,7 @@ static int64_t scheduler_work(void *userdata)
         wake = schedule_pass(s);
         queue_ctl_flush(s->queues);
         /* wake early while a retry is due, or a backoff ends */
-        sleep_ms = s->changed ? s->retry_gap_ms / 2 : WAKE_MS;
+        sleep_ms = s->changed || s->freed ? s->retry_gap_ms / 2 : WAKE_MS;
         return wake < sleep_ms ? (wake > 0 ? wake : 1) : sleep_ms;
 }
 

@@ -18,7 +18,7 @@
 #define NONE            SIZE_MAX
 
 /* Priority first (higher first), then FIFO: creationTimestamp, then the version first seen. */
-static int pending_compare(const void *a, const void *b)
+int pending_compare(const void *a, const void *b)
 {
         const struct pending *x = *(const struct pending *const *)a;
         const struct pending *y = *(const struct pending *const *)b;

@@ -127,8 +127,10 @@ int pending_upsert(
         if (p) {
                 if (version <= p->version)
                         return 0;
-                if (pod_request_changed(p->pod, pod))
+                if (pod_request_changed(p->pod, pod)) {
                         p->waiting = false;
+                        p->headroom_blind = false;
+                }
                 json_decref(p->pod);
                 p->pod = json_incref(pod);
                 p->version = version;

@@ -106,6 +106,37 @@ static bool one_same(const char *a, const char *b)
 
 static const char tail_mark[] = ". preemption: ";
 
+/* Whether a reason (its count left out) says the node lacked room: a resource or a pod's place. */
+static bool reason_is_room(const struct reason_text *r)
+{
+        static const char *const room[] = {"Insufficient ", "Too many pods"};
+
+        for (size_t i = 0; i < XP_ELEMENTSOF(room); i++)
+                if (r->len >= strlen(room[i]) && strncmp(r->text, room[i], strlen(room[i])) == 0)
+                        return true;
+        return false;
+}
+
+bool reasons_room_only(const char *message)
+{
+        struct reason_text reasons[REASONS_MAX];
+        const char *start = message ? reasons_start(message) : NULL;
+        const char *tail = start ? strstr(start, tail_mark) : NULL;
+        _cleanup_free_ char *head = NULL;
+        int n;
+
+        if (!start)
+                return false;
+        /* preemption's tail says why evicting would not help, not why the pod did not fit */
+        if (tail && !(start = head = strndup(start, (size_t)(tail - start))))
+                return false;
+        n = reasons_split(start, reasons);
+        for (int i = 0; i < n; i++)
+                if (!reason_is_room(&reasons[i]))
+                        return false;
+        return n > 0;
+}
+
 bool reasons_same(const char *a, const char *b)
 {
         const char *ta = a ? strstr(a, tail_mark) : NULL, *tb = b ? strstr(b, tail_mark) : NULL;

@@ -139,6 +139,11 @@ static const char *shape_of(struct pending *p)
         return p->shape;
 }
 
+const char *pending_shape(struct pending *p)
+{
+        return shape_of(p);
+}
+
 const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p)
 {
         const char *shape;

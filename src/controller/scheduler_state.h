@@ -95,6 +95,11 @@ struct pending {
         int64_t event_written_ms;
         int64_t event_interval_ms; /* until its Event's next update is due; 0: EVENT_INTERVAL_MS */
         int64_t message_ms;        /* when message was said (its status and Event written) */
+        /* released because the nodes' headroom covered it (scheduler_release.c) */
+        bool by_headroom;
+        /* failed for another reason than room once the headroom covered it: released at every
+         * event, whatever the headroom, until its request changes */
+        bool headroom_blind;
 };
 
 /*
@@ -139,7 +144,10 @@ struct xp_scheduler {
         struct pending **active, **scratch;
         size_t cap_active;
         struct xp_map index;
-        bool changed;  /* capacity may have appeared since the waiting pods were tried */
+        bool changed; /* capacity may have appeared since the waiting pods were tried */
+        /* placed pods ended since: the waiting pods that the headroom covers are released
+         * (scheduler_release.c); changed releases them all */
+        bool freed;
         uint64_t pass; /* counts passes: a gang is tried once per pass */
         int64_t gang_timeout_ms;
         enum xp_sched_profile profile;         /* how nodes are ranked (--placement-profile) */
@@ -198,6 +206,23 @@ void pending_delete(struct xp_scheduler *s, struct pending *p);
 void pending_remove(struct xp_scheduler *s, const char *ns, const char *name);
 void pending_clear(struct xp_scheduler *s);
 
+/* Priority (higher first), then FIFO (scheduler_order.c): qsort()'s comparison of pending
+ * pointers. */
+int pending_compare(const void *a, const void *b);
+
+/* ---- leaving the unschedulable set (scheduler_release.c) --------------------------------- */
+
+/* Releases the waiting pods: all of them (all), or those that what the nodes have free covers,
+ * walked in queue order, and those the headroom cannot judge. Uses s->scratch (n_queue). */
+void release_waiting(struct xp_scheduler *s, bool all);
+/* p failed with message: if the headroom had released it and it failed for another reason than
+ * room, it is released at every event from now on and the pods behind it are walked again. */
+void release_missed(struct xp_scheduler *s, struct pending *p, const char *message);
+
+/* Whether a FitError's message gives only reasons of room ("Insufficient cpu", "Too many pods"),
+ * preemption's tail left out (scheduler_reasons.c). */
+bool reasons_room_only(const char *message);
+
 /* Two failures' messages give the same reasons, whatever their counts of nodes
  * (scheduler_reasons.c). */
 bool reasons_same(const char *a, const char *b);
@@ -247,6 +272,9 @@ void gang_schedule(struct xp_scheduler *s, struct pending *p, enum xp_scheduler_
 const struct pending *shape_failed(struct xp_scheduler *s, struct pending *p);
 /* Records p, just found unschedulable with nothing nominated, for its shape. */
 void shape_fail(struct xp_scheduler *s, struct pending *p);
+/* p's shape's text (namespace, queue, priority, labels, spec), kept per version; NULL for a
+ * gang member or a nominated pod. p->shape_hash is its hash. */
+const char *pending_shape(struct pending *p);
 /* Forgets the pass's failures (the next pass may find capacity freed). */
 void shapes_forget(struct xp_scheduler *s);
 

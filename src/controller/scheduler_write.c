@@ -226,10 +226,46 @@ static json_t *unschedulable_copy(const json_t *pod, const char *message, const 
         return copy;
 }
 
-/* PodScheduled=False with the reason, through a write that changes nothing else. */
-static int write_unschedulable(struct xp_scheduler *s, struct pending *p, const char *message)
+/* The write of pod, with the job's FailedScheduling Event in the same commit when it has one
+ * (*ret_reported then true). */
+static int update_reported(struct xp_scheduler *s,
+                           struct pending *p,
+                           json_t *pod,
+                           const struct bind_job *job,
+                           uint64_t *ret_version,
+                           bool *ret_reported,
+                           struct xp_error *err)
 {
-        struct xp_store *store = xp_registry_store(s->registry);
+        struct xp_registry_event event;
+        int r;
+
+        if (!job || !job->event_message)
+                return xp_store_update(xp_registry_store(s->registry),
+                                       "pods",
+                                       p->namespace,
+                                       p->name,
+                                       p->version,
+                                       pod,
+                                       ret_version,
+                                       err);
+        /* about the pod as decided on, as the Event written after the update was */
+        event = event_about(
+            p->pod, "Warning", "FailedScheduling", job->event_message, job->event_count);
+        r = xp_registry_pod_update_reported(s->registry, pod, p->version, &event, ret_version, err);
+        *ret_reported = r == 0;
+        return r;
+}
+
+/*
+ * PodScheduled=False with the reason, through a write that changes nothing else; the job's
+ * Event (job may be NULL) in the same commit, *ret_reported then true.
+ */
+static int write_unschedulable(struct xp_scheduler *s,
+                               struct pending *p,
+                               const char *message,
+                               const struct bind_job *job,
+                               bool *ret_reported)
+{
         struct xp_error err = {0};
         char now[XP_RFC3339_MAX];
         int r = -ESTALE;
@@ -249,8 +285,7 @@ static int write_unschedulable(struct xp_scheduler *s, struct pending *p, const 
                 pod = unschedulable_copy(p->pod, message, now);
                 if (!pod)
                         return -ENOMEM;
-                r = xp_store_update(
-                    store, "pods", p->namespace, p->name, p->version, pod, &version, &err);
+                r = update_reported(s, p, pod, job, &version, ret_reported, &err);
                 if (r == 0) {
                         json_decref(p->pod);
                         p->pod = json_incref(pod);
@@ -346,8 +381,11 @@ static void run_failure_job(struct xp_scheduler *s, struct bind_job *job)
                             .pod = json_incref(job->pod),
                             .version = job->version};
 
-        job->result = job->unschedulable ? write_unschedulable(s, &p, job->unschedulable) : 0;
-        if (job->result >= 0 && !p.drop)
+        bool reported = false;
+
+        job->result =
+            job->unschedulable ? write_unschedulable(s, &p, job->unschedulable, job, &reported) : 0;
+        if (job->result >= 0 && !p.drop && !reported)
                 record_failures(s, p.pod, job);
         json_decref(p.pod);
 }

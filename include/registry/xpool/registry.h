@@ -331,6 +331,21 @@ int xp_registry_pod_bind_many(struct xp_registry *registry,
                               size_t n);
 
 /*
+ * Updates pod (as it is to be stored, its namespace and name in its metadata; expected_version
+ * the precondition, as xp_store_update()'s) and records event in the same group of the store's:
+ * one transaction and one wait for the disk for both (the scheduler's PodScheduled=False and its
+ * FailedScheduling Event). The Event only if the update is written; one that loses a race is
+ * recorded after the group, one into a namespace going away not at all. 0 with *ret_version;
+ * the update's -errno with err (-ESTALE, -ENOENT); -EINVAL without a name or version.
+ */
+int xp_registry_pod_update_reported(struct xp_registry *registry,
+                                    json_t *pod,
+                                    uint64_t expected_version,
+                                    const struct xp_registry_event *event,
+                                    uint64_t *ret_version,
+                                    struct xp_error *err);
+
+/*
  * Whether an update of a pod from old to new (both as they would be stored, with Kubernetes'
  * defaults) keeps to what ValidatePodUpdate allows: only the images, activeDeadlineSeconds (set or
  * lowered), additions to tolerations (and existing ones' tolerationSeconds), and

@@ -251,6 +251,29 @@ void xp_sched_stats(const struct xp_sched *sched, struct xp_sched_stats *ret);
 int64_t xp_sched_capacity_total(struct xp_sched *sched, const char *resource);
 
 /*
+ * Headroom: what each present node has free now (allocatable less what its pods hold; a device
+ * resource's unused whole devices), copied so that a caller may take from it pod by pod without
+ * changing the snapshot. The scheduling loop asks it which waiting pods what was freed could
+ * admit (docs/scheduler.md, "Backoff").
+ */
+struct xp_sched_headroom;
+int xp_sched_headroom_new(struct xp_sched *sched, struct xp_sched_headroom **ret);
+void xp_sched_headroom_free(struct xp_sched_headroom *headroom);
+/*
+ * 1 when some node's headroom covers every resource pod requests (cpu, memory, a pod's place,
+ * each extended resource, whole devices as whole), taking the request from the first such node;
+ * or, with preemptor_priority given, when some node holds a pod of lower priority (evicting it
+ * may make room; nothing taken). 0 when neither. A necessary condition of the fit filter's: a
+ * pod refused cannot fit, one let through may still fail on what counts do not show (selectors,
+ * taints, NUMA, xpool.io/accelerator's kinds, shares of a device). -EINVAL with err as
+ * xp_sched_place() for a request it cannot understand; -ENOMEM.
+ */
+int xp_sched_headroom_take(struct xp_sched_headroom *headroom,
+                           const struct xp_pod *pod,
+                           const int64_t *preemptor_priority,
+                           struct xp_error *err);
+
+/*
  * One node's preferred devices for a request of whole devices, chosen by the same device
  * selection as xp_sched_place() (NVLink islands, PCIe switches, NUMA; docs/scheduler.md, "Device
  * selection"): the kubelet's GetPreferredAllocation. Of inventory's devices of `resource`, the
