@@ -411,8 +411,9 @@ void xp_agent_image_gc(struct xp_agent *a, const json_t *pods);
  * pull), nothing collected: no pod may be evicted before the next pass tries again. */
 int xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods, uint64_t *freed);
 
-/* events.c: a few threads that POST core/v1 Events about the node's pods, best effort, one pod's
- * in order. */
+/* events.c: a few threads that POST core/v1 Events about the node's pods, best effort, each
+ * Event's writes (its create, its counts) in order; a pod's Events may land in any order (their
+ * names, by time, keep a list's order). */
 int xp_agent_events_new(const struct xp_apiclient_options *api,
                         const char *node_name,
                         struct xp_agent_events **ret,

@@ -5,9 +5,11 @@
  * writer threads, each with its own connection, that write them, so the reconcile loop never
  * waits on the server. The writers write Events at once, so that these share the server's group
  * commits (one fsync for several, instead of one each: a short pod has three), while the writes
- * of one Event (its create, the counts of its repeats) go one after another, in order. Best effort,
- * as the kubelet's recorder: an event that cannot be written after a few tries, or that finds the
- * queue full, is dropped (and logged).
+ * of one Event (its create, the counts of its repeats) go one after another, in order; a pod's
+ * Events may land in any order (a watch may see Started before Created), their names (by time)
+ * keeping a list's and `kubectl describe`'s order. Best effort, as the kubelet's recorder: an
+ * event that cannot be written after a few tries, or that finds the queue full, is dropped (and
+ * logged).
  *
  * As the kubelet's event correlator does, the same event (pod, type, reason, message) again
  * within 10 minutes is not a new Event: the first one's count and lastTimestamp are updated
