@@ -411,12 +411,14 @@ void xp_agent_image_gc(struct xp_agent *a, const json_t *pods);
  * pull), nothing collected: no pod may be evicted before the next pass tries again. */
 int xp_agent_images_reclaim(struct xp_agent *a, const json_t *pods, uint64_t *freed);
 
-/* events.c: one thread that POSTs core/v1 Events about the node's pods, best effort. */
+/* events.c: a few threads that POST core/v1 Events about the node's pods, best effort, each
+ * Event's writes (its create, its counts) in order; a pod's Events may land in any order (their
+ * names, by time, keep a list's order). */
 int xp_agent_events_new(const struct xp_apiclient_options *api,
                         const char *node_name,
                         struct xp_agent_events **ret,
                         struct xp_error *err);
-/* Stops the thread; events not written yet are dropped. NULL is fine. */
+/* Stops the threads; events not written yet are dropped. NULL is fine. */
 void xp_agent_events_free(struct xp_agent_events *events);
 /* Queues an Event (type Warning or Normal) about the pod; events may be NULL (then nothing).
  * The same event again within 10 minutes counts on the first (count, lastTimestamp); beyond the

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Events the agent records about its pods (containers created, started, killed, backing off,
- * OOM-killed, their devices; a privileged container; a pod refused): a queue and one thread with
- * its own connection that writes them, so the reconcile loop never waits on the server. Best
- * effort, as the kubelet's recorder: an event that cannot be written after a few tries, or that
- * finds the queue full, is dropped (and logged).
+ * OOM-killed, their devices; a privileged container; a pod refused): a queue (eventq.h) and a few
+ * writer threads, each with its own connection, that write them, so the reconcile loop never
+ * waits on the server. The writers write Events at once, so that these share the server's group
+ * commits (one fsync for several, instead of one each: a short pod has three), while the writes
+ * of one Event (its create, the counts of its repeats) go one after another, in order; a pod's
+ * Events may land in any order (a watch may see Started before Created), their names (by time)
+ * keeping a list's and `kubectl describe`'s order. Best effort, as the kubelet's recorder: an
+ * event that cannot be written after a few tries, or that finds the queue full, is dropped (and
+ * logged).
  *
  * As the kubelet's event correlator does, the same event (pod, type, reason, message) again
  * within 10 minutes is not a new Event: the first one's count and lastTimestamp are updated
@@ -13,32 +18,27 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agent_internal.h"
+#include "eventq.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
 #include "xpool/strutil.h"
 #include "xpool/timeutil.h"
+#include "xpool/workers.h"
 
-#define QUEUE_MAX     64
+#define QUEUE_MAX     256 /* Events waiting or out */
+#define WRITERS       4   /* threads, each with its connection */
 #define TRIES         3
 #define SEEN_MAX      256                  /* events remembered for aggregation */
 #define SEEN_WINDOW   (600 * 1000000000LL) /* the same event within: counted */
 #define BUDGETS_MAX   256                  /* pods with a budget */
 #define BUDGET_BURST  25
 #define BUDGET_REFILL (300 * 1000000000LL) /* one more event per pod */
-
-struct event {
-        char *namespace;
-        char *name; /* an update of this Event (PATCH); NULL: a new one */
-        json_t *body;
-        struct event *next;
-};
 
 /* An event written recently: its key, its name and body (for the update), when. */
 struct seen {
@@ -54,28 +54,23 @@ struct budget {
 };
 
 struct xp_agent_events {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        struct event *head, *tail;
-        size_t n;
-        bool stopping, started;
-        struct xp_apiclient *client;
+        struct xp_workers *writers; /* its lock guards what follows */
+        struct xp_eventq *queue;
+        bool stopping;
+        const struct xp_apiclient_options *api;
+        struct xp_apiclient *clients[WRITERS]; /* cancelled on free: no wait for a timeout */
         char *node_name;
         uint64_t serial;
-        pthread_t thread;
         struct seen seen[SEEN_MAX];
         struct budget budgets[BUDGETS_MAX];
 };
 
-static void event_free(struct event *e)
-{
-        if (!e)
-                return;
-        free(e->namespace);
-        free(e->name);
-        json_decref(e->body);
-        free(e);
-}
+/* A writer thread's own: its client (its connection) and the Event it has out. */
+struct writer {
+        struct xp_work work;
+        struct xp_apiclient *client;
+        struct xp_eventq_item *item;
+};
 
 /*
  * What counts a repeat on its Event: a strategic merge patch of count and lastTimestamp, as the
@@ -92,7 +87,33 @@ static json_t *count_patch(const json_t *body)
                          json_object_get(body, "lastTimestamp"));
 }
 
-static int post(struct xp_agent_events *q, struct event *e)
+/* One try of e's write: its count update, or its create. */
+static int post_once(struct xp_apiclient *client,
+                     const struct xp_eventq_item *e,
+                     const char *path,
+                     struct xp_error *err)
+{
+        json_t *patch;
+        int r;
+
+        if (!e->name)
+                return xp_apiclient_json(client, "POST", path, NULL, e->body, NULL, NULL, err);
+        patch = count_patch(e->body);
+        if (!patch)
+                return -ENOMEM;
+        r = xp_apiclient_json(client,
+                              "PATCH",
+                              path,
+                              "application/strategic-merge-patch+json",
+                              patch,
+                              NULL,
+                              NULL,
+                              err);
+        json_decref(patch);
+        return r;
+}
+
+static int post(struct xp_apiclient *client, struct xp_eventq_item *e)
 {
         struct xp_error err = {0};
         char path[512];
@@ -110,23 +131,7 @@ static int post(struct xp_agent_events *q, struct event *e)
                         nanosleep(&ts, NULL);
                 }
                 xp_error_clear(&err);
-                if (e->name) {
-                        json_t *patch = count_patch(e->body);
-
-                        r = patch ? xp_apiclient_json(q->client,
-                                                      "PATCH",
-                                                      path,
-                                                      "application/strategic-merge-patch+json",
-                                                      patch,
-                                                      NULL,
-                                                      NULL,
-                                                      &err)
-                                  : -ENOMEM;
-                        json_decref(patch);
-                } else {
-                        r = xp_apiclient_json(
-                            q->client, "POST", path, NULL, e->body, NULL, NULL, &err);
-                }
+                r = post_once(client, e, path, &err);
                 if (r == -ENOENT && e->name) {
                         /* the Event to count on is gone: write it anew */
                         free(e->name);
@@ -135,10 +140,10 @@ static int post(struct xp_agent_events *q, struct event *e)
                         i--;
                         continue;
                 }
-                if (r == -EEXIST || r == -EPERM || r == -EINVAL || r == -ENOMEM)
+                if (r == -EEXIST || r == -EPERM || r == -EINVAL || r == -ENOMEM || r == -ECANCELED)
                         break;
         }
-        if (r < 0)
+        if (r < 0 && r != -ECANCELED)
                 xp_log(LOG_WARNING,
                        "agent: recording event %s: %s",
                        json_string_value(
@@ -147,31 +152,100 @@ static int post(struct xp_agent_events *q, struct event *e)
         return r;
 }
 
-static void *events_thread(void *userdata)
+/* ---- the writers: the pool's callbacks, all but writer_run with its lock held ------------ */
+
+static int writer_begin(void *userdata, void **ret_ctx)
+{
+        struct xp_agent_events *q = userdata;
+        struct writer *wr = calloc(1, sizeof(*wr));
+        struct xp_error err = {0};
+        int r;
+
+        if (!wr)
+                return -ENOMEM;
+        r = xp_apiclient_new(q->api, &wr->client, &err);
+        if (r < 0) {
+                xp_log(LOG_ERR,
+                       "agent: cannot make an event writer's client: %s",
+                       xp_error_message(&err));
+                free(wr);
+                return r;
+        }
+        for (unsigned i = 0; i < WRITERS; i++)
+                if (!q->clients[i]) {
+                        q->clients[i] = wr->client;
+                        break;
+                }
+        if (q->stopping)
+                xp_apiclient_cancel(wr->client);
+        *ret_ctx = wr;
+        return 0;
+}
+
+static void writer_end(void *userdata, void *ctx)
+{
+        struct xp_agent_events *q = userdata;
+        struct writer *wr = ctx;
+
+        for (unsigned i = 0; i < WRITERS; i++)
+                if (q->clients[i] == wr->client)
+                        q->clients[i] = NULL;
+        xp_apiclient_free(wr->client);
+        free(wr);
+}
+
+/* The oldest Event with no write of it out; none while stopping. */
+static int
+writer_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
+{
+        struct xp_agent_events *q = userdata;
+        struct writer *wr = ctx;
+
+        *ret_wake_ns = 0;
+        if (stopping || q->stopping || !(wr->item = xp_eventq_take(q->queue)))
+                return 0;
+        *ret = &wr->work;
+        return 1;
+}
+
+static void writer_run(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct writer *wr = ctx;
+
+        (void)userdata;
+        (void)work;
+        (void)post(wr->client, wr->item);
+}
+
+/* Written or given up (best effort, as the kubelet's recorder): the Event's next count may go. */
+static void writer_done(void *userdata, void *ctx, struct xp_work *work)
+{
+        struct xp_agent_events *q = userdata;
+        struct writer *wr = ctx;
+
+        (void)work;
+        xp_eventq_done(q->queue, TAKE_PTR(wr->item));
+        xp_workers_wake(q->writers);
+}
+
+static void writers_stopping(void *userdata)
 {
         struct xp_agent_events *q = userdata;
 
-        pthread_mutex_lock(&q->lock);
-        for (;;) {
-                struct event *e;
-
-                while (!q->stopping && !q->head)
-                        pthread_cond_wait(&q->cond, &q->lock);
-                if (q->stopping)
-                        break;
-                e = q->head;
-                q->head = e->next;
-                if (!q->head)
-                        q->tail = NULL;
-                q->n--;
-                pthread_mutex_unlock(&q->lock);
-                (void)post(q, e);
-                event_free(e);
-                pthread_mutex_lock(&q->lock);
-        }
-        pthread_mutex_unlock(&q->lock);
-        return NULL;
+        q->stopping = true;
+        for (unsigned i = 0; i < WRITERS; i++)
+                if (q->clients[i])
+                        xp_apiclient_cancel(q->clients[i]);
 }
+
+static const struct xp_workers_ops writer_ops = {
+    .run = writer_run,
+    .thread_begin = writer_begin,
+    .thread_end = writer_end,
+    .take = writer_take,
+    .done = writer_done,
+    .stopping = writers_stopping,
+};
 
 int xp_agent_events_new(const struct xp_apiclient_options *api,
                         const char *node_name,
@@ -185,18 +259,17 @@ int xp_agent_events_new(const struct xp_apiclient_options *api,
                 free(q);
                 return -ENOMEM;
         }
-        pthread_mutex_init(&q->lock, NULL);
-        pthread_cond_init(&q->cond, NULL);
-        r = xp_apiclient_new(api, &q->client, err);
-        if (r >= 0) {
-                r = -pthread_create(&q->thread, NULL, events_thread, q);
-                if (r < 0)
-                        xp_errorf(err, r, "starting the events thread: %s", strerror(-r));
-                q->started = r >= 0;
-        }
+        q->api = api;
+        r = xp_eventq_new(QUEUE_MAX, &q->queue);
+        if (r >= 0)
+                r = xp_workers_new(&(struct xp_workers_options){.ops = &writer_ops,
+                                                                .userdata = q,
+                                                                .threads = WRITERS},
+                                   &q->writers,
+                                   err);
         if (r < 0) {
                 xp_agent_events_free(q);
-                return r;
+                return xp_error_prefix(err, r, "starting the event writers");
         }
         *ret = q;
         return 0;
@@ -206,23 +279,8 @@ void xp_agent_events_free(struct xp_agent_events *q)
 {
         if (!q)
                 return;
-        pthread_mutex_lock(&q->lock);
-        q->stopping = true;
-        pthread_cond_broadcast(&q->cond);
-        pthread_mutex_unlock(&q->lock);
-        if (q->client)
-                xp_apiclient_cancel(q->client);
-        if (q->started)
-                pthread_join(q->thread, NULL);
-        while (q->head) {
-                struct event *e = q->head;
-
-                q->head = e->next;
-                event_free(e);
-        }
-        xp_apiclient_free(q->client);
-        pthread_cond_destroy(&q->cond);
-        pthread_mutex_destroy(&q->lock);
+        xp_workers_free(q->writers);
+        xp_eventq_free(q->queue);
         for (size_t i = 0; i < SEEN_MAX; i++) {
                 free(q->seen[i].key);
                 json_decref(q->seen[i].body);
@@ -332,21 +390,29 @@ static struct seen *seen_find(struct xp_agent_events *q, const char *key, int64_
         return NULL;
 }
 
-/* Remembers a new event (body borrowed): the oldest one makes room. */
-static void seen_add(struct xp_agent_events *q, char *key, json_t *body, int64_t now)
+/* Remembers a new event (key taken; a copy of body, which a writer sends meanwhile): the oldest
+ * one makes room. 0, or -ENOMEM with key freed. */
+static int seen_add(struct xp_agent_events *q, char *key, const json_t *body, int64_t now)
 {
         struct seen *s = &q->seen[0];
+        json_t *copy = json_deep_copy(body);
+
+        if (!copy) {
+                free(key);
+                return -ENOMEM;
+        }
 
         for (size_t i = 1; i < SEEN_MAX && s->key; i++)
                 if (!q->seen[i].key || q->seen[i].last_ns < s->last_ns)
                         s = &q->seen[i];
         free(s->key);
         json_decref(s->body);
-        *s = (struct seen){.key = key, .body = json_incref(body), .last_ns = now};
+        *s = (struct seen){.key = key, .body = copy, .last_ns = now};
+        return 0;
 }
 
 /* The update of a counted event: its body with count + 1 and lastTimestamp now. */
-static int seen_count(struct seen *s, struct event *e, int64_t now)
+static int seen_count(struct seen *s, struct xp_eventq_item *e, int64_t now)
 {
         char stamp[XP_RFC3339_MAX];
         json_t *count = json_object_get(s->body, "count");
@@ -363,21 +429,23 @@ static int seen_count(struct seen *s, struct event *e, int64_t now)
         return e->body && e->name ? 0 : -ENOMEM;
 }
 
-/* Queues e (taken); the lock is held. */
-static int enqueue(struct xp_agent_events *q, struct event *e, const char *what)
+/* Queues e (taken; its body made), its writes keyed by the Event's name; the lock is held. */
+static int enqueue(struct xp_agent_events *q, struct xp_eventq_item *e, const char *what)
 {
-        if (q->n >= QUEUE_MAX) {
-                xp_log(LOG_WARNING, "agent: dropping event %s: too many waiting", what);
-                event_free(e);
-                return -ENOBUFS;
+        const char *name =
+            json_string_value(json_object_get(json_object_get(e->body, "metadata"), "name"));
+        int r = name && (e->key = strdup(name)) ? xp_eventq_put(q->queue, e) : -ENOMEM;
+
+        if (r == -ENOMEM) {
+                xp_eventq_item_free(e);
+                return r;
         }
-        if (q->tail)
-                q->tail->next = e;
-        else
-                q->head = e;
-        q->tail = e;
-        q->n++;
-        pthread_cond_signal(&q->cond);
+        if (r < 0) {
+                xp_log(LOG_WARNING, "agent: dropping event %s: too many waiting", what);
+                xp_eventq_item_free(e);
+                return r;
+        }
+        xp_workers_wake(q->writers);
         return 0;
 }
 
@@ -391,7 +459,7 @@ int xp_agent_event_node(struct xp_agent_events *q,
                         const char *reason,
                         const char *message)
 {
-        struct event *e;
+        struct xp_eventq_item *e;
         json_t *source, *involved;
         int r;
 
@@ -400,7 +468,7 @@ int xp_agent_event_node(struct xp_agent_events *q,
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        pthread_mutex_lock(&q->lock);
+        xp_workers_lock(q->writers);
         e->namespace = strdup("default");
         e->body = event_json(q, "default", q->node_name, q->node_name, type, reason, message);
         involved = json_object_get(e->body, "involvedObject");
@@ -408,12 +476,12 @@ int xp_agent_event_node(struct xp_agent_events *q,
         if (!e->namespace || !involved || !source ||
             json_object_set_new(involved, "kind", json_string("Node")) < 0 ||
             json_object_del(involved, "namespace") < 0) {
-                event_free(e);
+                xp_eventq_item_free(e);
                 r = -ENOMEM;
         } else {
                 r = enqueue(q, e, reason);
         }
-        pthread_mutex_unlock(&q->lock);
+        xp_workers_unlock(q->writers);
         return r;
 }
 
@@ -427,7 +495,7 @@ int xp_agent_event_once(struct xp_agent_events *q,
                         bool once)
 {
         int64_t now = xp_agent_now_ns();
-        struct event *e;
+        struct xp_eventq_item *e;
         struct seen *s;
         char *key = NULL;
         int r = 0;
@@ -437,7 +505,7 @@ int xp_agent_event_once(struct xp_agent_events *q,
         if (asprintf(&key, "%s\n%s\n%s\n%s\n%s", ns, uid, type, reason, message) < 0)
                 return -ENOMEM;
         e = calloc(1, sizeof(*e));
-        pthread_mutex_lock(&q->lock);
+        xp_workers_lock(q->writers);
         s = seen_find(q, key, now);
         if (!e || (s && once) || !budget_take(q, uid, now)) {
                 /* told already, or the pod's budget is spent: dropped, as the kubelet does */
@@ -452,13 +520,12 @@ int xp_agent_event_once(struct xp_agent_events *q,
         if (r >= 0 && !e->namespace)
                 r = -ENOMEM;
         if (r >= 0 && !s)
-                seen_add(q, TAKE_PTR(key), e->body, now);
-        if (r >= 0) {
+                r = seen_add(q, TAKE_PTR(key), e->body, now);
+        if (r >= 0)
                 r = enqueue(q, TAKE_PTR(e), reason);
-        }
 out:
-        pthread_mutex_unlock(&q->lock);
-        event_free(e);
+        xp_workers_unlock(q->writers);
+        xp_eventq_item_free(e);
         free(key);
         return r;
 }

@@ -2,38 +2,20 @@
 /*
  * The Event recorder of the controllers. As Kubernetes' recorder, a report that repeats one
  * already made (same object, reason and message) counts on the same Event instead of adding one:
- * the Event's name is the object's and a hash of the three, so a repeat finds it without a list.
+ * event_names.c names the Events as Kubernetes does (the object's name and the time) and
+ * remembers which name each report got, so a repeat finds its Event without a list.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "registry_internal.h"
 #include "xpool/macro.h"
-#include "xpool/map.h"
 #include "xpool/store.h"
 #include "xpool/timeutil.h"
 
 #define EVENT_ATTEMPTS 8
-
-/* The Event's name: the object's name and a (FNV-1a) hash of what is reported. */
-static void event_name(const struct xp_registry_event *e, char buf[static XP_STORE_KEY_MAX + 1])
-{
-        const char *parts[] = {e->uid, e->reason, e->message};
-        uint64_t h = XP_HASH_INIT;
-
-        for (size_t i = 0; i < XP_ELEMENTSOF(parts);
-             i++) /* each with its NUL: "ab","c" != "a","bc" */
-                h = xp_hash_add(h, parts[i] ? parts[i] : "", strlen(parts[i] ? parts[i] : "") + 1);
-        snprintf(buf,
-                 XP_STORE_KEY_MAX + 1,
-                 "%.*s.%016" PRIx64,
-                 XP_STORE_KEY_MAX - 17,
-                 e->name ? e->name : "",
-                 h);
-}
 
 static json_t *
 core_event(const struct xp_registry_event *e, const char *ns, const char *name, const char *now)
@@ -105,14 +87,15 @@ new_event(const struct xp_registry_event *e, const char *ns, const char *name, c
         return event;
 }
 
-json_t *registry_event_new(const struct xp_registry_event *e,
+json_t *registry_event_new(struct xp_registry *registry,
+                           const struct xp_registry_event *e,
                            const char **ret_ns,
                            char ret_name[static XP_STORE_KEY_MAX + 1])
 {
         char now[XP_RFC3339_MAX];
 
         *ret_ns = e->namespace && e->namespace[0] ? e->namespace : "default";
-        event_name(e, ret_name);
+        (void)registry_event_name(registry, e, ret_name);
         xp_time_format_rfc3339(time(NULL), now);
         return new_event(e, *ret_ns, ret_name, now);
 }
@@ -189,13 +172,13 @@ int xp_registry_event_record(struct xp_registry *registry,
 {
         const char *ns = e->namespace && e->namespace[0] ? e->namespace : "default";
         char name[XP_STORE_KEY_MAX + 1], now[XP_RFC3339_MAX];
+        bool repeat = registry_event_name(registry, e, name);
         int r = -ESTALE;
 
-        event_name(e, name);
         xp_time_format_rfc3339(time(NULL), now);
         /* Most reports are new (a Scheduled Event names its pod's uid): the create comes first,
          * without a read, and only a repeat reads the Event to count on it. */
-        if (e->count <= 1) {
+        if (!repeat) {
                 r = create_event(registry, e, ns, name, now, err);
                 if (r != -EEXIST)
                         return r;
@@ -233,7 +216,7 @@ int registry_event_write(struct xp_registry *registry,
         uint64_t version = 0;
         int r;
 
-        event_name(e, name);
+        (void)registry_event_name(registry, e, name);
         xp_time_format_rfc3339(time(NULL), now);
         r = xp_store_get(registry->store, "events", ns, name, &event, &version, NULL);
         if (r == -ENOENT) {

@@ -231,8 +231,10 @@ static json_t *bind_copy(const json_t *pod)
 /* b's pod with the binding in it (r->pod) and its Event (r->event): 0, or b->result's error.
  * r->pod shares what the binding leaves as it was with b->pod, unless the caller asked for it
  * (b->ret_pod): that one is the caller's to change. */
-static int
-bind_ready(const struct xp_registry_binding *b, struct bind_ready *r, struct xp_error *err)
+static int bind_ready(struct xp_registry *registry,
+                      const struct xp_registry_binding *b,
+                      struct bind_ready *r,
+                      struct xp_error *err)
 {
         const json_t *meta = json_object_get(b->pod, "metadata");
         const char *name = json_string_value(json_object_get(meta, "name"));
@@ -249,7 +251,8 @@ bind_ready(const struct xp_registry_binding *b, struct bind_ready *r, struct xp_
         ret = bind_pod(r->pod, b->node, b->annotations);
         if (ret < 0)
                 return ret;
-        if (b->event && !(r->event = registry_event_new(b->event, &r->event_ns, r->event_name)))
+        if (b->event &&
+            !(r->event = registry_event_new(registry, b->event, &r->event_ns, r->event_name)))
                 return -ENOMEM;
         return 0;
 }
@@ -368,7 +371,7 @@ int xp_registry_pod_bind_many(struct xp_registry *registry, struct xp_registry_b
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 b[i].err = (struct xp_error){0};
-                b[i].result = bind_ready(&b[i], &ready[i], &b[i].err);
+                b[i].result = bind_ready(registry, &b[i], &ready[i], &b[i].err);
                 bind_ready_before(registry, &b[i], &ready[i]);
         }
         if (bind_hold(registry, ready, n) >= 0) {

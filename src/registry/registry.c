@@ -133,7 +133,9 @@ int xp_registry_new(struct xp_store *store, struct xp_registry **ret, struct xp_
         kind_cache_init(&registry->quotas, "resourcequotas");
         kind_cache_init(&registry->limitranges, "limitranges");
         kind_cache_init(&registry->serviceaccounts, "serviceaccounts");
-        r = namespaces_init(registry, err);
+        r = registry_event_names_init(&registry->event_names);
+        if (r >= 0)
+                r = namespaces_init(registry, err);
         if (r >= 0)
                 r = xp_priority_system_ensure(registry, err); /* as kube-apiserver at start */
         if (r < 0) {
@@ -154,6 +156,7 @@ void xp_registry_free(struct xp_registry *registry)
         kind_cache_done(&registry->limitranges);
         kind_cache_done(&registry->serviceaccounts);
         registry_quota_ledgers_free(registry);
+        registry_event_names_done(&registry->event_names);
         pthread_mutex_destroy(&registry->quota_lock);
         free(registry);
 }

@@ -48,8 +48,17 @@ struct kind_cache {
         json_t *by_namespace; /* namespace -> array of the kind's objects there */
 };
 
+/* The names handed to the controllers' Events, by what they report (event_names.c). */
+struct event_name_slot;
+struct event_names {
+        pthread_mutex_t lock;
+        struct event_name_slot *slots;
+        int64_t last_ns; /* the time in the last name: each new one is later */
+};
+
 struct xp_registry {
         struct xp_store *store;
+        struct event_names event_names;
         struct namespace_cache namespaces;
         struct priority_cache priority;
         struct kind_cache quotas, limitranges, serviceaccounts;
@@ -113,8 +122,11 @@ int kind_cache_list(struct kind_cache *cache,
                     struct xp_error *err);
 
 void priority_cache_init(struct xp_registry *registry);
-/* A new Event for e (event.c): its namespace and name in ret_ns/ret_name, NULL without memory. */
-json_t *registry_event_new(const struct xp_registry_event *e,
+/* A new Event for e (event.c): its namespace and name in ret_ns/ret_name, NULL without memory.
+ * A repeat of an Event still remembered gets that Event's name: its create fails (-EEXIST), and
+ * xp_registry_event_record() counts on it. */
+json_t *registry_event_new(struct xp_registry *registry,
+                           const struct xp_registry_event *e,
                            const char **ret_ns,
                            char ret_name[static XP_STORE_KEY_MAX + 1]);
 void priority_cache_done(struct xp_registry *registry);
@@ -127,6 +139,12 @@ int registry_event_write(struct xp_registry *registry,
                          const struct xp_registry_event *e,
                          char name[static XP_STORE_KEY_MAX + 1],
                          struct xp_store_group_write *ret);
+int registry_event_names_init(struct event_names *names);
+void registry_event_names_done(struct event_names *names);
+/* The name of e's Event (event_names.c): true when e repeats one that has it, else a new one. */
+bool registry_event_name(struct xp_registry *registry,
+                         const struct xp_registry_event *e,
+                         char name[static XP_STORE_KEY_MAX + 1]);
 /* Holds the namespaces a group of writes goes into, at once (namespace.c). */
 void registry_namespaces_hold(struct xp_registry *registry,
                               const char *const *ns,

@@ -55,6 +55,15 @@ static char *created_name(const struct request *req)
         return copy;
 }
 
+/* Whether the route is core/v1 Events (not events.k8s.io's, whose rules differ). */
+static bool core_events(const struct route *route, const struct request *req)
+{
+        const char *group = route->group ? route->group : req->group;
+        const char *resource = route->kind ? xp_kind_url_plural(route->kind) : route->resource;
+
+        return (!group || !group[0]) && resource && strcmp(resource, "events") == 0;
+}
+
 /* Whether the pod of the request is bound to the node (a node token's writes to its pods). */
 /* 1: the pod is bound to the node; 0: it is not; -ENOENT: there is no such pod. */
 static int pod_on_node(const struct request *req, const char *node)
@@ -130,7 +139,10 @@ int http_authorize(const struct route *route,
         enum auth_decision decision;
         char reason[1024], user[XP_TOKEN_SUBJECT_MAX + 32];
 
-        if (req->method == HTTP_POST && !route->subresource && who->role == XP_TOKEN_NODE)
+        /* a node may create any Event, whatever its name: its Events (three for each short pod)
+         * are not parsed twice */
+        if (req->method == HTTP_POST && !route->subresource && who->role == XP_TOKEN_NODE &&
+            !core_events(route, req))
                 name = created_name(req);
 
         struct auth_request areq = {

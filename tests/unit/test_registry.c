@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "registry_fixture.h"
+#include "xpool/macro.h"
 #include "xpool/strutil.h"
 
 static int setup(void **state)
@@ -516,6 +517,49 @@ static void events_count_repeats(void **state)
         assert_int_equal(count_events(f, "gone", &count), 0);
 }
 
+/* Kubernetes' names: the object's and the hex of the time in nanoseconds, each later than the
+ * one before, so name order (a list's, describe's within a second) is the order recorded. */
+static void events_named_by_time(void **state)
+{
+        struct registry_fixture *f = *state;
+        const char *reasons[] = {"Scheduled", "Pulled", "Created", "Started"};
+        struct xp_registry_event e = {.kind = "Pod",
+                                      .namespace = "default",
+                                      .name = "web",
+                                      .uid = "u7",
+                                      .component = "test",
+                                      .type = "Normal",
+                                      .message = "m"};
+        struct xp_error err = {0};
+        json_t *items, *item;
+        uint64_t version;
+        int64_t count;
+        size_t i;
+
+        for (i = 0; i < XP_ELEMENTSOF(reasons); i++) {
+                e.reason = reasons[i];
+                assert_int_equal(xp_registry_event_record(f->registry, &e, &err), 1);
+        }
+        assert_int_equal(xp_store_list(f->store, "events", "default", &items, &version, NULL), 0);
+        assert_int_equal(json_array_size(items), XP_ELEMENTSOF(reasons));
+        json_array_foreach(items, i, item)
+        {
+                const char *name = str_at(item, "metadata", "name");
+
+                /* listed in name order: the order recorded */
+                assert_string_equal(json_string_value(json_object_get(item, "reason")), reasons[i]);
+                assert_int_equal(strncmp(name, "web.", 4), 0);
+                assert_int_equal(strspn(name + 4, "0123456789abcdef"), 16);
+                assert_int_equal(strlen(name), 4 + 16);
+        }
+        json_decref(items);
+        /* a repeat counts on its Event */
+        e.reason = reasons[1];
+        assert_int_equal(xp_registry_event_record(f->registry, &e, &err), 1);
+        assert_int_equal(count_events(f, "default", &count), XP_ELEMENTSOF(reasons));
+        assert_int_equal(count, XP_ELEMENTSOF(reasons) + 1);
+}
+
 static void versions(void **state)
 {
         char buf[24];
@@ -543,6 +587,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(bindings_in_one_group, setup, teardown),
             cmocka_unit_test_setup_teardown(graceful_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(change, setup, teardown),
+            cmocka_unit_test_setup_teardown(events_named_by_time, setup, teardown),
             cmocka_unit_test_setup_teardown(events_count_repeats, setup, teardown),
             cmocka_unit_test(versions),
         };
