@@ -3,7 +3,11 @@
 """What a replay left unallocated, recounted from `xpool sim --export DIR`'s files alone (not the
 simulator's counters): the free GPU milli by piece size, the partly used GPUs by what they hold
 (and the points of the cluster each kind of GPU leaves free), the pods that fit nowhere by
-request, and where the small shares went (docs/simulator.md, "What is left, and what was tried").
+request, where the small shares went, and a ceiling for better packing of the shares: the shares
+the replay placed packed again offline onto as few GPUs as first-fit decreasing finds (no CPU,
+memory, node or arrival order), the GPUs that saves given to the one-GPU pods it dropped
+(optimistic: it ignores every constraint but the GPUs' 1000 milli and the arrival order)
+(docs/simulator.md, "What is left, and what was tried").
 
   bench/sim_leftover.py DIR [TOP]
 
@@ -21,6 +25,39 @@ def gpu_request(pod):
         res = c.get('resources', {})
         got = (res.get('requests') or res.get('limits') or {}).get('nvidia.com/gpu', got)
     return got
+
+
+def first_fit_decreasing(shares):
+    """The GPUs (their milli used) the shares take packed largest first, each on the first GPU
+    with room."""
+    gpus = []
+    for m in sorted(shares, reverse=True):
+        for i, used in enumerate(gpus):
+            if used + m <= 1000:
+                gpus[i] += m
+                break
+        else:
+            gpus.append(m)
+    return gpus
+
+
+def print_repack_ceiling(held, dropped, total):
+    """The allocation if the placed shares were packed first-fit decreasing and the GPUs that
+    frees took one-GPU pods the replay dropped."""
+    used = sum(sum(on) for on in held.values())
+    shared = [on for on in held.values() if any(m < 1000 for m in on)]
+    shares = [m for on in shared for m in on]
+    repacked = first_fit_decreasing(shares)
+    saved = len(shared) - len(repacked)
+    print('allocated: %.3f %%; GPUs holding shares: %d (%d shares, %.3f points free on them)'
+          % (100 * used / total, len(shared), len(shares),
+             100 * (1000 * len(shared) - sum(shares)) / total))
+    print('the same shares first-fit decreasing: %d GPUs (%.3f points free), 810m alone %d -> %d'
+          % (len(repacked), 100 * (1000 * len(repacked) - sum(shares)) / total,
+             sum(1 for on in shared if on == [810]), sum(1 for g in repacked if g == 810)))
+    whole = dropped.get('1', 0)
+    print('GPUs saved: %d; one-GPU pods dropped: %d; ceiling: %.3f %%'
+          % (saved, whole, 100 * (used + 1000 * min(saved, whole)) / total))
 
 
 def main():
@@ -70,6 +107,7 @@ def main():
                 small['%d on %s' % (m, '+'.join(map(str, sorted(on, reverse=True))))] += 1
     print('shares below 200 milli, with what they share a GPU with:',
           ', '.join('%s: %d' % kv for kv in small.most_common(top)))
+    print_repack_ceiling(held, dropped, total)
 
 
 if __name__ == '__main__':

@@ -493,6 +493,55 @@ static void xpool_keeps_cpu_for_the_gpus(void **state)
         free(second);
 }
 
+/*
+ * Where a share of cpu cores and gpu goes under xpool between node `fill`, 64 cores and a GPU 1
+ * holding 650m, and the other node, 8 cores and a GPU 0 holding 470m; the workload's pods ask
+ * 16 cores and 500m, 32 cores per GPU. The CPU key sends a small share to the other node (its CPU
+ * no longer covers its GPUs); through its returned device, the share's GPU.
+ */
+static char *share_between_nearly_full_and_cpu_poor(const char *fill, const char *gpu, int *dev)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 16000, .gpu_milli = 500, .gpu_count = 1, .weight = 1},
+        };
+        const char *other = strcmp(fill, "a") == 0 ? "b" : "a";
+        struct xp_error err = {0};
+        struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+        char *node;
+
+        add_node(s, fill, 64, 2, "G2");
+        add_node(s, other, 8, 2, "G2");
+        add_used(s, "f", fill, 1, 650);
+        add_used(s, "o", other, 0, 470);
+        assert_int_equal(
+            xp_sched_set_workload(s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 1, &err),
+            0);
+        node = place(s, 1, gpu, dev);
+        xp_sched_free(s);
+        return node;
+}
+
+/* A share that leaves at most 70 milli on a device goes there before the CPU key's node (320m
+ * beside 650m leaves 30, whichever the node order); one that would leave more (250m: 100) is
+ * left to the CPU key. */
+static void xpool_nearly_fills_a_device_first(void **state)
+{
+        const char *names[] = {"a", "b"};
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                int dev;
+                char *node = share_between_nearly_full_and_cpu_poor(names[i], "320m", &dev);
+
+                assert_string_equal(node, names[i]);
+                assert_int_equal(dev, 1);
+                free(node);
+                node = share_between_nearly_full_and_cpu_poor(names[i], "250m", &dev);
+                assert_string_not_equal(node, names[i]);
+                free(node);
+        }
+}
+
 /* The node's memo of FGD scores by pod shape must go when only its CPU changes: with 2 cores
  * left the workload's 8-core pods fit on neither GPU, so both are equal and the lowest wins. */
 static void fgd_memo_follows_the_node_cpu(void **state)
@@ -681,6 +730,7 @@ int main(void)
             cmocka_unit_test(xpool_prefers_a_used_node_unless_pods_are_bound_to_models),
             cmocka_unit_test(xpool_keeps_cpu_for_the_gpus),
             cmocka_unit_test(xpool_spares_models_that_bound_pods_contest),
+            cmocka_unit_test(xpool_nearly_fills_a_device_first),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
