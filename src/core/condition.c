@@ -39,43 +39,77 @@ bool xp_pod_condition_by_node(const char *type)
         return false;
 }
 
-/* *out (made on the first call): status with a list of conditions of its own, c appended. */
-static int keep(const json_t *status, const json_t *c, json_t **out)
+static bool phase_terminal(const json_t *status)
 {
-        json_t *conditions = json_object_get(status, "conditions");
+        const char *phase = json_string_value(json_object_get(status, "phase"));
 
-        if (!*out) {
-                *out = json_copy((json_t *)status);
-                conditions = json_is_array(conditions) ? json_copy(conditions) : json_array();
-                if (!*out || !conditions || json_object_set_new(*out, "conditions", conditions) < 0)
-                        return -ENOMEM;
-        }
-        conditions = json_object_get(*out, "conditions");
-        return json_array_append_new(conditions, json_deep_copy(c)) < 0 ? -ENOMEM : 0;
+        return xp_streq0(phase, "Succeeded") || xp_streq0(phase, "Failed");
 }
 
-int xp_pod_status_keep_conditions(const json_t *status, const json_t *was, json_t **ret)
+/*
+ * The conditions a node's write ends with, as mergePodStatus merges them: the node's own as it
+ * wrote them, then every other as stored (a stale copy's value loses), but for the node's
+ * DisruptionTarget as it ends the pod (its eviction: the stored phase not yet terminal, the
+ * written one terminal), which replaces or joins the stored one.
+ */
+static json_t *merged_conditions(const json_t *status, const json_t *was)
 {
-        json_t *out = NULL;
-        const json_t *c;
+        const json_t *written = xp_condition_get(status, "DisruptionTarget"), *c;
+        bool ending = written && !phase_terminal(was) && phase_terminal(status);
+        json_t *out = json_array();
         size_t i;
+        int r = 0;
 
-        if (!json_is_object(status))
-                return 0;
+        if (!out)
+                return NULL;
+        json_array_foreach(json_object_get(status, "conditions"), i, c)
+        {
+                if (xp_pod_condition_by_node(json_string_value(json_object_get(c, "type"))))
+                        r |= json_array_append_new(out, json_deep_copy(c));
+        }
         json_array_foreach(json_object_get(was, "conditions"), i, c)
         {
                 const char *type = json_string_value(json_object_get(c, "type"));
 
-                if (!type || xp_pod_condition_by_node(type) ||
-                    xp_condition_index(status, type) >= 0)
+                if (!type || xp_pod_condition_by_node(type))
                         continue;
-                if (keep(status, c, &out) < 0) {
-                        json_decref(out);
-                        return -ENOMEM;
-                }
+                if (ending && xp_streq0(type, "DisruptionTarget"))
+                        continue;
+                r |= json_array_append_new(out, json_deep_copy(c));
         }
-        if (!out)
+        if (ending)
+                r |= json_array_append_new(out, json_deep_copy(written));
+        if (r < 0) {
+                json_decref(out);
+                return NULL;
+        }
+        return out;
+}
+
+int xp_pod_status_keep_conditions(const json_t *status, const json_t *was, json_t **ret)
+{
+        const json_t *written;
+        json_t *conditions, *out;
+
+        if (!json_is_object(status))
                 return 0;
+        conditions = merged_conditions(status, was);
+        if (!conditions)
+                return -ENOMEM;
+        written = json_object_get(status, "conditions");
+        if (json_equal(conditions, written) || (!written && !json_array_size(conditions))) {
+                json_decref(conditions);
+                return 0;
+        }
+        out = json_copy((json_t *)status);
+        if (!out) {
+                json_decref(conditions);
+                return -ENOMEM;
+        }
+        if (json_object_set_new(out, "conditions", conditions) < 0) { /* the list goes with it */
+                json_decref(out);
+                return -ENOMEM;
+        }
         *ret = out;
         return 1;
 }

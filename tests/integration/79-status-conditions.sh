@@ -43,13 +43,14 @@ condition() {
   [[ $got == " " || -z $got ]] && echo none || echo "$got"
 }
 # PATCH of pod $1's status as the agent writes it (a strategic merge patch whose $patch: replace
-# replaces the whole status), with the token in file $2; the code printed, the answer in $tmp/patch
+# replaces the whole status), with the token in file $2 and the conditions ($3) of others its copy
+# held; the code printed, the answer in $tmp/patch
 status_write() {
   curl -sS --cacert "$data/pki/ca.crt" -o "$tmp/patch" -w '%{http_code}' -X PATCH \
     -H "Authorization: Bearer $(cat "$2")" -H 'Content-Type: application/strategic-merge-patch+json' \
     "$base/api/v1/namespaces/default/pods/$1/status" \
     -d '{"status": {"$patch": "replace", "phase": "Running", "conditions": [
-          {"type": "Ready", "status": "False", "reason": "StaleCopy", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}'
+          {"type": "Ready", "status": "False", "reason": "StaleCopy", "lastTransitionTime": "2026-01-01T00:00:00Z"}'"${3:-}"']}}'
 }
 kubectl config view --raw -o 'jsonpath={.users[0].user.token}' >"$tmp/admin.token"
 
@@ -73,7 +74,10 @@ EOF
 done
 
 # ---- a node's write from an older copy keeps it; an admin's replaces the status whole ------------
-check "the node's stale write" 0 status_write stale "$tmp/n1.token"
+# its copy holds an older value of the controller's condition, which must not come back
+check "the node's stale write" 0 status_write stale "$tmp/n1.token" \
+  ', {"type": "example.com/ready", "status": "False", "reason": "OlderValue"}'
+
 expect_in "the node's stale write: 200" "$tmp/out" "200"
 # the pod as that write stored it (the agent may write its own conditions again right after)
 cp "$tmp/patch" "$tmp/out"
@@ -83,7 +87,8 @@ c = {x["type"]: x for x in json.load(open(sys.argv[1]))["status"].get("condition
 for t in ("example.com/ready", "Ready"):
     print(t, c[t]["status"], c[t].get("reason", "")) if t in c else print(t, "gone")
 ' "$tmp/out" >"$tmp/conds" 2>&1 || true
-expect_in "a node's write keeps the controller's condition" "$tmp/conds" "example.com/ready True Checked"
+expect_in "a node's write keeps the controller's condition, not its copy's older value" "$tmp/conds" \
+  "example.com/ready True Checked"
 expect_in "... and its own condition is as it wrote it" "$tmp/conds" "Ready False StaleCopy"
 check "an admin's same write" 0 status_write plain "$tmp/admin.token"
 expect_in "an admin's same write: 200" "$tmp/out" "200"

@@ -112,27 +112,91 @@ static void test_node_write_keeps_others(void **state)
         json_decref(was);
 }
 
-static void test_node_write_stands(void **state)
+/* A stale copy's values of others' types lose to the stored ones; the write's own stand. */
+static void test_node_write_stale_others_lose(void **state)
 {
         json_t *was = status_of(STORED);
-        /* the node's own DisruptionTarget (its eviction of the pod), every other type there */
-        json_t *status = status_of("{\"conditions\": ["
+        json_t *status = status_of("{\"phase\": \"Running\", \"conditions\": ["
                                    "{\"type\": \"DisruptionTarget\", \"status\": \"True\","
                                    " \"reason\": \"TerminationByKubelet\"},"
-                                   "{\"type\": \"PodScheduled\", \"status\": \"True\"},"
-                                   "{\"type\": \"example.com/gate\", \"status\": \"False\"}]}");
+                                   "{\"type\": \"Ready\", \"status\": \"True\"},"
+                                   "{\"type\": \"example.com/gate\", \"status\": \"False\"},"
+                                   "{\"type\": \"example.com/gone\", \"status\": \"True\"}]}");
+        json_t *kept = NULL;
+
+        (void)state;
+        assert_int_equal(xp_pod_status_keep_conditions(status, was, &kept), 1);
+        assert_int_equal(json_array_size(json_object_get(kept, "conditions")), 4);
+        assert_string_equal(type_at(kept, 0), "Ready");
+        assert_string_equal(type_at(kept, 1), "PodScheduled");
+        assert_string_equal(type_at(kept, 2), "DisruptionTarget");
+        assert_string_equal(type_at(kept, 3), "example.com/gate");
+        assert_string_equal(json_string_value(json_object_get(
+                                xp_condition_get(kept, "DisruptionTarget"), "reason")),
+                            "EvictionByEvictionAPI");
+        assert_string_equal(json_string_value(json_object_get(
+                                xp_condition_get(kept, "example.com/gate"), "status")),
+                            "True");
+        assert_null(xp_condition_get(kept, "example.com/gone"));
+        json_decref(kept);
+        json_decref(status);
+        json_decref(was);
+}
+
+/* The node's DisruptionTarget as it ends the pod replaces the stored one; later, it does not. */
+static void test_node_disruption_as_it_ends(void **state)
+{
+        json_t *was = status_of(STORED);
+        json_t *ending = status_of("{\"phase\": \"Failed\", \"conditions\": ["
+                                   "{\"type\": \"DisruptionTarget\", \"status\": \"True\","
+                                   " \"reason\": \"TerminationByKubelet\"}]}");
+        json_t *ended = NULL, *kept = NULL;
+
+        (void)state;
+        assert_int_equal(xp_pod_status_keep_conditions(ending, was, &kept), 1);
+        assert_string_equal(json_string_value(json_object_get(
+                                xp_condition_get(kept, "DisruptionTarget"), "reason")),
+                            "TerminationByKubelet");
+        assert_int_equal(json_array_size(json_object_get(kept, "conditions")), 3);
+        /* the stored status is terminal now: a later write's value does not replace it */
+        json_decref(ended);
+        ended = status_of("{\"phase\": \"Failed\", \"conditions\": ["
+                          "{\"type\": \"DisruptionTarget\", \"status\": \"False\"}]}");
+        json_t *later = NULL;
+        assert_int_equal(xp_pod_status_keep_conditions(ended, kept, &later), 1);
+        assert_string_equal(json_string_value(json_object_get(
+                                xp_condition_get(later, "DisruptionTarget"), "status")),
+                            "True");
+        json_decref(later);
+        json_decref(kept);
+        json_decref(ended);
+        json_decref(ending);
+        json_decref(was);
+}
+
+static void test_node_write_stands(void **state)
+{
+        json_t *was = status_of("{\"phase\": \"Running\", \"conditions\": ["
+                                "{\"type\": \"Ready\", \"status\": \"True\"},"
+                                "{\"type\": \"PodScheduled\", \"status\": \"True\"}]}");
+        json_t *status = status_of("{\"conditions\": ["
+                                   "{\"type\": \"Ready\", \"status\": \"False\"},"
+                                   "{\"type\": \"PodScheduled\", \"status\": \"True\"}]}");
         json_t *no_conditions = status_of("{\"phase\": \"Running\"}"), *kept = NULL;
         json_t *stored_none = status_of("{\"phase\": \"Running\"}");
+        json_t *own_only =
+            status_of("{\"conditions\": [{\"type\": \"Ready\", \"status\": \"True\"}]}");
 
         (void)state;
         assert_int_equal(xp_pod_status_keep_conditions(status, was, &kept), 0);
         assert_null(kept);
-        assert_int_equal(xp_pod_status_keep_conditions(status, stored_none, &kept), 0);
+        assert_int_equal(xp_pod_status_keep_conditions(own_only, stored_none, &kept), 0);
+        assert_int_equal(xp_pod_status_keep_conditions(no_conditions, stored_none, &kept), 0);
         assert_int_equal(xp_pod_status_keep_conditions(NULL, was, &kept), 0);
         assert_null(kept);
         /* a write without a list gets one of what it must keep */
         assert_int_equal(xp_pod_status_keep_conditions(no_conditions, was, &kept), 1);
-        assert_int_equal(json_array_size(json_object_get(kept, "conditions")), 3);
+        assert_int_equal(json_array_size(json_object_get(kept, "conditions")), 1);
         assert_string_equal(type_at(kept, 0), "PodScheduled");
         assert_null(json_object_get(no_conditions, "conditions"));
         assert_true(xp_pod_condition_by_node("PodReadyToStartContainers"));
@@ -142,6 +206,7 @@ static void test_node_write_stands(void **state)
         json_decref(kept);
         json_decref(no_conditions);
         json_decref(stored_none);
+        json_decref(own_only);
         json_decref(status);
         json_decref(was);
 }
@@ -152,6 +217,8 @@ int main(void)
             cmocka_unit_test(test_found_by_type),
             cmocka_unit_test(test_absent),
             cmocka_unit_test(test_node_write_keeps_others),
+            cmocka_unit_test(test_node_write_stale_others_lose),
+            cmocka_unit_test(test_node_disruption_as_it_ends),
             cmocka_unit_test(test_node_write_stands),
         };
 

@@ -28,10 +28,13 @@ bool xp_pod_condition_by_node(const char *type);
 /*
  * A node's write of a pod's status keeps the conditions it does not own, as the kubelet's status
  * manager merges its status with the pod's (mergePodStatus): the agent builds a whole status
- * from its own copy of the pod, which may predate a condition another writer added since. 1
- * with *ret (the caller's reference): status, with each condition of was (the status as stored)
- * that is not the node's own and whose type status lacks appended, a copy; status itself is
- * unchanged, and *ret shares with it its other members. 0: nothing to keep (also when status is
- * not an object), *ret untouched. -ENOMEM.
+ * from its own copy of the pod, which may predate a condition another writer added or changed
+ * since. The result's conditions: the node's own as written, then every other as stored (the
+ * write's value of such a type, from a stale copy, loses), but for a DisruptionTarget the node
+ * writes as it ends the pod (stored phase not terminal, written phase Succeeded or Failed), which
+ * replaces or joins the stored one. 1 with *ret (the caller's reference): status with those
+ * conditions (copies); status itself is unchanged, and *ret shares with it its other members.
+ * 0: the write's conditions are already those (also when status is not an object), *ret
+ * untouched. -ENOMEM.
  */
 int xp_pod_status_keep_conditions(const json_t *status, const json_t *was, json_t **ret);
