@@ -356,15 +356,26 @@ static int bind_results(struct xp_registry *registry,
         return bound;
 }
 
-/* Whether now is still the pod decided on: the same uid and spec (nodeName included). */
+/* Whether member key of a and b is the same, both absent included. */
+static bool same_member(const json_t *a, const json_t *b, const char *key)
+{
+        const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+
+        return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+/* Whether now is still the pod decided on: the same uid, spec (nodeName included), labels and
+ * annotations. The scheduler decides on labels and annotations too (the queue whose limit
+ * admitted it, its gang, others' affinity to it): a pod relabelled meanwhile stays stale. */
 static bool same_decision(const json_t *decided, const json_t *now)
 {
-        const json_t *a = json_object_get(decided, "metadata"),
-                     *b = json_object_get(now, "metadata");
+        const json_t *a = json_object_get(decided, "metadata");
+        const json_t *b = json_object_get(now, "metadata");
 
         return xp_streq0(json_string_value(json_object_get(a, "uid")),
                          json_string_value(json_object_get(b, "uid"))) &&
-               json_equal(json_object_get(decided, "spec"), json_object_get(now, "spec"));
+               same_member(decided, now, "spec") && same_member(a, b, "labels") &&
+               same_member(a, b, "annotations");
 }
 
 /* b lost to a write that may have left it as decided on: bound again on the pod as it is now
