@@ -231,7 +231,7 @@ static int nominate(struct queue_ctl *ctl,
                 nominee_free(n);
                 return r;
         }
-        n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+        nominee_hold(ctl, sched, pod, n);
         r = xp_registry_change(ctl->registry,
                                "pods",
                                pod->metadata.namespace,

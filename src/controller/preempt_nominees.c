@@ -8,13 +8,20 @@
  * once its nomination is forgotten.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "queue_state.h"
+#include "xpool/log.h"
+#include "xpool/log_limit.h"
+#include "xpool/map.h"
 #include "xpool/preempt.h"
+
+/* A hold that keeps failing alike is said again after this long */
+#define HOLD_FAILED_SAID_AGAIN_MS 60000
 
 void nominee_free(struct nominee *n)
 {
@@ -71,11 +78,41 @@ static bool nominee_current(struct queue_ctl *ctl, const struct xp_sched *sched,
         return now < n->until_ms;
 }
 
-static void hold(struct xp_sched *sched, const struct xp_pod *pod, struct nominee *n)
+/*
+ * Holds what n was nominated to (pod: its pod as the caller has it). A hold that fails leaves
+ * the devices its victims free to the next pod tried, the victims' replacements first, and its
+ * nominee then evicts again: it is said (once a minute while the same) and tried again before
+ * the next pod (holds_due). One already held is left as it is: accounting it again and failing
+ * would leave the old hold in the snapshot with nobody to give it back.
+ */
+void nominee_hold(struct queue_ctl *ctl,
+                  struct xp_sched *sched,
+                  const struct xp_pod *pod,
+                  struct nominee *n)
 {
         struct xp_error err = {0};
+        uint64_t held_back = 0;
+        int r;
 
-        n->held = xp_sched_hold(sched, pod, &n->placement, &err) >= 0;
+        if (n->held)
+                return;
+        r = xp_sched_hold(sched, pod, &n->placement, &err);
+        n->held = r >= 0;
+        if (n->held)
+                return;
+        ctl->holds_due = true;
+        if (xp_log_limit_check(&ctl->hold_failed,
+                               xp_hash_string(n->key),
+                               xp_clock_monotonic_ms(ctl->clock),
+                               HOLD_FAILED_SAID_AGAIN_MS,
+                               &held_back))
+                xp_log(LOG_WARNING,
+                       "scheduler: the devices of nominee %s on node %s not held (tried again "
+                       "before the next pod; %" PRIu64 " more failures since last said): %s",
+                       n->key,
+                       n->placement.node ? n->placement.node : "(none)",
+                       held_back,
+                       err.msg[0] ? err.msg : strerror(-r));
 }
 
 bool nominee_waits(struct queue_ctl *ctl,
@@ -86,7 +123,7 @@ bool nominee_waits(struct queue_ctl *ctl,
         int64_t priority = pod->spec.priority.set ? pod->spec.priority.value : 0;
 
         if (n && nominee_current(ctl, sched, n)) {
-                hold(sched, pod, n);
+                nominee_hold(ctl, sched, pod, n);
                 return true;
         }
         /* forgotten (a renewed snapshot, a nomination run out) while its victims still go */
@@ -130,8 +167,8 @@ void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool
                 if (!nominee_current(ctl, sched, n) || (relisted && !n->listed))
                         queue_ctl_forget(
                             ctl, sched, n->pod->metadata.namespace, n->pod->metadata.name);
-                else if (!n->held)
-                        hold(sched, n->pod, n);
+                else
+                        nominee_hold(ctl, sched, n->pod, n);
         }
         ctl->nominees_relisted = false;
 }

@@ -5,6 +5,7 @@
  * and preempt.c (nominations, holds, evictions). */
 
 #include "queue_ctl.h"
+#include "xpool/log_limit.h"
 #include "xpool/map.h"
 #include "xpool/placement.h"
 #include "xpool/queue.h"
@@ -55,7 +56,8 @@ struct queue_ctl {
         struct xp_map device_resources; /* the resources nodes report devices of (name -> name) */
         struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
         struct xp_map nominees; /* key -> struct nominee */
-        bool holds_due;         /* some nominee's hold was given back for an attempt */
+        bool holds_due;         /* some nominee's hold was given back for an attempt, or failed */
+        struct xp_log_limit hold_failed; /* the holds that fail, said at most once a minute */
         /* the snapshot was renewed: the next hold pass drops nominees the relist did not bring */
         bool nominees_relisted;
         struct xp_sched *const *sched; /* the loop's snapshot, for the hooks (queue_hooks.c) */
@@ -108,6 +110,12 @@ char *nominee_key(const struct xp_pod *pod);
 /* Gives back the devices held for pod, if it is a nominee, for its own attempt (held again after
  * it by queue_ctl_hold_nominees()). */
 void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod);
+/* Holds the devices n was nominated to for pod, unless held already; a failure is logged
+ * (rate-limited) and tried again before the next pod (holds_due). */
+void nominee_hold(struct queue_ctl *ctl,
+                  struct xp_sched *sched,
+                  const struct xp_pod *pod,
+                  struct nominee *n);
 /* Whether pod (its nominee n, NULL: none) waits for its victims rather than preempting again:
  * n stands (held again), or its nominated node still has lower pods terminating. */
 bool nominee_waits(struct queue_ctl *ctl,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the scheduling loop writes, and the threads that write it: bindings (through the
- * registry, with the version decided on as precondition), the PodScheduled=False status of a pod
+ * registry, with the version decided on as precondition; a pod whose status alone was
+ * written since is bound as it is now, as kube's Binding), the PodScheduled=False status of a pod
  * that does not fit, and the Scheduled and FailedScheduling Events.
  *
  * Why bindings are written by workers: deciding is fast, but a durable write waits for its
@@ -473,11 +474,15 @@ static bool bind_slot_fill(struct xp_scheduler *s, struct bind_job *job, struct 
                 run_bind_alone(s, job, slot->message);
                 return false;
         }
-        slot->binding = (struct xp_registry_binding){.pod = job->pod,
-                                                     .version = job->version,
-                                                     .node = job->node,
-                                                     .annotations = job->annotations,
-                                                     .event = &slot->scheduled};
+        slot->binding =
+            (struct xp_registry_binding){.pod = job->pod,
+                                         .version = job->version,
+                                         .node = job->node,
+                                         .annotations = job->annotations,
+                                         .event = &slot->scheduled,
+                                         /* a status written meanwhile (the loop's own failure
+                                            status among them) does not send it back to wait */
+                                         .same_spec_will_do = true};
         if (job->event_message) {
                 slot->failed = event_about(
                     job->pod, "Warning", "FailedScheduling", job->event_message, job->event_count);

@@ -359,6 +359,61 @@ static int bind_results(struct xp_registry *registry,
         return bound;
 }
 
+/* Whether member key of a and b is the same, both absent included. */
+static bool same_member(const json_t *a, const json_t *b, const char *key)
+{
+        const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+
+        return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+/* Whether now is still the pod decided on: the same uid, spec (nodeName included), labels and
+ * annotations. The scheduler decides on labels and annotations too (the queue whose limit
+ * admitted it, its gang, others' affinity to it): a pod relabelled meanwhile stays stale. */
+static bool same_decision(const json_t *decided, const json_t *now)
+{
+        const json_t *a = json_object_get(decided, "metadata");
+        const json_t *b = json_object_get(now, "metadata");
+
+        return xp_streq0(json_string_value(json_object_get(a, "uid")),
+                         json_string_value(json_object_get(b, "uid"))) &&
+               same_member(decided, now, "spec") && same_member(a, b, "labels") &&
+               same_member(a, b, "annotations");
+}
+
+/* b lost to a write that may have left it as decided on: bound again on the pod as it is now
+ * while it is (b->result says how it ended). 1 bound, 0 not. */
+static int bind_again(struct xp_registry *registry, struct xp_registry_binding *b)
+{
+        const json_t *meta = json_object_get(b->pod, "metadata");
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        const char *name = json_string_value(json_object_get(meta, "name"));
+
+        for (unsigned attempt = 0; attempt < BIND_ATTEMPTS && b->result == -ESTALE; attempt++) {
+                struct xp_error err = {0};
+                json_t *now = NULL;
+                uint64_t version;
+                int r = xp_store_get(registry->store, "pods", ns, name, &now, &version, &err);
+
+                if (r >= 0 && !same_decision(b->pod, now)) {
+                        json_decref(now);
+                        return 0; /* changed where it matters: stale, as the group said */
+                }
+                if (r >= 0)
+                        r = bind_once(
+                            registry, ns, name, now, version, b->node, b->annotations, &err);
+                b->result = r < 0 ? r : 0;
+                if (r < 0)
+                        b->err = err;
+                if (r >= 0 && b->ret_pod)
+                        *b->ret_pod = json_incref(now);
+                if (r >= 0 && b->event)
+                        (void)xp_registry_event_record(registry, b->event, NULL);
+                json_decref(now);
+        }
+        return b->result == 0;
+}
+
 int xp_registry_pod_bind_many(struct xp_registry *registry, struct xp_registry_binding *b, size_t n)
 {
         _cleanup_free_ struct bind_ready *ready = calloc(n ? n : 1, sizeof *ready);
@@ -389,6 +444,9 @@ int xp_registry_pod_bind_many(struct xp_registry *registry, struct xp_registry_b
                 json_decref(ready[i].event);
                 json_decref(ready[i].before.object);
         }
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (b[i].result == -ESTALE && b[i].same_spec_will_do)
+                        r += bind_again(registry, &b[i]);
         return r;
 }
 

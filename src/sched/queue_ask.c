@@ -128,32 +128,74 @@ static int check_up(struct xp_queues *qs,
                    : 1;
 }
 
-/* What would admit the pod that block holds back. -ENOMEM. */
-static int unblock_text(struct xp_queues *qs, const struct block *k, char **ret)
+/*
+ * What would admit the pod that block k holds back (leaf: the pod's queue). Freeing is named
+ * only where it can make room: a queue with nothing allocated has nothing to free, and a pod
+ * that alone asks for more than the bound fits after no freeing. When the bound is a parent's,
+ * what is to be freed is its queues' (others' as well as the pod's own queue's). -ENOMEM.
+ */
+static int
+unblock_text(struct xp_queues *qs, const struct squeue *leaf, const struct block *k, char **ret)
 {
         char freed[XP_QUANTITY_STRING_MAX], to[XP_QUANTITY_STRING_MAX];
-        int64_t bound = k->kind == BLOCK_LIMIT ? k->q->limit[k->r] : k->q->guaranteed[k->r];
-        int64_t wanted = k->q->allocated[k->r] + k->requested;
+        char asked[XP_QUANTITY_STRING_MAX], held[XP_QUANTITY_STRING_MAX];
+        char bound_text[XP_QUANTITY_STRING_MAX], own[XP_QUANTITY_STRING_MAX];
+        const char *res = qs->res[k->r], *name = k->q->name;
+        bool limit = k->kind == BLOCK_LIMIT;
+        int64_t bound = limit ? k->q->limit[k->r] : k->q->guaranteed[k->r];
+        int64_t allocated = k->q->allocated[k->r];
+        _cleanup_free_ char *raise = NULL;
+        int r;
 
-        amount(wanted - bound, freed);
-        amount(wanted, to);
-        if (k->kind == BLOCK_LIMIT)
-                return asprintf(ret,
-                                "to unblock: %s %s freed in queue \"%s\" (its pods done or "
-                                "deleted), or its limit of %s raised to %s",
-                                freed,
-                                qs->res[k->r],
-                                k->q->name,
-                                qs->res[k->r],
-                                to);
-        return asprintf(ret,
-                        "to unblock: %s %s freed in queue \"%s\" (its pods done or deleted), "
-                        "its guaranteed %s raised to %s, or the queue made reclaimable",
-                        freed,
-                        qs->res[k->r],
-                        k->q->name,
-                        qs->res[k->r],
-                        to);
+        amount(allocated + k->requested - bound, freed);
+        amount(allocated + k->requested, to);
+        amount(k->requested, asked);
+        amount(allocated, held);
+        amount(bound, bound_text);
+        amount(leaf->allocated[k->r], own);
+        r = limit ? asprintf(&raise, "its limit of %s raised to %s", res, to)
+                  : asprintf(&raise,
+                             "its guaranteed %s raised to %s, or the queue made reclaimable",
+                             res,
+                             to);
+        if (r < 0)
+                return -ENOMEM;
+        if (allocated == 0)
+                r = asprintf(
+                    ret, "to unblock: queue \"%s\" has nothing allocated to free: %s", name, raise);
+        else if (k->requested > bound)
+                r = asprintf(ret,
+                             "to unblock: the pod asks for %s %s, more than queue \"%s\"'s %s of "
+                             "%s, so freeing its %s allocated cannot make room: %s",
+                             asked,
+                             res,
+                             name,
+                             limit ? "limit" : "guarantee",
+                             bound_text,
+                             held,
+                             raise);
+        else if (k->q != leaf)
+                r = asprintf(ret,
+                             "to unblock: %s %s freed in queue \"%s\"'s queues (their pods done or "
+                             "deleted; queue \"%s\" holds %s of its %s)%s %s",
+                             freed,
+                             res,
+                             name,
+                             leaf->name,
+                             own,
+                             held,
+                             limit ? ", or" : ",",
+                             raise);
+        else
+                r = asprintf(
+                    ret,
+                    "to unblock: %s %s freed in queue \"%s\" (its pods done or deleted)%s %s",
+                    freed,
+                    res,
+                    name,
+                    limit ? ", or" : ",",
+                    raise);
+        return r < 0 ? -ENOMEM : 0;
 }
 
 /* What would let a pod name queue, which leaf() refused. -ENOMEM. */
@@ -196,7 +238,7 @@ int xp_queues_unblock(struct xp_queues *qs,
                 k = find_block(qs, q, v);
                 if (k.kind == BLOCK_NONE)
                         return 0;
-                r = unblock_text(qs, &k, ret);
+                r = unblock_text(qs, q, &k, ret);
         }
         if (r < 0) {
                 *ret = NULL;

@@ -217,7 +217,8 @@ check "kubectl apply a Queue that may not borrow" 0 kubectl apply -f "$tmp/stead
 pod steady-0 2 0 "" steady >"$tmp/steady-0.yaml"
 check "a pod asking more than steady's guarantee" 0 kubectl apply -f "$tmp/steady-0.yaml"
 want='queue "steady" is not reclaimable and would exceed its guaranteed nvidia.com/gpu: 0 allocated + 2 requested > 1'
-unblock='to unblock: 1 nvidia.com/gpu freed in queue "steady" (its pods done or deleted), its guaranteed nvidia.com/gpu raised to 2, or the queue made reclaimable'
+# steady holds nothing: nothing it could free would make room (issue 19: it said "1 freed")
+unblock='to unblock: queue "steady" has nothing allocated to free: its guaranteed nvidia.com/gpu raised to 2, or the queue made reclaimable'
 poll "steady-0's PodScheduled message" 30 "$want" kubectl get pod steady-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'
 # the FailedScheduling Event: the message, then xpool's lines joined by " | "
 event_says() { # pod text (not poll's own variables: it runs this)

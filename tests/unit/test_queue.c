@@ -325,6 +325,67 @@ static void unblock_lines(void **state)
         xp_queues_free(qs);
 }
 
+/* Issue 19: an unblock line names freeing only where it can make room, and whose pods hold
+ * what is to be freed. */
+static void expect_unblock(struct xp_queues *qs, const char *queue, int64_t gpus, const char *want)
+{
+        const struct xp_queue_amount asked = {GPU, gpus * K};
+        char *text = NULL;
+
+        assert_int_equal(xp_queues_unblock(qs, queue, &asked, 1, &text), 1);
+        assert_string_equal(text, want);
+        free(text);
+}
+
+static void unblock_lines_free_only_what_can_be(void **state)
+{
+        (void)state;
+        struct xp_queues *qs = queues_new();
+
+        define(qs, "lone", NULL, 1, -1, 1, false);
+        define(qs, "capped", NULL, 0, 1, 1, true);
+        define(qs, "small", NULL, 0, 3, 1, true);
+        define(qs, "org", NULL, 8, 8, 1, true);
+        define(qs, "team-b", "org", 0, -1, 1, true);
+        define(qs, "team-c", "org", 0, -1, 1, true);
+        assert_int_equal(xp_queues_capacity(qs, GPU, 32 * K), 0);
+        gpus(qs, "small", 1, 0);
+        gpus(qs, "team-b", 8, 0);
+        xp_queues_compute(qs);
+        /* nothing to reclaim: the queue holds nothing */
+        expect_unblock(qs,
+                       "lone",
+                       2,
+                       "to unblock: queue \"lone\" has nothing allocated to free: its guaranteed "
+                       "nvidia.com/gpu raised to 2, or the queue made reclaimable");
+        expect_unblock(qs,
+                       "capped",
+                       2,
+                       "to unblock: queue \"capped\" has nothing allocated to free: its limit of "
+                       "nvidia.com/gpu raised to 2");
+        /* in use, but the pod alone is over the bound */
+        expect_unblock(qs,
+                       "small",
+                       4,
+                       "to unblock: the pod asks for 4 nvidia.com/gpu, more than queue \"small\"'s "
+                       "limit of 3, so freeing its 1 allocated cannot make room: its limit of "
+                       "nvidia.com/gpu raised to 5");
+        /* the parent's limit, held by another of its queues */
+        expect_unblock(qs,
+                       "team-c",
+                       1,
+                       "to unblock: 1 nvidia.com/gpu freed in queue \"org\"'s queues (their pods "
+                       "done or deleted; queue \"team-c\" holds 0 of its 8), or its limit of "
+                       "nvidia.com/gpu raised to 9");
+        expect_unblock(qs,
+                       "team-b",
+                       2,
+                       "to unblock: 2 nvidia.com/gpu freed in queue \"org\"'s queues (their pods "
+                       "done or deleted; queue \"team-b\" holds 8 of its 8), or its limit of "
+                       "nvidia.com/gpu raised to 10");
+        xp_queues_free(qs);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -336,6 +397,7 @@ int main(void)
             cmocka_unit_test(reclaim_down_to_fair_share),
             cmocka_unit_test(bad_specs),
             cmocka_unit_test(unblock_lines),
+            cmocka_unit_test(unblock_lines_free_only_what_can_be),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -384,6 +384,82 @@ static void bindings_in_one_group(void **state)
         json_decref(pods[0]);
 }
 
+/* Issue 19: a binding decided on a pod whose status alone changed since is made on the pod as
+ * it is now (kube's Binding has no version check), with its Event; one relabelled (its queue or
+ * gang may be another now), one whose spec changed, or one that did not ask for it, stays
+ * stale. */
+static void binding_after_a_status_write(void **state)
+{
+        static const char *const names[] = {"status", "label", "spec", "strict"};
+        const bool rebound[] = {true, false, false, false};
+        struct registry_fixture *f = *state;
+        struct xp_registry_binding b[4];
+        struct xp_registry_event events[4];
+        json_t *pods[4], *bound[4] = {0}, *now, *event;
+        uint64_t versions[4], version;
+        char text[256];
+
+        for (size_t i = 0; i < 4; i++) {
+                snprintf(text,
+                         sizeof text,
+                         "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":"
+                         "\"u-%s\"},\"spec\":{\"priority\":1}}",
+                         names[i],
+                         names[i]);
+                put(f, "pods", "default", names[i], text);
+                pods[i] = stored_pod(f, "default", names[i], &versions[i]);
+                /* written after the decision: a status, a label, the spec, a status */
+                now = json_deep_copy(pods[i]);
+                if (i == 1)
+                        json_object_set_new(json_object_get(now, "metadata"),
+                                            "labels",
+                                            json_pack("{s:s}", "team", "a"));
+                else if (i == 2)
+                        json_object_set_new(
+                            json_object_get(now, "spec"), "priority", json_integer(2));
+                else
+                        json_object_set_new(now, "status", json_pack("{s:s}", "phase", "Pending"));
+                fixture_put(f, "pods", "default", names[i], now);
+                events[i] = (struct xp_registry_event){.kind = "Pod",
+                                                       .namespace = "default",
+                                                       .name = names[i],
+                                                       .component = "test",
+                                                       .type = "Normal",
+                                                       .reason = "Scheduled",
+                                                       .message = names[i]};
+                b[i] = (struct xp_registry_binding){.pod = pods[i],
+                                                    .version = versions[i],
+                                                    .node = "n1",
+                                                    .event = &events[i],
+                                                    .ret_pod = &bound[i],
+                                                    .same_spec_will_do = i != 3};
+        }
+        assert_int_equal(xp_registry_pod_bind_many(f->registry, b, 4), 1);
+        for (size_t i = 0; i < 4; i++) {
+                json_t *pod = stored_pod(f, "default", names[i], &version);
+
+                assert_int_equal(b[i].result, rebound[i] ? 0 : -ESTALE);
+                assert_string_equal(
+                    str_at(pod, "spec", "nodeName") ? str_at(pod, "spec", "nodeName") : "",
+                    rebound[i] ? "n1" : "");
+                event = scheduled_event_of(f, "default", names[i], &version);
+                if (rebound[i]) {
+                        /* what was written meanwhile stays, and the Event says it */
+                        assert_string_equal(str_at(bound[i], "spec", "nodeName"), "n1");
+                        assert_non_null(event);
+                } else {
+                        assert_null(bound[i]);
+                        assert_null(event);
+                }
+                if (i == 0)
+                        assert_string_equal(str_at(pod, "status", "phase"), "Pending");
+                json_decref(event);
+                json_decref(pod);
+                json_decref(bound[i]);
+                json_decref(pods[i]);
+        }
+}
+
 static void graceful_deletion(void **state)
 {
         struct registry_fixture *f = *state;
@@ -584,6 +660,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(create_generates_what_the_server_owns, setup, teardown),
             cmocka_unit_test(update_keeps_what_the_server_owns),
             cmocka_unit_test_setup_teardown(binding, setup, teardown),
+            cmocka_unit_test_setup_teardown(binding_after_a_status_write, setup, teardown),
             cmocka_unit_test_setup_teardown(bindings_in_one_group, setup, teardown),
             cmocka_unit_test_setup_teardown(graceful_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(change, setup, teardown),

@@ -1113,6 +1113,127 @@ static void gang_member_event_while_binding(void **state)
         gang_bound_replacements_wait(f);
 }
 
+/*
+ * Issue 19: a nominee's hold that fails (out of memory, in the loop) is said and tried again
+ * before the next pod, not only at the next pass: until then the devices its victims free go to
+ * the next pod tried, the victims' replacements, and the nominee evicts again. The failure is
+ * made here by taking the hold's node away; given back, the hold is made before the next pod.
+ */
+static void a_failed_hold_is_tried_again(void **state)
+{
+        struct fixture *f = *state;
+        struct queue_ctl *ctl = f->scheduler->queues;
+        struct nominee *n;
+        char *node;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low-a", "2", 0, NULL, NULL);
+        put_pod(f, "low-b", "2", 0, NULL, NULL);
+        steps(f);
+        put_pod(f, "high", "4", 10, NULL, NULL);
+        steps(f);
+        n = xp_map_get(&ctl->nominees, "default/high");
+        assert_non_null(n);
+        assert_true(n->held);
+        /* given back for an attempt, and held again with no node to hold on: it fails */
+        queue_ctl_unhold(ctl, f->scheduler->sched, n->pod);
+        ctl->holds_due = false;
+        node = n->placement.node;
+        n->placement.node = NULL;
+        nominee_hold(ctl, f->scheduler->sched, n->pod, n);
+        assert_false(n->held);
+        assert_true(ctl->holds_due);
+        assert_true(ctl->hold_failed.said);
+        /* the cause gone, the next hold pass (before the next pod) holds it */
+        n->placement.node = node;
+        queue_ctl_hold_nominees(ctl, f->scheduler->sched, false);
+        assert_true(n->held);
+        agent_finishes(f, "low-a");
+        agent_finishes(f, "low-b");
+        put_pod(f, "low-c", "2", 0, NULL, NULL);
+        steps(f);
+        expect_pod(f, "high", "n1");
+        expect_pod(f, "low-c", "-");
+}
+
+/* A node of 8 NVIDIA GPUs (g0..g7). */
+static void put_eight_gpu_node(struct fixture *f, const char *name)
+{
+        char devices[1024] = "";
+        size_t used = 0;
+
+        for (int i = 0; i < 8; i++)
+                used += (size_t)snprintf(devices + used,
+                                         sizeof devices - used,
+                                         "%s{\"id\":\"g%d\",\"kind\":\"gpu\",\"vendor\":\"NVIDIA\","
+                                         "\"resourceName\":\"nvidia.com/gpu\",\"index\":%d}",
+                                         i ? "," : "",
+                                         i,
+                                         i);
+        fixture_put_text(
+            &f->base,
+            "nodes",
+            "",
+            name,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"110\","
+            "\"nvidia.com/gpu\":\"8\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+            "\"xpool\":{\"devices\":[%s]}}}",
+            name,
+            devices);
+}
+
+/*
+ * Issue 19, 62's shape: two nodes of 8 GPUs full of 16 one-GPU pods of priority 10; a gang of
+ * two 4-GPU members at 1000 evicts 8 of them. The victims go one by one, each followed by its
+ * replacement (a Deployment's), with passes between: the replacements never take what is held
+ * for the members, the gang is bound, and no second preemption evicts more than the first 8.
+ */
+static void gang_evicts_only_what_it_needs(void **state)
+{
+        struct fixture *f = *state;
+        char sweep[16][16], again[8][16];
+        const char *names[16];
+        size_t gone = 0;
+
+        put_eight_gpu_node(f, "n1");
+        put_eight_gpu_node(f, "n2");
+        for (size_t i = 0; i < 16; i++) {
+                snprintf(sweep[i], sizeof sweep[i], "sweep-%zu", i);
+                names[i] = sweep[i];
+                put_gpus_pod(f, sweep[i], 1, 10);
+        }
+        steps(f);
+        for (size_t i = 0; i < 2; i++) {
+                const char *name = i ? "g-1" : "g-0";
+                put_gpus_pod(f, name, 4, 1000);
+                assert_true(
+                    xp_registry_change(
+                        f->base.registry, "pods", "default", name, gang_labels, NULL, NULL, NULL) >=
+                    0);
+        }
+        steps(f);
+        assert_int_equal(terminating(f, names, 16), 8);
+        for (size_t i = 0; i < 16; i++) {
+                if (terminating(f, &names[i], 1) == 0)
+                        continue;
+                agent_finishes(f, names[i]);
+                snprintf(again[gone], sizeof again[gone], "again-%zu", gone);
+                put_gpus_pod(f, again[gone++], 1, 10);
+                f->base.now_ms += 100;
+                step(f);
+        }
+        steps(f);
+        f->base.now_ms += 100000; /* past any nomination: a second preemption could go now */
+        steps(f);
+        assert_true(bound(f, "g-0"));
+        assert_true(bound(f, "g-1"));
+        assert_int_equal(present(f, names, 16), 8);
+        assert_int_equal(terminating(f, names, 16), 0);
+        for (size_t i = 0; i < gone; i++)
+                expect_pod(f, again[i], "-");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1138,6 +1259,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(podgroup_priority_class, setup, teardown),
             cmocka_unit_test_setup_teardown(gang_preempts_devices_on_one_node, setup, teardown),
             cmocka_unit_test_setup_teardown(gang_member_event_while_binding, setup, teardown),
+            cmocka_unit_test_setup_teardown(a_failed_hold_is_tried_again, setup, teardown),
+            cmocka_unit_test_setup_teardown(gang_evicts_only_what_it_needs, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

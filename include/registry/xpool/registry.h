@@ -314,7 +314,13 @@ struct xp_registry_binding {
          * count of the failures before it), or NULL */
         const struct xp_registry_event *before;
         json_t **ret_pod; /* NULL, or gets the pod as bound */
-        int result;       /* 0 bound, else as xp_registry_pod_bind_reported()'s, with err */
+        /* a pod written since version, its uid, spec, labels and annotations still as decided
+         * on (its status written meanwhile), is bound as it is now rather than failing as stale:
+         * kube's Binding checks no version, only that the pod is unbound (the scheduler's own
+         * status write of a failure must not undo its next decision); xpool's scheduler also
+         * decides on labels (the queue, the gang), so a relabelled pod stays stale */
+        bool same_spec_will_do;
+        int result; /* 0 bound, else as xp_registry_pod_bind_reported()'s, with err */
         struct xp_error err;
 };
 
@@ -324,6 +330,9 @@ struct xp_registry_binding {
  * for all, in their order (each Event right after its binding). Each binding succeeds or fails
  * alone (a stale version, a pod bound or deleted meanwhile: b[i].result), and an Event is
  * written only with its binding. A before Event that loses a race is recorded after the group.
+ * A binding with same_spec_will_do that lost to a write leaving uid, spec, labels and annotations
+ * as they were is made again after the group, alone, on the pod as it is now (its Event recorded
+ * after it).
  * Returns how many were bound, or -ENOMEM when none was tried.
  */
 int xp_registry_pod_bind_many(struct xp_registry *registry,
