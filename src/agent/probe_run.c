@@ -79,6 +79,7 @@ static int reap(pid_t pid, int64_t deadline_ms)
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
         int st = 0, r = -ETIMEDOUT;
+        pid_t w;
 
         if (pidfd >= 0 && poll(&p, 1, xp_probe_left_ms(deadline_ms)) > 0)
                 r = 0;
@@ -88,12 +89,12 @@ static int reap(pid_t pid, int64_t deadline_ms)
                 if (pidfd < 0 || poll(&p, 1, STOP_WAIT_MS) <= 0)
                         kill(pid, SIGKILL);
         }
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
                 ;
         if (pidfd >= 0)
                 close(pidfd);
-        if (r < 0)
-                return r;
+        if (r < 0 || w != pid)
+                return r < 0 ? r : -ECHILD;
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -103,6 +104,18 @@ static void trim(char *s)
 
         while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
                 s[--n] = '\0';
+}
+
+/* The kubelet's words: command "sh -c sleep 5" timed out. */
+static void timed_out(char *const *argv, char *msg)
+{
+        size_t len = (size_t)snprintf(msg, XP_PROBE_MESSAGE_MAX, "command \"");
+
+        for (size_t i = 0; argv[i] && len < XP_PROBE_MESSAGE_MAX; i++)
+                len += (size_t)snprintf(
+                    msg + len, XP_PROBE_MESSAGE_MAX - len, "%s%s", i ? " " : "", argv[i]);
+        if (len < XP_PROBE_MESSAGE_MAX)
+                snprintf(msg + len, XP_PROBE_MESSAGE_MAX - len, "\" timed out");
 }
 
 static enum xp_probe_result
@@ -134,7 +147,7 @@ run_exec(const struct xp_probe_spec *spec, const struct xp_probe_target *t, char
         close(pipefd[0]);
         status = reap(pid, deadline);
         if (status < 0 || n < 0) {
-                snprintf(msg, XP_PROBE_MESSAGE_MAX, "command timed out");
+                timed_out(spec->command, msg);
         } else if (status == 127 && read_until(report, msg, XP_PROBE_MESSAGE_MAX, deadline) > 0) {
                 trim(msg); /* the helper's word of why the command did not run */
         } else {
