@@ -30,6 +30,11 @@ enum xp_probe_handler {
 
 /* The most bytes of an exec probe's output or an HTTP probe's response read (the kubelet's). */
 #define XP_PROBE_OUTPUT_MAX 10240
+/* The longest httpGet path (and header line) and host a probe may give: the request of one
+ * fits XP_PROBE_REQUEST_MAX with the usual headers; a longer path or host is refused. */
+#define XP_PROBE_PATH_MAX    1024
+#define XP_PROBE_HOST_MAX    255
+#define XP_PROBE_REQUEST_MAX 8192
 /* The longest message a probe result carries. */
 #define XP_PROBE_MESSAGE_MAX 512
 

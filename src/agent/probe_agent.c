@@ -7,6 +7,7 @@
  * takes the verdicts into its pods' memories (xp_podsync_set_probed(), _probe_kill()).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,8 @@ static int entry_add(struct xp_agent_probes *p,
         e->pod_ip = pod->pod_ip ? strdup(pod->pod_ip) : NULL;
         e->attempt = rec->attempt;
         e->pod_grace_s = json_is_integer(grace) ? json_integer_value(grace) : DEFAULT_GRACE_S;
+        if (e->pod_grace_s < 0 || e->pod_grace_s > INT32_MAX)
+                e->pod_grace_s = e->pod_grace_s < 0 ? 0 : INT32_MAX;
         e->seen = true;
         if (!e->uid || !e->namespace || !e->name || !e->container || (pod->pod_ip && !e->pod_ip) ||
             entry_specs(p, e, container) < 0) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <gnutls/gnutls.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "xpool/macro.h"
 
 /* At least 1: gnutls takes 0 for no timeout at all. */
 static int remaining(int64_t deadline_ms)
@@ -35,25 +37,42 @@ static bool has_header(char *const *headers, const char *name)
         return false;
 }
 
+/* Appends to buf (cap bytes, *len used): false, and *len past cap, once it does not fit. */
+_printf_(4, 5) static bool append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        if (*len >= cap)
+                return false;
+        va_start(ap, fmt);
+        n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+        va_end(ap);
+        *len = n < 0 ? cap : *len + (size_t)n;
+        return *len < cap;
+}
+
 /* The request, in buf of cap bytes: its length, or -1 when it does not fit. */
 static int request(const struct xp_probe_spec *spec, const char *host, char *buf, size_t cap)
 {
-        int len = snprintf(buf,
-                           cap,
-                           "GET %s HTTP/1.1\r\nConnection: close\r\n",
-                           spec->path[0] == '/' ? spec->path : "/");
+        size_t len = 0;
+        bool ok = append(buf,
+                         cap,
+                         &len,
+                         "GET %s HTTP/1.1\r\nConnection: close\r\n",
+                         spec->path[0] == '/' ? spec->path : "/");
 
-        if (!has_header(spec->headers, "Host"))
-                len += snprintf(buf + len, cap - (size_t)len, "Host: %s:%d\r\n", host, spec->port);
-        if (!has_header(spec->headers, "User-Agent"))
-                len += snprintf(buf + len, cap - (size_t)len, "User-Agent: kube-probe/1.32\r\n");
-        if (!has_header(spec->headers, "Accept"))
-                len += snprintf(buf + len, cap - (size_t)len, "Accept: */*\r\n");
-        for (size_t i = 0; spec->headers && spec->headers[i] && (size_t)len < cap; i++)
-                len += snprintf(buf + len, cap - (size_t)len, "%s\r\n", spec->headers[i]);
-        if ((size_t)len < cap)
-                len += snprintf(buf + len, cap - (size_t)len, "\r\n");
-        return (size_t)len < cap ? len : -1;
+        if (ok && !has_header(spec->headers, "Host"))
+                ok = append(buf, cap, &len, "Host: %s:%d\r\n", host, spec->port);
+        if (ok && !has_header(spec->headers, "User-Agent"))
+                ok = append(buf, cap, &len, "User-Agent: kube-probe/1.32\r\n");
+        if (ok && !has_header(spec->headers, "Accept"))
+                ok = append(buf, cap, &len, "Accept: */*\r\n");
+        for (size_t i = 0; ok && spec->headers && spec->headers[i]; i++)
+                ok = append(buf, cap, &len, "%s\r\n", spec->headers[i]);
+        if (ok)
+                ok = append(buf, cap, &len, "\r\n");
+        return ok ? (int)len : -1;
 }
 
 /* Plain sends and reads, or gnutls's on session. */
@@ -70,10 +89,17 @@ static ssize_t conn_io(struct conn *c, void *buf, size_t len, bool send_it)
 
         if (c->tls) {
                 gnutls_record_set_timeout(c->tls, (unsigned)remaining(c->deadline_ms));
-                do
+                for (;;) {
                         k = send_it ? gnutls_record_send(c->tls, buf, len)
                                     : gnutls_record_recv(c->tls, buf, len);
-                while (k == GNUTLS_E_AGAIN || k == GNUTLS_E_INTERRUPTED);
+                        if (k != GNUTLS_E_AGAIN && k != GNUTLS_E_INTERRUPTED)
+                                break;
+                        /* the socket is non-blocking: wait for it, never past the deadline */
+                        p.events = POLLIN | POLLOUT;
+                        if (xp_probe_now_ms() >= c->deadline_ms ||
+                            poll(&p, 1, remaining(c->deadline_ms)) <= 0)
+                                return -ETIMEDOUT;
+                }
                 return k < 0 ? (k == GNUTLS_E_PREMATURE_TERMINATION ? 0 : -EIO) : k;
         }
         if (poll(&p, 1, remaining(c->deadline_ms)) <= 0 || xp_probe_now_ms() > c->deadline_ms)
@@ -155,10 +181,18 @@ enum xp_probe_result xp_probe_http_run(const struct xp_probe_spec *spec,
         bool https = strcmp(spec->scheme, "HTTPS") == 0;
         struct conn c = {.fd = fd, .deadline_ms = deadline_ms};
         gnutls_certificate_credentials_t cred = NULL;
-        char req[2048], *resp = malloc(XP_PROBE_OUTPUT_MAX + 1);
+        char req[XP_PROBE_REQUEST_MAX], *resp = malloc(XP_PROBE_OUTPUT_MAX + 1);
         int len = request(spec, host, req, sizeof(req)), r = 0, code = -1;
         ssize_t n = -ENOMEM;
 
+        if (len < 0) {
+                free(resp);
+                snprintf(msg,
+                         XP_PROBE_MESSAGE_MAX,
+                         "httpGet: the request (path and headers) is longer than %d bytes",
+                         XP_PROBE_REQUEST_MAX);
+                return XP_PROBE_FAILURE;
+        }
         if (resp && len > 0 && https)
                 r = tls_begin(&c, &cred, host);
         if (resp && len > 0 && r >= 0)

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,7 +39,7 @@ int xp_probe_left_ms(int64_t deadline_ms)
 {
         int64_t left = deadline_ms - xp_probe_now_ms();
 
-        return left < 0 ? 0 : (int)left;
+        return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
 /* Reads fd until EOF or the deadline, keeping at most cap - 1 bytes (the rest is read and

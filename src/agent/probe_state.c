@@ -5,6 +5,7 @@
  * (tests/unit/test_probe.c).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,11 +30,14 @@ void xp_probe_spec_clear(struct xp_probe_spec *s)
         *s = (struct xp_probe_spec){0};
 }
 
-static int64_t number_or(const json_t *o, const char *key, int64_t fallback)
+/* An int32 of the probe (Kubernetes' type for them all), cut to lo..INT32_MAX: a bigger one
+ * would overflow the nanoseconds and milliseconds it is counted in. */
+static int64_t number_or(const json_t *o, const char *key, int64_t fallback, int64_t lo)
 {
         const json_t *v = json_object_get(o, key);
+        int64_t n = json_is_integer(v) ? json_integer_value(v) : fallback;
 
-        return json_is_integer(v) ? json_integer_value(v) : fallback;
+        return n < lo ? lo : n > INT32_MAX ? INT32_MAX : n;
 }
 
 /* A port by number, or by the name of one of the container's ports. */
@@ -96,6 +100,8 @@ static int parse_headers(const json_t *list, struct xp_probe_spec *s)
                 /* a line break in either would smuggle a header or a request in */
                 if (!name || !*name || strpbrk(name, "\r\n:") || (value && strpbrk(value, "\r\n")))
                         continue;
+                if (strlen(name) + (value ? strlen(value) : 0) > XP_PROBE_PATH_MAX)
+                        continue; /* the request would not fit: left out, as a bad one */
                 if (asprintf(&s->headers[n++], "%s: %s", name, value ? value : "") < 0) {
                         s->headers[n - 1] = NULL;
                         return -ENOMEM;
@@ -129,6 +135,8 @@ static int parse_handler(const json_t *container,
                 return port;
         s->port = port;
         s->host = copy_or_null(json_object_get(h, "host"));
+        if (s->host && strlen(s->host) > XP_PROBE_HOST_MAX)
+                return xp_errorf(err, -EINVAL, "host: longer than %d bytes", XP_PROBE_HOST_MAX);
         if (s->handler != XP_PROBE_HTTP)
                 return 0;
         s->scheme = copy_or_null(json_object_get(h, "scheme"));
@@ -139,6 +147,9 @@ static int parse_handler(const json_t *container,
                 return -ENOMEM;
         if (strcmp(s->scheme, "HTTP") != 0 && strcmp(s->scheme, "HTTPS") != 0)
                 return xp_errorf(err, -EINVAL, "httpGet.scheme %s: HTTP or HTTPS", s->scheme);
+        if (strlen(s->path) > XP_PROBE_PATH_MAX)
+                return xp_errorf(
+                    err, -EINVAL, "httpGet.path: longer than %d bytes", XP_PROBE_PATH_MAX);
         if (strpbrk(s->path, "\r\n \t"))
                 return xp_errorf(err, -EINVAL, "httpGet.path: no spaces or line breaks");
         return parse_headers(json_object_get(h, "httpHeaders"), s);
@@ -158,20 +169,12 @@ int xp_probe_spec_parse(const json_t *container,
                 return 0;
         s.set = true;
         /* the server defaults them (pod_defaults.c); the kubelet's values for a pod it did not */
-        s.initial_delay_s = number_or(probe, "initialDelaySeconds", 0);
-        s.period_s = number_or(probe, "periodSeconds", 10);
-        s.timeout_s = number_or(probe, "timeoutSeconds", 1);
-        s.success_threshold = number_or(probe, "successThreshold", 1);
-        s.failure_threshold = number_or(probe, "failureThreshold", 3);
-        s.termination_grace_s = number_or(probe, "terminationGracePeriodSeconds", -1);
-        if (s.period_s < 1)
-                s.period_s = 1;
-        if (s.timeout_s < 1)
-                s.timeout_s = 1;
-        if (s.success_threshold < 1)
-                s.success_threshold = 1;
-        if (s.failure_threshold < 1)
-                s.failure_threshold = 1;
+        s.initial_delay_s = number_or(probe, "initialDelaySeconds", 0, 0);
+        s.period_s = number_or(probe, "periodSeconds", 10, 1);
+        s.timeout_s = number_or(probe, "timeoutSeconds", 1, 1);
+        s.success_threshold = number_or(probe, "successThreshold", 1, 1);
+        s.failure_threshold = number_or(probe, "failureThreshold", 3, 1);
+        s.termination_grace_s = number_or(probe, "terminationGracePeriodSeconds", -1, -1);
         r = parse_handler(container, probe, &s, err);
         if (r < 0) {
                 if (r == -ENOMEM)

@@ -113,6 +113,43 @@ static void test_parse_errors(void **state)
         assert_int_equal(xp_probe_spec_parse(j, "livenessProbe", &s, &err), 0);
         assert_false(s.set);
         json_decref(j);
+        /* a path or host too long for a request is refused; huge numbers are cut to int32 */
+        j = json_pack("{s:s, s:{s:{s:i, s:s#}, s:I}}",
+                      "name",
+                      "a",
+                      "livenessProbe",
+                      "httpGet",
+                      "port",
+                      80,
+                      "path",
+                      "/aaaaaaaa",
+                      (size_t)9,
+                      "timeoutSeconds",
+                      (json_int_t)INT64_C(9000000000000000000));
+        assert_int_equal(xp_probe_spec_parse(j, "livenessProbe", &s, &err), 0);
+        assert_int_equal(s.timeout_s, INT32_MAX);
+        xp_probe_spec_clear(&s);
+        {
+                char long_path[4097];
+
+                memset(long_path, 'a', sizeof(long_path) - 1);
+                long_path[0] = '/';
+                long_path[sizeof(long_path) - 1] = '\0';
+                json_object_set_new(json_object_get(json_object_get(j, "livenessProbe"), "httpGet"),
+                                    "path",
+                                    json_string(long_path));
+                assert_int_equal(xp_probe_spec_parse(j, "livenessProbe", &s, &err), -EINVAL);
+                assert_non_null(strstr(err.msg, "httpGet.path: longer than"));
+                json_object_set_new(json_object_get(json_object_get(j, "livenessProbe"), "httpGet"),
+                                    "host",
+                                    json_string(long_path + 1));
+                json_object_set_new(json_object_get(json_object_get(j, "livenessProbe"), "httpGet"),
+                                    "path",
+                                    json_string("/"));
+                assert_int_equal(xp_probe_spec_parse(j, "livenessProbe", &s, &err), -EINVAL);
+                assert_non_null(strstr(err.msg, "host: longer than"));
+        }
+        json_decref(j);
 }
 
 static void test_readiness_transitions(void **state)
@@ -339,11 +376,38 @@ static void test_timeouts_and_refusals(void **state)
         assert_non_null(strstr(msg, "dial tcp 127.0.0.1:"));
 }
 
+/* Headers that together do not fit a request: the probe fails saying so, nothing overflows. */
+static void test_request_too_long(void **state)
+{
+        static char big[1000];
+        char *headers[12], msg[XP_PROBE_MESSAGE_MAX];
+        struct server srv = {0};
+        struct xp_probe_spec spec = {.set = true,
+                                     .handler = XP_PROBE_HTTP,
+                                     .scheme = "HTTP",
+                                     .path = "/",
+                                     .headers = headers,
+                                     .timeout_s = 1};
+        struct xp_probe_target t = {.pod_ip = "127.0.0.1"};
+
+        (void)state;
+        memset(big, 'v', sizeof(big) - 1);
+        for (size_t i = 0; i < 11; i++)
+                headers[i] = big;
+        headers[11] = NULL;
+        server_start(&srv, NULL);
+        spec.port = srv.port;
+        assert_int_equal(xp_probe_run(&spec, &t, msg), XP_PROBE_FAILURE);
+        assert_non_null(strstr(msg, "is longer than 8192 bytes"));
+        server_stop(&srv);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_parse),
             cmocka_unit_test(test_parse_errors),
+            cmocka_unit_test(test_request_too_long),
             cmocka_unit_test(test_readiness_transitions),
             cmocka_unit_test(test_liveness_threshold),
             cmocka_unit_test(test_startup_gates),
