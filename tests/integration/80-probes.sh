@@ -7,6 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+command -v openssl >/dev/null || { echo "SKIP: openssl is not installed"; exit 77; }
 data=$tmp/data
 up_pid=
 stop_all() {
@@ -23,6 +24,10 @@ export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
 mark=$((RANDOM % 900 + 100))$$
 port=$(port_before_listener) || exit 1
+tls_port=$(port_before_listener) || exit 1
+# a self-signed certificate: the HTTPS probe does not verify it, as the kubelet's does not
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/key.pem" \
+  -out "$tmp/cert.pem" -subj /CN=probe -days 1 2>/dev/null || { echo "FAIL openssl req"; exit 1; }
 
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name probe-node --netns-dir "$tmp/netns" \
   --ipc-dir "$tmp/ipc" --backoff-initial 200ms >"$tmp/up.log" 2>&1 &
@@ -105,6 +110,19 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: secure}
+spec:
+  runtimeClassName: process
+  containers:
+  - name: main
+    image: python
+    command: ["python3", "-c", "import http.server as h, ssl; s = h.ThreadingHTTPServer(('', $tls_port), h.SimpleHTTPRequestHandler); c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain('$tmp/cert.pem', '$tmp/key.pem'); s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()", "$mark"]
+    readinessProbe:
+      httpGet: {path: /, port: $tls_port, scheme: HTTPS}
+      periodSeconds: 1
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: slow}
 spec:
   runtimeClassName: process
@@ -136,7 +154,7 @@ spec:
       periodSeconds: 1
 EOF
 check "apply the pods" 0 "${kc[@]}" apply -f "$tmp/pods.yaml"
-for p in gate dead web slow rpc; do
+for p in gate dead web secure slow rpc; do
   wait_for "$p runs" 60 sh -c "[ \"\$(${kc[*]} get pod $p -o 'jsonpath={.status.phase}')\" = Running ]"
 done
 
@@ -170,6 +188,7 @@ expect_in "dead: refused" "$tmp/out" "connect: connection refused"
 wait_for "dead: restarted again" 60 restarts_above dead 1
 poll "web: ready" 30 true jp web '{.status.containerStatuses[0].ready}'
 poll "web: never restarted" 5 0 jp web '{.status.containerStatuses[0].restartCount}'
+poll "secure: ready through its HTTPS probe" 30 true jp secure '{.status.containerStatuses[0].ready}'
 
 # ---- startup gates liveness ------------------------------------------------------------------
 wait_for "slow: its startup probe fails" 30 has_event slow "Startup probe failed: cat: "
