@@ -123,6 +123,20 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: hang}
+spec:
+  runtimeClassName: process
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "exec sleep 3604.$mark"]
+    readinessProbe:
+      exec: {command: ["sh", "-c", "sleep 30.$mark"]}
+      timeoutSeconds: 1
+      periodSeconds: 2
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: slow}
 spec:
   runtimeClassName: process
@@ -154,7 +168,7 @@ spec:
       periodSeconds: 1
 EOF
 check "apply the pods" 0 "${kc[@]}" apply -f "$tmp/pods.yaml"
-for p in gate dead web secure slow rpc; do
+for p in gate dead web secure hang slow rpc; do
   wait_for "$p runs" 60 sh -c "[ \"\$(${kc[*]} get pod $p -o 'jsonpath={.status.phase}')\" = Running ]"
 done
 
@@ -190,6 +204,17 @@ poll "web: ready" 30 true jp web '{.status.containerStatuses[0].ready}'
 poll "web: never restarted" 5 0 jp web '{.status.containerStatuses[0].restartCount}'
 poll "secure: ready through its HTTPS probe" 30 true jp secure '{.status.containerStatuses[0].ready}'
 
+# ---- an exec probe past its timeout: ended, reaped, said in the kubelet's words --------------
+wait_for "hang: the timeout's Event" 30 has_event hang \
+  "Readiness probe failed: command \"sh -c sleep 30.$mark\" timed out"
+poll "hang: not ready" 5 false jp hang '{.status.containerStatuses[0].ready}'
+# each run is ended at its timeout: never more than the one in flight
+hung() { pgrep -f "^sleep 30\.$mark\$" | wc -l; }
+for i in 1 2 3 4 5 6; do
+  [[ "$(hung)" -le 1 ]] || { echo "FAIL hang: $(hung) probe commands at once"; failures=$((failures + 1)); break; }
+  sleep 1
+done
+
 # ---- startup gates liveness ------------------------------------------------------------------
 wait_for "slow: its startup probe fails" 30 has_event slow "Startup probe failed: cat: "
 wait_for "slow: failing for a few periods" 30 unhealthy_above slow 2
@@ -212,7 +237,7 @@ poll "rpc: not ready" 5 false jp rpc '{.status.containerStatuses[0].ready}'
 
 # ---- no probe process is left behind ----------------------------------------------------------
 check "delete the pods" 0 "${kc[@]}" delete -f "$tmp/pods.yaml" --wait=true --timeout=60s
-no_probe_left() { ! pgrep -f "^cat /tmp/(ready|started)\.$mark"; }
+no_probe_left() { ! pgrep -f "^(cat /tmp/(ready|started)|sleep 30)\.$mark"; }
 wait_for "no probe command is left" 20 no_probe_left
 # every exec probe's helper was reaped: no zombie child of the agent
 ps --ppid "$up_pid" -o stat= >"$tmp/out" 2>&1 || true
