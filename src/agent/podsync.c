@@ -49,6 +49,13 @@ struct cmem {
         bool held;                /* xp_podsync_hold(): not started, waiting as hold_reason says */
         char *hold_reason, *hold_message;
         int64_t hold_wake_ns;
+        /* the probes' verdicts (xp_podsync_set_probed()) about attempt probed_attempt - 1 */
+        unsigned probed_attempt;
+        bool probed_ready, probed_started;
+        /* a probe failed: attempt probe_kill_attempt - 1 is killed, SIGKILL at the deadline */
+        unsigned probe_kill_attempt;
+        int64_t probe_kill_deadline_ns;
+        char *probe_kill_message; /* the Killing Event's */
 };
 
 struct xp_podsync_memory {
@@ -95,6 +102,7 @@ static void cmem_done(struct cmem *c)
         free(c->config_error);
         free(c->hold_reason);
         free(c->hold_message);
+        free(c->probe_kill_message);
         outcome_done(&c->last);
         outcome_done(&c->prev);
 }
@@ -152,13 +160,16 @@ static int memory_copy(const struct xp_podsync_memory *src, struct xp_podsync_me
 
                 *d = *s;
                 d->name = d->config_error = d->hold_reason = d->hold_message = NULL;
+                d->probe_kill_message = NULL;
                 d->last = d->prev = (struct outcome){0};
                 dst->n++;
                 if (!(d->name = strdup(s->name)) || outcome_copy(&s->last, &d->last) < 0 ||
                     outcome_copy(&s->prev, &d->prev) < 0 ||
                     (s->config_error && !(d->config_error = strdup(s->config_error))) ||
                     (s->hold_reason && !(d->hold_reason = strdup(s->hold_reason))) ||
-                    (s->hold_message && !(d->hold_message = strdup(s->hold_message)))) {
+                    (s->hold_message && !(d->hold_message = strdup(s->hold_message))) ||
+                    (s->probe_kill_message &&
+                     !(d->probe_kill_message = strdup(s->probe_kill_message)))) {
                         memory_done(dst);
                         return -ENOMEM;
                 }
@@ -233,6 +244,44 @@ void xp_podsync_release_due(struct xp_podsync_memory *m, const char *reason, int
         }
 }
 
+const char *xp_podsync_memory_pod_ip(const struct xp_podsync_memory *m)
+{
+        return m && m->n_pod_ips > 0 ? m->pod_ips[0] : NULL;
+}
+
+int xp_podsync_set_probed(
+    struct xp_podsync_memory *m, const char *container, unsigned attempt, bool ready, bool started)
+{
+        struct cmem *c = m ? memory_get(m, container, false) : NULL;
+
+        if (!c)
+                return -ENOMEM;
+        c->probed_attempt = attempt + 1;
+        c->probed_ready = ready;
+        c->probed_started = started;
+        return 0;
+}
+
+int xp_podsync_probe_kill(struct xp_podsync_memory *m,
+                          const char *container,
+                          unsigned attempt,
+                          int64_t deadline_ns,
+                          const char *message)
+{
+        struct cmem *c = m ? memory_get(m, container, false) : NULL;
+        char *msg = message ? strdup(message) : NULL;
+
+        if (!c || (message && !msg)) {
+                free(msg);
+                return -ENOMEM;
+        }
+        free(c->probe_kill_message);
+        c->probe_kill_message = msg;
+        c->probe_kill_attempt = attempt + 1;
+        c->probe_kill_deadline_ns = deadline_ns;
+        return 0;
+}
+
 void xp_podsync_result_clear(struct xp_podsync_result *r)
 {
         if (!r)
@@ -282,6 +331,35 @@ struct cview {
 static bool succeeded(const struct cview *v)
 {
         return v->finished && v->mem->last.exit_code == 0;
+}
+
+static bool has_probe(const struct cview *v, const char *key)
+{
+        return v->spec && json_is_object(json_object_get(v->spec->extra, key));
+}
+
+/* Running, and its startup probe passed (or it has none). */
+static bool container_started(const struct cview *v)
+{
+        const struct cmem *c = v->mem;
+
+        if (!v->running)
+                return false;
+        return !has_probe(v, "startupProbe") ||
+               (c->probed_attempt == v->running->attempt + 1 && c->probed_started);
+}
+
+/* Running, and its probes say ready: a container with neither a readiness nor a startup probe
+ * is ready once it runs, one with either once the probes of its attempt said so. */
+static bool container_ready(const struct cview *v)
+{
+        const struct cmem *c = v->mem;
+
+        if (!v->running)
+                return false;
+        if (!has_probe(v, "readinessProbe") && !has_probe(v, "startupProbe"))
+                return true;
+        return c->probed_attempt == v->running->attempt + 1 && c->probed_ready;
 }
 
 static bool wants_restart(enum xp_restart_policy policy, bool init, const struct outcome *o)
@@ -550,7 +628,7 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                                "lastState",
                                last,
                                "ready",
-                               v->spec && (c->init ? succeeded(v) : running),
+                               v->spec && (c->init ? succeeded(v) : container_ready(v)),
                                "restartCount",
                                (int)restarts,
                                "image",
@@ -558,7 +636,7 @@ container_status_json(const struct xp_pod *pod, const struct cview *v, bool init
                                "imageID",
                                image_id(v),
                                "started",
-                               running);
+                               c->init ? running : container_started(v));
         if (cs && id && json_object_set_new(cs, "containerID", json_string(id)) < 0) {
                 json_decref(cs);
                 return NULL;
@@ -646,9 +724,9 @@ static bool not_succeeded(const struct cview *v)
         return !succeeded(v);
 }
 
-static bool not_running(const struct cview *v)
+static bool unready(const struct cview *v)
 {
-        return v->running == NULL;
+        return !container_ready(v);
 }
 
 static const char *const kubelet_conditions[] = {
@@ -743,7 +821,7 @@ set_conditions(json_t *status, const json_t *old_conds, const struct plan *p, in
                 conds = json_object_get(status, "conditions");
         }
         for (size_t i = 0; i < p->n_main; i++)
-                ready = ready && p->main[i].running;
+                ready = ready && container_ready(&p->main[i]);
         if (!p->inits_done && names_message("containers with incomplete status: ",
                                             p->init,
                                             p->n_init,
@@ -752,8 +830,7 @@ set_conditions(json_t *status, const json_t *old_conds, const struct plan *p, in
                 return -ENOMEM;
         if (!ready && !completed &&
             names_message(
-                "containers with unready status: ", p->main, p->n_main, not_running, &ready_msg) <
-                0)
+                "containers with unready status: ", p->main, p->n_main, unready, &ready_msg) < 0)
                 return -ENOMEM;
         if ((r = set_condition(conds,
                                old_conds,
@@ -1185,6 +1262,32 @@ static int plan_kills(struct sync *y)
         return 0;
 }
 
+/* The kills a failed liveness or startup probe asked for: SIGTERM once, SIGKILL at the probe's
+ * deadline, each with the probe's Killing message; the exit then restarts as restartPolicy says. */
+static int plan_probe_kills(struct sync *y)
+{
+        for (size_t i = y->n_init; i < y->n && !y->stopping; i++) {
+                struct cview *v = &y->views[i];
+                struct cmem *c = v->mem;
+                size_t before = y->res->n_actions;
+                bool now_kill;
+                int r;
+
+                if (!v->running || c->probe_kill_attempt != v->running->attempt + 1)
+                        continue;
+                now_kill = y->now_ns >= c->probe_kill_deadline_ns;
+                r = now_kill ? signal_once(y, i, &c->kill_attempt, SIGKILL)
+                             : signal_once(y, i, &c->term_attempt, SIGTERM);
+                if (r < 0)
+                        return r;
+                if (y->res->n_actions > before)
+                        y->res->actions[before].message = c->probe_kill_message;
+                if (!now_kill)
+                        wake_at(y->res, c->probe_kill_deadline_ns);
+        }
+        return 0;
+}
+
 /* The phase, the kubelet's way, kept once terminal. */
 static enum xp_pod_phase pod_phase(const struct sync *y, const struct plan *p)
 {
@@ -1278,7 +1381,8 @@ static int sync_pod(struct sync *y, struct xp_error *err)
                 y->m->terminal = server_phase;
         y->stopping = y->deleting || y->m->terminal != XP_POD_PHASE_UNSET;
         classify(y, &p);
-        if ((r = plan_forgets(y)) < 0 || (r = plan_starts(y)) < 0 || (r = plan_kills(y)) < 0)
+        if ((r = plan_forgets(y)) < 0 || (r = plan_starts(y)) < 0 || (r = plan_kills(y)) < 0 ||
+            (r = plan_probe_kills(y)) < 0)
                 return r;
         p.phase = pod_phase(y, &p);
         if (p.phase == XP_POD_SUCCEEDED || p.phase == XP_POD_FAILED)

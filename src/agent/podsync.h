@@ -45,6 +45,9 @@ void xp_podsync_memory_set_ips(struct xp_podsync_memory *m,
                                const char *const *pod_ips,
                                size_t n_pod_ips);
 
+/* The pod's first address as set last (the one its probes reach); NULL: none. */
+const char *xp_podsync_memory_pod_ip(const struct xp_podsync_memory *m);
+
 enum xp_podsync_action_kind {
         XP_PODSYNC_START,      /* start container `container`, attempt `attempt` (launch.c) */
         XP_PODSYNC_KILL,       /* send `signal` to container */
@@ -60,6 +63,7 @@ struct xp_podsync_action {
         bool init;
         unsigned attempt;
         int signal;
+        const char *message; /* KILL: the Killing Event's message; NULL: "Stopping container" */
 };
 
 struct xp_podsync_result {
@@ -106,6 +110,25 @@ int xp_podsync_hold(struct xp_podsync_memory *m,
                     const char *message,
                     int64_t wake_ns);
 void xp_podsync_release(struct xp_podsync_memory *m, const char *container, bool init);
+
+/*
+ * The probes' verdict about attempt of container (src/agent/probe_agent.c): a container whose
+ * spec has a readiness or startup probe is ready (containerStatuses[].ready, the Ready and
+ * ContainersReady conditions) only once the verdict about its running attempt says ready, and
+ * with a startup probe started only once it says started. -ENOMEM.
+ */
+int xp_podsync_set_probed(
+    struct xp_podsync_memory *m, const char *container, unsigned attempt, bool ready, bool started);
+/*
+ * A liveness or startup probe of attempt of container failed: it gets SIGTERM at the next sync
+ * and SIGKILL at deadline_ns, the Killing Events saying message; its exit restarts it as the
+ * pod's restartPolicy says, with the usual back-off. -ENOMEM.
+ */
+int xp_podsync_probe_kill(struct xp_podsync_memory *m,
+                          const char *container,
+                          unsigned attempt,
+                          int64_t deadline_ns,
+                          const char *message);
 /* Releases the containers held with reason whose wake time has come (the holder looks again at
  * their next START: the agent's wait for a ConfigMap or Secret, src/agent/podconfig.c). */
 void xp_podsync_release_due(struct xp_podsync_memory *m, const char *reason, int64_t now_ns);

@@ -27,6 +27,7 @@
 #include "nsgc.h"
 #include "podconfig.h"
 #include "podsync.h"
+#include "probe.h"
 #include "pull.h"
 #include "xpool/codec.h"
 #include "xpool/log.h"
@@ -69,8 +70,9 @@ struct loop {
         bool need_exits;    /* read the pods whose containers exited */
         bool adopted;       /* the first pass is done: networks of unknown pods torn down */
         int64_t reclaim_at; /* the next xp_runtime_reclaim_cgroups() */
-        struct xp_workers *starter; /* the container starts */
-        unsigned freed;             /* pods slimmed or dropped since the heap was last trimmed */
+        struct xp_workers *starter;     /* the container starts */
+        struct xp_agent_probes *probes; /* the running containers' probes (probe_agent.c) */
+        unsigned freed; /* pods slimmed or dropped since the heap was last trimmed */
 };
 
 static int state_compare(const void *a, const void *b)
@@ -785,8 +787,18 @@ static bool act(struct loop *l,
                 return r >= 0 && st->starting == 0;
         }
         case XP_PODSYNC_KILL:
-                xp_agent_events_killing(
-                    agent->events, st->namespace, st->name, st->uid, a->container);
+                if (a->message)
+                        (void)xp_agent_event_once(agent->events,
+                                                  st->namespace,
+                                                  st->name,
+                                                  st->uid,
+                                                  "Normal",
+                                                  "Killing",
+                                                  a->message,
+                                                  true);
+                else
+                        xp_agent_events_killing(
+                            agent->events, st->namespace, st->name, st->uid, a->container);
                 r = xp_runtime_kill(agent->runtime, st->uid, a->container, a->signal, &err);
                 if (r < 0 && r != -ESRCH)
                         xp_log(LOG_WARNING,
@@ -1114,6 +1126,7 @@ static void drop_states(struct loop *l)
                                st->name,
                                xp_error_message(&err));
                 remove_volumes(l, st);
+                xp_agent_probes_forget(l->probes, st->uid);
                 xp_agent_pull_forget(l->agent->pulls, st->uid);
                 tdelete(st, &l->tree, state_compare);
                 state_free(st);
@@ -1167,6 +1180,78 @@ static void pulls_done(struct loop *l)
         free(uids);
 }
 
+/* The probes of the pod's running containers as its sync left them; none once it is over. */
+static void track_probes(struct loop *l, struct podstate *st)
+{
+        struct xp_agent_probe_pod pod = {.uid = st->uid,
+                                         .namespace = st->namespace,
+                                         .name = st->name,
+                                         .pod = st->json,
+                                         .records = st->records,
+                                         .n_records = st->n_records,
+                                         .pod_ip = xp_podsync_memory_pod_ip(st->memory)};
+
+        if (st->done || st->gone || st->drop || !st->json || !st->memory)
+                xp_agent_probes_forget(l->probes, st->uid);
+        else if (xp_agent_probes_track(l->probes, &pod) < 0)
+                xp_log(LOG_ERR,
+                       "agent: the probes of pod %s/%s: out of memory",
+                       st->namespace,
+                       st->name);
+}
+
+/* The probes' verdicts into their pods' memories; those pods sync again (their status, kills). */
+static void probe_verdicts(struct loop *l)
+{
+        struct xp_agent_probe_verdict *v = NULL;
+        size_t n = xp_agent_probes_collect(l->probes, xp_agent_now_ns(), &v);
+
+        for (size_t i = 0; i < n; i++) {
+                struct podstate *st = state_find(l, v[i].uid);
+                int r;
+
+                if (!st || !st->memory)
+                        continue;
+                r = xp_podsync_set_probed(
+                    st->memory, v[i].container, v[i].attempt, v[i].ready, v[i].started);
+                if (r >= 0 && v[i].kill)
+                        r = xp_podsync_probe_kill(st->memory,
+                                                  v[i].container,
+                                                  v[i].attempt,
+                                                  v[i].kill_deadline_ns,
+                                                  v[i].kill_message);
+                if (r < 0)
+                        xp_log(LOG_ERR,
+                               "agent: the probes of pod %s/%s: out of memory",
+                               st->namespace,
+                               st->name);
+                st->dirty = true;
+        }
+        free(v);
+}
+
+/* Syncs the pods that changed or whose wake time came, and starts the due probes: the earliest
+ * time one of them asked to be woken (0: none). */
+static int64_t sync_pods(struct loop *l, int64_t now)
+{
+        int64_t next = 0, probe_at;
+
+        for (size_t i = 0; i < l->n_states; i++) {
+                struct podstate *st = l->states[i];
+
+                if (st->dirty || (st->wake_at_ns > 0 && st->wake_at_ns <= now)) {
+                        sync_pod(l, st);
+                        track_probes(l, st);
+                }
+                if (st->wake_at_ns > 0 && (next == 0 || st->wake_at_ns < next))
+                        next = st->wake_at_ns;
+        }
+        probe_at = xp_agent_probes_run_due(l->probes, now);
+        if (probe_at > 0 && (next == 0 || probe_at < next))
+                next = probe_at;
+        return next;
+}
+
 static bool wait_for_list(struct xp_agent *agent)
 {
         for (;;) {
@@ -1191,35 +1276,40 @@ void *xp_agent_reconcile_thread(void *userdata)
                        .backoff_max_ms = agent->backoff_max_ms,
                        .backoff_reset_ms = 600000},
         };
-        struct pollfd fds[6] = {
+        struct pollfd fds[7] = {
             {.fd = agent->stop_fd, .events = POLLIN},
             {.fd = agent->pods.wake_fd, .events = POLLIN},
             {.fd = -1, .events = POLLIN},
             {.fd = xp_runtime_event_fd(agent->runtime), .events = POLLIN},
             {.fd = xp_agent_pulls_fd(agent->pulls), .events = POLLIN},
             {.fd = xp_agent_network_fd(agent->network), .events = POLLIN}, /* -1: ignored */
+            {.fd = -1, .events = POLLIN},
         };
         struct xp_error err = {0};
         int r;
 
         if (!wait_for_list(agent))
                 return NULL;
-        r = xp_workers_new(&(struct xp_workers_options){.ops = &starter_ops,
-                                                        .userdata = agent->runtime,
-                                                        .threads = STARTERS,
-                                                        .notify = true},
-                           &l.starter,
-                           &err);
+        r = xp_agent_probes_new(agent->runtime, agent->events, &l.probes, &err);
+        if (r >= 0)
+                r = xp_workers_new(&(struct xp_workers_options){.ops = &starter_ops,
+                                                                .userdata = agent->runtime,
+                                                                .threads = STARTERS,
+                                                                .notify = true},
+                                   &l.starter,
+                                   &err);
         if (r < 0) {
                 xp_log(LOG_ERR,
                        "agent: cannot start the container starters: %s",
                        xp_error_message(&err));
+                xp_agent_probes_free(l.probes);
                 return NULL;
         }
         fds[2].fd = xp_workers_fd(l.starter);
+        fds[6].fd = xp_agent_probes_fd(l.probes);
         l.need_list = true;
         while (!atomic_load(&agent->stopping)) {
-                int64_t now, next = 0;
+                int64_t now, next;
                 int timeout = -1;
 
                 collect_starts(&l);
@@ -1230,14 +1320,7 @@ void *xp_agent_reconcile_thread(void *userdata)
                 else if (l.need_exits)
                         refresh_exits(&l);
                 now = xp_agent_now_ns();
-                for (size_t i = 0; i < l.n_states; i++) {
-                        struct podstate *st = l.states[i];
-
-                        if (st->dirty || (st->wake_at_ns > 0 && st->wake_at_ns <= now))
-                                sync_pod(&l, st);
-                        if (st->wake_at_ns > 0 && (next == 0 || st->wake_at_ns < next))
-                                next = st->wake_at_ns;
-                }
+                next = sync_pods(&l, now);
                 refresh_volumes(&l, now);
                 if (next == 0 || l.volumes_at < next)
                         next = l.volumes_at;
@@ -1263,11 +1346,14 @@ void *xp_agent_reconcile_thread(void *userdata)
                         drain(fds[1].fd);
                 if (fds[5].revents & POLLIN)
                         network_changes(&l);
+                if (fds[6].revents & POLLIN)
+                        probe_verdicts(&l);
                 /* xp_runtime_list() empties the runtime's event fd */
                 if (fds[3].revents & POLLIN)
                         l.need_exits = true;
         }
         xp_workers_free(l.starter);
+        xp_agent_probes_free(l.probes);
         for (size_t i = 0; i < l.n_states; i++)
                 state_free(l.states[i]);
         tdestroy(l.tree, free_nothing);

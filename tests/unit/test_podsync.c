@@ -1073,6 +1073,65 @@ static void image_ids(void **state)
         fx_done(&g);
 }
 
+/* A readiness probe keeps the container unready until its verdict; a liveness kill is SIGTERM
+ * with the probe's message, then SIGKILL at the deadline, then a restart. */
+static void probes(void **state)
+{
+        struct fx f;
+        struct xp_container_record r[2];
+        const json_t *cs;
+
+        (void)state;
+        fx_init(&f,
+                "{'nodeName':'n1','containers':[{'name':'app','image':'busybox',"
+                "'readinessProbe':{'exec':{'command':['cat','/tmp/ready']}},"
+                "'livenessProbe':{'tcpSocket':{'port':80}}}]}");
+        r[0] = running("app", 0, 0);
+        sync_at(&f, r, 1, 1, false);
+        assert_string_equal(phase(&f), "Running");
+        cs = json_array_get(json_object_get(f.res.status, "containerStatuses"), 0);
+        assert_true(json_is_false(json_object_get(cs, "ready")));
+        assert_true(json_is_true(json_object_get(cs, "started")));
+        check_status_member(&f,
+                            "conditions",
+                            "[{'type':'PodReadyToStartContainers','status':'True',"
+                            "'lastTransitionTime':'2027-01-15T08:00:01Z'},"
+                            "{'type':'Initialized','status':'True',"
+                            "'lastTransitionTime':'2027-01-15T08:00:01Z'},"
+                            "{'type':'Ready','status':'False','reason':'ContainersNotReady',"
+                            "'message':'containers with unready status: [app]',"
+                            "'lastTransitionTime':'2027-01-15T08:00:01Z'},"
+                            "{'type':'ContainersReady','status':'False',"
+                            "'reason':'ContainersNotReady',"
+                            "'message':'containers with unready status: [app]',"
+                            "'lastTransitionTime':'2027-01-15T08:00:01Z'}," SCHEDULED "]");
+        apply_status(&f);
+        /* a verdict about another attempt changes nothing */
+        assert_int_equal(xp_podsync_set_probed(f.m, "app", 3, true, true), 0);
+        sync_at(&f, r, 1, 2, false);
+        check_no_status(&f);
+        assert_int_equal(xp_podsync_set_probed(f.m, "app", 0, true, true), 0);
+        sync_at(&f, r, 1, 3, false);
+        cs = json_array_get(json_object_get(f.res.status, "containerStatuses"), 0);
+        assert_true(json_is_true(json_object_get(cs, "ready")));
+        apply_status(&f);
+        /* liveness failed: TERM now with the probe's message, KILL at the deadline */
+        assert_int_equal(xp_podsync_probe_kill(f.m, "app", 0, AT(10), "Container app failed"), 0);
+        sync_at(&f, r, 1, 4, false);
+        assert_string_equal(f.acts, "KILL app 15");
+        assert_string_equal(f.res.actions[0].message, "Container app failed");
+        assert_true(f.res.wake_at_ns == AT(10));
+        sync_at(&f, r, 1, 5, false);
+        assert_string_equal(f.acts, "");
+        sync_at(&f, r, 1, 10, false);
+        assert_string_equal(f.acts, "KILL app 9");
+        apply_status(&f);
+        r[0] = exited("app", 0, 0, 10, 137);
+        sync_at(&f, r, 1, 11, false);
+        assert_string_equal(f.acts, "FORGET app 0; START app 1");
+        fx_done(&f);
+}
+
 static void errors(void **state)
 {
         struct fx f;
@@ -1144,6 +1203,7 @@ int main(void)
             cmocka_unit_test(agent_restart_in_backoff),
             cmocka_unit_test(addresses),
             cmocka_unit_test(image_ids),
+            cmocka_unit_test(probes),
             cmocka_unit_test(errors),
         };
 
