@@ -1263,24 +1263,27 @@ static int plan_kills(struct sync *y)
 }
 
 /* The kills a failed liveness or startup probe asked for: SIGTERM once, SIGKILL at the probe's
- * deadline, each with the probe's Killing message; the exit then restarts as restartPolicy says. */
+ * deadline; the first of them carries the probe's Killing message, so that each restart is one
+ * more count on the Event, as the kubelet's; the exit then restarts as restartPolicy says. */
 static int plan_probe_kills(struct sync *y)
 {
         for (size_t i = y->n_init; i < y->n && !y->stopping; i++) {
                 struct cview *v = &y->views[i];
                 struct cmem *c = v->mem;
                 size_t before = y->res->n_actions;
-                bool now_kill;
+                bool now_kill, first;
                 int r;
 
                 if (!v->running || c->probe_kill_attempt != v->running->attempt + 1)
                         continue;
+                first = c->term_attempt != v->running->attempt + 1 &&
+                        c->kill_attempt != v->running->attempt + 1;
                 now_kill = y->now_ns >= c->probe_kill_deadline_ns;
                 r = now_kill ? signal_once(y, i, &c->kill_attempt, SIGKILL)
                              : signal_once(y, i, &c->term_attempt, SIGTERM);
                 if (r < 0)
                         return r;
-                if (y->res->n_actions > before)
+                if (first && y->res->n_actions > before)
                         y->res->actions[before].message = c->probe_kill_message;
                 if (!now_kill)
                         wake_at(y->res, c->probe_kill_deadline_ns);

@@ -788,14 +788,13 @@ static bool act(struct loop *l,
         }
         case XP_PODSYNC_KILL:
                 if (a->message)
-                        (void)xp_agent_event_once(agent->events,
-                                                  st->namespace,
-                                                  st->name,
-                                                  st->uid,
-                                                  "Normal",
-                                                  "Killing",
-                                                  a->message,
-                                                  true);
+                        (void)xp_agent_event(agent->events,
+                                             st->namespace,
+                                             st->name,
+                                             st->uid,
+                                             "Normal",
+                                             "Killing",
+                                             a->message);
                 else
                         xp_agent_events_killing(
                             agent->events, st->namespace, st->name, st->uid, a->container);

@@ -1125,6 +1125,8 @@ static void probes(void **state)
         assert_string_equal(f.acts, "");
         sync_at(&f, r, 1, 10, false);
         assert_string_equal(f.acts, "KILL app 9");
+        /* one Killing per restart: the SIGKILL of the same kill carries no message */
+        assert_null(f.res.actions[0].message);
         apply_status(&f);
         r[0] = exited("app", 0, 0, 10, 137);
         sync_at(&f, r, 1, 11, false);
