@@ -39,6 +39,13 @@ bool xp_pod_condition_by_node(const char *type)
         return false;
 }
 
+/* xpool's own condition of a pod whose device failed (src/agent/devhealth.c): the node writes
+ * it beside its DisruptionTarget as it ends the pod, and no one else does. */
+static bool by_node_beside_others(const char *type)
+{
+        return xp_streq0(type, "xpool.io/DeviceUnhealthy");
+}
+
 static bool phase_terminal(const json_t *status)
 {
         const char *phase = json_string_value(json_object_get(status, "phase"));
@@ -48,9 +55,10 @@ static bool phase_terminal(const json_t *status)
 
 /*
  * The conditions a node's write ends with, as mergePodStatus merges them: the node's own as it
- * wrote them, then every other as stored (a stale copy's value loses), but for the node's
- * DisruptionTarget as it ends the pod (its eviction: the stored phase not yet terminal, the
- * written one terminal), which replaces or joins the stored one.
+ * wrote them (xpool.io/DeviceUnhealthy too, where the write has it), then every other as stored
+ * (a stale copy's value loses), but for the node's DisruptionTarget as it ends the pod (its
+ * eviction: the stored phase not yet terminal, the written one terminal), which replaces or joins
+ * the stored one.
  */
 static json_t *merged_conditions(const json_t *status, const json_t *was)
 {
@@ -64,7 +72,9 @@ static json_t *merged_conditions(const json_t *status, const json_t *was)
                 return NULL;
         json_array_foreach(json_object_get(status, "conditions"), i, c)
         {
-                if (xp_pod_condition_by_node(json_string_value(json_object_get(c, "type"))))
+                const char *type = json_string_value(json_object_get(c, "type"));
+
+                if (xp_pod_condition_by_node(type) || by_node_beside_others(type))
                         r |= json_array_append_new(out, json_deep_copy(c));
         }
         json_array_foreach(json_object_get(was, "conditions"), i, c)
@@ -74,6 +84,8 @@ static json_t *merged_conditions(const json_t *status, const json_t *was)
                 if (!type || xp_pod_condition_by_node(type))
                         continue;
                 if (ending && xp_streq0(type, "DisruptionTarget"))
+                        continue;
+                if (by_node_beside_others(type) && xp_condition_index(status, type) >= 0)
                         continue;
                 r |= json_array_append_new(out, json_deep_copy(c));
         }

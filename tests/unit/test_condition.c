@@ -147,9 +147,11 @@ static void test_node_write_stale_others_lose(void **state)
 static void test_node_disruption_as_it_ends(void **state)
 {
         json_t *was = status_of(STORED);
-        json_t *ending = status_of("{\"phase\": \"Failed\", \"conditions\": ["
-                                   "{\"type\": \"DisruptionTarget\", \"status\": \"True\","
-                                   " \"reason\": \"TerminationByKubelet\"}]}");
+        json_t *ending =
+            status_of("{\"phase\": \"Failed\", \"conditions\": ["
+                      "{\"type\": \"DisruptionTarget\", \"status\": \"True\","
+                      " \"reason\": \"TerminationByKubelet\"},"
+                      "{\"type\": \"xpool.io/DeviceUnhealthy\", \"status\": \"True\"}]}");
         json_t *ended = NULL, *kept = NULL;
 
         (void)state;
@@ -157,7 +159,9 @@ static void test_node_disruption_as_it_ends(void **state)
         assert_string_equal(json_string_value(json_object_get(
                                 xp_condition_get(kept, "DisruptionTarget"), "reason")),
                             "TerminationByKubelet");
-        assert_int_equal(json_array_size(json_object_get(kept, "conditions")), 3);
+        /* the agent's device condition lands beside it */
+        assert_string_equal(type_at(kept, 0), "xpool.io/DeviceUnhealthy");
+        assert_int_equal(json_array_size(json_object_get(kept, "conditions")), 4);
         /* the stored status is terminal now: a later write's value does not replace it */
         json_decref(ended);
         ended = status_of("{\"phase\": \"Failed\", \"conditions\": ["

@@ -29,7 +29,8 @@ bool xp_pod_condition_by_node(const char *type);
  * A node's write of a pod's status keeps the conditions it does not own, as the kubelet's status
  * manager merges its status with the pod's (mergePodStatus): the agent builds a whole status
  * from its own copy of the pod, which may predate a condition another writer added or changed
- * since. The result's conditions: the node's own as written, then every other as stored (the
+ * since. The result's conditions: the node's own as written (and xpool.io/DeviceUnhealthy, the
+ * agent's, where the write has it), then every other as stored (the
  * write's value of such a type, from a stale copy, loses), but for a DisruptionTarget the node
  * writes as it ends the pod (stored phase not terminal, written phase Succeeded or Failed), which
  * replaces or joins the stored one. 1 with *ret (the caller's reference): status with those
