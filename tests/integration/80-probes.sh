@@ -244,7 +244,8 @@ poll "rpc: not ready" 5 false jp rpc '{.status.containerStatuses[0].ready}'
 check "delete the pods" 0 "${kc[@]}" delete -f "$tmp/pods.yaml" --wait=true --timeout=60s
 no_probe_left() { ! pgrep -f "^(cat /tmp/(ready|started)|sleep 30)\.$mark"; }
 wait_for "no probe command is left" 20 no_probe_left
-# every exec probe's helper was reaped: no zombie child of the agent
-ps --ppid "$up_pid" -o stat= >"$tmp/out" 2>&1 || true
-expect_count "no zombie left by the probes" "$tmp/out" 0 "Z"
+# every exec probe's helper is reaped: no zombie child of the agent stays (a child that just
+# exited is one until the agent's reaper runs, later under load, so this waits, bounded)
+no_zombie_child() { ! ps --ppid "$up_pid" -o stat= 2>/dev/null | grep -q Z; }
+wait_for "no zombie left by the probes" 20 no_zombie_child
 finish "probes"
