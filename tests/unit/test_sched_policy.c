@@ -542,6 +542,53 @@ static void xpool_nearly_fills_a_device_first(void **state)
         }
 }
 
+/*
+ * Where an unbound 320m share goes under xpool between node `t4`, 2 T4s with 650m on GPU 0 (the
+ * share would leave 30 milli there), and the other node, 8 idle G2s; the workload as in
+ * unbound_pod_between_models, so the T4s are contested (1.67). The model key and the nearly-full
+ * key disagree here: one node wins each, and nothing else ranks (the CPU key is off where pods
+ * are bound to models).
+ */
+static char *share_between_nearly_full_contested_and_spare(const char *t4, int *dev)
+{
+        const struct xp_sched_typical_pod typical[] = {
+            {.cpu_milli = 1000, .gpu_milli = 1000, .gpu_count = 1, .weight = 1},
+            {.cpu_milli = 1000, .gpu_milli = 1000, .gpu_count = 1, .models = "T4", .weight = 1},
+            {.cpu_milli = 1000, .gpu_milli = 1000, .gpu_count = 1, .models = "G2", .weight = 1},
+        };
+        struct xp_error err = {0};
+        struct xp_sched *s = new_sched(XP_SCHED_XPOOL);
+        char *node;
+
+        add_node(s, t4, 64, 2, "T4");
+        add_node(s, strcmp(t4, "a") == 0 ? "b" : "a", 64, 8, "G2");
+        add_used(s, "f", t4, 0, 650);
+        assert_int_equal(
+            xp_sched_set_workload(s, "nvidia.com/gpu", "nvidia.com/gpu.product", typical, 3, &err),
+            0);
+        node = place(s, 1, "320m", dev);
+        xp_sched_free(s);
+        return node;
+}
+
+/* The model key ranks above the nearly-full key (f404472; gpuspec33 lost 0.57 points at 100 %
+ * the other way): an unbound share spares the contested T4s even where it would nearly fill one
+ * of their devices, whichever the node order. */
+static void xpool_spares_contested_models_before_nearly_filling(void **state)
+{
+        const char *names[] = {"a", "b"};
+
+        (void)state;
+        for (size_t i = 0; i < 2; i++) {
+                int dev;
+                char *node = share_between_nearly_full_contested_and_spare(names[i], &dev);
+
+                assert_string_not_equal(node, names[i]);
+                assert_int_not_equal(dev, -1);
+                free(node);
+        }
+}
+
 /* The node's memo of FGD scores by pod shape must go when only its CPU changes: with 2 cores
  * left the workload's 8-core pods fit on neither GPU, so both are equal and the lowest wins. */
 static void fgd_memo_follows_the_node_cpu(void **state)
@@ -731,6 +778,7 @@ int main(void)
             cmocka_unit_test(xpool_keeps_cpu_for_the_gpus),
             cmocka_unit_test(xpool_spares_models_that_bound_pods_contest),
             cmocka_unit_test(xpool_nearly_fills_a_device_first),
+            cmocka_unit_test(xpool_spares_contested_models_before_nearly_filling),
             cmocka_unit_test(fgd_memo_follows_the_node_cpu),
             cmocka_unit_test(gpuclustering_keeps_one_shape_together),
             cmocka_unit_test(dotprod_and_random_place_and_repeat),
