@@ -121,13 +121,15 @@ check "its pin is still mounted, its namespace kept alive by nothing else" 0 mou
 touch "$orphan_pin"
 check "a pin of no pod" 0 unshare -i mount --bind /proc/self/ns/ipc "$orphan_pin"
 
+absent() { ! test -e "$1"; }
+
 # ---- started again on the same data directory ----------------------------------------------------
 start "$tmp/up2.log"
 wait_for "the restarted agent unmounts the pin of the pod that ended" 30 not_mounted "$short_pin"
-check "... and removes it" 1 test -e "$short_pin"
+wait_for "... and removes it (after the unmount)" 10 absent "$short_pin"
 wait_for "the pod that ended is Succeeded" 30 phase_is short Succeeded
 wait_for "the restarted agent unmounts the pin of no pod" 30 not_mounted "$orphan_pin"
-check "... and removes it" 1 test -e "$orphan_pin"
+wait_for "... and removes it (after the unmount)" 10 absent "$orphan_pin"
 expect_in "one line says the removal" "$tmp/up2.log" "removed $orphan_pin, the IPC namespace of no pod"
 check "the adopted pod's pin is kept" 0 mounted "$runner_pin"
 check "the adopted pod is Running" 0 phase_is runner Running
