@@ -22,6 +22,10 @@
 
 /* A hold that keeps failing alike is said again after this long */
 #define HOLD_FAILED_SAID_AGAIN_MS 60000
+/* A failed hold is tried again after this long, doubled at each failure in a row up to the
+ * most: tried before every pod, a hold that keeps failing cost pods x failing nominees holds */
+#define HOLD_RETRY_FIRST_MS 100
+#define HOLD_RETRY_MAX_MS   10000
 
 void nominee_free(struct nominee *n)
 {
@@ -78,11 +82,19 @@ static bool nominee_current(struct queue_ctl *ctl, const struct xp_sched *sched,
         return now < n->until_ms;
 }
 
+/* The earliest a failed hold is due again, for the hold passes before each pod. */
+static void holds_retry_at(struct queue_ctl *ctl, int64_t at_ms)
+{
+        if (ctl->holds_retry_ms == 0 || at_ms < ctl->holds_retry_ms)
+                ctl->holds_retry_ms = at_ms;
+}
+
 /*
  * Holds what n was nominated to (pod: its pod as the caller has it). A hold that fails leaves
  * the devices its victims free to the next pod tried, the victims' replacements first, and its
- * nominee then evicts again: it is said (once a minute while the same) and tried again before
- * the next pod (holds_due). One already held is left as it is: accounting it again and failing
+ * nominee then evicts again: it is said (once a minute while the same) and tried again after a
+ * backoff (HOLD_RETRY_FIRST_MS, doubling to HOLD_RETRY_MAX_MS), before the next pod once it is
+ * due (holds_retry_ms). One already held is left as it is: accounting it again and failing
  * would leave the old hold in the snapshot with nobody to give it back.
  */
 void nominee_hold(struct queue_ctl *ctl,
@@ -92,25 +104,39 @@ void nominee_hold(struct queue_ctl *ctl,
 {
         struct xp_error err = {0};
         uint64_t held_back = 0;
+        int64_t now;
         int r;
 
         if (n->held)
                 return;
+        now = xp_clock_monotonic_ms(ctl->clock);
+        if (now < n->hold_retry_ms) {
+                holds_retry_at(ctl, n->hold_retry_ms);
+                return;
+        }
         r = xp_sched_hold(sched, pod, &n->placement, &err);
         n->held = r >= 0;
-        if (n->held)
+        if (n->held) {
+                n->hold_gap_ms = 0;
+                n->hold_retry_ms = 0;
                 return;
-        ctl->holds_due = true;
+        }
+        n->hold_gap_ms = n->hold_gap_ms == 0                      ? HOLD_RETRY_FIRST_MS
+                         : n->hold_gap_ms < HOLD_RETRY_MAX_MS / 2 ? 2 * n->hold_gap_ms
+                                                                  : HOLD_RETRY_MAX_MS;
+        n->hold_retry_ms = now + n->hold_gap_ms;
+        holds_retry_at(ctl, n->hold_retry_ms);
         if (xp_log_limit_check(&ctl->hold_failed,
                                xp_hash_string(n->key),
-                               xp_clock_monotonic_ms(ctl->clock),
+                               now,
                                HOLD_FAILED_SAID_AGAIN_MS,
                                &held_back))
                 xp_log(LOG_WARNING,
                        "scheduler: the devices of nominee %s on node %s not held (tried again "
-                       "before the next pod; %" PRIu64 " more failures since last said): %s",
+                       "in %" PRId64 " ms; %" PRIu64 " more failures since last said): %s",
                        n->key,
                        n->placement.node ? n->placement.node : "(none)",
+                       n->hold_gap_ms,
                        held_back,
                        err.msg[0] ? err.msg : strerror(-r));
 }
@@ -151,11 +177,14 @@ void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool
 {
         struct xp_map *m = &ctl->nominees;
         bool relisted = ctl->nominees_relisted; /* holds_due too: this pass walks them all */
+        bool retry_due =
+            ctl->holds_retry_ms > 0 && xp_clock_monotonic_ms(ctl->clock) >= ctl->holds_retry_ms;
 
         ctl->nominees_relisted = false;
-        if (m->n == 0 || (!all && !ctl->holds_due))
+        if (m->n == 0 || (!all && !ctl->holds_due && !retry_due))
                 return;
         ctl->holds_due = false;
+        ctl->holds_retry_ms = 0; /* the walk meets every hold not made, each says when it is due */
         /* a removal leaves a tombstone: the walk goes on over the same slots */
         for (size_t i = 0; i < m->cap; i++) {
                 struct nominee *n = m->keys && m->keys[i] ? m->values[i] : NULL;
@@ -200,6 +229,8 @@ void queue_ctl_nominees_renewed(struct queue_ctl *ctl)
                         n->held = false;
                         n->placed = false;
                         n->listed = false;
+                        n->hold_retry_ms = 0; /* a new snapshot: what failed may not now */
+                        n->hold_gap_ms = 0;
                 }
         }
         ctl->holds_due = true;
@@ -232,5 +263,17 @@ void queue_ctl_forget(struct queue_ctl *ctl,
         n = xp_map_del(&ctl->nominees, key);
         if (n && n->held)
                 (void)xp_sched_release(sched, ns, name);
+        /* held, or given back for its attempt and not placed: room the parked pods may fit in,
+         * which no pod's end says (a hold that failed counts too: one walk more) */
+        if (n && (n->held || !n->placed))
+                ctl->room_freed = true;
         nominee_free(n);
+}
+
+bool queue_ctl_room_freed(struct queue_ctl *ctl)
+{
+        bool freed = ctl->room_freed;
+
+        ctl->room_freed = false;
+        return freed;
 }

@@ -96,6 +96,9 @@ void queue_ctl_forget(struct queue_ctl *ctl,
  * (once per pass), else only when some hold was given back since.
  */
 void queue_ctl_hold_nominees(struct queue_ctl *ctl, struct xp_sched *sched, bool all);
+/* Whether a nominee's hold was given back for good since the last call (its nomination run out,
+ * its pod gone or nominated again): room the parked pods may fit in, which no pod's end says. */
+bool queue_ctl_room_freed(struct queue_ctl *ctl);
 /* The loop placed a nominee (its binding on its way: placed true) or its binding failed. */
 void queue_ctl_nominee_placed(struct queue_ctl *ctl, const char *ns, const char *name, bool placed);
 

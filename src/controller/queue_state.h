@@ -42,6 +42,10 @@ struct nominee {
         bool held;   /* the hold is in the snapshot now */
         bool placed; /* placed by the loop, its binding on its way: nothing to hold */
         bool listed; /* its pod, still waiting, came back in the relist since the last renewal */
+        /* a hold that failed is not tried again before hold_retry_ms; the gap doubles at each
+         * failure in a row, HOLD_RETRY_FIRST_MS to HOLD_RETRY_MAX_MS (preempt_nominees.c) */
+        int64_t hold_retry_ms;
+        int64_t hold_gap_ms;
 };
 
 struct queue_ctl {
@@ -56,7 +60,9 @@ struct queue_ctl {
         struct xp_map device_resources; /* the resources nodes report devices of (name -> name) */
         struct xp_map defined;  /* queue name -> char * (the name): the Queues to write status of */
         struct xp_map nominees; /* key -> struct nominee */
-        bool holds_due;         /* some nominee's hold was given back for an attempt, or failed */
+        bool holds_due;         /* some nominee's hold was given back for an attempt */
+        int64_t holds_retry_ms; /* the earliest a failed hold is tried again, 0: none failed */
+        bool room_freed; /* a hold given back for good: the parked pods may fit (room_freed()) */
         struct xp_log_limit hold_failed; /* the holds that fail, said at most once a minute */
         /* the snapshot was renewed: the next hold pass drops nominees the relist did not bring */
         bool nominees_relisted;
@@ -110,8 +116,8 @@ char *nominee_key(const struct xp_pod *pod);
 /* Gives back the devices held for pod, if it is a nominee, for its own attempt (held again after
  * it by queue_ctl_hold_nominees()). */
 void queue_ctl_unhold(struct queue_ctl *ctl, struct xp_sched *sched, const struct xp_pod *pod);
-/* Holds the devices n was nominated to for pod, unless held already; a failure is logged
- * (rate-limited) and tried again before the next pod (holds_due). */
+/* Holds the devices n was nominated to for pod, unless held already or a failure's backoff
+ * runs; a failure is logged (rate-limited) and tried again after its backoff (holds_retry_ms). */
 void nominee_hold(struct queue_ctl *ctl,
                   struct xp_sched *sched,
                   const struct xp_pod *pod,

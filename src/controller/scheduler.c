@@ -698,6 +698,8 @@ static size_t active_pods(struct xp_scheduler *s,
         bool backing_off = false;
         size_t n = 0;
 
+        if (queue_ctl_room_freed(s->queues))
+                s->freed = true; /* a nominee's hold given back: the parked pods are walked */
         if ((s->changed || s->freed) && now - s->retried_ms >= s->retry_gap_ms) {
                 release_waiting(s, s->changed);
                 s->changed = false;
@@ -828,6 +830,8 @@ static int64_t scheduler_work(void *userdata)
                 return BUSY_POLL_MS;
         wake = schedule_pass(s);
         queue_ctl_flush(s->queues);
+        if (queue_ctl_room_freed(s->queues))
+                s->freed = true; /* a hold given back during the pass (a nomination run out) */
         /* wake early while a retry is due, or a backoff ends */
         sleep_ms = s->changed || s->freed ? s->retry_gap_ms / 2 : WAKE_MS;
         return wake < sleep_ms ? (wake > 0 ? wake : 1) : sleep_ms;

@@ -1115,9 +1115,10 @@ static void gang_member_event_while_binding(void **state)
 
 /*
  * Issue 19: a nominee's hold that fails (out of memory, in the loop) is said and tried again
- * before the next pod, not only at the next pass: until then the devices its victims free go to
- * the next pod tried, the victims' replacements, and the nominee evicts again. The failure is
- * made here by taking the hold's node away; given back, the hold is made before the next pod.
+ * before a next pod once its backoff (100 ms at first) is over, not only at the next pass: until
+ * then the devices its victims free go to the next pod tried, the victims' replacements, and the
+ * nominee evicts again. The failure is made here by taking the hold's node away; given back, the
+ * hold is made before the first pod after the backoff.
  */
 static void a_failed_hold_is_tried_again(void **state)
 {
@@ -1142,18 +1143,60 @@ static void a_failed_hold_is_tried_again(void **state)
         n->placement.node = NULL;
         nominee_hold(ctl, f->scheduler->sched, n->pod, n);
         assert_false(n->held);
-        assert_true(ctl->holds_due);
+        assert_int_equal(ctl->holds_retry_ms, f->base.now_ms + 100);
         assert_true(ctl->hold_failed.said);
-        /* the cause gone, the next hold pass (before the next pod) holds it */
+        /* the cause gone, the first hold pass (before a pod) after the backoff holds it */
         n->placement.node = node;
+        f->base.now_ms += 99;
+        queue_ctl_hold_nominees(ctl, f->scheduler->sched, false);
+        assert_false(n->held);
+        f->base.now_ms += 1;
         queue_ctl_hold_nominees(ctl, f->scheduler->sched, false);
         assert_true(n->held);
+        assert_int_equal(ctl->holds_retry_ms, 0);
         agent_finishes(f, "low-a");
         agent_finishes(f, "low-b");
         put_pod(f, "low-c", "2", 0, NULL, NULL);
         steps(f);
         expect_pod(f, "high", "n1");
         expect_pod(f, "low-c", "-");
+}
+
+/*
+ * A nominee's hold that fails for good is tried again with a backoff (100 ms doubling to 10 s),
+ * not before every pod: over 8,000 pod attempts 10 ms apart (80 s, within its nomination) it is
+ * tried 14 times, where it was tried 8,000 times.
+ */
+static void a_failing_hold_backs_off(void **state)
+{
+        struct fixture *f = *state;
+        struct queue_ctl *ctl = f->scheduler->queues;
+        struct nominee *n;
+        int tries = 0;
+
+        put_node(f, "n1", "4");
+        put_pod(f, "low-a", "2", 0, NULL, NULL);
+        put_pod(f, "low-b", "2", 0, NULL, NULL);
+        steps(f);
+        put_pod(f, "high", "4", 10, NULL, NULL);
+        steps(f);
+        n = xp_map_get(&ctl->nominees, "default/high");
+        assert_non_null(n);
+        queue_ctl_unhold(ctl, f->scheduler->sched, n->pod);
+        free(n->placement.node);
+        n->placement.node = NULL; /* no node to hold on: every try fails */
+        for (int i = 0; i < 8000; i++) {
+                int64_t due_ms = n->hold_retry_ms;
+
+                queue_ctl_hold_nominees(ctl, f->scheduler->sched, false); /* before a pod */
+                if (n->hold_retry_ms != due_ms) /* each failure sets when it is due again */
+                        tries++;
+                f->base.now_ms += 10;
+        }
+        assert_false(n->held);
+        /* at 0, 100, 300, 700, 1,500, 3,100 and 6,300 ms, then each 10 s from 12,700 ms */
+        assert_int_equal(tries, 14);
+        assert_true(ctl->hold_failed.said);
 }
 
 /* A node of 8 NVIDIA GPUs (g0..g7). */
@@ -1260,6 +1303,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(gang_preempts_devices_on_one_node, setup, teardown),
             cmocka_unit_test_setup_teardown(gang_member_event_while_binding, setup, teardown),
             cmocka_unit_test_setup_teardown(a_failed_hold_is_tried_again, setup, teardown),
+            cmocka_unit_test_setup_teardown(a_failing_hold_backs_off, setup, teardown),
             cmocka_unit_test_setup_teardown(gang_evicts_only_what_it_needs, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

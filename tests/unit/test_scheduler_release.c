@@ -281,6 +281,40 @@ static void a_failure_writes_once_in_one_commit(void **state)
         assert_int_equal(after.writes - before.writes, 1); /* the node's, nothing else */
 }
 
+/*
+ * A nominee's hold given back with no pod ending (its pod deleted while its victims go, as a
+ * nomination run out or nominated again) is room freed: the pod parked behind the hold is
+ * released at once, not at the next unrelated event. high (2 CPUs) evicts run-0 and run-1; one
+ * victim gone, the other's CPU and the hold still fill n1, and wait (1 CPU) is parked.
+ */
+static void a_dropped_hold_releases_a_parked_pod(void **state)
+{
+        struct fixture *f = *state;
+        char node[64];
+        uint64_t failed;
+
+        put_node(f, "a");
+        put_pod(f, "run-0", "1", 0, 0, NULL);
+        put_pod(f, "run-1", "1", 0, 1, NULL);
+        step(f);
+        put_pod(f, "high", "2", 10, 2, NULL);
+        steps(f, 3);
+        finish_pod(f, "run-0");
+        steps(f, 3);
+        assert_string_equal(node_of(f, "high", node), ""); /* run-1 still goes */
+        put_pod(f, "wait", "1", 0, 3, NULL);
+        steps(f, 3);
+        failed = failed_attempts(f);
+        assert_string_equal(node_of(f, "wait", node), "");
+        steps(f, 3);
+        assert_int_equal(failed_attempts(f), failed); /* parked: not tried again */
+
+        assert_int_equal(
+            xp_store_delete(f->base.store, "pods", "default", "high", 0, NULL, NULL, NULL), 0);
+        steps(f, 3);
+        assert_string_equal(node_of(f, "wait", node), "n1");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -291,6 +325,7 @@ int main(void)
                 a_pod_failing_otherwise_starves_nobody, setup, teardown),
             cmocka_unit_test_setup_teardown(a_node_change_releases_all, setup, teardown),
             cmocka_unit_test_setup_teardown(a_failure_writes_once_in_one_commit, setup, teardown),
+            cmocka_unit_test_setup_teardown(a_dropped_hold_releases_a_parked_pod, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
