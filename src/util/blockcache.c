@@ -1,20 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "xpool/blockcache.h"
 
-/* A cached block's first bytes link it to the next of its class. */
+/* A cached block's first bytes link it to the next of its class; the second word marks it as
+ * cached (its address mixed in, so that no stale pointer or value left in a block matches), for
+ * a second free() of it to be caught before it is filed, and handed out, twice. */
 struct block {
         struct block *next;
+        uintptr_t cached_mark;
 };
+
+#define CACHED_MARK 0x6b63616c62707878u /* "xxpblcak" */
 
 struct block_cache {
         struct block *head[XP_BLOCK_CACHE_CLASSES];
         unsigned count[XP_BLOCK_CACHE_CLASSES];
         size_t held, bytes;
+        size_t reserved; /* of the process's allowance: at least bytes, a multiple of a share */
         bool registered; /* the thread's exit drains it (pthread key below) */
 };
 
@@ -22,8 +32,54 @@ static _Thread_local struct block_cache cache;
 static pthread_key_t exit_key;
 static bool exit_key_made;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+/* What all threads have reserved of XP_BLOCK_CACHE_PROCESS_BYTES, a share at a time, so that
+ * a thread touches this shared word once per share filled or emptied, not per block. */
+static atomic_size_t process_reserved;
 
-_Static_assert(XP_BLOCK_CACHE_SMALLEST >= sizeof(struct block), "a block holds its link");
+_Static_assert(XP_BLOCK_CACHE_SMALLEST >= sizeof(struct block), "a block holds its link, mark");
+_Static_assert(XP_BLOCK_CACHE_BYTES % XP_BLOCK_CACHE_SHARE == 0, "a thread's bound in shares");
+
+static uintptr_t mark_of(const struct block *b)
+{
+        return CACHED_MARK ^ (uintptr_t)b;
+}
+
+/* Before free(): a plain store there is dead to the compiler, and malloc() could hand the block
+ * out still marked, for its first xp_block_cache_free() to be taken for a second. */
+static void unmark_before_free(struct block *b)
+{
+        *(volatile uintptr_t *)&b->cached_mark = 0;
+}
+
+/* Gives the process's allowance back until the thread holds at most `keep` shares spare. */
+static void give_back_shares(size_t keep)
+{
+        size_t spare = cache.reserved - cache.bytes;
+
+        if (spare < (keep + 1) * XP_BLOCK_CACHE_SHARE)
+                return;
+        spare -= spare % XP_BLOCK_CACHE_SHARE;
+        spare -= keep * XP_BLOCK_CACHE_SHARE;
+        cache.reserved -= spare;
+        atomic_fetch_sub_explicit(&process_reserved, spare, memory_order_relaxed);
+}
+
+/* Takes one more share of the process's allowance; false when all of it is reserved. */
+static bool reserve_share(void)
+{
+        size_t now = atomic_load_explicit(&process_reserved, memory_order_relaxed);
+
+        do {
+                if (now + XP_BLOCK_CACHE_SHARE > XP_BLOCK_CACHE_PROCESS_BYTES)
+                        return false;
+        } while (!atomic_compare_exchange_weak_explicit(&process_reserved,
+                                                        &now,
+                                                        now + XP_BLOCK_CACHE_SHARE,
+                                                        memory_order_relaxed,
+                                                        memory_order_relaxed));
+        cache.reserved += XP_BLOCK_CACHE_SHARE;
+        return true;
+}
 
 void xp_block_cache_drain(void)
 {
@@ -32,11 +88,13 @@ void xp_block_cache_drain(void)
                         struct block *b = cache.head[c];
 
                         cache.head[c] = b->next;
+                        unmark_before_free(b);
                         free(b);
                 }
                 cache.count[c] = 0;
         }
         cache.held = cache.bytes = 0;
+        give_back_shares(0);
 }
 
 static void on_thread_exit(void *unused)
@@ -86,19 +144,58 @@ static size_t class_bytes(size_t c)
         return XP_BLOCK_CACHE_SMALLEST + 16 * c;
 }
 
+/* A block of the classes with its mark's word written, so that its free reads no byte that was
+ * never written (valgrind would name each). Asked for at least that word, which a sanitizer
+ * counts as the block only when asked for (glibc's least block holds 24 bytes anyway). */
+static void *malloc_unmarked(size_t size)
+{
+        struct block *b = malloc(size < sizeof(*b) ? sizeof(*b) : size);
+
+        if (b)
+                b->cached_mark = 0;
+        return b;
+}
+
 void *xp_block_cache_malloc(size_t size)
 {
         size_t c = class_for_request(size);
         struct block *b;
 
-        if (c == XP_BLOCK_CACHE_CLASSES || !cache.head[c])
+        if (c == XP_BLOCK_CACHE_CLASSES)
                 return malloc(size);
+        if (!cache.head[c])
+                return malloc_unmarked(size);
         b = cache.head[c];
         cache.head[c] = b->next;
+        b->cached_mark = 0;
         cache.count[c]--;
         cache.held--;
         cache.bytes -= class_bytes(c);
+        if (cache.reserved - cache.bytes > 2 * XP_BLOCK_CACHE_SHARE)
+                give_back_shares(1);
         return b;
+}
+
+/* What glibc does on a double free: say so and abort, before the block is handed out twice. */
+static _Noreturn void double_free(const void *p)
+{
+        char line[96];
+        int n = snprintf(line, sizeof(line), "xp_block_cache_free(): double free of %p\n", p);
+
+        if (n > 0)
+                (void)!write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : 0);
+        abort();
+}
+
+/* Whether the thread may keep c's block: below its bounds, and the process's. */
+static bool may_keep(size_t c)
+{
+        if (c == XP_BLOCK_CACHE_CLASSES || cache.count[c] >= XP_BLOCK_CACHE_DEPTH ||
+            cache.bytes + class_bytes(c) > XP_BLOCK_CACHE_BYTES)
+                return false;
+        if (cache.bytes + class_bytes(c) > cache.reserved && !reserve_share())
+                return false;
+        return registered();
 }
 
 void xp_block_cache_free(void *p)
@@ -109,12 +206,14 @@ void xp_block_cache_free(void *p)
         if (!p)
                 return;
         c = class_for_block(malloc_usable_size(p));
-        if (c == XP_BLOCK_CACHE_CLASSES || cache.count[c] >= XP_BLOCK_CACHE_DEPTH ||
-            cache.bytes + class_bytes(c) > XP_BLOCK_CACHE_BYTES || !registered()) {
+        if (c != XP_BLOCK_CACHE_CLASSES && b->cached_mark == mark_of(b))
+                double_free(p);
+        if (!may_keep(c)) {
                 free(p);
                 return;
         }
         b->next = cache.head[c];
+        b->cached_mark = mark_of(b);
         cache.head[c] = b;
         cache.count[c]++;
         cache.held++;
@@ -129,4 +228,9 @@ size_t xp_block_cache_held(void)
 size_t xp_block_cache_held_bytes(void)
 {
         return cache.bytes;
+}
+
+size_t xp_block_cache_process_reserved(void)
+{
+        return atomic_load_explicit(&process_reserved, memory_order_relaxed);
 }

@@ -2,16 +2,21 @@
 /*
  * The per-thread cache of small blocks (xpool/blockcache.h): what it hands out holds the size
  * asked for, it keeps at most its depth, passes large blocks and NULL through, and what a thread
- * holds is freed when it exits (the ASan build's leak check would name the blocks otherwise).
+ * holds is freed when it exits (the ASan build's leak check would name the blocks otherwise),
+ * all threads together hold at most the process's bound, and a second free of a held block aborts.
  */
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -23,6 +28,8 @@ static int drain_after(void **state)
         xp_block_cache_drain();
         assert_int_equal(xp_block_cache_held(), 0);
         assert_int_equal(xp_block_cache_held_bytes(), 0);
+        /* no other thread lives between tests: nothing of the process's bound stays reserved */
+        assert_int_equal(xp_block_cache_process_reserved(), 0);
         return 0;
 }
 
@@ -77,7 +84,7 @@ static void depth_bounded(void **state)
         (void)state;
         /* malloc(32) may hand out a larger block (one it did not split): classes counted */
         for (size_t i = 0; i < N; i++) {
-                assert_non_null(blocks[i] = malloc(32));
+                assert_non_null(blocks[i] = calloc(1, 32));
                 per_class[(malloc_usable_size(blocks[i]) - XP_BLOCK_CACHE_SMALLEST) / 16]++;
         }
         for (size_t c = 0; c < XP_BLOCK_CACHE_CLASSES; c++)
@@ -100,7 +107,7 @@ static void bytes_bounded(void **state)
 
         (void)state;
         for (size_t i = 0; i < N; i++) {
-                assert_non_null(blocks[i] = malloc(XP_BLOCK_CACHE_LARGEST - 20 * (1 + i % 2)));
+                assert_non_null(blocks[i] = calloc(1, XP_BLOCK_CACHE_LARGEST - 20 * (1 + i % 2)));
                 /* the largest request its size class serves */
                 fits[i] = XP_BLOCK_CACHE_SMALLEST +
                           16 * ((malloc_usable_size(blocks[i]) - XP_BLOCK_CACHE_SMALLEST) / 16);
@@ -134,10 +141,12 @@ static void passed_through(void **state)
         xp_block_cache_free(xp_block_cache_malloc(0));
 }
 
-/* Its blocks are malloc()'s: free() takes one it handed out, and it takes one malloc() made. */
+/* Its blocks are malloc()'s: free() takes one it handed out, and it takes one calloc() made
+ * (the tests' own blocks are calloc()'s: the double free check reads a block's second word,
+ * which valgrind would otherwise report as never written). */
 static void plain_blocks(void **state)
 {
-        void *a = malloc(100), *b;
+        void *a = calloc(1, 100), *b;
         size_t fits;
 
         (void)state;
@@ -178,6 +187,126 @@ static void freed_at_thread_exit(void **state)
         assert_int_equal(xp_block_cache_held(), 0);
 }
 
+enum {
+        /* twice the threads whose full caches make the process's bound */
+        FILLERS = 2 * XP_BLOCK_CACHE_PROCESS_BYTES / XP_BLOCK_CACHE_BYTES,
+        /* blocks of FILL_SIZE that fill a thread's cache past its own bound */
+        FILL_SIZE = 200,
+        FILL_BLOCKS = XP_BLOCK_CACHE_BYTES / (FILL_SIZE - 16) + 8,
+};
+
+struct filler {
+        pthread_barrier_t *filled, *checked;
+        size_t held_bytes;
+};
+
+/* Frees a full cache's worth of blocks through the cache, and exits once the main thread has
+ * counted what it holds. */
+static void *fill_and_wait(void *arg)
+{
+        struct filler *f = arg;
+        void *blocks[FILL_BLOCKS];
+
+        for (size_t i = 0; i < FILL_BLOCKS; i++)
+                blocks[i] = calloc(1, FILL_SIZE);
+        for (size_t i = 0; i < FILL_BLOCKS; i++)
+                xp_block_cache_free(blocks[i]);
+        f->held_bytes = xp_block_cache_held_bytes();
+        pthread_barrier_wait(f->filled);
+        pthread_barrier_wait(f->checked);
+        return NULL;
+}
+
+/* Many threads each filling their cache hold at most the process's bound together, use most of
+ * it, and give it all back as they exit. */
+static void process_bounded(void **state)
+{
+        pthread_barrier_t filled, checked;
+        struct filler fillers[FILLERS];
+        pthread_t threads[FILLERS];
+        size_t held = 0;
+
+        (void)state;
+        assert_int_equal(pthread_barrier_init(&filled, NULL, FILLERS + 1), 0);
+        assert_int_equal(pthread_barrier_init(&checked, NULL, FILLERS + 1), 0);
+        for (size_t i = 0; i < FILLERS; i++) {
+                fillers[i] = (struct filler){.filled = &filled, .checked = &checked};
+                assert_int_equal(pthread_create(&threads[i], NULL, fill_and_wait, &fillers[i]), 0);
+        }
+        pthread_barrier_wait(&filled);
+        for (size_t i = 0; i < FILLERS; i++) {
+                assert_true(fillers[i].held_bytes <= XP_BLOCK_CACHE_BYTES);
+                held += fillers[i].held_bytes;
+        }
+        assert_true(held <= xp_block_cache_process_reserved());
+        assert_true(xp_block_cache_process_reserved() <= XP_BLOCK_CACHE_PROCESS_BYTES);
+        /* each thread leaves at most a share and a block of it unused */
+        assert_true(held + FILLERS * (XP_BLOCK_CACHE_SHARE + FILL_SIZE) >=
+                    XP_BLOCK_CACHE_PROCESS_BYTES);
+        pthread_barrier_wait(&checked);
+        for (size_t i = 0; i < FILLERS; i++)
+                assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(xp_block_cache_process_reserved(), 0);
+        pthread_barrier_destroy(&filled);
+        pthread_barrier_destroy(&checked);
+}
+
+/* A thread that empties its cache gives back what it reserved but at most two shares. */
+static void reservation_given_back(void **state)
+{
+        enum {
+                N = XP_BLOCK_CACHE_BYTES / 64
+        };
+        void *blocks[N];
+        size_t fits[N];
+
+        (void)state;
+        for (size_t i = 0; i < N; i++) {
+                assert_non_null(blocks[i] = calloc(1, 40));
+                /* the largest request its size class serves (a reused block may be larger) */
+                fits[i] = XP_BLOCK_CACHE_SMALLEST +
+                          16 * ((malloc_usable_size(blocks[i]) - XP_BLOCK_CACHE_SMALLEST) / 16);
+        }
+        for (size_t i = 0; i < N; i++)
+                xp_block_cache_free(blocks[i]);
+        assert_true(xp_block_cache_process_reserved() >= xp_block_cache_held_bytes());
+        assert_true(xp_block_cache_process_reserved() > 2 * XP_BLOCK_CACHE_SHARE);
+        for (size_t i = 0; i < N; i++)
+                blocks[i] = xp_block_cache_malloc(fits[i]);
+        assert_int_equal(xp_block_cache_held(), 0);
+        assert_true(xp_block_cache_process_reserved() <= 2 * XP_BLOCK_CACHE_SHARE);
+        for (size_t i = 0; i < N; i++)
+                free(blocks[i]);
+}
+
+/* A second free of a block it holds aborts, as glibc's free() does, rather than filing the
+ * block twice for two owners; freeing it again after it was handed out is no double free. */
+static void double_free_aborts(void **state)
+{
+        void *p = xp_block_cache_malloc(40);
+        int status;
+        pid_t child;
+
+        (void)state;
+        xp_block_cache_free(p);
+        assert_ptr_equal(xp_block_cache_malloc(40), p);
+        xp_block_cache_free(p);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                int devnull = open("/dev/null", O_WRONLY);
+
+                if (devnull >= 0)
+                        dup2(devnull, STDERR_FILENO);
+                xp_block_cache_free(p);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), SIGABRT);
+        assert_int_equal(xp_block_cache_held(), 1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -188,6 +317,9 @@ int main(void)
             cmocka_unit_test_teardown(passed_through, drain_after),
             cmocka_unit_test_teardown(plain_blocks, drain_after),
             cmocka_unit_test_teardown(freed_at_thread_exit, drain_after),
+            cmocka_unit_test_teardown(process_bounded, drain_after),
+            cmocka_unit_test_teardown(reservation_given_back, drain_after),
+            cmocka_unit_test_teardown(double_free_aborts, drain_after),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

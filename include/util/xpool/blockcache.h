@@ -11,6 +11,10 @@
  * its usable size (malloc_usable_size()) and handed out only for a request it holds, so a block
  * freed by another thread than the one that made it is fine. What a thread holds is freed when
  * it exits, or by xp_block_cache_drain().
+ *
+ * A block freed a second time while cached (jansson's double free) aborts with a message, as
+ * glibc's free() would: its second word marks it as cached. A second free after the block was
+ * handed out again is as invisible here as it is to glibc.
  */
 #pragma once
 
@@ -27,6 +31,14 @@
 #define XP_BLOCK_CACHE_DEPTH    512
 #define XP_BLOCK_CACHE_BYTES    (128 * 1024)
 
+/* And at most XP_BLOCK_CACHE_PROCESS_BYTES in all threads together: libmicrohttpd's thread per
+ * connection would otherwise let a thousand watches hold 128 MiB of blocks nobody asks for.
+ * Threads reserve it XP_BLOCK_CACHE_SHARE at a time (one atomic operation per share, not per
+ * block) and keep at most two shares spare; past the process's bound a freed block goes to
+ * free() at once. */
+#define XP_BLOCK_CACHE_PROCESS_BYTES (4 * 1024 * 1024)
+#define XP_BLOCK_CACHE_SHARE         (4 * 1024)
+
 /* malloc(size), from the thread's cache when it holds a block large enough. */
 void *xp_block_cache_malloc(size_t size);
 
@@ -39,3 +51,7 @@ void xp_block_cache_drain(void);
 /* How many blocks the calling thread holds, and their bytes as counted above (for tests). */
 size_t xp_block_cache_held(void);
 size_t xp_block_cache_held_bytes(void);
+
+/* What all threads together have reserved of XP_BLOCK_CACHE_PROCESS_BYTES: at least the bytes
+ * they hold, counted as above (for tests). */
+size_t xp_block_cache_process_reserved(void);
