@@ -13,7 +13,10 @@
 #include <gnutls/gnutls.h>
 #include <inttypes.h>
 #include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@
 #define WAIT_MS        1000
 #define COPY_BUF       (64 * 1024)
 #define HALF_CLOSED_MS 5000 /* after one side closed, the other's last bytes */
+#define TLS_SETTLE_MS  50   /* under TLS: see tls_relay_idle() */
 
 /* The upgrade headers of the agent's 101 passed to the client. */
 static const char *const passed_headers[] = {
@@ -138,6 +142,39 @@ static int unread_by_peer(int fd)
         return ioctl(fd, SIOCOUTQ, &n) < 0 ? 0 : n;
 }
 
+/* What the kernel sent on the client's TCP socket so far (TCP_INFO); -1 if it cannot say. */
+static int64_t bytes_sent(int tcp)
+{
+        struct tcp_info info;
+        socklen_t len = sizeof(info);
+
+        if (getsockopt(tcp, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof(info.tcpi_bytes_sent))
+                return -1;
+        return (int64_t)info.tcpi_bytes_sent;
+}
+
+/*
+ * Under TLS, whether libmicrohttpd's relay (0.9.75: daemon.c process_urh(), driven by
+ * thread_main_connection_upgrade()) holds none of the agent's bytes. It recv()s them from the
+ * pair into its urh out buffer and gnutls_record_send()s them one record (16 KiB) per poll
+ * round: between the two, the pair and the client's socket both look empty. It does flush that
+ * buffer after MHD_UPGRADE_ACTION_CLOSE (the forwarding loop runs while out_buffer_used is not 0;
+ * only a failed send or the daemon's stop discards it), but from CLOSE on it reads nothing more
+ * from the client (process_urh()'s was_closed branch), and MHD_cleanup_connections() then
+ * close()s the TCP socket: a byte of the client's unread there turns that close into a reset,
+ * which drops what the kernel still held of ours. So the relay must be done before CLOSE: no
+ * new byte sent on the client's socket for TLS_SETTLE_MS, and nothing queued anywhere still.
+ */
+static bool tls_relay_idle(int fd, int tcp)
+{
+        int64_t before = bytes_sent(tcp);
+
+        poll(NULL, 0, TLS_SETTLE_MS);
+        return before >= 0 && bytes_sent(tcp) == before && unread_by_peer(fd) == 0 &&
+               unread_by_peer(tcp) == 0;
+}
+
 /* How a tunnel ended, for the debug log (XPOOL_DEBUG=stream). */
 enum tunnel_end {
         END_BOTH_CLOSED,  /* each side closed, and each one's bytes went to the other */
@@ -161,7 +198,8 @@ static const char *const end_words[] = {
  * After one side closed, the other's last bytes. The agent closes once its stream is over (the
  * command ended, its output and status sent; over WebSocket the closing handshake done): when
  * all it sent has gone on and the client's kernel took it (nothing in libmicrohttpd's pair,
- * nothing the client's TCP socket waits an acknowledgement for), the tunnel ends at once. The
+ * nothing the client's TCP socket waits an acknowledgement for; under TLS nothing in the relay's
+ * own buffer either, tls_relay_idle()), the tunnel ends at once. The
  * client cannot see the agent's close itself: under TLS libmicrohttpd's relay does not pass a
  * shutdown of its pair on, and a client that waits for the server to close (RFC 6455 has the
  * server close first) would wait for the tunnel. A reset for bytes of the client's that come
@@ -185,7 +223,8 @@ static bool half_closed_over(struct tunnel *t,
         /* either way: libmicrohttpd's socket pair, the client's own socket, the agent's */
         to_client = unread_by_peer(fd) + (t->client_tcp >= 0 ? unread_by_peer(t->client_tcp) : 0);
         unread = to_client + unread_by_peer(t->agent);
-        if (half_done(down) && to_client == 0) {
+        if (half_done(down) && to_client == 0 &&
+            (t->client_tcp < 0 || t->client_tcp == fd || tls_relay_idle(fd, t->client_tcp))) {
                 *end = END_AGENT_DONE;
                 return true;
         }
