@@ -71,9 +71,12 @@ spec:
   - name: main
     image: busybox
     command: ["sh", "-c", "rm -f /tmp/ready.$mark; exec sleep 3600.$mark"]
+    # timeoutSeconds: an exec probe can take over the default 1 s under ASan, and a timed-out run
+    # says something else, so its Unhealthy would be a second Event, not a count on the first
     readinessProbe:
       exec: {command: ["cat", "/tmp/ready.$mark"]}
       periodSeconds: 1
+      timeoutSeconds: 10
 ---
 apiVersion: v1
 kind: Pod
@@ -148,6 +151,7 @@ spec:
     startupProbe:
       exec: {command: ["cat", "/tmp/started.$mark"]}
       periodSeconds: 1
+      timeoutSeconds: 10
       failureThreshold: 600
     livenessProbe:
       exec: {command: ["false"]}
