@@ -47,14 +47,6 @@ done
 base=$(sed -n 's|.*listening on \(https://127\.0\.0\.1:[0-9]*\),.*|\1|p' "$tmp/up.log")
 admin=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$KUBECONFIG" | head -1)
 
-wait_for() { # name, seconds, command...: until the command succeeds (bounded)
-  local name=$1 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $name"; failures=$((failures + 1)); return 1; }
-    sleep 0.2
-  done
-}
 running() { [[ "$("${kc[@]}" get pod "$1" -o 'jsonpath={.status.phase}')" == Running ]]; }
 
 cat >"$tmp/pods.yaml" <<EOF

@@ -49,14 +49,6 @@ start() { # log file
   start_up "$1" --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name pin-node \
     --pod-network host --backoff-initial 200ms
 }
-wait_for() { # name, seconds, command...: until the command succeeds (bounded)
-  local name=$1 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $name"; failures=$((failures + 1)); return 1; }
-    sleep 0.2
-  done
-}
 phase() { "${kc[@]}" get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
 phase_is() { [[ "$(phase "$1")" == "$2" ]]; }
 mounted() { grep -qF " $1 " /proc/self/mountinfo; }

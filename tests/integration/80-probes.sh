@@ -47,14 +47,6 @@ events() { # pod: its events' reason, count and message, one a line
     -o 'jsonpath={range .items[*]}{.reason} {.count} {.message}{"\n"}{end}'
 }
 has_event() { events "$1" | grep -qF -- "$2"; }
-wait_for() { # name, seconds, command...: until the command succeeds (bounded)
-  local name=$1 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $name"; failures=$((failures + 1)); return 1; }
-    sleep 0.3
-  done
-}
 unhealthy_above() { # pod, count: its Unhealthy Event counted more than count times
   [[ "$("${kc[@]}" get events --field-selector "involvedObject.name=$1,reason=Unhealthy" \
     -o 'jsonpath={.items[0].count}')" -gt "$2" ]]

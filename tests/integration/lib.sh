@@ -81,6 +81,15 @@ expect_count() { # name, file, count, text: lines holding text
   fi
 }
 
+wait_for() { # name, seconds, command...: until the command succeeds (bounded)
+  local name=$1 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $name"; failures=$((failures + 1)); return 1; }
+    sleep 0.2
+  done
+}
+
 poll() { # name, seconds, expected, command...: runs command until its output is expected (bounded)
   local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
   shift 3
