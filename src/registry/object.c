@@ -31,12 +31,11 @@ static int replace_string(char **field, const char *value)
         return 0;
 }
 
-static int generate_name(struct xp_object_meta *meta)
+static int generate_name(char **name, const char *prefix)
 {
-        free(meta->name);
-        meta->name = NULL;
-        return xp_registry_generate_name(meta->generate_name ? meta->generate_name : "",
-                                         &meta->name);
+        free(*name);
+        *name = NULL;
+        return xp_registry_generate_name(prefix ? prefix : "", name);
 }
 
 /* The metadata a new object gets from the server, whatever its author wrote. */
@@ -46,7 +45,7 @@ static int set_owned(struct xp_object_meta *meta, bool generated)
         int r;
 
         /* validation already required name or generateName */
-        r = generated ? generate_name(meta) : 0;
+        r = generated ? generate_name(&meta->name, meta->generate_name) : 0;
         if (r >= 0)
                 r = xp_registry_uid(uid);
         if (r >= 0)
@@ -58,12 +57,21 @@ static int set_owned(struct xp_object_meta *meta, bool generated)
         return r;
 }
 
+/*
+ * The names a create writes under: *name, or with prefix (generateName; NULL when the author named
+ * the object) another when a generated one is taken. Held by the model, or by the create alone
+ * once it has freed the model.
+ */
+struct create_names {
+        char **name;
+        const char *prefix;
+};
+
 /* Writes out; a generated name that is taken gets another, as Kubernetes retries it. */
 static int create_named(struct xp_registry *registry,
                         const struct xp_kind *kind,
                         const char *ns,
-                        struct xp_object_meta *meta,
-                        bool generated,
+                        const struct create_names *names,
                         json_t *out,
                         char **ret_text,
                         struct xp_error *err)
@@ -76,18 +84,110 @@ static int create_named(struct xp_registry *registry,
                                                    .share = ret_text != NULL};
 
                 r = xp_store_create_text(
-                    registry->store, kind->plural, ns, meta->name, out, &written, err);
+                    registry->store, kind->plural, ns, *names->name, out, &written, err);
                 if (r >= 0 && ret_text)
                         *ret_text = written.text;
-                if (r != -EEXIST || !generated || attempt == GENERATE_ATTEMPTS)
+                if (r != -EEXIST || !names->prefix || attempt == GENERATE_ATTEMPTS)
                         return r;
-                r = generate_name(meta);
+                r = generate_name(names->name, names->prefix);
                 if (r < 0)
                         return r;
                 if (json_object_set_new(
-                        json_object_get(out, "metadata"), "name", json_string(meta->name)) < 0)
+                        json_object_get(out, "metadata"), "name", json_string(*names->name)) < 0)
                         return -ENOMEM;
         }
+}
+
+/* The metadata the server owns and the kind's defaults set on object, which is then encoded. */
+static int encode_new(const struct xp_kind *kind, void *object, bool generated, json_t **ret_out)
+{
+        struct xp_object_meta *meta = kind->meta(object);
+        int r = set_owned(meta, generated);
+
+        if (kind->status_subresource)
+                meta->generation = 1; /* generation.c: one more per change of the spec */
+        if (r >= 0 && kind->set_defaults)
+                r = kind->set_defaults(object);
+        if (r >= 0)
+                r = kind->to_json(object, ret_out);
+        return r;
+}
+
+/* out admitted and, unless dry, written: 1, 0 when admission refused it, or -errno. */
+static int admit_and_write(struct xp_registry *registry,
+                           const struct xp_kind *kind,
+                           const char *ns,
+                           const struct create_names *names,
+                           json_t *out,
+                           const struct xp_registry_admit *admit,
+                           bool dry,
+                           char **ret_text,
+                           struct xp_error *err)
+{
+        /* the check and the write as one where a quota counts what is written (quota_lock); a
+         * pod's check charges its quotas at once instead, so its commit runs outside the lock */
+        bool pod = strcmp(kind->plural, "pods") == 0;
+        bool quota_held = !pod && admit && ns && ns[0] && registry_quotas_present(registry, ns);
+        struct quota_charge charge = {0}, *outer = registry_quota_charge;
+        int r;
+
+        if (quota_held)
+                pthread_mutex_lock(&registry->quota_lock);
+        registry_quota_charge = pod && !dry ? &charge : NULL;
+        r = admit ? admit->check(admit->userdata, out) : 1;
+        registry_quota_charge = outer;
+        if (r > 0 && !dry && (r = create_named(registry, kind, ns, names, out, ret_text, err)) >= 0)
+                r = 1;
+        registry_quota_charge_settle(registry, &charge);
+        if (quota_held)
+                pthread_mutex_unlock(&registry->quota_lock);
+        return r;
+}
+
+/*
+ * A create; with ret_name, *object is taken once encoded: freed while its blocks are still in the
+ * cache from the encode, not after the commit's wait (the write needs no more of it than its
+ * names), and *ret_name gets the name.
+ */
+static int create_object(struct xp_registry *registry,
+                         const struct xp_kind *kind,
+                         const char *ns,
+                         void **object,
+                         const struct xp_registry_admit *admit,
+                         bool dry,
+                         json_t **ret_json,
+                         char **ret_text,
+                         char **ret_name,
+                         struct xp_error *err)
+{
+        struct xp_object_meta *meta = kind->meta(*object);
+        bool generated = !meta->name || !meta->name[0];
+        struct create_names names = {.name = &meta->name};
+        char *name = NULL, *prefix = NULL;
+        json_t *out = NULL;
+        int r;
+
+        r = encode_new(kind, *object, generated, &out);
+        if (r >= 0 && ret_name) {
+                name = TAKE_PTR(meta->name);
+                prefix = TAKE_PTR(meta->generate_name);
+                kind->free(TAKE_PTR(*object));
+                names.name = &name;
+        }
+        names.prefix = !generated ? NULL : ret_name ? prefix : meta->generate_name;
+        if (r >= 0)
+                r = admit_and_write(registry, kind, ns, &names, out, admit, dry, ret_text, err);
+        if (r > 0 && strcmp(kind->plural, "namespaces") == 0 && !dry)
+                xp_registry_namespace_created(registry, *names.name);
+        if (ret_name)
+                *ret_name = TAKE_PTR(name);
+        free(prefix);
+        if (r <= 0) {
+                json_decref(out);
+                return r;
+        }
+        *ret_json = out;
+        return 1;
 }
 
 int xp_registry_create(struct xp_registry *registry,
@@ -99,59 +199,24 @@ int xp_registry_create(struct xp_registry *registry,
                        json_t **ret_json,
                        struct xp_error *err)
 {
-        return xp_registry_create_text(registry, kind, ns, object, admit, dry, ret_json, NULL, err);
+        return create_object(registry, kind, ns, &object, admit, dry, ret_json, NULL, NULL, err);
 }
 
 int xp_registry_create_text(struct xp_registry *registry,
                             const struct xp_kind *kind,
                             const char *ns,
-                            void *object,
+                            void **object,
                             const struct xp_registry_admit *admit,
                             bool dry,
                             json_t **ret_json,
                             char **ret_text,
+                            char **ret_name,
                             struct xp_error *err)
 {
-        struct xp_object_meta *meta = kind->meta(object);
-        bool generated = !meta->name || !meta->name[0];
-        json_t *out = NULL;
-        int r;
-
-        if (ret_text)
-                *ret_text = NULL;
-        r = set_owned(meta, generated);
-        if (kind->status_subresource)
-                meta->generation = 1; /* generation.c: one more per change of the spec */
-        if (r >= 0 && kind->set_defaults)
-                r = kind->set_defaults(object);
-        if (r >= 0)
-                r = kind->to_json(object, &out);
-        /* the check and the write as one where a quota counts what is written (quota_lock); a
-         * pod's check charges its quotas at once instead, so its commit runs outside the lock */
-        bool pod = strcmp(kind->plural, "pods") == 0;
-        bool quota_held =
-            r >= 0 && !pod && admit && ns && ns[0] && registry_quotas_present(registry, ns);
-        struct quota_charge charge = {0}, *outer = registry_quota_charge;
-        if (quota_held)
-                pthread_mutex_lock(&registry->quota_lock);
-        registry_quota_charge = pod && !dry ? &charge : NULL;
-        if (r >= 0)
-                r = admit ? admit->check(admit->userdata, out) : 1;
-        registry_quota_charge = outer;
-        if (r > 0 && !dry &&
-            (r = create_named(registry, kind, ns, meta, generated, out, ret_text, err)) >= 0)
-                r = 1;
-        registry_quota_charge_settle(registry, &charge);
-        if (quota_held)
-                pthread_mutex_unlock(&registry->quota_lock);
-        if (r <= 0) {
-                json_decref(out);
-                return r;
-        }
-        if (strcmp(kind->plural, "namespaces") == 0 && !dry)
-                xp_registry_namespace_created(registry, meta->name);
-        *ret_json = out;
-        return 1;
+        *ret_text = NULL;
+        *ret_name = NULL;
+        return create_object(
+            registry, kind, ns, object, admit, dry, ret_json, ret_text, ret_name, err);
 }
 
 int xp_registry_keep_owned(struct xp_object_meta *meta, const json_t *stored, struct xp_error *err)

@@ -463,7 +463,7 @@ int create_json(const struct request *req,
         struct xp_error err = {0};
         void *object = NULL;
         json_t *out = NULL;
-        char *text = NULL;
+        char *text = NULL, *name = NULL;
         bool locked = false;
         int r;
 
@@ -513,18 +513,19 @@ int create_json(const struct request *req,
             req->api->registry,
             kind,
             store_namespace(req, kind),
-            object,
+            &object,
             &(struct xp_registry_admit){
                 .check = admit_create,
                 .userdata = &(struct admit_ctx){.req = req, .kind = kind, .ret = ret}},
             dry,
             &out,
             &text,
+            &name,
             &err);
         if (r == -ENOMEM || r == 0)
                 goto out;
         if (r < 0)
-                r = reply_store_error(ret, r, kind, kind->meta(object)->name, &err);
+                r = reply_store_error(ret, r, kind, object ? kind->meta(object)->name : name, &err);
         else if (kind->answer_as) /* written through another version than stored */
                 r = answer_as(ret, 201, kind, out);
         else
@@ -534,6 +535,7 @@ out:
                 namespace_release(req, kind);
         json_decref(json);
         free(text);
+        free(name);
         json_decref(out);
         if (object)
                 kind->free(object);

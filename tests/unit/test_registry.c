@@ -174,6 +174,52 @@ static void create_generates_what_the_server_owns(void **state)
         json_decref(json);
 }
 
+/* The API's create: the model freed once encoded, the name and the stored text handed back. */
+static void create_text_takes_the_model(void **state)
+{
+        struct registry_fixture *f = *state;
+        const struct xp_kind *kind = &xp_kind_pod;
+        json_t *json = load("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+                            "\"generateName\":\"web-\",\"namespace\":\"default\"},"
+                            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}");
+        struct xp_error err = {0};
+        json_t *out = NULL;
+        void *object = NULL, *again = NULL;
+        char *text = NULL, *name = NULL;
+
+        assert_int_equal(kind->from_json(json, NULL, 0, &object, &err), 0);
+        assert_int_equal(kind->from_json(json, NULL, 0, &again, &err), 0);
+        assert_int_equal(
+            xp_registry_create_text(
+                f->registry, kind, "default", &object, NULL, false, &out, &text, &name, &err),
+            1);
+        assert_null(object);
+        assert_string_equal(name, str_at(out, "metadata", "name"));
+        assert_int_equal(strncmp(name, "web-", 4), 0);
+        assert_non_null(text);
+        assert_non_null(strstr(text, name));
+        json_decref(out);
+        free(text);
+
+        /* a name that is taken: the error's name is the one asked for */
+        free(kind->meta(again)->name);
+        kind->meta(again)->name = name;
+        free(kind->meta(again)->generate_name);
+        kind->meta(again)->generate_name = NULL;
+        name = NULL;
+        out = NULL;
+        assert_int_equal(
+            xp_registry_create_text(
+                f->registry, kind, "default", &again, NULL, false, &out, &text, &name, &err),
+            -EEXIST);
+        assert_null(again);
+        assert_null(out);
+        assert_null(text);
+        assert_int_equal(strncmp(name, "web-", 4), 0);
+        free(name);
+        json_decref(json);
+}
+
 static void update_keeps_what_the_server_owns(void **state)
 {
         const struct xp_kind *kind = &xp_kind_pod;
@@ -664,6 +710,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(bindings_in_one_group, setup, teardown),
             cmocka_unit_test_setup_teardown(graceful_deletion, setup, teardown),
             cmocka_unit_test_setup_teardown(change, setup, teardown),
+            cmocka_unit_test_setup_teardown(create_text_takes_the_model, setup, teardown),
             cmocka_unit_test_setup_teardown(events_named_by_time, setup, teardown),
             cmocka_unit_test_setup_teardown(events_count_repeats, setup, teardown),
             cmocka_unit_test(versions),

@@ -206,16 +206,20 @@ int xp_registry_create(struct xp_registry *registry,
 /*
  * As xp_registry_create(), and *ret_text (set to NULL first) receives the object as the store
  * wrote it, as text (xp_store_written's: caller frees; NULL for a dry run or when the text could
- * not be had), so that an answer need not encode *ret_json again.
+ * not be had), so that an answer need not encode *ret_json again. *object is taken once it is
+ * encoded (freed then, while it is still in the cache, not after the commit's wait; NULL after):
+ * *ret_name (set to NULL first; caller frees) is then the name it was, or would have been,
+ * written under.
  */
 int xp_registry_create_text(struct xp_registry *registry,
                             const struct xp_kind *kind,
                             const char *ns,
-                            void *object,
+                            void **object,
                             const struct xp_registry_admit *admit,
                             bool dry,
                             json_t **ret_json,
                             char **ret_text,
+                            char **ret_name,
                             struct xp_error *err);
 
 /*
