@@ -20,6 +20,9 @@
  *
  *   build/bench/bench_spawn [--count 2000] [--hierarchies cpu,cpuacct,memory,pids,devices]
  *                           [--cgroup-root /sys/fs/cgroup] [--true /bin/true]
+ *                           [--also build/xpool-shim]
+ * --also PATH adds one more row: PATH started without arguments (its usage message and exit
+ * status are ignored), e.g. the shim, whose start is part of every pod's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +47,7 @@ extern char **environ;
 #define CHILD_STACK     (64 * 1024)
 
 static const char *true_path = "/bin/true";
+static const char *also_path; /* --also: one more program's start, e.g. build/xpool-shim */
 static const char *cgroup_root = "/sys/fs/cgroup";
 static char *hierarchies[MAX_HIERARCHIES];
 static int n_hierarchies;
@@ -103,6 +107,7 @@ static double self_and_children_cpu_s(void)
 
 enum spawn_way {
         WAY_POSIX_SPAWN,
+        WAY_POSIX_ANY_EXIT, /* a program run without its arguments (--also): any exit status */
         WAY_VFORK,
         WAY_CLONE
 };
@@ -115,13 +120,13 @@ struct variant {
         int cgroup_levels; /* WAY_CLONE: 0, 1 or 2 levels of groups per spawn */
 };
 
-static int wait_ok(pid_t pid)
+static int wait_ok(pid_t pid, bool any_exit)
 {
         int status;
 
         if (waitpid(pid, &status, 0) != pid)
                 return -errno;
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+        return WIFEXITED(status) && (any_exit || WEXITSTATUS(status) == 0) ? 0 : -ECHILD;
 }
 
 /* The path of a spawn's group in hierarchy h: its pod's (level 1) or its container's (level 2). */
@@ -194,9 +199,9 @@ static int spawn_once(const struct variant *v, int serial, char *stack)
         pid_t pid;
         int r = 0;
 
-        if (v->way == WAY_POSIX_SPAWN) {
+        if (v->way == WAY_POSIX_SPAWN || v->way == WAY_POSIX_ANY_EXIT) {
                 r = posix_spawn(&pid, v->argv[0], NULL, NULL, v->argv, environ);
-                return r != 0 ? -r : wait_ok(pid);
+                return r != 0 ? -r : wait_ok(pid, v->way == WAY_POSIX_ANY_EXIT);
         }
         if (v->way == WAY_VFORK) {
                 pid = vfork();
@@ -204,7 +209,7 @@ static int spawn_once(const struct variant *v, int serial, char *stack)
                         execve(v->argv[0], v->argv, environ);
                         _exit(127);
                 }
-                return pid < 0 ? -errno : wait_ok(pid);
+                return pid < 0 ? -errno : wait_ok(pid, false);
         }
         if (v->cgroup_levels > 0 && (r = groups_make(v->cgroup_levels, serial, &plan)) < 0) {
                 groups_remove(v->cgroup_levels, serial, &plan);
@@ -214,7 +219,7 @@ static int spawn_once(const struct variant *v, int serial, char *stack)
                     stack + CHILD_STACK,
                     CLONE_VM | CLONE_VFORK | v->clone_flags | SIGCHLD,
                     &plan);
-        r = pid < 0 ? -errno : wait_ok(pid);
+        r = pid < 0 ? -errno : wait_ok(pid, false);
         if (v->cgroup_levels > 0)
                 groups_remove(v->cgroup_levels, serial, &plan);
         return r;
@@ -269,6 +274,7 @@ static int parse_args(int argc, char **argv, int *count)
             {"hierarchies", required_argument, NULL, 'H'},
             {"cgroup-root", required_argument, NULL, 'r'},
             {"true", required_argument, NULL, 't'},
+            {"also", required_argument, NULL, 'a'},
             {0},
         };
         int c;
@@ -278,13 +284,13 @@ static int parse_args(int argc, char **argv, int *count)
                         continue;
                 if (c == 'H' && parse_hierarchies(optarg) == 0)
                         continue;
-                if (c == 'r' || c == 't') {
-                        *(c == 'r' ? &cgroup_root : &true_path) = optarg;
+                if (c == 'r' || c == 't' || c == 'a') {
+                        *(c == 'r' ? &cgroup_root : c == 't' ? &true_path : &also_path) = optarg;
                         continue;
                 }
                 fprintf(stderr,
                         "usage: bench_spawn [--count N>0] [--hierarchies a,b,...] "
-                        "[--cgroup-root DIR] [--true PATH]\n");
+                        "[--cgroup-root DIR] [--true PATH] [--also PATH]\n");
                 return -EINVAL;
         }
         return 0;
@@ -293,7 +299,9 @@ static int parse_args(int argc, char **argv, int *count)
 int main(int argc, char **argv)
 {
         static char default_hierarchies[] = "cpu,cpuacct,memory,pids,devices";
-        char *true_argv[] = {NULL, NULL}, *sh_argv[] = {"/bin/sh", "-c", "true", NULL};
+        char *true_argv[] = {NULL, NULL}, *sh_argv[] = {"/bin/sh", "-c", "true", NULL},
+             *also_argv[] = {NULL, NULL};
+        char also_what[128];
         int count = 2000;
 
         if (parse_args(argc, argv, &count) < 0)
@@ -327,6 +335,12 @@ int main(int argc, char **argv)
                        strerror(errno));
         for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
                 run_variant(&variants[i], count);
+        if (also_path) {
+                also_argv[0] = (char *)also_path;
+                snprintf(also_what, sizeof(also_what), "posix_spawn %s (no arguments)", also_path);
+                run_variant(&(struct variant){also_what, WAY_POSIX_ANY_EXIT, also_argv, 0, 0},
+                            count);
+        }
         base_groups(false);
         bench_loadavg("end");
         return 0;
