@@ -8,7 +8,9 @@
  *     16 MiB with 200), which are then deleted;
  *   - create -> Running latency: --latency pods (`sleep 600`) created one after another, each
  *     timed from its POST until the watch shows it running; p50/p99;
- *   - throughput: --throughput pods (`true`, restartPolicy Never, each asking for --gpus GPUs
+ *   - throughput: --throughput pods (`true`, or the words of --command split at spaces, e.g.
+ *     --command 'sh -c true' as the figures before 2026-12-05 night ran them; restartPolicy
+ *     Never; each asking for --gpus GPUs
  *     (nvidia.com/gpu, default 1) and --cpu CPUs (default 1) as issue 21 has them) created as fast
  *     as --clients clients (4) can, and the time until the watch has seen every one Succeeded:
  *     pods completed per second;
@@ -30,6 +32,7 @@
  *                          [--clients 4] [--keep] [--cni-conf-dir DIR] [--running 200]
  *                          [--node-description FILE] [--gpus 1] [--cpu 1] [--agent-dir DIR]
  *                          [--state-dir DIR] [--agent-flag FLAG]... [--no-token]
+ *                          [--command WORDS]
  *
  * The agent runs every pod on the node's network (--pod-network host), measuring the runtime
  * alone; --cni-conf-dir DIR gives each pod a network of its own from that CNI configuration
@@ -419,6 +422,8 @@ static struct writes count_writes(struct xp_apiclient *client)
 static const char *pod_gpus = "1", *pod_cpu = "1";
 /* --no-token: every pod without its service account token (no projected volume, no TokenRequest) */
 static bool pod_no_token;
+/* the short pods' command, split at spaces (--command) */
+static const char *short_command = "true";
 
 /* requests (= limits) of the GPUs and CPUs asked for, into the pod's first container */
 static int add_requests(json_t *pod)
@@ -443,9 +448,28 @@ static int add_requests(json_t *pod)
         return r < 0 ? -ENOMEM : 0;
 }
 
+/* The words of command (split at spaces) as a container's command, ["true"] for "true". */
+static json_t *command_words(const char *command)
+{
+        json_t *words = json_array();
+        char *copy = strdup(command), *save = NULL;
+        int r = words && copy ? 0 : -1;
+
+        for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && r == 0;
+             w = strtok_r(NULL, " ", &save))
+                r = json_array_append_new(words, json_string(w));
+        free(copy);
+        if (r < 0) {
+                json_decref(words);
+                return NULL;
+        }
+        return words;
+}
+
 static int create_pod(struct xp_apiclient *client, const char *name, const char *command, bool ask)
 {
-        json_auto_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:[s, s, s]}]}}",
+        json_t *words = command_words(command);
+        json_auto_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:o?}]}}",
                                      "apiVersion",
                                      "v1",
                                      "kind",
@@ -460,14 +484,12 @@ static int create_pod(struct xp_apiclient *client, const char *name, const char 
                                      "name",
                                      "c",
                                      "command",
-                                     "sh",
-                                     "-c",
-                                     command);
+                                     words);
         json_auto_t *answer = NULL;
         struct xp_error err = {0};
         int r;
 
-        if (!pod || (ask && add_requests(pod) < 0))
+        if (!pod || !words || (ask && add_requests(pod) < 0))
                 return -ENOMEM;
         if (pod_no_token && json_object_set_new(json_object_get(pod, "spec"),
                                                 "automountServiceAccountToken",
@@ -513,7 +535,7 @@ static void *creator_thread(void *userdata)
                 char name[64];
 
                 snprintf(name, sizeof(name), "thr-%ld", i);
-                c->failed = create_pod(client, name, "true", true) < 0;
+                c->failed = create_pod(client, name, short_command, true) < 0;
         }
         xp_apiclient_free(client);
         return NULL;
@@ -643,6 +665,7 @@ int main(int argc, char **argv)
             {"state-dir", required_argument, NULL, 'S'},
             {"agent-flag", required_argument, NULL, 'F'},
             {"no-token", no_argument, NULL, 'T'},
+            {"command", required_argument, NULL, 'm'},
             {},
         };
         const char *xpool = "build/xpool", *cni_conf_dir = NULL, *agent_dir = NULL,
@@ -719,12 +742,19 @@ int main(int argc, char **argv)
                 case 'T':
                         pod_no_token = true;
                         break;
+                case 'm':
+                        short_command = optarg;
+                        break;
                 default:
                         fprintf(
                             stderr,
-                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]... [--no-token]\n");
+                            "usage: bench_pods [--xpool PATH] [--latency N] [--throughput N] [--idle S] [--clients N] [--keep] [--cni-conf-dir DIR] [--running N] [--node-description FILE] [--gpus N] [--cpu Q] [--agent-dir DIR] [--state-dir DIR] [--agent-flag FLAG]... [--no-token] [--command WORDS]\n");
                         return 2;
                 }
+        }
+        if (short_command[strspn(short_command, " ")] == '\0') {
+                fprintf(stderr, "bench_pods: --command: no words\n");
+                return 2;
         }
         if (n_latency < 1 || n_throughput < 1 || idle < 1 || n_clients < 1 ||
             n_clients > MAX_CLIENTS || n_running < 0 || n_running > 10000) {
@@ -1018,8 +1048,9 @@ int main(int argc, char **argv)
                 usleep(100000);
                 pthread_mutex_lock(&w.lock);
         }
-        printf("%ld short pods (`true`, restartPolicy Never) completed in %.2f s: %.1f pods/s\n",
+        printf("%ld short pods (`%s`, restartPolicy Never) completed in %.2f s: %.1f pods/s\n",
                n_throughput,
+               short_command,
                w.last_succeeded - t0,
                (double)n_throughput / (w.last_succeeded - t0));
         printf("  the last bound after %.2f s, the last started after %.2f s\n",

@@ -8,8 +8,9 @@
  *
  * Following waits on inotify on the log directory (with a one-second timeout, which also paces
  * the len-0 calls of fn) for the live file to grow or be replaced. A replaced live file (a
- * rotation) is read to its end before the new one; the read ends when <attempt>.end exists and
- * the live file is read to its end with no newer one.
+ * rotation) is read to its end before the new one; the read ends when the attempt's log is
+ * complete (the live file without write bits, or an older agent's <attempt>.end) and the live
+ * file is read to its end with no newer one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -443,10 +444,16 @@ static int find_start(struct reader *rd,
         return 0;
 }
 
-static bool end_exists(const char *dir, unsigned attempt)
+/* Whether the writer is done with the attempt's log: the live file's write bits off (a mode
+ * change, no inode of its own), or the empty <attempt>.end an older agent made. */
+static bool log_complete(const char *dir, unsigned attempt)
 {
         char path[PATH_MAX];
+        struct stat st;
 
+        snprintf(path, sizeof path, "%s/%u.log", dir, attempt);
+        if (stat(path, &st) == 0 && !(st.st_mode & 0222))
+                return true;
         snprintf(path, sizeof path, "%s/%u.end", dir, attempt);
         return access(path, F_OK) == 0;
 }
@@ -483,7 +490,7 @@ static int follow(struct reader *rd,
         if (cur >= 0 && fstat(cur, &cst) < 0)
                 return xp_errorf(err, -errno, "cannot stat '%s': %m", live);
         for (;;) {
-                bool ended = end_exists(dir, attempt);
+                bool ended = log_complete(dir, attempt);
 
                 if (cur >= 0) {
                         r = drain(rd, cur, &off, err);
@@ -546,7 +553,7 @@ int xp_log_read(const char *container_log_dir,
                 if (inotify_add_watch(ifd,
                                       container_log_dir,
                                       IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM |
-                                          IN_CLOSE_WRITE) < 0)
+                                          IN_CLOSE_WRITE | IN_ATTRIB) < 0)
                         return xp_errorf(err, -errno, "cannot watch '%s': %m", container_log_dir);
         }
         r = files_open(container_log_dir, attempt, &f, err);

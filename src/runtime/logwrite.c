@@ -56,21 +56,28 @@ static int log_path(const struct logwrite *lw, unsigned index, char buf[static P
 
 static int open_live(struct logwrite *lw, bool truncate, struct xp_error *err)
 {
+        int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (truncate ? O_TRUNC : 0);
         char path[PATH_MAX];
         struct stat st;
         int r = log_path(lw, 0, path);
 
         if (r < 0)
                 return xp_errorf(err, r, "log %s: path too long", lw->dir);
-        lw->fd =
-            open(path,
-                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (truncate ? O_TRUNC : 0),
-                 0640);
+        lw->fd = open(path, flags, LOGWRITE_LIVE_MODE);
+        /* an attempt's log made complete before (a restart with the same attempt number): a
+         * writer that is not root needs its write permission back */
+        if (lw->fd < 0 && errno == EACCES && chmod(path, LOGWRITE_LIVE_MODE) == 0)
+                lw->fd = open(path, flags, LOGWRITE_LIVE_MODE);
         if (lw->fd < 0) {
                 r = -errno;
                 return xp_errorf(err, r, "opening log %s: %s", path, strerror(-r));
         }
-        lw->size = fstat(lw->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+        lw->size = 0;
+        if (fstat(lw->fd, &st) == 0) {
+                lw->size = (uint64_t)st.st_size;
+                if ((st.st_mode & 0777) != LOGWRITE_LIVE_MODE)
+                        (void)fchmod(lw->fd, LOGWRITE_LIVE_MODE);
+        }
         return 0;
 }
 
@@ -97,7 +104,8 @@ int logwrite_open(struct logwrite *lw,
         if (r >= 0) {
                 char end[PATH_MAX];
 
-                /* the attempt's log is live again (a restart with the same attempt number) */
+                /* the attempt's log is live again (a restart with the same attempt number): an
+                 * older agent's marker goes, open_live() gives the log its write bits back */
                 snprintf(end, sizeof(end), "%s/%u.end", dir, attempt);
                 unlink(end);
                 r = open_live(lw, false, err);
@@ -196,7 +204,7 @@ int logwrite_data(struct logwrite *lw,
 int logwrite_finish(struct logwrite *lw, int64_t now_ns, struct xp_error *err)
 {
         char path[PATH_MAX];
-        int first = 0, fd, r;
+        int first = 0, r;
 
         for (int s = 0; s < 2; s++)
                 if (lw->len[s] > 0) {
@@ -204,18 +212,23 @@ int logwrite_finish(struct logwrite *lw, int64_t now_ns, struct xp_error *err)
                         if (r < 0 && first == 0)
                                 first = r;
                 }
+        /* the live log without write bits says the attempt's log is complete (logread.h): one
+         * fchmod, where a marker file of its own was one more inode made and removed per attempt */
+        if (lw->fd < 0 && log_path(lw, 0, path) == 0)
+                lw->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, LOGWRITE_LIVE_MODE);
+        if (lw->fd < 0 || fchmod(lw->fd, LOGWRITE_COMPLETE_MODE) < 0) {
+                r = -errno;
+                if (first == 0)
+                        first = xp_errorf(err,
+                                          r,
+                                          "marking log %s/%u.log complete: %s",
+                                          lw->dir,
+                                          lw->attempt,
+                                          strerror(-r));
+        }
         if (lw->fd >= 0) {
                 close(lw->fd);
                 lw->fd = -1;
-        }
-        snprintf(path, sizeof(path), "%s/%u.end", lw->dir, lw->attempt);
-        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
-        if (fd < 0) {
-                r = -errno;
-                if (first == 0)
-                        first = xp_errorf(err, r, "creating %s: %s", path, strerror(-r));
-        } else {
-                close(fd);
         }
         return first;
 }

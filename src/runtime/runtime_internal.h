@@ -68,9 +68,12 @@ int logwrite_data(struct logwrite *lw,
                   size_t len,
                   int64_t now_ns,
                   struct xp_error *err);
-/* Writes what is buffered as P lines, closes the log and creates <attempt>.end. */
+/* The live log's mode while written, and once complete (xpool/logread.h). */
+#define LOGWRITE_LIVE_MODE     0640
+#define LOGWRITE_COMPLETE_MODE 0440
+/* Writes what is buffered as P lines, marks the log complete (its write bits off) and closes it. */
 int logwrite_finish(struct logwrite *lw, int64_t now_ns, struct xp_error *err);
-/* Frees lw (closing the log without the .end marker if not finished). */
+/* Frees lw (closing the log without marking it complete if not finished). */
 void logwrite_done(struct logwrite *lw);
 
 int64_t runtime_now_ns(void);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,6 +316,41 @@ static void follow_rotation_end(void **state)
         free(out.data);
 }
 
+/* The writer marks a log complete by taking its write bits away, after its last line: a
+ * follow that starts before (woken by the mode change) or after ends once it has read it all. */
+static void *complete_main(void *arg)
+{
+        struct writer *w = arg;
+        char l[256], path[256];
+
+        sleep_ms(100);
+        cri(l, sizeof l, 2, 0, "F", "last");
+        write_file(w->dir, "3.log", l, true);
+        snprintf(path, sizeof path, "%s/3.log", w->dir);
+        chmod(path, 0440);
+        return NULL;
+}
+
+static void follow_ends_at_complete_mode(void **state)
+{
+        struct tmpdir *t = *state;
+        struct writer w = {.dir = t->dir};
+        struct out out = {0}, again = {0};
+        pthread_t th;
+        char l[256];
+
+        cri(l, sizeof l, 1, 0, "F", "first");
+        write_file(t->dir, "3.log", l, false);
+        assert_int_equal(pthread_create(&th, NULL, complete_main, &w), 0);
+        read_ok(t->dir, 3, (struct xp_log_read_options){.follow = true, .tail_lines = -1}, &out);
+        pthread_join(th, NULL);
+        assert_string_equal(out.data, "first\nlast\n");
+        read_ok(t->dir, 3, (struct xp_log_read_options){.follow = true, .tail_lines = 1}, &again);
+        assert_string_equal(again.data, "last\n");
+        free(out.data);
+        free(again.data);
+}
+
 static void follow_waits_for_file_and_stops(void **state)
 {
         struct tmpdir *t = *state;
@@ -377,6 +413,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(latest_attempt, setup, teardown),
             cmocka_unit_test_setup_teardown(follow_rotation_end, setup, teardown),
             cmocka_unit_test_setup_teardown(follow_waits_for_file_and_stops, setup, teardown),
+            cmocka_unit_test_setup_teardown(follow_ends_at_complete_mode, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

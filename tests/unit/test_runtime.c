@@ -223,6 +223,16 @@ static bool log_exists(struct fixture *f, const char *uid, const char *leaf)
         return access(path, F_OK) == 0;
 }
 
+/* Whether the attempt's live log is marked complete: its write bits off (xpool/logread.h). */
+static bool log_complete(struct fixture *f, const char *uid, const char *attempt_log)
+{
+        char path[512];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/default_pod_%s/%s/%s", f->logs, uid, cname, attempt_log);
+        return stat(path, &st) == 0 && !(st.st_mode & 0222);
+}
+
 /* Checks every line is `TIME STREAM F|P MSG` with a 30-character UTC time, and returns how
  * many lines equal "STREAM TAG MSG" after the time. */
 static int count_lines(const char *text, const char *stream_tag_msg)
@@ -369,7 +379,8 @@ static void cri_log_format(void **state)
         rest[9 + 20000 - 16384] = '\0';
         assert_int_equal(count_lines(text, p16k), 1);
         assert_int_equal(count_lines(text, rest), 1);
-        assert_true(log_exists(f, "uid-cri", "0.end"));
+        assert_true(log_complete(f, "uid-cri", "0.log"));
+        assert_false(log_exists(f, "uid-cri", "0.end")); /* no marker file of its own */
 }
 
 static void rotation(void **state)
@@ -396,7 +407,7 @@ static void rotation(void **state)
         assert_non_null(one);
         assert_non_null(two);
         assert_false(log_exists(f, "uid-rot", "2.log.3"));
-        assert_true(log_exists(f, "uid-rot", "2.end"));
+        assert_true(log_complete(f, "uid-rot", "2.log"));
         assert_int_equal(count_lines(live, "stdout F line-39"), 1);
         assert_int_equal(count_lines(two, "stdout F line-0"), 0); /* rotated away */
         for (size_t i = 0; i < 3; i++) {
@@ -428,7 +439,7 @@ static void start_failure(void **state)
         assert_int_equal(r.pid, 0);
         assert_string_equal(r.message, "exec \"/nonexistent/prog\": No such file or directory");
         xp_container_record_clear(&r);
-        assert_true(log_exists(f, "uid-fail", "0.end"));
+        assert_true(log_complete(f, "uid-fail", "0.log"));
         l = launch_of("uid-fail2", nopath);
         start_ok(f, &l, &r);
         assert_true(r.start_failed);
@@ -732,9 +743,9 @@ static void readopt(void **state)
         assert_int_equal(n, 0);
         free(v);
         assert_int_equal(xp_runtime_remove(f->rt, "uid-adopt", cname, NULL), -ENOENT);
-        assert_true(log_exists(f, "uid-adopt", "0.end")); /* logs stay */
+        assert_true(log_complete(f, "uid-adopt", "0.log")); /* logs stay */
         assert_int_equal(xp_runtime_remove_logs(f->rt, "default", "pod", "uid-adopt", NULL), 0);
-        assert_false(log_exists(f, "uid-adopt", "0.end"));
+        assert_false(log_exists(f, "uid-adopt", "0.log"));
 }
 
 /* A machine without cgroups: the container's process group stands in for its cgroup. */

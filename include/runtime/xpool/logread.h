@@ -8,7 +8,8 @@
  *     <RFC3339NANO UTC> <stdout|stderr> <F|P> <message>\n
  *
  * <attempt>.log is live; at its size limit it is renamed to <attempt>.log.1 (the older ones shift
- * to .log.2 .. .log.K), and <attempt>.end appears (empty) once the attempt's log is complete.
+ * to .log.2 .. .log.K). Once the attempt's log is complete the live <attempt>.log loses its
+ * write bits (0440; an older agent made an empty <attempt>.end instead, still understood).
  * A P (partial) line is a fragment of a longer line: fragments are joined up to the next F line.
  * Lines that are not in that format are passed through as they are, never dropped.
  */
@@ -20,7 +21,7 @@
 #include "xpool/error.h"
 
 struct xp_log_read_options {
-        bool follow;         /* keep reading until the attempt's .end exists and EOF */
+        bool follow;         /* keep reading until the attempt's log is complete and EOF */
         int64_t tail_lines;  /* -1: all */
         int64_t since_ns;    /* 0: all; lines at or after this time */
         int64_t limit_bytes; /* 0: no limit */
