@@ -73,7 +73,7 @@ beat &
 beat_pid=$!
 steady="node Ready=True since 2026-01-01T00:00:00Z; taints none; pod Ready=True; no NodeNotReady event"
 sleep 7 # more than a grace period of heartbeats
-poll "steady before the stop" 10 "$steady" state
+poll "steady before the stop" 60 "$steady" state
 
 kill -TERM "$server_pid"
 stop_deadline=$((SECONDS + 30)) # bounded: a server that hangs on SIGTERM fails, not the whole run
@@ -95,7 +95,7 @@ rm -f "$tmp/beating"
 wait "$beat_pid" || true
 beat_pid=
 lost_state() { state | sed 's/since [^;]*;/since then;/'; }
-poll "n1 lost once its agent stops" 30 \
+poll "n1 lost once its agent stops" 120 \
   "node Ready=Unknown since then; taints node.kubernetes.io/unreachable; pod Ready=False; NodeNotReady events" \
   lost_state
 finish "server stop and node lease"
