@@ -30,6 +30,9 @@ pod() { # namespace, name, node
 }
 api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}'
 api POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{"zone":"\u00e9t\u00e9"}}}'
+# the pods of team are bound to n2: a Node of that name too, or the pod garbage collector deletes
+# them as orphans 40 s in, and a run that long at load 30 would count fewer pods below
+api POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}'
 for i in 1 2 3; do
   api POST /api/v1/namespaces/default/pods "$(pod default "p$i" n1)"
   api POST /api/v1/namespaces/team/pods "$(pod team "q$i" n2)"
