@@ -45,7 +45,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 k=(kubectl --request-timeout=20s)
 diag_cluster "$KUBECONFIG"
 phase() { "${k[@]}" get pod "$1" -o 'jsonpath={.status.phase}'; }
-poll "node r3 Ready" 30 True "${k[@]}" get node r3 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+poll "node r3 Ready" 120 True "${k[@]}" get node r3 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 
 # ---- one pod: a mount point missing in /, its /tmp's size, the shared path's submounts ----------
 cat >"$tmp/view.yaml" <<EOF
@@ -135,7 +135,7 @@ spec:
 EOF
 check "apply jail" 0 "${k[@]}" apply -f "$tmp/jail.yaml"
 poll "jail runs" 60 Running phase jail
-poll "jail chrooted" 30 jailed "${k[@]}" logs jail
+poll "jail chrooted" 120 jailed "${k[@]}" logs jail
 # script(1) gives kubectl the terminal that -t (with -i) needs; what it printed lands in the file
 timeout 60 script -qec "kubectl --request-timeout=20s exec -it jail -- /bin/echo ran" "$tmp/jail.typescript" </dev/null >/dev/null 2>&1 || true
 expect_in "fails, saying why" "$tmp/jail.typescript" "cannot open a terminal in container c"
