@@ -28,8 +28,9 @@ start() {
   token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
 }
 
-beat() { # the fake agent: renews the Lease every 0.2 s, through restarts (at most 120 s)
-  local deadline=$((SECONDS + 120))
+beat() { # the fake agent: renews the Lease every 0.2 s, through restarts (at most 600 s: the
+  # checks it beats through may take minutes at load 30; it is stopped once they are done)
+  local deadline=$((SECONDS + 600))
   while [[ -e "$tmp/beating" && $SECONDS -lt $deadline ]]; do
     api PATCH "$leases/n1" application/merge-patch+json "{\"spec\":{\"renewTime\":\"$(now)\"}}" >/dev/null 2>&1 || true
     sleep 0.2
