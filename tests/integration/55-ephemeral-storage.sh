@@ -50,7 +50,9 @@ diag_cluster "$KUBECONFIG"
 
 m=$tmp/mnt
 mkdir -p "$m"
-# each pod's process sleeps for a number of its own, so that the test sees it end
+# each pod's process sleeps for a number of its own, so that the test sees it end; the run's
+# mark in it, so that no other run's process (one left by an earlier run, one beside it) is seen
+mark=$$
 cat >"$tmp/pods.yaml" <<EOF
 apiVersion: v1
 kind: Pod
@@ -60,7 +62,7 @@ spec:
   containers:
   - name: w
     image: busybox
-    command: ["sh", "-c", "dd if=/dev/zero of=$m/full/f bs=64k count=32 2>/dev/null; exec sleep 3701"]
+    command: ["sh", "-c", "dd if=/dev/zero of=$m/full/f bs=64k count=32 2>/dev/null; exec sleep 3701.$mark"]
     volumeMounts: [{name: scratch, mountPath: $m/full}]
   volumes: [{name: scratch, emptyDir: {sizeLimit: 1Mi}}]
 ---
@@ -72,7 +74,7 @@ spec:
   containers:
   - name: w
     image: busybox
-    command: ["sh", "-c", "dd if=/dev/zero of=$m/ok/f bs=64k count=16 2>/dev/null; exec sleep 3702"]
+    command: ["sh", "-c", "dd if=/dev/zero of=$m/ok/f bs=64k count=16 2>/dev/null; exec sleep 3702.$mark"]
     volumeMounts: [{name: scratch, mountPath: $m/ok}]
   volumes: [{name: scratch, emptyDir: {sizeLimit: 4Mi}}]
 ---
@@ -84,11 +86,11 @@ spec:
   containers:
   - name: chatty
     image: busybox
-    command: ["sh", "-c", "head -c 2097152 /dev/zero | tr '\\\\0' x | fold -w 1000; exec sleep 3703"]
+    command: ["sh", "-c", "head -c 2097152 /dev/zero | tr '\\\\0' x | fold -w 1000; exec sleep 3703.$mark"]
     resources: {limits: {ephemeral-storage: 1Mi}}
   - name: quiet
     image: busybox
-    command: ["sleep", "3704"]
+    command: ["sleep", "3704.$mark"]
     resources: {limits: {ephemeral-storage: 10Mi}}
 ---
 apiVersion: v1
@@ -99,7 +101,7 @@ spec:
   containers:
   - name: chatty
     image: busybox
-    command: ["sh", "-c", "head -c 2097152 /dev/zero | tr '\\\\0' y | fold -w 1000; exec sleep 3705"]
+    command: ["sh", "-c", "head -c 2097152 /dev/zero | tr '\\\\0' y | fold -w 1000; exec sleep 3705.$mark"]
     resources: {limits: {ephemeral-storage: 1Mi}}
 ---
 apiVersion: v1
@@ -110,7 +112,7 @@ spec:
   containers:
   - name: w
     image: busybox
-    command: ["sh", "-c", "dd if=/dev/zero of=$m/ram/f bs=64k count=32 || echo write refused; exec sleep 3706"]
+    command: ["sh", "-c", "dd if=/dev/zero of=$m/ram/f bs=64k count=32 || echo write refused; exec sleep 3706.$mark"]
     volumeMounts: [{name: ram, mountPath: $m/ram}]
   volumes: [{name: ram, emptyDir: {medium: Memory, sizeLimit: 1Mi}}]
 EOF
@@ -130,12 +132,12 @@ check "the pod within its sizeLimit keeps running" 0 test "$(running edok)" = Ru
 check "so does the one whose tmpfs refused the write" 0 test "$(running ram)" = Running
 ramlog() { "${k[@]}" logs ram | grep -c "write refused"; }
 poll "the Memory emptyDir is a tmpfs of its sizeLimit" 60 1 ramlog
-gone() { pgrep -f "^sleep $1\$" >/dev/null && echo running || echo gone; }
+gone() { pgrep -f "^sleep $1\.$mark\$" >/dev/null && echo running || echo gone; }
 poll "the evicted pod's process is killed" 120 gone gone 3701
 poll "so are the other evicted pods' processes" 120 gone gone 3703
 poll "... all of them" 120 gone gone 3704
 poll "... and the last" 120 gone gone 3705
-check "the kept pod's process runs" 0 pgrep -f "^sleep 3702$"
+check "the kept pod's process runs" 0 pgrep -f "^sleep 3702\.$mark$"
 check "the events" 0 "${k[@]}" get events --field-selector reason=Evicted -o jsonpath='{range .items[*]}{.involvedObject.name} {.type} {.message}{"\n"}{end}'
 expect_in "an Evicted Warning for the emptyDir" "$tmp/out" 'edfull Warning Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". '
 expect_in "one for the container" "$tmp/out" 'logfull Warning Container chatty exceeded'
@@ -161,7 +163,7 @@ metadata: {name: calm}
 spec:
   restartPolicy: Never
   containers:
-  - {name: c, image: busybox, command: ["sleep", "3711"]}
+  - {name: c, image: busybox, command: ["sleep", "3711.$mark"]}
 EOF
 cat >"$tmp/hog.yaml" <<EOF
 apiVersion: v1
@@ -172,7 +174,7 @@ spec:
   containers:
   - name: w
     image: busybox
-    command: ["sh", "-c", "sleep 1; dd if=/dev/zero of=$m/hog/f bs=1M count=16 2>/dev/null; exec sleep 3712"]
+    command: ["sh", "-c", "sleep 1; dd if=/dev/zero of=$m/hog/f bs=1M count=16 2>/dev/null; exec sleep 3712.$mark"]
     volumeMounts: [{name: scratch, mountPath: $m/hog}]
   volumes: [{name: scratch, emptyDir: {}}]
 EOF
