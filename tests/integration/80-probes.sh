@@ -126,7 +126,7 @@ spec:
     image: busybox
     command: ["sh", "-c", "exec sleep 3604.$mark"]
     readinessProbe:
-      exec: {command: ["sh", "-c", "sleep 30.$mark"]}
+      exec: {command: ["sh", "-c", "sleep 300.$mark"]}
       timeoutSeconds: 1
       periodSeconds: 2
 ---
@@ -207,10 +207,10 @@ poll "secure: ready through its HTTPS probe" 120 true jp secure '{.status.contai
 
 # ---- an exec probe past its timeout: ended, reaped, said in the kubelet's words --------------
 wait_for "hang: the timeout's Event" 120 has_event hang \
-  "Readiness probe failed: command \"sh -c sleep 30.$mark\" timed out"
+  "Readiness probe failed: command \"sh -c sleep 300.$mark\" timed out"
 poll "hang: not ready" 60 false jp hang '{.status.containerStatuses[0].ready}'
 # each run is ended at its timeout: never more than the one in flight
-hung() { pgrep -f "^sleep 30\.$mark\$" | wc -l; }
+hung() { pgrep -f "^sleep 300\.$mark\$" | wc -l; }
 for i in 1 2 3 4 5 6; do
   [[ "$(hung)" -le 1 ]] || { echo "FAIL hang: $(hung) probe commands at once"; failures=$((failures + 1)); break; }
   sleep 1
@@ -238,7 +238,7 @@ poll "rpc: not ready" 60 false jp rpc '{.status.containerStatuses[0].ready}'
 
 # ---- no probe process is left behind ----------------------------------------------------------
 check "delete the pods" 0 "${kc[@]}" delete -f "$tmp/pods.yaml" --wait=true --timeout=60s
-no_probe_left() { ! pgrep -f "^(cat /tmp/(ready|started)|sleep 30)\.$mark"; }
+no_probe_left() { ! pgrep -f "^(cat /tmp/(ready|started)|sleep 300)\.$mark"; }
 wait_for "no probe command is left" 60 no_probe_left
 # every exec probe's helper is reaped: no zombie child of the agent stays (a child that just
 # exited is one until the agent's reaper runs, later under load, so this waits, bounded)
