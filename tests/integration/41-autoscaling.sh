@@ -45,7 +45,7 @@ echo '<html><body><h1>502 Bad Gateway</h1></body></html>' >"$tmp/answer"
 /usr/bin/python3 "$src/tests/integration/fake_prometheus.py" "$tmp/prom.port" "$tmp/answer" \
   "$tmp/queries" &
 prom_pid=$!
-poll "the fake Prometheus listens" 10 yes bash -c "[[ -s $tmp/prom.port ]] && echo yes"
+poll "the fake Prometheus listens" 60 yes bash -c "[[ -s $tmp/prom.port ]] && echo yes"
 
 "$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
 : >"$tmp/server.log"
@@ -55,7 +55,7 @@ poll "the fake Prometheus listens" 10 yes bash -c "[[ -s $tmp/prom.port ]] && ec
 server_pid=$!
 diag_log "$tmp/server.log"
 url=
-for _ in $(seq 150); do
+for _ in $(seq 1200); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -67,7 +67,7 @@ done
   --heartbeat 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
 diag_log "$tmp/agent.log"
-poll "n1 registered" 20 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+poll "n1 registered" 60 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
 
 cat >"$tmp/inference.yaml" <<YAML
 apiVersion: apps/v1
@@ -100,9 +100,9 @@ spec:
 YAML
 check "create the deployment and its hpa" 0 kubectl apply -f "$tmp/inference.yaml"
 replicas() { kubectl get deployment "$1" -o jsonpath='{.spec.replicas}/{.status.readyReplicas}'; }
-poll "scaled up to 4 at 90 %" 20 4/4 replicas inference
+poll "scaled up to 4 at 90 %" 60 4/4 replicas inference
 # the status says what the sync after the rescale saw: 4 pods, asking for 8, held at the max
-poll "the hpa saw 4" 10 "4 TooManyReplicas" kubectl get hpa inference -o jsonpath='{.status.currentReplicas} {.status.conditions[?(@.type=="ScalingLimited")].reason}'
+poll "the hpa saw 4" 60 "4 TooManyReplicas" kubectl get hpa inference -o jsonpath='{.status.currentReplicas} {.status.conditions[?(@.type=="ScalingLimited")].reason}'
 check "get hpa" 0 kubectl get hpa inference
 expect_in "its targets" "$tmp/out" "inference   Deployment/inference   90/50     1         4         4"
 check "describe hpa" 0 kubectl describe hpa inference
@@ -113,7 +113,7 @@ expect_in "ScalingLimited at the max" "$tmp/out" "ScalingLimited  True    TooMan
 expect_in "its message" "$tmp/out" "the desired replica count is more than the maximum replica count"
 
 echo 10 >"$tmp/util"
-poll "scaled down to 1 at 10 %" 20 1/1 replicas inference
+poll "scaled down to 1 at 10 %" 60 1/1 replicas inference
 check "describe hpa after" 0 kubectl describe hpa inference
 expect_in "the scale-down" "$tmp/out" "New size: 1; reason: All metrics below target"
 check "its status" 0 kubectl get hpa inference -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue} {.status.desiredReplicas} {.status.lastScaleTime}'
@@ -147,10 +147,10 @@ spec:
 YAML
 check "create the worker and its hpa" 0 kubectl apply -f "$tmp/worker.yaml"
 active() { kubectl get hpa worker -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].status} {.status.conditions[?(@.type=="ScalingActive")].message}'; }
-poll "an HTML page: not JSON" 15 "False the HPA was unable to compute the replica count: failed to get waiting_requests external metric: unable to get metric waiting_requests: prometheus: the answer is not JSON: '[' or '{' expected near '<' at line 1" active
-poll "its Event" 15 yes bash -c "[[ \$(kubectl get events --field-selector involvedObject.name=worker,reason=FailedGetExternalMetric -o name) ]] && echo yes"
+poll "an HTML page: not JSON" 60 "False the HPA was unable to compute the replica count: failed to get waiting_requests external metric: unable to get metric waiting_requests: prometheus: the answer is not JSON: '[' or '{' expected near '<' at line 1" active
+poll "its Event" 60 yes bash -c "[[ \$(kubectl get events --field-selector involvedObject.name=worker,reason=FailedGetExternalMetric -o name) ]] && echo yes"
 echo '{"status":"success","data":{"resultType":"string","result":[1767225600,"30"]}}' >"$tmp/answer"
-poll "a string: not an instant vector" 15 "False the HPA was unable to compute the replica count: failed to get waiting_requests external metric: unable to get metric waiting_requests: prometheus: the answer is a string, not an instant vector" active
+poll "a string: not an instant vector" 60 "False the HPA was unable to compute the replica count: failed to get waiting_requests external metric: unable to get metric waiting_requests: prometheus: the answer is a string, not an instant vector" active
 check "the worker is left as it was" 0 kubectl get deployment worker -o jsonpath='{.spec.replicas}'
 expect_in "1 replica" "$tmp/out" "1"
 expect_in "the PromQL sent" "$tmp/queries" 'waiting_requests{namespace="default",queue="main"}'

@@ -62,19 +62,19 @@ spec:
 EOF
 check "apply pod" 0 "${k[@]}" apply -f "$tmp/pod.yaml"
 waiting() { "${k[@]}" get pod envpod -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}: {.status.containerStatuses[0].state.waiting.message}'; }
-poll "waits for its ConfigMap" 15 'CreateContainerConfigError: configmap "app" not found' waiting
+poll "waits for its ConfigMap" 60 'CreateContainerConfigError: configmap "app" not found' waiting
 check "get pod" 0 "${k[@]}" get pod envpod
 expect_in "kubectl shows the reason" "$tmp/out" "CreateContainerConfigError"
 
 check "create configmap" 0 "${k[@]}" create configmap app --from-literal=mode=fast --from-literal=level=3 --from-literal=1bad=x
 phase() { "${k[@]}" get pod envpod -o jsonpath='{.status.phase}'; }
-poll "runs once it is there" 15 Running phase
+poll "runs once it is there" 60 Running phase
 logs() { "${k[@]}" logs envpod; }
-poll "the values" 10 "PW=$value MODE=fast APP_level=3 user=admin
+poll "the values" 60 "PW=$value MODE=fast APP_level=3 user=admin
 0" logs
 events() { "${k[@]}" get events --field-selector involvedObject.name=envpod -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
 invalid_key_events() { events | grep -c '^InvalidEnvironmentVariableNames: Keys \[1bad\] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names.$'; }
-poll "the invalid key's event" 10 1 invalid_key_events
+poll "the invalid key's event" 60 1 invalid_key_events
 
 # ---- configMap, secret, projected and downwardAPI volumes of a process pod ------------------------
 # FailedMount until the ConfigMap is there; then the files bound read-only at their mountPath in
@@ -88,7 +88,7 @@ echo NAME=$NAME CPU=$CPU MEM=$MEM
 # mount point and file system type of each volume, from this process's own mount table
 grep " $m/" /proc/self/mountinfo | sed 's|^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - \([^ ]*\) .*|\1 \2|'
 touch $m/cfg/x
-exec sleep 60
+exec sleep 600
 EOF
 cat >"$tmp/volpod.yaml" <<EOF
 apiVersion: v1
@@ -130,13 +130,13 @@ spec:
 EOF
 check "apply volume pod" 0 "${k[@]}" apply -f "$tmp/volpod.yaml"
 volwait() { "${k[@]}" get pod volpod -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}'; }
-poll "waits ContainerCreating" 15 ContainerCreating volwait
+poll "waits ContainerCreating" 60 ContainerCreating volwait
 volevents() { "${k[@]}" get events --field-selector involvedObject.name=volpod -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}'; }
 failed_mount() { volevents | grep -c '^FailedMount: MountVolume.SetUp failed for volume "cfg" : configmap "vcfg" not found$'; }
-poll "the kubelet's FailedMount event" 10 1 failed_mount
+poll "the kubelet's FailedMount event" 60 1 failed_mount
 check "create the volume's configmap" 0 "${k[@]}" create configmap vcfg --from-literal=mode=fast
 volphase() { "${k[@]}" get pod volpod -o jsonpath='{.status.phase}'; }
-poll "the volume pod runs once it is there" 15 Running volphase
+poll "the volume pod runs once it is there" 60 Running volphase
 voluid=$("${k[@]}" get pod volpod -o jsonpath='{.metadata.uid}')
 vdir=$data/agent/volumes/$voluid
 check "the configMap's key as a file through ..data" 0 cat "$vdir/cfg/mode"
@@ -154,12 +154,12 @@ expect_in "tmpfs" "$tmp/out" "tmpfs"
 check "the configMap one stays on disk" 1 findmnt -n --mountpoint "$vdir/cfg"
 volout() { "${k[@]}" logs volpod | head -5; }
 volro() { "${k[@]}" logs volpod | grep -c "Read-only file system"; }
-poll "the process sees the files at mountPath" 10 "fast
+poll "the process sees the files at mountPath" 60 "fast
 $value
 tier=\"a\"
 volpod
 NAME=volpod CPU=500 MEM=64" volout
-poll "its write refused" 10 1 volro
+poll "its write refused" 60 1 volro
 check "the rest of its log" 0 "${k[@]}" logs volpod
 expect_in "the mounts in its own namespace: the secret on tmpfs" "$tmp/out" "$mnt/sec tmpfs"
 expect_in "the configMap's on the node's disk" "$tmp/out" "$mnt/cfg ext4"
@@ -172,10 +172,10 @@ expect_in "in millicores" "$tmp/out" "500"
 check "change the volume's configmap" 0 "${k[@]}" patch configmap vcfg -p '{"data":{"mode":"slow"}}'
 check "change the pod's labels" 0 "${k[@]}" label pod volpod tier=b --overwrite
 inside() { "${k[@]}" exec volpod -- cat "$mnt/cfg/mode" "$mnt/info/labels"; }
-poll "both changes reach the container (the labels at the update, the configMap at its 10 s round)" 20 'slowtier="b"' inside
+poll "both changes reach the container (the labels at the update, the configMap at its 10 s round)" 60 'slowtier="b"' inside
 check "delete volume pod" 0 "${k[@]}" delete pod volpod --grace-period=0 --force
 voldir_state() { [[ -e "$vdir" ]] && echo there || echo gone; }
-poll "the pod's volume files go with it" 15 gone voldir_state
+poll "the pod's volume files go with it" 60 gone voldir_state
 
 # ---- emptyDir and hostPath volumes of a process pod ----------------------------------------------
 # one container writes the emptyDir, the other reads it; a hostPath of each type checked inside
@@ -207,7 +207,7 @@ spec:
     - {name: blk, mountPath: $m2/blk}
   - name: reader
     image: busybox
-    command: ["sh", "-c", "for i in \$(seq 100); do test -s $m2/shared/f && break; sleep 0.1; done; cat $m2/shared/f; exec sleep 60"]
+    command: ["sh", "-c", "for i in \$(seq 600); do test -s $m2/shared/f && break; sleep 0.1; done; cat $m2/shared/f; exec sleep 60"]
     volumeMounts:
     - {name: shared, mountPath: $m2/shared}
   volumes:
@@ -222,18 +222,18 @@ spec:
 EOF
 check "apply the emptyDir and hostPath pod" 0 "${k[@]}" apply -f "$tmp/edpod.yaml"
 edphase() { "${k[@]}" get pod edpod -o jsonpath='{.status.phase}'; }
-poll "it runs" 20 Running edphase
+poll "it runs" 60 Running edphase
 edread() { "${k[@]}" logs edpod -c reader; }
-poll "the reader reads what the writer wrote in the emptyDir" 20 from-writer edread
+poll "the reader reads what the writer wrote in the emptyDir" 60 from-writer edread
 edwriter() { "${k[@]}" logs edpod -c writer | grep -c -e "types ok" -e "ro refused"; }
-poll "every hostPath type as asked, the readOnly one refused a write" 10 2 edwriter
+poll "every hostPath type as asked, the readOnly one refused a write" 60 2 edwriter
 check "DirectoryOrCreate and FileOrCreate made them on the node" 0 test -d "$host/made" -a -f "$host/new"
 eduid=$("${k[@]}" get pod edpod -o jsonpath='{.metadata.uid}')
 check "the emptyDir is the pod's directory on the node" 0 cat "$data/agent/containers/.pods/$eduid/volumes/shared/f"
 expect_in "with what was written" "$tmp/out" "from-writer"
 check "delete the emptyDir pod" 0 "${k[@]}" delete pod edpod --grace-period=0 --force
 edgone() { [[ -e "$data/agent/containers/.pods/$eduid" ]] && echo there || echo gone; }
-poll "the emptyDir goes with the pod" 20 gone edgone
+poll "the emptyDir goes with the pod" 60 gone edgone
 hostpod() { # name, path, type
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  restartPolicy: Never\n' "$1"
   printf '  containers: [{name: c, image: busybox, command: [sleep, "60"], volumeMounts: [{name: h, mountPath: %s}]}]\n' "$m2/dir"
@@ -242,7 +242,7 @@ hostpod() { # name, path, type
 hostpod badtype "$host/dir" File >"$tmp/badtype.yaml"
 check "apply a hostPath of the wrong type" 0 "${k[@]}" apply -f "$tmp/badtype.yaml"
 badmsg() { "${k[@]}" get pod badtype -o jsonpath='{.status.containerStatuses[0]}' | grep -c "hostPath type check failed: $host/dir is not a file"; }
-poll "refused with the kubelet's message" 20 1 badmsg
+poll "refused with the kubelet's message" 60 1 badmsg
 check "delete it" 0 "${k[@]}" delete pod badtype --grace-period=0 --force
 check "the node's directory was not changed" 0 test -d "$host/dir"
 

@@ -210,12 +210,12 @@ slice_of_fin() { "${k[@]}" get endpointslice -l kubernetes.io/service-name=fin -
 has_slice() { [[ -n "$(slice_of_fin)" ]] && echo yes || echo no; }
 slice_hold() { "${k[@]}" get endpointslice "$slice" -o jsonpath='{.metadata.finalizers}|{.metadata.deletionGracePeriodSeconds}' 2>&1; }
 slice_there() { "${k[@]}" get endpointslice "$slice" -o name >/dev/null 2>&1 && echo there || echo gone; }
-poll "the controller's slice of fin" 30 yes has_slice
+poll "the controller's slice of fin" 120 yes has_slice
 slice=$(slice_of_fin)
 check "hold the controller's slice" 0 "${k[@]}" patch endpointslice "$slice" --type=merge -p '{"metadata":{"finalizers":["example.com/hold"]}}'
 check "delete the Service" 0 "${k[@]}" delete service fin
-poll "the controller's slice is marked, not removed" 30 '["example.com/hold"]|0' slice_hold
+poll "the controller's slice is marked, not removed" 120 '["example.com/hold"]|0' slice_hold
 check "the controller's slice lets go" 0 "${k[@]}" patch endpointslice "$slice" --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'
-poll "the controller's slice is gone" 30 gone slice_there
+poll "the controller's slice is gone" 120 gone slice_there
 
 finish "finalizers"

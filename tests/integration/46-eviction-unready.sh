@@ -51,7 +51,7 @@ pod ready2 True
 pod unready1 False
 pod unready2 False
 check "a budget of 2" 0 "${k[@]}" create pdb web --selector=app=web --min-available=2
-poll "the budget: 2 healthy of 2, none allowed" 30 "2 2 0 1" budget
+poll "the budget: 2 healthy of 2, none allowed" 120 "2 2 0 1" budget
 
 # ---- IfHealthyBudget, met ------------------------------------------------------------------
 evict "a Ready pod with the budget at its floor" ready1 429
@@ -64,7 +64,7 @@ expect_exact "the budget was not spent: allowed 0, no disrupted pod" "$tmp/out" 
 
 # ---- IfHealthyBudget, not met --------------------------------------------------------------
 check "a budget of 3" 0 "${k[@]}" patch pdb web --type=merge -p '{"spec":{"minAvailable":3}}'
-poll "the budget: 2 healthy of 3, none allowed" 30 "2 3 0 2" budget
+poll "the budget: 2 healthy of 3, none allowed" 120 "2 3 0 2" budget
 evict "an unready pod, budget not met" unready2 429
 refusal >"$tmp/status"
 expect_exact "the refusal of the unready pod" "$tmp/status" "429 TooManyRequests | Cannot evict pod as it would violate the pod's disruption budget. | DisruptionBudget | The disruption budget web needs 3 healthy pods and has 2 currently"
@@ -73,7 +73,7 @@ expect_exact "unready2 is not marked" "$tmp/out" ""
 
 # ---- AlwaysAllow ---------------------------------------------------------------------------
 check "AlwaysAllow" 0 "${k[@]}" patch pdb web --type=merge -p '{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow"}}'
-poll "the budget's new generation is seen" 30 "2 3 0 3" budget
+poll "the budget's new generation is seen" 120 "2 3 0 3" budget
 evict "a Ready pod under AlwaysAllow" ready2 429
 evict "an unready pod under AlwaysAllow" unready2 201
 evicted unready2 || { echo "FAIL unready2 was not deleted"; failures=$((failures + 1)); }

@@ -44,7 +44,7 @@ expect_in "with podGroups" "$tmp/out" '"podGroups":[{"name":"workers","policy":{
 check "list in v1alpha2" 0 kubectl get --raw "$v2"
 expect_in "the list's items in v1alpha2" "$tmp/out" '"podGroupTemplates":[{"name":"workers","schedulingPolicy":{"gang":{"minCount":3}}}'
 check "no v1alpha1 item in the v1alpha2 list" 1 grep -q podGroups "$tmp/out"
-check "watch in v1alpha2" 0 timeout 10 kubectl get --raw "$v2?watch=true&timeoutSeconds=1"
+check "watch in v1alpha2" 0 timeout 60 kubectl get --raw "$v2?watch=true&timeoutSeconds=1"
 expect_in "the watch's ADDED in v1alpha2" "$tmp/out" '"type":"ADDED","object":{"apiVersion":"scheduling.k8s.io/v1alpha2"'
 check "a v1alpha1 Workload is read in v1alpha2" 0 kubectl create -f - <<'YAML'
 apiVersion: scheduling.k8s.io/v1alpha1
@@ -137,13 +137,13 @@ YAML
 node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}'; }
 member w-0
 member w-1
-poll "w-0 waits for its gang" 30 "gang default/train-workers incomplete: 2 of 3 members present" \
+poll "w-0 waits for its gang" 120 "gang default/train-workers incomplete: 2 of 3 members present" \
   bash -c "kubectl get pod w-0 -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | sed 's/; timed out after [0-9]*s//'"
 check "w-0 is not bound" 0 node_of w-0
 [[ ! -s "$tmp/out" ]] || { echo "FAIL w-0 bound before its gang is complete"; failures=$((failures + 1)); }
 member w-2
 for i in 0 1 2; do
-  poll "w-$i bound" 30 n1 node_of "w-$i"
+  poll "w-$i bound" 120 n1 node_of "w-$i"
 done
 
 check "delete the Workload" 0 kubectl delete workload train

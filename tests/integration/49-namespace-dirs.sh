@@ -66,14 +66,14 @@ for n in n1 n2; do "$xpool" token create --node "$n" --data-dir "$data" >"$tmp/$
 start_server "$data"
 start_agent n1; a1_pid=$!
 start_agent n2; a2_pid=$!
-poll "n1 says its directories" 20 started started n1
-poll "n2 says its directories" 20 started started n2
-poll "n1 registers Ready" 20 Ready ready n1
-poll "n2 registers Ready" 20 Ready ready n2
+poll "n1 says its directories" 60 started started n1
+poll "n2 says its directories" 60 started started n2
+poll "n1 registers Ready" 60 Ready ready n1
+poll "n2 registers Ready" 60 Ready ready n2
 net1=$(dir_of n1 network) ipc1=$(dir_of n1 IPC) net2=$(dir_of n2 network) ipc2=$(dir_of n2 IPC)
 for d in "$net1" "$ipc1" "$net2" "$ipc2"; do own_dirs+=("$(dirname "$d")"); done
-poll "n1's Starting and NodeReady Events" 20 2 node_events n1
-poll "n2's" 20 2 node_events n2
+poll "n1's Starting and NodeReady Events" 60 2 node_events n1
+poll "n2's" 60 2 node_events n2
 [[ $failures -eq 0 ]] || exit 1
 for d in "$net1" "$ipc1" "$net2" "$ipc2"; do
   [[ "$d" =~ ^/run/xpool/agent-[0-9a-f]{16}/(netns|ipc)$ ]] || { echo "FAIL $d is no agent's own directory"; failures=$((failures + 1)); }
@@ -85,8 +85,8 @@ done
 pod() { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  nodeName: %s\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: none, command: ["sleep", "3600"]}\n' "$1" "$2"; }
 { pod p1 n1; echo ---; pod p2 n2; } >"$tmp/pods.yaml"
 check "create the pods" 0 "$xpool" apply -f "$tmp/pods.yaml"
-poll "p1 runs" 20 Running phase p1
-poll "p2 runs" 20 Running phase p2
+poll "p1 runs" 60 Running phase p1
+poll "p2 runs" 60 Running phase p2
 
 # ---- n1 killed; pins in every directory ---------------------------------------------------------
 kill -KILL "$a1_pid"; wait "$a1_pid" 2>/dev/null || true; a1_pid=
@@ -99,23 +99,29 @@ done
 legacy_pins=(/run/xpool/netns/$mark-old /run/xpool/ipc/$mark-old)
 pin net "${legacy_pins[0]}"; pin ipc "${legacy_pins[1]}"
 
+# n1's Node stays Ready while it is away (the grace period is longer): its restart is there once
+# its log says its directories again, or those checked below would be the first start's
+said_before=$(agent_pin_dirs "$tmp/n1.log" | wc -l)
+said_again() { [[ $(agent_pin_dirs "$tmp/n1.log" | wc -l) -gt $said_before ]]; }
 start_agent n1; a1_pid=$!
-poll "n1 is Ready again" 20 Ready ready n1
+wait_for "n1's restart says its directories" 60 said_again
+poll "n1 is Ready again" 60 Ready ready n1
 check "n1's network directory after its restart" 0 dir_of n1 network
 expect_exact "n1 keeps its network directory" "$tmp/out" "$net1"
 check "n1's IPC directory after its restart" 0 dir_of n1 IPC
 expect_exact "n1 keeps its IPC directory" "$tmp/out" "$ipc1"
-poll "n1 removes its own network pin" 20 gone pinned "$net1/$mark-gone"
-poll "n1 removes its own IPC pin" 20 gone pinned "$ipc1/$mark-gone"
-expect_in "n1 says so" "$tmp/n1.log" "removed $net1/$mark-gone, the network namespace"
-poll "n2's network pin stays" 1 pinned pinned "$net2/$mark-setup"
-poll "n2's IPC pin stays" 1 pinned pinned "$ipc2/$mark-setup"
-poll "the shared directory's network pin stays" 1 pinned pinned "${legacy_pins[0]}"
-poll "the shared directory's IPC pin stays" 1 pinned pinned "${legacy_pins[1]}"
+poll "n1 removes its own network pin" 60 gone pinned "$net1/$mark-gone"
+poll "n1 removes its own IPC pin" 60 gone pinned "$ipc1/$mark-gone"
+# (said after the unmount and the unlink the polls above see: waited for)
+wait_for "n1 says so" 60 grep -qF -- "removed $net1/$mark-gone, the network namespace" "$tmp/n1.log"
+poll "n2's network pin stays" 60 pinned pinned "$net2/$mark-setup"
+poll "n2's IPC pin stays" 60 pinned pinned "$ipc2/$mark-setup"
+poll "the shared directory's network pin stays" 60 pinned pinned "${legacy_pins[0]}"
+poll "the shared directory's IPC pin stays" 60 pinned pinned "${legacy_pins[1]}"
 check "n2 says nothing of the pins" 1 grep -F "$mark" "$tmp/n2.log"
-poll "p2 runs on" 1 Running phase p2
-poll "p1 runs on" 20 Running phase p1
-poll "n1's start after its restart: two more Events" 20 4 node_events n1
+poll "p2 runs on" 60 Running phase p2
+poll "p1 runs on" 60 Running phase p1
+poll "n1's start after its restart: two more Events" 60 4 node_events n1
 check "n2's Events after many heartbeats" 0 node_events n2
 expect_exact "none from a heartbeat" "$tmp/out" 2
 

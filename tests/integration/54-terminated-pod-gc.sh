@@ -41,12 +41,12 @@ for p in "e-first Succeeded job1" "d-second Failed" "c-third Succeeded" "b-fourt
 done
 pod a-fifth Succeeded
 names() { "${k[@]}" get pods -o 'jsonpath={.items[*].metadata.name}'; }
-poll "the two oldest terminated pods deleted, the rest kept" 30 "a-fifth b-fourth c-third old-pending old-running" names
+poll "the two oldest terminated pods deleted, the rest kept" 120 "a-fifth b-fourth c-third old-pending old-running" names
 # 4 or 5 terminated pods when it went: the collector runs as they finish, or finds several at once
 check "the server says why" 0 grep -E "pod garbage collector: deleted pod default/e-first: [45] terminated pods, over the threshold of 3$" "$tmp/server.log"
 
 # one more terminated: the oldest left goes; a running one turning Succeeded counts as its age
 "${k[@]}" patch pod old-running --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}' >/dev/null
-poll "the oldest terminated pod goes, at its age" 30 "a-fifth b-fourth c-third old-pending" names
+poll "the oldest terminated pod goes, at its age" 120 "a-fifth b-fourth c-third old-pending" names
 
 finish "terminated-pod-gc"

@@ -49,10 +49,10 @@ log=$tmp/up.log
 XPOOL_SHARE=$shared "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --node-name h16 \
   --pod-network host --default-runtime process --allow-privileged >"$log" 2>&1 &
 up_pid=$!
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 120))
 until grep -q "^xpool is up" "$log"; do
   kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 120 s:"; cat "$log"; exit 1; }
   sleep 0.1
 done
 diag_log "$log"
@@ -61,7 +61,7 @@ k=(kubectl --request-timeout=20s)
 diag_cluster "$KUBECONFIG"
 phase() { "${k[@]}" get pod "$1" -o 'jsonpath={.status.phase}'; }
 not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1)); fi; }
-poll "node h16 Ready" 30 True "${k[@]}" get node h16 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+poll "node h16 Ready" 120 True "${k[@]}" get node h16 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 
 try='t() { n=$1; shift; if eval "$*" >/dev/null 2>&1; then echo "$n=yes"; else echo "$n=no"; fi; }'
 writes="$try

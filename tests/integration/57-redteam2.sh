@@ -30,10 +30,10 @@ log=$tmp/up.log
   --pod-network host --default-runtime process >"$log" 2>&1 &
 up_pid=$!
 diag_log "$log"
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 120))
 until grep -q "^xpool is up" "$log"; do
   kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 120 s:"; cat "$log"; exit 1; }
   sleep 0.1
 done
 export KUBECONFIG=$data/admin.kubeconfig
@@ -61,7 +61,7 @@ check "a reader account" 0 "${k[@]}" -n team create serviceaccount watcher
 check "made reader" 0 "${k[@]}" -n team annotate serviceaccount watcher xpool.io/role=reader
 check "a secret of the other namespace" 0 "${k[@]}" -n other create secret generic db --from-literal=password=hunter2
 check "a pod of the other namespace" 0 "${k[@]}" -n other run victim --image=busybox --restart=Never -- sleep 600
-poll "the pod is bound" 20 rt-node "${k[@]}" -n other get pod victim -o jsonpath='{.spec.nodeName}'
+poll "the pod is bound" 60 rt-node "${k[@]}" -n other get pod victim -o jsonpath='{.spec.nodeName}'
 "${k[@]}" -n team create token tenant >"$tmp/tenant.token"
 "${k[@]}" -n team create token watcher >"$tmp/watcher.token"
 tenant=$(cat "$tmp/tenant.token")
@@ -97,7 +97,7 @@ master, slave = pty.openpty()
 print(os.ttyname(slave), flush=True)
 time.sleep(120)' >"$tmp/pty.name" &
   pty_pid=$!
-  poll "a terminal of the node" 10 yes sh -c "grep -q /dev/pts/ '$tmp/pty.name' && echo yes"
+  poll "a terminal of the node" 60 yes sh -c "grep -q /dev/pts/ '$tmp/pty.name' && echo yes"
   node_pty=$(cat "$tmp/pty.name")
   cat >"$tmp/terminals.sh" <<EOF
 if (exec 3<>$node_pty) 2>/dev/null; then echo "node terminal: opened"; else echo "node terminal: not opened"; fi

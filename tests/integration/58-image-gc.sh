@@ -59,10 +59,10 @@ start_up() { # log, extra flags...
     --ipc-dir "$tmp/ipc" --housekeeping-interval 1s --heartbeat 1s --minimum-image-ttl-duration 0s \
     "$@" >"$log" 2>&1 &
   up_pid=$!
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + 120))
   until grep -q "^xpool is up" "$log"; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 30 s:"; cat "$log"; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 120 s:"; cat "$log"; exit 1; }
     sleep 0.1
   done
 }
@@ -85,9 +85,9 @@ pod done localhost/done:latest true
 poll "the keeper runs from its image" 60 Running phase keeper
 poll "the old image's pod ran" 60 Succeeded phase once
 poll "the finished pod ran" 60 Succeeded phase done
-check "the old image's pod is deleted" 0 "${k[@]}" delete pod once --wait=true --timeout=30s
+check "the old image's pod is deleted" 0 "${k[@]}" delete pod once --wait=true --timeout=120s
 holds() { ls "$data/agent/images/holds" | wc -l; }
-poll "only the keeper holds an image" 30 1 holds
+poll "only the keeper holds an image" 120 1 holds
 
 # ---- 87 % used: the never used images go, enough to be under 80 % ------------------------------
 fill() { # the file FILE, so that PERCENT of the file system is used
@@ -96,7 +96,7 @@ fill() { # the file FILE, so that PERCENT of the file system is used
   fallocate -l $((avail - total * (100 - percent) / 100)) "$fs/$file"
 }
 fill fill1 87
-poll "the images never used are collected" 30 "localhost/done localhost/keep localhost/old " images
+poll "the images never used are collected" 120 "localhost/done localhost/keep localhost/old " images
 expect_in "the agent says why" "$log" "over the high threshold 85%"
 used() { df --output=pcent "$fs" | tail -1 | tr -dc 0-9; }
 check "back under the low threshold" 0 test "$(used)" -lt 80
@@ -104,12 +104,12 @@ check "nothing was evicted" 0 test "$(phase keeper)" = Running
 
 # ---- 97 % used: the image in use stays, the shortfall is told ----------------------------------
 fill fill2 97
-poll "the last unused image is collected" 30 "localhost/done localhost/keep " images
+poll "the last unused image is collected" 120 "localhost/done localhost/keep " images
 event() { "${k[@]}" get events --field-selector "reason=$1,involvedObject.kind=Node" -o jsonpath='{.items[*].message}'; }
 failed() { event FreeDiskSpaceFailed | grep -c "Failed to garbage collect required amount of images. Attempted to free [0-9]* bytes, but only found [0-9]* bytes eligible to free."; }
-poll "FreeDiskSpaceFailed on the Node" 30 1 failed
+poll "FreeDiskSpaceFailed on the Node" 120 1 failed
 gcfailed() { event ImageGCFailed | grep -c "Attempted to free"; }
-poll "ImageGCFailed as it falls short again" 30 1 gcfailed
+poll "ImageGCFailed as it falls short again" 120 1 gcfailed
 check "what the image gave back spared the pods" 0 test "$(phase keeper)" = Running
 check "no pod was evicted" 1 grep -q "evicted pod" "$log"
 check "the keeper's image is refused to rm while it runs" 1 "$xpool" image rm --data-dir "$data/agent" localhost/keep:latest
@@ -124,7 +124,7 @@ poll "the keeper is running again" 60 Running phase keeper
 # 2 MiB under the threshold: what spare1 gives back (4 MiB) lifts the pressure
 read -r total avail < <(df -B1 --output=size,avail "$fs" | tail -1)
 fallocate -l $((avail - total * 20 / 100 + 2 * 1024 * 1024)) "$fs/fill3"
-poll "under disk pressure the unused image is deleted" 30 "localhost/done localhost/keep " images
+poll "under disk pressure the unused image is deleted" 120 "localhost/done localhost/keep " images
 expect_in "the agent says why" "$log" "disk pressure: deleting the images no container uses"
 check "that was enough: no pod was evicted" 1 grep -q "evicted pod" "$log"
 check "the keeper still runs" 0 test "$(phase keeper)" = Running

@@ -67,7 +67,7 @@ pport=$(free_port)
 server_pid=$!
 diag_log "$tmp/server.log"
 url=
-for _ in $(seq 150); do
+for _ in $(seq 1200); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -79,7 +79,7 @@ done
   --heartbeat 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
 diag_log "$tmp/agent.log"
-poll "n1 registered" 20 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+poll "n1 registered" 60 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
 
 # ---- Prometheus: the agents from the server's discovery, a rules file, a query log --------------
 # How Prometheus authenticates to the agents' /metrics, the one place to say it (YAML of the
@@ -116,7 +116,7 @@ query() { # PromQL -> the value of a one-series answer, else what came back
   curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
     /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if len(r)==1 else "%d series" % len(r))'
 }
-poll "Prometheus scrapes the agent" 30 1 query 'sum(up{job="xpool-agents"})'
+poll "Prometheus scrapes the agent" 120 1 query 'sum(up{job="xpool-agents"})'
 
 # ---- a Pods metric from the agent's series: 1 -> 4 -> 1 -----------------------------------------
 cat >"$tmp/inference.yaml" <<YAML
@@ -150,9 +150,9 @@ spec:
 YAML
 check "create the deployment and its hpa" 0 kubectl apply -f "$tmp/inference.yaml"
 replicas() { kubectl get deployment "$1" -o jsonpath='{.spec.replicas}/{.status.readyReplicas}'; }
-poll "the pod's series in Prometheus at the file's 30 %" 30 30 \
+poll "the pod's series in Prometheus at the file's 30 %" 120 30 \
   query 'xpool_pod_device_utilization_percent{namespace="default",pod=~"inference-.*"}'
-poll "the hpa reads 30 through Prometheus" 20 "30 True" kubectl get hpa inference -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue} {.status.conditions[?(@.type=="ScalingActive")].status}'
+poll "the hpa reads 30 through Prometheus" 60 "30 True" kubectl get hpa inference -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue} {.status.conditions[?(@.type=="ScalingActive")].status}'
 check "below the target: still 1" 0 replicas inference
 expect_in "1 replica" "$tmp/out" "1/1"
 check "get hpa at 30" 0 kubectl get hpa inference
@@ -160,7 +160,7 @@ expect_in "its targets" "$tmp/out" "inference   Deployment/inference   30/50    
 
 rm "$tmp/util" # the script's own figure: 90 % since the agent's tenth second
 poll "scaled up to 4 at the script's 90 %" 60 4/4 replicas inference
-poll "the hpa saw 4 at 90, held at the max" 20 "4 90 TooManyReplicas" kubectl get hpa inference -o jsonpath='{.status.currentReplicas} {.status.currentMetrics[0].pods.current.averageValue} {.status.conditions[?(@.type=="ScalingLimited")].reason}'
+poll "the hpa saw 4 at 90, held at the max" 60 "4 90 TooManyReplicas" kubectl get hpa inference -o jsonpath='{.status.currentReplicas} {.status.currentMetrics[0].pods.current.averageValue} {.status.conditions[?(@.type=="ScalingLimited")].reason}'
 check "describe hpa" 0 kubectl describe hpa inference
 expect_in "a rescale on the metric" "$tmp/out" "reason: pods metric xpool_pod_device_utilization_percent above target"
 expect_in "ScalingActive" "$tmp/out" "ScalingActive   True    ValidMetricFound"
@@ -171,7 +171,7 @@ echo 10 >"$tmp/util"
 poll "scaled down to 1 at 10 %, after the window" 60 1/1 replicas inference
 check "describe hpa after" 0 kubectl describe hpa inference
 expect_in "the scale-down" "$tmp/out" "New size: 1; reason: All metrics below target"
-poll "its status" 20 "10 1" kubectl get hpa inference -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue} {.status.desiredReplicas}'
+poll "its status" 60 "10 1" kubectl get hpa inference -o jsonpath='{.status.currentMetrics[0].pods.current.averageValue} {.status.desiredReplicas}'
 # Prometheus' own record of what it was asked: one query per pod, with the selector's labels
 check "the per-pod PromQL reached Prometheus" 0 /usr/bin/python3 -c 'import json, re, sys
 queries = {json.loads(line)["params"]["query"] for line in open(sys.argv[1]) if line.strip()}
@@ -206,7 +206,7 @@ spec:
       target: {type: AverageValue, averageValue: "10"}
 YAML
 check "create the worker and its hpa" 0 kubectl apply -f "$tmp/worker.yaml"
-poll "no series yet: FailedGetExternalMetric" 20 yes bash -c "[[ \$(kubectl get events --field-selector involvedObject.name=worker,reason=FailedGetExternalMetric -o name) ]] && echo yes"
+poll "no series yet: FailedGetExternalMetric" 60 yes bash -c "[[ \$(kubectl get events --field-selector involvedObject.name=worker,reason=FailedGetExternalMetric -o name) ]] && echo yes"
 check "its condition" 0 kubectl get hpa worker -o jsonpath='{.status.conditions[?(@.type=="ScalingActive")].message}'
 expect_in "Prometheus found no series" "$tmp/out" "unable to get metric waiting_requests: prometheus: no series matched the query"
 cat >"$tmp/rules.yml" <<'YAML'
@@ -219,9 +219,9 @@ groups:
 YAML
 check "promtool check rules" 0 "$promtool" check rules "$tmp/rules.yml"
 kill -HUP "$prom_pid"
-poll "the rule's series" 20 30 query 'waiting_requests{queue="main"}'
-poll "30 waiting at 10 each: 3 workers" 30 3 kubectl get deployment worker -o jsonpath='{.spec.replicas}'
-poll "the hpa saw 3" 20 3 kubectl get hpa worker -o jsonpath='{.status.currentReplicas}'
+poll "the rule's series" 60 30 query 'waiting_requests{queue="main"}'
+poll "30 waiting at 10 each: 3 workers" 120 3 kubectl get deployment worker -o jsonpath='{.spec.replicas}'
+poll "the hpa saw 3" 60 3 kubectl get hpa worker -o jsonpath='{.status.currentReplicas}'
 check "get hpa worker" 0 kubectl get hpa worker
 expect_in "its targets" "$tmp/out" "10/10 (avg)"
 expect_in "the External PromQL reached Prometheus" "$tmp/queries.log" 'waiting_requests{namespace=\"default\",queue=\"main\"}'

@@ -35,7 +35,7 @@ for n in n1 n2; do
   diag_log "$tmp/$n.log"
 done
 for n in n1 n2; do
-  poll "$n is Ready" 20 True kubectl get node "$n" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+  poll "$n is Ready" 60 True kubectl get node "$n" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 done
 running() { # namespace selector: how many of its pods run
   kubectl -n "$1" get pods -l "$2" --field-selector=status.phase=Running -o name | wc -l
@@ -101,7 +101,7 @@ spec:
 YAML
 check "team-a's sweep" 0 kubectl apply -f "$tmp/sweep.yaml"
 poll "all 16 sweep pods run" 60 16 running research app=sweep
-poll "team-a borrows 8" 15 "16 8" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
+poll "team-a borrows 8" 60 "16 8" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
 check "kubectl get queues" 0 kubectl get queues
 expect_in "team-a's row" "$tmp/out" "team-a   <none>   1        nvidia.com/gpu=8   nvidia.com/gpu=16   nvidia.com/gpu=8   <none>"
 
@@ -136,10 +136,10 @@ podgroup() { # namespace name minMember [spec members]
 }
 { podgroup research giant 2; echo ---; job research giant 2 8 training; } >"$tmp/giant.yaml"
 check "team-a's gang Job" 0 kubectl apply -f "$tmp/giant.yaml"
-poll "giant's 2 pods exist" 30 2 bash -c "kubectl -n research get pods -l app=giant -o name | wc -l"
+poll "giant's 2 pods exist" 120 2 bash -c "kubectl -n research get pods -l app=giant -o name | wc -l"
 giant=$(kubectl -n research get pods -l app=giant -o name | sed -n 1p | cut -d/ -f2)
 want='queue "team-a" is over its limit of nvidia.com/gpu: 16 allocated + 16 requested > 16'
-poll "describe: giant is over team-a's limit" 30 "$want" describes research "$giant" "$want"
+poll "describe: giant is over team-a's limit" 120 "$want" describes research "$giant" "$want"
 check "xpool why giant" 0 "$xpool" why "$giant" -n research
 expect_exact "xpool why giant, word for word" "$tmp/out" "pod research/$giant is pending: $want
   to unblock: 16 nvidia.com/gpu freed in queue \"team-a\" (its pods done or deleted), or its limit of nvidia.com/gpu raised to 32"
@@ -150,13 +150,13 @@ check "giant goes" 0 kubectl -n research delete job giant --wait=false
 # ---- team-b's gang Job of high priority: its PodGroup names team-b; minResources first -----------
 { podgroup vision train 2 'queue: team-b, minResources: {nvidia.com/gpu: "40"}'; echo ---; job vision train 2 4 training; } >"$tmp/train.yaml"
 check "team-b's gang Job, asking more than the cluster has" 0 kubectl apply -f "$tmp/train.yaml"
-poll "train's 2 pods exist" 30 2 bash -c "kubectl -n vision get pods -l app=train -o name | wc -l"
+poll "train's 2 pods exist" 120 2 bash -c "kubectl -n vision get pods -l app=train -o name | wc -l"
 train=$(kubectl -n vision get pods -l app=train -o name | sed -n 1p | cut -d/ -f2)
 want='gang vision/train: its minResources do not fit: 40 nvidia.com/gpu wanted, 16 in the cluster'
-poll "describe: minResources do not fit" 30 "$want" describes vision "$train" "$want"
+poll "describe: minResources do not fit" 120 "$want" describes vision "$train" "$want"
 check "xpool why train" 0 "$xpool" why "$train" -n vision
 expect_exact "xpool why train, word for word" "$tmp/out" "pod vision/$train is pending: $want"
-poll "the sweep is untouched" 10 16 running research app=sweep
+poll "the sweep is untouched" 60 16 running research app=sweep
 podgroup vision train 2 'queue: team-b, minResources: {nvidia.com/gpu: "8"}' >"$tmp/pg.yaml"
 check "minResources fixed" 0 kubectl apply -f "$tmp/pg.yaml"
 poll "train's 2 members run" 120 2 running vision app=train
@@ -168,16 +168,16 @@ check "Preempted events" 0 kubectl -n research get events -o 'jsonpath={range .i
 victims=$(grep -c "sweep-" "$tmp/out")
 echo "62: $victims sweep pods evicted for the gang (8 needed)"
 check "at least 8 victims evicted ($victims)" 0 test "$victims" -ge 8
-poll "team-b's figures" 15 "8 0" kubectl get queue team-b -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
-poll "the PodGroup runs" 15 Running kubectl -n vision get podgroups.scheduling.volcano.sh train -o 'jsonpath={.status.phase}'
+poll "team-b's figures" 60 "8 0" kubectl get queue team-b -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
+poll "the PodGroup runs" 60 Running kubectl -n vision get podgroups.scheduling.volcano.sh train -o 'jsonpath={.status.phase}'
 check "kubectl get queues" 0 kubectl get queues
 expect_in "team-b's row" "$tmp/out" "team-b   <none>   1        nvidia.com/gpu=8   nvidia.com/gpu=8 "
 
 # ---- the sweep's replacements wait: kube-scheduler's preemption tail -----------------------------
-poll "8 of the sweep run" 30 8 running research app=sweep
+poll "8 of the sweep run" 120 8 running research app=sweep
 waiting=$(kubectl -n research get pods -l app=sweep --field-selector=status.phase=Pending -o name | sed -n 1p | cut -d/ -f2)
 want='0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.'
-poll "describe: no victims for a sweep pod" 30 "$want" describes research "$waiting" "$want"
+poll "describe: no victims for a sweep pod" 120 "$want" describes research "$waiting" "$want"
 unblock='  2 nodes (n1, n2): Insufficient nvidia.com/gpu
   to unblock: needs 1 nvidia.com/gpu on one node; the most free on one node is 0, on 2 nodes'
 check "xpool why a sweep pod" 0 "$xpool" why "$waiting" -n research
@@ -201,10 +201,10 @@ check "a polite pod" 0 kubectl apply -f "$tmp/polite.yaml"
 check "its priority and policy" 0 kubectl -n vision get pod polite -o 'jsonpath={.spec.priority} {.spec.preemptionPolicy}'
 expect_in "from its class" "$tmp/out" "5000 Never"
 want='0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: not eligible due to preemptionPolicy=Never.'
-poll "describe: not eligible" 30 "$want" describes vision polite "$want"
+poll "describe: not eligible" 120 "$want" describes vision polite "$want"
 check "xpool why polite" 0 "$xpool" why polite -n vision
 expect_exact "xpool why polite, word for word" "$tmp/out" "pod vision/polite is pending: $want
 $unblock"
-poll "the sweep still has 8" 5 8 running research app=sweep
+poll "the sweep still has 8" 60 8 running research app=sweep
 
 finish "shared cluster walk-through"

@@ -63,7 +63,7 @@ start_agent() { # node description, log name
   diag_log "$tmp/$2.log"
 }
 start_agent "$tmp/npu.yaml" agent1
-poll "n1 is Ready" 20 True \
+poll "n1 is Ready" 60 True \
   kubectl get node n1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 check "n1's device labels" 0 kubectl get node n1 -o 'jsonpath={.metadata.labels}'
 expect_in "it has an NPU" "$tmp/out" '"xpool.io/npu.count":"1"'
@@ -117,7 +117,7 @@ expect_in "by-selector created" "$tmp/out" "daemonset.apps/by-selector created"
 
 # the controller has looked at each once it has written its status (observedGeneration 1)
 for ds in by-affinity by-selector by-request; do
-  poll "$ds observed" 20 "1 0" kubectl get ds "$ds" -o 'jsonpath={.status.observedGeneration} {.status.desiredNumberScheduled}'
+  poll "$ds observed" 60 "1 0" kubectl get ds "$ds" -o 'jsonpath={.status.observedGeneration} {.status.desiredNumberScheduled}'
 done
 check "no daemon pod without a GPU" 0 kubectl get pods -o name
 expect_exact "no pods" "$tmp/out" ""
@@ -125,12 +125,12 @@ expect_exact "no pods" "$tmp/out" ""
 # the node gains two GPUs: the agent restarts with the new description
 stop_agent
 start_agent "$tmp/npu-gpu.yaml" agent2
-poll "n1 has 2 GPUs allocatable" 20 2 kubectl get node n1 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
-poll "n1's GPU label" 10 2 kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/gpu\.count}'
+poll "n1 has 2 GPUs allocatable" 60 2 kubectl get node n1 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
+poll "n1's GPU label" 60 2 kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/gpu\.count}'
 for ds in by-affinity by-selector by-request; do
-  poll "$ds places its pod on n1" 30 "n1 Running" \
+  poll "$ds places its pod on n1" 120 "n1 Running" \
     kubectl get pods -l "app=$ds" -o 'jsonpath={.items[*].spec.nodeName} {.items[*].status.phase}'
-  poll "$ds is ready" 20 "1 1 1" kubectl get ds "$ds" -o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady}'
+  poll "$ds is ready" 60 "1 1 1" kubectl get ds "$ds" -o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberReady}'
 done
 check "get ds" 0 kubectl get ds by-request
 expect_in "kubectl's columns" "$tmp/out" "by-request   1         1         1       1            1           <none>"
@@ -157,8 +157,8 @@ spec:
       - {name: main, image: busybox, command: ["true"]}
 YAML
 check "create a Job with a ttl" 0 kubectl create -f "$tmp/job.yaml"
-poll "it is deleted after its ttl" 30 "" bash -c "kubectl get job brief -o name 2>/dev/null"
-poll "its pod with it" 30 "" kubectl get pods -l job-name=brief -o name
+poll "it is deleted after its ttl" 120 "" bash -c "kubectl get job brief -o name 2>/dev/null"
+poll "its pod with it" 120 "" kubectl get pods -l job-name=brief -o name
 # the Job completed first: its Events outlive it
 check "its events" 0 kubectl get events --field-selector involvedObject.name=brief,involvedObject.kind=Job -o 'jsonpath={.items[*].reason}'
 expect_in "it completed" "$tmp/out" "Completed"
@@ -178,11 +178,11 @@ spec:
       - {name: main, image: busybox, command: [sleep, "600.$mark"]}
 YAML
 check "create a Recreate Deployment" 0 kubectl create -f "$tmp/recreate.yaml"
-poll "both run" 30 "2" kubectl get deploy rec -o 'jsonpath={.status.readyReplicas}'
+poll "both run" 120 "2" kubectl get deploy rec -o 'jsonpath={.status.readyReplicas}'
 first_rs=$(kubectl get rs -l app=rec -o 'jsonpath={.items[0].metadata.name}')
 check "change its template" 0 kubectl set env deployment/rec STEP=2
-poll "the new ones run" 30 "2 2" kubectl get deploy rec -o 'jsonpath={.status.updatedReplicas} {.status.readyReplicas}'
-check "rollout status" 0 kubectl rollout status deployment/rec --timeout=20s
+poll "the new ones run" 120 "2 2" kubectl get deploy rec -o 'jsonpath={.status.updatedReplicas} {.status.readyReplicas}'
+check "rollout status" 0 kubectl rollout status deployment/rec --timeout=120s
 check "describe deployment" 0 kubectl describe deploy rec
 grep -Eq '^StrategyType: +Recreate$' "$tmp/out" || { echo "FAIL describe: no Recreate strategy:"; cat "$tmp/out"; failures=$((failures + 1)); }
 # the order of the Deployment's Events by their resourceVersion (the store's write order): describe
@@ -200,8 +200,8 @@ check "describe rs" 0 kubectl describe rs "$first_rs"
 grep -Eq '^Replicas: +0 current / 0 desired$' "$tmp/out" || { echo "FAIL describe rs: not empty:"; cat "$tmp/out"; failures=$((failures + 1)); }
 check "delete with a background cascade" 0 kubectl delete deploy rec --cascade=background
 expect_in "deleted" "$tmp/out" 'deployment.apps "rec" deleted'
-poll "its replica sets go" 30 "" kubectl get rs -l app=rec -o name
-poll "and their pods" 30 "" kubectl get pods -l app=rec -o name
+poll "its replica sets go" 120 "" kubectl get rs -l app=rec -o name
+poll "and their pods" 120 "" kubectl get pods -l app=rec -o name
 
 # a container killed by the OOM killer (issue 15's OOM Events): its reason and the agent's Event
 cat >"$tmp/hog.yaml" <<'YAML'
@@ -218,20 +218,20 @@ spec:
 YAML
 check "a pod that outgrows its memory" 0 kubectl create -f "$tmp/hog.yaml"
 poll "it is OOMKilled" 60 "Failed OOMKilled" kubectl get pod hog -o 'jsonpath={.status.phase} {.status.containerStatuses[0].state.terminated.reason}'
-poll "the agent's OOMKilled Event" 20 "OOMKilled" bash -c "kubectl get events --field-selector involvedObject.name=hog,reason=OOMKilled -o jsonpath='{.items[0].reason}'"
+poll "the agent's OOMKilled Event" 60 "OOMKilled" bash -c "kubectl get events --field-selector involvedObject.name=hog,reason=OOMKilled -o jsonpath='{.items[0].reason}'"
 check "describe says why" 0 kubectl describe pod hog
 expect_in "the Event's message" "$tmp/out" "Container main was killed by the OOM killer at "
 
 # the node loses its GPUs: the labels that said so go, and the pods that selected on them
 stop_agent
 start_agent "$tmp/npu.yaml" agent3
-poll "n1 has no GPU allocatable" 20 "" kubectl get node n1 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
-poll "n1's GPU labels are gone" 20 "" kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/gpu\.count}{.metadata.labels.xpool\.io/gpu\.product}'
+poll "n1 has no GPU allocatable" 60 "" kubectl get node n1 -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}'
+poll "n1's GPU labels are gone" 60 "" kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/gpu\.count}{.metadata.labels.xpool\.io/gpu\.product}'
 check "its NPU label stays" 0 kubectl get node n1 -o 'jsonpath={.metadata.labels.xpool\.io/npu\.count}'
 expect_exact "npu count" "$tmp/out" "1"
 for ds in by-affinity by-selector; do
-  poll "$ds takes its pod off n1" 30 "" kubectl get pods -l "app=$ds" -o name
-  poll "$ds wants none" 10 "0 0" kubectl get ds "$ds" -o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled}'
+  poll "$ds takes its pod off n1" 120 "" kubectl get pods -l "app=$ds" -o name
+  poll "$ds wants none" 60 "0 0" kubectl get ds "$ds" -o 'jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled}'
 done
 
 finish "daemonset device"

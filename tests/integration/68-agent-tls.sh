@@ -43,7 +43,7 @@ start_agent() {
 stop_agent() { kill -TERM "$agent_pid"; wait "$agent_pid" 2>/dev/null || true; agent_pid=; }
 port_of() { "${kc[@]}" get node "$1" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null; }
 start_agent
-poll "n1 registered" 30 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+poll "n1 registered" 120 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
 port=$(port_of n1)
 
 # ---- the key stays on the node, the certificate is the CA's for n1 at 127.0.0.1 -------------------
@@ -83,11 +83,11 @@ spec:
 YAML
 check "create the pod" 0 "${kc[@]}" apply -f "$tmp/pod.yaml"
 poll "the pod runs" 60 Running "${kc[@]}" get pod talker -o 'jsonpath={.status.phase}'
-poll "kubectl logs" 30 "hello over tls" "${kc[@]}" logs talker
+poll "kubectl logs" 120 "hello over tls" "${kc[@]}" logs talker
 check "kubectl exec" 0 "${kc[@]}" exec talker -- echo exec over tls
 expect_exact "kubectl exec: its output" "$tmp/out" "exec over tls"
 check "kubectl top (the signed /metrics/resource over HTTPS)" 0 bash -c \
-  "for i in \$(seq 60); do '${kc[0]}' '${kc[1]}' top node n1 --no-headers 2>/dev/null | grep -q '^n1 ' && exit 0; sleep 0.5; done; exit 1"
+  "for i in \$(seq 240); do '${kc[0]}' '${kc[1]}' top node n1 --no-headers 2>/dev/null | grep -q '^n1 ' && exit 0; sleep 0.5; done; exit 1"
 
 # ---- the signer's rules through the API ----------------------------------------------------------
 csr() { # token, subject, SANs: POSTs the request; code in $tmp/code, answer in $tmp/answer
@@ -126,7 +126,7 @@ fake() { # cert key: serves them on $fake_port
   [[ -z "$fake_pid" ]] || { kill "$fake_pid" 2>/dev/null || true; wait "$fake_pid" 2>/dev/null || true; }
   openssl s_server -quiet -accept "127.0.0.1:$fake_port" -cert "$1" -key "$2" -www >/dev/null 2>&1 &
   fake_pid=$!
-  poll "the fake agent listens" 10 yes bash -c "(exec 3<>/dev/tcp/127.0.0.1/$fake_port) 2>/dev/null && echo yes"
+  poll "the fake agent listens" 60 yes bash -c "(exec 3<>/dev/tcp/127.0.0.1/$fake_port) 2>/dev/null && echo yes"
 }
 fake_port=$(port_before_listener)
 api() { # method path type body
@@ -167,18 +167,18 @@ before=$(sha256sum <"$pki/agent-serving.crt")
 key_before=$(sha256sum <"$pki/agent-serving.key")
 stop_agent
 start_agent
-poll "n1 back" 30 yes bash -c "[[ \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) != '$port' ]] && echo yes"
+poll "n1 back" 120 yes bash -c "[[ \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) != '$port' ]] && echo yes"
 check "a good certificate is kept" 0 test "$(sha256sum <"$pki/agent-serving.crt")" = "$before"
 stop_agent
 openssl req -new -key "$pki/agent-serving.key" -subj "/O=system:nodes/CN=system:node:n1" -out "$tmp/old.csr" 2>/dev/null
 openssl x509 -req -in "$tmp/old.csr" -CA "$kca" -CAkey "$data/pki/kubelet-ca.key" -CAcreateserial \
   -days 3 -extfile "$tmp/n1x.ext" -out "$pki/agent-serving.crt" 2>/dev/null
 start_agent
-poll "n1 back again" 30 yes bash -c "openssl x509 -in '$pki/agent-serving.crt' -noout -checkend $((300 * 86400)) >/dev/null && echo yes"
+poll "n1 back again" 120 yes bash -c "openssl x509 -in '$pki/agent-serving.crt' -noout -checkend $((300 * 86400)) >/dev/null && echo yes"
 check "the key is kept across renewals" 0 test "$(sha256sum <"$pki/agent-serving.key")" = "$key_before"
 expect_in "... saying why" "$tmp/agent.log" "agent-serving.crt is not used: it ends within 30 days"
 port=$(port_of n1)
-poll "kubectl logs after the renewal" 30 "hello over tls" "${kc[@]}" logs talker
+poll "kubectl logs after the renewal" 120 "hello over tls" "${kc[@]}" logs talker
 
 # ---- the migration: a certificate the cluster CA signed (an earlier server's) is asked again -----
 stop_agent
@@ -186,9 +186,9 @@ openssl x509 -req -in "$tmp/old.csr" -CA "$ca" -CAkey "$data/pki/ca.key" -CAcrea
   -extfile "$tmp/n1x.ext" -out "$pki/agent-serving.crt" 2>/dev/null
 rm -f "$pki/agent-serving.cluster-ca.crt" # an earlier agent wrote none
 start_agent
-poll "the cluster CA's certificate replaced" 30 yes bash -c "openssl verify -CAfile '$kca' '$pki/agent-serving.crt' >/dev/null 2>&1 && echo yes"
+poll "the cluster CA's certificate replaced" 120 yes bash -c "openssl verify -CAfile '$kca' '$pki/agent-serving.crt' >/dev/null 2>&1 && echo yes"
 expect_in "... saying why" "$tmp/agent.log" "agent-serving.crt is not used: this cluster's kubelet-serving CA did not sign it"
 port=$(port_of n1)
-poll "kubectl logs after the migration" 30 "hello over tls" "${kc[@]}" logs talker
+poll "kubectl logs after the migration" 120 "hello over tls" "${kc[@]}" logs talker
 
 finish "agent TLS"

@@ -25,12 +25,12 @@ trap 'stop_bg; [[ -z "$server_pid" ]] || kill -KILL "$server_pid" 2>/dev/null; r
 
 XPOOL_DEBUG=quota start_server "$data" --event-history 1
 export KUBECONFIG=$data/admin.kubeconfig
-k=(kubectl --request-timeout=10s)
+k=(kubectl --request-timeout=60s)
 token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$data/admin.kubeconfig" | head -1)
 api() { # method, path, [curl args...]: the body on stdout, then the HTTP code on a line
   local method=$1 path=$2
   shift 2
-  curl -sS --max-time 10 --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $token" \
+  curl -sS --max-time 60 --cacert "$data/pki/ca.crt" -H "Authorization: Bearer $token" \
     -X "$method" -w '\n%{http_code}\n' "$@" "$base$path"
 }
 gpu_pod() { # name
@@ -123,9 +123,9 @@ echo "relists of default's pods: $relists"
 # ---- what is left: status settles on it, and admission counts from it ----------------------
 left=$("${k[@]}" get pods --no-headers 2>/dev/null | wc -l)
 [[ "$left" -le 3 ]] || { echo "FAIL $left pods left, more than the quota's 3"; failures=$((failures + 1)); }
-poll "status counts the pods left" 20 "$left" used_gpus
+poll "status counts the pods left" 60 "$left" used_gpus
 check "delete what is left" 0 "${k[@]}" delete pods --all --force --grace-period=0 --wait=false
-poll "status gives them back" 20 "0" used_gpus
+poll "status gives them back" 60 "0" used_gpus
 for name in again1 again2 again3 again4; do
   echo "$name $(create_pod "$name")" >>"$tmp/again"
 done
@@ -134,6 +134,6 @@ again2 201
 again3 201
 again4 403"
 expect_in "the fourth in Kubernetes' words" "$tmp/bodies/again4" "pods \\\"again4\\\" is forbidden: $full"
-poll "status: 3 of 3" 20 "3" used_gpus
+poll "status: 3 of 3" 60 "3" used_gpus
 
 finish "quota relist beside creates"

@@ -16,7 +16,7 @@ trap '[[ -z "$server_pid" ]] || kill -KILL "$server_pid" 2>/dev/null; release_tm
 
 start_server "$data"
 export KUBECONFIG=$data/admin.kubeconfig
-k=(kubectl --request-timeout=10s)
+k=(kubectl --request-timeout=60s)
 
 cat >"$tmp/hpa.yaml" <<'YAML'
 apiVersion: autoscaling/v2
@@ -35,7 +35,7 @@ spec:
       policies: [{type: Pods, value: 1, periodSeconds: 60}]
 YAML
 check "create the HPA in v2" 0 "${k[@]}" create -f "$tmp/hpa.yaml"
-poll "the controller's conditions" 30 "False" \
+poll "the controller's conditions" 120 "False" \
   "${k[@]}" get hpa web -o 'jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}'
 
 cat >"$tmp/v1.py" <<'PY'

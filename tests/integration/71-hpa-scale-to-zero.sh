@@ -12,7 +12,7 @@ trap '[[ -z "$server_pid" ]] || kill -KILL "$server_pid" 2>/dev/null; release_tm
 
 start_server "$data" --hpa-scale-to-zero
 export KUBECONFIG=$data/admin.kubeconfig
-k=(kubectl --request-timeout=10s)
+k=(kubectl --request-timeout=60s)
 
 hpa() { # name, minReplicas, metric (YAML flow)
   cat <<YAML

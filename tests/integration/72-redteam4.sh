@@ -72,7 +72,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 k=(kubectl --request-timeout=20s)
 diag_cluster "$KUBECONFIG"
 phase() { "${k[@]}" get pod "$1" -o 'jsonpath={.status.phase}'; }
-poll "node r4 Ready" 30 True "${k[@]}" get node r4 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+poll "node r4 Ready" 120 True "${k[@]}" get node r4 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 
 # ---- a default pod, two containers: the node's private paths, its IPC, the pins ----------------
 probe='n() { ls -A "$1" 2>/dev/null | wc -l; }

@@ -17,7 +17,7 @@ trap '[[ -z "$server_pid" ]] || kill -KILL "$server_pid" 2>/dev/null; release_tm
 
 start_server "$data"
 export KUBECONFIG=$data/admin.kubeconfig
-k=(kubectl --request-timeout=10s)
+k=(kubectl --request-timeout=60s)
 
 cat >"$tmp/hpa.yaml" <<'YAML'
 apiVersion: autoscaling/v2
@@ -43,7 +43,7 @@ spec:
 YAML
 check "create the HPA in v2" 0 "${k[@]}" create -f "$tmp/hpa.yaml"
 # the controller's first status (its target does not exist: AbleToScale False), then it holds
-poll "the controller's conditions" 30 "False" \
+poll "the controller's conditions" 120 "False" \
   "${k[@]}" get hpa web -o 'jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}'
 check "the v2 object as stored" 0 "${k[@]}" get hpa.v2.autoscaling web -o json
 cp "$tmp/out" "$tmp/before.json"
@@ -144,7 +144,7 @@ expect_exact "only the cpu target left, the annotation not stored" "$tmp/out" 'c
 # write of the status subresource, so the forged conditions annotation still writes nothing
 sed 's/name: web, annotations/name: status, annotations/' "$tmp/hpa.yaml" >"$tmp/status.yaml"
 check "create an HPA named status" 0 "${k[@]}" create -f "$tmp/status.yaml"
-poll "its controller's conditions" 30 "False" \
+poll "its controller's conditions" 120 "False" \
   "${k[@]}" get hpa status -o 'jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}'
 cat >"$tmp/named.py" <<'PY'
 import sys

@@ -27,7 +27,7 @@ k=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=20s)
 diag_cluster "$KUBECONFIG"
 start_up "$tmp/up.log" --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
   --pod-network host --default-runtime process
-poll "the node is Ready" 20 True \
+poll "the node is Ready" 60 True \
   "${k[@]}" get node "$node" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 base=$(sed -n 's/^[[:space:]]*server:[[:space:]]*//p' "$KUBECONFIG" | head -1)
 token=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$KUBECONFIG" | head -1)
@@ -47,14 +47,14 @@ spec:
       limits: {nvidia.com/gpu: 1}
 YAML
 check "apply the GPU pod" 0 "${k[@]}" apply -f "$tmp/gpu.yaml"
-check "it runs" 0 "${k[@]}" wait --for=condition=Ready pod/gpu --timeout=30s
+check "it runs" 0 "${k[@]}" wait --for=condition=Ready pod/gpu --timeout=120s
 check "its requests" 0 "${k[@]}" get pod gpu -o 'jsonpath={.spec.containers[0].resources.requests}'
 expect_exact "requests defaulted from limits" "$tmp/out" '{"nvidia.com/gpu":"1"}'
 check "kubectl describe node" 0 "${k[@]}" describe node "$node"
 grep -Eq '^  nvidia.com/gpu +1 +1$' "$tmp/out" ||
   { echo "FAIL describe node does not count the running pod's GPU:"; cat "$tmp/out"; failures=$((failures + 1)); }
 expect_in "describe node lists the pod" "$tmp/out" "Non-terminated Pods:          (1 in total)"
-poll "its DevicesAllocated Event names the device" 20 \
+poll "its DevicesAllocated Event names the device" 60 \
   "Container main got devices CUDA_VISIBLE_DEVICES=0 NVIDIA_VISIBLE_DEVICES=0 XPOOL_VISIBLE_DEVICES=sim-gpu-0" \
   "${k[@]}" get events --field-selector involvedObject.name=gpu,reason=DevicesAllocated -o 'jsonpath={.items[0].message}'
 check "kubectl events --for" 0 "${k[@]}" events --for pod/gpu

@@ -54,7 +54,7 @@ done
 check "create the pods" 0 "${kc[@]}" apply -f "$tmp/pods.yaml"
 for pod in "${pods[@]}"; do
   poll "$pod Succeeded" 60 Succeeded "${kc[@]}" get pod "$pod" -o 'jsonpath={.status.phase}'
-  poll "$pod's Started Event" 30 1 started_events "$pod"
+  poll "$pod's Started Event" 120 1 started_events "$pod"
 done
 
 for pod in "${pods[@]}"; do

@@ -34,7 +34,7 @@ start_server "$data"
 agent_pid=$!
 diag_log "$tmp/n1.log"
 ready() { "$xpool" get node n1 -o yaml 2>/dev/null | grep -q 'reason: AgentReady' && echo Ready || echo no; }
-poll "n1 registers Ready" 20 Ready ready
+poll "n1 registers Ready" 60 Ready ready
 phase() { kubectl get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
 # the condition of type $2 of pod $1: "status reason", or "none"
 condition() {
@@ -66,11 +66,11 @@ spec:
   - {name: main, image: none, command: [sh, -c, 'exec sleep 3600.$mark']}
 EOF
   check "create $pod" 0 kubectl apply -f "$tmp/$pod.yaml"
-  poll "$pod runs" 30 Running phase "$pod"
+  poll "$pod runs" 120 Running phase "$pod"
   # a condition of a controller's (a readiness gate's), added after the agent's copy was taken
   check "$pod: a controller's condition" 0 kubectl patch pod "$pod" --subresource=status --type=strategic \
     -p '{"status": {"conditions": [{"type": "example.com/ready", "status": "True", "reason": "Checked"}]}}'
-  poll "$pod: it is there" 10 "True Checked" condition "$pod" example.com/ready
+  poll "$pod: it is there" 60 "True Checked" condition "$pod" example.com/ready
 done
 
 # ---- a node's write from an older copy keeps it; an admin's replaces the status whole ------------
@@ -92,12 +92,12 @@ expect_in "a node's write keeps the controller's condition, not its copy's older
 expect_in "... and its own condition is as it wrote it" "$tmp/conds" "Ready False StaleCopy"
 check "an admin's same write" 0 status_write plain "$tmp/admin.token"
 expect_in "an admin's same write: 200" "$tmp/out" "200"
-poll "an admin's write replaces the status whole, as in Kubernetes" 5 none condition plain example.com/ready
+poll "an admin's write replaces the status whole, as in Kubernetes" 60 none condition plain example.com/ready
 
 # ---- an eviction's DisruptionTarget through the agent's later writes ------------------------------
-timeout 90 kubectl get pod stale -w -o json --output-watch-events >"$tmp/watch.json" 2>"$tmp/watch.err" &
+timeout 300 kubectl get pod stale -w -o json --output-watch-events >"$tmp/watch.json" 2>"$tmp/watch.err" &
 watch_pid=$!
-poll "the watch has the pod" 20 yes bash -c "grep -q '\"ADDED\"' '$tmp/watch.json' && echo yes || echo no"
+poll "the watch has the pod" 60 yes bash -c "grep -q '\"ADDED\"' '$tmp/watch.json' && echo yes || echo no"
 token=$(cat "$tmp/admin.token")
 check "evict stale" 0 curl -sS --cacert "$data/pki/ca.crt" -o "$tmp/evict" -w '%{http_code}' -X POST \
   -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
@@ -106,7 +106,7 @@ check "evict stale" 0 curl -sS --cacert "$data/pki/ca.crt" -o "$tmp/evict" -w '%
 expect_in "the eviction: 201" "$tmp/out" "201"
 gone() { kubectl get pod stale -o name >/dev/null 2>&1 && echo there || echo gone; }
 poll "the evicted pod stops and goes" 60 gone gone
-poll "the watch saw it go" 20 yes bash -c "grep -q '\"DELETED\"' '$tmp/watch.json' && echo yes || echo no"
+poll "the watch saw it go" 60 yes bash -c "grep -q '\"DELETED\"' '$tmp/watch.json' && echo yes || echo no"
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
 watch_pid=

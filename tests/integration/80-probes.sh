@@ -34,7 +34,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t
 up_pid=$!
 diag_log "$tmp/up.log"
 diag_cluster "$KUBECONFIG"
-deadline=$((SECONDS + 30))
+deadline=$((SECONDS + 120))
 until grep -q "^xpool is up" "$tmp/up.log"; do
   kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$tmp/up.log"; exit 1; }
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up:"; cat "$tmp/up.log"; exit 1; }
@@ -126,7 +126,7 @@ spec:
     image: busybox
     command: ["sh", "-c", "exec sleep 3604.$mark"]
     readinessProbe:
-      exec: {command: ["sh", "-c", "sleep 30.$mark"]}
+      exec: {command: ["sh", "-c", "sleep 300.$mark"]}
       timeoutSeconds: 1
       periodSeconds: 2
 ---
@@ -169,22 +169,22 @@ for p in gate dead web secure hang slow rpc; do
 done
 
 # ---- readiness: 0/1 with Unhealthy Events until the file appears -----------------------------
-wait_for "gate: an Unhealthy Event" 30 has_event gate "Readiness probe failed: cat: "
+wait_for "gate: an Unhealthy Event" 120 has_event gate "Readiness probe failed: cat: "
 check "gate: kubectl get pod" 0 "${kc[@]}" get pod gate --no-headers
 expect_in "gate: READY 0/1" "$tmp/out" " 0/1 "
-poll "gate: containerStatuses[0].ready" 10 false jp gate '{.status.containerStatuses[0].ready}'
-poll "gate: the Ready condition" 10 False jp gate '{.status.conditions[?(@.type=="Ready")].status}'
-poll "gate: ContainersReady's message" 10 "containers with unready status: [main]" \
+poll "gate: containerStatuses[0].ready" 60 false jp gate '{.status.containerStatuses[0].ready}'
+poll "gate: the Ready condition" 60 False jp gate '{.status.conditions[?(@.type=="Ready")].status}'
+poll "gate: ContainersReady's message" 60 "containers with unready status: [main]" \
   jp gate '{.status.conditions[?(@.type=="ContainersReady")].message}'
-wait_for "gate: the Event is counted, not repeated" 30 unhealthy_above gate 1
+wait_for "gate: the Event is counted, not repeated" 120 unhealthy_above gate 1
 check "gate: one Unhealthy Event object" 0 "${kc[@]}" get events --field-selector involvedObject.name=gate,reason=Unhealthy --no-headers
 expect_count "gate: one Unhealthy Event object" "$tmp/out" 1 "Unhealthy"
 check "gate: the file appears" 0 "${kc[@]}" exec gate -- touch "/tmp/ready.$mark"
-poll "gate: ready once the probe passes" 30 true jp gate '{.status.containerStatuses[0].ready}'
-poll "gate: the Ready condition True" 10 True jp gate '{.status.conditions[?(@.type=="Ready")].status}'
+poll "gate: ready once the probe passes" 120 true jp gate '{.status.containerStatuses[0].ready}'
+poll "gate: the Ready condition True" 60 True jp gate '{.status.conditions[?(@.type=="Ready")].status}'
 check "gate: kubectl get pod" 0 "${kc[@]}" get pod gate --no-headers
 expect_in "gate: READY 1/1" "$tmp/out" " 1/1 "
-poll "gate: never restarted" 5 0 jp gate '{.status.containerStatuses[0].restartCount}'
+poll "gate: never restarted" 60 0 jp gate '{.status.containerStatuses[0].restartCount}'
 
 # ---- liveness: a failing httpGet restarts; a passing tcpSocket and httpGet leave it ready -----
 wait_for "dead: restarted by its liveness probe" 60 restarts_above dead 0
@@ -192,36 +192,36 @@ killing_at_least() { # pod, count: its probe's Killing Event counts at least tha
   events "$1" | awk -v n="$2" '$1 == "Killing" && $2 >= n && /failed liveness probe, will be restarted/ { f = 1 }
     END { exit !f }'
 }
-wait_for "dead: the Killing Event" 10 killing_at_least dead 1
-wait_for "dead: the Unhealthy Event" 10 has_event dead \
+wait_for "dead: the Killing Event" 60 killing_at_least dead 1
+wait_for "dead: the Unhealthy Event" 60 has_event dead \
   "Liveness probe failed: Get \"http://"
 events dead >"$tmp/out"
 expect_in "dead: the probe's path and port" "$tmp/out" ":$port/healthz\": dial tcp "
 expect_in "dead: refused" "$tmp/out" "connect: connection refused"
 wait_for "dead: restarted again" 60 restarts_above dead 1
 # each restart one more count on the one Killing Event, as the kubelet's (not once per signal)
-wait_for "dead: the Killing Event counts the second restart" 10 killing_at_least dead 2
-poll "web: ready" 30 true jp web '{.status.containerStatuses[0].ready}'
-poll "web: never restarted" 5 0 jp web '{.status.containerStatuses[0].restartCount}'
-poll "secure: ready through its HTTPS probe" 30 true jp secure '{.status.containerStatuses[0].ready}'
+wait_for "dead: the Killing Event counts the second restart" 60 killing_at_least dead 2
+poll "web: ready" 120 true jp web '{.status.containerStatuses[0].ready}'
+poll "web: never restarted" 60 0 jp web '{.status.containerStatuses[0].restartCount}'
+poll "secure: ready through its HTTPS probe" 120 true jp secure '{.status.containerStatuses[0].ready}'
 
 # ---- an exec probe past its timeout: ended, reaped, said in the kubelet's words --------------
-wait_for "hang: the timeout's Event" 30 has_event hang \
-  "Readiness probe failed: command \"sh -c sleep 30.$mark\" timed out"
-poll "hang: not ready" 5 false jp hang '{.status.containerStatuses[0].ready}'
+wait_for "hang: the timeout's Event" 120 has_event hang \
+  "Readiness probe failed: command \"sh -c sleep 300.$mark\" timed out"
+poll "hang: not ready" 60 false jp hang '{.status.containerStatuses[0].ready}'
 # each run is ended at its timeout: never more than the one in flight
-hung() { pgrep -f "^sleep 30\.$mark\$" | wc -l; }
+hung() { pgrep -f "^sleep 300\.$mark\$" | wc -l; }
 for i in 1 2 3 4 5 6; do
   [[ "$(hung)" -le 1 ]] || { echo "FAIL hang: $(hung) probe commands at once"; failures=$((failures + 1)); break; }
   sleep 1
 done
 
 # ---- startup gates liveness ------------------------------------------------------------------
-wait_for "slow: its startup probe fails" 30 has_event slow "Startup probe failed: cat: "
-wait_for "slow: failing for a few periods" 30 unhealthy_above slow 2
-poll "slow: liveness held back: no restart" 5 0 jp slow '{.status.containerStatuses[0].restartCount}'
-poll "slow: not started" 5 false jp slow '{.status.containerStatuses[0].started}'
-poll "slow: not ready" 5 false jp slow '{.status.containerStatuses[0].ready}'
+wait_for "slow: its startup probe fails" 120 has_event slow "Startup probe failed: cat: "
+wait_for "slow: failing for a few periods" 120 unhealthy_above slow 2
+poll "slow: liveness held back: no restart" 60 0 jp slow '{.status.containerStatuses[0].restartCount}'
+poll "slow: not started" 60 false jp slow '{.status.containerStatuses[0].started}'
+poll "slow: not ready" 60 false jp slow '{.status.containerStatuses[0].ready}'
 if has_event slow "Liveness probe failed"; then
   echo "FAIL slow: liveness probed before the startup probe passed"; failures=$((failures + 1))
 fi
@@ -230,18 +230,18 @@ wait_for "slow: liveness runs once started, and restarts it" 60 restarts_above s
 # (its Killing Event may be over the pod's Event budget by now, 25 then one per 5 minutes, as the
 # kubelet's: the startup probe's failures took it; dead's Killing Event is checked above)
 killed_exit() { [[ "$(jp slow '{.status.containerStatuses[0].lastState.terminated.exitCode}')" =~ ^(137|143)$ ]]; }
-wait_for "slow: the killed attempt's exit (SIGTERM or, after the grace, SIGKILL)" 10 killed_exit
+wait_for "slow: the killed attempt's exit (SIGTERM or, after the grace, SIGKILL)" 60 killed_exit
 
 # ---- gRPC: said, never passing --------------------------------------------------------------
-wait_for "rpc: not supported, said" 30 has_event rpc "Readiness probe errored: gRPC probes are not supported"
-poll "rpc: not ready" 5 false jp rpc '{.status.containerStatuses[0].ready}'
+wait_for "rpc: not supported, said" 120 has_event rpc "Readiness probe errored: gRPC probes are not supported"
+poll "rpc: not ready" 60 false jp rpc '{.status.containerStatuses[0].ready}'
 
 # ---- no probe process is left behind ----------------------------------------------------------
 check "delete the pods" 0 "${kc[@]}" delete -f "$tmp/pods.yaml" --wait=true --timeout=60s
-no_probe_left() { ! pgrep -f "^(cat /tmp/(ready|started)|sleep 30)\.$mark"; }
-wait_for "no probe command is left" 20 no_probe_left
+no_probe_left() { ! pgrep -f "^(cat /tmp/(ready|started)|sleep 300)\.$mark"; }
+wait_for "no probe command is left" 60 no_probe_left
 # every exec probe's helper is reaped: no zombie child of the agent stays (a child that just
 # exited is one until the agent's reaper runs, later under load, so this waits, bounded)
 no_zombie_child() { ! ps --ppid "$up_pid" -o stat= 2>/dev/null | grep -q Z; }
-wait_for "no zombie left by the probes" 20 no_zombie_child
+wait_for "no zombie left by the probes" 60 no_zombie_child
 finish "probes"

@@ -170,10 +170,10 @@ static void kill_ok(struct fixture *f, const char *uid, int sig)
         }
 }
 
-/* Waits (up to 10 s, woken by the event fd) until the container has exited; fills *ret. */
+/* Waits (up to 30 s, woken by the event fd) until the container has exited; fills *ret. */
 static void wait_exit(struct fixture *f, const char *uid, struct xp_container_record *ret)
 {
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 600; i++) {
                 struct xp_container_record *v = NULL;
                 struct pollfd p = {.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
                 size_t n = 0;
@@ -289,12 +289,12 @@ static void exit_codes(void **state)
 }
 
 /* take_exits names each pod whose container exited, once; list_pod reads just that pod. */
-/* The pods the event fd names (xp_runtime_take_exits()) once it is readable, 10 s at most. */
+/* The pods the event fd names (xp_runtime_take_exits()) once it is readable, 30 s at most. */
 static size_t take_exits_soon(struct fixture *f, char ***uids)
 {
         size_t n = 0;
 
-        for (int i = 0; i < 200 && n == 0; i++) {
+        for (int i = 0; i < 600 && n == 0; i++) {
                 struct pollfd p = {.fd = xp_runtime_event_fd(f->rt), .events = POLLIN};
 
                 poll(&p, 1, 50);
@@ -528,10 +528,10 @@ static void kill_term(void **state)
         assert_int_equal(xp_runtime_kill(f->rt, "uid-term", cname, SIGTERM, NULL), -ESRCH);
 }
 
-/* Waits (up to 5 s) for path to exist. */
+/* Waits (up to 30 s) for path to exist. */
 static bool exists_soon(const char *path)
 {
-        for (int i = 0; i < 500; i++) {
+        for (int i = 0; i < 3000; i++) {
                 if (access(path, F_OK) == 0)
                         return true;
                 usleep(10000);
@@ -623,9 +623,10 @@ static const char *sleep_marker(char buf[static 32], int n)
         return buf;
 }
 
+/* Whether pid ends (or is a zombie) within 30 s. */
 static bool gone_soon(pid_t pid)
 {
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 3000; i++) {
                 char path[64], buf[512];
                 FILE *fp;
                 bool zombie = false;
@@ -644,12 +645,12 @@ static bool gone_soon(pid_t pid)
         return false;
 }
 
-/* Waits (up to 2 s) for "sleep seconds" to run: its host pid. */
+/* Waits (up to 30 s) for "sleep seconds" to run: its host pid. */
 static pid_t sleeper_soon(const char *seconds)
 {
         pid_t pid = 0;
 
-        for (int i = 0; i < 200 && !(pid = sleeper(seconds)); i++)
+        for (int i = 0; i < 3000 && !(pid = sleeper(seconds)); i++)
                 usleep(10000);
         if (!pid)
                 fail_msg("no process sleep %s", seconds);
@@ -670,7 +671,7 @@ static void grandchildren(void **state)
         snprintf(cmd2, sizeof(cmd2), "sleep %s & wait", sleep_marker(m2, 2));
         r = run_to_end(f, &l);
         xp_container_record_clear(&r);
-        for (int i = 0; i < 200 && sleeper(m1); i++)
+        for (int i = 0; i < 3000 && sleeper(m1); i++)
                 usleep(10000);
         assert_int_equal(sleeper(m1), 0);
 
@@ -908,7 +909,7 @@ static void cgroup_parent_per_state(void **state)
         xp_container_record_clear(&r);
         snprintf(group, sizeof(group), "%s/uid-parent", parent);
         group_dir(group, dir, sizeof(dir));
-        for (int i = 0; i < 100 && access(dir, F_OK) == 0; i++)
+        for (int i = 0; i < 3000 && access(dir, F_OK) == 0; i++)
                 usleep(10 * 1000); /* the shim removes them after it reported the exit */
         assert_int_equal(access(dir, F_OK), -1);
         /* the last pod's end took the parent too */
@@ -1236,7 +1237,7 @@ static void escapee_dies(void **state)
             sleep_marker(marker, 4));
         r = run_to_end(f, &l);
         xp_container_record_clear(&r);
-        for (int i = 0; i < 200 && sleeper(marker); i++)
+        for (int i = 0; i < 3000 && sleeper(marker); i++)
                 usleep(10000);
         assert_int_equal(sleeper(marker), 0);
 }

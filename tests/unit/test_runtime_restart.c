@@ -176,7 +176,7 @@ static bool alive(pid_t pid)
 
 static void wait_dead(pid_t pid)
 {
-        for (int i = 0; i < 500 && alive(pid); i++)
+        for (int i = 0; i < 3000 && alive(pid); i++)
                 sleep_ms(10);
         assert_false(alive(pid));
 }
@@ -269,7 +269,7 @@ static pid_t agent_killed_mid_start(struct fixture *f, const char *uid)
                 (void)xp_runtime_start(rt, &l, &rec, NULL);
                 _exit(3); /* it never gets here: the shim waits for its log */
         }
-        for (int i = 0; i < 500 && !(exists(spec) && (shim = find_shim(f, uid))); i++)
+        for (int i = 0; i < 3000 && !(exists(spec) && (shim = find_shim(f, uid))); i++)
                 sleep_ms(10);
         assert_true(shim > 0);
         sleep_ms(50);
@@ -293,10 +293,10 @@ static size_t listed(struct fixture *f, const char *uid, struct xp_container_rec
         return n;
 }
 
-/* Waits (up to 10 s) until uid's container has exited; fills *ret. */
+/* Waits (up to 30 s) until uid's container has exited; fills *ret. */
 static void wait_exit(struct fixture *f, const char *uid, struct xp_container_record *ret)
 {
-        for (int i = 0; i < 500; i++) {
+        for (int i = 0; i < 1500; i++) {
                 *ret = (struct xp_container_record){0};
                 if (listed(f, uid, ret) == 1 && ret->exited)
                         return;
@@ -340,7 +340,7 @@ static void interrupted_start_is_finished(void **state)
                 struct pollfd p = {.fd = rd, .events = POLLIN};
                 ssize_t got;
 
-                for (int i = 0; i < 50 && !strstr(out, "hello"); i++) {
+                for (int i = 0; i < 300 && !strstr(out, "hello"); i++) {
                         poll(&p, 1, 100);
                         got = read(rd, out + strlen(out), sizeof(out) - 1 - strlen(out));
                         if (got > 0)
