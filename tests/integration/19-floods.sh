@@ -23,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 
 start_server() { # name, flags...: starts a server on a free port; sets $base
-  local name=$1 deadline=$((SECONDS + 15))
+  local name=$1 deadline=$((SECONDS + 60))
   shift
   : >"$tmp/$name.log"
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$tmp/$name" --no-scheduler "$@" >"$tmp/$name.log" 2>&1 &
@@ -174,7 +174,7 @@ for n in n1 n2; do
   diag_log "$tmp/agent-$n.log"
 done
 log_port() { # node: its log endpoint's port, once registered
-  local deadline=$((SECONDS + 20)) p=
+  local deadline=$((SECONDS + 60)) p=
   while [[ -z "$p" && $SECONDS -lt $deadline ]]; do
     api GET "/api/v1/nodes/$1"
     p=$(sed -n 's/.*"kubeletEndpoint":{"Port":\([0-9]*\)}.*/\1/p' "$tmp/out")

@@ -130,7 +130,7 @@ fi
 diag_log "$tmp/agent.log"
 diag_cluster "$KUBECONFIG"
 ready() { kubectl get node n1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
-poll "node n1 Ready" 20 True ready
+poll "node n1 Ready" 60 True ready
 [[ $failures -eq 0 ]] || finish "podnet-api"
 
 said >"$tmp/out"
@@ -140,7 +140,7 @@ check "the serving certificate" 0 openssl x509 -in "$data/pki/server.crt" -noout
 expect_in "the certificate carries the kubernetes Service's address" "$tmp/out" "IP Address:10.96.0.1"
 expect_in "and the Service's names" "$tmp/out" "DNS:kubernetes.default.svc.cluster.local"
 sa_name() { kubectl get sa default -o jsonpath='{.metadata.name}'; }
-poll "the default account" 20 default sa_name
+poll "the default account" 60 default sa_name
 check "the default account may read" 0 kubectl annotate sa default xpool.io/role=reader
 
 cat >"$tmp/client.py" <<'EOF'
@@ -297,7 +297,7 @@ printf '%s' "$svc_ip" >"$tmp/agent2/pod-api-address"
   --ipc-dir "$tmp/ipc2" --default-runtime process --pod-network host --api-service-address none >>"$tmp/agent2.log" 2>&1 &
 agent2_pid=$!
 left() { grep -c "the pods' API address $svc_ip this agent's data directory put on lo is left there" "$tmp/agent2.log"; }
-poll "the second agent leaves the address another agent serves on" 20 1 left
+poll "the second agent leaves the address another agent serves on" 60 1 left
 on_lo "$svc_ip" || { echo "FAIL the second agent removed $svc_ip from under the first's forwarder"; failures=$((failures + 1)); }
 check "the first agent's forwarder still serves" 0 kubectl --server "https://$svc_ip:443" get --raw /version
 kill -TERM "$agent2_pid"

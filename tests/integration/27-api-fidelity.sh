@@ -30,7 +30,7 @@ node=fidelity-node-$$
 # a short event history, so that a continue token can be made to expire within the test
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --event-history 40 >"$tmp/server.log" 2>&1 &
 server_pid=$!
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 60))
 until [[ -n "$base" ]] && curl -fsS --cacert "$ca" -o /dev/null "$base/healthz" 2>/dev/null; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
   sleep 0.1
@@ -218,7 +218,7 @@ expect_in "the list holds the write it waited for" "$tmp/out" '"name":"fresh"'
 "$xpool" agent --server "$base" --token-file "$tmp/node.token" --ca-file "$ca" --node-name "$node" \
   --data-dir "$tmp/agent" --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 until "${k[@]}" get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the agent did not register:"; cat "$tmp/agent.log"; failures=$((failures + 1)); break; }
   sleep 0.2
@@ -249,7 +249,7 @@ check "its node" 0 "${k[@]}" get pod pinned -o jsonpath='{.spec.nodeName}'
 expect_exact "pinned to the node" "$tmp/out" "$node"
 # its Events come from whom a cluster names: kube-scheduler's default profile, and the kubelet of
 # the node (source.host and reportingInstance its name), so source=kubelet selects them
-poll "the pod's Started Event comes from the node's kubelet" 20 "kubelet $node kubelet $node" \
+poll "the pod's Started Event comes from the node's kubelet" 60 "kubelet $node kubelet $node" \
   "${k[@]}" get events --field-selector source=kubelet,involvedObject.name=pinned,reason=Started \
   -o 'jsonpath={.items[0].source.component} {.items[0].source.host} {.items[0].reportingComponent} {.items[0].reportingInstance}'
 check "the pod's Scheduled Event" 0 "${k[@]}" get events --field-selector source=default-scheduler,involvedObject.name=pinned,reason=Scheduled \
@@ -266,7 +266,7 @@ check "describe: Started from kubelet" 0 grep -Eq 'Normal +Started +[^ ]+ +kubel
 # create (the image is required there); here the node says what to do
 check "create a pod without an image" 0 "${k[@]}" run noimage --restart=Never --image=x \
   --overrides='{"spec":{"nodeName":"'"$node"'","containers":[{"name":"c","image":"","command":["true"]}]}}'
-poll "the node says what a pod without an image needs" 20 \
+poll "the node says what a pod without an image needs" 60 \
   "container c has no image: runtime class crun runs containers from images (name an image, or set runtimeClassName: process to run its command on the node)" \
   "${k[@]}" get pod noimage -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.message}{.status.containerStatuses[0].state.terminated.message}'
 check "delete the pod without an image" 0 "${k[@]}" delete pod noimage --grace-period=0 --force
