@@ -279,7 +279,7 @@ spec:
     - {name: data, mountPath: /ro, readOnly: true}
   - name: reader
     image: @TOOLS@
-    command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts; readlink /proc/self/ns/ipc']
+    command: [sh, -c, 'i=0; while [ ! -s /m/m ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; cat /s/x /m/m; grep " /m " /proc/mounts; readlink /proc/self/ns/ipc']
     volumeMounts: [{name: scratch, mountPath: /s}, {name: mem, mountPath: /m}]
 EOF
 
@@ -427,7 +427,9 @@ expect_log "HOME from its /etc/passwd" table image-user "home=/home/app"
 expect_log "runAsUser and runAsGroup over the image's User" table run-as "uid=2000 gid=3000"
 
 poll "the exec pod Running" 60 Running phase execas
+said() { logs execas "$1" | grep -q "$2"; } # container, text: once its output holds the text
 for c in run-as image-user; do # image-user last: $tmp/out is its exec's below
+  wait_for "$c said who it is" 60 said "$c" uid= || true # Running comes before its first line
   logs execas "$c" >"$tmp/log.execas.$c"
   check "exec into $c" 0 kubectl exec execas -c "$c" -- sh -c 'id; grep "^Seccomp:" /proc/self/status; echo "home=$HOME"'
   expect_in "exec into $c: the container's user and groups" "$tmp/out" "$(head -n 1 "$tmp/log.execas.$c")"
@@ -439,6 +441,7 @@ expect_in "runAsUser's exec is not root" "$tmp/log.execas.run-as" "uid=2000 gid=
 # a pod of its own network: ICMP echo sockets for every group and any port for any user, as
 # Docker and containerd 2 set them (busybox's ping opens a raw socket: iputils' would be needed)
 if [[ -n "$br" ]]; then
+  wait_for "unprivileged said whether it bound port 80" 60 said unprivileged bound-80 || true
   expect_log "a non-root container's ICMP echo sockets" execas unprivileged $'ping: 0\t2147483647'
   expect_log "a non-root container listens on port 80" execas unprivileged "bound-80"
 fi
@@ -631,6 +634,9 @@ start_agent
 poll "the agent killed mid-start: its container runs" 60 1 running slow1
 check "its imageID, kept across the agent's restart" 0 get slow1 '.status.containerStatuses[0].imageID'
 expect_exact "the imported image's ID" "$tmp/out" "$(cat "$tmp/tools-1.id")"
+# Running is reported once the runtime started the container, which writes its run a moment
+# later: wait for that line, then give a second run a second to show
+wait_for "slow1 wrote its run" 60 grep -q run "$tmp/host/slow1" || true
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow1"
 expect_count "one run" "$tmp/out" 1 run
@@ -664,6 +670,7 @@ pkill -KILL -f "__shim $tmp/node/containers/$uid2/c" 2>/dev/null || true
 rm -f "$tmp/hold"
 start_agent
 poll "agent and shim killed mid-start: the start is made again" 60 1 running slow2
+wait_for "slow2 wrote its run" 60 grep -q run "$tmp/host/slow2" || true
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow2"
 expect_count "one run" "$tmp/out" 1 run
@@ -683,6 +690,7 @@ start_agent
 poll "one-call start killed: the container restarted (restartPolicy Always)" 60 1 running held1
 check "the interrupted attempt's state" 0 get held1 '.status.containerStatuses[0].lastState.terminated.message'
 expect_in "the shim died while starting it" "$tmp/out" "died while starting the container"
+wait_for "held1 wrote its run" 60 grep -q run "$tmp/host/held1" || true
 sleep 1
 check "it ran once" 0 cat "$tmp/host/held1"
 expect_count "one run" "$tmp/out" 1 run
