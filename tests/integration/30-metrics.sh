@@ -215,11 +215,14 @@ poll "Prometheus scrapes all three targets" 60 3 query 'sum(up)'
 [[ $(query 'sum(up)') == 3 ]] || tail -20 "$tmp/prometheus.log"
 poll "DCGM util of the pod's GPU, with its pod labels" 60 42 query "DCGM_FI_DEV_GPU_UTIL{pod=\"train\",namespace=\"default\",container=\"trainer\",UUID=\"$gpu\",Hostname!=\"\"}"
 [[ "$gpu" == gpu-0 ]] || echo "note: the pod got $gpu"
-at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count) is at least minimum
-  local got
-  got=$(query "$3" ${4:-})
-  awk -v g="$got" -v m="$2" 'BEGIN { exit !(g + 0 >= m + 0 && g ~ /^[0-9.e+-]+$/) }' ||
-    { echo "FAIL $1: '$got', expected at least $2"; failures=$((failures + 1)); }
+at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count) is at least
+  # minimum, once Prometheus has the scrapes it needs (a series of a later sample, a rate() of
+  # two scrapes): a look right after the first scrapes saw some not yet (60 s at most)
+  local got deadline=$((SECONDS + 60))
+  until got=$(query "$3" ${4:-}); awk -v g="$got" -v m="$2" 'BEGIN { exit !(g + 0 >= m + 0 && g ~ /^[0-9.e+-]+$/) }'; do
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $1: '$got', expected at least $2"; failures=$((failures + 1)); return 0; }
+    sleep 0.5
+  done
 }
 # Grafana dashboard 12239 (NVIDIA's, as dcgm-exporter ships it): its variables as Grafana fills
 # them, $Hostname from label_values(DCGM_FI_DEV_FB_FREE, Hostname) and $gpu from
@@ -229,10 +232,10 @@ label_values() { # label, series selector: Grafana's "All" of the values, as (a|
   curl -s --get "http://127.0.0.1:$pport/api/v1/label/$1/values" --data-urlencode "match[]=$2" |
     /usr/bin/python3 -c 'import json,sys; v=json.load(sys.stdin)["data"]; print("(" + "|".join(v) + ")" if v else "")'
 }
+poll "12239: \$Hostname lists both nodes" 60 "(n1|n2)" label_values Hostname DCGM_FI_DEV_FB_FREE
 hostnames=$(label_values Hostname DCGM_FI_DEV_FB_FREE)
-check "12239: \$Hostname lists both nodes" 0 test "$hostnames" = "(n1|n2)"
+poll "12239: \$gpu lists the GPU indexes" 60 "(0|1)" label_values gpu "DCGM_FI_DEV_FB_FREE{Hostname=~\"$hostnames\"}"
 gpus=$(label_values gpu "DCGM_FI_DEV_FB_FREE{Hostname=~\"$hostnames\"}")
-check "12239: \$gpu lists the GPU indexes" 0 test "$gpus" = "(0|1)"
 sel="Hostname=~\"$hostnames\", gpu=~\"$gpus\""
 at_least "12239: GPU Temperature" 4 "max(DCGM_FI_DEV_GPU_TEMP{$sel}) by (Hostname, gpu, uuid)" n
 at_least "12239: GPU Avg. Temp" 30 "avg(DCGM_FI_DEV_GPU_TEMP{$sel})"
@@ -280,7 +283,7 @@ at_least "server: store commits" 1 'xpool_store_commit_duration_seconds_count'
 /usr/bin/python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))["panels"]:
     for t in p["targets"]: print(t["expr"])' "$src/deploy/monitoring/grafana-dashboard.json" >"$tmp/dashboard.queries"
-sleep 2 # rate() over [5m] wants two scrapes of each counter
+# rate() over [5m] wants two scrapes of each counter: at_least waits for them
 while IFS= read -r q; do
   at_least "dashboard query: $q" 1 "$q" n
 done <"$tmp/dashboard.queries"
