@@ -5,7 +5,7 @@
 # the scripted values, Grafana dashboard 12239's panels return data, the xpool_device_*
 # series cover every device, and the server's series count pods, requests and scheduling.
 # promtool checks both expositions; kubectl top nodes|pods print their columns. Then the fake
-# NVML hangs (every call sleeps 3 s): scrapes of n2 still answer within 50 ms, the sample's age
+# NVML hangs (every call sleeps 20 s): scrapes of n2 still answer at once, the sample's age
 # grows, and a pod still starts on n2. Prometheus finds the agents through the server's HTTP
 # service discovery (deploy/monitoring/prometheus-http-sd.yml). A pod's own GPU utilisation comes
 # from the fake NVML's per-process figures matched to its cgroup's pids. A GPU that turns
@@ -355,22 +355,24 @@ kubectl delete job gpu-job --wait=false >/dev/null 2>&1 || true
 echo "the device failure took $((SECONDS - job_start)) s"
 
 # ---- a hung driver: scrapes still answer at once -------------------------------------------------
-echo 3000 >"$tmp/hang"
+echo 20000 >"$tmp/hang"
 sleep 1.5 # the sampler is inside a hung call now
-# 20 scrapes while every NVML call sleeps 3 s: a scrape that waited for the driver would take
-# seconds. Their median must be within 50 ms and each within 1 s: on the shared 2-core VM, under
-# a load of 15, a scrape may wait tens of milliseconds for a core, which says nothing of ours.
-# Timed from the end of the TLS handshake (curl's time_appconnect) to the answer's end: the
-# handshake is the connection's cost, not the scrape's, and under ASan it alone nears 50 ms.
-times=()
+# 20 scrapes while every NVML call sleeps 20 s: a scrape that waited for the driver would wait
+# for the rest of such a call, 18 s or more. Each must answer (200) within curl's --max-time of
+# 10 s: its speed on a quiet machine is milliseconds, but a bound of 50 ms on the median (as
+# before) was a timing figure that a loaded CI machine under ASan can miss; the figures are
+# printed. Timed from the end of the TLS handshake (curl's time_appconnect) to the answer's end.
+times=() answered=0
 for _ in $(seq 20); do
-  times+=("$(curl -s --cacert "$data/pki/kubelet-ca.crt" --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_appconnect} %{time_total}' "https://127.0.0.1:$p2/metrics" |
-    awk '{ printf "%.6f", $2 - $1 }')")
+  got=$(curl -s --cacert "$data/pki/kubelet-ca.crt" --max-time 10 "${reader[@]}" -o /dev/null -w '%{http_code} %{time_appconnect} %{time_total}' "https://127.0.0.1:$p2/metrics") || true
+  [[ $got == "200 "* ]] && answered=$((answered + 1))
+  times+=("$(awk '{ printf "%.6f", $3 - $2 }' <<<"$got")")
 done
+echo 3000 >"$tmp/hang" # the calls after the one in progress hang 3 s, as before
 printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
 median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
 echo "scrapes while NVML hangs: median $median s, slowest $worst s"
-check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
+check "all 20 scrapes answer while NVML hangs ($answered)" 0 test "$answered" -eq 20
 poll "the sample's age grows while NVML hangs" 60 yes bash -c "curl -s --cacert '$data/pki/kubelet-ca.crt' -H 'Authorization: Bearer $(cat "$tmp/prom.token")' https://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
 cat >"$tmp/cpu.yaml" <<'YAML'
 apiVersion: v1
