@@ -244,7 +244,7 @@ spec:
     command: [sh, -c, 'trap "" TERM; while :; do sleep 0.05; done']
 YAML
 check "create a pod pinned by hostname" 0 "${k[@]}" apply -f "$tmp/pinned.yaml"
-check "it runs on the node" 0 "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/pinned --timeout=20s
+check "it runs on the node" 0 "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/pinned --timeout=120s
 check "its node" 0 "${k[@]}" get pod pinned -o jsonpath='{.spec.nodeName}'
 expect_exact "pinned to the node" "$tmp/out" "$node"
 # its Events come from whom a cluster names: kube-scheduler's default profile, and the kubelet of
@@ -275,7 +275,7 @@ check "delete the pod without an image" 0 "${k[@]}" delete pod noimage --grace-p
 # the container ignores SIGTERM: it goes when the grace is over, not before (test_podsync checks
 # the deadline itself: the grace counted from the SIGTERM, not to deletionTimestamp's second)
 start=$(date +%s%N)
-check "kubectl delete, a 3 s grace" 0 "${k[@]}" delete pod pinned --timeout=30s
+check "kubectl delete, a 3 s grace" 0 "${k[@]}" delete pod pinned --timeout=120s
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 expect_in "kubectl: deleted" "$tmp/out" 'pod "pinned" deleted'
 [[ $elapsed_ms -ge 3000 ]] ||
@@ -304,7 +304,7 @@ call "p4 is gone at once (gracePeriodSeconds 0)" 404 GET "$P/p4"
 for i in 5 6; do
   call "create e$i" 201 POST "$P" '{"metadata":{"name":"e'"$i"'"},"spec":{"nodeName":"'"$node"'","runtimeClassName":"process","containers":[{"name":"c","command":["sleep","60"]}]}}'
 done
-check "kubectl drain" 0 "${k[@]}" drain "$node" --force --ignore-daemonsets --grace-period=1 --timeout=40s
+check "kubectl drain" 0 "${k[@]}" drain "$node" --force --ignore-daemonsets --grace-period=1 --timeout=120s
 expect_in "drain: cordoned" "$tmp/out" "node/$node cordoned"
 expect_in "drain: evicted e5" "$tmp/out" "pod/e5 evicted"
 expect_in "drain: evicted e6" "$tmp/out" "pod/e6 evicted"

@@ -124,13 +124,13 @@ poll "both Running" 60 2 sh -c "kubectl get pods -l app=gpu --field-selector=sta
 # roll a change of the command, then undo it
 check "set the v2 command" 0 kubectl patch deployment gpu --type=json \
   -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/command/1\",\"value\":\"3600.${mark}2\"}]"
-check "rollout status (v2)" 0 kubectl rollout status deployment/gpu --timeout=60s
+check "rollout status (v2)" 0 kubectl rollout status deployment/gpu --timeout=120s
 expect_in "rolled out" "$tmp/out" "successfully rolled out"
 poll "2 v2 pods" 60 2 version_count app=gpu 2
 check "rollout history" 0 kubectl rollout history deployment/gpu
 expect_in "revision 2" "$tmp/out" "2 "
 check "rollout undo" 0 kubectl rollout undo deployment/gpu
-check "rollout status (undo)" 0 kubectl rollout status deployment/gpu --timeout=60s
+check "rollout status (undo)" 0 kubectl rollout status deployment/gpu --timeout=120s
 poll "back on v1" 60 2 version_count app=gpu 1
 check "the revision after undo" 0 kubectl get deployment gpu -o 'jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}'
 expect_in "revision 3" "$tmp/out" "3"
@@ -184,13 +184,13 @@ expect_in "kubectl's words" "$tmp/err" "unable to find specified revision 9 in h
 
 # kubectl's own generators and rollout commands (create deployment sends protobuf)
 check "kubectl create deployment" 0 kubectl create deployment hello --image=hello:1 -- sleep "3600.${mark}8"
-check "its rollout" 0 kubectl rollout status deployment/hello --timeout=30s
+check "its rollout" 0 kubectl rollout status deployment/hello --timeout=120s
 check "kubectl get all" 0 kubectl get all
 expect_in "get all: the Deployment" "$tmp/out" "deployment.apps/hello"
 expect_in "get all: its ReplicaSet" "$tmp/out" "replicaset.apps/hello-"
 expect_in "get all: the DaemonSet" "$tmp/out" "daemonset.apps/agent"
 check "kubectl set image" 0 kubectl set image deployment/hello hello=hello:2
-check "rollout status after set image" 0 kubectl rollout status deployment/hello --timeout=30s
+check "rollout status after set image" 0 kubectl rollout status deployment/hello --timeout=120s
 check "the new image runs" 0 kubectl get pods -l app=hello -o 'jsonpath={.items[*].spec.containers[0].image}'
 expect_in "hello:2" "$tmp/out" "hello:2"
 check "rollout pause" 0 kubectl rollout pause deployment/hello
@@ -199,12 +199,12 @@ poll "Progressing says paused" 60 DeploymentPaused \
 check "rollout resume" 0 kubectl rollout resume deployment/hello
 check "refused with Kubernetes' message" 1 kubectl create deployment bad --image=x --replicas=-1
 expect_in "the message" "$tmp/err" 'spec.replicas: Invalid value: -1: must be greater than or equal to 0'
-check "delete --cascade=foreground" 0 kubectl delete deployment hello --cascade=foreground --timeout=30s
+check "delete --cascade=foreground" 0 kubectl delete deployment hello --cascade=foreground --timeout=120s
 check "its pods went first" 0 kubectl get pods -l app=hello -o name
 expect_count "no pod left" "$tmp/out" 0 "pod/"
 
 # delete with --cascade=orphan: the Deployment goes, its ReplicaSets and pods stay
-check "delete --cascade=orphan" 0 kubectl delete deployment gpu --cascade=orphan --wait=true --timeout=20s
+check "delete --cascade=orphan" 0 kubectl delete deployment gpu --cascade=orphan --wait=true --timeout=120s
 poll "the Deployment is gone" 60 "" kubectl get deployment gpu -o name --ignore-not-found
 check "its pods stay" 0 kubectl get pods -l app=gpu -o name
 expect_count "two pods" "$tmp/out" 2 "pod/"
@@ -239,7 +239,7 @@ spec:
         command: $(sleeper 6)
 EOF
 check "create web" 0 kubectl apply -f "$tmp/web.yaml"
-check "web rolled out" 0 kubectl rollout status deployment/web --timeout=60s
+check "web rolled out" 0 kubectl rollout status deployment/web --timeout=120s
 sed -i "s/3600\.${mark}6/3600.${mark}7/" "$tmp/web.yaml"
 check "roll web" 0 kubectl apply -f "$tmp/web.yaml"
 under_way() { [[ $(version_count app=web 6) -gt 0 && $(version_count app=web 7) -gt 0 ]] && echo yes; }
@@ -257,7 +257,7 @@ while [[ $SECONDS -lt $deadline ]]; do
   [[ "$(kubectl get deploy web -o 'jsonpath={.status.updatedReplicas}/{.status.availableReplicas}/{.status.replicas}' 2>/dev/null)" == 4/4/4 ]] && break
   sleep 0.3
 done
-check "web completes after the restart" 0 kubectl rollout status deployment/web --timeout=30s
+check "web completes after the restart" 0 kubectl rollout status deployment/web --timeout=120s
 web_pods() { echo "$(kubectl get pods -l app=web -o name | wc -l) $(version_count app=web 7)"; }
 poll "4 pods, all new" 60 "4 4" web_pods
 [[ $max -le 5 ]] || { echo "FAIL $max web pods at once: more than replicas + maxSurge (5)"; failures=$((failures + 1)); }
