@@ -109,12 +109,13 @@ expect_in "exec over SPDY: kubectl's words" "$tmp/err" "command terminated with 
 check "exec -i over SPDY: stdin" 0 sh -c "printf 'over spdy\n' | ${spdy[*]} exec -i box -- sh -c 'cat; echo end'"
 printf 'over spdy\nend\n' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL exec -i over SPDY:"; cat "$tmp/out"; failures=$((failures + 1)); }
-# -it through a pseudo-terminal of 40x100 (stdin held open: script's EOF would be typed in)
+# -it through a pseudo-terminal of 40x100 (stdin held open until script ends: script's EOF
+# would be typed in, and a hold of 3 s could end before kubectl set its terminal up at load)
 cat >"$tmp/tty.sh" <<EOF
 stty rows 40 cols 100
 ${kc[*]} exec -it box -- sh -c 'tty; stty size; echo \$TERM'
 EOF
-check "exec -it" 0 sh -c "sleep 3 | script -qec 'sh $tmp/tty.sh' /dev/null"
+check "exec -it" 0 bash -c "exec 3< <(sleep 300); hold=\$!; rc=0; script -qec 'sh $tmp/tty.sh' /dev/null <&3 || rc=\$?; kill \$hold; exit \$rc"
 expect_in "exec -it: a terminal" "$tmp/out" "/dev/pts/"
 expect_in "exec -it: its size" "$tmp/out" "40 100"
 expect_in "exec -it: TERM" "$tmp/out" "xterm"
