@@ -116,10 +116,12 @@ expect_in "says why it did not start" "$tmp/err" "could not start"
 check "xpool run killed by a signal, dollars as typed" 137 "$xpool" run -- sh -c 'kill -9 $$'
 check "xpool run --node by the Node's name" 0 "$xpool" run --node "$node" -- sh -c 'echo on $XPOOL_NODE_NAME'
 expect_in "ran there" "$tmp/out" "on $node"
-# each attempt lasts a second: the API serves the newest attempt's log and the one before, and
-# with the first restart at once and a 200 ms back-off, three attempts of a command that exits
-# at once can be over before xpool run first looks (under the sanitizers), taking attempt 0
-check "xpool run --restart OnFailure" 0 "$xpool" run --restart OnFailure -- sh -c "n=\$(cat $tmp/count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/count; echo attempt \$n; sleep 1; [ \$n -ge 2 ]"
+# each attempt ends once xpool run has shown its line (in $tmp/out, where check puts its
+# output; 60 s at most): the API serves the newest attempt's log and the one before, and with
+# the first restart at once and a 200 ms back-off, three attempts of a command that exits at once
+# can be over before xpool run first looks (under the sanitizers), taking attempt 0 (an attempt
+# of a second each was a guess at load)
+check "xpool run --restart OnFailure" 0 "$xpool" run --restart OnFailure -- sh -c "n=\$(cat $tmp/count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/count; echo attempt \$n; i=0; until grep -q \"^attempt \$n\$\" $tmp/out || [ \$i -ge 600 ]; do sleep 0.1; i=\$((i+1)); done; [ \$n -ge 2 ]"
 expect_in "the first attempt's output" "$tmp/out" "attempt 0"
 expect_in "the last attempt's output" "$tmp/out" "attempt 2"
 check "xpool run --keep keeps the pod" 0 "$xpool" run --keep --name kept -- true
