@@ -60,7 +60,7 @@ replay() { # profile
   check "$profile namespace" 0 kubectl create namespace sim --kubeconfig "$kc"
   check "$profile nodes" 0 "$xpool" apply -f "$dir/nodes.json" --kubeconfig "$kc"
   check "$profile pods" 0 "$xpool" apply -f "$dir/pods.json" --kubeconfig "$kc"
-  poll "$profile: every pod settled" 60 "$want" settled "$kc"
+  poll "$profile: every pod settled" 120 "$want" settled "$kc"
   server_placements "$kc" >"$dir/got"
   if ! diff "$dir/want" "$dir/got" >"$dir/diff"; then
     echo "FAIL $profile: the server placed differently from xpool sim (< sim, > server):"

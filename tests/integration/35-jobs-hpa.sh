@@ -79,7 +79,7 @@ YAML
 check "apply the jobs" 0 "${k[@]}" apply -f "$tmp/jobs.yaml"
 
 job_status() { "${k[@]}" get job "$1" -o jsonpath='{.status.conditions[?(@.status=="True")].type}' 2>/dev/null | tr ' ' '\n' | grep -xE 'Complete|Failed' || true; }
-poll "ten completes" 60 Complete job_status ten
+poll "ten completes" 120 Complete job_status ten
 poll "indexed completes" 60 Complete job_status indexed
 poll "fatal fails" 60 Failed job_status fatal
 
