@@ -56,7 +56,7 @@ diag_log "$tmp/plugin.out"
 touch "$tmp/go"
 
 kubelet_rc=0
-for _ in $(seq 900); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 1800); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.1; done
 wait "$kubelet_pid" || kubelet_rc=$?
 kubelet_pid=
 cat "$tmp/kubelet.out"
