@@ -116,7 +116,7 @@ said() { # what the agent said of the pods' API address
   grep -o "agent: pods reach the API server at .*\|agent: pods get no API address of their own" "$tmp/agent.log" | tail -1
 }
 start_agent
-poll_said() { local i; for i in $(seq 100); do [[ -n "$(said)" ]] && return 0; sleep 0.2; done; }
+poll_said() { local i; for i in $(seq 300); do [[ -n "$(said)" ]] && return 0; sleep 0.2; done; }
 poll_said
 if [[ "$(said)" == *"no API address"* && -z "${agent_flags[*]}" ]]; then
   echo "(another test's agent took the defaults meanwhile: service address $alt_ip)"
@@ -152,15 +152,21 @@ name, ns = os.environ['XPOOL_POD_NAME'], open(sa + '/namespace').read()
 token = open(sa + '/token').read()
 out = subprocess.run(['curl', '-sS', '--cacert', sa + '/ca.crt', '-H', 'Authorization: Bearer ' + token,
                       'https://%s:%s/api/v1/namespaces/%s/pods/%s' % (host, port, ns, name)],
-                     capture_output=True, text=True, timeout=20)
+                     capture_output=True, text=True, timeout=60)
 try:
     print('curl', json.loads(out.stdout)['metadata']['name'])
 except Exception:
     print('curl failed', out.returncode, out.stdout[:200], out.stderr[:200])
 try:
     from kubernetes import client, config
+    import time
     config.load_incluster_config()
-    pod = client.CoreV1Api().read_namespaced_pod(name, ns)
+    # the agent reports podIP by its status writer, beside the start: until it has (60 s at most)
+    for _ in range(120):
+        pod = client.CoreV1Api().read_namespaced_pod(name, ns)
+        if pod.status.pod_ip:
+            break
+        time.sleep(0.5)
     print('python', pod.metadata.name, pod.status.pod_ip == os.environ['POD_IP'])
 except ImportError:
     print('python: no client')
