@@ -182,7 +182,7 @@ future=$((cur + 1000))
 start=$(date +%s%N)
 "${k[@]}" get --raw "$P/web?resourceVersion=$future" >"$tmp/get.out" 2>"$tmp/get.err" &
 get_pid=$!
-curl -sS -m 10 --cacert "$ca" -o "$tmp/watch.out" -w '%{http_code}' -H "Authorization: Bearer $admin" \
+curl -sS -m 60 --cacert "$ca" -o "$tmp/watch.out" -w '%{http_code}' -H "Authorization: Bearer $admin" \
   "$base$P?watch=1&resourceVersion=$future" >"$tmp/watch.code" 2>&1 &
 watch_pid=$!
 check "python: a list from a future version" 0 py 'import sys, json
