@@ -302,7 +302,7 @@ call "p4 is gone at once (gracePeriodSeconds 0)" 404 GET "$P/p4"
 
 # kubectl drain: cordon, then evict what runs there through pods/eviction
 for i in 5 6; do
-  call "create e$i" 201 POST "$P" '{"metadata":{"name":"e'"$i"'"},"spec":{"nodeName":"'"$node"'","runtimeClassName":"process","containers":[{"name":"c","command":["sleep","60"]}]}}'
+  call "create e$i" 201 POST "$P" '{"metadata":{"name":"e'"$i"'"},"spec":{"nodeName":"'"$node"'","runtimeClassName":"process","containers":[{"name":"c","command":["sleep","600"]}]}}'
 done
 check "kubectl drain" 0 "${k[@]}" drain "$node" --force --ignore-daemonsets --grace-period=1 --timeout=120s
 expect_in "drain: cordoned" "$tmp/out" "node/$node cordoned"

@@ -126,10 +126,10 @@ expect_in "exec: sees the container's process" "$tmp/out" "sleep 3600.$mark"
 if grep -q "xpool up" "$tmp/out"; then
   echo "FAIL exec: sees the host's processes"; failures=$((failures + 1))
 fi
-"${kc[@]}" exec box -- sleep "70.$mark" >/dev/null 2>&1 &
+"${kc[@]}" exec box -- sleep "700.$mark" >/dev/null 2>&1 &
 bg_pids+=($!)
-wait_for "the exec'd command runs" 60 pgrep -f "^sleep 70.$mark\$"
-cmd_pid=$(pgrep -f "^sleep 70.$mark\$" | head -1)
+wait_for "the exec'd command runs" 60 pgrep -f "^sleep 700.$mark\$"
+cmd_pid=$(pgrep -f "^sleep 700.$mark\$" | head -1)
 main_pid=$(pgrep -f "^sleep 3600.$mark\$" | head -1)
 if [[ -n "$cmd_pid" && -n "$main_pid" ]]; then
   diff <(cat "/proc/$cmd_pid/cgroup") <(cat "/proc/$main_pid/cgroup") >"$tmp/cg.diff" ||
@@ -141,7 +141,7 @@ else
 fi
 # the client goes away: its command goes with it
 kill "${bg_pids[-1]}" 2>/dev/null || true
-wait_for "a command whose client went away ends" 60 sh -c "! pgrep -f '^sleep 70.$mark\$'"
+wait_for "a command whose client went away ends" 60 sh -c "! pgrep -f '^sleep 700.$mark\$'"
 
 # ---- cp both ways ----------------------------------------------------------------------------
 head -c 300000 /dev/urandom >"$tmp/blob"
@@ -212,12 +212,12 @@ while ws.is_open() and time.time() < deadline:
     err += ws.read_channel(3)
 print("resize:" + err)
 EOF
-check "the Python client" 0 /usr/bin/python3 "$tmp/client.py" "71.$mark"
+check "the Python client" 0 /usr/bin/python3 "$tmp/client.py" "710.$mark"
 expect_in "python: exec" "$tmp/out" "exec:py hello-from-env"
 expect_in "python: stdin" "$tmp/out" "stdin:from python"
 expect_in "python: huge resize" "$tmp/out" \
   '"status":"Failure","message":"Internal error occurred: invalid resize message: terminal size message longer than 256 bytes"'
-wait_for "the command of the bad resize ends" 60 sh -c "! pgrep -f '^sleep 71.$mark\$'"
+wait_for "the command of the bad resize ends" 60 sh -c "! pgrep -f '^sleep 710.$mark\$'"
 
 # ---- a finished exec ends at once, its output whole -------------------------------------------
 # The agent closes its side once the command ended and its output and status went (over WebSocket
@@ -308,7 +308,7 @@ bad "an unknown pod" 404 '"message":"pods \"nope\" not found"' \
   "${ws[@]}" "$base/api/v1/namespaces/default/pods/nope/exec?command=true&stdout=1"
 
 # nothing left behind: no command of this run, the agent's streams all ended
-wait_for "no command is left" 60 sh -c "! pgrep -f '^sleep 7[01].$mark\$'"
+wait_for "no command is left" 60 sh -c "! pgrep -f '^sleep 7[01]0.$mark\$'"
 wait_for "no thread is left by the bad requests ($threads_before before)" 60 \
   sh -c "[ \$(ls /proc/$up_pid/task | wc -l) -le $threads_before ]" || ls "/proc/$up_pid/task" | wc -l
 wait_for "no process is left by the bad requests ($children_before before)" 60 \
