@@ -22,7 +22,7 @@ read_token() { # the admin token from the kubeconfig the server writes at start
 }
 
 start_server() { # log name: starts on a free port and waits (bounded) until /version answers
-  local log=$tmp/$1.log deadline=$((SECONDS + 15)) port=
+  local log=$tmp/$1.log deadline=$((SECONDS + 60)) port=
   : >"$log" # the background job opens it later: it must exist for the first look
   # API semantics (versions, event sequences) without the scheduling loop's writes
   "$xpool" server --listen 127.0.0.1:0 --no-tls --no-scheduler --data-dir "$data" >"$log" 2>&1 &
@@ -38,7 +38,7 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
     fi
     sleep 0.1
   done
-  echo "FAIL the server did not answer within 15 s:"; cat "$log"; exit 1
+  echo "FAIL the server did not answer within 60 s:"; cat "$log"; exit 1
 }
 
 # req name, expected HTTP code, method, path [, body file]: the answer in $tmp/out, which must

@@ -60,7 +60,7 @@ check "unknown type" 1 x get deploy --server http://127.0.0.1:9
 expect_exact "unknown type message" "$tmp/err" 'error: the server doesn'"'"'t have a resource type "deploy"'
 
 start_server() {
-  local log=$tmp/server.log deadline=$((SECONDS + 15))
+  local log=$tmp/server.log deadline=$((SECONDS + 60))
   : >"$log" # the background job opens it later: it must exist for the first look
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
@@ -71,7 +71,7 @@ start_server() {
     [[ -n "$url" ]] && return 0
     sleep 0.1
   done
-  echo "FAIL the server did not start within 15 s:"; cat "$log"; exit 1
+  echo "FAIL the server did not start within 60 s:"; cat "$log"; exit 1
 }
 start_server
 
@@ -209,13 +209,15 @@ expect_exact "field selector picks ai-training" "$tmp/out" "pod/ai-training"
 check "selector matching nothing" 0 k get pods -l app=none
 expect_exact "selector matching nothing says so" "$tmp/err" "No resources found in default namespace."
 
-# Watch (needs the server's watch): the list, then a change as it happens.
+# Watch (needs the server's watch): the list, then a change as it happens. The watch goes on from
+# the list's version, so the change is made once the list is printed (a sleep of 1 s, and 5 s for
+# the change to show, were guesses about a loaded machine).
 k get pods -w -o name >"$tmp/watch.out" 2>"$tmp/watch.err" &
 watch_pid=$!
-sleep 1
+wait_for "watch prints the list" 60 grep -q "pod/ai-training" "$tmp/watch.out" || true
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: later}\nspec:\n  containers: [{name: c, image: i}]\n' >"$tmp/later.yaml"
 check "apply while watching" 0 k apply -f "$tmp/later.yaml"
-for _ in $(seq 50); do grep -q "pod/later" "$tmp/watch.out" && break; sleep 0.1; done
+wait_for "watch prints the new pod in time" 60 grep -q "pod/later" "$tmp/watch.out" || true
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
 expect_in "watch lists first" "$tmp/watch.out" "pod/ai-training"

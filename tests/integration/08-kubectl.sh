@@ -25,7 +25,7 @@ curl() {
 }
 
 start_server() { # log name: starts on a free port and waits (bounded) until /version answers
-  local log=$tmp/$1.log deadline=$((SECONDS + 15)) url=
+  local log=$tmp/$1.log deadline=$((SECONDS + 60)) url=
   : >"$log" # before the server starts: the wait below reads it at once
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
   server_pid=$!
@@ -40,7 +40,7 @@ start_server() { # log name: starts on a free port and waits (bounded) until /ve
     fi
     sleep 0.1
   done
-  echo "FAIL the server did not answer within 15 s:"; cat "$log"; exit 1
+  echo "FAIL the server did not answer within 60 s:"; cat "$log"; exit 1
 }
 
 start_server kubectl
@@ -131,9 +131,12 @@ expect_in "get events row" "$tmp/out" "DevicesAllocated"
 expect_in "get events object" "$tmp/out" "pod/ai-training"
 
 # ---- get -w ----------------------------------------------------------------------------------
-timeout 8 "${kc[@]}" get pods -w >"$tmp/watch.out" 2>"$tmp/watch.err" &
+# kubectl lists, then watches from the list's version: once the list is printed, every change
+# after it reaches the watch, however late its request (a sleep of 2 s before the writes, and 8 s
+# for all of it, were guesses about a loaded machine). The watch ends once it showed them.
+timeout 120 "${kc[@]}" get pods -w >"$tmp/watch.out" 2>"$tmp/watch.err" &
 watcher=$!
-sleep 2
+wait_for "the watch lists the existing pod" 60 grep -q '^ai-training ' "$tmp/watch.out" || true
 sed 's/^  name: ai-training$/  name: watched/' "$src/examples/ai-training.yaml" >"$tmp/watched.yaml"
 check "create while watching" 0 "${kc[@]}" apply -f "$tmp/watched.yaml"
 check "bind while watching" 0 curl -fsS -X POST -H 'Content-Type: application/json' \
@@ -141,6 +144,9 @@ check "bind while watching" 0 curl -fsS -X POST -H 'Content-Type: application/js
   "$base/api/v1/namespaces/default/pods/watched/binding"
 # bound, with no agent to stop it: only a forced deletion removes it at once
 check "delete while watching" 0 "${kc[@]}" delete pod watched --grace-period=0 --force --wait=false
+wait_for "the watch shows the watched pod's three changes" 60 \
+  sh -c "[ \$(grep -c '^watched ' '$tmp/watch.out') -ge 3 ]" || true
+kill "$watcher" 2>/dev/null || true
 wait "$watcher" || true
 expect_in "watch header" "$tmp/watch.out" "NAME"
 expect_in "watch lists the existing pod" "$tmp/watch.out" "ai-training"

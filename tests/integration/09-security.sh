@@ -37,7 +37,7 @@ curl_tls() { # curl with the CA of the running server when it serves https
 # start_server log name, server flags...: starts on a free port with $data and waits (bounded)
 # for the listening line and a /healthz answer without a token.
 start_server() {
-  local log=$tmp/$1.log deadline=$((SECONDS + 15))
+  local log=$tmp/$1.log deadline=$((SECONDS + 60))
   shift
   : >"$log" # the background job opens it later: it must exist for the first look
   # no agent renews these nodes' leases: a long grace keeps the node lifecycle from writing to
@@ -56,7 +56,7 @@ start_server() {
     fi
     sleep 0.1
   done
-  echo "FAIL the server did not answer within 15 s:"; cat "$log"; exit 1
+  echo "FAIL the server did not answer within 60 s:"; cat "$log"; exit 1
 }
 
 # req name, expected HTTP code, token ("" for none), method, path [, body file]: the answer in
@@ -90,15 +90,15 @@ expect_status() { # name, code, reason, message: $tmp/out is that Status, messag
 }
 
 # until_code name, expected code, token, path: GET until it answers the code (the server
-# rereads the tokens file within a second), at most 5 s; the last answer in $tmp/out.
+# rereads the tokens file within a second), at most 60 s; the last answer in $tmp/out.
 until_code() {
-  local got='' deadline=$((SECONDS + 5))
+  local got='' deadline=$((SECONDS + 60))
   while [[ $SECONDS -lt $deadline ]]; do
     got=$(curl_tls -sS -o "$tmp/out" -w '%{http_code}' -H "Authorization: Bearer $3" "$base$4") || got="curl failed"
     [[ "$got" == "$2" ]] && return 0
     sleep 0.2
   done
-  echo "FAIL $1: HTTP $got after 5 s, expected $2"; cat "$tmp/out"; echo; failures=$((failures + 1))
+  echo "FAIL $1: HTTP $got after 60 s, expected $2"; cat "$tmp/out"; echo; failures=$((failures + 1))
 }
 
 expect_line() { # name, file, extended regex that one whole line must match

@@ -20,10 +20,10 @@ log=$tmp/server.log
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$log" 2>&1 &
 server_pid=$!
 diag_log "$log"
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 60))
 until grep -q 'xpool server listening on https://' "$log" && [[ -s "$data/admin.kubeconfig" ]]; do
   kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start within 15 s:"; cat "$log"; exit 1; }
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start within 60 s:"; cat "$log"; exit 1; }
   sleep 0.1
 done
 export KUBECONFIG=$data/admin.kubeconfig

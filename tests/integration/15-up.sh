@@ -22,7 +22,7 @@ stop_up() { # signal: stops xpool up, if it runs
 trap 'stop_up KILL; release_tmp; rm -rf "$tmp"' EXIT
 
 start_up() { # log name: starts xpool up on a free port, waits (bounded) for its one line
-  local log=$tmp/$1.log deadline=$((SECONDS + 20))
+  local log=$tmp/$1.log deadline=$((SECONDS + 60))
   : >"$log"
   "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name "$node" \
     --backoff-initial 200ms --pod-network host --default-runtime process >"$log" 2>&1 &
@@ -33,14 +33,14 @@ start_up() { # log name: starts xpool up on a free port, waits (bounded) for its
     grep -q "^xpool is up" "$log" && return 0
     sleep 0.1
   done
-  echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1
+  echo "FAIL xpool up did not come up within 60 s:"; cat "$log"; exit 1
 }
 
 export KUBECONFIG=$data/admin.kubeconfig
 diag_cluster "$KUBECONFIG"
 start_up first
 expect_in "the line says how to use it" "$tmp/first.log" "export KUBECONFIG=$KUBECONFIG"
-poll "the node is Ready" 20 True \
+poll "the node is Ready" 60 True \
   kubectl get node "$node" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 check "the node's devices" 0 kubectl get node "$node" -o json
 expect_in "the node offers the GPU" "$tmp/out" '"nvidia.com/gpu": "1"'
@@ -82,9 +82,9 @@ spec:
         vendor.com/npu: 2
 EOF
 check "apply the seed's pod" 0 kubectl apply -f "$tmp/ai-training.yaml"
-poll "the seed's pod Succeeded" 30 Succeeded \
+poll "the seed's pod Succeeded" 60 Succeeded \
   kubectl get pod ai-training -o 'jsonpath={.status.phase}'
-poll "its exit code" 5 0 \
+poll "its exit code" 60 0 \
   kubectl get pod ai-training -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode}'
 check "its hostIP and podIP (the host's network)" 0 kubectl get pod ai-training -o 'jsonpath={.status.hostIP} {.status.podIP}'
 [[ "$(cat "$tmp/out")" == "$want_ip $want_ip" ]] || {
@@ -116,10 +116,12 @@ expect_in "says why it did not start" "$tmp/err" "could not start"
 check "xpool run killed by a signal, dollars as typed" 137 "$xpool" run -- sh -c 'kill -9 $$'
 check "xpool run --node by the Node's name" 0 "$xpool" run --node "$node" -- sh -c 'echo on $XPOOL_NODE_NAME'
 expect_in "ran there" "$tmp/out" "on $node"
-# each attempt lasts a second: the API serves the newest attempt's log and the one before, and
-# with the first restart at once and a 200 ms back-off, three attempts of a command that exits
-# at once can be over before xpool run first looks (under the sanitizers), taking attempt 0
-check "xpool run --restart OnFailure" 0 "$xpool" run --restart OnFailure -- sh -c "n=\$(cat $tmp/count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/count; echo attempt \$n; sleep 1; [ \$n -ge 2 ]"
+# each attempt ends once xpool run has shown its line (in $tmp/out, where check puts its
+# output; 60 s at most): the API serves the newest attempt's log and the one before, and with
+# the first restart at once and a 200 ms back-off, three attempts of a command that exits at once
+# can be over before xpool run first looks (under the sanitizers), taking attempt 0 (an attempt
+# of a second each was a guess at load)
+check "xpool run --restart OnFailure" 0 "$xpool" run --restart OnFailure -- sh -c "n=\$(cat $tmp/count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/count; echo attempt \$n; i=0; until grep -q \"^attempt \$n\$\" $tmp/out || [ \$i -ge 600 ]; do sleep 0.1; i=\$((i+1)); done; [ \$n -ge 2 ]"
 expect_in "the first attempt's output" "$tmp/out" "attempt 0"
 expect_in "the last attempt's output" "$tmp/out" "attempt 2"
 check "xpool run --keep keeps the pod" 0 "$xpool" run --keep --name kept -- true
@@ -131,14 +133,16 @@ expect_count "xpool run deleted its other pods" "$tmp/out" 2 "pod/"
 # more than the node has: Pending with the scheduler's reason, Ctrl-C deletes the pod
 "$xpool" run --name too-big --gpu 2 -- true >"$tmp/big.out" 2>"$tmp/big.err" &
 run_pid=$!
-poll "the pod waits" 10 Pending kubectl get pod too-big -o 'jsonpath={.status.phase}'
-sleep 1
+poll "the pod waits" 60 Pending kubectl get pod too-big -o 'jsonpath={.status.phase}'
+# Ctrl-C once xpool run has printed why the pod waits (the scheduler's reason comes after the
+# Pending phase; a sleep of 1 s was a guess at load)
+wait_for "xpool run says why the pod waits" 60 grep -qF "is Pending: " "$tmp/big.err" || true
 kill -INT "$run_pid"
 rc=0; wait "$run_pid" || rc=$?
 [[ $rc -eq 130 ]] || { echo "FAIL xpool run after Ctrl-C: exit $rc, expected 130"; failures=$((failures + 1)); }
 expect_in "the Pending reason is printed" "$tmp/big.err" "is Pending: "
 expect_in "it names the GPUs" "$tmp/big.err" "nvidia.com/gpu"
-poll "Ctrl-C deleted the pod" 10 "" kubectl get pod too-big -o name --ignore-not-found
+poll "Ctrl-C deleted the pod" 60 "" kubectl get pod too-big -o name --ignore-not-found
 
 # a restart keeps the node token and the pods' history
 token_before=$(cat "$data/agent/node.token")
@@ -148,7 +152,7 @@ start_up second
   echo "FAIL the node token changed across a restart"; failures=$((failures + 1)); }
 check "tokens" 0 "$xpool" token list --data-dir "$data"
 expect_count "one node token" "$tmp/out" 1 "$node"
-poll "the node is Ready again" 20 True \
+poll "the node is Ready again" 60 True \
   kubectl get node "$node" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 check "the seed's pod is still Succeeded" 0 kubectl get pod ai-training -o 'jsonpath={.status.phase}'
 expect_in "still Succeeded" "$tmp/out" "Succeeded"

@@ -65,7 +65,7 @@ done
 server_pid=$!
 diag_log "$tmp/server.log"
 url=
-for _ in $(seq 150); do
+for _ in $(seq 600); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -87,10 +87,13 @@ ready() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Read
 phase() { kubectl get pod "$1" -o 'jsonpath={.status.phase}'; }
 
 for n in gpu-only npu-only both; do start_agent "$n"; done
-for n in gpu-only npu-only both; do poll "node $n Ready" 20 True ready "$n"; done
+for n in gpu-only npu-only both; do poll "node $n Ready" 60 True ready "$n"; done
 [[ $failures -eq 0 ]] || { for n in gpu-only npu-only both; do echo "== agent $n:"; cat "$tmp/agent-$n.log"; done; exit 1; }
 
-# the seed's pod, with limits to see in its cgroup and a command that tries both GPUs' nodes
+# the seed's pod, with limits to see in its cgroup and a command that tries both GPUs' nodes, then
+# says so on the same stream as the tries (the test reads its log once "tried both" is in it: a
+# look after the first "opened" could come before the second try's error), and runs on until the
+# test deletes it (with 30 s it could end before the checks of a running pod at load)
 cat >"$tmp/seed.yaml" <<EOF
 apiVersion: v1
 kind: Pod
@@ -99,15 +102,15 @@ spec:
   restartPolicy: Never
   containers:
   - name: trainer
-    command: [sh, -c, 'env | grep VISIBLE_DEVICES= | sort; for d in $dev/gpu-a $dev/gpu-b; do true >>\$d && echo "opened \$d"; done; sleep 30']
+    command: [sh, -c, 'env | grep VISIBLE_DEVICES= | sort; for d in $dev/gpu-a $dev/gpu-b; do true >>\$d && echo "opened \$d"; done 2>&1; echo tried both; exec sleep 600']
     resources:
       limits: {nvidia.com/gpu: 1, vendor.com/npu: 2, cpu: 1500m, memory: 256Mi}
 EOF
 check "apply the seed's pod" 0 kubectl apply -f "$tmp/seed.yaml"
-poll "the seed's pod runs" 30 Running phase seed
+poll "the seed's pod runs" 60 Running phase seed
 check "where it landed" 0 kubectl get pod seed -o 'jsonpath={.spec.nodeName}'
 expect_in "on the node with both" "$tmp/out" both
-poll "its output" 10 yes sh -c "kubectl logs seed | grep -q 'opened' && echo yes"
+poll "its output" 60 yes sh -c "kubectl logs seed | grep -q 'tried both' && echo yes"
 check "its logs" 0 kubectl logs seed
 cp "$tmp/out" "$tmp/seed.out"
 gpu=$(grep '^XPOOL_VISIBLE_DEVICES=' "$tmp/seed.out" | grep -o 'sim-gpu-[ab]' || true)
@@ -172,14 +175,14 @@ spec:
   - {name: c, command: [sh, -c, 'for i in 1 2 3 4 5 6; do echo line\$i; done']}
 EOF
 check "apply lines" 0 kubectl apply -f "$tmp/lines.yaml"
-poll "lines Succeeded" 20 Succeeded phase lines
+poll "lines Succeeded" 60 Succeeded phase lines
 check "logs --tail 2" 0 kubectl logs lines --tail 2
 [[ "$(cat "$tmp/out")" == $'line5\nline6' ]] || { echo "FAIL --tail 2:"; cat "$tmp/out"; failures=$((failures + 1)); }
 # a finished pod kept (not deleted) keeps no cgroup: its container's group went at the exit, its
 # pod's level once its exited container was forgotten
 lines_uid=$(kubectl get pod lines -o 'jsonpath={.metadata.uid}')
 for c in cpu memory cpuset devices; do
-  for _ in $(seq 50); do compgen -G "/sys/fs/cgroup/$c/xpool/agent-*/$lines_uid" >/dev/null || break; sleep 0.1; done
+  for _ in $(seq 600); do compgen -G "/sys/fs/cgroup/$c/xpool/agent-*/$lines_uid" >/dev/null || break; sleep 0.1; done
   [[ -n "$lines_uid" ]] && ! compgen -G "/sys/fs/cgroup/$c/xpool/agent-*/$lines_uid" >/dev/null ||
     { echo "FAIL /sys/fs/cgroup/$c/xpool/agent-*/$lines_uid is left after the pod finished"; failures=$((failures + 1)); }
 done
@@ -197,7 +200,7 @@ spec:
     command: [sh, -c, 'date +%s%N >>$tmp/flaky-times; n=\$(cat $tmp/flaky-count 2>/dev/null || echo 0); echo \$((n+1)) >$tmp/flaky-count; echo attempt \$n; [ \$n -ge 2 ]']
 EOF
 check "apply flaky" 0 kubectl apply -f "$tmp/flaky.yaml"
-poll "flaky Succeeded after restarts" 30 Succeeded phase flaky
+poll "flaky Succeeded after restarts" 60 Succeeded phase flaky
 check "its restarts" 0 kubectl get pod flaky -o 'jsonpath={.status.containerStatuses[0].restartCount}'
 expect_in "restarted twice" "$tmp/out" 2
 # as kubelet: the first restart at once, the next after the back-off (300 ms here)
@@ -224,15 +227,15 @@ spec:
     command: [sh, -c, 'trap "echo got SIGTERM >>$tmp/graceful.out; exit 0" TERM; echo started; while :; do sleep 0.1; done']
 EOF
 check "apply graceful" 0 kubectl apply -f "$tmp/graceful.yaml"
-poll "graceful runs" 20 Running phase graceful
-poll "graceful started" 10 started kubectl logs graceful
+poll "graceful runs" 60 Running phase graceful
+poll "graceful started" 60 started kubectl logs graceful
 check "delete with a grace period" 0 kubectl delete pod graceful --grace-period 5 --wait=false
-poll "the pod is gone once it stopped" 15 "" kubectl get pod graceful -o name --ignore-not-found
+poll "the pod is gone once it stopped" 60 "" kubectl get pod graceful -o name --ignore-not-found
 check "the trap ran" 0 cat "$tmp/graceful.out"
 expect_in "SIGTERM first" "$tmp/out" "got SIGTERM"
 
 check "delete the seed's pod" 0 kubectl delete pod seed --grace-period 1 --wait=false
-poll "the seed's pod is gone" 15 "" kubectl get pod seed -o name --ignore-not-found
+poll "the seed's pod is gone" 60 "" kubectl get pod seed -o name --ignore-not-found
 [[ $failures -eq 0 ]] || { kubectl get nodes --show-labels; kubectl get pods -o wide; kubectl describe pod flaky | tail -5; diag_state; }
 
 # the sanitizer builds report into the daemons' output; a clean stop lets LeakSanitizer speak

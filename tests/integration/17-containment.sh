@@ -58,7 +58,7 @@ mknod "$dev/notmine" c 1 11
 server_pid=$!
 diag_log "$tmp/server.log"
 url=
-for _ in $(seq 150); do
+for _ in $(seq 600); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -86,9 +86,9 @@ start_agent n3 --cgroup-root "$tmp/nocgroups" --allow-degraded-isolation
 ready() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
 phase() { kubectl "${@:2}" get pod "$1" -o 'jsonpath={.status.phase}'; }
 not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1)); fi; }
-poll "node n1 Ready" 20 True ready n1
+poll "node n1 Ready" 60 True ready n1
 [[ $failures -eq 0 ]] || { echo "== agent n1:"; cat "$tmp/agent-n1.log"; exit 1; }
-for n in n2 n3; do poll "node $n Ready" 10 True ready "$n"; done
+for n in n2 n3; do poll "node $n Ready" 60 True ready "$n"; done
 
 pod() { # name, node, security context of the container (YAML flow), command: a pod manifest
   cat <<EOF
@@ -141,8 +141,8 @@ t nodeshm test -e $shm_marker
 $status
 echo probed; exec $probe_sleep" >"$tmp/probe.yaml"
 check "apply probe" 0 kubectl apply -f "$tmp/probe.yaml"
-poll "probe runs" 30 Running phase probe
-poll "probe probed" 10 yes sh -c "kubectl logs probe | grep -q probed && echo yes"
+poll "probe runs" 60 Running phase probe
+poll "probe probed" 60 yes sh -c "kubectl logs probe | grep -q probed && echo yes"
 check "probe's output" 0 kubectl logs probe
 cp "$tmp/out" "$tmp/probe.out"
 for what in token cakey admin agentstate devallow notmine memlimit rootcg unshare mount etc cdi shadow dpkg nodeshm; do
@@ -186,10 +186,10 @@ EOF
 shm_pod shmat /dev/shm >"$tmp/shmat.yaml"
 shm_pod shmbelow /dev/shm/x >"$tmp/shmbelow.yaml"
 for p in shmat shmbelow; do check "apply $p" 0 kubectl apply -f "$tmp/$p.yaml"; done
-poll "a memory emptyDir at /dev/shm runs" 30 Succeeded phase shmat
+poll "a memory emptyDir at /dev/shm runs" 60 Succeeded phase shmat
 check "shmat's output" 0 kubectl logs shmat
 expect_in "... and shows it, not the node's" "$tmp/out" "nodeshm=no"
-poll "a volume below /dev/shm is refused" 30 Failed phase shmbelow
+poll "a volume below /dev/shm is refused" 60 Failed phase shmbelow
 check "shmbelow's message" 0 kubectl get pod shmbelow -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
 expect_in "... saying why" "$tmp/out" "a process container's /dev/shm is its own"
 [[ -e /dev/shm/x ]] && { echo "FAIL a mount point was made on the node's /dev/shm"; failures=$((failures + 1)); }
@@ -204,15 +204,15 @@ t tmp touch /tmp/.xpool-rofs-$$
 t devnull \"echo x >/dev/null\"" >"$tmp/rofs.yaml"
 pod priv n1 '{privileged: true}' "echo should not run" >"$tmp/priv.yaml"
 for p in dropall escalate nonroot rofs priv; do check "apply $p" 0 kubectl apply -f "$tmp/$p.yaml"; done
-poll "dropall Succeeded" 30 Succeeded phase dropall
+poll "dropall Succeeded" 60 Succeeded phase dropall
 check "dropall's output" 0 kubectl logs dropall
 expect_in "drop [ALL]: no capability" "$tmp/out" "CapEff:	0000000000000000"
 expect_in "... none to gain" "$tmp/out" "CapBnd:	0000000000000000"
-poll "escalate Succeeded" 30 Succeeded phase escalate
+poll "escalate Succeeded" 60 Succeeded phase escalate
 check "escalate's output" 0 kubectl logs escalate
 expect_in "allowPrivilegeEscalation true: no no_new_privs" "$tmp/out" "NoNewPrivs:	0"
 expect_in "add SYS_ADMIN, drop CHOWN" "$tmp/out" "CapEff:	00000000a82425fa"
-poll "nonroot waits" 30 CreateContainerConfigError \
+poll "nonroot waits" 60 CreateContainerConfigError \
   kubectl get pod nonroot -o 'jsonpath={.status.containerStatuses[0].state.waiting.reason}'
 nonroot_uid=$(kubectl get pod nonroot -o 'jsonpath={.metadata.uid}')
 check "nonroot's message" 0 kubectl get pod nonroot -o 'jsonpath={.status.containerStatuses[0].state.waiting.message}'
@@ -221,13 +221,13 @@ check "nonroot stays Pending" 0 kubectl get pod nonroot -o 'jsonpath={.status.ph
 expect_in "Pending" "$tmp/out" Pending
 [[ ! -e "$tmp/agent-n1/logs/default_nonroot_$nonroot_uid/c/0.log" ]] ||
   { echo "FAIL nonroot's container was started"; failures=$((failures + 1)); }
-poll "rofs Succeeded" 30 Succeeded phase rofs
+poll "rofs Succeeded" 60 Succeeded phase rofs
 check "rofs's output" 0 kubectl logs rofs
 expect_in "readOnlyRootFilesystem: / is read-only" "$tmp/out" "write=no"
 expect_in "... /tmp too" "$tmp/out" "tmp=no"
 expect_in "... /dev stays usable" "$tmp/out" "devnull=yes"
 [[ ! -e /root/.xpool-rofs-$$ ]] || { echo "FAIL rofs wrote /root"; rm -f "/root/.xpool-rofs-$$"; failures=$((failures + 1)); }
-poll "privileged refused" 30 "Failed PrivilegedNotAllowed" \
+poll "privileged refused" 60 "Failed PrivilegedNotAllowed" \
   kubectl get pod priv -o 'jsonpath={.status.phase} {.status.reason}'
 check "priv's message" 0 kubectl get pod priv -o 'jsonpath={.status.message}'
 expect_in "says why" "$tmp/out" "--allow-privileged"
@@ -235,34 +235,34 @@ expect_in "says why" "$tmp/out" "--allow-privileged"
 # ---- a process that escapes with setsid dies with its pod -------------------------------------
 pod escape n1 '{}' "setsid sh -c \"for c in memory cpu pids devices; do echo \\\$\\\$ >/sys/fs/cgroup/\\\$c/cgroup.procs; done; exec $marker\" </dev/null >/dev/null 2>&1 & exec sleep 1008" >"$tmp/escape.yaml"
 check "apply escape" 0 kubectl apply -f "$tmp/escape.yaml"
-poll "escape runs" 30 Running phase escape
-poll "its escapee runs" 10 yes sh -c "pgrep -f '$marker' >/dev/null && echo yes"
+poll "escape runs" 60 Running phase escape
+poll "its escapee runs" 60 yes sh -c "pgrep -f '$marker' >/dev/null && echo yes"
 check "delete escape" 0 kubectl delete pod escape --grace-period 1 --wait=false
-poll "escape is gone" 20 "" kubectl get pod escape -o name --ignore-not-found
-poll "no process of it is left" 10 "" pgrep -f "$marker"
+poll "escape is gone" 60 "" kubectl get pod escape -o name --ignore-not-found
+poll "no process of it is left" 60 "" pgrep -f "$marker"
 
 # ---- a degraded agent ---------------------------------------------------------------------------
 expect_in "n2 says so at start" "$tmp/agent-n2.log" "isolation is degraded"
 cond() { kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="IsolationDegraded")].status}'; }
-poll "n2 reports IsolationDegraded" 10 True cond n2
-poll "n1 does not" 10 False cond n1
+poll "n2 reports IsolationDegraded" 60 True cond n2
+poll "n1 does not" 60 False cond n1
 pod limited n2 '{}' "echo ran" >"$tmp/limited.yaml"
 pod nolimits n2 '{}' "echo ran" | sed '/resources:/d' >"$tmp/nolimits.yaml"
 pod degraded n3 '{}' "echo ran" >"$tmp/degraded.yaml"
 for p in limited nolimits degraded; do check "apply $p" 0 kubectl apply -f "$tmp/$p.yaml"; done
-poll "a pod with limits is refused" 30 "Failed IsolationDegraded" \
+poll "a pod with limits is refused" 60 "Failed IsolationDegraded" \
   kubectl get pod limited -o 'jsonpath={.status.phase} {.status.reason}'
 check "limited's message" 0 kubectl get pod limited -o 'jsonpath={.status.message}'
 expect_in "says how to run it anyway" "$tmp/out" "--allow-degraded-isolation"
-poll "a pod without limits runs" 30 Succeeded phase nolimits
-poll "--allow-degraded-isolation runs it" 30 Succeeded phase degraded
+poll "a pod without limits runs" 60 Succeeded phase nolimits
+poll "--allow-degraded-isolation runs it" 60 Succeeded phase degraded
 
 # ---- xpool up: server and agent share one data directory; privileged allowed ----------------------
 "$xpool" up --listen 127.0.0.1:0 --data-dir "$up" --node-name up-node --allow-privileged \
   --pod-network host --default-runtime process >"$tmp/up.log" 2>&1 &
 up_pid=$!
 diag_log "$tmp/up.log"
-poll "xpool up comes up" 20 yes sh -c "grep -q '^xpool is up' '$tmp/up.log' && echo yes"
+poll "xpool up comes up" 60 yes sh -c "grep -q '^xpool is up' '$tmp/up.log' && echo yes"
 upk=(--kubeconfig "$up/admin.kubeconfig")
 pod upprobe up-node '{}' "$try
 t token grep -q xpn_ $up/agent/node.token
@@ -274,12 +274,12 @@ echo probed" >"$tmp/upprobe.yaml"
 pod uppriv up-node '{privileged: true}' "$status" >"$tmp/uppriv.yaml"
 check "apply upprobe" 0 kubectl "${upk[@]}" apply -f "$tmp/upprobe.yaml"
 check "apply uppriv" 0 kubectl "${upk[@]}" apply -f "$tmp/uppriv.yaml"
-poll "upprobe Succeeded" 30 Succeeded phase upprobe "${upk[@]}"
+poll "upprobe Succeeded" 60 Succeeded phase upprobe "${upk[@]}"
 check "upprobe's output" 0 kubectl "${upk[@]}" logs upprobe
 for what in token cakey admin tokens store; do
   expect_in "xpool up: $what refused" "$tmp/out" "$what=no"
 done
-poll "privileged runs with --allow-privileged" 30 Succeeded phase uppriv "${upk[@]}"
+poll "privileged runs with --allow-privileged" 60 Succeeded phase uppriv "${upk[@]}"
 check "uppriv's output" 0 kubectl "${upk[@]}" logs uppriv
 # every capability the agent holds (root may lack some; the agent can give no more)
 all_caps=$(sed -n 's/^CapPrm:\t//p' /proc/self/status)

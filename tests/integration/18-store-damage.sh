@@ -35,7 +35,7 @@ trap cleanup EXIT
 
 # start_server DATA LOG [server flags...]: on a free port; waits (bounded) until /version answers.
 start_server() {
-  local data=$1 log=$tmp/$2.log deadline=$((SECONDS + 15)) url=
+  local data=$1 log=$tmp/$2.log deadline=$((SECONDS + 60)) url=
   shift 2
   : >"$log"
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$log" 2>&1 &
@@ -55,7 +55,7 @@ start_server() {
     fi
     sleep 0.05
   done
-  echo "FAIL the server did not start within 15 s:"; cat "$log"; exit 1
+  echo "FAIL the server did not start within 60 s:"; cat "$log"; exit 1
 }
 
 cacert=
@@ -171,12 +171,12 @@ data=$tmp/wal
 start_server "$data" wal1 --no-tls --no-scheduler || { echo "FAIL the server did not start:"; cat "$tmp/wal1.log"; exit 1; }
 "$burst" "$base" 3000 8 "$token" >"$tmp/acked" 2>"$tmp/burst-err" &
 burst_pid=$!
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 while [[ $(wc -l <"$tmp/acked") -lt 150 && $SECONDS -lt $deadline ]] && kill -0 "$burst_pid" 2>/dev/null; do
   sleep 0.02
 done
 stop_server KILL
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 60))
 while kill -0 "$burst_pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]]; do sleep 0.05; done
 kill -KILL "$burst_pid" 2>/dev/null || true
 wait "$burst_pid" 2>/dev/null || true
@@ -362,7 +362,7 @@ if [[ $(id -u) -eq 0 ]] && mount -t tmpfs -o size=4m,mode=0700 tmpfs "$mnt" 2>"$
     expect_code "full disk: writes are refused" 500
     expect_in "full disk: with the reason" "$tmp/body" "is read-only: the disk is full"
     rm -f "$mnt/filler"
-    deadline=$((SECONDS + 10))
+    deadline=$((SECONDS + 60))
     create_pod f8
     while [[ "$code" != 201 && $SECONDS -lt $deadline ]]; do
       sleep 0.2

@@ -24,7 +24,7 @@ n1=$(cat "$tmp/n1.token") n2=$(cat "$tmp/n2.token")
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 diag_log "$tmp/server.log"
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 60))
 until [[ -n "$base" ]] && curl -fsS --cacert "$ca" -o /dev/null "$base/healthz" 2>/dev/null; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
   sleep 0.1
@@ -144,7 +144,7 @@ expect_in "taint kept" "$tmp/out" '"taints":[{"key":"dedicated","value":"secure"
   --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s --pod-network host --default-runtime process >"$tmp/a1.log" 2>&1 &
 agent_pid=$!
 diag_log "$tmp/a1.log"
-deadline=$((SECONDS + 20)) ready=
+deadline=$((SECONDS + 60)) ready=
 while [[ $SECONDS -lt $deadline ]]; do
   call "n1 read while the agent registers" 200 "$admin" GET $N/n1
   grep -q '"reason":"AgentReady"' "$tmp/out" && grep -q '"xpool.io/agent":"true"' "$tmp/out" && { ready=1; break; }

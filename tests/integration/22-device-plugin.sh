@@ -44,7 +44,7 @@ cp "$XPOOL_TEST_DATA/nvml/h100-8x-two-islands.json" "$tmp/nvml.json"
   --ready "$tmp/ready" --go "$tmp/go" >"$tmp/kubelet.out" 2>&1 &
 kubelet_pid=$!
 diag_log "$tmp/kubelet.out"
-for _ in $(seq 100); do [[ -e $tmp/ready ]] && break; sleep 0.1; done
+for _ in $(seq 600); do [[ -e $tmp/ready ]] && break; sleep 0.1; done
 
 FAKE_NVML_CONFIG=$tmp/nvml.json XPOOL_NVML_LIBRARY=$XPOOL_FAKE_NVML \
   "$xpool" device-plugin --plugin-dir "$plugins" --cdi-dir "$cdi" --root "$root" --backends nvml,sim \
@@ -56,7 +56,7 @@ diag_log "$tmp/plugin.out"
 touch "$tmp/go"
 
 kubelet_rc=0
-for _ in $(seq 900); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 1800); do kill -0 "$kubelet_pid" 2>/dev/null || break; sleep 0.1; done
 wait "$kubelet_pid" || kubelet_rc=$?
 kubelet_pid=
 cat "$tmp/kubelet.out"

@@ -58,7 +58,7 @@ wait_until() { # name, seconds, command...: retries the command until it succeed
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --no-scheduler >"$tmp/server.log" 2>&1 &
 server_pid=$!
 diag_log "$tmp/server.log"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$base" && -s "$data/admin.kubeconfig" ]] && break
   sleep 0.1
@@ -75,7 +75,7 @@ print(json.dumps({"apiVersion": "v1", "kind": "Node",
     "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n, "team": "ml"}},
     "status": {"capacity": res, "allocatable": res, "conditions": [{"type": "Ready", "status": "True"}]}}))
 EOF
-  wait_until "create node $n" 5 test "$(api POST /api/v1/nodes "$tmp/$n.json")" = 201
+  wait_until "create node $n" 60 test "$(api POST /api/v1/nodes "$tmp/$n.json")" = 201
 done
 
 # ---- the inventory, with a service-account-style token ----------------------------------------
@@ -93,7 +93,7 @@ if /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null && command -v 
     --podres-socket "$tmp/podres.sock" --podres-only "$tmp/pods.json" --ready "$tmp/podres.ready" >"$tmp/podres.log" 2>&1 &
   pids+=($!)
   diag_log "$tmp/podres.log"
-  wait_until "the fake pod-resources server" 10 test -e "$tmp/podres.ready"
+  wait_until "the fake pod-resources server" 60 test -e "$tmp/podres.ready"
   podres=(--pod-resources "$tmp/podres.sock")
 else
   echo "note: no python3-grpcio or protoc: the pod-resources path is left out"
@@ -111,7 +111,7 @@ KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port "$xpool" invento
 pids+=($!)
 diag_log "$tmp/inv2.log"
 labelled() { api GET "/api/v1/nodes/$1" >/dev/null; grep -qF "$2" "$tmp/api"; }
-wait_until "gpu-1 labelled" 15 labelled gpu-1 '"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"'
+wait_until "gpu-1 labelled" 60 labelled gpu-1 '"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"'
 api GET /api/v1/nodes/gpu-1 >/dev/null; cp "$tmp/api" "$tmp/out"
 expect_eq "GFD-style labels" "$(json "[j['metadata']['labels'][k] for k in ('nvidia.com/gpu.count','nvidia.com/gpu.memory','nvidia.com/gpu.present','xpool.io/gpu.count','xpool.io/gpu.nvlink')]")" "['8', '81559', 'true', '8', 'true']"
 expect_eq "others' labels untouched" "$(json "j['metadata']['labels']['team']")" "ml"
@@ -125,17 +125,17 @@ if [[ ${#podres[@]} -gt 0 ]]; then
     api GET /api/v1/nodes/gpu-1 >/dev/null
     /usr/bin/python3 -c 'import json,sys; a=json.loads(json.load(open(sys.argv[1]))["metadata"]["annotations"]["xpool.io/inventory"]); sys.exit(0 if sum(d.get("pod")==sys.argv[2] for d in a["devices"])==int(sys.argv[3]) else 1)' "$tmp/api" "$1" "$2"
   }
-  wait_until "the annotation names ml/train-0 on its 4 GPUs (pod-resources List)" 10 held ml/train-0 4
+  wait_until "the annotation names ml/train-0 on its 4 GPUs (pod-resources List)" 60 held ml/train-0 4
   api GET /api/v1/nodes/gpu-1 >/dev/null
   expect_eq "exactly gpu-4..gpu-7 are ml/train-0's" "$(/usr/bin/python3 -c 'import json,sys; a=json.loads(json.load(open(sys.argv[1]))["metadata"]["annotations"]["xpool.io/inventory"]); print(",".join(d["id"] for d in a["devices"] if d.get("pod")=="ml/train-0"))' "$tmp/api")" "gpu-4,gpu-5,gpu-6,gpu-7"
   echo '{"pods":[{"name":"eval","namespace":"ml","containers":[{"name":"main","devices":[{"resource":"nvidia.com/gpu","ids":["gpu-0"],"numa":[0]}]}]}],"allocatable":[]}' >"$tmp/pods.json"
-  wait_until "the pod that ended frees its GPUs in the annotation" 10 held ml/train-0 0
-  wait_until "the new pod is named on its GPU" 10 held ml/eval 1
+  wait_until "the pod that ended frees its GPUs in the annotation" 60 held ml/train-0 0
+  wait_until "the new pod is named on its GPU" 60 held ml/eval 1
   # nothing held again, as the extender's checks below expect gpu-1
   echo '{"pods":[],"allocatable":[]}' >"$tmp/pods.json"
-  wait_until "no pod: no device held" 10 held ml/eval 0
+  wait_until "no pod: no device held" 60 held ml/eval 0
 fi
-wait_until "gpu-2 labelled" 15 labelled gpu-2 '"xpool.io/gpu.count":"8"'
+wait_until "gpu-2 labelled" 60 labelled gpu-2 '"xpool.io/gpu.count":"8"'
 api GET /api/v1/nodes/gpu-2 >/dev/null
 not_labelled=$(grep -c '"nvidia.com/gpu.product"' "$tmp/api" || true)
 expect_eq "NVIDIA's resource left to NVIDIA's plugin" "$not_labelled" "0"
@@ -143,7 +143,7 @@ expect_in "the conflict is said" "$tmp/inv2.log" "nvidia.com/gpu is advertised o
 # a label it owned and no longer wants goes at the next resync; nobody else's does
 echo '{"metadata":{"labels":{"xpool.io/fpga.count":"1"},"annotations":{"xpool.io/labels":"xpool.io/fpga.count,nvidia.com/gpu.count"}}}' >"$tmp/stale.json"
 api PATCH /api/v1/nodes/gpu-1 "$tmp/stale.json" application/merge-patch+json >/dev/null
-wait_until "a stale owned label removed" 10 bash -c "! grep -q fpga.count <(command curl -sS --cacert '$data/pki/ca.crt' -H 'Authorization: Bearer $token' '$base/api/v1/nodes/gpu-1')"
+wait_until "a stale owned label removed" 60 bash -c "! grep -q fpga.count <(command curl -sS --cacert '$data/pki/ca.crt' -H 'Authorization: Bearer $token' '$base/api/v1/nodes/gpu-1')"
 
 # ---- the extender: HTTPS, a client certificate, bind ------------------------------------------
 have_openssl=false
@@ -164,9 +164,9 @@ start_extender() {
     ${have_openssl:+$($have_openssl && echo --client-ca-file "$tmp/client-ca.crt")} >"$tmp/ext.port" 2>"$tmp/ext.log" &
   ext_pid=$!
   pids+=($ext_pid)
-  wait_until "the extender's port" 10 test -s "$tmp/ext.port"
+  wait_until "the extender's port" 60 test -s "$tmp/ext.port"
   ext_url=https://127.0.0.1:$(head -1 "$tmp/ext.port")
-  wait_until "the extender ready" 15 command curl -fsS --cacert "$data/pki/ca.crt" "${cert[@]}" "$ext_url/readyz"
+  wait_until "the extender ready" 60 command curl -fsS --cacert "$data/pki/ca.crt" "${cert[@]}" "$ext_url/readyz"
 }
 start_extender
 check "plain HTTP on a network address is refused" 2 "$xpool" extender --listen 0.0.0.0:0
@@ -244,7 +244,7 @@ expect_eq "still Insufficient" "$(json "j['FailedNodes']['gpu-1']")" "Insufficie
 echo '{"status":{"phase":"Succeeded"}}' >"$tmp/done.json"
 api PATCH /api/v1/namespaces/default/pods/train/status "$tmp/done.json" application/merge-patch+json >/dev/null
 fits_again() { ext "5 GPUs once the pod is done" 200 filter "$tmp/big-filter.json" "${cert[@]}" && [[ "$(json "j['NodeNames']")" == "['gpu-1']" ]]; }
-wait_until "the finished pod's GPUs freed" 10 fits_again
+wait_until "the finished pod's GPUs freed" 60 fits_again
 
 # bad input: clear errors, and serving goes on
 printf '{"Pod":' >"$tmp/bad.json"

@@ -116,7 +116,7 @@ said() { # what the agent said of the pods' API address
   grep -o "agent: pods reach the API server at .*\|agent: pods get no API address of their own" "$tmp/agent.log" | tail -1
 }
 start_agent
-poll_said() { local i; for i in $(seq 100); do [[ -n "$(said)" ]] && return 0; sleep 0.2; done; }
+poll_said() { local i; for i in $(seq 300); do [[ -n "$(said)" ]] && return 0; sleep 0.2; done; }
 poll_said
 if [[ "$(said)" == *"no API address"* && -z "${agent_flags[*]}" ]]; then
   echo "(another test's agent took the defaults meanwhile: service address $alt_ip)"
@@ -130,7 +130,7 @@ fi
 diag_log "$tmp/agent.log"
 diag_cluster "$KUBECONFIG"
 ready() { kubectl get node n1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
-poll "node n1 Ready" 20 True ready
+poll "node n1 Ready" 60 True ready
 [[ $failures -eq 0 ]] || finish "podnet-api"
 
 said >"$tmp/out"
@@ -140,7 +140,7 @@ check "the serving certificate" 0 openssl x509 -in "$data/pki/server.crt" -noout
 expect_in "the certificate carries the kubernetes Service's address" "$tmp/out" "IP Address:10.96.0.1"
 expect_in "and the Service's names" "$tmp/out" "DNS:kubernetes.default.svc.cluster.local"
 sa_name() { kubectl get sa default -o jsonpath='{.metadata.name}'; }
-poll "the default account" 20 default sa_name
+poll "the default account" 60 default sa_name
 check "the default account may read" 0 kubectl annotate sa default xpool.io/role=reader
 
 cat >"$tmp/client.py" <<'EOF'
@@ -152,15 +152,21 @@ name, ns = os.environ['XPOOL_POD_NAME'], open(sa + '/namespace').read()
 token = open(sa + '/token').read()
 out = subprocess.run(['curl', '-sS', '--cacert', sa + '/ca.crt', '-H', 'Authorization: Bearer ' + token,
                       'https://%s:%s/api/v1/namespaces/%s/pods/%s' % (host, port, ns, name)],
-                     capture_output=True, text=True, timeout=20)
+                     capture_output=True, text=True, timeout=60)
 try:
     print('curl', json.loads(out.stdout)['metadata']['name'])
 except Exception:
     print('curl failed', out.returncode, out.stdout[:200], out.stderr[:200])
 try:
     from kubernetes import client, config
+    import time
     config.load_incluster_config()
-    pod = client.CoreV1Api().read_namespaced_pod(name, ns)
+    # the agent reports podIP by its status writer, beside the start: until it has (60 s at most)
+    for _ in range(120):
+        pod = client.CoreV1Api().read_namespaced_pod(name, ns)
+        if pod.status.pod_ip:
+            break
+        time.sleep(0.5)
     print('python', pod.metadata.name, pod.status.pod_ip == os.environ['POD_IP'])
 except ImportError:
     print('python: no client')
@@ -297,7 +303,7 @@ printf '%s' "$svc_ip" >"$tmp/agent2/pod-api-address"
   --ipc-dir "$tmp/ipc2" --default-runtime process --pod-network host --api-service-address none >>"$tmp/agent2.log" 2>&1 &
 agent2_pid=$!
 left() { grep -c "the pods' API address $svc_ip this agent's data directory put on lo is left there" "$tmp/agent2.log"; }
-poll "the second agent leaves the address another agent serves on" 20 1 left
+poll "the second agent leaves the address another agent serves on" 60 1 left
 on_lo "$svc_ip" || { echo "FAIL the second agent removed $svc_ip from under the first's forwarder"; failures=$((failures + 1)); }
 check "the first agent's forwarder still serves" 0 kubectl --server "https://$svc_ip:443" get --raw /version
 kill -TERM "$agent2_pid"

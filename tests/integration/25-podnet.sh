@@ -94,7 +94,7 @@ for n in n1 n2; do "$xpool" token create --node $n --data-dir "$data" >"$tmp/$n.
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 url=
-for _ in $(seq 150); do
+for _ in $(seq 600); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -120,8 +120,8 @@ uid_of() { get "$1" .metadata.uid; }
 calls() { grep -c "^$1 $2 $3\$" "$tmp/calls" || true; }
 veths() { ip -o link show master "$br" 2>/dev/null | wc -l; }
 not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in output:"; cat "$2"; failures=$((failures + 1)); fi; }
-poll "node n1 Ready" 20 True cond n1 Ready status
-poll "node n2 Ready" 20 True cond n2 Ready status
+poll "node n1 Ready" 60 True cond n1 Ready status
+poll "node n2 Ready" 60 True cond n2 Ready status
 [[ $failures -eq 0 ]] || { tail -20 "$tmp"/agent-n*.log; exit 1; }
 
 # ---- the nodes' NetworkUnavailable ---------------------------------------------------------------
@@ -197,7 +197,7 @@ pod server n1 "  restartPolicy: Always" "$listener" >"$tmp/server.yaml"
 # the listener's port, with a hostPort
 sed -i "s|^    env:|    ports: [{containerPort: 8080, hostPort: $hostport}]\n    env:|" "$tmp/server.yaml"
 check "apply server" 0 kubectl apply -f "$tmp/server.yaml"
-poll "server Running" 20 Running get server .status.phase
+poll "server Running" 60 Running get server .status.phase
 server_ip=$(get server .status.podIP)
 [[ "$server_ip" == "$net".* ]] || { echo "FAIL server's podIP '$server_ip' is not in $net.0/24"; failures=$((failures + 1)); }
 check "server's podIPs and hostIP" 0 get server '.status.podIPs[0].ip} {.status.hostIP'
@@ -210,7 +210,7 @@ grep -q "^$server_uid" "$tmp/ipam/podnet-test/$server_ip" 2>/dev/null ||
 
 pod client n1 "  restartPolicy: Never" "$probe" "    - {name: TARGET, value: \"$server_ip\"}" >"$tmp/client.yaml"
 check "apply client" 0 kubectl apply -f "$tmp/client.yaml"
-poll "client Succeeded" 20 Succeeded get client .status.phase
+poll "client Succeeded" 60 Succeeded get client .status.phase
 client_ip=$(get client .status.podIP)
 check "client's output" 0 kubectl logs client
 expect_in "client reached server by its podIP" "$tmp/out" "reply pong"
@@ -222,15 +222,15 @@ expect_in "no loopback service of the host" "$tmp/out" "loopback refused"
   { echo "FAIL client's podIP '$client_ip'"; failures=$((failures + 1)); }
 # a pod that is over gives its address back
 client_uid=$(uid_of client)
-poll "the finished client's network is torn down" 10 1 calls DEL "$client_uid" bridge
-poll "its namespace is gone" 5 gone sh -c "[ -e '$tmp/netns/$client_uid' ] || echo gone"
+poll "the finished client's network is torn down" 60 1 calls DEL "$client_uid" bridge
+poll "its namespace is gone" 60 gone sh -c "[ -e '$tmp/netns/$client_uid' ] || echo gone"
 [[ ! -e "$tmp/ipam/podnet-test/$client_ip" ]] || { echo "FAIL $client_ip is still reserved"; failures=$((failures + 1)); }
 
 # ---- hostNetwork: the host's network, podIP = hostIP ----------------------------------------------
 pod hostnet n1 "  restartPolicy: Never
   hostNetwork: true" "$probe" >"$tmp/hostnet.yaml"
 check "apply hostnet" 0 kubectl apply -f "$tmp/hostnet.yaml"
-poll "hostnet Succeeded" 20 Succeeded get hostnet .status.phase
+poll "hostnet Succeeded" 60 Succeeded get hostnet .status.phase
 check "hostnet's podIP and hostIP" 0 get hostnet '.status.podIP} {.status.hostIP'
 expect_in "hostnet's podIP is the node's" "$tmp/out" "127.0.0.1 127.0.0.1"
 check "hostnet's output" 0 kubectl logs hostnet
@@ -254,32 +254,32 @@ pod victim n1 "  restartPolicy: Always" "$listener" >"$tmp/victim.yaml"
 pod orphan n1 "  restartPolicy: Always" "$listener" >"$tmp/orphan.yaml"
 sed -i "s|- $marker\$|- $marker-orphan|" "$tmp/orphan.yaml"
 check "apply victim and orphan" 0 kubectl apply -f "$tmp/victim.yaml" -f "$tmp/orphan.yaml"
-poll "victim Running" 20 Running get victim .status.phase
-poll "orphan Running" 20 Running get orphan .status.phase
+poll "victim Running" 60 Running get victim .status.phase
+poll "orphan Running" 60 Running get orphan .status.phase
 victim_uid=$(uid_of victim) victim_ip=$(get victim .status.podIP)
 orphan_uid=$(uid_of orphan) orphan_ip=$(get orphan .status.podIP)
 kill -KILL "${agent_pid[n1]}"; wait "${agent_pid[n1]}" 2>/dev/null || true
 check "force-delete victim and orphan" 0 kubectl delete pod victim orphan --grace-period=0 --force
 # the orphan's shim (its pid namespace's init: the container dies with it), state and cgroups
 pkill -KILL -f "containers/$orphan_uid/" || true
-for _ in $(seq 50); do pgrep -f "$marker-orphan" >/dev/null || break; sleep 0.1; done
+for _ in $(seq 600); do pgrep -f "$marker-orphan" >/dev/null || break; sleep 0.1; done
 rm -rf "$tmp/agent-n1/containers/$orphan_uid"
 for d in /sys/fs/cgroup/*/xpool/agent-*/"$orphan_uid"; do rmdir "$d"/* "$d" 2>/dev/null || true; done
 start_agent n1 --cni-bin-dir "$tmp/cni/bin"
 for p in victim orphan; do
   uid=${p}_uid ip=${p}_ip
-  poll "$p's network is torn down by the next agent" 20 1 calls DEL "${!uid}" bridge
-  poll "$p's namespace is gone" 10 gone sh -c "[ -e '$tmp/netns/${!uid}' ] || echo gone"
+  poll "$p's network is torn down by the next agent" 60 1 calls DEL "${!uid}" bridge
+  poll "$p's namespace is gone" 60 gone sh -c "[ -e '$tmp/netns/${!uid}' ] || echo gone"
   [[ ! -e "$tmp/ipam/podnet-test/${!ip}" ]] || { echo "FAIL ${!ip} ($p) is still reserved"; failures=$((failures + 1)); }
 done
-poll "server still Running" 20 Running get server .status.phase
+poll "server still Running" 60 Running get server .status.phase
 check "server's address after the restart" 0 get server .status.podIP
 expect_in "the same address" "$tmp/out" "$server_ip"
 [[ "$(calls ADD "$server_uid" bridge)" == 1 ]] || { echo "FAIL server ADDed again:"; cat "$tmp/calls"; failures=$((failures + 1)); }
 [[ "$(calls DEL "$server_uid" bridge)" == 0 ]] || { echo "FAIL server DELed by the restart:"; cat "$tmp/calls"; failures=$((failures + 1)); }
 pod client2 n1 "  restartPolicy: Never" "$probe" "    - {name: TARGET, value: \"$server_ip\"}" >"$tmp/client2.yaml"
 check "apply client2" 0 kubectl apply -f "$tmp/client2.yaml"
-poll "client2 Succeeded" 20 Succeeded get client2 .status.phase
+poll "client2 Succeeded" 60 Succeeded get client2 .status.phase
 check "client2's output" 0 kubectl logs client2
 expect_in "server still reachable by its podIP after the restart" "$tmp/out" "reply pong"
 
@@ -288,17 +288,17 @@ pod nonet n2 "  restartPolicy: Never" "print('ran')" >"$tmp/nonet.yaml"
 pod nonethost n2 "  restartPolicy: Never
   hostNetwork: true" "print('ran on the host network')" >"$tmp/nonethost.yaml"
 check "apply nonet" 0 kubectl apply -f "$tmp/nonet.yaml" -f "$tmp/nonethost.yaml"
-poll "nonet is refused" 20 "Failed NetworkUnavailable" get nonet '.status.phase} {.status.reason'
+poll "nonet is refused" 60 "Failed NetworkUnavailable" get nonet '.status.phase} {.status.reason'
 check "nonet's message" 0 get nonet .status.message
 expect_in "it says why and what to do" "$tmp/out" "set hostNetwork: true to run it on the node's network"
-poll "nonethost runs" 20 Succeeded get nonethost .status.phase
+poll "nonethost runs" 60 Succeeded get nonethost .status.phase
 
 # ---- deleted pods leave nothing --------------------------------------------------------------------
 check "delete the pods" 0 kubectl delete pod server client client2 hostnet nonet nonethost --wait=false
-poll "pods gone" 30 "" kubectl get pods -o 'jsonpath={.items[*].metadata.name}'
-poll "server's network torn down" 10 1 calls DEL "$server_uid" bridge
-poll "no namespace left" 10 "" ls "$tmp/netns"
-poll "no veth left on the bridge" 10 0 veths
+poll "pods gone" 60 "" kubectl get pods -o 'jsonpath={.items[*].metadata.name}'
+poll "server's network torn down" 60 1 calls DEL "$server_uid" bridge
+poll "no namespace left" 60 "" ls "$tmp/netns"
+poll "no veth left on the bridge" 60 0 veths
 check "no address left" 0 ls "$tmp/ipam/podnet-test"
 not_in "no address reserved" "$tmp/out" "$net."
 if [[ -n "$iptables_ok" ]]; then
@@ -315,13 +315,13 @@ unshare -n mount --bind /proc/self/ns/net "$tmp/netns/leaked-net"
 unshare -i mount --bind /proc/self/ns/ipc "$tmp/ipc/leaked-ipc"
 unshare -n sleep 60 &
 held_pid=$!
-poll "the holder is in a namespace of its own" 5 own sh -c \
+poll "the holder is in a namespace of its own" 60 own sh -c \
   "[ \"\$(readlink /proc/$held_pid/ns/net)\" = \"\$(readlink /proc/self/ns/net)\" ] || echo own"
 mount --bind "/proc/$held_pid/ns/net" "$tmp/netns/held-net"
 kill -TERM "${agent_pid[n1]}"; wait "${agent_pid[n1]}" 2>/dev/null || true
 start_agent n1 --cni-bin-dir "$tmp/cni/bin"
 mounts() { grep -c -e "$tmp/netns/leaked-net" -e "$tmp/ipc/leaked-ipc" /proc/self/mountinfo || true; }
-poll "the restarted agent unmounts the leaked pins" 20 0 mounts
+poll "the restarted agent unmounts the leaked pins" 60 0 mounts
 check "the leaked network pin" 1 test -e "$tmp/netns/leaked-net"
 check "the leaked IPC pin" 1 test -e "$tmp/ipc/leaked-ipc"
 check "the namespace a process is in is kept" 0 stat -f -c %T "$tmp/netns/held-net"

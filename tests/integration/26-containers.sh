@@ -148,7 +148,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
 url=
-for _ in $(seq 150); do
+for _ in $(seq 600); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\).*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -167,7 +167,7 @@ start_agent() {
 }
 start_agent
 get() { kubectl get pod "$1" -o "jsonpath={$2}"; }
-poll "node c1 Ready" 20 True kubectl get node c1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+poll "node c1 Ready" 60 True kubectl get node c1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
 [[ $failures -eq 0 ]] || { tail -20 "$tmp/agent.log"; exit 1; }
 check "the CDI spec of the GPUs" 0 cat "$tmp/node/cdi/xpool.io-gpu.json"
 expect_in "a GPU's node is its stand-in" "$tmp/out" "\"hostPath\": \"$tmp/node/sim-dev/nvidia0\""
@@ -279,7 +279,7 @@ spec:
     - {name: data, mountPath: /ro, readOnly: true}
   - name: reader
     image: @TOOLS@
-    command: [sh, -c, 'i=0; while [ ! -e /s/x ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; sleep 0.2; cat /s/x /m/m; grep " /m " /proc/mounts; readlink /proc/self/ns/ipc']
+    command: [sh, -c, 'i=0; while [ ! -s /m/m ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; cat /s/x /m/m; grep " /m " /proc/mounts; readlink /proc/self/ns/ipc']
     volumeMounts: [{name: scratch, mountPath: /s}, {name: mem, mountPath: /m}]
 EOF
 
@@ -394,13 +394,13 @@ check "delete the seed's pod" 0 kubectl delete pod ai-training --wait=false
 
 # ---- pods from the test image -------------------------------------------------------------------
 # Kubernetes' table, and what the image's config gives
-poll "the table's pod Succeeded" 40 Succeeded phase table
+poll "the table's pod Succeeded" 60 Succeeded phase table
 # an image imported without a repository digest: its ID, the config's digest
 check "the imageID of an imported image" 0 get table '.status.containerStatuses[0].imageID'
 expect_exact "sha256:<its config's digest>" "$tmp/out" "$(cat "$tmp/tools-1.id")"
 check "the image of an imported image" 0 get table '.status.containerStatuses[0].image'
 expect_exact "the name the store has it under" "$tmp/out" "localhost/tools:1"
-poll "the process pod Succeeded" 40 Succeeded phase proc
+poll "the process pod Succeeded" 60 Succeeded phase proc
 check "its imageID" 0 get proc '.status.containerStatuses[0].imageID'
 expect_exact "a process of the node has none" "$tmp/out" ""
 check "its image" 0 get proc '.status.containerStatuses[0].image'
@@ -416,7 +416,7 @@ not_in() { if grep -qF -- "$3" "$2"; then echo "FAIL $1: '$3' in:"; cat "$2"; fa
 not_in "command: no Cmd" "$tmp/log.table.command" "from-cmd"
 expect_log "command and args" table both "c1 a1"
 not_in "command and args: no Entrypoint" "$tmp/log.table.both" "from-entrypoint"
-poll "the named pod Succeeded" 40 Succeeded phase named
+poll "the named pod Succeeded" 60 Succeeded phase named
 expect_log "spec.hostname as the host name" named c "host: db-0 db-0"
 expect_log "the FQDN in /etc/hosts" named c $'db-0.workers.default.svc.cluster.local\tdb-0'
 expect_log "the image's env under the pod's, its working directory" table env "env: from-image from-pod pod /srv table home=/root"
@@ -426,8 +426,10 @@ expect_log "the image's User, names from its /etc/passwd and /etc/group" table i
 expect_log "HOME from its /etc/passwd" table image-user "home=/home/app"
 expect_log "runAsUser and runAsGroup over the image's User" table run-as "uid=2000 gid=3000"
 
-poll "the exec pod Running" 40 Running phase execas
+poll "the exec pod Running" 60 Running phase execas
+said() { logs execas "$1" | grep -q "$2"; } # container, text: once its output holds the text
 for c in run-as image-user; do # image-user last: $tmp/out is its exec's below
+  wait_for "$c said who it is" 60 said "$c" uid= || true # Running comes before its first line
   logs execas "$c" >"$tmp/log.execas.$c"
   check "exec into $c" 0 kubectl exec execas -c "$c" -- sh -c 'id; grep "^Seccomp:" /proc/self/status; echo "home=$HOME"'
   expect_in "exec into $c: the container's user and groups" "$tmp/out" "$(head -n 1 "$tmp/log.execas.$c")"
@@ -439,18 +441,19 @@ expect_in "runAsUser's exec is not root" "$tmp/log.execas.run-as" "uid=2000 gid=
 # a pod of its own network: ICMP echo sockets for every group and any port for any user, as
 # Docker and containerd 2 set them (busybox's ping opens a raw socket: iputils' would be needed)
 if [[ -n "$br" ]]; then
+  wait_for "unprivileged said whether it bound port 80" 60 said unprivileged bound-80 || true
   expect_log "a non-root container's ICMP echo sockets" execas unprivileged $'ping: 0\t2147483647'
   expect_log "a non-root container listens on port 80" execas unprivileged "bound-80"
 fi
 check "delete the exec pod" 0 kubectl delete pod execas --wait=false
 
 # runAsNonRoot cannot be verified for an image user given by name, as the kubelet says
-poll "runAsNonRoot with a named image user" 30 CreateContainerConfigError waiting nonroot
+poll "runAsNonRoot with a named image user" 60 CreateContainerConfigError waiting nonroot
 check "its message" 0 get nonroot '.status.containerStatuses[0].state.waiting.message'
 expect_in "the kubelet's words" "$tmp/out" "image has non-numeric user (app), cannot verify user is non-root"
 
 # volumes: an emptyDir two containers share, one in memory, hostPaths (one read-only)
-poll "the volumes' pod Succeeded" 40 Succeeded phase vols
+poll "the volumes' pod Succeeded" 60 Succeeded phase vols
 expect_log "a read-only hostPath refuses writes" vols writer "ro-refused"
 expect_log "a mount inside a hostPath is in the container too" vols writer "inner-mount"
 expect_log "a mount inside a read-only hostPath is read-only too" vols writer "ro-inner-refused"
@@ -472,12 +475,12 @@ check "... not the node's" 1 test "$ipc_w" = "$(readlink /proc/self/ns/ipc)"
 check "the pod wrote to the node's path" 0 cat "$tmp/host/data/f"
 expect_in "its content" "$tmp/out" from-pod
 check "DirectoryOrCreate made it" 0 cat "$tmp/host/made/y"
-poll "a hostPath the node does not allow" 30 CreateContainerConfigError waiting hostetc
+poll "a hostPath the node does not allow" 60 CreateContainerConfigError waiting hostetc
 check "its message" 0 get hostetc '.status.containerStatuses[0].state.waiting.message'
 expect_in "says what and how" "$tmp/out" "hostPath /etc is not allowed on node c1"
 
 # containment: a read-only root, seccomp, capabilities
-poll "the containment pod Succeeded" 40 Succeeded phase secure
+poll "the containment pod Succeeded" 60 Succeeded phase secure
 expect_log "a read-only root" secure rootfs-ro "Read-only file system"
 expect_log "its volumes stay writable" secure rootfs-ro "emptydir-writable"
 expect_log "seccomp refuses unshare with EPERM" secure seccomp "Operation not permitted"
@@ -507,7 +510,7 @@ spec:
     command: [sh, -c, 'for g in 0 1; do [ -e /dev/nvidia\$\$g ] && echo "mine nvidia\$\$g" || echo "absent nvidia\$\$g"; done; ls /dev | grep -c npu; mknod /tmp/g0 c 120 $((16#$m0)) && mknod /tmp/g1 c 120 $((16#$m1)); cat /tmp/g0; cat /tmp/g1; true']
 EOF
 apply devices
-poll "the devices' pod Succeeded" 40 Succeeded phase devices
+poll "the devices' pod Succeeded" 60 Succeeded phase devices
 logs devices c >"$tmp/log.devices"
 expect_count "one GPU node of its own" "$tmp/log.devices" 1 "mine nvidia"
 expect_count "the other GPU's node is absent" "$tmp/log.devices" 1 "absent nvidia"
@@ -537,7 +540,7 @@ spec:
     command: [sh, -c, '$status']
 EOF
 apply privs
-poll "the privileges pod Succeeded" 40 Succeeded phase privs
+poll "the privileges pod Succeeded" 60 Succeeded phase privs
 expect_log "allowPrivilegeEscalation false: no_new_privs" privs noescalate $'NoNewPrivs:\t1'
 expect_log "... Docker's default capabilities" privs noescalate $'CapEff:\t00000000a80425fb'
 expect_log "... a filter" privs noescalate $'Seccomp:\t2'
@@ -559,7 +562,7 @@ spec:
     command: [sh, -c, '$status; [ -c "${node_dev:-/none}" ] && echo "has the node device"; true']
 EOF
 apply privileged
-poll "the privileged pod Succeeded" 40 Succeeded phase privileged
+poll "the privileged pod Succeeded" 60 Succeeded phase privileged
 node_caps=$(sed -n 's/^CapPrm:\t//p' /proc/self/status)
 expect_log "privileged: the capabilities the node's root holds" privileged c $'CapEff:\t'"$node_caps"
 expect_log "... no filter" privileged c $'Seccomp:\t0'
@@ -580,12 +583,12 @@ expect_in "sees the node's files" "$tmp/out" on-the-node
 
 # runtime classes: runc, and one the node does not have
 if command -v runc >/dev/null; then
-  poll "runc runs it" 40 Succeeded phase under-runc
+  poll "runc runs it" 60 Succeeded phase under-runc
   expect_log "the same container" under-runc c "from-entrypoint from-cmd"
 else
   echo "SKIP runtime class runc: runc is not installed"
 fi
-poll "an unknown runtime class fails the pod" 30 Failed phase under-kata
+poll "an unknown runtime class fails the pod" 60 Failed phase under-kata
 check "its reason" 0 get under-kata .status.reason
 expect_in "RuntimeClassNotFound" "$tmp/out" RuntimeClassNotFound
 check "its message" 0 get under-kata .status.message
@@ -617,7 +620,7 @@ EOF
   apply "$1"
 }
 hold_until_creating() { # the slow runtime sits in create; waits (bounded) until it does
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + 60))
   until [[ -e "$tmp/creating" || $SECONDS -ge $deadline ]]; do sleep 0.1; done
   [[ -e "$tmp/creating" ]] || { echo "FAIL the runtime was not asked to create"; failures=$((failures + 1)); }
 }
@@ -628,9 +631,12 @@ hold_until_creating
 kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
 rm -f "$tmp/hold" # the shim goes on alone
 start_agent
-poll "the agent killed mid-start: its container runs" 40 1 running slow1
+poll "the agent killed mid-start: its container runs" 60 1 running slow1
 check "its imageID, kept across the agent's restart" 0 get slow1 '.status.containerStatuses[0].imageID'
 expect_exact "the imported image's ID" "$tmp/out" "$(cat "$tmp/tools-1.id")"
+# Running is reported once the runtime started the container, which writes its run a moment
+# later: wait for that line, then give a second run a second to show
+wait_for "slow1 wrote its run" 60 grep -q run "$tmp/host/slow1" || true
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow1"
 expect_count "one run" "$tmp/out" 1 run
@@ -663,7 +669,8 @@ kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
 pkill -KILL -f "__shim $tmp/node/containers/$uid2/c" 2>/dev/null || true
 rm -f "$tmp/hold"
 start_agent
-poll "agent and shim killed mid-start: the start is made again" 40 1 running slow2
+poll "agent and shim killed mid-start: the start is made again" 60 1 running slow2
+wait_for "slow2 wrote its run" 60 grep -q run "$tmp/host/slow2" || true
 sleep 1
 check "it ran once" 0 cat "$tmp/host/slow2"
 expect_count "one run" "$tmp/out" 1 run
@@ -680,9 +687,10 @@ kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
 pkill -KILL -f "__shim $tmp/node/containers/$uid3/c" 2>/dev/null || true
 rm -f "$tmp/hold-run"
 start_agent
-poll "one-call start killed: the container restarted (restartPolicy Always)" 40 1 running held1
+poll "one-call start killed: the container restarted (restartPolicy Always)" 60 1 running held1
 check "the interrupted attempt's state" 0 get held1 '.status.containerStatuses[0].lastState.terminated.message'
 expect_in "the shim died while starting it" "$tmp/out" "died while starting the container"
+wait_for "held1 wrote its run" 60 grep -q run "$tmp/host/held1" || true
 sleep 1
 check "it ran once" 0 cat "$tmp/host/held1"
 expect_count "one run" "$tmp/out" 1 run
@@ -701,7 +709,7 @@ check "the runtime class remembers" 0 find "$tmp/node/containers/.oci/noplace" -
 expect_count "its marker" "$tmp/out" 1 create-start
 # the hierarchies whose limits the shim applies (pids, memory, cpu, devices): the pod's group
 outside() { cat /sys/fs/cgroup/{pids,memory}/"$noplace_group"/cgroup.procs 2>/dev/null | wc -l; }
-poll "no process left in the runtime's own pids and memory groups" 30 0 outside
+poll "no process left in the runtime's own pids and memory groups" 60 0 outside
 uid4=$(get noplace1 .metadata.uid)
 main4=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$tmp/node/containers/$uid4/c/running.json")
 check "the restarted container's groups" 0 cat "/proc/${main4:-0}/cgroup"
@@ -718,10 +726,10 @@ main1=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$tmp/node/containers/$uid1/c/runni
 check "slow1's container process is known" 0 test -n "$main1"
 kill -KILL "$shim1"
 alive() { kill -0 "${main1:-0}" 2>/dev/null && echo yes || echo no; }
-poll "the shim killed: its container's process is killed too" 30 no alive
+poll "the shim killed: its container's process is killed too" 60 no alive
 restarts() { get slow1 '.status.containerStatuses[0].restartCount'; }
-poll "... and the container restarted (restartPolicy Always)" 40 1 restarts
-poll "... running again" 40 1 running slow1
+poll "... and the container restarted (restartPolicy Always)" 60 1 restarts
+poll "... running again" 60 1 running slow1
 check "its last state" 0 get slow1 '.status.containerStatuses[0].lastState.terminated.exitCode'
 expect_exact "exit code 137, as a kill" "$tmp/out" 137
 check "... says why" 0 get slow1 '.status.containerStatuses[0].lastState.terminated.message'
@@ -743,5 +751,5 @@ left() { # what containers left on the node
     for u in $uids; do [[ -e $tmp/ipc/$u ]] && echo "IPC namespace $tmp/ipc/$u"; done
   } | sort
 }
-poll "no mount, state, overlay or runtime state left" 30 "" left
+poll "no mount, state, overlay or runtime state left" 60 "" left
 finish containers

@@ -30,7 +30,7 @@ node=fidelity-node-$$
 # a short event history, so that a continue token can be made to expire within the test
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --event-history 40 >"$tmp/server.log" 2>&1 &
 server_pid=$!
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 60))
 until [[ -n "$base" ]] && curl -fsS --cacert "$ca" -o /dev/null "$base/healthz" 2>/dev/null; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
   sleep 0.1
@@ -182,7 +182,7 @@ future=$((cur + 1000))
 start=$(date +%s%N)
 "${k[@]}" get --raw "$P/web?resourceVersion=$future" >"$tmp/get.out" 2>"$tmp/get.err" &
 get_pid=$!
-curl -sS -m 10 --cacert "$ca" -o "$tmp/watch.out" -w '%{http_code}' -H "Authorization: Bearer $admin" \
+curl -sS -m 60 --cacert "$ca" -o "$tmp/watch.out" -w '%{http_code}' -H "Authorization: Bearer $admin" \
   "$base$P?watch=1&resourceVersion=$future" >"$tmp/watch.code" 2>&1 &
 watch_pid=$!
 check "python: a list from a future version" 0 py 'import sys, json
@@ -218,7 +218,7 @@ expect_in "the list holds the write it waited for" "$tmp/out" '"name":"fresh"'
 "$xpool" agent --server "$base" --token-file "$tmp/node.token" --ca-file "$ca" --node-name "$node" \
   --data-dir "$tmp/agent" --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 until "${k[@]}" get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True; do
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL the agent did not register:"; cat "$tmp/agent.log"; failures=$((failures + 1)); break; }
   sleep 0.2
@@ -244,12 +244,12 @@ spec:
     command: [sh, -c, 'trap "" TERM; while :; do sleep 0.05; done']
 YAML
 check "create a pod pinned by hostname" 0 "${k[@]}" apply -f "$tmp/pinned.yaml"
-check "it runs on the node" 0 "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/pinned --timeout=20s
+check "it runs on the node" 0 "${k[@]}" wait --for=jsonpath='{.status.phase}'=Running pod/pinned --timeout=120s
 check "its node" 0 "${k[@]}" get pod pinned -o jsonpath='{.spec.nodeName}'
 expect_exact "pinned to the node" "$tmp/out" "$node"
 # its Events come from whom a cluster names: kube-scheduler's default profile, and the kubelet of
 # the node (source.host and reportingInstance its name), so source=kubelet selects them
-poll "the pod's Started Event comes from the node's kubelet" 20 "kubelet $node kubelet $node" \
+poll "the pod's Started Event comes from the node's kubelet" 60 "kubelet $node kubelet $node" \
   "${k[@]}" get events --field-selector source=kubelet,involvedObject.name=pinned,reason=Started \
   -o 'jsonpath={.items[0].source.component} {.items[0].source.host} {.items[0].reportingComponent} {.items[0].reportingInstance}'
 check "the pod's Scheduled Event" 0 "${k[@]}" get events --field-selector source=default-scheduler,involvedObject.name=pinned,reason=Scheduled \
@@ -266,7 +266,7 @@ check "describe: Started from kubelet" 0 grep -Eq 'Normal +Started +[^ ]+ +kubel
 # create (the image is required there); here the node says what to do
 check "create a pod without an image" 0 "${k[@]}" run noimage --restart=Never --image=x \
   --overrides='{"spec":{"nodeName":"'"$node"'","containers":[{"name":"c","image":"","command":["true"]}]}}'
-poll "the node says what a pod without an image needs" 20 \
+poll "the node says what a pod without an image needs" 60 \
   "container c has no image: runtime class crun runs containers from images (name an image, or set runtimeClassName: process to run its command on the node)" \
   "${k[@]}" get pod noimage -o 'jsonpath={.status.containerStatuses[0].lastState.terminated.message}{.status.containerStatuses[0].state.terminated.message}'
 check "delete the pod without an image" 0 "${k[@]}" delete pod noimage --grace-period=0 --force
@@ -275,7 +275,7 @@ check "delete the pod without an image" 0 "${k[@]}" delete pod noimage --grace-p
 # the container ignores SIGTERM: it goes when the grace is over, not before (test_podsync checks
 # the deadline itself: the grace counted from the SIGTERM, not to deletionTimestamp's second)
 start=$(date +%s%N)
-check "kubectl delete, a 3 s grace" 0 "${k[@]}" delete pod pinned --timeout=30s
+check "kubectl delete, a 3 s grace" 0 "${k[@]}" delete pod pinned --timeout=120s
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 expect_in "kubectl: deleted" "$tmp/out" 'pod "pinned" deleted'
 [[ $elapsed_ms -ge 3000 ]] ||
@@ -302,9 +302,9 @@ call "p4 is gone at once (gracePeriodSeconds 0)" 404 GET "$P/p4"
 
 # kubectl drain: cordon, then evict what runs there through pods/eviction
 for i in 5 6; do
-  call "create e$i" 201 POST "$P" '{"metadata":{"name":"e'"$i"'"},"spec":{"nodeName":"'"$node"'","runtimeClassName":"process","containers":[{"name":"c","command":["sleep","60"]}]}}'
+  call "create e$i" 201 POST "$P" '{"metadata":{"name":"e'"$i"'"},"spec":{"nodeName":"'"$node"'","runtimeClassName":"process","containers":[{"name":"c","command":["sleep","600"]}]}}'
 done
-check "kubectl drain" 0 "${k[@]}" drain "$node" --force --ignore-daemonsets --grace-period=1 --timeout=40s
+check "kubectl drain" 0 "${k[@]}" drain "$node" --force --ignore-daemonsets --grace-period=1 --timeout=120s
 expect_in "drain: cordoned" "$tmp/out" "node/$node cordoned"
 expect_in "drain: evicted e5" "$tmp/out" "pod/e5 evicted"
 expect_in "drain: evicted e6" "$tmp/out" "pod/e6 evicted"

@@ -25,13 +25,13 @@ base=
 : >"$tmp/server.log" # the background job opens it later: it must exist for the first look
 "$xpool" server --listen 127.0.0.1:0 --no-scheduler --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
-deadline=$((SECONDS + 15))
+deadline=$((SECONDS + 60))
 while [[ -z "$base" && $SECONDS -lt $deadline ]]; do
   kill -0 "$server_pid" 2>/dev/null || { echo "FAIL the server exited:"; cat "$tmp/server.log"; exit 1; }
   base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$base" ]] || sleep 0.1
 done
-[[ -n "$base" ]] || { echo "FAIL the server did not start within 15 s"; cat "$tmp/server.log"; exit 1; }
+[[ -n "$base" ]] || { echo "FAIL the server did not start within 60 s"; cat "$tmp/server.log"; exit 1; }
 
 export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=10s)

@@ -38,7 +38,7 @@ mark=$((RANDOM % 900 + 100))$$
 XPOOL_DEBUG=stream "$xpool" up --listen 127.0.0.1:0 --data-dir "$data" --simulate --node-name exec-node --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" \
   --backoff-initial 200ms >"$tmp/up.log" 2>&1 &
 up_pid=$!
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 until grep -q "^xpool is up" "$tmp/up.log"; do
   kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$tmp/up.log"; exit 1; }
   [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up:"; cat "$tmp/up.log"; exit 1; }
@@ -84,8 +84,8 @@ EOF
 mkdir -p "$tmp/www"
 echo "served-$mark" >"$tmp/www/index.html"
 check "apply the pods" 0 "${kc[@]}" apply -f "$tmp/pods.yaml"
-wait_for "box runs" 30 running box
-wait_for "web runs" 30 running web
+wait_for "box runs" 60 running box
+wait_for "web runs" 60 running web
 
 # ---- exec ------------------------------------------------------------------------------------
 check "exec: exit code 3" 3 "${kc[@]}" exec box -- sh -c 'echo out; echo err >&2; echo "$GREETING"; exit 3'
@@ -109,12 +109,13 @@ expect_in "exec over SPDY: kubectl's words" "$tmp/err" "command terminated with 
 check "exec -i over SPDY: stdin" 0 sh -c "printf 'over spdy\n' | ${spdy[*]} exec -i box -- sh -c 'cat; echo end'"
 printf 'over spdy\nend\n' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want" || { echo "FAIL exec -i over SPDY:"; cat "$tmp/out"; failures=$((failures + 1)); }
-# -it through a pseudo-terminal of 40x100 (stdin held open: script's EOF would be typed in)
+# -it through a pseudo-terminal of 40x100 (stdin held open until script ends: script's EOF
+# would be typed in, and a hold of 3 s could end before kubectl set its terminal up at load)
 cat >"$tmp/tty.sh" <<EOF
 stty rows 40 cols 100
 ${kc[*]} exec -it box -- sh -c 'tty; stty size; echo \$TERM'
 EOF
-check "exec -it" 0 sh -c "sleep 3 | script -qec 'sh $tmp/tty.sh' /dev/null"
+check "exec -it" 0 bash -c "exec 3< <(sleep 300); hold=\$!; rc=0; script -qec 'sh $tmp/tty.sh' /dev/null <&3 || rc=\$?; kill \$hold; exit \$rc"
 expect_in "exec -it: a terminal" "$tmp/out" "/dev/pts/"
 expect_in "exec -it: its size" "$tmp/out" "40 100"
 expect_in "exec -it: TERM" "$tmp/out" "xterm"
@@ -125,10 +126,10 @@ expect_in "exec: sees the container's process" "$tmp/out" "sleep 3600.$mark"
 if grep -q "xpool up" "$tmp/out"; then
   echo "FAIL exec: sees the host's processes"; failures=$((failures + 1))
 fi
-"${kc[@]}" exec box -- sleep "70.$mark" >/dev/null 2>&1 &
+"${kc[@]}" exec box -- sleep "700.$mark" >/dev/null 2>&1 &
 bg_pids+=($!)
-wait_for "the exec'd command runs" 10 pgrep -f "^sleep 70.$mark\$"
-cmd_pid=$(pgrep -f "^sleep 70.$mark\$" | head -1)
+wait_for "the exec'd command runs" 60 pgrep -f "^sleep 700.$mark\$"
+cmd_pid=$(pgrep -f "^sleep 700.$mark\$" | head -1)
 main_pid=$(pgrep -f "^sleep 3600.$mark\$" | head -1)
 if [[ -n "$cmd_pid" && -n "$main_pid" ]]; then
   diff <(cat "/proc/$cmd_pid/cgroup") <(cat "/proc/$main_pid/cgroup") >"$tmp/cg.diff" ||
@@ -140,7 +141,7 @@ else
 fi
 # the client goes away: its command goes with it
 kill "${bg_pids[-1]}" 2>/dev/null || true
-wait_for "a command whose client went away ends" 10 sh -c "! pgrep -f '^sleep 70.$mark\$'"
+wait_for "a command whose client went away ends" 60 sh -c "! pgrep -f '^sleep 700.$mark\$'"
 
 # ---- cp both ways ----------------------------------------------------------------------------
 head -c 300000 /dev/urandom >"$tmp/blob"
@@ -158,7 +159,7 @@ expect_in "run --rm -i: the pod is deleted" "$tmp/out" 'pod "counter" deleted'
 
 # ---- port-forward ----------------------------------------------------------------------------
 web_port=
-deadline=$((SECONDS + 10))
+deadline=$((SECONDS + 60))
 while [[ -z "$web_port" && $SECONDS -lt $deadline ]]; do
   web_port=$("${kc[@]}" logs web 2>/dev/null | sed -n 's/.*port \([0-9]*\).*/\1/p' | head -1)
   [[ -n "$web_port" ]] || sleep 0.2
@@ -166,7 +167,7 @@ done
 [[ -n "$web_port" ]] || { echo "FAIL web did not say its port"; "${kc[@]}" logs web; failures=$((failures + 1)); }
 "${kc[@]}" port-forward pod/web ":$web_port" >"$tmp/pf.out" 2>"$tmp/pf.err" &
 bg_pids+=($!)
-wait_for "port-forward listens" 10 grep -q "Forwarding from 127.0.0.1:" "$tmp/pf.out"
+wait_for "port-forward listens" 60 grep -q "Forwarding from 127.0.0.1:" "$tmp/pf.out"
 local_port=$(sed -n 's/Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$tmp/pf.out" | head -1)
 check "port-forward: a request" 0 curl -sS -m 10 "http://127.0.0.1:$local_port/"
 expect_in "port-forward: the pod's answer" "$tmp/out" "served-$mark"
@@ -176,7 +177,7 @@ kill "${bg_pids[-1]}" 2>/dev/null || true
 # and over SPDY
 env KUBECTL_PORT_FORWARD_WEBSOCKETS=false "${kc[@]}" port-forward pod/web ":$web_port" >"$tmp/pf2.out" 2>"$tmp/pf2.err" &
 bg_pids+=($!)
-wait_for "port-forward over SPDY listens" 10 grep -q "Forwarding from 127.0.0.1:" "$tmp/pf2.out"
+wait_for "port-forward over SPDY listens" 60 grep -q "Forwarding from 127.0.0.1:" "$tmp/pf2.out"
 local_port=$(sed -n 's/Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$tmp/pf2.out" | head -1)
 check "port-forward over SPDY: a request" 0 curl -sS -m 10 "http://127.0.0.1:$local_port/"
 expect_in "port-forward over SPDY: the pod's answer" "$tmp/out" "served-$mark"
@@ -211,12 +212,12 @@ while ws.is_open() and time.time() < deadline:
     err += ws.read_channel(3)
 print("resize:" + err)
 EOF
-check "the Python client" 0 /usr/bin/python3 "$tmp/client.py" "71.$mark"
+check "the Python client" 0 /usr/bin/python3 "$tmp/client.py" "710.$mark"
 expect_in "python: exec" "$tmp/out" "exec:py hello-from-env"
 expect_in "python: stdin" "$tmp/out" "stdin:from python"
 expect_in "python: huge resize" "$tmp/out" \
   '"status":"Failure","message":"Internal error occurred: invalid resize message: terminal size message longer than 256 bytes"'
-wait_for "the command of the bad resize ends" 10 sh -c "! pgrep -f '^sleep 71.$mark\$'"
+wait_for "the command of the bad resize ends" 60 sh -c "! pgrep -f '^sleep 710.$mark\$'"
 
 # ---- a finished exec ends at once, its output whole -------------------------------------------
 # The agent closes its side once the command ended and its output and status went (over WebSocket
@@ -239,7 +240,7 @@ print("lines:", len(lines), "last:", lines[-1])
 EOF
 check "the Python client: a long output" 0 /usr/bin/python3 "$tmp/long.py"
 expect_in "... to its last line" "$tmp/out" "lines: 50001 last: end"
-wait_for "the server logged the tunnel's end" 10 sh -c "[ \$(grep -c '$ended' '$tmp/up.log') -gt $ends_before ]"
+wait_for "the server logged the tunnel's end" 60 sh -c "[ \$(grep -c '$ended' '$tmp/up.log') -gt $ends_before ]"
 grep "$ended" "$tmp/up.log" | tail -n 1 >"$tmp/end"
 sed 's/^/  /' "$tmp/end"
 check "its tunnel ended at the end of the stream, not after the half-closed wait" 0 \
@@ -248,7 +249,7 @@ check "its tunnel ended at the end of the stream, not after the half-closed wait
 # ---- authorisation: pods/exec is not read access ----------------------------------------------
 check "reader token" 0 "$xpool" token create --reader --data-dir "$data"
 reader=$(cat "$tmp/out")
-wait_for "the reader token works" 10 "${kc[@]}" --token="$reader" get pod box
+wait_for "the reader token works" 60 "${kc[@]}" --token="$reader" get pod box
 check "a reader may not exec" 1 "${kc[@]}" --token="$reader" exec box -- true
 expect_in "exec: Forbidden" "$tmp/err" \
   'Error from server (Forbidden): pods "box" is forbidden: User "system:reader:reader" cannot create resource "pods/exec" in API group "" in the namespace "default"'
@@ -267,7 +268,7 @@ describe_backoff() {
 }
 wait_for "BackOff and Started counted on one Event each" 60 describe_backoff || cat "$tmp/crashy"
 check "delete web" 0 "${kc[@]}" delete pod web --wait=false
-wait_for "event Killing" 20 sh -c "${kc[*]} get events | grep -q 'Killing .*pod/web .*Stopping container http'"
+wait_for "event Killing" 60 sh -c "${kc[*]} get events | grep -q 'Killing .*pod/web .*Stopping container http'"
 
 # ---- bad input ---------------------------------------------------------------------------------
 ws=(-H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13'
@@ -307,9 +308,9 @@ bad "an unknown pod" 404 '"message":"pods \"nope\" not found"' \
   "${ws[@]}" "$base/api/v1/namespaces/default/pods/nope/exec?command=true&stdout=1"
 
 # nothing left behind: no command of this run, the agent's streams all ended
-wait_for "no command is left" 10 sh -c "! pgrep -f '^sleep 7[01].$mark\$'"
-wait_for "no thread is left by the bad requests ($threads_before before)" 10 \
+wait_for "no command is left" 60 sh -c "! pgrep -f '^sleep 7[01]0.$mark\$'"
+wait_for "no thread is left by the bad requests ($threads_before before)" 60 \
   sh -c "[ \$(ls /proc/$up_pid/task | wc -l) -le $threads_before ]" || ls "/proc/$up_pid/task" | wc -l
-wait_for "no process is left by the bad requests ($children_before before)" 10 \
+wait_for "no process is left by the bad requests ($children_before before)" 60 \
   sh -c "[ \$(pgrep -c -P $up_pid || true) -le $children_before ]" || pgrep -a -P "$up_pid"
 finish "exec"

@@ -5,7 +5,7 @@
 # the scripted values, Grafana dashboard 12239's panels return data, the xpool_device_*
 # series cover every device, and the server's series count pods, requests and scheduling.
 # promtool checks both expositions; kubectl top nodes|pods print their columns. Then the fake
-# NVML hangs (every call sleeps 3 s): scrapes of n2 still answer within 50 ms, the sample's age
+# NVML hangs (every call sleeps 20 s): scrapes of n2 still answer at once, the sample's age
 # grows, and a pod still starts on n2. Prometheus finds the agents through the server's HTTP
 # service discovery (deploy/monitoring/prometheus-http-sd.yml). A pod's own GPU utilisation comes
 # from the fake NVML's per-process figures matched to its cgroup's pids. A GPU that turns
@@ -43,7 +43,7 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" --metrics-resolution 1s >"$tmp/server.log" 2>&1 &
 server_pid=$!
 url=
-for _ in $(seq 150); do
+for _ in $(seq 600); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -76,8 +76,8 @@ FAKE_NVML_CONFIG=$tmp/nvml.json FAKE_NVML_SLEEP_FILE=$tmp/hang \
   --metrics-interval 500ms --heartbeat 1s >"$tmp/a2.log" 2>&1 &
 a2_pid=$!
 port_of() { kubectl get node "$1" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null; }
-poll "n1 registered" 20 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
-poll "n2 registered" 20 yes bash -c "[[ -n \$(kubectl get node n2 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+poll "n1 registered" 60 yes bash -c "[[ -n \$(kubectl get node n1 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
+poll "n2 registered" 60 yes bash -c "[[ -n \$(kubectl get node n2 -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}' 2>/dev/null) ]] && echo yes"
 p1=$(port_of n1) p2=$(port_of n2)
 
 # ---- a pod on one simulated GPU of n1 ------------------------------------------------------------
@@ -100,8 +100,8 @@ sed -e 's/name: train/name: infer/; s/monitoring: sim/monitoring: nvml/' "$tmp/t
 check "create a GPU pod on n2" 0 kubectl apply -f "$tmp/infer.yaml"
 sed -e 's/name: train/name: too-big/; s/nvidia.com\/gpu: 1/nvidia.com\/gpu: 99/' "$tmp/train.yaml" >"$tmp/big.yaml"
 check "create a pod that cannot be placed" 0 kubectl apply -f "$tmp/big.yaml"
-poll "the GPU pod runs" 30 Running kubectl get pod train -o jsonpath='{.status.phase}'
-poll "the GPU pod on n2 runs" 30 Running kubectl get pod infer -o jsonpath='{.status.phase}'
+poll "the GPU pod runs" 60 Running kubectl get pod train -o jsonpath='{.status.phase}'
+poll "the GPU pod on n2 runs" 60 Running kubectl get pod infer -o jsonpath='{.status.phase}'
 infer_uid=$(kubectl get pod infer -o jsonpath='{.metadata.uid}')
 # the sed made the container inferer; find fails when other tests' cgroups vanish under it
 infer_procs=$(find /sys/fs/cgroup -path "*/xpool/agent-*/$infer_uid/inferer/cgroup.procs" 2>/dev/null | head -1 || true)
@@ -119,7 +119,7 @@ check "n2: a token the server does not know is refused" 0 \
 expect_in "n2: it says the server does not accept it" "$tmp/answer" "the xpool server does not accept the token"
 check "n2: a wrong token once more (the refusal remembered)" 0 \
   test "$(code_of -H 'Authorization: Bearer xpr_000000000000.not-a-secret' "https://127.0.0.1:$p2/metrics")" = 401
-poll "the default ServiceAccount" 20 default kubectl get serviceaccount default -o jsonpath='{.metadata.name}'
+poll "the default ServiceAccount" 60 default kubectl get serviceaccount default -o jsonpath='{.metadata.name}'
 check "a token of a ServiceAccount without a role" 0 kubectl create token default
 cp "$tmp/out" "$tmp/sa.token"
 check "n2: a token without the right to get nodes/metrics may not read it" 0 \
@@ -211,15 +211,18 @@ query() { # PromQL -> "value" of a one-series answer, or the series count with n
   curl -s --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
     /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(len(r) if len(sys.argv)>1 else (r[0]["value"][1] if len(r)==1 else "%d series" % len(r)))' ${2:+n}
 }
-poll "Prometheus scrapes all three targets" 30 3 query 'sum(up)'
+poll "Prometheus scrapes all three targets" 60 3 query 'sum(up)'
 [[ $(query 'sum(up)') == 3 ]] || tail -20 "$tmp/prometheus.log"
-poll "DCGM util of the pod's GPU, with its pod labels" 20 42 query "DCGM_FI_DEV_GPU_UTIL{pod=\"train\",namespace=\"default\",container=\"trainer\",UUID=\"$gpu\",Hostname!=\"\"}"
+poll "DCGM util of the pod's GPU, with its pod labels" 60 42 query "DCGM_FI_DEV_GPU_UTIL{pod=\"train\",namespace=\"default\",container=\"trainer\",UUID=\"$gpu\",Hostname!=\"\"}"
 [[ "$gpu" == gpu-0 ]] || echo "note: the pod got $gpu"
-at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count) is at least minimum
-  local got
-  got=$(query "$3" ${4:-})
-  awk -v g="$got" -v m="$2" 'BEGIN { exit !(g + 0 >= m + 0 && g ~ /^[0-9.e+-]+$/) }' ||
-    { echo "FAIL $1: '$got', expected at least $2"; failures=$((failures + 1)); }
+at_least() { # name, minimum, PromQL, [n]: the value (or with n the series count) is at least
+  # minimum, once Prometheus has the scrapes it needs (a series of a later sample, a rate() of
+  # two scrapes): a look right after the first scrapes saw some not yet (60 s at most)
+  local got deadline=$((SECONDS + 60))
+  until got=$(query "$3" ${4:-}); awk -v g="$got" -v m="$2" 'BEGIN { exit !(g + 0 >= m + 0 && g ~ /^[0-9.e+-]+$/) }'; do
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $1: '$got', expected at least $2"; failures=$((failures + 1)); return 0; }
+    sleep 0.5
+  done
 }
 # Grafana dashboard 12239 (NVIDIA's, as dcgm-exporter ships it): its variables as Grafana fills
 # them, $Hostname from label_values(DCGM_FI_DEV_FB_FREE, Hostname) and $gpu from
@@ -229,10 +232,10 @@ label_values() { # label, series selector: Grafana's "All" of the values, as (a|
   curl -s --get "http://127.0.0.1:$pport/api/v1/label/$1/values" --data-urlencode "match[]=$2" |
     /usr/bin/python3 -c 'import json,sys; v=json.load(sys.stdin)["data"]; print("(" + "|".join(v) + ")" if v else "")'
 }
+poll "12239: \$Hostname lists both nodes" 60 "(n1|n2)" label_values Hostname DCGM_FI_DEV_FB_FREE
 hostnames=$(label_values Hostname DCGM_FI_DEV_FB_FREE)
-check "12239: \$Hostname lists both nodes" 0 test "$hostnames" = "(n1|n2)"
+poll "12239: \$gpu lists the GPU indexes" 60 "(0|1)" label_values gpu "DCGM_FI_DEV_FB_FREE{Hostname=~\"$hostnames\"}"
 gpus=$(label_values gpu "DCGM_FI_DEV_FB_FREE{Hostname=~\"$hostnames\"}")
-check "12239: \$gpu lists the GPU indexes" 0 test "$gpus" = "(0|1)"
 sel="Hostname=~\"$hostnames\", gpu=~\"$gpus\""
 at_least "12239: GPU Temperature" 4 "max(DCGM_FI_DEV_GPU_TEMP{$sel}) by (Hostname, gpu, uuid)" n
 at_least "12239: GPU Avg. Temp" 30 "avg(DCGM_FI_DEV_GPU_TEMP{$sel})"
@@ -243,9 +246,9 @@ at_least "12239: GPU SM Clocks" 4 "max(DCGM_FI_DEV_SM_CLOCK{$sel} * 1000000) by 
 # script; the GPUs without either have none
 at_least "12239: GPU Utilization (engine activity)" 2 "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
 at_least "12239: Tensor Core Utilization" 2 "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
-poll "engine activity of n2's GPM GPU" 10 0.81 query "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=\"n2\"})"
-poll "tensor activity of n2's GPM GPU" 10 0.63 query "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n2\"})"
-poll "tensor activity of n1's scripted GPU" 10 0.25 query "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n1\"}"
+poll "engine activity of n2's GPM GPU" 60 0.81 query "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=\"n2\"})"
+poll "tensor activity of n2's GPM GPU" 60 0.63 query "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n2\"})"
+poll "tensor activity of n1's scripted GPU" 60 0.25 query "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=\"n1\"}"
 at_least "12239: GPU Framebuffer Mem Used" 3 "max(DCGM_FI_DEV_FB_USED{$sel}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)" n
 # its earlier revisions' utilisation panel
 at_least "12239: GPU utilization (DCGM_FI_DEV_GPU_UTIL)" 4 "max(DCGM_FI_DEV_GPU_UTIL{$sel}) by (Hostname, gpu)" n
@@ -257,21 +260,21 @@ for series in GPU_TEMP POWER_USAGE SM_CLOCK MEM_CLOCK GPU_UTIL MEM_COPY_UTIL FB_
 done
 at_least "12239 (instance): power by instance" 2 'sum(DCGM_FI_DEV_POWER_USAGE{instance=~".*", gpu=~".*"}) by (instance)' n
 at_least "12239 (instance): average memory copy utilisation" 1 'avg(DCGM_FI_DEV_MEM_COPY_UTIL{instance=~".*", gpu=~".*"})'
-poll "NVML figures of n2's first GPU" 10 87 query 'DCGM_FI_DEV_GPU_UTIL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
-poll "NVML's PCIe replays" 10 3 query 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
-poll "FB used in MiB" 10 8192 query 'DCGM_FI_DEV_FB_USED{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
-poll "xpool_device_* for every device" 10 5 query 'count(xpool_device_info)'
-poll "the n2 pod's own GPU utilisation (its process's)" 10 37 query 'xpool_pod_device_utilization_percent{pod="infer",namespace="default",container="inferer"}'
-poll "the n2 pod's own GPU memory" 10 4294967296 query 'xpool_pod_device_memory_used_bytes{pod="infer"}'
-poll "the simulated GPU pod's utilisation: its device's" 10 42 query 'xpool_pod_device_utilization_percent{pod="train"}'
-poll "GPM: SM active on the first GPU" 10 0.72 query 'max(DCGM_FI_PROF_SM_ACTIVE{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"})'
-poll "volatile double-bit ECC errors" 10 1 query 'max(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"})'
+poll "NVML figures of n2's first GPU" 60 87 query 'DCGM_FI_DEV_GPU_UTIL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
+poll "NVML's PCIe replays" 60 3 query 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
+poll "FB used in MiB" 60 8192 query 'DCGM_FI_DEV_FB_USED{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"}'
+poll "xpool_device_* for every device" 60 5 query 'count(xpool_device_info)'
+poll "the n2 pod's own GPU utilisation (its process's)" 60 37 query 'xpool_pod_device_utilization_percent{pod="infer",namespace="default",container="inferer"}'
+poll "the n2 pod's own GPU memory" 60 4294967296 query 'xpool_pod_device_memory_used_bytes{pod="infer"}'
+poll "the simulated GPU pod's utilisation: its device's" 60 42 query 'xpool_pod_device_utilization_percent{pod="train"}'
+poll "GPM: SM active on the first GPU" 60 0.72 query 'max(DCGM_FI_PROF_SM_ACTIVE{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"})'
+poll "volatile double-bit ECC errors" 60 1 query 'max(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e20"})'
 check "no profiling series for the GPU without GPM" 0 test "$(query 'DCGM_FI_PROF_SM_ACTIVE{UUID="GPU-5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e21"}')" = "0 series"
-poll "the pod's allocation" 10 1000 query 'xpool_device_allocated_milli{pod="train"}'
-poll "the scripted NPU is healthy" 10 1 query 'xpool_device_healthy{kind="npu"}'
-poll "server: the running pods" 10 2 query 'xpool_pods{phase="Running"}'
-poll "server: the pod that waits, by its reason" 10 1 query 'xpool_pending_pods{reason="Unschedulable"}'
-poll "server: two GPUs of four requested" 10 0.5 query 'xpool_resource_allocation_ratio{resource="nvidia.com/gpu",kind="gpu"}'
+poll "the pod's allocation" 60 1000 query 'xpool_device_allocated_milli{pod="train"}'
+poll "the scripted NPU is healthy" 60 1 query 'xpool_device_healthy{kind="npu"}'
+poll "server: the running pods" 60 2 query 'xpool_pods{phase="Running"}'
+poll "server: the pod that waits, by its reason" 60 1 query 'xpool_pending_pods{reason="Unschedulable"}'
+poll "server: two GPUs of four requested" 60 0.5 query 'xpool_resource_allocation_ratio{resource="nvidia.com/gpu",kind="gpu"}'
 at_least "server: API requests counted" 1 'apiserver_request_total{verb="POST",resource="pods",code="201"}'
 at_least "server: a scheduling attempt" 1 'scheduler_schedule_attempts_total{result="scheduled"}'
 at_least "server: process metrics" 1000000 'process_resident_memory_bytes{job="xpool-server"}'
@@ -280,16 +283,16 @@ at_least "server: store commits" 1 'xpool_store_commit_duration_seconds_count'
 /usr/bin/python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))["panels"]:
     for t in p["targets"]: print(t["expr"])' "$src/deploy/monitoring/grafana-dashboard.json" >"$tmp/dashboard.queries"
-sleep 2 # rate() over [5m] wants two scrapes of each counter
+# rate() over [5m] wants two scrapes of each counter: at_least waits for them
 while IFS= read -r q; do
   at_least "dashboard query: $q" 1 "$q" n
 done <"$tmp/dashboard.queries"
 
 # ---- kubectl top -----------------------------------------------------------------------------------
-poll "kubectl top nodes lists both" 20 2 bash -c "kubectl top nodes --no-headers 2>/dev/null | wc -l"
+poll "kubectl top nodes lists both" 60 2 bash -c "kubectl top nodes --no-headers 2>/dev/null | wc -l"
 check "kubectl top nodes" 0 kubectl top nodes
 expect_in "top nodes columns" "$tmp/out" "CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)"
-poll "kubectl top pods" 20 0 bash -c "kubectl top pods >/dev/null 2>&1; echo \$?"
+poll "kubectl top pods" 60 0 bash -c "kubectl top pods >/dev/null 2>&1; echo \$?"
 check "kubectl top pods" 0 kubectl top pods
 expect_in "top pods columns" "$tmp/out" "CPU(cores)   MEMORY(bytes)"
 expect_in "top pods lists the pod" "$tmp/out" "train"
@@ -324,7 +327,7 @@ YAML
 job_start=$SECONDS
 check "create a Job on n2's other GPU" 0 kubectl apply -f "$tmp/job.yaml"
 job_pod() { kubectl get pods -l job-name=gpu-job -o jsonpath="{.items[?(@.status.phase==\"$1\")].metadata.name}" 2>/dev/null; }
-poll "the Job's pod runs" 30 yes bash -c "[[ -n \$(kubectl get pods -l job-name=gpu-job -o jsonpath='{.items[?(@.status.phase==\"Running\")].metadata.name}') ]] && echo yes"
+poll "the Job's pod runs" 60 yes bash -c "[[ -n \$(kubectl get pods -l job-name=gpu-job -o jsonpath='{.items[?(@.status.phase==\"Running\")].metadata.name}') ]] && echo yes"
 victim=$(job_pod Running)
 broken=$(kubectl get pod "$victim" -o jsonpath='{.metadata.annotations.xpool\.io/placement}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
 # Xid 79 on its GPU, as the driver would report it (the fake reads the changed file live)
@@ -337,38 +340,40 @@ for gpu in config["gpus"]:
 json.dump(config, open(sys.argv[1] + ".new", "w"))
 os.rename(sys.argv[1] + ".new", sys.argv[1])
 PY
-poll "the pod on the broken GPU fails: DeviceUnhealthy" 15 Failed/DeviceUnhealthy kubectl get pod "$victim" -o jsonpath='{.status.phase}/{.status.reason}'
+poll "the pod on the broken GPU fails: DeviceUnhealthy" 60 Failed/DeviceUnhealthy kubectl get pod "$victim" -o jsonpath='{.status.phase}/{.status.reason}'
 check "its conditions" 0 kubectl get pod "$victim" -o jsonpath='{range .status.conditions[?(@.reason=="DeviceUnhealthy")]}{.type}={.status} {end}'
 expect_in "DisruptionTarget" "$tmp/out" "DisruptionTarget=True"
 expect_in "xpool.io/DeviceUnhealthy" "$tmp/out" "xpool.io/DeviceUnhealthy=True"
 check "its message names the device and the Xid" 0 kubectl get pod "$victim" -o jsonpath='{.status.message}'
 expect_in "the message" "$tmp/out" "device $broken (nvidia.com/gpu) is unhealthy: Xid 79"
-poll "a Warning Event says so" 10 yes bash -c "kubectl get events -o jsonpath='{range .items[*]}{.reason}/{.involvedObject.name} {end}' | grep -q 'DeviceUnhealthy/$victim' && echo yes"
-poll "n2 offers one GPU now" 10 1 kubectl get node n2 -o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
-poll "the Job replaces the pod (the failure ignored)" 15 2 bash -c "kubectl get pods -l job-name=gpu-job --no-headers 2>/dev/null | wc -l"
+poll "a Warning Event says so" 60 yes bash -c "kubectl get events -o jsonpath='{range .items[*]}{.reason}/{.involvedObject.name} {end}' | grep -q 'DeviceUnhealthy/$victim' && echo yes"
+poll "n2 offers one GPU now" 60 1 kubectl get node n2 -o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
+poll "the Job replaces the pod (the failure ignored)" 60 2 bash -c "kubectl get pods -l job-name=gpu-job --no-headers 2>/dev/null | wc -l"
 check "the Job counts no failure and has not failed" 0 bash -c "[[ \$(kubectl get job gpu-job -o jsonpath='{.status.failed}/{.status.conditions[?(@.type==\"Failed\")].status}') =~ ^0?/\$ ]]"
-poll "the device reports unhealthy with its reason" 10 0 query "xpool_device_healthy{device=\"$broken\",reason=\"Xid 79: GPU has fallen off the bus\"}"
+poll "the device reports unhealthy with its reason" 60 0 query "xpool_device_healthy{device=\"$broken\",reason=\"Xid 79: GPU has fallen off the bus\"}"
 kubectl delete job gpu-job --wait=false >/dev/null 2>&1 || true
 echo "the device failure took $((SECONDS - job_start)) s"
 
 # ---- a hung driver: scrapes still answer at once -------------------------------------------------
-echo 3000 >"$tmp/hang"
+echo 20000 >"$tmp/hang"
 sleep 1.5 # the sampler is inside a hung call now
-# 20 scrapes while every NVML call sleeps 3 s: a scrape that waited for the driver would take
-# seconds. Their median must be within 50 ms and each within 1 s: on the shared 2-core VM, under
-# a load of 15, a scrape may wait tens of milliseconds for a core, which says nothing of ours.
-# Timed from the end of the TLS handshake (curl's time_appconnect) to the answer's end: the
-# handshake is the connection's cost, not the scrape's, and under ASan it alone nears 50 ms.
-times=()
+# 20 scrapes while every NVML call sleeps 20 s: a scrape that waited for the driver would wait
+# for the rest of such a call, 18 s or more. Each must answer (200) within curl's --max-time of
+# 10 s: its speed on a quiet machine is milliseconds, but a bound of 50 ms on the median (as
+# before) was a timing figure that a loaded CI machine under ASan can miss; the figures are
+# printed. Timed from the end of the TLS handshake (curl's time_appconnect) to the answer's end.
+times=() answered=0
 for _ in $(seq 20); do
-  times+=("$(curl -s --cacert "$data/pki/kubelet-ca.crt" --max-time 5 "${reader[@]}" -o /dev/null -w '%{time_appconnect} %{time_total}' "https://127.0.0.1:$p2/metrics" |
-    awk '{ printf "%.6f", $2 - $1 }')")
+  got=$(curl -s --cacert "$data/pki/kubelet-ca.crt" --max-time 10 "${reader[@]}" -o /dev/null -w '%{http_code} %{time_appconnect} %{time_total}' "https://127.0.0.1:$p2/metrics") || true
+  [[ $got == "200 "* ]] && answered=$((answered + 1))
+  times+=("$(awk '{ printf "%.6f", $3 - $2 }' <<<"$got")")
 done
+echo 3000 >"$tmp/hang" # the calls after the one in progress hang 3 s, as before
 printf '%s\n' "${times[@]}" | sort -n >"$tmp/scrapes"
 median=$(sed -n 10p "$tmp/scrapes") worst=$(tail -1 "$tmp/scrapes")
 echo "scrapes while NVML hangs: median $median s, slowest $worst s"
-check "scrapes answer within 50 ms while NVML hangs" 0 awk -v m="$median" -v w="$worst" 'BEGIN { exit !(m < 0.05 && w < 1) }'
-poll "the sample's age grows while NVML hangs" 10 yes bash -c "curl -s --cacert '$data/pki/kubelet-ca.crt' -H 'Authorization: Bearer $(cat "$tmp/prom.token")' https://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
+check "all 20 scrapes answer while NVML hangs ($answered)" 0 test "$answered" -eq 20
+poll "the sample's age grows while NVML hangs" 60 yes bash -c "curl -s --cacert '$data/pki/kubelet-ca.crt' -H 'Authorization: Bearer $(cat "$tmp/prom.token")' https://127.0.0.1:$p2/metrics | awk '/^xpool_device_sample_age_seconds/ { print (\$2 >= 2 ? \"yes\" : \"no\") }'"
 cat >"$tmp/cpu.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
@@ -378,7 +383,7 @@ spec:
   containers: [{name: c, image: busybox, command: [sh, -c, "sleep 600"]}]
 YAML
 check "create a pod on n2" 0 kubectl apply -f "$tmp/cpu.yaml"
-poll "a pod starts on n2 while NVML hangs" 20 Running kubectl get pod cpu-on-n2 -o jsonpath='{.status.phase}'
+poll "a pod starts on n2 while NVML hangs" 60 Running kubectl get pod cpu-on-n2 -o jsonpath='{.status.phase}'
 rm -f "$tmp/hang"
 kubectl delete pod train infer too-big cpu-on-n2 --grace-period=0 --wait=false >/dev/null 2>&1 || true
 finish "metrics"

@@ -56,11 +56,11 @@ replay() { # profile
   server_pid=$!
   diag_log "$dir/server.log"
   kc=$dir/data/admin.kubeconfig
-  poll "$profile server up" 15 ok bash -c "'$xpool' get nodes --kubeconfig '$kc' >/dev/null 2>&1 && echo ok"
+  poll "$profile server up" 60 ok bash -c "'$xpool' get nodes --kubeconfig '$kc' >/dev/null 2>&1 && echo ok"
   check "$profile namespace" 0 kubectl create namespace sim --kubeconfig "$kc"
   check "$profile nodes" 0 "$xpool" apply -f "$dir/nodes.json" --kubeconfig "$kc"
   check "$profile pods" 0 "$xpool" apply -f "$dir/pods.json" --kubeconfig "$kc"
-  poll "$profile: every pod settled" 15 "$want" settled "$kc"
+  poll "$profile: every pod settled" 120 "$want" settled "$kc"
   server_placements "$kc" >"$dir/got"
   if ! diff "$dir/want" "$dir/got" >"$dir/diff"; then
     echo "FAIL $profile: the server placed differently from xpool sim (< sim, > server):"

@@ -30,10 +30,10 @@ log=$tmp/up.log
   --backoff-initial 200ms --pod-network host --default-runtime process >"$log" 2>&1 &
 up_pid=$!
 diag_log "$log"
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 until grep -q "^xpool is up" "$log"; do
   kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 60 s:"; cat "$log"; exit 1; }
   sleep 0.1
 done
 export KUBECONFIG=$data/admin.kubeconfig
@@ -130,9 +130,9 @@ expect_exact "red front" "$tmp/out" "red front"
 # watch: the list first (so the watch runs from its version), then a change arrives
 "${k[@]}" get cm web --watch -o name >"$tmp/watch.out" 2>&1 &
 watch_pid=$!
-poll "the watch listed" 10 "configmap/web" bash -c "grep -m1 web '$tmp/watch.out' || true"
+poll "the watch listed" 60 "configmap/web" bash -c "grep -m1 web '$tmp/watch.out' || true"
 check "change during the watch" 0 "${k[@]}" label cm web seen=yes
-poll "the watch saw it" 10 2 bash -c "grep -c web '$tmp/watch.out' || true"
+poll "the watch saw it" 60 2 bash -c "grep -c web '$tmp/watch.out' || true"
 kill "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true
 
 check "delete" 0 "${k[@]}" delete cm web app-config
@@ -174,13 +174,13 @@ check "first GPU pod" 0 gpu_pod gpu-1
 check "second GPU pod" 0 gpu_pod gpu-2
 check "third GPU pod" 1 gpu_pod gpu-3
 expect_in "Kubernetes' quota message" "$tmp/err" 'pods "gpu-3" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2'
-poll "the quota's usage" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.pods}'
+poll "the quota's usage" 60 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.pods}'
 check "get quota" 0 "${k[@]}" get quota gpus
 expect_in "the usage column" "$tmp/out" "pods: 2/10, requests.nvidia.com/gpu: 2/2"
 check "delete the GPU pods" 0 "${k[@]}" delete pod gpu-1 gpu-2 --grace-period=0 --force
 # a ReplicaSet creates its pods at once (batches of 1, 2, ...): each create still sees the ones
 # before it, so 2 of the 4 are made and the rest are its FailedCreate
-poll "the quota is free again" 15 "0" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'
+poll "the quota is free again" 60 "0" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'
 cat >"$tmp/gpus.yaml" <<'EOF'
 apiVersion: apps/v1
 kind: Deployment
@@ -195,10 +195,10 @@ spec:
       - {name: c, image: busybox, command: [sleep, "60"], resources: {limits: {nvidia.com/gpu: 1}}}
 EOF
 check "a Deployment of 4 GPU pods" 0 "${k[@]}" create -f "$tmp/gpus.yaml"
-poll "its ReplicaSet was refused" 20 yes bash -c "[[ \$(${k[*]} get events --field-selector reason=FailedCreate -o name) ]] && echo yes"
+poll "its ReplicaSet was refused" 60 yes bash -c "[[ \$(${k[*]} get events --field-selector reason=FailedCreate -o name) ]] && echo yes"
 check "the refusal" 0 "${k[@]}" get events --field-selector reason=FailedCreate -o 'jsonpath={.items[*].message}'
 expect_in "in Kubernetes' words" "$tmp/out" 'is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2'
-poll "the quota's GPUs in use" 15 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'
+poll "the quota's GPUs in use" 60 "2" "${k[@]}" get quota gpus -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'
 check "two GPU pods, never more" 0 "${k[@]}" get pods -l app=gpus -o name
 expect_count "two pods" "$tmp/out" 2 "pod/gpus-"
 check "delete the Deployment" 0 "${k[@]}" delete deployment gpus --cascade=foreground
@@ -237,7 +237,7 @@ check "delete plain" 0 "${k[@]}" delete pod plain --grace-period=0 --force
 # ---- object count quotas -------------------------------------------------------------------------
 check "a namespace" 0 "${k[@]}" create namespace counted
 # kube-root-ca.crt counts, as on Kubernetes: wait for it before the quota
-poll "the CA's configmap" 15 "configmap/kube-root-ca.crt" "${k[@]}" -n counted get cm kube-root-ca.crt -o name
+poll "the CA's configmap" 60 "configmap/kube-root-ca.crt" "${k[@]}" -n counted get cm kube-root-ca.crt -o name
 check "a quota on objects" 0 "${k[@]}" -n counted create quota objects \
   --hard=count/configmaps=2,count/deployments.apps=1,services.loadbalancers=0
 check "one configmap" 0 "${k[@]}" -n counted create configmap one --from-literal=a=b
@@ -246,7 +246,7 @@ expect_in "Kubernetes' quota message" "$tmp/err" 'configmaps "two" is forbidden:
 check "a LoadBalancer" 1 "${k[@]}" -n counted create service loadbalancer lb --tcp=80:80
 expect_in "no load balancer" "$tmp/err" 'services "lb" is forbidden: exceeded quota: objects, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0'
 check "a deployment" 0 "${k[@]}" -n counted create deployment web --image=busybox --replicas=0
-poll "the counts in the quota" 15 "2 1" "${k[@]}" -n counted get quota objects \
+poll "the counts in the quota" 60 "2 1" "${k[@]}" -n counted get quota objects \
   -o 'jsonpath={.status.used.count/configmaps} {.status.used.count/deployments\.apps}'
 check "the first configmap goes" 0 "${k[@]}" -n counted delete configmap one
 check "room for another" 0 "${k[@]}" -n counted create configmap two --from-literal=a=b

@@ -24,10 +24,10 @@ log=$tmp/up.log
   --backoff-initial 200ms --pod-network host --default-runtime process >"$log" 2>&1 &
 up_pid=$!
 diag_log "$log"
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 until grep -q "^xpool is up" "$log"; do
   kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; exit 1; }
-  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; exit 1; }
+  [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 60 s:"; cat "$log"; exit 1; }
   sleep 0.1
 done
 export KUBECONFIG=$data/admin.kubeconfig
@@ -79,9 +79,9 @@ YAML
 check "apply the jobs" 0 "${k[@]}" apply -f "$tmp/jobs.yaml"
 
 job_status() { "${k[@]}" get job "$1" -o jsonpath='{.status.conditions[?(@.status=="True")].type}' 2>/dev/null | tr ' ' '\n' | grep -xE 'Complete|Failed' || true; }
-poll "ten completes" 40 Complete job_status ten
-poll "indexed completes" 20 Complete job_status indexed
-poll "fatal fails" 20 Failed job_status fatal
+poll "ten completes" 120 Complete job_status ten
+poll "indexed completes" 60 Complete job_status indexed
+poll "fatal fails" 60 Failed job_status fatal
 
 check "get jobs" 0 "${k[@]}" get jobs
 expect_in "the table's columns" "$tmp/out" "NAME      STATUS     COMPLETIONS   DURATION   AGE"
@@ -117,7 +117,7 @@ check "get cronjobs" 0 "${k[@]}" get cronjobs
 expect_in "its columns" "$tmp/out" "NAME   SCHEDULE      TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE"
 expect_in "its row" "$tmp/out" "tick   */5 * * * *   <none>     False     0        <none>"
 check "create job --from=cronjob" 0 "${k[@]}" create job manual --from=cronjob/tick
-poll "manual completes" 20 Complete job_status manual
+poll "manual completes" 60 Complete job_status manual
 check "manual's owner" 0 "${k[@]}" get job manual -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}'
 expect_in "the CronJob" "$tmp/out" "CronJob/tick"
 check "describe job manual" 0 "${k[@]}" describe job manual

@@ -30,7 +30,7 @@ trap cleanup EXIT
 server_pid=$!
 diag_log "$tmp/server.log"
 url=
-for _ in $(seq 150); do
+for _ in $(seq 600); do
   url=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   [[ -n "$url" ]] && break
   sleep 0.1
@@ -45,7 +45,7 @@ for n in n1 n2; do
   diag_log "$tmp/$n.log"
 done
 for n in n1 n2; do
-  poll "$n is Ready" 20 True kubectl get node "$n" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
+  poll "$n is Ready" 60 True kubectl get node "$n" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'
   check "label $n" 0 kubectl label node "$n" slot="$n"
 done
 
@@ -108,15 +108,15 @@ expect_in "Kubernetes' refusal" "$tmp/err" 'pods "nope" is forbidden: no Priorit
   pod mid 8 50 n2
 } >"$tmp/fill.yaml"
 check "fill both nodes" 0 kubectl apply -f "$tmp/fill.yaml"
-poll "all nine run" 30 9 bash -c "kubectl get pods -l app=q37 --field-selector=status.phase=Running -o name | wc -l"
+poll "all nine run" 60 9 bash -c "kubectl get pods -l app=q37 --field-selector=status.phase=Running -o name | wc -l"
 declare -A before
 for i in 0 1 2 3 4 5 6 7; do before[low-$i]=$(gpus_of "low-$i"); done
 kubectl get pods -w -o json >"$tmp/watch.json" 2>/dev/null &
 watch_pid=$!
 # the watch must have listed the pods before train comes, or it may start after the victims' updates
-poll "the watch listed the pods" 30 yes bash -c "grep -q '\"name\": \"mid\"' '$tmp/watch.json' && echo yes"
+poll "the watch listed the pods" 60 yes bash -c "grep -q '\"name\": \"mid\"' '$tmp/watch.json' && echo yes"
 pod train 4 training | kubectl apply -f - >/dev/null
-poll "train runs" 30 Running kubectl get pod train -o 'jsonpath={.status.phase}'
+poll "train runs" 60 Running kubectl get pod train -o 'jsonpath={.status.phase}'
 check "train's node" 0 kubectl get pod train -o 'jsonpath={.spec.nodeName} {.status.nominatedNodeName} {.spec.priority}'
 expect_in "train was nominated on n1 and runs there, at its class's priority" "$tmp/out" "n1 n1 1000"
 check "mid still runs" 0 kubectl get pod mid -o 'jsonpath={.status.phase}'
@@ -138,7 +138,7 @@ watch_pid=
 expect_in "the victims' DisruptionTarget condition" "$tmp/watch.json" '"reason": "PreemptionByScheduler"'
 expect_in "the condition's message" "$tmp/watch.json" 'preempting to accommodate a higher priority pod'
 check "clean up" 0 kubectl delete pods -l app=q37 --grace-period 0 --wait=false
-poll "no pods left" 30 0 bash -c "kubectl get pods -o name | wc -l"
+poll "no pods left" 60 0 bash -c "kubectl get pods -o name | wc -l"
 
 # ---- preemption steered by a disruption budget: the guarded pod of priority 0 stays -----------
 {
@@ -147,17 +147,17 @@ poll "no pods left" 30 0 bash -c "kubectl get pods -o name | wc -l"
 } >"$tmp/fill.yaml"
 check "fill both nodes" 0 kubectl apply -f "$tmp/fill.yaml"
 check "its budget" 0 kubectl create pdb guard --selector=guard=yes --max-unavailable=0
-poll "both run" 30 2 bash -c "kubectl get pods -l app=q37 --field-selector=status.phase=Running -o name | wc -l"
-poll "the budget allows no disruption" 30 "1 0" kubectl get pdb guard -o 'jsonpath={.status.currentHealthy} {.status.disruptionsAllowed}'
+poll "both run" 60 2 bash -c "kubectl get pods -l app=q37 --field-selector=status.phase=Running -o name | wc -l"
+poll "the budget allows no disruption" 60 "1 0" kubectl get pdb guard -o 'jsonpath={.status.currentHealthy} {.status.disruptionsAllowed}'
 pod big 8 training | kubectl apply -f - >/dev/null
-poll "big runs" 30 Running kubectl get pod big -o 'jsonpath={.status.phase}'
+poll "big runs" 60 Running kubectl get pod big -o 'jsonpath={.status.phase}'
 check "big's node" 0 kubectl get pod big -o 'jsonpath={.spec.nodeName}'
 expect_in "big took n2, whose pod no budget guards" "$tmp/out" "n2"
 check "the guarded pod" 0 kubectl get pod guarded -o 'jsonpath={.status.phase}'
 expect_in "the guarded pod of priority 0 still runs" "$tmp/out" "Running"
 check "clean up" 0 kubectl delete pods -l app=q37 --grace-period 0 --wait=false
 check "the budget goes" 0 kubectl delete pdb guard
-poll "no pods left" 30 0 bash -c "kubectl get pods -o name | wc -l"
+poll "no pods left" 60 0 bash -c "kubectl get pods -o name | wc -l"
 
 # ---- queues: team-a borrows what team-b leaves idle, team-b takes its guarantee back ------------
 cat >"$tmp/queues.yaml" <<'YAML'
@@ -190,18 +190,18 @@ YAML
 expect_in "says what and where" "$tmp/err" 'spec.resources[nvidia.com/gpu].limit: Invalid value: must be greater than or equal to the guaranteed quota'
 for i in $(seq 0 15); do pod "a-$i" 1 0 "" team-a; done >"$tmp/team-a.yaml"
 check "team-a submits 16 one-GPU pods" 0 kubectl apply -f "$tmp/team-a.yaml"
-poll "all 16 run: team-a borrows team-b's idle 8" 30 16 bash -c "kubectl get pods -l xpool.io/queue=team-a --field-selector=status.phase=Running -o name | wc -l"
-poll "team-a's status" 10 "16 8" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
+poll "all 16 run: team-a borrows team-b's idle 8" 60 16 bash -c "kubectl get pods -l xpool.io/queue=team-a --field-selector=status.phase=Running -o name | wc -l"
+poll "team-a's status" 60 "16 8" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
 check "kubectl get queues" 0 kubectl get queues
 expect_in "the table's columns" "$tmp/out" "NAME     PARENT   WEIGHT   GUARANTEED         ALLOCATED           BORROWED           PENDING   AGE"
 expect_in "team-a's row" "$tmp/out" "team-a   <none>   1        nvidia.com/gpu=8   nvidia.com/gpu=16   nvidia.com/gpu=8   <none>"
 expect_in "team-b's row" "$tmp/out" "team-b   <none>   2        nvidia.com/gpu=8   <none>              <none>             <none>"
 for i in 0 1 2 3; do pod "b-$i" 1 0 "" team-b; done >"$tmp/team-b.yaml"
 check "team-b submits 4" 0 kubectl apply -f "$tmp/team-b.yaml"
-poll "team-b's 4 run: reclaimed from team-a" 40 4 bash -c "kubectl get pods -l xpool.io/queue=team-b --field-selector=status.phase=Running -o name | wc -l"
-poll "team-a keeps its fair share of 12" 30 12 bash -c "kubectl get pods -l xpool.io/queue=team-a -o name | wc -l"
-poll "team-a's status after the reclaim" 10 "12 4" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
-poll "team-b's status" 10 "4 0" kubectl get queue team-b -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
+poll "team-b's 4 run: reclaimed from team-a" 60 4 bash -c "kubectl get pods -l xpool.io/queue=team-b --field-selector=status.phase=Running -o name | wc -l"
+poll "team-a keeps its fair share of 12" 60 12 bash -c "kubectl get pods -l xpool.io/queue=team-a -o name | wc -l"
+poll "team-a's status after the reclaim" 60 "12 4" kubectl get queue team-a -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
+poll "team-b's status" 60 "4 0" kubectl get queue team-b -o 'jsonpath={.status.allocated.nvidia\.com/gpu} {.status.borrowed.nvidia\.com/gpu}'
 
 # ---- a queue that may not borrow: its guarantee holds the pod back, and says what unblocks it ----
 cat >"$tmp/steady.yaml" <<'YAML'
@@ -219,13 +219,13 @@ check "a pod asking more than steady's guarantee" 0 kubectl apply -f "$tmp/stead
 want='queue "steady" is not reclaimable and would exceed its guaranteed nvidia.com/gpu: 0 allocated + 2 requested > 1'
 # steady holds nothing: nothing it could free would make room (issue 19: it said "1 freed")
 unblock='to unblock: queue "steady" has nothing allocated to free: its guaranteed nvidia.com/gpu raised to 2, or the queue made reclaimable'
-poll "steady-0's PodScheduled message" 30 "$want" kubectl get pod steady-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'
+poll "steady-0's PodScheduled message" 60 "$want" kubectl get pod steady-0 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'
 # the FailedScheduling Event: the message, then xpool's lines joined by " | "
 event_says() { # pod text (not poll's own variables: it runs this)
   kubectl get events -o "jsonpath={range .items[?(@.involvedObject.name==\"$1\")]}{.reason}: {.message}{\"\\n\"}{end}" |
     grep -m1 -cxF -- "FailedScheduling: $2"
 }
-poll "its FailedScheduling Event says what would unblock it" 30 1 event_says steady-0 "$want | $unblock"
+poll "its FailedScheduling Event says what would unblock it" 60 1 event_says steady-0 "$want | $unblock"
 check "xpool why steady-0" 0 "$xpool" why steady-0
 expect_exact "xpool why steady-0, word for word" "$tmp/out" "pod default/steady-0 is pending: $want
   $unblock"

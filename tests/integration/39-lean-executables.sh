@@ -58,7 +58,7 @@ if command -v strace >/dev/null; then
   mkdir -m 700 "$tmp/data"
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$tmp/data" >"$tmp/server.log" 2>&1 &
   server_pid=$!
-  poll "server up" 30 yes bash -c "grep -q 'listening on https://' '$tmp/server.log' && test -s '$tmp/data/admin.kubeconfig' && echo yes"
+  poll "server up" 60 yes bash -c "grep -q 'listening on https://' '$tmp/server.log' && test -s '$tmp/data/admin.kubeconfig' && echo yes"
   # (LeakSanitizer cannot run under ptrace: off for the traced call of an ASan build)
   check "get pods over TLS" 0 strace -f -o "$tmp/trace" -e trace=open,openat \
     env KUBECONFIG="$tmp/data/admin.kubeconfig" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \

@@ -170,7 +170,7 @@ static void fx_open(struct fx *f, int64_t backoff_ms)
                                                                     .conf_dir = f->p.conf_dir,
                                                                     .bin_dirs = f->p.bin_dir,
                                                                     .netns_dir = f->p.netns_dir,
-                                                                    .timeout_ms = 5000},
+                                                                    .timeout_ms = 30000},
                                         &pn,
                                         &err),
                          0);
@@ -184,10 +184,11 @@ static void fx_open(struct fx *f, int64_t backoff_ms)
                 fail_msg("network: %s", err.msg);
 }
 
-/* Waits (at most 10 s) until the setup of uid is announced. */
+/* Waits (at most 60 s: a limit, the fake plugins are scripts forked at load) until the setup of
+ * uid is announced. */
 static void wait_announced(struct fx *f, const char *uid)
 {
-        for (int i = 0; i < 100; i++) {
+        for (int i = 0; i < 600; i++) {
                 struct pollfd p = {.fd = xp_agent_network_fd(f->net), .events = POLLIN};
                 char **uids = NULL;
                 size_t n = 0;
@@ -204,13 +205,13 @@ static void wait_announced(struct fx *f, const char *uid)
                 if (found)
                         return;
         }
-        fail_msg("the setup of %s was not announced within 10 s", uid);
+        fail_msg("the setup of %s was not announced within 60 s", uid);
 }
 
-/* Waits (at most 10 s) until text appears in the calls n times. */
+/* Waits (at most 60 s) until text appears in the calls n times. */
 static void wait_calls(struct fx *f, const char *text, int n)
 {
-        for (int i = 0; i < 200 && calls(f, text) < n; i++)
+        for (int i = 0; i < 1200 && calls(f, text) < n; i++)
                 usleep(50000);
         assert_int_equal(calls(f, text), n);
 }
@@ -256,7 +257,7 @@ static void setup_and_release(void **state)
         /* released: torn down */
         xp_agent_network_release(f->net, "u1");
         wait_calls(f, "DEL u1", 1);
-        for (int i = 0; i < 100 && access(path, F_OK) == 0; i++)
+        for (int i = 0; i < 1200 && access(path, F_OK) == 0; i++)
                 usleep(50000);
         assert_int_equal(access(path, F_OK), -1);
         xp_pod_free(pod);

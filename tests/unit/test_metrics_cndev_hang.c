@@ -3,7 +3,9 @@
  * A hung CNDev cannot stall a scrape (docs/monitoring.md): the agent's metrics sample a Cambricon
  * MLU through the fake libcndev.so, which then sleeps in every call. Scrapes keep answering from
  * the last rendering while the sample's age grows past a second, so none of them waited for the
- * driver; their median stays within the bound 30-metrics.sh holds NVML's scrapes to.
+ * driver; each answers within 5 s while a call of the driver lasts 10 s (as 30-metrics.sh holds
+ * NVML's scrapes to: a bound on their time in milliseconds was a timing figure that a loaded CI
+ * machine under ASan can miss; the figures are printed).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -96,10 +98,10 @@ static void hung_cndev(void **state)
         for (int i = 0; i < 200 && !has_mlu; i++, pause_ms(50))
                 scrape(m, &has_mlu);
         assert_true(has_mlu);
-        /* every CNDev call now sleeps 1.5 s: a sample takes several seconds */
+        /* every CNDev call now sleeps 10 s: a sample takes far longer */
         f = fopen(hang, "we");
         assert_non_null(f);
-        fputs("1500\n", f);
+        fputs("10000\n", f);
         assert_int_equal(fclose(f), 0);
         for (int i = 0; i < 200 && age < 1.0; i++, pause_ms(50))
                 age = scrape(m, &has_mlu);
@@ -116,8 +118,9 @@ static void hung_cndev(void **state)
         printf("scrapes while CNDev hangs: median %.6f s, slowest %.6f s\n",
                times[SCRAPES / 2],
                times[SCRAPES - 1]);
-        /* as 30-metrics.sh for NVML: a scrape that waited for the driver would take seconds */
-        assert_true(times[SCRAPES / 2] < 0.05 && times[SCRAPES - 1] < 1.0);
+        /* a scrape that waited for the driver would wait for the rest of a 10 s call, begun at
+         * most a little over a second before these */
+        assert_true(times[SCRAPES - 1] < 5.0);
         /* the driver recovers: the sampler's thread finishes its calls and joins */
         assert_int_equal(unlink(hang), 0);
         xp_agent_metrics_free(m);
