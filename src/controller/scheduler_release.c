@@ -25,15 +25,12 @@
 #include "xpool/sched.h"
 
 /* Pods released whatever what is free (see above). */
-static bool released_always(const struct pending *p)
+static bool released_always(struct pending *p)
 {
-        const char *nominated = pod_string(p->pod, "status", "nominatedNodeName");
-
         /* a decoded form of an older version asks the same: a change of spec, labels or
          * annotations releases the pod by itself (pending_upsert()), and its status writes
          * change none of them */
-        return p->gang || p->queue || p->headroom_blind || !p->decoded ||
-               (nominated && nominated[0]);
+        return p->gang || p->queue || p->headroom_blind || !p->decoded || pending_nominated(p);
 }
 
 /* Walks parked[0..n) in queue order, releasing those the headroom covers. */

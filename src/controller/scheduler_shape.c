@@ -28,6 +28,16 @@ static bool has_nomination(const json_t *pod)
         return node && node[0];
 }
 
+bool pending_nominated(struct pending *p)
+{
+        if (!p->nominated_known || p->nominated_version != p->version) {
+                p->nominated = has_nomination(p->pod);
+                p->nominated_version = p->version;
+                p->nominated_known = true;
+        }
+        return p->nominated;
+}
+
 #define TOKEN_PREFIX "kube-api-access-"
 #define TOKEN_MASKED TOKEN_PREFIX "*"
 
@@ -112,15 +122,16 @@ static char *spec_text(const json_t *spec)
 /* The shape's text, kept per version of the pod; NULL when the pod has none (or no memory). */
 static const char *shape_of(struct pending *p)
 {
-        json_t *meta = json_object_get(p->pod, "metadata");
         char *labels = NULL, *spec = NULL;
 
+        /* before any read of the pod: a release walks every waiting pod, and their JSON is
+         * no longer in the cache by then */
         if (p->shape && p->shape_version == p->version)
                 return p->shape;
         free(TAKE_PTR(p->shape));
-        if (p->gang || has_nomination(p->pod))
+        if (p->gang || pending_nominated(p))
                 return NULL;
-        labels = json_dumps(json_object_get(meta, "labels"),
+        labels = json_dumps(json_object_get(json_object_get(p->pod, "metadata"), "labels"),
                             JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
         spec = spec_text(json_object_get(p->pod, "spec"));
         if (spec && asprintf(&p->shape,

@@ -100,6 +100,9 @@ struct pending {
         /* failed for another reason than room once the headroom covered it: released at every
          * event, whatever the headroom, until its request changes */
         bool headroom_blind;
+        /* status.nominatedNodeName set, at nominated_version (pending_nominated()) */
+        bool nominated, nominated_known;
+        uint64_t nominated_version;
 };
 
 /*
@@ -275,6 +278,9 @@ void shape_fail(struct xp_scheduler *s, struct pending *p);
 /* p's shape's text (namespace, queue, priority, labels, spec), kept per version; NULL for a
  * gang member or a nominated pod. p->shape_hash is its hash. */
 const char *pending_shape(struct pending *p);
+/* Whether p's pod names a nominated node, read once per version of the pod: every release
+ * asks it of every waiting pod. */
+bool pending_nominated(struct pending *p);
 /* Forgets the pass's failures (the next pass may find capacity freed). */
 void shapes_forget(struct xp_scheduler *s);
 
