@@ -23,7 +23,7 @@ trap 'stop_all; release_tmp; rm -rf "$tmp"' EXIT
 export KUBECONFIG=$data/admin.kubeconfig
 kc=(kubectl "--cache-dir=$tmp/kube-cache" --request-timeout=30s)
 
-XPOOL_DEBUG=stream up_seconds=30 start_up "$tmp/up.log" --listen 127.0.0.1:0 --data-dir "$data" \
+XPOOL_DEBUG=stream start_up "$tmp/up.log" --listen 127.0.0.1:0 --data-dir "$data" \
   --simulate --node-name tail-node --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc"
 check "the server speaks TLS" 0 grep -q "listening on https://127.0.0.1:" "$tmp/up.log"
 

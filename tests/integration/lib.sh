@@ -130,9 +130,10 @@ answer_holds() {
 poll() { # name, seconds, expected, command...: runs command until its output is expected (bounded)
   local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
   shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
+  while :; do # the first try before the deadline's check: a short bound still runs it once
     got=$("$@" 2>&1) || true
     [[ "$got" == "$want" ]] && return 0
+    [[ $SECONDS -lt $deadline ]] || break
     sleep 0.2
   done
   echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
@@ -216,22 +217,24 @@ expect_exact() { # name, file, exact expected content
 }
 
 start_server() { # data dir, server args...: `xpool server` on a loopback port, its log in
-  # $tmp/server.log; sets server_pid, and base (its https URL) once /healthz answers (15 s at most)
-  local data=$1 deadline=$((SECONDS + 15))
+  # $tmp/server.log; sets server_pid, and base (its https URL) once /healthz answers (120 s at
+  # most: a start under ASan at a load of 30 and more)
+  local data=$1 deadline=$((SECONDS + 120))
   shift
   base=
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$tmp/server.log" 2>&1 &
   server_pid=$!
   diag_log "$tmp/server.log"
   until [[ -n "$base" ]] && curl -fsS --cacert "$data/pki/ca.crt" -o /dev/null "$base/healthz" 2>/dev/null; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start within 120 s:"; cat "$tmp/server.log"; exit 1; }
     sleep 0.1
     base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   done
 }
 
-start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (20 s at
-  # most, or up_seconds) for "xpool is up"; stop_up ends it. A restart with the same log file keeps the earlier
+start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (120 s
+  # at most, or up_seconds: a start under ASan at a load of 30 and more) for "xpool is up"; stop_up
+  # ends it. A restart with the same log file keeps the earlier
   # start's log beside it (up.log: up.1.log, up.2.log..., each shown by diagnose): a failure after
   # a restart still shows how the earlier run went. FILE holds the current start's log only.
   # The earlier log is moved away here, before the start: the redirection below is made by the
@@ -239,7 +242,7 @@ start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) 
   # up" passed at once, before the new server wrote its kubeconfig (42-secrets' kubectl then
   # found the old port closed, "connection refused"; a loop of such starts at load 37 saw the
   # earlier line in 12 of 500).
-  local log=$1 within=${up_seconds:-20} n=1 deadline
+  local log=$1 within=${up_seconds:-120} n=1 deadline
   shift
   if [[ -e "$log" ]]; then
     while [[ -e "${log%.log}.$n.log" ]]; do n=$((n + 1)); done
