@@ -763,6 +763,7 @@ int xp_agent_new(const struct xp_agent_options *options,
         a->stop_fd = -1;
         pthread_mutex_init(&a->sa_tokens_lock, NULL);
         pthread_mutex_init(&a->config_clients_lock, NULL);
+        xp_client_slots_init(&a->config_clients, CONFIG_CLIENTS_KEPT);
         r = xp_agent_pods_init(&a->pods);
         if (r < 0)
                 return r;

@@ -101,10 +101,14 @@ xp_agent_node_conditions(int64_t now_s, int64_t since_s, const struct xp_agent_i
 #include <stdbool.h>
 #include <time.h>
 
+#include "clientslots.h"
 #include "launch.h"
 #include "xpool/agent.h"
 #include "xpool/client.h"
 #include "xpool/url.h"
+
+/* The most idle clients config_clients.c keeps for pods' starts. */
+#define CONFIG_CLIENTS_KEPT 4
 
 struct xp_agent_status;
 struct xp_agent_events;
@@ -258,9 +262,9 @@ struct xp_agent {
          * (podconfig_token.c): "uid/account/audience/seconds" -> {token, issued, expires} */
         json_t *sa_tokens;
         pthread_mutex_t sa_tokens_lock;
-        /* idle kept-alive clients for the reads of pods' starts (config_clients.c) */
-        struct xp_apiclient *config_clients[4];
-        size_t n_config_clients;
+        /* idle kept-alive clients for the reads of pods' starts (config_clients.c), at most
+         * CONFIG_CLIENTS_KEPT */
+        struct xp_client_slots config_clients;
         pthread_mutex_t config_clients_lock;
 
         int stop_fd; /* eventfd: readable once the agent stops */

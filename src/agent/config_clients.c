@@ -5,8 +5,6 @@
  * costs a TCP connection per pod, which the server pays for as much as for the TokenRequest
  * itself (docs/agent.md); the few starts that run at once take turns with these instead.
  */
-#include <errno.h>
-
 #include "agent_internal.h"
 
 int xp_agent_config_client_take(struct xp_agent *agent,
@@ -14,27 +12,25 @@ int xp_agent_config_client_take(struct xp_agent *agent,
                                 struct xp_error *err)
 {
         pthread_mutex_lock(&agent->config_clients_lock);
-        *ret =
-            agent->n_config_clients > 0 ? agent->config_clients[--agent->n_config_clients] : NULL;
+        *ret = xp_client_slots_pop(&agent->config_clients);
         pthread_mutex_unlock(&agent->config_clients_lock);
         return *ret ? 0 : xp_apiclient_new(&agent->api, ret, err);
 }
 
 void xp_agent_config_client_give(struct xp_agent *agent, struct xp_apiclient *client)
 {
+        bool kept;
+
         if (!client)
                 return;
         pthread_mutex_lock(&agent->config_clients_lock);
-        if (agent->n_config_clients < XP_ELEMENTSOF(agent->config_clients)) {
-                agent->config_clients[agent->n_config_clients++] = client;
-                client = NULL;
-        }
+        kept = xp_client_slots_put(&agent->config_clients, client);
         pthread_mutex_unlock(&agent->config_clients_lock);
-        xp_apiclient_free(client);
+        if (!kept)
+                xp_apiclient_free(client);
 }
 
 void xp_agent_config_clients_free(struct xp_agent *agent)
 {
-        while (agent->n_config_clients > 0)
-                xp_apiclient_free(agent->config_clients[--agent->n_config_clients]);
+        xp_client_slots_free_all(&agent->config_clients);
 }

@@ -18,12 +18,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agent_internal.h"
+#include "clientslots.h"
 #include "eventq.h"
 #include "xpool/log.h"
 #include "xpool/macro.h"
@@ -54,23 +56,26 @@ struct budget {
 };
 
 struct xp_agent_events {
-        struct xp_workers *writers; /* its lock guards what follows */
+        /* first: the writer pool's userdata is read as the set (clientslots.h); cancelled on
+         * free, so that no writer waits for a timeout, and then says the writers stop */
+        struct xp_client_slots clients;
+        struct xp_workers *writers; /* its lock guards the set above and what follows */
         struct xp_eventq *queue;
-        bool stopping;
-        const struct xp_apiclient_options *api;
-        struct xp_apiclient *clients[WRITERS]; /* cancelled on free: no wait for a timeout */
         char *node_name;
         uint64_t serial;
         struct seen seen[SEEN_MAX];
         struct budget budgets[BUDGETS_MAX];
 };
+_Static_assert(offsetof(struct xp_agent_events, clients) == 0, "clientslots.h: the set first");
 
-/* A writer thread's own: its client (its connection) and the Event it has out. */
+/* A writer thread's own: its client (its connection; first, for clientslots.h) and the Event it
+ * has out. */
 struct writer {
-        struct xp_work work;
         struct xp_apiclient *client;
+        struct xp_work work;
         struct xp_eventq_item *item;
 };
+_Static_assert(offsetof(struct writer, client) == 0, "clientslots.h: the client first");
 
 /*
  * What counts a repeat on its Event: a strategic merge patch of count and lastTimestamp, as the
@@ -154,46 +159,6 @@ static int post(struct xp_apiclient *client, struct xp_eventq_item *e)
 
 /* ---- the writers: the pool's callbacks, all but writer_run with its lock held ------------ */
 
-static int writer_begin(void *userdata, void **ret_ctx)
-{
-        struct xp_agent_events *q = userdata;
-        struct writer *wr = calloc(1, sizeof(*wr));
-        struct xp_error err = {0};
-        int r;
-
-        if (!wr)
-                return -ENOMEM;
-        r = xp_apiclient_new(q->api, &wr->client, &err);
-        if (r < 0) {
-                xp_log(LOG_ERR,
-                       "agent: cannot make an event writer's client: %s",
-                       xp_error_message(&err));
-                free(wr);
-                return r;
-        }
-        for (unsigned i = 0; i < WRITERS; i++)
-                if (!q->clients[i]) {
-                        q->clients[i] = wr->client;
-                        break;
-                }
-        if (q->stopping)
-                xp_apiclient_cancel(wr->client);
-        *ret_ctx = wr;
-        return 0;
-}
-
-static void writer_end(void *userdata, void *ctx)
-{
-        struct xp_agent_events *q = userdata;
-        struct writer *wr = ctx;
-
-        for (unsigned i = 0; i < WRITERS; i++)
-                if (q->clients[i] == wr->client)
-                        q->clients[i] = NULL;
-        xp_apiclient_free(wr->client);
-        free(wr);
-}
-
 /* The oldest Event with no write of it out; none while stopping. */
 static int
 writer_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
@@ -202,7 +167,7 @@ writer_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int6
         struct writer *wr = ctx;
 
         *ret_wake_ns = 0;
-        if (stopping || q->stopping || !(wr->item = xp_eventq_take(q->queue)))
+        if (stopping || q->clients.cancelled || !(wr->item = xp_eventq_take(q->queue)))
                 return 0;
         *ret = &wr->work;
         return 1;
@@ -228,24 +193,8 @@ static void writer_done(void *userdata, void *ctx, struct xp_work *work)
         xp_workers_wake(q->writers);
 }
 
-static void writers_stopping(void *userdata)
-{
-        struct xp_agent_events *q = userdata;
-
-        q->stopping = true;
-        for (unsigned i = 0; i < WRITERS; i++)
-                if (q->clients[i])
-                        xp_apiclient_cancel(q->clients[i]);
-}
-
-static const struct xp_workers_ops writer_ops = {
-    .run = writer_run,
-    .thread_begin = writer_begin,
-    .thread_end = writer_end,
-    .take = writer_take,
-    .done = writer_done,
-    .stopping = writers_stopping,
-};
+static const struct xp_workers_ops writer_ops =
+    XP_CLIENT_SLOTS_WRITER_OPS(writer_run, writer_take, writer_done);
 
 int xp_agent_events_new(const struct xp_apiclient_options *api,
                         const char *node_name,
@@ -259,7 +208,8 @@ int xp_agent_events_new(const struct xp_apiclient_options *api,
                 free(q);
                 return -ENOMEM;
         }
-        q->api = api;
+        xp_client_slots_init_writers(
+            &q->clients, WRITERS, api, sizeof(struct writer), "an event writer");
         r = xp_eventq_new(QUEUE_MAX, &q->queue);
         if (r >= 0)
                 r = xp_workers_new(&(struct xp_workers_options){.ops = &writer_ops,

@@ -11,12 +11,14 @@
  * drops its writes.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agent_internal.h"
+#include "clientslots.h"
 #include "retryq.h"
 #include "xpool/log.h"
 #include "xpool/strutil.h"
@@ -32,22 +34,25 @@
 #define LOG_EVERY_TRIES 16
 
 struct xp_agent_status {
+        /* first: the writer pool's userdata is read as the set (clientslots.h); cancelled on
+         * free, so that no writer waits for a timeout, and then says the writers stop */
+        struct xp_client_slots clients;
         int64_t coalesce_ns;        /* the wait of a status that is not final */
-        struct xp_workers *writers; /* its lock guards what follows */
+        struct xp_workers *writers; /* its lock guards the set above and what follows */
         struct xp_retryq *queue;
-        bool stopping;
-        const struct xp_apiclient_options *api;
-        struct xp_apiclient *clients[MAX_THREADS]; /* cancelled on free: no wait for a timeout */
 };
+_Static_assert(offsetof(struct xp_agent_status, clients) == 0, "clientslots.h: the set first");
 
-/* A writer thread's own: its client (its connection) and the write it has out. */
+/* A writer thread's own: its client (its connection; first, for clientslots.h) and the write it
+ * has out. */
 struct writer {
-        struct xp_work work;
         struct xp_apiclient *client;
+        struct xp_work work;
         struct xp_retryq_write w;
         struct xp_error err;
         int result;
 };
+_Static_assert(offsetof(struct writer, client) == 0, "clientslots.h: the client first");
 
 int xp_agent_status_put(struct xp_agent_status *s,
                         const char *pod_namespace,
@@ -198,45 +203,6 @@ static void log_result(const char *pod,
 
 /* ---- the writers: the pool's callbacks, all but writer_run with its lock held ------------ */
 
-static int writer_begin(void *userdata, void **ret_ctx)
-{
-        struct xp_agent_status *s = userdata;
-        struct writer *wr = calloc(1, sizeof(*wr));
-        int r;
-
-        if (!wr)
-                return -ENOMEM;
-        r = xp_apiclient_new(s->api, &wr->client, &wr->err);
-        if (r < 0) {
-                xp_log(LOG_ERR,
-                       "agent: cannot make a status writer's client: %s",
-                       xp_error_message(&wr->err));
-                free(wr);
-                return r;
-        }
-        for (unsigned i = 0; i < MAX_THREADS; i++)
-                if (!s->clients[i]) {
-                        s->clients[i] = wr->client;
-                        break;
-                }
-        if (s->stopping)
-                xp_apiclient_cancel(wr->client);
-        *ret_ctx = wr;
-        return 0;
-}
-
-static void writer_end(void *userdata, void *ctx)
-{
-        struct xp_agent_status *s = userdata;
-        struct writer *wr = ctx;
-
-        for (unsigned i = 0; i < MAX_THREADS; i++)
-                if (s->clients[i] == wr->client)
-                        s->clients[i] = NULL;
-        xp_apiclient_free(wr->client);
-        free(wr);
-}
-
 /* The next due write; none while stopping. */
 static int
 writer_take(void *userdata, void *ctx, bool stopping, struct xp_work **ret, int64_t *ret_wake_ns)
@@ -272,36 +238,20 @@ static void writer_done(void *userdata, void *ctx, struct xp_work *work)
         int64_t wait;
 
         (void)work;
-        if (s->stopping)
+        if (s->clients.cancelled)
                 outcome = XP_RETRYQ_UNREACHABLE; /* cancelled: what is left is dropped */
         /* the names are the queue's: done may free them */
         snprintf(pod, sizeof(pod), "%s/%s", wr->w.namespace, wr->w.name);
         wait = xp_retryq_done(s->queue, &wr->w, outcome, xp_monotonic_ns());
-        if (!s->stopping)
+        if (!s->clients.cancelled)
                 log_result(pod, tries, delete, outcome, wait, &wr->err);
         /* a write that landed may have made others due at once */
         if (outcome == XP_RETRYQ_LANDED)
                 xp_workers_wake(s->writers);
 }
 
-static void writers_stopping(void *userdata)
-{
-        struct xp_agent_status *s = userdata;
-
-        s->stopping = true;
-        for (unsigned i = 0; i < MAX_THREADS; i++)
-                if (s->clients[i])
-                        xp_apiclient_cancel(s->clients[i]);
-}
-
-static const struct xp_workers_ops writer_ops = {
-    .run = writer_run,
-    .thread_begin = writer_begin,
-    .thread_end = writer_end,
-    .take = writer_take,
-    .done = writer_done,
-    .stopping = writers_stopping,
-};
+static const struct xp_workers_ops writer_ops =
+    XP_CLIENT_SLOTS_WRITER_OPS(writer_run, writer_take, writer_done);
 
 int xp_agent_status_new(const struct xp_apiclient_options *api,
                         unsigned n_threads,
@@ -323,8 +273,9 @@ int xp_agent_status_new(const struct xp_apiclient_options *api,
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->api = api;
         s->coalesce_ns = coalesce_ns;
+        xp_client_slots_init_writers(
+            &s->clients, n_threads, api, sizeof(struct writer), "a status writer");
         r = xp_retryq_new(&retry, &s->queue);
         if (r >= 0)
                 r = xp_workers_new(&(struct xp_workers_options){.ops = &writer_ops,

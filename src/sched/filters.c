@@ -180,29 +180,23 @@ static bool fit_filter(const struct pctx *ctx, const struct snode *node, struct 
 
         for (size_t i = 0; i < req->n; i++) {
                 uint32_t res = req->items[i].res;
-                int64_t milli = req->items[i].milli;
                 const struct dgroup *g;
                 bool fits;
 
-                if (res == RES_ACCEL) {
+                if (podreq_counted(req, res)) {
+                        fits = res_free_covers(node_res_free(node, res), req->items[i].milli);
+                } else if (res == RES_ACCEL) {
                         fits = accel_pick_group(ctx, node, NULL) != NULL;
-                } else if (req->mem_bytes > 0 && res == req->mem_res) {
+                } else {
                         g = memshare_group(ctx, node);
                         fits = g && (req->mem_base == RES_ACCEL ||
                                      memshare_group_fits(g, req->mem_bytes, NULL, false));
-                } else if (res == RES_PODS) {
-                        if (node_alloc(node, res) - node_used(node, res) >= milli)
-                                continue;
-                        reasons_add(r, REASON_TOO_MANY_PODS, res, NULL);
-                        ok = false;
-                        continue;
-                } else if ((g = res > RES_ACCEL ? node_group(node, res) : NULL)) {
-                        fits = milli >= 1000 ? g->free_whole >= milli / 1000 : g->max_free >= milli;
-                } else {
-                        fits = node_alloc(node, res) - node_used(node, res) >= milli;
                 }
                 if (!fits) {
-                        reasons_add(r, REASON_INSUFFICIENT, res, NULL);
+                        reasons_add(r,
+                                    res == RES_PODS ? REASON_TOO_MANY_PODS : REASON_INSUFFICIENT,
+                                    res,
+                                    NULL);
                         ok = false;
                 }
         }

@@ -118,10 +118,11 @@ static bool fits_resource(const struct sfit *f, uint32_t res, int64_t milli)
         for (size_t k = 0; k < SFIT_RES; k++) {
                 if (f->res[k].res != res)
                         continue;
-                if (!(f->flags & (SFIT_GROUP << k)))
-                        return f->res[k].free >= milli;
-                return milli >= 1000 ? f->res[k].free_whole >= milli / 1000
-                                     : f->res[k].free >= milli;
+                return res_free_covers((struct res_free){.whole = f->flags & (SFIT_GROUP << k)
+                                                                      ? f->res[k].free_whole
+                                                                      : -1,
+                                                         .part = f->res[k].free},
+                                       milli);
         }
         return 0 >= milli; /* the node has none of it */
 }

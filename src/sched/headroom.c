@@ -6,10 +6,12 @@
  * hundreds of pods waiting for one freed CPU, releasing them all made each fail again at the
  * cost of an attempt.
  *
- * Why a necessary condition only: whatever it refuses, the fit filter (filters.c) refuses too,
- * so a pod it keeps waiting could not have been placed; a pod it lets through may still fail
- * on what it does not look at (selectors, taints, NUMA, ports). What it cannot judge from counts
- * (xpool.io/accelerator's kinds, shares of a device by memory) it lets through.
+ * Why a necessary condition only: whatever it refuses, the fit filter (filters.c) refuses too
+ * (both judge a count by one rule, res_free_covers() in sched_internal.h, and
+ * test_sched_headroom feeds them the same nodes and pods), so a pod it keeps waiting could not
+ * have been placed; a pod it lets through may still fail on what it does not look at
+ * (selectors, taints, NUMA, ports). What it cannot judge from counts (xpool.io/accelerator's
+ * kinds, shares of a device by memory) it lets through.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,8 +20,7 @@
 
 struct hnode {
         struct snode *node;
-        int64_t *free;       /* by resource id: allocatable - used, or a group's largest share */
-        int64_t *free_whole; /* by resource id: a group's unused healthy devices, else -1 */
+        struct res_free *free; /* by resource id, as the fit filter reads it */
 };
 
 struct xp_sched_headroom {
@@ -27,19 +28,13 @@ struct xp_sched_headroom {
         struct hnode *nodes;
         size_t n_nodes;
         size_t n_res;
-        int64_t *counts; /* every node's free and free_whole, n_res each */
+        struct res_free *counts; /* every node's free, n_res each */
 };
 
 static void hnode_read(struct hnode *h, size_t n_res)
 {
-        const struct snode *n = h->node;
-
-        for (uint32_t res = 0; res < n_res; res++) {
-                const struct dgroup *g = res > RES_ACCEL ? node_group(n, res) : NULL;
-
-                h->free[res] = g ? g->max_free : node_alloc(n, res) - node_used(n, res);
-                h->free_whole[res] = g ? g->free_whole : -1;
-        }
+        for (uint32_t res = 0; res < n_res; res++)
+                h->free[res] = node_res_free(h->node, res);
 }
 
 int xp_sched_headroom_new(struct xp_sched *sched, struct xp_sched_headroom **ret)
@@ -52,8 +47,7 @@ int xp_sched_headroom_new(struct xp_sched *sched, struct xp_sched_headroom **ret
         h->sched = sched;
         h->n_res = sched->n_res;
         h->nodes = calloc(sched->n_present ? sched->n_present : 1, sizeof *h->nodes);
-        h->counts =
-            calloc(2 * h->n_res * (sched->n_present ? sched->n_present : 1), sizeof *h->counts);
+        h->counts = calloc(h->n_res * (sched->n_present ? sched->n_present : 1), sizeof *h->counts);
         if (!h->nodes || !h->counts) {
                 xp_sched_headroom_free(h);
                 return -ENOMEM;
@@ -64,8 +58,7 @@ int xp_sched_headroom_new(struct xp_sched *sched, struct xp_sched_headroom **ret
                 if (!sched->nodes[i]->present)
                         continue;
                 hn->node = sched->nodes[i];
-                hn->free = h->counts + 2 * h->n_res * k;
-                hn->free_whole = hn->free + h->n_res;
+                hn->free = h->counts + h->n_res * k;
                 hnode_read(hn, h->n_res);
                 k++;
         }
@@ -83,23 +76,18 @@ void xp_sched_headroom_free(struct xp_sched_headroom *h)
         free(h);
 }
 
-/* Whether the node's headroom covers req (counted as fit_filter() counts it). */
+/* Whether the node's headroom covers req, by the fit filter's rule. */
 static bool covers(const struct hnode *hn, const struct podreq *req, size_t n_res)
 {
         for (size_t i = 0; i < req->n; i++) {
                 uint32_t res = req->items[i].res;
-                int64_t milli = req->items[i].milli;
 
-                if (res == RES_ACCEL || (req->mem_bytes > 0 && res == req->mem_res))
+                if (!podreq_counted(req, res))
                         continue; /* judged by device constraints, not counts */
                 if (res >= n_res)
                         return false; /* interned after the copy: no node had any */
-                if (hn->free_whole[res] >= 0 && milli >= 1000) {
-                        if (hn->free_whole[res] < milli / 1000)
-                                return false;
-                } else if (hn->free[res] < milli) {
+                if (!res_free_covers(hn->free[res], req->items[i].milli))
                         return false;
-                }
         }
         return true;
 }
@@ -107,15 +95,16 @@ static bool covers(const struct hnode *hn, const struct podreq *req, size_t n_re
 static void take(struct hnode *hn, const struct podreq *req)
 {
         for (size_t i = 0; i < req->n; i++) {
-                uint32_t res = req->items[i].res;
                 int64_t milli = req->items[i].milli;
+                struct res_free *f;
 
-                if (res == RES_ACCEL || (req->mem_bytes > 0 && res == req->mem_res))
+                if (!podreq_counted(req, req->items[i].res))
                         continue;
-                if (hn->free_whole[res] >= 0 && milli >= 1000)
-                        hn->free_whole[res] -= milli / 1000;
-                else if (hn->free_whole[res] < 0)
-                        hn->free[res] -= milli;
+                f = &hn->free[req->items[i].res]; /* below n_res: covers() said so */
+                if (f->whole >= 0 && milli >= 1000)
+                        f->whole -= milli / 1000;
+                else if (f->whole < 0)
+                        f->part -= milli;
                 /* a share of a device: the largest free share is not known after it, and
                  * counting it as still there lets pods through rather than keeping them */
         }

@@ -425,6 +425,43 @@ extern const size_t sched_n_filters;
  * holds the reasons of the first that failed. */
 bool sched_filter_node(const struct pctx *ctx, const struct snode *node, struct reasons *r);
 
+/*
+ * The fit filter's rule for a resource judged by counts (filters.c), which the copies of the
+ * counts judge by too (headroom.c, fitsum.c), so that no copy of the rule drifts from it. What a
+ * node has free of the resource: whole, a device group's unused healthy devices (-1 for a
+ * resource that is no device group); part, the group's largest free share of one device, else
+ * allocatable less used.
+ */
+struct res_free {
+        int64_t whole;
+        int64_t part;
+};
+
+static inline struct res_free node_res_free(const struct snode *n, uint32_t res)
+{
+        const struct dgroup *g = res > RES_ACCEL ? node_group(n, res) : NULL;
+
+        if (g)
+                return (struct res_free){.whole = g->free_whole, .part = g->max_free};
+        return (struct res_free){.whole = -1, .part = node_alloc(n, res) - node_used(n, res)};
+}
+
+/* Whether milli fits in what f has free: a device group's whole devices for 1 or more (1500m
+ * is one whole device, its share is not looked at), else a share of one device or a count. */
+static inline bool res_free_covers(struct res_free f, int64_t milli)
+{
+        if (f.whole >= 0 && milli >= 1000)
+                return f.whole >= milli / 1000;
+        return f.part >= milli;
+}
+
+/* Whether the fit filter judges res of req by the counts above; if not, by the devices'
+ * constraints: xpool.io/accelerator (its kinds) and a share of a device by memory. */
+static inline bool podreq_counted(const struct podreq *req, uint32_t res)
+{
+        return res != RES_ACCEL && !(req->mem_bytes > 0 && res == req->mem_res);
+}
+
 /* Sums up node into node->fit again: after any change to what the fit filter reads. */
 void fitsum_refresh(struct snode *node);
 /* Can the summaries judge this pod? No selectors, affinity, NUMA or memory shares, and no

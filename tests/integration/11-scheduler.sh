@@ -61,16 +61,7 @@ create() { # manifest (YAML), collection path: converts and POSTs it
   req "create $(basename "$1")" 201 POST "$2" "$tmp/create.json"
 }
 
-# wait_for name, path, text [, seconds]: GETs path until the answer holds text (bounded)
-wait_for() {
-  local deadline=$((SECONDS + ${4:-10}))
-  while [[ $SECONDS -lt $deadline ]]; do
-    curl -sS --max-time 5 -o "$tmp/out" "$base$2" || true
-    grep -qF -- "$3" "$tmp/out" && return 0
-    sleep 0.1
-  done
-  echo "FAIL $1: '$3' did not appear in $2:"; cat "$tmp/out"; echo; failures=$((failures + 1))
-}
+api_holds() { answer_holds "$tmp/out" "$2" "$base$1"; } # path, text: for wait_until
 
 not_in() { # name, file, text
   if grep -qF -- "$3" "$2"; then
@@ -93,7 +84,7 @@ done
 
 # ---- the seed's pod: a GPU and two NPUs, only the mixed node has both -------------------------
 create "$src/examples/ai-training.yaml" "$pods"
-wait_for "seed pod bound" "$pods/ai-training" '"nodeName":"mixed"'
+wait_until "seed pod bound" 10 api_holds "$pods/ai-training" '"nodeName":"mixed"'
 expect_in "seed pod placement annotation" "$tmp/out" '"xpool.io/placement":"{\"node\":\"mixed\"'
 for id in GPU-mixed-0 NPU-mixed-0 NPU-mixed-1; do
   expect_in "seed pod placement names $id" "$tmp/out" "\\\"id\\\":\\\"$id\\\""
@@ -110,7 +101,7 @@ expect_in "Scheduled event reportingInstance" "$tmp/events" "\"reportingInstance
 # with kube-scheduler's tail: every pod here is of priority 0, so no node has a victim
 message='0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.'
 create "$fixtures/pod-4gpu.yaml" "$pods"
-wait_for "4-GPU pod unschedulable" "$pods/four-gpus" '"reason":"Unschedulable"'
+wait_until "4-GPU pod unschedulable" 10 api_holds "$pods/four-gpus" '"reason":"Unschedulable"'
 expect_in "4-GPU pod message" "$tmp/out" "{\"type\":\"PodScheduled\",\"status\":\"False\",\"lastProbeTime\":null,\"lastTransitionTime\":"
 expect_in "4-GPU pod message text" "$tmp/out" "\"reason\":\"Unschedulable\",\"message\":\"$message\""
 not_in "4-GPU pod not bound" "$tmp/out" '"nodeName"'
@@ -133,14 +124,14 @@ expect_count "repeats stay one Event" "$tmp/events" 1 '"reason":"FailedSchedulin
 expect_in "repeats counted" "$tmp/events" '"count":2'
 # The bigger node: now it fits.
 create "$fixtures/big.yaml" "$nodes"
-wait_for "4-GPU pod bound once a node fits" "$pods/four-gpus" '"nodeName":"big"'
+wait_until "4-GPU pod bound once a node fits" 10 api_holds "$pods/four-gpus" '"nodeName":"big"'
 expect_in "4-GPU pod scheduled" "$tmp/out" '{"type":"PodScheduled","status":"True"'
 events_of four-gpus
 expect_in "4-GPU Scheduled event" "$tmp/events" '"message":"Successfully assigned default/four-gpus to big"'
 
 # ---- 2 GPUs on the NVLink node: a connected pair (one island), not one from each -----------------
 create "$fixtures/pod-2gpu.yaml" "$pods"
-wait_for "2-GPU pod bound" "$pods/two-gpus" '"nodeName":"big"'
+wait_until "2-GPU pod bound" 10 api_holds "$pods/two-gpus" '"nodeName":"big"'
 ids=$(grep -o 'GPU-big-[0-7]' "$tmp/out" | sort -u | tr '\n' ' ')
 if [[ ! "$ids" =~ ^GPU-big-[0-3]\ GPU-big-[0-3]\ $ && ! "$ids" =~ ^GPU-big-[4-7]\ GPU-big-[4-7]\ $ ]]; then
   echo "FAIL 2-GPU pod on one NVLink island: got $ids"; failures=$((failures + 1))
@@ -154,19 +145,19 @@ fi
 # ---- priority: two pods wait for one slot, the higher priority gets it ---------------------------
 create "$fixtures/pod-low.yaml" "$pods"
 create "$fixtures/pod-high.yaml" "$pods"
-wait_for "low waits" "$pods/low" 'Insufficient example.com/slot'
-wait_for "high waits" "$pods/high" 'Insufficient example.com/slot'
+wait_until "low waits" 10 api_holds "$pods/low" 'Insufficient example.com/slot'
+wait_until "high waits" 10 api_holds "$pods/high" 'Insufficient example.com/slot'
 create "$fixtures/slot.yaml" "$nodes"
-wait_for "high priority bound" "$pods/high" '"nodeName":"slot"'
+wait_until "high priority bound" 10 api_holds "$pods/high" '"nodeName":"slot"'
 sleep 1
 req "low priority" 200 GET "$pods/low"
 not_in "low priority not bound" "$tmp/out" '"nodeName"'
 # the count of nodes changed but not the reason: said within 10 s (docs/scheduler.md)
-wait_for "low priority told why" "$pods/low" '0/5 nodes are available: 5 Insufficient example.com/slot.' 20
+wait_until "low priority told why" 20 api_holds "$pods/low" '0/5 nodes are available: 5 Insufficient example.com/slot.'
 # Deleting the winner frees the slot: the other one follows.
 # grace 0: no agent runs these bound pods, so a graceful deletion would wait for none
 req "delete high" 200 DELETE "$pods/high?gracePeriodSeconds=0"
-wait_for "low bound once the slot frees" "$pods/low" '"nodeName":"slot"'
+wait_until "low bound once the slot frees" 10 api_holds "$pods/low" '"nodeName":"slot"'
 
 # ---- hostPorts (NodePorts): a second pod on the same port stays Pending, another port runs -------
 port_pod() { # name, hostPort, protocol: a pod on the mixed node asking that hostPort
@@ -175,20 +166,20 @@ port_pod() { # name, hostPort, protocol: a pod on the mixed node asking that hos
   req "create $1" 201 POST "$pods" "$tmp/port-pod.json"
 }
 port_pod web-a 8080 TCP
-wait_for "first hostPort pod bound" "$pods/web-a" '"nodeName":"mixed"'
+wait_until "first hostPort pod bound" 10 api_holds "$pods/web-a" '"nodeName":"mixed"'
 port_pod web-b 8080 TCP
 port_pod web-c 8081 TCP
 port_pod dns-a 8080 UDP
-wait_for "other hostPort bound" "$pods/web-c" '"nodeName":"mixed"'
-wait_for "same port, other protocol bound" "$pods/dns-a" '"nodeName":"mixed"'
+wait_until "other hostPort bound" 10 api_holds "$pods/web-c" '"nodeName":"mixed"'
+wait_until "same port, other protocol bound" 10 api_holds "$pods/dns-a" '"nodeName":"mixed"'
 ports_message="0/5 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 4 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
-wait_for "same hostPort unschedulable" "$pods/web-b" "\"message\":\"$ports_message\""
+wait_until "same hostPort unschedulable" 10 api_holds "$pods/web-b" "\"message\":\"$ports_message\""
 not_in "same hostPort not bound" "$tmp/out" '"nodeName"'
 expect_in "same hostPort Pending" "$tmp/out" '"phase":"Pending"'
 events_of web-b
 expect_in "same hostPort FailedScheduling" "$tmp/events" "\"message\":\"$ports_message | "
 req "delete web-a" 200 DELETE "$pods/web-a?gracePeriodSeconds=0"
-wait_for "same hostPort bound once the first is gone" "$pods/web-b" '"nodeName":"mixed"'
+wait_until "same hostPort bound once the first is gone" 10 api_holds "$pods/web-b" '"nodeName":"mixed"'
 
 # ---- kubectl describe shows the events (over TLS, with the written kubeconfig) -----------------
 stop_server TERM
@@ -222,7 +213,7 @@ stop_server TERM
 elapsed=$((($(date +%s%N) - start) / 1000000))
 # And the loop again: the pending pod is found by the first listing.
 start_server again --no-tls
-wait_for "pending pod found at start" "$pods/unplaced" '"nodeName":"mixed"'
+wait_until "pending pod found at start" 10 api_holds "$pods/unplaced" '"nodeName":"mixed"'
 start=$(date +%s%N)
 stop_server TERM
 elapsed=$((($(date +%s%N) - start) / 1000000))

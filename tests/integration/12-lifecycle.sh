@@ -66,16 +66,7 @@ req() {
   fi
 }
 
-# wait_for name, path, text [, seconds]: GETs path until the answer holds text (bounded)
-wait_for() {
-  local deadline=$((SECONDS + ${4:-10}))
-  while [[ $SECONDS -lt $deadline ]]; do
-    curl -sS --max-time 5 -o "$tmp/out" "$base$2" || true
-    grep -qF -- "$3" "$tmp/out" && return 0
-    sleep 0.1
-  done
-  echo "FAIL $1: '$3' did not appear in $2:"; cat "$tmp/out"; echo; failures=$((failures + 1))
-}
+api_holds() { answer_holds "$tmp/out" "$2" "$base$1"; } # path, text: for wait_until
 
 not_in() { # name, file, text
   if grep -qF -- "$3" "$2"; then
@@ -241,22 +232,22 @@ req "create p7 terminating" 201 POST "$pods" "$(pod_json p7)"
 bind default p7 n1
 req "DELETE p7 with a short grace" 200 DELETE "$pods/p7" '{"gracePeriodSeconds":1}'
 stop_renewer
-wait_for "the node goes Unknown" /api/v1/nodes/n1 '"reason":"NodeStatusUnknown"'
+wait_until "the node goes Unknown" 10 api_holds /api/v1/nodes/n1 '"reason":"NodeStatusUnknown"'
 expect_in "Ready Unknown" "$tmp/out" '"type":"Ready","status":"Unknown"'
 expect_in "the message" "$tmp/out" 'xpool agent stopped renewing its lease'
 expect_in "unreachable taint" "$tmp/out" '"key":"node.kubernetes.io/unreachable","effect":"NoExecute"'
-wait_for "p5 not ready" "$pods/p5" '"type":"Ready","status":"False"'
+wait_until "p5 not ready" 10 api_holds "$pods/p5" '"type":"Ready","status":"False"'
 curl -sS -o "$tmp/out" -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' "$base/api/v1/nodes/n1"
 expect_in "the Table says NotReady" "$tmp/out" '"NotReady"'
-wait_for "NodeNotReady event" /api/v1/namespaces/default/events '"reason":"NodeNotReady"'
-wait_for "p7 removed after its grace" "$pods" '"resourceVersion"' # any answer
+wait_until "NodeNotReady event" 10 api_holds /api/v1/namespaces/default/events '"reason":"NodeNotReady"'
+wait_until "p7 removed after its grace" 10 api_holds "$pods" '"resourceVersion"' # any answer
 not_in "p7 gone" "$tmp/out" '"name":"p7"'
-wait_for "p5 Failed" "$pods/p5" '"phase":"Failed"' 10
+wait_until "p5 Failed" 10 api_holds "$pods/p5" '"phase":"Failed"'
 expect_in "p5 reason NodeLost" "$tmp/out" '"reason":"NodeLost","message":"Node n1 which was running'
 expect_in "p5's message names the node" "$tmp/out" 'Node n1 which was running pod p5 is unresponsive since'
 req "p6 still there" 200 GET "$pods/p6"
 not_in "p6 not Failed" "$tmp/out" '"phase":"Failed"'
-wait_for "NodeLost event" /api/v1/namespaces/default/events '"reason":"NodeLost"'
+wait_until "NodeLost event" 10 api_holds /api/v1/namespaces/default/events '"reason":"NodeLost"'
 
 # ---- the agent comes back --------------------------------------------------------------------------
 renew

@@ -24,16 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # what, seconds, command...: retries the command until it succeeds
-  local what=$1 seconds=$2 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [[ $SECONDS -ge $deadline ]]; then
-      echo "FAIL $what (waited $seconds s)"; "$@" || true; failures=$((failures + 1)); return 0
-    fi
-    sleep 0.1
-  done
-}
 
 "$xpool" token create --node n1 --data-dir "$data" >"$tmp/n1.token" 2>/dev/null
 "$xpool" token create --node n2 --data-dir "$data" >"$tmp/n2.token" 2>/dev/null
@@ -65,8 +55,8 @@ diag_log "$tmp/a2.log"
 
 # ---- registration -------------------------------------------------------------------------------
 node_ready() { "$xpool" get node "$1" -o yaml | grep -A1 'reason: AgentReady' >/dev/null; }
-wait_for "n1 registers Ready" 20 node_ready n1
-wait_for "n2 registers Ready" 20 node_ready n2
+wait_until "n1 registers Ready" 20 node_ready n1
+wait_until "n2 registers Ready" 20 node_ready n2
 check "get node n1" 0 "$xpool" get node n1 -o yaml
 expect_in "n1 GPUs" "$tmp/out" "nvidia.com/gpu: \"8\""
 expect_in "n1 product label" "$tmp/out" "xpool.io/gpu.product: NVIDIA-H100-80GB-HBM3"
@@ -83,8 +73,8 @@ t1=$(renew_time n1) t2=$(renew_time n2)
 # the agents create their Leases before they report Ready
 [[ -n "$t1" && -n "$t2" ]] || { echo "FAIL no leases: '$t1' '$t2'"; failures=$((failures + 1)); }
 lease_moved() { [[ "$(renew_time "$1")" != "$2" ]]; }
-wait_for "n1's lease renews" 5 lease_moved n1 "$t1"
-wait_for "n2's lease renews" 5 lease_moved n2 "$t2"
+wait_until "n1's lease renews" 5 lease_moved n1 "$t1"
+wait_until "n2's lease renews" 5 lease_moved n2 "$t2"
 
 # ---- pods run to their end ----------------------------------------------------------------------
 cat >"$tmp/pods.yaml" <<YAML
@@ -121,9 +111,9 @@ check "create pods" 0 "$xpool" apply -f "$tmp/pods.yaml"
 # xpool's next write fail (SIGPIPE) once the YAML outgrows one stdio buffer, as a pod with its
 # kube-api-access volume does; the check then fails although the phase is there.
 phase_is() { "$xpool" get pod "$1" -o yaml | grep "^  phase: $2\$" >/dev/null; }
-wait_for "exit3 fails" 20 phase_is exit3 Failed
-wait_for "done succeeds" 20 phase_is done Succeeded
-wait_for "sleeper runs" 20 phase_is sleeper Running
+wait_until "exit3 fails" 20 phase_is exit3 Failed
+wait_until "done succeeds" 20 phase_is done Succeeded
+wait_until "sleeper runs" 20 phase_is sleeper Running
 # the Running status replaces the ContainerCreating one whole: nothing of it lingers
 check "sleeper running status" 0 "$xpool" get pod sleeper -o json
 expect_in "sleeper ready" "$tmp/out" '"type": "Ready"'
@@ -156,14 +146,14 @@ done_events() {
   "$xpool" get events --field-selector involvedObject.name=done -o yaml >"$tmp/events" 2>&1 &&
     grep -q "Started container main" "$tmp/events" && grep -q "reason: Created" "$tmp/events"
 }
-wait_for "done's Created and Started events" 10 done_events
+wait_until "done's Created and Started events" 10 done_events
 
 # ---- re-adoption after SIGKILL ------------------------------------------------------------------
 pid=$(pgrep -f "sleep $sleeper_arg" || true)
 [[ $(wc -w <<<"$pid") -eq 1 ]] || { echo "FAIL one sleeper expected: '$pid'"; failures=$((failures + 1)); }
 kill -KILL "$a1_pid"; wait "$a1_pid" 2>/dev/null || true
 start_a1
-wait_for "n1 comes back" 20 grep -q "node n1 registered" "$tmp/a1.log"
+wait_until "n1 comes back" 20 grep -q "node n1 registered" "$tmp/a1.log"
 sleep 2
 now=$(pgrep -f "sleep $sleeper_arg" || true)
 [[ -n "$pid" && "$now" == "$pid" ]] ||
@@ -186,16 +176,16 @@ for i in $(seq 1 20); do
 done >"$tmp/short.yaml"
 check "create 20 short pods" 0 "$xpool" apply -f "$tmp/short.yaml"
 all_succeeded() { [[ $("$xpool" get pods | grep -c '^short-.* Completed ') -eq 20 ]]; }
-wait_for "20 short pods all succeed" 20 all_succeeded
+wait_until "20 short pods all succeed" 20 all_succeeded
 check "delete the short pods" 0 "$xpool" delete -f "$tmp/short.yaml"
 
 # ---- deletion -----------------------------------------------------------------------------------
 check "delete sleeper" 0 "$xpool" delete pod sleeper
 gone() { ! "$xpool" get pod sleeper >/dev/null 2>&1 && ! pgrep -f "sleep $sleeper_arg"; }
 # the grace is 30 s: gone well before means SIGTERM stopped it
-wait_for "the deleted pod's process stops on SIGTERM and the pod goes" 15 gone
+wait_until "the deleted pod's process stops on SIGTERM and the pod goes" 15 gone
 logs_gone() { ! compgen -G "$tmp/a1/logs/default_sleeper_*" >/dev/null; }
-wait_for "the deleted pod's logs go" 5 logs_gone
+wait_until "the deleted pod's logs go" 5 logs_gone
 
 # ---- SIGTERM stops an agent ---------------------------------------------------------------------
 kill -TERM "$a2_pid" 2>/dev/null || true
@@ -217,13 +207,13 @@ port3=$(port_before_listener)
 a3_pid=$!
 diag_log "$tmp/a3.log"
 waiting() { grep -q "cannot reach the xpool server.*trying again in" "$tmp/a3.log"; }
-wait_for "the early agent says it waits for the server" 10 waiting
+wait_until "the early agent says it waits for the server" 10 waiting
 kill -0 "$a3_pid" 2>/dev/null || { echo "FAIL the early agent gave up:"; cat "$tmp/a3.log"; failures=$((failures + 1)); }
 "$xpool" server --listen "127.0.0.1:$port3" --no-tls --data-dir "$data3" >"$tmp/server3.log" 2>&1 &
 server3_pid=$!
 diag_log "$tmp/server3.log"
 n3_ready() { KUBECONFIG=$data3/admin.kubeconfig "$xpool" get node n3 -o yaml | grep 'reason: AgentReady' >/dev/null; }
-wait_for "the early agent registers once the server is up" 20 n3_ready
+wait_until "the early agent registers once the server is up" 20 n3_ready
 kill -TERM "$a3_pid" 2>/dev/null; wait "$a3_pid" 2>/dev/null || true
 a3_pid=
 # and one stopped while it waits exits at once, and cleanly
@@ -232,7 +222,7 @@ a3_pid=
 a3_pid=$!
 diag_log "$tmp/a4.log"
 waiting4() { grep -q "trying again in" "$tmp/a4.log"; }
-wait_for "the agent without a server waits" 10 waiting4
+wait_until "the agent without a server waits" 10 waiting4
 kill -TERM "$a3_pid"
 status=0; wait "$a3_pid" || status=$?
 a3_pid=

@@ -35,14 +35,6 @@ trap cleanup EXIT
 
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
-wait_for() { # what, seconds, command...: retries the command until it succeeds (bounded)
-  local what=$1 seconds=$2 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [[ $SECONDS -ge $deadline ]]; then fail "$what (waited $seconds s)"; return 0; fi
-    sleep 0.1
-  done
-}
 
 start_server() { # listen address
   "$xpool" server --listen "$1" --data-dir "$data" >>"$tmp/server.log" 2>&1 &
@@ -75,7 +67,7 @@ done
 port=${url##*:}
 start_agent
 node_ready() { "$xpool" get node n1 -o yaml | grep 'reason: AgentReady' >/dev/null; }
-wait_for "n1 registers Ready" 20 node_ready
+wait_until "n1 registers Ready" 20 node_ready
 [[ $failures -eq 0 ]] || { tail -n 20 "$tmp/agent.log"; exit 1; }
 
 # ---- (a) and (b): a 12 s outage -----------------------------------------------------------------
@@ -113,14 +105,14 @@ spec:
     command: ["sh", "-c", "if [ -e $share/again.1 ]; then touch $share/again.2; exec sleep 600; fi; touch $share/again.1; until [ -e $share/go ]; do sleep 0.1; done; exit 1"]
 YAML
 check "create the outage's pods" 0 "$xpool" apply -f "$tmp/outage.yaml"
-wait_for "exit3 runs" 20 phase_is exit3 Running
-wait_for "deleted runs" 20 phase_is deleted Running
-wait_for "exit3's command is up" 10 exists "$share/exit3.up"
-wait_for "deleted's command is up" 10 exists "$share/deleted.up"
-wait_for "again's command is up" 10 exists "$share/again.1"
+wait_until "exit3 runs" 20 phase_is exit3 Running
+wait_until "deleted runs" 20 phase_is deleted Running
+wait_until "exit3's command is up" 10 exists "$share/exit3.up"
+wait_until "deleted's command is up" 10 exists "$share/deleted.up"
+wait_until "again's command is up" 10 exists "$share/again.1"
 check "delete the pod just before the outage" 0 "$xpool" delete pod deleted
 # the agent saw the deletion: the container got its SIGTERM and waits for the outage
-wait_for "the deleted pod's container gets SIGTERM" 10 exists "$share/deleted.term"
+wait_until "the deleted pod's container gets SIGTERM" 10 exists "$share/deleted.term"
 phase_is deleted Running || fail "deleted is not Running before the outage: $(phase deleted)"
 
 kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
@@ -128,13 +120,13 @@ outage_start=$SECONDS
 touch "$share/go" # both containers end now, while the server is down
 sleep 12
 # its token volume (every pod has one) keeps its last version: the restart needs no server
-wait_for "again restarts (after its 10 s back-off) while the server is down" 20 exists "$share/again.2"
+wait_until "again restarts (after its 10 s back-off) while the server is down" 20 exists "$share/again.2"
 start_server "127.0.0.1:$port"
-wait_for "the server comes back" 15 server_up
+wait_until "the server comes back" 15 server_up
 back=$SECONDS
-wait_for "exit3 is Failed after the outage" 10 phase_is exit3 Failed
+wait_until "exit3 is Failed after the outage" 10 phase_is exit3 Failed
 a_s=$((SECONDS - back))
-wait_for "the pod deleted before the outage is gone after it" 10 pod_gone deleted
+wait_until "the pod deleted before the outage is gone after it" 10 pod_gone deleted
 echo "outage $((back - outage_start)) s; after it: exit3 Failed within $a_s s, deleted gone within $((SECONDS - back)) s"
 check "exit3's status" 0 "$xpool" get pod exit3 -o yaml
 expect_in "exit3 exit code" "$tmp/out" "exitCode: 3"
@@ -189,8 +181,8 @@ mid_start() { # pod: its spec written, its shim alive, nothing started yet
   local d=$tmp/agent/containers/${uid[$1]}/main
   [[ -e $d/spec.json && ! -e $d/running.json && ! -e $d/exit.json && -n $(shim_of "$1") ]]
 }
-wait_for "finish's start is under way" 10 mid_start finish
-wait_for "redo's start is under way" 10 mid_start redo
+wait_until "finish's start is under way" 10 mid_start finish
+wait_until "redo's start is under way" 10 mid_start redo
 shim_finish=$(shim_of finish)
 shim_redo=$(shim_of redo)
 kill -STOP "$agent_pid" # frozen in the middle of both starts
@@ -200,7 +192,7 @@ kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
 [[ -n "$shim_redo" ]] && kill -KILL "$shim_redo"
 rm -f "${fifo[redo]}"
 start_agent
-wait_for "redo runs once the agent is back" 20 phase_is redo Succeeded
+wait_until "redo runs once the agent is back" 20 phase_is redo Succeeded
 # finish's shim still waits on its log: the new agent must wait for it, not fail the pod
 sleep 1
 [[ "$(phase finish)" != Failed ]] || fail "finish was failed while its shim was still starting it"
@@ -208,7 +200,7 @@ sleep 1
   fail "finish's shim did not outlive the agent"
 timeout 20 cat "${fifo[finish]}" >"$share/finish.out" &
 reader=$!
-wait_for "finish is Succeeded once its shim goes on" 20 phase_is finish Succeeded
+wait_until "finish is Succeeded once its shim goes on" 20 phase_is finish Succeeded
 wait "$reader" 2>/dev/null || true
 expect_in "finish's output came through its log" "$share/finish.out" "stdout F hello-finish"
 sleep 1 # a second run, if any, would have appended by now
@@ -238,18 +230,18 @@ spec:
     command: ["sh", "-c", "echo ran >>$share/exit3-restarted.ran; until [ -e $share/go2 ]; do sleep 0.1; done; exit 3"]
 YAML
 check "create the pod of the second outage" 0 "$xpool" apply -f "$tmp/restart.yaml"
-wait_for "exit3-restarted runs" 20 phase_is exit3-restarted Running
+wait_until "exit3-restarted runs" 20 phase_is exit3-restarted Running
 kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
 touch "$share/go2"
 tried() { grep -q "writing the status of pod default/exit3-restarted failed" "$tmp/agent.log"; }
-wait_for "the agent tries to write the exit during the second outage" 10 tried
+wait_until "the agent tries to write the exit during the second outage" 10 tried
 kill -KILL "$agent_pid"; wait "$agent_pid" 2>/dev/null || true
 start_agent # it waits for the server
 sleep 2
 start_server "127.0.0.1:$port"
-wait_for "the server comes back again" 15 server_up
+wait_until "the server comes back again" 15 server_up
 back=$SECONDS
-wait_for "exit3-restarted is Failed after the agent's restart" 15 phase_is exit3-restarted Failed
+wait_until "exit3-restarted is Failed after the agent's restart" 15 phase_is exit3-restarted Failed
 echo "second outage: exit3-restarted Failed within $((SECONDS - back)) s of the server's return"
 check "exit3-restarted's status" 0 "$xpool" get pod exit3-restarted -o yaml
 expect_in "exit3-restarted exit code" "$tmp/out" "exitCode: 3"

@@ -22,14 +22,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-wait_for() { # what, seconds, command...
-  local what=$1 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    if [[ $SECONDS -ge $deadline ]]; then echo "FAIL $what (waited)"; "$@" || true; failures=$((failures + 1)); return 0; fi
-    sleep 0.2
-  done
-}
 
 # ---- images and registries ------------------------------------------------------------------
 img_ai_framework "$tmp/ai"
@@ -48,7 +40,7 @@ img_push "$tmp/zsrc" "$plain/ai-zstd:1" --dest-tls-verify=false --dest-compress-
 img_push "$tmp/ai" "$secure/team/ai-framework:2.0" --dest-cert-dir "$tmp/reg-secure" --dest-creds puller:s3cret
 /usr/bin/python3 "$src/tests/integration/fake_registry.py" 0 300 >"$tmp/fake.port" 2>"$tmp/fake.err" &
 fake_pid=$!
-wait_for "the fake registry starts" 10 test -s "$tmp/fake.port"
+wait_until "the fake registry starts" 10 test -s "$tmp/fake.port"
 fake=127.0.0.1:$(cat "$tmp/fake.port")
 cat >"$tmp/registries.yaml" <<EOF
 mirrors:
@@ -164,7 +156,7 @@ bad hang "did not answer in time"
 # a pull killed half-way through a layer: its temporary directory goes at the next open
 "$xpool" image --data-dir "$tmp/node" --registries "$tmp/registries.yaml" pull "$fake/slow:1" >/dev/null 2>&1 &
 slow_pid=$!
-wait_for "the slow pull is unpacking" 20 compgen -G "$store/tmp/layer-*/fs/etc"
+wait_until "the slow pull is unpacking" 20 compgen -G "$store/tmp/layer-*/fs/etc"
 kill -KILL "$slow_pid"; wait "$slow_pid" 2>/dev/null || true
 check "open after a killed pull" 0 img list
 [[ -z "$(ls -A "$store/tmp")" ]] || { echo "FAIL the killed pull's leftovers stayed:"; ls -la "$store/tmp"; failures=$((failures + 1)); }
@@ -205,6 +197,7 @@ export KUBECONFIG=$data/admin.kubeconfig
 "$xpool" token create --node img1 --data-dir "$data" >"$tmp/node.token" 2>/dev/null
 "$xpool" server --no-tls --listen 127.0.0.1:0 --data-dir "$data" >"$tmp/server.log" 2>&1 &
 server_pid=$!
+diag_log "$tmp/server.log"
 url=
 for _ in $(seq 150); do
   url=$(sed -n 's|.*xpool server listening on \(http://127\.0\.0\.1:[0-9]*\).*|\1|p' "$tmp/server.log" 2>/dev/null || true)
@@ -215,6 +208,7 @@ done
 "$xpool" agent --server "$url" --token-file "$tmp/node.token" --node-name img1 --data-dir "$tmp/node" \
   --netns-dir "$tmp/netns" --ipc-dir "$tmp/ipc" --registries "$tmp/registries.yaml" --listen 127.0.0.1:0 --heartbeat 500ms --backoff 1s >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
+diag_log "$tmp/agent.log"
 pod() { # name image [policy]
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: %s\n%s' \
     "$1" "$2" "${3:+    imagePullPolicy: $3
@@ -227,22 +221,22 @@ pod missing "$plain/nope:1"
 pod never "$plain/not-here:1" Never
 pod present "$plain/ai-framework@$digest"
 pod never-present "$plain/ai-framework@$digest" Never
-wait_for "Pulling event" 30 describe framework "Pulling image \"$plain/ai-framework:latest\""
-wait_for "Pulled event" 30 describe framework "Successfully pulled image \"$plain/ai-framework:latest\" in"
-wait_for "after the pull, it runs from its image (crun)" 30 describe framework "Completed"
+wait_until "Pulling event" 30 describe framework "Pulling image \"$plain/ai-framework:latest\""
+wait_until "Pulled event" 30 describe framework "Successfully pulled image \"$plain/ai-framework:latest\" in"
+wait_until "after the pull, it runs from its image (crun)" 30 describe framework "Completed"
 if [[ -n "$zstd_ok" ]]; then
   pod zstd "$plain/ai-zstd:1" Always
-  wait_for "the zstd image: Pulled" 30 describe zstd "Successfully pulled image \"$plain/ai-zstd:1\" in"
-  wait_for "... runs its entrypoint to Completed" 30 describe zstd "Completed"
+  wait_until "the zstd image: Pulled" 30 describe zstd "Successfully pulled image \"$plain/ai-zstd:1\" in"
+  wait_until "... runs its entrypoint to Completed" 30 describe zstd "Completed"
   check "the zstd image's output" 0 "$xpool" logs zstd --server "$url"
   expect_in "... its entrypoint ran" "$tmp/out" "zstd layer: unpacked, and its entrypoint ran"
 fi
-wait_for "ErrImagePull" 30 describe missing "Failed to pull image \"$plain/nope:1\""
-wait_for "ImagePullBackOff" 30 describe missing "ImagePullBackOff"
-wait_for "Back-off event" 30 describe missing "Back-off pulling image"
-wait_for "ErrImageNeverPull" 30 describe never "is not present with pull policy of Never"
-wait_for "already present" 30 describe present "already present on machine"
-wait_for "Never, present: the kubelet's Pulled event too" 30 describe never-present "already present on machine"
+wait_until "ErrImagePull" 30 describe missing "Failed to pull image \"$plain/nope:1\""
+wait_until "ImagePullBackOff" 30 describe missing "ImagePullBackOff"
+wait_until "Back-off event" 30 describe missing "Back-off pulling image"
+wait_until "ErrImageNeverPull" 30 describe never "is not present with pull policy of Never"
+wait_until "already present" 30 describe present "already present on machine"
+wait_until "Never, present: the kubelet's Pulled event too" 30 describe never-present "already present on machine"
 # imagePullSecrets through an API Secret (kubernetes.io/dockerconfigjson): the node reads the
 # Secret its pod names (the node authorizer's rule); Always, as the image is in the store already
 printf '{"auths": {"%s": {"auth": "%s"}}}' "$secure" "$(printf puller:s3cret | base64)" >"$tmp/regcred.json"
@@ -255,10 +249,10 @@ printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: withsecret}\nspec:\n  restar
   "$secure/team/ai-framework:2.0" >"$tmp/withsecret.yaml"
 check "pod with imagePullSecrets" 0 "$xpool" apply -f "$tmp/withsecret.yaml" --server "$url"
 pod nosecret "$secure/team/ai-framework:2.0" Always
-wait_for "pulled with the pod's imagePullSecret" 30 describe withsecret "Successfully pulled image \"$secure/team/ai-framework:2.0\" in"
-wait_for "refused without one" 30 describe nosecret "Failed to pull image \"$secure/team/ai-framework:2.0\""
-wait_for "the pod with the secret runs to its end" 30 describe withsecret "Completed"
+wait_until "pulled with the pod's imagePullSecret" 30 describe withsecret "Successfully pulled image \"$secure/team/ai-framework:2.0\" in"
+wait_until "refused without one" 30 describe nosecret "Failed to pull image \"$secure/team/ai-framework:2.0\""
+wait_until "the pod with the secret runs to its end" 30 describe withsecret "Completed"
 node_images() { "$xpool" get node img1 -o yaml --server "$url" | grep -A3 "images:" | grep -F "$plain/ai-framework" >/dev/null; }
-wait_for "Node status.images" 30 node_images
+wait_until "Node status.images" 30 node_images
 kill -TERM "$agent_pid"; wait "$agent_pid" 2>/dev/null || true; agent_pid=
 finish images

@@ -35,13 +35,7 @@ post() { # manifest (YAML), collection path
   check "create $(basename "$1")" 0 curl -fsS "${auth[@]}" -H 'Content-Type: application/json' \
     --data-binary "@$tmp/create.json" "$base$2"
 }
-wait_for() { # name, path, text: bounded poll of the API
-  for _ in $(seq 100); do
-    curl -sS "${auth[@]}" -o "$tmp/got" "$base$2" && grep -qF -- "$3" "$tmp/got" && return 0
-    sleep 0.1
-  done
-  echo "FAIL $1: '$3' not in $2:"; cat "$tmp/got"; echo; failures=$((failures + 1))
-}
+api_holds() { answer_holds "$tmp/got" "$2" "${auth[@]}" "$base$1"; } # path, text: for wait_until
 
 # ---- the pool: the seed's node (a GPU, two NPUs), an 8-GPU NVLink node, the seed's pod, one
 # pod that cannot fit ---------------------------------------------------------------------------
@@ -64,9 +58,9 @@ post "$tmp/too-big.yaml" /api/v1/namespaces/default/pods
 # no devices: placed without a NUMA node (numaNode -1), which the page leaves out
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n  containers: [{name: c, image: busybox}]\n' >"$tmp/plain.yaml"
 post "$tmp/plain.yaml" /api/v1/namespaces/default/pods
-wait_for "plain pod placed" /api/v1/namespaces/default/pods/plain '"xpool.io/placement"'
-wait_for "seed pod placed" /api/v1/namespaces/default/pods/ai-training '"xpool.io/placement"'
-wait_for "pending pod's reason" /api/v1/namespaces/default/pods/too-big '"reason":"Unschedulable"'
+wait_until "plain pod placed" 15 api_holds /api/v1/namespaces/default/pods/plain '"xpool.io/placement"'
+wait_until "seed pod placed" 15 api_holds /api/v1/namespaces/default/pods/ai-training '"xpool.io/placement"'
+wait_until "pending pod's reason" 15 api_holds /api/v1/namespaces/default/pods/too-big '"reason":"Unschedulable"'
 
 # ---- HTTP: assets, their headers, no data without a token --------------------------------------
 check "index" 0 curl -fsS -D "$tmp/head" -o "$tmp/index.html" "$base/ui/"
@@ -91,7 +85,7 @@ for path in /ui/api/history /api/v1/pods /api/v1/nodes "/api/v1/pods?watch=true"
   expect_in "$path without a token: 401" "$tmp/out" "401"
 done
 # the history records at most once a second: the placement shows within a second or so
-wait_for "history: the GPUs allocated" /ui/api/history \
+wait_until "history: the GPUs allocated" 15 api_holds /ui/api/history \
   '{"resource":"nvidia.com/gpu","kind":"gpu","node":"mixed","points":[['
 expect_in "history: the step" "$tmp/got" '"stepSeconds":10'
 
@@ -103,7 +97,7 @@ browse() { # output option, url: headless chromium, bounded
 diag_log "$tmp/chrome.log"
 # Signed in through the form (the DevTools protocol types the token), a pod created meanwhile
 # shown through the watch, the screenshot.
-check "the page in chromium" 0 timeout 60 /usr/bin/python3 "$src/tests/tools/dashboard_cdp.py" \
+check "the page in chromium" 0 timeout 120 /usr/bin/python3 "$src/tests/tools/dashboard_cdp.py" \
   "$chromium" "$tmp/chrome" "$base" "$token" "$tmp/dom.html" "$artifacts/31-dashboard.png"
 cat "$tmp/out"
 expect_in "signed in and live" "$tmp/dom.html" 'data-state="live">Live</span>'

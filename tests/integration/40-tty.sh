@@ -34,14 +34,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-wait_for() { # name, seconds, command...: until the command succeeds (bounded)
-  local name=$1 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $name"; failures=$((failures + 1)); return 1; }
-    sleep 0.1
-  done
-}
 
 # ---- an image with busybox's terminal tools and httpd; the pod's own network when CNI is here ---
 mkdir -p "$tmp/extra/bin"
@@ -71,7 +63,7 @@ done
   --node-name t1 --data-dir "$tmp/node" --listen 127.0.0.1:0 --heartbeat 500ms "${net_flags[@]}" \
   >"$tmp/agent.log" 2>&1 &
 agent_pid=$!
-diag_logs+=("$tmp/agent.log" "$tmp/server.log")
+diag_log "$tmp/agent.log" "$tmp/server.log"
 admin=$(sed -n 's/^[[:space:]]*token:[[:space:]]*//p' "$KUBECONFIG" | head -1)
 
 port=$((RANDOM % 20000 + 30000))

@@ -67,35 +67,73 @@ check() { # name, expected exit code, command...: runs it with output in $tmp/ou
   fi
 }
 
+# (a file that is missing fails the check, and the script goes on to finish and its diagnosis:
+# a cat that fails inside a function would end a set -e script there, without a word)
 expect_in() { # name, file, text
   if ! grep -qF -- "$3" "$2"; then
-    echo "FAIL $1: '$3' not in output:"; cat "$2"; failures=$((failures + 1))
+    echo "FAIL $1: '$3' not in output:"; cat "$2" || true; failures=$((failures + 1))
   fi
 }
 
 expect_count() { # name, file, count, text: lines holding text
   local got
   got=$(grep -cF -- "$4" "$2" || true)
-  if [[ $got -ne $3 ]]; then
-    echo "FAIL $1: $got lines with '$4', expected $3:"; cat "$2"; failures=$((failures + 1))
+  if [[ ${got:-0} -ne $3 ]]; then
+    echo "FAIL $1: ${got:-0} lines with '$4', expected $3:"; cat "$2" || true; failures=$((failures + 1))
   fi
 }
 
-wait_for() { # name, seconds, command...: until the command succeeds (bounded)
-  local name=$1 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL $name"; failures=$((failures + 1)); return 1; }
+# wait_for / wait_until name, seconds, command...: runs the command every 0.2 s until it succeeds
+# (bounded). Giving up is a failure: "FAIL name (gave up after N s)", the command's last answer
+# (its output on the last try) and, the first time a wait gives up, the diagnosis (wait_diagnosis:
+# the logs the test registered, its diag_run commands), so that a wait that stops a set -e script
+# says why. wait_for then returns 1: a bare call stops the script there, as what follows needs
+# what it waited for. wait_until returns 0: the script goes on to its other checks.
+# (the status goes back to the caller's line: a failing command inside a function would end a set
+# -e script there, without the ERR trap's line, which functions do not inherit)
+wait_for() { wait_bounded 1 "$@" || return; }
+wait_until() { wait_bounded 0 "$@"; }
+wait_bounded() { # status on giving up, name, seconds, command...
+  local status=$1 name=$2 seconds=$3 deadline=$((SECONDS + $3)) out=$tmp/wait.$BASHPID.out
+  shift 3
+  until "$@" >"$out" 2>&1; do
+    if [[ $SECONDS -ge $deadline ]]; then
+      echo "FAIL $name (gave up after $seconds s)"; failures=$((failures + 1))
+      wait_diagnosis "$out" "$@"
+      return "$status"
+    fi
     sleep 0.2
   done
+}
+wait_diagnosis() { # the last answer's file, command...: what a wait that gave up saw
+  local out=$1
+  shift
+  echo "---- the last answer of: $*"
+  tail -n 40 "$out"
+  [[ -z "${wait_diagnosed:-}" ]] || return 0 # the logs once: another wait's adds little
+  wait_diagnosed=1
+  [[ ${#diag_logs[@]} -gt 0 || ${#diag_cmds[@]} -gt 0 ]] || return 0
+  echo "==== for the diagnosis"
+  diag_show
+}
+# answer_holds file, text, curl args... (the URL last): GETs into file (5 s at most), and holds
+# when the answer holds text; if not it says so with the answer, a wait's last answer.
+answer_holds() {
+  local file=$1 text=$2
+  shift 2
+  curl -sS --max-time 5 -o "$file" "$@" || true
+  grep -qF -- "$text" "$file" 2>/dev/null && return 0
+  echo "'$text' did not appear in ${*: -1}:"; cat "$file" 2>/dev/null; echo
+  return 1
 }
 
 poll() { # name, seconds, expected, command...: runs command until its output is expected (bounded)
   local name=$1 deadline=$((SECONDS + $2)) want=$3 got=
   shift 3
-  while [[ $SECONDS -lt $deadline ]]; do
+  while :; do # the first try before the deadline's check: a short bound still runs it once
     got=$("$@" 2>&1) || true
     [[ "$got" == "$want" ]] && return 0
+    [[ $SECONDS -lt $deadline ]] || break
     sleep 0.2
   done
   echo "FAIL $name: '$got', expected '$want'"; failures=$((failures + 1))
@@ -155,10 +193,8 @@ up_state() { # whether start_up's xpool up still runs, or how it ended when it e
     echo "---- xpool up (pid $up_pid) runs (state, elapsed, CPU time, RSS KiB): $state"
   fi
 }
-diagnose() { # what diag_state has not shown yet, then the logs
+diag_show() { # up_state, diag_state, then the last lines of the logs (which stay registered)
   local f
-  [[ ${#diag_logs[@]} -gt 0 || ${#diag_cmds[@]} -gt 0 ]] || return 0
-  echo "==== for the diagnosis"
   up_state
   diag_state
   for f in "${diag_logs[@]}"; do
@@ -166,32 +202,39 @@ diagnose() { # what diag_state has not shown yet, then the logs
     echo "---- $f (last 60 lines)"
     tail -n 60 "$f"
   done
+}
+diagnose() { # what diag_state has not shown yet, then the logs
+  [[ ${#diag_logs[@]} -gt 0 || ${#diag_cmds[@]} -gt 0 ]] || return 0
+  echo "==== for the diagnosis"
+  diag_show
   diag_logs=()
 }
 
 expect_exact() { # name, file, exact expected content
   if [[ "$(cat "$2")" != "$3" ]]; then
-    echo "FAIL $1: expected:"; echo "$3"; echo "got:"; cat "$2"; failures=$((failures + 1))
+    echo "FAIL $1: expected:"; echo "$3"; echo "got:"; cat "$2" || true; failures=$((failures + 1))
   fi
 }
 
 start_server() { # data dir, server args...: `xpool server` on a loopback port, its log in
-  # $tmp/server.log; sets server_pid, and base (its https URL) once /healthz answers (15 s at most)
-  local data=$1 deadline=$((SECONDS + 15))
+  # $tmp/server.log; sets server_pid, and base (its https URL) once /healthz answers (120 s at
+  # most: a start under ASan at a load of 30 and more)
+  local data=$1 deadline=$((SECONDS + 120))
   shift
   base=
   "$xpool" server --listen 127.0.0.1:0 --data-dir "$data" "$@" >"$tmp/server.log" 2>&1 &
   server_pid=$!
   diag_log "$tmp/server.log"
   until [[ -n "$base" ]] && curl -fsS --cacert "$data/pki/ca.crt" -o /dev/null "$base/healthz" 2>/dev/null; do
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start:"; cat "$tmp/server.log"; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL the server did not start within 120 s:"; cat "$tmp/server.log"; exit 1; }
     sleep 0.1
     base=$(sed -n 's|.*xpool server listening on \(https://127\.0\.0\.1:[0-9]*\), state in .*|\1|p' "$tmp/server.log" 2>/dev/null || true)
   done
 }
 
-start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (20 s at
-  # most) for "xpool is up"; stop_up ends it. A restart with the same log file keeps the earlier
+start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) and waits (120 s
+  # at most, or up_seconds: a start under ASan at a load of 30 and more) for "xpool is up"; stop_up
+  # ends it. A restart with the same log file keeps the earlier
   # start's log beside it (up.log: up.1.log, up.2.log..., each shown by diagnose): a failure after
   # a restart still shows how the earlier run went. FILE holds the current start's log only.
   # The earlier log is moved away here, before the start: the redirection below is made by the
@@ -199,7 +242,7 @@ start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) 
   # up" passed at once, before the new server wrote its kubeconfig (42-secrets' kubectl then
   # found the old port closed, "connection refused"; a loop of such starts at load 37 saw the
   # earlier line in 12 of 500).
-  local log=$1 deadline=$((SECONDS + 20)) n=1
+  local log=$1 within=${up_seconds:-120} n=1 deadline
   shift
   if [[ -e "$log" ]]; then
     while [[ -e "${log%.log}.$n.log" ]]; do n=$((n + 1)); done
@@ -208,24 +251,26 @@ start_up() { # log file, `xpool up` args...: runs it in the background (up_pid) 
   fi
   "$xpool" up "$@" >"$log" 2>&1 &
   up_pid=$!
+  deadline=$((SECONDS + within))
   until grep -qs "^xpool is up" "$log"; do
     kill -0 "$up_pid" 2>/dev/null || { echo "FAIL xpool up exited:"; cat "$log"; diagnose; exit 1; }
-    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within 20 s:"; cat "$log"; diagnose; exit 1; }
+    [[ $SECONDS -lt $deadline ]] || { echo "FAIL xpool up did not come up within $within s:"; cat "$log"; diagnose; exit 1; }
     sleep 0.1
   done
   diag_log "$log"
 }
 
-stop_up() { # SIGTERM, then (a failure) SIGKILL when it did not stop within 30 s
+stop_up() { # SIGTERM, then (a failure) SIGKILL when it did not stop within 120 s (a clean stop
+  # under ASan and LeakSanitizer at a load of 30 and more can take over 30 s)
   local i
   [[ -n "${up_pid:-}" ]] || return 0
   kill -TERM "$up_pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     kill -0 "$up_pid" 2>/dev/null || break
     sleep 0.1
   done
   if kill -0 "$up_pid" 2>/dev/null; then
-    echo "FAIL xpool up (pid $up_pid) did not stop within 30 s of SIGTERM; killed:"
+    echo "FAIL xpool up (pid $up_pid) did not stop within 120 s of SIGTERM; killed:"
     ps -L -o pid,tid,stat,time,wchan:24,comm -p "$up_pid" 2>/dev/null | head -n 40 || true
     kill -KILL "$up_pid" 2>/dev/null || true
     failures=$((failures + 1))
