@@ -13,8 +13,9 @@
 # - the agent stopped removes the address it put there;
 # - an address the server's certificate does not name is refused at the agent's start (a request
 #   through it fails verification), and left off lo.
-# With the defaults (10.96.0.1:443) when no other test's agent holds them, else on an address of
-# the test's own (the same code, a flag apart). Needs root, the CNI plugins and curl (else 77).
+# On an address of the test's own (--api-service-address; the defaults, 10.96.0.1:443, differ by
+# the flag's default only, which test_apiproxy covers): every agent with a pod network takes the
+# defaults, so another test's agent could take them while this one is killed and restarted. Needs root, the CNI plugins and curl (else 77).
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (network namespaces, a bridge, lo's addresses)"; exit 77; }
@@ -29,28 +30,16 @@ py=/usr/bin/python3
 unshare -n true 2>/dev/null || { echo "SKIP: cannot make network namespaces here"; exit 77; }
 
 on_lo() { ip -o -4 addr show dev lo | grep -qw "inet $1/32"; }
-listening() { ss -Hltn "src $1:443" 2>/dev/null | grep -q .; }
 
-# The defaults, one such test at a time on this machine. Another test's agent may hold them (every
-# agent with a pod network takes them): then an address of the test's own, which the server's
-# certificate is given with --tls-san (the defaults' address is checked in it either way).
+# An address of the test's own, which the server's certificate is given with --tls-san (the
+# defaults' address is checked in it too).
 alt_ip=
 for _ in $(seq 40); do
   n=$((RANDOM % 250 + 2))
   on_lo "10.252.$n.1" || { alt_ip=10.252.$n.1; break; }
 done
 [[ -n "$alt_ip" ]] || { echo "FAIL no free address in 10.252.0.0/16"; exit 1; }
-exec 9>/tmp/xpool-test-podnet-api.lock
-svc_ip=10.96.0.1 agent_flags=()
-use_alt() {
-  svc_ip=$alt_ip
-  agent_flags=(--api-service-address "$alt_ip:443")
-  svc_before=no
-  if on_lo "$svc_ip"; then svc_before=yes; fi
-}
-svc_before=no
-if on_lo "$svc_ip"; then svc_before=yes; fi
-{ flock -n 9 && ! listening 10.96.0.1; } || use_alt
+svc_ip=$alt_ip agent_flags=(--api-service-address "$alt_ip:443") svc_before=no
 
 br= net=
 for _ in $(seq 40); do
@@ -118,15 +107,6 @@ said() { # what the agent said of the pods' API address
 start_agent
 poll_said() { local i; for i in $(seq 300); do [[ -n "$(said)" ]] && return 0; sleep 0.2; done; }
 poll_said
-if [[ "$(said)" == *"no API address"* && -z "${agent_flags[*]}" ]]; then
-  echo "(another test's agent took the defaults meanwhile: service address $alt_ip)"
-  kill -TERM "$agent_pid"
-  wait "$agent_pid" 2>/dev/null || true
-  mv "$tmp/agent.log" "$tmp/agent-defaults.log"
-  use_alt
-  start_agent
-  poll_said
-fi
 diag_log "$tmp/agent.log"
 diag_cluster "$KUBECONFIG"
 ready() { kubectl get node n1 -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'; }
