@@ -462,6 +462,15 @@ void xp_agent_events_started(struct xp_agent_events *events,
                              const char *container,
                              unsigned attempt,
                              const struct xp_launch *launch);
+/* A container that did not start: Created when the runtime made it (created: its exec or the OCI
+ * runtime failed), then a Warning Failed "Error: message", as the kubelet's; never Started. */
+void xp_agent_events_start_failed(struct xp_agent_events *events,
+                                  const char *ns,
+                                  const char *pod,
+                                  const char *uid,
+                                  const char *container,
+                                  bool created,
+                                  const char *message);
 /* The container is being stopped (signal SIGTERM or SIGKILL): Killing, once. */
 void xp_agent_events_killing(struct xp_agent_events *events,
                              const char *ns,

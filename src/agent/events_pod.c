@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The container lifecycle Events the kubelet records, in its words (Kubernetes 1.32), from what
- * the reconcile loop sees: Created and Started when a start came back, Killing when a container
+ * the reconcile loop sees: Created and Started when a start came back, Failed (a Warning) instead
+ * of Started when the container did not start, Killing when a container
  * is stopped, BackOff while one waits in CrashLoopBackOff, and two of xpool's own: OOMKilled
  * when a container's last exit was the OOM killer's, DevicesAllocated naming the devices a
  * container got. Pulled, Pulling and the image errors come from pull.c. Aggregation and the rate
@@ -14,6 +15,34 @@
 #include "launch.h"
 #include "xpool/strutil.h"
 
+static void created_event(struct xp_agent_events *events,
+                          const char *ns,
+                          const char *pod,
+                          const char *uid,
+                          const char *container)
+{
+        char msg[512];
+
+        snprintf(msg, sizeof(msg), "Created container %s", container);
+        (void)xp_agent_event(events, ns, pod, uid, "Normal", "Created", msg);
+}
+
+void xp_agent_events_start_failed(struct xp_agent_events *events,
+                                  const char *ns,
+                                  const char *pod,
+                                  const char *uid,
+                                  const char *container,
+                                  bool created,
+                                  const char *message)
+{
+        char msg[1024];
+
+        if (created)
+                created_event(events, ns, pod, uid, container);
+        snprintf(msg, sizeof(msg), "Error: %s", message && *message ? message : "the start failed");
+        (void)xp_agent_event(events, ns, pod, uid, "Warning", "Failed", msg);
+}
+
 void xp_agent_events_started(struct xp_agent_events *events,
                              const char *ns,
                              const char *pod,
@@ -25,8 +54,7 @@ void xp_agent_events_started(struct xp_agent_events *events,
         char msg[1024];
         size_t len = 0;
 
-        snprintf(msg, sizeof(msg), "Created container %s", container);
-        (void)xp_agent_event(events, ns, pod, uid, "Normal", "Created", msg);
+        created_event(events, ns, pod, uid, container);
         snprintf(msg, sizeof(msg), "Started container %s", container);
         (void)xp_agent_event(events, ns, pod, uid, "Normal", "Started", msg);
         if (attempt > 0 || !launch)

@@ -631,6 +631,28 @@ static void privileged_event(struct loop *l, struct podstate *st, const struct s
                 xp_log(LOG_WARNING, "agent: pod %s/%s: %s", st->namespace, st->name, msg);
 }
 
+/* A start that came back may be of a container whose exec (or OCI runtime) failed: the shim
+ * recorded that as its exit before answering, so the start's record says it. */
+static void started_events(struct loop *l, struct podstate *st, const struct start_job *job)
+{
+        if (job->record.start_failed)
+                xp_agent_events_start_failed(l->agent->events,
+                                             st->namespace,
+                                             st->name,
+                                             st->uid,
+                                             job->container,
+                                             true,
+                                             job->record.message);
+        else
+                xp_agent_events_started(l->agent->events,
+                                        st->namespace,
+                                        st->name,
+                                        st->uid,
+                                        job->container,
+                                        job->attempt,
+                                        job->launch);
+}
+
 /* Takes the starts that came back: their records, or why they failed. */
 static void collect_starts(struct loop *l)
 {
@@ -655,15 +677,16 @@ static void collect_starts(struct loop *l)
                                           job->message,
                                           job->result == -EPERM,
                                           xp_agent_now_ns());
+                        xp_agent_events_start_failed(l->agent->events,
+                                                     st->namespace,
+                                                     st->name,
+                                                     st->uid,
+                                                     job->container,
+                                                     false,
+                                                     job->message);
                 } else {
                         privileged_event(l, st, job);
-                        xp_agent_events_started(l->agent->events,
-                                                st->namespace,
-                                                st->name,
-                                                st->uid,
-                                                job->container,
-                                                job->attempt,
-                                                job->launch);
+                        started_events(l, st, job);
                         struct xp_error err = {0};
 
                         /* the pod's files, not the start's record: they also say whether the

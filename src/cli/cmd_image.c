@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "xpool/datadir.h"
@@ -414,6 +415,7 @@ int xp_cmd_image(int argc, char **argv)
         struct image_args a = {0};
         struct xp_error err = {0};
         const char *verb;
+        bool fresh;
         int r, n;
         size_t v;
 
@@ -441,6 +443,9 @@ int xp_cmd_image(int argc, char **argv)
         dir = agent_dir ? xp_datadir_path(agent_dir, XP_DATADIR_IMAGES) : NULL;
         if (!dir)
                 return XP_EXIT_FAILURE;
+        /* an image put in a store no agent reads is lost to the user: say where it went */
+        fresh = !a.data_dir && access(dir, F_OK) < 0 &&
+                (strcmp(verb, "import") == 0 || strcmp(verb, "pull") == 0);
         r = xp_image_store_open(dir,
                                 &(struct xp_image_store_config){.registries_file = a.registries,
                                                                 .auth_file = a.auth_file,
@@ -451,5 +456,11 @@ int xp_cmd_image(int argc, char **argv)
                 fprintf(stderr, "xpool image: %s\n", xp_error_message(&err));
                 return XP_EXIT_FAILURE;
         }
-        return run(s, &a, verb, argv + optind + 1, n);
+        r = run(s, &a, verb, argv + optind + 1, n);
+        if (fresh)
+                fprintf(
+                    stderr,
+                    "xpool image: made a new image store in %s (no --data-dir given: an agent started with another --data-dir does not see it)\n",
+                    dir);
+        return r;
 }

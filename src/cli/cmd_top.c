@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +41,27 @@ static int top_option(int c, const char *arg, void *userdata)
         return 0;
 }
 
-static double quantity(const char *text)
+/* In thousandths, rounded up: kubectl top's MilliValue(). */
+static int64_t quantity(const char *text)
 {
         struct xp_quantity q;
         int64_t milli = 0;
 
         if (!text || xp_quantity_parse(text, &q, NULL) < 0 || xp_quantity_to_milli(&q, &milli) < 0)
                 return 0;
-        return (double)milli / 1000.0;
+        return milli;
+}
+
+/* Truncated, as kubectl top's integer division: 916Mi of 23.5Gi is 3%, not 4%. */
+static int64_t percent(int64_t used_milli, int64_t total_milli)
+{
+        return total_milli > 0 ? used_milli * 100 / total_milli : 0;
+}
+
+/* Whole MiB, truncated, as kubectl top's Value() / 2^20. */
+static int64_t mebibytes(int64_t milli)
+{
+        return milli / 1000 / (1 << 20);
 }
 
 static const char *str(const json_t *o, const char *a, const char *b)
@@ -83,9 +97,9 @@ static int top_nodes(struct top *t)
         json_array_foreach(json_object_get(metrics, "items"), i, m)
         {
                 const char *name = str(m, "metadata", "name");
-                double cpu = quantity(str(m, "usage", "cpu")),
-                       memory = quantity(str(m, "usage", "memory"));
-                double cpu_total = 0, memory_total = 0;
+                int64_t cpu = quantity(str(m, "usage", "cpu")),
+                        memory = quantity(str(m, "usage", "memory"));
+                int64_t cpu_total = 0, memory_total = 0;
 
                 json_array_foreach(json_object_get(nodes, "items"),
                                    k,
@@ -98,12 +112,12 @@ static int top_nodes(struct top *t)
                         cpu_total = quantity(str(alloc, "cpu", NULL));
                         memory_total = quantity(str(alloc, "memory", NULL));
                 }
-                printf("%-20s %-11.0f %-6.0f %-14.0f %.0f\n",
+                printf("%-20s %-11" PRId64 " %-6" PRId64 " %-14" PRId64 " %" PRId64 "\n",
                        name ? name : "",
-                       cpu * 1000,
-                       cpu_total > 0 ? 100 * cpu / cpu_total : 0,
-                       memory / (1 << 20),
-                       memory_total > 0 ? 100 * memory / memory_total : 0);
+                       cpu,
+                       percent(cpu, cpu_total),
+                       mebibytes(memory),
+                       percent(memory, memory_total));
         }
         printf("(CPU in millicores, memory in MiB)\n");
         return 0;
@@ -128,7 +142,7 @@ static int top_pods(struct top *t)
         printf("%-15s %-30s %-11s %s\n", "NAMESPACE", "POD", "CPU(cores)", "MEMORY(bytes)");
         json_array_foreach(json_object_get(metrics, "items"), i, m)
         {
-                double cpu = 0, memory = 0;
+                int64_t cpu = 0, memory = 0;
                 json_t *c;
                 size_t k;
 
@@ -137,11 +151,11 @@ static int top_pods(struct top *t)
                         cpu += quantity(str(c, "usage", "cpu"));
                         memory += quantity(str(c, "usage", "memory"));
                 }
-                printf("%-15s %-30s %-11.0f %.0f\n",
+                printf("%-15s %-30s %-11" PRId64 " %" PRId64 "\n",
                        str(m, "metadata", "namespace"),
                        str(m, "metadata", "name"),
-                       cpu * 1000,
-                       memory / (1 << 20));
+                       cpu,
+                       mebibytes(memory));
         }
         printf("(CPU in millicores, memory in MiB)\n");
         return 0;
