@@ -348,6 +348,10 @@ void bind_job_enqueue(struct xp_scheduler *s, struct bind_job *job);
 void bind_batch_add(struct xp_scheduler *s, struct bind_job *job);
 /* Hands the batch to the workers: its bindings and their Events in one group of the store's. */
 void bind_batch_flush(struct xp_scheduler *s);
+/* Tests only (NULL in the server): called for each job of a group once the group's bindings are
+ * written, before anything else is: what another component does right then (the agent's
+ * Created of a pod just bound), for the order of the names of the pod's Events. */
+extern void (*scheduler_bound_hook)(struct xp_scheduler *s, const struct bind_job *job);
 
 /*
  * Reads the pod again after a stale write: 1 when still pending (entry refreshed), 0 when it was

@@ -11,6 +11,7 @@
  * (scheduler.c). Without workers (a test's choice) each write is made at once, in the loop.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -419,29 +420,49 @@ static void scheduled_event(const struct bind_job *job,
         };
 }
 
-/* A pod the loop has no copy of: bound after a read, its Event written after. */
-static void run_bind_alone(struct xp_scheduler *s, struct bind_job *job, const char *message)
+/*
+ * A job without the pod as decided on or its version takes the pod as stored now, and is then
+ * bound as the others are: its Scheduled Event named before the binding's commit and written in
+ * it. Named after the binding returned, the Event could be named after the agent's Created of
+ * the pod and sort before it. 0, or the job's result (-ESTALE when the version it was decided on
+ * is gone, the store's -errno).
+ */
+static int bind_job_read(struct xp_scheduler *s, struct bind_job *job)
 {
         struct xp_error err = {0};
-        json_t *bound = NULL;
+        json_t *pod;
+        uint64_t version;
+        int r = xp_store_get(xp_registry_store(s->registry),
+                             "pods",
+                             job->namespace,
+                             job->name,
+                             &pod,
+                             &version,
+                             &err);
 
-        job->result = xp_registry_pod_bind(s->registry,
-                                           job->namespace,
-                                           job->name,
-                                           job->node,
-                                           job->annotations,
-                                           job->version,
-                                           &bound,
-                                           &err);
-        if (job->result == 0)
-                (void)record_event(s, bound, "Normal", "Scheduled", message, 1);
-        else
-                snprintf(job->message,
-                         sizeof job->message,
-                         "%s",
-                         err.msg[0] ? err.msg : strerror(-job->result));
-        json_decref(bound);
+        if (r >= 0 && job->version != 0 && version != job->version) {
+                json_decref(pod);
+                r = xp_errorf(&err,
+                              -ESTALE,
+                              "pod %s/%s changed: version %" PRIu64 ", expected %" PRIu64,
+                              job->namespace,
+                              job->name,
+                              version,
+                              job->version);
+        }
+        if (r < 0) {
+                job->result = r;
+                snprintf(
+                    job->message, sizeof job->message, "%s", err.msg[0] ? err.msg : strerror(-r));
+                return r;
+        }
+        json_decref(job->pod);
+        job->pod = pod;
+        job->version = version;
+        return 0;
 }
+
+void (*scheduler_bound_hook)(struct xp_scheduler *s, const struct bind_job *job);
 
 /* What a binding of the group came to. */
 static void bind_result(struct bind_job *job, int r, const struct xp_registry_binding *b)
@@ -465,15 +486,14 @@ struct bind_slot {
         char message[SCHEDULED_MESSAGE_MAX];
 };
 
-/* The slot's binding of job; false for a pod the loop has no copy of (bound alone, at once). */
+/* The slot's binding of job; false for a pod that could not be read (job->result says why). */
 static bool bind_slot_fill(struct xp_scheduler *s, struct bind_job *job, struct bind_slot *slot)
 {
-        scheduled_event(job, slot->message, sizeof slot->message, &slot->scheduled);
-        if (!job->pod || !job->version) {
+        if ((!job->pod || !job->version) && bind_job_read(s, job) < 0) {
                 record_failures(s, job->pod, job);
-                run_bind_alone(s, job, slot->message);
                 return false;
         }
+        scheduled_event(job, slot->message, sizeof slot->message, &slot->scheduled);
         slot->binding =
             (struct xp_registry_binding){.pod = job->pod,
                                          .version = job->version,
@@ -513,6 +533,9 @@ static void run_bind_jobs(struct xp_scheduler *s, struct bind_job *head)
                         b[i] = slots[i].binding, i++;
         if (slots && b)
                 r = xp_registry_pod_bind_many(s->registry, b, i);
+        if (scheduler_bound_hook && r >= 0)
+                for (struct bind_job *job = head; job; job = job->batched)
+                        scheduler_bound_hook(s, job);
         i = 0;
         for (struct bind_job *job = head; job; job = job->batched)
                 if (!slots || !b || (job->pod && job->version))
