@@ -13,7 +13,7 @@
  *   STATE/<pod uid>/<container>/running.json  pids and start times (written by the shim)
  *   STATE/<pod uid>/<container>/exit.json     how it ended (written once, atomically)
  *   STATE/.events/                            the shim creates a file here when a container ends
- *   LOGS/<ns>_<pod>_<uid>/<container>/<attempt>.log[.N], <attempt>.end
+ *   LOGS/<ns>_<pod>_<uid>/<container>/<attempt>.log[.N]  (the live log 0440 once complete)
  *
  * Lifecycle: xp_runtime_open(), then any of the calls below from one thread at a time or from
  * several (the runtime serializes them), then xp_runtime_free(), which leaves containers running.
