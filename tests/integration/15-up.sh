@@ -51,7 +51,7 @@ host_address() {
   for family in -4 -6; do
     dev=$(ip "$family" route show default 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
     [[ -n "$dev" ]] || continue
-    ip "$family" -o addr show dev "$dev" scope global 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}'
+    ip "$family" -o addr show dev "$dev" scope global 2>/dev/null | awk '!done {split($4, a, "/"); print a[1]; done = 1}'
     return 0
   done
   echo 127.0.0.1 # no default route: xpool up says so and keeps the loopback address

@@ -100,7 +100,9 @@ expect_in "... as tar+zstd" "$tmp/zstd-manifest.json" '"application/vnd.oci.imag
 check "... and no gzip layer" 1 grep -qF "tar+gzip" "$tmp/zstd-manifest.json"
 # xpool reads layers with the node's libarchive (dlopen): with its zstd filter the layer unpacks,
 # without it the pull says so
-archive_so=$(ldconfig -p | awk '/libarchive\.so\.13 /{print $NF; exit}')
+# (awk reads to the end: one that exits at the match leaves ldconfig a closed pipe, SIGPIPE, and
+# pipefail stops the script; the CI saw it)
+archive_so=$(ldconfig -p | awk '/libarchive\.so\.13 / && !found {found = $NF} END {print found}')
 if [[ -n "$archive_so" && "$(ldd "$archive_so")" == *libzstd* ]]; then
   zstd_ok=1
   not_here() { if grep -qF "(already here)" "$tmp/err"; then echo "FAIL $1: a layer was already here"; failures=$((failures + 1)); fi; }
