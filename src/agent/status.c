@@ -26,6 +26,8 @@
 #include "xpool/workers.h"
 
 #define MAX_THREADS 16
+_Static_assert(MAX_THREADS <= XP_CLIENT_SLOTS_MAX,
+               "every writer thread's client has a slot to be cancelled in");
 /* A failed write waits 0.2 s, doubling at each failure, at most 3.2 s: a server that comes back
  * finds the writes going again within about three seconds (at once, after one of them lands). */
 #define RETRY_INITIAL_NS (200 * 1000000LL)
