@@ -52,8 +52,11 @@ static volatile pid_t command_pid;
 static void on_stop(int sig)
 {
         (void)sig;
-        if (command_pid > 0)
-                kill(-command_pid, SIGKILL);
+        /* before the command's setsid() there is no group yet: the command itself then, which has
+         * no children of its own before its exec (a SIGTERM at a probe's timeout can come that
+         * early; the command then ran its whole course after the helper was killed) */
+        if (command_pid > 0 && kill(-command_pid, SIGKILL) < 0)
+                kill(command_pid, SIGKILL);
 }
 
 /* fds[i]: the namespace of pid to join, or -1 when it is ours already. */
