@@ -259,7 +259,8 @@ expect_in "no token: message" "$tmp/err" 'the server has no node token for node 
 check "token for n3" 0 "$xpool" token create --node n3 --data-dir "$data"
 # the server looks at the tokens file at most once a second: until it has (a sleep of 1.5 s was a
 # guess at load), the answer is still the one about the missing token
-n3_token_read() { ! "${kc[@]}" logs gone 2>&1 | grep -q 'has no node token for node "n3"'; }
+# (the answer read whole first: under pipefail a failing kubectl piped to grep made any answer pass)
+n3_token_read() { local said; said=$("${kc[@]}" logs gone 2>&1 || true); [[ "$said" != *'has no node token for node "n3"'* ]]; }
 wait_for "the server reads n3's new token" 60 n3_token_read || true
 check "logs: agent unreachable" 1 "${kc[@]}" logs gone
 expect_in "unreachable: message" "$tmp/err" "cannot reach the xpool agent of node \"n3\" at 127.0.0.1:$closed"
