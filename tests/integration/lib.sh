@@ -15,6 +15,7 @@ export XPOOL_SHARE=$tmp
 # leaked mount stays in every process's mount table.
 release_tmp() {
   local shim
+  test_cost
   for shim in $(pgrep -f -- "__shim $tmp/" 2>/dev/null || true); do
     pkill -KILL -P "$shim" 2>/dev/null || true
     kill -KILL "$shim" 2>/dev/null || true
@@ -45,6 +46,15 @@ release_tmp() {
     find "$pins" -mindepth 1 -maxdepth 1 -type f -delete 2>/dev/null || true
     rmdir "$pins" "${pins%/*}" 2>/dev/null || true
   done
+}
+# What the test cost, once, as it ends (ctest keeps it in Testing/Temporary/LastTest.log; the
+# suite's figures in docs/development.md, "Tests"): its wall time, and the CPU of the script and
+# of the processes it waited for (a daemon killed without a wait is not counted).
+test_cost() {
+  [[ -z "${test_cost_told:-}" ]] || return 0
+  test_cost_told=1
+  times >"$tmp/times" 2>&1 || true # in this shell: a $(times) would be a fresh subshell's zeros
+  echo "cost of $(basename "$0"): ${SECONDS} s wall; CPU user/system, the script's then its children's: $(tr '\n' ' ' <"$tmp/times" 2>/dev/null)"
 }
 # The directories where agents pin their pods' namespaces, as each start logged them: one line
 # "NETWORK IPC" per start, in a log's order (NETWORK is "none" for an agent without pod
