@@ -14,6 +14,7 @@
  *   check.c    what the files hold and whether they agree; xp_store_check()
  *   generation.c  per-kind write marks (xp_store_kind_generation())
  *   waiter.c   readers that wait for the writes of some kinds only (xp_store_waiter_new())
+ *   writer_wait.c  where a writer sleeps until its writes are done or it is asked to lead
  *   recover.c  xp_store_recover()
  *   sql.c      SQLite helpers
  *   checksum.c the objects rows' checksums
@@ -120,6 +121,25 @@ void store_waiters_written(struct xp_store *store, const char *kind);
  * once, each woke only to sleep again on the lock that the leader held for the rest of the batch.
  */
 void store_waiters_signal(struct xp_store *store);
+/*
+ * Where a writer sleeps (writer_wait.c): the number of its queued writes not yet done, and
+ * WRITER_WAIT_TURN when the queue's head, its write, is asked to lead the next batch.
+ */
+#define WRITER_WAIT_TURN 0x80000000u
+struct writer_wait {
+        atomic_uint word;
+};
+void writer_wait_init(struct writer_wait *w);
+/* Under the store's lock, as one of its writes is queued. */
+void writer_wait_queued(struct writer_wait *w);
+/* By the leader, without the store's lock: a queued write is done (*done set first); own when
+ * it is the leader's own wait (no wake-up). w may be gone as soon as this returns. */
+void writer_wait_done(struct writer_wait *w, atomic_bool *done, bool own);
+/* Under the store's lock: the writer of the queue's head is to lead. */
+void writer_wait_turn(struct writer_wait *w);
+/* Sleeps until every queued write of w is done (true) or its writer is asked to lead (false). */
+bool writer_wait(struct writer_wait *w);
+
 /* The CLOCK_MONOTONIC time timeout_ms from now. */
 void store_deadline(int timeout_ms, struct timespec *ret);
 
