@@ -282,9 +282,25 @@ int store_check_key(struct xp_store *store,
                     const char *namespace,
                     const char *name,
                     struct xp_error *err);
+/*
+ * Where store_text_versioned() writes resourceVersion into a body: found by a scan of the text
+ * (store_text_mark_find()), or noted by the writer that wrote the text (compact.c), which saves
+ * the leader a scan of every write's text while the batch holds the commit.
+ */
+struct store_text_mark {
+        size_t at;  /* the '}' that closes metadata, or the object when whole */
+        bool empty; /* that object has no member */
+        bool whole; /* no metadata: one of its own goes at the object's end */
+        bool found; /* (compact.c) metadata was written */
+        bool bad;   /* metadata is not an object: no text with a version */
+};
 /* The object's text as stored: without metadata.resourceVersion. Caller frees. */
-int store_serialise(
-    struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
+int store_serialise(struct xp_store *store,
+                    json_t *object,
+                    char **ret,
+                    size_t *ret_len,
+                    struct store_text_mark *ret_mark,
+                    struct xp_error *err);
 /* The same text as jansson writes it (the slow path store_serialise() falls back to). */
 int store_serialise_jansson(
     struct xp_store *store, json_t *object, char **ret, size_t *ret_len, struct xp_error *err);
@@ -299,6 +315,13 @@ int store_set_resource_version(json_t *object, uint64_t version);
  */
 int store_json_compact(
     const json_t *object, const char *drop_in_metadata, size_t max, char **ret, size_t *ret_len);
+/* As store_json_compact(), noting where resourceVersion goes in the text (*ret_mark). */
+int store_json_compact_marked(const json_t *object,
+                              const char *drop_in_metadata,
+                              size_t max,
+                              char **ret,
+                              size_t *ret_len,
+                              struct store_text_mark *ret_mark);
 /* The stored text as an object with metadata.resourceVersion filled in; NULL when not one. */
 json_t *store_parse_body(const char *text, size_t len, uint64_t version);
 int store_corrupt_body(struct xp_store *store,
@@ -410,6 +433,15 @@ int store_text_versioned(
 /* As store_text_versioned(), into a new buffer (caller frees). */
 int store_text_versioned_dup(
     const char *body, size_t len, uint64_t version, char **ret, size_t *ret_len);
+/* Where resourceVersion goes in body: 0, or -EBADMSG when body is not a JSON object. */
+int store_text_mark_find(const char *body, size_t len, struct store_text_mark *ret);
+/* As store_text_versioned_dup(), at the mark found in body before. */
+int store_text_versioned_dup_marked(const char *body,
+                                    size_t len,
+                                    const struct store_text_mark *mark,
+                                    uint64_t version,
+                                    char **ret,
+                                    size_t *ret_len);
 
 /* write.c */
 int store_writer_prepare(struct xp_store *store, struct xp_error *err);

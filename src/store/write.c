@@ -47,7 +47,8 @@ struct op {
         uint64_t expected_version;
         const char *body; /* serialised object without metadata.resourceVersion (not for delete) */
         size_t body_len;
-        uint64_t hash;     /* store_op_hash() of the write, for the digest chain */
+        struct store_text_mark mark; /* where body takes its resourceVersion (not for delete) */
+        uint64_t hash;               /* store_op_hash() of the write, for the digest chain */
         uint64_t row_hash; /* store_row_hash() of the key and what the row gets (stored) */
 
         /* written by the leader, read by the owner once done; done is set last, under the
@@ -379,8 +380,12 @@ static int apply_op(struct xp_store *store, struct op *op, uint64_t version)
                 return -rc;
         op->result = 0;
         op->version = version;
-        /* for the writer and the event log's readers: NULL when it does not read as text */
-        if (store_text_versioned_dup(body, body_len, version, &op->text, &op->text_len) < 0)
+        /* for the writer and the event log's readers: NULL when it does not read as text; the
+         * writer found where the version goes as it serialised, a delete's last body is scanned */
+        if ((op->type == OP_DELETE
+                 ? store_text_versioned_dup(body, body_len, version, &op->text, &op->text_len)
+                 : store_text_versioned_dup_marked(
+                       body, body_len, &op->mark, version, &op->text, &op->text_len)) < 0)
                 op->text = NULL;
         /* the shared object gets its version before any reader sees it (the writer waits) */
         if (op->shared && store_set_resource_version(op->shared, version) < 0)
@@ -892,7 +897,7 @@ static int op_prepare(struct xp_store *store, struct op *op, json_t *object, str
         if (r < 0)
                 return r;
         if (op->type != OP_DELETE) {
-                r = store_serialise(store, object, &op->own_body, &op->body_len, err);
+                r = store_serialise(store, object, &op->own_body, &op->body_len, &op->mark, err);
                 if (r < 0)
                         return r;
                 op->body = op->stored = op->own_body;
